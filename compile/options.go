@@ -1,0 +1,141 @@
+// Package compile turns a snapshot of Kubernetes objects into an immutable
+// routing table plus structured warnings (SPEC §1–§15). Compile is a pure
+// function: it reads only its arguments, does no I/O and keeps no state, and
+// the same objects in any order give the same table, warnings and digest.
+package compile
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// Table, Warning and Reason are the match package's types, named here so a
+// caller of Compile needs only this package.
+type (
+	Table   = match.Table
+	Warning = match.Warning
+	Reason  = match.Reason
+)
+
+// Defaults of SPEC §1.
+const (
+	DefaultIngressClass   = "ramjet"
+	DefaultControllerName = "ramjet.dev/ingress"
+)
+
+// Snapshot is every object a table is compiled from. Order does not matter.
+type Snapshot struct {
+	Ingresses      []*networkingv1.Ingress
+	IngressClasses []*networkingv1.IngressClass
+	Services       []*corev1.Service
+	EndpointSlices []*discoveryv1.EndpointSlice
+	Secrets        []*corev1.Secret
+}
+
+// ServiceRef names a Service port: "namespace/name:port", the port a
+// number or a port name.
+type ServiceRef struct {
+	Namespace string
+	Name      string
+	Port      string // as written: "8080" or "http"
+}
+
+func (r ServiceRef) String() string { return r.Namespace + "/" + r.Name + ":" + r.Port }
+
+// PortNumber returns the port as a number, or 0 when it is a port name.
+func (r ServiceRef) PortNumber() int32 {
+	n, err := strconv.ParseInt(r.Port, 10, 32)
+	if err != nil {
+		return 0
+	}
+	return int32(n)
+}
+
+// ParseServiceRef parses "namespace/name:port" strictly.
+func ParseServiceRef(s string) (ServiceRef, error) {
+	ns, rest, ok := strings.Cut(s, "/")
+	if !ok {
+		return ServiceRef{}, fmt.Errorf("service reference %q: want namespace/name:port", s)
+	}
+	name, port, ok := strings.Cut(rest, ":")
+	if !ok {
+		return ServiceRef{}, fmt.Errorf("service reference %q: missing :port (want namespace/name:port)", s)
+	}
+	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+		return ServiceRef{}, fmt.Errorf("service reference %q: namespace %q: %s", s, ns, strings.Join(errs, "; "))
+	}
+	if errs := validation.IsDNS1035Label(name); len(errs) > 0 {
+		return ServiceRef{}, fmt.Errorf("service reference %q: name %q: %s", s, name, strings.Join(errs, "; "))
+	}
+	if n, err := strconv.Atoi(port); err == nil {
+		if n < 1 || n > 65535 {
+			return ServiceRef{}, fmt.Errorf("service reference %q: port %d out of range 1-65535", s, n)
+		}
+	} else if errs := validation.IsValidPortName(port); len(errs) > 0 {
+		return ServiceRef{}, fmt.Errorf("service reference %q: port %q: %s", s, port, strings.Join(errs, "; "))
+	}
+	return ServiceRef{Namespace: ns, Name: name, Port: port}, nil
+}
+
+// Options are the routing options of SPEC §1. The zero value is usable:
+// empty names take the defaults. Build them from flags or files with
+// Validate (or ParseServiceRef for the default backend) so that a malformed
+// value is an error before any table exists.
+type Options struct {
+	// IngressClass is answered for the kubernetes.io/ingress.class
+	// annotation; "" means DefaultIngressClass.
+	IngressClass string
+	// ControllerName is matched against IngressClass.spec.controller; ""
+	// means DefaultControllerName.
+	ControllerName string
+	// DefaultBackend is the global default backend, or nil for none.
+	DefaultBackend *ServiceRef
+	// WatchIngressWithoutClass also claims Ingresses that name no class.
+	WatchIngressWithoutClass bool
+	// DisableSSLRedirect turns off the plain-HTTP → HTTPS redirect for TLS
+	// hosts (--ssl-redirect=false). The per-Ingress annotations still apply.
+	DisableSSLRedirect bool
+}
+
+// Validate reports the first malformed option, naming it.
+func (o Options) Validate() error {
+	if o.IngressClass != "" {
+		if errs := validation.IsDNS1123Subdomain(o.IngressClass); len(errs) > 0 {
+			return fmt.Errorf("option ingress-class %q: %s", o.IngressClass, strings.Join(errs, "; "))
+		}
+	}
+	if o.ControllerName != "" {
+		if errs := validation.IsDomainPrefixedPath(field.NewPath("controllerName"), o.ControllerName); len(errs) > 0 {
+			return fmt.Errorf("option controller-name %q: %s", o.ControllerName, errs.ToAggregate())
+		}
+	}
+	if o.DefaultBackend != nil {
+		if _, err := ParseServiceRef(o.DefaultBackend.String()); err != nil {
+			return fmt.Errorf("option default-backend: %w", err)
+		}
+	}
+	return nil
+}
+
+func (o Options) ingressClass() string {
+	if o.IngressClass == "" {
+		return DefaultIngressClass
+	}
+	return o.IngressClass
+}
+
+func (o Options) controllerName() string {
+	if o.ControllerName == "" {
+		return DefaultControllerName
+	}
+	return o.ControllerName
+}

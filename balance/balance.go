@@ -6,10 +6,25 @@
 // long as it does. Each published table gets one Balancer per backend from
 // the registry; balancers for the same backend identity share one cursor,
 // and balancers naming the same address share one in-flight count, so a
-// rebuild never resets either.
+// rebuild never resets either. After publishing a table its owner calls
+// Sweep with the table's balancers, which releases counters that nothing
+// references any more once they are idle.
+//
+// Policies (Policy): round-robin (the default), least-conn and consistent
+// hashing on a request key (HashKey); weights, where given, turn
+// round-robin into a precomputed smooth rotation (BuildRotation). Split
+// applies the same rotation to choosing among the backends of a weighted
+// split.
+//
+// Picking is lock-free and allocation-free: an atomic addition to the
+// cursor and one to the chosen endpoint's count, plus a scan of the
+// in-flight counts for LeastConn or a bucketed ring lookup for Hash.
 package balance
 
 import (
+	"fmt"
+	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -17,23 +32,54 @@ import (
 // Registry holds the counters shared by successive tables. It is safe for
 // concurrent use. Its zero value is not usable; call NewRegistry.
 type Registry struct {
-	mu       sync.Mutex
-	cursors  map[string]*cursor
+	mu       sync.RWMutex
+	cursors  map[string]*backendState
+	splits   map[string]*backendState
 	inflight map[string]*Counter
+	// epoch counts sweeps. Whatever a balancer is built with, or a sweep
+	// finds live, is stamped with it; Sweep releases only what is stamped
+	// older than the previous sweep.
+	epoch uint64
 }
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
 	return &Registry{
-		cursors:  make(map[string]*cursor),
+		cursors:  make(map[string]*backendState),
+		splits:   make(map[string]*backendState),
 		inflight: make(map[string]*Counter),
 	}
 }
 
-type cursor struct{ n atomic.Uint64 }
+// cursor is padded to a cache line of its own: every pick of a backend adds
+// to it, and it must not slow down its neighbours.
+type cursor struct {
+	n atomic.Uint64
+	_ [56]byte
+}
 
-// Counter is the number of requests in flight to one socket address.
-type Counter struct{ n atomic.Int64 }
+// backendState is what the registry keeps per backend (or split) identity:
+// the cursor, and the rotation and ring last built for it, reused while its
+// endpoints and weights stay the same.
+type backendState struct {
+	cursor *cursor
+	seen   uint64
+
+	rotationOf []int // the weights rotation was built from
+	rotation   []uint32
+	ringAddrs  []string
+	ringShares []int
+	ring       *ring
+}
+
+// Counter is the number of requests in flight to one socket address. It is
+// padded to a cache line of its own, being written by every pick and
+// release of its address.
+type Counter struct {
+	n    atomic.Int64
+	seen uint64 // guarded by Registry.mu
+	_    [48]byte
+}
 
 // Load returns the current count.
 func (c *Counter) Load() int64 { return c.n.Load() }
@@ -44,14 +90,40 @@ type Config struct {
 	ID string
 	// Endpoints are "ip:port" addresses, sorted.
 	Endpoints []string
+	// Weights, when not nil, are aligned with Endpoints: relative shares of
+	// traffic, 0 (or less) for none. nil or all equal means uniform.
+	// Registry.Balancer panics if the lengths differ.
+	Weights []int
+	// Policy chooses among the endpoints; the zero value is RoundRobin.
+	Policy Policy
+	// HashKey is what the Hash policy hashes; other policies ignore it.
+	HashKey HashKey
 }
 
 // Balancer picks endpoints for one backend in one table. It is immutable
 // apart from the shared counters it points at, and safe for concurrent use.
 type Balancer struct {
 	id        string
+	policy    Policy
+	key       HashKey
 	endpoints []Endpoint
-	cursor    *cursor
+	// loads are the pickable endpoints' counters and shares, packed densely
+	// for LeastConn's scan.
+	loads  []load
+	cursor *cursor
+	live   int // endpoints that may be picked (weight > 0)
+	// shares are the reduced weights, nil when uniform.
+	shares []int
+	// rotation interleaves the endpoints by weight; nil when uniform.
+	rotation []uint32
+	// ring is set for the Hash policy when some endpoint is live.
+	ring *ring
+}
+
+type load struct {
+	counter *Counter
+	share   int64 // 1 when uniform
+	index   int   // in endpoints
 }
 
 // Endpoint is one address of a backend, with its shared in-flight count.
@@ -69,51 +141,228 @@ func (e Endpoint) InFlight() int64 {
 }
 
 // Balancer returns the balancer for cfg, wired to the registry's counters
-// for its identity and addresses.
+// for its identity and addresses. A rotation (weighted round-robin) or hash
+// ring is built only when the endpoints or weights differ from the last ones
+// seen for cfg.ID, so an unchanged backend costs no rebuilding.
 func (r *Registry) Balancer(cfg Config) *Balancer {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	c, ok := r.cursors[cfg.ID]
-	if !ok {
-		c = new(cursor)
-		r.cursors[cfg.ID] = c
+	if cfg.Weights != nil && len(cfg.Weights) != len(cfg.Endpoints) {
+		panic(fmt.Sprintf("balance: backend %s has %d weights for %d endpoints", cfg.ID, len(cfg.Weights), len(cfg.Endpoints)))
 	}
-	b := &Balancer{id: cfg.ID, cursor: c, endpoints: make([]Endpoint, len(cfg.Endpoints))}
+	b := &Balancer{
+		id:        cfg.ID,
+		policy:    cfg.Policy,
+		key:       cfg.HashKey,
+		endpoints: make([]Endpoint, len(cfg.Endpoints)),
+		live:      len(cfg.Endpoints),
+	}
+	weighted := cfg.Weights != nil && !uniform(cfg.Weights)
+	if weighted {
+		b.shares = ReduceWeights(cfg.Weights, DefaultMaxRotation)
+		b.live = 0
+		for _, s := range b.shares {
+			if s > 0 {
+				b.live++
+			}
+		}
+	}
+
+	needRotation := weighted && b.policy != LeastConn // Hash falls back to it without a key
+	needRing := b.policy == Hash && b.live > 0
+
+	r.mu.Lock()
+	st := r.state(r.cursors, cfg.ID)
+	b.cursor = st.cursor
 	for i, addr := range cfg.Endpoints {
 		n, ok := r.inflight[addr]
 		if !ok {
 			n = new(Counter)
 			r.inflight[addr] = n
 		}
+		n.seen = r.epoch
 		b.endpoints[i] = Endpoint{Addr: addr, inflight: n}
+	}
+	if needRotation && slices.Equal(st.rotationOf, cfg.Weights) {
+		b.rotation = st.rotation
+	}
+	if needRing && slices.Equal(st.ringAddrs, cfg.Endpoints) && slices.Equal(st.ringShares, b.shares) {
+		b.ring = st.ring
+	}
+	r.mu.Unlock()
+
+	if b.policy == LeastConn {
+		b.loads = make([]load, 0, b.live)
+		for i, e := range b.endpoints {
+			if b.pickable(i) {
+				b.loads = append(b.loads, load{counter: e.inflight, share: int64(b.share(i)), index: i})
+			}
+		}
+	}
+	// Build outside the lock: a large ring takes milliseconds, and InFlight
+	// must not wait for it.
+	if needRotation && b.rotation == nil {
+		b.rotation = BuildRotation(cfg.Weights, DefaultMaxRotation)
+		r.mu.Lock()
+		st.rotationOf, st.rotation = slices.Clone(cfg.Weights), b.rotation
+		r.mu.Unlock()
+	}
+	if needRing && b.ring == nil {
+		b.ring = newRing(cfg.Endpoints, b.shares)
+		r.mu.Lock()
+		st.ringAddrs, st.ringShares, st.ring = slices.Clone(cfg.Endpoints), b.shares, b.ring
+		r.mu.Unlock()
 	}
 	return b
 }
 
+// state returns the entry for id in m, creating it, stamped with the
+// current epoch. r.mu must be held.
+func (r *Registry) state(m map[string]*backendState, id string) *backendState {
+	st, ok := m[id]
+	if !ok {
+		st = &backendState{cursor: new(cursor)}
+		m[id] = st
+	}
+	st.seen = r.epoch
+	return st
+}
+
 // InFlight returns the in-flight count for addr (0 if unknown).
 func (r *Registry) InFlight(addr string) int64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	if c, ok := r.inflight[addr]; ok {
 		return c.Load()
 	}
 	return 0
 }
 
+// Sweep releases what the live balancers and splits (those of the table
+// just published, plus any other table still being served) no longer
+// reference: cursors of backends and splits, and in-flight counters of
+// addresses. It returns how many of each it released.
+//
+// Something is released only when it was not referenced at this sweep nor at
+// the previous one, nor handed out since the previous one, so a table built
+// before a sweep and published after it loses nothing, and a request still
+// picking from a table one generation old finds its counters in place. A
+// counter is released only at zero: a request in flight keeps it until a
+// later sweep finds it idle, and until then new balancers for its address
+// share it. A released counter stays valid for whoever holds it; Release
+// still decrements it.
+//
+// Call it after each publish, from the goroutine that publishes.
+func (r *Registry) Sweep(live []*Balancer, splits ...*Split) (cursors, counters int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.epoch++
+	for _, b := range live {
+		r.keep(r.cursors, b.id, b.cursor)
+		for _, e := range b.endpoints {
+			c, ok := r.inflight[e.Addr]
+			if !ok {
+				// Released while this balancer was still in use: take it
+				// back so the address keeps one count.
+				c = e.inflight
+				r.inflight[e.Addr] = c
+			}
+			c.seen = r.epoch
+		}
+	}
+	for _, s := range splits {
+		r.keep(r.splits, s.id, s.cursor)
+	}
+	for _, m := range []map[string]*backendState{r.cursors, r.splits} {
+		for id, st := range m {
+			if st.seen+1 < r.epoch {
+				delete(m, id)
+				cursors++
+			}
+		}
+	}
+	for addr, c := range r.inflight {
+		if c.seen+1 < r.epoch && c.Load() == 0 {
+			delete(r.inflight, addr)
+			counters++
+		}
+	}
+	return cursors, counters
+}
+
+// keep stamps the state of id as live, restoring it if it was released
+// while a live balancer or split still used its cursor.
+func (r *Registry) keep(m map[string]*backendState, id string, c *cursor) {
+	st, ok := m[id]
+	if !ok {
+		st = &backendState{cursor: c}
+		m[id] = st
+	}
+	st.seen = r.epoch
+}
+
 // ID returns the backend identity.
 func (b *Balancer) ID() string { return b.id }
 
-// Len returns the number of endpoints.
+// Len returns the number of endpoints, including any with weight 0.
 func (b *Balancer) Len() int { return len(b.endpoints) }
 
-// Pick returns the next endpoint round-robin and counts it in flight. The
-// caller must call the endpoint's Release exactly once, on every
-// path out. ok is false when the backend has no endpoints.
+// Policy returns the balancer's policy.
+func (b *Balancer) Policy() Policy { return b.policy }
+
+// HashKey returns the key expression the Hash policy uses.
+func (b *Balancer) HashKey() HashKey { return b.key }
+
+// Endpoints returns a copy of the endpoints, in Config order.
+func (b *Balancer) Endpoints() []Endpoint { return slices.Clone(b.endpoints) }
+
+// Key returns the request's hash key when the policy is Hash, else "".
+// It never allocates.
+func (b *Balancer) Key(r *http.Request) string {
+	if b.policy != Hash {
+		return ""
+	}
+	return b.key.Extract(r)
+}
+
+// Pick returns the next endpoint and counts it in flight. The caller must
+// call the endpoint's Release exactly once, on every path out. ok is false
+// when the backend has no endpoint that may be picked. Under the Hash
+// policy Pick has no key and goes round-robin; use PickKey.
 func (b *Balancer) Pick() (e Endpoint, ok bool) {
-	if len(b.endpoints) == 0 {
+	return b.PickExcept("")
+}
+
+// PickKey is Pick with the request's hash key (see Key). Policies other than
+// Hash ignore the key; under Hash an empty key goes round-robin, because a
+// request without the key has no affinity to keep and sending all such
+// requests to one endpoint would overload it.
+func (b *Balancer) PickKey(key string) (e Endpoint, ok bool) {
+	return b.PickExcept(key)
+}
+
+// PickExcept is PickKey for a retry: it never returns an endpoint whose
+// address is among tried (endpoints this balancer, or another of the same
+// registry, returned), and ok is false when no other endpoint remains.
+// Round-robin takes the next endpoint in Config order after a tried one;
+// least-conn considers only untried endpoints; hash walks the ring onwards
+// from the key to the next untried endpoint, so a key's retries are
+// deterministic too. It does not allocate: pass the endpoints already
+// tried, e.g. from a small array (SPEC §13 allows at most 3 tries).
+func (b *Balancer) PickExcept(key string, tried ...Endpoint) (e Endpoint, ok bool) {
+	if b.live == 0 {
 		return Endpoint{}, false
 	}
-	i := (b.cursor.n.Add(1) - 1) % uint64(len(b.endpoints))
+	var i int
+	switch {
+	case b.policy == LeastConn:
+		i = b.leastConn(tried)
+	case b.policy == Hash && key != "" && b.ring != nil:
+		i = b.hashed(key, tried)
+	default:
+		i = b.roundRobin(tried)
+	}
+	if i < 0 {
+		return Endpoint{}, false
+	}
 	e = b.endpoints[i]
 	e.inflight.n.Add(1)
 	return e, true
@@ -125,4 +374,195 @@ func (e Endpoint) Release() {
 	if e.inflight != nil {
 		e.inflight.n.Add(-1)
 	}
+}
+
+func (b *Balancer) roundRobin(tried []Endpoint) int {
+	c := b.cursor.n.Add(1) - 1
+	var i int
+	if b.rotation != nil {
+		i = int(b.rotation[c%uint64(len(b.rotation))])
+	} else {
+		i = int(c % uint64(len(b.endpoints)))
+	}
+	if len(tried) == 0 || !isTried(b.endpoints[i].inflight, tried) {
+		return i
+	}
+	n := len(b.endpoints)
+	for k := 1; k < n; k++ {
+		j := i + k
+		if j >= n {
+			j -= n
+		}
+		if b.pickable(j) && !isTried(b.endpoints[j].inflight, tried) {
+			return j
+		}
+	}
+	return -1
+}
+
+// leastConn finds the fewest requests in flight (per unit of weight when
+// weighted), then takes the cursor's turn among the endpoints tied at that
+// load, so that equally loaded endpoints are served round-robin. Counts may
+// move between the two passes; if the turn is no longer tied, the first
+// endpoint found is as good a choice.
+func (b *Balancer) leastConn(tried []Endpoint) int {
+	c := b.cursor.n.Add(1) - 1
+	if b.shares == nil && len(tried) == 0 {
+		return leastLoaded(b.loads, c)
+	}
+	best, ties := -1, uint64(0)
+	bestLoad, bestShare := int64(0), int64(1)
+	for k := range b.loads {
+		l := &b.loads[k]
+		if len(tried) > 0 && isTried(l.counter, tried) {
+			continue
+		}
+		n := l.counter.n.Load()
+		switch {
+		case best < 0 || n*bestShare < bestLoad*l.share:
+			best, ties, bestLoad, bestShare = k, 1, n, l.share
+		case n*bestShare == bestLoad*l.share:
+			ties++
+		}
+	}
+	if best < 0 {
+		return -1
+	}
+	if ties > 1 {
+		turn := c % ties
+		for k := best; k < len(b.loads); k++ {
+			l := &b.loads[k]
+			if len(tried) > 0 && isTried(l.counter, tried) ||
+				l.counter.n.Load()*bestShare != bestLoad*l.share {
+				continue
+			}
+			if turn == 0 {
+				return l.index
+			}
+			turn--
+		}
+	}
+	return b.loads[best].index
+}
+
+// leastLoaded is leastConn for uniform weights and no exclusions.
+func leastLoaded(loads []load, c uint64) int {
+	best, ties := 0, uint64(1)
+	bestLoad := loads[0].counter.n.Load()
+	for k := 1; k < len(loads); k++ {
+		if n := loads[k].counter.n.Load(); n < bestLoad {
+			best, ties, bestLoad = k, 1, n
+		} else if n == bestLoad {
+			ties++
+		}
+	}
+	if ties > 1 {
+		turn := c % ties
+		for k := best; k < len(loads); k++ {
+			if loads[k].counter.n.Load() == bestLoad {
+				if turn == 0 {
+					return loads[k].index
+				}
+				turn--
+			}
+		}
+	}
+	return loads[best].index
+}
+
+func (b *Balancer) hashed(key string, tried []Endpoint) int {
+	points := b.ring.points
+	pos := b.ring.search(hashString(key))
+	if len(tried) == 0 {
+		return int(uint32(points[pos]))
+	}
+	for range points {
+		i := int(uint32(points[pos]))
+		if !isTried(b.endpoints[i].inflight, tried) {
+			return i
+		}
+		if pos++; pos == len(points) {
+			pos = 0
+		}
+	}
+	return -1
+}
+
+func (b *Balancer) pickable(i int) bool {
+	return b.share(i) > 0
+}
+
+// share is endpoint i's reduced weight, 1 when uniform.
+func (b *Balancer) share(i int) int {
+	if b.shares == nil {
+		return 1
+	}
+	return b.shares[i]
+}
+
+// isTried matches endpoints by their counter, cheaper than comparing
+// addresses: the registry keeps one counter per address while anything that
+// could still pick from it is live.
+func isTried(c *Counter, tried []Endpoint) bool {
+	for _, t := range tried {
+		if t.inflight == c {
+			return true
+		}
+	}
+	return false
+}
+
+// Split chooses among the alternatives of a weighted split (the backends of
+// a canary or weighted route, SPEC §10) in a deterministic, interleaved
+// rotation built by BuildRotation. Its cursor is kept in the registry by the
+// split's identity, so the position survives rebuilds like a backend's.
+// Next returns an index into whatever the weights were aligned with.
+type Split struct {
+	id       string
+	n        int
+	live     int
+	rotation []uint32 // nil when uniform
+	cursor   *cursor
+}
+
+// Split returns the split for identity id over len(weights) alternatives.
+// Identities are separate from backend identities. Weights of 0 or less
+// are never chosen; uniform weights need no rotation.
+func (r *Registry) Split(id string, weights []int) *Split {
+	s := &Split{id: id, n: len(weights)}
+	for _, w := range weights {
+		if w > 0 {
+			s.live++
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.state(r.splits, id)
+	s.cursor = st.cursor
+	if s.live > 0 && !uniform(weights) {
+		if !slices.Equal(st.rotationOf, weights) {
+			st.rotationOf, st.rotation = slices.Clone(weights), BuildRotation(weights, DefaultMaxRotation)
+		}
+		s.rotation = st.rotation
+	}
+	return s
+}
+
+// ID returns the split's identity.
+func (s *Split) ID() string { return s.id }
+
+// Len returns the number of alternatives, including any with weight 0.
+func (s *Split) Len() int { return s.n }
+
+// Next returns the index of the alternative for the next request; ok is
+// false when no weight is positive.
+func (s *Split) Next() (i int, ok bool) {
+	if s.live == 0 {
+		return 0, false
+	}
+	c := s.cursor.n.Add(1) - 1
+	if s.rotation != nil {
+		return int(s.rotation[c%uint64(len(s.rotation))]), true
+	}
+	return int(c % uint64(s.n)), true
 }

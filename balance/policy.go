@@ -1,0 +1,226 @@
+package balance
+
+import (
+	"fmt"
+	"net/http"
+	"net/textproto"
+	"strings"
+)
+
+// Policy is how a backend chooses among its endpoints (SPEC §9).
+type Policy uint8
+
+const (
+	// RoundRobin walks the endpoints (or the weighted rotation) with a cursor
+	// shared by every table. The zero value.
+	RoundRobin Policy = iota
+	// LeastConn picks the endpoint with the fewest requests in flight
+	// (relative to its weight when weighted); ties go round-robin.
+	LeastConn
+	// Hash picks by consistent hashing of a request key (Config.HashKey).
+	// A request without a key is served round-robin.
+	Hash
+)
+
+func (p Policy) String() string {
+	switch p {
+	case RoundRobin:
+		return "round_robin"
+	case LeastConn:
+		return "least_conn"
+	case Hash:
+		return "hash"
+	}
+	return fmt.Sprintf("Policy(%d)", uint8(p))
+}
+
+// ParsePolicy reads a load-balance annotation value. ingress-nginx's "ewma"
+// is served as LeastConn and reported with substituted set, so the caller can
+// warn AnnotationSubstituted. Names are exact, as in ingress-nginx.
+//
+// ingress-nginx selects consistent hashing by setting upstream-hash-by rather
+// than load-balance; that precedence is the caller's to apply.
+func ParsePolicy(s string) (p Policy, substituted bool, err error) {
+	switch s {
+	case "round_robin":
+		return RoundRobin, false, nil
+	case "least_conn":
+		return LeastConn, false, nil
+	case "hash":
+		return Hash, false, nil
+	case "ewma":
+		return LeastConn, true, nil
+	}
+	return RoundRobin, false, fmt.Errorf("load-balance %q: want round_robin, least_conn, hash or ewma", s)
+}
+
+type keySource uint8
+
+const (
+	noKey keySource = iota
+	remoteAddrKey
+	requestURIKey
+	headerKey
+	cookieKey
+)
+
+// HashKey is a parsed upstream-hash-by expression: which part of a request
+// the Hash policy hashes. The zero value extracts nothing, so every request
+// is served round-robin.
+type HashKey struct {
+	source keySource
+	// name is the canonical header name for $http_<name>, the cookie name
+	// for $cookie_<name>.
+	name string
+	expr string
+}
+
+// ParseHashKey reads an upstream-hash-by value. It accepts exactly one nginx
+// variable:
+//
+//   - $remote_addr: the client IP (RemoteAddr without its port);
+//   - $request_uri: the request target as received, with its query;
+//   - $http_<name>: a request header; as in nginx the name is matched case-
+//     insensitively with underscores standing for dashes ($http_x_user_id is
+//     X-User-Id), and when the header appears more than once the first field
+//     line is used;
+//   - $cookie_<name>: a cookie from the Cookie headers; as in nginx the name
+//     is matched case-insensitively and the first match wins.
+//
+// Variable names are case-insensitive, as in nginx. Combinations of
+// variables, literal text and other variables are rejected.
+func ParseHashKey(s string) (HashKey, error) {
+	bad := func(why string) (HashKey, error) {
+		return HashKey{}, fmt.Errorf("upstream-hash-by %q: %s; want one of $remote_addr, $request_uri, $http_<name>, $cookie_<name>", s, why)
+	}
+	if !strings.HasPrefix(s, "$") {
+		return bad("not a variable")
+	}
+	name := s[1:]
+	if name == "" {
+		return bad("empty variable name")
+	}
+	for i := range len(name) {
+		if !isVarByte(name[i]) {
+			return bad(fmt.Sprintf("%q cannot appear in a variable name (only one variable is supported)", name[i]))
+		}
+	}
+	lower := strings.ToLower(name)
+	switch {
+	case lower == "remote_addr":
+		return HashKey{source: remoteAddrKey, expr: s}, nil
+	case lower == "request_uri":
+		return HashKey{source: requestURIKey, expr: s}, nil
+	case strings.HasPrefix(lower, "http_") && len(lower) > len("http_"):
+		header := strings.ReplaceAll(name[len("http_"):], "_", "-")
+		return HashKey{source: headerKey, name: textproto.CanonicalMIMEHeaderKey(header), expr: s}, nil
+	case strings.HasPrefix(lower, "cookie_") && len(lower) > len("cookie_"):
+		return HashKey{source: cookieKey, name: name[len("cookie_"):], expr: s}, nil
+	}
+	return bad("unsupported variable $" + name)
+}
+
+// isVarByte reports whether c can be part of an nginx variable name.
+func isVarByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
+}
+
+// String returns the expression as written, "" for the zero value.
+func (k HashKey) String() string { return k.expr }
+
+// IsZero reports whether k is the zero value (no expression).
+func (k HashKey) IsZero() bool { return k.source == noKey }
+
+// Extract returns the request's key, or "" when the request lacks it (no
+// such header or cookie, or an empty value). The result is a substring of
+// the request's own strings: it never allocates.
+func (k HashKey) Extract(r *http.Request) string {
+	switch k.source {
+	case remoteAddrKey:
+		return hostOf(r.RemoteAddr)
+	case requestURIKey:
+		return r.RequestURI
+	case headerKey:
+		if vs := r.Header[k.name]; len(vs) > 0 {
+			return vs[0]
+		}
+	case cookieKey:
+		for _, line := range r.Header["Cookie"] {
+			if v, ok := cookieValue(line, k.name); ok {
+				return v
+			}
+		}
+	}
+	return ""
+}
+
+// hostOf returns the host part of "host:port" or "[host]:port", or addr
+// itself when it has no port.
+func hostOf(addr string) string {
+	i := strings.LastIndexByte(addr, ':')
+	if i < 0 {
+		return addr
+	}
+	if addr[0] == '[' {
+		if end := strings.IndexByte(addr, ']'); end > 0 {
+			return addr[1:end]
+		}
+		return addr
+	}
+	if strings.IndexByte(addr[:i], ':') >= 0 {
+		// A bare IPv6 address without a port.
+		return addr
+	}
+	return addr[:i]
+}
+
+// cookieValue finds name in one Cookie field line ("a=1; b=2"), comparing
+// names case-insensitively; spaces around names and values are ignored.
+func cookieValue(line, name string) (string, bool) {
+	for line != "" {
+		var part string
+		if i := strings.IndexByte(line, ';'); i >= 0 {
+			part, line = line[:i], line[i+1:]
+		} else {
+			part, line = line, ""
+		}
+		eq := strings.IndexByte(part, '=')
+		if eq < 0 {
+			continue
+		}
+		if equalFoldASCII(trimSpace(part[:eq]), name) {
+			return trimSpace(part[eq+1:]), true
+		}
+	}
+	return "", false
+}
+
+// equalFoldASCII compares case-insensitively in ASCII only, as nginx does.
+func equalFoldASCII(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range len(a) {
+		if lowerASCII(a[i]) != lowerASCII(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+func trimSpace(s string) string {
+	for s != "" && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	for s != "" && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
+	}
+	return s
+}

@@ -1,0 +1,238 @@
+package balance
+
+import (
+	"math/bits"
+	"slices"
+	"strings"
+)
+
+// DefaultMaxRotation caps the length of a rotation built for a Balancer or a
+// Split. Long enough to express shares to a fraction of a percent, short
+// enough to build in well under a millisecond for typical backends.
+const DefaultMaxRotation = 4096
+
+// weightBits bounds the precision weights are compared with, so that sums
+// and products during scaling fit in 64 bits.
+const weightBits = 40
+
+// ReduceWeights returns the number of times each index appears in one full
+// rotation built from weights with length cap limit (limit < 1 means
+// DefaultMaxRotation):
+//
+//   - a weight of zero or less means "never": its share is 0;
+//   - positive weights are divided by their greatest common divisor;
+//   - when the reduced shares add up to more than limit, they are scaled down
+//     proportionally (rounded to nearest) to add up to at most limit, but a
+//     positive weight never becomes 0. If there are more positive weights
+//     than limit, each gets a share of 1 and the rotation is as long as their
+//     number.
+//
+// The result is aligned with weights and reduced by its own GCD.
+func ReduceWeights(weights []int, limit int) []int {
+	if limit < 1 {
+		limit = DefaultMaxRotation
+	}
+	shares := make([]int, len(weights))
+	var top int
+	live := 0
+	for i, w := range weights {
+		if w > 0 {
+			shares[i] = w
+			top = max(top, w)
+			live++
+		}
+	}
+	if live == 0 {
+		return shares
+	}
+	// Keep weightBits of precision so that totals cannot overflow.
+	if shift := bits.Len(uint(top)) - weightBits; shift > 0 {
+		for i, w := range shares {
+			if w > 0 {
+				shares[i] = max(1, w>>shift)
+			}
+		}
+	}
+	divideByGCD(shares)
+
+	var total uint64
+	for _, w := range shares {
+		total += uint64(w)
+	}
+	if total <= uint64(limit) {
+		return shares
+	}
+	if live >= limit {
+		for i, w := range shares {
+			if w > 0 {
+				shares[i] = 1
+			}
+		}
+		return shares
+	}
+	// The scaled sum is non-decreasing in the target length, so search for
+	// the largest target whose rounded shares still fit under limit.
+	lo, hi := 1, limit // scaledSum(1) == live <= limit
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		if scaledSum(shares, uint64(mid), total) <= uint64(limit) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	for i, w := range shares {
+		if w > 0 {
+			shares[i] = int(scaleShare(uint64(w), uint64(lo), total))
+		}
+	}
+	divideByGCD(shares)
+	return shares
+}
+
+// scaleShare returns max(1, round(w*target/total)) for target <= total.
+func scaleShare(w, target, total uint64) uint64 {
+	hi, lo := bits.Mul64(w, 2*target)
+	lo, carry := bits.Add64(lo, total, 0)
+	hi += carry
+	q, _ := bits.Div64(hi, lo, 2*total)
+	return max(q, 1)
+}
+
+func scaledSum(shares []int, target, total uint64) uint64 {
+	var sum uint64
+	for _, w := range shares {
+		if w > 0 {
+			sum += scaleShare(uint64(w), target, total)
+		}
+	}
+	return sum
+}
+
+func divideByGCD(shares []int) {
+	g := 0
+	for _, w := range shares {
+		if w > 0 {
+			g = gcd(g, w)
+		}
+	}
+	if g > 1 {
+		for i := range shares {
+			shares[i] /= g
+		}
+	}
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// BuildRotation returns one full rotation over the indices of weights: a
+// sequence in which index i appears exactly ReduceWeights(weights, limit)[i]
+// times, interleaved by smooth weighted round-robin (each step every index
+// gains its share, the index with the most accumulated credit is chosen,
+// lowest index on ties, and pays back the total). Walking the rotation
+// cyclically, an index with share s never appears more than ceil(s/m) times
+// in a row, where m is the smallest positive share, so heavy indices are
+// spread out instead of served in bursts. Indices with no share never
+// appear; when no weight is positive the rotation is empty.
+//
+// The indices mean whatever the caller's weights are aligned with:
+// endpoints of one backend, or the backends of a weighted split.
+func BuildRotation(weights []int, limit int) []uint32 {
+	return rotationOf(ReduceWeights(weights, limit))
+}
+
+func rotationOf(shares []int) []uint32 {
+	// Smooth weighted round-robin gives every index credit += share per
+	// step, picks the most credit (lowest index on ties) and charges it the
+	// total. Indices with equal shares gain credit alike, so among them the
+	// one picked least often, lowest index first, is always ahead: they take
+	// turns in index order. Tracking one turn pointer per distinct share
+	// makes each step cost the number of distinct shares, not of indices.
+	type group struct {
+		share   int64
+		members []uint32 // ascending
+		next    int      // whose turn it is
+		rounds  int64    // completed turns through all members
+	}
+	byShare := map[int]*group{}
+	var groups []*group
+	var total int64
+	for i, s := range shares {
+		if s <= 0 {
+			continue
+		}
+		g, ok := byShare[s]
+		if !ok {
+			g = &group{share: int64(s)}
+			byShare[s] = g
+			groups = append(groups, g)
+		}
+		g.members = append(g.members, uint32(i))
+		total += int64(s)
+	}
+	if total == 0 {
+		return nil
+	}
+	out := make([]uint32, total)
+	for step := range out {
+		t := int64(step) + 1
+		var best *group
+		var bestCredit int64
+		for _, g := range groups {
+			// The turn holder has been picked g.rounds times so far.
+			credit := t*g.share - total*g.rounds
+			if best == nil || credit > bestCredit ||
+				credit == bestCredit && g.members[g.next] < best.members[best.next] {
+				best, bestCredit = g, credit
+			}
+		}
+		out[step] = best.members[best.next]
+		if best.next++; best.next == len(best.members) {
+			best.next, best.rounds = 0, best.rounds+1
+		}
+	}
+	return out
+}
+
+// uniform reports whether weights spread traffic evenly over every index,
+// in which case a plain cursor does the job of a rotation.
+func uniform(weights []int) bool {
+	for _, w := range weights {
+		if w <= 0 || w != weights[0] {
+			return false
+		}
+	}
+	return true
+}
+
+// WeightedEndpoint is an address with a relative weight; 0 means no traffic.
+type WeightedEndpoint struct {
+	Addr   string
+	Weight int
+}
+
+// WeightedConfig returns a Config for backend id whose Endpoints are the
+// addresses of ws sorted and deduplicated, with Weights aligned to them; an
+// address listed twice gets the sum of its weights (an address shared by
+// two weighted backends of a split receives both shares). Policy and
+// HashKey are left for the caller to set.
+func WeightedConfig(id string, ws []WeightedEndpoint) Config {
+	sorted := slices.Clone(ws)
+	slices.SortStableFunc(sorted, func(a, b WeightedEndpoint) int { return strings.Compare(a.Addr, b.Addr) })
+	cfg := Config{ID: id}
+	for _, w := range sorted {
+		weight := max(w.Weight, 0)
+		if n := len(cfg.Endpoints); n > 0 && cfg.Endpoints[n-1] == w.Addr {
+			cfg.Weights[n-1] += weight
+			continue
+		}
+		cfg.Endpoints = append(cfg.Endpoints, w.Addr)
+		cfg.Weights = append(cfg.Weights, weight)
+	}
+	return cfg
+}

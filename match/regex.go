@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"regexp/syntax"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -26,9 +27,12 @@ const backtrackBytesPerPatternByte = 32
 
 // Regexp is an ImplementationSpecific path pattern compiled case-insensitive
 // as ^(?:pattern). Patterns that Go's linear-time engine accepts run there;
-// the rest (look-around, back-references, possessive quantifiers, repeat
-// counts over 1000, \Z, ...) run on regexp2 with a match timeout, and a
-// timed-out match counts as no match.
+// the rest (look-around, back-references, atomic groups, repeat counts over
+// 1000, \Z, ...) run on regexp2 with a match timeout, and a timed-out match
+// counts as no match. regexp2 checks its timeout against a clock that ticks
+// every 100 ms, so a runaway match may take up to that much longer than the
+// timeout. Possessive quantifiers (a++) are accepted by neither engine: such
+// a pattern fails to compile.
 type Regexp struct {
 	pattern  string
 	linear   *regexp.Regexp
@@ -44,12 +48,18 @@ func CompileRegex(pattern string, timeout time.Duration) (*Regexp, error) {
 	}
 	expr := "^(?:" + pattern + ")"
 	if parsed, err := syntax.Parse("(?i)"+expr, syntax.Perl); err == nil {
+		// Simplify expands counted repetition into copies, so a short pattern
+		// can cost hundreds of MiB before its size is known: reject what is
+		// clearly too large from the parse tree, and measure the rest exactly.
+		if est := estimateInsts(parsed, maxEstimatedInsts) * instSize; est > 2*MaxRegexProgram {
+			return nil, fmt.Errorf("regex %q: compiled program would be over %d bytes, over the %d-byte limit", truncate(pattern), 2*MaxRegexProgram, MaxRegexProgram)
+		}
 		prog, err := syntax.Compile(parsed.Simplify())
 		if err != nil {
 			return nil, fmt.Errorf("regex %q: %w", pattern, err)
 		}
-		if size := len(prog.Inst) * int(unsafe.Sizeof(syntax.Inst{})); size > MaxRegexProgram {
-			return nil, fmt.Errorf("regex %q: compiled program is %d bytes, over the %d-byte limit", pattern, size, MaxRegexProgram)
+		if size := len(prog.Inst) * instSize; size > MaxRegexProgram {
+			return nil, fmt.Errorf("regex %q: compiled program is %d bytes, over the %d-byte limit", truncate(pattern), size, MaxRegexProgram)
 		}
 		re, err := regexp.Compile("(?i)" + expr)
 		if err == nil {
@@ -68,6 +78,49 @@ func CompileRegex(pattern string, timeout time.Duration) (*Regexp, error) {
 	return &Regexp{pattern: pattern, backtrk: re}, nil
 }
 
+// instSize is the size of one instruction of Go's compiled program.
+const instSize = int(unsafe.Sizeof(syntax.Inst{}))
+
+// maxEstimatedInsts caps estimateInsts well above the rejection threshold, so
+// nested repeat counts cannot overflow.
+const maxEstimatedInsts = 4 * MaxRegexProgram / instSize
+
+// estimateInsts returns about how many instructions syntax.Compile emits for
+// re after Simplify (close, not exact), saturating at limit.
+func estimateInsts(re *syntax.Regexp, limit int) int {
+	n := 0
+	switch re.Op {
+	case syntax.OpLiteral:
+		n = len(re.Rune)
+	case syntax.OpCapture:
+		n = 2 + estimateInsts(re.Sub[0], limit)
+	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest:
+		n = 1 + estimateInsts(re.Sub[0], limit)
+	case syntax.OpRepeat:
+		// x{n,m} is n copies then m-n optional ones; x{n,} is n copies then a star.
+		copies, extra := re.Max, re.Max-re.Min
+		if re.Max < 0 {
+			copies, extra = re.Min+1, 1
+		}
+		per := max(estimateInsts(re.Sub[0], limit), 1)
+		if copies > (limit-extra)/per {
+			return limit
+		}
+		n = copies*per + extra
+	case syntax.OpConcat, syntax.OpAlternate:
+		n = len(re.Sub)
+		for _, sub := range re.Sub {
+			n += estimateInsts(sub, limit)
+			if n >= limit {
+				return limit
+			}
+		}
+	default:
+		n = 1
+	}
+	return min(n, limit)
+}
+
 func truncate(s string) string {
 	if len(s) > 64 {
 		return s[:64] + "…"
@@ -75,12 +128,28 @@ func truncate(s string) string {
 	return s
 }
 
+// runeBufs holds rune buffers for backtracking matches, so a lookup does not
+// allocate; buffers grown past maxPooledRunes by a huge path are dropped.
+var runeBufs = sync.Pool{New: func() any { b := make([]rune, 0, 256); return &b }}
+
+const maxPooledRunes = 8192
+
 // MatchString reports whether path matches from its start.
 func (r *Regexp) MatchString(path string) bool {
 	if r.linear != nil {
 		return r.linear.MatchString(path)
 	}
-	ok, err := r.backtrk.MatchString(path)
+	// regexp2 matches runes; its MatchString allocates them on every call.
+	bp := runeBufs.Get().(*[]rune)
+	runes := (*bp)[:0]
+	for _, c := range path {
+		runes = append(runes, c)
+	}
+	ok, err := r.backtrk.MatchRunes(runes)
+	if cap(runes) <= maxPooledRunes {
+		*bp = runes
+		runeBufs.Put(bp)
+	}
 	if err != nil {
 		// regexp2 fails a match only when it times out.
 		r.timeouts.Add(1)

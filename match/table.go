@@ -139,6 +139,15 @@ type Route struct {
 
 	// Regexp is the compiled pattern; set only for Regex routes.
 	Regexp *Regexp
+
+	// SSLRedirect and ForceSSLRedirect are the declaring Ingress's
+	// ssl-redirect (default: the --ssl-redirect option) and
+	// force-ssl-redirect settings (SPEC §12). ingress-nginx applies them per
+	// location, so a matched route's settings decide: a plain-HTTP request
+	// is redirected when ForceSSLRedirect is set, or when SSLRedirect is and
+	// the host is TLS.
+	SSLRedirect      bool
+	ForceSSLRedirect bool
 }
 
 // VirtualHost is everything served under one host name.
@@ -159,10 +168,16 @@ type VirtualHost struct {
 	// (used for the plain-HTTP redirect, SPEC §12), whether or not its
 	// Secret is usable.
 	TLS bool
+	// SSLRedirect and ForceSSLRedirect are the redirect settings for
+	// requests no route matches (see Route.SSLRedirect): those of the
+	// Ingress that created the host, for the catch-all those of the Ingress
+	// whose spec.defaultBackend is its fallback, else the options.
+	SSLRedirect      bool
+	ForceSSLRedirect bool
 
-	exact  map[string]*Route
-	prefix map[string]*Route
-	regex  []*Route
+	// regex holds the Regex routes in controller order, built by NewTable;
+	// the Exact and Prefix index lives in the Table (see index.go).
+	regex []*Route
 }
 
 // Certificate is a parsed TLS key pair and the host names it is served for.
@@ -241,9 +256,12 @@ type Table struct {
 	// Digest is the hex SHA-256 of everything that affects a response (SPEC §15).
 	Digest string
 
-	exactHosts    map[string]*VirtualHost
-	wildcardHosts map[string]*VirtualHost // keyed by the suffix after "*."
-	catchAll      *VirtualHost
+	// The lookup index, built once by NewTable (see index.go).
+	exactHosts    map[string]hostIndex
+	wildcardHosts map[string]hostIndex // keyed by the suffix after "*."
+	catchAll      hostIndex
+	paths         pathTable // Exact and Prefix keys of every host
 	exactCerts    map[string]*Certificate
 	wildcardCerts map[string]*Certificate // keyed by the suffix after "*."
+	regexps       []*Regexp               // each distinct compiled pattern once
 }

@@ -1,0 +1,165 @@
+package compile
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// The two annotation prefixes ramjet reads (SPEC §11). Any other prefix is
+// another controller's business.
+const (
+	NativePrefix = "ramjet.dev/"
+	NginxPrefix  = "nginx.ingress.kubernetes.io/"
+)
+
+// annotationValues are the parsed annotations of one Ingress.
+type annotationValues struct {
+	protocol match.Protocol
+	// protocolKey is the annotation that set protocol; "" when defaulted.
+	protocolKey string
+
+	// sslRedirect is nil when not set: the options decide.
+	sslRedirect      *bool
+	forceSSLRedirect bool
+}
+
+// annotationSpec describes one known annotation key, without prefix.
+type annotationSpec struct {
+	// apply parses value into v. Nil means the key is known (ingress-nginx
+	// routes by it) but this version does not implement it.
+	apply func(v *annotationValues, key, value string) error
+}
+
+// knownAnnotations is the one registry of annotation keys ramjet knows.
+// Implementing a key is giving it an apply function here.
+var knownAnnotations = map[string]annotationSpec{
+	"backend-protocol":   {apply: applyBackendProtocol},
+	"ssl-redirect":       {apply: applySSLRedirect},
+	"force-ssl-redirect": {apply: applyForceSSLRedirect},
+
+	"load-balance":             {},
+	"upstream-hash-by":         {},
+	"canary":                   {},
+	"canary-weight":            {},
+	"canary-weight-total":      {},
+	"canary-by-header":         {},
+	"canary-by-header-value":   {},
+	"canary-by-header-pattern": {},
+	"canary-by-cookie":         {},
+	"rewrite-target":           {},
+	"use-regex":                {},
+	"app-root":                 {},
+	"permanent-redirect":       {},
+	"permanent-redirect-code":  {},
+	"temporal-redirect":        {},
+	"preserve-trailing-slash":  {},
+}
+
+// readAnnotations parses each claimed Ingress's ramjet.dev/ and
+// nginx.ingress.kubernetes.io/ annotations (SPEC §11).
+//
+//   - ramjet.dev/<key> that is unknown, not implemented, or does not parse:
+//     AnnotationRejected, not applied.
+//   - nginx.ingress.kubernetes.io/<key> that ramjet implements: applied like
+//     the native one, unless ramjet.dev/<key> is also set, which shadows it
+//     (even when the native value is rejected, so a typo never silently
+//     falls back to the other prefix). A value that does not parse:
+//     AnnotationRejected.
+//   - nginx.ingress.kubernetes.io/<key> that ramjet does not implement:
+//     AnnotationUnsupported, one warning per key and Ingress, each naming
+//     its annotation as the field, so a migration lists exactly what will
+//     not carry over.
+//
+// Every key sets its own value, so the order keys are visited in does not
+// matter; the warnings are sorted at the end.
+func (b *builder) readAnnotations() {
+	for _, ing := range b.ingresses {
+		ing.ann = annotationValues{}
+		for key, value := range ing.obj.Annotations {
+			switch {
+			case strings.HasPrefix(key, NativePrefix):
+				b.nativeAnnotation(ing, key, key[len(NativePrefix):], value)
+			case strings.HasPrefix(key, NginxPrefix):
+				b.nginxAnnotation(ing, key, key[len(NginxPrefix):], value)
+			}
+		}
+	}
+}
+
+func (b *builder) nativeAnnotation(ing *ingress, key, name, value string) {
+	spec, known := knownAnnotations[name]
+	switch {
+	case !known:
+		b.warn(match.AnnotationRejected, ing.object(), annotationField(key),
+			"unknown annotation "+key+"; not applied")
+	case spec.apply == nil:
+		b.warn(match.AnnotationRejected, ing.object(), annotationField(key),
+			key+" is not implemented in this version of ramjet; not applied")
+	default:
+		if err := spec.apply(&ing.ann, key, value); err != nil {
+			b.warn(match.AnnotationRejected, ing.object(), annotationField(key), err.Error())
+		}
+	}
+}
+
+func (b *builder) nginxAnnotation(ing *ingress, key, name, value string) {
+	spec, known := knownAnnotations[name]
+	if !known || spec.apply == nil {
+		b.warn(match.AnnotationUnsupported, ing.object(), annotationField(key),
+			key+" is not supported by ramjet and has no effect")
+		return
+	}
+	if _, shadowed := ing.obj.Annotations[NativePrefix+name]; shadowed {
+		return
+	}
+	if err := spec.apply(&ing.ann, key, value); err != nil {
+		b.warn(match.AnnotationRejected, ing.object(), annotationField(key), err.Error())
+	}
+}
+
+func applyBackendProtocol(v *annotationValues, key, value string) error {
+	var p match.Protocol
+	switch strings.ToUpper(value) {
+	case "HTTP":
+		p = match.HTTP
+	case "HTTPS":
+		p = match.HTTPS
+	case "GRPC":
+		p = match.GRPC
+	case "GRPCS":
+		p = match.GRPCS
+	default:
+		return fmt.Errorf("%s %q is not one of HTTP, HTTPS, GRPC, GRPCS; the backend is dialled as HTTP", key, value)
+	}
+	v.protocol, v.protocolKey = p, key
+	return nil
+}
+
+func applySSLRedirect(v *annotationValues, key, value string) error {
+	on, err := parseBool(key, value)
+	if err != nil {
+		return err
+	}
+	v.sslRedirect = &on
+	return nil
+}
+
+func applyForceSSLRedirect(v *annotationValues, key, value string) error {
+	on, err := parseBool(key, value)
+	if err != nil {
+		return err
+	}
+	v.forceSSLRedirect = on
+	return nil
+}
+
+func parseBool(key, value string) (bool, error) {
+	on, err := strconv.ParseBool(value)
+	if err != nil {
+		return false, fmt.Errorf("%s %q is not a boolean (true or false); not applied", key, value)
+	}
+	return on, nil
+}

@@ -1,0 +1,183 @@
+package compile
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/match"
+)
+
+const (
+	nginxProtocol  = NginxPrefix + "backend-protocol"
+	nativeProtocol = NativePrefix + "backend-protocol"
+)
+
+func protocolSnapshot(annotations ...string) Snapshot {
+	return mkSnapshot(
+		mkService("prod", "api", ":80:"), mkSlice("prod", "api", "a", "", 80, "10.0.0.1"),
+		mkIngress("prod", "shop", 1, withAnnotations(annotations...),
+			withRules(mkRule("shop.example.com", prefix("/", "api", 80)), mkRule("www.example.com", prefix("/", "api", 80)))),
+	)
+}
+
+func TestBackendProtocol(t *testing.T) {
+	tests := []struct {
+		name        string
+		annotations []string
+		want        match.Protocol
+		warnings    []short
+	}{
+		{name: "default HTTP", want: match.HTTP},
+		{name: "nginx GRPC", annotations: []string{nginxProtocol, "GRPC"}, want: match.GRPC},
+		{name: "case-insensitive", annotations: []string{nginxProtocol, "grpcs"}, want: match.GRPCS},
+		{name: "native HTTPS", annotations: []string{nativeProtocol, "Https"}, want: match.HTTPS},
+		{name: "native wins over nginx", annotations: []string{nativeProtocol, "GRPC", nginxProtocol, "HTTPS"}, want: match.GRPC},
+		{name: "nginx invalid", annotations: []string{nginxProtocol, "AUTO_HTTP"}, want: match.HTTP,
+			warnings: []short{{match.AnnotationRejected, "Ingress prod/shop", "metadata.annotations[" + nginxProtocol + "]"}}},
+		{name: "native invalid shadows a valid nginx one", annotations: []string{nativeProtocol, "GRCP", nginxProtocol, "GRPC"}, want: match.HTTP,
+			warnings: []short{{match.AnnotationRejected, "Ingress prod/shop", "metadata.annotations[" + nativeProtocol + "]"}}},
+		{name: "empty value", annotations: []string{nativeProtocol, ""}, want: match.HTTP,
+			warnings: []short{{match.AnnotationRejected, "Ingress prod/shop", "metadata.annotations[" + nativeProtocol + "]"}}},
+		{name: "other prefixes are ignored", annotations: []string{"example.com/backend-protocol", "GRPC"}, want: match.HTTP},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tab, ws := compileOK(t, protocolSnapshot(tt.annotations...), Options{})
+			if diff := cmp.Diff(tt.warnings, shorten(ws), cmpEmpty); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s\n%s", diff, warningText(ws))
+			}
+			require.Equal(t, tt.want, tab.Lookup("shop.example.com", "/").Backend.Protocol)
+			require.Equal(t, "prod/api:80", served(tab, "www.example.com", "/"), "the rest still serves")
+		})
+	}
+}
+
+func TestAnnotationRegistry(t *testing.T) {
+	s := protocolSnapshot(
+		NativePrefix+"no-such-thing", "1",
+		NativePrefix+"rewrite-target", "/",
+		NativePrefix+"load-balance", "round_robin",
+		NginxPrefix+"rewrite-target", "/$1",
+		NginxPrefix+"proxy-body-size", "8m",
+		NginxPrefix+"canary", "true",
+		NginxPrefix+"ssl-redirect", "false", // implemented: no warning
+		"kubernetes.io/ingress.class", "ramjet",
+		"example.com/anything", "x",
+	)
+	tab, ws := compileOK(t, s, Options{})
+	field := func(k string) string { return "metadata.annotations[" + k + "]" }
+	want := []short{
+		{match.AnnotationUnsupported, "Ingress prod/shop", field(NginxPrefix + "canary")},
+		{match.AnnotationUnsupported, "Ingress prod/shop", field(NginxPrefix + "proxy-body-size")},
+		{match.AnnotationUnsupported, "Ingress prod/shop", field(NginxPrefix + "rewrite-target")},
+		{match.AnnotationRejected, "Ingress prod/shop", field(NativePrefix + "load-balance")},
+		{match.AnnotationRejected, "Ingress prod/shop", field(NativePrefix + "no-such-thing")},
+		{match.AnnotationRejected, "Ingress prod/shop", field(NativePrefix + "rewrite-target")},
+	}
+	if diff := cmp.Diff(want, shorten(ws)); diff != "" {
+		t.Fatalf("warnings (-want +got):\n%s\n%s", diff, warningText(ws))
+	}
+	require.Contains(t, ws[3].Message, "not implemented in this version")
+	require.Contains(t, ws[4].Message, "unknown annotation")
+	require.Equal(t, "prod/api:80", served(tab, "shop.example.com", "/x"), "the Ingress still compiles")
+
+	// Every known key has a registry entry; implemented ones parse.
+	for _, k := range []string{"backend-protocol", "ssl-redirect", "force-ssl-redirect"} {
+		require.NotNil(t, knownAnnotations[k].apply, k)
+	}
+}
+
+// When Ingresses disagree about one backend's protocol, the oldest serving
+// Ingress decides and each other gets AnnotationConflict (SPEC §8, §11).
+func TestProtocolConflict(t *testing.T) {
+	tests := []struct {
+		name       string
+		old, new   []string
+		want       match.Protocol
+		loserField string
+	}{
+		{name: "agree", old: []string{nginxProtocol, "GRPC"}, new: []string{nativeProtocol, "grpc"}, want: match.GRPC},
+		{name: "both default", want: match.HTTP},
+		{name: "older GRPC, newer default", old: []string{nginxProtocol, "GRPC"}, want: match.GRPC,
+			loserField: "metadata.annotations[" + nativeProtocol + "]"},
+		{name: "older default, newer GRPC", new: []string{nginxProtocol, "GRPC"}, want: match.HTTP,
+			loserField: "metadata.annotations[" + nginxProtocol + "]"},
+		{name: "older HTTPS, newer GRPCS", old: []string{nativeProtocol, "HTTPS"}, new: []string{nativeProtocol, "GRPCS"}, want: match.HTTPS,
+			loserField: "metadata.annotations[" + nativeProtocol + "]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := mkSnapshot(
+				mkService("prod", "api", ":80:"), mkSlice("prod", "api", "a", "", 80, "10.0.0.1"),
+				mkIngress("prod", "old", 1, withAnnotations(tt.old...), withRules(mkRule("a.example.com", prefix("/", "api", 80)))),
+				// The newer one refers to the backend twice; it is told once.
+				mkIngress("prod", "new", 2, withAnnotations(tt.new...), withDefault("api", 80),
+					withRules(mkRule("b.example.com", prefix("/", "api", 80), exact("/x", "api", 80)))),
+			)
+			tab, ws := compileOK(t, s, Options{})
+			require.Equal(t, tt.want, tab.Lookup("b.example.com", "/").Backend.Protocol)
+			if tt.loserField == "" {
+				require.Empty(t, ws)
+				return
+			}
+			require.Equal(t, []short{{match.AnnotationConflict, "Ingress prod/new", tt.loserField}}, shorten(ws))
+			require.Equal(t, "Ingress prod/old", ws[0].Winner)
+			require.Contains(t, ws[0].Message, "prod/api:80")
+		})
+	}
+}
+
+func TestSSLRedirectSettings(t *testing.T) {
+	s := mkSnapshot(
+		mkService("prod", "api", ":80:"), mkSlice("prod", "api", "a", "", 80, "10.0.0.1"),
+		mkIngress("prod", "plain", 1, withTLS("", "shop.example.com"),
+			withRules(mkRule("shop.example.com", prefix("/plain", "api", 80)))),
+		mkIngress("prod", "off", 2, withAnnotations(NginxPrefix+"ssl-redirect", "false"),
+			withRules(mkRule("shop.example.com", prefix("/off", "api", 80)))),
+		mkIngress("prod", "forced", 3, withAnnotations(NativePrefix+"force-ssl-redirect", "true"),
+			withRules(mkRule("open.example.com", prefix("/", "api", 80)))),
+		mkIngress("prod", "bad", 4, withAnnotations(NativePrefix+"ssl-redirect", "yes please"),
+			withRules(mkRule("shop.example.com", prefix("/bad", "api", 80)))),
+	)
+	type flags struct{ TLS, SSL, Force bool }
+	check := func(t *testing.T, o Options, want map[string]flags) {
+		tab, ws := compileOK(t, s, o)
+		require.Equal(t, []short{{match.AnnotationRejected, "Ingress prod/bad", "metadata.annotations[" + NativePrefix + "ssl-redirect]"}}, shorten(ws))
+		got := map[string]flags{}
+		for _, probe := range []string{"shop.example.com/plain", "shop.example.com/off", "shop.example.com/bad", "shop.example.com/none", "open.example.com/", "x.test/"} {
+			host, path, _ := strings.Cut(probe, "/")
+			res := tab.Lookup(host, "/"+path)
+			f := flags{TLS: res.Host.TLS, SSL: res.Host.SSLRedirect, Force: res.Host.ForceSSLRedirect}
+			if res.Route != nil {
+				f.SSL, f.Force = res.Route.SSLRedirect, res.Route.ForceSSLRedirect
+			}
+			got[probe] = f
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("(-want +got):\n%s", diff)
+		}
+	}
+	t.Run("option on", func(t *testing.T) {
+		check(t, Options{}, map[string]flags{
+			"shop.example.com/plain": {TLS: true, SSL: true},
+			"shop.example.com/off":   {TLS: true, SSL: false},
+			"shop.example.com/bad":   {TLS: true, SSL: true}, // rejected: the option decides
+			"shop.example.com/none":  {TLS: true, SSL: true}, // the creator's settings
+			"open.example.com/":      {SSL: true, Force: true},
+			"x.test/":                {SSL: true},
+		})
+	})
+	t.Run("option off", func(t *testing.T) {
+		check(t, Options{DisableSSLRedirect: true}, map[string]flags{
+			"shop.example.com/plain": {TLS: true},
+			"shop.example.com/off":   {TLS: true},
+			"shop.example.com/bad":   {TLS: true},
+			"shop.example.com/none":  {TLS: true},
+			"open.example.com/":      {Force: true},
+			"x.test/":                {},
+		})
+	})
+}

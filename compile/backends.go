@@ -1,0 +1,311 @@
+package compile
+
+import (
+	"cmp"
+	"net/netip"
+	"slices"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// resolution is what one Service port, as a declaration writes it,
+// resolved to. Resolving is memoized; the warnings are emitted per referring
+// declaration, each on its own field.
+type resolution struct {
+	port string // as written
+
+	backend *backendInfo
+	// problem is "", ServiceNotFound, ServicePortNotFound or
+	// ExternalNameUnsupported; message explains it, without the consequence.
+	problem Reason
+	message string
+	// targetMsg is set when the port matched only a targetPort
+	// (ingress-nginx's quirk).
+	targetMsg string
+}
+
+// backendInfo is one backend under construction.
+type backendInfo struct {
+	b *match.Backend
+	// written is the port as first written, which identifies a backend
+	// whose port did not resolve.
+	written string
+	// used: a route or a fallback serves it, so the table lists it.
+	used bool
+	// claims are the Ingresses serving it, for the protocol decision; an
+	// Ingress appears once per run of consecutive references.
+	claims []*ingress
+}
+
+// servicePort renders an Ingress's Service port as written: the number, or
+// the port name when no number is given. "" when neither is set.
+func servicePort(p networkingv1.ServiceBackendPort) string {
+	if p.Number != 0 {
+		return strconv.Itoa(int(p.Number))
+	}
+	return p.Name
+}
+
+// useBackend resolves a declaration's Service port (SPEC §8), warns on the
+// declaration's field (field+suffix, e.g. "spec.defaultBackend"+".service")
+// about anything wrong with it, and, when used, records the reference so
+// that the table lists the backend and the declaring Ingress has a say in
+// its protocol.
+func (b *builder) useBackend(ing *ingress, svc *networkingv1.IngressServiceBackend, field, suffix string, used bool) *match.Backend {
+	r := b.resolve(ing.obj.Namespace, svc.Name, servicePort(svc.Port))
+	switch r.problem {
+	case match.ServiceNotFoundReason, match.ExternalNameUnsupported:
+		b.warn(r.problem, ing.object(), field+suffix+".name", r.message+"; requests answer 503")
+	case match.ServicePortNotFound:
+		b.warn(r.problem, ing.object(), field+suffix+".port", r.message+"; requests answer 503")
+	}
+	if r.targetMsg != "" {
+		b.warn(match.PortMatchedTargetPort, ing.object(), field+suffix+".port", r.targetMsg)
+	}
+	if used {
+		bi := r.backend
+		bi.used = true
+		if n := len(bi.claims); n == 0 || bi.claims[n-1] != ing {
+			bi.claims = append(bi.claims, ing)
+		}
+	}
+	return r.backend.b
+}
+
+// resolve finds the Service port and its endpoints. Paths naming the same
+// Service port, by number or by name, share one backend.
+func (b *builder) resolve(ns, name, port string) *resolution {
+	e := b.serviceEntry(ns, name)
+	for _, r := range e.refs {
+		if r.port == port {
+			return r
+		}
+	}
+	r := b.resolveSlab.new()
+	r.port = port
+	if e.refs == nil {
+		e.refs = make([]*resolution, 0, 4)
+	}
+	e.refs = append(e.refs, r)
+	portLabel := func() string {
+		if port == "" {
+			return "(none given)"
+		}
+		return strconv.Quote(port)
+	}
+
+	svc := e.svc
+	state := match.Serving
+	var sp *corev1.ServicePort
+	switch {
+	case svc == nil:
+		state = match.ServiceNotFound
+		r.problem = match.ServiceNotFoundReason
+		r.message = "Service " + ns + "/" + name + " not found"
+	default:
+		var viaTargetPort bool
+		sp, viaTargetPort = findServicePort(svc, port)
+		if viaTargetPort {
+			r.targetMsg = "port " + portLabel() + " is not a port number or name of Service " + ns + "/" + name +
+				"; it matched the targetPort of port " + strconv.Itoa(int(sp.Port)) + " (ingress-nginx compatibility), which is used"
+		}
+		switch {
+		case svc.Spec.Type == corev1.ServiceTypeExternalName:
+			state = match.ExternalName
+			r.problem = match.ExternalNameUnsupported
+			r.message = "Service " + ns + "/" + name + " is of type ExternalName, which is not followed"
+		case sp == nil:
+			state = match.PortNotFound
+			r.problem = match.ServicePortNotFound
+			r.message = "Service " + ns + "/" + name + " has no port " + portLabel()
+		}
+	}
+
+	// A resolved port is identified by its number, so "80" and "http"
+	// share a backend; an unresolved one by the port as written.
+	var number int32
+	if sp != nil {
+		number = sp.Port
+	}
+	for _, bi := range e.backends {
+		if bi.b.Port == number && (number != 0 || bi.written == port) {
+			r.backend = bi
+			return r
+		}
+	}
+	be := b.backendSlab.new()
+	*be = match.Backend{Namespace: ns, Name: name, Port: number, State: state}
+	if sp != nil {
+		be.ID = ns + "/" + name + ":" + strconv.Itoa(int(number))
+		if state == match.Serving {
+			be.Endpoints = b.endpoints(e, sp.Name)
+		}
+	} else {
+		be.ID = ns + "/" + name + ":" + port
+	}
+	bi := b.infoSlab.new()
+	bi.b, bi.written = be, port
+	if e.backends == nil {
+		e.backends = make([]*backendInfo, 0, 2)
+	}
+	e.backends = append(e.backends, bi)
+	b.backendList = append(b.backendList, bi)
+	r.backend = bi
+	return r
+}
+
+// findServicePort matches port against the Service's port numbers, then
+// its port names, then (ingress-nginx's quirk) its targetPorts written as
+// strings.
+func findServicePort(svc *corev1.Service, port string) (sp *corev1.ServicePort, viaTargetPort bool) {
+	if port == "" {
+		return nil, false
+	}
+	ports := svc.Spec.Ports
+	if n, ok := decimal(port); ok {
+		for i := range ports {
+			if int(ports[i].Port) == n {
+				return &ports[i], false
+			}
+		}
+	}
+	for i := range ports {
+		if ports[i].Name == port {
+			return &ports[i], false
+		}
+	}
+	for i := range ports {
+		if ports[i].TargetPort.String() == port {
+			return &ports[i], true
+		}
+	}
+	return nil, false
+}
+
+// decimal parses a port number written in decimal digits. Unlike
+// strconv.Atoi it does not allocate an error for a port name.
+func decimal(s string) (int, bool) {
+	if s == "" || len(s) > 9 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = 10*n + int(c-'0')
+	}
+	return n, true
+}
+
+// endpoints lists the ready "ip:port" addresses of a Service port from the
+// Service's EndpointSlices: in each slice the port named like the Service
+// port ("" for an unnamed one) gives the number, which is how named
+// targetPorts resolve. Not-ready endpoints are left out (absent means
+// ready), FQDN slices are ignored, duplicates collapse (an address is
+// parsed, so two spellings of one IPv6 address are one endpoint), and the
+// list is sorted by address, then port.
+func (b *builder) endpoints(e *serviceEntry, portName string) []string {
+	addrs := b.endpointBuf[:0]
+	for _, sl := range e.slices {
+		if sl.AddressType != discoveryv1.AddressTypeIPv4 && sl.AddressType != discoveryv1.AddressTypeIPv6 {
+			continue
+		}
+		port := slicePort(sl, portName)
+		if port == 0 {
+			continue
+		}
+		for i := range sl.Endpoints {
+			ep := &sl.Endpoints[i]
+			if ep.Conditions.Ready != nil && !*ep.Conditions.Ready {
+				continue
+			}
+			for _, a := range ep.Addresses {
+				addr, err := netip.ParseAddr(a)
+				if err != nil {
+					continue // the API server validates addresses; never guess
+				}
+				addrs = append(addrs, netip.AddrPortFrom(addr, port))
+			}
+		}
+	}
+	b.endpointBuf = addrs
+	if len(addrs) == 0 {
+		return nil
+	}
+	// Numeric order (IPv4 before IPv6) reads naturally in renderings.
+	slices.SortFunc(addrs, netip.AddrPort.Compare)
+	addrs = slices.Compact(addrs)
+	// One string holds every address; the endpoints are windows on it.
+	text := b.textBuf[:0]
+	var endsBuf [16]int
+	ends := endsBuf[:0]
+	for _, a := range addrs {
+		text = a.AppendTo(text)
+		ends = append(ends, len(text))
+	}
+	b.textBuf = text
+	all := string(text)
+	eps := make([]string, len(addrs))
+	start := 0
+	for i, end := range ends {
+		eps[i] = all[start:end]
+		start = end
+	}
+	return eps
+}
+
+// slicePort returns the number of the slice port called portName, or 0.
+func slicePort(sl *discoveryv1.EndpointSlice, portName string) uint16 {
+	for _, p := range sl.Ports {
+		n := ""
+		if p.Name != nil {
+			n = *p.Name
+		}
+		if n != portName {
+			continue
+		}
+		if p.Port == nil || *p.Port < 1 || *p.Port > 65535 {
+			return 0
+		}
+		return uint16(*p.Port)
+	}
+	return 0
+}
+
+// decideProtocols sets each backend's protocol (SPEC §8, §11). When the
+// Ingresses serving one backend disagree, the oldest decides and each other
+// one gets AnnotationConflict. An Ingress without backend-protocol asks for
+// HTTP, the default.
+func (b *builder) decideProtocols() {
+	for _, bi := range b.backendList {
+		if len(bi.claims) == 0 {
+			continue
+		}
+		slices.SortStableFunc(bi.claims, func(x, y *ingress) int { return cmp.Compare(x.rank, y.rank) })
+		bi.claims = slices.Compact(bi.claims)
+		owner := bi.claims[0]
+		bi.b.Protocol = owner.ann.protocol
+		for _, ing := range bi.claims[1:] {
+			if ing.ann.protocol == owner.ann.protocol {
+				continue
+			}
+			key := ing.ann.protocolKey
+			asked := ing.ann.protocol.String()
+			if key == "" {
+				key = NativePrefix + "backend-protocol"
+				asked += " (backend-protocol not set)"
+			}
+			b.conflict(match.AnnotationConflict, ing.object(), annotationField(key),
+				"backend "+bi.b.ID+" is dialled as "+owner.ann.protocol.String()+
+					", as the oldest Ingress serving it decides; this Ingress asks for "+asked,
+				owner.object())
+		}
+	}
+}

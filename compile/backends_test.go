@@ -1,0 +1,143 @@
+package compile
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"ramjet.dev/ramjet/match"
+)
+
+func TestPortMatching(t *testing.T) {
+	svc := mkService("prod", "api", "http:80:web", "admin:8081:", ":9090:metrics")
+	slices := []any{
+		mkSlice("prod", "api", "api-web", "http", 8080, "10.0.0.1"),
+		mkSlice("prod", "api", "api-admin", "admin", 8081, "10.0.0.2"),
+		mkSlice("prod", "api", "api-metrics", "", 9191, "10.0.0.3"),
+	}
+	tests := []struct {
+		name      string
+		port      any
+		wantID    string
+		wantState match.BackendState
+		wantEPs   []string
+		warn      Reason
+	}{
+		{name: "by number", port: 80, wantID: "prod/api:80", wantEPs: []string{"10.0.0.1:8080"}},
+		{name: "by name", port: "http", wantID: "prod/api:80", wantEPs: []string{"10.0.0.1:8080"}},
+		{name: "second port by name", port: "admin", wantID: "prod/api:8081", wantEPs: []string{"10.0.0.2:8081"}},
+		{name: "unnamed port by number", port: 9090, wantID: "prod/api:9090", wantEPs: []string{"10.0.0.3:9191"}},
+		{name: "targetPort name quirk", port: "web", wantID: "prod/api:80", wantEPs: []string{"10.0.0.1:8080"}, warn: match.PortMatchedTargetPort},
+		{name: "targetPort name quirk, unnamed port", port: "metrics", wantID: "prod/api:9090", wantEPs: []string{"10.0.0.3:9191"}, warn: match.PortMatchedTargetPort},
+		{name: "no such port number", port: 81, wantID: "prod/api:81", wantState: match.PortNotFound, warn: match.ServicePortNotFound},
+		{name: "no such port name", port: "grpc", wantID: "prod/api:grpc", wantState: match.PortNotFound, warn: match.ServicePortNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := mkSnapshot(append(slices, svc,
+				mkIngress("prod", "shop", 1, withRules(mkRule("shop.example.com", prefix("/", "api", tt.port)))))...)
+			tab, ws := compileOK(t, s, Options{})
+			res := tab.Lookup("shop.example.com", "/")
+			require.NotNil(t, res.Backend)
+			require.Equal(t, tt.wantID, res.Backend.ID)
+			require.Equal(t, tt.wantState, res.Backend.State)
+			if diff := cmp.Diff(tt.wantEPs, res.Backend.Endpoints); diff != "" {
+				t.Errorf("endpoints (-want +got):\n%s", diff)
+			}
+			if tt.warn == "" {
+				require.Empty(t, ws)
+				return
+			}
+			require.Equal(t, []short{{tt.warn, "Ingress prod/shop", "spec.rules[0].http.paths[0].backend.service.port"}}, shorten(ws))
+		})
+	}
+}
+
+func TestServiceProblems(t *testing.T) {
+	s := mkSnapshot(
+		mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.1"),
+		mkExternalName("prod", "ext"),
+		mkService("other", "elsewhere", ":80:"), mkSlice("other", "elsewhere", "e", "", 80, "10.0.0.5"),
+		mkIngress("prod", "shop", 1, withRules(mkRule("shop.example.com",
+			prefix("/missing", "ghost", 80),
+			prefix("/ext", "ext", 80),
+			prefix("/port", "web", 81),
+			prefix("/elsewhere", "elsewhere", 80), // a Service of another namespace is not visible
+			prefix("/", "web", 80),
+		))),
+	)
+	tab, ws := compileOK(t, s, Options{})
+	const p = "spec.rules[0].http.paths["
+	want := []short{
+		{match.ServiceNotFoundReason, "Ingress prod/shop", p + "0].backend.service.name"},
+		{match.ExternalNameUnsupported, "Ingress prod/shop", p + "1].backend.service.name"},
+		{match.ServicePortNotFound, "Ingress prod/shop", p + "2].backend.service.port"},
+		{match.ServiceNotFoundReason, "Ingress prod/shop", p + "3].backend.service.name"},
+	}
+	if diff := cmp.Diff(want, shorten(ws)); diff != "" {
+		t.Fatalf("warnings (-want +got):\n%s\n%s", diff, warningText(ws))
+	}
+	states := map[string]match.BackendState{}
+	for _, path := range []string{"/missing", "/ext", "/port", "/elsewhere", "/ok"} {
+		be := tab.Lookup("shop.example.com", path).Backend
+		require.NotNil(t, be, path)
+		states[path] = be.State
+		require.Equal(t, path == "/ok", be.Servable(), path)
+	}
+	require.Equal(t, map[string]match.BackendState{
+		"/missing": match.ServiceNotFound, "/ext": match.ExternalName, "/port": match.PortNotFound,
+		"/elsewhere": match.ServiceNotFound, "/ok": match.Serving,
+	}, states)
+	require.Equal(t, "prod/ext:80", served(tab, "shop.example.com", "/ext"))
+	require.Empty(t, tab.Lookup("shop.example.com", "/ext").Backend.Endpoints, "ExternalName is never followed")
+}
+
+func TestEndpoints(t *testing.T) {
+	fqdn := mkSlice("prod", "api", "api-fqdn", "http", 8080, "10.0.0.99")
+	fqdn.AddressType = discoveryv1.AddressTypeFQDN
+	fqdn.Endpoints[0].Addresses = []string{"pod.example.com"}
+	noPort := mkSlice("prod", "api", "api-noport", "other", 8080, "10.0.0.98")
+	wrongNS := mkSlice("other", "api", "api-other", "http", 8080, "10.0.0.97")
+	unlabelled := mkSlice("prod", "api", "api-unlabelled", "http", 8080, "10.0.0.96")
+	unlabelled.Labels = nil
+	garbage := mkSlice("prod", "api", "api-garbage", "http", 8080, "not-an-ip")
+
+	s := mkSnapshot(
+		mkService("prod", "api", "http:80:web"),
+		mkSlice("prod", "api", "api-a", "http", 8080, "10.0.0.3", "!10.0.0.4", "?10.0.0.1", "10.0.0.10"),
+		mkSlice("prod", "api", "api-b", "http", 8080, "10.0.0.3", "10.0.0.2"), // duplicate 10.0.0.3 collapses
+		mkSlice("prod", "api", "api-v6", "http", 8080, "fd00::1", "!fd00::2"),
+		mkSlice("prod", "api", "api-v6-again", "http", 8080, "fd00:0:0::1"), // the same address, spelled differently
+		fqdn, noPort, wrongNS, unlabelled, garbage,
+		mkIngress("prod", "shop", 1, withRules(mkRule("shop.example.com", prefix("/", "api", 80)))),
+	)
+	tab, ws := compileOK(t, s, Options{})
+	require.Empty(t, ws)
+	want := []string{"10.0.0.1:8080", "10.0.0.2:8080", "10.0.0.3:8080", "10.0.0.10:8080", "[fd00::1]:8080"}
+	if diff := cmp.Diff(want, tab.Lookup("shop.example.com", "/").Backend.Endpoints); diff != "" {
+		t.Errorf("endpoints (-want +got):\n%s", diff)
+	}
+}
+
+// Paths naming the same Service port, by number or by name, from one or
+// several Ingresses, share one backend (SPEC §8).
+func TestBackendsShared(t *testing.T) {
+	s := mkSnapshot(
+		mkService("prod", "api", "http:80:"), mkSlice("prod", "api", "a", "http", 80, "10.0.0.1"),
+		mkIngress("prod", "one", 1, withRules(mkRule("a.example.com", prefix("/x", "api", 80), prefix("/y", "api", "http")))),
+		mkIngress("prod", "two", 2, withDefault("api", "http"), withRules(mkRule("b.example.com", exact("/z", "api", 80)))),
+	)
+	tab, ws := compileOK(t, s, Options{})
+	require.Empty(t, ws)
+	require.Len(t, tab.Backends, 1)
+	be := tab.Backends[0]
+	require.Equal(t, "prod/api:80", be.ID)
+	require.Equal(t, int32(80), be.Port)
+	require.Equal(t, "prod", be.Namespace)
+	require.Equal(t, "api", be.Name)
+	for _, probe := range [][2]string{{"a.example.com", "/x"}, {"a.example.com", "/y"}, {"b.example.com", "/z"}, {"b.example.com", "/other"}} {
+		require.Same(t, be, tab.Lookup(probe[0], probe[1]).Backend, probe)
+	}
+}

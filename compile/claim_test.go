@@ -1,0 +1,130 @@
+package compile
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+	networkingv1 "k8s.io/api/networking/v1"
+
+	"ramjet.dev/ramjet/classify"
+	"ramjet.dev/ramjet/match"
+)
+
+func TestClaimWarningsAndInvisibility(t *testing.T) {
+	svc := mkService("prod", "web", ":80:")
+	sl := mkSlice("prod", "web", "web-1", "", 80, "10.0.0.1")
+	s := mkSnapshot(
+		mkClass("nginx", "k8s.io/ingress-nginx"),
+		svc, sl,
+		// Ours by class name.
+		mkIngress("prod", "ours", 1, withRules(mkRule("ours.example.com", prefix("/", "web", 80)))),
+		// Another controller's: invisible, no warning.
+		mkIngress("prod", "theirs", 1, withClassName("nginx"), withRules(mkRule("theirs.example.com", prefix("/", "web", 80)))),
+		// A dangling class: invisible and ClassNotFound.
+		mkIngress("prod", "typo", 1, withClassName("ramjte"), withRules(mkRule("typo.example.com", prefix("/", "web", 80)))),
+		// The annotation is decisive over the class name: ClassConflict, but served.
+		mkIngress("prod", "both", 1, withClassName("nginx"), withAnnotations("kubernetes.io/ingress.class", "ramjet"),
+			withRules(mkRule("both.example.com", prefix("/", "web", 80)))),
+		// The annotation names another class: invisible, even with our class name.
+		mkIngress("prod", "annotated-away", 1, withAnnotations("kubernetes.io/ingress.class", "nginx"),
+			withRules(mkRule("away.example.com", prefix("/", "web", 80)))),
+		// No class at all and no default class: invisible.
+		mkIngress("prod", "classless", 1, withClassName(""), withRules(mkRule("classless.example.com", prefix("/", "web", 80)))),
+	)
+	tab, ws := compileOK(t, s, Options{})
+
+	want := []short{
+		{match.ClassConflict, "Ingress prod/both", "spec.ingressClassName"},
+		{match.ClassNotFound, "Ingress prod/typo", "spec.ingressClassName"},
+	}
+	if diff := cmp.Diff(want, shorten(ws)); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s\n%s", diff, warningText(ws))
+	}
+	for host, want := range map[string]string{
+		"ours.example.com":      "prod/web:80",
+		"both.example.com":      "prod/web:80",
+		"theirs.example.com":    "404",
+		"typo.example.com":      "404",
+		"away.example.com":      "404",
+		"classless.example.com": "404",
+	} {
+		require.Equal(t, want, served(tab, host, "/"), host)
+	}
+	for _, name := range []string{"theirs.example.com", "typo.example.com", "away.example.com", "classless.example.com"} {
+		require.Nil(t, tab.VirtualHostByName(name), "an unclaimed Ingress creates no host %s", name)
+	}
+}
+
+func TestClaimOptions(t *testing.T) {
+	classless := mkIngress("prod", "classless", 1, withClassName(""), withRules(mkRule("a.example.com", prefix("/", "web", 80))))
+	annotated := mkIngress("prod", "annotated", 1, withClassName(""), withAnnotations("kubernetes.io/ingress.class", "edge"),
+		withRules(mkRule("b.example.com", prefix("/", "web", 80))))
+	custom := mkIngress("prod", "custom", 1, withClassName("edge-class"), withRules(mkRule("c.example.com", prefix("/", "web", 80))))
+	defaultClass := mkClass("ramjet", DefaultControllerName)
+	defaultClass.Annotations = map[string]string{networkingv1.AnnotationIsDefaultIngressClass: "true"}
+
+	tests := []struct {
+		name    string
+		opts    Options
+		classes []*networkingv1.IngressClass
+		want    map[string]string
+	}{
+		{name: "defaults", opts: Options{},
+			want: map[string]string{"a.example.com": "404", "b.example.com": "404", "c.example.com": "404"}},
+		{name: "watch without class", opts: Options{WatchIngressWithoutClass: true},
+			want: map[string]string{"a.example.com": "prod/web:80", "b.example.com": "404", "c.example.com": "404"}},
+		{name: "our class is default", classes: []*networkingv1.IngressClass{defaultClass},
+			want: map[string]string{"a.example.com": "prod/web:80", "b.example.com": "404", "c.example.com": "404"}},
+		{name: "custom class and controller",
+			opts:    Options{IngressClass: "edge", ControllerName: "example.com/edge"},
+			classes: []*networkingv1.IngressClass{mkClass("edge-class", "example.com/edge")},
+			want:    map[string]string{"a.example.com": "404", "b.example.com": "prod/web:80", "c.example.com": "prod/web:80"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := mkSnapshot(classless, annotated, custom, mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.1"))
+			s.IngressClasses = tt.classes
+			tab, _ := compileOK(t, s, tt.opts)
+			for host, want := range tt.want {
+				require.Equal(t, want, served(tab, host, "/x"), host)
+			}
+		})
+	}
+}
+
+// Ingress order (SPEC §7): creationTimestamp ascending, ties by
+// namespace/name descending. The winner of a route conflict shows it.
+func TestIngressOrder(t *testing.T) {
+	tests := []struct {
+		name   string
+		a, b   *networkingv1.Ingress
+		winner string
+	}{
+		{"older wins", mkIngress("prod", "z", 1), mkIngress("prod", "a", 2), "prod/z"},
+		{"older wins regardless of name", mkIngress("prod", "a", 1), mkIngress("prod", "z", 2), "prod/a"},
+		{"tie: name descending", mkIngress("prod", "a", 5), mkIngress("prod", "b", 5), "prod/b"},
+		{"tie: namespace descending", mkIngress("aaa", "x", 5), mkIngress("zzz", "x", 5), "zzz/x"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var objs []any
+			for _, ing := range []*networkingv1.Ingress{tt.a, tt.b} {
+				// Each Ingress routes to a Service named after it.
+				withRules(mkRule("shop.example.com", prefix("/api", ing.Name, 80)))(ing)
+				objs = append(objs, ing, mkService(ing.Namespace, ing.Name, ":80:"),
+					mkSlice(ing.Namespace, ing.Name, "s", "", 80, "10.0.0.1"))
+			}
+			tab, ws := compileOK(t, mkSnapshot(objs...), Options{})
+			require.Equal(t, tt.winner+":80", served(tab, "shop.example.com", "/api"))
+			w := findWarning(t, ws, match.RouteConflict, "spec.rules[0].http.paths[0]")
+			require.Equal(t, "Ingress "+tt.winner+" spec.rules[0].http.paths[0]", w.Winner)
+			require.NotEqual(t, "Ingress "+tt.winner, w.Object)
+		})
+	}
+}
+
+func TestDefaultsAgreeWithClassify(t *testing.T) {
+	require.Equal(t, classify.DefaultIngressClass, DefaultIngressClass)
+	require.Equal(t, classify.DefaultControllerName, DefaultControllerName)
+}

@@ -1,0 +1,154 @@
+package compile
+
+import (
+	"net/netip"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// Compile turns a snapshot into a routing table and the warnings found on
+// the way (SPEC §1–§15). It never fails as a whole: a broken object degrades
+// only itself and comes back as a warning. The same objects in any order
+// give the same table, the same warnings in the same order and the same
+// digest. The warnings are also attached to the table (Table.Warnings).
+func Compile(s Snapshot, o Options) (*Table, []Warning) {
+	b := newBuilder(s, o)
+	for _, step := range buildSteps {
+		step(b)
+	}
+	return b.table, slices.Clone(b.table.Warnings)
+}
+
+// buildSteps is the build as an ordered list of small processors over one
+// build context. Each step reads what the earlier ones left in the builder.
+var buildSteps = []func(*builder){
+	(*builder).indexObjects,         // Services with their EndpointSlices; Secrets
+	(*builder).claimIngresses,       // SPEC §2, and Ingress order (§7)
+	(*builder).readAnnotations,      // §11
+	(*builder).buildHosts,           // §3: virtual hosts and their creators
+	(*builder).buildRoutes,          // §4, §7: paths, route keys, conflicts, backends (§8)
+	(*builder).buildDefaultBackends, // §6
+	(*builder).decideProtocols,      // §8, §11: backend-protocol, oldest decides
+	(*builder).buildTLS,             // §12: TLS hosts and certificates
+	(*builder).applyRedirects,       // §12: host-level redirect settings
+	(*builder).assemble,             // match.NewTable and the digest (§15)
+}
+
+// ingress is one claimed Ingress with what the build learned about it.
+type ingress struct {
+	obj *networkingv1.Ingress
+	// key is "namespace/name".
+	key string
+	// rank is the position in Ingress order (SPEC §7), 0 the oldest.
+	rank int
+	// createdSec and createdNsec are creationTimestamp, the sort key.
+	createdSec  int64
+	createdNsec int
+	ann         annotationValues
+	// rules holds, per spec.rules index, the rule's virtual host, or nil
+	// when the rule was rejected. It is a window on one shared slice.
+	rules []ruleHost
+	// defaultBackendOK: spec.defaultBackend is set and names a Service.
+	defaultBackendOK bool
+}
+
+// object names the Ingress in warnings. Built on demand: most Ingresses
+// have nothing to warn about.
+func (ing *ingress) object() string { return "Ingress " + ing.key }
+
+type ruleHost struct {
+	vhost *vhost // nil when the rule was rejected
+}
+
+// vhost is a virtual host under construction.
+type vhost struct {
+	vh *match.VirtualHost
+	// creator is the first Ingress in Ingress order that names the host;
+	// nil for the catch-all.
+	creator *ingress
+	// settingsFrom supplies the host-level redirect settings: the creator,
+	// or for the catch-all the Ingress whose spec.defaultBackend is its
+	// fallback; nil means the options decide.
+	settingsFrom *ingress
+	// routeIndex finds a route by key once the host has many; a few are
+	// scanned (see route).
+	routeIndex map[routeKey]*match.Route
+}
+
+// objKey names a namespaced object.
+type objKey struct{ ns, name string }
+
+// builder is the build context shared by the steps.
+type builder struct {
+	snap Snapshot
+	opts Options
+
+	// Indexes by namespace and name.
+	services map[objKey]*serviceEntry
+	secrets  map[objKey]*corev1.Secret
+	// parsed caches each Secret's key pair, so a Secret that many
+	// Ingresses name is parsed once.
+	parsed map[objKey]*parsedSecret
+
+	// Claimed Ingresses in Ingress order.
+	ingresses []*ingress
+
+	// Virtual hosts by name ("" is the catch-all) and in creation order.
+	vhosts     map[string]*vhost
+	vhostOrder []*vhost
+	catchAll   *vhost
+
+	// regexps caches compiled patterns (or their error) by pattern.
+	regexps map[string]regexResult
+
+	// Backends in creation order, and the global default's resolution.
+	backendList []*backendInfo
+	global      *resolution
+
+	// TLS results.
+	certs []*match.Certificate
+
+	// Allocation slabs for what there is one of per declaration.
+	routeSlab   slab[match.Route]
+	backendSlab slab[match.Backend]
+	infoSlab    slab[backendInfo]
+	hostSlab    slab[match.VirtualHost]
+	vhostSlab   slab[vhost]
+	resolveSlab slab[resolution]
+	endpointBuf []netip.AddrPort
+	textBuf     []byte
+
+	warnings []Warning
+	table    *Table
+}
+
+func newBuilder(s Snapshot, o Options) *builder {
+	return &builder{
+		snap:    s,
+		opts:    o,
+		regexps: make(map[string]regexResult),
+		vhosts:  make(map[string]*vhost, len(s.Ingresses)+1),
+	}
+}
+
+// assemble hands the results to match.NewTable, which sorts them and builds
+// the lookup index, then digests the finished table.
+func (b *builder) assemble() {
+	hosts := make([]*match.VirtualHost, 0, len(b.vhostOrder))
+	for _, v := range b.vhostOrder {
+		hosts = append(hosts, v.vh)
+	}
+	var backends []*match.Backend
+	for _, bi := range b.backendList {
+		if bi.used {
+			backends = append(backends, bi.b)
+		}
+	}
+	t := match.NewTable(hosts, backends, b.certs, sortWarnings(b.warnings), "")
+	t.Digest = digest(t, b.opts)
+	b.table = t
+}

@@ -1,0 +1,111 @@
+package compile
+
+import (
+	"ramjet.dev/ramjet/match"
+)
+
+// Field names of the default backends.
+const (
+	defaultBackendField = "spec.defaultBackend"
+	// GlobalDefaultBackendField is the Source.Field of a fallback that is
+	// the global default backend, and the Field of warnings about it.
+	GlobalDefaultBackendField = "--default-backend"
+)
+
+// buildDefaultBackends gives every virtual host its fallback (SPEC §6).
+//
+//   - A named host: the spec.defaultBackend of the Ingress that created it;
+//     a newer Ingress's never takes over.
+//   - The catch-all: the spec.defaultBackend of the oldest Ingress that has
+//     one and no rules at all; later ones get DefaultBackendConflict.
+//   - Otherwise the global default backend, when it has ready endpoints;
+//     else nil (404) and DefaultBackendUnavailable.
+//
+// A spec.defaultBackend that serves no host is still resolved, so a missing
+// Service is reported, but the table does not list it.
+func (b *builder) buildDefaultBackends() {
+	for _, ing := range b.ingresses {
+		if db := ing.obj.Spec.DefaultBackend; db != nil {
+			ing.defaultBackendOK = b.checkBackendShape(ing, defaultBackendField, "", db)
+		}
+	}
+	used := make(map[*ingress]*match.Backend)
+	ingressDefault := func(ing *ingress) *match.Backend {
+		be, ok := used[ing]
+		if !ok {
+			be = b.useBackend(ing, ing.obj.Spec.DefaultBackend.Service, defaultBackendField, ".service", true)
+			used[ing] = be
+		}
+		return be
+	}
+
+	for _, v := range b.vhostOrder {
+		if v == b.catchAll {
+			continue
+		}
+		if v.creator.defaultBackendOK {
+			v.vh.Fallback = ingressDefault(v.creator)
+			v.vh.FallbackSource = match.Source{Ingress: v.creator.key, Field: defaultBackendField}
+		} else {
+			b.globalFallback(v)
+		}
+	}
+
+	var winner *ingress
+	losers := make(map[*ingress]bool)
+	for _, ing := range b.ingresses {
+		if len(ing.obj.Spec.Rules) != 0 || !ing.defaultBackendOK {
+			continue
+		}
+		if winner == nil {
+			winner = ing
+			continue
+		}
+		losers[ing] = true
+		b.conflict(match.DefaultBackendConflict, ing.object(), defaultBackendField,
+			"the catch-all's fallback is the spec.defaultBackend of the oldest Ingress without rules; this one is not served",
+			match.Source{Ingress: winner.key, Field: defaultBackendField}.String())
+	}
+	if winner != nil {
+		b.catchAll.vh.Fallback = ingressDefault(winner)
+		b.catchAll.vh.FallbackSource = match.Source{Ingress: winner.key, Field: defaultBackendField}
+		b.catchAll.settingsFrom = winner
+	} else {
+		b.globalFallback(b.catchAll)
+	}
+
+	for _, ing := range b.ingresses {
+		if _, done := used[ing]; ing.defaultBackendOK && !done && !losers[ing] {
+			b.useBackend(ing, ing.obj.Spec.DefaultBackend.Service, defaultBackendField, ".service", false)
+		}
+	}
+}
+
+// globalFallback makes the global default backend v's fallback if it can
+// serve. It is resolved, and warned about, once.
+func (b *builder) globalFallback(v *vhost) {
+	ref := b.opts.DefaultBackend
+	if ref == nil {
+		return
+	}
+	if b.global == nil {
+		b.global = b.resolve(ref.Namespace, ref.Name, ref.Port)
+		object := "Service " + ref.Namespace + "/" + ref.Name
+		if b.global.targetMsg != "" {
+			b.warn(match.PortMatchedTargetPort, object, GlobalDefaultBackendField, b.global.targetMsg)
+		}
+		if why := b.global.message; why != "" {
+			b.warn(match.DefaultBackendUnavailable, object, GlobalDefaultBackendField,
+				"global default backend "+ref.String()+": "+why+"; unmatched requests answer 404")
+		} else if len(b.global.backend.b.Endpoints) == 0 {
+			b.warn(match.DefaultBackendUnavailable, object, GlobalDefaultBackendField,
+				"global default backend "+ref.String()+" has no ready endpoints; unmatched requests answer 404")
+		}
+	}
+	if b.global.problem != "" || len(b.global.backend.b.Endpoints) == 0 {
+		return
+	}
+	b.global.backend.used = true
+	v.vh.Fallback = b.global.backend.b
+	v.vh.FallbackSource = match.Source{Field: GlobalDefaultBackendField}
+}

@@ -1,0 +1,142 @@
+package compile
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"hash"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// digestVersion names the encoding, so a change to it changes every digest.
+const digestVersion = "ramjet table digest v1"
+
+// digest is the hex SHA-256 of a canonical encoding of everything in t that
+// affects a response (SPEC §15), plus the options. It walks the table in
+// its sorted order (hosts by name, routes in precedence order, backends by
+// ID, certificates by Secret) and never iterates a map, so it depends
+// neither on input order nor on time. Every string and list is length
+// prefixed, so no two tables share an encoding. Sources, declaration order
+// and warnings do not change a response and are left out: renaming an
+// Ingress or adding an unrelated older one does not republish a table.
+func digest(t *match.Table, o Options) string {
+	e := encoder{h: sha256.New(), buf: make([]byte, 0, 64<<10)}
+	e.str(digestVersion)
+
+	e.str(o.ingressClass())
+	e.str(o.controllerName())
+	if o.DefaultBackend != nil {
+		e.flag(true)
+		e.str(o.DefaultBackend.String())
+	} else {
+		e.flag(false)
+	}
+	e.flag(o.WatchIngressWithoutClass)
+	e.flag(o.DisableSSLRedirect)
+
+	e.num(len(t.VirtualHosts))
+	for _, vh := range t.VirtualHosts {
+		e.str(vh.Name)
+		e.flag(vh.TLS)
+		e.flag(vh.SSLRedirect)
+		e.flag(vh.ForceSSLRedirect)
+		e.backendRef(vh.Fallback)
+		e.num(len(vh.Routes))
+		for _, r := range vh.Routes {
+			e.num(int(r.Type))
+			e.str(r.Path)
+			e.backendRef(r.Backend)
+			e.flag(r.SSLRedirect)
+			e.flag(r.ForceSSLRedirect)
+		}
+	}
+
+	e.num(len(t.Backends))
+	for _, be := range t.Backends {
+		e.str(be.ID)
+		e.str(be.Namespace)
+		e.str(be.Name)
+		e.num(int(be.Port))
+		e.num(int(be.Protocol))
+		e.num(int(be.State))
+		e.num(len(be.Endpoints))
+		for _, ep := range be.Endpoints {
+			e.str(ep)
+		}
+	}
+
+	e.num(len(t.Certificates))
+	for _, c := range t.Certificates {
+		e.str(c.Secret)
+		e.str(c.Fingerprint)
+		e.num(len(c.Hosts))
+		for _, h := range c.Hosts {
+			e.str(h)
+		}
+		// The whole chain: renewing an intermediate changes what is served.
+		var chain [][]byte
+		if c.Cert != nil {
+			chain = c.Cert.Certificate
+		}
+		e.num(len(chain))
+		for _, der := range chain {
+			e.bytes(der)
+		}
+	}
+	return e.sum()
+}
+
+// encoder writes length-prefixed fields into a hash through a buffer.
+type encoder struct {
+	h   hash.Hash
+	buf []byte
+}
+
+func (e *encoder) num(n int) {
+	e.buf = binary.BigEndian.AppendUint64(e.buf, uint64(n))
+	e.flushIfFull()
+}
+
+func (e *encoder) flag(b bool) {
+	v := byte(0)
+	if b {
+		v = 1
+	}
+	e.buf = append(e.buf, v)
+	e.flushIfFull()
+}
+
+func (e *encoder) str(s string) {
+	e.buf = binary.BigEndian.AppendUint64(e.buf, uint64(len(s)))
+	e.buf = append(e.buf, s...)
+	e.flushIfFull()
+}
+
+func (e *encoder) bytes(p []byte) {
+	e.buf = binary.BigEndian.AppendUint64(e.buf, uint64(len(p)))
+	e.buf = append(e.buf, p...)
+	e.flushIfFull()
+}
+
+// backendRef encodes a reference by ID; nil (404) differs from every ID.
+func (e *encoder) backendRef(be *match.Backend) {
+	if be == nil {
+		e.flag(false)
+		return
+	}
+	e.flag(true)
+	e.str(be.ID)
+}
+
+func (e *encoder) flushIfFull() {
+	if len(e.buf) >= 32<<10 {
+		e.h.Write(e.buf)
+		e.buf = e.buf[:0]
+	}
+}
+
+func (e *encoder) sum() string {
+	e.h.Write(e.buf)
+	return hex.EncodeToString(e.h.Sum(nil))
+}

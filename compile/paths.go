@@ -1,0 +1,212 @@
+package compile
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	networkingv1 "k8s.io/api/networking/v1"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// routeKey identifies a route within its virtual host (SPEC §7): two
+// declarations with one key are the same route, and the first in Ingress
+// order wins.
+type routeKey struct {
+	typ  match.PathType
+	path string
+}
+
+// routeScanLimit is how many routes a host holds before its keys are
+// indexed in a map; below it a scan is cheaper than hashing.
+const routeScanLimit = 8
+
+// route returns the route v already has under k, or nil.
+func (v *vhost) route(k routeKey) *match.Route {
+	if v.routeIndex != nil {
+		return v.routeIndex[k]
+	}
+	for _, r := range v.vh.Routes {
+		if r.Type == k.typ && r.Path == k.path {
+			return r
+		}
+	}
+	return nil
+}
+
+// addRoute appends r to v and keeps the index, once there is one.
+func (v *vhost) addRoute(r *match.Route) {
+	if v.vh.Routes == nil {
+		v.vh.Routes = make([]*match.Route, 0, 4)
+	}
+	v.vh.Routes = append(v.vh.Routes, r)
+	switch {
+	case v.routeIndex != nil:
+		v.routeIndex[routeKey{r.Type, r.Path}] = r
+	case len(v.vh.Routes) > routeScanLimit:
+		v.routeIndex = make(map[routeKey]*match.Route, 2*len(v.vh.Routes))
+		for _, r := range v.vh.Routes {
+			v.routeIndex[routeKey{r.Type, r.Path}] = r
+		}
+	}
+}
+
+type regexResult struct {
+	re  *match.Regexp
+	err error
+}
+
+// buildRoutes declares every path of every accepted rule, in Ingress order,
+// then rule and path order (SPEC §4, §7). Route.Order counts declarations
+// in that order.
+func (b *builder) buildRoutes() {
+	order := 0
+	for _, ing := range b.ingresses {
+		for i := range ing.obj.Spec.Rules {
+			rule := &ing.obj.Spec.Rules[i]
+			v := ing.rules[i].vhost
+			if v == nil || rule.HTTP == nil {
+				continue
+			}
+			for j := range rule.HTTP.Paths {
+				order++
+				b.declarePath(ing, v, pathField(i, j), &rule.HTTP.Paths[j], order)
+			}
+		}
+	}
+}
+
+// declarePath validates one path and, unless it is rejected or loses a
+// conflict, adds its route to v. Each problem warns on its own field.
+func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkingv1.HTTPIngressPath, order int) {
+	typ, key, re, pathOK := b.routePath(ing, field, p)
+	backendOK := b.checkBackendShape(ing, field, ".backend", &p.Backend)
+	if !pathOK || !backendOK {
+		return
+	}
+	if winner := v.route(routeKey{typ: typ, path: key}); winner != nil {
+		b.conflict(match.RouteConflict, ing.object(), field,
+			fmt.Sprintf("%s: %s path %q is the same route as an older declaration (key %q); this one is not served",
+				hostLabel(v.vh.Name), typ, p.Path, key),
+			winner.Source.String())
+		return
+	}
+	r := b.routeSlab.new()
+	*r = match.Route{
+		Type:   typ,
+		Path:   key,
+		Source: match.Source{Ingress: ing.key, Field: field},
+		Order:  order,
+		Regexp: re,
+	}
+	r.Backend = b.useBackend(ing, p.Backend.Service, field, ".backend.service", true)
+	r.SSLRedirect, r.ForceSSLRedirect = ing.redirects(b.opts)
+	v.addRoute(r)
+}
+
+// routePath turns a declared path into its match type and key (SPEC §4):
+// the path itself for Exact, the prefix without trailing slashes for Prefix
+// ("" for "/"), the pattern without one leading "^" for a regex. ok is false
+// when the path is rejected.
+func (b *builder) routePath(ing *ingress, field string, p *networkingv1.HTTPIngressPath) (typ match.PathType, key string, re *match.Regexp, ok bool) {
+	switch {
+	case p.PathType == nil:
+		typ = match.Regex
+		b.warn(match.PathTypeUnknown, ing.object(), field+".pathType",
+			"pathType is missing; the path is treated as ImplementationSpecific, a case-insensitive regular expression")
+	case *p.PathType == networkingv1.PathTypeExact:
+		typ = match.Exact
+	case *p.PathType == networkingv1.PathTypePrefix:
+		typ = match.Prefix
+	case *p.PathType == networkingv1.PathTypeImplementationSpecific:
+		typ = match.Regex
+	default:
+		typ = match.Regex
+		b.warn(match.PathTypeUnknown, ing.object(), field+".pathType",
+			"pathType "+strconv.Quote(string(*p.PathType))+" is not Exact, Prefix or ImplementationSpecific; the path is treated as ImplementationSpecific, a case-insensitive regular expression")
+	}
+
+	path := p.Path
+	if typ == match.Regex {
+		// Redundant with the added anchor; dropped before anything else
+		// looks at the path, so "^/api" and "/api" are one route.
+		path = strings.TrimPrefix(path, "^")
+	}
+	if path == "" {
+		path = "/"
+	}
+	reject := func(why string) {
+		b.warn(match.PathRejected, ing.object(), field+".path", "path "+strconv.Quote(p.Path)+" "+why+"; it is not served")
+	}
+	if path[0] != '/' {
+		reject("does not begin with /")
+		return typ, "", nil, false
+	}
+	switch typ {
+	case match.Exact:
+		if why := badSegment(path); why != "" {
+			reject(why)
+			return typ, "", nil, false
+		}
+		return typ, path, nil, true
+	case match.Prefix:
+		if why := badSegment(path); why != "" {
+			reject(why)
+			return typ, "", nil, false
+		}
+		return typ, strings.TrimRight(path, "/"), nil, true
+	}
+	res, cached := b.regexps[path]
+	if !cached {
+		res.re, res.err = match.CompileRegex(path, 0)
+		b.regexps[path] = res
+	}
+	if res.err != nil {
+		reject("is not a usable regular expression: " + res.err.Error())
+		return typ, "", nil, false
+	}
+	return typ, path, res.re, true
+}
+
+// badSegment reports an empty, "." or ".." segment, which a normalized
+// request path (SPEC §13) never has, so an Exact or Prefix path containing
+// one could never match. One trailing slash is allowed.
+func badSegment(path string) string {
+	rest := path[1:]
+	for rest != "" {
+		seg, after, more := strings.Cut(rest, "/")
+		switch {
+		case seg == "" && more:
+			return "has an empty segment (//), which never matches a normalized request path"
+		case seg == "." || seg == "..":
+			return "has a " + strconv.Quote(seg) + " segment, which never matches a normalized request path"
+		}
+		rest = after
+	}
+	return ""
+}
+
+// checkBackendShape accepts a backend that names a Service. A resource
+// backend, or one naming nothing, is not served (BackendUnsupported). The
+// backend is at field+suffix.
+func (b *builder) checkBackendShape(ing *ingress, field, suffix string, be *networkingv1.IngressBackend) bool {
+	switch {
+	case be.Service != nil:
+		return true
+	case be.Resource != nil:
+		b.warn(match.BackendUnsupported, ing.object(), field+suffix+".resource",
+			"a resource backend is not supported, only a Service; this backend is not served")
+	default:
+		b.warn(match.BackendUnsupported, ing.object(), field+suffix,
+			"the backend names no Service; this backend is not served")
+	}
+	return false
+}
+
+func hostLabel(host string) string {
+	if host == "" {
+		return "catch-all host (no host)"
+	}
+	return "host " + strconv.Quote(host)
+}

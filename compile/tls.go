@@ -1,0 +1,122 @@
+package compile
+
+import (
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/hex"
+	"slices"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// parsedSecret is one Secret's key pair, parsed once however many
+// Ingresses name it.
+type parsedSecret struct {
+	problem Reason // "", SecretNotFound or SecretInvalid
+	message string
+	cert    *match.Certificate
+}
+
+// buildTLS reads every claimed Ingress's spec.tls (SPEC §12).
+//
+//   - Every valid host listed marks its virtual host TLS, whether or not
+//     the Secret is usable: the plain-HTTP redirect must not depend on a
+//     Secret being right. A listed host with no rule creates no virtual host
+//     (ingress-nginx makes no server for it either); it still gets its
+//     certificate, since SNI selection is separate from routing.
+//   - A host's certificate comes from the oldest Ingress whose tls entry
+//     lists the host with a valid Secret.
+//   - An entry without secretName asks for the default certificate: no
+//     warning. An invalid listed host warns RuleRejected and is skipped.
+func (b *builder) buildTLS() {
+	tlsHosts := make(map[string]bool)
+	chosen := make(map[string]bool)
+	var used []*parsedSecret
+	for _, ing := range b.ingresses {
+		for i := range ing.obj.Spec.TLS {
+			entry := &ing.obj.Spec.TLS[i]
+			field := tlsField(i)
+			hosts := make([]string, 0, len(entry.Hosts))
+			for j, h := range entry.Hosts {
+				why := invalidHost(h)
+				if h == "" {
+					why = "is empty"
+				}
+				if why != "" {
+					b.warn(match.RuleRejected, ing.object(), field+".hosts["+strconv.Itoa(j)+"]",
+						"TLS host "+strconv.Quote(h)+" "+why+"; it gets no certificate and no redirect from this entry")
+					continue
+				}
+				tlsHosts[h] = true
+				hosts = append(hosts, h)
+			}
+			if entry.SecretName == "" {
+				continue
+			}
+			ps := b.secret(ing.obj.Namespace, entry.SecretName)
+			if ps.problem != "" {
+				b.warn(ps.problem, ing.object(), field+".secretName", ps.message+"; its hosts get the default certificate")
+				continue
+			}
+			for _, h := range hosts {
+				if chosen[h] {
+					continue
+				}
+				chosen[h] = true
+				if len(ps.cert.Hosts) == 0 {
+					used = append(used, ps)
+				}
+				ps.cert.Hosts = append(ps.cert.Hosts, h)
+			}
+		}
+	}
+	for _, v := range b.vhostOrder {
+		v.vh.TLS = tlsHosts[v.vh.Name]
+	}
+	b.certs = make([]*match.Certificate, 0, len(used))
+	for _, ps := range used {
+		slices.Sort(ps.cert.Hosts)
+		b.certs = append(b.certs, ps.cert)
+	}
+}
+
+// secret parses the kubernetes.io/tls Secret ns/name once. A Secret of
+// another type reads as absent.
+func (b *builder) secret(ns, name string) *parsedSecret {
+	if ps, ok := b.parsed[objKey{ns, name}]; ok {
+		return ps
+	}
+	ps := &parsedSecret{}
+	b.parsed[objKey{ns, name}] = ps
+	key := ns + "/" + name
+	sec := b.secrets[objKey{ns, name}]
+	switch {
+	case sec == nil:
+		ps.problem, ps.message = match.SecretNotFound, "Secret "+key+" not found"
+	case sec.Type != corev1.SecretTypeTLS:
+		ps.problem, ps.message = match.SecretNotFound,
+			"Secret "+key+" is of type "+strconv.Quote(string(sec.Type))+", not kubernetes.io/tls, and reads as absent"
+	default:
+		pair, err := tls.X509KeyPair(secretData(sec, corev1.TLSCertKey), secretData(sec, corev1.TLSPrivateKeyKey))
+		if err != nil {
+			ps.problem, ps.message = match.SecretInvalid,
+				"Secret "+key+": tls.crt and tls.key do not form a key pair: "+err.Error()
+			break
+		}
+		sum := sha256.Sum256(pair.Certificate[0])
+		ps.cert = &match.Certificate{Secret: key, Fingerprint: hex.EncodeToString(sum[:]), Cert: &pair}
+	}
+	return ps
+}
+
+// secretData reads a key the way the API server stores it: stringData,
+// when a manifest carries it, overrides data.
+func secretData(sec *corev1.Secret, key string) []byte {
+	if s, ok := sec.StringData[key]; ok {
+		return []byte(s)
+	}
+	return sec.Data[key]
+}

@@ -1,0 +1,242 @@
+package match
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+)
+
+// NewTable builds the lookup index over what compile produced, once per
+// table, and returns the table. It takes ownership of the hosts (their
+// Routes are sorted and their indexes built in place), so a VirtualHost
+// belongs to exactly one table.
+//
+//   - VirtualHosts are sorted by name, and a catch-all (Name "") with no
+//     routes and no fallback (404) is added when none is given. Of two hosts
+//     with the same name the first given is kept.
+//   - Each host's Routes are sorted with CompareRoutes. Of two routes with the
+//     same key (type and path) only the one with the lower Order is kept:
+//     compile resolves such conflicts with a warning first, so this is a
+//     defence, not a second policy.
+//   - Backends are sorted by ID, Certificates by Secret, both stably.
+//   - When two certificates list the same host, the one that comes first in
+//     certs as given wins. compile passes certificates oldest Ingress first,
+//     which is SPEC §12's rule.
+//   - Warnings and digest are kept as given.
+//
+// The index: exact and wildcard host names in maps whose slots carry what a
+// lookup needs of the host; the Exact and Prefix keys of all hosts in one
+// hash table keyed by (host, key), so one probe answers both tiers for a
+// candidate; Regex routes in a slice per host.
+func NewTable(hosts []*VirtualHost, backends []*Backend, certs []*Certificate, warnings []Warning, digest string) *Table {
+	t := &Table{
+		Warnings:      slices.Clone(warnings),
+		Digest:        digest,
+		exactHosts:    make(map[string]hostIndex),
+		wildcardHosts: make(map[string]hostIndex),
+		exactCerts:    make(map[string]*Certificate),
+		wildcardCerts: make(map[string]*Certificate),
+	}
+
+	t.VirtualHosts = make([]*VirtualHost, 0, len(hosts)+1)
+	for _, vh := range hosts {
+		if vh != nil {
+			t.VirtualHosts = append(t.VirtualHosts, vh)
+		}
+	}
+	slices.SortStableFunc(t.VirtualHosts, func(a, b *VirtualHost) int { return strings.Compare(a.Name, b.Name) })
+	t.VirtualHosts = slices.CompactFunc(t.VirtualHosts, func(a, b *VirtualHost) bool { return a.Name == b.Name })
+	if len(t.VirtualHosts) == 0 || t.VirtualHosts[0].Name != "" {
+		t.VirtualHosts = slices.Insert(t.VirtualHosts, 0, &VirtualHost{})
+	}
+
+	keys := 0
+	for _, vh := range t.VirtualHosts {
+		vh.sortRoutes()
+		keys += len(vh.Routes)
+	}
+	t.paths = newPathTable(keys)
+	seenRegexp := make(map[*Regexp]bool)
+	for id, vh := range t.VirtualHosts {
+		hi := t.indexHost(uint32(id), vh)
+		for _, r := range vh.regex {
+			if !seenRegexp[r.Regexp] {
+				seenRegexp[r.Regexp] = true
+				t.regexps = append(t.regexps, r.Regexp)
+			}
+		}
+		switch suffix, wildcard := strings.CutPrefix(vh.Name, "*."); {
+		case vh.Name == "":
+			t.catchAll = hi
+		case wildcard && suffix != "":
+			t.wildcardHosts[suffix] = hi
+		default:
+			t.exactHosts[vh.Name] = hi
+		}
+	}
+
+	t.Backends = make([]*Backend, 0, len(backends))
+	for _, b := range backends {
+		if b != nil {
+			t.Backends = append(t.Backends, b)
+		}
+	}
+	slices.SortStableFunc(t.Backends, func(a, b *Backend) int { return strings.Compare(a.ID, b.ID) })
+
+	t.Certificates = make([]*Certificate, 0, len(certs))
+	for _, c := range certs {
+		if c == nil {
+			continue
+		}
+		t.Certificates = append(t.Certificates, c)
+		for _, h := range c.Hosts {
+			m, key := t.exactCerts, h
+			if suffix, ok := strings.CutPrefix(h, "*."); ok && suffix != "" {
+				m, key = t.wildcardCerts, suffix
+			}
+			if _, taken := m[key]; !taken {
+				m[key] = c
+			}
+		}
+	}
+	slices.SortStableFunc(t.Certificates, func(a, b *Certificate) int { return strings.Compare(a.Secret, b.Secret) })
+	return t
+}
+
+// CompareRoutes orders routes by precedence within a virtual host (SPEC §5):
+// Exact before Prefix before Regex; Exact by path; Prefix longest first, then
+// by path; Regex in ingress-nginx's controller order, path length
+// descending, then path descending in byte order. Ties (the same key) go to
+// the lower Order, the older declaration.
+func CompareRoutes(a, b *Route) int {
+	if c := cmp.Compare(a.Type, b.Type); c != 0 {
+		return c
+	}
+	switch a.Type {
+	case Exact:
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+	case Prefix:
+		if c := cmp.Compare(len(b.Path), len(a.Path)); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+	default:
+		if c := cmp.Compare(len(b.Path), len(a.Path)); c != 0 {
+			return c
+		}
+		if c := strings.Compare(b.Path, a.Path); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(a.Order, b.Order)
+}
+
+// hostIndex is what a lookup needs of one virtual host, kept in the host
+// maps' slots so that choosing the host and probing its paths touch as few
+// cache lines as possible.
+type hostIndex struct {
+	vh         *VirtualHost
+	rootPrefix *Route    // the Prefix "/" route, key ""
+	keyLens    lengthSet // lengths of the host's Exact and Prefix keys
+	prefixLens lengthSet // lengths of its Prefix keys
+	id         uint32    // the host's number in the path table
+	maxPrefix  int       // longest Prefix key
+}
+
+// lengthSet records which key lengths exist, so a lookup skips probes for
+// candidates no key could equal. Lengths from 127 up share the last bit.
+type lengthSet [2]uint64
+
+func (s *lengthSet) add(n int) {
+	n = min(n, 127)
+	s[n>>6] |= 1 << (n & 63)
+}
+
+func (s *lengthSet) has(n int) bool {
+	n = min(n, 127)
+	return s[n>>6]&(1<<(n&63)) != 0
+}
+
+// sortRoutes sorts the routes by precedence and drops same-key duplicates.
+func (vh *VirtualHost) sortRoutes() {
+	routes := make([]*Route, 0, len(vh.Routes))
+	for _, r := range vh.Routes {
+		if r != nil {
+			routes = append(routes, r)
+		}
+	}
+	slices.SortStableFunc(routes, CompareRoutes)
+	vh.Routes = slices.CompactFunc(routes, func(a, b *Route) bool { return a.Type == b.Type && a.Path == b.Path })
+}
+
+// indexHost adds the host's Exact and Prefix keys to the path table and
+// collects its Regex routes.
+func (t *Table) indexHost(id uint32, vh *VirtualHost) hostIndex {
+	hi := hostIndex{vh: vh, id: id}
+	vh.regex = nil
+	for _, r := range vh.Routes {
+		switch r.Type {
+		case Exact:
+			t.paths.slot(id, r.Path).exact = r
+			hi.keyLens.add(len(r.Path))
+		case Prefix:
+			if r.Path == "" {
+				hi.rootPrefix = r
+				continue
+			}
+			t.paths.slot(id, r.Path).prefix = r
+			hi.keyLens.add(len(r.Path))
+			hi.prefixLens.add(len(r.Path))
+			hi.maxPrefix = max(hi.maxPrefix, len(r.Path))
+		case Regex:
+			if r.Regexp != nil {
+				vh.regex = append(vh.regex, r)
+			}
+		}
+	}
+	return hi
+}
+
+// VirtualHostByName returns the host with exactly this name: an exact name,
+// a wildcard ("*.example.com"), or "" for the catch-all; nil if none.
+func (t *Table) VirtualHostByName(name string) *VirtualHost {
+	if name == "" {
+		return t.catchAll.vh
+	}
+	if suffix, ok := strings.CutPrefix(name, "*."); ok && suffix != "" {
+		return t.wildcardHosts[suffix].vh
+	}
+	return t.exactHosts[name].vh
+}
+
+// Certificate selects the certificate for a TLS ClientHello's server name
+// (SPEC §12): lower-cased, one trailing dot dropped, then the exact name,
+// then "*.<rest>" for one more label. Nil means none matched and the caller
+// serves its default certificate.
+func (t *Table) Certificate(serverName string) *Certificate {
+	name := trimDot(lowerASCII(serverName))
+	if name == "" {
+		return nil
+	}
+	if c, ok := t.exactCerts[name]; ok {
+		return c
+	}
+	if i := strings.IndexByte(name, '.'); i > 0 {
+		return t.wildcardCerts[name[i+1:]]
+	}
+	return nil
+}
+
+// RegexTimeouts sums the timed-out matches of every regex route in the
+// table, counting a pattern shared by several routes once.
+func (t *Table) RegexTimeouts() uint64 {
+	var n uint64
+	for _, re := range t.regexps {
+		n += re.Timeouts()
+	}
+	return n
+}

@@ -1,0 +1,102 @@
+package match
+
+import "strings"
+
+// Result is where a request goes.
+type Result struct {
+	// Host is the chosen virtual host; never nil.
+	Host *VirtualHost
+	// Route is the matching route; nil means the host's fallback answered.
+	Route *Route
+	// Backend is the route's or fallback's backend; nil means 404.
+	Backend *Backend
+}
+
+// Lookup picks the virtual host, then the route within it (SPEC §5). host
+// and path must already be normalized (NormalizeHost, NormalizePath); other
+// input never panics but may match nothing. Lookup does not allocate.
+//
+// Host: exact name, else a wildcard for one more label, else the catch-all.
+// Path within that host only: Exact, else the longest Prefix over whole path
+// elements, else the first Regex in controller order, else the host's
+// fallback. A host that matched by name never falls through to a wildcard or
+// the catch-all.
+func (t *Table) Lookup(host, path string) Result {
+	hi := t.host(host)
+	if r := t.route(&hi, path); r != nil {
+		return Result{Host: hi.vh, Route: r, Backend: r.Backend}
+	}
+	return Result{Host: hi.vh, Backend: hi.vh.Fallback}
+}
+
+func (t *Table) host(name string) hostIndex {
+	if hi, ok := t.exactHosts[name]; ok {
+		return hi
+	}
+	if len(t.wildcardHosts) > 0 && !isIPv4(name) {
+		// One label: everything up to the first dot, which must be non-empty.
+		// An IP literal is never a wildcard's name ("*.0.0.1" is a valid
+		// host), so it goes to the catch-all (SPEC §5).
+		if i := strings.IndexByte(name, '.'); i > 0 {
+			if hi, ok := t.wildcardHosts[name[i+1:]]; ok {
+				return hi
+			}
+		}
+	}
+	return t.catchAll
+}
+
+func (t *Table) route(hi *hostIndex, path string) *Route {
+	// The whole path answers both tiers: an Exact key, or a Prefix key equal
+	// to the path (a path ending in '/' never equals a Prefix key).
+	if hi.keyLens.has(len(path)) {
+		if s := t.paths.find(hi.id, path); s != nil {
+			if s.exact != nil {
+				return s.exact
+			}
+			return s.prefix
+		}
+	}
+	// Shorter Prefix candidates end just before a '/', longest first, so
+	// "/foo" is tried for "/foo/bar" and "/foo/" but never for "/foobar".
+	for i := min(len(path)-1, hi.maxPrefix); i > 0; i-- {
+		if path[i] == '/' && hi.prefixLens.has(i) {
+			if s := t.paths.find(hi.id, path[:i]); s != nil && s.prefix != nil {
+				return s.prefix
+			}
+		}
+	}
+	if hi.rootPrefix != nil {
+		return hi.rootPrefix
+	}
+	for _, r := range hi.vh.regex {
+		if r.Regexp.MatchString(path) {
+			return r
+		}
+	}
+	return nil
+}
+
+// isIPv4 reports whether s is a dotted-quad IPv4 address, cheaply enough to
+// run on every lookup that reaches the wildcards.
+func isIPv4(s string) bool {
+	if len(s) < 7 || len(s) > 15 || s[len(s)-1] < '0' || s[len(s)-1] > '9' {
+		return false
+	}
+	parts, n, digits := 0, 0, 0
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == '.' {
+			if digits == 0 || n > 255 {
+				return false
+			}
+			parts, n, digits = parts+1, 0, 0
+			continue
+		}
+		c := s[i]
+		if c < '0' || c > '9' || digits == 3 {
+			return false
+		}
+		n, digits = n*10+int(c-'0'), digits+1
+	}
+	return parts == 4
+}

@@ -1,0 +1,150 @@
+package match
+
+import (
+	"io"
+	"strconv"
+	"strings"
+)
+
+// WriteText writes the table as stable, line-oriented text for golden files
+// and debugging: one fact per line, the same bytes for the same table.
+//
+//	digest <hex digest, or "none">
+//	host <name, or "* catch-all">[ tls]          sorted by name
+//	  fallback <backend ID> from <source>        or "fallback none (404)"
+//	  route Exact <path> -> <backend ID> from <source>
+//	  route Prefix <path> -> <backend ID> from <source>      "/" for the root
+//	  route Regex <linear|backtracking> <pattern> -> <backend ID> from <source>
+//	backend <ID> <protocol> <state>               sorted by ID
+//	  endpoint <ip:port>                          or "no ready endpoints"
+//	certificate <secret> sha256:<fingerprint>     sorted by secret
+//	  host <name>
+//	warning <Warning.String()>                    as compile ordered them
+//
+// Fallback and route lines end in " force-ssl-redirect" or " ssl-redirect"
+// when plain HTTP is redirected there: forced, or on a tls host.
+// Routes are listed in precedence order. A path or pattern that is empty or
+// holds spaces, quotes, control or non-ASCII bytes is written Go-quoted. A
+// source with no Ingress (the global default backend) is written as its
+// field, e.g. "from --default-backend".
+func (t *Table) WriteText(w io.Writer) error {
+	var b strings.Builder
+	t.writeText(&b)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// String returns the WriteText rendering.
+func (t *Table) String() string {
+	var b strings.Builder
+	t.writeText(&b)
+	return b.String()
+}
+
+func (t *Table) writeText(b *strings.Builder) {
+	digest := t.Digest
+	if digest == "" {
+		digest = "none"
+	}
+	b.WriteString("digest " + digest + "\n")
+
+	for _, vh := range t.VirtualHosts {
+		name := vh.Name
+		if name == "" {
+			name = "* catch-all"
+		}
+		b.WriteString("host " + name)
+		if vh.TLS {
+			b.WriteString(" tls")
+		}
+		b.WriteString("\n")
+		if vh.Fallback == nil {
+			b.WriteString("  fallback none (404)")
+		} else {
+			b.WriteString("  fallback " + vh.Fallback.ID + sourceText(vh.FallbackSource))
+		}
+		b.WriteString(redirectText(vh.TLS, vh.SSLRedirect, vh.ForceSSLRedirect) + "\n")
+		for _, r := range vh.Routes {
+			b.WriteString("  route " + r.Type.String() + " ")
+			switch r.Type {
+			case Prefix:
+				b.WriteString(quoteText(r.Path, r.Path == ""))
+			case Regex:
+				engine := "uncompiled"
+				if r.Regexp != nil {
+					engine = "backtracking"
+					if r.Regexp.Linear() {
+						engine = "linear"
+					}
+				}
+				b.WriteString(engine + " " + quoteText(r.Path, false))
+			default:
+				b.WriteString(quoteText(r.Path, false))
+			}
+			backend := "none"
+			if r.Backend != nil {
+				backend = r.Backend.ID
+			}
+			b.WriteString(" -> " + backend + sourceText(r.Source) + redirectText(vh.TLS, r.SSLRedirect, r.ForceSSLRedirect) + "\n")
+		}
+	}
+
+	for _, be := range t.Backends {
+		b.WriteString("backend " + be.ID + " " + be.Protocol.String() + " " + be.State.String() + "\n")
+		if len(be.Endpoints) == 0 {
+			b.WriteString("  no ready endpoints\n")
+		}
+		for _, ep := range be.Endpoints {
+			b.WriteString("  endpoint " + ep + "\n")
+		}
+	}
+
+	for _, c := range t.Certificates {
+		b.WriteString("certificate " + c.Secret + " sha256:" + c.Fingerprint + "\n")
+		for _, h := range c.Hosts {
+			b.WriteString("  host " + h + "\n")
+		}
+	}
+
+	for _, w := range t.Warnings {
+		b.WriteString("warning " + strings.ReplaceAll(w.String(), "\n", `\n`) + "\n")
+	}
+}
+
+// quoteText writes s bare unless that would be ambiguous on a line.
+// rootPrefix writes the root Prefix (key "") as "/".
+func quoteText(s string, rootPrefix bool) string {
+	if rootPrefix {
+		return "/"
+	}
+	if s == "" {
+		return `""`
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f || c == '"' {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
+func sourceText(s Source) string {
+	switch {
+	case s.Ingress != "":
+		return " from " + s.String()
+	case s.Field != "":
+		return " from " + s.Field
+	}
+	return ""
+}
+
+// redirectText marks where a plain-HTTP request is redirected to HTTPS.
+func redirectText(tls, sslRedirect, force bool) string {
+	switch {
+	case force:
+		return " force-ssl-redirect"
+	case tls && sslRedirect:
+		return " ssl-redirect"
+	}
+	return ""
+}

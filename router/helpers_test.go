@@ -1,0 +1,150 @@
+package router
+
+import (
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// echoBackend is an endpoint that reports what it received in response
+// headers: its name, its own address, the request-target and Host it saw,
+// and every request header under "Seen-<name>".
+func echoBackend(t testing.TB, name string) (*httptest.Server, string) {
+	t.Helper()
+	s := httptest.NewServer(echoHandler(name))
+	t.Cleanup(s.Close)
+	return s, s.Listener.Addr().String()
+}
+
+func echoHandler(name string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Backend", name)
+		h.Set("X-Endpoint", r.Context().Value(http.LocalAddrContextKey).(net.Addr).String())
+		h.Set("X-Seen-Uri", r.RequestURI)
+		h.Set("X-Seen-Host", r.Host)
+		for k, v := range r.Header {
+			h["Seen-"+k] = v
+		}
+		_, _ = io.WriteString(w, name+"\n")
+	})
+}
+
+// deadAddr is an address nothing listens on.
+func deadAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return addr
+}
+
+func backend(id string, proto match.Protocol, state match.BackendState, endpoints ...string) *match.Backend {
+	ns, rest, _ := strings.Cut(id, "/")
+	name, _, _ := strings.Cut(rest, ":")
+	return &match.Backend{ID: id, Namespace: ns, Name: name, Port: 80, Protocol: proto, State: state, Endpoints: endpoints}
+}
+
+func httpBackend(id string, endpoints ...string) *match.Backend {
+	return backend(id, match.HTTP, match.Serving, endpoints...)
+}
+
+var routeOrder int
+
+func route(typ match.PathType, path string, b *match.Backend) *match.Route {
+	routeOrder++
+	key := path
+	if typ == match.Prefix {
+		key = strings.TrimRight(path, "/")
+	}
+	return &match.Route{Type: typ, Path: key, Backend: b, Order: routeOrder,
+		Source: match.Source{Ingress: "prod/test", Field: "spec.rules[0].http.paths[0]"}}
+}
+
+func vhost(name string, fallback *match.Backend, routes ...*match.Route) *match.VirtualHost {
+	return &match.VirtualHost{Name: name, Fallback: fallback, Routes: routes}
+}
+
+// table builds a table over hosts, listing every backend they reference.
+func table(digest string, hosts ...*match.VirtualHost) *match.Table {
+	seen := map[*match.Backend]bool{}
+	var backends []*match.Backend
+	add := func(b *match.Backend) {
+		if b != nil && !seen[b] {
+			seen[b] = true
+			backends = append(backends, b)
+		}
+	}
+	for _, vh := range hosts {
+		add(vh.Fallback)
+		for _, r := range vh.Routes {
+			add(r.Backend)
+		}
+	}
+	return match.NewTable(hosts, backends, nil, nil, digest)
+}
+
+// records collects Observer records.
+type records struct {
+	mu  sync.Mutex
+	all []Record
+	ch  chan Record
+}
+
+func newRecords() *records { return &records{ch: make(chan Record, 1024)} }
+
+func (rs *records) observe(r Record) {
+	rs.mu.Lock()
+	rs.all = append(rs.all, r)
+	rs.mu.Unlock()
+	rs.ch <- r
+}
+
+func (rs *records) last(t testing.TB) Record {
+	t.Helper()
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	require.NotEmpty(t, rs.all, "no record observed")
+	return rs.all[len(rs.all)-1]
+}
+
+func quietLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+func newTestRouter(o Options) *Router {
+	if o.Logger == nil {
+		o.Logger = quietLogger()
+	}
+	return New(o)
+}
+
+// serve runs one request through the handler without a listener.
+func serve(r http.Handler, method, host, target string, header http.Header) *http.Response {
+	req := httptest.NewRequest(method, target, nil)
+	req.Host = host
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	rec := httptest.NewRecorder()
+	r.ServeHTTP(rec, req)
+	return rec.Result()
+}
+
+func body(t testing.TB, res *http.Response) string {
+	t.Helper()
+	b, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	require.NoError(t, res.Body.Close())
+	return string(b)
+}

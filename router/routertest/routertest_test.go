@@ -1,0 +1,437 @@
+package routertest
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/compile"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func TestRunFiles(t *testing.T) {
+	RunFiles(t, "testdata/cases")
+}
+
+// fakeTB collects what RunFiles reports, to test failures without failing.
+type fakeTB struct {
+	testing.TB
+	errors []string
+	logs   []string
+}
+
+func (f *fakeTB) Helper()                   {}
+func (f *fakeTB) Error(args ...any)         { f.errors = append(f.errors, fmt.Sprint(args...)) }
+func (f *fakeTB) Errorf(s string, a ...any) { f.errors = append(f.errors, fmt.Sprintf(s, a...)) }
+func (f *fakeTB) Fatal(args ...any)         { f.errors = append(f.errors, fmt.Sprint(args...)) }
+func (f *fakeTB) Logf(s string, a ...any)   { f.logs = append(f.logs, fmt.Sprintf(s, a...)) }
+
+func setUpdate(t *testing.T, v bool) {
+	old := *update
+	*update = v
+	t.Cleanup(func() { *update = old })
+}
+
+func TestLoadCasesErrors(t *testing.T) {
+	tests := []struct {
+		file string
+		want []string
+	}{
+		{"unknown-key.yaml", []string{
+			`testdata/bad/unknown-key.yaml: case "typo in an expectation": unknown key "options.sslredirect"`,
+			`testdata/bad/unknown-key.yaml: case "typo in an expectation": unknown key "requests[0].expect.stauts"`,
+		}},
+		{"bad-option.yaml", []string{
+			`testdata/bad/bad-option.yaml: case "default backend without a port": options.defaultBackend: service reference "kube-system/notfound": missing :port (want namespace/name:port)`,
+			`testdata/bad/bad-option.yaml: case "bad class": options: option ingress-class "Not_A_Class": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
+		}},
+		{"undecodable-object.yaml", []string{
+			`testdata/bad/undecodable-object.yaml: case "misspelled field in a manifest": objects[1] (Ingress prod/shop): strict decoding error: unknown field "spec.rules[0].htp"`,
+			`testdata/bad/undecodable-object.yaml: case "misspelled field in a manifest": objects[2] (Ingress prod/old): networking.k8s.io/v1beta1 Ingress is not supported: ramjet reads networking.k8s.io/v1 Ingress`,
+			`testdata/bad/undecodable-object.yaml: case "misspelled field in a manifest": objects[3] (Service prod/shop): defined twice: first at objects[0]`,
+		}},
+		{"duplicate-key.yaml", []string{
+			`testdata/bad/duplicate-key.yaml: line 5: key "path" already set in map`,
+		}},
+		{"empty.yaml", []string{`testdata/bad/empty.yaml: no cases`}},
+		{"scalars.yaml", []string{
+			`testdata/bad/scalars.yaml: case #1: want a mapping, got string "just"`,
+			`testdata/bad/scalars.yaml: case #2: want a mapping, got string "strings"`,
+		}},
+		{"requests.yaml", []string{
+			`testdata/bad/requests.yaml: case "wrong types": requests[0].expect.distinctEndpoints: want a whole number, got number 1.5`,
+			`testdata/bad/requests.yaml: case "wrong types": requests[0].expect.service: want namespace/name:port or null, got number 80`,
+			`testdata/bad/requests.yaml: case "wrong types": requests[0].expect.status: want a whole number, got string "200"`,
+			`testdata/bad/requests.yaml: case "wrong types": requests[0].headers.X-Count: want a string, got number 1`,
+			`testdata/bad/requests.yaml: case "wrong types": requests[0].repeat: want a whole number, got string "3"`,
+			`testdata/bad/requests.yaml: case "missing pieces": requests[0].host: required ("" for a request without Host)`,
+			`testdata/bad/requests.yaml: case "missing pieces": requests[1].path: required (the raw request-target, e.g. /)`,
+			`testdata/bad/requests.yaml: case "missing pieces": requests[2].expect: at least one check is required`,
+			`testdata/bad/requests.yaml: case "missing pieces": requests[3].expect: at least one check is required`,
+			`testdata/bad/requests.yaml: case "bad values": requests[0].method: "GE T" is not an HTTP method token`,
+			`testdata/bad/requests.yaml: case "bad values": requests[1].scheme: "ftp": want http or https`,
+			`testdata/bad/requests.yaml: case "bad values": requests[2].headers: Host is set with host, not as a header`,
+			`testdata/bad/requests.yaml: case "bad values": requests[3].repeat: 0: want 1 to 100000`,
+			`testdata/bad/requests.yaml: case "bad values": requests[4].expect.status: 99 is not an HTTP status`,
+			`testdata/bad/requests.yaml: case "bad values": requests[5].expect.service: "" is not a backend: write null for none`,
+			`testdata/bad/requests.yaml: case "bad values": requests[6].expect.service: service reference "prod/api": missing :port (want namespace/name:port)`,
+			`testdata/bad/requests.yaml: case "bad values": requests[7].expect.distinctEndpoints: 3: want 0 to repeat (2)`,
+			`testdata/bad/requests.yaml: case "bad values": requests[8].host: "a .example.com" holds whitespace or control characters`,
+			`testdata/bad/requests.yaml: case "bad values": name already used by case #3`,
+			`testdata/bad/requests.yaml: case #5: name: required`,
+			`testdata/bad/requests.yaml: case "no requests": requests: at least one request is required`,
+		}},
+		{"nonexistent.yaml", []string{
+			`routertest: stat testdata/bad/nonexistent.yaml: no such file or directory`,
+		}},
+		{"*.nothing", []string{`routertest: no case files match "testdata/bad/*.nothing"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			cases, err := LoadCases(filepath.Join("testdata/bad", tt.file))
+			require.Error(t, err)
+			require.Nil(t, cases)
+			if d := cmp.Diff(tt.want, strings.Split(err.Error(), "\n")); d != "" {
+				t.Errorf("errors (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestLoadCases(t *testing.T) {
+	cases, err := LoadCases("testdata/cases/*.yaml")
+	require.NoError(t, err)
+	var names []string
+	for _, c := range cases {
+		names = append(names, c.File+": "+c.Name)
+	}
+	want := []string{
+		"testdata/cases/routes.yaml: prefix and exact routes",
+		"testdata/cases/tls.yaml: certificates by SNI",
+	}
+	require.Empty(t, cmp.Diff(want, names))
+
+	tls := cases[1]
+	wantOptions := compile.Options{
+		DefaultBackend:     &compile.ServiceRef{Namespace: "infra", Name: "fallback", Port: "80"},
+		DisableSSLRedirect: true,
+	}
+	if d := cmp.Diff(wantOptions, tls.Options); d != "" {
+		t.Errorf("options (-want +got):\n%s", d)
+	}
+	if !strings.HasPrefix(tls.Scenario, "shop.example.com has a valid certificate") || tls.Source != "SPEC §12" {
+		t.Errorf("free text not kept: scenario %q source %q", tls.Scenario, tls.Source)
+	}
+	require.Len(t, tls.Objects.Ingresses, 1)
+	require.Len(t, tls.Objects.Secrets, 1)
+	require.Len(t, tls.Objects.Services, 2)
+	if d := cmp.Diff([]string{"testdata/cases/tls.yaml#7: apps/v1 Deployment prod/web skipped"}, tls.Skipped); d != "" {
+		t.Errorf("skipped (-want +got):\n%s", d)
+	}
+	// Defaults are filled in.
+	r := tls.Requests[2]
+	if r.Method != http.MethodGet || r.Scheme != "http" || r.Repeat != 1 {
+		t.Errorf("defaults: %+v", r)
+	}
+	routes := cases[0]
+	if got := routes.Requests[2].Expect.Service; got != (OptionalService{Checked: true}) {
+		t.Errorf("service: null read as %+v, want checked with no ID", got)
+	}
+	if got := routes.Requests[1].Expect.Service; got.Checked {
+		t.Errorf("absent service read as %+v, want unchecked", got)
+	}
+}
+
+func TestOptions(t *testing.T) {
+	tests := []struct {
+		yaml string
+		want compile.Options
+	}{
+		{"{}", compile.Options{}},
+		{"{sslRedirect: true}", compile.Options{}},
+		{"{sslRedirect: false}", compile.Options{DisableSSLRedirect: true}},
+		{
+			"{ingressClass: nginx, controllerName: k8s.io/ingress-nginx, watchIngressWithoutClass: true, defaultBackend: 'ns/svc:http'}",
+			compile.Options{
+				IngressClass: "nginx", ControllerName: "k8s.io/ingress-nginx", WatchIngressWithoutClass: true,
+				DefaultBackend: &compile.ServiceRef{Namespace: "ns", Name: "svc", Port: "http"},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.yaml, func(t *testing.T) {
+			data := "name: x\noptions: " + tt.yaml + "\nrequests: [{host: a, path: /, expect: {status: 404}}]\n"
+			cases, err := parseCases("inline.yaml", []byte(data))
+			require.NoError(t, err)
+			if d := cmp.Diff(tt.want, cases[0].Options); d != "" {
+				t.Errorf("options (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestRunReportsMismatches(t *testing.T) {
+	cases, err := LoadCases("testdata/fail/mismatch.yaml")
+	require.NoError(t, err)
+	require.Len(t, cases, 1)
+	res := Run(cases[0])
+
+	require.False(t, res.OK())
+	require.Equal(t, 1, res.Passed())
+	require.Equal(t, 4, res.Failed())
+	want := [][]Mismatch{
+		{
+			{Field: "forwardedPath", Want: `"/api/x"`, Got: `"/api/x?y"`, Repeat: 1},
+			{Field: "forwardedHost", Want: `"api.prod"`, Got: `"shop.example.com"`, Repeat: 1},
+			{Field: "responseHeaders.Content-Type", Want: `"application/json"`, Got: `"text/plain; charset=utf-8"`, Repeat: 1},
+			{Field: "distinctEndpoints", Want: "3", Got: "2 over 3 requests"},
+		},
+		{
+			{Field: "status", Want: "200", Got: "404 (no-route)"},
+			{Field: "service", Want: "prod/api:80", Got: "none"},
+			{Field: "forwardedPath", Want: `"/nothing"`, Got: "not forwarded"},
+		},
+		{
+			{Field: "service", Want: "none", Got: "prod/api:80"},
+		},
+		{
+			{Field: "certificateHost", Want: `a certificate valid for "shop.example.com"`, Got: `certificate for ["CN=ramjet default certificate"]`},
+		},
+		nil,
+	}
+	var got [][]Mismatch
+	for _, rr := range res.Requests {
+		got = append(got, rr.Mismatches)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("mismatches (-want +got):\n%s", d)
+	}
+
+	report := res.Report()
+	for _, line := range []string{
+		`case "wrong expectations" (testdata/fail/mismatch.yaml)`,
+		`  requests[0]: GET /api/x?y host="shop.example.com" repeat=3`,
+		`    forwardedPath:                 want "/api/x"`,
+		`                                   got  "/api/x?y"  (repeat 1 of 3)`,
+		`  requests[1]: GET /nothing host="shop.example.com"`,
+		`    got: 404 no-route, no backend, not forwarded, body "404 Not Found: no route for this host and path\n"`,
+	} {
+		require.Contains(t, report, line+"\n")
+	}
+	require.NotContains(t, report, "requests[4]", "passing requests are not reported")
+	require.Empty(t, Result{Requests: []RequestResult{{Pass: true}}}.Report())
+}
+
+func TestRunFilesReportsFailures(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile("testdata/fail/mismatch.yaml")
+	require.NoError(t, err)
+	caseFile := filepath.Join(dir, "mismatch.yaml")
+	require.NoError(t, os.WriteFile(caseFile, data, 0o644))
+
+	setUpdate(t, false)
+	tb := &fakeTB{}
+	RunFiles(tb, dir)
+	require.Len(t, tb.errors, 2)
+	require.Contains(t, tb.errors[0], `case "wrong expectations"`)
+	require.Contains(t, tb.errors[0], `requests[3]: GET /api host="shop.example.com" scheme=https`)
+	require.Equal(t, filepath.Join(dir, "mismatch.golden")+": golden table missing; run go test with -update to create it", tb.errors[1])
+
+	// -update writes the golden; later runs compare against it.
+	setUpdate(t, true)
+	tb = &fakeTB{}
+	RunFiles(tb, caseFile)
+	require.Len(t, tb.errors, 1, "cases still fail while updating")
+	golden, err := os.ReadFile(filepath.Join(dir, "mismatch.golden"))
+	require.NoError(t, err)
+	cases, err := LoadCases(caseFile)
+	require.NoError(t, err)
+	want, err := RenderGolden(cases)
+	require.NoError(t, err)
+	require.Equal(t, want, string(golden))
+	require.True(t, strings.HasPrefix(want, "# case: wrong expectations\ndigest "), want)
+	require.Contains(t, want, "route Prefix /api -> prod/api:80 from Ingress prod/shop spec.rules[0].http.paths[0]\n")
+
+	setUpdate(t, false)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "mismatch.golden"), []byte(strings.Replace(want, "/api", "/apx", 1)), 0o644))
+	tb = &fakeTB{}
+	RunFiles(tb, caseFile)
+	require.Len(t, tb.errors, 2)
+	require.Contains(t, tb.errors[1], "compiled tables differ from the golden (-golden +got)")
+	require.Contains(t, tb.errors[1], "/apx")
+
+	tb = &fakeTB{}
+	RunFiles(tb, filepath.Join(dir, "*.none"))
+	require.Equal(t, []string{fmt.Sprintf("routertest: no case files match %q", filepath.Join(dir, "*.none"))}, tb.errors)
+}
+
+func TestRunInvalidOptions(t *testing.T) {
+	c := Case{
+		Name:     "built in code",
+		Options:  compile.Options{IngressClass: "Bad Class"},
+		Requests: []Request{{Host: "a", Path: "/", Method: "GET", Scheme: "http", Repeat: 1, Expect: Expect{Status: 404}}},
+	}
+	res := Run(c)
+	require.False(t, res.OK())
+	require.Equal(t, 1, res.Failed())
+	require.Contains(t, res.Error, `option ingress-class "Bad Class"`)
+	_, err := RenderTable(c)
+	require.ErrorContains(t, err, `case "built in code"`)
+}
+
+func TestBuildRequest(t *testing.T) {
+	tests := []struct {
+		name                         string
+		req                          Request
+		uri, host, path, rawQuery    string
+		proto, forwardedPort, scheme string
+		tls                          bool
+	}{
+		{
+			name: "origin form keeps escapes and repeated slashes",
+			req:  Request{Host: "Shop.Example.com:8443", Path: "//a/%2e%2E/b%2Fc?q=%20&q", Method: "GET", Scheme: "http"},
+			uri:  "//a/%2e%2E/b%2Fc?q=%20&q", host: "Shop.Example.com:8443", path: "//a/../b/c", rawQuery: "q=%20&q",
+			proto: "HTTP/1.1", forwardedPort: "80",
+		},
+		{
+			name: "absolute form takes the host from the target",
+			req:  Request{Host: "shop.example.com", Path: "http://other.example.com/x?", Method: "PUT", Scheme: "https"},
+			uri:  "http://other.example.com/x?", host: "other.example.com", path: "/x",
+			proto: "HTTP/1.1", forwardedPort: "443", scheme: "http", tls: true,
+		},
+		{
+			name: "no host is HTTP/1.0",
+			req:  Request{Host: "", Path: "/", Method: "GET", Scheme: "http"},
+			uri:  "/", host: "", path: "/",
+			proto: "HTTP/1.0", forwardedPort: "80",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := buildRequest(tt.req)
+			require.NoError(t, err)
+			got := []string{req.RequestURI, req.Host, req.URL.Path, req.URL.RawQuery, req.Proto, req.URL.Scheme, req.Method}
+			want := []string{tt.uri, tt.host, tt.path, tt.rawQuery, tt.proto, tt.scheme, tt.req.Method}
+			require.Empty(t, cmp.Diff(want, got))
+			require.Equal(t, tt.tls, req.TLS != nil)
+			addr, ok := req.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr)
+			require.True(t, ok)
+			require.Equal(t, tt.forwardedPort, fmt.Sprint(addr.Port))
+			require.Empty(t, req.Header.Get("Host"), "Host is not left among the headers")
+		})
+	}
+
+	// A request-target net/http's server would refuse never reaches the router.
+	_, err := buildRequest(Request{Host: "a", Path: "/a b", Method: "GET", Scheme: "http"})
+	require.Error(t, err)
+	h := newHarness()
+	out := h.serve(Request{Host: "a", Path: "/a b", Method: "GET", Scheme: "http"})
+	require.Equal(t, http.StatusBadRequest, out.Status)
+	require.False(t, out.Recorded)
+	require.Contains(t, out.Reason, "refused by net/http before the handler")
+}
+
+func TestServerName(t *testing.T) {
+	for host, want := range map[string]string{
+		"shop.example.com":      "shop.example.com",
+		"shop.example.com:8443": "shop.example.com",
+		"shop.example.com.":     "shop.example.com",
+		"10.0.0.1":              "",
+		"[fd00::1]:443":         "",
+		"":                      "",
+	} {
+		require.Equal(t, want, serverName(host), host)
+	}
+}
+
+func TestBackendsRecordWireRequest(t *testing.T) {
+	b := &backends{}
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://10.0.0.1:8080/x", nil)
+	require.NoError(t, err)
+	req.URL.Opaque = "/a%2Fb//c"
+	req.Host = "shop.example.com"
+	resp, err := b.RoundTrip(req)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	x, ok := b.last()
+	require.True(t, ok)
+	require.Equal(t, exchange{endpoint: "10.0.0.1:8080", target: "/a%2Fb//c", host: "shop.example.com"}, x)
+	b.reset()
+	_, ok = b.last()
+	require.False(t, ok)
+}
+
+func TestResultJSON(t *testing.T) {
+	cases, err := LoadCases("testdata/fail/mismatch.yaml")
+	require.NoError(t, err)
+	res := Run(cases[0])
+	data, err := json.Marshal(res)
+	require.NoError(t, err)
+	var back struct {
+		Case     string `json:"case"`
+		Requests []struct {
+			Pass    bool `json:"pass"`
+			Request struct {
+				Expect map[string]any `json:"expect"`
+			} `json:"request"`
+			Mismatches []Mismatch `json:"mismatches"`
+			Got        struct {
+				Status  int    `json:"status"`
+				Service string `json:"service"`
+			} `json:"got"`
+		} `json:"requests"`
+	}
+	require.NoError(t, json.Unmarshal(data, &back))
+	require.Equal(t, "wrong expectations", back.Case)
+	require.Len(t, back.Requests, 5)
+	require.Equal(t, 404, back.Requests[1].Got.Status)
+	// null (no backend) survives; an unchecked service is left out.
+	expect2 := back.Requests[2].Request.Expect
+	v, present := expect2["service"]
+	require.True(t, present)
+	require.Nil(t, v)
+	_, present = back.Requests[4].Request.Expect["service"]
+	require.False(t, present)
+	require.Empty(t, cmp.Diff(res.Requests[0].Mismatches, back.Requests[0].Mismatches, cmpopts.EquateEmpty()))
+}
+
+func TestLineDiff(t *testing.T) {
+	tests := []struct {
+		name, want, got, diff string
+	}{
+		{"equal", "a\nb\n", "a\nb\n", ""},
+		{
+			"one line changed, context around it",
+			"a\nb\nc\nd\ne\nf\ng\n", "a\nb\nc\nX\ne\nf\ng\n",
+			"  b\n  c\n- d\n+ X\n  e\n  f\n",
+		},
+		{
+			"distant changes are separated",
+			"1\n2\n3\n4\n5\n6\n7\n8\n9\n", "0\n1\n2\n3\n4\n5\n6\n7\n8\n",
+			"+ 0\n  1\n  2\n  ...\n  7\n  8\n- 9\n",
+		},
+		{
+			"near changes share context",
+			"a\nb\nc\nd\n", "A\nb\nC\nd\n",
+			"- a\n+ A\n  b\n- c\n+ C\n  d\n",
+		},
+		{"final newline", "a\n", "a", "(the texts differ only in a final newline)\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.diff, lineDiff(tt.want, tt.got))
+		})
+	}
+}

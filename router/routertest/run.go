@@ -1,0 +1,506 @@
+package routertest
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+
+	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/router"
+)
+
+// Result is the outcome of running one case.
+type Result struct {
+	File string `json:"file"`
+	Case string `json:"case"`
+	// Error is set when the case could not run at all; every request then
+	// counts as failed.
+	Error    string          `json:"error,omitempty"`
+	Requests []RequestResult `json:"requests"`
+}
+
+// Passed is the number of requests that met every expectation.
+func (r Result) Passed() int {
+	n := 0
+	for _, rr := range r.Requests {
+		if rr.Pass {
+			n++
+		}
+	}
+	return n
+}
+
+// Failed is the number of requests that did not.
+func (r Result) Failed() int { return len(r.Requests) - r.Passed() }
+
+// OK reports whether the case ran and every request passed.
+func (r Result) OK() bool { return r.Error == "" && r.Failed() == 0 }
+
+// Report describes the failures of the case, one block per failing
+// request; "" when the case passed.
+func (r Result) Report() string {
+	if r.OK() {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "case %q (%s)", r.Case, r.File)
+	if r.Error != "" {
+		fmt.Fprintf(&b, ": %s", r.Error)
+	}
+	b.WriteString("\n")
+	for _, rr := range r.Requests {
+		if !rr.Pass {
+			b.WriteString(indent(rr.Diff(), "  "))
+		}
+	}
+	return b.String()
+}
+
+// RequestResult is the outcome of one request of a case (all its repeats).
+type RequestResult struct {
+	// Index is the request's position in the case, from 0.
+	Index   int     `json:"index"`
+	Request Request `json:"request"`
+	Pass    bool    `json:"pass"`
+	// Mismatches lists each failed check.
+	Mismatches []Mismatch `json:"mismatches,omitempty"`
+	// Got is what the first failing repeat produced (the last one when
+	// all passed).
+	Got Outcome `json:"got"`
+}
+
+// Diff describes the request and each failed check, expected against
+// actual, ending with what the request actually got.
+func (rr RequestResult) Diff() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "requests[%d]: %s\n", rr.Index, rr.Request)
+	width := 0
+	for _, m := range rr.Mismatches {
+		width = max(width, len(m.Field))
+	}
+	for _, m := range rr.Mismatches {
+		fmt.Fprintf(&b, "  %-*s  want %s\n  %-*s  got  %s", width+1, m.Field+":", m.Want, width+1, "", m.Got)
+		if m.Repeat > 0 {
+			fmt.Fprintf(&b, "  (repeat %d of %d)", m.Repeat, rr.Request.Repeat)
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "  got: %s\n", rr.Got)
+	return b.String()
+}
+
+// Mismatch is one failed check.
+type Mismatch struct {
+	// Field is the expectation's key, e.g. "status" or
+	// "responseHeaders.Location".
+	Field string `json:"field"`
+	Want  string `json:"want"`
+	Got   string `json:"got"`
+	// Repeat is the repeat (from 1) that first failed the check, for a
+	// request sent more than once; 0 for checks over all repeats.
+	Repeat int `json:"repeat,omitempty"`
+}
+
+// Outcome is what one request produced.
+type Outcome struct {
+	Status int `json:"status"`
+	// Reason is the router's code for an answer it made itself, or why the
+	// request never reached it.
+	Reason string `json:"reason,omitempty"`
+	// Service is the backend the router chose ("" when none), from the
+	// router's own record of the request.
+	Service string `json:"service"`
+	// Recorded reports that the router recorded the request.
+	Recorded bool `json:"recorded"`
+	// Refused reports that net/http's server would answer 400 before any
+	// handler runs; no backend is involved.
+	Refused bool `json:"refused,omitempty"`
+	// Forwarded reports that the request reached a backend; Endpoint,
+	// ForwardedPath and ForwardedHost describe what that backend saw.
+	Forwarded bool `json:"forwarded"`
+	// ForwardedBackend is the backend the proxied request was sent for.
+	ForwardedBackend string      `json:"forwardedBackend,omitempty"`
+	Endpoint         string      `json:"endpoint,omitempty"`
+	ForwardedPath    string      `json:"forwardedPath,omitempty"`
+	ForwardedHost    string      `json:"forwardedHost,omitempty"`
+	ResponseHeaders  http.Header `json:"responseHeaders,omitempty"`
+	// Body is the start of the response body.
+	Body string `json:"body,omitempty"`
+	// DistinctEndpoints counts the endpoints reached over all repeats.
+	DistinctEndpoints int `json:"distinctEndpoints"`
+	// Certificate lists the names of the certificate served for the
+	// request's SNI; set when certificateHost is checked.
+	Certificate []string `json:"certificate,omitempty"`
+}
+
+func (o Outcome) String() string {
+	var parts []string
+	status := strconv.Itoa(o.Status)
+	if o.Reason != "" {
+		status += " " + o.Reason
+	}
+	parts = append(parts, status)
+	switch {
+	case !o.Recorded:
+		parts = append(parts, "not recorded by the router")
+	case o.Service == "":
+		parts = append(parts, "no backend")
+	default:
+		parts = append(parts, "backend "+o.Service)
+	}
+	if o.Forwarded {
+		parts = append(parts, fmt.Sprintf("forwarded to %s as %q with Host %q", o.Endpoint, o.ForwardedPath, o.ForwardedHost))
+	} else {
+		parts = append(parts, "not forwarded")
+	}
+	if loc := o.ResponseHeaders.Get("Location"); loc != "" {
+		parts = append(parts, "Location "+strconv.Quote(loc))
+	}
+	if o.Body != "" && !o.Forwarded {
+		parts = append(parts, "body "+strconv.Quote(o.Body))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// maxBody bounds the response body kept in an Outcome.
+const maxBody = 200
+
+// The addresses a harness request comes from and arrives at: documentation
+// addresses (RFC 5737), on the standard ports a load balancer would use.
+var (
+	clientAddr = "192.0.2.1:1234"
+	serverIP   = netip.MustParseAddr("192.0.2.100")
+)
+
+// Run compiles the case, publishes the table to a new router and sends
+// every request through the router's handler.
+func Run(c Case) Result {
+	res := Result{File: c.File, Case: c.Name}
+	if err := c.Options.Validate(); err != nil {
+		res.Error = err.Error()
+		for i, r := range c.Requests {
+			res.Requests = append(res.Requests, RequestResult{Index: i, Request: r})
+		}
+		return res
+	}
+	table, _ := compile.Compile(c.Objects, c.Options)
+	h := newHarness()
+	h.router.Publish(table)
+	for i, r := range c.Requests {
+		res.Requests = append(res.Requests, h.run(i, r))
+	}
+	return res
+}
+
+// RenderTable compiles the case and returns the table's text rendering
+// (match.Table.WriteText), warnings included.
+func RenderTable(c Case) (string, error) {
+	if err := c.Options.Validate(); err != nil {
+		return "", fmt.Errorf("case %q: %w", c.Name, err)
+	}
+	table, _ := compile.Compile(c.Objects, c.Options)
+	return table.String(), nil
+}
+
+type harness struct {
+	router   *router.Router
+	backends *backends
+
+	mu      sync.Mutex
+	records []router.Record
+}
+
+func newHarness() *harness {
+	h := &harness{backends: &backends{}}
+	h.router = router.New(router.Options{
+		Transport: h.backends,
+		Observer: func(r router.Record) {
+			h.mu.Lock()
+			h.records = append(h.records, r)
+			h.mu.Unlock()
+		},
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	return h
+}
+
+func (h *harness) run(index int, r Request) RequestResult {
+	rr := RequestResult{Index: index, Request: r}
+	endpoints := make(map[string]bool)
+	for n := 1; n <= r.Repeat; n++ {
+		out := h.serve(r)
+		if out.Forwarded {
+			endpoints[out.Endpoint] = true
+		}
+		ms := compare(r.Expect, out)
+		if len(ms) > 0 && rr.Mismatches == nil {
+			if r.Repeat > 1 {
+				for i := range ms {
+					ms[i].Repeat = n
+				}
+			}
+			rr.Mismatches, rr.Got = ms, out
+		}
+		if rr.Mismatches == nil {
+			rr.Got = out
+		}
+	}
+	rr.Got.DistinctEndpoints = len(endpoints)
+	if want := r.Expect.DistinctEndpoints; want != nil && *want != len(endpoints) {
+		rr.Mismatches = append(rr.Mismatches, Mismatch{
+			Field: "distinctEndpoints", Want: strconv.Itoa(*want),
+			Got: fmt.Sprintf("%d over %d requests", len(endpoints), r.Repeat),
+		})
+	}
+	if want := r.Expect.CertificateHost; want != nil {
+		names, err := h.certificate(r.Host, *want)
+		rr.Got.Certificate = names
+		if err != nil {
+			rr.Mismatches = append(rr.Mismatches, Mismatch{Field: "certificateHost", Want: "a certificate valid for " + strconv.Quote(*want), Got: err.Error()})
+		}
+	}
+	rr.Pass = len(rr.Mismatches) == 0
+	return rr
+}
+
+// serve sends one request as net/http's server would deliver it.
+func (h *harness) serve(r Request) Outcome {
+	req, err := buildRequest(r)
+	if err != nil {
+		// net/http's server answers a request it cannot parse itself.
+		return Outcome{Status: http.StatusBadRequest, Refused: true, Reason: "refused by net/http before the handler: " + err.Error()}
+	}
+	h.mu.Lock()
+	seen := len(h.records)
+	h.mu.Unlock()
+	h.backends.reset()
+
+	w := httptest.NewRecorder()
+	h.router.ServeHTTP(w, req)
+	resp := w.Result()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	resp.Body.Close()
+
+	out := Outcome{Status: resp.StatusCode, ResponseHeaders: resp.Header, Body: string(body)}
+	h.mu.Lock()
+	if len(h.records) > seen {
+		rec := h.records[len(h.records)-1]
+		out.Recorded, out.Service, out.Reason = true, rec.Backend, rec.Reason
+	}
+	h.mu.Unlock()
+	if x, ok := h.backends.last(); ok {
+		out.Forwarded = true
+		out.ForwardedBackend = x.backend
+		out.Endpoint, out.ForwardedPath, out.ForwardedHost = x.endpoint, x.target, x.host
+	}
+	return out
+}
+
+// buildRequest renders the request as bytes on the wire and parses them
+// back with http.ReadRequest, so the handler sees exactly what a server
+// would give it: RequestURI verbatim, URL parsed from it, Host from the
+// header or an absolute-form target.
+func buildRequest(r Request) (*http.Request, error) {
+	var b strings.Builder
+	proto := "HTTP/1.1"
+	if r.Host == "" {
+		proto = "HTTP/1.0" // HTTP/1.1 requires Host; net/http refuses it without
+	}
+	fmt.Fprintf(&b, "%s %s %s\r\n", r.Method, r.Path, proto)
+	if r.Host != "" {
+		fmt.Fprintf(&b, "Host: %s\r\n", r.Host)
+	}
+	for _, k := range sortedKeys(r.Headers) {
+		fmt.Fprintf(&b, "%s: %s\r\n", k, r.Headers[k])
+	}
+	b.WriteString("\r\n")
+	req, err := http.ReadRequest(bufio.NewReader(strings.NewReader(b.String())))
+	if err != nil {
+		return nil, err
+	}
+	req.RemoteAddr = clientAddr
+	port := 80
+	if r.Scheme == "https" {
+		port = 443
+		req.TLS = &tls.ConnectionState{
+			Version:           tls.VersionTLS13,
+			HandshakeComplete: true,
+			CipherSuite:       tls.TLS_AES_128_GCM_SHA256,
+			ServerName:        serverName(r.Host),
+		}
+	}
+	local := net.TCPAddrFromAddrPort(netip.AddrPortFrom(serverIP, uint16(port)))
+	return req.WithContext(context.WithValue(req.Context(), http.LocalAddrContextKey, local)), nil
+}
+
+// serverName is the SNI a client sends for host: no port, no trailing dot,
+// nothing for an IP address.
+func serverName(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(host, ".")
+	if _, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return ""
+	}
+	return host
+}
+
+// certificate reports the names of the certificate served for host's SNI,
+// and an error unless it verifies for want.
+func (h *harness) certificate(host, want string) ([]string, error) {
+	cert, err := h.router.GetCertificate(&tls.ClientHelloInfo{ServerName: serverName(host)})
+	if err != nil {
+		return nil, fmt.Errorf("no certificate: %v", err)
+	}
+	if cert == nil || len(cert.Certificate) == 0 {
+		return nil, fmt.Errorf("no certificate")
+	}
+	leaf := cert.Leaf
+	if leaf == nil {
+		if leaf, err = x509.ParseCertificate(cert.Certificate[0]); err != nil {
+			return nil, fmt.Errorf("certificate does not parse: %v", err)
+		}
+	}
+	names := leaf.DNSNames
+	if len(names) == 0 && leaf.Subject.CommonName != "" {
+		names = []string{"CN=" + leaf.Subject.CommonName}
+	}
+	if err := leaf.VerifyHostname(want); err != nil {
+		return names, fmt.Errorf("certificate for %q", names)
+	}
+	return names, nil
+}
+
+func compare(e Expect, out Outcome) []Mismatch {
+	var ms []Mismatch
+	if e.Status != 0 && e.Status != out.Status {
+		got := strconv.Itoa(out.Status)
+		if out.Reason != "" {
+			got += " (" + out.Reason + ")"
+		}
+		ms = append(ms, Mismatch{Field: "status", Want: strconv.Itoa(e.Status), Got: got})
+	}
+	if e.Service.Checked {
+		switch {
+		case out.Refused && e.Service.ID == "":
+			// Nothing chose a backend, which is what null asks for.
+		case !out.Recorded:
+			ms = append(ms, Mismatch{Field: "service", Want: e.Service.String(), Got: "no record of the request from the router"})
+		case out.Service != e.Service.ID:
+			got := out.Service
+			if got == "" {
+				got = "none"
+			}
+			ms = append(ms, Mismatch{Field: "service", Want: e.Service.String(), Got: got})
+		case out.Forwarded && out.ForwardedBackend != out.Service:
+			ms = append(ms, Mismatch{Field: "service", Want: e.Service.String(),
+				Got: fmt.Sprintf("recorded as %s but proxied for %s", out.Service, out.ForwardedBackend)})
+		}
+	}
+	forwarded := func(field string, want *string, got string) {
+		switch {
+		case want == nil:
+		case !out.Forwarded:
+			ms = append(ms, Mismatch{Field: field, Want: strconv.Quote(*want), Got: "not forwarded"})
+		case *want != got:
+			ms = append(ms, Mismatch{Field: field, Want: strconv.Quote(*want), Got: strconv.Quote(got)})
+		}
+	}
+	forwarded("forwardedPath", e.ForwardedPath, out.ForwardedPath)
+	forwarded("forwardedHost", e.ForwardedHost, out.ForwardedHost)
+	for _, k := range sortedKeys(e.ResponseHeaders) {
+		want := e.ResponseHeaders[k]
+		values := out.ResponseHeaders.Values(k)
+		got := "absent"
+		if len(values) > 0 {
+			got = strconv.Quote(values[0])
+		}
+		switch {
+		case want == "" && len(values) > 0:
+			ms = append(ms, Mismatch{Field: "responseHeaders." + k, Want: "absent", Got: got})
+		case want != "" && (len(values) == 0 || values[0] != want):
+			ms = append(ms, Mismatch{Field: "responseHeaders." + k, Want: strconv.Quote(want), Got: got})
+		}
+	}
+	return ms
+}
+
+// backends stands in for every endpoint: it records what each proxied
+// request would have put on the wire and answers 200 without dialling.
+type backends struct {
+	mu   sync.Mutex
+	seen []exchange
+}
+
+type exchange struct {
+	backend, endpoint, target, host string
+}
+
+func (b *backends) RoundTrip(req *http.Request) (*http.Response, error) {
+	backend, _, _ := router.EndpointFromContext(req.Context())
+	host := req.Host
+	if host == "" {
+		host = req.URL.Host
+	}
+	// RequestURI is what http.Transport writes on the request line.
+	x := exchange{backend: backend, endpoint: req.URL.Host, target: req.URL.RequestURI(), host: host}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+		req.Body.Close()
+	}
+	b.mu.Lock()
+	b.seen = append(b.seen, x)
+	b.mu.Unlock()
+	body := "routertest backend " + x.endpoint + "\n"
+	return &http.Response{
+		Status:        "200 OK",
+		StatusCode:    http.StatusOK,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        http.Header{"Content-Type": {"text/plain; charset=utf-8"}},
+		Body:          io.NopCloser(strings.NewReader(body)),
+		ContentLength: int64(len(body)),
+		Request:       req,
+	}, nil
+}
+
+func (b *backends) reset() {
+	b.mu.Lock()
+	b.seen = b.seen[:0]
+	b.mu.Unlock()
+}
+
+// last is the final exchange of the current request: the one that
+// answered, should the router have tried more than one endpoint.
+func (b *backends) last() (exchange, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.seen) == 0 {
+		return exchange{}, false
+	}
+	return b.seen[len(b.seen)-1], true
+}
+
+func indent(s, prefix string) string {
+	lines := strings.SplitAfter(s, "\n")
+	var b strings.Builder
+	for _, l := range lines {
+		if l != "" {
+			b.WriteString(prefix + l)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,338 @@
+package router
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"ramjet.dev/ramjet/balance"
+	"ramjet.dev/ramjet/match"
+)
+
+// answer is a response the router makes itself. Bodies are short, name the
+// reason and never show an endpoint address.
+type answer struct {
+	status int
+	reason string
+	body   string
+	grpc   bool // add grpc-status/grpc-message so gRPC clients show the cause
+}
+
+var (
+	ansNoTable         = answer{http.StatusServiceUnavailable, ReasonNoTable, "503 Service Unavailable: no routing table yet\n", false}
+	ansBadTarget       = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: the request-target is not an absolute path\n", false}
+	ansBadEscape       = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: malformed percent-encoding in path\n", false}
+	ansPathClimbs      = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: path climbs above /\n", false}
+	ansNoRoute         = answer{http.StatusNotFound, ReasonNoRoute, "404 Not Found: no route for this host and path\n", false}
+	ansNoEndpoints     = answer{http.StatusServiceUnavailable, ReasonNoEndpoints, "503 Service Unavailable: the backend has no ready endpoints\n", false}
+	ansServiceNotFound = answer{http.StatusServiceUnavailable, ReasonServiceNotFound, "503 Service Unavailable: the backend Service does not exist\n", false}
+	ansPortNotFound    = answer{http.StatusServiceUnavailable, ReasonPortNotFound, "503 Service Unavailable: the backend Service has no such port\n", false}
+	ansExternalName    = answer{http.StatusServiceUnavailable, ReasonExternalName, "503 Service Unavailable: the backend is an ExternalName Service, which is not proxied\n", false}
+	ansUnreachable     = answer{http.StatusBadGateway, ReasonUpstreamUnreachable, "502 Bad Gateway: the backend could not be reached\n", false}
+	ansUpstreamError   = answer{http.StatusBadGateway, ReasonUpstreamError, "502 Bad Gateway: the backend failed to answer\n", false}
+	ansUpstreamTimeout = answer{http.StatusGatewayTimeout, ReasonUpstreamTimeout, "504 Gateway Timeout: the backend did not answer in time\n", false}
+	ansGRPCNotEnabled  = answer{http.StatusBadGateway, ReasonGRPCNotEnabled,
+		"502 Bad Gateway: gRPC request to a backend not marked for gRPC; set the annotation nginx.ingress.kubernetes.io/backend-protocol: GRPC (or GRPCS) on the Ingress\n", true}
+)
+
+// grpcNotEnabledMessage is the grpc-message header: printable ASCII without
+// '%', so it needs no percent-encoding.
+const grpcNotEnabledMessage = "backend not marked for gRPC; set backend-protocol: GRPC on the Ingress"
+
+func (a answer) write(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Length", strconv.Itoa(len(a.body)))
+	if a.grpc {
+		h.Set("Grpc-Status", "14") // UNAVAILABLE
+		h.Set("Grpc-Message", grpcNotEnabledMessage)
+	}
+	w.WriteHeader(a.status)
+	_, _ = w.Write([]byte(a.body))
+}
+
+// ServeHTTP routes req with the serving table: the router answers itself
+// when the table says so, otherwise it proxies to an endpoint of the chosen
+// backend.
+func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	st := r.state.Load()
+	if st == nil {
+		r.refuse(w, req, 0, match.NormalizeHost(req.Host), nil, ansNoTable)
+		return
+	}
+	host := match.NormalizeHost(req.Host)
+	path, query, hasQuery, ok := requestTarget(req)
+	if !ok {
+		r.refuse(w, req, st.gen, host, nil, ansBadTarget)
+		return
+	}
+	clean, err := match.NormalizePath(path)
+	if err != nil {
+		a := ansBadTarget
+		switch {
+		case errors.Is(err, match.ErrBadEscape):
+			a = ansBadEscape
+		case errors.Is(err, match.ErrPathClimbs):
+			a = ansPathClimbs
+		}
+		r.refuse(w, req, st.gen, host, nil, a)
+		return
+	}
+	b := st.table.Lookup(host, clean).Backend
+	if b == nil {
+		r.refuse(w, req, st.gen, host, nil, ansNoRoute)
+		return
+	}
+	if a, refused := backendRefusal(b); refused {
+		r.refuse(w, req, st.gen, host, b, a)
+		return
+	}
+	if b.Protocol != match.GRPC && b.Protocol != match.GRPCS && isGRPC(req) {
+		r.refuse(w, req, st.gen, host, b, ansGRPCNotEnabled)
+		return
+	}
+	bal := st.balancers[b]
+	if bal == nil {
+		r.refuse(w, req, st.gen, host, b, ansNoEndpoints)
+		return
+	}
+	x := &exchange{
+		w:        w,
+		gen:      st.gen,
+		host:     host,
+		backend:  b,
+		balancer: bal,
+		path:     path,
+		query:    query,
+		hasQuery: hasQuery,
+	}
+	// finish releases the endpoint on every way out, panics included.
+	defer r.finish(x, req)
+	if !x.pick() {
+		x.reason = ansNoEndpoints.reason
+		ansNoEndpoints.write(x)
+		return
+	}
+	x.ctx = exchangeContext{Context: req.Context(), x: x}
+	r.proxy.ServeHTTP(x, req.WithContext(&x.ctx))
+}
+
+// backendRefusal is the answer for a backend that cannot be proxied to.
+func backendRefusal(b *match.Backend) (answer, bool) {
+	switch b.State {
+	case match.Serving:
+		if len(b.Endpoints) == 0 {
+			return ansNoEndpoints, true
+		}
+		return answer{}, false
+	case match.ServiceNotFound:
+		return ansServiceNotFound, true
+	case match.PortNotFound:
+		return ansPortNotFound, true
+	case match.ExternalName:
+		return ansExternalName, true
+	}
+	return ansNoEndpoints, true
+}
+
+// refuse writes an answer the router makes without proxying.
+func (r *Router) refuse(w http.ResponseWriter, req *http.Request, gen uint64, host string, b *match.Backend, a answer) {
+	a.write(w)
+	if r.observer == nil {
+		return
+	}
+	rec := Record{
+		Generation: gen,
+		Method:     req.Method,
+		Host:       host,
+		Path:       receivedTarget(req),
+		Status:     a.status,
+		Reason:     a.reason,
+	}
+	if b != nil {
+		rec.Backend = b.ID
+	}
+	r.observer(rec)
+}
+
+// finish ends a proxied request: it releases the endpoint it took and
+// reports it.
+func (r *Router) finish(x *exchange, req *http.Request) {
+	if x.picked {
+		x.endpoint.Release()
+	}
+	if r.observer == nil {
+		return
+	}
+	rec := Record{
+		Generation: x.gen,
+		Method:     req.Method,
+		Host:       x.host,
+		Path:       receivedTarget(req),
+		Status:     x.status,
+		Backend:    x.backend.ID,
+		Reason:     x.reason,
+	}
+	if x.picked {
+		rec.Endpoint = x.endpoint.Addr
+	}
+	r.observer(rec)
+}
+
+// exchange is one proxied request: the choice made for it and what was
+// answered. It is also the ResponseWriter handed to the reverse proxy, so
+// the status sent is known without a second wrapper.
+type exchange struct {
+	w        http.ResponseWriter
+	status   int
+	reason   string
+	gen      uint64
+	host     string
+	backend  *match.Backend
+	balancer *balance.Balancer
+	endpoint balance.Endpoint
+	picked   bool
+	// The request-target as received: escaped path, query, and whether a
+	// '?' was present.
+	path, query string
+	hasQuery    bool
+
+	// ctx is the inbound request's context carrying the exchange, and
+	// forwarded backs the forwarded header values: both live in this one
+	// allocation.
+	ctx       exchangeContext
+	forwarded [6]string
+}
+
+// exchangeContext answers Value(exchangeKey{}) with its exchange and
+// delegates everything else, so cancellation still comes from the client.
+type exchangeContext struct {
+	context.Context
+	x *exchange
+}
+
+func (c *exchangeContext) Value(key any) any {
+	if _, ok := key.(exchangeKey); ok {
+		return c.x
+	}
+	return c.Context.Value(key)
+}
+
+// pick takes the next endpoint, releasing any earlier one. A retry takes
+// another endpoint by calling it again.
+func (x *exchange) pick() bool {
+	if x.picked {
+		x.endpoint.Release()
+		x.picked = false
+	}
+	e, ok := x.balancer.Pick()
+	if !ok {
+		return false
+	}
+	x.endpoint, x.picked = e, true
+	return true
+}
+
+func (x *exchange) Header() http.Header { return x.w.Header() }
+
+func (x *exchange) WriteHeader(code int) {
+	// 1xx other than 101 are informational and precede the final status.
+	if (code >= 200 || code == http.StatusSwitchingProtocols) && x.status == 0 {
+		x.status = code
+	}
+	x.w.WriteHeader(code)
+}
+
+func (x *exchange) Write(p []byte) (int, error) {
+	if x.status == 0 {
+		x.status = http.StatusOK
+	}
+	return x.w.Write(p)
+}
+
+// FlushError and Unwrap let http.ResponseController reach the connection
+// (streaming flushes, Upgrade hijacks) through the exchange.
+func (x *exchange) FlushError() error {
+	return http.NewResponseController(x.w).Flush()
+}
+
+func (x *exchange) Unwrap() http.ResponseWriter { return x.w }
+
+// Hijack is used by ReverseProxy only to tunnel an Upgrade after the
+// backend answered 101, which it then writes on the hijacked connection
+// itself rather than through WriteHeader.
+func (x *exchange) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, rw, err := http.NewResponseController(x.w).Hijack()
+	if err == nil && x.status == 0 {
+		x.status = http.StatusSwitchingProtocols
+	}
+	return c, rw, err
+}
+
+// requestTarget splits the request-target as received into its escaped
+// path and query. Origin form ("/p?q") and absolute form
+// ("http://h/p?q") are accepted; anything else ("*", authority form) is not.
+func requestTarget(req *http.Request) (path, query string, hasQuery, ok bool) {
+	t := req.RequestURI
+	if t == "" {
+		// Built in process rather than read from the wire.
+		if req.URL == nil {
+			return "", "", false, false
+		}
+		path = req.URL.EscapedPath()
+		if path == "" {
+			path = "/"
+		}
+		return path, req.URL.RawQuery, req.URL.ForceQuery || req.URL.RawQuery != "", strings.HasPrefix(path, "/")
+	}
+	if t[0] != '/' {
+		i := strings.Index(t, "://")
+		if i <= 0 {
+			return "", "", false, false
+		}
+		rest := t[i+3:]
+		j := strings.IndexAny(rest, "/?")
+		if j < 0 {
+			return "/", "", false, true
+		}
+		t = rest[j:]
+		if t[0] == '?' {
+			t = "/" + t
+		}
+	}
+	path, query, hasQuery = strings.Cut(t, "?")
+	return path, query, hasQuery, true
+}
+
+// receivedTarget is the request-target for records.
+func receivedTarget(req *http.Request) string {
+	if req.RequestURI != "" {
+		return req.RequestURI
+	}
+	if req.URL != nil {
+		return req.URL.RequestURI()
+	}
+	return ""
+}
+
+// isGRPC reports a gRPC request: Content-Type application/grpc, alone or
+// followed by "+codec" or parameters. gRPC-Web ("application/grpc-web") is
+// plain HTTP and is not.
+func isGRPC(req *http.Request) bool {
+	v := req.Header["Content-Type"]
+	if len(v) == 0 {
+		return false
+	}
+	const p = "application/grpc"
+	ct := v[0]
+	if len(ct) < len(p) || !strings.EqualFold(ct[:len(p)], p) {
+		return false
+	}
+	return len(ct) == len(p) || ct[len(p)] == '+' || ct[len(p)] == ';'
+}

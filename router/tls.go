@@ -1,0 +1,67 @@
+package router
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"math/big"
+	"time"
+)
+
+// GetCertificate chooses the certificate for a TLS handshake (SPEC §12):
+// the serving table's certificate for the SNI name (exact, then wildcard),
+// else the default certificate. A certificate rotates when a table with a
+// new one is published; the listener never restarts.
+func (r *Router) GetCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+	if st := r.state.Load(); st != nil && hello != nil && hello.ServerName != "" {
+		if c := st.table.Certificate(hello.ServerName); c != nil && c.Cert != nil {
+			return c.Cert, nil
+		}
+	}
+	return r.defaultCert, nil
+}
+
+// TLSConfig returns a new server configuration that selects certificates
+// with GetCertificate and offers HTTP/2 and HTTP/1.1 by ALPN.
+func (r *Router) TLSConfig() *tls.Config {
+	return &tls.Config{
+		GetCertificate: r.GetCertificate,
+		NextProtos:     []string{"h2", "http/1.1"},
+		MinVersion:     tls.VersionTLS12,
+	}
+}
+
+// selfSigned makes the default certificate served to names no table
+// certificate covers, like ingress-nginx's fake certificate.
+func selfSigned() (*tls.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{Organization: []string{"ramjet"}, CommonName: "ramjet default certificate"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.AddDate(10, 0, 0),
+		KeyUsage:              x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, err
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	return &tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, nil
+}

@@ -1,0 +1,187 @@
+package router
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"io"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/match"
+)
+
+var shopHello = tls.ClientHelloInfo{ServerName: "shop.example.com"}
+
+func testCert(t testing.TB, names ...string) *tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()),
+		Subject:      pkix.Name{CommonName: names[0]},
+		DNSNames:     names,
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	leaf, err := x509.ParseCertificate(der)
+	require.NoError(t, err)
+	return &tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
+}
+
+func TestGetCertificate(t *testing.T) {
+	exact := testCert(t, "shop.example.com")
+	wild := testCert(t, "*.example.com")
+	def := testCert(t, "default.invalid")
+	certs := []*match.Certificate{
+		{Secret: "prod/shop-tls", Hosts: []string{"shop.example.com"}, Cert: exact},
+		{Secret: "prod/wild-tls", Hosts: []string{"*.example.com"}, Cert: wild},
+	}
+	r := newTestRouter(Options{DefaultCertificate: def})
+
+	got, err := r.GetCertificate(&shopHello)
+	require.NoError(t, err)
+	assert.Same(t, def, got, "before any table")
+
+	r.Publish(match.NewTable(nil, nil, certs, nil, "d"))
+	tests := []struct {
+		serverName string
+		want       *tls.Certificate
+	}{
+		{"shop.example.com", exact},
+		{"SHOP.Example.COM.", exact},
+		{"api.example.com", wild},
+		{"a.b.example.com", def},
+		{"example.com", def},
+		{"other.org", def},
+		{"", def},
+	}
+	for _, tt := range tests {
+		t.Run(tt.serverName, func(t *testing.T) {
+			got, err := r.GetCertificate(&tls.ClientHelloInfo{ServerName: tt.serverName})
+			require.NoError(t, err)
+			assert.Same(t, tt.want, got)
+		})
+	}
+}
+
+func TestDefaultCertificateGenerated(t *testing.T) {
+	r := newTestRouter(Options{})
+	c, err := r.GetCertificate(&tls.ClientHelloInfo{ServerName: "anything.example"})
+	require.NoError(t, err)
+	require.NotNil(t, c)
+	require.NotNil(t, c.Leaf)
+	assert.Equal(t, "ramjet default certificate", c.Leaf.Subject.CommonName)
+	assert.True(t, c.Leaf.NotAfter.After(time.Now().AddDate(1, 0, 0)))
+}
+
+// TestTLSListener serves through TLSConfig: the handshake picks the table's
+// certificate by SNI, HTTP/2 is negotiated, and the backend is told the
+// client came over https.
+func TestTLSListener(t *testing.T) {
+	_, addr := echoBackend(t, "web")
+	exact := testCert(t, "shop.example.com")
+	r := newTestRouter(Options{})
+	r.Publish(match.NewTable(
+		[]*match.VirtualHost{vhost("shop.example.com", nil, route(match.Prefix, "/", httpBackend("prod/web:80", addr)))},
+		nil,
+		[]*match.Certificate{{Secret: "prod/shop-tls", Hosts: []string{"shop.example.com"}, Cert: exact}},
+		nil, "d"))
+
+	front := httptest.NewUnstartedServer(r)
+	front.TLS = r.TLSConfig()
+	front.EnableHTTP2 = true
+	front.StartTLS()
+	defer front.Close()
+
+	pool := x509.NewCertPool()
+	pool.AddCert(exact.Leaf)
+	client := &http.Client{Transport: &http.Transport{
+		TLSClientConfig:   &tls.Config{RootCAs: pool, ServerName: "shop.example.com"},
+		ForceAttemptHTTP2: true,
+	}}
+	req, err := http.NewRequest(http.MethodGet, front.URL+"/x", nil)
+	require.NoError(t, err)
+	req.Host = "shop.example.com"
+	res, err := client.Do(req)
+	require.NoError(t, err, "certificate must verify for shop.example.com")
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, 2, res.ProtoMajor, "h2 by ALPN")
+	assert.Equal(t, "https", res.Header.Get("Seen-X-Forwarded-Proto"))
+	assert.Equal(t, "/x", res.Header.Get("X-Seen-Uri"))
+	assert.Equal(t, "shop.example.com", res.Header.Get("X-Seen-Host"))
+}
+
+// TestBackendProtocols proxies to an HTTPS backend (certificate not
+// verified), to a GRPC backend over cleartext HTTP/2 and to a GRPCS backend
+// over HTTP/2 with TLS, trailers intact.
+func TestBackendProtocols(t *testing.T) {
+	tlsBackend := httptest.NewTLSServer(echoHandler("tls"))
+	defer tlsBackend.Close()
+
+	grpcBackend := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/grpc")
+		w.Header().Set("Trailer", "Grpc-Status")
+		w.Header().Set("X-Proto", r.Proto)
+		w.Header().Set("X-Seen-Uri", r.RequestURI)
+		_, _ = w.Write([]byte{0, 0, 0, 0, 0})
+		w.Header().Set("Grpc-Status", "0")
+	}))
+	grpcBackend.Config.Protocols = new(http.Protocols)
+	grpcBackend.Config.Protocols.SetUnencryptedHTTP2(true)
+	grpcBackend.Start()
+	defer grpcBackend.Close()
+
+	grpcsBackend := httptest.NewUnstartedServer(grpcBackend.Config.Handler)
+	grpcsBackend.EnableHTTP2 = true
+	grpcsBackend.StartTLS()
+	defer grpcsBackend.Close()
+
+	tlsAddr := tlsBackend.Listener.Addr().String()
+	grpcAddr := grpcBackend.Listener.Addr().String()
+	grpcsAddr := grpcsBackend.Listener.Addr().String()
+	r := newTestRouter(Options{})
+	r.Publish(table("d", vhost("", nil,
+		route(match.Prefix, "/secure", backend("prod/tls:443", match.HTTPS, match.Serving, tlsAddr)),
+		route(match.Prefix, "/pkg.Greeter", backend("prod/grpc:50051", match.GRPC, match.Serving, grpcAddr)),
+		route(match.Prefix, "/pkg.Secure", backend("prod/grpcs:50051", match.GRPCS, match.Serving, grpcsAddr)))))
+
+	res := serve(r, http.MethodGet, "web", "/secure/a?b", nil)
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, "tls\n", body(t, res))
+	assert.Equal(t, "/secure/a?b", res.Header.Get("X-Seen-Uri"))
+
+	res = serve(r, http.MethodPost, "web", "/pkg.Greeter/SayHello",
+		http.Header{"Content-Type": {"application/grpc"}, "Te": {"trailers"}})
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, "HTTP/2.0", res.Header.Get("X-Proto"))
+	assert.Equal(t, "/pkg.Greeter/SayHello", res.Header.Get("X-Seen-Uri"))
+	assert.Equal(t, "\x00\x00\x00\x00\x00", body(t, res))
+	assert.Equal(t, "0", res.Trailer.Get("Grpc-Status"))
+
+	res = serve(r, http.MethodPost, "web", "/pkg.Secure/Call",
+		http.Header{"Content-Type": {"application/grpc"}, "Te": {"trailers"}})
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, "HTTP/2.0", res.Header.Get("X-Proto"))
+	assert.Equal(t, "\x00\x00\x00\x00\x00", body(t, res))
+	assert.Equal(t, "0", res.Trailer.Get("Grpc-Status"))
+
+	assert.Zero(t, r.InFlight(tlsAddr))
+	assert.Zero(t, r.InFlight(grpcAddr))
+	assert.Zero(t, r.InFlight(grpcsAddr))
+}

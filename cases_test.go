@@ -1,0 +1,63 @@
+package ramjet_test
+
+import (
+	"flag"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/router/routertest"
+)
+
+//lint:ignore U1000 routertest reads it through flag.Lookup("update").
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// TestCases runs every case file in testdata/cases through the real handler
+// and compares each file's compiled tables with its golden rendering.
+func TestCases(t *testing.T) {
+	routertest.RunFiles(t, "testdata/cases")
+}
+
+// TestCasesOrderIndependent compiles every case with its objects shuffled
+// and requires the same digest, warnings and table (SPEC §15).
+func TestCasesOrderIndependent(t *testing.T) {
+	cases, err := routertest.LoadCases("testdata/cases")
+	require.NoError(t, err)
+	require.NotEmpty(t, cases)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			want, wantWarnings := compile.Compile(c.Objects, c.Options)
+			for range 20 {
+				s := shuffled(rng, c.Objects)
+				got, gotWarnings := compile.Compile(s, c.Options)
+				require.Equal(t, want.Digest, got.Digest)
+				if d := cmp.Diff(wantWarnings, gotWarnings); d != "" {
+					t.Fatalf("warnings depend on object order (-want +got):\n%s", d)
+				}
+				if d := cmp.Diff(want.String(), got.String()); d != "" {
+					t.Fatalf("table depends on object order (-want +got):\n%s", d)
+				}
+			}
+		})
+	}
+}
+
+func shuffled(rng *rand.Rand, s compile.Snapshot) compile.Snapshot {
+	return compile.Snapshot{
+		Ingresses:      shuffle(rng, s.Ingresses),
+		IngressClasses: shuffle(rng, s.IngressClasses),
+		Services:       shuffle(rng, s.Services),
+		EndpointSlices: shuffle(rng, s.EndpointSlices),
+		Secrets:        shuffle(rng, s.Secrets),
+	}
+}
+
+func shuffle[T any](rng *rand.Rand, in []T) []T {
+	out := append([]T(nil), in...)
+	rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
+}

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+)
+
+// demoBackends runs one echo server per loopback endpoint named by the
+// loaded EndpointSlices, so the demo manifests answer without a cluster.
+// Only 127.0.0.0/8 addresses are served: an endpoint anywhere else belongs
+// to something real and is left alone.
+type demoBackends struct {
+	log *slog.Logger
+
+	mu      sync.Mutex
+	servers map[netip.AddrPort]*echoServer
+	closed  bool
+}
+
+type echoServer struct {
+	srv *http.Server
+	// services names what the current manifests route to this address
+	// ("demo/api"); replaced on every reload.
+	services atomic.Pointer[string]
+}
+
+func newDemoBackends(log *slog.Logger) *demoBackends {
+	return &demoBackends{log: log, servers: make(map[netip.AddrPort]*echoServer)}
+}
+
+// demoEndpoints maps each loopback endpoint address in slices to the
+// sorted Services ("namespace/name") whose slices list it.
+func demoEndpoints(endpointSlices []*discoveryv1.EndpointSlice) map[netip.AddrPort][]string {
+	out := make(map[netip.AddrPort][]string)
+	for _, s := range endpointSlices {
+		if s == nil || s.AddressType == discoveryv1.AddressTypeFQDN {
+			continue
+		}
+		svc := s.Namespace + "/" + s.Labels[discoveryv1.LabelServiceName]
+		for _, ep := range s.Endpoints {
+			for _, a := range ep.Addresses {
+				addr, err := netip.ParseAddr(a)
+				if err != nil || !addr.Is4() || !addr.IsLoopback() {
+					continue
+				}
+				for _, p := range s.Ports {
+					if p.Port == nil || *p.Port < 1 || *p.Port > 65535 {
+						continue
+					}
+					ap := netip.AddrPortFrom(addr, uint16(*p.Port))
+					if !slices.Contains(out[ap], svc) {
+						out[ap] = append(out[ap], svc)
+					}
+				}
+			}
+		}
+	}
+	for _, svcs := range out {
+		slices.Sort(svcs)
+	}
+	return out
+}
+
+// ensure starts an echo server for every loopback endpoint in slices that
+// has none yet and relabels the running ones. Servers for endpoints that
+// disappeared keep running: nothing routes to them any more, and an edit
+// that brings the endpoint back finds it already listening.
+func (d *demoBackends) ensure(endpointSlices []*discoveryv1.EndpointSlice) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return
+	}
+	wanted := demoEndpoints(endpointSlices)
+	for _, ap := range slices.SortedFunc(maps.Keys(wanted), netip.AddrPort.Compare) {
+		names := strings.Join(wanted[ap], ", ")
+		if es, ok := d.servers[ap]; ok {
+			es.services.Store(&names)
+			continue
+		}
+		ln, err := net.Listen("tcp", ap.String())
+		if err != nil {
+			d.log.Warn("demo backend not started", "endpoint", ap.String(), "service", names, "err", err)
+			continue
+		}
+		es := &echoServer{}
+		es.services.Store(&names)
+		es.srv = &http.Server{Handler: echoHandler(ap.String(), &es.services), ReadHeaderTimeout: 10 * time.Second}
+		d.servers[ap] = es
+		go func() {
+			if err := es.srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+				d.log.Warn("demo backend stopped", "endpoint", ap.String(), "err", err)
+			}
+		}()
+		d.log.Info("demo backend listening", "endpoint", ap.String(), "service", names)
+	}
+}
+
+// close stops every echo server.
+func (d *demoBackends) close() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.closed = true
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	for _, es := range d.servers {
+		if err := es.srv.Shutdown(ctx); err != nil {
+			es.srv.Close()
+		}
+	}
+}
+
+// echoHandler answers with what a backend behind ramjet receives: the
+// request-target byte for byte, the Host the client sent and the
+// forwarding headers the router added. The X-Demo-* response headers name
+// the answering service and endpoint for scripts.
+func echoHandler(endpoint string, services *atomic.Pointer[string]) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		svc := *services.Load()
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("X-Demo-Service", svc)
+		w.Header().Set("X-Demo-Endpoint", endpoint)
+		var b strings.Builder
+		fmt.Fprintf(&b, "service:  %s\n", svc)
+		fmt.Fprintf(&b, "endpoint: %s\n", endpoint)
+		fmt.Fprintf(&b, "method:   %s\n", r.Method)
+		fmt.Fprintf(&b, "target:   %s\n", r.RequestURI)
+		fmt.Fprintf(&b, "host:     %s\n", r.Host)
+		fmt.Fprintf(&b, "proto:    %s\n", r.Proto)
+		var names []string
+		for name := range r.Header {
+			if strings.HasPrefix(name, "X-Forwarded-") || name == "X-Real-Ip" || name == "X-Request-Id" {
+				names = append(names, name)
+			}
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			for _, v := range r.Header.Values(name) {
+				fmt.Fprintf(&b, "%s: %s\n", name, v)
+			}
+		}
+		_, _ = w.Write([]byte(b.String()))
+	})
+}

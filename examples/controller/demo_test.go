@@ -1,0 +1,200 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/router"
+)
+
+func slice(ns, svc string, typ discoveryv1.AddressType, ports []int32, addrs ...string) *discoveryv1.EndpointSlice {
+	s := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Namespace: ns, Name: svc + "-x", Labels: map[string]string{discoveryv1.LabelServiceName: svc}},
+		AddressType: typ,
+	}
+	for _, p := range ports {
+		s.Ports = append(s.Ports, discoveryv1.EndpointPort{Port: &p})
+	}
+	for _, a := range addrs {
+		s.Endpoints = append(s.Endpoints, discoveryv1.Endpoint{Addresses: []string{a}})
+	}
+	return s
+}
+
+func TestDemoEndpoints(t *testing.T) {
+	got := demoEndpoints([]*discoveryv1.EndpointSlice{
+		slice("demo", "web", discoveryv1.AddressTypeIPv4, []int32{18081}, "127.0.0.1", "10.0.0.7", "not-an-ip"),
+		slice("demo", "api", discoveryv1.AddressTypeIPv4, []int32{18082, 18083}, "127.0.0.2"),
+		// Two Services sharing one address are both named by its server.
+		slice("other", "web", discoveryv1.AddressTypeIPv4, []int32{18081}, "127.0.0.1"),
+		slice("demo", "v6", discoveryv1.AddressTypeIPv6, []int32{18090}, "::1"),
+		slice("demo", "dns", discoveryv1.AddressTypeFQDN, []int32{18091}, "127.0.0.1"),
+		slice("demo", "noport", discoveryv1.AddressTypeIPv4, []int32{0}, "127.0.0.1"),
+	})
+	want := map[netip.AddrPort][]string{
+		netip.MustParseAddrPort("127.0.0.1:18081"): {"demo/web", "other/web"},
+		netip.MustParseAddrPort("127.0.0.2:18082"): {"demo/api"},
+		netip.MustParseAddrPort("127.0.0.2:18083"): {"demo/api"},
+	}
+	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b netip.AddrPort) bool { return a == b })); diff != "" {
+		t.Errorf("demoEndpoints (-want +got):\n%s", diff)
+	}
+}
+
+func freePort(t *testing.T) int32 {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	require.NoError(t, ln.Close())
+	return int32(port)
+}
+
+func TestDemoBackendsServeLoopbackEndpoints(t *testing.T) {
+	d := newDemoBackends(slog.New(slog.DiscardHandler))
+	defer d.close()
+	port := freePort(t)
+	d.ensure([]*discoveryv1.EndpointSlice{slice("demo", "api", discoveryv1.AddressTypeIPv4, []int32{port}, "127.0.0.1")})
+	addr := "127.0.0.1:" + strconv.Itoa(int(port))
+
+	req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/api/%2Fx?y=1", strings.NewReader("body"))
+	require.NoError(t, err)
+	req.Host = "shop.example.com"
+	req.Header.Set("X-Forwarded-For", "192.0.2.1")
+	req.Header.Set("X-Request-Id", "abc")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, "demo/api", resp.Header.Get("X-Demo-Service"))
+	want := "service:  demo/api\n" +
+		"endpoint: " + addr + "\n" +
+		"method:   POST\n" +
+		"target:   /api/%2Fx?y=1\n" +
+		"host:     shop.example.com\n" +
+		"proto:    HTTP/1.1\n" +
+		"X-Forwarded-For: 192.0.2.1\n" +
+		"X-Request-Id: abc\n"
+	if diff := cmp.Diff(want, string(body)); diff != "" {
+		t.Errorf("echo body (-want +got):\n%s", diff)
+	}
+
+	// A reload that renames the Service relabels the running server.
+	d.ensure([]*discoveryv1.EndpointSlice{slice("demo", "api-v2", discoveryv1.AddressTypeIPv4, []int32{port}, "127.0.0.1")})
+	resp, err = http.Get("http://" + addr + "/")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, "demo/api-v2", resp.Header.Get("X-Demo-Service"))
+}
+
+// echoTransport delivers proxied requests to in-process echo handlers by
+// endpoint address, so the demo manifests can be checked without binding
+// their fixed ports.
+type echoTransport map[string]http.Handler
+
+func (e echoTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	h, ok := e[req.URL.Host]
+	if !ok {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: io.ErrUnexpectedEOF}
+	}
+	in := req.Clone(req.Context())
+	in.RequestURI = req.URL.RequestURI()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, in)
+	return rec.Result(), nil
+}
+
+// TestDemoManifests checks that examples/manifests load without a warning
+// and that every answer their comments promise is the answer served.
+func TestDemoManifests(t *testing.T) {
+	files, err := scanManifests("../manifests")
+	require.NoError(t, err)
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.path
+	}
+	snap, skipped, err := compile.LoadFiles(paths...)
+	require.NoError(t, err)
+	require.Len(t, skipped, 1, "only the Namespace is skipped: %v", skipped)
+
+	table, warnings := compile.Compile(*snap, compile.Options{})
+	require.Empty(t, warnings, "the demo manifests should compile cleanly")
+
+	transport := echoTransport{}
+	for ap, svcs := range demoEndpoints(snap.EndpointSlices) {
+		names := strings.Join(svcs, ", ")
+		var p atomic.Pointer[string]
+		p.Store(&names)
+		transport[ap.String()] = echoHandler(ap.String(), &p)
+	}
+	require.Len(t, transport, 6, "one echo server per demo endpoint")
+
+	rt := router.New(router.Options{Transport: transport, Logger: slog.New(slog.DiscardHandler)})
+	rt.Publish(table)
+
+	tests := []struct {
+		host, target string
+		status       int
+		service      string // X-Demo-Service; "" when no backend answers
+	}{
+		{"shop.example.com", "/", 200, "demo/web"},
+		{"shop.example.com", "/cart", 200, "demo/web"},
+		{"shop.example.com", "/api/x", 200, "demo/api"},
+		{"shop.example.com", "/api", 200, "demo/api"},
+		{"shop.example.com", "/apiary", 200, "demo/web"},
+		{"shop.example.com", "/healthz", 200, "demo/api"},
+		{"shop.example.com", "/healthz/", 200, "demo/web"},
+		{"SHOP.example.com:8080", "/api/x", 200, "demo/api"},
+		{"pr-42.preview.example.com", "/", 200, "demo/preview"},
+		{"a.b.preview.example.com", "/", 200, "demo/fallback"},
+		{"preview.example.com", "/", 200, "demo/fallback"},
+		{"catalog.example.com", "/items/42", 200, "demo/catalog"},
+		{"catalog.example.com", "/ITEMS/42", 200, "demo/catalog"},
+		{"catalog.example.com", "/items/42/x", 404, ""},
+		{"catalog.example.com", "/items/abc", 404, ""},
+		{"unknown.example.org", "/", 200, "demo/fallback"},
+		{"", "/anything", 200, "demo/fallback"},
+		{"127.0.0.1", "/anything", 200, "demo/fallback"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.host+tt.target, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodGet, "http://placeholder"+tt.target, nil)
+			req.Host = tt.host
+			rec := httptest.NewRecorder()
+			rt.ServeHTTP(rec, req)
+			require.Equal(t, tt.status, rec.Code, rec.Body.String())
+			require.Equal(t, tt.service, rec.Header().Get("X-Demo-Service"))
+			if tt.service != "" {
+				require.Contains(t, rec.Body.String(), "target:   "+tt.target+"\n", "the backend sees the request-target unchanged")
+			}
+		})
+	}
+
+	// The two api endpoints take turns.
+	seen := map[string]int{}
+	for range 4 {
+		req := httptest.NewRequest(http.MethodGet, "http://placeholder/api/x", nil)
+		req.Host = "shop.example.com"
+		rec := httptest.NewRecorder()
+		rt.ServeHTTP(rec, req)
+		seen[rec.Header().Get("X-Demo-Endpoint")]++
+	}
+	if diff := cmp.Diff(map[string]int{"127.0.0.1:18082": 2, "127.0.0.1:18083": 2}, seen); diff != "" {
+		t.Errorf("api endpoints over 4 requests (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,377 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"ramjet.dev/ramjet/balance"
+	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/router"
+)
+
+// shutdownGrace bounds how long in-flight requests may finish after a
+// signal before their connections are closed.
+const shutdownGrace = 10 * time.Second
+
+// fileState identifies one version of a manifest file. Comparing the list
+// of them is how the folder is watched: polling needs no platform-specific
+// notification API and sees edits, renames, additions and removals alike.
+type fileState struct {
+	path  string
+	size  int64
+	mtime int64 // UnixNano: time.Time's == also compares the location
+}
+
+// isManifest reports whether compile.LoadFiles reads a file found while
+// walking a folder; the watcher must see exactly the files the loader reads.
+func isManifest(name string) bool {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
+}
+
+// scanManifests lists the manifest files under root (or root itself when
+// it is a file) in lexical order. Like the loader it skips names beginning
+// with "." (editor swap files, ConfigMap-mount bookkeeping) and follows
+// symbolic links to files, so editing a link's target is a change.
+func scanManifests(root string) ([]fileState, error) {
+	info, err := os.Stat(root)
+	if err != nil {
+		return nil, err
+	}
+	if !info.IsDir() {
+		return []fileState{{path: root, size: info.Size(), mtime: info.ModTime().UnixNano()}}, nil
+	}
+	var files []fileState
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if path != root && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() || !isManifest(d.Name()) {
+			return nil
+		}
+		info, err := os.Stat(path) // follows a symbolic link
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // removed while walking; the next scan sees the new set
+		}
+		if err != nil {
+			return err
+		}
+		if !info.Mode().IsRegular() {
+			return nil
+		}
+		files = append(files, fileState{path: path, size: info.Size(), mtime: info.ModTime().UnixNano()})
+		return nil
+	})
+	return files, err
+}
+
+// controller turns the manifests folder into published tables.
+type controller struct {
+	cfg    config
+	log    *slog.Logger
+	router *router.Router
+	demo   *demoBackends // nil without -demo-backends
+
+	ready atomic.Bool
+
+	// Owned by the goroutine that calls poll.
+	seen    []fileState
+	lastErr string
+}
+
+// load reads the manifests, compiles them and publishes the result. On
+// error nothing is published: the serving table stays. It reads the folder
+// itself rather than the scanned list, so what is served is never older
+// than the scan that triggered it; a write racing the read changes the
+// fingerprint, and the next poll loads again.
+func (c *controller) load() error {
+	snap, skipped, err := compile.LoadFiles(c.cfg.manifests)
+	if err != nil {
+		return err
+	}
+	for _, s := range skipped {
+		c.log.Debug("skipped an object of a kind ramjet does not read", "object", s)
+	}
+	if c.demo != nil {
+		c.demo.ensure(snap.EndpointSlices)
+	}
+
+	start := time.Now()
+	table, warnings := compile.Compile(*snap, c.cfg.options)
+	elapsed := time.Since(start)
+	for _, w := range warnings {
+		attrs := []any{"reason", string(w.Reason), "object", w.Object}
+		if w.Field != "" {
+			attrs = append(attrs, "field", w.Field)
+		}
+		if w.Winner != "" {
+			attrs = append(attrs, "winner", w.Winner)
+		}
+		c.log.Warn(w.Message, attrs...)
+	}
+
+	// The router logs each table it publishes; this line adds what only
+	// the loader knows.
+	gen, changed := c.router.Publish(table)
+	c.ready.Store(true)
+	msg := "manifests compiled"
+	if !changed {
+		msg = "manifests compiled; table unchanged, nothing published"
+	}
+	c.log.Info(msg,
+		"generation", gen,
+		"ingresses", len(snap.Ingresses),
+		"skipped", len(skipped),
+		"warnings", len(warnings),
+		"compile", elapsed.Round(time.Microsecond))
+	return nil
+}
+
+// poll rescans the folder and reloads it when the file set changed. A
+// failing folder logs once per distinct error, not on every tick.
+func (c *controller) poll() {
+	files, err := scanManifests(c.cfg.manifests)
+	if err == nil && slices.Equal(files, c.seen) {
+		c.lastErr = "" // a folder that vanished came back as it was
+		return
+	}
+	if err == nil {
+		c.seen = files
+		err = c.load()
+	}
+	if err == nil {
+		c.lastErr = ""
+		return
+	}
+	if msg := err.Error(); msg != c.lastErr {
+		c.lastErr = msg
+		c.log.Error("cannot load manifests; still serving the previous table",
+			"err", err, "generation", c.router.Generation())
+	}
+}
+
+// instance is a started controller: its bound addresses and the servers
+// behind them.
+type instance struct {
+	// HTTPAddr, HTTPSAddr and DebugAddr are the bound addresses ("" when
+	// that listener is off), so ":0" in the flags is usable.
+	HTTPAddr, HTTPSAddr, DebugAddr string
+
+	ctrl *controller
+	done chan error
+}
+
+// Wait blocks until the context given to start is done and every server has
+// shut down.
+func (i *instance) Wait() error { return <-i.done }
+
+// start loads the manifests, publishes the first table, opens the
+// listeners and begins polling. It returns once traffic is being served;
+// cancelling ctx shuts everything down gracefully. A folder that cannot be
+// loaded at start is an error: there is no previous table to fall back to.
+func start(parent context.Context, cfg config, log *slog.Logger) (_ *instance, err error) {
+	// A failed listener cancels ctx too, so everything stops together.
+	ctx, cancel := context.WithCancel(parent)
+	defer func() {
+		if err != nil {
+			cancel()
+		}
+	}()
+	c := &controller{cfg: cfg, log: log}
+	c.router = router.New(router.Options{
+		Registry: balance.NewRegistry(),
+		Logger:   log,
+		Observer: accessLog(log),
+	})
+	if cfg.demoBackends {
+		c.demo = newDemoBackends(log)
+		defer func() {
+			if err != nil {
+				c.demo.close()
+			}
+		}()
+	}
+
+	files, err := scanManifests(cfg.manifests)
+	if err != nil {
+		return nil, fmt.Errorf("-manifests: %w", err)
+	}
+	c.seen = files
+	if err := c.load(); err != nil {
+		return nil, fmt.Errorf("loading %s: %w", cfg.manifests, err)
+	}
+
+	inst := &instance{ctrl: c, done: make(chan error, 1)}
+	var servers []*http.Server
+	var listeners []net.Listener
+	defer func() {
+		if err != nil {
+			for _, ln := range listeners {
+				ln.Close()
+			}
+		}
+	}()
+	listen := func(addr string) (net.Listener, error) {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		listeners = append(listeners, ln)
+		return ln, nil
+	}
+	errorLog := slog.NewLogLogger(log.Handler(), slog.LevelDebug)
+	var serve []func() error
+
+	if cfg.httpAddr != "" {
+		ln, err := listen(cfg.httpAddr)
+		if err != nil {
+			return nil, fmt.Errorf("-http-addr: %w", err)
+		}
+		inst.HTTPAddr = ln.Addr().String()
+		protocols := new(http.Protocols)
+		protocols.SetHTTP1(true)
+		protocols.SetUnencryptedHTTP2(true) // gRPC clients with prior knowledge
+		srv := &http.Server{Handler: c.router, Protocols: protocols, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errorLog}
+		servers = append(servers, srv)
+		serve = append(serve, func() error { return srv.Serve(ln) })
+	}
+	if cfg.httpsAddr != "" {
+		ln, err := listen(cfg.httpsAddr)
+		if err != nil {
+			return nil, fmt.Errorf("-https-addr: %w", err)
+		}
+		inst.HTTPSAddr = ln.Addr().String()
+		// The router's TLS config picks the certificate per SNI from the
+		// serving table, so a rotated Secret takes effect on the next
+		// handshake without restarting the listener.
+		srv := &http.Server{Handler: c.router, TLSConfig: c.router.TLSConfig(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: errorLog}
+		servers = append(servers, srv)
+		serve = append(serve, func() error { return srv.ServeTLS(ln, "", "") })
+	}
+	if cfg.debugAddr != "" {
+		ln, err := listen(cfg.debugAddr)
+		if err != nil {
+			return nil, fmt.Errorf("-debug-addr: %w", err)
+		}
+		inst.DebugAddr = ln.Addr().String()
+		srv := &http.Server{Handler: c.debugMux(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: errorLog}
+		servers = append(servers, srv)
+		serve = append(serve, func() error { return srv.Serve(ln) })
+	}
+
+	var wg sync.WaitGroup
+	serveErrs := make(chan error, len(serve))
+	for _, s := range serve {
+		wg.Go(func() {
+			if err := s(); !errors.Is(err, http.ErrServerClosed) {
+				serveErrs <- err
+			}
+		})
+	}
+	pollDone := make(chan struct{})
+	go func() {
+		defer close(pollDone)
+		t := time.NewTicker(cfg.pollInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				c.poll()
+			}
+		}
+	}()
+	go func() {
+		var serveErr error
+		select {
+		case <-ctx.Done():
+		case serveErr = <-serveErrs:
+			log.Error("listener failed; shutting down", "err", serveErr)
+		}
+		cancel()
+		log.Info("shutting down", "grace", shutdownGrace)
+		sctx, stop := context.WithTimeout(context.Background(), shutdownGrace)
+		defer stop()
+		errs := []error{serveErr}
+		for _, srv := range servers {
+			if err := srv.Shutdown(sctx); err != nil {
+				errs = append(errs, err)
+				srv.Close() // the grace ran out: drop what is left
+			}
+		}
+		wg.Wait()
+		<-pollDone
+		if c.demo != nil {
+			c.demo.close()
+		}
+		inst.done <- errors.Join(errs...)
+	}()
+
+	log.Info("serving",
+		"manifests", cfg.manifests,
+		"http", inst.HTTPAddr,
+		"https", inst.HTTPSAddr,
+		"debug", inst.DebugAddr,
+		"generation", c.router.Generation())
+	return inst, nil
+}
+
+// debugMux serves the introspection endpoints.
+func (c *controller) debugMux() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/debug/table", c.router.DebugHandler())
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if !c.ready.Load() {
+			http.Error(w, "not ready: no table published yet", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintf(w, "ready: generation %d\n", c.router.Generation())
+	})
+	return mux
+}
+
+// accessLog logs one line per request at debug level; the level check
+// first keeps the request path free of formatting when debug is off.
+func accessLog(log *slog.Logger) func(router.Record) {
+	return func(r router.Record) {
+		if !log.Enabled(context.Background(), slog.LevelDebug) {
+			return
+		}
+		log.Debug("request",
+			"generation", r.Generation,
+			"method", r.Method,
+			"host", r.Host,
+			"path", r.Path,
+			"status", r.Status,
+			"backend", r.Backend,
+			"endpoint", r.Endpoint,
+			"reason", r.Reason)
+	}
+}

@@ -1,0 +1,335 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+)
+
+// syncBuffer is a log sink the test reads while the controller writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) count(substr string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Count(s.b.String(), substr)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// appManifests routes host app.test to one Service whose only endpoint is
+// the given loopback port.
+func appManifests(port string) string {
+	return `apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata:
+  name: ramjet
+spec:
+  controller: ramjet.dev/ingress
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: app
+  namespace: t
+spec:
+  ingressClassName: ramjet
+  rules:
+    - host: app.test
+      http:
+        paths:
+          - path: /
+            pathType: Prefix
+            backend:
+              service:
+                name: app
+                port:
+                  number: 80
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: app
+  namespace: t
+spec:
+  ports:
+    - port: 80
+      targetPort: 8080
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: app-1
+  namespace: t
+  labels:
+    kubernetes.io/service-name: app
+addressType: IPv4
+ports:
+  - port: ` + port + `
+endpoints:
+  - addresses: ["127.0.0.1"]
+`
+}
+
+// namedBackend answers with its name and the request-target it received.
+func namedBackend(t *testing.T, name string) (port string) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "%s %s", name, r.RequestURI)
+	}))
+	t.Cleanup(srv.Close)
+	u, err := url.Parse(srv.URL)
+	require.NoError(t, err)
+	return u.Port()
+}
+
+// writeFile writes content and moves its mtime forward, so that a rewrite
+// within the file system's timestamp granularity is still a change.
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	var mtime time.Time
+	if info, err := os.Stat(path); err == nil {
+		mtime = info.ModTime().Add(time.Second)
+	} else {
+		mtime = time.Now()
+	}
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+	require.NoError(t, os.Chtimes(path, mtime, mtime))
+}
+
+func get(t *testing.T, client *http.Client, rawURL, host string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, rawURL, nil)
+	require.NoError(t, err)
+	if host != "" {
+		req.Host = host
+	}
+	resp, err := client.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(body)
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestOfflineServesReloadsAndKeepsTableOnError(t *testing.T) {
+	portA, portB := namedBackend(t, "A"), namedBackend(t, "B")
+	dir := t.TempDir()
+	manifest := filepath.Join(dir, "app.yaml")
+	writeFile(t, manifest, appManifests(portA))
+	// Files the watcher must ignore: a README and an editor swap file.
+	writeFile(t, filepath.Join(dir, "README.md"), "not a manifest")
+	writeFile(t, filepath.Join(dir, ".app.yaml.swp"), "kind: [unterminated")
+
+	logs := &syncBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inst, err := start(ctx, config{
+		manifests:    dir,
+		httpAddr:     "127.0.0.1:0",
+		httpsAddr:    "127.0.0.1:0",
+		debugAddr:    "127.0.0.1:0",
+		pollInterval: 10 * time.Millisecond,
+	}, logger)
+	require.NoError(t, err)
+	waited := false
+	defer func() {
+		if !waited {
+			cancel()
+			_ = inst.Wait()
+		}
+	}()
+
+	client := &http.Client{Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{ServerName: "app.test", InsecureSkipVerify: true},
+	}}
+	defer client.CloseIdleConnections()
+	httpURL := "http://" + inst.HTTPAddr
+	debugURL := "http://" + inst.DebugAddr
+
+	// Served on both listeners, with the request-target passed through.
+	status, body := get(t, client, httpURL+"/some/path?q=1", "app.test")
+	require.Equal(t, http.StatusOK, status, body)
+	require.Equal(t, "A /some/path?q=1", body)
+	status, body = get(t, client, "https://"+inst.HTTPSAddr+"/tls", "app.test")
+	require.Equal(t, http.StatusOK, status, body)
+	require.Equal(t, "A /tls", body)
+	status, _ = get(t, client, httpURL+"/", "other.test")
+	require.Equal(t, http.StatusNotFound, status, "a host no Ingress names, with no default backend")
+
+	status, body = get(t, client, debugURL+"/healthz", "")
+	require.Equal(t, http.StatusOK, status, body)
+	status, body = get(t, client, debugURL+"/readyz", "")
+	require.Equal(t, http.StatusOK, status, body)
+	status, body = get(t, client, debugURL+"/debug/table", "")
+	require.Equal(t, http.StatusOK, status, body)
+	require.Contains(t, body, "app.test")
+
+	gen1 := inst.ctrl.router.Generation()
+	require.NotZero(t, gen1)
+
+	// An edit is picked up and served.
+	writeFile(t, manifest, appManifests(portB))
+	eventually(t, "the edit to be served", func() bool {
+		_, body := get(t, client, httpURL+"/", "app.test")
+		return strings.HasPrefix(body, "B ")
+	})
+	gen2 := inst.ctrl.router.Generation()
+	require.Greater(t, gen2, gen1)
+
+	// Touching a file recompiles, but the same digest publishes nothing.
+	unchanged := logs.count("table unchanged")
+	future := time.Now().Add(time.Hour)
+	require.NoError(t, os.Chtimes(manifest, future, future))
+	eventually(t, "the touched file to be recompiled", func() bool { return logs.count("table unchanged") > unchanged })
+	require.Equal(t, gen2, inst.ctrl.router.Generation())
+
+	// A manifest that does not parse keeps the previous table serving.
+	broken := filepath.Join(dir, "broken.yaml")
+	writeFile(t, broken, "apiVersion: v1\nkind: Service\nmetadata: [unterminated\n")
+	eventually(t, "the load error to be logged", func() bool { return logs.count("cannot load manifests") > 0 })
+	status, body = get(t, client, httpURL+"/", "app.test")
+	require.Equal(t, http.StatusOK, status, body)
+	require.Equal(t, "B /", body)
+	require.Equal(t, gen2, inst.ctrl.router.Generation())
+	status, _ = get(t, client, debugURL+"/readyz", "")
+	require.Equal(t, http.StatusOK, status)
+
+	// The error is logged once, not on every poll.
+	time.Sleep(100 * time.Millisecond)
+	require.Equal(t, 1, logs.count("cannot load manifests"), logs.String())
+
+	// Fixing the folder resumes reloading.
+	require.NoError(t, os.Remove(broken))
+	writeFile(t, manifest, appManifests(portA))
+	eventually(t, "the fixed folder to be served", func() bool {
+		_, body := get(t, client, httpURL+"/", "app.test")
+		return strings.HasPrefix(body, "A ")
+	})
+	require.Greater(t, inst.ctrl.router.Generation(), gen2)
+
+	cancel()
+	waited = true
+	done := make(chan error, 1)
+	go func() { done <- inst.Wait() }()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(15 * time.Second):
+		t.Fatal("shutdown did not finish")
+	}
+}
+
+func TestStartFailsOnUnloadableFolder(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "bad.yaml"), "kind: [unterminated\n")
+	_, err := start(context.Background(), config{
+		manifests:    dir,
+		httpAddr:     "127.0.0.1:0",
+		pollInterval: time.Second,
+	}, slog.New(slog.DiscardHandler))
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "loading "+dir)
+}
+
+func TestScanManifests(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"b.yaml", "a.yml", "c.json", "notes.txt", ".hidden.yaml", "sub/d.yaml", ".git/e.yaml"} {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		writeFile(t, path, "x")
+	}
+	paths := func(files []fileState) []string {
+		var out []string
+		for _, f := range files {
+			rel, err := filepath.Rel(dir, f.path)
+			require.NoError(t, err)
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return out
+	}
+
+	first, err := scanManifests(dir)
+	require.NoError(t, err)
+	if diff := cmp.Diff([]string{"a.yml", "b.yaml", "c.json", "sub/d.yaml"}, paths(first)); diff != "" {
+		t.Errorf("scanned files (-want +got):\n%s", diff)
+	}
+
+	again, err := scanManifests(dir)
+	require.NoError(t, err)
+	require.Equal(t, first, again, "an untouched folder scans the same")
+
+	tests := []struct {
+		name   string
+		change func()
+	}{
+		{name: "content and size", change: func() { writeFile(t, filepath.Join(dir, "b.yaml"), "longer") }},
+		{name: "mtime only", change: func() {
+			path := filepath.Join(dir, "a.yml")
+			info, err := os.Stat(path)
+			require.NoError(t, err)
+			later := info.ModTime().Add(time.Second)
+			require.NoError(t, os.Chtimes(path, later, later))
+		}},
+		{name: "file added", change: func() { writeFile(t, filepath.Join(dir, "sub/e.yaml"), "x") }},
+		{name: "file removed", change: func() { require.NoError(t, os.Remove(filepath.Join(dir, "c.json"))) }},
+		{name: "file renamed", change: func() {
+			require.NoError(t, os.Rename(filepath.Join(dir, "sub/d.yaml"), filepath.Join(dir, "sub/f.yaml")))
+		}},
+	}
+	prev := first
+	for _, tt := range tests {
+		tt.change()
+		next, err := scanManifests(dir)
+		require.NoError(t, err)
+		require.NotEqual(t, prev, next, "%s: change not seen", tt.name)
+		prev = next
+	}
+
+	single, err := scanManifests(filepath.Join(dir, "b.yaml"))
+	require.NoError(t, err)
+	require.Len(t, single, 1, "a single file is watched on its own")
+
+	_, err = scanManifests(filepath.Join(dir, "missing"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+}

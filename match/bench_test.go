@@ -218,3 +218,36 @@ func BenchmarkNewTable(b *testing.B) {
 		})
 	}
 }
+
+func BenchmarkNormalizePath(b *testing.B) {
+	for _, tc := range []struct{ name, path string }{
+		{"clean", "/api/v1/users/12345/profile/settings"},
+		{"dotfile", "/.well-known/acme-challenge/abcdefghijklmnop"},
+		{"escaped", "/api/v1/users/caf%C3%A9/profile"},
+		{"dotsegments", "/api/v1/../v2/./orders//7"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := NormalizePath(tc.path); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkNormalizeHost(b *testing.B) {
+	for _, tc := range []struct{ name, host string }{
+		{"plain", "svc000123.prod.example.com"},
+		{"port", "svc000123.prod.example.com:8443"},
+		{"upper", "Svc000123.Prod.Example.com"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				NormalizeHost(tc.host)
+			}
+		})
+	}
+}

@@ -46,6 +46,13 @@ func FuzzNormalizePath(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in string) {
 		out, err := NormalizePath(in)
+		// The fast path agrees with the full algorithm.
+		if in != "" && in[0] == '/' {
+			slow, slowErr := normalizeSlow(in)
+			if slow != out || slowErr != err {
+				t.Fatalf("NormalizePath(%q) = %q, %v; the full algorithm gives %q, %v", in, out, err, slow, slowErr)
+			}
+		}
 		if err != nil {
 			if out != "" {
 				t.Fatalf("NormalizePath(%q) = %q with error %v", in, out, err)

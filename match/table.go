@@ -9,6 +9,9 @@ package match
 import (
 	"crypto/tls"
 	"fmt"
+	"strings"
+
+	"ramjet.dev/ramjet/balance"
 )
 
 // PathType is how a route's path is matched (SPEC §4).
@@ -103,6 +106,11 @@ type Backend struct {
 	// Endpoints are the ready "ip:port" socket addresses, sorted, unique.
 	// IPv6 addresses are bracketed ("[fd00::1]:8080").
 	Endpoints []string
+	// Policy chooses among the endpoints (SPEC §9, load-balance); the zero
+	// value is round-robin. HashKey is the request key the Hash policy
+	// hashes (upstream-hash-by); zero for the other policies.
+	Policy  balance.Policy
+	HashKey balance.HashKey
 }
 
 // Servable reports whether a request for this backend can be proxied.
@@ -148,6 +156,9 @@ type Route struct {
 	// the host is TLS.
 	SSLRedirect      bool
 	ForceSSLRedirect bool
+	// PreserveTrailingSlash keeps the request's trailing slash in that
+	// redirect (preserve-trailing-slash); by default one is dropped.
+	PreserveTrailingSlash bool
 }
 
 // VirtualHost is everything served under one host name.
@@ -174,6 +185,9 @@ type VirtualHost struct {
 	// whose spec.defaultBackend is its fallback, else the options.
 	SSLRedirect      bool
 	ForceSSLRedirect bool
+	// PreserveTrailingSlash is the matching preserve-trailing-slash
+	// setting (see Route.PreserveTrailingSlash).
+	PreserveTrailingSlash bool
 
 	// regex holds the Regex routes in controller order, built by NewTable;
 	// the Exact and Prefix index lives in the Table (see index.go).
@@ -229,6 +243,22 @@ type Warning struct {
 	// Winner names the declaration that won, for conflicts
 	// ("Ingress prod/a spec.rules[0].http.paths[0]"); empty otherwise.
 	Winner string
+}
+
+// Ref splits Object into its kind, namespace and name ("Ingress prod/shop"
+// gives "Ingress", "prod", "shop"), so that a warning can be attached to the
+// object it is about. All three are empty when Object does not follow the
+// "Kind namespace/name" convention.
+func (w Warning) Ref() (kind, namespace, name string) {
+	kind, key, ok := strings.Cut(w.Object, " ")
+	if !ok || kind == "" || strings.Contains(kind, "/") {
+		return "", "", ""
+	}
+	namespace, name, ok = strings.Cut(key, "/")
+	if !ok || namespace == "" || name == "" || strings.Contains(namespace, " ") || strings.ContainsAny(name, "/ ") {
+		return "", "", ""
+	}
+	return kind, namespace, name
 }
 
 func (w Warning) String() string {

@@ -4,6 +4,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"ramjet.dev/ramjet/balance"
 )
 
 // WriteText writes the table as stable, line-oriented text for golden files
@@ -15,14 +17,17 @@ import (
 //	  route Exact <path> -> <backend ID> from <source>
 //	  route Prefix <path> -> <backend ID> from <source>      "/" for the root
 //	  route Regex <linear|backtracking> <pattern> -> <backend ID> from <source>
-//	backend <ID> <protocol> <state>               sorted by ID
+//	backend <ID> <protocol> <state>[ <policy>]    sorted by ID
 //	  endpoint <ip:port>                          or "no ready endpoints"
 //	certificate <secret> sha256:<fingerprint>     sorted by secret
 //	  host <name>
 //	warning <Warning.String()>                    as compile ordered them
 //
 // Fallback and route lines end in " force-ssl-redirect" or " ssl-redirect"
-// when plain HTTP is redirected there: forced, or on a tls host.
+// when plain HTTP is redirected there: forced, or on a tls host; then
+// " preserve-trailing-slash" when that redirect keeps the trailing slash.
+// A backend's policy is written only when it is not round_robin:
+// "least_conn", or "hash <upstream-hash-by expression>".
 // Routes are listed in precedence order. A path or pattern that is empty or
 // holds spaces, quotes, control or non-ASCII bytes is written Go-quoted. A
 // source with no Ingress (the global default backend) is written as its
@@ -63,7 +68,7 @@ func (t *Table) writeText(b *strings.Builder) {
 		} else {
 			b.WriteString("  fallback " + vh.Fallback.ID + sourceText(vh.FallbackSource))
 		}
-		b.WriteString(redirectText(vh.TLS, vh.SSLRedirect, vh.ForceSSLRedirect) + "\n")
+		b.WriteString(redirectText(vh.TLS, vh.SSLRedirect, vh.ForceSSLRedirect, vh.PreserveTrailingSlash) + "\n")
 		for _, r := range vh.Routes {
 			b.WriteString("  route " + r.Type.String() + " ")
 			switch r.Type {
@@ -85,12 +90,12 @@ func (t *Table) writeText(b *strings.Builder) {
 			if r.Backend != nil {
 				backend = r.Backend.ID
 			}
-			b.WriteString(" -> " + backend + sourceText(r.Source) + redirectText(vh.TLS, r.SSLRedirect, r.ForceSSLRedirect) + "\n")
+			b.WriteString(" -> " + backend + sourceText(r.Source) + redirectText(vh.TLS, r.SSLRedirect, r.ForceSSLRedirect, r.PreserveTrailingSlash) + "\n")
 		}
 	}
 
 	for _, be := range t.Backends {
-		b.WriteString("backend " + be.ID + " " + be.Protocol.String() + " " + be.State.String() + "\n")
+		b.WriteString("backend " + be.ID + " " + be.Protocol.String() + " " + be.State.String() + policyText(be) + "\n")
 		if len(be.Endpoints) == 0 {
 			b.WriteString("  no ready endpoints\n")
 		}
@@ -138,13 +143,30 @@ func sourceText(s Source) string {
 	return ""
 }
 
+// policyText names a backend's balancing policy unless it is the default.
+func policyText(be *Backend) string {
+	switch be.Policy {
+	case balance.RoundRobin:
+		return ""
+	case balance.Hash:
+		return " hash " + quoteText(be.HashKey.String(), false)
+	}
+	return " " + be.Policy.String()
+}
+
 // redirectText marks where a plain-HTTP request is redirected to HTTPS.
-func redirectText(tls, sslRedirect, force bool) string {
+func redirectText(tls, sslRedirect, force, preserveSlash bool) string {
+	var s string
 	switch {
 	case force:
-		return " force-ssl-redirect"
+		s = " force-ssl-redirect"
 	case tls && sslRedirect:
-		return " ssl-redirect"
+		s = " ssl-redirect"
+	default:
+		return ""
 	}
-	return ""
+	if preserveSlash {
+		s += " preserve-trailing-slash"
+	}
+	return s
 }

@@ -1,0 +1,215 @@
+package status
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/match"
+)
+
+var (
+	svcMissing = match.Warning{
+		Reason:  match.ServiceNotFoundReason,
+		Object:  "Ingress prod/shop",
+		Field:   "spec.rules[0].http.paths[1].backend.service.name",
+		Message: "Service prod/api not found; requests answer 503",
+	}
+	routeConflict = match.Warning{
+		Reason:  match.RouteConflict,
+		Object:  "Ingress prod/cart",
+		Field:   "spec.rules[0].http.paths[0]",
+		Message: "shop.example.com Prefix /cart is declared earlier",
+		Winner:  "Ingress prod/a spec.rules[0].http.paths[0]",
+	}
+	classNotFound = match.Warning{
+		Reason:  match.ClassNotFound,
+		Object:  "Ingress dev/blog",
+		Field:   "spec.ingressClassName",
+		Message: `IngressClass "nginx" not found`,
+	}
+	globalDefault = match.Warning{
+		Reason:  match.DefaultBackendUnavailable,
+		Object:  "Service demo/missing",
+		Field:   "--default-backend",
+		Message: "global default backend demo/missing:80: Service demo/missing not found; unmatched requests answer 404",
+	}
+)
+
+var (
+	evSvcMissing = Event{Kind: "Ingress", Namespace: "prod", Name: "shop", Reason: "ServiceNotFound",
+		Message: "spec.rules[0].http.paths[1].backend.service.name: Service prod/api not found; requests answer 503"}
+	evRouteConflict = Event{Kind: "Ingress", Namespace: "prod", Name: "cart", Reason: "RouteConflict",
+		Message: "spec.rules[0].http.paths[0]: shop.example.com Prefix /cart is declared earlier (winner: Ingress prod/a spec.rules[0].http.paths[0])"}
+	evClassNotFound = Event{Kind: "Ingress", Namespace: "dev", Name: "blog", Reason: "ClassNotFound",
+		Message: `spec.ingressClassName: IngressClass "nginx" not found`}
+)
+
+func TestEventDeduperSequence(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	portMissing := match.Warning{
+		Reason:  match.ServicePortNotFound,
+		Object:  "Ingress prod/shop",
+		Field:   "spec.rules[0].http.paths[1].backend.service.port",
+		Message: "Service prod/api has no port 8080; requests answer 503",
+	}
+	evPortMissing := Event{Kind: "Ingress", Namespace: "prod", Name: "shop", Reason: "ServicePortNotFound",
+		Message: "spec.rules[0].http.paths[1].backend.service.port: Service prod/api has no port 8080; requests answer 503"}
+
+	type step struct {
+		name     string
+		now      time.Time
+		warnings []match.Warning
+		want     []Event
+	}
+	steps := []step{
+		{"first rebuild posts every Ingress problem, sorted, and skips the Service one",
+			at(0), []match.Warning{svcMissing, globalDefault, routeConflict, classNotFound, svcMissing},
+			[]Event{evClassNotFound, evRouteConflict, evSvcMissing}},
+		{"unchanged 200 ms later: nothing", at(200 * time.Millisecond),
+			[]match.Warning{routeConflict, classNotFound, svcMissing, globalDefault}, nil},
+		{"unchanged in another order: nothing", at(time.Second),
+			[]match.Warning{svcMissing, classNotFound, routeConflict}, nil},
+		{"one resolved: nothing", at(2 * time.Second),
+			[]match.Warning{classNotFound, routeConflict}, nil},
+		{"a new problem: posted", at(3 * time.Second),
+			[]match.Warning{classNotFound, routeConflict, portMissing}, []Event{evPortMissing}},
+		{"the resolved one comes back: posted again", at(4 * time.Second),
+			[]match.Warning{classNotFound, routeConflict, portMissing, svcMissing}, []Event{evSvcMissing}},
+		{"just before the re-post interval: nothing", at(50*time.Minute - time.Millisecond),
+			[]match.Warning{classNotFound, routeConflict, portMissing, svcMissing}, nil},
+		{"at the interval: the problems posted at first are posted again", at(50 * time.Minute),
+			[]match.Warning{classNotFound, routeConflict, portMissing, svcMissing}, []Event{evClassNotFound, evRouteConflict}},
+		{"the later ones follow at their own interval", at(50*time.Minute + 4*time.Second),
+			[]match.Warning{classNotFound, routeConflict, portMissing, svcMissing}, []Event{evSvcMissing, evPortMissing}},
+		{"all resolved: nothing", at(51 * time.Minute), nil, nil},
+		{"all back: all posted", at(51*time.Minute + time.Second),
+			[]match.Warning{routeConflict, classNotFound}, []Event{evClassNotFound, evRouteConflict}},
+	}
+
+	d := NewEventDeduper(DefaultRepostAfter)
+	for _, s := range steps {
+		got := d.Filter(s.warnings, s.now)
+		if diff := cmp.Diff(s.want, got); diff != "" {
+			t.Fatalf("step %q: Filter (-want +got):\n%s", s.name, diff)
+		}
+	}
+}
+
+func TestEventDeduperNoRepost(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	for _, d := range []*EventDeduper{{}, NewEventDeduper(0), NewEventDeduper(-time.Minute)} {
+		require.Equal(t, []Event{evSvcMissing}, d.Filter([]match.Warning{svcMissing}, t0))
+		require.Empty(t, d.Filter([]match.Warning{svcMissing}, t0.Add(24*time.Hour)))
+		_, ok := d.NextRepost()
+		require.False(t, ok, "NextRepost with re-posting off")
+	}
+}
+
+func TestEventDeduperNextRepost(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	d := NewEventDeduper(time.Hour)
+	_, ok := d.NextRepost()
+	require.False(t, ok, "NextRepost with nothing remembered")
+
+	d.Filter([]match.Warning{svcMissing}, t0)
+	d.Filter([]match.Warning{svcMissing, classNotFound}, t0.Add(10*time.Minute))
+	next, ok := d.NextRepost()
+	require.True(t, ok)
+	require.Equal(t, t0.Add(time.Hour), next)
+
+	// Calling Filter at NextRepost with the same warnings re-posts the due one.
+	require.Equal(t, []Event{evSvcMissing}, d.Filter([]match.Warning{svcMissing, classNotFound}, next))
+	next, ok = d.NextRepost()
+	require.True(t, ok)
+	require.Equal(t, t0.Add(70*time.Minute), next)
+
+	d.Filter([]match.Warning{globalDefault}, next)
+	_, ok = d.NextRepost()
+	require.False(t, ok, "only non-Ingress warnings are left, and they are not remembered")
+}
+
+func TestEventDeduperReset(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	d := NewEventDeduper(DefaultRepostAfter)
+	ws := []match.Warning{svcMissing, classNotFound}
+	require.Len(t, d.Filter(ws, t0), 2)
+	require.Empty(t, d.Filter(ws, t0.Add(time.Second)))
+	d.Reset()
+	require.Equal(t, []Event{evClassNotFound, evSvcMissing}, d.Filter(ws, t0.Add(2*time.Second)))
+}
+
+// TestEventDeduperBounded checks that only the current problems are kept.
+func TestEventDeduperBounded(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	d := NewEventDeduper(DefaultRepostAfter)
+	for i := range 1000 {
+		w := svcMissing
+		w.Message = strings.Repeat("x", i)
+		want := 1 // the changed warning; classNotFound only the first time
+		if i == 0 {
+			want = 2
+		}
+		require.Len(t, d.Filter([]match.Warning{w, classNotFound}, t0.Add(time.Duration(i)*time.Second)), want)
+	}
+	require.Len(t, d.posted, 2)
+}
+
+func TestEventFromWarning(t *testing.T) {
+	tests := []struct {
+		name string
+		w    match.Warning
+		want []Event
+	}{
+		{"no field", match.Warning{Reason: match.RuleRejected, Object: "Ingress prod/shop", Message: "rejected"},
+			[]Event{{Kind: "Ingress", Namespace: "prod", Name: "shop", Reason: "RuleRejected", Message: "rejected"}}},
+		{"malformed object", match.Warning{Reason: match.RuleRejected, Object: "Ingress shop", Message: "rejected"}, nil},
+		{"Secret", match.Warning{Reason: match.SecretInvalid, Object: "Secret prod/tls", Message: "bad"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := new(EventDeduper).Filter([]match.Warning{tt.w}, time.Time{})
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Filter (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestEventMessageTruncated(t *testing.T) {
+	w := svcMissing
+	w.Message = strings.Repeat("é", 2000) // two bytes each: a cut can land mid-rune
+	got := new(EventDeduper).Filter([]match.Warning{w}, time.Time{})
+	require.Len(t, got, 1)
+	msg := got[0].Message
+	require.LessOrEqual(t, len(msg), MaxMessageBytes)
+	require.Greater(t, len(msg), MaxMessageBytes-4)
+	require.True(t, utf8.ValidString(msg), "message is valid UTF-8")
+	require.True(t, strings.HasPrefix(msg, w.Field+": éé"), "message keeps the field path: %q", msg[:80])
+	require.True(t, strings.HasSuffix(msg, "é…"), "message ends in an ellipsis")
+}
+
+func TestEventDeduperConcurrent(t *testing.T) {
+	d := NewEventDeduper(time.Minute)
+	t0 := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	posted := 0
+	for i := range 8 {
+		wg.Go(func() {
+			n := len(d.Filter([]match.Warning{svcMissing}, t0.Add(time.Duration(i)*time.Millisecond)))
+			d.NextRepost()
+			mu.Lock()
+			posted += n
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	require.Equal(t, 1, posted, "a problem seen by concurrent rebuilds is posted once")
+}

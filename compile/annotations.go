@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"ramjet.dev/ramjet/balance"
 	"ramjet.dev/ramjet/match"
 )
 
@@ -24,6 +25,22 @@ type annotationValues struct {
 	// sslRedirect is nil when not set: the options decide.
 	sslRedirect      *bool
 	forceSSLRedirect bool
+	// preserveTrailingSlash keeps the trailing slash in that redirect.
+	preserveTrailingSlash bool
+
+	// load-balance and upstream-hash-by as parsed, each with the annotation
+	// that set it ("" when unset); ewma: load-balance said "ewma".
+	loadBalance    balance.Policy
+	loadBalanceKey string
+	ewma           bool
+	hashBy         balance.HashKey
+	hashByKey      string
+	// policy and hashKey are what the Ingress asks for its backends, once
+	// resolveBalancing has combined the two; policyKey is the annotation
+	// that decided, "" for the default.
+	policy    balance.Policy
+	hashKey   balance.HashKey
+	policyKey string
 }
 
 // annotationSpec describes one known annotation key, without prefix.
@@ -36,12 +53,13 @@ type annotationSpec struct {
 // knownAnnotations is the one registry of annotation keys ramjet knows.
 // Implementing a key is giving it an apply function here.
 var knownAnnotations = map[string]annotationSpec{
-	"backend-protocol":   {apply: applyBackendProtocol},
-	"ssl-redirect":       {apply: applySSLRedirect},
-	"force-ssl-redirect": {apply: applyForceSSLRedirect},
+	"backend-protocol":        {apply: applyBackendProtocol},
+	"ssl-redirect":            {apply: applySSLRedirect},
+	"force-ssl-redirect":      {apply: applyForceSSLRedirect},
+	"preserve-trailing-slash": {apply: applyPreserveTrailingSlash},
+	"load-balance":            {apply: applyLoadBalance},
+	"upstream-hash-by":        {apply: applyUpstreamHashBy},
 
-	"load-balance":             {},
-	"upstream-hash-by":         {},
 	"canary":                   {},
 	"canary-weight":            {},
 	"canary-weight-total":      {},
@@ -55,7 +73,6 @@ var knownAnnotations = map[string]annotationSpec{
 	"permanent-redirect":       {},
 	"permanent-redirect-code":  {},
 	"temporal-redirect":        {},
-	"preserve-trailing-slash":  {},
 }
 
 // readAnnotations parses each claimed Ingress's ramjet.dev/ and
@@ -86,6 +103,7 @@ func (b *builder) readAnnotations() {
 				b.nginxAnnotation(ing, key, key[len(NginxPrefix):], value)
 			}
 		}
+		b.resolveBalancing(ing)
 	}
 }
 
@@ -153,6 +171,15 @@ func applyForceSSLRedirect(v *annotationValues, key, value string) error {
 		return err
 	}
 	v.forceSSLRedirect = on
+	return nil
+}
+
+func applyPreserveTrailingSlash(v *annotationValues, key, value string) error {
+	on, err := parseBool(key, value)
+	if err != nil {
+		return err
+	}
+	v.preserveTrailingSlash = on
 	return nil
 }
 

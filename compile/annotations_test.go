@@ -59,7 +59,7 @@ func TestAnnotationRegistry(t *testing.T) {
 	s := protocolSnapshot(
 		NativePrefix+"no-such-thing", "1",
 		NativePrefix+"rewrite-target", "/",
-		NativePrefix+"load-balance", "round_robin",
+		NativePrefix+"canary-weight", "10",
 		NginxPrefix+"rewrite-target", "/$1",
 		NginxPrefix+"proxy-body-size", "8m",
 		NginxPrefix+"canary", "true",
@@ -73,7 +73,7 @@ func TestAnnotationRegistry(t *testing.T) {
 		{match.AnnotationUnsupported, "Ingress prod/shop", field(NginxPrefix + "canary")},
 		{match.AnnotationUnsupported, "Ingress prod/shop", field(NginxPrefix + "proxy-body-size")},
 		{match.AnnotationUnsupported, "Ingress prod/shop", field(NginxPrefix + "rewrite-target")},
-		{match.AnnotationRejected, "Ingress prod/shop", field(NativePrefix + "load-balance")},
+		{match.AnnotationRejected, "Ingress prod/shop", field(NativePrefix + "canary-weight")},
 		{match.AnnotationRejected, "Ingress prod/shop", field(NativePrefix + "no-such-thing")},
 		{match.AnnotationRejected, "Ingress prod/shop", field(NativePrefix + "rewrite-target")},
 	}
@@ -85,7 +85,7 @@ func TestAnnotationRegistry(t *testing.T) {
 	require.Equal(t, "prod/api:80", served(tab, "shop.example.com", "/x"), "the Ingress still compiles")
 
 	// Every known key has a registry entry; implemented ones parse.
-	for _, k := range []string{"backend-protocol", "ssl-redirect", "force-ssl-redirect"} {
+	for _, k := range []string{"backend-protocol", "ssl-redirect", "force-ssl-redirect", "load-balance", "upstream-hash-by"} {
 		require.NotNil(t, knownAnnotations[k].apply, k)
 	}
 }

@@ -33,6 +33,7 @@ var buildSteps = []func(*builder){
 	(*builder).buildRoutes,          // §4, §7: paths, route keys, conflicts, backends (§8)
 	(*builder).buildDefaultBackends, // §6
 	(*builder).decideProtocols,      // §8, §11: backend-protocol, oldest decides
+	(*builder).decideBalancing,      // §9, §11: load-balance, upstream-hash-by, oldest decides
 	(*builder).buildTLS,             // §12: TLS hosts and certificates
 	(*builder).applyRedirects,       // §12: host-level redirect settings
 	(*builder).assemble,             // match.NewTable and the digest (§15)

@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"hash"
+	"slices"
 
+	"ramjet.dev/ramjet/balance"
 	"ramjet.dev/ramjet/match"
 )
 
@@ -84,7 +86,47 @@ func digest(t *match.Table, o Options) string {
 			e.bytes(der)
 		}
 	}
+
+	// Balancing policies (SPEC §9) follow in an optional section, present
+	// only when some backend is not round-robin, so a table balanced
+	// round-robin throughout encodes as if it did not exist. Everything
+	// before it is self-delimiting and each optional section opens with
+	// its own tag, so presence and absence are unambiguous.
+	if slices.ContainsFunc(t.Backends, func(be *match.Backend) bool { return be.Policy != balance.RoundRobin }) {
+		e.str("balancing")
+		e.num(len(t.Backends))
+		for _, be := range t.Backends {
+			e.num(int(be.Policy))
+			e.str(be.HashKey.String())
+		}
+	}
+
+	// preserve-trailing-slash likewise, only when some host or route sets
+	// it, one flag per host and route in the order encoded above.
+	if preservesSlash(t) {
+		e.str("preserve-trailing-slash")
+		for _, vh := range t.VirtualHosts {
+			e.flag(vh.PreserveTrailingSlash)
+			for _, r := range vh.Routes {
+				e.flag(r.PreserveTrailingSlash)
+			}
+		}
+	}
 	return e.sum()
+}
+
+func preservesSlash(t *match.Table) bool {
+	for _, vh := range t.VirtualHosts {
+		if vh.PreserveTrailingSlash {
+			return true
+		}
+		for _, r := range vh.Routes {
+			if r.PreserveTrailingSlash {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // encoder writes length-prefixed fields into a hash through a buffer.

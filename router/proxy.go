@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"encoding/hex"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -52,14 +53,15 @@ func rewrite(pr *httputil.ProxyRequest) {
 	u.RawQuery = x.query
 	u.ForceQuery = x.hasQuery && x.query == ""
 
-	setForwarded(in, out.Header, x.forwarded[:0])
+	setForwarded(in, out.Header, x.proto, x.forwarded[:0])
 }
 
-// setForwarded sets X-Forwarded-For (appended), -Host, -Port, -Proto,
-// X-Real-IP, and X-Request-ID when the client sent none. The values share
+// setForwarded sets X-Forwarded-For (appended), -Host, -Port, -Proto (the
+// scheme the client used, see Router.clientProto), X-Real-IP, and
+// X-Request-ID when the client sent none. The values share
 // the backing array of v (capacity 6), each capped so appending to one
 // cannot touch another.
-func setForwarded(in *http.Request, h http.Header, v []string) {
+func setForwarded(in *http.Request, h http.Header, proto string, v []string) {
 	set := func(key, value string) {
 		v = append(v, value)
 		h[key] = v[len(v)-1 : len(v) : len(v)]
@@ -84,11 +86,7 @@ func setForwarded(in *http.Request, h http.Header, v []string) {
 		set("X-Forwarded-Host", in.Host)
 	}
 	set("X-Forwarded-Port", serverPort(in))
-	if in.TLS != nil {
-		set("X-Forwarded-Proto", "https")
-	} else {
-		set("X-Forwarded-Proto", "http")
-	}
+	set("X-Forwarded-Proto", proto)
 	if id := h["X-Request-Id"]; len(id) == 0 || id[0] == "" {
 		set("X-Request-Id", newRequestID())
 	}
@@ -113,8 +111,8 @@ func serverPort(req *http.Request) string {
 }
 
 // upstream carries an outgoing request with the transport its backend's
-// protocol needs. It is the place where one request can be tried on
-// another endpoint of the same exchange.
+// protocol needs, and retries it on another endpoint when the connection
+// could not be opened (see retry.go).
 type upstream struct {
 	h1  http.RoundTripper // HTTP and HTTPS backends
 	h2c http.RoundTripper // GRPC: cleartext HTTP/2 with prior knowledge
@@ -122,15 +120,47 @@ type upstream struct {
 }
 
 func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
-	if x, _ := req.Context().Value(exchangeKey{}).(*exchange); x != nil {
-		switch x.backend.Protocol {
-		case match.GRPC:
-			return u.h2c.RoundTrip(req)
-		case match.GRPCS:
-			return u.h2.RoundTrip(req)
-		}
+	x, _ := req.Context().Value(exchangeKey{}).(*exchange)
+	if x == nil {
+		return u.h1.RoundTrip(req)
 	}
-	return u.h1.RoundTrip(req)
+	rt := u.h1
+	switch x.backend.Protocol {
+	case match.GRPC:
+		rt = u.h2c
+	case match.GRPCS:
+		rt = u.h2
+	}
+	return x.roundTrip(rt, req)
+}
+
+// modifyResponse watches the backend's response body so that a body the
+// backend breaks off is reported. A 101's body is the tunnel's connection
+// and is left as it is: ReverseProxy needs it to be writable.
+func modifyResponse(res *http.Response) error {
+	if res.StatusCode == http.StatusSwitchingProtocols || res.Body == nil || res.Body == http.NoBody {
+		return nil
+	}
+	if x, _ := res.Request.Context().Value(exchangeKey{}).(*exchange); x != nil {
+		x.body = watchedBody{ReadCloser: res.Body, x: x}
+		res.Body = &x.body
+	}
+	return nil
+}
+
+// watchedBody records the first error other than io.EOF that reading the
+// backend's response body returns.
+type watchedBody struct {
+	io.ReadCloser
+	x *exchange
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF && b.x.readErr == nil {
+		b.x.readErr = err
+	}
+	return n, err
 }
 
 // proxyError answers a request whose exchange with the backend failed
@@ -157,7 +187,7 @@ func (r *Router) proxyError(w http.ResponseWriter, req *http.Request, err error)
 	if x.status != 0 {
 		return // a 101 or other answer is already on its way
 	}
-	a.write(w)
+	a.write(w, x.grpc)
 }
 
 // unreachable reports a failure to open the connection (dial or TLS

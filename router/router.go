@@ -55,6 +55,13 @@ type Options struct {
 	ConnectTimeout time.Duration
 	// ReadTimeout bounds the wait for a backend's response headers. 0: 60s.
 	ReadTimeout time.Duration
+	// TrustForwardedProto takes the client's scheme from the first value
+	// of X-Forwarded-Proto when the connection itself is not TLS: set it
+	// only behind a load balancer that terminates TLS and sets (never
+	// passes on) that header, like ingress-nginx's use-forwarded-headers.
+	// Off, anyone could skip the HTTPS redirect by sending the header, so
+	// only req.TLS counts.
+	TrustForwardedProto bool
 }
 
 // Record describes one request once it has been answered.
@@ -76,6 +83,9 @@ type Record struct {
 	// Reason is a short machine code for answers the router made itself
 	// ("" when the backend answered): see the Reason constants.
 	Reason string
+	// Tries is the number of endpoints the request was sent to (more than
+	// one when connecting failed and it was retried); 0 when not proxied.
+	Tries int
 }
 
 // Reasons reported in Record.Reason.
@@ -92,6 +102,8 @@ const (
 	ReasonUpstreamTimeout     = "upstream-timeout"     // 504: no response headers within ReadTimeout
 	ReasonUpstreamError       = "upstream-error"       // 502: the exchange failed after connecting
 	ReasonClientClosed        = "client-closed"        // 499: the client went away first
+	ReasonSSLRedirect         = "ssl-redirect"         // 308: plain HTTP to a host served over HTTPS
+	ReasonBadHost             = "bad-host"             // 400: a redirect is due but the Host names no host
 )
 
 // Router is an http.Handler serving the most recently published table.
@@ -105,6 +117,8 @@ type Router struct {
 	observer    func(Record)
 	logger      *slog.Logger
 	defaultCert *tls.Certificate
+
+	trustForwardedProto bool
 }
 
 // serving is everything a request needs, swapped as one unit.
@@ -123,6 +137,8 @@ func New(o Options) *Router {
 		observer:    o.Observer,
 		logger:      o.Logger,
 		defaultCert: o.DefaultCertificate,
+
+		trustForwardedProto: o.TrustForwardedProto,
 	}
 	if r.registry == nil {
 		r.registry = balance.NewRegistry()
@@ -151,11 +167,12 @@ func New(o Options) *Router {
 		up.h1, up.h2c, up.h2 = defaultTransports(connect, read)
 	}
 	r.proxy = &httputil.ReverseProxy{
-		Rewrite:      rewrite,
-		Transport:    up,
-		ErrorHandler: r.proxyError,
-		ErrorLog:     slog.NewLogLogger(r.logger.Handler(), slog.LevelWarn),
-		BufferPool:   bufferPool{},
+		Rewrite:        rewrite,
+		Transport:      up,
+		ErrorHandler:   r.proxyError,
+		ModifyResponse: modifyResponse,
+		ErrorLog:       slog.NewLogLogger(r.logger.Handler(), slog.LevelWarn),
+		BufferPool:     bufferPool{},
 	}
 	return r
 }
@@ -230,7 +247,7 @@ func (r *Router) balancers(t *match.Table) map[*match.Backend]*balance.Balancer 
 			return
 		}
 		if _, ok := m[b]; !ok {
-			m[b] = r.registry.Balancer(balance.Config{ID: b.ID, Endpoints: b.Endpoints})
+			m[b] = r.registry.Balancer(balance.Config{ID: b.ID, Endpoints: b.Endpoints, Policy: b.Policy, HashKey: b.HashKey})
 		}
 	}
 	for _, b := range t.Backends {

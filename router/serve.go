@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -19,57 +20,81 @@ type answer struct {
 	status int
 	reason string
 	body   string
-	grpc   bool // add grpc-status/grpc-message so gRPC clients show the cause
 }
 
 var (
-	ansNoTable         = answer{http.StatusServiceUnavailable, ReasonNoTable, "503 Service Unavailable: no routing table yet\n", false}
-	ansBadTarget       = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: the request-target is not an absolute path\n", false}
-	ansBadEscape       = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: malformed percent-encoding in path\n", false}
-	ansPathClimbs      = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: path climbs above /\n", false}
-	ansNoRoute         = answer{http.StatusNotFound, ReasonNoRoute, "404 Not Found: no route for this host and path\n", false}
-	ansNoEndpoints     = answer{http.StatusServiceUnavailable, ReasonNoEndpoints, "503 Service Unavailable: the backend has no ready endpoints\n", false}
-	ansServiceNotFound = answer{http.StatusServiceUnavailable, ReasonServiceNotFound, "503 Service Unavailable: the backend Service does not exist\n", false}
-	ansPortNotFound    = answer{http.StatusServiceUnavailable, ReasonPortNotFound, "503 Service Unavailable: the backend Service has no such port\n", false}
-	ansExternalName    = answer{http.StatusServiceUnavailable, ReasonExternalName, "503 Service Unavailable: the backend is an ExternalName Service, which is not proxied\n", false}
-	ansUnreachable     = answer{http.StatusBadGateway, ReasonUpstreamUnreachable, "502 Bad Gateway: the backend could not be reached\n", false}
-	ansUpstreamError   = answer{http.StatusBadGateway, ReasonUpstreamError, "502 Bad Gateway: the backend failed to answer\n", false}
-	ansUpstreamTimeout = answer{http.StatusGatewayTimeout, ReasonUpstreamTimeout, "504 Gateway Timeout: the backend did not answer in time\n", false}
+	ansNoTable         = answer{http.StatusServiceUnavailable, ReasonNoTable, "503 Service Unavailable: no routing table yet\n"}
+	ansBadTarget       = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: the request-target is not an absolute path\n"}
+	ansBadEscape       = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: malformed percent-encoding in path\n"}
+	ansPathClimbs      = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: path climbs above /\n"}
+	ansNoRoute         = answer{http.StatusNotFound, ReasonNoRoute, "404 Not Found: no route for this host and path\n"}
+	ansNoEndpoints     = answer{http.StatusServiceUnavailable, ReasonNoEndpoints, "503 Service Unavailable: the backend has no ready endpoints\n"}
+	ansServiceNotFound = answer{http.StatusServiceUnavailable, ReasonServiceNotFound, "503 Service Unavailable: the backend Service does not exist\n"}
+	ansPortNotFound    = answer{http.StatusServiceUnavailable, ReasonPortNotFound, "503 Service Unavailable: the backend Service has no such port\n"}
+	ansExternalName    = answer{http.StatusServiceUnavailable, ReasonExternalName, "503 Service Unavailable: the backend is an ExternalName Service, which is not proxied\n"}
+	ansUnreachable     = answer{http.StatusBadGateway, ReasonUpstreamUnreachable, "502 Bad Gateway: the backend could not be reached\n"}
+	ansUpstreamError   = answer{http.StatusBadGateway, ReasonUpstreamError, "502 Bad Gateway: the backend failed to answer\n"}
+	ansUpstreamTimeout = answer{http.StatusGatewayTimeout, ReasonUpstreamTimeout, "504 Gateway Timeout: the backend did not answer in time\n"}
 	ansGRPCNotEnabled  = answer{http.StatusBadGateway, ReasonGRPCNotEnabled,
-		"502 Bad Gateway: gRPC request to a backend not marked for gRPC; set the annotation nginx.ingress.kubernetes.io/backend-protocol: GRPC (or GRPCS) on the Ingress\n", true}
+		"502 Bad Gateway: gRPC request to a backend not marked for gRPC; set the annotation nginx.ingress.kubernetes.io/backend-protocol: GRPC (or GRPCS) on the Ingress\n"}
 )
 
-// grpcNotEnabledMessage is the grpc-message header: printable ASCII without
-// '%', so it needs no percent-encoding.
-const grpcNotEnabledMessage = "backend not marked for gRPC; set backend-protocol: GRPC on the Ingress"
-
-func (a answer) write(w http.ResponseWriter) {
+// write sends the answer. To a gRPC client (grpc true) it is a
+// trailers-only response: the HTTP status, Content-Type application/grpc,
+// grpc-status and grpc-message, and no body, which is the only shape in
+// which gRPC clients show the message rather than a bare HTTP status. The
+// bodies are printable ASCII without '%', so grpc-message needs no
+// percent-encoding.
+func (a answer) write(w http.ResponseWriter, grpc bool) {
 	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	if grpc {
+		msg := strings.TrimSuffix(a.body, "\n")
+		if _, rest, ok := strings.Cut(msg, ": "); ok {
+			msg = rest
+		}
+		h.Set("Content-Type", "application/grpc")
+		h.Set("Grpc-Status", grpcCode(a.status))
+		h.Set("Grpc-Message", msg)
+		h.Set("Content-Length", "0")
+		w.WriteHeader(a.status)
+		return
+	}
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Cache-Control", "no-store")
 	h.Set("Content-Length", strconv.Itoa(len(a.body)))
-	if a.grpc {
-		h.Set("Grpc-Status", "14") // UNAVAILABLE
-		h.Set("Grpc-Message", grpcNotEnabledMessage)
-	}
 	w.WriteHeader(a.status)
-	_, _ = w.Write([]byte(a.body))
+	_, _ = io.WriteString(w, a.body)
+}
+
+// grpcCode maps an HTTP status to a gRPC status code as gRPC's own HTTP
+// mapping does.
+func grpcCode(status int) string {
+	switch status {
+	case http.StatusBadRequest:
+		return "13" // INTERNAL
+	case http.StatusNotFound:
+		return "12" // UNIMPLEMENTED
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return "14" // UNAVAILABLE
+	}
+	return "2" // UNKNOWN
 }
 
 // ServeHTTP routes req with the serving table: the router answers itself
 // when the table says so, otherwise it proxies to an endpoint of the chosen
 // backend.
 func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	grpc := isGRPC(req)
 	st := r.state.Load()
 	if st == nil {
-		r.refuse(w, req, 0, match.NormalizeHost(req.Host), nil, ansNoTable)
+		r.refuse(w, req, grpc, 0, match.NormalizeHost(req.Host), nil, ansNoTable)
 		return
 	}
 	host := match.NormalizeHost(req.Host)
 	path, query, hasQuery, ok := requestTarget(req)
 	if !ok {
-		r.refuse(w, req, st.gen, host, nil, ansBadTarget)
+		r.refuse(w, req, grpc, st.gen, host, nil, ansBadTarget)
 		return
 	}
 	clean, err := match.NormalizePath(path)
@@ -81,31 +106,45 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		case errors.Is(err, match.ErrPathClimbs):
 			a = ansPathClimbs
 		}
-		r.refuse(w, req, st.gen, host, nil, a)
+		r.refuse(w, req, grpc, st.gen, host, nil, a)
 		return
 	}
-	b := st.table.Lookup(host, clean).Backend
+	res := st.table.Lookup(host, clean)
+	proto := r.clientProto(req)
+	if proto == "http" && redirects(res, clean) {
+		loc, ok := httpsLocation(req.Host, path, query, hasQuery, preserveTrailingSlash(res))
+		if !ok {
+			r.refuse(w, req, false, st.gen, host, nil, ansNoHostToTLS)
+			return
+		}
+		w.Header().Set("Location", loc)
+		r.refuse(w, req, false, st.gen, host, nil, ansSSLRedirect)
+		return
+	}
+	b := res.Backend
 	if b == nil {
-		r.refuse(w, req, st.gen, host, nil, ansNoRoute)
+		r.refuse(w, req, grpc, st.gen, host, nil, ansNoRoute)
 		return
 	}
 	if a, refused := backendRefusal(b); refused {
-		r.refuse(w, req, st.gen, host, b, a)
+		r.refuse(w, req, grpc, st.gen, host, b, a)
 		return
 	}
-	if b.Protocol != match.GRPC && b.Protocol != match.GRPCS && isGRPC(req) {
-		r.refuse(w, req, st.gen, host, b, ansGRPCNotEnabled)
+	if grpc && b.Protocol != match.GRPC && b.Protocol != match.GRPCS {
+		r.refuse(w, req, grpc, st.gen, host, b, ansGRPCNotEnabled)
 		return
 	}
 	bal := st.balancers[b]
 	if bal == nil {
-		r.refuse(w, req, st.gen, host, b, ansNoEndpoints)
+		r.refuse(w, req, grpc, st.gen, host, b, ansNoEndpoints)
 		return
 	}
 	x := &exchange{
 		w:        w,
 		gen:      st.gen,
 		host:     host,
+		proto:    proto,
+		grpc:     grpc,
 		backend:  b,
 		balancer: bal,
 		path:     path,
@@ -114,9 +153,10 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	// finish releases the endpoint on every way out, panics included.
 	defer r.finish(x, req)
+	x.key = bal.Key(req)
 	if !x.pick() {
 		x.reason = ansNoEndpoints.reason
-		ansNoEndpoints.write(x)
+		ansNoEndpoints.write(x, grpc)
 		return
 	}
 	x.ctx = exchangeContext{Context: req.Context(), x: x}
@@ -142,8 +182,8 @@ func backendRefusal(b *match.Backend) (answer, bool) {
 }
 
 // refuse writes an answer the router makes without proxying.
-func (r *Router) refuse(w http.ResponseWriter, req *http.Request, gen uint64, host string, b *match.Backend, a answer) {
-	a.write(w)
+func (r *Router) refuse(w http.ResponseWriter, req *http.Request, grpc bool, gen uint64, host string, b *match.Backend, a answer) {
+	a.write(w, grpc)
 	if r.observer == nil {
 		return
 	}
@@ -167,6 +207,16 @@ func (r *Router) finish(x *exchange, req *http.Request) {
 	if x.picked {
 		x.endpoint.Release()
 	}
+	if x.reason == "" {
+		switch {
+		case x.readErr != nil:
+			// The backend broke off mid-response; the client got a
+			// truncated answer and a closed connection.
+			x.reason = ReasonUpstreamError
+		case x.writeErr != nil:
+			x.reason = ReasonClientClosed
+		}
+	}
 	if r.observer == nil {
 		return
 	}
@@ -178,6 +228,7 @@ func (r *Router) finish(x *exchange, req *http.Request) {
 		Status:     x.status,
 		Backend:    x.backend.ID,
 		Reason:     x.reason,
+		Tries:      x.tries,
 	}
 	if x.picked {
 		rec.Endpoint = x.endpoint.Addr
@@ -198,6 +249,22 @@ type exchange struct {
 	balancer *balance.Balancer
 	endpoint balance.Endpoint
 	picked   bool
+	// tried holds every endpoint picked for this request, the current one
+	// last; a retry never picks one of them again.
+	tried [maxTries]balance.Endpoint
+	tries int
+	// proto is the scheme the client used ("http" or "https"); grpc
+	// reports a gRPC request.
+	proto string
+	grpc  bool
+	// readErr is the error that broke off the backend's response body,
+	// writeErr the one that broke off the write to the client.
+	readErr, writeErr error
+	// body wraps the backend's response body (see modifyResponse).
+	body watchedBody
+	// key is the request's hash key ("" unless the policy is Hash): a
+	// window on the request's own strings, so taking it never allocates.
+	key string
 	// The request-target as received: escaped path, query, and whether a
 	// '?' was present.
 	path, query string
@@ -224,18 +291,31 @@ func (c *exchangeContext) Value(key any) any {
 	return c.Context.Value(key)
 }
 
-// pick takes the next endpoint, releasing any earlier one. A retry takes
-// another endpoint by calling it again.
+// pick takes the request's first endpoint.
 func (x *exchange) pick() bool {
-	if x.picked {
-		x.endpoint.Release()
-		x.picked = false
-	}
-	e, ok := x.balancer.Pick()
+	e, ok := x.balancer.PickKey(x.key)
 	if !ok {
 		return false
 	}
 	x.endpoint, x.picked = e, true
+	x.tried[0], x.tries = e, 1
+	return true
+}
+
+// repick moves the request to an endpoint not tried yet, releasing the
+// current one; false when none is left or the tries are used up.
+func (x *exchange) repick() bool {
+	if x.tries >= maxTries {
+		return false
+	}
+	e, ok := x.balancer.PickExcept(x.key, x.tried[:x.tries]...)
+	if !ok {
+		return false
+	}
+	x.endpoint.Release()
+	x.endpoint = e
+	x.tried[x.tries] = e
+	x.tries++
 	return true
 }
 
@@ -253,7 +333,11 @@ func (x *exchange) Write(p []byte) (int, error) {
 	if x.status == 0 {
 		x.status = http.StatusOK
 	}
-	return x.w.Write(p)
+	n, err := x.w.Write(p)
+	if err != nil && x.writeErr == nil {
+		x.writeErr = err
+	}
+	return n, err
 }
 
 // FlushError and Unwrap let http.ResponseController reach the connection

@@ -1,0 +1,124 @@
+package compile
+
+import (
+	"cmp"
+	"errors"
+	"slices"
+	"strings"
+
+	"ramjet.dev/ramjet/balance"
+	"ramjet.dev/ramjet/match"
+)
+
+// Load balancing (SPEC §9, §11): the load-balance and upstream-hash-by
+// annotations say how an Ingress wants its backends balanced; the oldest
+// Ingress serving a backend decides.
+
+func applyLoadBalance(v *annotationValues, key, value string) error {
+	p, substituted, err := balance.ParsePolicy(value)
+	if err != nil {
+		return annotationError(key, "load-balance", err)
+	}
+	v.loadBalance, v.loadBalanceKey, v.ewma = p, key, substituted
+	return nil
+}
+
+func applyUpstreamHashBy(v *annotationValues, key, value string) error {
+	k, err := balance.ParseHashKey(value)
+	if err != nil {
+		return annotationError(key, "upstream-hash-by", err)
+	}
+	v.hashBy, v.hashByKey = k, key
+	return nil
+}
+
+// annotationError words a parse error from package balance, which names the
+// annotation without its prefix, with the full key the Ingress wrote.
+func annotationError(key, name string, err error) error {
+	msg := err.Error()
+	if strings.HasPrefix(msg, name) {
+		msg = key[:len(key)-len(name)] + msg
+	} else {
+		msg = key + ": " + msg
+	}
+	return errors.New(msg + "; not applied")
+}
+
+// resolveBalancing turns an Ingress's parsed load-balance and
+// upstream-hash-by into the policy it asks for, once all its annotations
+// are read (they arrive in map order).
+//
+//   - upstream-hash-by selects consistent hashing on its key whatever
+//     load-balance says, as in ingress-nginx, where a hash key overrides
+//     the load-balance algorithm.
+//   - load-balance "hash" without a (valid) upstream-hash-by has no key to
+//     hash: AnnotationRejected, and the Ingress asks for round_robin.
+//   - "ewma" is served as least_conn: AnnotationSubstituted.
+func (b *builder) resolveBalancing(ing *ingress) {
+	v := &ing.ann
+	switch {
+	case v.hashByKey != "":
+		v.policy, v.hashKey, v.policyKey = balance.Hash, v.hashBy, v.hashByKey
+	case v.loadBalanceKey == "":
+		// Neither is set: the default.
+	case v.loadBalance == balance.Hash:
+		b.warn(match.AnnotationRejected, ing.object(), annotationField(v.loadBalanceKey),
+			v.loadBalanceKey+` "hash" needs upstream-hash-by to name the request key to hash; not applied, the Ingress's backends are balanced round_robin`)
+	default:
+		v.policy, v.policyKey = v.loadBalance, v.loadBalanceKey
+		if v.ewma {
+			b.warn(match.AnnotationSubstituted, ing.object(), annotationField(v.loadBalanceKey),
+				v.loadBalanceKey+` "ewma" is served as least_conn (fewest requests in flight, ties round-robin); ramjet does not implement ewma`)
+		}
+	}
+}
+
+// balancingText describes a policy as the warnings and the table show it.
+func balancingText(p balance.Policy, k balance.HashKey) string {
+	if p == balance.Hash {
+		return "hash on " + k.String()
+	}
+	return p.String()
+}
+
+// sameBalancing compares what two Ingresses ask for. Hash keys compare
+// case-insensitively: nginx variable, header and cookie names are matched
+// without regard to case, so $http_X_User and $http_x_user hash alike.
+func sameBalancing(x, y *annotationValues) bool {
+	return x.policy == y.policy && strings.EqualFold(x.hashKey.String(), y.hashKey.String())
+}
+
+// decideBalancing sets each backend's policy and hash key (SPEC §9). When
+// the Ingresses serving one backend disagree, the oldest decides and each
+// other one gets AnnotationConflict naming it. An Ingress that sets neither
+// annotation asks for round_robin, the default: the oldest Ingress decides
+// whether or not it wrote an annotation, as ingress-nginx configures an
+// upstream from the first Ingress that uses it.
+func (b *builder) decideBalancing() {
+	for _, bi := range b.backendList {
+		if len(bi.claims) == 0 {
+			continue
+		}
+		// Already in Ingress order when decideProtocols ran first; sorting
+		// again keeps this step correct on its own.
+		slices.SortStableFunc(bi.claims, func(x, y *ingress) int { return cmp.Compare(x.rank, y.rank) })
+		bi.claims = slices.Compact(bi.claims)
+		owner := bi.claims[0]
+		bi.b.Policy, bi.b.HashKey = owner.ann.policy, owner.ann.hashKey
+		for _, ing := range bi.claims[1:] {
+			if sameBalancing(&ing.ann, &owner.ann) {
+				continue
+			}
+			key := ing.ann.policyKey
+			asked := balancingText(ing.ann.policy, ing.ann.hashKey)
+			if key == "" {
+				key = NativePrefix + "load-balance"
+				asked += " (neither load-balance nor upstream-hash-by is set)"
+			}
+			b.conflict(match.AnnotationConflict, ing.object(), annotationField(key),
+				"backend "+bi.b.ID+" is balanced "+balancingText(owner.ann.policy, owner.ann.hashKey)+
+					", as the oldest Ingress serving it decides; this Ingress asks for "+asked,
+				owner.object())
+		}
+	}
+}

@@ -1,0 +1,21 @@
+package router
+
+import "net/http"
+
+// CloseIdleConnections closes the idle keep-alive connections to backends
+// of the transports the Router built (or of Options.Transport, if it has
+// such a method). Connections in use are left alone. Call it when the
+// Router is retired, so that nothing it opened outlives it.
+func (r *Router) CloseIdleConnections() {
+	up, ok := r.proxy.Transport.(*upstream)
+	if !ok {
+		return
+	}
+	// With Options.Transport all three are the same transport; closing its
+	// idle connections again is harmless.
+	for _, rt := range []http.RoundTripper{up.h1, up.h2c, up.h2} {
+		if c, ok := rt.(interface{ CloseIdleConnections() }); ok {
+			c.CloseIdleConnections()
+		}
+	}
+}

@@ -1,0 +1,170 @@
+package router
+
+import (
+	"net/http"
+	"strings"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// The plain-HTTP → HTTPS redirect (SPEC §12), as ingress-nginx makes it:
+//
+//   - A request is plain HTTP when it did not arrive over TLS (req.TLS is
+//     nil). X-Forwarded-Proto from the client is not trusted unless
+//     Options.TrustForwardedProto says a TLS-terminating load balancer in
+//     front sets it; otherwise anyone could skip the redirect by sending it.
+//   - The matched route's settings decide, else (no route matched) the
+//     virtual host's: force-ssl-redirect redirects on any host;
+//     ssl-redirect only on a host listed under some spec.tls, whether or not
+//     its Secret is usable.
+//   - /.well-known/acme-challenge and everything under it is never
+//     redirected, so HTTP-01 challenges reach their solver.
+//   - The answer is 308 (method and body kept) to https://<host><request-uri>:
+//     the Host header as sent minus its port (the redirect goes to 443), and
+//     the request-target as received. One trailing slash is dropped unless
+//     preserve-trailing-slash is set, as nginx drops the last byte of
+//     $request_uri: "/" becomes "https://host". A request-target with a
+//     query keeps its slash, so the query is never cut.
+//   - A plain-HTTP request that must be redirected but names no usable host
+//     (no Host header, say, on a force-ssl-redirect catch-all) cannot be
+//     sent anywhere and answers 400 rather than being served in the clear.
+
+// acmeChallenge is the HTTP-01 challenge path (RFC 8555 §8.3).
+const acmeChallenge = "/.well-known/acme-challenge"
+
+var (
+	ansSSLRedirect = answer{http.StatusPermanentRedirect, ReasonSSLRedirect, "308 Permanent Redirect: this host is served over HTTPS\n"}
+	ansNoHostToTLS = answer{http.StatusBadRequest, ReasonBadHost, "400 Bad Request: a plain-HTTP request without a valid host name cannot be redirected to HTTPS\n"}
+)
+
+// redirects reports whether a plain-HTTP request matched to res is
+// redirected to HTTPS. clean is the normalized path.
+func redirects(res match.Result, clean string) bool {
+	var ssl, force bool
+	if res.Route != nil {
+		ssl, force = res.Route.SSLRedirect, res.Route.ForceSSLRedirect
+	} else {
+		ssl, force = res.Host.SSLRedirect, res.Host.ForceSSLRedirect
+	}
+	if !force && !(ssl && res.Host.TLS) {
+		return false
+	}
+	return !isACMEChallenge(clean)
+}
+
+// preserveTrailingSlash is the preserve-trailing-slash setting that applies
+// to a request matched to res.
+func preserveTrailingSlash(res match.Result) bool {
+	if res.Route != nil {
+		return res.Route.PreserveTrailingSlash
+	}
+	return res.Host.PreserveTrailingSlash
+}
+
+func isACMEChallenge(clean string) bool {
+	return strings.HasPrefix(clean, acmeChallenge) &&
+		(len(clean) == len(acmeChallenge) || clean[len(acmeChallenge)] == '/')
+}
+
+// httpsLocation builds the redirect target from the Host header and the
+// request-target as received; ok is false when the host is empty or could
+// not be a host name.
+func httpsLocation(rawHost, path, query string, hasQuery, preserveSlash bool) (string, bool) {
+	host, ok := hostWithoutPort(rawHost)
+	if !ok {
+		return "", false
+	}
+	if !preserveSlash && !hasQuery && strings.HasSuffix(path, "/") {
+		path = path[:len(path)-1]
+	}
+	n := len("https://") + len(host) + len(path)
+	if hasQuery {
+		n += 1 + len(query)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString("https://")
+	b.WriteString(host)
+	b.WriteString(path)
+	if hasQuery {
+		b.WriteByte('?')
+		b.WriteString(query)
+	}
+	return b.String(), true
+}
+
+// hostWithoutPort returns the Host header's name as sent, without a port:
+// a bracketed IPv6 literal or a run of name characters. Anything that
+// could change the meaning of a URL (userinfo, a path, whitespace) is
+// refused, so a redirect never points somewhere the host did not name.
+func hostWithoutPort(h string) (string, bool) {
+	if strings.HasPrefix(h, "[") {
+		end := strings.IndexByte(h, ']')
+		if end < 0 || !validPort(h[end+1:]) {
+			return "", false
+		}
+		for i := 1; i < end; i++ {
+			if c := h[i]; !isHex(c) && c != ':' && c != '.' {
+				return "", false
+			}
+		}
+		return h[:end+1], end > 1
+	}
+	if i := strings.IndexByte(h, ':'); i >= 0 {
+		if !validPort(h[i:]) {
+			return "", false
+		}
+		h = h[:i]
+	}
+	if h == "" {
+		return "", false
+	}
+	for i := 0; i < len(h); i++ {
+		if c := h[i]; !isNameByte(c) {
+			return "", false
+		}
+	}
+	return h, true
+}
+
+// validPort accepts "" or ":" followed by decimal digits.
+func validPort(s string) bool {
+	if s == "" {
+		return true
+	}
+	if s[0] != ':' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func isNameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_'
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// clientProto is the scheme the client used: "https" over TLS, or when
+// trusted, the first value of X-Forwarded-Proto set by a load balancer in
+// front.
+func (r *Router) clientProto(req *http.Request) string {
+	if req.TLS != nil {
+		return "https"
+	}
+	if r.trustForwardedProto {
+		if v := req.Header["X-Forwarded-Proto"]; len(v) > 0 {
+			p, _, _ := strings.Cut(v[0], ",")
+			if strings.EqualFold(strings.TrimSpace(p), "https") {
+				return "https"
+			}
+		}
+	}
+	return "http"
+}

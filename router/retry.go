@@ -1,0 +1,83 @@
+package router
+
+import (
+	"io"
+	"net/http"
+)
+
+// maxTries bounds the endpoints one request is sent to (SPEC §13).
+const maxTries = 3
+
+// roundTrip sends the outgoing request to the exchange's endpoint. When the
+// connection cannot be opened (refused, unreachable, a connect timeout, a
+// failed TLS handshake), nothing of the request has reached the backend,
+// and it is sent to another endpoint of the same backend, at most maxTries
+// endpoints in all. Like nginx's default (proxy_next_upstream error
+// timeout, without non_idempotent), only idempotent methods are retried:
+// GET, HEAD, OPTIONS, TRACE, PUT and DELETE (RFC 9110 §9.2.2). A failure
+// after the connection was open is never retried: the backend may have
+// acted on the request. Every endpoint left behind is released at once,
+// the last one when the request ends.
+func (x *exchange) roundTrip(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
+	if !idempotent(req.Method) || x.balancer.Len() < 2 {
+		return rt.RoundTrip(req)
+	}
+	out := req
+	var body *unclosedBody
+	if req.Body != nil && req.Body != http.NoBody {
+		// A transport closes the body when it fails; keep it open so that a
+		// retry can send it, and know whether any of it was read.
+		body = &unclosedBody{r: req.Body}
+		out = shallowCopy(req)
+		out.Body = body
+	}
+	for {
+		res, err := rt.RoundTrip(out)
+		if err == nil || !unreachable(err) || req.Context().Err() != nil || (body != nil && body.read) {
+			return res, err
+		}
+		if !x.repick() {
+			return nil, err
+		}
+		if out == req {
+			out = shallowCopy(req)
+		}
+		u := *req.URL
+		u.Host = x.endpoint.Addr
+		out.URL = &u
+	}
+}
+
+// shallowCopy copies the request for another try: the copy may get its own
+// URL and body, and shares everything else, which no try modifies.
+func shallowCopy(req *http.Request) *http.Request {
+	c := new(http.Request)
+	*c = *req
+	return c
+}
+
+func idempotent(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, http.MethodPut, http.MethodDelete:
+		return true
+	}
+	return false
+}
+
+// unclosedBody hands a request body to one try after another: Close is
+// left to the reverse proxy, which closes the original when the request
+// ends, and read reports that a try consumed some of it.
+type unclosedBody struct {
+	r    io.ReadCloser
+	read bool
+}
+
+func (b *unclosedBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if n > 0 || err != io.EOF {
+		b.read = true
+	}
+	return n, err
+}
+
+func (b *unclosedBody) Close() error { return nil }

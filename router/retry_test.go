@@ -1,0 +1,163 @@
+package router
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// bodyEcho answers with the request body it read, and its own address.
+func bodyEcho(t testing.TB) string {
+	t.Helper()
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		w.Header().Set("X-Endpoint", r.Host)
+		_, _ = w.Write(b)
+	}))
+	t.Cleanup(s.Close)
+	return s.Listener.Addr().String()
+}
+
+// resetter accepts the request and drops the connection without answering:
+// the connection was open, so the request may have been acted on.
+func resetter(t testing.TB) string {
+	t.Helper()
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			c.Close()
+		}
+	}))
+	t.Cleanup(s.Close)
+	return s.Listener.Addr().String()
+}
+
+// TestRetryOnDialFailure spreads requests over one dead endpoint and two
+// live ones: every request is answered by a live one, those that were sent
+// to the dead one first took two tries, and every count is back to zero.
+func TestRetryOnDialFailure(t *testing.T) {
+	dead := deadAddr(t)
+	_, live1 := echoBackend(t, "a")
+	_, live2 := echoBackend(t, "b")
+	rs := newRecords()
+	r := newTestRouter(Options{Observer: rs.observe})
+	r.Publish(table("d", vhost("", nil, route(match.Prefix, "/", httpBackend("prod/web:80", dead, live1, live2)))))
+
+	for range 9 {
+		res := serve(r, http.MethodGet, "web", "/", nil)
+		body(t, res)
+		require.Equal(t, http.StatusOK, res.StatusCode)
+	}
+	tries := map[int]int{}
+	for _, rec := range rs.all {
+		tries[rec.Tries]++
+		assert.NotEqual(t, dead, rec.Endpoint, "the record names the endpoint that answered")
+		assert.Empty(t, rec.Reason)
+	}
+	// A retry takes a turn of the round-robin cursor too, so how many
+	// requests start on the dead endpoint depends on the order; some do,
+	// and each of those needed exactly one more try.
+	assert.Greater(t, tries[2], 0, "some requests were sent to the dead endpoint first")
+	assert.Equal(t, 9, tries[1]+tries[2], "no request took more than two tries: %v", tries)
+	for _, a := range []string{dead, live1, live2} {
+		assert.Zero(t, r.InFlight(a), a)
+	}
+}
+
+func TestRetryMethods(t *testing.T) {
+	tests := []struct {
+		method    string
+		body      string
+		wantRetry bool
+	}{
+		{http.MethodGet, "", true},
+		{http.MethodHead, "", true},
+		{http.MethodOptions, "", true},
+		{http.MethodTrace, "", true},
+		{http.MethodDelete, "", true},
+		{http.MethodPut, "the whole body, sent again", true},
+		{http.MethodPost, "", false},
+		{http.MethodPost, "a body", false},
+		{http.MethodPatch, "a body", false},
+		{"PROPFIND", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.body, func(t *testing.T) {
+			dead := deadAddr(t)
+			live := bodyEcho(t)
+			rs := newRecords()
+			r := newTestRouter(Options{Observer: rs.observe})
+			// Round-robin starts with the first endpoint: the dead one.
+			r.Publish(table("d", vhost("", nil, route(match.Prefix, "/", httpBackend("prod/web:80", dead, live)))))
+
+			req := httptest.NewRequest(tt.method, "/x", strings.NewReader(tt.body))
+			req.Host = "web"
+			w := httptest.NewRecorder()
+			r.ServeHTTP(w, req)
+			res := w.Result()
+			got := body(t, res)
+			rec := rs.last(t)
+			if tt.wantRetry {
+				assert.Equal(t, http.StatusOK, res.StatusCode)
+				assert.Equal(t, 2, rec.Tries)
+				assert.Equal(t, live, rec.Endpoint)
+				if tt.method != http.MethodHead {
+					assert.Equal(t, tt.body, got, "the body reaches the second endpoint intact")
+				}
+			} else {
+				assert.Equal(t, http.StatusBadGateway, res.StatusCode)
+				assert.Equal(t, 1, rec.Tries)
+				assert.Equal(t, ReasonUpstreamUnreachable, rec.Reason)
+				assert.Equal(t, dead, rec.Endpoint)
+			}
+			assert.Zero(t, r.InFlight(dead))
+			assert.Zero(t, r.InFlight(live))
+		})
+	}
+}
+
+func TestRetryLimits(t *testing.T) {
+	var deads []string
+	for range 5 {
+		deads = append(deads, deadAddr(t))
+	}
+	_, live := echoBackend(t, "live")
+	tests := []struct {
+		name       string
+		endpoints  []string
+		wantStatus int
+		wantTries  int
+		wantReason string
+	}{
+		{"one dead endpoint, nowhere else to go", deads[:1], 502, 1, ReasonUpstreamUnreachable},
+		{"two dead endpoints", deads[:2], 502, 2, ReasonUpstreamUnreachable},
+		{"at most three tries", deads, 502, 3, ReasonUpstreamUnreachable},
+		{"the live one is fourth in line", append(append([]string(nil), deads[:3]...), live), 502, 3, ReasonUpstreamUnreachable},
+		{"the live one is third in line", append(append([]string(nil), deads[:2]...), live), 200, 3, ""},
+		{"connected, then reset: not retried", []string{resetter(t), live}, 502, 1, ReasonUpstreamError},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rs := newRecords()
+			r := newTestRouter(Options{Observer: rs.observe})
+			r.Publish(table("d", vhost("", nil, route(match.Prefix, "/", httpBackend("prod/web:80", tt.endpoints...)))))
+			res := serve(r, http.MethodGet, "web", "/", nil)
+			got := body(t, res)
+			assert.Equal(t, tt.wantStatus, res.StatusCode)
+			rec := rs.last(t)
+			assert.Equal(t, tt.wantTries, rec.Tries)
+			assert.Equal(t, tt.wantReason, rec.Reason)
+			for _, a := range tt.endpoints {
+				assert.Zero(t, r.InFlight(a), a)
+				assert.NotContains(t, got, a, "an answer never shows an address")
+			}
+		})
+	}
+}

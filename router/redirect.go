@@ -2,6 +2,7 @@ package router
 
 import (
 	"net/http"
+	"net/netip"
 	"strings"
 
 	"ramjet.dev/ramjet/match"
@@ -68,10 +69,12 @@ func isACMEChallenge(clean string) bool {
 
 // httpsLocation builds the redirect target from the Host header and the
 // request-target as received; ok is false when the host is empty or could
-// not be a host name.
+// not be a host name, or the target holds a space or control byte (which
+// net/http's parser never lets through, but a handler called in process
+// might be given).
 func httpsLocation(rawHost, path, query string, hasQuery, preserveSlash bool) (string, bool) {
 	host, ok := hostWithoutPort(rawHost)
-	if !ok {
+	if !ok || hasCTLOrSpace(path) || hasCTLOrSpace(query) {
 		return "", false
 	}
 	if !preserveSlash && !hasQuery && strings.HasSuffix(path, "/") {
@@ -103,12 +106,11 @@ func hostWithoutPort(h string) (string, bool) {
 		if end < 0 || !validPort(h[end+1:]) {
 			return "", false
 		}
-		for i := 1; i < end; i++ {
-			if c := h[i]; !isHex(c) && c != ':' && c != '.' {
-				return "", false
-			}
+		ip, err := netip.ParseAddr(h[1:end])
+		if err != nil || !ip.Is6() || ip.Zone() != "" {
+			return "", false
 		}
-		return h[:end+1], end > 1
+		return h[:end+1], true
 	}
 	if i := strings.IndexByte(h, ':'); i >= 0 {
 		if !validPort(h[i:]) {
@@ -125,6 +127,15 @@ func hostWithoutPort(h string) (string, bool) {
 		}
 	}
 	return h, true
+}
+
+func hasCTLOrSpace(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] == 0x7f {
+			return true
+		}
+	}
+	return false
 }
 
 // validPort accepts "" or ":" followed by decimal digits.
@@ -145,10 +156,6 @@ func validPort(s string) bool {
 
 func isNameByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_'
-}
-
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
 // clientProto is the scheme the client used: "https" over TLS, or when

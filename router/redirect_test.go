@@ -14,7 +14,7 @@ import (
 
 func TestHTTPSLocation(t *testing.T) {
 	tests := []struct {
-		host, path, query string
+		host, path, query  string
 		hasQuery, preserve bool
 		want               string
 		ok                 bool

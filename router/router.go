@@ -1,13 +1,58 @@
 // Package router serves a compiled routing table: an http.Handler that
 // matches each request against the table being served, answers what the
-// table answers itself (404, 503, 400, 502) and reverse-proxies the rest to
-// one endpoint of the chosen backend (SPEC §9, §12, §13, §15).
+// table answers itself (404, 503, 400, 502, the 308 HTTPS redirect) and
+// reverse-proxies the rest to one endpoint of the chosen backend (SPEC §9,
+// §12, §13, §15).
 //
 // A Router holds one serving state at a time behind an atomic pointer: the
 // table plus one balancer per backend, built once per Publish. A request
 // loads that state once and uses it throughout, so it always sees one whole
 // table however many tables are published while it runs. Counters (round-robin
 // cursors, in-flight counts) live in a balance.Registry that outlives tables.
+//
+// # Embedding
+//
+// The Router is an ordinary http.Handler; the embedder owns the listeners
+// and servers (see examples/embed):
+//
+//   - TLS: serve it with Router.TLSConfig(). Certificates come from the
+//     table by SNI (exact name, then *.<rest>, then the default) and
+//     rotate when a table with new ones is published; the listener is
+//     never restarted. HTTP/2 is offered by ALPN.
+//   - Cleartext HTTP/2 with prior knowledge (gRPC clients without TLS):
+//     set http.Server.Protocols with SetHTTP1(true) and
+//     SetUnencryptedHTTP2(true); ServeHTTP needs nothing else.
+//   - Put the Router behind your own handler rather than under an
+//     http.ServeMux pattern: ServeMux cleans paths and redirects before the
+//     Router sees them, and the backend must get the request-target byte
+//     for byte. Middleware that wraps the ResponseWriter should implement
+//     Unwrap, so that streaming flushes and WebSocket hijacks reach the
+//     connection through http.ResponseController.
+//   - Call CloseIdleConnections when retiring a Router.
+//
+// # Answers and failures
+//
+//   - Plain HTTP to a host under spec.tls (ssl-redirect, on by default), or
+//     to any host with force-ssl-redirect, answers 308 to
+//     https://<Host without its port><request-target>, one trailing slash
+//     dropped unless preserve-trailing-slash; /.well-known/acme-challenge/
+//     is never redirected. Plain means req.TLS is nil: X-Forwarded-Proto is
+//     trusted only with Options.TrustForwardedProto.
+//   - A backend that cannot be connected to (refused, unreachable, connect
+//     timeout, TLS handshake failure) is retried on other endpoints of the
+//     same backend, at most 3 tries in all, for idempotent methods only;
+//     then 502. A backend that accepted the connection but sent no response
+//     headers within Options.ReadTimeout answers 504, as nginx does; any
+//     other failure before the response 502. A failure after the response
+//     started cuts the client's connection: the status is already sent.
+//     Options.ReadTimeout bounds the wait for headers only; a backend that
+//     stalls mid-body is bounded by the client, which can go away.
+//   - Answers to gRPC requests (Content-Type application/grpc...) are
+//     trailers-only: Content-Type application/grpc, grpc-status mapped from
+//     the HTTP status, grpc-message with the reason, no body.
+//   - WebSocket and other Upgrade requests are tunnelled once the backend
+//     answers 101. Responses of unknown length (chunked, gRPC, server-sent
+//     events) are flushed to the client as each piece arrives.
 package router
 
 import (
@@ -53,7 +98,8 @@ type Options struct {
 	DefaultCertificate *tls.Certificate
 	// ConnectTimeout bounds dialling a backend (and its TLS handshake). 0: 5s.
 	ConnectTimeout time.Duration
-	// ReadTimeout bounds the wait for a backend's response headers. 0: 60s.
+	// ReadTimeout bounds the wait for a backend's response headers once the
+	// request is sent; when it expires the answer is 504. 0: 60s.
 	ReadTimeout time.Duration
 	// TrustForwardedProto takes the client's scheme from the first value
 	// of X-Forwarded-Proto when the connection itself is not TLS: set it

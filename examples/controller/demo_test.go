@@ -116,7 +116,9 @@ func (e echoTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	in.RequestURI = req.URL.RequestURI()
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, in)
-	return rec.Result(), nil
+	res := rec.Result()
+	res.Request = req // as http.Transport does; the proxy reads it
+	return res, nil
 }
 
 // TestDemoManifests checks that examples/manifests load without a warning

@@ -1,49 +1,107 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"os"
+	"slices"
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/status"
+)
+
+// Fixed timings of the cluster loop (SPEC §17) and client-go's usual
+// leader election timings.
+const (
+	defaultDebounce      = 200 * time.Millisecond
+	defaultMaxWait       = time.Second
+	defaultLeaseDuration = 15 * time.Second
+	defaultRenewDeadline = 10 * time.Second
+	defaultRetryPeriod   = 2 * time.Second
 )
 
 // config is everything the command line decides. parseFlags validates it
 // completely, so a malformed value stops the process before any listener
 // opens or any table exists (SPEC §1).
 type config struct {
+	options   compile.Options
+	httpAddr  string
+	httpsAddr string
+	debugAddr string
+
+	// Offline mode: set when manifests is not empty.
 	manifests    string
 	demoBackends bool
-	options      compile.Options
-	httpAddr     string
-	httpsAddr    string
-	debugAddr    string
 	pollInterval time.Duration
+
+	// Cluster mode.
+	kubeconfig string
+	// namespace limits the namespaced watches; "" watches all namespaces.
+	namespace        string
+	publishService   *types.NamespacedName
+	publishAddresses []string // canonical, from status.ParseAddresses
+	noStatusUpdate   bool
+	resync           time.Duration
+
+	electionID        string
+	electionNamespace string
+	identity          string
+
+	// Not flags: fixed by SPEC §17 and client-go's defaults, shortened by
+	// tests.
+	debounce      time.Duration
+	maxWait       time.Duration
+	leaseDuration time.Duration
+	renewDeadline time.Duration
+	retryPeriod   time.Duration
+	// backendTransport, when set, carries every proxied request instead
+	// of the router's own transports (tests reach their backends with it).
+	backendTransport http.RoundTripper
 }
 
 // errUsage marks a command line that could not be parsed; main exits 2.
 var errUsage = errors.New("usage")
 
-func parseFlags(args []string, output io.Writer) (config, error) {
+// Flags that only one mode reads; giving one to the other mode is an error
+// rather than silently ignored.
+var (
+	offlineOnly = []string{"demo-backends", "poll-interval"}
+	clusterOnly = []string{
+		"kubeconfig", "namespace", "publish-service", "publish-address", "no-status-update",
+		"resync-period", "election-id", "election-namespace", "pod-name",
+	}
+)
+
+// parseFlags reads the command line. getenv supplies POD_NAMESPACE and
+// POD_NAME, the downward-API defaults of the election namespace and
+// identity.
+func parseFlags(args []string, output io.Writer, getenv func(string) string) (config, error) {
 	var (
 		c              config
 		defaultBackend string
 		sslRedirect    bool
+		publishService string
+		publishAddress string
 	)
 	fs := flag.NewFlagSet("controller", flag.ContinueOnError)
 	fs.SetOutput(output)
 	fs.Usage = func() {
-		fmt.Fprintf(output, "Usage: controller -manifests DIR [flags]\n\n"+
-			"Serves the Ingresses in a folder of Kubernetes manifests with no cluster,\n"+
-			"recompiling whenever a file changes.\n\nFlags:\n")
+		fmt.Fprintf(output, "Usage: controller [flags]\n\n"+
+			"Serves the Ingresses of a Kubernetes cluster (in-cluster credentials, else\n"+
+			"-kubeconfig, $KUBECONFIG or ~/.kube/config), or with -manifests those in a\n"+
+			"folder of manifests with no cluster, recompiling whenever a file changes.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&c.manifests, "manifests", "", "folder (or single file) of YAML/JSON manifests to serve; watched for changes")
-	fs.BoolVar(&c.demoBackends, "demo-backends", false, "start an echo server on every 127.0.0.0/8 endpoint named by the loaded EndpointSlices")
 	fs.StringVar(&c.options.IngressClass, "ingress-class", compile.DefaultIngressClass, "class name answered for the kubernetes.io/ingress.class annotation")
 	fs.StringVar(&c.options.ControllerName, "controller-name", compile.DefaultControllerName, "controller name matched against IngressClass spec.controller")
 	fs.StringVar(&defaultBackend, "default-backend", "", "global default backend, namespace/name:port (port number or name)")
@@ -51,8 +109,21 @@ func parseFlags(args []string, output io.Writer) (config, error) {
 	fs.BoolVar(&sslRedirect, "ssl-redirect", true, "redirect plain HTTP to HTTPS for hosts listed under spec.tls")
 	fs.StringVar(&c.httpAddr, "http-addr", "127.0.0.1:8080", "plain HTTP listen address (HTTP/1.1 and cleartext HTTP/2)")
 	fs.StringVar(&c.httpsAddr, "https-addr", "", "TLS listen address; empty turns TLS off")
-	fs.StringVar(&c.debugAddr, "debug-addr", "127.0.0.1:8081", "address of /debug/table, /healthz and /readyz; empty turns it off")
-	fs.DurationVar(&c.pollInterval, "poll-interval", 500*time.Millisecond, "how often the manifests folder is checked for changes")
+	fs.StringVar(&c.debugAddr, "debug-addr", "127.0.0.1:8081", "address of /debug/table, /debug/stats, /healthz and /readyz; empty turns it off")
+
+	fs.StringVar(&c.manifests, "manifests", "", "offline mode: folder (or single file) of YAML/JSON manifests to serve instead of a cluster; watched for changes")
+	fs.BoolVar(&c.demoBackends, "demo-backends", false, "offline mode: start an echo server on every 127.0.0.0/8 endpoint named by the loaded EndpointSlices")
+	fs.DurationVar(&c.pollInterval, "poll-interval", 500*time.Millisecond, "offline mode: how often the manifests folder is checked for changes")
+
+	fs.StringVar(&c.kubeconfig, "kubeconfig", "", "kubeconfig file; default: in-cluster credentials, else $KUBECONFIG, else ~/.kube/config")
+	fs.StringVar(&c.namespace, "namespace", "", "watch Ingresses, Services, EndpointSlices and Secrets in this namespace only; default: all namespaces")
+	fs.StringVar(&publishService, "publish-service", "", "namespace/name of the Service whose addresses are written to Ingress status")
+	fs.StringVar(&publishAddress, "publish-address", "", "comma-separated IPs and host names written to Ingress status (instead of -publish-service)")
+	fs.BoolVar(&c.noStatusUpdate, "no-status-update", false, "never write Ingress status")
+	fs.DurationVar(&c.resync, "resync-period", 0, "how often the watches re-deliver every object; 0 never (the digest makes a resync publish nothing anyway)")
+	fs.StringVar(&c.electionID, "election-id", "ramjet-leader", "name of the Lease the replicas elect a status writer with")
+	fs.StringVar(&c.electionNamespace, "election-namespace", "", "namespace of the election Lease; default: $POD_NAMESPACE, else \"default\"")
+	fs.StringVar(&c.identity, "pod-name", "", "this replica's identity in the election and in Events; default: $POD_NAME, else the host name")
 
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -63,9 +134,18 @@ func parseFlags(args []string, output io.Writer) (config, error) {
 	if fs.NArg() > 0 {
 		return config{}, fmt.Errorf("%w: unexpected argument %q (manifests are given with -manifests)", errUsage, fs.Arg(0))
 	}
+	var set []string
+	fs.Visit(func(f *flag.Flag) { set = append(set, f.Name) })
+	wrongMode, mode := clusterOnly, "a cluster (without -manifests)"
 	if c.manifests == "" {
-		return config{}, fmt.Errorf("%w: -manifests is required", errUsage)
+		wrongMode, mode = offlineOnly, "-manifests"
 	}
+	for _, name := range set {
+		if slices.Contains(wrongMode, name) {
+			return config{}, fmt.Errorf("%w: -%s applies only with %s", errUsage, name, mode)
+		}
+	}
+
 	if c.httpAddr == "" && c.httpsAddr == "" {
 		return config{}, fmt.Errorf("%w: -http-addr and -https-addr are both empty: nothing would serve traffic", errUsage)
 	}
@@ -83,7 +163,63 @@ func parseFlags(args []string, output io.Writer) (config, error) {
 	if err := c.options.Validate(); err != nil {
 		return config{}, fmt.Errorf("%w: %v", errUsage, err)
 	}
+	if c.manifests != "" {
+		return c, nil
+	}
+
+	if c.namespace != "" {
+		if errs := validation.IsDNS1123Label(c.namespace); len(errs) > 0 {
+			return config{}, fmt.Errorf("%w: -namespace %q: %s", errUsage, c.namespace, strings.Join(errs, "; "))
+		}
+	}
+	if publishService != "" && publishAddress != "" {
+		return config{}, fmt.Errorf("%w: -publish-service and -publish-address are alternatives: give one", errUsage)
+	}
+	if publishService != "" {
+		ns, name, ok := strings.Cut(publishService, "/")
+		if !ok || validation.IsDNS1123Label(ns) != nil || validation.IsDNS1035Label(name) != nil {
+			return config{}, fmt.Errorf("%w: -publish-service %q: want namespace/name of a Service", errUsage, publishService)
+		}
+		c.publishService = &types.NamespacedName{Namespace: ns, Name: name}
+	}
+	addrs, err := status.ParseAddresses(publishAddress)
+	if err != nil {
+		return config{}, fmt.Errorf("%w: -publish-address: %v", errUsage, err)
+	}
+	c.publishAddresses = addrs
+	if c.resync < 0 {
+		return config{}, fmt.Errorf("%w: -resync-period %v: must not be negative", errUsage, c.resync)
+	}
+	if errs := validation.IsDNS1123Subdomain(c.electionID); len(errs) > 0 {
+		return config{}, fmt.Errorf("%w: -election-id %q: %s", errUsage, c.electionID, strings.Join(errs, "; "))
+	}
+	if c.electionNamespace == "" {
+		c.electionNamespace = cmp.Or(getenv("POD_NAMESPACE"), "default")
+	}
+	if errs := validation.IsDNS1123Label(c.electionNamespace); len(errs) > 0 {
+		return config{}, fmt.Errorf("%w: -election-namespace %q: %s", errUsage, c.electionNamespace, strings.Join(errs, "; "))
+	}
+	if c.identity == "" {
+		c.identity = getenv("POD_NAME")
+	}
+	if c.identity == "" {
+		host, err := os.Hostname()
+		if err != nil || host == "" {
+			return config{}, fmt.Errorf("%w: no -pod-name, no $POD_NAME and no host name (%v): the election needs an identity", errUsage, err)
+		}
+		c.identity = host
+	}
+	c.setClusterDefaults()
 	return c, nil
+}
+
+// setClusterDefaults fills the timings that are not flags.
+func (c *config) setClusterDefaults() {
+	c.debounce = cmp.Or(c.debounce, defaultDebounce)
+	c.maxWait = cmp.Or(c.maxWait, defaultMaxWait)
+	c.leaseDuration = cmp.Or(c.leaseDuration, defaultLeaseDuration)
+	c.renewDeadline = cmp.Or(c.renewDeadline, defaultRenewDeadline)
+	c.retryPeriod = cmp.Or(c.retryPeriod, defaultRetryPeriod)
 }
 
 // logLevel reads RAMJET_LOG (SPEC §14); empty means info.

@@ -5,38 +5,51 @@ import (
 	"errors"
 	"flag"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/types"
 
 	"ramjet.dev/ramjet/compile"
 )
 
 func TestParseFlags(t *testing.T) {
-	defaults := config{
+	env := map[string]string{"POD_NAME": "ramjet-7d9f-abcde", "POD_NAMESPACE": "ingress"}
+	offline := config{
 		manifests:    "m",
 		options:      compile.Options{IngressClass: "ramjet", ControllerName: "ramjet.dev/ingress"},
 		httpAddr:     "127.0.0.1:8080",
 		debugAddr:    "127.0.0.1:8081",
 		pollInterval: 500 * time.Millisecond,
+		electionID:   "ramjet-leader",
 	}
+	cluster := offline
+	cluster.manifests = ""
+	cluster.electionNamespace = "ingress"
+	cluster.identity = "ramjet-7d9f-abcde"
+	cluster.setClusterDefaults()
+
 	tests := []struct {
 		name    string
 		args    []string
+		env     map[string]string // nil: env
+		base    config
 		want    func(c *config)
 		wantErr string
 	}{
-		{name: "defaults", args: []string{"-manifests", "m"}, want: func(*config) {}},
+		{name: "offline defaults", args: []string{"-manifests", "m"}, base: offline, want: func(*config) {}},
 		{
-			name: "every flag",
+			name: "offline, every flag",
 			args: []string{
 				"-manifests", "m", "-demo-backends", "-ingress-class", "edge", "-controller-name", "example.com/edge",
 				"-default-backend", "kube-system/fallback:http", "-watch-ingress-without-class", "-ssl-redirect=false",
 				"-http-addr", ":80", "-https-addr", ":443", "-debug-addr", "", "-poll-interval", "2s",
 			},
+			base: offline,
 			want: func(c *config) {
 				c.demoBackends = true
 				c.options = compile.Options{
@@ -50,19 +63,72 @@ func TestParseFlags(t *testing.T) {
 				c.pollInterval = 2 * time.Second
 			},
 		},
+		{name: "cluster defaults", args: nil, base: cluster, want: func(*config) {}},
+		{
+			name: "cluster, no downward API",
+			args: []string{"-pod-name", "replica-1"},
+			env:  map[string]string{},
+			base: cluster,
+			want: func(c *config) { c.electionNamespace, c.identity = "default", "replica-1" },
+		},
+		{
+			name: "cluster, every flag (double dashes)",
+			args: []string{
+				"--ingress-class", "edge", "--controller-name", "example.com/edge", "--default-backend", "kube-system/fallback:80",
+				"--watch-ingress-without-class", "--ssl-redirect=false", "--http-addr", ":80", "--https-addr", ":443",
+				"--debug-addr", ":10254", "--kubeconfig", "/etc/kube/config", "--namespace", "shop",
+				"--publish-address", "203.0.113.7, lb.example.com,2001:DB8::1", "--no-status-update", "--resync-period", "10m",
+				"--election-id", "edge-leader", "--election-namespace", "edge-system", "--pod-name", "edge-0",
+			},
+			base: cluster,
+			want: func(c *config) {
+				c.options = compile.Options{
+					IngressClass:             "edge",
+					ControllerName:           "example.com/edge",
+					DefaultBackend:           &compile.ServiceRef{Namespace: "kube-system", Name: "fallback", Port: "80"},
+					WatchIngressWithoutClass: true,
+					DisableSSLRedirect:       true,
+				}
+				c.httpAddr, c.httpsAddr, c.debugAddr = ":80", ":443", ":10254"
+				c.kubeconfig, c.namespace = "/etc/kube/config", "shop"
+				c.publishAddresses = []string{"203.0.113.7", "lb.example.com", "2001:db8::1"}
+				c.noStatusUpdate, c.resync = true, 10*time.Minute
+				c.electionID, c.electionNamespace, c.identity = "edge-leader", "edge-system", "edge-0"
+			},
+		},
+		{
+			name: "cluster, publish service",
+			args: []string{"-publish-service", "ingress/ramjet"},
+			base: cluster,
+			want: func(c *config) { c.publishService = &types.NamespacedName{Namespace: "ingress", Name: "ramjet"} },
+		},
 		{name: "default backend without port", args: []string{"-manifests", "m", "-default-backend", "kube-system/notfound"}, wantErr: `-default-backend: service reference "kube-system/notfound": missing :port`},
+		{name: "cluster default backend without port", args: []string{"--default-backend", "kube-system/notfound"}, wantErr: `-default-backend: service reference "kube-system/notfound": missing :port`},
 		{name: "default backend with two slashes", args: []string{"-manifests", "m", "-default-backend", "a/b/c:80"}, wantErr: `-default-backend: service reference "a/b/c:80"`},
 		{name: "bad ingress class", args: []string{"-manifests", "m", "-ingress-class", "Not_A_Name"}, wantErr: `option ingress-class "Not_A_Name"`},
 		{name: "bad controller name", args: []string{"-manifests", "m", "-controller-name", "no-domain"}, wantErr: `option controller-name "no-domain"`},
-		{name: "no manifests", args: nil, wantErr: "-manifests is required"},
 		{name: "stray argument", args: []string{"-manifests", "m", "extra"}, wantErr: `unexpected argument "extra"`},
 		{name: "no traffic listener", args: []string{"-manifests", "m", "-http-addr", ""}, wantErr: "nothing would serve traffic"},
 		{name: "zero poll interval", args: []string{"-manifests", "m", "-poll-interval", "0s"}, wantErr: "must be positive"},
 		{name: "unknown flag", args: []string{"-manifests", "m", "-nope"}, wantErr: "flag provided but not defined: -nope"},
+		{name: "cluster flag offline", args: []string{"-manifests", "m", "-publish-service", "a/b"}, wantErr: "-publish-service applies only with a cluster (without -manifests)"},
+		{name: "offline flag in cluster", args: []string{"-demo-backends"}, wantErr: "-demo-backends applies only with -manifests"},
+		{name: "both publish sources", args: []string{"-publish-service", "a/b", "-publish-address", "10.0.0.1"}, wantErr: "alternatives"},
+		{name: "publish service without namespace", args: []string{"-publish-service", "ramjet"}, wantErr: `-publish-service "ramjet": want namespace/name`},
+		{name: "publish service with bad name", args: []string{"-publish-service", "a/B_C"}, wantErr: `-publish-service "a/B_C"`},
+		{name: "bad publish address", args: []string{"-publish-address", "10.0.0.1,,x"}, wantErr: "-publish-address: option publish-address"},
+		{name: "bad namespace", args: []string{"-namespace", "Shop"}, wantErr: `-namespace "Shop"`},
+		{name: "bad election id", args: []string{"-election-id", "Leader!"}, wantErr: `-election-id "Leader!"`},
+		{name: "bad election namespace", args: []string{"-election-namespace", "a.b"}, wantErr: `-election-namespace "a.b"`},
+		{name: "negative resync", args: []string{"-resync-period", "-1s"}, wantErr: "must not be negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseFlags(tt.args, &bytes.Buffer{})
+			e := tt.env
+			if e == nil {
+				e = env
+			}
+			got, err := parseFlags(tt.args, &bytes.Buffer{}, func(k string) string { return e[k] })
 			if tt.wantErr != "" {
 				require.Error(t, err)
 				require.ErrorIs(t, err, errUsage)
@@ -70,7 +136,7 @@ func TestParseFlags(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			want := defaults
+			want := tt.base
 			tt.want(&want)
 			if diff := cmp.Diff(want, got, cmp.AllowUnexported(config{})); diff != "" {
 				t.Errorf("parseFlags (-want +got):\n%s", diff)
@@ -79,9 +145,18 @@ func TestParseFlags(t *testing.T) {
 	}
 }
 
+func TestParseFlagsIdentityFromHostname(t *testing.T) {
+	host, err := os.Hostname()
+	require.NoError(t, err)
+	got, err := parseFlags(nil, &bytes.Buffer{}, func(string) string { return "" })
+	require.NoError(t, err)
+	require.Equal(t, host, got.identity)
+	require.Equal(t, "default", got.electionNamespace)
+}
+
 func TestParseFlagsHelp(t *testing.T) {
 	var out bytes.Buffer
-	_, err := parseFlags([]string{"-h"}, &out)
+	_, err := parseFlags([]string{"-h"}, &out, func(string) string { return "" })
 	require.True(t, errors.Is(err, flag.ErrHelp), "err = %v", err)
 	require.Contains(t, out.String(), "-demo-backends")
 }
@@ -122,11 +197,15 @@ func TestRunExitCodes(t *testing.T) {
 		{name: "malformed default backend", args: []string{"-manifests", "m", "-default-backend", "kube-system/notfound"}, code: 2, stderr: "missing :port"},
 		{name: "bad log level", args: []string{"-manifests", "m"}, logEnv: "loud", code: 2, stderr: `RAMJET_LOG="loud"`},
 		{name: "missing folder", args: []string{"-manifests", "/nonexistent/ramjet-manifests", "-http-addr", "127.0.0.1:0", "-debug-addr", ""}, code: 1, stderr: "no such file or directory"},
+		{name: "cluster, malformed default backend", args: []string{"--default-backend", "a/b/c:80"}, code: 2, stderr: `controller: usage: -default-backend: service reference "a/b/c:80"`},
+		{name: "cluster, malformed publish address", args: []string{"--publish-address", "10.0.0.256"}, code: 2, stderr: `"10.0.0.256" is not a valid IP address`},
+		{name: "cluster, missing kubeconfig", args: []string{"--kubeconfig", "/nonexistent/kubeconfig", "--http-addr", "127.0.0.1:0", "--debug-addr", ""}, code: 1, stderr: "-kubeconfig /nonexistent/kubeconfig"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stderr bytes.Buffer
-			code := run(tt.args, tt.logEnv, &stderr)
+			env := map[string]string{"RAMJET_LOG": tt.logEnv, "POD_NAME": "test"}
+			code := run(tt.args, func(k string) string { return env[k] }, &stderr)
 			require.Equal(t, tt.code, code, "stderr: %s", stderr.String())
 			require.True(t, strings.Contains(stderr.String(), tt.stderr), "stderr %q does not contain %q", stderr.String(), tt.stderr)
 		})

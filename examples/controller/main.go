@@ -1,5 +1,14 @@
 // Command controller serves Kubernetes Ingresses with ramjet.
 //
+// In a cluster it watches Ingresses, IngressClasses, Services,
+// EndpointSlices and Secrets, recompiles the whole snapshot 200 ms after
+// the last change (at least once a second under steady churn) and publishes
+// the new table without dropping a request. Every replica serves traffic;
+// the one holding the leader Lease also writes Ingress status and posts
+// Warning Events (see README.md for the flags, RBAC and a Deployment):
+//
+//	go run ./examples/controller -kubeconfig ~/.kube/config -publish-service ingress/ramjet
+//
 // Offline mode reads a folder of manifests instead of a cluster, which is
 // the quickest way to see what ramjet does with your objects:
 //
@@ -7,15 +16,15 @@
 //	curl -H 'Host: shop.example.com' localhost:8080/api/x
 //
 // The folder is polled for changes; every change recompiles the whole
-// snapshot and publishes the new table without dropping a request. A folder
-// that fails to load keeps the previous table serving. -demo-backends starts
-// an echo server on every loopback endpoint the EndpointSlices name, so the
-// answers show which backend was chosen and what it received.
+// snapshot. A folder that fails to load keeps the previous table serving.
+// -demo-backends starts an echo server on every loopback endpoint the
+// EndpointSlices name, so the answers show which backend was chosen and what
+// it received.
 //
-// /debug/table on -debug-addr shows the table being served, /healthz answers
-// once the process is up and /readyz once the first table is published.
-// RAMJET_LOG sets the log level: debug (adds one line per request), info,
-// warn or error.
+// /debug/table on -debug-addr shows the table being served, /debug/stats
+// the rebuild and generation counts, /healthz answers once the process is up
+// and /readyz once the first table is published. RAMJET_LOG sets the log
+// level: debug (adds one line per request), info, warn or error.
 package main
 
 import (
@@ -28,16 +37,18 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"k8s.io/klog/v2"
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Getenv("RAMJET_LOG"), os.Stderr))
+	os.Exit(run(os.Args[1:], os.Getenv, os.Stderr))
 }
 
 // run is main without the process: it returns the exit code. 2 is a bad
 // command line or environment, 1 a failure to start or to shut down cleanly.
-func run(args []string, logEnv string, stderr io.Writer) int {
-	cfg, err := parseFlags(args, stderr)
+func run(args []string, getenv func(string) string, stderr io.Writer) int {
+	cfg, err := parseFlags(args, stderr, getenv)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -45,12 +56,14 @@ func run(args []string, logEnv string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "controller: %v\n", err)
 		return 2
 	}
-	level, err := logLevel(logEnv)
+	level, err := logLevel(getenv("RAMJET_LOG"))
 	if err != nil {
 		fmt.Fprintf(stderr, "controller: %v\n", err)
 		return 2
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	// client-go logs through klog; one format and one level setting for all.
+	klog.SetSlogLogger(logger)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -66,4 +79,17 @@ func run(args []string, logEnv string, stderr io.Writer) int {
 	}
 	logger.Info("stopped")
 	return 0
+}
+
+// start runs the controller cfg describes: offline with -manifests, else
+// against the cluster the kubeconfig rules find.
+func start(ctx context.Context, cfg config, log *slog.Logger) (*instance, error) {
+	if cfg.manifests != "" {
+		return startOffline(ctx, cfg, log)
+	}
+	restConfig, err := kubeConfig(cfg.kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	return startCluster(ctx, cfg, log, restConfig)
 }

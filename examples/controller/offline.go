@@ -6,13 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -20,10 +17,6 @@ import (
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/router"
 )
-
-// shutdownGrace bounds how long in-flight requests may finish after a
-// signal before their connections are closed.
-const shutdownGrace = 10 * time.Second
 
 // fileState identifies one version of a manifest file. Comparing the list
 // of them is how the folder is watched: polling needs no platform-specific
@@ -171,26 +164,11 @@ func (c *controller) poll() {
 	}
 }
 
-// instance is a started controller: its bound addresses and the servers
-// behind them.
-type instance struct {
-	// HTTPAddr, HTTPSAddr and DebugAddr are the bound addresses ("" when
-	// that listener is off), so ":0" in the flags is usable.
-	HTTPAddr, HTTPSAddr, DebugAddr string
-
-	ctrl *controller
-	done chan error
-}
-
-// Wait blocks until the context given to start is done and every server has
-// shut down.
-func (i *instance) Wait() error { return <-i.done }
-
-// start loads the manifests, publishes the first table, opens the
+// startOffline loads the manifests, publishes the first table, opens the
 // listeners and begins polling. It returns once traffic is being served;
 // cancelling ctx shuts everything down gracefully. A folder that cannot be
 // loaded at start is an error: there is no previous table to fall back to.
-func start(parent context.Context, cfg config, log *slog.Logger) (_ *instance, err error) {
+func startOffline(parent context.Context, cfg config, log *slog.Logger) (_ *instance, err error) {
 	// A failed listener cancels ctx too, so everything stops together.
 	ctx, cancel := context.WithCancel(parent)
 	defer func() {
@@ -222,76 +200,11 @@ func start(parent context.Context, cfg config, log *slog.Logger) (_ *instance, e
 		return nil, fmt.Errorf("loading %s: %w", cfg.manifests, err)
 	}
 
-	inst := &instance{ctrl: c, done: make(chan error, 1)}
-	var servers []*http.Server
-	var listeners []net.Listener
-	defer func() {
-		if err != nil {
-			for _, ln := range listeners {
-				ln.Close()
-			}
-		}
-	}()
-	listen := func(addr string) (net.Listener, error) {
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			return nil, err
-		}
-		listeners = append(listeners, ln)
-		return ln, nil
+	l, err := listen(cfg, c.router, debugMux(c.router, c.ready.Load, nil), log)
+	if err != nil {
+		return nil, err
 	}
-	errorLog := slog.NewLogLogger(log.Handler(), slog.LevelDebug)
-	var serve []func() error
-
-	if cfg.httpAddr != "" {
-		ln, err := listen(cfg.httpAddr)
-		if err != nil {
-			return nil, fmt.Errorf("-http-addr: %w", err)
-		}
-		inst.HTTPAddr = ln.Addr().String()
-		protocols := new(http.Protocols)
-		protocols.SetHTTP1(true)
-		protocols.SetUnencryptedHTTP2(true) // gRPC clients with prior knowledge
-		srv := &http.Server{Handler: c.router, Protocols: protocols, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errorLog}
-		servers = append(servers, srv)
-		serve = append(serve, func() error { return srv.Serve(ln) })
-	}
-	if cfg.httpsAddr != "" {
-		ln, err := listen(cfg.httpsAddr)
-		if err != nil {
-			return nil, fmt.Errorf("-https-addr: %w", err)
-		}
-		inst.HTTPSAddr = ln.Addr().String()
-		// The router's TLS config picks the certificate per SNI from the
-		// serving table, so a rotated Secret takes effect on the next
-		// handshake without restarting the listener.
-		srv := &http.Server{Handler: c.router, TLSConfig: c.router.TLSConfig(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: errorLog}
-		servers = append(servers, srv)
-		serve = append(serve, func() error { return srv.ServeTLS(ln, "", "") })
-	}
-	if cfg.debugAddr != "" {
-		ln, err := listen(cfg.debugAddr)
-		if err != nil {
-			return nil, fmt.Errorf("-debug-addr: %w", err)
-		}
-		inst.DebugAddr = ln.Addr().String()
-		srv := &http.Server{Handler: c.debugMux(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: errorLog}
-		servers = append(servers, srv)
-		serve = append(serve, func() error { return srv.Serve(ln) })
-	}
-
-	var wg sync.WaitGroup
-	serveErrs := make(chan error, len(serve))
-	for _, s := range serve {
-		wg.Go(func() {
-			if err := s(); !errors.Is(err, http.ErrServerClosed) {
-				serveErrs <- err
-			}
-		})
-	}
-	pollDone := make(chan struct{})
-	go func() {
-		defer close(pollDone)
+	poll := func(ctx context.Context) {
 		t := time.NewTicker(cfg.pollInterval)
 		defer t.Stop()
 		for {
@@ -302,33 +215,14 @@ func start(parent context.Context, cfg config, log *slog.Logger) (_ *instance, e
 				c.poll()
 			}
 		}
-	}()
-	go func() {
-		var serveErr error
-		select {
-		case <-ctx.Done():
-		case serveErr = <-serveErrs:
-			log.Error("listener failed; shutting down", "err", serveErr)
-		}
-		cancel()
-		log.Info("shutting down", "grace", shutdownGrace)
-		sctx, stop := context.WithTimeout(context.Background(), shutdownGrace)
-		defer stop()
-		errs := []error{serveErr}
-		for _, srv := range servers {
-			if err := srv.Shutdown(sctx); err != nil {
-				errs = append(errs, err)
-				srv.Close() // the grace ran out: drop what is left
-			}
-		}
-		wg.Wait()
-		<-pollDone
+	}
+	cleanup := func() {
 		if c.demo != nil {
 			c.demo.close()
 		}
-		inst.done <- errors.Join(errs...)
-	}()
-
+	}
+	l.inst.offline = c
+	inst := l.run(ctx, cancel, log, []func(context.Context){poll}, cleanup)
 	log.Info("serving",
 		"manifests", cfg.manifests,
 		"http", inst.HTTPAddr,
@@ -336,42 +230,4 @@ func start(parent context.Context, cfg config, log *slog.Logger) (_ *instance, e
 		"debug", inst.DebugAddr,
 		"generation", c.router.Generation())
 	return inst, nil
-}
-
-// debugMux serves the introspection endpoints.
-func (c *controller) debugMux() http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("/debug/table", c.router.DebugHandler())
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintln(w, "ok")
-	})
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		if !c.ready.Load() {
-			http.Error(w, "not ready: no table published yet", http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprintf(w, "ready: generation %d\n", c.router.Generation())
-	})
-	return mux
-}
-
-// accessLog logs one line per request at debug level; the level check
-// first keeps the request path free of formatting when debug is off.
-func accessLog(log *slog.Logger) func(router.Record) {
-	return func(r router.Record) {
-		if !log.Enabled(context.Background(), slog.LevelDebug) {
-			return
-		}
-		log.Debug("request",
-			"generation", r.Generation,
-			"method", r.Method,
-			"host", r.Host,
-			"path", r.Path,
-			"status", r.Status,
-			"backend", r.Backend,
-			"endpoint", r.Endpoint,
-			"reason", r.Reason)
-	}
 }

@@ -100,7 +100,7 @@ endpoints:
 }
 
 // namedBackend answers with its name and the request-target it received.
-func namedBackend(t *testing.T, name string) (port string) {
+func namedBackend(t testing.TB, name string) (port string) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "%s %s", name, r.RequestURI)
 	}))
@@ -205,7 +205,7 @@ func TestOfflineServesReloadsAndKeepsTableOnError(t *testing.T) {
 	require.Equal(t, http.StatusOK, status, body)
 	require.Contains(t, body, "app.test")
 
-	gen1 := inst.ctrl.router.Generation()
+	gen1 := inst.router.Generation()
 	require.NotZero(t, gen1)
 
 	// An edit is picked up and served.
@@ -214,7 +214,7 @@ func TestOfflineServesReloadsAndKeepsTableOnError(t *testing.T) {
 		_, body := get(t, client, httpURL+"/", "app.test")
 		return strings.HasPrefix(body, "B ")
 	})
-	gen2 := inst.ctrl.router.Generation()
+	gen2 := inst.router.Generation()
 	require.Greater(t, gen2, gen1)
 
 	// Touching a file recompiles, but the same digest publishes nothing.
@@ -222,7 +222,7 @@ func TestOfflineServesReloadsAndKeepsTableOnError(t *testing.T) {
 	future := time.Now().Add(time.Hour)
 	require.NoError(t, os.Chtimes(manifest, future, future))
 	eventually(t, "the touched file to be recompiled", func() bool { return logs.count("table unchanged") > unchanged })
-	require.Equal(t, gen2, inst.ctrl.router.Generation())
+	require.Equal(t, gen2, inst.router.Generation())
 
 	// A manifest that does not parse keeps the previous table serving.
 	broken := filepath.Join(dir, "broken.yaml")
@@ -231,7 +231,7 @@ func TestOfflineServesReloadsAndKeepsTableOnError(t *testing.T) {
 	status, body = get(t, client, httpURL+"/", "app.test")
 	require.Equal(t, http.StatusOK, status, body)
 	require.Equal(t, "B /", body)
-	require.Equal(t, gen2, inst.ctrl.router.Generation())
+	require.Equal(t, gen2, inst.router.Generation())
 	status, _ = get(t, client, debugURL+"/readyz", "")
 	require.Equal(t, http.StatusOK, status)
 
@@ -246,7 +246,7 @@ func TestOfflineServesReloadsAndKeepsTableOnError(t *testing.T) {
 		_, body := get(t, client, httpURL+"/", "app.test")
 		return strings.HasPrefix(body, "A ")
 	})
-	require.Greater(t, inst.ctrl.router.Generation(), gen2)
+	require.Greater(t, inst.router.Generation(), gen2)
 
 	cancel()
 	waited = true

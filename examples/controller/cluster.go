@@ -1,0 +1,503 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/http"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	discoverylisters "k8s.io/client-go/listers/discovery/v1"
+	networkinglisters "k8s.io/client-go/listers/networking/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+
+	"ramjet.dev/ramjet/balance"
+	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/router"
+	"ramjet.dev/ramjet/status"
+)
+
+// clusterController keeps the served table in step with a cluster: five
+// watches feed one debounced rebuild task, and the replica holding the
+// leader Lease writes status and posts Events (SPEC §16, §17).
+type clusterController struct {
+	cfg    config
+	log    *slog.Logger
+	client kubernetes.Interface
+	router *router.Router
+
+	factories []informers.SharedInformerFactory
+	listers   listers
+
+	// changes holds at most one pending notification: any number of
+	// events between two reads of it cost one rebuild.
+	changes chan struct{}
+	// events counts the watch events that can change the table.
+	events atomic.Uint64
+	// unsettled counts events not yet covered by a finished rebuild.
+	unsettled atomic.Int64
+	// statusKicks asks the status writer for a pass; capacity 1 as well.
+	statusKicks chan struct{}
+
+	ready    atomic.Bool
+	leading  atomic.Bool
+	rebuilds atomic.Uint64
+	// warnings are those of the last rebuild, for the Event poster.
+	warnings atomic.Pointer[[]compile.Warning]
+
+	// Owned by the rebuild loop: what the log has already been told.
+	logged map[compile.Warning]bool
+
+	// leads hands each term's context from the elector to the status
+	// writer, a worker of its own so that shutdown waits for it.
+	leads   chan context.Context
+	deduper *status.EventDeduper
+}
+
+// listers read the informers' caches. With -namespace set, Services and
+// EndpointSlices may come from more than one namespace (that of the default
+// backend, say), so the namespaced kinds have one lister per factory.
+type listers struct {
+	ingresses      []networkinglisters.IngressLister
+	classes        networkinglisters.IngressClassLister
+	services       []corelisters.ServiceLister
+	endpointSlices []discoverylisters.EndpointSliceLister
+	secrets        []corelisters.SecretLister
+}
+
+// stats are the counters /debug/stats shows.
+type stats struct {
+	Events     uint64
+	Rebuilds   uint64
+	Generation uint64
+	Leading    bool
+	Ready      bool
+	// Settled is false while an event waits for its rebuild.
+	Settled bool
+}
+
+func (c *clusterController) stats() stats {
+	return stats{
+		Events:     c.events.Load(),
+		Rebuilds:   c.rebuilds.Load(),
+		Generation: c.router.Generation(),
+		Leading:    c.leading.Load(),
+		Ready:      c.ready.Load(),
+		Settled:    c.unsettled.Load() == 0,
+	}
+}
+
+func (c *clusterController) serveStats(w http.ResponseWriter, _ *http.Request) {
+	s := c.stats()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	fmt.Fprintf(w, "events %d\nrebuilds %d\ngeneration %d\nleading %t\nready %t\nsettled %t\n",
+		s.Events, s.Rebuilds, s.Generation, s.Leading, s.Ready, s.Settled)
+}
+
+// startCluster connects to the API server restConfig names, opens the
+// listeners and starts the watches, the rebuild loop and the leader
+// election. It returns once the listeners are open: traffic gets 503 and
+// /readyz fails until the caches have synced and the first table is
+// published. Cancelling ctx shuts everything down gracefully and releases
+// the Lease if held.
+func startCluster(parent context.Context, cfg config, log *slog.Logger, restConfig *rest.Config) (_ *instance, err error) {
+	cfg.setClusterDefaults()
+	ctx, cancel := context.WithCancel(parent)
+	defer func() {
+		if err != nil {
+			cancel()
+		}
+	}()
+
+	rc := rest.CopyConfig(restConfig)
+	rc.UserAgent = "ramjet-controller/" + cfg.identity
+	// Watches and status writes of a few hundred Ingresses would crawl at
+	// client-go's default of 5 requests per second.
+	if rc.QPS == 0 {
+		rc.QPS, rc.Burst = 50, 100
+	}
+	// Built-in types only: protobuf decodes watch events faster than JSON.
+	rc.ContentType = "application/vnd.kubernetes.protobuf"
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+
+	c := &clusterController{
+		cfg:         cfg,
+		log:         log,
+		client:      client,
+		changes:     make(chan struct{}, 1),
+		statusKicks: make(chan struct{}, 1),
+		leads:       make(chan context.Context),
+		logged:      make(map[compile.Warning]bool),
+		deduper:     status.NewEventDeduper(status.DefaultRepostAfter),
+	}
+	c.router = router.New(router.Options{
+		Transport: cfg.backendTransport,
+		Registry:  balance.NewRegistry(),
+		Logger:    log,
+		Observer:  accessLog(log),
+	})
+	// An invalid election setting is a start error, not a later surprise.
+	if _, err := c.newElector(); err != nil {
+		return nil, fmt.Errorf("leader election: %w", err)
+	}
+	if err := c.watch(); err != nil {
+		return nil, err
+	}
+
+	l, err := listen(cfg, c.router, debugMux(c.router, c.ready.Load, c.serveStats), log)
+	if err != nil {
+		return nil, err
+	}
+	l.inst.cluster = c
+	inst := l.run(ctx, cancel, log, []func(context.Context){c.runRebuilds, c.runElection, c.runStatus}, nil)
+	namespace := cfg.namespace
+	if namespace == "" {
+		namespace = "(all)"
+	}
+	log.Info("serving",
+		"apiserver", rc.Host,
+		"namespace", namespace,
+		"identity", cfg.identity,
+		"http", inst.HTTPAddr,
+		"https", inst.HTTPSAddr,
+		"debug", inst.DebugAddr)
+	if !cfg.noStatusUpdate && cfg.publishService == nil && len(cfg.publishAddresses) == 0 {
+		log.Info("no -publish-service or -publish-address: Ingress status is not written")
+	}
+	return inst, nil
+}
+
+// watch sets up the informers and routes their events.
+func (c *clusterController) watch() error {
+	// Every namespace whose Services matter: the watched one, plus those of
+	// the default backend and the publish Service when a namespace is set.
+	namespaces := []string{c.cfg.namespace}
+	if c.cfg.namespace != "" {
+		if db := c.cfg.options.DefaultBackend; db != nil && !slices.Contains(namespaces, db.Namespace) {
+			namespaces = append(namespaces, db.Namespace)
+		}
+		if ps := c.cfg.publishService; ps != nil && !slices.Contains(namespaces, ps.Namespace) {
+			namespaces = append(namespaces, ps.Namespace)
+		}
+	}
+	changed := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { c.changed() },
+		UpdateFunc: func(any, any) { c.changed() },
+		DeleteFunc: func(any) { c.changed() },
+	}
+	ingressChanged := cache.ResourceEventHandlerFuncs{
+		AddFunc: func(any) { c.changed() },
+		UpdateFunc: func(old, cur any) {
+			if statusOnly(old, cur) {
+				// Routing never reads status (SPEC §16), but the writer
+				// should notice when someone else changed it.
+				c.kickStatus()
+				return
+			}
+			c.changed()
+		},
+		DeleteFunc: func(any) { c.changed() },
+	}
+	add := func(inf cache.SharedIndexInformer, h cache.ResourceEventHandler) error {
+		// Nothing reads managedFields; dropping them keeps the caches lean.
+		if err := inf.SetTransform(dropManagedFields); err != nil {
+			return err
+		}
+		_, err := inf.AddEventHandler(h)
+		return err
+	}
+
+	for i, ns := range namespaces {
+		opts := []informers.SharedInformerOption{informers.WithNamespace(ns)}
+		f := informers.NewSharedInformerFactoryWithOptions(c.client, c.cfg.resync, opts...)
+		c.factories = append(c.factories, f)
+		svc := f.Core().V1().Services()
+		eps := f.Discovery().V1().EndpointSlices()
+		if err := add(svc.Informer(), changed); err != nil {
+			return err
+		}
+		if err := add(eps.Informer(), changed); err != nil {
+			return err
+		}
+		c.listers.services = append(c.listers.services, svc.Lister())
+		c.listers.endpointSlices = append(c.listers.endpointSlices, eps.Lister())
+		if i > 0 {
+			continue // Ingresses and their Secrets only where they are watched
+		}
+		ing := f.Networking().V1().Ingresses()
+		classes := f.Networking().V1().IngressClasses() // cluster-scoped: not limited by the namespace
+		if err := add(ing.Informer(), ingressChanged); err != nil {
+			return err
+		}
+		if err := add(classes.Informer(), changed); err != nil {
+			return err
+		}
+		c.listers.ingresses = append(c.listers.ingresses, ing.Lister())
+		c.listers.classes = classes.Lister()
+
+		// Only kubernetes.io/tls Secrets can serve (SPEC §12): a field
+		// selector keeps service-account tokens and the like out of memory.
+		// A Secret of another type then reads as not found.
+		sf := informers.NewSharedInformerFactoryWithOptions(c.client, c.cfg.resync,
+			informers.WithNamespace(ns),
+			informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+				o.FieldSelector = fields.OneTermEqualSelector("type", string(corev1.SecretTypeTLS)).String()
+			}))
+		c.factories = append(c.factories, sf)
+		sec := sf.Core().V1().Secrets()
+		if err := add(sec.Informer(), changed); err != nil {
+			return err
+		}
+		c.listers.secrets = append(c.listers.secrets, sec.Lister())
+	}
+	return nil
+}
+
+func dropManagedFields(obj any) (any, error) {
+	if a, err := meta.Accessor(obj); err == nil {
+		a.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
+// statusOnly reports an Ingress update that changes nothing routing reads:
+// the spec is unchanged (same metadata.generation) and so are the
+// annotations. Status writes, ours included, are such updates, as is a
+// resync that re-delivers an unchanged object.
+func statusOnly(old, cur any) bool {
+	o, ok1 := old.(*networkingv1.Ingress)
+	n, ok2 := cur.(*networkingv1.Ingress)
+	if !ok1 || !ok2 || o.Generation == 0 {
+		return false
+	}
+	return o.Generation == n.Generation && maps.Equal(o.Annotations, n.Annotations)
+}
+
+// changed records that the snapshot moved; the rebuild loop picks it up.
+func (c *clusterController) changed() {
+	c.events.Add(1)
+	c.unsettled.Add(1)
+	select {
+	case c.changes <- struct{}{}:
+	default: // one is pending already
+	}
+}
+
+func (c *clusterController) kickStatus() {
+	select {
+	case c.statusKicks <- struct{}{}:
+	default:
+	}
+}
+
+// runRebuilds starts the informers, publishes the first table once every
+// cache has synced, and then rebuilds after each quiet spell.
+func (c *clusterController) runRebuilds(ctx context.Context) {
+	for _, f := range c.factories {
+		f.Start(ctx.Done())
+	}
+	defer func() {
+		for _, f := range c.factories {
+			f.Shutdown()
+		}
+	}()
+	began := time.Now()
+	for _, f := range c.factories {
+		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
+			if !ok {
+				c.log.Info("stopped before the caches synced", "kind", typ.String())
+				return
+			}
+		}
+	}
+	c.log.Info("caches synced", "took", time.Since(began).Round(time.Millisecond))
+	// The first table goes out at once: the events of the initial listing
+	// are all in it.
+	select {
+	case <-c.changes:
+	default:
+	}
+	c.rebuild()
+	debounce(ctx, c.changes, c.cfg.debounce, c.cfg.maxWait, c.rebuild)
+}
+
+// debounce calls rebuild quiet after the last signal on changes, but no
+// later than maxWait after the first signal still waiting, so that steady
+// churn cannot starve the table (SPEC §17). It returns when ctx is done.
+func debounce(ctx context.Context, changes <-chan struct{}, quiet, maxWait time.Duration, rebuild func()) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	timer.Stop()
+	var first time.Time
+	pending := false
+	for {
+		var fire <-chan time.Time
+		if pending {
+			fire = timer.C
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-changes:
+			now := time.Now()
+			if !pending {
+				pending, first = true, now
+			}
+			wait := min(quiet, first.Add(maxWait).Sub(now))
+			timer.Reset(max(wait, 0))
+		case <-fire:
+			pending = false
+			rebuild()
+		}
+	}
+}
+
+// rebuild compiles everything the caches hold at this instant and publishes
+// it; an unchanged digest publishes nothing and keeps the generation.
+func (c *clusterController) rebuild() {
+	covered := c.unsettled.Load()
+	defer c.unsettled.Add(-covered)
+
+	snap := c.snapshot()
+	began := time.Now()
+	table, warnings := compile.Compile(snap, c.cfg.options)
+	took := time.Since(began)
+	gen, changed := c.router.Publish(table)
+	n := c.rebuilds.Add(1)
+	c.warnings.Store(&warnings)
+	c.ready.Store(true)
+	c.logWarnings(warnings)
+
+	attrs := []any{"rebuild", n, "generation", gen, "ingresses", len(snap.Ingresses),
+		"warnings", len(warnings), "compile", took.Round(time.Microsecond)}
+	if changed {
+		c.log.Info("rebuilt", attrs...)
+	} else {
+		c.log.Debug("rebuilt; table unchanged, nothing published", attrs...)
+	}
+	c.kickStatus()
+}
+
+// logWarnings logs each warning when it first appears, at warn level, and
+// notes when it is gone; logging all of them on every rebuild would bury
+// the news under repeats.
+func (c *clusterController) logWarnings(warnings []compile.Warning) {
+	now := make(map[compile.Warning]bool, len(warnings))
+	for _, w := range warnings {
+		now[w] = true
+		if c.logged[w] {
+			continue
+		}
+		attrs := []any{"reason", string(w.Reason), "object", w.Object}
+		if w.Field != "" {
+			attrs = append(attrs, "field", w.Field)
+		}
+		if w.Winner != "" {
+			attrs = append(attrs, "winner", w.Winner)
+		}
+		c.log.Warn(w.Message, attrs...)
+	}
+	for w := range c.logged {
+		if !now[w] {
+			c.log.Info("warning resolved", "reason", string(w.Reason), "object", w.Object, "field", w.Field)
+		}
+	}
+	c.logged = now
+}
+
+// snapshot lists every cached object. The objects are shared with the
+// caches: Compile only reads them.
+func (c *clusterController) snapshot() compile.Snapshot {
+	var s compile.Snapshot
+	everything := labels.Everything()
+	for _, l := range c.listers.ingresses {
+		items, _ := l.List(everything) // a cache lister never fails
+		s.Ingresses = append(s.Ingresses, items...)
+	}
+	s.IngressClasses, _ = c.listers.classes.List(everything)
+	for _, l := range c.listers.services {
+		items, _ := l.List(everything)
+		s.Services = append(s.Services, items...)
+	}
+	for _, l := range c.listers.endpointSlices {
+		items, _ := l.List(everything)
+		s.EndpointSlices = append(s.EndpointSlices, items...)
+	}
+	for _, l := range c.listers.secrets {
+		items, _ := l.List(everything)
+		s.Secrets = append(s.Secrets, items...)
+	}
+	return s
+}
+
+// runElection stands for the leader Lease until ctx is done, again after
+// each loss. Every replica serves traffic whether it leads or not.
+func (c *clusterController) runElection(ctx context.Context) {
+	for ctx.Err() == nil {
+		le, err := c.newElector()
+		if err != nil { // validated at start
+			c.log.Error("leader election", "err", err)
+			return
+		}
+		le.Run(ctx)
+		if ctx.Err() == nil {
+			c.log.Warn("lost the leader Lease; standing again")
+		}
+	}
+}
+
+// newLock is the Lease the replicas elect a leader with.
+func (c *clusterController) newLock() resourcelock.Interface {
+	return &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Namespace: c.cfg.electionNamespace, Name: c.cfg.electionID},
+		Client:     c.client.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: c.cfg.identity},
+	}
+}
+
+// newElector builds a leader elector on the Lease electionNamespace/electionID.
+func (c *clusterController) newElector() (*leaderelection.LeaderElector, error) {
+	return leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock:          c.newLock(),
+		LeaseDuration: c.cfg.leaseDuration,
+		RenewDeadline: c.cfg.renewDeadline,
+		RetryPeriod:   c.cfg.retryPeriod,
+		// A replica that shuts down hands over at once instead of leaving
+		// the others to wait out the lease.
+		ReleaseOnCancel: true,
+		Name:            c.cfg.electionID,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(term context.Context) {
+				c.log.Info("leading: this replica writes status and Events", "lease", c.cfg.electionNamespace+"/"+c.cfg.electionID)
+				select {
+				case c.leads <- term:
+				case <-term.Done():
+				}
+			},
+			OnStoppedLeading: func() {
+				c.log.Debug("not leading", "lease", c.cfg.electionNamespace+"/"+c.cfg.electionID)
+			},
+			OnNewLeader: func(identity string) {
+				c.log.Info("leader observed", "leader", identity)
+			},
+		},
+	})
+}

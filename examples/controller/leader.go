@@ -1,0 +1,238 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"ramjet.dev/ramjet/classify"
+	"ramjet.dev/ramjet/status"
+)
+
+// fieldManager names the controller in the managedFields of what it writes.
+const fieldManager = "ramjet"
+
+// eventComponent is the source of the Events the leader posts.
+const eventComponent = "ramjet"
+
+// Bounds of the wait before a failed status pass is tried again without
+// any new event.
+const (
+	minStatusRetry = time.Second
+	maxStatusRetry = 30 * time.Second
+)
+
+// runStatus writes status and posts Events for each term this replica
+// leads; between terms it only waits.
+func (c *clusterController) runStatus(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case term := <-c.leads:
+			c.lead(term)
+		}
+	}
+}
+
+// lead keeps status and Events current until the term ends: a pass after
+// every rebuild and status change, a retry with backoff after a failed one,
+// and a pass when a standing problem is due to be posted again.
+func (c *clusterController) lead(term context.Context) {
+	c.leading.Store(true)
+	defer c.leading.Store(false)
+	// A new leader reports the problems that are already there: the old
+	// leader's posts may be missing or about to expire.
+	c.deduper.Reset()
+
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	backoff := time.Duration(0)
+	for {
+		if c.syncStatus(term) {
+			backoff = 0
+		} else {
+			backoff = min(max(2*backoff, minStatusRetry), maxStatusRetry)
+		}
+		wait := time.Duration(-1)
+		if backoff > 0 {
+			wait = backoff
+		}
+		if at, ok := c.deduper.NextRepost(); ok && (wait < 0 || time.Until(at) < wait) {
+			wait = max(time.Until(at), 0)
+		}
+		if wait >= 0 {
+			timer.Reset(wait)
+		} else {
+			timer.Stop()
+		}
+		select {
+		case <-term.Done():
+			c.log.Info("no longer leading", "lease", c.cfg.electionNamespace+"/"+c.cfg.electionID)
+			return
+		case <-c.statusKicks:
+		case <-timer.C:
+		}
+	}
+}
+
+// syncStatus brings every claimed Ingress's status to the desired
+// addresses and posts the Events for new problems. It reports whether every
+// write went through.
+func (c *clusterController) syncStatus(term context.Context) bool {
+	if !c.ready.Load() {
+		return true // the first rebuild asks again
+	}
+	var ingresses []*networkingv1.Ingress
+	for _, l := range c.listers.ingresses {
+		items, _ := l.List(labels.Everything())
+		ingresses = append(ingresses, items...)
+	}
+	classes, _ := c.listers.classes.List(labels.Everything())
+	classifier := classify.New(classes, c.claimOptions())
+	var claimed []*networkingv1.Ingress
+	for _, ing := range ingresses {
+		if ok, _ := classifier.Decide(ing); ok {
+			claimed = append(claimed, ing)
+		}
+	}
+
+	src := status.Source{Addresses: c.cfg.publishAddresses}
+	if ps := c.cfg.publishService; ps != nil {
+		src.Service = c.lookupService(ps.Namespace, ps.Name)
+	}
+	desired := status.Desired(src)
+	ok := true
+	for _, u := range status.Updates(claimed, desired, !c.cfg.noStatusUpdate) {
+		if err := c.applyStatus(term, classifier, desired, u); err != nil {
+			if term.Err() != nil {
+				return false
+			}
+			c.log.Warn("cannot write Ingress status; will retry", "ingress", u.Namespace+"/"+u.Name, "err", err)
+			ok = false
+		}
+	}
+
+	if w := c.warnings.Load(); w != nil {
+		for _, ev := range c.deduper.Filter(*w, time.Now()) {
+			if err := c.postEvent(term, ev); err != nil {
+				if term.Err() != nil {
+					return false
+				}
+				c.log.Warn("cannot post Event", "ingress", ev.Namespace+"/"+ev.Name, "reason", ev.Reason, "err", err)
+			}
+		}
+	}
+	return ok
+}
+
+func (c *clusterController) claimOptions() classify.Options {
+	return classify.Options{
+		IngressClass:      c.cfg.options.IngressClass,
+		ControllerName:    c.cfg.options.ControllerName,
+		WatchWithoutClass: c.cfg.options.WatchIngressWithoutClass,
+	}
+}
+
+// applyStatus writes one status update. The cached copy may lag a write by
+// someone else: on a conflict the Ingress is read again, and written once
+// more only if it is still ours and still differs. A failure is left to
+// the retry.
+func (c *clusterController) applyStatus(ctx context.Context, classifier *classify.Classifier, desired []networkingv1.IngressLoadBalancerIngress, u status.Update) error {
+	cached := c.lookupIngress(u.Namespace, u.Name)
+	if cached == nil {
+		return nil // deleted since
+	}
+	api := c.client.NetworkingV1().Ingresses(u.Namespace)
+	obj := cached.DeepCopy()
+	obj.Status = u.Status
+	_, err := api.UpdateStatus(ctx, obj, metav1.UpdateOptions{FieldManager: fieldManager})
+	if apierrors.IsConflict(err) {
+		fresh, getErr := api.Get(ctx, u.Name, metav1.GetOptions{})
+		if getErr != nil {
+			err = getErr
+		} else if ours, _ := classifier.Decide(fresh); !ours {
+			return nil
+		} else if again := status.Updates([]*networkingv1.Ingress{fresh}, desired, true); len(again) == 0 {
+			return nil // already right
+		} else {
+			fresh.Status = again[0].Status
+			_, err = api.UpdateStatus(ctx, fresh, metav1.UpdateOptions{FieldManager: fieldManager})
+		}
+	}
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	c.log.Info("Ingress status written", "ingress", u.Namespace+"/"+u.Name, "addresses", addressList(u.Status))
+	return nil
+}
+
+func addressList(s networkingv1.IngressStatus) string {
+	var parts []string
+	for _, e := range s.LoadBalancer.Ingress {
+		parts = append(parts, strings.Trim(e.IP+" "+e.Hostname, " "))
+	}
+	return strings.Join(parts, ",")
+}
+
+// postEvent creates a Warning Event on the Ingress the warning is about.
+func (c *clusterController) postEvent(ctx context.Context, ev status.Event) error {
+	ing := c.lookupIngress(ev.Namespace, ev.Name)
+	if ing == nil {
+		return nil // deleted since the rebuild
+	}
+	now := metav1.Now()
+	e := &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: ev.Name + ".", Namespace: ev.Namespace},
+		InvolvedObject: corev1.ObjectReference{
+			APIVersion:      networkingv1.SchemeGroupVersion.String(),
+			Kind:            ev.Kind,
+			Namespace:       ev.Namespace,
+			Name:            ev.Name,
+			UID:             ing.UID,
+			ResourceVersion: ing.ResourceVersion,
+		},
+		Reason:              ev.Reason,
+		Message:             ev.Message,
+		Type:                corev1.EventTypeWarning,
+		Source:              corev1.EventSource{Component: eventComponent, Host: c.cfg.identity},
+		FirstTimestamp:      now,
+		LastTimestamp:       now,
+		Count:               1,
+		ReportingController: eventComponent,
+		ReportingInstance:   c.cfg.identity,
+	}
+	if _, err := c.client.CoreV1().Events(ev.Namespace).Create(ctx, e, metav1.CreateOptions{FieldManager: fieldManager}); err != nil {
+		return fmt.Errorf("creating Event %s on Ingress %s/%s: %w", ev.Reason, ev.Namespace, ev.Name, err)
+	}
+	c.log.Debug("Event posted", "ingress", ev.Namespace+"/"+ev.Name, "reason", ev.Reason)
+	return nil
+}
+
+func (c *clusterController) lookupIngress(namespace, name string) *networkingv1.Ingress {
+	for _, l := range c.listers.ingresses {
+		if ing, err := l.Ingresses(namespace).Get(name); err == nil {
+			return ing
+		}
+	}
+	return nil
+}
+
+func (c *clusterController) lookupService(namespace, name string) *corev1.Service {
+	for _, l := range c.listers.services {
+		if svc, err := l.Services(namespace).Get(name); err == nil {
+			return svc
+		}
+	}
+	return nil
+}

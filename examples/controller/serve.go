@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"ramjet.dev/ramjet/router"
+)
+
+// shutdownGrace bounds how long in-flight requests may finish after a
+// signal before their connections are closed.
+const shutdownGrace = 10 * time.Second
+
+// instance is a started controller: its bound addresses and the servers
+// behind them.
+type instance struct {
+	// HTTPAddr, HTTPSAddr and DebugAddr are the bound addresses ("" when
+	// that listener is off), so ":0" in the flags is usable.
+	HTTPAddr, HTTPSAddr, DebugAddr string
+
+	router  *router.Router
+	offline *controller        // offline mode, else nil
+	cluster *clusterController // cluster mode, else nil
+
+	done chan error
+}
+
+// Wait blocks until the context given to start is done and every server and
+// worker has stopped.
+func (i *instance) Wait() error { return <-i.done }
+
+// listening holds the opened listeners of one instance until it runs.
+type listening struct {
+	inst      *instance
+	servers   []*http.Server
+	serve     []func() error
+	listeners []net.Listener
+}
+
+// close releases the listeners of an instance that failed to start.
+func (l *listening) close() {
+	for _, ln := range l.listeners {
+		ln.Close()
+	}
+}
+
+// listen opens the traffic and debug listeners cfg names. On error the
+// ones already opened are closed.
+func listen(cfg config, rt *router.Router, debug http.Handler, log *slog.Logger) (_ *listening, err error) {
+	l := &listening{inst: &instance{router: rt, done: make(chan error, 1)}}
+	defer func() {
+		if err != nil {
+			l.close()
+		}
+	}()
+	open := func(addr string) (net.Listener, error) {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		l.listeners = append(l.listeners, ln)
+		return ln, nil
+	}
+	errorLog := slog.NewLogLogger(log.Handler(), slog.LevelDebug)
+
+	if cfg.httpAddr != "" {
+		ln, err := open(cfg.httpAddr)
+		if err != nil {
+			return nil, fmt.Errorf("-http-addr: %w", err)
+		}
+		l.inst.HTTPAddr = ln.Addr().String()
+		protocols := new(http.Protocols)
+		protocols.SetHTTP1(true)
+		protocols.SetUnencryptedHTTP2(true) // gRPC clients with prior knowledge
+		srv := &http.Server{Handler: rt, Protocols: protocols, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errorLog}
+		l.servers = append(l.servers, srv)
+		l.serve = append(l.serve, func() error { return srv.Serve(ln) })
+	}
+	if cfg.httpsAddr != "" {
+		ln, err := open(cfg.httpsAddr)
+		if err != nil {
+			return nil, fmt.Errorf("-https-addr: %w", err)
+		}
+		l.inst.HTTPSAddr = ln.Addr().String()
+		// The router's TLS config picks the certificate per SNI from the
+		// serving table, so a rotated Secret takes effect on the next
+		// handshake without restarting the listener.
+		srv := &http.Server{Handler: rt, TLSConfig: rt.TLSConfig(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: errorLog}
+		l.servers = append(l.servers, srv)
+		l.serve = append(l.serve, func() error { return srv.ServeTLS(ln, "", "") })
+	}
+	if cfg.debugAddr != "" {
+		ln, err := open(cfg.debugAddr)
+		if err != nil {
+			return nil, fmt.Errorf("-debug-addr: %w", err)
+		}
+		l.inst.DebugAddr = ln.Addr().String()
+		srv := &http.Server{Handler: debug, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errorLog}
+		l.servers = append(l.servers, srv)
+		l.serve = append(l.serve, func() error { return srv.Serve(ln) })
+	}
+	return l, nil
+}
+
+// run serves on every listener and runs the workers until ctx is done or a
+// listener fails; cancel is ctx's, so a failed listener stops the workers
+// too. Shutdown drains the servers, waits for the workers to return, runs
+// cleanup and then reports on inst.done.
+func (l *listening) run(ctx context.Context, cancel context.CancelFunc, log *slog.Logger, workers []func(context.Context), cleanup func()) *instance {
+	var servingWG, workerWG sync.WaitGroup
+	serveErrs := make(chan error, len(l.serve))
+	for _, s := range l.serve {
+		servingWG.Go(func() {
+			if err := s(); !errors.Is(err, http.ErrServerClosed) {
+				serveErrs <- err
+			}
+		})
+	}
+	for _, w := range workers {
+		workerWG.Go(func() { w(ctx) })
+	}
+	go func() {
+		var serveErr error
+		select {
+		case <-ctx.Done():
+		case serveErr = <-serveErrs:
+			log.Error("listener failed; shutting down", "err", serveErr)
+		}
+		cancel()
+		log.Info("shutting down", "grace", shutdownGrace)
+		sctx, stop := context.WithTimeout(context.Background(), shutdownGrace)
+		defer stop()
+		errs := []error{serveErr}
+		for _, srv := range l.servers {
+			if err := srv.Shutdown(sctx); err != nil {
+				errs = append(errs, err)
+				srv.Close() // the grace ran out: drop what is left
+			}
+		}
+		servingWG.Wait()
+		workerWG.Wait()
+		if cleanup != nil {
+			cleanup()
+		}
+		l.inst.done <- errors.Join(errs...)
+	}()
+	return l.inst
+}
+
+// debugMux serves the introspection endpoints. ready reports whether a
+// first table has been published; stats, if set, writes /debug/stats.
+func debugMux(rt *router.Router, ready func() bool, stats http.HandlerFunc) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/debug/table", rt.DebugHandler())
+	if stats != nil {
+		mux.HandleFunc("/debug/stats", stats)
+	}
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if !ready() {
+			http.Error(w, "not ready: no table published yet", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintf(w, "ready: generation %d\n", rt.Generation())
+	})
+	return mux
+}
+
+// accessLog logs one line per request at debug level; the level check
+// first keeps the request path free of formatting when debug is off.
+func accessLog(log *slog.Logger) func(router.Record) {
+	return func(r router.Record) {
+		if !log.Enabled(context.Background(), slog.LevelDebug) {
+			return
+		}
+		log.Debug("request",
+			"generation", r.Generation,
+			"method", r.Method,
+			"host", r.Host,
+			"path", r.Path,
+			"status", r.Status,
+			"backend", r.Backend,
+			"endpoint", r.Endpoint,
+			"reason", r.Reason)
+	}
+}

@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"k8s.io/apimachinery/pkg/runtime"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -12,7 +13,7 @@ import (
 
 func TestPortMatching(t *testing.T) {
 	svc := mkService("prod", "api", "http:80:web", "admin:8081:", ":9090:metrics")
-	slices := []any{
+	slices := []runtime.Object{
 		mkSlice("prod", "api", "api-web", "http", 8080, "10.0.0.1"),
 		mkSlice("prod", "api", "api-admin", "admin", 8081, "10.0.0.2"),
 		mkSlice("prod", "api", "api-metrics", "", 9191, "10.0.0.3"),

@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"k8s.io/apimachinery/pkg/runtime"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -108,7 +109,7 @@ func TestIngressOrder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var objs []any
+			var objs []runtime.Object
 			for _, ing := range []*networkingv1.Ingress{tt.a, tt.b} {
 				// Each Ingress routes to a Service named after it.
 				withRules(mkRule("shop.example.com", prefix("/api", ing.Name, 80)))(ing)

@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"k8s.io/apimachinery/pkg/runtime"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -9,8 +10,8 @@ import (
 	"ramjet.dev/ramjet/match"
 )
 
-func backendsFixture() []any {
-	var objs []any
+func backendsFixture() []runtime.Object {
+	var objs []runtime.Object
 	for _, n := range []string{"a", "b", "c", "d", "global", "web"} {
 		objs = append(objs, mkService("prod", n, ":80:"), mkSlice("prod", n, n, "", 80, "10.0.0.1"))
 	}
@@ -28,13 +29,13 @@ func TestDefaultBackends(t *testing.T) {
 	tests := []struct {
 		name     string
 		opts     Options
-		ings     []any
+		ings     []runtime.Object
 		want     []want
 		warnings []short
 	}{
 		{
 			name: "host fallback from the creating Ingress; a newer one never takes over",
-			ings: []any{
+			ings: []runtime.Object{
 				mkIngress("prod", "old", 1, withDefault("a", 80), withRules(mkRule("shop.example.com", prefix("/a", "web", 80)))),
 				mkIngress("prod", "new", 2, withDefault("b", 80), withRules(mkRule("shop.example.com", prefix("/b", "web", 80)),
 					mkRule("new.example.com", prefix("/b", "web", 80)))),
@@ -47,12 +48,12 @@ func TestDefaultBackends(t *testing.T) {
 		},
 		{
 			name: "a declared Prefix / outranks the fallback",
-			ings: []any{mkIngress("prod", "a", 1, withDefault("a", 80), withRules(mkRule("shop.example.com", prefix("/", "web", 80))))},
+			ings: []runtime.Object{mkIngress("prod", "a", 1, withDefault("a", 80), withRules(mkRule("shop.example.com", prefix("/", "web", 80))))},
 			want: []want{{"shop.example.com", "/zzz", "prod/web:80", ""}},
 		},
 		{
 			name: "catch-all from the oldest Ingress without rules",
-			ings: []any{
+			ings: []runtime.Object{
 				mkIngress("prod", "rules-hostless", 1, withDefault("a", 80), withRules(mkRule("", prefix("/x", "web", 80)))),
 				mkIngress("prod", "norules-old", 2, withDefault("b", 80)),
 				mkIngress("prod", "norules-new", 3, withDefault("c", 80)),
@@ -66,13 +67,13 @@ func TestDefaultBackends(t *testing.T) {
 		{
 			name: "an Ingress with rules never sets the catch-all, even hostless ones",
 			opts: Options{DefaultBackend: global},
-			ings: []any{mkIngress("prod", "hostless", 1, withDefault("a", 80), withRules(mkRule("", prefix("/x", "web", 80))))},
+			ings: []runtime.Object{mkIngress("prod", "hostless", 1, withDefault("a", 80), withRules(mkRule("", prefix("/x", "web", 80))))},
 			want: []want{{"anything.test", "/zzz", "kube-system/fallback:80", "--default-backend"}},
 		},
 		{
 			name: "global default for hosts without their own",
 			opts: Options{DefaultBackend: global},
-			ings: []any{
+			ings: []runtime.Object{
 				mkIngress("prod", "a", 1, withRules(mkRule("shop.example.com", prefix("/a", "web", 80)))),
 				mkIngress("prod", "b", 2, withDefault("b", 80), withRules(mkRule("own.example.com", prefix("/a", "web", 80)))),
 			},
@@ -85,13 +86,13 @@ func TestDefaultBackends(t *testing.T) {
 		{
 			name: "global default by port name",
 			opts: Options{DefaultBackend: &ServiceRef{Namespace: "prod", Name: "named", Port: "http"}},
-			ings: []any{mkService("prod", "named", "http:8080:"), mkSlice("prod", "named", "n", "http", 8080, "10.1.1.1")},
+			ings: []runtime.Object{mkService("prod", "named", "http:8080:"), mkSlice("prod", "named", "n", "http", 8080, "10.1.1.1")},
 			want: []want{{"x.test", "/", "prod/named:8080", "--default-backend"}},
 		},
 		{
 			name: "global default missing: 404 and DefaultBackendUnavailable",
 			opts: Options{DefaultBackend: &ServiceRef{Namespace: "kube-system", Name: "notfound", Port: "80"}},
-			ings: []any{mkIngress("prod", "a", 1, withRules(mkRule("shop.example.com", prefix("/a", "web", 80))))},
+			ings: []runtime.Object{mkIngress("prod", "a", 1, withRules(mkRule("shop.example.com", prefix("/a", "web", 80))))},
 			want: []want{
 				{"shop.example.com", "/zzz", "404", ""},
 				{"shop.example.com", "/a", "prod/web:80", ""},
@@ -114,19 +115,19 @@ func TestDefaultBackends(t *testing.T) {
 		{
 			name: "an Ingress default without endpoints is still the fallback (503)",
 			opts: Options{DefaultBackend: global},
-			ings: []any{mkIngress("prod", "a", 1, withDefault("empty", 80), withRules(mkRule("shop.example.com")))},
+			ings: []runtime.Object{mkIngress("prod", "a", 1, withDefault("empty", 80), withRules(mkRule("shop.example.com")))},
 			want: []want{{"shop.example.com", "/", "prod/empty:80", "Ingress prod/a spec.defaultBackend"}},
 		},
 		{
 			name:     "an Ingress default naming a missing Service is the fallback and warns",
 			opts:     Options{DefaultBackend: global},
-			ings:     []any{mkIngress("prod", "a", 1, withDefault("ghost", 80), withRules(mkRule("shop.example.com")))},
+			ings:     []runtime.Object{mkIngress("prod", "a", 1, withDefault("ghost", 80), withRules(mkRule("shop.example.com")))},
 			want:     []want{{"shop.example.com", "/", "prod/ghost:80", "Ingress prod/a spec.defaultBackend"}},
 			warnings: []short{{match.ServiceNotFoundReason, "Ingress prod/a", "spec.defaultBackend.service.name"}},
 		},
 		{
 			name: "a shadowed default is still checked",
-			ings: []any{
+			ings: []runtime.Object{
 				mkIngress("prod", "old", 1, withRules(mkRule("shop.example.com"))),
 				mkIngress("prod", "new", 2, withDefault("ghost", 80), withRules(mkRule("shop.example.com"))),
 			},
@@ -136,7 +137,7 @@ func TestDefaultBackends(t *testing.T) {
 		{
 			name: "a resource default backend is unsupported; the global default applies",
 			opts: Options{DefaultBackend: global},
-			ings: []any{func() any {
+			ings: []runtime.Object{func() runtime.Object {
 				ing := mkIngress("prod", "a", 1, withRules(mkRule("shop.example.com")))
 				p := mkPath("Prefix", "/", "", nil)
 				ing.Spec.DefaultBackend = &p.Backend

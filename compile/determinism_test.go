@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"k8s.io/apimachinery/pkg/runtime"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -42,7 +43,7 @@ func richSnapshot() Snapshot {
 }
 
 func tlsHeavySnapshot() Snapshot {
-	var objs []any
+	var objs []runtime.Object
 	for i, id := range []string{"a", "b", "c"} {
 		name := string(rune('a' + i))
 		objs = append(objs, mkSecret("prod", name, id),

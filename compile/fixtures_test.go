@@ -8,6 +8,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"k8s.io/apimachinery/pkg/runtime"
 	"math/big"
 	"strings"
 	"sync"
@@ -249,23 +250,10 @@ func mkSecret(ns, name, id string) *corev1.Secret {
 }
 
 // mkSnapshot sorts objects into a snapshot and adds our "ramjet" class.
-func mkSnapshot(objs ...any) Snapshot {
+func mkSnapshot(objs ...runtime.Object) Snapshot {
 	s := Snapshot{IngressClasses: []*networkingv1.IngressClass{mkClass("ramjet", DefaultControllerName)}}
-	for _, o := range objs {
-		switch o := o.(type) {
-		case *networkingv1.Ingress:
-			s.Ingresses = append(s.Ingresses, o)
-		case *networkingv1.IngressClass:
-			s.IngressClasses = append(s.IngressClasses, o)
-		case *corev1.Service:
-			s.Services = append(s.Services, o)
-		case *discoveryv1.EndpointSlice:
-			s.EndpointSlices = append(s.EndpointSlices, o)
-		case *corev1.Secret:
-			s.Secrets = append(s.Secrets, o)
-		default:
-			panic(fmt.Sprintf("mkSnapshot: %T", o))
-		}
+	if err := s.Add(objs...); err != nil {
+		panic(err)
 	}
 	return s
 }

@@ -151,7 +151,7 @@ func LoadFiles(paths ...string) (*Snapshot, []string, error) {
 	var errs []error
 	listed := make(map[string]bool)
 	for _, p := range paths {
-		found, err := manifestFiles(p)
+		found, err := ManifestFiles(p)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -194,7 +194,12 @@ func DecodeObjects(name string, data []byte) (*Snapshot, []string, error) {
 	return d.snap, d.skipped, nil
 }
 
-func manifestFiles(root string) ([]string, error) {
+// ManifestFiles lists the files LoadFiles reads for root: root itself when
+// it is a file, else every .yaml, .yml and .json file below it in lexical
+// order, skipping names that begin with "." and following symbolic links
+// to regular files. A watcher that polls a folder uses it to see exactly
+// the files the loader reads.
+func ManifestFiles(root string) ([]string, error) {
 	info, err := os.Stat(root)
 	if err != nil {
 		return nil, fmt.Errorf("load: %w", err)

@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"k8s.io/apimachinery/pkg/runtime"
 	"strings"
 	"testing"
 
@@ -163,7 +164,7 @@ func TestRouteConflicts(t *testing.T) {
 // Within a host: Exact > longest Prefix > first regex in controller order >
 // the host's fallback (SPEC §5).
 func TestPrecedence(t *testing.T) {
-	svcs := []any{}
+	svcs := []runtime.Object{}
 	for _, n := range []string{"exact", "short", "long", "re1", "re2", "re3", "fb"} {
 		svcs = append(svcs, mkService("prod", n, ":80:"), mkSlice("prod", n, n, "", 80, "10.0.0.1"))
 	}

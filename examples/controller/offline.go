@@ -7,9 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -27,56 +25,25 @@ type fileState struct {
 	mtime int64 // UnixNano: time.Time's == also compares the location
 }
 
-// isManifest reports whether compile.LoadFiles reads a file found while
-// walking a folder; the watcher must see exactly the files the loader reads.
-func isManifest(name string) bool {
-	switch strings.ToLower(filepath.Ext(name)) {
-	case ".yaml", ".yml", ".json":
-		return true
-	}
-	return false
-}
-
-// scanManifests lists the manifest files under root (or root itself when
-// it is a file) in lexical order. Like the loader it skips names beginning
-// with "." (editor swap files, ConfigMap-mount bookkeeping) and follows
-// symbolic links to files, so editing a link's target is a change.
+// scanManifests states the files compile.LoadFiles reads under root, so
+// that editing one, or a symbolic link's target, is seen as a change.
 func scanManifests(root string) ([]fileState, error) {
-	info, err := os.Stat(root)
+	paths, err := compile.ManifestFiles(root)
 	if err != nil {
 		return nil, err
 	}
-	if !info.IsDir() {
-		return []fileState{{path: root, size: info.Size(), mtime: info.ModTime().UnixNano()}}, nil
-	}
-	var files []fileState
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if path != root && strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() || !isManifest(d.Name()) {
-			return nil
-		}
+	files := make([]fileState, 0, len(paths))
+	for _, path := range paths {
 		info, err := os.Stat(path) // follows a symbolic link
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil // removed while walking; the next scan sees the new set
+			continue // removed since the listing; the next scan sees the new set
 		}
 		if err != nil {
-			return err
-		}
-		if !info.Mode().IsRegular() {
-			return nil
+			return nil, err
 		}
 		files = append(files, fileState{path: path, size: info.Size(), mtime: info.ModTime().UnixNano()})
-		return nil
-	})
-	return files, err
+	}
+	return files, nil
 }
 
 // controller turns the manifests folder into published tables.

@@ -272,9 +272,17 @@ func (r *Router) Publish(t *match.Table) (generation uint64, changed bool) {
 	}
 	r.state.Store(next)
 	if r.sweep {
+		// The previous table's balancers count as live too: a request may
+		// have loaded that state and not picked yet, and its pick must
+		// land on the counter a newer balancer for the address shares.
 		live := make([]*balance.Balancer, 0, len(next.balancers))
 		for _, b := range next.balancers {
 			live = append(live, b)
+		}
+		if cur != nil {
+			for _, b := range cur.balancers {
+				live = append(live, b)
+			}
 		}
 		r.registry.Sweep(live)
 	}

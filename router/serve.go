@@ -25,6 +25,7 @@ type answer struct {
 var (
 	ansNoTable         = answer{http.StatusServiceUnavailable, ReasonNoTable, "503 Service Unavailable: no routing table yet\n"}
 	ansBadTarget       = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: the request-target is not an absolute path\n"}
+	ansTargetBytes     = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: the request-target contains a space or control character\n"}
 	ansBadEscape       = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: malformed percent-encoding in path\n"}
 	ansPathClimbs      = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: path climbs above /\n"}
 	ansNoRoute         = answer{http.StatusNotFound, ReasonNoRoute, "404 Not Found: no route for this host and path\n"}
@@ -94,7 +95,11 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	host := match.NormalizeHost(req.Host)
 	path, query, hasQuery, ok := requestTarget(req)
 	if !ok {
-		r.refuse(w, req, grpc, st.gen, host, nil, ansBadTarget)
+		a := ansBadTarget
+		if hasCTLOrSpace(req.RequestURI) {
+			a = ansTargetBytes
+		}
+		r.refuse(w, req, grpc, st.gen, host, nil, a)
 		return
 	}
 	clean, err := match.NormalizePath(path)
@@ -389,6 +394,12 @@ func requestTarget(req *http.Request) (path, query string, hasQuery, ok bool) {
 		if t[0] == '?' {
 			t = "/" + t
 		}
+	}
+	// HTTP/1 never delivers a space or control byte in a target, but an
+	// HTTP/2 :path may carry spaces; copied into the backend's request line
+	// they would let the client write its own request line there.
+	if hasCTLOrSpace(t) {
+		return "", "", false, false
 	}
 	path, query, hasQuery = strings.Cut(t, "?")
 	return path, query, hasQuery, true

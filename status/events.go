@@ -34,6 +34,8 @@ type Event struct {
 	// Message is "field: message", plus " (winner: ...)" for conflicts, cut
 	// to MaxMessageBytes.
 	Message string
+	// Warning is the problem the Event reports, for Forget.
+	Warning match.Warning
 }
 
 // EventDeduper turns the warnings of successive rebuilds into the Events
@@ -111,6 +113,7 @@ func (d *EventDeduper) Filter(warnings []match.Warning, now time.Time) []Event {
 				Name:      it.name,
 				Reason:    string(it.w.Reason),
 				Message:   eventMessage(it.w),
+				Warning:   it.w,
 			})
 			last = now
 		}
@@ -136,6 +139,14 @@ func (d *EventDeduper) NextRepost() (time.Time, bool) {
 		}
 	}
 	return next, !next.IsZero()
+}
+
+// Forget marks ev as not posted, so that the next Filter that still has its
+// problem returns it again: a post that failed must not wait for a re-post.
+func (d *EventDeduper) Forget(ev Event) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.posted, ev.Warning)
 }
 
 // Reset forgets every problem, so the next Filter reports all it is given.

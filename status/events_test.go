@@ -43,11 +43,11 @@ var (
 
 var (
 	evSvcMissing = Event{Kind: "Ingress", Namespace: "prod", Name: "shop", Reason: "ServiceNotFound",
-		Message: "spec.rules[0].http.paths[1].backend.service.name: Service prod/api not found; requests answer 503"}
+		Message: "spec.rules[0].http.paths[1].backend.service.name: Service prod/api not found; requests answer 503", Warning: svcMissing}
 	evRouteConflict = Event{Kind: "Ingress", Namespace: "prod", Name: "cart", Reason: "RouteConflict",
-		Message: "spec.rules[0].http.paths[0]: shop.example.com Prefix /cart is declared earlier (winner: Ingress prod/a spec.rules[0].http.paths[0])"}
+		Message: "spec.rules[0].http.paths[0]: shop.example.com Prefix /cart is declared earlier (winner: Ingress prod/a spec.rules[0].http.paths[0])", Warning: routeConflict}
 	evClassNotFound = Event{Kind: "Ingress", Namespace: "dev", Name: "blog", Reason: "ClassNotFound",
-		Message: `spec.ingressClassName: IngressClass "nginx" not found`}
+		Message: `spec.ingressClassName: IngressClass "nginx" not found`, Warning: classNotFound}
 )
 
 func TestEventDeduperSequence(t *testing.T) {
@@ -60,7 +60,7 @@ func TestEventDeduperSequence(t *testing.T) {
 		Message: "Service prod/api has no port 8080; requests answer 503",
 	}
 	evPortMissing := Event{Kind: "Ingress", Namespace: "prod", Name: "shop", Reason: "ServicePortNotFound",
-		Message: "spec.rules[0].http.paths[1].backend.service.port: Service prod/api has no port 8080; requests answer 503"}
+		Message: "spec.rules[0].http.paths[1].backend.service.port: Service prod/api has no port 8080; requests answer 503", Warning: portMissing}
 
 	type step struct {
 		name     string
@@ -168,7 +168,8 @@ func TestEventFromWarning(t *testing.T) {
 		want []Event
 	}{
 		{"no field", match.Warning{Reason: match.RuleRejected, Object: "Ingress prod/shop", Message: "rejected"},
-			[]Event{{Kind: "Ingress", Namespace: "prod", Name: "shop", Reason: "RuleRejected", Message: "rejected"}}},
+			[]Event{{Kind: "Ingress", Namespace: "prod", Name: "shop", Reason: "RuleRejected", Message: "rejected",
+				Warning: match.Warning{Reason: match.RuleRejected, Object: "Ingress prod/shop", Message: "rejected"}}}},
 		{"malformed object", match.Warning{Reason: match.RuleRejected, Object: "Ingress shop", Message: "rejected"}, nil},
 		{"Secret", match.Warning{Reason: match.SecretInvalid, Object: "Secret prod/tls", Message: "bad"}, nil},
 	}
@@ -212,4 +213,17 @@ func TestEventDeduperConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 	require.Equal(t, 1, posted, "a problem seen by concurrent rebuilds is posted once")
+}
+
+// TestEventDeduperForget checks that an Event whose post failed comes back
+// on the next Filter instead of waiting for a re-post.
+func TestEventDeduperForget(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	d := NewEventDeduper(DefaultRepostAfter)
+	ws := []match.Warning{svcMissing, classNotFound}
+	first := d.Filter(ws, t0)
+	require.Equal(t, []Event{evClassNotFound, evSvcMissing}, first)
+	d.Forget(first[1])
+	require.Equal(t, []Event{evSvcMissing}, d.Filter(ws, t0.Add(time.Second)))
+	require.Empty(t, d.Filter(ws, t0.Add(2*time.Second)))
 }

@@ -26,7 +26,6 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
-	"ramjet.dev/ramjet/balance"
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/router"
 	"ramjet.dev/ramjet/status"
@@ -150,7 +149,6 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 	}
 	c.router = router.New(router.Options{
 		Transport: cfg.backendTransport,
-		Registry:  balance.NewRegistry(),
 		Logger:    log,
 		Observer:  accessLog(log),
 	})

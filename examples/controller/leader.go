@@ -126,7 +126,9 @@ func (c *clusterController) syncStatus(term context.Context) bool {
 				if term.Err() != nil {
 					return false
 				}
-				c.log.Warn("cannot post Event", "ingress", ev.Namespace+"/"+ev.Name, "reason", ev.Reason, "err", err)
+				c.log.Warn("cannot post Event; will retry", "ingress", ev.Namespace+"/"+ev.Name, "reason", ev.Reason, "err", err)
+				c.deduper.Forget(ev)
+				ok = false
 			}
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"ramjet.dev/ramjet/balance"
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/router"
 )
@@ -145,7 +144,6 @@ func startOffline(parent context.Context, cfg config, log *slog.Logger) (_ *inst
 	}()
 	c := &controller{cfg: cfg, log: log}
 	c.router = router.New(router.Options{
-		Registry: balance.NewRegistry(),
 		Logger:   log,
 		Observer: accessLog(log),
 	})

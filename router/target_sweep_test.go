@@ -1,0 +1,57 @@
+package router
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// An HTTP/2 :path may carry spaces that HTTP/1 never delivers; copied into
+// the backend's request line they would let a client write its own.
+func TestTargetWithSpaceOrControlIsRefused(t *testing.T) {
+	_, addr := echoBackend(t, "web")
+	rs := newRecords()
+	r := newTestRouter(Options{Observer: rs.observe})
+	r.Publish(table("one", vhost("", nil, route(match.Prefix, "/", httpBackend("prod/web:80", addr)))))
+	for _, target := range []string{"/a HTTP/1.1 x", "/a\tb", "/a?q=1 2", "/a\x7f"} {
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		req.RequestURI = target // as an HTTP/2 server would hand it over
+		rec := httptest.NewRecorder()
+		r.ServeHTTP(rec, req)
+		assert.Equal(t, http.StatusBadRequest, rec.Code, "%q", target)
+		assert.Contains(t, rec.Body.String(), "space or control character", "%q", target)
+		got := rs.last(t)
+		assert.Empty(t, got.Endpoint, "%q must not reach a backend", target)
+		assert.Equal(t, ReasonBadPath, got.Reason)
+	}
+}
+
+// A balancer of the table before the serving one can still be picked from
+// by a request that loaded that state; its counter must stay the one the
+// registry hands to newer balancers for the same address.
+func TestSweepKeepsPreviousTablesCounters(t *testing.T) {
+	_, addr := echoBackend(t, "web")
+	_, other := echoBackend(t, "other")
+	r := newTestRouter(Options{})
+	r.Publish(table("one", vhost("", nil, route(match.Prefix, "/", httpBackend("prod/web:80", addr)))))
+	old := r.state.Load()
+
+	r.Publish(table("two", vhost("", nil, route(match.Prefix, "/", httpBackend("prod/other:80", other)))))
+	r.Publish(table("three", vhost("", nil, route(match.Prefix, "/", httpBackend("prod/other:80", other)), route(match.Exact, "/x", httpBackend("prod/x:80", other)))))
+	// Two publishes since the old table served: a late pick from it must
+	// still land on the counter the registry keeps for addr.
+	bal := old.balancers[old.table.Lookup("", "/").Backend]
+	require.NotNil(t, bal)
+	e, ok := bal.Pick()
+	require.True(t, ok)
+	defer e.Release()
+
+	// The serving table names addr again: it must see the late pick.
+	r.Publish(table("four", vhost("", nil, route(match.Prefix, "/", httpBackend("prod/web:80", addr)))))
+	assert.Equal(t, int64(1), r.InFlight(addr))
+}

@@ -110,8 +110,10 @@ type builder struct {
 	backendList []*backendInfo
 	global      *resolution
 
-	// TLS results.
-	certs []*match.Certificate
+	// TLS results: certificates oldest first, and every valid host listed
+	// under a claimed Ingress's spec.tls, sorted.
+	certs    []*match.Certificate
+	tlsHosts []string
 
 	// Allocation slabs for what there is one of per declaration.
 	routeSlab   slab[match.Route]
@@ -150,6 +152,7 @@ func (b *builder) assemble() {
 		}
 	}
 	t := match.NewTable(hosts, backends, b.certs, sortWarnings(b.warnings), "")
+	t.SetTLSHosts(b.tlsHosts)
 	t.Digest = digest(t, b.opts)
 	b.table = t
 }

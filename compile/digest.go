@@ -68,6 +68,12 @@ func digest(t *match.Table, o Options) string {
 		}
 	}
 
+	// TLS hosts decide the redirect even where no virtual host has the name.
+	e.num(len(t.TLSHosts))
+	for _, h := range t.TLSHosts {
+		e.str(h)
+	}
+
 	e.num(len(t.Certificates))
 	for _, c := range t.Certificates {
 		e.str(c.Secret)

@@ -209,7 +209,13 @@ var (
 // identities, generated once per test binary.
 func keyPair(id string) (crt, key []byte) {
 	certOnce.Do(func() {
-		for _, id := range []string{"a", "b", "c"} {
+		// a, b and c cover every example.com name the tests list; narrow
+		// covers only narrow.example.com.
+		for _, id := range []string{"a", "b", "c", "narrow"} {
+			names := []string{id + ".example.com", "*.example.com", "*.wild.example.com"}
+			if id == "narrow" {
+				names = names[:1]
+			}
 			priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 			if err != nil {
 				panic(err)
@@ -217,7 +223,7 @@ func keyPair(id string) (crt, key []byte) {
 			tmpl := &x509.Certificate{
 				SerialNumber: big.NewInt(1),
 				Subject:      pkix.Name{CommonName: "test-" + id},
-				DNSNames:     []string{id + ".example.com"},
+				DNSNames:     names,
 				NotBefore:    time.Unix(0, 0),
 				NotAfter:     time.Unix(1<<33, 0),
 			}

@@ -54,6 +54,12 @@ func invalidHost(host string) string {
 	if host == "" {
 		return ""
 	}
+	if looksNumeric(host) && strings.Count(host, ".") == 3 {
+		// A dotted quad, leading zeros and all (01.2.3.4): requests naming
+		// it count as an IP literal and go to the catch-all, so a rule for
+		// it could never match.
+		return "is an IP address; rules match host names only"
+	}
 	if looksNumeric(host) || strings.HasPrefix(host, "[") || strings.Count(host, ":") > 1 {
 		// Parsed only when it could be an address: ParseAddr allocates its
 		// error for every ordinary name.

@@ -39,6 +39,7 @@ func TestInvalidHost(t *testing.T) {
 		"a-.com":                          "ending in '-'",
 		"a.com-":                          "ending in '-'",
 		"a_b.com":                         `'_'`,
+		"01.2.3.4":                        "IP address",
 		"a b.com":                         `' '`,
 		"bücher.example":                  "non-ASCII",
 		strings.Repeat("a", 64) + ".com":  "longer than 63",

@@ -6,7 +6,6 @@ package compile
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -53,8 +52,8 @@ func (r ServiceRef) String() string { return r.Namespace + "/" + r.Name + ":" + 
 
 // PortNumber returns the port as a number, or 0 when it is a port name.
 func (r ServiceRef) PortNumber() int32 {
-	n, err := strconv.ParseInt(r.Port, 10, 32)
-	if err != nil {
+	n, ok := decimal(r.Port)
+	if !ok || n > 65535 {
 		return 0
 	}
 	return int32(n)
@@ -76,7 +75,7 @@ func ParseServiceRef(s string) (ServiceRef, error) {
 	if errs := validation.IsDNS1035Label(name); len(errs) > 0 {
 		return ServiceRef{}, fmt.Errorf("service reference %q: name %q: %s", s, name, strings.Join(errs, "; "))
 	}
-	if n, err := strconv.Atoi(port); err == nil {
+	if n, ok := decimal(port); ok {
 		if n < 1 || n > 65535 {
 			return ServiceRef{}, fmt.Errorf("service reference %q: port %d out of range 1-65535", s, n)
 		}

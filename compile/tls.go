@@ -3,9 +3,11 @@ package compile
 import (
 	"crypto/sha256"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -18,17 +20,32 @@ type parsedSecret struct {
 	problem Reason // "", SecretNotFound or SecretInvalid
 	message string
 	cert    *match.Certificate
+	leaf    *x509.Certificate
+}
+
+// covers reports whether the certificate is valid for the TLS host h. A
+// wildcard host needs a certificate valid for every name it stands for, so
+// it is checked with one label no certificate names explicitly.
+func (ps *parsedSecret) covers(h string) bool {
+	if rest, ok := strings.CutPrefix(h, "*."); ok {
+		h = "ramjet-wildcard-check." + rest
+	}
+	return ps.leaf.VerifyHostname(h) == nil
 }
 
 // buildTLS reads every claimed Ingress's spec.tls (SPEC §12).
 //
-//   - Every valid host listed marks its virtual host TLS, whether or not
-//     the Secret is usable: the plain-HTTP redirect must not depend on a
-//     Secret being right. A listed host with no rule creates no virtual host
-//     (ingress-nginx makes no server for it either); it still gets its
-//     certificate, since SNI selection is separate from routing.
+//   - Every valid host listed is a TLS host, whether or not the Secret is
+//     usable: the plain-HTTP redirect must not depend on a Secret being
+//     right. It marks its virtual host TLS; a listed host with no rule
+//     creates no virtual host (ingress-nginx makes no server for it either)
+//     but is still in the table's TLS hosts, so it is still redirected and
+//     still gets its certificate, since SNI selection is separate from
+//     routing.
 //   - A host's certificate comes from the oldest Ingress whose tls entry
-//     lists the host with a valid Secret.
+//     lists the host with a valid Secret whose certificate covers the host
+//     (SPEC §19); a listed certificate that does not cover it warns
+//     CertificateHostMismatch and the next one, else the default, serves.
 //   - An entry without secretName asks for the default certificate: no
 //     warning. An invalid listed host warns RuleRejected and is skipped.
 func (b *builder) buildTLS() {
@@ -65,6 +82,12 @@ func (b *builder) buildTLS() {
 				if chosen[h] {
 					continue
 				}
+				if !ps.covers(h) {
+					b.warn(match.CertificateHostMismatch, ing.object(), field+".secretName",
+						"the certificate in Secret "+ps.cert.Secret+" is not valid for TLS host "+strconv.Quote(h)+
+							"; another Ingress's certificate for the host, else the default certificate, is served")
+					continue
+				}
 				chosen[h] = true
 				if len(ps.cert.Hosts) == 0 {
 					used = append(used, ps)
@@ -76,6 +99,11 @@ func (b *builder) buildTLS() {
 	for _, v := range b.vhostOrder {
 		v.vh.TLS = tlsHosts[v.vh.Name]
 	}
+	b.tlsHosts = make([]string, 0, len(tlsHosts))
+	for h := range tlsHosts {
+		b.tlsHosts = append(b.tlsHosts, h)
+	}
+	slices.Sort(b.tlsHosts)
 	b.certs = make([]*match.Certificate, 0, len(used))
 	for _, ps := range used {
 		slices.Sort(ps.cert.Hosts)
@@ -106,8 +134,14 @@ func (b *builder) secret(ns, name string) *parsedSecret {
 				"Secret "+key+": tls.crt and tls.key do not form a key pair: "+err.Error()
 			break
 		}
+		leaf, err := x509.ParseCertificate(pair.Certificate[0])
+		if err != nil {
+			ps.problem, ps.message = match.SecretInvalid, "Secret "+key+": tls.crt: "+err.Error()
+			break
+		}
 		sum := sha256.Sum256(pair.Certificate[0])
 		ps.cert = &match.Certificate{Secret: key, Fingerprint: hex.EncodeToString(sum[:]), Cert: &pair}
+		ps.leaf = leaf
 	}
 	return ps
 }

@@ -148,3 +148,33 @@ func TestSecretParsedOnce(t *testing.T) {
 		{match.SecretNotFound, "Ingress prod/two", "spec.tls[1].secretName"},
 	}, shorten(b.table.Warnings))
 }
+
+// A listed certificate that is not valid for the host is skipped for it
+// (CertificateHostMismatch): the next Ingress's certificate that covers the
+// host serves, else the default (SPEC §19).
+func TestCertificateMustCoverHost(t *testing.T) {
+	s := mkSnapshot(
+		mkSecret("prod", "narrow", "narrow"), mkSecret("prod", "broad", "b"),
+		mkIngress("prod", "oldest", 1, withTLS("narrow", "narrow.example.com", "app.example.com", "*.wild.example.com")),
+		mkIngress("prod", "newer", 2, withTLS("broad", "app.example.com")),
+		mkIngress("prod", "newest", 3, withTLS("narrow", "only.example.com")),
+	)
+	tab, ws := compileOK(t, s, Options{})
+	require.Equal(t, []short{
+		{match.CertificateHostMismatch, "Ingress prod/newest", "spec.tls[0].secretName"},
+		{match.CertificateHostMismatch, "Ingress prod/oldest", "spec.tls[0].secretName"},
+		{match.CertificateHostMismatch, "Ingress prod/oldest", "spec.tls[0].secretName"},
+	}, shorten(ws))
+	require.Contains(t, ws[1].Message+ws[2].Message, `"app.example.com"`)
+	require.Contains(t, ws[1].Message+ws[2].Message, `"*.wild.example.com"`)
+	require.Equal(t, "prod/narrow", tab.Certificate("narrow.example.com").Secret)
+	require.Equal(t, "prod/broad", tab.Certificate("app.example.com").Secret, "the newer Ingress's certificate covers it")
+	require.Nil(t, tab.Certificate("x.wild.example.com"), "the default certificate serves")
+	require.Nil(t, tab.Certificate("only.example.com"))
+	// Still TLS hosts: plain HTTP to them is redirected.
+	for _, h := range []string{"app.example.com", "only.example.com", "*.wild.example.com"} {
+		require.Contains(t, tab.TLSHosts, h)
+	}
+	require.True(t, tab.IsTLSHost("x.wild.example.com"))
+	require.False(t, tab.IsTLSHost("x.y.wild.example.com"))
+}

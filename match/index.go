@@ -231,6 +231,35 @@ func (t *Table) Certificate(serverName string) *Certificate {
 	return nil
 }
 
+// SetTLSHosts records the hosts listed under spec.tls (exact or "*.rest"),
+// as part of building the table: call it before the table is shared.
+func (t *Table) SetTLSHosts(hosts []string) {
+	t.TLSHosts = slices.Clone(hosts)
+	slices.Sort(t.TLSHosts)
+	t.TLSHosts = slices.Compact(t.TLSHosts)
+	t.tlsExact = make(map[string]bool, len(hosts))
+	t.tlsWildcard = make(map[string]bool)
+	for _, h := range t.TLSHosts {
+		if suffix, ok := strings.CutPrefix(h, "*."); ok {
+			t.tlsWildcard[suffix] = true
+		} else {
+			t.tlsExact[h] = true
+		}
+	}
+}
+
+// IsTLSHost reports whether the normalized request host is a TLS host: listed
+// under spec.tls by name, or by a "*.<rest>" entry one label up.
+func (t *Table) IsTLSHost(host string) bool {
+	if t.tlsExact[host] {
+		return true
+	}
+	if i := strings.IndexByte(host, '.'); i > 0 && !isIPv4(host) {
+		return t.tlsWildcard[host[i+1:]]
+	}
+	return false
+}
+
 // RegexTimeouts sums the timed-out matches of every regex route in the
 // table, counting a pattern shared by several routes once.
 func (t *Table) RegexTimeouts() uint64 {

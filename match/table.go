@@ -230,6 +230,9 @@ const (
 	RegexModeHost             Reason = "RegexModeHost"
 	SecretNotFound            Reason = "SecretNotFound"
 	SecretInvalid             Reason = "SecretInvalid"
+	// CertificateHostMismatch: a spec.tls Secret's certificate is not valid
+	// for a host listed with it, so it is not served for that host.
+	CertificateHostMismatch Reason = "CertificateHostMismatch"
 )
 
 // Warning is one problem found while compiling, as a value (SPEC §14).
@@ -283,6 +286,11 @@ type Table struct {
 	Certificates []*Certificate
 	// Warnings sorted deterministically (see compile).
 	Warnings []Warning
+	// TLSHosts are the valid hosts listed under some claimed Ingress's
+	// spec.tls, sorted, whether or not they have a rule or a usable Secret:
+	// the hosts a plain-HTTP request is redirected from (SPEC §12). Set
+	// with SetTLSHosts.
+	TLSHosts []string
 	// Digest is the hex SHA-256 of everything that affects a response (SPEC §15).
 	Digest string
 
@@ -294,4 +302,6 @@ type Table struct {
 	exactCerts    map[string]*Certificate
 	wildcardCerts map[string]*Certificate // keyed by the suffix after "*."
 	regexps       []*Regexp               // each distinct compiled pattern once
+	tlsExact      map[string]bool
+	tlsWildcard   map[string]bool // keyed by the suffix after "*."
 }

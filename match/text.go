@@ -19,6 +19,7 @@ import (
 //	  route Regex <linear|backtracking> <pattern> -> <backend ID> from <source>
 //	backend <ID> <protocol> <state>[ <policy>]    sorted by ID
 //	  endpoint <ip:port>                          or "no ready endpoints"
+//	tls-host <name>                               sorted; plain HTTP to it is redirected
 //	certificate <secret> sha256:<fingerprint>     sorted by secret
 //	  host <name>
 //	warning <Warning.String()>                    as compile ordered them
@@ -102,6 +103,10 @@ func (t *Table) writeText(b *strings.Builder) {
 		for _, ep := range be.Endpoints {
 			b.WriteString("  endpoint " + ep + "\n")
 		}
+	}
+
+	for _, h := range t.TLSHosts {
+		b.WriteString("tls-host " + h + "\n")
 	}
 
 	for _, c := range t.Certificates {

@@ -39,15 +39,17 @@ var (
 )
 
 // redirects reports whether a plain-HTTP request matched to res is
-// redirected to HTTPS. clean is the normalized path.
-func redirects(res match.Result, clean string) bool {
+// redirected to HTTPS. clean is the normalized path; tlsHost reports that
+// the request's host is listed under some spec.tls, which matters where no
+// virtual host of that name exists and the catch-all or a wildcard serves it.
+func redirects(res match.Result, clean string, tlsHost bool) bool {
 	var ssl, force bool
 	if res.Route != nil {
 		ssl, force = res.Route.SSLRedirect, res.Route.ForceSSLRedirect
 	} else {
 		ssl, force = res.Host.SSLRedirect, res.Host.ForceSSLRedirect
 	}
-	if !force && !(ssl && res.Host.TLS) {
+	if !force && !(ssl && (res.Host.TLS || tlsHost)) {
 		return false
 	}
 	return !isACMEChallenge(clean)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"regexp/syntax"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -63,10 +64,27 @@ func CompileRegex(pattern string, timeout time.Duration) (*Regexp, error) {
 		}
 		re, err := regexp.Compile("(?i)" + expr)
 		if err == nil {
-			return &Regexp{pattern: pattern, linear: re}, nil
+			r := &Regexp{pattern: pattern, linear: re}
+			if hasDollar(parsed) {
+				// Perl's $ also matches before a final newline, Go's only at
+				// the end. They differ only for a path ending in "\n" (a
+				// decoded %0A), which the backtracking engine then answers.
+				if r.backtrk, err = compileBacktracking(pattern, expr, timeout); err != nil {
+					return nil, err
+				}
+			}
+			return r, nil
 		}
 		// Go's own limits (e.g. nesting) reject it: try the other engine.
 	}
+	re, err := compileBacktracking(pattern, expr, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return &Regexp{pattern: pattern, backtrk: re}, nil
+}
+
+func compileBacktracking(pattern, expr string, timeout time.Duration) (*regexp2.Regexp, error) {
 	if size := len(pattern) * backtrackBytesPerPatternByte; size > MaxRegexProgram {
 		return nil, fmt.Errorf("regex %q: compiled program would be about %d bytes, over the %d-byte limit", truncate(pattern), size, MaxRegexProgram)
 	}
@@ -75,7 +93,20 @@ func CompileRegex(pattern string, timeout time.Duration) (*Regexp, error) {
 		return nil, fmt.Errorf("regex %q: %w", truncate(pattern), err)
 	}
 	re.MatchTimeout = timeout
-	return &Regexp{pattern: pattern, backtrk: re}, nil
+	return re, nil
+}
+
+// hasDollar reports whether re uses $ (not \z) as an end anchor.
+func hasDollar(re *syntax.Regexp) bool {
+	if re.Op == syntax.OpEndText && re.Flags&syntax.WasDollar != 0 {
+		return true
+	}
+	for _, sub := range re.Sub {
+		if hasDollar(sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // instSize is the size of one instruction of Go's compiled program.
@@ -136,7 +167,7 @@ const maxPooledRunes = 8192
 
 // MatchString reports whether path matches from its start.
 func (r *Regexp) MatchString(path string) bool {
-	if r.linear != nil {
+	if r.linear != nil && (r.backtrk == nil || strings.IndexByte(path, '\n') < 0) {
 		return r.linear.MatchString(path)
 	}
 	// regexp2 matches runes; its MatchString allocates them on every call.

@@ -118,3 +118,35 @@ func TestEstimateInsts(t *testing.T) {
 	}
 	require.Equal(t, maxEstimatedInsts, estimateInsts(huge, maxEstimatedInsts))
 }
+
+// Perl's $ matches at the end or before a final newline; a pattern on the
+// linear engine must mean the same for a path ending in a decoded %0A.
+func TestRegexDollarBeforeFinalNewline(t *testing.T) {
+	for _, tt := range []struct {
+		pattern, path string
+		want          bool
+	}{
+		{`/foo$`, "/foo", true},
+		{`/foo$`, "/foo\n", true},
+		{`/foo$`, "/foo\n\n", false},
+		{`/foo$`, "/foo/bar", false},
+		{`/foo\z`, "/foo\n", false},
+		{`/a|/foo$`, "/FOO\n", true},
+		{`/foo(?=x)|/foo$`, "/foo\n", true}, // backtracking only: same answer
+	} {
+		re, err := CompileRegex(tt.pattern, 0)
+		if err != nil {
+			t.Fatalf("%q: %v", tt.pattern, err)
+		}
+		if got := re.MatchString(tt.path); got != tt.want {
+			t.Errorf("%q on %q: got %v, want %v", tt.pattern, tt.path, got, tt.want)
+		}
+	}
+	re, err := CompileRegex(`/foo$`, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !re.Linear() {
+		t.Error("a pattern with $ still runs on the linear engine for ordinary paths")
+	}
+}

@@ -257,7 +257,8 @@ func TestForwardedHeaders(t *testing.T) {
 			"203.0.113.9, 198.51.100.2, 192.0.2.7, 127.0.0.1", hex32.MatchString},
 		{"request id kept", http.Header{"X-Request-Id": {"abc-123"}}, "127.0.0.1",
 			func(s string) bool { return s == "abc-123" }},
-		{"client forwarded host and proto replaced", http.Header{"X-Forwarded-Host": {"evil"}, "X-Forwarded-Proto": {"https"}, "X-Real-Ip": {"1.2.3.4"}},
+		{"client forwarded host and proto replaced", http.Header{"X-Forwarded-Host": {"evil"}, "X-Forwarded-Proto": {"https"}, "X-Real-Ip": {"1.2.3.4"},
+			"X-Scheme": {"https"}, "X-Forwarded-Scheme": {"https"}},
 			"127.0.0.1", hex32.MatchString},
 	}
 	for _, tt := range tests {
@@ -279,6 +280,8 @@ func TestForwardedHeaders(t *testing.T) {
 			assert.Equal(t, []string{"Shop.Example.com:8443"}, h.Values("Seen-X-Forwarded-Host"))
 			assert.Equal(t, []string{frontPort}, h.Values("Seen-X-Forwarded-Port"))
 			assert.Equal(t, []string{"http"}, h.Values("Seen-X-Forwarded-Proto"))
+			assert.Equal(t, []string{"http"}, h.Values("Seen-X-Forwarded-Scheme"))
+			assert.Equal(t, []string{"http"}, h.Values("Seen-X-Scheme"))
 			ids := h.Values("Seen-X-Request-Id")
 			require.Len(t, ids, 1)
 			assert.True(t, tt.wantID(ids[0]), "X-Request-Id %q", ids[0])

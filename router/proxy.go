@@ -87,10 +87,11 @@ func setForwarded(in *http.Request, h http.Header, proto string, v []string) {
 	}
 	set("X-Forwarded-Port", serverPort(in))
 	set("X-Forwarded-Proto", proto)
-	// ingress-nginx also sends the scheme under these names; a client's own
-	// values must not reach a backend that trusts them.
-	set("X-Forwarded-Scheme", proto)
-	set("X-Scheme", proto)
+	// Some frameworks also read the scheme from these; X-Forwarded-Proto
+	// carries it, and a client's own values must not reach a backend that
+	// trusts them. Removing them costs less than sending two more headers.
+	delete(h, "X-Forwarded-Scheme")
+	delete(h, "X-Scheme")
 	if id := h["X-Request-Id"]; len(id) == 0 || id[0] == "" {
 		set("X-Request-Id", newRequestID())
 	}

@@ -279,7 +279,7 @@ type exchange struct {
 	// forwarded backs the forwarded header values: both live in this one
 	// allocation.
 	ctx       exchangeContext
-	forwarded [8]string
+	forwarded [6]string
 }
 
 // exchangeContext answers Value(exchangeKey{}) with its exchange and

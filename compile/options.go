@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"ramjet.dev/ramjet/classify"
 	"ramjet.dev/ramjet/match"
 )
 
@@ -27,8 +28,8 @@ type (
 
 // Defaults of SPEC §1.
 const (
-	DefaultIngressClass   = "ramjet"
-	DefaultControllerName = "ramjet.dev/ingress"
+	DefaultIngressClass   = classify.DefaultIngressClass
+	DefaultControllerName = classify.DefaultControllerName
 )
 
 // Snapshot is every object a table is compiled from. Order does not matter.

@@ -48,18 +48,15 @@ type Options struct {
 	WatchWithoutClass bool
 }
 
-func (o Options) ingressClass() string {
+// WithDefaults returns o with empty names replaced by the defaults.
+func (o Options) WithDefaults() Options {
 	if o.IngressClass == "" {
-		return DefaultIngressClass
+		o.IngressClass = DefaultIngressClass
 	}
-	return o.IngressClass
-}
-
-func (o Options) controllerName() string {
 	if o.ControllerName == "" {
-		return DefaultControllerName
+		o.ControllerName = DefaultControllerName
 	}
-	return o.ControllerName
+	return o
 }
 
 // Finding is something worth telling the Ingress's owner about its class.
@@ -88,8 +85,9 @@ type Classifier struct {
 // name appear twice, it counts as ours when any copy is ours, so the answer
 // does not depend on input order.
 func New(classes []*networkingv1.IngressClass, o Options) *Classifier {
+	o = o.WithDefaults()
 	c := &Classifier{opts: o, owner: make(map[string]bool, len(classes))}
-	controller := o.controllerName()
+	controller := o.ControllerName
 	for _, ic := range classes {
 		if ic == nil {
 			continue
@@ -117,7 +115,7 @@ func (c *Classifier) Decide(ing *networkingv1.Ingress) (claimed bool, finding *F
 
 	// Step 1: the annotation is decisive.
 	if value, ok := ing.Annotations[AnnotationIngressClass]; ok {
-		if value != c.opts.ingressClass() {
+		if value != c.opts.IngressClass {
 			return false, nil
 		}
 		if className != "" && !c.owner[className] {

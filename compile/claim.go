@@ -22,11 +22,7 @@ func (b *builder) claimIngresses() {
 			keepOne(unique, ing.Namespace+"/"+ing.Name, ing)
 		}
 	}
-	c := classify.New(b.snap.IngressClasses, classify.Options{
-		IngressClass:      b.opts.ingressClass(),
-		ControllerName:    b.opts.controllerName(),
-		WatchWithoutClass: b.opts.WatchIngressWithoutClass,
-	})
+	c := classify.New(b.snap.IngressClasses, b.opts.claimOptions())
 	all := make([]ingress, 0, len(unique))
 	for key, obj := range unique {
 		claimed, finding := c.Decide(obj)

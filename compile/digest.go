@@ -26,8 +26,9 @@ func digest(t *match.Table, o Options) string {
 	e := encoder{h: sha256.New(), buf: make([]byte, 0, 64<<10)}
 	e.str(digestVersion)
 
-	e.str(o.ingressClass())
-	e.str(o.controllerName())
+	claim := o.claimOptions()
+	e.str(claim.IngressClass)
+	e.str(claim.ControllerName)
 	if o.DefaultBackend != nil {
 		e.flag(true)
 		e.str(o.DefaultBackend.String())

@@ -126,16 +126,11 @@ func (o Options) Validate() error {
 	return nil
 }
 
-func (o Options) ingressClass() string {
-	if o.IngressClass == "" {
-		return DefaultIngressClass
-	}
-	return o.IngressClass
-}
-
-func (o Options) controllerName() string {
-	if o.ControllerName == "" {
-		return DefaultControllerName
-	}
-	return o.ControllerName
+// claimOptions are the options classify claims with, defaults filled in.
+func (o Options) claimOptions() classify.Options {
+	return classify.Options{
+		IngressClass:      o.IngressClass,
+		ControllerName:    o.ControllerName,
+		WatchWithoutClass: o.WatchIngressWithoutClass,
+	}.WithDefaults()
 }

@@ -200,7 +200,7 @@ func (r *Registry) Balancer(cfg Config) *Balancer {
 	// Build outside the lock: a large ring takes milliseconds, and InFlight
 	// must not wait for it.
 	if needRotation && b.rotation == nil {
-		b.rotation = BuildRotation(cfg.Weights, DefaultMaxRotation)
+		b.rotation = rotationOf(b.shares) // BuildRotation without reducing the weights again
 		r.mu.Lock()
 		st.rotationOf, st.rotation = slices.Clone(cfg.Weights), b.rotation
 		r.mu.Unlock()

@@ -119,7 +119,7 @@ func (rs *records) last(t testing.TB) Record {
 }
 
 func quietLogger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
+	return slog.New(slog.DiscardHandler)
 }
 
 func newTestRouter(o Options) *Router {

@@ -38,18 +38,18 @@ var (
 	ansNoHostToTLS = answer{http.StatusBadRequest, ReasonBadHost, "400 Bad Request: a plain-HTTP request without a valid host name cannot be redirected to HTTPS\n"}
 )
 
-// redirects reports whether a plain-HTTP request matched to res is
-// redirected to HTTPS. clean is the normalized path; tlsHost reports that
-// the request's host is listed under some spec.tls, which matters where no
-// virtual host of that name exists and the catch-all or a wildcard serves it.
-func redirects(res match.Result, clean string, tlsHost bool) bool {
+// redirects reports whether a plain-HTTP request for host matched to res
+// in t is redirected to HTTPS. clean is the normalized path. Whether host
+// is listed under some spec.tls matters where no virtual host of that name
+// exists and the catch-all or a wildcard serves it; t is asked only then.
+func redirects(res match.Result, clean string, t *match.Table, host string) bool {
 	var ssl, force bool
 	if res.Route != nil {
 		ssl, force = res.Route.SSLRedirect, res.Route.ForceSSLRedirect
 	} else {
 		ssl, force = res.Host.SSLRedirect, res.Host.ForceSSLRedirect
 	}
-	if !force && !(ssl && (res.Host.TLS || tlsHost)) {
+	if !force && !(ssl && (res.Host.TLS || t.IsTLSHost(host))) {
 		return false
 	}
 	return !isACMEChallenge(clean)

@@ -116,7 +116,7 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	res := st.table.Lookup(host, clean)
 	proto := r.clientProto(req)
-	if proto == "http" && redirects(res, clean, st.table.IsTLSHost(host)) {
+	if proto == "http" && redirects(res, clean, st.table, host) {
 		loc, ok := httpsLocation(req.Host, path, query, hasQuery, preserveTrailingSlash(res))
 		if !ok {
 			r.refuse(w, req, false, st.gen, host, nil, ansNoHostToTLS)

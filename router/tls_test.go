@@ -22,12 +22,16 @@ import (
 
 var shopHello = tls.ClientHelloInfo{ServerName: "shop.example.com"}
 
+// testCert makes a self-signed certificate for names, valid for an hour,
+// with a random serial so that two certificates for one name differ.
 func testCert(t testing.TB, names ...string) *tls.Certificate {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 64))
+	require.NoError(t, err)
 	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()),
+		SerialNumber: serial,
 		Subject:      pkix.Name{CommonName: names[0]},
 		DNSNames:     names,
 		NotBefore:    time.Now().Add(-time.Hour),

@@ -94,7 +94,6 @@ var knownAnnotations = map[string]annotationSpec{
 // matter; the warnings are sorted at the end.
 func (b *builder) readAnnotations() {
 	for _, ing := range b.ingresses {
-		ing.ann = annotationValues{}
 		for key, value := range ing.obj.Annotations {
 			switch {
 			case strings.HasPrefix(key, NativePrefix):

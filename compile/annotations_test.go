@@ -85,7 +85,7 @@ func TestAnnotationRegistry(t *testing.T) {
 	require.Equal(t, "prod/api:80", served(tab, "shop.example.com", "/x"), "the Ingress still compiles")
 
 	// Every known key has a registry entry; implemented ones parse.
-	for _, k := range []string{"backend-protocol", "ssl-redirect", "force-ssl-redirect", "load-balance", "upstream-hash-by"} {
+	for _, k := range []string{"backend-protocol", "ssl-redirect", "force-ssl-redirect", "preserve-trailing-slash", "load-balance", "upstream-hash-by"} {
 		require.NotNil(t, knownAnnotations[k].apply, k)
 	}
 }
@@ -180,4 +180,29 @@ func TestSSLRedirectSettings(t *testing.T) {
 			"x.test/":                {},
 		})
 	})
+}
+
+// The oldest Ingress serving a backend decides its protocol and balancing
+// even when it serves it only through spec.defaultBackend, which is
+// resolved after every route of the newer Ingresses.
+func TestOldestDecidesThroughDefaultBackend(t *testing.T) {
+	s := mkSnapshot(
+		mkService("prod", "api", ":80:"), mkSlice("prod", "api", "a", "", 80, "10.0.0.1"),
+		mkIngress("prod", "old", 1, withDefault("api", 80),
+			withAnnotations(nginxProtocol, "GRPC", NginxPrefix+"load-balance", "least_conn"),
+			withRules(mkRule("a.example.com"))),
+		mkIngress("prod", "new", 2, withRules(mkRule("b.example.com", prefix("/", "api", 80)))),
+	)
+	tab, ws := compileOK(t, s, Options{})
+	be := tab.Lookup("b.example.com", "/").Backend
+	require.Same(t, be, tab.Lookup("a.example.com", "/").Backend)
+	require.Equal(t, match.GRPC, be.Protocol)
+	require.Equal(t, "least_conn", balancing(be))
+	require.Equal(t, []short{
+		{match.AnnotationConflict, "Ingress prod/new", "metadata.annotations[" + nativeProtocol + "]"},
+		{match.AnnotationConflict, "Ingress prod/new", "metadata.annotations[" + NativePrefix + "load-balance]"},
+	}, shorten(ws))
+	for _, w := range ws {
+		require.Equal(t, "Ingress prod/old", w.Winner)
+	}
 }

@@ -37,8 +37,9 @@ type backendInfo struct {
 	written string
 	// used: a route or a fallback serves it, so the table lists it.
 	used bool
-	// claims are the Ingresses serving it, for the protocol decision; an
-	// Ingress appears once per run of consecutive references.
+	// claims are the Ingresses serving it, for the protocol and balancing
+	// decisions; an Ingress appears once per run of consecutive references
+	// until orderClaims sorts them and drops repeats.
 	claims []*ingress
 }
 
@@ -279,6 +280,16 @@ func slicePort(sl *discoveryv1.EndpointSlice, portName string) uint16 {
 	return 0
 }
 
+// orderClaims puts each backend's claims in Ingress order, each Ingress
+// once, so that the oldest serving Ingress comes first for the decisions
+// that follow. Ranks are unique, so equal elements are the same Ingress.
+func (b *builder) orderClaims() {
+	for _, bi := range b.backendList {
+		slices.SortFunc(bi.claims, func(x, y *ingress) int { return cmp.Compare(x.rank, y.rank) })
+		bi.claims = slices.Compact(bi.claims)
+	}
+}
+
 // decideProtocols sets each backend's protocol (SPEC §8, §11). When the
 // Ingresses serving one backend disagree, the oldest decides and each other
 // one gets AnnotationConflict. An Ingress without backend-protocol asks for
@@ -288,8 +299,6 @@ func (b *builder) decideProtocols() {
 		if len(bi.claims) == 0 {
 			continue
 		}
-		slices.SortStableFunc(bi.claims, func(x, y *ingress) int { return cmp.Compare(x.rank, y.rank) })
-		bi.claims = slices.Compact(bi.claims)
 		owner := bi.claims[0]
 		bi.b.Protocol = owner.ann.protocol
 		for _, ing := range bi.claims[1:] {

@@ -1,12 +1,12 @@
 package compile
 
 import (
-	"k8s.io/apimachinery/pkg/runtime"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"ramjet.dev/ramjet/match"
 )

@@ -1,9 +1,7 @@
 package compile
 
 import (
-	"cmp"
 	"errors"
-	"slices"
 	"strings"
 
 	"ramjet.dev/ramjet/balance"
@@ -99,10 +97,6 @@ func (b *builder) decideBalancing() {
 		if len(bi.claims) == 0 {
 			continue
 		}
-		// Already in Ingress order when decideProtocols ran first; sorting
-		// again keeps this step correct on its own.
-		slices.SortStableFunc(bi.claims, func(x, y *ingress) int { return cmp.Compare(x.rank, y.rank) })
-		bi.claims = slices.Compact(bi.claims)
 		owner := bi.claims[0]
 		bi.b.Policy, bi.b.HashKey = owner.ann.policy, owner.ann.hashKey
 		for _, ing := range bi.claims[1:] {

@@ -1,12 +1,12 @@
 package compile
 
 import (
-	"k8s.io/apimachinery/pkg/runtime"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"ramjet.dev/ramjet/classify"
 	"ramjet.dev/ramjet/match"

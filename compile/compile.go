@@ -32,6 +32,7 @@ var buildSteps = []func(*builder){
 	(*builder).buildHosts,           // §3: virtual hosts and their creators
 	(*builder).buildRoutes,          // §4, §7: paths, route keys, conflicts, backends (§8)
 	(*builder).buildDefaultBackends, // §6
+	(*builder).orderClaims,          // each backend's serving Ingresses, oldest first
 	(*builder).decideProtocols,      // §8, §11: backend-protocol, oldest decides
 	(*builder).decideBalancing,      // §9, §11: load-balance, upstream-hash-by, oldest decides
 	(*builder).buildTLS,             // §12: TLS hosts and certificates

@@ -1,11 +1,11 @@
 package compile
 
 import (
-	"k8s.io/apimachinery/pkg/runtime"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"ramjet.dev/ramjet/match"
 )

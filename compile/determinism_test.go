@@ -1,7 +1,6 @@
 package compile
 
 import (
-	"k8s.io/apimachinery/pkg/runtime"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -9,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // richSnapshot exercises most of the build: conflicts, regexes, default

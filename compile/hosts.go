@@ -60,9 +60,9 @@ func invalidHost(host string) string {
 		// it could never match.
 		return "is an IP address; rules match host names only"
 	}
-	if looksNumeric(host) || strings.HasPrefix(host, "[") || strings.Count(host, ":") > 1 {
-		// Parsed only when it could be an address: ParseAddr allocates its
-		// error for every ordinary name.
+	if strings.HasPrefix(host, "[") || strings.Count(host, ":") > 1 {
+		// Parsed only when it could be an IPv6 address (a dotted quad was
+		// caught above): ParseAddr allocates its error for every ordinary name.
 		if _, err := netip.ParseAddr(host); err == nil || strings.HasPrefix(host, "[") {
 			return "is an IP address; rules match host names only"
 		}

@@ -1,12 +1,12 @@
 package compile
 
 import (
-	"k8s.io/apimachinery/pkg/runtime"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"ramjet.dev/ramjet/match"
 )

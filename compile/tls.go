@@ -52,11 +52,12 @@ func (b *builder) buildTLS() {
 	tlsHosts := make(map[string]bool)
 	chosen := make(map[string]bool)
 	var used []*parsedSecret
+	var hosts []string // one entry's valid hosts, reused across entries
 	for _, ing := range b.ingresses {
 		for i := range ing.obj.Spec.TLS {
 			entry := &ing.obj.Spec.TLS[i]
 			field := tlsField(i)
-			hosts := make([]string, 0, len(entry.Hosts))
+			hosts = hosts[:0]
 			for j, h := range entry.Hosts {
 				why := invalidHost(h)
 				if h == "" {

@@ -48,7 +48,8 @@ func CompileRegex(pattern string, timeout time.Duration) (*Regexp, error) {
 		timeout = DefaultMatchTimeout
 	}
 	expr := "^(?:" + pattern + ")"
-	if parsed, err := syntax.Parse("(?i)"+expr, syntax.Perl); err == nil {
+	folded := "(?i)" + expr // regexp2 takes the flag as an option instead
+	if parsed, err := syntax.Parse(folded, syntax.Perl); err == nil {
 		// Simplify expands counted repetition into copies, so a short pattern
 		// can cost hundreds of MiB before its size is known: reject what is
 		// clearly too large from the parse tree, and measure the rest exactly.
@@ -62,7 +63,7 @@ func CompileRegex(pattern string, timeout time.Duration) (*Regexp, error) {
 		if size := len(prog.Inst) * instSize; size > MaxRegexProgram {
 			return nil, fmt.Errorf("regex %q: compiled program is %d bytes, over the %d-byte limit", truncate(pattern), size, MaxRegexProgram)
 		}
-		re, err := regexp.Compile("(?i)" + expr)
+		re, err := regexp.Compile(folded)
 		if err == nil {
 			r := &Regexp{pattern: pattern, linear: re}
 			if hasDollar(parsed) {

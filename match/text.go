@@ -34,9 +34,7 @@ import (
 // source with no Ingress (the global default backend) is written as its
 // field, e.g. "from --default-backend".
 func (t *Table) WriteText(w io.Writer) error {
-	var b strings.Builder
-	t.writeText(&b)
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, t.String())
 	return err
 }
 

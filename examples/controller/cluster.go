@@ -401,17 +401,9 @@ func (c *clusterController) logWarnings(warnings []compile.Warning) {
 	now := make(map[compile.Warning]bool, len(warnings))
 	for _, w := range warnings {
 		now[w] = true
-		if c.logged[w] {
-			continue
+		if !c.logged[w] {
+			c.log.Warn(w.Message, warningAttrs(w)...)
 		}
-		attrs := []any{"reason", string(w.Reason), "object", w.Object}
-		if w.Field != "" {
-			attrs = append(attrs, "field", w.Field)
-		}
-		if w.Winner != "" {
-			attrs = append(attrs, "winner", w.Winner)
-		}
-		c.log.Warn(w.Message, attrs...)
 	}
 	for w := range c.logged {
 		if !now[w] {
@@ -424,13 +416,9 @@ func (c *clusterController) logWarnings(warnings []compile.Warning) {
 // snapshot lists every cached object. The objects are shared with the
 // caches: Compile only reads them.
 func (c *clusterController) snapshot() compile.Snapshot {
-	var s compile.Snapshot
+	s := compile.Snapshot{Ingresses: c.ingresses()}
 	everything := labels.Everything()
-	for _, l := range c.listers.ingresses {
-		items, _ := l.List(everything) // a cache lister never fails
-		s.Ingresses = append(s.Ingresses, items...)
-	}
-	s.IngressClasses, _ = c.listers.classes.List(everything)
+	s.IngressClasses, _ = c.listers.classes.List(everything) // a cache lister never fails
 	for _, l := range c.listers.services {
 		items, _ := l.List(everything)
 		s.Services = append(s.Services, items...)
@@ -444,6 +432,16 @@ func (c *clusterController) snapshot() compile.Snapshot {
 		s.Secrets = append(s.Secrets, items...)
 	}
 	return s
+}
+
+// ingresses lists every cached Ingress.
+func (c *clusterController) ingresses() []*networkingv1.Ingress {
+	var out []*networkingv1.Ingress
+	for _, l := range c.listers.ingresses {
+		items, _ := l.List(labels.Everything())
+		out = append(out, items...)
+	}
+	return out
 }
 
 // runElection stands for the leader Lease until ctx is done, again after

@@ -168,15 +168,7 @@ func (tc *testController) stop(t testing.TB) {
 // get sends one request through the controller.
 func (tc *testController) get(t testing.TB, host, path string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, "http://"+tc.HTTPAddr+path, nil)
-	require.NoError(t, err)
-	req.Host = host
-	resp, err := tc.http.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, string(body)
+	return get(t, tc.http, "http://"+tc.HTTPAddr+path, host)
 }
 
 // waitAnswer polls until host+path answers status (and body, when not

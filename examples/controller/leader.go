@@ -90,15 +90,10 @@ func (c *clusterController) syncStatus(term context.Context) bool {
 	if !c.ready.Load() {
 		return true // the first rebuild asks again
 	}
-	var ingresses []*networkingv1.Ingress
-	for _, l := range c.listers.ingresses {
-		items, _ := l.List(labels.Everything())
-		ingresses = append(ingresses, items...)
-	}
 	classes, _ := c.listers.classes.List(labels.Everything())
 	classifier := classify.New(classes, c.claimOptions())
 	var claimed []*networkingv1.Ingress
-	for _, ing := range ingresses {
+	for _, ing := range c.ingresses() {
 		if ok, _ := classifier.Decide(ing); ok {
 			claimed = append(claimed, ing)
 		}

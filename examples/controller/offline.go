@@ -80,14 +80,7 @@ func (c *controller) load() error {
 	table, warnings := compile.Compile(*snap, c.cfg.options)
 	elapsed := time.Since(start)
 	for _, w := range warnings {
-		attrs := []any{"reason", string(w.Reason), "object", w.Object}
-		if w.Field != "" {
-			attrs = append(attrs, "field", w.Field)
-		}
-		if w.Winner != "" {
-			attrs = append(attrs, "winner", w.Winner)
-		}
-		c.log.Warn(w.Message, attrs...)
+		c.log.Warn(w.Message, warningAttrs(w)...)
 	}
 
 	// The router logs each table it publishes; this line adds what only
@@ -186,7 +179,6 @@ func startOffline(parent context.Context, cfg config, log *slog.Logger) (_ *inst
 			c.demo.close()
 		}
 	}
-	l.inst.offline = c
 	inst := l.run(ctx, cancel, log, []func(context.Context){poll}, cleanup)
 	log.Info("serving",
 		"manifests", cfg.manifests,

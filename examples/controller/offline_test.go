@@ -124,7 +124,8 @@ func writeFile(t *testing.T, path, content string) {
 	require.NoError(t, os.Chtimes(path, mtime, mtime))
 }
 
-func get(t *testing.T, client *http.Client, rawURL, host string) (int, string) {
+// get sends one GET to rawURL, with Host host when not empty.
+func get(t testing.TB, client *http.Client, rawURL, host string) (int, string) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, rawURL, nil)
 	require.NoError(t, err)
@@ -137,18 +138,6 @@ func get(t *testing.T, client *http.Client, rawURL, host string) (int, string) {
 	body, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	return resp.StatusCode, string(body)
-}
-
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 func TestOfflineServesReloadsAndKeepsTableOnError(t *testing.T) {
@@ -210,7 +199,7 @@ func TestOfflineServesReloadsAndKeepsTableOnError(t *testing.T) {
 
 	// An edit is picked up and served.
 	writeFile(t, manifest, appManifests(portB))
-	eventually(t, "the edit to be served", func() bool {
+	waitFor(t, 10*time.Second, "the edit to be served", func() bool {
 		_, body := get(t, client, httpURL+"/", "app.test")
 		return strings.HasPrefix(body, "B ")
 	})
@@ -221,13 +210,13 @@ func TestOfflineServesReloadsAndKeepsTableOnError(t *testing.T) {
 	unchanged := logs.count("table unchanged")
 	future := time.Now().Add(time.Hour)
 	require.NoError(t, os.Chtimes(manifest, future, future))
-	eventually(t, "the touched file to be recompiled", func() bool { return logs.count("table unchanged") > unchanged })
+	waitFor(t, 10*time.Second, "the touched file to be recompiled", func() bool { return logs.count("table unchanged") > unchanged })
 	require.Equal(t, gen2, inst.router.Generation())
 
 	// A manifest that does not parse keeps the previous table serving.
 	broken := filepath.Join(dir, "broken.yaml")
 	writeFile(t, broken, "apiVersion: v1\nkind: Service\nmetadata: [unterminated\n")
-	eventually(t, "the load error to be logged", func() bool { return logs.count("cannot load manifests") > 0 })
+	waitFor(t, 10*time.Second, "the load error to be logged", func() bool { return logs.count("cannot load manifests") > 0 })
 	status, body = get(t, client, httpURL+"/", "app.test")
 	require.Equal(t, http.StatusOK, status, body)
 	require.Equal(t, "B /", body)
@@ -242,7 +231,7 @@ func TestOfflineServesReloadsAndKeepsTableOnError(t *testing.T) {
 	// Fixing the folder resumes reloading.
 	require.NoError(t, os.Remove(broken))
 	writeFile(t, manifest, appManifests(portA))
-	eventually(t, "the fixed folder to be served", func() bool {
+	waitFor(t, 10*time.Second, "the fixed folder to be served", func() bool {
 		_, body := get(t, client, httpURL+"/", "app.test")
 		return strings.HasPrefix(body, "A ")
 	})

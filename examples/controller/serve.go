@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/router"
 )
 
@@ -25,7 +26,6 @@ type instance struct {
 	HTTPAddr, HTTPSAddr, DebugAddr string
 
 	router  *router.Router
-	offline *controller        // offline mode, else nil
 	cluster *clusterController // cluster mode, else nil
 
 	done chan error
@@ -174,6 +174,19 @@ func debugMux(rt *router.Router, ready func() bool, stats http.HandlerFunc) http
 		fmt.Fprintf(w, "ready: generation %d\n", rt.Generation())
 	})
 	return mux
+}
+
+// warningAttrs are the log attributes of a compile warning; its message is
+// the log message.
+func warningAttrs(w compile.Warning) []any {
+	attrs := []any{"reason", string(w.Reason), "object", w.Object}
+	if w.Field != "" {
+		attrs = append(attrs, "field", w.Field)
+	}
+	if w.Winner != "" {
+		attrs = append(attrs, "winner", w.Winner)
+	}
+	return attrs
 }
 
 // accessLog logs one line per request at debug level; the level check

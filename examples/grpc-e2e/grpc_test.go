@@ -218,6 +218,14 @@ func (rg *rig) h2cClient(t *testing.T, authority string) healthpb.HealthClient {
 	return healthpb.NewHealthClient(cc)
 }
 
+// clients are one Health client of each transport, both to a GRPC host.
+func (rg *rig) clients(t *testing.T) map[string]healthpb.HealthClient {
+	return map[string]healthpb.HealthClient{
+		"tls-alpn-h2":         rg.tlsClient(t),
+		"h2c-prior-knowledge": rg.h2cClient(t, "plain.example.com"),
+	}
+}
+
 func ctx(t *testing.T) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(cancel)
@@ -226,11 +234,7 @@ func ctx(t *testing.T) context.Context {
 
 func TestGRPCThroughRouter(t *testing.T) {
 	rg := newRig(t)
-	clients := map[string]healthpb.HealthClient{
-		"tls-alpn-h2":         rg.tlsClient(t),
-		"h2c-prior-knowledge": rg.h2cClient(t, "plain.example.com"),
-	}
-	for name, hc := range clients {
+	for name, hc := range rg.clients(t) {
 		t.Run(name, func(t *testing.T) {
 			res, err := hc.Check(ctx(t), &healthpb.HealthCheckRequest{Service: service})
 			require.NoError(t, err)
@@ -261,10 +265,7 @@ func TestGRPCThroughRouter(t *testing.T) {
 // and each message arrives as the backend sends it.
 func TestGRPCStreaming(t *testing.T) {
 	rg := newRig(t)
-	for name, hc := range map[string]healthpb.HealthClient{
-		"tls-alpn-h2":         rg.tlsClient(t),
-		"h2c-prior-knowledge": rg.h2cClient(t, "plain.example.com"),
-	} {
+	for name, hc := range rg.clients(t) {
 		t.Run(name, func(t *testing.T) {
 			rg.health.SetServingStatus(service, healthpb.HealthCheckResponse_SERVING)
 			c, cancel := context.WithCancel(ctx(t))

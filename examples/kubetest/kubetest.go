@@ -207,12 +207,13 @@ func start(bins binaries, dir string) (s *Server, err error) {
 		return nil, err
 	}
 
+	apiURL := "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(securePort))
 	s = &Server{
-		URL:     "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(securePort)),
+		URL:     apiURL,
 		EtcdURL: "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(clientPort)),
 		Dir:     dir,
 		Config: &rest.Config{
-			Host:            "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(securePort)),
+			Host:            apiURL,
 			BearerToken:     creds.token,
 			TLSClientConfig: rest.TLSClientConfig{CAData: creds.caPEM},
 			// Tests create objects in bursts; client-side throttling would
@@ -322,7 +323,6 @@ func freePorts(n int) ([]int, error) {
 // waitReady polls url until it answers 200 "ok"-ish, p exits, or the
 // deadline passes.
 func waitReady(p *process, client *http.Client, url, token string, deadline time.Time) error {
-	var last string
 	for {
 		if p.exited() {
 			if p.logContains("address already in use") {
@@ -330,11 +330,10 @@ func waitReady(p *process, client *http.Client, url, token string, deadline time
 			}
 			return fmt.Errorf("%s exited before it was ready: %v", p.name, p.exitErr())
 		}
-		ok, status := probe(client, url, token)
+		ok, last := probe(client, url, token)
 		if ok {
 			return nil
 		}
-		last = status
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%s not ready after %s; last answer from %s: %s", p.name, readyTimeout, url, last)
 		}

@@ -80,7 +80,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if c.rounds < 1 || c.round <= 0 || c.concurrency < 1 || c.every <= 0 || c.bodySize < 0 {
-		fmt.Fprintln(stderr, "loadtest: -rounds, -round, -concurrency and -every must be positive")
+		fmt.Fprintln(stderr, "loadtest: -rounds, -round, -concurrency and -every must be positive, -body not negative")
 		return 2
 	}
 	if total := 2 * time.Duration(c.rounds) * c.round; total > maxTotal {
@@ -118,7 +118,6 @@ type rig struct {
 	transport   *http.Transport
 	targets     map[string]string // name → front address
 	servers     []*http.Server
-	snapshot    func(churn int) compile.Snapshot
 }
 
 func newRig(bodySize int) (*rig, error) {
@@ -157,10 +156,6 @@ func newRig(bodySize int) (*rig, error) {
 		DisableCompression:  true,
 	}
 	rg.router = router.New(router.Options{Transport: rg.transport, Logger: slog.New(slog.DiscardHandler)})
-	host, port, _ := net.SplitHostPort(rg.backendAddr)
-	rg.snapshot = func(churn int) compile.Snapshot {
-		return snapshot(host, port, churn)
-	}
 	table, warnings := compile.Compile(rg.snapshot(0), compile.Options{})
 	if len(warnings) > 0 {
 		return nil, fmt.Errorf("the load table has warnings: %v", warnings)
@@ -193,6 +188,12 @@ func (rg *rig) close() {
 	}
 	rg.transport.CloseIdleConnections()
 	rg.router.CloseIdleConnections()
+}
+
+// snapshot is the load table's objects with the backend's address filled in.
+func (rg *rig) snapshot(churn int) compile.Snapshot {
+	host, port, _ := net.SplitHostPort(rg.backendAddr)
+	return snapshot(host, port, churn)
 }
 
 // bufferPool gives the bare proxy reusable copy buffers, as the router

@@ -110,14 +110,14 @@ func (b *builder) nativeAnnotation(ing *ingress, key, name, value string) {
 	spec, known := knownAnnotations[name]
 	switch {
 	case !known:
-		b.warn(match.AnnotationRejected, ing.object(), annotationField(key),
+		b.warn(AnnotationRejected, ing.ref(), annotationField(key),
 			"unknown annotation "+key+"; not applied")
 	case spec.apply == nil:
-		b.warn(match.AnnotationRejected, ing.object(), annotationField(key),
+		b.warn(AnnotationRejected, ing.ref(), annotationField(key),
 			key+" is not implemented in this version of ramjet; not applied")
 	default:
 		if err := spec.apply(&ing.ann, key, value); err != nil {
-			b.warn(match.AnnotationRejected, ing.object(), annotationField(key), err.Error())
+			b.warn(AnnotationRejected, ing.ref(), annotationField(key), err.Error())
 		}
 	}
 }
@@ -125,7 +125,7 @@ func (b *builder) nativeAnnotation(ing *ingress, key, name, value string) {
 func (b *builder) nginxAnnotation(ing *ingress, key, name, value string) {
 	spec, known := knownAnnotations[name]
 	if !known || spec.apply == nil {
-		b.warn(match.AnnotationUnsupported, ing.object(), annotationField(key),
+		b.warn(AnnotationUnsupported, ing.ref(), annotationField(key),
 			key+" is not supported by ramjet and has no effect")
 		return
 	}
@@ -133,7 +133,7 @@ func (b *builder) nginxAnnotation(ing *ingress, key, name, value string) {
 		return
 	}
 	if err := spec.apply(&ing.ann, key, value); err != nil {
-		b.warn(match.AnnotationRejected, ing.object(), annotationField(key), err.Error())
+		b.warn(AnnotationRejected, ing.ref(), annotationField(key), err.Error())
 	}
 }
 

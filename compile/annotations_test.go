@@ -36,11 +36,11 @@ func TestBackendProtocol(t *testing.T) {
 		{name: "native HTTPS", annotations: []string{nativeProtocol, "Https"}, want: match.HTTPS},
 		{name: "native wins over nginx", annotations: []string{nativeProtocol, "GRPC", nginxProtocol, "HTTPS"}, want: match.GRPC},
 		{name: "nginx invalid", annotations: []string{nginxProtocol, "AUTO_HTTP"}, want: match.HTTP,
-			warnings: []short{{match.AnnotationRejected, "Ingress prod/shop", "metadata.annotations[" + nginxProtocol + "]"}}},
+			warnings: []short{{AnnotationRejected, "Ingress prod/shop", "metadata.annotations[" + nginxProtocol + "]"}}},
 		{name: "native invalid shadows a valid nginx one", annotations: []string{nativeProtocol, "GRCP", nginxProtocol, "GRPC"}, want: match.HTTP,
-			warnings: []short{{match.AnnotationRejected, "Ingress prod/shop", "metadata.annotations[" + nativeProtocol + "]"}}},
+			warnings: []short{{AnnotationRejected, "Ingress prod/shop", "metadata.annotations[" + nativeProtocol + "]"}}},
 		{name: "empty value", annotations: []string{nativeProtocol, ""}, want: match.HTTP,
-			warnings: []short{{match.AnnotationRejected, "Ingress prod/shop", "metadata.annotations[" + nativeProtocol + "]"}}},
+			warnings: []short{{AnnotationRejected, "Ingress prod/shop", "metadata.annotations[" + nativeProtocol + "]"}}},
 		{name: "other prefixes are ignored", annotations: []string{"example.com/backend-protocol", "GRPC"}, want: match.HTTP},
 	}
 	for _, tt := range tests {
@@ -70,12 +70,12 @@ func TestAnnotationRegistry(t *testing.T) {
 	tab, ws := compileOK(t, s, Options{})
 	field := func(k string) string { return "metadata.annotations[" + k + "]" }
 	want := []short{
-		{match.AnnotationUnsupported, "Ingress prod/shop", field(NginxPrefix + "canary")},
-		{match.AnnotationUnsupported, "Ingress prod/shop", field(NginxPrefix + "proxy-body-size")},
-		{match.AnnotationUnsupported, "Ingress prod/shop", field(NginxPrefix + "rewrite-target")},
-		{match.AnnotationRejected, "Ingress prod/shop", field(NativePrefix + "canary-weight")},
-		{match.AnnotationRejected, "Ingress prod/shop", field(NativePrefix + "no-such-thing")},
-		{match.AnnotationRejected, "Ingress prod/shop", field(NativePrefix + "rewrite-target")},
+		{AnnotationUnsupported, "Ingress prod/shop", field(NginxPrefix + "canary")},
+		{AnnotationUnsupported, "Ingress prod/shop", field(NginxPrefix + "proxy-body-size")},
+		{AnnotationUnsupported, "Ingress prod/shop", field(NginxPrefix + "rewrite-target")},
+		{AnnotationRejected, "Ingress prod/shop", field(NativePrefix + "canary-weight")},
+		{AnnotationRejected, "Ingress prod/shop", field(NativePrefix + "no-such-thing")},
+		{AnnotationRejected, "Ingress prod/shop", field(NativePrefix + "rewrite-target")},
 	}
 	if diff := cmp.Diff(want, shorten(ws)); diff != "" {
 		t.Fatalf("warnings (-want +got):\n%s\n%s", diff, warningText(ws))
@@ -123,8 +123,8 @@ func TestProtocolConflict(t *testing.T) {
 				require.Empty(t, ws)
 				return
 			}
-			require.Equal(t, []short{{match.AnnotationConflict, "Ingress prod/new", tt.loserField}}, shorten(ws))
-			require.Equal(t, "Ingress prod/old", ws[0].Winner)
+			require.Equal(t, []short{{AnnotationConflict, "Ingress prod/new", tt.loserField}}, shorten(ws))
+			require.Equal(t, "Ingress prod/old", ws[0].WinnerText())
 			require.Contains(t, ws[0].Message, "prod/api:80")
 		})
 	}
@@ -145,7 +145,7 @@ func TestSSLRedirectSettings(t *testing.T) {
 	type flags struct{ TLS, SSL, Force bool }
 	check := func(t *testing.T, o Options, want map[string]flags) {
 		tab, ws := compileOK(t, s, o)
-		require.Equal(t, []short{{match.AnnotationRejected, "Ingress prod/bad", "metadata.annotations[" + NativePrefix + "ssl-redirect]"}}, shorten(ws))
+		require.Equal(t, []short{{AnnotationRejected, "Ingress prod/bad", "metadata.annotations[" + NativePrefix + "ssl-redirect]"}}, shorten(ws))
 		got := map[string]flags{}
 		for _, probe := range []string{"shop.example.com/plain", "shop.example.com/off", "shop.example.com/bad", "shop.example.com/none", "open.example.com/", "x.test/"} {
 			host, path, _ := strings.Cut(probe, "/")
@@ -199,10 +199,10 @@ func TestOldestDecidesThroughDefaultBackend(t *testing.T) {
 	require.Equal(t, match.GRPC, be.Protocol)
 	require.Equal(t, "least_conn", balancing(be))
 	require.Equal(t, []short{
-		{match.AnnotationConflict, "Ingress prod/new", "metadata.annotations[" + nativeProtocol + "]"},
-		{match.AnnotationConflict, "Ingress prod/new", "metadata.annotations[" + NativePrefix + "load-balance]"},
+		{AnnotationConflict, "Ingress prod/new", "metadata.annotations[" + nativeProtocol + "]"},
+		{AnnotationConflict, "Ingress prod/new", "metadata.annotations[" + NativePrefix + "load-balance]"},
 	}, shorten(ws))
 	for _, w := range ws {
-		require.Equal(t, "Ingress prod/old", w.Winner)
+		require.Equal(t, "Ingress prod/old", w.WinnerText())
 	}
 }

@@ -60,13 +60,13 @@ func servicePort(p networkingv1.ServiceBackendPort) string {
 func (b *builder) useBackend(ing *ingress, svc *networkingv1.IngressServiceBackend, field, suffix string, used bool) *match.Backend {
 	r := b.resolve(ing.obj.Namespace, svc.Name, servicePort(svc.Port))
 	switch r.problem {
-	case match.ServiceNotFoundReason, match.ExternalNameUnsupported:
-		b.warn(r.problem, ing.object(), field+suffix+".name", r.message+"; requests answer 503")
-	case match.ServicePortNotFound:
-		b.warn(r.problem, ing.object(), field+suffix+".port", r.message+"; requests answer 503")
+	case ServiceNotFound, ExternalNameUnsupported:
+		b.warn(r.problem, ing.ref(), field+suffix+".name", r.message+"; requests answer 503")
+	case ServicePortNotFound:
+		b.warn(r.problem, ing.ref(), field+suffix+".port", r.message+"; requests answer 503")
 	}
 	if r.targetMsg != "" {
-		b.warn(match.PortMatchedTargetPort, ing.object(), field+suffix+".port", r.targetMsg)
+		b.warn(PortMatchedTargetPort, ing.ref(), field+suffix+".port", r.targetMsg)
 	}
 	if used {
 		bi := r.backend
@@ -106,7 +106,7 @@ func (b *builder) resolve(ns, name, port string) *resolution {
 	switch {
 	case svc == nil:
 		state = match.ServiceNotFound
-		r.problem = match.ServiceNotFoundReason
+		r.problem = ServiceNotFound
 		r.message = "Service " + ns + "/" + name + " not found"
 	default:
 		var viaTargetPort bool
@@ -118,11 +118,11 @@ func (b *builder) resolve(ns, name, port string) *resolution {
 		switch {
 		case svc.Spec.Type == corev1.ServiceTypeExternalName:
 			state = match.ExternalName
-			r.problem = match.ExternalNameUnsupported
+			r.problem = ExternalNameUnsupported
 			r.message = "Service " + ns + "/" + name + " is of type ExternalName, which is not followed"
 		case sp == nil:
 			state = match.PortNotFound
-			r.problem = match.ServicePortNotFound
+			r.problem = ServicePortNotFound
 			r.message = "Service " + ns + "/" + name + " has no port " + portLabel()
 		}
 	}
@@ -311,10 +311,10 @@ func (b *builder) decideProtocols() {
 				key = NativePrefix + "backend-protocol"
 				asked += " (backend-protocol not set)"
 			}
-			b.conflict(match.AnnotationConflict, ing.object(), annotationField(key),
+			b.conflict(AnnotationConflict, ing.ref(), annotationField(key),
 				"backend "+bi.b.ID+" is dialled as "+owner.ann.protocol.String()+
 					", as the oldest Ingress serving it decides; this Ingress asks for "+asked,
-				owner.object())
+				owner.ref(), "")
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -30,10 +31,10 @@ func TestPortMatching(t *testing.T) {
 		{name: "by name", port: "http", wantID: "prod/api:80", wantEPs: []string{"10.0.0.1:8080"}},
 		{name: "second port by name", port: "admin", wantID: "prod/api:8081", wantEPs: []string{"10.0.0.2:8081"}},
 		{name: "unnamed port by number", port: 9090, wantID: "prod/api:9090", wantEPs: []string{"10.0.0.3:9191"}},
-		{name: "targetPort name quirk", port: "web", wantID: "prod/api:80", wantEPs: []string{"10.0.0.1:8080"}, warn: match.PortMatchedTargetPort},
-		{name: "targetPort name quirk, unnamed port", port: "metrics", wantID: "prod/api:9090", wantEPs: []string{"10.0.0.3:9191"}, warn: match.PortMatchedTargetPort},
-		{name: "no such port number", port: 81, wantID: "prod/api:81", wantState: match.PortNotFound, warn: match.ServicePortNotFound},
-		{name: "no such port name", port: "grpc", wantID: "prod/api:grpc", wantState: match.PortNotFound, warn: match.ServicePortNotFound},
+		{name: "targetPort name quirk", port: "web", wantID: "prod/api:80", wantEPs: []string{"10.0.0.1:8080"}, warn: PortMatchedTargetPort},
+		{name: "targetPort name quirk, unnamed port", port: "metrics", wantID: "prod/api:9090", wantEPs: []string{"10.0.0.3:9191"}, warn: PortMatchedTargetPort},
+		{name: "no such port number", port: 81, wantID: "prod/api:81", wantState: match.PortNotFound, warn: ServicePortNotFound},
+		{name: "no such port name", port: "grpc", wantID: "prod/api:grpc", wantState: match.PortNotFound, warn: ServicePortNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,10 +73,10 @@ func TestServiceProblems(t *testing.T) {
 	tab, ws := compileOK(t, s, Options{})
 	const p = "spec.rules[0].http.paths["
 	want := []short{
-		{match.ServiceNotFoundReason, "Ingress prod/shop", p + "0].backend.service.name"},
-		{match.ExternalNameUnsupported, "Ingress prod/shop", p + "1].backend.service.name"},
-		{match.ServicePortNotFound, "Ingress prod/shop", p + "2].backend.service.port"},
-		{match.ServiceNotFoundReason, "Ingress prod/shop", p + "3].backend.service.name"},
+		{ServiceNotFound, "Ingress prod/shop", p + "0].backend.service.name"},
+		{ExternalNameUnsupported, "Ingress prod/shop", p + "1].backend.service.name"},
+		{ServicePortNotFound, "Ingress prod/shop", p + "2].backend.service.port"},
+		{ServiceNotFound, "Ingress prod/shop", p + "3].backend.service.name"},
 	}
 	if diff := cmp.Diff(want, shorten(ws)); diff != "" {
 		t.Fatalf("warnings (-want +got):\n%s\n%s", diff, warningText(ws))
@@ -132,8 +133,9 @@ func TestBackendsShared(t *testing.T) {
 	)
 	tab, ws := compileOK(t, s, Options{})
 	require.Empty(t, ws)
-	require.Len(t, tab.Backends, 1)
-	be := tab.Backends[0]
+	backends := slices.Collect(tab.Backends())
+	require.Len(t, backends, 1)
+	be := backends[0]
 	require.Equal(t, "prod/api:80", be.ID)
 	require.Equal(t, int32(80), be.Port)
 	require.Equal(t, "prod", be.Namespace)

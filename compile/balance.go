@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"ramjet.dev/ramjet/balance"
-	"ramjet.dev/ramjet/match"
 )
 
 // Load balancing (SPEC §9, §11): the load-balance and upstream-hash-by
@@ -60,12 +59,12 @@ func (b *builder) resolveBalancing(ing *ingress) {
 	case v.loadBalanceKey == "":
 		// Neither is set: the default.
 	case v.loadBalance == balance.Hash:
-		b.warn(match.AnnotationRejected, ing.object(), annotationField(v.loadBalanceKey),
+		b.warn(AnnotationRejected, ing.ref(), annotationField(v.loadBalanceKey),
 			v.loadBalanceKey+` "hash" needs upstream-hash-by to name the request key to hash; not applied, the Ingress's backends are balanced round_robin`)
 	default:
 		v.policy, v.policyKey = v.loadBalance, v.loadBalanceKey
 		if v.ewma {
-			b.warn(match.AnnotationSubstituted, ing.object(), annotationField(v.loadBalanceKey),
+			b.warn(AnnotationSubstituted, ing.ref(), annotationField(v.loadBalanceKey),
 				v.loadBalanceKey+` "ewma" is served as least_conn (fewest requests in flight, ties round-robin); ramjet does not implement ewma`)
 		}
 	}
@@ -109,10 +108,10 @@ func (b *builder) decideBalancing() {
 				key = NativePrefix + "load-balance"
 				asked += " (neither load-balance nor upstream-hash-by is set)"
 			}
-			b.conflict(match.AnnotationConflict, ing.object(), annotationField(key),
+			b.conflict(AnnotationConflict, ing.ref(), annotationField(key),
 				"backend "+bi.b.ID+" is balanced "+balancingText(owner.ann.policy, owner.ann.hashKey)+
 					", as the oldest Ingress serving it decides; this Ingress asks for "+asked,
-				owner.object())
+				owner.ref(), "")
 		}
 	}
 }

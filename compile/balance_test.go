@@ -44,16 +44,16 @@ func TestLoadBalanceAnnotations(t *testing.T) {
 		{name: "least_conn", annotations: []string{nginxLB, "least_conn"}, want: "least_conn"},
 		{name: "native least_conn", annotations: []string{nativeLB, "least_conn"}, want: "least_conn"},
 		{name: "ewma is substituted", annotations: []string{nginxLB, "ewma"}, want: "least_conn",
-			warnings: []short{{match.AnnotationSubstituted, "Ingress prod/shop", field(nginxLB)}},
+			warnings: []short{{AnnotationSubstituted, "Ingress prod/shop", field(nginxLB)}},
 			message:  `"ewma" is served as least_conn`},
 		{name: "names are exact", annotations: []string{nginxLB, "Least_Conn"}, want: "round_robin",
-			warnings: []short{{match.AnnotationRejected, "Ingress prod/shop", field(nginxLB)}},
+			warnings: []short{{AnnotationRejected, "Ingress prod/shop", field(nginxLB)}},
 			message:  NginxPrefix + `load-balance "Least_Conn"`},
 		{name: "unknown policy", annotations: []string{nativeLB, "random"}, want: "round_robin",
-			warnings: []short{{match.AnnotationRejected, "Ingress prod/shop", field(nativeLB)}},
+			warnings: []short{{AnnotationRejected, "Ingress prod/shop", field(nativeLB)}},
 			message:  "not applied"},
 		{name: "hash without a key", annotations: []string{nginxLB, "hash"}, want: "round_robin",
-			warnings: []short{{match.AnnotationRejected, "Ingress prod/shop", field(nginxLB)}},
+			warnings: []short{{AnnotationRejected, "Ingress prod/shop", field(nginxLB)}},
 			message:  "needs upstream-hash-by"},
 		{name: "hash with a key", annotations: []string{nginxLB, "hash", nginxHash, "$remote_addr"}, want: "hash on $remote_addr"},
 		{name: "upstream-hash-by alone selects hash", annotations: []string{nginxHash, "$request_uri"}, want: "hash on $request_uri"},
@@ -65,18 +65,18 @@ func TestLoadBalanceAnnotations(t *testing.T) {
 		{name: "native wins over nginx", annotations: []string{nativeLB, "least_conn", nginxLB, "round_robin"}, want: "least_conn"},
 		{name: "native hash key wins over nginx", annotations: []string{nativeHash, "$cookie_a", nginxHash, "$cookie_b"}, want: "hash on $cookie_a"},
 		{name: "invalid native shadows a valid nginx one", annotations: []string{nativeLB, "leastconn", nginxLB, "least_conn"}, want: "round_robin",
-			warnings: []short{{match.AnnotationRejected, "Ingress prod/shop", field(nativeLB)}}},
+			warnings: []short{{AnnotationRejected, "Ingress prod/shop", field(nativeLB)}}},
 		{name: "composite hash key", annotations: []string{nginxHash, "$request_uri$host"}, want: "round_robin",
-			warnings: []short{{match.AnnotationRejected, "Ingress prod/shop", field(nginxHash)}},
+			warnings: []short{{AnnotationRejected, "Ingress prod/shop", field(nginxHash)}},
 			message:  NginxPrefix + `upstream-hash-by "$request_uri$host"`},
 		{name: "dash in a header variable", annotations: []string{nginxHash, "$http_x-user"}, want: "round_robin",
-			warnings: []short{{match.AnnotationRejected, "Ingress prod/shop", field(nginxHash)}}},
+			warnings: []short{{AnnotationRejected, "Ingress prod/shop", field(nginxHash)}}},
 		{name: "invalid key falls back to load-balance", annotations: []string{nginxLB, "least_conn", nginxHash, "$host"}, want: "least_conn",
-			warnings: []short{{match.AnnotationRejected, "Ingress prod/shop", field(nginxHash)}}},
+			warnings: []short{{AnnotationRejected, "Ingress prod/shop", field(nginxHash)}}},
 		{name: "invalid key leaves hash without one", annotations: []string{nginxLB, "hash", nginxHash, "remote_addr"}, want: "round_robin",
 			warnings: []short{
-				{match.AnnotationRejected, "Ingress prod/shop", field(nginxLB)},
-				{match.AnnotationRejected, "Ingress prod/shop", field(nginxHash)},
+				{AnnotationRejected, "Ingress prod/shop", field(nginxLB)},
+				{AnnotationRejected, "Ingress prod/shop", field(nginxHash)},
 			}},
 		{name: "other prefixes are ignored", annotations: []string{"example.com/load-balance", "least_conn"}, want: "round_robin"},
 	}
@@ -140,7 +140,7 @@ func TestBalancingConflict(t *testing.T) {
 			require.Equal(t, tt.want, balancing(tab.Lookup("b.example.com", "/").Backend))
 			var conflicts []Warning
 			for _, w := range ws {
-				if w.Reason == match.AnnotationConflict {
+				if w.Reason == AnnotationConflict {
 					conflicts = append(conflicts, w)
 				}
 			}
@@ -148,9 +148,9 @@ func TestBalancingConflict(t *testing.T) {
 				require.Empty(t, conflicts, warningText(ws))
 				return
 			}
-			require.Equal(t, []short{{match.AnnotationConflict, "Ingress prod/new", tt.loserField}}, shorten(conflicts))
+			require.Equal(t, []short{{AnnotationConflict, "Ingress prod/new", tt.loserField}}, shorten(conflicts))
 			w := conflicts[0]
-			require.Equal(t, "Ingress prod/old", w.Winner)
+			require.Equal(t, "Ingress prod/old", w.WinnerText())
 			require.Equal(t, "backend prod/api:80 is balanced "+tt.want+
 				", as the oldest Ingress serving it decides; this Ingress asks for "+tt.asked, w.Message)
 		})
@@ -171,8 +171,8 @@ func TestBalancingOwnerIsOldestServing(t *testing.T) {
 	tab, ws := compileOK(t, s, Options{})
 	require.Equal(t, "hash on $remote_addr", balancing(tab.Lookup("c.example.com", "/").Backend))
 	require.Equal(t, "least_conn", balancing(tab.Lookup("a.example.com", "/").Backend))
-	require.Equal(t, []short{{match.AnnotationConflict, "Ingress prod/c-newest", "metadata.annotations[" + nginxLB + "]"}}, shorten(ws))
-	require.Equal(t, "Ingress prod/b-middle", ws[0].Winner)
+	require.Equal(t, []short{{AnnotationConflict, "Ingress prod/c-newest", "metadata.annotations[" + nginxLB + "]"}}, shorten(ws))
+	require.Equal(t, "Ingress prod/b-middle", ws[0].WinnerText())
 }
 
 // A backend's policy and hash key are part of the digest, so changing
@@ -181,7 +181,7 @@ func TestBalancingOwnerIsOldestServing(t *testing.T) {
 func TestBalancingDigest(t *testing.T) {
 	digestOf := func(annotations ...string) string {
 		tab, _ := compileOK(t, balancingSnapshot(annotations...), Options{})
-		return tab.Digest
+		return tab.Digest()
 	}
 	plain := digestOf()
 	require.Equal(t, plain, digestOf(nginxLB, "round_robin"), "round_robin is the default")

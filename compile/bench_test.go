@@ -36,9 +36,9 @@ func BenchmarkCompile(b *testing.B) {
 	for _, n := range []int{100, 1000, 10000} {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			s := benchSnapshot(n)
-			tab, ws := Compile(s, Options{})
-			if len(ws) != 0 || len(tab.Backends) != n || len(tab.VirtualHosts) != n+1 {
-				b.Fatalf("unexpected table: %d warnings, %d backends, %d hosts", len(ws), len(tab.Backends), len(tab.VirtualHosts))
+			tab, ws := compileTable(s, Options{})
+			if len(ws) != 0 || tab.Size().Backends != n || tab.Size().VirtualHosts != n+1 {
+				b.Fatalf("unexpected table: %d warnings, %d backends, %d hosts", len(ws), tab.Size().Backends, tab.Size().VirtualHosts)
 			}
 			b.ReportAllocs()
 			for b.Loop() {

@@ -8,7 +8,6 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 
 	"ramjet.dev/ramjet/classify"
-	"ramjet.dev/ramjet/match"
 )
 
 // claimIngresses keeps the Ingresses that are ours (SPEC §2), turns the
@@ -27,7 +26,7 @@ func (b *builder) claimIngresses() {
 	for key, obj := range unique {
 		claimed, finding := c.Decide(obj)
 		if finding != nil {
-			b.warn(match.Reason(finding.Reason), "Ingress "+key, finding.Field, finding.Message)
+			b.warn(Reason(finding.Reason), ingressRef(obj.Namespace, obj.Name), finding.Field, finding.Message)
 		}
 		if claimed {
 			created := obj.CreationTimestamp.Time

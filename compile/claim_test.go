@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -9,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"ramjet.dev/ramjet/classify"
-	"ramjet.dev/ramjet/match"
 )
 
 func TestClaimWarningsAndInvisibility(t *testing.T) {
@@ -36,8 +36,8 @@ func TestClaimWarningsAndInvisibility(t *testing.T) {
 	tab, ws := compileOK(t, s, Options{})
 
 	want := []short{
-		{match.ClassConflict, "Ingress prod/both", "spec.ingressClassName"},
-		{match.ClassNotFound, "Ingress prod/typo", "spec.ingressClassName"},
+		{ClassConflict, "Ingress prod/both", "spec.ingressClassName"},
+		{ClassNotFound, "Ingress prod/typo", "spec.ingressClassName"},
 	}
 	if diff := cmp.Diff(want, shorten(ws)); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s\n%s", diff, warningText(ws))
@@ -118,9 +118,9 @@ func TestIngressOrder(t *testing.T) {
 			}
 			tab, ws := compileOK(t, mkSnapshot(objs...), Options{})
 			require.Equal(t, tt.winner+":80", served(tab, "shop.example.com", "/api"))
-			w := findWarning(t, ws, match.RouteConflict, "spec.rules[0].http.paths[0]")
-			require.Equal(t, "Ingress "+tt.winner+" spec.rules[0].http.paths[0]", w.Winner)
-			require.NotEqual(t, "Ingress "+tt.winner, w.Object)
+			w := findWarning(t, ws, RouteConflict, "spec.rules[0].http.paths[0]")
+			require.Equal(t, "Ingress "+tt.winner+" spec.rules[0].http.paths[0]", w.WinnerText())
+			require.NotEqual(t, "Ingress "+tt.winner, w.Object.String())
 		})
 	}
 }
@@ -128,4 +128,36 @@ func TestIngressOrder(t *testing.T) {
 func TestDefaultsAgreeWithClassify(t *testing.T) {
 	require.Equal(t, classify.DefaultIngressClass, DefaultIngressClass)
 	require.Equal(t, classify.DefaultControllerName, DefaultControllerName)
+}
+
+// The result names the claimed Ingresses in Ingress order, so a controller
+// gives status to exactly those without deciding claims a second time.
+func TestResultClaimed(t *testing.T) {
+	s := mkSnapshot(
+		mkService("prod", "web", ":80:"),
+		mkIngress("prod", "newer", 2, withRules(mkRule("a.example.com", prefix("/", "web", 80)))),
+		mkIngress("prod", "other-class", 1, withClassName("nginx")),
+		mkIngress("prod", "b-tie", 1),
+		mkIngress("prod", "a-tie", 1),
+		mkIngress("dev", "legacy", 3, withAnnotations("kubernetes.io/ingress.class", "ramjet")),
+	)
+	res := Compile(s, Options{})
+	ing := func(ns, name string) Ref { return Ref{Kind: "Ingress", Namespace: ns, Name: name} }
+	require.Equal(t, []Ref{ing("prod", "b-tie"), ing("prod", "a-tie"), ing("prod", "newer"), ing("dev", "legacy")}, res.Claimed)
+	require.Equal(t, []short{{ClassNotFound, "Ingress prod/other-class", "spec.ingressClassName"}}, shorten(res.Warnings))
+
+	// String is the golden format: the table, then a line per warning.
+	require.Equal(t, res.Table.String()+"warning "+res.Warnings[0].String()+"\n", res.String())
+	var b strings.Builder
+	require.NoError(t, res.WriteText(&b))
+	require.Equal(t, res.String(), b.String())
+}
+
+func TestRefString(t *testing.T) {
+	require.Equal(t, "Ingress prod/shop", Ref{Kind: "Ingress", Namespace: "prod", Name: "shop"}.String())
+	require.Equal(t, "IngressClass ramjet", Ref{Kind: "IngressClass", Name: "ramjet"}.String())
+	require.Equal(t, "", Ref{}.String())
+	w := Warning{Reason: RouteConflict, Object: Ref{Kind: "Ingress", Namespace: "prod", Name: "b"}, Field: "spec.rules[0]", Message: "lost",
+		Winner: Ref{Kind: "Ingress", Namespace: "prod", Name: "a"}, WinnerField: "spec.rules[1]"}
+	require.Equal(t, "RouteConflict Ingress prod/b spec.rules[0]: lost (winner: Ingress prod/a spec.rules[1])", w.String())
 }

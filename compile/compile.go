@@ -1,8 +1,9 @@
 package compile
 
 import (
+	"io"
 	"net/netip"
-	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -14,13 +15,46 @@ import (
 // the way (SPEC §1–§15). It never fails as a whole: a broken object degrades
 // only itself and comes back as a warning. The same objects in any order
 // give the same table, the same warnings in the same order and the same
-// digest. The warnings are also attached to the table (Table.Warnings).
-func Compile(s Snapshot, o Options) (*Table, []Warning) {
+// digest.
+func Compile(s Snapshot, o Options) Result {
 	b := newBuilder(s, o)
 	for _, step := range buildSteps {
 		step(b)
 	}
-	return b.table, slices.Clone(b.table.Warnings)
+	claimed := make([]Ref, len(b.ingresses))
+	for i, ing := range b.ingresses {
+		claimed[i] = ing.ref()
+	}
+	return Result{Table: b.table, Warnings: sortWarnings(b.warnings), Claimed: claimed}
+}
+
+// Result is what Compile produces.
+type Result struct {
+	// Table is the routing table to publish.
+	Table *match.Table
+	// Warnings are sorted by object, field, reason, message and winner.
+	Warnings []Warning
+	// Claimed lists the Ingresses this controller claimed (SPEC §2) in
+	// Ingress order (SPEC §7): the ones that get status and Events.
+	Claimed []Ref
+}
+
+// String renders the table (match.Table.String) followed by one line per
+// warning, "warning <Warning.String()>", newlines in messages escaped: the
+// format of golden files.
+func (r Result) String() string {
+	var b strings.Builder
+	b.WriteString(r.Table.String())
+	for _, w := range r.Warnings {
+		b.WriteString("warning " + strings.ReplaceAll(w.String(), "\n", `\n`) + "\n")
+	}
+	return b.String()
+}
+
+// WriteText writes String's rendering to w.
+func (r Result) WriteText(w io.Writer) error {
+	_, err := io.WriteString(w, r.String())
+	return err
 }
 
 // buildSteps is the build as an ordered list of small processors over one
@@ -37,7 +71,7 @@ var buildSteps = []func(*builder){
 	(*builder).decideBalancing,      // §9, §11: load-balance, upstream-hash-by, oldest decides
 	(*builder).buildTLS,             // §12: TLS hosts and certificates
 	(*builder).applyRedirects,       // §12: host-level redirect settings
-	(*builder).assemble,             // match.NewTable and the digest (§15)
+	(*builder).assemble,             // match.New: the table and its digest (§15)
 }
 
 // ingress is one claimed Ingress with what the build learned about it.
@@ -58,9 +92,13 @@ type ingress struct {
 	defaultBackendOK bool
 }
 
-// object names the Ingress in warnings. Built on demand: most Ingresses
-// have nothing to warn about.
-func (ing *ingress) object() string { return "Ingress " + ing.key }
+// ref names the Ingress in warnings.
+func (ing *ingress) ref() Ref { return ingressRef(ing.obj.Namespace, ing.obj.Name) }
+
+// source names a declaration of the Ingress in the table.
+func (ing *ingress) source(field string) match.Source {
+	return match.Source{Namespace: ing.obj.Namespace, Name: ing.obj.Name, Field: field}
+}
 
 type ruleHost struct {
 	vhost *vhost // nil when the rule was rejected
@@ -96,8 +134,10 @@ type builder struct {
 	// Ingresses name is parsed once.
 	parsed map[objKey]*parsedSecret
 
-	// Claimed Ingresses in Ingress order.
+	// Claimed Ingresses in Ingress order, and by name once a conflict
+	// message needs them.
 	ingresses []*ingress
+	byKey     map[objKey]*ingress
 
 	// Virtual hosts by name ("" is the catch-all) and in creation order.
 	vhosts     map[string]*vhost
@@ -127,7 +167,7 @@ type builder struct {
 	textBuf     []byte
 
 	warnings []Warning
-	table    *Table
+	table    *match.Table
 }
 
 func newBuilder(s Snapshot, o Options) *builder {
@@ -139,8 +179,8 @@ func newBuilder(s Snapshot, o Options) *builder {
 	}
 }
 
-// assemble hands the results to match.NewTable, which sorts them and builds
-// the lookup index, then digests the finished table.
+// assemble hands the results to match.New, which sorts them, builds the
+// lookup index and digests the finished table.
 func (b *builder) assemble() {
 	hosts := make([]*match.VirtualHost, 0, len(b.vhostOrder))
 	for _, v := range b.vhostOrder {
@@ -152,8 +192,11 @@ func (b *builder) assemble() {
 			backends = append(backends, bi.b)
 		}
 	}
-	t := match.NewTable(hosts, backends, b.certs, sortWarnings(b.warnings), "")
-	t.SetTLSHosts(b.tlsHosts)
-	t.Digest = digest(t, b.opts)
-	b.table = t
+	b.table = match.New(match.Spec{
+		VirtualHosts: hosts,
+		Backends:     backends,
+		Certificates: b.certs,
+		TLSHosts:     b.tlsHosts,
+		Inputs:       b.opts.digestInputs(),
+	})
 }

@@ -45,7 +45,7 @@ func (b *builder) buildDefaultBackends() {
 		}
 		if v.creator.defaultBackendOK {
 			v.vh.Fallback = ingressDefault(v.creator)
-			v.vh.FallbackSource = match.Source{Ingress: v.creator.key, Field: defaultBackendField}
+			v.vh.FallbackSource = v.creator.source(defaultBackendField)
 		} else {
 			b.globalFallback(v)
 		}
@@ -62,13 +62,13 @@ func (b *builder) buildDefaultBackends() {
 			continue
 		}
 		losers[ing] = true
-		b.conflict(match.DefaultBackendConflict, ing.object(), defaultBackendField,
+		b.conflict(DefaultBackendConflict, ing.ref(), defaultBackendField,
 			"the catch-all's fallback is the spec.defaultBackend of the oldest Ingress without rules; this one is not served",
-			match.Source{Ingress: winner.key, Field: defaultBackendField}.String())
+			winner.ref(), defaultBackendField)
 	}
 	if winner != nil {
 		b.catchAll.vh.Fallback = ingressDefault(winner)
-		b.catchAll.vh.FallbackSource = match.Source{Ingress: winner.key, Field: defaultBackendField}
+		b.catchAll.vh.FallbackSource = winner.source(defaultBackendField)
 		b.catchAll.settingsFrom = winner
 	} else {
 		b.globalFallback(b.catchAll)
@@ -90,15 +90,15 @@ func (b *builder) globalFallback(v *vhost) {
 	}
 	if b.global == nil {
 		b.global = b.resolve(ref.Namespace, ref.Name, ref.Port)
-		object := "Service " + ref.Namespace + "/" + ref.Name
+		object := Ref{Kind: "Service", Namespace: ref.Namespace, Name: ref.Name}
 		if b.global.targetMsg != "" {
-			b.warn(match.PortMatchedTargetPort, object, GlobalDefaultBackendField, b.global.targetMsg)
+			b.warn(PortMatchedTargetPort, object, GlobalDefaultBackendField, b.global.targetMsg)
 		}
 		if why := b.global.message; why != "" {
-			b.warn(match.DefaultBackendUnavailable, object, GlobalDefaultBackendField,
+			b.warn(DefaultBackendUnavailable, object, GlobalDefaultBackendField,
 				"global default backend "+ref.String()+": "+why+"; unmatched requests answer 404")
 		} else if len(b.global.backend.b.Endpoints) == 0 {
-			b.warn(match.DefaultBackendUnavailable, object, GlobalDefaultBackendField,
+			b.warn(DefaultBackendUnavailable, object, GlobalDefaultBackendField,
 				"global default backend "+ref.String()+" has no ready endpoints; unmatched requests answer 404")
 		}
 	}

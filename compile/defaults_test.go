@@ -6,8 +6,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	"ramjet.dev/ramjet/match"
 )
 
 func backendsFixture() []runtime.Object {
@@ -62,7 +60,7 @@ func TestDefaultBackends(t *testing.T) {
 				{"anything.test", "/zzz", "prod/b:80", "Ingress prod/norules-old spec.defaultBackend"},
 				{"anything.test", "/x", "prod/web:80", ""},
 			},
-			warnings: []short{{match.DefaultBackendConflict, "Ingress prod/norules-new", "spec.defaultBackend"}},
+			warnings: []short{{DefaultBackendConflict, "Ingress prod/norules-new", "spec.defaultBackend"}},
 		},
 		{
 			name: "an Ingress with rules never sets the catch-all, even hostless ones",
@@ -98,19 +96,19 @@ func TestDefaultBackends(t *testing.T) {
 				{"shop.example.com", "/a", "prod/web:80", ""},
 				{"", "/", "404", ""},
 			},
-			warnings: []short{{match.DefaultBackendUnavailable, "Service kube-system/notfound", "--default-backend"}},
+			warnings: []short{{DefaultBackendUnavailable, "Service kube-system/notfound", "--default-backend"}},
 		},
 		{
 			name:     "global default without endpoints: 404 and DefaultBackendUnavailable",
 			opts:     Options{DefaultBackend: &ServiceRef{Namespace: "prod", Name: "empty", Port: "80"}},
 			want:     []want{{"", "/", "404", ""}},
-			warnings: []short{{match.DefaultBackendUnavailable, "Service prod/empty", "--default-backend"}},
+			warnings: []short{{DefaultBackendUnavailable, "Service prod/empty", "--default-backend"}},
 		},
 		{
 			name:     "global default with a missing port",
 			opts:     Options{DefaultBackend: &ServiceRef{Namespace: "prod", Name: "a", Port: "9999"}},
 			want:     []want{{"", "/", "404", ""}},
-			warnings: []short{{match.DefaultBackendUnavailable, "Service prod/a", "--default-backend"}},
+			warnings: []short{{DefaultBackendUnavailable, "Service prod/a", "--default-backend"}},
 		},
 		{
 			name: "an Ingress default without endpoints is still the fallback (503)",
@@ -123,7 +121,7 @@ func TestDefaultBackends(t *testing.T) {
 			opts:     Options{DefaultBackend: global},
 			ings:     []runtime.Object{mkIngress("prod", "a", 1, withDefault("ghost", 80), withRules(mkRule("shop.example.com")))},
 			want:     []want{{"shop.example.com", "/", "prod/ghost:80", "Ingress prod/a spec.defaultBackend"}},
-			warnings: []short{{match.ServiceNotFoundReason, "Ingress prod/a", "spec.defaultBackend.service.name"}},
+			warnings: []short{{ServiceNotFound, "Ingress prod/a", "spec.defaultBackend.service.name"}},
 		},
 		{
 			name: "a shadowed default is still checked",
@@ -132,7 +130,7 @@ func TestDefaultBackends(t *testing.T) {
 				mkIngress("prod", "new", 2, withDefault("ghost", 80), withRules(mkRule("shop.example.com"))),
 			},
 			want:     []want{{"shop.example.com", "/", "404", ""}},
-			warnings: []short{{match.ServiceNotFoundReason, "Ingress prod/new", "spec.defaultBackend.service.name"}},
+			warnings: []short{{ServiceNotFound, "Ingress prod/new", "spec.defaultBackend.service.name"}},
 		},
 		{
 			name: "a resource default backend is unsupported; the global default applies",
@@ -144,7 +142,7 @@ func TestDefaultBackends(t *testing.T) {
 				return ing
 			}()},
 			want:     []want{{"shop.example.com", "/", "kube-system/fallback:80", "--default-backend"}},
-			warnings: []short{{match.BackendUnsupported, "Ingress prod/a", "spec.defaultBackend.resource"}},
+			warnings: []short{{BackendUnsupported, "Ingress prod/a", "spec.defaultBackend.resource"}},
 		},
 	}
 	for _, tt := range tests {
@@ -160,7 +158,7 @@ func TestDefaultBackends(t *testing.T) {
 					require.Nil(t, res.Route)
 					src := res.Host.FallbackSource
 					got := src.Field
-					if src.Ingress != "" {
+					if src.Name != "" {
 						got = src.String()
 					}
 					require.Equal(t, w.source, got)
@@ -179,13 +177,13 @@ func TestDefaultBackendConflictNamesWinner(t *testing.T) {
 	tab, ws := compileOK(t, s, Options{})
 	require.Len(t, ws, 2)
 	for _, w := range ws {
-		require.Equal(t, match.DefaultBackendConflict, w.Reason)
-		require.Equal(t, "Ingress prod/first spec.defaultBackend", w.Winner)
+		require.Equal(t, DefaultBackendConflict, w.Reason)
+		require.Equal(t, "Ingress prod/first spec.defaultBackend", w.WinnerText())
 	}
 	require.Equal(t, "prod/a:80", served(tab, "x.test", "/"))
 	// Losers' backends are not in the table.
 	var ids []string
-	for _, be := range tab.Backends {
+	for be := range tab.Backends() {
 		ids = append(ids, be.ID)
 	}
 	require.Equal(t, []string{"prod/a:80"}, ids)

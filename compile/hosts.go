@@ -4,8 +4,6 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
-
-	"ramjet.dev/ramjet/match"
 )
 
 // buildHosts validates every rule host (SPEC §3) and creates the virtual
@@ -24,7 +22,7 @@ func (b *builder) buildHosts() {
 		for i := range ing.obj.Spec.Rules {
 			host := ing.obj.Spec.Rules[i].Host
 			if why := invalidHost(host); why != "" {
-				b.warn(match.RuleRejected, ing.object(), ruleField(i)+".host",
+				b.warn(RuleRejected, ing.ref(), ruleField(i)+".host",
 					"host "+strconv.Quote(host)+" "+why+"; the rule is not served")
 				continue
 			}

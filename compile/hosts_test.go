@@ -6,8 +6,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
-
-	"ramjet.dev/ramjet/match"
 )
 
 func TestInvalidHost(t *testing.T) {
@@ -68,8 +66,8 @@ func TestRuleRejectedKeepsTheRest(t *testing.T) {
 	)
 	tab, ws := compileOK(t, s, Options{})
 	want := []short{
-		{match.RuleRejected, "Ingress prod/shop", "spec.rules[0].host"},
-		{match.RuleRejected, "Ingress prod/shop", "spec.rules[1].host"},
+		{RuleRejected, "Ingress prod/shop", "spec.rules[0].host"},
+		{RuleRejected, "Ingress prod/shop", "spec.rules[1].host"},
 	}
 	if diff := cmp.Diff(want, shorten(ws)); diff != "" {
 		t.Fatalf("warnings (-want +got):\n%s", diff)
@@ -80,7 +78,7 @@ func TestRuleRejectedKeepsTheRest(t *testing.T) {
 	require.Equal(t, "prod/other:80", served(tab, "foo.example.com", "/"))
 	require.Equal(t, "404", served(tab, "foo.bar.example.com", "/"), "a wildcard covers one label")
 	var names []string
-	for _, vh := range tab.VirtualHosts {
+	for vh := range tab.VirtualHosts() {
 		names = append(names, vh.Name)
 	}
 	require.Equal(t, []string{"", "*.example.com", "shop.example.com"}, names)

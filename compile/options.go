@@ -5,6 +5,7 @@
 package compile
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strings"
 
@@ -15,15 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"ramjet.dev/ramjet/classify"
-	"ramjet.dev/ramjet/match"
-)
-
-// Table, Warning and Reason are the match package's types, named here so a
-// caller of Compile needs only this package.
-type (
-	Table   = match.Table
-	Warning = match.Warning
-	Reason  = match.Reason
 )
 
 // Defaults of SPEC §1.
@@ -133,4 +125,27 @@ func (o Options) claimOptions() classify.Options {
 		ControllerName:    o.ControllerName,
 		WatchWithoutClass: o.WatchIngressWithoutClass,
 	}.WithDefaults()
+}
+
+// digestInputs encodes the options for the table's digest (SPEC §15): each
+// string length-prefixed, each flag one byte, as match encodes the table.
+func (o Options) digestInputs() []byte {
+	str := func(b []byte, s string) []byte {
+		return append(binary.BigEndian.AppendUint64(b, uint64(len(s))), s...)
+	}
+	flag := func(b []byte, v bool) []byte {
+		if v {
+			return append(b, 1)
+		}
+		return append(b, 0)
+	}
+	claim := o.claimOptions()
+	b := str(nil, claim.IngressClass)
+	b = str(b, claim.ControllerName)
+	b = flag(b, o.DefaultBackend != nil)
+	if o.DefaultBackend != nil {
+		b = str(b, o.DefaultBackend.String())
+	}
+	b = flag(b, o.WatchIngressWithoutClass)
+	return flag(b, o.DisableSSLRedirect)
 }

@@ -86,17 +86,18 @@ func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkin
 		return
 	}
 	if winner := v.route(routeKey{typ: typ, path: key}); winner != nil {
-		b.conflict(match.RouteConflict, ing.object(), field,
-			fmt.Sprintf("%s: %s path %q is the same route as an older declaration (key %q); this one is not served",
-				hostLabel(v.vh.Name), typ, p.Path, key),
-			winner.Source.String())
+		src := winner.Source
+		b.conflict(RouteConflict, ing.ref(), field,
+			fmt.Sprintf("%s: %s path %q is the same route as %s (key %q); this one is not served",
+				hostLabel(v.vh.Name), typ, p.Path, b.precedes(src, ing), key),
+			ingressRef(src.Namespace, src.Name), src.Field)
 		return
 	}
 	r := b.routeSlab.new()
 	*r = match.Route{
 		Type:   typ,
 		Path:   key,
-		Source: match.Source{Ingress: ing.key, Field: field},
+		Source: ing.source(field),
 		Order:  order,
 		Regexp: re,
 	}
@@ -114,7 +115,7 @@ func (b *builder) routePath(ing *ingress, field string, p *networkingv1.HTTPIngr
 	switch {
 	case p.PathType == nil:
 		typ = match.Regex
-		b.warn(match.PathTypeUnknown, ing.object(), field+".pathType",
+		b.warn(PathTypeUnknown, ing.ref(), field+".pathType",
 			"pathType is missing; the path is treated as ImplementationSpecific, a case-insensitive regular expression")
 	case *p.PathType == networkingv1.PathTypeExact:
 		typ = match.Exact
@@ -124,7 +125,7 @@ func (b *builder) routePath(ing *ingress, field string, p *networkingv1.HTTPIngr
 		typ = match.Regex
 	default:
 		typ = match.Regex
-		b.warn(match.PathTypeUnknown, ing.object(), field+".pathType",
+		b.warn(PathTypeUnknown, ing.ref(), field+".pathType",
 			"pathType "+strconv.Quote(string(*p.PathType))+" is not Exact, Prefix or ImplementationSpecific; the path is treated as ImplementationSpecific, a case-insensitive regular expression")
 	}
 
@@ -138,7 +139,7 @@ func (b *builder) routePath(ing *ingress, field string, p *networkingv1.HTTPIngr
 		path = "/"
 	}
 	reject := func(why string) {
-		b.warn(match.PathRejected, ing.object(), field+".path", "path "+strconv.Quote(p.Path)+" "+why+"; it is not served")
+		b.warn(PathRejected, ing.ref(), field+".path", "path "+strconv.Quote(p.Path)+" "+why+"; it is not served")
 	}
 	if path[0] != '/' {
 		reject("does not begin with /")
@@ -196,10 +197,10 @@ func (b *builder) checkBackendShape(ing *ingress, field, suffix string, be *netw
 	case be.Service != nil:
 		return true
 	case be.Resource != nil:
-		b.warn(match.BackendUnsupported, ing.object(), field+suffix+".resource",
+		b.warn(BackendUnsupported, ing.ref(), field+suffix+".resource",
 			"a resource backend is not supported, only a Service; this backend is not served")
 	default:
-		b.warn(match.BackendUnsupported, ing.object(), field+suffix,
+		b.warn(BackendUnsupported, ing.ref(), field+suffix,
 			"the backend names no Service; this backend is not served")
 	}
 	return false
@@ -210,4 +211,24 @@ func hostLabel(host string) string {
 		return "catch-all host (no host)"
 	}
 	return "host " + strconv.Quote(host)
+}
+
+// precedes says why the declaration at src comes before one of ing in
+// Ingress order (SPEC §7), for a conflict's message: the winner is older,
+// comes earlier in the same Ingress, or has the same creation second and
+// wins by name.
+func (b *builder) precedes(src match.Source, ing *ingress) string {
+	if src.Namespace == ing.obj.Namespace && src.Name == ing.obj.Name {
+		return "an earlier declaration in this Ingress"
+	}
+	if b.byKey == nil {
+		b.byKey = make(map[objKey]*ingress, len(b.ingresses))
+		for _, other := range b.ingresses {
+			b.byKey[objKey{other.obj.Namespace, other.obj.Name}] = other
+		}
+	}
+	if w := b.byKey[objKey{src.Namespace, src.Name}]; w != nil && w.createdSec == ing.createdSec && w.createdNsec == ing.createdNsec {
+		return "an Ingress created in the same second that goes first by namespace/name (descending)"
+	}
+	return "an older declaration"
 }

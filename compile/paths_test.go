@@ -7,8 +7,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	"ramjet.dev/ramjet/match"
 )
 
 // Each case is one path declared on a host whose creator's default
@@ -34,25 +32,25 @@ func TestPaths(t *testing.T) {
 			wins: []string{"/api/v1", "/Api/V22/x"}, lose: []string{"/x/api/v1"}, wantKey: "/API/v[0-9]+"},
 		{name: "regex leading caret dropped", pathType: "ImplementationSpecific", path: "^/caret", wins: []string{"/caret"}, wantKey: "/caret"},
 		{name: "regex alternation stays anchored", pathType: "ImplementationSpecific", path: "/a|/b", wins: []string{"/a", "/b/c"}, lose: []string{"/x/b"}, wantKey: "/a|/b"},
-		{name: "missing pathType is a regex", pathType: "", path: "/re.*x", warn: match.PathTypeUnknown, wantField: field + ".pathType",
+		{name: "missing pathType is a regex", pathType: "", path: "/re.*x", warn: PathTypeUnknown, wantField: field + ".pathType",
 			wins: []string{"/re-x"}, wantKey: "/re.*x"},
-		{name: "unknown pathType is a regex", pathType: "Glob", path: "/glob", warn: match.PathTypeUnknown, wantField: field + ".pathType",
+		{name: "unknown pathType is a regex", pathType: "Glob", path: "/glob", warn: PathTypeUnknown, wantField: field + ".pathType",
 			wins: []string{"/GLOB"}, wantKey: "/glob"},
-		{name: "no leading slash", pathType: "Prefix", path: "foo", warn: match.PathRejected, wantField: field + ".path", lose: []string{"/foo"}},
-		{name: "regex without leading slash", pathType: "ImplementationSpecific", path: "(/a|/b)", warn: match.PathRejected, wantField: field + ".path", lose: []string{"/a"}},
-		{name: "caret then no slash", pathType: "ImplementationSpecific", path: "^foo", warn: match.PathRejected, wantField: field + ".path"},
-		{name: "double caret", pathType: "ImplementationSpecific", path: "^^/x", warn: match.PathRejected, wantField: field + ".path", lose: []string{"/x"}},
-		{name: "prefix empty segment", pathType: "Prefix", path: "/a//b", warn: match.PathRejected, wantField: field + ".path", lose: []string{"/a/b"}},
-		{name: "root double slash", pathType: "Prefix", path: "//", warn: match.PathRejected, wantField: field + ".path"},
-		{name: "exact dot segment", pathType: "Exact", path: "/a/./b", warn: match.PathRejected, wantField: field + ".path", lose: []string{"/a/b"}},
-		{name: "exact dot-dot segment", pathType: "Exact", path: "/a/../b", warn: match.PathRejected, wantField: field + ".path", lose: []string{"/b"}},
-		{name: "prefix trailing dot", pathType: "Prefix", path: "/a/.", warn: match.PathRejected, wantField: field + ".path", lose: []string{"/a"}},
+		{name: "no leading slash", pathType: "Prefix", path: "foo", warn: PathRejected, wantField: field + ".path", lose: []string{"/foo"}},
+		{name: "regex without leading slash", pathType: "ImplementationSpecific", path: "(/a|/b)", warn: PathRejected, wantField: field + ".path", lose: []string{"/a"}},
+		{name: "caret then no slash", pathType: "ImplementationSpecific", path: "^foo", warn: PathRejected, wantField: field + ".path"},
+		{name: "double caret", pathType: "ImplementationSpecific", path: "^^/x", warn: PathRejected, wantField: field + ".path", lose: []string{"/x"}},
+		{name: "prefix empty segment", pathType: "Prefix", path: "/a//b", warn: PathRejected, wantField: field + ".path", lose: []string{"/a/b"}},
+		{name: "root double slash", pathType: "Prefix", path: "//", warn: PathRejected, wantField: field + ".path"},
+		{name: "exact dot segment", pathType: "Exact", path: "/a/./b", warn: PathRejected, wantField: field + ".path", lose: []string{"/a/b"}},
+		{name: "exact dot-dot segment", pathType: "Exact", path: "/a/../b", warn: PathRejected, wantField: field + ".path", lose: []string{"/b"}},
+		{name: "prefix trailing dot", pathType: "Prefix", path: "/a/.", warn: PathRejected, wantField: field + ".path", lose: []string{"/a"}},
 		{name: "regex may hold dots", pathType: "ImplementationSpecific", path: "/a/./b", wins: []string{"/a/x/b"}, wantKey: "/a/./b"},
-		{name: "regex does not compile", pathType: "ImplementationSpecific", path: "/api/(", warn: match.PathRejected, wantField: field + ".path", lose: []string{"/api/("}},
+		{name: "regex does not compile", pathType: "ImplementationSpecific", path: "/api/(", warn: PathRejected, wantField: field + ".path", lose: []string{"/api/("}},
 		{name: "regex over the size limit", pathType: "ImplementationSpecific", path: "/" + strings.Repeat("[a-z]{1000}", 30),
-			warn: match.PathRejected, wantField: field + ".path", lose: []string{"/" + strings.Repeat("a", 30000)}},
+			warn: PathRejected, wantField: field + ".path", lose: []string{"/" + strings.Repeat("a", 30000)}},
 		{name: "backtracking regex over the size limit", pathType: "ImplementationSpecific", path: "/" + strings.Repeat("(?=a)", 8000),
-			warn: match.PathRejected, wantField: field + ".path", lose: []string{"/a"}},
+			warn: PathRejected, wantField: field + ".path", lose: []string{"/a"}},
 		{name: "backtracking regex", pathType: "ImplementationSpecific", path: "/(?!admin)[a-z]+", wins: []string{"/shop"}, lose: []string{"/admin"},
 			wantKey: "/(?!admin)[a-z]+"},
 	}
@@ -79,11 +77,11 @@ func TestPaths(t *testing.T) {
 			}
 			var keys []string
 			for _, r := range tab.VirtualHostByName("shop.example.com").Routes {
-				if r.Source.Ingress == "prod/decl" {
+				if r.Source.Ingress() == "prod/decl" {
 					keys = append(keys, r.Path)
 				}
 			}
-			if tt.wantKey == "" && tt.warn != match.PathTypeUnknown {
+			if tt.wantKey == "" && tt.warn != PathTypeUnknown {
 				require.Empty(t, keys)
 			} else {
 				require.Equal(t, []string{tt.wantKey}, keys)
@@ -101,7 +99,7 @@ func TestBackendUnsupported(t *testing.T) {
 		))),
 	)
 	tab, ws := compileOK(t, s, Options{})
-	require.Equal(t, []short{{match.BackendUnsupported, "Ingress prod/shop", "spec.rules[0].http.paths[0].backend.resource"}}, shorten(ws))
+	require.Equal(t, []short{{BackendUnsupported, "Ingress prod/shop", "spec.rules[0].http.paths[0].backend.resource"}}, shorten(ws))
 	require.Equal(t, "prod/web:80", served(tab, "shop.example.com", "/static/x"))
 	require.Len(t, tab.VirtualHostByName("shop.example.com").Routes, 1)
 }
@@ -133,19 +131,19 @@ func TestRouteConflicts(t *testing.T) {
 	)
 	tab, ws := compileOK(t, s, Options{})
 	want := []short{
-		{match.RouteConflict, "Ingress prod/new", "spec.rules[0].http.paths[0]"},
-		{match.RouteConflict, "Ingress prod/new", "spec.rules[0].http.paths[1]"},
-		{match.RouteConflict, "Ingress prod/old", "spec.rules[0].http.paths[4]"},
+		{RouteConflict, "Ingress prod/new", "spec.rules[0].http.paths[0]"},
+		{RouteConflict, "Ingress prod/new", "spec.rules[0].http.paths[1]"},
+		{RouteConflict, "Ingress prod/old", "spec.rules[0].http.paths[4]"},
 	}
 	if diff := cmp.Diff(want, shorten(ws)); diff != "" {
 		t.Fatalf("warnings (-want +got):\n%s\n%s", diff, warningText(ws))
 	}
-	require.Equal(t, "Ingress prod/old spec.rules[0].http.paths[0]", ws[0].Winner)
+	require.Equal(t, "Ingress prod/old spec.rules[0].http.paths[0]", ws[0].WinnerText())
 	require.Contains(t, ws[0].Message, `host "shop.example.com"`)
 	require.Contains(t, ws[0].Message, `Prefix path "/foo/"`)
-	require.Equal(t, "Ingress prod/old spec.rules[0].http.paths[1]", ws[1].Winner)
+	require.Equal(t, "Ingress prod/old spec.rules[0].http.paths[1]", ws[1].WinnerText())
 	require.Contains(t, ws[1].Message, "Regex")
-	require.Equal(t, "Ingress prod/old spec.rules[0].http.paths[3]", ws[2].Winner)
+	require.Equal(t, "Ingress prod/old spec.rules[0].http.paths[3]", ws[2].WinnerText())
 
 	for path, want := range map[string]string{
 		"/foo/bar": "prod/old:80",

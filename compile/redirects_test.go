@@ -5,8 +5,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"ramjet.dev/ramjet/match"
 )
 
 // TestPreserveTrailingSlash: the annotation sets the flag on the routes of
@@ -29,7 +27,7 @@ func TestPreserveTrailingSlash(t *testing.T) {
 	require.Empty(t, ws)
 	bad, ws := compileOK(t, snap(NativePrefix+"preserve-trailing-slash", "sometimes"), Options{})
 	require.Len(t, ws, 1)
-	assert.Equal(t, match.AnnotationRejected, ws[0].Reason)
+	assert.Equal(t, AnnotationRejected, ws[0].Reason)
 	assert.Equal(t, "metadata.annotations["+NativePrefix+"preserve-trailing-slash]", ws[0].Field)
 
 	res := kept.Lookup("shop.example.com", "/x")
@@ -39,8 +37,8 @@ func TestPreserveTrailingSlash(t *testing.T) {
 	assert.False(t, kept.Lookup("shop.example.com", "/other").Route.PreserveTrailingSlash, "another Ingress's route keeps the default")
 	assert.False(t, plain.Lookup("shop.example.com", "/x").Route.PreserveTrailingSlash)
 
-	assert.NotEqual(t, plain.Digest, kept.Digest)
-	assert.Equal(t, plain.Digest, off.Digest, "explicitly false is the default")
-	assert.Equal(t, plain.Digest, bad.Digest, "a rejected value is not applied")
+	assert.NotEqual(t, plain.Digest(), kept.Digest())
+	assert.Equal(t, plain.Digest(), off.Digest(), "explicitly false is the default")
+	assert.Equal(t, plain.Digest(), bad.Digest(), "a rejected value is not applied")
 	assert.Contains(t, kept.String(), "ssl-redirect preserve-trailing-slash")
 }

@@ -64,7 +64,7 @@ func (b *builder) buildTLS() {
 					why = "is empty"
 				}
 				if why != "" {
-					b.warn(match.RuleRejected, ing.object(), field+".hosts["+strconv.Itoa(j)+"]",
+					b.warn(RuleRejected, ing.ref(), field+".hosts["+strconv.Itoa(j)+"]",
 						"TLS host "+strconv.Quote(h)+" "+why+"; it gets no certificate and no redirect from this entry")
 					continue
 				}
@@ -76,7 +76,7 @@ func (b *builder) buildTLS() {
 			}
 			ps := b.secret(ing.obj.Namespace, entry.SecretName)
 			if ps.problem != "" {
-				b.warn(ps.problem, ing.object(), field+".secretName", ps.message+"; its hosts get the default certificate")
+				b.warn(ps.problem, ing.ref(), field+".secretName", ps.message+"; its hosts get the default certificate")
 				continue
 			}
 			for _, h := range hosts {
@@ -84,7 +84,7 @@ func (b *builder) buildTLS() {
 					continue
 				}
 				if !ps.covers(h) {
-					b.warn(match.CertificateHostMismatch, ing.object(), field+".secretName",
+					b.warn(CertificateHostMismatch, ing.ref(), field+".secretName",
 						"the certificate in Secret "+ps.cert.Secret+" is not valid for TLS host "+strconv.Quote(h)+
 							"; another Ingress's certificate for the host, else the default certificate, is served")
 					continue
@@ -124,20 +124,20 @@ func (b *builder) secret(ns, name string) *parsedSecret {
 	sec := b.secrets[objKey{ns, name}]
 	switch {
 	case sec == nil:
-		ps.problem, ps.message = match.SecretNotFound, "Secret "+key+" not found"
+		ps.problem, ps.message = SecretNotFound, "Secret "+key+" not found"
 	case sec.Type != corev1.SecretTypeTLS:
-		ps.problem, ps.message = match.SecretNotFound,
+		ps.problem, ps.message = SecretNotFound,
 			"Secret "+key+" is of type "+strconv.Quote(string(sec.Type))+", not kubernetes.io/tls, and reads as absent"
 	default:
 		pair, err := tls.X509KeyPair(secretData(sec, corev1.TLSCertKey), secretData(sec, corev1.TLSPrivateKeyKey))
 		if err != nil {
-			ps.problem, ps.message = match.SecretInvalid,
+			ps.problem, ps.message = SecretInvalid,
 				"Secret "+key+": tls.crt and tls.key do not form a key pair: "+err.Error()
 			break
 		}
 		leaf, err := x509.ParseCertificate(pair.Certificate[0])
 		if err != nil {
-			ps.problem, ps.message = match.SecretInvalid, "Secret "+key+": tls.crt: "+err.Error()
+			ps.problem, ps.message = SecretInvalid, "Secret "+key+": tls.crt: "+err.Error()
 			break
 		}
 		sum := sha256.Sum256(pair.Certificate[0])

@@ -5,13 +5,12 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/pem"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-
-	"ramjet.dev/ramjet/match"
 )
 
 func fingerprintOf(t *testing.T, id string) string {
@@ -61,11 +60,11 @@ func TestTLSSecrets(t *testing.T) {
 	)
 	tab, ws := compileOK(t, s, Options{})
 	want := []short{
-		{match.SecretNotFound, "Ingress prod/shop", "spec.tls[0].secretName"},
-		{match.SecretNotFound, "Ingress prod/shop", "spec.tls[1].secretName"},
-		{match.SecretInvalid, "Ingress prod/shop", "spec.tls[2].secretName"},
-		{match.RuleRejected, "Ingress prod/shop", "spec.tls[3].hosts[1]"},
-		{match.SecretNotFound, "Ingress prod/shop", "spec.tls[5].secretName"},
+		{SecretNotFound, "Ingress prod/shop", "spec.tls[0].secretName"},
+		{SecretNotFound, "Ingress prod/shop", "spec.tls[1].secretName"},
+		{SecretInvalid, "Ingress prod/shop", "spec.tls[2].secretName"},
+		{RuleRejected, "Ingress prod/shop", "spec.tls[3].hosts[1]"},
+		{SecretNotFound, "Ingress prod/shop", "spec.tls[5].secretName"},
 	}
 	if diff := cmp.Diff(want, shorten(ws)); diff != "" {
 		t.Fatalf("warnings (-want +got):\n%s\n%s", diff, warningText(ws))
@@ -100,7 +99,7 @@ func TestTLSSecrets(t *testing.T) {
 	require.Equal(t, []string{"*.wild.example.com", "good.example.com", "tls-only.example.com"}, good.Hosts)
 	require.Equal(t, fingerprintOf(t, "a"), good.Fingerprint)
 	require.NotNil(t, good.Cert)
-	require.Len(t, tab.Certificates, 2)
+	require.Equal(t, 2, tab.Size().Certificates)
 }
 
 // A host's certificate comes from the oldest Ingress whose tls entry lists
@@ -115,13 +114,13 @@ func TestCertificateChoice(t *testing.T) {
 		mkIngress("team", "other", 4, withTLS("c", "team.example.com")),
 	)
 	tab, ws := compileOK(t, s, Options{})
-	require.Equal(t, []short{{match.SecretNotFound, "Ingress prod/oldest", "spec.tls[0].secretName"}}, shorten(ws))
+	require.Equal(t, []short{{SecretNotFound, "Ingress prod/oldest", "spec.tls[0].secretName"}}, shorten(ws))
 	require.Equal(t, "prod/b", tab.Certificate("shop.example.com").Secret)
 	require.Equal(t, "prod/c", tab.Certificate("c.example.com").Secret)
 	require.Same(t, tab.Certificate("b.example.com"), tab.Certificate("b2.example.com"), "one Secret, one certificate")
 	require.Equal(t, "team/c", tab.Certificate("team.example.com").Secret)
 	var secrets []string
-	for _, c := range tab.Certificates {
+	for c := range tab.Certificates() {
 		secrets = append(secrets, c.Secret)
 	}
 	require.Equal(t, []string{"prod/b", "prod/c", "team/c"}, secrets)
@@ -141,12 +140,12 @@ func TestSecretParsedOnce(t *testing.T) {
 		step(b)
 	}
 	require.Len(t, b.parsed, 2, "one parse per Secret named")
-	require.Len(t, b.table.Certificates, 1)
+	require.Equal(t, 1, b.table.Size().Certificates)
 	// Each Ingress naming the broken Secret is told.
 	require.Equal(t, []short{
-		{match.SecretNotFound, "Ingress prod/one", "spec.tls[1].secretName"},
-		{match.SecretNotFound, "Ingress prod/two", "spec.tls[1].secretName"},
-	}, shorten(b.table.Warnings))
+		{SecretNotFound, "Ingress prod/one", "spec.tls[1].secretName"},
+		{SecretNotFound, "Ingress prod/two", "spec.tls[1].secretName"},
+	}, shorten(sortWarnings(b.warnings)))
 }
 
 // A listed certificate that is not valid for the host is skipped for it
@@ -161,9 +160,9 @@ func TestCertificateMustCoverHost(t *testing.T) {
 	)
 	tab, ws := compileOK(t, s, Options{})
 	require.Equal(t, []short{
-		{match.CertificateHostMismatch, "Ingress prod/newest", "spec.tls[0].secretName"},
-		{match.CertificateHostMismatch, "Ingress prod/oldest", "spec.tls[0].secretName"},
-		{match.CertificateHostMismatch, "Ingress prod/oldest", "spec.tls[0].secretName"},
+		{CertificateHostMismatch, "Ingress prod/newest", "spec.tls[0].secretName"},
+		{CertificateHostMismatch, "Ingress prod/oldest", "spec.tls[0].secretName"},
+		{CertificateHostMismatch, "Ingress prod/oldest", "spec.tls[0].secretName"},
 	}, shorten(ws))
 	require.Contains(t, ws[1].Message+ws[2].Message, `"app.example.com"`)
 	require.Contains(t, ws[1].Message+ws[2].Message, `"*.wild.example.com"`)
@@ -173,7 +172,7 @@ func TestCertificateMustCoverHost(t *testing.T) {
 	require.Nil(t, tab.Certificate("only.example.com"))
 	// Still TLS hosts: plain HTTP to them is redirected.
 	for _, h := range []string{"app.example.com", "only.example.com", "*.wild.example.com"} {
-		require.Contains(t, tab.TLSHosts, h)
+		require.Contains(t, slices.Collect(tab.TLSHosts()), h)
 	}
 	require.True(t, tab.IsTLSHost("x.wild.example.com"))
 	require.False(t, tab.IsTLSHost("x.y.wild.example.com"))

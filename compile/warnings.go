@@ -4,34 +4,131 @@ import (
 	"cmp"
 	"slices"
 	"strconv"
-
-	"ramjet.dev/ramjet/match"
 )
 
-// warn records a warning about object ("Kind namespace/name") at field.
-func (b *builder) warn(reason Reason, object, field, message string) {
+// Reason is a stable warning code (SPEC §14).
+type Reason string
+
+// The warning reasons of SPEC §2–§12.
+const (
+	ClassNotFound             Reason = "ClassNotFound"
+	ClassConflict             Reason = "ClassConflict"
+	RuleRejected              Reason = "RuleRejected"
+	PathRejected              Reason = "PathRejected"
+	PathTypeUnknown           Reason = "PathTypeUnknown"
+	BackendUnsupported        Reason = "BackendUnsupported"
+	RouteConflict             Reason = "RouteConflict"
+	DefaultBackendConflict    Reason = "DefaultBackendConflict"
+	DefaultBackendUnavailable Reason = "DefaultBackendUnavailable"
+	ServiceNotFound           Reason = "ServiceNotFound"
+	ServicePortNotFound       Reason = "ServicePortNotFound"
+	PortMatchedTargetPort     Reason = "PortMatchedTargetPort"
+	ExternalNameUnsupported   Reason = "ExternalNameUnsupported"
+	AnnotationRejected        Reason = "AnnotationRejected"
+	AnnotationUnsupported     Reason = "AnnotationUnsupported"
+	AnnotationConflict        Reason = "AnnotationConflict"
+	AnnotationSubstituted     Reason = "AnnotationSubstituted"
+	RegexModeHost             Reason = "RegexModeHost"
+	SecretNotFound            Reason = "SecretNotFound"
+	SecretInvalid             Reason = "SecretInvalid"
+	// CertificateHostMismatch: a spec.tls Secret's certificate is not valid
+	// for a host listed with it, so it is not served for that host.
+	CertificateHostMismatch Reason = "CertificateHostMismatch"
+)
+
+// Ref names a Kubernetes object: what a warning is about, or who won a
+// conflict. Kind is the object's kind ("Ingress", "Service", ...).
+type Ref struct {
+	Kind      string
+	Namespace string
+	Name      string
+}
+
+// IsZero reports whether r names nothing.
+func (r Ref) IsZero() bool { return r == Ref{} }
+
+// String renders r as "Kind namespace/name" ("Ingress prod/shop"), or
+// "Kind name" for an object without a namespace; "" for the zero Ref.
+func (r Ref) String() string {
+	switch {
+	case r.IsZero():
+		return ""
+	case r.Namespace == "":
+		return r.Kind + " " + r.Name
+	}
+	return r.Kind + " " + r.Namespace + "/" + r.Name
+}
+
+func ingressRef(namespace, name string) Ref {
+	return Ref{Kind: "Ingress", Namespace: namespace, Name: name}
+}
+
+// Warning is one problem found while compiling, as a value (SPEC §14).
+type Warning struct {
+	Reason Reason
+	// Object is the object the warning is about.
+	Object Ref
+	// Field is the field path within Object, e.g. "spec.rules[0].http.paths[1].path".
+	Field   string
+	Message string
+	// Winner and WinnerField name the declaration that won, for conflicts;
+	// both are zero otherwise.
+	Winner      Ref
+	WinnerField string
+}
+
+// String renders the warning on one line:
+// "RouteConflict Ingress prod/b spec.rules[0].http.paths[0]: ... (winner: Ingress prod/a spec.rules[0].http.paths[0])".
+func (w Warning) String() string {
+	s := string(w.Reason) + " " + w.Object.String()
+	if w.Field != "" {
+		s += " " + w.Field
+	}
+	s += ": " + w.Message
+	if winner := w.WinnerText(); winner != "" {
+		s += " (winner: " + winner + ")"
+	}
+	return s
+}
+
+// WinnerText renders the winner, "Ingress prod/a spec.rules[0].http.paths[0]";
+// "" when the warning is not a conflict.
+func (w Warning) WinnerText() string {
+	s := w.Winner.String()
+	if w.WinnerField != "" {
+		if s != "" {
+			s += " "
+		}
+		s += w.WinnerField
+	}
+	return s
+}
+
+// warn records a warning about object at field.
+func (b *builder) warn(reason Reason, object Ref, field, message string) {
 	b.warnings = append(b.warnings, Warning{Reason: reason, Object: object, Field: field, Message: message})
 }
 
 // conflict records a warning that names the declaration that won.
-func (b *builder) conflict(reason Reason, object, field, message, winner string) {
-	b.warnings = append(b.warnings, Warning{Reason: reason, Object: object, Field: field, Message: message, Winner: winner})
+func (b *builder) conflict(reason Reason, object Ref, field, message string, winner Ref, winnerField string) {
+	b.warnings = append(b.warnings, Warning{Reason: reason, Object: object, Field: field, Message: message, Winner: winner, WinnerField: winnerField})
 }
 
-// sortWarnings orders warnings by object, field, reason, message and winner,
-// and drops exact repeats, so the list depends only on the objects.
+// sortWarnings orders warnings by object, field, reason, message and winner
+// (objects and winners as rendered), and drops exact repeats, so the list
+// depends only on the objects.
 func sortWarnings(ws []Warning) []Warning {
 	slices.SortFunc(ws, compareWarnings)
 	return slices.Compact(ws)
 }
 
-func compareWarnings(a, b match.Warning) int {
+func compareWarnings(a, b Warning) int {
 	return cmp.Or(
-		cmp.Compare(a.Object, b.Object),
+		cmp.Compare(a.Object.String(), b.Object.String()),
 		cmp.Compare(a.Field, b.Field),
 		cmp.Compare(a.Reason, b.Reason),
 		cmp.Compare(a.Message, b.Message),
-		cmp.Compare(a.Winner, b.Winner),
+		cmp.Compare(a.WinnerText(), b.WinnerText()),
 	)
 }
 

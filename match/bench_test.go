@@ -87,7 +87,7 @@ func newBenchFixture(tb testing.TB, routes int) *benchFixture {
 		}
 		hosts = append(hosts, vh)
 	}
-	fx.table = NewTable(hosts, backends, nil, nil, "bench")
+	fx.table = New(Spec{VirtualHosts: hosts, Backends: backends})
 
 	rng := rand.New(rand.NewPCG(uint64(routes), 7))
 	for range 4096 {
@@ -111,7 +111,7 @@ func (fx *benchFixture) serveMux(tb testing.TB) *http.ServeMux {
 		return fx.mux
 	}
 	mux := http.NewServeMux()
-	for _, vh := range fx.table.VirtualHosts {
+	for _, vh := range fx.table.hosts {
 		for _, r := range vh.Routes {
 			mux.Handle(fx.patternOf[r], http.NotFoundHandler())
 		}
@@ -213,7 +213,7 @@ func BenchmarkNewTable(b *testing.B) {
 					hosts = append(hosts, vh)
 				}
 				b.StartTimer()
-				NewTable(hosts, nil, nil, nil, "")
+				New(Spec{VirtualHosts: hosts})
 			}
 		})
 	}

@@ -160,15 +160,15 @@ func referenceRoute(vh *VirtualHost, path string) *Route {
 
 // referenceHost is SPEC §3 and §5 by linear scan over the sorted hosts.
 func referenceHost(t *Table, host string) *VirtualHost {
-	for _, vh := range t.VirtualHosts {
+	for _, vh := range t.hosts {
 		if vh.Name != "" && vh.Name == host && !strings.HasPrefix(vh.Name, "*.") {
 			return vh
 		}
 	}
 	if isDottedQuad(host) {
-		return t.VirtualHosts[0]
+		return t.hosts[0]
 	}
-	for _, vh := range t.VirtualHosts {
+	for _, vh := range t.hosts {
 		if suffix, ok := strings.CutPrefix(vh.Name, "*."); ok {
 			label, rest, found := strings.Cut(host, ".")
 			if found && label != "" && rest == suffix {
@@ -176,7 +176,7 @@ func referenceHost(t *Table, host string) *VirtualHost {
 			}
 		}
 	}
-	return t.VirtualHosts[0]
+	return t.hosts[0]
 }
 
 func isDottedQuad(s string) bool {

@@ -6,58 +6,92 @@ import (
 	"strings"
 )
 
-// NewTable builds the lookup index over what compile produced, once per
-// table, and returns the table. It takes ownership of the hosts (their
-// Routes are sorted and their indexes built in place), so a VirtualHost
-// belongs to exactly one table.
+// Spec is everything a Table is built from. New takes ownership of what it
+// points to: the hosts' Routes are sorted in place and their indexes built,
+// so a VirtualHost, Route, Backend or Certificate belongs to exactly one
+// table and is never modified once New returns.
+type Spec struct {
+	// VirtualHosts in any order. A catch-all (Name "") with no routes and
+	// no fallback (404) is added when none is given. Of two hosts with the
+	// same name the first given is kept.
+	VirtualHosts []*VirtualHost
+	// Backends in any order: every backend a host or route refers to.
+	Backends []*Backend
+	// Certificates in order of precedence: when two list the same host,
+	// the one given first wins. compile passes them oldest Ingress first,
+	// which is SPEC §12's rule.
+	Certificates []*Certificate
+	// TLSHosts are the valid hosts listed under some claimed Ingress's
+	// spec.tls (exact or "*.rest"), whether or not they have a rule or a
+	// usable Secret: the hosts a plain-HTTP request is redirected from
+	// (SPEC §12).
+	TLSHosts []string
+	// Inputs is a canonical encoding of whatever else decided the table's
+	// content (compile's options). It is hashed into the digest before the
+	// table, so tables built under different inputs never share a digest.
+	Inputs []byte
+}
+
+// New builds a Table from s in one step: it sorts the hosts, routes,
+// backends and certificates, builds the lookup index, and computes the
+// digest (SPEC §15) over the finished table.
 //
-//   - VirtualHosts are sorted by name, and a catch-all (Name "") with no
-//     routes and no fallback (404) is added when none is given. Of two hosts
-//     with the same name the first given is kept.
+//   - VirtualHosts are sorted by name, the catch-all first.
 //   - Each host's Routes are sorted with CompareRoutes. Of two routes with the
 //     same key (type and path) only the one with the lower Order is kept:
 //     compile resolves such conflicts with a warning first, so this is a
 //     defence, not a second policy.
-//   - Backends are sorted by ID, Certificates by Secret, both stably.
-//   - When two certificates list the same host, the one that comes first in
-//     certs as given wins. compile passes certificates oldest Ingress first,
-//     which is SPEC §12's rule.
-//   - Warnings and digest are kept as given.
+//   - Backends are sorted by ID, Certificates by Secret, both stably;
+//     TLSHosts sorted and made unique.
 //
 // The index: exact and wildcard host names in maps whose slots carry what a
 // lookup needs of the host; the Exact and Prefix keys of all hosts in one
 // hash table keyed by (host, key), so one probe answers both tiers for a
 // candidate; Regex routes in a slice per host.
-func NewTable(hosts []*VirtualHost, backends []*Backend, certs []*Certificate, warnings []Warning, digest string) *Table {
+func New(s Spec) *Table {
 	t := &Table{
-		Warnings:      slices.Clone(warnings),
-		Digest:        digest,
 		exactHosts:    make(map[string]hostIndex),
 		wildcardHosts: make(map[string]hostIndex),
 		exactCerts:    make(map[string]*Certificate),
 		wildcardCerts: make(map[string]*Certificate),
 	}
+	t.indexHosts(s.VirtualHosts)
 
-	t.VirtualHosts = make([]*VirtualHost, 0, len(hosts)+1)
-	for _, vh := range hosts {
-		if vh != nil {
-			t.VirtualHosts = append(t.VirtualHosts, vh)
+	t.backends = make([]*Backend, 0, len(s.Backends))
+	for _, b := range s.Backends {
+		if b != nil {
+			t.backends = append(t.backends, b)
 		}
 	}
-	slices.SortStableFunc(t.VirtualHosts, func(a, b *VirtualHost) int { return strings.Compare(a.Name, b.Name) })
-	t.VirtualHosts = slices.CompactFunc(t.VirtualHosts, func(a, b *VirtualHost) bool { return a.Name == b.Name })
-	if len(t.VirtualHosts) == 0 || t.VirtualHosts[0].Name != "" {
-		t.VirtualHosts = slices.Insert(t.VirtualHosts, 0, &VirtualHost{})
+	slices.SortStableFunc(t.backends, func(a, b *Backend) int { return strings.Compare(a.ID, b.ID) })
+
+	t.indexCertificates(s.Certificates)
+	t.indexTLSHosts(s.TLSHosts)
+	t.digest = digest(t, s.Inputs)
+	return t
+}
+
+func (t *Table) indexHosts(hosts []*VirtualHost) {
+	t.hosts = make([]*VirtualHost, 0, len(hosts)+1)
+	for _, vh := range hosts {
+		if vh != nil {
+			t.hosts = append(t.hosts, vh)
+		}
+	}
+	slices.SortStableFunc(t.hosts, func(a, b *VirtualHost) int { return strings.Compare(a.Name, b.Name) })
+	t.hosts = slices.CompactFunc(t.hosts, func(a, b *VirtualHost) bool { return a.Name == b.Name })
+	if len(t.hosts) == 0 || t.hosts[0].Name != "" {
+		t.hosts = slices.Insert(t.hosts, 0, &VirtualHost{})
 	}
 
 	keys := 0
-	for _, vh := range t.VirtualHosts {
+	for _, vh := range t.hosts {
 		vh.sortRoutes()
 		keys += len(vh.Routes)
 	}
 	t.paths = newPathTable(keys)
 	seenRegexp := make(map[*Regexp]bool)
-	for id, vh := range t.VirtualHosts {
+	for id, vh := range t.hosts {
 		hi := t.indexHost(uint32(id), vh)
 		for _, r := range vh.regex {
 			if !seenRegexp[r.Regexp] {
@@ -74,21 +108,15 @@ func NewTable(hosts []*VirtualHost, backends []*Backend, certs []*Certificate, w
 			t.exactHosts[vh.Name] = hi
 		}
 	}
+}
 
-	t.Backends = make([]*Backend, 0, len(backends))
-	for _, b := range backends {
-		if b != nil {
-			t.Backends = append(t.Backends, b)
-		}
-	}
-	slices.SortStableFunc(t.Backends, func(a, b *Backend) int { return strings.Compare(a.ID, b.ID) })
-
-	t.Certificates = make([]*Certificate, 0, len(certs))
+func (t *Table) indexCertificates(certs []*Certificate) {
+	t.certs = make([]*Certificate, 0, len(certs))
 	for _, c := range certs {
 		if c == nil {
 			continue
 		}
-		t.Certificates = append(t.Certificates, c)
+		t.certs = append(t.certs, c)
 		for _, h := range c.Hosts {
 			m, key := t.exactCerts, h
 			if suffix, ok := strings.CutPrefix(h, "*."); ok && suffix != "" {
@@ -99,8 +127,22 @@ func NewTable(hosts []*VirtualHost, backends []*Backend, certs []*Certificate, w
 			}
 		}
 	}
-	slices.SortStableFunc(t.Certificates, func(a, b *Certificate) int { return strings.Compare(a.Secret, b.Secret) })
-	return t
+	slices.SortStableFunc(t.certs, func(a, b *Certificate) int { return strings.Compare(a.Secret, b.Secret) })
+}
+
+func (t *Table) indexTLSHosts(hosts []string) {
+	t.tlsHosts = slices.Clone(hosts)
+	slices.Sort(t.tlsHosts)
+	t.tlsHosts = slices.Compact(t.tlsHosts)
+	t.tlsExact = make(map[string]bool, len(t.tlsHosts))
+	t.tlsWildcard = make(map[string]bool)
+	for _, h := range t.tlsHosts {
+		if suffix, ok := strings.CutPrefix(h, "*."); ok {
+			t.tlsWildcard[suffix] = true
+		} else {
+			t.tlsExact[h] = true
+		}
+	}
 }
 
 // CompareRoutes orders routes by precedence within a virtual host (SPEC §5):
@@ -229,23 +271,6 @@ func (t *Table) Certificate(serverName string) *Certificate {
 		return t.wildcardCerts[name[i+1:]]
 	}
 	return nil
-}
-
-// SetTLSHosts records the hosts listed under spec.tls (exact or "*.rest"),
-// as part of building the table: call it before the table is shared.
-func (t *Table) SetTLSHosts(hosts []string) {
-	t.TLSHosts = slices.Clone(hosts)
-	slices.Sort(t.TLSHosts)
-	t.TLSHosts = slices.Compact(t.TLSHosts)
-	t.tlsExact = make(map[string]bool, len(hosts))
-	t.tlsWildcard = make(map[string]bool)
-	for _, h := range t.TLSHosts {
-		if suffix, ok := strings.CutPrefix(h, "*."); ok {
-			t.tlsWildcard[suffix] = true
-		} else {
-			t.tlsExact[h] = true
-		}
-	}
 }
 
 // IsTLSHost reports whether the normalized request host is a TLS host: listed

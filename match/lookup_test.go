@@ -15,18 +15,18 @@ func backend(name string) *Backend {
 }
 
 func exact(path string, b *Backend, order int) *Route {
-	return &Route{Type: Exact, Path: path, Backend: b, Order: order, Source: Source{Ingress: "prod/shop", Field: "spec.rules[0].http.paths[0]"}}
+	return &Route{Type: Exact, Path: path, Backend: b, Order: order, Source: Source{Namespace: "prod", Name: "shop", Field: "spec.rules[0].http.paths[0]"}}
 }
 
 func prefix(path string, b *Backend, order int) *Route {
-	return &Route{Type: Prefix, Path: path, Backend: b, Order: order, Source: Source{Ingress: "prod/shop", Field: "spec.rules[0].http.paths[0]"}}
+	return &Route{Type: Prefix, Path: path, Backend: b, Order: order, Source: Source{Namespace: "prod", Name: "shop", Field: "spec.rules[0].http.paths[0]"}}
 }
 
 func regex(t testing.TB, pattern string, b *Backend, order int) *Route {
 	t.Helper()
 	re, err := CompileRegex(pattern, 0)
 	require.NoError(t, err)
-	return &Route{Type: Regex, Path: pattern, Backend: b, Order: order, Regexp: re, Source: Source{Ingress: "prod/shop", Field: "spec.rules[0].http.paths[0]"}}
+	return &Route{Type: Regex, Path: pattern, Backend: b, Order: order, Regexp: re, Source: Source{Namespace: "prod", Name: "shop", Field: "spec.rules[0].http.paths[0]"}}
 }
 
 // lookupTable covers every rule of SPEC §3–§5 in one table.
@@ -75,7 +75,7 @@ func lookupTable(t testing.TB) *Table {
 			Fallback: backend("never"),
 		},
 	}
-	return NewTable(hosts, nil, nil, nil, "")
+	return New(Spec{VirtualHosts: hosts})
 }
 
 func TestLookup(t *testing.T) {
@@ -193,17 +193,17 @@ func TestNewTable(t *testing.T) {
 		{Name: "*.example.com"},
 		nil,
 	}
-	tab := NewTable(hosts, []*Backend{b, nil, a}, nil, nil, "abc")
+	tab := New(Spec{VirtualHosts: hosts, Backends: []*Backend{b, nil, a}, Inputs: []byte("abc")})
 
 	var names []string
-	for _, vh := range tab.VirtualHosts {
+	for _, vh := range tab.hosts {
 		names = append(names, vh.Name)
 	}
 	if diff := cmp.Diff([]string{"", "*.example.com", "a.example.com", "z.example.com"}, names); diff != "" {
 		t.Errorf("hosts (-want +got):\n%s", diff)
 	}
-	require.Same(t, tab.VirtualHosts[0], tab.VirtualHostByName(""), "catch-all added and indexed")
-	require.Nil(t, tab.VirtualHosts[0].Fallback, "added catch-all answers 404")
+	require.Same(t, tab.hosts[0], tab.VirtualHostByName(""), "catch-all added and indexed")
+	require.Nil(t, tab.hosts[0].Fallback, "added catch-all answers 404")
 
 	type kept struct {
 		Type    PathType
@@ -222,10 +222,15 @@ func TestNewTable(t *testing.T) {
 	require.Equal(t, a.ID, tab.Lookup("z.example.com", "/p/x").Backend.ID)
 	require.Equal(t, b.ID, tab.Lookup("z.example.com", "/e").Backend.ID)
 
-	if diff := cmp.Diff([]string{a.ID, b.ID}, []string{tab.Backends[0].ID, tab.Backends[1].ID}); diff != "" || len(tab.Backends) != 2 {
-		t.Errorf("backends not sorted by ID without nils: %v", tab.Backends)
+	if diff := cmp.Diff([]string{a.ID, b.ID}, []string{tab.backends[0].ID, tab.backends[1].ID}); diff != "" || len(tab.backends) != 2 {
+		t.Errorf("backends not sorted by ID without nils: %v", tab.backends)
 	}
-	require.Equal(t, "abc", tab.Digest)
+	require.Len(t, tab.Digest(), 64, "hex SHA-256")
+	withInputs := func(in string) string {
+		return New(Spec{VirtualHosts: []*VirtualHost{{Name: "h"}}, Inputs: []byte(in)}).Digest()
+	}
+	require.Equal(t, withInputs("x"), withInputs("x"))
+	require.NotEqual(t, withInputs("x"), withInputs("y"), "inputs are part of the digest")
 }
 
 func TestNewTableIndependentOfInputOrder(t *testing.T) {
@@ -243,7 +248,7 @@ func TestNewTableIndependentOfInputOrder(t *testing.T) {
 		rng.Shuffle(len(hosts), func(i, j int) { hosts[i], hosts[j] = hosts[j], hosts[i] })
 		rng.Shuffle(len(backends), func(i, j int) { backends[i], backends[j] = backends[j], backends[i] })
 		rng.Shuffle(len(certs), func(i, j int) { certs[i], certs[j] = certs[j], certs[i] })
-		return NewTable(hosts, backends, certs, nil, "d").String()
+		return New(Spec{VirtualHosts: hosts, Backends: backends, Certificates: certs}).String()
 	}
 	want := build(0)
 	require.Contains(t, want, "route Regex linear /y.* -> prod/8:80", "lower Order kept among same regex key")
@@ -271,7 +276,7 @@ func TestCompareRoutes(t *testing.T) {
 	for i := range 20 {
 		shuffled := append([]*Route(nil), routes...)
 		rand.New(rand.NewPCG(uint64(i), 1)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-		tab := NewTable([]*VirtualHost{{Name: "h", Routes: shuffled}}, nil, nil, nil, "")
+		tab := New(Spec{VirtualHosts: []*VirtualHost{{Name: "h", Routes: shuffled}}})
 		var got []string
 		for _, r := range tab.VirtualHostByName("h").Routes {
 			got = append(got, r.Type.String()+" "+r.Path)
@@ -304,8 +309,8 @@ func TestVirtualHostByName(t *testing.T) {
 func TestCertificate(t *testing.T) {
 	older := &Certificate{Secret: "prod/z-older", Hosts: []string{"shop.example.com", "*.example.com"}}
 	newer := &Certificate{Secret: "prod/a-newer", Hosts: []string{"shop.example.com", "b.example.com", "*.example.com", "*.apps.example.com"}}
-	tab := NewTable(nil, nil, []*Certificate{older, newer}, nil, "")
-	require.Equal(t, []*Certificate{newer, older}, tab.Certificates, "sorted by secret")
+	tab := New(Spec{Certificates: []*Certificate{older, newer}})
+	require.Equal(t, []*Certificate{newer, older}, tab.certs, "sorted by secret")
 	tests := []struct {
 		serverName string
 		want       *Certificate
@@ -344,10 +349,10 @@ func TestRegexTimeouts(t *testing.T) {
 	r1 := &Route{Type: Regex, Path: `/(?=.)(a+)+$`, Regexp: re, Backend: backend("re")}
 	r2 := &Route{Type: Regex, Path: `/(?=.)(a+)+$`, Regexp: re, Backend: backend("re")}
 	fallback := backend("fallback")
-	tab := NewTable([]*VirtualHost{
+	tab := New(Spec{VirtualHosts: []*VirtualHost{
 		{Name: "a.test", Routes: []*Route{r1}, Fallback: fallback},
 		{Name: "b.test", Routes: []*Route{r2}},
-	}, nil, nil, nil, "")
+	}})
 
 	res := tab.Lookup("a.test", "/"+strings.Repeat("a", 64)+"!")
 	require.Nil(t, res.Route, "a timed-out match is no match")
@@ -399,7 +404,7 @@ func TestLookupMatchesReference(t *testing.T) {
 			}
 			hosts = append(hosts, vh)
 		}
-		tab := NewTable(hosts, nil, nil, nil, "")
+		tab := New(Spec{VirtualHosts: hosts})
 		for range 200 {
 			host := []string{"a.test", "b.test", "c.test", "x.test", "x.a.test", "y.a.test", "x.y.a.test", "", "test"}[rng.IntN(9)]
 			path := randPath(rng, 5)

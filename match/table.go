@@ -9,7 +9,7 @@ package match
 import (
 	"crypto/tls"
 	"fmt"
-	"strings"
+	"iter"
 
 	"ramjet.dev/ramjet/balance"
 )
@@ -119,17 +119,28 @@ func (b *Backend) Servable() bool {
 }
 
 // Source says which declaration in which Ingress produced something, for
-// warnings, the text rendering and debugging.
+// the text rendering and debugging.
 type Source struct {
-	Ingress string // "namespace/name"
-	Field   string // "spec.rules[0].http.paths[1]" or "spec.defaultBackend"
+	// Namespace and Name are the Ingress's; both empty for what no Ingress
+	// declared (the global default backend).
+	Namespace string
+	Name      string
+	Field     string // "spec.rules[0].http.paths[1]" or "spec.defaultBackend"
+}
+
+// Ingress returns "namespace/name", or "" when no Ingress declared it.
+func (s Source) Ingress() string {
+	if s.Name == "" {
+		return ""
+	}
+	return s.Namespace + "/" + s.Name
 }
 
 func (s Source) String() string {
 	if s.Field == "" {
-		return "Ingress " + s.Ingress
+		return "Ingress " + s.Ingress()
 	}
-	return "Ingress " + s.Ingress + " " + s.Field
+	return "Ingress " + s.Ingress() + " " + s.Field
 }
 
 // Route is one declared path within a virtual host.
@@ -189,7 +200,7 @@ type VirtualHost struct {
 	// setting (see Route.PreserveTrailingSlash).
 	PreserveTrailingSlash bool
 
-	// regex holds the Regex routes in controller order, built by NewTable;
+	// regex holds the Regex routes in controller order, built by New;
 	// the Exact and Prefix index lives in the Table (see index.go).
 	regex []*Route
 }
@@ -205,96 +216,16 @@ type Certificate struct {
 	Cert        *tls.Certificate
 }
 
-// Reason is a stable warning code (SPEC §14).
-type Reason string
-
-// The warning reasons of SPEC §2–§12.
-const (
-	ClassNotFound             Reason = "ClassNotFound"
-	ClassConflict             Reason = "ClassConflict"
-	RuleRejected              Reason = "RuleRejected"
-	PathRejected              Reason = "PathRejected"
-	PathTypeUnknown           Reason = "PathTypeUnknown"
-	BackendUnsupported        Reason = "BackendUnsupported"
-	RouteConflict             Reason = "RouteConflict"
-	DefaultBackendConflict    Reason = "DefaultBackendConflict"
-	DefaultBackendUnavailable Reason = "DefaultBackendUnavailable"
-	ServiceNotFoundReason     Reason = "ServiceNotFound"
-	ServicePortNotFound       Reason = "ServicePortNotFound"
-	PortMatchedTargetPort     Reason = "PortMatchedTargetPort"
-	ExternalNameUnsupported   Reason = "ExternalNameUnsupported"
-	AnnotationRejected        Reason = "AnnotationRejected"
-	AnnotationUnsupported     Reason = "AnnotationUnsupported"
-	AnnotationConflict        Reason = "AnnotationConflict"
-	AnnotationSubstituted     Reason = "AnnotationSubstituted"
-	RegexModeHost             Reason = "RegexModeHost"
-	SecretNotFound            Reason = "SecretNotFound"
-	SecretInvalid             Reason = "SecretInvalid"
-	// CertificateHostMismatch: a spec.tls Secret's certificate is not valid
-	// for a host listed with it, so it is not served for that host.
-	CertificateHostMismatch Reason = "CertificateHostMismatch"
-)
-
-// Warning is one problem found while compiling, as a value (SPEC §14).
-type Warning struct {
-	Reason Reason
-	// Object is "Kind namespace/name", e.g. "Ingress prod/shop".
-	Object string
-	// Field is the field path within Object, e.g. "spec.rules[0].http.paths[1].path".
-	Field   string
-	Message string
-	// Winner names the declaration that won, for conflicts
-	// ("Ingress prod/a spec.rules[0].http.paths[0]"); empty otherwise.
-	Winner string
-}
-
-// Ref splits Object into its kind, namespace and name ("Ingress prod/shop"
-// gives "Ingress", "prod", "shop"), so that a warning can be attached to the
-// object it is about. All three are empty when Object does not follow the
-// "Kind namespace/name" convention.
-func (w Warning) Ref() (kind, namespace, name string) {
-	kind, key, ok := strings.Cut(w.Object, " ")
-	if !ok || kind == "" || strings.Contains(kind, "/") {
-		return "", "", ""
-	}
-	namespace, name, ok = strings.Cut(key, "/")
-	if !ok || namespace == "" || name == "" || strings.Contains(namespace, " ") || strings.ContainsAny(name, "/ ") {
-		return "", "", ""
-	}
-	return kind, namespace, name
-}
-
-func (w Warning) String() string {
-	s := string(w.Reason) + " " + w.Object
-	if w.Field != "" {
-		s += " " + w.Field
-	}
-	s += ": " + w.Message
-	if w.Winner != "" {
-		s += " (winner: " + w.Winner + ")"
-	}
-	return s
-}
-
-// Table is an immutable compiled routing table. Build it with NewTable.
+// Table is an immutable compiled routing table: build it with New. Every
+// method is safe for concurrent use.
 type Table struct {
-	// VirtualHosts sorted by name; the catch-all ("") is always present.
-	VirtualHosts []*VirtualHost
-	// Backends sorted by ID.
-	Backends []*Backend
-	// Certificates sorted by Secret.
-	Certificates []*Certificate
-	// Warnings sorted deterministically (see compile).
-	Warnings []Warning
-	// TLSHosts are the valid hosts listed under some claimed Ingress's
-	// spec.tls, sorted, whether or not they have a rule or a usable Secret:
-	// the hosts a plain-HTTP request is redirected from (SPEC §12). Set
-	// with SetTLSHosts.
-	TLSHosts []string
-	// Digest is the hex SHA-256 of everything that affects a response (SPEC §15).
-	Digest string
+	hosts    []*VirtualHost // sorted by name; the catch-all ("") first
+	backends []*Backend     // sorted by ID
+	certs    []*Certificate // sorted by Secret
+	tlsHosts []string       // sorted, unique
+	digest   string
 
-	// The lookup index, built once by NewTable (see index.go).
+	// The lookup index, built once by New (see index.go).
 	exactHosts    map[string]hostIndex
 	wildcardHosts map[string]hostIndex // keyed by the suffix after "*."
 	catchAll      hostIndex
@@ -304,4 +235,45 @@ type Table struct {
 	regexps       []*Regexp               // each distinct compiled pattern once
 	tlsExact      map[string]bool
 	tlsWildcard   map[string]bool // keyed by the suffix after "*."
+}
+
+// Digest is the hex SHA-256 of everything that affects a response
+// (SPEC §15): equal digests answer every request alike.
+func (t *Table) Digest() string { return t.digest }
+
+// VirtualHosts yields the hosts sorted by name, the catch-all ("") first.
+func (t *Table) VirtualHosts() iter.Seq[*VirtualHost] { return seq(t.hosts) }
+
+// Backends yields the backends sorted by ID.
+func (t *Table) Backends() iter.Seq[*Backend] { return seq(t.backends) }
+
+// Certificates yields the certificates sorted by Secret.
+func (t *Table) Certificates() iter.Seq[*Certificate] { return seq(t.certs) }
+
+// TLSHosts yields, sorted, the hosts listed under some claimed Ingress's
+// spec.tls: the hosts a plain-HTTP request is redirected from (SPEC §12).
+func (t *Table) TLSHosts() iter.Seq[string] { return seq(t.tlsHosts) }
+
+// Size counts what a table holds, for logs and metrics.
+type Size struct {
+	VirtualHosts, Routes, Backends, Certificates int
+}
+
+// Size returns the table's counts.
+func (t *Table) Size() Size {
+	s := Size{VirtualHosts: len(t.hosts), Backends: len(t.backends), Certificates: len(t.certs)}
+	for _, vh := range t.hosts {
+		s.Routes += len(vh.Routes)
+	}
+	return s
+}
+
+func seq[T any](s []T) iter.Seq[T] {
+	return func(yield func(T) bool) {
+		for _, v := range s {
+			if !yield(v) {
+				return
+			}
+		}
+	}
 }

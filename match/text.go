@@ -11,7 +11,7 @@ import (
 // WriteText writes the table as stable, line-oriented text for golden files
 // and debugging: one fact per line, the same bytes for the same table.
 //
-//	digest <hex digest, or "none">
+//	digest <hex digest>
 //	host <name, or "* catch-all">[ tls]          sorted by name
 //	  fallback <backend ID> from <source>        or "fallback none (404)"
 //	  route Exact <path> -> <backend ID> from <source>
@@ -22,7 +22,6 @@ import (
 //	tls-host <name>                               sorted; plain HTTP to it is redirected
 //	certificate <secret> sha256:<fingerprint>     sorted by secret
 //	  host <name>
-//	warning <Warning.String()>                    as compile ordered them
 //
 // Fallback and route lines end in " force-ssl-redirect" or " ssl-redirect"
 // when plain HTTP is redirected there: forced, or on a tls host; then
@@ -46,13 +45,9 @@ func (t *Table) String() string {
 }
 
 func (t *Table) writeText(b *strings.Builder) {
-	digest := t.Digest
-	if digest == "" {
-		digest = "none"
-	}
-	b.WriteString("digest " + digest + "\n")
+	b.WriteString("digest " + t.digest + "\n")
 
-	for _, vh := range t.VirtualHosts {
+	for _, vh := range t.hosts {
 		name := vh.Name
 		if name == "" {
 			name = "* catch-all"
@@ -93,7 +88,7 @@ func (t *Table) writeText(b *strings.Builder) {
 		}
 	}
 
-	for _, be := range t.Backends {
+	for _, be := range t.backends {
 		b.WriteString("backend " + be.ID + " " + be.Protocol.String() + " " + be.State.String() + policyText(be) + "\n")
 		if len(be.Endpoints) == 0 {
 			b.WriteString("  no ready endpoints\n")
@@ -103,19 +98,15 @@ func (t *Table) writeText(b *strings.Builder) {
 		}
 	}
 
-	for _, h := range t.TLSHosts {
+	for _, h := range t.tlsHosts {
 		b.WriteString("tls-host " + h + "\n")
 	}
 
-	for _, c := range t.Certificates {
+	for _, c := range t.certs {
 		b.WriteString("certificate " + c.Secret + " sha256:" + c.Fingerprint + "\n")
 		for _, h := range c.Hosts {
 			b.WriteString("  host " + h + "\n")
 		}
-	}
-
-	for _, w := range t.Warnings {
-		b.WriteString("warning " + strings.ReplaceAll(w.String(), "\n", `\n`) + "\n")
 	}
 }
 
@@ -138,7 +129,7 @@ func quoteText(s string, rootPrefix bool) string {
 
 func sourceText(s Source) string {
 	switch {
-	case s.Ingress != "":
+	case s.Name != "":
 		return " from " + s.String()
 	case s.Field != "":
 		return " from " + s.Field

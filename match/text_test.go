@@ -20,7 +20,8 @@ func goldenTable(t *testing.T) *Table {
 	gone := &Backend{ID: "prod/gone:http", Namespace: "prod", Name: "gone", State: ServiceNotFound}
 	notFound := &Backend{ID: "kube-system/notfound:8080", Namespace: "kube-system", Name: "notfound", Port: 8080, Endpoints: []string{"10.0.9.9:8080"}}
 	src := func(ing string, rule, path int) Source {
-		return Source{Ingress: ing, Field: "spec.rules[" + strconv.Itoa(rule) + "].http.paths[" + strconv.Itoa(path) + "]"}
+		ns, name, _ := strings.Cut(ing, "/")
+		return Source{Namespace: ns, Name: name, Field: "spec.rules[" + strconv.Itoa(rule) + "].http.paths[" + strconv.Itoa(path) + "]"}
 	}
 	linear, err := CompileRegex(`/api/v[0-9]+/(.*)`, 0)
 	require.NoError(t, err)
@@ -41,7 +42,7 @@ func goldenTable(t *testing.T) *Table {
 				{Type: Exact, Path: "/login", Backend: web, Source: src("prod/shop", 0, 2), Order: 2, SSLRedirect: true},
 			},
 			Fallback:       web,
-			FallbackSource: Source{Ingress: "prod/shop", Field: "spec.defaultBackend"},
+			FallbackSource: Source{Namespace: "prod", Name: "shop", Field: "spec.defaultBackend"},
 			SSLRedirect:    true,
 		},
 		{
@@ -52,11 +53,7 @@ func goldenTable(t *testing.T) *Table {
 		{Name: "", Fallback: notFound, FallbackSource: Source{Field: "--default-backend"}},
 	}
 	certs := []*Certificate{{Secret: "prod/shop-tls", Hosts: []string{"shop.example.com", "*.apps.example.com"}, Fingerprint: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}}
-	warnings := []Warning{
-		{Reason: RouteConflict, Object: "Ingress prod/other", Field: "spec.rules[0].http.paths[0]", Message: `Prefix path "/api" on host "shop.example.com" is already routed`, Winner: "Ingress prod/shop spec.rules[0].http.paths[1]"},
-		{Reason: ServiceNotFoundReason, Object: "Ingress prod/apps", Field: "spec.rules[1].http.paths[0].backend.service.name", Message: "Service prod/gone not found\nanswers 503"},
-	}
-	return NewTable(hosts, []*Backend{web, gone, notFound, api}, certs, warnings, "3f2a9c")
+	return New(Spec{VirtualHosts: hosts, Backends: []*Backend{web, gone, notFound, api}, Certificates: certs, TLSHosts: []string{"shop.example.com"}})
 }
 
 func TestWriteTextGolden(t *testing.T) {
@@ -79,8 +76,9 @@ func TestWriteTextGolden(t *testing.T) {
 }
 
 func TestWriteTextEmptyTable(t *testing.T) {
-	want := "digest none\nhost * catch-all\n  fallback none (404)\n"
-	if diff := cmp.Diff(want, NewTable(nil, nil, nil, nil, "").String()); diff != "" {
+	tab := New(Spec{})
+	want := "digest " + tab.Digest() + "\nhost * catch-all\n  fallback none (404)\n"
+	if diff := cmp.Diff(want, tab.String()); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }

@@ -71,11 +71,10 @@ func TestWebSocketTunnelled(t *testing.T) {
 		t.Run(scheme, func(t *testing.T) {
 			rs := newRecords()
 			r := newTestRouter(Options{Observer: rs.observe})
-			r.Publish(match.NewTable(
-				[]*match.VirtualHost{vhost("ws.example.com", nil, route(match.Prefix, "/", httpBackend("prod/ws:80", addr)))},
-				nil,
-				[]*match.Certificate{{Secret: "prod/ws-tls", Hosts: []string{"ws.example.com"}, Cert: cert}},
-				nil, "d"))
+			r.Publish(match.New(match.Spec{
+				VirtualHosts: []*match.VirtualHost{vhost("ws.example.com", nil, route(match.Prefix, "/", httpBackend("prod/ws:80", addr)))},
+				Certificates: []*match.Certificate{{Secret: "prod/ws-tls", Hosts: []string{"ws.example.com"}, Cert: cert}},
+			}))
 			front := httptest.NewUnstartedServer(r)
 			var c net.Conn
 			var err error

@@ -68,15 +68,16 @@ func route(typ match.PathType, path string, b *match.Backend) *match.Route {
 		key = strings.TrimRight(path, "/")
 	}
 	return &match.Route{Type: typ, Path: key, Backend: b, Order: routeOrder,
-		Source: match.Source{Ingress: "prod/test", Field: "spec.rules[0].http.paths[0]"}}
+		Source: match.Source{Namespace: "prod", Name: "test", Field: "spec.rules[0].http.paths[0]"}}
 }
 
 func vhost(name string, fallback *match.Backend, routes ...*match.Route) *match.VirtualHost {
 	return &match.VirtualHost{Name: name, Fallback: fallback, Routes: routes}
 }
 
-// table builds a table over hosts, listing every backend they reference.
-func table(digest string, hosts ...*match.VirtualHost) *match.Table {
+// table builds a table over hosts, listing every backend they reference;
+// inputs go into the digest, so equal inputs and hosts give equal digests.
+func table(inputs string, hosts ...*match.VirtualHost) *match.Table {
 	seen := map[*match.Backend]bool{}
 	var backends []*match.Backend
 	add := func(b *match.Backend) {
@@ -91,7 +92,7 @@ func table(digest string, hosts ...*match.VirtualHost) *match.Table {
 			add(r.Backend)
 		}
 	}
-	return match.NewTable(hosts, backends, nil, nil, digest)
+	return match.New(match.Spec{VirtualHosts: hosts, Backends: backends, Inputs: []byte(inputs)})
 }
 
 // records collects Observer records.

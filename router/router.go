@@ -254,8 +254,7 @@ func defaultTransports(connect, read time.Duration) (h1, h2c, h2 *http.Transport
 
 // Publish makes t the serving table, unless its digest equals the serving
 // table's: then nothing changes and the current generation is returned with
-// changed false. Tables with an empty digest are always published. A nil t
-// is ignored. In-flight requests finish on the table they started with.
+// changed false. A nil t is ignored. In-flight requests finish on the table they started with.
 func (r *Router) Publish(t *match.Table) (generation uint64, changed bool) {
 	if t == nil {
 		return r.Generation(), false
@@ -263,7 +262,7 @@ func (r *Router) Publish(t *match.Table) (generation uint64, changed bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	cur := r.state.Load()
-	if cur != nil && (cur.table == t || (t.Digest != "" && t.Digest == cur.table.Digest)) {
+	if cur != nil && (cur.table == t || t.Digest() == cur.table.Digest()) {
 		return cur.gen, false
 	}
 	next := &serving{table: t, balancers: r.balancers(t), gen: 1}
@@ -286,16 +285,17 @@ func (r *Router) Publish(t *match.Table) (generation uint64, changed bool) {
 		}
 		r.registry.Sweep(live)
 	}
+	size := t.Size()
 	r.logger.Info("routing table published",
-		"generation", next.gen, "digest", t.Digest,
-		"hosts", len(t.VirtualHosts), "backends", len(next.balancers), "warnings", len(t.Warnings))
+		"generation", next.gen, "digest", t.Digest(),
+		"hosts", size.VirtualHosts, "routes", size.Routes, "backends", len(next.balancers))
 	return next.gen, true
 }
 
 // balancers gives every backend the table can return, listed or referenced
 // from a route or fallback, its balancer.
 func (r *Router) balancers(t *match.Table) map[*match.Backend]*balance.Balancer {
-	m := make(map[*match.Backend]*balance.Balancer, len(t.Backends))
+	m := make(map[*match.Backend]*balance.Balancer, t.Size().Backends)
 	add := func(b *match.Backend) {
 		if b == nil {
 			return
@@ -304,10 +304,10 @@ func (r *Router) balancers(t *match.Table) map[*match.Backend]*balance.Balancer 
 			m[b] = r.registry.Balancer(balance.Config{ID: b.ID, Endpoints: b.Endpoints, Policy: b.Policy, HashKey: b.HashKey})
 		}
 	}
-	for _, b := range t.Backends {
+	for b := range t.Backends() {
 		add(b)
 	}
-	for _, vh := range t.VirtualHosts {
+	for vh := range t.VirtualHosts() {
 		add(vh.Fallback)
 		for _, rt := range vh.Routes {
 			add(rt.Backend)

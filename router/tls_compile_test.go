@@ -20,7 +20,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ramjet.dev/ramjet/compile"
-	"ramjet.dev/ramjet/match"
 	"ramjet.dev/ramjet/router"
 )
 
@@ -96,7 +95,7 @@ func servedCertificate(t *testing.T, addr, serverName string) *x509.Certificate 
 	return certs[0]
 }
 
-func hasReason(ws []match.Warning, reason match.Reason) bool {
+func hasReason(ws []compile.Warning, reason compile.Reason) bool {
 	for _, w := range ws {
 		if w.Reason == reason {
 			return true
@@ -142,11 +141,11 @@ func TestCertificateRotation(t *testing.T) {
 		return string(b)
 	}
 
-	publish := func(crt, key []byte) []match.Warning {
-		tab, warnings := compile.Compile(shopManifests(t, "shop.example.com", addr, crt, key), compile.Options{})
-		_, changed := r.Publish(tab)
+	publish := func(crt, key []byte) []compile.Warning {
+		res := compile.Compile(shopManifests(t, "shop.example.com", addr, crt, key), compile.Options{})
+		_, changed := r.Publish(res.Table)
 		require.True(t, changed)
-		return warnings
+		return res.Warnings
 	}
 
 	require.Empty(t, publish(certA, keyA))
@@ -164,7 +163,7 @@ func TestCertificateRotation(t *testing.T) {
 	// Rotated to garbage: the host falls back to the default certificate,
 	// compile says why, and plain HTTP to the host is still redirected.
 	warnings := publish([]byte("-----BEGIN CERTIFICATE-----\nZ2FyYmFnZQ==\n-----END CERTIFICATE-----\n"), keyB)
-	require.True(t, hasReason(warnings, match.SecretInvalid), "warnings: %v", warnings)
+	require.True(t, hasReason(warnings, compile.SecretInvalid), "warnings: %v", warnings)
 	def := servedCertificate(t, front, "shop.example.com")
 	assert.Equal(t, "ramjet default certificate", def.Subject.CommonName)
 	assert.NotEqual(t, leafB.SerialNumber, def.SerialNumber)
@@ -182,8 +181,9 @@ func TestCertificateRotation(t *testing.T) {
 
 func TestCertificateSelectionFromSecrets(t *testing.T) {
 	certW, keyW, leafW := pemPair(t, "*.example.com")
-	tab, warnings := compile.Compile(shopManifests(t, "*.example.com", "127.0.0.1:8080", certW, keyW), compile.Options{})
-	require.Empty(t, warnings)
+	res := compile.Compile(shopManifests(t, "*.example.com", "127.0.0.1:8080", certW, keyW), compile.Options{})
+	require.Empty(t, res.Warnings)
+	tab := res.Table
 	defCrt, defKey, defLeaf := pemPair(t, "default.invalid")
 	configured, err := tls.X509KeyPair(defCrt, defKey)
 	require.NoError(t, err)

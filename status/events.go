@@ -7,7 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/compile"
 )
 
 // DefaultRepostAfter is how long an unchanged problem goes before it is
@@ -35,7 +35,7 @@ type Event struct {
 	// to MaxMessageBytes.
 	Message string
 	// Warning is the problem the Event reports, for Forget.
-	Warning match.Warning
+	Warning compile.Warning
 }
 
 // EventDeduper turns the warnings of successive rebuilds into the Events
@@ -53,7 +53,7 @@ type Event struct {
 type EventDeduper struct {
 	mu          sync.Mutex
 	repostAfter time.Duration
-	posted      map[match.Warning]time.Time // active warning → when last posted
+	posted      map[compile.Warning]time.Time // active warning → when last posted
 }
 
 // NewEventDeduper returns an EventDeduper that posts an unchanged problem
@@ -76,15 +76,15 @@ func NewEventDeduper(repostAfter time.Duration) *EventDeduper {
 // Events come sorted by namespace, name, field, reason, message and winner.
 // A controller that wants a problem re-posted without a rebuild calls Filter
 // again with the last table's warnings at NextRepost.
-func (d *EventDeduper) Filter(warnings []match.Warning, now time.Time) []Event {
+func (d *EventDeduper) Filter(warnings []compile.Warning, now time.Time) []Event {
 	type item struct {
-		w               match.Warning
+		w               compile.Warning
 		namespace, name string
 	}
 	items := make([]item, 0, len(warnings))
 	for _, w := range warnings {
-		if kind, namespace, name := w.Ref(); kind == "Ingress" {
-			items = append(items, item{w, namespace, name})
+		if o := w.Object; o.Kind == "Ingress" && o.Namespace != "" && o.Name != "" {
+			items = append(items, item{w, w.Object.Namespace, w.Object.Name})
 		}
 	}
 	slices.SortFunc(items, func(a, b item) int {
@@ -94,7 +94,7 @@ func (d *EventDeduper) Filter(warnings []match.Warning, now time.Time) []Event {
 			cmp.Compare(a.w.Field, b.w.Field),
 			cmp.Compare(a.w.Reason, b.w.Reason),
 			cmp.Compare(a.w.Message, b.w.Message),
-			cmp.Compare(a.w.Winner, b.w.Winner),
+			cmp.Compare(a.w.WinnerText(), b.w.WinnerText()),
 		)
 	})
 	// The sort key spells out the whole warning, so repeats are adjacent.
@@ -102,7 +102,7 @@ func (d *EventDeduper) Filter(warnings []match.Warning, now time.Time) []Event {
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	next := make(map[match.Warning]time.Time, len(items))
+	next := make(map[compile.Warning]time.Time, len(items))
 	var events []Event
 	for _, it := range items {
 		last, seen := d.posted[it.w]
@@ -158,13 +158,13 @@ func (d *EventDeduper) Reset() {
 
 // eventMessage puts the field path in front of the message: an Event shows
 // only its object, and an Ingress can have many paths.
-func eventMessage(w match.Warning) string {
+func eventMessage(w compile.Warning) string {
 	s := w.Message
 	if w.Field != "" {
 		s = w.Field + ": " + s
 	}
-	if w.Winner != "" {
-		s += " (winner: " + w.Winner + ")"
+	if winner := w.WinnerText(); winner != "" {
+		s += " (winner: " + winner + ")"
 	}
 	return truncate(s, MaxMessageBytes)
 }

@@ -10,32 +10,32 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
-	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/compile"
 )
 
 var (
-	svcMissing = match.Warning{
-		Reason:  match.ServiceNotFoundReason,
-		Object:  "Ingress prod/shop",
+	svcMissing = compile.Warning{
+		Reason:  compile.ServiceNotFound,
+		Object:  compile.Ref{Kind: "Ingress", Namespace: "prod", Name: "shop"},
 		Field:   "spec.rules[0].http.paths[1].backend.service.name",
 		Message: "Service prod/api not found; requests answer 503",
 	}
-	routeConflict = match.Warning{
-		Reason:  match.RouteConflict,
-		Object:  "Ingress prod/cart",
+	routeConflict = compile.Warning{
+		Reason:  compile.RouteConflict,
+		Object:  compile.Ref{Kind: "Ingress", Namespace: "prod", Name: "cart"},
 		Field:   "spec.rules[0].http.paths[0]",
 		Message: "shop.example.com Prefix /cart is declared earlier",
-		Winner:  "Ingress prod/a spec.rules[0].http.paths[0]",
+		Winner:  compile.Ref{Kind: "Ingress", Namespace: "prod", Name: "a"}, WinnerField: "spec.rules[0].http.paths[0]",
 	}
-	classNotFound = match.Warning{
-		Reason:  match.ClassNotFound,
-		Object:  "Ingress dev/blog",
+	classNotFound = compile.Warning{
+		Reason:  compile.ClassNotFound,
+		Object:  compile.Ref{Kind: "Ingress", Namespace: "dev", Name: "blog"},
 		Field:   "spec.ingressClassName",
 		Message: `IngressClass "nginx" not found`,
 	}
-	globalDefault = match.Warning{
-		Reason:  match.DefaultBackendUnavailable,
-		Object:  "Service demo/missing",
+	globalDefault = compile.Warning{
+		Reason:  compile.DefaultBackendUnavailable,
+		Object:  compile.Ref{Kind: "Service", Namespace: "demo", Name: "missing"},
 		Field:   "--default-backend",
 		Message: "global default backend demo/missing:80: Service demo/missing not found; unmatched requests answer 404",
 	}
@@ -53,9 +53,9 @@ var (
 func TestEventDeduperSequence(t *testing.T) {
 	t0 := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
-	portMissing := match.Warning{
-		Reason:  match.ServicePortNotFound,
-		Object:  "Ingress prod/shop",
+	portMissing := compile.Warning{
+		Reason:  compile.ServicePortNotFound,
+		Object:  compile.Ref{Kind: "Ingress", Namespace: "prod", Name: "shop"},
 		Field:   "spec.rules[0].http.paths[1].backend.service.port",
 		Message: "Service prod/api has no port 8080; requests answer 503",
 	}
@@ -65,32 +65,32 @@ func TestEventDeduperSequence(t *testing.T) {
 	type step struct {
 		name     string
 		now      time.Time
-		warnings []match.Warning
+		warnings []compile.Warning
 		want     []Event
 	}
 	steps := []step{
 		{"first rebuild posts every Ingress problem, sorted, and skips the Service one",
-			at(0), []match.Warning{svcMissing, globalDefault, routeConflict, classNotFound, svcMissing},
+			at(0), []compile.Warning{svcMissing, globalDefault, routeConflict, classNotFound, svcMissing},
 			[]Event{evClassNotFound, evRouteConflict, evSvcMissing}},
 		{"unchanged 200 ms later: nothing", at(200 * time.Millisecond),
-			[]match.Warning{routeConflict, classNotFound, svcMissing, globalDefault}, nil},
+			[]compile.Warning{routeConflict, classNotFound, svcMissing, globalDefault}, nil},
 		{"unchanged in another order: nothing", at(time.Second),
-			[]match.Warning{svcMissing, classNotFound, routeConflict}, nil},
+			[]compile.Warning{svcMissing, classNotFound, routeConflict}, nil},
 		{"one resolved: nothing", at(2 * time.Second),
-			[]match.Warning{classNotFound, routeConflict}, nil},
+			[]compile.Warning{classNotFound, routeConflict}, nil},
 		{"a new problem: posted", at(3 * time.Second),
-			[]match.Warning{classNotFound, routeConflict, portMissing}, []Event{evPortMissing}},
+			[]compile.Warning{classNotFound, routeConflict, portMissing}, []Event{evPortMissing}},
 		{"the resolved one comes back: posted again", at(4 * time.Second),
-			[]match.Warning{classNotFound, routeConflict, portMissing, svcMissing}, []Event{evSvcMissing}},
+			[]compile.Warning{classNotFound, routeConflict, portMissing, svcMissing}, []Event{evSvcMissing}},
 		{"just before the re-post interval: nothing", at(50*time.Minute - time.Millisecond),
-			[]match.Warning{classNotFound, routeConflict, portMissing, svcMissing}, nil},
+			[]compile.Warning{classNotFound, routeConflict, portMissing, svcMissing}, nil},
 		{"at the interval: the problems posted at first are posted again", at(50 * time.Minute),
-			[]match.Warning{classNotFound, routeConflict, portMissing, svcMissing}, []Event{evClassNotFound, evRouteConflict}},
+			[]compile.Warning{classNotFound, routeConflict, portMissing, svcMissing}, []Event{evClassNotFound, evRouteConflict}},
 		{"the later ones follow at their own interval", at(50*time.Minute + 4*time.Second),
-			[]match.Warning{classNotFound, routeConflict, portMissing, svcMissing}, []Event{evSvcMissing, evPortMissing}},
+			[]compile.Warning{classNotFound, routeConflict, portMissing, svcMissing}, []Event{evSvcMissing, evPortMissing}},
 		{"all resolved: nothing", at(51 * time.Minute), nil, nil},
 		{"all back: all posted", at(51*time.Minute + time.Second),
-			[]match.Warning{routeConflict, classNotFound}, []Event{evClassNotFound, evRouteConflict}},
+			[]compile.Warning{routeConflict, classNotFound}, []Event{evClassNotFound, evRouteConflict}},
 	}
 
 	d := NewEventDeduper(DefaultRepostAfter)
@@ -105,8 +105,8 @@ func TestEventDeduperSequence(t *testing.T) {
 func TestEventDeduperNoRepost(t *testing.T) {
 	t0 := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 	for _, d := range []*EventDeduper{{}, NewEventDeduper(0), NewEventDeduper(-time.Minute)} {
-		require.Equal(t, []Event{evSvcMissing}, d.Filter([]match.Warning{svcMissing}, t0))
-		require.Empty(t, d.Filter([]match.Warning{svcMissing}, t0.Add(24*time.Hour)))
+		require.Equal(t, []Event{evSvcMissing}, d.Filter([]compile.Warning{svcMissing}, t0))
+		require.Empty(t, d.Filter([]compile.Warning{svcMissing}, t0.Add(24*time.Hour)))
 		_, ok := d.NextRepost()
 		require.False(t, ok, "NextRepost with re-posting off")
 	}
@@ -118,19 +118,19 @@ func TestEventDeduperNextRepost(t *testing.T) {
 	_, ok := d.NextRepost()
 	require.False(t, ok, "NextRepost with nothing remembered")
 
-	d.Filter([]match.Warning{svcMissing}, t0)
-	d.Filter([]match.Warning{svcMissing, classNotFound}, t0.Add(10*time.Minute))
+	d.Filter([]compile.Warning{svcMissing}, t0)
+	d.Filter([]compile.Warning{svcMissing, classNotFound}, t0.Add(10*time.Minute))
 	next, ok := d.NextRepost()
 	require.True(t, ok)
 	require.Equal(t, t0.Add(time.Hour), next)
 
 	// Calling Filter at NextRepost with the same warnings re-posts the due one.
-	require.Equal(t, []Event{evSvcMissing}, d.Filter([]match.Warning{svcMissing, classNotFound}, next))
+	require.Equal(t, []Event{evSvcMissing}, d.Filter([]compile.Warning{svcMissing, classNotFound}, next))
 	next, ok = d.NextRepost()
 	require.True(t, ok)
 	require.Equal(t, t0.Add(70*time.Minute), next)
 
-	d.Filter([]match.Warning{globalDefault}, next)
+	d.Filter([]compile.Warning{globalDefault}, next)
 	_, ok = d.NextRepost()
 	require.False(t, ok, "only non-Ingress warnings are left, and they are not remembered")
 }
@@ -138,7 +138,7 @@ func TestEventDeduperNextRepost(t *testing.T) {
 func TestEventDeduperReset(t *testing.T) {
 	t0 := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 	d := NewEventDeduper(DefaultRepostAfter)
-	ws := []match.Warning{svcMissing, classNotFound}
+	ws := []compile.Warning{svcMissing, classNotFound}
 	require.Len(t, d.Filter(ws, t0), 2)
 	require.Empty(t, d.Filter(ws, t0.Add(time.Second)))
 	d.Reset()
@@ -156,7 +156,7 @@ func TestEventDeduperBounded(t *testing.T) {
 		if i == 0 {
 			want = 2
 		}
-		require.Len(t, d.Filter([]match.Warning{w, classNotFound}, t0.Add(time.Duration(i)*time.Second)), want)
+		require.Len(t, d.Filter([]compile.Warning{w, classNotFound}, t0.Add(time.Duration(i)*time.Second)), want)
 	}
 	require.Len(t, d.posted, 2)
 }
@@ -164,18 +164,19 @@ func TestEventDeduperBounded(t *testing.T) {
 func TestEventFromWarning(t *testing.T) {
 	tests := []struct {
 		name string
-		w    match.Warning
+		w    compile.Warning
 		want []Event
 	}{
-		{"no field", match.Warning{Reason: match.RuleRejected, Object: "Ingress prod/shop", Message: "rejected"},
+		{"no field", compile.Warning{Reason: compile.RuleRejected, Object: compile.Ref{Kind: "Ingress", Namespace: "prod", Name: "shop"}, Message: "rejected"},
 			[]Event{{Kind: "Ingress", Namespace: "prod", Name: "shop", Reason: "RuleRejected", Message: "rejected",
-				Warning: match.Warning{Reason: match.RuleRejected, Object: "Ingress prod/shop", Message: "rejected"}}}},
-		{"malformed object", match.Warning{Reason: match.RuleRejected, Object: "Ingress shop", Message: "rejected"}, nil},
-		{"Secret", match.Warning{Reason: match.SecretInvalid, Object: "Secret prod/tls", Message: "bad"}, nil},
+				Warning: compile.Warning{Reason: compile.RuleRejected, Object: compile.Ref{Kind: "Ingress", Namespace: "prod", Name: "shop"}, Message: "rejected"}}}},
+		{"no object", compile.Warning{Reason: compile.RuleRejected, Message: "rejected"}, nil},
+		{"Ingress without a namespace", compile.Warning{Reason: compile.RuleRejected, Object: compile.Ref{Kind: "Ingress", Name: "shop"}, Message: "rejected"}, nil},
+		{"Secret", compile.Warning{Reason: compile.SecretInvalid, Object: compile.Ref{Kind: "Secret", Namespace: "prod", Name: "tls"}, Message: "bad"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := new(EventDeduper).Filter([]match.Warning{tt.w}, time.Time{})
+			got := new(EventDeduper).Filter([]compile.Warning{tt.w}, time.Time{})
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Filter (-want +got):\n%s", diff)
 			}
@@ -186,7 +187,7 @@ func TestEventFromWarning(t *testing.T) {
 func TestEventMessageTruncated(t *testing.T) {
 	w := svcMissing
 	w.Message = strings.Repeat("é", 2000) // two bytes each: a cut can land mid-rune
-	got := new(EventDeduper).Filter([]match.Warning{w}, time.Time{})
+	got := new(EventDeduper).Filter([]compile.Warning{w}, time.Time{})
 	require.Len(t, got, 1)
 	msg := got[0].Message
 	require.LessOrEqual(t, len(msg), MaxMessageBytes)
@@ -204,7 +205,7 @@ func TestEventDeduperConcurrent(t *testing.T) {
 	posted := 0
 	for i := range 8 {
 		wg.Go(func() {
-			n := len(d.Filter([]match.Warning{svcMissing}, t0.Add(time.Duration(i)*time.Millisecond)))
+			n := len(d.Filter([]compile.Warning{svcMissing}, t0.Add(time.Duration(i)*time.Millisecond)))
 			d.NextRepost()
 			mu.Lock()
 			posted += n
@@ -220,7 +221,7 @@ func TestEventDeduperConcurrent(t *testing.T) {
 func TestEventDeduperForget(t *testing.T) {
 	t0 := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 	d := NewEventDeduper(DefaultRepostAfter)
-	ws := []match.Warning{svcMissing, classNotFound}
+	ws := []compile.Warning{svcMissing, classNotFound}
 	first := d.Filter(ws, t0)
 	require.Equal(t, []Event{evClassNotFound, evSvcMissing}, first)
 	d.Forget(first[1])

@@ -56,8 +56,9 @@ type clusterController struct {
 	ready    atomic.Bool
 	leading  atomic.Bool
 	rebuilds atomic.Uint64
-	// warnings are those of the last rebuild, for the Event poster.
-	warnings atomic.Pointer[[]compile.Warning]
+	// last is the last rebuild's result: its claimed Ingresses get status,
+	// its warnings become Events.
+	last atomic.Pointer[compile.Result]
 
 	// Owned by the rebuild loop: what the log has already been told.
 	logged map[compile.Warning]bool
@@ -160,7 +161,7 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 		return nil, err
 	}
 
-	l, err := listen(cfg, c.router, debugMux(c.router, c.ready.Load, c.serveStats), log)
+	l, err := listen(cfg, c.router, debugMux(c.router, c.ready.Load, &c.last, c.serveStats), log)
 	if err != nil {
 		return nil, err
 	}
@@ -376,16 +377,16 @@ func (c *clusterController) rebuild() {
 
 	snap := c.snapshot()
 	began := time.Now()
-	table, warnings := compile.Compile(snap, c.cfg.options)
+	res := compile.Compile(snap, c.cfg.options)
 	took := time.Since(began)
-	gen, changed := c.router.Publish(table)
+	gen, changed := c.router.Publish(res.Table)
 	n := c.rebuilds.Add(1)
-	c.warnings.Store(&warnings)
+	c.last.Store(&res)
 	c.ready.Store(true)
-	c.logWarnings(warnings)
+	c.logWarnings(res.Warnings)
 
 	attrs := []any{"rebuild", n, "generation", gen, "ingresses", len(snap.Ingresses),
-		"warnings", len(warnings), "compile", took.Round(time.Microsecond)}
+		"claimed", len(res.Claimed), "warnings", len(res.Warnings), "compile", took.Round(time.Microsecond)}
 	if changed {
 		c.log.Info("rebuilt", attrs...)
 	} else {
@@ -407,7 +408,7 @@ func (c *clusterController) logWarnings(warnings []compile.Warning) {
 	}
 	for w := range c.logged {
 		if !now[w] {
-			c.log.Info("warning resolved", "reason", string(w.Reason), "object", w.Object, "field", w.Field)
+			c.log.Info("warning resolved", "reason", string(w.Reason), "object", w.Object.String(), "field", w.Field)
 		}
 	}
 	c.logged = now

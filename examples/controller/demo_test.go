@@ -128,8 +128,8 @@ func TestDemoManifests(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, skipped, 1, "only the Namespace is skipped: %v", skipped)
 
-	table, warnings := compile.Compile(*snap, compile.Options{})
-	require.Empty(t, warnings, "the demo manifests should compile cleanly")
+	res := compile.Compile(*snap, compile.Options{})
+	require.Empty(t, res.Warnings, "the demo manifests should compile cleanly")
 
 	transport := echoTransport{}
 	for ap, svcs := range demoEndpoints(snap.EndpointSlices) {
@@ -141,7 +141,7 @@ func TestDemoManifests(t *testing.T) {
 	require.Len(t, transport, 6, "one echo server per demo endpoint")
 
 	rt := router.New(router.Options{Transport: transport, Logger: slog.New(slog.DiscardHandler)})
-	rt.Publish(table)
+	rt.Publish(res.Table)
 
 	tests := []struct {
 		host, target string

@@ -44,8 +44,11 @@ func TestEventRetriedAfterFailedPost(t *testing.T) {
 	c.listers.ingresses = []networkinglisters.IngressLister{networkinglisters.NewIngressLister(ingIdx)}
 	c.listers.classes = networkinglisters.NewIngressClassLister(clsIdx)
 	c.ready.Store(true)
-	w := []compile.Warning{{Reason: "ServiceNotFound", Object: "Ingress prod/shop", Field: "spec.rules[0]", Message: "no svc"}}
-	c.warnings.Store(&w)
+	shop := compile.Ref{Kind: "Ingress", Namespace: "prod", Name: "shop"}
+	c.last.Store(&compile.Result{
+		Claimed:  []compile.Ref{shop},
+		Warnings: []compile.Warning{{Reason: compile.ServiceNotFound, Object: shop, Field: "spec.rules[0]", Message: "no svc"}},
+	})
 
 	// The first pass fails to post and says so, so that it is retried; the
 	// retry posts the Event instead of waiting for the re-post interval.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -10,9 +11,8 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
-	"ramjet.dev/ramjet/classify"
+	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/status"
 )
 
@@ -90,11 +90,15 @@ func (c *clusterController) syncStatus(term context.Context) bool {
 	if !c.ready.Load() {
 		return true // the first rebuild asks again
 	}
-	classes, _ := c.listers.classes.List(labels.Everything())
-	classifier := classify.New(classes, c.claimOptions())
-	var claimed []*networkingv1.Ingress
-	for _, ing := range c.ingresses() {
-		if ok, _ := classifier.Decide(ing); ok {
+	res := c.last.Load()
+	if res == nil {
+		return true
+	}
+	// Claiming was decided once, by the compile that built the serving
+	// table; status follows that decision.
+	claimed := make([]*networkingv1.Ingress, 0, len(res.Claimed))
+	for _, ref := range res.Claimed {
+		if ing := c.lookupIngress(ref.Namespace, ref.Name); ing != nil {
 			claimed = append(claimed, ing)
 		}
 	}
@@ -106,7 +110,7 @@ func (c *clusterController) syncStatus(term context.Context) bool {
 	desired := status.Desired(src)
 	ok := true
 	for _, u := range status.Updates(claimed, desired, !c.cfg.noStatusUpdate) {
-		if err := c.applyStatus(term, classifier, desired, u); err != nil {
+		if err := c.applyStatus(term, desired, u); err != nil {
 			if term.Err() != nil {
 				return false
 			}
@@ -115,34 +119,24 @@ func (c *clusterController) syncStatus(term context.Context) bool {
 		}
 	}
 
-	if w := c.warnings.Load(); w != nil {
-		for _, ev := range c.deduper.Filter(*w, time.Now()) {
-			if err := c.postEvent(term, ev); err != nil {
-				if term.Err() != nil {
-					return false
-				}
-				c.log.Warn("cannot post Event; will retry", "ingress", ev.Namespace+"/"+ev.Name, "reason", ev.Reason, "err", err)
-				c.deduper.Forget(ev)
-				ok = false
+	for _, ev := range c.deduper.Filter(res.Warnings, time.Now()) {
+		if err := c.postEvent(term, ev); err != nil {
+			if term.Err() != nil {
+				return false
 			}
+			c.log.Warn("cannot post Event; will retry", "ingress", ev.Namespace+"/"+ev.Name, "reason", ev.Reason, "err", err)
+			c.deduper.Forget(ev)
+			ok = false
 		}
 	}
 	return ok
 }
 
-func (c *clusterController) claimOptions() classify.Options {
-	return classify.Options{
-		IngressClass:      c.cfg.options.IngressClass,
-		ControllerName:    c.cfg.options.ControllerName,
-		WatchWithoutClass: c.cfg.options.WatchIngressWithoutClass,
-	}
-}
-
 // applyStatus writes one status update. The cached copy may lag a write by
 // someone else: on a conflict the Ingress is read again, and written once
-// more only if it is still ours and still differs. A failure is left to
-// the retry.
-func (c *clusterController) applyStatus(ctx context.Context, classifier *classify.Classifier, desired []networkingv1.IngressLoadBalancerIngress, u status.Update) error {
+// more only if the latest compile still claims it and it still differs. A
+// failure is left to the retry.
+func (c *clusterController) applyStatus(ctx context.Context, desired []networkingv1.IngressLoadBalancerIngress, u status.Update) error {
 	cached := c.lookupIngress(u.Namespace, u.Name)
 	if cached == nil {
 		return nil // deleted since
@@ -155,8 +149,8 @@ func (c *clusterController) applyStatus(ctx context.Context, classifier *classif
 		fresh, getErr := api.Get(ctx, u.Name, metav1.GetOptions{})
 		if getErr != nil {
 			err = getErr
-		} else if ours, _ := classifier.Decide(fresh); !ours {
-			return nil
+		} else if latest := c.last.Load(); !slices.Contains(latest.Claimed, compile.Ref{Kind: "Ingress", Namespace: fresh.Namespace, Name: fresh.Name}) {
+			return nil // no longer claimed by the newest table
 		} else if again := status.Updates([]*networkingv1.Ingress{fresh}, desired, true); len(again) == 0 {
 			return nil // already right
 		} else {

@@ -53,6 +53,7 @@ type controller struct {
 	demo   *demoBackends // nil without -demo-backends
 
 	ready atomic.Bool
+	last  atomic.Pointer[compile.Result]
 
 	// Owned by the goroutine that calls poll.
 	seen    []fileState
@@ -77,15 +78,16 @@ func (c *controller) load() error {
 	}
 
 	start := time.Now()
-	table, warnings := compile.Compile(*snap, c.cfg.options)
+	res := compile.Compile(*snap, c.cfg.options)
 	elapsed := time.Since(start)
-	for _, w := range warnings {
+	for _, w := range res.Warnings {
 		c.log.Warn(w.Message, warningAttrs(w)...)
 	}
 
 	// The router logs each table it publishes; this line adds what only
 	// the loader knows.
-	gen, changed := c.router.Publish(table)
+	gen, changed := c.router.Publish(res.Table)
+	c.last.Store(&res)
 	c.ready.Store(true)
 	msg := "manifests compiled"
 	if !changed {
@@ -95,7 +97,7 @@ func (c *controller) load() error {
 		"generation", gen,
 		"ingresses", len(snap.Ingresses),
 		"skipped", len(skipped),
-		"warnings", len(warnings),
+		"warnings", len(res.Warnings),
 		"compile", elapsed.Round(time.Microsecond))
 	return nil
 }
@@ -158,7 +160,7 @@ func startOffline(parent context.Context, cfg config, log *slog.Logger) (_ *inst
 		return nil, fmt.Errorf("loading %s: %w", cfg.manifests, err)
 	}
 
-	l, err := listen(cfg, c.router, debugMux(c.router, c.ready.Load, nil), log)
+	l, err := listen(cfg, c.router, debugMux(c.router, c.ready.Load, &c.last, nil), log)
 	if err != nil {
 		return nil, err
 	}

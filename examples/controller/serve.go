@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"ramjet.dev/ramjet/compile"
@@ -154,10 +157,23 @@ func (l *listening) run(ctx context.Context, cancel context.CancelFunc, log *slo
 }
 
 // debugMux serves the introspection endpoints. ready reports whether a
-// first table has been published; stats, if set, writes /debug/stats.
-func debugMux(rt *router.Router, ready func() bool, stats http.HandlerFunc) http.Handler {
+// first table has been published; last is the latest compile result, whose
+// warnings /debug/warnings lists; stats, if set, writes /debug/stats.
+func debugMux(rt *router.Router, ready func() bool, last *atomic.Pointer[compile.Result], stats http.HandlerFunc) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/debug/table", rt.DebugHandler())
+	mux.HandleFunc("/debug/warnings", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		res := last.Load()
+		if res == nil {
+			io.WriteString(w, "no compile yet\n")
+			return
+		}
+		for _, warning := range res.Warnings {
+			io.WriteString(w, strings.ReplaceAll(warning.String(), "\n", `\n`)+"\n")
+		}
+	})
 	if stats != nil {
 		mux.HandleFunc("/debug/stats", stats)
 	}
@@ -179,12 +195,12 @@ func debugMux(rt *router.Router, ready func() bool, stats http.HandlerFunc) http
 // warningAttrs are the log attributes of a compile warning; its message is
 // the log message.
 func warningAttrs(w compile.Warning) []any {
-	attrs := []any{"reason", string(w.Reason), "object", w.Object}
+	attrs := []any{"reason", string(w.Reason), "object", w.Object.String()}
 	if w.Field != "" {
 		attrs = append(attrs, "field", w.Field)
 	}
-	if w.Winner != "" {
-		attrs = append(attrs, "winner", w.Winner)
+	if winner := w.WinnerText(); winner != "" {
+		attrs = append(attrs, "winner", winner)
 	}
 	return attrs
 }

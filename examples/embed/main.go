@@ -125,11 +125,11 @@ func (a *app) reload() error {
 	if err != nil {
 		return err
 	}
-	table, warnings := compile.Compile(*snap, compile.Options{})
-	for _, w := range warnings {
-		a.logger.Warn("ingress warning", "reason", string(w.Reason), "object", w.Object, "field", w.Field, "message", w.Message)
+	res := compile.Compile(*snap, compile.Options{})
+	for _, w := range res.Warnings {
+		a.logger.Warn("ingress warning", "reason", string(w.Reason), "object", w.Object.String(), "field", w.Field, "message", w.Message)
 	}
-	gen, changed := a.router.Publish(table)
+	gen, changed := a.router.Publish(res.Table)
 	a.logger.Info("table loaded", "generation", gen, "changed", changed)
 	return nil
 }

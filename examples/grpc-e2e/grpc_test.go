@@ -162,8 +162,9 @@ func newRig(t *testing.T) *rig {
 	crt, key, leaf := selfSigned(t, "grpc.example.com")
 	rg.pool = x509.NewCertPool()
 	rg.pool.AddCert(leaf)
-	tab, warnings := compile.Compile(manifests(t, rg.backend, crt, key), compile.Options{})
-	require.Empty(t, warnings)
+	res := compile.Compile(manifests(t, rg.backend, crt, key), compile.Options{})
+	require.Empty(t, res.Warnings)
+	tab := res.Table
 
 	rg.router = router.New(router.Options{
 		Logger: slog.New(slog.DiscardHandler),

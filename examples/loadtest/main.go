@@ -156,11 +156,11 @@ func newRig(bodySize int) (*rig, error) {
 		DisableCompression:  true,
 	}
 	rg.router = router.New(router.Options{Transport: rg.transport, Logger: slog.New(slog.DiscardHandler)})
-	table, warnings := compile.Compile(rg.snapshot(0), compile.Options{})
-	if len(warnings) > 0 {
-		return nil, fmt.Errorf("the load table has warnings: %v", warnings)
+	res := compile.Compile(rg.snapshot(0), compile.Options{})
+	if len(res.Warnings) > 0 {
+		return nil, fmt.Errorf("the load table has warnings: %v", res.Warnings)
 	}
-	rg.router.Publish(table)
+	rg.router.Publish(res.Table)
 	if rg.targets["router"], err = serve(rg.router); err != nil {
 		return nil, err
 	}
@@ -375,8 +375,7 @@ func measure(c config, out io.Writer) (bool, error) {
 					return
 				case <-tick.C:
 				}
-				table, _ := compile.Compile(rg.snapshot(i), compile.Options{})
-				if _, changed := rg.router.Publish(table); !changed {
+				if _, changed := rg.router.Publish(compile.Compile(rg.snapshot(i), compile.Options{}).Table); !changed {
 					churnDone <- fmt.Errorf("publish %d did not change the table", i)
 					return
 				}

@@ -194,23 +194,21 @@ func Run(c Case) Result {
 		}
 		return res
 	}
-	table, _ := compile.Compile(c.Objects, c.Options)
 	h := newHarness()
-	h.router.Publish(table)
+	h.router.Publish(compile.Compile(c.Objects, c.Options).Table)
 	for i, r := range c.Requests {
 		res.Requests = append(res.Requests, h.run(i, r))
 	}
 	return res
 }
 
-// RenderTable compiles the case and returns the table's text rendering
-// (match.Table.WriteText), warnings included.
+// RenderTable compiles the case and returns the text rendering of the
+// result (compile.Result.String): the table, then the warnings.
 func RenderTable(c Case) (string, error) {
 	if err := c.Options.Validate(); err != nil {
 		return "", fmt.Errorf("case %q: %w", c.Name, err)
 	}
-	table, _ := compile.Compile(c.Objects, c.Options)
-	return table.String(), nil
+	return compile.Compile(c.Objects, c.Options).String(), nil
 }
 
 type harness struct {

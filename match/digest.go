@@ -1,4 +1,4 @@
-package compile
+package match
 
 import (
 	"crypto/sha256"
@@ -8,38 +8,29 @@ import (
 	"slices"
 
 	"ramjet.dev/ramjet/balance"
-	"ramjet.dev/ramjet/match"
 )
 
 // digestVersion names the encoding, so a change to it changes every digest.
 const digestVersion = "ramjet table digest v1"
 
 // digest is the hex SHA-256 of a canonical encoding of everything in t that
-// affects a response (SPEC §15), plus the options. It walks the table in
-// its sorted order (hosts by name, routes in precedence order, backends by
-// ID, certificates by Secret) and never iterates a map, so it depends
-// neither on input order nor on time. Every string and list is length
-// prefixed, so no two tables share an encoding. Sources, declaration order
-// and warnings do not change a response and are left out: renaming an
+// affects a response (SPEC §15), after the inputs that produced it. It walks
+// the table in its sorted order (hosts by name, routes in precedence order,
+// backends by ID, certificates by Secret) and never iterates a map, so it
+// depends neither on input order nor on time. Every string and list is
+// length prefixed, so no two tables share an encoding. Sources and
+// declaration order do not change a response and are left out: renaming an
 // Ingress or adding an unrelated older one does not republish a table.
-func digest(t *match.Table, o Options) string {
+//
+// It lives beside the types it encodes: a field added to a host, route or
+// backend that changes answers belongs here too.
+func digest(t *Table, inputs []byte) string {
 	e := encoder{h: sha256.New(), buf: make([]byte, 0, 64<<10)}
 	e.str(digestVersion)
+	e.raw(inputs)
 
-	claim := o.claimOptions()
-	e.str(claim.IngressClass)
-	e.str(claim.ControllerName)
-	if o.DefaultBackend != nil {
-		e.flag(true)
-		e.str(o.DefaultBackend.String())
-	} else {
-		e.flag(false)
-	}
-	e.flag(o.WatchIngressWithoutClass)
-	e.flag(o.DisableSSLRedirect)
-
-	e.num(len(t.VirtualHosts))
-	for _, vh := range t.VirtualHosts {
+	e.num(len(t.hosts))
+	for _, vh := range t.hosts {
 		e.str(vh.Name)
 		e.flag(vh.TLS)
 		e.flag(vh.SSLRedirect)
@@ -55,8 +46,8 @@ func digest(t *match.Table, o Options) string {
 		}
 	}
 
-	e.num(len(t.Backends))
-	for _, be := range t.Backends {
+	e.num(len(t.backends))
+	for _, be := range t.backends {
 		e.str(be.ID)
 		e.str(be.Namespace)
 		e.str(be.Name)
@@ -70,13 +61,13 @@ func digest(t *match.Table, o Options) string {
 	}
 
 	// TLS hosts decide the redirect even where no virtual host has the name.
-	e.num(len(t.TLSHosts))
-	for _, h := range t.TLSHosts {
+	e.num(len(t.tlsHosts))
+	for _, h := range t.tlsHosts {
 		e.str(h)
 	}
 
-	e.num(len(t.Certificates))
-	for _, c := range t.Certificates {
+	e.num(len(t.certs))
+	for _, c := range t.certs {
 		e.str(c.Secret)
 		e.str(c.Fingerprint)
 		e.num(len(c.Hosts))
@@ -99,10 +90,10 @@ func digest(t *match.Table, o Options) string {
 	// round-robin throughout encodes as if it did not exist. Everything
 	// before it is self-delimiting and each optional section opens with
 	// its own tag, so presence and absence are unambiguous.
-	if slices.ContainsFunc(t.Backends, func(be *match.Backend) bool { return be.Policy != balance.RoundRobin }) {
+	if slices.ContainsFunc(t.backends, func(be *Backend) bool { return be.Policy != balance.RoundRobin }) {
 		e.str("balancing")
-		e.num(len(t.Backends))
-		for _, be := range t.Backends {
+		e.num(len(t.backends))
+		for _, be := range t.backends {
 			e.num(int(be.Policy))
 			e.str(be.HashKey.String())
 		}
@@ -112,7 +103,7 @@ func digest(t *match.Table, o Options) string {
 	// it, one flag per host and route in the order encoded above.
 	if preservesSlash(t) {
 		e.str("preserve-trailing-slash")
-		for _, vh := range t.VirtualHosts {
+		for _, vh := range t.hosts {
 			e.flag(vh.PreserveTrailingSlash)
 			for _, r := range vh.Routes {
 				e.flag(r.PreserveTrailingSlash)
@@ -122,8 +113,8 @@ func digest(t *match.Table, o Options) string {
 	return e.sum()
 }
 
-func preservesSlash(t *match.Table) bool {
-	for _, vh := range t.VirtualHosts {
+func preservesSlash(t *Table) bool {
+	for _, vh := range t.hosts {
 		if vh.PreserveTrailingSlash {
 			return true
 		}
@@ -162,6 +153,11 @@ func (e *encoder) str(s string) {
 	e.flushIfFull()
 }
 
+func (e *encoder) raw(p []byte) {
+	e.buf = append(e.buf, p...)
+	e.flushIfFull()
+}
+
 func (e *encoder) bytes(p []byte) {
 	e.buf = binary.BigEndian.AppendUint64(e.buf, uint64(len(p)))
 	e.buf = append(e.buf, p...)
@@ -169,7 +165,7 @@ func (e *encoder) bytes(p []byte) {
 }
 
 // backendRef encodes a reference by ID; nil (404) differs from every ID.
-func (e *encoder) backendRef(be *match.Backend) {
+func (e *encoder) backendRef(be *Backend) {
 	if be == nil {
 		e.flag(false)
 		return

@@ -323,31 +323,25 @@ func (b *Balancer) Key(r *http.Request) string {
 	return b.key.Extract(r)
 }
 
-// Pick returns the next endpoint and counts it in flight. The caller must
-// call the endpoint's Release exactly once, on every path out. ok is false
-// when the backend has no endpoint that may be picked. Under the Hash
-// policy Pick has no key and goes round-robin; use PickKey.
-func (b *Balancer) Pick() (e Endpoint, ok bool) {
-	return b.PickExcept("")
-}
-
-// PickKey is Pick with the request's hash key (see Key). Policies other than
-// Hash ignore the key; under Hash an empty key goes round-robin, because a
-// request without the key has no affinity to keep and sending all such
-// requests to one endpoint would overload it.
-func (b *Balancer) PickKey(key string) (e Endpoint, ok bool) {
-	return b.PickExcept(key)
-}
-
-// PickExcept is PickKey for a retry: it never returns an endpoint whose
-// address is among tried (endpoints this balancer, or another of the same
-// registry, returned), and ok is false when no other endpoint remains.
-// Round-robin takes the next endpoint in Config order after a tried one;
-// least-conn considers only untried endpoints; hash walks the ring onwards
-// from the key to the next untried endpoint, so a key's retries are
-// deterministic too. It does not allocate: pass the endpoints already
-// tried, e.g. from a small array (SPEC §13 allows at most 3 tries).
-func (b *Balancer) PickExcept(key string, tried ...Endpoint) (e Endpoint, ok bool) {
+// Pick returns the next endpoint for a request and counts it in flight.
+// The caller must call the endpoint's Release exactly once, on every path
+// out. ok is false when the backend has no endpoint that may be picked, or
+// none that is not among tried.
+//
+// key is the request's hash key (see Key). Policies other than Hash ignore
+// it; under Hash an empty key goes round-robin, because a request without
+// the key has no affinity to keep and sending all such requests to one
+// endpoint would overload it.
+//
+// tried, for a retry, are the endpoints already returned for this request
+// (by this balancer, or another of the same registry); Pick never returns
+// one whose address is among them. Round-robin takes the next endpoint in
+// Config order after a tried one; least-conn considers only untried
+// endpoints; hash walks the ring onwards from the key to the next untried
+// endpoint, so a key's retries are deterministic too. Pick does not
+// allocate: pass the endpoints already tried from a small array (SPEC §13
+// allows at most 3 tries).
+func (b *Balancer) Pick(key string, tried ...Endpoint) (e Endpoint, ok bool) {
 	if b.live == 0 {
 		return Endpoint{}, false
 	}

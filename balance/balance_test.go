@@ -25,7 +25,7 @@ func pickAddrs(t *testing.T, b *Balancer, n int) []string {
 	t.Helper()
 	out := make([]string, n)
 	for i := range out {
-		e, ok := b.Pick()
+		e, ok := b.Pick("")
 		require.True(t, ok)
 		out[i] = e.Addr
 		e.Release()
@@ -39,9 +39,9 @@ func TestRoundRobin(t *testing.T) {
 	require.Empty(t, cmp.Diff([]string{"a:1", "b:1", "c:1", "a:1", "b:1"}, pickAddrs(t, b, 5)))
 
 	empty := r.Balancer(Config{ID: "prod/empty:80"})
-	_, ok := empty.Pick()
+	_, ok := empty.Pick("")
 	require.False(t, ok)
-	_, ok = empty.PickKey("k")
+	_, ok = empty.Pick("k")
 	require.False(t, ok)
 }
 
@@ -97,7 +97,7 @@ func TestRebuildKeepsCounters(t *testing.T) {
 
 func mustPick(t *testing.T, b *Balancer) Endpoint {
 	t.Helper()
-	e, ok := b.Pick()
+	e, ok := b.Pick("")
 	require.True(t, ok)
 	return e
 }
@@ -125,7 +125,7 @@ func TestWeightedRoundRobin(t *testing.T) {
 	t.Run("all weights zero picks nothing", func(t *testing.T) {
 		for _, p := range []Policy{RoundRobin, LeastConn, Hash} {
 			b := r.Balancer(Config{ID: "prod/z:80", Endpoints: []string{"a:1"}, Weights: []int{0}, Policy: p, HashKey: mustHashKey(t, "$request_uri")})
-			_, ok := b.PickKey("/x")
+			_, ok := b.Pick("/x")
 			require.False(t, ok, p.String())
 		}
 	})
@@ -183,21 +183,21 @@ func TestLeastConn(t *testing.T) {
 	})
 }
 
-func TestPickExcept(t *testing.T) {
+func TestPickTried(t *testing.T) {
 	key := mustHashKey(t, "$request_uri")
 	eps := []string{"a:1", "b:1", "c:1"}
 	for _, p := range []Policy{RoundRobin, LeastConn, Hash} {
 		t.Run(p.String(), func(t *testing.T) {
 			r := NewRegistry()
 			b := r.Balancer(Config{ID: "prod/api:80", Endpoints: eps, Policy: p, HashKey: key})
-			first, ok := b.PickKey("/cart")
+			first, ok := b.Pick("/cart")
 			require.True(t, ok)
-			second, ok := b.PickExcept("/cart", first)
+			second, ok := b.Pick("/cart", first)
 			require.True(t, ok)
-			third, ok := b.PickExcept("/cart", first, second)
+			third, ok := b.Pick("/cart", first, second)
 			require.True(t, ok)
 			require.ElementsMatch(t, eps, []string{first.Addr, second.Addr, third.Addr})
-			_, ok = b.PickExcept("/cart", first, second, third)
+			_, ok = b.Pick("/cart", first, second, third)
 			require.False(t, ok, "nothing left to try")
 			for _, e := range []Endpoint{first, second, third} {
 				require.EqualValues(t, 1, e.InFlight())
@@ -211,9 +211,9 @@ func TestPickExcept(t *testing.T) {
 		b := r.Balancer(Config{ID: "prod/api:80", Endpoints: addrs(10), Policy: Hash, HashKey: key})
 		for k := range 50 {
 			path := fmt.Sprintf("/item/%d", k)
-			first, _ := b.PickKey(path)
-			retry1, _ := b.PickExcept(path, first)
-			retry2, _ := b.PickExcept(path, first)
+			first, _ := b.Pick(path)
+			retry1, _ := b.Pick(path, first)
+			retry2, _ := b.Pick(path, first)
 			require.Equal(t, retry1.Addr, retry2.Addr)
 			require.NotEqual(t, first.Addr, retry1.Addr)
 			first.Release()
@@ -227,10 +227,10 @@ func TestPickExcept(t *testing.T) {
 		b := r.Balancer(Config{ID: "prod/api:80", Endpoints: eps, Weights: []int{3, 0, 1}})
 		first := mustPick(t, b)
 		require.Equal(t, "a:1", first.Addr)
-		retry, ok := b.PickExcept("", first)
+		retry, ok := b.Pick("", first)
 		require.True(t, ok)
 		require.Equal(t, "c:1", retry.Addr)
-		_, ok = b.PickExcept("", first, retry)
+		_, ok = b.Pick("", first, retry)
 		require.False(t, ok)
 	})
 }
@@ -245,7 +245,7 @@ func TestPickAllocations(t *testing.T) {
 				var tried [3]Endpoint
 				n := 0
 				for range 3 {
-					e, ok := b.PickExcept("/cart", tried[:n]...)
+					e, ok := b.Pick("/cart", tried[:n]...)
 					if !ok {
 						break
 					}
@@ -421,13 +421,13 @@ func TestConcurrentRebuilds(t *testing.T) {
 			for i := 0; !stop.Load(); i++ {
 				b := current.Load()
 				key := fmt.Sprintf("/p/%d", (g*7+i)%50)
-				e, ok := b.PickKey(key)
+				e, ok := b.Pick(key)
 				if !ok {
 					continue
 				}
 				counters.Store(e.inflight, struct{}{})
 				tried[0] = e
-				if retry, ok := b.PickExcept(key, tried[:1]...); ok {
+				if retry, ok := b.Pick(key, tried[:1]...); ok {
 					counters.Store(retry.inflight, struct{}{})
 					retry.Release()
 				}
@@ -467,7 +467,7 @@ func TestConcurrentRebuilds(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for range perGoroutine {
-				e, ok := current.Load().Pick()
+				e, ok := current.Load().Pick("")
 				if !ok {
 					panic("no endpoint")
 				}

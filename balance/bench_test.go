@@ -30,7 +30,8 @@ func benchConfigs(b *testing.B, n int) []struct {
 	}
 }
 
-// BenchmarkPick measures one Pick (PickKey for hash) plus its Release.
+// BenchmarkPick measures one first pick (with a key, which only hash uses)
+// plus its Release.
 func BenchmarkPick(b *testing.B) {
 	keys := make([]string, 1024)
 	for i := range keys {
@@ -43,7 +44,7 @@ func BenchmarkPick(b *testing.B) {
 				b.ReportAllocs()
 				i := 0
 				for b.Loop() {
-					e, _ := bal.PickKey(keys[i&1023])
+					e, _ := bal.Pick(keys[i&1023])
 					e.Release()
 					i++
 				}
@@ -53,7 +54,7 @@ func BenchmarkPick(b *testing.B) {
 				b.RunParallel(func(pb *testing.PB) {
 					i := rand.IntN(1024)
 					for pb.Next() {
-						e, _ := bal.PickKey(keys[i&1023])
+						e, _ := bal.Pick(keys[i&1023])
 						e.Release()
 						i++
 					}
@@ -71,8 +72,8 @@ func BenchmarkPickRetry(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				var tried [3]Endpoint
-				tried[0], _ = bal.PickKey("/cart")
-				tried[1], _ = bal.PickExcept("/cart", tried[:1]...)
+				tried[0], _ = bal.Pick("/cart")
+				tried[1], _ = bal.Pick("/cart", tried[:1]...)
 				tried[0].Release()
 				tried[1].Release()
 			}

@@ -25,7 +25,7 @@ func owners(t *testing.T, endpoints []string, weights []int, keys []string) map[
 	b := NewRegistry().Balancer(Config{ID: "prod/api:80", Endpoints: endpoints, Weights: weights, Policy: Hash, HashKey: mustHashKey(t, "$request_uri")})
 	out := make(map[string]string, len(keys))
 	for _, k := range keys {
-		e, ok := b.PickKey(k)
+		e, ok := b.Pick(k)
 		require.True(t, ok)
 		e.Release()
 		out[k] = e.Addr
@@ -131,7 +131,7 @@ func TestHashWithoutKey(t *testing.T) {
 	b := r.Balancer(Config{ID: "prod/api:80", Endpoints: []string{"a:1", "b:1", "c:1"}, Policy: Hash, HashKey: mustHashKey(t, "$http_x_user")})
 	var got []string
 	for range 4 {
-		e, ok := b.PickKey(b.Key(&http.Request{Header: http.Header{}}))
+		e, ok := b.Pick(b.Key(&http.Request{Header: http.Header{}}))
 		require.True(t, ok)
 		got = append(got, e.Addr)
 		e.Release()

@@ -298,7 +298,7 @@ func (c *exchangeContext) Value(key any) any {
 
 // pick takes the request's first endpoint.
 func (x *exchange) pick() bool {
-	e, ok := x.balancer.PickKey(x.key)
+	e, ok := x.balancer.Pick(x.key)
 	if !ok {
 		return false
 	}
@@ -313,7 +313,7 @@ func (x *exchange) repick() bool {
 	if x.tries >= maxTries {
 		return false
 	}
-	e, ok := x.balancer.PickExcept(x.key, x.tried[:x.tries]...)
+	e, ok := x.balancer.Pick(x.key, x.tried[:x.tries]...)
 	if !ok {
 		return false
 	}

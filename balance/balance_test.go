@@ -112,19 +112,19 @@ func inflightOf(r *Registry, like map[string]int64) map[string]int64 {
 
 func TestWeightedRoundRobin(t *testing.T) {
 	r := NewRegistry()
-	cfg := Config{ID: "prod/api:80", Endpoints: []string{"a:1", "b:1", "c:1", "d:1"}, Weights: []int{10, 20, 0, 10}}
+	cfg := Config{ID: "prod/api:80", Endpoints: []string{"a:1", "b:1", "c:1", "d:1"}, weights: []int{10, 20, 0, 10}}
 	b := r.Balancer(cfg)
 	// Shares 1, 2, 0, 1: b gets half, spread out, and c nothing.
 	require.Empty(t, cmp.Diff([]string{"b:1", "a:1", "d:1", "b:1", "b:1", "a:1", "d:1", "b:1"}, pickAddrs(t, b, 8)))
 
 	t.Run("uniform weights need no rotation", func(t *testing.T) {
-		b := r.Balancer(Config{ID: "prod/u:80", Endpoints: []string{"a:1", "b:1"}, Weights: []int{7, 7}})
+		b := r.Balancer(Config{ID: "prod/u:80", Endpoints: []string{"a:1", "b:1"}, weights: []int{7, 7}})
 		require.Nil(t, b.rotation)
 		require.Empty(t, cmp.Diff([]string{"a:1", "b:1", "a:1"}, pickAddrs(t, b, 3)))
 	})
 	t.Run("all weights zero picks nothing", func(t *testing.T) {
 		for _, p := range []Policy{RoundRobin, LeastConn, Hash} {
-			b := r.Balancer(Config{ID: "prod/z:80", Endpoints: []string{"a:1"}, Weights: []int{0}, Policy: p, HashKey: mustHashKey(t, "$request_uri")})
+			b := r.Balancer(Config{ID: "prod/z:80", Endpoints: []string{"a:1"}, weights: []int{0}, Policy: p, HashKey: mustHashKey(t, "$request_uri")})
 			_, ok := b.Pick("/x")
 			require.False(t, ok, p.String())
 		}
@@ -133,12 +133,12 @@ func TestWeightedRoundRobin(t *testing.T) {
 		again := r.Balancer(cfg)
 		require.Same(t, &b.rotation[0], &again.rotation[0])
 		changed := cfg
-		changed.Weights = []int{1, 1, 1, 2}
+		changed.weights = []int{1, 1, 1, 2}
 		require.Empty(t, cmp.Diff([]uint32{3, 0, 1, 2, 3}, r.Balancer(changed).rotation))
 	})
 	t.Run("misaligned weights panic", func(t *testing.T) {
 		require.PanicsWithValue(t, "balance: backend prod/api:80 has 1 weights for 4 endpoints", func() {
-			r.Balancer(Config{ID: "prod/api:80", Endpoints: cfg.Endpoints, Weights: []int{1}})
+			r.Balancer(Config{ID: "prod/api:80", Endpoints: cfg.Endpoints, weights: []int{1}})
 		})
 	})
 }
@@ -161,13 +161,13 @@ func TestLeastConn(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := NewRegistry()
 			eps := []string{"a:1", "b:1", "c:1", "d:1"}[:len(tt.loads)]
-			b := r.Balancer(Config{ID: "prod/api:80", Endpoints: eps, Weights: tt.weights, Policy: LeastConn})
+			b := r.Balancer(Config{ID: "prod/api:80", Endpoints: eps, weights: tt.weights, Policy: LeastConn})
 			for i, load := range tt.loads {
 				b.endpoints[i].inflight.n.Store(load)
 			}
 			require.Empty(t, cmp.Diff(tt.want, pickAddrs(t, b, len(tt.want))))
 			for i, load := range tt.loads {
-				require.Equal(t, load, b.endpoints[i].InFlight(), "picks were released")
+				require.Equal(t, load, b.endpoints[i].inFlight(), "picks were released")
 			}
 		})
 	}
@@ -200,7 +200,7 @@ func TestPickTried(t *testing.T) {
 			_, ok = b.Pick("/cart", first, second, third)
 			require.False(t, ok, "nothing left to try")
 			for _, e := range []Endpoint{first, second, third} {
-				require.EqualValues(t, 1, e.InFlight())
+				require.EqualValues(t, 1, e.inFlight())
 				e.Release()
 			}
 		})
@@ -224,7 +224,7 @@ func TestPickTried(t *testing.T) {
 
 	t.Run("weighted round-robin skips zero weights on retry", func(t *testing.T) {
 		r := NewRegistry()
-		b := r.Balancer(Config{ID: "prod/api:80", Endpoints: eps, Weights: []int{3, 0, 1}})
+		b := r.Balancer(Config{ID: "prod/api:80", Endpoints: eps, weights: []int{3, 0, 1}})
 		first := mustPick(t, b)
 		require.Equal(t, "a:1", first.Addr)
 		retry, ok := b.Pick("", first)
@@ -240,7 +240,7 @@ func TestPickAllocations(t *testing.T) {
 	for _, p := range []Policy{RoundRobin, LeastConn, Hash} {
 		for _, weights := range [][]int{nil, {1, 2, 3, 4}} {
 			r := NewRegistry()
-			b := r.Balancer(Config{ID: "prod/api:80", Endpoints: addrs(4), Weights: weights, Policy: p, HashKey: key})
+			b := r.Balancer(Config{ID: "prod/api:80", Endpoints: addrs(4), weights: weights, Policy: p, HashKey: key})
 			allocs := testing.AllocsPerRun(100, func() {
 				var tried [3]Endpoint
 				n := 0
@@ -326,7 +326,7 @@ func TestSweep(t *testing.T) {
 		delete(r.inflight, "a:1")
 		r.mu.Unlock()
 		a.Release()
-		require.Zero(t, counter.Load())
+		require.Zero(t, counter.n.Load())
 
 		// A live balancer whose counter was released gets it back.
 		r.Sweep([]*Balancer{gen1})
@@ -337,11 +337,11 @@ func TestSweep(t *testing.T) {
 
 	t.Run("splits are swept like backends", func(t *testing.T) {
 		r := NewRegistry()
-		s := r.Split("prod/api:80 canary", []int{90, 10})
-		gone := r.Split("prod/web:80 canary", []int{1, 1})
+		s := r.split("prod/api:80 canary", []int{90, 10})
+		gone := r.split("prod/web:80 canary", []int{1, 1})
 		require.NotSame(t, s.cursor, gone.cursor)
-		r.Sweep(nil, s)
-		cursors, _ := r.Sweep(nil, s)
+		r.sweep(nil, []*split{s})
+		cursors, _ := r.sweep(nil, []*split{s})
 		require.Equal(t, 1, cursors)
 		require.Empty(t, cmp.Diff([]string{"prod/api:80 canary"}, keys(r.splits)))
 	})
@@ -358,11 +358,11 @@ func keys[V any](m map[string]V) []string {
 
 func TestSplit(t *testing.T) {
 	r := NewRegistry()
-	s := r.Split("prod/api:80 canary", []int{80, 20})
+	s := r.split("prod/api:80 canary", []int{80, 20})
 	counts := make([]int, 2)
 	var order []int
 	for range 10 {
-		i, ok := s.Next()
+		i, ok := s.next()
 		require.True(t, ok)
 		counts[i]++
 		order = append(order, i)
@@ -371,22 +371,22 @@ func TestSplit(t *testing.T) {
 	require.Empty(t, cmp.Diff([]int{0, 0, 1, 0, 0, 0, 0, 1, 0, 0}, order), "the canary share is spread out")
 
 	// A rebuild with the same identity continues the rotation.
-	next := r.Split("prod/api:80 canary", []int{80, 20})
-	i, _ := next.Next()
+	next := r.split("prod/api:80 canary", []int{80, 20})
+	i, _ := next.next()
 	require.Equal(t, 0, i)
 	require.Equal(t, uint64(11), next.cursor.n.Load())
 
-	uniformSplit := r.Split("prod/u", []int{3, 3, 3})
+	uniformSplit := r.split("prod/u", []int{3, 3, 3})
 	var got []int
 	for range 4 {
-		i, _ := uniformSplit.Next()
+		i, _ := uniformSplit.next()
 		got = append(got, i)
 	}
 	require.Empty(t, cmp.Diff([]int{0, 1, 2, 0}, got))
 
-	_, ok := r.Split("prod/none", []int{0, 0}).Next()
+	_, ok := r.split("prod/none", []int{0, 0}).next()
 	require.False(t, ok)
-	_, ok = r.Split("prod/empty", nil).Next()
+	_, ok = r.split("prod/empty", nil).next()
 	require.False(t, ok)
 }
 
@@ -402,7 +402,7 @@ func TestConcurrentRebuilds(t *testing.T) {
 	configs := []Config{
 		{ID: "prod/api:80", Endpoints: all[:4]},
 		{ID: "prod/api:80", Endpoints: all[1:6]},
-		{ID: "prod/api:80", Endpoints: all, Weights: []int{1, 2, 3, 1, 2, 3}},
+		{ID: "prod/api:80", Endpoints: all, weights: []int{1, 2, 3, 1, 2, 3}},
 		{ID: "prod/api:80", Endpoints: all[2:], Policy: LeastConn},
 		{ID: "prod/api:80", Endpoints: all, Policy: Hash, HashKey: mustHashKey(t, "$request_uri")},
 	}
@@ -410,7 +410,7 @@ func TestConcurrentRebuilds(t *testing.T) {
 	current.Store(r.Balancer(configs[0]))
 
 	var (
-		counters sync.Map // *Counter -> struct{}: every counter ever picked
+		counters sync.Map // *counter -> struct{}: every counter ever picked
 		stop     atomic.Bool
 		wg       sync.WaitGroup
 		picks    atomic.Int64
@@ -448,7 +448,7 @@ func TestConcurrentRebuilds(t *testing.T) {
 	wg.Wait()
 
 	counters.Range(func(k, _ any) bool {
-		require.Zero(t, k.(*Counter).Load())
+		require.Zero(t, k.(*counter).n.Load())
 		return true
 	})
 	for _, addr := range all {

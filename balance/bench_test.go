@@ -25,8 +25,8 @@ func benchConfigs(b *testing.B, n int) []struct {
 		{"round_robin", Config{ID: "prod/api:80", Endpoints: eps}},
 		{"least_conn", Config{ID: "prod/api:80", Endpoints: eps, Policy: LeastConn}},
 		{"hash", Config{ID: "prod/api:80", Endpoints: eps, Policy: Hash, HashKey: key}},
-		{"weighted", Config{ID: "prod/api:80", Endpoints: eps, Weights: weights}},
-		{"weighted_least_conn", Config{ID: "prod/api:80", Endpoints: eps, Weights: weights, Policy: LeastConn}},
+		{"weighted", Config{ID: "prod/api:80", Endpoints: eps, weights: weights}},
+		{"weighted_least_conn", Config{ID: "prod/api:80", Endpoints: eps, weights: weights, Policy: LeastConn}},
 	}
 }
 
@@ -95,7 +95,7 @@ func BenchmarkExtract(b *testing.B) {
 		b.Run(expr[1:], func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if k.Extract(r) == "" {
+				if k.extract(r) == "" {
 					b.Fatal("no key")
 				}
 			}
@@ -104,7 +104,7 @@ func BenchmarkExtract(b *testing.B) {
 }
 
 // BenchmarkBuildRotation builds the rotation of 1,000 endpoints with
-// weights from 1 to 100 (capped at DefaultMaxRotation).
+// weights from 1 to 100 (capped at maxRotation).
 func BenchmarkBuildRotation(b *testing.B) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	weights := make([]int, 1000)
@@ -113,7 +113,7 @@ func BenchmarkBuildRotation(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		BuildRotation(weights, DefaultMaxRotation)
+		buildRotation(weights, maxRotation)
 	}
 }
 

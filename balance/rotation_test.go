@@ -32,7 +32,7 @@ func TestReduceWeights(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := ReduceWeights(tt.weights, tt.limit)
+			got := reduceWeights(tt.weights, tt.limit)
 			require.Empty(t, cmp.Diff(tt.want, got))
 		})
 	}
@@ -52,7 +52,7 @@ func TestReduceWeightsProperties(t *testing.T) {
 			}
 		}
 		limit := 1 + rng.IntN(600)
-		shares := ReduceWeights(weights, limit)
+		shares := reduceWeights(weights, limit)
 		require.Len(t, shares, n)
 		live, total, g := 0, 0, 0
 		for i, s := range shares {
@@ -84,11 +84,11 @@ func TestReduceWeightsProperties(t *testing.T) {
 // TestBuildRotationSmooth is nginx's documented example of smooth weighted
 // round-robin: weights 5, 1, 1 give a a b a c a a.
 func TestBuildRotationSmooth(t *testing.T) {
-	got := BuildRotation([]int{5, 1, 1}, 0)
+	got := buildRotation([]int{5, 1, 1}, 0)
 	require.Empty(t, cmp.Diff([]uint32{0, 0, 1, 0, 2, 0, 0}, got))
-	require.Empty(t, cmp.Diff([]uint32{1, 0, 1, 2, 1}, BuildRotation([]int{2, 6, 2, 0}, 0)))
-	require.Nil(t, BuildRotation([]int{0, -1}, 0))
-	require.Nil(t, BuildRotation(nil, 0))
+	require.Empty(t, cmp.Diff([]uint32{1, 0, 1, 2, 1}, buildRotation([]int{2, 6, 2, 0}, 0)))
+	require.Nil(t, buildRotation([]int{0, -1}, 0))
+	require.Nil(t, buildRotation(nil, 0))
 }
 
 // TestBuildRotationGuarantees: over one full rotation each index appears
@@ -105,8 +105,8 @@ func TestBuildRotationGuarantees(t *testing.T) {
 			}
 		}
 		limit := 1 + rng.IntN(300)
-		shares := ReduceWeights(weights, limit)
-		rot := BuildRotation(weights, limit)
+		shares := reduceWeights(weights, limit)
+		rot := buildRotation(weights, limit)
 
 		counts := make([]int, n)
 		for _, i := range rot {
@@ -156,7 +156,7 @@ func longestCyclicRuns(rot []uint32, n int) []int {
 }
 
 func TestWeightedConfig(t *testing.T) {
-	got := WeightedConfig("prod/api:80", []WeightedEndpoint{
+	got := weightedConfig("prod/api:80", []weightedEndpoint{
 		{Addr: "10.0.0.2:80", Weight: 1},
 		{Addr: "10.0.0.1:80", Weight: 3},
 		{Addr: "10.0.0.2:80", Weight: 2},
@@ -165,9 +165,9 @@ func TestWeightedConfig(t *testing.T) {
 	want := Config{
 		ID:        "prod/api:80",
 		Endpoints: []string{"10.0.0.1:80", "10.0.0.2:80", "10.0.0.3:80"},
-		Weights:   []int{3, 3, 0},
+		weights:   []int{3, 3, 0},
 	}
-	require.Empty(t, cmp.Diff(want, got, cmp.AllowUnexported(HashKey{})))
+	require.Empty(t, cmp.Diff(want, got, cmp.AllowUnexported(Config{}, HashKey{})))
 }
 
 // swrr is smooth weighted round-robin written plainly, one credit per

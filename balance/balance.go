@@ -57,6 +57,17 @@ type cursor struct {
 	_ [56]byte
 }
 
+// turn advances the cursor and returns whose turn it is among n
+// alternatives: the next index, or the next entry of rotation when there
+// is one.
+func (c *cursor) turn(rotation []uint32, n int) int {
+	t := c.n.Add(1) - 1
+	if rotation != nil {
+		return int(rotation[t%uint64(len(rotation))])
+	}
+	return int(t % uint64(n))
+}
+
 // backendState is what the registry keeps per backend (or split) identity:
 // the cursor, and the rotation and ring last built for it, reused while its
 // endpoints and weights stay the same.
@@ -367,13 +378,7 @@ func (e Endpoint) Release() {
 }
 
 func (b *Balancer) roundRobin(tried []Endpoint) int {
-	c := b.cursor.n.Add(1) - 1
-	var i int
-	if b.rotation != nil {
-		i = int(b.rotation[c%uint64(len(b.rotation))])
-	} else {
-		i = int(c % uint64(len(b.endpoints)))
-	}
+	i := b.cursor.turn(b.rotation, len(b.endpoints))
 	if len(tried) == 0 || !isTried(b.endpoints[i].inflight, tried) {
 		return i
 	}
@@ -545,9 +550,5 @@ func (s *split) next() (i int, ok bool) {
 	if s.live == 0 {
 		return 0, false
 	}
-	c := s.cursor.n.Add(1) - 1
-	if s.rotation != nil {
-		return int(s.rotation[c%uint64(len(s.rotation))]), true
-	}
-	return int(c % uint64(s.n)), true
+	return s.cursor.turn(s.rotation, s.n), true
 }

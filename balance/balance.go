@@ -177,16 +177,10 @@ func (r *Registry) Balancer(cfg Config) *Balancer {
 	needRing := b.policy == Hash && b.live > 0
 
 	r.mu.Lock()
-	st := r.state(r.cursors, cfg.ID)
+	st := r.state(r.cursors, cfg.ID, nil)
 	b.cursor = st.cursor
 	for i, addr := range cfg.Endpoints {
-		n, ok := r.inflight[addr]
-		if !ok {
-			n = new(counter)
-			r.inflight[addr] = n
-		}
-		n.seen = r.epoch
-		b.endpoints[i] = Endpoint{Addr: addr, inflight: n}
+		b.endpoints[i] = Endpoint{Addr: addr, inflight: r.counter(addr, nil)}
 	}
 	if needRotation && slices.Equal(st.rotationOf, cfg.weights) {
 		b.rotation = st.rotation
@@ -221,16 +215,36 @@ func (r *Registry) Balancer(cfg Config) *Balancer {
 	return b
 }
 
-// state returns the entry for id in m, creating it, stamped with the
-// current epoch. r.mu must be held.
-func (r *Registry) state(m map[string]*backendState, id string) *backendState {
+// state returns the entry for id in m, stamped with the current epoch. A
+// missing entry is created with cursor c, or a new cursor when c is nil.
+// r.mu must be held.
+func (r *Registry) state(m map[string]*backendState, id string, c *cursor) *backendState {
 	st, ok := m[id]
 	if !ok {
-		st = &backendState{cursor: new(cursor)}
+		if c == nil {
+			c = new(cursor)
+		}
+		st = &backendState{cursor: c}
 		m[id] = st
 	}
 	st.seen = r.epoch
 	return st
+}
+
+// counter returns the in-flight counter for addr, stamped with the current
+// epoch. A missing one is created as c, or as a new counter when c is nil.
+// r.mu must be held.
+func (r *Registry) counter(addr string, c *counter) *counter {
+	n, ok := r.inflight[addr]
+	if !ok {
+		if c == nil {
+			c = new(counter)
+		}
+		n = c
+		r.inflight[addr] = n
+	}
+	n.seen = r.epoch
+	return n
 }
 
 // InFlight returns the in-flight count for addr (0 if unknown).
@@ -268,21 +282,17 @@ func (r *Registry) sweep(live []*Balancer, splits []*split) (cursors, counters i
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.epoch++
+	// A cursor or counter released while a live balancer or split still
+	// used it is taken back, so the identity keeps one cursor and the
+	// address one count.
 	for _, b := range live {
-		r.keep(r.cursors, b.id, b.cursor)
+		r.state(r.cursors, b.id, b.cursor)
 		for _, e := range b.endpoints {
-			c, ok := r.inflight[e.Addr]
-			if !ok {
-				// Released while this balancer was still in use: take it
-				// back so the address keeps one count.
-				c = e.inflight
-				r.inflight[e.Addr] = c
-			}
-			c.seen = r.epoch
+			r.counter(e.Addr, e.inflight)
 		}
 	}
 	for _, s := range splits {
-		r.keep(r.splits, s.id, s.cursor)
+		r.state(r.splits, s.id, s.cursor)
 	}
 	for _, m := range []map[string]*backendState{r.cursors, r.splits} {
 		for id, st := range m {
@@ -299,17 +309,6 @@ func (r *Registry) sweep(live []*Balancer, splits []*split) (cursors, counters i
 		}
 	}
 	return cursors, counters
-}
-
-// keep stamps the state of id as live, restoring it if it was released
-// while a live balancer or split still used its cursor.
-func (r *Registry) keep(m map[string]*backendState, id string, c *cursor) {
-	st, ok := m[id]
-	if !ok {
-		st = &backendState{cursor: c}
-		m[id] = st
-	}
-	st.seen = r.epoch
 }
 
 // Len returns the number of endpoints, including any with weight 0.
@@ -533,7 +532,7 @@ func (r *Registry) split(id string, weights []int) *split {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	st := r.state(r.splits, id)
+	st := r.state(r.splits, id, nil)
 	s.cursor = st.cursor
 	if s.live > 0 && !uniform(weights) {
 		if !slices.Equal(st.rotationOf, weights) {

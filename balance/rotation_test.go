@@ -38,22 +38,29 @@ func TestReduceWeights(t *testing.T) {
 	}
 }
 
+// randomWeights returns 1 to maxLen weights below maxWeight: one in
+// zeroOneIn on average is 0, and each other is drawn below its own random
+// bound, so that vectors mix small and large weights.
+func randomWeights(rng *rand.Rand, maxLen, zeroOneIn, maxWeight int) []int {
+	weights := make([]int, 1+rng.IntN(maxLen))
+	for i := range weights {
+		if rng.IntN(zeroOneIn) > 0 {
+			weights[i] = rng.IntN(1 + rng.IntN(maxWeight))
+		}
+	}
+	return weights
+}
+
 // TestReduceWeightsProperties checks the documented guarantees on random
 // weight vectors: within the cap, proportional, GCD-reduced, and no live
 // weight lost.
 func TestReduceWeightsProperties(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 2000 {
-		n := 1 + rng.IntN(40)
-		weights := make([]int, n)
-		for i := range weights {
-			if rng.IntN(5) > 0 {
-				weights[i] = rng.IntN(1 + rng.IntN(100000))
-			}
-		}
+		weights := randomWeights(rng, 40, 5, 100000)
 		limit := 1 + rng.IntN(600)
 		shares := reduceWeights(weights, limit)
-		require.Len(t, shares, n)
+		require.Len(t, shares, len(weights))
 		live, total, g := 0, 0, 0
 		for i, s := range shares {
 			if weights[i] > 0 {
@@ -97,13 +104,8 @@ func TestBuildRotationSmooth(t *testing.T) {
 func TestBuildRotationGuarantees(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 3000 {
-		n := 1 + rng.IntN(12)
-		weights := make([]int, n)
-		for i := range weights {
-			if rng.IntN(6) > 0 {
-				weights[i] = rng.IntN(1 + rng.IntN(50))
-			}
-		}
+		weights := randomWeights(rng, 12, 6, 50)
+		n := len(weights)
 		limit := 1 + rng.IntN(300)
 		shares := reduceWeights(weights, limit)
 		rot := buildRotation(weights, limit)
@@ -202,13 +204,7 @@ func swrr(shares []int) []uint32 {
 func TestRotationMatchesPlainSWRR(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	for range 1000 {
-		n := 1 + rng.IntN(60)
-		shares := make([]int, n)
-		for i := range shares {
-			if rng.IntN(8) > 0 {
-				shares[i] = rng.IntN(1 + rng.IntN(12))
-			}
-		}
+		shares := randomWeights(rng, 60, 8, 12)
 		require.Empty(t, cmp.Diff(swrr(shares), rotationOf(shares)), "shares %v", shares)
 	}
 }

@@ -11,10 +11,9 @@
 // references any more once they are idle.
 //
 // Policies (Policy): round-robin (the default), least-conn and consistent
-// hashing on a request key (HashKey); weights, where given, turn
-// round-robin into a precomputed smooth rotation (BuildRotation). Split
-// applies the same rotation to choosing among the backends of a weighted
-// split.
+// hashing on a request key (HashKey). Endpoint weights and splits across
+// weighted backends (for canary, SPEC §10) are built in but not exported
+// until the table carries weights.
 //
 // Picking is lock-free and allocation-free: an atomic addition to the
 // cursor and one to the chosen endpoint's count, plus a scan of the
@@ -35,7 +34,7 @@ type Registry struct {
 	mu       sync.RWMutex
 	cursors  map[string]*backendState
 	splits   map[string]*backendState
-	inflight map[string]*Counter
+	inflight map[string]*counter
 	// epoch counts sweeps. Whatever a balancer is built with, or a sweep
 	// finds live, is stamped with it; Sweep releases only what is stamped
 	// older than the previous sweep.
@@ -47,7 +46,7 @@ func NewRegistry() *Registry {
 	return &Registry{
 		cursors:  make(map[string]*backendState),
 		splits:   make(map[string]*backendState),
-		inflight: make(map[string]*Counter),
+		inflight: make(map[string]*counter),
 	}
 }
 
@@ -56,6 +55,17 @@ func NewRegistry() *Registry {
 type cursor struct {
 	n atomic.Uint64
 	_ [56]byte
+}
+
+// turn advances the cursor and returns whose turn it is among n
+// alternatives: the next index, or the next entry of rotation when there
+// is one.
+func (c *cursor) turn(rotation []uint32, n int) int {
+	t := c.n.Add(1) - 1
+	if rotation != nil {
+		return int(rotation[t%uint64(len(rotation))])
+	}
+	return int(t % uint64(n))
 }
 
 // backendState is what the registry keeps per backend (or split) identity:
@@ -72,17 +82,14 @@ type backendState struct {
 	ring       *ring
 }
 
-// Counter is the number of requests in flight to one socket address. It is
+// counter is the number of requests in flight to one socket address. It is
 // padded to a cache line of its own, being written by every pick and
 // release of its address.
-type Counter struct {
+type counter struct {
 	n    atomic.Int64
 	seen uint64 // guarded by Registry.mu
 	_    [48]byte
 }
-
-// Load returns the current count.
-func (c *Counter) Load() int64 { return c.n.Load() }
 
 // Config describes one backend for one table.
 type Config struct {
@@ -90,14 +97,14 @@ type Config struct {
 	ID string
 	// Endpoints are "ip:port" addresses, sorted.
 	Endpoints []string
-	// Weights, when not nil, are aligned with Endpoints: relative shares of
-	// traffic, 0 (or less) for none. nil or all equal means uniform.
-	// Registry.Balancer panics if the lengths differ.
-	Weights []int
 	// Policy chooses among the endpoints; the zero value is RoundRobin.
 	Policy Policy
 	// HashKey is what the Hash policy hashes; other policies ignore it.
 	HashKey HashKey
+	// weights, when not nil, are aligned with Endpoints: relative shares of
+	// traffic, 0 (or less) for none. nil or all equal means uniform.
+	// Registry.Balancer panics if the lengths differ.
+	weights []int
 }
 
 // Balancer picks endpoints for one backend in one table. It is immutable
@@ -121,7 +128,7 @@ type Balancer struct {
 }
 
 type load struct {
-	counter *Counter
+	counter *counter
 	share   int64 // 1 when uniform
 	index   int   // in endpoints
 }
@@ -129,15 +136,15 @@ type load struct {
 // Endpoint is one address of a backend, with its shared in-flight count.
 type Endpoint struct {
 	Addr     string
-	inflight *Counter
+	inflight *counter
 }
 
-// InFlight returns the endpoint's current in-flight count.
-func (e Endpoint) InFlight() int64 {
+// inFlight returns the endpoint's current in-flight count.
+func (e Endpoint) inFlight() int64 {
 	if e.inflight == nil {
 		return 0
 	}
-	return e.inflight.Load()
+	return e.inflight.n.Load()
 }
 
 // Balancer returns the balancer for cfg, wired to the registry's counters
@@ -145,8 +152,8 @@ func (e Endpoint) InFlight() int64 {
 // ring is built only when the endpoints or weights differ from the last ones
 // seen for cfg.ID, so an unchanged backend costs no rebuilding.
 func (r *Registry) Balancer(cfg Config) *Balancer {
-	if cfg.Weights != nil && len(cfg.Weights) != len(cfg.Endpoints) {
-		panic(fmt.Sprintf("balance: backend %s has %d weights for %d endpoints", cfg.ID, len(cfg.Weights), len(cfg.Endpoints)))
+	if cfg.weights != nil && len(cfg.weights) != len(cfg.Endpoints) {
+		panic(fmt.Sprintf("balance: backend %s has %d weights for %d endpoints", cfg.ID, len(cfg.weights), len(cfg.Endpoints)))
 	}
 	b := &Balancer{
 		id:        cfg.ID,
@@ -155,9 +162,9 @@ func (r *Registry) Balancer(cfg Config) *Balancer {
 		endpoints: make([]Endpoint, len(cfg.Endpoints)),
 		live:      len(cfg.Endpoints),
 	}
-	weighted := cfg.Weights != nil && !uniform(cfg.Weights)
+	weighted := cfg.weights != nil && !uniform(cfg.weights)
 	if weighted {
-		b.shares = ReduceWeights(cfg.Weights, DefaultMaxRotation)
+		b.shares = reduceWeights(cfg.weights, maxRotation)
 		b.live = 0
 		for _, s := range b.shares {
 			if s > 0 {
@@ -170,18 +177,12 @@ func (r *Registry) Balancer(cfg Config) *Balancer {
 	needRing := b.policy == Hash && b.live > 0
 
 	r.mu.Lock()
-	st := r.state(r.cursors, cfg.ID)
+	st := r.state(r.cursors, cfg.ID, nil)
 	b.cursor = st.cursor
 	for i, addr := range cfg.Endpoints {
-		n, ok := r.inflight[addr]
-		if !ok {
-			n = new(Counter)
-			r.inflight[addr] = n
-		}
-		n.seen = r.epoch
-		b.endpoints[i] = Endpoint{Addr: addr, inflight: n}
+		b.endpoints[i] = Endpoint{Addr: addr, inflight: r.counter(addr, nil)}
 	}
-	if needRotation && slices.Equal(st.rotationOf, cfg.Weights) {
+	if needRotation && slices.Equal(st.rotationOf, cfg.weights) {
 		b.rotation = st.rotation
 	}
 	if needRing && slices.Equal(st.ringAddrs, cfg.Endpoints) && slices.Equal(st.ringShares, b.shares) {
@@ -200,9 +201,9 @@ func (r *Registry) Balancer(cfg Config) *Balancer {
 	// Build outside the lock: a large ring takes milliseconds, and InFlight
 	// must not wait for it.
 	if needRotation && b.rotation == nil {
-		b.rotation = rotationOf(b.shares) // BuildRotation without reducing the weights again
+		b.rotation = rotationOf(b.shares) // buildRotation without reducing the weights again
 		r.mu.Lock()
-		st.rotationOf, st.rotation = slices.Clone(cfg.Weights), b.rotation
+		st.rotationOf, st.rotation = slices.Clone(cfg.weights), b.rotation
 		r.mu.Unlock()
 	}
 	if needRing && b.ring == nil {
@@ -214,16 +215,36 @@ func (r *Registry) Balancer(cfg Config) *Balancer {
 	return b
 }
 
-// state returns the entry for id in m, creating it, stamped with the
-// current epoch. r.mu must be held.
-func (r *Registry) state(m map[string]*backendState, id string) *backendState {
+// state returns the entry for id in m, stamped with the current epoch. A
+// missing entry is created with cursor c, or a new cursor when c is nil.
+// r.mu must be held.
+func (r *Registry) state(m map[string]*backendState, id string, c *cursor) *backendState {
 	st, ok := m[id]
 	if !ok {
-		st = &backendState{cursor: new(cursor)}
+		if c == nil {
+			c = new(cursor)
+		}
+		st = &backendState{cursor: c}
 		m[id] = st
 	}
 	st.seen = r.epoch
 	return st
+}
+
+// counter returns the in-flight counter for addr, stamped with the current
+// epoch. A missing one is created as c, or as a new counter when c is nil.
+// r.mu must be held.
+func (r *Registry) counter(addr string, c *counter) *counter {
+	n, ok := r.inflight[addr]
+	if !ok {
+		if c == nil {
+			c = new(counter)
+		}
+		n = c
+		r.inflight[addr] = n
+	}
+	n.seen = r.epoch
+	return n
 }
 
 // InFlight returns the in-flight count for addr (0 if unknown).
@@ -231,15 +252,15 @@ func (r *Registry) InFlight(addr string) int64 {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	if c, ok := r.inflight[addr]; ok {
-		return c.Load()
+		return c.n.Load()
 	}
 	return 0
 }
 
-// Sweep releases what the live balancers and splits (those of the table
-// just published, plus any other table still being served) no longer
-// reference: cursors of backends and splits, and in-flight counters of
-// addresses. It returns how many of each it released.
+// Sweep releases what the live balancers (those of the table just
+// published, plus any other table still being served) no longer reference:
+// cursors of backends, and in-flight counters of addresses. It returns how
+// many of each it released.
 //
 // Something is released only when it was not referenced at this sweep nor at
 // the previous one, nor handed out since the previous one, so a table built
@@ -251,25 +272,27 @@ func (r *Registry) InFlight(addr string) int64 {
 // still decrements it.
 //
 // Call it after each publish, from the goroutine that publishes.
-func (r *Registry) Sweep(live []*Balancer, splits ...*Split) (cursors, counters int) {
+func (r *Registry) Sweep(live []*Balancer) (cursors, counters int) {
+	return r.sweep(live, nil)
+}
+
+// sweep is Sweep that also keeps the cursors of the live splits; those of
+// other splits are released like backends'.
+func (r *Registry) sweep(live []*Balancer, splits []*split) (cursors, counters int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.epoch++
+	// A cursor or counter released while a live balancer or split still
+	// used it is taken back, so the identity keeps one cursor and the
+	// address one count.
 	for _, b := range live {
-		r.keep(r.cursors, b.id, b.cursor)
+		r.state(r.cursors, b.id, b.cursor)
 		for _, e := range b.endpoints {
-			c, ok := r.inflight[e.Addr]
-			if !ok {
-				// Released while this balancer was still in use: take it
-				// back so the address keeps one count.
-				c = e.inflight
-				r.inflight[e.Addr] = c
-			}
-			c.seen = r.epoch
+			r.counter(e.Addr, e.inflight)
 		}
 	}
 	for _, s := range splits {
-		r.keep(r.splits, s.id, s.cursor)
+		r.state(r.splits, s.id, s.cursor)
 	}
 	for _, m := range []map[string]*backendState{r.cursors, r.splits} {
 		for id, st := range m {
@@ -280,27 +303,13 @@ func (r *Registry) Sweep(live []*Balancer, splits ...*Split) (cursors, counters 
 		}
 	}
 	for addr, c := range r.inflight {
-		if c.seen+1 < r.epoch && c.Load() == 0 {
+		if c.seen+1 < r.epoch && c.n.Load() == 0 {
 			delete(r.inflight, addr)
 			counters++
 		}
 	}
 	return cursors, counters
 }
-
-// keep stamps the state of id as live, restoring it if it was released
-// while a live balancer or split still used its cursor.
-func (r *Registry) keep(m map[string]*backendState, id string, c *cursor) {
-	st, ok := m[id]
-	if !ok {
-		st = &backendState{cursor: c}
-		m[id] = st
-	}
-	st.seen = r.epoch
-}
-
-// ID returns the backend identity.
-func (b *Balancer) ID() string { return b.id }
 
 // Len returns the number of endpoints, including any with weight 0.
 func (b *Balancer) Len() int { return len(b.endpoints) }
@@ -311,43 +320,34 @@ func (b *Balancer) Policy() Policy { return b.policy }
 // HashKey returns the key expression the Hash policy uses.
 func (b *Balancer) HashKey() HashKey { return b.key }
 
-// Endpoints returns a copy of the endpoints, in Config order.
-func (b *Balancer) Endpoints() []Endpoint { return slices.Clone(b.endpoints) }
-
 // Key returns the request's hash key when the policy is Hash, else "".
 // It never allocates.
 func (b *Balancer) Key(r *http.Request) string {
 	if b.policy != Hash {
 		return ""
 	}
-	return b.key.Extract(r)
+	return b.key.extract(r)
 }
 
-// Pick returns the next endpoint and counts it in flight. The caller must
-// call the endpoint's Release exactly once, on every path out. ok is false
-// when the backend has no endpoint that may be picked. Under the Hash
-// policy Pick has no key and goes round-robin; use PickKey.
-func (b *Balancer) Pick() (e Endpoint, ok bool) {
-	return b.PickExcept("")
-}
-
-// PickKey is Pick with the request's hash key (see Key). Policies other than
-// Hash ignore the key; under Hash an empty key goes round-robin, because a
-// request without the key has no affinity to keep and sending all such
-// requests to one endpoint would overload it.
-func (b *Balancer) PickKey(key string) (e Endpoint, ok bool) {
-	return b.PickExcept(key)
-}
-
-// PickExcept is PickKey for a retry: it never returns an endpoint whose
-// address is among tried (endpoints this balancer, or another of the same
-// registry, returned), and ok is false when no other endpoint remains.
-// Round-robin takes the next endpoint in Config order after a tried one;
-// least-conn considers only untried endpoints; hash walks the ring onwards
-// from the key to the next untried endpoint, so a key's retries are
-// deterministic too. It does not allocate: pass the endpoints already
-// tried, e.g. from a small array (SPEC §13 allows at most 3 tries).
-func (b *Balancer) PickExcept(key string, tried ...Endpoint) (e Endpoint, ok bool) {
+// Pick returns the next endpoint for a request and counts it in flight.
+// The caller must call the endpoint's Release exactly once, on every path
+// out. ok is false when the backend has no endpoint that may be picked, or
+// none that is not among tried.
+//
+// key is the request's hash key (see Key). Policies other than Hash ignore
+// it; under Hash an empty key goes round-robin, because a request without
+// the key has no affinity to keep and sending all such requests to one
+// endpoint would overload it.
+//
+// tried, for a retry, are the endpoints already returned for this request
+// (by this balancer, or another of the same registry); Pick never returns
+// one whose address is among them. Round-robin takes the next endpoint in
+// Config order after a tried one; least-conn considers only untried
+// endpoints; hash walks the ring onwards from the key to the next untried
+// endpoint, so a key's retries are deterministic too. Pick does not
+// allocate: pass the endpoints already tried from a small array (SPEC §13
+// allows at most 3 tries).
+func (b *Balancer) Pick(key string, tried ...Endpoint) (e Endpoint, ok bool) {
 	if b.live == 0 {
 		return Endpoint{}, false
 	}
@@ -377,13 +377,7 @@ func (e Endpoint) Release() {
 }
 
 func (b *Balancer) roundRobin(tried []Endpoint) int {
-	c := b.cursor.n.Add(1) - 1
-	var i int
-	if b.rotation != nil {
-		i = int(b.rotation[c%uint64(len(b.rotation))])
-	} else {
-		i = int(c % uint64(len(b.endpoints)))
-	}
+	i := b.cursor.turn(b.rotation, len(b.endpoints))
 	if len(tried) == 0 || !isTried(b.endpoints[i].inflight, tried) {
 		return i
 	}
@@ -503,7 +497,7 @@ func (b *Balancer) share(i int) int {
 // isTried matches endpoints by their counter, cheaper than comparing
 // addresses: the registry keeps one counter per address while anything that
 // could still pick from it is live.
-func isTried(c *Counter, tried []Endpoint) bool {
+func isTried(c *counter, tried []Endpoint) bool {
 	for _, t := range tried {
 		if t.inflight == c {
 			return true
@@ -512,12 +506,13 @@ func isTried(c *Counter, tried []Endpoint) bool {
 	return false
 }
 
-// Split chooses among the alternatives of a weighted split (the backends of
+// split chooses among the alternatives of a weighted split (the backends of
 // a canary or weighted route, SPEC §10) in a deterministic, interleaved
-// rotation built by BuildRotation. Its cursor is kept in the registry by the
+// rotation built by buildRotation. Its cursor is kept in the registry by the
 // split's identity, so the position survives rebuilds like a backend's.
-// Next returns an index into whatever the weights were aligned with.
-type Split struct {
+// next returns an index into whatever the weights were aligned with.
+// Unexported until the canary work gives it a caller outside the package.
+type split struct {
 	id       string
 	n        int
 	live     int
@@ -525,11 +520,11 @@ type Split struct {
 	cursor   *cursor
 }
 
-// Split returns the split for identity id over len(weights) alternatives.
+// split returns the split for identity id over len(weights) alternatives.
 // Identities are separate from backend identities. Weights of 0 or less
 // are never chosen; uniform weights need no rotation.
-func (r *Registry) Split(id string, weights []int) *Split {
-	s := &Split{id: id, n: len(weights)}
+func (r *Registry) split(id string, weights []int) *split {
+	s := &split{id: id, n: len(weights)}
 	for _, w := range weights {
 		if w > 0 {
 			s.live++
@@ -537,32 +532,22 @@ func (r *Registry) Split(id string, weights []int) *Split {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	st := r.state(r.splits, id)
+	st := r.state(r.splits, id, nil)
 	s.cursor = st.cursor
 	if s.live > 0 && !uniform(weights) {
 		if !slices.Equal(st.rotationOf, weights) {
-			st.rotationOf, st.rotation = slices.Clone(weights), BuildRotation(weights, DefaultMaxRotation)
+			st.rotationOf, st.rotation = slices.Clone(weights), buildRotation(weights, maxRotation)
 		}
 		s.rotation = st.rotation
 	}
 	return s
 }
 
-// ID returns the split's identity.
-func (s *Split) ID() string { return s.id }
-
-// Len returns the number of alternatives, including any with weight 0.
-func (s *Split) Len() int { return s.n }
-
-// Next returns the index of the alternative for the next request; ok is
+// next returns the index of the alternative for the next request; ok is
 // false when no weight is positive.
-func (s *Split) Next() (i int, ok bool) {
+func (s *split) next() (i int, ok bool) {
 	if s.live == 0 {
 		return 0, false
 	}
-	c := s.cursor.n.Add(1) - 1
-	if s.rotation != nil {
-		return int(s.rotation[c%uint64(len(s.rotation))]), true
-	}
-	return int(c % uint64(s.n)), true
+	return s.cursor.turn(s.rotation, s.n), true
 }

@@ -25,7 +25,7 @@ func pickAddrs(t *testing.T, b *Balancer, n int) []string {
 	t.Helper()
 	out := make([]string, n)
 	for i := range out {
-		e, ok := b.Pick()
+		e, ok := b.Pick("")
 		require.True(t, ok)
 		out[i] = e.Addr
 		e.Release()
@@ -39,9 +39,9 @@ func TestRoundRobin(t *testing.T) {
 	require.Empty(t, cmp.Diff([]string{"a:1", "b:1", "c:1", "a:1", "b:1"}, pickAddrs(t, b, 5)))
 
 	empty := r.Balancer(Config{ID: "prod/empty:80"})
-	_, ok := empty.Pick()
+	_, ok := empty.Pick("")
 	require.False(t, ok)
-	_, ok = empty.PickKey("k")
+	_, ok = empty.Pick("k")
 	require.False(t, ok)
 }
 
@@ -97,7 +97,7 @@ func TestRebuildKeepsCounters(t *testing.T) {
 
 func mustPick(t *testing.T, b *Balancer) Endpoint {
 	t.Helper()
-	e, ok := b.Pick()
+	e, ok := b.Pick("")
 	require.True(t, ok)
 	return e
 }
@@ -112,20 +112,20 @@ func inflightOf(r *Registry, like map[string]int64) map[string]int64 {
 
 func TestWeightedRoundRobin(t *testing.T) {
 	r := NewRegistry()
-	cfg := Config{ID: "prod/api:80", Endpoints: []string{"a:1", "b:1", "c:1", "d:1"}, Weights: []int{10, 20, 0, 10}}
+	cfg := Config{ID: "prod/api:80", Endpoints: []string{"a:1", "b:1", "c:1", "d:1"}, weights: []int{10, 20, 0, 10}}
 	b := r.Balancer(cfg)
 	// Shares 1, 2, 0, 1: b gets half, spread out, and c nothing.
 	require.Empty(t, cmp.Diff([]string{"b:1", "a:1", "d:1", "b:1", "b:1", "a:1", "d:1", "b:1"}, pickAddrs(t, b, 8)))
 
 	t.Run("uniform weights need no rotation", func(t *testing.T) {
-		b := r.Balancer(Config{ID: "prod/u:80", Endpoints: []string{"a:1", "b:1"}, Weights: []int{7, 7}})
+		b := r.Balancer(Config{ID: "prod/u:80", Endpoints: []string{"a:1", "b:1"}, weights: []int{7, 7}})
 		require.Nil(t, b.rotation)
 		require.Empty(t, cmp.Diff([]string{"a:1", "b:1", "a:1"}, pickAddrs(t, b, 3)))
 	})
 	t.Run("all weights zero picks nothing", func(t *testing.T) {
 		for _, p := range []Policy{RoundRobin, LeastConn, Hash} {
-			b := r.Balancer(Config{ID: "prod/z:80", Endpoints: []string{"a:1"}, Weights: []int{0}, Policy: p, HashKey: mustHashKey(t, "$request_uri")})
-			_, ok := b.PickKey("/x")
+			b := r.Balancer(Config{ID: "prod/z:80", Endpoints: []string{"a:1"}, weights: []int{0}, Policy: p, HashKey: mustHashKey(t, "$request_uri")})
+			_, ok := b.Pick("/x")
 			require.False(t, ok, p.String())
 		}
 	})
@@ -133,12 +133,12 @@ func TestWeightedRoundRobin(t *testing.T) {
 		again := r.Balancer(cfg)
 		require.Same(t, &b.rotation[0], &again.rotation[0])
 		changed := cfg
-		changed.Weights = []int{1, 1, 1, 2}
+		changed.weights = []int{1, 1, 1, 2}
 		require.Empty(t, cmp.Diff([]uint32{3, 0, 1, 2, 3}, r.Balancer(changed).rotation))
 	})
 	t.Run("misaligned weights panic", func(t *testing.T) {
 		require.PanicsWithValue(t, "balance: backend prod/api:80 has 1 weights for 4 endpoints", func() {
-			r.Balancer(Config{ID: "prod/api:80", Endpoints: cfg.Endpoints, Weights: []int{1}})
+			r.Balancer(Config{ID: "prod/api:80", Endpoints: cfg.Endpoints, weights: []int{1}})
 		})
 	})
 }
@@ -161,13 +161,13 @@ func TestLeastConn(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := NewRegistry()
 			eps := []string{"a:1", "b:1", "c:1", "d:1"}[:len(tt.loads)]
-			b := r.Balancer(Config{ID: "prod/api:80", Endpoints: eps, Weights: tt.weights, Policy: LeastConn})
+			b := r.Balancer(Config{ID: "prod/api:80", Endpoints: eps, weights: tt.weights, Policy: LeastConn})
 			for i, load := range tt.loads {
 				b.endpoints[i].inflight.n.Store(load)
 			}
 			require.Empty(t, cmp.Diff(tt.want, pickAddrs(t, b, len(tt.want))))
 			for i, load := range tt.loads {
-				require.Equal(t, load, b.endpoints[i].InFlight(), "picks were released")
+				require.Equal(t, load, b.endpoints[i].inFlight(), "picks were released")
 			}
 		})
 	}
@@ -183,24 +183,24 @@ func TestLeastConn(t *testing.T) {
 	})
 }
 
-func TestPickExcept(t *testing.T) {
+func TestPickTried(t *testing.T) {
 	key := mustHashKey(t, "$request_uri")
 	eps := []string{"a:1", "b:1", "c:1"}
 	for _, p := range []Policy{RoundRobin, LeastConn, Hash} {
 		t.Run(p.String(), func(t *testing.T) {
 			r := NewRegistry()
 			b := r.Balancer(Config{ID: "prod/api:80", Endpoints: eps, Policy: p, HashKey: key})
-			first, ok := b.PickKey("/cart")
+			first, ok := b.Pick("/cart")
 			require.True(t, ok)
-			second, ok := b.PickExcept("/cart", first)
+			second, ok := b.Pick("/cart", first)
 			require.True(t, ok)
-			third, ok := b.PickExcept("/cart", first, second)
+			third, ok := b.Pick("/cart", first, second)
 			require.True(t, ok)
 			require.ElementsMatch(t, eps, []string{first.Addr, second.Addr, third.Addr})
-			_, ok = b.PickExcept("/cart", first, second, third)
+			_, ok = b.Pick("/cart", first, second, third)
 			require.False(t, ok, "nothing left to try")
 			for _, e := range []Endpoint{first, second, third} {
-				require.EqualValues(t, 1, e.InFlight())
+				require.EqualValues(t, 1, e.inFlight())
 				e.Release()
 			}
 		})
@@ -211,9 +211,9 @@ func TestPickExcept(t *testing.T) {
 		b := r.Balancer(Config{ID: "prod/api:80", Endpoints: addrs(10), Policy: Hash, HashKey: key})
 		for k := range 50 {
 			path := fmt.Sprintf("/item/%d", k)
-			first, _ := b.PickKey(path)
-			retry1, _ := b.PickExcept(path, first)
-			retry2, _ := b.PickExcept(path, first)
+			first, _ := b.Pick(path)
+			retry1, _ := b.Pick(path, first)
+			retry2, _ := b.Pick(path, first)
 			require.Equal(t, retry1.Addr, retry2.Addr)
 			require.NotEqual(t, first.Addr, retry1.Addr)
 			first.Release()
@@ -224,13 +224,13 @@ func TestPickExcept(t *testing.T) {
 
 	t.Run("weighted round-robin skips zero weights on retry", func(t *testing.T) {
 		r := NewRegistry()
-		b := r.Balancer(Config{ID: "prod/api:80", Endpoints: eps, Weights: []int{3, 0, 1}})
+		b := r.Balancer(Config{ID: "prod/api:80", Endpoints: eps, weights: []int{3, 0, 1}})
 		first := mustPick(t, b)
 		require.Equal(t, "a:1", first.Addr)
-		retry, ok := b.PickExcept("", first)
+		retry, ok := b.Pick("", first)
 		require.True(t, ok)
 		require.Equal(t, "c:1", retry.Addr)
-		_, ok = b.PickExcept("", first, retry)
+		_, ok = b.Pick("", first, retry)
 		require.False(t, ok)
 	})
 }
@@ -240,12 +240,12 @@ func TestPickAllocations(t *testing.T) {
 	for _, p := range []Policy{RoundRobin, LeastConn, Hash} {
 		for _, weights := range [][]int{nil, {1, 2, 3, 4}} {
 			r := NewRegistry()
-			b := r.Balancer(Config{ID: "prod/api:80", Endpoints: addrs(4), Weights: weights, Policy: p, HashKey: key})
+			b := r.Balancer(Config{ID: "prod/api:80", Endpoints: addrs(4), weights: weights, Policy: p, HashKey: key})
 			allocs := testing.AllocsPerRun(100, func() {
 				var tried [3]Endpoint
 				n := 0
 				for range 3 {
-					e, ok := b.PickExcept("/cart", tried[:n]...)
+					e, ok := b.Pick("/cart", tried[:n]...)
 					if !ok {
 						break
 					}
@@ -326,7 +326,7 @@ func TestSweep(t *testing.T) {
 		delete(r.inflight, "a:1")
 		r.mu.Unlock()
 		a.Release()
-		require.Zero(t, counter.Load())
+		require.Zero(t, counter.n.Load())
 
 		// A live balancer whose counter was released gets it back.
 		r.Sweep([]*Balancer{gen1})
@@ -337,11 +337,11 @@ func TestSweep(t *testing.T) {
 
 	t.Run("splits are swept like backends", func(t *testing.T) {
 		r := NewRegistry()
-		s := r.Split("prod/api:80 canary", []int{90, 10})
-		gone := r.Split("prod/web:80 canary", []int{1, 1})
+		s := r.split("prod/api:80 canary", []int{90, 10})
+		gone := r.split("prod/web:80 canary", []int{1, 1})
 		require.NotSame(t, s.cursor, gone.cursor)
-		r.Sweep(nil, s)
-		cursors, _ := r.Sweep(nil, s)
+		r.sweep(nil, []*split{s})
+		cursors, _ := r.sweep(nil, []*split{s})
 		require.Equal(t, 1, cursors)
 		require.Empty(t, cmp.Diff([]string{"prod/api:80 canary"}, keys(r.splits)))
 	})
@@ -358,11 +358,11 @@ func keys[V any](m map[string]V) []string {
 
 func TestSplit(t *testing.T) {
 	r := NewRegistry()
-	s := r.Split("prod/api:80 canary", []int{80, 20})
+	s := r.split("prod/api:80 canary", []int{80, 20})
 	counts := make([]int, 2)
 	var order []int
 	for range 10 {
-		i, ok := s.Next()
+		i, ok := s.next()
 		require.True(t, ok)
 		counts[i]++
 		order = append(order, i)
@@ -371,22 +371,22 @@ func TestSplit(t *testing.T) {
 	require.Empty(t, cmp.Diff([]int{0, 0, 1, 0, 0, 0, 0, 1, 0, 0}, order), "the canary share is spread out")
 
 	// A rebuild with the same identity continues the rotation.
-	next := r.Split("prod/api:80 canary", []int{80, 20})
-	i, _ := next.Next()
+	next := r.split("prod/api:80 canary", []int{80, 20})
+	i, _ := next.next()
 	require.Equal(t, 0, i)
 	require.Equal(t, uint64(11), next.cursor.n.Load())
 
-	uniformSplit := r.Split("prod/u", []int{3, 3, 3})
+	uniformSplit := r.split("prod/u", []int{3, 3, 3})
 	var got []int
 	for range 4 {
-		i, _ := uniformSplit.Next()
+		i, _ := uniformSplit.next()
 		got = append(got, i)
 	}
 	require.Empty(t, cmp.Diff([]int{0, 1, 2, 0}, got))
 
-	_, ok := r.Split("prod/none", []int{0, 0}).Next()
+	_, ok := r.split("prod/none", []int{0, 0}).next()
 	require.False(t, ok)
-	_, ok = r.Split("prod/empty", nil).Next()
+	_, ok = r.split("prod/empty", nil).next()
 	require.False(t, ok)
 }
 
@@ -402,7 +402,7 @@ func TestConcurrentRebuilds(t *testing.T) {
 	configs := []Config{
 		{ID: "prod/api:80", Endpoints: all[:4]},
 		{ID: "prod/api:80", Endpoints: all[1:6]},
-		{ID: "prod/api:80", Endpoints: all, Weights: []int{1, 2, 3, 1, 2, 3}},
+		{ID: "prod/api:80", Endpoints: all, weights: []int{1, 2, 3, 1, 2, 3}},
 		{ID: "prod/api:80", Endpoints: all[2:], Policy: LeastConn},
 		{ID: "prod/api:80", Endpoints: all, Policy: Hash, HashKey: mustHashKey(t, "$request_uri")},
 	}
@@ -410,7 +410,7 @@ func TestConcurrentRebuilds(t *testing.T) {
 	current.Store(r.Balancer(configs[0]))
 
 	var (
-		counters sync.Map // *Counter -> struct{}: every counter ever picked
+		counters sync.Map // *counter -> struct{}: every counter ever picked
 		stop     atomic.Bool
 		wg       sync.WaitGroup
 		picks    atomic.Int64
@@ -421,13 +421,13 @@ func TestConcurrentRebuilds(t *testing.T) {
 			for i := 0; !stop.Load(); i++ {
 				b := current.Load()
 				key := fmt.Sprintf("/p/%d", (g*7+i)%50)
-				e, ok := b.PickKey(key)
+				e, ok := b.Pick(key)
 				if !ok {
 					continue
 				}
 				counters.Store(e.inflight, struct{}{})
 				tried[0] = e
-				if retry, ok := b.PickExcept(key, tried[:1]...); ok {
+				if retry, ok := b.Pick(key, tried[:1]...); ok {
 					counters.Store(retry.inflight, struct{}{})
 					retry.Release()
 				}
@@ -448,7 +448,7 @@ func TestConcurrentRebuilds(t *testing.T) {
 	wg.Wait()
 
 	counters.Range(func(k, _ any) bool {
-		require.Zero(t, k.(*Counter).Load())
+		require.Zero(t, k.(*counter).n.Load())
 		return true
 	})
 	for _, addr := range all {
@@ -467,7 +467,7 @@ func TestConcurrentRebuilds(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for range perGoroutine {
-				e, ok := current.Load().Pick()
+				e, ok := current.Load().Pick("")
 				if !ok {
 					panic("no endpoint")
 				}

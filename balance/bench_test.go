@@ -25,12 +25,13 @@ func benchConfigs(b *testing.B, n int) []struct {
 		{"round_robin", Config{ID: "prod/api:80", Endpoints: eps}},
 		{"least_conn", Config{ID: "prod/api:80", Endpoints: eps, Policy: LeastConn}},
 		{"hash", Config{ID: "prod/api:80", Endpoints: eps, Policy: Hash, HashKey: key}},
-		{"weighted", Config{ID: "prod/api:80", Endpoints: eps, Weights: weights}},
-		{"weighted_least_conn", Config{ID: "prod/api:80", Endpoints: eps, Weights: weights, Policy: LeastConn}},
+		{"weighted", Config{ID: "prod/api:80", Endpoints: eps, weights: weights}},
+		{"weighted_least_conn", Config{ID: "prod/api:80", Endpoints: eps, weights: weights, Policy: LeastConn}},
 	}
 }
 
-// BenchmarkPick measures one Pick (PickKey for hash) plus its Release.
+// BenchmarkPick measures one first pick (with a key, which only hash uses)
+// plus its Release.
 func BenchmarkPick(b *testing.B) {
 	keys := make([]string, 1024)
 	for i := range keys {
@@ -43,7 +44,7 @@ func BenchmarkPick(b *testing.B) {
 				b.ReportAllocs()
 				i := 0
 				for b.Loop() {
-					e, _ := bal.PickKey(keys[i&1023])
+					e, _ := bal.Pick(keys[i&1023])
 					e.Release()
 					i++
 				}
@@ -53,7 +54,7 @@ func BenchmarkPick(b *testing.B) {
 				b.RunParallel(func(pb *testing.PB) {
 					i := rand.IntN(1024)
 					for pb.Next() {
-						e, _ := bal.PickKey(keys[i&1023])
+						e, _ := bal.Pick(keys[i&1023])
 						e.Release()
 						i++
 					}
@@ -71,8 +72,8 @@ func BenchmarkPickRetry(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				var tried [3]Endpoint
-				tried[0], _ = bal.PickKey("/cart")
-				tried[1], _ = bal.PickExcept("/cart", tried[:1]...)
+				tried[0], _ = bal.Pick("/cart")
+				tried[1], _ = bal.Pick("/cart", tried[:1]...)
 				tried[0].Release()
 				tried[1].Release()
 			}
@@ -94,7 +95,7 @@ func BenchmarkExtract(b *testing.B) {
 		b.Run(expr[1:], func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if k.Extract(r) == "" {
+				if k.extract(r) == "" {
 					b.Fatal("no key")
 				}
 			}
@@ -103,7 +104,7 @@ func BenchmarkExtract(b *testing.B) {
 }
 
 // BenchmarkBuildRotation builds the rotation of 1,000 endpoints with
-// weights from 1 to 100 (capped at DefaultMaxRotation).
+// weights from 1 to 100 (capped at maxRotation).
 func BenchmarkBuildRotation(b *testing.B) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	weights := make([]int, 1000)
@@ -112,7 +113,7 @@ func BenchmarkBuildRotation(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		BuildRotation(weights, DefaultMaxRotation)
+		buildRotation(weights, maxRotation)
 	}
 }
 

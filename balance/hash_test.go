@@ -22,10 +22,10 @@ func mustHashKey(t testing.TB, s string) HashKey {
 // owners maps each key to the address the Hash policy picks for it.
 func owners(t *testing.T, endpoints []string, weights []int, keys []string) map[string]string {
 	t.Helper()
-	b := NewRegistry().Balancer(Config{ID: "prod/api:80", Endpoints: endpoints, Weights: weights, Policy: Hash, HashKey: mustHashKey(t, "$request_uri")})
+	b := NewRegistry().Balancer(Config{ID: "prod/api:80", Endpoints: endpoints, weights: weights, Policy: Hash, HashKey: mustHashKey(t, "$request_uri")})
 	out := make(map[string]string, len(keys))
 	for _, k := range keys {
-		e, ok := b.PickKey(k)
+		e, ok := b.Pick(k)
 		require.True(t, ok)
 		e.Release()
 		out[k] = e.Addr
@@ -131,7 +131,7 @@ func TestHashWithoutKey(t *testing.T) {
 	b := r.Balancer(Config{ID: "prod/api:80", Endpoints: []string{"a:1", "b:1", "c:1"}, Policy: Hash, HashKey: mustHashKey(t, "$http_x_user")})
 	var got []string
 	for range 4 {
-		e, ok := b.PickKey(b.Key(&http.Request{Header: http.Header{}}))
+		e, ok := b.Pick(b.Key(&http.Request{Header: http.Header{}}))
 		require.True(t, ok)
 		got = append(got, e.Addr)
 		e.Release()
@@ -253,11 +253,11 @@ func TestHashKeyExtract(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			k := mustHashKey(t, tt.expr)
-			require.Equal(t, tt.want, k.Extract(tt.req))
-			require.Zero(t, testing.AllocsPerRun(20, func() { k.Extract(tt.req) }))
+			require.Equal(t, tt.want, k.extract(tt.req))
+			require.Zero(t, testing.AllocsPerRun(20, func() { k.extract(tt.req) }))
 		})
 	}
-	require.Empty(t, HashKey{}.Extract(req("1.2.3.4:5", "/x", nil)))
+	require.Empty(t, HashKey{}.extract(req("1.2.3.4:5", "/x", nil)))
 }
 
 // FuzzCookieValue checks the cookie scanner against a plain split of the
@@ -354,7 +354,7 @@ func TestRingReused(t *testing.T) {
 	cfg.Endpoints = addrs(6)
 	changed := r.Balancer(cfg)
 	require.NotSame(t, first.ring, changed.ring)
-	cfg.Weights = []int{1, 1, 1, 1, 1, 2}
+	cfg.weights = []int{1, 1, 1, 1, 1, 2}
 	require.NotSame(t, changed.ring, r.Balancer(cfg).ring, "new weights rebuild the ring")
 }
 
@@ -389,7 +389,7 @@ func FuzzHashKey(f *testing.F) {
 		require.NoError(t, err)
 		require.Equal(t, k, again)
 		r := &http.Request{RemoteAddr: remote, RequestURI: remote, Header: http.Header{"Cookie": {cookie}}}
-		got := k.Extract(r)
+		got := k.extract(r)
 		require.True(t, strings.Contains(remote, got) || strings.Contains(cookie, got), "%q from %q / %q", got, remote, cookie)
 	})
 }

@@ -131,10 +131,10 @@ func (k HashKey) String() string { return k.expr }
 // IsZero reports whether k is the zero value (no expression).
 func (k HashKey) IsZero() bool { return k.source == noKey }
 
-// Extract returns the request's key, or "" when the request lacks it (no
+// extract returns the request's key, or "" when the request lacks it (no
 // such header or cookie, or an empty value). The result is a substring of
 // the request's own strings: it never allocates.
-func (k HashKey) Extract(r *http.Request) string {
+func (k HashKey) extract(r *http.Request) string {
 	switch k.source {
 	case remoteAddrKey:
 		return hostOf(r.RemoteAddr)

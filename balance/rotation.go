@@ -6,18 +6,18 @@ import (
 	"strings"
 )
 
-// DefaultMaxRotation caps the length of a rotation built for a Balancer or a
-// Split. Long enough to express shares to a fraction of a percent, short
+// maxRotation caps the length of a rotation built for a Balancer or a
+// split. Long enough to express shares to a fraction of a percent, short
 // enough to build in well under a millisecond for typical backends.
-const DefaultMaxRotation = 4096
+const maxRotation = 4096
 
 // weightBits bounds the precision weights are compared with, so that sums
 // and products during scaling fit in 64 bits.
 const weightBits = 40
 
-// ReduceWeights returns the number of times each index appears in one full
+// reduceWeights returns the number of times each index appears in one full
 // rotation built from weights with length cap limit (limit < 1 means
-// DefaultMaxRotation):
+// maxRotation):
 //
 //   - a weight of zero or less means "never": its share is 0;
 //   - positive weights are divided by their greatest common divisor;
@@ -28,9 +28,9 @@ const weightBits = 40
 //     number.
 //
 // The result is aligned with weights and reduced by its own GCD.
-func ReduceWeights(weights []int, limit int) []int {
+func reduceWeights(weights []int, limit int) []int {
 	if limit < 1 {
-		limit = DefaultMaxRotation
+		limit = maxRotation
 	}
 	shares := make([]int, len(weights))
 	var top int
@@ -130,8 +130,8 @@ func gcd(a, b int) int {
 	return a
 }
 
-// BuildRotation returns one full rotation over the indices of weights: a
-// sequence in which index i appears exactly ReduceWeights(weights, limit)[i]
+// buildRotation returns one full rotation over the indices of weights: a
+// sequence in which index i appears exactly reduceWeights(weights, limit)[i]
 // times, interleaved by smooth weighted round-robin (each step every index
 // gains its share, the index with the most accumulated credit is chosen,
 // lowest index on ties, and pays back the total). Walking the rotation
@@ -142,8 +142,8 @@ func gcd(a, b int) int {
 //
 // The indices mean whatever the caller's weights are aligned with:
 // endpoints of one backend, or the backends of a weighted split.
-func BuildRotation(weights []int, limit int) []uint32 {
-	return rotationOf(ReduceWeights(weights, limit))
+func buildRotation(weights []int, limit int) []uint32 {
+	return rotationOf(reduceWeights(weights, limit))
 }
 
 func rotationOf(shares []int) []uint32 {
@@ -210,29 +210,29 @@ func uniform(weights []int) bool {
 	return true
 }
 
-// WeightedEndpoint is an address with a relative weight; 0 means no traffic.
-type WeightedEndpoint struct {
+// weightedEndpoint is an address with a relative weight; 0 means no traffic.
+type weightedEndpoint struct {
 	Addr   string
 	Weight int
 }
 
-// WeightedConfig returns a Config for backend id whose Endpoints are the
-// addresses of ws sorted and deduplicated, with Weights aligned to them; an
+// weightedConfig returns a Config for backend id whose Endpoints are the
+// addresses of ws sorted and deduplicated, with weights aligned to them; an
 // address listed twice gets the sum of its weights (an address shared by
 // two weighted backends of a split receives both shares). Policy and
 // HashKey are left for the caller to set.
-func WeightedConfig(id string, ws []WeightedEndpoint) Config {
+func weightedConfig(id string, ws []weightedEndpoint) Config {
 	sorted := slices.Clone(ws)
-	slices.SortStableFunc(sorted, func(a, b WeightedEndpoint) int { return strings.Compare(a.Addr, b.Addr) })
+	slices.SortStableFunc(sorted, func(a, b weightedEndpoint) int { return strings.Compare(a.Addr, b.Addr) })
 	cfg := Config{ID: id}
 	for _, w := range sorted {
 		weight := max(w.Weight, 0)
 		if n := len(cfg.Endpoints); n > 0 && cfg.Endpoints[n-1] == w.Addr {
-			cfg.Weights[n-1] += weight
+			cfg.weights[n-1] += weight
 			continue
 		}
 		cfg.Endpoints = append(cfg.Endpoints, w.Addr)
-		cfg.Weights = append(cfg.Weights, weight)
+		cfg.weights = append(cfg.weights, weight)
 	}
 	return cfg
 }

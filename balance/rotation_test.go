@@ -32,10 +32,23 @@ func TestReduceWeights(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := ReduceWeights(tt.weights, tt.limit)
+			got := reduceWeights(tt.weights, tt.limit)
 			require.Empty(t, cmp.Diff(tt.want, got))
 		})
 	}
+}
+
+// randomWeights returns 1 to maxLen weights below maxWeight: one in
+// zeroOneIn on average is 0, and each other is drawn below its own random
+// bound, so that vectors mix small and large weights.
+func randomWeights(rng *rand.Rand, maxLen, zeroOneIn, maxWeight int) []int {
+	weights := make([]int, 1+rng.IntN(maxLen))
+	for i := range weights {
+		if rng.IntN(zeroOneIn) > 0 {
+			weights[i] = rng.IntN(1 + rng.IntN(maxWeight))
+		}
+	}
+	return weights
 }
 
 // TestReduceWeightsProperties checks the documented guarantees on random
@@ -44,16 +57,10 @@ func TestReduceWeights(t *testing.T) {
 func TestReduceWeightsProperties(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 2000 {
-		n := 1 + rng.IntN(40)
-		weights := make([]int, n)
-		for i := range weights {
-			if rng.IntN(5) > 0 {
-				weights[i] = rng.IntN(1 + rng.IntN(100000))
-			}
-		}
+		weights := randomWeights(rng, 40, 5, 100000)
 		limit := 1 + rng.IntN(600)
-		shares := ReduceWeights(weights, limit)
-		require.Len(t, shares, n)
+		shares := reduceWeights(weights, limit)
+		require.Len(t, shares, len(weights))
 		live, total, g := 0, 0, 0
 		for i, s := range shares {
 			if weights[i] > 0 {
@@ -84,11 +91,11 @@ func TestReduceWeightsProperties(t *testing.T) {
 // TestBuildRotationSmooth is nginx's documented example of smooth weighted
 // round-robin: weights 5, 1, 1 give a a b a c a a.
 func TestBuildRotationSmooth(t *testing.T) {
-	got := BuildRotation([]int{5, 1, 1}, 0)
+	got := buildRotation([]int{5, 1, 1}, 0)
 	require.Empty(t, cmp.Diff([]uint32{0, 0, 1, 0, 2, 0, 0}, got))
-	require.Empty(t, cmp.Diff([]uint32{1, 0, 1, 2, 1}, BuildRotation([]int{2, 6, 2, 0}, 0)))
-	require.Nil(t, BuildRotation([]int{0, -1}, 0))
-	require.Nil(t, BuildRotation(nil, 0))
+	require.Empty(t, cmp.Diff([]uint32{1, 0, 1, 2, 1}, buildRotation([]int{2, 6, 2, 0}, 0)))
+	require.Nil(t, buildRotation([]int{0, -1}, 0))
+	require.Nil(t, buildRotation(nil, 0))
 }
 
 // TestBuildRotationGuarantees: over one full rotation each index appears
@@ -97,16 +104,11 @@ func TestBuildRotationSmooth(t *testing.T) {
 func TestBuildRotationGuarantees(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 3000 {
-		n := 1 + rng.IntN(12)
-		weights := make([]int, n)
-		for i := range weights {
-			if rng.IntN(6) > 0 {
-				weights[i] = rng.IntN(1 + rng.IntN(50))
-			}
-		}
+		weights := randomWeights(rng, 12, 6, 50)
+		n := len(weights)
 		limit := 1 + rng.IntN(300)
-		shares := ReduceWeights(weights, limit)
-		rot := BuildRotation(weights, limit)
+		shares := reduceWeights(weights, limit)
+		rot := buildRotation(weights, limit)
 
 		counts := make([]int, n)
 		for _, i := range rot {
@@ -156,7 +158,7 @@ func longestCyclicRuns(rot []uint32, n int) []int {
 }
 
 func TestWeightedConfig(t *testing.T) {
-	got := WeightedConfig("prod/api:80", []WeightedEndpoint{
+	got := weightedConfig("prod/api:80", []weightedEndpoint{
 		{Addr: "10.0.0.2:80", Weight: 1},
 		{Addr: "10.0.0.1:80", Weight: 3},
 		{Addr: "10.0.0.2:80", Weight: 2},
@@ -165,9 +167,9 @@ func TestWeightedConfig(t *testing.T) {
 	want := Config{
 		ID:        "prod/api:80",
 		Endpoints: []string{"10.0.0.1:80", "10.0.0.2:80", "10.0.0.3:80"},
-		Weights:   []int{3, 3, 0},
+		weights:   []int{3, 3, 0},
 	}
-	require.Empty(t, cmp.Diff(want, got, cmp.AllowUnexported(HashKey{})))
+	require.Empty(t, cmp.Diff(want, got, cmp.AllowUnexported(Config{}, HashKey{})))
 }
 
 // swrr is smooth weighted round-robin written plainly, one credit per
@@ -202,13 +204,7 @@ func swrr(shares []int) []uint32 {
 func TestRotationMatchesPlainSWRR(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	for range 1000 {
-		n := 1 + rng.IntN(60)
-		shares := make([]int, n)
-		for i := range shares {
-			if rng.IntN(8) > 0 {
-				shares[i] = rng.IntN(1 + rng.IntN(12))
-			}
-		}
+		shares := randomWeights(rng, 60, 8, 12)
 		require.Empty(t, cmp.Diff(swrr(shares), rotationOf(shares)), "shares %v", shares)
 	}
 }

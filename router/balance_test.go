@@ -207,7 +207,7 @@ func TestPickAllocations(t *testing.T) {
 			require.NotEmpty(t, bal.Key(req), b.ID)
 		}
 		allocs := testing.AllocsPerRun(100, func() {
-			e, ok := bal.PickKey(bal.Key(req))
+			e, ok := bal.Pick(bal.Key(req))
 			if !ok {
 				panic("no endpoint")
 			}
@@ -244,7 +244,7 @@ func BenchmarkPick(b *testing.B) {
 			bal := r.state.Load().balancers[be]
 			b.ReportAllocs()
 			for b.Loop() {
-				e, _ := bal.PickKey(bal.Key(req))
+				e, _ := bal.Pick(bal.Key(req))
 				e.Release()
 			}
 		})

@@ -36,7 +36,7 @@ func (x *exchange) roundTrip(rt http.RoundTripper, req *http.Request) (*http.Res
 		if err == nil || !unreachable(err) || req.Context().Err() != nil || (body != nil && body.read) {
 			return res, err
 		}
-		if !x.repick() {
+		if !x.pick() {
 			return nil, err
 		}
 		if out == req {

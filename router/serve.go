@@ -296,29 +296,20 @@ func (c *exchangeContext) Value(key any) any {
 	return c.Context.Value(key)
 }
 
-// pick takes the request's first endpoint.
+// pick moves the request to an endpoint not tried yet for it, releasing
+// the one it held; false when none is left or the tries are used up.
 func (x *exchange) pick() bool {
-	e, ok := x.balancer.PickKey(x.key)
-	if !ok {
-		return false
-	}
-	x.endpoint, x.picked = e, true
-	x.tried[0], x.tries = e, 1
-	return true
-}
-
-// repick moves the request to an endpoint not tried yet, releasing the
-// current one; false when none is left or the tries are used up.
-func (x *exchange) repick() bool {
 	if x.tries >= maxTries {
 		return false
 	}
-	e, ok := x.balancer.PickExcept(x.key, x.tried[:x.tries]...)
+	e, ok := x.balancer.Pick(x.key, x.tried[:x.tries]...)
 	if !ok {
 		return false
 	}
-	x.endpoint.Release()
-	x.endpoint = e
+	if x.picked {
+		x.endpoint.Release()
+	}
+	x.endpoint, x.picked = e, true
 	x.tried[x.tries] = e
 	x.tries++
 	return true

@@ -47,7 +47,7 @@ func TestSweepKeepsPreviousTablesCounters(t *testing.T) {
 	// still land on the counter the registry keeps for addr.
 	bal := old.balancers[old.table.Lookup("", "/").Backend]
 	require.NotNil(t, bal)
-	e, ok := bal.Pick()
+	e, ok := bal.Pick("")
 	require.True(t, ok)
 	defer e.Release()
 

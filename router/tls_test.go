@@ -169,20 +169,15 @@ func TestBackendProtocols(t *testing.T) {
 	assert.Equal(t, "tls\n", body(t, res))
 	assert.Equal(t, "/secure/a?b", res.Header.Get("X-Seen-Uri"))
 
-	res = serve(r, http.MethodPost, "web", "/pkg.Greeter/SayHello",
-		http.Header{"Content-Type": {"application/grpc"}, "Te": {"trailers"}})
-	assert.Equal(t, http.StatusOK, res.StatusCode)
-	assert.Equal(t, "HTTP/2.0", res.Header.Get("X-Proto"))
-	assert.Equal(t, "/pkg.Greeter/SayHello", res.Header.Get("X-Seen-Uri"))
-	assert.Equal(t, "\x00\x00\x00\x00\x00", body(t, res))
-	assert.Equal(t, "0", res.Trailer.Get("Grpc-Status"))
-
-	res = serve(r, http.MethodPost, "web", "/pkg.Secure/Call",
-		http.Header{"Content-Type": {"application/grpc"}, "Te": {"trailers"}})
-	assert.Equal(t, http.StatusOK, res.StatusCode)
-	assert.Equal(t, "HTTP/2.0", res.Header.Get("X-Proto"))
-	assert.Equal(t, "\x00\x00\x00\x00\x00", body(t, res))
-	assert.Equal(t, "0", res.Trailer.Get("Grpc-Status"))
+	for _, target := range []string{"/pkg.Greeter/SayHello", "/pkg.Secure/Call"} {
+		res = serve(r, http.MethodPost, "web", target,
+			http.Header{"Content-Type": {"application/grpc"}, "Te": {"trailers"}})
+		assert.Equal(t, http.StatusOK, res.StatusCode, target)
+		assert.Equal(t, "HTTP/2.0", res.Header.Get("X-Proto"), target)
+		assert.Equal(t, target, res.Header.Get("X-Seen-Uri"))
+		assert.Equal(t, "\x00\x00\x00\x00\x00", body(t, res), target)
+		assert.Equal(t, "0", res.Trailer.Get("Grpc-Status"), target)
+	}
 
 	assert.Zero(t, r.InFlight(tlsAddr))
 	assert.Zero(t, r.InFlight(grpcAddr))

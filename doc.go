@@ -62,9 +62,9 @@
 //     rebuild (EventDeduper).
 //
 // The commands under examples are where the outside world comes in:
-// examples/controller serves a folder of manifests with no cluster (and
-// watches it for edits), and examples/check runs case files from the
-// command line.
+// examples/controller serves a cluster, or with -manifests a folder of
+// manifests with no cluster (and watches it for edits), and examples/check
+// runs case files from the command line.
 //
 // # Guarantees
 //

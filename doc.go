@@ -4,10 +4,11 @@
 // semantics where people depend on them, so manifests migrate unchanged, and
 // reports every place where it deliberately differs.
 //
-// This package holds no code; it is the map. The contract is ramjet's routing
-// specification, SPEC.md, kept beside the repository: what a snapshot of
-// objects compiles to and what a request then gets. The § marks in comments
-// point into it.
+// This package holds no code; it is the map, and it holds the contract:
+// ramjet's routing specification, what a snapshot of objects compiles to and
+// what a request then gets, follows the overview below, one heading per
+// numbered section. "SPEC §N" in comments and in README.md means section N
+// here.
 //
 // # The flow
 //
@@ -53,14 +54,17 @@
 //     headers, or answers 400/404/502/503 itself. TLSConfig selects the
 //     certificate per SNI from the serving table. router/routertest runs case
 //     files against the real handler.
-//   - status is to compute, without writing anything, the load-balancer
-//     status each claimed Ingress should carry (SPEC §16). It is not written
-//     yet; README.md's Status section lists what is and is not implemented.
+//   - status decides, without writing anything, what the controller writes
+//     back (SPEC §16): the load-balancer addresses every claimed Ingress
+//     should advertise (Desired), the minimal status updates that get them
+//     there (Updates), and which compile warnings to post as Warning Events,
+//     so that a problem is posted when it appears rather than on every
+//     rebuild (EventDeduper).
 //
 // The commands under examples are where the outside world comes in:
-// examples/controller serves a folder of manifests with no cluster (and
-// watches it for edits), and examples/check runs case files from the
-// command line.
+// examples/controller serves a cluster, or with -manifests a folder of
+// manifests with no cluster (and watches it for edits), and examples/check
+// runs case files from the command line.
 //
 // # Guarantees
 //
@@ -89,4 +93,585 @@
 // ramjet, read compile.Compile and router.New. To pin down a routing
 // decision, write a case file (SPEC §18) and run it with go run
 // ./examples/check. README.md has all of this with examples.
+//
+// # The routing contract
+//
+// The numbered sections below are the contract, and they describe what the
+// code does today. Where ramjet's specification asks for more than is built
+// yet, the section says so under "Not yet", together with what happens
+// instead. The case files in testdata/cases pin the rules down request by
+// request; each file names the sections it covers.
+//
+// Three rules hold everywhere: one broken object degrades only itself,
+// compiling is deterministic, and Compile is pure (see Guarantees above).
+//
+// # 1. Inputs
+//
+// A compile.Snapshot holds Ingresses and IngressClasses
+// (networking.k8s.io/v1), Services (v1), EndpointSlices (discovery.k8s.io/v1)
+// and Secrets (v1), as the k8s.io/api Go types, in any order. Nil entries are
+// skipped. Should two Ingresses, Services or Secrets share a namespace and
+// name, the one with the smaller JSON encoding is kept, so input order never
+// decides (IngressClasses: §2).
+//
+// compile.Options, with the flag of examples/controller that sets each:
+//
+//   - IngressClass (-ingress-class, default "ramjet"): the value of the
+//     kubernetes.io/ingress.class annotation that is ours.
+//   - ControllerName (-controller-name, default "ramjet.dev/ingress"):
+//     matched against IngressClass spec.controller.
+//   - DefaultBackend (-default-backend, none): the global default backend,
+//     namespace/name:port with a port number or name.
+//   - WatchIngressWithoutClass (-watch-ingress-without-class, off): also
+//     claim Ingresses that name no class.
+//   - DisableSSLRedirect (-ssl-redirect=false): the plain-HTTP to HTTPS
+//     redirect for TLS hosts is on by default.
+//
+// The handler's own settings are router.Options: the default certificate
+// (self-signed, made by router.New, unless given), whether to trust a
+// client's X-Forwarded-Proto (TrustForwardedProto, for a TLS-terminating
+// load balancer in front), and the connect (5 s) and response-header (60 s)
+// timeouts. The status address source is a status.Source (-publish-address
+// or -publish-service; -no-status-update writes nothing, §16).
+//
+// A malformed option is an error before any table exists:
+// Options.Validate and ParseServiceRef reject, for example,
+// "kube-system/notfound" (no port) and "a/b/c:80", and the example
+// controller exits with code 2 before it listens. It also stops, naming the
+// flag, on any flag it does not define, so an ingress-nginx flag it lacks is
+// never ignored silently.
+//
+// Not yet: flags for a default certificate (the controller always serves a
+// self-signed one), the request body limit (proxy-body-size), trusting
+// X-Forwarded-* headers beyond the scheme (use-forwarded-headers,
+// proxy-real-ip-cidr), and ingress-nginx's spellings of the flags above
+// (--controller-class, --watch-namespace, --publish-status-address,
+// --update-status, --default-backend-service).
+//
+// # 2. Which Ingresses are claimed
+//
+// Package classify decides, in this order; the first step that applies
+// decides:
+//
+//  1. The annotation kubernetes.io/ingress.class is present: it decides,
+//     even over spec.ingressClassName. The Ingress is ours exactly when the
+//     value equals the IngressClass option.
+//  2. spec.ingressClassName names an IngressClass whose spec.controller is
+//     ours: ours.
+//  3. It names an IngressClass of another controller: not ours, silently.
+//  4. It names a class that does not exist: not ours, warning ClassNotFound.
+//  5. No class (an empty spec.ingressClassName counts as none): ours when
+//     one of our IngressClasses carries
+//     ingressclass.kubernetes.io/is-default-class: "true", or when
+//     WatchIngressWithoutClass is set.
+//
+// An Ingress that is not ours is invisible: not compiled, never given status,
+// and it warns only in step 4. When step 1 claims an Ingress whose
+// spec.ingressClassName names another controller's class or a missing one,
+// it warns ClassConflict: ingress-nginx would not claim it (§19). A class
+// name listed twice counts as ours when any copy is.
+//
+// # 3. Hosts
+//
+// Rule hosts are validated strictly and never normalized into a guess. A host
+// is "" (no host), a lower-case DNS-1123 subdomain, or "*." followed by one.
+// A host with a port, a path, an upper-case letter, a non-ASCII character,
+// an IP address, or a "*" anywhere but as the whole left-most label ("*",
+// "a.*.com", "*a.com") is refused: that rule is dropped with RuleRejected and
+// the rest of the Ingress compiles.
+//
+// A request's host is its Host header (HTTP/1) or :authority (HTTP/2) with the
+// port dropped (everything from the first ':', except that a bracketed IPv6
+// literal keeps its brackets), ASCII letters lower-cased and one trailing dot
+// dropped. A wildcard "*.example.com" matches exactly one more label:
+// foo.example.com, not foo.bar.example.com, not example.com. An IPv4 literal
+// never matches a wildcard.
+//
+// # 4. Paths
+//
+//   - An empty path means "/". A path that does not begin with "/" is
+//     dropped with PathRejected, and so is an Exact or Prefix path with an
+//     empty or dot segment ("//", "/./", "/../"), which a normalized request
+//     path (§13) never has. One trailing slash is allowed.
+//   - Exact: the normalized request path equals the rule path byte for
+//     byte, case-sensitive; a trailing slash counts.
+//   - Prefix matches whole path elements, case-sensitive. Trailing slashes
+//     are stripped at compile time, so "/foo" and "/foo/" are one rule: it
+//     matches /foo, /foo/ and /foo/bar, never /foobar. "/" matches
+//     everything.
+//   - ImplementationSpecific is a regular expression, compiled
+//     case-insensitive as ^(?:path): anchored at the start, open at the
+//     end, and a top-level alternation "a|b" stays anchored. One leading "^"
+//     is dropped first, so "/api/(.*)" and "^/api/(.*)" are one route. A
+//     pattern runs on Go's linear-time regexp when that accepts it with the
+//     same meaning; the rest (look-around, back-references, atomic groups,
+//     ...) runs on github.com/dlclark/regexp2 with a 50 ms match timeout
+//     (checked every 100 ms, so a runaway match may run that much longer),
+//     and a timed-out match counts as no match and is counted
+//     (match.Table.RegexTimeouts). A pattern that compiles on neither engine
+//     (possessive quantifiers such as "a++" included) or whose compiled
+//     program would exceed 1 MiB is dropped with PathRejected.
+//   - A missing pathType, or one that is not Exact, Prefix or
+//     ImplementationSpecific, is treated as ImplementationSpecific, with
+//     PathTypeUnknown.
+//   - A backend that is a resource, or names no Service, is not served:
+//     BackendUnsupported.
+//
+// Not yet: PCRE's ASCII-only meaning of (?i), \d, \w and \s. Today (?i)
+// folds Unicode on both engines (the Kelvin sign matches "k"), and on
+// regexp2 \d, \w and \s are Unicode classes.
+//
+// # 5. Precedence
+//
+// Host first, then the path within that host only:
+//
+//	exact host             ─┐
+//	else a wildcard host    ├─ exactly one virtual host
+//	else the catch-all     ─┘
+//	then, within it:  Exact > longest Prefix > first regex in controller order > the host's fallback (§6)
+//
+// In detail:
+//
+//   - Every accepted rule host creates a virtual host, even a rule with no
+//     http section. Hostless rules add to the catch-all, which always
+//     exists and serves every name no exact or wildcard host claims,
+//     requests without a host, and IP literals.
+//   - A request whose host matched but whose path matches nothing gets that
+//     host's fallback; it never falls through to a wildcard or the
+//     catch-all.
+//   - Controller order of regex paths, ingress-nginx's: pattern length
+//     (without the dropped "^") descending, then the pattern descending in
+//     byte order, then declaration order (§7).
+//
+// # 6. Default backends
+//
+//   - A named host's fallback is the spec.defaultBackend of the Ingress that
+//     created it (the first in Ingress order to name the host); a newer
+//     Ingress's never takes over. Else the global default backend, else
+//     404.
+//   - The catch-all's fallback is the spec.defaultBackend of the oldest
+//     Ingress that has one and no rules at all; later such Ingresses get
+//     DefaultBackendConflict naming the winner. An Ingress with rules,
+//     hostless ones included, never sets it. Else the global default
+//     backend, else 404.
+//   - Any matching route outranks the fallback; a Prefix "/" replaces it.
+//   - An Ingress's spec.defaultBackend answers like any backend (503 with no
+//     ready endpoints), and is resolved, and warned about, even when it
+//     serves no host. The global default backend is used only when it
+//     resolves and has ready endpoints; otherwise its hosts answer 404 and
+//     it warns DefaultBackendUnavailable once.
+//
+// # 7. Ingress order and conflicts
+//
+//   - Ingress order: creationTimestamp ascending, ties by namespace/name
+//     descending (ingress-nginx's order; timestamps have one-second
+//     granularity, so ties are common). Declaration order is Ingress order,
+//     then rule index, then path index.
+//   - A route's key is (virtual host, type, path): the path for Exact, the
+//     prefix without trailing slashes for Prefix (so "/foo" and "/foo/"
+//     collide), the pattern without a leading "^" for a regex.
+//   - Of two declarations with one key, the first in declaration order
+//     wins, within one Ingress too. Each loser gets RouteConflict naming the
+//     winner, the host, the path and its type, and keeps its other routes.
+//     Creation time decides, so editing an Ingress never changes who wins.
+//   - Exact and Prefix on the same path are different keys and coexist: the
+//     Exact route gets /x, the Prefix route /x/ and below.
+//
+// # 8. Backends and endpoints
+//
+//   - A backend is a Service port in the Ingress's own namespace, named by
+//     port number or port name. Its identity is namespace/name:port with
+//     the Service port number ("prod/api:80"), or the port as written when
+//     it did not resolve. The identity is stable across rebuilds and keys
+//     the balancing counters (§9); paths naming one Service port, by number
+//     or by name, share one backend.
+//   - The port is matched against spec.ports[].port, then name, then
+//     (ingress-nginx's quirk, warning PortMatchedTargetPort) a targetPort
+//     written as a string.
+//   - Endpoints come from the EndpointSlices labelled
+//     kubernetes.io/service-name with the Service's name, in its namespace.
+//     In each slice the port named like the Service port ("" for an unnamed
+//     one) gives the endpoint port, which is how named targetPorts resolve.
+//     Endpoints whose conditions.ready is false are left out (absent means
+//     ready); only IPv4 and IPv6 slices count (FQDN slices are ignored);
+//     duplicate addresses collapse; the list is sorted by address (IPv4
+//     first), then port.
+//   - No ready endpoints is normal during a rollout: no warning, and the
+//     backend answers 503.
+//   - A missing Service (ServiceNotFound) or port (ServicePortNotFound)
+//     answers 503, as in ingress-nginx. An ExternalName Service compiles but
+//     answers 503 (ExternalNameUnsupported): following a DNS name needs a
+//     resolver with TTLs in the data plane, and an address frozen at compile
+//     time goes stale at the first failover.
+//   - Protocol, from the backend-protocol annotation (§11): HTTP (the
+//     default), HTTPS, GRPC or GRPCS, in any case. An invalid value warns
+//     AnnotationRejected and keeps HTTP. When the Ingresses serving one
+//     backend disagree, the oldest decides and the others get
+//     AnnotationConflict.
+//
+// Not yet: dropping endpoint addresses that can never be a pod (unspecified,
+// loopback, link-local including the cloud metadata address, multicast,
+// broadcast) with EndpointRejected. Today every ready address in a slice is
+// dialled; the offline demo relies on loopback endpoints.
+//
+// # 9. Load balancing
+//
+// Each backend has one policy, from the annotations of the oldest Ingress
+// serving it; an Ingress that disagrees gets AnnotationConflict (one that
+// sets neither annotation asks for round_robin).
+//
+//   - round_robin (the default): a cursor per backend walks the sorted
+//     endpoints.
+//   - least_conn: the endpoint with the fewest requests in flight; ties go
+//     round-robin.
+//   - hash: consistent hashing on the request key named by
+//     upstream-hash-by: $remote_addr, $request_uri, $http_<name> or
+//     $cookie_<name> (names case-insensitive, as in nginx). A ring with 160
+//     points per endpoint and a fixed, unseeded hash: every replica sends a
+//     key to the same endpoint, and adding or removing one of n endpoints
+//     moves about 1/n of the keys. A request without its key (no such header
+//     or cookie) is balanced round-robin (§19).
+//   - upstream-hash-by selects hash whatever load-balance says, as in
+//     ingress-nginx. load-balance "hash" without a valid upstream-hash-by
+//     warns AnnotationRejected and stays round_robin. ingress-nginx's "ewma"
+//     is served as least_conn, with AnnotationSubstituted. Any other
+//     upstream-hash-by expression warns AnnotationRejected.
+//
+// Counters survive a rebuild. Cursors and in-flight counts are not in the
+// table: they live in a balance.Registry that its owner (a router.Router)
+// keeps across tables, keyed by backend identity for cursors and by socket
+// address ("ip:port") for in-flight counts, so one address serving two
+// backends has one count. A request that started under one table and ends
+// under the next releases the counter it took. After each publish, a Router
+// that owns its registry releases the counters nothing references any more,
+// once they are idle.
+//
+// Weights: package balance builds smooth weighted rotations (reduced by
+// their GCD, capped in length, never rounding a live endpoint to zero) and
+// weighted splits across backends, but no compiled table carries weights
+// yet (see §10).
+//
+// Not yet: session affinity (affinity: cookie and the session-cookie-*
+// annotations). They warn AnnotationUnsupported and have no effect.
+//
+// # 10. Canary and weighted backends
+//
+// Not yet. ingress-nginx's canary annotations (canary, canary-weight,
+// canary-weight-total, canary-by-header, canary-by-header-value,
+// canary-by-header-pattern, canary-by-cookie) warn AnnotationUnsupported, or
+// AnnotationRejected under ramjet.dev/, and have no effect: today a canary
+// Ingress compiles as an ordinary one. Where it declares the same host and
+// path as its primary, the rules of §7 apply: the older of the two serves
+// all of that path's traffic and the other gets RouteConflict. Check the
+// warnings before migrating an Ingress with canary annotations.
+//
+// # 11. Annotations
+//
+// Two prefixes are read: ramjet.dev/ (native) and
+// nginx.ingress.kubernetes.io/ (so manifests migrate unchanged). Any other
+// prefix is another controller's business and is ignored.
+//
+//   - When both prefixes set one key, ramjet.dev/ wins, even when its value
+//     is rejected: a typo never silently falls back to the other prefix.
+//   - A ramjet.dev/ annotation that is unknown, not implemented, or whose
+//     value does not parse is rejected (AnnotationRejected): not applied,
+//     the rest of the Ingress compiles.
+//   - An nginx.ingress.kubernetes.io/ annotation ramjet does not implement
+//     warns AnnotationUnsupported, once per key and Ingress, so a migration
+//     lists exactly what does not carry over. One whose value does not parse
+//     warns AnnotationRejected.
+//
+// Implemented, with either prefix:
+//
+//   - backend-protocol (§8);
+//   - load-balance and upstream-hash-by (§9);
+//   - ssl-redirect, force-ssl-redirect and preserve-trailing-slash (§12),
+//     booleans in Go's syntax ("true", "false", "1", "0", ...).
+//
+// Not yet: the rest of ingress-nginx's routing set (the canary set of §10,
+// rewrite-target, use-regex and its regex mode, app-root,
+// permanent-redirect, temporal-redirect, from-to-www-redirect,
+// server-alias, upstream-vhost, x-forwarded-prefix, ...) and the whole
+// request-policy set (proxy-body-size, the proxy timeouts,
+// proxy-next-upstream-tries, source ranges, CORS, rate limits, basic and
+// external auth, session affinity). Each warns as above and has no effect.
+// The reason RegexModeHost is defined but never raised yet.
+//
+// # 12. TLS
+//
+//   - spec.tls[].secretName must name a kubernetes.io/tls Secret in the
+//     Ingress's namespace (stringData, when a manifest carries it, overrides
+//     data). A missing Secret, or one of another type, warns SecretNotFound;
+//     one whose tls.crt and tls.key do not form a key pair warns
+//     SecretInvalid; one whose certificate is not valid for a host listed
+//     with it warns CertificateHostMismatch for that host (a wildcard host
+//     needs a certificate for every name it stands for). Those hosts get the
+//     next certificate that qualifies, else the default certificate (§1). An
+//     entry without secretName asks for the default certificate, without a
+//     warning. An invalid listed host warns RuleRejected and is skipped.
+//   - A host's certificate comes from the oldest Ingress whose tls entry
+//     lists the host with a valid Secret that covers it (§19).
+//   - SNI selection (router.Router.TLSConfig): lower-case, drop a trailing
+//     dot, the exact name, then "*.<rest>" one label up, then the default
+//     certificate. TLS 1.2 and up, ALPN h2 and http/1.1. A certificate
+//     rotates when a table with a new one is published; the listener never
+//     restarts.
+//
+// The plain-HTTP to HTTPS redirect:
+//
+//   - A request is plain when it did not arrive over TLS; X-Forwarded-Proto
+//     counts only with router.Options.TrustForwardedProto.
+//   - The matched route's Ingress decides; with no route matched, the
+//     Ingress that created the host (for the catch-all, the one whose
+//     spec.defaultBackend is its fallback), else the options.
+//     force-ssl-redirect redirects on any host; ssl-redirect (on unless
+//     DisableSSLRedirect) only on a TLS host: a host listed under some
+//     claimed Ingress's spec.tls, by name or by a "*." entry one label up,
+//     even when its Secret is missing and even when no rule names it.
+//   - The answer is 308 to https://<the Host header without its
+//     port><request-target>, one trailing slash dropped (not before a
+//     query) unless preserve-trailing-slash is set. A redirect that is due
+//     but has no usable host answers 400 rather than serving in the clear.
+//   - /.well-known/acme-challenge and everything under it, judged on the
+//     normalized path, is never redirected, whichever route serves it (§19).
+//
+// # 13. Serving a request
+//
+// router.Router is the http.Handler. It loads the serving table once per
+// request and uses it throughout.
+//
+//   - The request-target is taken in origin form ("/p?q") or absolute form
+//     ("http://h/p?q", whose authority net/http uses as the host). Any other
+//     form ("*", authority form), or a target holding a space or control
+//     byte, answers 400.
+//   - The path is normalized for matching only: %XX decoded once (a decoded
+//     %2F is a separator), repeated slashes merged, "." and ".." resolved, a
+//     trailing slash kept. A path that climbs above "/", or bad
+//     percent-encoding, answers 400. The backend receives the client's
+//     request-target and query byte for byte, "//"-prefixed ones included.
+//   - Forwarded to the backend: the client's Host unchanged;
+//     X-Forwarded-For with the peer's IP appended; X-Forwarded-Host (the
+//     Host as sent), X-Forwarded-Port (the listener's port) and
+//     X-Forwarded-Proto (the client's scheme), replacing any the client
+//     sent; X-Real-IP; X-Request-ID as the client sent it, else a new random
+//     one. The client's X-Scheme and X-Forwarded-Scheme are removed, and so
+//     are hop-by-hop headers.
+//   - Answers the router makes itself, as short plain text naming the
+//     reason and never an endpoint address: 404 nothing matched and no
+//     fallback; 503 no ready endpoints, a missing Service or port, an
+//     ExternalName Service, or no table published yet; 502 the backend
+//     could not be reached or failed before answering, or a gRPC request to
+//     a backend not marked GRPC or GRPCS (the message names the
+//     backend-protocol fix); 504 the backend sent no response headers
+//     within the read timeout (60 s); 400 a malformed request-target or path;
+//     308 the TLS redirect (§12). To a gRPC client (Content-Type
+//     application/grpc...) each is trailers-only: grpc-status and
+//     grpc-message, no body.
+//   - gRPC to a GRPC backend goes over cleartext HTTP/2, to GRPCS over
+//     HTTP/2 with TLS, trailers intact; HTTP and HTTPS backends get
+//     HTTP/1.1. TLS to backends does not verify their certificates, like
+//     ingress-nginx's default. Clients may use TLS with ALPN h2, HTTP/1.1, or
+//     cleartext HTTP/2 with prior knowledge, as the embedder's http.Server
+//     allows.
+//   - WebSocket and other Upgrade requests are tunnelled once the backend
+//     answers 101. Responses of unknown length are flushed as they arrive.
+//   - A backend that cannot be connected to (refused, unreachable, connect
+//     timeout, failed TLS handshake) is retried on another of its
+//     endpoints, at most 3 tries, for GET, HEAD, OPTIONS, TRACE, PUT and
+//     DELETE, when nothing of the request body was read (§19). A failure
+//     after the connection opened is never retried. A failure after the
+//     response started cuts the client's connection. In-flight counts are
+//     released on every way out.
+//
+// Not yet, with what happens today:
+//
+//   - a "#" does not end the path: it is routed and forwarded as part of it;
+//   - a decoded NUL (%00) is routed like any byte instead of answering 400;
+//   - an absolute-form target with userinfo is served, the userinfo
+//     dropped, instead of answering 400;
+//   - net/http answers 400 to an HTTP/1.1 request without a Host header,
+//     but an empty Host header, or HTTP/1.0 without one, is served by the
+//     catch-all, and the backend then sees its own address as the Host;
+//   - request headers whose names contain "_" are forwarded;
+//   - X-Scheme and X-Forwarded-Scheme are removed, not set; several
+//     X-Request-ID values are passed on as sent;
+//   - no request body limit (no 413), and no client body or keep-alive
+//     timeouts in the handler: those are the embedder's http.Server
+//     settings (the example controller sets only a 10 s header timeout);
+//   - the regex budget is per match (§4), not per request.
+//
+// # 14. Warnings
+//
+// A compile warning is a value: a stable reason code, the object it is about
+// (rendered "Ingress prod/shop"; "Service ns/name" for the global default
+// backend), the field path ("spec.rules[0].http.paths[1].path"), a message
+// and, for conflicts, the winning declaration. Compile returns them sorted by
+// object, field, reason, message and winner, exact repeats dropped, and the
+// table carries the same list. The reasons:
+//
+//	ClassNotFound             spec.ingressClassName names no IngressClass (§2)
+//	ClassConflict             the class annotation overrides spec.ingressClassName (§2)
+//	RuleRejected              an invalid rule or TLS host; dropped (§3, §12)
+//	PathRejected              a path that can never match or a regex that fails (§4)
+//	PathTypeUnknown           pathType missing or unknown; read as a regex (§4)
+//	BackendUnsupported        a resource backend, or no Service (§4)
+//	RouteConflict             a second declaration of a route key (§7)
+//	DefaultBackendConflict    a second rules-less spec.defaultBackend (§6)
+//	DefaultBackendUnavailable the global default backend cannot serve (§6)
+//	ServiceNotFound           answers 503 (§8)
+//	ServicePortNotFound       answers 503 (§8)
+//	PortMatchedTargetPort     the port matched only a targetPort string (§8)
+//	ExternalNameUnsupported   answers 503 (§8)
+//	AnnotationRejected        a ramjet.dev/ annotation, or a value, not applied (§11)
+//	AnnotationUnsupported     an nginx annotation ramjet does not implement (§11)
+//	AnnotationConflict        Ingresses disagree about one backend (§8, §9)
+//	AnnotationSubstituted     ewma served as least_conn (§9)
+//	SecretNotFound            a spec.tls Secret missing or not kubernetes.io/tls (§12)
+//	SecretInvalid             a spec.tls key pair that does not parse (§12)
+//	CertificateHostMismatch   a certificate not valid for a listed host (§12)
+//	RegexModeHost             reserved for use-regex mode (§11); never raised yet
+//
+// Worth alerting on: RuleRejected, PathRejected, the Service, default backend
+// and Secret reasons. The example controller logs each warning with log/slog
+// when it first appears (RAMJET_LOG sets the level: debug, info, warn,
+// error) and posts warnings about Ingresses as Warning Events (§16).
+//
+// # 15. Digest, generations and publishing
+//
+// A table's digest is a SHA-256 of a canonical encoding of everything that
+// affects a response: the options; hosts, routes in precedence order and
+// their redirect settings; backends with their protocol, state, endpoints
+// and policy; TLS hosts; certificates with their whole chain. It walks sorted
+// lists only, never a map, and reads no clock. Sources, declaration order and
+// warnings are left out: renaming an Ingress republishes nothing.
+//
+// router.Router.Publish swaps the serving table atomically, so a request sees
+// one whole table, and in-flight requests finish on the table they started
+// with. Publishing a table whose digest equals the serving one's does
+// nothing: the generation does not move. The API server re-sends every
+// object on each watch restart and resync; without this, each would hand the
+// data plane a table it already has. Before the first Publish every request
+// answers 503.
+//
+// # 16. Status
+//
+// Package status decides what is written back; the controller writes it.
+//
+//   - status.Desired: the addresses to advertise in
+//     .status.loadBalancer.ingress. From --publish-address (IPs as ip,
+//     names as hostname), which wins; else from the --publish-service
+//     Service: a LoadBalancer's status ingress plus its externalIPs; a
+//     NodePort's externalIPs, else its cluster IP; a ClusterIP Service's
+//     cluster IP; an ExternalName Service's name as hostname. Values an
+//     Ingress status cannot hold are left out. Sorted by hostname, then IP.
+//   - status.Updates: one write per claimed Ingress whose status differs
+//     from that as a set, and none at all when there is nothing to advertise
+//     yet (publish Service missing, load balancer not provisioned):
+//     clearing every status would make DNS automation withdraw live
+//     records. --no-status-update writes nothing.
+//   - status.EventDeduper: which warnings about Ingresses to post as
+//     Warning Events: each when it appears, and again every 50 minutes while
+//     it persists, so it outlives the API server's one-hour Event TTL.
+//
+// Status is advertising, not configuration: routing never reads it. In the
+// example controller only the replica holding the leader Lease writes status
+// and posts Events.
+//
+// # 17. The controller loop
+//
+// examples/controller (its own module: the library never imports client-go)
+// runs five informers (Ingress, IngressClass, Service, EndpointSlice, and
+// Secrets of type kubernetes.io/tls) that feed one rebuild task. A rebuild
+// runs 200 ms after the last event, and at least once a second under steady
+// churn; it compiles everything in the caches and publishes. An Ingress
+// update that touches only its status triggers none. /readyz answers 200
+// once the caches have synced and the first table is published. Without
+// -manifests it serves a cluster; with -manifests it serves a folder of
+// manifests instead, polled every 500 ms, and a file that does not parse
+// leaves the previous table serving.
+//
+// # 18. Case files
+//
+// A case file is YAML: one case or a list of cases. Package routertest
+// (router/routertest) runs them (RunFiles in a Go test, LoadCases and Run for
+// other tools), and so does go run ./examples/check. Keys (unknown keys are errors):
+//
+//   - case: name; scenario, notes, source (free text); options
+//     (defaultBackend, ingressClass, controllerName,
+//     watchIngressWithoutClass, sslRedirect); objects (manifests, inline);
+//     requests.
+//   - request: host ("" for none, sent as HTTP/1.0); path (the raw
+//     request-target); method (default GET); headers; scheme ("https" means
+//     TLS with SNI = host); repeat; expect.
+//   - expect: status; service (the backend ID chosen, or null for none);
+//     forwardedPath and forwardedHost (what the backend received);
+//     responseHeaders ("" means absent); certificateHost (the served
+//     certificate verifies for this name); distinctEndpoints (over the
+//     repeats).
+//
+// Requests go through the real handler, built as net/http's server would
+// hand them over, with a transport that records which endpoint was chosen
+// and what it received. RunFiles also compares each file's compiled tables,
+// warnings included, with x.golden beside x.yaml (rewritten with -update
+// when the test binary defines that flag); examples/check checks the
+// requests only.
+//
+// Not yet: the keys warnings, include, body, bodySize, clientAddress, route,
+// requestHeaders, the options proxyBodySize, useForwardedHeaders,
+// proxyRealIPCIDR and defaultSSLCertificate, and free text on a request.
+//
+// # 19. Where ramjet differs from ingress-nginx
+//
+// Each difference is deliberate. Where an object triggers one, the warning
+// in brackets says so; the others are documented here. First how
+// ingress-nginx v1.15 behaves ("there"), then ramjet ("here"):
+//
+//   - kubernetes.io/ingress.class and spec.ingressClassName both set:
+//     ingressClassName wins there; here the annotation decides
+//     (ClassConflict).
+//   - An Ingress with no class: ignored there unless
+//     --watch-ingress-without-class; here also claimed when our IngressClass
+//     is the default class.
+//   - pathType ImplementationSpecific: the same as Prefix there; here a
+//     case-insensitive regex ^(?:path) (documented).
+//   - Prefix "/foo/" and a request for /foo: a 301 to /foo/ there; served
+//     directly here.
+//   - Prefix "/foo" and "/foo/" in two Ingresses: nginx refuses the config
+//     and the whole old one keeps serving; here the oldest Ingress wins
+//     (RouteConflict).
+//   - A duplicate route: dropped silently there; dropped here with the loser
+//     named (RouteConflict).
+//   - The oldest TLS Ingress's certificate does not cover the host: the
+//     default certificate there; here the oldest valid one that covers it.
+//   - Upstream names ns-svc-port colliding across namespaces: the wrong
+//     Service there; identity is structural here (ns/name:port).
+//   - An ExternalName Service: proxied to the DNS name there; here it
+//     compiles and answers 503 (ExternalNameUnsupported).
+//   - A gRPC request to a backend without backend-protocol GRPC or GRPCS:
+//     proxied over HTTP/1.1 there, which a gRPC server rejects; here a 502
+//     (gRPC status UNAVAILABLE) whose message names the fix.
+//   - load-balance: ewma: EWMA there; least_conn here
+//     (AnnotationSubstituted).
+//   - upstream-hash-by: any nginx variable expression there; here only
+//     $remote_addr, $request_uri, $http_<name> and $cookie_<name>, others
+//     rejected and the backend left round-robin (AnnotationRejected).
+//   - A request without its hash key: hashed as the empty key there, so
+//     every such request reaches one endpoint; round-robin here
+//     (documented).
+//   - A backend that connects but sends no response headers in time: 504
+//     in both (§13), listed because a 502 would be easy to expect.
+//   - Methods retried after a failed connect: all but POST, LOCK and PATCH
+//     there; GET, HEAD, OPTIONS, TRACE, PUT and DELETE here.
+//   - An nginx.ingress.kubernetes.io/ annotation ramjet does not implement:
+//     in effect there; no effect here (AnnotationUnsupported, once per key
+//     and Ingress).
+//   - The ACME exemption from the TLS redirect: only locations whose own
+//     path starts with /.well-known/acme-challenge there; any request under
+//     that path here (documented).
+//   - A regex with possessive quantifiers ("a++"): accepted by PCRE there;
+//     rejected here (PathRejected).
+//
+// Kept on purpose, with a warning, because migrating users depend on it: a
+// Service port referenced by its targetPort string still resolves
+// (PortMatchedTargetPort).
 package ramjet

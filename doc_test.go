@@ -1,0 +1,153 @@
+package ramjet_test
+
+import (
+	"go/doc/comment"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+)
+
+// citation matches a section mark; an RFC's own sections ("RFC 9110 §9.2.2")
+// are captured in the first group so they can be skipped.
+var citation = regexp.MustCompile(`(RFC \d+ )?§(\d+)`)
+
+// citations returns the contract sections src cites, in order of appearance.
+func citations(src string) []int {
+	var out []int
+	for _, m := range citation.FindAllStringSubmatch(src, -1) {
+		if m[1] != "" {
+			continue
+		}
+		n, err := strconv.Atoi(m[2])
+		if err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+var sectionHeading = regexp.MustCompile(`^(\d+)\. `)
+
+// sectionHeadings returns the numbers of the "# N. Title" headings of a doc
+// comment, in order.
+func sectionHeadings(doc string) []int {
+	var p comment.Parser
+	var out []int
+	for _, block := range p.Parse(doc).Content {
+		h, ok := block.(*comment.Heading)
+		if !ok {
+			continue
+		}
+		var title strings.Builder
+		for _, t := range h.Text {
+			if plain, ok := t.(comment.Plain); ok {
+				title.WriteString(string(plain))
+			}
+		}
+		if m := sectionHeading.FindStringSubmatch(title.String()); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func TestCitations(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		want []int
+	}{
+		{"none", "// nothing cited", nil},
+		{"one", "// the first step of SPEC §2 decides", []int{2}},
+		{"list", "// (SPEC §9, §12, §13)", []int{9, 12, 13}},
+		{"range", "// SPEC §1–§15", []int{1, 15}},
+		{"RFC sections are not the contract's", "// (RFC 9110 §9.2.2) and SPEC §4", []int{4}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, citations(tt.src)); diff != "" {
+				t.Errorf("citations (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSectionHeadings(t *testing.T) {
+	tests := []struct {
+		name string
+		doc  string
+		want []int
+	}{
+		{"numbered", "Intro.\n\n# 1. Inputs\n\nText.\n\n# 12. TLS\n\nText.\n", []int{1, 12}},
+		{"unnumbered headings are skipped", "# The flow\n\nText.\n\n# 3. Hosts\n\nText.\n", []int{3}},
+		{"a numbered list is not a heading", "Steps:\n\n 1. First.\n 2. Second.\n", nil},
+		{"a heading needs a blank line around it", "Text\n# 4. Paths\nmore text.\n", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, sectionHeadings(tt.doc)); diff != "" {
+				t.Errorf("headings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestContractCitations keeps "SPEC §N" in the library's comments
+// followable: every section cited in a .go file (examples excepted, being
+// their own modules) must be a "# N." heading of the package documentation
+// in doc.go, and the headings are numbered in order, each once.
+func TestContractCitations(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "doc.go", nil, parser.ParseComments|parser.PackageClauseOnly)
+	require.NoError(t, err)
+	require.NotNil(t, f.Doc, "doc.go has no package comment")
+	headings := sectionHeadings(f.Doc.Text())
+	require.NotEmpty(t, headings, "doc.go has no numbered section headings")
+	require.True(t, slices.IsSorted(headings), "section headings out of order: %v", headings)
+	require.Equal(t, len(headings), len(slices.Compact(slices.Clone(headings))), "a section heading repeats: %v", headings)
+
+	citedIn := make(map[int][]string) // section → files citing it
+	err = filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "examples" || d.Name() == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, n := range citations(string(src)) {
+			if files := citedIn[n]; len(files) == 0 || files[len(files)-1] != path {
+				citedIn[n] = append(citedIn[n], path)
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.NotEmpty(t, citedIn, "no SPEC § citations found: is the walk looking in the right place?")
+
+	for _, n := range slices.Sorted(maps.Keys(citedIn)) {
+		if !slices.Contains(headings, n) {
+			t.Errorf("§%d is cited in %s but doc.go has no heading \"# %d. ...\"", n, strings.Join(citedIn[n], ", "), n)
+		}
+	}
+}

@@ -51,14 +51,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/compile/manifest"
 )
 
 // Case is one routing scenario.
@@ -460,37 +459,39 @@ func decodeObjects(file string, raw json.RawMessage) (*compile.Snapshot, []strin
 		stream = append(stream, it...)
 		stream = append(stream, '\n')
 	}
-	snap, skipped, err := compile.DecodeObjects(file, stream)
+	snap, skipped, err := manifest.Decode(file, stream)
 	if err == nil {
 		return snap, skipped, nil
 	}
 	// Restate each problem in the case's own terms: objects[i].
 	var errs []error
 	for _, e := range unjoin(err) {
-		var de *compile.DocumentError
-		if !errors.As(e, &de) {
+		var me *manifest.Error
+		if !errors.As(e, &me) {
 			errs = append(errs, e)
 			continue
 		}
-		where := fmt.Sprintf("objects[%d]", de.Document-1)
-		if de.Item >= 0 {
-			where += fmt.Sprintf(".items[%d]", de.Item)
+		where := objectsIndex(me.Position)
+		if obj := me.Object(); obj != "" {
+			where += " (" + obj + ")"
 		}
-		if de.Object != "" {
-			where += " (" + de.Object + ")"
+		msg := me.Err.Error()
+		if me.Previous != nil {
+			msg += ": first at " + objectsIndex(*me.Previous)
 		}
-		// Duplicates name the first by document number; say objects[i].
-		msg := firstAt(file).ReplaceAllStringFunc(de.Err.Error(), func(m string) string {
-			n, _ := strconv.Atoi(m[strings.LastIndexByte(m, ' ')+1:])
-			return fmt.Sprintf("first at objects[%d]", n-1)
-		})
 		errs = append(errs, fmt.Errorf("%s: %s", where, msg))
 	}
 	return nil, nil, errors.Join(errs...)
 }
 
-func firstAt(file string) *regexp.Regexp {
-	return regexp.MustCompile(`first at ` + regexp.QuoteMeta(file) + ` document \d+`)
+// objectsIndex names a document of the objects list: objects[i], and the
+// item of a List document.
+func objectsIndex(p manifest.Position) string {
+	s := fmt.Sprintf("objects[%d]", p.Document-1)
+	if p.Item >= 0 {
+		s += fmt.Sprintf(".items[%d]", p.Item)
+	}
+	return s
 }
 
 func unjoin(err error) []error {

@@ -40,6 +40,23 @@
 // request-targets reach the router unchanged; a request-target the server
 // itself would refuse answers 400 without reaching the router. A request
 // with no host is sent as HTTP/1.0, the only way a client can omit Host.
+//
+// # Golden files
+//
+// RunFiles compares each case file's compiled tables with its golden file.
+// To rewrite the goldens instead, run
+//
+//	go test ./... -run TestCases -update
+//
+// In a test binary this package registers the boolean flag -update itself,
+// unless a flag of that name is already registered (then that flag is read,
+// when it is a boolean). A package that registers "update" after this one
+// is initialised panics as a flag redefinition, so a test importing
+// routertest must not declare its own. Where -update cannot be passed (go
+// test over packages that do not import routertest, or another package
+// owns the flag), set the environment variable instead:
+//
+//	RAMJET_UPDATE_GOLDEN=1 go test ./...
 package routertest
 
 import (

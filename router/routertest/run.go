@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,7 +63,7 @@ func (r Result) Report() string {
 	b.WriteString("\n")
 	for _, rr := range r.Requests {
 		if !rr.Pass {
-			b.WriteString(indent(rr.Diff(), "  "))
+			b.WriteString("  " + strings.ReplaceAll(strings.TrimSuffix(rr.Diff(), "\n"), "\n", "\n  ") + "\n")
 		}
 	}
 	return b.String()
@@ -187,14 +189,14 @@ var (
 // every request through the router's handler.
 func Run(c Case) Result {
 	res := Result{File: c.File, Case: c.Name}
-	if err := c.Options.Validate(); err != nil {
+	table, err := compileCase(c)
+	if err != nil {
 		res.Error = err.Error()
 		for i, r := range c.Requests {
 			res.Requests = append(res.Requests, RequestResult{Index: i, Request: r})
 		}
 		return res
 	}
-	table, _ := compile.Compile(c.Objects, c.Options)
 	h := newHarness()
 	h.router.Publish(table)
 	for i, r := range c.Requests {
@@ -206,11 +208,21 @@ func Run(c Case) Result {
 // RenderTable compiles the case and returns the table's text rendering
 // (match.Table.WriteText), warnings included.
 func RenderTable(c Case) (string, error) {
-	if err := c.Options.Validate(); err != nil {
+	table, err := compileCase(c)
+	if err != nil {
 		return "", fmt.Errorf("case %q: %w", c.Name, err)
 	}
-	table, _ := compile.Compile(c.Objects, c.Options)
 	return table.String(), nil
+}
+
+// compileCase is the one place routertest compiles: the table carries its
+// warnings, which the golden rendering shows.
+func compileCase(c Case) (*compile.Table, error) {
+	if err := c.Options.Validate(); err != nil {
+		return nil, err
+	}
+	table, _ := compile.Compile(c.Objects, c.Options)
+	return table, nil
 }
 
 type harness struct {
@@ -321,7 +333,7 @@ func buildRequest(r Request) (*http.Request, error) {
 	if r.Host != "" {
 		fmt.Fprintf(&b, "Host: %s\r\n", r.Host)
 	}
-	for _, k := range sortedKeys(r.Headers) {
+	for _, k := range slices.Sorted(maps.Keys(r.Headers)) {
 		fmt.Fprintf(&b, "%s: %s\r\n", k, r.Headers[k])
 	}
 	b.WriteString("\r\n")
@@ -420,7 +432,7 @@ func compare(e Expect, out Outcome) []Mismatch {
 	}
 	forwarded("forwardedPath", e.ForwardedPath, out.ForwardedPath)
 	forwarded("forwardedHost", e.ForwardedHost, out.ForwardedHost)
-	for _, k := range sortedKeys(e.ResponseHeaders) {
+	for _, k := range slices.Sorted(maps.Keys(e.ResponseHeaders)) {
 		want := e.ResponseHeaders[k]
 		values := out.ResponseHeaders.Values(k)
 		got := "absent"
@@ -492,15 +504,4 @@ func (b *backends) last() (exchange, bool) {
 		return exchange{}, false
 	}
 	return b.seen[len(b.seen)-1], true
-}
-
-func indent(s, prefix string) string {
-	lines := strings.SplitAfter(s, "\n")
-	var b strings.Builder
-	for _, l := range lines {
-		if l != "" {
-			b.WriteString(prefix + l)
-		}
-	}
-	return b.String()
 }

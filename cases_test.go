@@ -1,7 +1,6 @@
 package ramjet_test
 
 import (
-	"flag"
 	"math/rand/v2"
 	"testing"
 
@@ -11,9 +10,6 @@ import (
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/router/routertest"
 )
-
-//lint:ignore U1000 routertest reads it through flag.Lookup("update").
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // TestCases runs every case file in testdata/cases through the real handler
 // and compares each file's compiled tables with its golden rendering.

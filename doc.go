@@ -37,8 +37,8 @@
 //     a Snapshot (Ingresses, IngressClasses, Services, EndpointSlices,
 //     Secrets) and Options, validates hosts and paths, resolves Service ports
 //     to endpoints, orders routes and resolves conflicts, parses
-//     certificates, and returns a Table plus structured warnings. LoadFiles
-//     reads a Snapshot from YAML or JSON manifests.
+//     certificates, and returns a Table plus structured warnings.
+//     compile/manifest reads a Snapshot from YAML or JSON manifests.
 //   - match holds the Table types and the lookup: exact host, then wildcard
 //     host, then the catch-all; within a host, Exact, then the longest Prefix,
 //     then the first regex in controller order, then the host's default

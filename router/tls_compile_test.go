@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/compile/manifest"
 	"ramjet.dev/ramjet/router"
 )
 
@@ -79,7 +80,7 @@ spec:
   - host: %[1]q
     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
 `, tlsHost, ip, port, b64(crt), b64(key))
-	s, skipped, err := compile.DecodeObjects("shop.yaml", []byte(doc))
+	s, skipped, err := manifest.Decode("shop.yaml", []byte(doc))
 	require.NoError(t, err)
 	require.Empty(t, skipped)
 	return *s

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/compile/manifest"
 	"ramjet.dev/ramjet/router"
 )
 
@@ -124,7 +125,7 @@ func (e echoTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // TestDemoManifests checks that examples/manifests load without a warning
 // and that every answer their comments promise is the answer served.
 func TestDemoManifests(t *testing.T) {
-	snap, skipped, err := compile.LoadFiles("../manifests")
+	snap, skipped, err := manifest.Load("../manifests")
 	require.NoError(t, err)
 	require.Len(t, skipped, 1, "only the Namespace is skipped: %v", skipped)
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/compile/manifest"
 	"ramjet.dev/ramjet/router"
 )
 
@@ -24,10 +25,10 @@ type fileState struct {
 	mtime int64 // UnixNano: time.Time's == also compares the location
 }
 
-// scanManifests states the files compile.LoadFiles reads under root, so
+// scanManifests states the files manifest.Load reads under root, so
 // that editing one, or a symbolic link's target, is seen as a change.
 func scanManifests(root string) ([]fileState, error) {
-	paths, err := compile.ManifestFiles(root)
+	paths, err := manifest.Files(root)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +67,7 @@ type controller struct {
 // than the scan that triggered it; a write racing the read changes the
 // fingerprint, and the next poll loads again.
 func (c *controller) load() error {
-	snap, skipped, err := compile.LoadFiles(c.cfg.manifests)
+	snap, skipped, err := manifest.Load(c.cfg.manifests)
 	if err != nil {
 		return err
 	}

@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/compile/manifest"
 	"ramjet.dev/ramjet/router"
 )
 
@@ -121,7 +122,7 @@ func start(manifests, addr string, logger *slog.Logger) (*app, error) {
 // reload compiles the folder again and publishes the result. A folder that
 // does not load leaves the serving table as it is.
 func (a *app) reload() error {
-	snap, _, err := compile.LoadFiles(a.manifests)
+	snap, _, err := manifest.Load(a.manifests)
 	if err != nil {
 		return err
 	}

@@ -32,6 +32,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/compile/manifest"
 	"ramjet.dev/ramjet/router"
 )
 
@@ -105,7 +106,7 @@ spec:
   - host: wrong.example.com
     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: shop-http, port: {name: grpc}}}}]}
 `, ip, port, b64(crt), b64(key))
-	s, skipped, err := compile.DecodeObjects("grpc.yaml", []byte(doc))
+	s, skipped, err := manifest.Decode("grpc.yaml", []byte(doc))
 	require.NoError(t, err)
 	require.Empty(t, skipped)
 	return *s

@@ -41,6 +41,7 @@ import (
 	"time"
 
 	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/compile/manifest"
 	"ramjet.dev/ramjet/router"
 )
 
@@ -255,7 +256,7 @@ spec:
     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}]}
 `, churn)
 	}
-	s, _, err := compile.DecodeObjects("load.yaml", []byte(doc))
+	s, _, err := manifest.Decode("load.yaml", []byte(doc))
 	if err != nil {
 		panic(err) // the document is a constant
 	}

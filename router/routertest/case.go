@@ -40,25 +40,41 @@
 // request-targets reach the router unchanged; a request-target the server
 // itself would refuse answers 400 without reaching the router. A request
 // with no host is sent as HTTP/1.0, the only way a client can omit Host.
+//
+// # Golden files
+//
+// RunFiles compares each case file's compiled tables with its golden file.
+// To rewrite the goldens instead, run
+//
+//	go test ./... -run TestCases -update
+//
+// In a test binary this package registers the boolean flag -update itself,
+// unless a flag of that name is already registered (then that flag is read,
+// when it is a boolean). A package that registers "update" after this one
+// is initialised panics as a flag redefinition, so a test importing
+// routertest must not declare its own. Where -update cannot be passed (go
+// test over packages that do not import routertest, or another package
+// owns the flag), set the environment variable instead:
+//
+//	RAMJET_UPDATE_GOLDEN=1 go test ./...
 package routertest
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/compile/manifest"
 )
 
 // Case is one routing scenario.
@@ -96,7 +112,7 @@ func (r Request) String() string {
 	if r.Scheme == "https" {
 		b.WriteString(" scheme=https")
 	}
-	for _, k := range sortedKeys(r.Headers) {
+	for _, k := range slices.Sorted(maps.Keys(r.Headers)) {
 		fmt.Fprintf(&b, " %s=%q", k, r.Headers[k])
 	}
 	if r.Repeat > 1 {
@@ -125,10 +141,7 @@ type Expect struct {
 	DistinctEndpoints *int `json:"distinctEndpoints,omitempty"`
 }
 
-func (e Expect) empty() bool {
-	return e.Status == 0 && !e.Service.Checked && e.ForwardedPath == nil && e.ForwardedHost == nil &&
-		e.ResponseHeaders == nil && e.CertificateHost == nil && e.DistinctEndpoints == nil
-}
+func (e Expect) empty() bool { return reflect.ValueOf(e).IsZero() }
 
 // OptionalService is an expected backend ID that distinguishes "not
 // checked" (absent in the file) from "no backend" (null in the file).
@@ -228,7 +241,8 @@ func LoadCases(paths ...string) ([]Case, error) {
 	return cases, nil
 }
 
-// caseFiles expands paths into case files, each path's files sorted.
+// caseFiles expands paths into case files: a directory is walked as
+// manifest.Files walks one, keeping *.yaml and *.yml files.
 func caseFiles(paths []string) ([]string, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("routertest: no case files given")
@@ -238,17 +252,7 @@ func caseFiles(paths []string) ([]string, error) {
 	for _, p := range paths {
 		info, err := os.Stat(p)
 		switch {
-		case err == nil && info.IsDir():
-			found, err := walkCaseDir(p)
-			if err != nil {
-				errs = append(errs, err)
-			} else if len(found) == 0 {
-				errs = append(errs, fmt.Errorf("routertest: no *.yaml case files under %s", p))
-			}
-			files = append(files, found...)
-		case err == nil:
-			files = append(files, p)
-		case strings.ContainsAny(p, "*?["):
+		case err != nil && strings.ContainsAny(p, "*?["):
 			matches, gerr := filepath.Glob(p)
 			if gerr != nil {
 				errs = append(errs, fmt.Errorf("routertest: pattern %q: %w", p, gerr))
@@ -256,35 +260,26 @@ func caseFiles(paths []string) ([]string, error) {
 				errs = append(errs, fmt.Errorf("routertest: no case files match %q", p))
 			}
 			files = append(files, matches...)
-		default:
+		case err != nil:
 			errs = append(errs, fmt.Errorf("routertest: %w", err))
+		case !info.IsDir():
+			files = append(files, p)
+		default:
+			found, err := manifest.Files(p)
+			found = slices.DeleteFunc(found, func(f string) bool {
+				return !strings.HasSuffix(f, ".yaml") && !strings.HasSuffix(f, ".yml")
+			})
+			if err == nil && len(found) == 0 {
+				err = fmt.Errorf("routertest: no *.yaml case files under %s", p)
+			}
+			if err != nil {
+				errs = append(errs, err)
+			}
+			files = append(files, found...)
 		}
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
-	}
-	return files, nil
-}
-
-func walkCaseDir(root string) ([]string, error) {
-	var files []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if path != root && strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !d.IsDir() && (strings.HasSuffix(d.Name(), ".yaml") || strings.HasSuffix(d.Name(), ".yml")) {
-			files = append(files, path)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("routertest: %w", err)
 	}
 	return files, nil
 }
@@ -303,11 +298,11 @@ func parseCases(file string, data []byte) ([]Case, error) {
 	// would silently resolve; the tree it yields drives the key check.
 	var tree any
 	if err := utilyaml.UnmarshalStrict(data, &tree); err != nil {
-		return nil, fmt.Errorf("%s: %s", file, flattenYAMLError(err))
+		return nil, fmt.Errorf("%s: %s", file, manifest.YAMLMessage(err, 1))
 	}
 	js, err := utilyaml.ToJSON(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s", file, flattenYAMLError(err))
+		return nil, fmt.Errorf("%s: %s", file, manifest.YAMLMessage(err, 1))
 	}
 	var trees []any
 	var raws []json.RawMessage
@@ -359,20 +354,11 @@ func parseCases(file string, data []byte) ([]Case, error) {
 
 // parseCase returns the case, or every problem found in it.
 func parseCase(file string, tree any, raw json.RawMessage) (Case, []error) {
-	if _, ok := tree.(map[string]any); !ok {
-		return Case{}, []error{fmt.Errorf("want a mapping, got %s", describe(tree))}
-	}
 	if problems := checkKeys(tree, reflect.TypeFor[fileCase](), ""); len(problems) > 0 {
-		errs := make([]error, len(problems))
-		for i, p := range problems {
-			errs[i] = errors.New(p)
-		}
-		return Case{}, errs
+		return Case{}, problems
 	}
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
-	dec.DisallowUnknownFields()
-	var fc fileCase
-	if err := dec.Decode(&fc); err != nil {
+	var fc fileCase // checkKeys found no unknown keys
+	if err := json.Unmarshal(raw, &fc); err != nil {
 		return Case{}, []error{err}
 	}
 	if fc.Name == nil || strings.TrimSpace(*fc.Name) == "" {
@@ -460,37 +446,39 @@ func decodeObjects(file string, raw json.RawMessage) (*compile.Snapshot, []strin
 		stream = append(stream, it...)
 		stream = append(stream, '\n')
 	}
-	snap, skipped, err := compile.DecodeObjects(file, stream)
+	snap, skipped, err := manifest.Decode(file, stream)
 	if err == nil {
 		return snap, skipped, nil
 	}
 	// Restate each problem in the case's own terms: objects[i].
 	var errs []error
 	for _, e := range unjoin(err) {
-		var de *compile.DocumentError
-		if !errors.As(e, &de) {
+		var me *manifest.Error
+		if !errors.As(e, &me) {
 			errs = append(errs, e)
 			continue
 		}
-		where := fmt.Sprintf("objects[%d]", de.Document-1)
-		if de.Item >= 0 {
-			where += fmt.Sprintf(".items[%d]", de.Item)
+		where := objectsIndex(me.Position)
+		if obj := me.Object(); obj != "" {
+			where += " (" + obj + ")"
 		}
-		if de.Object != "" {
-			where += " (" + de.Object + ")"
+		msg := me.Err.Error()
+		if me.Previous != nil {
+			msg += ": first at " + objectsIndex(*me.Previous)
 		}
-		// Duplicates name the first by document number; say objects[i].
-		msg := firstAt(file).ReplaceAllStringFunc(de.Err.Error(), func(m string) string {
-			n, _ := strconv.Atoi(m[strings.LastIndexByte(m, ' ')+1:])
-			return fmt.Sprintf("first at objects[%d]", n-1)
-		})
 		errs = append(errs, fmt.Errorf("%s: %s", where, msg))
 	}
 	return nil, nil, errors.Join(errs...)
 }
 
-func firstAt(file string) *regexp.Regexp {
-	return regexp.MustCompile(`first at ` + regexp.QuoteMeta(file) + ` document \d+`)
+// objectsIndex names a document of the objects list: objects[i], and the
+// item of a List document.
+func objectsIndex(p manifest.Position) string {
+	s := fmt.Sprintf("objects[%d]", p.Document-1)
+	if p.Item >= 0 {
+		s += fmt.Sprintf(".items[%d]", p.Item)
+	}
+	return s
 }
 
 func unjoin(err error) []error {
@@ -529,7 +517,7 @@ func (fr fileRequest) request() (Request, error) {
 	default:
 		return r, fmt.Errorf("scheme: %q: want http or https", r.Scheme)
 	}
-	for _, k := range sortedKeys(r.Headers) {
+	for _, k := range slices.Sorted(maps.Keys(r.Headers)) {
 		v := r.Headers[k]
 		switch {
 		case !isToken(k):
@@ -590,31 +578,33 @@ func isToken(s string) bool {
 // checkKeys walks a parsed YAML tree along the Go type it will be decoded
 // into and lists every unknown key and wrongly typed value by path, so the
 // error says where instead of only what.
-func checkKeys(v any, t reflect.Type, path string) []string {
+func checkKeys(v any, t reflect.Type, path string) []error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if v == nil {
 		return nil // null: absent, or "none" for OptionalService
 	}
-	at := path
-	if at == "" {
-		at = "case"
+	want := func(what string) []error {
+		msg := fmt.Sprintf("want %s, got %s", what, describe(v))
+		if path != "" {
+			msg = path + ": " + msg
+		}
+		return []error{errors.New(msg)}
 	}
+	var out []error
 	switch {
 	case t == reflect.TypeFor[json.RawMessage]():
 		return nil // objects: checked by the manifest loader
 	case t == reflect.TypeFor[OptionalService]():
 		if _, ok := v.(string); !ok {
-			return []string{fmt.Sprintf("%s: want namespace/name:port or null, got %s", at, describe(v))}
+			return want("namespace/name:port or null")
 		}
 		return nil
-	}
-	switch t.Kind() {
-	case reflect.Struct:
+	case t.Kind() == reflect.Struct:
 		m, ok := v.(map[string]any)
 		if !ok {
-			return []string{fmt.Sprintf("%s: want a mapping, got %s", at, describe(v))}
+			return want("a mapping")
 		}
 		fields := make(map[string]reflect.Type)
 		for i := range t.NumField() {
@@ -622,50 +612,43 @@ func checkKeys(v any, t reflect.Type, path string) []string {
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 			fields[name] = f.Type
 		}
-		var out []string
-		for _, k := range sortedKeys(m) {
-			ft, ok := fields[k]
-			if !ok {
-				out = append(out, fmt.Sprintf("unknown key %q", join(path, k)))
-				continue
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if ft, ok := fields[k]; ok {
+				out = append(out, checkKeys(m[k], ft, join(path, k))...)
+			} else {
+				out = append(out, fmt.Errorf("unknown key %q", join(path, k)))
 			}
-			out = append(out, checkKeys(m[k], ft, join(path, k))...)
 		}
-		return out
-	case reflect.Slice:
+	case t.Kind() == reflect.Slice:
 		s, ok := v.([]any)
 		if !ok {
-			return []string{fmt.Sprintf("%s: want a list, got %s", at, describe(v))}
+			return want("a list")
 		}
-		var out []string
 		for i, e := range s {
 			out = append(out, checkKeys(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i))...)
 		}
-		return out
-	case reflect.Map:
+	case t.Kind() == reflect.Map:
 		m, ok := v.(map[string]any)
 		if !ok {
-			return []string{fmt.Sprintf("%s: want a mapping, got %s", at, describe(v))}
+			return want("a mapping")
 		}
-		var out []string
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			out = append(out, checkKeys(m[k], t.Elem(), join(path, k))...)
 		}
-		return out
-	case reflect.String:
+	case t.Kind() == reflect.String:
 		if _, ok := v.(string); !ok {
-			return []string{fmt.Sprintf("%s: want a string, got %s", at, describe(v))}
+			return want("a string")
 		}
-	case reflect.Bool:
+	case t.Kind() == reflect.Bool:
 		if _, ok := v.(bool); !ok {
-			return []string{fmt.Sprintf("%s: want true or false, got %s", at, describe(v))}
+			return want("true or false")
 		}
-	case reflect.Int:
+	case t.Kind() == reflect.Int:
 		if _, ok := v.(int64); !ok {
-			return []string{fmt.Sprintf("%s: want a whole number, got %s", at, describe(v))}
+			return want("a whole number")
 		}
 	}
-	return nil
+	return out
 }
 
 func join(path, key string) string {
@@ -691,25 +674,6 @@ func describe(v any) string {
 		return "a mapping"
 	}
 	return fmt.Sprintf("%T", v)
-}
-
-func flattenYAMLError(err error) string {
-	msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
-	msg = strings.Replace(msg, "yaml: unmarshal errors:\n", "", 1)
-	parts := strings.Split(msg, "\n")
-	for i := range parts {
-		parts[i] = strings.TrimSpace(parts[i])
-	}
-	return strings.Join(parts, "; ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // quoteIfOdd quotes s when it holds bytes that would not show plainly.

@@ -7,8 +7,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // RunFiles runs every case of the case files named by paths (files, globs
@@ -18,9 +21,8 @@ import (
 //
 // The golden of x.yaml is x.golden beside it: the text rendering of each
 // case's compiled table (RenderTable), each headed by "# case: <name>". A
-// missing or different golden fails the test. When the test binary defines
-// a boolean flag named "update" and it is set, the goldens are rewritten
-// instead; this package registers no flags itself.
+// missing or different golden fails the test; with -update, or UpdateEnv
+// set, the goldens are rewritten instead (see the package documentation).
 func RunFiles(t testing.TB, paths ...string) {
 	t.Helper()
 	files, err := caseFiles(paths)
@@ -29,39 +31,34 @@ func RunFiles(t testing.TB, paths ...string) {
 		return
 	}
 	for _, f := range files {
-		if tt, ok := t.(*testing.T); ok {
-			tt.Run(strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)), func(t *testing.T) {
-				t.Helper()
-				runFile(t, f)
-			})
-			continue
-		}
-		runFile(t, f)
+		subtest(t, strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)), func(t testing.TB) {
+			t.Helper()
+			cases, err := loadFile(f)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for _, c := range cases {
+				subtest(t, c.Name, func(t testing.TB) {
+					t.Helper()
+					if res := Run(c); !res.OK() {
+						t.Error("\n" + res.Report())
+					}
+				})
+			}
+			checkGolden(t, f, cases)
+		})
 	}
 }
 
-func runFile(t testing.TB, file string) {
+// subtest runs f as a subtest of a *testing.T, or directly on another TB.
+func subtest(t testing.TB, name string, f func(testing.TB)) {
 	t.Helper()
-	cases, err := loadFile(file)
-	if err != nil {
-		t.Error(err)
+	if tt, ok := t.(*testing.T); ok {
+		tt.Run(name, func(t *testing.T) { t.Helper(); f(t) })
 		return
 	}
-	for _, c := range cases {
-		if tt, ok := t.(*testing.T); ok {
-			tt.Run(c.Name, func(t *testing.T) {
-				t.Helper()
-				if res := Run(c); !res.OK() {
-					t.Error("\n" + res.Report())
-				}
-			})
-			continue
-		}
-		if res := Run(c); !res.OK() {
-			t.Error("\n" + res.Report())
-		}
-	}
-	checkGolden(t, file, cases)
+	f(t)
 }
 
 // GoldenPath is the golden file of a case file: x.yaml → x.golden.
@@ -113,98 +110,44 @@ func checkGolden(t testing.TB, file string, cases []Case) {
 		t.Errorf("golden: %v", readErr)
 		return
 	}
-	if d := lineDiff(string(want), got); d != "" {
+	if d := cmp.Diff(strings.Split(string(want), "\n"), strings.Split(got, "\n"), wholeLines); d != "" {
 		t.Errorf("%s: compiled tables differ from the golden (-golden +got); if the change is intended, run go test with -update:\n%s", path, d)
 	}
 }
 
-// updating reports whether the test binary's "update" flag is set.
-func updating() bool {
-	f := flag.Lookup("update")
-	if f == nil {
-		return false
+// wholeLines makes cmp.Diff show changed lines whole rather than the bytes
+// that changed within them: a table is read one fact per line.
+var wholeLines = cmp.Comparer(func(a, b string) bool { return a == b })
+
+// UpdateEnv is the environment variable that, set to 1 or true, rewrites
+// goldens as -update does.
+const UpdateEnv = "RAMJET_UPDATE_GOLDEN"
+
+// In a test binary, register -update unless a flag of that name exists:
+// a test package that imports routertest need not define it.
+func init() {
+	if testing.Testing() {
+		registerUpdate(flag.CommandLine)
 	}
-	if g, ok := f.Value.(flag.Getter); ok {
-		b, ok := g.Get().(bool)
-		return ok && b
-	}
-	return f.Value.String() == "true"
 }
 
-// lineDiff is a line-by-line diff of two texts ("" when equal): a table
-// is read one fact per line, so whole lines are what a reviewer compares.
-// Lines are prefixed "-" (only in want), "+" (only in got) or " ", with
-// two lines of context around each change.
-func lineDiff(want, got string) string {
-	if want == got {
-		return ""
+func registerUpdate(fs *flag.FlagSet) {
+	if fs.Lookup("update") == nil {
+		fs.Bool("update", false, "rewrite the golden files of routertest case files")
 	}
-	a := strings.Split(strings.TrimSuffix(want, "\n"), "\n")
-	b := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
-	// Longest common subsequence by dynamic programming; tables are small.
-	lcs := make([][]int, len(a)+1)
-	for i := range lcs {
-		lcs[i] = make([]int, len(b)+1)
+}
+
+// updating reports whether goldens are to be rewritten: UpdateEnv is set,
+// or the boolean flag named "update" is.
+func updating() bool {
+	if v, _ := strconv.ParseBool(os.Getenv(UpdateEnv)); v {
+		return true
 	}
-	for i := len(a) - 1; i >= 0; i-- {
-		for j := len(b) - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
+	if f := flag.Lookup("update"); f != nil {
+		if g, ok := f.Value.(flag.Getter); ok {
+			b, _ := g.Get().(bool)
+			return b
 		}
 	}
-	type line struct {
-		op   byte
-		text string
-	}
-	var lines []line
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		switch {
-		case i < len(a) && j < len(b) && a[i] == b[j]:
-			lines = append(lines, line{' ', a[i]})
-			i, j = i+1, j+1
-		case i < len(a) && (j == len(b) || lcs[i+1][j] >= lcs[i][j+1]):
-			lines = append(lines, line{'-', a[i]})
-			i++
-		default:
-			lines = append(lines, line{'+', b[j]})
-			j++
-		}
-	}
-	const context = 2
-	var out strings.Builder
-	last := -1 // index of the last line written
-	for k, l := range lines {
-		if l.op == ' ' {
-			continue
-		}
-		start := max(k-context, last+1)
-		if last >= 0 && start > last+1 {
-			out.WriteString("  ...\n")
-		}
-		for c := start; c < k; c++ {
-			out.WriteString("  " + lines[c].text + "\n")
-		}
-		out.WriteString(string(l.op) + " " + l.text + "\n")
-		last = k
-		// Trailing context is written when the next change or the end comes.
-		end := k + 1
-		for end < len(lines) && end <= k+context && lines[end].op == ' ' {
-			end++
-		}
-		next := end < len(lines) && lines[end].op != ' '
-		if !next {
-			for c := k + 1; c < end; c++ {
-				out.WriteString("  " + lines[c].text + "\n")
-			}
-			last = end - 1
-		}
-	}
-	if out.Len() == 0 {
-		return "(the texts differ only in a final newline)\n"
-	}
-	return out.String()
+	return false
 }

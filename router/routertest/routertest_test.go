@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,8 +19,6 @@ import (
 
 	"ramjet.dev/ramjet/compile"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func TestRunFiles(t *testing.T) {
 	RunFiles(t, "testdata/cases")
@@ -38,10 +37,48 @@ func (f *fakeTB) Errorf(s string, a ...any) { f.errors = append(f.errors, fmt.Sp
 func (f *fakeTB) Fatal(args ...any)         { f.errors = append(f.errors, fmt.Sprint(args...)) }
 func (f *fakeTB) Logf(s string, a ...any)   { f.logs = append(f.logs, fmt.Sprintf(s, a...)) }
 
+// setUpdate sets the -update flag routertest registered, as the command
+// line would.
 func setUpdate(t *testing.T, v bool) {
-	old := *update
-	*update = v
-	t.Cleanup(func() { *update = old })
+	f := flag.Lookup("update")
+	require.NotNil(t, f, "routertest registers -update in a test binary")
+	old := f.Value.String()
+	require.NoError(t, f.Value.Set(strconv.FormatBool(v)))
+	t.Cleanup(func() { require.NoError(t, f.Value.Set(old)) })
+}
+
+func TestUpdateSwitches(t *testing.T) {
+	// Registered once, and never over a flag of the same name.
+	fs := flag.NewFlagSet("t", flag.PanicOnError)
+	registerUpdate(fs)
+	registerUpdate(fs)
+	require.NotNil(t, fs.Lookup("update"))
+	other := flag.NewFlagSet("t", flag.PanicOnError)
+	theirs := other.String("update", "all", "another package's flag")
+	registerUpdate(other)
+	require.NoError(t, other.Parse([]string{"-update=some"}))
+	require.Equal(t, "some", *theirs)
+
+	tests := []struct {
+		name string
+		flag bool
+		env  string
+		want bool
+	}{
+		{"neither", false, "", false},
+		{"flag", true, "", true},
+		{"environment", false, "1", true},
+		{"environment true", false, "true", true},
+		{"environment off", false, "0", false},
+		{"environment not a boolean", false, "yes please", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			setUpdate(t, tt.flag)
+			t.Setenv(UpdateEnv, tt.env)
+			require.Equal(t, tt.want, updating())
+		})
+	}
 }
 
 func TestLoadCasesErrors(t *testing.T) {
@@ -270,7 +307,10 @@ func TestRunFilesReportsFailures(t *testing.T) {
 	RunFiles(tb, caseFile)
 	require.Len(t, tb.errors, 2)
 	require.Contains(t, tb.errors[1], "compiled tables differ from the golden (-golden +got)")
-	require.Contains(t, tb.errors[1], "/apx")
+	// Changed lines are shown whole, before and after.
+	for _, path := range []string{"/apx", "/api"} {
+		require.Contains(t, tb.errors[1], `"  route Prefix `+path+` -> prod/api:80 from Ingress prod/shop spec.rules[0].http.paths[0]"`)
+	}
 
 	tb = &fakeTB{}
 	RunFiles(tb, filepath.Join(dir, "*.none"))
@@ -405,33 +445,4 @@ func TestResultJSON(t *testing.T) {
 	_, present = back.Requests[4].Request.Expect["service"]
 	require.False(t, present)
 	require.Empty(t, cmp.Diff(res.Requests[0].Mismatches, back.Requests[0].Mismatches, cmpopts.EquateEmpty()))
-}
-
-func TestLineDiff(t *testing.T) {
-	tests := []struct {
-		name, want, got, diff string
-	}{
-		{"equal", "a\nb\n", "a\nb\n", ""},
-		{
-			"one line changed, context around it",
-			"a\nb\nc\nd\ne\nf\ng\n", "a\nb\nc\nX\ne\nf\ng\n",
-			"  b\n  c\n- d\n+ X\n  e\n  f\n",
-		},
-		{
-			"distant changes are separated",
-			"1\n2\n3\n4\n5\n6\n7\n8\n9\n", "0\n1\n2\n3\n4\n5\n6\n7\n8\n",
-			"+ 0\n  1\n  2\n  ...\n  7\n  8\n- 9\n",
-		},
-		{
-			"near changes share context",
-			"a\nb\nc\nd\n", "A\nb\nC\nd\n",
-			"- a\n+ A\n  b\n- c\n+ C\n  d\n",
-		},
-		{"final newline", "a\n", "a", "(the texts differ only in a final newline)\n"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			require.Equal(t, tt.diff, lineDiff(tt.want, tt.got))
-		})
-	}
 }

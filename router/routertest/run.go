@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,7 +63,7 @@ func (r Result) Report() string {
 	b.WriteString("\n")
 	for _, rr := range r.Requests {
 		if !rr.Pass {
-			b.WriteString(indent(rr.Diff(), "  "))
+			b.WriteString("  " + strings.ReplaceAll(strings.TrimSuffix(rr.Diff(), "\n"), "\n", "\n  ") + "\n")
 		}
 	}
 	return b.String()
@@ -187,7 +189,8 @@ var (
 // every request through the router's handler.
 func Run(c Case) Result {
 	res := Result{File: c.File, Case: c.Name}
-	if err := c.Options.Validate(); err != nil {
+	result, err := compileCase(c)
+	if err != nil {
 		res.Error = err.Error()
 		for i, r := range c.Requests {
 			res.Requests = append(res.Requests, RequestResult{Index: i, Request: r})
@@ -195,7 +198,7 @@ func Run(c Case) Result {
 		return res
 	}
 	h := newHarness()
-	h.router.Publish(compile.Compile(c.Objects, c.Options).Table)
+	h.router.Publish(result.Table)
 	for i, r := range c.Requests {
 		res.Requests = append(res.Requests, h.run(i, r))
 	}
@@ -205,10 +208,19 @@ func Run(c Case) Result {
 // RenderTable compiles the case and returns the text rendering of the
 // result (compile.Result.String): the table, then the warnings.
 func RenderTable(c Case) (string, error) {
-	if err := c.Options.Validate(); err != nil {
+	result, err := compileCase(c)
+	if err != nil {
 		return "", fmt.Errorf("case %q: %w", c.Name, err)
 	}
-	return compile.Compile(c.Objects, c.Options).String(), nil
+	return result.String(), nil
+}
+
+// compileCase is the one place routertest compiles.
+func compileCase(c Case) (compile.Result, error) {
+	if err := c.Options.Validate(); err != nil {
+		return compile.Result{}, err
+	}
+	return compile.Compile(c.Objects, c.Options), nil
 }
 
 type harness struct {
@@ -319,7 +331,7 @@ func buildRequest(r Request) (*http.Request, error) {
 	if r.Host != "" {
 		fmt.Fprintf(&b, "Host: %s\r\n", r.Host)
 	}
-	for _, k := range sortedKeys(r.Headers) {
+	for _, k := range slices.Sorted(maps.Keys(r.Headers)) {
 		fmt.Fprintf(&b, "%s: %s\r\n", k, r.Headers[k])
 	}
 	b.WriteString("\r\n")
@@ -418,7 +430,7 @@ func compare(e Expect, out Outcome) []Mismatch {
 	}
 	forwarded("forwardedPath", e.ForwardedPath, out.ForwardedPath)
 	forwarded("forwardedHost", e.ForwardedHost, out.ForwardedHost)
-	for _, k := range sortedKeys(e.ResponseHeaders) {
+	for _, k := range slices.Sorted(maps.Keys(e.ResponseHeaders)) {
 		want := e.ResponseHeaders[k]
 		values := out.ResponseHeaders.Values(k)
 		got := "absent"
@@ -490,15 +502,4 @@ func (b *backends) last() (exchange, bool) {
 		return exchange{}, false
 	}
 	return b.seen[len(b.seen)-1], true
-}
-
-func indent(s, prefix string) string {
-	lines := strings.SplitAfter(s, "\n")
-	var b strings.Builder
-	for _, l := range lines {
-		if l != "" {
-			b.WriteString(prefix + l)
-		}
-	}
-	return b.String()
 }

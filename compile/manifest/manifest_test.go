@@ -1,4 +1,4 @@
-package compile
+package manifest
 
 import (
 	"errors"
@@ -9,16 +9,16 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+
+	"ramjet.dev/ramjet/compile"
 )
 
 // loadedObjects lists "Kind namespace/name" for every object of a snapshot, in
 // snapshot order.
-func loadedObjects(s *Snapshot) []string {
+func loadedObjects(s *compile.Snapshot) []string {
 	var out []string
 	for _, o := range s.Ingresses {
 		out = append(out, "Ingress "+o.Namespace+"/"+o.Name)
@@ -54,8 +54,8 @@ func loadErrors(err error) []string {
 	return []string{err.Error()}
 }
 
-func TestLoadFilesManifestFolder(t *testing.T) {
-	snap, skipped, err := LoadFiles("testdata/load/good")
+func TestLoadManifestFolder(t *testing.T) {
+	snap, skipped, err := Load("testdata/load/good")
 	require.NoError(t, err)
 
 	want := []string{
@@ -114,7 +114,7 @@ func TestLoadFilesManifestFolder(t *testing.T) {
 	if secret.StringData != nil {
 		t.Errorf("stringData = %v, want merged into data", secret.StringData)
 	}
-	if got := snap.IngressClasses[0].Spec.Controller; got != DefaultControllerName {
+	if got := snap.IngressClasses[0].Spec.Controller; got != compile.DefaultControllerName {
 		t.Errorf("controller = %q", got)
 	}
 	if got := snap.Services[1].TypeMeta; got != (metav1.TypeMeta{APIVersion: "v1", Kind: "Service"}) {
@@ -125,12 +125,12 @@ func TestLoadFilesManifestFolder(t *testing.T) {
 	}
 }
 
-func TestLoadFilesWalkOrder(t *testing.T) {
+func TestLoadWalkOrder(t *testing.T) {
 	// Lexical walk order, hidden entries and other extensions skipped,
 	// extensions matched case-insensitively.
 	want := []string{"Service default/a-z", "Service default/a-json", "Service default/b", "Service default/c"}
 	for range 3 {
-		snap, skipped, err := LoadFiles("testdata/load/tree")
+		snap, skipped, err := Load("testdata/load/tree")
 		require.NoError(t, err)
 		if d := cmp.Diff(want, loadedObjects(snap)); d != "" {
 			t.Fatalf("objects (-want +got):\n%s", d)
@@ -142,21 +142,21 @@ func TestLoadFilesWalkOrder(t *testing.T) {
 
 	// Paths are read in the order given; a file named explicitly is read
 	// whatever its extension.
-	snap, _, err := LoadFiles("testdata/load/tree/notes.txt", "testdata/load/tree/b.yaml")
+	snap, _, err := Load("testdata/load/tree/notes.txt", "testdata/load/tree/b.yaml")
 	require.NoError(t, err)
 	if d := cmp.Diff([]string{"Service default/not-loaded", "Service default/b"}, loadedObjects(snap)); d != "" {
 		t.Errorf("explicit files (-want +got):\n%s", d)
 	}
 
 	// A file reached twice is read once.
-	snap, _, err = LoadFiles("testdata/load/tree/./b.yaml", "testdata/load/tree")
+	snap, _, err = Load("testdata/load/tree/./b.yaml", "testdata/load/tree")
 	require.NoError(t, err)
 	if d := cmp.Diff([]string{"Service default/b", "Service default/a-z", "Service default/a-json", "Service default/c"}, loadedObjects(snap)); d != "" {
 		t.Errorf("overlapping paths (-want +got):\n%s", d)
 	}
 }
 
-func TestLoadFilesSymlinks(t *testing.T) {
+func TestLoadSymlinks(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "..data")
 	require.NoError(t, os.Mkdir(data, 0o755))
@@ -166,15 +166,15 @@ func TestLoadFilesSymlinks(t *testing.T) {
 	require.NoError(t, os.Symlink(filepath.Join("..data", "svc.yaml"), filepath.Join(dir, "svc.yaml")))
 	require.NoError(t, os.Symlink("..data", filepath.Join(dir, "linked-dir.yaml")))
 
-	snap, _, err := LoadFiles(dir)
+	snap, _, err := Load(dir)
 	require.NoError(t, err)
 	if d := cmp.Diff([]string{"Service default/linked"}, loadedObjects(snap)); d != "" {
 		t.Errorf("objects (-want +got):\n%s", d)
 	}
 }
 
-func TestLoadFilesReportsEveryBadDocument(t *testing.T) {
-	snap, skipped, err := LoadFiles("testdata/load/bad", "testdata/load/good")
+func TestLoadReportsEveryBadDocument(t *testing.T) {
+	snap, skipped, err := Load("testdata/load/bad", "testdata/load/good")
 	require.Error(t, err)
 	if snap != nil || skipped != nil {
 		t.Errorf("got a snapshot (%v) or skip list (%q) alongside an error", snap, skipped)
@@ -190,23 +190,109 @@ func TestLoadFilesReportsEveryBadDocument(t *testing.T) {
 	if d := cmp.Diff(want, loadErrors(err)); d != "" {
 		t.Errorf("errors (-want +got):\n%s", d)
 	}
-	var de *DocumentError
-	require.ErrorAs(t, err, &de)
-	if de.File != "testdata/load/bad/duplicate-field.yaml" || de.Document != 1 || de.Object != "Ingress prod/shop" {
-		t.Errorf("first DocumentError = %+v", de)
+	// The same problems as fields, for callers that word their own.
+	at := func(file string, doc, line int) Position {
+		return Position{File: "testdata/load/" + file, Document: doc, Item: -1, Line: line}
+	}
+	first := at("bad/unknown-field.yaml", 1, 1)
+	wantFields := []Error{
+		{Position: at("bad/duplicate-field.yaml", 1, 1), Kind: "Ingress", Namespace: "prod", Name: "shop"},
+		{Position: at("bad/unknown-field.yaml", 2, 10), Kind: "Ingress", Namespace: "prod", Name: "shop", Field: "spec.rules[0].htp"},
+		{Position: at("bad/values.yaml", 1, 1)},
+		{Position: at("bad/wrong-version.yaml", 1, 1), Kind: "Ingress", Namespace: "prod", Name: "legacy", Field: "apiVersion"},
+		{Position: at("good/shop.yaml", 4, 27), Kind: "Service", Namespace: "prod", Name: "shop", Previous: &first},
+	}
+	if d := cmp.Diff(wantFields, errorFields(t, err)); d != "" {
+		t.Errorf("error fields (-want +got):\n%s", d)
+	}
+	require.ErrorIs(t, err, ErrDefinedTwice)
+}
+
+// errorFields lists the *Errors of a joined error without their Err.
+func errorFields(t *testing.T, err error) []Error {
+	t.Helper()
+	var out []Error
+	for _, e := range splitJoined(err) {
+		var me *Error
+		require.ErrorAs(t, e, &me)
+		c := *me
+		c.Err = nil
+		out = append(out, c)
+	}
+	return out
+}
+
+func TestErrorFields(t *testing.T) {
+	doc := func(n, line int) Position { return Position{File: "in", Document: n, Item: -1, Line: line} }
+	tests := []struct {
+		name string
+		data string
+		want []Error
+		msgs []string
+	}{
+		{
+			name: "header fields",
+			data: "kind: Service\n---\napiVersion: v1\n---\napiVersion: 1\nkind: Service\n---\napiVersion: a/b/c\nkind: Thing\n",
+			want: []Error{
+				{Position: doc(1, 1), Field: "apiVersion"},
+				{Position: doc(2, 3), Field: "kind"},
+				{Position: doc(3, 5), Field: "apiVersion"},
+				{Position: doc(4, 8), Field: "apiVersion"},
+			},
+		},
+		{
+			name: "one error per unknown field",
+			data: "apiVersion: v1\nkind: Service\nmetadata: {name: a, namespace: x, bogus: 1}\nspec: {portz: []}\n",
+			want: []Error{
+				{Position: doc(1, 1), Kind: "Service", Namespace: "x", Name: "a", Field: "metadata.bogus"},
+				{Position: doc(1, 1), Kind: "Service", Namespace: "x", Name: "a", Field: "spec.portz"},
+			},
+			msgs: []string{
+				`in document 1 (line 1, Service x/a): strict decoding error: unknown field "metadata.bogus"`,
+				`in document 1 (line 1, Service x/a): strict decoding error: unknown field "spec.portz"`,
+			},
+		},
+		{
+			name: "missing name, and a duplicate in a List",
+			data: "apiVersion: v1\nkind: Secret\nmetadata: {namespace: x}\n---\napiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Secret, metadata: {name: s}}\n- {apiVersion: v1, kind: Secret, metadata: {name: s}}\n",
+			want: []Error{
+				{Position: doc(1, 1), Kind: "Secret", Field: "metadata.name"},
+				{
+					Position: Position{File: "in", Document: 2, Item: 1, Line: 5}, Kind: "Secret", Namespace: "default", Name: "s",
+					Previous: &Position{File: "in", Document: 2, Item: 0, Line: 5},
+				},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := Decode("in", []byte(tt.data))
+			require.Error(t, err)
+			if d := cmp.Diff(tt.want, errorFields(t, err)); d != "" {
+				t.Errorf("error fields (-want +got):\n%s", d)
+			}
+			if tt.msgs != nil {
+				if d := cmp.Diff(tt.msgs, loadErrors(err)); d != "" {
+					t.Errorf("messages (-want +got):\n%s", d)
+				}
+			}
+		})
 	}
 }
 
-func TestLoadFilesMissingPath(t *testing.T) {
-	_, _, err := LoadFiles("testdata/load/nonexistent")
+func TestLoadMissingPath(t *testing.T) {
+	_, _, err := Load("testdata/load/nonexistent")
 	require.ErrorContains(t, err, "testdata/load/nonexistent")
 	require.ErrorIs(t, err, os.ErrNotExist)
+	if d := cmp.Diff([]Error{{Position: Position{File: "testdata/load/nonexistent", Item: -1}}}, errorFields(t, err)); d != "" {
+		t.Errorf("error fields (-want +got):\n%s", d)
+	}
 
-	_, _, err = LoadFiles()
-	require.Error(t, err)
+	_, _, err = Load()
+	require.EqualError(t, err, "manifest: no files or directories given")
 }
 
-func TestDecodeObjects(t *testing.T) {
+func TestDecode(t *testing.T) {
 	tests := []struct {
 		name    string
 		data    string
@@ -323,7 +409,7 @@ func TestDecodeObjects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			snap, skipped, err := DecodeObjects("in", []byte(tt.data))
+			snap, skipped, err := Decode("in", []byte(tt.data))
 			if d := cmp.Diff(tt.errs, loadErrors(err)); d != "" {
 				t.Fatalf("errors (-want +got):\n%s", d)
 			}
@@ -342,54 +428,6 @@ func TestDecodeObjects(t *testing.T) {
 	}
 }
 
-func TestSnapshotAdd(t *testing.T) {
-	var s Snapshot
-	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: "i", Namespace: "n"}}
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "n"}}
-	require.NoError(t, s.Add(ing, svc,
-		&networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: "c"}},
-		&discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "e", Namespace: "n"}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "t", Namespace: "n"}},
-	))
-	want := []string{"Ingress n/i", "IngressClass c", "Service n/s", "EndpointSlice n/e", "Secret n/t"}
-	if d := cmp.Diff(want, loadedObjects(&s)); d != "" {
-		t.Fatalf("objects (-want +got):\n%s", d)
-	}
-	require.Same(t, ing, s.Ingresses[0])
-
-	bad := []struct {
-		name string
-		objs []runtime.Object
-		msg  string
-	}{
-		{"unsupported type", []runtime.Object{svc, &corev1.ConfigMap{}}, "snapshot: object 1 is a *v1.ConfigMap"},
-		{"nil pointer", []runtime.Object{(*corev1.Service)(nil)}, "snapshot: object 0 is a nil *v1.Service"},
-		{"nil interface", []runtime.Object{nil}, "snapshot: object 0 is a <nil>"},
-	}
-	for _, tt := range bad {
-		t.Run(tt.name, func(t *testing.T) {
-			err := s.Add(tt.objs...)
-			require.ErrorContains(t, err, tt.msg)
-			// Nothing is added when any object is rejected.
-			if d := cmp.Diff(want, loadedObjects(&s)); d != "" {
-				t.Errorf("objects after rejected Add (-want +got):\n%s", d)
-			}
-		})
-	}
-}
-
-func TestSnapshotMerge(t *testing.T) {
-	a, _, err := DecodeObjects("a", []byte("apiVersion: v1\nkind: Service\nmetadata: {name: a}\n"))
-	require.NoError(t, err)
-	b, _, err := DecodeObjects("b", []byte("apiVersion: v1\nkind: Service\nmetadata: {name: b}\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: b}\n"))
-	require.NoError(t, err)
-	a.Merge(b)
-	a.Merge(nil)
-	if d := cmp.Diff([]string{"Service default/a", "Service default/b", "Secret default/b"}, loadedObjects(a)); d != "" {
-		t.Errorf("merged (-want +got):\n%s", d)
-	}
-}
-
 func FuzzDecodeObjects(f *testing.F) {
 	for _, p := range []string{
 		"testdata/load/good/shop.yaml", "testdata/load/good/list.json", "testdata/load/good/apps/web.yml",
@@ -402,8 +440,8 @@ func FuzzDecodeObjects(f *testing.F) {
 	f.Add([]byte("apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Service, metadata: {name: a}}\n"))
 	f.Add([]byte(`{"apiVersion":"networking.k8s.io/v1","kind":"IngressList","items":[{"metadata":{"name":"a"}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		snap, skipped, err := DecodeObjects("in", data)
-		snap2, skipped2, err2 := DecodeObjects("in", data)
+		snap, skipped, err := Decode("in", data)
+		snap2, skipped2, err2 := Decode("in", data)
 		if fmt.Sprint(err) != fmt.Sprint(err2) || !cmp.Equal(skipped, skipped2) {
 			t.Fatalf("not deterministic: %v / %v", err, err2)
 		}
@@ -412,7 +450,7 @@ func FuzzDecodeObjects(f *testing.F) {
 				t.Fatal("snapshot returned with an error")
 			}
 			for _, e := range splitJoined(err) {
-				var de *DocumentError
+				var de *Error
 				if !errors.As(e, &de) || de.Document < 1 || de.Line < 1 {
 					t.Fatalf("error without a document location: %v", e)
 				}

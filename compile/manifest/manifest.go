@@ -1,4 +1,13 @@
-package compile
+// Package manifest reads Kubernetes manifests (YAML or JSON files, or a
+// folder of them) into a compile.Snapshot, as kubectl would apply them, so
+// that a folder of YAML can stand in for a cluster. It is strict where a
+// typo could silently change routing (unknown or duplicate fields, an
+// Ingress of an old API version) and lenient about everything ramjet does
+// not read (skipped, and listed so the caller can show it).
+//
+// Every problem is an *Error naming the file, document, line, object and
+// field, so callers read fields rather than parse messages.
+package manifest
 
 import (
 	"bufio"
@@ -24,87 +33,40 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"ramjet.dev/ramjet/compile"
 )
 
-// The loader reads manifests as kubectl would apply them, so that a folder
-// of YAML can stand in for a cluster. It is strict where a typo could
-// silently change routing (unknown or duplicate fields, an Ingress of an old
-// API version) and lenient about everything ramjet does not read (skipped,
-// and listed so the caller can show it).
-
-// Add appends objects to the snapshot by type. It accepts only the five
-// kinds of SPEC §1, as pointers; on an unsupported or nil object it adds
-// nothing and names the offender.
-func (s *Snapshot) Add(objs ...runtime.Object) error {
-	for i, obj := range objs {
-		supported, isNil := snapshotKind(obj)
-		switch {
-		case !supported:
-			return fmt.Errorf("snapshot: object %d is a %T: want *v1.Ingress, *v1.IngressClass, *v1.Service, *v1.EndpointSlice or *v1.Secret", i, obj)
-		case isNil:
-			return fmt.Errorf("snapshot: object %d is a nil %T", i, obj)
-		}
-	}
-	for _, obj := range objs {
-		switch o := obj.(type) {
-		case *networkingv1.Ingress:
-			s.Ingresses = append(s.Ingresses, o)
-		case *networkingv1.IngressClass:
-			s.IngressClasses = append(s.IngressClasses, o)
-		case *corev1.Service:
-			s.Services = append(s.Services, o)
-		case *discoveryv1.EndpointSlice:
-			s.EndpointSlices = append(s.EndpointSlices, o)
-		case *corev1.Secret:
-			s.Secrets = append(s.Secrets, o)
-		}
-	}
-	return nil
-}
-
-// snapshotKind reports whether a Snapshot holds obj's type, and whether
-// obj is a nil pointer of it.
-func snapshotKind(obj runtime.Object) (supported, isNil bool) {
-	switch o := obj.(type) {
-	case *networkingv1.Ingress:
-		return true, o == nil
-	case *networkingv1.IngressClass:
-		return true, o == nil
-	case *corev1.Service:
-		return true, o == nil
-	case *discoveryv1.EndpointSlice:
-		return true, o == nil
-	case *corev1.Secret:
-		return true, o == nil
-	}
-	return false, false
-}
-
-// Merge appends every object of o to s. A nil o adds nothing.
-func (s *Snapshot) Merge(o *Snapshot) {
-	if o == nil {
-		return
-	}
-	s.Ingresses = append(s.Ingresses, o.Ingresses...)
-	s.IngressClasses = append(s.IngressClasses, o.IngressClasses...)
-	s.Services = append(s.Services, o.Services...)
-	s.EndpointSlices = append(s.EndpointSlices, o.EndpointSlices...)
-	s.Secrets = append(s.Secrets, o.Secrets...)
-}
-
-// DocumentError is one document (or one item of a List document) that could
-// not be loaded. LoadFiles and DecodeObjects return every DocumentError they
-// find, joined with errors.Join.
-type DocumentError struct {
-	File     string // the path, or the name given to DecodeObjects
-	Document int    // 1-based position in the stream
+// Position is where a document is in a stream of manifests.
+type Position struct {
+	File     string // the path, or the name given to Decode
+	Document int    // 1-based position in the stream; 0 for the file as a whole
 	Item     int    // index within a List document, or -1
 	Line     int    // first line of the document in the stream; 0 when unknown
-	Object   string // "Ingress prod/shop" when the header could be read
-	Err      error
 }
 
-func (e *DocumentError) Error() string {
+// Error is one problem with a file, or with one document (or one item of a
+// List document) of it. Load and Decode return every Error they find,
+// joined with errors.Join; a caller lists them by unwrapping the join.
+type Error struct {
+	Position
+	// Kind, Namespace and Name are the object as far as its header could
+	// be read: a namespaced kind ramjet reads is in "default" when it names
+	// no namespace, as kubectl would apply it.
+	Kind, Namespace, Name string
+	// Field is the field at fault ("spec.rules[0].htp", "apiVersion"),
+	// when one is.
+	Field string
+	// Previous is where an object defined twice was first defined.
+	Previous *Position
+	// Err says what is wrong.
+	Err error
+}
+
+func (e *Error) Error() string {
+	if e.Document == 0 {
+		return "manifest: " + e.Err.Error()
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s document %d", e.File, e.Document)
 	if e.Item >= 0 {
@@ -114,25 +76,37 @@ func (e *DocumentError) Error() string {
 	if e.Line > 0 {
 		ctx = append(ctx, "line "+strconv.Itoa(e.Line))
 	}
-	if e.Object != "" {
-		ctx = append(ctx, e.Object)
+	if obj := e.Object(); obj != "" {
+		ctx = append(ctx, obj)
 	}
 	if len(ctx) > 0 {
 		b.WriteString(" (" + strings.Join(ctx, ", ") + ")")
 	}
 	b.WriteString(": ")
 	b.WriteString(e.Err.Error())
+	if e.Previous != nil {
+		fmt.Fprintf(&b, ": first at %s document %d", e.Previous.File, e.Previous.Document)
+	}
 	return b.String()
 }
 
-func (e *DocumentError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
 
-// LoadFiles reads manifests from files and directories. A directory is
-// walked recursively for files ending in .yaml, .yml or .json, in lexical
-// order, skipping entries whose name begins with "." (editor and
-// ConfigMap-mount bookkeeping); symbolic links to files are followed,
-// links to directories are not. A file named explicitly is read whatever
-// its extension.
+// Object is "Kind namespace/name", or as much of it as is known.
+func (e *Error) Object() string {
+	if e.Name == "" {
+		return e.Kind
+	}
+	return e.Kind + " " + objectName(e.Namespace, e.Name)
+}
+
+// ErrDefinedTwice is the Err of an object whose kind, namespace and name
+// an earlier document already used; Error.Previous says which.
+var ErrDefinedTwice = errors.New("defined twice")
+
+// Load reads manifests from files and directories. A directory is walked
+// as Files walks it; a file named explicitly is read whatever its
+// extension.
 //
 // Objects are kept as the API server would store them: a namespaced object
 // without a namespace is in "default" (as kubectl applies it), and a
@@ -140,18 +114,18 @@ func (e *DocumentError) Unwrap() error { return e.Err }
 // kind, namespace and name are an error, wherever they are.
 //
 // It returns the snapshot and one line per object of a kind ramjet does not
-// read. If any document is bad it returns no snapshot and an error listing
-// every bad document (see DocumentError): a half-read folder must never be
-// served as if it were whole.
-func LoadFiles(paths ...string) (*Snapshot, []string, error) {
+// read. If any file or document is bad it returns no snapshot and every
+// problem, each an *Error, joined: a half-read folder must never be served
+// as if it were whole.
+func Load(paths ...string) (*compile.Snapshot, []string, error) {
 	if len(paths) == 0 {
-		return nil, nil, errors.New("load: no files or directories given")
+		return nil, nil, &Error{Position: Position{Item: -1}, Err: errors.New("no files or directories given")}
 	}
 	var files []string
 	var errs []error
 	listed := make(map[string]bool)
 	for _, p := range paths {
-		found, err := ManifestFiles(p)
+		found, err := Files(p)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -169,40 +143,34 @@ func LoadFiles(paths ...string) (*Snapshot, []string, error) {
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("load: %w", err))
+			errs = append(errs, fileError(f, err))
 			continue
 		}
 		d.stream(f, data)
 	}
-	errs = append(errs, d.errs...)
-	if len(errs) > 0 {
-		return nil, nil, errors.Join(errs...)
-	}
-	return d.snap, d.skipped, nil
+	return d.result(errs)
 }
 
-// DecodeObjects reads one stream of manifests: YAML documents separated by
-// "---", or a sequence of JSON objects. name stands for the stream in
-// errors and skip lines. Documents are decoded and checked as by LoadFiles,
-// which returns an error listing every bad document, and then no snapshot.
-func DecodeObjects(name string, data []byte) (*Snapshot, []string, error) {
+// Decode reads one stream of manifests: YAML documents separated by "---",
+// or a sequence of JSON objects. name stands for the stream in errors and
+// skip lines. Documents are decoded and checked as by Load, which returns
+// every problem, and then no snapshot.
+func Decode(name string, data []byte) (*compile.Snapshot, []string, error) {
 	d := newDecoder()
 	d.stream(name, data)
-	if len(d.errs) > 0 {
-		return nil, nil, errors.Join(d.errs...)
-	}
-	return d.snap, d.skipped, nil
+	return d.result(nil)
 }
 
-// ManifestFiles lists the files LoadFiles reads for root: root itself when
-// it is a file, else every .yaml, .yml and .json file below it in lexical
-// order, skipping names that begin with "." and following symbolic links
-// to regular files. A watcher that polls a folder uses it to see exactly
-// the files the loader reads.
-func ManifestFiles(root string) ([]string, error) {
+// Files lists the files Load reads for root: root itself when it is a
+// file, else every .yaml, .yml and .json file below it (extensions in any
+// case) in lexical order, skipping names that begin with "." (editor and
+// ConfigMap-mount bookkeeping) and following symbolic links to regular
+// files but not to directories. A watcher that polls a folder uses it to
+// see exactly the files Load reads.
+func Files(root string) ([]string, error) {
 	info, err := os.Stat(root)
 	if err != nil {
-		return nil, fmt.Errorf("load: %w", err)
+		return nil, fileError(root, err)
 	}
 	if !info.IsDir() {
 		return []string{root}, nil
@@ -236,9 +204,15 @@ func ManifestFiles(root string) ([]string, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("load: %w", err)
+		return nil, fileError(root, err)
 	}
 	return files, nil
+}
+
+// fileError is a problem with a file as a whole; err (an *fs.PathError)
+// already names the path.
+func fileError(file string, err error) *Error {
+	return &Error{Position: Position{File: file, Item: -1}, Err: err}
 }
 
 func isManifestName(name string) bool {
@@ -295,35 +269,41 @@ var supportedVersion = map[schema.GroupKind]schema.GroupVersionKind{
 	{Group: "discovery.k8s.io", Kind: "EndpointSlice"}: endpointSliceGVK,
 }
 
-type location struct {
-	file     string
-	document int
-	item     int
-	line     int
-}
-
-func (l location) String() string {
-	s := l.file + "#" + strconv.Itoa(l.document)
-	if l.item >= 0 {
-		s += " items[" + strconv.Itoa(l.item) + "]"
+// skipLabel is how a skip line names a document: "file#2 items[1]".
+func skipLabel(p Position) string {
+	s := p.File + "#" + strconv.Itoa(p.Document)
+	if p.Item >= 0 {
+		s += " items[" + strconv.Itoa(p.Item) + "]"
 	}
 	return s
 }
 
+// object names a document's object in errors, as far as it is known.
+type object struct{ kind, namespace, name string }
+
 type decoder struct {
-	snap    *Snapshot
+	snap    *compile.Snapshot
 	skipped []string
 	errs    []error
-	seen    map[string]location // "Kind namespace/name" → where first defined
+	seen    map[object]Position // where each object was first defined
 }
 
 func newDecoder() *decoder {
-	return &decoder{snap: &Snapshot{}, seen: make(map[string]location)}
+	return &decoder{snap: &compile.Snapshot{}, seen: make(map[object]Position)}
 }
 
-func (d *decoder) fail(loc location, object string, err error) {
-	d.errs = append(d.errs, &DocumentError{
-		File: loc.file, Document: loc.document, Item: loc.item, Line: loc.line, Object: object, Err: err,
+// result is what Load and Decode return: the snapshot, or every problem.
+func (d *decoder) result(errs []error) (*compile.Snapshot, []string, error) {
+	errs = append(errs, d.errs...)
+	if len(errs) > 0 {
+		return nil, nil, errors.Join(errs...)
+	}
+	return d.snap, d.skipped, nil
+}
+
+func (d *decoder) fail(pos Position, obj object, field string, err error) {
+	d.errs = append(d.errs, &Error{
+		Position: pos, Kind: obj.kind, Namespace: obj.namespace, Name: obj.name, Field: field, Err: err,
 	})
 }
 
@@ -344,18 +324,18 @@ func (d *decoder) jsonStream(name string, data []byte) {
 		for start < len(data) && isJSONSpace(data[start]) {
 			start++
 		}
-		loc := location{file: name, document: n, item: -1, line: 1 + bytes.Count(data[:start], []byte("\n"))}
+		pos := Position{File: name, Document: n, Item: -1, Line: 1 + bytes.Count(data[:start], []byte("\n"))}
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
 			if err == io.EOF {
 				return
 			}
 			// The rest of the stream cannot be split reliably.
-			d.fail(loc, "", fmt.Errorf("invalid JSON: %w", err))
+			d.fail(pos, object{}, "", fmt.Errorf("invalid JSON: %w", err))
 			return
 		}
 		end = int(dec.InputOffset())
-		d.document(loc, raw, nil)
+		d.document(pos, raw, nil)
 	}
 }
 
@@ -369,22 +349,22 @@ func (d *decoder) yamlStream(name string, data []byte) {
 		for cursor < len(lines) && isYAMLSeparator(lines[cursor]) {
 			cursor++
 		}
-		loc := location{file: name, document: n, item: -1, line: cursor + 1}
+		pos := Position{File: name, Document: n, Item: -1, Line: cursor + 1}
 		doc, err := r.Read()
 		if err == io.EOF {
 			return
 		}
 		if err != nil {
-			d.fail(loc, "", err)
+			d.fail(pos, object{}, "", err)
 			return
 		}
 		cursor += bytes.Count(doc, []byte("\n"))
 		jsonData, err := utilyaml.ToJSON(doc)
 		if err != nil {
-			d.fail(loc, "", errors.New(yamlMessage(err, loc.line)))
+			d.fail(pos, object{}, "", errors.New(YAMLMessage(err, pos.Line)))
 			continue
 		}
-		d.document(loc, jsonData, doc)
+		d.document(pos, jsonData, doc)
 	}
 }
 
@@ -400,9 +380,11 @@ func isYAMLSeparator(line []byte) bool {
 
 var yamlLine = regexp.MustCompile(`\bline (\d+)\b`)
 
-// yamlMessage flattens a YAML parser error onto one line and rewrites its
-// document-relative line numbers into line numbers of the whole stream.
-func yamlMessage(err error, first int) string {
+// YAMLMessage is a YAML parser error on one line, its document-relative
+// line numbers rewritten to count from first, the line the document starts
+// at (1 for a whole file). The loader words every YAML error with it, and
+// so should a tool that reads YAML files of its own beside manifests.
+func YAMLMessage(err error, first int) string {
 	msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
 	msg = strings.Replace(msg, "yaml: unmarshal errors:\n", "", 1)
 	parts := strings.Split(msg, "\n")
@@ -410,9 +392,12 @@ func yamlMessage(err error, first int) string {
 		parts[i] = strings.TrimSpace(parts[i])
 	}
 	msg = strings.Join(parts, "; ")
+	if first <= 1 {
+		return msg
+	}
 	return yamlLine.ReplaceAllStringFunc(msg, func(s string) string {
 		n, err := strconv.Atoi(strings.TrimPrefix(s, "line "))
-		if err != nil || first < 1 {
+		if err != nil {
 			return s
 		}
 		return "line " + strconv.Itoa(first+n-1)
@@ -427,17 +412,19 @@ type header struct {
 	namespace string
 }
 
-func readHeader(data []byte) (header, bool, error) {
+// readHeader reads apiVersion, kind and metadata; on error it also names
+// the field at fault, if one is.
+func readHeader(data []byte) (h header, empty bool, field string, err error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) {
-			return header{}, false, fmt.Errorf("not a Kubernetes object: want a mapping with apiVersion and kind, got a %s", typeErr.Value)
+			return header{}, false, "", fmt.Errorf("not a Kubernetes object: want a mapping with apiVersion and kind, got a %s", typeErr.Value)
 		}
-		return header{}, false, err
+		return header{}, false, "", err
 	}
 	if top == nil { // "null": an empty document
-		return header{}, true, nil
+		return header{}, true, "", nil
 	}
 	var apiVersion, kind string
 	for _, f := range []struct {
@@ -446,23 +433,23 @@ func readHeader(data []byte) (header, bool, error) {
 	}{{"apiVersion", &apiVersion}, {"kind", &kind}} {
 		if raw, ok := top[f.key]; ok {
 			if err := json.Unmarshal(raw, f.dst); err != nil {
-				return header{}, false, fmt.Errorf("%s: want a string, got %s", f.key, raw)
+				return header{}, false, f.key, fmt.Errorf("%s: want a string, got %s", f.key, raw)
 			}
 		}
 	}
 	switch {
 	case apiVersion == "" && kind == "":
-		return header{}, false, errors.New("missing apiVersion and kind: not a Kubernetes object")
+		return header{}, false, "", errors.New("missing apiVersion and kind: not a Kubernetes object")
 	case apiVersion == "":
-		return header{}, false, fmt.Errorf("%s: missing apiVersion", kind)
+		return header{}, false, "apiVersion", fmt.Errorf("%s: missing apiVersion", kind)
 	case kind == "":
-		return header{}, false, fmt.Errorf("%s: missing kind", apiVersion)
+		return header{}, false, "kind", fmt.Errorf("%s: missing kind", apiVersion)
 	}
 	gv, err := schema.ParseGroupVersion(apiVersion)
 	if err != nil {
-		return header{}, false, fmt.Errorf("apiVersion %q: want group/version or version", apiVersion)
+		return header{}, false, "apiVersion", fmt.Errorf("apiVersion %q: want group/version or version", apiVersion)
 	}
-	h := header{gvk: gv.WithKind(kind)}
+	h = header{gvk: gv.WithKind(kind)}
 	var md struct {
 		Name      any `json:"name"`
 		Namespace any `json:"namespace"`
@@ -471,15 +458,7 @@ func readHeader(data []byte) (header, bool, error) {
 		h.name, _ = md.Name.(string)
 		h.namespace, _ = md.Namespace.(string)
 	}
-	return h, false, nil
-}
-
-// objectLabel is "Kind namespace/name", or less where parts are unknown.
-func objectLabel(kind, namespace, name string) string {
-	if name == "" {
-		return kind
-	}
-	return kind + " " + objectName(namespace, name)
+	return h, false, "", nil
 }
 
 func objectName(namespace, name string) string {
@@ -491,10 +470,10 @@ func objectName(namespace, name string) string {
 
 // document decodes one JSON document. yamlSource is the document as
 // written when it was YAML, for duplicate-key detection with line numbers.
-func (d *decoder) document(loc location, data, yamlSource []byte) {
-	h, empty, err := readHeader(data)
+func (d *decoder) document(pos Position, data, yamlSource []byte) {
+	h, empty, field, err := readHeader(data)
 	if err != nil {
-		d.fail(loc, "", err)
+		d.fail(pos, object{}, field, err)
 		return
 	}
 	if empty {
@@ -507,83 +486,100 @@ func (d *decoder) document(loc location, data, yamlSource []byte) {
 		_, typedList = readKinds[gvk.GroupVersion().WithKind(itemKind)]
 	}
 	isList := gvk == listGVK || typedList
+	obj := object{gvk.Kind, h.namespace, h.name}
 	if !read && !isList {
 		gk := gvk.GroupKind()
 		if itemKind != "" {
 			gk.Kind = itemKind
 		}
 		if want, ours := supportedVersion[gk]; ours {
-			d.fail(loc, objectLabel(gvk.Kind, h.namespace, h.name),
+			d.fail(pos, obj, "apiVersion",
 				fmt.Errorf("%s %s is not supported: ramjet reads %s %s", gvk.GroupVersion(), gvk.Kind, want.GroupVersion(), gvk.Kind))
 			return
 		}
-		line := fmt.Sprintf("%s: %s %s %s skipped", loc, gvk.GroupVersion(), gvk.Kind, objectName(h.namespace, h.name))
+		line := fmt.Sprintf("%s: %s %s %s skipped", skipLabel(pos), gvk.GroupVersion(), gvk.Kind, objectName(h.namespace, h.name))
 		if gvk == corev1.SchemeGroupVersion.WithKind("Endpoints") {
 			line += " (ramjet reads discovery.k8s.io/v1 EndpointSlice)"
 		}
 		d.skipped = append(d.skipped, line)
 		return
 	}
-	object := objectLabel(gvk.Kind, h.namespace, h.name)
 	if read && namespaced && h.namespace == "" {
-		object = objectLabel(gvk.Kind, metav1.NamespaceDefault, h.name)
+		obj.namespace = metav1.NamespaceDefault
 	}
 	if isList {
-		object = gvk.Kind
+		obj = object{kind: gvk.Kind}
 	}
 	if yamlSource != nil {
 		// YAML→JSON conversion keeps the last of duplicate keys; only the
 		// strict YAML parser sees them.
 		var tree any
 		if err := utilyaml.UnmarshalStrict(yamlSource, &tree); err != nil {
-			d.fail(loc, object, errors.New("strict decoding error: "+yamlMessage(err, loc.line)))
+			d.fail(pos, obj, "", errors.New("strict decoding error: "+YAMLMessage(err, pos.Line)))
 			return
 		}
 	}
-	obj, _, err := strictDecoder().Decode(data, nil, nil)
+	decoded, _, err := strictDecoder().Decode(data, nil, nil)
 	if err != nil {
-		d.fail(loc, object, err)
+		d.failDecode(pos, obj, err)
 		return
 	}
 	if !isList {
-		d.add(loc, obj)
+		d.add(pos, decoded)
 		return
 	}
-	if list, ok := obj.(*corev1.List); ok {
+	if list, ok := decoded.(*corev1.List); ok {
 		for i, item := range list.Items {
-			iloc := loc
-			iloc.item = i
+			ipos := pos
+			ipos.Item = i
 			raw := item.Raw
 			if raw == nil {
 				raw = []byte("null")
 			}
-			d.document(iloc, raw, nil)
+			d.document(ipos, raw, nil)
 		}
 		return
 	}
-	items, err := meta.ExtractList(obj)
+	items, err := meta.ExtractList(decoded)
 	if err != nil {
-		d.fail(loc, object, err)
+		d.fail(pos, obj, "", err)
 		return
 	}
 	itemGVK := gvk.GroupVersion().WithKind(itemKind)
 	for i, item := range items {
-		iloc := loc
-		iloc.item = i
+		ipos := pos
+		ipos.Item = i
 		item.GetObjectKind().SetGroupVersionKind(itemGVK)
-		d.add(iloc, item)
+		d.add(ipos, item)
+	}
+}
+
+// failDecode reports a decoding error; a strict one becomes one Error per
+// field at fault.
+func (d *decoder) failDecode(pos Position, obj object, err error) {
+	strict, ok := runtime.AsStrictDecodingError(err)
+	if !ok {
+		d.fail(pos, obj, "", err)
+		return
+	}
+	for _, e := range strict.Errors() {
+		field := ""
+		if f, ok := e.(interface{ FieldPath() string }); ok {
+			field = f.FieldPath()
+		}
+		d.fail(pos, obj, field, runtime.NewStrictDecodingError([]error{e}))
 	}
 }
 
 // add normalizes a decoded object the way the API server would have stored
 // it, rejects duplicates, and appends it.
-func (d *decoder) add(loc location, obj runtime.Object) {
-	accessor, err := meta.Accessor(obj)
+func (d *decoder) add(pos Position, decoded runtime.Object) {
+	accessor, err := meta.Accessor(decoded)
 	if err != nil {
-		d.fail(loc, "", err)
+		d.fail(pos, object{}, "", err)
 		return
 	}
-	gvk := obj.GetObjectKind().GroupVersionKind()
+	gvk := decoded.GetObjectKind().GroupVersionKind()
 	namespaced := readKinds[gvk]
 	if namespaced && accessor.GetNamespace() == "" {
 		// kubectl applies a manifest without a namespace to "default".
@@ -592,17 +588,20 @@ func (d *decoder) add(loc location, obj runtime.Object) {
 	if !namespaced {
 		accessor.SetNamespace("")
 	}
-	object := gvk.Kind + " " + objectName(accessor.GetNamespace(), accessor.GetName())
-	if accessor.GetName() == "" {
-		d.fail(loc, gvk.Kind, errors.New("metadata.name is required"))
+	obj := object{gvk.Kind, accessor.GetNamespace(), accessor.GetName()}
+	if obj.name == "" {
+		d.fail(pos, object{kind: gvk.Kind}, "metadata.name", errors.New("metadata.name is required"))
 		return
 	}
-	if first, dup := d.seen[object]; dup {
-		d.fail(loc, object, fmt.Errorf("defined twice: first at %s document %d", first.file, first.document))
+	if first, dup := d.seen[obj]; dup {
+		d.errs = append(d.errs, &Error{
+			Position: pos, Kind: obj.kind, Namespace: obj.namespace, Name: obj.name,
+			Previous: &first, Err: ErrDefinedTwice,
+		})
 		return
 	}
-	d.seen[object] = loc
-	if s, ok := obj.(*corev1.Secret); ok && len(s.StringData) > 0 {
+	d.seen[obj] = pos
+	if s, ok := decoded.(*corev1.Secret); ok && len(s.StringData) > 0 {
 		// The API server merges stringData into data on write; compile reads data.
 		if s.Data == nil {
 			s.Data = make(map[string][]byte, len(s.StringData))
@@ -612,7 +611,7 @@ func (d *decoder) add(loc location, obj runtime.Object) {
 		}
 		s.StringData = nil
 	}
-	if err := d.snap.Add(obj); err != nil {
-		d.fail(loc, object, err)
+	if err := d.snap.Add(decoded); err != nil {
+		d.fail(pos, obj, "", err)
 	}
 }

@@ -16,16 +16,18 @@
 //	EndpointSlices, Secrets (k8s.io/api)
 //	        │
 //	        ▼
-//	classify ──▶ compile ──▶ *match.Table + []Warning
+//	classify ──▶ compile ──▶ compile.Result: *match.Table, []Warning, claimed
 //	                               │
 //	                               │ router.Publish: atomic swap,
 //	                               │ a no-op when the digest is equal
 //	                               ▼
 //	request ──────────────────▶ router ──▶ match lookup ──▶ balance ──▶ endpoint
 //
-// match, classify and balance import no ramjet package; compile imports
-// classify and match; router imports match and balance but never compile, so
-// the data plane can be fed tables built anywhere.
+// classify and balance import no ramjet package; match imports balance;
+// compile imports classify, match and balance; compile/manifest and status
+// import compile; router imports match and balance but never compile, so the
+// data plane can be fed tables built anywhere; router/routertest, the case
+// file runner, imports compile, compile/manifest and router.
 //
 // # The packages
 //
@@ -37,9 +39,14 @@
 //     a Snapshot (Ingresses, IngressClasses, Services, EndpointSlices,
 //     Secrets) and Options, validates hosts and paths, resolves Service ports
 //     to endpoints, orders routes and resolves conflicts, parses
-//     certificates, and returns a Table plus structured warnings.
-//     compile/manifest reads a Snapshot from YAML or JSON manifests.
-//   - match holds the Table types and the lookup: exact host, then wildcard
+//     certificates, and returns a Result: the table, the warnings (each
+//     naming its object and, for conflicts, the winner as a structured Ref)
+//     and the Ingresses it claimed. It reads no files.
+//   - compile/manifest reads a Snapshot from YAML or JSON manifest files and
+//     folders (one file walk, shared with the controller's folder watcher);
+//     each problem is a structured *manifest.Error.
+//   - match holds the Table, built in one step by New from a Spec, with its
+//     digest computed beside the types it encodes, and the lookup: exact host, then wildcard
 //     host, then the catch-all; within a host, Exact, then the longest Prefix,
 //     then the first regex in controller order, then the host's default
 //     backend (SPEC §5).

@@ -193,6 +193,9 @@ func TestOfflineServesReloadsAndKeepsTableOnError(t *testing.T) {
 	status, body = get(t, client, debugURL+"/debug/table", "")
 	require.Equal(t, http.StatusOK, status, body)
 	require.Contains(t, body, "app.test")
+	status, body = get(t, client, debugURL+"/debug/warnings", "")
+	require.Equal(t, http.StatusOK, status, body)
+	require.Empty(t, body, "these manifests compile without warnings")
 
 	gen1 := inst.router.Generation()
 	require.NotZero(t, gen1)

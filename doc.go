@@ -157,7 +157,7 @@
 //
 // # 2. Which Ingresses are claimed
 //
-// Package classify decides, in this order; the first step that applies
+// Package classify checks these steps in order; the first that applies
 // decides:
 //
 //  1. The annotation kubernetes.io/ingress.class is present: it decides,

@@ -12,40 +12,24 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// loadedObjects lists "Kind namespace/name" for every object of a snapshot, in
-// snapshot order.
-func loadedObjects(s *Snapshot) []string {
-	var out []string
-	for _, o := range s.Ingresses {
-		out = append(out, "Ingress "+o.Namespace+"/"+o.Name)
-	}
-	for _, o := range s.IngressClasses {
-		out = append(out, "IngressClass "+o.Name)
-	}
-	for _, o := range s.Services {
-		out = append(out, "Service "+o.Namespace+"/"+o.Name)
-	}
-	for _, o := range s.EndpointSlices {
-		out = append(out, "EndpointSlice "+o.Namespace+"/"+o.Name)
-	}
-	for _, o := range s.Secrets {
-		out = append(out, "Secret "+o.Namespace+"/"+o.Name)
-	}
-	return out
-}
-
 func TestSnapshotAdd(t *testing.T) {
+	meta := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name, Namespace: "n"} }
+	ing := &networkingv1.Ingress{ObjectMeta: meta("i")}
+	svc := &corev1.Service{ObjectMeta: meta("s")}
+	class := &networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: "c"}}
+	slice := &discoveryv1.EndpointSlice{ObjectMeta: meta("e")}
+	secret := &corev1.Secret{ObjectMeta: meta("t")}
 	var s Snapshot
-	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: "i", Namespace: "n"}}
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "n"}}
-	require.NoError(t, s.Add(ing, svc,
-		&networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: "c"}},
-		&discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "e", Namespace: "n"}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "t", Namespace: "n"}},
-	))
-	want := []string{"Ingress n/i", "IngressClass c", "Service n/s", "EndpointSlice n/e", "Secret n/t"}
-	if d := cmp.Diff(want, loadedObjects(&s)); d != "" {
-		t.Fatalf("objects (-want +got):\n%s", d)
+	require.NoError(t, s.Add(ing, svc, class, slice, secret))
+	want := Snapshot{
+		Ingresses:      []*networkingv1.Ingress{ing},
+		IngressClasses: []*networkingv1.IngressClass{class},
+		Services:       []*corev1.Service{svc},
+		EndpointSlices: []*discoveryv1.EndpointSlice{slice},
+		Secrets:        []*corev1.Secret{secret},
+	}
+	if d := cmp.Diff(want, s); d != "" {
+		t.Fatalf("snapshot (-want +got):\n%s", d)
 	}
 	require.Same(t, ing, s.Ingresses[0])
 
@@ -63,8 +47,8 @@ func TestSnapshotAdd(t *testing.T) {
 			err := s.Add(tt.objs...)
 			require.ErrorContains(t, err, tt.msg)
 			// Nothing is added when any object is rejected.
-			if d := cmp.Diff(want, loadedObjects(&s)); d != "" {
-				t.Errorf("objects after rejected Add (-want +got):\n%s", d)
+			if d := cmp.Diff(want, s); d != "" {
+				t.Errorf("snapshot after rejected Add (-want +got):\n%s", d)
 			}
 		})
 	}
@@ -74,14 +58,12 @@ func TestSnapshotMerge(t *testing.T) {
 	svc := func(name string) *corev1.Service {
 		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}
 	}
-	a := &Snapshot{Services: []*corev1.Service{svc("a")}}
-	b := &Snapshot{
-		Services: []*corev1.Service{svc("b")},
-		Secrets:  []*corev1.Secret{{ObjectMeta: metav1.ObjectMeta{Name: "b", Namespace: "default"}}},
-	}
-	a.Merge(b)
-	a.Merge(nil)
-	if d := cmp.Diff([]string{"Service default/a", "Service default/b", "Secret default/b"}, loadedObjects(a)); d != "" {
+	a, b, c := svc("a"), svc("b"), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "b", Namespace: "default"}}
+	s := &Snapshot{Services: []*corev1.Service{a}}
+	s.Merge(&Snapshot{Services: []*corev1.Service{b}, Secrets: []*corev1.Secret{c}})
+	s.Merge(nil)
+	want := &Snapshot{Services: []*corev1.Service{a, b}, Secrets: []*corev1.Secret{c}}
+	if d := cmp.Diff(want, s); d != "" {
 		t.Errorf("merged (-want +got):\n%s", d)
 	}
 }

@@ -363,14 +363,18 @@
 //
 // # 10. Canary and weighted backends
 //
-// Not yet. ingress-nginx's canary annotations (canary, canary-weight,
+// Not yet served: ingress-nginx's canary annotations (canary, canary-weight,
 // canary-weight-total, canary-by-header, canary-by-header-value,
-// canary-by-header-pattern, canary-by-cookie) warn AnnotationUnsupported, or
-// AnnotationRejected under ramjet.dev/, and have no effect: today a canary
-// Ingress compiles as an ordinary one. Where it declares the same host and
-// path as its primary, the rules of §7 apply: the older of the two serves
-// all of that path's traffic and the other gets RouteConflict. Check the
-// warnings before migrating an Ingress with canary annotations.
+// canary-by-header-pattern, canary-by-cookie) split nothing. What is
+// guaranteed meanwhile is that a canary is never compiled as an ordinary
+// Ingress, which would be the worst outcome (an older canary would win its
+// primary's path under §7 and take all of its traffic): an Ingress whose
+// canary annotation is true is still claimed but creates no hosts, routes,
+// fallbacks or certificates, and its canary annotation warns
+// AnnotationUnsupported (AnnotationRejected under ramjet.dev/) saying so.
+// Every request keeps going to the primary. The other canary annotations
+// warn AnnotationUnsupported and have no effect; a canary value that is not
+// a boolean is rejected and leaves an ordinary Ingress, as in ingress-nginx.
 //
 // # 11. Annotations
 //

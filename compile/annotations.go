@@ -41,6 +41,10 @@ type annotationValues struct {
 	policy    balance.Policy
 	hashKey   balance.HashKey
 	policyKey string
+
+	// canaryKey is the canary annotation that marked the Ingress a canary
+	// (value true), "" for an ordinary Ingress.
+	canaryKey string
 }
 
 // annotationSpec describes one known annotation key, without prefix.
@@ -60,7 +64,7 @@ var knownAnnotations = map[string]annotationSpec{
 	"load-balance":            {apply: applyLoadBalance},
 	"upstream-hash-by":        {apply: applyUpstreamHashBy},
 
-	"canary":                   {},
+	"canary":                   {apply: applyCanary},
 	"canary-weight":            {},
 	"canary-weight-total":      {},
 	"canary-by-header":         {},
@@ -182,10 +186,49 @@ func applyPreserveTrailingSlash(v *annotationValues, key, value string) error {
 	return nil
 }
 
+// applyCanary only marks the Ingress: canary routing is not served yet, and
+// holdCanaries keeps a canary from being compiled as an ordinary Ingress.
+func applyCanary(v *annotationValues, key, value string) error {
+	on, err := parseBool(key, value)
+	if err != nil {
+		return err
+	}
+	v.canaryKey = ""
+	if on {
+		v.canaryKey = key
+	}
+	return nil
+}
+
 func parseBool(key, value string) (bool, error) {
 	on, err := strconv.ParseBool(value)
 	if err != nil {
 		return false, fmt.Errorf("%s %q is not a boolean (true or false); not applied", key, value)
 	}
 	return on, nil
+}
+
+// holdCanaries takes canary Ingresses out of the build (SPEC §10). Canary
+// splitting is not served yet, and compiling a canary as an ordinary
+// Ingress is the worst outcome: when it is older than its primary it wins
+// the shared paths and takes all of their traffic. A canary therefore
+// creates no hosts, routes, fallbacks or certificates, and says so; it is
+// still claimed. Ranks keep their gaps: they only order.
+func (b *builder) holdCanaries() {
+	kept := b.ingresses[:0]
+	for _, ing := range b.ingresses {
+		key := ing.ann.canaryKey
+		if key == "" {
+			kept = append(kept, ing)
+			continue
+		}
+		reason := AnnotationUnsupported
+		if strings.HasPrefix(key, NativePrefix) {
+			reason = AnnotationRejected
+		}
+		b.warn(reason, ing.ref(), annotationField(key),
+			"canary Ingresses are not served yet: this Ingress creates no routes, so its hosts and paths keep going to the primary")
+	}
+	clear(b.ingresses[len(kept):])
+	b.ingresses = kept
 }

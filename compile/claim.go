@@ -46,7 +46,9 @@ func (b *builder) claimIngresses() {
 		}
 		return strings.Compare(y.key, x.key) // descending
 	})
+	b.claimed = make([]Ref, len(b.ingresses))
 	for i, ing := range b.ingresses {
 		ing.rank = i
+		b.claimed[i] = ing.ref()
 	}
 }

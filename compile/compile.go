@@ -21,11 +21,7 @@ func Compile(s Snapshot, o Options) Result {
 	for _, step := range buildSteps {
 		step(b)
 	}
-	claimed := make([]Ref, len(b.ingresses))
-	for i, ing := range b.ingresses {
-		claimed[i] = ing.ref()
-	}
-	return Result{Table: b.table, Warnings: sortWarnings(b.warnings), Claimed: claimed}
+	return Result{Table: b.table, Warnings: sortWarnings(b.warnings), Claimed: b.claimed}
 }
 
 // Result is what Compile produces.
@@ -63,6 +59,7 @@ var buildSteps = []func(*builder){
 	(*builder).indexObjects,         // Services with their EndpointSlices; Secrets
 	(*builder).claimIngresses,       // SPEC §2, and Ingress order (§7)
 	(*builder).readAnnotations,      // §11
+	(*builder).holdCanaries,         // §10: a canary never routes as an ordinary Ingress
 	(*builder).buildHosts,           // §3: virtual hosts and their creators
 	(*builder).buildRoutes,          // §4, §7: paths, route keys, conflicts, backends (§8)
 	(*builder).buildDefaultBackends, // §6
@@ -138,6 +135,8 @@ type builder struct {
 	// message needs them.
 	ingresses []*ingress
 	byKey     map[objKey]*ingress
+	// claimed names every claimed Ingress in Ingress order, canaries too.
+	claimed []Ref
 
 	// Virtual hosts by name ("" is the catch-all) and in creation order.
 	vhosts     map[string]*vhost

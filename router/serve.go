@@ -102,7 +102,7 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		r.refuse(w, req, grpc, st.gen, host, nil, a)
 		return
 	}
-	clean, err := match.NormalizePath(path)
+	clean, err := match.NormalizePath(beforeFragment(path))
 	if err != nil {
 		a := ansBadTarget
 		switch {
@@ -386,12 +386,12 @@ func requestTarget(req *http.Request) (path, query string, hasQuery, ok bool) {
 			return "", "", false, false
 		}
 		rest := t[i+3:]
-		j := strings.IndexAny(rest, "/?")
+		j := strings.IndexAny(rest, "/?#")
 		if j < 0 {
 			return "/", "", false, true
 		}
 		t = rest[j:]
-		if t[0] == '?' {
+		if t[0] != '/' {
 			t = "/" + t
 		}
 	}
@@ -403,6 +403,17 @@ func requestTarget(req *http.Request) (path, query string, hasQuery, ok bool) {
 	}
 	path, query, hasQuery = strings.Cut(t, "?")
 	return path, query, hasQuery, true
+}
+
+// beforeFragment is the part of an escaped path that routing looks at: a
+// '#' ends the path, as in nginx and in every common backend's parser, so
+// "/admin#x" is routed, redirected and exempted as "/admin" (SPEC §13).
+// The backend still receives the target byte for byte.
+func beforeFragment(path string) string {
+	if i := strings.IndexByte(path, '#'); i >= 0 {
+		return path[:i]
+	}
+	return path
 }
 
 // receivedTarget is the request-target for records.

@@ -1,9 +1,14 @@
 package router
 
 import (
+	"bufio"
+	"encoding/binary"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -60,5 +65,115 @@ func TestFragmentEndsPath(t *testing.T) {
 				assert.Equal(t, tt.target, res.Header.Get("X-Seen-Uri"), "the backend gets the target byte for byte")
 			}
 		})
+	}
+}
+
+// TestRefusedLikeNginx: requests nginx answers 400 itself never reach a
+// backend. nginx refuses a decoded NUL in the path
+// (ngx_http_parse_complex_uri), userinfo in an absolute-form target, and an
+// HTTP/1.1 or HTTP/2 request with no host ("client sent HTTP/1.1 request
+// without Host header"); HTTP/1.0 may omit it and gets the default server.
+func TestRefusedLikeNginx(t *testing.T) {
+	_, addr := echoBackend(t, "c")
+	r := newTestRouter(Options{})
+	r.Publish(table("d", vhost("", nil, route(match.Prefix, "/", httpBackend("prod/c:80", addr)))))
+	front := httptest.NewUnstartedServer(r)
+	front.Config.Protocols = new(http.Protocols)
+	front.Config.Protocols.SetHTTP1(true)
+	front.Config.Protocols.SetUnencryptedHTTP2(true)
+	front.Start()
+	defer front.Close()
+	frontAddr := front.Listener.Addr().String()
+
+	tests := []struct {
+		name, raw  string
+		wantStatus int
+	}{
+		{"decoded NUL", "GET /admin%00 HTTP/1.1\r\nHost: h.test\r\n\r\n", 400},
+		{"decoded NUL before dot segments", "GET /%00/../admin HTTP/1.1\r\nHost: h.test\r\n\r\n", 400},
+		{"encoded percent then 00 is not a NUL", "GET /a%2500 HTTP/1.1\r\nHost: h.test\r\n\r\n", 200},
+		{"NUL in the query is the backend's business", "GET /a?x=%00 HTTP/1.1\r\nHost: h.test\r\n\r\n", 200},
+		{"userinfo", "GET http://user@h.test/admin HTTP/1.1\r\nHost: h.test\r\n\r\n", 400},
+		{"userinfo with password", "GET http://u:p@h.test HTTP/1.1\r\nHost: h.test\r\n\r\n", 400},
+		{"absolute form without userinfo", "GET http://h.test/admin?a@b HTTP/1.1\r\nHost: h.test\r\n\r\n", 200},
+		{"empty Host", "GET /x HTTP/1.1\r\nHost: \r\n\r\n", 400},
+		{"missing Host", "GET /x HTTP/1.1\r\n\r\n", 400},
+		{"HTTP/1.0 without Host", "GET /x HTTP/1.0\r\n\r\n", 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := rawRequest(t, frontAddr, tt.raw[:len(tt.raw)-2]+"Connection: close\r\n\r\n")
+			assert.Equal(t, tt.wantStatus, res.StatusCode)
+			if tt.wantStatus != http.StatusOK {
+				assert.Empty(t, res.Header.Get("X-Backend"), "refused before any backend")
+			}
+		})
+	}
+
+	t.Run("HTTP/2 without :authority", func(t *testing.T) {
+		assert.Equal(t, 400, h2Status(t, frontAddr, false))
+	})
+	t.Run("HTTP/2 with :authority", func(t *testing.T) {
+		assert.Equal(t, 200, h2Status(t, frontAddr, true))
+	})
+}
+
+// h2Status sends one HTTP/2 GET with prior knowledge, by hand because Go's
+// client always sends :authority, and returns the response's status.
+func h2Status(t *testing.T, addr string, authority bool) int {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.SetDeadline(time.Now().Add(5*time.Second)))
+	// HPACK literal fields without indexing, new name, no Huffman.
+	var block []byte
+	field := func(name, value string) {
+		block = append(block, 0, byte(len(name)))
+		block = append(block, name...)
+		block = append(block, byte(len(value)))
+		block = append(block, value...)
+	}
+	field(":method", "GET")
+	field(":scheme", "http")
+	field(":path", "/x")
+	if authority {
+		field(":authority", "h.test")
+	}
+	frame := func(typ, flags byte, stream uint32, payload []byte) []byte {
+		n := len(payload)
+		f := []byte{byte(n >> 16), byte(n >> 8), byte(n), typ, flags,
+			byte(stream >> 24), byte(stream >> 16), byte(stream >> 8), byte(stream)}
+		return append(f, payload...)
+	}
+	out := []byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+	out = append(out, frame(0x4, 0, 0, nil)...)     // SETTINGS
+	out = append(out, frame(0x1, 0x5, 1, block)...) // HEADERS, END_STREAM|END_HEADERS
+	_, err = c.Write(out)
+	require.NoError(t, err)
+	br := bufio.NewReader(c)
+	for {
+		var hdr [9]byte
+		_, err := io.ReadFull(br, hdr[:])
+		require.NoError(t, err)
+		n := int(hdr[0])<<16 | int(hdr[1])<<8 | int(hdr[2])
+		payload := make([]byte, n)
+		_, err = io.ReadFull(br, payload)
+		require.NoError(t, err)
+		stream := binary.BigEndian.Uint32(hdr[5:]) & 0x7fffffff
+		if hdr[3] != 0x1 || stream != 1 {
+			continue
+		}
+		if hdr[4]&0x8 != 0 { // PADDED
+			payload = payload[1 : len(payload)-int(payload[0])]
+		}
+		if hdr[4]&0x20 != 0 { // PRIORITY
+			payload = payload[5:]
+		}
+		// net/http's encoder sends :status first, indexed in the static table.
+		statuses := map[byte]int{0x88: 200, 0x89: 204, 0x8a: 206, 0x8b: 304, 0x8c: 400, 0x8d: 404, 0x8e: 500}
+		s, ok := statuses[payload[0]]
+		require.True(t, ok, "status field %#x not indexed", payload[0])
+		return s
 	}
 }

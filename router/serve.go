@@ -28,6 +28,9 @@ var (
 	ansTargetBytes     = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: the request-target contains a space or control character\n"}
 	ansBadEscape       = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: malformed percent-encoding in path\n"}
 	ansPathClimbs      = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: path climbs above /\n"}
+	ansPathNUL         = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: decoded NUL in path\n"}
+	ansUserinfo        = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: the request-target carries userinfo\n"}
+	ansNoHost          = answer{http.StatusBadRequest, ReasonBadHost, "400 Bad Request: the request has no Host\n"}
 	ansNoRoute         = answer{http.StatusNotFound, ReasonNoRoute, "404 Not Found: no route for this host and path\n"}
 	ansNoEndpoints     = answer{http.StatusServiceUnavailable, ReasonNoEndpoints, "503 Service Unavailable: the backend has no ready endpoints\n"}
 	ansServiceNotFound = answer{http.StatusServiceUnavailable, ReasonServiceNotFound, "503 Service Unavailable: the backend Service does not exist\n"}
@@ -93,11 +96,21 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	host := match.NormalizeHost(req.Host)
+	if req.Host == "" && req.ProtoAtLeast(1, 1) {
+		// HTTP/1.1 requires a Host, HTTP/2 an :authority (or Host); without
+		// one the backend would see its own address as the Host. nginx
+		// answers 400; HTTP/1.0 may omit it and gets the catch-all.
+		r.refuse(w, req, grpc, st.gen, host, nil, ansNoHost)
+		return
+	}
 	path, query, hasQuery, ok := requestTarget(req)
 	if !ok {
 		a := ansBadTarget
-		if hasCTLOrSpace(req.RequestURI) {
+		switch {
+		case hasCTLOrSpace(req.RequestURI):
 			a = ansTargetBytes
+		case hasUserinfo(req.RequestURI):
+			a = ansUserinfo
 		}
 		r.refuse(w, req, grpc, st.gen, host, nil, a)
 		return
@@ -110,6 +123,8 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			a = ansBadEscape
 		case errors.Is(err, match.ErrPathClimbs):
 			a = ansPathClimbs
+		case errors.Is(err, match.ErrNUL):
+			a = ansPathNUL
 		}
 		r.refuse(w, req, grpc, st.gen, host, nil, a)
 		return
@@ -388,6 +403,14 @@ func requestTarget(req *http.Request) (path, query string, hasQuery, ok bool) {
 		rest := t[i+3:]
 		j := strings.IndexAny(rest, "/?#")
 		if j < 0 {
+			j = len(rest)
+		}
+		if strings.IndexByte(rest[:j], '@') >= 0 {
+			// Userinfo in a request-target is never legitimate (RFC 9110
+			// §4.2.4), and backends disagree on which host it names.
+			return "", "", false, false
+		}
+		if j == len(rest) {
 			return "/", "", false, true
 		}
 		t = rest[j:]
@@ -403,6 +426,19 @@ func requestTarget(req *http.Request) (path, query string, hasQuery, ok bool) {
 	}
 	path, query, hasQuery = strings.Cut(t, "?")
 	return path, query, hasQuery, true
+}
+
+// hasUserinfo reports an absolute-form target whose authority holds '@'.
+func hasUserinfo(target string) bool {
+	i := strings.Index(target, "://")
+	if i <= 0 || target[0] == '/' {
+		return false
+	}
+	rest := target[i+3:]
+	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
+		rest = rest[:j]
+	}
+	return strings.IndexByte(rest, '@') >= 0
 }
 
 // beforeFragment is the part of an escaped path that routing looks at: a

@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -175,5 +177,50 @@ func h2Status(t *testing.T, addr string, authority bool) int {
 		s, ok := statuses[payload[0]]
 		require.True(t, ok, "status field %#x not indexed", payload[0])
 		return s
+	}
+}
+
+// TestForwardedHeaderNames: nginx drops request headers whose names hold
+// '_' (underscores_in_headers off, its default), so CGI-style frameworks
+// never read a client's X_Forwarded_For as X-Forwarded-For; ingress-nginx
+// sets X-Request-ID once, from $req_id: the client's first value if it is
+// not empty, else a generated one.
+func TestForwardedHeaderNames(t *testing.T) {
+	_, addr := echoBackend(t, "web")
+	r := newTestRouter(Options{})
+	r.Publish(table("d", vhost("", nil, route(match.Prefix, "/", httpBackend("prod/web:80", addr)))))
+	front := httptest.NewServer(r)
+	defer front.Close()
+
+	generated := regexp.MustCompile(`^[0-9a-f]{32}$`)
+	tests := []struct {
+		name    string
+		headers string
+		wantID  *regexp.Regexp
+		wantXFF string
+	}{
+		{"underscored forwarding headers", "X_Forwarded_For: 6.6.6.6\r\nX-Real_IP: 6.6.6.6\r\nX_Real_Ip: 6.6.6.6\r\n", generated, "127.0.0.1"},
+		{"any underscored name", "X-Custom_Header: v\r\n_: v\r\nX-Custom-Header: kept\r\n", generated, "127.0.0.1"},
+		{"two request IDs: the first", "X-Request-ID: first\r\nX-Request-ID: second\r\n", regexp.MustCompile(`^first$`), "127.0.0.1"},
+		{"empty first request ID: generated", "X-Request-ID: \r\nX-Request-ID: second\r\n", generated, "127.0.0.1"},
+		{"real forwarding header kept", "X-Forwarded-For: 192.0.2.1\r\nX_Forwarded_For: 6.6.6.6\r\n", generated, "192.0.2.1, 127.0.0.1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := rawRequest(t, front.Listener.Addr().String(),
+				"GET /p HTTP/1.1\r\nHost: h.test\r\n"+tt.headers+"Connection: close\r\n\r\n")
+			require.Equal(t, http.StatusOK, res.StatusCode)
+			for k := range res.Header {
+				assert.NotContains(t, k, "_", "the backend saw %s", k)
+			}
+			ids := res.Header.Values("Seen-X-Request-Id")
+			require.Len(t, ids, 1, "exactly one X-Request-ID")
+			assert.Regexp(t, tt.wantID, ids[0])
+			assert.Equal(t, []string{tt.wantXFF}, res.Header.Values("Seen-X-Forwarded-For"))
+			assert.Equal(t, []string{"127.0.0.1"}, res.Header.Values("Seen-X-Real-Ip"))
+			if strings.Contains(tt.headers, "X-Custom-Header: kept") {
+				assert.Equal(t, []string{"kept"}, res.Header.Values("Seen-X-Custom-Header"))
+			}
+		})
 	}
 }

@@ -57,8 +57,8 @@ func rewrite(pr *httputil.ProxyRequest) {
 }
 
 // setForwarded sets X-Forwarded-For (appended), -Host, -Port, -Proto (the
-// scheme the client used, see Router.clientProto), X-Real-IP, and
-// X-Request-ID when the client sent none. The values share
+// scheme the client used, see Router.clientProto), X-Real-IP, and exactly
+// one X-Request-ID; it drops header names with '_'. The values share
 // the backing array of v (capacity 6), each capped so appending to one
 // cannot touch another.
 func setForwarded(in *http.Request, h http.Header, proto string, v []string) {
@@ -94,6 +94,17 @@ func setForwarded(in *http.Request, h http.Header, proto string, v []string) {
 	delete(h, "X-Scheme")
 	if id := h["X-Request-Id"]; len(id) == 0 || id[0] == "" {
 		set("X-Request-Id", newRequestID())
+	} else if len(id) > 1 {
+		// Exactly one, the client's first, as nginx's $http_x_request_id.
+		h["X-Request-Id"] = id[:1:1]
+	}
+	// nginx drops header names with '_' (underscores_in_headers off):
+	// CGI-style frameworks read X_Forwarded_For as X-Forwarded-For, which
+	// would let a client forge what the proxy vouches for.
+	for k := range h {
+		if strings.IndexByte(k, '_') >= 0 {
+			delete(h, k)
+		}
 	}
 }
 

@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"encoding/binary"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -224,3 +226,53 @@ func TestForwardedHeaderNames(t *testing.T) {
 		})
 	}
 }
+
+// TestMalformedChunkedBody: nginx's chunked parser answers 400 to a chunk
+// size that overflows or a size line not ended by CRLF
+// (ngx_http_parse_chunked), blaming the client; the router answered 502
+// and logged a warning about the backend.
+func TestMalformedChunkedBody(t *testing.T) {
+	addr := bodyEcho(t)
+	var logs strings.Builder
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(p)
+	}), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	rs := newRecords()
+	r := newTestRouter(Options{Logger: logger, Observer: rs.observe})
+	r.Publish(table("d", vhost("", nil, route(match.Prefix, "/", httpBackend("prod/web:80", addr)))))
+	front := httptest.NewServer(r)
+	defer front.Close()
+
+	tests := []struct {
+		name, body string
+		wantStatus int
+	}{
+		{"well-formed", "5\r\nhello\r\n0\r\n\r\n", 200},
+		{"size overflows", "ffffffffffffffffff1\r\nhello\r\n0\r\n\r\n", 400},
+		{"bare LF after the size", "5\nhello\r\n0\r\n\r\n", 400},
+		{"not hex", "zz\r\nhello\r\n0\r\n\r\n", 400},
+		{"data longer than the size", "2\r\nhello\r\n0\r\n\r\n", 400},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := rawRequest(t, front.Listener.Addr().String(),
+				"POST /up HTTP/1.1\r\nHost: h.test\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"+tt.body)
+			assert.Equal(t, tt.wantStatus, res.StatusCode)
+			if tt.wantStatus == http.StatusBadRequest {
+				assert.Equal(t, ReasonBadBody, (<-rs.ch).Reason)
+			} else {
+				<-rs.ch
+			}
+		})
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Empty(t, logs.String(), "a client's malformed body is not a backend failure")
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -190,6 +190,16 @@ func (r *Router) proxyError(w http.ResponseWriter, req *http.Request, err error)
 			"backend", x.backend.ID, "endpoint", x.endpoint.Addr)
 		return
 	}
+	if a, failed := x.reqBody.answer(); failed {
+		// The client's body broke off or was malformed: its error, not the
+		// backend's, and nothing worth a warning.
+		x.reason = a.reason
+		r.logger.Debug("client request body failed", "backend", x.backend.ID, "error", x.reqBody.err)
+		if x.status == 0 {
+			a.write(w, x.grpc)
+		}
+		return
+	}
 	a := ansUpstreamError
 	switch {
 	case unreachable(err):

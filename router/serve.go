@@ -179,6 +179,10 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		ansNoEndpoints.write(x, grpc)
 		return
 	}
+	if req.Body != nil && req.Body != http.NoBody {
+		x.reqBody = clientBody{r: req.Body}
+		req.Body = &x.reqBody
+	}
 	x.ctx = exchangeContext{Context: req.Context(), x: x}
 	r.proxy.ServeHTTP(x, req.WithContext(&x.ctx))
 }
@@ -280,8 +284,10 @@ type exchange struct {
 	// readErr is the error that broke off the backend's response body,
 	// writeErr the one that broke off the write to the client.
 	readErr, writeErr error
-	// body wraps the backend's response body (see modifyResponse).
-	body watchedBody
+	// body wraps the backend's response body (see modifyResponse),
+	// reqBody the client's request body.
+	body    watchedBody
+	reqBody clientBody
 	// key is the request's hash key ("" unless the policy is Hash): a
 	// window on the request's own strings, so taking it never allocates.
 	key string

@@ -276,3 +276,43 @@ func TestMalformedChunkedBody(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// TestDoubleSlashTargetVerbatim: nginx's proxy_pass without a URI sends the
+// client's request-target unchanged, so "//a\b" reaches the backend as
+// "//a\b"; net/http alone would send "//a%5Cb".
+func TestDoubleSlashTargetVerbatim(t *testing.T) {
+	_, addr := echoBackend(t, "web")
+	up := bodyEcho(t)
+	r := newTestRouter(Options{})
+	r.Publish(table("d", vhost("", nil,
+		route(match.Prefix, "/", httpBackend("prod/web:80", addr)),
+		route(match.Prefix, "/up", httpBackend("prod/up:80", up)))))
+	front := httptest.NewServer(r)
+	defer front.Close()
+
+	for _, target := range []string{`//a\b`, `//a\b?q=\x`, `//a"b{c}|d^e`, "//caf\xc3\xa9", `//a%5Cb`, `//x/../y\z`, `//`} {
+		t.Run(target, func(t *testing.T) {
+			res := rawRequest(t, front.Listener.Addr().String(),
+				"GET "+target+" HTTP/1.1\r\nHost: h.test\r\nX-Kept: yes\r\nConnection: close\r\n\r\n")
+			require.Equal(t, http.StatusOK, res.StatusCode)
+			assert.Equal(t, target, res.Header.Get("X-Seen-Uri"))
+			assert.Equal(t, "h.test", res.Header.Get("X-Seen-Host"))
+			assert.Equal(t, "yes", res.Header.Get("Seen-X-Kept"))
+			assert.Len(t, res.Header.Values("Seen-X-Request-Id"), 1)
+		})
+	}
+	for _, framing := range []string{"Content-Length: 5\r\n\r\nhello", "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"} {
+		t.Run("body "+framing[:4], func(t *testing.T) {
+			c, err := net.Dial("tcp", front.Listener.Addr().String())
+			require.NoError(t, err)
+			defer c.Close()
+			_, err = io.WriteString(c, "POST //up/\\load HTTP/1.1\r\nHost: h.test\r\nConnection: close\r\n"+framing)
+			require.NoError(t, err)
+			res, err := http.ReadResponse(bufio.NewReader(c), nil)
+			require.NoError(t, err)
+			assert.Equal(t, http.StatusOK, res.StatusCode)
+			assert.Equal(t, "hello", body(t, res))
+		})
+	}
+	assert.Zero(t, r.InFlight(addr))
+}

@@ -45,6 +45,9 @@ func rewrite(pr *httputil.ProxyRequest) {
 	u.Path, u.RawPath = p, x.path
 	if strings.HasPrefix(x.path, "//") {
 		u.Opaque = ""
+		// RawPath is re-escaped when it holds a byte RFC 3986 does not
+		// allow; then only the verbatim transport keeps it byte for byte.
+		x.verbatim = u.EscapedPath() != x.path
 	} else {
 		u.Opaque = x.path
 	}
@@ -133,6 +136,9 @@ type upstream struct {
 	h1  http.RoundTripper // HTTP and HTTPS backends
 	h2c http.RoundTripper // GRPC: cleartext HTTP/2 with prior knowledge
 	h2  http.RoundTripper // GRPCS: HTTP/2 over TLS
+	// verbatim carries HTTP and HTTPS requests whose target the URL
+	// cannot express byte for byte; nil with Options.Transport.
+	verbatim http.RoundTripper
 }
 
 func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -146,6 +152,10 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 		rt = u.h2c
 	case match.GRPCS:
 		rt = u.h2
+	default:
+		if x.verbatim && u.verbatim != nil {
+			rt = u.verbatim
+		}
 	}
 	return x.roundTrip(rt, req)
 }

@@ -80,7 +80,11 @@ type Options struct {
 	// for HTTP and HTTPS backends, cleartext HTTP/2 (h2c) for GRPC, HTTP/2
 	// over TLS for GRPCS. TLS to backends does not verify the certificate,
 	// like ingress-nginx's default (proxy-ssl-verify off): backends are
-	// addressed by pod IP, which their certificates rarely name.
+	// addressed by pod IP, which their certificates rarely name. A target
+	// starting with "//" that holds a byte RFC 3986 does not allow ('\',
+	// '"', non-ASCII) cannot be written byte for byte through a URL; the
+	// built-in transports send it on a connection of its own, while a
+	// Transport given here sees it as URL.RequestURI() escapes it.
 	Transport http.RoundTripper
 	// Registry holds the counters that outlive tables. Nil: a new one,
 	// owned by the Router, which sweeps idle counters of removed backends
@@ -211,6 +215,7 @@ func New(o Options) *Router {
 	up := &upstream{h1: o.Transport, h2c: o.Transport, h2: o.Transport}
 	if o.Transport == nil {
 		up.h1, up.h2c, up.h2 = defaultTransports(connect, read)
+		up.verbatim = &verbatimTransport{dialer: &net.Dialer{Timeout: connect}, handshake: connect, header: read}
 	}
 	r.proxy = &httputil.ReverseProxy{
 		Rewrite:        rewrite,

@@ -295,6 +295,9 @@ type exchange struct {
 	// '?' was present.
 	path, query string
 	hasQuery    bool
+	// verbatim: the outgoing URL cannot carry the target byte for byte
+	// (see verbatimTransport).
+	verbatim bool
 
 	// ctx is the inbound request's context carrying the exchange, and
 	// forwarded backs the forwarded header values: both live in this one

@@ -227,10 +227,16 @@ func (b *builder) endpoints(e *serviceEntry, portName string) []string {
 			if ep.Conditions.Ready != nil && !*ep.Conditions.Ready {
 				continue
 			}
-			for _, a := range ep.Addresses {
+			for j, a := range ep.Addresses {
 				addr, err := netip.ParseAddr(a)
 				if err != nil {
 					continue // the API server validates addresses; never guess
+				}
+				if why := b.notPod(addr); why != "" {
+					b.warn(match.EndpointRejected, "EndpointSlice "+sl.Namespace+"/"+sl.Name,
+						"endpoints["+strconv.Itoa(i)+"].addresses["+strconv.Itoa(j)+"]",
+						"address "+a+" is "+why+" and can never be a pod; it is not dialled")
+					continue
 				}
 				addrs = append(addrs, netip.AddrPortFrom(addr, port))
 			}
@@ -260,6 +266,32 @@ func (b *builder) endpoints(e *serviceEntry, portName string) []string {
 		start = end
 	}
 	return eps
+}
+
+// notPod says why an endpoint address can never be a pod ("" when it
+// could be one). A hand-written EndpointSlice is the classic way to make
+// an ingress proxy reach the node itself or the cloud metadata service.
+func (b *builder) notPod(a netip.Addr) string {
+	zoned := a.Zone() != ""
+	a = a.WithZone("").Unmap()
+	switch {
+	case a.IsUnspecified():
+		return "unspecified"
+	case a.IsLoopback():
+		if b.opts.AllowLoopbackEndpoints {
+			return ""
+		}
+		return "loopback"
+	case a.IsLinkLocalUnicast():
+		return "link-local"
+	case a.IsMulticast():
+		return "multicast"
+	case a == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+		return "broadcast"
+	case zoned:
+		return "scoped to an interface"
+	}
+	return ""
 }
 
 // slicePort returns the number of the slice port called portName, or 0.

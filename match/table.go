@@ -223,6 +223,7 @@ const (
 	ServicePortNotFound       Reason = "ServicePortNotFound"
 	PortMatchedTargetPort     Reason = "PortMatchedTargetPort"
 	ExternalNameUnsupported   Reason = "ExternalNameUnsupported"
+	EndpointRejected          Reason = "EndpointRejected"
 	AnnotationRejected        Reason = "AnnotationRejected"
 	AnnotationUnsupported     Reason = "AnnotationUnsupported"
 	AnnotationConflict        Reason = "AnnotationConflict"

@@ -143,7 +143,7 @@ func TestCertificateRotation(t *testing.T) {
 	}
 
 	publish := func(crt, key []byte) []match.Warning {
-		tab, warnings := compile.Compile(shopManifests(t, "shop.example.com", addr, crt, key), compile.Options{})
+		tab, warnings := compile.Compile(shopManifests(t, "shop.example.com", addr, crt, key), compile.Options{AllowLoopbackEndpoints: true})
 		_, changed := r.Publish(tab)
 		require.True(t, changed)
 		return warnings
@@ -182,7 +182,7 @@ func TestCertificateRotation(t *testing.T) {
 
 func TestCertificateSelectionFromSecrets(t *testing.T) {
 	certW, keyW, leafW := pemPair(t, "*.example.com")
-	tab, warnings := compile.Compile(shopManifests(t, "*.example.com", "127.0.0.1:8080", certW, keyW), compile.Options{})
+	tab, warnings := compile.Compile(shopManifests(t, "*.example.com", "127.0.0.1:8080", certW, keyW), compile.Options{AllowLoopbackEndpoints: true})
 	require.Empty(t, warnings)
 	defCrt, defKey, defLeaf := pemPair(t, "default.invalid")
 	configured, err := tls.X509KeyPair(defCrt, defKey)

@@ -125,7 +125,10 @@ func (a *app) reload() error {
 	if err != nil {
 		return err
 	}
-	table, warnings := compile.Compile(*snap, compile.Options{})
+	// Manifests read on this machine name backends on this machine, so
+	// loopback endpoints are kept; a table built from a cluster leaves
+	// them out (SPEC §8).
+	table, warnings := compile.Compile(*snap, compile.Options{AllowLoopbackEndpoints: true})
 	for _, w := range warnings {
 		a.logger.Warn("ingress warning", "reason", string(w.Reason), "object", w.Object, "field", w.Field, "message", w.Message)
 	}

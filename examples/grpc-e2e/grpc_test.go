@@ -162,7 +162,7 @@ func newRig(t *testing.T) *rig {
 	crt, key, leaf := selfSigned(t, "grpc.example.com")
 	rg.pool = x509.NewCertPool()
 	rg.pool.AddCert(leaf)
-	tab, warnings := compile.Compile(manifests(t, rg.backend, crt, key), compile.Options{})
+	tab, warnings := compile.Compile(manifests(t, rg.backend, crt, key), compile.Options{AllowLoopbackEndpoints: true})
 	require.Empty(t, warnings)
 
 	rg.router = router.New(router.Options{

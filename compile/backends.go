@@ -68,6 +68,19 @@ func (b *builder) useBackend(ing *ingress, svc *networkingv1.IngressServiceBacke
 	if r.targetMsg != "" {
 		b.warn(match.PortMatchedTargetPort, ing.object(), field+suffix+".port", r.targetMsg)
 	}
+	if p := svc.Port; p.Number != 0 && p.Name != "" {
+		// The API server refuses both, but files and hand-built objects
+		// reach Compile unvalidated; the number decides, as written.
+		if s := b.serviceEntry(ing.obj.Namespace, svc.Name).svc; s != nil {
+			byNumber, _ := findServicePort(s, strconv.Itoa(int(p.Number)))
+			byName, _ := findServicePort(s, p.Name)
+			if byNumber != byName {
+				b.warn(match.ServicePortConflict, ing.object(), field+suffix+".port",
+					"port number "+strconv.Itoa(int(p.Number))+" and name "+strconv.Quote(p.Name)+
+						" do not name the same port of Service "+ing.obj.Namespace+"/"+svc.Name+"; the number is used")
+			}
+		}
+	}
 	if used {
 		bi := r.backend
 		bi.used = true

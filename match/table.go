@@ -221,6 +221,7 @@ const (
 	DefaultBackendUnavailable Reason = "DefaultBackendUnavailable"
 	ServiceNotFoundReason     Reason = "ServiceNotFound"
 	ServicePortNotFound       Reason = "ServicePortNotFound"
+	ServicePortConflict       Reason = "ServicePortConflict"
 	PortMatchedTargetPort     Reason = "PortMatchedTargetPort"
 	ExternalNameUnsupported   Reason = "ExternalNameUnsupported"
 	EndpointRejected          Reason = "EndpointRejected"

@@ -69,8 +69,11 @@ func (t *Table) route(hi *hostIndex, path string) *Route {
 	if hi.rootPrefix != nil {
 		return hi.rootPrefix
 	}
+	if len(hi.vh.regex) > 0 {
+		path = asciiFoldInput(path)
+	}
 	for _, r := range hi.vh.regex {
-		if r.Regexp.MatchString(path) {
+		if r.Regexp.match(path) {
 			return r
 		}
 	}

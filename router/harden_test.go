@@ -316,3 +316,70 @@ func TestDoubleSlashTargetVerbatim(t *testing.T) {
 	}
 	assert.Zero(t, r.InFlight(addr))
 }
+
+// regexRoute is a Regex route compiled as compile does.
+func regexRoute(t testing.TB, pattern string, b *match.Backend) *match.Route {
+	t.Helper()
+	re, err := match.CompileRegex(pattern, 0)
+	require.NoError(t, err)
+	r := route(match.Regex, pattern, b)
+	r.Regexp = re
+	return r
+}
+
+// TestRegexFoldsASCIIOnly: nginx compiles ImplementationSpecific paths
+// with PCRE without UTF mode, so (?i) folds ASCII letters only and \d, \w,
+// \s are ASCII: "ſ" (U+017F) is not "s", the Kelvin sign is not "k", "١"
+// is not a digit. On either engine the router folded them, so a request
+// could reach a route its path does not spell.
+func TestRegexFoldsASCIIOnly(t *testing.T) {
+	_, bAddr := echoBackend(t, "b")
+	_, cAddr := echoBackend(t, "c")
+	b, c := httpBackend("prod/b:80", bAddr), httpBackend("prod/c:80", cAddr)
+	var routes []*match.Route
+	for _, p := range []string{
+		`/api/v[0-9]+/users`, // linear
+		`/kube`,              // linear
+		`/bt/users(?=$)`,     // backtracking (look-ahead)
+		`/d/\d+(?=x)`,        // backtracking
+		`/w/\w+(?=$)`,        // backtracking
+		`/s/a\sb(?=$)`,       // backtracking
+		`/i/id(?=$)`,         // backtracking
+		`/cls/[\d]+(?=$)`,    // backtracking, class
+	} {
+		routes = append(routes, regexRoute(t, p, b))
+	}
+	r := newTestRouter(Options{})
+	r.Publish(table("d", vhost("re.test", c, routes...)))
+	front := httptest.NewServer(r)
+	defer front.Close()
+
+	tests := []struct{ target, want string }{
+		{"/api/v1/USERS", "b"},
+		{"/api/v1/u%C5%BFers", "c"},
+		{"/api/v1/U%C5%BFERS", "c"},
+		{"/KUBE", "b"},
+		{"/%E2%84%AAube", "c"},
+		{"/bt/USERS", "b"},
+		{"/bt/u%C5%BFers", "c"},
+		{"/BT/USERS", "b"},
+		{"/d/12x", "b"},
+		{"/d/%D9%A1x", "c"}, // ARABIC-INDIC DIGIT ONE
+		{"/w/abc_1", "b"},
+		{"/w/%C3%A9t%C3%A9", "c"},
+		{"/s/a%09b", "b"},
+		{"/s/a%C2%A0b", "c"}, // NO-BREAK SPACE
+		{"/i/ID", "b"},
+		{"/i/%C4%B0d", "c"}, // LATIN CAPITAL LETTER I WITH DOT ABOVE
+		{"/cls/42", "b"},
+		{"/cls/%D9%A1", "c"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.target, func(t *testing.T) {
+			res := rawRequest(t, front.Listener.Addr().String(),
+				"GET "+tt.target+" HTTP/1.1\r\nHost: re.test\r\nConnection: close\r\n\r\n")
+			require.Equal(t, http.StatusOK, res.StatusCode)
+			assert.Equal(t, tt.want, res.Header.Get("X-Backend"))
+		})
+	}
+}

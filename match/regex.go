@@ -19,8 +19,17 @@ import (
 // replica.
 const MaxRegexProgram = 1 << 20
 
-// DefaultMatchTimeout bounds one match on the backtracking engine.
-const DefaultMatchTimeout = 50 * time.Millisecond
+// DefaultMatchTimeout bounds one match on the backtracking engine. It is a
+// fifth of RegexBudget, so a request whose budget is nearly spent overruns
+// it by little; no sane pattern needs 10 ms on a request path.
+const DefaultMatchTimeout = 10 * time.Millisecond
+
+func init() {
+	// regexp2 checks deadlines against a clock that ticks every 100 ms by
+	// default, which would let one match overrun the whole budget. It is
+	// set once, before any match runs.
+	regexp2.SetTimeoutCheckPeriod(5 * time.Millisecond)
+}
 
 // backtrackBytesPerPatternByte estimates the backtracking engine's program
 // size: regexp2 compiles counted repetition to loops, so its program grows
@@ -37,6 +46,7 @@ const backtrackBytesPerPatternByte = 32
 // a pattern fails to compile.
 type Regexp struct {
 	pattern  string
+	prefix   string // literal prefix, lower case; see literalPrefix
 	linear   *regexp.Regexp
 	backtrk  *regexp2.Regexp
 	timeouts atomic.Uint64
@@ -66,7 +76,7 @@ func CompileRegex(pattern string, timeout time.Duration) (*Regexp, error) {
 		}
 		re, err := regexp.Compile(folded)
 		if err == nil {
-			r := &Regexp{pattern: pattern, linear: re}
+			r := &Regexp{pattern: pattern, linear: re, prefix: literalPrefix(parsed)}
 			if hasDollar(parsed) {
 				// Perl's $ also matches before a final newline, Go's only at
 				// the end. They differ only for a path ending in "\n" (a
@@ -259,13 +269,15 @@ func asciiFoldInput(path string) string {
 // MatchString reports whether path matches from its start. Case folds
 // ASCII only (see asciiFoldInput).
 func (r *Regexp) MatchString(path string) bool {
-	return r.match(asciiFoldInput(path))
+	ok, _ := r.match(asciiFoldInput(path))
+	return ok
 }
 
-// match is MatchString for a path already passed through asciiFoldInput.
-func (r *Regexp) match(path string) bool {
+// match is MatchString for a path already passed through asciiFoldInput;
+// timedOut reports a backtracking match cut off by its timeout.
+func (r *Regexp) match(path string) (ok, timedOut bool) {
 	if r.linear != nil && (r.backtrk == nil || strings.IndexByte(path, '\n') < 0) {
-		return r.linear.MatchString(path)
+		return r.linear.MatchString(path), false
 	}
 	// regexp2 matches runes; its MatchString allocates them on every call.
 	bp := runeBufs.Get().(*[]rune)
@@ -281,9 +293,9 @@ func (r *Regexp) match(path string) bool {
 	if err != nil {
 		// regexp2 fails a match only when it times out.
 		r.timeouts.Add(1)
-		return false
+		return false, true
 	}
-	return ok
+	return ok, false
 }
 
 // String returns the pattern as compiled, without the added anchor.

@@ -3,6 +3,7 @@ package router
 import (
 	"bufio"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -382,4 +383,54 @@ func TestRegexFoldsASCIIOnly(t *testing.T) {
 			assert.Equal(t, tt.want, res.Header.Get("X-Backend"))
 		})
 	}
+}
+
+// TestRegexBudgetPerRequest: however many catastrophic patterns a host
+// has, one request spends at most the match budget in them and then
+// answers 404 as unmatched (SPEC §13; nginx's PCRE stops a match at its
+// backtracking limit and treats it as no match). It is counted in Stats
+// and logged, and another host is unaffected. Before the budget, 20 such
+// patterns cost one request seconds.
+func TestRegexBudgetPerRequest(t *testing.T) {
+	_, addr := echoBackend(t, "web")
+	web := httpBackend("prod/web:80", addr)
+	var routes []*match.Route
+	for i := range 20 {
+		routes = append(routes, regexRoute(t, fmt.Sprintf("/(a+)+(?=b%d)", i), web))
+	}
+	var logs strings.Builder
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(p)
+	}), nil))
+	rs := newRecords()
+	r := newTestRouter(Options{Logger: logger, Observer: rs.observe})
+	r.Publish(table("d",
+		vhost("slow.test", web, routes...),
+		vhost("fast.test", nil, route(match.Prefix, "/", web))))
+	front := httptest.NewServer(r)
+	defer front.Close()
+
+	start := time.Now()
+	res := rawRequest(t, front.Listener.Addr().String(),
+		"GET /"+strings.Repeat("a", 40)+" HTTP/1.1\r\nHost: slow.test\r\nConnection: close\r\n\r\n")
+	elapsed := time.Since(start)
+	assert.Equal(t, http.StatusNotFound, res.StatusCode, "unmatched, and not the host's fallback")
+	assert.Less(t, elapsed, 4*match.RegexBudget, "the budget bounds the request")
+	rec := <-rs.ch
+	assert.Equal(t, ReasonRegexBudget, rec.Reason)
+	s := r.Stats()
+	assert.Equal(t, uint64(1), s.RegexBudgetExceeded)
+	assert.Equal(t, uint64(1), s.RegexTimeouts)
+	mu.Lock()
+	assert.Contains(t, logs.String(), "regex path matching timed out")
+	mu.Unlock()
+
+	res = rawRequest(t, front.Listener.Addr().String(), "GET /x HTTP/1.1\r\nHost: fast.test\r\nConnection: close\r\n\r\n")
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	res = rawRequest(t, front.Listener.Addr().String(), "GET /b0 HTTP/1.1\r\nHost: slow.test\r\nConnection: close\r\n\r\n")
+	assert.Equal(t, http.StatusOK, res.StatusCode, "a path that matches nothing quickly still gets the fallback")
+	assert.Equal(t, uint64(1), r.Stats().RegexBudgetExceeded)
 }

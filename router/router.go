@@ -154,6 +154,7 @@ const (
 	ReasonClientClosed        = "client-closed"        // 499: the client went away first
 	ReasonSSLRedirect         = "ssl-redirect"         // 308: plain HTTP to a host served over HTTPS
 	ReasonBadHost             = "bad-host"             // 400: a redirect is due but the Host names no host
+	ReasonRegexBudget         = "regex-budget"         // 404: the regex routes took the whole match budget
 )
 
 // Router is an http.Handler serving the most recently published table.
@@ -169,6 +170,49 @@ type Router struct {
 	defaultCert *tls.Certificate
 
 	trustForwardedProto bool
+
+	// Regex trouble, across tables: requests in which a regex match timed
+	// out, and requests whose regex budget ran out (see Stats).
+	regexTimeouts, regexBudgetExceeded atomic.Uint64
+	lastRegexLog                       atomic.Int64 // unix nanoseconds
+}
+
+// Stats are the Router's counters since New.
+type Stats struct {
+	// RegexTimeouts counts requests in which a regex match hit its
+	// timeout and counted as no match.
+	RegexTimeouts uint64
+	// RegexBudgetExceeded counts requests answered 404 because their
+	// host's regex routes took the whole per-request budget
+	// (match.RegexBudget) without a match.
+	RegexBudgetExceeded uint64
+}
+
+// Stats returns the Router's counters.
+func (r *Router) Stats() Stats {
+	return Stats{RegexTimeouts: r.regexTimeouts.Load(), RegexBudgetExceeded: r.regexBudgetExceeded.Load()}
+}
+
+// regexTrouble counts a request whose regex matching timed out or ran out
+// of budget, and logs it at most once a second: a pattern that backtracks
+// catastrophically is an operator's problem to fix, and a flood of such
+// requests must not become a flood of log lines.
+func (r *Router) regexTrouble(res match.Result, host string) {
+	if res.RegexTimedOut {
+		r.regexTimeouts.Add(1)
+	}
+	if res.RegexBudgetExceeded {
+		r.regexBudgetExceeded.Add(1)
+	}
+	now := time.Now().UnixNano()
+	last := r.lastRegexLog.Load()
+	if now-last < int64(time.Second) || !r.lastRegexLog.CompareAndSwap(last, now) {
+		return
+	}
+	s := r.Stats()
+	r.logger.Warn("regex path matching timed out; the request counted as unmatched",
+		"host", host, "budgetExceeded", res.RegexBudgetExceeded,
+		"regexTimeouts", s.RegexTimeouts, "regexBudgetExceeded", s.RegexBudgetExceeded)
 }
 
 // serving is everything a request needs, swapped as one unit.

@@ -32,6 +32,7 @@ var (
 	ansUserinfo        = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: the request-target carries userinfo\n"}
 	ansNoHost          = answer{http.StatusBadRequest, ReasonBadHost, "400 Bad Request: the request has no Host\n"}
 	ansNoRoute         = answer{http.StatusNotFound, ReasonNoRoute, "404 Not Found: no route for this host and path\n"}
+	ansRegexBudget     = answer{http.StatusNotFound, ReasonRegexBudget, "404 Not Found: no route for this host and path within the match budget\n"}
 	ansNoEndpoints     = answer{http.StatusServiceUnavailable, ReasonNoEndpoints, "503 Service Unavailable: the backend has no ready endpoints\n"}
 	ansServiceNotFound = answer{http.StatusServiceUnavailable, ReasonServiceNotFound, "503 Service Unavailable: the backend Service does not exist\n"}
 	ansPortNotFound    = answer{http.StatusServiceUnavailable, ReasonPortNotFound, "503 Service Unavailable: the backend Service has no such port\n"}
@@ -130,6 +131,9 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	res := st.table.Lookup(host, clean)
+	if res.RegexTimedOut || res.RegexBudgetExceeded {
+		r.regexTrouble(res, host)
+	}
 	proto := r.clientProto(req)
 	if proto == "http" && redirects(res, clean, st.table, host) {
 		loc, ok := httpsLocation(req.Host, path, query, hasQuery, preserveTrailingSlash(res))
@@ -143,7 +147,11 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	b := res.Backend
 	if b == nil {
-		r.refuse(w, req, grpc, st.gen, host, nil, ansNoRoute)
+		a := ansNoRoute
+		if res.RegexBudgetExceeded {
+			a = ansRegexBudget
+		}
+		r.refuse(w, req, grpc, st.gen, host, nil, a)
 		return
 	}
 	if a, refused := backendRefusal(b); refused {

@@ -68,6 +68,19 @@ func (b *builder) useBackend(ing *ingress, svc *networkingv1.IngressServiceBacke
 	if r.targetMsg != "" {
 		b.warn(PortMatchedTargetPort, ing.ref(), field+suffix+".port", r.targetMsg)
 	}
+	if p := svc.Port; p.Number != 0 && p.Name != "" {
+		// The API server refuses both, but files and hand-built objects
+		// reach Compile unvalidated; the number decides, as written.
+		if s := b.serviceEntry(ing.obj.Namespace, svc.Name).svc; s != nil {
+			byNumber, _ := findServicePort(s, strconv.Itoa(int(p.Number)))
+			byName, _ := findServicePort(s, p.Name)
+			if byNumber != byName {
+				b.warn(ServicePortConflict, ing.ref(), field+suffix+".port",
+					"port number "+strconv.Itoa(int(p.Number))+" and name "+strconv.Quote(p.Name)+
+						" do not name the same port of Service "+ing.obj.Namespace+"/"+svc.Name+"; the number is used")
+			}
+		}
+	}
 	if used {
 		bi := r.backend
 		bi.used = true
@@ -227,10 +240,16 @@ func (b *builder) endpoints(e *serviceEntry, portName string) []string {
 			if ep.Conditions.Ready != nil && !*ep.Conditions.Ready {
 				continue
 			}
-			for _, a := range ep.Addresses {
+			for j, a := range ep.Addresses {
 				addr, err := netip.ParseAddr(a)
 				if err != nil {
 					continue // the API server validates addresses; never guess
+				}
+				if why := b.notPod(addr); why != "" {
+					b.warn(EndpointRejected, Ref{Kind: "EndpointSlice", Namespace: sl.Namespace, Name: sl.Name},
+						"endpoints["+strconv.Itoa(i)+"].addresses["+strconv.Itoa(j)+"]",
+						"address "+a+" is "+why+" and can never be a pod; it is not dialled")
+					continue
 				}
 				addrs = append(addrs, netip.AddrPortFrom(addr, port))
 			}
@@ -260,6 +279,32 @@ func (b *builder) endpoints(e *serviceEntry, portName string) []string {
 		start = end
 	}
 	return eps
+}
+
+// notPod says why an endpoint address can never be a pod ("" when it
+// could be one). A hand-written EndpointSlice is the classic way to make
+// an ingress proxy reach the node itself or the cloud metadata service.
+func (b *builder) notPod(a netip.Addr) string {
+	zoned := a.Zone() != ""
+	a = a.WithZone("").Unmap()
+	switch {
+	case a.IsUnspecified():
+		return "unspecified"
+	case a.IsLoopback():
+		if b.opts.AllowLoopbackEndpoints {
+			return ""
+		}
+		return "loopback"
+	case a.IsLinkLocalUnicast():
+		return "link-local"
+	case a.IsMulticast():
+		return "multicast"
+	case a == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+		return "broadcast"
+	case zoned:
+		return "scoped to an interface"
+	}
+	return ""
 }
 
 // slicePort returns the number of the slice port called portName, or 0.

@@ -1,10 +1,12 @@
 package compile
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -142,5 +144,66 @@ func TestBackendsShared(t *testing.T) {
 	require.Equal(t, "api", be.Name)
 	for _, probe := range [][2]string{{"a.example.com", "/x"}, {"a.example.com", "/y"}, {"b.example.com", "/z"}, {"b.example.com", "/other"}} {
 		require.Same(t, be, tab.Lookup(probe[0], probe[1]).Backend, probe)
+	}
+}
+
+// TestEndpointRejected: addresses that can never be a pod are dropped with
+// EndpointRejected naming the slice and the address (SPEC §8); ingress-nginx
+// dials whatever a hand-written EndpointSlice names, the cloud metadata
+// address included. Loopback is kept only with AllowLoopbackEndpoints.
+func TestEndpointRejected(t *testing.T) {
+	tests := []struct {
+		addr          string
+		why           string // "" when kept
+		allowLoopback bool
+	}{
+		{"10.0.0.1", "", false},
+		{"fd00::1", "", false},
+		{"169.254.169.254", "link-local", false},
+		{"169.254.0.1", "link-local", false},
+		{"0.0.0.0", "unspecified", false},
+		{"::", "unspecified", false},
+		{"255.255.255.255", "broadcast", false},
+		{"224.0.0.1", "multicast", false},
+		{"ff02::1", "multicast", false},
+		{"fe80::1", "link-local", false},
+		{"fe80::1%eth0", "link-local", false},
+		{"febf::1", "link-local", false},
+		{"fd00::1%eth0", "scoped to an interface", false},
+		{"::ffff:169.254.169.254", "link-local", false},
+		{"127.0.0.1", "loopback", false},
+		{"127.1.2.3", "loopback", false},
+		{"::1", "loopback", false},
+		{"::ffff:127.0.0.1", "loopback", false},
+		{"127.0.0.1", "", true},
+		{"::1", "", true},
+		{"169.254.169.254", "link-local", true},
+		{"0.0.0.0", "unspecified", true},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s allowLoopback=%v", tt.addr, tt.allowLoopback), func(t *testing.T) {
+			s := mkSnapshot(
+				mkService("prod", "api", "http:80:web"),
+				mkSlice("prod", "api", "api-ok", "http", 8080, "10.9.9.9"),
+				mkSlice("prod", "api", "api-hand", "http", 8080, tt.addr),
+				mkIngress("prod", "shop", 1, withRules(mkRule("shop.example.com", prefix("/", "api", 80)))),
+			)
+			tab, ws := compileOK(t, s, Options{AllowLoopbackEndpoints: tt.allowLoopback})
+			eps := tab.Lookup("shop.example.com", "/").Backend.Endpoints
+			if tt.why == "" {
+				require.Empty(t, ws)
+				require.Len(t, eps, 2)
+				return
+			}
+			if diff := cmp.Diff([]string{"10.9.9.9:8080"}, eps); diff != "" {
+				t.Errorf("endpoints (-want +got):\n%s", diff)
+			}
+			want := []short{{EndpointRejected, "EndpointSlice prod/api-hand", "endpoints[0].addresses[0]"}}
+			if diff := cmp.Diff(want, shorten(ws)); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+			assert.Contains(t, ws[0].Message, tt.addr)
+			assert.Contains(t, ws[0].Message, tt.why)
+		})
 	}
 }

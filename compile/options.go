@@ -96,6 +96,11 @@ type Options struct {
 	// DisableSSLRedirect turns off the plain-HTTP → HTTPS redirect for TLS
 	// hosts (--ssl-redirect=false). The per-Ingress annotations still apply.
 	DisableSSLRedirect bool
+	// AllowLoopbackEndpoints keeps loopback endpoint addresses (127.0.0.0/8,
+	// ::1), which are otherwise dropped with EndpointRejected (SPEC §8):
+	// for offline demos and tests whose backends listen on this machine.
+	// Every other address that can never be a pod is dropped regardless.
+	AllowLoopbackEndpoints bool
 }
 
 // Validate reports the first malformed option, naming it.

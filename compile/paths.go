@@ -173,8 +173,20 @@ func (b *builder) routePath(ing *ingress, field string, p *networkingv1.HTTPIngr
 
 // badSegment reports an empty, "." or ".." segment, which a normalized
 // request path (SPEC §13) never has, so an Exact or Prefix path containing
-// one could never match. One trailing slash is allowed.
+// one could never match. One trailing slash is allowed. It also reports an
+// encoded slash, a space or a control byte: a request reaches a literal
+// "%2F" only by encoding it twice, and whitespace only escaped, so the
+// author meant something else (the API server refuses "%2F", ingress-nginx's
+// path validation all three).
 func badSegment(path string) string {
+	if strings.Contains(path, "%2F") || strings.Contains(path, "%2f") {
+		return "has an encoded slash (%2F), which a normalized request path never has"
+	}
+	for i := 0; i < len(path); i++ {
+		if c := path[i]; c <= ' ' || c == 0x7f {
+			return "has a space or control character at byte " + strconv.Itoa(i) + ", which a request path carries only percent-encoded"
+		}
+	}
 	rest := path[1:]
 	for rest != "" {
 		seg, after, more := strings.Cut(rest, "/")

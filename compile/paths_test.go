@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -195,5 +196,56 @@ func TestPrecedence(t *testing.T) {
 	}
 	for j := 1; j < 6; j++ {
 		require.Less(t, orders[pathField(0, j-1)], orders[pathField(0, j)])
+	}
+}
+
+// TestUnmatchablePathsAndPortConflicts: an Exact or Prefix path with an
+// encoded slash, a space or a control byte can only be reached by a request
+// that encodes it twice or escapes whitespace, never what its author meant;
+// the API server refuses "%2F" and ingress-nginx's path validation refuses
+// all three. They are dropped with PathRejected. A backend port giving both
+// a number and a name for different Service ports (refused by the API
+// server, reachable from files) warns ServicePortConflict; the number wins.
+func TestUnmatchablePathsAndPortConflicts(t *testing.T) {
+	both := func(path string, number int32, name string) networkingv1.HTTPIngressPath {
+		p := prefix(path, "api", int(number))
+		p.Backend.Service.Port.Name = name
+		return p
+	}
+	s := mkSnapshot(
+		mkService("prod", "api", "http:80:8080", "admin:9000:9000"),
+		mkSlice("prod", "api", "api-1", "http", 8080, "10.0.0.1"),
+		mkSlice("prod", "api", "api-2", "admin", 9000, "10.0.0.2"),
+		mkIngress("prod", "shop", 1, withRules(mkRule("shop.example.com",
+			exact("/a%2Fb", "api", 80),
+			prefix("/c%2fd", "api", 80),
+			prefix("/x y", "api", 80),
+			exact("/nl\n", "api", 80),
+			prefix("/tab\tx", "api", 80),
+			prefix("/ok%20fine", "api", 80),
+			both("/agree", 80, "http"),
+			both("/disagree", 80, "admin"),
+			both("/missing-name", 80, "nope"),
+		))),
+	)
+	tab, ws := compileOK(t, s, Options{})
+	want := []short{
+		{PathRejected, "Ingress prod/shop", "spec.rules[0].http.paths[0].path"},
+		{PathRejected, "Ingress prod/shop", "spec.rules[0].http.paths[1].path"},
+		{PathRejected, "Ingress prod/shop", "spec.rules[0].http.paths[2].path"},
+		{PathRejected, "Ingress prod/shop", "spec.rules[0].http.paths[3].path"},
+		{PathRejected, "Ingress prod/shop", "spec.rules[0].http.paths[4].path"},
+		{ServicePortConflict, "Ingress prod/shop", "spec.rules[0].http.paths[7].backend.service.port"},
+		{ServicePortConflict, "Ingress prod/shop", "spec.rules[0].http.paths[8].backend.service.port"},
+	}
+	if diff := cmp.Diff(want, shorten(ws)); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+	for _, p := range []string{"/a%2Fb", "/c%2fd", "/x y", "/nl\n", "/tab\tx"} {
+		require.Nil(t, tab.Lookup("shop.example.com", p).Route, "%q is not served", p)
+	}
+	require.NotNil(t, tab.Lookup("shop.example.com", "/ok%20fine").Route, "a literal %20 is only odd, not unmatchable")
+	for _, p := range []string{"/agree", "/disagree", "/missing-name"} {
+		require.Equal(t, "prod/api:80", tab.Lookup("shop.example.com", p).Backend.ID, "the number decides for %s", p)
 	}
 }

@@ -182,11 +182,12 @@ func CompareRoutes(a, b *Route) int {
 // cache lines as possible.
 type hostIndex struct {
 	vh         *VirtualHost
-	rootPrefix *Route    // the Prefix "/" route, key ""
-	keyLens    lengthSet // lengths of the host's Exact and Prefix keys
-	prefixLens lengthSet // lengths of its Prefix keys
-	id         uint32    // the host's number in the path table
-	maxPrefix  int       // longest Prefix key
+	rootPrefix *Route      // the Prefix "/" route, key ""
+	keyLens    lengthSet   // lengths of the host's Exact and Prefix keys
+	prefixLens lengthSet   // lengths of its Prefix keys
+	id         uint32      // the host's number in the path table
+	maxPrefix  int         // longest Prefix key
+	regexIdx   *regexIndex // nil below regexIndexMin regex routes
 }
 
 // lengthSet records which key lengths exist, so a lookup skips probes for
@@ -239,6 +240,9 @@ func (t *Table) indexHost(id uint32, vh *VirtualHost) hostIndex {
 				vh.regex = append(vh.regex, r)
 			}
 		}
+	}
+	if len(vh.regex) >= regexIndexMin {
+		hi.regexIdx = newRegexIndex(vh.regex)
 	}
 	return hi
 }

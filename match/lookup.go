@@ -10,6 +10,10 @@ type Result struct {
 	Route *Route
 	// Backend is the route's or fallback's backend; nil means 404.
 	Backend *Backend
+	// RegexTimedOut reports that a regex match timed out and counted as no
+	// match; RegexBudgetExceeded that the request's regex budget ran out
+	// (RegexBudget), which leaves it unmatched with no fallback: a 404.
+	RegexTimedOut, RegexBudgetExceeded bool
 }
 
 // Lookup picks the virtual host, then the route within it (SPEC §5). host
@@ -23,10 +27,14 @@ type Result struct {
 // the catch-all.
 func (t *Table) Lookup(host, path string) Result {
 	hi := t.host(host)
-	if r := t.route(&hi, path); r != nil {
-		return Result{Host: hi.vh, Route: r, Backend: r.Backend}
+	r, re := t.route(&hi, path)
+	switch {
+	case r != nil:
+		return Result{Host: hi.vh, Route: r, Backend: r.Backend, RegexTimedOut: re.timedOut}
+	case re.exhausted:
+		return Result{Host: hi.vh, RegexTimedOut: re.timedOut, RegexBudgetExceeded: true}
 	}
-	return Result{Host: hi.vh, Backend: hi.vh.Fallback}
+	return Result{Host: hi.vh, Backend: hi.vh.Fallback, RegexTimedOut: re.timedOut}
 }
 
 func (t *Table) host(name string) hostIndex {
@@ -46,15 +54,15 @@ func (t *Table) host(name string) hostIndex {
 	return t.catchAll
 }
 
-func (t *Table) route(hi *hostIndex, path string) *Route {
+func (t *Table) route(hi *hostIndex, path string) (*Route, regexOutcome) {
 	// The whole path answers both tiers: an Exact key, or a Prefix key equal
 	// to the path (a path ending in '/' never equals a Prefix key).
 	if hi.keyLens.has(len(path)) {
 		if s := t.paths.find(hi.id, path); s != nil {
 			if s.exact != nil {
-				return s.exact
+				return s.exact, regexOutcome{}
 			}
-			return s.prefix
+			return s.prefix, regexOutcome{}
 		}
 	}
 	// Shorter Prefix candidates end just before a '/', longest first, so
@@ -62,19 +70,18 @@ func (t *Table) route(hi *hostIndex, path string) *Route {
 	for i := min(len(path)-1, hi.maxPrefix); i > 0; i-- {
 		if path[i] == '/' && hi.prefixLens.has(i) {
 			if s := t.paths.find(hi.id, path[:i]); s != nil && s.prefix != nil {
-				return s.prefix
+				return s.prefix, regexOutcome{}
 			}
 		}
 	}
 	if hi.rootPrefix != nil {
-		return hi.rootPrefix
+		return hi.rootPrefix, regexOutcome{}
 	}
-	for _, r := range hi.vh.regex {
-		if r.Regexp.MatchString(path) {
-			return r
-		}
+	if len(hi.vh.regex) == 0 {
+		return nil, regexOutcome{}
 	}
-	return nil
+	out := matchRegexRoutes(hi.vh.regex, hi.regexIdx, path)
+	return out.route, out
 }
 
 // isIPv4 reports whether s is a dotted-quad IPv4 address, cheaply enough to

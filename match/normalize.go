@@ -11,6 +11,9 @@ var (
 	ErrNotAbsolute = errors.New("path does not begin with /")
 	ErrBadEscape   = errors.New("malformed percent-encoding in path")
 	ErrPathClimbs  = errors.New("path climbs above /")
+	// ErrNUL: a decoded NUL would cut the path short in any C-string
+	// consumer (nginx refuses it too).
+	ErrNUL = errors.New("decoded NUL in path")
 )
 
 // NormalizeHost turns a Host header or :authority into the name hosts are
@@ -113,6 +116,9 @@ func normalizeSlow(p string) (string, error) {
 				return "", ErrBadEscape
 			}
 			c = hi<<4 | lo
+			if c == 0 {
+				return "", ErrNUL
+			}
 			i += 2
 		}
 		buf = append(buf, c)

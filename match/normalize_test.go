@@ -85,6 +85,8 @@ func TestNormalizePath(t *testing.T) {
 		{"/%zz", "", ErrBadEscape},
 		{"/%2g", "", ErrBadEscape},
 		{"/a%", "", ErrBadEscape},
+		{"/admin%00", "", ErrNUL},
+		{"/%00/../x", "", ErrNUL},
 		{"a/b", "", ErrNotAbsolute},
 		{"*", "", ErrNotAbsolute},
 		{"%2Fa", "", ErrNotAbsolute},

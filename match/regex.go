@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/dlclark/regexp2"
@@ -18,8 +19,17 @@ import (
 // replica.
 const MaxRegexProgram = 1 << 20
 
-// DefaultMatchTimeout bounds one match on the backtracking engine.
-const DefaultMatchTimeout = 50 * time.Millisecond
+// DefaultMatchTimeout bounds one match on the backtracking engine. It is a
+// fifth of RegexBudget, so a request whose budget is nearly spent overruns
+// it by little; no sane pattern needs 10 ms on a request path.
+const DefaultMatchTimeout = 10 * time.Millisecond
+
+func init() {
+	// regexp2 checks deadlines against a clock that ticks every 100 ms by
+	// default, which would let one match overrun the whole budget. It is
+	// set once, before any match runs.
+	regexp2.SetTimeoutCheckPeriod(5 * time.Millisecond)
+}
 
 // backtrackBytesPerPatternByte estimates the backtracking engine's program
 // size: regexp2 compiles counted repetition to loops, so its program grows
@@ -36,6 +46,7 @@ const backtrackBytesPerPatternByte = 32
 // a pattern fails to compile.
 type Regexp struct {
 	pattern  string
+	prefix   string // literal prefix, lower case; see literalPrefix
 	linear   *regexp.Regexp
 	backtrk  *regexp2.Regexp
 	timeouts atomic.Uint64
@@ -65,7 +76,7 @@ func CompileRegex(pattern string, timeout time.Duration) (*Regexp, error) {
 		}
 		re, err := regexp.Compile(folded)
 		if err == nil {
-			r := &Regexp{pattern: pattern, linear: re}
+			r := &Regexp{pattern: pattern, linear: re, prefix: literalPrefix(parsed)}
 			if hasDollar(parsed) {
 				// Perl's $ also matches before a final newline, Go's only at
 				// the end. They differ only for a path ending in "\n" (a
@@ -89,7 +100,7 @@ func compileBacktracking(pattern, expr string, timeout time.Duration) (*regexp2.
 	if size := len(pattern) * backtrackBytesPerPatternByte; size > MaxRegexProgram {
 		return nil, fmt.Errorf("regex %q: compiled program would be about %d bytes, over the %d-byte limit", truncate(pattern), size, MaxRegexProgram)
 	}
-	re, err := regexp2.Compile(expr, regexp2.IgnoreCase)
+	re, err := regexp2.Compile(asciiClasses(expr), regexp2.IgnoreCase)
 	if err != nil {
 		return nil, fmt.Errorf("regex %q: %w", truncate(pattern), err)
 	}
@@ -166,10 +177,107 @@ var runeBufs = sync.Pool{New: func() any { b := make([]rune, 0, 256); return &b 
 
 const maxPooledRunes = 8192
 
-// MatchString reports whether path matches from its start.
+// asciiClasses rewrites \d, \w and \s (and their negations outside a
+// character class) to their ASCII sets: regexp2 gives them Unicode meaning
+// ("\d" matches "١"), PCRE without UTF mode, which nginx uses, does not
+// (SPEC §13). Go's engine already means ASCII. \b keeps regexp2's meaning.
+func asciiClasses(expr string) string {
+	var b strings.Builder
+	inClass := false
+	for i := 0; i < len(expr); i++ {
+		c := expr[i]
+		switch {
+		case c == '\\' && i+1 < len(expr):
+			sub, ok := asciiClass(expr[i+1], inClass)
+			if !ok {
+				b.WriteByte(c)
+				b.WriteByte(expr[i+1])
+			} else {
+				b.WriteString(sub)
+			}
+			i++
+			continue
+		case c == '[' && !inClass:
+			inClass = true
+			b.WriteByte(c)
+			// A ']' right after "[" or "[^" is a literal.
+			if i+1 < len(expr) && expr[i+1] == '^' {
+				b.WriteByte('^')
+				i++
+			}
+			if i+1 < len(expr) && expr[i+1] == ']' {
+				b.WriteByte(']')
+				i++
+			}
+			continue
+		case c == ']' && inClass:
+			inClass = false
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+func asciiClass(c byte, inClass bool) (string, bool) {
+	const digit, word, space = "0-9", "0-9A-Za-z_", "\\t\\n\\x0B\\f\\r "
+	set := ""
+	negate := false
+	switch c {
+	case 'd', 'D':
+		set = digit
+	case 'w', 'W':
+		set = word
+	case 's', 'S':
+		set = space
+	default:
+		return "", false
+	}
+	negate = c < 'a'
+	switch {
+	case inClass && negate:
+		return "", false // no ASCII spelling inside a class; rare enough to keep
+	case inClass:
+		return set, true
+	case negate:
+		return "[^" + set + "]", true
+	}
+	return "[" + set + "]", true
+}
+
+// asciiFoldInput replaces the runes that case-fold to an ASCII letter in
+// one of the engines (ſ U+017F to s and K U+212A to k in Go's, İ U+0130 to
+// i in regexp2's) with U+FFFD, so that (?i) folds ASCII only, as PCRE
+// without UTF mode does (SPEC §13): "/u%C5%BFers" must not match "/users".
+// It allocates only for a path holding one of them.
+func asciiFoldInput(path string) string {
+	i := 0
+	for i < len(path) && path[i] < 0x80 {
+		i++
+	}
+	if i == len(path) || !(strings.Contains(path[i:], "\u017f") || strings.Contains(path[i:], "\u212a") || strings.Contains(path[i:], "\u0130")) {
+		return path
+	}
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '\u017f', '\u212a', '\u0130':
+			return utf8.RuneError
+		}
+		return r
+	}, path)
+}
+
+// MatchString reports whether path matches from its start. Case folds
+// ASCII only (see asciiFoldInput).
 func (r *Regexp) MatchString(path string) bool {
+	ok, _ := r.match(asciiFoldInput(path))
+	return ok
+}
+
+// match is MatchString for a path already passed through asciiFoldInput;
+// timedOut reports a backtracking match cut off by its timeout.
+func (r *Regexp) match(path string) (ok, timedOut bool) {
 	if r.linear != nil && (r.backtrk == nil || strings.IndexByte(path, '\n') < 0) {
-		return r.linear.MatchString(path)
+		return r.linear.MatchString(path), false
 	}
 	// regexp2 matches runes; its MatchString allocates them on every call.
 	bp := runeBufs.Get().(*[]rune)
@@ -185,9 +293,9 @@ func (r *Regexp) MatchString(path string) bool {
 	if err != nil {
 		// regexp2 fails a match only when it times out.
 		r.timeouts.Add(1)
-		return false
+		return false, true
 	}
-	return ok
+	return ok, false
 }
 
 // String returns the pattern as compiled, without the added anchor.

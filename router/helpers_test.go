@@ -134,6 +134,10 @@ func newTestRouter(o Options) *Router {
 func serve(r http.Handler, method, host, target string, header http.Header) *http.Response {
 	req := httptest.NewRequest(method, target, nil)
 	req.Host = host
+	if host == "" {
+		// Only HTTP/1.0 may omit the Host; later versions answer 400.
+		req.Proto, req.ProtoMajor, req.ProtoMinor = "HTTP/1.0", 1, 0
+	}
 	for k, v := range header {
 		req.Header[k] = v
 	}

@@ -45,6 +45,9 @@ func rewrite(pr *httputil.ProxyRequest) {
 	u.Path, u.RawPath = p, x.path
 	if strings.HasPrefix(x.path, "//") {
 		u.Opaque = ""
+		// RawPath is re-escaped when it holds a byte RFC 3986 does not
+		// allow; then only the verbatim transport keeps it byte for byte.
+		x.verbatim = u.EscapedPath() != x.path
 	} else {
 		u.Opaque = x.path
 	}
@@ -57,8 +60,8 @@ func rewrite(pr *httputil.ProxyRequest) {
 }
 
 // setForwarded sets X-Forwarded-For (appended), -Host, -Port, -Proto (the
-// scheme the client used, see Router.clientProto), X-Real-IP, and
-// X-Request-ID when the client sent none. The values share
+// scheme the client used, see Router.clientProto), X-Real-IP, and exactly
+// one X-Request-ID; it drops header names with '_'. The values share
 // the backing array of v (capacity 6), each capped so appending to one
 // cannot touch another.
 func setForwarded(in *http.Request, h http.Header, proto string, v []string) {
@@ -94,6 +97,17 @@ func setForwarded(in *http.Request, h http.Header, proto string, v []string) {
 	delete(h, "X-Scheme")
 	if id := h["X-Request-Id"]; len(id) == 0 || id[0] == "" {
 		set("X-Request-Id", newRequestID())
+	} else if len(id) > 1 {
+		// Exactly one, the client's first, as nginx's $http_x_request_id.
+		h["X-Request-Id"] = id[:1:1]
+	}
+	// nginx drops header names with '_' (underscores_in_headers off):
+	// CGI-style frameworks read X_Forwarded_For as X-Forwarded-For, which
+	// would let a client forge what the proxy vouches for.
+	for k := range h {
+		if strings.IndexByte(k, '_') >= 0 {
+			delete(h, k)
+		}
 	}
 }
 
@@ -122,6 +136,9 @@ type upstream struct {
 	h1  http.RoundTripper // HTTP and HTTPS backends
 	h2c http.RoundTripper // GRPC: cleartext HTTP/2 with prior knowledge
 	h2  http.RoundTripper // GRPCS: HTTP/2 over TLS
+	// verbatim carries HTTP and HTTPS requests whose target the URL
+	// cannot express byte for byte; nil with Options.Transport.
+	verbatim http.RoundTripper
 }
 
 func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -135,6 +152,10 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 		rt = u.h2c
 	case match.GRPCS:
 		rt = u.h2
+	default:
+		if x.verbatim && u.verbatim != nil {
+			rt = u.verbatim
+		}
 	}
 	return x.roundTrip(rt, req)
 }
@@ -177,6 +198,16 @@ func (r *Router) proxyError(w http.ResponseWriter, req *http.Request, err error)
 		x.status, x.reason = 499, ReasonClientClosed
 		r.logger.Debug("client closed the request before the backend answered",
 			"backend", x.backend.ID, "endpoint", x.endpoint.Addr)
+		return
+	}
+	if a, failed := x.reqBody.answer(); failed {
+		// The client's body broke off or was malformed: its error, not the
+		// backend's, and nothing worth a warning.
+		x.reason = a.reason
+		r.logger.Debug("client request body failed", "backend", x.backend.ID, "error", x.reqBody.err)
+		if x.status == 0 {
+			a.write(w, x.grpc)
+		}
 		return
 	}
 	a := ansUpstreamError

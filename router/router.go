@@ -80,7 +80,11 @@ type Options struct {
 	// for HTTP and HTTPS backends, cleartext HTTP/2 (h2c) for GRPC, HTTP/2
 	// over TLS for GRPCS. TLS to backends does not verify the certificate,
 	// like ingress-nginx's default (proxy-ssl-verify off): backends are
-	// addressed by pod IP, which their certificates rarely name.
+	// addressed by pod IP, which their certificates rarely name. A target
+	// starting with "//" that holds a byte RFC 3986 does not allow ('\',
+	// '"', non-ASCII) cannot be written byte for byte through a URL; the
+	// built-in transports send it on a connection of its own, while a
+	// Transport given here sees it as URL.RequestURI() escapes it.
 	Transport http.RoundTripper
 	// Registry holds the counters that outlive tables. Nil: a new one,
 	// owned by the Router, which sweeps idle counters of removed backends
@@ -150,6 +154,7 @@ const (
 	ReasonClientClosed        = "client-closed"        // 499: the client went away first
 	ReasonSSLRedirect         = "ssl-redirect"         // 308: plain HTTP to a host served over HTTPS
 	ReasonBadHost             = "bad-host"             // 400: a redirect is due but the Host names no host
+	ReasonRegexBudget         = "regex-budget"         // 404: the regex routes took the whole match budget
 )
 
 // Router is an http.Handler serving the most recently published table.
@@ -165,6 +170,49 @@ type Router struct {
 	defaultCert *tls.Certificate
 
 	trustForwardedProto bool
+
+	// Regex trouble, across tables: requests in which a regex match timed
+	// out, and requests whose regex budget ran out (see Stats).
+	regexTimeouts, regexBudgetExceeded atomic.Uint64
+	lastRegexLog                       atomic.Int64 // unix nanoseconds
+}
+
+// Stats are the Router's counters since New.
+type Stats struct {
+	// RegexTimeouts counts requests in which a regex match hit its
+	// timeout and counted as no match.
+	RegexTimeouts uint64
+	// RegexBudgetExceeded counts requests answered 404 because their
+	// host's regex routes took the whole per-request budget
+	// (match.RegexBudget) without a match.
+	RegexBudgetExceeded uint64
+}
+
+// Stats returns the Router's counters.
+func (r *Router) Stats() Stats {
+	return Stats{RegexTimeouts: r.regexTimeouts.Load(), RegexBudgetExceeded: r.regexBudgetExceeded.Load()}
+}
+
+// regexTrouble counts a request whose regex matching timed out or ran out
+// of budget, and logs it at most once a second: a pattern that backtracks
+// catastrophically is an operator's problem to fix, and a flood of such
+// requests must not become a flood of log lines.
+func (r *Router) regexTrouble(res match.Result, host string) {
+	if res.RegexTimedOut {
+		r.regexTimeouts.Add(1)
+	}
+	if res.RegexBudgetExceeded {
+		r.regexBudgetExceeded.Add(1)
+	}
+	now := time.Now().UnixNano()
+	last := r.lastRegexLog.Load()
+	if now-last < int64(time.Second) || !r.lastRegexLog.CompareAndSwap(last, now) {
+		return
+	}
+	s := r.Stats()
+	r.logger.Warn("regex path matching timed out; the request counted as unmatched",
+		"host", host, "budgetExceeded", res.RegexBudgetExceeded,
+		"regexTimeouts", s.RegexTimeouts, "regexBudgetExceeded", s.RegexBudgetExceeded)
 }
 
 // serving is everything a request needs, swapped as one unit.
@@ -211,6 +259,7 @@ func New(o Options) *Router {
 	up := &upstream{h1: o.Transport, h2c: o.Transport, h2: o.Transport}
 	if o.Transport == nil {
 		up.h1, up.h2c, up.h2 = defaultTransports(connect, read)
+		up.verbatim = &verbatimTransport{dialer: &net.Dialer{Timeout: connect}, handshake: connect, header: read}
 	}
 	r.proxy = &httputil.ReverseProxy{
 		Rewrite:        rewrite,

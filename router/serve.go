@@ -28,7 +28,11 @@ var (
 	ansTargetBytes     = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: the request-target contains a space or control character\n"}
 	ansBadEscape       = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: malformed percent-encoding in path\n"}
 	ansPathClimbs      = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: path climbs above /\n"}
+	ansPathNUL         = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: decoded NUL in path\n"}
+	ansUserinfo        = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: the request-target carries userinfo\n"}
+	ansNoHost          = answer{http.StatusBadRequest, ReasonBadHost, "400 Bad Request: the request has no Host\n"}
 	ansNoRoute         = answer{http.StatusNotFound, ReasonNoRoute, "404 Not Found: no route for this host and path\n"}
+	ansRegexBudget     = answer{http.StatusNotFound, ReasonRegexBudget, "404 Not Found: no route for this host and path within the match budget\n"}
 	ansNoEndpoints     = answer{http.StatusServiceUnavailable, ReasonNoEndpoints, "503 Service Unavailable: the backend has no ready endpoints\n"}
 	ansServiceNotFound = answer{http.StatusServiceUnavailable, ReasonServiceNotFound, "503 Service Unavailable: the backend Service does not exist\n"}
 	ansPortNotFound    = answer{http.StatusServiceUnavailable, ReasonPortNotFound, "503 Service Unavailable: the backend Service has no such port\n"}
@@ -93,16 +97,26 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	host := match.NormalizeHost(req.Host)
+	if req.Host == "" && req.ProtoAtLeast(1, 1) {
+		// HTTP/1.1 requires a Host, HTTP/2 an :authority (or Host); without
+		// one the backend would see its own address as the Host. nginx
+		// answers 400; HTTP/1.0 may omit it and gets the catch-all.
+		r.refuse(w, req, grpc, st.gen, host, nil, ansNoHost)
+		return
+	}
 	path, query, hasQuery, ok := requestTarget(req)
 	if !ok {
 		a := ansBadTarget
-		if hasCTLOrSpace(req.RequestURI) {
+		switch {
+		case hasCTLOrSpace(req.RequestURI):
 			a = ansTargetBytes
+		case hasUserinfo(req.RequestURI):
+			a = ansUserinfo
 		}
 		r.refuse(w, req, grpc, st.gen, host, nil, a)
 		return
 	}
-	clean, err := match.NormalizePath(path)
+	clean, err := match.NormalizePath(beforeFragment(path))
 	if err != nil {
 		a := ansBadTarget
 		switch {
@@ -110,11 +124,16 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			a = ansBadEscape
 		case errors.Is(err, match.ErrPathClimbs):
 			a = ansPathClimbs
+		case errors.Is(err, match.ErrNUL):
+			a = ansPathNUL
 		}
 		r.refuse(w, req, grpc, st.gen, host, nil, a)
 		return
 	}
 	res := st.table.Lookup(host, clean)
+	if res.RegexTimedOut || res.RegexBudgetExceeded {
+		r.regexTrouble(res, host)
+	}
 	proto := r.clientProto(req)
 	if proto == "http" && redirects(res, clean, st.table, host) {
 		loc, ok := httpsLocation(req.Host, path, query, hasQuery, preserveTrailingSlash(res))
@@ -128,7 +147,11 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	b := res.Backend
 	if b == nil {
-		r.refuse(w, req, grpc, st.gen, host, nil, ansNoRoute)
+		a := ansNoRoute
+		if res.RegexBudgetExceeded {
+			a = ansRegexBudget
+		}
+		r.refuse(w, req, grpc, st.gen, host, nil, a)
 		return
 	}
 	if a, refused := backendRefusal(b); refused {
@@ -163,6 +186,10 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		x.reason = ansNoEndpoints.reason
 		ansNoEndpoints.write(x, grpc)
 		return
+	}
+	if req.Body != nil && req.Body != http.NoBody {
+		x.reqBody = clientBody{r: req.Body}
+		req.Body = &x.reqBody
 	}
 	x.ctx = exchangeContext{Context: req.Context(), x: x}
 	r.proxy.ServeHTTP(x, req.WithContext(&x.ctx))
@@ -265,8 +292,10 @@ type exchange struct {
 	// readErr is the error that broke off the backend's response body,
 	// writeErr the one that broke off the write to the client.
 	readErr, writeErr error
-	// body wraps the backend's response body (see modifyResponse).
-	body watchedBody
+	// body wraps the backend's response body (see modifyResponse),
+	// reqBody the client's request body.
+	body    watchedBody
+	reqBody clientBody
 	// key is the request's hash key ("" unless the policy is Hash): a
 	// window on the request's own strings, so taking it never allocates.
 	key string
@@ -274,6 +303,9 @@ type exchange struct {
 	// '?' was present.
 	path, query string
 	hasQuery    bool
+	// verbatim: the outgoing URL cannot carry the target byte for byte
+	// (see verbatimTransport).
+	verbatim bool
 
 	// ctx is the inbound request's context carrying the exchange, and
 	// forwarded backs the forwarded header values: both live in this one
@@ -377,12 +409,20 @@ func requestTarget(req *http.Request) (path, query string, hasQuery, ok bool) {
 			return "", "", false, false
 		}
 		rest := t[i+3:]
-		j := strings.IndexAny(rest, "/?")
+		j := strings.IndexAny(rest, "/?#")
 		if j < 0 {
+			j = len(rest)
+		}
+		if strings.IndexByte(rest[:j], '@') >= 0 {
+			// Userinfo in a request-target is never legitimate (RFC 9110
+			// §4.2.4), and backends disagree on which host it names.
+			return "", "", false, false
+		}
+		if j == len(rest) {
 			return "/", "", false, true
 		}
 		t = rest[j:]
-		if t[0] == '?' {
+		if t[0] != '/' {
 			t = "/" + t
 		}
 	}
@@ -394,6 +434,30 @@ func requestTarget(req *http.Request) (path, query string, hasQuery, ok bool) {
 	}
 	path, query, hasQuery = strings.Cut(t, "?")
 	return path, query, hasQuery, true
+}
+
+// hasUserinfo reports an absolute-form target whose authority holds '@'.
+func hasUserinfo(target string) bool {
+	i := strings.Index(target, "://")
+	if i <= 0 || target[0] == '/' {
+		return false
+	}
+	rest := target[i+3:]
+	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
+		rest = rest[:j]
+	}
+	return strings.IndexByte(rest, '@') >= 0
+}
+
+// beforeFragment is the part of an escaped path that routing looks at: a
+// '#' ends the path, as in nginx and in every common backend's parser, so
+// "/admin#x" is routed, redirected and exempted as "/admin" (SPEC §13).
+// The backend still receives the target byte for byte.
+func beforeFragment(path string) string {
+	if i := strings.IndexByte(path, '#'); i >= 0 {
+		return path[:i]
+	}
+	return path
 }
 
 // receivedTarget is the request-target for records.

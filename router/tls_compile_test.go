@@ -143,7 +143,7 @@ func TestCertificateRotation(t *testing.T) {
 	}
 
 	publish := func(crt, key []byte) []compile.Warning {
-		res := compile.Compile(shopManifests(t, "shop.example.com", addr, crt, key), compile.Options{})
+		res := compile.Compile(shopManifests(t, "shop.example.com", addr, crt, key), compile.Options{AllowLoopbackEndpoints: true})
 		_, changed := r.Publish(res.Table)
 		require.True(t, changed)
 		return res.Warnings
@@ -182,7 +182,7 @@ func TestCertificateRotation(t *testing.T) {
 
 func TestCertificateSelectionFromSecrets(t *testing.T) {
 	certW, keyW, leafW := pemPair(t, "*.example.com")
-	res := compile.Compile(shopManifests(t, "*.example.com", "127.0.0.1:8080", certW, keyW), compile.Options{})
+	res := compile.Compile(shopManifests(t, "*.example.com", "127.0.0.1:8080", certW, keyW), compile.Options{AllowLoopbackEndpoints: true})
 	require.Empty(t, res.Warnings)
 	tab := res.Table
 	defCrt, defKey, defLeaf := pemPair(t, "default.invalid")

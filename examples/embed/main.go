@@ -126,7 +126,10 @@ func (a *app) reload() error {
 	if err != nil {
 		return err
 	}
-	res := compile.Compile(*snap, compile.Options{})
+	// Manifests read on this machine name backends on this machine, so
+	// loopback endpoints are kept; a table built from a cluster leaves
+	// them out (SPEC §8).
+	res := compile.Compile(*snap, compile.Options{AllowLoopbackEndpoints: true})
 	for _, w := range res.Warnings {
 		a.logger.Warn("ingress warning", "reason", string(w.Reason), "object", w.Object.String(), "field", w.Field, "message", w.Message)
 	}

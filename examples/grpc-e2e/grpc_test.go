@@ -163,7 +163,7 @@ func newRig(t *testing.T) *rig {
 	crt, key, leaf := selfSigned(t, "grpc.example.com")
 	rg.pool = x509.NewCertPool()
 	rg.pool.AddCert(leaf)
-	res := compile.Compile(manifests(t, rg.backend, crt, key), compile.Options{})
+	res := compile.Compile(manifests(t, rg.backend, crt, key), compile.Options{AllowLoopbackEndpoints: true})
 	require.Empty(t, res.Warnings)
 	tab := res.Table
 

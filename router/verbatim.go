@@ -1,0 +1,125 @@
+package router
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"strconv"
+	"time"
+)
+
+// verbatimTransport sends one request on a connection of its own with the
+// request line written by hand. net/http cannot write every target byte
+// for byte: a URL whose path starts with "//" cannot go through
+// URL.Opaque (it would be written as "http://..."), and URL.RawPath is
+// re-escaped whenever it holds a byte like '\' that RFC 3986 does not
+// allow. nginx passes such targets on unchanged (SPEC §13), so the few
+// requests that need it take this path; it closes the connection after
+// the response, as a pooled connection gains nothing for a rare target.
+type verbatimTransport struct {
+	dialer *net.Dialer
+	// handshake bounds the TLS handshake, header the wait for the
+	// response headers once the request is written.
+	handshake, header time.Duration
+}
+
+func (t *verbatimTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	x, _ := req.Context().Value(exchangeKey{}).(*exchange)
+	conn, err := t.dialer.DialContext(req.Context(), "tcp", req.URL.Host)
+	if err != nil {
+		return nil, err
+	}
+	if req.URL.Scheme == "https" {
+		ctx, cancel := context.WithTimeout(req.Context(), t.handshake)
+		tc := tls.Client(conn, &tls.Config{InsecureSkipVerify: true}) // see Options.Transport
+		err := tc.HandshakeContext(ctx)
+		cancel()
+		if err != nil {
+			conn.Close()
+			return nil, err
+		}
+		conn = tc
+	}
+	stop := context.AfterFunc(req.Context(), func() { conn.Close() })
+	res, err := t.exchange(conn, req, x.path, x.query, x.hasQuery)
+	if err != nil {
+		stop()
+		conn.Close()
+		return nil, err
+	}
+	res.Body = &connBody{ReadCloser: res.Body, conn: conn, stop: stop}
+	return res, nil
+}
+
+func (t *verbatimTransport) exchange(conn net.Conn, req *http.Request, path, query string, hasQuery bool) (*http.Response, error) {
+	bw := bufio.NewWriter(conn)
+	target := path
+	if hasQuery {
+		target += "?" + query
+	}
+	host := req.Host
+	if host == "" {
+		host = req.URL.Host
+	}
+	// The body follows at once, so a 100 Continue would only get in the way.
+	h := req.Header.Clone()
+	h.Del("Expect")
+	h.Del("Connection")
+	h.Del("Content-Length")
+	h.Del("Transfer-Encoding")
+	hasBody := req.Body != nil && req.Body != http.NoBody
+	_, _ = io.WriteString(bw, req.Method+" "+target+" HTTP/1.1\r\nHost: "+host+"\r\nConnection: close\r\n")
+	switch {
+	case hasBody && req.ContentLength > 0:
+		h.Set("Content-Length", strconv.FormatInt(req.ContentLength, 10))
+	case hasBody:
+		h.Set("Transfer-Encoding", "chunked")
+	}
+	if err := h.Write(bw); err != nil {
+		return nil, err
+	}
+	_, _ = io.WriteString(bw, "\r\n")
+	if hasBody {
+		var w io.Writer = bw
+		var cw io.WriteCloser
+		if req.ContentLength <= 0 {
+			cw = httputil.NewChunkedWriter(bw)
+			w = cw
+		}
+		if _, err := io.Copy(w, req.Body); err != nil {
+			return nil, err
+		}
+		if cw != nil {
+			_ = cw.Close()
+			_, _ = io.WriteString(bw, "\r\n")
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return nil, err
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(t.header))
+	res, err := http.ReadResponse(bufio.NewReader(conn), req)
+	if err != nil {
+		return nil, err
+	}
+	_ = conn.SetReadDeadline(time.Time{})
+	return res, nil
+}
+
+// connBody closes the connection with the response body.
+type connBody struct {
+	io.ReadCloser
+	conn net.Conn
+	stop func() bool
+}
+
+func (b *connBody) Close() error {
+	b.stop()
+	err := b.ReadCloser.Close()
+	b.conn.Close()
+	return err
+}

@@ -159,54 +159,35 @@ func applyBackendProtocol(v *annotationValues, key, value string) error {
 	return nil
 }
 
-func applySSLRedirect(v *annotationValues, key, value string) error {
-	on, err := parseBool(key, value)
-	if err != nil {
-		return err
+// boolAnnotation applies a boolean annotation through set.
+func boolAnnotation(set func(v *annotationValues, key string, on bool)) func(v *annotationValues, key, value string) error {
+	return func(v *annotationValues, key, value string) error {
+		on, err := strconv.ParseBool(value)
+		if err != nil {
+			return fmt.Errorf("%s %q is not a boolean (true or false); not applied", key, value)
+		}
+		set(v, key, on)
+		return nil
 	}
-	v.sslRedirect = &on
-	return nil
 }
 
-func applyForceSSLRedirect(v *annotationValues, key, value string) error {
-	on, err := parseBool(key, value)
-	if err != nil {
-		return err
-	}
-	v.forceSSLRedirect = on
-	return nil
-}
+var (
+	applySSLRedirect = boolAnnotation(func(v *annotationValues, _ string, on bool) { v.sslRedirect = &on })
 
-func applyPreserveTrailingSlash(v *annotationValues, key, value string) error {
-	on, err := parseBool(key, value)
-	if err != nil {
-		return err
-	}
-	v.preserveTrailingSlash = on
-	return nil
-}
+	applyForceSSLRedirect = boolAnnotation(func(v *annotationValues, _ string, on bool) { v.forceSSLRedirect = on })
 
-// applyCanary only marks the Ingress: canary routing is not served yet, and
-// holdCanaries keeps a canary from being compiled as an ordinary Ingress.
-func applyCanary(v *annotationValues, key, value string) error {
-	on, err := parseBool(key, value)
-	if err != nil {
-		return err
-	}
-	v.canaryKey = ""
-	if on {
-		v.canaryKey = key
-	}
-	return nil
-}
+	applyPreserveTrailingSlash = boolAnnotation(func(v *annotationValues, _ string, on bool) { v.preserveTrailingSlash = on })
 
-func parseBool(key, value string) (bool, error) {
-	on, err := strconv.ParseBool(value)
-	if err != nil {
-		return false, fmt.Errorf("%s %q is not a boolean (true or false); not applied", key, value)
-	}
-	return on, nil
-}
+	// applyCanary only marks the Ingress: canary routing is not served yet,
+	// and holdCanaries keeps a canary from being compiled as an ordinary
+	// Ingress.
+	applyCanary = boolAnnotation(func(v *annotationValues, key string, on bool) {
+		v.canaryKey = ""
+		if on {
+			v.canaryKey = key
+		}
+	})
+)
 
 // holdCanaries takes canary Ingresses out of the build (SPEC §10). Canary
 // splitting is not served yet, and compiling a canary as an ordinary

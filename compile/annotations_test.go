@@ -109,14 +109,7 @@ func TestProtocolConflict(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := mkSnapshot(
-				mkService("prod", "api", ":80:"), mkSlice("prod", "api", "a", "", 80, "10.0.0.1"),
-				mkIngress("prod", "old", 1, withAnnotations(tt.old...), withRules(mkRule("a.example.com", prefix("/", "api", 80)))),
-				// The newer one refers to the backend twice; it is told once.
-				mkIngress("prod", "new", 2, withAnnotations(tt.new...), withDefault("api", 80),
-					withRules(mkRule("b.example.com", prefix("/", "api", 80), exact("/x", "api", 80)))),
-			)
-			tab, ws := compileOK(t, s, Options{})
+			tab, ws := compileOK(t, sharedBackendSnapshot(tt.old, tt.new), Options{})
 			require.Equal(t, tt.want, tab.Lookup("b.example.com", "/").Backend.Protocol)
 			if tt.loserField == "" {
 				require.Empty(t, ws)

@@ -312,6 +312,19 @@ func warningText(ws []Warning) string {
 	return b.String()
 }
 
+// sharedBackendSnapshot has two Ingresses serving one backend, the older
+// annotated with old, the newer with new. The newer refers to the backend
+// three times (a default backend and two paths), so a conflict about it
+// must be told once, not per reference.
+func sharedBackendSnapshot(old, new []string) Snapshot {
+	return mkSnapshot(
+		mkService("prod", "api", ":80:"), mkSlice("prod", "api", "a", "", 80, "10.0.0.1"),
+		mkIngress("prod", "old", 1, withAnnotations(old...), withRules(mkRule("a.example.com", prefix("/", "api", 80)))),
+		mkIngress("prod", "new", 2, withAnnotations(new...), withDefault("api", 80),
+			withRules(mkRule("b.example.com", prefix("/", "api", 80), exact("/x", "api", 80)))),
+	)
+}
+
 // compileTable is Compile split into the table and warnings most tests want.
 func compileTable(s Snapshot, o Options) (*match.Table, []Warning) {
 	res := Compile(s, o)

@@ -1,30 +1,95 @@
 package router
 
 import (
+	"bytes"
+	"errors"
 	"io"
 	"net/http"
+	"os"
+	"time"
 )
 
-// ReasonBadBody: 400, the client's request body framing was malformed (a
-// bad chunk size or line ending).
-const ReasonBadBody = "bad-body"
+// Defaults of the client-facing limits (SPEC §13), nginx's and
+// ingress-nginx's own.
+const (
+	// DefaultMaxBodySize is ingress-nginx's proxy-body-size, 1m.
+	DefaultMaxBodySize = 1 << 20
+	// DefaultClientBodyTimeout is nginx's client_body_timeout: the
+	// longest wait between two reads of a request body.
+	DefaultClientBodyTimeout = 60 * time.Second
+	// DefaultIdleTimeout is nginx's keepalive_timeout.
+	DefaultIdleTimeout = 75 * time.Second
+	// DefaultClientHeaderTimeout is nginx's client_header_timeout.
+	DefaultClientHeaderTimeout = 60 * time.Second
+)
 
-var ansBadBody = answer{http.StatusBadRequest, ReasonBadBody, "400 Bad Request: malformed request body\n"}
+// Reasons for request bodies the router refuses.
+const (
+	ReasonBadBody       = "bad-body"       // 400: malformed body framing (a bad chunk)
+	ReasonBodyTooLarge  = "body-too-large" // 413: over Options.MaxBodySize
+	ReasonClientTimeout = "client-timeout" // 408: the body stalled past Options.ClientBodyTimeout
+)
 
-// clientBody wraps the client's request body so that a failure reading it
-// is known to be the client's: a transport sees only that writing the
-// request failed, which would otherwise answer 502 and log the backend.
+var (
+	ansBadBody       = answer{http.StatusBadRequest, ReasonBadBody, "400 Bad Request: malformed request body\n"}
+	ansBodyTooLarge  = answer{http.StatusRequestEntityTooLarge, ReasonBodyTooLarge, "413 Content Too Large: the request body is over the limit\n"}
+	ansClientGone    = answer{499, ReasonClientClosed, "499 Client Closed Request: the request body ended early\n"}
+	ansClientTimeout = answer{http.StatusRequestTimeout, ReasonClientTimeout, "408 Request Timeout: the request body stalled\n"}
+)
+
+var errBodyTooLarge = errors.New("request body over the limit")
+
+// clientBody wraps the client's request body. It enforces the size limit
+// and the wait between reads, and it records its own failures, so that a
+// client's bad or stalled body is answered as the client's (400, 408, 413)
+// rather than as a backend failure: a transport sees only that writing
+// the request failed.
 type clientBody struct {
-	r   io.ReadCloser
-	err error // the first error other than io.EOF
+	r       io.ReadCloser
+	rc      *http.ResponseController // nil: no read deadlines
+	timeout time.Duration
+	limit   int64 // 0: none
+	n       int64
+	err     error // the first error other than io.EOF
+	done    bool  // io.EOF seen
 }
 
 func (b *clientBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	if b.limit > 0 && int64(len(p)) > b.limit-b.n+1 {
+		// One byte past the limit is enough to know it is over.
+		p = p[:b.limit-b.n+1]
+	}
+	if b.rc != nil && b.timeout > 0 {
+		_ = b.rc.SetReadDeadline(time.Now().Add(b.timeout))
+	}
 	n, err := b.r.Read(p)
-	if err != nil && err != io.EOF && b.err == nil {
+	b.n += int64(n)
+	if b.limit > 0 && b.n > b.limit {
+		n -= int(b.n - b.limit)
+		b.n = b.limit
+		err = errBodyTooLarge
+	}
+	switch {
+	case err == io.EOF:
+		b.done = true
+		b.clearDeadline()
+	case err != nil && b.err == nil:
+		// The deadline stays: net/http would otherwise wait for the rest
+		// of a stalled body before sending the answer.
 		b.err = err
 	}
 	return n, err
+}
+
+// clearDeadline lifts the read deadline once the body is over, so it
+// cannot cut off the server's own reads on the connection.
+func (b *clientBody) clearDeadline() {
+	if b.rc != nil && b.timeout > 0 {
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
 }
 
 func (b *clientBody) Close() error { return b.r.Close() }
@@ -35,5 +100,56 @@ func (b *clientBody) answer() (answer, bool) {
 	if b == nil || b.err == nil {
 		return answer{}, false
 	}
+	switch {
+	case errors.Is(b.err, io.ErrUnexpectedEOF):
+		return ansClientGone, true
+	case errors.Is(b.err, errBodyTooLarge):
+		return ansBodyTooLarge, true
+	case errors.Is(b.err, os.ErrDeadlineExceeded):
+		return ansClientTimeout, true
+	}
 	return ansBadBody, true
+}
+
+// buffer reads the whole body before a backend is chosen, as nginx does
+// (proxy_request_buffering): a client that sends slowly then holds no
+// backend connection at all. At most max bytes are held; a longer body
+// (possible only when the limit is raised above max) is streamed after
+// the part read. It returns false when the body failed (see answer).
+func (b *clientBody) buffer(req *http.Request, max int64) bool {
+	var buf bytes.Buffer
+	if req.ContentLength > 0 && req.ContentLength <= max {
+		buf.Grow(int(req.ContentLength))
+	}
+	_, err := io.Copy(&buf, io.LimitReader(b, max+1))
+	if err != nil || b.err != nil {
+		return false
+	}
+	if !b.done && int64(buf.Len()) > max {
+		req.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(&buf, b), b}
+		return true
+	}
+	req.Body = io.NopCloser(&buf)
+	if buf.Len() == 0 {
+		req.Body = http.NoBody
+	}
+	// Sent with its length, like nginx after buffering; a 100-continue
+	// was the client's question and has been answered.
+	req.ContentLength = int64(buf.Len())
+	req.TransferEncoding = nil
+	req.Header.Del("Expect")
+	return true
+}
+
+// closeAfter ends an HTTP/1 connection after the answer: the rest of the
+// request body is unread, so the connection cannot carry another request
+// (net/http would otherwise try to read past it first). An HTTP/2 stream
+// is reset on its own.
+func closeAfter(w http.ResponseWriter, req *http.Request) {
+	if req.ProtoMajor == 1 {
+		w.Header().Set("Connection", "close")
+	}
 }

@@ -201,11 +201,12 @@ func (r *Router) proxyError(w http.ResponseWriter, req *http.Request, err error)
 		return
 	}
 	if a, failed := x.reqBody.answer(); failed {
-		// The client's body broke off or was malformed: its error, not the
-		// backend's, and nothing worth a warning.
+		// The client's body broke off, stalled, was too large or was
+		// malformed: its error, not the backend's, and no warning.
 		x.reason = a.reason
 		r.logger.Debug("client request body failed", "backend", x.backend.ID, "error", x.reqBody.err)
 		if x.status == 0 {
+			closeAfter(w, req)
 			a.write(w, x.grpc)
 		}
 		return

@@ -56,6 +56,7 @@
 package router
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -112,6 +113,19 @@ type Options struct {
 	// Off, anyone could skip the HTTPS redirect by sending the header, so
 	// only req.TLS counts.
 	TrustForwardedProto bool
+	// MaxBodySize limits request bodies (ingress-nginx's proxy-body-size):
+	// a larger declared Content-Length, or a streamed body that grows past
+	// it, answers 413. 0: DefaultMaxBodySize (1 MiB); negative: no limit.
+	MaxBodySize int64
+	// ClientBodyTimeout is the longest wait between two reads of a request
+	// body (nginx's client_body_timeout); when it passes the request
+	// answers 408. 0: DefaultClientBodyTimeout (60 s); negative: none.
+	ClientBodyTimeout time.Duration
+	// IdleTimeout and ClientHeaderTimeout are what ConfigureServer puts on
+	// an http.Server: how long an idle keep-alive connection stays open
+	// (0: DefaultIdleTimeout, 75 s) and how long a client may take to send
+	// the request headers (0: DefaultClientHeaderTimeout, 60 s).
+	IdleTimeout, ClientHeaderTimeout time.Duration
 }
 
 // Record describes one request once it has been answered.
@@ -170,6 +184,12 @@ type Router struct {
 	defaultCert *tls.Certificate
 
 	trustForwardedProto bool
+
+	// Request body limits (see Options): maxBody 0 means none, bufferMax
+	// is how much of a body is read before a backend is picked.
+	maxBody, bufferMax      int64
+	bodyTimeout             time.Duration
+	idleTimeout, hdrTimeout time.Duration
 
 	// Regex trouble, across tables: requests in which a regex match timed
 	// out, and requests whose regex budget ran out (see Stats).
@@ -234,6 +254,16 @@ func New(o Options) *Router {
 
 		trustForwardedProto: o.TrustForwardedProto,
 	}
+	r.maxBody = cmp.Or(o.MaxBodySize, DefaultMaxBodySize)
+	if r.maxBody < 0 {
+		r.maxBody = 0
+	}
+	// The whole body, up to the limit, is read before the pick; without a
+	// limit, the first DefaultMaxBodySize bytes are.
+	r.bufferMax = cmp.Or(r.maxBody, DefaultMaxBodySize)
+	r.bodyTimeout = max(cmp.Or(o.ClientBodyTimeout, DefaultClientBodyTimeout), 0)
+	r.idleTimeout = cmp.Or(o.IdleTimeout, DefaultIdleTimeout)
+	r.hdrTimeout = cmp.Or(o.ClientHeaderTimeout, DefaultClientHeaderTimeout)
 	if r.registry == nil {
 		r.registry = balance.NewRegistry()
 		r.sweep = true
@@ -270,6 +300,21 @@ func New(o Options) *Router {
 		BufferPool:     bufferPool{},
 	}
 	return r
+}
+
+// ConfigureServer sets the client-facing timeouts of SPEC §13 on a server
+// that serves the Router, where the server has none of its own: idle
+// keep-alive connections close after Options.IdleTimeout (nginx's
+// keepalive_timeout, 75 s) and request headers must arrive within
+// Options.ClientHeaderTimeout. The request body's timeout is the Router's
+// own (Options.ClientBodyTimeout).
+func (r *Router) ConfigureServer(s *http.Server) {
+	if s.IdleTimeout == 0 {
+		s.IdleTimeout = r.idleTimeout
+	}
+	if s.ReadHeaderTimeout == 0 {
+		s.ReadHeaderTimeout = r.hdrTimeout
+	}
 }
 
 // defaultTransports builds the pooled transports used when Options has none.

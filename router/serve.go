@@ -167,6 +167,10 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		r.refuse(w, req, grpc, st.gen, host, b, ansNoEndpoints)
 		return
 	}
+	if a, refused := r.checkBody(w, req, grpc); refused {
+		r.refuse(w, req, grpc, st.gen, host, b, a)
+		return
+	}
 	x := &exchange{
 		w:        w,
 		gen:      st.gen,
@@ -187,12 +191,43 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		ansNoEndpoints.write(x, grpc)
 		return
 	}
-	if req.Body != nil && req.Body != http.NoBody {
-		x.reqBody = clientBody{r: req.Body}
-		req.Body = &x.reqBody
+	if cb, ok := req.Body.(*clientBody); ok {
+		x.reqBody = cb
 	}
 	x.ctx = exchangeContext{Context: req.Context(), x: x}
 	r.proxy.ServeHTTP(x, req.WithContext(&x.ctx))
+}
+
+// checkBody applies the body limit and the client body timeout, and reads
+// a body of up to the buffer size whole before a backend is picked (see
+// clientBody.buffer). A gRPC body is a stream that may never end while
+// the call lasts, so it is only limited and timed, never buffered. It
+// reports the answer when the body is refused.
+func (r *Router) checkBody(w http.ResponseWriter, req *http.Request, grpc bool) (answer, bool) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return answer{}, false
+	}
+	if r.maxBody > 0 && req.ContentLength > r.maxBody {
+		// Declared too large: refused before a byte is read, as nginx does.
+		closeAfter(w, req)
+		return ansBodyTooLarge, true
+	}
+	cb := &clientBody{r: req.Body, timeout: r.bodyTimeout, limit: r.maxBody}
+	if r.bodyTimeout > 0 {
+		cb.rc = http.NewResponseController(w)
+	}
+	req.Body = cb
+	if grpc {
+		return answer{}, false
+	}
+	if !cb.buffer(req, r.bufferMax) {
+		a, _ := cb.answer()
+		// The rest of the body is unread: the connection cannot carry
+		// another request.
+		closeAfter(w, req)
+		return a, true
+	}
+	return answer{}, false
 }
 
 // backendRefusal is the answer for a backend that cannot be proxied to.
@@ -293,9 +328,10 @@ type exchange struct {
 	// writeErr the one that broke off the write to the client.
 	readErr, writeErr error
 	// body wraps the backend's response body (see modifyResponse),
-	// reqBody the client's request body.
+	// reqBody the client's request body while it is streamed (nil when
+	// there is none, or it was read whole before the pick).
 	body    watchedBody
-	reqBody clientBody
+	reqBody *clientBody
 	// key is the request's hash key ("" unless the policy is Hash): a
 	// window on the request's own strings, so taking it never allocates.
 	key string

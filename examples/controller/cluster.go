@@ -105,8 +105,9 @@ func (c *clusterController) stats() stats {
 func (c *clusterController) serveStats(w http.ResponseWriter, _ *http.Request) {
 	s := c.stats()
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	fmt.Fprintf(w, "events %d\nrebuilds %d\ngeneration %d\nleading %t\nready %t\nsettled %t\n",
-		s.Events, s.Rebuilds, s.Generation, s.Leading, s.Ready, s.Settled)
+	rs := c.router.Stats()
+	fmt.Fprintf(w, "events %d\nrebuilds %d\ngeneration %d\nleading %t\nready %t\nsettled %t\nregex_timeouts %d\nregex_budget_exceeded %d\n",
+		s.Events, s.Rebuilds, s.Generation, s.Leading, s.Ready, s.Settled, rs.RegexTimeouts, rs.RegexBudgetExceeded)
 }
 
 // startCluster connects to the API server restConfig names, opens the

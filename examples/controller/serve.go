@@ -82,6 +82,7 @@ func listen(cfg config, rt *router.Router, debug http.Handler, log *slog.Logger)
 		protocols.SetHTTP1(true)
 		protocols.SetUnencryptedHTTP2(true) // gRPC clients with prior knowledge
 		srv := &http.Server{Handler: rt, Protocols: protocols, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errorLog}
+		rt.ConfigureServer(srv) // idle keep-alives close after 75 s (SPEC §13)
 		l.servers = append(l.servers, srv)
 		l.serve = append(l.serve, func() error { return srv.Serve(ln) })
 	}
@@ -95,6 +96,7 @@ func listen(cfg config, rt *router.Router, debug http.Handler, log *slog.Logger)
 		// serving table, so a rotated Secret takes effect on the next
 		// handshake without restarting the listener.
 		srv := &http.Server{Handler: rt, TLSConfig: rt.TLSConfig(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: errorLog}
+		rt.ConfigureServer(srv)
 		l.servers = append(l.servers, srv)
 		l.serve = append(l.serve, func() error { return srv.ServeTLS(ln, "", "") })
 	}

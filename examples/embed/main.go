@@ -106,10 +106,11 @@ func start(manifests, addr string, logger *slog.Logger) (*app, error) {
 		Handler:           accessLog(logger, withHealthz(a.router)),
 		Protocols:         protocols,
 		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	// nginx's keep-alive timeout (75 s) where the server sets none.
+	a.router.ConfigureServer(a.server)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err

@@ -170,8 +170,13 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 
 // proxyError answers a request whose exchange with the backend failed
 // before a response arrived.
-func (r *Router) proxyError(w http.ResponseWriter, req *http.Request, err error) {
-	x := req.Context().Value(exchangeKey{}).(*exchange)
+func (r *Router) proxyError(_ http.ResponseWriter, req *http.Request, err error) {
+	r.exchangeFailed(req.Context().Value(exchangeKey{}).(*exchange), req, err)
+}
+
+// exchangeFailed answers through the exchange itself (it is the
+// ResponseWriter ReverseProxy was given).
+func (r *Router) exchangeFailed(x *exchange, req *http.Request, err error) {
 	if req.Context().Err() != nil {
 		// The client went away; nobody is left to read an answer.
 		x.status, x.reason = 499, ReasonClientClosed
@@ -192,7 +197,7 @@ func (r *Router) proxyError(w http.ResponseWriter, req *http.Request, err error)
 	if x.status != 0 {
 		return // a 101 or other answer is already on its way
 	}
-	a.write(w, x.grpc)
+	a.write(x, x.grpc)
 }
 
 // unreachable reports a failure to open the connection (dial or TLS
@@ -238,14 +243,19 @@ type idBlock struct {
 var idBlocks = sync.Pool{New: func() any { return &idBlock{off: len(idBlock{}.buf)} }}
 
 func newRequestID() string {
+	var out [32]byte
+	return string(appendRequestID(out[:0]))
+}
+
+// appendRequestID appends a new request ID to dst.
+func appendRequestID(dst []byte) []byte {
 	b := idBlocks.Get().(*idBlock)
 	if b.off+16 > len(b.buf) {
 		_, _ = rand.Read(b.buf[:]) // never fails (crypto/rand crashes the program instead)
 		b.off = 0
 	}
-	var out [32]byte
-	hex.Encode(out[:], b.buf[b.off:b.off+16])
+	dst = hex.AppendEncode(dst, b.buf[b.off:b.off+16])
 	b.off += 16
 	idBlocks.Put(b)
-	return string(out[:])
+	return dst
 }

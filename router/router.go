@@ -138,6 +138,7 @@ type Record struct {
 const (
 	ReasonNoTable             = "no-table"             // 503: nothing published yet
 	ReasonBadPath             = "bad-path"             // 400: malformed request path
+	ReasonBadBody             = "bad-body"             // 400: malformed request body (a bad chunk)
 	ReasonNoRoute             = "no-route"             // 404: nothing matched, no fallback
 	ReasonNoEndpoints         = "no-endpoints"         // 503: no ready endpoints
 	ReasonServiceNotFound     = "service-not-found"    // 503
@@ -160,6 +161,7 @@ type Router struct {
 	registry    *balance.Registry
 	sweep       bool // the registry is ours alone
 	proxy       *httputil.ReverseProxy
+	h1          *h1Pool // HTTP backends, unless Options.Transport is set
 	observer    func(Record)
 	logger      *slog.Logger
 	defaultCert *tls.Certificate
@@ -211,6 +213,7 @@ func New(o Options) *Router {
 	up := &upstream{h1: o.Transport, h2c: o.Transport, h2: o.Transport}
 	if o.Transport == nil {
 		up.h1, up.h2c, up.h2 = defaultTransports(connect, read)
+		r.h1 = newH1Pool(connect, read)
 	}
 	r.proxy = &httputil.ReverseProxy{
 		Rewrite:        rewrite,

@@ -35,6 +35,7 @@ var (
 	ansExternalName    = answer{http.StatusServiceUnavailable, ReasonExternalName, "503 Service Unavailable: the backend is an ExternalName Service, which is not proxied\n"}
 	ansUnreachable     = answer{http.StatusBadGateway, ReasonUpstreamUnreachable, "502 Bad Gateway: the backend could not be reached\n"}
 	ansUpstreamError   = answer{http.StatusBadGateway, ReasonUpstreamError, "502 Bad Gateway: the backend failed to answer\n"}
+	ansBadBody         = answer{http.StatusBadRequest, ReasonBadBody, "400 Bad Request: malformed request body\n"}
 	ansUpstreamTimeout = answer{http.StatusGatewayTimeout, ReasonUpstreamTimeout, "504 Gateway Timeout: the backend did not answer in time\n"}
 	ansGRPCNotEnabled  = answer{http.StatusBadGateway, ReasonGRPCNotEnabled,
 		"502 Bad Gateway: gRPC request to a backend not marked for gRPC; set the annotation nginx.ingress.kubernetes.io/backend-protocol: GRPC (or GRPCS) on the Ingress\n"}
@@ -162,6 +163,10 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if !x.pick() {
 		x.reason = ansNoEndpoints.reason
 		ansNoEndpoints.write(x, grpc)
+		return
+	}
+	if r.h1 != nil && b.Protocol == match.HTTP {
+		r.serveH1(x, req)
 		return
 	}
 	x.ctx = exchangeContext{Context: req.Context(), x: x}

@@ -1,0 +1,446 @@
+package router
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// serveH1 proxies a request to an HTTP/1.1 backend over the router's own
+// connection pool, on the handler's goroutine: the request head is written
+// straight from the inbound request and the response is copied to the
+// client from the connection's buffer. Only a request body is written on a
+// second goroutine, so that a backend answering before it read the whole
+// body cannot stall the exchange.
+func (r *Router) serveH1(x *exchange, req *http.Request) {
+	ctx := req.Context()
+	upgrade := upgradeType(req.Header)
+	length := req.ContentLength
+	hasBody := req.Body != nil && req.Body != http.NoBody
+	if !hasBody {
+		length = 0
+	} else if length == 0 {
+		length = -1 // a body of unknown length: chunked
+	}
+	fresh := false // the next try dials a new connection
+	for {
+		pc, err := r.h1.get(ctx, x.endpoint.Addr, fresh)
+		if err != nil {
+			if unreachable(err) && ctx.Err() == nil && idempotent(req.Method) && x.balancer.Len() >= 2 && x.repick() {
+				fresh = false
+				continue
+			}
+			r.exchangeFailed(x, req, err)
+			return
+		}
+		t := h1Try{pool: r.h1, pc: pc, x: x, req: req}
+		if ctx.Done() != nil {
+			// A client that goes away ends the exchange with the backend,
+			// whatever it is waiting for.
+			t.stop = context.AfterFunc(ctx, func() { _ = pc.c.Close() })
+		}
+		res, err := t.send(upgrade, length)
+		if err != nil {
+			var nr noResponse
+			retry := pc.reused && !fresh && errors.As(err, &nr) && !timedOut(err) && ctx.Err() == nil &&
+				idempotent(req.Method) && !t.body.consumed.Load()
+			clientErr := t.body.clientError()
+			t.end(false)
+			if retry {
+				// The backend closed the kept-alive connection before it
+				// saw anything of this request: send it again, as
+				// net/http does, on a new connection.
+				fresh = true
+				continue
+			}
+			if clientErr != nil {
+				r.clientBodyFailed(x, req, clientErr)
+				return
+			}
+			r.exchangeFailed(x, req, err)
+			return
+		}
+		if res.StatusCode == http.StatusSwitchingProtocols {
+			r.switchProtocols(&t, res, upgrade)
+			return
+		}
+		t.end(t.respond(res))
+		return
+	}
+}
+
+// h1Try is one attempt to exchange a request with a backend over pc.
+type h1Try struct {
+	pool *h1Pool
+	pc   *h1Conn
+	x    *exchange
+	req  *http.Request
+	stop func() bool // stops the client-cancellation hook; nil when none
+	body bodySender
+	// received: some of the response arrived; bodyUnsent: the request
+	// declared a body that was never sent (the backend answered first).
+	received, bodyUnsent bool
+}
+
+// noResponse is a failure before any byte of the response arrived.
+type noResponse struct{ err error }
+
+func (e noResponse) Error() string { return e.err.Error() }
+func (e noResponse) Unwrap() error { return e.err }
+
+// send writes the request and reads the head of the final response.
+// Informational responses are passed on to the client, except the
+// backend's 100 Continue: the client's own comes from net/http's server
+// when the body is first read.
+func (t *h1Try) send(upgrade string, length int64) (*http.Response, error) {
+	pc, req := t.pc, t.req
+	writeRequestHead(pc.bw, t.x, req, upgrade, length)
+	if err := pc.bw.Flush(); err != nil {
+		return nil, noResponse{err}
+	}
+	deadline := time.Now().Add(t.pool.read)
+	waiting := length != 0 && expectsContinue(req)
+	if length != 0 && !waiting {
+		t.body.start(pc, req, length)
+	}
+	for {
+		dl := deadline
+		if waiting {
+			// As net/http: wait a second for the backend's 100 Continue or
+			// its refusal, then send the body anyway.
+			if c := time.Now().Add(time.Second); c.Before(dl) {
+				dl = c
+			}
+		}
+		_ = pc.c.SetReadDeadline(dl)
+		if _, err := pc.br.Peek(1); err != nil {
+			if waiting && timedOut(err) && time.Now().Before(deadline) && t.req.Context().Err() == nil {
+				waiting = false
+				t.body.start(pc, req, length)
+				continue
+			}
+			if !t.received {
+				return nil, noResponse{err}
+			}
+			return nil, err
+		}
+		t.received = true
+		res, err := http.ReadResponse(pc.br, req)
+		if err != nil {
+			return nil, err
+		}
+		if res.StatusCode >= 200 || res.StatusCode == http.StatusSwitchingProtocols {
+			_ = pc.c.SetReadDeadline(time.Time{})
+			if waiting {
+				t.bodyUnsent = true
+			}
+			return res, nil
+		}
+		if res.StatusCode == http.StatusContinue {
+			if waiting {
+				waiting = false
+				t.body.start(pc, req, length)
+			}
+			continue
+		}
+		t.inform(res)
+	}
+}
+
+func expectsContinue(req *http.Request) bool {
+	return len(req.Header["Expect"]) > 0 && strings.EqualFold(req.Header["Expect"][0], "100-continue")
+}
+
+// inform passes an informational response (103 Early Hints and the like)
+// on to the client.
+func (t *h1Try) inform(res *http.Response) {
+	h := t.x.w.Header()
+	for k, vs := range res.Header {
+		h[k] = vs
+	}
+	t.x.w.WriteHeader(res.StatusCode)
+	for k := range res.Header {
+		delete(h, k)
+	}
+}
+
+// respond copies the response to the client and reports whether it was
+// read to its end.
+func (t *h1Try) respond(res *http.Response) bool {
+	x := t.x
+	h := x.w.Header()
+	conn := res.Header["Connection"]
+	for k, vs := range res.Header {
+		if skipResponseHeader(k) || len(conn) > 0 && connectionListed(conn, k) {
+			continue
+		}
+		if old := h[k]; old != nil {
+			h[k] = append(old, vs...)
+		} else {
+			h[k] = vs
+		}
+	}
+	var announced []string
+	if len(res.Trailer) > 0 {
+		announced = make([]string, 0, len(res.Trailer))
+		for k := range res.Trailer {
+			announced = append(announced, k)
+		}
+		h["Trailer"] = announced
+	}
+	x.WriteHeader(res.StatusCode)
+	// As ReverseProxy: flush every piece of a response of unknown length
+	// and of server-sent events, buffer the rest.
+	flush := res.ContentLength < 0 || isEventStream(res.Header)
+	buf := copyBuffers.Get().(*[copyBufferSize]byte)
+	defer copyBuffers.Put(buf)
+	for {
+		n, err := res.Body.Read(buf[:])
+		if n > 0 {
+			if _, werr := x.Write(buf[:n]); werr != nil {
+				return false
+			}
+			if flush && err == nil {
+				if ferr := http.NewResponseController(x.w).Flush(); ferr != nil && x.writeErr == nil {
+					x.writeErr = ferr
+					return false
+				}
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			x.readErr = err
+			return false
+		}
+	}
+	for k, vs := range res.Trailer {
+		if !contains(announced, k) {
+			k = http.TrailerPrefix + k
+		}
+		h[k] = vs
+	}
+	return !res.Close
+}
+
+func contains(l []string, s string) bool {
+	for _, v := range l {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func isEventStream(h http.Header) bool {
+	ct := h["Content-Type"]
+	return len(ct) > 0 && strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct[0])), "text/event-stream")
+}
+
+// Response headers a proxy must not pass on (RFC 9110 §7.6.1).
+func skipResponseHeader(k string) bool {
+	switch k {
+	case "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
+		"Te", "Trailer", "Transfer-Encoding", "Upgrade":
+		return true
+	}
+	return false
+}
+
+// end releases the connection: back to the pool when the exchange left it
+// clean (the response read to its end, the request body sent in full, the
+// client still there), closed otherwise.
+func (t *h1Try) end(complete bool) {
+	if t.stop != nil && !t.stop() {
+		complete = false // the client went away: the hook closed the connection
+	}
+	if t.body.started {
+		select {
+		case <-t.body.done:
+			if t.body.err != nil {
+				complete = false
+			}
+		default:
+			// Still sending the body: the connection is closed under the
+			// sender, which may yet touch its buffers, so they are left to
+			// the collector.
+			_ = t.pc.c.Close()
+			return
+		}
+	}
+	if complete && !t.bodyUnsent {
+		t.pool.put(t.pc)
+		return
+	}
+	t.pc.close()
+}
+
+// switchProtocols tunnels an Upgrade once the backend answered 101: the
+// client's connection is taken over from the server and bytes are copied
+// both ways until either side closes.
+func (r *Router) switchProtocols(t *h1Try, res *http.Response, upgrade string) {
+	x, pc := t.x, t.pc
+	got := res.Header.Get("Upgrade")
+	if upgrade == "" || !strings.EqualFold(got, upgrade) {
+		t.end(false)
+		r.exchangeFailed(x, t.req, errors.New("backend switched protocols to "+got+" when "+upgrade+" was asked for"))
+		return
+	}
+	if t.stop != nil && !t.stop() {
+		t.stop = nil
+		t.end(false)
+		x.status, x.reason = 499, ReasonClientClosed
+		return
+	}
+	t.stop = nil
+	cc, brw, err := x.Hijack()
+	if err != nil {
+		t.end(false)
+		r.exchangeFailed(x, t.req, err)
+		return
+	}
+	defer cc.Close()
+	defer pc.close()
+	brw.WriteString("HTTP/1.1 ")
+	brw.WriteString(res.Status)
+	brw.WriteString("\r\n")
+	for k, vs := range res.Header {
+		if skipResponseHeader(k) {
+			continue
+		}
+		for _, v := range vs {
+			writeHeader(brw.Writer, k, v)
+		}
+	}
+	writeHeader(brw.Writer, "Connection", "Upgrade")
+	writeHeader(brw.Writer, "Upgrade", got)
+	brw.WriteString("\r\n")
+	if err := brw.Flush(); err != nil {
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = io.Copy(pc.c, brw.Reader)
+		closeWrite(pc.c)
+	}()
+	_, _ = io.Copy(cc, pc.br)
+	// One side is finished: closing both ends the other copy.
+	_ = cc.Close()
+	_ = pc.c.Close()
+	<-done
+}
+
+func closeWrite(c net.Conn) {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+	}
+}
+
+// bodySender writes the request body to the backend on its own goroutine.
+type bodySender struct {
+	started  bool
+	done     chan struct{}
+	err      error // set before done is closed
+	consumed atomic.Bool
+	client   atomic.Pointer[error] // reading the client's body failed
+}
+
+func (s *bodySender) start(pc *h1Conn, req *http.Request, length int64) {
+	s.started = true
+	s.done = make(chan struct{})
+	go s.run(pc, req, length)
+}
+
+func (s *bodySender) clientError() error {
+	if p := s.client.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (s *bodySender) run(pc *h1Conn, req *http.Request, length int64) {
+	defer close(s.done)
+	bw := pc.bw
+	chunked := length < 0
+	buf := copyBuffers.Get().(*[copyBufferSize]byte)
+	defer copyBuffers.Put(buf)
+	for {
+		n, rerr := req.Body.Read(buf[:])
+		if n > 0 {
+			s.consumed.Store(true)
+			if chunked {
+				bw.Write(appendHex(bw.AvailableBuffer(), n))
+				bw.WriteString("\r\n")
+			}
+			bw.Write(buf[:n])
+			if chunked {
+				bw.WriteString("\r\n")
+			}
+			// Flushed piece by piece: a client streaming its body may be
+			// waiting for the backend's answer to each piece.
+			if err := bw.Flush(); err != nil {
+				s.err = err
+				return
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			s.err = rerr
+			s.client.Store(&rerr)
+			// The backend waits for the rest of a body that will never
+			// come; closing the connection ends its wait and ours.
+			_ = pc.c.Close()
+			return
+		}
+	}
+	if chunked {
+		bw.WriteString("0\r\n")
+		for k, vs := range req.Trailer {
+			for _, v := range vs {
+				writeHeader(bw, k, v)
+			}
+		}
+		bw.WriteString("\r\n")
+	}
+	s.err = bw.Flush()
+}
+
+func appendHex(b []byte, n int) []byte {
+	const digits = "0123456789abcdef"
+	var tmp [16]byte
+	i := len(tmp)
+	for {
+		i--
+		tmp[i] = digits[n&0xf]
+		n >>= 4
+		if n == 0 {
+			break
+		}
+	}
+	return append(b, tmp[i:]...)
+}
+
+// clientBodyFailed answers a request whose body could not be read from
+// the client: a client that went away gets nothing (499), a malformed body
+// (a bad chunk) is the client's error (400), not the backend's.
+func (r *Router) clientBodyFailed(x *exchange, req *http.Request, err error) {
+	var ne net.Error
+	if req.Context().Err() != nil || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne) {
+		x.status, x.reason = 499, ReasonClientClosed
+		return
+	}
+	x.reason = ansBadBody.reason
+	r.logger.Debug("malformed request body", "backend", x.backend.ID, "error", err)
+	if x.status == 0 {
+		ansBadBody.write(x, x.grpc)
+	}
+}

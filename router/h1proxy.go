@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -42,13 +43,13 @@ func (r *Router) serveH1(x *exchange, req *http.Request) {
 		if ctx.Done() != nil {
 			// A client that goes away ends the exchange with the backend,
 			// whatever it is waiting for.
-			t.stop = context.AfterFunc(ctx, func() { _ = pc.c.Close() })
+			t.stop = context.AfterFunc(ctx, pc.abort)
 		}
 		res, err := t.send(upgrade, length)
 		if err != nil {
 			var nr noResponse
 			retry := pc.reused && !fresh && errors.As(err, &nr) && !timedOut(err) && ctx.Err() == nil &&
-				idempotent(req.Method) && !t.body.consumed.Load()
+				idempotent(req.Method) && !t.body.consumed()
 			clientErr := t.body.clientError()
 			t.end(false)
 			if retry {
@@ -70,6 +71,13 @@ func (r *Router) serveH1(x *exchange, req *http.Request) {
 			return
 		}
 		t.end(t.respond(res))
+		if x.readErr != nil {
+			// The status is sent: the only way left to tell the client the
+			// response is incomplete is to cut its connection, as
+			// ReverseProxy does. Otherwise a chunked response would end
+			// with a well-formed last chunk.
+			panic(http.ErrAbortHandler)
+		}
 		return
 	}
 }
@@ -81,7 +89,7 @@ type h1Try struct {
 	x    *exchange
 	req  *http.Request
 	stop func() bool // stops the client-cancellation hook; nil when none
-	body bodySender
+	body *bodySender // nil until a body is sent
 	// received: some of the response arrived; bodyUnsent: the request
 	// declared a body that was never sent (the backend answered first).
 	received, bodyUnsent bool
@@ -106,7 +114,7 @@ func (t *h1Try) send(upgrade string, length int64) (*http.Response, error) {
 	deadline := time.Now().Add(t.pool.read)
 	waiting := length != 0 && expectsContinue(req)
 	if length != 0 && !waiting {
-		t.body.start(pc, req, length)
+		t.body = startBody(pc, req, length)
 	}
 	for {
 		dl := deadline
@@ -121,7 +129,7 @@ func (t *h1Try) send(upgrade string, length int64) (*http.Response, error) {
 		if _, err := pc.br.Peek(1); err != nil {
 			if waiting && timedOut(err) && time.Now().Before(deadline) && t.req.Context().Err() == nil {
 				waiting = false
-				t.body.start(pc, req, length)
+				t.body = startBody(pc, req, length)
 				continue
 			}
 			if !t.received {
@@ -134,6 +142,10 @@ func (t *h1Try) send(upgrade string, length int64) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
+		if res.StatusCode < 100 {
+			// ReadResponse takes any three digits; no ResponseWriter does.
+			return nil, errors.New("malformed status code " + strconv.Itoa(res.StatusCode))
+		}
 		if res.StatusCode >= 200 || res.StatusCode == http.StatusSwitchingProtocols {
 			_ = pc.c.SetReadDeadline(time.Time{})
 			if waiting {
@@ -144,7 +156,7 @@ func (t *h1Try) send(upgrade string, length int64) (*http.Response, error) {
 		if res.StatusCode == http.StatusContinue {
 			if waiting {
 				waiting = false
-				t.body.start(pc, req, length)
+				t.body = startBody(pc, req, length)
 			}
 			continue
 		}
@@ -260,7 +272,7 @@ func (t *h1Try) end(complete bool) {
 	if t.stop != nil && !t.stop() {
 		complete = false // the client went away: the hook closed the connection
 	}
-	if t.body.started {
+	if t.body != nil {
 		select {
 		case <-t.body.done:
 			if t.body.err != nil {
@@ -345,20 +357,25 @@ func closeWrite(c net.Conn) {
 
 // bodySender writes the request body to the backend on its own goroutine.
 type bodySender struct {
-	started  bool
-	done     chan struct{}
-	err      error // set before done is closed
-	consumed atomic.Bool
-	client   atomic.Pointer[error] // reading the client's body failed
+	done   chan struct{}
+	err    error // set before done is closed
+	read   atomic.Bool
+	client atomic.Pointer[error] // reading the client's body failed
 }
 
-func (s *bodySender) start(pc *h1Conn, req *http.Request, length int64) {
-	s.started = true
-	s.done = make(chan struct{})
+func startBody(pc *h1Conn, req *http.Request, length int64) *bodySender {
+	s := &bodySender{done: make(chan struct{})}
 	go s.run(pc, req, length)
+	return s
 }
+
+// consumed reports that some of the client's body was read (nil: none).
+func (s *bodySender) consumed() bool { return s != nil && s.read.Load() }
 
 func (s *bodySender) clientError() error {
+	if s == nil {
+		return nil
+	}
 	if p := s.client.Load(); p != nil {
 		return *p
 	}
@@ -374,7 +391,7 @@ func (s *bodySender) run(pc *h1Conn, req *http.Request, length int64) {
 	for {
 		n, rerr := req.Body.Read(buf[:])
 		if n > 0 {
-			s.consumed.Store(true)
+			s.read.Store(true)
 			if chunked {
 				bw.Write(appendHex(bw.AvailableBuffer(), n))
 				bw.WriteString("\r\n")

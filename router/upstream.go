@@ -36,6 +36,7 @@ type h1Conn struct {
 	idleAt time.Time
 	reused bool // it served a request before this one
 	probe  prober
+	abort  func() // closes c; made once so that hooking it to a request does not allocate
 }
 
 func newH1Pool(connect, read time.Duration) *h1Pool {
@@ -81,6 +82,7 @@ func (p *h1Pool) get(ctx context.Context, addr string, fresh bool) (*h1Conn, err
 	bw.Reset(c)
 	pc := &h1Conn{c: c, br: br, bw: bw, addr: addr}
 	pc.probe.init(c)
+	pc.abort = func() { _ = c.Close() }
 	return pc, nil
 }
 

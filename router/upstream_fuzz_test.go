@@ -69,7 +69,7 @@ func FuzzH1Response(f *testing.F) {
 		req := httptest.NewRequest(http.MethodGet, "/", nil)
 		req.Host = "web"
 		rec := httptest.NewRecorder()
-		r.ServeHTTP(rec, req)
+		aborted := serveRecovering(r, rec, req)
 		require.Zero(t, r.InFlight(addr))
 		require.GreaterOrEqual(t, rec.Code, 100)
 
@@ -81,7 +81,23 @@ func FuzzH1Response(f *testing.F) {
 		if err != nil {
 			return
 		}
+		require.False(t, aborted, "a complete response was cut off")
 		require.Equal(t, want.StatusCode, rec.Code)
 		require.Equal(t, string(wantBody), rec.Body.String())
 	})
+}
+
+// serveRecovering serves req and reports whether the handler aborted the
+// response with http.ErrAbortHandler, the one panic it may raise.
+func serveRecovering(h http.Handler, w http.ResponseWriter, req *http.Request) (aborted bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v != http.ErrAbortHandler {
+				panic(v)
+			}
+			aborted = true
+		}
+	}()
+	h.ServeHTTP(w, req)
+	return false
 }

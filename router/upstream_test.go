@@ -200,7 +200,7 @@ func TestH1BackendClosesKeptAlive(t *testing.T) {
 			var addr string
 			var conns, requests *atomic.Int64
 			if tt.idleClose {
-				addr, conns, requests = rawBackendClosingAfter(t, 1)
+				addr, conns, requests = rawBackendClosingAfter(t, 1, okResponse)
 			} else {
 				addr, conns, requests = rawBackend(t, func(n int) string {
 					if n == tt.closeOn {
@@ -233,9 +233,9 @@ func TestH1BackendClosesKeptAlive(t *testing.T) {
 	}
 }
 
-// rawBackendClosingAfter answers every request and closes each connection
-// after n responses, without announcing it.
-func rawBackendClosingAfter(t *testing.T, n int) (addr string, conns, requests *atomic.Int64) {
+// rawBackendClosingAfter answers every request with response and closes
+// each connection after n responses, without announcing it.
+func rawBackendClosingAfter(t *testing.T, n int, response string) (addr string, conns, requests *atomic.Int64) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -258,7 +258,7 @@ func rawBackendClosingAfter(t *testing.T, n int) (addr string, conns, requests *
 						return
 					}
 					requests.Add(1)
-					if _, err := io.WriteString(c, okResponse); err != nil {
+					if _, err := io.WriteString(c, response); err != nil {
 						return
 					}
 				}
@@ -446,4 +446,35 @@ func TestH1BadChunkIsTheClients(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, res.StatusCode)
 	rec := nextRecord(t, rs, "/")
 	assert.Equal(t, ReasonBadBody, rec.Reason)
+}
+
+// TestH1BrokenResponseCutsTheClient: a backend that breaks off a response
+// after its head must not leave the client with what looks like a whole
+// response, chunked or not.
+func TestH1BrokenResponseCutsTheClient(t *testing.T) {
+	tests := []struct{ name, response string }{
+		{"chunked", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n"},
+		{"content length", "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nhello"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			addr, _, _ := rawBackendClosingAfter(t, 1, tt.response)
+			r, rs := singleBackendRouter(t, addr, Options{})
+			front := httptest.NewUnstartedServer(r)
+			front.Config.ErrorLog = quietLogLogger()
+			front.Start()
+			defer front.Close()
+			// A head still in the server's buffer is never sent; one
+			// already sent is followed by a cut connection.
+			res, err := front.Client().Get(front.URL + "/")
+			if err == nil {
+				_, err = io.ReadAll(res.Body)
+				res.Body.Close()
+			}
+			assert.Error(t, err, "the client must see the response cut short")
+			rec := nextRecord(t, rs, "/")
+			assert.Equal(t, ReasonUpstreamError, rec.Reason)
+			assert.Zero(t, r.InFlight(addr))
+		})
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -114,7 +115,7 @@ func (t *h1Try) send(upgrade string, length int64) (*http.Response, error) {
 	deadline := time.Now().Add(t.pool.read)
 	waiting := length != 0 && expectsContinue(req)
 	if length != 0 && !waiting {
-		t.body = startBody(pc, req, length)
+		t.body = startBody(pc, req, length, t.pool.read)
 	}
 	for {
 		dl := deadline
@@ -125,11 +126,15 @@ func (t *h1Try) send(upgrade string, length int64) (*http.Response, error) {
 				dl = c
 			}
 		}
-		_ = pc.c.SetReadDeadline(dl)
+		if t.body != nil {
+			t.body.setHeaderDeadline(pc)
+		} else {
+			_ = pc.c.SetReadDeadline(dl)
+		}
 		if _, err := pc.br.Peek(1); err != nil {
 			if waiting && timedOut(err) && time.Now().Before(deadline) && t.req.Context().Err() == nil {
 				waiting = false
-				t.body = startBody(pc, req, length)
+				t.body = startBody(pc, req, length, t.pool.read)
 				continue
 			}
 			if !t.received {
@@ -147,7 +152,11 @@ func (t *h1Try) send(upgrade string, length int64) (*http.Response, error) {
 			return nil, errors.New("malformed status code " + strconv.Itoa(res.StatusCode))
 		}
 		if res.StatusCode >= 200 || res.StatusCode == http.StatusSwitchingProtocols {
-			_ = pc.c.SetReadDeadline(time.Time{})
+			if t.body != nil {
+				t.body.headReceived(pc)
+			} else {
+				_ = pc.c.SetReadDeadline(time.Time{})
+			}
 			if waiting {
 				t.bodyUnsent = true
 			}
@@ -156,7 +165,7 @@ func (t *h1Try) send(upgrade string, length int64) (*http.Response, error) {
 		if res.StatusCode == http.StatusContinue {
 			if waiting {
 				waiting = false
-				t.body = startBody(pc, req, length)
+				t.body = startBody(pc, req, length, t.pool.read)
 			}
 			continue
 		}
@@ -361,12 +370,52 @@ type bodySender struct {
 	err    error // set before done is closed
 	read   atomic.Bool
 	client atomic.Pointer[error] // reading the client's body failed
+
+	// The wait for the response head (Options.ReadTimeout) starts when the
+	// body is sent, as net/http's ResponseHeaderTimeout does: a long
+	// upload is not a slow backend.
+	mu       sync.Mutex
+	timeout  time.Duration
+	sentAt   time.Time // zero until sent
+	headDone bool      // the final response head arrived: no more deadlines
 }
 
-func startBody(pc *h1Conn, req *http.Request, length int64) *bodySender {
-	s := &bodySender{done: make(chan struct{})}
+func startBody(pc *h1Conn, req *http.Request, length int64, timeout time.Duration) *bodySender {
+	s := &bodySender{done: make(chan struct{}), timeout: timeout}
 	go s.run(pc, req, length)
 	return s
+}
+
+// setHeaderDeadline bounds the reader's wait: none while the body is
+// still being sent, ReadTimeout from the end of the body after. The
+// sender sets the deadline itself when it finishes; the lock keeps the
+// two from undoing each other.
+func (s *bodySender) setHeaderDeadline(pc *h1Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sentAt.IsZero() {
+		_ = pc.c.SetReadDeadline(time.Time{})
+	} else {
+		_ = pc.c.SetReadDeadline(s.sentAt.Add(s.timeout))
+	}
+}
+
+func (s *bodySender) sent(pc *h1Conn) {
+	s.mu.Lock()
+	s.sentAt = time.Now()
+	if !s.headDone {
+		_ = pc.c.SetReadDeadline(s.sentAt.Add(s.timeout))
+	}
+	s.mu.Unlock()
+}
+
+// headReceived lifts the deadline for good: the response body is bounded
+// by the client, not by ReadTimeout.
+func (s *bodySender) headReceived(pc *h1Conn) {
+	s.mu.Lock()
+	s.headDone = true
+	_ = pc.c.SetReadDeadline(time.Time{})
+	s.mu.Unlock()
 }
 
 // consumed reports that some of the client's body was read (nil: none).
@@ -384,6 +433,7 @@ func (s *bodySender) clientError() error {
 
 func (s *bodySender) run(pc *h1Conn, req *http.Request, length int64) {
 	defer close(s.done)
+	defer s.sent(pc)
 	bw := pc.bw
 	chunked := length < 0
 	buf := copyBuffers.Get().(*[copyBufferSize]byte)

@@ -478,3 +478,49 @@ func TestH1BrokenResponseCutsTheClient(t *testing.T) {
 		})
 	}
 }
+
+// TestH1SlowUploadIsNotATimeout: ReadTimeout bounds the wait for the
+// response head once the request body is sent, as net/http's
+// ResponseHeaderTimeout does, not the time the client takes to send it;
+// a backend answering while the body still streams keeps no deadline
+// for its response body either.
+func TestH1SlowUploadIsNotATimeout(t *testing.T) {
+	tests := []struct {
+		name        string
+		answerEarly bool
+	}{
+		{"answer after the body", false},
+		{"answer before the body ends", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			addr, _ := countingBackend(t, func(w http.ResponseWriter, r *http.Request) {
+				if tt.answerEarly {
+					_ = http.NewResponseController(w).EnableFullDuplex()
+					w.WriteHeader(http.StatusOK)
+					_ = http.NewResponseController(w).Flush()
+				}
+				n, _ := io.Copy(io.Discard, r.Body)
+				if tt.answerEarly {
+					time.Sleep(300 * time.Millisecond) // past ReadTimeout after the body
+				}
+				_, _ = io.WriteString(w, "read "+strconv.FormatInt(n, 10)+"\n")
+			})
+			r, _ := singleBackendRouter(t, addr, Options{ReadTimeout: 150 * time.Millisecond})
+			front := httptest.NewServer(r)
+			defer front.Close()
+			pr, pw := io.Pipe()
+			go func() {
+				for range 5 {
+					time.Sleep(80 * time.Millisecond)
+					_, _ = io.WriteString(pw, "0123456789")
+				}
+				pw.Close()
+			}()
+			res, err := front.Client().Post(front.URL+"/upload", "text/plain", pr)
+			require.NoError(t, err)
+			assert.Equal(t, http.StatusOK, res.StatusCode)
+			assert.Equal(t, "read 50\n", body(t, res))
+		})
+	}
+}

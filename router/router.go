@@ -76,11 +76,13 @@ import (
 type Options struct {
 	// Transport carries every proxied request, whatever the backend's
 	// protocol; the request's URL scheme is "https" for HTTPS and GRPCS
-	// backends. Nil: New builds pooled transports with keep-alives — HTTP/1.1
-	// for HTTP and HTTPS backends, cleartext HTTP/2 (h2c) for GRPC, HTTP/2
-	// over TLS for GRPCS. TLS to backends does not verify the certificate,
-	// like ingress-nginx's default (proxy-ssl-verify off): backends are
-	// addressed by pod IP, which their certificates rarely name.
+	// backends. Nil: HTTP backends go through the Router's own pool of
+	// HTTP/1.1 keep-alive connections, which exchanges each request on the
+	// handler's goroutine (the fast path), and New builds pooled net/http
+	// transports for the rest — HTTP/1.1 for HTTPS, cleartext HTTP/2 (h2c)
+	// for GRPC, HTTP/2 over TLS for GRPCS. TLS to backends does not verify
+	// the certificate, like ingress-nginx's default (proxy-ssl-verify off):
+	// backends are addressed by pod IP, which their certificates rarely name.
 	Transport http.RoundTripper
 	// Registry holds the counters that outlive tables. Nil: a new one,
 	// owned by the Router, which sweeps idle counters of removed backends

@@ -49,8 +49,11 @@ func (r *Router) serveH1(x *exchange, req *http.Request) {
 		res, err := t.send(upgrade, length)
 		if err != nil {
 			var nr noResponse
+			// Once a sender started on the body it may be blocked reading
+			// it, so the body cannot be handed to another try even if
+			// nothing of it has been read yet.
 			retry := pc.reused && !fresh && errors.As(err, &nr) && !timedOut(err) && ctx.Err() == nil &&
-				idempotent(req.Method) && !t.body.consumed()
+				idempotent(req.Method) && t.body == nil
 			clientErr := t.body.clientError()
 			t.end(false)
 			if retry {
@@ -367,8 +370,7 @@ func closeWrite(c net.Conn) {
 // bodySender writes the request body to the backend on its own goroutine.
 type bodySender struct {
 	done   chan struct{}
-	err    error // set before done is closed
-	read   atomic.Bool
+	err    error                 // set before done is closed
 	client atomic.Pointer[error] // reading the client's body failed
 
 	// The wait for the response head (Options.ReadTimeout) starts when the
@@ -418,9 +420,6 @@ func (s *bodySender) headReceived(pc *h1Conn) {
 	s.mu.Unlock()
 }
 
-// consumed reports that some of the client's body was read (nil: none).
-func (s *bodySender) consumed() bool { return s != nil && s.read.Load() }
-
 func (s *bodySender) clientError() error {
 	if s == nil {
 		return nil
@@ -441,7 +440,6 @@ func (s *bodySender) run(pc *h1Conn, req *http.Request, length int64) {
 	for {
 		n, rerr := req.Body.Read(buf[:])
 		if n > 0 {
-			s.read.Store(true)
 			if chunked {
 				bw.Write(appendHex(bw.AvailableBuffer(), n))
 				bw.WriteString("\r\n")

@@ -177,7 +177,7 @@ const okResponse = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n"
 // Closed while idle, the probe finds out before the request is written;
 // closed when the request arrived, before any byte of the response, the
 // request is sent once more on a new connection if it is idempotent and
-// nothing of its body was read, as net/http does.
+// no body was being sent (a body may be half read), as net/http does.
 func TestH1BackendClosesKeptAlive(t *testing.T) {
 	tests := []struct {
 		name         string

@@ -39,7 +39,7 @@ func benchSetup(b *testing.B) (tr *http.Transport, backend *httptest.Server) {
 	return tr, backend
 }
 
-func benchRouter(b *testing.B, tr http.RoundTripper, addr string) http.Handler {
+func benchRouter(b *testing.B, tr http.RoundTripper, addr string) *Router {
 	web := httpBackend("prod/web:80", addr)
 	other := httpBackend("prod/other:80", "10.9.9.9:80")
 	r := newTestRouter(Options{Transport: tr})
@@ -124,22 +124,29 @@ func benchServer(b *testing.B, h http.Handler) {
 	})
 }
 
+// proxies are the router with its own HTTP/1.1 pool (the default), the
+// router with the net/http transport in Options.Transport, and the bare
+// proxy with that same transport.
 func proxies(b *testing.B) map[string]http.Handler {
 	tr, backend := benchSetup(b)
 	addr := backend.Listener.Addr().String()
-	return map[string]http.Handler{"router": benchRouter(b, tr, addr), "bare": bareProxy(tr, addr)}
+	own := benchRouter(b, nil, addr)
+	b.Cleanup(own.CloseIdleConnections)
+	return map[string]http.Handler{"router": own, "router-nethttp": benchRouter(b, tr, addr), "bare": bareProxy(tr, addr)}
 }
+
+var proxyNames = []string{"router", "router-nethttp", "bare"}
 
 func BenchmarkHandler(b *testing.B) {
 	hs := proxies(b)
-	for _, name := range []string{"router", "bare"} {
+	for _, name := range proxyNames {
 		b.Run("proxy="+name, func(b *testing.B) { benchHandler(b, hs[name]) })
 	}
 }
 
 func BenchmarkServer(b *testing.B) {
 	hs := proxies(b)
-	for _, name := range []string{"router", "bare"} {
+	for _, name := range proxyNames {
 		b.Run("proxy="+name, func(b *testing.B) { benchServer(b, hs[name]) })
 	}
 }

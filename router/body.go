@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"sync/atomic"
 	"time"
 )
 
@@ -50,13 +51,24 @@ type clientBody struct {
 	timeout time.Duration
 	limit   int64 // 0: none
 	n       int64
-	err     error // the first error other than io.EOF
-	done    bool  // io.EOF seen
+	// err is the first error other than io.EOF. It is written by whoever
+	// reads the body, which may be a sender goroutine still running when
+	// the handler asks (see answer).
+	err  atomic.Pointer[error]
+	done bool // io.EOF seen
+}
+
+// failure is the first error other than io.EOF; nil if none (yet).
+func (b *clientBody) failure() error {
+	if p := b.err.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 func (b *clientBody) Read(p []byte) (int, error) {
-	if b.err != nil {
-		return 0, b.err
+	if err := b.failure(); err != nil {
+		return 0, err
 	}
 	if b.limit > 0 && int64(len(p)) > b.limit-b.n+1 {
 		// One byte past the limit is enough to know it is over.
@@ -76,10 +88,10 @@ func (b *clientBody) Read(p []byte) (int, error) {
 	case err == io.EOF:
 		b.done = true
 		b.clearDeadline()
-	case err != nil && b.err == nil:
+	case err != nil && b.failure() == nil:
 		// The deadline stays: net/http would otherwise wait for the rest
 		// of a stalled body before sending the answer.
-		b.err = err
+		b.err.Store(&err)
 	}
 	return n, err
 }
@@ -97,15 +109,18 @@ func (b *clientBody) Close() error { return b.r.Close() }
 // answer is the router's answer for a request whose body failed, and
 // whether it failed.
 func (b *clientBody) answer() (answer, bool) {
-	if b == nil || b.err == nil {
+	if b == nil {
 		return answer{}, false
 	}
+	err := b.failure()
 	switch {
-	case errors.Is(b.err, io.ErrUnexpectedEOF):
+	case err == nil:
+		return answer{}, false
+	case errors.Is(err, io.ErrUnexpectedEOF):
 		return ansClientGone, true
-	case errors.Is(b.err, errBodyTooLarge):
+	case errors.Is(err, errBodyTooLarge):
 		return ansBodyTooLarge, true
-	case errors.Is(b.err, os.ErrDeadlineExceeded):
+	case errors.Is(err, os.ErrDeadlineExceeded):
 		return ansClientTimeout, true
 	}
 	return ansBadBody, true
@@ -122,7 +137,7 @@ func (b *clientBody) buffer(req *http.Request, max int64) bool {
 		buf.Grow(int(req.ContentLength))
 	}
 	_, err := io.Copy(&buf, io.LimitReader(b, max+1))
-	if err != nil || b.err != nil {
+	if err != nil || b.failure() != nil {
 		return false
 	}
 	if !b.done && int64(buf.Len()) > max {

@@ -7,6 +7,9 @@ import "net/http"
 // such a method). Connections in use are left alone. Call it when the
 // Router is retired, so that nothing it opened outlives it.
 func (r *Router) CloseIdleConnections() {
+	if r.h1 != nil {
+		r.h1.closeIdle()
+	}
 	up, ok := r.proxy.Transport.(*upstream)
 	if !ok {
 		return

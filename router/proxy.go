@@ -59,65 +59,104 @@ func rewrite(pr *httputil.ProxyRequest) {
 	setForwarded(in, out.Header, x.proto, x.forwarded[:0])
 }
 
-// setForwarded sets X-Forwarded-For (appended), -Host, -Port, -Proto (the
-// scheme the client used, see Router.clientProto), X-Real-IP, and exactly
-// one X-Request-ID; it drops header names with '_'. The values share
-// the backing array of v (capacity 6), each capped so appending to one
-// cannot touch another.
+// forwarding is what SPEC §13 forwards about one request, worked out once
+// for whichever upstream path carries it: setForwarded puts it in the
+// outgoing header map of the net/http path, writeForwarded writes it
+// straight into the request head of the fast path.
+type forwarding struct {
+	clientIP string
+	// prior is the client's X-Forwarded-For, which clientIP is appended to.
+	prior []string
+	host  string // X-Forwarded-Host: the client's Host
+	// port is the listener's port (nginx's $server_port); 0 when the
+	// handler runs without a listener, and portText says it instead.
+	port     int
+	portText string
+	proto    string // X-Forwarded-Proto (see Router.clientProto)
+	// requestID is the client's first X-Request-ID; "" when it sent none,
+	// and then a new one is generated as it is written.
+	requestID string
+}
+
+func forwardingOf(in *http.Request, proto string) forwarding {
+	f := forwarding{prior: in.Header["X-Forwarded-For"], host: in.Host, proto: proto}
+	ip, _, err := net.SplitHostPort(in.RemoteAddr)
+	if err != nil {
+		ip = in.RemoteAddr
+	}
+	f.clientIP = ip
+	if a, ok := in.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr); ok {
+		f.port = a.Port
+	} else {
+		f.portText = serverPort(in)
+	}
+	// Exactly one, the client's first, as nginx's $http_x_request_id.
+	if id := in.Header["X-Request-Id"]; len(id) > 0 {
+		f.requestID = id[0]
+	}
+	return f
+}
+
+// withheld reports a client request header that never reaches a backend,
+// on either path, besides hop-by-hop ones: the headers the router sets
+// itself, so that a client cannot forge what the proxy vouches for, and
+// names with '_', which nginx drops (underscores_in_headers off) because
+// CGI-style frameworks read X_Forwarded_For as X-Forwarded-For. The
+// client's X-Request-ID is withheld too; forwarding carries its first value.
+func withheld(k string) bool {
+	switch k {
+	case "Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Port", "X-Forwarded-Proto",
+		"X-Real-Ip", "X-Scheme", "X-Forwarded-Scheme", "X-Request-Id":
+		return true
+	}
+	return strings.IndexByte(k, '_') >= 0
+}
+
+// setForwarded puts the forwarding headers into the outgoing header map h
+// and removes every withheld client header. The values share the backing
+// array of v (capacity 6), each capped so appending to one cannot touch
+// another.
 func setForwarded(in *http.Request, h http.Header, proto string, v []string) {
+	f := forwardingOf(in, proto)
+	for k := range h {
+		if withheld(k) {
+			delete(h, k)
+		}
+	}
 	set := func(key, value string) {
 		v = append(v, value)
 		h[key] = v[len(v)-1 : len(v) : len(v)]
 	}
-	clientIP, _, err := net.SplitHostPort(in.RemoteAddr)
-	if err != nil {
-		clientIP = in.RemoteAddr
+	switch {
+	case len(f.prior) > 0 && f.clientIP != "":
+		set("X-Forwarded-For", strings.Join(f.prior, ", ")+", "+f.clientIP)
+	case len(f.prior) > 0:
+		set("X-Forwarded-For", strings.Join(f.prior, ", "))
+	case f.clientIP != "":
+		set("X-Forwarded-For", f.clientIP)
 	}
-	if prior := in.Header["X-Forwarded-For"]; len(prior) > 0 {
-		if clientIP != "" {
-			set("X-Forwarded-For", strings.Join(prior, ", ")+", "+clientIP)
-		} else {
-			set("X-Forwarded-For", strings.Join(prior, ", "))
-		}
-	} else if clientIP != "" {
-		set("X-Forwarded-For", clientIP)
+	if f.clientIP != "" {
+		set("X-Real-Ip", f.clientIP)
 	}
-	if clientIP != "" {
-		set("X-Real-Ip", clientIP)
+	if f.host != "" {
+		set("X-Forwarded-Host", f.host)
 	}
-	if in.Host != "" {
-		set("X-Forwarded-Host", in.Host)
+	if f.port != 0 {
+		set("X-Forwarded-Port", strconv.Itoa(f.port))
+	} else {
+		set("X-Forwarded-Port", f.portText)
 	}
-	set("X-Forwarded-Port", serverPort(in))
-	set("X-Forwarded-Proto", proto)
-	// Some frameworks also read the scheme from these; X-Forwarded-Proto
-	// carries it, and a client's own values must not reach a backend that
-	// trusts them. Removing them costs less than sending two more headers.
-	delete(h, "X-Forwarded-Scheme")
-	delete(h, "X-Scheme")
-	if id := h["X-Request-Id"]; len(id) == 0 || id[0] == "" {
+	set("X-Forwarded-Proto", f.proto)
+	if f.requestID == "" {
 		set("X-Request-Id", newRequestID())
-	} else if len(id) > 1 {
-		// Exactly one, the client's first, as nginx's $http_x_request_id.
-		h["X-Request-Id"] = id[:1:1]
-	}
-	// nginx drops header names with '_' (underscores_in_headers off):
-	// CGI-style frameworks read X_Forwarded_For as X-Forwarded-For, which
-	// would let a client forge what the proxy vouches for.
-	for k := range h {
-		if strings.IndexByte(k, '_') >= 0 {
-			delete(h, k)
-		}
+	} else {
+		set("X-Request-Id", f.requestID)
 	}
 }
 
-// serverPort is the port the client connected to: the listener's, as
-// nginx's $server_port; the Host header's or the scheme's default when the
-// handler runs without a listener.
+// serverPort is the port the client connected to when the handler runs
+// without a listener: the Host header's, or the scheme's default.
 func serverPort(req *http.Request) string {
-	if a, ok := req.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr); ok {
-		return strconv.Itoa(a.Port)
-	}
 	// The Host header's port, if any, without SplitHostPort's error
 	// allocation for the common portless Host.
 	if i := strings.LastIndexByte(req.Host, ':'); i >= 0 && i+1 < len(req.Host) && !strings.Contains(req.Host[i:], "]") {
@@ -191,24 +230,31 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 
 // proxyError answers a request whose exchange with the backend failed
 // before a response arrived.
-func (r *Router) proxyError(w http.ResponseWriter, req *http.Request, err error) {
-	x := req.Context().Value(exchangeKey{}).(*exchange)
+func (r *Router) proxyError(_ http.ResponseWriter, req *http.Request, err error) {
+	r.exchangeFailed(req.Context().Value(exchangeKey{}).(*exchange), req, err)
+}
+
+// exchangeFailed answers through the exchange itself (it is the
+// ResponseWriter ReverseProxy was given).
+func (r *Router) exchangeFailed(x *exchange, req *http.Request, err error) {
+	if a, failed := x.reqBody.answer(); failed {
+		// The client's body broke off, stalled, was too large or was
+		// malformed: its error, not the backend's, and no warning. This
+		// comes first: a failed read of the body also cancels the
+		// request's context, which does not mean the client left.
+		x.reason = a.reason
+		r.logger.Debug("client request body failed", "backend", x.backend.ID, "error", x.reqBody.failure())
+		if x.status == 0 {
+			closeAfter(x, req)
+			a.write(x, x.grpc)
+		}
+		return
+	}
 	if req.Context().Err() != nil {
 		// The client went away; nobody is left to read an answer.
 		x.status, x.reason = 499, ReasonClientClosed
 		r.logger.Debug("client closed the request before the backend answered",
 			"backend", x.backend.ID, "endpoint", x.endpoint.Addr)
-		return
-	}
-	if a, failed := x.reqBody.answer(); failed {
-		// The client's body broke off, stalled, was too large or was
-		// malformed: its error, not the backend's, and no warning.
-		x.reason = a.reason
-		r.logger.Debug("client request body failed", "backend", x.backend.ID, "error", x.reqBody.err)
-		if x.status == 0 {
-			closeAfter(w, req)
-			a.write(w, x.grpc)
-		}
 		return
 	}
 	a := ansUpstreamError
@@ -224,7 +270,7 @@ func (r *Router) proxyError(w http.ResponseWriter, req *http.Request, err error)
 	if x.status != 0 {
 		return // a 101 or other answer is already on its way
 	}
-	a.write(w, x.grpc)
+	a.write(x, x.grpc)
 }
 
 // unreachable reports a failure to open the connection (dial or TLS
@@ -270,14 +316,19 @@ type idBlock struct {
 var idBlocks = sync.Pool{New: func() any { return &idBlock{off: len(idBlock{}.buf)} }}
 
 func newRequestID() string {
+	var out [32]byte
+	return string(appendRequestID(out[:0]))
+}
+
+// appendRequestID appends a new request ID to dst.
+func appendRequestID(dst []byte) []byte {
 	b := idBlocks.Get().(*idBlock)
 	if b.off+16 > len(b.buf) {
 		_, _ = rand.Read(b.buf[:]) // never fails (crypto/rand crashes the program instead)
 		b.off = 0
 	}
-	var out [32]byte
-	hex.Encode(out[:], b.buf[b.off:b.off+16])
+	dst = hex.AppendEncode(dst, b.buf[b.off:b.off+16])
 	b.off += 16
 	idBlocks.Put(b)
-	return string(out[:])
+	return dst
 }

@@ -77,15 +77,18 @@ import (
 type Options struct {
 	// Transport carries every proxied request, whatever the backend's
 	// protocol; the request's URL scheme is "https" for HTTPS and GRPCS
-	// backends. Nil: New builds pooled transports with keep-alives — HTTP/1.1
-	// for HTTP and HTTPS backends, cleartext HTTP/2 (h2c) for GRPC, HTTP/2
-	// over TLS for GRPCS. TLS to backends does not verify the certificate,
-	// like ingress-nginx's default (proxy-ssl-verify off): backends are
-	// addressed by pod IP, which their certificates rarely name. A target
-	// starting with "//" that holds a byte RFC 3986 does not allow ('\',
-	// '"', non-ASCII) cannot be written byte for byte through a URL; the
-	// built-in transports send it on a connection of its own, while a
-	// Transport given here sees it as URL.RequestURI() escapes it.
+	// backends. Nil: HTTP backends go through the Router's own pool of
+	// HTTP/1.1 keep-alive connections, which exchanges each request on the
+	// handler's goroutine (the fast path), and New builds pooled net/http
+	// transports for the rest — HTTP/1.1 for HTTPS, cleartext HTTP/2 (h2c)
+	// for GRPC, HTTP/2 over TLS for GRPCS. TLS to backends does not verify
+	// the certificate, like ingress-nginx's default (proxy-ssl-verify off):
+	// backends are addressed by pod IP, which their certificates rarely name.
+	// A target starting with "//" that holds a byte RFC 3986 does not allow
+	// ('\', '"', non-ASCII) cannot be written byte for byte through a URL;
+	// the fast path writes it as received, the built-in HTTPS transport
+	// sends it on a connection of its own, while a Transport given here
+	// sees it as URL.RequestURI() escapes it.
 	Transport http.RoundTripper
 	// Registry holds the counters that outlive tables. Nil: a new one,
 	// owned by the Router, which sweeps idle counters of removed backends
@@ -179,6 +182,7 @@ type Router struct {
 	registry    *balance.Registry
 	sweep       bool // the registry is ours alone
 	proxy       *httputil.ReverseProxy
+	h1          *h1Pool // HTTP backends, unless Options.Transport is set
 	observer    func(Record)
 	logger      *slog.Logger
 	defaultCert *tls.Certificate
@@ -290,6 +294,7 @@ func New(o Options) *Router {
 	if o.Transport == nil {
 		up.h1, up.h2c, up.h2 = defaultTransports(connect, read)
 		up.verbatim = &verbatimTransport{dialer: &net.Dialer{Timeout: connect}, handshake: connect, header: read}
+		r.h1 = newH1Pool(connect, read)
 	}
 	r.proxy = &httputil.ReverseProxy{
 		Rewrite:        rewrite,

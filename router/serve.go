@@ -167,7 +167,8 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		r.refuse(w, req, grpc, st.gen, host, b, ansNoEndpoints)
 		return
 	}
-	if a, refused := r.checkBody(w, req, grpc); refused {
+	body, a, refused := r.checkBody(w, req, grpc)
+	if refused {
 		r.refuse(w, req, grpc, st.gen, host, b, a)
 		return
 	}
@@ -182,6 +183,7 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		path:     path,
 		query:    query,
 		hasQuery: hasQuery,
+		reqBody:  body,
 	}
 	// finish releases the endpoint on every way out, panics included.
 	defer r.finish(x, req)
@@ -191,8 +193,9 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		ansNoEndpoints.write(x, grpc)
 		return
 	}
-	if cb, ok := req.Body.(*clientBody); ok {
-		x.reqBody = cb
+	if r.h1 != nil && b.Protocol == match.HTTP {
+		r.serveH1(x, req)
+		return
 	}
 	x.ctx = exchangeContext{Context: req.Context(), x: x}
 	r.proxy.ServeHTTP(x, req.WithContext(&x.ctx))
@@ -202,15 +205,17 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 // a body of up to the buffer size whole before a backend is picked (see
 // clientBody.buffer). A gRPC body is a stream that may never end while
 // the call lasts, so it is only limited and timed, never buffered. It
-// reports the answer when the body is refused.
-func (r *Router) checkBody(w http.ResponseWriter, req *http.Request, grpc bool) (answer, bool) {
+// returns the body's wrapper, which both upstream paths consult when the
+// exchange fails (nil when there is no body), and the answer when the
+// body is refused.
+func (r *Router) checkBody(w http.ResponseWriter, req *http.Request, grpc bool) (*clientBody, answer, bool) {
 	if req.Body == nil || req.Body == http.NoBody {
-		return answer{}, false
+		return nil, answer{}, false
 	}
 	if r.maxBody > 0 && req.ContentLength > r.maxBody {
 		// Declared too large: refused before a byte is read, as nginx does.
 		closeAfter(w, req)
-		return ansBodyTooLarge, true
+		return nil, ansBodyTooLarge, true
 	}
 	cb := &clientBody{r: req.Body, timeout: r.bodyTimeout, limit: r.maxBody}
 	if r.bodyTimeout > 0 {
@@ -218,16 +223,16 @@ func (r *Router) checkBody(w http.ResponseWriter, req *http.Request, grpc bool) 
 	}
 	req.Body = cb
 	if grpc {
-		return answer{}, false
+		return cb, answer{}, false
 	}
 	if !cb.buffer(req, r.bufferMax) {
 		a, _ := cb.answer()
 		// The rest of the body is unread: the connection cannot carry
 		// another request.
 		closeAfter(w, req)
-		return a, true
+		return nil, a, true
 	}
-	return answer{}, false
+	return cb, answer{}, false
 }
 
 // backendRefusal is the answer for a backend that cannot be proxied to.
@@ -328,8 +333,8 @@ type exchange struct {
 	// writeErr the one that broke off the write to the client.
 	readErr, writeErr error
 	// body wraps the backend's response body (see modifyResponse),
-	// reqBody the client's request body while it is streamed (nil when
-	// there is none, or it was read whole before the pick).
+	// reqBody the client's request body (nil when there is none): when an
+	// exchange fails, its error says whether the client was at fault.
 	body    watchedBody
 	reqBody *clientBody
 	// key is the request's hash key ("" unless the policy is Hash): a

@@ -71,6 +71,11 @@ func (t *verbatimTransport) exchange(conn net.Conn, req *http.Request, path, que
 	h.Del("Connection")
 	h.Del("Content-Length")
 	h.Del("Transfer-Encoding")
+	if ua := h["User-Agent"]; len(ua) == 1 && ua[0] == "" {
+		// ReverseProxy's way of telling net/http to add none; written
+		// here it would send an empty User-Agent the client never did.
+		delete(h, "User-Agent")
+	}
 	hasBody := req.Body != nil && req.Body != http.NoBody
 	_, _ = io.WriteString(bw, req.Method+" "+target+" HTTP/1.1\r\nHost: "+host+"\r\nConnection: close\r\n")
 	switch {

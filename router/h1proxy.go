@@ -1,0 +1,501 @@
+package router
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// serveH1 proxies a request to an HTTP/1.1 backend over the router's own
+// connection pool, on the handler's goroutine: the request head is written
+// straight from the inbound request and the response is copied to the
+// client from the connection's buffer. Only a request body is written on a
+// second goroutine, so that a backend answering before it read the whole
+// body cannot stall the exchange.
+func (r *Router) serveH1(x *exchange, req *http.Request) {
+	ctx := req.Context()
+	upgrade := upgradeType(req.Header)
+	length := req.ContentLength
+	hasBody := req.Body != nil && req.Body != http.NoBody
+	if !hasBody {
+		length = 0
+	} else if length == 0 {
+		length = -1 // a body of unknown length: chunked
+	}
+	fresh := false // the next try dials a new connection
+	for {
+		pc, err := r.h1.get(ctx, x.endpoint.Addr, fresh)
+		if err != nil {
+			if unreachable(err) && ctx.Err() == nil && idempotent(req.Method) && x.balancer.Len() >= 2 && x.pick() {
+				fresh = false
+				continue
+			}
+			r.exchangeFailed(x, req, err)
+			return
+		}
+		t := h1Try{pool: r.h1, pc: pc, x: x, req: req}
+		if ctx.Done() != nil {
+			// A client that goes away ends the exchange with the backend,
+			// whatever it is waiting for.
+			t.stop = context.AfterFunc(ctx, pc.abort)
+		}
+		res, err := t.send(upgrade, length)
+		if err != nil {
+			var nr noResponse
+			// Once a sender started on the body it may be blocked reading
+			// it, so the body cannot be handed to another try even if
+			// nothing of it has been read yet.
+			retry := pc.reused && !fresh && errors.As(err, &nr) && !timedOut(err) && ctx.Err() == nil &&
+				idempotent(req.Method) && t.body == nil
+			if t.body != nil && ctx.Err() != nil {
+				// A failed read of the client's body cancels the context
+				// before the sender sees the error; it ends at once, and
+				// waiting for it tells a failed body from a client gone.
+				<-t.body.done
+			}
+			clientErr := t.body.clientError()
+			t.end(false)
+			if retry {
+				// The backend closed the kept-alive connection before it
+				// saw anything of this request: send it again, as
+				// net/http does, on a new connection.
+				fresh = true
+				continue
+			}
+			if clientErr != nil {
+				// exchangeFailed answers it as the client's (see clientBody).
+				err = clientErr
+			}
+			r.exchangeFailed(x, req, err)
+			return
+		}
+		if res.StatusCode == http.StatusSwitchingProtocols {
+			r.switchProtocols(&t, res, upgrade)
+			return
+		}
+		t.end(t.respond(res))
+		if x.readErr != nil {
+			// The status is sent: the only way left to tell the client the
+			// response is incomplete is to cut its connection, as
+			// ReverseProxy does. Otherwise a chunked response would end
+			// with a well-formed last chunk.
+			panic(http.ErrAbortHandler)
+		}
+		return
+	}
+}
+
+// h1Try is one attempt to exchange a request with a backend over pc.
+type h1Try struct {
+	pool *h1Pool
+	pc   *h1Conn
+	x    *exchange
+	req  *http.Request
+	stop func() bool // stops the client-cancellation hook; nil when none
+	body *bodySender // nil until a body is sent
+	// received: some of the response arrived; bodyUnsent: the request
+	// declared a body that was never sent (the backend answered first).
+	received, bodyUnsent bool
+}
+
+// noResponse is a failure before any byte of the response arrived.
+type noResponse struct{ err error }
+
+func (e noResponse) Error() string { return e.err.Error() }
+func (e noResponse) Unwrap() error { return e.err }
+
+// send writes the request and reads the head of the final response.
+// Informational responses are passed on to the client, except the
+// backend's 100 Continue: the client's own comes from net/http's server
+// when the body is first read.
+func (t *h1Try) send(upgrade string, length int64) (*http.Response, error) {
+	pc, req := t.pc, t.req
+	writeRequestHead(pc.bw, t.x, req, upgrade, length)
+	if err := pc.bw.Flush(); err != nil {
+		return nil, noResponse{err}
+	}
+	deadline := time.Now().Add(t.pool.read)
+	waiting := length != 0 && expectsContinue(req)
+	if length != 0 && !waiting {
+		t.body = startBody(pc, req, length, t.pool.read)
+	}
+	for {
+		dl := deadline
+		if waiting {
+			// As net/http: wait a second for the backend's 100 Continue or
+			// its refusal, then send the body anyway.
+			if c := time.Now().Add(time.Second); c.Before(dl) {
+				dl = c
+			}
+		}
+		if t.body != nil {
+			t.body.setHeaderDeadline(pc)
+		} else {
+			_ = pc.c.SetReadDeadline(dl)
+		}
+		if _, err := pc.br.Peek(1); err != nil {
+			if waiting && timedOut(err) && time.Now().Before(deadline) && t.req.Context().Err() == nil {
+				waiting = false
+				t.body = startBody(pc, req, length, t.pool.read)
+				continue
+			}
+			if !t.received {
+				return nil, noResponse{err}
+			}
+			return nil, err
+		}
+		t.received = true
+		res, err := http.ReadResponse(pc.br, req)
+		if err != nil {
+			return nil, err
+		}
+		if res.StatusCode < 100 {
+			// ReadResponse takes any three digits; no ResponseWriter does.
+			return nil, errors.New("malformed status code " + strconv.Itoa(res.StatusCode))
+		}
+		if res.StatusCode >= 200 || res.StatusCode == http.StatusSwitchingProtocols {
+			if t.body != nil {
+				t.body.headReceived(pc)
+			} else {
+				_ = pc.c.SetReadDeadline(time.Time{})
+			}
+			if waiting {
+				t.bodyUnsent = true
+			}
+			return res, nil
+		}
+		if res.StatusCode == http.StatusContinue {
+			if waiting {
+				waiting = false
+				t.body = startBody(pc, req, length, t.pool.read)
+			}
+			continue
+		}
+		t.inform(res)
+	}
+}
+
+func expectsContinue(req *http.Request) bool {
+	return len(req.Header["Expect"]) > 0 && strings.EqualFold(req.Header["Expect"][0], "100-continue")
+}
+
+// inform passes an informational response (103 Early Hints and the like)
+// on to the client.
+func (t *h1Try) inform(res *http.Response) {
+	h := t.x.w.Header()
+	for k, vs := range res.Header {
+		h[k] = vs
+	}
+	t.x.w.WriteHeader(res.StatusCode)
+	for k := range res.Header {
+		delete(h, k)
+	}
+}
+
+// respond copies the response to the client and reports whether it was
+// read to its end.
+func (t *h1Try) respond(res *http.Response) bool {
+	x := t.x
+	h := x.w.Header()
+	conn := res.Header["Connection"]
+	for k, vs := range res.Header {
+		if skipResponseHeader(k) || len(conn) > 0 && connectionListed(conn, k) {
+			continue
+		}
+		if old := h[k]; old != nil {
+			h[k] = append(old, vs...)
+		} else {
+			h[k] = vs
+		}
+	}
+	var announced []string
+	if len(res.Trailer) > 0 {
+		announced = make([]string, 0, len(res.Trailer))
+		for k := range res.Trailer {
+			announced = append(announced, k)
+		}
+		h["Trailer"] = announced
+	}
+	x.WriteHeader(res.StatusCode)
+	// As ReverseProxy: flush every piece of a response of unknown length
+	// and of server-sent events, buffer the rest.
+	flush := res.ContentLength < 0 || isEventStream(res.Header)
+	buf := copyBuffers.Get().(*[copyBufferSize]byte)
+	defer copyBuffers.Put(buf)
+	for {
+		n, err := res.Body.Read(buf[:])
+		if n > 0 {
+			if _, werr := x.Write(buf[:n]); werr != nil {
+				return false
+			}
+			if flush && err == nil {
+				if ferr := http.NewResponseController(x.w).Flush(); ferr != nil && x.writeErr == nil {
+					x.writeErr = ferr
+					return false
+				}
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			x.readErr = err
+			return false
+		}
+	}
+	for k, vs := range res.Trailer {
+		if !contains(announced, k) {
+			k = http.TrailerPrefix + k
+		}
+		h[k] = vs
+	}
+	return !res.Close
+}
+
+func contains(l []string, s string) bool {
+	for _, v := range l {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func isEventStream(h http.Header) bool {
+	ct := h["Content-Type"]
+	return len(ct) > 0 && strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct[0])), "text/event-stream")
+}
+
+// Response headers a proxy must not pass on (RFC 9110 §7.6.1).
+func skipResponseHeader(k string) bool {
+	switch k {
+	case "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
+		"Te", "Trailer", "Transfer-Encoding", "Upgrade":
+		return true
+	}
+	return false
+}
+
+// end releases the connection: back to the pool when the exchange left it
+// clean (the response read to its end, the request body sent in full, the
+// client still there), closed otherwise.
+func (t *h1Try) end(complete bool) {
+	if t.stop != nil && !t.stop() {
+		complete = false // the client went away: the hook closed the connection
+	}
+	if t.body != nil {
+		select {
+		case <-t.body.done:
+			if t.body.err != nil {
+				complete = false
+			}
+		default:
+			// Still sending the body: the connection is closed under the
+			// sender, which may yet touch its buffers, so they are left to
+			// the collector.
+			_ = t.pc.c.Close()
+			return
+		}
+	}
+	if complete && !t.bodyUnsent {
+		t.pool.put(t.pc)
+		return
+	}
+	t.pc.close()
+}
+
+// switchProtocols tunnels an Upgrade once the backend answered 101: the
+// client's connection is taken over from the server and bytes are copied
+// both ways until either side closes.
+func (r *Router) switchProtocols(t *h1Try, res *http.Response, upgrade string) {
+	x, pc := t.x, t.pc
+	got := res.Header.Get("Upgrade")
+	if upgrade == "" || !strings.EqualFold(got, upgrade) {
+		t.end(false)
+		r.exchangeFailed(x, t.req, errors.New("backend switched protocols to "+got+" when "+upgrade+" was asked for"))
+		return
+	}
+	if t.stop != nil && !t.stop() {
+		t.stop = nil
+		t.end(false)
+		x.status, x.reason = 499, ReasonClientClosed
+		return
+	}
+	t.stop = nil
+	cc, brw, err := x.Hijack()
+	if err != nil {
+		t.end(false)
+		r.exchangeFailed(x, t.req, err)
+		return
+	}
+	defer cc.Close()
+	defer pc.close()
+	brw.WriteString("HTTP/1.1 ")
+	brw.WriteString(res.Status)
+	brw.WriteString("\r\n")
+	for k, vs := range res.Header {
+		if skipResponseHeader(k) {
+			continue
+		}
+		for _, v := range vs {
+			writeHeader(brw.Writer, k, v)
+		}
+	}
+	writeHeader(brw.Writer, "Connection", "Upgrade")
+	writeHeader(brw.Writer, "Upgrade", got)
+	brw.WriteString("\r\n")
+	if err := brw.Flush(); err != nil {
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = io.Copy(pc.c, brw.Reader)
+		closeWrite(pc.c)
+	}()
+	_, _ = io.Copy(cc, pc.br)
+	// One side is finished: closing both ends the other copy.
+	_ = cc.Close()
+	_ = pc.c.Close()
+	<-done
+}
+
+func closeWrite(c net.Conn) {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+	}
+}
+
+// bodySender writes the request body to the backend on its own goroutine.
+type bodySender struct {
+	done   chan struct{}
+	err    error                 // set before done is closed
+	client atomic.Pointer[error] // reading the client's body failed
+
+	// The wait for the response head (Options.ReadTimeout) starts when the
+	// body is sent, as net/http's ResponseHeaderTimeout does: a long
+	// upload is not a slow backend.
+	mu       sync.Mutex
+	timeout  time.Duration
+	sentAt   time.Time // zero until sent
+	headDone bool      // the final response head arrived: no more deadlines
+}
+
+func startBody(pc *h1Conn, req *http.Request, length int64, timeout time.Duration) *bodySender {
+	s := &bodySender{done: make(chan struct{}), timeout: timeout}
+	go s.run(pc, req, length)
+	return s
+}
+
+// setHeaderDeadline bounds the reader's wait: none while the body is
+// still being sent, ReadTimeout from the end of the body after. The
+// sender sets the deadline itself when it finishes; the lock keeps the
+// two from undoing each other.
+func (s *bodySender) setHeaderDeadline(pc *h1Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sentAt.IsZero() {
+		_ = pc.c.SetReadDeadline(time.Time{})
+	} else {
+		_ = pc.c.SetReadDeadline(s.sentAt.Add(s.timeout))
+	}
+}
+
+func (s *bodySender) sent(pc *h1Conn) {
+	s.mu.Lock()
+	s.sentAt = time.Now()
+	if !s.headDone {
+		_ = pc.c.SetReadDeadline(s.sentAt.Add(s.timeout))
+	}
+	s.mu.Unlock()
+}
+
+// headReceived lifts the deadline for good: the response body is bounded
+// by the client, not by ReadTimeout.
+func (s *bodySender) headReceived(pc *h1Conn) {
+	s.mu.Lock()
+	s.headDone = true
+	_ = pc.c.SetReadDeadline(time.Time{})
+	s.mu.Unlock()
+}
+
+func (s *bodySender) clientError() error {
+	if s == nil {
+		return nil
+	}
+	if p := s.client.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (s *bodySender) run(pc *h1Conn, req *http.Request, length int64) {
+	defer close(s.done)
+	defer s.sent(pc)
+	bw := pc.bw
+	chunked := length < 0
+	buf := copyBuffers.Get().(*[copyBufferSize]byte)
+	defer copyBuffers.Put(buf)
+	for {
+		n, rerr := req.Body.Read(buf[:])
+		if n > 0 {
+			if chunked {
+				bw.Write(appendHex(bw.AvailableBuffer(), n))
+				bw.WriteString("\r\n")
+			}
+			bw.Write(buf[:n])
+			if chunked {
+				bw.WriteString("\r\n")
+			}
+			// Flushed piece by piece: a client streaming its body may be
+			// waiting for the backend's answer to each piece.
+			if err := bw.Flush(); err != nil {
+				s.err = err
+				return
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			s.err = rerr
+			s.client.Store(&rerr)
+			// The backend waits for the rest of a body that will never
+			// come; closing the connection ends its wait and ours.
+			_ = pc.c.Close()
+			return
+		}
+	}
+	if chunked {
+		bw.WriteString("0\r\n")
+		for k, vs := range req.Trailer {
+			for _, v := range vs {
+				writeHeader(bw, k, v)
+			}
+		}
+		bw.WriteString("\r\n")
+	}
+	s.err = bw.Flush()
+}
+
+func appendHex(b []byte, n int) []byte {
+	const digits = "0123456789abcdef"
+	var tmp [16]byte
+	i := len(tmp)
+	for {
+		i--
+		tmp[i] = digits[n&0xf]
+		n >>= 4
+		if n == 0 {
+			break
+		}
+	}
+	return append(b, tmp[i:]...)
+}

@@ -225,3 +225,36 @@ func TestUpstreamPathsRetry(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkUpstreamPathsBody is BenchmarkHandler with a 1 KiB request
+// body, which both paths receive buffered (see checkBody), on the fast
+// path and on the net/http path with the router's built-in transports.
+func BenchmarkUpstreamPathsBody(b *testing.B) {
+	_, backend := benchSetup(b)
+	addr := backend.Listener.Addr().String()
+	payload := strings.Repeat("x", 1<<10)
+	for _, p := range upstreamPaths {
+		b.Run("path="+p.name, func(b *testing.B) {
+			r := benchRouter(b, nil, addr)
+			if p.netHTTP {
+				r.h1 = nil
+			}
+			b.Cleanup(r.CloseIdleConnections)
+			body := strings.NewReader(payload)
+			req := httptest.NewRequest(http.MethodPost, "/api/v1/items", nil)
+			req.Host = "shop.example.com"
+			w := &discardWriter{h: make(http.Header)}
+			b.ReportAllocs()
+			for b.Loop() {
+				body.Reset(payload)
+				req.Body, req.ContentLength = io.NopCloser(body), int64(len(payload))
+				clear(w.h)
+				w.status = 0
+				r.ServeHTTP(w, req)
+				if w.status != http.StatusOK {
+					b.Fatalf("status %d", w.status)
+				}
+			}
+		})
+	}
+}

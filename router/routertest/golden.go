@@ -167,12 +167,12 @@ func compareGolden(path, got string, update bool) Golden {
 	}
 	switch {
 	case errors.Is(readErr, fs.ErrNotExist):
-		g.Problem = fmt.Sprintf("%s: golden table missing; run go test with -update to create it", path)
+		g.Problem = fmt.Sprintf("%s: golden table missing; run go test (or examples/check) with -update to create it", path)
 	case readErr != nil:
 		g.Problem = fmt.Sprintf("golden: %v", readErr)
 	default:
 		d := cmp.Diff(strings.Split(string(want), "\n"), strings.Split(got, "\n"), wholeLines)
-		g.Problem = fmt.Sprintf("%s: compiled tables differ from the golden (-golden +got); if the change is intended, run go test with -update:\n%s", path, d)
+		g.Problem = fmt.Sprintf("%s: compiled tables differ from the golden (-golden +got); if the change is intended, run go test (or examples/check) with -update:\n%s", path, d)
 	}
 	return g
 }

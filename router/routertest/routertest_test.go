@@ -401,7 +401,7 @@ func TestRunFilesReportsFailures(t *testing.T) {
 	require.Len(t, tb.errors, 2)
 	require.Contains(t, tb.errors[0], `case "wrong expectations"`)
 	require.Contains(t, tb.errors[0], `requests[3]: GET /api host="shop.example.com" scheme=https`)
-	require.Equal(t, filepath.Join(dir, "mismatch.golden")+": golden table missing; run go test with -update to create it", tb.errors[1])
+	require.Equal(t, filepath.Join(dir, "mismatch.golden")+": golden table missing; run go test (or examples/check) with -update to create it", tb.errors[1])
 
 	// -update writes the golden; later runs compare against it.
 	setUpdate(t, true)

@@ -93,7 +93,7 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	grpc := isGRPC(req)
 	st := r.state.Load()
 	if st == nil {
-		r.refuse(w, req, grpc, 0, match.NormalizeHost(req.Host), nil, match.Source{}, ansNoTable)
+		r.refuse(w, req, grpc, 0, match.NormalizeHost(req.Host), nil, nil, ansNoTable)
 		return
 	}
 	host := match.NormalizeHost(req.Host)
@@ -101,7 +101,7 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		// HTTP/1.1 requires a Host, HTTP/2 an :authority (or Host); without
 		// one the backend would see its own address as the Host. nginx
 		// answers 400; HTTP/1.0 may omit it and gets the catch-all.
-		r.refuse(w, req, grpc, st.gen, host, nil, match.Source{}, ansNoHost)
+		r.refuse(w, req, grpc, st.gen, host, nil, nil, ansNoHost)
 		return
 	}
 	path, query, hasQuery, ok := requestTarget(req)
@@ -113,7 +113,7 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		case hasUserinfo(req.RequestURI):
 			a = ansUserinfo
 		}
-		r.refuse(w, req, grpc, st.gen, host, nil, match.Source{}, a)
+		r.refuse(w, req, grpc, st.gen, host, nil, nil, a)
 		return
 	}
 	clean, err := match.NormalizePath(beforeFragment(path))
@@ -127,7 +127,7 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		case errors.Is(err, match.ErrNUL):
 			a = ansPathNUL
 		}
-		r.refuse(w, req, grpc, st.gen, host, nil, match.Source{}, a)
+		r.refuse(w, req, grpc, st.gen, host, nil, nil, a)
 		return
 	}
 	res := st.table.Lookup(host, clean)
@@ -197,15 +197,17 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.proxy.ServeHTTP(x, req.WithContext(&x.ctx))
 }
 
-// matched is the declaration a lookup matched, for the record.
-func matched(res match.Result) match.Source {
+// matched is the declaration a lookup matched, for the record; nil when
+// nothing matched. It points into the immutable table, so holding it costs
+// a request one word.
+func matched(res match.Result) *match.Source {
 	switch {
 	case res.Route != nil:
-		return res.Route.Source
+		return &res.Route.Source
 	case res.Backend != nil:
-		return res.Host.FallbackSource
+		return &res.Host.FallbackSource
 	}
-	return match.Source{}
+	return nil
 }
 
 // backendRefusal is the answer for a backend that cannot be proxied to.
@@ -227,7 +229,7 @@ func backendRefusal(b *match.Backend) (answer, bool) {
 }
 
 // refuse writes an answer the router makes without proxying.
-func (r *Router) refuse(w http.ResponseWriter, req *http.Request, grpc bool, gen uint64, host string, b *match.Backend, route match.Source, a answer) {
+func (r *Router) refuse(w http.ResponseWriter, req *http.Request, grpc bool, gen uint64, host string, b *match.Backend, route *match.Source, a answer) {
 	a.write(w, grpc)
 	if r.observer == nil {
 		return
@@ -239,10 +241,12 @@ func (r *Router) refuse(w http.ResponseWriter, req *http.Request, grpc bool, gen
 		Path:       receivedTarget(req),
 		Status:     a.status,
 		Reason:     a.reason,
-		Route:      route,
 	}
 	if b != nil {
 		rec.Backend = b.ID
+	}
+	if route != nil {
+		rec.Route = *route
 	}
 	r.observer(rec)
 }
@@ -273,12 +277,14 @@ func (r *Router) finish(x *exchange, req *http.Request) {
 		Path:       receivedTarget(req),
 		Status:     x.status,
 		Backend:    x.backend.ID,
-		Route:      x.route,
 		Reason:     x.reason,
 		Tries:      x.tries,
 	}
 	if x.picked {
 		rec.Endpoint = x.endpoint.Addr
+	}
+	if x.route != nil {
+		rec.Route = *x.route
 	}
 	r.observer(rec)
 }
@@ -293,7 +299,7 @@ type exchange struct {
 	gen      uint64
 	host     string
 	backend  *match.Backend
-	route    match.Source // the declaration matched, for the record
+	route    *match.Source // the declaration matched, for the record
 	balancer *balance.Balancer
 	endpoint balance.Endpoint
 	picked   bool

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/match"
 	"ramjet.dev/ramjet/router"
 )
 
@@ -240,9 +241,10 @@ func TestLoadNewKeys(t *testing.T) {
 	require.Contains(t, first.Expect.RequestHeaders, "X_Forwarded_For")
 	require.Equal(t, "name=ramjet", c.Requests[1].Body)
 	require.Equal(t, 100000, c.Requests[2].BodySize)
-	require.Equal(t, "198.51.100.20:1234", c.Requests[3].ClientAddress, "an IP alone gets port 1234")
-	require.Equal(t, defaultClientAddress, c.Requests[4].ClientAddress)
-	require.Equal(t, OptionalRoute{Checked: true}, c.Requests[4].Expect.Route)
+	require.Equal(t, "5\r\nhello\r\n0\r\n\r\n", c.Requests[3].Body)
+	require.Equal(t, "198.51.100.20:1234", c.Requests[5].ClientAddress, "an IP alone gets port 1234")
+	require.Equal(t, defaultClientAddress, c.Requests[6].ClientAddress)
+	require.Equal(t, OptionalRoute{Checked: true}, c.Requests[6].Expect.Route)
 	require.True(t, c.Requests[1].Expect.Route.Checked)
 }
 
@@ -306,6 +308,25 @@ func TestRunReportsNewKeyMismatches(t *testing.T) {
 	require.NotEmpty(t, Run(c).WarningsDiff, "warnings: [] means none")
 	c.CheckWarnings = false
 	require.Empty(t, Run(c).WarningsDiff, "no warnings key: not checked")
+}
+
+func TestRouteText(t *testing.T) {
+	tests := []struct {
+		src  match.Source
+		want string
+	}{
+		{match.Source{Namespace: "prod", Name: "shop", Field: "spec.rules[0].http.paths[1]"}, "prod/shop spec.rules[0].http.paths[1]"},
+		{match.Source{Namespace: "prod", Name: "shop", Field: "spec.defaultBackend"}, "prod/shop spec.defaultBackend"},
+		{match.Source{Field: "--default-backend"}, "--default-backend"},
+		{match.Source{}, ""},
+	}
+	for _, tt := range tests {
+		got := routeText(tt.src)
+		require.Equal(t, tt.want, got)
+		if got != "" {
+			require.NoError(t, checkRoute(got), "what the router records can be written in a case file")
+		}
+	}
 }
 
 func TestOptions(t *testing.T) {

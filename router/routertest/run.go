@@ -613,8 +613,15 @@ func (b *backends) RoundTrip(req *http.Request) (*http.Response, error) {
 	// RequestURI is what http.Transport writes on the request line.
 	x := exchange{backend: backend, endpoint: req.URL.Host, target: req.URL.RequestURI(), host: host, header: req.Header.Clone()}
 	if req.Body != nil {
-		x.bodySize, _ = io.Copy(io.Discard, req.Body)
+		var err error
+		x.bodySize, err = io.Copy(io.Discard, req.Body)
 		req.Body.Close()
+		if err != nil {
+			// As http.Transport fails when it cannot read the body it is
+			// sending: the router tells the client's fault from the
+			// backend's.
+			return nil, err
+		}
 	}
 	b.mu.Lock()
 	b.seen = append(b.seen, x)

@@ -106,7 +106,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *translate {
 		return runTranslate(fs.Args(), topts, *asJSON, stdout, stderr)
 	}
-	if !*translate && topts.set(fs) {
+	if topts.set(fs) {
 		fmt.Fprintln(stderr, "check: compile options apply to -translate only; case files set their own")
 		return 2
 	}

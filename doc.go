@@ -233,8 +233,8 @@
 //     A pattern that compiles on neither engine (possessive quantifiers such
 //     as "a++" included) or whose compiled program would exceed 1 MiB is
 //     dropped with PathRejected.
-//   - Regex classes mean what PCRE without UTF mode, nginx's, means, on
-//     both engines: (?i) folds ASCII letters only (the Kelvin sign does not
+//   - On both engines, regex classes mean what they mean in nginx's PCRE
+//     without UTF mode: (?i) folds ASCII letters only (the Kelvin sign does not
 //     match "k", nor "ſ" "s"), and \d, \w and \s are ASCII.
 //   - A missing pathType, or one that is not Exact, Prefix or
 //     ImplementationSpecific, is treated as ImplementationSpecific, with

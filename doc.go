@@ -299,8 +299,8 @@
 //   - Of two declarations with one key, the first in declaration order
 //     wins, within one Ingress too. Each loser gets RouteConflict naming the
 //     winner, the host, the path and its type, and why the winner goes
-//     first; it keeps its other routes.
-//     Creation time decides, so editing an Ingress never changes who wins.
+//     first; it keeps its other routes. Creation time decides, so editing
+//     an Ingress never changes who wins.
 //   - Exact and Prefix on the same path are different keys and coexist: the
 //     Exact route gets /x, the Prefix route /x/ and below.
 //
@@ -404,12 +404,12 @@
 // AnnotationUnsupported (AnnotationRejected under ramjet.dev/) saying so.
 // Every request keeps going to the primary. The canary is still claimed
 // (it is in compile.Result.Claimed and gets status, §16), and its other
-// annotations are still read and warned about. Weighted splits across
-// backends (where an invalid backend's share would answer 500) are not
-// served either. The other canary annotations
-// warn AnnotationUnsupported (AnnotationRejected under ramjet.dev/) and have
-// no effect; a canary value that is not a boolean warns AnnotationRejected
-// and leaves an ordinary Ingress, as in ingress-nginx.
+// annotations are still read and warned about. The other canary
+// annotations warn AnnotationUnsupported (AnnotationRejected under
+// ramjet.dev/) and have no effect; a canary value that is not a boolean
+// warns AnnotationRejected and leaves an ordinary Ingress, as in
+// ingress-nginx. Weighted splits across backends (where an invalid
+// backend's share would answer 500) are not served either.
 //
 // # 11. Annotations
 //
@@ -583,9 +583,9 @@
 // RouteConflict's message says why the winner went first (an older
 // Ingress; one created in the same second that goes first by
 // namespace/name, descending; or an earlier declaration in the same
-// Ingress). compile.Result.Warnings are
-// sorted by object, field, reason, message and winner, exact repeats
-// dropped; the table does not carry them. The reasons:
+// Ingress). compile.Result.Warnings are sorted by object, field, reason,
+// message and winner, exact repeats dropped; the table does not carry
+// them. The reasons:
 //
 //	ClassNotFound             spec.ingressClassName names no IngressClass (§2)
 //	ClassConflict             the class annotation overrides spec.ingressClassName (§2)

@@ -179,6 +179,7 @@ func TestSlowClientsHoldNoBackend(t *testing.T) {
 	}
 	assert.Equal(t, map[int]int{http.StatusRequestTimeout: clients}, counts, "every stalled body ends with 408")
 	assert.LessOrEqual(t, conns.peak.Load(), int64(2), "only the well-behaved client's requests reached the backend")
+	t.Logf("%d slow clients: %v; backend connections at most %d open at once", clients, counts, conns.peak.Load())
 	assert.Zero(t, r.InFlight(addr))
 }
 

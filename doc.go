@@ -233,17 +233,18 @@
 //     A pattern that compiles on neither engine (possessive quantifiers such
 //     as "a++" included) or whose compiled program would exceed 1 MiB is
 //     dropped with PathRejected.
-//   - On both engines, regex classes mean what they mean in nginx's PCRE
-//     without UTF mode: (?i) folds ASCII letters only (the Kelvin sign does not
-//     match "k", nor "ſ" "s"), and \d, \w and \s are ASCII.
+//   - On both engines, regex classes keep to ASCII as in nginx's PCRE
+//     without UTF mode: (?i) never folds a non-ASCII letter into an ASCII
+//     one (the Kelvin sign does not match "k", nor "ſ" "s", nor "İ" "i"),
+//     and \d, \w and \s are ASCII. Two differences remain (§19): (?i)
+//     still folds two non-ASCII letters into each other ("é" matches "É"),
+//     and on regexp2 \b and the negated classes \D, \W and \S inside a
+//     bracket ("[\W.]") keep their Unicode meaning.
 //   - A missing pathType, or one that is not Exact, Prefix or
 //     ImplementationSpecific, is treated as ImplementationSpecific, with
 //     PathTypeUnknown.
 //   - A backend that is a resource, or names no Service, is not served:
 //     BackendUnsupported.
-//
-// Not yet: on regexp2, \b and the negated classes \D, \W and \S inside a
-// bracket ("[\W.]") keep their Unicode meaning.
 //
 // # 5. Precedence
 //
@@ -756,6 +757,16 @@
 //     that path here (documented).
 //   - A regex with possessive quantifiers ("a++"): accepted by PCRE there;
 //     rejected here (PathRejected).
+//   - A regex match that runs too long: PCRE's backtracking limit, then no
+//     match, there; here 10 ms per backtracking match and 50 ms per request
+//     in all, then no match, and a 404 once the request's budget is spent
+//     (§13; counted in router.Router.Stats).
+//   - (?i) between two non-ASCII letters ("é", "É"): no folding in PCRE
+//     without UTF mode there; folded here. On regexp2, \b and negated
+//     classes inside a bracket ("[\W]") are Unicode too (documented, §4).
+//   - Request bodies: buffered in memory, then in temporary files there;
+//     here in memory up to the body limit (with no limit, the first 1 MiB,
+//     then streamed), and gRPC bodies streamed (documented, §13).
 //   - An EndpointSlice address that can never be a pod (loopback,
 //     link-local including the cloud metadata address, ...): dialled there;
 //     dropped here (EndpointRejected, §8).

@@ -685,27 +685,34 @@
 //
 //   - case: name; scenario, notes, source (free text); options
 //     (defaultBackend, ingressClass, controllerName,
-//     watchIngressWithoutClass, sslRedirect); objects (manifests, inline);
-//     requests.
+//     watchIngressWithoutClass, sslRedirect, allowLoopbackEndpoints,
+//     trustForwardedProto, defaultSSLCertificate); objects (manifests,
+//     inline, or include: a manifest file or folder relative to the case
+//     file); warnings (the exact list the objects compile to, in order:
+//     reason, object, field); requests.
 //   - request: host ("" for none, sent as HTTP/1.0); path (the raw
-//     request-target); method (default GET); headers; scheme ("https" means
-//     TLS with SNI = host); repeat; expect.
+//     request-target); method (default GET); headers; body or bodySize;
+//     clientAddress (the peer the router sees); scheme ("https" means TLS
+//     with SNI = host); repeat; scenario, notes, source; expect.
 //   - expect: status; service (the backend ID chosen, or null for none);
-//     forwardedPath and forwardedHost (what the backend received);
+//     route (the declaration matched, "ns/name spec.rules[0].http.paths[1]",
+//     or null); forwardedPath and forwardedHost (what the backend received);
+//     requestHeaders (what the backend received, null meaning absent);
 //     responseHeaders ("" means absent); certificateHost (the served
 //     certificate verifies for this name); distinctEndpoints (over the
 //     repeats).
 //
 // Requests go through the real handler, built as net/http's server would
 // hand them over, with a transport that records which endpoint was chosen
-// and what it received. RunFiles also compares each file's compiled tables,
-// warnings included, with x.golden beside x.yaml, rewritten instead with
-// go test -update (routertest registers the flag itself) or
-// RAMJET_UPDATE_GOLDEN=1; examples/check checks the requests only.
+// and what it received. Both runners also compare each file's compiled
+// tables, warnings included, with x.golden beside x.yaml (rewritten with
+// -update), and reach the same verdict on the same files.
 //
-// Not yet: the keys warnings, include, body, bodySize, clientAddress, route,
-// requestHeaders, the options proxyBodySize, useForwardedHeaders,
-// proxyRealIPCIDR and defaultSSLCertificate, and free text on a request.
+// Not yet: the options proxyBodySize (router.Options.MaxBodySize exists,
+// but a case cannot set it; cases run with the 1 MiB default),
+// useForwardedHeaders (only trustForwardedProto, the X-Forwarded-Proto
+// part, exists) and proxyRealIPCIDR, which wait for the router options
+// they would set.
 //
 // # 19. Where ramjet differs from ingress-nginx
 //

@@ -141,6 +141,10 @@ type Record struct {
 	Status int
 	// Backend is the ID of the backend the table chose ("" when none).
 	Backend string
+	// Route is the declaration the request matched: the route's Source, or
+	// the virtual host's FallbackSource when its fallback answered; zero
+	// when nothing matched or the request was refused before the lookup.
+	Route match.Source
 	// Endpoint is the "ip:port" the request was proxied to ("" when the
 	// router answered without proxying).
 	Endpoint string

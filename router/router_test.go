@@ -37,13 +37,17 @@ func TestRouting(t *testing.T) {
 
 	rs := newRecords()
 	r := newTestRouter(Options{Observer: rs.observe})
+	// The record names the declaration matched: a route's source, or the
+	// host's fallback source when the fallback answered.
+	catchAll := vhost("", def, route(match.Prefix, "/api", api))
+	catchAll.FallbackSource = match.Source{Namespace: "prod", Name: "default", Field: "spec.defaultBackend"}
 	r.Publish(table("d1",
 		vhost("shop.example.com", nil,
 			route(match.Prefix, "/", shop),
 			route(match.Exact, "/checkout", checkout),
 			route(match.Prefix, "/api/", api)),
 		vhost("*.example.com", nil, route(match.Prefix, "/", wild)),
-		vhost("", def, route(match.Prefix, "/api", api)),
+		catchAll,
 	))
 
 	tests := []struct {
@@ -77,6 +81,10 @@ func TestRouting(t *testing.T) {
 			want := Record{
 				Generation: 1, Method: "GET", Host: match.NormalizeHost(tt.host), Path: tt.target,
 				Status: 200, Backend: tt.wantID, Endpoint: tt.wantEndpoint, Tries: 1,
+				Route: match.Source{Namespace: "prod", Name: "test", Field: "spec.rules[0].http.paths[0]"},
+			}
+			if tt.want == "default" {
+				want.Route = catchAll.FallbackSource
 			}
 			assert.Empty(t, cmp.Diff(want, got))
 		})

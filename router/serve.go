@@ -93,7 +93,7 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	grpc := isGRPC(req)
 	st := r.state.Load()
 	if st == nil {
-		r.refuse(w, req, grpc, 0, match.NormalizeHost(req.Host), nil, ansNoTable)
+		r.refuse(w, req, grpc, 0, match.NormalizeHost(req.Host), nil, nil, ansNoTable)
 		return
 	}
 	host := match.NormalizeHost(req.Host)
@@ -101,7 +101,7 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		// HTTP/1.1 requires a Host, HTTP/2 an :authority (or Host); without
 		// one the backend would see its own address as the Host. nginx
 		// answers 400; HTTP/1.0 may omit it and gets the catch-all.
-		r.refuse(w, req, grpc, st.gen, host, nil, ansNoHost)
+		r.refuse(w, req, grpc, st.gen, host, nil, nil, ansNoHost)
 		return
 	}
 	path, query, hasQuery, ok := requestTarget(req)
@@ -113,7 +113,7 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		case hasUserinfo(req.RequestURI):
 			a = ansUserinfo
 		}
-		r.refuse(w, req, grpc, st.gen, host, nil, a)
+		r.refuse(w, req, grpc, st.gen, host, nil, nil, a)
 		return
 	}
 	clean, err := match.NormalizePath(beforeFragment(path))
@@ -127,22 +127,23 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		case errors.Is(err, match.ErrNUL):
 			a = ansPathNUL
 		}
-		r.refuse(w, req, grpc, st.gen, host, nil, a)
+		r.refuse(w, req, grpc, st.gen, host, nil, nil, a)
 		return
 	}
 	res := st.table.Lookup(host, clean)
 	if res.RegexTimedOut || res.RegexBudgetExceeded {
 		r.regexTrouble(res, host)
 	}
+	src := matched(res)
 	proto := r.clientProto(req)
 	if proto == "http" && redirects(res, clean, st.table, host) {
 		loc, ok := httpsLocation(req.Host, path, query, hasQuery, preserveTrailingSlash(res))
 		if !ok {
-			r.refuse(w, req, false, st.gen, host, nil, ansNoHostToTLS)
+			r.refuse(w, req, false, st.gen, host, nil, src, ansNoHostToTLS)
 			return
 		}
 		w.Header().Set("Location", loc)
-		r.refuse(w, req, false, st.gen, host, nil, ansSSLRedirect)
+		r.refuse(w, req, false, st.gen, host, nil, src, ansSSLRedirect)
 		return
 	}
 	b := res.Backend
@@ -151,24 +152,24 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		if res.RegexBudgetExceeded {
 			a = ansRegexBudget
 		}
-		r.refuse(w, req, grpc, st.gen, host, nil, a)
+		r.refuse(w, req, grpc, st.gen, host, nil, src, a)
 		return
 	}
 	if a, refused := backendRefusal(b); refused {
-		r.refuse(w, req, grpc, st.gen, host, b, a)
+		r.refuse(w, req, grpc, st.gen, host, b, src, a)
 		return
 	}
 	if grpc && b.Protocol != match.GRPC && b.Protocol != match.GRPCS {
-		r.refuse(w, req, grpc, st.gen, host, b, ansGRPCNotEnabled)
+		r.refuse(w, req, grpc, st.gen, host, b, src, ansGRPCNotEnabled)
 		return
 	}
 	bal := st.balancers[b]
 	if bal == nil {
-		r.refuse(w, req, grpc, st.gen, host, b, ansNoEndpoints)
+		r.refuse(w, req, grpc, st.gen, host, b, src, ansNoEndpoints)
 		return
 	}
 	if a, refused := r.checkBody(w, req, grpc); refused {
-		r.refuse(w, req, grpc, st.gen, host, b, a)
+		r.refuse(w, req, grpc, st.gen, host, b, src, a)
 		return
 	}
 	x := &exchange{
@@ -178,6 +179,7 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		proto:    proto,
 		grpc:     grpc,
 		backend:  b,
+		route:    src,
 		balancer: bal,
 		path:     path,
 		query:    query,
@@ -230,6 +232,19 @@ func (r *Router) checkBody(w http.ResponseWriter, req *http.Request, grpc bool) 
 	return answer{}, false
 }
 
+// matched is the declaration a lookup matched, for the record; nil when
+// nothing matched. It points into the immutable table, so holding it costs
+// a request one word.
+func matched(res match.Result) *match.Source {
+	switch {
+	case res.Route != nil:
+		return &res.Route.Source
+	case res.Backend != nil:
+		return &res.Host.FallbackSource
+	}
+	return nil
+}
+
 // backendRefusal is the answer for a backend that cannot be proxied to.
 func backendRefusal(b *match.Backend) (answer, bool) {
 	switch b.State {
@@ -249,7 +264,7 @@ func backendRefusal(b *match.Backend) (answer, bool) {
 }
 
 // refuse writes an answer the router makes without proxying.
-func (r *Router) refuse(w http.ResponseWriter, req *http.Request, grpc bool, gen uint64, host string, b *match.Backend, a answer) {
+func (r *Router) refuse(w http.ResponseWriter, req *http.Request, grpc bool, gen uint64, host string, b *match.Backend, route *match.Source, a answer) {
 	a.write(w, grpc)
 	if r.observer == nil {
 		return
@@ -264,6 +279,9 @@ func (r *Router) refuse(w http.ResponseWriter, req *http.Request, grpc bool, gen
 	}
 	if b != nil {
 		rec.Backend = b.ID
+	}
+	if route != nil {
+		rec.Route = *route
 	}
 	r.observer(rec)
 }
@@ -300,6 +318,9 @@ func (r *Router) finish(x *exchange, req *http.Request) {
 	if x.picked {
 		rec.Endpoint = x.endpoint.Addr
 	}
+	if x.route != nil {
+		rec.Route = *x.route
+	}
 	r.observer(rec)
 }
 
@@ -313,6 +334,7 @@ type exchange struct {
 	gen      uint64
 	host     string
 	backend  *match.Backend
+	route    *match.Source // the declaration matched, for the record
 	balancer *balance.Balancer
 	endpoint balance.Endpoint
 	picked   bool

@@ -1,14 +1,32 @@
 // Command check runs routing case files (SPEC §18) through ramjet's real
-// handler and reports every request whose outcome differs from what its
-// case expects.
+// handler and compares each file's golden table, reaching the same verdict
+// as routertest.RunFiles in go test on the same files.
 //
-//	go run ./examples/check [-json] FILE|DIR|GLOB...
+//	go run ./examples/check [-json] [-v] [-update] FILE|DIR|GLOB...
+//	go run ./examples/check -translate [-json] [options] MANIFEST|DIR...
 //
-// It prints each failing request (case, request, expected against actual)
-// and ends with "N passed, M failed", counting requests (a repeated request
-// counts once). With -json it prints one JSON document with every
-// request's result instead. It exits 1 when any request fails and 2 when
-// the case files cannot be loaded.
+// It prints each failing case (its warnings when they differ from what the
+// case expects, and each failing request: expected against actual) and
+// each golden that differs, then one summary line:
+//
+//	N passed, M failed; warnings: a passed, b failed; goldens: c passed, d failed
+//
+// counting requests (a repeated request counts once), cases that list
+// their warnings, and case files (each golden). The warnings clause
+// appears only when some case lists warnings. With -v it also prints every
+// case with its verdict and the warnings it compiled to. With -json it
+// prints one JSON document instead: the counts, "ok", each case's result
+// with its warnings, and each golden's verdict; when the case files cannot
+// be loaded the document has "errors" and nothing else ran. -update
+// rewrites goldens that differ, as go test -update does.
+//
+// It exits 1 when any check fails and 2 when the case files cannot be
+// loaded or the arguments are wrong.
+//
+// With -translate it reads manifests (files or folders, as the example
+// controller's -manifests does), compiles them and prints the table and
+// warnings: as text (the golden format), or with -json as a stable JSON
+// form. It exits 2 when the manifests cannot be loaded.
 package main
 
 import (
@@ -26,19 +44,53 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// counts tallies one kind of check.
+type counts struct {
+	Passed int `json:"passed"`
+	Failed int `json:"failed"`
+}
+
+func (c *counts) add(ok bool) {
+	if ok {
+		c.Passed++
+	} else {
+		c.Failed++
+	}
+}
+
 // report is the -json document.
 type report struct {
-	Passed  int                 `json:"passed"`
-	Failed  int                 `json:"failed"`
+	// OK reports that the files loaded and every check passed.
+	OK bool `json:"ok"`
+	// Passed and Failed count requests.
+	Passed int `json:"passed"`
+	Failed int `json:"failed"`
+	// WarningChecks counts cases that list their warnings; GoldenChecks
+	// counts case files.
+	WarningChecks counts `json:"warningChecks"`
+	GoldenChecks  counts `json:"goldenChecks"`
+	// Errors are the problems that kept the case files from loading.
+	Errors  []string            `json:"errors,omitempty"`
 	Results []routertest.Result `json:"results"`
+	Goldens []fileGolden        `json:"goldens"`
+}
+
+type fileGolden struct {
+	File string `json:"file"`
+	routertest.Golden
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print one JSON document with every request's result")
+	asJSON := fs.Bool("json", false, "print one JSON document instead of text")
+	verbose := fs.Bool("v", false, "print every case with its verdict and compile warnings")
+	update := fs.Bool("update", false, "rewrite the golden files that differ")
+	translate := fs.Bool("translate", false, "print the table and warnings compiled from manifests instead of running case files")
+	topts := translateFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: check [-json] FILE|DIR|GLOB...")
+		fmt.Fprintln(stderr, "usage: check [-json] [-v] [-update] FILE|DIR|GLOB...")
+		fmt.Fprintln(stderr, "       check -translate [-json] [options] MANIFEST|DIR...")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -51,33 +103,144 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	cases, err := routertest.LoadCases(fs.Args()...)
+	if *translate {
+		return runTranslate(fs.Args(), topts, *asJSON, stdout, stderr)
+	}
+	if topts.set(fs) {
+		fmt.Fprintln(stderr, "check: compile options apply to -translate only; case files set their own")
+		return 2
+	}
+	files, errs := load(fs.Args())
+	if len(errs) > 0 {
+		if *asJSON {
+			rep := report{Errors: errs, Results: []routertest.Result{}, Goldens: []fileGolden{}}
+			return encode(rep, 2, stdout, stderr)
+		}
+		for _, e := range errs {
+			fmt.Fprintln(stderr, e)
+		}
+		return 2
+	}
+	rep := report{Results: []routertest.Result{}, Goldens: []fileGolden{}}
+	for _, f := range files {
+		fr := routertest.CheckFile(f.name, f.cases, *update)
+		for _, res := range fr.Cases {
+			rep.Passed += res.Passed()
+			rep.Failed += res.Failed()
+			if res.Error == "" && caseChecksWarnings(f.cases, res.Case) {
+				rep.WarningChecks.add(res.WarningsDiff == "")
+			}
+			rep.Results = append(rep.Results, res)
+			if !*asJSON {
+				printCase(stdout, res, *verbose)
+			}
+		}
+		rep.GoldenChecks.add(fr.Golden.Match)
+		rep.Goldens = append(rep.Goldens, fileGolden{File: f.name, Golden: fr.Golden})
+		if !*asJSON {
+			switch {
+			case fr.Golden.Updated:
+				fmt.Fprintf(stdout, "updated %s\n", fr.Golden.Path)
+			case !fr.Golden.Match:
+				fmt.Fprintln(stdout, fr.Golden.Problem)
+				fmt.Fprintln(stdout)
+			}
+		}
+	}
+	rep.OK = rep.Failed == 0 && rep.WarningChecks.Failed == 0 && rep.GoldenChecks.Failed == 0
+	for _, res := range rep.Results {
+		rep.OK = rep.OK && res.OK()
+	}
+	code := 0
+	if !rep.OK {
+		code = 1
+	}
+	if *asJSON {
+		return encode(rep, code, stdout, stderr)
+	}
+	fmt.Fprintln(stdout, summary(rep))
+	return code
+}
+
+type caseFile struct {
+	name  string
+	cases []routertest.Case
+}
+
+// load reads every case file, or returns every problem: nothing runs
+// unless all of them load, as go test would fail on any of them.
+func load(paths []string) ([]caseFile, []string) {
+	names, err := routertest.CaseFiles(paths...)
 	if err != nil {
+		return nil, messages(err)
+	}
+	var files []caseFile
+	var errs []string
+	for _, n := range names {
+		cases, err := routertest.LoadFile(n)
+		if err != nil {
+			errs = append(errs, messages(err)...)
+			continue
+		}
+		files = append(files, caseFile{n, cases})
+	}
+	return files, errs
+}
+
+// messages lists the problems of a joined error one by one.
+func messages(err error) []string {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []string
+		for _, e := range j.Unwrap() {
+			out = append(out, messages(e)...)
+		}
+		return out
+	}
+	return []string{err.Error()}
+}
+
+func caseChecksWarnings(cases []routertest.Case, name string) bool {
+	for _, c := range cases {
+		if c.Name == name {
+			return c.CheckWarnings
+		}
+	}
+	return false
+}
+
+// printCase prints a failing case's report; with verbose, every case's
+// verdict and warnings.
+func printCase(w io.Writer, res routertest.Result, verbose bool) {
+	if verbose {
+		verdict := "ok  "
+		if !res.OK() {
+			verdict = "FAIL"
+		}
+		fmt.Fprintf(w, "%s case %q (%s): %d requests passed, %d failed\n", verdict, res.Case, res.File, res.Passed(), res.Failed())
+		for _, wa := range res.Warnings {
+			fmt.Fprintf(w, "  warning %s\n", wa)
+		}
+	}
+	if !res.OK() {
+		fmt.Fprintln(w, res.Report())
+	}
+}
+
+func summary(rep report) string {
+	s := fmt.Sprintf("%d passed, %d failed", rep.Passed, rep.Failed)
+	if c := rep.WarningChecks; c.Passed+c.Failed > 0 {
+		s += fmt.Sprintf("; warnings: %d passed, %d failed", c.Passed, c.Failed)
+	}
+	c := rep.GoldenChecks
+	return s + fmt.Sprintf("; goldens: %d passed, %d failed", c.Passed, c.Failed)
+}
+
+func encode(v any, code int, stdout, stderr io.Writer) int {
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	rep := report{Results: make([]routertest.Result, 0, len(cases))}
-	for _, c := range cases {
-		res := routertest.Run(c)
-		rep.Passed += res.Passed()
-		rep.Failed += res.Failed()
-		rep.Results = append(rep.Results, res)
-		if !*asJSON && !res.OK() {
-			fmt.Fprintln(stdout, res.Report())
-		}
-	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			fmt.Fprintln(stderr, err)
-			return 2
-		}
-	} else {
-		fmt.Fprintf(stdout, "%d passed, %d failed\n", rep.Passed, rep.Failed)
-	}
-	if rep.Failed > 0 {
-		return 1
-	}
-	return 0
+	return code
 }

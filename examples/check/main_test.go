@@ -2,13 +2,30 @@ package main
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/compile/manifest"
+	"ramjet.dev/ramjet/router/routertest"
 )
 
 const passing = `
@@ -41,12 +58,25 @@ func writeCase(t *testing.T, dir, name, body string) string {
 	return p
 }
 
+// checkRun runs the command and returns its exit code, stdout and stderr.
+func checkRun(args ...string) (int, string, string) {
+	var stdout, stderr bytes.Buffer
+	code := run(args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	return lines[len(lines)-1]
+}
+
 func TestRun(t *testing.T) {
 	dir := t.TempDir()
 	pass := writeCase(t, dir, "pass.yaml", passing)
 	fail := writeCase(t, dir, "fail.yaml", failing)
 	bad := writeCase(t, dir, "bad.yaml", "name: x\nrequests: [{host: a, path: /, expect: {stauts: 200}}]\n")
 
+	// Rows run in order: the first writes the goldens the others compare.
 	tests := []struct {
 		name     string
 		args     []string
@@ -56,8 +86,18 @@ func TestRun(t *testing.T) {
 		stderr   string
 	}{
 		{
+			name: "a missing golden fails", args: []string{pass}, code: 1,
+			stdout:   []string{filepath.Join(dir, "pass.golden") + ": golden table missing; run go test (or examples/check) with -update to create it"},
+			lastLine: "2 passed, 0 failed; goldens: 0 passed, 1 failed",
+		},
+		{
+			name: "-update writes the goldens", args: []string{"-update", pass, fail}, code: 1,
+			stdout:   []string{"updated " + filepath.Join(dir, "pass.golden"), "updated " + filepath.Join(dir, "fail.golden")},
+			lastLine: "3 passed, 1 failed; goldens: 2 passed, 0 failed",
+		},
+		{
 			name: "all pass", args: []string{pass}, code: 0,
-			lastLine: "2 passed, 0 failed",
+			lastLine: "2 passed, 0 failed; goldens: 1 passed, 0 failed",
 		},
 		{
 			name: "a failure is shown with its diff", args: []string{pass, fail}, code: 1,
@@ -67,11 +107,16 @@ func TestRun(t *testing.T) {
 				`    status:  want 200`,
 				`             got  404 (no-route)`,
 			},
-			lastLine: "3 passed, 1 failed",
+			lastLine: "3 passed, 1 failed; goldens: 2 passed, 0 failed",
+		},
+		{
+			name: "-v shows every case", args: []string{"-v", pass}, code: 0,
+			stdout:   []string{`ok   case "no routes" (` + pass + `): 2 requests passed, 0 failed`},
+			lastLine: "2 passed, 0 failed; goldens: 1 passed, 0 failed",
 		},
 		{
 			name: "glob", args: []string{filepath.Join(dir, "*ass.yaml")}, code: 0,
-			lastLine: "2 passed, 0 failed",
+			lastLine: "2 passed, 0 failed; goldens: 1 passed, 0 failed",
 		},
 		{
 			name: "load error names the file", args: []string{pass, bad}, code: 2,
@@ -81,59 +126,88 @@ func TestRun(t *testing.T) {
 			name: "missing file", args: []string{filepath.Join(dir, "nope.yaml")}, code: 2,
 			stderr: "nope.yaml",
 		},
-		{name: "no arguments", args: nil, code: 2, stderr: "usage: check [-json] FILE|DIR|GLOB..."},
+		{name: "no arguments", args: nil, code: 2, stderr: "usage: check [-json] [-v] [-update] FILE|DIR|GLOB..."},
+		{
+			name: "compile options belong to -translate", args: []string{"-ingress-class", "x", pass}, code: 2,
+			stderr: "check: compile options apply to -translate only",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var stdout, stderr bytes.Buffer
-			code := run(tt.args, &stdout, &stderr)
-			require.Equal(t, tt.code, code, "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+			code, stdout, stderr := checkRun(tt.args...)
+			require.Equal(t, tt.code, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 			for _, l := range tt.stdout {
-				require.Contains(t, stdout.String(), l+"\n")
+				require.Contains(t, stdout, l+"\n")
 			}
 			if tt.lastLine != "" {
-				lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
-				require.Equal(t, tt.lastLine, lines[len(lines)-1])
+				require.Equal(t, tt.lastLine, lastLine(stdout))
 			}
 			if tt.stderr != "" {
-				require.Contains(t, stderr.String(), tt.stderr)
+				require.Contains(t, stderr, tt.stderr)
 			} else {
-				require.Empty(t, stderr.String())
+				require.Empty(t, stderr)
 			}
 		})
 	}
+}
+
+// jsonReport is the -json document as a consumer reads it.
+type jsonReport struct {
+	OK            bool     `json:"ok"`
+	Passed        int      `json:"passed"`
+	Failed        int      `json:"failed"`
+	WarningChecks counts   `json:"warningChecks"`
+	GoldenChecks  counts   `json:"goldenChecks"`
+	Errors        []string `json:"errors"`
+	Results       []struct {
+		File     string `json:"file"`
+		Case     string `json:"case"`
+		Warnings []struct {
+			Reason, Object, Field, Message string
+		} `json:"warnings"`
+		WarningsDiff string `json:"warningsDiff"`
+		Requests     []struct {
+			Pass       bool `json:"pass"`
+			Mismatches []struct {
+				Field, Want, Got string
+			} `json:"mismatches"`
+			Got struct {
+				Status int    `json:"status"`
+				Route  string `json:"route"`
+			} `json:"got"`
+		} `json:"requests"`
+	} `json:"results"`
+	Goldens []struct {
+		File    string `json:"file"`
+		Path    string `json:"path"`
+		Match   bool   `json:"match"`
+		Problem string `json:"problem"`
+	} `json:"goldens"`
+}
+
+func decodeReport(t *testing.T, stdout string) jsonReport {
+	t.Helper()
+	var doc jsonReport
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc), stdout)
+	return doc
 }
 
 func TestRunJSON(t *testing.T) {
 	dir := t.TempDir()
 	writeCase(t, dir, "pass.yaml", passing)
 	writeCase(t, dir, "fail.yaml", failing)
-
-	var stdout, stderr bytes.Buffer
-	code := run([]string{"-json", dir}, &stdout, &stderr)
+	code, _, _ := checkRun("-update", dir)
 	require.Equal(t, 1, code)
-	require.Empty(t, stderr.String())
+	writeCase(t, dir, "pass.golden", "# case: no routes\nnot the table\n")
 
-	var doc struct {
-		Passed  int `json:"passed"`
-		Failed  int `json:"failed"`
-		Results []struct {
-			File     string `json:"file"`
-			Case     string `json:"case"`
-			Requests []struct {
-				Pass       bool `json:"pass"`
-				Mismatches []struct {
-					Field, Want, Got string
-				} `json:"mismatches"`
-				Got struct {
-					Status int `json:"status"`
-				} `json:"got"`
-			} `json:"requests"`
-		} `json:"results"`
-	}
-	require.NoError(t, json.Unmarshal(stdout.Bytes(), &doc))
+	code, stdout, stderr := checkRun("-json", dir)
+	require.Equal(t, 1, code)
+	require.Empty(t, stderr)
+	doc := decodeReport(t, stdout)
+	require.False(t, doc.OK)
 	require.Equal(t, 3, doc.Passed)
 	require.Equal(t, 1, doc.Failed)
+	require.Equal(t, counts{Passed: 1, Failed: 1}, doc.GoldenChecks)
 	require.Len(t, doc.Results, 2)
 	// Directory order: fail.yaml before pass.yaml.
 	require.Equal(t, "expects a route that does not exist", doc.Results[0].Case)
@@ -144,4 +218,231 @@ func TestRunJSON(t *testing.T) {
 	require.Len(t, first.Mismatches, 1)
 	require.Equal(t, "status", first.Mismatches[0].Field)
 	require.True(t, doc.Results[1].Requests[0].Pass)
+	require.Len(t, doc.Goldens, 2)
+	require.True(t, doc.Goldens[0].Match)
+	require.False(t, doc.Goldens[1].Match)
+	require.Equal(t, filepath.Join(dir, "pass.yaml"), doc.Goldens[1].File)
+	require.Equal(t, filepath.Join(dir, "pass.golden"), doc.Goldens[1].Path)
+	require.Contains(t, doc.Goldens[1].Problem, "compiled tables differ from the golden")
+}
+
+func TestRunJSONLoadError(t *testing.T) {
+	dir := t.TempDir()
+	bad := writeCase(t, dir, "bad.yaml", "name: x\nrequests: [{host: a, path: /, expect: {stauts: 200}}]\n")
+	code, stdout, stderr := checkRun("-json", bad, filepath.Join(dir, "nope.yaml"))
+	require.Equal(t, 2, code)
+	require.Empty(t, stderr)
+	doc := decodeReport(t, stdout)
+	require.False(t, doc.OK)
+	require.Empty(t, doc.Results)
+	require.NotEmpty(t, doc.Errors)
+	require.Contains(t, strings.Join(doc.Errors, "\n"), "nope.yaml")
+}
+
+// The shop case: one route, one warning it lists, one request.
+const shopCase = `
+name: shop
+objects:
+- apiVersion: networking.k8s.io/v1
+  kind: Ingress
+  metadata:
+    name: shop
+    namespace: prod
+    annotations: {kubernetes.io/ingress.class: ramjet}
+  spec:
+    rules:
+    - host: shop.example.com
+      http:
+        paths:
+        - {path: /api, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}
+- {apiVersion: v1, kind: Service, metadata: {name: api, namespace: prod}, spec: {ports: [{port: 80}]}}
+- apiVersion: discovery.k8s.io/v1
+  kind: EndpointSlice
+  metadata: {name: api-1, namespace: prod, labels: {kubernetes.io/service-name: api}}
+  addressType: IPv4
+  ports: [{port: 80}]
+  endpoints: [{addresses: [10.0.0.1, 127.0.0.1]}]
+warnings:
+- {reason: EndpointRejected, object: EndpointSlice prod/api-1, field: "endpoints[0].addresses[1]"}
+requests:
+- host: shop.example.com
+  path: /api/x
+  expect: {status: 200, route: "prod/shop spec.rules[0].http.paths[0]", requestHeaders: {X-Real-Ip: 192.0.2.1}}
+`
+
+// fakeTB collects what routertest.RunFiles reports, to compare its verdict
+// without failing this test.
+type fakeTB struct {
+	testing.TB
+	errors []string
+}
+
+func (f *fakeTB) Helper()                   {}
+func (f *fakeTB) Error(args ...any)         { f.errors = append(f.errors, fmt.Sprint(args...)) }
+func (f *fakeTB) Errorf(s string, a ...any) { f.errors = append(f.errors, fmt.Sprintf(s, a...)) }
+func (f *fakeTB) Fatal(args ...any)         { f.errors = append(f.errors, fmt.Sprint(args...)) }
+func (f *fakeTB) Logf(string, ...any)       {}
+
+// TestSameVerdict runs the command and routertest.RunFiles on the same
+// directory and requires the same verdict, for every way a file can fail.
+func TestSameVerdict(t *testing.T) {
+	tests := []struct {
+		name string
+		// spoil changes the directory after the goldens are written.
+		spoil func(t *testing.T, dir string)
+		pass  bool
+		// what the command's summary says
+		lastLine string
+	}{
+		{name: "all good", spoil: func(*testing.T, string) {}, pass: true,
+			lastLine: "1 passed, 0 failed; warnings: 1 passed, 0 failed; goldens: 1 passed, 0 failed"},
+		{name: "wrong golden", pass: false,
+			spoil: func(t *testing.T, dir string) {
+				edit(t, filepath.Join(dir, "shop.golden"), "prod/api:80", "prod/api:81")
+			},
+			lastLine: "1 passed, 0 failed; warnings: 1 passed, 0 failed; goldens: 0 passed, 1 failed"},
+		{name: "missing golden", pass: false,
+			spoil: func(t *testing.T, dir string) {
+				require.NoError(t, os.Remove(filepath.Join(dir, "shop.golden")))
+			},
+			lastLine: "1 passed, 0 failed; warnings: 1 passed, 0 failed; goldens: 0 passed, 1 failed"},
+		{name: "wrong expectation", pass: false,
+			spoil: func(t *testing.T, dir string) {
+				edit(t, filepath.Join(dir, "shop.yaml"), "X-Real-Ip: 192.0.2.1", "X-Real-Ip: 192.0.2.2")
+			},
+			lastLine: "0 passed, 1 failed; warnings: 1 passed, 0 failed; goldens: 1 passed, 0 failed"},
+		{name: "wrong warnings", pass: false,
+			spoil: func(t *testing.T, dir string) {
+				edit(t, filepath.Join(dir, "shop.yaml"), "addresses[1]", "addresses[0]")
+			},
+			lastLine: "1 passed, 0 failed; warnings: 0 passed, 1 failed; goldens: 1 passed, 0 failed"},
+		{name: "wrong golden and wrong expectation", pass: false,
+			spoil: func(t *testing.T, dir string) {
+				edit(t, filepath.Join(dir, "shop.golden"), "prod/api:80", "prod/api:81")
+				edit(t, filepath.Join(dir, "shop.yaml"), "spec.rules[0].http.paths[0]", "spec.rules[0].http.paths[1]")
+			},
+			lastLine: "0 passed, 1 failed; warnings: 1 passed, 0 failed; goldens: 0 passed, 1 failed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeCase(t, dir, "shop.yaml", shopCase)
+			code, stdout, _ := checkRun("-update", dir)
+			require.Equal(t, 0, code, stdout)
+			tt.spoil(t, dir)
+
+			code, stdout, stderr := checkRun(dir)
+			require.Empty(t, stderr)
+			require.Equal(t, tt.lastLine, lastLine(stdout))
+			tb := &fakeTB{}
+			routertest.RunFiles(tb, dir)
+			require.Equal(t, tt.pass, code == 0, "command: exit %d\n%s", code, stdout)
+			require.Equal(t, tt.pass, len(tb.errors) == 0, "routertest: %q", tb.errors)
+
+			jcode, jout, _ := checkRun("-json", dir)
+			require.Equal(t, code, jcode)
+			require.Equal(t, tt.pass, decodeReport(t, jout).OK)
+		})
+	}
+}
+
+func edit(t *testing.T, path, old, new string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Contains(t, string(data), old)
+	require.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(data), old, new, 1)), 0o644))
+}
+
+// selfSigned returns a PEM certificate and key for host, and the hex
+// SHA-256 of the certificate's DER bytes.
+func selfSigned(t *testing.T, host string) (certPEM, keyPEM []byte, fingerprint string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: host},
+		DNSNames:     []string{host},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	kder, err := x509.MarshalECPrivateKey(key)
+	require.NoError(t, err)
+	sum := sha256.Sum256(der)
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), hex.EncodeToString(sum[:])
+}
+
+func TestTranslate(t *testing.T) {
+	dir := t.TempDir()
+	certPEM, keyPEM, fingerprint := selfSigned(t, "shop.example.com")
+	// The shop case's objects as manifests, with TLS and an object ramjet
+	// does not read.
+	objects := strings.TrimPrefix(shopCase[:strings.Index(shopCase, "warnings:")], "\nname: shop\nobjects:\n")
+	objects = strings.Replace(objects, "  spec:\n    rules:", "  spec:\n    tls: [{hosts: [shop.example.com], secretName: shop-tls}]\n    rules:", 1)
+	writeCase(t, dir, "shop.yaml", "items:\n"+objects+fmt.Sprintf(
+		"- {apiVersion: v1, kind: Secret, metadata: {name: shop-tls, namespace: prod}, type: kubernetes.io/tls, data: {tls.crt: %s, tls.key: %s}}\n",
+		base64.StdEncoding.EncodeToString(certPEM), base64.StdEncoding.EncodeToString(keyPEM))+
+		"apiVersion: v1\nkind: List\n")
+	writeCase(t, dir, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: prod}\n")
+
+	snap, _, err := manifest.Load(dir)
+	require.NoError(t, err)
+	want := compile.Compile(*snap, compile.Options{})
+
+	code, stdout, stderr := checkRun("-translate", dir)
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, want.String(), stdout, "the text form is the golden format")
+	require.Contains(t, stderr, "v1 ConfigMap prod/x skipped")
+
+	code, stdout, stderr = checkRun("-translate", "-json", dir)
+	require.Equal(t, 0, code, stderr)
+	var doc translated
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(&doc))
+	wantDoc := translated{
+		Digest: want.Table.Digest(),
+		Hosts: []jsonHost{
+			{Name: "", SSLRedirect: true, Routes: []jsonRoute{}},
+			{Name: "shop.example.com", TLS: true, SSLRedirect: true, Routes: []jsonRoute{{
+				Type: "Prefix", Path: "/api", Backend: "prod/api:80", SSLRedirect: true,
+				Source: jsonSource{Ingress: "prod/shop", Field: "spec.rules[0].http.paths[0]"},
+			}}},
+		},
+		Backends:     []jsonBackend{{ID: "prod/api:80", Protocol: "HTTP", State: "Serving", Endpoints: []string{"10.0.0.1:80"}, Policy: "round_robin"}},
+		TLSHosts:     []string{"shop.example.com"},
+		Certificates: []jsonCertificate{{Secret: "prod/shop-tls", Hosts: []string{"shop.example.com"}, Fingerprint: fingerprint}},
+		Warnings: []routertest.Warning{{
+			Reason: "EndpointRejected", Object: "EndpointSlice prod/api-1", Field: "endpoints[0].addresses[1]",
+			Message: "address 127.0.0.1 is loopback and can never be a pod; it is not dialled",
+		}},
+		Claimed: []string{"prod/shop"},
+		Skipped: []string{filepath.Join(dir, "cm.yaml") + "#1: v1 ConfigMap prod/x skipped"},
+	}
+	if d := cmp.Diff(wantDoc, doc); d != "" {
+		t.Errorf("JSON (-want +got):\n%s", d)
+	}
+
+	// Options reach the compile; a malformed one stops before anything is read.
+	code, stdout, _ = checkRun("-translate", "-allow-loopback-endpoints", dir)
+	require.Equal(t, 0, code)
+	require.Contains(t, stdout, "  endpoint 127.0.0.1:80\n")
+	code, _, stderr = checkRun("-translate", "-default-backend", "kube-system/notfound", dir)
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, "missing :port")
+
+	// A manifest that does not load is an error, still JSON with -json.
+	writeCase(t, dir, "broken.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: s, namespace: prod}\nspec: {portz: []}\n")
+	code, stdout, _ = checkRun("-translate", "-json", dir)
+	require.Equal(t, 2, code)
+	var errDoc struct {
+		Errors []string `json:"errors"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &errDoc))
+	require.Len(t, errDoc.Errors, 1)
+	require.Contains(t, errDoc.Errors[0], "portz")
 }

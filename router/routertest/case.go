@@ -11,23 +11,33 @@
 //	name: shop routes by path
 //	scenario: free text       # also notes, source
 //	options:                  # defaultBackend, ingressClass, controllerName,
-//	  sslRedirect: false      # watchIngressWithoutClass, sslRedirect
+//	  sslRedirect: false      # watchIngressWithoutClass, sslRedirect,
+//	                          # allowLoopbackEndpoints, trustForwardedProto,
+//	                          # defaultSSLCertificate (ns/name of a Secret among the objects)
 //	objects:                  # ordinary manifests, as a YAML list
 //	- apiVersion: networking.k8s.io/v1
 //	  kind: Ingress
 //	  ...
+//	- include: ../manifests/shop.yaml   # a file or folder, relative to the case file
+//	warnings:                 # optional: exactly these, in order ([] for none)
+//	- {reason: RouteConflict, object: Ingress prod/b, field: "spec.rules[0].http.paths[0]"}
 //	requests:
 //	- host: shop.example.com  # "" for a request without Host
 //	  path: /api?x=1          # the raw request-target
 //	  method: GET             # default GET
 //	  scheme: https           # http (default) or https: TLS with SNI = host
 //	  headers: {X-A: b}
+//	  body: "a=1"             # or bodySize: 1048577 (that many bytes)
+//	  clientAddress: 203.0.113.7:5555   # the peer the router sees; default 192.0.2.1:1234
 //	  repeat: 10              # default 1
+//	  scenario: free text     # also notes, source
 //	  expect:
 //	    status: 200
 //	    service: prod/api:80  # null: no backend chosen; absent: not checked
+//	    route: prod/shop spec.rules[0].http.paths[0]   # null: nothing matched
 //	    forwardedPath: /api?x=1
 //	    forwardedHost: shop.example.com
+//	    requestHeaders: {X-Real-Ip: 203.0.113.7, X-Debug: null}   # null means absent
 //	    responseHeaders: {Location: ...}   # "" means absent
 //	    certificateHost: shop.example.com
 //	    distinctEndpoints: 3  # over the repeats
@@ -43,7 +53,9 @@
 //
 // # Golden files
 //
-// RunFiles compares each case file's compiled tables with its golden file.
+// RunFiles compares each case file's compiled tables and warnings with its
+// golden file; CheckFile does the same for other tools (examples/check), so
+// both reach the same verdict.
 // To rewrite the goldens instead, run
 //
 //	go test ./... -run TestCases -update
@@ -60,21 +72,26 @@
 package routertest
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/compile/manifest"
+	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router"
 )
 
 // Case is one routing scenario.
@@ -85,10 +102,27 @@ type Case struct {
 	// Scenario, Notes and Source are free text for the reader.
 	Scenario, Notes, Source string
 	Options                 compile.Options
-	Objects                 compile.Snapshot
+	// Router holds the router options the case sets (TrustForwardedProto,
+	// DefaultCertificate); Run supplies the transport, observer and logger.
+	Router  router.Options
+	Objects compile.Snapshot
 	// Skipped lists objects of kinds ramjet does not read.
-	Skipped  []string
-	Requests []Request
+	Skipped []string
+	// CheckWarnings says the case lists the warnings its objects must
+	// compile to: exactly Warnings, in order (none when empty).
+	CheckWarnings bool
+	Warnings      []ExpectedWarning
+	Requests      []Request
+}
+
+// ExpectedWarning is a compile warning as a case file names it.
+type ExpectedWarning struct {
+	Reason string `json:"reason"`
+	// Object is "Kind namespace/name" ("Ingress prod/shop"), or "Kind
+	// name" for an object without a namespace.
+	Object string `json:"object"`
+	// Field is the field path, "" for a warning about the whole object.
+	Field string `json:"field"`
 }
 
 // Request is one request of a case, with what it must produce.
@@ -100,9 +134,22 @@ type Request struct {
 	Headers map[string]string `json:"headers,omitempty"`
 	// Scheme is "http" or "https".
 	Scheme string `json:"scheme"`
+	// Body is sent as the request body; BodySize sends that many bytes
+	// instead. Content-Length is added unless Headers frame the body
+	// themselves (Content-Length or Transfer-Encoding), which then goes
+	// on the wire as written.
+	Body     string `json:"body,omitempty"`
+	BodySize int    `json:"bodySize,omitempty"`
+	// ClientAddress is the peer address the router sees (RemoteAddr),
+	// "ip:port".
+	ClientAddress string `json:"clientAddress"`
 	// Repeat sends the request this many times (at least 1).
 	Repeat int    `json:"repeat"`
 	Expect Expect `json:"expect"`
+	// Scenario, Notes and Source are free text for the reader.
+	Scenario string `json:"scenario,omitempty"`
+	Notes    string `json:"notes,omitempty"`
+	Source   string `json:"source,omitempty"`
 }
 
 // String describes the request on one line, quoting what could hide bytes.
@@ -111,6 +158,15 @@ func (r Request) String() string {
 	fmt.Fprintf(&b, "%s %s host=%q", r.Method, quoteIfOdd(r.Path), r.Host)
 	if r.Scheme == "https" {
 		b.WriteString(" scheme=https")
+	}
+	if r.ClientAddress != defaultClientAddress {
+		fmt.Fprintf(&b, " client=%s", r.ClientAddress)
+	}
+	switch {
+	case r.BodySize > 0:
+		fmt.Fprintf(&b, " body=%d bytes", r.BodySize)
+	case r.Body != "":
+		fmt.Fprintf(&b, " body=%q", r.Body)
 	}
 	for _, k := range slices.Sorted(maps.Keys(r.Headers)) {
 		fmt.Fprintf(&b, " %s=%q", k, r.Headers[k])
@@ -139,6 +195,12 @@ type Expect struct {
 	// DistinctEndpoints is the number of different endpoints the repeats
 	// reached.
 	DistinctEndpoints *int `json:"distinctEndpoints,omitempty"`
+	// Route is the declaration the request matched, as the router
+	// recorded it.
+	Route OptionalRoute `json:"route,omitzero"`
+	// RequestHeaders must each equal what the backend received (several
+	// values joined with ", "); nil means the header must be absent.
+	RequestHeaders map[string]*string `json:"requestHeaders,omitempty"`
 }
 
 func (e Expect) empty() bool { return reflect.ValueOf(e).IsZero() }
@@ -184,15 +246,84 @@ func (s OptionalService) String() string {
 	return s.ID
 }
 
+// OptionalRoute is an expected matched declaration that distinguishes "not
+// checked" (absent in the file) from "nothing matched" (null in the file).
+type OptionalRoute struct {
+	Checked bool
+	// Route is "namespace/name field" ("prod/shop
+	// spec.rules[0].http.paths[1]", "prod/shop spec.defaultBackend"), or
+	// "--default-backend" for the global default backend; "" with Checked
+	// means nothing matched.
+	Route string
+
+	blank bool // written as "" rather than null: rejected by LoadCases
+}
+
+// UnmarshalJSON reads null as "nothing matched" and a string as a route;
+// LoadCases checks its form.
+func (o *OptionalRoute) UnmarshalJSON(data []byte) error {
+	if string(data) == "null" {
+		*o = OptionalRoute{Checked: true}
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil {
+		return errors.New(`want "namespace/name field" or null`)
+	}
+	*o = OptionalRoute{Checked: true, Route: s, blank: s == ""}
+	return nil
+}
+
+// MarshalJSON writes null for "nothing matched".
+func (o OptionalRoute) MarshalJSON() ([]byte, error) {
+	if o.Route == "" {
+		return []byte("null"), nil
+	}
+	return json.Marshal(o.Route)
+}
+
+func (o OptionalRoute) String() string {
+	if o.Route == "" {
+		return "none"
+	}
+	return o.Route
+}
+
+// routeText renders a router.Record's matched declaration as case files
+// write it.
+func routeText(s match.Source) string {
+	switch {
+	case s.Name == "":
+		return s.Field // "--default-backend", or "" for nothing
+	case s.Field == "":
+		return s.Ingress()
+	}
+	return s.Ingress() + " " + s.Field
+}
+
+// checkRoute checks the form of an expected route.
+func checkRoute(s string) error {
+	if s == "--default-backend" {
+		return nil
+	}
+	ing, field, ok := strings.Cut(s, " ")
+	ns, name, _ := strings.Cut(ing, "/")
+	if !ok || ns == "" || name == "" || field == "" || strings.ContainsAny(field, " \t") {
+		return fmt.Errorf(`%q: want "namespace/name field" (e.g. "prod/shop spec.rules[0].http.paths[1]"), "--default-backend" or null`, s)
+	}
+	return nil
+}
+
 // The file format. Pointers tell absent from zero.
 type fileCase struct {
-	Name     *string         `json:"name"`
-	Scenario string          `json:"scenario"`
-	Notes    string          `json:"notes"`
-	Source   string          `json:"source"`
-	Options  fileOptions     `json:"options"`
-	Objects  json.RawMessage `json:"objects"`
-	Requests []fileRequest   `json:"requests"`
+	Name     *string            `json:"name"`
+	Scenario string             `json:"scenario"`
+	Notes    string             `json:"notes"`
+	Source   string             `json:"source"`
+	Options  fileOptions        `json:"options"`
+	Objects  json.RawMessage    `json:"objects"`
+	Warnings *[]ExpectedWarning `json:"warnings"`
+	Requests []fileRequest      `json:"requests"`
 }
 
 type fileOptions struct {
@@ -201,34 +332,50 @@ type fileOptions struct {
 	ControllerName           *string `json:"controllerName"`
 	WatchIngressWithoutClass *bool   `json:"watchIngressWithoutClass"`
 	SSLRedirect              *bool   `json:"sslRedirect"`
+	AllowLoopbackEndpoints   *bool   `json:"allowLoopbackEndpoints"`
+	TrustForwardedProto      *bool   `json:"trustForwardedProto"`
+	DefaultSSLCertificate    *string `json:"defaultSSLCertificate"`
 }
 
 type fileRequest struct {
-	Host    *string           `json:"host"`
-	Path    *string           `json:"path"`
-	Method  string            `json:"method"`
-	Headers map[string]string `json:"headers"`
-	Scheme  string            `json:"scheme"`
-	Repeat  *int              `json:"repeat"`
-	Expect  *Expect           `json:"expect"`
+	Host          *string           `json:"host"`
+	Path          *string           `json:"path"`
+	Method        string            `json:"method"`
+	Headers       map[string]string `json:"headers"`
+	Body          *string           `json:"body"`
+	BodySize      *int              `json:"bodySize"`
+	ClientAddress *string           `json:"clientAddress"`
+	Scheme        string            `json:"scheme"`
+	Repeat        *int              `json:"repeat"`
+	Expect        *Expect           `json:"expect"`
+	Scenario      string            `json:"scenario"`
+	Notes         string            `json:"notes"`
+	Source        string            `json:"source"`
 }
 
 // maxRepeat bounds one request's repeats so a typo cannot hang a test run.
 const maxRepeat = 100000
+
+// maxBodySize bounds bodySize for the same reason.
+const maxBodySize = 1 << 30
+
+// defaultClientAddress is the peer a request comes from unless it says:
+// a documentation address (RFC 5737).
+const defaultClientAddress = "192.0.2.1:1234"
 
 // LoadCases reads case files. Each path is a file, a glob, or a directory
 // (walked recursively for *.yaml and *.yml, skipping hidden entries). It
 // returns the cases in file order, or an error naming every bad file, case
 // and key.
 func LoadCases(paths ...string) ([]Case, error) {
-	files, err := caseFiles(paths)
+	files, err := CaseFiles(paths...)
 	if err != nil {
 		return nil, err
 	}
 	var cases []Case
 	var errs []error
 	for _, f := range files {
-		cs, err := loadFile(f)
+		cs, err := LoadFile(f)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -241,9 +388,10 @@ func LoadCases(paths ...string) ([]Case, error) {
 	return cases, nil
 }
 
-// caseFiles expands paths into case files: a directory is walked as
-// manifest.Files walks one, keeping *.yaml and *.yml files.
-func caseFiles(paths []string) ([]string, error) {
+// CaseFiles expands paths (files, globs or directories) into case files,
+// in order: a directory is walked as manifest.Files walks one, keeping
+// *.yaml and *.yml files.
+func CaseFiles(paths ...string) ([]string, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("routertest: no case files given")
 	}
@@ -284,8 +432,8 @@ func caseFiles(paths []string) ([]string, error) {
 	return files, nil
 }
 
-// loadFile parses one case file.
-func loadFile(file string) ([]Case, error) {
+// LoadFile reads the cases of one case file.
+func LoadFile(file string) ([]Case, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("routertest: %w", err)
@@ -376,11 +524,25 @@ func parseCase(file string, tree any, raw json.RawMessage) (Case, []error) {
 	if c.Options, err = fc.Options.compile(); err != nil {
 		errs = append(errs, err)
 	}
+	c.Router.TrustForwardedProto = fc.Options.TrustForwardedProto != nil && *fc.Options.TrustForwardedProto
 	snap, skipped, err := decodeObjects(file, fc.Objects)
 	if err != nil {
 		errs = append(errs, unjoin(err)...)
 	} else {
 		c.Objects, c.Skipped = *snap, skipped
+		if ref := fc.Options.DefaultSSLCertificate; ref != nil {
+			if c.Router.DefaultCertificate, err = defaultCertificate(*ref, snap.Secrets); err != nil {
+				errs = append(errs, fmt.Errorf("options.defaultSSLCertificate: %w", err))
+			}
+		}
+	}
+	if fc.Warnings != nil {
+		c.CheckWarnings, c.Warnings = true, *fc.Warnings
+		for i, w := range c.Warnings {
+			if w.Reason == "" || w.Object == "" {
+				errs = append(errs, fmt.Errorf("warnings[%d]: reason and object are required", i))
+			}
+		}
 	}
 	if len(fc.Requests) == 0 {
 		errs = append(errs, errors.New("requests: at least one request is required"))
@@ -426,6 +588,9 @@ func (o fileOptions) compile() (compile.Options, error) {
 	if o.SSLRedirect != nil {
 		co.DisableSSLRedirect = !*o.SSLRedirect
 	}
+	if o.AllowLoopbackEndpoints != nil {
+		co.AllowLoopbackEndpoints = *o.AllowLoopbackEndpoints
+	}
 	if err := co.Validate(); err != nil {
 		return co, fmt.Errorf("options: %w", err)
 	}
@@ -433,7 +598,9 @@ func (o fileOptions) compile() (compile.Options, error) {
 }
 
 // decodeObjects decodes the objects list with the manifest loader, so a
-// case reads objects exactly as a folder of manifests would.
+// case reads objects exactly as a folder of manifests would. An item that
+// is only {include: path} reads the manifest files at path (a file or a
+// folder, relative to the case file) with manifest.Load.
 func decodeObjects(file string, raw json.RawMessage) (*compile.Snapshot, []string, error) {
 	var items []json.RawMessage
 	if len(raw) > 0 && string(raw) != "null" {
@@ -442,39 +609,178 @@ func decodeObjects(file string, raw json.RawMessage) (*compile.Snapshot, []strin
 		}
 	}
 	var stream []byte
-	for _, it := range items {
-		stream = append(stream, it...)
-		stream = append(stream, '\n')
+	var inline []int // inline[d] is the objects index of stream document d+1
+	type include struct {
+		index int
+		path  string
 	}
-	snap, skipped, err := manifest.Decode(file, stream)
-	if err == nil {
-		return snap, skipped, nil
-	}
-	// Restate each problem in the case's own terms: objects[i].
+	var includes []include
 	var errs []error
-	for _, e := range unjoin(err) {
-		var me *manifest.Error
-		if !errors.As(e, &me) {
-			errs = append(errs, e)
+	for i, it := range items {
+		if path, ok, err := includePath(it); ok || err != nil {
+			if err != nil {
+				errs = append(errs, fmt.Errorf("objects[%d].include: %w", i, err))
+			}
+			includes = append(includes, include{i, path})
 			continue
 		}
-		where := objectsIndex(me.Position)
-		if obj := me.Object(); obj != "" {
-			where += " (" + obj + ")"
-		}
-		msg := me.Err.Error()
-		if me.Previous != nil {
-			msg += ": first at " + objectsIndex(*me.Previous)
-		}
-		errs = append(errs, fmt.Errorf("%s: %s", where, msg))
+		stream = append(stream, it...)
+		stream = append(stream, '\n')
+		inline = append(inline, i)
 	}
-	return nil, nil, errors.Join(errs...)
+	snap, skipped, err := manifest.Decode(file, stream)
+	if err != nil {
+		// Restate each problem in the case's own terms: objects[i].
+		for _, e := range unjoin(err) {
+			var me *manifest.Error
+			if !errors.As(e, &me) {
+				errs = append(errs, e)
+				continue
+			}
+			where := objectsIndex(inline, me.Position)
+			if obj := me.Object(); obj != "" {
+				where += " (" + obj + ")"
+			}
+			msg := me.Err.Error()
+			if me.Previous != nil {
+				msg += ": first at " + objectsIndex(inline, *me.Previous)
+			}
+			errs = append(errs, fmt.Errorf("%s: %s", where, msg))
+		}
+		snap = &compile.Snapshot{}
+	}
+	where := newOrigins(snap, "the inline objects")
+	for _, inc := range includes {
+		if inc.path == "" {
+			continue
+		}
+		path := inc.path
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(filepath.Dir(file), path)
+		}
+		label := fmt.Sprintf("objects[%d] (include %s)", inc.index, inc.path)
+		more, sk, err := manifest.Load(path)
+		if err != nil {
+			for _, e := range unjoin(err) {
+				errs = append(errs, fmt.Errorf("%s: %w", label, e))
+			}
+			continue
+		}
+		errs = append(errs, where.add(snap, more, label)...)
+		skipped = append(skipped, sk...)
+	}
+	if len(errs) > 0 {
+		return nil, nil, errors.Join(errs...)
+	}
+	return snap, skipped, nil
 }
 
-// objectsIndex names a document of the objects list: objects[i], and the
+// includePath reports whether an objects item is an include, and its path.
+func includePath(item json.RawMessage) (string, bool, error) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(item, &m) != nil {
+		return "", false, nil
+	}
+	raw, ok := m["include"]
+	if !ok {
+		return "", false, nil
+	}
+	if len(m) != 1 {
+		return "", true, errors.New("an include item holds only include: path")
+	}
+	var path string
+	if err := json.Unmarshal(raw, &path); err != nil || path == "" {
+		return "", true, errors.New("want the path of a manifest file or folder")
+	}
+	return path, true, nil
+}
+
+// origins remembers where each object of a merged snapshot came from, so
+// that an object defined both inline and in an included file, or in two
+// included files, is an error naming both, as manifest.Load reports it
+// within one load.
+type origins map[string]string
+
+func objectKeys(s *compile.Snapshot) []string {
+	var keys []string
+	for _, o := range s.Ingresses {
+		keys = append(keys, "Ingress "+o.Namespace+"/"+o.Name)
+	}
+	for _, o := range s.IngressClasses {
+		keys = append(keys, "IngressClass "+o.Name)
+	}
+	for _, o := range s.Services {
+		keys = append(keys, "Service "+o.Namespace+"/"+o.Name)
+	}
+	for _, o := range s.EndpointSlices {
+		keys = append(keys, "EndpointSlice "+o.Namespace+"/"+o.Name)
+	}
+	for _, o := range s.Secrets {
+		keys = append(keys, "Secret "+o.Namespace+"/"+o.Name)
+	}
+	return keys
+}
+
+func newOrigins(s *compile.Snapshot, label string) origins {
+	o := make(origins)
+	for _, k := range objectKeys(s) {
+		o[k] = label
+	}
+	return o
+}
+
+// add merges more into s, unless one of its objects is already there.
+func (o origins) add(s, more *compile.Snapshot, label string) []error {
+	var errs []error
+	for _, k := range objectKeys(more) {
+		if first, dup := o[k]; dup {
+			errs = append(errs, fmt.Errorf("%s (%s): %w: first in %s", label, k, manifest.ErrDefinedTwice, first))
+		} else {
+			o[k] = label
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	s.Ingresses = append(s.Ingresses, more.Ingresses...)
+	s.IngressClasses = append(s.IngressClasses, more.IngressClasses...)
+	s.Services = append(s.Services, more.Services...)
+	s.EndpointSlices = append(s.EndpointSlices, more.EndpointSlices...)
+	s.Secrets = append(s.Secrets, more.Secrets...)
+	return nil
+}
+
+// defaultCertificate is the key pair of the kubernetes.io/tls Secret ref
+// ("namespace/name") among the case's objects, as router.Options takes it.
+func defaultCertificate(ref string, secrets []*corev1.Secret) (*tls.Certificate, error) {
+	ns, name, ok := strings.Cut(ref, "/")
+	if !ok || ns == "" || name == "" {
+		return nil, fmt.Errorf("%q: want namespace/name of a kubernetes.io/tls Secret", ref)
+	}
+	for _, s := range secrets {
+		if s.Namespace != ns || s.Name != name {
+			continue
+		}
+		if s.Type != corev1.SecretTypeTLS {
+			return nil, fmt.Errorf("the Secret %s is of type %q, not %s", ref, s.Type, corev1.SecretTypeTLS)
+		}
+		cert, err := tls.X509KeyPair(s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey])
+		if err != nil {
+			return nil, fmt.Errorf("the Secret %s: %w", ref, err)
+		}
+		return &cert, nil
+	}
+	return nil, fmt.Errorf("the Secret %s is not among the objects", ref)
+}
+
+// objectsIndex names a document of the inline objects: objects[i], and the
 // item of a List document.
-func objectsIndex(p manifest.Position) string {
-	s := fmt.Sprintf("objects[%d]", p.Document-1)
+func objectsIndex(inline []int, p manifest.Position) string {
+	i := p.Document - 1
+	if i >= 0 && i < len(inline) {
+		i = inline[i]
+	}
+	s := fmt.Sprintf("objects[%d]", i)
 	if p.Item >= 0 {
 		s += fmt.Sprintf(".items[%d]", p.Item)
 	}
@@ -489,7 +795,10 @@ func unjoin(err error) []error {
 }
 
 func (fr fileRequest) request() (Request, error) {
-	r := Request{Method: fr.Method, Headers: fr.Headers, Scheme: fr.Scheme, Repeat: 1}
+	r := Request{
+		Method: fr.Method, Headers: fr.Headers, Scheme: fr.Scheme, Repeat: 1, ClientAddress: defaultClientAddress,
+		Scenario: fr.Scenario, Notes: fr.Notes, Source: fr.Source,
+	}
 	if fr.Host == nil {
 		return r, errors.New(`host: required ("" for a request without Host)`)
 	}
@@ -528,6 +837,16 @@ func (fr fileRequest) request() (Request, error) {
 			return r, fmt.Errorf("headers.%s: value holds a line break or NUL", k)
 		}
 	}
+	if err := r.setBody(fr); err != nil {
+		return r, err
+	}
+	if fr.ClientAddress != nil {
+		a, err := parseClientAddress(*fr.ClientAddress)
+		if err != nil {
+			return r, fmt.Errorf("clientAddress: %w", err)
+		}
+		r.ClientAddress = a
+	}
 	if fr.Repeat != nil {
 		r.Repeat = *fr.Repeat
 		if r.Repeat < 1 || r.Repeat > maxRepeat {
@@ -557,7 +876,60 @@ func (fr fileRequest) request() (Request, error) {
 			return r, fmt.Errorf("expect.responseHeaders: %q is not a header name", k)
 		}
 	}
+	for k := range e.RequestHeaders {
+		switch {
+		case !isToken(k):
+			return r, fmt.Errorf("expect.requestHeaders: %q is not a header name", k)
+		case http.CanonicalHeaderKey(k) == "Host":
+			return r, errors.New("expect.requestHeaders: the Host the backend received is checked with forwardedHost")
+		}
+	}
+	if e.Route.blank {
+		return r, errors.New(`expect.route: "" is not a route: write null for none`)
+	}
+	if e.Route.Route != "" {
+		if err := checkRoute(e.Route.Route); err != nil {
+			return r, fmt.Errorf("expect.route: %w", err)
+		}
+	}
 	return r, nil
+}
+
+// setBody takes body or bodySize, never both.
+func (r *Request) setBody(fr fileRequest) error {
+	framed := false
+	for k := range r.Headers {
+		switch http.CanonicalHeaderKey(k) {
+		case "Content-Length", "Transfer-Encoding":
+			framed = true
+		}
+	}
+	switch {
+	case fr.Body != nil && fr.BodySize != nil:
+		return errors.New("body, bodySize: give one or the other")
+	case fr.BodySize != nil:
+		if *fr.BodySize < 0 || *fr.BodySize > maxBodySize {
+			return fmt.Errorf("bodySize: %d: want 0 to %d", *fr.BodySize, maxBodySize)
+		}
+		if framed {
+			return errors.New("bodySize: sent with its own Content-Length; drop the Content-Length and Transfer-Encoding headers, or write the body with body")
+		}
+		r.BodySize = *fr.BodySize
+	case fr.Body != nil:
+		r.Body = *fr.Body
+	}
+	return nil
+}
+
+// parseClientAddress takes "ip:port", or an IP alone (port 1234).
+func parseClientAddress(s string) (string, error) {
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return ap.String(), nil
+	}
+	if a, err := netip.ParseAddr(s); err == nil {
+		return netip.AddrPortFrom(a, 1234).String(), nil
+	}
+	return "", fmt.Errorf("%q: want an IP address, or ip:port", s)
 }
 
 func badHostRune(r rune) bool { return r <= ' ' || r == 0x7f }
@@ -599,6 +971,11 @@ func checkKeys(v any, t reflect.Type, path string) []error {
 	case t == reflect.TypeFor[OptionalService]():
 		if _, ok := v.(string); !ok {
 			return want("namespace/name:port or null")
+		}
+		return nil
+	case t == reflect.TypeFor[OptionalRoute]():
+		if _, ok := v.(string); !ok {
+			return want(`"namespace/name field" or null`)
 		}
 		return nil
 	case t.Kind() == reflect.Struct:

@@ -17,15 +17,17 @@ import (
 // RunFiles runs every case of the case files named by paths (files, globs
 // or directories, as for LoadCases) and checks each file's golden table.
 // With a *testing.T each file and each case is a subtest; other TBs report
-// failures directly.
+// failures directly. It reaches the same verdict as CheckFile, which
+// examples/check uses.
 //
 // The golden of x.yaml is x.golden beside it: the text rendering of each
-// case's compiled table (RenderTable), each headed by "# case: <name>". A
-// missing or different golden fails the test; with -update, or UpdateEnv
-// set, the goldens are rewritten instead (see the package documentation).
+// case's compiled table and warnings (RenderTable), each headed by
+// "# case: <name>". A missing or different golden fails the test; with
+// -update, or UpdateEnv set, the goldens are rewritten instead (see the
+// package documentation).
 func RunFiles(t testing.TB, paths ...string) {
 	t.Helper()
-	files, err := caseFiles(paths)
+	files, err := CaseFiles(paths...)
 	if err != nil {
 		t.Fatal(err)
 		return
@@ -33,20 +35,26 @@ func RunFiles(t testing.TB, paths ...string) {
 	for _, f := range files {
 		subtest(t, strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)), func(t testing.TB) {
 			t.Helper()
-			cases, err := loadFile(f)
+			cases, err := LoadFile(f)
 			if err != nil {
 				t.Error(err)
 				return
 			}
-			for _, c := range cases {
-				subtest(t, c.Name, func(t testing.TB) {
+			fr := CheckFile(f, cases, updating())
+			for _, res := range fr.Cases {
+				subtest(t, res.Case, func(t testing.TB) {
 					t.Helper()
-					if res := Run(c); !res.OK() {
+					if !res.OK() {
 						t.Error("\n" + res.Report())
 					}
 				})
 			}
-			checkGolden(t, f, cases)
+			switch g := fr.Golden; {
+			case g.Updated:
+				t.Logf("updated %s", g.Path)
+			case !g.Match:
+				t.Error(g.Problem)
+			}
 		})
 	}
 }
@@ -59,6 +67,66 @@ func subtest(t testing.TB, name string, f func(testing.TB)) {
 		return
 	}
 	f(t)
+}
+
+// FileResult is the verdict on one case file: each case's result and the
+// comparison with the file's golden.
+type FileResult struct {
+	File   string   `json:"file"`
+	Cases  []Result `json:"cases"`
+	Golden Golden   `json:"golden"`
+}
+
+// OK reports whether every case passed and the golden matched.
+func (f FileResult) OK() bool {
+	for _, c := range f.Cases {
+		if !c.OK() {
+			return false
+		}
+	}
+	return f.Golden.Match
+}
+
+// Golden is the comparison of a case file's compiled tables and warnings
+// with its golden file.
+type Golden struct {
+	Path string `json:"path"`
+	// Match reports that the golden equals the rendering (after updating,
+	// when it was updated).
+	Match bool `json:"match"`
+	// Updated reports that the golden was written because it differed.
+	Updated bool `json:"updated,omitempty"`
+	// Problem says why it does not match: missing, unreadable, or the
+	// lines that differ (-golden +got).
+	Problem string `json:"problem,omitempty"`
+}
+
+// CheckFile runs the cases of one case file (as LoadFile returns them) and
+// compares the file's golden with what they compile to; with update a
+// differing or missing golden is rewritten instead. Each case is compiled
+// once, for its requests and for the golden.
+func CheckFile(file string, cases []Case, update bool) FileResult {
+	fr := FileResult{File: file, Golden: Golden{Path: GoldenPath(file)}}
+	var b strings.Builder
+	var renderErr error
+	for i, c := range cases {
+		result, err := compileCase(c)
+		fr.Cases = append(fr.Cases, run(c, result, err))
+		if err != nil {
+			renderErr = errors.Join(renderErr, fmt.Errorf("case %q: %w", c.Name, err))
+			continue
+		}
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "# case: %s\n%s", c.Name, result.String())
+	}
+	if renderErr != nil {
+		fr.Golden.Problem = fmt.Sprintf("%s: %v", file, renderErr)
+		return fr
+	}
+	fr.Golden = compareGolden(fr.Golden.Path, b.String(), update)
+	return fr
 }
 
 // GoldenPath is the golden file of a case file: x.yaml → x.golden.
@@ -82,37 +150,31 @@ func RenderGolden(cases []Case) (string, error) {
 	return b.String(), nil
 }
 
-func checkGolden(t testing.TB, file string, cases []Case) {
-	t.Helper()
-	path := GoldenPath(file)
-	got, err := RenderGolden(cases)
-	if err != nil {
-		t.Errorf("%s: %v", file, err)
-		return
-	}
+func compareGolden(path, got string, update bool) Golden {
+	g := Golden{Path: path}
 	want, readErr := os.ReadFile(path)
-	if updating() {
-		if readErr == nil && string(want) == got {
-			return
-		}
+	if readErr == nil && string(want) == got {
+		g.Match = true
+		return g
+	}
+	if update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Errorf("updating golden: %v", err)
-			return
+			g.Problem = fmt.Sprintf("updating golden: %v", err)
+			return g
 		}
-		t.Logf("updated %s", path)
-		return
+		g.Match, g.Updated = true, true
+		return g
 	}
-	if errors.Is(readErr, fs.ErrNotExist) {
-		t.Errorf("%s: golden table missing; run go test with -update to create it", path)
-		return
+	switch {
+	case errors.Is(readErr, fs.ErrNotExist):
+		g.Problem = fmt.Sprintf("%s: golden table missing; run go test (or examples/check) with -update to create it", path)
+	case readErr != nil:
+		g.Problem = fmt.Sprintf("golden: %v", readErr)
+	default:
+		d := cmp.Diff(strings.Split(string(want), "\n"), strings.Split(got, "\n"), wholeLines)
+		g.Problem = fmt.Sprintf("%s: compiled tables differ from the golden (-golden +got); if the change is intended, run go test (or examples/check) with -update:\n%s", path, d)
 	}
-	if readErr != nil {
-		t.Errorf("golden: %v", readErr)
-		return
-	}
-	if d := cmp.Diff(strings.Split(string(want), "\n"), strings.Split(got, "\n"), wholeLines); d != "" {
-		t.Errorf("%s: compiled tables differ from the golden (-golden +got); if the change is intended, run go test with -update:\n%s", path, d)
-	}
+	return g
 }
 
 // wholeLines makes cmp.Diff show changed lines whole rather than the bytes

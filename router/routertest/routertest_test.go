@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -18,6 +19,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router"
 )
 
 func TestRunFiles(t *testing.T) {
@@ -130,6 +133,25 @@ func TestLoadCasesErrors(t *testing.T) {
 			`testdata/bad/requests.yaml: case #5: name: required`,
 			`testdata/bad/requests.yaml: case "no requests": requests: at least one request is required`,
 		}},
+		{"new-keys.yaml", []string{
+			`testdata/bad/new-keys.yaml: case "bad new keys": objects[2].include: an include item holds only include: path`,
+			`testdata/bad/new-keys.yaml: case "bad new keys": objects[0] (include ../manifests/keys-backends.yaml) (Service prod/api): defined twice: first in the inline objects`,
+			`testdata/bad/new-keys.yaml: case "bad new keys": objects[1] (include nowhere.yaml): manifest: stat testdata/bad/nowhere.yaml: no such file or directory`,
+			`testdata/bad/new-keys.yaml: case "bad new keys": warnings[0]: reason and object are required`,
+			`testdata/bad/new-keys.yaml: case "bad new keys": requests[0].expect.route: "prod/shop": want "namespace/name field" (e.g. "prod/shop spec.rules[0].http.paths[1]"), "--default-backend" or null`,
+			`testdata/bad/new-keys.yaml: case "bad new keys": requests[1].expect.route: "" is not a route: write null for none`,
+			`testdata/bad/new-keys.yaml: case "bad new keys": requests[2].body, bodySize: give one or the other`,
+			`testdata/bad/new-keys.yaml: case "bad new keys": requests[3].bodySize: -1: want 0 to 1073741824`,
+			`testdata/bad/new-keys.yaml: case "bad new keys": requests[4].bodySize: sent with its own Content-Length; drop the Content-Length and Transfer-Encoding headers, or write the body with body`,
+			`testdata/bad/new-keys.yaml: case "bad new keys": requests[5].clientAddress: "somewhere": want an IP address, or ip:port`,
+			`testdata/bad/new-keys.yaml: case "bad new keys": requests[6].expect.requestHeaders: the Host the backend received is checked with forwardedHost`,
+			`testdata/bad/new-keys.yaml: case "wrong types": requests[0].body: want a string, got number 5`,
+			`testdata/bad/new-keys.yaml: case "wrong types": requests[0].expect.requestHeaders.X-A: want a string, got number 1`,
+			`testdata/bad/new-keys.yaml: case "wrong types": requests[0].expect.route: want "namespace/name field" or null, got number 5`,
+			`testdata/bad/new-keys.yaml: case "wrong types": unknown key "warnings[0].winner"`,
+			`testdata/bad/new-keys.yaml: case "default certificate not among the objects": options.defaultSSLCertificate: the Secret prod/missing is not among the objects`,
+			`testdata/bad/new-keys.yaml: case "default certificate of the wrong type": options.defaultSSLCertificate: the Secret prod/opaque is of type "Opaque", not kubernetes.io/tls`,
+		}},
 		{"nonexistent.yaml", []string{
 			`routertest: stat testdata/bad/nonexistent.yaml: no such file or directory`,
 		}},
@@ -155,12 +177,13 @@ func TestLoadCases(t *testing.T) {
 		names = append(names, c.File+": "+c.Name)
 	}
 	want := []string{
+		"testdata/cases/keys.yaml: every case-file key",
 		"testdata/cases/routes.yaml: prefix and exact routes",
 		"testdata/cases/tls.yaml: certificates by SNI",
 	}
 	require.Empty(t, cmp.Diff(want, names))
 
-	tls := cases[1]
+	tls := cases[2]
 	wantOptions := compile.Options{
 		DefaultBackend:     &compile.ServiceRef{Namespace: "infra", Name: "fallback", Port: "80"},
 		DisableSSLRedirect: true,
@@ -182,12 +205,127 @@ func TestLoadCases(t *testing.T) {
 	if r.Method != http.MethodGet || r.Scheme != "http" || r.Repeat != 1 {
 		t.Errorf("defaults: %+v", r)
 	}
-	routes := cases[0]
+	routes := cases[1]
 	if got := routes.Requests[2].Expect.Service; got != (OptionalService{Checked: true}) {
 		t.Errorf("service: null read as %+v, want checked with no ID", got)
 	}
 	if got := routes.Requests[1].Expect.Service; got.Checked {
 		t.Errorf("absent service read as %+v, want unchecked", got)
+	}
+}
+
+func TestLoadNewKeys(t *testing.T) {
+	cases, err := LoadCases("testdata/cases/keys.yaml")
+	require.NoError(t, err)
+	require.Len(t, cases, 1)
+	c := cases[0]
+	require.True(t, c.Options.AllowLoopbackEndpoints)
+	require.True(t, c.Router.TrustForwardedProto)
+	require.NotNil(t, c.Router.DefaultCertificate, "defaultSSLCertificate is read from the Secret among the objects")
+	require.True(t, c.CheckWarnings)
+	want := []ExpectedWarning{{Reason: "AnnotationUnsupported", Object: "Ingress prod/shop", Field: "metadata.annotations[nginx.ingress.kubernetes.io/enable-cors]"}}
+	require.Empty(t, cmp.Diff(want, c.Warnings))
+	// Inline objects and the included file's, merged.
+	require.Len(t, c.Objects.Ingresses, 1)
+	require.Len(t, c.Objects.Services, 1)
+	require.Len(t, c.Objects.EndpointSlices, 1)
+	require.Len(t, c.Objects.Secrets, 1)
+
+	first := c.Requests[0]
+	require.Equal(t, "203.0.113.7:5555", first.ClientAddress)
+	require.Equal(t, "SPEC §13", first.Source)
+	require.NotEmpty(t, first.Scenario)
+	require.NotEmpty(t, first.Notes)
+	require.Equal(t, OptionalRoute{Checked: true, Route: "prod/shop spec.rules[0].http.paths[0]"}, first.Expect.Route)
+	require.Nil(t, first.Expect.RequestHeaders["X_Forwarded_For"], "null means absent")
+	require.Contains(t, first.Expect.RequestHeaders, "X_Forwarded_For")
+	require.Equal(t, "name=ramjet", c.Requests[1].Body)
+	require.Equal(t, 100000, c.Requests[2].BodySize)
+	require.Equal(t, "5\r\nhello\r\n0\r\n\r\n", c.Requests[3].Body)
+	require.Equal(t, "198.51.100.20:1234", c.Requests[5].ClientAddress, "an IP alone gets port 1234")
+	require.Equal(t, defaultClientAddress, c.Requests[6].ClientAddress)
+	require.Equal(t, OptionalRoute{Checked: true}, c.Requests[6].Expect.Route)
+	require.True(t, c.Requests[1].Expect.Route.Checked)
+}
+
+func TestRunReportsNewKeyMismatches(t *testing.T) {
+	cases, err := LoadCases("testdata/fail/new-keys.yaml")
+	require.NoError(t, err)
+	require.Len(t, cases, 1)
+	res := Run(cases[0])
+	require.False(t, res.OK())
+	require.Equal(t, 3, res.Failed())
+	// Warnings are compared in order on reason, object and field.
+	require.Contains(t, res.WarningsDiff, `"RouteConflict Ingress prod/shop spec.rules[0].http.paths[0]"`)
+	require.Contains(t, res.WarningsDiff, `"EndpointRejected EndpointSlice prod/api-1 endpoints[1].addresses[0]"`)
+	require.Equal(t, []Warning{{
+		Reason: "EndpointRejected", Object: "EndpointSlice prod/api-1", Field: "endpoints[1].addresses[0]",
+		Message: "address 127.0.0.1 is loopback and can never be a pod; it is not dialled",
+	}}, res.Warnings)
+
+	want := [][]Mismatch{
+		{
+			{Field: "route", Want: "prod/shop spec.rules[0].http.paths[1]", Got: "prod/shop spec.rules[0].http.paths[0]"},
+			{Field: "requestHeaders.X-Forwarded-Host", Want: "absent", Got: `"shop.example.com"`},
+			{Field: "requestHeaders.X-Missing", Want: `"x"`, Got: "absent"},
+			{Field: "requestHeaders.X-Real-Ip", Want: `"203.0.113.1"`, Got: `"203.0.113.9"`},
+		},
+		{
+			{Field: "route", Want: "prod/shop spec.rules[0].http.paths[0]", Got: "none"},
+			{Field: "requestHeaders.X-Real-Ip", Want: "absent", Got: "not forwarded"},
+		},
+		{
+			{Field: "route", Want: "none", Got: "prod/shop spec.rules[0].http.paths[0]"},
+		},
+	}
+	var got [][]Mismatch
+	for _, rr := range res.Requests {
+		got = append(got, rr.Mismatches)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("mismatches (-want +got):\n%s", d)
+	}
+	// The body reached the backend.
+	require.Equal(t, int64(len("hello")), res.Requests[2].Got.ForwardedBodySize)
+
+	report := res.Report()
+	for _, line := range []string{
+		`case "wrong new keys" (testdata/fail/new-keys.yaml)`,
+		`  warnings differ (-want +got):`,
+		`  compiled to:`,
+		`    EndpointRejected EndpointSlice prod/api-1 endpoints[1].addresses[0]: address 127.0.0.1 is loopback and can never be a pod; it is not dialled`,
+		`  requests[0]: GET /api host="shop.example.com" client=203.0.113.9:1234`,
+		`  requests[2]: POST /api host="shop.example.com" body="hello"`,
+	} {
+		require.Contains(t, report, line+"\n")
+	}
+
+	// The same case with the warnings it does compile to passes that check.
+	c := cases[0]
+	c.Warnings = []ExpectedWarning{{Reason: "EndpointRejected", Object: "EndpointSlice prod/api-1", Field: "endpoints[1].addresses[0]"}}
+	require.Empty(t, Run(c).WarningsDiff)
+	c.Warnings = nil
+	require.NotEmpty(t, Run(c).WarningsDiff, "warnings: [] means none")
+	c.CheckWarnings = false
+	require.Empty(t, Run(c).WarningsDiff, "no warnings key: not checked")
+}
+
+func TestRouteText(t *testing.T) {
+	tests := []struct {
+		src  match.Source
+		want string
+	}{
+		{match.Source{Namespace: "prod", Name: "shop", Field: "spec.rules[0].http.paths[1]"}, "prod/shop spec.rules[0].http.paths[1]"},
+		{match.Source{Namespace: "prod", Name: "shop", Field: "spec.defaultBackend"}, "prod/shop spec.defaultBackend"},
+		{match.Source{Field: "--default-backend"}, "--default-backend"},
+		{match.Source{}, ""},
+	}
+	for _, tt := range tests {
+		got := routeText(tt.src)
+		require.Equal(t, tt.want, got)
+		if got != "" {
+			require.NoError(t, checkRoute(got), "what the router records can be written in a case file")
+		}
 	}
 }
 
@@ -284,7 +422,7 @@ func TestRunFilesReportsFailures(t *testing.T) {
 	require.Len(t, tb.errors, 2)
 	require.Contains(t, tb.errors[0], `case "wrong expectations"`)
 	require.Contains(t, tb.errors[0], `requests[3]: GET /api host="shop.example.com" scheme=https`)
-	require.Equal(t, filepath.Join(dir, "mismatch.golden")+": golden table missing; run go test with -update to create it", tb.errors[1])
+	require.Equal(t, filepath.Join(dir, "mismatch.golden")+": golden table missing; run go test (or examples/check) with -update to create it", tb.errors[1])
 
 	// -update writes the golden; later runs compare against it.
 	setUpdate(t, true)
@@ -376,7 +514,7 @@ func TestBuildRequest(t *testing.T) {
 	// A request-target net/http's server would refuse never reaches the router.
 	_, err := buildRequest(Request{Host: "a", Path: "/a b", Method: "GET", Scheme: "http"})
 	require.Error(t, err)
-	h := newHarness()
+	h := newHarness(router.Options{})
 	out := h.serve(Request{Host: "a", Path: "/a b", Method: "GET", Scheme: "http"})
 	require.Equal(t, http.StatusBadRequest, out.Status)
 	require.False(t, out.Recorded)
@@ -402,12 +540,15 @@ func TestBackendsRecordWireRequest(t *testing.T) {
 	require.NoError(t, err)
 	req.URL.Opaque = "/a%2Fb//c"
 	req.Host = "shop.example.com"
+	req.Header.Set("X-Real-Ip", "192.0.2.1")
+	req.Body = io.NopCloser(strings.NewReader("hello"))
 	resp, err := b.RoundTrip(req)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	x, ok := b.last()
 	require.True(t, ok)
-	require.Equal(t, exchange{endpoint: "10.0.0.1:8080", target: "/a%2Fb//c", host: "shop.example.com"}, x)
+	require.Equal(t, exchange{endpoint: "10.0.0.1:8080", target: "/a%2Fb//c", host: "shop.example.com",
+		header: http.Header{"X-Real-Ip": {"192.0.2.1"}}, bodySize: 5}, x)
 	b.reset()
 	_, ok = b.last()
 	require.False(t, ok)

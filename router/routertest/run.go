@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/google/go-cmp/cmp"
+
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/router"
 )
@@ -28,8 +30,61 @@ type Result struct {
 	Case string `json:"case"`
 	// Error is set when the case could not run at all; every request then
 	// counts as failed.
-	Error    string          `json:"error,omitempty"`
-	Requests []RequestResult `json:"requests"`
+	Error string `json:"error,omitempty"`
+	// Warnings are the warnings the case's objects compiled to.
+	Warnings []Warning `json:"warnings"`
+	// WarningsDiff is set when the case lists the warnings it expects and
+	// the compile disagrees: the lists compared (-want +got).
+	WarningsDiff string          `json:"warningsDiff,omitempty"`
+	Requests     []RequestResult `json:"requests"`
+}
+
+// Warning is a compile warning as a case result shows it.
+type Warning struct {
+	Reason string `json:"reason"`
+	// Object is "Kind namespace/name".
+	Object  string `json:"object"`
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+	// Winner is the declaration that won, for conflicts.
+	Winner string `json:"winner,omitempty"`
+}
+
+func (w Warning) String() string {
+	s := w.Reason + " " + w.Object
+	if w.Field != "" {
+		s += " " + w.Field
+	}
+	s += ": " + strings.ReplaceAll(w.Message, "\n", `\n`)
+	if w.Winner != "" {
+		s += " (winner: " + w.Winner + ")"
+	}
+	return s
+}
+
+func warningsOf(ws []compile.Warning) []Warning {
+	out := make([]Warning, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, Warning{Reason: string(w.Reason), Object: w.Object.String(), Field: w.Field, Message: w.Message, Winner: w.WinnerText()})
+	}
+	return out
+}
+
+// warningsDiff compares the warnings a case expects with those it got, on
+// reason, object and field, in order, one warning a line.
+func warningsDiff(want []ExpectedWarning, got []Warning) string {
+	line := func(w ExpectedWarning) string {
+		return strings.TrimSuffix(w.Reason+" "+w.Object+" "+w.Field, " ")
+	}
+	wantLines := make([]string, 0, len(want))
+	for _, w := range want {
+		wantLines = append(wantLines, line(w))
+	}
+	gotLines := make([]string, 0, len(got))
+	for _, w := range got {
+		gotLines = append(gotLines, line(ExpectedWarning{Reason: w.Reason, Object: w.Object, Field: w.Field}))
+	}
+	return cmp.Diff(wantLines, gotLines, wholeLines)
 }
 
 // Passed is the number of requests that met every expectation.
@@ -46,8 +101,9 @@ func (r Result) Passed() int {
 // Failed is the number of requests that did not.
 func (r Result) Failed() int { return len(r.Requests) - r.Passed() }
 
-// OK reports whether the case ran and every request passed.
-func (r Result) OK() bool { return r.Error == "" && r.Failed() == 0 }
+// OK reports whether the case ran, compiled to the warnings it expects,
+// and every request passed.
+func (r Result) OK() bool { return r.Error == "" && r.WarningsDiff == "" && r.Failed() == 0 }
 
 // Report describes the failures of the case, one block per failing
 // request; "" when the case passed.
@@ -61,6 +117,15 @@ func (r Result) Report() string {
 		fmt.Fprintf(&b, ": %s", r.Error)
 	}
 	b.WriteString("\n")
+	if r.WarningsDiff != "" {
+		b.WriteString("  warnings differ (-want +got):\n    " + strings.ReplaceAll(strings.TrimSuffix(r.WarningsDiff, "\n"), "\n", "\n    ") + "\n")
+		if len(r.Warnings) > 0 {
+			b.WriteString("  compiled to:\n")
+			for _, w := range r.Warnings {
+				b.WriteString("    " + w.String() + "\n")
+			}
+		}
+	}
 	for _, rr := range r.Requests {
 		if !rr.Pass {
 			b.WriteString("  " + strings.ReplaceAll(strings.TrimSuffix(rr.Diff(), "\n"), "\n", "\n  ") + "\n")
@@ -123,6 +188,9 @@ type Outcome struct {
 	// Service is the backend the router chose ("" when none), from the
 	// router's own record of the request.
 	Service string `json:"service"`
+	// Route is the declaration matched, as expect.route writes it ("" when
+	// none), from the same record.
+	Route string `json:"route,omitempty"`
 	// Recorded reports that the router recorded the request.
 	Recorded bool `json:"recorded"`
 	// Refused reports that net/http's server would answer 400 before any
@@ -137,6 +205,10 @@ type Outcome struct {
 	ForwardedPath    string      `json:"forwardedPath,omitempty"`
 	ForwardedHost    string      `json:"forwardedHost,omitempty"`
 	ResponseHeaders  http.Header `json:"responseHeaders,omitempty"`
+	// RequestHeaders are the headers the backend received.
+	RequestHeaders http.Header `json:"requestHeaders,omitempty"`
+	// ForwardedBodySize is the number of body bytes the backend received.
+	ForwardedBodySize int64 `json:"forwardedBodySize,omitempty"`
 	// Body is the start of the response body.
 	Body string `json:"body,omitempty"`
 	// DistinctEndpoints counts the endpoints reached over all repeats.
@@ -161,6 +233,9 @@ func (o Outcome) String() string {
 	default:
 		parts = append(parts, "backend "+o.Service)
 	}
+	if o.Route != "" {
+		parts = append(parts, "route "+o.Route)
+	}
 	if o.Forwarded {
 		parts = append(parts, fmt.Sprintf("forwarded to %s as %q with Host %q", o.Endpoint, o.ForwardedPath, o.ForwardedHost))
 	} else {
@@ -178,18 +253,20 @@ func (o Outcome) String() string {
 // maxBody bounds the response body kept in an Outcome.
 const maxBody = 200
 
-// The addresses a harness request comes from and arrives at: documentation
-// addresses (RFC 5737), on the standard ports a load balancer would use.
-var (
-	clientAddr = "192.0.2.1:1234"
-	serverIP   = netip.MustParseAddr("192.0.2.100")
-)
+// The address a harness request arrives at: a documentation address (RFC
+// 5737), on the standard ports a load balancer would use.
+var serverIP = netip.MustParseAddr("192.0.2.100")
 
-// Run compiles the case, publishes the table to a new router and sends
-// every request through the router's handler.
+// Run compiles the case, checks its warnings, publishes the table to a new
+// router and sends every request through the router's handler.
 func Run(c Case) Result {
-	res := Result{File: c.File, Case: c.Name}
 	result, err := compileCase(c)
+	return run(c, result, err)
+}
+
+// run is Run on a compiled case.
+func run(c Case, result compile.Result, err error) Result {
+	res := Result{File: c.File, Case: c.Name}
 	if err != nil {
 		res.Error = err.Error()
 		for i, r := range c.Requests {
@@ -197,7 +274,11 @@ func Run(c Case) Result {
 		}
 		return res
 	}
-	h := newHarness()
+	res.Warnings = warningsOf(result.Warnings)
+	if c.CheckWarnings {
+		res.WarningsDiff = warningsDiff(c.Warnings, res.Warnings)
+	}
+	h := newHarness(c.Router)
 	h.router.Publish(result.Table)
 	for i, r := range c.Requests {
 		res.Requests = append(res.Requests, h.run(i, r))
@@ -231,17 +312,16 @@ type harness struct {
 	records []router.Record
 }
 
-func newHarness() *harness {
+func newHarness(o router.Options) *harness {
 	h := &harness{backends: &backends{}}
-	h.router = router.New(router.Options{
-		Transport: h.backends,
-		Observer: func(r router.Record) {
-			h.mu.Lock()
-			h.records = append(h.records, r)
-			h.mu.Unlock()
-		},
-		Logger: slog.New(slog.DiscardHandler),
-	})
+	o.Transport = h.backends
+	o.Observer = func(r router.Record) {
+		h.mu.Lock()
+		h.records = append(h.records, r)
+		h.mu.Unlock()
+	}
+	o.Logger = slog.New(slog.DiscardHandler)
+	h.router = router.New(o)
 	return h
 }
 
@@ -307,12 +387,14 @@ func (h *harness) serve(r Request) Outcome {
 	if len(h.records) > seen {
 		rec := h.records[len(h.records)-1]
 		out.Recorded, out.Service, out.Reason = true, rec.Backend, rec.Reason
+		out.Route = routeText(rec.Route)
 	}
 	h.mu.Unlock()
 	if x, ok := h.backends.last(); ok {
 		out.Forwarded = true
 		out.ForwardedBackend = x.backend
 		out.Endpoint, out.ForwardedPath, out.ForwardedHost = x.endpoint, x.target, x.host
+		out.RequestHeaders, out.ForwardedBodySize = x.header, x.bodySize
 	}
 	return out
 }
@@ -331,15 +413,31 @@ func buildRequest(r Request) (*http.Request, error) {
 	if r.Host != "" {
 		fmt.Fprintf(&b, "Host: %s\r\n", r.Host)
 	}
+	framed := false
 	for _, k := range slices.Sorted(maps.Keys(r.Headers)) {
 		fmt.Fprintf(&b, "%s: %s\r\n", k, r.Headers[k])
+		switch http.CanonicalHeaderKey(k) {
+		case "Content-Length", "Transfer-Encoding":
+			framed = true
+		}
+	}
+	var body io.Reader = strings.NewReader(r.Body)
+	switch {
+	case r.BodySize > 0:
+		fmt.Fprintf(&b, "Content-Length: %d\r\n", r.BodySize)
+		body = io.LimitReader(filler{}, int64(r.BodySize))
+	case r.Body != "" && !framed:
+		fmt.Fprintf(&b, "Content-Length: %d\r\n", len(r.Body))
 	}
 	b.WriteString("\r\n")
-	req, err := http.ReadRequest(bufio.NewReader(strings.NewReader(b.String())))
+	req, err := http.ReadRequest(bufio.NewReader(io.MultiReader(strings.NewReader(b.String()), body)))
 	if err != nil {
 		return nil, err
 	}
-	req.RemoteAddr = clientAddr
+	req.RemoteAddr = r.ClientAddress
+	if req.RemoteAddr == "" {
+		req.RemoteAddr = defaultClientAddress
+	}
 	port := 80
 	if r.Scheme == "https" {
 		port = 443
@@ -352,6 +450,16 @@ func buildRequest(r Request) (*http.Request, error) {
 	}
 	local := net.TCPAddrFromAddrPort(netip.AddrPortFrom(serverIP, uint16(port)))
 	return req.WithContext(context.WithValue(req.Context(), http.LocalAddrContextKey, local)), nil
+}
+
+// filler is an endless body of 'x' bytes, so bodySize costs no memory.
+type filler struct{}
+
+func (filler) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'x'
+	}
+	return len(p), nil
 }
 
 // serverName is the SNI a client sends for host: no port, no trailing dot,
@@ -430,6 +538,35 @@ func compare(e Expect, out Outcome) []Mismatch {
 	}
 	forwarded("forwardedPath", e.ForwardedPath, out.ForwardedPath)
 	forwarded("forwardedHost", e.ForwardedHost, out.ForwardedHost)
+	if e.Route.Checked {
+		switch {
+		case out.Refused && e.Route.Route == "":
+		case !out.Recorded:
+			ms = append(ms, Mismatch{Field: "route", Want: e.Route.String(), Got: "no record of the request from the router"})
+		case out.Route != e.Route.Route:
+			got := out.Route
+			if got == "" {
+				got = "none"
+			}
+			ms = append(ms, Mismatch{Field: "route", Want: e.Route.String(), Got: got})
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(e.RequestHeaders)) {
+		want := e.RequestHeaders[k]
+		field := "requestHeaders." + k
+		if !out.Forwarded {
+			ms = append(ms, Mismatch{Field: field, Want: quoteOrAbsent(want), Got: "not forwarded"})
+			continue
+		}
+		values := out.RequestHeaders.Values(k)
+		got := "absent"
+		if len(values) > 0 {
+			got = strconv.Quote(strings.Join(values, ", "))
+		}
+		if got != quoteOrAbsent(want) {
+			ms = append(ms, Mismatch{Field: field, Want: quoteOrAbsent(want), Got: got})
+		}
+	}
 	for _, k := range slices.Sorted(maps.Keys(e.ResponseHeaders)) {
 		want := e.ResponseHeaders[k]
 		values := out.ResponseHeaders.Values(k)
@@ -447,6 +584,13 @@ func compare(e Expect, out Outcome) []Mismatch {
 	return ms
 }
 
+func quoteOrAbsent(s *string) string {
+	if s == nil {
+		return "absent"
+	}
+	return strconv.Quote(*s)
+}
+
 // backends stands in for every endpoint: it records what each proxied
 // request would have put on the wire and answers 200 without dialling.
 type backends struct {
@@ -456,6 +600,8 @@ type backends struct {
 
 type exchange struct {
 	backend, endpoint, target, host string
+	header                          http.Header
+	bodySize                        int64
 }
 
 func (b *backends) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -465,10 +611,17 @@ func (b *backends) RoundTrip(req *http.Request) (*http.Response, error) {
 		host = req.URL.Host
 	}
 	// RequestURI is what http.Transport writes on the request line.
-	x := exchange{backend: backend, endpoint: req.URL.Host, target: req.URL.RequestURI(), host: host}
+	x := exchange{backend: backend, endpoint: req.URL.Host, target: req.URL.RequestURI(), host: host, header: req.Header.Clone()}
 	if req.Body != nil {
-		_, _ = io.Copy(io.Discard, req.Body)
+		var err error
+		x.bodySize, err = io.Copy(io.Discard, req.Body)
 		req.Body.Close()
+		if err != nil {
+			// As http.Transport fails when it cannot read the body it is
+			// sending: the router tells the client's fault from the
+			// backend's.
+			return nil, err
+		}
 	}
 	b.mu.Lock()
 	b.seen = append(b.seen, x)

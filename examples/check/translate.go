@@ -1,0 +1,218 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+
+	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/compile/manifest"
+	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router/routertest"
+)
+
+// translateOptions are the compile options -translate takes, named as the
+// example controller's flags.
+type translateOptions struct {
+	ingressClass, controllerName, defaultBackend  string
+	watchWithoutClass, sslRedirect, allowLoopback bool
+}
+
+var translateFlagNames = []string{"ingress-class", "controller-name", "default-backend", "watch-ingress-without-class", "ssl-redirect", "allow-loopback-endpoints"}
+
+func translateFlags(fs *flag.FlagSet) *translateOptions {
+	o := &translateOptions{}
+	fs.StringVar(&o.ingressClass, "ingress-class", compile.DefaultIngressClass, "-translate: class answered for the kubernetes.io/ingress.class annotation")
+	fs.StringVar(&o.controllerName, "controller-name", compile.DefaultControllerName, "-translate: matched against IngressClass.spec.controller")
+	fs.StringVar(&o.defaultBackend, "default-backend", "", "-translate: global default backend, namespace/name:port")
+	fs.BoolVar(&o.watchWithoutClass, "watch-ingress-without-class", false, "-translate: also claim Ingresses that name no class")
+	fs.BoolVar(&o.sslRedirect, "ssl-redirect", true, "-translate: redirect plain HTTP to HTTPS for TLS hosts")
+	fs.BoolVar(&o.allowLoopback, "allow-loopback-endpoints", false, "-translate: keep loopback endpoint addresses")
+	return o
+}
+
+// set reports whether any -translate option was given.
+func (o *translateOptions) set(fs *flag.FlagSet) bool {
+	found := false
+	fs.Visit(func(f *flag.Flag) {
+		found = found || slices.Contains(translateFlagNames, f.Name)
+	})
+	return found
+}
+
+func (o *translateOptions) compile() (compile.Options, error) {
+	co := compile.Options{
+		IngressClass:             o.ingressClass,
+		ControllerName:           o.controllerName,
+		WatchIngressWithoutClass: o.watchWithoutClass,
+		DisableSSLRedirect:       !o.sslRedirect,
+		AllowLoopbackEndpoints:   o.allowLoopback,
+	}
+	if o.defaultBackend != "" {
+		ref, err := compile.ParseServiceRef(o.defaultBackend)
+		if err != nil {
+			return co, fmt.Errorf("-default-backend: %w", err)
+		}
+		co.DefaultBackend = &ref
+	}
+	return co, co.Validate()
+}
+
+// runTranslate compiles manifests and prints the result.
+func runTranslate(paths []string, o *translateOptions, asJSON bool, stdout, stderr io.Writer) int {
+	opts, err := o.compile()
+	if err != nil {
+		fmt.Fprintln(stderr, "check:", err)
+		return 2
+	}
+	snap, skipped, err := manifest.Load(paths...)
+	if err != nil {
+		errs := messages(err)
+		if asJSON {
+			return encode(struct {
+				Errors []string `json:"errors"`
+			}{errs}, 2, stdout, stderr)
+		}
+		for _, e := range errs {
+			fmt.Fprintln(stderr, e)
+		}
+		return 2
+	}
+	res := compile.Compile(*snap, opts)
+	if asJSON {
+		return encode(translation(res, skipped), 0, stdout, stderr)
+	}
+	// Skips go to stderr so that stdout is exactly the golden format.
+	for _, s := range skipped {
+		fmt.Fprintln(stderr, s)
+	}
+	if err := res.WriteText(stdout); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	return 0
+}
+
+// The stable JSON form of a compiled table. Lists keep the table's own
+// order (hosts by name, routes in precedence order, backends by ID), so
+// the same manifests always print the same document.
+type translated struct {
+	Digest       string               `json:"digest"`
+	Hosts        []jsonHost           `json:"hosts"`
+	Backends     []jsonBackend        `json:"backends"`
+	TLSHosts     []string             `json:"tlsHosts"`
+	Certificates []jsonCertificate    `json:"certificates"`
+	Warnings     []routertest.Warning `json:"warnings"`
+	// Claimed are the Ingresses compiled, "namespace/name", oldest first.
+	Claimed []string `json:"claimed"`
+	// Skipped are the objects of kinds ramjet does not read.
+	Skipped []string `json:"skipped"`
+}
+
+type jsonHost struct {
+	// Name is an exact host, a wildcard, or "" for the catch-all.
+	Name string `json:"name"`
+	TLS  bool   `json:"tls"`
+	// Fallback is the backend ID answering when no route matches; null
+	// for 404.
+	Fallback              *string     `json:"fallback"`
+	FallbackSource        *jsonSource `json:"fallbackSource,omitempty"`
+	SSLRedirect           bool        `json:"sslRedirect"`
+	ForceSSLRedirect      bool        `json:"forceSSLRedirect"`
+	PreserveTrailingSlash bool        `json:"preserveTrailingSlash"`
+	Routes                []jsonRoute `json:"routes"`
+}
+
+type jsonRoute struct {
+	Type string `json:"type"`
+	// Path is the path as declared ("/" for the root Prefix); for Regex
+	// the pattern without its leading "^".
+	Path                  string     `json:"path"`
+	Backend               string     `json:"backend"`
+	Source                jsonSource `json:"source"`
+	SSLRedirect           bool       `json:"sslRedirect"`
+	ForceSSLRedirect      bool       `json:"forceSSLRedirect"`
+	PreserveTrailingSlash bool       `json:"preserveTrailingSlash"`
+}
+
+// jsonSource is the declaration something came from: an Ingress and a
+// field, or only a field ("--default-backend") for the global default.
+type jsonSource struct {
+	Ingress string `json:"ingress,omitempty"`
+	Field   string `json:"field"`
+}
+
+type jsonBackend struct {
+	ID        string   `json:"id"`
+	Protocol  string   `json:"protocol"`
+	State     string   `json:"state"`
+	Endpoints []string `json:"endpoints"`
+	Policy    string   `json:"policy"`
+	HashKey   string   `json:"hashKey,omitempty"`
+}
+
+type jsonCertificate struct {
+	Secret      string   `json:"secret"`
+	Hosts       []string `json:"hosts"`
+	Fingerprint string   `json:"fingerprint"`
+}
+
+// routePath is the route's path as declared: the root Prefix's key is "".
+func routePath(r *match.Route) string {
+	if r.Type == match.Prefix && r.Path == "" {
+		return "/"
+	}
+	return r.Path
+}
+
+func source(s match.Source) jsonSource { return jsonSource{Ingress: s.Ingress(), Field: s.Field} }
+
+func translation(res compile.Result, skipped []string) translated {
+	t := res.Table
+	out := translated{
+		Digest: t.Digest(), Hosts: []jsonHost{}, Backends: []jsonBackend{}, TLSHosts: []string{},
+		Certificates: []jsonCertificate{}, Warnings: []routertest.Warning{}, Claimed: []string{}, Skipped: []string{},
+	}
+	for vh := range t.VirtualHosts() {
+		h := jsonHost{
+			Name: vh.Name, TLS: vh.TLS, SSLRedirect: vh.SSLRedirect, ForceSSLRedirect: vh.ForceSSLRedirect,
+			PreserveTrailingSlash: vh.PreserveTrailingSlash, Routes: []jsonRoute{},
+		}
+		if vh.Fallback != nil {
+			id, src := vh.Fallback.ID, source(vh.FallbackSource)
+			h.Fallback, h.FallbackSource = &id, &src
+		}
+		for _, r := range vh.Routes {
+			jr := jsonRoute{
+				Type: r.Type.String(), Path: routePath(r), Source: source(r.Source),
+				SSLRedirect: r.SSLRedirect, ForceSSLRedirect: r.ForceSSLRedirect, PreserveTrailingSlash: r.PreserveTrailingSlash,
+			}
+			if r.Backend != nil {
+				jr.Backend = r.Backend.ID
+			}
+			h.Routes = append(h.Routes, jr)
+		}
+		out.Hosts = append(out.Hosts, h)
+	}
+	for b := range t.Backends() {
+		out.Backends = append(out.Backends, jsonBackend{
+			ID: b.ID, Protocol: b.Protocol.String(), State: b.State.String(),
+			Endpoints: append([]string{}, b.Endpoints...), Policy: b.Policy.String(), HashKey: b.HashKey.String(),
+		})
+	}
+	out.TLSHosts = append(out.TLSHosts, slices.Collect(t.TLSHosts())...)
+	for c := range t.Certificates() {
+		out.Certificates = append(out.Certificates, jsonCertificate{Secret: c.Secret, Hosts: append([]string{}, c.Hosts...), Fingerprint: c.Fingerprint})
+	}
+	for _, w := range res.Warnings {
+		out.Warnings = append(out.Warnings, routertest.Warning{
+			Reason: string(w.Reason), Object: w.Object.String(), Field: w.Field, Message: w.Message, Winner: w.WinnerText(),
+		})
+	}
+	for _, c := range res.Claimed {
+		out.Claimed = append(out.Claimed, c.Namespace+"/"+c.Name)
+	}
+	out.Skipped = append(out.Skipped, skipped...)
+	return out
+}

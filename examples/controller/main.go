@@ -25,6 +25,10 @@
 // the rebuild and generation counts, /healthz answers once the process is up
 // and /readyz once the first table is published. RAMJET_LOG sets the log
 // level: debug (adds one line per request), info, warn or error.
+//
+// SIGTERM fails /readyz and drains for -shutdown-grace-period before the
+// listeners close; "controller -wait-shutdown" is the Deployment's preStop
+// hook that starts it (see README.md).
 package main
 
 import (

@@ -12,6 +12,7 @@ require (
 	k8s.io/pod-security-admission v0.37.2
 	ramjet.dev/ramjet v0.0.0-00010101000000-000000000000
 	ramjet.dev/ramjet/examples/kubetest v0.0.0-00010101000000-000000000000
+	sigs.k8s.io/yaml v1.6.0
 )
 
 require (
@@ -60,7 +61,6 @@ require (
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
-	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
 replace (

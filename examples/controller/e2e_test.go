@@ -711,6 +711,49 @@ func TestE2E(t *testing.T) {
 		tc.waitAnswer(t, "unknown.test", "/x", http.StatusNotFound, "")
 	})
 
+	t.Run("drain on stop: /readyz fails, requests in flight complete, tables still published", func(t *testing.T) {
+		ns := e.namespace(t, "drain")
+		port, arrived := slowBackend(t, 600*time.Millisecond)
+		e.app(t, ns, "a", backendPort(t, port))
+		e.createIngress(t, newIngress(ns, "app", "ramjet", "app.test", "a", "/"))
+		// Long enough for a rebuild under load: the listener closes after it.
+		const drain = 3 * time.Second
+		tc := e.startController(t, ns, func(c *config) { c.drain = drain })
+		tc.waitAnswer(t, "app.test", "/", http.StatusOK, "slow /")
+		arrived.Store(0)
+
+		const inFlight = 6
+		errs := make(chan error, inFlight)
+		for range inFlight {
+			go func() {
+				req, _ := http.NewRequest(http.MethodGet, "http://"+tc.HTTPAddr+"/inflight", nil)
+				req.Host = "app.test"
+				resp, err := tc.http.Do(req)
+				if err == nil {
+					body, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusOK || string(body) != "slow /inflight" {
+						err = fmt.Errorf("%d %q", resp.StatusCode, body)
+					}
+				}
+				errs <- err
+			}()
+		}
+		waitFor(t, 5*time.Second, "every request to reach the backend", func() bool { return arrived.Load() == inFlight })
+		tc.cancel()
+		waitFor(t, drain/2, "/readyz to fail", func() bool {
+			status, _ := get(t, tc.http, "http://"+tc.DebugAddr+"/readyz", "")
+			return status == http.StatusServiceUnavailable
+		})
+		// The watches still work while draining: a new route is served.
+		e.createIngress(t, newIngress(ns, "late", "ramjet", "late.test", "a", "/"))
+		tc.waitAnswer(t, "late.test", "/", http.StatusOK, "slow /")
+		for range inFlight {
+			require.NoError(t, <-errs)
+		}
+		tc.stop(t)
+	})
+
 	// Last: this controller watches every namespace.
 	t.Run("the shipped RBAC is all the controller needs", func(t *testing.T) {
 		objs := applyRBAC(t, e.client)

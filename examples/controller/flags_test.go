@@ -139,7 +139,7 @@ func TestParseFlags(t *testing.T) {
 			},
 		},
 		{
-			name: "offline, ingress-nginx spellings that apply offline",
+			name: "a cluster-only ingress-nginx spelling offline",
 			args: []string{
 				"-manifests", "m", "--default-backend-service", "default/fallback", "--default-ssl-certificate", "default/cert",
 				"--shutdown-grace-period", "1m30s", "--controller-class", "example.com/edge", "--update-status=true",

@@ -58,9 +58,11 @@
 //     does nothing when its digest equals the serving one; ServeHTTP
 //     normalizes the path for matching, looks the request up, and proxies it
 //     with the client's original request-target and the X-Forwarded-*
-//     headers, or answers 400/404/502/503 itself. TLSConfig selects the
-//     certificate per SNI from the serving table. router/routertest runs case
-//     files against the real handler.
+//     headers, or answers 308/400/404/408/413/502/503/504 itself. It reads a
+//     request body (gRPC streams aside) whole, up to a limit, before it
+//     picks an endpoint.
+//     TLSConfig selects the certificate per SNI from the serving table.
+//     router/routertest runs case files against the real handler.
 //   - status decides, without writing anything, what the controller writes
 //     back (SPEC §16): the load-balancer addresses every claimed Ingress
 //     should advertise (Desired), the minimal status updates that get them
@@ -133,13 +135,22 @@
 //     claim Ingresses that name no class.
 //   - DisableSSLRedirect (-ssl-redirect=false): the plain-HTTP to HTTPS
 //     redirect for TLS hosts is on by default.
+//   - AllowLoopbackEndpoints (no flag; off): keep loopback endpoint
+//     addresses, which are otherwise dropped (§8). The example controller
+//     sets it with -manifests only, where the backends run on the same
+//     machine.
 //
 // The handler's own settings are router.Options: the default certificate
-// (self-signed, made by router.New, unless given), whether to trust a
+// (self-signed, made by router.New, unless given); whether to trust a
 // client's X-Forwarded-Proto (TrustForwardedProto, for a TLS-terminating
-// load balancer in front), and the connect (5 s) and response-header (60 s)
-// timeouts. The status address source is a status.Source (-publish-address
-// or -publish-service; -no-status-update writes nothing, §16).
+// load balancer in front); the connect (ConnectTimeout, 5 s) and
+// response-header (ReadTimeout, 60 s) timeouts to backends; and the client
+// limits of §13: MaxBodySize (1 MiB, ingress-nginx's proxy-body-size; a
+// negative value means none), ClientBodyTimeout (60 s), and IdleTimeout
+// (75 s) and ClientHeaderTimeout (60 s), which Router.ConfigureServer puts
+// on an http.Server that sets none of its own. The status address source is
+// a status.Source (-publish-address or -publish-service; -no-status-update
+// writes nothing, §16).
 //
 // A malformed option is an error before any table exists:
 // Options.Validate and ParseServiceRef reject, for example,
@@ -148,12 +159,13 @@
 // flag, on any flag it does not define, so an ingress-nginx flag it lacks is
 // never ignored silently.
 //
-// Not yet: flags for a default certificate (the controller always serves a
-// self-signed one), the request body limit (proxy-body-size), trusting
-// X-Forwarded-* headers beyond the scheme (use-forwarded-headers,
-// proxy-real-ip-cidr), and ingress-nginx's spellings of the flags above
-// (--controller-class, --watch-namespace, --publish-status-address,
-// --update-status, --default-backend-service).
+// Not yet: controller flags for a default certificate (the controller always
+// serves a self-signed one) and for the request body limit (--proxy-body-size;
+// the controller uses the 1 MiB default), trusting X-Forwarded-* headers
+// beyond the scheme (use-forwarded-headers, proxy-real-ip-cidr), and
+// ingress-nginx's spellings of the flags above (--controller-class,
+// --watch-namespace, --publish-status-address, --update-status,
+// --default-backend-service).
 //
 // # 2. Which Ingresses are claimed
 //
@@ -197,9 +209,11 @@
 // # 4. Paths
 //
 //   - An empty path means "/". A path that does not begin with "/" is
-//     dropped with PathRejected, and so is an Exact or Prefix path with an
-//     empty or dot segment ("//", "/./", "/../"), which a normalized request
-//     path (§13) never has. One trailing slash is allowed.
+//     dropped with PathRejected, and so is an Exact or Prefix path that no
+//     normalized request path (§13) can equal: one with an empty or dot
+//     segment ("//", "/./", "/../"), an encoded slash ("%2F" or "%2f"), or a
+//     space or other control byte (a newline, say). One trailing slash is
+//     allowed.
 //   - Exact: the normalized request path equals the rule path byte for
 //     byte, case-sensitive; a trailing slash counts.
 //   - Prefix matches whole path elements, case-sensitive. Trailing slashes
@@ -212,21 +226,25 @@
 //     is dropped first, so "/api/(.*)" and "^/api/(.*)" are one route. A
 //     pattern runs on Go's linear-time regexp when that accepts it with the
 //     same meaning; the rest (look-around, back-references, atomic groups,
-//     ...) runs on github.com/dlclark/regexp2 with a 50 ms match timeout
-//     (checked every 100 ms, so a runaway match may run that much longer),
-//     and a timed-out match counts as no match and is counted
-//     (match.Table.RegexTimeouts). A pattern that compiles on neither engine
-//     (possessive quantifiers such as "a++" included) or whose compiled
-//     program would exceed 1 MiB is dropped with PathRejected.
+//     ...) runs on github.com/dlclark/regexp2 with a 10 ms match timeout
+//     (match.DefaultMatchTimeout, checked every 5 ms). A timed-out match
+//     counts as no match and is counted (match.Table.RegexTimeouts), and
+//     all the regex matching of one request is bounded by a budget (§13).
+//     A pattern that compiles on neither engine (possessive quantifiers such
+//     as "a++" included) or whose compiled program would exceed 1 MiB is
+//     dropped with PathRejected.
+//   - On both engines, regex classes keep to ASCII as in nginx's PCRE
+//     without UTF mode: (?i) never folds a non-ASCII letter into an ASCII
+//     one (the Kelvin sign does not match "k", nor "ſ" "s", nor "İ" "i"),
+//     and \d, \w and \s are ASCII. Two differences remain (§19): (?i)
+//     still folds two non-ASCII letters into each other ("é" matches "É"),
+//     and on regexp2 \b and the negated classes \D, \W and \S inside a
+//     bracket ("[\W.]") keep their Unicode meaning.
 //   - A missing pathType, or one that is not Exact, Prefix or
 //     ImplementationSpecific, is treated as ImplementationSpecific, with
 //     PathTypeUnknown.
 //   - A backend that is a resource, or names no Service, is not served:
 //     BackendUnsupported.
-//
-// Not yet: PCRE's ASCII-only meaning of (?i), \d, \w and \s. Today (?i)
-// folds Unicode on both engines (the Kelvin sign matches "k"), and on
-// regexp2 \d, \w and \s are Unicode classes.
 //
 // # 5. Precedence
 //
@@ -242,10 +260,12 @@
 //   - Every accepted rule host creates a virtual host, even a rule with no
 //     http section. Hostless rules add to the catch-all, which always
 //     exists and serves every name no exact or wildcard host claims,
-//     requests without a host, and IP literals.
+//     HTTP/1.0 requests without a host (others answer 400, §13), and IP
+//     literals.
 //   - A request whose host matched but whose path matches nothing gets that
 //     host's fallback; it never falls through to a wildcard or the
-//     catch-all.
+//     catch-all. One whose regex matching used up the per-request budget
+//     (§13) counts as unmatched without a fallback: 404.
 //   - Controller order of regex paths, ingress-nginx's: pattern length
 //     (without the dropped "^") descending, then the pattern descending in
 //     byte order, then declaration order (§7).
@@ -279,8 +299,9 @@
 //     collide), the pattern without a leading "^" for a regex.
 //   - Of two declarations with one key, the first in declaration order
 //     wins, within one Ingress too. Each loser gets RouteConflict naming the
-//     winner, the host, the path and its type, and keeps its other routes.
-//     Creation time decides, so editing an Ingress never changes who wins.
+//     winner, the host, the path and its type, and why the winner goes
+//     first; it keeps its other routes. Creation time decides, so editing
+//     an Ingress never changes who wins.
 //   - Exact and Prefix on the same path are different keys and coexist: the
 //     Exact route gets /x, the Prefix route /x/ and below.
 //
@@ -294,7 +315,10 @@
 //     or by name, share one backend.
 //   - The port is matched against spec.ports[].port, then name, then
 //     (ingress-nginx's quirk, warning PortMatchedTargetPort) a targetPort
-//     written as a string.
+//     written as a string. A backend port that gives both a number and a
+//     name (the API server refuses this, a manifest file need not) uses the
+//     number, and warns ServicePortConflict when the two do not name the
+//     same port of the Service.
 //   - Endpoints come from the EndpointSlices labelled
 //     kubernetes.io/service-name with the Service's name, in its namespace.
 //     In each slice the port named like the Service port ("" for an unnamed
@@ -316,10 +340,16 @@
 //     backend disagree, the oldest decides and the others get
 //     AnnotationConflict.
 //
-// Not yet: dropping endpoint addresses that can never be a pod (unspecified,
-// loopback, link-local including the cloud metadata address, multicast,
-// broadcast) with EndpointRejected. Today every ready address in a slice is
-// dialled; the offline demo relies on loopback endpoints.
+// Endpoint addresses that can never be a pod are never dialled: unspecified
+// (0.0.0.0, ::), loopback, link-local (169.254.0.0/16, the cloud metadata
+// address included, and fe80::/10), multicast, the broadcast address
+// 255.255.255.255, and IPv6 addresses scoped to an interface
+// ("fd00::1%eth0"); an IPv4-mapped IPv6 address is judged as IPv4. Each is
+// dropped with EndpointRejected on the EndpointSlice ("EndpointSlice
+// ns/name", field endpoints[i].addresses[j]), since a hand-written slice is
+// the classic way to make an ingress proxy reach the node or the metadata
+// service. compile.Options.AllowLoopbackEndpoints keeps loopback
+// (127.0.0.0/8, ::1) for offline demos and tests, and nothing else.
 //
 // # 9. Load balancing
 //
@@ -359,7 +389,8 @@
 // yet (see §10).
 //
 // Not yet: session affinity (affinity: cookie and the session-cookie-*
-// annotations). They warn AnnotationUnsupported and have no effect.
+// annotations). They warn AnnotationUnsupported (AnnotationRejected under
+// ramjet.dev/) and have no effect.
 //
 // # 10. Canary and weighted backends
 //
@@ -369,12 +400,17 @@
 // guaranteed meanwhile is that a canary is never compiled as an ordinary
 // Ingress, which would be the worst outcome (an older canary would win its
 // primary's path under §7 and take all of its traffic): an Ingress whose
-// canary annotation is true is still claimed but creates no hosts, routes,
-// fallbacks or certificates, and its canary annotation warns
+// canary annotation is true creates no hosts, routes, fallbacks,
+// certificates or TLS hosts, and its canary annotation warns
 // AnnotationUnsupported (AnnotationRejected under ramjet.dev/) saying so.
-// Every request keeps going to the primary. The other canary annotations
-// warn AnnotationUnsupported and have no effect; a canary value that is not
-// a boolean is rejected and leaves an ordinary Ingress, as in ingress-nginx.
+// Every request keeps going to the primary. The canary is still claimed
+// (it is in compile.Result.Claimed and gets status, §16), and its other
+// annotations are still read and warned about. The other canary
+// annotations warn AnnotationUnsupported (AnnotationRejected under
+// ramjet.dev/) and have no effect; a canary value that is not a boolean
+// warns AnnotationRejected and leaves an ordinary Ingress, as in
+// ingress-nginx. Weighted splits across backends (where an invalid
+// backend's share would answer 500) are not served either.
 //
 // # 11. Annotations
 //
@@ -403,7 +439,8 @@
 // rewrite-target, use-regex and its regex mode, app-root,
 // permanent-redirect, temporal-redirect, from-to-www-redirect,
 // server-alias, upstream-vhost, x-forwarded-prefix, ...) and the whole
-// request-policy set (proxy-body-size, the proxy timeouts,
+// request-policy set (proxy-body-size per Ingress, the global limit being
+// router.Options.MaxBodySize of §13; the proxy timeouts,
 // proxy-next-upstream-tries, source ranges, CORS, rate limits, basic and
 // external auth, session affinity). Each warns as above and has no effect.
 // The reason RegexModeHost is defined but never raised yet.
@@ -453,31 +490,67 @@
 //
 //   - The request-target is taken in origin form ("/p?q") or absolute form
 //     ("http://h/p?q", whose authority net/http uses as the host). Any other
-//     form ("*", authority form), or a target holding a space or control
-//     byte, answers 400.
-//   - The path is normalized for matching only: %XX decoded once (a decoded
-//     %2F is a separator), repeated slashes merged, "." and ".." resolved, a
-//     trailing slash kept. A path that climbs above "/", or bad
-//     percent-encoding, answers 400. The backend receives the client's
-//     request-target and query byte for byte, "//"-prefixed ones included.
+//     form ("*", authority form), a target holding a space or control byte,
+//     and an absolute-form target with userinfo ("http://user@h/") answer
+//     400.
+//   - An HTTP/1.1 request without a Host header or with an empty one, and an
+//     HTTP/2 request without :authority, answer 400. HTTP/1.0 may omit Host:
+//     such a request is served by the catch-all, and the backend then sees
+//     its own address as the Host.
+//   - The path is normalized for matching only: a "#" and what follows are
+//     cut off (a decoded "%23" is an ordinary byte), %XX decoded once (a
+//     decoded %2F is a separator), repeated slashes merged, "." and ".."
+//     resolved, a trailing slash kept. A path that climbs above "/", bad
+//     percent-encoding, or a decoded NUL (%00) answers 400; a NUL in the
+//     query is the backend's business. The route, the TLS redirect and the
+//     ACME exemption (§12) are all decided on this path. The backend
+//     receives the client's request-target and query byte for byte, "#"
+//     and "//"-prefixed targets included.
 //   - Forwarded to the backend: the client's Host unchanged;
 //     X-Forwarded-For with the peer's IP appended; X-Forwarded-Host (the
 //     Host as sent), X-Forwarded-Port (the listener's port) and
 //     X-Forwarded-Proto (the client's scheme), replacing any the client
-//     sent; X-Real-IP; X-Request-ID as the client sent it, else a new random
-//     one. The client's X-Scheme and X-Forwarded-Scheme are removed, and so
-//     are hop-by-hop headers.
+//     sent; X-Real-IP; exactly one X-Request-ID, the client's first value
+//     unless it is empty, else a new random one. The client's X-Scheme and
+//     X-Forwarded-Scheme are removed, and so are hop-by-hop headers and, as
+//     nginx does by default, every request header whose name contains "_"
+//     (CGI-style frameworks read X_Forwarded_For as X-Forwarded-For).
+//   - Request bodies are read whole before an endpoint is picked, as nginx
+//     buffers them, so a client that sends slowly holds no backend
+//     connection, and are sent on with their length. The limit is
+//     router.Options.MaxBodySize (1 MiB, ingress-nginx's proxy-body-size
+//     default; negative: none, and then only the first 1 MiB is read ahead
+//     and the rest streamed). A declared Content-Length over it answers 413
+//     before a byte is read; a chunked body that grows past it answers 413.
+//     A body that stalls between two reads for ClientBodyTimeout (60 s,
+//     nginx's client_body_timeout) answers 408, and malformed chunked
+//     framing is the client's 400, not a backend failure. After any of
+//     these an HTTP/1 connection is closed. A gRPC request's body is a
+//     stream: it is limited and timed the same way, never buffered.
+//   - Router.ConfigureServer gives an http.Server that sets none of its
+//     own nginx's idle keep-alive timeout (IdleTimeout, 75 s) and a
+//     request-header timeout (ClientHeaderTimeout, 60 s); the example
+//     controller calls it and sets a 10 s header timeout itself.
+//   - Regex matching is bounded per request: however many regex routes a
+//     host has, one request spends at most match.RegexBudget (50 ms) in
+//     them, overrunning it by at most about one match's timeout (§4).
+//     Past it the request answers 404 as unmatched, without the host's
+//     fallback. Requests in which a match timed out, and requests whose
+//     budget ran out, are counted (Router.Stats: RegexTimeouts,
+//     RegexBudgetExceeded), logged at most once a second, and shown by the
+//     example controller's /debug/stats (in a cluster).
 //   - Answers the router makes itself, as short plain text naming the
 //     reason and never an endpoint address: 404 nothing matched and no
-//     fallback; 503 no ready endpoints, a missing Service or port, an
-//     ExternalName Service, or no table published yet; 502 the backend
-//     could not be reached or failed before answering, or a gRPC request to
-//     a backend not marked GRPC or GRPCS (the message names the
-//     backend-protocol fix); 504 the backend sent no response headers
-//     within the read timeout (60 s); 400 a malformed request-target or path;
-//     308 the TLS redirect (§12). To a gRPC client (Content-Type
-//     application/grpc...) each is trailers-only: grpc-status and
-//     grpc-message, no body.
+//     fallback, or the regex budget ran out; 503 no ready endpoints, a
+//     missing Service or port, an ExternalName Service, or no table
+//     published yet; 502 the backend could not be reached or failed before
+//     answering, or a gRPC request to a backend not marked GRPC or GRPCS
+//     (the message names the backend-protocol fix); 504 the backend sent no
+//     response headers within the read timeout (60 s); 400 a malformed
+//     request-target, path, Host or body framing; 408 a stalled body; 413 a
+//     body over the limit; 308 the TLS redirect (§12). To a gRPC client
+//     (Content-Type application/grpc...) each is trailers-only: grpc-status
+//     and grpc-message, no body.
 //   - gRPC to a GRPC backend goes over cleartext HTTP/2, to GRPCS over
 //     HTTP/2 with TLS, trailers intact; HTTP and HTTPS backends get
 //     HTTP/1.1. TLS to backends does not verify their certificates, like
@@ -494,31 +567,26 @@
 //     response started cuts the client's connection. In-flight counts are
 //     released on every way out.
 //
-// Not yet, with what happens today:
-//
-//   - a "#" does not end the path: it is routed and forwarded as part of it;
-//   - a decoded NUL (%00) is routed like any byte instead of answering 400;
-//   - an absolute-form target with userinfo is served, the userinfo
-//     dropped, instead of answering 400;
-//   - net/http answers 400 to an HTTP/1.1 request without a Host header,
-//     but an empty Host header, or HTTP/1.0 without one, is served by the
-//     catch-all, and the backend then sees its own address as the Host;
-//   - request headers whose names contain "_" are forwarded;
-//   - X-Scheme and X-Forwarded-Scheme are removed, not set; several
-//     X-Request-ID values are passed on as sent;
-//   - no request body limit (no 413), and no client body or keep-alive
-//     timeouts in the handler: those are the embedder's http.Server
-//     settings (the example controller sets only a 10 s header timeout);
-//   - the regex budget is per match (§4), not per request.
+// Not yet: X-Scheme and X-Forwarded-Scheme are removed, not set to the
+// client's scheme.
 //
 // # 14. Warnings
 //
-// A compile warning is a value: a stable reason code, the object it is about
-// (rendered "Ingress prod/shop"; "Service ns/name" for the global default
-// backend), the field path ("spec.rules[0].http.paths[1].path"), a message
-// and, for conflicts, the winning declaration. Compile returns them sorted by
-// object, field, reason, message and winner, exact repeats dropped, and the
-// table carries the same list. The reasons:
+// A compile warning is a value, compile.Warning: a stable Reason code; the
+// Object it is about as a structured compile.Ref (Kind, Namespace, Name;
+// rendered "Ingress prod/shop", or "Service ns/name" for the global default
+// backend and "EndpointSlice ns/name" for a rejected endpoint address); the
+// Field path ("spec.rules[0].http.paths[1].path"); a Message; and, for
+// conflicts, the winning declaration as Winner (a Ref) and WinnerField.
+// Nothing downstream parses them back out of text: Warning.String renders
+// one line, "RouteConflict Ingress prod/b spec.rules[0].http.paths[0]: ...
+// (winner: Ingress prod/a spec.rules[0].http.paths[0])", and a
+// RouteConflict's message says why the winner went first (an older
+// Ingress; one created in the same second that goes first by
+// namespace/name, descending; or an earlier declaration in the same
+// Ingress). compile.Result.Warnings are sorted by object, field, reason,
+// message and winner, exact repeats dropped; the table does not carry
+// them. The reasons:
 //
 //	ClassNotFound             spec.ingressClassName names no IngressClass (§2)
 //	ClassConflict             the class annotation overrides spec.ingressClassName (§2)
@@ -531,10 +599,12 @@
 //	DefaultBackendUnavailable the global default backend cannot serve (§6)
 //	ServiceNotFound           answers 503 (§8)
 //	ServicePortNotFound       answers 503 (§8)
+//	ServicePortConflict       a port number and name naming different ports; the number is used (§8)
 //	PortMatchedTargetPort     the port matched only a targetPort string (§8)
 //	ExternalNameUnsupported   answers 503 (§8)
-//	AnnotationRejected        a ramjet.dev/ annotation, or a value, not applied (§11)
-//	AnnotationUnsupported     an nginx annotation ramjet does not implement (§11)
+//	EndpointRejected          an endpoint address that can never be a pod; not dialled (§8)
+//	AnnotationRejected        a ramjet.dev/ annotation, or a value, not applied (§10, §11)
+//	AnnotationUnsupported     an nginx annotation ramjet does not implement, canary included (§10, §11)
 //	AnnotationConflict        Ingresses disagree about one backend (§8, §9)
 //	AnnotationSubstituted     ewma served as least_conn (§9)
 //	SecretNotFound            a spec.tls Secret missing or not kubernetes.io/tls (§12)
@@ -542,19 +612,24 @@
 //	CertificateHostMismatch   a certificate not valid for a listed host (§12)
 //	RegexModeHost             reserved for use-regex mode (§11); never raised yet
 //
-// Worth alerting on: RuleRejected, PathRejected, the Service, default backend
-// and Secret reasons. The example controller logs each warning with log/slog
-// when it first appears (RAMJET_LOG sets the level: debug, info, warn,
-// error) and posts warnings about Ingresses as Warning Events (§16).
+// Worth alerting on: RuleRejected, PathRejected, EndpointRejected, the
+// Service, default backend and Secret reasons. The example controller logs
+// each warning with log/slog (RAMJET_LOG sets the level: debug, info, warn,
+// error): in a cluster when it first appears, with -manifests on every
+// reload. It serves the last compile's warnings on /debug/warnings and, in
+// a cluster, posts warnings about Ingresses as Warning Events (§16).
 //
 // # 15. Digest, generations and publishing
 //
-// A table's digest is a SHA-256 of a canonical encoding of everything that
-// affects a response: the options; hosts, routes in precedence order and
-// their redirect settings; backends with their protocol, state, endpoints
-// and policy; TLS hosts; certificates with their whole chain. It walks sorted
-// lists only, never a map, and reads no clock. Sources, declaration order and
-// warnings are left out: renaming an Ingress republishes nothing.
+// match.New builds a table and its digest in one step from a match.Spec, so
+// no table exists without one. The digest is a SHA-256 of a canonical
+// encoding of everything that affects a response: the compile options
+// (passed as Spec.Inputs); hosts, routes in precedence order and their
+// redirect settings; backends with their protocol, state, endpoints and
+// policy; TLS hosts; certificates with their whole chain. It walks sorted
+// lists only, never a map, and reads no clock. Sources and declaration order
+// are left out, and warnings are not part of the table: renaming an Ingress
+// republishes nothing.
 //
 // router.Router.Publish swaps the serving table atomically, so a request sees
 // one whole table, and in-flight requests finish on the table they started
@@ -598,8 +673,9 @@
 // update that touches only its status triggers none. /readyz answers 200
 // once the caches have synced and the first table is published. Without
 // -manifests it serves a cluster; with -manifests it serves a folder of
-// manifests instead, polled every 500 ms, and a file that does not parse
-// leaves the previous table serving.
+// manifests instead, polled every 500 ms and compiled with
+// AllowLoopbackEndpoints (§8), and a file that does not parse leaves the
+// previous table serving.
 //
 // # 18. Case files
 //
@@ -632,9 +708,11 @@
 // tables, warnings included, with x.golden beside x.yaml (rewritten with
 // -update), and reach the same verdict on the same files.
 //
-// Not yet: the options proxyBodySize, useForwardedHeaders (only
-// trustForwardedProto, the X-Forwarded-Proto part, exists) and
-// proxyRealIPCIDR, which wait for the router options they would set.
+// Not yet: the options proxyBodySize (router.Options.MaxBodySize exists,
+// but a case cannot set it; cases run with the 1 MiB default),
+// useForwardedHeaders (only trustForwardedProto, the X-Forwarded-Proto
+// part, exists) and proxyRealIPCIDR, which wait for the router options
+// they would set.
 //
 // # 19. Where ramjet differs from ingress-nginx
 //
@@ -686,6 +764,19 @@
 //     that path here (documented).
 //   - A regex with possessive quantifiers ("a++"): accepted by PCRE there;
 //     rejected here (PathRejected).
+//   - A regex match that runs too long: PCRE's backtracking limit, then no
+//     match, there; here 10 ms per backtracking match and 50 ms per request
+//     in all, then no match, and a 404 once the request's budget is spent
+//     (§13; counted in router.Router.Stats).
+//   - (?i) between two non-ASCII letters ("é", "É"): no folding in PCRE
+//     without UTF mode there; folded here. On regexp2, \b and negated
+//     classes inside a bracket ("[\W]") are Unicode too (documented, §4).
+//   - Request bodies: buffered in memory, then in temporary files there;
+//     here in memory up to the body limit (with no limit, the first 1 MiB,
+//     then streamed), and gRPC bodies streamed (documented, §13).
+//   - An EndpointSlice address that can never be a pod (loopback,
+//     link-local including the cloud metadata address, ...): dialled there;
+//     dropped here (EndpointRejected, §8).
 //
 // Kept on purpose, with a warning, because migrating users depend on it: a
 // Service port referenced by its targetPort string still resolves

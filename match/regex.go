@@ -41,8 +41,8 @@ const backtrackBytesPerPatternByte = 32
 // the rest (look-around, back-references, atomic groups, repeat counts over
 // 1000, \Z, ...) run on regexp2 with a match timeout, and a timed-out match
 // counts as no match. regexp2 checks its timeout against a clock that ticks
-// every 100 ms, so a runaway match may take up to that much longer than the
-// timeout. Possessive quantifiers (a++) are accepted by neither engine: such
+// every 5 ms (set in init), so a runaway match may take up to that much
+// longer than the timeout. Possessive quantifiers (a++) are accepted by neither engine: such
 // a pattern fails to compile.
 type Regexp struct {
 	pattern  string

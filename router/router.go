@@ -1,6 +1,7 @@
 // Package router serves a compiled routing table: an http.Handler that
 // matches each request against the table being served, answers what the
-// table answers itself (404, 503, 400, 502, the 308 HTTPS redirect) and
+// table answers itself (the 308 HTTPS redirect, 400, 404, 408, 413, 502,
+// 503, 504) and
 // reverse-proxies the rest to one endpoint of the chosen backend (SPEC §9,
 // §12, §13, §15).
 //

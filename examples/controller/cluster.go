@@ -67,6 +67,11 @@ type clusterController struct {
 	// writer, a worker of its own so that shutdown waits for it.
 	leads   chan context.Context
 	deduper *status.EventDeduper
+
+	// cert is -default-ssl-certificate, read from a watch of that one
+	// Secret (it may be of any type, in any namespace); nil without it.
+	cert       *defaultCertificate
+	certSecret corelisters.SecretLister
 }
 
 // listers read the informers' caches. With -namespace set, Services and
@@ -118,7 +123,8 @@ func (c *clusterController) serveStats(w http.ResponseWriter, _ *http.Request) {
 // the Lease if held.
 func startCluster(parent context.Context, cfg config, log *slog.Logger, restConfig *rest.Config) (_ *instance, err error) {
 	cfg.setClusterDefaults()
-	ctx, cancel := context.WithCancel(parent)
+	// The workers outlive parent by the drain: tables keep coming.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
 	defer func() {
 		if err != nil {
 			cancel()
@@ -148,11 +154,13 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 		leads:       make(chan context.Context),
 		logged:      make(map[compile.Warning]bool),
 		deduper:     status.NewEventDeduper(status.DefaultRepostAfter),
+		cert:        newDefaultCertificate(cfg.defaultCertificate, log),
 	}
 	c.router = router.New(router.Options{
-		Transport: cfg.backendTransport,
-		Logger:    log,
-		Observer:  accessLog(log),
+		Transport:           cfg.backendTransport,
+		Logger:              log,
+		Observer:            accessLog(log),
+		TrustForwardedProto: cfg.useForwardedHeaders,
 	})
 	// An invalid election setting is a start error, not a later surprise.
 	if _, err := c.newElector(); err != nil {
@@ -162,12 +170,14 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 		return nil, err
 	}
 
-	l, err := listen(cfg, c.router, debugMux(c.router, c.ready.Load, &c.last, c.serveStats), log)
+	draining := new(atomic.Bool)
+	debug := debugMux(c.router, cfg.healthPath, c.ready.Load, draining, &c.last, c.serveStats)
+	l, err := listen(cfg, c.router, c.cert.getCertificate(c.router), debug, draining, log)
 	if err != nil {
 		return nil, err
 	}
 	l.inst.cluster = c
-	inst := l.run(ctx, cancel, log, []func(context.Context){c.runRebuilds, c.runElection, c.runStatus}, nil)
+	inst := l.run(parent, ctx, cancel, cfg, log, []func(context.Context){c.runRebuilds, c.runElection, c.runStatus}, nil)
 	namespace := cfg.namespace
 	if namespace == "" {
 		namespace = "(all)"
@@ -192,6 +202,9 @@ func (c *clusterController) watch() error {
 	namespaces := []string{c.cfg.namespace}
 	if c.cfg.namespace != "" {
 		if db := c.cfg.options.DefaultBackend; db != nil && !slices.Contains(namespaces, db.Namespace) {
+			namespaces = append(namespaces, db.Namespace)
+		}
+		if db := c.cfg.defaultBackendService; db != nil && !slices.Contains(namespaces, db.Namespace) {
 			namespaces = append(namespaces, db.Namespace)
 		}
 		if ps := c.cfg.publishService; ps != nil && !slices.Contains(namespaces, ps.Namespace) {
@@ -267,6 +280,20 @@ func (c *clusterController) watch() error {
 			return err
 		}
 		c.listers.secrets = append(c.listers.secrets, sec.Lister())
+	}
+	if c.cert != nil {
+		ref := c.cert.ref
+		f := informers.NewSharedInformerFactoryWithOptions(c.client, c.cfg.resync,
+			informers.WithNamespace(ref.Namespace),
+			informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+				o.FieldSelector = fields.OneTermEqualSelector("metadata.name", ref.Name).String()
+			}))
+		c.factories = append(c.factories, f)
+		sec := f.Core().V1().Secrets()
+		if err := add(sec.Informer(), changed); err != nil {
+			return err
+		}
+		c.certSecret = sec.Lister()
 	}
 	return nil
 }
@@ -377,8 +404,12 @@ func (c *clusterController) rebuild() {
 	defer c.unsettled.Add(-covered)
 
 	snap := c.snapshot()
+	if c.cert != nil {
+		sec, _ := c.certSecret.Secrets(c.cert.ref.Namespace).Get(c.cert.ref.Name) // nil when absent
+		c.cert.update(sec)
+	}
 	began := time.Now()
-	res := compile.Compile(snap, c.cfg.options)
+	res := compile.Compile(snap, compileOptions(c.cfg, snap.Services))
 	took := time.Since(began)
 	gen, changed := c.router.Publish(res.Table)
 	n := c.rebuilds.Add(1)

@@ -114,7 +114,7 @@ func (d *demoBackends) close() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.closed = true
-	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	ctx, cancel := context.WithTimeout(context.Background(), defaultShutdownTimeout)
 	defer cancel()
 	for _, es := range d.servers {
 		if err := es.srv.Shutdown(ctx); err != nil {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -20,6 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/pod-security-admission/api"
+	"k8s.io/pod-security-admission/policy"
 )
 
 // readManifests decodes every object of a YAML file in deploy/.
@@ -90,19 +93,24 @@ func TestDeployManifests(t *testing.T) {
 	require.Equal(t, portOf(cfg.debugAddr), fmt.Sprint(ports["debug"]))
 	require.Equal(t, "/readyz", c.ReadinessProbe.HTTPGet.Path)
 	require.Equal(t, "debug", c.ReadinessProbe.HTTPGet.Port.String())
-	require.Equal(t, "/healthz", c.LivenessProbe.HTTPGet.Path)
+	require.Equal(t, cfg.healthPath, c.LivenessProbe.HTTPGet.Path)
 	require.Equal(t, "debug", c.LivenessProbe.HTTPGet.Port.String())
 
 	svc := findObject[*corev1.Service](t, deploy)
 	require.Equal(t, &types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}, cfg.publishService)
 	for _, p := range svc.Spec.Ports {
 		require.Contains(t, ports, p.TargetPort.String(), "Service port %s", p.Name)
+		// The debug listener shows the whole table: never beyond the pod.
+		require.NotContains(t, []string{"debug", fmt.Sprint(ports["debug"])}, p.TargetPort.String(), "Service port %s", p.Name)
+		require.NotEqual(t, ports["debug"], p.Port, "Service port %s", p.Name)
 	}
 	require.Equal(t, d.Spec.Template.Labels, svc.Spec.Selector)
 
 	class := findObject[*networkingv1.IngressClass](t, deploy)
 	require.Equal(t, cfg.options.ControllerName, class.Spec.Controller)
 	require.Equal(t, cfg.options.IngressClass, class.Name)
+
+	checkPodHardening(t, d, cfg)
 
 	sa := findObject[*corev1.ServiceAccount](t, rbac)
 	require.Equal(t, sa.Name, d.Spec.Template.Spec.ServiceAccountName)
@@ -137,4 +145,47 @@ func applyRBAC(t *testing.T, client kubernetes.Interface) []runtime.Object {
 		require.NoError(t, err, "creating %T", o)
 	}
 	return objs
+}
+
+// checkPodHardening checks that the Deployment's pod passes Pod Security
+// "restricted", as the admission plugin judges it, and that its preStop
+// and grace period fit the drain.
+func checkPodHardening(t *testing.T, d *appsv1.Deployment, cfg config) {
+	t.Helper()
+	pod := d.Spec.Template
+	evaluator, err := policy.NewEvaluator(policy.DefaultChecks(), nil)
+	require.NoError(t, err)
+	restricted := api.LevelVersion{Level: api.LevelRestricted, Version: api.LatestVersion()}
+	result := policy.AggregateCheckResults(evaluator.EvaluatePod(restricted, &pod.ObjectMeta, &pod.Spec))
+	require.True(t, result.Allowed, "Pod Security restricted: %v", result.ForbiddenReasons)
+
+	// The fields one by one, so that a looser policy version cannot hide
+	// a regression.
+	require.Len(t, pod.Spec.Containers, 1)
+	c := pod.Spec.Containers[0]
+	sc := c.SecurityContext
+	require.NotNil(t, sc)
+	require.Equal(t, corev1.SeccompProfileTypeRuntimeDefault, pod.Spec.SecurityContext.SeccompProfile.Type)
+	require.Equal(t, corev1.SeccompProfileTypeRuntimeDefault, sc.SeccompProfile.Type)
+	require.True(t, *sc.RunAsNonRoot)
+	require.True(t, *sc.ReadOnlyRootFilesystem)
+	require.False(t, *sc.AllowPrivilegeEscalation)
+	require.Equal(t, []corev1.Capability{"ALL"}, sc.Capabilities.Drop)
+	require.Empty(t, sc.Capabilities.Add)
+	require.NotZero(t, *pod.Spec.SecurityContext.RunAsUser, "not root")
+
+	// The preStop hook starts the drain and lasts as long as it; the
+	// kubelet's grace must cover the drain and the in-flight timeout.
+	require.NotNil(t, c.Lifecycle)
+	require.NotNil(t, c.Lifecycle.PreStop)
+	require.Equal(t, []string{"/controller", "-wait-shutdown"}, c.Lifecycle.PreStop.Exec.Command)
+	require.Positive(t, cfg.drain, "a drain period is set")
+	grace := time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
+	require.GreaterOrEqual(t, grace, cfg.drain+defaultShutdownTimeout+time.Second,
+		"terminationGracePeriodSeconds covers --shutdown-grace-period and the in-flight timeout")
+
+	dockerfile, err := os.ReadFile(filepath.Join("deploy", "Dockerfile"))
+	require.NoError(t, err)
+	require.Contains(t, string(dockerfile), `ENTRYPOINT ["/controller"]`, "the preStop command is the image's binary")
+	require.Contains(t, string(dockerfile), "USER 65532:65532")
 }

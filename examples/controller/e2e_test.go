@@ -667,6 +667,93 @@ func TestE2E(t *testing.T) {
 		waitFor(t, 10*time.Second, "the rotated certificate", func() bool { return serial() == 2 })
 	})
 
+	t.Run("default backend Service and default certificate outside -namespace, retargeted and rotated", func(t *testing.T) {
+		ns := e.namespace(t, "nginxflags")
+		system := e.namespace(t, "nginxflags-system")
+		e.app(t, ns, "a", backendPort(t, namedBackend(t, "A")))
+		e.app(t, system, "fallback", backendPort(t, namedBackend(t, "F")))
+		e.createIngress(t, newIngress(ns, "mine", "ramjet", "mine.test", "a", "/"))
+		// Opaque, as ingress-nginx allowed: the default certificate's watch
+		// is of this one Secret, whatever its type.
+		cert, err := e.client.CoreV1().Secrets(system).Create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: system, Name: "default-cert"},
+			Data:       selfSignedPair(t, "default.test", 7),
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		tc := e.startController(t, ns, func(c *config) {
+			c.httpsAddr = "127.0.0.1:0"
+			c.defaultBackendService = &types.NamespacedName{Namespace: system, Name: "fallback"}
+			c.defaultCertificate = &types.NamespacedName{Namespace: system, Name: "default-cert"}
+		})
+		status, body := tc.get(t, "unknown.test", "/x")
+		require.Equal(t, http.StatusOK, status, body)
+		require.Equal(t, "F /x", body, "the Service's first port")
+
+		serial := func() int64 {
+			conn, err := tls.Dial("tcp", tc.HTTPSAddr, &tls.Config{ServerName: "unknown.test", InsecureSkipVerify: true})
+			require.NoError(t, err)
+			defer conn.Close()
+			return conn.ConnectionState().PeerCertificates[0].SerialNumber.Int64()
+		}
+		require.Equal(t, int64(7), serial())
+		cert.Data = selfSignedPair(t, "default.test", 8)
+		_, err = e.client.CoreV1().Secrets(system).Update(ctx, cert, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		waitFor(t, 10*time.Second, "the rotated default certificate", func() bool { return serial() == 8 })
+
+		// A first port that leads nowhere: the fallback follows the
+		// Service and unmatched requests answer 404.
+		svc, err := e.client.CoreV1().Services(system).Get(ctx, "fallback", metav1.GetOptions{})
+		require.NoError(t, err)
+		svc.Spec.Ports = append([]corev1.ServicePort{{Name: "none", Port: 81, TargetPort: intstr.FromInt32(9), Protocol: corev1.ProtocolTCP}}, svc.Spec.Ports...)
+		_, err = e.client.CoreV1().Services(system).Update(ctx, svc, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		tc.waitAnswer(t, "unknown.test", "/x", http.StatusNotFound, "")
+	})
+
+	t.Run("drain on stop: /readyz fails, requests in flight complete, tables still published", func(t *testing.T) {
+		ns := e.namespace(t, "drain")
+		port, arrived := slowBackend(t, 600*time.Millisecond)
+		e.app(t, ns, "a", backendPort(t, port))
+		e.createIngress(t, newIngress(ns, "app", "ramjet", "app.test", "a", "/"))
+		// Long enough for a rebuild under load: the listener closes after it.
+		const drain = 3 * time.Second
+		tc := e.startController(t, ns, func(c *config) { c.drain = drain })
+		tc.waitAnswer(t, "app.test", "/", http.StatusOK, "slow /")
+		arrived.Store(0)
+
+		const inFlight = 6
+		errs := make(chan error, inFlight)
+		for range inFlight {
+			go func() {
+				req, _ := http.NewRequest(http.MethodGet, "http://"+tc.HTTPAddr+"/inflight", nil)
+				req.Host = "app.test"
+				resp, err := tc.http.Do(req)
+				if err == nil {
+					body, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusOK || string(body) != "slow /inflight" {
+						err = fmt.Errorf("%d %q", resp.StatusCode, body)
+					}
+				}
+				errs <- err
+			}()
+		}
+		waitFor(t, 5*time.Second, "every request to reach the backend", func() bool { return arrived.Load() == inFlight })
+		tc.cancel()
+		waitFor(t, drain/2, "/readyz to fail", func() bool {
+			status, _ := get(t, tc.http, "http://"+tc.DebugAddr+"/readyz", "")
+			return status == http.StatusServiceUnavailable
+		})
+		// The watches still work while draining: a new route is served.
+		e.createIngress(t, newIngress(ns, "late", "ramjet", "late.test", "a", "/"))
+		tc.waitAnswer(t, "late.test", "/", http.StatusOK, "slow /")
+		for range inFlight {
+			require.NoError(t, <-errs)
+		}
+		tc.stop(t)
+	})
+
 	// Last: this controller watches every namespace.
 	t.Run("the shipped RBAC is all the controller needs", func(t *testing.T) {
 		objs := applyRBAC(t, e.client)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,6 +29,13 @@ const (
 	defaultLeaseDuration = 15 * time.Second
 	defaultRenewDeadline = 10 * time.Second
 	defaultRetryPeriod   = 2 * time.Second
+
+	// nginx's keepalive_timeout and client_header_timeout (SPEC §13).
+	defaultIdleTimeout   = 75 * time.Second
+	defaultHeaderTimeout = 60 * time.Second
+	// defaultShutdownTimeout bounds how long requests still in flight when
+	// the drain ends may take before their connections are closed.
+	defaultShutdownTimeout = 10 * time.Second
 )
 
 // config is everything the command line decides. parseFlags validates it
@@ -38,6 +46,21 @@ type config struct {
 	httpAddr  string
 	httpsAddr string
 	debugAddr string
+
+	// defaultBackendService is --default-backend-service: the global
+	// default backend is its first port, looked up at every compile.
+	defaultBackendService *types.NamespacedName
+	// defaultCertificate is --default-ssl-certificate: the Secret served
+	// to TLS names no Ingress covers, reloaded at every compile.
+	defaultCertificate  *types.NamespacedName
+	useForwardedHeaders bool
+	healthPath          string
+	// drain is how long the listeners keep serving after a stop signal,
+	// with /readyz failing, before they close.
+	drain time.Duration
+	// noop names the ingress-nginx flags given with a value that asks for
+	// what ramjet does anyway; logged at start.
+	noop []string
 
 	// Offline mode: set when manifests is not empty.
 	manifests    string
@@ -64,6 +87,10 @@ type config struct {
 	leaseDuration time.Duration
 	renewDeadline time.Duration
 	retryPeriod   time.Duration
+	// Server timeouts (SPEC §13); zero means the default.
+	idleTimeout     time.Duration
+	headerTimeout   time.Duration
+	shutdownTimeout time.Duration
 	// backendTransport, when set, carries every proxied request instead
 	// of the router's own transports (tests reach their backends with it).
 	backendTransport http.RoundTripper
@@ -77,8 +104,19 @@ var errUsage = errors.New("usage")
 var (
 	offlineOnly = []string{"demo-backends", "poll-interval"}
 	clusterOnly = []string{
-		"kubeconfig", "namespace", "publish-service", "publish-address", "no-status-update",
-		"resync-period", "election-id", "election-namespace", "pod-name",
+		"kubeconfig", "namespace", "watch-namespace", "publish-service", "publish-address",
+		"publish-status-address", "no-status-update", "update-status", "resync-period", "sync-period",
+		"election-id", "election-namespace", "pod-name",
+	}
+	// aliases are ingress-nginx's spellings of ramjet's flags (SPEC §1);
+	// giving both of a pair is an error, not a silent last-one-wins.
+	aliases = [][2]string{
+		{"controller-name", "controller-class"},
+		{"namespace", "watch-namespace"},
+		{"publish-address", "publish-status-address"},
+		{"no-status-update", "update-status"},
+		{"resync-period", "sync-period"},
+		{"default-backend", "default-backend-service"},
 	}
 )
 
@@ -92,19 +130,32 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 		sslRedirect    bool
 		publishService string
 		publishAddress string
+
+		defaultBackendService string
+		defaultCertificate    string
+		updateStatus          bool
 	)
 	fs := flag.NewFlagSet("controller", flag.ContinueOnError)
-	fs.SetOutput(output)
-	fs.Usage = func() {
+	// Errors are returned, not printed with the whole usage; -h prints it.
+	fs.SetOutput(io.Discard)
+	usage := func() {
+		fs.SetOutput(output)
 		fmt.Fprintf(output, "Usage: controller [flags]\n\n"+
 			"Serves the Ingresses of a Kubernetes cluster (in-cluster credentials, else\n"+
 			"-kubeconfig, $KUBECONFIG or ~/.kube/config), or with -manifests those in a\n"+
 			"folder of manifests with no cluster, recompiling whenever a file changes.\n\nFlags:\n")
 		fs.PrintDefaults()
+		fmt.Fprintf(output, "\ningress-nginx flags ramjet does not implement stop the process with a note on what to do.\n")
 	}
 	fs.StringVar(&c.options.IngressClass, "ingress-class", compile.DefaultIngressClass, "class name answered for the kubernetes.io/ingress.class annotation")
 	fs.StringVar(&c.options.ControllerName, "controller-name", compile.DefaultControllerName, "controller name matched against IngressClass spec.controller")
+	fs.StringVar(&c.options.ControllerName, "controller-class", compile.DefaultControllerName, "ingress-nginx's spelling of -controller-name")
 	fs.StringVar(&defaultBackend, "default-backend", "", "global default backend, namespace/name:port (port number or name)")
+	fs.StringVar(&defaultBackendService, "default-backend-service", "", "global default backend as namespace/name: the Service's first port, looked up at every compile (ingress-nginx's flag)")
+	fs.StringVar(&defaultCertificate, "default-ssl-certificate", "", "namespace/name of the TLS Secret served to names no Ingress covers; default: a self-signed certificate made at start")
+	fs.BoolVar(&c.useForwardedHeaders, "use-forwarded-headers", false, "trust the client's X-Forwarded-Proto (only behind a load balancer that terminates TLS and sets it)")
+	fs.StringVar(&c.healthPath, "health-check-path", "/healthz", "path of the liveness check on -debug-addr (readiness is /readyz)")
+	fs.Var((*gracePeriod)(&c.drain), "shutdown-grace-period", "after SIGTERM, how long /readyz fails while the listeners keep serving, before they close: seconds (ingress-nginx's form) or a duration")
 	fs.BoolVar(&c.options.WatchIngressWithoutClass, "watch-ingress-without-class", false, "also serve Ingresses that name no class")
 	fs.BoolVar(&sslRedirect, "ssl-redirect", true, "redirect plain HTTP to HTTPS for hosts listed under spec.tls")
 	fs.StringVar(&c.httpAddr, "http-addr", "127.0.0.1:8080", "plain HTTP listen address (HTTP/1.1 and cleartext HTTP/2)")
@@ -117,16 +168,26 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 
 	fs.StringVar(&c.kubeconfig, "kubeconfig", "", "kubeconfig file; default: in-cluster credentials, else $KUBECONFIG, else ~/.kube/config")
 	fs.StringVar(&c.namespace, "namespace", "", "watch Ingresses, Services, EndpointSlices and Secrets in this namespace only; default: all namespaces")
+	fs.StringVar(&c.namespace, "watch-namespace", "", "ingress-nginx's spelling of -namespace")
 	fs.StringVar(&publishService, "publish-service", "", "namespace/name of the Service whose addresses are written to Ingress status")
 	fs.StringVar(&publishAddress, "publish-address", "", "comma-separated IPs and host names written to Ingress status (instead of -publish-service)")
+	fs.StringVar(&publishAddress, "publish-status-address", "", "ingress-nginx's spelling of -publish-address")
 	fs.BoolVar(&c.noStatusUpdate, "no-status-update", false, "never write Ingress status")
+	fs.BoolVar(&updateStatus, "update-status", true, "ingress-nginx's form of -no-status-update: false never writes Ingress status")
 	fs.DurationVar(&c.resync, "resync-period", 0, "how often the watches re-deliver every object; 0 never (the digest makes a resync publish nothing anyway)")
+	fs.DurationVar(&c.resync, "sync-period", 0, "ingress-nginx's spelling of -resync-period")
 	fs.StringVar(&c.electionID, "election-id", "ramjet-leader", "name of the Lease the replicas elect a status writer with")
 	fs.StringVar(&c.electionNamespace, "election-namespace", "", "namespace of the election Lease; default: $POD_NAMESPACE, else \"default\"")
 	fs.StringVar(&c.identity, "pod-name", "", "this replica's identity in the election and in Events; default: $POD_NAME, else the host name")
 
+	args, noop, err := foreignFlags(fs, args)
+	if err != nil {
+		return config{}, err
+	}
+	c.noop = noop
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			usage()
 			return config{}, err
 		}
 		return config{}, fmt.Errorf("%w: %v", errUsage, err)
@@ -145,6 +206,11 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 			return config{}, fmt.Errorf("%w: -%s applies only with %s", errUsage, name, mode)
 		}
 	}
+	for _, pair := range aliases {
+		if slices.Contains(set, pair[0]) && slices.Contains(set, pair[1]) {
+			return config{}, fmt.Errorf("%w: -%s and -%s are the same setting: give one", errUsage, pair[0], pair[1])
+		}
+	}
 
 	if c.httpAddr == "" && c.httpsAddr == "" {
 		return config{}, fmt.Errorf("%w: -http-addr and -https-addr are both empty: nothing would serve traffic", errUsage)
@@ -158,6 +224,23 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 			return config{}, fmt.Errorf("%w: -default-backend: %v", errUsage, err)
 		}
 		c.options.DefaultBackend = &ref
+	}
+	if defaultBackendService != "" {
+		ref, err := parseNamespacedName(defaultBackendService, validation.IsDNS1035Label)
+		if err != nil {
+			return config{}, fmt.Errorf("%w: -default-backend-service %q: %v", errUsage, defaultBackendService, err)
+		}
+		c.defaultBackendService = &ref
+	}
+	if defaultCertificate != "" {
+		ref, err := parseNamespacedName(defaultCertificate, validation.IsDNS1123Subdomain)
+		if err != nil {
+			return config{}, fmt.Errorf("%w: -default-ssl-certificate %q: %v", errUsage, defaultCertificate, err)
+		}
+		c.defaultCertificate = &ref
+	}
+	if !strings.HasPrefix(c.healthPath, "/") || slices.Contains([]string{"/readyz", "/debug/table", "/debug/warnings", "/debug/stats"}, c.healthPath) {
+		return config{}, fmt.Errorf("%w: -health-check-path %q: want a path starting with / that the debug listener does not already serve", errUsage, c.healthPath)
 	}
 	c.options.DisableSSLRedirect = !sslRedirect
 	if err := c.options.Validate(); err != nil {
@@ -176,12 +259,13 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 		return config{}, fmt.Errorf("%w: -publish-service and -publish-address are alternatives: give one", errUsage)
 	}
 	if publishService != "" {
-		ns, name, ok := strings.Cut(publishService, "/")
-		if !ok || validation.IsDNS1123Label(ns) != nil || validation.IsDNS1035Label(name) != nil {
+		ref, err := parseNamespacedName(publishService, validation.IsDNS1035Label)
+		if err != nil {
 			return config{}, fmt.Errorf("%w: -publish-service %q: want namespace/name of a Service", errUsage, publishService)
 		}
-		c.publishService = &types.NamespacedName{Namespace: ns, Name: name}
+		c.publishService = &ref
 	}
+	c.noStatusUpdate = c.noStatusUpdate || !updateStatus
 	addrs, err := status.ParseAddresses(publishAddress)
 	if err != nil {
 		return config{}, fmt.Errorf("%w: -publish-address: %v", errUsage, err)
@@ -211,6 +295,40 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 	}
 	c.setClusterDefaults()
 	return c, nil
+}
+
+// parseNamespacedName parses "namespace/name", checking the name with
+// validName (Services and Secrets follow different rules).
+func parseNamespacedName(s string, validName func(string) []string) (types.NamespacedName, error) {
+	ns, name, ok := strings.Cut(s, "/")
+	if !ok {
+		return types.NamespacedName{}, errors.New("want namespace/name")
+	}
+	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+		return types.NamespacedName{}, fmt.Errorf("namespace %q: %s", ns, strings.Join(errs, "; "))
+	}
+	if errs := validName(name); len(errs) > 0 {
+		return types.NamespacedName{}, fmt.Errorf("name %q: %s", name, strings.Join(errs, "; "))
+	}
+	return types.NamespacedName{Namespace: ns, Name: name}, nil
+}
+
+// gracePeriod reads --shutdown-grace-period as ingress-nginx writes it, a
+// number of seconds, or as a Go duration.
+type gracePeriod time.Duration
+
+func (g *gracePeriod) String() string { return time.Duration(*g).String() }
+
+func (g *gracePeriod) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if n, nerr := strconv.ParseUint(s, 10, 32); nerr == nil {
+		d, err = time.Duration(n)*time.Second, nil
+	}
+	if err != nil || d < 0 {
+		return fmt.Errorf("want seconds or a duration such as 30s, not negative")
+	}
+	*g = gracePeriod(d)
+	return nil
 }
 
 // setClusterDefaults fills the timings that are not flags.

@@ -26,6 +26,7 @@ func TestParseFlags(t *testing.T) {
 		debugAddr:    "127.0.0.1:8081",
 		pollInterval: 500 * time.Millisecond,
 		electionID:   "ramjet-leader",
+		healthPath:   "/healthz",
 	}
 	cluster := offline
 	cluster.manifests = ""
@@ -97,6 +98,70 @@ func TestParseFlags(t *testing.T) {
 			},
 		},
 		{
+			name: "cluster, ingress-nginx spellings",
+			args: []string{
+				"--controller-class=k8s.io/ingress-nginx", "--ingress-class=nginx", "--watch-namespace=shop",
+				"--publish-status-address=203.0.113.7", "--update-status=false", "--sync-period=5m",
+				"--default-backend-service=ingress-nginx/fallback", "--election-id=ingress-nginx-leader",
+				"--health-check-path=/alive", "--default-ssl-certificate=ingress-nginx/wildcard.example.com",
+				"--use-forwarded-headers", "--shutdown-grace-period=30", "--watch-ingress-without-class=true",
+			},
+			base: cluster,
+			want: func(c *config) {
+				c.options.IngressClass, c.options.ControllerName = "nginx", "k8s.io/ingress-nginx"
+				c.options.WatchIngressWithoutClass = true
+				c.namespace = "shop"
+				c.publishAddresses = []string{"203.0.113.7"}
+				c.noStatusUpdate, c.resync = true, 5*time.Minute
+				c.defaultBackendService = &types.NamespacedName{Namespace: "ingress-nginx", Name: "fallback"}
+				c.electionID = "ingress-nginx-leader"
+				c.healthPath = "/alive"
+				c.defaultCertificate = &types.NamespacedName{Namespace: "ingress-nginx", Name: "wildcard.example.com"}
+				c.useForwardedHeaders = true
+				c.drain = 30 * time.Second
+			},
+		},
+		{
+			// The arguments of ingress-nginx's static deploy.yaml, less the
+			// ConfigMap and webhook, with the defaults spelled out.
+			name: "cluster, ingress-nginx deploy.yaml",
+			args: []string{
+				"--publish-service=ingress-nginx/ingress-nginx-controller", "--election-id=ingress-nginx-leader",
+				"--controller-class=k8s.io/ingress-nginx", "--ingress-class=nginx",
+				"--enable-metrics=false", "--update-status-on-shutdown=false", "--logtostderr",
+			},
+			base: cluster,
+			want: func(c *config) {
+				c.options.IngressClass, c.options.ControllerName = "nginx", "k8s.io/ingress-nginx"
+				c.publishService = &types.NamespacedName{Namespace: "ingress-nginx", Name: "ingress-nginx-controller"}
+				c.electionID = "ingress-nginx-leader"
+				c.noop = []string{"enable-metrics", "update-status-on-shutdown", "logtostderr"}
+			},
+		},
+		{
+			name: "a cluster-only ingress-nginx spelling offline",
+			args: []string{
+				"-manifests", "m", "--default-backend-service", "default/fallback", "--default-ssl-certificate", "default/cert",
+				"--shutdown-grace-period", "1m30s", "--controller-class", "example.com/edge", "--update-status=true",
+			},
+			base:    offline,
+			wantErr: "-update-status applies only with a cluster",
+		},
+		{
+			name: "offline, defaults named as ingress-nginx does",
+			args: []string{
+				"-manifests", "m", "--default-backend-service", "default/fallback", "--default-ssl-certificate", "default/cert",
+				"--shutdown-grace-period", "1m30s", "--controller-class", "example.com/edge",
+			},
+			base: offline,
+			want: func(c *config) {
+				c.defaultBackendService = &types.NamespacedName{Namespace: "default", Name: "fallback"}
+				c.defaultCertificate = &types.NamespacedName{Namespace: "default", Name: "cert"}
+				c.drain = 90 * time.Second
+				c.options.ControllerName = "example.com/edge"
+			},
+		},
+		{
 			name: "cluster, publish service",
 			args: []string{"-publish-service", "ingress/ramjet"},
 			base: cluster,
@@ -110,7 +175,18 @@ func TestParseFlags(t *testing.T) {
 		{name: "stray argument", args: []string{"-manifests", "m", "extra"}, wantErr: `unexpected argument "extra"`},
 		{name: "no traffic listener", args: []string{"-manifests", "m", "-http-addr", ""}, wantErr: "nothing would serve traffic"},
 		{name: "zero poll interval", args: []string{"-manifests", "m", "-poll-interval", "0s"}, wantErr: "must be positive"},
-		{name: "unknown flag", args: []string{"-manifests", "m", "-nope"}, wantErr: "flag provided but not defined: -nope"},
+		{name: "unknown flag", args: []string{"-manifests", "m", "-nope"}, wantErr: "unknown flag -nope (controller -h lists the flags)"},
+		{name: "unimplemented ingress-nginx flag", args: []string{"--configmap=ingress-nginx/ingress-nginx-controller"}, wantErr: "--configmap=ingress-nginx/ingress-nginx-controller is an ingress-nginx flag ramjet does not implement: ramjet reads no ConfigMap"},
+		{name: "alias and its original", args: []string{"--watch-namespace=a", "--namespace=a"}, wantErr: "-namespace and -watch-namespace are the same setting"},
+		{name: "both default backends", args: []string{"--default-backend=a/b:80", "--default-backend-service=a/b"}, wantErr: "-default-backend and -default-backend-service are the same setting"},
+		{name: "default backend service with port", args: []string{"--default-backend-service=a/b:80"}, wantErr: `-default-backend-service "a/b:80": name "b:80"`},
+		{name: "default backend service without namespace", args: []string{"--default-backend-service=b"}, wantErr: `-default-backend-service "b": want namespace/name`},
+		{name: "default certificate without namespace", args: []string{"--default-ssl-certificate=tls"}, wantErr: `-default-ssl-certificate "tls": want namespace/name`},
+		{name: "default certificate with bad name", args: []string{"--default-ssl-certificate=a/B"}, wantErr: `-default-ssl-certificate "a/B": name "B"`},
+		{name: "negative grace period", args: []string{"--shutdown-grace-period=-5s"}, wantErr: "-shutdown-grace-period: want seconds or a duration"},
+		{name: "word grace period", args: []string{"--shutdown-grace-period=soon"}, wantErr: "-shutdown-grace-period: want seconds or a duration"},
+		{name: "relative health path", args: []string{"--health-check-path=healthz"}, wantErr: `-health-check-path "healthz"`},
+		{name: "health path taken", args: []string{"--health-check-path=/readyz"}, wantErr: `-health-check-path "/readyz"`},
 		{name: "cluster flag offline", args: []string{"-manifests", "m", "-publish-service", "a/b"}, wantErr: "-publish-service applies only with a cluster (without -manifests)"},
 		{name: "offline flag in cluster", args: []string{"-demo-backends"}, wantErr: "-demo-backends applies only with -manifests"},
 		{name: "both publish sources", args: []string{"-publish-service", "a/b", "-publish-address", "10.0.0.1"}, wantErr: "alternatives"},
@@ -199,6 +275,8 @@ func TestRunExitCodes(t *testing.T) {
 		{name: "missing folder", args: []string{"-manifests", "/nonexistent/ramjet-manifests", "-http-addr", "127.0.0.1:0", "-debug-addr", ""}, code: 1, stderr: "no such file or directory"},
 		{name: "cluster, malformed default backend", args: []string{"--default-backend", "a/b/c:80"}, code: 2, stderr: `controller: usage: -default-backend: service reference "a/b/c:80"`},
 		{name: "cluster, malformed publish address", args: []string{"--publish-address", "10.0.0.256"}, code: 2, stderr: `"10.0.0.256" is not a valid IP address`},
+		{name: "ingress-nginx flag", args: []string{"--configmap=ingress-nginx/ingress-nginx-controller"}, code: 2, stderr: "controller: usage: --configmap=ingress-nginx/ingress-nginx-controller is an ingress-nginx flag ramjet does not implement: ramjet reads no ConfigMap"},
+		{name: "unknown flag", args: []string{"--nope"}, code: 2, stderr: "controller: usage: unknown flag --nope (controller -h lists the flags)\n"},
 		{name: "cluster, missing kubeconfig", args: []string{"--kubeconfig", "/nonexistent/kubeconfig", "--http-addr", "127.0.0.1:0", "--debug-addr", ""}, code: 1, stderr: "-kubeconfig /nonexistent/kubeconfig"},
 	}
 	for _, tt := range tests {
@@ -208,6 +286,9 @@ func TestRunExitCodes(t *testing.T) {
 			code := run(tt.args, func(k string) string { return env[k] }, &stderr)
 			require.Equal(t, tt.code, code, "stderr: %s", stderr.String())
 			require.True(t, strings.Contains(stderr.String(), tt.stderr), "stderr %q does not contain %q", stderr.String(), tt.stderr)
+			if tt.code == 2 {
+				require.NotContains(t, stderr.String(), "Usage:", "a bad command line is named, not answered with the whole usage")
+			}
 		})
 	}
 }

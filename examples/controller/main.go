@@ -25,6 +25,10 @@
 // the rebuild and generation counts, /healthz answers once the process is up
 // and /readyz once the first table is published. RAMJET_LOG sets the log
 // level: debug (adds one line per request), info, warn or error.
+//
+// SIGTERM fails /readyz and drains for -shutdown-grace-period before the
+// listeners close; "controller -wait-shutdown" is the Deployment's preStop
+// hook that starts it (see README.md).
 package main
 
 import (
@@ -36,6 +40,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"k8s.io/klog/v2"
@@ -48,6 +53,9 @@ func main() {
 // run is main without the process: it returns the exit code. 2 is a bad
 // command line or environment, 1 a failure to start or to shut down cleanly.
 func run(args []string, getenv func(string) string, stderr io.Writer) int {
+	if len(args) == 1 && strings.TrimLeft(args[0], "-") == "wait-shutdown" {
+		return waitShutdown(stderr)
+	}
 	cfg, err := parseFlags(args, stderr, getenv)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -65,8 +73,18 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 	// client-go logs through klog; one format and one level setting for all.
 	klog.SetSlogLogger(logger)
 
+	if len(cfg.noop) > 0 {
+		logger.Info("accepted ingress-nginx flags that ask for what ramjet does anyway", "flags", cfg.noop)
+	}
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		// The first signal starts the drain; a second one ends the
+		// process at once.
+		<-ctx.Done()
+		stop()
+	}()
 
 	inst, err := start(ctx, cfg, logger)
 	if err != nil {

@@ -51,7 +51,8 @@ type controller struct {
 	cfg    config
 	log    *slog.Logger
 	router *router.Router
-	demo   *demoBackends // nil without -demo-backends
+	demo   *demoBackends       // nil without -demo-backends
+	cert   *defaultCertificate // nil without -default-ssl-certificate
 
 	ready atomic.Bool
 	last  atomic.Pointer[compile.Result]
@@ -82,7 +83,8 @@ func (c *controller) load() error {
 	// Offline, the manifests describe backends on this machine (the demo's
 	// echo servers among them); in a cluster an endpoint on loopback is
 	// never a pod and is dropped (SPEC §8).
-	opts := c.cfg.options
+	c.cert.update(c.cert.find(snap.Secrets))
+	opts := compileOptions(c.cfg, snap.Services)
 	opts.AllowLoopbackEndpoints = true
 	res := compile.Compile(*snap, opts)
 	elapsed := time.Since(start)
@@ -136,17 +138,19 @@ func (c *controller) poll() {
 // cancelling ctx shuts everything down gracefully. A folder that cannot be
 // loaded at start is an error: there is no previous table to fall back to.
 func startOffline(parent context.Context, cfg config, log *slog.Logger) (_ *instance, err error) {
-	// A failed listener cancels ctx too, so everything stops together.
-	ctx, cancel := context.WithCancel(parent)
+	// A failed listener cancels ctx too, so everything stops together; the
+	// workers outlive parent by the drain.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
 	defer func() {
 		if err != nil {
 			cancel()
 		}
 	}()
-	c := &controller{cfg: cfg, log: log}
+	c := &controller{cfg: cfg, log: log, cert: newDefaultCertificate(cfg.defaultCertificate, log)}
 	c.router = router.New(router.Options{
-		Logger:   log,
-		Observer: accessLog(log),
+		Logger:              log,
+		Observer:            accessLog(log),
+		TrustForwardedProto: cfg.useForwardedHeaders,
 	})
 	if cfg.demoBackends {
 		c.demo = newDemoBackends(log)
@@ -166,7 +170,9 @@ func startOffline(parent context.Context, cfg config, log *slog.Logger) (_ *inst
 		return nil, fmt.Errorf("loading %s: %w", cfg.manifests, err)
 	}
 
-	l, err := listen(cfg, c.router, debugMux(c.router, c.ready.Load, &c.last, nil), log)
+	draining := new(atomic.Bool)
+	debug := debugMux(c.router, cfg.healthPath, c.ready.Load, draining, &c.last, nil)
+	l, err := listen(cfg, c.router, c.cert.getCertificate(c.router), debug, draining, log)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +193,7 @@ func startOffline(parent context.Context, cfg config, log *slog.Logger) (_ *inst
 			c.demo.close()
 		}
 	}
-	inst := l.run(ctx, cancel, log, []func(context.Context){poll}, cleanup)
+	inst := l.run(parent, ctx, cancel, cfg, log, []func(context.Context){poll}, cleanup)
 	log.Info("serving",
 		"manifests", cfg.manifests,
 		"http", inst.HTTPAddr,

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -17,10 +19,6 @@ import (
 	"ramjet.dev/ramjet/router"
 )
 
-// shutdownGrace bounds how long in-flight requests may finish after a
-// signal before their connections are closed.
-const shutdownGrace = 10 * time.Second
-
 // instance is a started controller: its bound addresses and the servers
 // behind them.
 type instance struct {
@@ -30,6 +28,8 @@ type instance struct {
 
 	router  *router.Router
 	cluster *clusterController // cluster mode, else nil
+	// draining is set from the stop signal until exit; /readyz fails.
+	draining *atomic.Bool
 
 	done chan error
 }
@@ -53,10 +53,11 @@ func (l *listening) close() {
 	}
 }
 
-// listen opens the traffic and debug listeners cfg names. On error the
-// ones already opened are closed.
-func listen(cfg config, rt *router.Router, debug http.Handler, log *slog.Logger) (_ *listening, err error) {
-	l := &listening{inst: &instance{router: rt, done: make(chan error, 1)}}
+// listen opens the traffic and debug listeners cfg names. getCertificate
+// picks the TLS certificates; nil: the router's. On error the ones
+// already opened are closed.
+func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloInfo) (*tls.Certificate, error), debug http.Handler, draining *atomic.Bool, log *slog.Logger) (_ *listening, err error) {
+	l := &listening{inst: &instance{router: rt, draining: draining, done: make(chan error, 1)}}
 	defer func() {
 		if err != nil {
 			l.close()
@@ -71,6 +72,18 @@ func listen(cfg config, rt *router.Router, debug http.Handler, log *slog.Logger)
 		return ln, nil
 	}
 	errorLog := slog.NewLogLogger(log.Handler(), slog.LevelDebug)
+	// Every listener gets nginx's client timeouts (SPEC §13). A stalled
+	// request body is the router's to time out (between reads, as nginx's
+	// client_body_timeout): http.Server's ReadTimeout bounds the whole
+	// request, which would cut long uploads and gRPC client streams.
+	newServer := func(h http.Handler) *http.Server {
+		return &http.Server{
+			Handler:           h,
+			IdleTimeout:       cmp.Or(cfg.idleTimeout, defaultIdleTimeout),
+			ReadHeaderTimeout: cmp.Or(cfg.headerTimeout, defaultHeaderTimeout),
+			ErrorLog:          errorLog,
+		}
+	}
 
 	if cfg.httpAddr != "" {
 		ln, err := open(cfg.httpAddr)
@@ -81,8 +94,8 @@ func listen(cfg config, rt *router.Router, debug http.Handler, log *slog.Logger)
 		protocols := new(http.Protocols)
 		protocols.SetHTTP1(true)
 		protocols.SetUnencryptedHTTP2(true) // gRPC clients with prior knowledge
-		srv := &http.Server{Handler: rt, Protocols: protocols, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errorLog}
-		rt.ConfigureServer(srv) // idle keep-alives close after 75 s (SPEC §13)
+		srv := newServer(rt)
+		srv.Protocols = protocols
 		l.servers = append(l.servers, srv)
 		l.serve = append(l.serve, func() error { return srv.Serve(ln) })
 	}
@@ -95,8 +108,11 @@ func listen(cfg config, rt *router.Router, debug http.Handler, log *slog.Logger)
 		// The router's TLS config picks the certificate per SNI from the
 		// serving table, so a rotated Secret takes effect on the next
 		// handshake without restarting the listener.
-		srv := &http.Server{Handler: rt, TLSConfig: rt.TLSConfig(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: errorLog}
-		rt.ConfigureServer(srv)
+		srv := newServer(rt)
+		srv.TLSConfig = rt.TLSConfig()
+		if getCertificate != nil {
+			srv.TLSConfig.GetCertificate = getCertificate
+		}
 		l.servers = append(l.servers, srv)
 		l.serve = append(l.serve, func() error { return srv.ServeTLS(ln, "", "") })
 	}
@@ -106,18 +122,22 @@ func listen(cfg config, rt *router.Router, debug http.Handler, log *slog.Logger)
 			return nil, fmt.Errorf("-debug-addr: %w", err)
 		}
 		l.inst.DebugAddr = ln.Addr().String()
-		srv := &http.Server{Handler: debug, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errorLog}
+		srv := newServer(debug)
 		l.servers = append(l.servers, srv)
 		l.serve = append(l.serve, func() error { return srv.Serve(ln) })
 	}
 	return l, nil
 }
 
-// run serves on every listener and runs the workers until ctx is done or a
-// listener fails; cancel is ctx's, so a failed listener stops the workers
-// too. Shutdown drains the servers, waits for the workers to return, runs
-// cleanup and then reports on inst.done.
-func (l *listening) run(ctx context.Context, cancel context.CancelFunc, log *slog.Logger, workers []func(context.Context), cleanup func()) *instance {
+// run serves on every listener and runs the workers with ctx until stop
+// is done or a listener fails; cancel is ctx's. On stop it drains first:
+// /readyz fails and keep-alive connections close after their next
+// response, while the listeners go on serving (load balancers need time
+// to notice) and the workers go on publishing tables for drain. Then it
+// closes the listeners, gives the requests in flight up to
+// shutdownTimeout, stops the workers, runs cleanup and reports on
+// inst.done. A failed listener skips the drain.
+func (l *listening) run(stop context.Context, ctx context.Context, cancel context.CancelFunc, cfg config, log *slog.Logger, workers []func(context.Context), cleanup func()) *instance {
 	var servingWG, workerWG sync.WaitGroup
 	serveErrs := make(chan error, len(l.serve))
 	for _, s := range l.serve {
@@ -133,22 +153,38 @@ func (l *listening) run(ctx context.Context, cancel context.CancelFunc, log *slo
 	go func() {
 		var serveErr error
 		select {
+		case <-stop.Done():
 		case <-ctx.Done():
 		case serveErr = <-serveErrs:
 			log.Error("listener failed; shutting down", "err", serveErr)
 		}
-		cancel()
-		log.Info("shutting down", "grace", shutdownGrace)
-		sctx, stop := context.WithTimeout(context.Background(), shutdownGrace)
-		defer stop()
+		l.inst.draining.Store(true)
+		if serveErr == nil && cfg.drain > 0 {
+			log.Info("draining: /readyz fails, listeners keep serving", "period", cfg.drain)
+			for _, srv := range l.servers {
+				srv.SetKeepAlivesEnabled(false)
+			}
+			t := time.NewTimer(cfg.drain)
+			select {
+			case <-t.C:
+			case serveErr = <-serveErrs:
+				log.Error("listener failed while draining; shutting down", "err", serveErr)
+			}
+			t.Stop()
+		}
+		timeout := cmp.Or(cfg.shutdownTimeout, defaultShutdownTimeout)
+		log.Info("shutting down", "timeout", timeout)
+		sctx, stopTimeout := context.WithTimeout(context.Background(), timeout)
+		defer stopTimeout()
 		errs := []error{serveErr}
 		for _, srv := range l.servers {
 			if err := srv.Shutdown(sctx); err != nil {
 				errs = append(errs, err)
-				srv.Close() // the grace ran out: drop what is left
+				srv.Close() // the timeout ran out: drop what is left
 			}
 		}
 		servingWG.Wait()
+		cancel()
 		workerWG.Wait()
 		if cleanup != nil {
 			cleanup()
@@ -159,9 +195,11 @@ func (l *listening) run(ctx context.Context, cancel context.CancelFunc, log *slo
 }
 
 // debugMux serves the introspection endpoints. ready reports whether a
-// first table has been published; last is the latest compile result, whose
-// warnings /debug/warnings lists; stats, if set, writes /debug/stats.
-func debugMux(rt *router.Router, ready func() bool, last *atomic.Pointer[compile.Result], stats http.HandlerFunc) http.Handler {
+// first table has been published, draining whether a stop signal came;
+// last is the latest compile result, whose warnings /debug/warnings lists;
+// stats, if set, writes /debug/stats. The liveness check answers on
+// healthPath.
+func debugMux(rt *router.Router, healthPath string, ready func() bool, draining *atomic.Bool, last *atomic.Pointer[compile.Result], stats http.HandlerFunc) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/debug/table", rt.DebugHandler())
 	mux.HandleFunc("/debug/warnings", func(w http.ResponseWriter, r *http.Request) {
@@ -179,12 +217,16 @@ func debugMux(rt *router.Router, ready func() bool, last *atomic.Pointer[compile
 	if stats != nil {
 		mux.HandleFunc("/debug/stats", stats)
 	}
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc(cmp.Or(healthPath, "/healthz"), func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if draining.Load() {
+			http.Error(w, "not ready: shutting down", http.StatusServiceUnavailable)
+			return
+		}
 		if !ready() {
 			http.Error(w, "not ready: no table published yet", http.StatusServiceUnavailable)
 			return

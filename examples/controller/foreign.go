@@ -1,0 +1,168 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Advice for the ingress-nginx v1.15 controller flags ramjet does not
+// implement (pkg/flags/flags.go, plus the klog flags it also took). Such a
+// flag stops the process, saying what to do: ignoring it could change what
+// the operator believes is served.
+const (
+	adviceRemove     = "remove it"
+	adviceConfigMap  = "ramjet reads no ConfigMap: its settings are flags (controller -h) and Ingress annotations; remove the flag"
+	adviceStreams    = "ramjet proxies HTTP only; serve TCP/UDP with a LoadBalancer Service of its own and remove the flag"
+	adviceWebhook    = "ramjet has no admission webhook (compile warnings become Events and /debug/warnings); remove the flag and the ValidatingWebhookConfiguration"
+	adviceMetrics    = "ramjet has no Prometheus metrics yet (/debug/stats has counters); remove the flag"
+	adviceLogging    = "ramjet logs with log/slog; set RAMJET_LOG=debug|info|warn|error instead"
+	adviceHTTPPort   = "use --http-addr=:PORT"
+	adviceHTTPSPort  = "use --https-addr=:PORT"
+	adviceHealthPort = "use --debug-addr=HOST:PORT: /healthz, /readyz and /debug/* all listen there"
+	adviceAPIServer  = "use --kubeconfig (or in-cluster credentials)"
+	adviceMaxmind    = "ramjet has no GeoIP; remove the flag"
+	adviceProfiler   = "ramjet serves no pprof; remove the flag"
+	adviceNamespaces = "use --watch-namespace for one namespace, or none for all"
+	adviceElection   = "the Lease timings are client-go's defaults (15 s lease); remove the flag"
+)
+
+// ingressNginxFlags maps each unimplemented flag to its advice.
+var ingressNginxFlags = map[string]string{
+	"apiserver-host":                  adviceAPIServer,
+	"certificate-authority":           adviceAPIServer,
+	"configmap":                       adviceConfigMap,
+	"tcp-services-configmap":          adviceStreams,
+	"udp-services-configmap":          adviceStreams,
+	"watch-namespace-selector":        adviceNamespaces,
+	"ingress-class-by-name":           "ramjet matches IngressClasses by spec.controller (--controller-class) only; remove the flag",
+	"profiling":                       adviceProfiler,
+	"profiler-port":                   adviceProfiler,
+	"profiler-address":                adviceProfiler,
+	"health-check-timeout":            "set the probe's timeoutSeconds instead; remove the flag",
+	"healthz-port":                    adviceHealthPort,
+	"healthz-host":                    adviceHealthPort,
+	"election-ttl":                    adviceElection,
+	"disable-leader-election":         "every replica serves; the Lease only picks who writes status and Events; remove the flag, or use --update-status=false",
+	"update-status-on-shutdown":       "ramjet never clears status on shutdown (as with =false); remove the flag",
+	"report-node-internal-ip-address": "use --publish-status-address with the addresses to publish",
+	"status-update-interval":          "ramjet writes status when the table or the publish Service changes; remove the flag",
+	"version":                         "the version is in the image tag; remove the flag",
+	"enable-ssl-passthrough":          "ramjet terminates TLS itself and has no passthrough; remove the flag and route those hosts with a LoadBalancer Service",
+	"ssl-passthrough-proxy-port":      "ramjet has no passthrough; remove the flag",
+	"disable-svc-external-name":       "ExternalName Services always answer 503 in ramjet (SPEC §8); remove the flag",
+	"annotations-prefix":              "ramjet reads the nginx.ingress.kubernetes.io/ annotations it implements; remove the flag",
+	"enable-annotation-validation":    "ramjet always validates annotations and warns about bad ones; remove the flag",
+	"enable-ssl-chain-completion":     "put the full chain in tls.crt; remove the flag",
+	"sync-rate-limit":                 "ramjet rebuilds 200 ms after the last change, at least once a second; remove the flag",
+	"enable-metrics":                  adviceMetrics,
+	"metrics-per-host":                adviceMetrics,
+	"metrics-per-undefined-host":      adviceMetrics,
+	"report-status-classes":           adviceMetrics,
+	"time-buckets":                    adviceMetrics,
+	"length-buckets":                  adviceMetrics,
+	"size-buckets":                    adviceMetrics,
+	"bucket-factor":                   adviceMetrics,
+	"max-buckets":                     adviceMetrics,
+	"exclude-socket-metrics":          adviceMetrics,
+	"monitor-max-batch-size":          adviceMetrics,
+	"http-port":                       adviceHTTPPort,
+	"https-port":                      adviceHTTPSPort,
+	"default-server-port":             "the catch-all is served on --http-addr and --https-addr; remove the flag",
+	"disable-catch-all":               "ramjet serves catch-all Ingresses (SPEC §6); remove the flag",
+	"validating-webhook":              adviceWebhook,
+	"validating-webhook-certificate":  adviceWebhook,
+	"validating-webhook-key":          adviceWebhook,
+	"disable-full-test":               adviceWebhook,
+	"status-port":                     "nginx's internal port; remove the flag",
+	"stream-port":                     "nginx's internal port; remove the flag",
+	"internal-logger-address":         "nginx's internal syslog; remove the flag",
+	"post-shutdown-grace-period":      "ramjet exits as soon as it has drained (--shutdown-grace-period); remove the flag",
+	"deep-inspect":                    "ramjet checks every path and annotation when it compiles; remove the flag",
+	"dynamic-configuration-retries":   "ramjet publishes in memory and cannot fail to apply a table; remove the flag",
+	"disable-sync-events":             "ramjet posts no Sync Events, only Warning Events; remove the flag",
+	"enable-topology-aware-routing":   "ramjet balances over every ready endpoint; remove the flag",
+	"maxmind-mirror":                  adviceMaxmind,
+	"maxmind-license-key":             adviceMaxmind,
+	"maxmind-edition-ids":             adviceMaxmind,
+	"maxmind-retries-count":           adviceMaxmind,
+	"maxmind-retries-timeout":         adviceMaxmind,
+	// klog's flags, which ingress-nginx added to its own.
+	"v":                 adviceLogging,
+	"vmodule":           adviceLogging,
+	"logtostderr":       adviceLogging,
+	"alsologtostderr":   adviceLogging,
+	"stderrthreshold":   adviceLogging,
+	"log_dir":           adviceLogging,
+	"log_file":          adviceLogging,
+	"log_file_max_size": adviceLogging,
+	"one_output":        adviceLogging,
+	"skip_headers":      adviceLogging,
+	"skip_log_headers":  adviceLogging,
+	"add_dir_header":    adviceLogging,
+}
+
+// ingressNginxNoop are boolean flags whose given value asks for what
+// ramjet does anyway: accepted, so that a Deployment that spells out
+// ingress-nginx's defaults starts unchanged.
+var ingressNginxNoop = map[string]bool{
+	"enable-ssl-passthrough":        false,
+	"disable-leader-election":       false,
+	"update-status-on-shutdown":     false,
+	"enable-metrics":                false,
+	"disable-catch-all":             false,
+	"disable-svc-external-name":     false,
+	"enable-ssl-chain-completion":   false,
+	"ingress-class-by-name":         false,
+	"enable-topology-aware-routing": false,
+	"disable-sync-events":           false,
+	"profiling":                     false,
+	"logtostderr":                   true,
+}
+
+// foreignFlags finds the flags fs does not define before Parse sees them,
+// so that an unknown flag is named alone rather than with the whole
+// usage. It returns args without the accepted no-op flags, and their
+// names.
+func foreignFlags(fs *flag.FlagSet, args []string) (rest, noop []string, err error) {
+	rest = make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if arg == "--" || len(arg) < 2 || arg[0] != '-' {
+			return append(rest, args[i:]...), noop, nil // the flags end here
+		}
+		name := strings.TrimPrefix(arg[1:], "-")
+		name, value, hasValue := strings.Cut(name, "=")
+		if name == "h" || name == "help" {
+			return append(rest, args[i:]...), noop, nil // Parse answers with the usage
+		}
+		if f := fs.Lookup(name); f != nil {
+			rest = append(rest, arg)
+			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !hasValue && !(ok && b.IsBoolFlag()) && i+1 < len(args) {
+				i++
+				rest = append(rest, args[i])
+			}
+			continue
+		}
+		advice, known := ingressNginxFlags[name]
+		if !known {
+			return nil, nil, fmt.Errorf("%w: unknown flag %s (controller -h lists the flags)", errUsage, arg)
+		}
+		if want, ok := ingressNginxNoop[name]; ok {
+			v, perr := strconv.ParseBool(value)
+			if !hasValue {
+				v, perr = true, nil
+			}
+			if perr == nil && v == want {
+				if !slices.Contains(noop, name) {
+					noop = append(noop, name)
+				}
+				continue
+			}
+		}
+		return nil, nil, fmt.Errorf("%w: %s is an ingress-nginx flag ramjet does not implement: %s", errUsage, arg, advice)
+	}
+	return rest, noop, nil
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+)
+
+// testFlags stands for the controller's flag set: two string flags and a
+// boolean one.
+func testFlags() *flag.FlagSet {
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.String("ingress-class", "", "")
+	fs.String("watch-namespace", "", "")
+	fs.Bool("ssl-redirect", true, "")
+	return fs
+}
+
+func TestForeignFlags(t *testing.T) {
+	fs := testFlags()
+	tests := []struct {
+		name     string
+		args     []string
+		wantRest []string
+		wantNoop []string
+		wantErr  string
+	}{
+		{name: "ours only", args: []string{"--ingress-class", "nginx", "-ssl-redirect=false", "--watch-namespace=a"}, wantRest: []string{"--ingress-class", "nginx", "-ssl-redirect=false", "--watch-namespace=a"}},
+		{name: "a value that looks like a flag is a value", args: []string{"--ingress-class", "--configmap"}, wantRest: []string{"--ingress-class", "--configmap"}},
+		{name: "after the terminator", args: []string{"--", "--configmap=x"}, wantRest: []string{"--", "--configmap=x"}},
+		{name: "after a positional argument", args: []string{"extra", "--configmap=x"}, wantRest: []string{"extra", "--configmap=x"}},
+		{name: "help", args: []string{"--help", "--configmap=x"}, wantRest: []string{"--help", "--configmap=x"}},
+		{name: "default-valued no-ops dropped", args: []string{"--enable-metrics=false", "-ingress-class=x", "--logtostderr", "--enable-metrics=0"}, wantRest: []string{"-ingress-class=x"}, wantNoop: []string{"enable-metrics", "logtostderr"}},
+		{name: "configmap", args: []string{"--configmap=ingress-nginx/ingress-nginx-controller"}, wantErr: "ramjet reads no ConfigMap"},
+		{name: "configmap, value apart", args: []string{"--configmap", "ingress-nginx/c"}, wantErr: "--configmap is an ingress-nginx flag ramjet does not implement"},
+		{name: "webhook", args: []string{"--validating-webhook=:8443"}, wantErr: "ValidatingWebhookConfiguration"},
+		{name: "metrics on", args: []string{"--enable-metrics"}, wantErr: "no Prometheus metrics yet"},
+		{name: "metrics true", args: []string{"--enable-metrics=true"}, wantErr: "no Prometheus metrics yet"},
+		{name: "no-op flag with a bad value", args: []string{"--enable-ssl-passthrough=maybe"}, wantErr: "no passthrough"},
+		{name: "klog verbosity", args: []string{"--v=2"}, wantErr: "set RAMJET_LOG"},
+		{name: "http port", args: []string{"--http-port=80"}, wantErr: "use --http-addr=:PORT"},
+		{name: "healthz port", args: []string{"--healthz-port", "10254"}, wantErr: "use --debug-addr"},
+		{name: "unknown", args: []string{"-nope=1"}, wantErr: "unknown flag -nope=1 (controller -h lists the flags)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rest, noop, err := foreignFlags(fs, tt.args)
+			if tt.wantErr != "" {
+				require.ErrorIs(t, err, errUsage)
+				require.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			if diff := cmp.Diff(tt.wantRest, rest); diff != "" {
+				t.Errorf("rest (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantNoop, noop); diff != "" {
+				t.Errorf("noop (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Every listed ingress-nginx flag stops the process when given a value
+// ramjet does not already honour, naming itself with advice (a flag the
+// controller defines would parse instead).
+func TestIngressNginxFlagsAreRefused(t *testing.T) {
+	for name, advice := range ingressNginxFlags {
+		require.NotEmpty(t, advice, name)
+		arg := "--" + name + "=x"
+		if want, ok := ingressNginxNoop[name]; ok {
+			arg = "--" + name + "=" + map[bool]string{true: "false", false: "true"}[want]
+		}
+		_, err := parseFlags([]string{arg}, io.Discard, func(string) string { return "" })
+		require.ErrorIs(t, err, errUsage, arg)
+		require.ErrorContains(t, err, arg+" is an ingress-nginx flag ramjet does not implement: "+advice)
+	}
+	for name := range ingressNginxNoop {
+		require.Contains(t, ingressNginxFlags, name, "a no-op flag needs advice for its other value")
+	}
+}

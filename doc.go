@@ -553,7 +553,13 @@
 //     and grpc-message, no body.
 //   - gRPC to a GRPC backend goes over cleartext HTTP/2, to GRPCS over
 //     HTTP/2 with TLS, trailers intact; HTTP and HTTPS backends get
-//     HTTP/1.1. TLS to backends does not verify their certificates, like
+//     HTTP/1.1. Unless router.Options.Transport is set, HTTP backends go
+//     through the router's own pool of HTTP/1.1 keep-alive connections,
+//     which writes the request and reads the response on the handler's
+//     goroutine; a connection is reused only when its response was read to
+//     the end, and a reused connection the backend closed before answering
+//     is tried again once when nothing was sent yet. The rest go through
+//     net/http's transports. TLS to backends does not verify their certificates, like
 //     ingress-nginx's default. Clients may use TLS with ALPN h2, HTTP/1.1, or
 //     cleartext HTTP/2 with prior knowledge, as the embedder's http.Server
 //     allows.

@@ -68,3 +68,25 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	s.EndpointSlices = append(s.EndpointSlices, o.EndpointSlices...)
 	s.Secrets = append(s.Secrets, o.Secrets...)
 }
+
+// Refs names every object of the snapshot, in snapshot order: Ingresses,
+// IngressClasses, Services, EndpointSlices, Secrets.
+func (s *Snapshot) Refs() []Ref {
+	refs := make([]Ref, 0, len(s.Ingresses)+len(s.IngressClasses)+len(s.Services)+len(s.EndpointSlices)+len(s.Secrets))
+	for _, o := range s.Ingresses {
+		refs = append(refs, Ref{Kind: "Ingress", Namespace: o.Namespace, Name: o.Name})
+	}
+	for _, o := range s.IngressClasses {
+		refs = append(refs, Ref{Kind: "IngressClass", Name: o.Name})
+	}
+	for _, o := range s.Services {
+		refs = append(refs, Ref{Kind: "Service", Namespace: o.Namespace, Name: o.Name})
+	}
+	for _, o := range s.EndpointSlices {
+		refs = append(refs, Ref{Kind: "EndpointSlice", Namespace: o.Namespace, Name: o.Name})
+	}
+	for _, o := range s.Secrets {
+		refs = append(refs, Ref{Kind: "Secret", Namespace: o.Namespace, Name: o.Name})
+	}
+	return refs
+}

@@ -67,3 +67,14 @@ func TestSnapshotMerge(t *testing.T) {
 		t.Errorf("merged (-want +got):\n%s", d)
 	}
 }
+
+func TestSnapshotRefs(t *testing.T) {
+	s := mkSnapshot(mkService("prod", "web", ":80:"), mkIngress("prod", "shop", 1), mkSecret("prod", "tls", "a"))
+	require.Equal(t, []Ref{
+		{Kind: "Ingress", Namespace: "prod", Name: "shop"},
+		{Kind: "IngressClass", Name: "ramjet"},
+		{Kind: "Service", Namespace: "prod", Name: "web"},
+		{Kind: "Secret", Namespace: "prod", Name: "tls"},
+	}, s.Refs())
+	require.Equal(t, "IngressClass ramjet", s.Refs()[1].String())
+}

@@ -20,20 +20,8 @@ import (
 // snapshot order.
 func loadedObjects(s *compile.Snapshot) []string {
 	var out []string
-	for _, o := range s.Ingresses {
-		out = append(out, "Ingress "+o.Namespace+"/"+o.Name)
-	}
-	for _, o := range s.IngressClasses {
-		out = append(out, "IngressClass "+o.Name)
-	}
-	for _, o := range s.Services {
-		out = append(out, "Service "+o.Namespace+"/"+o.Name)
-	}
-	for _, o := range s.EndpointSlices {
-		out = append(out, "EndpointSlice "+o.Namespace+"/"+o.Name)
-	}
-	for _, o := range s.Secrets {
-		out = append(out, "Secret "+o.Namespace+"/"+o.Name)
+	for _, ref := range s.Refs() {
+		out = append(out, ref.String())
 	}
 	return out
 }

@@ -703,20 +703,8 @@ type origins map[string]string
 
 func objectKeys(s *compile.Snapshot) []string {
 	var keys []string
-	for _, o := range s.Ingresses {
-		keys = append(keys, "Ingress "+o.Namespace+"/"+o.Name)
-	}
-	for _, o := range s.IngressClasses {
-		keys = append(keys, "IngressClass "+o.Name)
-	}
-	for _, o := range s.Services {
-		keys = append(keys, "Service "+o.Namespace+"/"+o.Name)
-	}
-	for _, o := range s.EndpointSlices {
-		keys = append(keys, "EndpointSlice "+o.Namespace+"/"+o.Name)
-	}
-	for _, o := range s.Secrets {
-		keys = append(keys, "Secret "+o.Namespace+"/"+o.Name)
+	for _, ref := range s.Refs() {
+		keys = append(keys, ref.String())
 	}
 	return keys
 }

@@ -147,7 +147,7 @@ func (b *clientBody) buffer(req *http.Request, max int64) bool {
 		}{io.MultiReader(&buf, b), b}
 		return true
 	}
-	req.Body = io.NopCloser(&buf)
+	req.Body = &heldBody{b: buf.Bytes()}
 	if buf.Len() == 0 {
 		req.Body = http.NoBody
 	}
@@ -158,6 +158,26 @@ func (b *clientBody) buffer(req *http.Request, max int64) bool {
 	req.Header.Del("Expect")
 	return true
 }
+
+// heldBody is a request body read whole before a backend was chosen. The
+// HTTP/1.1 upstream path sends a small one with the request head in one
+// write, so a backend that answers before reading it still leaves a clean
+// connection, and no goroutine is needed to send it.
+type heldBody struct {
+	b   []byte
+	off int
+}
+
+func (h *heldBody) Read(p []byte) (int, error) {
+	if h.off >= len(h.b) {
+		return 0, io.EOF
+	}
+	n := copy(p, h.b[h.off:])
+	h.off += n
+	return n, nil
+}
+
+func (h *heldBody) Close() error { return nil }
 
 // closeAfter ends an HTTP/1 connection after the answer: the rest of the
 // request body is unread, so the connection cannot carry another request

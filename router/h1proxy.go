@@ -118,6 +118,11 @@ func (e noResponse) Unwrap() error { return e.err }
 func (t *h1Try) send(upgrade string, length int64) (*http.Response, error) {
 	pc, req := t.pc, t.req
 	writeRequestHead(pc.bw, t.x, req, upgrade, length)
+	if hb, ok := req.Body.(*heldBody); ok && len(hb.b) <= inlineBodyMax && length == int64(len(hb.b)) {
+		// Written from the held bytes, not read: a retry sends them again.
+		pc.bw.Write(hb.b)
+		length = 0
+	}
 	if err := pc.bw.Flush(); err != nil {
 		return nil, noResponse{err}
 	}
@@ -181,6 +186,11 @@ func (t *h1Try) send(upgrade string, length int64) (*http.Response, error) {
 		t.inform(res)
 	}
 }
+
+// inlineBodyMax is the largest held body sent with the request head in one
+// write: well under the socket buffers, so the write cannot wait on a
+// backend that answers without reading.
+const inlineBodyMax = 64 << 10
 
 func expectsContinue(req *http.Request) bool {
 	return len(req.Header["Expect"]) > 0 && strings.EqualFold(req.Header["Expect"][0], "100-continue")

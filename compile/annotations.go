@@ -79,6 +79,15 @@ var knownAnnotations = map[string]annotationSpec{
 	"temporal-redirect":        {},
 }
 
+// registerAnnotations adds the keys of one area (routing, canary, policy)
+// from the file that implements them, replacing a known-but-unimplemented
+// entry. It runs from init functions, before any Compile.
+func registerAnnotations(m map[string]annotationSpec) {
+	for k, spec := range m {
+		knownAnnotations[k] = spec
+	}
+}
+
 // readAnnotations parses each claimed Ingress's ramjet.dev/ and
 // nginx.ingress.kubernetes.io/ annotations (SPEC §11).
 //

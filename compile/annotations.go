@@ -61,8 +61,6 @@ var knownAnnotations = map[string]annotationSpec{
 	"ssl-redirect":            {apply: applySSLRedirect},
 	"force-ssl-redirect":      {apply: applyForceSSLRedirect},
 	"preserve-trailing-slash": {apply: applyPreserveTrailingSlash},
-	"load-balance":            {apply: applyLoadBalance},
-	"upstream-hash-by":        {apply: applyUpstreamHashBy},
 
 	"canary":                   {apply: applyCanary},
 	"canary-weight":            {},

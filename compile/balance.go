@@ -7,6 +7,13 @@ import (
 	"ramjet.dev/ramjet/balance"
 )
 
+func init() {
+	registerAnnotations(map[string]annotationSpec{
+		"load-balance":     {apply: applyLoadBalance},
+		"upstream-hash-by": {apply: applyUpstreamHashBy},
+	})
+}
+
 // Load balancing (SPEC §9, §11): the load-balance and upstream-hash-by
 // annotations say how an Ingress wants its backends balanced; the oldest
 // Ingress serving a backend decides.

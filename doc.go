@@ -236,8 +236,12 @@
 //   - On both engines, regex classes keep to ASCII as in nginx's PCRE
 //     without UTF mode: (?i) never folds a non-ASCII letter into an ASCII
 //     one (the Kelvin sign does not match "k", nor "ſ" "s", nor "İ" "i"),
-//     and \d, \w and \s are ASCII. Two differences remain (§19): (?i)
-//     still folds two non-ASCII letters into each other ("é" matches "É"),
+//     and \d, \w and \s are ASCII; two non-ASCII letters are different
+//     bytes there, so "é" does not match "É" either. Neither engine is
+//     asked to ignore case: the pattern spells out the ASCII folds itself.
+//     Differences remain only for what paths rarely hold (§19): a case flag
+//     written inside the pattern ("(?-i)") keeps the engine's Unicode
+//     meaning, a pattern with a back-reference folds Unicode on regexp2,
 //     and on regexp2 \b and the negated classes \D, \W and \S inside a
 //     bracket ("[\W.]") keep their Unicode meaning.
 //   - A missing pathType, or one that is not Exact, Prefix or
@@ -774,9 +778,10 @@
 //     match, there; here 10 ms per backtracking match and 50 ms per request
 //     in all, then no match, and a 404 once the request's budget is spent
 //     (§13; counted in router.Router.Stats).
-//   - (?i) between two non-ASCII letters ("é", "É"): no folding in PCRE
-//     without UTF mode there; folded here. On regexp2, \b and negated
-//     classes inside a bracket ("[\W]") are Unicode too (documented, §4).
+//   - Case flags written inside a pattern ("(?-i)", "(?i)"), and patterns
+//     with a back-reference on regexp2: Unicode folding here, bytes in
+//     PCRE without UTF mode there. On regexp2, \b and negated classes
+//     inside a bracket ("[\W]") are Unicode too (documented, §4).
 //   - Request bodies: buffered in memory, then in temporary files there;
 //     here in memory up to the body limit (with no limit, the first 1 MiB,
 //     then streamed), and gRPC bodies streamed (documented, §13).

@@ -513,10 +513,11 @@
 //   - Forwarded to the backend: the client's Host unchanged;
 //     X-Forwarded-For with the peer's IP appended; X-Forwarded-Host (the
 //     Host as sent), X-Forwarded-Port (the listener's port) and
-//     X-Forwarded-Proto (the client's scheme), replacing any the client
-//     sent; X-Real-IP; exactly one X-Request-ID, the client's first value
-//     unless it is empty, else a new random one. The client's X-Scheme and
-//     X-Forwarded-Scheme are removed, and so are hop-by-hop headers and, as
+//     X-Forwarded-Proto, X-Scheme and X-Forwarded-Scheme (the client's
+//     scheme), replacing any the client sent; X-Real-IP (the client
+//     address, router.Router.ClientAddr); exactly one X-Request-ID, the
+//     client's first value unless it is empty, else a new random one.
+//     Hop-by-hop headers are removed and, as
 //     nginx does by default, every request header whose name contains "_"
 //     (CGI-style frameworks read X_Forwarded_For as X-Forwarded-For).
 //   - Request bodies are read whole before an endpoint is picked, as nginx
@@ -576,9 +577,6 @@
 //     after the connection opened is never retried. A failure after the
 //     response started cuts the client's connection. In-flight counts are
 //     released on every way out.
-//
-// Not yet: X-Scheme and X-Forwarded-Scheme are removed, not set to the
-// client's scheme.
 //
 // # 14. Warnings
 //

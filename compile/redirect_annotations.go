@@ -46,7 +46,7 @@ func (a annValue) native() bool { return strings.HasPrefix(a.key, NativePrefix) 
 // redirectAnnotations are one Ingress's redirect and host annotations: as
 // written, then as resolved.
 type redirectAnnotations struct {
-	appRoot, permanent, permanentCode, temporal, temporalCode annValue
+	appRoot, permanent, permanentCode, temporal, temporalCode   annValue
 	relative, fromToWWW, alias, serviceUpstream, defaultBackend annValue
 
 	// route is the redirect the Ingress's routes answer (nil: proxy).

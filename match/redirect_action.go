@@ -88,7 +88,7 @@ func hostActionsText(b *strings.Builder, h *HostActions) {
 		b.WriteString("  app-root " + quoteText(h.AppRoot, false) + sourceText(h.AppRootSource) + "\n")
 	}
 	if h.Fallback != nil {
-		b.WriteString("  fallback" + redirectActionText(h.Fallback) + "\n")
+		b.WriteString("  unmatched" + redirectActionText(h.Fallback) + "\n")
 	}
 }
 

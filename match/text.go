@@ -20,7 +20,7 @@ import (
 //	  www-redirect -> <host>                     a from-to-www-redirect name
 //	  alias <name>                               server-alias
 //	  app-root <path> from <source>
-//	  fallback redirect <code> <url>[ relative]  the creator's redirect, unmatched requests
+//	  unmatched redirect <code> <url>[ relative] the creator's redirect, for requests no route matches
 //	backend <ID> <protocol> <state>[ <policy>]    sorted by ID
 //	  endpoint <ip:port>                          or "no ready endpoints"
 //	tls-host <name>                               sorted; plain HTTP to it is redirected

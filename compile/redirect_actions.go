@@ -45,7 +45,7 @@ func (b *builder) applyBackendAnnotations() {
 				key = NativePrefix + "service-upstream"
 			}
 			b.conflict(AnnotationConflict, ing.ref(), annotationField(key),
-				"backend "+bi.b.ID+" is dialled "+upstreamText(on)+
+				"backend "+bi.b.ID+" is dialled at "+upstreamText(on)+
 					", as the oldest Ingress serving it decides; this Ingress asks for "+upstreamText(!on),
 				owner.ref(), "")
 		}
@@ -58,9 +58,9 @@ func (b *builder) applyBackendAnnotations() {
 
 func upstreamText(on bool) string {
 	if on {
-		return "at the Service's cluster IP (service-upstream)"
+		return "the Service's cluster IP (service-upstream)"
 	}
-	return "at its endpoints"
+	return "its endpoints"
 }
 
 // useClusterIP makes the Service's cluster IP and port the backend's only
@@ -126,6 +126,7 @@ func (b *builder) applyDefaultBackendAnnotation() {
 			if def == nil || !withoutEndpoints(r.Backend) || !def.b.Servable() {
 				continue
 			}
+			b.rewordUnavailable(ing, r.Source.Field, def.b.ID)
 			r.Backend = def.b
 			def.used = true
 			def.claims = append(def.claims, ing)
@@ -134,6 +135,18 @@ func (b *builder) applyDefaultBackendAnnotation() {
 	}
 	if substituted {
 		b.orderClaims()
+	}
+}
+
+// rewordUnavailable corrects what the warnings about a route's missing
+// Service or port say happens: its requests go to the default backend.
+func (b *builder) rewordUnavailable(ing *ingress, field, to string) {
+	for i := range b.warnings {
+		w := &b.warnings[i]
+		if w.Object == ing.ref() && (w.Reason == ServiceNotFound || w.Reason == ServicePortNotFound) &&
+			strings.HasPrefix(w.Field, field+".backend.service") {
+			w.Message = strings.TrimSuffix(w.Message, "; requests answer 503") + "; requests go to " + to + " (default-backend annotation)"
+		}
 	}
 }
 

@@ -46,8 +46,10 @@ type annotationValues struct {
 	// (value true), "" for an ordinary Ingress.
 	canaryKey string
 
-	// redirect holds the redirect and host annotations (redirect_annotations.go).
-	redirect redirectAnnotations
+	// redirect holds the redirect and host annotations
+	// (redirect_annotations.go); nil when the Ingress sets none, which is
+	// most of them.
+	redirect *redirectAnnotations
 }
 
 // annotationSpec describes one known annotation key, without prefix.

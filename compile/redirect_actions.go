@@ -35,12 +35,12 @@ func (b *builder) applyBackendAnnotations() {
 			continue
 		}
 		owner := bi.claims[0]
-		on := owner.ann.redirect.upstream
+		on := owner.redirectAnns().upstream
 		for _, ing := range bi.claims[1:] {
-			if ing.ann.redirect.upstream == on {
+			if ing.redirectAnns().upstream == on {
 				continue
 			}
-			key := ing.ann.redirect.serviceUpstream.key
+			key := ing.redirectAnns().serviceUpstream.key
 			if key == "" {
 				key = NativePrefix + "service-upstream"
 			}
@@ -76,7 +76,7 @@ func (b *builder) useClusterIP(owner *ingress, bi *backendInfo) {
 	ip := svc.Spec.ClusterIP
 	addr, err := netip.ParseAddr(ip)
 	if err != nil {
-		a := owner.ann.redirect.serviceUpstream
+		a := owner.redirectAnns().serviceUpstream
 		b.warn(AnnotationRejected, owner.ref(), annotationField(a.key),
 			"Service "+be.Namespace+"/"+be.Name+" has no cluster IP (headless); backend "+be.ID+" keeps its endpoints, as in ingress-nginx")
 		return
@@ -98,7 +98,7 @@ func (b *builder) useClusterIP(owner *ingress, bi *backendInfo) {
 func (b *builder) applyDefaultBackendAnnotation() {
 	chosen := make(map[*ingress]*backendInfo)
 	for _, ing := range b.ingresses {
-		r := &ing.ann.redirect
+		r := ing.redirectAnns()
 		if r.defaultService == "" {
 			continue
 		}
@@ -168,6 +168,9 @@ func withoutEndpoints(be *match.Backend) bool {
 // www redirect (SPEC §11). It runs after buildTLS, since aliases and www
 // names are served their host's certificate.
 func (b *builder) applyHostActions() {
+	if !slices.ContainsFunc(b.ingresses, func(ing *ingress) bool { return ing.ann.redirect != nil }) {
+		return // the common case: nothing to attach, no index to build
+	}
 	hosts := slices.Clone(b.vhostOrder)
 	www := make(map[*vhost]*ingress)
 	for _, v := range hosts {
@@ -176,13 +179,13 @@ func (b *builder) applyHostActions() {
 			if ing == nil {
 				continue
 			}
-			r.Redirect = ing.ann.redirect.route
-			if ing.ann.redirect.wwwOn && www[v] == nil {
+			r.Redirect = ing.redirectAnns().route
+			if ing.redirectAnns().wwwOn && www[v] == nil {
 				www[v] = ing
 			}
 		}
-		if c := v.creator; c != nil && c.ann.redirect.route != nil {
-			actions(v).Fallback = c.ann.redirect.route
+		if c := v.creator; c != nil && c.redirectAnns().route != nil {
+			actions(v).Fallback = c.redirectAnns().route
 		}
 		b.appRoot(v)
 	}
@@ -221,11 +224,11 @@ func (b *builder) appRoot(v *vhost) {
 		if r.Type == match.Prefix && path == "" {
 			path, root = "/", true
 		}
-		if ing := b.ingressOf(r.Source); ing != nil && ing.ann.redirect.appRootPath != "" {
+		if ing := b.ingressOf(r.Source); ing != nil && ing.redirectAnns().appRootPath != "" {
 			cands = append(cands, candidate{ing, path, r.Order})
 		}
 	}
-	if c := v.creator; c != nil && !root && c.ann.redirect.appRootPath != "" {
+	if c := v.creator; c != nil && !root && c.redirectAnns().appRootPath != "" {
 		cands = append(cands, candidate{c, "/", 0})
 	}
 	if len(cands) == 0 {
@@ -236,16 +239,16 @@ func (b *builder) appRoot(v *vhost) {
 	})
 	win := cands[0].ing
 	a := actions(v)
-	a.AppRoot, a.AppRootSource = win.ann.redirect.appRootPath, win.source("")
-	a.AppRootSource.Field = annotationField(win.ann.redirect.appRoot.key)
+	a.AppRoot, a.AppRootSource = win.redirectAnns().appRootPath, win.source("")
+	a.AppRootSource.Field = annotationField(win.redirectAnns().appRoot.key)
 	for _, c := range cands[1:] {
-		if c.ing == win || c.ing.ann.redirect.appRootPath == a.AppRoot {
+		if c.ing == win || c.ing.redirectAnns().appRootPath == a.AppRoot {
 			continue
 		}
-		b.conflict(AnnotationConflict, c.ing.ref(), annotationField(c.ing.ann.redirect.appRoot.key),
+		b.conflict(AnnotationConflict, c.ing.ref(), annotationField(c.ing.redirectAnns().appRoot.key),
 			hostLabel(v.vh.Name)+" sends / to app-root "+strconv.Quote(a.AppRoot)+
 				": of the app-roots on one host, the one on the longest path answers first, as in ingress-nginx; this Ingress's "+
-				strconv.Quote(c.ing.ann.redirect.appRootPath)+" is not used",
+				strconv.Quote(c.ing.redirectAnns().appRootPath)+" is not used",
 			win.ref(), a.AppRootSource.Field)
 	}
 }
@@ -295,7 +298,7 @@ func (b *builder) wwwRedirects(hosts []*vhost, www map[*vhost]*ingress, certs ma
 		if ing == nil || v.vh.Name == "" {
 			continue
 		}
-		a := ing.ann.redirect.fromToWWW
+		a := ing.redirectAnns().fromToWWW
 		to := v.vh.Name
 		if strings.HasPrefix(to, "*.") {
 			b.rejectAnnotation(ing, a, "applies to the wildcard host "+strconv.Quote(to)+", which has no www twin", "no redirect is made for it")
@@ -337,7 +340,7 @@ func (b *builder) aliases(wwwNames map[string]bool, certs map[string]*parsedSecr
 	from := make(map[*vhost]*ingress)
 	var order []*vhost
 	for _, ing := range b.ingresses {
-		mine := ing.ann.redirect.aliases
+		mine := ing.redirectAnns().aliases
 		for _, rh := range ing.rules {
 			v := rh.vhost
 			if v == nil || v == b.catchAll {
@@ -348,10 +351,10 @@ func (b *builder) aliases(wwwNames map[string]bool, certs map[string]*parsedSecr
 			case owner == nil && len(mine) > 0:
 				from[v] = ing
 				order = append(order, v)
-			case owner != nil && owner != ing && len(mine) > 0 && !slices.Equal(owner.ann.redirect.aliases, mine):
-				b.conflict(AnnotationConflict, ing.ref(), annotationField(ing.ann.redirect.alias.key),
+			case owner != nil && owner != ing && len(mine) > 0 && !slices.Equal(owner.redirectAnns().aliases, mine):
+				b.conflict(AnnotationConflict, ing.ref(), annotationField(ing.redirectAnns().alias.key),
 					hostLabel(v.vh.Name)+" already has the aliases of an older Ingress; this Ingress's are not applied, as in ingress-nginx",
-					owner.ref(), annotationField(owner.ann.redirect.alias.key))
+					owner.ref(), annotationField(owner.redirectAnns().alias.key))
 			}
 		}
 	}
@@ -359,9 +362,9 @@ func (b *builder) aliases(wwwNames map[string]bool, certs map[string]*parsedSecr
 	taken := make(map[string]*vhost)
 	for _, v := range order {
 		ing := from[v]
-		field := annotationField(ing.ann.redirect.alias.key)
+		field := annotationField(ing.redirectAnns().alias.key)
 		var kept []string
-		for _, name := range ing.ann.redirect.aliases {
+		for _, name := range ing.redirectAnns().aliases {
 			other := b.vhosts[name]
 			switch {
 			case name == v.vh.Name:

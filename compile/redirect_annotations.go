@@ -19,7 +19,10 @@ import (
 func init() {
 	rec := func(field func(*redirectAnnotations) *annValue) func(v *annotationValues, key, value string) error {
 		return func(v *annotationValues, key, value string) error {
-			*field(&v.redirect) = annValue{key: key, value: value}
+			if v.redirect == nil {
+				v.redirect = new(redirectAnnotations)
+			}
+			*field(v.redirect) = annValue{key: key, value: value}
 			return nil
 		}
 	}
@@ -68,6 +71,18 @@ type redirectAnnotations struct {
 	withheld string
 }
 
+// noRedirects stands for an Ingress without any of these annotations. It
+// is never written.
+var noRedirects redirectAnnotations
+
+// redirectAnns returns the Ingress's redirect and host annotations.
+func (ing *ingress) redirectAnns() *redirectAnnotations {
+	if ing.ann.redirect == nil {
+		return &noRedirects
+	}
+	return ing.ann.redirect
+}
+
 // Status code ranges ingress-nginx accepts for the -code annotations; any
 // other number falls back to the default.
 const (
@@ -92,7 +107,11 @@ const (
 func (b *builder) resolveRedirectAnnotations() {
 	kept := b.ingresses[:0]
 	for _, ing := range b.ingresses {
-		r := &ing.ann.redirect
+		r := ing.ann.redirect
+		if r == nil {
+			kept = append(kept, ing)
+			continue
+		}
 		b.resolveRedirect(ing, r)
 		b.resolveAppRoot(ing, r)
 		b.resolveAliases(ing, r)

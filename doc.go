@@ -490,8 +490,13 @@
 //   - default-backend: a Service in the Ingress's namespace whose first
 //     port serves the Ingress's routes whose own Service has no endpoints
 //     (missing, port missing, none ready), when it has ready endpoints
-//     itself; decided per table, since endpoints are in the snapshot. A
-//     missing default Service warns ServiceNotFound.
+//     itself; decided per table, since endpoints are in the snapshot. The
+//     same holds for a host's fallback that is the Ingress's own
+//     spec.defaultBackend, where the Ingress created the host or is the
+//     catch-all's fallback Ingress (§6); the global default backend is
+//     never replaced. A missing default Service warns ServiceNotFound, and
+//     the warnings about a missing Service or port it stands in for say
+//     where requests go.
 //
 // Under nginx.ingress.kubernetes.io/ these values are judged as
 // ingress-nginx judges them. Where its annotation validation refuses a

@@ -120,6 +120,19 @@ func (b *builder) applyDefaultBackendAnnotation() {
 	}
 	substituted := false
 	for _, v := range b.vhostOrder {
+		// The host's default location carries its settings Ingress's
+		// annotations there: a fallback that is that Ingress's own
+		// spec.defaultBackend falls back too. The global default backend
+		// is never replaced.
+		if ing := b.ingressOf(v.vh.FallbackSource); ing != nil && ing == v.settingsFrom {
+			if def := chosen[ing]; def != nil && v.vh.Fallback != nil && withoutEndpoints(v.vh.Fallback) && def.b.Servable() {
+				b.rewordUnavailable(ing, defaultBackendField, def.b.ID)
+				v.vh.Fallback = def.b
+				def.used = true
+				def.claims = append(def.claims, ing)
+				substituted = true
+			}
+		}
 		for _, r := range v.vh.Routes {
 			ing := b.ingressOf(r.Source)
 			def := chosen[ing]
@@ -141,10 +154,13 @@ func (b *builder) applyDefaultBackendAnnotation() {
 // rewordUnavailable corrects what the warnings about a route's missing
 // Service or port say happens: its requests go to the default backend.
 func (b *builder) rewordUnavailable(ing *ingress, field, to string) {
+	if field != defaultBackendField {
+		field += ".backend"
+	}
 	for i := range b.warnings {
 		w := &b.warnings[i]
 		if w.Object == ing.ref() && (w.Reason == ServiceNotFound || w.Reason == ServicePortNotFound) &&
-			strings.HasPrefix(w.Field, field+".backend.service") {
+			strings.HasPrefix(w.Field, field+".service") {
 			w.Message = strings.TrimSuffix(w.Message, "; requests answer 503") + "; requests go to " + to + " (default-backend annotation)"
 		}
 	}

@@ -144,93 +144,26 @@ func (b *builder) rejectAnnotation(ing *ingress, a annValue, why, consequence st
 // there; a nginx-prefixed value that fails validation withholds the
 // Ingress, one that is merely unusable drops every redirect annotation.
 func (b *builder) resolveRedirect(ing *ingress, r *redirectAnnotations) {
-	const dropped = "no redirect annotation of this Ingress is applied (from-to-www-redirect and relative-redirects included), as in ingress-nginx"
-	ok := true
-	boolean := func(a annValue) bool {
-		if !ok || !a.set() {
-			return false
-		}
-		on, err := strconv.ParseBool(a.value)
-		switch {
-		case err == nil:
-			return on
-		case a.native():
-			b.rejectAnnotation(ing, a, "is not a boolean (true or false)", "not applied")
-		case a.value == "":
-			ok = false
-			b.rejectAnnotation(ing, a, "is empty", dropped)
-		default:
-			ok = false
-			b.withhold(ing, r, a, "is not a boolean (true or false)")
-		}
-		return false
-	}
-	www := boolean(r.fromToWWW)
-	relative := boolean(r.relative)
-	target := func(a annValue) string {
-		if !ok || !a.set() {
-			return ""
-		}
-		if a.native() {
-			if why := badNativeRedirectURL(a.value); why != "" {
-				b.rejectAnnotation(ing, a, why, "not applied")
-				return ""
-			}
-			return a.value
-		}
-		switch {
-		case a.value == "":
-			ok = false
-			b.rejectAnnotation(ing, a, "is empty", dropped)
-		case !onlyBytes(a.value, nginxURLBytes):
-			ok = false
-			b.withhold(ing, r, a, "has a character outside ingress-nginx's URL set (letters, digits and -._~/:,?&=)")
-		default:
-			return a.value
-		}
-		return ""
-	}
-	code := func(a annValue, def, max int) int {
-		if !ok || !a.set() {
-			return def
-		}
-		n, err := strconv.Atoi(a.value)
-		inRange := err == nil && n >= 300 && n <= max
-		switch {
-		case inRange:
-			return n
-		case a.native():
-			b.rejectAnnotation(ing, a, "is not a redirect status from 300 to "+strconv.Itoa(max), "the default "+strconv.Itoa(def)+" is used")
-		case err == nil:
-			b.rejectAnnotation(ing, a, "is not a redirect status from 300 to "+strconv.Itoa(max), "the default "+strconv.Itoa(def)+" is used, as in ingress-nginx")
-		case a.value == "":
-			ok = false
-			b.rejectAnnotation(ing, a, "is empty", dropped)
-		default:
-			ok = false
-			b.withhold(ing, r, a, "is not a number")
-		}
-		return def
-	}
-
-	dest, key, status := target(r.temporal), r.temporal.key, 0
+	p := redirectParse{b: b, ing: ing, r: r, ok: true}
+	www := p.boolean(r.fromToWWW)
+	relative := p.boolean(r.relative)
+	dest, key, status := p.target(r.temporal), r.temporal.key, 0
 	if dest != "" {
-		status = code(r.temporalCode, defaultTemporalCode, maxTemporalCode)
-		if ok && !r.temporal.native() && !nginxTemporalURL(dest) {
+		status = p.code(r.temporalCode, defaultTemporalCode, maxTemporalCode)
+		if p.ok && !r.temporal.native() && !nginxTemporalURL(dest) {
 			// Checked after the code, as there.
-			ok = false
-			b.rejectAnnotation(ing, r.temporal, "is not an http or https URL", dropped)
+			p.drop(r.temporal, "is not an http or https URL")
 		}
-		if r.permanent.set() && ok {
+		if r.permanent.set() && p.ok {
 			b.conflict(AnnotationConflict, ing.ref(), annotationField(r.permanent.key),
 				r.permanent.key+" is not applied: "+r.temporal.key+" is set too and wins, as in ingress-nginx",
 				ing.ref(), annotationField(r.temporal.key))
 		}
-	} else if !r.temporal.set() || r.temporal.native() && ok {
-		dest, key = target(r.permanent), r.permanent.key
-		status = code(r.permanentCode, defaultPermanentCode, maxPermanentCode)
+	} else if !r.temporal.set() || r.temporal.native() && p.ok {
+		dest, key = p.target(r.permanent), r.permanent.key
+		status = p.code(r.permanentCode, defaultPermanentCode, maxPermanentCode)
 	}
-	if !ok {
+	if !p.ok {
 		return
 	}
 	if dest != "" {
@@ -238,6 +171,90 @@ func (b *builder) resolveRedirect(ing *ingress, r *redirectAnnotations) {
 		r.routeKey = key
 	}
 	r.wwwOn = www
+}
+
+// redirectParse reads one Ingress's redirect annotations in
+// ingress-nginx's order; ok turns false at the first problem that ends
+// the parse there.
+type redirectParse struct {
+	b   *builder
+	ing *ingress
+	r   *redirectAnnotations
+	ok  bool
+}
+
+// drop ends the parse over a, dropping every redirect annotation.
+func (p *redirectParse) drop(a annValue, why string) {
+	p.ok = false
+	p.b.rejectAnnotation(p.ing, a, why,
+		"no redirect annotation of this Ingress is applied (from-to-www-redirect and relative-redirects included), as in ingress-nginx")
+}
+
+// withhold ends the parse over a and withholds the Ingress.
+func (p *redirectParse) withhold(a annValue, why string) {
+	p.ok = false
+	p.b.withhold(p.ing, p.r, a, why)
+}
+
+func (p *redirectParse) boolean(a annValue) bool {
+	if !p.ok || !a.set() {
+		return false
+	}
+	on, err := strconv.ParseBool(a.value)
+	switch {
+	case err == nil:
+		return on
+	case a.native():
+		p.b.rejectAnnotation(p.ing, a, "is not a boolean (true or false)", "not applied")
+	case a.value == "":
+		p.drop(a, "is empty")
+	default:
+		p.withhold(a, "is not a boolean (true or false)")
+	}
+	return false
+}
+
+func (p *redirectParse) target(a annValue) string {
+	if !p.ok || !a.set() {
+		return ""
+	}
+	switch {
+	case a.native():
+		if why := badNativeRedirectURL(a.value); why != "" {
+			p.b.rejectAnnotation(p.ing, a, why, "not applied")
+			return ""
+		}
+		return a.value
+	case a.value == "":
+		p.drop(a, "is empty")
+	case !onlyBytes(a.value, nginxURLBytes):
+		p.withhold(a, "has a character outside ingress-nginx's URL set (letters, digits and -._~/:,?&=)")
+	default:
+		return a.value
+	}
+	return ""
+}
+
+// code reads a -code annotation: a status from 300 to highest, else def.
+func (p *redirectParse) code(a annValue, def, highest int) int {
+	if !p.ok || !a.set() {
+		return def
+	}
+	n, err := strconv.Atoi(a.value)
+	outOfRange := "is not a redirect status from 300 to " + strconv.Itoa(highest)
+	switch {
+	case err == nil && n >= 300 && n <= highest:
+		return n
+	case a.native():
+		p.b.rejectAnnotation(p.ing, a, outOfRange, "the default "+strconv.Itoa(def)+" is used")
+	case err == nil:
+		p.b.rejectAnnotation(p.ing, a, outOfRange, "the default "+strconv.Itoa(def)+" is used, as in ingress-nginx")
+	case a.value == "":
+		p.drop(a, "is empty")
+	default:
+		p.withhold(a, "is not a number")
+	}
+	return def
 }
 
 // nginxURLBytes is ingress-nginx's character set for redirect URLs.

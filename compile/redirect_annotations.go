@@ -54,8 +54,6 @@ type redirectAnnotations struct {
 
 	// route is the redirect the Ingress's routes answer (nil: proxy).
 	route *match.Redirect
-	// routeKey is the annotation that set route's URL.
-	routeKey string
 	// fromToWWW: from-to-www-redirect is on for the Ingress's hosts.
 	wwwOn bool
 	// appRootPath is the app-root to apply ("" when unset or rejected).
@@ -147,7 +145,7 @@ func (b *builder) resolveRedirect(ing *ingress, r *redirectAnnotations) {
 	p := redirectParse{b: b, ing: ing, r: r, ok: true}
 	www := p.boolean(r.fromToWWW)
 	relative := p.boolean(r.relative)
-	dest, key, status := p.target(r.temporal), r.temporal.key, 0
+	dest, status := p.target(r.temporal), 0
 	if dest != "" {
 		status = p.code(r.temporalCode, defaultTemporalCode, maxTemporalCode)
 		if p.ok && !r.temporal.native() && !nginxTemporalURL(dest) {
@@ -160,7 +158,7 @@ func (b *builder) resolveRedirect(ing *ingress, r *redirectAnnotations) {
 				ing.ref(), annotationField(r.temporal.key))
 		}
 	} else if !r.temporal.set() || r.temporal.native() && p.ok {
-		dest, key = p.target(r.permanent), r.permanent.key
+		dest = p.target(r.permanent)
 		status = p.code(r.permanentCode, defaultPermanentCode, maxPermanentCode)
 	}
 	if !p.ok {
@@ -168,7 +166,6 @@ func (b *builder) resolveRedirect(ing *ingress, r *redirectAnnotations) {
 	}
 	if dest != "" {
 		r.route = &match.Redirect{Code: status, URL: dest, Relative: relative}
-		r.routeKey = key
 	}
 	r.wwwOn = www
 }

@@ -45,6 +45,11 @@ type annotationValues struct {
 	// canaryKey is the canary annotation that marked the Ingress a canary
 	// (value true), "" for an ordinary Ingress.
 	canaryKey string
+
+	// redirect holds the redirect and host annotations
+	// (redirect_annotations.go); nil when the Ingress sets none, which is
+	// most of them.
+	redirect *redirectAnnotations
 }
 
 // annotationSpec describes one known annotation key, without prefix.

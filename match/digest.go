@@ -110,6 +110,7 @@ func digest(t *Table, inputs []byte) string {
 			}
 		}
 	}
+	encodeRedirectActions(&e, t)
 	return e.sum()
 }
 

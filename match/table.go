@@ -170,6 +170,10 @@ type Route struct {
 	// PreserveTrailingSlash keeps the request's trailing slash in that
 	// redirect (preserve-trailing-slash); by default one is dropped.
 	PreserveTrailingSlash bool
+
+	// Redirect, when set, is answered instead of proxying (permanent-redirect,
+	// temporal-redirect); Backend is still resolved and listed.
+	Redirect *Redirect
 }
 
 // VirtualHost is everything served under one host name.
@@ -199,6 +203,9 @@ type VirtualHost struct {
 	// PreserveTrailingSlash is the matching preserve-trailing-slash
 	// setting (see Route.PreserveTrailingSlash).
 	PreserveTrailingSlash bool
+	// Actions are the host-wide redirects and aliases (app-root,
+	// server-alias, from-to-www-redirect); nil when there are none.
+	Actions *HostActions
 
 	// regex holds the Regex routes in controller order, built by New;
 	// the Exact and Prefix index lives in the Table (see index.go).

@@ -135,6 +135,9 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		r.regexTrouble(res, host)
 	}
 	src := matched(res)
+	if r.redirectAction(w, req, st.gen, res, host, path, query, hasQuery, clean, src) {
+		return
+	}
 	proto := r.clientProto(req)
 	if proto == "http" && redirects(res, clean, st.table, host) {
 		loc, ok := httpsLocation(req.Host, path, query, hasQuery, preserveTrailingSlash(res))

@@ -45,6 +45,10 @@ type annotationValues struct {
 	// canaryKey is the canary annotation that marked the Ingress a canary
 	// (value true), "" for an ordinary Ingress.
 	canaryKey string
+
+	// rewrite holds rewrite-target, use-regex, upstream-vhost and
+	// x-forwarded-prefix (rewrite.go).
+	rewrite rewriteValues
 }
 
 // annotationSpec describes one known annotation key, without prefix.

@@ -170,6 +170,11 @@ type Route struct {
 	// PreserveTrailingSlash keeps the request's trailing slash in that
 	// redirect (preserve-trailing-slash); by default one is dropped.
 	PreserveTrailingSlash bool
+
+	// Rewrite is what the route does to the request besides choosing the
+	// backend (rewrite-target, upstream-vhost, x-forwarded-prefix); nil
+	// for none.
+	Rewrite *Rewrite
 }
 
 // VirtualHost is everything served under one host name.

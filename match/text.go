@@ -26,6 +26,9 @@ import (
 // Fallback and route lines end in " force-ssl-redirect" or " ssl-redirect"
 // when plain HTTP is redirected there: forced, or on a tls host; then
 // " preserve-trailing-slash" when that redirect keeps the trailing slash.
+// A route line then ends in its rewrite, each part when set:
+// " rewrite <nginx|native> <target>" (" rewrite-redirect ..." for an
+// absolute URL), " upstream-vhost <host>", " x-forwarded-prefix <value>".
 // A backend's policy is written only when it is not round_robin:
 // "least_conn", or "hash <upstream-hash-by expression>".
 // Routes are listed in precedence order. A path or pattern that is empty or
@@ -84,7 +87,7 @@ func (t *Table) writeText(b *strings.Builder) {
 			if r.Backend != nil {
 				backend = r.Backend.ID
 			}
-			b.WriteString(" -> " + backend + sourceText(r.Source) + redirectText(vh.TLS, r.SSLRedirect, r.ForceSSLRedirect, r.PreserveTrailingSlash) + "\n")
+			b.WriteString(" -> " + backend + sourceText(r.Source) + redirectText(vh.TLS, r.SSLRedirect, r.ForceSSLRedirect, r.PreserveTrailingSlash) + rewriteText(r.Rewrite) + "\n")
 		}
 	}
 

@@ -57,6 +57,7 @@ func rewrite(pr *httputil.ProxyRequest) {
 	u.ForceQuery = x.hasQuery && x.query == ""
 
 	setForwarded(in, out.Header, x.proto, x.forwarded[:0])
+	setActionHeaders(x, out)
 }
 
 // forwarding is what SPEC §13 forwards about one request, worked out once

@@ -40,11 +40,11 @@ func init() {
 // rewriteValues are an Ingress's rewrite annotations as parsed; each key
 // is the annotation that set the value, "" when unset.
 type rewriteValues struct {
-	target, targetKey     string
-	useRegex              bool
-	useRegexKey           string
-	vhost, vhostKey       string
-	prefix, prefixKey     string
+	target, targetKey string
+	useRegex          bool
+	useRegexKey       string
+	vhost, vhostKey   string
+	prefix, prefixKey string
 	// built holds the route rewrite without and with the target, once
 	// built: every route of the Ingress shares one of the two.
 	built     [2]*match.Rewrite

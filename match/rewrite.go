@@ -572,7 +572,7 @@ func validHostHeader(h string) bool {
 			return false
 		}
 		for i := 0; i < len(label); i++ {
-			if !isAlnum(label[i]) && label[i] != '-' {
+			if !isAlnum(label[i]) && label[i] != '-' && label[i] != '_' {
 				return false
 			}
 		}

@@ -147,16 +147,17 @@ func (rw *Rewrite) rewriteTarget(r *Route, path, query, scheme, host string, cap
 		}
 		escapeTo(&b, rest, pathSafe)
 	}
-	if t.hasQuery {
+	switch {
+	case t.dropArgs:
+		// A trailing '?': neither it nor the client's arguments.
+	case t.hasQuery:
 		b.WriteByte('?')
 		t.writeQuery(&b, path, caps, scheme, host)
-		if query != "" && !t.dropArgs {
-			if len(t.query) > 0 {
-				b.WriteByte('&')
-			}
+		if query != "" {
+			b.WriteByte('&')
 			b.WriteString(query)
 		}
-	} else if query != "" {
+	case query != "":
 		b.WriteByte('?')
 		b.WriteString(query)
 	}

@@ -3,6 +3,7 @@ package match
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 )
@@ -290,12 +291,38 @@ func (p *part) write(b *strings.Builder, path string, caps []int, scheme, host s
 			b.WriteString("http")
 		}
 	case hostPart:
+		escapeTo(b, hostText(host), p.escape)
+	}
+}
+
+// hostText is what $host stands for: the request's host with only the
+// bytes a host name may have, an IPv6 address in brackets, and "localhost"
+// for a request that named none, so a redirect's URL always has a host.
+func hostText(host string) string {
+	clean := true
+	for i := 0; i < len(host); i++ {
+		clean = clean && hostSafe[host[i]] && host[i] != '[' && host[i] != ']'
+	}
+	if !clean {
+		var b strings.Builder
 		for i := 0; i < len(host); i++ {
-			if hostSafe[host[i]] {
-				b.WriteByte(host[i])
+			if c := host[i]; hostSafe[c] && c != '[' && c != ']' {
+				b.WriteByte(c)
 			}
 		}
+		host = b.String()
 	}
+	if strings.IndexByte(host, ':') >= 0 {
+		if a, err := netip.ParseAddr(host); err == nil && a.Is6() {
+			return "[" + host + "]"
+		}
+		// Not an address: a colon would read as a port.
+		host = strings.ReplaceAll(host, ":", "")
+	}
+	if host == "" {
+		return "localhost"
+	}
+	return host
 }
 
 // The bytes a request-target's path, its query, and a host may carry

@@ -62,7 +62,7 @@ var buildSteps = []func(*builder){
 	(*builder).holdCanaries,         // §10: a canary never routes as an ordinary Ingress
 	(*builder).buildHosts,           // §3: virtual hosts and their creators
 	(*builder).markRegexHosts,       // §11: hosts in ingress-nginx's regex mode
-	(*builder).warnUnusedPrefixes,   // §11: x-forwarded-prefix without a rewrite
+	(*builder).checkRewrites,        // §11: rewrites that will not do what they say
 	(*builder).buildRoutes,          // §4, §7: paths, route keys, conflicts, backends (§8)
 	(*builder).buildDefaultBackends, // §6
 	(*builder).orderClaims,          // each backend's serving Ingresses, oldest first

@@ -346,12 +346,21 @@ func (b *builder) routeRewrite(ing *ingress, path string) *match.Rewrite {
 	return rw
 }
 
-// warnUnusedPrefixes warns about an nginx x-forwarded-prefix on an Ingress
-// none of whose paths rewrite-target rewrites: ingress-nginx sets the
-// header only together with a rewrite.
-func (b *builder) warnUnusedPrefixes() {
+// checkRewrites warns about what an Ingress's rewrite annotations will not
+// do as written: an nginx x-forwarded-prefix on an Ingress none of whose
+// paths rewrite-target rewrites (ingress-nginx sets the header only
+// together with a rewrite), and a target that is not an absolute path or
+// URL, which nginx would send as is and ramjet sends with a leading "/".
+func (b *builder) checkRewrites() {
 	for _, ing := range b.ingresses {
 		rv := &ing.ann.rewrite
+		if t := rv.target; rv.targetKey != "" && !strings.HasPrefix(t, "/") {
+			rw, err := match.NewRewrite(match.Rewrite{Target: t, Syntax: syntaxOf(rv.targetKey)})
+			if err == nil && !rw.Redirect() {
+				b.warn(AnnotationSubstituted, ing.ref(), annotationField(rv.targetKey),
+					rv.targetKey+" "+strconv.Quote(t)+" does not begin with /: the backend is sent the rewritten path with a leading /, where nginx would send a request-target that is not a path")
+			}
+		}
 		if rv.prefixKey == "" || native(rv.prefixKey) {
 			continue
 		}

@@ -3,6 +3,7 @@ package compile
 import (
 	"errors"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -183,31 +184,30 @@ func (v *rewriteValues) nginxRegex(path string) (string, bool) {
 
 // markRegexHosts finds the hosts in regex mode and warns RegexModeHost on
 // every Ingress with paths there: the ones that caused it, naming their
-// annotation, and the others, naming the oldest cause.
+// annotation, and the others, naming the oldest cause. Only Ingresses with
+// an nginx use-regex or rewrite-target are looked at until some host is in
+// regex mode, so a build without them pays one pass over the Ingresses.
 func (b *builder) markRegexHosts() {
-	type member struct {
-		ing  *ingress
-		rule int
-	}
-	var members map[*vhost][]member
+	var regexHosts []*vhost
 	for _, ing := range b.ingresses {
+		rv := &ing.ann.rewrite
+		if (rv.useRegexKey == "" || native(rv.useRegexKey)) && (rv.targetKey == "" || native(rv.targetKey)) {
+			continue
+		}
 		for i := range ing.obj.Spec.Rules {
 			rule := &ing.obj.Spec.Rules[i]
 			v := ing.rules[i].vhost
-			if v == nil || rule.HTTP == nil || len(rule.HTTP.Paths) == 0 {
+			if v == nil || rule.HTTP == nil {
 				continue
 			}
-			if members == nil {
-				members = make(map[*vhost][]member)
-			}
-			members[v] = append(members[v], member{ing, i})
 			for j := range rule.HTTP.Paths {
-				key, ok := ing.ann.rewrite.nginxRegex(declaredPath(&rule.HTTP.Paths[j]))
+				key, ok := rv.nginxRegex(declaredPath(&rule.HTTP.Paths[j]))
 				if !ok {
 					continue
 				}
 				if v.regex == nil {
-					v.regex = &regexMode{}
+					v.regex = &regexMode{exact: make(map[string]bool)}
+					regexHosts = append(regexHosts, v)
 				}
 				if n := len(v.regex.causes); n == 0 || v.regex.causes[n-1].ing != ing {
 					v.regex.causes = append(v.regex.causes, regexCause{ing, key})
@@ -216,36 +216,53 @@ func (b *builder) markRegexHosts() {
 			}
 		}
 	}
-	for _, v := range b.vhostOrder {
-		if v.regex == nil {
-			continue
-		}
-		v.regex.exact = make(map[string]bool)
-		first := v.regex.causes[0]
-		caused := make(map[*ingress]bool, len(v.regex.causes))
+	if len(regexHosts) == 0 {
+		return
+	}
+	for _, v := range regexHosts {
 		for _, c := range v.regex.causes {
-			caused[c.ing] = true
 			b.warn(RegexModeHost, c.ing.ref(), annotationField(c.key),
 				hostLabel(v.vh.Name)+" is in ingress-nginx's regex mode because of "+c.key+
 					": every path there, from every Ingress, is a case-insensitive regular expression anchored at the start, tried longest first")
 		}
-		seen := make(map[*ingress]bool)
-		for _, m := range members[v] {
-			for _, p := range m.ing.obj.Spec.Rules[m.rule].HTTP.Paths {
-				if p.PathType != nil && *p.PathType == networkingv1.PathTypeExact {
-					v.regex.exact[declaredPath(&p)] = true
-				}
-			}
-			if caused[m.ing] || seen[m.ing] {
+	}
+	// Every Ingress with paths on such a host: its Exact paths, and a
+	// warning on each that did not ask, once per host, on its first rule
+	// there.
+	for _, ing := range b.ingresses {
+		var told []*vhost
+		for i := range ing.obj.Spec.Rules {
+			rule := &ing.obj.Spec.Rules[i]
+			v := ing.rules[i].vhost
+			if v == nil || v.regex == nil || rule.HTTP == nil || len(rule.HTTP.Paths) == 0 {
 				continue
 			}
-			seen[m.ing] = true
-			b.conflict(RegexModeHost, m.ing.ref(), ruleField(m.rule)+".host",
+			for j := range rule.HTTP.Paths {
+				p := &rule.HTTP.Paths[j]
+				if p.PathType != nil && *p.PathType == networkingv1.PathTypeExact {
+					v.regex.exact[declaredPath(p)] = true
+				}
+			}
+			if v.regex.caused(ing) || slices.Contains(told, v) {
+				continue
+			}
+			told = append(told, v)
+			first := v.regex.causes[0]
+			b.conflict(RegexModeHost, ing.ref(), ruleField(i)+".host",
 				hostLabel(v.vh.Name)+" is in ingress-nginx's regex mode because Ingress "+first.ing.key+" sets "+first.key+
 					": this Ingress's Exact and Prefix paths there are matched as case-insensitive regular expressions anchored at the start (a Prefix /p as ^/p/ and ^/p, an Exact /p as ^/p), tried longest first",
 				first.ing.ref(), annotationField(first.key))
 		}
 	}
+}
+
+func (m *regexMode) caused(ing *ingress) bool {
+	for _, c := range m.causes {
+		if c.ing == ing {
+			return true
+		}
+	}
+	return false
 }
 
 // pathKey is one route a declared path becomes.

@@ -273,6 +273,9 @@
 //   - Controller order of regex paths, ingress-nginx's: pattern length
 //     (without the dropped "^") descending, then the pattern descending in
 //     byte order, then declaration order (§7).
+//   - A host in ingress-nginx's regex mode (§11) has regex paths only, so
+//     there the first pattern in controller order wins, however short the
+//     Prefix or Exact path it came from.
 //
 // # 6. Default backends
 //
@@ -438,6 +441,10 @@
 //   - load-balance and upstream-hash-by (§9);
 //   - ssl-redirect, force-ssl-redirect and preserve-trailing-slash (§12),
 //     booleans in Go's syntax ("true", "false", "1", "0", ...);
+//   - use-regex, rewrite-target, upstream-vhost and x-forwarded-prefix, as
+//     below. Each is per location: it applies to the routes of the Ingress
+//     that sets it, and a route shows it in the table rendering and the
+//     digest (match.Route.Rewrite);
 //   - the redirect and host annotations below.
 //
 // Redirects are answered by the router itself, never proxied (the route's
@@ -514,15 +521,62 @@
 // rejected on its own; redirect targets must be http or https URLs with a
 // host, or paths starting with a single "/"; app-root a path.
 //
+// Regex mode (nginx.ingress.kubernetes.io/ only). use-regex "true", or a
+// rewrite-target that differs from a path, on any Ingress puts that path's
+// host in ingress-nginx's regex mode: every path of the host, from every
+// Ingress, becomes a case-insensitive regular expression anchored at the
+// start, tried in controller order (§5). As ingress-nginx does, an Exact
+// path loses its end anchor ("/p" matches "/p/x" and "/P"), and a Prefix
+// path "/p" of an Ingress that did not ask for regex mode becomes two
+// patterns, "/p/" and "/p", the latter left out when some Ingress declares
+// "/p" Exact on the host (then "/p" goes to the Exact owner, "/p/x" to the
+// Prefix owner). A path that then does not compile is dropped with
+// PathRejected. Each Ingress that caused the mode warns RegexModeHost on
+// its annotation; every other Ingress with paths on the host warns
+// RegexModeHost on its rule's host, naming the oldest cause. Other hosts
+// of the same Ingresses are unaffected.
+//
+// rewrite-target. With nginx.ingress.kubernetes.io/, the target replaces
+// the whole request-target, as nginx's "rewrite (?i)path target break":
+// $1 to $9 are the groups of the path's pattern matched against the
+// normalized request path (§13), $12 is group 1 then "2", a group the
+// pattern lacks or that did not take part is empty; $scheme and $host are
+// the client's scheme and the request host. A path equal to the target is
+// left alone. The value must pass ingress-nginx's own validator (letters,
+// digits, "-._~/:" and "$"); anything else is AnnotationRejected and, as
+// there, ignored. With ramjet.dev/, captures are written ${1} (${0} the
+// whole match) and only the Ingress's own paths are affected, with no regex
+// mode: an Exact or regex match gets the target outright, a Prefix match
+// has the matched leading segments replaced and keeps the rest ("/api" →
+// "/v2": "/api/users" goes as "/v2/users"); a "?" in the target starts a
+// query. In both syntaxes the client's query follows the new path (after
+// the target's own query with "&"), unless the target ends in "?", which
+// drops it. Captured text is percent-encoded where a path or query could
+// not carry it as is. A target that is an absolute http or https URL (or
+// starts with $scheme) answers 302 with that Location and the query, as
+// nginx's rewrite does, before any HTTPS redirect; its host may not come
+// from a capture. A request no rewrite touches keeps its target byte for
+// byte (§13).
+//
+// upstream-vhost is the Host header the backend receives (a host name or
+// address with an optional port); X-Forwarded-Host still carries the
+// client's. x-forwarded-prefix sets X-Forwarded-Prefix, replacing the
+// client's, and may use the same captures as rewrite-target; with
+// nginx.ingress.kubernetes.io/ it takes effect only on paths rewrite-target
+// rewrites, as ingress-nginx's template sets it only together with the
+// rewrite (otherwise AnnotationRejected, and the client's header passes
+// through), and an empty value sets nothing. With ramjet.dev/ it applies to
+// every path of the Ingress. use-regex with ramjet.dev/ makes the
+// Ingress's own Exact and Prefix paths case-insensitive patterns, nothing
+// more.
+//
 // Not yet: the rest of ingress-nginx's routing set (the canary set of §10,
-// rewrite-target, use-regex and its regex mode, upstream-vhost,
-// x-forwarded-prefix, ...) and the whole
+// ...) and the whole
 // request-policy set (proxy-body-size per Ingress, the global limit being
 // router.Options.MaxBodySize of §13; the proxy timeouts,
 // proxy-next-upstream-tries, source ranges, CORS, rate limits, basic and
 // external auth, session affinity). Each warns as above and has no effect.
-// The reason RegexModeHost is defined but never raised yet. For
-// default-backend, the X-Code and related headers ingress-nginx adds for
+// For default-backend, the X-Code and related headers ingress-nginx adds for
 // the default Service, and its use with custom-http-errors, are not built:
 // only the no-endpoint fallback is (§19).
 //
@@ -586,8 +640,10 @@
 //     query is the backend's business. The route, the TLS redirect and the
 //     ACME exemption (§12) are all decided on this path. The backend
 //     receives the client's request-target and query byte for byte, "#"
-//     and "//"-prefixed targets included.
-//   - Forwarded to the backend: the client's Host unchanged;
+//     and "//"-prefixed targets included, unless the matched route's
+//     rewrite-target (§11) gives it a new one.
+//   - Forwarded to the backend: the client's Host unchanged (unless the
+//     route's upstream-vhost, §11, names another);
 //     X-Forwarded-For with the peer's IP appended; X-Forwarded-Host (the
 //     Host as sent), X-Forwarded-Port (the listener's port) and
 //     X-Forwarded-Proto, X-Scheme and X-Forwarded-Scheme (the client's
@@ -693,11 +749,11 @@
 //	AnnotationRejected        a ramjet.dev/ annotation, or a value, not applied (§10, §11)
 //	AnnotationUnsupported     an nginx annotation ramjet does not implement, canary included (§10, §11)
 //	AnnotationConflict        Ingresses disagree about one backend (§8, §9)
-//	AnnotationSubstituted     ewma served as least_conn (§9)
+//	AnnotationSubstituted     ewma served as least_conn (§9); a rewrite-target sent with a leading "/" (§11)
 //	SecretNotFound            a spec.tls Secret missing or not kubernetes.io/tls (§12)
 //	SecretInvalid             a spec.tls key pair that does not parse (§12)
 //	CertificateHostMismatch   a certificate not valid for a listed host (§12)
-//	RegexModeHost             reserved for use-regex mode (§11); never raised yet
+//	RegexModeHost             a host in ingress-nginx's regex mode, on every Ingress with paths there (§11)
 //
 // Worth alerting on: RuleRejected, PathRejected, EndpointRejected, the
 // Service, default backend and Secret reasons. The example controller logs
@@ -711,9 +767,9 @@
 // match.New builds a table and its digest in one step from a match.Spec, so
 // no table exists without one. The digest is a SHA-256 of a canonical
 // encoding of everything that affects a response: the compile options
-// (passed as Spec.Inputs); hosts, routes in precedence order and their
-// redirect settings, the redirect answers, aliases and app-roots of §11;
-// backends with their protocol, state, endpoints and
+// (passed as Spec.Inputs); hosts, routes in precedence order with their
+// redirect settings and rewrites, the redirect answers, aliases and
+// app-roots of §11; backends with their protocol, state, endpoints and
 // policy; TLS hosts; certificates with their whole chain. It walks sorted
 // lists only, never a map, and reads no clock. Sources and declaration order
 // are left out, and warnings are not part of the table: renaming an Ingress
@@ -889,6 +945,21 @@
 //     X-Service-Port and X-Request-ID, and is balanced as the original
 //     upstream; here it is forwarded like any request, balanced as the
 //     default Service's backend (documented; see §11 Not yet).
+//   - upstream-vhost or x-forwarded-prefix with a value ingress-nginx's
+//     validator refuses (a space, say): the whole Ingress is not served
+//     there; here only the annotation is dropped (AnnotationRejected).
+//   - nginx variables in rewrite-target, upstream-vhost or
+//     x-forwarded-prefix: any is expanded there; here only $1 to $9,
+//     $scheme and $host in a target or prefix, and none in upstream-vhost;
+//     the others are rejected (AnnotationRejected).
+//   - A rewrite-target that does not begin with "/" (such as "$1"): the
+//     rewritten URI is sent as is there, which is no path when the capture
+//     lacks a slash; here it is sent with a leading "/"
+//     (AnnotationSubstituted).
+//   - Captured text in a rewritten target: escaped there only in some cases
+//     (when the client's URI was escaped); here every byte a path or query
+//     cannot carry is percent-encoded, so the backend always gets a valid
+//     request-target (documented).
 //
 // Kept on purpose, with a warning, because migrating users depend on it: a
 // Service port referenced by its targetPort string still resolves

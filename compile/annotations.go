@@ -50,6 +50,9 @@ type annotationValues struct {
 	// (redirect_annotations.go); nil when the Ingress sets none, which is
 	// most of them.
 	redirect *redirectAnnotations
+	// rewrite holds rewrite-target, use-regex, upstream-vhost and
+	// x-forwarded-prefix (rewrite.go).
+	rewrite rewriteValues
 }
 
 // annotationSpec describes one known annotation key, without prefix.

@@ -111,6 +111,7 @@ func digest(t *Table, inputs []byte) string {
 		}
 	}
 	encodeRedirectActions(&e, t)
+	encodeRewrites(&e, t)
 	return e.sum()
 }
 

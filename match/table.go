@@ -174,6 +174,10 @@ type Route struct {
 	// Redirect, when set, is answered instead of proxying (permanent-redirect,
 	// temporal-redirect); Backend is still resolved and listed.
 	Redirect *Redirect
+	// Rewrite is what the route does to the request besides choosing the
+	// backend (rewrite-target, upstream-vhost, x-forwarded-prefix); nil
+	// for none.
+	Rewrite *Rewrite
 }
 
 // VirtualHost is everything served under one host name.

@@ -32,6 +32,9 @@ import (
 // " preserve-trailing-slash" when that redirect keeps the trailing slash.
 // Route lines end in " redirect <code> <url>" (then " relative") when the
 // route answers a redirect instead of proxying.
+// A route line then ends in its rewrite, each part when set:
+// " rewrite <nginx|native> <target>" (" rewrite-redirect ..." for an
+// absolute URL), " upstream-vhost <host>", " x-forwarded-prefix <value>".
 // A backend's policy is written only when it is not round_robin:
 // "least_conn", or "hash <upstream-hash-by expression>".
 // Routes are listed in precedence order. A path or pattern that is empty or
@@ -91,7 +94,7 @@ func (t *Table) writeText(b *strings.Builder) {
 			if r.Backend != nil {
 				backend = r.Backend.ID
 			}
-			b.WriteString(" -> " + backend + sourceText(r.Source) + redirectText(vh.TLS, r.SSLRedirect, r.ForceSSLRedirect, r.PreserveTrailingSlash) + redirectActionText(r.Redirect) + "\n")
+			b.WriteString(" -> " + backend + sourceText(r.Source) + redirectText(vh.TLS, r.SSLRedirect, r.ForceSSLRedirect, r.PreserveTrailingSlash) + redirectActionText(r.Redirect) + rewriteText(r.Rewrite) + "\n")
 		}
 	}
 

@@ -18,8 +18,9 @@ import (
 )
 
 // rewrite turns the inbound request into the one sent to the chosen
-// endpoint: the same request-target byte for byte, the same Host header,
-// and the forwarded headers of SPEC §13. ReverseProxy has already removed
+// endpoint: the same request-target byte for byte and the same Host header
+// unless the route's rewrite (rewrite.go) changes them, and the forwarded
+// headers of SPEC §13. ReverseProxy has already removed
 // hop-by-hop headers and the client's X-Forwarded-For/-Host/-Proto.
 func rewrite(pr *httputil.ProxyRequest) {
 	in, out := pr.In, pr.Out
@@ -57,6 +58,7 @@ func rewrite(pr *httputil.ProxyRequest) {
 	u.ForceQuery = x.hasQuery && x.query == ""
 
 	setForwarded(in, out.Header, x.proto, x.realIP, x.forwarded[:0])
+	setActionHeaders(x, out)
 }
 
 // forwarding is what SPEC §13 forwards about one request, worked out once

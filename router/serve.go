@@ -139,6 +139,10 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	proto := r.clientProto(req)
+	act, done := r.routeAction(w, req, res, st.gen, host, clean, query, proto, src)
+	if done {
+		return
+	}
 	if proto == "http" && redirects(res, clean, st.table, host) {
 		loc, ok := httpsLocation(req.Host, path, query, hasQuery, preserveTrailingSlash(res))
 		if !ok {
@@ -191,6 +195,7 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		reqBody:  body,
 		realIP:   r.realIP(req),
 	}
+	act.apply(x)
 	// finish releases the endpoint on every way out, panics included.
 	defer r.finish(x, req)
 	x.key = bal.Key(req)
@@ -375,6 +380,8 @@ type exchange struct {
 	// verbatim: the outgoing URL cannot carry the target byte for byte
 	// (see verbatimTransport).
 	verbatim bool
+	// act is the matched route's rewrite of this request (rewrite.go).
+	act routeAction
 
 	// ctx is the inbound request's context carrying the exchange, and
 	// forwarded backs the forwarded header values: both live in this one

@@ -216,11 +216,11 @@ func writeRequestHead(bw *bufio.Writer, x *exchange, req *http.Request, upgrade 
 		bw.WriteString(x.query)
 	}
 	bw.WriteString(" HTTP/1.1\r\nHost: ")
-	bw.WriteString(req.Host)
+	bw.WriteString(x.backendHost(req))
 	bw.WriteString("\r\n")
 	conn := req.Header["Connection"]
 	for k, vs := range req.Header {
-		if skipRequestHeader(k) || len(conn) > 0 && connectionListed(conn, k) {
+		if skipRequestHeader(k) || len(conn) > 0 && connectionListed(conn, k) || x.act.replacesHeader(k) {
 			continue
 		}
 		for _, v := range vs {
@@ -258,6 +258,7 @@ func writeRequestHead(bw *bufio.Writer, x *exchange, req *http.Request, upgrade 
 	}
 	f := forwardingOf(req, x.proto, x.realIP)
 	writeForwarded(bw, &f)
+	writeActionHeaders(bw, x)
 	bw.WriteString("\r\n")
 }
 

@@ -61,7 +61,7 @@ func TestAnnotationRegistry(t *testing.T) {
 		NativePrefix+"rewrite-target", "/",
 		NativePrefix+"canary-weight", "10",
 		NginxPrefix+"rewrite-target", "/$1",
-		NginxPrefix+"proxy-body-size", "8m",
+		NginxPrefix+"proxy-buffering", "on",
 		NginxPrefix+"canary", "false", // an ordinary Ingress: no warning
 		NginxPrefix+"ssl-redirect", "false", // implemented: no warning
 		"kubernetes.io/ingress.class", "ramjet",
@@ -70,7 +70,7 @@ func TestAnnotationRegistry(t *testing.T) {
 	tab, ws := compileOK(t, s, Options{})
 	field := func(k string) string { return "metadata.annotations[" + k + "]" }
 	want := []short{
-		{AnnotationUnsupported, "Ingress prod/shop", field(NginxPrefix + "proxy-body-size")},
+		{AnnotationUnsupported, "Ingress prod/shop", field(NginxPrefix + "proxy-buffering")},
 		{AnnotationUnsupported, "Ingress prod/shop", field(NginxPrefix + "rewrite-target")},
 		{AnnotationRejected, "Ingress prod/shop", field(NativePrefix + "canary-weight")},
 		{AnnotationRejected, "Ingress prod/shop", field(NativePrefix + "no-such-thing")},

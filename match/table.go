@@ -170,6 +170,10 @@ type Route struct {
 	// PreserveTrailingSlash keeps the request's trailing slash in that
 	// redirect (preserve-trailing-slash); by default one is dropped.
 	PreserveTrailingSlash bool
+
+	// Policy is the declaring Ingress's request policy (SPEC §11); nil
+	// when it sets none.
+	Policy *Policy
 }
 
 // VirtualHost is everything served under one host name.
@@ -199,6 +203,11 @@ type VirtualHost struct {
 	// PreserveTrailingSlash is the matching preserve-trailing-slash
 	// setting (see Route.PreserveTrailingSlash).
 	PreserveTrailingSlash bool
+	// FallbackPolicy is the request policy for requests no route matches:
+	// that of the Ingress the redirect settings come from, as
+	// ingress-nginx applies an Ingress's annotations to the default
+	// location of the host it creates; nil for none.
+	FallbackPolicy *Policy
 
 	// regex holds the Regex routes in controller order, built by New;
 	// the Exact and Prefix index lives in the Table (see index.go).

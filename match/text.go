@@ -26,6 +26,8 @@ import (
 // Fallback and route lines end in " force-ssl-redirect" or " ssl-redirect"
 // when plain HTTP is redirected there: forced, or on a tls host; then
 // " preserve-trailing-slash" when that redirect keeps the trailing slash.
+// Then, when the Ingress sets a request policy, " policy " and its
+// settings (see policyLine).
 // A backend's policy is written only when it is not round_robin:
 // "least_conn", or "hash <upstream-hash-by expression>".
 // Routes are listed in precedence order. A path or pattern that is empty or
@@ -62,7 +64,7 @@ func (t *Table) writeText(b *strings.Builder) {
 		} else {
 			b.WriteString("  fallback " + vh.Fallback.ID + sourceText(vh.FallbackSource))
 		}
-		b.WriteString(redirectText(vh.TLS, vh.SSLRedirect, vh.ForceSSLRedirect, vh.PreserveTrailingSlash) + "\n")
+		b.WriteString(redirectText(vh.TLS, vh.SSLRedirect, vh.ForceSSLRedirect, vh.PreserveTrailingSlash) + policyLine(vh.FallbackPolicy) + "\n")
 		for _, r := range vh.Routes {
 			b.WriteString("  route " + r.Type.String() + " ")
 			switch r.Type {
@@ -84,7 +86,7 @@ func (t *Table) writeText(b *strings.Builder) {
 			if r.Backend != nil {
 				backend = r.Backend.ID
 			}
-			b.WriteString(" -> " + backend + sourceText(r.Source) + redirectText(vh.TLS, r.SSLRedirect, r.ForceSSLRedirect, r.PreserveTrailingSlash) + "\n")
+			b.WriteString(" -> " + backend + sourceText(r.Source) + redirectText(vh.TLS, r.SSLRedirect, r.ForceSSLRedirect, r.PreserveTrailingSlash) + policyLine(r.Policy) + "\n")
 		}
 	}
 

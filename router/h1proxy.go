@@ -31,7 +31,7 @@ func (r *Router) serveH1(x *exchange, req *http.Request) {
 	}
 	fresh := false // the next try dials a new connection
 	for {
-		pc, err := r.h1.get(ctx, x.endpoint.Addr, fresh)
+		pc, err := r.h1.get(ctx, x.endpoint.Addr, fresh, x.timeouts.connect)
 		if err != nil {
 			if unreachable(err) && ctx.Err() == nil && idempotent(req.Method) && x.balancer.Len() >= 2 && x.pick() {
 				fresh = false
@@ -118,6 +118,16 @@ func (e noResponse) Unwrap() error { return e.err }
 func (t *h1Try) send(upgrade string, length int64) (*http.Response, error) {
 	pc, req := t.pc, t.req
 	writeRequestHead(pc.bw, t.x, req, upgrade, length)
+	send := t.x.timeouts.send
+	switch {
+	case send > 0:
+		_ = pc.c.SetWriteDeadline(time.Now().Add(send))
+		pc.writeDeadline = true
+	case pc.writeDeadline:
+		// Left by an earlier request's proxy-send-timeout.
+		_ = pc.c.SetWriteDeadline(time.Time{})
+		pc.writeDeadline = false
+	}
 	if hb, ok := req.Body.(*heldBody); ok && len(hb.b) <= inlineBodyMax && length == int64(len(hb.b)) {
 		// Written from the held bytes, not read: a retry sends them again.
 		pc.bw.Write(hb.b)
@@ -126,10 +136,11 @@ func (t *h1Try) send(upgrade string, length int64) (*http.Response, error) {
 	if err := pc.bw.Flush(); err != nil {
 		return nil, noResponse{err}
 	}
-	deadline := time.Now().Add(t.pool.read)
+	read := t.x.timeouts.read
+	deadline := time.Now().Add(read)
 	waiting := length != 0 && expectsContinue(req)
 	if length != 0 && !waiting {
-		t.body = startBody(pc, req, length, t.pool.read)
+		t.body = startBody(pc, req, length, read, send)
 	}
 	for {
 		dl := deadline
@@ -148,7 +159,7 @@ func (t *h1Try) send(upgrade string, length int64) (*http.Response, error) {
 		if _, err := pc.br.Peek(1); err != nil {
 			if waiting && timedOut(err) && time.Now().Before(deadline) && t.req.Context().Err() == nil {
 				waiting = false
-				t.body = startBody(pc, req, length, t.pool.read)
+				t.body = startBody(pc, req, length, read, send)
 				continue
 			}
 			if !t.received {
@@ -179,7 +190,7 @@ func (t *h1Try) send(upgrade string, length int64) (*http.Response, error) {
 		if res.StatusCode == http.StatusContinue {
 			if waiting {
 				waiting = false
-				t.body = startBody(pc, req, length, t.pool.read)
+				t.body = startBody(pc, req, length, read, send)
 			}
 			continue
 		}
@@ -347,6 +358,9 @@ func (r *Router) switchProtocols(t *h1Try, res *http.Response, upgrade string) {
 	}
 	defer cc.Close()
 	defer pc.close()
+	// A tunnel is bounded by its two ends, not by the request's send
+	// timeout.
+	_ = pc.c.SetWriteDeadline(time.Time{})
 	brw.WriteString("HTTP/1.1 ")
 	brw.WriteString(res.Status)
 	brw.WriteString("\r\n")
@@ -394,12 +408,13 @@ type bodySender struct {
 	// upload is not a slow backend.
 	mu       sync.Mutex
 	timeout  time.Duration
-	sentAt   time.Time // zero until sent
-	headDone bool      // the final response head arrived: no more deadlines
+	send     time.Duration // between two writes (proxy-send-timeout); 0: none
+	sentAt   time.Time     // zero until sent
+	headDone bool          // the final response head arrived: no more deadlines
 }
 
-func startBody(pc *h1Conn, req *http.Request, length int64, timeout time.Duration) *bodySender {
-	s := &bodySender{done: make(chan struct{}), timeout: timeout}
+func startBody(pc *h1Conn, req *http.Request, length int64, timeout, send time.Duration) *bodySender {
+	s := &bodySender{done: make(chan struct{}), timeout: timeout, send: send}
 	go s.run(pc, req, length)
 	return s
 }
@@ -466,6 +481,9 @@ func (s *bodySender) run(pc *h1Conn, req *http.Request, length int64) {
 			}
 			// Flushed piece by piece: a client streaming its body may be
 			// waiting for the backend's answer to each piece.
+			if s.send > 0 {
+				_ = pc.c.SetWriteDeadline(time.Now().Add(s.send))
+			}
 			if err := bw.Flush(); err != nil {
 				s.err = err
 				return
@@ -491,6 +509,9 @@ func (s *bodySender) run(pc *h1Conn, req *http.Request, length int64) {
 			}
 		}
 		bw.WriteString("\r\n")
+	}
+	if s.send > 0 {
+		_ = pc.c.SetWriteDeadline(time.Now().Add(s.send))
 	}
 	s.err = bw.Flush()
 }

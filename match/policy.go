@@ -88,7 +88,7 @@ func ContainsAddr(ranges []netip.Prefix, a netip.Addr) bool {
 	return false
 }
 
-// encodePolicy adds a policy to the digest: nil differs from every policy.
+// policy adds a policy to the digest: nil differs from every policy.
 func (e *encoder) policy(p *Policy) {
 	if p == nil {
 		e.flag(false)
@@ -156,13 +156,15 @@ func digestPolicies(e *encoder, t *Table) {
 	}
 }
 
-// policyText renders a policy on one line, each setting as key=value in a
+// policyLine renders a policy on one line, each setting as key=value in a
 // fixed order, "" for nil:
 //
-//	body=8m connect=5s send=60s read=60s tries=1 allow=10.0.0.0/8,... deny=...
-//	deny=all limit=prod/shop(rps=5/25,rpm=100/500,conn=8,exempt=10.0.0.0/8)
+//	body=8m connect=5s send=1m0s read=1m0s tries=1 deny=... allow=10.0.0.0/8,...
+//	limit=prod/shop(rps=5/25,rpm=100/500,conn=8,exempt=10.0.0.0/8)
 //
-// A closed rate limit renders as limit=closed.
+// body=unlimited is proxy-body-size 0, tries=all nginx's 0; rates show
+// limit/burst. A location closed by a source range that did not parse
+// renders deny=all, one closed by a limit that did not parse limit=closed.
 func policyLine(p *Policy) string {
 	if p == nil {
 		return ""
@@ -172,7 +174,7 @@ func policyLine(p *Policy) string {
 	case p.MaxBodySize < 0:
 		parts = append(parts, "body=unlimited")
 	case p.MaxBodySize > 0:
-		parts = append(parts, "body="+strconv.FormatInt(p.MaxBodySize, 10))
+		parts = append(parts, "body="+sizeText(p.MaxBodySize))
 	}
 	for _, d := range []struct {
 		k string
@@ -219,6 +221,20 @@ func policyLine(p *Policy) string {
 		}
 	}
 	return " policy " + strings.Join(parts, " ")
+}
+
+// sizeText writes a size in nginx's syntax, with the largest unit that
+// divides it.
+func sizeText(n int64) string {
+	for _, u := range []struct {
+		suffix string
+		size   int64
+	}{{"g", 1 << 30}, {"m", 1 << 20}, {"k", 1 << 10}} {
+		if n%u.size == 0 {
+			return strconv.FormatInt(n/u.size, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 func prefixList(ps []netip.Prefix) string {

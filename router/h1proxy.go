@@ -72,6 +72,10 @@ func (r *Router) serveH1(x *exchange, req *http.Request) {
 			if clientErr != nil {
 				// exchangeFailed answers it as the client's (see clientBody).
 				err = clientErr
+			} else if we := t.body.writeFailure(); we != nil && timedOut(we) {
+				// The backend stopped taking the body for the send timeout:
+				// 504, as nginx answers a proxy_send_timeout.
+				err = we
 			}
 			r.exchangeFailed(x, req, err)
 			return
@@ -402,6 +406,8 @@ type bodySender struct {
 	done   chan struct{}
 	err    error                 // set before done is closed
 	client atomic.Pointer[error] // reading the client's body failed
+	// writeErr: writing the body to the backend failed (see failWrite).
+	writeErr atomic.Pointer[error]
 
 	// The wait for the response head (Options.ReadTimeout) starts when the
 	// body is sent, as net/http's ResponseHeaderTimeout does: a long
@@ -485,7 +491,7 @@ func (s *bodySender) run(pc *h1Conn, req *http.Request, length int64) {
 				_ = pc.c.SetWriteDeadline(time.Now().Add(s.send))
 			}
 			if err := bw.Flush(); err != nil {
-				s.err = err
+				s.failWrite(pc, err)
 				return
 			}
 		}
@@ -513,7 +519,30 @@ func (s *bodySender) run(pc *h1Conn, req *http.Request, length int64) {
 	if s.send > 0 {
 		_ = pc.c.SetWriteDeadline(time.Now().Add(s.send))
 	}
-	s.err = bw.Flush()
+	if err := bw.Flush(); err != nil {
+		s.failWrite(pc, err)
+	}
+}
+
+// failWrite ends a body the backend stopped taking (a proxy-send-timeout,
+// a reset): the reader waiting for the response head, with no deadline
+// while the body is sent, is woken by closing the connection, and learns
+// why from writeErr.
+func (s *bodySender) failWrite(pc *h1Conn, err error) {
+	s.err = err
+	s.writeErr.Store(&err)
+	_ = pc.c.Close()
+}
+
+// writeFailure is the error that broke off sending the body, nil if none.
+func (s *bodySender) writeFailure() error {
+	if s == nil {
+		return nil
+	}
+	if p := s.writeErr.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 func appendHex(b []byte, n int) []byte {

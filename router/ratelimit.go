@@ -164,7 +164,7 @@ func (l *limiter) rate(key uint64, addr *[16]byte, milliPerSec int64, burst int,
 	}
 	excess := int64(0)
 	if !fresh {
-		excess = drain(c.excess, c.last, now, milliPerSec) + 1000
+		excess = drain(c.excess, c.last, now, milliPerSec)
 		if excess > int64(burst)*1000 {
 			return false
 		}
@@ -190,16 +190,19 @@ func (l *limiter) commit(key uint64, addr *[16]byte, milliPerSec int64, now int6
 	s := l.set(key, addr)
 	s.mu.Lock()
 	if c, fresh := s.slot(key, addr, now); c != nil && !fresh {
-		c.excess, c.last = drain(c.excess, c.last, now, milliPerSec)+1000, now
+		c.excess, c.last = drain(c.excess, c.last, now, milliPerSec), now
 	}
 	s.mu.Unlock()
 }
 
-// drain is the excess left after the time since last at the given rate,
-// as nginx computes it (a clock that went backwards counts as no time).
+// drain is the excess with one more request, after the time since last
+// has drained it at the given rate, exactly as nginx computes it: the
+// request is added before the floor at zero, so a bucket that has fully
+// drained takes a request for free and passes 1 + burst again. A clock
+// that went backwards counts as no time.
 func drain(excess, last, now, milliPerSec int64) int64 {
 	ms := max(now-last, 0)
-	excess -= milliPerSec * ms / 1000
+	excess = excess - milliPerSec*ms/1000 + 1000
 	return max(excess, 0)
 }
 

@@ -1,6 +1,7 @@
 package router
 
 import (
+	"math"
 	"net/http"
 	"net/netip"
 	"time"
@@ -58,7 +59,7 @@ func (r *Router) admit(req *http.Request, p *match.Policy) (connTicket, answer, 
 
 // limit applies limit-rps, limit-rpm and limit-connections for the client
 // (SPEC §11), per zone (the Ingress) and client address, unless the
-// address is exempt (limit-whitelist). A request refused by one limit is
+// address is exempt (limit-whitelist). A request refused by one rate is
 // counted by none, as nginx accounts a request only once all its limit_req
 // zones passed.
 func (r *Router) limit(rl *match.RateLimit, client netip.Addr) (connTicket, bool) {
@@ -68,26 +69,16 @@ func (r *Router) limit(rl *match.RateLimit, client netip.Addr) (connTicket, bool
 		return connTicket{}, true
 	}
 	l := r.limits
-	addr := addrKey(client)
-	now := l.clock()
+	cl := l.client(client)
+	lim := rateLimits{conns: int32(min(rl.Connections, math.MaxInt32))}
 	if rl.RPS > 0 {
-		ok := l.rate(l.zoneKey(rl.Zone, kindRPS), &addr, int64(rl.RPS)*1000, rl.BurstRPS, now, rl.RPM == 0)
-		if !ok {
-			return connTicket{}, false
-		}
+		lim.milliRPS, lim.burstRPS = int64(rl.RPS)*1000, int64(rl.BurstRPS)*1000
 	}
 	if rl.RPM > 0 {
-		if !l.rate(l.zoneKey(rl.Zone, kindRPM), &addr, int64(rl.RPM)*1000/60, rl.BurstRPM, now, true) {
-			return connTicket{}, false
-		}
-		if rl.RPS > 0 {
-			l.commit(l.zoneKey(rl.Zone, kindRPS), &addr, int64(rl.RPS)*1000, now)
-		}
+		// nginx keeps r/m as thousandths a second, rounded down.
+		lim.milliRPM, lim.burstRPM = max(int64(rl.RPM)*1000/60, 1), int64(rl.BurstRPM)*1000
 	}
-	if rl.Connections > 0 {
-		return l.acquire(l.zoneKey(rl.Zone, kindConn), &addr, rl.Connections, now)
-	}
-	return connTicket{}, true
+	return l.take(l.zoneKey(rl.Zone), &cl, &lim, l.clock())
 }
 
 // bodyLimits are the body limit and the part read ahead for a location:

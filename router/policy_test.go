@@ -35,10 +35,14 @@ func testLimiter(entries int) (*limiter, *fakeClock) {
 // requests pass at once, then one more for every 1/rate seconds.
 func TestLimiterLeakyBucket(t *testing.T) {
 	l, clock := testLimiter(1024)
-	addr := addrKey(netip.MustParseAddr("203.0.113.1"))
-	other := addrKey(netip.MustParseAddr("203.0.113.2"))
-	key := l.zoneKey("prod/shop", kindRPS)
-	take := func(a *[16]byte) bool { return l.rate(key, a, 2000, 3, clock.now(), true) }
+	addr := l.client(netip.MustParseAddr("203.0.113.1"))
+	other := l.client(netip.MustParseAddr("203.0.113.2"))
+	key := l.zoneKey("prod/shop")
+	lim := &rateLimits{milliRPS: 2000, burstRPS: 3000}
+	take := func(a *client) bool {
+		_, ok := l.take(key, a, lim, clock.now())
+		return ok
+	}
 
 	for i := range 4 {
 		require.True(t, take(&addr), "request %d of 1 + burst 3", i+1)
@@ -58,35 +62,36 @@ func TestLimiterLeakyBucket(t *testing.T) {
 	}
 	require.False(t, take(&addr))
 
-	// Another zone, and another kind of the same zone, count apart.
-	require.True(t, l.rate(l.zoneKey("prod/other", kindRPS), &addr, 2000, 0, clock.now(), true))
-	require.True(t, l.rate(l.zoneKey("prod/shop", kindRPM), &addr, 2000, 0, clock.now(), true))
+	_, ok := l.take(l.zoneKey("prod/other"), &addr, lim, clock.now())
+	require.True(t, ok, "another zone counts apart")
 }
 
-// A request refused by limit-rpm is not counted by limit-rps either.
+// A request refused by limit-rpm is not counted by limit-rps either, and
+// a request refused by limit-connections was counted by both, as nginx
+// runs limit_req before limit_conn.
 func TestLimitBothRates(t *testing.T) {
 	r := newTestRouter(Options{})
 	clock := &fakeClock{}
 	r.limits.clock = clock.now
 	rl := &match.RateLimit{Zone: "prod/both", RPS: 1, BurstRPS: 2, RPM: 1, BurstRPM: 0}
-	client := netip.MustParseAddr("198.51.100.1")
-	_, ok := r.limit(rl, client)
+	addr := netip.MustParseAddr("198.51.100.1")
+	_, ok := r.limit(rl, addr)
 	require.True(t, ok)
 	for range 5 {
-		_, ok = r.limit(rl, client)
+		_, ok = r.limit(rl, addr)
 		require.False(t, ok, "the per-minute limit refuses")
 	}
-	// Had the refused requests been counted per second, that bucket would
-	// be far over its burst of 2 by now.
-	addr := addrKey(client)
-	require.True(t, r.limits.rate(r.limits.zoneKey(rl.Zone, kindRPS), &addr, 1000, 2, clock.now(), false))
+	cl := r.limits.client(addr)
+	slot := r.limits.set(r.limits.zoneKey(rl.Zone), &cl).find(r.limits.zoneKey(rl.Zone), &cl.addr)
+	require.NotNil(t, slot)
+	require.Zero(t, slot.rps.excess, "the refused requests were not counted per second")
 	// The per-minute rate drains a request in 62.5 s (nginx's integer rate
 	// of 16 thousandths a second).
 	clock.ms.Add(62_000)
-	_, ok = r.limit(rl, client)
+	_, ok = r.limit(rl, addr)
 	require.False(t, ok)
 	clock.ms.Add(500)
-	_, ok = r.limit(rl, client)
+	_, ok = r.limit(rl, addr)
 	require.True(t, ok)
 }
 
@@ -98,25 +103,27 @@ func TestLimiterBounded(t *testing.T) {
 	capacity, used, bytes := l.usage()
 	require.Equal(t, 64, capacity)
 	require.Zero(t, used)
-	key := l.zoneKey("prod/flood", kindRPS)
-	conn := l.zoneKey("prod/flood", kindConn)
+	key := l.zoneKey("prod/flood")
+	rate := &rateLimits{milliRPS: 1000, burstRPS: 5000}
+	conn := &rateLimits{conns: 1}
 
-	held := addrKey(netip.MustParseAddr("192.0.2.200"))
-	ticket, ok := l.acquire(conn, &held, 1, clock.now())
+	held := l.client(netip.MustParseAddr("192.0.2.200"))
+	ticket, ok := l.take(key, &held, conn, clock.now())
 	require.True(t, ok)
 	for i := range 10_000 {
-		a := addrKey(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}))
+		a := l.client(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}))
 		clock.ms.Add(1)
-		require.True(t, l.rate(key, &a, 1000, 5, clock.now(), true))
+		_, ok := l.take(key, &a, rate, clock.now())
+		require.True(t, ok)
 	}
 	capacity, used, bytes2 := l.usage()
 	require.Equal(t, 64, capacity)
 	require.Equal(t, 64, used)
 	require.Equal(t, bytes, bytes2)
-	_, ok = l.acquire(conn, &held, 1, clock.now())
+	_, ok = l.take(key, &held, conn, clock.now())
 	require.False(t, ok, "the counter in flight survived the flood")
 	ticket.release()
-	t2, ok := l.acquire(conn, &held, 1, clock.now())
+	t2, ok := l.take(key, &held, conn, clock.now())
 	require.True(t, ok, "released")
 	t2.release()
 
@@ -124,17 +131,18 @@ func TestLimiterBounded(t *testing.T) {
 	one, clock1 := testLimiter(limitWays)
 	var tickets []connTicket
 	for i := range limitWays {
-		a := addrKey(netip.AddrFrom4([4]byte{10, 0, 0, byte(i)}))
-		tk, ok := one.acquire(conn, &a, 1, clock1.now())
+		a := one.client(netip.AddrFrom4([4]byte{10, 0, 0, byte(i)}))
+		tk, ok := one.take(key, &a, conn, clock1.now())
 		require.True(t, ok)
 		tickets = append(tickets, tk)
 	}
-	ninth := addrKey(netip.MustParseAddr("10.0.0.99"))
-	_, ok = one.acquire(conn, &ninth, 1, clock1.now())
+	ninth := one.client(netip.MustParseAddr("10.0.0.99"))
+	_, ok = one.take(key, &ninth, conn, clock1.now())
 	require.False(t, ok)
-	require.False(t, one.rate(key, &ninth, 1000, 5, clock1.now(), true))
+	_, ok = one.take(key, &ninth, rate, clock1.now())
+	require.False(t, ok)
 	tickets[3].release()
-	_, ok = one.acquire(conn, &ninth, 1, clock1.now())
+	_, ok = one.take(key, &ninth, conn, clock1.now())
 	require.True(t, ok, "a released slot is taken")
 }
 

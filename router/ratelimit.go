@@ -46,15 +46,24 @@ type limitSet struct {
 	slots [limitWays]limitSlot
 }
 
-// limitSlot is one counter. key 0 marks a free slot.
+// limitSlot holds one zone's counters for one client address: the
+// limit_req state of each rate and the requests in flight, so that one
+// lock admits a request. key 0 marks a free slot.
 type limitSlot struct {
-	key  uint64 // zone and kind; never 0 when used
+	key  uint64 // the zone; never 0 when used
 	addr [16]byte
-	// excess is nginx's limit_req excess in thousandths of a request,
-	// last the time it was computed (ms); conns counts requests in flight.
+	// rps and rpm are nginx's limit_req states, conns the requests in
+	// flight; used is the last use (ms), for eviction.
+	rps, rpm rateState
+	used     int64
+	conns    int32
+}
+
+// rateState is nginx's limit_req node: the excess in thousandths of a
+// request, and when it was last computed (ms).
+type rateState struct {
 	excess, last int64
-	used         int64 // last use (ms), for eviction
-	conns        int32
+	counted      bool // some request was counted
 }
 
 func newLimiter(entries int) *limiter {
@@ -94,23 +103,29 @@ func (l *limiter) usage() (capacity, used int, bytes uintptr) {
 	return len(l.sets) * limitWays, used, uintptr(len(l.sets)) * unsafe.Sizeof(limitSet{})
 }
 
-// zoneKey names one kind of limit of one zone; never 0.
-func (l *limiter) zoneKey(zone string, kind uint64) uint64 {
-	return (maphash.String(l.seed, zone) + kind*0x9e3779b97f4a7c15) | 1
-}
+// zoneKey names a zone in the table; never 0.
+func (l *limiter) zoneKey(zone string) uint64 { return maphash.String(l.seed, zone) | 1 }
 
-// Kinds of limit, mixed into the zone key.
-const (
-	kindRPS uint64 = iota + 1
-	kindRPM
-	kindConn
-)
-
-func (l *limiter) set(key uint64, addr *[16]byte) *limitSet {
-	h := maphash.Bytes(l.seed, addr[:]) ^ key
+// set is where a key's counters live. The address is hashed with the
+// Router's seed (see client), the zone mixed in.
+func (l *limiter) set(key uint64, c *client) *limitSet {
+	h := c.hash ^ key
 	h *= 0xff51afd7ed558ccd
 	h ^= h >> 33
 	return &l.sets[(h>>l.shift)&uint64(len(l.sets)-1)]
+}
+
+// client is a client address as the limiter counts it, hashed once per
+// request.
+type client struct {
+	addr [16]byte
+	hash uint64
+}
+
+func (l *limiter) client(a netip.Addr) client {
+	c := client{addr: addrKey(a)}
+	c.hash = maphash.Bytes(l.seed, c.addr[:])
+	return c
 }
 
 // slot finds the key's slot in s, or takes a free or the least recently
@@ -139,71 +154,72 @@ func (s *limitSet) slot(key uint64, addr *[16]byte, now int64) (sl *limitSlot, f
 	if victim == nil {
 		return nil, false
 	}
-	*victim = limitSlot{key: key, addr: *addr, last: now, used: now}
+	*victim = limitSlot{key: key, addr: *addr, used: now}
 	return victim, true
 }
 
-// rate applies one limit_req check to the key (nginx's leaky bucket with
-// burst and nodelay): a request adds one to the excess, which drains at
-// perSec requests a second (perMin a minute for RPM); a request that would
-// take the excess past burst is refused and changes nothing. With account
-// false the state is only checked, for a first limit whose accounting
-// waits until every limit passed (see commit).
-func (l *limiter) rate(key uint64, addr *[16]byte, milliPerSec int64, burst int, now int64, account bool) bool {
-	s := l.set(key, addr)
+// rateLimits are the limits of one zone, as take applies them.
+type rateLimits struct {
+	// milliRPS and milliRPM are the rates in thousandths of a request a
+	// second (nginx's own unit; 0 for none), burstRPS and burstRPM the
+	// bursts in thousandths; conns bounds requests in flight (0: none).
+	milliRPS, milliRPM int64
+	burstRPS, burstRPM int64
+	conns              int32
+}
+
+// take admits one request of the client to the zone, in nginx's order:
+// the rates (limit_req with burst and nodelay, a leaky bucket: a request
+// adds one to the excess, which drains at the rate; a request that would
+// take an excess past its burst is refused), each accounted only when all
+// pass, then the requests in flight (limit_conn). The ticket is held until
+// the request ends; the zero ticket when no limit_conn applies.
+func (l *limiter) take(key uint64, cl *client, lim *rateLimits, now int64) (connTicket, bool) {
+	s := l.set(key, cl)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var c *limitSlot
-	fresh := false
-	if account {
-		if c, fresh = s.slot(key, addr, now); c == nil {
-			return false
-		}
-	} else if c = s.find(key, addr); c == nil {
-		return true // a first request always passes
+	c, fresh := s.slot(key, &cl.addr, now)
+	if c == nil {
+		return connTicket{}, false // every slot of the set is in flight
 	}
-	excess := int64(0)
-	if !fresh {
-		excess = drain(c.excess, c.last, now, milliPerSec)
-		if excess > int64(burst)*1000 {
-			return false
+	var rps, rpm int64
+	if lim.milliRPS > 0 {
+		if rps = c.rps.next(fresh, now, lim.milliRPS); rps > lim.burstRPS {
+			return connTicket{}, false
 		}
 	}
-	if account {
-		c.excess, c.last = excess, now
-	}
-	return true
-}
-
-// find returns the key's slot in s, nil when it has none. s is locked.
-func (s *limitSet) find(key uint64, addr *[16]byte) *limitSlot {
-	for i := range s.slots {
-		if c := &s.slots[i]; c.key == key && c.addr == *addr {
-			return c
+	if lim.milliRPM > 0 {
+		if rpm = c.rpm.next(fresh, now, lim.milliRPM); rpm > lim.burstRPM {
+			return connTicket{}, false
 		}
 	}
-	return nil
-}
-
-// commit accounts a request on a limit checked earlier without accounting.
-func (l *limiter) commit(key uint64, addr *[16]byte, milliPerSec int64, now int64) {
-	s := l.set(key, addr)
-	s.mu.Lock()
-	if c, fresh := s.slot(key, addr, now); c != nil && !fresh {
-		c.excess, c.last = drain(c.excess, c.last, now, milliPerSec), now
+	if lim.milliRPS > 0 {
+		c.rps = rateState{excess: rps, last: now, counted: true}
 	}
-	s.mu.Unlock()
+	if lim.milliRPM > 0 {
+		c.rpm = rateState{excess: rpm, last: now, counted: true}
+	}
+	if lim.conns == 0 {
+		return connTicket{}, true
+	}
+	if c.conns >= lim.conns {
+		return connTicket{}, false
+	}
+	c.conns++
+	return connTicket{set: s, slot: c}, true
 }
 
-// drain is the excess with one more request, after the time since last
-// has drained it at the given rate, exactly as nginx computes it: the
-// request is added before the floor at zero, so a bucket that has fully
-// drained takes a request for free and passes 1 + burst again. A clock
-// that went backwards counts as no time.
-func drain(excess, last, now, milliPerSec int64) int64 {
-	ms := max(now-last, 0)
-	excess = excess - milliPerSec*ms/1000 + 1000
-	return max(excess, 0)
+// next is the excess with one more request, after the time since last has
+// drained it at the given rate, exactly as nginx computes it: the request
+// is added before the floor at zero, so a bucket that has fully drained
+// takes a request for free and passes 1 + burst again; a new state starts
+// at zero. A clock that went backwards counts as no time.
+func (r rateState) next(fresh bool, now, milliPerSec int64) int64 {
+	if fresh || !r.counted {
+		return 0
+	}
+	ms := max(now-r.last, 0)
+	return max(r.excess-milliPerSec*ms/1000+1000, 0)
 }
 
 // connTicket is a request in flight counted against limit-connections;
@@ -211,20 +227,6 @@ func drain(excess, last, now, milliPerSec int64) int64 {
 type connTicket struct {
 	set  *limitSet
 	slot *limitSlot
-}
-
-// acquire counts a request in flight for the key unless limit are already;
-// the ticket must be released when the request ends.
-func (l *limiter) acquire(key uint64, addr *[16]byte, limit int, now int64) (connTicket, bool) {
-	s := l.set(key, addr)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c, _ := s.slot(key, addr, now)
-	if c == nil || int(c.conns) >= limit {
-		return connTicket{}, false
-	}
-	c.conns++
-	return connTicket{set: s, slot: c}, true
 }
 
 func (t connTicket) release() {
@@ -240,4 +242,15 @@ func (t connTicket) release() {
 // IPv6 alike.
 func addrKey(a netip.Addr) [16]byte {
 	return a.Unmap().As16()
+}
+
+// find returns the key's slot in s, nil when it has none. s is locked, or
+// the caller alone uses the limiter (tests).
+func (s *limitSet) find(key uint64, addr *[16]byte) *limitSlot {
+	for i := range s.slots {
+		if c := &s.slots[i]; c.key == key && c.addr == *addr {
+			return c
+		}
+	}
+	return nil
 }

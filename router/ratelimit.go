@@ -11,8 +11,9 @@ import (
 
 // DefaultRateLimitEntries is how many (zone, client address) counters the
 // rate limiter holds unless Options.RateLimitEntries says otherwise:
-// 65,536 entries of 64 bytes, 4 MiB per Router, about what ingress-nginx's
-// 5 MB zone holds per Ingress.
+// 65,536 entries of 89 bytes, 5.6 MiB per Router, allocated when a
+// request first meets a rate limit; ingress-nginx gives each Ingress's
+// zone 5 MB.
 const DefaultRateLimitEntries = 1 << 16
 
 // limiter holds the counters of limit-rps, limit-rpm and limit-connections
@@ -32,6 +33,8 @@ const DefaultRateLimitEntries = 1 << 16
 // rebuild, and a zone whose Ingress is gone simply ages out.
 type limiter struct {
 	seed  maphash.Seed
+	alloc sync.Once // sets are allocated on first use
+	n     int
 	sets  []limitSet
 	shift uint // 64 - log2(len(sets))
 	start time.Time
@@ -74,7 +77,7 @@ func newLimiter(entries int) *limiter {
 	n := 1 << bits.Len(uint(sets-1)) // a power of two, at least entries
 	l := &limiter{
 		seed:  maphash.MakeSeed(),
-		sets:  make([]limitSet, n),
+		n:     n,
 		shift: uint(64 - bits.TrailingZeros(uint(n))),
 		start: time.Now(),
 	}
@@ -85,11 +88,18 @@ func newLimiter(entries int) *limiter {
 	return l
 }
 
+// allocate makes the table, once: a Router that serves no rate limit
+// never holds it.
+func (l *limiter) allocate() {
+	l.alloc.Do(func() { l.sets = make([]limitSet, l.n) })
+}
+
 func (l *limiter) sinceStart() int64 { return time.Since(l.start).Milliseconds() }
 
 // Entries reports the capacity and the slots in use, and the bytes the
 // table holds; for tests and metrics.
 func (l *limiter) usage() (capacity, used int, bytes uintptr) {
+	l.allocate()
 	for i := range l.sets {
 		s := &l.sets[i]
 		s.mu.Lock()
@@ -175,6 +185,7 @@ type rateLimits struct {
 // pass, then the requests in flight (limit_conn). The ticket is held until
 // the request ends; the zero ticket when no limit_conn applies.
 func (l *limiter) take(key uint64, cl *client, lim *rateLimits, now int64) (connTicket, bool) {
+	l.allocate()
 	s := l.set(key, cl)
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,7 +1,7 @@
 // Package router serves a compiled routing table: an http.Handler that
 // matches each request against the table being served, answers what the
-// table answers itself (the 308 HTTPS redirect, 400, 404, 408, 413, 502,
-// 503, 504) and
+// table answers itself (the 308 HTTPS redirect, 400, 403, 404, 408, 413,
+// 502, 503, 504; a location's request policy, SPEC §11, included) and
 // reverse-proxies the rest to one endpoint of the chosen backend (SPEC §9,
 // §12, §13, §15).
 //

@@ -78,6 +78,8 @@ func grpcCode(status int) string {
 	switch status {
 	case http.StatusBadRequest:
 		return "13" // INTERNAL
+	case http.StatusForbidden:
+		return "7" // PERMISSION_DENIED
 	case http.StatusNotFound:
 		return "12" // UNIMPLEMENTED
 	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:

@@ -112,8 +112,8 @@ func BenchmarkHandlerPolicy(b *testing.B) {
 // without the flood. It stops by itself and sends traffic to loopback
 // only.
 func TestRateLimitFlood(t *testing.T) {
-	if testing.Short() {
-		t.Skip("load test")
+	if testing.Short() || raceEnabled {
+		t.Skip("load test: not under -short or -race")
 	}
 	_, addr := echoBackend(t, "web")
 	var limitedN, otherN atomic.Int64
@@ -131,7 +131,9 @@ func TestRateLimitFlood(t *testing.T) {
 	// admits is answered 503 "no endpoints" at once, so the test measures
 	// the limiter and not 100,000 loopback exchanges.
 	idle := httpBackend("prod/flooded:80")
-	limited := &match.Policy{RateLimit: &match.RateLimit{Zone: "prod/flooded", RPS: 1, BurstRPS: 1}}
+	// Per minute, so that however the machine stalls the flood, no bucket
+	// drains between an address's requests.
+	limited := &match.Policy{RateLimit: &match.RateLimit{Zone: "prod/flooded", RPM: 1, BurstRPM: 1}}
 	r.Publish(table("flood",
 		vhost("flooded.example.com", nil, policyRoute("/", idle, limited)),
 		vhost("other.example.com", nil, route(match.Prefix, "/", web)),

@@ -847,7 +847,6 @@
 //   - An EndpointSlice address that can never be a pod (loopback,
 //     link-local including the cloud metadata address, ...): dialled there;
 //     dropped here (EndpointRejected, §8).
-//
 //   - A source range that does not parse: the location answers 503 to
 //     everyone there ("Location denied"); 403 here, as a range that
 //     denies (AnnotationRejected). A rate limit that does not parse: the

@@ -148,7 +148,9 @@
 // limits of §13: MaxBodySize (1 MiB, ingress-nginx's proxy-body-size; a
 // negative value means none), ClientBodyTimeout (60 s), and IdleTimeout
 // (75 s) and ClientHeaderTimeout (60 s), which Router.ConfigureServer puts
-// on an http.Server that sets none of its own. The status address source is
+// on an http.Server that sets none of its own; the peers trusted to name
+// the client in X-Forwarded-For (ProxyRealIPCIDR); and the size of the
+// rate-limit table (RateLimitEntries, §11). The status address source is
 // a status.Source (-publish-address or -publish-service; -no-status-update
 // writes nothing, §16).
 //
@@ -445,7 +447,8 @@
 //     below. Each is per location: it applies to the routes of the Ingress
 //     that sets it, and a route shows it in the table rendering and the
 //     digest (match.Route.Rewrite);
-//   - the redirect and host annotations below.
+//   - the redirect and host annotations below;
+//   - the request policies below.
 //
 // Redirects are answered by the router itself, never proxied (the route's
 // backend is still resolved and listed), before the TLS redirect of §12,
@@ -570,13 +573,73 @@
 // Ingress's own Exact and Prefix paths case-insensitive patterns, nothing
 // more.
 //
+// Request policies apply per location, as in ingress-nginx: every path of
+// an Ingress, and the fallback of a host the Ingress created (for the
+// catch-all, of the rules-less Ingress whose spec.defaultBackend it
+// serves), since ingress-nginx gives the default location of a server the
+// annotations of the Ingress that created it. The table rendering shows
+// them after each route and fallback line ("policy body=8m read=20s
+// allow=10.0.0.0/8 limit=prod/shop(rps=5/25)") and the digest encodes them.
+// A value that does not parse warns AnnotationRejected on its own
+// annotation and leaves the location protected or closed, never open:
+//
+//   - proxy-body-size: nginx's size (digits with k, m or g; "0" for no
+//     limit) replaces the router's body limit (§13) for the location,
+//     lower or higher: 413, before anything reaches the backend, for a
+//     declared length over it, and for a streamed body as it grows past
+//     it. A size that does not parse ("15r", "8b") keeps the router's.
+//   - proxy-connect-timeout, proxy-send-timeout, proxy-read-timeout: whole
+//     seconds under nginx.ingress.kubernetes.io/ (as ingress-nginx, which
+//     refuses "50k" or "5s"), nginx time with its unit under ramjet.dev/
+//     ("90s", "1m30s", "500ms"). They bound dialling and the TLS
+//     handshake, each write of the request to the backend (a backend that
+//     stops taking the body answers 504), and the wait for the response
+//     headers (504), on the router's own HTTP/1.1 pool and on the net/http
+//     transports, which keep one set of connections per distinct set of
+//     timeouts. A value that does not parse keeps the router's.
+//   - proxy-next-upstream-tries: the endpoints a request whose connection
+//     failed is sent to, the first included (default 3; "0" every endpoint
+//     once, nginx's unlimited).
+//   - allowlist-source-range (also spelled whitelist-source-range, read
+//     only when the former is not set) and denylist-source-range: CIDR
+//     ranges and bare addresses, IPv4 and IPv6, comma-separated. A client
+//     in the denylist, or outside the allowlist, gets 403. The client
+//     address is router.Router.ClientAddr: the peer, or the X-Forwarded-For
+//     client when the peer is inside router.Options.ProxyRealIPCIDR, never a
+//     header from anyone else. A list with any entry that does not parse
+//     (an empty one included) closes the location: 403 for everyone.
+//   - limit-rps, limit-rpm, limit-connections, limit-burst-multiplier
+//     (default 5) and limit-whitelist (also spelled limit-allowlist): per
+//     client address and per Ingress, as ingress-nginx's zones are one per
+//     Ingress shared by its paths, per replica. The rates are nginx's
+//     limit_req with burst = limit × multiplier and nodelay: 1 + burst
+//     requests pass at once, then one per 1/rate, and the rest answer 503;
+//     limit-connections bounds a client's requests in flight, 503 over it.
+//     Clients in limit-whitelist are never limited. As in nginx, limits
+//     run before the source ranges (a refused client still spends its
+//     rate), and a request refused by one rate is counted by none. A
+//     limit that does not parse closes the location (503 for everyone);
+//     a negative limit is no limit, as in ingress-nginx; a bad multiplier
+//     keeps 5 and a bad limit-whitelist exempts nobody.
+//
+// The rate-limit counters are not in the table: they live in the
+// router.Router, keyed by the zone's name and the client address, so every
+// rebuild keeps them. Their memory is bounded, like nginx's fixed-size
+// zone: one table of router.Options.RateLimitEntries entries (65,536 by
+// default, 5.6 MiB, allocated when a limited request first arrives), set
+// associative (8 entries per set, chosen by a hash seeded per Router, so
+// clients cannot aim at one set). A new client takes a free entry of its
+// set or the least recently used one, so a flood from any number of
+// addresses evicts idle counters (an evicted counter starts again from
+// empty, as when nginx drops old states from a full zone) and the table
+// never grows; an entry with requests in flight is never evicted, and a
+// request whose set is full of them answers 503, as nginx does when its
+// zone has no room.
+//
 // Not yet: the rest of ingress-nginx's routing set (the canary set of §10,
-// ...) and the whole
-// request-policy set (proxy-body-size per Ingress, the global limit being
-// router.Options.MaxBodySize of §13; the proxy timeouts,
-// proxy-next-upstream-tries, source ranges, CORS, rate limits, basic and
-// external auth, session affinity). Each warns as above and has no effect.
-// For default-backend, the X-Code and related headers ingress-nginx adds for
+// ...) and the rest of the request-policy set (CORS, basic and external
+// auth, session affinity). Each warns as above and has no effect. For
+// default-backend, the X-Code and related headers ingress-nginx adds for
 // the default Service, and its use with custom-http-errors, are not built:
 // only the no-endpoint fallback is (§19).
 //
@@ -684,7 +747,10 @@
 //     published yet; 502 the backend could not be reached or failed before
 //     answering, or a gRPC request to a backend not marked GRPC or GRPCS
 //     (the message names the backend-protocol fix); 504 the backend sent no
-//     response headers within the read timeout (60 s); 400 a malformed
+//     response headers within the read timeout (60 s, or the location's
+//     proxy-read-timeout), or stopped taking the request for its
+//     proxy-send-timeout; 403 a client outside the location's source
+//     ranges; 503 over the location's rate limits (§11); 400 a malformed
 //     request-target, path, Host or body framing; 408 a stalled body; 413 a
 //     body over the limit; 308 the TLS redirect (§12); the redirects of
 //     §11 (from-to-www-redirect, app-root, permanent-redirect,
@@ -707,7 +773,8 @@
 //     answers 101. Responses of unknown length are flushed as they arrive.
 //   - A backend that cannot be connected to (refused, unreachable, connect
 //     timeout, failed TLS handshake) is retried on another of its
-//     endpoints, at most 3 tries, for GET, HEAD, OPTIONS, TRACE, PUT and
+//     endpoints, at most 3 tries (the location's proxy-next-upstream-tries,
+//     §11), for GET, HEAD, OPTIONS, TRACE, PUT and
 //     DELETE, when nothing of the request body was read (§19). A failure
 //     after the connection opened is never retried. A failure after the
 //     response started cuts the client's connection. In-flight counts are
@@ -830,7 +897,9 @@
 //   - case: name; scenario, notes, source (free text); options
 //     (defaultBackend, ingressClass, controllerName,
 //     watchIngressWithoutClass, sslRedirect, allowLoopbackEndpoints,
-//     trustForwardedProto, defaultSSLCertificate); objects (manifests,
+//     trustForwardedProto or its flag's name useForwardedHeaders,
+//     proxyBodySize in nginx's size syntax, proxyRealIPCIDR as a list of
+//     ranges or addresses, defaultSSLCertificate); objects (manifests,
 //     inline, or include: a manifest file or folder relative to the case
 //     file); warnings (the exact list the objects compile to, in order:
 //     reason, object, field); requests.
@@ -851,12 +920,6 @@
 // and what it received. Both runners also compare each file's compiled
 // tables, warnings included, with x.golden beside x.yaml (rewritten with
 // -update), and reach the same verdict on the same files.
-//
-// Not yet: the options proxyBodySize (router.Options.MaxBodySize exists,
-// but a case cannot set it; cases run with the 1 MiB default),
-// useForwardedHeaders (only trustForwardedProto, the X-Forwarded-Proto
-// part, exists) and proxyRealIPCIDR, which wait for the router options
-// they would set.
 //
 // # 19. Where ramjet differs from ingress-nginx
 //
@@ -960,6 +1023,20 @@
 //     (when the client's URI was escaped); here every byte a path or query
 //     cannot carry is percent-encoded, so the backend always gets a valid
 //     request-target (documented).
+//   - A source range that does not parse: the location answers 503 to
+//     everyone there ("Location denied"); 403 here, as a range that
+//     denies (AnnotationRejected). A rate limit that does not parse: the
+//     whole Ingress is dropped there; here its locations answer 503 to
+//     everyone and the rest of it is served (AnnotationRejected).
+//   - proxy-read-timeout: between two reads of the whole response there;
+//     here the wait for the response headers, as the router's read
+//     timeout (§13), so a long stream or WebSocket is never cut by it
+//     (documented). proxy-send-timeout and proxy-connect-timeout on a
+//     router given its own Options.Transport: that transport's settings
+//     apply (documented).
+//   - Rate limits when the counter table is full: nginx drops the oldest
+//     states of the Ingress's 5 MB zone; here the least recently used idle
+//     entry of a set in one table shared by all zones (§11, documented).
 //
 // Kept on purpose, with a warning, because migrating users depend on it: a
 // Service port referenced by its targetPort string still resolves

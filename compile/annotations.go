@@ -42,6 +42,9 @@ type annotationValues struct {
 	hashKey   balance.HashKey
 	policyKey string
 
+	// request holds the request policy annotations (see policy.go).
+	request policyValues
+
 	// canaryKey is the canary annotation that marked the Ingress a canary
 	// (value true), "" for an ordinary Ingress.
 	canaryKey string

@@ -108,6 +108,7 @@ func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkin
 			Order:   order,
 			Regexp:  k.re,
 			Rewrite: b.routeRewrite(ing, declaredPath(p)),
+			Policy:  ing.requestPolicy(),
 		}
 		if backend == nil {
 			backend = b.useBackend(ing, p.Backend.Service, field, ".backend.service", true)

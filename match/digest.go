@@ -112,6 +112,7 @@ func digest(t *Table, inputs []byte) string {
 	}
 	encodeRedirectActions(&e, t)
 	encodeRewrites(&e, t)
+	digestPolicies(&e, t)
 	return e.sum()
 }
 

@@ -187,6 +187,11 @@ type upstream struct {
 	// verbatim carries HTTP and HTTPS requests whose target the URL
 	// cannot express byte for byte; nil with Options.Transport.
 	verbatim http.RoundTripper
+	// base are the router's timeouts, which h1, h2c, h2 and verbatim
+	// apply; a location with others uses variants (nil with
+	// Options.Transport, whose timeouts are the embedder's).
+	base     timeouts
+	variants *transportVariants
 }
 
 func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -194,15 +199,23 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 	if x == nil {
 		return u.h1.RoundTrip(req)
 	}
-	rt := u.h1
+	h1, h2c, h2, verbatim := u.h1, u.h2c, u.h2, u.verbatim
+	if u.variants != nil && x.timeouts != u.base {
+		set, once := u.variants.forTimeouts(x.timeouts)
+		if once {
+			defer set.closeIdle()
+		}
+		h1, h2c, h2, verbatim = set.h1, set.h2c, set.h2, set.verbatim
+	}
+	rt := h1
 	switch x.backend.Protocol {
 	case match.GRPC:
-		rt = u.h2c
+		rt = h2c
 	case match.GRPCS:
-		rt = u.h2
+		rt = h2
 	default:
-		if x.verbatim && u.verbatim != nil {
-			rt = u.verbatim
+		if x.verbatim && verbatim != nil {
+			rt = verbatim
 		}
 	}
 	return x.roundTrip(rt, req)

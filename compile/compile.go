@@ -59,13 +59,15 @@ var buildSteps = []func(*builder){
 	(*builder).indexObjects,         // Services with their EndpointSlices; Secrets
 	(*builder).claimIngresses,       // SPEC §2, and Ingress order (§7)
 	(*builder).readAnnotations,      // §11
-	(*builder).holdCanaries,         // §10: a canary never routes as an ordinary Ingress
+	(*builder).splitCanaries,        // §10: a canary never routes as an ordinary Ingress
 	(*builder).buildHosts,           // §3: virtual hosts and their creators
 	(*builder).buildRoutes,          // §4, §7: paths, route keys, conflicts, backends (§8)
 	(*builder).buildDefaultBackends, // §6
+	(*builder).attachCanaries,       // §10: canaries join their primaries' backends
 	(*builder).orderClaims,          // each backend's serving Ingresses, oldest first
 	(*builder).decideProtocols,      // §8, §11: backend-protocol, oldest decides
 	(*builder).decideBalancing,      // §9, §11: load-balance, upstream-hash-by, oldest decides
+	(*builder).decideAffinity,       // §9: session affinity, oldest decides; sticky canaries share it
 	(*builder).buildTLS,             // §12: TLS hosts and certificates
 	(*builder).applyRedirects,       // §12: host-level redirect settings
 	(*builder).assemble,             // match.New: the table and its digest (§15)
@@ -137,6 +139,9 @@ type builder struct {
 	byKey     map[objKey]*ingress
 	// claimed names every claimed Ingress in Ingress order, canaries too.
 	claimed []Ref
+	// canaries are the canary Ingresses in Ingress order, kept out of
+	// ingresses (SPEC §10).
+	canaries []*ingress
 
 	// Virtual hosts by name ("" is the catch-all) and in creation order.
 	vhosts     map[string]*vhost

@@ -110,6 +110,7 @@ func digest(t *Table, inputs []byte) string {
 			}
 		}
 	}
+	e.encodeTraffic(t)
 	return e.sum()
 }
 

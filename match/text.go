@@ -18,6 +18,8 @@ import (
 //	  route Prefix <path> -> <backend ID> from <source>      "/" for the root
 //	  route Regex <linear|backtracking> <pattern> -> <backend ID> from <source>
 //	backend <ID> <protocol> <state>[ <policy>]    sorted by ID
+//	  canary <backend ID> from <source> [header <name> [value <q>|pattern <q>]] [cookie <name>] weight <w>/<total>[ sticky]
+//	  affinity cookie <name> <balanced|persistent>[ path <p>][ domain <d>][ max-age <s>][ expires <s>][ samesite <v>]...
 //	  endpoint <ip:port>                          or "no ready endpoints"
 //	tls-host <name>                               sorted; plain HTTP to it is redirected
 //	certificate <secret> sha256:<fingerprint>     sorted by secret
@@ -90,6 +92,7 @@ func (t *Table) writeText(b *strings.Builder) {
 
 	for _, be := range t.backends {
 		b.WriteString("backend " + be.ID + " " + be.Protocol.String() + " " + be.State.String() + policyText(be) + "\n")
+		b.WriteString(trafficText(be))
 		if len(be.Endpoints) == 0 {
 			b.WriteString("  no ready endpoints\n")
 		}

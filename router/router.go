@@ -249,6 +249,8 @@ type serving struct {
 	gen       uint64
 	table     *match.Table
 	balancers map[*match.Backend]*balance.Balancer
+	// splits are the canary weight rotations by primary backend.
+	splits map[*match.Backend]*balance.Split
 }
 
 // New returns a Router with no table: it answers 503 until the first Publish.
@@ -369,7 +371,7 @@ func (r *Router) Publish(t *match.Table) (generation uint64, changed bool) {
 	if cur != nil && (cur.table == t || t.Digest() == cur.table.Digest()) {
 		return cur.gen, false
 	}
-	next := &serving{table: t, balancers: r.balancers(t), gen: 1}
+	next := &serving{table: t, balancers: r.balancers(t), splits: r.splits(t), gen: 1}
 	if cur != nil {
 		next.gen = cur.gen + 1
 	}
@@ -387,7 +389,7 @@ func (r *Router) Publish(t *match.Table) (generation uint64, changed bool) {
 				live = append(live, b)
 			}
 		}
-		r.registry.Sweep(live)
+		r.registry.SweepSplits(live, liveSplits(next, cur))
 	}
 	size := t.Size()
 	r.logger.Info("routing table published",
@@ -405,7 +407,7 @@ func (r *Router) balancers(t *match.Table) map[*match.Backend]*balance.Balancer 
 			return
 		}
 		if _, ok := m[b]; !ok {
-			m[b] = r.registry.Balancer(balance.Config{ID: b.ID, Endpoints: b.Endpoints, Policy: b.Policy, HashKey: b.HashKey})
+			m[b] = r.registry.Balancer(balance.Config{ID: b.ID, Endpoints: b.Endpoints, Policy: b.Policy, HashKey: b.HashKey, Affinity: affinityMode(b)})
 		}
 	}
 	for b := range t.Backends() {

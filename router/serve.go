@@ -159,6 +159,12 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		r.refuse(w, req, grpc, st.gen, host, b, src, a)
 		return
 	}
+	ch, a, refused := st.steer(b, res.Route, req) // §9, §10: canary, session affinity
+	if refused {
+		r.refuse(w, req, grpc, st.gen, host, ch.backend, src, a)
+		return
+	}
+	b = ch.backend
 	if grpc && b.Protocol != match.GRPC && b.Protocol != match.GRPCS {
 		r.refuse(w, req, grpc, st.gen, host, b, src, ansGRPCNotEnabled)
 		return
@@ -186,6 +192,7 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		query:    query,
 		hasQuery: hasQuery,
 		reqBody:  body,
+		choice:   ch,
 	}
 	// finish releases the endpoint on every way out, panics included.
 	defer r.finish(x, req)
@@ -369,6 +376,9 @@ type exchange struct {
 	// verbatim: the outgoing URL cannot carry the target byte for byte
 	// (see verbatimTransport).
 	verbatim bool
+	// choice is the backend chosen past its canary, and the session
+	// (canary.go, affinity.go).
+	choice choice
 
 	// ctx is the inbound request's context carrying the exchange, and
 	// forwarded backs the forwarded header values: both live in this one
@@ -397,7 +407,7 @@ func (x *exchange) pick() bool {
 	if x.tries >= maxTries {
 		return false
 	}
-	e, ok := x.balancer.Pick(x.key, x.tried[:x.tries]...)
+	e, ok := x.pickEndpoint()
 	if !ok {
 		return false
 	}

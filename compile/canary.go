@@ -212,7 +212,7 @@ func (b *builder) attachPath(ing *ingress, v *vhost, host, field string, p *netw
 	if v != nil {
 		primary = v.route(routeKey{typ: typ, path: key})
 	}
-	canary := b.useBackend(ing, p.Backend.Service, field, ".backend.service", false)
+	canary := b.canaryBackend(ing, p.Backend.Service, field, ".backend.service")
 	if primary == nil {
 		b.warn(CanaryWithoutPrimary, ing.ref(), field,
 			fmt.Sprintf("%s: no Ingress serves %s path %q, so this canary path has no primary to take traffic from and serves nothing",
@@ -224,7 +224,7 @@ func (b *builder) attachPath(ing *ingress, v *vhost, host, field string, p *netw
 
 // attachDefault attaches a canary's spec.defaultBackend to the catch-all.
 func (b *builder) attachDefault(ing *ingress, svc *networkingv1.IngressServiceBackend) {
-	canary := b.useBackend(ing, svc, "spec.defaultBackend", ".service", false)
+	canary := b.canaryBackend(ing, svc, "spec.defaultBackend", ".service")
 	var primaries []*match.Backend
 	for _, r := range b.catchAll.vh.Routes {
 		primaries = append(primaries, r.Backend)
@@ -244,6 +244,24 @@ func (b *builder) attachDefault(ing *ingress, svc *networkingv1.IngressServiceBa
 			b.attach(ing, "spec.defaultBackend", svc, p, canary, "the catch-all host")
 		}
 	}
+}
+
+// canaryBackend resolves a canary's Service port and warns, like
+// useBackend, about one that does not resolve: the requests the canary's
+// rules choose answer 500 then (SPEC §10), not 503.
+func (b *builder) canaryBackend(ing *ingress, svc *networkingv1.IngressServiceBackend, field, suffix string) *match.Backend {
+	r := b.resolve(ing.obj.Namespace, svc.Name, servicePort(svc.Port))
+	const consequence = "; the requests this canary's rules choose answer 500"
+	switch r.problem {
+	case ServiceNotFound, ExternalNameUnsupported:
+		b.warn(r.problem, ing.ref(), field+suffix+".name", r.message+consequence)
+	case ServicePortNotFound:
+		b.warn(r.problem, ing.ref(), field+suffix+".port", r.message+consequence)
+	}
+	if r.targetMsg != "" {
+		b.warn(PortMatchedTargetPort, ing.ref(), field+suffix+".port", r.targetMsg)
+	}
+	return r.backend.b
 }
 
 // attach makes canary the canary of primary for ing's rules, unless an

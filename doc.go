@@ -609,7 +609,8 @@
 //     published yet; 502 the backend could not be reached or failed before
 //     answering, or a gRPC request to a backend not marked GRPC or GRPCS
 //     (the message names the backend-protocol fix); 504 the backend sent no
-//     response headers within the read timeout (60 s); 400 a malformed
+//     response headers within the read timeout (60 s); 500 the share of a
+//     canary whose Service or port does not exist (§10); 400 a malformed
 //     request-target, path, Host or body framing; 408 a stalled body; 413 a
 //     body over the limit; 308 the TLS redirect (§12). To a gRPC client
 //     (Content-Type application/grpc...) each is trailers-only: grpc-status

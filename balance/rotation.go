@@ -1,6 +1,7 @@
 package balance
 
 import (
+	"cmp"
 	"math/bits"
 	"slices"
 	"strings"
@@ -84,9 +85,16 @@ func reduceWeights(weights []int, limit int) []int {
 			hi = mid - 1
 		}
 	}
+	// Equal weights scale alike: scale each distinct weight once, then
+	// find each weight's among the distinct ones (ascending).
+	scaled := make([]int, len(distinct))
+	for k, d := range distinct {
+		scaled[k] = int(scaleShare(d.w, uint64(lo), total))
+	}
 	for i, w := range shares {
 		if w > 0 {
-			shares[i] = int(scaleShare(uint64(w), uint64(lo), total))
+			k, _ := slices.BinarySearchFunc(distinct, uint64(w), func(d weightCount, w uint64) int { return cmp.Compare(d.w, w) })
+			shares[i] = scaled[k]
 		}
 	}
 	divideByGCD(shares)
@@ -105,8 +113,29 @@ func scaleShare(w, target, total uint64) uint64 {
 // weightCount is a positive weight and how many indices have it.
 type weightCount struct{ w, n uint64 }
 
-// weightCounts lists the distinct positive shares with their counts.
+// weightCounts lists the distinct positive shares with their counts, in
+// ascending order.
 func weightCounts(shares []int) []weightCount {
+	top := 0
+	for _, w := range shares {
+		top = max(top, w)
+	}
+	if top <= 4*len(shares)+1024 {
+		// Small weights, the usual case: count them in a slice.
+		counts := make([]uint64, top+1)
+		for _, w := range shares {
+			if w > 0 {
+				counts[w]++
+			}
+		}
+		var out []weightCount
+		for w, n := range counts {
+			if n > 0 {
+				out = append(out, weightCount{uint64(w), n})
+			}
+		}
+		return out
+	}
 	sorted := make([]int, 0, len(shares))
 	for _, w := range shares {
 		if w > 0 {
@@ -181,25 +210,31 @@ func rotationOf(shares []int) []uint32 {
 	if total == 0 {
 		return nil
 	}
+	// The scan reads three small arrays: each group's share, its debt
+	// (total times the turns its holder has had) and its turn holder.
+	n := len(groups)
+	share, debt, head := make([]int64, n), make([]int64, n), make([]uint32, n)
+	for k := range groups {
+		share[k], head[k] = groups[k].share, groups[k].head
+	}
 	out := make([]uint32, total)
 	for step := range out {
 		t := int64(step) + 1
 		best := 0
-		bestCredit := t*groups[0].share - total*groups[0].rounds
-		for k := 1; k < len(groups); k++ {
-			g := &groups[k]
-			// The turn holder has been picked g.rounds times so far.
-			credit := t*g.share - total*g.rounds
-			if credit > bestCredit || credit == bestCredit && g.head < groups[best].head {
+		bestCredit := t*share[0] - debt[0]
+		for k := 1; k < n; k++ {
+			credit := t*share[k] - debt[k]
+			if credit > bestCredit || credit == bestCredit && head[k] < head[best] {
 				best, bestCredit = k, credit
 			}
 		}
 		g := &groups[best]
-		out[step] = g.head
+		out[step] = head[best]
 		if g.next++; g.next == g.end {
-			g.next, g.rounds = g.start, g.rounds+1
+			g.next = g.start
+			debt[best] += total
 		}
-		g.head = members[g.next]
+		head[best] = members[g.next]
 	}
 	return out
 }
@@ -207,7 +242,7 @@ func rotationOf(shares []int) []uint32 {
 // shareGroup is the indices with one share: members[start:end] in
 // ascending order, next the one whose turn it is (head caches it).
 type shareGroup struct {
-	share, rounds    int64
+	share            int64
 	start, end, next int
 	head             uint32
 }

@@ -1,9 +1,9 @@
 // Package router serves a compiled routing table: an http.Handler that
 // matches each request against the table being served, answers what the
-// table answers itself (the 308 HTTPS redirect, 400, 404, 408, 413, 502,
-// 503, 504) and
-// reverse-proxies the rest to one endpoint of the chosen backend (SPEC §9,
-// §12, §13, §15).
+// table answers itself (the 308 HTTPS redirect, 400, 404, 408, 413, 500,
+// 502, 503, 504) and reverse-proxies the rest to one endpoint of the
+// chosen backend, past its canary and by its session (SPEC §9, §10, §12,
+// §13, §15).
 //
 // A Router holds one serving state at a time behind an atomic pointer: the
 // table plus one balancer per backend, built once per Publish. A request

@@ -60,17 +60,17 @@ func routeCookiePath(rt *match.Route) string {
 	return rt.Path
 }
 
-// pickEndpoint picks for the exchange: by its session when the backend
-// has affinity, else by the policy. A new session, or one moved after a
+// pickEndpoint picks for the exchange, never one of tried: by its session
+// when the backend has affinity, else by the policy. A new session, or one moved after a
 // failure with session-cookie-change-on-failure, sets the cookie; the
 // response has not started, so an earlier cookie of this exchange is
 // replaced rather than doubled.
-func (x *exchange) pickEndpoint() (balance.Endpoint, bool) {
+func (x *exchange) pickEndpoint(tried []balance.Endpoint) (balance.Endpoint, bool) {
 	ch := &x.choice
 	if ch.affinity == nil {
-		return x.balancer.Pick(x.key, x.tried[:x.tries]...)
+		return x.balancer.Pick(x.key, tried...)
 	}
-	e, fresh, ok := x.balancer.PickSession(ch.session, x.key, x.tried[:x.tries]...)
+	e, fresh, ok := x.balancer.PickSession(ch.session, x.key, tried...)
 	if !ok || fresh == "" {
 		return e, ok
 	}

@@ -407,7 +407,7 @@ func (x *exchange) pick() bool {
 	if x.tries >= maxTries {
 		return false
 	}
-	e, ok := x.pickEndpoint()
+	e, ok := x.pickEndpoint(x.tried[:x.tries])
 	if !ok {
 		return false
 	}

@@ -393,33 +393,94 @@
 // once they are idle.
 //
 // Weights: package balance builds smooth weighted rotations (reduced by
-// their GCD, capped in length, never rounding a live endpoint to zero) and
-// weighted splits across backends, but no compiled table carries weights
-// yet (see §10).
+// their GCD, capped in length, never rounding a live endpoint to zero).
+// A weighted split across backends (balance.Split, the canary weight of
+// §10) walks such a rotation with a cursor kept in the registry by the
+// split's identity (the primary backend), like a backend's: every replica
+// walks the same sequence, there is no random draw, a table swap in the
+// middle of a rotation continues it, and over each full rotation every
+// backend gets exactly its share.
 //
-// Not yet: session affinity (affinity: cookie and the session-cookie-*
-// annotations). They warn AnnotationUnsupported (AnnotationRejected under
-// ramjet.dev/) and have no effect.
+// Session affinity: affinity: cookie (the only type) with
+// session-cookie-name (default INGRESSCOOKIE), -path, -domain, -max-age,
+// -expires (whole seconds under nginx.ingress.kubernetes.io/, a duration
+// with a unit such as 1h under ramjet.dev/), -samesite (None, Lax,
+// Strict), -secure, -conditional-samesite-none, -change-on-failure, and
+// affinity-mode balanced (default) or persistent. Like the policy, the
+// oldest Ingress serving a backend decides (others AnnotationConflict);
+// session-cookie-* settings without affinity: cookie warn
+// AnnotationRejected and have no effect. The cookie's value is
+// "<session>|<backend token>", both 16 hex digits derived by a fixed hash,
+// the same on every replica, and never an address: in persistent mode the
+// session names the endpoint by a hash of backend and address, and a new
+// session is placed by the policy; in balanced mode the session is a key
+// that consistent hashing (§9's ring) maps to an endpoint, so that adding
+// endpoints moves about 1/n of the sessions onto them, and a new session
+// gets a new key from the backend's cursor. A request whose cookie names a
+// live endpoint of the backend goes there and gets no new cookie;
+// otherwise the endpoint is chosen as above and the answer sets the cookie
+// (Path: session-cookie-path, else the matched route's path, "/" for a
+// regex route or a fallback; then Domain, Expires, Max-Age, Secure,
+// HttpOnly, SameSite). When the session's endpoint cannot be connected to,
+// the retry goes to another endpoint; only with
+// session-cookie-change-on-failure does the cookie move there.
+// session-cookie-hash, gone from ingress-nginx, warns as unsupported.
 //
 // # 10. Canary and weighted backends
 //
-// Not yet served: ingress-nginx's canary annotations (canary, canary-weight,
-// canary-weight-total, canary-by-header, canary-by-header-value,
-// canary-by-header-pattern, canary-by-cookie) split nothing. What is
-// guaranteed meanwhile is that a canary is never compiled as an ordinary
-// Ingress, which would be the worst outcome (an older canary would win its
-// primary's path under §7 and take all of its traffic): an Ingress whose
-// canary annotation is true creates no hosts, routes, fallbacks,
-// certificates or TLS hosts, and its canary annotation warns
-// AnnotationUnsupported (AnnotationRejected under ramjet.dev/) saying so.
-// Every request keeps going to the primary. The canary is still claimed
-// (it is in compile.Result.Claimed and gets status, §16), and its other
-// annotations are still read and warned about. The other canary
-// annotations warn AnnotationUnsupported (AnnotationRejected under
-// ramjet.dev/) and have no effect; a canary value that is not a boolean
-// warns AnnotationRejected and leaves an ordinary Ingress, as in
-// ingress-nginx. Weighted splits across backends (where an invalid
-// backend's share would answer 500) are not served either.
+// ingress-nginx's canary annotations, with either prefix: canary (a
+// boolean; a value that does not parse leaves an ordinary Ingress, as in
+// ingress-nginx), canary-by-header, canary-by-header-value,
+// canary-by-header-pattern, canary-by-cookie, canary-weight and
+// canary-weight-total. A canary rule annotation on an Ingress that is not
+// a canary warns AnnotationRejected and has no effect.
+//
+// A canary Ingress is never compiled as an ordinary one (older than its
+// primary it would win the path under §7 and take all of its traffic): it
+// creates no hosts, routes, fallbacks, certificates or TLS hosts. Each of
+// its paths attaches its backend to the backend of the primary route with
+// the same host, path and path type; its spec.defaultBackend attaches to
+// the backends of the catch-all's routes and of an Ingress's catch-all
+// fallback. Being on the backend, the canary applies wherever that backend
+// is used. The oldest canary of a backend wins; a later one warns
+// CanaryConflict naming it. A canary path with no such primary (or naming
+// the primary's own backend) serves nothing and warns CanaryWithoutPrimary:
+// a host only canaries name answers like any unknown host. Canaries are
+// still claimed (compile.Result.Claimed, status of §16).
+//
+// Per request, the first rule that decides wins: a session pinned to the
+// canary (below); the header (named case-insensitively, '_' read as '-' as
+// nginx's $http_<name> does; canary-by-header-value sends the request to
+// the canary on an exact, case-sensitive match; else
+// canary-by-header-pattern on an unanchored, case-sensitive match, in Go's
+// regexp syntax; else "always" and "never" decide; any other value passes
+// on); the cookie ("always" or "never", cookie name case-insensitive);
+// then the weight: canary-weight of canary-weight-total (a total of 100 or
+// less reads as 100) by the rotation of §9, so weight 0 never and a weight
+// of the total or more always takes the canary, and every full rotation of
+// weighted requests gives the canary exactly its share.
+//
+// A primary with no ready endpoints answers 503 even where the canary
+// would be chosen; a canary with no ready endpoints is skipped (its rules
+// are not even consulted). A canary whose Service or port does not exist,
+// or that is an ExternalName, answers 500 for the requests its rules
+// choose (Gateway API's rule for invalid weighted backends; its
+// ServiceNotFound warning says so); a header or cookie "never" still
+// reaches the primary.
+//
+// With session affinity on the primary (§9) a canary shares it
+// (affinity-canary-behavior sticky, the default): both read one cookie,
+// and a request whose cookie names the canary's backend stays on the
+// canary while the canary has ready endpoints, whatever the other rules
+// say. affinity-canary-behavior: legacy on the canary Ingress leaves the
+// canary without affinity.
+//
+// Differences from ingress-nginx: the weight is a rotation, not
+// math.random; a canary-by-header-pattern that Go's regexp cannot compile
+// (look-around, back-references, or a malformed pattern) is rejected with
+// AnnotationRejected when compiling, so the cookie and weight decide,
+// where ingress-nginx fails the match on every request and sends
+// requests carrying the header to the primary.
 //
 // # 11. Annotations
 //
@@ -441,6 +502,9 @@
 //
 //   - backend-protocol (§8);
 //   - load-balance and upstream-hash-by (§9);
+//   - affinity, affinity-mode, affinity-canary-behavior and the
+//     session-cookie-* settings (§9);
+//   - the canary set (§10);
 //   - ssl-redirect, force-ssl-redirect and preserve-trailing-slash (§12),
 //     booleans in Go's syntax ("true", "false", "1", "0", ...);
 //   - use-regex, rewrite-target, upstream-vhost and x-forwarded-prefix, as
@@ -636,12 +700,11 @@
 // request whose set is full of them answers 503, as nginx does when its
 // zone has no room.
 //
-// Not yet: the rest of ingress-nginx's routing set (the canary set of §10,
-// ...) and the rest of the request-policy set (CORS, basic and external
-// auth, session affinity). Each warns as above and has no effect. For
-// default-backend, the X-Code and related headers ingress-nginx adds for
-// the default Service, and its use with custom-http-errors, are not built:
-// only the no-endpoint fallback is (§19).
+// Not yet: the rest of the request-policy set (CORS, basic and external
+// auth); each warns as above and has no effect. For default-backend, the
+// X-Code and related headers ingress-nginx adds for the default Service,
+// and its use with custom-http-errors, are not built: only the no-endpoint
+// fallback is (§19).
 //
 // # 12. TLS
 //
@@ -750,7 +813,8 @@
 //     response headers within the read timeout (60 s, or the location's
 //     proxy-read-timeout), or stopped taking the request for its
 //     proxy-send-timeout; 403 a client outside the location's source
-//     ranges; 503 over the location's rate limits (§11); 400 a malformed
+//     ranges; 503 over the location's rate limits (§11); 500 the share of a
+//     canary whose Service or port does not exist (§10); 400 a malformed
 //     request-target, path, Host or body framing; 408 a stalled body; 413 a
 //     body over the limit; 308 the TLS redirect (§12); the redirects of
 //     §11 (from-to-www-redirect, app-root, permanent-redirect,
@@ -807,15 +871,17 @@
 //	RouteConflict             a second declaration of a route key (§7)
 //	DefaultBackendConflict    a second rules-less spec.defaultBackend (§6)
 //	DefaultBackendUnavailable the global default backend cannot serve (§6)
-//	ServiceNotFound           answers 503 (§8)
+//	ServiceNotFound           answers 503; a canary's share answers 500 (§8, §10)
 //	ServicePortNotFound       answers 503 (§8)
 //	ServicePortConflict       a port number and name naming different ports; the number is used (§8)
 //	PortMatchedTargetPort     the port matched only a targetPort string (§8)
 //	ExternalNameUnsupported   answers 503 (§8)
 //	EndpointRejected          an endpoint address that can never be a pod; not dialled (§8)
 //	AnnotationRejected        a ramjet.dev/ annotation, or a value, not applied (§10, §11)
-//	AnnotationUnsupported     an nginx annotation ramjet does not implement, canary included (§10, §11)
+//	AnnotationUnsupported     an nginx annotation ramjet does not implement (§11)
 //	AnnotationConflict        Ingresses disagree about one backend (§8, §9)
+//	CanaryWithoutPrimary      a canary path or default backend with no primary to attach to (§10)
+//	CanaryConflict            a backend already has an older canary (§10)
 //	AnnotationSubstituted     ewma served as least_conn (§9); a rewrite-target sent with a leading "/" (§11)
 //	SecretNotFound            a spec.tls Secret missing or not kubernetes.io/tls (§12)
 //	SecretInvalid             a spec.tls key pair that does not parse (§12)
@@ -906,14 +972,17 @@
 //   - request: host ("" for none, sent as HTTP/1.0); path (the raw
 //     request-target); method (default GET); headers; body or bodySize;
 //     clientAddress (the peer the router sees); scheme ("https" means TLS
-//     with SNI = host); repeat; scenario, notes, source; expect.
+//     with SNI = host); repeat; session (send the cookies the answers to
+//     the case's earlier session requests set, and keep the ones this one's
+//     answers set, as a browser does); scenario, notes, source; expect.
 //   - expect: status; service (the backend ID chosen, or null for none);
 //     route (the declaration matched, "ns/name spec.rules[0].http.paths[1]",
 //     or null); forwardedPath and forwardedHost (what the backend received);
 //     requestHeaders (what the backend received, null meaning absent);
 //     responseHeaders ("" means absent); certificateHost (the served
 //     certificate verifies for this name); distinctEndpoints (over the
-//     repeats).
+//     repeats); services (requests per backend ID over the repeats, exact
+//     under a weighted rotation; a backend not listed must not be chosen).
 //
 // Requests go through the real handler, built as net/http's server would
 // hand them over, with a transport that records which endpoint was chosen
@@ -959,6 +1028,20 @@
 //   - A request without its hash key: hashed as the empty key there, so
 //     every such request reaches one endpoint; round-robin here
 //     (documented).
+//   - canary-weight: a random draw per request there; a deterministic
+//     interleaved rotation here, exact over each rotation (documented, §10).
+//   - A canary whose Service or port does not exist: skipped there; here
+//     its share answers 500, Gateway API's rule (ServiceNotFound,
+//     ServicePortNotFound, ExternalNameUnsupported on the canary's path).
+//   - canary-by-header-pattern that does not compile (or uses PCRE-only
+//     syntax): every match fails there, sending requests with the header
+//     to the primary; rejected when compiling here, so the cookie and
+//     weight decide (AnnotationRejected).
+//   - Session cookie values: an endpoint hash (persistent) or a random key
+//     (balanced) there; a hash or a key from the backend's cursor here,
+//     the same on every replica, and a cookie is set on every route of the
+//     backend rather than only those of Ingresses with affinity
+//     (documented, §9).
 //   - A backend that connects but sends no response headers in time: 504
 //     in both (§13), listed because a 502 would be easy to expect.
 //   - Methods retried after a failed connect: all but POST, LOCK and PATCH

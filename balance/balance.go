@@ -11,9 +11,10 @@
 // references any more once they are idle.
 //
 // Policies (Policy): round-robin (the default), least-conn and consistent
-// hashing on a request key (HashKey). Endpoint weights and splits across
-// weighted backends (for canary, SPEC §10) are built in but not exported
-// until the table carries weights.
+// hashing on a request key (HashKey), with cookie session affinity on top
+// (Session). Splits across weighted backends (Split, for canary, SPEC §10)
+// follow a deterministic interleaved rotation whose position, like a
+// cursor, outlives tables.
 //
 // Picking is lock-free and allocation-free: an atomic addition to the
 // cursor and one to the chosen endpoint's count, plus a scan of the
@@ -101,6 +102,9 @@ type Config struct {
 	Policy Policy
 	// HashKey is what the Hash policy hashes; other policies ignore it.
 	HashKey HashKey
+	// Affinity, when set, makes PickSession keep a session on one endpoint
+	// (cookie session affinity, SPEC §9).
+	Affinity Affinity
 	// weights, when not nil, are aligned with Endpoints: relative shares of
 	// traffic, 0 (or less) for none. nil or all equal means uniform.
 	// Registry.Balancer panics if the lengths differ.
@@ -123,8 +127,11 @@ type Balancer struct {
 	shares []int
 	// rotation interleaves the endpoints by weight; nil when uniform.
 	rotation []uint32
-	// ring is set for the Hash policy when some endpoint is live.
+	// ring is set for the Hash policy, and for balanced session affinity,
+	// when some endpoint is live.
 	ring *ring
+	// session is the cookie session affinity state; nil without affinity.
+	session *session
 }
 
 type load struct {
@@ -174,7 +181,7 @@ func (r *Registry) Balancer(cfg Config) *Balancer {
 	}
 
 	needRotation := weighted && b.policy != LeastConn // Hash falls back to it without a key
-	needRing := b.policy == Hash && b.live > 0
+	needRing := (b.policy == Hash || cfg.Affinity == Balanced) && b.live > 0
 
 	r.mu.Lock()
 	st := r.state(r.cursors, cfg.ID, nil)
@@ -211,6 +218,9 @@ func (r *Registry) Balancer(cfg Config) *Balancer {
 		r.mu.Lock()
 		st.ringAddrs, st.ringShares, st.ring = slices.Clone(cfg.Endpoints), b.shares, b.ring
 		r.mu.Unlock()
+	}
+	if cfg.Affinity != NoAffinity {
+		b.session = newSession(cfg.ID, cfg.Affinity, cfg.Endpoints)
 	}
 	return b
 }
@@ -257,7 +267,12 @@ func (r *Registry) InFlight(addr string) int64 {
 	return 0
 }
 
-// Sweep releases what the live balancers (those of the table just
+// Sweep is SweepSplits without splits.
+func (r *Registry) Sweep(live []*Balancer) (cursors, counters int) {
+	return r.SweepSplits(live, nil)
+}
+
+// SweepSplits releases what the live balancers (those of the table just
 // published, plus any other table still being served) no longer reference:
 // cursors of backends, and in-flight counters of addresses. It returns how
 // many of each it released.
@@ -270,15 +285,11 @@ func (r *Registry) InFlight(addr string) int64 {
 // later sweep finds it idle, and until then new balancers for its address
 // share it. A released counter stays valid for whoever holds it; Release
 // still decrements it.
+// Rotation positions of splits are released like cursors: those of the
+// live splits are kept.
 //
 // Call it after each publish, from the goroutine that publishes.
-func (r *Registry) Sweep(live []*Balancer) (cursors, counters int) {
-	return r.sweep(live, nil)
-}
-
-// sweep is Sweep that also keeps the cursors of the live splits; those of
-// other splits are released like backends'.
-func (r *Registry) sweep(live []*Balancer, splits []*split) (cursors, counters int) {
+func (r *Registry) SweepSplits(live []*Balancer, splits []*Split) (cursors, counters int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.epoch++
@@ -504,50 +515,4 @@ func isTried(c *counter, tried []Endpoint) bool {
 		}
 	}
 	return false
-}
-
-// split chooses among the alternatives of a weighted split (the backends of
-// a canary or weighted route, SPEC §10) in a deterministic, interleaved
-// rotation built by buildRotation. Its cursor is kept in the registry by the
-// split's identity, so the position survives rebuilds like a backend's.
-// next returns an index into whatever the weights were aligned with.
-// Unexported until the canary work gives it a caller outside the package.
-type split struct {
-	id       string
-	n        int
-	live     int
-	rotation []uint32 // nil when uniform
-	cursor   *cursor
-}
-
-// split returns the split for identity id over len(weights) alternatives.
-// Identities are separate from backend identities. Weights of 0 or less
-// are never chosen; uniform weights need no rotation.
-func (r *Registry) split(id string, weights []int) *split {
-	s := &split{id: id, n: len(weights)}
-	for _, w := range weights {
-		if w > 0 {
-			s.live++
-		}
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	st := r.state(r.splits, id, nil)
-	s.cursor = st.cursor
-	if s.live > 0 && !uniform(weights) {
-		if !slices.Equal(st.rotationOf, weights) {
-			st.rotationOf, st.rotation = slices.Clone(weights), buildRotation(weights, maxRotation)
-		}
-		s.rotation = st.rotation
-	}
-	return s
-}
-
-// next returns the index of the alternative for the next request; ok is
-// false when no weight is positive.
-func (s *split) next() (i int, ok bool) {
-	if s.live == 0 {
-		return 0, false
-	}
-	return s.cursor.turn(s.rotation, s.n), true
 }

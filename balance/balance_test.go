@@ -337,11 +337,11 @@ func TestSweep(t *testing.T) {
 
 	t.Run("splits are swept like backends", func(t *testing.T) {
 		r := NewRegistry()
-		s := r.split("prod/api:80 canary", []int{90, 10})
-		gone := r.split("prod/web:80 canary", []int{1, 1})
+		s := r.Split("prod/api:80 canary", []int{90, 10})
+		gone := r.Split("prod/web:80 canary", []int{1, 1})
 		require.NotSame(t, s.cursor, gone.cursor)
-		r.sweep(nil, []*split{s})
-		cursors, _ := r.sweep(nil, []*split{s})
+		r.SweepSplits(nil, []*Split{s})
+		cursors, _ := r.SweepSplits(nil, []*Split{s})
 		require.Equal(t, 1, cursors)
 		require.Empty(t, cmp.Diff([]string{"prod/api:80 canary"}, keys(r.splits)))
 	})
@@ -358,11 +358,11 @@ func keys[V any](m map[string]V) []string {
 
 func TestSplit(t *testing.T) {
 	r := NewRegistry()
-	s := r.split("prod/api:80 canary", []int{80, 20})
+	s := r.Split("prod/api:80 canary", []int{80, 20})
 	counts := make([]int, 2)
 	var order []int
 	for range 10 {
-		i, ok := s.next()
+		i, ok := s.Next()
 		require.True(t, ok)
 		counts[i]++
 		order = append(order, i)
@@ -371,22 +371,22 @@ func TestSplit(t *testing.T) {
 	require.Empty(t, cmp.Diff([]int{0, 0, 1, 0, 0, 0, 0, 1, 0, 0}, order), "the canary share is spread out")
 
 	// A rebuild with the same identity continues the rotation.
-	next := r.split("prod/api:80 canary", []int{80, 20})
-	i, _ := next.next()
+	next := r.Split("prod/api:80 canary", []int{80, 20})
+	i, _ := next.Next()
 	require.Equal(t, 0, i)
 	require.Equal(t, uint64(11), next.cursor.n.Load())
 
-	uniformSplit := r.split("prod/u", []int{3, 3, 3})
+	uniformSplit := r.Split("prod/u", []int{3, 3, 3})
 	var got []int
 	for range 4 {
-		i, _ := uniformSplit.next()
+		i, _ := uniformSplit.Next()
 		got = append(got, i)
 	}
 	require.Empty(t, cmp.Diff([]int{0, 1, 2, 0}, got))
 
-	_, ok := r.split("prod/none", []int{0, 0}).next()
+	_, ok := r.Split("prod/none", []int{0, 0}).Next()
 	require.False(t, ok)
-	_, ok = r.split("prod/empty", nil).next()
+	_, ok = r.Split("prod/empty", nil).Next()
 	require.False(t, ok)
 }
 

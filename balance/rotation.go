@@ -1,6 +1,7 @@
 package balance
 
 import (
+	"cmp"
 	"math/bits"
 	"slices"
 	"strings"
@@ -71,19 +72,29 @@ func reduceWeights(weights []int, limit int) []int {
 		return shares
 	}
 	// The scaled sum is non-decreasing in the target length, so search for
-	// the largest target whose rounded shares still fit under limit.
+	// the largest target whose rounded shares still fit under limit. Many
+	// endpoints share few distinct weights, so each probe sums over the
+	// distinct weights with their counts.
+	distinct := weightCounts(shares)
 	lo, hi := 1, limit // scaledSum(1) == live <= limit
 	for lo < hi {
 		mid := lo + (hi-lo+1)/2
-		if scaledSum(shares, uint64(mid), total) <= uint64(limit) {
+		if scaledSum(distinct, uint64(mid), total) <= uint64(limit) {
 			lo = mid
 		} else {
 			hi = mid - 1
 		}
 	}
+	// Equal weights scale alike: scale each distinct weight once, then
+	// find each weight's among the distinct ones (ascending).
+	scaled := make([]int, len(distinct))
+	for k, d := range distinct {
+		scaled[k] = int(scaleShare(d.w, uint64(lo), total))
+	}
 	for i, w := range shares {
 		if w > 0 {
-			shares[i] = int(scaleShare(uint64(w), uint64(lo), total))
+			k, _ := slices.BinarySearchFunc(distinct, uint64(w), func(d weightCount, w uint64) int { return cmp.Compare(d.w, w) })
+			shares[i] = scaled[k]
 		}
 	}
 	divideByGCD(shares)
@@ -99,12 +110,54 @@ func scaleShare(w, target, total uint64) uint64 {
 	return max(q, 1)
 }
 
-func scaledSum(shares []int, target, total uint64) uint64 {
-	var sum uint64
+// weightCount is a positive weight and how many indices have it.
+type weightCount struct{ w, n uint64 }
+
+// weightCounts lists the distinct positive shares with their counts, in
+// ascending order.
+func weightCounts(shares []int) []weightCount {
+	top := 0
+	for _, w := range shares {
+		top = max(top, w)
+	}
+	if top <= 4*len(shares)+1024 {
+		// Small weights, the usual case: count them in a slice.
+		counts := make([]uint64, top+1)
+		for _, w := range shares {
+			if w > 0 {
+				counts[w]++
+			}
+		}
+		var out []weightCount
+		for w, n := range counts {
+			if n > 0 {
+				out = append(out, weightCount{uint64(w), n})
+			}
+		}
+		return out
+	}
+	sorted := make([]int, 0, len(shares))
 	for _, w := range shares {
 		if w > 0 {
-			sum += scaleShare(uint64(w), target, total)
+			sorted = append(sorted, w)
 		}
+	}
+	slices.Sort(sorted)
+	var out []weightCount
+	for _, w := range sorted {
+		if n := len(out); n > 0 && out[n-1].w == uint64(w) {
+			out[n-1].n++
+			continue
+		}
+		out = append(out, weightCount{uint64(w), 1})
+	}
+	return out
+}
+
+func scaledSum(distinct []weightCount, target, total uint64) uint64 {
+	var sum uint64
+	for _, d := range distinct {
+		sum += d.n * scaleShare(d.w, target, total)
 	}
 	return sum
 }
@@ -153,50 +206,107 @@ func rotationOf(shares []int) []uint32 {
 	// one picked least often, lowest index first, is always ahead: they take
 	// turns in index order. Tracking one turn pointer per distinct share
 	// makes each step cost the number of distinct shares, not of indices.
-	type group struct {
-		share   int64
-		members []uint32 // ascending
-		next    int      // whose turn it is
-		rounds  int64    // completed turns through all members
-	}
-	byShare := map[int]*group{}
-	var groups []*group
-	var total int64
-	for i, s := range shares {
-		if s <= 0 {
-			continue
-		}
-		g, ok := byShare[s]
-		if !ok {
-			g = &group{share: int64(s)}
-			byShare[s] = g
-			groups = append(groups, g)
-		}
-		g.members = append(g.members, uint32(i))
-		total += int64(s)
-	}
+	groups, members, total := shareGroups(shares)
 	if total == 0 {
 		return nil
+	}
+	// The scan reads three small arrays: each group's share, its debt
+	// (total times the turns its holder has had) and its turn holder.
+	n := len(groups)
+	share, debt, head := make([]int64, n), make([]int64, n), make([]uint32, n)
+	for k := range groups {
+		share[k], head[k] = groups[k].share, groups[k].head
 	}
 	out := make([]uint32, total)
 	for step := range out {
 		t := int64(step) + 1
-		var best *group
-		var bestCredit int64
-		for _, g := range groups {
-			// The turn holder has been picked g.rounds times so far.
-			credit := t*g.share - total*g.rounds
-			if best == nil || credit > bestCredit ||
-				credit == bestCredit && g.members[g.next] < best.members[best.next] {
-				best, bestCredit = g, credit
+		best := 0
+		bestCredit := t*share[0] - debt[0]
+		for k := 1; k < n; k++ {
+			credit := t*share[k] - debt[k]
+			if credit > bestCredit || credit == bestCredit && head[k] < head[best] {
+				best, bestCredit = k, credit
 			}
 		}
-		out[step] = best.members[best.next]
-		if best.next++; best.next == len(best.members) {
-			best.next, best.rounds = 0, best.rounds+1
+		g := &groups[best]
+		out[step] = head[best]
+		if g.next++; g.next == g.end {
+			g.next = g.start
+			debt[best] += total
 		}
+		head[best] = members[g.next]
 	}
 	return out
+}
+
+// shareGroup is the indices with one share: members[start:end] in
+// ascending order, next the one whose turn it is (head caches it).
+type shareGroup struct {
+	share            int64
+	start, end, next int
+	head             uint32
+}
+
+// shareGroups groups the indices of positive shares by share, in order of
+// each share's first index, with their members in one array.
+func shareGroups(shares []int) (groups []shareGroup, members []uint32, total int64) {
+	// Shares are small after reduceWeights: a slice finds a share's group
+	// without hashing; a map serves any others.
+	top := 0
+	for _, s := range shares {
+		top = max(top, s)
+	}
+	var slot []int32
+	var bySlot map[int]int32
+	if top <= 4*len(shares)+1024 {
+		slot = make([]int32, top+1)
+	} else {
+		bySlot = make(map[int]int32)
+	}
+	find := func(s int) *int32 {
+		if slot != nil {
+			return &slot[s]
+		}
+		v := bySlot[s]
+		return &v
+	}
+	var counts []int
+	for _, s := range shares {
+		if s <= 0 {
+			continue
+		}
+		p := find(s)
+		if *p == 0 {
+			counts = append(counts, 0)
+			*p = int32(len(counts)) // group number + 1
+			if bySlot != nil {
+				bySlot[s] = *p
+			}
+		}
+		counts[*p-1]++
+		total += int64(s)
+	}
+	groups = make([]shareGroup, len(counts))
+	members = make([]uint32, 0, len(shares))
+	start := 0
+	for k, n := range counts {
+		groups[k].start, groups[k].next, groups[k].end = start, start, start
+		start += n
+	}
+	members = members[:start]
+	for i, s := range shares {
+		if s <= 0 {
+			continue
+		}
+		g := &groups[*find(s)-1]
+		g.share = int64(s)
+		members[g.end] = uint32(i)
+		g.end++
+	}
+	for k := range groups {
+		groups[k].head = members[groups[k].start]
+	}
+	return groups, members, total
 }
 
 // uniform reports whether weights spread traffic evenly over every index,

@@ -45,10 +45,6 @@ type annotationValues struct {
 	// request holds the request policy annotations (see policy.go).
 	request policyValues
 
-	// canaryKey is the canary annotation that marked the Ingress a canary
-	// (value true), "" for an ordinary Ingress.
-	canaryKey string
-
 	// redirect holds the redirect and host annotations
 	// (redirect_annotations.go); nil when the Ingress sets none, which is
 	// most of them.
@@ -56,6 +52,9 @@ type annotationValues struct {
 	// rewrite holds rewrite-target, use-regex, upstream-vhost and
 	// x-forwarded-prefix (rewrite.go).
 	rewrite rewriteValues
+	// traffic holds the canary and session affinity annotations (canary.go,
+	// affinity.go).
+	traffic trafficValues
 }
 
 // annotationSpec describes one known annotation key, without prefix.
@@ -195,39 +194,4 @@ var (
 	applyForceSSLRedirect = boolAnnotation(func(v *annotationValues, _ string, on bool) { v.forceSSLRedirect = on })
 
 	applyPreserveTrailingSlash = boolAnnotation(func(v *annotationValues, _ string, on bool) { v.preserveTrailingSlash = on })
-
-	// applyCanary only marks the Ingress: canary routing is not served yet,
-	// and holdCanaries keeps a canary from being compiled as an ordinary
-	// Ingress.
-	applyCanary = boolAnnotation(func(v *annotationValues, key string, on bool) {
-		v.canaryKey = ""
-		if on {
-			v.canaryKey = key
-		}
-	})
 )
-
-// holdCanaries takes canary Ingresses out of the build (SPEC §10). Canary
-// splitting is not served yet, and compiling a canary as an ordinary
-// Ingress is the worst outcome: when it is older than its primary it wins
-// the shared paths and takes all of their traffic. A canary therefore
-// creates no hosts, routes, fallbacks or certificates, and says so; it is
-// still claimed. Ranks keep their gaps: they only order.
-func (b *builder) holdCanaries() {
-	kept := b.ingresses[:0]
-	for _, ing := range b.ingresses {
-		key := ing.ann.canaryKey
-		if key == "" {
-			kept = append(kept, ing)
-			continue
-		}
-		reason := AnnotationUnsupported
-		if strings.HasPrefix(key, NativePrefix) {
-			reason = AnnotationRejected
-		}
-		b.warn(reason, ing.ref(), annotationField(key),
-			"canary Ingresses are not served yet: this Ingress creates no routes, so its hosts and paths keep going to the primary")
-	}
-	clear(b.ingresses[len(kept):])
-	b.ingresses = kept
-}

@@ -77,7 +77,7 @@ func TestAnnotationRegistry(t *testing.T) {
 	if diff := cmp.Diff(want, shorten(ws)); diff != "" {
 		t.Fatalf("warnings (-want +got):\n%s\n%s", diff, warningText(ws))
 	}
-	require.Contains(t, ws[2].Message, "not implemented in this version")
+	require.Contains(t, ws[2].Message, "the Ingress is not a canary")
 	require.Contains(t, ws[3].Message, "unknown annotation")
 	require.Equal(t, "prod/api:80", served(tab, "shop.example.com", "/x"), "the Ingress still compiles")
 
@@ -196,36 +196,4 @@ func TestOldestDecidesThroughDefaultBackend(t *testing.T) {
 	for _, w := range ws {
 		require.Equal(t, "Ingress prod/old", w.WinnerText())
 	}
-}
-
-// Until canary splitting is served, a canary Ingress must never route as an
-// ordinary one (SPEC §10): older than its primary, it would win the shared
-// path and take all of its traffic. It creates nothing, says so, and is
-// still claimed.
-func TestCanaryHeldBack(t *testing.T) {
-	s := mkSnapshot(
-		mkService("prod", "api", ":80:"), mkSlice("prod", "api", "a", "", 80, "10.0.0.1"),
-		mkService("prod", "api-canary", ":80:"), mkSlice("prod", "api-canary", "a", "", 80, "10.0.0.2"),
-		mkIngress("prod", "canary", 1, withAnnotations(NginxPrefix+"canary", "true", NginxPrefix+"canary-weight", "100"),
-			withRules(mkRule("shop.example.com", prefix("/", "api-canary", 80)), mkRule("only-canary.example.com", prefix("/", "api-canary", 80)))),
-		mkIngress("prod", "native-canary", 2, withAnnotations(NativePrefix+"canary", "true"),
-			withRules(mkRule("shop.example.com", exact("/cart", "api-canary", 80)))),
-		mkIngress("prod", "primary", 3, withRules(mkRule("shop.example.com", prefix("/", "api", 80)))),
-		mkIngress("prod", "not-a-canary", 4, withAnnotations(NginxPrefix+"canary", "yes"),
-			withRules(mkRule("plain.example.com", prefix("/", "api", 80)))),
-	)
-	tab, ws := compileOK(t, s, Options{})
-	field := func(k string) string { return "metadata.annotations[" + k + "]" }
-	require.Equal(t, []short{
-		{AnnotationUnsupported, "Ingress prod/canary", field(NginxPrefix + "canary-weight")},
-		{AnnotationUnsupported, "Ingress prod/canary", field(NginxPrefix + "canary")},
-		{AnnotationRejected, "Ingress prod/native-canary", field(NativePrefix + "canary")},
-		{AnnotationRejected, "Ingress prod/not-a-canary", field(NginxPrefix + "canary")},
-	}, shorten(ws), warningText(ws))
-	require.Contains(t, ws[1].Message, "creates no routes")
-	require.Equal(t, "prod/api:80", served(tab, "shop.example.com", "/"), "the older canary does not take the path")
-	require.Equal(t, "prod/api:80", served(tab, "shop.example.com", "/cart"))
-	require.Equal(t, "404", served(tab, "only-canary.example.com", "/"), "a canary creates no host")
-	require.Equal(t, "prod/api:80", served(tab, "plain.example.com", "/"), "an unparsable canary value leaves an ordinary Ingress")
-	require.Len(t, Compile(s, Options{}).Claimed, 4, "canaries are still claimed")
 }

@@ -60,16 +60,18 @@ var buildSteps = []func(*builder){
 	(*builder).claimIngresses,             // SPEC §2, and Ingress order (§7)
 	(*builder).readAnnotations,            // §11
 	(*builder).resolveRedirectAnnotations, // §11: redirect and host annotations; withholds what ingress-nginx ignores
-	(*builder).holdCanaries,               // §10: a canary never routes as an ordinary Ingress
+	(*builder).splitCanaries,              // §10: a canary never routes as an ordinary Ingress
 	(*builder).buildHosts,                 // §3: virtual hosts and their creators
 	(*builder).markRegexHosts,             // §11: hosts in ingress-nginx's regex mode
 	(*builder).checkRewrites,              // §11: rewrites that will not do what they say
 	(*builder).buildRoutes,                // §4, §7: paths, route keys, conflicts, backends (§8)
 	(*builder).buildDefaultBackends,       // §6
+	(*builder).attachCanaries,             // §10: canaries join their primaries' backends
 	(*builder).orderClaims,                // each backend's serving Ingresses, oldest first
 	(*builder).applyBackendAnnotations,    // §11: service-upstream, default-backend
 	(*builder).decideProtocols,            // §8, §11: backend-protocol, oldest decides
 	(*builder).decideBalancing,            // §9, §11: load-balance, upstream-hash-by, oldest decides
+	(*builder).decideAffinity,             // §9: session affinity, oldest decides; sticky canaries share it
 	(*builder).buildTLS,                   // §12: TLS hosts and certificates
 	(*builder).applyHostActions,           // §11: redirects, app-root, aliases, www twins
 	(*builder).applyRedirects,             // §12: host-level redirect settings
@@ -144,6 +146,9 @@ type builder struct {
 	byKey     map[objKey]*ingress
 	// claimed names every claimed Ingress in Ingress order, canaries too.
 	claimed []Ref
+	// canaries are the canary Ingresses in Ingress order, kept out of
+	// ingresses (SPEC §10).
+	canaries []*ingress
 
 	// Virtual hosts by name ("" is the catch-all) and in creation order.
 	vhosts     map[string]*vhost

@@ -36,6 +36,14 @@ const (
 	// CertificateHostMismatch: a spec.tls Secret's certificate is not valid
 	// for a host listed with it, so it is not served for that host.
 	CertificateHostMismatch Reason = "CertificateHostMismatch"
+
+	// Canary (SPEC §10). CanaryWithoutPrimary: a canary path (or default
+	// backend) has no primary route with its host, path and path type, or
+	// names the primary's own backend; it serves nothing.
+	// CanaryConflict: the primary's backend already has the canary of an
+	// Ingress that comes first in Ingress order.
+	CanaryWithoutPrimary Reason = "CanaryWithoutPrimary"
+	CanaryConflict       Reason = "CanaryConflict"
 )
 
 // Ref names a Kubernetes object: what a warning is about, or who won a

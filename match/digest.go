@@ -113,6 +113,7 @@ func digest(t *Table, inputs []byte) string {
 	encodeRedirectActions(&e, t)
 	encodeRewrites(&e, t)
 	digestPolicies(&e, t)
+	e.encodeTraffic(t)
 	return e.sum()
 }
 

@@ -111,6 +111,9 @@ type Backend struct {
 	// hashes (upstream-hash-by); zero for the other policies.
 	Policy  balance.Policy
 	HashKey balance.HashKey
+	// Traffic is the backend's canary and session affinity (SPEC §9,
+	// §10); nil for neither.
+	Traffic *Traffic
 }
 
 // Servable reports whether a request for this backend can be proxied.

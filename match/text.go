@@ -22,6 +22,8 @@ import (
 //	  app-root <path> from <source>
 //	  unmatched redirect <code> <url>[ relative] the creator's redirect, for requests no route matches
 //	backend <ID> <protocol> <state>[ <policy>]    sorted by ID
+//	  canary <backend ID> from <source> [header <name> [value <q>|pattern <q>]] [cookie <name>] weight <w>/<total>[ sticky]
+//	  affinity cookie <name> <balanced|persistent>[ path <p>][ domain <d>][ max-age <s>][ expires <s>][ samesite <v>]...
 //	  endpoint <ip:port>                          or "no ready endpoints"
 //	tls-host <name>                               sorted; plain HTTP to it is redirected
 //	certificate <secret> sha256:<fingerprint>     sorted by secret
@@ -102,6 +104,7 @@ func (t *Table) writeText(b *strings.Builder) {
 
 	for _, be := range t.backends {
 		b.WriteString("backend " + be.ID + " " + be.Protocol.String() + " " + be.State.String() + policyText(be) + "\n")
+		b.WriteString(trafficText(be))
 		if len(be.Endpoints) == 0 {
 			b.WriteString("  no ready endpoints\n")
 		}

@@ -1,9 +1,9 @@
 // Package router serves a compiled routing table: an http.Handler that
 // matches each request against the table being served, answers what the
 // table answers itself (the 308 HTTPS redirect, 400, 403, 404, 408, 413,
-// 502, 503, 504; a location's request policy, SPEC §11, included) and
-// reverse-proxies the rest to one endpoint of the chosen backend (SPEC §9,
-// §12, §13, §15).
+// 500, 502, 503, 504; a location's request policy, SPEC §11, included) and
+// reverse-proxies the rest to one endpoint of the chosen backend, past its
+// canary and by its session (SPEC §9, §10, §12, §13, §15).
 //
 // A Router holds one serving state at a time behind an atomic pointer: the
 // table plus one balancer per backend, built once per Publish. A request
@@ -273,6 +273,8 @@ type serving struct {
 	gen       uint64
 	table     *match.Table
 	balancers map[*match.Backend]*balance.Balancer
+	// splits are the canary weight rotations by primary backend.
+	splits map[*match.Backend]*balance.Split
 }
 
 // New returns a Router with no table: it answers 503 until the first Publish.
@@ -397,7 +399,7 @@ func (r *Router) Publish(t *match.Table) (generation uint64, changed bool) {
 	if cur != nil && (cur.table == t || t.Digest() == cur.table.Digest()) {
 		return cur.gen, false
 	}
-	next := &serving{table: t, balancers: r.balancers(t), gen: 1}
+	next := &serving{table: t, balancers: r.balancers(t), splits: r.splits(t), gen: 1}
 	if cur != nil {
 		next.gen = cur.gen + 1
 	}
@@ -415,7 +417,7 @@ func (r *Router) Publish(t *match.Table) (generation uint64, changed bool) {
 				live = append(live, b)
 			}
 		}
-		r.registry.Sweep(live)
+		r.registry.SweepSplits(live, liveSplits(next, cur))
 	}
 	size := t.Size()
 	r.logger.Info("routing table published",
@@ -433,7 +435,7 @@ func (r *Router) balancers(t *match.Table) map[*match.Backend]*balance.Balancer 
 			return
 		}
 		if _, ok := m[b]; !ok {
-			m[b] = r.registry.Balancer(balance.Config{ID: b.ID, Endpoints: b.Endpoints, Policy: b.Policy, HashKey: b.HashKey})
+			m[b] = r.registry.Balancer(balance.Config{ID: b.ID, Endpoints: b.Endpoints, Policy: b.Policy, HashKey: b.HashKey, Affinity: affinityMode(b)})
 		}
 	}
 	for b := range t.Backends() {

@@ -175,6 +175,12 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		r.refuse(w, req, grpc, st.gen, host, b, src, a)
 		return
 	}
+	ch, a, refused := st.steer(b, res.Route, req) // §9, §10: canary, session affinity
+	if refused {
+		r.refuse(w, req, grpc, st.gen, host, ch.backend, src, a)
+		return
+	}
+	b = ch.backend
 	if grpc && b.Protocol != match.GRPC && b.Protocol != match.GRPCS {
 		r.refuse(w, req, grpc, st.gen, host, b, src, ansGRPCNotEnabled)
 		return
@@ -203,6 +209,7 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		hasQuery: hasQuery,
 		reqBody:  body,
 		realIP:   r.realIP(req),
+		choice:   ch,
 	}
 	act.apply(x)
 	x.upstreamPolicy(r, pol)
@@ -400,6 +407,9 @@ type exchange struct {
 	verbatim bool
 	// act is the matched route's rewrite of this request (rewrite.go).
 	act routeAction
+	// choice is the backend chosen past its canary, and the session
+	// (canary.go, affinity.go).
+	choice choice
 
 	// ctx is the inbound request's context carrying the exchange, and
 	// forwarded backs the forwarded header values: both live in this one
@@ -431,7 +441,7 @@ func (x *exchange) pick() bool {
 	if x.tried == nil {
 		x.tried = x.triedBuf[:0]
 	}
-	e, ok := x.balancer.Pick(x.key, x.tried...)
+	e, ok := x.pickEndpoint(x.tried)
 	if !ok {
 		return false
 	}

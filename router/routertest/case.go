@@ -32,6 +32,7 @@
 //	  body: "a=1"             # or bodySize: 1048577 (that many bytes)
 //	  clientAddress: 203.0.113.7:5555   # the peer the router sees; default 192.0.2.1:1234
 //	  repeat: 10              # default 1
+//	  session: true           # send and keep the case's cookies, as a browser
 //	  scenario: free text     # also notes, source
 //	  expect:
 //	    status: 200
@@ -43,9 +44,19 @@
 //	    responseHeaders: {Location: ...}   # "" means absent
 //	    certificateHost: shop.example.com
 //	    distinctEndpoints: 3  # over the repeats
+//	    services: {prod/api:80: 9, prod/api-canary:80: 1}   # requests per backend over the repeats
 //
 // Unknown keys are errors. Every check is made on every repeat, except
-// distinctEndpoints (over all repeats) and certificateHost (once).
+// distinctEndpoints and services (over all repeats) and certificateHost
+// (once). services checks how a weighted split (a canary's weight) shared
+// the repeats out: each listed backend must have been chosen exactly that
+// many times, as the deterministic rotation makes it exact; backends not
+// listed must not have been chosen at all. A request with session sends,
+// after any Cookie header of its own, the cookies that the answers to the
+// case's earlier session requests (and repeats) set, name=value, a later
+// one replacing an earlier one of the same name; the cookies its answers
+// set are kept in turn. That is a browser's session, to check session
+// affinity across requests.
 //
 // A request is built exactly as net/http's server would hand it to a
 // handler (request line and headers parsed by http.ReadRequest), so odd
@@ -146,8 +157,10 @@ type Request struct {
 	// "ip:port".
 	ClientAddress string `json:"clientAddress"`
 	// Repeat sends the request this many times (at least 1).
-	Repeat int    `json:"repeat"`
-	Expect Expect `json:"expect"`
+	Repeat int `json:"repeat"`
+	// Session sends and keeps the case's cookies (see the package doc).
+	Session bool   `json:"session,omitempty"`
+	Expect  Expect `json:"expect"`
 	// Scenario, Notes and Source are free text for the reader.
 	Scenario string `json:"scenario,omitempty"`
 	Notes    string `json:"notes,omitempty"`
@@ -176,6 +189,9 @@ func (r Request) String() string {
 	if r.Repeat > 1 {
 		fmt.Fprintf(&b, " repeat=%d", r.Repeat)
 	}
+	if r.Session {
+		b.WriteString(" session")
+	}
 	return b.String()
 }
 
@@ -197,6 +213,9 @@ type Expect struct {
 	// DistinctEndpoints is the number of different endpoints the repeats
 	// reached.
 	DistinctEndpoints *int `json:"distinctEndpoints,omitempty"`
+	// Services counts, per backend ID, the repeats the router chose it for;
+	// backends not listed must not be chosen.
+	Services map[string]int `json:"services,omitempty"`
 	// Route is the declaration the request matched, as the router
 	// recorded it.
 	Route OptionalRoute `json:"route,omitzero"`
@@ -356,6 +375,7 @@ type fileRequest struct {
 	ClientAddress *string           `json:"clientAddress"`
 	Scheme        string            `json:"scheme"`
 	Repeat        *int              `json:"repeat"`
+	Session       bool              `json:"session"`
 	Expect        *Expect           `json:"expect"`
 	Scenario      string            `json:"scenario"`
 	Notes         string            `json:"notes"`
@@ -825,7 +845,7 @@ func unjoin(err error) []error {
 
 func (fr fileRequest) request() (Request, error) {
 	r := Request{
-		Method: fr.Method, Headers: fr.Headers, Scheme: fr.Scheme, Repeat: 1, ClientAddress: defaultClientAddress,
+		Method: fr.Method, Headers: fr.Headers, Scheme: fr.Scheme, Repeat: 1, Session: fr.Session, ClientAddress: defaultClientAddress,
 		Scenario: fr.Scenario, Notes: fr.Notes, Source: fr.Source,
 	}
 	if fr.Host == nil {
@@ -899,6 +919,14 @@ func (fr fileRequest) request() (Request, error) {
 	}
 	if e.DistinctEndpoints != nil && (*e.DistinctEndpoints < 0 || *e.DistinctEndpoints > r.Repeat) {
 		return r, fmt.Errorf("expect.distinctEndpoints: %d: want 0 to repeat (%d)", *e.DistinctEndpoints, r.Repeat)
+	}
+	for _, id := range slices.Sorted(maps.Keys(e.Services)) {
+		if _, err := compile.ParseServiceRef(id); err != nil {
+			return r, fmt.Errorf("expect.services: %w", err)
+		}
+		if n := e.Services[id]; n < 0 || n > r.Repeat {
+			return r, fmt.Errorf("expect.services.%s: %d: want 0 to repeat (%d)", id, n, r.Repeat)
+		}
 	}
 	for k := range e.ResponseHeaders {
 		if !isToken(k) {

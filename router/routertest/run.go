@@ -310,6 +310,9 @@ type harness struct {
 
 	mu      sync.Mutex
 	records []router.Record
+
+	// jar holds the cookies of the case's session requests.
+	jar cookieJar
 }
 
 func newHarness(o router.Options) *harness {
@@ -328,10 +331,22 @@ func newHarness(o router.Options) *harness {
 func (h *harness) run(index int, r Request) RequestResult {
 	rr := RequestResult{Index: index, Request: r}
 	endpoints := make(map[string]bool)
+	services := make(map[string]int)
+	jar := &h.jar
 	for n := 1; n <= r.Repeat; n++ {
-		out := h.serve(r)
+		sent := r
+		if r.Session {
+			sent = jar.with(r)
+		}
+		out := h.serve(sent)
+		if r.Session {
+			jar.keep(out.ResponseHeaders)
+		}
 		if out.Forwarded {
 			endpoints[out.Endpoint] = true
+		}
+		if out.Service != "" {
+			services[out.Service]++
 		}
 		ms := compare(r.Expect, out)
 		if len(ms) > 0 && rr.Mismatches == nil {
@@ -351,6 +366,12 @@ func (h *harness) run(index int, r Request) RequestResult {
 		rr.Mismatches = append(rr.Mismatches, Mismatch{
 			Field: "distinctEndpoints", Want: strconv.Itoa(*want),
 			Got: fmt.Sprintf("%d over %d requests", len(endpoints), r.Repeat),
+		})
+	}
+	if want := r.Expect.Services; want != nil && !maps.Equal(want, services) {
+		rr.Mismatches = append(rr.Mismatches, Mismatch{
+			Field: "services", Want: countsText(want),
+			Got: countsText(services) + fmt.Sprintf(" over %d requests", r.Repeat),
 		})
 	}
 	if want := r.Expect.CertificateHost; want != nil {
@@ -655,4 +676,66 @@ func (b *backends) last() (exchange, bool) {
 		return exchange{}, false
 	}
 	return b.seen[len(b.seen)-1], true
+}
+
+// countsText renders requests per backend, sorted by backend ID; zero
+// counts are left out, as a backend not chosen is not listed.
+func countsText(m map[string]int) string {
+	var parts []string
+	for _, id := range slices.Sorted(maps.Keys(m)) {
+		if m[id] != 0 {
+			parts = append(parts, fmt.Sprintf("%s: %d", id, m[id]))
+		}
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// cookieJar keeps the cookies a session's answers set, by name, in the
+// order first set.
+type cookieJar struct {
+	names  []string
+	values map[string]string
+}
+
+// keep takes the name=value of every Set-Cookie in h.
+func (j *cookieJar) keep(h http.Header) {
+	for _, line := range h.Values("Set-Cookie") {
+		pair, _, _ := strings.Cut(line, ";")
+		name, value, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		if !ok || name == "" {
+			continue
+		}
+		if j.values == nil {
+			j.values = make(map[string]string)
+		}
+		if _, seen := j.values[name]; !seen {
+			j.names = append(j.names, name)
+		}
+		j.values[name] = value
+	}
+}
+
+// with returns r sending the kept cookies after its own Cookie header.
+func (j *cookieJar) with(r Request) Request {
+	if len(j.names) == 0 {
+		return r
+	}
+	var parts []string
+	for k, v := range r.Headers {
+		if http.CanonicalHeaderKey(k) == "Cookie" {
+			parts = append(parts, v)
+		}
+	}
+	for _, name := range j.names {
+		parts = append(parts, name+"="+j.values[name])
+	}
+	headers := make(map[string]string, len(r.Headers)+1)
+	for k, v := range r.Headers {
+		if http.CanonicalHeaderKey(k) != "Cookie" {
+			headers[k] = v
+		}
+	}
+	headers["Cookie"] = strings.Join(parts, "; ")
+	r.Headers = headers
+	return r
 }

@@ -1,0 +1,71 @@
+package balance
+
+import "slices"
+
+// maxSplitRotation caps a split's rotation. Splits have few alternatives
+// and are built once per table, so the cap can be far above maxRotation:
+// any canary-weight-total up to 65,536 (after dividing by the GCD of the
+// weights) is served exactly.
+const maxSplitRotation = 1 << 16
+
+// Split chooses among the alternatives of a weighted split (the primary and
+// canary backends of a route, SPEC §10) in a deterministic, interleaved
+// rotation built by buildRotation: over one full rotation each alternative
+// is chosen exactly its share of times, spread out rather than in bursts,
+// and every replica walks the same sequence. There is no random draw.
+//
+// Its position is a cursor kept in the registry by the split's identity,
+// like a backend's, so a rebuilt table continues the rotation where the
+// previous one left it: shares stay exact across table swaps.
+type Split struct {
+	id       string
+	n        int
+	live     int
+	rotation []uint32 // nil when uniform
+	cursor   *cursor
+}
+
+// Split returns the split for identity id over len(weights) alternatives.
+// Identities are separate from backend identities. Weights of 0 or less
+// are never chosen; uniform weights need no rotation. The rotation is built
+// only when the weights differ from the last ones seen for id.
+func (r *Registry) Split(id string, weights []int) *Split {
+	s := &Split{id: id, n: len(weights)}
+	for _, w := range weights {
+		if w > 0 {
+			s.live++
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.state(r.splits, id, nil)
+	s.cursor = st.cursor
+	if s.live > 0 && !uniform(weights) {
+		if !slices.Equal(st.rotationOf, weights) {
+			st.rotationOf, st.rotation = slices.Clone(weights), buildRotation(weights, maxSplitRotation)
+		}
+		s.rotation = st.rotation
+	}
+	return s
+}
+
+// Next returns the index of the alternative for the next request; ok is
+// false when no weight is positive. It never allocates.
+func (s *Split) Next() (i int, ok bool) {
+	if s.live == 0 {
+		return 0, false
+	}
+	return s.cursor.turn(s.rotation, s.n), true
+}
+
+// Period is the length of one full rotation: the number of requests over
+// which every alternative gets exactly its share (0 when none is live).
+func (s *Split) Period() int {
+	switch {
+	case s.live == 0:
+		return 0
+	case s.rotation != nil:
+		return len(s.rotation)
+	}
+	return s.n
+}

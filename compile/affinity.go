@@ -1,0 +1,286 @@
+package compile
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"ramjet.dev/ramjet/balance"
+	"ramjet.dev/ramjet/match"
+)
+
+// Session affinity (SPEC §9): ingress-nginx's affinity: cookie with the
+// session-cookie-* settings. Like load-balance, the oldest Ingress serving
+// a backend decides its affinity; a canary shares its primary's, so that
+// a session pinned to the canary stays there (affinity-canary-behavior
+// sticky, the default), unless the canary Ingress asks for legacy.
+
+func init() {
+	registerAnnotations(map[string]annotationSpec{
+		"affinity":                                 {apply: applyAffinity},
+		"affinity-mode":                            {apply: applyAffinityMode},
+		"affinity-canary-behavior":                 {apply: applyAffinityCanaryBehavior},
+		"session-cookie-name":                      {apply: applySessionCookieName},
+		"session-cookie-path":                      {apply: applySessionCookiePath},
+		"session-cookie-domain":                    {apply: applySessionCookieDomain},
+		"session-cookie-max-age":                   {apply: applySessionCookieMaxAge},
+		"session-cookie-expires":                   {apply: applySessionCookieExpires},
+		"session-cookie-samesite":                  {apply: applySessionCookieSameSite},
+		"session-cookie-secure":                    {apply: applySessionCookieSecure},
+		"session-cookie-conditional-samesite-none": {apply: applySessionCookieConditionalSameSiteNone},
+		"session-cookie-change-on-failure":         {apply: applySessionCookieChangeOnFailure},
+	})
+}
+
+// defaultSessionCookie is ingress-nginx's session-cookie-name default.
+const defaultSessionCookie = "INGRESSCOOKIE"
+
+type canaryBehavior uint8
+
+const (
+	stickyCanary canaryBehavior = iota
+	legacyCanary
+)
+
+// affinityValues are an Ingress's affinity annotations as parsed.
+type affinityValues struct {
+	// key is the affinity annotation when it said "cookie", else "".
+	key string
+	// cookie holds the session-cookie-* settings and affinity-mode.
+	cookie         match.SessionAffinity
+	canaryBehavior canaryBehavior
+	// settingKeys are the other affinity annotations set, for the warning
+	// when affinity is not on.
+	settingKeys []string
+}
+
+func (a *affinityValues) set(key string) { a.settingKeys = append(a.settingKeys, key) }
+
+func applyAffinity(v *annotationValues, key, value string) error {
+	if !strings.EqualFold(strings.TrimSpace(value), "cookie") {
+		return fmt.Errorf("%s %q is not cookie, the only affinity type; not applied", key, value)
+	}
+	v.traffic.affinity.key = key
+	return nil
+}
+
+func applyAffinityMode(v *annotationValues, key, value string) error {
+	m, err := balance.ParseAffinityMode(strings.TrimSpace(value))
+	if err != nil {
+		return annotationError(key, "affinity-mode", err)
+	}
+	v.traffic.affinity.cookie.Mode = m
+	v.traffic.affinity.set(key)
+	return nil
+}
+
+func applyAffinityCanaryBehavior(v *annotationValues, key, value string) error {
+	switch strings.ToLower(strings.TrimSpace(value)) {
+	case "sticky":
+		v.traffic.affinity.canaryBehavior = stickyCanary
+	case "legacy":
+		v.traffic.affinity.canaryBehavior = legacyCanary
+	default:
+		return fmt.Errorf("%s %q is not sticky or legacy; not applied", key, value)
+	}
+	return nil
+}
+
+func applySessionCookieName(v *annotationValues, key, value string) error {
+	if !isToken(value) {
+		return fmt.Errorf("%s %q is not a valid cookie name; not applied", key, value)
+	}
+	v.traffic.affinity.cookie.CookieName = value
+	v.traffic.affinity.set(key)
+	return nil
+}
+
+// cookieAttr checks a cookie attribute value: printable ASCII without ';',
+// which would end the attribute.
+func cookieAttr(key, value string) error {
+	for i := 0; i < len(value); i++ {
+		if c := value[i]; c < 0x21 || c > 0x7e || c == ';' {
+			return fmt.Errorf("%s %q holds a space, ';' or a byte a cookie attribute cannot carry; not applied", key, value)
+		}
+	}
+	return nil
+}
+
+func applySessionCookiePath(v *annotationValues, key, value string) error {
+	if err := cookieAttr(key, value); err != nil {
+		return err
+	}
+	if !strings.HasPrefix(value, "/") {
+		return fmt.Errorf("%s %q does not begin with /; not applied", key, value)
+	}
+	v.traffic.affinity.cookie.Path = value
+	v.traffic.affinity.set(key)
+	return nil
+}
+
+func applySessionCookieDomain(v *annotationValues, key, value string) error {
+	if err := cookieAttr(key, value); err != nil {
+		return err
+	}
+	v.traffic.affinity.cookie.Domain = value
+	v.traffic.affinity.set(key)
+	return nil
+}
+
+// cookieSeconds parses a cookie lifetime: whole seconds as ingress-nginx
+// writes them ("3600") under its prefix; a duration with a unit ("1h")
+// under ramjet.dev/ (SPEC §11).
+func cookieSeconds(key, value string) (string, error) {
+	if strings.HasPrefix(key, NativePrefix) {
+		d, err := time.ParseDuration(value)
+		if err != nil || d < 0 || d%time.Second != 0 {
+			return "", fmt.Errorf("%s %q is not a whole number of seconds with a unit (3600s, 1h); not applied", key, value)
+		}
+		return strconv.FormatInt(int64(d/time.Second), 10), nil
+	}
+	n, err := strconv.ParseInt(value, 10, 64)
+	if err != nil || n < 0 || strconv.FormatInt(n, 10) != value {
+		return "", fmt.Errorf("%s %q is not a whole number of seconds; not applied", key, value)
+	}
+	return value, nil
+}
+
+func applySessionCookieMaxAge(v *annotationValues, key, value string) error {
+	s, err := cookieSeconds(key, value)
+	if err != nil {
+		return err
+	}
+	v.traffic.affinity.cookie.MaxAge = s
+	v.traffic.affinity.set(key)
+	return nil
+}
+
+func applySessionCookieExpires(v *annotationValues, key, value string) error {
+	s, err := cookieSeconds(key, value)
+	if err != nil {
+		return err
+	}
+	v.traffic.affinity.cookie.Expires = s
+	v.traffic.affinity.set(key)
+	return nil
+}
+
+func applySessionCookieSameSite(v *annotationValues, key, value string) error {
+	var s string
+	switch strings.ToLower(value) {
+	case "none":
+		s = "None"
+	case "lax":
+		s = "Lax"
+	case "strict":
+		s = "Strict"
+	default:
+		return fmt.Errorf("%s %q is not None, Lax or Strict; not applied", key, value)
+	}
+	v.traffic.affinity.cookie.SameSite = s
+	v.traffic.affinity.set(key)
+	return nil
+}
+
+var (
+	applySessionCookieSecure = boolAnnotation(func(v *annotationValues, key string, on bool) {
+		v.traffic.affinity.cookie.Secure = on
+		v.traffic.affinity.set(key)
+	})
+	applySessionCookieConditionalSameSiteNone = boolAnnotation(func(v *annotationValues, key string, on bool) {
+		v.traffic.affinity.cookie.ConditionalSameSiteNone = on
+		v.traffic.affinity.set(key)
+	})
+	applySessionCookieChangeOnFailure = boolAnnotation(func(v *annotationValues, key string, on bool) {
+		v.traffic.affinity.cookie.ChangeOnFailure = on
+		v.traffic.affinity.set(key)
+	})
+)
+
+// sessionAffinity is what an Ingress asks for its backends: nil without
+// affinity: cookie.
+func (ing *ingress) sessionAffinity() *match.SessionAffinity {
+	a := &ing.ann.traffic.affinity
+	if a.key == "" {
+		return nil
+	}
+	c := a.cookie
+	if c.CookieName == "" {
+		c.CookieName = defaultSessionCookie
+	}
+	if c.Mode == balance.NoAffinity {
+		c.Mode = balance.Balanced
+	}
+	return &c
+}
+
+// decideAffinity sets each backend's session affinity (SPEC §9): the oldest
+// Ingress serving it decides, as for load-balance, and every other one
+// that asks for something else gets AnnotationConflict. Then each sticky
+// canary takes its primary's affinity, so that both read one cookie.
+func (b *builder) decideAffinity() {
+	for _, ing := range b.ingresses {
+		a := &ing.ann.traffic.affinity
+		if a.key == "" {
+			for _, key := range a.settingKeys {
+				b.warn(AnnotationRejected, ing.ref(), annotationField(key),
+					key+" has no effect: the Ingress does not set affinity: cookie")
+			}
+		}
+	}
+	for _, bi := range b.backendList {
+		if len(bi.claims) == 0 {
+			continue
+		}
+		owner := bi.claims[0]
+		want := owner.sessionAffinity()
+		if want != nil {
+			if bi.b.Traffic == nil {
+				bi.b.Traffic = &match.Traffic{}
+			}
+			bi.b.Traffic.Affinity = want
+		}
+		for _, ing := range bi.claims[1:] {
+			other := ing.sessionAffinity()
+			if sameAffinity(want, other) {
+				continue
+			}
+			key := ing.ann.traffic.affinity.key
+			if key == "" {
+				key = NativePrefix + "affinity"
+			}
+			b.conflict(AnnotationConflict, ing.ref(), annotationField(key),
+				"backend "+bi.b.ID+" has "+affinityText(want)+", as the oldest Ingress serving it decides; this Ingress asks for "+affinityText(other),
+				owner.ref(), "")
+		}
+	}
+	for _, bi := range b.backendList {
+		t := bi.b.Traffic
+		if t == nil || t.Canary == nil {
+			continue
+		}
+		c := t.Canary
+		c.Sticky = c.Sticky && t.Affinity != nil
+		if c.Sticky {
+			if c.Backend.Traffic == nil {
+				c.Backend.Traffic = &match.Traffic{}
+			}
+			c.Backend.Traffic.Affinity = t.Affinity
+		}
+	}
+}
+
+func sameAffinity(x, y *match.SessionAffinity) bool {
+	if x == nil || y == nil {
+		return x == y
+	}
+	return *x == *y
+}
+
+func affinityText(a *match.SessionAffinity) string {
+	if a == nil {
+		return "no session affinity"
+	}
+	return "session affinity by cookie " + a.CookieName + " (" + a.Mode.String() + ")"
+}

@@ -1,0 +1,302 @@
+package compile
+
+import (
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	networkingv1 "k8s.io/api/networking/v1"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// Canary (SPEC §10): ingress-nginx's canary annotations. A canary Ingress
+// creates no hosts, routes, fallbacks or certificates; each of its paths
+// attaches its backend, with the canary rules, to the backend of the
+// primary route with the same host, path and path type, which then carries
+// it wherever that backend is used. Session affinity (SPEC §9) is in
+// affinity.go; both share trafficValues.
+
+func init() {
+	registerAnnotations(map[string]annotationSpec{
+		"canary":                   {apply: applyCanary},
+		"canary-weight":            {apply: applyCanaryWeight},
+		"canary-weight-total":      {apply: applyCanaryWeightTotal},
+		"canary-by-header":         {apply: applyCanaryHeader},
+		"canary-by-header-value":   {apply: applyCanaryHeaderValue},
+		"canary-by-header-pattern": {apply: applyCanaryHeaderPattern},
+		"canary-by-cookie":         {apply: applyCanaryCookie},
+	})
+}
+
+// trafficValues are an Ingress's canary and session affinity annotations.
+type trafficValues struct {
+	// canaryKey is the annotation that made the Ingress a canary (value
+	// true), "" for an ordinary Ingress.
+	canaryKey string
+	// canaryRules holds the canary rules as parsed; canaryRuleKeys the
+	// annotations that set any, for the warning when the Ingress is not a
+	// canary.
+	canaryRules    match.Canary
+	weightTotal    int // as written; 0 when unset
+	canaryRuleKeys []string
+
+	affinity affinityValues
+}
+
+func (v *trafficValues) ruleSet(key string) { v.canaryRuleKeys = append(v.canaryRuleKeys, key) }
+
+var applyCanary = boolAnnotation(func(v *annotationValues, key string, on bool) {
+	v.traffic.canaryKey = ""
+	if on {
+		v.traffic.canaryKey = key
+	}
+})
+
+// canaryInt parses an integer as ingress-nginx's canary-weight does:
+// decimal, optionally signed.
+func canaryInt(key, value string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(value))
+	if err != nil || n < -1<<31 || n > 1<<31-1 {
+		return 0, fmt.Errorf("%s %q is not a whole number; not applied", key, value)
+	}
+	return n, nil
+}
+
+func applyCanaryWeight(v *annotationValues, key, value string) error {
+	n, err := canaryInt(key, value)
+	if err != nil {
+		return err
+	}
+	v.traffic.canaryRules.Weight = n
+	v.traffic.ruleSet(key)
+	return nil
+}
+
+func applyCanaryWeightTotal(v *annotationValues, key, value string) error {
+	n, err := canaryInt(key, value)
+	if err != nil {
+		return err
+	}
+	v.traffic.weightTotal = n
+	v.traffic.ruleSet(key)
+	return nil
+}
+
+// canaryName checks a header or cookie name: an HTTP token, as nginx can
+// only look up such names.
+func canaryName(key, value, what string) (string, error) {
+	if value == "" || !isToken(value) {
+		return "", fmt.Errorf("%s %q is not a valid %s name; not applied", key, value, what)
+	}
+	return value, nil
+}
+
+func applyCanaryHeader(v *annotationValues, key, value string) error {
+	name, err := canaryName(key, value, "header")
+	if err != nil {
+		return err
+	}
+	// nginx finds the header through $http_<name>, where '-' and '_'
+	// are the same character: X_Canary reads the X-Canary header.
+	v.traffic.canaryRules.Header = http.CanonicalHeaderKey(strings.ReplaceAll(name, "_", "-"))
+	v.traffic.ruleSet(key)
+	return nil
+}
+
+func applyCanaryHeaderValue(v *annotationValues, key, value string) error {
+	if strings.ContainsAny(value, "\r\n\x00") {
+		return fmt.Errorf("%s %q holds a line break or NUL, which no header value can; not applied", key, value)
+	}
+	v.traffic.canaryRules.HeaderValue = value
+	v.traffic.ruleSet(key)
+	return nil
+}
+
+// applyCanaryHeaderPattern compiles the pattern as Go's regexp (RE2): it
+// matches anywhere in the value, case-sensitively, as nginx's ngx.re.match
+// does. A pattern RE2 cannot run (look-around, back-references) is
+// rejected here rather than failing each request as nginx's does.
+func applyCanaryHeaderPattern(v *annotationValues, key, value string) error {
+	if value == "" {
+		return fmt.Errorf("%s is empty; not applied", key)
+	}
+	re, err := regexp.Compile(value)
+	if err != nil {
+		return fmt.Errorf("%s %q is not a usable regular expression: %v; not applied", key, value, err)
+	}
+	v.traffic.canaryRules.HeaderPattern = re
+	v.traffic.ruleSet(key)
+	return nil
+}
+
+func applyCanaryCookie(v *annotationValues, key, value string) error {
+	name, err := canaryName(key, value, "cookie")
+	if err != nil {
+		return err
+	}
+	v.traffic.canaryRules.Cookie = name
+	v.traffic.ruleSet(key)
+	return nil
+}
+
+// isToken reports an RFC 9110 token.
+func isToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return s != ""
+}
+
+// splitCanaries takes canary Ingresses out of the ordinary build (SPEC §10):
+// they create no hosts, routes, fallbacks or certificates, and are attached
+// by attachCanaries instead. A canary rule annotation on an Ingress that is
+// not a canary has no effect, as in ingress-nginx, and says so.
+func (b *builder) splitCanaries() {
+	kept := b.ingresses[:0]
+	for _, ing := range b.ingresses {
+		if ing.ann.traffic.canaryKey != "" {
+			b.canaries = append(b.canaries, ing)
+			continue
+		}
+		for _, key := range ing.ann.traffic.canaryRuleKeys {
+			b.warn(AnnotationRejected, ing.ref(), annotationField(key),
+				key+" has no effect: the Ingress is not a canary (the canary annotation is not \"true\")")
+		}
+		kept = append(kept, ing)
+	}
+	clear(b.ingresses[len(kept):])
+	b.ingresses = kept
+}
+
+// attachCanaries attaches each canary Ingress's paths to their primaries,
+// oldest canary first. A canary path needs a primary route with the same
+// host, path and path type (ingress-nginx's merge); its spec.defaultBackend
+// attaches to every route of the catch-all host and to the catch-all's
+// fallback when an Ingress set it. Each primary backend takes one canary:
+// the oldest that names it wins, later ones get CanaryConflict. A canary
+// path with no primary serves nothing and warns CanaryWithoutPrimary.
+func (b *builder) attachCanaries() {
+	for _, ing := range b.canaries {
+		for i := range ing.obj.Spec.Rules {
+			rule := &ing.obj.Spec.Rules[i]
+			if rule.HTTP == nil {
+				continue
+			}
+			v := b.vhosts[rule.Host]
+			for j := range rule.HTTP.Paths {
+				b.attachPath(ing, v, rule.Host, pathField(i, j), &rule.HTTP.Paths[j])
+			}
+		}
+		if be := ing.obj.Spec.DefaultBackend; be != nil && b.checkBackendShape(ing, "spec.defaultBackend", "", be) {
+			b.attachDefault(ing, be.Service)
+		}
+	}
+}
+
+func (b *builder) attachPath(ing *ingress, v *vhost, host, field string, p *networkingv1.HTTPIngressPath) {
+	typ, key, _, pathOK := b.routePath(ing, field, p)
+	if !b.checkBackendShape(ing, field, ".backend", &p.Backend) || !pathOK {
+		return
+	}
+	var primary *match.Route
+	if v != nil {
+		primary = v.route(routeKey{typ: typ, path: key})
+	}
+	canary := b.canaryBackend(ing, p.Backend.Service, field, ".backend.service")
+	if primary == nil {
+		b.warn(CanaryWithoutPrimary, ing.ref(), field,
+			fmt.Sprintf("%s: no Ingress serves %s path %q, so this canary path has no primary to take traffic from and serves nothing",
+				hostLabel(host), typ, p.Path))
+		return
+	}
+	b.attach(ing, field, p.Backend.Service, primary.Backend, canary, fmt.Sprintf("%s %s path %q", hostLabel(host), typ, p.Path))
+}
+
+// attachDefault attaches a canary's spec.defaultBackend to the catch-all.
+func (b *builder) attachDefault(ing *ingress, svc *networkingv1.IngressServiceBackend) {
+	canary := b.canaryBackend(ing, svc, "spec.defaultBackend", ".service")
+	var primaries []*match.Backend
+	for _, r := range b.catchAll.vh.Routes {
+		primaries = append(primaries, r.Backend)
+	}
+	if fb := b.catchAll.vh.Fallback; fb != nil && b.catchAll.vh.FallbackSource.Name != "" {
+		primaries = append(primaries, fb)
+	}
+	if len(primaries) == 0 {
+		b.warn(CanaryWithoutPrimary, ing.ref(), "spec.defaultBackend",
+			"the catch-all host has no route and no fallback from an Ingress, so this canary default backend has no primary to take traffic from and serves nothing")
+		return
+	}
+	seen := make(map[*match.Backend]bool, len(primaries))
+	for _, p := range primaries {
+		if !seen[p] {
+			seen[p] = true
+			b.attach(ing, "spec.defaultBackend", svc, p, canary, "the catch-all host")
+		}
+	}
+}
+
+// canaryBackend resolves a canary's Service port and warns, like
+// useBackend, about one that does not resolve: the requests the canary's
+// rules choose answer 500 then (SPEC §10), not 503.
+func (b *builder) canaryBackend(ing *ingress, svc *networkingv1.IngressServiceBackend, field, suffix string) *match.Backend {
+	r := b.resolve(ing.obj.Namespace, svc.Name, servicePort(svc.Port))
+	const consequence = "; the requests this canary's rules choose answer 500"
+	switch r.problem {
+	case ServiceNotFound, ExternalNameUnsupported:
+		b.warn(r.problem, ing.ref(), field+suffix+".name", r.message+consequence)
+	case ServicePortNotFound:
+		b.warn(r.problem, ing.ref(), field+suffix+".port", r.message+consequence)
+	}
+	if r.targetMsg != "" {
+		b.warn(PortMatchedTargetPort, ing.ref(), field+suffix+".port", r.targetMsg)
+	}
+	return r.backend.b
+}
+
+// attach makes canary the canary of primary for ing's rules, unless an
+// older canary holds primary already or the two are one backend.
+func (b *builder) attach(ing *ingress, field string, svc *networkingv1.IngressServiceBackend, primary, canary *match.Backend, where string) {
+	if primary == canary {
+		b.warn(CanaryWithoutPrimary, ing.ref(), field,
+			where+": the canary names the primary's own backend "+primary.ID+"; it takes nothing")
+		return
+	}
+	if primary.Traffic == nil {
+		primary.Traffic = &match.Traffic{}
+	}
+	if held := primary.Traffic.Canary; held != nil {
+		if held.Source.Namespace == ing.obj.Namespace && held.Source.Name == ing.obj.Name && held.Backend == canary {
+			return // another path of this canary on the same primary
+		}
+		b.conflict(CanaryConflict, ing.ref(), field,
+			fmt.Sprintf("%s: backend %s already has the canary %s from Ingress %s, which comes first in Ingress order and wins; this canary takes nothing there",
+				where, primary.ID, held.Backend.ID, held.Source.Ingress()),
+			ingressRef(held.Source.Namespace, held.Source.Name), held.Source.Field)
+		return
+	}
+	c := ing.ann.traffic.canaryRules // a copy: each primary owns its canary
+	c.Backend = canary
+	c.Source = ing.source(field)
+	c.WeightTotal = match.CanaryTotal(ing.ann.traffic.weightTotal)
+	c.Sticky = ing.ann.traffic.affinity.canaryBehavior != legacyCanary
+	primary.Traffic.Canary = &c
+
+	// The canary's backend is served: listed in the table, and the canary
+	// Ingress has a say in its protocol and balancing.
+	bi := b.resolve(ing.obj.Namespace, svc.Name, servicePort(svc.Port)).backend
+	bi.used = true
+	if !slices.Contains(bi.claims, ing) {
+		bi.claims = append(bi.claims, ing)
+	}
+}

@@ -1,0 +1,105 @@
+package compile
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/balance"
+	"ramjet.dev/ramjet/match"
+)
+
+// A canary Ingress creates no routes and attaches to its primary's backend
+// (SPEC §10): older than its primary, it still takes nothing but its
+// share; the oldest canary of a primary wins; a canary path without a
+// primary serves nothing and warns.
+func TestCanaryAttaches(t *testing.T) {
+	s := mkSnapshot(
+		mkService("prod", "api", ":80:"), mkSlice("prod", "api", "a", "", 80, "10.0.0.1"),
+		mkService("prod", "api-canary", ":80:"), mkSlice("prod", "api-canary", "a", "", 80, "10.0.0.2"),
+		mkService("prod", "api-next", ":80:"), mkSlice("prod", "api-next", "a", "", 80, "10.0.0.3"),
+		mkIngress("prod", "canary", 1, withAnnotations(NginxPrefix+"canary", "true", NginxPrefix+"canary-weight", "30",
+			NginxPrefix+"canary-weight-total", "50", NginxPrefix+"canary-by-header", "x_canary", NginxPrefix+"canary-by-header-pattern", "^v[0-9]+$"),
+			withRules(mkRule("shop.example.com", prefix("/", "api-canary", 80)), mkRule("only-canary.example.com", prefix("/", "api-canary", 80)))),
+		mkIngress("prod", "native-canary", 2, withAnnotations(NativePrefix+"canary", "true", NativePrefix+"canary-by-cookie", "beta"),
+			withRules(mkRule("shop.example.com", exact("/cart", "api-next", 80), prefix("/", "api-next", 80)))),
+		mkIngress("prod", "primary", 3, withRules(mkRule("shop.example.com", prefix("/", "api", 80)), mkRule("other.example.com", prefix("/x", "api", 80)))),
+		mkIngress("prod", "not-a-canary", 4, withAnnotations(NginxPrefix+"canary", "yes", NginxPrefix+"canary-weight", "5"),
+			withRules(mkRule("plain.example.com", prefix("/", "api", 80)))),
+		mkIngress("prod", "bad-pattern", 5, withAnnotations(NginxPrefix+"canary", "true", NginxPrefix+"canary-by-header-pattern", "(?<=a)b"),
+			withRules(mkRule("plain.example.com", prefix("/", "api", 80)))),
+	)
+	tab, ws := compileOK(t, s, Options{})
+	field := func(k string) string { return "metadata.annotations[" + k + "]" }
+	want := []short{
+		{AnnotationRejected, "Ingress prod/bad-pattern", field(NginxPrefix + "canary-by-header-pattern")},
+		{CanaryWithoutPrimary, "Ingress prod/bad-pattern", "spec.rules[0].http.paths[0]"},
+		{CanaryWithoutPrimary, "Ingress prod/canary", "spec.rules[1].http.paths[0]"},
+		{CanaryWithoutPrimary, "Ingress prod/native-canary", "spec.rules[0].http.paths[0]"},
+		{CanaryConflict, "Ingress prod/native-canary", "spec.rules[0].http.paths[1]"},
+		{AnnotationRejected, "Ingress prod/not-a-canary", field(NginxPrefix + "canary-weight")},
+		{AnnotationRejected, "Ingress prod/not-a-canary", field(NginxPrefix + "canary")},
+	}
+	if diff := cmp.Diff(want, shorten(ws)); diff != "" {
+		t.Fatalf("warnings (-want +got):\n%s\n%s", diff, warningText(ws))
+	}
+	require.Contains(t, ws[1].Message, "names the primary's own backend")
+	require.Equal(t, "Ingress prod/canary spec.rules[0].http.paths[0]", ws[4].WinnerText())
+
+	require.Equal(t, "prod/api:80", served(tab, "shop.example.com", "/"), "the older canary does not take the path")
+	require.Equal(t, "404", served(tab, "only-canary.example.com", "/"), "a canary creates no host")
+	be := tab.Lookup("shop.example.com", "/").Backend
+	require.Same(t, be, tab.Lookup("other.example.com", "/x").Backend, "the canary is on the backend, wherever it is used")
+	require.NotNil(t, be.Traffic)
+	c := be.Traffic.Canary
+	require.NotNil(t, c)
+	require.Equal(t, "prod/api-canary:80", c.Backend.ID)
+	require.Equal(t, "X-Canary", c.Header, "nginx reads x_canary as the X-Canary header")
+	require.Equal(t, "^v[0-9]+$", c.HeaderPattern.String())
+	require.Equal(t, []int{30, 100}, []int{c.Weight, c.WeightTotal}, "a total below 100 reads as 100")
+	require.Equal(t, match.Source{Namespace: "prod", Name: "canary", Field: "spec.rules[0].http.paths[0]"}, c.Source)
+	require.Len(t, Compile(s, Options{}).Claimed, 5, "canaries are still claimed")
+
+	var ids []string
+	for b := range tab.Backends() {
+		ids = append(ids, b.ID)
+	}
+	require.Equal(t, []string{"prod/api-canary:80", "prod/api:80"}, ids, "an attached canary is listed; one that attached nowhere is not")
+}
+
+// Affinity: the oldest Ingress serving a backend decides; a sticky canary
+// shares its primary's cookie; legacy leaves the canary unpinned.
+func TestAffinityDecides(t *testing.T) {
+	s := mkSnapshot(
+		mkService("prod", "api", ":80:"), mkSlice("prod", "api", "a", "", 80, "10.0.0.1"),
+		mkService("prod", "web", ":80:"), mkSlice("prod", "web", "a", "", 80, "10.0.0.5"),
+		mkService("prod", "api-canary", ":80:"), mkSlice("prod", "api-canary", "a", "", 80, "10.0.0.2"),
+		mkService("prod", "web-canary", ":80:"), mkSlice("prod", "web-canary", "a", "", 80, "10.0.0.6"),
+		mkIngress("prod", "old", 1, withAnnotations(NginxPrefix+"affinity", "cookie", NginxPrefix+"affinity-mode", "persistent",
+			NginxPrefix+"session-cookie-name", "route", NginxPrefix+"session-cookie-max-age", "3600", NginxPrefix+"session-cookie-samesite", "none",
+			NativePrefix+"session-cookie-expires", "2h"),
+			withRules(mkRule("a.example.com", prefix("/", "api", 80)), mkRule("w.example.com", prefix("/", "web", 80)))),
+		mkIngress("prod", "new", 2, withAnnotations(NginxPrefix+"session-cookie-name", "x"),
+			withRules(mkRule("b.example.com", prefix("/", "api", 80)))),
+		mkIngress("prod", "canary", 3, withAnnotations(NginxPrefix+"canary", "true", NginxPrefix+"canary-weight", "10"),
+			withRules(mkRule("a.example.com", prefix("/", "api-canary", 80)))),
+		mkIngress("prod", "legacy", 4, withAnnotations(NginxPrefix+"canary", "true", NginxPrefix+"affinity-canary-behavior", "legacy"),
+			withRules(mkRule("w.example.com", prefix("/", "web-canary", 80)))),
+	)
+	tab, ws := compileOK(t, s, Options{})
+	require.Equal(t, []short{
+		{AnnotationRejected, "Ingress prod/new", "metadata.annotations[" + NginxPrefix + "session-cookie-name]"},
+		{AnnotationConflict, "Ingress prod/new", "metadata.annotations[" + NativePrefix + "affinity]"},
+	}, shorten(ws), warningText(ws))
+	api := tab.Lookup("a.example.com", "/").Backend
+	want := &match.SessionAffinity{Mode: balance.Persistent, CookieName: "route", MaxAge: "3600", Expires: "7200", SameSite: "None"}
+	require.Empty(t, cmp.Diff(want, api.Traffic.Affinity))
+	c := api.Traffic.Canary
+	require.True(t, c.Sticky)
+	require.Same(t, api.Traffic.Affinity, c.Backend.Traffic.Affinity, "a sticky canary reads its primary's cookie")
+
+	web := tab.Lookup("w.example.com", "/").Backend
+	require.False(t, web.Traffic.Canary.Sticky)
+	require.Nil(t, web.Traffic.Canary.Backend.Traffic, "a legacy canary has no affinity")
+}

@@ -1,0 +1,170 @@
+package router
+
+import (
+	"net/http"
+	"strings"
+
+	"ramjet.dev/ramjet/balance"
+	"ramjet.dev/ramjet/match"
+)
+
+// ReasonInvalidBackend is the Record.Reason of a 500: the request's share
+// of a weighted split (a canary) belongs to a backend that is not valid
+// (its Service or port does not exist, or it is an ExternalName), which is
+// Gateway API's rule for weighted backends (SPEC §10, §13).
+const ReasonInvalidBackend = "invalid-backend"
+
+var ansInvalidBackend = answer{http.StatusInternalServerError, ReasonInvalidBackend,
+	"500 Internal Server Error: the weighted backend chosen for this request is not valid\n"}
+
+// choice is the backend a request is served by once its primary's canary
+// had its say, with what session affinity needs. It is a value kept in the
+// exchange, so deciding costs no allocation.
+type choice struct {
+	backend *match.Backend
+	// affinity is the chosen backend's session affinity, nil without.
+	affinity *match.SessionAffinity
+	// session is the request's session value for the chosen backend ("" for
+	// none); cookiePath the path a new cookie is set for; userAgent is read
+	// for conditional-samesite-none.
+	session    string
+	cookiePath string
+	userAgent  string
+}
+
+// steer decides between a primary backend and its canary (SPEC §10), then
+// reads the request's session for the backend chosen (SPEC §9). The
+// primary is servable: one that is not has already answered 503, even
+// where the canary would have been chosen. A canary with no ready
+// endpoints is skipped without consulting its rules; one that is not valid
+// answers 500 for the requests its rules choose (refused is true).
+func (st *serving) steer(b *match.Backend, rt *match.Route, req *http.Request) (ch choice, a answer, refused bool) {
+	ch.backend = b
+	if t := b.Traffic; t != nil && t.Canary != nil {
+		c := t.Canary
+		skip := c.Backend.State == match.Serving && len(c.Backend.Endpoints) == 0
+		if !skip && st.toCanary(b, c, req) {
+			if c.Backend.State != match.Serving {
+				return choice{backend: c.Backend}, ansInvalidBackend, true
+			}
+			ch.backend = c.Backend
+		}
+	}
+	if t := ch.backend.Traffic; t != nil && t.Affinity != nil {
+		st.readSession(&ch, t.Affinity, rt, req)
+	}
+	return ch, answer{}, false
+}
+
+// toCanary applies the canary's rules in ingress-nginx's order: a session
+// pinned to the canary, the header (value, else pattern, else
+// "always"/"never"), the cookie ("always"/"never"), then the weight. A rule
+// that does not decide passes the request to the next.
+func (st *serving) toCanary(primary *match.Backend, c *match.Canary, req *http.Request) bool {
+	if c.Sticky && st.pinned(c, req) {
+		return true
+	}
+	if c.Header != "" {
+		if vs := req.Header[c.Header]; len(vs) > 0 {
+			v := vs[0]
+			if len(vs) > 1 {
+				// nginx's $http_<name> joins repeated headers.
+				v = strings.Join(vs, ", ")
+			}
+			switch {
+			case c.HeaderValue != "":
+				if v == c.HeaderValue {
+					return true
+				}
+			case c.HeaderPattern != nil:
+				if c.HeaderPattern.MatchString(v) {
+					return true
+				}
+			case v == "always":
+				return true
+			case v == "never":
+				return false
+			}
+		}
+	}
+	if c.Cookie != "" {
+		if v, ok := balance.Cookie(req, c.Cookie); ok {
+			switch v {
+			case "always":
+				return true
+			case "never":
+				return false
+			}
+		}
+	}
+	switch {
+	case c.Weight <= 0:
+		return false
+	case c.Weight >= c.WeightTotal:
+		return true
+	}
+	s := st.splits[primary]
+	if s == nil {
+		return false
+	}
+	i, _ := s.Next()
+	return i == 1
+}
+
+// pinned reports a request whose affinity cookie names the canary's
+// backend: it stays on the canary while the canary has ready endpoints.
+func (st *serving) pinned(c *match.Canary, req *http.Request) bool {
+	aff := c.Backend.Traffic.Affinity
+	v, ok := balance.Cookie(req, aff.CookieName)
+	if !ok {
+		return false
+	}
+	_, token := splitSession(v)
+	bal := st.balancers[c.Backend]
+	return bal != nil && token != "" && token == bal.Token()
+}
+
+// canaryWeights is the split of a primary's requests that no other canary
+// rule decided: primary first, canary second; nil when the weight alone
+// decides (0 or less: never; the total or more: always).
+func canaryWeights(c *match.Canary) []int {
+	if c.Weight <= 0 || c.Weight >= c.WeightTotal {
+		return nil
+	}
+	return []int{c.WeightTotal - c.Weight, c.Weight}
+}
+
+// splits builds the rotation of every canary weight in t, identified by
+// the primary backend, so a rebuilt table continues the rotation.
+func (r *Router) splits(t *match.Table) map[*match.Backend]*balance.Split {
+	var m map[*match.Backend]*balance.Split
+	for b := range t.Backends() {
+		if b.Traffic == nil || b.Traffic.Canary == nil {
+			continue
+		}
+		w := canaryWeights(b.Traffic.Canary)
+		if w == nil {
+			continue
+		}
+		if m == nil {
+			m = make(map[*match.Backend]*balance.Split)
+		}
+		m[b] = r.registry.Split(b.ID+" canary", w)
+	}
+	return m
+}
+
+// liveSplits are the splits of the new serving state and of the previous
+// one, whose requests may still be deciding: a sweep keeps their positions.
+func liveSplits(states ...*serving) []*balance.Split {
+	var out []*balance.Split
+	for _, st := range states {
+		if st == nil {
+			continue
+		}
+		for _, s := range st.splits {
+			out = append(out, s)
+		}
+	}
+	return out
+}

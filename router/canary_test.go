@@ -1,0 +1,198 @@
+package router
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/balance"
+	"ramjet.dev/ramjet/match"
+)
+
+// canaryTable is a table whose host shop.example.com routes to a primary
+// with a canary of weight/100; extra goes into the digest, so tables that
+// differ only in it are different tables with the same backends.
+func canaryTable(weight int, extra string) *match.Table {
+	next := httpBackend("prod/web-next:80", "10.0.2.1:8080")
+	web := httpBackend("prod/web:80", "10.0.1.1:8080", "10.0.1.2:8080")
+	web.Traffic = &match.Traffic{Canary: &match.Canary{Backend: next, Header: "X-Canary", Cookie: "canary", Weight: weight, WeightTotal: 100}}
+	vh := vhost("shop.example.com", nil, route(match.Prefix, "/", web))
+	return match.New(match.Spec{VirtualHosts: []*match.VirtualHost{vh}, Backends: []*match.Backend{next, web}, Inputs: []byte(extra)})
+}
+
+// countingTransport answers 200 and counts requests per backend.
+type countingTransport struct{ counts map[string]int }
+
+func (c *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	id, _, _ := EndpointFromContext(req.Context())
+	c.counts[id]++
+	return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
+}
+
+// Over every full rotation the canary gets exactly its weight, however
+// often tables are swapped in the middle of one: the rotation's position
+// lives in the registry, keyed by the primary backend, not in the table.
+func TestCanaryWeightAcrossSwaps(t *testing.T) {
+	for _, weight := range []int{1, 10, 33, 50, 99} {
+		t.Run(fmt.Sprint(weight), func(t *testing.T) {
+			ct := &countingTransport{counts: map[string]int{}}
+			r := newTestRouter(Options{Transport: ct})
+			swaps := 0
+			for i := range 1000 {
+				if i%37 == 0 {
+					_, changed := r.Publish(canaryTable(weight, fmt.Sprint("generation ", i)))
+					require.True(t, changed)
+					swaps++
+				}
+				res := serve(r, "GET", "shop.example.com", "/", nil)
+				require.Equal(t, 200, res.StatusCode)
+			}
+			require.Greater(t, swaps, 20)
+			want := map[string]int{"prod/web:80": 10 * (100 - weight), "prod/web-next:80": 10 * weight}
+			require.Empty(t, cmp.Diff(want, ct.counts))
+		})
+	}
+}
+
+// The header and cookie rules decide without moving the rotation, so the
+// weighted requests still get their exact share.
+func TestCanaryRulesLeaveRotation(t *testing.T) {
+	ct := &countingTransport{counts: map[string]int{}}
+	r := newTestRouter(Options{Transport: ct})
+	r.Publish(canaryTable(20, ""))
+	for i := range 200 {
+		var h http.Header
+		switch i % 3 {
+		case 1:
+			h = http.Header{"X-Canary": {"never"}}
+		case 2:
+			h = http.Header{"Cookie": {"canary=always"}}
+		}
+		serve(r, "GET", "shop.example.com", "/", h)
+	}
+	// 67 forced to the primary by the header, 66 to the canary by the
+	// cookie, 67 weighted: 13.4 of them canary, rounded by the rotation's
+	// order (the fourth and ninth of every ten).
+	require.Empty(t, cmp.Diff(map[string]int{"prod/web:80": 67 + 54, "prod/web-next:80": 66 + 13}, ct.counts))
+}
+
+// A session whose endpoint fails to connect is retried on another
+// endpoint; only with session-cookie-change-on-failure does the cookie
+// move there.
+func TestAffinityChangeOnFailure(t *testing.T) {
+	_, live := echoBackend(t, "live")
+	dead := deadAddr(t)
+	for _, change := range []bool{false, true} {
+		t.Run(fmt.Sprint("change-on-failure=", change), func(t *testing.T) {
+			web := httpBackend("prod/web:80", dead, live)
+			web.Traffic = &match.Traffic{Affinity: &match.SessionAffinity{Mode: balance.Persistent, CookieName: "route", ChangeOnFailure: change}}
+			r := newTestRouter(Options{})
+			r.Publish(table("", vhost("shop.example.com", nil, route(match.Prefix, "/", web))))
+			bal := r.state.Load().balancers[web]
+			e, fresh, ok := bal.PickSession("", "")
+			require.True(t, ok)
+			e.Release()
+			if e.Addr != dead {
+				// Round-robin placed the first session on the live one; the
+				// second goes to the dead one.
+				e, fresh, _ = bal.PickSession("", "")
+				e.Release()
+			}
+			require.Equal(t, dead, e.Addr)
+			cookie := "route=" + fresh + "|" + bal.Token()
+
+			res := serve(r, "GET", "shop.example.com", "/", http.Header{"Cookie": {cookie}})
+			require.Equal(t, 200, res.StatusCode)
+			require.Equal(t, "live", res.Header.Get("X-Backend"))
+			set := res.Header.Get("Set-Cookie")
+			if !change {
+				require.Empty(t, set, "the session keeps its endpoint")
+				return
+			}
+			require.Regexp(t, `^route=[0-9a-f]{16}\|`+bal.Token()+`; Path=/; HttpOnly$`, set)
+			res = serve(r, "GET", "shop.example.com", "/", http.Header{"Cookie": {set[:len("route=")+33]}})
+			require.Equal(t, "live", res.Header.Get("X-Backend"))
+			require.Empty(t, res.Header.Get("Set-Cookie"), "the moved session is live")
+		})
+	}
+}
+
+func TestSessionCookie(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	old := "Mozilla/5.0 (iPhone; CPU iPhone OS 12_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/12.0 Mobile/15E148 Safari/604.1"
+	tests := []struct {
+		name string
+		a    match.SessionAffinity
+		ua   string
+		want string
+	}{
+		{"defaults", match.SessionAffinity{CookieName: "INGRESSCOOKIE"}, "", "INGRESSCOOKIE=v; Path=/p; HttpOnly"},
+		{"everything", match.SessionAffinity{CookieName: "c", Domain: "example.com", Expires: "60", MaxAge: "120", Secure: true, SameSite: "Strict"}, "",
+			"c=v; Path=/p; Domain=example.com; Expires=Mon, 30 Nov 2026 12:01:00 GMT; Max-Age=120; Secure; HttpOnly; SameSite=Strict"},
+		{"none", match.SessionAffinity{CookieName: "c", SameSite: "None", ConditionalSameSiteNone: true}, "curl/8", "c=v; Path=/p; HttpOnly; SameSite=None"},
+		{"none for an old browser", match.SessionAffinity{CookieName: "c", SameSite: "None", ConditionalSameSiteNone: true}, old, "c=v; Path=/p; HttpOnly"},
+		{"none unconditionally", match.SessionAffinity{CookieName: "c", SameSite: "None"}, old, "c=v; Path=/p; HttpOnly; SameSite=None"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ch := &choice{affinity: &tt.a, cookiePath: "/p", userAgent: tt.ua}
+			require.Equal(t, tt.want, sessionCookie(ch, "v", now))
+		})
+	}
+}
+
+func TestRouteCookiePath(t *testing.T) {
+	for _, tt := range []struct {
+		rt   *match.Route
+		want string
+	}{
+		{nil, "/"},
+		{&match.Route{Type: match.Prefix, Path: ""}, "/"},
+		{&match.Route{Type: match.Prefix, Path: "/shop"}, "/shop"},
+		{&match.Route{Type: match.Exact, Path: "/a/"}, "/a/"},
+		{&match.Route{Type: match.Regex, Path: "/api/.*"}, "/"},
+	} {
+		require.Equal(t, tt.want, routeCookiePath(tt.rt))
+	}
+}
+
+// BenchmarkCanaryDecision is one request through the canary rules to the
+// weight (the header and cookie present but passing on), then the pick:
+// the work steer and the pick add to a request.
+func BenchmarkCanaryDecision(b *testing.B) {
+	r := newTestRouter(Options{Transport: &countingTransport{counts: map[string]int{}}})
+	r.Publish(canaryTable(10, ""))
+	st := r.state.Load()
+	res := st.table.Lookup("shop.example.com", "/")
+	req := httptest.NewRequest("GET", "/", nil)
+	req.Header.Set("X-Canary", "maybe")
+	req.Header.Set("Cookie", "session=abc; canary=perhaps; theme=dark")
+	b.ReportAllocs()
+	start := cpuTime()
+	defer func() { b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op") }()
+	for b.Loop() {
+		ch, _, _ := st.steer(res.Backend, res.Route, req)
+		e, ok := st.balancers[ch.backend].Pick("")
+		if !ok {
+			b.Fatal("no endpoint")
+		}
+		e.Release()
+	}
+}
+
+// cpuTime is the process's user and system CPU time: on a machine shared
+// with other work, a benchmark's wall time includes time it was not
+// running, its CPU time does not.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -204,13 +204,24 @@ func (b *builder) attachCanaries() {
 }
 
 func (b *builder) attachPath(ing *ingress, v *vhost, host, field string, p *networkingv1.HTTPIngressPath) {
-	typ, key, _, pathOK := b.routePath(ing, field, p)
+	typ, key, re, pathOK := b.routePath(ing, field, p)
 	if !b.checkBackendShape(ing, field, ".backend", &p.Backend) || !pathOK {
 		return
 	}
 	var primary *match.Route
 	if v != nil {
-		primary = v.route(routeKey{typ: typ, path: key})
+		// On a host in regex mode the primary's path became the patterns
+		// modeKeys makes of it; the canary's is looked up the same way.
+		var buf [2]pathKey
+		keys, ok := b.modeKeys(ing, v, field, p, pathKey{typ, key, re}, buf[:0])
+		if !ok {
+			return
+		}
+		for _, k := range keys {
+			if primary = v.route(routeKey{typ: k.typ, path: k.key}); primary != nil {
+				break
+			}
+		}
 	}
 	canary := b.canaryBackend(ing, p.Backend.Service, field, ".backend.service")
 	if primary == nil {

@@ -839,7 +839,6 @@
 //   - An EndpointSlice address that can never be a pod (loopback,
 //     link-local including the cloud metadata address, ...): dialled there;
 //     dropped here (EndpointRejected, §8).
-//
 //   - upstream-vhost or x-forwarded-prefix with a value ingress-nginx's
 //     validator refuses (a space, say): the whole Ingress is not served
 //     there; here only the annotation is dropped (AnnotationRejected).

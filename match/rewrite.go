@@ -438,10 +438,6 @@ func parseHeaderTemplate(s string, syntax RewriteSyntax) (template, error) {
 	for _, p := range parts {
 		t.captures = t.captures || p.kind == capturePart
 	}
-	if !t.captures && len(parts) > 1 {
-		// $scheme or $host: not a literal.
-		t.captures = true
-	}
 	return t, nil
 }
 

@@ -71,6 +71,8 @@ func TestRewriteApply(t *testing.T) {
 			path: "/x", want: Rewritten{}},
 		{name: "literal prefix", rw: Rewrite{Target: "/b", ForwardedPrefix: "/p", ForwardedPrefixSet: true}, route: regexRoute(t, `/a`),
 			path: "/a", want: Rewritten{Target: "/b", Prefix: "/p", PrefixSet: true}},
+		{name: "prefix with $host", rw: Rewrite{ForwardedPrefix: "/$host/p", ForwardedPrefixSet: true}, route: &Route{Type: Prefix},
+			path: "/x", host: "shop.example.com", want: Rewritten{Prefix: "/shop.example.com/p", PrefixSet: true}},
 		{name: "prefix with a capture, newline escaped", rw: Rewrite{Target: "/b", ForwardedPrefix: "/$1", ForwardedPrefixSet: true}, route: regexRoute(t, `/([^/]*)`),
 			path: "/x\r\ny", want: Rewritten{Target: "/b", Prefix: "/x%0D%0Ay", PrefixSet: true}},
 	}

@@ -110,6 +110,7 @@ func digest(t *Table, inputs []byte) string {
 			}
 		}
 	}
+	encodeAccess(&e, t)
 	return e.sum()
 }
 

@@ -170,6 +170,11 @@ type Route struct {
 	// PreserveTrailingSlash keeps the request's trailing slash in that
 	// redirect (preserve-trailing-slash); by default one is dropped.
 	PreserveTrailingSlash bool
+
+	// CORS and Auth are the route's cross-origin policy and
+	// authentication (cors.go, auth.go); nil when the Ingress sets none.
+	CORS *CORS
+	Auth *Auth
 }
 
 // VirtualHost is everything served under one host name.

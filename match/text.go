@@ -17,6 +17,11 @@ import (
 //	  route Exact <path> -> <backend ID> from <source>
 //	  route Prefix <path> -> <backend ID> from <source>      "/" for the root
 //	  route Regex <linear|backtracking> <pattern> -> <backend ID> from <source>
+//	    cors origin <*|list|none> methods "..." headers "..."[ expose "..."][ credentials] max-age <s>
+//	    cors closed (<annotation> rejected: no origin allowed)
+//	    auth denied (503): <why>
+//	    auth basic realm "<realm>" secret <ns/name> <auth-file|auth-map> <n> users
+//	    auth external <url>[ method M][ signin <url>][ response-headers A,B][ request-redirect <v>][ always-set-cookie]
 //	backend <ID> <protocol> <state>[ <policy>]    sorted by ID
 //	  endpoint <ip:port>                          or "no ready endpoints"
 //	tls-host <name>                               sorted; plain HTTP to it is redirected
@@ -85,6 +90,7 @@ func (t *Table) writeText(b *strings.Builder) {
 				backend = r.Backend.ID
 			}
 			b.WriteString(" -> " + backend + sourceText(r.Source) + redirectText(vh.TLS, r.SSLRedirect, r.ForceSSLRedirect, r.PreserveTrailingSlash) + "\n")
+			b.WriteString(accessText(r))
 		}
 	}
 

@@ -130,6 +130,12 @@ type Options struct {
 	// (0: DefaultIdleTimeout, 75 s) and how long a client may take to send
 	// the request headers (0: DefaultClientHeaderTimeout, 60 s).
 	IdleTimeout, ClientHeaderTimeout time.Duration
+	// AuthTimeout bounds a whole external-auth subrequest (auth-url):
+	// connecting, the answer and reading it. When it passes the request
+	// answers 500, as nginx answers a failed auth request. 0:
+	// DefaultAuthTimeout (10 s). The subrequest goes through Transport
+	// when set, else through the pooled HTTP/1.1 transport New builds.
+	AuthTimeout time.Duration
 }
 
 // Record describes one request once it has been answered.
@@ -204,6 +210,9 @@ type Router struct {
 	// out, and requests whose regex budget ran out (see Stats).
 	regexTimeouts, regexBudgetExceeded atomic.Uint64
 	lastRegexLog                       atomic.Int64 // unix nanoseconds
+
+	// auth is authentication's transport, timeout and cache (auth.go).
+	auth authState
 }
 
 // Stats are the Router's counters since New.
@@ -301,6 +310,7 @@ func New(o Options) *Router {
 		up.verbatim = &verbatimTransport{dialer: &net.Dialer{Timeout: connect}, handshake: connect, header: read}
 		r.h1 = newH1Pool(connect, read)
 	}
+	r.auth.rt, r.auth.timeout = up.h1, cmp.Or(o.AuthTimeout, DefaultAuthTimeout)
 	r.proxy = &httputil.ReverseProxy{
 		Rewrite:        rewrite,
 		Transport:      up,

@@ -135,6 +135,10 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		r.regexTrouble(res, host)
 	}
 	src := matched(res)
+	var ph policyHeaders
+	if res.Route != nil && res.Route.CORS != nil && r.serveCORS(w, req, st.gen, host, res, src, &ph) {
+		return
+	}
 	proto := r.clientProto(req)
 	if proto == "http" && redirects(res, clean, st.table, host) {
 		loc, ok := httpsLocation(req.Host, path, query, hasQuery, preserveTrailingSlash(res))
@@ -153,6 +157,9 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			a = ansRegexBudget
 		}
 		r.refuse(w, req, grpc, st.gen, host, nil, src, a)
+		return
+	}
+	if res.Route != nil && res.Route.Auth != nil && !r.authorize(w, req, st.gen, host, proto, b, src, res.Route.Auth, &ph) {
 		return
 	}
 	if a, refused := backendRefusal(b); refused {
@@ -186,6 +193,7 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		query:    query,
 		hasQuery: hasQuery,
 		reqBody:  body,
+		added:    ph,
 	}
 	// finish releases the endpoint on every way out, panics included.
 	defer r.finish(x, req)
@@ -359,6 +367,8 @@ type exchange struct {
 	// exchange fails, its error says whether the client was at fault.
 	body    watchedBody
 	reqBody *clientBody
+	// added are the response headers the route's policies set.
+	added policyHeaders
 	// key is the request's hash key ("" unless the policy is Hash): a
 	// window on the request's own strings, so taking it never allocates.
 	key string
@@ -416,6 +426,7 @@ func (x *exchange) WriteHeader(code int) {
 	// 1xx other than 101 are informational and precede the final status.
 	if (code >= 200 || code == http.StatusSwitchingProtocols) && x.status == 0 {
 		x.status = code
+		x.added.apply(x.w.Header(), code)
 	}
 	x.w.WriteHeader(code)
 }

@@ -1,7 +1,8 @@
 // Package router serves a compiled routing table: an http.Handler that
 // matches each request against the table being served, answers what the
 // table answers itself (the 308 HTTPS redirect, 400, 404, 408, 413, 502,
-// 503, 504) and
+// 503, 504, and the CORS preflight's 204 and authentication's 302, 401,
+// 403 and 500 of a route's policies) and
 // reverse-proxies the rest to one endpoint of the chosen backend (SPEC §9,
 // §12, §13, §15).
 //

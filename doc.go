@@ -799,7 +799,12 @@
 //
 // Requests go through the real handler, built as net/http's server would
 // hand them over, with a transport that records which endpoint was chosen
-// and what it received. Both runners also compare each file's compiled
+// and what it received. The router's external-auth subrequests (auth-url,
+// §11) go to a stand-in that answers like httpbin, whatever the host:
+// /status/<code>, /basic-auth/<user>/<password> (401 with a challenge
+// unless the request carries those credentials) and
+// /response-headers?<name>=<value>&... (200 with those headers); they are
+// not counted as forwarded. Both runners also compare each file's compiled
 // tables, warnings included, with x.golden beside x.yaml (rewritten with
 // -update), and reach the same verdict on the same files.
 //

@@ -605,7 +605,11 @@ type exchange struct {
 }
 
 func (b *backends) RoundTrip(req *http.Request) (*http.Response, error) {
-	backend, _, _ := router.EndpointFromContext(req.Context())
+	backend, _, proxied := router.EndpointFromContext(req.Context())
+	if !proxied {
+		// Not for a backend: the router's external-auth subrequest.
+		return authService(req), nil
+	}
 	host := req.Host
 	if host == "" {
 		host = req.URL.Host
@@ -655,4 +659,39 @@ func (b *backends) last() (exchange, bool) {
 		return exchange{}, false
 	}
 	return b.seen[len(b.seen)-1], true
+}
+
+// authService stands in for every external auth service (auth-url) a case
+// names, answering like httpbin, whatever the host:
+//
+//	/status/<code>                 that status
+//	/basic-auth/<user>/<password>  200 when the request's Basic credentials
+//	                               are those, else 401 with a challenge
+//	/response-headers?<k>=<v>&...  200 with those headers
+//
+// and 404 to anything else.
+func authService(req *http.Request) *http.Response {
+	res := &http.Response{StatusCode: http.StatusNotFound, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{}, Body: http.NoBody, Request: req}
+	parts := strings.Split(strings.TrimPrefix(req.URL.Path, "/"), "/")
+	switch {
+	case len(parts) == 2 && parts[0] == "status":
+		if code, err := strconv.Atoi(parts[1]); err == nil && code >= 100 && code < 600 {
+			res.StatusCode = code
+		}
+	case len(parts) == 3 && parts[0] == "basic-auth":
+		if u, p, ok := req.BasicAuth(); ok && u == parts[1] && p == parts[2] {
+			res.StatusCode = http.StatusOK
+		} else {
+			res.StatusCode = http.StatusUnauthorized
+			res.Header.Set("WWW-Authenticate", `Basic realm="Fake Realm"`)
+		}
+	case len(parts) == 1 && parts[0] == "response-headers":
+		res.StatusCode = http.StatusOK
+		for k, vs := range req.URL.Query() {
+			res.Header[http.CanonicalHeaderKey(k)] = vs
+		}
+	}
+	res.Status = strconv.Itoa(res.StatusCode) + " " + http.StatusText(res.StatusCode)
+	return res
 }

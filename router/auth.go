@@ -181,7 +181,7 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 	if method == "" {
 		method = http.MethodGet
 	}
-	ctx, cancel := context.WithTimeout(req.Context(), r.auth.timeout)
+	ctx, cancel := context.WithTimeout(context.WithValue(req.Context(), externalAuthKey{}, true), r.auth.timeout)
 	defer cancel()
 	sub, err := http.NewRequestWithContext(ctx, method, x.URL.Expand(&vars), nil)
 	if err != nil {
@@ -232,6 +232,16 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 	}
 	r.logger.Warn("external auth answered an unexpected status", "url", sub.URL.Redacted(), "status", res.StatusCode)
 	return ansAuthError, false
+}
+
+type externalAuthKey struct{}
+
+// IsExternalAuth reports whether a request is a subrequest the router sends
+// to an external auth service (auth-url), so that a RoundTripper given in
+// Options.Transport can tell it from a proxied request.
+func IsExternalAuth(ctx context.Context) bool {
+	v, _ := ctx.Value(externalAuthKey{}).(bool)
+	return v
 }
 
 // authHeaders are the subrequest's headers, as ingress-nginx's auth

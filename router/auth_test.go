@@ -240,7 +240,7 @@ func TestExternalAuthThroughTransport(t *testing.T) {
 	var mu sync.Mutex
 	tr := roundTripFunc(func(req *http.Request) (*http.Response, error) {
 		mu.Lock()
-		seen = append(seen, req.URL.Path)
+		seen = append(seen, req.URL.Path+" "+map[bool]string{true: "auth", false: "proxied"}[IsExternalAuth(req.Context())])
 		mu.Unlock()
 		return http.DefaultTransport.RoundTrip(req)
 	})
@@ -249,7 +249,7 @@ func TestExternalAuthThroughTransport(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	mu.Lock()
 	defer mu.Unlock()
-	if d := cmp.Diff([]string{"/ok", "/app/y"}, seen); d != "" {
+	if d := cmp.Diff([]string{"/ok auth", "/app/y proxied"}, seen); d != "" {
 		t.Errorf("requests through the transport (-want +got):\n%s", d)
 	}
 }

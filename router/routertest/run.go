@@ -605,11 +605,10 @@ type exchange struct {
 }
 
 func (b *backends) RoundTrip(req *http.Request) (*http.Response, error) {
-	backend, _, proxied := router.EndpointFromContext(req.Context())
-	if !proxied {
-		// Not for a backend: the router's external-auth subrequest.
+	if router.IsExternalAuth(req.Context()) {
 		return authService(req), nil
 	}
+	backend, _, _ := router.EndpointFromContext(req.Context())
 	host := req.Host
 	if host == "" {
 		host = req.URL.Host

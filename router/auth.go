@@ -188,6 +188,10 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 		r.logger.Warn("external auth URL does not expand to a URL", "url", x.URL.Raw, "error", err)
 		return ansAuthError, false
 	}
+	// nginx sends the auth URL's host name without its port.
+	if h := sub.URL.Hostname(); h != "" && !strings.Contains(h, ":") {
+		sub.Host = h
+	}
 	authHeaders(sub.Header, req, &vars, x)
 	res, err := r.auth.rt.RoundTrip(sub)
 	if err != nil {

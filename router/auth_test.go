@@ -118,6 +118,7 @@ func TestExternalAuthSubrequest(t *testing.T) {
 	require.NotNil(t, got)
 	assert.Equal(t, http.MethodGet, got.Method, "nginx's subrequests are GET")
 	assert.Equal(t, "/ok/shop.example.com", got.URL.Path)
+	assert.Equal(t, "127.0.0.1", got.Host, "the auth URL's host, without its port, as nginx sends it")
 	assert.Empty(t, gotBody, "the body is not sent")
 	want := map[string]string{
 		"X-Original-Url":          "http://shop.example.com/app/page?a=b",

@@ -25,7 +25,7 @@ type authService struct {
 	body []byte
 }
 
-func newAuthService(t *testing.T) *authService {
+func newAuthService(t testing.TB) *authService {
 	a := &authService{}
 	a.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -69,7 +69,7 @@ func (a *authService) request() (*http.Request, []byte) {
 	return a.last, a.body
 }
 
-func externalAuth(t *testing.T, url string, mod func(*match.ExternalAuth)) *match.Auth {
+func externalAuth(t testing.TB, url string, mod func(*match.ExternalAuth)) *match.Auth {
 	u, err := match.ParseAuthURL(url, false)
 	require.NoError(t, err)
 	x := &match.ExternalAuth{URL: u}
@@ -81,7 +81,7 @@ func externalAuth(t *testing.T, url string, mod func(*match.ExternalAuth)) *matc
 
 // authRouter serves shop.example.com/app with the given authentication
 // in front of an echo backend.
-func authRouter(t *testing.T, o Options, a *match.Auth) (*Router, *records) {
+func authRouter(t testing.TB, o Options, a *match.Auth) (*Router, *records) {
 	_, addr := echoBackend(t, "web")
 	rt := route(match.Prefix, "/app", httpBackend("prod/web:80", addr))
 	rt.Auth = a

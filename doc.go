@@ -700,11 +700,98 @@
 // request whose set is full of them answers 503, as nginx does when its
 // zone has no room.
 //
-// Not yet: the rest of the request-policy set (CORS, basic and external
-// auth); each warns as above and has no effect. For default-backend, the
-// X-Code and related headers ingress-nginx adds for the default Service,
-// and its use with custom-http-errors, are not built: only the no-endpoint
-// fallback is (§19).
+// CORS and authentication, per location:
+//
+//   - CORS, per location: enable-cors, cors-allow-origin,
+//     cors-allow-methods, cors-allow-headers, cors-expose-headers,
+//     cors-allow-credentials, cors-max-age, with ingress-nginx's defaults
+//     (origin "*", methods "GET, PUT, POST, DELETE, PATCH, OPTIONS", its
+//     header list, credentials true, max-age 1728000). With origin "*"
+//     every request of the location gets the Access-Control-* headers and
+//     Access-Control-Allow-Origin "*"; with a list (scheme://host[:port],
+//     null, or scheme://*.host[:port], the "*" standing for exactly one
+//     label of letters, digits and '-'), only a request whose Origin
+//     matches one, without regard to case, gets them, its Origin echoed.
+//     The headers go on every answer of the location, the router's own
+//     401, 503 and 308 included, and replace any the backend sent; an
+//     OPTIONS request that qualifies is the preflight and is answered 204
+//     by the router before the TLS redirect and authentication, as
+//     ingress-nginx answers it. A request that does not qualify is served
+//     as if CORS were off. The cors-* annotations do nothing without
+//     enable-cors.
+//   - Basic authentication, per location: auth-type basic, auth-secret
+//     (name, or namespace/name in the Ingress's own namespace),
+//     auth-secret-type auth-file (an htpasswd file under key auth, the
+//     default) or auth-map (each key a user, its value the hash),
+//     auth-realm. The Secret is read when the table is compiled. A request
+//     without matching credentials answers 401 with WWW-Authenticate:
+//     Basic realm="<realm>"; the backend never sees the Authorization
+//     header. Hashes: bcrypt ($2a$, $2b$, $2y$), apr1 and $1$ MD5-crypt,
+//     {SHA}, {SSHA} and {PLAIN}, the schemes nginx accepts on
+//     ingress-nginx's image except SHA-crypt ($5$, $6$) and DES crypt,
+//     whose users cannot log in (SecretInvalid). The htpasswd file is read
+//     as nginx reads it: "user:hash", the hash ending at the next ':',
+//     '#' lines and blank lines skipped, the first line of a user winning;
+//     an entry that cannot be used only locks that user out (SecretInvalid
+//     names it, never its hash). Verified bcrypt and MD5-crypt credentials
+//     are cached by the router (router.Options has no knob): 4,096
+//     entries, each the SHA-256 of the stored hash and the password, a new
+//     one replacing whatever held its slot, so a rotated password
+//     invalidates its entries and memory never grows.
+//   - External authentication, per location: auth-url (http or https,
+//     which may use $host, $http_host, $best_http_host, $scheme,
+//     $pass_access_scheme, $request_uri, $escaped_request_uri,
+//     $remote_addr), auth-method, auth-signin, auth-signin-redirect-param,
+//     auth-response-headers, auth-request-redirect, auth-always-set-cookie.
+//     Before proxying, the router sends a subrequest as ingress-nginx's
+//     auth_request does: GET (or auth-method), no body, the client's
+//     headers except hop-by-hop ones, its X-Forwarded-*, X-Real-IP and
+//     names with '_', plus X-Original-URL, X-Original-Method, X-Sent-From:
+//     nginx-ingress-controller, X-Real-IP and X-Forwarded-For (the
+//     client's address), X-Auth-Request-Redirect (auth-request-redirect,
+//     else the request URI), X-Request-ID (the one the backend gets), and
+//     with auth-method X-Original-URI and X-Scheme. A 2xx passes: each
+//     auth-response-headers header is set on the proxied request from the
+//     service's answer, or removed when the service did not send it, and
+//     the service's Set-Cookie goes to the client with a successful answer
+//     (any answer with auth-always-set-cookie). A 401 is passed on with
+//     the service's WWW-Authenticate, or with auth-signin becomes a 302 to
+//     the sign-in URL, whose rd parameter (auth-signin-redirect-param) is
+//     added as $pass_access_scheme://$http_host$escaped_request_uri unless
+//     the URL sets it; a 403 is passed on; anything else, a failure, or no
+//     answer within router.Options.AuthTimeout (10 s) is 500. The
+//     subrequest goes through router.Options.Transport when set. With both
+//     kinds, basic is checked first.
+//
+// Authentication and CORS fail closed, and each rejected value warns. A
+// location whose authentication ingress-nginx denies (a missing Secret or
+// key auth, a Secret in another namespace, auth-type neither basic nor
+// digest, an unknown auth-secret-type, auth-type without auth-secret, an
+// auth-url that is no http(s) URL or uses another variable, an invalid
+// auth-method or auth-response-headers) answers 503 to every request, as
+// there; auth-type digest does too (not supported), and so does an
+// invalid auth-request-redirect, which there silently drops the whole
+// external authentication. An invalid auth-realm is sent empty and the
+// location stays protected; an invalid auth-signin passes the 401 on. A
+// cors-allow-origin, -methods, -headers or -credentials value
+// ingress-nginx would replace by a wider default ("*", every default
+// method or header, credentials on) instead closes the location's CORS:
+// no origin qualifies. An invalid cors-max-age or cors-expose-headers
+// falls back as there (1728000, none), and an enable-cors that is no
+// boolean leaves CORS off. auth-secret without auth-type protects nothing,
+// as there, and warns AnnotationRejected. The table's text shows every
+// policy under its route (the Secret's name and how many users it holds,
+// never a hash); the digest covers them, the passwords included, so a
+// rotated Secret publishes a new table. Policies apply to routes, not to
+// fallbacks (spec.defaultBackend).
+//
+// Not yet: of the authentication group, auth-snippet (nginx configuration
+// ramjet cannot run), auth-cache-key, auth-cache-duration, auth-keepalive*,
+// auth-proxy-set-headers and the auth-tls-* client certificate set; each
+// warns as above and has no effect. For default-backend, the X-Code and
+// related headers ingress-nginx adds for the default Service, and its use
+// with custom-http-errors, are not built: only the no-endpoint fallback is
+// (§19).
 //
 // # 12. TLS
 //
@@ -818,7 +905,11 @@
 //     request-target, path, Host or body framing; 408 a stalled body; 413 a
 //     body over the limit; 308 the TLS redirect (§12); the redirects of
 //     §11 (from-to-www-redirect, app-root, permanent-redirect,
-//     temporal-redirect). To a gRPC client
+//     temporal-redirect); and for the policies of §11, 204 a CORS
+//     preflight, 401 basic credentials missing or wrong or the auth
+//     service's 401, 302 to the sign-in page, 403 the auth service's 403,
+//     500 the auth service failed, 503 a location whose authentication
+//     cannot be served. To a gRPC client
 //     (Content-Type application/grpc...) each is trailers-only: grpc-status
 //     and grpc-message, no body.
 //   - gRPC to a GRPC backend goes over cleartext HTTP/2, to GRPCS over
@@ -883,8 +974,8 @@
 //	CanaryWithoutPrimary      a canary path or default backend with no primary to attach to (§10)
 //	CanaryConflict            a backend already has an older canary (§10)
 //	AnnotationSubstituted     ewma served as least_conn (§9); a rewrite-target sent with a leading "/" (§11)
-//	SecretNotFound            a spec.tls Secret missing or not kubernetes.io/tls (§12)
-//	SecretInvalid             a spec.tls key pair that does not parse (§12)
+//	SecretNotFound            a spec.tls Secret missing or not kubernetes.io/tls (§12); an auth-secret missing (§11)
+//	SecretInvalid             a spec.tls key pair that does not parse (§12); an auth-secret without key auth, or with unusable entries (§11)
 //	CertificateHostMismatch   a certificate not valid for a listed host (§12)
 //	RegexModeHost             a host in ingress-nginx's regex mode, on every Ingress with paths there (§11)
 //
@@ -986,7 +1077,12 @@
 //
 // Requests go through the real handler, built as net/http's server would
 // hand them over, with a transport that records which endpoint was chosen
-// and what it received. Both runners also compare each file's compiled
+// and what it received. The router's external-auth subrequests (auth-url,
+// §11) go to a stand-in that answers like httpbin, whatever the host:
+// /status/<code>, /basic-auth/<user>/<password> (401 with a challenge
+// unless the request carries those credentials) and
+// /response-headers?<name>=<value>&... (200 with those headers); they are
+// not counted as forwarded. Both runners also compare each file's compiled
 // tables, warnings included, with x.golden beside x.yaml (rewritten with
 // -update), and reach the same verdict on the same files.
 //
@@ -1065,6 +1161,18 @@
 //   - Request bodies: buffered in memory, then in temporary files there;
 //     here in memory up to the body limit (with no limit, the first 1 MiB,
 //     then streamed), and gRPC bodies streamed (documented, §13).
+//   - A CORS, auth-realm, auth-request-redirect or auth-always-set-cookie
+//     value that does not validate: replaced by a wider default there
+//     (any origin, credentials on), or dropping the whole authentication;
+//     here the location stays protected or its CORS closed
+//     (AnnotationRejected, §11).
+//   - A cors-allow-origin entry is matched as a suffix there (the regex
+//     is anchored only at its end); here the whole Origin must match. No
+//     browser sends an Origin that tells them apart (documented).
+//   - auth-type digest: served there; here the location answers 503
+//     (AnnotationRejected). SHA-crypt ($5$, $6$) and DES crypt password
+//     hashes: verified there; here those users cannot log in
+//     (SecretInvalid).
 //   - An EndpointSlice address that can never be a pod (loopback,
 //     link-local including the cloud metadata address, ...): dialled there;
 //     dropped here (EndpointRejected, §8). The same holds for the cluster IP

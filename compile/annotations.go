@@ -55,6 +55,9 @@ type annotationValues struct {
 	// traffic holds the canary and session affinity annotations (canary.go,
 	// affinity.go).
 	traffic trafficValues
+
+	// access holds CORS and authentication (cors.go, auth.go).
+	access accessAnnotations
 }
 
 // annotationSpec describes one known annotation key, without prefix.
@@ -124,6 +127,7 @@ func (b *builder) readAnnotations() {
 			}
 		}
 		b.resolveBalancing(ing)
+		b.resolveAccess(ing)
 	}
 }
 

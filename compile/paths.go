@@ -109,6 +109,8 @@ func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkin
 			Regexp:  k.re,
 			Rewrite: b.routeRewrite(ing, declaredPath(p)),
 			Policy:  ing.requestPolicy(),
+			CORS:    ing.ann.access.cors,
+			Auth:    ing.ann.access.auth,
 		}
 		if backend == nil {
 			backend = b.useBackend(ing, p.Backend.Service, field, ".backend.service", true)

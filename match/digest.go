@@ -114,6 +114,7 @@ func digest(t *Table, inputs []byte) string {
 	encodeRewrites(&e, t)
 	digestPolicies(&e, t)
 	e.encodeTraffic(t)
+	encodeAccess(&e, t)
 	return e.sum()
 }
 

@@ -184,6 +184,10 @@ type Route struct {
 	// Policy is the declaring Ingress's request policy (SPEC §11); nil
 	// when it sets none.
 	Policy *Policy
+	// CORS and Auth are the route's cross-origin policy and
+	// authentication (cors.go, auth.go); nil when the Ingress sets none.
+	CORS *CORS
+	Auth *Auth
 }
 
 // VirtualHost is everything served under one host name.

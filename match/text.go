@@ -21,6 +21,11 @@ import (
 //	  alias <name>                               server-alias
 //	  app-root <path> from <source>
 //	  unmatched redirect <code> <url>[ relative] the creator's redirect, for requests no route matches
+//	    cors origin <*|list|none> methods "..." headers "..."[ expose "..."][ credentials] max-age <s>
+//	    cors closed (<annotation> rejected: no origin allowed)
+//	    auth denied (503): <why>
+//	    auth basic realm "<realm>" secret <ns/name> <auth-file|auth-map> <n> users
+//	    auth external <url>[ method M][ signin <url>][ response-headers A,B][ request-redirect <v>][ always-set-cookie]
 //	backend <ID> <protocol> <state>[ <policy>]    sorted by ID
 //	  canary <backend ID> from <source> [header <name> [value <q>|pattern <q>]] [cookie <name>] weight <w>/<total>[ sticky]
 //	  affinity cookie <name> <balanced|persistent>[ path <p>][ domain <d>][ max-age <s>][ expires <s>][ samesite <v>]...
@@ -99,6 +104,7 @@ func (t *Table) writeText(b *strings.Builder) {
 				backend = r.Backend.ID
 			}
 			b.WriteString(" -> " + backend + sourceText(r.Source) + redirectText(vh.TLS, r.SSLRedirect, r.ForceSSLRedirect, r.PreserveTrailingSlash) + redirectActionText(r.Redirect) + rewriteText(r.Rewrite) + policyLine(r.Policy) + "\n")
+			b.WriteString(accessText(r))
 		}
 	}
 

@@ -1,7 +1,8 @@
 // Package router serves a compiled routing table: an http.Handler that
 // matches each request against the table being served, answers what the
 // table answers itself (the 308 HTTPS redirect, 400, 403, 404, 408, 413,
-// 500, 502, 503, 504; a location's request policy, SPEC §11, included) and
+// 500, 502, 503, 504; a location's request policy, SPEC §11, included, with
+// the CORS preflight's 204 and authentication's 302, 401, 403 and 500) and
 // reverse-proxies the rest to one endpoint of the chosen backend, past its
 // canary and by its session (SPEC §9, §10, §12, §13, §15).
 //
@@ -148,6 +149,12 @@ type Options struct {
 	// and client address, allocated once; the least recently used idle
 	// entry gives way when it is full. 0: DefaultRateLimitEntries.
 	RateLimitEntries int
+	// AuthTimeout bounds a whole external-auth subrequest (auth-url):
+	// connecting, the answer and reading it. When it passes the request
+	// answers 500, as nginx answers a failed auth request. 0:
+	// DefaultAuthTimeout (10 s). The subrequest goes through Transport
+	// when set, else through the pooled HTTP/1.1 transport New builds.
+	AuthTimeout time.Duration
 }
 
 // Record describes one request once it has been answered.
@@ -228,6 +235,9 @@ type Router struct {
 	// out, and requests whose regex budget ran out (see Stats).
 	regexTimeouts, regexBudgetExceeded atomic.Uint64
 	lastRegexLog                       atomic.Int64 // unix nanoseconds
+
+	// auth is authentication's transport, timeout and cache (auth.go).
+	auth authState
 }
 
 // Stats are the Router's counters since New.
@@ -331,6 +341,7 @@ func New(o Options) *Router {
 		up.base, up.variants = r.timeouts, &transportVariants{}
 		r.h1 = newH1Pool(connect, read)
 	}
+	r.auth.rt, r.auth.timeout = up.h1, cmp.Or(o.AuthTimeout, DefaultAuthTimeout)
 	r.proxy = &httputil.ReverseProxy{
 		Rewrite:        rewrite,
 		Transport:      up,

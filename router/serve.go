@@ -140,6 +140,10 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if r.redirectAction(w, req, st.gen, res, host, path, query, hasQuery, clean, src) {
 		return
 	}
+	var ph policyHeaders
+	if res.Route != nil && res.Route.CORS != nil && r.serveCORS(w, req, st.gen, host, res, src, &ph) {
+		return
+	}
 	proto := r.clientProto(req)
 	act, done := r.routeAction(w, req, res, st.gen, host, clean, query, proto, src)
 	if done {
@@ -169,6 +173,9 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			a = ansRegexBudget
 		}
 		r.refuse(w, req, grpc, st.gen, host, nil, src, a)
+		return
+	}
+	if res.Route != nil && res.Route.Auth != nil && !r.authorize(w, req, st.gen, host, proto, b, src, res.Route.Auth, &ph) {
 		return
 	}
 	if a, refused := backendRefusal(b); refused {
@@ -210,6 +217,7 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		reqBody:  body,
 		realIP:   r.realIP(req),
 		choice:   ch,
+		added:    ph,
 	}
 	act.apply(x)
 	x.upstreamPolicy(r, pol)
@@ -395,6 +403,8 @@ type exchange struct {
 	reqBody *clientBody
 	// realIP is X-Real-IP when it is not the peer (see Router.realIP).
 	realIP string
+	// added are the response headers the route's policies set.
+	added policyHeaders
 	// key is the request's hash key ("" unless the policy is Hash): a
 	// window on the request's own strings, so taking it never allocates.
 	key string
@@ -460,6 +470,7 @@ func (x *exchange) WriteHeader(code int) {
 	// 1xx other than 101 are informational and precede the final status.
 	if (code >= 200 || code == http.StatusSwitchingProtocols) && x.status == 0 {
 		x.status = code
+		x.added.apply(x.w.Header(), code)
 	}
 	x.w.WriteHeader(code)
 }

@@ -266,20 +266,24 @@ func (c *clusterController) watch() error {
 		c.listers.ingresses = append(c.listers.ingresses, ing.Lister())
 		c.listers.classes = classes.Lister()
 
-		// Only kubernetes.io/tls Secrets can serve (SPEC §12): a field
-		// selector keeps service-account tokens and the like out of memory.
-		// A Secret of another type then reads as not found.
-		sf := informers.NewSharedInformerFactoryWithOptions(c.client, c.cfg.resync,
-			informers.WithNamespace(ns),
-			informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-				o.FieldSelector = fields.OneTermEqualSelector("type", string(corev1.SecretTypeTLS)).String()
-			}))
-		c.factories = append(c.factories, sf)
-		sec := sf.Core().V1().Secrets()
-		if err := add(sec.Informer(), changed); err != nil {
-			return err
+		// Only kubernetes.io/tls Secrets serve certificates (SPEC §12) and
+		// only Opaque ones hold auth-secret passwords (§11): field
+		// selectors keep service-account tokens, Helm release records and
+		// the like out of memory. A Secret of another type then reads as
+		// not found.
+		for _, typ := range []corev1.SecretType{corev1.SecretTypeTLS, corev1.SecretTypeOpaque} {
+			sf := informers.NewSharedInformerFactoryWithOptions(c.client, c.cfg.resync,
+				informers.WithNamespace(ns),
+				informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+					o.FieldSelector = fields.OneTermEqualSelector("type", string(typ)).String()
+				}))
+			c.factories = append(c.factories, sf)
+			sec := sf.Core().V1().Secrets()
+			if err := add(sec.Informer(), changed); err != nil {
+				return err
+			}
+			c.listers.secrets = append(c.listers.secrets, sec.Lister())
 		}
-		c.listers.secrets = append(c.listers.secrets, sec.Lister())
 	}
 	if c.cert != nil {
 		ref := c.cert.ref

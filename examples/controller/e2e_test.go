@@ -659,12 +659,50 @@ func TestE2E(t *testing.T) {
 		resp.Body.Close()
 		require.Equal(t, http.StatusPermanentRedirect, resp.StatusCode)
 		require.Equal(t, "https://secure.test/x", resp.Header.Get("Location"))
-		require.Len(t, tc.cluster.snapshot().Secrets, 1, "only the kubernetes.io/tls Secret is watched")
+		// Opaque Secrets are watched for auth-secret passwords; this one
+		// never serves a certificate (the serial stays 1).
+		require.Len(t, tc.cluster.snapshot().Secrets, 2, "the kubernetes.io/tls and Opaque Secrets are watched")
 
 		secret.Data = selfSignedPair(t, "secure.test", 2)
 		_, err = e.client.CoreV1().Secrets(ns).Update(ctx, secret, metav1.UpdateOptions{})
 		require.NoError(t, err)
 		waitFor(t, 10*time.Second, "the rotated certificate", func() bool { return serial() == 2 })
+	})
+
+	t.Run("basic auth from an Opaque Secret, and a password rotated", func(t *testing.T) {
+		ns := e.namespace(t, "basicauth")
+		e.app(t, ns, "a", backendPort(t, namedBackend(t, "A")))
+		secret, err := e.client.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "htpasswd"},
+			Data:       map[string][]byte{"auth": []byte("alice:{PLAIN}first\n")},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		ing := newIngress(ns, "private", "ramjet", "private.test", "a", "/")
+		ing.Annotations = map[string]string{
+			"nginx.ingress.kubernetes.io/auth-type":   "basic",
+			"nginx.ingress.kubernetes.io/auth-secret": "htpasswd",
+		}
+		e.createIngress(t, ing)
+		tc := e.startController(t, ns, nil)
+		login := func(password string) int {
+			req, err := http.NewRequest(http.MethodGet, "http://"+tc.HTTPAddr+"/x", nil)
+			require.NoError(t, err)
+			req.Host = "private.test"
+			req.SetBasicAuth("alice", password)
+			res, err := tc.http.Do(req)
+			require.NoError(t, err)
+			_, _ = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			return res.StatusCode
+		}
+		tc.waitAnswer(t, "private.test", "/x", http.StatusUnauthorized, "")
+		require.Equal(t, http.StatusOK, login("first"))
+
+		secret.Data["auth"] = []byte("alice:{PLAIN}second\n")
+		_, err = e.client.CoreV1().Secrets(ns).Update(ctx, secret, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		waitFor(t, 10*time.Second, "the rotated password", func() bool { return login("second") == http.StatusOK })
+		require.Equal(t, http.StatusUnauthorized, login("first"))
 	})
 
 	t.Run("default backend Service and default certificate outside -namespace, retargeted and rotated", func(t *testing.T) {

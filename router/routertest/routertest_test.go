@@ -224,7 +224,7 @@ func TestLoadNewKeys(t *testing.T) {
 	require.True(t, c.Router.TrustForwardedProto)
 	require.NotNil(t, c.Router.DefaultCertificate, "defaultSSLCertificate is read from the Secret among the objects")
 	require.True(t, c.CheckWarnings)
-	want := []ExpectedWarning{{Reason: "AnnotationUnsupported", Object: "Ingress prod/shop", Field: "metadata.annotations[nginx.ingress.kubernetes.io/enable-cors]"}}
+	want := []ExpectedWarning{{Reason: "AnnotationUnsupported", Object: "Ingress prod/shop", Field: "metadata.annotations[nginx.ingress.kubernetes.io/auth-snippet]"}}
 	require.Empty(t, cmp.Diff(want, c.Warnings))
 	// Inline objects and the included file's, merged.
 	require.Len(t, c.Objects.Ingresses, 1)

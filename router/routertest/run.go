@@ -626,6 +626,9 @@ type exchange struct {
 }
 
 func (b *backends) RoundTrip(req *http.Request) (*http.Response, error) {
+	if router.IsExternalAuth(req.Context()) {
+		return authService(req), nil
+	}
 	backend, _, _ := router.EndpointFromContext(req.Context())
 	host := req.Host
 	if host == "" {
@@ -738,4 +741,39 @@ func (j *cookieJar) with(r Request) Request {
 	headers["Cookie"] = strings.Join(parts, "; ")
 	r.Headers = headers
 	return r
+}
+
+// authService stands in for every external auth service (auth-url) a case
+// names, answering like httpbin, whatever the host:
+//
+//	/status/<code>                 that status
+//	/basic-auth/<user>/<password>  200 when the request's Basic credentials
+//	                               are those, else 401 with a challenge
+//	/response-headers?<k>=<v>&...  200 with those headers
+//
+// and 404 to anything else.
+func authService(req *http.Request) *http.Response {
+	res := &http.Response{StatusCode: http.StatusNotFound, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{}, Body: http.NoBody, Request: req}
+	parts := strings.Split(strings.TrimPrefix(req.URL.Path, "/"), "/")
+	switch {
+	case len(parts) == 2 && parts[0] == "status":
+		if code, err := strconv.Atoi(parts[1]); err == nil && code >= 100 && code < 600 {
+			res.StatusCode = code
+		}
+	case len(parts) == 3 && parts[0] == "basic-auth":
+		if u, p, ok := req.BasicAuth(); ok && u == parts[1] && p == parts[2] {
+			res.StatusCode = http.StatusOK
+		} else {
+			res.StatusCode = http.StatusUnauthorized
+			res.Header.Set("WWW-Authenticate", `Basic realm="Fake Realm"`)
+		}
+	case len(parts) == 1 && parts[0] == "response-headers":
+		res.StatusCode = http.StatusOK
+		for k, vs := range req.URL.Query() {
+			res.Header[http.CanonicalHeaderKey(k)] = vs
+		}
+	}
+	res.Status = strconv.Itoa(res.StatusCode) + " " + http.StatusText(res.StatusCode)
+	return res
 }

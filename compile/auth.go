@@ -1,0 +1,297 @@
+package compile
+
+import (
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// Authentication (SPEC §11): auth-type basic with auth-secret,
+// auth-secret-type and auth-realm; external auth with auth-url,
+// auth-method, auth-signin, auth-signin-redirect-param,
+// auth-response-headers, auth-request-redirect and auth-always-set-cookie.
+//
+// Authentication fails closed. What ingress-nginx treats as a denied
+// location (a missing Secret or key, a Secret in another namespace, an
+// auth-type or auth-url it cannot use) answers 503 here too; where
+// ingress-nginx silently drops the whole authentication on a value it
+// cannot validate (auth-realm, auth-request-redirect,
+// auth-always-set-cookie), ramjet keeps it: a bad realm is sent empty, a
+// bad request-redirect or response-header list denies the location, a bad
+// always-set-cookie stays false. Every such value warns.
+
+func init() {
+	keys := map[string]annotationSpec{}
+	for _, k := range []string{"auth-type", "auth-secret", "auth-secret-type", "auth-realm",
+		"auth-url", "auth-method", "auth-signin", "auth-signin-redirect-param", "auth-response-headers",
+		"auth-request-redirect", "auth-always-set-cookie"} {
+		keys[k] = annotationSpec{apply: keepAccessAnnotation}
+	}
+	registerAnnotations(keys)
+}
+
+// accessAnnotations holds an Ingress's CORS and authentication annotations
+// as written, keyed by name without prefix, until resolveAccess reads them
+// together; then the policies every route of the Ingress shares.
+type accessAnnotations struct {
+	raw  map[string]accessValue
+	cors *match.CORS
+	auth *match.Auth
+}
+
+type accessValue struct{ key, value string }
+
+func (a *accessAnnotations) get(name string) (accessValue, bool) {
+	v, ok := a.raw[name]
+	return v, ok
+}
+
+// keepAccessAnnotation records the value; resolveAccess parses it, since
+// what one key means depends on others (auth-secret on auth-type).
+func keepAccessAnnotation(v *annotationValues, key, value string) error {
+	if v.access.raw == nil {
+		v.access.raw = make(map[string]accessValue)
+	}
+	name := key[strings.IndexByte(key, '/')+1:]
+	v.access.raw[name] = accessValue{key: key, value: value}
+	return nil
+}
+
+func (b *builder) rejectAccess(ing *ingress, key, why string) {
+	b.warn(AnnotationRejected, ing.ref(), annotationField(key), key+": "+why)
+}
+
+// resolveAccess builds the Ingress's CORS policy and authentication once
+// its annotations are all read.
+func (b *builder) resolveAccess(ing *ingress) {
+	a := &ing.ann.access
+	if len(a.raw) == 0 {
+		return
+	}
+	a.cors = b.resolveCORS(ing)
+	auth := &match.Auth{}
+	if basic, denied := b.resolveBasicAuth(ing); denied != "" {
+		auth.Denied = denied
+	} else {
+		auth.Basic = basic
+	}
+	ext, denied := b.resolveExternalAuth(ing)
+	if denied != "" && auth.Denied == "" {
+		auth.Denied = denied
+	}
+	auth.External = ext
+	if auth.Denied != "" || auth.Basic != nil || auth.External != nil {
+		a.auth = auth
+	}
+}
+
+// resolveBasicAuth reads auth-type basic. denied is set when the Ingress
+// asks for authentication that cannot be served.
+func (b *builder) resolveBasicAuth(ing *ingress) (basic *match.BasicAuth, denied string) {
+	raw := &ing.ann.access
+	typ, ok := raw.get("auth-type")
+	if !ok {
+		if s, ok := raw.get("auth-secret"); ok {
+			b.rejectAccess(ing, s.key, "has no effect without auth-type: basic; the paths are not protected by basic authentication")
+		}
+		return nil, ""
+	}
+	deny := func(key, why string) (*match.BasicAuth, string) {
+		b.rejectAccess(ing, key, why+"; every request to this Ingress's paths answers 503")
+		return nil, key + ": " + why
+	}
+	switch strings.TrimSpace(typ.value) {
+	case "basic":
+	case "digest":
+		return deny(typ.key, `"digest" authentication is not supported`)
+	default:
+		return deny(typ.key, strconv.Quote(typ.value)+` is not "basic" or "digest"`)
+	}
+	secretType := "auth-file"
+	if st, ok := raw.get("auth-secret-type"); ok {
+		secretType = strings.TrimSpace(st.value)
+		if secretType != "auth-file" && secretType != "auth-map" {
+			return deny(st.key, strconv.Quote(st.value)+` is not "auth-file" or "auth-map"`)
+		}
+	}
+	sa, ok := raw.get("auth-secret")
+	if !ok || strings.TrimSpace(sa.value) == "" {
+		return deny(typ.key, "auth-type basic needs auth-secret to name the Secret with the passwords")
+	}
+	ns, name, found := strings.Cut(strings.TrimSpace(sa.value), "/")
+	if !found {
+		ns, name = ing.obj.Namespace, ns
+	}
+	switch {
+	case name == "" || strings.Contains(name, "/"):
+		return deny(sa.key, strconv.Quote(sa.value)+" is not a Secret name or namespace/name")
+	case ns != ing.obj.Namespace:
+		return deny(sa.key, "Secret "+ns+"/"+name+" is in another namespace, which ingress-nginx does not allow either")
+	}
+	ref := ns + "/" + name
+	sec := b.secrets[objKey{ns, name}]
+	if sec == nil {
+		b.warn(SecretNotFound, ing.ref(), annotationField(sa.key), "Secret "+ref+" not found; every request to this Ingress's paths answers 503")
+		return nil, "Secret " + ref + " not found"
+	}
+	var users *match.Passwords
+	var problems []match.PasswordProblem
+	if secretType == "auth-file" {
+		data, ok := sec.StringData["auth"]
+		if !ok {
+			d, has := sec.Data["auth"]
+			if !has {
+				b.warn(SecretInvalid, ing.ref(), annotationField(sa.key), "Secret "+ref+" has no key auth (an htpasswd file); every request to this Ingress's paths answers 503")
+				return nil, "Secret " + ref + " has no key auth"
+			}
+			data = string(d)
+		}
+		users, problems = match.ParseHtpasswd([]byte(data))
+	} else {
+		users, problems = match.ParseAuthMap(authMapData(sec))
+	}
+	if len(problems) > 0 {
+		b.warn(SecretInvalid, ing.ref(), annotationField(sa.key), passwordProblems(ref, problems))
+	}
+	realm := ""
+	if r, ok := raw.get("auth-realm"); ok {
+		if validRealm(r.value) {
+			realm = r.value
+		} else {
+			b.rejectAccess(ing, r.key, "the realm holds a quote, a backslash or a non-printable character; the challenge is sent with an empty realm")
+		}
+	}
+	return match.NewBasicAuth(match.BasicAuth{Realm: realm, Secret: ref, SecretType: secretType, Users: users}), ""
+}
+
+func authMapData(sec *corev1.Secret) map[string][]byte {
+	if len(sec.StringData) == 0 {
+		return sec.Data
+	}
+	m := make(map[string][]byte, len(sec.Data)+len(sec.StringData))
+	for k, v := range sec.Data {
+		m[k] = v
+	}
+	for k, v := range sec.StringData {
+		m[k] = []byte(v)
+	}
+	return m
+}
+
+func passwordProblems(ref string, ps []match.PasswordProblem) string {
+	const shown = 5
+	s := "Secret " + ref + ": " + strconv.Itoa(len(ps)) + " unusable password entr"
+	if len(ps) == 1 {
+		s += "y"
+	} else {
+		s += "ies"
+	}
+	s += " (those users cannot log in): "
+	for i, p := range ps[:min(len(ps), shown)] {
+		if i > 0 {
+			s += "; "
+		}
+		s += p.String()
+	}
+	if len(ps) > shown {
+		s += "; ..."
+	}
+	return s
+}
+
+func validRealm(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+var (
+	authMethodRE = regexp.MustCompile(`^(GET|HEAD|POST|PUT|PATCH|DELETE|CONNECT|OPTIONS|TRACE)$`)
+	authHeaderRE = regexp.MustCompile(`^[a-zA-Z\d\-_]+$`)
+	redirParamRE = regexp.MustCompile(`^[\-._~a-zA-Z0-9/:,?&=]+$`)
+)
+
+// resolveExternalAuth reads auth-url and its companions.
+func (b *builder) resolveExternalAuth(ing *ingress) (ext *match.ExternalAuth, denied string) {
+	raw := &ing.ann.access
+	u, ok := raw.get("auth-url")
+	if !ok {
+		for _, k := range []string{"auth-method", "auth-signin", "auth-signin-redirect-param", "auth-response-headers", "auth-request-redirect", "auth-always-set-cookie"} {
+			if a, ok := raw.get(k); ok {
+				b.rejectAccess(ing, a.key, "has no effect without auth-url")
+			}
+		}
+		return nil, ""
+	}
+	deny := func(key, why string) (*match.ExternalAuth, string) {
+		b.rejectAccess(ing, key, why+"; every request to this Ingress's paths answers 503")
+		return nil, key + ": " + why
+	}
+	target, err := match.ParseAuthURL(strings.TrimSpace(u.value), false)
+	if err != nil {
+		return deny(u.key, strconv.Quote(u.value)+" "+err.Error())
+	}
+	x := &match.ExternalAuth{URL: target}
+	if m, ok := raw.get("auth-method"); ok {
+		v := strings.TrimSpace(m.value)
+		if !authMethodRE.MatchString(v) {
+			return deny(m.key, strconv.Quote(m.value)+" is not an HTTP method")
+		}
+		x.Method = v
+	}
+	if h, ok := raw.get("auth-response-headers"); ok {
+		for _, name := range strings.Split(h.value, ",") {
+			name = strings.TrimSpace(name)
+			if name == "" {
+				continue
+			}
+			if !authHeaderRE.MatchString(name) {
+				return deny(h.key, "header "+strconv.Quote(name)+" is not a header name")
+			}
+			name = http.CanonicalHeaderKey(name)
+			if !slices.Contains(x.ResponseHeaders, name) {
+				x.ResponseHeaders = append(x.ResponseHeaders, name)
+			}
+		}
+	}
+	if r, ok := raw.get("auth-request-redirect"); ok {
+		v := strings.ReplaceAll(r.value, " ", "")
+		if v != "" && !redirParamRE.MatchString(v) {
+			return deny(r.key, strconv.Quote(r.value)+" holds characters a URL does not")
+		}
+		x.RequestRedirect = v
+	}
+	param := ""
+	if p, ok := raw.get("auth-signin-redirect-param"); ok {
+		if v := strings.TrimSpace(p.value); authHeaderRE.MatchString(v) {
+			param = v
+		} else {
+			b.rejectAccess(ing, p.key, strconv.Quote(p.value)+" is not a query parameter name; rd is used")
+		}
+	}
+	if s, ok := raw.get("auth-signin"); ok {
+		signin, err := match.SigninURL(strings.TrimSpace(s.value), param)
+		if err != nil {
+			b.rejectAccess(ing, s.key, strconv.Quote(s.value)+" "+err.Error()+"; a 401 from the auth service is passed to the client")
+		} else {
+			x.Signin = &signin
+		}
+	}
+	if c, ok := raw.get("auth-always-set-cookie"); ok {
+		v, err := strconv.ParseBool(c.value)
+		if err != nil {
+			b.rejectAccess(ing, c.key, strconv.Quote(c.value)+" is not a boolean; the auth service's cookie is passed only with successful answers")
+		}
+		x.AlwaysSetCookie = v
+	}
+	return x, ""
+}

@@ -1,0 +1,194 @@
+package match
+
+import (
+	"strconv"
+	"strings"
+)
+
+// The CORS settings ingress-nginx uses when an annotation is not set
+// (enable-cors and the cors-* annotations).
+const (
+	DefaultCORSMethods = "GET, PUT, POST, DELETE, PATCH, OPTIONS"
+	DefaultCORSHeaders = "DNT,Keep-Alive,User-Agent,X-Requested-With,If-Modified-Since,Cache-Control,Content-Type,Range,Authorization"
+	DefaultCORSMaxAge  = 1728000
+)
+
+// CORS is a route's cross-origin policy (enable-cors and the cors-*
+// annotations), served as ingress-nginx serves it:
+//
+//   - A request whose Origin is allowed (any request at all when
+//     AnyOrigin) gets the Access-Control-* headers on whatever answers it,
+//     replacing any the backend sent; an OPTIONS request that qualifies is
+//     a preflight and is answered 204 by the router, before any
+//     authentication.
+//   - A request whose Origin is not allowed is served as if CORS were off.
+//
+// Build it with NewCORS, which prepares the header values once so that
+// setting them on a response costs no allocation.
+type CORS struct {
+	// AnyOrigin: cors-allow-origin is "*" (the default). Every request
+	// qualifies, Origin or not, and Access-Control-Allow-Origin is "*".
+	AnyOrigin bool
+	// Origins are the allowed origins otherwise, lower-cased, each
+	// "scheme://host[:port]", "null", or with one leading wildcard label
+	// ("https://*.example.com") standing for exactly one DNS label.
+	// Access-Control-Allow-Origin then echoes the request's Origin.
+	// Empty without AnyOrigin: no origin is allowed.
+	Origins []string
+	// Methods, Headers and ExposeHeaders are the header values as written
+	// (cors-allow-methods, -allow-headers, -expose-headers); ExposeHeaders
+	// "" sends no Access-Control-Expose-Headers.
+	Methods, Headers, ExposeHeaders string
+	// Credentials sends Access-Control-Allow-Credentials: true.
+	Credentials bool
+	// MaxAge is Access-Control-Max-Age in seconds.
+	MaxAge int
+	// Closed names the annotation whose value was rejected: the policy
+	// then allows no origin at all (Origins empty, AnyOrigin false), the
+	// safe side of a setting that exists to relax the browser's rules.
+	Closed string
+
+	// The header values, each a one-element slice with no spare capacity,
+	// shared by every response: appending to one copies it.
+	hdr corsHeaders
+}
+
+type corsHeaders struct {
+	star, credentials, methods, headers, expose, maxAge []string
+	// patterns are Origins split at their wildcard.
+	patterns []originPattern
+}
+
+// originPattern is an allowed origin: literal, or prefix + one DNS label +
+// suffix when wild.
+type originPattern struct {
+	prefix, suffix string
+	wild           bool
+}
+
+// NewCORS returns c with its header values prepared; Origins are
+// lower-cased.
+func NewCORS(c CORS) *CORS {
+	out := c
+	out.Origins = make([]string, len(c.Origins))
+	for i, o := range c.Origins {
+		out.Origins[i] = strings.ToLower(o)
+	}
+	out.hdr = corsHeaders{
+		star:        one("*"),
+		credentials: one("true"),
+		methods:     one(c.Methods),
+		headers:     one(c.Headers),
+		maxAge:      one(strconv.Itoa(c.MaxAge)),
+	}
+	if c.ExposeHeaders != "" {
+		out.hdr.expose = one(c.ExposeHeaders)
+	}
+	for _, o := range out.Origins {
+		p := originPattern{prefix: o}
+		if i := strings.IndexByte(o, '*'); i >= 0 {
+			p = originPattern{prefix: o[:i], suffix: o[i+1:], wild: true}
+		}
+		out.hdr.patterns = append(out.hdr.patterns, p)
+	}
+	return &out
+}
+
+func one(s string) []string { return []string{s}[:1:1] }
+
+// Allows reports whether a request with this Origin header value (""
+// when absent) qualifies for the CORS headers. Origins compare without
+// regard to case, as ingress-nginx's case-insensitive match does, and a
+// wildcard stands for one label of letters, digits and '-'.
+func (c *CORS) Allows(origin string) bool {
+	if c.AnyOrigin {
+		return true
+	}
+	if origin == "" {
+		return false
+	}
+	for _, p := range c.hdr.patterns {
+		if p.matches(origin) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p originPattern) matches(origin string) bool {
+	if !p.wild {
+		return strings.EqualFold(origin, p.prefix)
+	}
+	n := len(origin) - len(p.prefix) - len(p.suffix)
+	if n <= 0 || !strings.EqualFold(origin[:len(p.prefix)], p.prefix) || !strings.EqualFold(origin[len(origin)-len(p.suffix):], p.suffix) {
+		return false
+	}
+	for _, ch := range []byte(origin[len(p.prefix) : len(p.prefix)+n]) {
+		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// SetHeaders sets the CORS response headers on h, replacing any there:
+// origin is the request's Origin values (echoed, first value only, unless
+// AnyOrigin). It allocates nothing once h has room for the keys.
+func (c *CORS) SetHeaders(h map[string][]string, origin []string) {
+	if c.AnyOrigin || len(origin) == 0 {
+		h["Access-Control-Allow-Origin"] = c.hdr.star
+	} else {
+		h["Access-Control-Allow-Origin"] = origin[:1:1]
+	}
+	if c.Credentials {
+		h["Access-Control-Allow-Credentials"] = c.hdr.credentials
+	}
+	h["Access-Control-Allow-Methods"] = c.hdr.methods
+	h["Access-Control-Allow-Headers"] = c.hdr.headers
+	if c.hdr.expose != nil {
+		h["Access-Control-Expose-Headers"] = c.hdr.expose
+	}
+	h["Access-Control-Max-Age"] = c.hdr.maxAge
+}
+
+// corsText renders the policy for the table's text.
+func corsText(c *CORS) string {
+	if c.Closed != "" {
+		return "cors closed (" + c.Closed + " rejected: no origin allowed)"
+	}
+	s := "cors origin "
+	if c.AnyOrigin {
+		s += "*"
+	} else if len(c.Origins) == 0 {
+		s += "none"
+	} else {
+		s += strings.Join(c.Origins, ",")
+	}
+	s += " methods " + strconv.Quote(c.Methods) + " headers " + strconv.Quote(c.Headers)
+	if c.ExposeHeaders != "" {
+		s += " expose " + strconv.Quote(c.ExposeHeaders)
+	}
+	if c.Credentials {
+		s += " credentials"
+	}
+	return s + " max-age " + strconv.Itoa(c.MaxAge)
+}
+
+func (e *encoder) cors(c *CORS) {
+	if c == nil {
+		e.flag(false)
+		return
+	}
+	e.flag(true)
+	e.flag(c.AnyOrigin)
+	e.num(len(c.Origins))
+	for _, o := range c.Origins {
+		e.str(o)
+	}
+	e.str(c.Methods)
+	e.str(c.Headers)
+	e.str(c.ExposeHeaders)
+	e.flag(c.Credentials)
+	e.num(c.MaxAge)
+	e.str(c.Closed)
+}

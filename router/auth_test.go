@@ -1,0 +1,334 @@
+package router
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// authService is a loopback auth service: it answers per the path it is
+// asked on and remembers the last request it received.
+type authService struct {
+	srv  *httptest.Server
+	mu   sync.Mutex
+	last *http.Request
+	body []byte
+}
+
+func newAuthService(t testing.TB) *authService {
+	a := &authService{}
+	a.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		a.mu.Lock()
+		a.last, a.body = r.Clone(r.Context()), body
+		a.mu.Unlock()
+		h := w.Header()
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/ok"):
+			h.Set("X-User", "alice")
+			h.Set("X-Email", "alice@example.com")
+			h.Set("X-Not-Copied", "1")
+			h.Add("Set-Cookie", "session=abc")
+		case strings.HasPrefix(r.URL.Path, "/anonymous"):
+		case strings.HasPrefix(r.URL.Path, "/deny"):
+			h.Set("Www-Authenticate", `Bearer realm="sso"`)
+			h.Add("Set-Cookie", "tried=1")
+			w.WriteHeader(http.StatusUnauthorized)
+		case strings.HasPrefix(r.URL.Path, "/forbid"):
+			w.WriteHeader(http.StatusForbidden)
+		case strings.HasPrefix(r.URL.Path, "/redirect"):
+			h.Set("Location", "/elsewhere")
+			w.WriteHeader(http.StatusFound)
+		case strings.HasPrefix(r.URL.Path, "/slow"):
+			select {
+			case <-time.After(5 * time.Second):
+			case <-r.Context().Done():
+			}
+		default:
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+		_, _ = io.WriteString(w, "auth service body\n")
+	}))
+	t.Cleanup(a.srv.Close)
+	return a
+}
+
+func (a *authService) request() (*http.Request, []byte) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.last, a.body
+}
+
+func externalAuth(t testing.TB, url string, mod func(*match.ExternalAuth)) *match.Auth {
+	u, err := match.ParseAuthURL(url, false)
+	require.NoError(t, err)
+	x := &match.ExternalAuth{URL: u}
+	if mod != nil {
+		mod(x)
+	}
+	return &match.Auth{External: x}
+}
+
+// authRouter serves shop.example.com/app with the given authentication
+// in front of an echo backend.
+func authRouter(t testing.TB, o Options, a *match.Auth) (*Router, *records) {
+	_, addr := echoBackend(t, "web")
+	rt := route(match.Prefix, "/app", httpBackend("prod/web:80", addr))
+	rt.Auth = a
+	recs := newRecords()
+	o.Observer = recs.observe
+	r := newTestRouter(o)
+	r.Publish(table("auth", vhost("shop.example.com", nil, rt)))
+	return r, recs
+}
+
+// TestExternalAuthSubrequest: the subrequest carries what ingress-nginx's
+// auth location sends, no body, and the backend then gets the copied
+// headers, never the client's versions of them.
+func TestExternalAuthSubrequest(t *testing.T) {
+	svc := newAuthService(t)
+	r, _ := authRouter(t, Options{}, externalAuth(t, svc.srv.URL+"/ok/$host", func(x *match.ExternalAuth) {
+		x.ResponseHeaders = []string{"X-User", "X-Email", "X-Missing"}
+	}))
+	req := httptest.NewRequest(http.MethodPost, "/app/page?a=b", strings.NewReader("secret body"))
+	req.Host = "shop.example.com"
+	req.RemoteAddr = "203.0.113.7:4567"
+	req.Header.Set("Cookie", "sso=token")
+	req.Header.Set("X-User", "mallory")
+	req.Header.Set("X-Missing", "forged")
+	req.Header.Set("X-Forwarded-For", "10.1.1.1")
+	req.Header.Set("X-Forwarded-Proto", "https")
+	req.Header["X_Under"] = []string{"dropped"}
+	rec := httptest.NewRecorder()
+	r.ServeHTTP(rec, req)
+	res := rec.Result()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+
+	got, gotBody := svc.request()
+	require.NotNil(t, got)
+	assert.Equal(t, http.MethodGet, got.Method, "nginx's subrequests are GET")
+	assert.Equal(t, "/ok/shop.example.com", got.URL.Path)
+	assert.Equal(t, "127.0.0.1", got.Host, "the auth URL's host, without its port, as nginx sends it")
+	assert.Empty(t, gotBody, "the body is not sent")
+	want := map[string]string{
+		"X-Original-Url":          "http://shop.example.com/app/page?a=b",
+		"X-Original-Method":       "POST",
+		"X-Sent-From":             "nginx-ingress-controller",
+		"X-Real-Ip":               "203.0.113.7",
+		"X-Forwarded-For":         "203.0.113.7",
+		"X-Auth-Request-Redirect": "/app/page?a=b",
+		"Cookie":                  "sso=token",
+		"X-Forwarded-Proto":       "",
+		"X_under":                 "",
+		"X_Under":                 "",
+		"Content-Length":          "",
+		"X-Original-Uri":          "",
+		"X-Scheme":                "",
+	}
+	for k, v := range want {
+		assert.Equal(t, v, got.Header.Get(k), "auth service header %s", k)
+	}
+	assert.Equal(t, int64(0), got.ContentLength)
+	require.NotEmpty(t, got.Header.Get("X-Request-Id"))
+	assert.Equal(t, got.Header.Get("X-Request-Id"), res.Header.Get("Seen-X-Request-Id"), "one request ID for the service and the backend")
+
+	assert.Equal(t, "alice", res.Header.Get("Seen-X-User"))
+	assert.Equal(t, "alice@example.com", res.Header.Get("Seen-X-Email"))
+	assert.Empty(t, res.Header.Values("Seen-X-Missing"), "a named header the service did not send is removed")
+	assert.Empty(t, res.Header.Values("Seen-X-Not-Copied"))
+	assert.Equal(t, []string{"session=abc"}, res.Header.Values("Set-Cookie"))
+}
+
+// TestExternalAuthAnswers maps the service's answers as nginx's
+// auth_request does.
+func TestExternalAuthAnswers(t *testing.T) {
+	svc := newAuthService(t)
+	signin, err := match.SigninURL("https://login.example.com/start", "")
+	require.NoError(t, err)
+	signinOwn, err := match.SigninURL("https://$host/oauth2/start?rd=$escaped_request_uri", "")
+	require.NoError(t, err)
+	tests := []struct {
+		name    string
+		path    string
+		mod     func(*match.ExternalAuth)
+		status  int
+		reason  string
+		headers map[string]string
+		backend bool
+	}{
+		{name: "2xx passes", path: "/ok", status: 200, backend: true},
+		{name: "2xx without headers passes", path: "/anonymous", status: 200, backend: true},
+		{name: "401 is passed on with its challenge", path: "/deny", status: 401, reason: ReasonUnauthorized,
+			headers: map[string]string{"Www-Authenticate": `Bearer realm="sso"`, "Set-Cookie": ""}},
+		{name: "401 with always-set-cookie", path: "/deny", mod: func(x *match.ExternalAuth) { x.AlwaysSetCookie = true },
+			status: 401, headers: map[string]string{"Set-Cookie": "tried=1"}},
+		{name: "401 redirects to the sign-in page", path: "/deny", mod: func(x *match.ExternalAuth) { x.Signin = &signin },
+			status: 302, reason: ReasonAuthSignin, headers: map[string]string{
+				"Location":   "https://login.example.com/start?rd=http://shop.example.com%2Fapp%2Fx%3Fa%3Db%26c%3Dd",
+				"Set-Cookie": "tried=1"}},
+		{name: "sign-in URL with variables and its own rd", path: "/deny", mod: func(x *match.ExternalAuth) { x.Signin = &signinOwn },
+			status: 302, headers: map[string]string{"Location": "https://shop.example.com/oauth2/start?rd=%2Fapp%2Fx%3Fa%3Db%26c%3Dd"}},
+		{name: "403 is passed on", path: "/forbid", status: 403, reason: ReasonAuthForbidden},
+		{name: "a redirect is an error", path: "/redirect", status: 500, reason: ReasonAuthError},
+		{name: "5xx is an error", path: "/fail", status: 500, reason: ReasonAuthError},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, recs := authRouter(t, Options{}, externalAuth(t, svc.srv.URL+tt.path, tt.mod))
+			res := serve(r, http.MethodGet, "shop.example.com", "/app/x?a=b&c=d", nil)
+			require.Equal(t, tt.status, res.StatusCode)
+			for k, v := range tt.headers {
+				assert.Equal(t, v, res.Header.Get(k), k)
+			}
+			assert.Equal(t, tt.backend, res.Header.Get("X-Backend") == "web", "reached the backend")
+			if tt.reason != "" {
+				assert.Equal(t, tt.reason, recs.last(t).Reason)
+			}
+			assert.NotContains(t, body(t, res), "auth service body")
+		})
+	}
+}
+
+// TestExternalAuthMethod: auth-method sets the subrequest's method and
+// adds X-Original-URI and X-Scheme; auth-request-redirect replaces
+// X-Auth-Request-Redirect.
+func TestExternalAuthMethod(t *testing.T) {
+	svc := newAuthService(t)
+	r, _ := authRouter(t, Options{}, externalAuth(t, svc.srv.URL+"/ok", func(x *match.ExternalAuth) {
+		x.Method, x.RequestRedirect = http.MethodPost, "https://app.example.com/home"
+	}))
+	res := serve(r, http.MethodGet, "shop.example.com", "/app?q=1", nil)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	got, _ := svc.request()
+	assert.Equal(t, http.MethodPost, got.Method)
+	assert.Equal(t, "/app?q=1", got.Header.Get("X-Original-Uri"))
+	assert.Equal(t, "http", got.Header.Get("X-Scheme"))
+	assert.Equal(t, "https://app.example.com/home", got.Header.Get("X-Auth-Request-Redirect"))
+}
+
+// TestExternalAuthBounded: a service that does not answer within
+// AuthTimeout, or cannot be reached, makes a 500, never a pass.
+func TestExternalAuthBounded(t *testing.T) {
+	svc := newAuthService(t)
+	for name, url := range map[string]string{"slow": svc.srv.URL + "/slow", "unreachable": "http://" + deadAddr(t) + "/"} {
+		t.Run(name, func(t *testing.T) {
+			r, recs := authRouter(t, Options{AuthTimeout: 200 * time.Millisecond}, externalAuth(t, url, nil))
+			start := time.Now()
+			res := serve(r, http.MethodGet, "shop.example.com", "/app", nil)
+			require.Equal(t, http.StatusInternalServerError, res.StatusCode)
+			assert.Less(t, time.Since(start), 3*time.Second)
+			assert.Equal(t, ReasonAuthError, recs.last(t).Reason)
+			assert.Empty(t, res.Header.Get("X-Backend"))
+		})
+	}
+}
+
+// TestExternalAuthThroughTransport: with Options.Transport the subrequest
+// goes through it too.
+func TestExternalAuthThroughTransport(t *testing.T) {
+	svc := newAuthService(t)
+	var seen []string
+	var mu sync.Mutex
+	tr := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		mu.Lock()
+		seen = append(seen, req.URL.Path+" "+map[bool]string{true: "auth", false: "proxied"}[IsExternalAuth(req.Context())])
+		mu.Unlock()
+		return http.DefaultTransport.RoundTrip(req)
+	})
+	r, _ := authRouter(t, Options{Transport: tr}, externalAuth(t, svc.srv.URL+"/ok", nil))
+	res := serve(r, http.MethodGet, "shop.example.com", "/app/y", nil)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	mu.Lock()
+	defer mu.Unlock()
+	if d := cmp.Diff([]string{"/ok auth", "/app/y proxied"}, seen); d != "" {
+		t.Errorf("requests through the transport (-want +got):\n%s", d)
+	}
+}
+
+// TestAuthBasicThenExternal: with both, basic comes first, the service
+// still sees the client's Authorization, the backend does not.
+func TestAuthBasicThenExternal(t *testing.T) {
+	svc := newAuthService(t)
+	users, problems := match.ParseHtpasswd([]byte("alice:{PLAIN}pw\n"))
+	require.Empty(t, problems)
+	a := externalAuth(t, svc.srv.URL+"/ok", nil)
+	a.Basic = match.NewBasicAuth(match.BasicAuth{Realm: "r", Secret: "prod/s", SecretType: "auth-file", Users: users})
+	r, _ := authRouter(t, Options{}, a)
+
+	res := serve(r, http.MethodGet, "shop.example.com", "/app", http.Header{"Authorization": {"Basic YWxpY2U6eA=="}})
+	require.Equal(t, http.StatusUnauthorized, res.StatusCode)
+	assert.Equal(t, `Basic realm="r"`, res.Header.Get("Www-Authenticate"))
+
+	res = serve(r, http.MethodGet, "shop.example.com", "/app", http.Header{"Authorization": {"Basic YWxpY2U6cHc="}})
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	got, _ := svc.request()
+	assert.Equal(t, "Basic YWxpY2U6cHc=", got.Header.Get("Authorization"))
+	assert.Empty(t, res.Header.Values("Seen-Authorization"))
+}
+
+// TestCORSReplacesBackendHeaders: the CORS headers replace the backend's
+// own, on both upstream paths, as more_set_headers does; other headers
+// pass.
+func TestCORSReplacesBackendHeaders(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Access-Control-Allow-Origin", "https://backend.example.com")
+		w.Header().Set("Access-Control-Max-Age", "5")
+		w.Header().Set("X-Own", "kept")
+		_, _ = io.WriteString(w, "ok\n")
+	}))
+	t.Cleanup(up.Close)
+	cors := match.NewCORS(match.CORS{Origins: []string{"https://app.example.com"}, Methods: "GET", Headers: "X-A", MaxAge: 60})
+	for name, tr := range map[string]http.RoundTripper{"fast path": nil, "transport": http.DefaultTransport} {
+		t.Run(name, func(t *testing.T) {
+			rt := route(match.Prefix, "/", httpBackend("prod/web:80", up.Listener.Addr().String()))
+			rt.CORS = cors
+			r := newTestRouter(Options{Transport: tr})
+			r.Publish(table("cors", vhost("api.example.com", nil, rt)))
+			res := serve(r, http.MethodGet, "api.example.com", "/x", http.Header{"Origin": {"https://app.example.com"}})
+			require.Equal(t, http.StatusOK, res.StatusCode)
+			assert.Equal(t, []string{"https://app.example.com"}, res.Header.Values("Access-Control-Allow-Origin"))
+			assert.Equal(t, []string{"60"}, res.Header.Values("Access-Control-Max-Age"))
+			assert.Equal(t, "kept", res.Header.Get("X-Own"))
+
+			res = serve(r, http.MethodGet, "api.example.com", "/x", http.Header{"Origin": {"https://other.example.com"}})
+			assert.Equal(t, []string{"https://backend.example.com"}, res.Header.Values("Access-Control-Allow-Origin"),
+				"an origin the policy does not allow gets the backend's answer untouched")
+		})
+	}
+}
+
+// TestCredCacheBounded: the cache never holds more than its slots, a
+// wrong password is never cached, and a hit needs the same hash and
+// password.
+func TestCredCacheBounded(t *testing.T) {
+	users, problems := match.ParseHtpasswd([]byte("bob:$apr1$Qx9Zb2Lc$c3Ji.1cfduoFw.B8NRNV//\n"))
+	require.Empty(t, problems)
+	c, ok := users.Lookup([]byte("bob"))
+	require.True(t, ok)
+	var cc credCache
+	assert.False(t, cc.verify(c, []byte("wrong")))
+	assert.True(t, cc.verify(c, []byte("builder")))
+	assert.True(t, cc.verify(c, []byte("builder")), "a hit")
+	assert.False(t, cc.verify(c, []byte("wrong")))
+	other := match.Credential{Kind: c.Kind, Hash: "$apr1$Qx9Zb2Lc$AAAAAAAAAAAAAAAAAAAAAA"}
+	assert.False(t, cc.verify(other, []byte("builder")), "another hash never hits bob's entry")
+	n := 0
+	for i := range cc.shards {
+		for _, k := range cc.shards[i].slots {
+			if k != ([32]byte{}) {
+				n++
+			}
+		}
+	}
+	assert.Equal(t, 1, n)
+}

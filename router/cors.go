@@ -1,0 +1,97 @@
+package router
+
+import (
+	"net/http"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// Reasons of the route policies in this file and auth.go.
+const (
+	ReasonCORSPreflight = "cors-preflight" // 204: a CORS preflight the route's policy answers
+	ReasonAuthDenied    = "auth-denied"    // 503: the route's authentication cannot be served (see match.Auth.Denied)
+	ReasonUnauthorized  = "unauthorized"   // 401: basic credentials missing or wrong, or the auth service said 401
+	ReasonAuthForbidden = "auth-forbidden" // 403: the auth service said 403
+	ReasonAuthSignin    = "auth-signin"    // 302: the auth service said 401 and the route has a sign-in page
+	ReasonAuthError     = "auth-error"     // 500: the auth service failed, timed out or answered anything else
+)
+
+// policyHeaders are the response headers a route's policies add to a
+// proxied answer: the CORS headers, which replace any the backend sent
+// (nginx's more_set_headers), and the auth service's Set-Cookie.
+type policyHeaders struct {
+	cors   *match.CORS
+	origin []string
+	// cookies are the auth service's Set-Cookie values; alwaysCookies
+	// sends them whatever the status.
+	cookies       []string
+	alwaysCookies bool
+}
+
+// apply sets the headers on h for a final answer with status.
+func (p *policyHeaders) apply(h http.Header, status int) {
+	if p.cors != nil {
+		p.cors.SetHeaders(h, p.origin)
+	}
+	if len(p.cookies) > 0 && (p.alwaysCookies || addHeaderStatus(status)) {
+		h["Set-Cookie"] = append(h["Set-Cookie"], p.cookies...)
+	}
+}
+
+// addHeaderStatus reports the statuses nginx's add_header applies to.
+func addHeaderStatus(status int) bool {
+	switch status {
+	case 200, 201, 204, 206, 301, 302, 303, 304, 307, 308:
+		return true
+	}
+	return false
+}
+
+var (
+	preflightType   = []string{"text/plain charset=UTF-8"}
+	preflightLength = []string{"0"}
+)
+
+// serveCORS applies the matched route's CORS policy (SPEC §11): a request
+// whose Origin the policy allows gets the CORS headers on whatever answers
+// it, so they are set now, before anything else can answer; an OPTIONS
+// request that qualifies is the preflight and is answered here with 204,
+// before the TLS redirect and authentication, as ingress-nginx answers it
+// in its rewrite phase. It reports whether it answered.
+func (r *Router) serveCORS(w http.ResponseWriter, req *http.Request, gen uint64, host string, res match.Result, src *match.Source, ph *policyHeaders) bool {
+	c := res.Route.CORS
+	origin := req.Header["Origin"]
+	first := ""
+	if len(origin) > 0 {
+		first = origin[0]
+	}
+	if !c.Allows(first) {
+		return false
+	}
+	ph.cors, ph.origin = c, origin
+	h := w.Header()
+	c.SetHeaders(h, origin)
+	if req.Method != http.MethodOptions {
+		return false
+	}
+	h["Content-Type"] = preflightType
+	h["Content-Length"] = preflightLength
+	w.WriteHeader(http.StatusNoContent)
+	r.record(req, gen, host, res.Backend, src, http.StatusNoContent, ReasonCORSPreflight)
+	return true
+}
+
+// record reports an answer a policy wrote itself.
+func (r *Router) record(req *http.Request, gen uint64, host string, b *match.Backend, route *match.Source, status int, reason string) {
+	if r.observer == nil {
+		return
+	}
+	rec := Record{Generation: gen, Method: req.Method, Host: host, Path: receivedTarget(req), Status: status, Reason: reason}
+	if b != nil {
+		rec.Backend = b.ID
+	}
+	if route != nil {
+		rec.Route = *route
+	}
+	r.observer(rec)
+}

@@ -56,7 +56,7 @@ func rewrite(pr *httputil.ProxyRequest) {
 	u.RawQuery = x.query
 	u.ForceQuery = x.hasQuery && x.query == ""
 
-	setForwarded(in, out.Header, x.proto, x.forwarded[:0])
+	setForwarded(in, out.Header, x.proto, x.realIP, x.forwarded[:0])
 }
 
 // forwarding is what SPEC §13 forwards about one request, worked out once
@@ -65,6 +65,8 @@ func rewrite(pr *httputil.ProxyRequest) {
 // straight into the request head of the fast path.
 type forwarding struct {
 	clientIP string
+	// realIP is X-Real-IP when it is not the peer (see Router.ClientAddr).
+	realIP string
 	// prior is the client's X-Forwarded-For, which clientIP is appended to.
 	prior []string
 	host  string // X-Forwarded-Host: the client's Host
@@ -78,8 +80,8 @@ type forwarding struct {
 	requestID string
 }
 
-func forwardingOf(in *http.Request, proto string) forwarding {
-	f := forwarding{prior: in.Header["X-Forwarded-For"], host: in.Host, proto: proto}
+func forwardingOf(in *http.Request, proto, realIP string) forwarding {
+	f := forwarding{prior: in.Header["X-Forwarded-For"], host: in.Host, proto: proto, realIP: realIP}
 	ip, _, err := net.SplitHostPort(in.RemoteAddr)
 	if err != nil {
 		ip = in.RemoteAddr
@@ -116,8 +118,8 @@ func withheld(k string) bool {
 // and removes every withheld client header. The values share the backing
 // array of v (capacity 6), each capped so appending to one cannot touch
 // another.
-func setForwarded(in *http.Request, h http.Header, proto string, v []string) {
-	f := forwardingOf(in, proto)
+func setForwarded(in *http.Request, h http.Header, proto, realIP string, v []string) {
+	f := forwardingOf(in, proto, realIP)
 	for k := range h {
 		if withheld(k) {
 			delete(h, k)
@@ -135,7 +137,9 @@ func setForwarded(in *http.Request, h http.Header, proto string, v []string) {
 	case f.clientIP != "":
 		set("X-Forwarded-For", f.clientIP)
 	}
-	if f.clientIP != "" {
+	if f.realIP != "" {
+		set("X-Real-Ip", f.realIP)
+	} else if f.clientIP != "" {
 		set("X-Real-Ip", f.clientIP)
 	}
 	if f.host != "" {

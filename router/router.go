@@ -66,6 +66,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -122,6 +123,15 @@ type Options struct {
 	// Off, anyone could skip the HTTPS redirect by sending the header, so
 	// only req.TLS counts.
 	TrustForwardedProto bool
+	// ProxyRealIPCIDR lists the peers trusted to say who the client is
+	// (--proxy-real-ip-cidr, SPEC §1): a load balancer or proxy in front.
+	// For a request from inside one of these ranges, the client address
+	// (ClientAddr, X-Real-IP, source ranges, rate limits) comes from
+	// X-Forwarded-For; from anywhere else, a header any client can send is
+	// never believed. Empty: the client is always the peer. Behind a PROXY
+	// protocol listener the peer is already the address the load balancer
+	// reported.
+	ProxyRealIPCIDR []netip.Prefix
 	// MaxBodySize limits request bodies (ingress-nginx's proxy-body-size):
 	// a larger declared Content-Length, or a streamed body that grows past
 	// it, answers 413. 0: DefaultMaxBodySize (1 MiB); negative: no limit.
@@ -245,6 +255,7 @@ type Router struct {
 	defaultCert *tls.Certificate
 
 	trustForwardedProto bool
+	realIPFrom          []netip.Prefix // Options.ProxyRealIPCIDR, normalized
 
 	// Request body limits (see Options): maxBody 0 means none, bufferMax
 	// is how much of a body is read before a backend is picked.
@@ -314,6 +325,7 @@ func New(o Options) *Router {
 		defaultCert: o.DefaultCertificate,
 
 		trustForwardedProto: o.TrustForwardedProto,
+		realIPFrom:          normalizePrefixes(o.ProxyRealIPCIDR),
 	}
 	r.maxBody = cmp.Or(o.MaxBodySize, DefaultMaxBodySize)
 	if r.maxBody < 0 {

@@ -186,6 +186,7 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		query:    query,
 		hasQuery: hasQuery,
 		reqBody:  body,
+		realIP:   r.realIP(req),
 	}
 	// finish releases the endpoint on every way out, panics included.
 	defer r.finish(x, req)
@@ -359,6 +360,8 @@ type exchange struct {
 	// exchange fails, its error says whether the client was at fault.
 	body    watchedBody
 	reqBody *clientBody
+	// realIP is X-Real-IP when it is not the peer (see Router.realIP).
+	realIP string
 	// key is the request's hash key ("" unless the policy is Hash): a
 	// window on the request's own strings, so taking it never allocates.
 	key string

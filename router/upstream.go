@@ -256,7 +256,7 @@ func writeRequestHead(bw *bufio.Writer, x *exchange, req *http.Request, upgrade 
 	case req.Method == http.MethodPost || req.Method == http.MethodPut || req.Method == http.MethodPatch:
 		bw.WriteString("Content-Length: 0\r\n")
 	}
-	f := forwardingOf(req, x.proto)
+	f := forwardingOf(req, x.proto, x.realIP)
 	writeForwarded(bw, &f)
 	bw.WriteString("\r\n")
 }
@@ -286,7 +286,9 @@ func writeForwarded(bw *bufio.Writer, f *forwarding) {
 		}
 		bw.WriteString("\r\n")
 	}
-	if f.clientIP != "" {
+	if f.realIP != "" {
+		writeHeader(bw, "X-Real-Ip", f.realIP)
+	} else if f.clientIP != "" {
 		writeHeader(bw, "X-Real-Ip", f.clientIP)
 	}
 	if f.host != "" {

@@ -1,0 +1,119 @@
+package router
+
+import (
+	"net/http"
+	"net/netip"
+	"strings"
+)
+
+// ClientAddr is the address a request is judged by (source ranges, rate
+// limits, X-Real-IP, records): the peer, or, when the peer is inside
+// Options.ProxyRealIPCIDR, the client its X-Forwarded-For names, as nginx's
+// realip module with real_ip_recursive on: the last address in that header
+// not itself inside those ranges (the first one when all are). A header
+// entry that is not an address makes the whole header untrusted, so the
+// peer counts. The zero Addr means the peer address could not be read.
+func (r *Router) ClientAddr(req *http.Request) netip.Addr {
+	peer := peerAddr(req.RemoteAddr)
+	if len(r.realIPFrom) == 0 || !peer.IsValid() || !r.trustedProxy(peer) {
+		return peer
+	}
+	client := peer
+	xff := req.Header["X-Forwarded-For"]
+	for i := len(xff) - 1; i >= 0; i-- {
+		rest := xff[i]
+		for rest != "" {
+			part := rest
+			if j := strings.LastIndexByte(rest, ','); j >= 0 {
+				part, rest = rest[j+1:], rest[:j]
+			} else {
+				rest = ""
+			}
+			part = strings.TrimSpace(part)
+			if part == "" {
+				continue
+			}
+			a, ok := parseForwardedAddr(part)
+			if !ok {
+				return peer
+			}
+			client = a
+			if !r.trustedProxy(a) {
+				return a
+			}
+		}
+	}
+	return client
+}
+
+// realIP is X-Real-IP's value when it differs from the peer's: "" without
+// ProxyRealIPCIDR, so the common path parses nothing.
+func (r *Router) realIP(req *http.Request) string {
+	if len(r.realIPFrom) == 0 {
+		return ""
+	}
+	if a := r.ClientAddr(req); a.IsValid() {
+		return a.String()
+	}
+	return ""
+}
+
+func (r *Router) trustedProxy(a netip.Addr) bool {
+	for _, p := range r.realIPFrom {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// peerAddr reads http.Request.RemoteAddr ("ip:port", or a bare address
+// when a handler is driven without a listener); IPv4-mapped IPv6 addresses
+// count as IPv4, so "::ffff:10.0.0.1" is inside 10.0.0.0/8.
+func peerAddr(remote string) netip.Addr {
+	if ap, err := netip.ParseAddrPort(remote); err == nil {
+		return ap.Addr().Unmap()
+	}
+	if a, err := netip.ParseAddr(remote); err == nil {
+		return a.Unmap()
+	}
+	return netip.Addr{}
+}
+
+// parseForwardedAddr takes an X-Forwarded-For entry: an address, or an
+// address with a port ("203.0.113.7:4711", "[2001:db8::1]:4711") as some
+// proxies write it. Zones are refused: they name an interface of another
+// machine.
+func parseForwardedAddr(s string) (netip.Addr, bool) {
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		ap, err2 := netip.ParseAddrPort(s)
+		if err2 != nil {
+			return netip.Addr{}, false
+		}
+		a = ap.Addr()
+	}
+	if a.Zone() != "" {
+		return netip.Addr{}, false
+	}
+	return a.Unmap(), true
+}
+
+// normalizePrefixes masks each range and maps IPv4-mapped IPv6 ranges to
+// IPv4, so Contains sees the same form peerAddr returns.
+func normalizePrefixes(ps []netip.Prefix) []netip.Prefix {
+	out := make([]netip.Prefix, 0, len(ps))
+	for _, p := range ps {
+		if !p.IsValid() {
+			continue
+		}
+		a := p.Addr()
+		bits := p.Bits()
+		if a.Is4In6() {
+			a = a.Unmap()
+			bits = max(bits-96, 0)
+		}
+		out = append(out, netip.PrefixFrom(a, bits).Masked())
+	}
+	return out
+}

@@ -1,0 +1,101 @@
+package router
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestClientAddr(t *testing.T) {
+	lb := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("::ffff:192.168.0.0/112")}
+	tests := []struct {
+		name    string
+		trusted []netip.Prefix
+		peer    string
+		xff     []string
+		want    string
+	}{
+		{"no trusted ranges: the peer, whatever the header says", nil, "10.1.2.3:5000", []string{"203.0.113.9"}, "10.1.2.3"},
+		{"untrusted peer: its header is ignored", lb, "198.51.100.4:5000", []string{"203.0.113.9"}, "198.51.100.4"},
+		{"trusted peer: the client it names", lb, "10.1.2.3:5000", []string{"203.0.113.9"}, "203.0.113.9"},
+		{"trusted peer without the header: the peer", lb, "10.1.2.3:5000", nil, "10.1.2.3"},
+		{"recursive: trusted hops are skipped from the right", lb, "10.1.2.3:5000", []string{"203.0.113.9, 10.9.9.9, 10.8.8.8"}, "203.0.113.9"},
+		{"a spoofed entry left of the real client is not believed", lb, "10.1.2.3:5000", []string{"1.1.1.1, 203.0.113.9"}, "203.0.113.9"},
+		{"several header lines read as one list", lb, "10.1.2.3:5000", []string{"203.0.113.9", "10.4.4.4"}, "203.0.113.9"},
+		{"all entries trusted: the leftmost", lb, "10.1.2.3:5000", []string{"10.7.7.7, 10.8.8.8"}, "10.7.7.7"},
+		{"garbage makes the header untrusted", lb, "10.1.2.3:5000", []string{"203.0.113.9, unknown"}, "10.1.2.3"},
+		{"an entry with a port", lb, "10.1.2.3:5000", []string{"203.0.113.9:4711"}, "203.0.113.9"},
+		{"IPv6 entries, bracketed with a port", lb, "10.1.2.3:5000", []string{"[2001:db8::7]:443"}, "2001:db8::7"},
+		{"a zone names another machine's interface", lb, "10.1.2.3:5000", []string{"fe80::1%eth0"}, "10.1.2.3"},
+		{"empty entries are skipped", lb, "10.1.2.3:5000", []string{"203.0.113.9, ,"}, "203.0.113.9"},
+		{"IPv4-mapped peer inside a mapped range", lb, "[::ffff:192.168.3.4]:5000", []string{"203.0.113.9"}, "203.0.113.9"},
+		{"mapped entries come out as IPv4", lb, "10.1.2.3:5000", []string{"::ffff:203.0.113.9"}, "203.0.113.9"},
+		{"a peer without a port", lb, "10.1.2.3", []string{"203.0.113.9"}, "203.0.113.9"},
+		{"an unreadable peer", lb, "pipe", []string{"203.0.113.9"}, "invalid IP"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newTestRouter(Options{ProxyRealIPCIDR: tt.trusted})
+			req := httptest.NewRequest(http.MethodGet, "/", nil)
+			req.RemoteAddr = tt.peer
+			if tt.xff != nil {
+				req.Header["X-Forwarded-For"] = tt.xff
+			}
+			assert.Equal(t, tt.want, r.ClientAddr(req).String())
+		})
+	}
+}
+
+// TestRealIPForwarded: X-Real-IP carries the client address on both
+// upstream paths, while X-Forwarded-For still appends the peer, as
+// ingress-nginx's $full_x_forwarded_for does.
+func TestRealIPForwarded(t *testing.T) {
+	addr, _ := countingBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Seen-Real-Ip", r.Header.Get("X-Real-Ip"))
+		w.Header().Set("X-Seen-Xff", r.Header.Get("X-Forwarded-For"))
+	})
+	for _, path := range []string{"own", "net/http"} {
+		for _, tt := range []struct {
+			peer, wantReal, wantXFF string
+		}{
+			{"10.0.0.5:1000", "203.0.113.9", "203.0.113.9, 10.0.0.5"},
+			{"198.51.100.4:1000", "198.51.100.4", "203.0.113.9, 198.51.100.4"},
+		} {
+			t.Run(path+" "+tt.peer, func(t *testing.T) {
+				o := Options{ProxyRealIPCIDR: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}}
+				if path == "net/http" {
+					o.Transport = http.DefaultTransport
+				}
+				r, _ := singleBackendRouter(t, addr, o)
+				req := httptest.NewRequest(http.MethodGet, "/", nil)
+				req.Host = "web"
+				req.RemoteAddr = tt.peer
+				req.Header.Set("X-Forwarded-For", "203.0.113.9")
+				rec := httptest.NewRecorder()
+				r.ServeHTTP(rec, req)
+				require.Equal(t, http.StatusOK, rec.Code)
+				_, _ = io.Copy(io.Discard, rec.Body)
+				assert.Equal(t, tt.wantReal, rec.Header().Get("X-Seen-Real-Ip"))
+				assert.Equal(t, tt.wantXFF, rec.Header().Get("X-Seen-Xff"))
+			})
+		}
+	}
+}
+
+func BenchmarkClientAddr(b *testing.B) {
+	r := newTestRouter(Options{ProxyRealIPCIDR: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}})
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	req.RemoteAddr = "10.1.2.3:5000"
+	req.Header.Set("X-Forwarded-For", "203.0.113.9, 10.9.9.9")
+	b.ReportAllocs()
+	for b.Loop() {
+		if !r.ClientAddr(req).IsValid() {
+			b.Fatal("no address")
+		}
+	}
+}

@@ -106,6 +106,10 @@ type Options struct {
 	// on every answer, the router's own included, so that a user can
 	// quote it when reporting a problem.
 	ReturnRequestID bool
+	// Hook, if set, runs for every request the table sends to a backend
+	// (a route's or a virtual host's fallback), with the table generation
+	// the request is then served with (see Hook).
+	Hook Hook
 	// Logger receives publish events and upstream errors. Nil: slog.Default().
 	Logger *slog.Logger
 	// DefaultCertificate is served when no table certificate matches the
@@ -184,8 +188,9 @@ type Record struct {
 	// router made before a backend was chosen, unless
 	// Options.ReturnRequestID is set.
 	RequestID string
-	// ClientAddr is the client's IP address, without a port: the peer's
-	// address (req.RemoteAddr).
+	// ClientAddr is the client's IP address, without a port: the
+	// Router's ClientAddr (the peer, or with Options.ProxyRealIPCIDR the
+	// address a trusted proxy forwarded).
 	ClientAddr string
 	// VirtualHost is the Name of the table's virtual host that served the
 	// request: an exact host, "*.<rest>" for a wildcard, "" for the
@@ -239,6 +244,7 @@ const (
 	ReasonSSLRedirect         = "ssl-redirect"         // 308: plain HTTP to a host served over HTTPS
 	ReasonBadHost             = "bad-host"             // 400: a redirect is due but the Host names no host
 	ReasonRegexBudget         = "regex-budget"         // 404: the regex routes took the whole match budget
+	ReasonHook                = "hook"                 // any status: Options.Hook answered
 )
 
 // Router is an http.Handler serving the most recently published table.
@@ -251,11 +257,13 @@ type Router struct {
 	proxy       *httputil.ReverseProxy
 	h1          *h1Pool // HTTP backends, unless Options.Transport is set
 	observer    func(Record)
+	hook        Hook
 	logger      *slog.Logger
 	defaultCert *tls.Certificate
 
 	trustForwardedProto bool
 	realIPFrom          []netip.Prefix // Options.ProxyRealIPCIDR, normalized
+	returnRequestID     bool
 
 	// Request body limits (see Options): maxBody 0 means none, bufferMax
 	// is how much of a body is read before a backend is picked.
@@ -321,11 +329,13 @@ func New(o Options) *Router {
 	r := &Router{
 		registry:    o.Registry,
 		observer:    o.Observer,
+		hook:        o.Hook,
 		logger:      o.Logger,
 		defaultCert: o.DefaultCertificate,
 
 		trustForwardedProto: o.TrustForwardedProto,
 		realIPFrom:          normalizePrefixes(o.ProxyRealIPCIDR),
+		returnRequestID:     o.ReturnRequestID,
 	}
 	r.maxBody = cmp.Or(o.MaxBodySize, DefaultMaxBodySize)
 	if r.maxBody < 0 {

@@ -22,14 +22,19 @@ type Match struct {
 	// Route is the route that matched; nil when the virtual host's
 	// fallback answered or nothing matched.
 	Route *match.Route
-	// Backend is the route's or fallback's backend; nil when none.
+	// Backend is the route's or fallback's backend; nil when none, and in
+	// a Decision when the router answers before choosing one (the HTTPS
+	// redirect).
 	Backend *match.Backend
 }
 
 // Source is the declaration that matched: the route's, else the fallback's.
 func (m Match) Source() match.Source {
-	if s := matched(match.Result{Host: m.VirtualHost, Route: m.Route, Backend: m.Backend}); s != nil {
-		return *s
+	switch {
+	case m.Route != nil:
+		return m.Route.Source
+	case m.VirtualHost != nil && m.VirtualHost.Fallback != nil:
+		return m.VirtualHost.FallbackSource
 	}
 	return match.Source{}
 }
@@ -62,7 +67,7 @@ func (r *Router) Lookup(req *http.Request) Decision {
 	out := Decision{Host: d.host, Status: d.ans.status, Reason: d.ans.reason, Location: d.location}
 	if d.st != nil {
 		out.Generation, out.Table = d.st.gen, d.st.table
-		out.VirtualHost, out.Route, out.Backend = d.res.Host, d.res.Route, d.res.Backend
+		out.VirtualHost, out.Route, out.Backend = d.res.Host, d.res.Route, d.backend
 	}
 	return out
 }

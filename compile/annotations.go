@@ -45,6 +45,9 @@ type annotationValues struct {
 	// canaryKey is the canary annotation that marked the Ingress a canary
 	// (value true), "" for an ordinary Ingress.
 	canaryKey string
+
+	// extensions are the embedder's annotations (see extensions.go).
+	extensions *match.Extensions
 }
 
 // annotationSpec describes one known annotation key, without prefix.
@@ -114,6 +117,7 @@ func (b *builder) readAnnotations() {
 			}
 		}
 		b.resolveBalancing(ing)
+		b.readExtensions(ing)
 	}
 }
 

@@ -170,6 +170,11 @@ type Route struct {
 	// PreserveTrailingSlash keeps the request's trailing slash in that
 	// redirect (preserve-trailing-slash); by default one is dropped.
 	PreserveTrailingSlash bool
+
+	// Extensions are the embedder's own annotations of the declaring
+	// Ingress (see Extensions); nil when it has none. Shared by the
+	// Ingress's routes: read it, never change it.
+	Extensions *Extensions
 }
 
 // VirtualHost is everything served under one host name.

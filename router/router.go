@@ -90,7 +90,9 @@ type Options struct {
 	// ('\', '"', non-ASCII) cannot be written byte for byte through a URL;
 	// the fast path writes it as received, the built-in HTTPS transport
 	// sends it on a connection of its own, while a Transport given here
-	// sees it as URL.RequestURI() escapes it.
+	// sees it as URL.RequestURI() escapes it. To add to the default rather
+	// than replace it, wrap DefaultTransport(o), which says what a
+	// Transport given here takes over.
 	Transport http.RoundTripper
 	// Registry holds the counters that outlive tables. Nil: a new one,
 	// owned by the Router, which sweeps idle counters of removed backends
@@ -361,19 +363,11 @@ func New(o Options) *Router {
 		}
 		r.defaultCert = cert
 	}
-	connect := o.ConnectTimeout
-	if connect <= 0 {
-		connect = 5 * time.Second
-	}
-	read := o.ReadTimeout
-	if read <= 0 {
-		read = 60 * time.Second
-	}
 	up := &upstream{h1: o.Transport, h2c: o.Transport, h2: o.Transport}
 	if o.Transport == nil {
-		up.h1, up.h2c, up.h2 = defaultTransports(connect, read)
-		up.verbatim = &verbatimTransport{dialer: &net.Dialer{Timeout: connect}, handshake: connect, header: read}
-		r.h1 = newH1Pool(connect, read)
+		t := DefaultTransport(o)
+		up.h1, up.h2c, up.h2, up.verbatim = t.h1, t.h2c, t.h2, t.verbatim
+		r.h1 = newH1Pool(timeouts(o))
 	}
 	r.proxy = &httputil.ReverseProxy{
 		Rewrite:        rewrite,

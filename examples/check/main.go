@@ -87,10 +87,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("v", false, "print every case with its verdict and compile warnings")
 	update := fs.Bool("update", false, "rewrite the golden files that differ")
 	translate := fs.Bool("translate", false, "print the table and warnings compiled from manifests instead of running case files")
+	migrate := fs.Bool("report", false, "print the migration report for manifests: what does not carry over from ingress-nginx")
+	strict := fs.Bool("strict", false, "-report: exit 3 when anything would move traffic")
 	topts := translateFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: check [-json] [-v] [-update] FILE|DIR|GLOB...")
 		fmt.Fprintln(stderr, "       check -translate [-json] [options] MANIFEST|DIR...")
+		fmt.Fprintln(stderr, "       check -report [-json] [-strict] [options] MANIFEST|DIR...")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -105,6 +108,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if *translate {
 		return runTranslate(fs.Args(), topts, *asJSON, stdout, stderr)
+	}
+	if *migrate {
+		return runReport(fs.Args(), fs, topts, *asJSON, *strict, stdout, stderr)
 	}
 	if topts.set(fs) {
 		fmt.Fprintln(stderr, "check: compile options apply to -translate only; case files set their own")

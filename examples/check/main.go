@@ -35,6 +35,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 
 	"ramjet.dev/ramjet/router/routertest"
@@ -89,11 +90,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	translate := fs.Bool("translate", false, "print the table and warnings compiled from manifests instead of running case files")
 	migrate := fs.Bool("report", false, "print the migration report for manifests: what does not carry over from ingress-nginx")
 	strict := fs.Bool("strict", false, "-report: exit 3 when anything would move traffic")
+	explainFlag := fs.Bool("explain", false, "explain how one request (-host, -path, -method, -header) is routed by the manifests")
+	var er explainRequest
+	fs.StringVar(&er.host, "host", "", "-explain: the request's Host")
+	fs.StringVar(&er.path, "path", "/", "-explain: the request-target, with its query")
+	fs.StringVar(&er.method, "method", http.MethodGet, "-explain: the request method")
+	fs.BoolVar(&er.https, "https", false, "-explain: the request arrives over TLS")
+	fs.Var(&er.headers, "header", "-explain: a request header NAME:VALUE (repeatable)")
 	topts := translateFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: check [-json] [-v] [-update] FILE|DIR|GLOB...")
 		fmt.Fprintln(stderr, "       check -translate [-json] [options] MANIFEST|DIR...")
 		fmt.Fprintln(stderr, "       check -report [-json] [-strict] [options] MANIFEST|DIR...")
+		fmt.Fprintln(stderr, "       check -explain -host H -path P [-method M] [-header K:V]... [-https] [-json] [options] MANIFEST|DIR...")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -108,6 +117,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if *translate {
 		return runTranslate(fs.Args(), topts, *asJSON, stdout, stderr)
+	}
+	if *explainFlag {
+		return runExplain(fs.Args(), topts, er, *asJSON, stdout, stderr)
 	}
 	if *migrate {
 		return runReport(fs.Args(), fs, topts, *asJSON, *strict, stdout, stderr)

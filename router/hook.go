@@ -17,8 +17,10 @@ import (
 // To answer, write the response to w and return true: the record then has
 // Reason ReasonHook and the status written. To pass the request on, return
 // false without writing; request headers set on req.Header go to the
-// backend, except those the router sets itself (X-Forwarded-*, X-Real-IP,
-// X-Request-ID). A Hook must be safe for concurrent use.
+// backend, except those the router sets itself (X-Real-IP,
+// X-Forwarded-Host, -Port, -Proto, X-Request-ID); an X-Forwarded-For set
+// here counts as the client's, and the client's address is appended to it.
+// A Hook must be safe for concurrent use.
 type Hook func(w http.ResponseWriter, req *http.Request, m Match) (answered bool)
 
 // runHook runs the hook for a request the table sent to a backend and,

@@ -12,8 +12,11 @@
 //	scenario: free text       # also notes, source
 //	options:                  # defaultBackend, ingressClass, controllerName,
 //	  sslRedirect: false      # watchIngressWithoutClass, sslRedirect,
-//	                          # allowLoopbackEndpoints, trustForwardedProto,
-//	                          # defaultSSLCertificate (ns/name of a Secret among the objects)
+//	                          # allowLoopbackEndpoints, defaultSSLCertificate
+//	                          # (ns/name of a Secret among the objects),
+//	                          # proxyBodySize (1m; 0: no limit),
+//	                          # useForwardedHeaders (or trustForwardedProto),
+//	                          # proxyRealIPCIDR ([10.0.0.0/8] or "a,b")
 //	objects:                  # ordinary manifests, as a YAML list
 //	- apiVersion: networking.k8s.io/v1
 //	  kind: Ingress
@@ -103,7 +106,8 @@ type Case struct {
 	Scenario, Notes, Source string
 	Options                 compile.Options
 	// Router holds the router options the case sets (TrustForwardedProto,
-	// DefaultCertificate); Run supplies the transport, observer and logger.
+	// MaxBodySize, ProxyRealIPCIDR, DefaultCertificate); Run supplies the
+	// transport, observer and logger.
 	Router  router.Options
 	Objects compile.Snapshot
 	// Skipped lists objects of kinds ramjet does not read.
@@ -335,6 +339,10 @@ type fileOptions struct {
 	AllowLoopbackEndpoints   *bool   `json:"allowLoopbackEndpoints"`
 	TrustForwardedProto      *bool   `json:"trustForwardedProto"`
 	DefaultSSLCertificate    *string `json:"defaultSSLCertificate"`
+	// The router's options (see routerOptions).
+	ProxyBodySize       *string  `json:"proxyBodySize"`
+	UseForwardedHeaders *bool    `json:"useForwardedHeaders"`
+	ProxyRealIPCIDR     []string `json:"proxyRealIPCIDR"`
 }
 
 type fileRequest struct {
@@ -524,7 +532,9 @@ func parseCase(file string, tree any, raw json.RawMessage) (Case, []error) {
 	if c.Options, err = fc.Options.compile(); err != nil {
 		errs = append(errs, err)
 	}
-	c.Router.TrustForwardedProto = fc.Options.TrustForwardedProto != nil && *fc.Options.TrustForwardedProto
+	if err := fc.Options.routerOptions(&c.Router); err != nil {
+		errs = append(errs, err)
+	}
 	snap, skipped, err := decodeObjects(file, fc.Objects)
 	if err != nil {
 		errs = append(errs, unjoin(err)...)

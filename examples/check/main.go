@@ -4,6 +4,8 @@
 //
 //	go run ./examples/check [-json] [-v] [-update] FILE|DIR|GLOB...
 //	go run ./examples/check -translate [-json] [options] MANIFEST|DIR...
+//	go run ./examples/check -explain -host H -path P [-method M] [-header K:V]... [-https] [-json] [options] MANIFEST|DIR...
+//	go run ./examples/check -report [-json] [-strict] [options] MANIFEST|DIR...
 //
 // It prints each failing case (its warnings when they differ from what the
 // case expects, and each failing request: expected against actual) and
@@ -27,6 +29,18 @@
 // controller's -manifests does), compiles them and prints the table and
 // warnings: as text (the golden format), or with -json as a stable JSON
 // form. It exits 2 when the manifests cannot be loaded.
+//
+// With -explain it compiles the manifests and shows how one request is
+// routed, as Router.Lookup decides it: the virtual host and why (exact,
+// wildcard, catch-all), the host's routes in precedence order with why
+// each does or does not match, the winner and the answer.
+//
+// With -report it prints the migration report: per Ingress and in total,
+// each compile warning with its severity (traffic-moves, feature-missing,
+// cosmetic) and what ramjet does instead. Unless -ingress-class and
+// -controller-name say otherwise it claims what ingress-nginx does
+// ("nginx", "k8s.io/ingress-nginx"). It exits 0, or 3 with -strict when
+// anything moves traffic, and 2 when the manifests cannot be loaded.
 package main
 
 import (

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -121,4 +122,26 @@ func TestRecordWithoutReturn(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, res.StatusCode)
 	assert.Empty(t, res.Header.Values("X-Request-Id"))
 	assert.Empty(t, rs.raw[0].RequestID)
+}
+
+// TestRecordClientAddr: behind a trusted proxy the record names the client
+// the proxy forwarded, as X-Real-IP does; from anyone else, the peer.
+func TestRecordClientAddr(t *testing.T) {
+	_, web := echoBackend(t, "web")
+	rs := newRecords()
+	r := newTestRouter(Options{Observer: rs.observe, ProxyRealIPCIDR: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}})
+	r.Publish(table("ca", vhost("shop.example.com", nil, route(match.Prefix, "/", httpBackend("prod/web:80", web)))))
+	for _, tt := range []struct{ peer, want string }{
+		{"10.1.2.3:4000", "203.0.113.9"},
+		{"198.51.100.1:4000", "198.51.100.1"},
+	} {
+		for _, host := range []string{"shop.example.com", "other.example.com"} { // proxied, refused
+			req := httptest.NewRequest(http.MethodGet, "/", nil)
+			req.Host = host
+			req.RemoteAddr = tt.peer
+			req.Header.Set("X-Forwarded-For", "203.0.113.9")
+			r.ServeHTTP(httptest.NewRecorder(), req)
+			assert.Equal(t, tt.want, rs.raw[len(rs.raw)-1].ClientAddr, "%s %s", tt.peer, host)
+		}
+	}
 }

@@ -187,8 +187,8 @@ type Record struct {
 	// RequestID is the X-Request-ID of the request: the client's first
 	// one, or the one the router generated and forwarded to the backend
 	// (and returned with Options.ReturnRequestID). "" for an answer the
-	// router made before a backend was chosen, unless
-	// Options.ReturnRequestID is set.
+	// router made itself (or a Hook made), unless Options.ReturnRequestID
+	// is set.
 	RequestID string
 	// ClientAddr is the client's IP address, without a port: the
 	// Router's ClientAddr (the peer, or with Options.ProxyRealIPCIDR the

@@ -277,6 +277,9 @@ func (r *Router) clientAddrText(req *http.Request, realIP string) string {
 	if realIP == "" {
 		realIP = r.realIP(req)
 	}
+	if realIP == "" {
+		return peerIP(req.RemoteAddr)
+	}
 	return realIP
 }
 
@@ -319,7 +322,7 @@ func (r *Router) finish(x *exchange, req *http.Request) {
 		Tries:        x.tries,
 		Request:      req,
 		RequestID:    x.requestID,
-		ClientAddr:   peerIP(req.RemoteAddr),
+		ClientAddr:   r.clientAddrText(req, x.realIP),
 		VirtualHost:  x.vhost.Name,
 		MatchedRoute: x.route,
 		Service:      Service{Namespace: x.backend.Namespace, Name: x.backend.Name, Port: x.backend.Port},

@@ -243,8 +243,12 @@
 //   - On both engines, regex classes keep to ASCII as in nginx's PCRE
 //     without UTF mode: (?i) never folds a non-ASCII letter into an ASCII
 //     one (the Kelvin sign does not match "k", nor "ſ" "s", nor "İ" "i"),
-//     and \d, \w and \s are ASCII. Two differences remain (§19): (?i)
-//     still folds two non-ASCII letters into each other ("é" matches "É"),
+//     and \d, \w and \s are ASCII; two non-ASCII letters are different
+//     bytes there, so "é" does not match "É" either. Neither engine is
+//     asked to ignore case: the pattern spells out the ASCII folds itself.
+//     Differences remain only for what paths rarely hold (§19): a case flag
+//     written inside the pattern ("(?-i)") keeps the engine's Unicode
+//     meaning, a pattern with a back-reference folds Unicode on regexp2,
 //     and on regexp2 \b and the negated classes \D, \W and \S inside a
 //     bracket ("[\W.]") keep their Unicode meaning.
 //   - A missing pathType, or one that is not Exact, Prefix or
@@ -524,10 +528,11 @@
 //   - Forwarded to the backend: the client's Host unchanged;
 //     X-Forwarded-For with the peer's IP appended; X-Forwarded-Host (the
 //     Host as sent), X-Forwarded-Port (the listener's port) and
-//     X-Forwarded-Proto (the client's scheme), replacing any the client
-//     sent; X-Real-IP; exactly one X-Request-ID, the client's first value
-//     unless it is empty, else a new random one. The client's X-Scheme and
-//     X-Forwarded-Scheme are removed, and so are hop-by-hop headers and, as
+//     X-Forwarded-Proto, X-Scheme and X-Forwarded-Scheme (the client's
+//     scheme), replacing any the client sent; X-Real-IP (the client
+//     address, router.Router.ClientAddr); exactly one X-Request-ID, the
+//     client's first value unless it is empty, else a new random one.
+//     Hop-by-hop headers are removed and, as
 //     nginx does by default, every request header whose name contains "_"
 //     (CGI-style frameworks read X_Forwarded_For as X-Forwarded-For).
 //   - Request bodies are read whole before an endpoint is picked, as nginx
@@ -609,9 +614,6 @@
 //     after the connection opened is never retried. A failure after the
 //     response started cuts the client's connection. In-flight counts are
 //     released on every way out.
-//
-// Not yet: X-Scheme and X-Forwarded-Scheme are removed, not set to the
-// client's scheme.
 //
 // # 14. Warnings
 //
@@ -815,9 +817,10 @@
 //     match, there; here 10 ms per backtracking match and 50 ms per request
 //     in all, then no match, and a 404 once the request's budget is spent
 //     (§13; counted in router.Router.Stats).
-//   - (?i) between two non-ASCII letters ("é", "É"): no folding in PCRE
-//     without UTF mode there; folded here. On regexp2, \b and negated
-//     classes inside a bracket ("[\W]") are Unicode too (documented, §4).
+//   - Case flags written inside a pattern ("(?-i)", "(?i)"), and patterns
+//     with a back-reference on regexp2: Unicode folding here, bytes in
+//     PCRE without UTF mode there. On regexp2, \b and negated classes
+//     inside a bracket ("[\W]") are Unicode too (documented, §4).
 //   - Request bodies: buffered in memory, then in temporary files there;
 //     here in memory up to the body limit (with no limit, the first 1 MiB,
 //     then streamed), and gRPC bodies streamed (documented, §13).

@@ -59,8 +59,8 @@ func CompileRegex(pattern string, timeout time.Duration) (*Regexp, error) {
 		timeout = DefaultMatchTimeout
 	}
 	expr := "^(?:" + pattern + ")"
-	folded := "(?i)" + expr // regexp2 takes the flag as an option instead
-	if parsed, err := syntax.Parse(folded, syntax.Perl); err == nil {
+	if parsed, err := syntax.Parse(expr, syntax.Perl); err == nil {
+		parsed = foldASCII(parsed)
 		// Simplify expands counted repetition into copies, so a short pattern
 		// can cost hundreds of MiB before its size is known: reject what is
 		// clearly too large from the parse tree, and measure the rest exactly.
@@ -74,7 +74,7 @@ func CompileRegex(pattern string, timeout time.Duration) (*Regexp, error) {
 		if size := len(prog.Inst) * instSize; size > MaxRegexProgram {
 			return nil, fmt.Errorf("regex %q: compiled program is %d bytes, over the %d-byte limit", truncate(pattern), size, MaxRegexProgram)
 		}
-		re, err := regexp.Compile(folded)
+		re, err := regexp.Compile(parsed.String())
 		if err == nil {
 			r := &Regexp{pattern: pattern, linear: re, prefix: literalPrefix(parsed)}
 			if hasDollar(parsed) {
@@ -100,8 +100,19 @@ func compileBacktracking(pattern, expr string, timeout time.Duration) (*regexp2.
 	if size := len(pattern) * backtrackBytesPerPatternByte; size > MaxRegexProgram {
 		return nil, fmt.Errorf("regex %q: compiled program would be about %d bytes, over the %d-byte limit", truncate(pattern), size, MaxRegexProgram)
 	}
-	re, err := regexp2.Compile(asciiClasses(expr), regexp2.IgnoreCase)
+	// A back-reference matches caseless in PCRE ("(a)\1" matches "aA"),
+	// which only the engine's own IgnoreCase gives; such a pattern keeps it
+	// and with it Unicode folding (documented, §19).
+	opts := regexp2.None
+	if hasBackReference(expr) {
+		opts = regexp2.IgnoreCase
+	}
+	re, err := regexp2.Compile(foldASCIIText(asciiClasses(expr)), opts)
 	if err != nil {
+		// Say it in the pattern as written, not as rewritten.
+		if _, plain := regexp2.Compile(expr, opts); plain != nil {
+			err = plain
+		}
 		return nil, fmt.Errorf("regex %q: %w", truncate(pattern), err)
 	}
 	re.MatchTimeout = timeout

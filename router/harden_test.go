@@ -347,6 +347,8 @@ func TestRegexFoldsASCIIOnly(t *testing.T) {
 		`/s/a\sb(?=$)`,       // backtracking
 		`/i/id(?=$)`,         // backtracking
 		`/cls/[\d]+(?=$)`,    // backtracking, class
+		`/café$`,             // linear, non-ASCII letter
+		`/bt/café(?=$)`,      // backtracking, non-ASCII letter
 	} {
 		routes = append(routes, regexRoute(t, p, b))
 	}
@@ -374,6 +376,10 @@ func TestRegexFoldsASCIIOnly(t *testing.T) {
 		{"/i/%C4%B0d", "c"}, // LATIN CAPITAL LETTER I WITH DOT ABOVE
 		{"/cls/42", "b"},
 		{"/cls/%D9%A1", "c"},
+		{"/CAF%C3%A9", "b"},
+		{"/caf%C3%89", "c"}, // É is not é to PCRE without UTF mode
+		{"/bt/CAF%C3%A9", "b"},
+		{"/bt/caf%C3%89", "c"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.target, func(t *testing.T) {

@@ -121,7 +121,7 @@ func withheld(k string) bool {
 
 // setForwarded puts the forwarding headers into the outgoing header map h
 // and removes every withheld client header. The values share the backing
-// array of v (capacity 6), each capped so appending to one cannot touch
+// array of v (capacity 8), each capped so appending to one cannot touch
 // another.
 func setForwarded(in *http.Request, h http.Header, proto, realIP, requestID string, v []string) {
 	f := forwardingOf(in, proto, realIP, requestID)
@@ -156,6 +156,9 @@ func setForwarded(in *http.Request, h http.Header, proto, realIP, requestID stri
 		set("X-Forwarded-Port", f.portText)
 	}
 	set("X-Forwarded-Proto", f.proto)
+	// ingress-nginx sets both to $pass_access_scheme, the same scheme.
+	set("X-Scheme", f.proto)
+	set("X-Forwarded-Scheme", f.proto)
 	if f.requestID == "" {
 		set("X-Request-Id", newRequestID())
 	} else {

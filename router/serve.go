@@ -407,7 +407,7 @@ type exchange struct {
 	// forwarded backs the forwarded header values: both live in this one
 	// allocation.
 	ctx       exchangeContext
-	forwarded [6]string
+	forwarded [8]string
 }
 
 // exchangeContext answers Value(exchangeKey{}) with its exchange and

@@ -302,6 +302,10 @@ func writeForwarded(bw *bufio.Writer, f *forwarding) {
 	}
 	bw.WriteString("\r\nX-Forwarded-Proto: ")
 	bw.WriteString(f.proto)
+	bw.WriteString("\r\nX-Scheme: ")
+	bw.WriteString(f.proto)
+	bw.WriteString("\r\nX-Forwarded-Scheme: ")
+	bw.WriteString(f.proto)
 	bw.WriteString("\r\nX-Request-Id: ")
 	if f.requestID != "" {
 		bw.WriteString(f.requestID)

@@ -1,0 +1,71 @@
+package match
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRegexFoldsASCIIOnly: nginx's PCRE without UTF mode folds ASCII
+// letters only under ~* (SPEC §13): "é" and "É" are different bytes to it.
+// Each pattern runs on Go's engine and, with a look-ahead appended, on
+// regexp2; both must agree with PCRE.
+func TestRegexFoldsASCIIOnly(t *testing.T) {
+	tests := []struct {
+		pattern string
+		match   []string
+		noMatch []string
+	}{
+		{`/café`, []string{"/café", "/CAFé", "/Café/x"}, []string{"/CAFÉ", "/cafÉ"}},
+		{`/straße`, []string{"/STRAßE"}, []string{"/STRASSE", "/strasse"}},
+		{`/[é]x`, []string{"/éx", "/éX"}, []string{"/Éx"}},
+		{`/[a-c]+$`, []string{"/abc", "/ABC", "/aBc"}, []string{"/abd", "/D"}},
+		{`/[^a]`, []string{"/b", "/é"}, []string{"/a", "/A"}},
+		{`/[^a-cé]$`, []string{"/d", "/É"}, []string{"/B", "/é"}},
+		{`/[X-c]$`, []string{"/x", "/Y", "/_", "/B", "/c"}, []string{"/d", "/W"}},
+		{`/kube`, []string{"/KUBE"}, []string{"/\u212aube"}},
+		{`/users`, []string{"/Users"}, []string{"/u\u017fers"}},
+		{`/id`, []string{"/ID"}, []string{"/\u0130d"}},
+		{`/\w+$`, []string{"/aZ_9"}, []string{"/é"}},
+		{`/\p{Lu}`, []string{"/É"}, []string{"/1"}},
+		{`/(?<name>ab)`, []string{"/AB"}, []string{"/ac"}},
+	}
+	for _, tt := range tests {
+		for _, engine := range []struct {
+			name, suffix string
+			linear       bool
+		}{{"linear", "", true}, {"backtracking", "(?=.*)", false}} {
+			t.Run(engine.name+" "+tt.pattern, func(t *testing.T) {
+				re, err := CompileRegex(tt.pattern+engine.suffix, 0)
+				require.NoError(t, err)
+				require.Equal(t, engine.linear, re.Linear(), "engine")
+				for _, p := range tt.match {
+					assert.True(t, re.MatchString(p), "should match %q", p)
+				}
+				for _, p := range tt.noMatch {
+					assert.False(t, re.MatchString(p), "should not match %q", p)
+				}
+			})
+		}
+	}
+}
+
+func TestFoldASCIIText(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`ab`, `[aA][bB]`},
+		{`é`, `é`},
+		{`[a-cé]`, `[a-cA-Cé]`},
+		{`[^x]`, `[^xX]`},
+		{`[]a]`, `[]aA]`},
+		{`\d\p{Lu}\k<n>\x41\u0041\cA`, `\d\p{Lu}\k<n>\x41\u0041\cA`},
+		{`(?<name>a)(?'q'b)(?P<r>c)`, `(?<name>[aA])(?'q'[bB])(?P<r>[cC])`},
+		{`(?<=a)(?<!b)(?=c)(?!d)(?>e)(?:f)`, `(?<=[aA])(?<![bB])(?=[cC])(?![dD])(?>[eE])(?:[fF])`},
+		{`(?i)a(?-i:b)`, `(?i)[aA](?-i:[bB])`},
+		{`a{2,3}`, `[aA]{2,3}`},
+		{`[A-z]`, `[A-za-zA-Z]`},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, foldASCIIText(tt.in), tt.in)
+	}
+}

@@ -1,6 +1,7 @@
 package router
 
 import (
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -54,7 +55,22 @@ func TestWrappedDefaultTransport(t *testing.T) {
 	t.Cleanup(stalled.Close)
 	t.Cleanup(func() { close(hang) })
 
-	o := Options{ReadTimeout: 200 * time.Millisecond, Logger: quietLogger()}
+	// A listener that accepts and never speaks: a TLS handshake with it
+	// lasts until the connect timeout.
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { silent.Close() })
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+		}
+	}()
+
+	o := Options{ReadTimeout: 200 * time.Millisecond, ConnectTimeout: 300 * time.Millisecond, Logger: quietLogger()}
 	tr := &tracing{next: DefaultTransport(o)}
 	o.Transport = tr
 	rs := newRecords()
@@ -64,6 +80,7 @@ func TestWrappedDefaultTransport(t *testing.T) {
 	r.Publish(table("t", vhost("", nil,
 		route(match.Prefix, "/", httpBackend("prod/web:80", web)),
 		route(match.Prefix, "/slow", httpBackend("prod/slow:80", stalled.Listener.Addr().String())),
+		route(match.Prefix, "/silent", backend("prod/silent:443", match.HTTPS, match.Serving, silent.Addr().String())),
 		route(match.Prefix, "/pkg.Svc", backend("prod/grpc:50051", match.GRPC, match.Serving, grpcBackend.Listener.Addr().String())))))
 
 	res := serve(r, http.MethodGet, "a.example.com", "/page", nil)
@@ -83,5 +100,12 @@ func TestWrappedDefaultTransport(t *testing.T) {
 	assert.Less(t, time.Since(start), 5*time.Second, "Options.ReadTimeout, not the 60 s default")
 	assert.Equal(t, ReasonUpstreamTimeout, rs.last(t).Reason)
 
-	assert.Equal(t, []string{"prod/web:80 HTTP/1.1", "prod/grpc:50051 HTTP/2.0", "prod/slow:80 error"}, tr.seen)
+	start = time.Now()
+	res = serve(r, http.MethodGet, "a.example.com", "/silent", nil)
+	// A handshake that times out is a timeout, as nginx's upstream SSL
+	// handshake under proxy_connect_timeout is: 504.
+	assert.Equal(t, http.StatusGatewayTimeout, res.StatusCode)
+	assert.Less(t, time.Since(start), 3*time.Second, "Options.ConnectTimeout bounds the handshake, not the 5 s default")
+
+	assert.Equal(t, []string{"prod/web:80 HTTP/1.1", "prod/grpc:50051 HTTP/2.0", "prod/slow:80 error", "prod/silent:443 error"}, tr.seen)
 }

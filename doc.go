@@ -452,17 +452,94 @@
 //   - backend-protocol (§8);
 //   - load-balance and upstream-hash-by (§9);
 //   - ssl-redirect, force-ssl-redirect and preserve-trailing-slash (§12),
-//     booleans in Go's syntax ("true", "false", "1", "0", ...).
+//     booleans in Go's syntax ("true", "false", "1", "0", ...);
+//   - the redirect and host annotations below.
+//
+// Redirects are answered by the router itself, never proxied (the route's
+// backend is still resolved and listed), before the TLS redirect of §12,
+// in the order nginx meets them:
+//
+//   - from-to-www-redirect: a host any of whose routes comes from an
+//     Ingress with it gets a redirect-only twin, "www." added (or removed
+//     when the host starts with it), that answers every request 308 to
+//     <scheme>://<host>:<port><request-uri>, the request-uri's last byte
+//     dropped when it is "/" (ingress-nginx's ngx_srv_redirect.lua; port
+//     and scheme from X-Forwarded-Port and -Proto when those are trusted).
+//     The twin is served the host's certificate when it covers the twin.
+//     No twin is made when it is a host of its own (AnnotationConflict), or
+//     for a wildcard host (AnnotationRejected, §19).
+//   - app-root: on the whole host, a request whose normalized path is "/"
+//     answers 302 to <scheme>://<Host header as sent><app-root>, the query
+//     dropped, before any route (nginx's server-level "if ($uri = /)").
+//     When Ingresses on one host disagree, the one whose location comes
+//     first in nginx's order (longest path, then path descending; the host
+//     creator's default location counts as "/") wins and the others get
+//     AnnotationConflict. ingress-nginx ignores, with a warning, a value
+//     outside its character set, not a request URI, or absolute.
+//   - permanent-redirect (-code, 300–308, default 301) and
+//     temporal-redirect (-code, 300–307, default 302; it wins over
+//     permanent-redirect, which gets AnnotationConflict): the Ingress's
+//     routes, and for the Ingress that created a host, the requests no route
+//     matches (its default location), answer "return <code> <url>": the
+//     Location is the value as written, the request's path and query not
+//     appended. A value starting with "/" is made absolute with the
+//     request's scheme and host (no port) unless relative-redirects is set
+//     (nginx's absolute_redirect off, which changes nothing else here).
+//     301, 302, 303, 307 and 308 carry a Location; nginx answers other codes
+//     with the URL as the body. An out-of-range code falls back to the
+//     default with AnnotationRejected. ingress-nginx drops every redirect
+//     annotation of the Ingress when a value is empty or temporal-redirect
+//     is not an http(s) URL; so does ramjet, with AnnotationRejected.
+//   - server-alias: comma-separated further names of each host the Ingress
+//     has a rule for, reaching the whole host (every Ingress's routes, its
+//     fallback, TLS redirect and, where it covers the alias, certificate).
+//     For each host the oldest Ingress with aliases sets them (later ones:
+//     AnnotationConflict); an alias that is another host, or a www twin, is
+//     not served (AnnotationConflict); of two hosts with one alias the
+//     first by name keeps it. Names are matched without regard to case;
+//     exact names and "*.<domain>" (one label, AnnotationSubstituted) are
+//     served, nginx's regex and other wildcard forms are not (§19).
+//   - service-upstream: the backend's only endpoint is the Service's
+//     cluster IP and port (the oldest Ingress serving the backend decides,
+//     others get AnnotationConflict). The address rules of §8 apply to the
+//     cluster IP (EndpointRejected on the Service's spec.clusterIP, then no
+//     endpoints); a headless Service keeps its endpoints, as in
+//     ingress-nginx, with AnnotationRejected. ingress-nginx reads a value
+//     that is not a boolean as false.
+//   - default-backend: a Service in the Ingress's namespace whose first
+//     port serves the Ingress's routes whose own Service has no endpoints
+//     (missing, port missing, none ready), when it has ready endpoints
+//     itself; decided per table, since endpoints are in the snapshot. The
+//     same holds for a host's fallback that is the Ingress's own
+//     spec.defaultBackend, where the Ingress created the host or is the
+//     catch-all's fallback Ingress (§6); the global default backend is
+//     never replaced. A missing default Service warns ServiceNotFound, and
+//     the warnings about a missing Service or port it stands in for say
+//     where requests go.
+//
+// Under nginx.ingress.kubernetes.io/ these values are judged as
+// ingress-nginx judges them. Where its annotation validation refuses a
+// value (a redirect URL with a character outside letters, digits and
+// -._~/:,?&=; a -code or redirect boolean that does not parse; a
+// server-alias name with a character nginx does not accept; a
+// default-backend that is not a DNS-1035 label), ingress-nginx ignores the
+// whole Ingress, so ramjet withholds it: no hosts, routes, fallbacks or
+// certificates, AnnotationRejected saying why. The Ingress stays claimed,
+// so its warnings still reach it as Events. Under ramjet.dev/ each value is
+// rejected on its own; redirect targets must be http or https URLs with a
+// host, or paths starting with a single "/"; app-root a path.
 //
 // Not yet: the rest of ingress-nginx's routing set (the canary set of §10,
-// rewrite-target, use-regex and its regex mode, app-root,
-// permanent-redirect, temporal-redirect, from-to-www-redirect,
-// server-alias, upstream-vhost, x-forwarded-prefix, ...) and the whole
+// rewrite-target, use-regex and its regex mode, upstream-vhost,
+// x-forwarded-prefix, ...) and the whole
 // request-policy set (proxy-body-size per Ingress, the global limit being
 // router.Options.MaxBodySize of §13; the proxy timeouts,
 // proxy-next-upstream-tries, source ranges, CORS, rate limits, basic and
 // external auth, session affinity). Each warns as above and has no effect.
-// The reason RegexModeHost is defined but never raised yet.
+// The reason RegexModeHost is defined but never raised yet. For
+// default-backend, the X-Code and related headers ingress-nginx adds for
+// the default Service, and its use with custom-http-errors, are not built:
+// only the no-endpoint fallback is (§19).
 //
 // # 12. TLS
 //
@@ -568,7 +645,9 @@
 //     (the message names the backend-protocol fix); 504 the backend sent no
 //     response headers within the read timeout (60 s); 400 a malformed
 //     request-target, path, Host or body framing; 408 a stalled body; 413 a
-//     body over the limit; 308 the TLS redirect (§12). To a gRPC client
+//     body over the limit; 308 the TLS redirect (§12); the redirects of
+//     §11 (from-to-www-redirect, app-root, permanent-redirect,
+//     temporal-redirect). To a gRPC client
 //     (Content-Type application/grpc...) each is trailers-only: grpc-status
 //     and grpc-message, no body.
 //   - gRPC to a GRPC backend goes over cleartext HTTP/2, to GRPCS over
@@ -675,7 +754,8 @@
 // no table exists without one. The digest is a SHA-256 of a canonical
 // encoding of everything that affects a response: the compile options
 // (passed as Spec.Inputs); hosts, routes in precedence order and their
-// redirect settings; backends with their protocol, state, endpoints and
+// redirect settings, the redirect answers, aliases and app-roots of §11;
+// backends with their protocol, state, endpoints and
 // policy; TLS hosts; certificates with their whole chain. It walks sorted
 // lists only, never a map, and reads no clock. Sources and declaration order
 // are left out, and warnings are not part of the table: renaming an Ingress
@@ -826,7 +906,30 @@
 //     then streamed), and gRPC bodies streamed (documented, §13).
 //   - An EndpointSlice address that can never be a pod (loopback,
 //     link-local including the cloud metadata address, ...): dialled there;
-//     dropped here (EndpointRejected, §8).
+//     dropped here (EndpointRejected, §8). The same holds for the cluster IP
+//     service-upstream dials (EndpointRejected on the Service).
+//   - app-root with a "$": expanded as an nginx variable there; rejected
+//     here (AnnotationRejected).
+//   - server-alias names that are nginx regexes ("~..."), IP addresses, or
+//     wildcards other than a leading "*.": server names there; not served
+//     here (AnnotationRejected). A "*.<domain>" alias matches any number of
+//     labels there, exactly one here, as rule hosts do
+//     (AnnotationSubstituted).
+//   - from-to-www-redirect on a wildcard host: a "www.*.<domain>" server
+//     name there, which nginx refuses; no twin here (AnnotationRejected).
+//   - The scheme of the redirects of §11 (app-root, a permanent or temporal
+//     redirect made absolute): nginx's own connection's there; the client's
+//     here, which differs only behind a TLS-terminating load balancer with
+//     router.Options.TrustForwardedProto (documented).
+//   - An Ingress withheld over an annotation value (§11): absent from
+//     ingress-nginx's store there, so it gets no status; here it stays
+//     claimed and gets status, so that its warning reaches it as an Event
+//     (documented).
+//   - default-backend: there the request to the default Service carries
+//     X-Code: 503, X-Format, X-Namespace, X-Ingress-Name, X-Service-Name,
+//     X-Service-Port and X-Request-ID, and is balanced as the original
+//     upstream; here it is forwarded like any request, balanced as the
+//     default Service's backend (documented; see §11 Not yet).
 //
 // Kept on purpose, with a warning, because migrating users depend on it: a
 // Service port referenced by its targetPort string still resolves

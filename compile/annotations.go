@@ -48,6 +48,10 @@ type annotationValues struct {
 
 	// extensions are the embedder's annotations (see extensions.go).
 	extensions *match.Extensions
+	// redirect holds the redirect and host annotations
+	// (redirect_annotations.go); nil when the Ingress sets none, which is
+	// most of them.
+	redirect *redirectAnnotations
 }
 
 // annotationSpec describes one known annotation key, without prefix.

@@ -56,19 +56,22 @@ func (r Result) WriteText(w io.Writer) error {
 // buildSteps is the build as an ordered list of small processors over one
 // build context. Each step reads what the earlier ones left in the builder.
 var buildSteps = []func(*builder){
-	(*builder).indexObjects,         // Services with their EndpointSlices; Secrets
-	(*builder).claimIngresses,       // SPEC §2, and Ingress order (§7)
-	(*builder).readAnnotations,      // §11
-	(*builder).holdCanaries,         // §10: a canary never routes as an ordinary Ingress
-	(*builder).buildHosts,           // §3: virtual hosts and their creators
-	(*builder).buildRoutes,          // §4, §7: paths, route keys, conflicts, backends (§8)
-	(*builder).buildDefaultBackends, // §6
-	(*builder).orderClaims,          // each backend's serving Ingresses, oldest first
-	(*builder).decideProtocols,      // §8, §11: backend-protocol, oldest decides
-	(*builder).decideBalancing,      // §9, §11: load-balance, upstream-hash-by, oldest decides
-	(*builder).buildTLS,             // §12: TLS hosts and certificates
-	(*builder).applyRedirects,       // §12: host-level redirect settings
-	(*builder).assemble,             // match.New: the table and its digest (§15)
+	(*builder).indexObjects,               // Services with their EndpointSlices; Secrets
+	(*builder).claimIngresses,             // SPEC §2, and Ingress order (§7)
+	(*builder).readAnnotations,            // §11
+	(*builder).resolveRedirectAnnotations, // §11: redirect and host annotations; withholds what ingress-nginx ignores
+	(*builder).holdCanaries,               // §10: a canary never routes as an ordinary Ingress
+	(*builder).buildHosts,                 // §3: virtual hosts and their creators
+	(*builder).buildRoutes,                // §4, §7: paths, route keys, conflicts, backends (§8)
+	(*builder).buildDefaultBackends,       // §6
+	(*builder).orderClaims,                // each backend's serving Ingresses, oldest first
+	(*builder).applyBackendAnnotations,    // §11: service-upstream, default-backend
+	(*builder).decideProtocols,            // §8, §11: backend-protocol, oldest decides
+	(*builder).decideBalancing,            // §9, §11: load-balance, upstream-hash-by, oldest decides
+	(*builder).buildTLS,                   // §12: TLS hosts and certificates
+	(*builder).applyHostActions,           // §11: redirects, app-root, aliases, www twins
+	(*builder).applyRedirects,             // §12: host-level redirect settings
+	(*builder).assemble,                   // match.New: the table and its digest (§15)
 }
 
 // ingress is one claimed Ingress with what the build learned about it.

@@ -111,6 +111,7 @@ func digest(t *Table, inputs []byte) string {
 		}
 	}
 	e.extensions(t)
+	encodeRedirectActions(&e, t)
 	return e.sum()
 }
 

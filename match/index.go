@@ -108,6 +108,7 @@ func (t *Table) indexHosts(hosts []*VirtualHost) {
 			t.exactHosts[vh.Name] = hi
 		}
 	}
+	t.indexAliases()
 }
 
 func (t *Table) indexCertificates(certs []*Certificate) {

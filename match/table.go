@@ -175,6 +175,9 @@ type Route struct {
 	// Ingress (see Extensions); nil when it has none. Shared by the
 	// Ingress's routes: read it, never change it.
 	Extensions *Extensions
+	// Redirect, when set, is answered instead of proxying (permanent-redirect,
+	// temporal-redirect); Backend is still resolved and listed.
+	Redirect *Redirect
 }
 
 // VirtualHost is everything served under one host name.
@@ -204,6 +207,9 @@ type VirtualHost struct {
 	// PreserveTrailingSlash is the matching preserve-trailing-slash
 	// setting (see Route.PreserveTrailingSlash).
 	PreserveTrailingSlash bool
+	// Actions are the host-wide redirects and aliases (app-root,
+	// server-alias, from-to-www-redirect); nil when there are none.
+	Actions *HostActions
 
 	// regex holds the Regex routes in controller order, built by New;
 	// the Exact and Prefix index lives in the Table (see index.go).

@@ -17,6 +17,10 @@ import (
 //	  route Exact <path> -> <backend ID> from <source>
 //	  route Prefix <path> -> <backend ID> from <source>      "/" for the root
 //	  route Regex <linear|backtracking> <pattern> -> <backend ID> from <source>
+//	  www-redirect -> <host>                     a from-to-www-redirect name
+//	  alias <name>                               server-alias
+//	  app-root <path> from <source>
+//	  unmatched redirect <code> <url>[ relative] the creator's redirect, for requests no route matches
 //	backend <ID> <protocol> <state>[ <policy>]    sorted by ID
 //	  endpoint <ip:port>                          or "no ready endpoints"
 //	tls-host <name>                               sorted; plain HTTP to it is redirected
@@ -26,6 +30,8 @@ import (
 // Fallback and route lines end in " force-ssl-redirect" or " ssl-redirect"
 // when plain HTTP is redirected there: forced, or on a tls host; then
 // " preserve-trailing-slash" when that redirect keeps the trailing slash.
+// Route lines end in " redirect <code> <url>" (then " relative") when the
+// route answers a redirect instead of proxying.
 // A backend's policy is written only when it is not round_robin:
 // "least_conn", or "hash <upstream-hash-by expression>".
 // Routes are listed in precedence order. A path or pattern that is empty or
@@ -63,6 +69,7 @@ func (t *Table) writeText(b *strings.Builder) {
 			b.WriteString("  fallback " + vh.Fallback.ID + sourceText(vh.FallbackSource))
 		}
 		b.WriteString(redirectText(vh.TLS, vh.SSLRedirect, vh.ForceSSLRedirect, vh.PreserveTrailingSlash) + "\n")
+		hostActionsText(b, vh.Actions)
 		for _, r := range vh.Routes {
 			b.WriteString("  route " + r.Type.String() + " ")
 			switch r.Type {
@@ -84,7 +91,7 @@ func (t *Table) writeText(b *strings.Builder) {
 			if r.Backend != nil {
 				backend = r.Backend.ID
 			}
-			b.WriteString(" -> " + backend + sourceText(r.Source) + redirectText(vh.TLS, r.SSLRedirect, r.ForceSSLRedirect, r.PreserveTrailingSlash) + extensionsText(r.Extensions) + "\n")
+			b.WriteString(" -> " + backend + sourceText(r.Source) + redirectText(vh.TLS, r.SSLRedirect, r.ForceSSLRedirect, r.PreserveTrailingSlash) + redirectActionText(r.Redirect) + extensionsText(r.Extensions) + "\n")
 		}
 	}
 

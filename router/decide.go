@@ -45,6 +45,10 @@ type Decision struct {
 	// Host is the request's host as routed: no port, lower case, no
 	// trailing dot.
 	Host string
+	// Declaration is what the request matched, as Record.Route names it:
+	// the route's Source, the fallback's, or zero when nothing matched
+	// (or a from-to-www-redirect twin answered, a server of its own).
+	Declaration match.Source
 	// Status and Reason are the answer the router makes itself (see the
 	// Reason constants); Status 0 means the request is proxied to
 	// Match.Backend. Location is the redirect target of a 308.
@@ -65,6 +69,9 @@ func (d Decision) Proxied() bool { return d.Status == 0 }
 func (r *Router) Lookup(req *http.Request) Decision {
 	d := r.decide(req, isGRPC(req))
 	out := Decision{Host: d.host, Status: d.ans.status, Reason: d.ans.reason, Location: d.location}
+	if d.src != nil {
+		out.Declaration = *d.src
+	}
 	if d.st != nil {
 		out.Generation, out.Table = d.st.gen, d.st.table
 		out.VirtualHost, out.Route, out.Backend = d.res.Host, d.res.Route, d.backend
@@ -88,8 +95,11 @@ type decision struct {
 	ans      answer
 	location string
 	plain    bool
+	// src is the declaration matched, for the record; nil when none, or
+	// when a www twin's redirect answers (a server of its own).
+	src *match.Source
 	// backend is the backend to name in the record: the chosen one once
-	// the redirect is ruled out.
+	// the redirects are ruled out.
 	backend *match.Backend
 	bal     *balance.Balancer
 }
@@ -137,7 +147,15 @@ func (r *Router) decide(req *http.Request, grpc bool) (d decision) {
 		return d
 	}
 	d.res = st.table.Lookup(d.host, clean)
+	d.src = matched(d.res)
 	d.proto = r.clientProto(req)
+	if a, loc, unrouted, ok := r.redirectAction(req, d.res, d.host, d.path, d.query, d.hasQuery, clean); ok {
+		d.ans, d.location, d.plain = a, loc, true
+		if unrouted {
+			d.src = nil
+		}
+		return d
+	}
 	if d.proto == "http" && redirects(d.res, clean, st.table, d.host) {
 		d.plain = true
 		loc, ok := httpsLocation(req.Host, d.path, d.query, d.hasQuery, preserveTrailingSlash(d.res))

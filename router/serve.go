@@ -255,10 +255,10 @@ func (r *Router) record(req *http.Request, d *decision, start time.Time, id stri
 	}
 	if d.res.Host != nil {
 		rec.VirtualHost = d.res.Host.Name
+	}
+	if d.src != nil {
+		rec.Route = *d.src
 		rec.MatchedRoute = d.res.Route
-		if src := matched(d.res); src != nil {
-			rec.Route = *src
-		}
 	}
 	if b := d.backend; b != nil {
 		rec.Backend = b.ID

@@ -20,8 +20,8 @@ func lookupDisagrees(d router.Decision, status int, location string, rec router.
 		return fmt.Sprintf("generation %d, served with %d", d.Generation, rec.Generation)
 	case rec.Backend != backend:
 		return fmt.Sprintf("backend %q, served %q", backend, rec.Backend)
-	case rec.Route != d.Source():
-		return fmt.Sprintf("route %v, served %v", d.Source(), rec.Route)
+	case rec.Route != d.Declaration:
+		return fmt.Sprintf("route %v, served %v", d.Declaration, rec.Route)
 	}
 	if !d.Proxied() {
 		if status != d.Status || rec.Reason != d.Reason || location != d.Location {

@@ -14,9 +14,9 @@ import (
 func TestLookupDisagrees(t *testing.T) {
 	b := &match.Backend{ID: "prod/web:80"}
 	rt := &match.Route{Backend: b, Source: match.Source{Namespace: "prod", Name: "web"}}
-	proxied := router.Decision{Match: router.Match{Generation: 2, Route: rt, Backend: b}}
+	proxied := router.Decision{Match: router.Match{Generation: 2, Route: rt, Backend: b}, Declaration: rt.Source}
 	served := router.Record{Generation: 2, Backend: b.ID, Route: rt.Source, Status: 200}
-	redirect := router.Decision{Match: router.Match{Generation: 2, Route: rt}, Status: 308, Reason: router.ReasonSSLRedirect, Location: "https://a/"}
+	redirect := router.Decision{Match: router.Match{Generation: 2, Route: rt}, Declaration: rt.Source, Status: 308, Reason: router.ReasonSSLRedirect, Location: "https://a/"}
 	tests := []struct {
 		name     string
 		d        router.Decision

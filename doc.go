@@ -155,7 +155,9 @@
 // limits of §13: MaxBodySize (1 MiB, ingress-nginx's proxy-body-size; a
 // negative value means none), ClientBodyTimeout (60 s), and IdleTimeout
 // (75 s) and ClientHeaderTimeout (60 s), which Router.ConfigureServer puts
-// on an http.Server that sets none of its own. The status address source is
+// on an http.Server that sets none of its own; the peers trusted to name
+// the client in X-Forwarded-For (ProxyRealIPCIDR); and the size of the
+// rate-limit table (RateLimitEntries, §11). The status address source is
 // a status.Source (-publish-address or -publish-service; -no-status-update
 // writes nothing, §16).
 //
@@ -280,6 +282,9 @@
 //   - Controller order of regex paths, ingress-nginx's: pattern length
 //     (without the dropped "^") descending, then the pattern descending in
 //     byte order, then declaration order (§7).
+//   - A host in ingress-nginx's regex mode (§11) has regex paths only, so
+//     there the first pattern in controller order wins, however short the
+//     Prefix or Exact path it came from.
 //
 // # 6. Default backends
 //
@@ -453,7 +458,12 @@
 //   - load-balance and upstream-hash-by (§9);
 //   - ssl-redirect, force-ssl-redirect and preserve-trailing-slash (§12),
 //     booleans in Go's syntax ("true", "false", "1", "0", ...);
-//   - the redirect and host annotations below.
+//   - use-regex, rewrite-target, upstream-vhost and x-forwarded-prefix, as
+//     below. Each is per location: it applies to the routes of the Ingress
+//     that sets it, and a route shows it in the table rendering and the
+//     digest (match.Route.Rewrite);
+//   - the redirect and host annotations below;
+//   - the request policies below.
 //
 // Redirects are answered by the router itself, never proxied (the route's
 // backend is still resolved and listed), before the TLS redirect of §12,
@@ -529,14 +539,121 @@
 // rejected on its own; redirect targets must be http or https URLs with a
 // host, or paths starting with a single "/"; app-root a path.
 //
+// Regex mode (nginx.ingress.kubernetes.io/ only). use-regex "true", or a
+// rewrite-target that differs from a path, on any Ingress puts that path's
+// host in ingress-nginx's regex mode: every path of the host, from every
+// Ingress, becomes a case-insensitive regular expression anchored at the
+// start, tried in controller order (§5). As ingress-nginx does, an Exact
+// path loses its end anchor ("/p" matches "/p/x" and "/P"), and a Prefix
+// path "/p" of an Ingress that did not ask for regex mode becomes two
+// patterns, "/p/" and "/p", the latter left out when some Ingress declares
+// "/p" Exact on the host (then "/p" goes to the Exact owner, "/p/x" to the
+// Prefix owner). A path that then does not compile is dropped with
+// PathRejected. Each Ingress that caused the mode warns RegexModeHost on
+// its annotation; every other Ingress with paths on the host warns
+// RegexModeHost on its rule's host, naming the oldest cause. Other hosts
+// of the same Ingresses are unaffected.
+//
+// rewrite-target. With nginx.ingress.kubernetes.io/, the target replaces
+// the whole request-target, as nginx's "rewrite (?i)path target break":
+// $1 to $9 are the groups of the path's pattern matched against the
+// normalized request path (§13), $12 is group 1 then "2", a group the
+// pattern lacks or that did not take part is empty; $scheme and $host are
+// the client's scheme and the request host. A path equal to the target is
+// left alone. The value must pass ingress-nginx's own validator (letters,
+// digits, "-._~/:" and "$"); anything else is AnnotationRejected and, as
+// there, ignored. With ramjet.dev/, captures are written ${1} (${0} the
+// whole match) and only the Ingress's own paths are affected, with no regex
+// mode: an Exact or regex match gets the target outright, a Prefix match
+// has the matched leading segments replaced and keeps the rest ("/api" →
+// "/v2": "/api/users" goes as "/v2/users"); a "?" in the target starts a
+// query. In both syntaxes the client's query follows the new path (after
+// the target's own query with "&"), unless the target ends in "?", which
+// drops it. Captured text is percent-encoded where a path or query could
+// not carry it as is. A target that is an absolute http or https URL (or
+// starts with $scheme) answers 302 with that Location and the query, as
+// nginx's rewrite does, before any HTTPS redirect; its host may not come
+// from a capture. A request no rewrite touches keeps its target byte for
+// byte (§13).
+//
+// upstream-vhost is the Host header the backend receives (a host name or
+// address with an optional port); X-Forwarded-Host still carries the
+// client's. x-forwarded-prefix sets X-Forwarded-Prefix, replacing the
+// client's, and may use the same captures as rewrite-target; with
+// nginx.ingress.kubernetes.io/ it takes effect only on paths rewrite-target
+// rewrites, as ingress-nginx's template sets it only together with the
+// rewrite (otherwise AnnotationRejected, and the client's header passes
+// through), and an empty value sets nothing. With ramjet.dev/ it applies to
+// every path of the Ingress. use-regex with ramjet.dev/ makes the
+// Ingress's own Exact and Prefix paths case-insensitive patterns, nothing
+// more.
+//
+// Request policies apply per location, as in ingress-nginx: every path of
+// an Ingress, and the fallback of a host the Ingress created (for the
+// catch-all, of the rules-less Ingress whose spec.defaultBackend it
+// serves), since ingress-nginx gives the default location of a server the
+// annotations of the Ingress that created it. The table rendering shows
+// them after each route and fallback line ("policy body=8m read=20s
+// allow=10.0.0.0/8 limit=prod/shop(rps=5/25)") and the digest encodes them.
+// A value that does not parse warns AnnotationRejected on its own
+// annotation and leaves the location protected or closed, never open:
+//
+//   - proxy-body-size: nginx's size (digits with k, m or g; "0" for no
+//     limit) replaces the router's body limit (§13) for the location,
+//     lower or higher: 413, before anything reaches the backend, for a
+//     declared length over it, and for a streamed body as it grows past
+//     it. A size that does not parse ("15r", "8b") keeps the router's.
+//   - proxy-connect-timeout, proxy-send-timeout, proxy-read-timeout: whole
+//     seconds under nginx.ingress.kubernetes.io/ (as ingress-nginx, which
+//     refuses "50k" or "5s"), nginx time with its unit under ramjet.dev/
+//     ("90s", "1m30s", "500ms"). They bound dialling and the TLS
+//     handshake, each write of the request to the backend (a backend that
+//     stops taking the body answers 504), and the wait for the response
+//     headers (504), on the router's own HTTP/1.1 pool and on the net/http
+//     transports, which keep one set of connections per distinct set of
+//     timeouts. A value that does not parse keeps the router's.
+//   - proxy-next-upstream-tries: the endpoints a request whose connection
+//     failed is sent to, the first included (default 3; "0" every endpoint
+//     once, nginx's unlimited).
+//   - allowlist-source-range (also spelled whitelist-source-range, read
+//     only when the former is not set) and denylist-source-range: CIDR
+//     ranges and bare addresses, IPv4 and IPv6, comma-separated. A client
+//     in the denylist, or outside the allowlist, gets 403. The client
+//     address is router.Router.ClientAddr: the peer, or the X-Forwarded-For
+//     client when the peer is inside router.Options.ProxyRealIPCIDR, never a
+//     header from anyone else. A list with any entry that does not parse
+//     (an empty one included) closes the location: 403 for everyone.
+//   - limit-rps, limit-rpm, limit-connections, limit-burst-multiplier
+//     (default 5) and limit-whitelist (also spelled limit-allowlist): per
+//     client address and per Ingress, as ingress-nginx's zones are one per
+//     Ingress shared by its paths, per replica. The rates are nginx's
+//     limit_req with burst = limit × multiplier and nodelay: 1 + burst
+//     requests pass at once, then one per 1/rate, and the rest answer 503;
+//     limit-connections bounds a client's requests in flight, 503 over it.
+//     Clients in limit-whitelist are never limited. As in nginx, limits
+//     run before the source ranges (a refused client still spends its
+//     rate), and a request refused by one rate is counted by none. A
+//     limit that does not parse closes the location (503 for everyone);
+//     a negative limit is no limit, as in ingress-nginx; a bad multiplier
+//     keeps 5 and a bad limit-whitelist exempts nobody.
+//
+// The rate-limit counters are not in the table: they live in the
+// router.Router, keyed by the zone's name and the client address, so every
+// rebuild keeps them. Their memory is bounded, like nginx's fixed-size
+// zone: one table of router.Options.RateLimitEntries entries (65,536 by
+// default, 5.6 MiB, allocated when a limited request first arrives), set
+// associative (8 entries per set, chosen by a hash seeded per Router, so
+// clients cannot aim at one set). A new client takes a free entry of its
+// set or the least recently used one, so a flood from any number of
+// addresses evicts idle counters (an evicted counter starts again from
+// empty, as when nginx drops old states from a full zone) and the table
+// never grows; an entry with requests in flight is never evicted, and a
+// request whose set is full of them answers 503, as nginx does when its
+// zone has no room.
+//
 // Not yet: the rest of ingress-nginx's routing set (the canary set of §10,
-// rewrite-target, use-regex and its regex mode, upstream-vhost,
-// x-forwarded-prefix, ...) and the whole
-// request-policy set (proxy-body-size per Ingress, the global limit being
-// router.Options.MaxBodySize of §13; the proxy timeouts,
-// proxy-next-upstream-tries, source ranges, CORS, rate limits, basic and
-// external auth, session affinity). Each warns as above and has no effect.
-// The reason RegexModeHost is defined but never raised yet. For
+// ...) and the rest of the request-policy set (CORS, basic and external
+// auth, session affinity). Each warns as above and has no effect. For
 // default-backend, the X-Code and related headers ingress-nginx adds for
 // the default Service, and its use with custom-http-errors, are not built:
 // only the no-endpoint fallback is (§19).
@@ -601,8 +718,10 @@
 //     query is the backend's business. The route, the TLS redirect and the
 //     ACME exemption (§12) are all decided on this path. The backend
 //     receives the client's request-target and query byte for byte, "#"
-//     and "//"-prefixed targets included.
-//   - Forwarded to the backend: the client's Host unchanged;
+//     and "//"-prefixed targets included, unless the matched route's
+//     rewrite-target (§11) gives it a new one.
+//   - Forwarded to the backend: the client's Host unchanged (unless the
+//     route's upstream-vhost, §11, names another);
 //     X-Forwarded-For with the peer's IP appended; X-Forwarded-Host (the
 //     Host as sent), X-Forwarded-Port (the listener's port) and
 //     X-Forwarded-Proto, X-Scheme and X-Forwarded-Scheme (the client's
@@ -643,7 +762,10 @@
 //     published yet; 502 the backend could not be reached or failed before
 //     answering, or a gRPC request to a backend not marked GRPC or GRPCS
 //     (the message names the backend-protocol fix); 504 the backend sent no
-//     response headers within the read timeout (60 s); 400 a malformed
+//     response headers within the read timeout (60 s, or the location's
+//     proxy-read-timeout), or stopped taking the request for its
+//     proxy-send-timeout; 403 a client outside the location's source
+//     ranges; 503 over the location's rate limits (§11); 400 a malformed
 //     request-target, path, Host or body framing; 408 a stalled body; 413 a
 //     body over the limit; 308 the TLS redirect (§12); the redirects of
 //     §11 (from-to-www-redirect, app-root, permanent-redirect,
@@ -688,7 +810,8 @@
 //     the two agree.
 //   - A backend that cannot be connected to (refused, unreachable, connect
 //     timeout, failed TLS handshake) is retried on another of its
-//     endpoints, at most 3 tries, for GET, HEAD, OPTIONS, TRACE, PUT and
+//     endpoints, at most 3 tries (the location's proxy-next-upstream-tries,
+//     §11), for GET, HEAD, OPTIONS, TRACE, PUT and
 //     DELETE, when nothing of the request body was read (§19). A failure
 //     after the connection opened is never retried. A failure after the
 //     response started cuts the client's connection. In-flight counts are
@@ -735,11 +858,11 @@
 //	AnnotationRejected        a ramjet.dev/ annotation, or a value, not applied (§10, §11)
 //	AnnotationUnsupported     an nginx annotation ramjet does not implement, canary included (§10, §11)
 //	AnnotationConflict        Ingresses disagree about one backend (§8, §9)
-//	AnnotationSubstituted     ewma served as least_conn (§9)
+//	AnnotationSubstituted     ewma served as least_conn (§9); a rewrite-target sent with a leading "/" (§11)
 //	SecretNotFound            a spec.tls Secret missing or not kubernetes.io/tls (§12)
 //	SecretInvalid             a spec.tls key pair that does not parse (§12)
 //	CertificateHostMismatch   a certificate not valid for a listed host (§12)
-//	RegexModeHost             reserved for use-regex mode (§11); never raised yet
+//	RegexModeHost             a host in ingress-nginx's regex mode, on every Ingress with paths there (§11)
 //
 // Worth alerting on: RuleRejected, PathRejected, EndpointRejected, the
 // Service, default backend and Secret reasons. The example controller logs
@@ -753,9 +876,9 @@
 // match.New builds a table and its digest in one step from a match.Spec, so
 // no table exists without one. The digest is a SHA-256 of a canonical
 // encoding of everything that affects a response: the compile options
-// (passed as Spec.Inputs); hosts, routes in precedence order and their
-// redirect settings, the redirect answers, aliases and app-roots of §11;
-// backends with their protocol, state, endpoints and
+// (passed as Spec.Inputs); hosts, routes in precedence order with their
+// redirect settings and rewrites, the redirect answers, aliases and
+// app-roots of §11; backends with their protocol, state, endpoints and
 // policy; TLS hosts; certificates with their whole chain. It walks sorted
 // lists only, never a map, and reads no clock. Sources and declaration order
 // are left out, and warnings are not part of the table: renaming an Ingress
@@ -816,10 +939,9 @@
 //   - case: name; scenario, notes, source (free text); options
 //     (defaultBackend, ingressClass, controllerName,
 //     watchIngressWithoutClass, sslRedirect, allowLoopbackEndpoints,
-//     defaultSSLCertificate; and the router's: proxyBodySize in nginx's
-//     size syntax, "0" for no limit; useForwardedHeaders, also spelled
-//     trustForwardedProto; proxyRealIPCIDR, addresses or CIDRs, a list or
-//     one comma-separated string); objects (manifests,
+//     trustForwardedProto or its flag's name useForwardedHeaders,
+//     proxyBodySize in nginx's size syntax, proxyRealIPCIDR as a list of
+//     ranges or addresses, defaultSSLCertificate); objects (manifests,
 //     inline, or include: a manifest file or folder relative to the case
 //     file); warnings (the exact list the objects compile to, in order:
 //     reason, object, field); requests.
@@ -930,6 +1052,35 @@
 //     X-Service-Port and X-Request-ID, and is balanced as the original
 //     upstream; here it is forwarded like any request, balanced as the
 //     default Service's backend (documented; see §11 Not yet).
+//   - upstream-vhost or x-forwarded-prefix with a value ingress-nginx's
+//     validator refuses (a space, say): the whole Ingress is not served
+//     there; here only the annotation is dropped (AnnotationRejected).
+//   - nginx variables in rewrite-target, upstream-vhost or
+//     x-forwarded-prefix: any is expanded there; here only $1 to $9,
+//     $scheme and $host in a target or prefix, and none in upstream-vhost;
+//     the others are rejected (AnnotationRejected).
+//   - A rewrite-target that does not begin with "/" (such as "$1"): the
+//     rewritten URI is sent as is there, which is no path when the capture
+//     lacks a slash; here it is sent with a leading "/"
+//     (AnnotationSubstituted).
+//   - Captured text in a rewritten target: escaped there only in some cases
+//     (when the client's URI was escaped); here every byte a path or query
+//     cannot carry is percent-encoded, so the backend always gets a valid
+//     request-target (documented).
+//   - A source range that does not parse: the location answers 503 to
+//     everyone there ("Location denied"); 403 here, as a range that
+//     denies (AnnotationRejected). A rate limit that does not parse: the
+//     whole Ingress is dropped there; here its locations answer 503 to
+//     everyone and the rest of it is served (AnnotationRejected).
+//   - proxy-read-timeout: between two reads of the whole response there;
+//     here the wait for the response headers, as the router's read
+//     timeout (§13), so a long stream or WebSocket is never cut by it
+//     (documented). proxy-send-timeout and proxy-connect-timeout on a
+//     router given its own Options.Transport: that transport's settings
+//     apply (documented).
+//   - Rate limits when the counter table is full: nginx drops the oldest
+//     states of the Ingress's 5 MB zone; here the least recently used idle
+//     entry of a set in one table shared by all zones (§11, documented).
 //
 // Kept on purpose, with a warning, because migrating users depend on it: a
 // Service port referenced by its targetPort string still resolves

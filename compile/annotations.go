@@ -42,6 +42,9 @@ type annotationValues struct {
 	hashKey   balance.HashKey
 	policyKey string
 
+	// request holds the request policy annotations (see policy.go).
+	request policyValues
+
 	// canaryKey is the canary annotation that marked the Ingress a canary
 	// (value true), "" for an ordinary Ingress.
 	canaryKey string
@@ -52,6 +55,9 @@ type annotationValues struct {
 	// (redirect_annotations.go); nil when the Ingress sets none, which is
 	// most of them.
 	redirect *redirectAnnotations
+	// rewrite holds rewrite-target, use-regex, upstream-vhost and
+	// x-forwarded-prefix (rewrite.go).
+	rewrite rewriteValues
 }
 
 // annotationSpec describes one known annotation key, without prefix.

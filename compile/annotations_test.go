@@ -58,10 +58,9 @@ func TestBackendProtocol(t *testing.T) {
 func TestAnnotationRegistry(t *testing.T) {
 	s := protocolSnapshot(
 		NativePrefix+"no-such-thing", "1",
-		NativePrefix+"rewrite-target", "/",
 		NativePrefix+"canary-weight", "10",
-		NginxPrefix+"rewrite-target", "/$1",
-		NginxPrefix+"proxy-body-size", "8m",
+		NginxPrefix+"configuration-snippet", "more_set_headers x",
+		NginxPrefix+"proxy-buffering", "on",
 		NginxPrefix+"canary", "false", // an ordinary Ingress: no warning
 		NginxPrefix+"ssl-redirect", "false", // implemented: no warning
 		"kubernetes.io/ingress.class", "ramjet",
@@ -70,11 +69,10 @@ func TestAnnotationRegistry(t *testing.T) {
 	tab, ws := compileOK(t, s, Options{})
 	field := func(k string) string { return "metadata.annotations[" + k + "]" }
 	want := []short{
-		{AnnotationUnsupported, "Ingress prod/shop", field(NginxPrefix + "proxy-body-size")},
-		{AnnotationUnsupported, "Ingress prod/shop", field(NginxPrefix + "rewrite-target")},
+		{AnnotationUnsupported, "Ingress prod/shop", field(NginxPrefix + "configuration-snippet")},
+		{AnnotationUnsupported, "Ingress prod/shop", field(NginxPrefix + "proxy-buffering")},
 		{AnnotationRejected, "Ingress prod/shop", field(NativePrefix + "canary-weight")},
 		{AnnotationRejected, "Ingress prod/shop", field(NativePrefix + "no-such-thing")},
-		{AnnotationRejected, "Ingress prod/shop", field(NativePrefix + "rewrite-target")},
 	}
 	if diff := cmp.Diff(want, shorten(ws)); diff != "" {
 		t.Fatalf("warnings (-want +got):\n%s\n%s", diff, warningText(ws))
@@ -84,7 +82,8 @@ func TestAnnotationRegistry(t *testing.T) {
 	require.Equal(t, "prod/api:80", served(tab, "shop.example.com", "/x"), "the Ingress still compiles")
 
 	// Every known key has a registry entry; implemented ones parse.
-	for _, k := range []string{"backend-protocol", "ssl-redirect", "force-ssl-redirect", "preserve-trailing-slash", "load-balance", "upstream-hash-by"} {
+	for _, k := range []string{"backend-protocol", "ssl-redirect", "force-ssl-redirect", "preserve-trailing-slash", "load-balance", "upstream-hash-by",
+		"rewrite-target", "use-regex", "upstream-vhost", "x-forwarded-prefix"} {
 		require.NotNil(t, knownAnnotations[k].apply, k)
 	}
 }

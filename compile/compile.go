@@ -62,6 +62,8 @@ var buildSteps = []func(*builder){
 	(*builder).resolveRedirectAnnotations, // §11: redirect and host annotations; withholds what ingress-nginx ignores
 	(*builder).holdCanaries,               // §10: a canary never routes as an ordinary Ingress
 	(*builder).buildHosts,                 // §3: virtual hosts and their creators
+	(*builder).markRegexHosts,             // §11: hosts in ingress-nginx's regex mode
+	(*builder).checkRewrites,              // §11: rewrites that will not do what they say
 	(*builder).buildRoutes,                // §4, §7: paths, route keys, conflicts, backends (§8)
 	(*builder).buildDefaultBackends,       // §6
 	(*builder).orderClaims,                // each backend's serving Ingresses, oldest first
@@ -117,6 +119,8 @@ type vhost struct {
 	// routeIndex finds a route by key once the host has many; a few are
 	// scanned (see route).
 	routeIndex map[routeKey]*match.Route
+	// regex is set when the host is in ingress-nginx's regex mode (rewrite.go).
+	regex *regexMode
 }
 
 // objKey names a namespaced object.

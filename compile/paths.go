@@ -85,27 +85,40 @@ func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkin
 	if !pathOK || !backendOK {
 		return
 	}
-	if winner := v.route(routeKey{typ: typ, path: key}); winner != nil {
-		src := winner.Source
-		b.conflict(RouteConflict, ing.ref(), field,
-			fmt.Sprintf("%s: %s path %q is the same route as %s (key %q); this one is not served",
-				hostLabel(v.vh.Name), typ, p.Path, b.precedes(src, ing), key),
-			ingressRef(src.Namespace, src.Name), src.Field)
+	var buf [2]pathKey
+	keys, ok := b.modeKeys(ing, v, field, p, pathKey{typ, key, re}, buf[:0])
+	if !ok {
 		return
 	}
-	r := b.routeSlab.new()
-	*r = match.Route{
-		Type:   typ,
-		Path:   key,
-		Source: ing.source(field),
-		Order:  order,
-		Regexp: re,
+	var backend *match.Backend
+	for _, k := range keys {
+		if winner := v.route(routeKey{typ: k.typ, path: k.key}); winner != nil {
+			src := winner.Source
+			b.conflict(RouteConflict, ing.ref(), field,
+				fmt.Sprintf("%s: %s path %q is the same route as %s (key %q); this one is not served",
+					hostLabel(v.vh.Name), k.typ, p.Path, b.precedes(src, ing), k.key),
+				ingressRef(src.Namespace, src.Name), src.Field)
+			continue
+		}
+		r := b.routeSlab.new()
+		*r = match.Route{
+			Type:    k.typ,
+			Path:    k.key,
+			Source:  ing.source(field),
+			Order:   order,
+			Regexp:  k.re,
+			Rewrite: b.routeRewrite(ing, declaredPath(p)),
+			Policy:  ing.requestPolicy(),
+		}
+		if backend == nil {
+			backend = b.useBackend(ing, p.Backend.Service, field, ".backend.service", true)
+		}
+		r.Backend = backend
+		r.SSLRedirect, r.ForceSSLRedirect = ing.redirects(b.opts)
+		r.PreserveTrailingSlash = ing.ann.preserveTrailingSlash
+		r.Extensions = ing.ann.extensions
+		v.addRoute(r)
 	}
-	r.Backend = b.useBackend(ing, p.Backend.Service, field, ".backend.service", true)
-	r.SSLRedirect, r.ForceSSLRedirect = ing.redirects(b.opts)
-	r.PreserveTrailingSlash = ing.ann.preserveTrailingSlash
-	r.Extensions = ing.ann.extensions
-	v.addRoute(r)
 }
 
 // routePath turns a declared path into its match type and key (SPEC §4):

@@ -21,6 +21,7 @@ func (b *builder) applyRedirects() {
 		if v.settingsFrom != nil {
 			v.vh.SSLRedirect, v.vh.ForceSSLRedirect = v.settingsFrom.redirects(b.opts)
 			v.vh.PreserveTrailingSlash = v.settingsFrom.ann.preserveTrailingSlash
+			v.vh.FallbackPolicy = v.settingsFrom.requestPolicy()
 		} else {
 			v.vh.SSLRedirect = !b.opts.DisableSSLRedirect
 		}

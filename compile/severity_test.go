@@ -47,7 +47,7 @@ func TestWarningSeverity(t *testing.T) {
 		{Warning{Reason: AnnotationUnsupported, Field: field(NginxPrefix + "rewrite-target")}, TrafficMoves},
 		{Warning{Reason: AnnotationUnsupported, Field: field(NginxPrefix + "auth-url")}, TrafficMoves},
 		{Warning{Reason: AnnotationUnsupported, Field: field(NginxPrefix + "enable-cors")}, FeatureMissing},
-		{Warning{Reason: AnnotationUnsupported, Field: field(NginxPrefix + "proxy-read-timeout")}, FeatureMissing},
+		{Warning{Reason: AnnotationUnsupported, Field: field(NginxPrefix + "proxy-buffer-size")}, FeatureMissing},
 		{Warning{Reason: AnnotationSubstituted}, FeatureMissing},
 		{Warning{Reason: RouteConflict}, TrafficMoves},
 		{Warning{Reason: SecretNotFound}, Cosmetic},

@@ -112,6 +112,8 @@ func digest(t *Table, inputs []byte) string {
 	}
 	e.extensions(t)
 	encodeRedirectActions(&e, t)
+	encodeRewrites(&e, t)
+	digestPolicies(&e, t)
 	return e.sum()
 }
 

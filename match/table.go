@@ -178,6 +178,13 @@ type Route struct {
 	// Redirect, when set, is answered instead of proxying (permanent-redirect,
 	// temporal-redirect); Backend is still resolved and listed.
 	Redirect *Redirect
+	// Rewrite is what the route does to the request besides choosing the
+	// backend (rewrite-target, upstream-vhost, x-forwarded-prefix); nil
+	// for none.
+	Rewrite *Rewrite
+	// Policy is the declaring Ingress's request policy (SPEC §11); nil
+	// when it sets none.
+	Policy *Policy
 }
 
 // VirtualHost is everything served under one host name.
@@ -210,6 +217,11 @@ type VirtualHost struct {
 	// Actions are the host-wide redirects and aliases (app-root,
 	// server-alias, from-to-www-redirect); nil when there are none.
 	Actions *HostActions
+	// FallbackPolicy is the request policy for requests no route matches:
+	// that of the Ingress the redirect settings come from, as
+	// ingress-nginx applies an Ingress's annotations to the default
+	// location of the host it creates; nil for none.
+	FallbackPolicy *Policy
 
 	// regex holds the Regex routes in controller order, built by New;
 	// the Exact and Prefix index lives in the Table (see index.go).

@@ -63,9 +63,10 @@ func (d Decision) Proxied() bool { return d.Status == 0 }
 
 // Lookup reports what ServeHTTP would do with req against the serving
 // table, without serving it: the same code decides both. What depends on
-// the request body (413, 408) or on the backend's answer (502, 504), and
-// what Options.Hook does, is not known before serving: a Decision that
-// proxies may still end in one of those.
+// the request body (413, 408) or on the backend's answer (502, 504), the
+// location's rate limits and source ranges (503, 403: they count
+// requests, so only serving applies them), and what Options.Hook does are
+// not part of it: a Decision may still end in one of those.
 func (r *Router) Lookup(req *http.Request) Decision {
 	d := r.decide(req, isGRPC(req))
 	out := Decision{Host: d.host, Status: d.ans.status, Reason: d.ans.reason, Location: d.location}
@@ -102,11 +103,18 @@ type decision struct {
 	// the redirects are ruled out.
 	backend *match.Backend
 	bal     *balance.Balancer
+	// early: ans comes before the location's rate limits and source
+	// ranges (pol), which ServeHTTP applies between the two stages; act is
+	// the route's rewrite.
+	early bool
+	pol   *match.Policy
+	act   routeAction
 }
 
 // decide routes req with the serving table: the router's own answer, or
 // the backend and balancer to proxy to. It has no side effects.
 func (r *Router) decide(req *http.Request, grpc bool) (d decision) {
+	d.early = true
 	d.host = match.NormalizeHost(req.Host)
 	st := r.state.Load()
 	if st == nil {
@@ -156,6 +164,11 @@ func (r *Router) decide(req *http.Request, grpc bool) (d decision) {
 		}
 		return d
 	}
+	var redirect string
+	if d.act, redirect = routeActionOf(d.res, d.host, clean, d.query, d.proto); redirect != "" {
+		d.ans, d.location, d.plain = ansRewriteRedirect, redirect, true
+		return d
+	}
 	if d.proto == "http" && redirects(d.res, clean, st.table, d.host) {
 		d.plain = true
 		loc, ok := httpsLocation(req.Host, d.path, d.query, d.hasQuery, preserveTrailingSlash(d.res))
@@ -166,6 +179,10 @@ func (r *Router) decide(req *http.Request, grpc bool) (d decision) {
 		d.location, d.ans = loc, ansSSLRedirect
 		return d
 	}
+	// Answers from here on come after the location's rate limits and
+	// source ranges (ServeHTTP applies them: they count requests).
+	d.early = false
+	d.pol = locationPolicy(d.res)
 	b := d.res.Backend
 	if b == nil {
 		d.ans = ansNoRoute

@@ -34,7 +34,7 @@ func (r *Router) serveH1(x *exchange, req *http.Request) {
 		x.upstreamStart = time.Now()
 	}
 	for {
-		pc, err := r.h1.get(ctx, x.endpoint.Addr, fresh)
+		pc, err := r.h1.get(ctx, x.endpoint.Addr, fresh, x.timeouts.connect)
 		if err != nil {
 			if unreachable(err) && ctx.Err() == nil && idempotent(req.Method) && x.balancer.Len() >= 2 && x.pick() {
 				fresh = false
@@ -75,6 +75,10 @@ func (r *Router) serveH1(x *exchange, req *http.Request) {
 			if clientErr != nil {
 				// exchangeFailed answers it as the client's (see clientBody).
 				err = clientErr
+			} else if we := t.body.writeFailure(); we != nil && timedOut(we) {
+				// The backend stopped taking the body for the send timeout:
+				// 504, as nginx answers a proxy_send_timeout.
+				err = we
 			}
 			r.exchangeFailed(x, req, err)
 			return
@@ -124,6 +128,16 @@ func (e noResponse) Unwrap() error { return e.err }
 func (t *h1Try) send(upgrade string, length int64) (*http.Response, error) {
 	pc, req := t.pc, t.req
 	writeRequestHead(pc.bw, t.x, req, upgrade, length)
+	send := t.x.timeouts.send
+	switch {
+	case send > 0:
+		_ = pc.c.SetWriteDeadline(time.Now().Add(send))
+		pc.writeDeadline = true
+	case pc.writeDeadline:
+		// Left by an earlier request's proxy-send-timeout.
+		_ = pc.c.SetWriteDeadline(time.Time{})
+		pc.writeDeadline = false
+	}
 	if hb, ok := req.Body.(*heldBody); ok && len(hb.b) <= inlineBodyMax && length == int64(len(hb.b)) {
 		// Written from the held bytes, not read: a retry sends them again.
 		pc.bw.Write(hb.b)
@@ -132,10 +146,11 @@ func (t *h1Try) send(upgrade string, length int64) (*http.Response, error) {
 	if err := pc.bw.Flush(); err != nil {
 		return nil, noResponse{err}
 	}
-	deadline := time.Now().Add(t.pool.read)
+	read := t.x.timeouts.read
+	deadline := time.Now().Add(read)
 	waiting := length != 0 && expectsContinue(req)
 	if length != 0 && !waiting {
-		t.body = startBody(pc, req, length, t.pool.read)
+		t.body = startBody(pc, req, length, read, send)
 	}
 	for {
 		dl := deadline
@@ -154,7 +169,7 @@ func (t *h1Try) send(upgrade string, length int64) (*http.Response, error) {
 		if _, err := pc.br.Peek(1); err != nil {
 			if waiting && timedOut(err) && time.Now().Before(deadline) && t.req.Context().Err() == nil {
 				waiting = false
-				t.body = startBody(pc, req, length, t.pool.read)
+				t.body = startBody(pc, req, length, read, send)
 				continue
 			}
 			if !t.received {
@@ -185,7 +200,7 @@ func (t *h1Try) send(upgrade string, length int64) (*http.Response, error) {
 		if res.StatusCode == http.StatusContinue {
 			if waiting {
 				waiting = false
-				t.body = startBody(pc, req, length, t.pool.read)
+				t.body = startBody(pc, req, length, read, send)
 			}
 			continue
 		}
@@ -353,6 +368,9 @@ func (r *Router) switchProtocols(t *h1Try, res *http.Response, upgrade string) {
 	}
 	defer cc.Close()
 	defer pc.close()
+	// A tunnel is bounded by its two ends, not by the request's send
+	// timeout.
+	_ = pc.c.SetWriteDeadline(time.Time{})
 	brw.WriteString("HTTP/1.1 ")
 	brw.WriteString(res.Status)
 	brw.WriteString("\r\n")
@@ -394,18 +412,21 @@ type bodySender struct {
 	done   chan struct{}
 	err    error                 // set before done is closed
 	client atomic.Pointer[error] // reading the client's body failed
+	// writeErr: writing the body to the backend failed (see failWrite).
+	writeErr atomic.Pointer[error]
 
 	// The wait for the response head (Options.ReadTimeout) starts when the
 	// body is sent, as net/http's ResponseHeaderTimeout does: a long
 	// upload is not a slow backend.
 	mu       sync.Mutex
 	timeout  time.Duration
-	sentAt   time.Time // zero until sent
-	headDone bool      // the final response head arrived: no more deadlines
+	send     time.Duration // between two writes (proxy-send-timeout); 0: none
+	sentAt   time.Time     // zero until sent
+	headDone bool          // the final response head arrived: no more deadlines
 }
 
-func startBody(pc *h1Conn, req *http.Request, length int64, timeout time.Duration) *bodySender {
-	s := &bodySender{done: make(chan struct{}), timeout: timeout}
+func startBody(pc *h1Conn, req *http.Request, length int64, timeout, send time.Duration) *bodySender {
+	s := &bodySender{done: make(chan struct{}), timeout: timeout, send: send}
 	go s.run(pc, req, length)
 	return s
 }
@@ -472,8 +493,11 @@ func (s *bodySender) run(pc *h1Conn, req *http.Request, length int64) {
 			}
 			// Flushed piece by piece: a client streaming its body may be
 			// waiting for the backend's answer to each piece.
+			if s.send > 0 {
+				_ = pc.c.SetWriteDeadline(time.Now().Add(s.send))
+			}
 			if err := bw.Flush(); err != nil {
-				s.err = err
+				s.failWrite(pc, err)
 				return
 			}
 		}
@@ -498,7 +522,33 @@ func (s *bodySender) run(pc *h1Conn, req *http.Request, length int64) {
 		}
 		bw.WriteString("\r\n")
 	}
-	s.err = bw.Flush()
+	if s.send > 0 {
+		_ = pc.c.SetWriteDeadline(time.Now().Add(s.send))
+	}
+	if err := bw.Flush(); err != nil {
+		s.failWrite(pc, err)
+	}
+}
+
+// failWrite ends a body the backend stopped taking (a proxy-send-timeout,
+// a reset): the reader waiting for the response head, with no deadline
+// while the body is sent, is woken by closing the connection, and learns
+// why from writeErr.
+func (s *bodySender) failWrite(pc *h1Conn, err error) {
+	s.err = err
+	s.writeErr.Store(&err)
+	_ = pc.c.Close()
+}
+
+// writeFailure is the error that broke off sending the body, nil if none.
+func (s *bodySender) writeFailure() error {
+	if s == nil {
+		return nil
+	}
+	if p := s.writeErr.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 func appendHex(b []byte, n int) []byte {

@@ -424,7 +424,9 @@ func TestRegexBudgetPerRequest(t *testing.T) {
 		"GET /"+strings.Repeat("a", 40)+" HTTP/1.1\r\nHost: slow.test\r\nConnection: close\r\n\r\n")
 	elapsed := time.Since(start)
 	assert.Equal(t, http.StatusNotFound, res.StatusCode, "unmatched, and not the host's fallback")
-	assert.Less(t, elapsed, 4*match.RegexBudget, "the budget bounds the request")
+	// Wall time is only a loose bound (a loaded machine stretches it); the
+	// Stats below say the budget, not the patterns, ended the matching.
+	assert.Less(t, elapsed, 10*match.RegexBudget, "the budget bounds the request")
 	rec := <-rs.ch
 	assert.Equal(t, ReasonRegexBudget, rec.Reason)
 	s := r.Stats()

@@ -14,6 +14,9 @@ func (r *Router) CloseIdleConnections() {
 	if !ok {
 		return
 	}
+	if up.variants != nil {
+		up.variants.closeIdle()
+	}
 	// With Options.Transport all three are the same transport; closing its
 	// idle connections again is harmless.
 	for _, rt := range []http.RoundTripper{up.h1, up.h2c, up.h2} {

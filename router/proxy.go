@@ -19,8 +19,9 @@ import (
 )
 
 // rewrite turns the inbound request into the one sent to the chosen
-// endpoint: the same request-target byte for byte, the same Host header,
-// and the forwarded headers of SPEC §13. ReverseProxy has already removed
+// endpoint: the same request-target byte for byte and the same Host header
+// unless the route's rewrite (rewrite.go) changes them, and the forwarded
+// headers of SPEC §13. ReverseProxy has already removed
 // hop-by-hop headers and the client's X-Forwarded-For/-Host/-Proto.
 func rewrite(pr *httputil.ProxyRequest) {
 	in, out := pr.In, pr.Out
@@ -58,6 +59,7 @@ func rewrite(pr *httputil.ProxyRequest) {
 	u.ForceQuery = x.hasQuery && x.query == ""
 
 	setForwarded(in, out.Header, x.proto, x.realIP, x.requestID, x.forwarded[:0])
+	setActionHeaders(x, out)
 }
 
 // forwarding is what SPEC §13 forwards about one request, worked out once
@@ -190,6 +192,11 @@ type upstream struct {
 	// verbatim carries HTTP and HTTPS requests whose target the URL
 	// cannot express byte for byte; nil with Options.Transport.
 	verbatim http.RoundTripper
+	// base are the router's timeouts, which h1, h2c, h2 and verbatim
+	// apply; a location with others uses variants (nil with
+	// Options.Transport, whose timeouts are the embedder's).
+	base     timeouts
+	variants *transportVariants
 }
 
 func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -197,15 +204,23 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 	if x == nil {
 		return u.h1.RoundTrip(req)
 	}
-	rt := u.h1
+	h1, h2c, h2, verbatim := u.h1, u.h2c, u.h2, u.verbatim
+	if u.variants != nil && x.timeouts != u.base {
+		set, once := u.variants.forTimeouts(x.timeouts)
+		if once {
+			defer set.closeIdle()
+		}
+		h1, h2c, h2, verbatim = set.h1, set.h2c, set.h2, set.verbatim
+	}
+	rt := h1
 	switch x.backend.Protocol {
 	case match.GRPC:
-		rt = u.h2c
+		rt = h2c
 	case match.GRPCS:
-		rt = u.h2
+		rt = h2
 	default:
-		if x.verbatim && u.verbatim != nil {
-			rt = u.verbatim
+		if x.verbatim && verbatim != nil {
+			rt = verbatim
 		}
 	}
 	if x.upstreamStart.IsZero() && !x.start.IsZero() {

@@ -1,7 +1,7 @@
 // Package router serves a compiled routing table: an http.Handler that
 // matches each request against the table being served, answers what the
-// table answers itself (the 308 HTTPS redirect, 400, 404, 408, 413, 502,
-// 503, 504) and
+// table answers itself (the 308 HTTPS redirect, 400, 403, 404, 408, 413,
+// 502, 503, 504; a location's request policy, SPEC §11, included) and
 // reverse-proxies the rest to one endpoint of the chosen backend (SPEC §9,
 // §12, §13, §15).
 //
@@ -154,6 +154,11 @@ type Options struct {
 	// (0: DefaultIdleTimeout, 75 s) and how long a client may take to send
 	// the request headers (0: DefaultClientHeaderTimeout, 60 s).
 	IdleTimeout, ClientHeaderTimeout time.Duration
+	// RateLimitEntries is the size of the table of rate-limit counters
+	// (limit-rps, limit-rpm, limit-connections), one entry per zone, kind
+	// and client address, allocated once; the least recently used idle
+	// entry gives way when it is full. 0: DefaultRateLimitEntries.
+	RateLimitEntries int
 }
 
 // Record describes one request once it has been answered.
@@ -276,6 +281,11 @@ type Router struct {
 	bodyTimeout             time.Duration
 	idleTimeout, hdrTimeout time.Duration
 
+	// limits holds the rate-limit counters across tables; timeouts are
+	// the upstream timeouts a location's policy may override.
+	limits   *limiter
+	timeouts timeouts
+
 	// Regex trouble, across tables: requests in which a regex match timed
 	// out, and requests whose regex budget ran out (see Stats).
 	regexTimeouts, regexBudgetExceeded atomic.Uint64
@@ -366,11 +376,22 @@ func New(o Options) *Router {
 		}
 		r.defaultCert = cert
 	}
+	connect := o.ConnectTimeout
+	if connect <= 0 {
+		connect = 5 * time.Second
+	}
+	read := o.ReadTimeout
+	if read <= 0 {
+		read = 60 * time.Second
+	}
+	r.limits = newLimiter(o.RateLimitEntries)
+	r.timeouts = timeouts{connect: connect, read: read}
 	up := &upstream{h1: o.Transport, h2c: o.Transport, h2: o.Transport}
 	if o.Transport == nil {
-		t := DefaultTransport(o)
-		up.h1, up.h2c, up.h2, up.verbatim = t.h1, t.h2c, t.h2, t.verbatim
-		r.h1 = newH1Pool(timeouts(o))
+		up.h1, up.h2c, up.h2 = defaultTransports(connect, read)
+		up.verbatim = &verbatimTransport{dialer: &net.Dialer{Timeout: connect}, handshake: connect, header: read}
+		up.base, up.variants = r.timeouts, &transportVariants{}
+		r.h1 = newH1Pool(connect, read)
 	}
 	r.proxy = &httputil.ReverseProxy{
 		Rewrite:        rewrite,

@@ -78,6 +78,8 @@ func grpcCode(status int) string {
 	switch status {
 	case http.StatusBadRequest:
 		return "13" // INTERNAL
+	case http.StatusForbidden:
+		return "7" // PERMISSION_DENIED
 	case http.StatusNotFound:
 		return "12" // UNIMPLEMENTED
 	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
@@ -104,17 +106,28 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		id = requestIDOf(req)
 		w.Header()["X-Request-Id"] = []string{id}
 	}
+	if d.ans.status != 0 && d.early {
+		r.answer(w, req, grpc, &d, start, id)
+		return
+	}
+	// Rate limits count requests, so they are applied here, not in decide.
+	ticket, a, refused := r.admit(req, d.pol)
+	if refused {
+		if d.backend == nil {
+			d.backend = d.res.Backend
+		}
+		r.refuse(w, req, grpc, &d, a, start, id)
+		return
+	}
+	defer ticket.release()
 	if d.backend != nil && r.hook != nil && r.runHook(w, req, &d, start, id) {
 		return
 	}
 	if d.ans.status != 0 {
-		if d.location != "" {
-			w.Header().Set("Location", d.location)
-		}
-		r.refuse(w, req, grpc && !d.plain, &d, d.ans, start, id)
+		r.answer(w, req, grpc, &d, start, id)
 		return
 	}
-	body, a, refused := r.checkBody(w, req, grpc)
+	body, a, refused := r.checkBody(w, req, grpc, d.pol)
 	if refused {
 		r.refuse(w, req, grpc, &d, a, start, id)
 		return
@@ -143,6 +156,8 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		// rather than as the request head is written.
 		x.requestID = requestIDOf(req)
 	}
+	d.act.apply(x)
+	x.upstreamPolicy(r, d.pol)
 	// finish releases the endpoint on every way out, panics included.
 	defer r.finish(x, req)
 	x.key = d.bal.Key(req)
@@ -159,23 +174,33 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.proxy.ServeHTTP(x, req.WithContext(&x.ctx))
 }
 
-// checkBody applies the body limit and the client body timeout, and reads
+// answer writes the router's own answer that d decided.
+func (r *Router) answer(w http.ResponseWriter, req *http.Request, grpc bool, d *decision, start time.Time, id string) {
+	if d.location != "" {
+		w.Header().Set("Location", d.location)
+	}
+	r.refuse(w, req, grpc && !d.plain, d, d.ans, start, id)
+}
+
+// checkBody applies the body limit (the location's proxy-body-size, else
+// the router's) and the client body timeout, and reads
 // a body of up to the buffer size whole before a backend is picked (see
 // clientBody.buffer). A gRPC body is a stream that may never end while
 // the call lasts, so it is only limited and timed, never buffered. It
 // returns the body's wrapper, which both upstream paths consult when the
 // exchange fails (nil when there is no body), and the answer when the
 // body is refused.
-func (r *Router) checkBody(w http.ResponseWriter, req *http.Request, grpc bool) (*clientBody, answer, bool) {
+func (r *Router) checkBody(w http.ResponseWriter, req *http.Request, grpc bool, pol *match.Policy) (*clientBody, answer, bool) {
 	if req.Body == nil || req.Body == http.NoBody {
 		return nil, answer{}, false
 	}
-	if r.maxBody > 0 && req.ContentLength > r.maxBody {
+	maxBody, bufferMax := r.bodyLimits(pol)
+	if maxBody > 0 && req.ContentLength > maxBody {
 		// Declared too large: refused before a byte is read, as nginx does.
 		closeAfter(w, req)
 		return nil, ansBodyTooLarge, true
 	}
-	cb := &clientBody{r: req.Body, timeout: r.bodyTimeout, limit: r.maxBody}
+	cb := &clientBody{r: req.Body, timeout: r.bodyTimeout, limit: maxBody}
 	if r.bodyTimeout > 0 {
 		cb.rc = http.NewResponseController(w)
 	}
@@ -183,7 +208,7 @@ func (r *Router) checkBody(w http.ResponseWriter, req *http.Request, grpc bool) 
 	if grpc {
 		return cb, answer{}, false
 	}
-	if !cb.buffer(req, r.bufferMax) {
+	if !cb.buffer(req, bufferMax) {
 		a, _ := cb.answer()
 		// The rest of the body is unread: the connection cannot carry
 		// another request.
@@ -364,9 +389,15 @@ type exchange struct {
 	endpoint balance.Endpoint
 	picked   bool
 	// tried holds every endpoint picked for this request, the current one
-	// last; a retry never picks one of them again.
-	tried [maxTries]balance.Endpoint
-	tries int
+	// last; a retry never picks one of them again. It starts on triedBuf,
+	// so up to maxTries cost no allocation.
+	tried    []balance.Endpoint
+	triedBuf [maxTries]balance.Endpoint
+	tries    int
+	// maxTries bounds tries (proxy-next-upstream-tries; negative: every
+	// endpoint once), timeouts the exchange (see upstreamPolicy).
+	maxTries int
+	timeouts timeouts
 	// proto is the scheme the client used ("http" or "https"); grpc
 	// reports a gRPC request.
 	proto string
@@ -391,6 +422,8 @@ type exchange struct {
 	// verbatim: the outgoing URL cannot carry the target byte for byte
 	// (see verbatimTransport).
 	verbatim bool
+	// act is the matched route's rewrite of this request (rewrite.go).
+	act routeAction
 
 	// requestID is the X-Request-ID forwarded ("" until needed: then it
 	// is made as the request head is written); returnID sets it on the
@@ -427,10 +460,13 @@ func (c *exchangeContext) Value(key any) any {
 // pick moves the request to an endpoint not tried yet for it, releasing
 // the one it held; false when none is left or the tries are used up.
 func (x *exchange) pick() bool {
-	if x.tries >= maxTries {
+	if x.maxTries > 0 && x.tries >= x.maxTries {
 		return false
 	}
-	e, ok := x.balancer.Pick(x.key, x.tried[:x.tries]...)
+	if x.tried == nil {
+		x.tried = x.triedBuf[:0]
+	}
+	e, ok := x.balancer.Pick(x.key, x.tried...)
 	if !ok {
 		return false
 	}
@@ -438,7 +474,7 @@ func (x *exchange) pick() bool {
 		x.endpoint.Release()
 	}
 	x.endpoint, x.picked = e, true
-	x.tried[x.tries] = e
+	x.tried = append(x.tried, e)
 	x.tries++
 	return true
 }

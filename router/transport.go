@@ -36,7 +36,7 @@ import (
 // wrapper must see every request. Retries on another endpoint, the 502 and
 // 504 answers and the forwarded headers stay the Router's in both cases.
 func DefaultTransport(o Options) *Transport {
-	connect, read := timeouts(o)
+	connect, read := optionTimeouts(o)
 	h1, h2c, h2 := defaultTransports(connect, read)
 	return &Transport{h1: h1, h2c: h2c, h2: h2,
 		verbatim: &verbatimTransport{dialer: &net.Dialer{Timeout: connect}, handshake: connect, header: read}}
@@ -86,8 +86,8 @@ func (t *Transport) CloseIdleConnections() {
 	t.h2.CloseIdleConnections()
 }
 
-// timeouts are o's connect and read timeouts, defaults filled in.
-func timeouts(o Options) (connect, read time.Duration) {
+// optionTimeouts are o's connect and read timeouts, defaults filled in.
+func optionTimeouts(o Options) (connect, read time.Duration) {
 	connect, read = o.ConnectTimeout, o.ReadTimeout
 	if connect <= 0 {
 		connect = 5 * time.Second

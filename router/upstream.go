@@ -35,8 +35,10 @@ type h1Conn struct {
 	addr   string
 	idleAt time.Time
 	reused bool // it served a request before this one
-	probe  prober
-	abort  func() // closes c; made once so that hooking it to a request does not allocate
+	// writeDeadline: a proxy-send-timeout left a write deadline set.
+	writeDeadline bool
+	probe         prober
+	abort         func() // closes c; made once so that hooking it to a request does not allocate
 }
 
 func newH1Pool(connect, read time.Duration) *h1Pool {
@@ -60,7 +62,9 @@ var (
 // or dials a new one (always with fresh). An idle connection the backend
 // has closed meanwhile is found out here, before the request is written
 // to it, where the platform allows (see prober).
-func (p *h1Pool) get(ctx context.Context, addr string, fresh bool) (*h1Conn, error) {
+// A connect timeout other than the pool's (a location's
+// proxy-connect-timeout) bounds the dial instead.
+func (p *h1Pool) get(ctx context.Context, addr string, fresh bool, connect time.Duration) (*h1Conn, error) {
 	for !fresh {
 		pc := p.takeIdle(addr)
 		if pc == nil {
@@ -72,7 +76,13 @@ func (p *h1Pool) get(ctx context.Context, addr string, fresh bool) (*h1Conn, err
 		}
 		pc.close()
 	}
-	c, err := p.dialer.DialContext(ctx, "tcp", addr)
+	d := &p.dialer
+	if connect > 0 && connect != d.Timeout {
+		own := p.dialer
+		own.Timeout = connect
+		d = &own
+	}
+	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
@@ -216,11 +226,11 @@ func writeRequestHead(bw *bufio.Writer, x *exchange, req *http.Request, upgrade 
 		bw.WriteString(x.query)
 	}
 	bw.WriteString(" HTTP/1.1\r\nHost: ")
-	bw.WriteString(req.Host)
+	bw.WriteString(x.backendHost(req))
 	bw.WriteString("\r\n")
 	conn := req.Header["Connection"]
 	for k, vs := range req.Header {
-		if skipRequestHeader(k) || len(conn) > 0 && connectionListed(conn, k) {
+		if skipRequestHeader(k) || len(conn) > 0 && connectionListed(conn, k) || x.act.replacesHeader(k) {
 			continue
 		}
 		for _, v := range vs {
@@ -258,6 +268,7 @@ func writeRequestHead(bw *bufio.Writer, x *exchange, req *http.Request, upgrade 
 	}
 	f := forwardingOf(req, x.proto, x.realIP, x.requestID)
 	writeForwarded(bw, &f)
+	writeActionHeaders(bw, x)
 	bw.WriteString("\r\n")
 }
 

@@ -12,11 +12,10 @@
 //	scenario: free text       # also notes, source
 //	options:                  # defaultBackend, ingressClass, controllerName,
 //	  sslRedirect: false      # watchIngressWithoutClass, sslRedirect,
-//	                          # allowLoopbackEndpoints, defaultSSLCertificate
-//	                          # (ns/name of a Secret among the objects),
-//	                          # proxyBodySize (1m; 0: no limit),
-//	                          # useForwardedHeaders (or trustForwardedProto),
-//	                          # proxyRealIPCIDR ([10.0.0.0/8] or "a,b")
+//	                          # allowLoopbackEndpoints, trustForwardedProto
+//	                          # (also spelled useForwardedHeaders),
+//	                          # proxyBodySize: 8m, proxyRealIPCIDR: [10.0.0.0/8],
+//	                          # defaultSSLCertificate (ns/name of a Secret among the objects)
 //	objects:                  # ordinary manifests, as a YAML list
 //	- apiVersion: networking.k8s.io/v1
 //	  kind: Ingress
@@ -339,7 +338,10 @@ type fileOptions struct {
 	AllowLoopbackEndpoints   *bool   `json:"allowLoopbackEndpoints"`
 	TrustForwardedProto      *bool   `json:"trustForwardedProto"`
 	DefaultSSLCertificate    *string `json:"defaultSSLCertificate"`
-	// The router's options (see routerOptions).
+	// The router's client-facing options (SPEC §1): proxyBodySize in
+	// nginx's size syntax ("8m", "0" for none); useForwardedHeaders, the
+	// controller flag's name for trustForwardedProto; proxyRealIPCIDR, the
+	// trusted proxies (ranges or addresses).
 	ProxyBodySize       *string  `json:"proxyBodySize"`
 	UseForwardedHeaders *bool    `json:"useForwardedHeaders"`
 	ProxyRealIPCIDR     []string `json:"proxyRealIPCIDR"`
@@ -532,7 +534,7 @@ func parseCase(file string, tree any, raw json.RawMessage) (Case, []error) {
 	if c.Options, err = fc.Options.compile(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := fc.Options.routerOptions(&c.Router); err != nil {
+	if err := fc.Options.router(&c.Router); err != nil {
 		errs = append(errs, err)
 	}
 	snap, skipped, err := decodeObjects(file, fc.Objects)
@@ -605,6 +607,36 @@ func (o fileOptions) compile() (compile.Options, error) {
 		return co, fmt.Errorf("options: %w", err)
 	}
 	return co, nil
+}
+
+// router sets the router options a case names.
+func (o fileOptions) router(ro *router.Options) error {
+	trust := o.TrustForwardedProto
+	if u := o.UseForwardedHeaders; u != nil {
+		if trust != nil && *trust != *u {
+			return errors.New("options: useForwardedHeaders and trustForwardedProto say different things (they are one setting)")
+		}
+		trust = u
+	}
+	ro.TrustForwardedProto = trust != nil && *trust
+	if o.ProxyBodySize != nil {
+		n, err := compile.ParseSize(*o.ProxyBodySize)
+		if err != nil {
+			return fmt.Errorf("options.proxyBodySize: %q: %w", *o.ProxyBodySize, err)
+		}
+		ro.MaxBodySize = n
+		if n == 0 {
+			ro.MaxBodySize = -1 // nginx's 0: no limit
+		}
+	}
+	for i, v := range o.ProxyRealIPCIDR {
+		ps, err := compile.ParseSourceRanges(v)
+		if err != nil {
+			return fmt.Errorf("options.proxyRealIPCIDR[%d]: %w", i, err)
+		}
+		ro.ProxyRealIPCIDR = append(ro.ProxyRealIPCIDR, ps...)
+	}
+	return nil
 }
 
 // decodeObjects decodes the objects list with the manifest loader, so a

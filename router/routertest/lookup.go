@@ -23,6 +23,12 @@ func lookupDisagrees(d router.Decision, status int, location string, rec router.
 	case rec.Route != d.Declaration:
 		return fmt.Sprintf("route %v, served %v", d.Declaration, rec.Route)
 	}
+	switch rec.Reason {
+	case router.ReasonSourceDenied, router.ReasonRateLimited:
+		// The location's source ranges and rate limits are applied when
+		// serving, never by Lookup.
+		return ""
+	}
 	if !d.Proxied() {
 		if status != d.Status || rec.Reason != d.Reason || location != d.Location {
 			return fmt.Sprintf("%d %s %q, served %d %s %q", d.Status, d.Reason, d.Location, status, rec.Reason, location)

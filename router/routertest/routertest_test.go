@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -586,4 +587,43 @@ func TestResultJSON(t *testing.T) {
 	_, present = back.Requests[4].Request.Expect["service"]
 	require.False(t, present)
 	require.Empty(t, cmp.Diff(res.Requests[0].Mismatches, back.Requests[0].Mismatches, cmpopts.EquateEmpty()))
+}
+
+// The router options of SPEC §18: proxyBodySize in nginx's size syntax,
+// useForwardedHeaders as the flag spells trustForwardedProto, and
+// proxyRealIPCIDR as ranges or addresses.
+func TestRouterOptions(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, options string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte("name: "+name+"\noptions: "+options+"\nobjects: []\nrequests: [{host: a.example, path: /, expect: {status: 404}}]\n"), 0o644))
+		return p
+	}
+	tests := []struct {
+		options string
+		check   func(t *testing.T, o router.Options)
+		err     string
+	}{
+		{`{proxyBodySize: 8m, useForwardedHeaders: true, proxyRealIPCIDR: [10.0.0.0/8, "192.0.2.7, ::ffff:172.16.0.0/108"]}`, func(t *testing.T, o router.Options) {
+			require.Equal(t, int64(8<<20), o.MaxBodySize)
+			require.True(t, o.TrustForwardedProto)
+			require.Equal(t, []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("172.16.0.0/12"), netip.MustParsePrefix("192.0.2.7/32")}, o.ProxyRealIPCIDR)
+		}, ""},
+		{`{proxyBodySize: "0"}`, func(t *testing.T, o router.Options) {
+			require.Equal(t, int64(-1), o.MaxBodySize, "nginx's 0: no limit")
+		}, ""},
+		{`{useForwardedHeaders: true, trustForwardedProto: true}`, func(t *testing.T, o router.Options) { require.True(t, o.TrustForwardedProto) }, ""},
+		{`{useForwardedHeaders: true, trustForwardedProto: false}`, nil, "say different things"},
+		{`{proxyBodySize: 15r}`, nil, "options.proxyBodySize"},
+		{`{proxyRealIPCIDR: [10.0.0.0/33]}`, nil, "options.proxyRealIPCIDR[0]"},
+	}
+	for i, tt := range tests {
+		cases, err := LoadCases(write(fmt.Sprintf("o%d.yaml", i), tt.options))
+		if tt.err != "" {
+			require.ErrorContains(t, err, tt.err)
+			continue
+		}
+		require.NoError(t, err)
+		tt.check(t, cases[0].Router)
+	}
 }

@@ -1,0 +1,415 @@
+package compile
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// Request policies (SPEC §11): the body limit, upstream timeouts and tries,
+// source ranges and rate limits of an Ingress's locations. Each annotation
+// is parsed on its own; a value that does not parse warns
+// AnnotationRejected and leaves the location as protected as before or
+// closed, never open:
+//
+//   - proxy-body-size: the replica's limit stays;
+//   - the timeouts and proxy-next-upstream-tries: the router's defaults;
+//   - a source range: the location refuses everyone (403);
+//   - limit-rps, limit-rpm, limit-connections: the location refuses
+//     everyone (503), as a limit of unknown size cannot be applied;
+//   - limit-burst-multiplier: the default 5; limit-whitelist: no exemption.
+
+func init() {
+	registerAnnotations(map[string]annotationSpec{
+		"proxy-body-size":           {apply: applyProxyBodySize},
+		"proxy-connect-timeout":     {apply: applyTimeout(func(p *policyValues) *time.Duration { return &p.connect })},
+		"proxy-send-timeout":        {apply: applyTimeout(func(p *policyValues) *time.Duration { return &p.send })},
+		"proxy-read-timeout":        {apply: applyTimeout(func(p *policyValues) *time.Duration { return &p.read })},
+		"proxy-next-upstream-tries": {apply: applyNextUpstreamTries},
+		"whitelist-source-range":    {apply: applySourceRange(func(p *policyValues) *sourceRange { return &p.whitelist })},
+		"allowlist-source-range":    {apply: applySourceRange(func(p *policyValues) *sourceRange { return &p.allowlist })},
+		"denylist-source-range":     {apply: applySourceRange(func(p *policyValues) *sourceRange { return &p.denylist })},
+		"limit-rps":                 {apply: applyLimit(func(p *policyValues) *limitValue { return &p.rps })},
+		"limit-rpm":                 {apply: applyLimit(func(p *policyValues) *limitValue { return &p.rpm })},
+		"limit-connections":         {apply: applyLimit(func(p *policyValues) *limitValue { return &p.conn })},
+		"limit-burst-multiplier":    {apply: applyBurstMultiplier},
+		"limit-whitelist":           {apply: applyLimitExempt(func(p *policyValues) *[]netip.Prefix { return &p.limitWhitelist })},
+		"limit-allowlist":           {apply: applyLimitExempt(func(p *policyValues) *[]netip.Prefix { return &p.limitAllowlist })},
+	})
+}
+
+// DefaultBurstMultiplier is ingress-nginx's limit-burst-multiplier default.
+const DefaultBurstMultiplier = 5
+
+// policyValues are an Ingress's parsed policy annotations.
+type policyValues struct {
+	set bool // some policy annotation applied or was rejected
+
+	bodySize                       int64 // 0: unset; negative: no limit
+	connect                        time.Duration
+	send, read                     time.Duration
+	tries                          int // 0: unset; negative: nginx's 0, every endpoint
+	whitelist                      sourceRange
+	allowlist                      sourceRange
+	denylist                       sourceRange
+	rps, rpm                       limitValue
+	conn                           limitValue
+	burst                          int // 0: unset
+	burstSet                       bool
+	limitWhitelist, limitAllowlist []netip.Prefix
+
+	built *match.Policy // once requestPolicy ran
+	done  bool
+}
+
+// sourceRange is one source range annotation: unset, a list, or broken.
+type sourceRange struct {
+	set    bool
+	broken bool
+	ranges []netip.Prefix
+}
+
+// limitValue is one of limit-rps, limit-rpm, limit-connections.
+type limitValue struct {
+	n      int
+	broken bool
+}
+
+func applyProxyBodySize(v *annotationValues, key, value string) error {
+	n, err := ParseSize(value)
+	if err != nil {
+		return fmt.Errorf("%s %q: %v; the replica's body limit applies", key, value, err)
+	}
+	v.request.set = true
+	v.request.bodySize = n
+	if n == 0 {
+		v.request.bodySize = -1
+	}
+	return nil
+}
+
+func applyTimeout(field func(*policyValues) *time.Duration) func(v *annotationValues, key, value string) error {
+	return func(v *annotationValues, key, value string) error {
+		var d time.Duration
+		var err error
+		if strings.HasPrefix(key, NativePrefix) {
+			d, err = ParseDuration(value)
+		} else {
+			d, err = parseNginxSeconds(value)
+		}
+		if err != nil {
+			return fmt.Errorf("%s %q: %v; the default timeout applies", key, value, err)
+		}
+		v.request.set = true
+		*field(&v.request) = d
+		return nil
+	}
+}
+
+func applyNextUpstreamTries(v *annotationValues, key, value string) error {
+	n, err := strconv.Atoi(value)
+	if err != nil || n < 0 {
+		return fmt.Errorf("%s %q is not a whole number of tries (0 for every endpoint); the default, 3, applies", key, value)
+	}
+	v.request.set = true
+	v.request.tries = n
+	if n == 0 {
+		v.request.tries = -1
+	}
+	return nil
+}
+
+func applySourceRange(field func(*policyValues) *sourceRange) func(v *annotationValues, key, value string) error {
+	return func(v *annotationValues, key, value string) error {
+		v.request.set = true
+		sr := field(&v.request)
+		ranges, err := ParseSourceRanges(value)
+		if err != nil {
+			*sr = sourceRange{set: true, broken: true}
+			return fmt.Errorf("%s %q: %v; the location refuses every client (403) until it is fixed", key, value, err)
+		}
+		*sr = sourceRange{set: true, ranges: ranges}
+		return nil
+	}
+}
+
+func applyLimit(field func(*policyValues) *limitValue) func(v *annotationValues, key, value string) error {
+	return func(v *annotationValues, key, value string) error {
+		v.request.set = true
+		l := field(&v.request)
+		n, err := strconv.Atoi(value)
+		switch {
+		case err != nil:
+			*l = limitValue{broken: true}
+			return fmt.Errorf("%s %q is not a whole number; the location refuses every request (503) until it is fixed", key, value)
+		case n < 0:
+			*l = limitValue{}
+			return fmt.Errorf("%s %q is negative; no limit applies, as in ingress-nginx", key, value)
+		}
+		*l = limitValue{n: n}
+		return nil
+	}
+}
+
+func applyBurstMultiplier(v *annotationValues, key, value string) error {
+	n, err := strconv.Atoi(value)
+	if err != nil || n < 0 {
+		return fmt.Errorf("%s %q is not a whole number of at least 0; the default, %d, applies", key, value, DefaultBurstMultiplier)
+	}
+	v.request.set = true
+	v.request.burst, v.request.burstSet = n, true
+	return nil
+}
+
+func applyLimitExempt(field func(*policyValues) *[]netip.Prefix) func(v *annotationValues, key, value string) error {
+	return func(v *annotationValues, key, value string) error {
+		ranges, err := ParseSourceRanges(value)
+		if err != nil {
+			return fmt.Errorf("%s %q: %v; no client is exempt from the rate limits", key, value, err)
+		}
+		v.request.set = true
+		*field(&v.request) = ranges
+		return nil
+	}
+}
+
+// requestPolicy is the Ingress's policy for its locations, built once and
+// shared by all of them; nil when it sets none of the annotations.
+func (ing *ingress) requestPolicy() *match.Policy {
+	pv := &ing.ann.request
+	if pv.done {
+		return pv.built
+	}
+	pv.done = true
+	if !pv.set {
+		return nil
+	}
+	p := &match.Policy{
+		MaxBodySize:       pv.bodySize,
+		ConnectTimeout:    pv.connect,
+		SendTimeout:       pv.send,
+		ReadTimeout:       pv.read,
+		NextUpstreamTries: pv.tries,
+	}
+	// allowlist-source-range is the name, whitelist-source-range the alias
+	// ingress-nginx reads only when the name is not set.
+	allow := pv.allowlist
+	if !allow.set {
+		allow = pv.whitelist
+	}
+	switch {
+	case allow.broken || pv.denylist.broken:
+		p.DenyAll = true
+	default:
+		if allow.set {
+			p.Allow = nonNil(allow.ranges)
+		}
+		if pv.denylist.set {
+			p.Deny = nonNil(pv.denylist.ranges)
+		}
+	}
+	if pv.rps.n > 0 || pv.rpm.n > 0 || pv.conn.n > 0 || pv.rps.broken || pv.rpm.broken || pv.conn.broken {
+		mult := DefaultBurstMultiplier
+		if pv.burstSet {
+			mult = pv.burst
+		}
+		exempt := pv.limitAllowlist
+		if exempt == nil {
+			exempt = pv.limitWhitelist
+		}
+		p.RateLimit = &match.RateLimit{
+			Zone:        ing.key,
+			RPS:         pv.rps.n,
+			RPM:         pv.rpm.n,
+			Connections: pv.conn.n,
+			BurstRPS:    saturatingMul(pv.rps.n, mult),
+			BurstRPM:    saturatingMul(pv.rpm.n, mult),
+			Exempt:      exempt,
+			Closed:      pv.rps.broken || pv.rpm.broken || pv.conn.broken,
+		}
+	}
+	if p.MaxBodySize == 0 && p.ConnectTimeout == 0 && p.SendTimeout == 0 && p.ReadTimeout == 0 &&
+		p.NextUpstreamTries == 0 && p.Allow == nil && p.Deny == nil && !p.DenyAll && p.RateLimit == nil {
+		// Only rejected values that change nothing (a bad timeout, say).
+		return nil
+	}
+	pv.built = p
+	return p
+}
+
+func nonNil(p []netip.Prefix) []netip.Prefix {
+	if p == nil {
+		return []netip.Prefix{}
+	}
+	return p
+}
+
+func saturatingMul(a, b int) int {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	if a > math.MaxInt32/b {
+		return math.MaxInt32
+	}
+	return a * b
+}
+
+// ParseSize reads an nginx size as ingress-nginx passes proxy-body-size to
+// client_max_body_size: digits, optionally followed by k, m or g (either
+// case) for KiB, MiB, GiB. "0" means no limit to nginx and is returned as 0.
+func ParseSize(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, errors.New("an empty size")
+	}
+	mult := int64(1)
+	switch s[len(s)-1] {
+	case 'k', 'K':
+		mult = 1 << 10
+	case 'm', 'M':
+		mult = 1 << 20
+	case 'g', 'G':
+		mult = 1 << 30
+	}
+	digits := s
+	if mult != 1 {
+		digits = s[:len(s)-1]
+	}
+	if digits == "" || strings.IndexFunc(digits, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
+		return 0, errors.New("not an nginx size (digits, then optionally k, m or g)")
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil || n > math.MaxInt64/mult {
+		return 0, errors.New("too large a size")
+	}
+	return n * mult, nil
+}
+
+// parseNginxSeconds reads a proxy timeout as ingress-nginx does: a whole
+// number of seconds, more than zero.
+func parseNginxSeconds(s string) (time.Duration, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, errors.New("ingress-nginx takes a whole number of seconds")
+	}
+	if n <= 0 || n > maxTimeoutSeconds {
+		return 0, fmt.Errorf("a timeout must be between 1 and %d seconds", maxTimeoutSeconds)
+	}
+	return time.Duration(n) * time.Second, nil
+}
+
+// maxTimeoutSeconds bounds timeouts to a year, far beyond any use and far
+// below time.Duration's range.
+const maxTimeoutSeconds = 366 * 24 * 3600
+
+// ParseDuration reads an nginx time value with its units required, as
+// ramjet.dev/ timeouts are written: one or more numbers each followed by
+// ms, s, m, h or d ("600s", "1m30s", "500ms"). The result is more than zero
+// and at most a year.
+func ParseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, errors.New("an empty duration")
+	}
+	var total time.Duration
+	for rest := s; rest != ""; {
+		i := 0
+		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+			i++
+		}
+		if i == 0 {
+			return 0, errors.New("not a duration with units (600s, 1m30s, 500ms)")
+		}
+		if i > 12 {
+			return 0, errors.New("too long a duration")
+		}
+		n, _ := strconv.ParseInt(rest[:i], 10, 64)
+		rest = rest[i:]
+		var unit time.Duration
+		switch {
+		case strings.HasPrefix(rest, "ms"):
+			unit, rest = time.Millisecond, rest[2:]
+		case strings.HasPrefix(rest, "s"):
+			unit, rest = time.Second, rest[1:]
+		case strings.HasPrefix(rest, "m"):
+			unit, rest = time.Minute, rest[1:]
+		case strings.HasPrefix(rest, "h"):
+			unit, rest = time.Hour, rest[1:]
+		case strings.HasPrefix(rest, "d"):
+			unit, rest = 24*time.Hour, rest[1:]
+		default:
+			return 0, errors.New("a duration needs a unit: ms, s, m, h or d (600s, not 600)")
+		}
+		total += time.Duration(n) * unit
+		if total > maxTimeoutSeconds*time.Second {
+			return 0, errors.New("too long a duration (more than a year)")
+		}
+	}
+	if total <= 0 {
+		return 0, errors.New("a timeout must be more than zero")
+	}
+	return total, nil
+}
+
+// ParseSourceRanges reads a comma-separated list of CIDR ranges and bare
+// addresses as ingress-nginx's source range annotations take them
+// ("10.0.0.0/8, 192.168.1.7, 2001:db8::/32"). Ranges are masked, and IPv4
+// in IPv6 ("::ffff:10.0.0.0/104") becomes IPv4. Any entry that is neither,
+// an empty one included, fails the whole list, as it does in ingress-nginx.
+// The result is sorted and free of duplicates.
+func ParseSourceRanges(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for part := range strings.SplitSeq(s, ",") {
+		part = strings.TrimSpace(part)
+		p, err := parseRange(part)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return sortPrefixes(out), nil
+}
+
+func parseRange(s string) (netip.Prefix, error) {
+	if s == "" {
+		return netip.Prefix{}, errors.New("an empty entry in the list")
+	}
+	var p netip.Prefix
+	if strings.IndexByte(s, '/') >= 0 {
+		var err error
+		if p, err = netip.ParsePrefix(s); err != nil {
+			return netip.Prefix{}, fmt.Errorf("%q is not a CIDR range", s)
+		}
+	} else {
+		a, err := netip.ParseAddr(s)
+		if err != nil || a.Zone() != "" {
+			return netip.Prefix{}, fmt.Errorf("%q is not an IP address or CIDR range", s)
+		}
+		p = netip.PrefixFrom(a, a.BitLen())
+	}
+	a, bits := p.Addr(), p.Bits()
+	if a.Is4In6() {
+		a, bits = a.Unmap(), max(bits-96, 0)
+	}
+	return netip.PrefixFrom(a, bits).Masked(), nil
+}
+
+// sortPrefixes sorts by address, then length, and drops duplicates in
+// place, so the table and its digest do not depend on how a list was
+// written.
+func sortPrefixes(ps []netip.Prefix) []netip.Prefix {
+	slices.SortFunc(ps, func(a, b netip.Prefix) int {
+		if c := a.Addr().Compare(b.Addr()); c != 0 {
+			return c
+		}
+		return a.Bits() - b.Bits()
+	})
+	return slices.Compact(ps)
+}

@@ -1,0 +1,211 @@
+package match
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+)
+
+func regexRoute(t testing.TB, pattern string) *Route {
+	t.Helper()
+	re, err := CompileRegex(pattern, 0)
+	require.NoError(t, err)
+	return &Route{Type: Regex, Path: pattern, Regexp: re}
+}
+
+func TestRewriteApply(t *testing.T) {
+	tests := []struct {
+		name   string
+		rw     Rewrite
+		route  *Route
+		path   string
+		query  string
+		scheme string
+		host   string
+		want   Rewritten
+	}{
+		{name: "nginx docs $2", rw: Rewrite{Target: "/$2"}, route: regexRoute(t, `/something(/|$)(.*)`),
+			path: "/something/new", want: Rewritten{Target: "/new"}},
+		{name: "query kept", rw: Rewrite{Target: "/$2"}, route: regexRoute(t, `/something(/|$)(.*)`),
+			path: "/something", query: "a=1", want: Rewritten{Target: "/?a=1"}},
+		{name: "unmatched and missing groups are empty", rw: Rewrite{Target: "/$1-$2-$7"}, route: regexRoute(t, `/g/(a)|/h/(b)`),
+			path: "/h/b", want: Rewritten{Target: "/-b-"}},
+		{name: "$12 is capture 1 then 2", rw: Rewrite{Target: "/$12"}, route: regexRoute(t, `/(x)`),
+			path: "/x", want: Rewritten{Target: "/x2"}},
+		{name: "captures escaped", rw: Rewrite{Target: "/$1"}, route: regexRoute(t, `/c/(.*)`),
+			path: "/c/a b?#%\x01é", want: Rewritten{Target: "/a%20b%3F%23%25%01%C3%A9"}},
+		{name: "leading slash added", rw: Rewrite{Target: "$1"}, route: regexRoute(t, `/c/(.*)`),
+			path: "/c/x", want: Rewritten{Target: "/x"}},
+		{name: "empty result is /", rw: Rewrite{Target: "$1"}, route: regexRoute(t, `/c/(.*)`),
+			path: "/c/", want: Rewritten{Target: "/"}},
+		{name: "case-insensitive pattern keeps the client's case", rw: Rewrite{Target: "/v2/$1"}, route: regexRoute(t, `/api/(.*)`),
+			path: "/API/Users", want: Rewritten{Target: "/v2/Users"}},
+		{name: "backtracking pattern", rw: Rewrite{Target: "/$1"}, route: regexRoute(t, `/(?=x)(x+)é?(\w*)`),
+			path: "/xxéyy", want: Rewritten{Target: "/xx"}},
+		{name: "absolute URL", rw: Rewrite{Target: "https://new.example.com/$1"}, route: regexRoute(t, `/old/(.*)`),
+			path: "/old/a", query: "q=1", want: Rewritten{Target: "https://new.example.com/a?q=1", Redirect: true}},
+		{name: "$scheme and $host", rw: Rewrite{Target: "$scheme://$host/x"}, route: regexRoute(t, `/`),
+			path: "/", scheme: "https", host: "shop.example.com", want: Rewritten{Target: "https://shop.example.com/x", Redirect: true}},
+		{name: "$host of an IPv6 request", rw: Rewrite{Target: "http://$host/x"}, route: regexRoute(t, `/`),
+			path: "/", host: "::1", want: Rewritten{Target: "http://[::1]/x", Redirect: true}},
+		{name: "no host", rw: Rewrite{Target: "http://$host"}, route: regexRoute(t, `/`),
+			path: "/", want: Rewritten{Target: "http://localhost", Redirect: true}},
+		{name: "native prefix splice", rw: Rewrite{Target: "/v2", Syntax: NativeSyntax}, route: &Route{Type: Prefix, Path: "/api"},
+			path: "/api/users", query: "x=1", want: Rewritten{Target: "/v2/users?x=1"}},
+		{name: "native prefix splice to root", rw: Rewrite{Target: "/", Syntax: NativeSyntax}, route: &Route{Type: Prefix, Path: "/api"},
+			path: "/api/users", want: Rewritten{Target: "/users"}},
+		{name: "native prefix whole", rw: Rewrite{Target: "/v2/", Syntax: NativeSyntax}, route: &Route{Type: Prefix, Path: "/api"},
+			path: "/api", want: Rewritten{Target: "/v2/"}},
+		{name: "native root prefix", rw: Rewrite{Target: "/app", Syntax: NativeSyntax}, route: &Route{Type: Prefix, Path: ""},
+			path: "/x/y", want: Rewritten{Target: "/app/x/y"}},
+		{name: "native exact ${0}", rw: Rewrite{Target: "/from${0}", Syntax: NativeSyntax}, route: &Route{Type: Exact, Path: "/a"},
+			path: "/a", want: Rewritten{Target: "/from/a"}},
+		{name: "native query in target", rw: Rewrite{Target: "/i?id=${1}", Syntax: NativeSyntax}, route: regexRoute(t, `/i/(.*)`),
+			path: "/i/a&b=c d", query: "z=1", want: Rewritten{Target: "/i?id=a%26b%3Dc%20d&z=1"}},
+		{name: "trailing ? drops the query", rw: Rewrite{Target: "/i?", Syntax: NativeSyntax}, route: regexRoute(t, `/i`),
+			path: "/i", query: "z=1", want: Rewritten{Target: "/i"}},
+		{name: "host only", rw: Rewrite{Host: "internal:8080"}, route: &Route{Type: Prefix},
+			path: "/x", want: Rewritten{}},
+		{name: "literal prefix", rw: Rewrite{Target: "/b", ForwardedPrefix: "/p", ForwardedPrefixSet: true}, route: regexRoute(t, `/a`),
+			path: "/a", want: Rewritten{Target: "/b", Prefix: "/p", PrefixSet: true}},
+		{name: "prefix with a capture, newline escaped", rw: Rewrite{Target: "/b", ForwardedPrefix: "/$1", ForwardedPrefixSet: true}, route: regexRoute(t, `/([^/]*)`),
+			path: "/x\r\ny", want: Rewritten{Target: "/b", Prefix: "/x%0D%0Ay", PrefixSet: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rw, err := NewRewrite(tt.rw)
+			require.NoError(t, err)
+			got := rw.Apply(tt.route, tt.path, tt.query, tt.scheme, tt.host)
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Fatalf("(-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestNewRewriteRejects(t *testing.T) {
+	tests := []struct {
+		name string
+		rw   Rewrite
+		msg  string
+	}{
+		{"nginx variable", Rewrite{Target: "/$request_uri"}, "$request_uri is not supported"},
+		{"bare $", Rewrite{Target: "/a$"}, "a $ must start"},
+		{"$0 in nginx syntax", Rewrite{Target: "/$0"}, "$0 is not supported"},
+		{"native needs braces", Rewrite{Target: "/$1", Syntax: NativeSyntax}, "${0} to ${9}"},
+		{"native unknown name", Rewrite{Target: "/${10}", Syntax: NativeSyntax}, "${10} is not a capture"},
+		{"unclosed brace", Rewrite{Target: "/${1", Syntax: NativeSyntax}, "a $ must start"},
+		{"space", Rewrite{Target: "/a b", Syntax: NativeSyntax}, "not what a request path may carry"},
+		{"bad escape", Rewrite{Target: "/a%zz", Syntax: NativeSyntax}, "not what a request path may carry"},
+		{"fragment", Rewrite{Target: "/a#b", Syntax: NativeSyntax}, "not what a request path may carry"},
+		{"capture in host", Rewrite{Target: "https://$1.example.com/"}, "may not come from a capture"},
+		{"empty host", Rewrite{Target: "http:///x"}, "no host"},
+		{"bad host byte", Rewrite{Target: "http://a_b.example.com/"}, "a host name may not have"},
+		{"bad query", Rewrite{Target: "/a?b c", Syntax: NativeSyntax}, "not what a query may carry"},
+		{"prefix control byte", Rewrite{ForwardedPrefix: "/a\nb", ForwardedPrefixSet: true}, "control character"},
+		{"host with path", Rewrite{Host: "a.example.com/x"}, "not a host name"},
+		{"host with bad port", Rewrite{Host: "a.example.com:0"}, "not a host name"},
+		{"host empty label", Rewrite{Host: "a..example.com"}, "not a host name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := NewRewrite(tt.rw)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tt.msg)
+		})
+	}
+	for _, h := range []string{"a.example.com", "a.example.com:8080", "[fd00::1]:443", "10.0.0.1", "under_score.local"} {
+		_, err := NewRewrite(Rewrite{Host: h})
+		require.NoError(t, err, h)
+	}
+}
+
+// checkRewritten reports what is wrong with a rewrite's result: a target
+// must be an absolute path a request line can carry, a redirect a valid
+// absolute http or https URL, and a header value free of control bytes.
+func checkRewritten(out Rewritten) string {
+	if out.PrefixSet {
+		for i := 0; i < len(out.Prefix); i++ {
+			if c := out.Prefix[i]; c < ' ' || c == 0x7f {
+				return "control byte in the prefix header"
+			}
+		}
+	}
+	if out.Redirect {
+		u, err := url.Parse(out.Target)
+		switch {
+		case err != nil:
+			return "redirect is not a URL: " + err.Error()
+		case u.Scheme != "http" && u.Scheme != "https":
+			return "redirect scheme " + u.Scheme
+		case u.Host == "":
+			return "redirect without a host"
+		}
+		auth, tail, _ := cutAny(out.Target[strings.Index(out.Target, "://")+3:], "/?")
+		if !allSafe(auth, hostSafe) {
+			return "redirect host carries a byte a host may not: " + auth
+		}
+		return checkTargetBytes(tail)
+	}
+	if out.Target == "" {
+		return ""
+	}
+	if !strings.HasPrefix(out.Target, "/") {
+		return "not an absolute path"
+	}
+	if _, err := url.ParseRequestURI(out.Target); err != nil {
+		return "not a request-target: " + err.Error()
+	}
+	return checkTargetBytes(out.Target)
+}
+
+func checkTargetBytes(s string) string {
+	path, query, _ := strings.Cut(s, "?")
+	if !validEscaped(path, pathSafe) {
+		return "path carries a byte a request-target may not: " + path
+	}
+	if !validEscaped(query, queryLiteral) {
+		return "query carries a byte a request-target may not: " + query
+	}
+	return ""
+}
+
+func FuzzRewrite(f *testing.F) {
+	f.Add("/$2", false, `/something(/|$)(.*)`, "/something/new", "a=1", "shop.example.com")
+	f.Add("/new/backend/$1", false, `/foo/bar/(.+)`, "/foo/bar/x y", "", "h")
+	f.Add("https://$host/$1", false, `/(.*)`, "/a%b", "x", "::1")
+	f.Add("$scheme://new.example.com/$1/$9", false, `/(.*)`, "/é\n", "", "")
+	f.Add("/v2", true, "", "/api/users", "q", "h")
+	f.Add("/i?id=${1}&x", true, `/i/(.*)`, "/i/a&b", "z=1", "h")
+	f.Add("${1}?", true, `/(\w+)(?=x)`, "/abcx", "z", "h")
+	f.Add("http://${host}:8080${0}", true, ``, "/", "", "[::1]")
+	f.Fuzz(func(t *testing.T, target string, native bool, pattern, path, query, host string) {
+		if !validEscaped(query, queryLiteral) {
+			// The router hands over a query as received, which has no
+			// space or control byte (requestTarget refuses them).
+			return
+		}
+		syntax := NginxSyntax
+		if native {
+			syntax = NativeSyntax
+		}
+		rw, err := NewRewrite(Rewrite{Target: target, Syntax: syntax, ForwardedPrefix: target, ForwardedPrefixSet: true})
+		if err != nil {
+			return
+		}
+		route := &Route{Type: Prefix, Path: strings.TrimRight(pattern, "/")}
+		if pattern != "" {
+			if re, err := CompileRegex(pattern, 0); err == nil {
+				route = &Route{Type: Regex, Path: pattern, Regexp: re}
+			}
+		}
+		for _, scheme := range []string{"http", "https"} {
+			if why := checkRewritten(rw.Apply(route, path, query, scheme, host)); why != "" {
+				t.Fatalf("target %q on %q (query %q, host %q): %s", target, path, query, host, why)
+			}
+		}
+	})
+}

@@ -1,0 +1,123 @@
+package router
+
+import (
+	"math"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// Reasons for requests a location's policy refuses (SPEC §11).
+const (
+	ReasonSourceDenied = "source-denied" // 403: the client address is outside the source ranges
+	ReasonRateLimited  = "rate-limited"  // 503: over limit-rps, limit-rpm or limit-connections
+)
+
+var (
+	ansSourceDenied = answer{http.StatusForbidden, ReasonSourceDenied, "403 Forbidden: this client address may not use this location\n"}
+	ansRateLimited  = answer{http.StatusServiceUnavailable, ReasonRateLimited, "503 Service Unavailable: too many requests from this client address\n"}
+)
+
+// locationPolicy is the policy of the location a lookup chose: the route's,
+// or the host's fallback policy when no route matched.
+func locationPolicy(res match.Result) *match.Policy {
+	if res.Route != nil {
+		return res.Route.Policy
+	}
+	return res.Host.FallbackPolicy
+}
+
+// admit applies a location's rate limits and source ranges, in nginx's
+// order: limit_req and limit_conn (the preaccess phase, 503) before allow
+// and deny (the access phase, 403). The ticket counts the request against
+// limit-connections until released; the zero ticket when none applies.
+// With no policy, or one without ranges and limits, it reads nothing of
+// the request.
+func (r *Router) admit(req *http.Request, p *match.Policy) (connTicket, answer, bool) {
+	if p == nil || (p.RateLimit == nil && p.Allow == nil && p.Deny == nil && !p.DenyAll) {
+		return connTicket{}, answer{}, false
+	}
+	client := r.ClientAddr(req)
+	var t connTicket
+	if rl := p.RateLimit; rl != nil {
+		if rl.Closed {
+			return connTicket{}, ansRateLimited, true
+		}
+		var ok bool
+		if t, ok = r.limit(rl, client); !ok {
+			return connTicket{}, ansRateLimited, true
+		}
+	}
+	if !p.Admits(client) {
+		t.release()
+		return connTicket{}, ansSourceDenied, true
+	}
+	return t, answer{}, false
+}
+
+// limit applies limit-rps, limit-rpm and limit-connections for the client
+// (SPEC §11), per zone (the Ingress) and client address, unless the
+// address is exempt (limit-whitelist). A request refused by one rate is
+// counted by none, as nginx accounts a request only once all its limit_req
+// zones passed.
+func (r *Router) limit(rl *match.RateLimit, client netip.Addr) (connTicket, bool) {
+	if !client.IsValid() || match.ContainsAddr(rl.Exempt, client.Unmap()) {
+		// nginx keys an exempt client with the empty string, which no zone
+		// counts; an unknown peer address has no key either.
+		return connTicket{}, true
+	}
+	l := r.limits
+	cl := l.client(client)
+	lim := rateLimits{conns: int32(min(rl.Connections, math.MaxInt32))}
+	if rl.RPS > 0 {
+		lim.milliRPS, lim.burstRPS = int64(rl.RPS)*1000, int64(rl.BurstRPS)*1000
+	}
+	if rl.RPM > 0 {
+		// nginx keeps r/m as thousandths a second, rounded down.
+		lim.milliRPM, lim.burstRPM = max(int64(rl.RPM)*1000/60, 1), int64(rl.BurstRPM)*1000
+	}
+	return l.take(l.zoneKey(rl.Zone), &cl, &lim, l.clock())
+}
+
+// bodyLimits are the body limit and the part read ahead for a location:
+// its proxy-body-size when set, else the router's (see Router.maxBody).
+func (r *Router) bodyLimits(p *match.Policy) (limit, buffer int64) {
+	if p == nil || p.MaxBodySize == 0 {
+		return r.maxBody, r.bufferMax
+	}
+	if p.MaxBodySize < 0 {
+		return 0, DefaultMaxBodySize
+	}
+	return p.MaxBodySize, p.MaxBodySize
+}
+
+// upstreamPolicy sets the exchange's timeouts and tries from the
+// location's policy, or the router's defaults.
+func (x *exchange) upstreamPolicy(r *Router, p *match.Policy) {
+	x.timeouts = r.timeouts
+	x.maxTries = maxTries
+	if p == nil {
+		return
+	}
+	if p.ConnectTimeout > 0 {
+		x.timeouts.connect = p.ConnectTimeout
+	}
+	if p.ReadTimeout > 0 {
+		x.timeouts.read = p.ReadTimeout
+	}
+	if p.SendTimeout > 0 {
+		x.timeouts.send = p.SendTimeout
+	}
+	if p.NextUpstreamTries != 0 {
+		x.maxTries = p.NextUpstreamTries
+	}
+}
+
+// timeouts bound one exchange with a backend: dialling (and the TLS
+// handshake), each write of the request (0: none), and the wait for the
+// response headers.
+type timeouts struct {
+	connect, send, read time.Duration
+}

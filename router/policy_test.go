@@ -1,0 +1,401 @@
+package router
+
+import (
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// fakeClock drives a limiter's clock in milliseconds.
+type fakeClock struct{ ms atomic.Int64 }
+
+func (c *fakeClock) now() int64 { return c.ms.Load() }
+
+func testLimiter(entries int) (*limiter, *fakeClock) {
+	l := newLimiter(entries)
+	c := &fakeClock{}
+	l.clock = c.now
+	return l, c
+}
+
+// The leaky bucket of nginx's limit_req with burst and nodelay: 1 + burst
+// requests pass at once, then one more for every 1/rate seconds.
+func TestLimiterLeakyBucket(t *testing.T) {
+	l, clock := testLimiter(1024)
+	addr := l.client(netip.MustParseAddr("203.0.113.1"))
+	other := l.client(netip.MustParseAddr("203.0.113.2"))
+	key := l.zoneKey("prod/shop")
+	lim := &rateLimits{milliRPS: 2000, burstRPS: 3000}
+	take := func(a *client) bool {
+		_, ok := l.take(key, a, lim, clock.now())
+		return ok
+	}
+
+	for i := range 4 {
+		require.True(t, take(&addr), "request %d of 1 + burst 3", i+1)
+	}
+	require.False(t, take(&addr), "the 5th at once is refused")
+	require.False(t, take(&addr), "a refused request changes nothing")
+	require.True(t, take(&other), "another address has its own bucket")
+
+	clock.ms.Add(499)
+	require.False(t, take(&addr), "2 r/s: not yet half a second")
+	clock.ms.Add(1)
+	require.True(t, take(&addr), "half a second drains one request")
+	require.False(t, take(&addr))
+	clock.ms.Add(10_000)
+	for i := range 4 {
+		require.True(t, take(&addr), "drained to empty: 1 + burst again (%d)", i+1)
+	}
+	require.False(t, take(&addr))
+
+	_, ok := l.take(l.zoneKey("prod/other"), &addr, lim, clock.now())
+	require.True(t, ok, "another zone counts apart")
+}
+
+// A request refused by limit-rpm is not counted by limit-rps either, and
+// a request refused by limit-connections was counted by both, as nginx
+// runs limit_req before limit_conn.
+func TestLimitBothRates(t *testing.T) {
+	r := newTestRouter(Options{})
+	clock := &fakeClock{}
+	r.limits.clock = clock.now
+	rl := &match.RateLimit{Zone: "prod/both", RPS: 1, BurstRPS: 2, RPM: 1, BurstRPM: 0}
+	addr := netip.MustParseAddr("198.51.100.1")
+	_, ok := r.limit(rl, addr)
+	require.True(t, ok)
+	for range 5 {
+		_, ok = r.limit(rl, addr)
+		require.False(t, ok, "the per-minute limit refuses")
+	}
+	cl := r.limits.client(addr)
+	slot := r.limits.set(r.limits.zoneKey(rl.Zone), &cl).find(r.limits.zoneKey(rl.Zone), &cl.addr)
+	require.NotNil(t, slot)
+	require.Zero(t, slot.rps.excess, "the refused requests were not counted per second")
+	// The per-minute rate drains a request in 62.5 s (nginx's integer rate
+	// of 16 thousandths a second).
+	clock.ms.Add(62_000)
+	_, ok = r.limit(rl, addr)
+	require.False(t, ok)
+	clock.ms.Add(500)
+	_, ok = r.limit(rl, addr)
+	require.True(t, ok)
+}
+
+// The table never grows: a flood of addresses evicts idle counters, never
+// one with requests in flight, and a set whose slots are all in flight
+// refuses.
+func TestLimiterBounded(t *testing.T) {
+	l, clock := testLimiter(64)
+	capacity, used, bytes := l.usage()
+	require.Equal(t, 64, capacity)
+	require.Zero(t, used)
+	key := l.zoneKey("prod/flood")
+	rate := &rateLimits{milliRPS: 1000, burstRPS: 5000}
+	conn := &rateLimits{conns: 1}
+
+	held := l.client(netip.MustParseAddr("192.0.2.200"))
+	ticket, ok := l.take(key, &held, conn, clock.now())
+	require.True(t, ok)
+	for i := range 10_000 {
+		a := l.client(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}))
+		clock.ms.Add(1)
+		_, ok := l.take(key, &a, rate, clock.now())
+		require.True(t, ok)
+	}
+	capacity, used, bytes2 := l.usage()
+	require.Equal(t, 64, capacity)
+	require.Equal(t, 64, used)
+	require.Equal(t, bytes, bytes2)
+	_, ok = l.take(key, &held, conn, clock.now())
+	require.False(t, ok, "the counter in flight survived the flood")
+	ticket.release()
+	t2, ok := l.take(key, &held, conn, clock.now())
+	require.True(t, ok, "released")
+	t2.release()
+
+	// One set, all eight slots in flight: a ninth address is refused.
+	one, clock1 := testLimiter(limitWays)
+	var tickets []connTicket
+	for i := range limitWays {
+		a := one.client(netip.AddrFrom4([4]byte{10, 0, 0, byte(i)}))
+		tk, ok := one.take(key, &a, conn, clock1.now())
+		require.True(t, ok)
+		tickets = append(tickets, tk)
+	}
+	ninth := one.client(netip.MustParseAddr("10.0.0.99"))
+	_, ok = one.take(key, &ninth, conn, clock1.now())
+	require.False(t, ok)
+	_, ok = one.take(key, &ninth, rate, clock1.now())
+	require.False(t, ok)
+	tickets[3].release()
+	_, ok = one.take(key, &ninth, conn, clock1.now())
+	require.True(t, ok, "a released slot is taken")
+}
+
+func policyRoute(path string, b *match.Backend, p *match.Policy) *match.Route {
+	r := route(match.Prefix, path, b)
+	r.Policy = p
+	return r
+}
+
+func serveFrom(r http.Handler, host, target, remote string) *http.Response {
+	req := httptest.NewRequest(http.MethodGet, target, nil)
+	req.Host = host
+	req.RemoteAddr = remote
+	rec := httptest.NewRecorder()
+	r.ServeHTTP(rec, req)
+	return rec.Result()
+}
+
+// Counters live in the router, keyed by zone name: publishing another
+// table, even one without the limit, does not reset them.
+func TestRateLimitSurvivesPublish(t *testing.T) {
+	_, addr := echoBackend(t, "web")
+	r := newTestRouter(Options{})
+	defer r.CloseIdleConnections()
+	pol := &match.Policy{RateLimit: &match.RateLimit{Zone: "prod/web", RPM: 1, BurstRPM: 1}}
+	publish := func(gen string) {
+		_, changed := r.Publish(table(gen, vhost("web", nil, policyRoute("/", httpBackend("prod/web:80", addr), pol))))
+		require.True(t, changed)
+	}
+	publish("1")
+	for range 2 {
+		require.Equal(t, http.StatusOK, serveFrom(r, "web", "/", "203.0.113.1:1").StatusCode)
+	}
+	publish("2")
+	res := serveFrom(r, "web", "/", "203.0.113.1:1")
+	require.Equal(t, http.StatusServiceUnavailable, res.StatusCode)
+	require.Contains(t, body(t, res), "too many requests")
+	publish("3")
+	require.Equal(t, http.StatusOK, serveFrom(r, "web", "/", "203.0.113.2:1").StatusCode)
+}
+
+// limit-connections as ingress-nginx's e2e test checks it: 20 requests at
+// once, a limit of 8: 8 answered by the backend, 12 refused with 503.
+func TestLimitConnections(t *testing.T) {
+	release := make(chan struct{})
+	var inBackend atomic.Int32
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		inBackend.Add(1)
+		<-release
+		_, _ = io.WriteString(w, "slept\n")
+	}))
+	defer s.Close()
+	r := newTestRouter(Options{})
+	defer r.CloseIdleConnections()
+	pol := &match.Policy{RateLimit: &match.RateLimit{Zone: "prod/slow", Connections: 8}}
+	r.Publish(table("c", vhost("limit-connections", nil, policyRoute("/", httpBackend("prod/slow:80", s.Listener.Addr().String()), pol))))
+
+	statuses := make(chan int, 20)
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() { statuses <- serveFrom(r, "limit-connections", "/sleep/10", "203.0.113.9:4000").StatusCode })
+	}
+	require.Eventually(t, func() bool { return inBackend.Load() == 8 && len(statuses) == 12 }, 10*time.Second, time.Millisecond)
+	close(release)
+	wg.Wait()
+	close(statuses)
+	count := map[int]int{}
+	for st := range statuses {
+		count[st]++
+	}
+	require.Equal(t, map[int]int{200: 8, 503: 12}, count)
+	// Every request released its count.
+	for range 8 {
+		require.Equal(t, http.StatusOK, serveFrom(r, "limit-connections", "/", "203.0.113.9:4000").StatusCode)
+	}
+}
+
+// A source range judges the client address from ClientAddr: the peer, or
+// the forwarded client behind a trusted proxy; a header from anyone else
+// counts for nothing.
+func TestSourceRanges(t *testing.T) {
+	_, addr := echoBackend(t, "web")
+	r := newTestRouter(Options{ProxyRealIPCIDR: []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}})
+	defer r.CloseIdleConnections()
+	web := httpBackend("prod/web:80", addr)
+	allow := &match.Policy{Allow: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}, Deny: []netip.Prefix{netip.MustParsePrefix("10.9.0.0/16")}}
+	closed := &match.Policy{DenyAll: true}
+	r.Publish(table("s", vhost("acl", nil, policyRoute("/admin", web, allow), policyRoute("/closed", web, closed), route(match.Prefix, "/", web))))
+	tests := []struct {
+		path, remote, xff string
+		want              int
+	}{
+		{"/admin", "10.1.2.3:1", "", 200},
+		{"/admin", "10.9.2.3:1", "", 403},
+		{"/admin", "[::ffff:10.1.2.3]:1", "", 200},
+		{"/admin", "203.0.113.1:1", "10.1.2.3", 403},
+		{"/admin", "192.0.2.5:1", "10.1.2.3", 200},
+		{"/admin", "192.0.2.5:1", "10.9.0.1", 403},
+		{"/admin", "192.0.2.5:1", "", 403},
+		{"/admin", "garbage", "", 403},
+		{"/closed", "10.1.2.3:1", "", 403},
+		{"/", "203.0.113.1:1", "", 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path+" "+tt.remote+" "+tt.xff, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodGet, tt.path, nil)
+			req.Host = "acl"
+			req.RemoteAddr = tt.remote
+			if tt.xff != "" {
+				req.Header.Set("X-Forwarded-For", tt.xff)
+			}
+			rec := httptest.NewRecorder()
+			r.ServeHTTP(rec, req)
+			require.Equal(t, tt.want, rec.Code, rec.Body.String())
+		})
+	}
+}
+
+// proxy-read-timeout and proxy-next-upstream-tries apply per location on
+// both upstream paths: the router's own HTTP/1.1 pool and the net/http
+// transports (HTTPS here).
+func TestPolicyTimeouts(t *testing.T) {
+	slow := func(w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(300 * time.Millisecond)
+		_, _ = io.WriteString(w, "late\n")
+	}
+	plain := httptest.NewServer(http.HandlerFunc(slow))
+	defer plain.Close()
+	secure := httptest.NewUnstartedServer(http.HandlerFunc(slow))
+	secure.TLS = &tls.Config{}
+	secure.StartTLS()
+	defer secure.Close()
+	r := newTestRouter(Options{})
+	defer r.CloseIdleConnections()
+	short := &match.Policy{ReadTimeout: 50 * time.Millisecond}
+	h1 := httpBackend("prod/h1:80", plain.Listener.Addr().String())
+	tlsB := backend("prod/tls:443", match.HTTPS, match.Serving, secure.Listener.Addr().String())
+	r.Publish(table("t", vhost("t", nil,
+		policyRoute("/h1/short", h1, short), route(match.Prefix, "/h1", h1),
+		policyRoute("/tls/short", tlsB, short), route(match.Prefix, "/tls", tlsB))))
+	for _, tt := range []struct {
+		path string
+		want int
+	}{{"/h1/short", 504}, {"/h1/default", 200}, {"/tls/short", 504}, {"/tls/default", 200}, {"/tls/short", 504}} {
+		res := serveFrom(r, "t", tt.path, "203.0.113.1:1")
+		assert.Equal(t, tt.want, res.StatusCode, tt.path)
+		body(t, res)
+	}
+}
+
+// proxy-send-timeout bounds each write of the request to the backend: a
+// backend that takes the head but never reads the body gets 504.
+func TestPolicySendTimeout(t *testing.T) {
+	stall := make(chan struct{})
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { <-stall }))
+	defer s.Close()
+	defer close(stall)
+	r := newTestRouter(Options{MaxBodySize: -1})
+	defer r.CloseIdleConnections()
+	pol := &match.Policy{SendTimeout: 100 * time.Millisecond}
+	r.Publish(table("s", vhost("s", nil, policyRoute("/", httpBackend("prod/s:80", s.Listener.Addr().String()), pol))))
+	req := httptest.NewRequest(http.MethodPut, "/", strings.NewReader(strings.Repeat("x", 32<<20)))
+	req.Host = "s"
+	rec := httptest.NewRecorder()
+	done := make(chan struct{})
+	go func() { r.ServeHTTP(rec, req); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the send timeout did not end the exchange")
+	}
+	require.Equal(t, http.StatusGatewayTimeout, rec.Code, rec.Body.String())
+}
+
+// proxy-next-upstream-tries: 1 never retries, 0 (every endpoint) finds the
+// one live endpoint behind three dead ones, the default stops at 3.
+func TestNextUpstreamTries(t *testing.T) {
+	_, live := echoBackend(t, "live")
+	dead := []string{deadAddr(t), deadAddr(t), deadAddr(t)}
+	for _, tt := range []struct {
+		tries    int
+		maxTries int
+		allOK    bool
+	}{{1, 1, false}, {0, 3, false}, {-1, 4, true}} {
+		t.Run(fmt.Sprint(tt.tries), func(t *testing.T) {
+			rs := newRecords()
+			r := newTestRouter(Options{Observer: rs.observe})
+			defer r.CloseIdleConnections()
+			var pol *match.Policy
+			if tt.tries != 0 {
+				pol = &match.Policy{NextUpstreamTries: tt.tries}
+			}
+			b := httpBackend("prod/web:80", append(dead[:3:3], live)...)
+			r.Publish(table("n", vhost("n", nil, policyRoute("/", b, pol))))
+			failed := 0
+			for range 8 {
+				res := serveFrom(r, "n", "/", "203.0.113.1:1")
+				body(t, res)
+				if res.StatusCode != http.StatusOK {
+					failed++
+				}
+			}
+			most := 0
+			for _, rec := range rs.all {
+				most = max(most, rec.Tries)
+			}
+			assert.LessOrEqual(t, most, tt.maxTries)
+			if tt.allOK {
+				assert.Zero(t, failed)
+				assert.Equal(t, tt.maxTries, most, "some request went through every endpoint")
+			} else {
+				assert.Positive(t, failed)
+			}
+		})
+	}
+}
+
+// A location's proxy-body-size replaces the router's limit, lower or
+// higher, and 0 lifts it.
+func TestPolicyBodySize(t *testing.T) {
+	addr := bodyEcho(t)
+	r := newTestRouter(Options{})
+	defer r.CloseIdleConnections()
+	b := httpBackend("prod/web:80", addr)
+	r.Publish(table("b", vhost("b", nil,
+		policyRoute("/small", b, &match.Policy{MaxBodySize: 10}),
+		policyRoute("/big", b, &match.Policy{MaxBodySize: 4 << 20}),
+		policyRoute("/none", b, &match.Policy{MaxBodySize: -1}),
+		route(match.Prefix, "/", b))))
+	for _, tt := range []struct {
+		path    string
+		size    int
+		chunked bool
+		want    int
+	}{
+		{"/small", 10, false, 200}, {"/small", 11, false, 413}, {"/small", 11, true, 413},
+		{"/big", 3 << 20, false, 200}, {"/big", 3 << 20, true, 200}, {"/big", 4<<20 + 1, true, 413},
+		{"/none", 5 << 20, true, 200}, {"/", 1<<20 + 1, false, 413}, {"/", 1 << 20, true, 200},
+	} {
+		var rd io.Reader = strings.NewReader(strings.Repeat("x", tt.size))
+		if tt.chunked {
+			rd = io.MultiReader(rd) // hides the length: sent chunked
+		}
+		req := httptest.NewRequest(http.MethodPost, tt.path, rd)
+		req.Host = "b"
+		if tt.chunked {
+			req.ContentLength = -1
+		}
+		rec := httptest.NewRecorder()
+		r.ServeHTTP(rec, req)
+		require.Equal(t, tt.want, rec.Code, "%s %d chunked=%v", tt.path, tt.size, tt.chunked)
+		if tt.want == 200 {
+			require.Equal(t, tt.size, rec.Body.Len(), "the backend got the whole body")
+		}
+	}
+}

@@ -1,0 +1,267 @@
+package router
+
+import (
+	"hash/maphash"
+	"math/bits"
+	"net/netip"
+	"sync"
+	"time"
+	"unsafe"
+)
+
+// DefaultRateLimitEntries is how many (zone, client address) counters the
+// rate limiter holds unless Options.RateLimitEntries says otherwise:
+// 65,536 entries of 89 bytes, 5.6 MiB per Router, allocated when a
+// request first meets a rate limit; ingress-nginx gives each Ingress's
+// zone 5 MB.
+const DefaultRateLimitEntries = 1 << 16
+
+// limiter holds the counters of limit-rps, limit-rpm and limit-connections
+// (SPEC §11) for every zone and client address, in a table of fixed size
+// allocated once: memory does not grow with the number of addresses,
+// however many send requests. The table is set-associative: a key hashes
+// (with a per-Router random seed, so clients cannot aim at one set) to a
+// set of 8 slots under one lock; a key not in its set takes a free slot or
+// the least recently used one. Evicting an idle counter loses nothing; an
+// evicted rate counter starts again from empty, as nginx's limit_req does
+// when its zone is full and it drops the oldest states. A connection
+// counter with requests in flight is never evicted; a request that finds
+// its set full of them is refused (503), as nginx refuses when its zone
+// has no room.
+//
+// Counters are keyed by zone name, not by table: they survive every
+// rebuild, and a zone whose Ingress is gone simply ages out.
+type limiter struct {
+	seed  maphash.Seed
+	alloc sync.Once // sets are allocated on first use
+	n     int
+	sets  []limitSet
+	shift uint // 64 - log2(len(sets))
+	start time.Time
+	// clock returns milliseconds on a monotonic clock; tests replace it.
+	clock func() int64
+}
+
+const limitWays = 8
+
+type limitSet struct {
+	mu    sync.Mutex
+	slots [limitWays]limitSlot
+}
+
+// limitSlot holds one zone's counters for one client address: the
+// limit_req state of each rate and the requests in flight, so that one
+// lock admits a request. key 0 marks a free slot.
+type limitSlot struct {
+	key  uint64 // the zone; never 0 when used
+	addr [16]byte
+	// rps and rpm are nginx's limit_req states, conns the requests in
+	// flight; used is the last use (ms), for eviction.
+	rps, rpm rateState
+	used     int64
+	conns    int32
+}
+
+// rateState is nginx's limit_req node: the excess in thousandths of a
+// request, and when it was last computed (ms).
+type rateState struct {
+	excess, last int64
+	counted      bool // some request was counted
+}
+
+func newLimiter(entries int) *limiter {
+	if entries <= 0 {
+		entries = DefaultRateLimitEntries
+	}
+	sets := max(1, entries/limitWays)
+	n := 1 << bits.Len(uint(sets-1)) // a power of two, at least entries
+	l := &limiter{
+		seed:  maphash.MakeSeed(),
+		n:     n,
+		shift: uint(64 - bits.TrailingZeros(uint(n))),
+		start: time.Now(),
+	}
+	if n == 1 {
+		l.shift = 63 // any hash lands in set 0 (h>>63 is 0 or 1; see set)
+	}
+	l.clock = l.sinceStart
+	return l
+}
+
+// allocate makes the table, once: a Router that serves no rate limit
+// never holds it.
+func (l *limiter) allocate() {
+	l.alloc.Do(func() { l.sets = make([]limitSet, l.n) })
+}
+
+func (l *limiter) sinceStart() int64 { return time.Since(l.start).Milliseconds() }
+
+// Entries reports the capacity and the slots in use, and the bytes the
+// table holds; for tests and metrics.
+func (l *limiter) usage() (capacity, used int, bytes uintptr) {
+	l.allocate()
+	for i := range l.sets {
+		s := &l.sets[i]
+		s.mu.Lock()
+		for j := range s.slots {
+			if s.slots[j].key != 0 {
+				used++
+			}
+		}
+		s.mu.Unlock()
+	}
+	return len(l.sets) * limitWays, used, uintptr(len(l.sets)) * unsafe.Sizeof(limitSet{})
+}
+
+// zoneKey names a zone in the table; never 0.
+func (l *limiter) zoneKey(zone string) uint64 { return maphash.String(l.seed, zone) | 1 }
+
+// set is where a key's counters live. The address is hashed with the
+// Router's seed (see client), the zone mixed in.
+func (l *limiter) set(key uint64, c *client) *limitSet {
+	h := c.hash ^ key
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	return &l.sets[(h>>l.shift)&uint64(len(l.sets)-1)]
+}
+
+// client is a client address as the limiter counts it, hashed once per
+// request.
+type client struct {
+	addr [16]byte
+	hash uint64
+}
+
+func (l *limiter) client(a netip.Addr) client {
+	c := client{addr: addrKey(a)}
+	c.hash = maphash.Bytes(l.seed, c.addr[:])
+	return c
+}
+
+// slot finds the key's slot in s, or takes a free or the least recently
+// used idle one; nil when every slot has requests in flight. s is locked.
+func (s *limitSet) slot(key uint64, addr *[16]byte, now int64) (sl *limitSlot, fresh bool) {
+	var victim *limitSlot
+	for i := range s.slots {
+		c := &s.slots[i]
+		if c.key == key && c.addr == *addr {
+			c.used = now
+			return c, false
+		}
+		if c.conns > 0 {
+			continue
+		}
+		if c.key == 0 {
+			if victim == nil || victim.key != 0 {
+				victim = c
+			}
+			continue
+		}
+		if victim == nil || (victim.key != 0 && c.used < victim.used) {
+			victim = c
+		}
+	}
+	if victim == nil {
+		return nil, false
+	}
+	*victim = limitSlot{key: key, addr: *addr, used: now}
+	return victim, true
+}
+
+// rateLimits are the limits of one zone, as take applies them.
+type rateLimits struct {
+	// milliRPS and milliRPM are the rates in thousandths of a request a
+	// second (nginx's own unit; 0 for none), burstRPS and burstRPM the
+	// bursts in thousandths; conns bounds requests in flight (0: none).
+	milliRPS, milliRPM int64
+	burstRPS, burstRPM int64
+	conns              int32
+}
+
+// take admits one request of the client to the zone, in nginx's order:
+// the rates (limit_req with burst and nodelay, a leaky bucket: a request
+// adds one to the excess, which drains at the rate; a request that would
+// take an excess past its burst is refused), each accounted only when all
+// pass, then the requests in flight (limit_conn). The ticket is held until
+// the request ends; the zero ticket when no limit_conn applies.
+func (l *limiter) take(key uint64, cl *client, lim *rateLimits, now int64) (connTicket, bool) {
+	l.allocate()
+	s := l.set(key, cl)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, fresh := s.slot(key, &cl.addr, now)
+	if c == nil {
+		return connTicket{}, false // every slot of the set is in flight
+	}
+	var rps, rpm int64
+	if lim.milliRPS > 0 {
+		if rps = c.rps.next(fresh, now, lim.milliRPS); rps > lim.burstRPS {
+			return connTicket{}, false
+		}
+	}
+	if lim.milliRPM > 0 {
+		if rpm = c.rpm.next(fresh, now, lim.milliRPM); rpm > lim.burstRPM {
+			return connTicket{}, false
+		}
+	}
+	if lim.milliRPS > 0 {
+		c.rps = rateState{excess: rps, last: now, counted: true}
+	}
+	if lim.milliRPM > 0 {
+		c.rpm = rateState{excess: rpm, last: now, counted: true}
+	}
+	if lim.conns == 0 {
+		return connTicket{}, true
+	}
+	if c.conns >= lim.conns {
+		return connTicket{}, false
+	}
+	c.conns++
+	return connTicket{set: s, slot: c}, true
+}
+
+// next is the excess with one more request, after the time since last has
+// drained it at the given rate, exactly as nginx computes it: the request
+// is added before the floor at zero, so a bucket that has fully drained
+// takes a request for free and passes 1 + burst again; a new state starts
+// at zero. A clock that went backwards counts as no time.
+func (r rateState) next(fresh bool, now, milliPerSec int64) int64 {
+	if fresh || !r.counted {
+		return 0
+	}
+	ms := max(now-r.last, 0)
+	return max(r.excess-milliPerSec*ms/1000+1000, 0)
+}
+
+// connTicket is a request in flight counted against limit-connections;
+// release ends it. The zero ticket releases nothing.
+type connTicket struct {
+	set  *limitSet
+	slot *limitSlot
+}
+
+func (t connTicket) release() {
+	if t.set == nil {
+		return
+	}
+	t.set.mu.Lock()
+	t.slot.conns--
+	t.set.mu.Unlock()
+}
+
+// addrKey is the form addresses are counted under: IPv4 and IPv4-mapped
+// IPv6 alike.
+func addrKey(a netip.Addr) [16]byte {
+	return a.Unmap().As16()
+}
+
+// find returns the key's slot in s, nil when it has none. s is locked, or
+// the caller alone uses the limiter (tests).
+func (s *limitSet) find(key uint64, addr *[16]byte) *limitSlot {
+	for i := range s.slots {
+		if c := &s.slots[i]; c.key == key && c.addr == *addr {
+			return c
+		}
+	}
+	return nil
+}

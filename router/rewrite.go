@@ -1,0 +1,101 @@
+package router
+
+import (
+	"bufio"
+	"net/http"
+	"strings"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// Route rewrites (SPEC §11, §13): rewrite-target, upstream-vhost and
+// x-forwarded-prefix, as the matched route's match.Rewrite says.
+//
+//   - rewrite-target gives the backend a new request-target built from the
+//     normalized path the route matched (captures included) and keeps the
+//     client's query unless the target says otherwise; a request no
+//     rewrite touches keeps its target byte for byte. A target that is an
+//     absolute URL answers 302 to it instead, as nginx's rewrite does,
+//     before any HTTPS redirect: nginx runs the location's rewrite first.
+//   - upstream-vhost replaces the Host the backend receives;
+//     X-Forwarded-Host still carries the client's.
+//   - x-forwarded-prefix sets X-Forwarded-Prefix, replacing the client's.
+
+// ReasonRewriteRedirect is the Record.Reason of a 302 made by a
+// rewrite-target that is an absolute URL.
+const ReasonRewriteRedirect = "rewrite-redirect"
+
+var ansRewriteRedirect = answer{http.StatusFound, ReasonRewriteRedirect, "302 Found: rewrite-target sends this path elsewhere\n"}
+
+// routeAction is what the matched route's rewrite asks of one request.
+type routeAction struct {
+	// target is the new request-target, path and query; "" keeps the
+	// client's.
+	target string
+	// host is the Host the backend receives; "" keeps the client's.
+	host string
+	// prefix is X-Forwarded-Prefix, when prefixSet.
+	prefix    string
+	prefixSet bool
+}
+
+// routeActionOf works out the rewrite of a request matched to res, whose
+// normalized path is clean and query (as received) query; redirect is the
+// Location when the rewrite answers the request itself (a redirect). It
+// writes nothing: decide calls it, so Lookup reports the redirect too.
+func routeActionOf(res match.Result, host, clean, query, proto string) (a routeAction, redirect string) {
+	if res.Route == nil || res.Route.Rewrite == nil {
+		return a, ""
+	}
+	rw := res.Route.Rewrite
+	out := rw.Apply(res.Route, clean, query, proto, host)
+	if out.Redirect {
+		return a, out.Target
+	}
+	return routeAction{target: out.Target, host: rw.Host, prefix: out.Prefix, prefixSet: out.PrefixSet}, ""
+}
+
+// apply puts the action into the exchange: the target both upstream paths
+// send, and what they set in the request head.
+func (a *routeAction) apply(x *exchange) {
+	x.act = *a
+	if a.target != "" {
+		x.path, x.query, x.hasQuery = a.target, "", false
+		if p, q, ok := strings.Cut(a.target, "?"); ok {
+			x.path, x.query, x.hasQuery = p, q, true
+		}
+	}
+}
+
+// backendHost is the Host header the backend receives.
+func (x *exchange) backendHost(req *http.Request) string {
+	if x.act.host != "" {
+		return x.act.host
+	}
+	return req.Host
+}
+
+// replacesHeader reports a client request header the route's action sets
+// itself, so the client's is not passed on.
+func (a *routeAction) replacesHeader(k string) bool {
+	return a.prefixSet && k == "X-Forwarded-Prefix"
+}
+
+// writeActionHeaders writes the action's headers into the fast path's
+// request head.
+func writeActionHeaders(bw *bufio.Writer, x *exchange) {
+	if x.act.prefixSet {
+		writeHeader(bw, "X-Forwarded-Prefix", x.act.prefix)
+	}
+}
+
+// setActionHeaders sets the action's Host and headers on the net/http
+// path's outgoing request.
+func setActionHeaders(x *exchange, out *http.Request) {
+	if x.act.host != "" {
+		out.Host = x.act.host
+	}
+	if x.act.prefixSet {
+		out.Header["X-Forwarded-Prefix"] = []string{x.act.prefix}
+	}
+}

@@ -6,8 +6,9 @@ import (
 )
 
 // Hook is the embedder's per-route step (Options.Hook). It runs after the
-// HTTPS redirect and before the backend's state and the request body are
-// looked at, where ingress-nginx checks access: a request refused by it
+// redirects and the location's rate limits and source ranges, and before
+// the backend's state and the request body are looked at, where
+// ingress-nginx checks access: a request refused by it
 // never reaches a backend, and a backend with no endpoints does not hide
 // the refusal. m is the table's choice, from the table the request is then
 // proxied with; m.Route.Extensions holds the route's embedder annotations

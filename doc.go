@@ -62,6 +62,10 @@
 //     request body (gRPC streams aside) whole, up to a limit, before it
 //     picks an endpoint.
 //     TLSConfig selects the certificate per SNI from the serving table.
+//     Lookup reports what ServeHTTP would do with a request without serving
+//     it (the same code decides both); Options.Hook runs the embedder's own
+//     per-route step; Options.Observer gets a Record per request;
+//     DefaultTransport is the default upstream transport, to wrap.
 //     router/routertest runs case files against the real handler.
 //   - status decides, without writing anything, what the controller writes
 //     back (SPEC §16): the load-balancer addresses every claimed Ingress
@@ -72,8 +76,11 @@
 //
 // The commands under examples are where the outside world comes in:
 // examples/controller serves a cluster, or with -manifests a folder of
-// manifests with no cluster (and watches it for edits), and examples/check
-// runs case files from the command line.
+// manifests with no cluster (and watches it for edits); examples/embed is
+// the router inside someone else's server, with an annotation of its own;
+// examples/check runs case files from the command line, and for a folder of
+// manifests prints the table (-translate), the decision for one request
+// (-explain) or the migration report from ingress-nginx (-report).
 //
 // # Guarantees
 //
@@ -497,6 +504,14 @@
 //     warns AnnotationUnsupported, once per key and Ingress, so a migration
 //     lists exactly what does not carry over. One whose value does not parse
 //     warns AnnotationRejected.
+//
+// Annotations under a prefix the embedder registers in
+// compile.Options.ExtensionPrefixes ("example.com/") are neither read nor
+// warned about: they are carried, as written, onto every route of their
+// Ingress (match.Route.Extensions) for the embedder's router.Options.Hook,
+// which runs for the matched route with the table the request is served
+// with and may answer the request or pass it on with headers of its own.
+// They count in the digest. The reserved prefixes cannot be registered.
 //
 // Implemented, with either prefix:
 //
@@ -926,6 +941,28 @@
 //     allows.
 //   - WebSocket and other Upgrade requests are tunnelled once the backend
 //     answers 101. Responses of unknown length are flushed as they arrive.
+//   - router.Options.Transport replaces every upstream transport, HTTP
+//     backends' own pool included; router.DefaultTransport(o) is the
+//     default set (timeouts, h2c for GRPC, HTTP/2 for GRPCS, byte-exact
+//     targets), which a wrapper keeps. Retries, the router's answers and
+//     the forwarded headers stay the router's either way.
+//   - Each request ends in one router.Record for Options.Observer: the
+//     generation; the method, host and target; the status and, for the
+//     router's own answers, the reason; the virtual host's name, the
+//     matched route and its Ingress, the backend and its Service; the
+//     endpoint and the number of tries; the request ID; the client
+//     address (Router.ClientAddr); total and upstream durations (to
+//     response headers and to the end of the body); request and response
+//     body bytes; and the request itself, valid during the call. With an
+//     Observer the request ID is made before the backend is picked, one
+//     allocation; Options.ReturnRequestID also sends it to the client as
+//     X-Request-ID, on the router's own answers too.
+//   - Router.Lookup(req) reports the decision ServeHTTP makes for req (the
+//     host and route chosen, the answer and its reason, the redirect's
+//     Location, the backend) from the same code, without serving: what the
+//     body or the backend does later (413, 408, 502, 504) and what a Hook
+//     does are not part of it. Every case-file request (§18) checks that
+//     the two agree.
 //   - A backend that cannot be connected to (refused, unreachable, connect
 //     timeout, failed TLS handshake) is retried on another of its
 //     endpoints, at most 3 tries (the location's proxy-next-upstream-tries,
@@ -951,7 +988,12 @@
 // namespace/name, descending; or an earlier declaration in the same
 // Ingress). compile.Result.Warnings are sorted by object, field, reason,
 // message and winner, exact repeats dropped; the table does not carry
-// them. The reasons:
+// them. Warning.Severity says what each means for traffic moving from
+// ingress-nginx (traffic-moves, feature-missing, cosmetic), by reason; an
+// unsupported nginx annotation moves traffic when it is one the annotation
+// registry knows (one ingress-nginx routes, rewrites or refuses by). The
+// migration report (go run ./examples/check -report) lists them per
+// Ingress. The reasons:
 //
 //	ClassNotFound             spec.ingressClassName names no IngressClass (§2)
 //	ClassConflict             the class annotation overrides spec.ingressClassName (§2)
@@ -1084,7 +1126,9 @@
 // /response-headers?<name>=<value>&... (200 with those headers); they are
 // not counted as forwarded. Both runners also compare each file's compiled
 // tables, warnings included, with x.golden beside x.yaml (rewritten with
-// -update), and reach the same verdict on the same files.
+// -update), and reach the same verdict on the same files. Every request
+// is also looked up with Router.Lookup before it is served; a decision
+// that differs from what ServeHTTP then did fails the request.
 //
 // # 19. Where ramjet differs from ingress-nginx
 //

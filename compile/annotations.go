@@ -45,6 +45,8 @@ type annotationValues struct {
 	// request holds the request policy annotations (see policy.go).
 	request policyValues
 
+	// extensions are the embedder's annotations (see extensions.go).
+	extensions *match.Extensions
 	// redirect holds the redirect and host annotations
 	// (redirect_annotations.go); nil when the Ingress sets none, which is
 	// most of them.
@@ -128,6 +130,7 @@ func (b *builder) readAnnotations() {
 		}
 		b.resolveBalancing(ing)
 		b.resolveAccess(ing)
+		b.readExtensions(ing)
 	}
 }
 

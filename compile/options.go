@@ -101,6 +101,13 @@ type Options struct {
 	// for offline demos and tests whose backends listen on this machine.
 	// Every other address that can never be a pod is dropped regardless.
 	AllowLoopbackEndpoints bool
+	// ExtensionPrefixes are the annotation prefixes an embedder reads
+	// itself, each a DNS subdomain ("example.com" or "example.com/"):
+	// annotations under them are carried into the table on the routes of
+	// their Ingress (match.Route.Extensions) for a router.Hook, and never
+	// warned about. ramjet.dev/ and nginx.ingress.kubernetes.io/ are
+	// reserved.
+	ExtensionPrefixes []string
 }
 
 // Validate reports the first malformed option, naming it.
@@ -120,7 +127,7 @@ func (o Options) Validate() error {
 			return fmt.Errorf("option default-backend: %w", err)
 		}
 	}
-	return nil
+	return o.validateExtensionPrefixes()
 }
 
 // claimOptions are the options classify claims with, defaults filled in.

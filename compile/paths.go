@@ -118,6 +118,7 @@ func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkin
 		r.Backend = backend
 		r.SSLRedirect, r.ForceSSLRedirect = ing.redirects(b.opts)
 		r.PreserveTrailingSlash = ing.ann.preserveTrailingSlash
+		r.Extensions = ing.ann.extensions
 		v.addRoute(r)
 	}
 }

@@ -110,6 +110,7 @@ func digest(t *Table, inputs []byte) string {
 			}
 		}
 	}
+	e.extensions(t)
 	encodeRedirectActions(&e, t)
 	encodeRewrites(&e, t)
 	digestPolicies(&e, t)

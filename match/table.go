@@ -174,6 +174,10 @@ type Route struct {
 	// redirect (preserve-trailing-slash); by default one is dropped.
 	PreserveTrailingSlash bool
 
+	// Extensions are the embedder's own annotations of the declaring
+	// Ingress (see Extensions); nil when it has none. Shared by the
+	// Ingress's routes: read it, never change it.
+	Extensions *Extensions
 	// Redirect, when set, is answered instead of proxying (permanent-redirect,
 	// temporal-redirect); Backend is still resolved and listed.
 	Redirect *Redirect

@@ -103,7 +103,7 @@ func (t *Table) writeText(b *strings.Builder) {
 			if r.Backend != nil {
 				backend = r.Backend.ID
 			}
-			b.WriteString(" -> " + backend + sourceText(r.Source) + redirectText(vh.TLS, r.SSLRedirect, r.ForceSSLRedirect, r.PreserveTrailingSlash) + redirectActionText(r.Redirect) + rewriteText(r.Rewrite) + policyLine(r.Policy) + "\n")
+			b.WriteString(" -> " + backend + sourceText(r.Source) + redirectText(vh.TLS, r.SSLRedirect, r.ForceSSLRedirect, r.PreserveTrailingSlash) + redirectActionText(r.Redirect) + rewriteText(r.Rewrite) + policyLine(r.Policy) + extensionsText(r.Extensions) + "\n")
 			b.WriteString(accessText(r))
 		}
 	}

@@ -38,21 +38,21 @@ type authState struct {
 // authorize applies the matched route's authentication (SPEC §11): basic
 // first, then the external service, as nginx's access phase runs them. It
 // reports whether the request may go on; otherwise it has answered.
-func (r *Router) authorize(w http.ResponseWriter, req *http.Request, gen uint64, host, proto string, b *match.Backend, src *match.Source, a *match.Auth, ph *policyHeaders) bool {
+func (r *Router) authorize(w http.ResponseWriter, req *http.Request, d *decision, a *match.Auth, ph *policyHeaders, start time.Time, id string) bool {
 	grpc := isGRPC(req)
 	if a.Denied != "" {
-		r.refuse(w, req, grpc, gen, host, b, src, ansAuthDenied)
+		r.refuse(w, req, grpc, d, ansAuthDenied, start, id)
 		return false
 	}
 	if a.Basic != nil && !r.basicAuth(req, a.Basic) {
 		w.Header()["Www-Authenticate"] = a.Basic.Challenge()
-		r.refuse(w, req, grpc, gen, host, b, src, ansUnauthorized)
+		r.refuse(w, req, grpc, d, ansUnauthorized, start, id)
 		return false
 	}
 	if a.External != nil {
-		ans, ok := r.externalAuth(w, req, host, proto, a.External, ph)
+		ans, ok := r.externalAuth(w, req, d.host, d.proto, a.External, ph)
 		if !ok {
-			r.refuse(w, req, grpc, gen, host, b, src, ans)
+			r.refuse(w, req, grpc, d, ans, start, id)
 			return false
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"ramjet.dev/ramjet/match"
 )
@@ -36,15 +37,15 @@ func BenchmarkAccessPolicy(b *testing.B) {
 			authz := []string{"Basic YWxpY2U6d29uZGVybGFuZA=="}
 			req.Header["Origin"] = origin
 			w := &discardWriter{h: make(http.Header)}
-			src := matched(res)
+			d := decision{host: "shop.example.com", proto: "http", res: res, src: matched(res), backend: res.Backend}
 			b.ReportAllocs()
 			for b.Loop() {
 				req.Header["Authorization"] = authz
 				var ph policyHeaders
-				if res.Route.CORS != nil && r.serveCORS(w, req, 1, "shop.example.com", res, src, &ph) {
+				if res.Route.CORS != nil && r.serveCORS(w, req, &d, &ph, time.Time{}, "") {
 					b.Fatal("answered")
 				}
-				if res.Route.Auth != nil && !r.authorize(w, req, 1, "shop.example.com", "http", res.Backend, src, res.Route.Auth, &ph) {
+				if res.Route.Auth != nil && !r.authorize(w, req, &d, res.Route.Auth, &ph, time.Time{}, "") {
 					b.Fatal("refused")
 				}
 			}

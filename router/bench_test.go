@@ -40,9 +40,13 @@ func benchSetup(b *testing.B) (tr *http.Transport, backend *httptest.Server) {
 }
 
 func benchRouter(b *testing.B, tr http.RoundTripper, addr string) *Router {
+	return benchRouterWith(b, Options{Transport: tr}, addr)
+}
+
+func benchRouterWith(b *testing.B, o Options, addr string) *Router {
 	web := httpBackend("prod/web:80", addr)
 	other := httpBackend("prod/other:80", "10.9.9.9:80")
-	r := newTestRouter(Options{Transport: tr})
+	r := newTestRouter(o)
 	r.Publish(table("bench",
 		vhost("shop.example.com", nil,
 			route(match.Exact, "/checkout", other),
@@ -142,6 +146,13 @@ func BenchmarkHandler(b *testing.B) {
 	for _, name := range proxyNames {
 		b.Run("proxy="+name, func(b *testing.B) { benchHandler(b, hs[name]) })
 	}
+	// With an Observer, as behind metrics or an access log: the record
+	// costs what it needs to name the request ID the backend got.
+	_, backend := benchSetup(b)
+	var seen int
+	obs := benchRouterWith(b, Options{Observer: func(rec Record) { seen += rec.Status }}, backend.Listener.Addr().String())
+	b.Cleanup(obs.CloseIdleConnections)
+	b.Run("proxy=router-observed", func(b *testing.B) { benchHandler(b, obs) })
 }
 
 func BenchmarkServer(b *testing.B) {

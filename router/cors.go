@@ -2,6 +2,7 @@ package router
 
 import (
 	"net/http"
+	"time"
 
 	"ramjet.dev/ramjet/match"
 )
@@ -58,8 +59,8 @@ var (
 // request that qualifies is the preflight and is answered here with 204,
 // before the TLS redirect and authentication, as ingress-nginx answers it
 // in its rewrite phase. It reports whether it answered.
-func (r *Router) serveCORS(w http.ResponseWriter, req *http.Request, gen uint64, host string, res match.Result, src *match.Source, ph *policyHeaders) bool {
-	c := res.Route.CORS
+func (r *Router) serveCORS(w http.ResponseWriter, req *http.Request, d *decision, ph *policyHeaders, start time.Time, id string) bool {
+	c := d.res.Route.CORS
 	origin := req.Header["Origin"]
 	first := ""
 	if len(origin) > 0 {
@@ -77,21 +78,13 @@ func (r *Router) serveCORS(w http.ResponseWriter, req *http.Request, gen uint64,
 	h["Content-Type"] = preflightType
 	h["Content-Length"] = preflightLength
 	w.WriteHeader(http.StatusNoContent)
-	r.record(req, gen, host, res.Backend, src, http.StatusNoContent, ReasonCORSPreflight)
+	if r.observer != nil {
+		if d.backend == nil {
+			d.backend = d.res.Backend
+		}
+		rec := r.record(req, d, start, id)
+		rec.Status, rec.Reason = http.StatusNoContent, ReasonCORSPreflight
+		r.observer(rec)
+	}
 	return true
-}
-
-// record reports an answer a policy wrote itself.
-func (r *Router) record(req *http.Request, gen uint64, host string, b *match.Backend, route *match.Source, status int, reason string) {
-	if r.observer == nil {
-		return
-	}
-	rec := Record{Generation: gen, Method: req.Method, Host: host, Path: receivedTarget(req), Status: status, Reason: reason}
-	if b != nil {
-		rec.Backend = b.ID
-	}
-	if route != nil {
-		rec.Route = *route
-	}
-	r.observer(rec)
 }

@@ -30,6 +30,9 @@ func (r *Router) serveH1(x *exchange, req *http.Request) {
 		length = -1 // a body of unknown length: chunked
 	}
 	fresh := false // the next try dials a new connection
+	if !x.start.IsZero() {
+		x.upstreamStart = time.Now()
+	}
 	for {
 		pc, err := r.h1.get(ctx, x.endpoint.Addr, fresh, x.timeouts.connect)
 		if err != nil {
@@ -79,6 +82,9 @@ func (r *Router) serveH1(x *exchange, req *http.Request) {
 			}
 			r.exchangeFailed(x, req, err)
 			return
+		}
+		if !x.start.IsZero() {
+			x.headerAt = time.Now()
 		}
 		if res.StatusCode == http.StatusSwitchingProtocols {
 			r.switchProtocols(&t, res, upgrade)

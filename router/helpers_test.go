@@ -103,17 +103,28 @@ func table(inputs string, hosts ...*match.VirtualHost) *match.Table {
 	return match.New(match.Spec{VirtualHosts: hosts, Backends: backends, Inputs: []byte(inputs)})
 }
 
-// records collects Observer records.
+// records collects Observer records: all and ch hold the fields that say
+// what was decided (see decided), raw the records as observed.
 type records struct {
 	mu  sync.Mutex
 	all []Record
+	raw []Record
 	ch  chan Record
+}
+
+// decided keeps the fields of a record that tests state in full; timings,
+// the request and the other derived fields are tested on their own.
+func decided(r Record) Record {
+	return Record{Generation: r.Generation, Method: r.Method, Host: r.Host, Path: r.Path, Status: r.Status,
+		Backend: r.Backend, Route: r.Route, Endpoint: r.Endpoint, Reason: r.Reason, Tries: r.Tries}
 }
 
 func newRecords() *records { return &records{ch: make(chan Record, 1024)} }
 
-func (rs *records) observe(r Record) {
+func (rs *records) observe(raw Record) {
+	r := decided(raw)
 	rs.mu.Lock()
+	rs.raw = append(rs.raw, raw)
 	rs.all = append(rs.all, r)
 	rs.mu.Unlock()
 	rs.ch <- r

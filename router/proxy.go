@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"ramjet.dev/ramjet/match"
 )
@@ -57,7 +58,7 @@ func rewrite(pr *httputil.ProxyRequest) {
 	u.RawQuery = x.query
 	u.ForceQuery = x.hasQuery && x.query == ""
 
-	setForwarded(in, out.Header, x.proto, x.realIP, x.forwarded[:0])
+	setForwarded(in, out.Header, x.proto, x.realIP, x.requestID, x.forwarded[:0])
 	setActionHeaders(x, out)
 }
 
@@ -82,7 +83,9 @@ type forwarding struct {
 	requestID string
 }
 
-func forwardingOf(in *http.Request, proto, realIP string) forwarding {
+// forwardingOf works out the forwarded values; requestID is the one the
+// router chose for the request, "" to take the client's.
+func forwardingOf(in *http.Request, proto, realIP, requestID string) forwarding {
 	f := forwarding{prior: in.Header["X-Forwarded-For"], host: in.Host, proto: proto, realIP: realIP}
 	ip, _, err := net.SplitHostPort(in.RemoteAddr)
 	if err != nil {
@@ -95,8 +98,10 @@ func forwardingOf(in *http.Request, proto, realIP string) forwarding {
 		f.portText = serverPort(in)
 	}
 	// Exactly one, the client's first, as nginx's $http_x_request_id.
-	if id := in.Header["X-Request-Id"]; len(id) > 0 {
-		f.requestID = id[0]
+	if f.requestID = requestID; f.requestID == "" {
+		if id := in.Header["X-Request-Id"]; len(id) > 0 {
+			f.requestID = id[0]
+		}
 	}
 	return f
 }
@@ -120,8 +125,8 @@ func withheld(k string) bool {
 // and removes every withheld client header. The values share the backing
 // array of v (capacity 8), each capped so appending to one cannot touch
 // another.
-func setForwarded(in *http.Request, h http.Header, proto, realIP string, v []string) {
-	f := forwardingOf(in, proto, realIP)
+func setForwarded(in *http.Request, h http.Header, proto, realIP, requestID string, v []string) {
+	f := forwardingOf(in, proto, realIP, requestID)
 	for k := range h {
 		if withheld(k) {
 			delete(h, k)
@@ -218,7 +223,14 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 			rt = verbatim
 		}
 	}
-	return x.roundTrip(rt, req)
+	if x.upstreamStart.IsZero() && !x.start.IsZero() {
+		x.upstreamStart = time.Now()
+	}
+	res, err := x.roundTrip(rt, req)
+	if err == nil && !x.start.IsZero() {
+		x.headerAt = time.Now()
+	}
+	return res, err
 }
 
 // modifyResponse watches the backend's response body so that a body the
@@ -336,6 +348,15 @@ type idBlock struct {
 }
 
 var idBlocks = sync.Pool{New: func() any { return &idBlock{off: len(idBlock{}.buf)} }}
+
+// requestIDOf is the request's ID: the client's first X-Request-ID, else
+// a new one.
+func requestIDOf(req *http.Request) string {
+	if id := req.Header["X-Request-Id"]; len(id) > 0 {
+		return id[0]
+	}
+	return newRequestID()
+}
 
 func newRequestID() string {
 	var out [32]byte

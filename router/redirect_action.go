@@ -39,10 +39,13 @@ const (
 
 var ansNoHostToRedirect = answer{http.StatusBadRequest, ReasonBadHost, "400 Bad Request: the request has no valid host name to redirect with\n"}
 
-// redirectAction answers the table's redirect for the request, if it has
-// one, and reports whether it did. path and query are the request-target
-// as received, clean the normalized path.
-func (r *Router) redirectAction(w http.ResponseWriter, req *http.Request, gen uint64, res match.Result, host, path, query string, hasQuery bool, clean string, src *match.Source) bool {
+// redirectAction is the table's redirect for the request, if it has one:
+// the answer, its Location ("" when the answer carries none), whether the
+// answer names no declaration (the www twin is a server of its own), and
+// whether there is a redirect at all. path and query are the
+// request-target as received, clean the normalized path. It writes
+// nothing: decide calls it, so Lookup reports the same redirect.
+func (r *Router) redirectAction(req *http.Request, res match.Result, host, path, query string, hasQuery bool, clean string) (a answer, location string, unrouted, ok bool) {
 	h := res.Host.Actions
 	var rd *match.Redirect
 	switch {
@@ -52,7 +55,7 @@ func (r *Router) redirectAction(w http.ResponseWriter, req *http.Request, gen ui
 		rd = h.Fallback
 	}
 	if rd == nil && (h == nil || h.WWWTo == "" && h.AppRoot == "") {
-		return false
+		return answer{}, "", false, false
 	}
 	scheme := r.clientProto(req)
 	switch {
@@ -63,14 +66,14 @@ func (r *Router) redirectAction(w http.ResponseWriter, req *http.Request, gen ui
 		}
 		uri = strings.TrimSuffix(uri, "/")
 		loc := scheme + "://" + h.WWWTo + ":" + r.redirectPort(req, scheme) + uri
-		r.answerRedirect(w, req, gen, host, nil, http.StatusPermanentRedirect, ReasonWWWRedirect, loc)
+		return redirectAnswer(http.StatusPermanentRedirect, ReasonWWWRedirect, loc), loc, true, true
 	case h != nil && h.AppRoot != "" && clean == "/":
 		hostPort, ok := hostAsSent(req.Host)
 		if !ok {
-			r.refuse(w, req, false, gen, host, nil, src, ansNoHostToRedirect)
-			return true
+			return ansNoHostToRedirect, "", false, true
 		}
-		r.answerRedirect(w, req, gen, host, src, http.StatusFound, ReasonAppRoot, scheme+"://"+hostPort+h.AppRoot)
+		loc := scheme + "://" + hostPort + h.AppRoot
+		return redirectAnswer(http.StatusFound, ReasonAppRoot, loc), loc, false, true
 	case rd != nil:
 		loc := rd.URL
 		if strings.HasPrefix(loc, "/") && !rd.Relative && host != "" {
@@ -78,20 +81,15 @@ func (r *Router) redirectAction(w http.ResponseWriter, req *http.Request, gen ui
 		}
 		if !rd.HasLocation() {
 			// nginx's "return 300 text": the text is the body.
-			a := answer{rd.Code, ReasonRedirect, rd.URL + "\n"}
-			r.refuse(w, req, false, gen, host, nil, src, a)
-			return true
+			return answer{rd.Code, ReasonRedirect, rd.URL + "\n"}, "", false, true
 		}
-		r.answerRedirect(w, req, gen, host, src, rd.Code, ReasonRedirect, loc)
-	default:
-		return false
+		return redirectAnswer(rd.Code, ReasonRedirect, loc), loc, false, true
 	}
-	return true
+	return answer{}, "", false, false
 }
 
-func (r *Router) answerRedirect(w http.ResponseWriter, req *http.Request, gen uint64, host string, src *match.Source, code int, reason, loc string) {
-	w.Header().Set("Location", loc)
-	r.refuse(w, req, false, gen, host, nil, src, answer{code, reason, strconv.Itoa(code) + " " + http.StatusText(code) + ": " + loc + "\n"})
+func redirectAnswer(code int, reason, loc string) answer {
+	return answer{code, reason, strconv.Itoa(code) + " " + http.StatusText(code) + ": " + loc + "\n"}
 }
 
 // redirectPort is nginx's $server_port: the port the request arrived on

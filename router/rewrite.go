@@ -39,21 +39,20 @@ type routeAction struct {
 	prefixSet bool
 }
 
-// routeAction works out the rewrite of a request matched to res, whose
-// normalized path is clean and query (as received) query. done reports that
-// it answered the request itself: a redirect.
-func (r *Router) routeAction(w http.ResponseWriter, req *http.Request, res match.Result, gen uint64, host, clean, query, proto string, src *match.Source) (a routeAction, done bool) {
+// routeActionOf works out the rewrite of a request matched to res, whose
+// normalized path is clean and query (as received) query; redirect is the
+// Location when the rewrite answers the request itself (a redirect). It
+// writes nothing: decide calls it, so Lookup reports the redirect too.
+func routeActionOf(res match.Result, host, clean, query, proto string) (a routeAction, redirect string) {
 	if res.Route == nil || res.Route.Rewrite == nil {
-		return a, false
+		return a, ""
 	}
 	rw := res.Route.Rewrite
 	out := rw.Apply(res.Route, clean, query, proto, host)
 	if out.Redirect {
-		w.Header().Set("Location", out.Target)
-		r.refuse(w, req, false, gen, host, nil, src, ansRewriteRedirect)
-		return a, true
+		return a, out.Target
 	}
-	return routeAction{target: out.Target, host: rw.Host, prefix: out.Prefix, prefixSet: out.PrefixSet}, false
+	return routeAction{target: out.Target, host: rw.Host, prefix: out.Prefix, prefixSet: out.PrefixSet}, ""
 }
 
 // apply puts the action into the exchange: the target both upstream paths

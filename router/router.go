@@ -94,7 +94,9 @@ type Options struct {
 	// ('\', '"', non-ASCII) cannot be written byte for byte through a URL;
 	// the fast path writes it as received, the built-in HTTPS transport
 	// sends it on a connection of its own, while a Transport given here
-	// sees it as URL.RequestURI() escapes it.
+	// sees it as URL.RequestURI() escapes it. To add to the default rather
+	// than replace it, wrap DefaultTransport(o), which says what a
+	// Transport given here takes over.
 	Transport http.RoundTripper
 	// Registry holds the counters that outlive tables. Nil: a new one,
 	// owned by the Router, which sweeps idle counters of removed backends
@@ -105,6 +107,15 @@ type Options struct {
 	// Observer, if set, is called once per request after the answer has
 	// been written (access logs, tests). It must be safe for concurrent use.
 	Observer func(Record)
+	// ReturnRequestID sends the request's X-Request-ID (the client's, or
+	// the one generated for it) back to the client as a response header
+	// on every answer, the router's own included, so that a user can
+	// quote it when reporting a problem.
+	ReturnRequestID bool
+	// Hook, if set, runs for every request the table sends to a backend
+	// (a route's or a virtual host's fallback), with the table generation
+	// the request is then served with (see Hook).
+	Hook Hook
 	// Logger receives publish events and upstream errors. Nil: slog.Default().
 	Logger *slog.Logger
 	// DefaultCertificate is served when no table certificate matches the
@@ -183,6 +194,54 @@ type Record struct {
 	// Tries is the number of endpoints the request was sent to (more than
 	// one when connecting failed and it was retried); 0 when not proxied.
 	Tries int
+
+	// Request is the request as the router received it, for fields the
+	// record does not copy (User-Agent, Referer, TLS). It is valid only
+	// during the Observer call: keep the values, not the pointer.
+	Request *http.Request
+	// RequestID is the X-Request-ID of the request: the client's first
+	// one, or the one the router generated and forwarded to the backend
+	// (and returned with Options.ReturnRequestID). "" for an answer the
+	// router made itself (or a Hook made), unless Options.ReturnRequestID
+	// is set.
+	RequestID string
+	// ClientAddr is the client's IP address, without a port: the
+	// Router's ClientAddr (the peer, or with Options.ProxyRealIPCIDR the
+	// address a trusted proxy forwarded).
+	ClientAddr string
+	// VirtualHost is the Name of the table's virtual host that served the
+	// request: an exact host, "*.<rest>" for a wildcard, "" for the
+	// catch-all or when no host matched (then Route is zero). Unlike
+	// Host, its values are bounded by the table, so it suits metric labels.
+	VirtualHost string
+	// MatchedRoute is the table's route that matched (its Path, Type and
+	// Extensions); nil when the virtual host's fallback answered or no
+	// route matched. It points into the immutable table.
+	MatchedRoute *match.Route
+	// Service is the chosen backend's Service (namespace, name, port);
+	// zero when no backend was chosen. Backend is the same as an ID.
+	Service Service
+
+	// Start is when the router got the request. Duration runs from Start
+	// until the answer was written in full (nginx's $request_time).
+	Start    time.Time
+	Duration time.Duration
+	// UpstreamHeaderTime runs from the first try's send until the backend's
+	// response headers arrived ($upstream_header_time); UpstreamTime until
+	// the backend's response body ended ($upstream_response_time), retries
+	// included. Both 0 when the request was not proxied; UpstreamHeaderTime
+	// stays 0 when no response came.
+	UpstreamHeaderTime, UpstreamTime time.Duration
+	// BytesIn counts the request body bytes read from the client; BytesOut
+	// the response body bytes written to the client (headers not counted).
+	BytesIn, BytesOut int64
+}
+
+// Service names a backend's Kubernetes Service port.
+type Service struct {
+	Namespace, Name string
+	// Port is the Service port number; 0 when it did not resolve.
+	Port int32
 }
 
 // Reasons reported in Record.Reason.
@@ -202,6 +261,7 @@ const (
 	ReasonSSLRedirect         = "ssl-redirect"         // 308: plain HTTP to a host served over HTTPS
 	ReasonBadHost             = "bad-host"             // 400: a redirect is due but the Host names no host
 	ReasonRegexBudget         = "regex-budget"         // 404: the regex routes took the whole match budget
+	ReasonHook                = "hook"                 // any status: Options.Hook answered
 )
 
 // Router is an http.Handler serving the most recently published table.
@@ -214,11 +274,13 @@ type Router struct {
 	proxy       *httputil.ReverseProxy
 	h1          *h1Pool // HTTP backends, unless Options.Transport is set
 	observer    func(Record)
+	hook        Hook
 	logger      *slog.Logger
 	defaultCert *tls.Certificate
 
 	trustForwardedProto bool
 	realIPFrom          []netip.Prefix // Options.ProxyRealIPCIDR, normalized
+	returnRequestID     bool
 
 	// Request body limits (see Options): maxBody 0 means none, bufferMax
 	// is how much of a body is read before a backend is picked.
@@ -294,11 +356,13 @@ func New(o Options) *Router {
 	r := &Router{
 		registry:    o.Registry,
 		observer:    o.Observer,
+		hook:        o.Hook,
 		logger:      o.Logger,
 		defaultCert: o.DefaultCertificate,
 
 		trustForwardedProto: o.TrustForwardedProto,
 		realIPFrom:          normalizePrefixes(o.ProxyRealIPCIDR),
+		returnRequestID:     o.ReturnRequestID,
 	}
 	r.maxBody = cmp.Or(o.MaxBodySize, DefaultMaxBodySize)
 	if r.maxBody < 0 {

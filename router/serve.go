@@ -3,12 +3,12 @@ package router
 import (
 	"bufio"
 	"context"
-	"errors"
 	"io"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"ramjet.dev/ramjet/balance"
 	"ramjet.dev/ramjet/match"
@@ -90,137 +90,113 @@ func grpcCode(status int) string {
 
 // ServeHTTP routes req with the serving table: the router answers itself
 // when the table says so, otherwise it proxies to an endpoint of the chosen
-// backend.
+// backend. Lookup reports the same decision without serving.
 func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	var start time.Time
+	if r.observer != nil {
+		start = time.Now()
+	}
 	grpc := isGRPC(req)
-	st := r.state.Load()
-	if st == nil {
-		r.refuse(w, req, grpc, 0, match.NormalizeHost(req.Host), nil, nil, ansNoTable)
+	d := r.decide(req, grpc)
+	if d.res.RegexTimedOut || d.res.RegexBudgetExceeded {
+		r.regexTrouble(d.res, d.host)
+	}
+	var id string
+	if r.returnRequestID {
+		id = requestIDOf(req)
+		w.Header()["X-Request-Id"] = []string{id}
+	}
+	if d.ans.status != 0 && d.early && !d.located {
+		r.answer(w, req, grpc, &d, start, id)
 		return
 	}
-	host := match.NormalizeHost(req.Host)
-	if req.Host == "" && req.ProtoAtLeast(1, 1) {
-		// HTTP/1.1 requires a Host, HTTP/2 an :authority (or Host); without
-		// one the backend would see its own address as the Host. nginx
-		// answers 400; HTTP/1.0 may omit it and gets the catch-all.
-		r.refuse(w, req, grpc, st.gen, host, nil, nil, ansNoHost)
-		return
-	}
-	path, query, hasQuery, ok := requestTarget(req)
-	if !ok {
-		a := ansBadTarget
-		switch {
-		case hasCTLOrSpace(req.RequestURI):
-			a = ansTargetBytes
-		case hasUserinfo(req.RequestURI):
-			a = ansUserinfo
-		}
-		r.refuse(w, req, grpc, st.gen, host, nil, nil, a)
-		return
-	}
-	clean, err := match.NormalizePath(beforeFragment(path))
-	if err != nil {
-		a := ansBadTarget
-		switch {
-		case errors.Is(err, match.ErrBadEscape):
-			a = ansBadEscape
-		case errors.Is(err, match.ErrPathClimbs):
-			a = ansPathClimbs
-		case errors.Is(err, match.ErrNUL):
-			a = ansPathNUL
-		}
-		r.refuse(w, req, grpc, st.gen, host, nil, nil, a)
-		return
-	}
-	res := st.table.Lookup(host, clean)
-	if res.RegexTimedOut || res.RegexBudgetExceeded {
-		r.regexTrouble(res, host)
-	}
-	src := matched(res)
-	if r.redirectAction(w, req, st.gen, res, host, path, query, hasQuery, clean, src) {
-		return
-	}
+	// The location's CORS headers go on every answer from here on; a
+	// preflight is answered before the redirects and authentication, as
+	// ingress-nginx answers it.
 	var ph policyHeaders
-	if res.Route != nil && res.Route.CORS != nil && r.serveCORS(w, req, st.gen, host, res, src, &ph) {
+	if d.located && d.res.Route != nil && d.res.Route.CORS != nil && r.serveCORS(w, req, &d, &ph, start, id) {
 		return
 	}
-	proto := r.clientProto(req)
-	act, done := r.routeAction(w, req, res, st.gen, host, clean, query, proto, src)
-	if done {
+	if d.ans.status != 0 && d.early {
+		r.answer(w, req, grpc, &d, start, id)
 		return
 	}
-	if proto == "http" && redirects(res, clean, st.table, host) {
-		loc, ok := httpsLocation(req.Host, path, query, hasQuery, preserveTrailingSlash(res))
-		if !ok {
-			r.refuse(w, req, false, st.gen, host, nil, src, ansNoHostToTLS)
-			return
-		}
-		w.Header().Set("Location", loc)
-		r.refuse(w, req, false, st.gen, host, nil, src, ansSSLRedirect)
-		return
-	}
-	pol := locationPolicy(res)
-	ticket, a, refused := r.admit(req, pol)
+	// Rate limits count requests, so they are applied here, not in decide.
+	ticket, a, refused := r.admit(req, d.pol)
 	if refused {
-		r.refuse(w, req, grpc, st.gen, host, res.Backend, src, a)
+		if d.backend == nil {
+			d.backend = d.res.Backend
+		}
+		r.refuse(w, req, grpc, &d, a, start, id)
 		return
 	}
 	defer ticket.release()
-	b := res.Backend
-	if b == nil {
-		a := ansNoRoute
-		if res.RegexBudgetExceeded {
-			a = ansRegexBudget
+	if d.backend == nil {
+		r.answer(w, req, grpc, &d, start, id) // nothing matched
+		return
+	}
+	if d.res.Route != nil && d.res.Route.Auth != nil && !r.authorize(w, req, &d, d.res.Route.Auth, &ph, start, id) {
+		return
+	}
+	if r.hook != nil && r.runHook(w, req, &d, start, id) {
+		return
+	}
+	if d.ans.status != 0 {
+		r.answer(w, req, grpc, &d, start, id)
+		return
+	}
+	ch, a, refused := d.st.steer(d.backend, d.res.Route, req) // §9, §10: canary, session affinity
+	if refused {
+		d.backend = ch.backend
+		r.refuse(w, req, grpc, &d, a, start, id)
+		return
+	}
+	b, bal := ch.backend, d.bal
+	if b != d.backend {
+		// The canary: decide checked the primary only.
+		d.backend = b
+		if grpc && b.Protocol != match.GRPC && b.Protocol != match.GRPCS {
+			r.refuse(w, req, grpc, &d, ansGRPCNotEnabled, start, id)
+			return
 		}
-		r.refuse(w, req, grpc, st.gen, host, nil, src, a)
-		return
+		if bal = d.st.balancers[b]; bal == nil {
+			r.refuse(w, req, grpc, &d, ansNoEndpoints, start, id)
+			return
+		}
 	}
-	if res.Route != nil && res.Route.Auth != nil && !r.authorize(w, req, st.gen, host, proto, b, src, res.Route.Auth, &ph) {
-		return
-	}
-	if a, refused := backendRefusal(b); refused {
-		r.refuse(w, req, grpc, st.gen, host, b, src, a)
-		return
-	}
-	ch, a, refused := st.steer(b, res.Route, req) // §9, §10: canary, session affinity
+	body, a, refused := r.checkBody(w, req, grpc, d.pol)
 	if refused {
-		r.refuse(w, req, grpc, st.gen, host, ch.backend, src, a)
-		return
-	}
-	b = ch.backend
-	if grpc && b.Protocol != match.GRPC && b.Protocol != match.GRPCS {
-		r.refuse(w, req, grpc, st.gen, host, b, src, ansGRPCNotEnabled)
-		return
-	}
-	bal := st.balancers[b]
-	if bal == nil {
-		r.refuse(w, req, grpc, st.gen, host, b, src, ansNoEndpoints)
-		return
-	}
-	body, a, refused := r.checkBody(w, req, grpc, pol)
-	if refused {
-		r.refuse(w, req, grpc, st.gen, host, b, src, a)
+		r.refuse(w, req, grpc, &d, a, start, id)
 		return
 	}
 	x := &exchange{
-		w:        w,
-		gen:      st.gen,
-		host:     host,
-		proto:    proto,
-		grpc:     grpc,
-		backend:  b,
-		route:    src,
-		balancer: bal,
-		path:     path,
-		query:    query,
-		hasQuery: hasQuery,
-		reqBody:  body,
-		realIP:   r.realIP(req),
-		choice:   ch,
-		added:    ph,
+		w:         w,
+		gen:       d.st.gen,
+		host:      d.host,
+		proto:     d.proto,
+		grpc:      grpc,
+		backend:   b,
+		vhost:     d.res.Host,
+		route:     d.res.Route,
+		balancer:  bal,
+		path:      d.path,
+		query:     d.query,
+		hasQuery:  d.hasQuery,
+		reqBody:   body,
+		start:     start,
+		requestID: id,
+		returnID:  r.returnRequestID,
+		realIP:    r.realIP(req),
+		choice:    ch,
+		added:     ph,
 	}
-	act.apply(x)
-	x.upstreamPolicy(r, pol)
+	if id == "" && r.observer != nil {
+		// The record names the ID the backend gets, so it is made here
+		// rather than as the request head is written.
+		x.requestID = requestIDOf(req)
+	}
+	d.act.apply(x)
+	x.upstreamPolicy(r, d.pol)
 	// finish releases the endpoint on every way out, panics included.
 	defer r.finish(x, req)
 	x.key = bal.Key(req)
@@ -235,6 +211,14 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	x.ctx = exchangeContext{Context: req.Context(), x: x}
 	r.proxy.ServeHTTP(x, req.WithContext(&x.ctx))
+}
+
+// answer writes the router's own answer that d decided.
+func (r *Router) answer(w http.ResponseWriter, req *http.Request, grpc bool, d *decision, start time.Time, id string) {
+	if d.location != "" {
+		w.Header().Set("Location", d.location)
+	}
+	r.refuse(w, req, grpc && !d.plain, d, d.ans, start, id)
 }
 
 // checkBody applies the body limit (the location's proxy-body-size, else
@@ -305,26 +289,70 @@ func backendRefusal(b *match.Backend) (answer, bool) {
 }
 
 // refuse writes an answer the router makes without proxying.
-func (r *Router) refuse(w http.ResponseWriter, req *http.Request, grpc bool, gen uint64, host string, b *match.Backend, route *match.Source, a answer) {
+func (r *Router) refuse(w http.ResponseWriter, req *http.Request, grpc bool, d *decision, a answer, start time.Time, id string) {
 	a.write(w, grpc)
 	if r.observer == nil {
 		return
 	}
-	rec := Record{
-		Generation: gen,
-		Method:     req.Method,
-		Host:       host,
-		Path:       receivedTarget(req),
-		Status:     a.status,
-		Reason:     a.reason,
-	}
-	if b != nil {
-		rec.Backend = b.ID
-	}
-	if route != nil {
-		rec.Route = *route
+	rec := r.record(req, d, start, id)
+	rec.Status, rec.Reason = a.status, a.reason
+	if !grpc {
+		rec.BytesOut = int64(len(a.body))
 	}
 	r.observer(rec)
+}
+
+// record fills in what a record knows from the decision alone.
+func (r *Router) record(req *http.Request, d *decision, start time.Time, id string) Record {
+	rec := Record{
+		Method:     req.Method,
+		Host:       d.host,
+		Path:       receivedTarget(req),
+		Request:    req,
+		RequestID:  id,
+		ClientAddr: r.clientAddrText(req, ""),
+		Start:      start,
+		Duration:   time.Since(start),
+	}
+	if d.st != nil {
+		rec.Generation = d.st.gen
+	}
+	if d.res.Host != nil {
+		rec.VirtualHost = d.res.Host.Name
+	}
+	if d.src != nil {
+		rec.Route = *d.src
+		rec.MatchedRoute = d.res.Route
+	}
+	if b := d.backend; b != nil {
+		rec.Backend = b.ID
+		rec.Service = Service{Namespace: b.Namespace, Name: b.Name, Port: b.Port}
+	}
+	return rec
+}
+
+// clientAddrText is ClientAddr as text for the record; realIP is the one
+// already worked out for X-Real-IP ("" when not). Without trusted ranges
+// it is the peer's IP, a window on RemoteAddr.
+func (r *Router) clientAddrText(req *http.Request, realIP string) string {
+	if len(r.realIPFrom) == 0 {
+		return peerIP(req.RemoteAddr)
+	}
+	if realIP == "" {
+		realIP = r.realIP(req)
+	}
+	if realIP == "" {
+		return peerIP(req.RemoteAddr)
+	}
+	return realIP
+}
+
+// peerIP is the IP of an "ip:port" peer address, without allocating.
+func peerIP(addr string) string {
+	if i := strings.LastIndexByte(addr, ':'); i >= 0 && !strings.Contains(addr[i:], "]") {
+		addr = addr[:i]
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(addr, "["), "]")
 }
 
 // finish ends a proxied request: it releases the endpoint it took and
@@ -346,21 +374,40 @@ func (r *Router) finish(x *exchange, req *http.Request) {
 	if r.observer == nil {
 		return
 	}
+	now := time.Now()
 	rec := Record{
-		Generation: x.gen,
-		Method:     req.Method,
-		Host:       x.host,
-		Path:       receivedTarget(req),
-		Status:     x.status,
-		Backend:    x.backend.ID,
-		Reason:     x.reason,
-		Tries:      x.tries,
+		Generation:   x.gen,
+		Method:       req.Method,
+		Host:         x.host,
+		Path:         receivedTarget(req),
+		Status:       x.status,
+		Backend:      x.backend.ID,
+		Reason:       x.reason,
+		Tries:        x.tries,
+		Request:      req,
+		RequestID:    x.requestID,
+		ClientAddr:   r.clientAddrText(req, x.realIP),
+		VirtualHost:  x.vhost.Name,
+		MatchedRoute: x.route,
+		Service:      Service{Namespace: x.backend.Namespace, Name: x.backend.Name, Port: x.backend.Port},
+		Start:        x.start,
+		Duration:     now.Sub(x.start),
+		BytesOut:     x.written,
 	}
 	if x.picked {
 		rec.Endpoint = x.endpoint.Addr
 	}
-	if x.route != nil {
-		rec.Route = *x.route
+	if src := matched(match.Result{Host: x.vhost, Route: x.route, Backend: x.backend}); src != nil {
+		rec.Route = *src
+	}
+	if x.reqBody != nil {
+		rec.BytesIn = x.reqBody.n
+	}
+	if !x.upstreamStart.IsZero() {
+		rec.UpstreamTime = now.Sub(x.upstreamStart)
+		if !x.headerAt.IsZero() {
+			rec.UpstreamHeaderTime = x.headerAt.Sub(x.upstreamStart)
+		}
 	}
 	r.observer(rec)
 }
@@ -375,7 +422,8 @@ type exchange struct {
 	gen      uint64
 	host     string
 	backend  *match.Backend
-	route    *match.Source // the declaration matched, for the record
+	vhost    *match.VirtualHost
+	route    *match.Route // nil when the fallback answered
 	balancer *balance.Balancer
 	endpoint balance.Endpoint
 	picked   bool
@@ -420,6 +468,17 @@ type exchange struct {
 	// choice is the backend chosen past its canary, and the session
 	// (canary.go, affinity.go).
 	choice choice
+
+	// requestID is the X-Request-ID forwarded ("" until needed: then it
+	// is made as the request head is written); returnID sets it on the
+	// response.
+	requestID string
+	returnID  bool
+	// For the record (zero without an Observer): when the request came,
+	// when the first try was sent and when response headers arrived, and
+	// the response body bytes written.
+	start, upstreamStart, headerAt time.Time
+	written                        int64
 
 	// ctx is the inbound request's context carrying the exchange, and
 	// forwarded backs the forwarded header values: both live in this one
@@ -471,6 +530,11 @@ func (x *exchange) WriteHeader(code int) {
 	if (code >= 200 || code == http.StatusSwitchingProtocols) && x.status == 0 {
 		x.status = code
 		x.added.apply(x.w.Header(), code)
+		if x.returnID {
+			// Over whatever the backend sent: the client gets the ID the
+			// router logged and forwarded.
+			x.w.Header()["X-Request-Id"] = []string{x.requestID}
+		}
 	}
 	x.w.WriteHeader(code)
 }
@@ -480,6 +544,7 @@ func (x *exchange) Write(p []byte) (int, error) {
 		x.status = http.StatusOK
 	}
 	n, err := x.w.Write(p)
+	x.written += int64(n)
 	if err != nil && x.writeErr == nil {
 		x.writeErr = err
 	}

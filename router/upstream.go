@@ -266,7 +266,7 @@ func writeRequestHead(bw *bufio.Writer, x *exchange, req *http.Request, upgrade 
 	case req.Method == http.MethodPost || req.Method == http.MethodPut || req.Method == http.MethodPatch:
 		bw.WriteString("Content-Length: 0\r\n")
 	}
-	f := forwardingOf(req, x.proto, x.realIP)
+	f := forwardingOf(req, x.proto, x.realIP, x.requestID)
 	writeForwarded(bw, &f)
 	writeActionHeaders(bw, x)
 	bw.WriteString("\r\n")

@@ -25,6 +25,8 @@ type verbatimTransport struct {
 	// handshake bounds the TLS handshake, header the wait for the
 	// response headers once the request is written.
 	handshake, header time.Duration
+	// tlsConfig is the TLS client configuration; nil: no verification.
+	tlsConfig *tls.Config
 }
 
 func (t *verbatimTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -35,7 +37,11 @@ func (t *verbatimTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	}
 	if req.URL.Scheme == "https" {
 		ctx, cancel := context.WithTimeout(req.Context(), t.handshake)
-		tc := tls.Client(conn, &tls.Config{InsecureSkipVerify: true}) // see Options.Transport
+		cfg := t.tlsConfig
+		if cfg == nil {
+			cfg = &tls.Config{InsecureSkipVerify: true} // see Options.Transport
+		}
+		tc := tls.Client(conn, cfg)
 		err := tc.HandshakeContext(ctx)
 		cancel()
 		if err != nil {

@@ -4,6 +4,8 @@
 //
 //	go run ./examples/check [-json] [-v] [-update] FILE|DIR|GLOB...
 //	go run ./examples/check -translate [-json] [options] MANIFEST|DIR...
+//	go run ./examples/check -explain -host H -path P [-method M] [-header K:V]... [-https] [-json] [options] MANIFEST|DIR...
+//	go run ./examples/check -report [-json] [-strict] [options] MANIFEST|DIR...
 //
 // It prints each failing case (its warnings when they differ from what the
 // case expects, and each failing request: expected against actual) and
@@ -27,6 +29,18 @@
 // controller's -manifests does), compiles them and prints the table and
 // warnings: as text (the golden format), or with -json as a stable JSON
 // form. It exits 2 when the manifests cannot be loaded.
+//
+// With -explain it compiles the manifests and shows how one request is
+// routed, as Router.Lookup decides it: the virtual host and why (exact,
+// wildcard, catch-all), the host's routes in precedence order with why
+// each does or does not match, the winner and the answer.
+//
+// With -report it prints the migration report: per Ingress and in total,
+// each compile warning with its severity (traffic-moves, feature-missing,
+// cosmetic) and what ramjet does instead. Unless -ingress-class and
+// -controller-name say otherwise it claims what ingress-nginx does
+// ("nginx", "k8s.io/ingress-nginx"). It exits 0, or 3 with -strict when
+// anything moves traffic, and 2 when the manifests cannot be loaded.
 package main
 
 import (
@@ -35,6 +49,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 
 	"ramjet.dev/ramjet/router/routertest"
@@ -87,10 +102,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("v", false, "print every case with its verdict and compile warnings")
 	update := fs.Bool("update", false, "rewrite the golden files that differ")
 	translate := fs.Bool("translate", false, "print the table and warnings compiled from manifests instead of running case files")
+	migrate := fs.Bool("report", false, "print the migration report for manifests: what does not carry over from ingress-nginx")
+	strict := fs.Bool("strict", false, "-report: exit 3 when anything would move traffic")
+	explainFlag := fs.Bool("explain", false, "explain how one request (-host, -path, -method, -header) is routed by the manifests")
+	var er explainRequest
+	fs.StringVar(&er.host, "host", "", "-explain: the request's Host")
+	fs.StringVar(&er.path, "path", "/", "-explain: the request-target, with its query")
+	fs.StringVar(&er.method, "method", http.MethodGet, "-explain: the request method")
+	fs.BoolVar(&er.https, "https", false, "-explain: the request arrives over TLS")
+	fs.Var(&er.headers, "header", "-explain: a request header NAME:VALUE (repeatable)")
 	topts := translateFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: check [-json] [-v] [-update] FILE|DIR|GLOB...")
 		fmt.Fprintln(stderr, "       check -translate [-json] [options] MANIFEST|DIR...")
+		fmt.Fprintln(stderr, "       check -report [-json] [-strict] [options] MANIFEST|DIR...")
+		fmt.Fprintln(stderr, "       check -explain -host H -path P [-method M] [-header K:V]... [-https] [-json] [options] MANIFEST|DIR...")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -105,6 +131,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if *translate {
 		return runTranslate(fs.Args(), topts, *asJSON, stdout, stderr)
+	}
+	if *explainFlag {
+		return runExplain(fs.Args(), topts, er, *asJSON, stdout, stderr)
+	}
+	if *migrate {
+		return runReport(fs.Args(), fs, topts, *asJSON, *strict, stdout, stderr)
 	}
 	if topts.set(fs) {
 		fmt.Fprintln(stderr, "check: compile options apply to -translate only; case files set their own")

@@ -19,6 +19,17 @@
 //   - Publish a new table whenever the objects change; requests in flight
 //     finish on the table they started with, and an unchanged digest
 //     publishes nothing.
+//   - Per-Ingress behaviour of your own: register an annotation prefix
+//     (compile.Options.ExtensionPrefixes) and read the matched route's
+//     Extensions in a router.Hook. Here an Ingress annotated
+//     example.com/require-header: X-Api-Key answers 401 to requests
+//     without that header, and tells its backend the check was made.
+//   - Your own transport around the default one (router.DefaultTransport),
+//     which keeps the timeouts and the gRPC transports: here it counts
+//     upstream requests.
+//   - Access logs and metrics from router.Record (Options.Observer): the
+//     virtual host, Ingress, Service, endpoint, timings and request ID of
+//     every routed request; Options.ReturnRequestID gives clients the ID.
 package main
 
 import (
@@ -32,12 +43,20 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/compile/manifest"
 	"ramjet.dev/ramjet/router"
+)
+
+// requireHeader is this embedder's own annotation: the request header an
+// Ingress's requests must carry.
+const (
+	extensionPrefix = "example.com/"
+	requireHeader   = extensionPrefix + "require-header"
 )
 
 func main() {
@@ -89,12 +108,16 @@ type app struct {
 	server    *http.Server
 	logger    *slog.Logger
 	done      chan error
+	// upstreamRequests counts requests sent to backends.
+	upstreamRequests atomic.Int64
 }
 
 // start compiles the manifests, publishes the table and serves it on addr.
 func start(manifests, addr string, logger *slog.Logger) (*app, error) {
 	a := &app{manifests: manifests, logger: logger, done: make(chan error, 1)}
-	a.router = router.New(router.Options{Logger: logger})
+	o := router.Options{Logger: logger, Hook: requireHeaderHook, Observer: a.observe, ReturnRequestID: true}
+	o.Transport = counting{next: router.DefaultTransport(o), n: &a.upstreamRequests}
+	a.router = router.New(o)
 	if err := a.reload(); err != nil {
 		return nil, err
 	}
@@ -130,7 +153,7 @@ func (a *app) reload() error {
 	// Manifests read on this machine name backends on this machine, so
 	// loopback endpoints are kept; a table built from a cluster leaves
 	// them out (SPEC §8).
-	res := compile.Compile(*snap, compile.Options{AllowLoopbackEndpoints: true})
+	res := compile.Compile(*snap, compile.Options{AllowLoopbackEndpoints: true, ExtensionPrefixes: []string{extensionPrefix}})
 	for _, w := range res.Warnings {
 		a.logger.Warn("ingress warning", "reason", string(w.Reason), "object", w.Object.String(), "field", w.Field, "message", w.Message)
 	}
@@ -148,6 +171,57 @@ func (a *app) shutdown(ctx context.Context) error {
 	}
 	a.router.CloseIdleConnections()
 	return err
+}
+
+// requireHeaderHook enforces example.com/require-header on the routes of
+// the Ingresses that carry it. It runs with the table the request is then
+// proxied with, so a table published meanwhile cannot skip the check.
+func requireHeaderHook(w http.ResponseWriter, req *http.Request, m router.Match) bool {
+	if m.Route == nil {
+		return false
+	}
+	name, ok := m.Route.Extensions.Get(requireHeader)
+	if !ok {
+		return false
+	}
+	if req.Header.Get(name) == "" {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, "401 Unauthorized: %s requires the %s header\n", m.Route.Source.Ingress(), name)
+		return true
+	}
+	// Passed on, with a header telling the backend the check was made.
+	req.Header.Set("X-Checked-Header", name)
+	return false
+}
+
+// observe logs one line per routed request from the router's record.
+func (a *app) observe(rec router.Record) {
+	a.logger.Info("routed", "requestID", rec.RequestID, "client", rec.ClientAddr,
+		"vhost", rec.VirtualHost, "ingress", rec.Route.Ingress(), "service", rec.Backend,
+		"endpoint", rec.Endpoint, "status", rec.Status, "reason", rec.Reason,
+		"bytesIn", rec.BytesIn, "bytesOut", rec.BytesOut, "tries", rec.Tries,
+		"duration", rec.Duration, "upstreamHeader", rec.UpstreamHeaderTime,
+		"userAgent", rec.Request.UserAgent())
+}
+
+// counting wraps the router's default transport: every upstream request
+// passes through it, and the default's timeouts and gRPC transports stay.
+type counting struct {
+	next http.RoundTripper
+	n    *atomic.Int64
+}
+
+func (c counting) RoundTrip(req *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.next.RoundTrip(req)
+}
+
+// CloseIdleConnections lets Router.CloseIdleConnections reach the default.
+func (c counting) CloseIdleConnections() {
+	if ci, ok := c.next.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
 }
 
 // withHealthz answers the embedder's own /healthz, on any host, and hands

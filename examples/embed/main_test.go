@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -24,6 +25,7 @@ import (
 func backend(t *testing.T, name string) (ip, port string) {
 	t.Helper()
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Seen-Checked", r.Header.Get("X-Checked-Header"))
 		fmt.Fprintf(w, "%s %s", name, r.RequestURI)
 	}))
 	t.Cleanup(s.Close)
@@ -59,6 +61,18 @@ spec:
   rules:
   - host: shop.example.com
     http: {paths: [{path: /api, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: admin
+  namespace: shop
+  annotations: {example.com/require-header: X-Api-Key}
+spec:
+  ingressClassName: ramjet
+  rules:
+  - host: shop.example.com
+    http: {paths: [{path: /admin, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}]}
 `, ip, port)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "shop.yaml"), []byte(doc), 0o644))
 }
@@ -138,7 +152,34 @@ func TestEmbedded(t *testing.T) {
 	_, body, _ = get(h1, "shop.example.com", "/api/x")
 	assert.Equal(t, "v2 /api/x", body)
 
+	// The embedder's annotation, enforced for its Ingress only.
+	do := func(target string, header http.Header) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, "http://"+a.addr+target, nil)
+		require.NoError(t, err)
+		req.Host = "shop.example.com"
+		maps.Copy(req.Header, header)
+		res, err := h1.Do(req)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res
+	}
+	res := do("/admin/users", nil)
+	assert.Equal(t, http.StatusUnauthorized, res.StatusCode)
+	assert.Len(t, res.Header.Get("X-Request-Id"), 32, "the client is given the request ID")
+	res = do("/admin/users", http.Header{"X-Api-Key": {"k"}})
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, "X-Api-Key", res.Header.Get("X-Seen-Checked"), "the hook's request header reached the backend")
+	res = do("/api/x", http.Header{"X-Request-Id": {"client-id-1"}})
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Empty(t, res.Header.Get("X-Seen-Checked"), "another Ingress is not checked")
+	assert.Equal(t, "client-id-1", res.Header.Get("X-Request-Id"))
+	assert.Equal(t, int64(6), a.upstreamRequests.Load(), "every proxied request went through the wrapped default transport")
+
 	out := logs.String()
+	assert.Contains(t, out, `msg=routed requestID=client-id-1 client=127.0.0.1 vhost=shop.example.com ingress=shop/shop service=shop/api:80 endpoint=`+ip2+":"+port2+" status=200")
+	assert.Regexp(t, `msg=routed requestID=[0-9a-f]{32} client=127.0.0.1 vhost=shop.example.com ingress=shop/admin service=shop/api:80 endpoint="" status=401 reason=hook`, out)
 	assert.Contains(t, out, `msg=request method=GET host=shop.example.com target="/api//items/../x?q=1" proto=HTTP/1.1 status=200`)
 	assert.Contains(t, out, `target=/healthz`)
 	assert.Contains(t, out, "proto=HTTP/2.0")

@@ -116,7 +116,8 @@ type Case struct {
 	Scenario, Notes, Source string
 	Options                 compile.Options
 	// Router holds the router options the case sets (TrustForwardedProto,
-	// DefaultCertificate); Run supplies the transport, observer and logger.
+	// MaxBodySize, ProxyRealIPCIDR, DefaultCertificate); Run supplies the
+	// transport, observer and logger.
 	Router  router.Options
 	Objects compile.Snapshot
 	// Skipped lists objects of kinds ramjet does not read.

@@ -216,6 +216,8 @@ type Outcome struct {
 	// Certificate lists the names of the certificate served for the
 	// request's SNI; set when certificateHost is checked.
 	Certificate []string `json:"certificate,omitempty"`
+	// lookup says how Router.Lookup disagreed with ServeHTTP ("" when not).
+	lookup string
 }
 
 func (o Outcome) String() string {
@@ -349,6 +351,9 @@ func (h *harness) run(index int, r Request) RequestResult {
 			services[out.Service]++
 		}
 		ms := compare(r.Expect, out)
+		if out.lookup != "" {
+			ms = append(ms, Mismatch{Field: "lookup", Want: "Router.Lookup agrees with ServeHTTP", Got: out.lookup})
+		}
 		if len(ms) > 0 && rr.Mismatches == nil {
 			if r.Repeat > 1 {
 				for i := range ms {
@@ -397,6 +402,7 @@ func (h *harness) serve(r Request) Outcome {
 	h.mu.Unlock()
 	h.backends.reset()
 
+	decision := h.router.Lookup(req)
 	w := httptest.NewRecorder()
 	h.router.ServeHTTP(w, req)
 	resp := w.Result()
@@ -409,6 +415,7 @@ func (h *harness) serve(r Request) Outcome {
 		rec := h.records[len(h.records)-1]
 		out.Recorded, out.Service, out.Reason = true, rec.Backend, rec.Reason
 		out.Route = routeText(rec.Route)
+		out.lookup = lookupDisagrees(decision, resp.StatusCode, resp.Header.Get("Location"), rec)
 	}
 	h.mu.Unlock()
 	if x, ok := h.backends.last(); ok {

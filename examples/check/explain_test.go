@@ -1,0 +1,106 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const explainManifests = `apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: {name: ramjet}
+spec: {controller: ramjet.dev/ingress}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: prod}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: web-1, namespace: prod, labels: {kubernetes.io/service-name: web}}
+addressType: IPv4
+ports: [{name: "", port: 8080}]
+endpoints: [{addresses: [10.0.0.7]}]
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: shop, namespace: prod, creationTimestamp: "2024-01-01T00:00:00Z"}
+spec:
+  ingressClassName: ramjet
+  tls: [{hosts: [shop.example.com]}]
+  rules:
+  - host: shop.example.com
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+      - {path: /api, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+      - {path: /api/login, pathType: Exact, backend: {service: {name: web, port: {number: 80}}}}
+      - {path: "/v[0-9]+/items", pathType: ImplementationSpecific, backend: {service: {name: web, port: {number: 80}}}}
+  - host: "*.example.com"
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+`
+
+func TestExplain(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "m.yaml"), []byte(explainManifests), 0o644))
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"exact host, longest prefix wins", []string{"-https", "-host", "Shop.Example.com", "-path", "/api/x?q=1"}, []string{
+			"request  GET https://Shop.Example.com/api/x?q=1",
+			"vhost    shop.example.com: exact: a virtual host is named shop.example.com",
+			"   1   no  Exact /api/login -> Ingress prod/shop spec.rules[0].http.paths[2]: the path is not exactly /api/login",
+			"   2   WIN Prefix /api -> Ingress prod/shop spec.rules[0].http.paths[1]: a prefix of whole path elements (4 bytes)",
+			"   3   yes Prefix / -> Ingress prod/shop spec.rules[0].http.paths[0]: / matches every path; an earlier route in precedence order wins",
+			"   4   no  Regex /v[0-9]+/items -> Ingress prod/shop spec.rules[0].http.paths[3]: the pattern ^(?:/v[0-9]+/items) does not match",
+			"answer   proxied to prod/web:80 (HTTP, 1 ready endpoints: 10.0.0.7:8080)",
+		}},
+		{"element boundary", []string{"-https", "-host", "shop.example.com", "-path", "/apix"}, []string{
+			"   2   no  Prefix /api -> Ingress prod/shop spec.rules[0].http.paths[1]: a prefix of bytes, not of whole path elements",
+			"winner   Prefix / (Ingress prod/shop spec.rules[0].http.paths[0])",
+		}},
+		{"plain HTTP is redirected", []string{"-host", "shop.example.com", "-path", "/api/login", "-method", "POST"}, []string{
+			"   1   WIN Exact /api/login -> Ingress prod/shop spec.rules[0].http.paths[2]: the path equals it byte for byte",
+			"answer   308 ssl-redirect, Location: https://shop.example.com/api/login",
+		}},
+		{"wildcard", []string{"-host", "a.example.com", "-path", "/"}, []string{
+			"vhost    *.example.com: wildcard: no virtual host is named a.example.com; *.example.com matches exactly one more label",
+		}},
+		{"catch-all absent", []string{"-host", "a.b.example.com", "-path", "/"}, []string{
+			`vhost    "": catch-all: no virtual host is named a.b.example.com and no wildcard *.b.example.com exists`,
+			"winner   no route matches and the host has no fallback",
+			"answer   404 no-route",
+		}},
+		{"gRPC header", []string{"-https", "-host", "shop.example.com", "-path", "/pkg.S/M", "-method", "POST", "-header", "Content-Type: application/grpc"}, []string{
+			"answer   502 grpc-not-enabled (backend prod/web:80, Serving)",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := checkRun(append(append([]string{"-explain"}, tt.args...), dir)...)
+			require.Equal(t, 0, code, stderr)
+			for _, line := range tt.want {
+				assert.Contains(t, stdout, line+"\n")
+			}
+		})
+	}
+
+	code, stdout, _ := checkRun("-explain", "-json", "-host", "x.example.com", "-path", "/", dir)
+	require.Equal(t, 0, code)
+	var ex explanation
+	require.NoError(t, json.Unmarshal([]byte(stdout), &ex))
+	require.NotNil(t, ex.VHost)
+	assert.Equal(t, "*.example.com", *ex.VHost)
+	assert.True(t, ex.Routes[0].Winner)
+
+	code, _, stderr := checkRun("-explain", "-host", "x", "-header", "nocolon", dir)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "NAME:VALUE")
+}

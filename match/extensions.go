@@ -1,0 +1,107 @@
+package match
+
+import (
+	"iter"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Extensions are the annotations of a route's Ingress whose keys start with
+// a prefix the embedder registered (compile.Options.ExtensionPrefixes),
+// with the key in full ("example.com/require-header"). ramjet does not
+// interpret them: they are carried into the table for the embedder's
+// router.Hook. An Extensions never changes once built; a nil one is empty.
+type Extensions struct {
+	keys, values []string // sorted by key
+}
+
+// NewExtensions returns the extensions holding m, nil when m is empty.
+func NewExtensions(m map[string]string) *Extensions {
+	if len(m) == 0 {
+		return nil
+	}
+	e := &Extensions{keys: slices.Sorted(maps.Keys(m))}
+	e.values = make([]string, len(e.keys))
+	for i, k := range e.keys {
+		e.values[i] = m[k]
+	}
+	return e
+}
+
+// Get returns the value of key and whether it is set.
+func (e *Extensions) Get(key string) (string, bool) {
+	if e == nil {
+		return "", false
+	}
+	if i, ok := slices.BinarySearch(e.keys, key); ok {
+		return e.values[i], true
+	}
+	return "", false
+}
+
+// Len is the number of annotations held.
+func (e *Extensions) Len() int {
+	if e == nil {
+		return 0
+	}
+	return len(e.keys)
+}
+
+// All yields the annotations sorted by key.
+func (e *Extensions) All() iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		if e == nil {
+			return
+		}
+		for i, k := range e.keys {
+			if !yield(k, e.values[i]) {
+				return
+			}
+		}
+	}
+}
+
+// extensions adds the routes' extensions to the digest: an embedder's
+// hook answers by them, so two tables that differ only there differ. Like
+// the other optional sections it is tagged and present only when some
+// route has extensions, so tables without any keep their digests.
+func (enc *encoder) extensions(t *Table) {
+	has := false
+	for _, vh := range t.hosts {
+		for _, r := range vh.Routes {
+			has = has || r.Extensions.Len() > 0
+		}
+	}
+	if !has {
+		return
+	}
+	enc.str("extensions")
+	for _, vh := range t.hosts {
+		for _, r := range vh.Routes {
+			enc.num(r.Extensions.Len())
+			for k, v := range r.Extensions.All() {
+				enc.str(k)
+				enc.str(v)
+			}
+		}
+	}
+}
+
+// extensionsText renders a route's extensions for the text form.
+func extensionsText(e *Extensions) string {
+	if e.Len() == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(" ext(")
+	for k, v := range e.All() {
+		if b.Len() > len(" ext(") {
+			b.WriteString(" ")
+		}
+		b.WriteString(k + "=" + strconv.Quote(v))
+	}
+	b.WriteString(")")
+	return b.String()
+}

@@ -1,0 +1,225 @@
+package router
+
+import (
+	"errors"
+	"net/http"
+
+	"ramjet.dev/ramjet/balance"
+	"ramjet.dev/ramjet/match"
+)
+
+// Match is what the serving table chose for a request: handed to
+// Options.Hook, and part of a Decision.
+type Match struct {
+	// Generation and Table are the serving state the request was looked up
+	// in (0 and nil before the first Publish); the request is proxied with
+	// this same table.
+	Generation uint64
+	Table      *match.Table
+	// VirtualHost is the chosen virtual host; nil when the request was
+	// refused before the lookup (no table, a malformed target).
+	VirtualHost *match.VirtualHost
+	// Route is the route that matched; nil when the virtual host's
+	// fallback answered or nothing matched.
+	Route *match.Route
+	// Backend is the route's or fallback's backend; nil when none, and in
+	// a Decision when the router answers before choosing one (the HTTPS
+	// redirect).
+	Backend *match.Backend
+}
+
+// Source is the declaration that matched: the route's, else the fallback's.
+func (m Match) Source() match.Source {
+	switch {
+	case m.Route != nil:
+		return m.Route.Source
+	case m.VirtualHost != nil && m.VirtualHost.Fallback != nil:
+		return m.VirtualHost.FallbackSource
+	}
+	return match.Source{}
+}
+
+// Decision is what ServeHTTP does with a request, as Lookup reports it.
+type Decision struct {
+	Match
+	// Host is the request's host as routed: no port, lower case, no
+	// trailing dot.
+	Host string
+	// Declaration is what the request matched, as Record.Route names it:
+	// the route's Source, the fallback's, or zero when nothing matched
+	// (or a from-to-www-redirect twin answered, a server of its own).
+	Declaration match.Source
+	// Status and Reason are the answer the router makes itself (see the
+	// Reason constants); Status 0 means the request is proxied to
+	// Match.Backend. Location is the redirect target of a 308.
+	Status   int
+	Reason   string
+	Location string
+	// Canary is the backend's canary (SPEC §10), nil when it has none: a
+	// proxied request goes there instead when the canary's rules choose
+	// it. They are applied when serving, since the weight rotation moves
+	// with every request it decides.
+	Canary *match.Backend
+}
+
+// Proxied reports that the request goes to a backend rather than being
+// answered by the router.
+func (d Decision) Proxied() bool { return d.Status == 0 }
+
+// Lookup reports what ServeHTTP would do with req against the serving
+// table, without serving it: the same code decides both. What depends on
+// the request body (413, 408) or on the backend's answer (502, 504), the
+// location's rate limits and source ranges (503, 403: they count
+// requests, so only serving applies them), its CORS preflight (204) and
+// authentication (401, 403, 302, 500, 503: an auth service is asked only
+// when serving), the canary's choice (see Decision.Canary) and what
+// Options.Hook does are not part of it: a Decision may still end in one
+// of those.
+func (r *Router) Lookup(req *http.Request) Decision {
+	d := r.decide(req, isGRPC(req))
+	out := Decision{Host: d.host, Status: d.ans.status, Reason: d.ans.reason, Location: d.location}
+	if d.src != nil {
+		out.Declaration = *d.src
+	}
+	if d.st != nil {
+		out.Generation, out.Table = d.st.gen, d.st.table
+		out.VirtualHost, out.Route, out.Backend = d.res.Host, d.res.Route, d.backend
+		if b := d.backend; b != nil && b.Traffic != nil && b.Traffic.Canary != nil {
+			out.Canary = b.Traffic.Canary.Backend
+		}
+	}
+	return out
+}
+
+// decision is the outcome of routing one request: shared by ServeHTTP and
+// Lookup so that the two cannot disagree.
+type decision struct {
+	st   *serving
+	host string
+	res  match.Result
+	// The request-target as received: escaped path, query, and whether a
+	// '?' was present.
+	path, query string
+	hasQuery    bool
+	proto       string // the client's scheme (see clientProto)
+	// ans is the router's own answer (status 0: proxy); location the
+	// redirect target; plain that the answer is never gRPC-shaped.
+	ans      answer
+	location string
+	plain    bool
+	// src is the declaration matched, for the record; nil when none, or
+	// when a www twin's redirect answers (a server of its own).
+	src *match.Source
+	// backend is the backend to name in the record: the chosen one once
+	// the redirects are ruled out.
+	backend *match.Backend
+	bal     *balance.Balancer
+	// early: ans comes before the location's rate limits and source
+	// ranges (pol), which ServeHTTP applies between the two stages; act is
+	// the route's rewrite.
+	early bool
+	// located: the request reached its location, so the location's CORS
+	// policy applies to whatever answers it (the server-level redirects
+	// come before).
+	located bool
+	pol     *match.Policy
+	act     routeAction
+}
+
+// decide routes req with the serving table: the router's own answer, or
+// the backend and balancer to proxy to. It has no side effects.
+func (r *Router) decide(req *http.Request, grpc bool) (d decision) {
+	d.early = true
+	d.host = match.NormalizeHost(req.Host)
+	st := r.state.Load()
+	if st == nil {
+		d.ans = ansNoTable
+		return d
+	}
+	d.st = st
+	if req.Host == "" && req.ProtoAtLeast(1, 1) {
+		// HTTP/1.1 requires a Host, HTTP/2 an :authority (or Host); without
+		// one the backend would see its own address as the Host. nginx
+		// answers 400; HTTP/1.0 may omit it and gets the catch-all.
+		d.ans = ansNoHost
+		return d
+	}
+	var ok bool
+	d.path, d.query, d.hasQuery, ok = requestTarget(req)
+	if !ok {
+		d.ans = ansBadTarget
+		switch {
+		case hasCTLOrSpace(req.RequestURI):
+			d.ans = ansTargetBytes
+		case hasUserinfo(req.RequestURI):
+			d.ans = ansUserinfo
+		}
+		return d
+	}
+	clean, err := match.NormalizePath(beforeFragment(d.path))
+	if err != nil {
+		d.ans = ansBadTarget
+		switch {
+		case errors.Is(err, match.ErrBadEscape):
+			d.ans = ansBadEscape
+		case errors.Is(err, match.ErrPathClimbs):
+			d.ans = ansPathClimbs
+		case errors.Is(err, match.ErrNUL):
+			d.ans = ansPathNUL
+		}
+		return d
+	}
+	d.res = st.table.Lookup(d.host, clean)
+	d.src = matched(d.res)
+	d.proto = r.clientProto(req)
+	if a, loc, unrouted, ok := r.redirectAction(req, d.res, d.host, d.path, d.query, d.hasQuery, clean); ok {
+		d.ans, d.location, d.plain = a, loc, true
+		if unrouted {
+			d.src = nil
+		}
+		return d
+	}
+	// From here on the answer is the location's: its CORS headers apply.
+	d.located = true
+	var redirect string
+	if d.act, redirect = routeActionOf(d.res, d.host, clean, d.query, d.proto); redirect != "" {
+		d.ans, d.location, d.plain = ansRewriteRedirect, redirect, true
+		return d
+	}
+	if d.proto == "http" && redirects(d.res, clean, st.table, d.host) {
+		d.plain = true
+		loc, ok := httpsLocation(req.Host, d.path, d.query, d.hasQuery, preserveTrailingSlash(d.res))
+		if !ok {
+			d.ans = ansNoHostToTLS
+			return d
+		}
+		d.location, d.ans = loc, ansSSLRedirect
+		return d
+	}
+	// Answers from here on come after the location's rate limits and
+	// source ranges (ServeHTTP applies them: they count requests).
+	d.early = false
+	d.pol = locationPolicy(d.res)
+	b := d.res.Backend
+	if b == nil {
+		d.ans = ansNoRoute
+		if d.res.RegexBudgetExceeded {
+			d.ans = ansRegexBudget
+		}
+		return d
+	}
+	d.backend = b
+	if a, refused := backendRefusal(b); refused {
+		d.ans = a
+		return d
+	}
+	if grpc && b.Protocol != match.GRPC && b.Protocol != match.GRPCS {
+		d.ans = ansGRPCNotEnabled
+		return d
+	}
+	d.bal = st.balancers[b]
+	if d.bal == nil {
+		d.ans = ansNoEndpoints
+	}
+	return d
+}

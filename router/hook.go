@@ -1,0 +1,70 @@
+package router
+
+import (
+	"net/http"
+	"time"
+)
+
+// Hook is the embedder's per-route step (Options.Hook). It runs after the
+// redirects and the location's rate limits and source ranges, and before
+// the backend's state and the request body are looked at, where
+// ingress-nginx checks access: a request refused by it
+// never reaches a backend, and a backend with no endpoints does not hide
+// the refusal. m is the table's choice, from the table the request is then
+// proxied with; m.Route.Extensions holds the route's embedder annotations
+// (see compile.Options.ExtensionPrefixes), m.Route is nil when the virtual
+// host's fallback serves the request.
+//
+// To answer, write the response to w and return true: the record then has
+// Reason ReasonHook and the status written. To pass the request on, return
+// false without writing; request headers set on req.Header go to the
+// backend, except those the router sets itself (X-Real-IP,
+// X-Forwarded-Host, -Port, -Proto, X-Request-ID); an X-Forwarded-For set
+// here counts as the client's, and the client's address is appended to it.
+// A Hook must be safe for concurrent use.
+type Hook func(w http.ResponseWriter, req *http.Request, m Match) (answered bool)
+
+// runHook runs the hook for a request the table sent to a backend and,
+// when it answered, records that.
+func (r *Router) runHook(w http.ResponseWriter, req *http.Request, d *decision, start time.Time, id string) bool {
+	m := Match{Generation: d.st.gen, Table: d.st.table, VirtualHost: d.res.Host, Route: d.res.Route, Backend: d.res.Backend}
+	if r.observer == nil {
+		return r.hook(w, req, m)
+	}
+	hw := &hookWriter{ResponseWriter: w}
+	if !r.hook(hw, req, m) {
+		return false
+	}
+	rec := r.record(req, d, start, id)
+	rec.Status, rec.Reason, rec.BytesOut = hw.status, ReasonHook, hw.n
+	if rec.Status == 0 {
+		rec.Status = http.StatusOK // net/http sends 200 when nothing was written
+	}
+	r.observer(rec)
+	return true
+}
+
+// hookWriter notes what a hook's answer sent, for the record.
+type hookWriter struct {
+	http.ResponseWriter
+	status int
+	n      int64
+}
+
+func (w *hookWriter) WriteHeader(code int) {
+	if w.status == 0 && code >= 200 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *hookWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(p)
+	w.n += int64(n)
+	return n, err
+}
+
+func (w *hookWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

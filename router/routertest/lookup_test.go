@@ -1,0 +1,49 @@
+package routertest
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router"
+)
+
+// The check every case request goes through must catch a Lookup that
+// says something else than ServeHTTP did.
+func TestLookupDisagrees(t *testing.T) {
+	b := &match.Backend{ID: "prod/web:80"}
+	rt := &match.Route{Backend: b, Source: match.Source{Namespace: "prod", Name: "web"}}
+	proxied := router.Decision{Match: router.Match{Generation: 2, Route: rt, Backend: b}, Declaration: rt.Source}
+	served := router.Record{Generation: 2, Backend: b.ID, Route: rt.Source, Status: 200}
+	redirect := router.Decision{Match: router.Match{Generation: 2, Route: rt}, Declaration: rt.Source, Status: 308, Reason: router.ReasonSSLRedirect, Location: "https://a/"}
+	tests := []struct {
+		name     string
+		d        router.Decision
+		status   int
+		location string
+		rec      router.Record
+		disagree bool
+	}{
+		{"proxied, served", proxied, 200, "", served, false},
+		{"proxied, backend failed", proxied, 502, "", with(served, router.ReasonUpstreamUnreachable), false},
+		{"proxied, body too large", proxied, 413, "", with(served, router.ReasonBodyTooLarge), false},
+		{"proxied, but 404", proxied, 404, "", with(served, router.ReasonNoRoute), true},
+		{"other generation", proxied, 200, "", router.Record{Generation: 3, Backend: b.ID, Route: rt.Source}, true},
+		{"other backend", proxied, 200, "", router.Record{Generation: 2, Backend: "prod/x:80", Route: rt.Source}, true},
+		{"redirect", redirect, 308, "https://a/", router.Record{Generation: 2, Route: rt.Source, Reason: router.ReasonSSLRedirect}, false},
+		{"redirect elsewhere", redirect, 308, "https://b/", router.Record{Generation: 2, Route: rt.Source, Reason: router.ReasonSSLRedirect}, true},
+		{"redirect, but proxied", redirect, 200, "", router.Record{Generation: 2, Route: rt.Source}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := lookupDisagrees(tt.d, tt.status, tt.location, tt.rec)
+			assert.Equal(t, tt.disagree, got != "", got)
+		})
+	}
+}
+
+func with(r router.Record, reason string) router.Record {
+	r.Reason = reason
+	return r
+}

@@ -101,6 +101,11 @@ type Options struct {
 	// Observer, if set, is called once per request after the answer has
 	// been written (access logs, tests). It must be safe for concurrent use.
 	Observer func(Record)
+	// ReturnRequestID sends the request's X-Request-ID (the client's, or
+	// the one generated for it) back to the client as a response header
+	// on every answer, the router's own included, so that a user can
+	// quote it when reporting a problem.
+	ReturnRequestID bool
 	// Logger receives publish events and upstream errors. Nil: slog.Default().
 	Logger *slog.Logger
 	// DefaultCertificate is served when no table certificate matches the
@@ -168,6 +173,53 @@ type Record struct {
 	// Tries is the number of endpoints the request was sent to (more than
 	// one when connecting failed and it was retried); 0 when not proxied.
 	Tries int
+
+	// Request is the request as the router received it, for fields the
+	// record does not copy (User-Agent, Referer, TLS). It is valid only
+	// during the Observer call: keep the values, not the pointer.
+	Request *http.Request
+	// RequestID is the X-Request-ID of the request: the client's first
+	// one, or the one the router generated and forwarded to the backend
+	// (and returned with Options.ReturnRequestID). "" for an answer the
+	// router made before a backend was chosen, unless
+	// Options.ReturnRequestID is set.
+	RequestID string
+	// ClientAddr is the client's IP address, without a port: the peer's
+	// address (req.RemoteAddr).
+	ClientAddr string
+	// VirtualHost is the Name of the table's virtual host that served the
+	// request: an exact host, "*.<rest>" for a wildcard, "" for the
+	// catch-all or when no host matched (then Route is zero). Unlike
+	// Host, its values are bounded by the table, so it suits metric labels.
+	VirtualHost string
+	// MatchedRoute is the table's route that matched (its Path, Type and
+	// Extensions); nil when the virtual host's fallback answered or no
+	// route matched. It points into the immutable table.
+	MatchedRoute *match.Route
+	// Service is the chosen backend's Service (namespace, name, port);
+	// zero when no backend was chosen. Backend is the same as an ID.
+	Service Service
+
+	// Start is when the router got the request. Duration runs from Start
+	// until the answer was written in full (nginx's $request_time).
+	Start    time.Time
+	Duration time.Duration
+	// UpstreamHeaderTime runs from the first try's send until the backend's
+	// response headers arrived ($upstream_header_time); UpstreamTime until
+	// the backend's response body ended ($upstream_response_time), retries
+	// included. Both 0 when the request was not proxied; UpstreamHeaderTime
+	// stays 0 when no response came.
+	UpstreamHeaderTime, UpstreamTime time.Duration
+	// BytesIn counts the request body bytes read from the client; BytesOut
+	// the response body bytes written to the client (headers not counted).
+	BytesIn, BytesOut int64
+}
+
+// Service names a backend's Kubernetes Service port.
+type Service struct {
+	Namespace, Name string
+	// Port is the Service port number; 0 when it did not resolve.
+	Port int32
 }
 
 // Reasons reported in Record.Reason.

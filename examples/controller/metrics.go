@@ -90,7 +90,7 @@ func newMetrics(cfg config, extra ...prometheus.Collector) *metrics {
 	if !cfg.enableMetrics {
 		return nil
 	}
-	id := metricsIdentity{namespace: cfg.podNamespace, class: cfg.options.IngressClass, pod: cmp.Or(cfg.identity, cfg.podName)}
+	id := metricsIdentity{namespace: cfg.podNamespace, class: cmp.Or(cfg.options.IngressClass, compile.DefaultIngressClass), pod: cmp.Or(cfg.identity, cfg.podName)}
 	m := &metrics{
 		registry:         prometheus.NewRegistry(),
 		id:               id,

@@ -230,4 +230,3 @@ func TestGrafanaQueries(t *testing.T) {
 	}
 	t.Logf("sample series:\n%s", strings.Join(lines, "\n"))
 }
-

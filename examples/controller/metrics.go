@@ -197,7 +197,7 @@ func (m *metrics) observe(r router.Record) {
 		}
 		host = undefinedHost
 	}
-	status := strconv.Itoa(r.Status)
+	status := statusLabel(r.Status)
 	if m.statusClasses && len(status) == 3 {
 		status = status[:1] + "xx"
 	}
@@ -229,6 +229,22 @@ func (m *metrics) observe(r router.Record) {
 	if r.Tries > 1 {
 		m.retries.WithLabelValues(r.Route.Namespace, r.Route.Name, r.Service.Name).Add(float64(r.Tries - 1))
 	}
+}
+
+// statusLabels holds the label of every three-digit status, so that
+// counting a request allocates nothing for it.
+var statusLabels = func() (out [1000]string) {
+	for i := 100; i < len(out); i++ {
+		out[i] = strconv.Itoa(i)
+	}
+	return out
+}()
+
+func statusLabel(status int) string {
+	if status >= 100 && status < len(statusLabels) {
+		return statusLabels[status]
+	}
+	return strconv.Itoa(status)
 }
 
 // requestLength approximates nginx's $request_length: request line,

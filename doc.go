@@ -168,13 +168,13 @@
 // flag, on any flag it does not define, so an ingress-nginx flag it lacks is
 // never ignored silently.
 //
-// Not yet: controller flags for a default certificate (the controller always
-// serves a self-signed one) and for the request body limit (--proxy-body-size;
-// the controller uses the 1 MiB default), trusting X-Forwarded-* headers
-// beyond the scheme (use-forwarded-headers, proxy-real-ip-cidr), and
-// ingress-nginx's spellings of the flags above (--controller-class,
-// --watch-namespace, --publish-status-address, --update-status,
-// --default-backend-service).
+// The example controller takes --proxy-real-ip-cidr (router.Options.ProxyRealIPCIDR)
+// and --use-proxy-protocol (PROXY v1/v2 on its listeners; the header of a
+// peer in --proxy-real-ip-cidr, or of every peer without it, gives the
+// client address).
+//
+// Not yet: the controller flag for the request body limit (--proxy-body-size;
+// the controller uses the 1 MiB default).
 //
 // # 2. Which Ingresses are claimed
 //
@@ -903,8 +903,9 @@
 //     Past it the request answers 404 as unmatched, without the host's
 //     fallback. Requests in which a match timed out, and requests whose
 //     budget ran out, are counted (Router.Stats: RegexTimeouts,
-//     RegexBudgetExceeded), logged at most once a second, and shown by the
-//     example controller's /debug/stats (in a cluster).
+//     RegexBudgetExceeded), logged at most once a second, and exported by
+//     the example controller's /metrics (ramjet_regex_timeouts_total,
+//     ramjet_regex_budget_exceeded_total).
 //   - Answers the router makes itself, as short plain text naming the
 //     reason and never an endpoint address: 404 nothing matched and no
 //     fallback, or the regex budget ran out; 503 no ready endpoints, a

@@ -147,10 +147,11 @@ func TestChart(t *testing.T) {
 				"ingressClassResource": map[string]any{"name": "nginx", "default": true},
 				"replicaCount":         3,
 				"service":              map[string]any{"type": "NodePort"},
+				"metrics":              map[string]any{"enabled": false},
 				"extraArgs": map[string]any{
-					"use-forwarded-headers":   "",
-					"default-ssl-certificate": "ingress/wildcard",
-					"enable-metrics":          false,
+					"use-forwarded-headers":     "",
+					"default-ssl-certificate":   "ingress/wildcard",
+					"update-status-on-shutdown": false,
 				},
 			}},
 			class:        "nginx",
@@ -163,7 +164,8 @@ func TestChart(t *testing.T) {
 				require.False(t, cfg.options.WatchIngressWithoutClass)
 				require.True(t, cfg.useForwardedHeaders)
 				require.Equal(t, &types.NamespacedName{Namespace: "ingress", Name: "wildcard"}, cfg.defaultCertificate)
-				require.Equal(t, []string{"enable-metrics"}, cfg.noop)
+				require.False(t, cfg.enableMetrics)
+				require.Equal(t, []string{"update-status-on-shutdown"}, cfg.noop)
 			},
 		},
 		{

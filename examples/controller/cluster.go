@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"net/http"
 	"slices"
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -72,6 +72,8 @@ type clusterController struct {
 	// Secret (it may be of any type, in any namespace); nil without it.
 	cert       *defaultCertificate
 	certSecret corelisters.SecretLister
+
+	metrics *metrics // nil without -enable-metrics
 }
 
 // listers read the informers' caches. With -namespace set, Services and
@@ -85,7 +87,7 @@ type listers struct {
 	secrets        []corelisters.SecretLister
 }
 
-// stats are the counters /debug/stats shows.
+// stats are the cluster loop's counters; /metrics shows them.
 type stats struct {
 	Events     uint64
 	Rebuilds   uint64
@@ -107,12 +109,28 @@ func (c *clusterController) stats() stats {
 	}
 }
 
-func (c *clusterController) serveStats(w http.ResponseWriter, _ *http.Request) {
-	s := c.stats()
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	rs := c.router.Stats()
-	fmt.Fprintf(w, "events %d\nrebuilds %d\ngeneration %d\nleading %t\nready %t\nsettled %t\nregex_timeouts %d\nregex_budget_exceeded %d\n",
-		s.Events, s.Rebuilds, s.Generation, s.Leading, s.Ready, s.Settled, rs.RegexTimeouts, rs.RegexBudgetExceeded)
+// collectors are the cluster loop's metrics, read at scrape time.
+func (c *clusterController) collectors() []prometheus.Collector {
+	b2f := func(b *atomic.Bool) func() float64 {
+		return func() float64 {
+			if b.Load() {
+				return 1
+			}
+			return 0
+		}
+	}
+	return []prometheus.Collector{
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: nginxNamespace, Name: "leader_election_status",
+			Help:        "Gauge reporting status of the leader election, 0 indicates follower, 1 indicates leader. 'name' is the string used to identify the lease",
+			ConstLabels: prometheus.Labels{"name": c.cfg.electionID},
+		}, b2f(&c.leading)),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "ramjet_watch_events_total", Help: "Watch events that can change the table"},
+			func() float64 { return float64(c.events.Load()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ramjet_ready", Help: "1 once the caches synced and the first table was published"}, b2f(&c.ready)),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ramjet_unsettled_events", Help: "Watch events not yet covered by a finished compile"},
+			func() float64 { return float64(c.unsettled.Load()) }),
+	}
 }
 
 // startCluster connects to the API server restConfig names, opens the
@@ -156,12 +174,15 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 		deduper:     status.NewEventDeduper(status.DefaultRepostAfter),
 		cert:        newDefaultCertificate(cfg.defaultCertificate, log),
 	}
+	c.metrics = newMetrics(cfg, c.collectors()...)
 	c.router = router.New(router.Options{
 		Transport:           cfg.backendTransport,
 		Logger:              log,
-		Observer:            accessLog(log),
+		Observer:            requestObserver(cfg, c.metrics),
 		TrustForwardedProto: cfg.useForwardedHeaders,
+		ProxyRealIPCIDR:     cfg.proxyRealIPCIDR,
 	})
+	c.metrics.watchRouter(c.router)
 	// An invalid election setting is a start error, not a later surprise.
 	if _, err := c.newElector(); err != nil {
 		return nil, fmt.Errorf("leader election: %w", err)
@@ -171,7 +192,7 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 	}
 
 	draining := new(atomic.Bool)
-	debug := debugMux(c.router, cfg.healthPath, c.ready.Load, draining, &c.last, c.serveStats)
+	debug := debugMux(c.router, cfg.healthPath, c.ready.Load, draining, &c.last, c.metrics.handler(log))
 	l, err := listen(cfg, c.router, c.cert.getCertificate(c.router), debug, draining, log)
 	if err != nil {
 		return nil, err
@@ -189,6 +210,7 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 		"http", inst.HTTPAddr,
 		"https", inst.HTTPSAddr,
 		"debug", inst.DebugAddr)
+	logClientAddressTrust(cfg, log)
 	if !cfg.noStatusUpdate && cfg.publishService == nil && len(cfg.publishAddresses) == 0 {
 		log.Info("no -publish-service or -publish-address: Ingress status is not written")
 	}
@@ -417,6 +439,7 @@ func (c *clusterController) rebuild() {
 	took := time.Since(began)
 	gen, changed := c.router.Publish(res.Table)
 	n := c.rebuilds.Add(1)
+	c.metrics.published(&res, changed, time.Now())
 	c.last.Store(&res)
 	c.ready.Store(true)
 	c.logWarnings(res.Warnings)

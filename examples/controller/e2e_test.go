@@ -336,9 +336,9 @@ func TestE2E(t *testing.T) {
 	e := startE2E(t)
 	ctx := context.Background()
 
-	t.Run("new Ingress served, edited path moves, /readyz and /debug/stats", func(t *testing.T) {
+	t.Run("new Ingress served, edited path moves, /readyz and /metrics", func(t *testing.T) {
 		ns := e.namespace(t, "served")
-		tc := e.startController(t, ns, nil)
+		tc := e.startController(t, ns, func(c *config) { c.enableMetrics = true })
 		e.app(t, ns, "a", backendPort(t, namedBackend(t, "A")))
 		gen := tc.router.Generation()
 
@@ -357,10 +357,9 @@ func TestE2E(t *testing.T) {
 		waitFor(t, 10*time.Second, "the only replica to lead", func() bool { return tc.cluster.leading.Load() })
 		status, body = get(t, tc.http, "http://"+tc.DebugAddr+"/readyz", "")
 		require.Equal(t, http.StatusOK, status, body)
-		status, body = get(t, tc.http, "http://"+tc.DebugAddr+"/debug/stats", "")
-		require.Equal(t, http.StatusOK, status, body)
-		require.Contains(t, body, fmt.Sprintf("generation %d\n", tc.router.Generation()))
-		require.Contains(t, body, "leading true\n")
+		metrics := scrapeURL(t, tc.http, tc.DebugAddr)
+		require.Equal(t, float64(tc.router.Generation()), metrics.value("ramjet_table_generation", nil))
+		require.Equal(t, 1.0, metrics.value("nginx_ingress_controller_leader_election_status", map[string]string{"name": "ramjet-leader"}))
 	})
 
 	t.Run("Service deleted answers 503, recreated heals", func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"os"
 	"slices"
 	"strconv"
@@ -54,7 +55,28 @@ type config struct {
 	// to TLS names no Ingress covers, reloaded at every compile.
 	defaultCertificate  *types.NamespacedName
 	useForwardedHeaders bool
-	healthPath          string
+	// proxyRealIPCIDR is --proxy-real-ip-cidr: the peers whose
+	// X-Forwarded-For, and PROXY header, say who the client is.
+	proxyRealIPCIDR []netip.Prefix
+	// useProxyProtocol is --use-proxy-protocol: the HTTP and HTTPS
+	// listeners read a PROXY protocol v1/v2 header on each connection.
+	useProxyProtocol bool
+	healthPath       string
+
+	// Metrics on the debug listener, as ingress-nginx's flags.
+	enableMetrics           bool
+	metricsPerHost          bool
+	metricsPerUndefinedHost bool
+	reportStatusClasses     bool
+	// podName and podNamespace are $POD_NAME and $POD_NAMESPACE (else
+	// "default"): the controller_pod and controller_namespace labels.
+	podName, podNamespace string
+
+	// The access log: one line per request to accessLogOut (run's
+	// stdout; nil: os.Stdout), unless enableAccessLog is false.
+	enableAccessLog bool
+	accessLogFormat string
+	accessLogOut    io.Writer
 	// drain is how long the listeners keep serving after a stop signal,
 	// with /readyz failing, before they close.
 	drain time.Duration
@@ -134,6 +156,7 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 		defaultBackendService string
 		defaultCertificate    string
 		updateStatus          bool
+		proxyRealIPCIDR       string
 	)
 	fs := flag.NewFlagSet("controller", flag.ContinueOnError)
 	// Errors are returned, not printed with the whole usage; -h prints it.
@@ -154,13 +177,21 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 	fs.StringVar(&defaultBackendService, "default-backend-service", "", "global default backend as namespace/name: the Service's first port, looked up at every compile (ingress-nginx's flag)")
 	fs.StringVar(&defaultCertificate, "default-ssl-certificate", "", "namespace/name of the TLS Secret served to names no Ingress covers; default: a self-signed certificate made at start")
 	fs.BoolVar(&c.useForwardedHeaders, "use-forwarded-headers", false, "trust the client's X-Forwarded-Proto (only behind a load balancer that terminates TLS and sets it)")
+	fs.StringVar(&proxyRealIPCIDR, "proxy-real-ip-cidr", "", "comma-separated CIDRs (or addresses) of the load balancers in front: only their X-Forwarded-For, and with -use-proxy-protocol their PROXY header, give the client address; default: none, the client is the peer")
+	fs.BoolVar(&c.useProxyProtocol, "use-proxy-protocol", false, "read a PROXY protocol v1/v2 header on every HTTP and HTTPS connection (behind a load balancer that sends it, such as an AWS NLB); see -proxy-real-ip-cidr for whose header is believed")
+	fs.BoolVar(&c.enableMetrics, "enable-metrics", false, "serve Prometheus metrics at /metrics on -debug-addr (ingress-nginx's metric names)")
+	fs.BoolVar(&c.metricsPerHost, "metrics-per-host", true, "label request metrics with the Ingress rule's host")
+	fs.BoolVar(&c.metricsPerUndefinedHost, "metrics-per-undefined-host", false, "also count requests no Ingress rule's host answered, with host=\"_\" (needs -metrics-per-host)")
+	fs.BoolVar(&c.reportStatusClasses, "report-status-classes", false, "label request metrics with status classes (2xx, 4xx) instead of codes")
+	fs.BoolVar(&c.enableAccessLog, "enable-access-log", true, "write one line per request to stdout")
+	fs.StringVar(&c.accessLogFormat, "access-log-format", accessLogText, "access log format: text (key=value) or json")
 	fs.StringVar(&c.healthPath, "health-check-path", "/healthz", "path of the liveness check on -debug-addr (readiness is /readyz)")
 	fs.Var((*gracePeriod)(&c.drain), "shutdown-grace-period", "after SIGTERM, how long /readyz fails while the listeners keep serving, before they close: seconds (ingress-nginx's form) or a duration")
 	fs.BoolVar(&c.options.WatchIngressWithoutClass, "watch-ingress-without-class", false, "also serve Ingresses that name no class")
 	fs.BoolVar(&sslRedirect, "ssl-redirect", true, "redirect plain HTTP to HTTPS for hosts listed under spec.tls")
 	fs.StringVar(&c.httpAddr, "http-addr", "127.0.0.1:8080", "plain HTTP listen address (HTTP/1.1 and cleartext HTTP/2)")
 	fs.StringVar(&c.httpsAddr, "https-addr", "", "TLS listen address; empty turns TLS off")
-	fs.StringVar(&c.debugAddr, "debug-addr", "127.0.0.1:8081", "address of /debug/table, /debug/stats, /healthz and /readyz; empty turns it off")
+	fs.StringVar(&c.debugAddr, "debug-addr", "127.0.0.1:8081", "address of /metrics, /debug/table, /debug/warnings, /healthz and /readyz; empty turns it off")
 
 	fs.StringVar(&c.manifests, "manifests", "", "offline mode: folder (or single file) of YAML/JSON manifests to serve instead of a cluster; watched for changes")
 	fs.BoolVar(&c.demoBackends, "demo-backends", false, "offline mode: start an echo server on every 127.0.0.0/8 endpoint named by the loaded EndpointSlices")
@@ -239,9 +270,23 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 		}
 		c.defaultCertificate = &ref
 	}
-	if !strings.HasPrefix(c.healthPath, "/") || slices.Contains([]string{"/readyz", "/debug/table", "/debug/warnings", "/debug/stats"}, c.healthPath) {
+	if !strings.HasPrefix(c.healthPath, "/") || slices.Contains([]string{"/readyz", "/metrics", "/debug/table", "/debug/warnings"}, c.healthPath) {
 		return config{}, fmt.Errorf("%w: -health-check-path %q: want a path starting with / that the debug listener does not already serve", errUsage, c.healthPath)
 	}
+	if c.metricsPerUndefinedHost && !c.metricsPerHost {
+		// As ingress-nginx refuses it.
+		return config{}, fmt.Errorf("%w: -metrics-per-undefined-host=true must be passed with -metrics-per-host=true", errUsage)
+	}
+	if c.accessLogFormat != accessLogText && c.accessLogFormat != accessLogJSON {
+		return config{}, fmt.Errorf("%w: -access-log-format %q: want text or json", errUsage, c.accessLogFormat)
+	}
+	cidrs, err := parseCIDRs(proxyRealIPCIDR)
+	if err != nil {
+		return config{}, fmt.Errorf("%w: -proxy-real-ip-cidr: %v", errUsage, err)
+	}
+	c.proxyRealIPCIDR = cidrs
+	c.podName = getenv("POD_NAME")
+	c.podNamespace = cmp.Or(getenv("POD_NAMESPACE"), "default")
 	c.options.DisableSSLRedirect = !sslRedirect
 	if err := c.options.Validate(); err != nil {
 		return config{}, fmt.Errorf("%w: %v", errUsage, err)
@@ -311,6 +356,36 @@ func parseNamespacedName(s string, validName func(string) []string) (types.Names
 		return types.NamespacedName{}, fmt.Errorf("name %q: %s", name, strings.Join(errs, "; "))
 	}
 	return types.NamespacedName{Namespace: ns, Name: name}, nil
+}
+
+// parseCIDRs reads --proxy-real-ip-cidr: comma-separated CIDRs, or bare
+// addresses (one host each), as nginx's set_real_ip_from takes them.
+func parseCIDRs(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for part := range strings.SplitSeq(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if !strings.Contains(part, "/") {
+			a, err := netip.ParseAddr(part)
+			if err != nil {
+				return nil, fmt.Errorf("%q is neither a CIDR nor an IP address", part)
+			}
+			a = a.Unmap()
+			out = append(out, netip.PrefixFrom(a, a.BitLen()))
+			continue
+		}
+		p, err := netip.ParsePrefix(part)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a CIDR such as 10.0.0.0/8", part)
+		}
+		if p.Addr().Is4In6() && p.Bits() >= 96 {
+			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
 }
 
 // gracePeriod reads --shutdown-grace-period as ingress-nginx writes it, a

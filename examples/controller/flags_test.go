@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"io"
 	"log/slog"
+	"net/netip"
 	"os"
 	"strings"
 	"testing"
@@ -27,6 +29,12 @@ func TestParseFlags(t *testing.T) {
 		pollInterval: 500 * time.Millisecond,
 		electionID:   "ramjet-leader",
 		healthPath:   "/healthz",
+
+		metricsPerHost:  true,
+		enableAccessLog: true,
+		accessLogFormat: "text",
+		podName:         "ramjet-7d9f-abcde",
+		podNamespace:    "ingress",
 	}
 	cluster := offline
 	cluster.manifests = ""
@@ -70,7 +78,10 @@ func TestParseFlags(t *testing.T) {
 			args: []string{"-pod-name", "replica-1"},
 			env:  map[string]string{},
 			base: cluster,
-			want: func(c *config) { c.electionNamespace, c.identity = "default", "replica-1" },
+			want: func(c *config) {
+				c.electionNamespace, c.identity = "default", "replica-1"
+				c.podName, c.podNamespace = "", "default"
+			},
 		},
 		{
 			name: "cluster, every flag (double dashes)",
@@ -135,9 +146,32 @@ func TestParseFlags(t *testing.T) {
 				c.options.IngressClass, c.options.ControllerName = "nginx", "k8s.io/ingress-nginx"
 				c.publishService = &types.NamespacedName{Namespace: "ingress-nginx", Name: "ingress-nginx-controller"}
 				c.electionID = "ingress-nginx-leader"
-				c.noop = []string{"enable-metrics", "update-status-on-shutdown", "logtostderr"}
+				c.noop = []string{"update-status-on-shutdown", "logtostderr"}
 			},
 		},
+		{
+			name: "cluster, metrics, access log and client addresses",
+			args: []string{
+				"--enable-metrics", "--metrics-per-host=false", "--report-status-classes",
+				"--enable-access-log=false", "--access-log-format=json",
+				"--proxy-real-ip-cidr", "10.0.0.0/8, 192.168.1.7,::ffff:172.16.0.0/108,2001:db8::/32", "--use-proxy-protocol",
+			},
+			base: cluster,
+			want: func(c *config) {
+				c.enableMetrics, c.metricsPerHost, c.reportStatusClasses = true, false, true
+				c.enableAccessLog, c.accessLogFormat = false, "json"
+				c.proxyRealIPCIDR = []netip.Prefix{
+					netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.168.1.7/32"),
+					netip.MustParsePrefix("172.16.0.0/12"), netip.MustParsePrefix("2001:db8::/32"),
+				}
+				c.useProxyProtocol = true
+			},
+		},
+		{name: "undefined hosts without hosts", args: []string{"--metrics-per-host=false", "--metrics-per-undefined-host"}, wantErr: "-metrics-per-undefined-host=true must be passed with -metrics-per-host=true"},
+		{name: "access log format", args: []string{"--access-log-format=combined"}, wantErr: `-access-log-format "combined": want text or json`},
+		{name: "bad CIDR", args: []string{"--proxy-real-ip-cidr=10.0.0.0/33"}, wantErr: `-proxy-real-ip-cidr: "10.0.0.0/33" is not a CIDR`},
+		{name: "bad address", args: []string{"--proxy-real-ip-cidr=10.0.0.0/8,lb.example.com"}, wantErr: `-proxy-real-ip-cidr: "lb.example.com" is neither a CIDR nor an IP address`},
+		{name: "health path is /metrics", args: []string{"--health-check-path=/metrics"}, wantErr: `-health-check-path "/metrics"`},
 		{
 			name: "a cluster-only ingress-nginx spelling offline",
 			args: []string{
@@ -214,7 +248,7 @@ func TestParseFlags(t *testing.T) {
 			require.NoError(t, err)
 			want := tt.base
 			tt.want(&want)
-			if diff := cmp.Diff(want, got, cmp.AllowUnexported(config{})); diff != "" {
+			if diff := cmp.Diff(want, got, cmp.AllowUnexported(config{}), cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); diff != "" {
 				t.Errorf("parseFlags (-want +got):\n%s", diff)
 			}
 		})
@@ -283,7 +317,7 @@ func TestRunExitCodes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var stderr bytes.Buffer
 			env := map[string]string{"RAMJET_LOG": tt.logEnv, "POD_NAME": "test"}
-			code := run(tt.args, func(k string) string { return env[k] }, &stderr)
+			code := run(tt.args, func(k string) string { return env[k] }, io.Discard, &stderr)
 			require.Equal(t, tt.code, code, "stderr: %s", stderr.String())
 			require.True(t, strings.Contains(stderr.String(), tt.stderr), "stderr %q does not contain %q", stderr.String(), tt.stderr)
 			if tt.code == 2 {

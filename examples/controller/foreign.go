@@ -17,7 +17,7 @@ const (
 	adviceConfigMap  = "ramjet reads no ConfigMap: its settings are flags (controller -h) and Ingress annotations; remove the flag"
 	adviceStreams    = "ramjet proxies HTTP only; serve TCP/UDP with a LoadBalancer Service of its own and remove the flag"
 	adviceWebhook    = "ramjet has no admission webhook (compile warnings become Events and /debug/warnings); remove the flag and the ValidatingWebhookConfiguration"
-	adviceMetrics    = "ramjet has no Prometheus metrics yet (/debug/stats has counters); remove the flag"
+	adviceBuckets    = "ramjet's histograms use ingress-nginx's default buckets; remove the flag"
 	adviceLogging    = "ramjet logs with log/slog; set RAMJET_LOG=debug|info|warn|error instead"
 	adviceHTTPPort   = "use --http-addr=:PORT"
 	adviceHTTPSPort  = "use --https-addr=:PORT"
@@ -57,17 +57,13 @@ var ingressNginxFlags = map[string]string{
 	"enable-annotation-validation":    "ramjet always validates annotations and warns about bad ones; remove the flag",
 	"enable-ssl-chain-completion":     "put the full chain in tls.crt; remove the flag",
 	"sync-rate-limit":                 "ramjet rebuilds 200 ms after the last change, at least once a second; remove the flag",
-	"enable-metrics":                  adviceMetrics,
-	"metrics-per-host":                adviceMetrics,
-	"metrics-per-undefined-host":      adviceMetrics,
-	"report-status-classes":           adviceMetrics,
-	"time-buckets":                    adviceMetrics,
-	"length-buckets":                  adviceMetrics,
-	"size-buckets":                    adviceMetrics,
-	"bucket-factor":                   adviceMetrics,
-	"max-buckets":                     adviceMetrics,
-	"exclude-socket-metrics":          adviceMetrics,
-	"monitor-max-batch-size":          adviceMetrics,
+	"time-buckets":                    adviceBuckets,
+	"length-buckets":                  adviceBuckets,
+	"size-buckets":                    adviceBuckets,
+	"bucket-factor":                   "ramjet exports classic histograms only; remove the flag",
+	"max-buckets":                     "ramjet exports classic histograms only; remove the flag",
+	"exclude-socket-metrics":          "ramjet exports every request metric; drop series with Prometheus's metric_relabel_configs and remove the flag",
+	"monitor-max-batch-size":          "ramjet counts each request in process, without batches; remove the flag",
 	"http-port":                       adviceHTTPPort,
 	"https-port":                      adviceHTTPSPort,
 	"default-server-port":             "the catch-all is served on --http-addr and --https-addr; remove the flag",
@@ -111,7 +107,6 @@ var ingressNginxNoop = map[string]bool{
 	"enable-ssl-passthrough":        false,
 	"disable-leader-election":       false,
 	"update-status-on-shutdown":     false,
-	"enable-metrics":                false,
 	"disable-catch-all":             false,
 	"disable-svc-external-name":     false,
 	"enable-ssl-chain-completion":   false,

@@ -21,10 +21,12 @@
 // EndpointSlices name, so the answers show which backend was chosen and what
 // it received.
 //
-// /debug/table on -debug-addr shows the table being served, /debug/stats
-// the rebuild and generation counts, /healthz answers once the process is up
-// and /readyz once the first table is published. RAMJET_LOG sets the log
-// level: debug (adds one line per request), info, warn or error.
+// /debug/table on -debug-addr shows the table being served, /metrics (with
+// -enable-metrics) ingress-nginx's Prometheus metrics and ramjet's own,
+// /healthz answers once the process is up and /readyz once the first table
+// is published. Each request gets an access log line on stdout (text or
+// JSON, -access-log-format; off with -enable-access-log=false); RAMJET_LOG
+// sets the level of the rest: debug, info, warn or error.
 //
 // SIGTERM fails /readyz and drains for -shutdown-grace-period before the
 // listeners close; "controller -wait-shutdown" is the Deployment's preStop
@@ -47,12 +49,13 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Getenv, os.Stderr))
+	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }
 
 // run is main without the process: it returns the exit code. 2 is a bad
 // command line or environment, 1 a failure to start or to shut down cleanly.
-func run(args []string, getenv func(string) string, stderr io.Writer) int {
+// The access log goes to stdout, everything else to stderr.
+func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	if len(args) == 1 && strings.TrimLeft(args[0], "-") == "wait-shutdown" {
 		return waitShutdown(stderr)
 	}
@@ -64,6 +67,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "controller: %v\n", err)
 		return 2
 	}
+	cfg.accessLogOut = stdout
 	level, err := logLevel(getenv("RAMJET_LOG"))
 	if err != nil {
 		fmt.Fprintf(stderr, "controller: %v\n", err)

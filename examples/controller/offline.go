@@ -54,8 +54,9 @@ type controller struct {
 	demo   *demoBackends       // nil without -demo-backends
 	cert   *defaultCertificate // nil without -default-ssl-certificate
 
-	ready atomic.Bool
-	last  atomic.Pointer[compile.Result]
+	ready   atomic.Bool
+	last    atomic.Pointer[compile.Result]
+	metrics *metrics // nil without -enable-metrics
 
 	// Owned by the goroutine that calls poll.
 	seen    []fileState
@@ -95,6 +96,7 @@ func (c *controller) load() error {
 	// The router logs each table it publishes; this line adds what only
 	// the loader knows.
 	gen, changed := c.router.Publish(res.Table)
+	c.metrics.published(&res, changed, time.Now())
 	c.last.Store(&res)
 	c.ready.Store(true)
 	msg := "manifests compiled"
@@ -115,7 +117,10 @@ func (c *controller) load() error {
 func (c *controller) poll() {
 	files, err := scanManifests(c.cfg.manifests)
 	if err == nil && slices.Equal(files, c.seen) {
-		c.lastErr = "" // a folder that vanished came back as it was
+		if c.lastErr != "" {
+			c.lastErr = "" // a folder that vanished came back as it was
+			c.metrics.loadRecovered()
+		}
 		return
 	}
 	if err == nil {
@@ -127,6 +132,7 @@ func (c *controller) poll() {
 		return
 	}
 	if msg := err.Error(); msg != c.lastErr {
+		c.metrics.loadFailed()
 		c.lastErr = msg
 		c.log.Error("cannot load manifests; still serving the previous table",
 			"err", err, "generation", c.router.Generation())
@@ -147,11 +153,14 @@ func startOffline(parent context.Context, cfg config, log *slog.Logger) (_ *inst
 		}
 	}()
 	c := &controller{cfg: cfg, log: log, cert: newDefaultCertificate(cfg.defaultCertificate, log)}
+	c.metrics = newMetrics(cfg)
 	c.router = router.New(router.Options{
 		Logger:              log,
-		Observer:            accessLog(log),
+		Observer:            requestObserver(cfg, c.metrics),
 		TrustForwardedProto: cfg.useForwardedHeaders,
+		ProxyRealIPCIDR:     cfg.proxyRealIPCIDR,
 	})
+	c.metrics.watchRouter(c.router)
 	if cfg.demoBackends {
 		c.demo = newDemoBackends(log)
 		defer func() {
@@ -171,7 +180,7 @@ func startOffline(parent context.Context, cfg config, log *slog.Logger) (_ *inst
 	}
 
 	draining := new(atomic.Bool)
-	debug := debugMux(c.router, cfg.healthPath, c.ready.Load, draining, &c.last, nil)
+	debug := debugMux(c.router, cfg.healthPath, c.ready.Load, draining, &c.last, c.metrics.handler(log))
 	l, err := listen(cfg, c.router, c.cert.getCertificate(c.router), debug, draining, log)
 	if err != nil {
 		return nil, err
@@ -194,6 +203,7 @@ func startOffline(parent context.Context, cfg config, log *slog.Logger) (_ *inst
 		}
 	}
 	inst := l.run(parent, ctx, cancel, cfg, log, []func(context.Context){poll}, cleanup)
+	logClientAddressTrust(cfg, log)
 	log.Info("serving",
 		"manifests", cfg.manifests,
 		"http", inst.HTTPAddr,

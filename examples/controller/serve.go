@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -71,6 +72,16 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 		l.listeners = append(l.listeners, ln)
 		return ln, nil
 	}
+	headerTimeout := cmp.Or(cfg.headerTimeout, defaultHeaderTimeout)
+	// openTraffic opens a listener for requests, reading PROXY headers
+	// when asked to.
+	openTraffic := func(addr string) (net.Listener, error) {
+		ln, err := open(addr)
+		if err != nil || !cfg.useProxyProtocol {
+			return ln, err
+		}
+		return proxyProtocolListener(ln, cfg.proxyRealIPCIDR, headerTimeout), nil
+	}
 	errorLog := slog.NewLogLogger(log.Handler(), slog.LevelDebug)
 	// Every listener gets nginx's client timeouts (SPEC §13). A stalled
 	// request body is the router's to time out (between reads, as nginx's
@@ -80,13 +91,13 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 		return &http.Server{
 			Handler:           h,
 			IdleTimeout:       cmp.Or(cfg.idleTimeout, defaultIdleTimeout),
-			ReadHeaderTimeout: cmp.Or(cfg.headerTimeout, defaultHeaderTimeout),
+			ReadHeaderTimeout: headerTimeout,
 			ErrorLog:          errorLog,
 		}
 	}
 
 	if cfg.httpAddr != "" {
-		ln, err := open(cfg.httpAddr)
+		ln, err := openTraffic(cfg.httpAddr)
 		if err != nil {
 			return nil, fmt.Errorf("-http-addr: %w", err)
 		}
@@ -100,7 +111,7 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 		l.serve = append(l.serve, func() error { return srv.Serve(ln) })
 	}
 	if cfg.httpsAddr != "" {
-		ln, err := open(cfg.httpsAddr)
+		ln, err := openTraffic(cfg.httpsAddr)
 		if err != nil {
 			return nil, fmt.Errorf("-https-addr: %w", err)
 		}
@@ -197,9 +208,9 @@ func (l *listening) run(stop context.Context, ctx context.Context, cancel contex
 // debugMux serves the introspection endpoints. ready reports whether a
 // first table has been published, draining whether a stop signal came;
 // last is the latest compile result, whose warnings /debug/warnings lists;
-// stats, if set, writes /debug/stats. The liveness check answers on
+// metrics, if set, serves /metrics. The liveness check answers on
 // healthPath.
-func debugMux(rt *router.Router, healthPath string, ready func() bool, draining *atomic.Bool, last *atomic.Pointer[compile.Result], stats http.HandlerFunc) http.Handler {
+func debugMux(rt *router.Router, healthPath string, ready func() bool, draining *atomic.Bool, last *atomic.Pointer[compile.Result], metrics http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/debug/table", rt.DebugHandler())
 	mux.HandleFunc("/debug/warnings", func(w http.ResponseWriter, r *http.Request) {
@@ -214,8 +225,8 @@ func debugMux(rt *router.Router, healthPath string, ready func() bool, draining 
 			io.WriteString(w, strings.ReplaceAll(warning.String(), "\n", `\n`)+"\n")
 		}
 	})
-	if stats != nil {
-		mux.HandleFunc("/debug/stats", stats)
+	if metrics != nil {
+		mux.Handle("/metrics", metrics)
 	}
 	mux.HandleFunc(cmp.Or(healthPath, "/healthz"), func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -249,21 +260,16 @@ func warningAttrs(w compile.Warning) []any {
 	return attrs
 }
 
-// accessLog logs one line per request at debug level; the level check
-// first keeps the request path free of formatting when debug is off.
-func accessLog(log *slog.Logger) func(router.Record) {
-	return func(r router.Record) {
-		if !log.Enabled(context.Background(), slog.LevelDebug) {
-			return
+// requestObserver is the router's observer for cfg: the access log and
+// the metrics, each when on; nil when both are off.
+func requestObserver(cfg config, m *metrics) func(router.Record) {
+	var access func(router.Record)
+	if cfg.enableAccessLog {
+		out := cfg.accessLogOut
+		if out == nil {
+			out = os.Stdout
 		}
-		log.Debug("request",
-			"generation", r.Generation,
-			"method", r.Method,
-			"host", r.Host,
-			"path", r.Path,
-			"status", r.Status,
-			"backend", r.Backend,
-			"endpoint", r.Endpoint,
-			"reason", r.Reason)
+		access = newAccessLog(out, cfg.accessLogFormat)
 	}
+	return observers(access, m.observer())
 }

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"ramjet.dev/ramjet/router"
+)
+
+// Access log formats (--access-log-format).
+const (
+	accessLogText = "text"
+	accessLogJSON = "json"
+)
+
+// newAccessLog returns an observer that writes one line per request to w,
+// as slog's text or JSON handler formats it. It is not subject to
+// RAMJET_LOG: like nginx's access_log, it is on unless turned off.
+func newAccessLog(w io.Writer, format string) func(router.Record) {
+	opts := &slog.HandlerOptions{
+		// The level says nothing about a request; drop it from the line.
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.LevelKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}
+	var h slog.Handler = slog.NewTextHandler(w, opts)
+	if format == accessLogJSON {
+		h = slog.NewJSONHandler(w, opts)
+	}
+	return func(r router.Record) {
+		h.Handle(context.Background(), accessRecord(r))
+	}
+}
+
+// accessRecord is the log record of one request. Durations are seconds
+// with millisecond resolution, as nginx's $request_time; fields that do
+// not apply (no upstream for an answer the router made) are left out
+// rather than written empty.
+func accessRecord(r router.Record) slog.Record {
+	t := r.Start
+	if t.IsZero() {
+		t = time.Now()
+	}
+	rec := slog.NewRecord(t, slog.LevelInfo, "request", 0)
+	attrs := make([]slog.Attr, 0, 24)
+	add := func(key, v string) {
+		if v != "" {
+			attrs = append(attrs, slog.String(key, v))
+		}
+	}
+	add("client", r.ClientAddr)
+	add("request_id", r.RequestID)
+	add("method", r.Method)
+	add("host", r.Host)
+	add("target", r.Path)
+	if req := r.Request; req != nil {
+		add("proto", req.Proto)
+	}
+	attrs = append(attrs,
+		slog.Int("status", r.Status),
+		slog.Int64("bytes_in", r.BytesIn),
+		slog.Int64("bytes_out", r.BytesOut),
+		slog.Float64("duration", seconds(r.Duration)))
+	if r.Tries > 0 {
+		attrs = append(attrs,
+			slog.String("upstream", r.Endpoint),
+			slog.Int("tries", r.Tries),
+			slog.Float64("upstream_header_time", seconds(r.UpstreamHeaderTime)),
+			slog.Float64("upstream_time", seconds(r.UpstreamTime)))
+	}
+	add("ingress", r.Route.Ingress())
+	add("route", r.Route.Field)
+	add("virtual_host", r.VirtualHost)
+	if r.Service.Name != "" {
+		svc := r.Service.Namespace + "/" + r.Service.Name
+		if r.Service.Port != 0 {
+			svc += ":" + strconv.Itoa(int(r.Service.Port))
+		}
+		add("service", svc)
+	} else {
+		add("backend", r.Backend)
+	}
+	add("reason", r.Reason)
+	if req := r.Request; req != nil {
+		add("user_agent", req.UserAgent())
+		add("referer", req.Referer())
+	}
+	attrs = append(attrs, slog.Uint64("generation", r.Generation))
+	rec.AddAttrs(attrs...)
+	return rec
+}
+
+// seconds rounds d to milliseconds, as nginx logs its timings.
+func seconds(d time.Duration) float64 {
+	return float64(d.Round(time.Millisecond)) / float64(time.Second)
+}
+
+// observers calls each non-nil observer in turn; nil when there is none,
+// so that the router skips building records nobody reads.
+func observers(fs ...func(router.Record)) func(router.Record) {
+	var set []func(router.Record)
+	for _, f := range fs {
+		if f != nil {
+			set = append(set, f)
+		}
+	}
+	switch len(set) {
+	case 0:
+		return nil
+	case 1:
+		return set[0]
+	}
+	return func(r router.Record) {
+		for _, f := range set {
+			f(r)
+		}
+	}
+}

@@ -1,0 +1,390 @@
+package main
+
+import (
+	"cmp"
+	"encoding/binary"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router"
+)
+
+// Metric names and labels follow ingress-nginx v1.15
+// (internal/ingress/metric/collectors), so that its Grafana dashboards and
+// alerts keep working; what only ramjet has is named ramjet_*.
+const nginxNamespace = "nginx_ingress_controller"
+
+// ingress-nginx's default histogram buckets (--time-buckets,
+// --length-buckets, --size-buckets).
+var (
+	timeBuckets   = prometheus.DefBuckets
+	lengthBuckets = prometheus.LinearBuckets(10, 10, 10)
+	sizeBuckets   = prometheus.ExponentialBuckets(10, 10, 7)
+)
+
+// undefinedHost is the host label of a request that no Ingress rule's
+// host answered (the catch-all, or nothing), counted only with
+// --metrics-per-undefined-host. It is nginx's name for the default server:
+// the label never takes the client's Host, which anyone can vary.
+const undefinedHost = "_"
+
+// metrics holds the Prometheus collectors of one controller. Request
+// series are labelled from the table (Ingress, Service, the rule's host,
+// the declared path), so their number is bounded by what is declared,
+// whatever clients send.
+type metrics struct {
+	registry *prometheus.Registry
+	id       metricsIdentity
+
+	perHost          bool
+	perUndefinedHost bool
+	statusClasses    bool
+
+	requests                        *prometheus.CounterVec
+	requestTime, headerTime, upTime *prometheus.HistogramVec
+	requestSize, responseSize       *prometheus.HistogramVec
+	bytesSent                       *prometheus.HistogramVec
+	retries                         *prometheus.CounterVec
+
+	configHash, configSuccess, configSuccessTime prometheus.Gauge
+	reloads, reloadErrors                        prometheus.Counter
+
+	rebuilds, publishes prometheus.Counter
+	warnings            *prometheus.GaugeVec
+	tableSize           *prometheus.GaugeVec
+
+	// mu guards ingresses, the Ingresses whose request series may exist:
+	// those of the tables published so far, minus the ones removed.
+	mu        sync.Mutex
+	ingresses map[[2]string]bool
+}
+
+// metricsIdentity are the constant labels ingress-nginx puts on every
+// series it owns: where the controller runs and which class it serves.
+type metricsIdentity struct {
+	namespace, class, pod string
+}
+
+func (id metricsIdentity) labels() prometheus.Labels {
+	return prometheus.Labels{
+		"controller_namespace": id.namespace,
+		"controller_class":     id.class,
+		"controller_pod":       id.pod,
+	}
+}
+
+// newMetrics registers the collectors, extra ones (the cluster loop's
+// counters) included. It returns nil when cfg turns metrics off: a nil
+// *metrics observes nothing.
+func newMetrics(cfg config, extra ...prometheus.Collector) *metrics {
+	if !cfg.enableMetrics {
+		return nil
+	}
+	id := metricsIdentity{namespace: cfg.podNamespace, class: cmp.Or(cfg.options.IngressClass, compile.DefaultIngressClass), pod: cmp.Or(cfg.identity, cfg.podName)}
+	m := &metrics{
+		registry:         prometheus.NewRegistry(),
+		id:               id,
+		perHost:          cfg.metricsPerHost,
+		perUndefinedHost: cfg.metricsPerUndefinedHost,
+		statusClasses:    cfg.reportStatusClasses,
+		ingresses:        make(map[[2]string]bool),
+	}
+	constLabels := id.labels()
+	requestLabels := []string{"status", "method", "path", "namespace", "ingress", "service", "canary"}
+	if m.perHost {
+		requestLabels = append(requestLabels, "host")
+	}
+	histogram := func(name, help string, buckets []float64) *prometheus.HistogramVec {
+		return prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: nginxNamespace, Name: name, Help: help,
+			ConstLabels: constLabels, Buckets: buckets,
+		}, requestLabels)
+	}
+	gauge := func(name, help string) prometheus.Gauge {
+		return prometheus.NewGauge(prometheus.GaugeOpts{Namespace: nginxNamespace, Name: name, Help: help, ConstLabels: constLabels})
+	}
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: nginxNamespace, Name: "requests", Help: "The total number of client requests",
+		ConstLabels: constLabels,
+	}, requestLabels)
+	m.requestTime = histogram("request_duration_seconds", "The request processing time in seconds, from the request's arrival until the answer was written", timeBuckets)
+	m.headerTime = histogram("header_duration_seconds", "The time spent on receiving the response headers from the upstream server", timeBuckets)
+	m.upTime = histogram("response_duration_seconds", "The time spent on receiving the response from the upstream server", timeBuckets)
+	m.requestSize = histogram("request_size", "The request length (request line, headers and body)", lengthBuckets)
+	m.responseSize = histogram("response_size", "The response body length", lengthBuckets)
+	m.bytesSent = histogram("bytes_sent", "The number of response body bytes sent to a client (ingress-nginx marks it deprecated; use response_size)", sizeBuckets)
+	m.configHash = gauge("config_hash", "Running configuration hash actually running")
+	m.configSuccess = gauge("config_last_reload_successful", "Whether the last configuration reload attempt was successful")
+	m.configSuccessTime = gauge("config_last_reload_successful_timestamp_seconds", "Timestamp of the last successful configuration reload.")
+	m.reloads = prometheus.NewCounter(prometheus.CounterOpts{Namespace: nginxNamespace, Name: "success", Help: "Cumulative number of Ingress controller reload operations (tables published)", ConstLabels: constLabels})
+	m.reloadErrors = prometheus.NewCounter(prometheus.CounterOpts{Namespace: nginxNamespace, Name: "errors", Help: "Cumulative number of Ingress controller errors during reload operations (manifests that failed to load)", ConstLabels: constLabels})
+
+	m.retries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ramjet_upstream_retries_total", Help: "Tries beyond the first: requests sent to another endpoint after connecting to one failed",
+		ConstLabels: constLabels,
+	}, []string{"namespace", "ingress", "service"})
+	m.rebuilds = prometheus.NewCounter(prometheus.CounterOpts{Name: "ramjet_compiles_total", Help: "Compiles of the whole snapshot, whether or not the table changed", ConstLabels: constLabels})
+	m.publishes = prometheus.NewCounter(prometheus.CounterOpts{Name: "ramjet_publishes_total", Help: "Tables published: compiles whose table differed from the one serving", ConstLabels: constLabels})
+	m.warnings = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ramjet_compile_warnings", Help: "Warnings of the last compile, by reason", ConstLabels: constLabels}, []string{"reason"})
+	m.tableSize = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ramjet_table_size", Help: "What the serving table holds, by kind", ConstLabels: constLabels}, []string{"kind"})
+
+	m.registry.MustRegister(
+		m.requests, m.requestTime, m.headerTime, m.upTime, m.requestSize, m.responseSize, m.bytesSent,
+		m.configHash, m.configSuccess, m.configSuccessTime, m.reloads, m.reloadErrors,
+		m.retries, m.rebuilds, m.publishes, m.warnings, m.tableSize,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	m.registry.MustRegister(extra...)
+	return m
+}
+
+// watchRouter adds the router's own counters, read at scrape time.
+func (m *metrics) watchRouter(rt *router.Router) {
+	if m == nil {
+		return
+	}
+	constLabels := m.id.labels()
+	m.registry.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ramjet_table_generation", Help: "Generation of the serving table (0 before the first)", ConstLabels: constLabels},
+			func() float64 { return float64(rt.Generation()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "ramjet_regex_timeouts_total", Help: "Requests in which a regex route's match hit its timeout and counted as no match", ConstLabels: constLabels},
+			func() float64 { return float64(rt.Stats().RegexTimeouts) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "ramjet_regex_budget_exceeded_total", Help: "Requests answered 404 because their host's regex routes took the whole match budget", ConstLabels: constLabels},
+			func() float64 { return float64(rt.Stats().RegexBudgetExceeded) }),
+	)
+}
+
+// observer is the router's observer for these metrics; nil when off.
+func (m *metrics) observer() func(router.Record) {
+	if m == nil {
+		return nil
+	}
+	return m.observe
+}
+
+// handler serves the registry in the Prometheus exposition formats; nil
+// when metrics are off.
+func (m *metrics) handler(log *slog.Logger) http.Handler {
+	if m == nil {
+		return nil
+	}
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{
+		ErrorLog:      slog.NewLogLogger(log.Handler(), slog.LevelError),
+		ErrorHandling: promhttp.ContinueOnError,
+	})
+}
+
+// observe counts one answered request. It runs on the request's goroutine
+// after the answer was written.
+func (m *metrics) observe(r router.Record) {
+	host := r.VirtualHost
+	if m.perHost && host == "" {
+		// No Ingress rule's host answered. ingress-nginx drops such
+		// requests unless --metrics-per-undefined-host.
+		if !m.perUndefinedHost {
+			return
+		}
+		host = undefinedHost
+	}
+	status := statusLabel(r.Status)
+	if m.statusClasses && len(status) == 3 {
+		status = status[:1] + "xx"
+	}
+	var lv [8]string
+	lv[0] = status
+	lv[1] = methodLabel(r.Method)
+	lv[2] = pathLabel(r)
+	lv[3] = r.Route.Namespace
+	lv[4] = r.Route.Name
+	lv[5] = r.Service.Name
+	lv[6] = "" // canary: no canary backends yet
+	labels := lv[:7]
+	if m.perHost {
+		lv[7] = host
+		labels = lv[:8]
+	}
+	m.requests.WithLabelValues(labels...).Inc()
+	m.requestTime.WithLabelValues(labels...).Observe(r.Duration.Seconds())
+	m.requestSize.WithLabelValues(labels...).Observe(float64(requestLength(r)))
+	m.responseSize.WithLabelValues(labels...).Observe(float64(r.BytesOut))
+	m.bytesSent.WithLabelValues(labels...).Observe(float64(r.BytesOut))
+	if r.Tries > 0 {
+		// As nginx's $upstream_* variables: only for proxied requests.
+		if r.UpstreamHeaderTime > 0 {
+			m.headerTime.WithLabelValues(labels...).Observe(r.UpstreamHeaderTime.Seconds())
+		}
+		m.upTime.WithLabelValues(labels...).Observe(r.UpstreamTime.Seconds())
+	}
+	if r.Tries > 1 {
+		m.retries.WithLabelValues(r.Route.Namespace, r.Route.Name, r.Service.Name).Add(float64(r.Tries - 1))
+	}
+}
+
+// statusLabels holds the label of every three-digit status, so that
+// counting a request allocates nothing for it.
+var statusLabels = func() (out [1000]string) {
+	for i := 100; i < len(out); i++ {
+		out[i] = strconv.Itoa(i)
+	}
+	return out
+}()
+
+func statusLabel(status int) string {
+	if status >= 100 && status < len(statusLabels) {
+		return statusLabels[status]
+	}
+	return strconv.Itoa(status)
+}
+
+// requestLength approximates nginx's $request_length: request line,
+// headers and body as received.
+func requestLength(r router.Record) int64 {
+	n := r.BytesIn
+	req := r.Request
+	if req == nil {
+		return n
+	}
+	n += int64(len(req.Method) + 1 + len(req.RequestURI) + 1 + len(req.Proto) + 2)
+	n += int64(len("Host: ") + len(req.Host) + 2)
+	for k, vs := range req.Header {
+		for _, v := range vs {
+			n += int64(len(k) + 2 + len(v) + 2)
+		}
+	}
+	return n + 2
+}
+
+// methodLabel bounds the method label: any token is a valid method, and a
+// client could otherwise make a series per request.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return m
+	}
+	return "OTHER"
+}
+
+// pathLabel is the matched route's path as the table holds it, as
+// ingress-nginx's path label is the location's: "/" for a Prefix "/" and
+// for a default backend, "" when nothing matched.
+func pathLabel(r router.Record) string {
+	switch {
+	case r.MatchedRoute != nil:
+		p := r.MatchedRoute.Path
+		if r.MatchedRoute.Type == match.Prefix && p == "" {
+			return "/"
+		}
+		return p
+	case r.Service.Name != "" || r.Route.Field != "":
+		return "/"
+	}
+	return ""
+}
+
+// published records a compile: res its result, changed whether its table
+// was published (the digest differed), at now. A published table is
+// ingress-nginx's successful reload. The request series of Ingresses no
+// longer in the table are removed, so that churn does not grow the
+// scrape for ever.
+func (m *metrics) published(res *compile.Result, changed bool, now time.Time) {
+	if m == nil {
+		return
+	}
+	m.rebuilds.Inc()
+	byReason := map[string]int{}
+	for _, w := range res.Warnings {
+		byReason[string(w.Reason)]++
+	}
+	m.warnings.Reset()
+	for reason, n := range byReason {
+		m.warnings.WithLabelValues(reason).Set(float64(n))
+	}
+	m.configSuccess.Set(1)
+	if !changed || res.Table == nil {
+		return
+	}
+	m.publishes.Inc()
+	m.reloads.Inc()
+	m.configHash.Set(digestHash(res.Table.Digest()))
+	m.configSuccessTime.Set(float64(now.Unix()))
+	size := res.Table.Size()
+	m.tableSize.WithLabelValues("virtual_hosts").Set(float64(size.VirtualHosts))
+	m.tableSize.WithLabelValues("routes").Set(float64(size.Routes))
+	m.tableSize.WithLabelValues("backends").Set(float64(size.Backends))
+	m.tableSize.WithLabelValues("certificates").Set(float64(size.Certificates))
+
+	now2 := tableIngresses(res.Table)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for ing := range m.ingresses {
+		if now2[ing] {
+			continue
+		}
+		gone := prometheus.Labels{"namespace": ing[0], "ingress": ing[1]}
+		for _, v := range []interface {
+			DeletePartialMatch(prometheus.Labels) int
+		}{m.requests, m.requestTime, m.headerTime, m.upTime, m.requestSize, m.responseSize, m.bytesSent, m.retries} {
+			v.DeletePartialMatch(gone)
+		}
+		delete(m.ingresses, ing)
+	}
+	for ing := range now2 {
+		m.ingresses[ing] = true
+	}
+}
+
+// loadFailed records a reload that failed: offline, a manifests folder
+// that did not load (the previous table keeps serving).
+func (m *metrics) loadFailed() {
+	if m == nil {
+		return
+	}
+	m.configSuccess.Set(0)
+	m.reloadErrors.Inc()
+}
+
+// loadRecovered records that the folder reads as the table serving
+// again, with nothing to publish.
+func (m *metrics) loadRecovered() {
+	if m != nil {
+		m.configSuccess.Set(1)
+	}
+}
+
+// tableIngresses are the (namespace, name) of every Ingress that declared
+// something in t.
+func tableIngresses(t *match.Table) map[[2]string]bool {
+	out := map[[2]string]bool{}
+	for vh := range t.VirtualHosts() {
+		for _, r := range vh.Routes {
+			out[[2]string{r.Source.Namespace, r.Source.Name}] = true
+		}
+		if vh.Fallback != nil {
+			out[[2]string{vh.FallbackSource.Namespace, vh.FallbackSource.Name}] = true
+		}
+	}
+	return out
+}
+
+// digestHash is the config_hash gauge's value: the first 52 bits of the
+// table digest, which a float64 holds exactly (ingress-nginx shows a
+// 64-bit hash rounded to a float).
+func digestHash(digest string) float64 {
+	b, err := hex.DecodeString(digest)
+	if err != nil || len(b) < 8 {
+		return 0
+	}
+	return float64(binary.BigEndian.Uint64(b) >> 12)
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"log/slog"
+	"net"
+	"net/netip"
+	"time"
+
+	"github.com/pires/go-proxyproto"
+)
+
+// proxyProtocolListener reads a PROXY protocol header (v1 or v2) at the
+// start of each connection ln accepts, as nginx's "listen ... proxy_protocol"
+// does (--use-proxy-protocol). Whose header is believed follows
+// --proxy-real-ip-cidr, as nginx's set_real_ip_from:
+//
+//   - trusted empty: every peer must send the header and its address is the
+//     client's, as with ingress-nginx's default proxy-real-ip-cidr of
+//     0.0.0.0/0. Only a load balancer should be able to reach the listener.
+//   - otherwise: a peer inside trusted must send the header, and its source
+//     address becomes the request's RemoteAddr; a peer outside is served as
+//     itself, any header it sends read and dropped.
+//
+// A connection from a trusted peer without a header fails: the PROXY
+// protocol forbids guessing whether one comes. headerTimeout bounds the
+// wait for it, as the HTTP server's header timeout bounds the request's.
+func proxyProtocolListener(ln net.Listener, trusted []netip.Prefix, headerTimeout time.Duration) net.Listener {
+	return &proxyproto.Listener{
+		Listener:          ln,
+		ConnPolicy:        proxyPolicy(trusted),
+		ReadHeaderTimeout: headerTimeout,
+	}
+}
+
+func proxyPolicy(trusted []netip.Prefix) proxyproto.ConnPolicyFunc {
+	return func(o proxyproto.ConnPolicyOptions) (proxyproto.Policy, error) {
+		if len(trusted) == 0 {
+			return proxyproto.REQUIRE, nil
+		}
+		if peer := addrOf(o.Upstream); peer.IsValid() {
+			for _, p := range trusted {
+				if p.Contains(peer) {
+					return proxyproto.REQUIRE, nil
+				}
+			}
+		}
+		return proxyproto.IGNORE, nil
+	}
+}
+
+// addrOf is a listener peer's IP address, IPv4-mapped addresses unmapped.
+func addrOf(a net.Addr) netip.Addr {
+	if tcp, ok := a.(*net.TCPAddr); ok {
+		ip, _ := netip.AddrFromSlice(tcp.IP)
+		return ip.Unmap()
+	}
+	ap, err := netip.ParseAddrPort(a.String())
+	if err != nil {
+		return netip.Addr{}
+	}
+	return ap.Addr().Unmap()
+}
+
+// logClientAddressTrust says at start whose word the controller takes for
+// the client's address, since getting it wrong either lets clients forge
+// it or loses it.
+func logClientAddressTrust(cfg config, log *slog.Logger) {
+	cidrs := make([]string, len(cfg.proxyRealIPCIDR))
+	for i, p := range cfg.proxyRealIPCIDR {
+		cidrs[i] = p.String()
+	}
+	switch {
+	case cfg.useProxyProtocol && len(cidrs) == 0:
+		log.Warn("-use-proxy-protocol without -proxy-real-ip-cidr: every connection must start with a PROXY header and every peer's header is believed; " +
+			"set -proxy-real-ip-cidr to the load balancer's addresses unless only it can reach the listeners")
+	case cfg.useProxyProtocol:
+		log.Info("PROXY protocol: peers in -proxy-real-ip-cidr must send the header and give the client address; other peers are served as themselves",
+			"trusted", cidrs)
+	case len(cidrs) > 0:
+		log.Info("X-Forwarded-For gives the client address when the peer is in -proxy-real-ip-cidr", "trusted", cidrs)
+	}
+}

@@ -172,9 +172,8 @@
 // and --use-proxy-protocol (PROXY v1/v2 on its listeners; the header of a
 // peer in --proxy-real-ip-cidr, or of every peer without it, gives the
 // client address).
-//
-// Not yet: the controller flag for the request body limit (--proxy-body-size;
-// the controller uses the 1 MiB default).
+// --proxy-body-size (nginx size syntax, default 1m, 0 for no limit) is
+// router.Options.MaxBodySize.
 //
 // # 2. Which Ingresses are claimed
 //

@@ -181,6 +181,7 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 		Observer:            requestObserver(cfg, c.metrics),
 		TrustForwardedProto: cfg.useForwardedHeaders,
 		ProxyRealIPCIDR:     cfg.proxyRealIPCIDR,
+		MaxBodySize:         cfg.maxBodySize,
 	})
 	c.metrics.watchRouter(c.router)
 	// An invalid election setting is a start error, not a later surprise.

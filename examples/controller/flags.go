@@ -62,6 +62,9 @@ type config struct {
 	// listeners read a PROXY protocol v1/v2 header on each connection.
 	useProxyProtocol bool
 	healthPath       string
+	// maxBodySize is --proxy-body-size in bytes, router.Options.MaxBodySize:
+	// negative for "0", no limit.
+	maxBodySize int64
 
 	// Metrics on the debug listener, as ingress-nginx's flags.
 	enableMetrics           bool
@@ -157,6 +160,7 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 		defaultCertificate    string
 		updateStatus          bool
 		proxyRealIPCIDR       string
+		proxyBodySize         string
 	)
 	fs := flag.NewFlagSet("controller", flag.ContinueOnError)
 	// Errors are returned, not printed with the whole usage; -h prints it.
@@ -178,6 +182,7 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 	fs.StringVar(&defaultCertificate, "default-ssl-certificate", "", "namespace/name of the TLS Secret served to names no Ingress covers; default: a self-signed certificate made at start")
 	fs.BoolVar(&c.useForwardedHeaders, "use-forwarded-headers", false, "trust the client's X-Forwarded-Proto (only behind a load balancer that terminates TLS and sets it)")
 	fs.StringVar(&proxyRealIPCIDR, "proxy-real-ip-cidr", "", "comma-separated CIDRs (or addresses) of the load balancers in front: only their X-Forwarded-For, and with -use-proxy-protocol their PROXY header, give the client address; default: none, the client is the peer")
+	fs.StringVar(&proxyBodySize, "proxy-body-size", "1m", "the largest request body, nginx size syntax (8m, 512k, 1g, bytes; 0 for no limit): 413 above it; an Ingress's proxy-body-size annotation replaces it for its paths")
 	fs.BoolVar(&c.useProxyProtocol, "use-proxy-protocol", false, "read a PROXY protocol v1/v2 header on every HTTP and HTTPS connection (behind a load balancer that sends it, such as an AWS NLB); see -proxy-real-ip-cidr for whose header is believed")
 	fs.BoolVar(&c.enableMetrics, "enable-metrics", false, "serve Prometheus metrics at /metrics on -debug-addr (ingress-nginx's metric names)")
 	fs.BoolVar(&c.metricsPerHost, "metrics-per-host", true, "label request metrics with the Ingress rule's host")
@@ -285,6 +290,14 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 		return config{}, fmt.Errorf("%w: -proxy-real-ip-cidr: %v", errUsage, err)
 	}
 	c.proxyRealIPCIDR = cidrs
+	size, err := compile.ParseSize(proxyBodySize)
+	if err != nil {
+		return config{}, fmt.Errorf("%w: -proxy-body-size %q: %v", errUsage, proxyBodySize, err)
+	}
+	c.maxBodySize = size
+	if size == 0 {
+		c.maxBodySize = -1 // nginx's 0: no limit
+	}
 	c.podName = getenv("POD_NAME")
 	c.podNamespace = cmp.Or(getenv("POD_NAMESPACE"), "default")
 	c.options.DisableSSLRedirect = !sslRedirect

@@ -29,6 +29,7 @@ func TestParseFlags(t *testing.T) {
 		pollInterval: 500 * time.Millisecond,
 		electionID:   "ramjet-leader",
 		healthPath:   "/healthz",
+		maxBodySize:  1 << 20,
 
 		metricsPerHost:  true,
 		enableAccessLog: true,
@@ -169,6 +170,9 @@ func TestParseFlags(t *testing.T) {
 		},
 		{name: "undefined hosts without hosts", args: []string{"--metrics-per-host=false", "--metrics-per-undefined-host"}, wantErr: "-metrics-per-undefined-host=true must be passed with -metrics-per-host=true"},
 		{name: "access log format", args: []string{"--access-log-format=combined"}, wantErr: `-access-log-format "combined": want text or json`},
+		{name: "proxy-body-size", args: []string{"--proxy-body-size=8m"}, base: cluster, want: func(c *config) { c.maxBodySize = 8 << 20 }},
+		{name: "proxy-body-size 0 is no limit", args: []string{"--proxy-body-size", "0"}, base: cluster, want: func(c *config) { c.maxBodySize = -1 }},
+		{name: "bad proxy-body-size", args: []string{"--proxy-body-size=8mb"}, wantErr: `-proxy-body-size "8mb"`},
 		{name: "bad CIDR", args: []string{"--proxy-real-ip-cidr=10.0.0.0/33"}, wantErr: `-proxy-real-ip-cidr: "10.0.0.0/33" is not a CIDR`},
 		{name: "bad address", args: []string{"--proxy-real-ip-cidr=10.0.0.0/8,lb.example.com"}, wantErr: `-proxy-real-ip-cidr: "lb.example.com" is neither a CIDR nor an IP address`},
 		{name: "health path is /metrics", args: []string{"--health-check-path=/metrics"}, wantErr: `-health-check-path "/metrics"`},

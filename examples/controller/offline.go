@@ -159,6 +159,7 @@ func startOffline(parent context.Context, cfg config, log *slog.Logger) (_ *inst
 		Observer:            requestObserver(cfg, c.metrics),
 		TrustForwardedProto: cfg.useForwardedHeaders,
 		ProxyRealIPCIDR:     cfg.proxyRealIPCIDR,
+		MaxBodySize:         cfg.maxBodySize,
 	})
 	c.metrics.watchRouter(c.router)
 	if cfg.demoBackends {

@@ -129,6 +129,11 @@ func FuzzMatch(f *testing.F) {
 		if want := referenceHost(tab, host); res.Host != want {
 			t.Fatalf("Lookup(%q, %q) chose host %q, want %q", host, path, res.Host.Name, want.Name)
 		}
+		if res.RegexTimedOut || res.RegexBudgetExceeded {
+			// A match cut off by its timeout counts as none (SPEC §13): on a
+			// loaded machine that is not a wrong answer.
+			return
+		}
 		if want := referenceRoute(res.Host, path); res.Route != want {
 			t.Fatalf("Lookup(%q, %q) chose %v, want %v", host, path, res.Route, want)
 		}

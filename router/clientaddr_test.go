@@ -36,6 +36,9 @@ func TestClientAddr(t *testing.T) {
 		{"IPv4-mapped peer inside a mapped range", lb, "[::ffff:192.168.3.4]:5000", []string{"203.0.113.9"}, "203.0.113.9"},
 		{"mapped entries come out as IPv4", lb, "10.1.2.3:5000", []string{"::ffff:203.0.113.9"}, "203.0.113.9"},
 		{"a peer without a port", lb, "10.1.2.3", []string{"203.0.113.9"}, "203.0.113.9"},
+		{"an IPv6 peer with a port", nil, "[2001:db8::5]:443", nil, "2001:db8::5"},
+		{"an IPv6 peer without a port", nil, "2001:db8::5", nil, "2001:db8::5"},
+		{"a link-local peer keeps its zone", nil, "[fe80::1%eth0]:80", nil, "fe80::1%eth0"},
 		{"an unreadable peer", lb, "pipe", []string{"203.0.113.9"}, "invalid IP"},
 	}
 	for _, tt := range tests {

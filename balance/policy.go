@@ -177,20 +177,27 @@ func hostOf(addr string) string {
 // cookieValue finds name in one Cookie field line ("a=1; b=2"), comparing
 // names case-insensitively; spaces around names and values are ignored.
 func cookieValue(line, name string) (string, bool) {
+	if strings.ContainsAny(name, ";=") || trimSpace(name) != name {
+		return cookieValueSplit(line, name) // no real cookie name; kept exact
+	}
+	// One pass: each pair is checked by its start, without cutting it out
+	// first; most pairs differ in the first bytes or the length.
 	for line != "" {
-		var part string
-		if i := strings.IndexByte(line, ';'); i >= 0 {
-			part, line = line[:i], line[i+1:]
-		} else {
-			part, line = line, ""
+		line = trimLeftSpace(line)
+		if len(line) > len(name) && equalFoldASCII(line[:len(name)], name) {
+			if rest := trimLeftSpace(line[len(name):]); rest != "" && rest[0] == '=' {
+				v := rest[1:]
+				if k := strings.IndexByte(v, ';'); k >= 0 {
+					v = v[:k]
+				}
+				return trimSpace(v), true
+			}
 		}
-		eq := strings.IndexByte(part, '=')
-		if eq < 0 {
-			continue
+		k := strings.IndexByte(line, ';')
+		if k < 0 {
+			break
 		}
-		if equalFoldASCII(trimSpace(part[:eq]), name) {
-			return trimSpace(part[eq+1:]), true
-		}
+		line = line[k+1:]
 	}
 	return "", false
 }
@@ -213,6 +220,33 @@ func lowerASCII(c byte) byte {
 		return c + 'a' - 'A'
 	}
 	return c
+}
+
+// cookieValueSplit is cookieValue by cutting the line into pairs.
+func cookieValueSplit(line, name string) (string, bool) {
+	for line != "" {
+		var part string
+		if i := strings.IndexByte(line, ';'); i >= 0 {
+			part, line = line[:i], line[i+1:]
+		} else {
+			part, line = line, ""
+		}
+		eq := strings.IndexByte(part, '=')
+		if eq < 0 {
+			continue
+		}
+		if equalFoldASCII(trimSpace(part[:eq]), name) {
+			return trimSpace(part[eq+1:]), true
+		}
+	}
+	return "", false
+}
+
+func trimLeftSpace(s string) string {
+	for s != "" && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	return s
 }
 
 func trimSpace(s string) string {

@@ -91,10 +91,24 @@ func reduceWeights(weights []int, limit int) []int {
 	for k, d := range distinct {
 		scaled[k] = int(scaleShare(d.w, uint64(lo), total))
 	}
-	for i, w := range shares {
-		if w > 0 {
-			k, _ := slices.BinarySearchFunc(distinct, uint64(w), func(d weightCount, w uint64) int { return cmp.Compare(d.w, w) })
-			shares[i] = scaled[k]
+	if top := distinct[len(distinct)-1].w; top <= uint64(4*len(shares)+1024) {
+		// Small weights, the usual case: a slice maps each to its scaled
+		// share without a search per index.
+		byWeight := make([]int, top+1)
+		for k, d := range distinct {
+			byWeight[d.w] = scaled[k]
+		}
+		for i, w := range shares {
+			if w > 0 {
+				shares[i] = byWeight[w]
+			}
+		}
+	} else {
+		for i, w := range shares {
+			if w > 0 {
+				k, _ := slices.BinarySearchFunc(distinct, uint64(w), func(d weightCount, w uint64) int { return cmp.Compare(d.w, w) })
+				shares[i] = scaled[k]
+			}
 		}
 	}
 	divideByGCD(shares)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 )
@@ -258,6 +259,9 @@ type part struct {
 	// escape is how inserted text is escaped: pathSafe, querySafe or
 	// hostSafe.
 	escape *[256]bool
+	// embedded: a $host with other host bytes beside it ("www.$host"),
+	// where an IPv6 address cannot stand in brackets.
+	embedded bool
 }
 
 func (t *template) literal() bool {
@@ -291,7 +295,13 @@ func (p *part) write(b *strings.Builder, path string, caps []int, scheme, host s
 			b.WriteString("http")
 		}
 	case hostPart:
-		escapeTo(b, hostText(host), p.escape)
+		h := hostText(host)
+		if p.embedded && strings.HasPrefix(h, "[") {
+			// An IPv6 address inside a longer name: its colons would read
+			// as a port and brackets are not allowed there.
+			h = strings.ReplaceAll(h[1:len(h)-1], ":", "-")
+		}
+		escapeTo(b, h, p.escape)
 	}
 }
 
@@ -376,13 +386,29 @@ func parseTemplate(s string, syntax RewriteSyntax) (template, error) {
 		if auth == "" {
 			return t, errors.New("the URL has no host")
 		}
-		for _, p := range parts {
+		for i, p := range parts {
 			if p.kind == capturePart || p.kind == schemePart {
 				return t, errors.New("the URL's host may not come from a capture")
+			}
+			if p.kind == hostPart && (i > 0 || i+1 < len(parts) && (parts[i+1].kind != litPart || !strings.HasPrefix(parts[i+1].lit, ":"))) {
+				parts[i].embedded = true
 			}
 			if p.kind == litPart && !allSafe(p.lit, hostSafe) {
 				return t, fmt.Errorf("the URL's host %q has a byte a host name may not have", p.lit)
 			}
+		}
+		// With $host standing for a plain name, the authority must parse as
+		// a host and an optional port.
+		var sample strings.Builder
+		for _, p := range parts {
+			if p.kind == hostPart {
+				sample.WriteString("h")
+			} else {
+				sample.WriteString(p.lit)
+			}
+		}
+		if u, err := url.Parse("http://" + sample.String() + "/"); err != nil || u.Hostname() == "" {
+			return t, fmt.Errorf("the URL's authority %q is not a host with an optional port", auth)
 		}
 		t.path = append(scheme, part{kind: litPart, lit: "://"})
 		t.path = append(t.path, parts...)

@@ -51,6 +51,12 @@ func TestRewriteApply(t *testing.T) {
 			path: "/", scheme: "https", host: "shop.example.com", want: Rewritten{Target: "https://shop.example.com/x", Redirect: true}},
 		{name: "$host of an IPv6 request", rw: Rewrite{Target: "http://$host/x"}, route: regexRoute(t, `/`),
 			path: "/", host: "::1", want: Rewritten{Target: "http://[::1]/x", Redirect: true}},
+		{name: "$host inside a name, IPv6 request", rw: Rewrite{Target: "http://www.$host:8080/x"}, route: regexRoute(t, `/`),
+			path: "/", host: "2001:db8::1", want: Rewritten{Target: "http://www.2001-db8--1:8080/x", Redirect: true}},
+		{name: "$host inside a name", rw: Rewrite{Target: "http://www.$host/x"}, route: regexRoute(t, `/`),
+			path: "/", host: "shop.example.com", want: Rewritten{Target: "http://www.shop.example.com/x", Redirect: true}},
+		{name: "$host with a port after it, IPv6 request", rw: Rewrite{Target: "http://$host:8080/x"}, route: regexRoute(t, `/`),
+			path: "/", host: "::1", want: Rewritten{Target: "http://[::1]:8080/x", Redirect: true}},
 		{name: "no host", rw: Rewrite{Target: "http://$host"}, route: regexRoute(t, `/`),
 			path: "/", want: Rewritten{Target: "http://localhost", Redirect: true}},
 		{name: "native prefix splice", rw: Rewrite{Target: "/v2", Syntax: NativeSyntax}, route: &Route{Type: Prefix, Path: "/api"},
@@ -111,6 +117,8 @@ func TestNewRewriteRejects(t *testing.T) {
 		{"host with path", Rewrite{Host: "a.example.com/x"}, "not a host name"},
 		{"host with bad port", Rewrite{Host: "a.example.com:0"}, "not a host name"},
 		{"host empty label", Rewrite{Host: "a..example.com"}, "not a host name"},
+		{"target URL without a host", Rewrite{Target: "http://:8080/x"}, "not a host with an optional port"},
+		{"target URL with a port that is no number", Rewrite{Target: "http://$host:a/x"}, "not a host with an optional port"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -61,7 +61,7 @@ func applyAffinity(v *annotationValues, key, value string) error {
 	if !strings.EqualFold(strings.TrimSpace(value), "cookie") {
 		return fmt.Errorf("%s %q is not cookie, the only affinity type; not applied", key, value)
 	}
-	v.traffic.affinity.key = key
+	v.trafficW().affinity.key = key
 	return nil
 }
 
@@ -70,17 +70,17 @@ func applyAffinityMode(v *annotationValues, key, value string) error {
 	if err != nil {
 		return annotationError(key, "affinity-mode", err)
 	}
-	v.traffic.affinity.cookie.Mode = m
-	v.traffic.affinity.set(key)
+	v.trafficW().affinity.cookie.Mode = m
+	v.trafficW().affinity.set(key)
 	return nil
 }
 
 func applyAffinityCanaryBehavior(v *annotationValues, key, value string) error {
 	switch strings.ToLower(strings.TrimSpace(value)) {
 	case "sticky":
-		v.traffic.affinity.canaryBehavior = stickyCanary
+		v.trafficW().affinity.canaryBehavior = stickyCanary
 	case "legacy":
-		v.traffic.affinity.canaryBehavior = legacyCanary
+		v.trafficW().affinity.canaryBehavior = legacyCanary
 	default:
 		return fmt.Errorf("%s %q is not sticky or legacy; not applied", key, value)
 	}
@@ -91,8 +91,8 @@ func applySessionCookieName(v *annotationValues, key, value string) error {
 	if !isToken(value) {
 		return fmt.Errorf("%s %q is not a valid cookie name; not applied", key, value)
 	}
-	v.traffic.affinity.cookie.CookieName = value
-	v.traffic.affinity.set(key)
+	v.trafficW().affinity.cookie.CookieName = value
+	v.trafficW().affinity.set(key)
 	return nil
 }
 
@@ -114,8 +114,8 @@ func applySessionCookiePath(v *annotationValues, key, value string) error {
 	if !strings.HasPrefix(value, "/") {
 		return fmt.Errorf("%s %q does not begin with /; not applied", key, value)
 	}
-	v.traffic.affinity.cookie.Path = value
-	v.traffic.affinity.set(key)
+	v.trafficW().affinity.cookie.Path = value
+	v.trafficW().affinity.set(key)
 	return nil
 }
 
@@ -123,8 +123,8 @@ func applySessionCookieDomain(v *annotationValues, key, value string) error {
 	if err := cookieAttr(key, value); err != nil {
 		return err
 	}
-	v.traffic.affinity.cookie.Domain = value
-	v.traffic.affinity.set(key)
+	v.trafficW().affinity.cookie.Domain = value
+	v.trafficW().affinity.set(key)
 	return nil
 }
 
@@ -151,8 +151,8 @@ func applySessionCookieMaxAge(v *annotationValues, key, value string) error {
 	if err != nil {
 		return err
 	}
-	v.traffic.affinity.cookie.MaxAge = s
-	v.traffic.affinity.set(key)
+	v.trafficW().affinity.cookie.MaxAge = s
+	v.trafficW().affinity.set(key)
 	return nil
 }
 
@@ -161,8 +161,8 @@ func applySessionCookieExpires(v *annotationValues, key, value string) error {
 	if err != nil {
 		return err
 	}
-	v.traffic.affinity.cookie.Expires = s
-	v.traffic.affinity.set(key)
+	v.trafficW().affinity.cookie.Expires = s
+	v.trafficW().affinity.set(key)
 	return nil
 }
 
@@ -178,30 +178,30 @@ func applySessionCookieSameSite(v *annotationValues, key, value string) error {
 	default:
 		return fmt.Errorf("%s %q is not None, Lax or Strict; not applied", key, value)
 	}
-	v.traffic.affinity.cookie.SameSite = s
-	v.traffic.affinity.set(key)
+	v.trafficW().affinity.cookie.SameSite = s
+	v.trafficW().affinity.set(key)
 	return nil
 }
 
 var (
 	applySessionCookieSecure = boolAnnotation(func(v *annotationValues, key string, on bool) {
-		v.traffic.affinity.cookie.Secure = on
-		v.traffic.affinity.set(key)
+		v.trafficW().affinity.cookie.Secure = on
+		v.trafficW().affinity.set(key)
 	})
 	applySessionCookieConditionalSameSiteNone = boolAnnotation(func(v *annotationValues, key string, on bool) {
-		v.traffic.affinity.cookie.ConditionalSameSiteNone = on
-		v.traffic.affinity.set(key)
+		v.trafficW().affinity.cookie.ConditionalSameSiteNone = on
+		v.trafficW().affinity.set(key)
 	})
 	applySessionCookieChangeOnFailure = boolAnnotation(func(v *annotationValues, key string, on bool) {
-		v.traffic.affinity.cookie.ChangeOnFailure = on
-		v.traffic.affinity.set(key)
+		v.trafficW().affinity.cookie.ChangeOnFailure = on
+		v.trafficW().affinity.set(key)
 	})
 )
 
 // sessionAffinity is what an Ingress asks for its backends: nil without
 // affinity: cookie.
 func (ing *ingress) sessionAffinity() *match.SessionAffinity {
-	a := &ing.ann.traffic.affinity
+	a := &ing.ann.trafficR().affinity
 	if a.key == "" {
 		return nil
 	}
@@ -221,7 +221,7 @@ func (ing *ingress) sessionAffinity() *match.SessionAffinity {
 // canary takes its primary's affinity, so that both read one cookie.
 func (b *builder) decideAffinity() {
 	for _, ing := range b.ingresses {
-		a := &ing.ann.traffic.affinity
+		a := &ing.ann.trafficR().affinity
 		if a.key == "" {
 			for _, key := range a.settingKeys {
 				b.warn(AnnotationRejected, ing.ref(), annotationField(key),
@@ -246,7 +246,7 @@ func (b *builder) decideAffinity() {
 			if sameAffinity(want, other) {
 				continue
 			}
-			key := ing.ann.traffic.affinity.key
+			key := ing.ann.trafficR().affinity.key
 			if key == "" {
 				key = NativePrefix + "affinity"
 			}

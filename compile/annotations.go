@@ -43,7 +43,7 @@ type annotationValues struct {
 	policyKey string
 
 	// request holds the request policy annotations (see policy.go).
-	request policyValues
+	request *policyValues
 
 	// extensions are the embedder's annotations (see extensions.go).
 	extensions *match.Extensions
@@ -56,10 +56,37 @@ type annotationValues struct {
 	rewrite rewriteValues
 	// traffic holds the canary and session affinity annotations (canary.go,
 	// affinity.go).
-	traffic trafficValues
+	traffic *trafficValues
 
 	// access holds CORS and authentication (cors.go, auth.go).
 	access accessAnnotations
+}
+
+// The larger annotation areas are held by pointer and made on first
+// write: most Ingresses set none of them, and a compile of 10,000
+// Ingresses held them all by value. trafficR reads an area never set as
+// its zero value, which is shared and so never written through.
+var noTraffic trafficValues
+
+func (v *annotationValues) requestW() *policyValues {
+	if v.request == nil {
+		v.request = new(policyValues)
+	}
+	return v.request
+}
+
+func (v *annotationValues) trafficW() *trafficValues {
+	if v.traffic == nil {
+		v.traffic = new(trafficValues)
+	}
+	return v.traffic
+}
+
+func (v *annotationValues) trafficR() *trafficValues {
+	if v.traffic == nil {
+		return &noTraffic
+	}
+	return v.traffic
 }
 
 // annotationSpec describes one known annotation key, without prefix.

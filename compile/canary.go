@@ -50,9 +50,9 @@ type trafficValues struct {
 func (v *trafficValues) ruleSet(key string) { v.canaryRuleKeys = append(v.canaryRuleKeys, key) }
 
 var applyCanary = boolAnnotation(func(v *annotationValues, key string, on bool) {
-	v.traffic.canaryKey = ""
+	v.trafficW().canaryKey = ""
 	if on {
-		v.traffic.canaryKey = key
+		v.trafficW().canaryKey = key
 	}
 })
 
@@ -71,8 +71,8 @@ func applyCanaryWeight(v *annotationValues, key, value string) error {
 	if err != nil {
 		return err
 	}
-	v.traffic.canaryRules.Weight = n
-	v.traffic.ruleSet(key)
+	v.trafficW().canaryRules.Weight = n
+	v.trafficW().ruleSet(key)
 	return nil
 }
 
@@ -81,8 +81,8 @@ func applyCanaryWeightTotal(v *annotationValues, key, value string) error {
 	if err != nil {
 		return err
 	}
-	v.traffic.weightTotal = n
-	v.traffic.ruleSet(key)
+	v.trafficW().weightTotal = n
+	v.trafficW().ruleSet(key)
 	return nil
 }
 
@@ -102,8 +102,8 @@ func applyCanaryHeader(v *annotationValues, key, value string) error {
 	}
 	// nginx finds the header through $http_<name>, where '-' and '_'
 	// are the same character: X_Canary reads the X-Canary header.
-	v.traffic.canaryRules.Header = http.CanonicalHeaderKey(strings.ReplaceAll(name, "_", "-"))
-	v.traffic.ruleSet(key)
+	v.trafficW().canaryRules.Header = http.CanonicalHeaderKey(strings.ReplaceAll(name, "_", "-"))
+	v.trafficW().ruleSet(key)
 	return nil
 }
 
@@ -111,8 +111,8 @@ func applyCanaryHeaderValue(v *annotationValues, key, value string) error {
 	if strings.ContainsAny(value, "\r\n\x00") {
 		return fmt.Errorf("%s %q holds a line break or NUL, which no header value can; not applied", key, value)
 	}
-	v.traffic.canaryRules.HeaderValue = value
-	v.traffic.ruleSet(key)
+	v.trafficW().canaryRules.HeaderValue = value
+	v.trafficW().ruleSet(key)
 	return nil
 }
 
@@ -128,8 +128,8 @@ func applyCanaryHeaderPattern(v *annotationValues, key, value string) error {
 	if err != nil {
 		return fmt.Errorf("%s %q is not a usable regular expression: %v; not applied", key, value, err)
 	}
-	v.traffic.canaryRules.HeaderPattern = re
-	v.traffic.ruleSet(key)
+	v.trafficW().canaryRules.HeaderPattern = re
+	v.trafficW().ruleSet(key)
 	return nil
 }
 
@@ -138,8 +138,8 @@ func applyCanaryCookie(v *annotationValues, key, value string) error {
 	if err != nil {
 		return err
 	}
-	v.traffic.canaryRules.Cookie = name
-	v.traffic.ruleSet(key)
+	v.trafficW().canaryRules.Cookie = name
+	v.trafficW().ruleSet(key)
 	return nil
 }
 
@@ -164,11 +164,11 @@ func isToken(s string) bool {
 func (b *builder) splitCanaries() {
 	kept := b.ingresses[:0]
 	for _, ing := range b.ingresses {
-		if ing.ann.traffic.canaryKey != "" {
+		if ing.ann.trafficR().canaryKey != "" {
 			b.canaries = append(b.canaries, ing)
 			continue
 		}
-		for _, key := range ing.ann.traffic.canaryRuleKeys {
+		for _, key := range ing.ann.trafficR().canaryRuleKeys {
 			b.warn(AnnotationRejected, ing.ref(), annotationField(key),
 				key+" has no effect: the Ingress is not a canary (the canary annotation is not \"true\")")
 		}
@@ -296,11 +296,11 @@ func (b *builder) attach(ing *ingress, field string, svc *networkingv1.IngressSe
 			ingressRef(held.Source.Namespace, held.Source.Name), held.Source.Field)
 		return
 	}
-	c := ing.ann.traffic.canaryRules // a copy: each primary owns its canary
+	c := ing.ann.trafficR().canaryRules // a copy: each primary owns its canary
 	c.Backend = canary
 	c.Source = ing.source(field)
-	c.WeightTotal = match.CanaryTotal(ing.ann.traffic.weightTotal)
-	c.Sticky = ing.ann.traffic.affinity.canaryBehavior != legacyCanary
+	c.WeightTotal = match.CanaryTotal(ing.ann.trafficR().weightTotal)
+	c.Sticky = ing.ann.trafficR().affinity.canaryBehavior != legacyCanary
 	primary.Traffic.Canary = &c
 
 	// The canary's backend is served: listed in the table, and the canary

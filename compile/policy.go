@@ -87,10 +87,10 @@ func applyProxyBodySize(v *annotationValues, key, value string) error {
 	if err != nil {
 		return fmt.Errorf("%s %q: %v; the replica's body limit applies", key, value, err)
 	}
-	v.request.set = true
-	v.request.bodySize = n
+	v.requestW().set = true
+	v.requestW().bodySize = n
 	if n == 0 {
-		v.request.bodySize = -1
+		v.requestW().bodySize = -1
 	}
 	return nil
 }
@@ -107,8 +107,8 @@ func applyTimeout(field func(*policyValues) *time.Duration) func(v *annotationVa
 		if err != nil {
 			return fmt.Errorf("%s %q: %v; the default timeout applies", key, value, err)
 		}
-		v.request.set = true
-		*field(&v.request) = d
+		v.requestW().set = true
+		*field(v.requestW()) = d
 		return nil
 	}
 }
@@ -118,18 +118,18 @@ func applyNextUpstreamTries(v *annotationValues, key, value string) error {
 	if err != nil || n < 0 {
 		return fmt.Errorf("%s %q is not a whole number of tries (0 for every endpoint); the default, 3, applies", key, value)
 	}
-	v.request.set = true
-	v.request.tries = n
+	v.requestW().set = true
+	v.requestW().tries = n
 	if n == 0 {
-		v.request.tries = -1
+		v.requestW().tries = -1
 	}
 	return nil
 }
 
 func applySourceRange(field func(*policyValues) *sourceRange) func(v *annotationValues, key, value string) error {
 	return func(v *annotationValues, key, value string) error {
-		v.request.set = true
-		sr := field(&v.request)
+		v.requestW().set = true
+		sr := field(v.requestW())
 		ranges, err := ParseSourceRanges(value)
 		if err != nil {
 			*sr = sourceRange{set: true, broken: true}
@@ -142,8 +142,8 @@ func applySourceRange(field func(*policyValues) *sourceRange) func(v *annotation
 
 func applyLimit(field func(*policyValues) *limitValue) func(v *annotationValues, key, value string) error {
 	return func(v *annotationValues, key, value string) error {
-		v.request.set = true
-		l := field(&v.request)
+		v.requestW().set = true
+		l := field(v.requestW())
 		n, err := strconv.Atoi(value)
 		switch {
 		case err != nil:
@@ -163,8 +163,8 @@ func applyBurstMultiplier(v *annotationValues, key, value string) error {
 	if err != nil || n < 0 {
 		return fmt.Errorf("%s %q is not a whole number of at least 0; the default, %d, applies", key, value, DefaultBurstMultiplier)
 	}
-	v.request.set = true
-	v.request.burst, v.request.burstSet = n, true
+	v.requestW().set = true
+	v.requestW().burst, v.requestW().burstSet = n, true
 	return nil
 }
 
@@ -174,8 +174,8 @@ func applyLimitExempt(field func(*policyValues) *[]netip.Prefix) func(v *annotat
 		if err != nil {
 			return fmt.Errorf("%s %q: %v; no client is exempt from the rate limits", key, value, err)
 		}
-		v.request.set = true
-		*field(&v.request) = ranges
+		v.requestW().set = true
+		*field(v.requestW()) = ranges
 		return nil
 	}
 }
@@ -183,7 +183,10 @@ func applyLimitExempt(field func(*policyValues) *[]netip.Prefix) func(v *annotat
 // requestPolicy is the Ingress's policy for its locations, built once and
 // shared by all of them; nil when it sets none of the annotations.
 func (ing *ingress) requestPolicy() *match.Policy {
-	pv := &ing.ann.request
+	pv := ing.ann.request
+	if pv == nil {
+		return nil // none of the annotations set
+	}
 	if pv.done {
 		return pv.built
 	}

@@ -71,21 +71,25 @@ func (r *Router) trustedProxy(a netip.Addr) bool {
 // when a handler is driven without a listener); IPv4-mapped IPv6 addresses
 // count as IPv4, so "::ffff:10.0.0.1" is inside 10.0.0.0/8.
 func peerAddr(remote string) netip.Addr {
-	// The port is dropped by hand: parsing it (netip.ParseAddrPort) costs
-	// as much as the address on every request.
-	host := remote
-	if strings.HasPrefix(remote, "[") {
-		if j := strings.IndexByte(remote, ']'); j > 0 {
-			host = remote[1:j]
-		}
-	} else if i := strings.LastIndexByte(remote, ':'); i >= 0 && strings.IndexByte(remote[:i], ':') < 0 {
-		host = remote[:i] // "ip:port"; a bare IPv6 address has more colons
-	}
-	a, err := netip.ParseAddr(host)
+	a, err := netip.ParseAddr(peerHost(remote))
 	if err != nil {
 		return netip.Addr{}
 	}
 	return a.Unmap()
+}
+
+// peerHost is the address part of a peer address: "ip:port",
+// "[ipv6]:port", or a bare address. The port is dropped by hand: parsing
+// it (netip.ParseAddrPort) costs as much as the address on every request.
+func peerHost(remote string) string {
+	if strings.HasPrefix(remote, "[") {
+		if j := strings.IndexByte(remote, ']'); j > 0 {
+			return remote[1:j]
+		}
+	} else if i := strings.LastIndexByte(remote, ':'); i >= 0 && strings.IndexByte(remote[:i], ':') < 0 {
+		return remote[:i] // "ip:port"; a bare IPv6 address has more colons
+	}
+	return remote
 }
 
 // parseForwardedAddr takes an X-Forwarded-For entry: an address, or an

@@ -90,6 +90,17 @@ func TestRealIPForwarded(t *testing.T) {
 	}
 }
 
+// TestPeerHost: a peer address without a port (a handler
+// driven without a listener) keeps every group of an IPv6 address.
+func TestPeerHost(t *testing.T) {
+	for in, want := range map[string]string{
+		"10.1.2.3:5000": "10.1.2.3", "10.1.2.3": "10.1.2.3", "[2001:db8::5]:443": "2001:db8::5",
+		"2001:db8::5": "2001:db8::5", "[fe80::1%eth0]:80": "fe80::1%eth0", "pipe": "pipe",
+	} {
+		assert.Equal(t, want, peerHost(in), in)
+	}
+}
+
 func BenchmarkClientAddr(b *testing.B) {
 	r := newTestRouter(Options{ProxyRealIPCIDR: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}})
 	req := httptest.NewRequest(http.MethodGet, "/", nil)

@@ -336,23 +336,15 @@ func (r *Router) record(req *http.Request, d *decision, start time.Time, id stri
 // it is the peer's IP, a window on RemoteAddr.
 func (r *Router) clientAddrText(req *http.Request, realIP string) string {
 	if len(r.realIPFrom) == 0 {
-		return peerIP(req.RemoteAddr)
+		return peerHost(req.RemoteAddr)
 	}
 	if realIP == "" {
 		realIP = r.realIP(req)
 	}
 	if realIP == "" {
-		return peerIP(req.RemoteAddr)
+		return peerHost(req.RemoteAddr)
 	}
 	return realIP
-}
-
-// peerIP is the IP of an "ip:port" peer address, without allocating.
-func peerIP(addr string) string {
-	if i := strings.LastIndexByte(addr, ':'); i >= 0 && !strings.Contains(addr[i:], "]") {
-		addr = addr[:i]
-	}
-	return strings.TrimSuffix(strings.TrimPrefix(addr, "["), "]")
 }
 
 // finish ends a proxied request: it releases the endpoint it took and

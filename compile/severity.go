@@ -51,9 +51,8 @@ var reasonSeverity = map[Reason]Severity{
 
 // Severity is the warning's severity for a migration from ingress-nginx.
 // An unsupported nginx annotation moves traffic when ingress-nginx routes
-// or refuses requests by it — the keys ramjet's annotation registry knows,
-// which warn only when not implemented yet or, like a canary, not served
-// — and is a missing feature otherwise.
+// or refuses requests by it (a key the annotation registry knows but does
+// not implement), and is a missing feature otherwise.
 func (w Warning) Severity() Severity {
 	if w.Reason == AnnotationUnsupported {
 		key, ok := strings.CutPrefix(w.Field, "metadata.annotations["+NginxPrefix)
@@ -66,25 +65,4 @@ func (w Warning) Severity() Severity {
 		return s
 	}
 	return FeatureMissing
-}
-
-// trafficAnnotations are nginx annotation keys by which ingress-nginx
-// sends a request elsewhere, rewrites it or refuses it. They enter the
-// registry as known but not implemented unless an area registered them
-// already (init order between files does not matter: registerAnnotations
-// replaces these placeholders, and these never replace an entry).
-var trafficAnnotations = []string{
-	"server-alias", "upstream-vhost", "x-forwarded-prefix", "ssl-passthrough", "service-upstream",
-	"default-backend", "custom-http-errors", "from-to-www-redirect", "configuration-snippet",
-	"server-snippet", "affinity", "session-cookie-name", "whitelist-source-range", "allowlist-source-range",
-	"denylist-source-range", "auth-type", "auth-secret", "auth-url", "auth-signin", "mirror-target",
-	"limit-whitelist",
-}
-
-func init() {
-	for _, k := range trafficAnnotations {
-		if _, ok := knownAnnotations[k]; !ok {
-			knownAnnotations[k] = annotationSpec{}
-		}
-	}
 }

@@ -934,8 +934,11 @@
 //     which writes the request and reads the response on the handler's
 //     goroutine; a connection is reused only when its response was read to
 //     the end, and a reused connection the backend closed before answering
-//     is tried again once when nothing was sent yet. The rest go through
-//     net/http's transports. TLS to backends does not verify their certificates, like
+//     is tried again once when nothing was sent yet. It reads response
+//     heads as net/http does, up to 1 MiB (502 beyond, where nginx refuses
+//     more than its proxy-buffer-size, §19), and passes a backend's
+//     Pragma on as it came, without the Cache-Control net/http makes of
+//     it. The rest go through net/http's transports. TLS to backends does not verify their certificates, like
 //     ingress-nginx's default. Clients may use TLS with ALPN h2, HTTP/1.1, or
 //     cleartext HTTP/2 with prior knowledge, as the embedder's http.Server
 //     allows.
@@ -1269,6 +1272,9 @@
 //     (documented). proxy-send-timeout and proxy-connect-timeout on a
 //     router given its own Options.Transport: that transport's settings
 //     apply (documented).
+//   - A backend's response head (status line and header fields) larger
+//     than proxy-buffer-size (4k by default): 502 there; here up to 1 MiB,
+//     502 beyond (documented).
 //   - Rate limits when the counter table is full: nginx drops the oldest
 //     states of the Ingress's 5 MB zone; here the least recently used idle
 //     entry of a set in one table shared by all zones (§11, documented).

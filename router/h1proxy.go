@@ -1,12 +1,13 @@
 package router
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
 	"net"
 	"net/http"
-	"strconv"
+	"net/http/httputil"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -86,7 +87,7 @@ func (r *Router) serveH1(x *exchange, req *http.Request) {
 		if !x.start.IsZero() {
 			x.headerAt = time.Now()
 		}
-		if res.StatusCode == http.StatusSwitchingProtocols {
+		if res.status == http.StatusSwitchingProtocols {
 			r.switchProtocols(&t, res, upgrade)
 			return
 		}
@@ -125,7 +126,7 @@ func (e noResponse) Unwrap() error { return e.err }
 // Informational responses are passed on to the client, except the
 // backend's 100 Continue: the client's own comes from net/http's server
 // when the body is first read.
-func (t *h1Try) send(upgrade string, length int64) (*http.Response, error) {
+func (t *h1Try) send(upgrade string, length int64) (*h1Head, error) {
 	pc, req := t.pc, t.req
 	writeRequestHead(pc.bw, t.x, req, upgrade, length)
 	send := t.x.timeouts.send
@@ -178,15 +179,11 @@ func (t *h1Try) send(upgrade string, length int64) (*http.Response, error) {
 			return nil, err
 		}
 		t.received = true
-		res, err := http.ReadResponse(pc.br, req)
-		if err != nil {
+		res := &pc.head
+		if err := res.read(pc.br, req.Method); err != nil {
 			return nil, err
 		}
-		if res.StatusCode < 100 {
-			// ReadResponse takes any three digits; no ResponseWriter does.
-			return nil, errors.New("malformed status code " + strconv.Itoa(res.StatusCode))
-		}
-		if res.StatusCode >= 200 || res.StatusCode == http.StatusSwitchingProtocols {
+		if res.status >= 200 || res.status == http.StatusSwitchingProtocols {
 			if t.body != nil {
 				t.body.headReceived(pc)
 			} else {
@@ -197,7 +194,7 @@ func (t *h1Try) send(upgrade string, length int64) (*http.Response, error) {
 			}
 			return res, nil
 		}
-		if res.StatusCode == http.StatusContinue {
+		if res.status == http.StatusContinue {
 			if waiting {
 				waiting = false
 				t.body = startBody(pc, req, length, read, send)
@@ -219,49 +216,43 @@ func expectsContinue(req *http.Request) bool {
 
 // inform passes an informational response (103 Early Hints and the like)
 // on to the client.
-func (t *h1Try) inform(res *http.Response) {
+func (t *h1Try) inform(res *h1Head) {
 	h := t.x.w.Header()
-	for k, vs := range res.Header {
-		h[k] = vs
+	var added []string
+	for _, f := range res.fields {
+		if skipResponseHeader(f.key) || h[f.key] != nil && !contains(added, f.key) {
+			continue // hop-by-hop, or the final response's own
+		}
+		h[f.key] = append(h[f.key], f.value)
+		added = append(added, f.key)
 	}
-	t.x.w.WriteHeader(res.StatusCode)
-	for k := range res.Header {
+	t.x.w.WriteHeader(res.status)
+	for _, k := range added {
 		delete(h, k)
 	}
 }
 
 // respond copies the response to the client and reports whether it was
 // read to its end.
-func (t *h1Try) respond(res *http.Response) bool {
+func (t *h1Try) respond(res *h1Head) bool {
 	x := t.x
 	h := x.w.Header()
-	conn := res.Header["Connection"]
-	for k, vs := range res.Header {
-		if skipResponseHeader(k) || len(conn) > 0 && connectionListed(conn, k) {
-			continue
-		}
-		if old := h[k]; old != nil {
-			h[k] = append(old, vs...)
-		} else {
-			h[k] = vs
-		}
+	res.copyTo(h)
+	if len(res.trailer) > 0 {
+		h["Trailer"] = res.trailer
 	}
-	var announced []string
-	if len(res.Trailer) > 0 {
-		announced = make([]string, 0, len(res.Trailer))
-		for k := range res.Trailer {
-			announced = append(announced, k)
-		}
-		h["Trailer"] = announced
-	}
-	x.WriteHeader(res.StatusCode)
+	x.WriteHeader(res.status)
 	// As ReverseProxy: flush every piece of a response of unknown length
 	// and of server-sent events, buffer the rest.
-	flush := res.ContentLength < 0 || isEventStream(res.Header)
+	flush := res.length < 0 || isEventStream(h)
 	buf := copyBuffers.Get().(*[copyBufferSize]byte)
 	defer copyBuffers.Put(buf)
+	body := h1Body{br: t.pc.br, remaining: res.length}
+	if res.chunked && res.length != 0 {
+		body.chunks = httputil.NewChunkedReader(t.pc.br)
+	}
 	for {
-		n, err := res.Body.Read(buf[:])
+		n, err := body.Read(buf[:])
 		if n > 0 {
 			if _, werr := x.Write(buf[:n]); werr != nil {
 				return false
@@ -281,13 +272,48 @@ func (t *h1Try) respond(res *http.Response) bool {
 			return false
 		}
 	}
-	for k, vs := range res.Trailer {
-		if !contains(announced, k) {
-			k = http.TrailerPrefix + k
+	if body.chunks != nil {
+		trailer, err := res.readTrailer(t.pc.br)
+		if err != nil {
+			x.readErr = err
+			return false
 		}
-		h[k] = vs
+		for k, vs := range trailer {
+			if !contains(res.trailer, k) {
+				k = http.TrailerPrefix + k
+			}
+			h[k] = vs
+		}
 	}
-	return !res.Close
+	return !res.close
+}
+
+// h1Body reads a response body as its head frames it: chunks, a length,
+// or up to the end of the connection (remaining < 0 without chunks).
+type h1Body struct {
+	br        *bufio.Reader
+	chunks    io.Reader
+	remaining int64
+}
+
+func (b *h1Body) Read(p []byte) (int, error) {
+	switch {
+	case b.chunks != nil:
+		return b.chunks.Read(p)
+	case b.remaining == 0:
+		return 0, io.EOF
+	case b.remaining < 0:
+		return b.br.Read(p)
+	}
+	if int64(len(p)) > b.remaining {
+		p = p[:b.remaining]
+	}
+	n, err := b.br.Read(p)
+	b.remaining -= int64(n)
+	if err == io.EOF && b.remaining > 0 {
+		err = io.ErrUnexpectedEOF
+	}
+	return n, err
 }
 
 func contains(l []string, s string) bool {
@@ -345,9 +371,9 @@ func (t *h1Try) end(complete bool) {
 // switchProtocols tunnels an Upgrade once the backend answered 101: the
 // client's connection is taken over from the server and bytes are copied
 // both ways until either side closes.
-func (r *Router) switchProtocols(t *h1Try, res *http.Response, upgrade string) {
+func (r *Router) switchProtocols(t *h1Try, res *h1Head, upgrade string) {
 	x, pc := t.x, t.pc
-	got := res.Header.Get("Upgrade")
+	got := res.get("Upgrade")
 	if upgrade == "" || !strings.EqualFold(got, upgrade) {
 		t.end(false)
 		r.exchangeFailed(x, t.req, errors.New("backend switched protocols to "+got+" when "+upgrade+" was asked for"))
@@ -371,15 +397,15 @@ func (r *Router) switchProtocols(t *h1Try, res *http.Response, upgrade string) {
 	// A tunnel is bounded by its two ends, not by the request's send
 	// timeout.
 	_ = pc.c.SetWriteDeadline(time.Time{})
-	brw.WriteString("HTTP/1.1 ")
-	brw.WriteString(res.Status)
+	brw.WriteString("HTTP/1.1 101")
+	if res.reason != "" {
+		brw.WriteString(" ")
+		brw.WriteString(res.reason)
+	}
 	brw.WriteString("\r\n")
-	for k, vs := range res.Header {
-		if skipResponseHeader(k) {
-			continue
-		}
-		for _, v := range vs {
-			writeHeader(brw.Writer, k, v)
+	for _, f := range res.fields {
+		if !skipResponseHeader(f.key) {
+			writeHeader(brw.Writer, f.key, f.value)
 		}
 	}
 	writeHeader(brw.Writer, "Connection", "Upgrade")

@@ -39,6 +39,7 @@ type h1Conn struct {
 	writeDeadline bool
 	probe         prober
 	abort         func() // closes c; made once so that hooking it to a request does not allocate
+	head          h1Head // the response being read, its buffers kept for the next one
 }
 
 func newH1Pool(connect, read time.Duration) *h1Pool {
@@ -122,6 +123,7 @@ func (p *h1Pool) put(pc *h1Conn) {
 		pc.close()
 		return
 	}
+	pc.head.release()
 	pc.idleAt = time.Now()
 	p.mu.Lock()
 	if l := p.idle[pc.addr]; len(l) < p.maxIdle {

@@ -1,0 +1,554 @@
+package router
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// h1Head is the head of a backend's HTTP/1.1 response, read straight from
+// the connection's buffer in place of http.ReadResponse. The bytes of all
+// fields become one string, and the fields go into the client's header map
+// without a Response, a map or a string per value of their own: two
+// allocations per response instead of about nine.
+//
+// It reads what http.ReadResponse reads, with the same framing decisions
+// (Content-Length, chunked, until close, bodies HEAD, 1xx, 204 and 304 do
+// not have), except that it is stricter in three ways: a field name with
+// a space before its colon is refused rather than passed on, the head is
+// bounded (maxResponseHead), and a Pragma is never turned into a
+// Cache-Control the backend did not send. FuzzH1Head holds it to
+// http.ReadResponse.
+type h1Head struct {
+	status       int
+	reason       string // the reason phrase, passed on by a 101
+	major, minor int
+	fields       []headField // in the order received, names canonical
+	// length of the body: 0 none, -1 chunked or until the connection closes.
+	length  int64
+	chunked bool
+	close   bool     // the connection ends with this response
+	trailer []string // the announced trailer names, canonical
+
+	scratch []byte     // the fields' bytes before they become one string
+	spans   []headSpan // where each field lies in scratch
+	long    []byte     // a line longer than the reader's buffer
+}
+
+// headField is one field line; names of common fields are the constants
+// of commonResponseFields, others share the head's one string.
+type headField struct{ key, value string }
+
+type headSpan struct {
+	key        string // the interned name, "" when it lies in scratch
+	ks, ke     int32
+	vs, ve     int32
+	contLength bool // Content-Length: forwarded once, and not with chunked
+}
+
+// maxResponseHead bounds a response head, status line and fields. nginx
+// refuses more than its proxy_buffer_size (4k in ingress-nginx); net/http's
+// Transport allows 10 MB. A head past it answers 502.
+const maxResponseHead = 1 << 20
+
+// maxTrailer bounds the trailer of a chunked response, as net/http bounds
+// it by its buffer.
+const maxTrailer = h1BufferSize
+
+var (
+	errHeadTooLarge     = errors.New("backend response head larger than 1 MiB")
+	errTrailerTooLarge  = errors.New("backend response trailer larger than 4 KiB")
+	errMalformedStatus  = errors.New("malformed backend status line")
+	errMalformedField   = errors.New("malformed backend response header field")
+	errContinuedFirst   = errors.New("backend response header starts with a continuation line")
+	errContentLength    = errors.New("malformed or conflicting Content-Length from the backend")
+	errTransferEncoding = errors.New("unsupported Transfer-Encoding from the backend")
+	errTrailerName      = errors.New("backend announced a trailer that cannot be one")
+)
+
+// read reads the status line and the fields of one response to a request
+// with the given method, and decides how its body is framed.
+func (h *h1Head) read(br *bufio.Reader, method string) error {
+	h.reset()
+	budget := maxResponseHead
+	line, err := readHeadLine(br, &budget, &h.long)
+	if err != nil {
+		return err
+	}
+	if err := h.statusLine(line); err != nil {
+		return err
+	}
+	// The reason phrase is the first thing in scratch: it shares the
+	// fields' string.
+	reasonEnd := len(h.scratch)
+	if err := h.readFields(br, &budget); err != nil {
+		return err
+	}
+	text := string(h.scratch)
+	h.reason = text[:reasonEnd]
+	h.fields = h.fields[:0]
+	for _, s := range h.spans {
+		k := s.key
+		if k == "" {
+			k = text[s.ks:s.ke]
+		}
+		h.fields = append(h.fields, headField{key: k, value: text[s.vs:s.ve]})
+	}
+	return h.frame(method)
+}
+
+func (h *h1Head) reset() {
+	clear(h.fields) // the strings of the previous response
+	h.fields = h.fields[:0]
+	h.spans = h.spans[:0]
+	h.scratch = h.scratch[:0]
+	h.reason = ""
+	h.trailer = nil
+	h.length, h.chunked, h.close = 0, false, false
+}
+
+// release drops what the head holds of its last response, and its
+// buffers if a large head grew them.
+func (h *h1Head) release() {
+	h.reset()
+	if cap(h.scratch) > 16<<10 {
+		h.scratch = nil
+	}
+	if cap(h.spans) > 256 {
+		h.spans, h.fields = nil, nil
+	}
+	if cap(h.long) > 16<<10 {
+		h.long = nil
+	}
+}
+
+// readHeadLine reads one line without its LF or CRLF. The line is valid
+// until the next read; only a line longer than the reader's buffer is
+// copied, into long.
+func readHeadLine(br *bufio.Reader, budget *int, long *[]byte) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		// A long line: gathered in long, which the next line may reuse.
+		*long = append((*long)[:0], line...)
+		for err == bufio.ErrBufferFull {
+			if len(*long) > *budget {
+				return nil, errHeadTooLarge
+			}
+			line, err = br.ReadSlice('\n')
+			*long = append(*long, line...)
+		}
+		line = *long
+	}
+	if err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	*budget -= len(line)
+	if *budget < 0 {
+		return nil, errHeadTooLarge
+	}
+	line = line[:len(line)-1]
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	return line, nil
+}
+
+// statusLine parses "HTTP/1.1 200 OK" as http.ReadResponse does, and
+// keeps the reason phrase in scratch. The status must be three digits
+// from 100: no ResponseWriter takes anything else.
+func (h *h1Head) statusLine(line []byte) error {
+	sp := indexByte(line, ' ')
+	if sp < 0 {
+		return errMalformedStatus
+	}
+	proto, rest := line[:sp], line[sp+1:]
+	for len(rest) > 0 && rest[0] == ' ' {
+		rest = rest[1:]
+	}
+	code := rest
+	var reason []byte
+	if i := indexByte(rest, ' '); i >= 0 {
+		code, reason = rest[:i], rest[i+1:]
+	}
+	if len(code) != 3 || code[0] < '1' || code[0] > '9' || !isDigit(code[1]) || !isDigit(code[2]) {
+		return errMalformedStatus
+	}
+	h.status = int(code[0]-'0')*100 + int(code[1]-'0')*10 + int(code[2]-'0')
+	switch string(proto) {
+	case "HTTP/1.1":
+		h.major, h.minor = 1, 1
+	case "HTTP/1.0":
+		h.major, h.minor = 1, 0
+	default:
+		if len(proto) != len("HTTP/X.Y") || string(proto[:5]) != "HTTP/" || !isDigit(proto[5]) || proto[6] != '.' || !isDigit(proto[7]) {
+			return errMalformedStatus
+		}
+		h.major, h.minor = int(proto[5]-'0'), int(proto[7]-'0')
+	}
+	if validValue(reason) {
+		// Only a 101 passes it on, in its own status line.
+		h.scratch = append(h.scratch, reason...)
+	}
+	return nil
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func indexByte(b []byte, c byte) int {
+	for i, v := range b {
+		if v == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// readFields reads field lines up to the empty line that ends them,
+// appending their canonical names and values to scratch and their places
+// to spans. Continuation lines (obs-fold) join the value before them with
+// one space, as net/textproto joins them.
+func (h *h1Head) readFields(br *bufio.Reader, budget *int) error {
+	for {
+		line, err := readHeadLine(br, budget, &h.long)
+		if err != nil {
+			return err
+		}
+		if len(line) == 0 {
+			return nil
+		}
+		if line[0] == ' ' || line[0] == '\t' {
+			if len(h.spans) == 0 {
+				return errContinuedFirst
+			}
+			last := &h.spans[len(h.spans)-1]
+			if !validValue(line) {
+				return errMalformedField
+			}
+			if last.ve > last.vs {
+				// (An empty value stays without the joining space, as
+				// net/textproto trims the joined value's front.)
+				h.scratch = append(h.scratch, ' ')
+			}
+			h.scratch = append(h.scratch, trimSpaceTab(line)...)
+			last.ve = int32(len(h.scratch))
+			continue
+		}
+		line = trimSpaceTab(line)
+		colon := indexByte(line, ':')
+		if colon <= 0 {
+			return errMalformedField
+		}
+		name, value := line[:colon], line[colon+1:]
+		if !validValue(value) {
+			return errMalformedField
+		}
+		for len(value) > 0 && (value[0] == ' ' || value[0] == '\t') {
+			value = value[1:]
+		}
+		s := headSpan{ks: int32(len(h.scratch))}
+		h.scratch = append(h.scratch, name...)
+		canon := h.scratch[s.ks:]
+		if !canonicalizeName(canon) {
+			return errMalformedField
+		}
+		if k, ok := commonResponseFields[string(canon)]; ok {
+			s.key = k
+			h.scratch = h.scratch[:s.ks]
+		}
+		s.ke = int32(len(h.scratch))
+		s.contLength = s.key == "Content-Length"
+		s.vs = int32(len(h.scratch))
+		h.scratch = append(h.scratch, value...)
+		s.ve = int32(len(h.scratch))
+		h.spans = append(h.spans, s)
+	}
+}
+
+func trimSpaceTab(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// canonicalizeName turns a field name into its canonical form in place
+// (content-type → Content-Type) and reports whether it is a token.
+func canonicalizeName(a []byte) bool {
+	upper := true
+	for i, c := range a {
+		if !isTokenByte(c) {
+			return false
+		}
+		if upper && 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		} else if !upper && 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		a[i] = c
+		upper = c == '-'
+	}
+	return len(a) > 0
+}
+
+// isTokenByte reports a byte allowed in a field name (RFC 9110 §5.6.2).
+func isTokenByte(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+}
+
+// validValue reports a field value of visible ASCII, obs-text, spaces and
+// tabs: no control bytes.
+func validValue(v []byte) bool {
+	for _, c := range v {
+		if c < ' ' && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// frame decides, from the fields, how the body is delimited and whether
+// the connection may carry another request, as net/http's readTransfer
+// does for a response.
+func (h *h1Head) frame(method string) error {
+	var te, cl string
+	teCount, clCount := 0, 0
+	hasClose, hasKeepAlive := false, false
+	var trailer []string
+	for _, f := range h.fields {
+		switch f.key {
+		case "Transfer-Encoding":
+			te = f.value
+			teCount++
+		case "Content-Length":
+			v := trimSpaceTabString(f.value)
+			if clCount > 0 && v != cl {
+				return errContentLength
+			}
+			cl = v
+			clCount++
+		case "Connection":
+			hasClose = hasClose || tokenListed(f.value, "close")
+			hasKeepAlive = hasKeepAlive || tokenListed(f.value, "keep-alive")
+		case "Trailer":
+			trailer = append(trailer, f.value)
+		}
+	}
+	switch {
+	case h.major < 1:
+		h.close = true
+	case h.major == 1 && h.minor == 0:
+		h.close = hasClose || !hasKeepAlive
+	default:
+		h.close = hasClose
+	}
+	// Transfer-Encoding counts from HTTP/1.1 on; net/http ignores it in
+	// an HTTP/1.0 response.
+	// (net/http takes "HTTP/0.0" for 1.1 here.)
+	if teCount > 0 && (h.major > 1 || h.major == 1 && h.minor >= 1 || h.major == 0 && h.minor == 0) {
+		if teCount != 1 || !strings.EqualFold(te, "chunked") {
+			return errTransferEncoding
+		}
+		h.chunked = true
+	}
+	var n int64
+	if clCount > 0 {
+		v, err := strconv.ParseUint(cl, 10, 63)
+		if err != nil {
+			return errContentLength
+		}
+		n = int64(v)
+	}
+	if h.chunked && len(trailer) > 0 {
+		for _, v := range trailer {
+			for v != "" {
+				var name string
+				name, v, _ = strings.Cut(v, ",")
+				name = trimSpaceTabString(name)
+				if name == "" {
+					continue
+				}
+				name = http.CanonicalHeaderKey(name)
+				switch name {
+				case "Transfer-Encoding", "Trailer", "Content-Length":
+					return errTrailerName
+				}
+				if !contains(h.trailer, name) {
+					h.trailer = append(h.trailer, name)
+				}
+			}
+		}
+	}
+	switch {
+	case method == http.MethodHead, h.status < 200, h.status == http.StatusNoContent, h.status == http.StatusNotModified:
+		h.length = 0
+	case h.chunked:
+		h.length = -1
+	case clCount > 0:
+		h.length = n
+	default:
+		// Neither length nor chunks: the body ends when the connection
+		// does.
+		h.length = -1
+		h.close = true
+	}
+	return nil
+}
+
+func trimSpaceTabString(s string) string {
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// tokenListed reports that a comma-separated field value lists tok,
+// ignoring case.
+func tokenListed(v, tok string) bool {
+	for v != "" {
+		var t string
+		t, v, _ = strings.Cut(v, ",")
+		if strings.EqualFold(trimSpaceTabString(t), tok) {
+			return true
+		}
+	}
+	return false
+}
+
+// forwarded reports that field i goes to the client: not hop-by-hop, not
+// named by the response's Connection field, and Content-Length only once
+// and not beside a chunked body (net/http removes it there too).
+func (h *h1Head) forwarded(i int, connection []string) bool {
+	f := h.fields[i]
+	if skipResponseHeader(f.key) || len(connection) > 0 && connectionListed(connection, f.key) {
+		return false
+	}
+	if f.key == "Content-Length" {
+		if h.chunked && h.length < 0 {
+			return false
+		}
+		for _, g := range h.fields[:i] {
+			if g.key == "Content-Length" {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// connection gathers the values of the Connection fields; nil when there
+// are none, without allocating for one.
+func (h *h1Head) connection(one *[1]string) []string {
+	var l []string
+	for _, f := range h.fields {
+		if f.key == "Connection" {
+			if l == nil {
+				one[0] = f.value
+				l = one[:]
+			} else {
+				l = append(l[:len(l):len(l)], f.value)
+			}
+		}
+	}
+	return l
+}
+
+// copyTo adds the forwarded fields to the client's header map, after any
+// values already there, with one slice for all values.
+func (h *h1Head) copyTo(dst http.Header) {
+	var one [1]string
+	conn := h.connection(&one)
+	var vals []string
+	for i, f := range h.fields {
+		if !h.forwarded(i, conn) {
+			continue
+		}
+		v := f.value
+		if f.key == "Content-Length" {
+			v = trimSpaceTabString(v)
+		}
+		if old := dst[f.key]; old != nil {
+			// Never into the spare capacity of a slice another map may
+			// share.
+			dst[f.key] = append(old[:len(old):len(old)], v)
+			continue
+		}
+		if vals == nil {
+			vals = make([]string, len(h.fields)-i)
+		}
+		vals[0] = v
+		dst[f.key], vals = vals[:1:1], vals[1:]
+	}
+}
+
+// get is the first value of the named field, "" if none.
+func (h *h1Head) get(key string) string {
+	for _, f := range h.fields {
+		if f.key == key {
+			return f.value
+		}
+	}
+	return ""
+}
+
+// readTrailer reads the trailer after a chunked body's last chunk.
+func (h *h1Head) readTrailer(br *bufio.Reader) (http.Header, error) {
+	h.spans = h.spans[:0]
+	h.scratch = h.scratch[:0]
+	budget := maxTrailer
+	if err := h.readFields(br, &budget); err != nil {
+		if err == errHeadTooLarge {
+			err = errTrailerTooLarge
+		}
+		return nil, err
+	}
+	if len(h.spans) == 0 {
+		return nil, nil
+	}
+	text := string(h.scratch)
+	t := make(http.Header, len(h.spans))
+	for _, s := range h.spans {
+		k := s.key
+		if k == "" {
+			k = text[s.ks:s.ke]
+		}
+		t[k] = append(t[k], text[s.vs:s.ve])
+	}
+	return t, nil
+}
+
+// commonResponseFields are the names most responses carry, so that they
+// need no string of their own.
+var commonResponseFields = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range []string{
+		"Accept-Ranges", "Access-Control-Allow-Credentials", "Access-Control-Allow-Headers",
+		"Access-Control-Allow-Methods", "Access-Control-Allow-Origin", "Access-Control-Expose-Headers",
+		"Access-Control-Max-Age", "Age", "Allow", "Alt-Svc", "Cache-Control", "Connection",
+		"Content-Disposition", "Content-Encoding", "Content-Language", "Content-Length",
+		"Content-Location", "Content-Range", "Content-Security-Policy", "Content-Type", "Date",
+		"Etag", "Expires", "Grpc-Message", "Grpc-Status", "Keep-Alive", "Last-Modified", "Link",
+		"Location", "Pragma", "Proxy-Authenticate", "Referrer-Policy", "Retry-After", "Server",
+		"Set-Cookie", "Strict-Transport-Security", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
+		"Vary", "Via", "Www-Authenticate", "X-Content-Type-Options", "X-Frame-Options",
+		"X-Powered-By", "X-Request-Id", "X-Xss-Protection",
+	} {
+		m[k] = k
+	}
+	return m
+}()

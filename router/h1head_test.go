@@ -1,0 +1,310 @@
+package router
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httputil"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// readHead reads one response head from data as the fast path does.
+func readHead(t testing.TB, data, method string) (*h1Head, *bufio.Reader, error) {
+	t.Helper()
+	br := bufio.NewReaderSize(strings.NewReader(data), h1BufferSize)
+	h := new(h1Head)
+	return h, br, h.read(br, method)
+}
+
+// bodyOf reads the body and trailer the head frames, as respond does.
+func bodyOf(h *h1Head, br *bufio.Reader) (body []byte, trailer http.Header, err error) {
+	b := h1Body{br: br, remaining: h.length}
+	if h.chunked && h.length != 0 {
+		b.chunks = httputil.NewChunkedReader(br)
+	}
+	body, err = io.ReadAll(&b)
+	if err != nil || b.chunks == nil {
+		return body, nil, err
+	}
+	trailer, err = h.readTrailer(br)
+	return body, trailer, err
+}
+
+func forwardedHeader(h *h1Head) http.Header {
+	dst := http.Header{}
+	h.copyTo(dst)
+	return dst
+}
+
+func TestH1HeadFraming(t *testing.T) {
+	for _, tc := range []struct {
+		name, method, in string
+		status           int
+		length           int64
+		chunked, close   bool
+		header           http.Header
+		body             string
+		trailer          http.Header
+		err              error
+	}{
+		{name: "length", in: "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\nabcrest",
+			status: 200, length: 3, header: http.Header{"Content-Type": {"text/plain"}, "Content-Length": {"3"}}, body: "abc"},
+		{name: "chunked with trailer", in: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: x-sum\r\nContent-Length: 9\r\n\r\n3\r\nabc\r\n0\r\nX-Sum: 1\r\nX-Late: 2\r\n\r\n",
+			status: 200, length: -1, chunked: true, header: http.Header{}, body: "abc",
+			trailer: http.Header{"X-Sum": {"1"}, "X-Late": {"2"}}},
+		{name: "until close", in: "HTTP/1.1 200 OK\r\n\r\nall of it",
+			status: 200, length: -1, close: true, header: http.Header{}, body: "all of it"},
+		{name: "HTTP/1.0 without keep-alive", in: "HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n",
+			status: 200, close: true, header: http.Header{"Content-Length": {"0"}}},
+		{name: "HTTP/1.0 keep-alive", in: "HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 1\r\n\r\nx",
+			status: 200, length: 1, header: http.Header{"Content-Length": {"1"}}, body: "x"},
+		{name: "HTTP/1.0 ignores Transfer-Encoding", in: "HTTP/1.0 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nraw",
+			status: 200, length: -1, close: true, header: http.Header{}, body: "raw"},
+		{name: "close with listed fields", in: "HTTP/1.1 200 OK\r\nConnection: close, X-Hop\r\nX-Hop: 1\r\nKeep-Alive: timeout=5\r\nContent-Length: 0\r\n\r\n",
+			status: 200, close: true, header: http.Header{"Content-Length": {"0"}}},
+		{name: "HEAD keeps the length field", method: http.MethodHead, in: "HTTP/1.1 200 OK\r\nContent-Length: 42\r\n\r\n",
+			status: 200, header: http.Header{"Content-Length": {"42"}}},
+		{name: "304 has no body", in: "HTTP/1.1 304 Not Modified\r\nEtag: \"a\"\r\n\r\n",
+			status: 304, header: http.Header{"Etag": {`"a"`}}},
+		{name: "repeated fields and folding", in: "HTTP/1.1 200 OK\r\nset-cookie: a=1\r\nSet-Cookie: b=2\r\nX-Folded: one  \r\n \t two\r\nContent-Length: 0\r\n\r\n",
+			status: 200, header: http.Header{"Set-Cookie": {"a=1", "b=2"}, "X-Folded": {"one two"}, "Content-Length": {"0"}}},
+		{name: "equal lengths are one", in: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length:  2 \r\n\r\nok",
+			status: 200, length: 2, header: http.Header{"Content-Length": {"2"}}, body: "ok"},
+		{name: "Pragma stays a Pragma", in: "HTTP/1.1 200 OK\r\nPragma: no-cache\r\nContent-Length: 0\r\n\r\n",
+			status: 200, header: http.Header{"Pragma": {"no-cache"}, "Content-Length": {"0"}}},
+		{name: "bare LF", in: "HTTP/1.1 204 No Content\nX-A: b\n\n", status: 204, header: http.Header{"X-A": {"b"}}},
+		{name: "short body", in: "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort",
+			status: 200, length: 10, header: http.Header{"Content-Length": {"10"}}, body: "short", err: io.ErrUnexpectedEOF},
+		{name: "conflicting lengths", in: "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", err: errContentLength},
+		{name: "gzip transfer coding", in: "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", err: errTransferEncoding},
+		{name: "two transfer codings", in: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n", err: errTransferEncoding},
+		{name: "forbidden trailer", in: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: Content-Length\r\n\r\n", err: errTrailerName},
+		{name: "space before colon", in: "HTTP/1.1 200 OK\r\nX-A : b\r\n\r\n", err: errMalformedField},
+		{name: "no colon", in: "HTTP/1.1 200 OK\r\nX-A\r\n\r\n", err: errMalformedField},
+		{name: "control byte", in: "HTTP/1.1 200 OK\r\nX-A: a\x00b\r\n\r\n", err: errMalformedField},
+		{name: "continued first line", in: "HTTP/1.1 200 OK\r\n X-A: b\r\n\r\n", err: errContinuedFirst},
+		{name: "two-digit status", in: "HTTP/1.1 99 Odd\r\n\r\n", err: errMalformedStatus},
+		{name: "status below 100", in: "HTTP/1.1 099 Odd\r\n\r\n", err: errMalformedStatus},
+		{name: "no version", in: "200 OK\r\n\r\n", err: errMalformedStatus},
+		{name: "truncated head", in: "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n", err: io.ErrUnexpectedEOF},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			method := tc.method
+			if method == "" {
+				method = http.MethodGet
+			}
+			h, br, err := readHead(t, tc.in, method)
+			if tc.err != nil && tc.status == 0 {
+				require.ErrorIs(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.status, h.status)
+			assert.Equal(t, tc.length, h.length)
+			assert.Equal(t, tc.chunked, h.chunked)
+			assert.Equal(t, tc.close, h.close)
+			assert.Equal(t, tc.header, forwardedHeader(h))
+			body, trailer, err := bodyOf(h, br)
+			if tc.err != nil {
+				require.ErrorIs(t, err, tc.err)
+			} else {
+				require.NoError(t, err)
+				assert.Equal(t, tc.trailer, trailer)
+			}
+			assert.Equal(t, tc.body, string(body))
+		})
+	}
+}
+
+func TestH1HeadAnnouncedTrailer(t *testing.T) {
+	h, _, err := readHead(t, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: x-a, X-B\r\nTrailer: x-a\r\n\r\n", http.MethodGet)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"X-A", "X-B"}, h.trailer)
+	assert.Empty(t, forwardedHeader(h)["Trailer"], "the announcement is the router's to make")
+}
+
+// Lines longer than the connection's buffer are read whole; a head past
+// maxResponseHead is refused.
+func TestH1HeadLongLines(t *testing.T) {
+	long := strings.Repeat("v", 3*h1BufferSize)
+	h, _, err := readHead(t, "HTTP/1.1 200 "+long+"\r\nX-Long: "+long+"\r\nX-Short: s\r\nContent-Length: 0\r\n\r\n", http.MethodGet)
+	require.NoError(t, err)
+	assert.Equal(t, long, h.reason)
+	assert.Equal(t, http.Header{"X-Long": {long}, "X-Short": {"s"}, "Content-Length": {"0"}}, forwardedHeader(h))
+
+	var b strings.Builder
+	b.WriteString("HTTP/1.1 200 OK\r\n")
+	for b.Len() <= maxResponseHead {
+		b.WriteString("X-Filler: " + strings.Repeat("f", 1000) + "\r\n")
+	}
+	b.WriteString("\r\n")
+	_, _, err = readHead(t, b.String(), http.MethodGet)
+	require.ErrorIs(t, err, errHeadTooLarge)
+	_, _, err = readHead(t, "HTTP/1.1 200 OK\r\nX-One: "+strings.Repeat("f", maxResponseHead)+"\r\n\r\n", http.MethodGet)
+	require.ErrorIs(t, err, errHeadTooLarge)
+}
+
+// A value the client's header map already holds, say one the router set,
+// is added to and never written into through spare capacity.
+func TestH1HeadCopyToAppends(t *testing.T) {
+	h, _, err := readHead(t, "HTTP/1.1 200 OK\r\nVary: Accept\r\nX-New: 1\r\nContent-Length: 0\r\n\r\n", http.MethodGet)
+	require.NoError(t, err)
+	shared := make([]string, 1, 4)
+	shared[0] = "Origin"
+	dst := http.Header{"Vary": shared}
+	h.copyTo(dst)
+	assert.Equal(t, []string{"Origin", "Accept"}, dst["Vary"])
+	assert.Equal(t, []string{"Origin"}, shared[:1])
+	assert.Equal(t, "", shared[:2][1], "the shared slice's spare capacity was written")
+	assert.Equal(t, []string{"1"}, dst["X-New"])
+}
+
+func TestH1HeadAllocations(t *testing.T) {
+	const resp = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nDate: Mon, 30 Nov 2026 15:00:00 GMT\r\nContent-Length: 3\r\nX-Backend: a\r\n\r\n"
+	r := strings.NewReader(resp)
+	br := bufio.NewReaderSize(r, h1BufferSize)
+	var h h1Head
+	dst := http.Header{}
+	allocs := testing.AllocsPerRun(100, func() {
+		r.Reset(resp)
+		br.Reset(r)
+		clear(dst)
+		if err := h.read(br, http.MethodGet); err != nil {
+			t.Fatal(err)
+		}
+		h.copyTo(dst)
+	})
+	// One string for every field's bytes, one slice for every value.
+	assert.Equal(t, 2.0, allocs)
+}
+
+// FuzzH1Head holds the parser to http.ReadResponse: whatever both read,
+// they read alike (status, framing, the fields passed on, body, trailer
+// and where the next response starts), and what only net/http reads is
+// one of the documented refusals.
+func FuzzH1Head(f *testing.F) {
+	for _, seed := range []string{
+		"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\nabcHTTP/1.1 200 OK\r\n",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-T\r\n\r\n3\r\nabc\r\n0\r\nX-T: v\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 7\r\n\r\n1;ext=1\r\na\r\n0\r\n\r\nnext",
+		"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n",
+		"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n",
+		"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok",
+		"HTTP/1.0 200 OK\r\n\r\nuntil close",
+		"HTTP/0.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+		"HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nConnection: close, X-A\r\nX-A: 1\r\nPragma: no-cache\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nX-F: a\r\n  b \r\n\tc\r\nContent-Length: 0\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx",
+		"HTTP/1.1 200  OK\nX: y\n\n",
+		"HTTP/1.1 200 OK\r\nX : y\r\n\r\n",
+	} {
+		f.Add(seed, false)
+		f.Add(seed, true)
+	}
+	f.Fuzz(func(t *testing.T, data string, head bool) {
+		method := http.MethodGet
+		if head {
+			method = http.MethodHead
+		}
+		gbr := bufio.NewReaderSize(strings.NewReader(data), h1BufferSize)
+		want, werr := http.ReadResponse(gbr, &http.Request{Method: method})
+		h, br, err := readHead(t, data, method)
+		if werr != nil {
+			require.Error(t, err, "net/http refused what the router read")
+			return
+		}
+		if err != nil {
+			// The refusals net/http does not make.
+			refused := want.StatusCode < 100
+			for k := range want.Header {
+				refused = refused || strings.ContainsAny(k, " ")
+			}
+			for k := range want.Trailer {
+				refused = refused || strings.ContainsAny(k, " ")
+			}
+			require.True(t, refused, "the router refused what net/http read: %v", err)
+			return
+		}
+		require.Equal(t, want.StatusCode, h.status)
+		require.Equal(t, want.ProtoMajor, h.major)
+		require.Equal(t, want.ProtoMinor, h.minor)
+		require.Equal(t, want.Close, h.close, "close")
+		require.Equal(t, want.TransferEncoding != nil, h.chunked, "chunked")
+		if want.Body == http.NoBody {
+			require.Zero(t, h.length, "length")
+		} else {
+			require.NotZero(t, h.length, "length")
+			require.Equal(t, want.ContentLength, h.length, "length")
+		}
+		var announced []string
+		for k := range want.Trailer {
+			announced = append(announced, k)
+		}
+		require.ElementsMatch(t, announced, h.trailer, "announced trailer")
+
+		// The fields passed on: net/http's, less the hop-by-hop ones and
+		// those the Connection field names, without the Cache-Control it
+		// makes of a Pragma.
+		conn := h.connection(new([1]string))
+		if c, ok := want.Header["Connection"]; ok {
+			require.Equal(t, c, conn)
+		}
+		if h.get("Cache-Control") == "" {
+			delete(want.Header, "Cache-Control")
+		}
+		wantHeader := http.Header{}
+		for k, vs := range want.Header {
+			if !skipResponseHeader(k) && !connectionListed(conn, k) {
+				wantHeader[k] = vs
+			}
+		}
+		if len(wantHeader) == 0 {
+			wantHeader = http.Header{}
+		}
+		require.Equal(t, wantHeader, forwardedHeader(h))
+
+		wantBody, wantBodyErr := io.ReadAll(want.Body)
+		body, trailer, bodyErr := bodyOf(h, br)
+		if wantBodyErr != nil {
+			// net/http wants CRLF (CRLF CRLF after fields) to end a
+			// trailer; the router also ends one at a bare LF, as it ends
+			// a head.
+			if !strings.Contains(wantBodyErr.Error(), "trailer") {
+				require.Error(t, bodyErr, "net/http refused the body the router read")
+			}
+			return
+		}
+		if bodyErr != nil {
+			refused := false
+			for k := range want.Trailer {
+				refused = refused || strings.ContainsAny(k, " ")
+			}
+			require.True(t, refused, "the router refused a body net/http read: %v", bodyErr)
+			return
+		}
+		require.Equal(t, wantBody, body)
+		wantTrailer := http.Header{}
+		for k, vs := range want.Trailer {
+			if vs != nil {
+				wantTrailer[k] = vs
+			}
+		}
+		gotTrailer := http.Header{}
+		for k, vs := range trailer {
+			gotTrailer[k] = vs
+		}
+		require.Equal(t, wantTrailer, gotTrailer, "trailer")
+		if want.Close {
+			return // what follows is no response's
+		}
+		rest, _ := io.ReadAll(br)
+		wantRest, _ := io.ReadAll(gbr)
+		require.True(t, bytes.Equal(wantRest, rest), "the next response starts elsewhere")
+	})
+}

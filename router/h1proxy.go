@@ -31,11 +31,15 @@ func (r *Router) serveH1(x *exchange, req *http.Request) {
 		length = -1 // a body of unknown length: chunked
 	}
 	fresh := false // the next try dials a new connection
+	// A request that can be sent again when a reused connection turns out
+	// closed skips the probe of idle connections: the retry below covers
+	// it, and the probe is a system call on every request.
+	resendable := idempotent(req.Method) && (length == 0 || inlineBody(req, length) != nil)
 	if !x.start.IsZero() {
 		x.upstreamStart = time.Now()
 	}
 	for {
-		pc, err := r.h1.get(ctx, x.endpoint.Addr, fresh, x.timeouts.connect)
+		pc, err := r.h1.get(ctx, x.endpoint.Addr, fresh, !resendable, x.timeouts.connect)
 		if err != nil {
 			if unreachable(err) && ctx.Err() == nil && idempotent(req.Method) && x.balancer.Len() >= 2 && x.pick() {
 				fresh = false
@@ -139,9 +143,9 @@ func (t *h1Try) send(upgrade string, length int64) (*h1Head, error) {
 		_ = pc.c.SetWriteDeadline(time.Time{})
 		pc.writeDeadline = false
 	}
-	if hb, ok := req.Body.(*heldBody); ok && len(hb.b) <= inlineBodyMax && length == int64(len(hb.b)) {
+	if b := inlineBody(req, length); b != nil {
 		// Written from the held bytes, not read: a retry sends them again.
-		pc.bw.Write(hb.b)
+		pc.bw.Write(b)
 		length = 0
 	}
 	if err := pc.bw.Flush(); err != nil {
@@ -209,6 +213,15 @@ func (t *h1Try) send(upgrade string, length int64) (*h1Head, error) {
 // write: well under the socket buffers, so the write cannot wait on a
 // backend that answers without reading.
 const inlineBodyMax = 64 << 10
+
+// inlineBody is a held request body small enough to be written with the
+// request head (see send), nil for any other.
+func inlineBody(req *http.Request, length int64) []byte {
+	if hb, ok := req.Body.(*heldBody); ok && len(hb.b) > 0 && len(hb.b) <= inlineBodyMax && length == int64(len(hb.b)) {
+		return hb.b
+	}
+	return nil
+}
 
 func expectsContinue(req *http.Request) bool {
 	return len(req.Header["Expect"]) > 0 && strings.EqualFold(req.Header["Expect"][0], "100-continue")

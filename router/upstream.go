@@ -60,18 +60,18 @@ var (
 )
 
 // get returns an idle connection to addr, the most recently used first,
-// or dials a new one (always with fresh). An idle connection the backend
-// has closed meanwhile is found out here, before the request is written
-// to it, where the platform allows (see prober).
+// or dials a new one (always with fresh). With probe, an idle connection
+// the backend has closed meanwhile is found out here, before the request
+// is written to it, where the platform allows (see prober).
 // A connect timeout other than the pool's (a location's
 // proxy-connect-timeout) bounds the dial instead.
-func (p *h1Pool) get(ctx context.Context, addr string, fresh bool, connect time.Duration) (*h1Conn, error) {
+func (p *h1Pool) get(ctx context.Context, addr string, fresh, probe bool, connect time.Duration) (*h1Conn, error) {
 	for !fresh {
 		pc := p.takeIdle(addr)
 		if pc == nil {
 			break
 		}
-		if pc.probe.alive() {
+		if !probe || pc.probe.alive() {
 			pc.reused = true
 			return pc, nil
 		}

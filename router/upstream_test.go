@@ -174,8 +174,9 @@ func rawBackend(t *testing.T, respond func(n int) string) (addr string, conns, r
 const okResponse = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n"
 
 // TestH1BackendClosesKeptAlive: a backend closes a kept-alive connection.
-// Closed while idle, the probe finds out before the request is written;
-// closed when the request arrived, before any byte of the response, the
+// Closed while idle, the probe finds out before a request that could not
+// be sent again is written, and one that can is sent again; closed when
+// the request arrived, before any byte of the response, the
 // request is sent once more on a new connection if it is idempotent and
 // its body, if any, went whole with the head (a streamed body may be half
 // read), as nginx does with the bodies it buffers.
@@ -191,6 +192,8 @@ func TestH1BackendClosesKeptAlive(t *testing.T) {
 		wantRequests int64
 	}{
 		{"closed while idle: found before a POST is written", http.MethodPost, "", 0, true, 200, 2, 2},
+		{"closed while idle: a GET written to it is sent again", http.MethodGet, "", 0, true, 200, 2, 2},
+		{"closed while idle: found before a PUT with a streamed body is written", http.MethodPut, strings.Repeat("d", inlineBodyMax+1), 0, true, 200, 2, 2},
 		{"closed on arrival: GET sent again", http.MethodGet, "", 2, false, 200, 2, 3},
 		{"closed on arrival: PUT without body sent again", http.MethodPut, "", 2, false, 200, 2, 3},
 		{"closed on arrival: POST is not", http.MethodPost, "", 2, false, 502, 1, 2},

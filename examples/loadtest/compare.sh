@@ -133,7 +133,7 @@ pinning="load on CPU $LOAD_CPU, proxy and backend on CPU $PROXY_CPU"
 [[ -z ${NOPIN:-} ]] || pinning="none"
 echo "$(nproc) CPUs; pinning: $pinning; $CONNS connections; $ROUNDS rounds of ${SECS}s per config"
 printf '%-6s %-15s %10s %10s %12s\n' round config req/s p99_us cpu_us/req
-declare -A rates p99s cpus
+declare -A rates p99s cpus round_rate
 for r in $(seq "$ROUNDS"); do
 	# Rotate the order so that no config always follows the same one.
 	n=${#configs[@]}
@@ -148,6 +148,7 @@ for r in $(seq "$ROUNDS"); do
 		p99=$(p99_us <<<"$out")
 		if grep -q 'Non-2xx\|Socket errors' <<<"$out"; then echo "$out" | grep 'Non-2xx\|Socket errors' | sed "s/^/$c: /" >&2; fi
 		rates[$c]+="$rate "
+		round_rate[$r,$c]=$rate
 		p99s[$c]+="$p99 "
 		cpus[$c]+="$cpu "
 		printf '%-6s %-15s %10s %10s %12s\n' "$r" "$c" "$rate" "$p99" "$cpu"
@@ -168,7 +169,16 @@ done
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 echo
 echo "router/router-nethttp: req/s $(ratio "${mr[router]}" "${mr[router-nethttp]}"), p99 $(ratio "${mp[router]}" "${mp[router-nethttp]}"), CPU/request $(ratio "${mc[router]}" "${mc[router-nethttp]}")"
+# The ratio within each round as well: on a machine whose speed drifts
+# (other tenants), configs measured seconds apart compare better than
+# medians taken across the whole run.
+paired() {
+	local r list=""
+	for r in $(seq "$ROUNDS"); do list+="$(ratio "${round_rate[$r,$1]}" "${round_rate[$r,$2]}") "; done
+	echo "median $(median <<<"$list"), range $(range <<<"$list")"
+}
 if [[ -n ${mr[nginx]:-} ]]; then
 	echo "router/nginx: req/s $(ratio "${mr[router]}" "${mr[nginx]}") (budget >= 0.70), p99 $(ratio "${mp[router]}" "${mp[nginx]}") (budget <= 1.20), CPU/request $(ratio "${mc[router]}" "${mc[nginx]}")"
+	echo "router/nginx req/s within each round: $(paired router nginx)"
 	echo "router-nethttp/nginx: req/s $(ratio "${mr[router-nethttp]}" "${mr[nginx]}"), p99 $(ratio "${mp[router-nethttp]}" "${mp[nginx]}")"
 fi

@@ -2,6 +2,7 @@ package router
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"io"
 	"net/http"
@@ -32,6 +33,9 @@ type h1Head struct {
 	chunked bool
 	close   bool     // the connection ends with this response
 	trailer []string // the announced trailer names, canonical
+	// lengths: Content-Length fields; repeats (equal, or refused) are
+	// passed on as one, trimmed, as net/http does.
+	lengths int
 
 	scratch []byte     // the fields' bytes before they become one string
 	spans   []headSpan // where each field lies in scratch
@@ -107,7 +111,7 @@ func (h *h1Head) reset() {
 	h.scratch = h.scratch[:0]
 	h.reason = ""
 	h.trailer = nil
-	h.length, h.chunked, h.close = 0, false, false
+	h.length, h.chunked, h.close, h.lengths = 0, false, false, 0
 }
 
 // release drops what the head holds of its last response, and its
@@ -163,7 +167,7 @@ func readHeadLine(br *bufio.Reader, budget *int, long *[]byte) ([]byte, error) {
 // keeps the reason phrase in scratch. The status must be three digits
 // from 100: no ResponseWriter takes anything else.
 func (h *h1Head) statusLine(line []byte) error {
-	sp := indexByte(line, ' ')
+	sp := bytes.IndexByte(line, ' ')
 	if sp < 0 {
 		return errMalformedStatus
 	}
@@ -173,7 +177,7 @@ func (h *h1Head) statusLine(line []byte) error {
 	}
 	code := rest
 	var reason []byte
-	if i := indexByte(rest, ' '); i >= 0 {
+	if i := bytes.IndexByte(rest, ' '); i >= 0 {
 		code, reason = rest[:i], rest[i+1:]
 	}
 	if len(code) != 3 || code[0] < '1' || code[0] > '9' || !isDigit(code[1]) || !isDigit(code[2]) {
@@ -199,15 +203,6 @@ func (h *h1Head) statusLine(line []byte) error {
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
-
-func indexByte(b []byte, c byte) int {
-	for i, v := range b {
-		if v == c {
-			return i
-		}
-	}
-	return -1
-}
 
 // readFields reads field lines up to the empty line that ends them,
 // appending their canonical names and values to scratch and their places
@@ -235,12 +230,12 @@ func (h *h1Head) readFields(br *bufio.Reader, budget *int) error {
 				// net/textproto trims the joined value's front.)
 				h.scratch = append(h.scratch, ' ')
 			}
-			h.scratch = append(h.scratch, trimSpaceTab(line)...)
+			h.scratch = append(h.scratch, bytes.Trim(line, " \t")...)
 			last.ve = int32(len(h.scratch))
 			continue
 		}
-		line = trimSpaceTab(line)
-		colon := indexByte(line, ':')
+		line = bytes.Trim(line, " \t")
+		colon := bytes.IndexByte(line, ':')
 		if colon <= 0 {
 			return errMalformedField
 		}
@@ -248,9 +243,7 @@ func (h *h1Head) readFields(br *bufio.Reader, budget *int) error {
 		if !validValue(value) {
 			return errMalformedField
 		}
-		for len(value) > 0 && (value[0] == ' ' || value[0] == '\t') {
-			value = value[1:]
-		}
+		value = bytes.TrimLeft(value, " \t")
 		s := headSpan{ks: int32(len(h.scratch))}
 		h.scratch = append(h.scratch, name...)
 		canon := h.scratch[s.ks:]
@@ -268,16 +261,6 @@ func (h *h1Head) readFields(br *bufio.Reader, budget *int) error {
 		s.ve = int32(len(h.scratch))
 		h.spans = append(h.spans, s)
 	}
-}
-
-func trimSpaceTab(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
-		b = b[:len(b)-1]
-	}
-	return b
 }
 
 // canonicalizeName turns a field name into its canonical form in place
@@ -333,19 +316,21 @@ func (h *h1Head) frame(method string) error {
 			te = f.value
 			teCount++
 		case "Content-Length":
-			v := trimSpaceTabString(f.value)
+			v := strings.Trim(f.value, " \t")
 			if clCount > 0 && v != cl {
 				return errContentLength
 			}
 			cl = v
 			clCount++
 		case "Connection":
-			hasClose = hasClose || tokenListed(f.value, "close")
-			hasKeepAlive = hasKeepAlive || tokenListed(f.value, "keep-alive")
+			v := []string{f.value}
+			hasClose = hasClose || connectionListed(v, "close")
+			hasKeepAlive = hasKeepAlive || connectionListed(v, "keep-alive")
 		case "Trailer":
 			trailer = append(trailer, f.value)
 		}
 	}
+	h.lengths = clCount
 	switch {
 	case h.major < 1:
 		h.close = true
@@ -376,7 +361,7 @@ func (h *h1Head) frame(method string) error {
 			for v != "" {
 				var name string
 				name, v, _ = strings.Cut(v, ",")
-				name = trimSpaceTabString(name)
+				name = strings.Trim(name, " \t")
 				if name == "" {
 					continue
 				}
@@ -405,29 +390,6 @@ func (h *h1Head) frame(method string) error {
 		h.close = true
 	}
 	return nil
-}
-
-func trimSpaceTabString(s string) string {
-	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
-		s = s[1:]
-	}
-	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
-		s = s[:len(s)-1]
-	}
-	return s
-}
-
-// tokenListed reports that a comma-separated field value lists tok,
-// ignoring case.
-func tokenListed(v, tok string) bool {
-	for v != "" {
-		var t string
-		t, v, _ = strings.Cut(v, ",")
-		if strings.EqualFold(trimSpaceTabString(t), tok) {
-			return true
-		}
-	}
-	return false
 }
 
 // forwarded reports that field i goes to the client: not hop-by-hop, not
@@ -479,8 +441,8 @@ func (h *h1Head) copyTo(dst http.Header) {
 			continue
 		}
 		v := f.value
-		if f.key == "Content-Length" {
-			v = trimSpaceTabString(v)
+		if f.key == "Content-Length" && h.lengths > 1 {
+			v = strings.Trim(v, " \t")
 		}
 		if old := dst[f.key]; old != nil {
 			// Never into the spare capacity of a slice another map may

@@ -187,7 +187,7 @@ func connectionListed(conn []string, k string) bool {
 		for v != "" {
 			var tok string
 			tok, v, _ = strings.Cut(v, ",")
-			if strings.EqualFold(strings.TrimSpace(tok), k) {
+			if strings.EqualFold(strings.Trim(tok, " \t"), k) { // optional whitespace: SP and HTAB
 				return true
 			}
 		}

@@ -334,10 +334,7 @@ func (e *encoder) auth(a *Auth) {
 		} else {
 			e.flag(false)
 		}
-		e.num(len(x.ResponseHeaders))
-		for _, h := range x.ResponseHeaders {
-			e.str(h)
-		}
+		e.strs(x.ResponseHeaders)
 		e.str(x.RequestRedirect)
 		e.flag(x.AlwaysSetCookie)
 	} else {

@@ -181,10 +181,7 @@ func (e *encoder) cors(c *CORS) {
 	}
 	e.flag(true)
 	e.flag(c.AnyOrigin)
-	e.num(len(c.Origins))
-	for _, o := range c.Origins {
-		e.str(o)
-	}
+	e.strs(c.Origins)
 	e.str(c.Methods)
 	e.str(c.Headers)
 	e.str(c.ExposeHeaders)

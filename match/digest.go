@@ -54,26 +54,17 @@ func digest(t *Table, inputs []byte) string {
 		e.num(int(be.Port))
 		e.num(int(be.Protocol))
 		e.num(int(be.State))
-		e.num(len(be.Endpoints))
-		for _, ep := range be.Endpoints {
-			e.str(ep)
-		}
+		e.strs(be.Endpoints)
 	}
 
 	// TLS hosts decide the redirect even where no virtual host has the name.
-	e.num(len(t.tlsHosts))
-	for _, h := range t.tlsHosts {
-		e.str(h)
-	}
+	e.strs(t.tlsHosts)
 
 	e.num(len(t.certs))
 	for _, c := range t.certs {
 		e.str(c.Secret)
 		e.str(c.Fingerprint)
-		e.num(len(c.Hosts))
-		for _, h := range c.Hosts {
-			e.str(h)
-		}
+		e.strs(c.Hosts)
 		// The whole chain: renewing an intermediate changes what is served.
 		var chain [][]byte
 		if c.Cert != nil {
@@ -151,6 +142,14 @@ func (e *encoder) flag(b bool) {
 	}
 	e.buf = append(e.buf, v)
 	e.flushIfFull()
+}
+
+// strs writes a list of strings: its length, then each.
+func (e *encoder) strs(l []string) {
+	e.num(len(l))
+	for _, s := range l {
+		e.str(s)
+	}
 }
 
 func (e *encoder) str(s string) {

@@ -119,10 +119,7 @@ func encodeRedirectActions(e *encoder, t *Table) {
 			e.flag(false)
 		} else {
 			e.flag(true)
-			e.num(len(h.Aliases))
-			for _, a := range h.Aliases {
-				e.str(a)
-			}
+			e.strs(h.Aliases)
 			e.str(h.AppRoot)
 			e.str(h.WWWTo)
 			e.redirect(h.Fallback)

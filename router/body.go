@@ -50,7 +50,9 @@ type clientBody struct {
 	rc      *http.ResponseController // nil: no read deadlines
 	timeout time.Duration
 	limit   int64 // 0: none
-	n       int64
+	// n counts the bytes read. Only one goroutine reads at a time, but
+	// an HTTP/2 sender may still be reading when the handler logs it.
+	n atomic.Int64
 	// err is the first error other than io.EOF. It is written by whoever
 	// reads the body, which may be a sender goroutine still running when
 	// the handler asks (see answer).
@@ -70,20 +72,22 @@ func (b *clientBody) Read(p []byte) (int, error) {
 	if err := b.failure(); err != nil {
 		return 0, err
 	}
-	if b.limit > 0 && int64(len(p)) > b.limit-b.n+1 {
+	total := b.n.Load()
+	if b.limit > 0 && int64(len(p)) > b.limit-total+1 {
 		// One byte past the limit is enough to know it is over.
-		p = p[:b.limit-b.n+1]
+		p = p[:b.limit-total+1]
 	}
 	if b.rc != nil && b.timeout > 0 {
 		_ = b.rc.SetReadDeadline(time.Now().Add(b.timeout))
 	}
 	n, err := b.r.Read(p)
-	b.n += int64(n)
-	if b.limit > 0 && b.n > b.limit {
-		n -= int(b.n - b.limit)
-		b.n = b.limit
+	total += int64(n)
+	if b.limit > 0 && total > b.limit {
+		n -= int(total - b.limit)
+		total = b.limit
 		err = errBodyTooLarge
 	}
+	b.n.Store(total)
 	switch {
 	case err == io.EOF:
 		b.done = true

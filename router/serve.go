@@ -393,7 +393,7 @@ func (r *Router) finish(x *exchange, req *http.Request) {
 		rec.Route = *src
 	}
 	if x.reqBody != nil {
-		rec.BytesIn = x.reqBody.n
+		rec.BytesIn = x.reqBody.n.Load()
 	}
 	if !x.upstreamStart.IsZero() {
 		rec.UpstreamTime = now.Sub(x.upstreamStart)

@@ -203,9 +203,9 @@ func TestH1BackendClosesKeptAlive(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var addr string
-			var conns, requests *atomic.Int64
+			var conns, requests, closed *atomic.Int64
 			if tt.idleClose {
-				addr, conns, requests = rawBackendClosingAfter(t, 1, okResponse)
+				addr, conns, requests, closed = rawBackendClosingAfter(t, 1, okResponse)
 			} else {
 				addr, conns, requests = rawBackend(t, func(n int) string {
 					if n == tt.closeOn {
@@ -219,8 +219,8 @@ func TestH1BackendClosesKeptAlive(t *testing.T) {
 			require.Equal(t, http.StatusOK, res.StatusCode)
 			body(t, res)
 			if tt.idleClose {
-				settle(t, "the backend's close", func() bool { return conns.Load() == 1 && requests.Load() == 1 })
-				time.Sleep(50 * time.Millisecond) // the FIN reaches the router's socket
+				settle(t, "the backend's close", func() bool { return closed.Load() == 1 })
+				time.Sleep(20 * time.Millisecond) // the FIN reaches the router's socket
 			}
 			req := httptest.NewRequest(tt.method, "/", strings.NewReader(tt.body))
 			if tt.body == "" {
@@ -239,12 +239,13 @@ func TestH1BackendClosesKeptAlive(t *testing.T) {
 }
 
 // rawBackendClosingAfter answers every request with response and closes
-// each connection after n responses, without announcing it.
-func rawBackendClosingAfter(t *testing.T, n int, response string) (addr string, conns, requests *atomic.Int64) {
+// each connection after n responses, without announcing it; closed counts
+// the connections it has closed.
+func rawBackendClosingAfter(t *testing.T, n int, response string) (addr string, conns, requests, closed *atomic.Int64) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	conns, requests = new(atomic.Int64), new(atomic.Int64)
+	conns, requests, closed = new(atomic.Int64), new(atomic.Int64), new(atomic.Int64)
 	var wg sync.WaitGroup
 	t.Cleanup(func() { l.Close(); wg.Wait() })
 	wg.Go(func() {
@@ -255,11 +256,18 @@ func rawBackendClosingAfter(t *testing.T, n int, response string) (addr string, 
 			}
 			conns.Add(1)
 			wg.Go(func() {
+				defer closed.Add(1)
 				defer c.Close()
 				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
 				br := bufio.NewReader(c)
 				for range n {
-					if _, err := http.ReadRequest(br); err != nil {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					// Closing with a body unread would reset the connection
+					// and could discard the response before the router reads it.
+					if _, err := io.Copy(io.Discard, req.Body); err != nil {
 						return
 					}
 					requests.Add(1)
@@ -270,7 +278,7 @@ func rawBackendClosingAfter(t *testing.T, n int, response string) (addr string, 
 			})
 		}
 	})
-	return l.Addr().String(), conns, requests
+	return l.Addr().String(), conns, requests, closed
 }
 
 // TestH1ChunkedBodiesAndTrailers: a request body of unknown length goes
@@ -491,7 +499,7 @@ func TestH1BrokenResponseCutsTheClient(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			addr, _, _ := rawBackendClosingAfter(t, 1, tt.response)
+			addr, _, _, _ := rawBackendClosingAfter(t, 1, tt.response)
 			r, rs := singleBackendRouter(t, addr, Options{})
 			front := httptest.NewUnstartedServer(r)
 			front.Config.ErrorLog = quietLogLogger()

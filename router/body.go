@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -46,8 +47,11 @@ var errBodyTooLarge = errors.New("request body over the limit")
 // rather than as a backend failure: a transport sees only that writing
 // the request failed.
 type clientBody struct {
-	r       io.ReadCloser
-	rc      *http.ResponseController // nil: no read deadlines
+	r io.ReadCloser
+	// rc sets the read deadlines; nil when there are none, and from the
+	// moment the handler returns (see detach), under mu.
+	mu      sync.Mutex
+	rc      *http.ResponseController
 	timeout time.Duration
 	limit   int64 // 0: none
 	// n counts the bytes read. Only one goroutine reads at a time, but
@@ -77,8 +81,8 @@ func (b *clientBody) Read(p []byte) (int, error) {
 		// One byte past the limit is enough to know it is over.
 		p = p[:b.limit-total+1]
 	}
-	if b.rc != nil && b.timeout > 0 {
-		_ = b.rc.SetReadDeadline(time.Now().Add(b.timeout))
+	if b.timeout > 0 {
+		b.setDeadline(time.Now().Add(b.timeout))
 	}
 	n, err := b.r.Read(p)
 	total += int64(n)
@@ -103,9 +107,31 @@ func (b *clientBody) Read(p []byte) (int, error) {
 // clearDeadline lifts the read deadline once the body is over, so it
 // cannot cut off the server's own reads on the connection.
 func (b *clientBody) clearDeadline() {
-	if b.rc != nil && b.timeout > 0 {
-		_ = b.rc.SetReadDeadline(time.Time{})
+	if b.timeout > 0 {
+		b.setDeadline(time.Time{})
 	}
+}
+
+func (b *clientBody) setDeadline(t time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.rc != nil {
+		_ = b.rc.SetReadDeadline(t)
+	}
+}
+
+// detach is called as the handler returns. A transport may still read the
+// body on its own goroutine (RoundTrip may close it after returning), but
+// the ResponseWriter is off limits from then on: HTTP/2 hands its state to
+// the next stream, and an HTTP/1.1 connection is reading its next request.
+// The lock makes detach wait for a deadline being set.
+func (b *clientBody) detach() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	b.rc = nil
+	b.mu.Unlock()
 }
 
 func (b *clientBody) Close() error { return b.r.Close() }

@@ -347,9 +347,10 @@ func (r *Router) clientAddrText(req *http.Request, realIP string) string {
 	return realIP
 }
 
-// finish ends a proxied request: it releases the endpoint it took and
-// reports it.
+// finish ends a proxied request: it lets go of the ResponseWriter on the
+// body's behalf, releases the endpoint it took and reports it.
 func (r *Router) finish(x *exchange, req *http.Request) {
+	x.reqBody.detach()
 	if x.picked {
 		x.endpoint.Release()
 	}

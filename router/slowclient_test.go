@@ -218,3 +218,68 @@ func TestIdleKeepAliveCloses(t *testing.T) {
 	assert.ErrorIs(t, err, io.EOF, "the server closed the idle connection")
 	assert.Less(t, time.Since(start), 2*time.Second)
 }
+
+// deadlineRecorder counts read deadlines set through a ResponseController,
+// and those set after the handler returned.
+type deadlineRecorder struct {
+	*httptest.ResponseRecorder
+	returned    atomic.Bool
+	calls, late atomic.Int64
+}
+
+func (d *deadlineRecorder) SetReadDeadline(time.Time) error {
+	d.calls.Add(1)
+	if d.returned.Load() {
+		d.late.Add(1)
+	}
+	return nil
+}
+
+// enteredReader says when a Read has begun, before it blocks.
+type enteredReader struct {
+	r       io.Reader
+	entered chan struct{}
+}
+
+func (e *enteredReader) Read(p []byte) (int, error) {
+	e.entered <- struct{}{}
+	return e.r.Read(p)
+}
+
+// TestBodyReadAfterHandlerReturns: a Transport may still be reading the
+// request body on its own goroutine when the exchange is over (RoundTrip
+// may close it after returning; HTTP/2 transports do). A read that ends
+// after that must leave the ResponseWriter alone: net/http's HTTP/2 server
+// hands the writer's state to the next stream (a deadline set through it
+// panics), and an HTTP/1.1 connection is by then reading its next request
+// under the server's own deadline.
+func TestBodyReadAfterHandlerReturns(t *testing.T) {
+	pr, pw := io.Pipe()
+	body := &enteredReader{r: pr, entered: make(chan struct{}, 1)}
+	readDone := make(chan error, 1)
+	tr := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		go func() {
+			_, err := io.ReadAll(req.Body)
+			readDone <- err
+		}()
+		<-body.entered // the read is under way, blocked on the client
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
+	})
+	r := newTestRouter(Options{Transport: tr})
+	web := backend("prod/web:80", match.GRPC, match.Serving, "10.0.0.1:8080")
+	r.Publish(table("t", vhost("web", nil, route(match.Prefix, "/", web))))
+
+	// A gRPC body is streamed, never read ahead.
+	w := &deadlineRecorder{ResponseRecorder: httptest.NewRecorder()}
+	req := httptest.NewRequest(http.MethodPost, "/svc/Call", body)
+	req.Host = "web"
+	req.Header.Set("Content-Type", "application/grpc")
+	r.ServeHTTP(w, req)
+	w.returned.Store(true)
+	require.Equal(t, http.StatusOK, w.Code)
+	require.Equal(t, int64(1), w.calls.Load(), "the deadline of the read under way")
+
+	require.NoError(t, pw.Close()) // the client's body ends: the read sees io.EOF
+	require.NoError(t, <-readDone)
+	assert.Zero(t, w.late.Load(), "read deadlines set after the handler returned")
+}

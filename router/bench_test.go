@@ -85,6 +85,16 @@ func (w *discardWriter) Header() http.Header         { return w.h }
 func (w *discardWriter) WriteHeader(code int)        { w.status = code }
 func (w *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
 
+// serveOK runs req through h with w reset, and fails unless h answered 200.
+func (w *discardWriter) serveOK(tb testing.TB, h http.Handler, req *http.Request) {
+	clear(w.h)
+	w.status = 0
+	h.ServeHTTP(w, req)
+	if w.status != http.StatusOK {
+		tb.Fatalf("status %d", w.status)
+	}
+}
+
 func benchHandler(b *testing.B, h http.Handler) {
 	req := httptest.NewRequest(http.MethodGet, "/api/v1/items?id=42", nil)
 	req.Host = "shop.example.com"
@@ -93,12 +103,7 @@ func benchHandler(b *testing.B, h http.Handler) {
 	w := &discardWriter{h: make(http.Header)}
 	b.ReportAllocs()
 	for b.Loop() {
-		clear(w.h)
-		w.status = 0
-		h.ServeHTTP(w, req)
-		if w.status != http.StatusOK {
-			b.Fatalf("status %d", w.status)
-		}
+		w.serveOK(b, h, req)
 	}
 }
 

@@ -249,12 +249,7 @@ func BenchmarkUpstreamPathsBody(b *testing.B) {
 			for b.Loop() {
 				body.Reset(payload)
 				req.Body, req.ContentLength = io.NopCloser(body), int64(len(payload))
-				clear(w.h)
-				w.status = 0
-				r.ServeHTTP(w, req)
-				if w.status != http.StatusOK {
-					b.Fatalf("status %d", w.status)
-				}
+				w.serveOK(b, r, req)
 			}
 		})
 	}

@@ -93,12 +93,7 @@ func BenchmarkHandlerPolicy(b *testing.B) {
 			cpu0 := processCPU()
 			defer reportCPU(b, cpu0)
 			for b.Loop() {
-				clear(w.h)
-				w.status = 0
-				r.ServeHTTP(w, req)
-				if w.status != http.StatusOK {
-					b.Fatalf("status %d", w.status)
-				}
+				w.serveOK(b, r, req)
 			}
 		})
 	}

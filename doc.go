@@ -297,6 +297,18 @@
 //     hostless ones included, never sets it. Else the global default
 //     backend, else 404.
 //   - Any matching route outranks the fallback; a Prefix "/" replaces it.
+//   - The fallback is a location of the Ingress that supplies the host's
+//     settings (the creator; for the catch-all, the rules-less Ingress whose
+//     spec.defaultBackend it serves), as ingress-nginx applies an Ingress's
+//     annotations to the default location it creates for it: its
+//     authentication, CORS, source ranges, rate limits, body size and
+//     timeouts guard every request no route matches, before the global
+//     default backend's 404 too, and its nginx rewrite-target,
+//     x-forwarded-prefix and upstream-vhost apply there as on a Prefix "/"
+//     path (rewrite "(?i)/", so no group captures). The catch-all keeps no
+//     rewrite, as ingress-nginx keeps its catch-all's; a ramjet.dev/
+//     rewrite-target affects only its own paths. No request reaches a
+//     Service without the checks the Ingress that named it asks for.
 //   - An Ingress's spec.defaultBackend answers like any backend (503 with no
 //     ready endpoints), and is resolved, and warned about, even when it
 //     serves no host. The global default backend is used only when it

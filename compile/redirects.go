@@ -11,17 +11,23 @@ func (ing *ingress) redirects(o Options) (sslRedirect, force bool) {
 	return sslRedirect, ing.ann.forceSSLRedirect
 }
 
-// applyRedirects sets each virtual host's own redirect settings
-// (ssl-redirect, force-ssl-redirect, preserve-trailing-slash), used when no
-// route matches: from the Ingress that supplies them (the creator, or the
-// catch-all's fallback Ingress), else the options. Routes got theirs from
-// their own Ingress when declared.
+// applyRedirects sets each virtual host's own location settings, used when
+// no route matches: from the Ingress that supplies them (the creator, or the
+// catch-all's fallback Ingress), else the options. ingress-nginx applies an
+// Ingress's annotations to the default location it creates for it, so the
+// fallback gets that Ingress's redirects, request policy, CORS and
+// authentication, and outside the catch-all its rewrite (SPEC §6). Routes
+// got theirs from their own Ingress when declared.
 func (b *builder) applyRedirects() {
 	for _, v := range b.vhostOrder {
-		if v.settingsFrom != nil {
-			v.vh.SSLRedirect, v.vh.ForceSSLRedirect = v.settingsFrom.redirects(b.opts)
-			v.vh.PreserveTrailingSlash = v.settingsFrom.ann.preserveTrailingSlash
-			v.vh.FallbackPolicy = v.settingsFrom.requestPolicy()
+		if ing := v.settingsFrom; ing != nil {
+			v.vh.SSLRedirect, v.vh.ForceSSLRedirect = ing.redirects(b.opts)
+			v.vh.PreserveTrailingSlash = ing.ann.preserveTrailingSlash
+			v.vh.FallbackPolicy = ing.requestPolicy()
+			v.vh.FallbackCORS, v.vh.FallbackAuth = ing.ann.access.cors, ing.ann.access.auth
+			if v != b.catchAll {
+				v.vh.FallbackRewrite = b.fallbackRewrite(ing)
+			}
 		} else {
 			v.vh.SSLRedirect = !b.opts.DisableSSLRedirect
 		}

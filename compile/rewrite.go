@@ -320,6 +320,26 @@ func (b *builder) modeKeys(ing *ingress, v *vhost, field string, p *networkingv1
 // (nil for none). An nginx-syntax target leaves a path equal to it alone,
 // and an nginx x-forwarded-prefix takes effect only where the target
 // applies, as in ingress-nginx; the ramjet.dev/ ones apply everywhere.
+// fallbackRewrite is the rewrite of the host's default location, a Prefix
+// "/": ingress-nginx applies the Ingress's rewrite-target, x-forwarded-prefix
+// and upstream-vhost there too. A ramjet.dev/ rewrite affects only the
+// Ingress's own paths (SPEC §11), so with one the fallback keeps only the
+// upstream-vhost.
+func (b *builder) fallbackRewrite(ing *ingress) *match.Rewrite {
+	rv := &ing.ann.rewrite
+	if !native(rv.targetKey) && !native(rv.prefixKey) {
+		return b.routeRewrite(ing, "/")
+	}
+	if rv.vhost == "" {
+		return nil
+	}
+	rw, err := match.NewRewrite(match.Rewrite{Host: rv.vhost})
+	if err != nil {
+		return nil // the value parsed when read
+	}
+	return rw
+}
+
 func (b *builder) routeRewrite(ing *ingress, path string) *match.Rewrite {
 	rv := &ing.ann.rewrite
 	withTarget := rv.targetKey != "" && (native(rv.targetKey) || rv.nginxRewrites(path))

@@ -343,15 +343,14 @@ func (e *encoder) auth(a *Auth) {
 }
 
 // Access policies (CORS and authentication) follow the other optional
-// sections of the digest, present only when some route has one, one entry
-// per route in the order encoded above.
+// sections of the digest, present only when some location has one: per
+// host, its fallback's, then one entry per route in the order encoded above.
 func encodeAccess(e *encoder, t *Table) {
 	some := false
 	for _, vh := range t.hosts {
+		some = some || vh.FallbackCORS != nil || vh.FallbackAuth != nil
 		for _, r := range vh.Routes {
-			if r.CORS != nil || r.Auth != nil {
-				some = true
-			}
+			some = some || r.CORS != nil || r.Auth != nil
 		}
 	}
 	if !some {
@@ -359,6 +358,8 @@ func encodeAccess(e *encoder, t *Table) {
 	}
 	e.str("access")
 	for _, vh := range t.hosts {
+		e.cors(vh.FallbackCORS)
+		e.auth(vh.FallbackAuth)
 		for _, r := range vh.Routes {
 			e.cors(r.CORS)
 			e.auth(r.Auth)
@@ -366,14 +367,14 @@ func encodeAccess(e *encoder, t *Table) {
 	}
 }
 
-// accessText is the policy lines under a route in the table's text.
-func accessText(r *Route) string {
+// accessText is the policy lines under a route or fallback in the table's text.
+func accessText(c *CORS, a *Auth) string {
 	var s string
-	if r.CORS != nil {
-		s += "    " + corsText(r.CORS) + "\n"
+	if c != nil {
+		s += "    " + corsText(c) + "\n"
 	}
-	if r.Auth != nil {
-		for _, l := range authText(r.Auth) {
+	if a != nil {
+		for _, l := range authText(a) {
 			s += "    " + l + "\n"
 		}
 	}

@@ -16,6 +16,28 @@ type Result struct {
 	RegexTimedOut, RegexBudgetExceeded bool
 }
 
+// Location is what the location a lookup chose asks of a request besides
+// its backend: the matched route's settings, or, when the host's fallback
+// answers, the fallback's (SPEC §6), so the two are applied alike.
+type Location struct {
+	Policy  *Policy
+	CORS    *CORS
+	Auth    *Auth
+	Rewrite *Rewrite
+}
+
+// Location returns the settings of the location r chose.
+func (r Result) Location() Location {
+	switch {
+	case r.Route != nil:
+		return Location{Policy: r.Route.Policy, CORS: r.Route.CORS, Auth: r.Route.Auth, Rewrite: r.Route.Rewrite}
+	case r.Host != nil:
+		h := r.Host
+		return Location{Policy: h.FallbackPolicy, CORS: h.FallbackCORS, Auth: h.FallbackAuth, Rewrite: h.FallbackRewrite}
+	}
+	return Location{}
+}
+
 // Lookup picks the virtual host, then the route within it (SPEC §5). host
 // and path must already be normalized (NormalizeHost, NormalizePath); other
 // input never panics but may match nothing. Lookup does not allocate.

@@ -104,7 +104,8 @@ type Rewritten struct {
 // client's ("http" or "https") and host the normalized request host.
 // Captures come from r's pattern matched against path; a group the
 // pattern does not have, or that did not take part in the match, is
-// empty. Captured text is percent-encoded where a request-target or a
+// empty. A nil r is the host's fallback, which ingress-nginx serves as a
+// Prefix "/" location: nothing is captured. Captured text is percent-encoded where a request-target or a
 // header could not carry it as is. It allocates the new target and, for a
 // pattern on the linear engine, the capture indexes.
 func (rw *Rewrite) Apply(r *Route, path, query, scheme, host string) Rewritten {
@@ -137,12 +138,16 @@ func (rw *Rewrite) rewriteTarget(r *Route, path, query, scheme, host string, cap
 	var b strings.Builder
 	b.Grow(len(rw.Target) + len(path) + len(query) + 8)
 	t.write(&b, path, caps, scheme, host)
-	if rw.Syntax == NativeSyntax && r != nil && r.Type == Prefix && !t.absolute {
+	if rw.Syntax == NativeSyntax && (r == nil || r.Type == Prefix) && !t.absolute {
 		// Only the matched leading segments are replaced: the rest of the
-		// path follows, without doubling the slash between them.
-		rest := ""
-		if len(r.Path) <= len(path) {
-			rest = path[len(r.Path):]
+		// path follows, without doubling the slash between them. A nil
+		// route is the host's fallback, a Prefix "/" that matched nothing.
+		rest := path
+		if r != nil {
+			rest = ""
+			if len(r.Path) <= len(path) {
+				rest = path[len(r.Path):]
+			}
 		}
 		if strings.HasSuffix(b.String(), "/") && strings.HasPrefix(rest, "/") {
 			rest = rest[1:]
@@ -175,9 +180,13 @@ func (rw *Rewrite) rewriteTarget(r *Route, path, query, scheme, host string, cap
 // captures returns the submatch indexes of r's pattern on path, nil when r
 // has no pattern or it does not match (a timeout included).
 func captures(r *Route, path string) []int {
-	if r == nil || r.Regexp == nil {
+	if r == nil {
+		// The host's fallback: its location is a Prefix "/".
+		return []int{0, 0}
+	}
+	if r.Regexp == nil {
 		// Exact and Prefix: ${0} is the matched part.
-		if r != nil && r.Type == Prefix {
+		if r.Type == Prefix {
 			return []int{0, min(len(r.Path), len(path))}
 		}
 		return []int{0, len(path)}
@@ -666,6 +675,7 @@ func rewriteText(rw *Rewrite) string {
 func encodeRewrites(e *encoder, t *Table) {
 	some := false
 	for _, vh := range t.hosts {
+		some = some || vh.FallbackRewrite != nil
 		for _, r := range vh.Routes {
 			some = some || r.Rewrite != nil
 		}
@@ -675,17 +685,21 @@ func encodeRewrites(e *encoder, t *Table) {
 	}
 	e.str("rewrite")
 	for _, vh := range t.hosts {
+		e.rewrite(vh.FallbackRewrite)
 		for _, r := range vh.Routes {
-			rw := r.Rewrite
-			e.flag(rw != nil)
-			if rw == nil {
-				continue
-			}
-			e.str(rw.Target)
-			e.num(int(rw.Syntax))
-			e.str(rw.Host)
-			e.flag(rw.ForwardedPrefixSet)
-			e.str(rw.ForwardedPrefix)
+			e.rewrite(r.Rewrite)
 		}
 	}
+}
+
+func (e *encoder) rewrite(rw *Rewrite) {
+	e.flag(rw != nil)
+	if rw == nil {
+		return
+	}
+	e.str(rw.Target)
+	e.num(int(rw.Syntax))
+	e.str(rw.Host)
+	e.flag(rw.ForwardedPrefixSet)
+	e.str(rw.ForwardedPrefix)
 }

@@ -229,6 +229,14 @@ type VirtualHost struct {
 	// ingress-nginx applies an Ingress's annotations to the default
 	// location of the host it creates; nil for none.
 	FallbackPolicy *Policy
+	// FallbackCORS, FallbackAuth and FallbackRewrite are that Ingress's
+	// cross-origin policy, authentication and rewrite for the same
+	// requests (SPEC §6): no request reaches a Service without the checks
+	// the Ingress that named it asks for. The catch-all never has a
+	// rewrite: ingress-nginx keeps its catch-all location's own.
+	FallbackCORS    *CORS
+	FallbackAuth    *Auth
+	FallbackRewrite *Rewrite
 
 	// regex holds the Regex routes in controller order, built by New;
 	// the Exact and Prefix index lives in the Table (see index.go).

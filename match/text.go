@@ -39,11 +39,13 @@ import (
 // " preserve-trailing-slash" when that redirect keeps the trailing slash.
 // Route lines end in " redirect <code> <url>" (then " relative") when the
 // route answers a redirect instead of proxying.
-// A route line then ends in its rewrite, each part when set:
+// A route or fallback line then ends in its rewrite, each part when set:
 // " rewrite <nginx|native> <target>" (" rewrite-redirect ..." for an
 // absolute URL), " upstream-vhost <host>", " x-forwarded-prefix <value>".
 // Then, when the Ingress sets a request policy, " policy " and its
-// settings (see policyLine).
+// settings (see policyLine). The cors and auth lines follow the fallback
+// or route they belong to: a fallback carries those of the Ingress that
+// supplies its settings (SPEC §6).
 // A backend's policy is written only when it is not round_robin:
 // "least_conn", or "hash <upstream-hash-by expression>".
 // Routes are listed in precedence order. A path or pattern that is empty or
@@ -80,7 +82,8 @@ func (t *Table) writeText(b *strings.Builder) {
 		} else {
 			b.WriteString("  fallback " + vh.Fallback.ID + sourceText(vh.FallbackSource))
 		}
-		b.WriteString(redirectText(vh.TLS, vh.SSLRedirect, vh.ForceSSLRedirect, vh.PreserveTrailingSlash) + policyLine(vh.FallbackPolicy) + "\n")
+		b.WriteString(redirectText(vh.TLS, vh.SSLRedirect, vh.ForceSSLRedirect, vh.PreserveTrailingSlash) + rewriteText(vh.FallbackRewrite) + policyLine(vh.FallbackPolicy) + "\n")
+		b.WriteString(accessText(vh.FallbackCORS, vh.FallbackAuth))
 		hostActionsText(b, vh.Actions)
 		for _, r := range vh.Routes {
 			b.WriteString("  route " + r.Type.String() + " ")
@@ -104,7 +107,7 @@ func (t *Table) writeText(b *strings.Builder) {
 				backend = r.Backend.ID
 			}
 			b.WriteString(" -> " + backend + sourceText(r.Source) + redirectText(vh.TLS, r.SSLRedirect, r.ForceSSLRedirect, r.PreserveTrailingSlash) + redirectActionText(r.Redirect) + rewriteText(r.Rewrite) + policyLine(r.Policy) + extensionsText(r.Extensions) + "\n")
-			b.WriteString(accessText(r))
+			b.WriteString(accessText(r.CORS, r.Auth))
 		}
 	}
 

@@ -35,7 +35,7 @@ type authState struct {
 	cache   credCache
 }
 
-// authorize applies the matched route's authentication (SPEC §11): basic
+// authorize applies the location's authentication (SPEC §6, §11): basic
 // first, then the external service, as nginx's access phase runs them. It
 // reports whether the request may go on; otherwise it has answered.
 func (r *Router) authorize(w http.ResponseWriter, req *http.Request, d *decision, a *match.Auth, ph *policyHeaders, start time.Time, id string) bool {

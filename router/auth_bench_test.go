@@ -42,7 +42,7 @@ func BenchmarkAccessPolicy(b *testing.B) {
 			for b.Loop() {
 				req.Header["Authorization"] = authz
 				var ph policyHeaders
-				if res.Route.CORS != nil && r.serveCORS(w, req, &d, &ph, time.Time{}, "") {
+				if res.Route.CORS != nil && r.serveCORS(w, req, &d, res.Route.CORS, &ph, time.Time{}, "") {
 					b.Fatal("answered")
 				}
 				if res.Route.Auth != nil && !r.authorize(w, req, &d, res.Route.Auth, &ph, time.Time{}, "") {

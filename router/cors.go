@@ -53,14 +53,13 @@ var (
 	preflightLength = []string{"0"}
 )
 
-// serveCORS applies the matched route's CORS policy (SPEC §11): a request
+// serveCORS applies the location's CORS policy (SPEC §6, §11): a request
 // whose Origin the policy allows gets the CORS headers on whatever answers
 // it, so they are set now, before anything else can answer; an OPTIONS
 // request that qualifies is the preflight and is answered here with 204,
 // before the TLS redirect and authentication, as ingress-nginx answers it
 // in its rewrite phase. It reports whether it answered.
-func (r *Router) serveCORS(w http.ResponseWriter, req *http.Request, d *decision, ph *policyHeaders, start time.Time, id string) bool {
-	c := d.res.Route.CORS
+func (r *Router) serveCORS(w http.ResponseWriter, req *http.Request, d *decision, c *match.CORS, ph *policyHeaders, start time.Time, id string) bool {
 	origin := req.Header["Origin"]
 	first := ""
 	if len(origin) > 0 {

@@ -199,7 +199,7 @@ func (r *Router) decide(req *http.Request, grpc bool) (d decision) {
 	// Answers from here on come after the location's rate limits and
 	// source ranges (ServeHTTP applies them: they count requests).
 	d.early = false
-	d.pol = locationPolicy(d.res)
+	d.pol = d.res.Location().Policy
 	b := d.res.Backend
 	if b == nil {
 		d.ans = ansNoRoute

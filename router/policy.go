@@ -20,15 +20,6 @@ var (
 	ansRateLimited  = answer{http.StatusServiceUnavailable, ReasonRateLimited, "503 Service Unavailable: too many requests from this client address\n"}
 )
 
-// locationPolicy is the policy of the location a lookup chose: the route's,
-// or the host's fallback policy when no route matched.
-func locationPolicy(res match.Result) *match.Policy {
-	if res.Route != nil {
-		return res.Route.Policy
-	}
-	return res.Host.FallbackPolicy
-}
-
 // admit applies a location's rate limits and source ranges, in nginx's
 // order: limit_req and limit_conn (the preaccess phase, 503) before allow
 // and deny (the access phase, 403). The ticket counts the request against

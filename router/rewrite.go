@@ -44,10 +44,10 @@ type routeAction struct {
 // Location when the rewrite answers the request itself (a redirect). It
 // writes nothing: decide calls it, so Lookup reports the redirect too.
 func routeActionOf(res match.Result, host, clean, query, proto string) (a routeAction, redirect string) {
-	if res.Route == nil || res.Route.Rewrite == nil {
+	rw := res.Location().Rewrite
+	if rw == nil {
 		return a, ""
 	}
-	rw := res.Route.Rewrite
 	out := rw.Apply(res.Route, clean, query, proto, host)
 	if out.Redirect {
 		return a, out.Target

@@ -114,7 +114,8 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	// preflight is answered before the redirects and authentication, as
 	// ingress-nginx answers it.
 	var ph policyHeaders
-	if d.located && d.res.Route != nil && d.res.Route.CORS != nil && r.serveCORS(w, req, &d, &ph, start, id) {
+	loc := d.res.Location()
+	if d.located && loc.CORS != nil && r.serveCORS(w, req, &d, loc.CORS, &ph, start, id) {
 		return
 	}
 	if d.ans.status != 0 && d.early {
@@ -131,11 +132,14 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	defer ticket.release()
-	if d.backend == nil {
-		r.answer(w, req, grpc, &d, start, id) // nothing matched
+	// Authentication guards the fallback as it guards a route (SPEC §6),
+	// and comes before a 404 as in nginx, whose default location answers
+	// only past its access phase.
+	if loc.Auth != nil && !r.authorize(w, req, &d, loc.Auth, &ph, start, id) {
 		return
 	}
-	if d.res.Route != nil && d.res.Route.Auth != nil && !r.authorize(w, req, &d, d.res.Route.Auth, &ph, start, id) {
+	if d.backend == nil {
+		r.answer(w, req, grpc, &d, start, id) // nothing matched
 		return
 	}
 	if r.hook != nil && r.runHook(w, req, &d, start, id) {

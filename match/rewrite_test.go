@@ -138,8 +138,18 @@ func TestNewRewriteRejects(t *testing.T) {
 
 // checkRewritten reports what is wrong with a rewrite's result: a target
 // must be an absolute path a request line can carry, a redirect a valid
-// absolute http or https URL, and a header value free of control bytes.
+// absolute http or https URL, and a header value free of control bytes;
+// none longer than MaxRewriteTarget, and an Overflow carries nothing else.
 func checkRewritten(out Rewritten) string {
+	if out.Overflow {
+		if out != (Rewritten{Overflow: true}) {
+			return "an overflow with a result"
+		}
+		return ""
+	}
+	if len(out.Target) > MaxRewriteTarget || len(out.Prefix) > MaxRewriteTarget {
+		return "longer than MaxRewriteTarget"
+	}
 	if out.PrefixSet {
 		for i := 0; i < len(out.Prefix); i++ {
 			if c := out.Prefix[i]; c < ' ' || c == 0x7f {
@@ -195,6 +205,8 @@ func FuzzRewrite(f *testing.F) {
 	f.Add("/i?id=${1}&x", true, `/i/(.*)`, "/i/a&b", "z=1", "h")
 	f.Add("${1}?", true, `/(\w+)(?=x)`, "/abcx", "z", "h")
 	f.Add("http://${host}:8080${0}", true, ``, "/", "", "[::1]")
+	f.Add(strings.Repeat("/$1", 1000), false, `/(.*)`, "/"+strings.Repeat("a", 70), "q=1", "h")
+	f.Add(strings.Repeat("${host}", 500), true, `/(.*)`, "/", "", strings.Repeat("h", 200))
 	f.Fuzz(func(t *testing.T, target string, native bool, pattern, path, query, host string) {
 		if !validEscaped(query, queryLiteral) {
 			// The router hands over a query as received, which has no

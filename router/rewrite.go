@@ -20,6 +20,10 @@ import (
 //   - upstream-vhost replaces the Host the backend receives;
 //     X-Forwarded-Host still carries the client's.
 //   - x-forwarded-prefix sets X-Forwarded-Prefix, replacing the client's.
+//   - A target or prefix that would be longer than match.MaxRewriteTarget
+//     (a template repeating a capture grows with the path) answers 500
+//     instead, before the location's checks, as nginx's rewrite phase comes
+//     before its access phase.
 
 // ReasonRewriteRedirect is the Record.Reason of a 302 made by a
 // rewrite-target that is an absolute URL.

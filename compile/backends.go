@@ -283,28 +283,118 @@ func (b *builder) endpoints(e *serviceEntry, portName string) []string {
 
 // notPod says why an endpoint address can never be a pod ("" when it
 // could be one). A hand-written EndpointSlice is the classic way to make
-// an ingress proxy reach the node itself or the cloud metadata service.
+// an ingress proxy reach the node itself or the cloud metadata service, so
+// an IPv6 address that carries an IPv4 one a transition mechanism would
+// deliver to (mapped, compatible, SIIT, NAT64, 6to4, Teredo) is judged by
+// that IPv4 address too.
 func (b *builder) notPod(a netip.Addr) string {
 	zoned := a.Zone() != ""
 	a = a.WithZone("").Unmap()
+	if why := notPodAddr(a, b.opts.AllowLoopbackEndpoints); why != "" {
+		return why
+	}
+	if zoned {
+		return "scoped to an interface"
+	}
+	for _, e := range embeddedIPv4(a) {
+		if e.v4.IsUnspecified() {
+			// Zeros where a prefix length that is not in use would put
+			// the address: nothing is reached through them.
+			continue
+		}
+		// Loopback spelt this way is never how a demo writes it: refused
+		// whatever the option says.
+		if why := notPodAddr(e.v4, false); why != "" {
+			return "the " + e.form + " spelling of " + e.v4.String() + ", which is " + why
+		}
+	}
+	return ""
+}
+
+func notPodAddr(a netip.Addr, allowLoopback bool) string {
 	switch {
 	case a.IsUnspecified():
 		return "unspecified"
 	case a.IsLoopback():
-		if b.opts.AllowLoopbackEndpoints {
+		if allowLoopback {
 			return ""
 		}
 		return "loopback"
+	case a == metadataIPv4:
+		return "the metadata service of AWS, GCP, Azure, Oracle and others (link-local)"
 	case a.IsLinkLocalUnicast():
 		return "link-local"
 	case a.IsMulticast():
 		return "multicast"
 	case a == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
 		return "broadcast"
-	case zoned:
-		return "scoped to an interface"
 	}
-	return ""
+	return cloudMetadata[a]
+}
+
+// metadataIPv4 is the metadata service of most clouds; the rest of
+// link-local is refused as well.
+var metadataIPv4 = netip.AddrFrom4([4]byte{169, 254, 169, 254})
+
+// cloudMetadata are the clouds' metadata services outside link-local,
+// where a pod's request for instance credentials goes.
+var cloudMetadata = map[netip.Addr]string{
+	netip.MustParseAddr("fd00:ec2::254"):   "the AWS instance metadata service (IPv6)",
+	netip.MustParseAddr("fd20:ce::254"):    "the GCP metadata server (IPv6)",
+	netip.MustParseAddr("168.63.129.16"):   "the Azure WireServer (platform metadata)",
+	netip.MustParseAddr("100.100.100.200"): "the Alibaba Cloud metadata service",
+	netip.MustParseAddr("192.0.0.192"):     "the Oracle Cloud metadata service",
+}
+
+// embedded is an IPv4 address inside an IPv6 one, and the form that put
+// it there.
+type embedded struct {
+	v4   netip.Addr
+	form string
+}
+
+// embeddedIPv4 returns the IPv4 addresses a (already unmapped) carries in
+// a form that can deliver to them: IPv4-compatible ::/96, SIIT's
+// ::ffff:0:0:0/96, NAT64's well-known 64:ff9b::/96 and local-use
+// 64:ff9b:1::/48 (RFC 8215; every RFC 6052 prefix length inside it, the
+// u octet skipped), 6to4 2002::/16 and Teredo's client 2001::/32 (its bits
+// inverted). Nil for other addresses, which is nearly every one.
+func embeddedIPv4(a netip.Addr) []embedded {
+	if !a.Is6() {
+		return nil
+	}
+	b := a.As16()
+	v4 := func(p0, p1, p2, p3 byte) netip.Addr { return netip.AddrFrom4([4]byte{p0, p1, p2, p3}) }
+	low := v4(b[12], b[13], b[14], b[15])
+	zero := func(bs []byte) bool {
+		for _, c := range bs {
+			if c != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case zero(b[:12]):
+		return []embedded{{low, "IPv4-compatible"}}
+	case zero(b[:8]) && b[8] == 0xff && b[9] == 0xff && zero(b[10:12]):
+		return []embedded{{low, "IPv4-translated (SIIT)"}}
+	case b[0] == 0 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && zero(b[4:12]):
+		return []embedded{{low, "NAT64"}}
+	case b[0] == 0 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && b[4] == 0 && b[5] == 1:
+		const form = "local-use NAT64"
+		return []embedded{
+			{v4(b[6], b[7], b[9], b[10]), form},   // /48
+			{v4(b[7], b[9], b[10], b[11]), form},  // /56
+			{v4(b[9], b[10], b[11], b[12]), form}, // /64
+			{low, form},                           // /96
+		}
+	case b[0] == 0x20 && b[1] == 0x02:
+		return []embedded{{v4(b[2], b[3], b[4], b[5]), "6to4"}}
+	case b[0] == 0x20 && b[1] == 0x01 && b[2] == 0 && b[3] == 0:
+		return []embedded{{v4(^b[12], ^b[13], ^b[14], ^b[15]), "Teredo"}}
+	}
+	return nil
 }
 
 // slicePort returns the number of the slice port called portName, or 0.

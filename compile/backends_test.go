@@ -179,6 +179,39 @@ func TestEndpointRejected(t *testing.T) {
 		{"::1", "", true},
 		{"169.254.169.254", "link-local", true},
 		{"0.0.0.0", "unspecified", true},
+		// The cloud metadata services outside link-local, and the other
+		// spellings of them that still reach them (issue 19).
+		{"169.254.169.254", "metadata service of AWS, GCP, Azure, Oracle", false},
+		{"fd00:ec2::254", "AWS instance metadata", false},
+		{"fd00:0ec2:0000::0254", "AWS instance metadata", false},
+		{"fd20:ce::254", "GCP metadata", false},
+		{"168.63.129.16", "Azure WireServer", false},
+		{"100.100.100.200", "Alibaba Cloud metadata", false},
+		{"192.0.0.192", "Oracle Cloud metadata", false},
+		{"::ffff:100.100.100.200", "Alibaba Cloud metadata", false},
+		{"::a9fe:a9fe", "IPv4-compatible spelling of 169.254.169.254, which is the metadata service", false},
+		{"::169.254.169.254", "IPv4-compatible spelling of 169.254.169.254", false},
+		{"::6464:64c8", "IPv4-compatible spelling of 100.100.100.200, which is the Alibaba", false},
+		{"::ffff:0:a9fe:a9fe", "IPv4-translated (SIIT) spelling of 169.254.169.254", false},
+		{"64:ff9b::a9fe:a9fe", "NAT64 spelling of 169.254.169.254", false},
+		{"64:ff9b::168.63.129.16", "NAT64 spelling of 168.63.129.16, which is the Azure", false},
+		{"64:ff9b::7f00:1", "NAT64 spelling of 127.0.0.1, which is loopback", false},
+		{"64:ff9b::7f00:1", "NAT64 spelling of 127.0.0.1, which is loopback", true},
+		{"64:ff9b:1::a9fe:a9fe", "local-use NAT64 spelling of 169.254.169.254", false},
+		{"64:ff9b:1:a9fe:a9:fea9:fe00:0", "local-use NAT64 spelling of 169.254.169.254", false}, // /48
+		{"64:ff9b:1:0:a9:fea9:fe00:0", "local-use NAT64 spelling of 169.254.169.254", false},    // /64
+		{"64:ff9b:1::a00:1", "", false},
+		{"2002:a9fe:a9fe::1", "6to4 spelling of 169.254.169.254", false},
+		{"2002:6464:64c8::", "6to4 spelling of 100.100.100.200", false},
+		{"2001:0:4136:e378:8000:63bf:5601:5601", "Teredo spelling of 169.254.169.254", false},
+		// Other addresses in those forms, and near the metadata addresses,
+		// are not refused for that.
+		{"::a00:1", "", false},
+		{"64:ff9b::a00:1", "", false},
+		{"2002:a00:1::1", "", false},
+		{"fd00:ec2::253:1", "", false},
+		{"100.100.100.201", "", false},
+		{"fd00:ec3::254", "", false},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s allowLoopback=%v", tt.addr, tt.allowLoopback), func(t *testing.T) {
@@ -202,6 +235,7 @@ func TestEndpointRejected(t *testing.T) {
 			if diff := cmp.Diff(want, shorten(ws)); diff != "" {
 				t.Errorf("warnings (-want +got):\n%s", diff)
 			}
+			require.Len(t, ws, 1)
 			assert.Contains(t, ws[0].Message, tt.addr)
 			assert.Contains(t, ws[0].Message, tt.why)
 		})

@@ -57,7 +57,7 @@ var (
 		NativePrefix + "bogus", NginxPrefix + "proxy-body-size", "kubernetes.io/ingress.class", "example.com/x",
 	}
 	fuzzAnnValues = []string{"GRPC", "https", "true", "false", "ramjet", "nginx", ""}
-	fuzzAddrs     = []string{"10.0.0.1", "10.0.0.2", "fd00::1", "fd00:0::1", "not-an-ip"}
+	fuzzAddrs     = []string{"10.0.0.1", "10.0.0.2", "fd00::1", "fd00:0::1", "not-an-ip", "64:ff9b::a9fe:a9fe", "fd00:ec2::254"}
 )
 
 // fuzzSnapshot decodes a snapshot and options from fuzz input: up to three

@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -93,4 +94,36 @@ func TestRouteRewriteScope(t *testing.T) {
 	require.Equal(t, "in.example.com", api.Host)
 	require.Equal(t, "/api", exact.Target)
 	require.Equal(t, "in.example.com", exact.Host)
+}
+
+// A rewrite template over match.MaxRewriteTemplate ("/$1" 20,000 times
+// turned a 5 KB path into 100 MB) is rejected on its own: the warning
+// names the Ingress and the annotation, and the Ingress's routes and its
+// other annotations are served as before.
+func TestRewriteTemplateBound(t *testing.T) {
+	for _, c := range []struct{ key, value string }{
+		{NginxPrefix + "rewrite-target", strings.Repeat("/$1", 20000)},
+		{NativePrefix + "rewrite-target", strings.Repeat("/${1}", 1000)},
+		{NativePrefix + "x-forwarded-prefix", "/" + strings.Repeat("p", match.MaxRewriteTemplate)},
+	} {
+		t.Run(c.key, func(t *testing.T) {
+			tab, ws := compileOK(t, rewriteSnapshot(c.key, c.value, NginxPrefix+"upstream-vhost", "in.example.com"), Options{})
+			w := findWarning(t, ws, AnnotationRejected, annotationField(c.key))
+			require.Equal(t, "Ingress prod/shop", w.Object.String())
+			require.Contains(t, w.Message, "over the 4096-byte limit")
+			require.Len(t, ws, 1, warningText(ws))
+			require.Equal(t, "prod/api:80", served(tab, "shop.example.com", "/api/x"))
+			var api *match.Route
+			for _, r := range tab.VirtualHostByName("shop.example.com").Routes {
+				if r.Path == "/api" {
+					api = r
+				}
+			}
+			require.NotNil(t, api)
+			require.NotNil(t, api.Rewrite, "upstream-vhost still applies")
+			require.Equal(t, "in.example.com", api.Rewrite.Host)
+			require.Empty(t, api.Rewrite.Target)
+			require.False(t, api.Rewrite.ForwardedPrefixSet)
+		})
+	}
 }

@@ -161,8 +161,21 @@ func TestPasswordsSum(t *testing.T) {
 }
 
 func TestCORSAllows(t *testing.T) {
-	c := NewCORS(CORS{Origins: []string{"https://App.example.com", "https://*.example.org:8443", "null", "myapp://*.local"}})
+	c := NewCORS(CORS{Origins: []string{"https://App.example.com", "https://*.example.org:8443", "null", "myapp://*.local",
+		"http://localhost", "https://*.kube.test", "https://café.example"}})
 	for origin, want := range map[string]bool{
+		// ASCII case only: U+017F and U+212A fold to "s" and "k" under
+		// Unicode rules; É is not É's case partner for PCRE without UTF.
+		"http://LOCALHOST":                 true,
+		"http://localhoſt":                 false,
+		"httpſ://app.example.com":          false,
+		"https://a.kube.test":              true,
+		"https://a.\u212Aube.test":         false,
+		"https://a.kube.teſt":              false,
+		"https://café.example":             true,
+		"https://CAFé.example":             true,
+		"https://cafÉ.example":             false,
+		"http://local\u212Aost":            false,
 		"https://app.example.com":          true,
 		"HTTPS://APP.EXAMPLE.COM":          true,
 		"https://app.example.com:443":      false,

@@ -67,12 +67,12 @@ type originPattern struct {
 }
 
 // NewCORS returns c with its header values prepared; Origins are
-// lower-cased.
+// lower-cased (ASCII letters only, as they are compared).
 func NewCORS(c CORS) *CORS {
 	out := c
 	out.Origins = make([]string, len(c.Origins))
 	for i, o := range c.Origins {
-		out.Origins[i] = strings.ToLower(o)
+		out.Origins[i] = lowerASCII(o)
 	}
 	out.hdr = corsHeaders{
 		star:        one("*"),
@@ -98,8 +98,10 @@ func one(s string) []string { return []string{s}[:1:1] }
 
 // Allows reports whether a request with this Origin header value (""
 // when absent) qualifies for the CORS headers. Origins compare without
-// regard to case, as ingress-nginx's case-insensitive match does, and a
-// wildcard stands for one label of letters, digits and '-'.
+// regard to ASCII case, as ingress-nginx's case-insensitive match (PCRE
+// without UTF mode) does: no Unicode folding, so "localhoſt" (U+017F) or
+// a Kelvin sign never passes for an allowed "localhost" or "k". A wildcard
+// stands for one label of letters, digits and '-'.
 func (c *CORS) Allows(origin string) bool {
 	if c.AnyOrigin {
 		return true
@@ -117,10 +119,10 @@ func (c *CORS) Allows(origin string) bool {
 
 func (p originPattern) matches(origin string) bool {
 	if !p.wild {
-		return strings.EqualFold(origin, p.prefix)
+		return EqualFoldASCII(origin, p.prefix)
 	}
 	n := len(origin) - len(p.prefix) - len(p.suffix)
-	if n <= 0 || !strings.EqualFold(origin[:len(p.prefix)], p.prefix) || !strings.EqualFold(origin[len(origin)-len(p.suffix):], p.suffix) {
+	if n <= 0 || !EqualFoldASCII(origin[:len(p.prefix)], p.prefix) || !EqualFoldASCII(origin[len(origin)-len(p.suffix):], p.suffix) {
 		return false
 	}
 	for _, ch := range []byte(origin[len(p.prefix) : len(p.prefix)+n]) {
@@ -188,4 +190,20 @@ func (e *encoder) cors(c *CORS) {
 	e.flag(c.Credentials)
 	e.num(c.MaxAge)
 	e.str(c.Closed)
+}
+
+// EqualFoldASCII is strings.EqualFold for ASCII letters only: every other
+// byte must be equal. nginx compares without case this way; Unicode
+// folding on client-controlled text lets a non-ASCII spelling ("localhoſt",
+// U+017F, or a Kelvin sign for "k") pass for an ASCII name.
+func EqualFoldASCII(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		if x, y := a[i], b[i]; x != y && lowerByte(x) != lowerByte(y) {
+			return false
+		}
+	}
+	return true
 }

@@ -56,6 +56,22 @@ func (s RewriteSyntax) String() string {
 // an absolute URL: nginx's rewrite without a flag answers 302.
 const RewriteStatus = 302
 
+// MaxRewriteTarget bounds what a rewrite builds from one request: the new
+// request-target (or redirect URL) and the X-Forwarded-Prefix value. A
+// template may repeat a capture, so what it builds grows as references ×
+// path length ("/$1" 20,000 times made 100 MB of a 5 KB path); past the
+// bound Apply stops building and reports Overflow, which answers 500, as
+// nginx does when a rewrite cannot be built. 64 KiB is eight times the
+// request line nginx accepts (large_client_header_buffers 8k), so any
+// target nginx takes, rewritten with a few captures, still fits.
+const MaxRewriteTarget = 64 << 10
+
+// MaxRewriteTemplate bounds a rewrite-target or x-forwarded-prefix as
+// written. Real ones are a path or a URL, well under a kilobyte; the bound
+// keeps the number of references per request small as well, so a request
+// over MaxRewriteTarget costs no more than MaxRewriteTarget to refuse.
+const MaxRewriteTemplate = 4 << 10
+
 // NewRewrite checks and prepares r's templates. The target must be an
 // absolute path, a path without the leading "/" (then one is added), or an
 // http/https URL whose authority is literal or ${host}; literal text must be
@@ -63,6 +79,9 @@ const RewriteStatus = 302
 // refused, so every result is an absolute path or a valid absolute URL.
 func NewRewrite(r Rewrite) (*Rewrite, error) {
 	out := r
+	if n := max(len(r.Target), len(r.ForwardedPrefix)); n > MaxRewriteTemplate {
+		return nil, fmt.Errorf("the value is %d bytes, over the %d-byte limit for a rewrite template", n, MaxRewriteTemplate)
+	}
 	if r.Target != "" {
 		t, err := parseTemplate(r.Target, r.Syntax)
 		if err != nil {
@@ -97,6 +116,9 @@ type Rewritten struct {
 	// Prefix is the X-Forwarded-Prefix value when PrefixSet.
 	Prefix    string
 	PrefixSet bool
+	// Overflow: the target or the prefix would be longer than
+	// MaxRewriteTarget; nothing else is set and the request answers 500.
+	Overflow bool
 }
 
 // Apply rewrites a request that r matched. path is the normalized path r
@@ -105,9 +127,13 @@ type Rewritten struct {
 // Captures come from r's pattern matched against path; a group the
 // pattern does not have, or that did not take part in the match, is
 // empty. A nil r is the host's fallback, which ingress-nginx serves as a
-// Prefix "/" location: nothing is captured. Captured text is percent-encoded where a request-target or a
-// header could not carry it as is. It allocates the new target and, for a
-// pattern on the linear engine, the capture indexes.
+// Prefix "/" location: nothing is captured. Captured text is
+// percent-encoded where a request-target or a header could not carry it as
+// is. It allocates the new target and, for a
+// pattern on the linear engine, the capture indexes. What it builds is
+// bounded by MaxRewriteTarget (see Overflow); building stops at the first
+// part past the bound, so the memory and time a request can make it spend
+// are too.
 func (rw *Rewrite) Apply(r *Route, path, query, scheme, host string) Rewritten {
 	var out Rewritten
 	if rw == nil {
@@ -118,7 +144,11 @@ func (rw *Rewrite) Apply(r *Route, path, query, scheme, host string) Rewritten {
 		caps = captures(r, path)
 	}
 	if rw.Target != "" {
-		out.Target, out.Redirect = rw.rewriteTarget(r, path, query, scheme, host, caps), rw.redirect
+		target, ok := rw.rewriteTarget(r, path, query, scheme, host, caps)
+		if !ok {
+			return Rewritten{Overflow: true}
+		}
+		out.Target, out.Redirect = target, rw.redirect
 	}
 	if rw.ForwardedPrefixSet {
 		out.PrefixSet = true
@@ -126,18 +156,24 @@ func (rw *Rewrite) Apply(r *Route, path, query, scheme, host string) Rewritten {
 			out.Prefix = rw.ForwardedPrefix
 		} else {
 			var b strings.Builder
-			rw.prefix.write(&b, path, caps, scheme, host)
+			if !rw.prefix.write(&b, path, caps, scheme, host) {
+				return Rewritten{Overflow: true}
+			}
 			out.Prefix = b.String()
 		}
 	}
 	return out
 }
 
-func (rw *Rewrite) rewriteTarget(r *Route, path, query, scheme, host string, caps []int) string {
+// rewriteTarget builds the new target; false when it would be longer than
+// MaxRewriteTarget.
+func (rw *Rewrite) rewriteTarget(r *Route, path, query, scheme, host string, caps []int) (string, bool) {
 	t := &rw.target
 	var b strings.Builder
-	b.Grow(len(rw.Target) + len(path) + len(query) + 8)
-	t.write(&b, path, caps, scheme, host)
+	b.Grow(min(len(rw.Target)+len(path)+len(query)+8, MaxRewriteTarget))
+	if !t.write(&b, path, caps, scheme, host) {
+		return "", false
+	}
 	if rw.Syntax == NativeSyntax && (r == nil || r.Type == Prefix) && !t.absolute {
 		// Only the matched leading segments are replaced: the rest of the
 		// path follows, without doubling the slash between them. A nil
@@ -159,7 +195,9 @@ func (rw *Rewrite) rewriteTarget(r *Route, path, query, scheme, host string, cap
 		// A trailing '?': neither it nor the client's arguments.
 	case t.hasQuery:
 		b.WriteByte('?')
-		t.writeQuery(&b, path, caps, scheme, host)
+		if !t.writeQuery(&b, path, caps, scheme, host) {
+			return "", false
+		}
 		if query != "" {
 			b.WriteByte('&')
 			b.WriteString(query)
@@ -174,7 +212,7 @@ func (rw *Rewrite) rewriteTarget(r *Route, path, query, scheme, host string, cap
 		// backend is sent an absolute path all the same.
 		s = "/" + s
 	}
-	return s
+	return s, len(s) <= MaxRewriteTarget
 }
 
 // captures returns the submatch indexes of r's pattern on path, nil when r
@@ -277,25 +315,40 @@ func (t *template) literal() bool {
 	return !t.captures && !t.hasQuery && len(t.path) <= 1 && (len(t.path) == 0 || t.path[0].kind == litPart)
 }
 
-func (t *template) write(b *strings.Builder, path string, caps []int, scheme, host string) {
-	for _, p := range t.path {
-		p.write(b, path, caps, scheme, host)
-	}
+// write writes the path parts of t to b; false, with b left partly
+// written, once b is longer than MaxRewriteTarget. A part is checked before
+// it is written (escaping only lengthens it) and b after, so b never grows
+// past the bound by more than one escaped part.
+func (t *template) write(b *strings.Builder, path string, caps []int, scheme, host string) bool {
+	return writeParts(b, t.path, path, caps, scheme, host)
 }
 
-func (t *template) writeQuery(b *strings.Builder, path string, caps []int, scheme, host string) {
-	for _, p := range t.query {
-		p.write(b, path, caps, scheme, host)
-	}
+func (t *template) writeQuery(b *strings.Builder, path string, caps []int, scheme, host string) bool {
+	return writeParts(b, t.query, path, caps, scheme, host)
 }
 
-func (p *part) write(b *strings.Builder, path string, caps []int, scheme, host string) {
+func writeParts(b *strings.Builder, parts []part, path string, caps []int, scheme, host string) bool {
+	for i := range parts {
+		if !parts[i].write(b, path, caps, scheme, host) || b.Len() > MaxRewriteTarget {
+			return false
+		}
+	}
+	return true
+}
+
+// write writes p; false, writing nothing, when its text alone would take b
+// past MaxRewriteTarget.
+func (p *part) write(b *strings.Builder, path string, caps []int, scheme, host string) bool {
 	switch p.kind {
 	case litPart:
 		b.WriteString(p.lit)
 	case capturePart:
 		if 2*p.n+1 < len(caps) && caps[2*p.n] >= 0 {
-			escapeTo(b, path[caps[2*p.n]:caps[2*p.n+1]], p.escape)
+			c := path[caps[2*p.n]:caps[2*p.n+1]]
+			if b.Len()+len(c) > MaxRewriteTarget {
+				return false
+			}
+			escapeTo(b, c, p.escape)
 		}
 	case schemePart:
 		if scheme == "https" {
@@ -310,8 +363,12 @@ func (p *part) write(b *strings.Builder, path string, caps []int, scheme, host s
 			// as a port and brackets are not allowed there.
 			h = strings.ReplaceAll(h[1:len(h)-1], ":", "-")
 		}
+		if b.Len()+len(h) > MaxRewriteTarget {
+			return false
+		}
 		escapeTo(b, h, p.escape)
 	}
+	return true
 }
 
 // hostText is what $host stands for: the request's host with only the

@@ -2,6 +2,7 @@ package match
 
 import (
 	"net/url"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -119,6 +120,8 @@ func TestNewRewriteRejects(t *testing.T) {
 		{"host empty label", Rewrite{Host: "a..example.com"}, "not a host name"},
 		{"target URL without a host", Rewrite{Target: "http://:8080/x"}, "not a host with an optional port"},
 		{"target URL with a port that is no number", Rewrite{Target: "http://$host:a/x"}, "not a host with an optional port"},
+		{"target over the template limit", Rewrite{Target: strings.Repeat("/$1", 20000)}, "over the 4096-byte limit"},
+		{"prefix over the template limit", Rewrite{ForwardedPrefix: "/" + strings.Repeat("p", MaxRewriteTemplate), ForwardedPrefixSet: true}, "over the 4096-byte limit"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -135,8 +138,18 @@ func TestNewRewriteRejects(t *testing.T) {
 
 // checkRewritten reports what is wrong with a rewrite's result: a target
 // must be an absolute path a request line can carry, a redirect a valid
-// absolute http or https URL, and a header value free of control bytes.
+// absolute http or https URL, and a header value free of control bytes;
+// none longer than MaxRewriteTarget, and an Overflow carries nothing else.
 func checkRewritten(out Rewritten) string {
+	if out.Overflow {
+		if out != (Rewritten{Overflow: true}) {
+			return "an overflow with a result"
+		}
+		return ""
+	}
+	if len(out.Target) > MaxRewriteTarget || len(out.Prefix) > MaxRewriteTarget {
+		return "longer than MaxRewriteTarget"
+	}
 	if out.PrefixSet {
 		for i := 0; i < len(out.Prefix); i++ {
 			if c := out.Prefix[i]; c < ' ' || c == 0x7f {
@@ -192,6 +205,8 @@ func FuzzRewrite(f *testing.F) {
 	f.Add("/i?id=${1}&x", true, `/i/(.*)`, "/i/a&b", "z=1", "h")
 	f.Add("${1}?", true, `/(\w+)(?=x)`, "/abcx", "z", "h")
 	f.Add("http://${host}:8080${0}", true, ``, "/", "", "[::1]")
+	f.Add(strings.Repeat("/$1", 1000), false, `/(.*)`, "/"+strings.Repeat("a", 70), "q=1", "h")
+	f.Add(strings.Repeat("${host}", 500), true, `/(.*)`, "/", "", strings.Repeat("h", 200))
 	f.Fuzz(func(t *testing.T, target string, native bool, pattern, path, query, host string) {
 		if !validEscaped(query, queryLiteral) {
 			// The router hands over a query as received, which has no
@@ -218,4 +233,46 @@ func FuzzRewrite(f *testing.F) {
 			}
 		}
 	})
+}
+
+// What Apply builds is bounded whatever the template: 20,000 "/$1" on a
+// 5 KB path (100 MB unbounded, the issue's figure) stop at the first
+// capture past MaxRewriteTarget, so a request costs about the bound in
+// bytes, and a target just under the bound is built in full.
+func TestRewriteApplyBounded(t *testing.T) {
+	huge := strings.Repeat("/$1", 20000)
+	hugeTmpl, err := parseTemplate(huge, NginxSyntax)
+	require.NoError(t, err)
+	// Past NewRewrite's template limit: built by hand, as a Table made
+	// without compile could hold it.
+	rw := &Rewrite{Target: huge, target: hugeTmpl}
+	route := regexRoute(t, `/a/(.*)`)
+	path := "/a/" + strings.Repeat("x", 5000)
+	require.Equal(t, Rewritten{Overflow: true}, rw.Apply(route, path, "q=1", "http", "h"))
+
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const runs = 20
+	for range runs {
+		rw.Apply(route, path, "", "http", "h")
+	}
+	runtime.ReadMemStats(&after)
+	perRun := (after.TotalAlloc - before.TotalAlloc) / runs
+	require.Less(t, perRun, uint64(4*MaxRewriteTarget), "bytes allocated per Apply")
+
+	// 13,107 references of 4 bytes each: 65,535 bytes with the leading "/".
+	short := "/a/" + "yyy"
+	want := strings.Repeat("/yyy", (MaxRewriteTarget-1)/4)
+	tmpl, err := parseTemplate(strings.Repeat("/$1", (MaxRewriteTarget-1)/4), NginxSyntax)
+	require.NoError(t, err)
+	rw = &Rewrite{Target: "set", target: tmpl}
+	got := rw.Apply(route, short, "", "http", "h")
+	require.Equal(t, want, got.Target)
+	require.False(t, got.Overflow)
+	// The client's query counts too.
+	require.Equal(t, Rewritten{Overflow: true}, rw.Apply(route, short, "q=12", "http", "h"))
+
+	// The same bound holds for X-Forwarded-Prefix.
+	rw = &Rewrite{ForwardedPrefix: huge, ForwardedPrefixSet: true, prefix: hugeTmpl}
+	require.Equal(t, Rewritten{Overflow: true}, rw.Apply(route, path, "", "http", "h"))
 }

@@ -181,9 +181,8 @@ func (r *Router) decide(req *http.Request, grpc bool) (d decision) {
 	}
 	// From here on the answer is the location's: its CORS headers apply.
 	d.located = true
-	var redirect string
-	if d.act, redirect = routeActionOf(d.res, d.host, clean, d.query, d.proto); redirect != "" {
-		d.ans, d.location, d.plain = ansRewriteRedirect, redirect, true
+	if d.act, d.ans, d.location = routeActionOf(d.res, d.host, clean, d.query, d.proto); d.ans.status != 0 {
+		d.plain = d.location != ""
 		return d
 	}
 	if d.proto == "http" && redirects(d.res, clean, st.table, d.host) {

@@ -170,7 +170,7 @@ func (r *Router) clientProto(req *http.Request) string {
 	if r.trustForwardedProto {
 		if v := req.Header["X-Forwarded-Proto"]; len(v) > 0 {
 			p, _, _ := strings.Cut(v[0], ",")
-			if strings.EqualFold(strings.TrimSpace(p), "https") {
+			if match.EqualFoldASCII(strings.TrimSpace(p), "https") {
 				return "https"
 			}
 		}

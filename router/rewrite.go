@@ -20,12 +20,24 @@ import (
 //   - upstream-vhost replaces the Host the backend receives;
 //     X-Forwarded-Host still carries the client's.
 //   - x-forwarded-prefix sets X-Forwarded-Prefix, replacing the client's.
+//   - A target or prefix that would be longer than match.MaxRewriteTarget
+//     (a template repeating a capture grows with the path) answers 500
+//     instead, before the location's checks, as nginx's rewrite phase comes
+//     before its access phase.
 
 // ReasonRewriteRedirect is the Record.Reason of a 302 made by a
 // rewrite-target that is an absolute URL.
 const ReasonRewriteRedirect = "rewrite-redirect"
 
-var ansRewriteRedirect = answer{http.StatusFound, ReasonRewriteRedirect, "302 Found: rewrite-target sends this path elsewhere\n"}
+// ReasonRewriteTooLong is the Record.Reason of a 500: the route's rewrite
+// would build a request-target or X-Forwarded-Prefix longer than
+// match.MaxRewriteTarget.
+const ReasonRewriteTooLong = "rewrite-too-long"
+
+var (
+	ansRewriteRedirect = answer{http.StatusFound, ReasonRewriteRedirect, "302 Found: rewrite-target sends this path elsewhere\n"}
+	ansRewriteTooLong  = answer{http.StatusInternalServerError, ReasonRewriteTooLong, "500 Internal Server Error: the rewritten request-target is too long\n"}
+)
 
 // routeAction is what the matched route's rewrite asks of one request.
 type routeAction struct {
@@ -40,19 +52,24 @@ type routeAction struct {
 }
 
 // routeActionOf works out the rewrite of a request matched to res, whose
-// normalized path is clean and query (as received) query; redirect is the
-// Location when the rewrite answers the request itself (a redirect). It
-// writes nothing: decide calls it, so Lookup reports the redirect too.
-func routeActionOf(res match.Result, host, clean, query, proto string) (a routeAction, redirect string) {
+// normalized path is clean and query (as received) query. When the rewrite
+// answers the request itself, ans is that answer (status 0 otherwise) and
+// location its Location: a redirect, or a 500 when what it would build is
+// over match.MaxRewriteTarget. It writes nothing: decide calls it, so
+// Lookup reports the answer too.
+func routeActionOf(res match.Result, host, clean, query, proto string) (a routeAction, ans answer, location string) {
 	rw := res.Location().Rewrite
 	if rw == nil {
-		return a, ""
+		return a, ans, ""
 	}
 	out := rw.Apply(res.Route, clean, query, proto, host)
-	if out.Redirect {
-		return a, out.Target
+	switch {
+	case out.Overflow:
+		return a, ansRewriteTooLong, ""
+	case out.Redirect:
+		return a, ansRewriteRedirect, out.Target
 	}
-	return routeAction{target: out.Target, host: rw.Host, prefix: out.Prefix, prefixSet: out.PrefixSet}, ""
+	return routeAction{target: out.Target, host: rw.Host, prefix: out.Prefix, prefixSet: out.PrefixSet}, ans, ""
 }
 
 // apply puts the action into the exchange: the target both upstream paths

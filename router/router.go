@@ -150,6 +150,16 @@ type Options struct {
 	// body (nginx's client_body_timeout); when it passes the request
 	// answers 408. 0: DefaultClientBodyTimeout (60 s); negative: none.
 	ClientBodyTimeout time.Duration
+	// ClientBodyBufferSize is how much of a request body is held in
+	// memory while it is read before a backend is chosen (ingress-nginx's
+	// client-body-buffer-size); the rest of a longer body goes to a
+	// temporary file in BodyTempDir. 0 or less: DefaultClientBodyBufferSize
+	// (8 KiB).
+	ClientBodyBufferSize int64
+	// BodyTempDir is where those temporary files are made (nginx's
+	// client_body_temp_path). Each is unlinked as soon as it is made and
+	// closed when its request ends. "": os.TempDir().
+	BodyTempDir string
 	// IdleTimeout and ClientHeaderTimeout are what ConfigureServer puts on
 	// an http.Server: how long an idle keep-alive connection stays open
 	// (0: DefaultIdleTimeout, 75 s) and how long a client may take to send
@@ -282,9 +292,10 @@ type Router struct {
 	realIPFrom          []netip.Prefix // Options.ProxyRealIPCIDR, normalized
 	returnRequestID     bool
 
-	// Request body limits (see Options): maxBody 0 means none, bufferMax
-	// is how much of a body is read before a backend is picked.
-	maxBody, bufferMax      int64
+	// Request body limits (see Options): maxBody 0 means none,
+	// bodyBuffer is how much of a body is held in memory.
+	maxBody, bodyBuffer     int64
+	bodyTempDir             string
 	bodyTimeout             time.Duration
 	idleTimeout, hdrTimeout time.Duration
 
@@ -368,9 +379,11 @@ func New(o Options) *Router {
 	if r.maxBody < 0 {
 		r.maxBody = 0
 	}
-	// The whole body, up to the limit, is read before the pick; without a
-	// limit, the first DefaultMaxBodySize bytes are.
-	r.bufferMax = cmp.Or(r.maxBody, DefaultMaxBodySize)
+	r.bodyBuffer = o.ClientBodyBufferSize
+	if r.bodyBuffer <= 0 {
+		r.bodyBuffer = DefaultClientBodyBufferSize
+	}
+	r.bodyTempDir = o.BodyTempDir
 	r.bodyTimeout = max(cmp.Or(o.ClientBodyTimeout, DefaultClientBodyTimeout), 0)
 	r.idleTimeout = cmp.Or(o.IdleTimeout, DefaultIdleTimeout)
 	r.hdrTimeout = cmp.Or(o.ClientHeaderTimeout, DefaultClientHeaderTimeout)

@@ -176,6 +176,13 @@ type Options struct {
 	// DefaultAuthTimeout (10 s). The subrequest goes through Transport
 	// when set, else through the pooled HTTP/1.1 transport New builds.
 	AuthTimeout time.Duration
+	// PasswordChecks bounds the slow password checks (bcrypt, apr1) of
+	// basic authentication running at once. A request that finds no free
+	// slot within a second answers 503 (ReasonAuthBusy), so a flood of
+	// wrong passwords cannot take the CPUs from every other request.
+	// Outcomes are cached, right and wrong, so a repeated password costs
+	// one check. 0: half of GOMAXPROCS, at least 1; negative: no bound.
+	PasswordChecks int
 }
 
 // Record describes one request once it has been answered.
@@ -419,6 +426,9 @@ func New(o Options) *Router {
 		r.h1 = newH1Pool(connect, read)
 	}
 	r.auth.rt, r.auth.timeout = up.h1, cmp.Or(o.AuthTimeout, DefaultAuthTimeout)
+	if n := passwordCheckSlots(o.PasswordChecks); n > 0 {
+		r.auth.checks = make(chan struct{}, n)
+	}
 	r.proxy = &httputil.ReverseProxy{
 		Rewrite:        rewrite,
 		Transport:      up,

@@ -122,7 +122,7 @@ func slowUpload(c net.Conn, head string, body []byte, tail int, ready func(), ga
 // and no temporary file outlives its request.
 func TestSlowUnlimitedBodiesHoldNoBackend(t *testing.T) {
 	be := newDigestBackend(t)
-	r := newTestRouter(Options{ClientBodyTimeout: 5 * time.Second})
+	r := newTestRouter(Options{ClientBodyTimeout: 30 * time.Second})
 	b := httpBackend("prod/up:80", be.addr)
 	r.Publish(table("d", vhost("", nil, policyRoute("/", b, &match.Policy{MaxBodySize: -1}))))
 	defer r.CloseIdleConnections()

@@ -198,7 +198,7 @@ func (r *Router) bodyLimits(p *match.Policy) (limit, memory int64, stream bool) 
 // backend connection at all, whatever the size of its body. At most
 // memory bytes are held in memory (client_body_buffer_size); a longer
 // body goes to a temporary file in dir (client_body_temp_path), which
-// is sent from there and goes when the request ends (see release). It
+// is sent from there and goes when the request ends (see detach). It
 // returns the answer when the body failed.
 func (b *clientBody) buffer(req *http.Request, memory int64, dir string) (answer, bool) {
 	var buf bytes.Buffer
@@ -208,7 +208,7 @@ func (b *clientBody) buffer(req *http.Request, memory int64, dir string) (answer
 		}
 		_, err := io.Copy(&buf, io.LimitReader(b, memory+1))
 		if err != nil || b.failure() != nil {
-			return b.answer()
+			return b.refusal()
 		}
 		if int64(buf.Len()) <= memory {
 			req.Body = &heldBody{b: buf.Bytes()}
@@ -229,7 +229,7 @@ func (b *clientBody) buffer(req *http.Request, memory int64, dir string) (answer
 	if err != nil {
 		f.Close()
 		if b.failure() != nil {
-			return b.answer()
+			return b.refusal()
 		}
 		return ansBodyTempFile, true
 	}
@@ -237,6 +237,14 @@ func (b *clientBody) buffer(req *http.Request, memory int64, dir string) (answer
 	req.Body = f
 	setHeld(req, n)
 	return answer{}, false
+}
+
+// refusal is the answer for a body that failed while it was read.
+func (b *clientBody) refusal() (answer, bool) {
+	if a, failed := b.answer(); failed {
+		return a, true
+	}
+	return ansBadBody, true
 }
 
 // setHeld describes a body read whole: sent with its length, like nginx

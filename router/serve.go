@@ -226,10 +226,9 @@ func (r *Router) answer(w http.ResponseWriter, req *http.Request, grpc bool, d *
 // before a backend is picked (see clientBody.buffer) unless the location
 // streams it (proxy-request-buffering: "off"). A gRPC body is a stream
 // that may never end while the call lasts, so it is only limited and
-// timed, never buffered. It
-// returns the body's wrapper, which both upstream paths consult when the
-// exchange fails (nil when there is no body), and the answer when the
-// body is refused.
+// timed, never buffered. It returns the body's wrapper, which both
+// upstream paths consult when the exchange fails (nil when there is no
+// body), and the answer when the body is refused.
 func (r *Router) checkBody(w http.ResponseWriter, req *http.Request, grpc bool, pol *match.Policy) (*clientBody, answer, bool) {
 	if req.Body == nil || req.Body == http.NoBody {
 		return nil, answer{}, false

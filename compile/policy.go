@@ -20,6 +20,8 @@ import (
 // closed, never open:
 //
 //   - proxy-body-size: the replica's limit stays;
+//   - client-body-buffer-size, proxy-request-buffering: the replica's
+//     buffering applies (bodies read whole before the backend is chosen);
 //   - the timeouts and proxy-next-upstream-tries: the router's defaults;
 //   - a source range: the location refuses everyone (403);
 //   - limit-rps, limit-rpm, limit-connections: the location refuses
@@ -29,6 +31,8 @@ import (
 func init() {
 	registerAnnotations(map[string]annotationSpec{
 		"proxy-body-size":           {apply: applyProxyBodySize},
+		"client-body-buffer-size":   {apply: applyBodyBufferSize},
+		"proxy-request-buffering":   {apply: applyRequestBuffering},
 		"proxy-connect-timeout":     {apply: applyTimeout(func(p *policyValues) *time.Duration { return &p.connect })},
 		"proxy-send-timeout":        {apply: applyTimeout(func(p *policyValues) *time.Duration { return &p.send })},
 		"proxy-read-timeout":        {apply: applyTimeout(func(p *policyValues) *time.Duration { return &p.read })},
@@ -53,6 +57,8 @@ type policyValues struct {
 	set bool // some policy annotation applied or was rejected
 
 	bodySize                       int64 // 0: unset; negative: no limit
+	bodyBuffer                     int64 // 0: unset
+	streamBody                     bool  // proxy-request-buffering: "off"
 	connect                        time.Duration
 	send, read                     time.Duration
 	tries                          int // 0: unset; negative: nginx's 0, every endpoint
@@ -91,6 +97,35 @@ func applyProxyBodySize(v *annotationValues, key, value string) error {
 	v.requestW().bodySize = n
 	if n == 0 {
 		v.requestW().bodySize = -1
+	}
+	return nil
+}
+
+func applyBodyBufferSize(v *annotationValues, key, value string) error {
+	n, err := ParseSize(value)
+	if err == nil && n == 0 {
+		err = errors.New("a buffer must be more than 0 bytes")
+	}
+	if err != nil {
+		return fmt.Errorf("%s %q: %v; the replica's body buffer size applies", key, value, err)
+	}
+	v.requestW().set = true
+	v.requestW().bodyBuffer = n
+	return nil
+}
+
+// applyRequestBuffering reads proxy-request-buffering as ingress-nginx
+// validates it: "on" or "off", spaces trimmed, lower case only.
+func applyRequestBuffering(v *annotationValues, key, value string) error {
+	switch strings.TrimSpace(value) {
+	case "on":
+		v.requestW().set = true
+		v.requestW().streamBody = false
+	case "off":
+		v.requestW().set = true
+		v.requestW().streamBody = true
+	default:
+		return fmt.Errorf("%s %q is neither \"on\" nor \"off\"; request bodies are buffered", key, value)
 	}
 	return nil
 }
@@ -196,6 +231,8 @@ func (ing *ingress) requestPolicy() *match.Policy {
 	}
 	p := &match.Policy{
 		MaxBodySize:       pv.bodySize,
+		BodyBufferSize:    pv.bodyBuffer,
+		StreamRequestBody: pv.streamBody,
 		ConnectTimeout:    pv.connect,
 		SendTimeout:       pv.send,
 		ReadTimeout:       pv.read,
@@ -238,7 +275,7 @@ func (ing *ingress) requestPolicy() *match.Policy {
 			Closed:      pv.rps.broken || pv.rpm.broken || pv.conn.broken,
 		}
 	}
-	if p.MaxBodySize == 0 && p.ConnectTimeout == 0 && p.SendTimeout == 0 && p.ReadTimeout == 0 &&
+	if p.MaxBodySize == 0 && p.BodyBufferSize == 0 && !p.StreamRequestBody && p.ConnectTimeout == 0 && p.SendTimeout == 0 && p.ReadTimeout == 0 &&
 		p.NextUpstreamTries == 0 && p.Allow == nil && p.Deny == nil && !p.DenyAll && p.RateLimit == nil {
 		// Only rejected values that change nothing (a bad timeout, say).
 		return nil

@@ -16,6 +16,14 @@ type Policy struct {
 	// MaxBodySize overrides the router's request body limit
 	// (proxy-body-size): 0 keeps the router's, negative means no limit.
 	MaxBodySize int64
+	// BodyBufferSize overrides how much of a request body the router holds
+	// in memory before the rest goes to a temporary file
+	// (client-body-buffer-size); 0 keeps the router's.
+	BodyBufferSize int64
+	// StreamRequestBody passes a request body to the backend as it
+	// arrives instead of reading it whole first
+	// (proxy-request-buffering: "off").
+	StreamRequestBody bool
 	// ConnectTimeout, SendTimeout and ReadTimeout override the router's
 	// (proxy-connect-timeout, proxy-send-timeout, proxy-read-timeout);
 	// 0 keeps the router's.
@@ -154,12 +162,52 @@ func digestPolicies(e *encoder, t *Table) {
 			e.policy(r.Policy)
 		}
 	}
+	// The body buffering settings follow in a section of their own, only
+	// when some policy sets one, so tables without them keep their digest.
+	if !buffersBodies(t) {
+		return
+	}
+	e.str("request-buffering")
+	for _, vh := range t.hosts {
+		e.bodyBuffering(vh.FallbackPolicy)
+		for _, r := range vh.Routes {
+			e.bodyBuffering(r.Policy)
+		}
+	}
+}
+
+// setsBuffering reports whether p sets either body buffering setting.
+func (p *Policy) setsBuffering() bool {
+	return p != nil && (p.BodyBufferSize != 0 || p.StreamRequestBody)
+}
+
+func buffersBodies(t *Table) bool {
+	for _, vh := range t.hosts {
+		if vh.FallbackPolicy.setsBuffering() {
+			return true
+		}
+		for _, r := range vh.Routes {
+			if r.Policy.setsBuffering() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (e *encoder) bodyBuffering(p *Policy) {
+	if p == nil {
+		p = &Policy{}
+	}
+	e.num(int(p.BodyBufferSize))
+	e.flag(p.StreamRequestBody)
 }
 
 // policyLine renders a policy on one line, each setting as key=value in a
 // fixed order, "" for nil:
 //
-//	body=8m connect=5s send=1m0s read=1m0s tries=1 deny=... allow=10.0.0.0/8,...
+//	body=8m body-buffer=16k request-buffering=off connect=5s send=1m0s
+//	read=1m0s tries=1 deny=... allow=10.0.0.0/8,...
 //	limit=prod/shop(rps=5/25,rpm=100/500,conn=8,exempt=10.0.0.0/8)
 //
 // body=unlimited is proxy-body-size 0, tries=all nginx's 0; rates show
@@ -175,6 +223,12 @@ func policyLine(p *Policy) string {
 		parts = append(parts, "body=unlimited")
 	case p.MaxBodySize > 0:
 		parts = append(parts, "body="+sizeText(p.MaxBodySize))
+	}
+	if p.BodyBufferSize > 0 {
+		parts = append(parts, "body-buffer="+sizeText(p.BodyBufferSize))
+	}
+	if p.StreamRequestBody {
+		parts = append(parts, "request-buffering=off")
 	}
 	for _, d := range []struct {
 		k string

@@ -1,14 +1,17 @@
 package router
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"ramjet.dev/ramjet/match"
@@ -18,12 +21,23 @@ import (
 // Options.AuthTimeout is 0.
 const DefaultAuthTimeout = 10 * time.Second
 
+// ReasonAuthBusy is the 503 answered when a password check found no free
+// slot in time (see Options.PasswordChecks).
+const ReasonAuthBusy = "auth-busy"
+
+// passwordCheckWait is how long a request waits for a free password
+// check slot before it answers 503: long enough for a few bcrypt checks
+// to finish, short enough that the waiting clients of a flood come back
+// at a bounded rate.
+const passwordCheckWait = time.Second
+
 var (
 	ansAuthDenied   = answer{http.StatusServiceUnavailable, ReasonAuthDenied, "503 Service Unavailable: this location's authentication is misconfigured\n"}
 	ansUnauthorized = answer{http.StatusUnauthorized, ReasonUnauthorized, "401 Unauthorized: authorization required\n"}
 	ansAuthForbid   = answer{http.StatusForbidden, ReasonAuthForbidden, "403 Forbidden: the authentication service refused the request\n"}
 	ansAuthSignin   = answer{http.StatusFound, ReasonAuthSignin, "302 Found: sign in first\n"}
 	ansAuthError    = answer{http.StatusInternalServerError, ReasonAuthError, "500 Internal Server Error: the authentication service failed\n"}
+	ansAuthBusy     = answer{http.StatusServiceUnavailable, ReasonAuthBusy, "503 Service Unavailable: too many password checks at once; try again\n"}
 )
 
 // authState is what authentication keeps across requests and tables.
@@ -33,6 +47,23 @@ type authState struct {
 	rt      http.RoundTripper
 	timeout time.Duration
 	cache   credCache
+	// checks holds one token per slow password check running
+	// (Options.PasswordChecks); nil: no bound.
+	checks chan struct{}
+}
+
+// passwordCheckSlots is the bound on slow password checks at once:
+// Options.PasswordChecks, else half the CPUs (at least one), so that a
+// flood of wrong passwords leaves the other half to every other request.
+// 0 means no bound.
+func passwordCheckSlots(n int) int {
+	switch {
+	case n < 0:
+		return 0
+	case n > 0:
+		return n
+	}
+	return max(runtime.GOMAXPROCS(0)/2, 1)
 }
 
 // authorize applies the location's authentication (SPEC §6, §11): basic
@@ -44,10 +75,16 @@ func (r *Router) authorize(w http.ResponseWriter, req *http.Request, d *decision
 		r.refuse(w, req, grpc, d, ansAuthDenied, start, id)
 		return false
 	}
-	if a.Basic != nil && !r.basicAuth(req, a.Basic) {
-		w.Header()["Www-Authenticate"] = a.Basic.Challenge()
-		r.refuse(w, req, grpc, d, ansUnauthorized, start, id)
-		return false
+	if a.Basic != nil {
+		switch r.basicAuth(req, a.Basic) {
+		case denied:
+			w.Header()["Www-Authenticate"] = a.Basic.Challenge()
+			r.refuse(w, req, grpc, d, ansUnauthorized, start, id)
+			return false
+		case busy:
+			r.refuse(w, req, grpc, d, ansAuthBusy, start, id)
+			return false
+		}
 	}
 	if a.External != nil {
 		ans, ok := r.externalAuth(w, req, d.host, d.proto, a.External, ph)
@@ -64,25 +101,141 @@ func (r *Router) authorize(w http.ResponseWriter, req *http.Request, d *decision
 	return true
 }
 
+// verdict is the outcome of a password check.
+type verdict uint8
+
+const (
+	denied  verdict = iota
+	granted         // the credentials are right
+	busy            // no check slot came free in time
+)
+
+func verdictOf(ok bool) verdict {
+	if ok {
+		return granted
+	}
+	return denied
+}
+
 // basicAuth checks the request's Basic credentials.
-func (r *Router) basicAuth(req *http.Request, ba *match.BasicAuth) bool {
+func (r *Router) basicAuth(req *http.Request, ba *match.BasicAuth) verdict {
 	v := req.Header["Authorization"]
 	if len(v) == 0 {
-		return false
+		return denied
 	}
 	var buf [256]byte
 	user, pass, ok := basicCredentials(v[0], buf[:])
 	if !ok {
-		return false
+		return denied
 	}
 	c, ok := ba.Users.Lookup(user)
 	if !ok {
-		return false
+		return denied
 	}
 	if !c.Kind.Slow() {
-		return c.Verify(pass)
+		return verdictOf(c.Verify(pass))
 	}
-	return r.auth.cache.verify(c, pass)
+	return r.auth.verifySlow(req.Context(), c, pass)
+}
+
+// verifySlow checks a password against a slow hash (bcrypt, apr1): from
+// the cache when these credentials were checked before, else in one of a
+// bounded number of slots. A bcrypt check is tens of milliseconds of CPU;
+// unbounded, a flood of wrong passwords takes every CPU and every other
+// request waits behind it (nginx's auth_basic stalls its worker the same
+// way). Bounded, the flood queues for the slots and, past
+// passwordCheckWait, is answered 503, as nginx answers a client over
+// limit-req; other requests keep their latency.
+func (a *authState) verifySlow(ctx context.Context, c match.Credential, pass []byte) verdict {
+	key := credKey(c, pass)
+	if ok, hit := a.cache.get(key); hit {
+		return verdictOf(ok)
+	}
+	if !a.acquire(ctx) {
+		return busy
+	}
+	// A copy goes to the worker, so that the caller's password buffer
+	// stays on its stack on the common path (a cache hit).
+	own := bytes.Clone(pass)
+	ok := lowPriority(func() bool { return c.Verify(own) })
+	a.release()
+	a.cache.put(key, ok)
+	return verdictOf(ok)
+}
+
+// lowPriority runs check on one of a process-wide set of goroutines,
+// each locked to an OS thread of lowered priority (lowerThreadPriority):
+// the bound on concurrent checks keeps a flood from taking every CPU,
+// and the priority keeps the checks that do run from delaying the
+// threads serving other requests. A worker is started when none is idle;
+// as callers are bounded by the routers' check slots, so are the workers,
+// and they stay for the next checks.
+func lowPriority(check func() bool) bool {
+	job := checkJob{check: check, done: make(chan bool, 1)}
+	select {
+	case checkJobs <- job:
+	default:
+		if checkWorkers.Add(1) <= maxCheckWorkers {
+			go checkWorker(job)
+		} else {
+			checkWorkers.Add(-1)
+			checkJobs <- job
+		}
+	}
+	return <-job.done
+}
+
+type checkJob struct {
+	check func() bool
+	done  chan bool
+}
+
+var (
+	checkJobs    = make(chan checkJob)
+	checkWorkers atomic.Int32
+)
+
+// maxCheckWorkers caps the workers whatever the routers' bounds add up
+// to (Options.PasswordChecks may be set without a bound).
+const maxCheckWorkers = 64
+
+func checkWorker(job checkJob) {
+	// Never unlocked: the thread keeps its lowered priority and serves
+	// only checks.
+	runtime.LockOSThread()
+	lowerThreadPriority()
+	for {
+		job.done <- job.check()
+		job = <-checkJobs
+	}
+}
+
+// acquire takes a check slot, waiting at most passwordCheckWait, and not
+// past the client's going away.
+func (a *authState) acquire(ctx context.Context) bool {
+	if a.checks == nil {
+		return true
+	}
+	select {
+	case a.checks <- struct{}{}:
+		return true
+	default:
+	}
+	t := time.NewTimer(passwordCheckWait)
+	defer t.Stop()
+	select {
+	case a.checks <- struct{}{}:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+func (a *authState) release() {
+	if a.checks != nil {
+		<-a.checks
+	}
 }
 
 // basicCredentials decodes "Basic base64(user:password)" into buf (or a
@@ -112,53 +265,80 @@ func basicCredentials(h string, buf []byte) (user, pass []byte, ok bool) {
 	return nil, nil, false
 }
 
-// credCache remembers credentials that verified against slow hashes
+// credCache remembers the outcome of password checks against slow hashes
 // (bcrypt, apr1), so a client sending the same Authorization on every
-// request pays for bcrypt once. An entry is the SHA-256 of the stored hash
-// and the password: a new password for the user is a new hash, so a
-// rotated Secret invalidates its entries by itself, and the cache holds no
-// password. It is bounded: credShards × credSlots entries, each new one
-// replacing whatever held its slot, so a flood of distinct credentials
-// only evicts (and must still pay for bcrypt on each attempt).
+// request pays for bcrypt once, and so does one repeating a wrong
+// password (a script with a stale password, or a flood of one guess). A
+// key is the SHA-256 of the stored hash and the password: a new password
+// for the user is a new hash, so a rotated Secret invalidates its entries
+// by itself, and the cache holds no password. A check's outcome depends
+// on nothing else, so a remembered failure is as exact as a success. It is
+// bounded: credShards × credSlots entries, each new one replacing whatever
+// held its slot, except that a failure never evicts a success, so a flood
+// of distinct wrong passwords cannot push out the users who got theirs
+// right.
 type credCache struct {
 	shards [credShards]credShard
 }
 
 const (
 	credShards = 16
-	credSlots  = 256 // per shard: 4,096 entries, 128 KiB in all
+	credSlots  = 256 // per shard: 4,096 entries, 132 KiB in all
 )
 
 type credShard struct {
 	mu    sync.Mutex
-	slots [credSlots][sha256.Size]byte
+	slots [credSlots]credEntry
 }
 
-func (cc *credCache) verify(c match.Credential, pass []byte) bool {
+type credEntry struct {
+	key [sha256.Size]byte
+	ok  bool
+}
+
+// credKey is the cache key of a password checked against c.
+func credKey(c match.Credential, pass []byte) [sha256.Size]byte {
 	var buf [512]byte
 	if len(c.Hash)+1+len(pass) > len(buf) {
-		return c.Verify(pass)
+		h := sha256.New()
+		h.Write([]byte(c.Hash))
+		h.Write([]byte{0})
+		h.Write(pass)
+		var key [sha256.Size]byte
+		h.Sum(key[:0])
+		return key
 	}
 	n := copy(buf[:], c.Hash)
 	buf[n] = 0
 	n++
 	n += copy(buf[n:], pass)
-	key := sha256.Sum256(buf[:n])
+	return sha256.Sum256(buf[:n])
+}
+
+func (cc *credCache) slot(key *[sha256.Size]byte) (*credShard, *credEntry) {
 	s := &cc.shards[key[0]%credShards]
-	slot := int(key[1]) % credSlots
+	return s, &s.slots[int(key[1])%credSlots]
+}
+
+// get reports the remembered outcome for key, and whether there is one.
+func (cc *credCache) get(key [sha256.Size]byte) (ok, hit bool) {
+	s, e := cc.slot(&key)
 	s.mu.Lock()
-	hit := s.slots[slot] == key
-	s.mu.Unlock()
-	if hit {
-		return true
+	defer s.mu.Unlock()
+	if e.key != key {
+		return false, false
 	}
-	if !c.Verify(pass) {
-		return false
-	}
+	return e.ok, true
+}
+
+func (cc *credCache) put(key [sha256.Size]byte, ok bool) {
+	s, e := cc.slot(&key)
 	s.mu.Lock()
-	s.slots[slot] = key
-	s.mu.Unlock()
-	return true
+	defer s.mu.Unlock()
+	if !ok && e.ok {
+		return
+	}
+	*e = credEntry{key: key, ok: ok}
 }
 
 // externalAuth sends the subrequest ingress-nginx's auth_request sends and

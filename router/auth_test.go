@@ -1,6 +1,7 @@
 package router
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -308,27 +309,35 @@ func TestCORSReplacesBackendHeaders(t *testing.T) {
 }
 
 // TestCredCacheBounded: the cache never holds more than its slots, a
-// wrong password is never cached, and a hit needs the same hash and
-// password.
+// hit needs the same hash and password, a wrong password is remembered as
+// wrong, and a failure never evicts a success from its slot.
 func TestCredCacheBounded(t *testing.T) {
 	users, problems := match.ParseHtpasswd([]byte("bob:$apr1$Qx9Zb2Lc$c3Ji.1cfduoFw.B8NRNV//\n"))
 	require.Empty(t, problems)
 	c, ok := users.Lookup([]byte("bob"))
 	require.True(t, ok)
-	var cc credCache
-	assert.False(t, cc.verify(c, []byte("wrong")))
-	assert.True(t, cc.verify(c, []byte("builder")))
-	assert.True(t, cc.verify(c, []byte("builder")), "a hit")
-	assert.False(t, cc.verify(c, []byte("wrong")))
+	var a authState
+	ctx := context.Background()
+	assert.Equal(t, denied, a.verifySlow(ctx, c, []byte("wrong")))
+	assert.Equal(t, granted, a.verifySlow(ctx, c, []byte("builder")))
+	assert.Equal(t, granted, a.verifySlow(ctx, c, []byte("builder")), "a hit")
+	assert.Equal(t, denied, a.verifySlow(ctx, c, []byte("wrong")), "a remembered failure")
 	other := match.Credential{Kind: c.Kind, Hash: "$apr1$Qx9Zb2Lc$AAAAAAAAAAAAAAAAAAAAAA"}
-	assert.False(t, cc.verify(other, []byte("builder")), "another hash never hits bob's entry")
+	assert.Equal(t, denied, a.verifySlow(ctx, other, []byte("builder")), "another hash never hits bob's entry")
 	n := 0
-	for i := range cc.shards {
-		for _, k := range cc.shards[i].slots {
-			if k != ([32]byte{}) {
+	for i := range a.cache.shards {
+		for _, e := range a.cache.shards[i].slots {
+			if e.key != ([32]byte{}) {
 				n++
 			}
 		}
 	}
-	assert.Equal(t, 1, n)
+	assert.Equal(t, 3, n, "bob right, bob wrong, the other hash wrong")
+
+	right := credKey(c, []byte("builder"))
+	a.cache.put(right, false)
+	ok, hit := a.cache.get(right)
+	assert.True(t, hit && ok, "a failure does not replace a success")
+	long := []byte(strings.Repeat("p", 600))
+	assert.NotEqual(t, credKey(c, long), credKey(c, long[:599]), "passwords past the key buffer are keyed whole")
 }

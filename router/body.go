@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"ramjet.dev/ramjet/match"
 )
 
 // Defaults of the client-facing limits (SPEC §13), nginx's and
@@ -16,6 +18,10 @@ import (
 const (
 	// DefaultMaxBodySize is ingress-nginx's proxy-body-size, 1m.
 	DefaultMaxBodySize = 1 << 20
+	// DefaultClientBodyBufferSize is ingress-nginx's
+	// client-body-buffer-size, 8k: the part of a request body held in
+	// memory before the rest goes to a temporary file.
+	DefaultClientBodyBufferSize = 8 << 10
 	// DefaultClientBodyTimeout is nginx's client_body_timeout: the
 	// longest wait between two reads of a request body.
 	DefaultClientBodyTimeout = 60 * time.Second
@@ -30,6 +36,7 @@ const (
 	ReasonBadBody       = "bad-body"       // 400: malformed body framing (a bad chunk)
 	ReasonBodyTooLarge  = "body-too-large" // 413: over Options.MaxBodySize
 	ReasonClientTimeout = "client-timeout" // 408: the body stalled past Options.ClientBodyTimeout
+	ReasonBodyTempFile  = "body-temp-file" // 500: a request body could not be held in a temporary file
 )
 
 var (
@@ -37,6 +44,7 @@ var (
 	ansBodyTooLarge  = answer{http.StatusRequestEntityTooLarge, ReasonBodyTooLarge, "413 Content Too Large: the request body is over the limit\n"}
 	ansClientGone    = answer{499, ReasonClientClosed, "499 Client Closed Request: the request body ended early\n"}
 	ansClientTimeout = answer{http.StatusRequestTimeout, ReasonClientTimeout, "408 Request Timeout: the request body stalled\n"}
+	ansBodyTempFile  = answer{http.StatusInternalServerError, ReasonBodyTempFile, "500 Internal Server Error: the request body could not be buffered\n"}
 )
 
 var errBodyTooLarge = errors.New("request body over the limit")
@@ -62,6 +70,9 @@ type clientBody struct {
 	// the handler asks (see answer).
 	err  atomic.Pointer[error]
 	done bool // io.EOF seen
+	// spill is the temporary file holding the body, nil when none (see
+	// buffer); closed as the request ends.
+	spill *spillBody
 }
 
 // failure is the first error other than io.EOF; nil if none (yet).
@@ -124,7 +135,9 @@ func (b *clientBody) setDeadline(t time.Time) {
 // body on its own goroutine (RoundTrip may close it after returning), but
 // the ResponseWriter is off limits from then on: HTTP/2 hands its state to
 // the next stream, and an HTTP/1.1 connection is reading its next request.
-// The lock makes detach wait for a deadline being set.
+// The lock makes detach wait for a deadline being set. detach also
+// closes a temporary file holding the body: the request is over, and a
+// sender still reading it only fails sooner.
 func (b *clientBody) detach() {
 	if b == nil {
 		return
@@ -132,6 +145,9 @@ func (b *clientBody) detach() {
 	b.mu.Lock()
 	b.rc = nil
 	b.mu.Unlock()
+	if b.spill != nil {
+		b.spill.Close()
+	}
 }
 
 func (b *clientBody) Close() error { return b.r.Close() }
@@ -156,37 +172,144 @@ func (b *clientBody) answer() (answer, bool) {
 	return ansBadBody, true
 }
 
+// bodyLimits are a location's body limit (0: none), the part of a body
+// held in memory, and whether the body streams to the backend as it
+// arrives instead: its policy's settings where it has them, else the
+// router's.
+func (r *Router) bodyLimits(p *match.Policy) (limit, memory int64, stream bool) {
+	limit, memory = r.maxBody, r.bodyBuffer
+	if p == nil {
+		return limit, memory, false
+	}
+	switch {
+	case p.MaxBodySize < 0:
+		limit = 0
+	case p.MaxBodySize > 0:
+		limit = p.MaxBodySize
+	}
+	if p.BodyBufferSize > 0 {
+		memory = p.BodyBufferSize
+	}
+	return limit, memory, p.StreamRequestBody
+}
+
 // buffer reads the whole body before a backend is chosen, as nginx does
-// (proxy_request_buffering): a client that sends slowly then holds no
-// backend connection at all. At most max bytes are held; a longer body
-// (possible only when the limit is raised above max) is streamed after
-// the part read. It returns false when the body failed (see answer).
-func (b *clientBody) buffer(req *http.Request, max int64) bool {
+// (proxy_request_buffering on): a client that sends slowly holds no
+// backend connection at all, whatever the size of its body. At most
+// memory bytes are held in memory (client_body_buffer_size); a longer
+// body goes to a temporary file in dir (client_body_temp_path), which
+// is sent from there and goes when the request ends (see detach). It
+// returns the answer when the body failed.
+func (b *clientBody) buffer(req *http.Request, memory int64, dir string) (answer, bool) {
 	var buf bytes.Buffer
-	if req.ContentLength > 0 && req.ContentLength <= max {
-		buf.Grow(int(req.ContentLength))
+	if req.ContentLength <= memory {
+		if req.ContentLength > 0 {
+			buf.Grow(int(req.ContentLength))
+		}
+		_, err := io.Copy(&buf, io.LimitReader(b, memory+1))
+		if err != nil || b.failure() != nil {
+			return b.refusal()
+		}
+		if int64(buf.Len()) <= memory {
+			req.Body = &heldBody{b: buf.Bytes()}
+			if buf.Len() == 0 {
+				req.Body = http.NoBody
+			}
+			setHeld(req, int64(buf.Len()))
+			return answer{}, false
+		}
 	}
-	_, err := io.Copy(&buf, io.LimitReader(b, max+1))
-	if err != nil || b.failure() != nil {
-		return false
+	// Longer than the memory allows (or declared so): the rest goes to
+	// a file, after what was read so far.
+	f, err := newSpill(dir)
+	if err != nil {
+		return ansBodyTempFile, true
 	}
-	if !b.done && int64(buf.Len()) > max {
-		req.Body = struct {
-			io.Reader
-			io.Closer
-		}{io.MultiReader(&buf, b), b}
-		return true
+	n, err := f.fill(buf.Bytes(), b)
+	if err != nil {
+		f.Close()
+		if b.failure() != nil {
+			return b.refusal()
+		}
+		return ansBodyTempFile, true
 	}
-	req.Body = &heldBody{b: buf.Bytes()}
-	if buf.Len() == 0 {
-		req.Body = http.NoBody
+	b.spill = f
+	req.Body = f
+	setHeld(req, n)
+	return answer{}, false
+}
+
+// refusal is the answer for a body that failed while it was read.
+func (b *clientBody) refusal() (answer, bool) {
+	if a, failed := b.answer(); failed {
+		return a, true
 	}
-	// Sent with its length, like nginx after buffering; a 100-continue
-	// was the client's question and has been answered.
-	req.ContentLength = int64(buf.Len())
+	return ansBadBody, true
+}
+
+// setHeld describes a body read whole: sent with its length, like nginx
+// after buffering; a 100-continue was the client's question and has been
+// answered.
+func setHeld(req *http.Request, n int64) {
+	req.ContentLength = n
 	req.TransferEncoding = nil
 	req.Header.Del("Expect")
-	return true
+}
+
+// spillBody is a request body held in a temporary file. The file is
+// unlinked as soon as it is made, so nothing is left on disk however the
+// request ends, even when the process dies; where an open file cannot be
+// unlinked, Close removes it by name.
+type spillBody struct {
+	f    *os.File
+	name string // still to remove on Close; "" once unlinked
+	once sync.Once
+}
+
+func newSpill(dir string) (*spillBody, error) {
+	f, err := os.CreateTemp(dir, "ramjet-body-")
+	if err != nil {
+		return nil, err
+	}
+	s := &spillBody{f: f, name: f.Name()}
+	if os.Remove(s.name) == nil {
+		s.name = ""
+	}
+	return s, nil
+}
+
+// fill writes head and then the rest of the client's body to the file,
+// and rewinds it; it returns the body's length.
+func (s *spillBody) fill(head []byte, body io.Reader) (int64, error) {
+	if _, err := s.f.Write(head); err != nil {
+		return 0, err
+	}
+	cb := copyBuffers.Get().(*[copyBufferSize]byte)
+	defer copyBuffers.Put(cb)
+	// The file is hidden behind a plain Writer so that io.CopyBuffer uses
+	// the pooled buffer rather than File.ReadFrom's own.
+	n, err := io.CopyBuffer(struct{ io.Writer }{s.f}, body, cb[:])
+	if err != nil {
+		return 0, err
+	}
+	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
+		return 0, err
+	}
+	return int64(len(head)) + n, nil
+}
+
+func (s *spillBody) Read(p []byte) (int, error) { return s.f.Read(p) }
+
+// Close closes and removes the file, once: both the transport and the
+// handler's way out (clientBody.release) close it.
+func (s *spillBody) Close() error {
+	s.once.Do(func() {
+		_ = s.f.Close()
+		if s.name != "" {
+			_ = os.Remove(s.name)
+		}
+	})
+	return nil
 }
 
 // heldBody is a request body read whole before a backend was chosen. The

@@ -72,18 +72,6 @@ func (r *Router) limit(rl *match.RateLimit, client netip.Addr) (connTicket, bool
 	return l.take(l.zoneKey(rl.Zone), &cl, &lim, l.clock())
 }
 
-// bodyLimits are the body limit and the part read ahead for a location:
-// its proxy-body-size when set, else the router's (see Router.maxBody).
-func (r *Router) bodyLimits(p *match.Policy) (limit, buffer int64) {
-	if p == nil || p.MaxBodySize == 0 {
-		return r.maxBody, r.bufferMax
-	}
-	if p.MaxBodySize < 0 {
-		return 0, DefaultMaxBodySize
-	}
-	return p.MaxBodySize, p.MaxBodySize
-}
-
 // upstreamPolicy sets the exchange's timeouts and tries from the
 // location's policy, or the router's defaults.
 func (x *exchange) upstreamPolicy(r *Router, p *match.Policy) {

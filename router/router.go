@@ -150,6 +150,16 @@ type Options struct {
 	// body (nginx's client_body_timeout); when it passes the request
 	// answers 408. 0: DefaultClientBodyTimeout (60 s); negative: none.
 	ClientBodyTimeout time.Duration
+	// ClientBodyBufferSize is how much of a request body is held in
+	// memory while it is read before a backend is chosen (ingress-nginx's
+	// client-body-buffer-size); the rest of a longer body goes to a
+	// temporary file in BodyTempDir. 0 or less: DefaultClientBodyBufferSize
+	// (8 KiB).
+	ClientBodyBufferSize int64
+	// BodyTempDir is where those temporary files are made (nginx's
+	// client_body_temp_path). Each is unlinked as soon as it is made and
+	// closed when its request ends. "": os.TempDir().
+	BodyTempDir string
 	// IdleTimeout and ClientHeaderTimeout are what ConfigureServer puts on
 	// an http.Server: how long an idle keep-alive connection stays open
 	// (0: DefaultIdleTimeout, 75 s) and how long a client may take to send
@@ -166,6 +176,13 @@ type Options struct {
 	// DefaultAuthTimeout (10 s). The subrequest goes through Transport
 	// when set, else through the pooled HTTP/1.1 transport New builds.
 	AuthTimeout time.Duration
+	// PasswordChecks bounds the slow password checks (bcrypt, apr1) of
+	// basic authentication running at once. A request that finds no free
+	// slot within a second answers 503 (ReasonAuthBusy), so a flood of
+	// wrong passwords cannot take the CPUs from every other request.
+	// Outcomes are cached, right and wrong, so a repeated password costs
+	// one check. 0: half of GOMAXPROCS, at least 1; negative: no bound.
+	PasswordChecks int
 }
 
 // Record describes one request once it has been answered.
@@ -282,9 +299,10 @@ type Router struct {
 	realIPFrom          []netip.Prefix // Options.ProxyRealIPCIDR, normalized
 	returnRequestID     bool
 
-	// Request body limits (see Options): maxBody 0 means none, bufferMax
-	// is how much of a body is read before a backend is picked.
-	maxBody, bufferMax      int64
+	// Request body limits (see Options): maxBody 0 means none,
+	// bodyBuffer is how much of a body is held in memory.
+	maxBody, bodyBuffer     int64
+	bodyTempDir             string
 	bodyTimeout             time.Duration
 	idleTimeout, hdrTimeout time.Duration
 
@@ -368,9 +386,11 @@ func New(o Options) *Router {
 	if r.maxBody < 0 {
 		r.maxBody = 0
 	}
-	// The whole body, up to the limit, is read before the pick; without a
-	// limit, the first DefaultMaxBodySize bytes are.
-	r.bufferMax = cmp.Or(r.maxBody, DefaultMaxBodySize)
+	r.bodyBuffer = o.ClientBodyBufferSize
+	if r.bodyBuffer <= 0 {
+		r.bodyBuffer = DefaultClientBodyBufferSize
+	}
+	r.bodyTempDir = o.BodyTempDir
 	r.bodyTimeout = max(cmp.Or(o.ClientBodyTimeout, DefaultClientBodyTimeout), 0)
 	r.idleTimeout = cmp.Or(o.IdleTimeout, DefaultIdleTimeout)
 	r.hdrTimeout = cmp.Or(o.ClientHeaderTimeout, DefaultClientHeaderTimeout)
@@ -406,6 +426,9 @@ func New(o Options) *Router {
 		r.h1 = newH1Pool(connect, read)
 	}
 	r.auth.rt, r.auth.timeout = up.h1, cmp.Or(o.AuthTimeout, DefaultAuthTimeout)
+	if n := passwordCheckSlots(o.PasswordChecks); n > 0 {
+		r.auth.checks = make(chan struct{}, n)
+	}
 	r.proxy = &httputil.ReverseProxy{
 		Rewrite:        rewrite,
 		Transport:      up,

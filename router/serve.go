@@ -226,18 +226,18 @@ func (r *Router) answer(w http.ResponseWriter, req *http.Request, grpc bool, d *
 }
 
 // checkBody applies the body limit (the location's proxy-body-size, else
-// the router's) and the client body timeout, and reads
-// a body of up to the buffer size whole before a backend is picked (see
-// clientBody.buffer). A gRPC body is a stream that may never end while
-// the call lasts, so it is only limited and timed, never buffered. It
-// returns the body's wrapper, which both upstream paths consult when the
-// exchange fails (nil when there is no body), and the answer when the
-// body is refused.
+// the router's) and the client body timeout, and reads the body whole
+// before a backend is picked (see clientBody.buffer) unless the location
+// streams it (proxy-request-buffering: "off"). A gRPC body is a stream
+// that may never end while the call lasts, so it is only limited and
+// timed, never buffered. It returns the body's wrapper, which both
+// upstream paths consult when the exchange fails (nil when there is no
+// body), and the answer when the body is refused.
 func (r *Router) checkBody(w http.ResponseWriter, req *http.Request, grpc bool, pol *match.Policy) (*clientBody, answer, bool) {
 	if req.Body == nil || req.Body == http.NoBody {
 		return nil, answer{}, false
 	}
-	maxBody, bufferMax := r.bodyLimits(pol)
+	maxBody, memory, stream := r.bodyLimits(pol)
 	if maxBody > 0 && req.ContentLength > maxBody {
 		// Declared too large: refused before a byte is read, as nginx does.
 		closeAfter(w, req)
@@ -248,11 +248,10 @@ func (r *Router) checkBody(w http.ResponseWriter, req *http.Request, grpc bool, 
 		cb.rc = http.NewResponseController(w)
 	}
 	req.Body = cb
-	if grpc {
+	if grpc || stream {
 		return cb, answer{}, false
 	}
-	if !cb.buffer(req, bufferMax) {
-		a, _ := cb.answer()
+	if a, failed := cb.buffer(req, memory, r.bodyTempDir); failed {
 		// The rest of the body is unread: the connection cannot carry
 		// another request.
 		closeAfter(w, req)

@@ -368,10 +368,18 @@
 //     AnnotationConflict.
 //
 // Endpoint addresses that can never be a pod are never dialled: unspecified
-// (0.0.0.0, ::), loopback, link-local (169.254.0.0/16, the cloud metadata
-// address included, and fe80::/10), multicast, the broadcast address
-// 255.255.255.255, and IPv6 addresses scoped to an interface
-// ("fd00::1%eth0"); an IPv4-mapped IPv6 address is judged as IPv4. Each is
+// (0.0.0.0, ::), loopback, link-local (169.254.0.0/16 and fe80::/10),
+// multicast, the broadcast address 255.255.255.255, IPv6 addresses scoped
+// to an interface ("fd00::1%eth0"), and the cloud metadata services:
+// 169.254.169.254 (AWS, GCP, Azure, Oracle, refused with the rest of
+// link-local), fd00:ec2::254 (AWS), fd20:ce::254 (GCP), 168.63.129.16
+// (Azure's WireServer), 100.100.100.200 (Alibaba) and 192.0.0.192
+// (Oracle). An IPv6 address is also judged by the IPv4 address it carries
+// in a form that delivers to it: IPv4-mapped, IPv4-compatible (::/96), SIIT
+// (::ffff:0:0:0/96), NAT64 (64:ff9b::/96, and 64:ff9b:1::/48 at every
+// RFC 6052 prefix length), 6to4 (2002::/16) and Teredo; so
+// 64:ff9b::a9fe:a9fe and 2002:a9fe:a9fe::1 are refused as 169.254.169.254
+// is, and an embedded loopback even with AllowLoopbackEndpoints. Each is
 // dropped with EndpointRejected on the EndpointSlice ("EndpointSlice
 // ns/name", field endpoints[i].addresses[j]), since a hand-written slice is
 // the classic way to make an ingress proxy reach the node or the metadata
@@ -678,6 +686,13 @@
 //     lower or higher: 413, before anything reaches the backend, for a
 //     declared length over it, and for a streamed body as it grows past
 //     it. A size that does not parse ("15r", "8b") keeps the router's.
+//   - client-body-buffer-size: nginx's size, more than 0; how much of a
+//     request body the location holds in memory before the rest goes to a
+//     temporary file (§13). proxy-request-buffering: "on" (the default) or
+//     "off", which passes the body to the backend as it arrives instead of
+//     reading it whole first. Other values ("Off", "16x", "0") warn and
+//     keep the router's buffering. Rendered body-buffer=16k and
+//     request-buffering=off.
 //   - proxy-connect-timeout, proxy-send-timeout, proxy-read-timeout: whole
 //     seconds under nginx.ingress.kubernetes.io/ (as ingress-nginx, which
 //     refuses "50k" or "5s"), nginx time with its unit under ramjet.dev/
@@ -737,7 +752,9 @@
 //     Access-Control-Allow-Origin "*"; with a list (scheme://host[:port],
 //     null, or scheme://*.host[:port], the "*" standing for exactly one
 //     label of letters, digits and '-'), only a request whose Origin
-//     matches one, without regard to case, gets them, its Origin echoed.
+//     matches one, without regard to ASCII case only (as ingress-nginx's
+//     PCRE without UTF mode: "localhoſt", with U+017F, is not
+//     "localhost"), gets them, its Origin echoed.
 //     The headers go on every answer of the location, the router's own
 //     401, 503 and 308 included, and replace any the backend sent; an
 //     OPTIONS request that qualifies is the preflight and is answered 204
@@ -759,11 +776,13 @@
 //     as nginx reads it: "user:hash", the hash ending at the next ':',
 //     '#' lines and blank lines skipped, the first line of a user winning;
 //     an entry that cannot be used only locks that user out (SecretInvalid
-//     names it, never its hash). Verified bcrypt and MD5-crypt credentials
-//     are cached by the router (router.Options has no knob): 4,096
-//     entries, each the SHA-256 of the stored hash and the password, a new
-//     one replacing whatever held its slot, so a rotated password
-//     invalidates its entries and memory never grows.
+//     names it, never its hash). The outcomes of bcrypt and MD5-crypt
+//     checks, right and wrong, are cached by the router: 4,096 entries,
+//     each the SHA-256 of the stored hash and the password, a new one
+//     replacing whatever held its slot except that a failure never evicts
+//     a success, so a rotated password invalidates its entries, a repeated
+//     wrong password costs one check, and memory never grows. Checks not in
+//     the cache are bounded (§13).
 //   - External authentication, per location: auth-url (http or https,
 //     which may use $host, $http_host, $best_http_host, $scheme,
 //     $pass_access_scheme, $request_uri, $escaped_request_uri,
@@ -893,17 +912,40 @@
 //     nginx does by default, every request header whose name contains "_"
 //     (CGI-style frameworks read X_Forwarded_For as X-Forwarded-For).
 //   - Request bodies are read whole before an endpoint is picked, as nginx
-//     buffers them, so a client that sends slowly holds no backend
-//     connection, and are sent on with their length. The limit is
-//     router.Options.MaxBodySize (1 MiB, ingress-nginx's proxy-body-size
-//     default; negative: none, and then only the first 1 MiB is read ahead
-//     and the rest streamed). A declared Content-Length over it answers 413
-//     before a byte is read; a chunked body that grows past it answers 413.
-//     A body that stalls between two reads for ClientBodyTimeout (60 s,
-//     nginx's client_body_timeout) answers 408, and malformed chunked
-//     framing is the client's 400, not a backend failure. After any of
-//     these an HTTP/1 connection is closed. A gRPC request's body is a
-//     stream: it is limited and timed the same way, never buffered.
+//     buffers them (proxy_request_buffering on), whatever their size or
+//     limit, so a client that sends slowly holds no backend connection;
+//     they are sent on with their length. Up to
+//     router.Options.ClientBodyBufferSize (8 KiB, ingress-nginx's
+//     client-body-buffer-size) is held in memory, the rest in a temporary
+//     file in Options.BodyTempDir (os.TempDir()), unlinked as soon as it is
+//     made and closed when the request ends; a file that cannot be written
+//     answers 500 (body-temp-file). A location's client-body-buffer-size
+//     replaces the memory size; proxy-request-buffering: "off" passes the
+//     body on as it arrives. The limit is router.Options.MaxBodySize (1 MiB,
+//     ingress-nginx's proxy-body-size default; negative: none). A declared
+//     Content-Length over it answers 413 before a byte is read; a chunked
+//     body that grows past it answers 413. A body that stalls between two
+//     reads for ClientBodyTimeout (60 s, nginx's client_body_timeout)
+//     answers 408, and malformed chunked framing is the client's 400, not a
+//     backend failure. After any of these an HTTP/1 connection is closed. A
+//     gRPC request's body is a stream: it is limited and timed the same
+//     way, never buffered.
+//   - Slow password checks are bounded: at most router.Options.PasswordChecks
+//     (half of GOMAXPROCS, at least 1) bcrypt or MD5-crypt checks run at
+//     once, on threads of lowered priority; a request that finds no free
+//     slot within a second answers 503 (auth-busy), so a flood of wrong
+//     passwords leaves other requests their latency.
+//   - What a rewrite builds from one request (the new request-target, a
+//     rewrite's redirect URL, X-Forwarded-Prefix) is bounded by
+//     match.MaxRewriteTarget (64 KiB, eight times nginx's 8k request-line
+//     buffer), since a template that repeats a capture grows with the path;
+//     past it the request answers 500 (rewrite-too-long) before the
+//     location's source ranges, authentication and rate limits, as nginx's
+//     rewrite phase comes before its access phase, and nothing is sent to a
+//     backend. A rewrite-target or x-forwarded-prefix longer than 4 KiB
+//     (match.MaxRewriteTemplate) is rejected with AnnotationRejected; the
+//     rest of the Ingress is served as before. A trusted X-Forwarded-Proto
+//     names https without regard to ASCII case only.
 //   - Router.ConfigureServer gives an http.Server that sets none of its
 //     own nginx's idle keep-alive timeout (IdleTimeout, 75 s) and a
 //     request-header timeout (ClientHeaderTimeout, 60 s); the example
@@ -930,7 +972,10 @@
 //     ranges; 503 over the location's rate limits (§11); 500 the share of a
 //     canary whose Service or port does not exist (§10); 400 a malformed
 //     request-target, path, Host or body framing; 408 a stalled body; 413 a
-//     body over the limit; 308 the TLS redirect (§12); the redirects of
+//     body over the limit; 500 a rewrite that would build a target over
+//     the bound, or a body that could not be written to its temporary
+//     file; 503 too many password checks at once; 308 the TLS redirect
+//     (§12); the redirects of
 //     §11 (from-to-www-redirect, app-root, permanent-redirect,
 //     temporal-redirect); and for the policies of §11, 204 a CORS
 //     preflight, 401 basic credentials missing or wrong or the auth

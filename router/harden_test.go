@@ -206,7 +206,7 @@ func TestForwardedHeaderNames(t *testing.T) {
 		{"any underscored name", "X-Custom_Header: v\r\n_: v\r\nX-Custom-Header: kept\r\n", generated, "127.0.0.1"},
 		{"two request IDs: the first", "X-Request-ID: first\r\nX-Request-ID: second\r\n", regexp.MustCompile(`^first$`), "127.0.0.1"},
 		{"empty first request ID: generated", "X-Request-ID: \r\nX-Request-ID: second\r\n", generated, "127.0.0.1"},
-		{"real forwarding header kept", "X-Forwarded-For: 192.0.2.1\r\nX_Forwarded_For: 6.6.6.6\r\n", generated, "192.0.2.1, 127.0.0.1"},
+		{"real forwarding header passed as the original", "X-Forwarded-For: 192.0.2.1\r\nX_Forwarded_For: 6.6.6.6\r\n", generated, "127.0.0.1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -221,6 +221,9 @@ func TestForwardedHeaderNames(t *testing.T) {
 			assert.Regexp(t, tt.wantID, ids[0])
 			assert.Equal(t, []string{tt.wantXFF}, res.Header.Values("Seen-X-Forwarded-For"))
 			assert.Equal(t, []string{"127.0.0.1"}, res.Header.Values("Seen-X-Real-Ip"))
+			if strings.Contains(tt.headers, "X-Forwarded-For: 192.0.2.1") {
+				assert.Equal(t, []string{"192.0.2.1"}, res.Header.Values("Seen-X-Original-Forwarded-For"))
+			}
 			if strings.Contains(tt.headers, "X-Custom-Header: kept") {
 				assert.Equal(t, []string{"kept"}, res.Header.Values("Seen-X-Custom-Header"))
 			}

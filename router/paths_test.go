@@ -60,7 +60,7 @@ func TestUpstreamPathsForwardAlike(t *testing.T) {
 		absent                []string            // headers it must not see
 	}{
 		{"underscored names", "/p", "X_Forwarded_For: 6.6.6.6\r\nX-Forwarded-For: 192.0.2.1\r\nX-Custom_Header: v\r\n_: v\r\nX-Custom-Header: kept\r\n",
-			map[string][]string{"Seen-X-Forwarded-For": {"192.0.2.1, 127.0.0.1"}, "Seen-X-Custom-Header": {"kept"}},
+			map[string][]string{"Seen-X-Forwarded-For": {"127.0.0.1"}, "Seen-X-Original-Forwarded-For": {"192.0.2.1"}, "Seen-X-Custom-Header": {"kept"}},
 			[]string{"Seen-X_forwarded_for", "Seen-X-Custom_header", "Seen-_"}},
 		{"two request IDs", "/p", "X-Request-ID: first\r\nX-Request-ID: second\r\n",
 			map[string][]string{"Seen-X-Request-Id": {"first"}}, nil},

@@ -127,6 +127,15 @@ func TestRefusedLikeNginx(t *testing.T) {
 // client always sends :authority, and returns the response's status.
 func h2Status(t *testing.T, addr string, authority bool) int {
 	t.Helper()
+	if authority {
+		return h2StatusAuthority(t, addr, "h.test")
+	}
+	return h2StatusAuthority(t, addr, "")
+}
+
+// h2StatusAuthority is h2Status with the given :authority, none when "".
+func h2StatusAuthority(t *testing.T, addr string, authority string) int {
+	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
 	defer c.Close()
@@ -142,8 +151,8 @@ func h2Status(t *testing.T, addr string, authority bool) int {
 	field(":method", "GET")
 	field(":scheme", "http")
 	field(":path", "/x")
-	if authority {
-		field(":authority", "h.test")
+	if authority != "" {
+		field(":authority", authority)
 	}
 	frame := func(typ, flags byte, stream uint32, payload []byte) []byte {
 		n := len(payload)

@@ -273,7 +273,7 @@ const (
 	ReasonUpstreamError       = "upstream-error"       // 502: the exchange failed after connecting
 	ReasonClientClosed        = "client-closed"        // 499: the client went away first
 	ReasonSSLRedirect         = "ssl-redirect"         // 308: plain HTTP to a host served over HTTPS
-	ReasonBadHost             = "bad-host"             // 400: a redirect is due but the Host names no host
+	ReasonBadHost             = "bad-host"             // 400: no Host, a malformed one, or a redirect is due but the Host names no host
 	ReasonRegexBudget         = "regex-budget"         // 404: the regex routes took the whole match budget
 	ReasonHook                = "hook"                 // any status: Options.Hook answered
 )

@@ -21,7 +21,7 @@ func (r *Router) ClientAddr(req *http.Request) netip.Addr {
 	if len(r.realIPFrom) == 0 || !peer.IsValid() || !r.trustedProxy(peer) {
 		return peer
 	}
-	if v, _ := req.Context().Value(peerIsClientKey{}).(bool); v {
+	if f, _ := req.Context().Value(peerIsClientKey{}).(func() bool); f != nil && f() {
 		return peer
 	}
 	client := peer
@@ -54,14 +54,18 @@ func (r *Router) ClientAddr(req *http.Request) netip.Addr {
 
 type peerIsClientKey struct{}
 
-// PeerIsClient marks a connection's context (http.Server.ConnContext)
-// so that its requests are judged by the peer address alone, whatever
-// Options.TrustForwardedFor says. A PROXY protocol listener uses it for a
-// header that names no client (v1 UNKNOWN, v2 LOCAL): the peer is then the
-// load balancer, which wrote no X-Forwarded-For, so any such header came
-// from the client; ingress-nginx then takes the connection's address too.
-func PeerIsClient(ctx context.Context) context.Context {
-	return context.WithValue(ctx, peerIsClientKey{}, true)
+// PeerIsClient marks a connection's context (from http.Server.ConnContext)
+// so that a request on it is judged by the peer address alone, whatever
+// Options.TrustForwardedFor says, when f reports true. A PROXY protocol
+// listener uses it for a header that named no client (v1 UNKNOWN, v2
+// LOCAL): the peer is then the load balancer itself, which wrote no
+// X-Forwarded-For, so the header came from the client; ingress-nginx then
+// takes the connection's address too. f is called only when the answer
+// matters (the peer is trusted), once the request has been read, so it
+// may look at what the connection read first without holding up the
+// server's accept loop; it must be safe to call from several goroutines.
+func PeerIsClient(ctx context.Context, f func() bool) context.Context {
+	return context.WithValue(ctx, peerIsClientKey{}, f)
 }
 
 // realIP is X-Real-IP's value when it may differ from the peer's: "" without

@@ -57,9 +57,12 @@ func TestClientAddr(t *testing.T) {
 			peerOnly := newTestRouter(Options{ProxyRealIPCIDR: tt.trusted})
 			assert.Equal(t, peerAddr(tt.peer).String(), peerOnly.ClientAddr(req).String(), "without TrustForwardedFor")
 
-			// Nor on a connection marked PeerIsClient (PROXY UNKNOWN, v2 LOCAL).
-			marked := req.WithContext(PeerIsClient(req.Context()))
+			// Nor on a connection marked PeerIsClient (PROXY UNKNOWN, v2
+			// LOCAL); a mark that says no changes nothing.
+			marked := req.WithContext(PeerIsClient(req.Context(), func() bool { return true }))
 			assert.Equal(t, peerAddr(tt.peer).String(), r.ClientAddr(marked).String(), "PeerIsClient")
+			unmarked := req.WithContext(PeerIsClient(req.Context(), func() bool { return false }))
+			assert.Equal(t, tt.want, r.ClientAddr(unmarked).String(), "PeerIsClient false")
 		})
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
@@ -87,6 +88,27 @@ func sendProxied(t testing.TB, addr string, header []byte, path, xff string) (in
 	return res.StatusCode, string(body)
 }
 
+// sendProxiedTLS is sendProxied for / over TLS; it returns the body of a 200.
+func sendProxiedTLS(t testing.TB, addr string, header []byte, xff string) string {
+	t.Helper()
+	raw, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	require.NoError(t, err)
+	defer raw.Close()
+	require.NoError(t, raw.SetDeadline(time.Now().Add(10*time.Second)))
+	_, err = raw.Write(header)
+	require.NoError(t, err)
+	conn := tls.Client(raw, &tls.Config{ServerName: "app.test", InsecureSkipVerify: true})
+	_, err = conn.Write([]byte("GET / HTTP/1.1\r\nHost: app.test\r\nX-Forwarded-For: " + xff + "\r\nConnection: close\r\n\r\n"))
+	require.NoError(t, err)
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, res.StatusCode, string(body))
+	return string(body)
+}
+
 // noClientHeader is a PROXY header that names no client: v1 UNKNOWN, or a
 // v2 LOCAL command (a load balancer's own health check).
 func noClientHeader(t testing.TB, version byte) []byte {
@@ -112,10 +134,11 @@ func TestProxyProtocolClientAddr(t *testing.T) {
 	port := forwardedBackend(t)
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "app.yaml"), clientAddrManifests(port))
-	serve := func(t *testing.T, tweak func(*config)) string {
+	serve := func(t *testing.T, tweak func(*config)) *instance {
 		cfg := config{
 			manifests:        dir,
 			httpAddr:         "127.0.0.1:0",
+			httpsAddr:        "127.0.0.1:0",
 			pollInterval:     time.Hour,
 			useProxyProtocol: true,
 			proxyRealIPCIDR:  []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("10.0.0.0/8")},
@@ -130,12 +153,12 @@ func TestProxyProtocolClientAddr(t *testing.T) {
 			cancel()
 			_ = inst.Wait()
 		})
-		return inst.HTTPAddr
+		return inst
 	}
 	spoof := "198.51.100.7"
 
 	t.Run("PROXY protocol alone", func(t *testing.T) {
-		addr := serve(t, nil)
+		addr := serve(t, nil).HTTPAddr
 		for _, version := range []byte{1, 2} {
 			header := proxyHeader(t, version, "10.1.2.3:5555")
 			status, _ := sendProxied(t, addr, header, "/admin", spoof)
@@ -163,7 +186,8 @@ func TestProxyProtocolClientAddr(t *testing.T) {
 	})
 
 	t.Run("with -use-forwarded-headers", func(t *testing.T) {
-		addr := serve(t, func(c *config) { c.useForwardedHeaders = true })
+		inst := serve(t, func(c *config) { c.useForwardedHeaders = true })
+		addr := inst.HTTPAddr
 		// A proxy inside -proxy-real-ip-cidr in front of the balancer
 		// wrote the header (ingress-nginx's proxy chain).
 		status, body := sendProxied(t, addr, proxyHeader(t, 1, "10.1.2.3:5555"), "/", spoof)
@@ -185,11 +209,17 @@ func TestProxyProtocolClientAddr(t *testing.T) {
 			assert.Equal(t, "real=127.0.0.1 xff=127.0.0.1 original="+spoof, body, "v%d without a client", version)
 			status, _ = sendProxied(t, addr, noClientHeader(t, version), "/admin", spoof)
 			assert.Equal(t, http.StatusForbidden, status, "v%d without a client", version)
+
+			// The same over TLS, where the server sees the TLS connection.
+			body = sendProxiedTLS(t, inst.HTTPSAddr, noClientHeader(t, version), spoof)
+			assert.Equal(t, "real=127.0.0.1 xff=127.0.0.1 original="+spoof, body, "TLS, v%d without a client", version)
 		}
+		body = sendProxiedTLS(t, inst.HTTPSAddr, proxyHeader(t, 2, "10.1.2.3:5555"), spoof)
+		assert.Equal(t, "real="+spoof+" xff="+spoof+" original="+spoof, body, "TLS")
 	})
 
 	t.Run("with -compute-full-forwarded-for", func(t *testing.T) {
-		addr := serve(t, func(c *config) { c.useForwardedHeaders, c.computeFullForwardedFor = true, true })
+		addr := serve(t, func(c *config) { c.useForwardedHeaders, c.computeFullForwardedFor = true, true }).HTTPAddr
 		status, body := sendProxied(t, addr, proxyHeader(t, 2, "10.1.2.3:5555"), "/", spoof)
 		require.Equal(t, http.StatusOK, status)
 		assert.Equal(t, "real="+spoof+" xff="+spoof+", 10.1.2.3 original="+spoof, body)

@@ -14,12 +14,15 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/pires/go-proxyproto"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/router"
 )
 
 // clientAddrManifests serves app.test from the given loopback port: / open,
@@ -224,4 +227,22 @@ func TestProxyProtocolClientAddr(t *testing.T) {
 		require.Equal(t, http.StatusOK, status)
 		assert.Equal(t, "real="+spoof+" xff="+spoof+", 10.1.2.3 original="+spoof, body)
 	})
+}
+
+// TestListenerTimeouts: every listener has nginx's client_header_timeout
+// (60 s) and keepalive_timeout (75 s), the router's defaults, as the docs
+// say (issue 19 #14 found them saying 10 s).
+func TestListenerTimeouts(t *testing.T) {
+	rt := router.New(router.Options{Logger: slog.New(slog.DiscardHandler)})
+	l, err := listen(config{httpAddr: "127.0.0.1:0", httpsAddr: "127.0.0.1:0", debugAddr: "127.0.0.1:0", useProxyProtocol: true},
+		rt, nil, http.NotFoundHandler(), new(atomic.Bool), slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	t.Cleanup(l.close)
+	require.Len(t, l.servers, 3)
+	for _, srv := range l.servers {
+		assert.Equal(t, 60*time.Second, srv.ReadHeaderTimeout)
+		assert.Equal(t, router.DefaultClientHeaderTimeout, srv.ReadHeaderTimeout)
+		assert.Equal(t, 75*time.Second, srv.IdleTimeout)
+		assert.Equal(t, router.DefaultIdleTimeout, srv.IdleTimeout)
+	}
 }

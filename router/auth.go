@@ -352,9 +352,22 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 	if hasQuery {
 		uri += "?" + query
 	}
-	ip, _, err := net.SplitHostPort(req.RemoteAddr)
+	// $remote_addr is the client as the realip module found it; the
+	// X-Forwarded-For sent is the backend's (SPEC §13).
+	peer, _, err := net.SplitHostPort(req.RemoteAddr)
 	if err != nil {
-		ip = req.RemoteAddr
+		peer = req.RemoteAddr
+	}
+	ip, xff := peer, peer
+	if a := r.realIP(req); a != "" {
+		ip, xff = a, a
+	}
+	if r.fullForwardedFor {
+		if prior := strings.Join(req.Header["X-Forwarded-For"], ", "); prior != "" {
+			xff = prior + ", " + peer
+		} else {
+			xff = peer
+		}
 	}
 	vars := match.RequestVars{Host: host, HTTPHost: req.Host, Scheme: proto, RequestURI: uri, RemoteAddr: ip}
 	method := x.Method
@@ -372,7 +385,7 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 	if h := sub.URL.Hostname(); h != "" && !strings.Contains(h, ":") {
 		sub.Host = h
 	}
-	authHeaders(sub.Header, req, &vars, x)
+	authHeaders(sub.Header, req, &vars, x, xff)
 	res, err := r.auth.rt.RoundTrip(sub)
 	if err != nil {
 		if req.Context().Err() == nil {
@@ -389,6 +402,9 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 			delete(req.Header, name)
 			if v := res.Header[name]; len(v) > 0 {
 				req.Header[name] = v[:1:1]
+				// The client's field of that name is gone; its
+				// Connection header must not take the service's too.
+				unlistConnection(req.Header, name)
 			}
 		}
 		ph.cookies, ph.alwaysCookies = cookies, x.AlwaysSetCookie
@@ -431,11 +447,11 @@ func IsExternalAuth(ctx context.Context) bool {
 // authHeaders are the subrequest's headers, as ingress-nginx's auth
 // location sets them: the client's headers (but hop-by-hop ones, its
 // framing and the ones the proxy vouches for), then X-Original-URL,
-// X-Original-Method, X-Sent-From, X-Real-IP, X-Forwarded-For (the client's
-// address only), X-Auth-Request-Redirect and X-Request-ID; with
+// X-Original-Method, X-Sent-From, X-Real-IP, X-Forwarded-For (xff, as the
+// backend gets it), X-Auth-Request-Redirect and X-Request-ID; with
 // auth-method also X-Original-URI and X-Scheme. The client's
 // X-Forwarded-Proto is not passed on.
-func authHeaders(h http.Header, req *http.Request, v *match.RequestVars, x *match.ExternalAuth) {
+func authHeaders(h http.Header, req *http.Request, v *match.RequestVars, x *match.ExternalAuth, xff string) {
 	conn := req.Header["Connection"]
 	for k, vs := range req.Header {
 		switch k {
@@ -452,7 +468,7 @@ func authHeaders(h http.Header, req *http.Request, v *match.RequestVars, x *matc
 	h.Set("X-Original-Method", req.Method)
 	h.Set("X-Sent-From", "nginx-ingress-controller")
 	h.Set("X-Real-Ip", v.RemoteAddr)
-	h.Set("X-Forwarded-For", v.RemoteAddr)
+	h.Set("X-Forwarded-For", xff)
 	redirect := x.RequestRedirect
 	if redirect == "" {
 		redirect = v.RequestURI
@@ -471,4 +487,29 @@ func authHeaders(h http.Header, req *http.Request, v *match.RequestVars, x *matc
 		h.Set("X-Original-Uri", v.RequestURI)
 		h.Set("X-Scheme", v.Scheme)
 	}
+}
+
+// unlistConnection removes name from the Connection header h carries, so
+// that hop-by-hop removal, which both upstream paths do later, keeps a
+// field the router set itself.
+func unlistConnection(h http.Header, name string) {
+	conn := h["Connection"]
+	if len(conn) == 0 || !connectionListed(conn, name) {
+		return
+	}
+	var kept []string
+	for _, v := range conn {
+		for v != "" {
+			var tok string
+			tok, v, _ = strings.Cut(v, ",")
+			if tok = strings.Trim(tok, " \t"); tok != "" && !strings.EqualFold(tok, name) {
+				kept = append(kept, tok)
+			}
+		}
+	}
+	if len(kept) == 0 {
+		delete(h, "Connection")
+		return
+	}
+	h["Connection"] = []string{strings.Join(kept, ", ")}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -148,6 +149,81 @@ func TestExternalAuthSubrequest(t *testing.T) {
 	assert.Empty(t, res.Header.Values("Seen-X-Missing"), "a named header the service did not send is removed")
 	assert.Empty(t, res.Header.Values("Seen-X-Not-Copied"))
 	assert.Equal(t, []string{"session=abc"}, res.Header.Values("Set-Cookie"))
+}
+
+// TestExternalAuthClientAddr: the auth service's X-Real-IP, X-Forwarded-For
+// and $remote_addr are the client address as the backend gets it (nginx's
+// $remote_addr after the realip module, or $full_x_forwarded_for), not the
+// peer's.
+func TestExternalAuthClientAddr(t *testing.T) {
+	svc := newAuthService(t)
+	lb := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+	for _, tt := range []struct {
+		name                     string
+		o                        Options
+		wantRealIP, wantXFF, url string
+	}{
+		{"peer", Options{ProxyRealIPCIDR: lb}, "10.0.0.5", "10.0.0.5", "/ok/10.0.0.5"},
+		{"trusted forwarded", Options{ProxyRealIPCIDR: lb, TrustForwardedFor: true}, "203.0.113.7", "203.0.113.7", "/ok/203.0.113.7"},
+		{"full", Options{ProxyRealIPCIDR: lb, TrustForwardedFor: true, ComputeFullForwardedFor: true},
+			"203.0.113.7", "203.0.113.7, 10.0.0.5", "/ok/203.0.113.7"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r, _ := authRouter(t, tt.o, externalAuth(t, svc.srv.URL+"/ok/$remote_addr", nil))
+			req := httptest.NewRequest(http.MethodGet, "/app", nil)
+			req.Host = "shop.example.com"
+			req.RemoteAddr = "10.0.0.5:4567"
+			req.Header.Set("X-Forwarded-For", "203.0.113.7")
+			rec := httptest.NewRecorder()
+			r.ServeHTTP(rec, req)
+			require.Equal(t, http.StatusOK, rec.Code)
+			got, _ := svc.request()
+			require.NotNil(t, got)
+			assert.Equal(t, tt.url, got.URL.Path)
+			assert.Equal(t, tt.wantRealIP, got.Header.Get("X-Real-Ip"))
+			assert.Equal(t, []string{tt.wantXFF}, got.Header.Values("X-Forwarded-For"))
+		})
+	}
+}
+
+// TestConnectionKeepsRouterHeaders: the client's Connection header names
+// hop-by-hop fields of the client's own hop; it removes the client's
+// fields of those names, never the ones the router sets itself (forwarded
+// headers, the request ID, auth-response-headers), on either upstream path.
+func TestConnectionKeepsRouterHeaders(t *testing.T) {
+	svc := newAuthService(t)
+	listed := []string{"X-User", "X-Forwarded-For", "X-Real-Ip", "X-Request-Id", "X-Forwarded-Host",
+		"X-Forwarded-Port", "X-Forwarded-Proto", "X-Scheme", "X-Forwarded-Scheme", "X-Original-Forwarded-For", "X-Hop"}
+	for _, p := range upstreamPaths {
+		t.Run(p.name, func(t *testing.T) {
+			r, _ := authRouter(t, Options{}, externalAuth(t, svc.srv.URL+"/ok", func(x *match.ExternalAuth) {
+				x.ResponseHeaders = []string{"X-User"}
+			}))
+			if p.netHTTP {
+				r.h1 = nil
+			}
+			t.Cleanup(r.CloseIdleConnections)
+			front := httptest.NewServer(r)
+			t.Cleanup(front.Close)
+			res := rawRequest(t, front.Listener.Addr().String(), "GET /app HTTP/1.1\r\nHost: shop.example.com\r\n"+
+				"Connection: "+strings.Join(listed, ", ")+"\r\nConnection: close\r\n"+
+				"X-User: mallory\r\nX-Forwarded-For: 192.0.2.1\r\nX-Request-Id: abc\r\nX-Hop: 1\r\n\r\n")
+			require.Equal(t, http.StatusOK, res.StatusCode)
+			h := res.Header
+			assert.Equal(t, []string{"alice"}, h.Values("Seen-X-User"), "the auth service's header")
+			assert.Equal(t, []string{"127.0.0.1"}, h.Values("Seen-X-Forwarded-For"))
+			assert.Equal(t, []string{"127.0.0.1"}, h.Values("Seen-X-Real-Ip"))
+			assert.Equal(t, []string{"abc"}, h.Values("Seen-X-Request-Id"))
+			assert.Equal(t, []string{"192.0.2.1"}, h.Values("Seen-X-Original-Forwarded-For"))
+			assert.Equal(t, []string{"shop.example.com"}, h.Values("Seen-X-Forwarded-Host"))
+			assert.Equal(t, []string{"http"}, h.Values("Seen-X-Forwarded-Proto"))
+			assert.Equal(t, []string{"http"}, h.Values("Seen-X-Scheme"))
+			assert.Equal(t, []string{"http"}, h.Values("Seen-X-Forwarded-Scheme"))
+			assert.NotEmpty(t, h.Values("Seen-X-Forwarded-Port"))
+			assert.Empty(t, h.Values("Seen-X-Hop"), "the client's own hop-by-hop field is still removed")
+			assert.Empty(t, h.Values("Seen-Connection"))
+		})
+	}
 }
 
 // TestExternalAuthAnswers maps the service's answers as nginx's

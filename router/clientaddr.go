@@ -1,21 +1,27 @@
 package router
 
 import (
+	"context"
 	"net/http"
 	"net/netip"
 	"strings"
 )
 
 // ClientAddr is the address a request is judged by (source ranges, rate
-// limits, X-Real-IP, records): the peer, or, when the peer is inside
-// Options.ProxyRealIPCIDR, the client its X-Forwarded-For names, as nginx's
-// realip module with real_ip_recursive on: the last address in that header
-// not itself inside those ranges (the first one when all are). A header
-// entry that is not an address makes the whole header untrusted, so the
-// peer counts. The zero Addr means the peer address could not be read.
+// limits, X-Real-IP, X-Forwarded-For, records): the peer, or, with
+// Options.TrustForwardedFor and the peer inside Options.ProxyRealIPCIDR,
+// the client its X-Forwarded-For names, as nginx's realip module with
+// real_ip_recursive on: the last address in that header not itself inside
+// those ranges (the first one when all are). A header entry that is not an
+// address makes the whole header untrusted, so the peer counts; so does a
+// connection marked with PeerIsClient. The zero Addr means the peer
+// address could not be read.
 func (r *Router) ClientAddr(req *http.Request) netip.Addr {
 	peer := peerAddr(req.RemoteAddr)
 	if len(r.realIPFrom) == 0 || !peer.IsValid() || !r.trustedProxy(peer) {
+		return peer
+	}
+	if f, _ := req.Context().Value(peerIsClientKey{}).(func() bool); f != nil && f() {
 		return peer
 	}
 	client := peer
@@ -46,8 +52,24 @@ func (r *Router) ClientAddr(req *http.Request) netip.Addr {
 	return client
 }
 
-// realIP is X-Real-IP's value when it differs from the peer's: "" without
-// ProxyRealIPCIDR, so the common path parses nothing.
+type peerIsClientKey struct{}
+
+// PeerIsClient marks a connection's context (from http.Server.ConnContext)
+// so that a request on it is judged by the peer address alone, whatever
+// Options.TrustForwardedFor says, when f reports true. A PROXY protocol
+// listener uses it for a header that named no client (v1 UNKNOWN, v2
+// LOCAL): the peer is then the load balancer itself, which wrote no
+// X-Forwarded-For, so the header came from the client; ingress-nginx then
+// takes the connection's address too. f is called only when the answer
+// matters (the peer is trusted), once the request has been read, so it
+// may look at what the connection read first without holding up the
+// server's accept loop; it must be safe to call from several goroutines.
+func PeerIsClient(ctx context.Context, f func() bool) context.Context {
+	return context.WithValue(ctx, peerIsClientKey{}, f)
+}
+
+// realIP is X-Real-IP's value when it may differ from the peer's: "" without
+// Options.TrustForwardedFor, so the common path parses nothing.
 func (r *Router) realIP(req *http.Request) string {
 	if len(r.realIPFrom) == 0 {
 		return ""

@@ -43,34 +43,73 @@ func TestClientAddr(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newTestRouter(Options{ProxyRealIPCIDR: tt.trusted})
 			req := httptest.NewRequest(http.MethodGet, "/", nil)
 			req.RemoteAddr = tt.peer
 			if tt.xff != nil {
 				req.Header["X-Forwarded-For"] = tt.xff
 			}
+			r := newTestRouter(Options{ProxyRealIPCIDR: tt.trusted, TrustForwardedFor: true})
 			assert.Equal(t, tt.want, r.ClientAddr(req).String())
+
+			// Without TrustForwardedFor (behind a PROXY protocol load
+			// balancer, say) the ranges name whose PROXY header counts,
+			// never whose X-Forwarded-For: the peer, always.
+			peerOnly := newTestRouter(Options{ProxyRealIPCIDR: tt.trusted})
+			assert.Equal(t, peerAddr(tt.peer).String(), peerOnly.ClientAddr(req).String(), "without TrustForwardedFor")
+
+			// Nor on a connection marked PeerIsClient (PROXY UNKNOWN, v2
+			// LOCAL); a mark that says no changes nothing.
+			marked := req.WithContext(PeerIsClient(req.Context(), func() bool { return true }))
+			assert.Equal(t, peerAddr(tt.peer).String(), r.ClientAddr(marked).String(), "PeerIsClient")
+			unmarked := req.WithContext(PeerIsClient(req.Context(), func() bool { return false }))
+			assert.Equal(t, tt.want, r.ClientAddr(unmarked).String(), "PeerIsClient false")
 		})
 	}
 }
 
 // TestRealIPForwarded: X-Real-IP carries the client address on both
-// upstream paths, while X-Forwarded-For still appends the peer, as
-// ingress-nginx's $full_x_forwarded_for does.
+// upstream paths; X-Forwarded-For is that address alone, as ingress-nginx's
+// $remote_addr, unless both TrustForwardedFor and ComputeFullForwardedFor
+// are on, when the peer is appended to the client's header, as its
+// $full_x_forwarded_for. The client's header always goes on as
+// X-Original-Forwarded-For.
 func TestRealIPForwarded(t *testing.T) {
 	addr, _ := countingBackend(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Seen-Real-Ip", r.Header.Get("X-Real-Ip"))
-		w.Header().Set("X-Seen-Xff", r.Header.Get("X-Forwarded-For"))
+		w.Header()["X-Seen-Xff"] = r.Header["X-Forwarded-For"]
+		w.Header()["X-Seen-Original"] = r.Header["X-Original-Forwarded-For"]
 	})
+	lb := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
 	for _, path := range []string{"own", "net/http"} {
 		for _, tt := range []struct {
-			peer, wantReal, wantXFF string
+			name         string
+			o            Options
+			peer         string
+			xff          []string
+			wantReal     string
+			wantXFF      []string
+			wantOriginal []string
 		}{
-			{"10.0.0.5:1000", "203.0.113.9", "203.0.113.9, 10.0.0.5"},
-			{"198.51.100.4:1000", "198.51.100.4", "203.0.113.9, 198.51.100.4"},
+			{"trusted peer", Options{TrustForwardedFor: true}, "10.0.0.5:1000", []string{"203.0.113.9"},
+				"203.0.113.9", []string{"203.0.113.9"}, []string{"203.0.113.9"}},
+			{"untrusted peer", Options{TrustForwardedFor: true}, "198.51.100.4:1000", []string{"203.0.113.9"},
+				"198.51.100.4", []string{"198.51.100.4"}, []string{"203.0.113.9"}},
+			{"not trusting the header", Options{}, "10.0.0.5:1000", []string{"203.0.113.9"},
+				"10.0.0.5", []string{"10.0.0.5"}, []string{"203.0.113.9"}},
+			{"full", Options{TrustForwardedFor: true, ComputeFullForwardedFor: true}, "10.0.0.5:1000", []string{"203.0.113.9"},
+				"203.0.113.9", []string{"203.0.113.9, 10.0.0.5"}, []string{"203.0.113.9"}},
+			{"full from an untrusted peer", Options{TrustForwardedFor: true, ComputeFullForwardedFor: true}, "198.51.100.4:1000", []string{"1.1.1.1", "203.0.113.9"},
+				"198.51.100.4", []string{"1.1.1.1, 203.0.113.9, 198.51.100.4"}, []string{"1.1.1.1, 203.0.113.9"}},
+			{"full without a header", Options{TrustForwardedFor: true, ComputeFullForwardedFor: true}, "10.0.0.5:1000", nil,
+				"10.0.0.5", []string{"10.0.0.5"}, nil},
+			{"full needs TrustForwardedFor", Options{ComputeFullForwardedFor: true}, "10.0.0.5:1000", []string{"203.0.113.9"},
+				"10.0.0.5", []string{"10.0.0.5"}, []string{"203.0.113.9"}},
+			{"an empty header is none", Options{}, "10.0.0.5:1000", []string{""},
+				"10.0.0.5", []string{"10.0.0.5"}, nil},
 		} {
-			t.Run(path+" "+tt.peer, func(t *testing.T) {
-				o := Options{ProxyRealIPCIDR: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}}
+			t.Run(path+" "+tt.name, func(t *testing.T) {
+				o := tt.o
+				o.ProxyRealIPCIDR = lb
 				if path == "net/http" {
 					o.Transport = http.DefaultTransport
 				}
@@ -78,13 +117,15 @@ func TestRealIPForwarded(t *testing.T) {
 				req := httptest.NewRequest(http.MethodGet, "/", nil)
 				req.Host = "web"
 				req.RemoteAddr = tt.peer
-				req.Header.Set("X-Forwarded-For", "203.0.113.9")
+				req.Header["X-Forwarded-For"] = tt.xff
+				req.Header.Set("X-Original-Forwarded-For", "forged")
 				rec := httptest.NewRecorder()
 				r.ServeHTTP(rec, req)
 				require.Equal(t, http.StatusOK, rec.Code)
 				_, _ = io.Copy(io.Discard, rec.Body)
 				assert.Equal(t, tt.wantReal, rec.Header().Get("X-Seen-Real-Ip"))
-				assert.Equal(t, tt.wantXFF, rec.Header().Get("X-Seen-Xff"))
+				assert.Equal(t, tt.wantXFF, rec.Header()["X-Seen-Xff"])
+				assert.Equal(t, tt.wantOriginal, rec.Header()["X-Seen-Original"])
 			})
 		}
 	}
@@ -102,7 +143,7 @@ func TestPeerHost(t *testing.T) {
 }
 
 func BenchmarkClientAddr(b *testing.B) {
-	r := newTestRouter(Options{ProxyRealIPCIDR: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}})
+	r := newTestRouter(Options{ProxyRealIPCIDR: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}, TrustForwardedFor: true})
 	req := httptest.NewRequest(http.MethodGet, "/", nil)
 	req.RemoteAddr = "10.1.2.3:5000"
 	req.Header.Set("X-Forwarded-For", "203.0.113.9, 10.9.9.9")

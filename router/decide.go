@@ -144,6 +144,10 @@ func (r *Router) decide(req *http.Request, grpc bool) (d decision) {
 		d.ans = ansNoHost
 		return d
 	}
+	if req.Host != "" && !validHost(req.Host) {
+		d.ans = ansMalformedHost
+		return d
+	}
 	var ok bool
 	d.path, d.query, d.hasQuery, ok = requestTarget(req)
 	if !ok {
@@ -221,4 +225,61 @@ func (r *Router) decide(req *http.Request, grpc bool) (d decision) {
 		d.ans = ansNoEndpoints
 	}
 	return d
+}
+
+// ansMalformedHost answers a Host (or HTTP/2 :authority) nginx refuses.
+var ansMalformedHost = answer{http.StatusBadRequest, ReasonBadHost, "400 Bad Request: the Host is malformed\n"}
+
+// hostByte are the bytes net/http's HTTP/1 server accepts in a Host
+// (httpguts.ValidHostHeader): those of a URI's reg-name, IP literal and
+// port. Its HTTP/2 server does not check :authority the same way.
+var hostByte = func() (t [256]bool) {
+	for _, c := range []byte("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ!$%&'()*+,-.:;=[]_~") {
+		t[c] = true
+	}
+	return t
+}()
+
+// validHost reports whether a request's Host is one both nginx
+// (ngx_http_validate_host) and net/http's HTTP/1 server accept, whatever
+// the protocol it came by: only hostByte bytes (no space, TAB, '/', '?',
+// '#', '\'), no empty label ("h.test.."), and a host before the port that
+// is not empty once one trailing dot is dropped (":80", an unbracketed
+// "::1", ".").
+func validHost(h string) bool {
+	const (
+		usual = iota
+		literal
+		rest
+	)
+	state, hostLen, lastDot := usual, len(h), -2
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !hostByte[c] {
+			return false
+		}
+		switch c {
+		case '.':
+			if lastDot == i-1 {
+				return false
+			}
+			lastDot = i
+		case ':':
+			if state == usual {
+				hostLen, state = i, rest
+			}
+		case '[':
+			if i == 0 {
+				state = literal
+			}
+		case ']':
+			if state == literal {
+				hostLen, state = i+1, rest
+			}
+		}
+	}
+	if lastDot == hostLen-1 {
+		hostLen--
+	}
+	return hostLen > 0
 }

@@ -127,6 +127,15 @@ func TestRefusedLikeNginx(t *testing.T) {
 // client always sends :authority, and returns the response's status.
 func h2Status(t *testing.T, addr string, authority bool) int {
 	t.Helper()
+	if authority {
+		return h2StatusAuthority(t, addr, "h.test")
+	}
+	return h2StatusAuthority(t, addr, "")
+}
+
+// h2StatusAuthority is h2Status with the given :authority, none when "".
+func h2StatusAuthority(t *testing.T, addr string, authority string) int {
+	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
 	defer c.Close()
@@ -142,8 +151,8 @@ func h2Status(t *testing.T, addr string, authority bool) int {
 	field(":method", "GET")
 	field(":scheme", "http")
 	field(":path", "/x")
-	if authority {
-		field(":authority", "h.test")
+	if authority != "" {
+		field(":authority", authority)
 	}
 	frame := func(typ, flags byte, stream uint32, payload []byte) []byte {
 		n := len(payload)
@@ -206,7 +215,7 @@ func TestForwardedHeaderNames(t *testing.T) {
 		{"any underscored name", "X-Custom_Header: v\r\n_: v\r\nX-Custom-Header: kept\r\n", generated, "127.0.0.1"},
 		{"two request IDs: the first", "X-Request-ID: first\r\nX-Request-ID: second\r\n", regexp.MustCompile(`^first$`), "127.0.0.1"},
 		{"empty first request ID: generated", "X-Request-ID: \r\nX-Request-ID: second\r\n", generated, "127.0.0.1"},
-		{"real forwarding header kept", "X-Forwarded-For: 192.0.2.1\r\nX_Forwarded_For: 6.6.6.6\r\n", generated, "192.0.2.1, 127.0.0.1"},
+		{"real forwarding header passed as the original", "X-Forwarded-For: 192.0.2.1\r\nX_Forwarded_For: 6.6.6.6\r\n", generated, "127.0.0.1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -221,6 +230,9 @@ func TestForwardedHeaderNames(t *testing.T) {
 			assert.Regexp(t, tt.wantID, ids[0])
 			assert.Equal(t, []string{tt.wantXFF}, res.Header.Values("Seen-X-Forwarded-For"))
 			assert.Equal(t, []string{"127.0.0.1"}, res.Header.Values("Seen-X-Real-Ip"))
+			if strings.Contains(tt.headers, "X-Forwarded-For: 192.0.2.1") {
+				assert.Equal(t, []string{"192.0.2.1"}, res.Header.Values("Seen-X-Original-Forwarded-For"))
+			}
 			if strings.Contains(tt.headers, "X-Custom-Header: kept") {
 				assert.Equal(t, []string{"kept"}, res.Header.Values("Seen-X-Custom-Header"))
 			}

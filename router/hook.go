@@ -20,7 +20,8 @@ import (
 // false without writing; request headers set on req.Header go to the
 // backend, except those the router sets itself (X-Real-IP,
 // X-Forwarded-Host, -Port, -Proto, X-Request-ID); an X-Forwarded-For set
-// here counts as the client's, and the client's address is appended to it.
+// here counts as the client's: it goes on as X-Original-Forwarded-For, and
+// with Options.ComputeFullForwardedFor the peer is appended to it.
 // A Hook must be safe for concurrent use.
 type Hook func(w http.ResponseWriter, req *http.Request, m Match) (answered bool)
 

@@ -225,7 +225,7 @@ func TestLimitConnections(t *testing.T) {
 // counts for nothing.
 func TestSourceRanges(t *testing.T) {
 	_, addr := echoBackend(t, "web")
-	r := newTestRouter(Options{ProxyRealIPCIDR: []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}})
+	r := newTestRouter(Options{ProxyRealIPCIDR: []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}, TrustForwardedFor: true})
 	defer r.CloseIdleConnections()
 	web := httpBackend("prod/web:80", addr)
 	allow := &match.Policy{Allow: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}, Deny: []netip.Prefix{netip.MustParsePrefix("10.9.0.0/16")}}

@@ -58,7 +58,7 @@ func rewrite(pr *httputil.ProxyRequest) {
 	u.RawQuery = x.query
 	u.ForceQuery = x.hasQuery && x.query == ""
 
-	setForwarded(in, out.Header, x.proto, x.realIP, x.requestID, x.forwarded[:0])
+	setForwarded(in, out.Header, x)
 	setActionHeaders(x, out)
 }
 
@@ -67,11 +67,16 @@ func rewrite(pr *httputil.ProxyRequest) {
 // outgoing header map of the net/http path, writeForwarded writes it
 // straight into the request head of the fast path.
 type forwarding struct {
-	clientIP string
-	// realIP is X-Real-IP when it is not the peer (see Router.ClientAddr).
-	realIP string
-	// prior is the client's X-Forwarded-For, which clientIP is appended to.
+	// peer is the connection's address; client the address the request
+	// is judged by (Router.ClientAddr): X-Real-IP, and X-Forwarded-For
+	// unless full.
+	peer, client string
+	// prior is the client's X-Forwarded-For, passed on as
+	// X-Original-Forwarded-For; with full (Options.ComputeFullForwardedFor)
+	// X-Forwarded-For is prior with peer appended, nginx's
+	// "$http_x_forwarded_for, $realip_remote_addr".
 	prior []string
+	full  bool
 	host  string // X-Forwarded-Host: the client's Host
 	// port is the listener's port (nginx's $server_port); 0 when the
 	// handler runs without a listener, and portText says it instead.
@@ -83,22 +88,32 @@ type forwarding struct {
 	requestID string
 }
 
-// forwardingOf works out the forwarded values; requestID is the one the
-// router chose for the request, "" to take the client's.
-func forwardingOf(in *http.Request, proto, realIP, requestID string) forwarding {
-	f := forwarding{prior: in.Header["X-Forwarded-For"], host: in.Host, proto: proto, realIP: realIP}
+// forwardingOf works out the forwarded values of the exchange x for its
+// inbound request.
+func forwardingOf(in *http.Request, x *exchange) forwarding {
+	f := forwarding{full: x.fullForwardedFor, host: in.Host, proto: x.proto}
+	// An empty header is none, as nginx sends no empty header.
+	for _, v := range in.Header["X-Forwarded-For"] {
+		if v != "" {
+			f.prior = in.Header["X-Forwarded-For"]
+			break
+		}
+	}
 	ip, _, err := net.SplitHostPort(in.RemoteAddr)
 	if err != nil {
 		ip = in.RemoteAddr
 	}
-	f.clientIP = ip
+	f.peer, f.client = ip, ip
+	if x.realIP != "" {
+		f.client = x.realIP
+	}
 	if a, ok := in.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr); ok {
 		f.port = a.Port
 	} else {
 		f.portText = serverPort(in)
 	}
 	// Exactly one, the client's first, as nginx's $http_x_request_id.
-	if f.requestID = requestID; f.requestID == "" {
+	if f.requestID = x.requestID; f.requestID == "" {
 		if id := in.Header["X-Request-Id"]; len(id) > 0 {
 			f.requestID = id[0]
 		}
@@ -115,39 +130,49 @@ func forwardingOf(in *http.Request, proto, realIP, requestID string) forwarding 
 func withheld(k string) bool {
 	switch k {
 	case "Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Port", "X-Forwarded-Proto",
-		"X-Real-Ip", "X-Scheme", "X-Forwarded-Scheme", "X-Request-Id":
+		"X-Real-Ip", "X-Scheme", "X-Forwarded-Scheme", "X-Request-Id", "X-Original-Forwarded-For":
 		return true
 	}
 	return strings.IndexByte(k, '_') >= 0
 }
 
-// setForwarded puts the forwarding headers into the outgoing header map h
-// and removes every withheld client header. The values share the backing
-// array of v (capacity 8), each capped so appending to one cannot touch
-// another.
-func setForwarded(in *http.Request, h http.Header, proto, realIP, requestID string, v []string) {
-	f := forwardingOf(in, proto, realIP, requestID)
+// setForwarded puts the forwarding headers of the exchange x into the
+// outgoing header map h and removes every withheld client header. The
+// values share the backing array x.forwarded, each capped so appending to
+// one cannot touch another.
+func setForwarded(in *http.Request, h http.Header, x *exchange) {
+	f := forwardingOf(in, x)
 	for k := range h {
 		if withheld(k) {
 			delete(h, k)
 		}
 	}
+	v := x.forwarded[:0]
 	set := func(key, value string) {
 		v = append(v, value)
 		h[key] = v[len(v)-1 : len(v) : len(v)]
 	}
-	switch {
-	case len(f.prior) > 0 && f.clientIP != "":
-		set("X-Forwarded-For", strings.Join(f.prior, ", ")+", "+f.clientIP)
-	case len(f.prior) > 0:
-		set("X-Forwarded-For", strings.Join(f.prior, ", "))
-	case f.clientIP != "":
-		set("X-Forwarded-For", f.clientIP)
+	prior := ""
+	if len(f.prior) > 0 {
+		prior = strings.Join(f.prior, ", ")
 	}
-	if f.realIP != "" {
-		set("X-Real-Ip", f.realIP)
-	} else if f.clientIP != "" {
-		set("X-Real-Ip", f.clientIP)
+	switch {
+	case !f.full:
+		if f.client != "" {
+			set("X-Forwarded-For", f.client)
+		}
+	case prior != "" && f.peer != "":
+		set("X-Forwarded-For", prior+", "+f.peer)
+	case prior != "":
+		set("X-Forwarded-For", prior)
+	case f.peer != "":
+		set("X-Forwarded-For", f.peer)
+	}
+	if f.client != "" {
+		set("X-Real-Ip", f.client)
+	}
+	if prior != "" {
+		set("X-Original-Forwarded-For", prior)
 	}
 	if f.host != "" {
 		set("X-Forwarded-Host", f.host)

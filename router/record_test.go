@@ -129,7 +129,7 @@ func TestRecordWithoutReturn(t *testing.T) {
 func TestRecordClientAddr(t *testing.T) {
 	_, web := echoBackend(t, "web")
 	rs := newRecords()
-	r := newTestRouter(Options{Observer: rs.observe, ProxyRealIPCIDR: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}})
+	r := newTestRouter(Options{Observer: rs.observe, ProxyRealIPCIDR: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}, TrustForwardedFor: true})
 	r.Publish(table("ca", vhost("shop.example.com", nil, route(match.Prefix, "/", httpBackend("prod/web:80", web)))))
 	for _, tt := range []struct{ peer, want string }{
 		{"10.1.2.3:4000", "203.0.113.9"},

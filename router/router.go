@@ -135,13 +135,27 @@ type Options struct {
 	TrustForwardedProto bool
 	// ProxyRealIPCIDR lists the peers trusted to say who the client is
 	// (--proxy-real-ip-cidr, SPEC §1): a load balancer or proxy in front.
-	// For a request from inside one of these ranges, the client address
-	// (ClientAddr, X-Real-IP, source ranges, rate limits) comes from
-	// X-Forwarded-For; from anywhere else, a header any client can send is
-	// never believed. Empty: the client is always the peer. Behind a PROXY
-	// protocol listener the peer is already the address the load balancer
-	// reported.
+	// With TrustForwardedFor, for a request from inside one of these
+	// ranges the client address (ClientAddr, X-Real-IP, source ranges,
+	// rate limits) comes from X-Forwarded-For; from anywhere else a header
+	// any client can send is never believed. Without TrustForwardedFor the
+	// ranges mean nothing to the Router: the client is always the peer.
+	// Behind a PROXY protocol listener the peer is already the address the
+	// load balancer reported.
 	ProxyRealIPCIDR []netip.Prefix
+	// TrustForwardedFor believes X-Forwarded-For from ProxyRealIPCIDR
+	// peers, as ingress-nginx's use-forwarded-headers: the header is
+	// walked from the right over trusted addresses (nginx's realip with
+	// real_ip_recursive on). Off, as behind a PROXY protocol load
+	// balancer that reports the client itself, the client is the peer.
+	TrustForwardedFor bool
+	// ComputeFullForwardedFor sends the backend the client's
+	// X-Forwarded-For with the peer appended, as ingress-nginx's
+	// compute-full-forwarded-for; it needs TrustForwardedFor too.
+	// Otherwise the backend's X-Forwarded-For is the client address alone.
+	// Either way the client's own value is passed as
+	// X-Original-Forwarded-For.
+	ComputeFullForwardedFor bool
 	// MaxBodySize limits request bodies (ingress-nginx's proxy-body-size):
 	// a larger declared Content-Length, or a streamed body that grows past
 	// it, answers 413. 0: DefaultMaxBodySize (1 MiB); negative: no limit.
@@ -223,7 +237,7 @@ type Record struct {
 	// is set.
 	RequestID string
 	// ClientAddr is the client's IP address, without a port: the
-	// Router's ClientAddr (the peer, or with Options.ProxyRealIPCIDR the
+	// Router's ClientAddr (the peer, or with Options.TrustForwardedFor the
 	// address a trusted proxy forwarded).
 	ClientAddr string
 	// VirtualHost is the Name of the table's virtual host that served the
@@ -276,7 +290,7 @@ const (
 	ReasonUpstreamError       = "upstream-error"       // 502: the exchange failed after connecting
 	ReasonClientClosed        = "client-closed"        // 499: the client went away first
 	ReasonSSLRedirect         = "ssl-redirect"         // 308: plain HTTP to a host served over HTTPS
-	ReasonBadHost             = "bad-host"             // 400: a redirect is due but the Host names no host
+	ReasonBadHost             = "bad-host"             // 400: no Host, a malformed one, or a redirect is due but the Host names no host
 	ReasonRegexBudget         = "regex-budget"         // 404: the regex routes took the whole match budget
 	ReasonHook                = "hook"                 // any status: Options.Hook answered
 )
@@ -296,8 +310,13 @@ type Router struct {
 	defaultCert *tls.Certificate
 
 	trustForwardedProto bool
-	realIPFrom          []netip.Prefix // Options.ProxyRealIPCIDR, normalized
-	returnRequestID     bool
+	// realIPFrom is Options.ProxyRealIPCIDR, normalized, with
+	// Options.TrustForwardedFor; nil without, so the peer is the client.
+	realIPFrom []netip.Prefix
+	// fullForwardedFor: Options.ComputeFullForwardedFor and
+	// Options.TrustForwardedFor.
+	fullForwardedFor bool
+	returnRequestID  bool
 
 	// Request body limits (see Options): maxBody 0 means none,
 	// bodyBuffer is how much of a body is held in memory.
@@ -379,8 +398,11 @@ func New(o Options) *Router {
 		defaultCert: o.DefaultCertificate,
 
 		trustForwardedProto: o.TrustForwardedProto,
-		realIPFrom:          normalizePrefixes(o.ProxyRealIPCIDR),
 		returnRequestID:     o.ReturnRequestID,
+	}
+	if o.TrustForwardedFor {
+		r.realIPFrom = normalizePrefixes(o.ProxyRealIPCIDR)
+		r.fullForwardedFor = o.ComputeFullForwardedFor
 	}
 	r.maxBody = cmp.Or(o.MaxBodySize, DefaultMaxBodySize)
 	if r.maxBody < 0 {

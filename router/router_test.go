@@ -261,8 +261,10 @@ func TestForwardedHeaders(t *testing.T) {
 		wantID  func(string) bool
 	}{
 		{"first proxy", nil, "127.0.0.1", hex32.MatchString},
-		{"appended", http.Header{"X-Forwarded-For": {"203.0.113.9, 198.51.100.2", "192.0.2.7"}},
-			"203.0.113.9, 198.51.100.2, 192.0.2.7, 127.0.0.1", hex32.MatchString},
+		// ingress-nginx's default: the client address alone, as
+		// $remote_addr; the client's list goes on as X-Original-Forwarded-For.
+		{"client's header not appended to", http.Header{"X-Forwarded-For": {"203.0.113.9, 198.51.100.2", "192.0.2.7"}},
+			"127.0.0.1", hex32.MatchString},
 		{"request id kept", http.Header{"X-Request-Id": {"abc-123"}}, "127.0.0.1",
 			func(s string) bool { return s == "abc-123" }},
 		{"client forwarded host and proto replaced", http.Header{"X-Forwarded-Host": {"evil"}, "X-Forwarded-Proto": {"https"}, "X-Real-Ip": {"1.2.3.4"},
@@ -284,6 +286,11 @@ func TestForwardedHeaders(t *testing.T) {
 			h := res.Header
 			assert.Equal(t, "Shop.Example.com:8443", h.Get("X-Seen-Host"), "Host unchanged")
 			assert.Equal(t, []string{tt.wantXFF}, h.Values("Seen-X-Forwarded-For"))
+			if xff := tt.header["X-Forwarded-For"]; xff != nil {
+				assert.Equal(t, []string{strings.Join(xff, ", ")}, h.Values("Seen-X-Original-Forwarded-For"))
+			} else {
+				assert.Empty(t, h.Values("Seen-X-Original-Forwarded-For"))
+			}
 			assert.Equal(t, []string{"127.0.0.1"}, h.Values("Seen-X-Real-Ip"))
 			assert.Equal(t, []string{"Shop.Example.com:8443"}, h.Values("Seen-X-Forwarded-Host"))
 			assert.Equal(t, []string{frontPort}, h.Values("Seen-X-Forwarded-Port"))

@@ -194,6 +194,7 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		choice:    ch,
 		added:     ph,
 	}
+	x.fullForwardedFor = r.fullForwardedFor
 	if id == "" && r.observer != nil {
 		// The record names the ID the backend gets, so it is made here
 		// rather than as the request head is written.
@@ -447,6 +448,8 @@ type exchange struct {
 	reqBody *clientBody
 	// realIP is X-Real-IP when it is not the peer (see Router.realIP).
 	realIP string
+	// fullForwardedFor: Options.ComputeFullForwardedFor is in effect.
+	fullForwardedFor bool
 	// added are the response headers the route's policies set.
 	added policyHeaders
 	// key is the request's hash key ("" unless the policy is Hash): a
@@ -480,7 +483,7 @@ type exchange struct {
 	// forwarded backs the forwarded header values: both live in this one
 	// allocation.
 	ctx       exchangeContext
-	forwarded [8]string
+	forwarded [9]string
 }
 
 // exchangeContext answers Value(exchangeKey{}) with its exchange and

@@ -268,7 +268,7 @@ func writeRequestHead(bw *bufio.Writer, x *exchange, req *http.Request, upgrade 
 	case req.Method == http.MethodPost || req.Method == http.MethodPut || req.Method == http.MethodPatch:
 		bw.WriteString("Content-Length: 0\r\n")
 	}
-	f := forwardingOf(req, x.proto, x.realIP, x.requestID)
+	f := forwardingOf(req, x)
 	writeForwarded(bw, &f)
 	writeActionHeaders(bw, x)
 	bw.WriteString("\r\n")
@@ -281,28 +281,41 @@ func writeHeader(bw *bufio.Writer, k, v string) {
 	bw.WriteString("\r\n")
 }
 
+// writeJoined writes the values of a repeated header as one, comma-separated.
+func writeJoined(bw *bufio.Writer, vs []string) {
+	for i, v := range vs {
+		if i > 0 {
+			bw.WriteString(", ")
+		}
+		bw.WriteString(v)
+	}
+}
+
 // writeForwarded writes what setForwarded sets, without building strings.
 func writeForwarded(bw *bufio.Writer, f *forwarding) {
-	if len(f.prior) > 0 || f.clientIP != "" {
-		bw.WriteString("X-Forwarded-For: ")
-		for i, v := range f.prior {
-			if i > 0 {
-				bw.WriteString(", ")
-			}
-			bw.WriteString(v)
+	switch {
+	case !f.full:
+		if f.client != "" {
+			writeHeader(bw, "X-Forwarded-For", f.client)
 		}
-		if f.clientIP != "" {
+	case len(f.prior) > 0 || f.peer != "":
+		bw.WriteString("X-Forwarded-For: ")
+		writeJoined(bw, f.prior)
+		if f.peer != "" {
 			if len(f.prior) > 0 {
 				bw.WriteString(", ")
 			}
-			bw.WriteString(f.clientIP)
+			bw.WriteString(f.peer)
 		}
 		bw.WriteString("\r\n")
 	}
-	if f.realIP != "" {
-		writeHeader(bw, "X-Real-Ip", f.realIP)
-	} else if f.clientIP != "" {
-		writeHeader(bw, "X-Real-Ip", f.clientIP)
+	if f.client != "" {
+		writeHeader(bw, "X-Real-Ip", f.client)
+	}
+	if len(f.prior) > 0 {
+		bw.WriteString("X-Original-Forwarded-For: ")
+		writeJoined(bw, f.prior)
+		bw.WriteString("\r\n")
 	}
 	if f.host != "" {
 		writeHeader(bw, "X-Forwarded-Host", f.host)

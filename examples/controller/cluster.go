@@ -176,12 +176,14 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 	}
 	c.metrics = newMetrics(cfg, c.collectors()...)
 	c.router = router.New(router.Options{
-		Transport:           cfg.backendTransport,
-		Logger:              log,
-		Observer:            requestObserver(cfg, c.metrics),
-		TrustForwardedProto: cfg.useForwardedHeaders,
-		ProxyRealIPCIDR:     cfg.proxyRealIPCIDR,
-		MaxBodySize:         cfg.maxBodySize,
+		Transport:               cfg.backendTransport,
+		Logger:                  log,
+		Observer:                requestObserver(cfg, c.metrics),
+		TrustForwardedProto:     cfg.useForwardedHeaders,
+		TrustForwardedFor:       cfg.useForwardedHeaders,
+		ComputeFullForwardedFor: cfg.computeFullForwardedFor,
+		ProxyRealIPCIDR:         cfg.proxyRealIPCIDR,
+		MaxBodySize:             cfg.maxBodySize,
 	})
 	c.metrics.watchRouter(c.router)
 	// An invalid election setting is a start error, not a later surprise.

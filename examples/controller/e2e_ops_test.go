@@ -267,10 +267,11 @@ func TestE2EOps(t *testing.T) {
 			{name: "v2 on HTTPS", version: 2, client: "198.51.100.4:40000", tls: true, want: "real=198.51.100.4 xff=198.51.100.4"},
 			{name: "v2 IPv6 on HTTPS", version: 2, client: "[2001:db8::42]:40000", tls: true, want: "real=2001:db8::42 xff=2001:db8::42"},
 			{
-				// The PROXY address is outside -proxy-real-ip-cidr: the
-				// X-Forwarded-For it relays is passed on, not believed.
+				// Without -use-forwarded-headers the X-Forwarded-For it
+				// relays is never believed, nor appended to: the backend's
+				// is the client address alone (ingress-nginx's $remote_addr).
 				name: "a client's own X-Forwarded-For is not believed", version: 2, client: "203.0.113.8:1", tls: true,
-				extra: "X-Forwarded-For: 10.1.2.3\r\n", want: "real=203.0.113.8 xff=10.1.2.3, 203.0.113.8",
+				extra: "X-Forwarded-For: 10.1.2.3\r\n", want: "real=203.0.113.8 xff=203.0.113.8",
 			},
 			{name: "a trusted peer without a header is refused", version: 0, tls: true, want: ""},
 		}
@@ -308,7 +309,10 @@ func TestE2EOps(t *testing.T) {
 
 	t.Run("-proxy-real-ip-cidr: X-Forwarded-For from a trusted peer gives the client", func(t *testing.T) {
 		ns := e.namespace(t, "realip")
-		tc := e.startController(t, ns, func(c *config) { c.proxyRealIPCIDR, _ = parseCIDRs("127.0.0.1") })
+		tc := e.startController(t, ns, func(c *config) {
+			c.proxyRealIPCIDR, _ = parseCIDRs("127.0.0.1")
+			c.useForwardedHeaders = true
+		})
 		e.app(t, ns, "echo", backendPort(t, headerBackend(t)))
 		e.createIngress(t, newIngress(ns, "echo", "ramjet", "realip.test", "echo", "/"))
 		tc.waitAnswer(t, "realip.test", "/", http.StatusOK, "")
@@ -322,8 +326,10 @@ func TestE2EOps(t *testing.T) {
 		resp.Body.Close()
 		require.NoError(t, err)
 		// Walked from the right: 10.0.0.1 is not trusted, so it is the
-		// client, as nginx's real_ip_recursive finds.
-		require.Equal(t, "real=10.0.0.1 xff=198.51.100.9, 10.0.0.1, 127.0.0.1", string(body))
+		// client, as nginx's real_ip_recursive finds; the backend's
+		// X-Forwarded-For is that address alone, as ingress-nginx's
+		// $remote_addr without compute-full-forwarded-for.
+		require.Equal(t, "real=10.0.0.1 xff=10.0.0.1", string(body))
 	})
 
 	t.Run("restricted Pod Security admits the shipped manifests and refuses a weakened pod", func(t *testing.T) {

@@ -53,8 +53,14 @@ type config struct {
 	defaultBackendService *types.NamespacedName
 	// defaultCertificate is --default-ssl-certificate: the Secret served
 	// to TLS names no Ingress covers, reloaded at every compile.
-	defaultCertificate  *types.NamespacedName
+	defaultCertificate *types.NamespacedName
+	// useForwardedHeaders is --use-forwarded-headers: X-Forwarded-Proto
+	// and, from -proxy-real-ip-cidr peers, X-Forwarded-For are believed.
 	useForwardedHeaders bool
+	// computeFullForwardedFor is --compute-full-forwarded-for: with
+	// useForwardedHeaders the backend's X-Forwarded-For is the client's
+	// with the peer appended, not the client address alone.
+	computeFullForwardedFor bool
 	// proxyRealIPCIDR is --proxy-real-ip-cidr: the peers whose
 	// X-Forwarded-For, and PROXY header, say who the client is.
 	proxyRealIPCIDR []netip.Prefix
@@ -180,8 +186,9 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 	fs.StringVar(&defaultBackend, "default-backend", "", "global default backend, namespace/name:port (port number or name)")
 	fs.StringVar(&defaultBackendService, "default-backend-service", "", "global default backend as namespace/name: the Service's first port, looked up at every compile (ingress-nginx's flag)")
 	fs.StringVar(&defaultCertificate, "default-ssl-certificate", "", "namespace/name of the TLS Secret served to names no Ingress covers; default: a self-signed certificate made at start")
-	fs.BoolVar(&c.useForwardedHeaders, "use-forwarded-headers", false, "trust the client's X-Forwarded-Proto (only behind a load balancer that terminates TLS and sets it)")
-	fs.StringVar(&proxyRealIPCIDR, "proxy-real-ip-cidr", "", "comma-separated CIDRs (or addresses) of the load balancers in front: only their X-Forwarded-For, and with -use-proxy-protocol their PROXY header, give the client address; default: none, the client is the peer")
+	fs.BoolVar(&c.useForwardedHeaders, "use-forwarded-headers", false, "trust X-Forwarded-Proto, and X-Forwarded-For from -proxy-real-ip-cidr peers (only behind a load balancer that sets them, never passing on the client's)")
+	fs.BoolVar(&c.computeFullForwardedFor, "compute-full-forwarded-for", false, "with -use-forwarded-headers, send backends the client's X-Forwarded-For with the peer appended instead of the client address alone")
+	fs.StringVar(&proxyRealIPCIDR, "proxy-real-ip-cidr", "", "comma-separated CIDRs (or addresses) of the load balancers in front: only their PROXY header (-use-proxy-protocol), and with -use-forwarded-headers their X-Forwarded-For, give the client address; default: none, the client is the peer")
 	fs.StringVar(&proxyBodySize, "proxy-body-size", "1m", "the largest request body, nginx size syntax (8m, 512k, 1g, bytes; 0 for no limit): 413 above it; an Ingress's proxy-body-size annotation replaces it for its paths")
 	fs.BoolVar(&c.useProxyProtocol, "use-proxy-protocol", false, "read a PROXY protocol v1/v2 header on every HTTP and HTTPS connection (behind a load balancer that sends it, such as an AWS NLB); see -proxy-real-ip-cidr for whose header is believed")
 	fs.BoolVar(&c.enableMetrics, "enable-metrics", false, "serve Prometheus metrics at /metrics on -debug-addr (ingress-nginx's metric names)")

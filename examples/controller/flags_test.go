@@ -156,6 +156,7 @@ func TestParseFlags(t *testing.T) {
 				"--enable-metrics", "--metrics-per-host=false", "--report-status-classes",
 				"--enable-access-log=false", "--access-log-format=json",
 				"--proxy-real-ip-cidr", "10.0.0.0/8, 192.168.1.7,::ffff:172.16.0.0/108,2001:db8::/32", "--use-proxy-protocol",
+				"--compute-full-forwarded-for",
 			},
 			base: cluster,
 			want: func(c *config) {
@@ -165,7 +166,7 @@ func TestParseFlags(t *testing.T) {
 					netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.168.1.7/32"),
 					netip.MustParsePrefix("172.16.0.0/12"), netip.MustParsePrefix("2001:db8::/32"),
 				}
-				c.useProxyProtocol = true
+				c.useProxyProtocol, c.computeFullForwardedFor = true, true
 			},
 		},
 		{name: "undefined hosts without hosts", args: []string{"--metrics-per-host=false", "--metrics-per-undefined-host"}, wantErr: "-metrics-per-undefined-host=true must be passed with -metrics-per-host=true"},

@@ -155,11 +155,13 @@ func startOffline(parent context.Context, cfg config, log *slog.Logger) (_ *inst
 	c := &controller{cfg: cfg, log: log, cert: newDefaultCertificate(cfg.defaultCertificate, log)}
 	c.metrics = newMetrics(cfg)
 	c.router = router.New(router.Options{
-		Logger:              log,
-		Observer:            requestObserver(cfg, c.metrics),
-		TrustForwardedProto: cfg.useForwardedHeaders,
-		ProxyRealIPCIDR:     cfg.proxyRealIPCIDR,
-		MaxBodySize:         cfg.maxBodySize,
+		Logger:                  log,
+		Observer:                requestObserver(cfg, c.metrics),
+		TrustForwardedProto:     cfg.useForwardedHeaders,
+		TrustForwardedFor:       cfg.useForwardedHeaders,
+		ComputeFullForwardedFor: cfg.computeFullForwardedFor,
+		ProxyRealIPCIDR:         cfg.proxyRealIPCIDR,
+		MaxBodySize:             cfg.maxBodySize,
 	})
 	c.metrics.watchRouter(c.router)
 	if cfg.demoBackends {

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
+	"crypto/tls"
 	"log/slog"
 	"net"
 	"net/netip"
 	"time"
 
 	"github.com/pires/go-proxyproto"
+
+	"ramjet.dev/ramjet/router"
 )
 
 // proxyProtocolListener reads a PROXY protocol header (v1 or v2) at the
@@ -48,6 +52,28 @@ func proxyPolicy(trusted []netip.Prefix) proxyproto.ConnPolicyFunc {
 	}
 }
 
+// proxyPeerIsClient is an http.Server's ConnContext for a PROXY protocol
+// listener: a header that named no client (v1 UNKNOWN, v2 LOCAL, none
+// from a peer outside -proxy-real-ip-cidr) leaves the load balancer as the
+// peer, and then its requests' X-Forwarded-For is the client's own and is
+// never believed, as ingress-nginx's real_ip_header then finds no address.
+// The header is looked at only when a request asks, after it was read:
+// reading it here would hold up the accept loop.
+func proxyPeerIsClient(ctx context.Context, c net.Conn) context.Context {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	pc, ok := c.(*proxyproto.Conn)
+	if !ok {
+		return ctx
+	}
+	return router.PeerIsClient(ctx, func() bool {
+		h := pc.ProxyHeader()
+		// When go-proxyproto's RemoteAddr falls back to the connection's.
+		return h == nil || h.Command.IsLocal() || h.SourceAddr == nil
+	})
+}
+
 // addrOf is a listener peer's IP address, IPv4-mapped addresses unmapped.
 func addrOf(a net.Addr) netip.Addr {
 	if tcp, ok := a.(*net.TCPAddr); ok {
@@ -73,10 +99,17 @@ func logClientAddressTrust(cfg config, log *slog.Logger) {
 	case cfg.useProxyProtocol && len(cidrs) == 0:
 		log.Warn("-use-proxy-protocol without -proxy-real-ip-cidr: every connection must start with a PROXY header and every peer's header is believed; " +
 			"set -proxy-real-ip-cidr to the load balancer's addresses unless only it can reach the listeners")
+	case cfg.useProxyProtocol && cfg.useForwardedHeaders:
+		log.Info("PROXY protocol: peers in -proxy-real-ip-cidr must send the header and give the client address; other peers are served as themselves; "+
+			"X-Forwarded-For gives the client address when the header's source is in -proxy-real-ip-cidr", "trusted", cidrs)
 	case cfg.useProxyProtocol:
-		log.Info("PROXY protocol: peers in -proxy-real-ip-cidr must send the header and give the client address; other peers are served as themselves",
-			"trusted", cidrs)
-	case len(cidrs) > 0:
+		log.Info("PROXY protocol: peers in -proxy-real-ip-cidr must send the header and give the client address; other peers are served as themselves; "+
+			"X-Forwarded-For is never believed (-use-forwarded-headers is off)", "trusted", cidrs)
+	case cfg.useForwardedHeaders && len(cidrs) > 0:
 		log.Info("X-Forwarded-For gives the client address when the peer is in -proxy-real-ip-cidr", "trusted", cidrs)
+	case len(cidrs) > 0:
+		log.Warn("-proxy-real-ip-cidr without -use-forwarded-headers or -use-proxy-protocol: no header is believed, the client is the peer", "trusted", cidrs)
+	case cfg.useForwardedHeaders:
+		log.Info("-use-forwarded-headers without -proxy-real-ip-cidr: X-Forwarded-Proto is believed, X-Forwarded-For never (no peer is trusted with it)")
 	}
 }

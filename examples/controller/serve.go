@@ -95,6 +95,16 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 			ErrorLog:          errorLog,
 		}
 	}
+	// newTrafficServer serves the router's listeners: behind PROXY
+	// protocol with X-Forwarded-For believed, a connection whose header
+	// named no client has the peer for its client.
+	newTrafficServer := func() *http.Server {
+		srv := newServer(rt)
+		if cfg.useProxyProtocol && cfg.useForwardedHeaders {
+			srv.ConnContext = proxyPeerIsClient
+		}
+		return srv
+	}
 
 	if cfg.httpAddr != "" {
 		ln, err := openTraffic(cfg.httpAddr)
@@ -105,7 +115,7 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 		protocols := new(http.Protocols)
 		protocols.SetHTTP1(true)
 		protocols.SetUnencryptedHTTP2(true) // gRPC clients with prior knowledge
-		srv := newServer(rt)
+		srv := newTrafficServer()
 		srv.Protocols = protocols
 		l.servers = append(l.servers, srv)
 		l.serve = append(l.serve, func() error { return srv.Serve(ln) })
@@ -119,7 +129,7 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 		// The router's TLS config picks the certificate per SNI from the
 		// serving table, so a rotated Secret takes effect on the next
 		// handshake without restarting the listener.
-		srv := newServer(rt)
+		srv := newTrafficServer()
 		srv.TLSConfig = rt.TLSConfig()
 		if getCertificate != nil {
 			srv.TLSConfig.GetCertificate = getCertificate

@@ -14,6 +14,7 @@
 //	  sslRedirect: false      # watchIngressWithoutClass, sslRedirect,
 //	                          # allowLoopbackEndpoints, trustForwardedProto
 //	                          # (also spelled useForwardedHeaders),
+//	                          # computeFullForwardedFor,
 //	                          # proxyBodySize: 8m, proxyRealIPCIDR: [10.0.0.0/8],
 //	                          # defaultSSLCertificate (ns/name of a Secret among the objects)
 //	objects:                  # ordinary manifests, as a YAML list
@@ -116,7 +117,8 @@ type Case struct {
 	Scenario, Notes, Source string
 	Options                 compile.Options
 	// Router holds the router options the case sets (TrustForwardedProto,
-	// MaxBodySize, ProxyRealIPCIDR, DefaultCertificate); Run supplies the
+	// TrustForwardedFor, ComputeFullForwardedFor, MaxBodySize,
+	// ProxyRealIPCIDR, DefaultCertificate); Run supplies the
 	// transport, observer and logger.
 	Router  router.Options
 	Objects compile.Snapshot
@@ -359,11 +361,13 @@ type fileOptions struct {
 	DefaultSSLCertificate    *string `json:"defaultSSLCertificate"`
 	// The router's client-facing options (SPEC §1): proxyBodySize in
 	// nginx's size syntax ("8m", "0" for none); useForwardedHeaders, the
-	// controller flag's name for trustForwardedProto; proxyRealIPCIDR, the
-	// trusted proxies (ranges or addresses).
-	ProxyBodySize       *string  `json:"proxyBodySize"`
-	UseForwardedHeaders *bool    `json:"useForwardedHeaders"`
-	ProxyRealIPCIDR     []string `json:"proxyRealIPCIDR"`
+	// controller flag's name for trustForwardedProto, which as the flag
+	// also believes X-Forwarded-For from proxyRealIPCIDR, the trusted
+	// proxies (ranges or addresses); computeFullForwardedFor, the flag.
+	ProxyBodySize           *string  `json:"proxyBodySize"`
+	UseForwardedHeaders     *bool    `json:"useForwardedHeaders"`
+	ProxyRealIPCIDR         []string `json:"proxyRealIPCIDR"`
+	ComputeFullForwardedFor *bool    `json:"computeFullForwardedFor"`
 }
 
 type fileRequest struct {
@@ -639,6 +643,8 @@ func (o fileOptions) router(ro *router.Options) error {
 		trust = u
 	}
 	ro.TrustForwardedProto = trust != nil && *trust
+	ro.TrustForwardedFor = ro.TrustForwardedProto
+	ro.ComputeFullForwardedFor = o.ComputeFullForwardedFor != nil && *o.ComputeFullForwardedFor
 	if o.ProxyBodySize != nil {
 		n, err := compile.ParseSize(*o.ProxyBodySize)
 		if err != nil {

@@ -156,7 +156,9 @@
 // negative value means none), ClientBodyTimeout (60 s), and IdleTimeout
 // (75 s) and ClientHeaderTimeout (60 s), which Router.ConfigureServer puts
 // on an http.Server that sets none of its own; the peers trusted to name
-// the client in X-Forwarded-For (ProxyRealIPCIDR); and the size of the
+// the client (ProxyRealIPCIDR), whether their X-Forwarded-For is believed
+// (TrustForwardedFor) and passed on whole (ComputeFullForwardedFor); and
+// the size of the
 // rate-limit table (RateLimitEntries, §11). The status address source is
 // a status.Source (-publish-address or -publish-service; -no-status-update
 // writes nothing, §16).
@@ -168,10 +170,15 @@
 // flag, on any flag it does not define, so an ingress-nginx flag it lacks is
 // never ignored silently.
 //
-// The example controller takes --proxy-real-ip-cidr (router.Options.ProxyRealIPCIDR)
-// and --use-proxy-protocol (PROXY v1/v2 on its listeners; the header of a
+// The example controller takes --proxy-real-ip-cidr (router.Options.ProxyRealIPCIDR),
+// --use-forwarded-headers (TrustForwardedProto and TrustForwardedFor),
+// --compute-full-forwarded-for (ComputeFullForwardedFor) and
+// --use-proxy-protocol (PROXY v1/v2 on its listeners; the header of a
 // peer in --proxy-real-ip-cidr, or of every peer without it, gives the
-// client address).
+// client address, and X-Forwarded-For is then believed only with
+// --use-forwarded-headers, from a PROXY source in --proxy-real-ip-cidr, as
+// ingress-nginx's proxy chain does; PROXY UNKNOWN and v2 LOCAL mean the
+// connection's own peer, router.PeerIsClient).
 // --proxy-body-size (nginx size syntax, default 1m, 0 for no limit) is
 // router.Options.MaxBodySize.
 //
@@ -709,9 +716,10 @@
 //     only when the former is not set) and denylist-source-range: CIDR
 //     ranges and bare addresses, IPv4 and IPv6, comma-separated. A client
 //     in the denylist, or outside the allowlist, gets 403. The client
-//     address is router.Router.ClientAddr: the peer, or the X-Forwarded-For
-//     client when the peer is inside router.Options.ProxyRealIPCIDR, never a
-//     header from anyone else. A list with any entry that does not parse
+//     address is router.Router.ClientAddr: the peer, or, with
+//     router.Options.TrustForwardedFor, the X-Forwarded-For client when the
+//     peer is inside router.Options.ProxyRealIPCIDR, never a header from
+//     anyone else (§13). A list with any entry that does not parse
 //     (an empty one included) closes the location: 403 for everyone.
 //   - limit-rps, limit-rpm, limit-connections, limit-burst-multiplier
 //     (default 5) and limit-whitelist (also spelled limit-allowlist): per
@@ -889,7 +897,20 @@
 //   - An HTTP/1.1 request without a Host header or with an empty one, and an
 //     HTTP/2 request without :authority, answer 400. HTTP/1.0 may omit Host:
 //     such a request is served by the catch-all, and the backend then sees
-//     its own address as the Host.
+//     its own address as the Host. A Host or HTTP/2 :authority that nginx
+//     or net/http's HTTP/1 server refuses answers 400 (bad-host): bytes
+//     outside a URI host and port (space, TAB, '/', '?', '#', '\',
+//     non-ASCII), an empty label ("h.test.."), or no host before the port
+//     ("::1", ":80").
+//   - Who the client is (source ranges, rate limits, X-Real-IP,
+//     X-Forwarded-For, records): the peer. With
+//     router.Options.TrustForwardedFor (the controller's
+//     -use-forwarded-headers) and a peer inside ProxyRealIPCIDR, the
+//     X-Forwarded-For client, walked from the right over trusted
+//     addresses; ProxyRealIPCIDR alone never makes the router believe the
+//     header. Behind PROXY protocol the peer is the PROXY header's source,
+//     and X-Forwarded-For is believed only as above; PROXY UNKNOWN and v2
+//     LOCAL mean the connection's own address (router.PeerIsClient).
 //   - The path is normalized for matching only: a "#" and what follows are
 //     cut off (a decoded "%23" is an ordinary byte), %XX decoded once (a
 //     decoded %2F is a separator), repeated slashes merged, "." and ".."
@@ -902,13 +923,18 @@
 //     rewrite-target (§11) gives it a new one.
 //   - Forwarded to the backend: the client's Host unchanged (unless the
 //     route's upstream-vhost, §11, names another);
-//     X-Forwarded-For with the peer's IP appended; X-Forwarded-Host (the
+//     X-Forwarded-For, the client address alone (ingress-nginx's
+//     $remote_addr; with TrustForwardedFor and ComputeFullForwardedFor, the
+//     client's X-Forwarded-For with the peer appended), the client's own
+//     value passed as X-Original-Forwarded-For; X-Forwarded-Host (the
 //     Host as sent), X-Forwarded-Port (the listener's port) and
 //     X-Forwarded-Proto, X-Scheme and X-Forwarded-Scheme (the client's
 //     scheme), replacing any the client sent; X-Real-IP (the client
 //     address, router.Router.ClientAddr); exactly one X-Request-ID, the
 //     client's first value unless it is empty, else a new random one.
-//     Hop-by-hop headers are removed and, as
+//     Hop-by-hop headers are removed, and a field the client's Connection
+//     header names never removes one the router sets, auth-response-headers
+//     included; as
 //     nginx does by default, every request header whose name contains "_"
 //     (CGI-style frameworks read X_Forwarded_For as X-Forwarded-For).
 //   - Request bodies are read whole before an endpoint is picked, as nginx
@@ -949,7 +975,8 @@
 //   - Router.ConfigureServer gives an http.Server that sets none of its
 //     own nginx's idle keep-alive timeout (IdleTimeout, 75 s) and a
 //     request-header timeout (ClientHeaderTimeout, 60 s); the example
-//     controller calls it and sets a 10 s header timeout itself.
+//     controller sets the same values on its listeners itself (a 60 s
+//     header timeout, which also bounds the PROXY header, and 75 s idle).
 //   - Regex matching is bounded per request: however many regex routes a
 //     host has, one request spends at most match.RegexBudget (50 ms) in
 //     them, overrunning it by at most about one match's timeout (§4).

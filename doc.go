@@ -1247,6 +1247,12 @@
 //   - A gRPC request to a backend without backend-protocol GRPC or GRPCS:
 //     proxied over HTTP/1.1 there, which a gRPC server rejects; here a 502
 //     (gRPC status UNAVAILABLE) whose message names the fix.
+//   - A request with both Content-Length and Transfer-Encoding, or with
+//     Transfer-Encoding on HTTP/1.0: 400 there; here net/http's server
+//     reads the first by its chunked framing (Content-Length dropped, as
+//     RFC 9112 lets an intermediary do) and the second by Content-Length
+//     alone, Transfer-Encoding ignored, before the handler sees either, so
+//     an embedder's http.Handler cannot refuse them (documented).
 //   - load-balance: ewma: EWMA there; least_conn here
 //     (AnnotationSubstituted).
 //   - upstream-hash-by: any nginx variable expression there; here only

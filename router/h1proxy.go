@@ -31,15 +31,11 @@ func (r *Router) serveH1(x *exchange, req *http.Request) {
 		length = -1 // a body of unknown length: chunked
 	}
 	fresh := false // the next try dials a new connection
-	// A request that can be sent again when a reused connection turns out
-	// closed skips the probe of idle connections: the retry below covers
-	// it, and the probe is a system call on every request.
-	resendable := idempotent(req.Method) && (length == 0 || inlineBody(req, length) != nil)
 	if !x.start.IsZero() {
 		x.upstreamStart = time.Now()
 	}
 	for {
-		pc, err := r.h1.get(ctx, x.endpoint.Addr, fresh, !resendable, x.timeouts.connect)
+		pc, err := r.h1.get(ctx, x.endpoint.Addr, fresh, x.timeouts.connect)
 		if err != nil {
 			if unreachable(err) && ctx.Err() == nil && idempotent(req.Method) && x.balancer.Len() >= 2 && x.pick() {
 				fresh = false
@@ -371,6 +367,7 @@ func (t *h1Try) end(complete bool) {
 			// sender, which may yet touch its buffers, so they are left to
 			// the collector.
 			_ = t.pc.c.Close()
+			t.pc.stopWatch()
 			return
 		}
 	}

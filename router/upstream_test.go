@@ -174,8 +174,8 @@ func rawBackend(t *testing.T, respond func(n int) string) (addr string, conns, r
 const okResponse = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n"
 
 // TestH1BackendClosesKeptAlive: a backend closes a kept-alive connection.
-// Closed while idle, the probe finds out before a request that could not
-// be sent again is written, and one that can is sent again; closed when
+// Closed while idle, the connection's watcher finds out before any request
+// is written to it (see idle.go); closed when
 // the request arrived, before any byte of the response, the
 // request is sent once more on a new connection if it is idempotent and
 // its body, if any, went whole with the head (a streamed body may be half

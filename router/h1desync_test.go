@@ -2,12 +2,14 @@ package router
 
 import (
 	"bufio"
+	"errors"
 	"flag"
 	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -182,4 +184,124 @@ func TestH1LateBytesNeverAnswerAnother(t *testing.T) {
 			require.Zero(t, r.InFlight(addr))
 		})
 	}
+}
+
+// FuzzH1PoolDesync drives whatever a backend might write for one exchange
+// (in one write, or in two a moment apart) through the router's pool, then
+// sends a second client to the same backend, which answers it with
+// cleanResponse. The second client must get exactly that: nothing of the
+// first exchange's bytes.
+func FuzzH1PoolDesync(f *testing.F) {
+	for _, s := range desyncShapes {
+		for _, split := range []int{0, len(s.response)} {
+			f.Add([]byte(s.response+poison), uint16(split), s.method == http.MethodHead)
+		}
+	}
+	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"+cleanResponse), uint16(0), false)
+	f.Add([]byte("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok"+poison), uint16(3), false)
+	f.Add([]byte("HTTP/1.1 100 Continue\r\n\r\n"+poison), uint16(0), false)
+
+	var mu sync.Mutex
+	var data []byte
+	var split int
+	written, dropped := make(chan struct{}, 1), make(chan struct{}, 1)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(f, err)
+	var wg sync.WaitGroup
+	f.Cleanup(func() { l.Close(); wg.Wait() })
+	wg.Go(func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				first := false
+				for {
+					// A response the router still waits on ends when the
+					// backend closes.
+					_ = c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						if first && !errors.Is(err, os.ErrDeadlineExceeded) {
+							select {
+							case dropped <- struct{}{}:
+							default:
+							}
+						}
+						return
+					}
+					if req.URL.Path != "/1" {
+						if _, err := io.WriteString(c, cleanResponse); err != nil {
+							return
+						}
+						continue
+					}
+					first = true
+					mu.Lock()
+					b, at := data, split
+					mu.Unlock()
+					_, err = c.Write(b[:at])
+					if err == nil && at < len(b) {
+						if at > 0 {
+							time.Sleep(time.Millisecond)
+						}
+						_, err = c.Write(b[at:])
+					}
+					written <- struct{}{}
+					if err != nil {
+						return
+					}
+				}
+			})
+		}
+	})
+	addr := l.Addr().String()
+	r := newTestRouter(Options{ReadTimeout: 300 * time.Millisecond})
+	r.Publish(table("d", vhost("", nil, route(match.Prefix, "/", httpBackend("prod/web:80", addr)))))
+	f.Cleanup(r.CloseIdleConnections)
+
+	f.Fuzz(func(t *testing.T, b []byte, at uint16, head bool) {
+		if len(b) > 64<<10 {
+			return
+		}
+		mu.Lock()
+		data, split = b, min(int(at), len(b))
+		mu.Unlock()
+		r.CloseIdleConnections()
+		select {
+		case <-dropped: // left over from the previous input
+		default:
+		}
+		method := http.MethodGet
+		if head {
+			method = http.MethodHead
+		}
+		req := httptest.NewRequest(method, "/1", nil)
+		req.Host = "web"
+		serveRecovering(r, httptest.NewRecorder(), req)
+		select {
+		case <-written:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the backend never got the first request")
+		}
+		if split > 0 && split < len(b) {
+			// Give the poller the time to see the second write (see
+			// desyncExchange).
+			select {
+			case <-dropped:
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+		req = httptest.NewRequest(http.MethodGet, "/2", nil)
+		req.Host = "web"
+		rec := httptest.NewRecorder()
+		serveRecovering(r, rec, req)
+		require.Equal(t, http.StatusOK, rec.Code, "the second client's status")
+		require.Equal(t, "clean", rec.Body.String(), "the second client's body")
+		require.Equal(t, http.Header{"X-Clean": {"yes"}, "Content-Length": {"5"}}, rec.Header(), "the second client's header")
+		require.Zero(t, r.InFlight(addr))
+	})
 }

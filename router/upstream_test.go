@@ -565,3 +565,22 @@ func TestH1SlowUploadIsNotATimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestH1ObsFoldIs502: a backend response with a field folded over lines
+// (obs-fold) answers 502, as nginx answers it; net/textproto would join
+// the lines, and what two parsers read differently is not passed on.
+func TestH1ObsFoldIs502(t *testing.T) {
+	for _, response := range []string{
+		"HTTP/1.1 200 OK\r\nX-A: one\r\n two\r\nContent-Length: 2\r\n\r\nok",
+		"HTTP/1.1 200 OK\r\nX-A: one\r\n\tSet-Cookie: session=attacker\r\nContent-Length: 2\r\n\r\nok",
+		"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n ; rel=preload\r\n\r\n" + okResponse,
+	} {
+		addr, _, _ := rawBackend(t, func(int) string { return response })
+		r, rs := singleBackendRouter(t, addr, Options{})
+		res := serve(r, http.MethodGet, "web", "/", nil)
+		assert.Equal(t, http.StatusBadGateway, res.StatusCode, response)
+		assert.Empty(t, res.Header.Get("X-A"))
+		assert.Empty(t, res.Header.Get("Set-Cookie"))
+		assert.Equal(t, ReasonUpstreamError, rs.last(t).Reason)
+	}
+}

@@ -54,17 +54,23 @@ type headSpan struct {
 	contLength bool // Content-Length: forwarded once, and not with chunked
 }
 
-// maxResponseHead bounds a response head, status line and fields. nginx
-// refuses more than its proxy_buffer_size (4k in ingress-nginx); net/http's
-// Transport allows 10 MB. A head past it answers 502.
+// maxResponseHead bounds a response head, status line and fields, with
+// the heads of every informational response before it, as net/http's
+// Transport counts them toward its own bound (10 MB). nginx refuses more
+// than its proxy_buffer_size (4k in ingress-nginx). A head past it
+// answers 502.
 const maxResponseHead = 1 << 20
+
+// maxInformational bounds the informational responses relayed to the
+// client per request (SPEC §13); later ones are read and dropped.
+const maxInformational = 5
 
 // maxTrailer bounds the trailer of a chunked response, as net/http bounds
 // it by its buffer.
 const maxTrailer = h1BufferSize
 
 var (
-	errHeadTooLarge     = errors.New("backend response head larger than 1 MiB")
+	errHeadTooLarge     = errors.New("backend response heads larger than 1 MiB")
 	errTrailerTooLarge  = errors.New("backend response trailer larger than 4 KiB")
 	errMalformedStatus  = errors.New("malformed backend status line")
 	errMalformedField   = errors.New("malformed backend response header field")
@@ -75,11 +81,12 @@ var (
 )
 
 // read reads the status line and the fields of one response to a request
-// with the given method, and decides how its body is framed.
-func (h *h1Head) read(br *bufio.Reader, method string) error {
+// with the given method, and decides how its body is framed. The head's
+// bytes are taken from budget, which the informational responses before
+// a final one share with it (see maxResponseHead).
+func (h *h1Head) read(br *bufio.Reader, method string, budget *int) error {
 	h.reset()
-	budget := maxResponseHead
-	line, err := readHeadLine(br, &budget, &h.long)
+	line, err := readHeadLine(br, budget, &h.long)
 	if err != nil {
 		return err
 	}
@@ -89,7 +96,7 @@ func (h *h1Head) read(br *bufio.Reader, method string) error {
 	// The reason phrase is the first thing in scratch: it shares the
 	// fields' string.
 	reasonEnd := len(h.scratch)
-	if err := h.readFields(br, &budget); err != nil {
+	if err := h.readFields(br, budget); err != nil {
 		return err
 	}
 	text := string(h.scratch)

@@ -19,7 +19,8 @@ func readHead(t testing.TB, data, method string) (*h1Head, *bufio.Reader, error)
 	t.Helper()
 	br := bufio.NewReaderSize(strings.NewReader(data), h1BufferSize)
 	h := new(h1Head)
-	return h, br, h.read(br, method)
+	budget := maxResponseHead
+	return h, br, h.read(br, method, &budget)
 }
 
 // bodyOf reads the body and trailer the head frames, as respond does.
@@ -179,7 +180,8 @@ func TestH1HeadAllocations(t *testing.T) {
 		r.Reset(resp)
 		br.Reset(r)
 		clear(dst)
-		if err := h.read(br, http.MethodGet); err != nil {
+		budget := maxResponseHead
+		if err := h.read(br, http.MethodGet, &budget); err != nil {
 			t.Fatal(err)
 		}
 		h.copyTo(dst)

@@ -123,9 +123,10 @@ func (e noResponse) Error() string { return e.err.Error() }
 func (e noResponse) Unwrap() error { return e.err }
 
 // send writes the request and reads the head of the final response.
-// Informational responses are passed on to the client, except the
-// backend's 100 Continue: the client's own comes from net/http's server
-// when the body is first read.
+// Informational responses are passed on to the client, at most
+// maxInformational of them, except the backend's 100 Continue: the
+// client's own comes from net/http's server when the body is first read.
+// All heads share one budget of maxResponseHead bytes.
 func (t *h1Try) send(upgrade string, length int64) (*h1Head, error) {
 	pc, req := t.pc, t.req
 	writeRequestHead(pc.bw, t.x, req, upgrade, length)
@@ -150,6 +151,7 @@ func (t *h1Try) send(upgrade string, length int64) (*h1Head, error) {
 	read := t.x.timeouts.read
 	deadline := time.Now().Add(read)
 	waiting := length != 0 && expectsContinue(req)
+	budget, informed := maxResponseHead, 0
 	if length != 0 && !waiting {
 		t.body = startBody(pc, req, length, read, send)
 	}
@@ -180,7 +182,7 @@ func (t *h1Try) send(upgrade string, length int64) (*h1Head, error) {
 		}
 		t.received = true
 		res := &pc.head
-		if err := res.read(pc.br, req.Method); err != nil {
+		if err := res.read(pc.br, req.Method, &budget); err != nil {
 			return nil, err
 		}
 		if res.status >= 200 || res.status == http.StatusSwitchingProtocols {
@@ -201,7 +203,10 @@ func (t *h1Try) send(upgrade string, length int64) (*h1Head, error) {
 			}
 			continue
 		}
-		t.inform(res)
+		if informed < maxInformational {
+			informed++
+			t.inform(res)
+		}
 	}
 }
 

@@ -411,6 +411,7 @@ func (r *Router) finish(x *exchange, req *http.Request) {
 type exchange struct {
 	w        http.ResponseWriter
 	status   int
+	informed int // informational responses relayed (see maxInformational)
 	reason   string
 	gen      uint64
 	host     string
@@ -520,6 +521,12 @@ func (x *exchange) Header() http.Header { return x.w.Header() }
 
 func (x *exchange) WriteHeader(code int) {
 	// 1xx other than 101 are informational and precede the final status.
+	if code < 200 && code != http.StatusSwitchingProtocols {
+		if x.informed >= maxInformational {
+			return // ReverseProxy relays every one the backend sends
+		}
+		x.informed++
+	}
 	if (code >= 200 || code == http.StatusSwitchingProtocols) && x.status == 0 {
 		x.status = code
 		x.added.apply(x.w.Header(), code)

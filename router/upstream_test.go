@@ -584,3 +584,47 @@ func TestH1ObsFoldIs502(t *testing.T) {
 		assert.Equal(t, ReasonUpstreamError, rs.last(t).Reason)
 	}
 }
+
+// TestInformationalBound: of 2,000 informational responses before the
+// final one, at most 5 reach the client, over the router's own pool and
+// over net/http's Transport; on the pool every head counts toward the
+// 1 MiB head bound, so 2,000 large ones answer 502.
+func TestInformationalBound(t *testing.T) {
+	small := strings.Repeat("HTTP/1.1 103 Early Hints\r\nLink: </a>; rel=preload\r\n\r\n", 2000) + okResponse
+	large := strings.Repeat("HTTP/1.1 103 Early Hints\r\nLink: </"+strings.Repeat("a", 600)+">\r\n\r\n", 2000) + okResponse
+	tests := []struct {
+		name       string
+		transport  http.RoundTripper
+		response   string
+		wantStatus int
+	}{
+		{"pool", nil, small, http.StatusOK},
+		{"net/http", &http.Transport{}, small, http.StatusOK},
+		{"pool: heads past 1 MiB", nil, large, http.StatusBadGateway},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			addr, _, _ := rawBackend(t, func(int) string { return tt.response })
+			r, _ := singleBackendRouter(t, addr, Options{Transport: tt.transport})
+			front := httptest.NewServer(r)
+			defer front.Close()
+			var hints atomic.Int64
+			trace := &httptrace.ClientTrace{Got1xxResponse: func(int, textproto.MIMEHeader) error {
+				hints.Add(1)
+				return nil
+			}}
+			req, err := http.NewRequest(http.MethodGet, front.URL+"/", nil)
+			require.NoError(t, err)
+			req.Host = "web"
+			req = req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
+			res, err := front.Client().Do(req)
+			require.NoError(t, err)
+			body(t, res)
+			assert.Equal(t, tt.wantStatus, res.StatusCode)
+			assert.LessOrEqual(t, hints.Load(), int64(maxInformational), "informational responses relayed")
+			if tt.wantStatus == http.StatusOK {
+				assert.Equal(t, int64(maxInformational), hints.Load())
+			}
+		})
+	}
+}

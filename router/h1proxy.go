@@ -252,8 +252,9 @@ func (t *h1Try) respond(res *h1Head) bool {
 	x := t.x
 	h := x.w.Header()
 	res.copyTo(h)
-	if len(res.trailer) > 0 {
-		h["Trailer"] = res.trailer
+	declared := passedTrailers(res.trailer)
+	if len(declared) > 0 {
+		h["Trailer"] = declared
 	}
 	x.WriteHeader(res.status)
 	// As ReverseProxy: flush every piece of a response of unknown length
@@ -293,10 +294,9 @@ func (t *h1Try) respond(res *h1Head) bool {
 			return false
 		}
 		for k, vs := range trailer {
-			if !contains(res.trailer, k) {
-				k = http.TrailerPrefix + k
+			if contains(declared, k) {
+				h[k] = vs
 			}
-			h[k] = vs
 		}
 	}
 	return !res.close
@@ -342,6 +342,44 @@ func contains(l []string, s string) bool {
 func isEventStream(h http.Header) bool {
 	ct := h["Content-Type"]
 	return len(ct) > 0 && strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct[0])), "text/event-stream")
+}
+
+// passedTrailers are the announced trailer fields a client may be given:
+// names, a slice of announced when all of them are, a copy otherwise. Only
+// an announced field is passed on, as it is announced to the client before
+// the body; what was not announced could be meant for a parser that reads
+// a trailer as a header (SPEC §13).
+func passedTrailers(announced []string) []string {
+	for i, k := range announced {
+		if !trailerPassed(k) {
+			out := append([]string(nil), announced[:i]...)
+			for _, k := range announced[i+1:] {
+				if trailerPassed(k) {
+					out = append(out, k)
+				}
+			}
+			return out
+		}
+	}
+	return announced
+}
+
+// trailerPassed reports whether a trailer field may reach the client:
+// never one that frames or routes the message, controls caching or
+// authentication, or sets a cookie or a location (RFC 9110 §6.5.1; the
+// list is net/http's badTrailer, with the cookie, location and hop-by-hop
+// fields).
+func trailerPassed(k string) bool {
+	switch k {
+	case "Authorization", "Cache-Control", "Connection", "Content-Encoding", "Content-Length",
+		"Content-Range", "Content-Type", "Expect", "Host", "Keep-Alive", "Max-Forwards", "Pragma",
+		"Proxy-Authenticate", "Proxy-Authorization", "Proxy-Connection", "Range", "Realm", "Te",
+		"Trailer", "Transfer-Encoding", "Www-Authenticate", "Set-Cookie", "Set-Cookie2", "Location",
+		"Content-Location", "Refresh", "Upgrade", "Age", "Date", "Expires", "Vary", "Retry-After",
+		"Status", "Strict-Transport-Security", "Alt-Svc":
+		return false
+	}
+	return true
 }
 
 // Response headers a proxy must not pass on (RFC 9110 §7.6.1).
@@ -555,13 +593,8 @@ func (s *bodySender) run(pc *h1Conn, req *http.Request, length int64) {
 		}
 	}
 	if chunked {
-		bw.WriteString("0\r\n")
-		for k, vs := range req.Trailer {
-			for _, v := range vs {
-				writeHeader(bw, k, v)
-			}
-		}
-		bw.WriteString("\r\n")
+		// The client's trailer stays here, as nginx passes none on.
+		bw.WriteString("0\r\n\r\n")
 	}
 	if s.send > 0 {
 		_ = pc.c.SetWriteDeadline(time.Now().Add(s.send))

@@ -255,19 +255,8 @@ func writeRequestHead(bw *bufio.Writer, x *exchange, req *http.Request, upgrade 
 		bw.Write(strconv.AppendInt(bw.AvailableBuffer(), length, 10))
 		bw.WriteString("\r\n")
 	case length < 0:
+		// No Trailer: the client's trailer is not passed on (see bodySender).
 		bw.WriteString("Transfer-Encoding: chunked\r\n")
-		if len(req.Trailer) > 0 {
-			bw.WriteString("Trailer: ")
-			first := true
-			for k := range req.Trailer {
-				if !first {
-					bw.WriteString(", ")
-				}
-				bw.WriteString(k)
-				first = false
-			}
-			bw.WriteString("\r\n")
-		}
 	case req.Method == http.MethodPost || req.Method == http.MethodPut || req.Method == http.MethodPatch:
 		bw.WriteString("Content-Length: 0\r\n")
 	}

@@ -281,15 +281,13 @@ func rawBackendClosingAfter(t *testing.T, n int, response string) (addr string, 
 	return l.Addr().String(), conns, requests, closed
 }
 
-// TestH1ChunkedBodiesAndTrailers: a request body of unknown length goes
-// to the backend chunked with its trailers, and a chunked response comes
-// back with its trailers, declared and undeclared.
 // TestH1ChunkedBodiesAndTrailers sends a chunked request body with
 // trailers. Up to the limit the router reads it whole first and sends it
-// with its length, as nginx does (proxy_request_buffering; nginx passes no
-// request trailers); a body past the buffer, possible only without a
-// limit, is streamed chunked with its trailers. Response trailers reach
-// the client either way.
+// with its length, as nginx does (proxy_request_buffering); a body past
+// the buffer, possible only without a limit, is streamed chunked. The
+// client's trailer never reaches the backend, as nginx passes none on, on
+// either upstream path. The response's announced trailer reaches the
+// client; what it did not announce does not.
 func TestH1ChunkedBodiesAndTrailers(t *testing.T) {
 	addr, _ := countingBackend(t, func(w http.ResponseWriter, r *http.Request) {
 		b, err := io.ReadAll(r.Body)
@@ -320,37 +318,114 @@ func TestH1ChunkedBodiesAndTrailers(t *testing.T) {
 	}{
 		{"buffered", 0, []string{"one,", "two,", "three"}, "one,two,three", "", "13", "13/"},
 		{"streamed past the buffer", -1, []string{"one,", "two,", big},
-			"one,two," + big[:12], "chunked", "-1", strconv.Itoa(8+len(big)) + "/13"},
+			"one,two," + big[:12], "chunked", "-1", strconv.Itoa(8+len(big)) + "/"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r, _ := singleBackendRouter(t, addr, Options{MaxBodySize: tt.maxBody})
+		for _, transport := range []http.RoundTripper{nil, &http.Transport{}} {
+			name := tt.name
+			if transport != nil {
+				name += " over net/http"
+			}
+			t.Run(name, func(t *testing.T) {
+				r, _ := singleBackendRouter(t, addr, Options{MaxBodySize: tt.maxBody, Transport: transport})
+				front := httptest.NewServer(r)
+				defer front.Close()
+
+				pr, pw := io.Pipe()
+				go func() {
+					for _, s := range tt.parts {
+						_, _ = io.WriteString(pw, s)
+					}
+					pw.Close()
+				}()
+				req, err := http.NewRequest(http.MethodPost, front.URL+"/upload", pr)
+				require.NoError(t, err)
+				req.Host = "web"
+				req.Trailer = http.Header{"X-Client-Sum": {"13"}}
+				res, err := front.Client().Do(req)
+				require.NoError(t, err)
+				got := body(t, res)
+				assert.Equal(t, http.StatusOK, res.StatusCode)
+				assert.Equal(t, tt.wantBody, got)
+				assert.Equal(t, tt.wantTE, res.Header.Get("X-Seen-Te"), "the backend's Transfer-Encoding")
+				assert.Equal(t, tt.wantLength, res.Header.Get("X-Seen-Length"))
+				assert.Equal(t, []string{"chunked"}, res.TransferEncoding, "the client gets it chunked")
+				if diff := cmp.Diff(http.Header{"X-Sum": {tt.wantSum}}, res.Trailer); diff != "" {
+					t.Errorf("trailers (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+}
+
+// TestBackendTrailers: of a response's trailer only fields the backend
+// announced reach the client, and never one that frames, routes, sets a
+// cookie or a location, on either upstream path.
+func TestBackendTrailers(t *testing.T) {
+	const response = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-Ok, Set-Cookie, Location, Host, Content-Type\r\n\r\n" +
+		"2\r\nok\r\n0\r\nX-Ok: 1\r\nSet-Cookie: session=attacker\r\nLocation: /evil\r\nHost: evil\r\nContent-Type: text/evil\r\n" +
+		"Content-Length: 5\r\nTransfer-Encoding: chunked\r\nX-Undeclared: 1\r\n\r\n"
+	for _, transport := range []http.RoundTripper{nil, &http.Transport{}} {
+		name := "pool"
+		if transport != nil {
+			name = "net/http"
+		}
+		t.Run(name, func(t *testing.T) {
+			addr, _, _ := rawBackend(t, func(int) string { return response })
+			r, _ := singleBackendRouter(t, addr, Options{Transport: transport})
 			front := httptest.NewServer(r)
 			defer front.Close()
-
-			pr, pw := io.Pipe()
-			go func() {
-				for _, s := range tt.parts {
-					_, _ = io.WriteString(pw, s)
-				}
-				pw.Close()
-			}()
-			req, err := http.NewRequest(http.MethodPost, front.URL+"/upload", pr)
+			req, err := http.NewRequest(http.MethodGet, front.URL+"/", nil)
 			require.NoError(t, err)
 			req.Host = "web"
-			req.Trailer = http.Header{"X-Client-Sum": {"13"}}
 			res, err := front.Client().Do(req)
 			require.NoError(t, err)
-			got := body(t, res)
+			assert.Equal(t, "ok", body(t, res))
 			assert.Equal(t, http.StatusOK, res.StatusCode)
-			assert.Equal(t, tt.wantBody, got)
-			assert.Equal(t, tt.wantTE, res.Header.Get("X-Seen-Te"), "the backend's Transfer-Encoding")
-			assert.Equal(t, tt.wantLength, res.Header.Get("X-Seen-Length"))
-			assert.Equal(t, []string{"chunked"}, res.TransferEncoding, "the client gets it chunked")
-			if diff := cmp.Diff(http.Header{"X-Sum": {tt.wantSum}, "X-Late": {"undeclared"}}, res.Trailer); diff != "" {
-				t.Errorf("trailers (-want +got):\n%s", diff)
-			}
+			assert.Equal(t, http.Header{"X-Ok": {"1"}}, res.Trailer)
+			assert.Empty(t, res.Header.Values("Set-Cookie"))
+			assert.Empty(t, res.Header.Get("Location"))
 		})
+	}
+}
+
+// TestRequestTrailersNotForwarded: a client's chunked body with a trailer
+// reaches the backend without it, streamed or buffered, on either
+// upstream path, as nginx passes no request trailer on.
+func TestRequestTrailersNotForwarded(t *testing.T) {
+	type seen struct {
+		trailer http.Header
+		header  string
+	}
+	got := make(chan seen, 1)
+	addr, _ := countingBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		got <- seen{r.Trailer, r.Header.Get("Trailer")}
+	})
+	for _, maxBody := range []int64{0, -1} {
+		for _, transport := range []http.RoundTripper{nil, &http.Transport{}} {
+			r, _ := singleBackendRouter(t, addr, Options{MaxBodySize: maxBody, Transport: transport})
+			front := httptest.NewServer(r)
+			c, err := net.Dial("tcp", front.Listener.Addr().String())
+			require.NoError(t, err)
+			// Without a limit, a body past the buffer is streamed.
+			data := "body"
+			if maxBody < 0 {
+				data = strings.Repeat("b", DefaultMaxBodySize+10)
+			}
+			go func() {
+				_, _ = io.WriteString(c, "POST / HTTP/1.1\r\nHost: web\r\nTransfer-Encoding: chunked\r\nTrailer: X-Client, Set-Cookie\r\n\r\n"+
+					strconv.FormatInt(int64(len(data)), 16)+"\r\n"+data+"\r\n0\r\nX-Client: 1\r\nSet-Cookie: a=b\r\nX-Other: 2\r\n\r\n")
+			}()
+			res, err := http.ReadResponse(bufio.NewReader(c), nil)
+			require.NoError(t, err)
+			assert.Equal(t, http.StatusOK, res.StatusCode)
+			s := <-got
+			assert.Empty(t, s.trailer, "max body %d, transport %v", maxBody, transport != nil)
+			assert.Empty(t, s.header, "the backend's Trailer header")
+			c.Close()
+			front.Close()
+		}
 	}
 }
 

@@ -252,16 +252,15 @@ func modifyResponse(res *http.Response) error {
 		return nil
 	}
 	if x, _ := res.Request.Context().Value(exchangeKey{}).(*exchange); x != nil {
-		x.body = watchedBody{ReadCloser: res.Body, x: x}
-		if len(res.Trailer) > 0 || res.ProtoMajor >= 2 {
-			x.body.res = res
+		x.body = watchedBody{ReadCloser: res.Body, x: x, res: res}
+		if res.ProtoMajor < 2 {
 			// Over HTTP/1 only announced fields are passed on; HTTP/2
 			// frames a trailer apart from the header, and gRPC servers
-			// send theirs unannounced.
-			x.body.announced = res.ProtoMajor < 2
-			x.body.trailer = make([]string, 0, len(res.Trailer))
+			// send theirs unannounced. (Not nil, and no allocation, when
+			// nothing was announced.)
+			x.body.announced = make([]string, 0, len(res.Trailer))
 			for k := range res.Trailer {
-				x.body.trailer = append(x.body.trailer, k)
+				x.body.announced = append(x.body.announced, k)
 			}
 		}
 		res.Body = &x.body
@@ -275,12 +274,11 @@ func modifyResponse(res *http.Response) error {
 type watchedBody struct {
 	io.ReadCloser
 	x *exchange
-	// res is the response whose trailer is checked (nil: none to check);
-	// trailer its names announced before the body; with announced, only
-	// those are passed on.
+	// res is the response whose trailer is checked; announced are the
+	// names it announced before the body, the only ones passed on unless
+	// announced is nil.
 	res       *http.Response
-	trailer   []string
-	announced bool
+	announced []string
 }
 
 func (b *watchedBody) Read(p []byte) (int, error) {
@@ -288,10 +286,10 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 	if err != nil && err != io.EOF && b.x.readErr == nil {
 		b.x.readErr = err
 	}
-	if err == io.EOF && b.res != nil {
+	if err == io.EOF && len(b.res.Trailer) > 0 {
 		// The transport has filled in the trailer by the end of the body.
 		for k := range b.res.Trailer {
-			if !trailerPassed(k) || b.announced && !contains(b.trailer, k) {
+			if !trailerPassed(k) || b.announced != nil && !contains(b.announced, k) {
 				delete(b.res.Trailer, k)
 			}
 		}

@@ -411,7 +411,6 @@ func (r *Router) finish(x *exchange, req *http.Request) {
 type exchange struct {
 	w        http.ResponseWriter
 	status   int
-	informed int // informational responses relayed (see maxInformational)
 	reason   string
 	gen      uint64
 	host     string
@@ -421,6 +420,7 @@ type exchange struct {
 	balancer *balance.Balancer
 	endpoint balance.Endpoint
 	picked   bool
+	informed uint8 // informational responses relayed (see maxInformational)
 	// tried holds every endpoint picked for this request, the current one
 	// last; a retry never picks one of them again. It starts on triedBuf,
 	// so up to maxTries cost no allocation.

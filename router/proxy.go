@@ -253,15 +253,19 @@ func modifyResponse(res *http.Response) error {
 	}
 	if x, _ := res.Request.Context().Value(exchangeKey{}).(*exchange); x != nil {
 		x.body = watchedBody{ReadCloser: res.Body, x: x, res: res}
-		if res.ProtoMajor < 2 {
-			// Over HTTP/1 only announced fields are passed on; HTTP/2
-			// frames a trailer apart from the header, and gRPC servers
-			// send theirs unannounced. (Not nil, and no allocation, when
-			// nothing was announced.)
-			x.body.announced = make([]string, 0, len(res.Trailer))
+		// Over HTTP/1 only announced fields are passed on; HTTP/2 frames a
+		// trailer apart from the header, and gRPC servers send theirs
+		// unannounced.
+		switch {
+		case res.ProtoMajor >= 2:
+		case len(res.Trailer) == 0:
+			x.body.announced = &noneAnnounced
+		default:
+			names := make([]string, 0, len(res.Trailer))
 			for k := range res.Trailer {
-				x.body.announced = append(x.body.announced, k)
+				names = append(names, k)
 			}
+			x.body.announced = &names
 		}
 		res.Body = &x.body
 	}
@@ -276,10 +280,13 @@ type watchedBody struct {
 	x *exchange
 	// res is the response whose trailer is checked; announced are the
 	// names it announced before the body, the only ones passed on unless
-	// announced is nil.
+	// announced is nil. (A pointer: the exchange that holds the body
+	// stays in its size class.)
 	res       *http.Response
-	announced []string
+	announced *[]string
 }
+
+var noneAnnounced = []string{}
 
 func (b *watchedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
@@ -289,7 +296,7 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 	if err == io.EOF && len(b.res.Trailer) > 0 {
 		// The transport has filled in the trailer by the end of the body.
 		for k := range b.res.Trailer {
-			if !trailerPassed(k) || b.announced != nil && !contains(b.announced, k) {
+			if !trailerPassed(k) || b.announced != nil && !contains(*b.announced, k) {
 				delete(b.res.Trailer, k)
 			}
 		}

@@ -2,6 +2,7 @@ package router
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"flag"
 	"io"
@@ -287,7 +288,7 @@ func FuzzH1PoolDesync(f *testing.F) {
 		case <-time.After(5 * time.Second):
 			t.Fatal("the backend never got the first request")
 		}
-		if split > 0 && split < len(b) {
+		if split > 0 && split < len(b) && leftOver(b, method) {
 			// Give the poller the time to see the second write (see
 			// desyncExchange); a loaded machine needs a while.
 			select {
@@ -304,4 +305,24 @@ func FuzzH1PoolDesync(f *testing.F) {
 		require.Equal(t, http.Header{"X-Clean": {"yes"}, "Content-Length": {"5"}}, rec.Header(), "the second client's header")
 		require.Zero(t, r.InFlight(addr))
 	})
+}
+
+// leftOver reports whether b holds more than one response to a request
+// with method, as net/http reads it, or cannot be read: whether a router
+// could find bytes past the first exchange.
+func leftOver(b []byte, method string) bool {
+	br := bufio.NewReader(bytes.NewReader(b))
+	for {
+		res, err := http.ReadResponse(br, &http.Request{Method: method})
+		if err != nil {
+			return true
+		}
+		if _, err := io.Copy(io.Discard, res.Body); err != nil {
+			return true
+		}
+		if res.StatusCode >= 200 || res.StatusCode == http.StatusSwitchingProtocols {
+			_, err := br.Peek(1)
+			return err == nil
+		}
+	}
 }

@@ -18,11 +18,12 @@ import (
 //
 // It reads what http.ReadResponse reads, with the same framing decisions
 // (Content-Length, chunked, until close, bodies HEAD, 1xx, 204 and 304 do
-// not have), except that it is stricter in three ways: a field name with
-// a space before its colon is refused rather than passed on, the head is
-// bounded (maxResponseHead), and a Pragma is never turned into a
-// Cache-Control the backend did not send. FuzzH1Head holds it to
-// http.ReadResponse.
+// not have), except that it is stricter in four ways: a field name with
+// a space before its colon is refused rather than passed on, so is a
+// field folded over lines (obs-fold, RFC 9112 §5.2), as nginx refuses
+// both, the head is bounded (maxResponseHead), and a Pragma is never
+// turned into a Cache-Control the backend did not send. FuzzH1Head holds
+// it to http.ReadResponse.
 type h1Head struct {
 	status       int
 	reason       string // the reason phrase, passed on by a 101
@@ -53,32 +54,39 @@ type headSpan struct {
 	contLength bool // Content-Length: forwarded once, and not with chunked
 }
 
-// maxResponseHead bounds a response head, status line and fields. nginx
-// refuses more than its proxy_buffer_size (4k in ingress-nginx); net/http's
-// Transport allows 10 MB. A head past it answers 502.
+// maxResponseHead bounds a response head, status line and fields, with
+// the heads of every informational response before it, as net/http's
+// Transport counts them toward its own bound (10 MB). nginx refuses more
+// than its proxy_buffer_size (4k in ingress-nginx). A head past it
+// answers 502.
 const maxResponseHead = 1 << 20
+
+// maxInformational bounds the informational responses relayed to the
+// client per request (SPEC §13); later ones are read and dropped.
+const maxInformational = 5
 
 // maxTrailer bounds the trailer of a chunked response, as net/http bounds
 // it by its buffer.
 const maxTrailer = h1BufferSize
 
 var (
-	errHeadTooLarge     = errors.New("backend response head larger than 1 MiB")
+	errHeadTooLarge     = errors.New("backend response heads larger than 1 MiB")
 	errTrailerTooLarge  = errors.New("backend response trailer larger than 4 KiB")
 	errMalformedStatus  = errors.New("malformed backend status line")
 	errMalformedField   = errors.New("malformed backend response header field")
-	errContinuedFirst   = errors.New("backend response header starts with a continuation line")
+	errObsFold          = errors.New("backend response header folded over lines (obs-fold)")
 	errContentLength    = errors.New("malformed or conflicting Content-Length from the backend")
 	errTransferEncoding = errors.New("unsupported Transfer-Encoding from the backend")
 	errTrailerName      = errors.New("backend announced a trailer that cannot be one")
 )
 
 // read reads the status line and the fields of one response to a request
-// with the given method, and decides how its body is framed.
-func (h *h1Head) read(br *bufio.Reader, method string) error {
+// with the given method, and decides how its body is framed. The head's
+// bytes are taken from budget, which the informational responses before
+// a final one share with it (see maxResponseHead).
+func (h *h1Head) read(br *bufio.Reader, method string, budget *int) error {
 	h.reset()
-	budget := maxResponseHead
-	line, err := readHeadLine(br, &budget, &h.long)
+	line, err := readHeadLine(br, budget, &h.long)
 	if err != nil {
 		return err
 	}
@@ -88,7 +96,7 @@ func (h *h1Head) read(br *bufio.Reader, method string) error {
 	// The reason phrase is the first thing in scratch: it shares the
 	// fields' string.
 	reasonEnd := len(h.scratch)
-	if err := h.readFields(br, &budget); err != nil {
+	if err := h.readFields(br, budget); err != nil {
 		return err
 	}
 	text := string(h.scratch)
@@ -206,8 +214,9 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // readFields reads field lines up to the empty line that ends them,
 // appending their canonical names and values to scratch and their places
-// to spans. Continuation lines (obs-fold) join the value before them with
-// one space, as net/textproto joins them.
+// to spans. A continuation line (obs-fold) is refused: net/textproto
+// would join it to the value before, nginx answers 502, and a field read
+// differently by two parsers is how responses get smuggled.
 func (h *h1Head) readFields(br *bufio.Reader, budget *int) error {
 	for {
 		line, err := readHeadLine(br, budget, &h.long)
@@ -218,21 +227,7 @@ func (h *h1Head) readFields(br *bufio.Reader, budget *int) error {
 			return nil
 		}
 		if line[0] == ' ' || line[0] == '\t' {
-			if len(h.spans) == 0 {
-				return errContinuedFirst
-			}
-			last := &h.spans[len(h.spans)-1]
-			if !validValue(line) {
-				return errMalformedField
-			}
-			if last.ve > last.vs {
-				// (An empty value stays without the joining space, as
-				// net/textproto trims the joined value's front.)
-				h.scratch = append(h.scratch, ' ')
-			}
-			h.scratch = append(h.scratch, bytes.Trim(line, " \t")...)
-			last.ve = int32(len(h.scratch))
-			continue
+			return errObsFold
 		}
 		line = bytes.Trim(line, " \t")
 		colon := bytes.IndexByte(line, ':')

@@ -3,6 +3,7 @@ package router
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httputil"
@@ -18,7 +19,8 @@ func readHead(t testing.TB, data, method string) (*h1Head, *bufio.Reader, error)
 	t.Helper()
 	br := bufio.NewReaderSize(strings.NewReader(data), h1BufferSize)
 	h := new(h1Head)
-	return h, br, h.read(br, method)
+	budget := maxResponseHead
+	return h, br, h.read(br, method, &budget)
 }
 
 // bodyOf reads the body and trailer the head frames, as respond does.
@@ -71,8 +73,12 @@ func TestH1HeadFraming(t *testing.T) {
 			status: 200, header: http.Header{"Content-Length": {"42"}}},
 		{name: "304 has no body", in: "HTTP/1.1 304 Not Modified\r\nEtag: \"a\"\r\n\r\n",
 			status: 304, header: http.Header{"Etag": {`"a"`}}},
-		{name: "repeated fields and folding", in: "HTTP/1.1 200 OK\r\nset-cookie: a=1\r\nSet-Cookie: b=2\r\nX-Folded: one  \r\n \t two\r\nContent-Length: 0\r\n\r\n",
-			status: 200, header: http.Header{"Set-Cookie": {"a=1", "b=2"}, "X-Folded": {"one two"}, "Content-Length": {"0"}}},
+		{name: "repeated fields", in: "HTTP/1.1 200 OK\r\nset-cookie: a=1\r\nSet-Cookie: b=2\r\nContent-Length: 0\r\n\r\n",
+			status: 200, header: http.Header{"Set-Cookie": {"a=1", "b=2"}, "Content-Length": {"0"}}},
+		{name: "folding", in: "HTTP/1.1 200 OK\r\nX-Folded: one  \r\n \t two\r\nContent-Length: 0\r\n\r\n", err: errObsFold},
+		{name: "folding with a tab", in: "HTTP/1.1 200 OK\r\nX-Folded: one\r\n\tX-Poison: yes\r\nContent-Length: 0\r\n\r\n", err: errObsFold},
+		{name: "folding in the trailer", in: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-T: a\r\n b\r\n\r\n",
+			status: 200, length: -1, chunked: true, header: http.Header{}, err: errObsFold},
 		{name: "equal lengths are one", in: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length:  2 \r\n\r\nok",
 			status: 200, length: 2, header: http.Header{"Content-Length": {"2"}}, body: "ok"},
 		{name: "Pragma stays a Pragma", in: "HTTP/1.1 200 OK\r\nPragma: no-cache\r\nContent-Length: 0\r\n\r\n",
@@ -87,7 +93,7 @@ func TestH1HeadFraming(t *testing.T) {
 		{name: "space before colon", in: "HTTP/1.1 200 OK\r\nX-A : b\r\n\r\n", err: errMalformedField},
 		{name: "no colon", in: "HTTP/1.1 200 OK\r\nX-A\r\n\r\n", err: errMalformedField},
 		{name: "control byte", in: "HTTP/1.1 200 OK\r\nX-A: a\x00b\r\n\r\n", err: errMalformedField},
-		{name: "continued first line", in: "HTTP/1.1 200 OK\r\n X-A: b\r\n\r\n", err: errContinuedFirst},
+		{name: "continued first line", in: "HTTP/1.1 200 OK\r\n X-A: b\r\n\r\n", err: errObsFold},
 		{name: "two-digit status", in: "HTTP/1.1 99 Odd\r\n\r\n", err: errMalformedStatus},
 		{name: "status below 100", in: "HTTP/1.1 099 Odd\r\n\r\n", err: errMalformedStatus},
 		{name: "no version", in: "200 OK\r\n\r\n", err: errMalformedStatus},
@@ -174,7 +180,8 @@ func TestH1HeadAllocations(t *testing.T) {
 		r.Reset(resp)
 		br.Reset(r)
 		clear(dst)
-		if err := h.read(br, http.MethodGet); err != nil {
+		budget := maxResponseHead
+		if err := h.read(br, http.MethodGet, &budget); err != nil {
 			t.Fatal(err)
 		}
 		h.copyTo(dst)
@@ -220,8 +227,10 @@ func FuzzH1Head(f *testing.F) {
 			return
 		}
 		if err != nil {
-			// The refusals net/http does not make.
-			refused := want.StatusCode < 100
+			// The refusals net/http does not make: a status below 100, a
+			// space before a colon, and obs-fold, which net/textproto
+			// joins.
+			refused := want.StatusCode < 100 || errors.Is(err, errObsFold) && folded(data)
 			for k := range want.Header {
 				refused = refused || strings.ContainsAny(k, " ")
 			}
@@ -281,7 +290,7 @@ func FuzzH1Head(f *testing.F) {
 			return
 		}
 		if bodyErr != nil {
-			refused := false
+			refused := errors.Is(bodyErr, errObsFold) && folded(data)
 			for k := range want.Trailer {
 				refused = refused || strings.ContainsAny(k, " ")
 			}
@@ -307,4 +316,10 @@ func FuzzH1Head(f *testing.F) {
 		wantRest, _ := io.ReadAll(gbr)
 		require.True(t, bytes.Equal(wantRest, rest), "the next response starts elsewhere")
 	})
+}
+
+// folded reports a line of data that starts with a space or a tab: what
+// net/textproto reads as the continuation of the field before.
+func folded(data string) bool {
+	return strings.Contains(data, "\n ") || strings.Contains(data, "\n\t")
 }

@@ -31,15 +31,11 @@ func (r *Router) serveH1(x *exchange, req *http.Request) {
 		length = -1 // a body of unknown length: chunked
 	}
 	fresh := false // the next try dials a new connection
-	// A request that can be sent again when a reused connection turns out
-	// closed skips the probe of idle connections: the retry below covers
-	// it, and the probe is a system call on every request.
-	resendable := idempotent(req.Method) && (length == 0 || inlineBody(req, length) != nil)
 	if !x.start.IsZero() {
 		x.upstreamStart = time.Now()
 	}
 	for {
-		pc, err := r.h1.get(ctx, x.endpoint.Addr, fresh, !resendable, x.timeouts.connect)
+		pc, err := r.h1.get(ctx, x.endpoint.Addr, fresh, x.timeouts.connect)
 		if err != nil {
 			if unreachable(err) && ctx.Err() == nil && idempotent(req.Method) && x.balancer.Len() >= 2 && x.pick() {
 				fresh = false
@@ -127,9 +123,10 @@ func (e noResponse) Error() string { return e.err.Error() }
 func (e noResponse) Unwrap() error { return e.err }
 
 // send writes the request and reads the head of the final response.
-// Informational responses are passed on to the client, except the
-// backend's 100 Continue: the client's own comes from net/http's server
-// when the body is first read.
+// Informational responses are passed on to the client, at most
+// maxInformational of them, except the backend's 100 Continue: the
+// client's own comes from net/http's server when the body is first read.
+// All heads share one budget of maxResponseHead bytes.
 func (t *h1Try) send(upgrade string, length int64) (*h1Head, error) {
 	pc, req := t.pc, t.req
 	writeRequestHead(pc.bw, t.x, req, upgrade, length)
@@ -154,6 +151,7 @@ func (t *h1Try) send(upgrade string, length int64) (*h1Head, error) {
 	read := t.x.timeouts.read
 	deadline := time.Now().Add(read)
 	waiting := length != 0 && expectsContinue(req)
+	budget, informed := maxResponseHead, 0
 	if length != 0 && !waiting {
 		t.body = startBody(pc, req, length, read, send)
 	}
@@ -184,7 +182,7 @@ func (t *h1Try) send(upgrade string, length int64) (*h1Head, error) {
 		}
 		t.received = true
 		res := &pc.head
-		if err := res.read(pc.br, req.Method); err != nil {
+		if err := res.read(pc.br, req.Method, &budget); err != nil {
 			return nil, err
 		}
 		if res.status >= 200 || res.status == http.StatusSwitchingProtocols {
@@ -205,7 +203,10 @@ func (t *h1Try) send(upgrade string, length int64) (*h1Head, error) {
 			}
 			continue
 		}
-		t.inform(res)
+		if informed < maxInformational {
+			informed++
+			t.inform(res)
+		}
 	}
 }
 
@@ -251,8 +252,9 @@ func (t *h1Try) respond(res *h1Head) bool {
 	x := t.x
 	h := x.w.Header()
 	res.copyTo(h)
-	if len(res.trailer) > 0 {
-		h["Trailer"] = res.trailer
+	declared := passedTrailers(res.trailer)
+	if len(declared) > 0 {
+		h["Trailer"] = declared
 	}
 	x.WriteHeader(res.status)
 	// As ReverseProxy: flush every piece of a response of unknown length
@@ -292,10 +294,9 @@ func (t *h1Try) respond(res *h1Head) bool {
 			return false
 		}
 		for k, vs := range trailer {
-			if !contains(res.trailer, k) {
-				k = http.TrailerPrefix + k
+			if contains(declared, k) {
+				h[k] = vs
 			}
-			h[k] = vs
 		}
 	}
 	return !res.close
@@ -343,6 +344,44 @@ func isEventStream(h http.Header) bool {
 	return len(ct) > 0 && strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct[0])), "text/event-stream")
 }
 
+// passedTrailers are the announced trailer fields a client may be given:
+// names, a slice of announced when all of them are, a copy otherwise. Only
+// an announced field is passed on, as it is announced to the client before
+// the body; what was not announced could be meant for a parser that reads
+// a trailer as a header (SPEC §13).
+func passedTrailers(announced []string) []string {
+	for i, k := range announced {
+		if !trailerPassed(k) {
+			out := append([]string(nil), announced[:i]...)
+			for _, k := range announced[i+1:] {
+				if trailerPassed(k) {
+					out = append(out, k)
+				}
+			}
+			return out
+		}
+	}
+	return announced
+}
+
+// trailerPassed reports whether a trailer field may reach the client:
+// never one that frames or routes the message, controls caching or
+// authentication, or sets a cookie or a location (RFC 9110 §6.5.1; the
+// list is net/http's badTrailer, with the cookie, location and hop-by-hop
+// fields).
+func trailerPassed(k string) bool {
+	switch k {
+	case "Authorization", "Cache-Control", "Connection", "Content-Encoding", "Content-Length",
+		"Content-Range", "Content-Type", "Expect", "Host", "Keep-Alive", "Max-Forwards", "Pragma",
+		"Proxy-Authenticate", "Proxy-Authorization", "Proxy-Connection", "Range", "Realm", "Te",
+		"Trailer", "Transfer-Encoding", "Www-Authenticate", "Set-Cookie", "Set-Cookie2", "Location",
+		"Content-Location", "Refresh", "Upgrade", "Age", "Date", "Expires", "Vary", "Retry-After",
+		"Status", "Strict-Transport-Security", "Alt-Svc":
+		return false
+	}
+	return true
+}
+
 // Response headers a proxy must not pass on (RFC 9110 §7.6.1).
 func skipResponseHeader(k string) bool {
 	switch k {
@@ -371,6 +410,7 @@ func (t *h1Try) end(complete bool) {
 			// sender, which may yet touch its buffers, so they are left to
 			// the collector.
 			_ = t.pc.c.Close()
+			t.pc.stopWatch()
 			return
 		}
 	}
@@ -553,13 +593,8 @@ func (s *bodySender) run(pc *h1Conn, req *http.Request, length int64) {
 		}
 	}
 	if chunked {
-		bw.WriteString("0\r\n")
-		for k, vs := range req.Trailer {
-			for _, v := range vs {
-				writeHeader(bw, k, v)
-			}
-		}
-		bw.WriteString("\r\n")
+		// The client's trailer stays here, as nginx passes none on.
+		bw.WriteString("0\r\n\r\n")
 	}
 	if s.send > 0 {
 		_ = pc.c.SetWriteDeadline(time.Now().Add(s.send))

@@ -60,6 +60,9 @@ func rewrite(pr *httputil.ProxyRequest) {
 
 	setForwarded(in, out.Header, x)
 	setActionHeaders(x, out)
+	// The client's trailer is not passed on, as nginx passes none
+	// (ReverseProxy already drops the Trailer header as hop-by-hop).
+	out.Trailer = nil
 }
 
 // forwarding is what SPEC §13 forwards about one request, worked out once
@@ -261,28 +264,67 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 // modifyResponse watches the backend's response body so that a body the
 // backend breaks off is reported. A 101's body is the tunnel's connection
 // and is left as it is: ReverseProxy needs it to be writable.
+//
+// The trailer fields ReverseProxy announces (res.Trailer's names) are
+// the passed ones (see trailerPassed); the body sees to the values.
 func modifyResponse(res *http.Response) error {
+	for k := range res.Trailer {
+		if !trailerPassed(k) {
+			delete(res.Trailer, k)
+		}
+	}
 	if res.StatusCode == http.StatusSwitchingProtocols || res.Body == nil || res.Body == http.NoBody {
 		return nil
 	}
 	if x, _ := res.Request.Context().Value(exchangeKey{}).(*exchange); x != nil {
-		x.body = watchedBody{ReadCloser: res.Body, x: x}
+		x.body = watchedBody{ReadCloser: res.Body, x: x, res: res}
+		// Over HTTP/1 only announced fields are passed on; HTTP/2 frames a
+		// trailer apart from the header, and gRPC servers send theirs
+		// unannounced.
+		switch {
+		case res.ProtoMajor >= 2:
+		case len(res.Trailer) == 0:
+			x.body.announced = &noneAnnounced
+		default:
+			names := make([]string, 0, len(res.Trailer))
+			for k := range res.Trailer {
+				names = append(names, k)
+			}
+			x.body.announced = &names
+		}
 		res.Body = &x.body
 	}
 	return nil
 }
 
 // watchedBody records the first error other than io.EOF that reading the
-// backend's response body returns.
+// backend's response body returns, and at its end removes from the
+// response's trailer what may not reach the client.
 type watchedBody struct {
 	io.ReadCloser
 	x *exchange
+	// res is the response whose trailer is checked; announced are the
+	// names it announced before the body, the only ones passed on unless
+	// announced is nil. (A pointer: the exchange that holds the body
+	// stays in its size class.)
+	res       *http.Response
+	announced *[]string
 }
+
+var noneAnnounced = []string{}
 
 func (b *watchedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if err != nil && err != io.EOF && b.x.readErr == nil {
 		b.x.readErr = err
+	}
+	if err == io.EOF && len(b.res.Trailer) > 0 {
+		// The transport has filled in the trailer by the end of the body.
+		for k := range b.res.Trailer {
+			if !trailerPassed(k) || b.announced != nil && !contains(*b.announced, k) {
+				delete(b.res.Trailer, k)
+			}
+		}
 	}
 	return n, err
 }

@@ -424,6 +424,7 @@ type exchange struct {
 	balancer *balance.Balancer
 	endpoint balance.Endpoint
 	picked   bool
+	informed uint8 // informational responses relayed (see maxInformational)
 	// tried holds every endpoint picked for this request, the current one
 	// last; a retry never picks one of them again. It starts on triedBuf,
 	// so up to maxTries cost no allocation.
@@ -526,6 +527,12 @@ func (x *exchange) Header() http.Header { return x.w.Header() }
 
 func (x *exchange) WriteHeader(code int) {
 	// 1xx other than 101 are informational and precede the final status.
+	if code < 200 && code != http.StatusSwitchingProtocols {
+		if x.informed >= maxInformational {
+			return // ReverseProxy relays every one the backend sends
+		}
+		x.informed++
+	}
 	if (code >= 200 || code == http.StatusSwitchingProtocols) && x.status == 0 {
 		x.status = code
 		x.added.apply(x.w.Header(), code)

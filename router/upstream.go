@@ -37,9 +37,9 @@ type h1Conn struct {
 	reused bool // it served a request before this one
 	// writeDeadline: a proxy-send-timeout left a write deadline set.
 	writeDeadline bool
-	probe         prober
-	abort         func() // closes c; made once so that hooking it to a request does not allocate
-	head          h1Head // the response being read, its buffers kept for the next one
+	watch         idleWatch // while the connection is idle (see idle.go)
+	abort         func()    // closes c; made once so that hooking it to a request does not allocate
+	head          h1Head    // the response being read, its buffers kept for the next one
 }
 
 func newH1Pool(connect, read time.Duration) *h1Pool {
@@ -60,18 +60,17 @@ var (
 )
 
 // get returns an idle connection to addr, the most recently used first,
-// or dials a new one (always with fresh). With probe, an idle connection
-// the backend has closed meanwhile is found out here, before the request
-// is written to it, where the platform allows (see prober).
-// A connect timeout other than the pool's (a location's
-// proxy-connect-timeout) bounds the dial instead.
-func (p *h1Pool) get(ctx context.Context, addr string, fresh, probe bool, connect time.Duration) (*h1Conn, error) {
+// or dials a new one (always with fresh). An idle connection on which
+// anything arrived while it waited, bytes or the backend's close, is
+// closed instead of used (see idle.go). A connect timeout other than the
+// pool's (a location's proxy-connect-timeout) bounds the dial instead.
+func (p *h1Pool) get(ctx context.Context, addr string, fresh bool, connect time.Duration) (*h1Conn, error) {
 	for !fresh {
 		pc := p.takeIdle(addr)
 		if pc == nil {
 			break
 		}
-		if !probe || pc.probe.alive() {
+		if pc.idleClean() {
 			pc.reused = true
 			return pc, nil
 		}
@@ -92,7 +91,7 @@ func (p *h1Pool) get(ctx context.Context, addr string, fresh, probe bool, connec
 	bw := h1Writers.Get().(*bufio.Writer)
 	bw.Reset(c)
 	pc := &h1Conn{c: c, br: br, bw: bw, addr: addr}
-	pc.probe.init(c)
+	pc.watch.peek.init(c)
 	pc.abort = func() { _ = c.Close() }
 	return pc, nil
 }
@@ -116,8 +115,9 @@ func (p *h1Pool) takeIdle(addr string) *h1Conn {
 }
 
 // put returns a connection whose response was read to its end. Bytes the
-// backend sent past that end belong to no request: such a connection is
-// closed.
+// backend sent past that end belong to no request: a connection with any
+// already read is closed, and one where they come later is found out when
+// it is next taken (see idle.go).
 func (p *h1Pool) put(pc *h1Conn) {
 	if pc.br.Buffered() > 0 {
 		pc.close()
@@ -127,6 +127,8 @@ func (p *h1Pool) put(pc *h1Conn) {
 	pc.idleAt = time.Now()
 	p.mu.Lock()
 	if l := p.idle[pc.addr]; len(l) < p.maxIdle {
+		// Watched from before anyone can take it.
+		pc.watchIdle()
 		p.idle[pc.addr] = append(l, pc)
 		p.mu.Unlock()
 		return
@@ -152,6 +154,7 @@ func (p *h1Pool) closeIdle() {
 // that owns the connection may call it.
 func (pc *h1Conn) close() {
 	_ = pc.c.Close()
+	pc.stopWatch()
 	pc.recycle()
 }
 
@@ -252,19 +255,8 @@ func writeRequestHead(bw *bufio.Writer, x *exchange, req *http.Request, upgrade 
 		bw.Write(strconv.AppendInt(bw.AvailableBuffer(), length, 10))
 		bw.WriteString("\r\n")
 	case length < 0:
+		// No Trailer: the client's trailer is not passed on (see bodySender).
 		bw.WriteString("Transfer-Encoding: chunked\r\n")
-		if len(req.Trailer) > 0 {
-			bw.WriteString("Trailer: ")
-			first := true
-			for k := range req.Trailer {
-				if !first {
-					bw.WriteString(", ")
-				}
-				bw.WriteString(k)
-				first = false
-			}
-			bw.WriteString("\r\n")
-		}
 	case req.Method == http.MethodPost || req.Method == http.MethodPut || req.Method == http.MethodPatch:
 		bw.WriteString("Content-Length: 0\r\n")
 	}

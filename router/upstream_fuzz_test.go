@@ -31,6 +31,7 @@ func FuzzH1Response(f *testing.F) {
 		"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort",
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
 		"garbage\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nX-F: a\r\n b\r\nContent-Length: 2\r\n\r\nok",
 	} {
 		f.Add([]byte(seed))
 	}
@@ -94,6 +95,9 @@ func FuzzH1Response(f *testing.F) {
 			if strings.Contains(k, " ") {
 				return // the same refusal in the trailer: the response is cut off
 			}
+		}
+		if folded(string(data)) && (rec.Code == http.StatusBadGateway || aborted) {
+			return // obs-fold: net/http joins the lines, the router refuses them as nginx does
 		}
 		require.False(t, aborted, "a complete response was cut off")
 		require.Equal(t, want.StatusCode, rec.Code)

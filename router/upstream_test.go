@@ -174,8 +174,8 @@ func rawBackend(t *testing.T, respond func(n int) string) (addr string, conns, r
 const okResponse = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n"
 
 // TestH1BackendClosesKeptAlive: a backend closes a kept-alive connection.
-// Closed while idle, the probe finds out before a request that could not
-// be sent again is written, and one that can is sent again; closed when
+// Closed while idle, the connection's watcher finds out before any request
+// is written to it (see idle.go); closed when
 // the request arrived, before any byte of the response, the
 // request is sent once more on a new connection if it is idempotent and
 // its body, if any, went whole with the head (a streamed body may be half
@@ -281,15 +281,13 @@ func rawBackendClosingAfter(t *testing.T, n int, response string) (addr string, 
 	return l.Addr().String(), conns, requests, closed
 }
 
-// TestH1ChunkedBodiesAndTrailers: a request body of unknown length goes
-// to the backend chunked with its trailers, and a chunked response comes
-// back with its trailers, declared and undeclared.
 // TestH1ChunkedBodiesAndTrailers sends a chunked request body with
 // trailers. Up to the limit the router reads it whole first and sends it
-// with its length, as nginx does (proxy_request_buffering; nginx passes no
-// request trailers); so is a body past the memory buffer, through a
-// temporary file, even without a limit. Response trailers reach the
-// client either way.
+// with its length, as nginx does (proxy_request_buffering); so is a body
+// past the memory buffer, through a temporary file, even without a limit.
+// The client's trailer never reaches the backend, as nginx passes none on,
+// on either upstream path. The response's announced trailer reaches the
+// client; what it did not announce does not.
 func TestH1ChunkedBodiesAndTrailers(t *testing.T) {
 	addr, _ := countingBackend(t, func(w http.ResponseWriter, r *http.Request) {
 		b, err := io.ReadAll(r.Body)
@@ -323,34 +321,111 @@ func TestH1ChunkedBodiesAndTrailers(t *testing.T) {
 			"one,two," + big[:12], "", strconv.Itoa(8 + len(big)), strconv.Itoa(8+len(big)) + "/"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r, _ := singleBackendRouter(t, addr, Options{MaxBodySize: tt.maxBody})
+		for _, transport := range []http.RoundTripper{nil, &http.Transport{}} {
+			name := tt.name
+			if transport != nil {
+				name += " over net/http"
+			}
+			t.Run(name, func(t *testing.T) {
+				r, _ := singleBackendRouter(t, addr, Options{MaxBodySize: tt.maxBody, Transport: transport})
+				front := httptest.NewServer(r)
+				defer front.Close()
+
+				pr, pw := io.Pipe()
+				go func() {
+					for _, s := range tt.parts {
+						_, _ = io.WriteString(pw, s)
+					}
+					pw.Close()
+				}()
+				req, err := http.NewRequest(http.MethodPost, front.URL+"/upload", pr)
+				require.NoError(t, err)
+				req.Host = "web"
+				req.Trailer = http.Header{"X-Client-Sum": {"13"}}
+				res, err := front.Client().Do(req)
+				require.NoError(t, err)
+				got := body(t, res)
+				assert.Equal(t, http.StatusOK, res.StatusCode)
+				assert.Equal(t, tt.wantBody, got)
+				assert.Equal(t, tt.wantTE, res.Header.Get("X-Seen-Te"), "the backend's Transfer-Encoding")
+				assert.Equal(t, tt.wantLength, res.Header.Get("X-Seen-Length"))
+				assert.Equal(t, []string{"chunked"}, res.TransferEncoding, "the client gets it chunked")
+				if diff := cmp.Diff(http.Header{"X-Sum": {tt.wantSum}}, res.Trailer); diff != "" {
+					t.Errorf("trailers (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+}
+
+// TestBackendTrailers: of a response's trailer only fields the backend
+// announced reach the client, and never one that frames, routes, sets a
+// cookie or a location, on either upstream path.
+func TestBackendTrailers(t *testing.T) {
+	const response = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-Ok, Set-Cookie, Location, Host, Content-Type\r\n\r\n" +
+		"2\r\nok\r\n0\r\nX-Ok: 1\r\nSet-Cookie: session=attacker\r\nLocation: /evil\r\nHost: evil\r\nContent-Type: text/evil\r\n" +
+		"Content-Length: 5\r\nTransfer-Encoding: chunked\r\nX-Undeclared: 1\r\n\r\n"
+	for _, transport := range []http.RoundTripper{nil, &http.Transport{}} {
+		name := "pool"
+		if transport != nil {
+			name = "net/http"
+		}
+		t.Run(name, func(t *testing.T) {
+			addr, _, _ := rawBackend(t, func(int) string { return response })
+			r, _ := singleBackendRouter(t, addr, Options{Transport: transport})
 			front := httptest.NewServer(r)
 			defer front.Close()
-
-			pr, pw := io.Pipe()
-			go func() {
-				for _, s := range tt.parts {
-					_, _ = io.WriteString(pw, s)
-				}
-				pw.Close()
-			}()
-			req, err := http.NewRequest(http.MethodPost, front.URL+"/upload", pr)
+			req, err := http.NewRequest(http.MethodGet, front.URL+"/", nil)
 			require.NoError(t, err)
 			req.Host = "web"
-			req.Trailer = http.Header{"X-Client-Sum": {"13"}}
 			res, err := front.Client().Do(req)
 			require.NoError(t, err)
-			got := body(t, res)
+			assert.Equal(t, "ok", body(t, res))
 			assert.Equal(t, http.StatusOK, res.StatusCode)
-			assert.Equal(t, tt.wantBody, got)
-			assert.Equal(t, tt.wantTE, res.Header.Get("X-Seen-Te"), "the backend's Transfer-Encoding")
-			assert.Equal(t, tt.wantLength, res.Header.Get("X-Seen-Length"))
-			assert.Equal(t, []string{"chunked"}, res.TransferEncoding, "the client gets it chunked")
-			if diff := cmp.Diff(http.Header{"X-Sum": {tt.wantSum}, "X-Late": {"undeclared"}}, res.Trailer); diff != "" {
-				t.Errorf("trailers (-want +got):\n%s", diff)
-			}
+			assert.Equal(t, http.Header{"X-Ok": {"1"}}, res.Trailer)
+			assert.Empty(t, res.Header.Values("Set-Cookie"))
+			assert.Empty(t, res.Header.Get("Location"))
 		})
+	}
+}
+
+// TestRequestTrailersNotForwarded: a client's chunked body with a trailer
+// reaches the backend without it, streamed or buffered, on either
+// upstream path, as nginx passes no request trailer on.
+func TestRequestTrailersNotForwarded(t *testing.T) {
+	type seen struct {
+		trailer http.Header
+		header  string
+	}
+	got := make(chan seen, 1)
+	addr, _ := countingBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		got <- seen{r.Trailer, r.Header.Get("Trailer")}
+	})
+	for _, maxBody := range []int64{0, -1} {
+		for _, transport := range []http.RoundTripper{nil, &http.Transport{}} {
+			r, _ := singleBackendRouter(t, addr, Options{MaxBodySize: maxBody, Transport: transport})
+			front := httptest.NewServer(r)
+			c, err := net.Dial("tcp", front.Listener.Addr().String())
+			require.NoError(t, err)
+			// Without a limit, a body past the buffer is streamed.
+			data := "body"
+			if maxBody < 0 {
+				data = strings.Repeat("b", DefaultMaxBodySize+10)
+			}
+			go func() {
+				_, _ = io.WriteString(c, "POST / HTTP/1.1\r\nHost: web\r\nTransfer-Encoding: chunked\r\nTrailer: X-Client, Set-Cookie\r\n\r\n"+
+					strconv.FormatInt(int64(len(data)), 16)+"\r\n"+data+"\r\n0\r\nX-Client: 1\r\nSet-Cookie: a=b\r\nX-Other: 2\r\n\r\n")
+			}()
+			res, err := http.ReadResponse(bufio.NewReader(c), nil)
+			require.NoError(t, err)
+			assert.Equal(t, http.StatusOK, res.StatusCode)
+			s := <-got
+			assert.Empty(t, s.trailer, "max body %d, transport %v", maxBody, transport != nil)
+			assert.Empty(t, s.header, "the backend's Trailer header")
+			c.Close()
+			front.Close()
+		}
 	}
 }
 
@@ -562,6 +637,69 @@ func TestH1SlowUploadIsNotATimeout(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, http.StatusOK, res.StatusCode)
 			assert.Equal(t, "read 50\n", body(t, res))
+		})
+	}
+}
+
+// TestH1ObsFoldIs502: a backend response with a field folded over lines
+// (obs-fold) answers 502, as nginx answers it; net/textproto would join
+// the lines, and what two parsers read differently is not passed on.
+func TestH1ObsFoldIs502(t *testing.T) {
+	for _, response := range []string{
+		"HTTP/1.1 200 OK\r\nX-A: one\r\n two\r\nContent-Length: 2\r\n\r\nok",
+		"HTTP/1.1 200 OK\r\nX-A: one\r\n\tSet-Cookie: session=attacker\r\nContent-Length: 2\r\n\r\nok",
+		"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n ; rel=preload\r\n\r\n" + okResponse,
+	} {
+		addr, _, _ := rawBackend(t, func(int) string { return response })
+		r, rs := singleBackendRouter(t, addr, Options{})
+		res := serve(r, http.MethodGet, "web", "/", nil)
+		assert.Equal(t, http.StatusBadGateway, res.StatusCode, response)
+		assert.Empty(t, res.Header.Get("X-A"))
+		assert.Empty(t, res.Header.Get("Set-Cookie"))
+		assert.Equal(t, ReasonUpstreamError, rs.last(t).Reason)
+	}
+}
+
+// TestInformationalBound: of 2,000 informational responses before the
+// final one, at most 5 reach the client, over the router's own pool and
+// over net/http's Transport; on the pool every head counts toward the
+// 1 MiB head bound, so 2,000 large ones answer 502.
+func TestInformationalBound(t *testing.T) {
+	small := strings.Repeat("HTTP/1.1 103 Early Hints\r\nLink: </a>; rel=preload\r\n\r\n", 2000) + okResponse
+	large := strings.Repeat("HTTP/1.1 103 Early Hints\r\nLink: </"+strings.Repeat("a", 600)+">\r\n\r\n", 2000) + okResponse
+	tests := []struct {
+		name       string
+		transport  http.RoundTripper
+		response   string
+		wantStatus int
+	}{
+		{"pool", nil, small, http.StatusOK},
+		{"net/http", &http.Transport{}, small, http.StatusOK},
+		{"pool: heads past 1 MiB", nil, large, http.StatusBadGateway},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			addr, _, _ := rawBackend(t, func(int) string { return tt.response })
+			r, _ := singleBackendRouter(t, addr, Options{Transport: tt.transport})
+			front := httptest.NewServer(r)
+			defer front.Close()
+			var hints atomic.Int64
+			trace := &httptrace.ClientTrace{Got1xxResponse: func(int, textproto.MIMEHeader) error {
+				hints.Add(1)
+				return nil
+			}}
+			req, err := http.NewRequest(http.MethodGet, front.URL+"/", nil)
+			require.NoError(t, err)
+			req.Host = "web"
+			req = req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
+			res, err := front.Client().Do(req)
+			require.NoError(t, err)
+			body(t, res)
+			assert.Equal(t, tt.wantStatus, res.StatusCode)
+			assert.LessOrEqual(t, hints.Load(), int64(maxInformational), "informational responses relayed")
+			if tt.wantStatus == http.StatusOK {
+				assert.Equal(t, int64(maxInformational), hints.Load())
+			}
 		})
 	}
 }

@@ -293,7 +293,7 @@ func FuzzH1PoolDesync(f *testing.F) {
 			// desyncExchange); a loaded machine needs a while.
 			select {
 			case <-dropped:
-			case <-time.After(250 * time.Millisecond):
+			case <-time.After(2 * time.Second):
 			}
 		}
 		req = httptest.NewRequest(http.MethodGet, "/2", nil)

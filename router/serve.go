@@ -423,8 +423,14 @@ type exchange struct {
 	route    *match.Route // nil when the fallback answered
 	balancer *balance.Balancer
 	endpoint balance.Endpoint
-	picked   bool
-	informed uint8 // informational responses relayed (see maxInformational)
+	// The flags share one word (the exchange fills an allocation size
+	// class to the byte): picked, an endpoint is held; grpc, a gRPC
+	// request; fullForwardedFor, Options.ComputeFullForwardedFor is in
+	// effect; hasQuery, the target as received had a '?'; verbatim, the
+	// outgoing URL cannot carry the target byte for byte (see
+	// verbatimTransport); returnID, the request ID goes on the response.
+	picked, grpc, fullForwardedFor, hasQuery, verbatim, returnID bool
+	informed                                                     uint8 // informational responses relayed (see maxInformational)
 	// tried holds every endpoint picked for this request, the current one
 	// last; a retry never picks one of them again. It starts on triedBuf,
 	// so up to maxTries cost no allocation.
@@ -435,10 +441,8 @@ type exchange struct {
 	// endpoint once), timeouts the exchange (see upstreamPolicy).
 	maxTries int
 	timeouts timeouts
-	// proto is the scheme the client used ("http" or "https"); grpc
-	// reports a gRPC request.
+	// proto is the scheme the client used ("http" or "https").
 	proto string
-	grpc  bool
 	// readErr is the error that broke off the backend's response body,
 	// writeErr the one that broke off the write to the client.
 	readErr, writeErr error
@@ -449,20 +453,13 @@ type exchange struct {
 	reqBody *clientBody
 	// realIP is X-Real-IP when it is not the peer (see Router.realIP).
 	realIP string
-	// fullForwardedFor: Options.ComputeFullForwardedFor is in effect.
-	fullForwardedFor bool
 	// added are the response headers the route's policies set.
 	added policyHeaders
 	// key is the request's hash key ("" unless the policy is Hash): a
 	// window on the request's own strings, so taking it never allocates.
 	key string
-	// The request-target as received: escaped path, query, and whether a
-	// '?' was present.
+	// The request-target as received: escaped path and query.
 	path, query string
-	hasQuery    bool
-	// verbatim: the outgoing URL cannot carry the target byte for byte
-	// (see verbatimTransport).
-	verbatim bool
 	// act is the matched route's rewrite of this request (rewrite.go).
 	act routeAction
 	// choice is the backend chosen past its canary, and the session
@@ -470,10 +467,8 @@ type exchange struct {
 	choice choice
 
 	// requestID is the X-Request-ID forwarded ("" until needed: then it
-	// is made as the request head is written); returnID sets it on the
-	// response.
+	// is made as the request head is written).
 	requestID string
-	returnID  bool
 	// For the record (zero without an Observer): when the request came,
 	// when the first try was sent and when response headers arrived, and
 	// the response body bytes written.

@@ -51,65 +51,38 @@ var desyncShapes = []desyncShape{
 // request gets cleanResponse.
 func desyncBackend(t testing.TB, first func() (response string, late time.Duration), written, dropped chan<- struct{}) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var open []net.Conn
-	t.Cleanup(func() {
-		l.Close()
-		mu.Lock()
-		for _, c := range open {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	wg.Go(func() {
+	return rawServer(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		poisoned := false
 		for {
-			c, err := l.Accept()
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				if poisoned {
+					dropped <- struct{}{}
+				}
+				return
+			}
+			_, _ = io.Copy(io.Discard, req.Body)
+			if req.URL.Path != "/1" {
+				if _, err := io.WriteString(c, cleanResponse); err != nil {
+					return
+				}
+				continue
+			}
+			response, late := first()
+			if late == 0 {
+				_, err = io.WriteString(c, response+poison)
+			} else if _, err = io.WriteString(c, response); err == nil {
+				time.Sleep(late)
+				_, err = io.WriteString(c, poison)
+			}
+			poisoned = true
+			written <- struct{}{}
 			if err != nil {
 				return
 			}
-			mu.Lock()
-			open = append(open, c)
-			mu.Unlock()
-			wg.Go(func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				poisoned := false
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						if poisoned {
-							dropped <- struct{}{}
-						}
-						return
-					}
-					_, _ = io.Copy(io.Discard, req.Body)
-					if req.URL.Path != "/1" {
-						if _, err := io.WriteString(c, cleanResponse); err != nil {
-							return
-						}
-						continue
-					}
-					response, late := first()
-					if late == 0 {
-						_, err = io.WriteString(c, response+poison)
-					} else if _, err = io.WriteString(c, response); err == nil {
-						time.Sleep(late)
-						_, err = io.WriteString(c, poison)
-					}
-					poisoned = true
-					written <- struct{}{}
-					if err != nil {
-						return
-					}
-				}
-			})
 		}
 	})
-	return l.Addr().String()
 }
 
 // desyncExchange sends /1 with method and then, once the backend wrote
@@ -206,60 +179,46 @@ func FuzzH1PoolDesync(f *testing.F) {
 	var data []byte
 	var split int
 	written, dropped := make(chan struct{}, 1), make(chan struct{}, 1)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(f, err)
-	var wg sync.WaitGroup
-	f.Cleanup(func() { l.Close(); wg.Wait() })
-	wg.Go(func() {
+	addr := rawServer(f, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		first := false
 		for {
-			c, err := l.Accept()
+			// A response the router still waits on ends when the
+			// backend closes.
+			_ = c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				if first && !errors.Is(err, os.ErrDeadlineExceeded) {
+					select {
+					case dropped <- struct{}{}:
+					default:
+					}
+				}
+				return
+			}
+			if req.URL.Path != "/1" {
+				if _, err := io.WriteString(c, cleanResponse); err != nil {
+					return
+				}
+				continue
+			}
+			first = true
+			mu.Lock()
+			b, at := data, split
+			mu.Unlock()
+			_, err = c.Write(b[:at])
+			if err == nil && at < len(b) {
+				if at > 0 {
+					time.Sleep(time.Millisecond)
+				}
+				_, err = c.Write(b[at:])
+			}
+			written <- struct{}{}
 			if err != nil {
 				return
 			}
-			wg.Go(func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				first := false
-				for {
-					// A response the router still waits on ends when the
-					// backend closes.
-					_ = c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						if first && !errors.Is(err, os.ErrDeadlineExceeded) {
-							select {
-							case dropped <- struct{}{}:
-							default:
-							}
-						}
-						return
-					}
-					if req.URL.Path != "/1" {
-						if _, err := io.WriteString(c, cleanResponse); err != nil {
-							return
-						}
-						continue
-					}
-					first = true
-					mu.Lock()
-					b, at := data, split
-					mu.Unlock()
-					_, err = c.Write(b[:at])
-					if err == nil && at < len(b) {
-						if at > 0 {
-							time.Sleep(time.Millisecond)
-						}
-						_, err = c.Write(b[at:])
-					}
-					written <- struct{}{}
-					if err != nil {
-						return
-					}
-				}
-			})
 		}
 	})
-	addr := l.Addr().String()
 	r := newTestRouter(Options{ReadTimeout: 300 * time.Millisecond})
 	r.Publish(table("d", vhost("", nil, route(match.Prefix, "/", httpBackend("prod/web:80", addr)))))
 	f.Cleanup(r.CloseIdleConnections)

@@ -172,3 +172,41 @@ func body(t testing.TB, res *http.Response) string {
 	require.NoError(t, res.Body.Close())
 	return string(b)
 }
+
+// rawServer listens on loopback and runs serve on each connection it
+// accepts, for backends that must write bytes net/http never would. Every
+// connection still open is closed, and every serve waited for, when the
+// test ends; serve need not close its connection.
+func rawServer(t testing.TB, serve func(c net.Conn)) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var open []net.Conn
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		for _, c := range open {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Go(func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			open = append(open, c)
+			mu.Unlock()
+			wg.Go(func() {
+				defer c.Close()
+				serve(c)
+			})
+		}
+	})
+	return l.Addr().String()
+}

@@ -123,52 +123,26 @@ func TestH1ConnectionReuse(t *testing.T) {
 // respond returns "".
 func rawBackend(t *testing.T, respond func(n int) string) (addr string, conns, requests *atomic.Int64) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
 	conns, requests = new(atomic.Int64), new(atomic.Int64)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var open []net.Conn
-	t.Cleanup(func() {
-		l.Close()
-		mu.Lock()
-		for _, c := range open {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	wg.Go(func() {
+	addr = rawServer(t, func(c net.Conn) {
+		conns.Add(1)
+		br := bufio.NewReader(c)
 		for {
-			c, err := l.Accept()
+			req, err := http.ReadRequest(br)
 			if err != nil {
 				return
 			}
-			conns.Add(1)
-			mu.Lock()
-			open = append(open, c)
-			mu.Unlock()
-			wg.Go(func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					_, _ = io.Copy(io.Discard, req.Body)
-					out := respond(int(requests.Add(1)))
-					if out == "" {
-						return
-					}
-					if _, err := io.WriteString(c, out); err != nil {
-						return
-					}
-				}
-			})
+			_, _ = io.Copy(io.Discard, req.Body)
+			out := respond(int(requests.Add(1)))
+			if out == "" {
+				return
+			}
+			if _, err := io.WriteString(c, out); err != nil {
+				return
+			}
 		}
 	})
-	return l.Addr().String(), conns, requests
+	return addr, conns, requests
 }
 
 const okResponse = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n"

@@ -410,7 +410,6 @@ func (t *h1Try) end(complete bool) {
 			// sender, which may yet touch its buffers, so they are left to
 			// the collector.
 			_ = t.pc.c.Close()
-			t.pc.stopWatch()
 			return
 		}
 	}

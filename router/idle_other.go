@@ -2,30 +2,13 @@
 
 package router
 
-import (
-	"errors"
-	"net"
-	"os"
-)
+import "net"
 
-// peeker cannot look at sockets here without reading from them: the
-// watcher reads one byte, and a connection that yields one is closed
-// anyway. A connection taken before its watcher started reading is not
-// looked at; then a closed one is found out when the request is written
-// (see serveH1's retry).
-type peeker struct {
-	c   net.Conn
-	buf [1]byte
-}
+// peeker cannot look at a socket here without reading from it: a
+// connection is not looked at, and one the backend closed is found out
+// when the request is written (see serveH1's retry).
+type peeker struct{}
 
-func (p *peeker) init(c net.Conn) { p.c = c }
-
-func (p *peeker) wait() int8 {
-	n, err := p.c.Read(p.buf[:])
-	if n == 0 && errors.Is(err, os.ErrDeadlineExceeded) {
-		return sawNothing
-	}
-	return sawSomething
-}
+func (p *peeker) init(net.Conn) {}
 
 func (p *peeker) now() bool { return true }

@@ -37,9 +37,9 @@ type h1Conn struct {
 	reused bool // it served a request before this one
 	// writeDeadline: a proxy-send-timeout left a write deadline set.
 	writeDeadline bool
-	watch         idleWatch // while the connection is idle (see idle.go)
-	abort         func()    // closes c; made once so that hooking it to a request does not allocate
-	head          h1Head    // the response being read, its buffers kept for the next one
+	peek          peeker // looks at it as it is taken from the pool (see idle.go)
+	abort         func() // closes c; made once so that hooking it to a request does not allocate
+	head          h1Head // the response being read, its buffers kept for the next one
 }
 
 func newH1Pool(connect, read time.Duration) *h1Pool {
@@ -91,7 +91,7 @@ func (p *h1Pool) get(ctx context.Context, addr string, fresh bool, connect time.
 	bw := h1Writers.Get().(*bufio.Writer)
 	bw.Reset(c)
 	pc := &h1Conn{c: c, br: br, bw: bw, addr: addr}
-	pc.watch.peek.init(c)
+	pc.peek.init(c)
 	pc.abort = func() { _ = c.Close() }
 	return pc, nil
 }
@@ -127,8 +127,6 @@ func (p *h1Pool) put(pc *h1Conn) {
 	pc.idleAt = time.Now()
 	p.mu.Lock()
 	if l := p.idle[pc.addr]; len(l) < p.maxIdle {
-		// Watched from before anyone can take it.
-		pc.watchIdle()
 		p.idle[pc.addr] = append(l, pc)
 		p.mu.Unlock()
 		return
@@ -154,7 +152,6 @@ func (p *h1Pool) closeIdle() {
 // that owns the connection may call it.
 func (pc *h1Conn) close() {
 	_ = pc.c.Close()
-	pc.stopWatch()
 	pc.recycle()
 }
 

@@ -2,7 +2,6 @@ package router
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -20,12 +19,7 @@ func TestMalformedHostRefused(t *testing.T) {
 	rs := newRecords()
 	r := newTestRouter(Options{Observer: rs.observe})
 	r.Publish(table("d", vhost("", nil, route(match.Prefix, "/", httpBackend("prod/c:80", addr)))))
-	front := httptest.NewUnstartedServer(r)
-	front.Config.Protocols = new(http.Protocols)
-	front.Config.Protocols.SetHTTP1(true)
-	front.Config.Protocols.SetUnencryptedHTTP2(true)
-	front.Start()
-	defer front.Close()
+	front := h1AndH2CServer(t, r)
 	frontAddr := front.Listener.Addr().String()
 	// The router's own answer: a backend behind net/http would refuse
 	// such a Host itself, which must not be what answers.

@@ -233,16 +233,9 @@ func TestCleartextHTTP2(t *testing.T) {
 	r.Publish(table("d", vhost("", nil,
 		route(match.Prefix, "/", httpBackend("prod/web:80", web)),
 		route(match.Prefix, "/pkg.Svc", backend("prod/grpc:50051", match.GRPC, match.Serving, grpcAddr)))))
-	front := httptest.NewUnstartedServer(r)
-	front.Config.Protocols = new(http.Protocols)
-	front.Config.Protocols.SetHTTP1(true)
-	front.Config.Protocols.SetUnencryptedHTTP2(true)
-	front.Start()
-	defer front.Close()
+	front := h1AndH2CServer(t, r)
 
-	tr := &http.Transport{Protocols: new(http.Protocols)}
-	tr.Protocols.SetUnencryptedHTTP2(true)
-	defer tr.CloseIdleConnections()
+	tr := h2cTransport(t)
 	client := &http.Client{Transport: tr}
 
 	res, err := client.Get(front.URL + "/page?x=1")

@@ -2,7 +2,6 @@ package router
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -29,16 +28,9 @@ func TestFallbackAuthOverH1AndH2C(t *testing.T) {
 
 	r := newTestRouter(Options{})
 	r.Publish(table("fallback-auth", catchAll, app))
-	front := httptest.NewUnstartedServer(r)
-	front.Config.Protocols = new(http.Protocols)
-	front.Config.Protocols.SetHTTP1(true)
-	front.Config.Protocols.SetUnencryptedHTTP2(true)
-	front.Start()
-	defer front.Close()
+	front := h1AndH2CServer(t, r)
 
-	h2c := &http.Transport{Protocols: new(http.Protocols)}
-	h2c.Protocols.SetUnencryptedHTTP2(true)
-	defer h2c.CloseIdleConnections()
+	h2c := h2cTransport(t)
 	h1 := &http.Transport{}
 	defer h1.CloseIdleConnections()
 

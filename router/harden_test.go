@@ -82,12 +82,7 @@ func TestRefusedLikeNginx(t *testing.T) {
 	_, addr := echoBackend(t, "c")
 	r := newTestRouter(Options{})
 	r.Publish(table("d", vhost("", nil, route(match.Prefix, "/", httpBackend("prod/c:80", addr)))))
-	front := httptest.NewUnstartedServer(r)
-	front.Config.Protocols = new(http.Protocols)
-	front.Config.Protocols.SetHTTP1(true)
-	front.Config.Protocols.SetUnencryptedHTTP2(true)
-	front.Start()
-	defer front.Close()
+	front := h1AndH2CServer(t, r)
 	frontAddr := front.Listener.Addr().String()
 
 	tests := []struct {

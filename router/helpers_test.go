@@ -210,3 +210,25 @@ func rawServer(t testing.TB, serve func(c net.Conn)) string {
 	})
 	return l.Addr().String()
 }
+
+// h1AndH2CServer serves h on loopback over HTTP/1.1 and over cleartext
+// HTTP/2 with prior knowledge, until the test ends.
+func h1AndH2CServer(t testing.TB, h http.Handler) *httptest.Server {
+	t.Helper()
+	s := httptest.NewUnstartedServer(h)
+	s.Config.Protocols = new(http.Protocols)
+	s.Config.Protocols.SetHTTP1(true)
+	s.Config.Protocols.SetUnencryptedHTTP2(true)
+	s.Start()
+	t.Cleanup(s.Close)
+	return s
+}
+
+// h2cTransport speaks cleartext HTTP/2 with prior knowledge; its idle
+// connections close when the test ends.
+func h2cTransport(t testing.TB) *http.Transport {
+	tr := &http.Transport{Protocols: new(http.Protocols)}
+	tr.Protocols.SetUnencryptedHTTP2(true)
+	t.Cleanup(tr.CloseIdleConnections)
+	return tr
+}

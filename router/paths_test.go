@@ -24,10 +24,21 @@ import (
 // HTTP/1.1 pool, the default) or through ReverseProxy and the built-in
 // net/http transports, which HTTPS backends always take. These tests run
 // the guarantees of SPEC §13 that depend on the way out on both.
-var upstreamPaths = []struct {
+type upstreamPath struct {
 	name    string
 	netHTTP bool
-}{{"fast", false}, {"net/http", true}}
+}
+
+var upstreamPaths = []upstreamPath{{"fast", false}, {"net/http", true}}
+
+// transport is the Options.Transport that takes the path: nil for the
+// fast path, else a net/http Transport of its own.
+func (p upstreamPath) transport() http.RoundTripper {
+	if p.netHTTP {
+		return &http.Transport{}
+	}
+	return nil
+}
 
 // newPathRouter is newTestRouter sending HTTP backends' requests the way
 // named by netHTTP.

@@ -52,13 +52,9 @@ func TestRewriteUpstreamPaths(t *testing.T) {
 		{target: "//other/%41?", header: http.Header{"X-Forwarded-Prefix": {"/client"}}, status: 200, seenURI: "//other/%41?", seenHost: "rw.example.com", seenPrefix: "/client"},
 		{target: "/moved/a%20b?q", status: 302, location: "https://new.example.com/a%20b?q"},
 	}
-	for _, name := range []string{"h1", "nethttp"} {
-		t.Run(name, func(t *testing.T) {
-			o := Options{}
-			if name == "nethttp" {
-				o.Transport = &http.Transport{}
-			}
-			r := newTestRouter(o)
+	for _, p := range upstreamPaths {
+		t.Run(p.name, func(t *testing.T) {
+			r := newPathRouter(Options{}, p.netHTTP)
 			t.Cleanup(r.CloseIdleConnections)
 			r.Publish(tab)
 			for _, tt := range tests {
@@ -143,13 +139,9 @@ func TestRewriteAmplificationBounded(t *testing.T) {
 	long := "/a/" + strings.Repeat("x", 5000)
 	// Each reference writes "/" and the capture: this stays just under.
 	under := "/a/" + strings.Repeat("y", match.MaxRewriteTarget/refs-1)
-	for _, name := range []string{"h1", "nethttp"} {
-		t.Run(name, func(t *testing.T) {
-			o := Options{}
-			if name == "nethttp" {
-				o.Transport = &http.Transport{}
-			}
-			r := newTestRouter(o)
+	for _, p := range upstreamPaths {
+		t.Run(p.name, func(t *testing.T) {
+			r := newPathRouter(Options{}, p.netHTTP)
 			t.Cleanup(r.CloseIdleConnections)
 			r.Publish(tab)
 			for _, host := range []string{"target.example.com", "redirect.example.com", "prefix.example.com"} {

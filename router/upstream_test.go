@@ -295,13 +295,9 @@ func TestH1ChunkedBodiesAndTrailers(t *testing.T) {
 			"one,two," + big[:12], "", strconv.Itoa(8 + len(big)), strconv.Itoa(8+len(big)) + "/"},
 	}
 	for _, tt := range tests {
-		for _, transport := range []http.RoundTripper{nil, &http.Transport{}} {
-			name := tt.name
-			if transport != nil {
-				name += " over net/http"
-			}
-			t.Run(name, func(t *testing.T) {
-				r, _ := singleBackendRouter(t, addr, Options{MaxBodySize: tt.maxBody, Transport: transport})
+		for _, p := range upstreamPaths {
+			t.Run(tt.name+" over "+p.name, func(t *testing.T) {
+				r, _ := singleBackendRouter(t, addr, Options{MaxBodySize: tt.maxBody, Transport: p.transport()})
 				front := httptest.NewServer(r)
 				defer front.Close()
 
@@ -339,14 +335,10 @@ func TestBackendTrailers(t *testing.T) {
 	const response = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-Ok, Set-Cookie, Location, Host, Content-Type\r\n\r\n" +
 		"2\r\nok\r\n0\r\nX-Ok: 1\r\nSet-Cookie: session=attacker\r\nLocation: /evil\r\nHost: evil\r\nContent-Type: text/evil\r\n" +
 		"Content-Length: 5\r\nTransfer-Encoding: chunked\r\nX-Undeclared: 1\r\n\r\n"
-	for _, transport := range []http.RoundTripper{nil, &http.Transport{}} {
-		name := "pool"
-		if transport != nil {
-			name = "net/http"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, p := range upstreamPaths {
+		t.Run(p.name, func(t *testing.T) {
 			addr, _, _ := rawBackend(t, func(int) string { return response })
-			r, _ := singleBackendRouter(t, addr, Options{Transport: transport})
+			r, _ := singleBackendRouter(t, addr, Options{Transport: p.transport()})
 			front := httptest.NewServer(r)
 			defer front.Close()
 			req, err := http.NewRequest(http.MethodGet, front.URL+"/", nil)
@@ -377,8 +369,8 @@ func TestRequestTrailersNotForwarded(t *testing.T) {
 		got <- seen{r.Trailer, r.Header.Get("Trailer")}
 	})
 	for _, maxBody := range []int64{0, -1} {
-		for _, transport := range []http.RoundTripper{nil, &http.Transport{}} {
-			r, _ := singleBackendRouter(t, addr, Options{MaxBodySize: maxBody, Transport: transport})
+		for _, p := range upstreamPaths {
+			r, _ := singleBackendRouter(t, addr, Options{MaxBodySize: maxBody, Transport: p.transport()})
 			front := httptest.NewServer(r)
 			c, err := net.Dial("tcp", front.Listener.Addr().String())
 			require.NoError(t, err)
@@ -395,7 +387,7 @@ func TestRequestTrailersNotForwarded(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, http.StatusOK, res.StatusCode)
 			s := <-got
-			assert.Empty(t, s.trailer, "max body %d, transport %v", maxBody, transport != nil)
+			assert.Empty(t, s.trailer, "max body %d, %s", maxBody, p.name)
 			assert.Empty(t, s.header, "the backend's Trailer header")
 			c.Close()
 			front.Close()

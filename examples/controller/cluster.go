@@ -175,16 +175,7 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 		cert:        newDefaultCertificate(cfg.defaultCertificate, log),
 	}
 	c.metrics = newMetrics(cfg, c.collectors()...)
-	c.router = router.New(router.Options{
-		Transport:               cfg.backendTransport,
-		Logger:                  log,
-		Observer:                requestObserver(cfg, c.metrics),
-		TrustForwardedProto:     cfg.useForwardedHeaders,
-		TrustForwardedFor:       cfg.useForwardedHeaders,
-		ComputeFullForwardedFor: cfg.computeFullForwardedFor,
-		ProxyRealIPCIDR:         cfg.proxyRealIPCIDR,
-		MaxBodySize:             cfg.maxBodySize,
-	})
+	c.router = router.New(routerOptions(cfg, log, c.metrics))
 	c.metrics.watchRouter(c.router)
 	// An invalid election setting is a start error, not a later surprise.
 	if _, err := c.newElector(); err != nil {

@@ -154,15 +154,7 @@ func startOffline(parent context.Context, cfg config, log *slog.Logger) (_ *inst
 	}()
 	c := &controller{cfg: cfg, log: log, cert: newDefaultCertificate(cfg.defaultCertificate, log)}
 	c.metrics = newMetrics(cfg)
-	c.router = router.New(router.Options{
-		Logger:                  log,
-		Observer:                requestObserver(cfg, c.metrics),
-		TrustForwardedProto:     cfg.useForwardedHeaders,
-		TrustForwardedFor:       cfg.useForwardedHeaders,
-		ComputeFullForwardedFor: cfg.computeFullForwardedFor,
-		ProxyRealIPCIDR:         cfg.proxyRealIPCIDR,
-		MaxBodySize:             cfg.maxBodySize,
-	})
+	c.router = router.New(routerOptions(cfg, log, c.metrics))
 	c.metrics.watchRouter(c.router)
 	if cfg.demoBackends {
 		c.demo = newDemoBackends(log)

@@ -270,6 +270,21 @@ func warningAttrs(w compile.Warning) []any {
 	return attrs
 }
 
+// routerOptions maps the flags to the router's options, the same in a
+// cluster and offline; backendTransport is nil but in tests.
+func routerOptions(cfg config, log *slog.Logger, m *metrics) router.Options {
+	return router.Options{
+		Transport:               cfg.backendTransport,
+		Logger:                  log,
+		Observer:                requestObserver(cfg, m),
+		TrustForwardedProto:     cfg.useForwardedHeaders,
+		TrustForwardedFor:       cfg.useForwardedHeaders,
+		ComputeFullForwardedFor: cfg.computeFullForwardedFor,
+		ProxyRealIPCIDR:         cfg.proxyRealIPCIDR,
+		MaxBodySize:             cfg.maxBodySize,
+	}
+}
+
 // requestObserver is the router's observer for cfg: the access log and
 // the metrics, each when on; nil when both are off.
 func requestObserver(cfg config, m *metrics) func(router.Record) {

@@ -174,27 +174,27 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	x := &exchange{
-		w:         w,
-		gen:       d.st.gen,
-		host:      d.host,
-		proto:     d.proto,
-		grpc:      grpc,
-		backend:   b,
-		vhost:     d.res.Host,
-		route:     d.res.Route,
-		balancer:  bal,
-		path:      d.path,
-		query:     d.query,
-		hasQuery:  d.hasQuery,
-		reqBody:   body,
-		start:     start,
-		requestID: id,
-		returnID:  r.returnRequestID,
-		realIP:    r.realIP(req),
-		choice:    ch,
-		added:     ph,
+		w:                w,
+		gen:              d.st.gen,
+		host:             d.host,
+		proto:            d.proto,
+		grpc:             grpc,
+		backend:          b,
+		vhost:            d.res.Host,
+		route:            d.res.Route,
+		balancer:         bal,
+		path:             d.path,
+		query:            d.query,
+		hasQuery:         d.hasQuery,
+		reqBody:          body,
+		start:            start,
+		requestID:        id,
+		returnID:         r.returnRequestID,
+		fullForwardedFor: r.fullForwardedFor,
+		realIP:           r.realIP(req),
+		choice:           ch,
+		added:            ph,
 	}
-	x.fullForwardedFor = r.fullForwardedFor
 	if id == "" && r.observer != nil {
 		// The record names the ID the backend gets, so it is made here
 		// rather than as the request head is written.

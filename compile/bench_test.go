@@ -33,7 +33,7 @@ func benchSnapshot(n int) Snapshot {
 }
 
 func BenchmarkCompile(b *testing.B) {
-	for _, n := range []int{100, 1000, 10000} {
+	for _, n := range []int{100, 1000, 10000, 100000} {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			s := benchSnapshot(n)
 			tab, ws := compileTable(s, Options{})

@@ -48,7 +48,7 @@ type annotationValues struct {
 	// extensions are the embedder's annotations (see extensions.go).
 	extensions *match.Extensions
 	// redirect holds the redirect and host annotations
-	// (redirect_annotations.go); nil when the Ingress sets none, which is
+	// (route_redirect.go); nil when the Ingress sets none, which is
 	// most of them.
 	redirect *redirectAnnotations
 	// rewrite holds rewrite-target, use-regex, upstream-vhost and

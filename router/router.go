@@ -41,7 +41,7 @@
 //     is never redirected. Plain means req.TLS is nil: X-Forwarded-Proto is
 //     trusted only with Options.TrustForwardedProto.
 //   - Before that, the table's own redirects are answered (see
-//     redirect_action.go): a from-to-www-redirect twin's 308, app-root's 302
+//     host_actions.go): a from-to-www-redirect twin's 308, app-root's 302
 //     for "/", and a route's permanent-redirect or temporal-redirect.
 //   - A backend that cannot be connected to (refused, unreachable, connect
 //     timeout, TLS handshake failure) is retried on other endpoints of the

@@ -2,9 +2,11 @@ package compile
 
 import (
 	"cmp"
+	"fmt"
 	"net/netip"
 	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -452,4 +454,27 @@ func (b *builder) decideProtocols() {
 				owner.ref(), "")
 		}
 	}
+}
+
+// backend-protocol is read here (SPEC §8, §11.1); decideProtocols applies it.
+func init() {
+	registerAnnotations(map[string]annotationSpec{"backend-protocol": {apply: applyBackendProtocol}})
+}
+
+func applyBackendProtocol(v *annotationValues, key, value string) error {
+	var p match.Protocol
+	switch strings.ToUpper(value) {
+	case "HTTP":
+		p = match.HTTP
+	case "HTTPS":
+		p = match.HTTPS
+	case "GRPC":
+		p = match.GRPC
+	case "GRPCS":
+		p = match.GRPCS
+	default:
+		return fmt.Errorf("%s %q is not one of HTTP, HTTPS, GRPC, GRPCS; the backend is dialled as HTTP", key, value)
+	}
+	v.protocol, v.protocolKey = p, key
+	return nil
 }

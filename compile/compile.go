@@ -74,7 +74,7 @@ var buildSteps = []func(*builder){
 	(*builder).decideAffinity,             // §9: session affinity, oldest decides; sticky canaries share it
 	(*builder).buildTLS,                   // §12: TLS hosts and certificates
 	(*builder).applyHostActions,           // §11: redirects, app-root, aliases, www twins
-	(*builder).applyRedirects,             // §12: host-level redirect settings
+	(*builder).applyFallbackSettings,      // §6: each host's fallback location settings (§12 redirects, policies)
 	(*builder).assemble,                   // match.New: the table and its digest (§15)
 }
 

@@ -1,5 +1,25 @@
 package compile
 
+// ssl-redirect, force-ssl-redirect and preserve-trailing-slash: the
+// annotations of the plain-HTTP to HTTPS redirect (SPEC §11.1, §12), which
+// the router answers (router/sslredirect.go).
+
+func init() {
+	registerAnnotations(map[string]annotationSpec{
+		"ssl-redirect":            {apply: applySSLRedirect},
+		"force-ssl-redirect":      {apply: applyForceSSLRedirect},
+		"preserve-trailing-slash": {apply: applyPreserveTrailingSlash},
+	})
+}
+
+var (
+	applySSLRedirect = boolAnnotation(func(v *annotationValues, _ string, on bool) { v.sslRedirect = &on })
+
+	applyForceSSLRedirect = boolAnnotation(func(v *annotationValues, _ string, on bool) { v.forceSSLRedirect = on })
+
+	applyPreserveTrailingSlash = boolAnnotation(func(v *annotationValues, _ string, on bool) { v.preserveTrailingSlash = on })
+)
+
 // redirects returns the Ingress's ssl-redirect and force-ssl-redirect
 // settings (SPEC §11, §12): the annotation when set, else the option for
 // ssl-redirect and off for force-ssl-redirect.
@@ -9,27 +29,4 @@ func (ing *ingress) redirects(o Options) (sslRedirect, force bool) {
 		sslRedirect = *ing.ann.sslRedirect
 	}
 	return sslRedirect, ing.ann.forceSSLRedirect
-}
-
-// applyRedirects sets each virtual host's own location settings, used when
-// no route matches: from the Ingress that supplies them (the creator, or the
-// catch-all's fallback Ingress), else the options. ingress-nginx applies an
-// Ingress's annotations to the default location it creates for it, so the
-// fallback gets that Ingress's redirects, request policy, CORS and
-// authentication, and outside the catch-all its rewrite (SPEC §6). Routes
-// got theirs from their own Ingress when declared.
-func (b *builder) applyRedirects() {
-	for _, v := range b.vhostOrder {
-		if ing := v.settingsFrom; ing != nil {
-			v.vh.SSLRedirect, v.vh.ForceSSLRedirect = ing.redirects(b.opts)
-			v.vh.PreserveTrailingSlash = ing.ann.preserveTrailingSlash
-			v.vh.FallbackPolicy = ing.requestPolicy()
-			v.vh.FallbackCORS, v.vh.FallbackAuth = ing.ann.access.cors, ing.ann.access.auth
-			if v != b.catchAll {
-				v.vh.FallbackRewrite = b.fallbackRewrite(ing)
-			}
-		} else {
-			v.vh.SSLRedirect = !b.opts.DisableSSLRedirect
-		}
-	}
 }

@@ -18,18 +18,21 @@ const (
 
 // annotationValues are the parsed annotations of one Ingress.
 type annotationValues struct {
-	protocol match.Protocol
-	// protocolKey is the annotation that set protocol; "" when defaulted.
+	// protocol is backend-protocol (backends.go); protocolKey is the
+	// annotation that set it, "" when defaulted.
+	protocol    match.Protocol
 	protocolKey string
 
-	// sslRedirect is nil when not set: the options decide.
+	// ssl-redirect, force-ssl-redirect and preserve-trailing-slash
+	// (sslredirect.go). sslRedirect is nil when not set: the options decide.
 	sslRedirect      *bool
 	forceSSLRedirect bool
 	// preserveTrailingSlash keeps the trailing slash in that redirect.
 	preserveTrailingSlash bool
 
-	// load-balance and upstream-hash-by as parsed, each with the annotation
-	// that set it ("" when unset); ewma: load-balance said "ewma".
+	// load-balance and upstream-hash-by as parsed (balance.go), each with
+	// the annotation that set it ("" when unset); ewma: load-balance said
+	// "ewma".
 	loadBalance    balance.Policy
 	loadBalanceKey string
 	ewma           bool
@@ -47,9 +50,8 @@ type annotationValues struct {
 
 	// extensions are the embedder's annotations (see extensions.go).
 	extensions *match.Extensions
-	// redirect holds the redirect and host annotations
-	// (route_redirect.go); nil when the Ingress sets none, which is
-	// most of them.
+	// redirect holds the redirect and host annotations (withhold.go); nil
+	// when the Ingress sets none, which is most of them.
 	redirect *redirectAnnotations
 	// rewrite holds rewrite-target, use-regex, upstream-vhost and
 	// x-forwarded-prefix (rewrite.go).

@@ -12,7 +12,7 @@ import (
 	"ramjet.dev/ramjet/match"
 )
 
-// Authentication (SPEC §11): auth-type basic with auth-secret,
+// Authentication (SPEC §11.7): auth-type basic with auth-secret,
 // auth-secret-type and auth-realm; external auth with auth-url,
 // auth-method, auth-signin, auth-signin-redirect-param,
 // auth-response-headers, auth-request-redirect and auth-always-set-cookie.

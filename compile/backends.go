@@ -427,7 +427,7 @@ func (b *builder) orderClaims() {
 	}
 }
 
-// decideProtocols sets each backend's protocol (SPEC §8, §11). When the
+// decideProtocols sets each backend's protocol (SPEC §8, §11.1). When the
 // Ingresses serving one backend disagree, the oldest decides and each other
 // one gets AnnotationConflict. An Ingress without backend-protocol asks for
 // HTTP, the default.
@@ -456,7 +456,7 @@ func (b *builder) decideProtocols() {
 	}
 }
 
-// backend-protocol is read here (SPEC §8, §11.1); decideProtocols applies it.
+// backend-protocol (SPEC §8, §11.1), applied by decideProtocols.
 func init() {
 	registerAnnotations(map[string]annotationSpec{"backend-protocol": {apply: applyBackendProtocol}})
 }

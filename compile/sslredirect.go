@@ -21,7 +21,7 @@ var (
 )
 
 // redirects returns the Ingress's ssl-redirect and force-ssl-redirect
-// settings (SPEC §11, §12): the annotation when set, else the option for
+// settings (SPEC §11.1, §12): the annotation when set, else the option for
 // ssl-redirect and off for force-ssl-redirect.
 func (ing *ingress) redirects(o Options) (sslRedirect, force bool) {
 	sslRedirect = !o.DisableSSLRedirect

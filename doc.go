@@ -549,7 +549,8 @@
 //
 // # 11.1 Routing
 //
-// Where a request goes and what it is sent as:
+// Where a request goes and what the backend receives, or the redirect the
+// router answers instead:
 //
 //   - backend-protocol (§8);
 //   - ssl-redirect, force-ssl-redirect and preserve-trailing-slash (§12),
@@ -754,8 +755,8 @@
 //
 // # 11.5 Access
 //
-// Who may reach a location, and how often; values that do not parse close
-// it, as §11.4 says:
+// Who may reach a location, and how often; a value that does not parse
+// leaves it protected or closed, as in §11.4:
 //
 //   - allowlist-source-range (also spelled whitelist-source-range, read
 //     only when the former is not set) and denylist-source-range: CIDR

@@ -159,7 +159,7 @@
 // the client (ProxyRealIPCIDR), whether their X-Forwarded-For is believed
 // (TrustForwardedFor) and passed on whole (ComputeFullForwardedFor); and
 // the size of the
-// rate-limit table (RateLimitEntries, §11). The status address source is
+// rate-limit table (RateLimitEntries, §11.5). The status address source is
 // a status.Source (-publish-address or -publish-service; -no-status-update
 // writes nothing, §16).
 //
@@ -288,7 +288,7 @@
 //   - Controller order of regex paths, ingress-nginx's: pattern length
 //     (without the dropped "^") descending, then the pattern descending in
 //     byte order, then declaration order (§7).
-//   - A host in ingress-nginx's regex mode (§11) has regex paths only, so
+//   - A host in ingress-nginx's regex mode (§11.1) has regex paths only, so
 //     there the first pattern in controller order wins, however short the
 //     Prefix or Exact path it came from.
 //
@@ -368,7 +368,7 @@
 //     answers 503 (ExternalNameUnsupported): following a DNS name needs a
 //     resolver with TTLs in the data plane, and an address frozen at compile
 //     time goes stale at the first failover.
-//   - Protocol, from the backend-protocol annotation (§11): HTTP (the
+//   - Protocol, from the backend-protocol annotation (§11.1): HTTP (the
 //     default), HTTPS, GRPC or GRPCS, in any case. An invalid value warns
 //     AnnotationRejected and keeps HTTP. When the Ingresses serving one
 //     backend disagree, the oldest decides and the others get
@@ -539,21 +539,30 @@
 // with and may answer the request or pass it on with headers of its own.
 // They count in the digest. The reserved prefixes cannot be registered.
 //
-// Implemented, with either prefix:
+// The implemented annotations follow by area, one subsection each (§11.1 to
+// §11.7), all with either prefix. Those of §11.4 to §11.7 are request
+// policies, and apply per location, as in ingress-nginx: every path of an
+// Ingress, and the fallback of a host the Ingress created (for the
+// catch-all, of the rules-less Ingress whose spec.defaultBackend it
+// serves), since ingress-nginx gives the default location of a server the
+// annotations of the Ingress that created it (§6).
+//
+// # 11.1 Routing
+//
+// Where a request goes and what the backend receives, or the redirect the
+// router answers instead:
 //
 //   - backend-protocol (§8);
-//   - load-balance and upstream-hash-by (§9);
-//   - affinity, affinity-mode, affinity-canary-behavior and the
-//     session-cookie-* settings (§9);
-//   - the canary set (§10);
 //   - ssl-redirect, force-ssl-redirect and preserve-trailing-slash (§12),
 //     booleans in Go's syntax ("true", "false", "1", "0", ...);
 //   - use-regex, rewrite-target, upstream-vhost and x-forwarded-prefix, as
 //     below. Each is per location: it applies to the routes of the Ingress
 //     that sets it, and a route shows it in the table rendering and the
 //     digest (match.Route.Rewrite);
-//   - the redirect and host annotations below;
-//   - the request policies below.
+//   - the redirect and host annotations (from-to-www-redirect, app-root,
+//     permanent-redirect, temporal-redirect, relative-redirects,
+//     server-alias) and the backend annotations service-upstream and
+//     default-backend, below.
 //
 // Redirects are answered by the router itself, never proxied (the route's
 // backend is still resolved and listed), before the TLS redirect of §12,
@@ -678,12 +687,43 @@
 // Ingress's own Exact and Prefix paths case-insensitive patterns, nothing
 // more.
 //
-// Request policies apply per location, as in ingress-nginx: every path of
-// an Ingress, and the fallback of a host the Ingress created (for the
-// catch-all, of the rules-less Ingress whose spec.defaultBackend it
-// serves), since ingress-nginx gives the default location of a server the
-// annotations of the Ingress that created it. The table rendering shows
-// them after each route and fallback line ("policy body=8m read=20s
+// Not yet: for default-backend, the X-Code and related headers
+// ingress-nginx adds for the default Service, and its use with
+// custom-http-errors, are not built: only the no-endpoint fallback is
+// (§19).
+//
+// # 11.2 Canary
+//
+// canary, canary-by-header, canary-by-header-value,
+// canary-by-header-pattern, canary-by-cookie, canary-weight and
+// canary-weight-total; §10 says what they do. canary is a boolean in Go's
+// syntax; canary-weight and canary-weight-total are whole numbers (decimal,
+// optionally signed, within 32 bits); canary-by-header and canary-by-cookie
+// name a header or cookie (an HTTP token); canary-by-header-value is any
+// value without a line break or NUL; canary-by-header-pattern is a
+// non-empty regular expression in Go's syntax. A value that does not parse
+// warns AnnotationRejected and is not applied.
+//
+// # 11.3 Balancing and affinity
+//
+// load-balance (round_robin, least_conn, hash or ewma), upstream-hash-by
+// ($remote_addr, $request_uri, $http_<name> or $cookie_<name>), affinity
+// (cookie), affinity-mode (balanced or persistent),
+// affinity-canary-behavior (sticky or legacy) and the session-cookie-*
+// settings; §9 says what they do and which Ingress decides for a backend.
+// session-cookie-name is an HTTP token; session-cookie-path starts with
+// "/", and it and session-cookie-domain are printable ASCII without spaces
+// or ';'; session-cookie-max-age and -expires are whole seconds under
+// nginx.ingress.kubernetes.io/ ("3600") and a duration with a unit, in
+// whole seconds, under ramjet.dev/ ("1h"); session-cookie-samesite is None,
+// Lax or Strict, in any case; session-cookie-secure,
+// -conditional-samesite-none and -change-on-failure are booleans. A value
+// that does not parse warns AnnotationRejected and is not applied.
+//
+// # 11.4 Body and timeouts
+//
+// The table rendering shows the request policies of this section and §11.5
+// after each route and fallback line ("policy body=8m read=20s
 // allow=10.0.0.0/8 limit=prod/shop(rps=5/25)") and the digest encodes them.
 // A value that does not parse warns AnnotationRejected on its own
 // annotation and leaves the location protected or closed, never open:
@@ -712,6 +752,12 @@
 //   - proxy-next-upstream-tries: the endpoints a request whose connection
 //     failed is sent to, the first included (default 3; "0" every endpoint
 //     once, nginx's unlimited).
+//
+// # 11.5 Access
+//
+// Who may reach a location, and how often; a value that does not parse
+// leaves it protected or closed, as in §11.4:
+//
 //   - allowlist-source-range (also spelled whitelist-source-range, read
 //     only when the former is not set) and denylist-source-range: CIDR
 //     ranges and bare addresses, IPv4 and IPv6, comma-separated. A client
@@ -738,113 +784,110 @@
 // The rate-limit counters are not in the table: they live in the
 // router.Router, keyed by the zone's name and the client address, so every
 // rebuild keeps them. Their memory is bounded, like nginx's fixed-size
-// zone: one table of router.Options.RateLimitEntries entries (65,536 by
-// default, 5.6 MiB, allocated when a limited request first arrives), set
-// associative (8 entries per set, chosen by a hash seeded per Router, so
-// clients cannot aim at one set). A new client takes a free entry of its
-// set or the least recently used one, so a flood from any number of
-// addresses evicts idle counters (an evicted counter starts again from
-// empty, as when nginx drops old states from a full zone) and the table
-// never grows; an entry with requests in flight is never evicted, and a
-// request whose set is full of them answers 503, as nginx does when its
-// zone has no room.
+// zone: one table of router.Options.RateLimitEntries entries shared by all
+// zones, allocated when a limited request first arrives; the router package
+// documentation has its sizes and layout. A new client takes a free entry
+// or the least recently used idle one of those its address may take, so a
+// flood from any number of addresses evicts idle counters (an evicted
+// counter starts again from empty, as when nginx drops old states from a
+// full zone) and the table never grows; an entry with requests in flight is
+// never evicted, and a request that finds no entry to take answers 503, as
+// nginx does when its zone has no room.
 //
-// CORS and authentication, per location:
+// # 11.6 CORS
 //
-//   - CORS, per location: enable-cors, cors-allow-origin,
-//     cors-allow-methods, cors-allow-headers, cors-expose-headers,
-//     cors-allow-credentials, cors-max-age, with ingress-nginx's defaults
-//     (origin "*", methods "GET, PUT, POST, DELETE, PATCH, OPTIONS", its
-//     header list, credentials true, max-age 1728000). With origin "*"
-//     every request of the location gets the Access-Control-* headers and
-//     Access-Control-Allow-Origin "*"; with a list (scheme://host[:port],
-//     null, or scheme://*.host[:port], the "*" standing for exactly one
-//     label of letters, digits and '-'), only a request whose Origin
-//     matches one, without regard to ASCII case only (as ingress-nginx's
-//     PCRE without UTF mode: "localhoſt", with U+017F, is not
-//     "localhost"), gets them, its Origin echoed.
-//     The headers go on every answer of the location, the router's own
-//     401, 503 and 308 included, and replace any the backend sent; an
-//     OPTIONS request that qualifies is the preflight and is answered 204
-//     by the router before the TLS redirect and authentication, as
-//     ingress-nginx answers it. A request that does not qualify is served
-//     as if CORS were off. The cors-* annotations do nothing without
-//     enable-cors.
-//   - Basic authentication, per location: auth-type basic, auth-secret
-//     (name, or namespace/name in the Ingress's own namespace),
-//     auth-secret-type auth-file (an htpasswd file under key auth, the
-//     default) or auth-map (each key a user, its value the hash),
-//     auth-realm. The Secret is read when the table is compiled. A request
-//     without matching credentials answers 401 with WWW-Authenticate:
-//     Basic realm="<realm>"; the backend never sees the Authorization
-//     header. Hashes: bcrypt ($2a$, $2b$, $2y$), apr1 and $1$ MD5-crypt,
-//     {SHA}, {SSHA} and {PLAIN}, the schemes nginx accepts on
-//     ingress-nginx's image except SHA-crypt ($5$, $6$) and DES crypt,
-//     whose users cannot log in (SecretInvalid). The htpasswd file is read
-//     as nginx reads it: "user:hash", the hash ending at the next ':',
-//     '#' lines and blank lines skipped, the first line of a user winning;
-//     an entry that cannot be used only locks that user out (SecretInvalid
-//     names it, never its hash). The outcomes of bcrypt and MD5-crypt
-//     checks, right and wrong, are cached by the router: 4,096 entries,
-//     each the SHA-256 of the stored hash and the password, a new one
-//     replacing whatever held its slot except that a failure never evicts
-//     a success, so a rotated password invalidates its entries, a repeated
-//     wrong password costs one check, and memory never grows. Checks not in
-//     the cache are bounded (§13).
-//   - External authentication, per location: auth-url (http or https,
-//     which may use $host, $http_host, $best_http_host, $scheme,
-//     $pass_access_scheme, $request_uri, $escaped_request_uri,
-//     $remote_addr), auth-method, auth-signin, auth-signin-redirect-param,
-//     auth-response-headers, auth-request-redirect, auth-always-set-cookie.
-//     Before proxying, the router sends a subrequest as ingress-nginx's
-//     auth_request does: GET (or auth-method), no body, the client's
-//     headers except hop-by-hop ones, its X-Forwarded-*, X-Real-IP and
-//     names with '_', plus X-Original-URL, X-Original-Method, X-Sent-From:
-//     nginx-ingress-controller, X-Real-IP and X-Forwarded-For (the
-//     client's address), X-Auth-Request-Redirect (auth-request-redirect,
-//     else the request URI), X-Request-ID (the one the backend gets), and
-//     with auth-method X-Original-URI and X-Scheme. A 2xx passes: each
-//     auth-response-headers header is set on the proxied request from the
-//     service's answer, or removed when the service did not send it, and
-//     the service's Set-Cookie goes to the client with a successful answer
-//     (any answer with auth-always-set-cookie). A 401 is passed on with
-//     the service's WWW-Authenticate, or with auth-signin becomes a 302 to
-//     the sign-in URL, whose rd parameter (auth-signin-redirect-param) is
-//     added as $pass_access_scheme://$http_host$escaped_request_uri unless
-//     the URL sets it; a 403 is passed on; anything else, a failure, or no
-//     answer within router.Options.AuthTimeout (10 s) is 500. The
-//     subrequest goes through router.Options.Transport when set. With both
-//     kinds, basic is checked first.
+// enable-cors, cors-allow-origin, cors-allow-methods, cors-allow-headers,
+// cors-expose-headers, cors-allow-credentials, cors-max-age, with
+// ingress-nginx's defaults (origin "*", methods "GET, PUT, POST, DELETE,
+// PATCH, OPTIONS", its header list, credentials true, max-age 1728000).
+// With origin "*" every request of the location gets the Access-Control-*
+// headers and Access-Control-Allow-Origin "*"; with a list
+// (scheme://host[:port], null, or scheme://*.host[:port], the "*" standing
+// for exactly one label of letters, digits and '-'), only a request whose
+// Origin matches one, without regard to ASCII case only (as ingress-nginx's
+// PCRE without UTF mode: "localhoſt", with U+017F, is not "localhost"),
+// gets them, its Origin echoed. The headers go on every answer of the
+// location, the router's own 401, 503 and 308 included, and replace any the
+// backend sent; an OPTIONS request that qualifies is the preflight and is
+// answered 204 by the router before the TLS redirect and authentication, as
+// ingress-nginx answers it. A request that does not qualify is served as if
+// CORS were off. The cors-* annotations do nothing without enable-cors.
 //
-// Authentication and CORS fail closed, and each rejected value warns. A
-// location whose authentication ingress-nginx denies (a missing Secret or
-// key auth, a Secret in another namespace, auth-type neither basic nor
-// digest, an unknown auth-secret-type, auth-type without auth-secret, an
-// auth-url that is no http(s) URL or uses another variable, an invalid
-// auth-method or auth-response-headers) answers 503 to every request, as
-// there; auth-type digest does too (not supported), and so does an
-// invalid auth-request-redirect, which there silently drops the whole
-// external authentication. An invalid auth-realm is sent empty and the
-// location stays protected; an invalid auth-signin passes the 401 on. A
-// cors-allow-origin, -methods, -headers or -credentials value
-// ingress-nginx would replace by a wider default ("*", every default
-// method or header, credentials on) instead closes the location's CORS:
-// no origin qualifies. An invalid cors-max-age or cors-expose-headers
-// falls back as there (1728000, none), and an enable-cors that is no
-// boolean leaves CORS off. auth-secret without auth-type protects nothing,
-// as there, and warns AnnotationRejected. The table's text shows every
-// policy under its route (the Secret's name and how many users it holds,
-// never a hash); the digest covers them, the passwords included, so a
-// rotated Secret publishes a new table. Policies apply to routes, not to
-// fallbacks (spec.defaultBackend).
+// CORS fails closed, and each rejected value warns (AnnotationRejected). A
+// cors-allow-origin, -methods, -headers or -credentials value ingress-nginx
+// would replace by a wider default ("*", every default method or header,
+// credentials on) instead closes the location's CORS: no origin qualifies.
+// An invalid cors-max-age or cors-expose-headers falls back as there
+// (1728000, none), and an enable-cors that is no boolean leaves CORS off.
+// The table's text shows the policy under its route and fallback lines; the
+// digest covers it.
+//
+// # 11.7 Auth
+//
+// Basic authentication, per location: auth-type basic, auth-secret (name,
+// or namespace/name in the Ingress's own namespace), auth-secret-type
+// auth-file (an htpasswd file under key auth, the default) or auth-map
+// (each key a user, its value the hash), auth-realm. The Secret is read
+// when the table is compiled. A request without matching credentials
+// answers 401 with WWW-Authenticate: Basic realm="<realm>"; the backend
+// never sees the Authorization header. Hashes: bcrypt ($2a$, $2b$, $2y$),
+// apr1 and $1$ MD5-crypt, {SHA}, {SSHA} and {PLAIN}, the schemes nginx
+// accepts on ingress-nginx's image except SHA-crypt ($5$, $6$) and DES
+// crypt, whose users cannot log in (SecretInvalid). The htpasswd file is
+// read as nginx reads it: "user:hash", the hash ending at the next ':', '#'
+// lines and blank lines skipped, the first line of a user winning; an entry
+// that cannot be used only locks that user out (SecretInvalid names it,
+// never its hash). The outcomes of bcrypt and MD5-crypt checks, right and
+// wrong, are cached by the router, keyed by the SHA-256 of the stored hash
+// and the password, in a cache of fixed size (its sizes are in the router
+// package documentation) where a failure never evicts a success: a rotated
+// password invalidates its entries, a repeated wrong password costs one
+// check, and memory never grows. Checks not in the cache are bounded (§13).
+//
+// External authentication, per location: auth-url (http or https, which may
+// use $host, $http_host, $best_http_host, $scheme, $pass_access_scheme,
+// $request_uri, $escaped_request_uri, $remote_addr), auth-method,
+// auth-signin, auth-signin-redirect-param, auth-response-headers,
+// auth-request-redirect, auth-always-set-cookie. Before proxying, the
+// router sends a subrequest as ingress-nginx's auth_request does: GET (or
+// auth-method), no body, the client's headers except hop-by-hop ones, its
+// X-Forwarded-*, X-Real-IP and names with '_', plus X-Original-URL,
+// X-Original-Method, X-Sent-From: nginx-ingress-controller, X-Real-IP and
+// X-Forwarded-For (the client's address), X-Auth-Request-Redirect
+// (auth-request-redirect, else the request URI), X-Request-ID (the one the
+// backend gets), and with auth-method X-Original-URI and X-Scheme. A 2xx
+// passes: each auth-response-headers header is set on the proxied request
+// from the service's answer, or removed when the service did not send it,
+// and the service's Set-Cookie goes to the client with a successful answer
+// (any answer with auth-always-set-cookie). A 401 is passed on with the
+// service's WWW-Authenticate, or with auth-signin becomes a 302 to the
+// sign-in URL, whose rd parameter (auth-signin-redirect-param) is added as
+// $pass_access_scheme://$http_host$escaped_request_uri unless the URL sets
+// it; a 403 is passed on; anything else, a failure, or no answer within
+// router.Options.AuthTimeout (10 s) is 500. The subrequest goes through
+// router.Options.Transport when set. With both kinds, basic is checked
+// first.
+//
+// Authentication fails closed, and each rejected value warns. A location
+// whose authentication ingress-nginx denies (a missing Secret or key auth,
+// a Secret in another namespace, auth-type neither basic nor digest, an
+// unknown auth-secret-type, auth-type without auth-secret, an auth-url that
+// is no http(s) URL or uses another variable, an invalid auth-method or
+// auth-response-headers) answers 503 to every request, as there; auth-type
+// digest does too (not supported), and so does an invalid
+// auth-request-redirect, which there silently drops the whole external
+// authentication. An invalid auth-realm is sent empty and the location
+// stays protected; an invalid auth-signin passes the 401 on. auth-secret
+// without auth-type protects nothing, as there, and warns
+// AnnotationRejected. The table's text shows the authentication under its
+// route and fallback lines (the Secret's name and how many users it holds,
+// never a hash); the digest covers it, the passwords included, so a rotated
+// Secret publishes a new table.
 //
 // Not yet: of the authentication group, auth-snippet (nginx configuration
 // ramjet cannot run), auth-cache-key, auth-cache-duration, auth-keepalive*,
 // auth-proxy-set-headers and the auth-tls-* client certificate set; each
-// warns as above and has no effect. For default-backend, the X-Code and
-// related headers ingress-nginx adds for the default Service, and its use
-// with custom-http-errors, are not built: only the no-endpoint fallback is
-// (§19).
+// warns as above and has no effect.
 //
 // # 12. TLS
 //
@@ -920,9 +963,9 @@
 //     ACME exemption (§12) are all decided on this path. The backend
 //     receives the client's request-target and query byte for byte, "#"
 //     and "//"-prefixed targets included, unless the matched route's
-//     rewrite-target (§11) gives it a new one.
+//     rewrite-target (§11.1) gives it a new one.
 //   - Forwarded to the backend: the client's Host unchanged (unless the
-//     route's upstream-vhost, §11, names another);
+//     route's upstream-vhost, §11.1, names another);
 //     X-Forwarded-For, the client address alone (ingress-nginx's
 //     $remote_addr; with TrustForwardedFor and ComputeFullForwardedFor, the
 //     client's X-Forwarded-For with the peer appended), the client's own
@@ -996,15 +1039,15 @@
 //     response headers within the read timeout (60 s, or the location's
 //     proxy-read-timeout), or stopped taking the request for its
 //     proxy-send-timeout; 403 a client outside the location's source
-//     ranges; 503 over the location's rate limits (§11); 500 the share of a
+//     ranges; 503 over the location's rate limits (§11.5); 500 the share of a
 //     canary whose Service or port does not exist (§10); 400 a malformed
 //     request-target, path, Host or body framing; 408 a stalled body; 413 a
 //     body over the limit; 500 a rewrite that would build a target over
 //     the bound, or a body that could not be written to its temporary
 //     file; 503 too many password checks at once; 308 the TLS redirect
 //     (§12); the redirects of
-//     §11 (from-to-www-redirect, app-root, permanent-redirect,
-//     temporal-redirect); and for the policies of §11, 204 a CORS
+//     §11.1 (from-to-www-redirect, app-root, permanent-redirect,
+//     temporal-redirect); and for the policies of §11.6 and §11.7, 204 a CORS
 //     preflight, 401 basic credentials missing or wrong or the auth
 //     service's 401, 302 to the sign-in page, 403 the auth service's 403,
 //     500 the auth service failed, 503 a location whose authentication
@@ -1053,7 +1096,7 @@
 //   - A backend that cannot be connected to (refused, unreachable, connect
 //     timeout, failed TLS handshake) is retried on another of its
 //     endpoints, at most 3 tries (the location's proxy-next-upstream-tries,
-//     §11), for GET, HEAD, OPTIONS, TRACE, PUT and
+//     §11.4), for GET, HEAD, OPTIONS, TRACE, PUT and
 //     DELETE, when nothing of the request body was read (§19). A failure
 //     after the connection opened is never retried. A failure after the
 //     response started cuts the client's connection. In-flight counts are
@@ -1102,11 +1145,11 @@
 //	AnnotationConflict        Ingresses disagree about one backend (§8, §9)
 //	CanaryWithoutPrimary      a canary path or default backend with no primary to attach to (§10)
 //	CanaryConflict            a backend already has an older canary (§10)
-//	AnnotationSubstituted     ewma served as least_conn (§9); a rewrite-target sent with a leading "/" (§11)
-//	SecretNotFound            a spec.tls Secret missing or not kubernetes.io/tls (§12); an auth-secret missing (§11)
-//	SecretInvalid             a spec.tls key pair that does not parse (§12); an auth-secret without key auth, or with unusable entries (§11)
+//	AnnotationSubstituted     ewma served as least_conn (§9); a rewrite-target sent with a leading "/" (§11.1)
+//	SecretNotFound            a spec.tls Secret missing or not kubernetes.io/tls (§12); an auth-secret missing (§11.7)
+//	SecretInvalid             a spec.tls key pair that does not parse (§12); an auth-secret without key auth, or with unusable entries (§11.7)
 //	CertificateHostMismatch   a certificate not valid for a listed host (§12)
-//	RegexModeHost             a host in ingress-nginx's regex mode, on every Ingress with paths there (§11)
+//	RegexModeHost             a host in ingress-nginx's regex mode, on every Ingress with paths there (§11.1)
 //
 // Worth alerting on: RuleRejected, PathRejected, EndpointRejected, the
 // Service, default backend and Secret reasons. The example controller logs
@@ -1122,7 +1165,7 @@
 // encoding of everything that affects a response: the compile options
 // (passed as Spec.Inputs); hosts, routes in precedence order with their
 // redirect settings and rewrites, the redirect answers, aliases and
-// app-roots of §11; backends with their protocol, state, endpoints and
+// app-roots of §11.1; backends with their protocol, state, endpoints and
 // policy; TLS hosts; certificates with their whole chain. It walks sorted
 // lists only, never a map, and reads no clock. Sources and declaration order
 // are left out, and warnings are not part of the table: renaming an Ingress
@@ -1207,7 +1250,7 @@
 // Requests go through the real handler, built as net/http's server would
 // hand them over, with a transport that records which endpoint was chosen
 // and what it received. The router's external-auth subrequests (auth-url,
-// §11) go to a stand-in that answers like httpbin, whatever the host:
+// §11.7) go to a stand-in that answers like httpbin, whatever the host:
 // /status/<code>, /basic-auth/<user>/<password> (401 with a challenge
 // unless the request carries those credentials) and
 // /response-headers?<name>=<value>&... (200 with those headers); they are
@@ -1302,7 +1345,7 @@
 //     value that does not validate: replaced by a wider default there
 //     (any origin, credentials on), or dropping the whole authentication;
 //     here the location stays protected or its CORS closed
-//     (AnnotationRejected, §11).
+//     (AnnotationRejected, §11.6, §11.7).
 //   - A cors-allow-origin entry is matched as a suffix there (the regex
 //     is anchored only at its end); here the whole Origin must match. No
 //     browser sends an Origin that tells them apart (documented).
@@ -1323,11 +1366,11 @@
 //     (AnnotationSubstituted).
 //   - from-to-www-redirect on a wildcard host: a "www.*.<domain>" server
 //     name there, which nginx refuses; no twin here (AnnotationRejected).
-//   - The scheme of the redirects of §11 (app-root, a permanent or temporal
+//   - The scheme of the redirects of §11.1 (app-root, a permanent or temporal
 //     redirect made absolute): nginx's own connection's there; the client's
 //     here, which differs only behind a TLS-terminating load balancer with
 //     router.Options.TrustForwardedProto (documented).
-//   - An Ingress withheld over an annotation value (§11): absent from
+//   - An Ingress withheld over an annotation value (§11.1): absent from
 //     ingress-nginx's store there, so it gets no status; here it stays
 //     claimed and gets status, so that its warning reaches it as an Event
 //     (documented).
@@ -1335,7 +1378,7 @@
 //     X-Code: 503, X-Format, X-Namespace, X-Ingress-Name, X-Service-Name,
 //     X-Service-Port and X-Request-ID, and is balanced as the original
 //     upstream; here it is forwarded like any request, balanced as the
-//     default Service's backend (documented; see §11 Not yet).
+//     default Service's backend (documented; see §11.1, Not yet).
 //   - upstream-vhost or x-forwarded-prefix with a value ingress-nginx's
 //     validator refuses (a space, say): the whole Ingress is not served
 //     there; here only the annotation is dropped (AnnotationRejected).
@@ -1367,7 +1410,7 @@
 //     502 beyond (documented).
 //   - Rate limits when the counter table is full: nginx drops the oldest
 //     states of the Ingress's 5 MB zone; here the least recently used idle
-//     entry of a set in one table shared by all zones (§11, documented).
+//     entry of a set in one table shared by all zones (§11.5, documented).
 //
 // Kept on purpose, with a warning, because migrating users depend on it: a
 // Service port referenced by its targetPort string still resolves

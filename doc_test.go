@@ -39,6 +39,23 @@ func citations(src string) []int {
 
 var sectionHeading = regexp.MustCompile(`^(\d+)\. `)
 
+// subCitation matches a subsection mark such as "§11.3"; as with
+// citation, an RFC's own ("RFC 9110 §9.2.2") is captured in the first group.
+var subCitation = regexp.MustCompile(`(RFC \d+ )?§(\d+\.\d+)`)
+
+// subCitations returns the contract subsections src cites, in order.
+func subCitations(src string) []string {
+	var out []string
+	for _, m := range subCitation.FindAllStringSubmatch(src, -1) {
+		if m[1] == "" {
+			out = append(out, m[2])
+		}
+	}
+	return out
+}
+
+var subsectionHeading = regexp.MustCompile(`^(\d+)\.(\d+) `)
+
 // sectionHeadings returns the numbers of the "# N. Title" headings of a doc
 // comment, in order.
 func sectionHeadings(doc string) []int {
@@ -61,6 +78,37 @@ func sectionHeadings(doc string) []int {
 		}
 	}
 	return out
+}
+
+// subsectionHeadings returns the "N.M" of the "# N.M Title" headings of a
+// doc comment, in order.
+func subsectionHeadings(doc string) []string {
+	var p comment.Parser
+	var out []string
+	for _, block := range p.Parse(doc).Content {
+		h, ok := block.(*comment.Heading)
+		if !ok {
+			continue
+		}
+		var title strings.Builder
+		for _, t := range h.Text {
+			if plain, ok := t.(comment.Plain); ok {
+				title.WriteString(string(plain))
+			}
+		}
+		if m := subsectionHeading.FindStringSubmatch(title.String()); m != nil {
+			out = append(out, m[1]+"."+m[2])
+		}
+	}
+	return out
+}
+
+func TestSubsections(t *testing.T) {
+	require.Equal(t, []string{"11.2"}, subCitations("// SPEC §11.2, §12 and (RFC 9110 §9.2.2)"))
+	require.Equal(t, []string{"11.1", "11.7"}, subCitations("// §11.1–§11.7"))
+	require.Equal(t, []string{"11.1", "11.12"},
+		subsectionHeadings("# 11. Annotations\n\nText.\n\n# 11.1 Routing\n\nText.\n\n# 11.12 Auth\n\nText.\n"))
+	require.Empty(t, subsectionHeadings("Steps:\n\n 11.1 First.\n"))
 }
 
 func TestCitations(t *testing.T) {
@@ -113,11 +161,22 @@ func TestContractCitations(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, f.Doc, "doc.go has no package comment")
 	headings := sectionHeadings(f.Doc.Text())
+	subsections := subsectionHeadings(f.Doc.Text())
+	next := make(map[string]int) // section → its next subsection number
+	for _, h := range subsections {
+		section, sub, _ := strings.Cut(h, ".")
+		n, _ := strconv.Atoi(sub)
+		next[section]++
+		require.Equal(t, next[section], n, "subsection %s out of order or numbered twice: %v", h, subsections)
+		s, _ := strconv.Atoi(section)
+		require.Contains(t, headings, s, "subsection %s of a section with no heading", h)
+	}
 	require.NotEmpty(t, headings, "doc.go has no numbered section headings")
 	require.True(t, slices.IsSorted(headings), "section headings out of order: %v", headings)
 	require.Equal(t, len(headings), len(slices.Compact(slices.Clone(headings))), "a section heading repeats: %v", headings)
 
-	citedIn := make(map[int][]string) // section → files citing it
+	citedIn := make(map[int][]string)       // section → files citing it
+	subCitedIn := make(map[string][]string) // subsection → files citing it
 	err = filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -140,6 +199,11 @@ func TestContractCitations(t *testing.T) {
 				citedIn[n] = append(citedIn[n], path)
 			}
 		}
+		for _, n := range subCitations(string(src)) {
+			if files := subCitedIn[n]; len(files) == 0 || files[len(files)-1] != path {
+				subCitedIn[n] = append(subCitedIn[n], path)
+			}
+		}
 		return nil
 	})
 	require.NoError(t, err)
@@ -148,6 +212,16 @@ func TestContractCitations(t *testing.T) {
 	for _, n := range slices.Sorted(maps.Keys(citedIn)) {
 		if !slices.Contains(headings, n) {
 			t.Errorf("§%d is cited in %s but doc.go has no heading \"# %d. ...\"", n, strings.Join(citedIn[n], ", "), n)
+		}
+	}
+	// A subsection cited in a subdivided section must be one of its "# N.M"
+	// headings. Sections without subsections are not checked, since a
+	// line break can part an RFC's "§4.2.4" from the RFC's name.
+	for _, n := range slices.Sorted(maps.Keys(subCitedIn)) {
+		section, _, _ := strings.Cut(n, ".")
+		subdivided := slices.ContainsFunc(subsections, func(h string) bool { return strings.HasPrefix(h, section+".") })
+		if subdivided && !slices.Contains(subsections, n) {
+			t.Errorf("§%s is cited in %s but doc.go has no heading \"# %s ...\"", n, strings.Join(subCitedIn[n], ", "), n)
 		}
 	}
 }

@@ -130,7 +130,7 @@ func applySessionCookieDomain(v *annotationValues, key, value string) error {
 
 // cookieSeconds parses a cookie lifetime: whole seconds as ingress-nginx
 // writes them ("3600") under its prefix; a duration with a unit ("1h")
-// under ramjet.dev/ (SPEC §11).
+// under ramjet.dev/ (SPEC §11.3).
 func cookieSeconds(key, value string) (string, error) {
 	if strings.HasPrefix(key, NativePrefix) {
 		d, err := time.ParseDuration(value)

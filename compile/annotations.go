@@ -18,18 +18,21 @@ const (
 
 // annotationValues are the parsed annotations of one Ingress.
 type annotationValues struct {
-	protocol match.Protocol
-	// protocolKey is the annotation that set protocol; "" when defaulted.
+	// protocol is backend-protocol (backends.go); protocolKey is the
+	// annotation that set it, "" when defaulted.
+	protocol    match.Protocol
 	protocolKey string
 
-	// sslRedirect is nil when not set: the options decide.
+	// ssl-redirect, force-ssl-redirect and preserve-trailing-slash
+	// (sslredirect.go). sslRedirect is nil when not set: the options decide.
 	sslRedirect      *bool
 	forceSSLRedirect bool
 	// preserveTrailingSlash keeps the trailing slash in that redirect.
 	preserveTrailingSlash bool
 
-	// load-balance and upstream-hash-by as parsed, each with the annotation
-	// that set it ("" when unset); ewma: load-balance said "ewma".
+	// load-balance and upstream-hash-by as parsed (balance.go), each with
+	// the annotation that set it ("" when unset); ewma: load-balance said
+	// "ewma".
 	loadBalance    balance.Policy
 	loadBalanceKey string
 	ewma           bool
@@ -47,9 +50,8 @@ type annotationValues struct {
 
 	// extensions are the embedder's annotations (see extensions.go).
 	extensions *match.Extensions
-	// redirect holds the redirect and host annotations
-	// (redirect_annotations.go); nil when the Ingress sets none, which is
-	// most of them.
+	// redirect holds the redirect and host annotations (withhold.go); nil
+	// when the Ingress sets none, which is most of them.
 	redirect *redirectAnnotations
 	// rewrite holds rewrite-target, use-regex, upstream-vhost and
 	// x-forwarded-prefix (rewrite.go).
@@ -97,17 +99,12 @@ type annotationSpec struct {
 }
 
 // knownAnnotations is the one registry of annotation keys ramjet knows.
-// Implementing a key is giving it an apply function here.
+// Implementing a key is registering its apply function from its area's
+// file (registerAnnotations).
 var knownAnnotations = map[string]annotationSpec{
-	"backend-protocol":        {apply: applyBackendProtocol},
-	"ssl-redirect":            {apply: applySSLRedirect},
-	"force-ssl-redirect":      {apply: applyForceSSLRedirect},
-	"preserve-trailing-slash": {apply: applyPreserveTrailingSlash},
-
 	// Known but not implemented: ingress-nginx routes, rewrites or refuses
 	// requests by these, so they warn and a migration report counts them as
-	// moving traffic (Warning.Severity). The implemented keys register from
-	// their areas' files.
+	// moving traffic (Warning.Severity).
 	"configuration-snippet": {},
 	"server-snippet":        {},
 	"custom-http-errors":    {},
@@ -188,24 +185,6 @@ func (b *builder) nginxAnnotation(ing *ingress, key, name, value string) {
 	}
 }
 
-func applyBackendProtocol(v *annotationValues, key, value string) error {
-	var p match.Protocol
-	switch strings.ToUpper(value) {
-	case "HTTP":
-		p = match.HTTP
-	case "HTTPS":
-		p = match.HTTPS
-	case "GRPC":
-		p = match.GRPC
-	case "GRPCS":
-		p = match.GRPCS
-	default:
-		return fmt.Errorf("%s %q is not one of HTTP, HTTPS, GRPC, GRPCS; the backend is dialled as HTTP", key, value)
-	}
-	v.protocol, v.protocolKey = p, key
-	return nil
-}
-
 // boolAnnotation applies a boolean annotation through set.
 func boolAnnotation(set func(v *annotationValues, key string, on bool)) func(v *annotationValues, key, value string) error {
 	return func(v *annotationValues, key, value string) error {
@@ -218,10 +197,45 @@ func boolAnnotation(set func(v *annotationValues, key string, on bool)) func(v *
 	}
 }
 
-var (
-	applySSLRedirect = boolAnnotation(func(v *annotationValues, _ string, on bool) { v.sslRedirect = &on })
+// accessAnnotations holds an Ingress's CORS (cors.go) and authentication
+// (auth.go) annotations as written, keyed by name without prefix, until
+// resolveAccess reads them together; then the policies every route of the
+// Ingress shares.
+type accessAnnotations struct {
+	raw  map[string]accessValue
+	cors *match.CORS
+	auth *match.Auth
+}
 
-	applyForceSSLRedirect = boolAnnotation(func(v *annotationValues, _ string, on bool) { v.forceSSLRedirect = on })
+type accessValue struct{ key, value string }
 
-	applyPreserveTrailingSlash = boolAnnotation(func(v *annotationValues, _ string, on bool) { v.preserveTrailingSlash = on })
-)
+func (a *accessAnnotations) get(name string) (accessValue, bool) {
+	v, ok := a.raw[name]
+	return v, ok
+}
+
+// keepAccessAnnotation records the value; resolveAccess parses it, since
+// what one key means depends on others (auth-secret on auth-type).
+func keepAccessAnnotation(v *annotationValues, key, value string) error {
+	if v.access.raw == nil {
+		v.access.raw = make(map[string]accessValue)
+	}
+	name := key[strings.IndexByte(key, '/')+1:]
+	v.access.raw[name] = accessValue{key: key, value: value}
+	return nil
+}
+
+func (b *builder) rejectAccess(ing *ingress, key, why string) {
+	b.warn(AnnotationRejected, ing.ref(), annotationField(key), key+": "+why)
+}
+
+// resolveAccess builds the Ingress's CORS policy (cors.go) and
+// authentication (auth.go) once its annotations are all read.
+func (b *builder) resolveAccess(ing *ingress) {
+	a := &ing.ann.access
+	if len(a.raw) == 0 {
+		return
+	}
+	a.cors = b.resolveCORS(ing)
+	a.auth = b.resolveAuth(ing)
+}

@@ -89,7 +89,7 @@ func TestAnnotationRegistry(t *testing.T) {
 }
 
 // When Ingresses disagree about one backend's protocol, the oldest serving
-// Ingress decides and each other gets AnnotationConflict (SPEC §8, §11).
+// Ingress decides and each other gets AnnotationConflict (SPEC §8, §11.1).
 func TestProtocolConflict(t *testing.T) {
 	tests := []struct {
 		name       string

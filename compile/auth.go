@@ -12,7 +12,7 @@ import (
 	"ramjet.dev/ramjet/match"
 )
 
-// Authentication (SPEC §11): auth-type basic with auth-secret,
+// Authentication (SPEC §11.7): auth-type basic with auth-secret,
 // auth-secret-type and auth-realm; external auth with auth-url,
 // auth-method, auth-signin, auth-signin-redirect-param,
 // auth-response-headers, auth-request-redirect and auth-always-set-cookie.
@@ -36,45 +36,9 @@ func init() {
 	registerAnnotations(keys)
 }
 
-// accessAnnotations holds an Ingress's CORS and authentication annotations
-// as written, keyed by name without prefix, until resolveAccess reads them
-// together; then the policies every route of the Ingress shares.
-type accessAnnotations struct {
-	raw  map[string]accessValue
-	cors *match.CORS
-	auth *match.Auth
-}
-
-type accessValue struct{ key, value string }
-
-func (a *accessAnnotations) get(name string) (accessValue, bool) {
-	v, ok := a.raw[name]
-	return v, ok
-}
-
-// keepAccessAnnotation records the value; resolveAccess parses it, since
-// what one key means depends on others (auth-secret on auth-type).
-func keepAccessAnnotation(v *annotationValues, key, value string) error {
-	if v.access.raw == nil {
-		v.access.raw = make(map[string]accessValue)
-	}
-	name := key[strings.IndexByte(key, '/')+1:]
-	v.access.raw[name] = accessValue{key: key, value: value}
-	return nil
-}
-
-func (b *builder) rejectAccess(ing *ingress, key, why string) {
-	b.warn(AnnotationRejected, ing.ref(), annotationField(key), key+": "+why)
-}
-
-// resolveAccess builds the Ingress's CORS policy and authentication once
-// its annotations are all read.
-func (b *builder) resolveAccess(ing *ingress) {
-	a := &ing.ann.access
-	if len(a.raw) == 0 {
-		return
-	}
-	a.cors = b.resolveCORS(ing)
+// resolveAuth builds the Ingress's authentication: basic, external or
+// both; nil when it asks for none.
+func (b *builder) resolveAuth(ing *ingress) *match.Auth {
 	auth := &match.Auth{}
 	if basic, denied := b.resolveBasicAuth(ing); denied != "" {
 		auth.Denied = denied
@@ -87,8 +51,9 @@ func (b *builder) resolveAccess(ing *ingress) {
 	}
 	auth.External = ext
 	if auth.Denied != "" || auth.Basic != nil || auth.External != nil {
-		a.auth = auth
+		return auth
 	}
+	return nil
 }
 
 // resolveBasicAuth reads auth-type basic. denied is set when the Ingress

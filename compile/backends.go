@@ -2,9 +2,11 @@ package compile
 
 import (
 	"cmp"
+	"fmt"
 	"net/netip"
 	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -425,7 +427,7 @@ func (b *builder) orderClaims() {
 	}
 }
 
-// decideProtocols sets each backend's protocol (SPEC §8, §11). When the
+// decideProtocols sets each backend's protocol (SPEC §8, §11.1). When the
 // Ingresses serving one backend disagree, the oldest decides and each other
 // one gets AnnotationConflict. An Ingress without backend-protocol asks for
 // HTTP, the default.
@@ -452,4 +454,27 @@ func (b *builder) decideProtocols() {
 				owner.ref(), "")
 		}
 	}
+}
+
+// backend-protocol (SPEC §8, §11.1), applied by decideProtocols.
+func init() {
+	registerAnnotations(map[string]annotationSpec{"backend-protocol": {apply: applyBackendProtocol}})
+}
+
+func applyBackendProtocol(v *annotationValues, key, value string) error {
+	var p match.Protocol
+	switch strings.ToUpper(value) {
+	case "HTTP":
+		p = match.HTTP
+	case "HTTPS":
+		p = match.HTTPS
+	case "GRPC":
+		p = match.GRPC
+	case "GRPCS":
+		p = match.GRPCS
+	default:
+		return fmt.Errorf("%s %q is not one of HTTP, HTTPS, GRPC, GRPCS; the backend is dialled as HTTP", key, value)
+	}
+	v.protocol, v.protocolKey = p, key
+	return nil
 }

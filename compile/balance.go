@@ -14,7 +14,7 @@ func init() {
 	})
 }
 
-// Load balancing (SPEC §9, §11): the load-balance and upstream-hash-by
+// Load balancing (SPEC §9, §11.3): the load-balance and upstream-hash-by
 // annotations say how an Ingress wants its backends balanced; the oldest
 // Ingress serving a backend decides.
 

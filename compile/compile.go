@@ -59,22 +59,22 @@ var buildSteps = []func(*builder){
 	(*builder).indexObjects,               // Services with their EndpointSlices; Secrets
 	(*builder).claimIngresses,             // SPEC §2, and Ingress order (§7)
 	(*builder).readAnnotations,            // §11
-	(*builder).resolveRedirectAnnotations, // §11: redirect and host annotations; withholds what ingress-nginx ignores
+	(*builder).resolveRedirectAnnotations, // §11.1: redirect and host annotations; withholds what ingress-nginx ignores
 	(*builder).splitCanaries,              // §10: a canary never routes as an ordinary Ingress
 	(*builder).buildHosts,                 // §3: virtual hosts and their creators
-	(*builder).markRegexHosts,             // §11: hosts in ingress-nginx's regex mode
-	(*builder).checkRewrites,              // §11: rewrites that will not do what they say
+	(*builder).markRegexHosts,             // §11.1: hosts in ingress-nginx's regex mode
+	(*builder).checkRewrites,              // §11.1: rewrites that will not do what they say
 	(*builder).buildRoutes,                // §4, §7: paths, route keys, conflicts, backends (§8)
 	(*builder).buildDefaultBackends,       // §6
 	(*builder).attachCanaries,             // §10: canaries join their primaries' backends
 	(*builder).orderClaims,                // each backend's serving Ingresses, oldest first
-	(*builder).applyBackendAnnotations,    // §11: service-upstream, default-backend
-	(*builder).decideProtocols,            // §8, §11: backend-protocol, oldest decides
-	(*builder).decideBalancing,            // §9, §11: load-balance, upstream-hash-by, oldest decides
+	(*builder).applyBackendAnnotations,    // §11.1: service-upstream, default-backend
+	(*builder).decideProtocols,            // §8, §11.1: backend-protocol, oldest decides
+	(*builder).decideBalancing,            // §9, §11.3: load-balance, upstream-hash-by, oldest decides
 	(*builder).decideAffinity,             // §9: session affinity, oldest decides; sticky canaries share it
 	(*builder).buildTLS,                   // §12: TLS hosts and certificates
-	(*builder).applyHostActions,           // §11: redirects, app-root, aliases, www twins
-	(*builder).applyRedirects,             // §12: host-level redirect settings
+	(*builder).applyHostActions,           // §11.1: redirects, app-root, aliases, www twins
+	(*builder).applyFallbackSettings,      // §6: each host's fallback location settings (§12 redirects, policies)
 	(*builder).assemble,                   // match.New: the table and its digest (§15)
 }
 

@@ -8,7 +8,7 @@ import (
 	"ramjet.dev/ramjet/match"
 )
 
-// CORS (SPEC §11): enable-cors and the cors-* annotations, read as
+// CORS (SPEC §11.6): enable-cors and the cors-* annotations, read as
 // ingress-nginx reads them. Where ingress-nginx falls back to a wider
 // setting on a value it cannot use (any origin, credentials allowed, every
 // default method or header), ramjet rejects the annotation and closes the

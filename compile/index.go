@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"ramjet.dev/ramjet/match"
 )
 
 // serviceEntry gathers everything known about one Service name: the Service
@@ -96,4 +98,19 @@ func precedes(a, b any) bool {
 		return errA == nil
 	}
 	return bytes.Compare(ja, jb) < 0
+}
+
+// ingressOf finds the claimed Ingress that declared src; nil for what no
+// Ingress declared.
+func (b *builder) ingressOf(src match.Source) *ingress {
+	if src.Name == "" {
+		return nil
+	}
+	if b.byKey == nil {
+		b.byKey = make(map[objKey]*ingress, len(b.ingresses))
+		for _, ing := range b.ingresses {
+			b.byKey[objKey{ing.obj.Namespace, ing.obj.Name}] = ing
+		}
+	}
+	return b.byKey[objKey{src.Namespace, src.Name}]
 }

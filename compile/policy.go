@@ -13,9 +13,9 @@ import (
 	"ramjet.dev/ramjet/match"
 )
 
-// Request policies (SPEC §11): the body limit, upstream timeouts and tries,
-// source ranges and rate limits of an Ingress's locations. Each annotation
-// is parsed on its own; a value that does not parse warns
+// Request policies (SPEC §11.4, §11.5): the body limit, upstream timeouts
+// and tries, source ranges and rate limits of an Ingress's locations. Each
+// annotation is parsed on its own; a value that does not parse warns
 // AnnotationRejected and leaves the location as protected as before or
 // closed, never open:
 //

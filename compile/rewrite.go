@@ -21,7 +21,7 @@ func init() {
 	})
 }
 
-// Regex mode and route rewrites (SPEC §5, §11, §13): rewrite-target,
+// Regex mode and route rewrites (SPEC §5, §11.1, §13): rewrite-target,
 // use-regex, upstream-vhost and x-forwarded-prefix.
 //
 // Under nginx.ingress.kubernetes.io/, use-regex "true" or a rewrite-target
@@ -272,7 +272,7 @@ type pathKey struct {
 	re  *match.Regexp
 }
 
-// modeKeys returns the routes a valid declared path becomes (SPEC §11):
+// modeKeys returns the routes a valid declared path becomes (SPEC §11.1):
 // itself, unless its host is in regex mode or its Ingress sets
 // ramjet.dev/use-regex, when Exact and Prefix paths become patterns.
 // ok is false when a pattern does not compile (PathRejected).
@@ -323,7 +323,7 @@ func (b *builder) modeKeys(ing *ingress, v *vhost, field string, p *networkingv1
 // fallbackRewrite is the rewrite of the host's default location, a Prefix
 // "/": ingress-nginx applies the Ingress's rewrite-target, x-forwarded-prefix
 // and upstream-vhost there too. A ramjet.dev/ rewrite affects only the
-// Ingress's own paths (SPEC §11), so with one the fallback keeps only the
+// Ingress's own paths (SPEC §11.1), so with one the fallback keeps only the
 // upstream-vhost.
 func (b *builder) fallbackRewrite(ing *ingress) *match.Rewrite {
 	rv := &ing.ann.rewrite

@@ -1,7 +1,7 @@
 // Package router serves a compiled routing table: an http.Handler that
 // matches each request against the table being served, answers what the
 // table answers itself (the 308 HTTPS redirect, 400, 403, 404, 408, 413,
-// 500, 502, 503, 504; a location's request policy, SPEC §11, included, with
+// 500, 502, 503, 504; a location's request policy, SPEC §11.4–§11.7, included, with
 // the CORS preflight's 204 and authentication's 302, 401, 403 and 500) and
 // reverse-proxies the rest to one endpoint of the chosen backend, past its
 // canary and by its session (SPEC §9, §10, §12, §13, §15).
@@ -41,7 +41,7 @@
 //     is never redirected. Plain means req.TLS is nil: X-Forwarded-Proto is
 //     trusted only with Options.TrustForwardedProto.
 //   - Before that, the table's own redirects are answered (see
-//     redirect_action.go): a from-to-www-redirect twin's 308, app-root's 302
+//     host_actions.go): a from-to-www-redirect twin's 308, app-root's 302
 //     for "/", and a route's permanent-redirect or temporal-redirect.
 //   - A backend that cannot be connected to (refused, unreachable, connect
 //     timeout, TLS handshake failure) is retried on other endpoints of the
@@ -58,6 +58,26 @@
 //   - WebSocket and other Upgrade requests are tunnelled once the backend
 //     answers 101. Responses of unknown length (chunked, gRPC, server-sent
 //     events) are flushed to the client as each piece arrives.
+//
+// # Sizes
+//
+// What the Router keeps besides the table is bounded, whatever clients
+// send:
+//
+//   - Rate limits (SPEC §11.5): one table of Options.RateLimitEntries
+//     counters (DefaultRateLimitEntries, 65,536, of 89 bytes each: 5.6 MiB
+//     per Router), shared by all zones and allocated when a request first
+//     meets a rate limit. It is set-associative: a (zone, client address)
+//     key hashes, with a per-Router random seed so that clients cannot aim
+//     at one set, to a set of 8 entries under one lock; a new key takes a
+//     free entry of its set or the least recently used one without
+//     requests in flight, and a request whose set holds only entries with
+//     requests in flight answers 503.
+//   - Password checks (SPEC §11.7): the outcomes of bcrypt and MD5-crypt
+//     checks are cached in 16 shards of 256 entries (4,096 in all,
+//     132 KiB), each keyed by the SHA-256 of the stored hash and the
+//     password; a new outcome replaces whatever held its slot, except that
+//     a failure never evicts a success.
 package router
 
 import (

@@ -283,7 +283,7 @@ func (c *clusterController) watch() error {
 		c.listers.classes = classes.Lister()
 
 		// Only kubernetes.io/tls Secrets serve certificates (SPEC §12) and
-		// only Opaque ones hold auth-secret passwords (§11): field
+		// only Opaque ones hold auth-secret passwords (§11.7): field
 		// selectors keep service-account tokens, Helm release records and
 		// the like out of memory. A Secret of another type then reads as
 		// not found.

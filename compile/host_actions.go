@@ -2,7 +2,7 @@ package compile
 
 import (
 	"cmp"
-	"net/netip"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,178 +10,20 @@ import (
 	"ramjet.dev/ramjet/match"
 )
 
-// ingressOf finds the claimed Ingress that declared src; nil for what no
-// Ingress declared.
-func (b *builder) ingressOf(src match.Source) *ingress {
-	if src.Name == "" {
-		return nil
-	}
-	if b.byKey == nil {
-		b.byKey = make(map[objKey]*ingress, len(b.ingresses))
-		for _, ing := range b.ingresses {
-			b.byKey[objKey{ing.obj.Namespace, ing.obj.Name}] = ing
-		}
-	}
-	return b.byKey[objKey{src.Namespace, src.Name}]
-}
-
-// applyBackendAnnotations applies service-upstream and the default-backend
-// annotation to the backends and routes, once each backend knows the
-// Ingresses serving it (orderClaims) and before its protocol and balancing
-// are decided from them.
-func (b *builder) applyBackendAnnotations() {
-	for _, bi := range b.backendList {
-		if len(bi.claims) == 0 {
-			continue
-		}
-		owner := bi.claims[0]
-		on := owner.redirectAnns().upstream
-		for _, ing := range bi.claims[1:] {
-			if ing.redirectAnns().upstream == on {
-				continue
-			}
-			key := ing.redirectAnns().serviceUpstream.key
-			if key == "" {
-				key = NativePrefix + "service-upstream"
-			}
-			b.conflict(AnnotationConflict, ing.ref(), annotationField(key),
-				"backend "+bi.b.ID+" is dialled at "+upstreamText(on)+
-					", as the oldest Ingress serving it decides; this Ingress asks for "+upstreamText(!on),
-				owner.ref(), "")
-		}
-		if on {
-			b.useClusterIP(owner, bi)
-		}
-	}
-	b.applyDefaultBackendAnnotation()
-}
-
-func upstreamText(on bool) string {
-	if on {
-		return "the Service's cluster IP (service-upstream)"
-	}
-	return "its endpoints"
-}
-
-// useClusterIP makes the Service's cluster IP and port the backend's only
-// endpoint (service-upstream), as ingress-nginx does: kube-proxy then
-// balances. A headless Service has none, and keeps its endpoints, as there.
-// The address rules of SPEC §8 hold for the cluster IP too.
-func (b *builder) useClusterIP(owner *ingress, bi *backendInfo) {
-	be := bi.b
-	if be.State != match.Serving {
-		return
-	}
-	svc := b.serviceEntry(be.Namespace, be.Name).svc
-	ip := svc.Spec.ClusterIP
-	addr, err := netip.ParseAddr(ip)
-	if err != nil {
-		a := owner.redirectAnns().serviceUpstream
-		b.warn(AnnotationRejected, owner.ref(), annotationField(a.key),
-			"Service "+be.Namespace+"/"+be.Name+" has no cluster IP (headless); backend "+be.ID+" keeps its endpoints, as in ingress-nginx")
-		return
-	}
-	if why := b.notPod(addr); why != "" {
-		b.warn(EndpointRejected, Ref{Kind: "Service", Namespace: be.Namespace, Name: be.Name}, "spec.clusterIP",
-			"cluster IP "+ip+" is "+why+" and is not dialled; backend "+be.ID+" (service-upstream) has no endpoints")
-		be.Endpoints = nil
-		return
-	}
-	be.Endpoints = []string{netip.AddrPortFrom(addr.WithZone("").Unmap(), uint16(be.Port)).String()}
-}
-
-// applyDefaultBackendAnnotation sends the routes of an Ingress with the
-// default-backend annotation to that Service (its first port, as in
-// ingress-nginx) while their own Service has no endpoints: missing, port
-// missing, or none ready. A default Service without ready endpoints is not
-// used. Since endpoints are in the snapshot, this is decided per table.
-func (b *builder) applyDefaultBackendAnnotation() {
-	chosen := make(map[*ingress]*backendInfo)
-	for _, ing := range b.ingresses {
-		r := ing.redirectAnns()
-		if r.defaultService == "" {
-			continue
-		}
-		field := annotationField(r.defaultBackend.key)
-		svc := b.serviceEntry(ing.obj.Namespace, r.defaultService).svc
-		switch {
-		case svc == nil:
-			b.warn(ServiceNotFound, ing.ref(), field,
-				"default-backend Service "+ing.obj.Namespace+"/"+r.defaultService+" not found; not applied")
-		case len(svc.Spec.Ports) == 0:
-			b.warn(ServicePortNotFound, ing.ref(), field,
-				"default-backend Service "+ing.obj.Namespace+"/"+r.defaultService+" has no ports; not applied")
-		default:
-			chosen[ing] = b.resolve(ing.obj.Namespace, r.defaultService, strconv.Itoa(int(svc.Spec.Ports[0].Port))).backend
-		}
-	}
-	if len(chosen) == 0 {
-		return
-	}
-	substituted := false
-	for _, v := range b.vhostOrder {
-		// The host's default location carries its settings Ingress's
-		// annotations there: a fallback that is that Ingress's own
-		// spec.defaultBackend falls back too. The global default backend
-		// is never replaced.
-		if ing := b.ingressOf(v.vh.FallbackSource); ing != nil && ing == v.settingsFrom {
-			if def := chosen[ing]; def != nil && v.vh.Fallback != nil && withoutEndpoints(v.vh.Fallback) && def.b.Servable() {
-				b.rewordUnavailable(ing, defaultBackendField, def.b.ID)
-				v.vh.Fallback = def.b
-				def.used = true
-				def.claims = append(def.claims, ing)
-				substituted = true
-			}
-		}
-		for _, r := range v.vh.Routes {
-			ing := b.ingressOf(r.Source)
-			def := chosen[ing]
-			if def == nil || !withoutEndpoints(r.Backend) || !def.b.Servable() {
-				continue
-			}
-			b.rewordUnavailable(ing, r.Source.Field, def.b.ID)
-			r.Backend = def.b
-			def.used = true
-			def.claims = append(def.claims, ing)
-			substituted = true
-		}
-	}
-	if substituted {
-		b.orderClaims()
-	}
-}
-
-// rewordUnavailable corrects what the warnings about a route's missing
-// Service or port say happens: its requests go to the default backend.
-func (b *builder) rewordUnavailable(ing *ingress, field, to string) {
-	if field != defaultBackendField {
-		field += ".backend"
-	}
-	for i := range b.warnings {
-		w := &b.warnings[i]
-		if w.Object == ing.ref() && (w.Reason == ServiceNotFound || w.Reason == ServicePortNotFound) &&
-			strings.HasPrefix(w.Field, field+".service") {
-			w.Message = strings.TrimSuffix(w.Message, "; requests answer 503") + "; requests go to " + to + " (default-backend annotation)"
-		}
-	}
-}
-
-// withoutEndpoints reports a backend ingress-nginx's upstream for it would
-// have no endpoints for: its Service or port missing, or none ready. An
-// ExternalName Service has its DNS name there.
-func withoutEndpoints(be *match.Backend) bool {
-	switch be.State {
-	case match.ServiceNotFound, match.PortNotFound:
-		return true
-	case match.Serving:
-		return len(be.Endpoints) == 0
-	}
-	return false
+// The host actions (SPEC §11.1): app-root, server-alias and the twins of
+// from-to-www-redirect, read here and attached to the table with each
+// route's redirect (route_redirect.go), once hosts and certificates are
+// known.
+func init() {
+	registerAnnotations(map[string]annotationSpec{
+		"app-root":     {apply: recordRedirect(func(r *redirectAnnotations) *annValue { return &r.appRoot })},
+		"server-alias": {apply: recordRedirect(func(r *redirectAnnotations) *annValue { return &r.alias })},
+	})
 }
 
 // applyHostActions attaches the redirect annotations to the table: each
 // route's redirect, each host's app-root, fallback redirect, aliases and
-// www redirect (SPEC §11). It runs after buildTLS, since aliases and www
+// www redirect (SPEC §11.1). It runs after buildTLS, since aliases and www
 // names are served their host's certificate.
 func (b *builder) applyHostActions() {
 	if !slices.ContainsFunc(b.ingresses, func(ing *ingress) bool { return ing.ann.redirect != nil }) {
@@ -412,4 +254,92 @@ func (b *builder) aliases(wwwNames map[string]bool, certs map[string]*parsedSecr
 			actions(v).Aliases = kept
 		}
 	}
+}
+
+// resolveAppRoot follows ingress-nginx: a value outside its character set,
+// one that is not a request URI, or an absolute URL is ignored with a
+// warning. A "$" (an nginx variable there) is refused here (§19).
+func (b *builder) resolveAppRoot(ing *ingress, r *redirectAnnotations) {
+	a := r.appRoot
+	if !a.set() {
+		return
+	}
+	consequence := "not applied"
+	if !a.native() {
+		consequence = "not applied, as in ingress-nginx"
+	}
+	switch {
+	case a.value == "":
+		b.rejectAnnotation(ing, a, "is empty", consequence)
+	case strings.Contains(a.value, "$"):
+		b.rejectAnnotation(ing, a, "contains $, which nginx would expand as a variable; ramjet does not expand variables", "not applied")
+	case a.native() && badAppRoot(a.value) != "":
+		b.rejectAnnotation(ing, a, badAppRoot(a.value), consequence)
+	case !a.native() && !onlyBytes(strings.TrimPrefix(a.value, "/"), "-._~/:"):
+		b.rejectAnnotation(ing, a, "has a character outside ingress-nginx's app-root set (letters, digits and -._~/:)", consequence)
+	case !a.native() && badAppRoot(a.value) != "":
+		b.rejectAnnotation(ing, a, badAppRoot(a.value), consequence)
+	default:
+		r.appRootPath = a.value
+	}
+}
+
+// badAppRoot says why s is not an app-root: it must be a path starting with
+// a single "/".
+func badAppRoot(s string) string {
+	if why := unsafeHeaderValue(s); why != "" {
+		return why
+	}
+	if !strings.HasPrefix(s, "/") || strings.HasPrefix(s, "//") {
+		return "is not a path starting with a single /"
+	}
+	if _, err := url.ParseRequestURI(s); err != nil {
+		return "is not a valid request URI"
+	}
+	return ""
+}
+
+// resolveAliases reads server-alias: comma-separated names, trimmed, empty
+// ones skipped, sorted and unique (ingress-nginx's parse). Under the nginx
+// prefix a name with a character outside nginx's server-name set withholds
+// the Ingress. Names are matched without regard to case, as nginx does.
+// ramjet serves exact names and "*.<rest>" wildcards (one label, like rule
+// hosts, AnnotationSubstituted); nginx's regex ("~...") and other wildcard
+// forms are refused name by name (§19).
+func (b *builder) resolveAliases(ing *ingress, r *redirectAnnotations) {
+	a := r.alias
+	if !a.set() {
+		return
+	}
+	var names []string
+	for item := range strings.SplitSeq(a.value, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		if !a.native() && !onlyBytes(item, `-._~/:^$[](){}*+?|&=\`) {
+			b.withhold(ing, r, a, "has a server name ("+strconv.Quote(item)+") with a character nginx does not accept")
+			return
+		}
+		names = append(names, item)
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	for _, n := range names {
+		name := strings.ToLower(n)
+		switch why := invalidHost(name); {
+		case strings.HasPrefix(n, "~"):
+			b.rejectAnnotation(ing, a, "names the regular expression "+strconv.Quote(n)+"; ramjet serves exact alias names and *.<domain> wildcards only", "that alias is not served")
+			continue
+		case why != "":
+			b.rejectAnnotation(ing, a, "names "+strconv.Quote(n)+", which "+why, "that alias is not served")
+			continue
+		case strings.HasPrefix(name, "*."):
+			b.warn(AnnotationSubstituted, ing.ref(), annotationField(a.key),
+				"the alias "+strconv.Quote(n)+" matches exactly one more label here, as rule hosts do; nginx matches any number of labels")
+		}
+		r.aliases = append(r.aliases, name)
+	}
+	slices.Sort(r.aliases)
+	r.aliases = slices.Compact(r.aliases)
 }

@@ -1,7 +1,6 @@
 package compile
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -19,7 +18,7 @@ func redirectSnapshot(annotations ...string) Snapshot {
 }
 
 // TestRedirectAnnotations follows ingress-nginx's redirect parser under the
-// nginx prefix and SPEC §11's per-annotation rejection under ramjet's.
+// nginx prefix and SPEC §11.1's per-annotation rejection under ramjet's.
 func TestRedirectAnnotations(t *testing.T) {
 	n := func(k string) string { return NginxPrefix + k }
 	r := func(k string) string { return NativePrefix + k }
@@ -132,24 +131,4 @@ func TestRedirectDigest(t *testing.T) {
 	relativeOnly, _ := compileOK(t, redirectSnapshot(n("relative-redirects"), "true"), Options{})
 	require.Equal(t, plain.Digest(), relativeOnly.Digest(), "relative-redirects alone changes no answer")
 	require.NotContains(t, plain.String(), "redirect ")
-}
-
-// TestAliasLookup: an alias reaches its host's routes; a real host's name
-// is never taken over by an alias.
-func TestAliasLookup(t *testing.T) {
-	s := mkSnapshot(
-		mkService("prod", "api", ":80:"), mkSlice("prod", "api", "a", "", 80, "10.0.0.1"),
-		mkService("prod", "web", ":80:"), mkSlice("prod", "web", "a", "", 80, "10.0.0.2"),
-		mkIngress("prod", "shop", 1, withAnnotations(NginxPrefix+"server-alias", "shop.example.org, *.shop.example.net, web.example.com"),
-			withRules(mkRule("shop.example.com", prefix("/", "api", 80)))),
-		mkIngress("prod", "web", 2, withRules(mkRule("web.example.com", prefix("/", "web", 80)))),
-	)
-	tab, ws := compileOK(t, s, Options{})
-	require.Equal(t, "prod/api:80", served(tab, "shop.example.org", "/x"))
-	require.Equal(t, "prod/api:80", served(tab, "eu.shop.example.net", "/x"))
-	require.Equal(t, "404", served(tab, "a.eu.shop.example.net", "/x"))
-	require.Equal(t, "prod/web:80", served(tab, "web.example.com", "/x"))
-	w := findWarning(t, ws, AnnotationConflict, "metadata.annotations["+NginxPrefix+"server-alias]")
-	require.Equal(t, "Ingress prod/web", w.Winner.String())
-	require.True(t, strings.Contains(tab.String(), "  alias shop.example.org\n"), tab.String())
 }

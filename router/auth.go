@@ -21,9 +21,17 @@ import (
 // Options.AuthTimeout is 0.
 const DefaultAuthTimeout = 10 * time.Second
 
-// ReasonAuthBusy is the 503 answered when a password check found no free
-// slot in time (see Options.PasswordChecks).
-const ReasonAuthBusy = "auth-busy"
+// Reasons of the answers of a location's authentication.
+const (
+	ReasonAuthDenied    = "auth-denied"    // 503: the route's authentication cannot be served (see match.Auth.Denied)
+	ReasonUnauthorized  = "unauthorized"   // 401: basic credentials missing or wrong, or the auth service said 401
+	ReasonAuthForbidden = "auth-forbidden" // 403: the auth service said 403
+	ReasonAuthSignin    = "auth-signin"    // 302: the auth service said 401 and the route has a sign-in page
+	ReasonAuthError     = "auth-error"     // 500: the auth service failed, timed out or answered anything else
+	// ReasonAuthBusy is the 503 answered when a password check found no
+	// free slot in time (see Options.PasswordChecks).
+	ReasonAuthBusy = "auth-busy"
+)
 
 // passwordCheckWait is how long a request waits for a free password
 // check slot before it answers 503: long enough for a few bcrypt checks

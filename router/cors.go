@@ -7,15 +7,9 @@ import (
 	"ramjet.dev/ramjet/match"
 )
 
-// Reasons of the route policies in this file and auth.go.
-const (
-	ReasonCORSPreflight = "cors-preflight" // 204: a CORS preflight the route's policy answers
-	ReasonAuthDenied    = "auth-denied"    // 503: the route's authentication cannot be served (see match.Auth.Denied)
-	ReasonUnauthorized  = "unauthorized"   // 401: basic credentials missing or wrong, or the auth service said 401
-	ReasonAuthForbidden = "auth-forbidden" // 403: the auth service said 403
-	ReasonAuthSignin    = "auth-signin"    // 302: the auth service said 401 and the route has a sign-in page
-	ReasonAuthError     = "auth-error"     // 500: the auth service failed, timed out or answered anything else
-)
+// ReasonCORSPreflight is the Record.Reason of the 204 answering a CORS
+// preflight the route's policy allows.
+const ReasonCORSPreflight = "cors-preflight"
 
 // policyHeaders are the response headers a route's policies add to a
 // proxied answer: the CORS headers, which replace any the backend sent

@@ -25,6 +25,10 @@ import (
 // A Hook must be safe for concurrent use.
 type Hook func(w http.ResponseWriter, req *http.Request, m Match) (answered bool)
 
+// ReasonHook is the Record.Reason of an answer Options.Hook wrote (any
+// status).
+const ReasonHook = "hook"
+
 // runHook runs the hook for a request the table sent to a backend and,
 // when it answered, records that.
 func (r *Router) runHook(w http.ResponseWriter, req *http.Request, d *decision, start time.Time, id string) bool {

@@ -212,19 +212,44 @@ func (r *Router) decide(req *http.Request, grpc bool) (d decision) {
 		return d
 	}
 	d.backend = b
+	d.bal, d.ans = st.backendFor(b, grpc)
+	return d
+}
+
+// backendFor is the balancer of backend b for a request (grpc: a gRPC
+// one), or the answer when b cannot take it: it cannot be proxied to, it
+// does not speak gRPC, or it has no ready endpoints. decide asks it of the
+// primary, ServeHTTP of the canary chosen instead.
+func (st *serving) backendFor(b *match.Backend, grpc bool) (*balance.Balancer, answer) {
 	if a, refused := backendRefusal(b); refused {
-		d.ans = a
-		return d
+		return nil, a
 	}
 	if grpc && b.Protocol != match.GRPC && b.Protocol != match.GRPCS {
-		d.ans = ansGRPCNotEnabled
-		return d
+		return nil, ansGRPCNotEnabled
 	}
-	d.bal = st.balancers[b]
-	if d.bal == nil {
-		d.ans = ansNoEndpoints
+	bal := st.balancers[b]
+	if bal == nil {
+		return nil, ansNoEndpoints
 	}
-	return d
+	return bal, answer{}
+}
+
+// backendRefusal is the answer for a backend that cannot be proxied to.
+func backendRefusal(b *match.Backend) (answer, bool) {
+	switch b.State {
+	case match.Serving:
+		if len(b.Endpoints) == 0 {
+			return ansNoEndpoints, true
+		}
+		return answer{}, false
+	case match.ServiceNotFound:
+		return ansServiceNotFound, true
+	case match.PortNotFound:
+		return ansPortNotFound, true
+	case match.ExternalName:
+		return ansExternalName, true
+	}
+	return ansNoEndpoints, true
 }
 
 // ansMalformedHost answers a Host (or HTTP/2 :authority) nginx refuses.

@@ -159,12 +159,8 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if b != d.backend {
 		// The canary: decide checked the primary only.
 		d.backend = b
-		if grpc && b.Protocol != match.GRPC && b.Protocol != match.GRPCS {
-			r.refuse(w, req, grpc, &d, ansGRPCNotEnabled, start, id)
-			return
-		}
-		if bal = d.st.balancers[b]; bal == nil {
-			r.refuse(w, req, grpc, &d, ansNoEndpoints, start, id)
+		if bal, a = d.st.backendFor(b, grpc); a.status != 0 {
+			r.refuse(w, req, grpc, &d, a, start, id)
 			return
 		}
 	}
@@ -272,24 +268,6 @@ func matched(res match.Result) *match.Source {
 		return &res.Host.FallbackSource
 	}
 	return nil
-}
-
-// backendRefusal is the answer for a backend that cannot be proxied to.
-func backendRefusal(b *match.Backend) (answer, bool) {
-	switch b.State {
-	case match.Serving:
-		if len(b.Endpoints) == 0 {
-			return ansNoEndpoints, true
-		}
-		return answer{}, false
-	case match.ServiceNotFound:
-		return ansServiceNotFound, true
-	case match.PortNotFound:
-		return ansPortNotFound, true
-	case match.ExternalName:
-		return ansExternalName, true
-	}
-	return ansNoEndpoints, true
 }
 
 // refuse writes an answer the router makes without proxying.

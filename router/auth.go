@@ -33,6 +33,11 @@ const (
 	ReasonAuthBusy = "auth-busy"
 )
 
+// stepAuth applies the location's authentication (authorize).
+var stepAuth = step{name: "auth", reasons: []string{
+	ReasonAuthDenied, ReasonUnauthorized, ReasonAuthForbidden, ReasonAuthSignin, ReasonAuthError, ReasonAuthBusy,
+}}
+
 // passwordCheckWait is how long a request waits for a free password
 // check slot before it answers 503: long enough for a few bcrypt checks
 // to finish, short enough that the waiting clients of a flood come back
@@ -76,29 +81,33 @@ func passwordCheckSlots(n int) int {
 
 // authorize applies the location's authentication (SPEC §6, §11): basic
 // first, then the external service, as nginx's access phase runs them. It
-// reports whether the request may go on; otherwise it has answered.
-func (r *Router) authorize(w http.ResponseWriter, req *http.Request, d *decision, a *match.Auth, ph *policyHeaders, start time.Time, id string) bool {
-	grpc := isGRPC(req)
-	if a.Denied != "" {
-		r.refuse(w, req, grpc, d, ansAuthDenied, start, id)
+// reports whether it answered: the request may not go on.
+func (r *Router) authorize(s *requestState) bool {
+	a := s.loc.Auth
+	if a == nil {
 		return false
+	}
+	req := s.req
+	if a.Denied != "" {
+		r.refuse(s, ansAuthDenied)
+		return true
 	}
 	if a.Basic != nil {
 		switch r.basicAuth(req, a.Basic) {
 		case denied:
-			w.Header()["Www-Authenticate"] = a.Basic.Challenge()
-			r.refuse(w, req, grpc, d, ansUnauthorized, start, id)
-			return false
+			s.w.Header()["Www-Authenticate"] = a.Basic.Challenge()
+			r.refuse(s, ansUnauthorized)
+			return true
 		case busy:
-			r.refuse(w, req, grpc, d, ansAuthBusy, start, id)
-			return false
+			r.refuse(s, ansAuthBusy)
+			return true
 		}
 	}
 	if a.External != nil {
-		ans, ok := r.externalAuth(w, req, d.host, d.proto, a.External, ph)
+		ans, ok := r.externalAuth(s.w, req, s.d.host, s.d.proto, a.External, &s.ph)
 		if !ok {
-			r.refuse(w, req, grpc, d, ans, start, id)
-			return false
+			r.refuse(s, ans)
+			return true
 		}
 	}
 	if a.Basic != nil {
@@ -106,7 +115,7 @@ func (r *Router) authorize(w http.ResponseWriter, req *http.Request, d *decision
 		// to "" after basic authentication).
 		delete(req.Header, "Authorization")
 	}
-	return true
+	return false
 }
 
 // verdict is the outcome of a password check.

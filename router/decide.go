@@ -67,14 +67,13 @@ type Decision struct {
 func (d Decision) Proxied() bool { return d.Status == 0 }
 
 // Lookup reports what ServeHTTP would do with req against the serving
-// table, without serving it: the same code decides both. What depends on
-// the request body (413, 408) or on the backend's answer (502, 504), the
-// location's rate limits and source ranges (503, 403: they count
-// requests, so only serving applies them), its CORS preflight (204) and
-// authentication (401, 403, 302, 500, 503: an auth service is asked only
-// when serving), the canary's choice (see Decision.Canary) and what
-// Options.Hook does are not part of it: a Decision may still end in one
-// of those.
+// table, without serving it: the same code decides both. The request
+// steps that only serving runs are not part of it, and a Decision may
+// still end in one of their answers (Decision.LeavesToServing reads them
+// from the steps' declarations): the location's rate limits and source
+// ranges, which count requests, its CORS preflight and authentication,
+// which may ask a service, Options.Hook, the canary's choice (see
+// Decision.Canary), the request body, and the backend's answer.
 func (r *Router) Lookup(req *http.Request) Decision {
 	d := r.decide(req, isGRPC(req))
 	out := Decision{Host: d.host, Status: d.ans.status, Reason: d.ans.reason, Location: d.location}

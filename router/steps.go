@@ -2,6 +2,7 @@ package router
 
 import (
 	"net/http"
+	"slices"
 	"time"
 
 	"ramjet.dev/ramjet/balance"
@@ -21,7 +22,7 @@ type step struct {
 	// decided: the step writes the answer decide made, which Lookup
 	// reports too. The other steps' answers are decided only by serving:
 	// they count requests, ask a service, read the body, or are the
-	// hook's or the canary's.
+	// hook's or the canary's (see Decision.LeavesToServing).
 	decided bool
 }
 
@@ -104,4 +105,25 @@ type requestState struct {
 	bal *balance.Balancer
 	// body wraps the request body (nil when there is none).
 	body *clientBody
+}
+
+// LeavesToServing reports whether serving may end a request that Lookup
+// reported as d with an answer of reason instead: the answer of a step
+// Lookup cannot decide, read from the steps' declarations. A step that
+// runs before one writing decide's answer may take the place of any
+// Decision (the location's limits, CORS preflight and authentication,
+// Options.Hook); one after them (the canary, the body, the backend's
+// answer) only of a proxied one.
+func (d Decision) LeavesToServing(reason string) bool {
+	before := false // a step writing decide's answer comes later
+	for i := len(requestSteps) - 1; i >= 0; i-- {
+		st := requestSteps[i]
+		switch {
+		case st.decided:
+			before = true
+		case slices.Contains(st.reasons, reason):
+			return before || d.Proxied()
+		}
+	}
+	return d.Proxied() && slices.Contains(stepProxy.reasons, reason)
 }

@@ -21,9 +21,22 @@ import (
 // Options.AuthTimeout is 0.
 const DefaultAuthTimeout = 10 * time.Second
 
-// ReasonAuthBusy is the 503 answered when a password check found no free
-// slot in time (see Options.PasswordChecks).
-const ReasonAuthBusy = "auth-busy"
+// Reasons of the answers of a location's authentication.
+const (
+	ReasonAuthDenied    = "auth-denied"    // 503: the route's authentication cannot be served (see match.Auth.Denied)
+	ReasonUnauthorized  = "unauthorized"   // 401: basic credentials missing or wrong, or the auth service said 401
+	ReasonAuthForbidden = "auth-forbidden" // 403: the auth service said 403
+	ReasonAuthSignin    = "auth-signin"    // 302: the auth service said 401 and the route has a sign-in page
+	ReasonAuthError     = "auth-error"     // 500: the auth service failed, timed out or answered anything else
+	// ReasonAuthBusy is the 503 answered when a password check found no
+	// free slot in time (see Options.PasswordChecks).
+	ReasonAuthBusy = "auth-busy"
+)
+
+// stepAuth applies the location's authentication (authorize).
+var stepAuth = step{name: "auth", reasons: []string{
+	ReasonAuthDenied, ReasonUnauthorized, ReasonAuthForbidden, ReasonAuthSignin, ReasonAuthError, ReasonAuthBusy,
+}}
 
 // passwordCheckWait is how long a request waits for a free password
 // check slot before it answers 503: long enough for a few bcrypt checks
@@ -68,29 +81,33 @@ func passwordCheckSlots(n int) int {
 
 // authorize applies the location's authentication (SPEC §6, §11): basic
 // first, then the external service, as nginx's access phase runs them. It
-// reports whether the request may go on; otherwise it has answered.
-func (r *Router) authorize(w http.ResponseWriter, req *http.Request, d *decision, a *match.Auth, ph *policyHeaders, start time.Time, id string) bool {
-	grpc := isGRPC(req)
-	if a.Denied != "" {
-		r.refuse(w, req, grpc, d, ansAuthDenied, start, id)
+// reports whether it answered: the request may not go on.
+func (r *Router) authorize(s *requestState) bool {
+	a := s.loc.Auth
+	if a == nil {
 		return false
+	}
+	req := s.req
+	if a.Denied != "" {
+		r.refuse(s, ansAuthDenied)
+		return true
 	}
 	if a.Basic != nil {
 		switch r.basicAuth(req, a.Basic) {
 		case denied:
-			w.Header()["Www-Authenticate"] = a.Basic.Challenge()
-			r.refuse(w, req, grpc, d, ansUnauthorized, start, id)
-			return false
+			s.w.Header()["Www-Authenticate"] = a.Basic.Challenge()
+			r.refuse(s, ansUnauthorized)
+			return true
 		case busy:
-			r.refuse(w, req, grpc, d, ansAuthBusy, start, id)
-			return false
+			r.refuse(s, ansAuthBusy)
+			return true
 		}
 	}
 	if a.External != nil {
-		ans, ok := r.externalAuth(w, req, d.host, d.proto, a.External, ph)
+		ans, ok := r.externalAuth(s.w, req, s.d.host, s.d.proto, a.External, &s.ph)
 		if !ok {
-			r.refuse(w, req, grpc, d, ans, start, id)
-			return false
+			r.refuse(s, ans)
+			return true
 		}
 	}
 	if a.Basic != nil {
@@ -98,7 +115,7 @@ func (r *Router) authorize(w http.ResponseWriter, req *http.Request, d *decision
 		// to "" after basic authentication).
 		delete(req.Header, "Authorization")
 	}
-	return true
+	return false
 }
 
 // verdict is the outcome of a password check.

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"ramjet.dev/ramjet/match"
 )
@@ -38,14 +37,15 @@ func BenchmarkAccessPolicy(b *testing.B) {
 			req.Header["Origin"] = origin
 			w := &discardWriter{h: make(http.Header)}
 			d := decision{host: "shop.example.com", proto: "http", res: res, src: matched(res), backend: res.Backend}
+			s := requestState{w: w, req: req, d: d, loc: res.Location()}
 			b.ReportAllocs()
 			for b.Loop() {
 				req.Header["Authorization"] = authz
-				var ph policyHeaders
-				if res.Route.CORS != nil && r.serveCORS(w, req, &d, res.Route.CORS, &ph, time.Time{}, "") {
+				s.ph = policyHeaders{}
+				if r.serveCORS(&s) {
 					b.Fatal("answered")
 				}
-				if res.Route.Auth != nil && !r.authorize(w, req, &d, res.Route.Auth, &ph, time.Time{}, "") {
+				if r.authorize(&s) {
 					b.Fatal("refused")
 				}
 			}

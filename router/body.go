@@ -39,6 +39,10 @@ const (
 	ReasonBodyTempFile  = "body-temp-file" // 500: a request body could not be held in a temporary file
 )
 
+// stepBody limits, times and buffers the request body (checkBody). A body
+// streamed to the backend can fail the same ways while it is proxied.
+var stepBody = step{name: "body", reasons: []string{ReasonBadBody, ReasonBodyTooLarge, ReasonClientTimeout, ReasonBodyTempFile}}
+
 var (
 	ansBadBody       = answer{http.StatusBadRequest, ReasonBadBody, "400 Bad Request: malformed request body\n"}
 	ansBodyTooLarge  = answer{http.StatusRequestEntityTooLarge, ReasonBodyTooLarge, "413 Content Too Large: the request body is over the limit\n"}
@@ -48,6 +52,44 @@ var (
 )
 
 var errBodyTooLarge = errors.New("request body over the limit")
+
+// checkBody applies the body limit (the location's proxy-body-size, else
+// the router's) and the client body timeout, and reads the body whole
+// before a backend is picked (see clientBody.buffer) unless the location
+// streams it (proxy-request-buffering: "off"). A gRPC body is a stream
+// that may never end while the call lasts, so it is only limited and
+// timed, never buffered. It leaves the body's wrapper in s.body, which
+// both upstream paths consult when the exchange fails (nil when there is
+// no body), and reports whether it answered, refusing the body.
+func (r *Router) checkBody(s *requestState) bool {
+	w, req := s.w, s.req
+	if req.Body == nil || req.Body == http.NoBody {
+		return false
+	}
+	maxBody, memory, stream := r.bodyLimits(s.d.pol)
+	if maxBody > 0 && req.ContentLength > maxBody {
+		// Declared too large: refused before a byte is read, as nginx does.
+		closeAfter(w, req)
+		r.refuse(s, ansBodyTooLarge)
+		return true
+	}
+	cb := &clientBody{r: req.Body, timeout: r.bodyTimeout, limit: maxBody}
+	if r.bodyTimeout > 0 {
+		cb.rc = http.NewResponseController(w)
+	}
+	req.Body = cb
+	if !s.grpc && !stream {
+		if a, failed := cb.buffer(req, memory, r.bodyTempDir); failed {
+			// The rest of the body is unread: the connection cannot carry
+			// another request.
+			closeAfter(w, req)
+			r.refuse(s, a)
+			return true
+		}
+	}
+	s.body = cb
+	return false
+}
 
 // clientBody wraps the client's request body. It enforces the size limit
 // and the wait between reads, and it records its own failures, so that a

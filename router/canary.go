@@ -17,6 +17,32 @@ const ReasonInvalidBackend = "invalid-backend"
 var ansInvalidBackend = answer{http.StatusInternalServerError, ReasonInvalidBackend,
 	"500 Internal Server Error: the weighted backend chosen for this request is not valid\n"}
 
+// stepSteer chooses between the backend and its canary and reads the
+// session (steerRequest). Its other answers, for a canary that cannot take
+// the request, are decide's (backendFor).
+var stepSteer = step{name: "steer", reasons: []string{ReasonInvalidBackend}}
+
+// steerRequest chooses the backend the request is served by, past its
+// canary (SPEC §10) and by its session (SPEC §9), and checks a canary
+// chosen as decide checked the primary.
+func (r *Router) steerRequest(s *requestState) bool {
+	ch, a, refused := s.d.st.steer(s.d.backend, s.d.res.Route, s.req)
+	if refused {
+		s.d.backend = ch.backend
+		r.refuse(s, a)
+		return true
+	}
+	s.ch, s.bal = ch, s.d.bal
+	if ch.backend != s.d.backend {
+		s.d.backend = ch.backend
+		if s.bal, a = s.d.st.backendFor(ch.backend, s.grpc); a.status != 0 {
+			r.refuse(s, a)
+			return true
+		}
+	}
+	return false
+}
+
 // choice is the backend a request is served by once its primary's canary
 // had its say, with what session affinity needs. It is a value kept in the
 // exchange, so deciding costs no allocation.

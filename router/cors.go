@@ -2,20 +2,16 @@ package router
 
 import (
 	"net/http"
-	"time"
 
 	"ramjet.dev/ramjet/match"
 )
 
-// Reasons of the route policies in this file and auth.go.
-const (
-	ReasonCORSPreflight = "cors-preflight" // 204: a CORS preflight the route's policy answers
-	ReasonAuthDenied    = "auth-denied"    // 503: the route's authentication cannot be served (see match.Auth.Denied)
-	ReasonUnauthorized  = "unauthorized"   // 401: basic credentials missing or wrong, or the auth service said 401
-	ReasonAuthForbidden = "auth-forbidden" // 403: the auth service said 403
-	ReasonAuthSignin    = "auth-signin"    // 302: the auth service said 401 and the route has a sign-in page
-	ReasonAuthError     = "auth-error"     // 500: the auth service failed, timed out or answered anything else
-)
+// ReasonCORSPreflight is the Record.Reason of the 204 answering a CORS
+// preflight the route's policy allows.
+const ReasonCORSPreflight = "cors-preflight"
+
+// stepPreflight applies the location's CORS policy (serveCORS).
+var stepPreflight = step{name: "cors preflight", reasons: []string{ReasonCORSPreflight}}
 
 // policyHeaders are the response headers a route's policies add to a
 // proxied answer: the CORS headers, which replace any the backend sent
@@ -59,7 +55,12 @@ var (
 // request that qualifies is the preflight and is answered here with 204,
 // before the TLS redirect and authentication, as ingress-nginx answers it
 // in its rewrite phase. It reports whether it answered.
-func (r *Router) serveCORS(w http.ResponseWriter, req *http.Request, d *decision, c *match.CORS, ph *policyHeaders, start time.Time, id string) bool {
+func (r *Router) serveCORS(s *requestState) bool {
+	c := s.loc.CORS
+	if c == nil {
+		return false
+	}
+	req := s.req
 	origin := req.Header["Origin"]
 	first := ""
 	if len(origin) > 0 {
@@ -68,20 +69,20 @@ func (r *Router) serveCORS(w http.ResponseWriter, req *http.Request, d *decision
 	if !c.Allows(first) {
 		return false
 	}
-	ph.cors, ph.origin = c, origin
-	h := w.Header()
+	s.ph.cors, s.ph.origin = c, origin
+	h := s.w.Header()
 	c.SetHeaders(h, origin)
 	if req.Method != http.MethodOptions {
 		return false
 	}
 	h["Content-Type"] = preflightType
 	h["Content-Length"] = preflightLength
-	w.WriteHeader(http.StatusNoContent)
+	s.w.WriteHeader(http.StatusNoContent)
 	if r.observer != nil {
-		if d.backend == nil {
-			d.backend = d.res.Backend
+		if s.d.backend == nil {
+			s.d.backend = s.d.res.Backend
 		}
-		rec := r.record(req, d, start, id)
+		rec := r.record(s)
 		rec.Status, rec.Reason = http.StatusNoContent, ReasonCORSPreflight
 		r.observer(rec)
 	}

@@ -67,14 +67,13 @@ type Decision struct {
 func (d Decision) Proxied() bool { return d.Status == 0 }
 
 // Lookup reports what ServeHTTP would do with req against the serving
-// table, without serving it: the same code decides both. What depends on
-// the request body (413, 408) or on the backend's answer (502, 504), the
-// location's rate limits and source ranges (503, 403: they count
-// requests, so only serving applies them), its CORS preflight (204) and
-// authentication (401, 403, 302, 500, 503: an auth service is asked only
-// when serving), the canary's choice (see Decision.Canary) and what
-// Options.Hook does are not part of it: a Decision may still end in one
-// of those.
+// table, without serving it: the same code decides both. The request
+// steps that only serving runs are not part of it, and a Decision may
+// still end in one of their answers (Decision.LeavesToServing reads them
+// from the steps' declarations): the location's rate limits and source
+// ranges, which count requests, its CORS preflight and authentication,
+// which may ask a service, Options.Hook, the canary's choice (see
+// Decision.Canary), the request body, and the backend's answer.
 func (r *Router) Lookup(req *http.Request) Decision {
 	d := r.decide(req, isGRPC(req))
 	out := Decision{Host: d.host, Status: d.ans.status, Reason: d.ans.reason, Location: d.location}
@@ -114,22 +113,76 @@ type decision struct {
 	// the redirects are ruled out.
 	backend *match.Backend
 	bal     *balance.Balancer
-	// early: ans comes before the location's rate limits and source
-	// ranges (pol), which ServeHTTP applies between the two stages; act is
-	// the route's rewrite.
-	early bool
-	// located: the request reached its location, so the location's CORS
-	// policy applies to whatever answers it (the server-level redirects
-	// come before).
-	located bool
-	pol     *match.Policy
-	act     routeAction
+	// at is the request step that writes ans (one of the decided steps):
+	// decide moves it on as it gets past each stage, so an answer made
+	// before the location is written before the location's CORS, and one
+	// made past its rate limits and source ranges (pol) after them.
+	at *step
+	// pol is the location's request policy, act the route's rewrite.
+	pol *match.Policy
+	act routeAction
 }
+
+// stepDecide declares the answers decide makes, which Lookup reports:
+// the steps below write them, each at its place in requestSteps.
+var stepDecide = step{name: "decide", decided: true, reasons: []string{
+	ReasonNoTable, ReasonBadHost, ReasonBadPath, // a request not routed
+	ReasonWWWRedirect, ReasonAppRoot, ReasonRedirect, // redirect_action.go
+	ReasonRewriteRedirect, ReasonRewriteTooLong, // rewrite.go
+	ReasonSSLRedirect, ReasonNoRoute, ReasonRegexBudget,
+	ReasonServiceNotFound, ReasonPortNotFound, ReasonExternalName, ReasonGRPCNotEnabled, ReasonNoEndpoints, // backendFor
+}}
+
+// The request steps that write decide's answer (see decision.at).
+var (
+	// stepUnlocated: no table, a request that cannot be routed, and the
+	// server-level redirects (the www twin's, app-root's, a route's
+	// permanent- or temporal-redirect): they come before the location,
+	// so its CORS headers are not added.
+	stepUnlocated = step{name: "unlocated answer", decided: true}
+	// stepLocated: the rewrite's redirect or refusal and the HTTPS
+	// redirect, past the CORS preflight and before the rate limits.
+	stepLocated = step{name: "located answer", decided: true}
+	// stepNoBackend: nothing matched (404), past authentication.
+	stepNoBackend = step{name: "no backend", decided: true}
+	// stepPending: the backend cannot take the request (backendFor), past
+	// Options.Hook.
+	stepPending = step{name: "pending answer", decided: true}
+)
+
+// answerDecided writes the router's own answer that decide made; it
+// answers.
+func (r *Router) answerDecided(s *requestState) bool {
+	if s.d.location != "" {
+		s.w.Header().Set("Location", s.d.location)
+	}
+	r.reply(s, s.d.ans, s.grpc && !s.d.plain)
+	return true
+}
+
+var (
+	ansNoTable         = answer{http.StatusServiceUnavailable, ReasonNoTable, "503 Service Unavailable: no routing table yet\n"}
+	ansBadTarget       = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: the request-target is not an absolute path\n"}
+	ansTargetBytes     = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: the request-target contains a space or control character\n"}
+	ansBadEscape       = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: malformed percent-encoding in path\n"}
+	ansPathClimbs      = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: path climbs above /\n"}
+	ansPathNUL         = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: decoded NUL in path\n"}
+	ansUserinfo        = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: the request-target carries userinfo\n"}
+	ansNoHost          = answer{http.StatusBadRequest, ReasonBadHost, "400 Bad Request: the request has no Host\n"}
+	ansNoRoute         = answer{http.StatusNotFound, ReasonNoRoute, "404 Not Found: no route for this host and path\n"}
+	ansRegexBudget     = answer{http.StatusNotFound, ReasonRegexBudget, "404 Not Found: no route for this host and path within the match budget\n"}
+	ansNoEndpoints     = answer{http.StatusServiceUnavailable, ReasonNoEndpoints, "503 Service Unavailable: the backend has no ready endpoints\n"}
+	ansServiceNotFound = answer{http.StatusServiceUnavailable, ReasonServiceNotFound, "503 Service Unavailable: the backend Service does not exist\n"}
+	ansPortNotFound    = answer{http.StatusServiceUnavailable, ReasonPortNotFound, "503 Service Unavailable: the backend Service has no such port\n"}
+	ansExternalName    = answer{http.StatusServiceUnavailable, ReasonExternalName, "503 Service Unavailable: the backend is an ExternalName Service, which is not proxied\n"}
+	ansGRPCNotEnabled  = answer{http.StatusBadGateway, ReasonGRPCNotEnabled,
+		"502 Bad Gateway: gRPC request to a backend not marked for gRPC; set the annotation nginx.ingress.kubernetes.io/backend-protocol: GRPC (or GRPCS) on the Ingress\n"}
+)
 
 // decide routes req with the serving table: the router's own answer, or
 // the backend and balancer to proxy to. It has no side effects.
 func (r *Router) decide(req *http.Request, grpc bool) (d decision) {
-	d.early = true
+	d.at = &stepUnlocated
 	d.host = match.NormalizeHost(req.Host)
 	st := r.state.Load()
 	if st == nil {
@@ -184,7 +237,7 @@ func (r *Router) decide(req *http.Request, grpc bool) (d decision) {
 		return d
 	}
 	// From here on the answer is the location's: its CORS headers apply.
-	d.located = true
+	d.at = &stepLocated
 	if d.act, d.ans, d.location = routeActionOf(d.res, d.host, clean, d.query, d.proto); d.ans.status != 0 {
 		d.plain = d.location != ""
 		return d
@@ -199,9 +252,10 @@ func (r *Router) decide(req *http.Request, grpc bool) (d decision) {
 		d.location, d.ans = loc, ansSSLRedirect
 		return d
 	}
-	// Answers from here on come after the location's rate limits and
-	// source ranges (ServeHTTP applies them: they count requests).
-	d.early = false
+	// Answers from here on come after the location's rate limits, source
+	// ranges and authentication (stepLimits, stepAuth: only serving
+	// applies them).
+	d.at = &stepNoBackend
 	d.pol = d.res.Location().Policy
 	b := d.res.Backend
 	if b == nil {
@@ -212,19 +266,45 @@ func (r *Router) decide(req *http.Request, grpc bool) (d decision) {
 		return d
 	}
 	d.backend = b
+	d.at = &stepPending
+	d.bal, d.ans = st.backendFor(b, grpc)
+	return d
+}
+
+// backendFor is the balancer of backend b for a request (grpc: a gRPC
+// one), or the answer when b cannot take it: it cannot be proxied to, it
+// does not speak gRPC, or it has no ready endpoints. decide asks it of the
+// primary, stepSteer of the canary it chose instead.
+func (st *serving) backendFor(b *match.Backend, grpc bool) (*balance.Balancer, answer) {
 	if a, refused := backendRefusal(b); refused {
-		d.ans = a
-		return d
+		return nil, a
 	}
 	if grpc && b.Protocol != match.GRPC && b.Protocol != match.GRPCS {
-		d.ans = ansGRPCNotEnabled
-		return d
+		return nil, ansGRPCNotEnabled
 	}
-	d.bal = st.balancers[b]
-	if d.bal == nil {
-		d.ans = ansNoEndpoints
+	bal := st.balancers[b]
+	if bal == nil {
+		return nil, ansNoEndpoints
 	}
-	return d
+	return bal, answer{}
+}
+
+// backendRefusal is the answer for a backend that cannot be proxied to.
+func backendRefusal(b *match.Backend) (answer, bool) {
+	switch b.State {
+	case match.Serving:
+		if len(b.Endpoints) == 0 {
+			return ansNoEndpoints, true
+		}
+		return answer{}, false
+	case match.ServiceNotFound:
+		return ansServiceNotFound, true
+	case match.PortNotFound:
+		return ansPortNotFound, true
+	case match.ExternalName:
+		return ansExternalName, true
+	}
+	return ansNoEndpoints, true
 }
 
 // ansMalformedHost answers a Host (or HTTP/2 :authority) nginx refuses.

@@ -1,9 +1,6 @@
 package router
 
-import (
-	"net/http"
-	"time"
-)
+import "net/http"
 
 // Hook is the embedder's per-route step (Options.Hook). It runs after the
 // redirects and the location's rate limits and source ranges, and before
@@ -25,18 +22,29 @@ import (
 // A Hook must be safe for concurrent use.
 type Hook func(w http.ResponseWriter, req *http.Request, m Match) (answered bool)
 
-// runHook runs the hook for a request the table sent to a backend and,
-// when it answered, records that.
-func (r *Router) runHook(w http.ResponseWriter, req *http.Request, d *decision, start time.Time, id string) bool {
-	m := Match{Generation: d.st.gen, Table: d.st.table, VirtualHost: d.res.Host, Route: d.res.Route, Backend: d.res.Backend}
-	if r.observer == nil {
-		return r.hook(w, req, m)
-	}
-	hw := &hookWriter{ResponseWriter: w}
-	if !r.hook(hw, req, m) {
+// ReasonHook is the Record.Reason of an answer Options.Hook wrote (any
+// status).
+const ReasonHook = "hook"
+
+// stepHook runs Options.Hook (runHook).
+var stepHook = step{name: "hook", reasons: []string{ReasonHook}}
+
+// runHook runs the hook, if there is one, for a request the table sent to
+// a backend and, when it answered, records that.
+func (r *Router) runHook(s *requestState) bool {
+	if r.hook == nil {
 		return false
 	}
-	rec := r.record(req, d, start, id)
+	d := &s.d
+	m := Match{Generation: d.st.gen, Table: d.st.table, VirtualHost: d.res.Host, Route: d.res.Route, Backend: d.res.Backend}
+	if r.observer == nil {
+		return r.hook(s.w, s.req, m)
+	}
+	hw := &hookWriter{ResponseWriter: s.w}
+	if !r.hook(hw, s.req, m) {
+		return false
+	}
+	rec := r.record(s)
 	rec.Status, rec.Reason, rec.BytesOut = hw.status, ReasonHook, hw.n
 	if rec.Status == 0 {
 		rec.Status = http.StatusOK // net/http sends 200 when nothing was written

@@ -20,6 +20,25 @@ var (
 	ansRateLimited  = answer{http.StatusServiceUnavailable, ReasonRateLimited, "503 Service Unavailable: too many requests from this client address\n"}
 )
 
+// stepLimits applies the location's rate limits and source ranges
+// (applyLimits): they count requests, so only serving applies them.
+var stepLimits = step{name: "limits", reasons: []string{ReasonRateLimited, ReasonSourceDenied}}
+
+// applyLimits admits the request past the location's limits (admit) and
+// keeps its ticket, or answers the refusal.
+func (r *Router) applyLimits(s *requestState) bool {
+	t, a, refused := r.admit(s.req, s.d.pol)
+	if refused {
+		if s.d.backend == nil {
+			s.d.backend = s.d.res.Backend
+		}
+		r.refuse(s, a)
+		return true
+	}
+	s.ticket = t
+	return false
+}
+
 // admit applies a location's rate limits and source ranges, in nginx's
 // order: limit_req and limit_conn (the preaccess phase, 503) before allow
 // and deny (the access phase, 403). The ticket counts the request against

@@ -22,26 +22,11 @@ type answer struct {
 	body   string
 }
 
+// The answers of a failed exchange with the backend (stepProxy).
 var (
-	ansNoTable         = answer{http.StatusServiceUnavailable, ReasonNoTable, "503 Service Unavailable: no routing table yet\n"}
-	ansBadTarget       = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: the request-target is not an absolute path\n"}
-	ansTargetBytes     = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: the request-target contains a space or control character\n"}
-	ansBadEscape       = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: malformed percent-encoding in path\n"}
-	ansPathClimbs      = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: path climbs above /\n"}
-	ansPathNUL         = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: decoded NUL in path\n"}
-	ansUserinfo        = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: the request-target carries userinfo\n"}
-	ansNoHost          = answer{http.StatusBadRequest, ReasonBadHost, "400 Bad Request: the request has no Host\n"}
-	ansNoRoute         = answer{http.StatusNotFound, ReasonNoRoute, "404 Not Found: no route for this host and path\n"}
-	ansRegexBudget     = answer{http.StatusNotFound, ReasonRegexBudget, "404 Not Found: no route for this host and path within the match budget\n"}
-	ansNoEndpoints     = answer{http.StatusServiceUnavailable, ReasonNoEndpoints, "503 Service Unavailable: the backend has no ready endpoints\n"}
-	ansServiceNotFound = answer{http.StatusServiceUnavailable, ReasonServiceNotFound, "503 Service Unavailable: the backend Service does not exist\n"}
-	ansPortNotFound    = answer{http.StatusServiceUnavailable, ReasonPortNotFound, "503 Service Unavailable: the backend Service has no such port\n"}
-	ansExternalName    = answer{http.StatusServiceUnavailable, ReasonExternalName, "503 Service Unavailable: the backend is an ExternalName Service, which is not proxied\n"}
 	ansUnreachable     = answer{http.StatusBadGateway, ReasonUpstreamUnreachable, "502 Bad Gateway: the backend could not be reached\n"}
 	ansUpstreamError   = answer{http.StatusBadGateway, ReasonUpstreamError, "502 Bad Gateway: the backend failed to answer\n"}
 	ansUpstreamTimeout = answer{http.StatusGatewayTimeout, ReasonUpstreamTimeout, "504 Gateway Timeout: the backend did not answer in time\n"}
-	ansGRPCNotEnabled  = answer{http.StatusBadGateway, ReasonGRPCNotEnabled,
-		"502 Bad Gateway: gRPC request to a backend not marked for gRPC; set the annotation nginx.ingress.kubernetes.io/backend-protocol: GRPC (or GRPCS) on the Ingress\n"}
 )
 
 // write sends the answer. To a gRPC client (grpc true) it is a
@@ -88,114 +73,70 @@ func grpcCode(status int) string {
 	return "2" // UNKNOWN
 }
 
-// ServeHTTP routes req with the serving table: the router answers itself
-// when the table says so, otherwise it proxies to an endpoint of the chosen
-// backend. Lookup reports the same decision without serving.
+// ServeHTTP routes req with the serving table: decide routes it, the
+// request steps (requestSteps) answer it when the table or the location's
+// policies say so, and otherwise it is proxied to an endpoint of the
+// chosen backend. Lookup reports the same decision without serving.
 func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	var start time.Time
+	s := requestState{w: w, req: req, grpc: isGRPC(req)}
 	if r.observer != nil {
-		start = time.Now()
+		s.start = time.Now()
 	}
-	grpc := isGRPC(req)
-	d := r.decide(req, grpc)
-	if d.res.RegexTimedOut || d.res.RegexBudgetExceeded {
-		r.regexTrouble(d.res, d.host)
+	s.d = r.decide(req, s.grpc)
+	if s.d.res.RegexTimedOut || s.d.res.RegexBudgetExceeded {
+		r.regexTrouble(s.d.res, s.d.host)
 	}
-	var id string
 	if r.returnRequestID {
-		id = requestIDOf(req)
-		w.Header()["X-Request-Id"] = []string{id}
+		s.id = requestIDOf(req)
+		w.Header()["X-Request-Id"] = []string{s.id}
 	}
-	if d.ans.status != 0 && d.early && !d.located {
-		r.answer(w, req, grpc, &d, start, id)
-		return
-	}
-	// The location's CORS headers go on every answer from here on; a
-	// preflight is answered before the redirects and authentication, as
-	// ingress-nginx answers it.
-	var ph policyHeaders
-	loc := d.res.Location()
-	if d.located && loc.CORS != nil && r.serveCORS(w, req, &d, loc.CORS, &ph, start, id) {
-		return
-	}
-	if d.ans.status != 0 && d.early {
-		r.answer(w, req, grpc, &d, start, id)
-		return
-	}
-	// Rate limits count requests, so they are applied here, not in decide.
-	ticket, a, refused := r.admit(req, d.pol)
-	if refused {
-		if d.backend == nil {
-			d.backend = d.res.Backend
-		}
-		r.refuse(w, req, grpc, &d, a, start, id)
-		return
-	}
-	defer ticket.release()
-	// Authentication guards the fallback as it guards a route (SPEC §6),
-	// and comes before a 404 as in nginx, whose default location answers
-	// only past its access phase.
-	if loc.Auth != nil && !r.authorize(w, req, &d, loc.Auth, &ph, start, id) {
-		return
-	}
-	if d.backend == nil {
-		r.answer(w, req, grpc, &d, start, id) // nothing matched
-		return
-	}
-	if r.hook != nil && r.runHook(w, req, &d, start, id) {
-		return
-	}
-	if d.ans.status != 0 {
-		r.answer(w, req, grpc, &d, start, id)
-		return
-	}
-	ch, a, refused := d.st.steer(d.backend, d.res.Route, req) // §9, §10: canary, session affinity
-	if refused {
-		d.backend = ch.backend
-		r.refuse(w, req, grpc, &d, a, start, id)
-		return
-	}
-	b, bal := ch.backend, d.bal
-	if b != d.backend {
-		// The canary: decide checked the primary only.
-		d.backend = b
-		if grpc && b.Protocol != match.GRPC && b.Protocol != match.GRPCS {
-			r.refuse(w, req, grpc, &d, ansGRPCNotEnabled, start, id)
-			return
-		}
-		if bal = d.st.balancers[b]; bal == nil {
-			r.refuse(w, req, grpc, &d, ansNoEndpoints, start, id)
+	s.loc = s.d.res.Location()
+	// The limit-connections ticket (stepLimits) is released on every way
+	// out, panics included, once the exchange is over.
+	defer func() { s.ticket.release() }()
+	for _, st := range requestSteps {
+		if r.run(st, &s) {
 			return
 		}
 	}
-	body, a, refused := r.checkBody(w, req, grpc, d.pol)
-	if refused {
-		r.refuse(w, req, grpc, &d, a, start, id)
-		return
-	}
+	r.forward(&s)
+}
+
+// stepProxy is the end of every request no step answered: an endpoint is
+// picked and the request proxied to it. The answers that can end it are
+// the backend's failures and the client's leaving (and those of the body
+// streamed on its way, stepBody's).
+var stepProxy = step{name: "proxy", reasons: []string{
+	ReasonUpstreamUnreachable, ReasonUpstreamTimeout, ReasonUpstreamError, ReasonClientClosed,
+}}
+
+// forward proxies the request to an endpoint of the backend chosen.
+func (r *Router) forward(s *requestState) {
+	req, d := s.req, &s.d
+	b := s.ch.backend
 	x := &exchange{
-		w:                w,
+		w:                s.w,
 		gen:              d.st.gen,
 		host:             d.host,
 		proto:            d.proto,
-		grpc:             grpc,
+		grpc:             s.grpc,
 		backend:          b,
 		vhost:            d.res.Host,
 		route:            d.res.Route,
-		balancer:         bal,
+		balancer:         s.bal,
 		path:             d.path,
 		query:            d.query,
 		hasQuery:         d.hasQuery,
-		reqBody:          body,
-		start:            start,
-		requestID:        id,
+		reqBody:          s.body,
+		start:            s.start,
+		requestID:        s.id,
 		returnID:         r.returnRequestID,
 		fullForwardedFor: r.fullForwardedFor,
 		realIP:           r.realIP(req),
-		choice:           ch,
-		added:            ph,
+		choice:           s.ch,
+		added:            s.ph,
 	}
-	if id == "" && r.observer != nil {
+	if s.id == "" && r.observer != nil {
 		// The record names the ID the backend gets, so it is made here
 		// rather than as the request head is written.
 		x.requestID = requestIDOf(req)
@@ -204,10 +145,10 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	x.upstreamPolicy(r, d.pol)
 	// finish releases the endpoint on every way out, panics included.
 	defer r.finish(x, req)
-	x.key = bal.Key(req)
+	x.key = s.bal.Key(req)
 	if !x.pick() {
 		x.reason = ansNoEndpoints.reason
-		ansNoEndpoints.write(x, grpc)
+		ansNoEndpoints.write(x, s.grpc)
 		return
 	}
 	if r.h1 != nil && b.Protocol == match.HTTP {
@@ -216,49 +157,6 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	x.ctx = exchangeContext{Context: req.Context(), x: x}
 	r.proxy.ServeHTTP(x, req.WithContext(&x.ctx))
-}
-
-// answer writes the router's own answer that d decided.
-func (r *Router) answer(w http.ResponseWriter, req *http.Request, grpc bool, d *decision, start time.Time, id string) {
-	if d.location != "" {
-		w.Header().Set("Location", d.location)
-	}
-	r.refuse(w, req, grpc && !d.plain, d, d.ans, start, id)
-}
-
-// checkBody applies the body limit (the location's proxy-body-size, else
-// the router's) and the client body timeout, and reads the body whole
-// before a backend is picked (see clientBody.buffer) unless the location
-// streams it (proxy-request-buffering: "off"). A gRPC body is a stream
-// that may never end while the call lasts, so it is only limited and
-// timed, never buffered. It returns the body's wrapper, which both
-// upstream paths consult when the exchange fails (nil when there is no
-// body), and the answer when the body is refused.
-func (r *Router) checkBody(w http.ResponseWriter, req *http.Request, grpc bool, pol *match.Policy) (*clientBody, answer, bool) {
-	if req.Body == nil || req.Body == http.NoBody {
-		return nil, answer{}, false
-	}
-	maxBody, memory, stream := r.bodyLimits(pol)
-	if maxBody > 0 && req.ContentLength > maxBody {
-		// Declared too large: refused before a byte is read, as nginx does.
-		closeAfter(w, req)
-		return nil, ansBodyTooLarge, true
-	}
-	cb := &clientBody{r: req.Body, timeout: r.bodyTimeout, limit: maxBody}
-	if r.bodyTimeout > 0 {
-		cb.rc = http.NewResponseController(w)
-	}
-	req.Body = cb
-	if grpc || stream {
-		return cb, answer{}, false
-	}
-	if a, failed := cb.buffer(req, memory, r.bodyTempDir); failed {
-		// The rest of the body is unread: the connection cannot carry
-		// another request.
-		closeAfter(w, req)
-		return nil, a, true
-	}
-	return cb, answer{}, false
 }
 
 // matched is the declaration a lookup matched, for the record; nil when
@@ -274,31 +172,17 @@ func matched(res match.Result) *match.Source {
 	return nil
 }
 
-// backendRefusal is the answer for a backend that cannot be proxied to.
-func backendRefusal(b *match.Backend) (answer, bool) {
-	switch b.State {
-	case match.Serving:
-		if len(b.Endpoints) == 0 {
-			return ansNoEndpoints, true
-		}
-		return answer{}, false
-	case match.ServiceNotFound:
-		return ansServiceNotFound, true
-	case match.PortNotFound:
-		return ansPortNotFound, true
-	case match.ExternalName:
-		return ansExternalName, true
-	}
-	return ansNoEndpoints, true
-}
+// refuse writes an answer a step makes without proxying.
+func (r *Router) refuse(s *requestState, a answer) { r.reply(s, a, s.grpc) }
 
-// refuse writes an answer the router makes without proxying.
-func (r *Router) refuse(w http.ResponseWriter, req *http.Request, grpc bool, d *decision, a answer, start time.Time, id string) {
-	a.write(w, grpc)
+// reply writes the router's answer a, gRPC-shaped when grpc, and records
+// it.
+func (r *Router) reply(s *requestState, a answer, grpc bool) {
+	a.write(s.w, grpc)
 	if r.observer == nil {
 		return
 	}
-	rec := r.record(req, d, start, id)
+	rec := r.record(s)
 	rec.Status, rec.Reason = a.status, a.reason
 	if !grpc {
 		rec.BytesOut = int64(len(a.body))
@@ -307,16 +191,17 @@ func (r *Router) refuse(w http.ResponseWriter, req *http.Request, grpc bool, d *
 }
 
 // record fills in what a record knows from the decision alone.
-func (r *Router) record(req *http.Request, d *decision, start time.Time, id string) Record {
+func (r *Router) record(s *requestState) Record {
+	req, d := s.req, &s.d
 	rec := Record{
 		Method:     req.Method,
 		Host:       d.host,
 		Path:       receivedTarget(req),
 		Request:    req,
-		RequestID:  id,
+		RequestID:  s.id,
 		ClientAddr: r.clientAddrText(req, ""),
-		Start:      start,
-		Duration:   time.Since(start),
+		Start:      s.start,
+		Duration:   time.Since(s.start),
 	}
 	if d.st != nil {
 		rec.Generation = d.st.gen

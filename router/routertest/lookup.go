@@ -15,13 +15,10 @@ func lookupDisagrees(d router.Decision, status int, location string, rec router.
 	if d.Backend != nil {
 		backend = d.Backend.ID
 	}
-	switch rec.Reason {
-	case router.ReasonSourceDenied, router.ReasonRateLimited, router.ReasonCORSPreflight,
-		router.ReasonAuthDenied, router.ReasonUnauthorized, router.ReasonAuthForbidden,
-		router.ReasonAuthSignin, router.ReasonAuthError, router.ReasonInvalidBackend:
-		// The location's source ranges, rate limits, CORS preflight and
-		// authentication, and the canary's choice, are applied when
-		// serving, never by Lookup.
+	if !d.Proxied() && d.LeavesToServing(rec.Reason) {
+		// A step only serving decides (the location's limits, CORS
+		// preflight and authentication, the hook) answered before the
+		// step that writes Lookup's answer.
 		return ""
 	}
 	switch {
@@ -38,10 +35,8 @@ func lookupDisagrees(d router.Decision, status int, location string, rec router.
 		}
 		return ""
 	}
-	// Proxied: only what the body or the backend decides may differ.
-	switch rec.Reason {
-	case "", router.ReasonBodyTooLarge, router.ReasonClientTimeout, router.ReasonBadBody, router.ReasonClientClosed,
-		router.ReasonUpstreamUnreachable, router.ReasonUpstreamTimeout, router.ReasonUpstreamError:
+	// Proxied: only what serving decides may differ.
+	if rec.Reason == "" || d.LeavesToServing(rec.Reason) {
 		return ""
 	}
 	return fmt.Sprintf("proxied to %q, served %d %s", backend, status, rec.Reason)

@@ -16,6 +16,7 @@ func TestLookupDisagrees(t *testing.T) {
 	rt := &match.Route{Backend: b, Source: match.Source{Namespace: "prod", Name: "web"}}
 	proxied := router.Decision{Match: router.Match{Generation: 2, Route: rt, Backend: b}, Declaration: rt.Source}
 	served := router.Record{Generation: 2, Backend: b.ID, Route: rt.Source, Status: 200}
+	notFound := router.Decision{Match: router.Match{Generation: 2}, Status: 404, Reason: router.ReasonNoRoute}
 	redirect := router.Decision{Match: router.Match{Generation: 2, Route: rt}, Declaration: rt.Source, Status: 308, Reason: router.ReasonSSLRedirect, Location: "https://a/"}
 	tests := []struct {
 		name     string
@@ -34,6 +35,12 @@ func TestLookupDisagrees(t *testing.T) {
 		{"redirect", redirect, 308, "https://a/", router.Record{Generation: 2, Route: rt.Source, Reason: router.ReasonSSLRedirect}, false},
 		{"redirect elsewhere", redirect, 308, "https://b/", router.Record{Generation: 2, Route: rt.Source, Reason: router.ReasonSSLRedirect}, true},
 		{"redirect, but proxied", redirect, 200, "", router.Record{Generation: 2, Route: rt.Source}, true},
+		{"404, but authentication answered first", notFound, 401, "", router.Record{Generation: 2, Reason: router.ReasonUnauthorized}, false},
+		{"404, but the hook answered first", notFound, 200, "", router.Record{Generation: 2, Reason: router.ReasonHook}, false},
+		{"404, but the body refused", notFound, 413, "", router.Record{Generation: 2, Reason: router.ReasonBodyTooLarge}, true},
+		{"404, but the canary invalid", notFound, 500, "", router.Record{Generation: 2, Reason: router.ReasonInvalidBackend}, true},
+		{"proxied, canary invalid", proxied, 500, "", with(served, router.ReasonInvalidBackend), false},
+		{"proxied, but no endpoints", proxied, 503, "", with(served, router.ReasonNoEndpoints), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

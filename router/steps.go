@@ -1,0 +1,129 @@
+package router
+
+import (
+	"net/http"
+	"slices"
+	"time"
+
+	"ramjet.dev/ramjet/balance"
+	"ramjet.dev/ramjet/match"
+)
+
+// step is one stage of serving a request: its declaration lives in its
+// feature's file, its place in requestSteps.
+type step struct {
+	name string
+	// reasons are the Record.Reason values of the answers the step makes
+	// itself; each Reason constant is declared by exactly one step
+	// (TestReasonsDeclared), so an answer a step repeats from another
+	// (the canary's gRPC and endpoint checks are decide's) stays with
+	// the one that owns it.
+	reasons []string
+	// decided: the step writes the answer decide made, which Lookup
+	// reports too. The other steps' answers are decided only by serving:
+	// they count requests, ask a service, read the body, or are the
+	// hook's or the canary's (see Decision.LeavesToServing).
+	decided bool
+}
+
+// requestSteps are what ServeHTTP does with a request once decide has
+// routed it, in order: each may answer the request and end it; the
+// request none answers is proxied (stepProxy).
+//
+// The order is ingress-nginx's: the server-level redirects (the unlocated
+// answers) come before the location; the location's CORS headers go on
+// every answer from the preflight on, and the preflight is answered
+// before the location's redirects and authentication, as ingress-nginx
+// answers it in its rewrite phase; the rate limits and source ranges
+// (nginx's preaccess and access phases) come before authentication, and
+// authentication guards the fallback as it guards a route (SPEC §6) and
+// comes before a 404, as nginx's default location answers only past its
+// access phase; the hook runs where ingress-nginx checks access, before
+// the backend's state is looked at; the canary and the body come last,
+// so a request refused before them neither moves a weight rotation nor
+// has its body read.
+var requestSteps = [...]*step{
+	&stepUnlocated, // decide.go
+	&stepPreflight, // cors.go
+	&stepLocated,   // decide.go
+	&stepLimits,    // policy.go
+	&stepAuth,      // auth.go
+	&stepNoBackend, // decide.go
+	&stepHook,      // hook.go
+	&stepPending,   // decide.go
+	&stepSteer,     // canary.go
+	&stepBody,      // body.go
+}
+
+// run runs step st over s and reports whether it answered the request.
+// The functions are called from a switch rather than held in the steps:
+// the request state passed to a function value would escape to the heap,
+// one more allocation per request.
+func (r *Router) run(st *step, s *requestState) bool {
+	if st.decided {
+		return s.d.ans.status != 0 && s.d.at == st && r.answerDecided(s)
+	}
+	switch st {
+	case &stepPreflight:
+		return r.serveCORS(s)
+	case &stepLimits:
+		return r.applyLimits(s)
+	case &stepAuth:
+		return r.authorize(s)
+	case &stepHook:
+		return r.runHook(s)
+	case &stepSteer:
+		return r.steerRequest(s)
+	case &stepBody:
+		return r.checkBody(s)
+	}
+	panic("router: request step " + st.name + " has no case in run")
+}
+
+// requestState is one request on its way through the steps: what they
+// read and what they leave for the next ones and for the exchange. It
+// lives on ServeHTTP's stack.
+type requestState struct {
+	w    http.ResponseWriter
+	req  *http.Request
+	grpc bool // a gRPC request: the router's answers are trailers-only
+	d    decision
+	loc  match.Location // the matched location's policies
+	// start is when the request came (zero without an Observer); id the
+	// request ID returned to the client ("" unless
+	// Options.ReturnRequestID).
+	start time.Time
+	id    string
+	// ph are the response headers the location's CORS and auth add.
+	ph policyHeaders
+	// ticket counts the request against limit-connections until
+	// ServeHTTP returns.
+	ticket connTicket
+	// ch is the backend chosen past its canary, with its session, and bal
+	// that backend's balancer.
+	ch  choice
+	bal *balance.Balancer
+	// body wraps the request body (nil when there is none).
+	body *clientBody
+}
+
+// LeavesToServing reports whether serving may end a request that Lookup
+// reported as d with an answer of reason instead: the answer of a step
+// Lookup cannot decide, read from the steps' declarations. A step that
+// runs before one writing decide's answer may take the place of any
+// Decision (the location's limits, CORS preflight and authentication,
+// Options.Hook); one after them (the canary, the body, the backend's
+// answer) only of a proxied one.
+func (d Decision) LeavesToServing(reason string) bool {
+	before := false // a step writing decide's answer comes later
+	for i := len(requestSteps) - 1; i >= 0; i-- {
+		st := requestSteps[i]
+		switch {
+		case st.decided:
+			before = true
+		case slices.Contains(st.reasons, reason):
+			return before || d.Proxied()
+		}
+	}
+	return d.Proxied() && slices.Contains(stepProxy.reasons, reason)
+}

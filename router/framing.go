@@ -106,7 +106,7 @@ const (
 	hCLLast                    // the last field line was Content-Length (for obs-fold)
 )
 
-// The field names looked for, one bit each in framingGuard.cand.
+// The field names looked for; framingGuard.cand indexes them.
 var guardNames = [...]string{"content-length", "transfer-encoding", "upgrade"}
 
 // framingGuard reads along a connection's request stream. Its state is a
@@ -117,7 +117,7 @@ type framingGuard struct {
 	st      uint8
 	head    uint8 // h* facts
 	clCount uint8 // Content-Length field lines, saturating
-	cand    uint8 // guardNames (or CONNECT, in the method) still matching
+	cand    uint8 // the guardNames entry a field name may be; in the method, whether it may be CONNECT
 	pos     uint8 // position in the method or field name, saturating
 	part    uint8 // request line: 0 method, 1 target, 2 version
 	plen    uint8 // version length, saturating
@@ -190,6 +190,13 @@ func (g *framingGuard) scan(p []byte) int {
 			g.st = gReqLine
 			g.reqLineByte(b)
 		case gReqLine:
+			if g.part == 1 {
+				// The target: on to the space after it, when no LF comes first.
+				if j := bytes.IndexByte(p[i:], ' '); j > 0 && bytes.IndexByte(p[i:i+j], '\n') < 0 {
+					i += j
+					b = ' '
+				}
+			}
 			if b == '\n' {
 				if !g.requestLine() {
 					g.st = gTransparent
@@ -222,9 +229,8 @@ func (g *framingGuard) scan(p []byte) int {
 				g.st = gSkipLine
 			default:
 				g.head &^= hCLLast
-				g.cand, g.pos = 1<<len(guardNames)-1, 0
 				g.st = gName
-				g.nameByte(b)
+				g.nameStart(b)
 			}
 		case gLineCR:
 			if b == '\n' {
@@ -401,40 +407,52 @@ func (g *framingGuard) requestLine() bool {
 	return true
 }
 
-// nameByte reads a field-name byte: names compare without ASCII case.
+// nameStart begins a field name; only one of guardNames can match, by its
+// first letter.
+func (g *framingGuard) nameStart(b byte) {
+	g.pos = 1
+	switch b | 0x20 {
+	case 'c':
+		g.cand = 0
+	case 't':
+		g.cand = 1
+	case 'u':
+		g.cand = 2
+	default:
+		g.st = gSkipLine
+	}
+}
+
+// nameByte reads a field-name byte after the first: names compare without
+// ASCII case.
 func (g *framingGuard) nameByte(b byte) {
 	if 'A' <= b && b <= 'Z' {
 		b += 'a' - 'A'
 	}
-	for k, name := range guardNames {
-		if int(g.pos) >= len(name) || name[g.pos] != b {
-			g.cand &^= 1 << k
-		}
-	}
-	g.pos = min(g.pos+1, 255)
-	if g.cand == 0 {
+	name := guardNames[g.cand]
+	if int(g.pos) >= len(name) || name[g.pos] != b {
 		g.st = gSkipLine
+		return
 	}
+	g.pos++
 }
 
 // fieldName acts on a finished field name.
 func (g *framingGuard) fieldName() {
 	g.st = gSkipLine
-	for k, name := range guardNames {
-		if g.cand&(1<<k) == 0 || int(g.pos) != len(name) {
-			continue
-		}
-		switch k {
-		case 0:
-			g.clCount = min(g.clCount+1, 2)
-			g.head |= hCLLast
-			g.n, g.clPhase = 0, 0
-			g.st = gCLValue
-		case 1:
-			g.head |= hTE
-		case 2:
-			g.head |= hUpgrade
-		}
+	if int(g.pos) != len(guardNames[g.cand]) {
+		return
+	}
+	switch g.cand {
+	case 0:
+		g.clCount = min(g.clCount+1, 2)
+		g.head |= hCLLast
+		g.n, g.clPhase = 0, 0
+		g.st = gCLValue
+	case 1:
+		g.head |= hTE
+	case 2:
+		g.head |= hUpgrade
 	}
 }
 

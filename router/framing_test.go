@@ -417,3 +417,94 @@ func checkRefusedHead(t *testing.T, head []byte) {
 		t.Fatalf("refused %q: Transfer-Encoding %v, Content-Length %v", head, te, cl)
 	}
 }
+
+// loopConn serves data again and again, one Read at most len(p) bytes.
+type loopConn struct {
+	net.Conn
+	data []byte
+	off  int
+}
+
+func (c *loopConn) Read(p []byte) (int, error) {
+	if c.off == len(c.data) {
+		return 0, io.EOF
+	}
+	n := copy(p, c.data[c.off:])
+	c.off += n
+	return n, nil
+}
+
+// BenchmarkFramingGuard reads a keep-alive stream of 60 requests (GETs
+// with browser-sized heads, POSTs with Content-Length and chunked bodies)
+// in net/http's 4 KiB reads, with and without the guard.
+func BenchmarkFramingGuard(b *testing.B) {
+	get := "GET /api/v1/items?id=42 HTTP/1.1\r\nHost: shop.example.com\r\nUser-Agent: Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36\r\n" +
+		"Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8\r\nAccept-Language: en-US,en;q=0.5\r\nAccept-Encoding: gzip, deflate, br\r\nCookie: session=0123456789abcdef; theme=dark\r\nConnection: keep-alive\r\n\r\n"
+	post := "POST /api/v1/items HTTP/1.1\r\nHost: shop.example.com\r\nContent-Type: application/json\r\nContent-Length: 1024\r\n\r\n" + strings.Repeat("x", 1024)
+	chunked := "POST /upload HTTP/1.1\r\nHost: shop.example.com\r\nTransfer-Encoding: chunked\r\n\r\n400\r\n" + strings.Repeat("y", 1024) + "\r\n10;ext\r\n0123456789abcdef\r\n0\r\n\r\n"
+	var stream strings.Builder
+	for range 20 {
+		stream.WriteString(get + post + chunked)
+	}
+	data := []byte(stream.String())
+	for _, guard := range []bool{false, true} {
+		b.Run(fmt.Sprint("guard=", guard), func(b *testing.B) {
+			lc := &loopConn{data: data}
+			var c net.Conn = lc
+			if guard {
+				c = GuardFramingConn(lc)
+			}
+			buf := make([]byte, 4096)
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				lc.off = 0
+				for {
+					if _, err := c.Read(buf); err != nil {
+						break
+					}
+				}
+			}
+			if g, ok := c.(*framingGuard); ok && g.st != gHeadStart {
+				b.Fatalf("the guard ended in state %d", g.st)
+			}
+		})
+	}
+}
+
+// BenchmarkServerGuard is BenchmarkServer's proxy=router through a
+// listener with and without the guard.
+func BenchmarkServerGuard(b *testing.B) {
+	h := proxies(b)["router"]
+	for _, guard := range []bool{false, true} {
+		b.Run(fmt.Sprint("guard=", guard), func(b *testing.B) {
+			front := httptest.NewUnstartedServer(h)
+			if guard {
+				front.Listener = GuardFraming(front.Listener)
+			}
+			front.Start()
+			defer front.Close()
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, DisableCompression: true}}
+			defer client.CloseIdleConnections()
+			u := front.URL + "/api/v1/items?id=42"
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				req, _ := http.NewRequest(http.MethodGet, u, nil)
+				req.Host = "shop.example.com"
+				for pb.Next() {
+					res, err := client.Do(req)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					_, _ = io.Copy(io.Discard, res.Body)
+					res.Body.Close()
+					if res.StatusCode != http.StatusOK {
+						b.Errorf("status %d", res.StatusCode)
+						return
+					}
+				}
+			})
+		})
+	}
+}

@@ -48,8 +48,11 @@ func (l guardListener) Accept() (net.Conn, error) {
 // connections that negotiated "h2" unwrapped. NetConn returns the wrapped
 // connection.
 func GuardFramingConn(c net.Conn) net.Conn {
-	if cs, ok := c.(connectionStater); ok {
-		return &tlsFramingGuard{framingGuard: framingGuard{Conn: c}, cs: cs}
+	switch w := c.(type) {
+	case connectionStater:
+		return &tlsFramingGuard{framingGuard: framingGuard{Conn: c}, cs: w}
+	case io.ReaderFrom:
+		return &readFromFramingGuard{framingGuard: framingGuard{Conn: c}, rf: w}
 	}
 	return &framingGuard{Conn: c}
 }
@@ -66,6 +69,16 @@ type tlsFramingGuard struct {
 
 // ConnectionState is the wrapped connection's, for Request.TLS.
 func (g *tlsFramingGuard) ConnectionState() tls.ConnectionState { return g.cs.ConnectionState() }
+
+// readFromFramingGuard is the guard on a connection with ReadFrom (a
+// *net.TCPConn), which net/http uses to send a response body with
+// sendfile or splice: writes are not guarded.
+type readFromFramingGuard struct {
+	framingGuard
+	rf io.ReaderFrom
+}
+
+func (g *readFromFramingGuard) ReadFrom(r io.Reader) (int64, error) { return g.rf.ReadFrom(r) }
 
 // rejectLine replaces a refused head: without a space it is no request
 // line, without a colon no header line, so net/http answers 400 and closes.
@@ -138,10 +151,6 @@ func (g *framingGuard) CloseWrite() error {
 	}
 	return nil
 }
-
-// ReadFrom writes to the wrapped connection, so a tunnel after an Upgrade
-// keeps the wrapped connection's zero-copy path: writes are not guarded.
-func (g *framingGuard) ReadFrom(r io.Reader) (int64, error) { return io.Copy(g.Conn, r) }
 
 func (g *framingGuard) Read(p []byte) (int, error) {
 	switch g.st {

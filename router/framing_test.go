@@ -3,6 +3,7 @@ package router
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -507,4 +508,40 @@ func BenchmarkServerGuard(b *testing.B) {
 			})
 		})
 	}
+}
+
+// TestGuardFramingConnInterfaces: the guard keeps what net/http and the
+// controller look for on a connection: the TLS state (Request.TLS),
+// ReadFrom where the connection has it (sendfile), CloseWrite, and the
+// wrapped connection through NetConn, as *tls.Conn offers it.
+func TestGuardFramingConnInterfaces(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	go func() {
+		if c, err := l.Accept(); err == nil {
+			c.Close()
+		}
+	}()
+	tcp, err := net.Dial("tcp", l.Addr().String())
+	require.NoError(t, err)
+	defer tcp.Close()
+	g := GuardFramingConn(tcp)
+	assert.Implements(t, (*io.ReaderFrom)(nil), g)
+	assert.Implements(t, (*interface{ CloseWrite() error })(nil), g)
+	assert.NotImplements(t, (*connectionStater)(nil), g)
+	assert.Same(t, tcp, g.(interface{ NetConn() net.Conn }).NetConn())
+
+	tc := tls.Client(tcp, &tls.Config{})
+	g = GuardFramingConn(tc)
+	assert.Implements(t, (*connectionStater)(nil), g)
+	assert.Same(t, tc, g.(interface{ NetConn() net.Conn }).NetConn())
+
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	g = GuardFramingConn(a)
+	assert.NotImplements(t, (*io.ReaderFrom)(nil), g)
+	assert.NotImplements(t, (*connectionStater)(nil), g)
+	assert.NoError(t, g.(interface{ CloseWrite() error }).CloseWrite(), "a no-op where the connection has none")
 }

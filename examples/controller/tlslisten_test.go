@@ -88,7 +88,7 @@ func TestListenersRefuseAmbiguousFraming(t *testing.T) {
 				res, err := http.ReadResponse(br, nil)
 				require.NoError(t, err)
 				_, _ = io.Copy(io.Discard, res.Body)
-				assert.Equal(t, http.StatusBadRequest, res.StatusCode)
+				require.Equal(t, http.StatusBadRequest, res.StatusCode)
 				assert.True(t, res.Close)
 				rest, _ := io.ReadAll(br)
 				assert.Empty(t, string(rest))

@@ -5,6 +5,8 @@ import (
 	"crypto/tls"
 	"io"
 	"net"
+	"sync/atomic"
+	"time"
 )
 
 // GuardFraming wraps every connection l accepts with GuardFramingConn.
@@ -36,7 +38,8 @@ func (l guardListener) Accept() (net.Conn, error) {
 // of its last line when the head's start was delivered by an earlier Read),
 // a line that net/http rejects with 400 Bad Request and Connection: close,
 // and after that line only io.EOF; it never writes to the connection
-// itself. It stops looking, and passes the rest through, after CONNECT, an
+// itself. Closing a connection after a refusal lingers (refusalLinger),
+// so that the 400 reaches a client still sending. It stops looking, and passes the rest through, after CONNECT, an
 // Upgrade request, the HTTP/2 preface ("PRI * HTTP/2.0"), and anything it
 // cannot frame (a bad or repeated Content-Length, malformed chunked
 // framing, a request line net/http refuses): net/http answers those itself.
@@ -138,6 +141,32 @@ type framingGuard struct {
 	digits  uint8 // chunk-size digits
 	proto   [9]byte
 	sent    uint8 // bytes of rejectLine delivered
+	// refused is set with gReject, for Close, which the server may call
+	// from another goroutine.
+	refused atomic.Bool
+}
+
+// refusalLinger bounds how long Close reads what a refused client still
+// sends, as net/http waits before closing a connection it refused a body
+// on.
+const refusalLinger = 500 * time.Millisecond
+
+// Close closes the wrapped connection. After a refusal it first
+// half-closes it and reads on for up to refusalLinger, as nginx's
+// lingering close does: closing with the client's bytes unread would make
+// the kernel reset the connection, and the client lose the 400.
+func (g *framingGuard) Close() error {
+	if g.refused.Load() {
+		_ = g.CloseWrite()
+		_ = g.Conn.SetReadDeadline(time.Now().Add(refusalLinger))
+		buf := make([]byte, 4096)
+		for {
+			if _, err := g.Conn.Read(buf); err != nil {
+				break
+			}
+		}
+	}
+	return g.Conn.Close()
 }
 
 // NetConn returns the wrapped connection.
@@ -171,6 +200,7 @@ func (g *framingGuard) Read(p []byte) (int, error) {
 		return n, err
 	}
 	if cut := g.scan(p[:n]); cut >= 0 {
+		g.refused.Store(true)
 		// The bytes before the refused head go alone: a handler they
 		// start may have net/http read in the background, which must
 		// find the replacement line and not io.EOF (that would cancel

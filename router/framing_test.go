@@ -156,6 +156,17 @@ func TestGuardFramingRefuses(t *testing.T) {
 			assert.Equal(t, http.StatusOK, res.StatusCode, "net/http alone serves it: %s", body)
 		})
 	}
+	// The client is still sending when the server closes: the 400 must
+	// not be lost to a reset.
+	t.Run("a body larger than what was read", func(t *testing.T) {
+		for range 3 {
+			c, br := rawConn(t, addr)
+			_, err := io.WriteString(c, "POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 200000\r\nTransfer-Encoding: chunked\r\n\r\n"+strings.Repeat("x", 200000))
+			require.NoError(t, err)
+			res, body := readAnswer(t, br)
+			require.Equal(t, http.StatusBadRequest, res.StatusCode, body)
+		}
+	})
 }
 
 // TestGuardFramingPipelined: a good request before a refused one on the

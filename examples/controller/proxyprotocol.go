@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -58,14 +57,17 @@ func proxyPolicy(trusted []netip.Prefix) proxyproto.ConnPolicyFunc {
 // peer, and then its requests' X-Forwarded-For is the client's own and is
 // never believed, as ingress-nginx's real_ip_header then finds no address.
 // The header is looked at only when a request asks, after it was read:
-// reading it here would hold up the accept loop.
+// reading it here would hold up the accept loop. The PROXY connection is
+// found under the TLS connection and the framing guard, whichever wrap it.
 func proxyPeerIsClient(ctx context.Context, c net.Conn) context.Context {
-	if tc, ok := c.(*tls.Conn); ok {
-		c = tc.NetConn()
-	}
 	pc, ok := c.(*proxyproto.Conn)
-	if !ok {
-		return ctx
+	for !ok {
+		w, wraps := c.(interface{ NetConn() net.Conn })
+		if !wraps {
+			return ctx
+		}
+		c = w.NetConn()
+		pc, ok = c.(*proxyproto.Conn)
 	}
 	return router.PeerIsClient(ctx, func() bool {
 		h := pc.ProxyHeader()

@@ -118,7 +118,8 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 		srv := newTrafficServer()
 		srv.Protocols = protocols
 		l.servers = append(l.servers, srv)
-		l.serve = append(l.serve, func() error { return srv.Serve(ln) })
+		guarded := router.GuardFraming(ln)
+		l.serve = append(l.serve, func() error { return srv.Serve(guarded) })
 	}
 	if cfg.httpsAddr != "" {
 		ln, err := openTraffic(cfg.httpsAddr)
@@ -128,14 +129,18 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 		l.inst.HTTPSAddr = ln.Addr().String()
 		// The router's TLS config picks the certificate per SNI from the
 		// serving table, so a rotated Secret takes effect on the next
-		// handshake without restarting the listener.
+		// handshake without restarting the listener. The handshake is done
+		// before the server sees the connection, so that HTTP/1 requests
+		// read through router.GuardFramingConn (tlsListener).
 		srv := newTrafficServer()
 		srv.TLSConfig = rt.TLSConfig()
 		if getCertificate != nil {
 			srv.TLSConfig.GetCertificate = getCertificate
 		}
+		tln := newTLSListener(ln, srv.TLSConfig.Clone(), headerTimeout, log)
+		l.listeners = append(l.listeners, tln)
 		l.servers = append(l.servers, srv)
-		l.serve = append(l.serve, func() error { return srv.ServeTLS(ln, "", "") })
+		l.serve = append(l.serve, func() error { return srv.Serve(tln) })
 	}
 	if cfg.debugAddr != "" {
 		ln, err := open(cfg.debugAddr)

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"time"
+
+	"ramjet.dev/ramjet/router"
+)
+
+// tlsListener does the TLS handshake of each connection ln accepts, each in
+// its own goroutine within handshakeTimeout, and hands the HTTPS server
+// the connections whose handshake is done: as the bare *tls.Conn when ALPN
+// chose HTTP/2, which net/http serves as HTTP/2 only on a *tls.Conn, and
+// otherwise wrapped in router.GuardFramingConn, which keeps the TLS state
+// for Request.TLS and refuses the request framings nginx refuses. Serve it
+// with http.Server.Serve, the server's TLSConfig naming "h2" so that
+// net/http sets up HTTP/2.
+type tlsListener struct {
+	net.Listener
+	config           *tls.Config
+	handshakeTimeout time.Duration
+	log              *slog.Logger
+
+	ready  chan net.Conn
+	errs   chan error
+	ctx    context.Context // done once the listener is closed
+	cancel context.CancelFunc
+}
+
+func newTLSListener(ln net.Listener, config *tls.Config, handshakeTimeout time.Duration, log *slog.Logger) *tlsListener {
+	ctx, cancel := context.WithCancel(context.Background())
+	l := &tlsListener{
+		Listener: ln, config: config, handshakeTimeout: handshakeTimeout, log: log,
+		ready: make(chan net.Conn), errs: make(chan error), ctx: ctx, cancel: cancel,
+	}
+	go l.acceptLoop()
+	return l
+}
+
+func (l *tlsListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.ready:
+		return c, nil
+	case err := <-l.errs:
+		return nil, err
+	case <-l.ctx.Done():
+		return nil, net.ErrClosed
+	}
+}
+
+// Close stops accepting; handshakes under way are abandoned and their
+// connections closed.
+func (l *tlsListener) Close() error {
+	l.cancel()
+	return l.Listener.Close()
+}
+
+// acceptLoop accepts until the listener is closed. An accept error goes to
+// Accept, whose caller decides, as net/http does, whether to retry.
+func (l *tlsListener) acceptLoop() {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			select {
+			case l.errs <- err:
+				continue
+			case <-l.ctx.Done():
+				return
+			}
+		}
+		go l.handshake(c)
+	}
+}
+
+func (l *tlsListener) handshake(c net.Conn) {
+	tc := tls.Server(c, l.config)
+	if l.handshakeTimeout > 0 {
+		_ = c.SetDeadline(time.Now().Add(l.handshakeTimeout))
+	}
+	if err := tc.HandshakeContext(l.ctx); err != nil {
+		// A client speaking plain HTTP gets a plain answer, as from
+		// net/http's own TLS listener.
+		var re tls.RecordHeaderError
+		if errors.As(err, &re) && re.Conn != nil && looksLikeHTTP(re.RecordHeader) {
+			_, _ = io.WriteString(re.Conn, "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n")
+			err = errors.New("client sent an HTTP request to an HTTPS server")
+		}
+		if l.log.Enabled(l.ctx, slog.LevelDebug) {
+			l.log.Debug("http: TLS handshake error", "client", c.RemoteAddr().String(), "err", err)
+		}
+		_ = c.Close()
+		return
+	}
+	_ = c.SetDeadline(time.Time{})
+	var hc net.Conn = tc
+	if tc.ConnectionState().NegotiatedProtocol != "h2" {
+		hc = router.GuardFramingConn(tc)
+	}
+	select {
+	case l.ready <- hc:
+	case <-l.ctx.Done():
+		_ = c.Close()
+	}
+}
+
+// looksLikeHTTP reports whether a TLS record header is the start of an
+// HTTP/1 request, as net/http judges it.
+func looksLikeHTTP(hdr [5]byte) bool {
+	switch string(hdr[:]) {
+	case "GET /", "HEAD ", "POST ", "PUT /", "OPTIO":
+		return true
+	}
+	return false
+}

@@ -1020,6 +1020,16 @@
 //     request-header timeout (ClientHeaderTimeout, 60 s); the example
 //     controller sets the same values on its listeners itself (a 60 s
 //     header timeout, which also bounds the PROXY header, and 75 s idle).
+//   - A request with both Content-Length and Transfer-Encoding, or with
+//     Transfer-Encoding on HTTP/1.0, answers 400 and closes the
+//     connection, as nginx does. net/http's server rewrites it before the
+//     handler sees it, so the check is made on the connection: callers who
+//     bring their own listener wrap it with router.GuardFraming
+//     (router.GuardFramingConn for one connection; over TLS after the
+//     handshake, leaving connections that negotiated h2 as the bare
+//     *tls.Conn), as the example controller does on both its listeners,
+//     its HTTPS listener doing the handshakes itself within the header
+//     timeout.
 //   - Regex matching is bounded per request: however many regex routes a
 //     host has, one request spends at most match.RegexBudget (50 ms) in
 //     them, overrunning it by at most about one match's timeout (§4).
@@ -1089,10 +1099,13 @@
 //     X-Request-ID, on the router's own answers too.
 //   - Router.Lookup(req) reports the decision ServeHTTP makes for req (the
 //     host and route chosen, the answer and its reason, the redirect's
-//     Location, the backend) from the same code, without serving: what the
-//     body or the backend does later (413, 408, 502, 504) and what a Hook
-//     does are not part of it. Every case-file request (§18) checks that
-//     the two agree.
+//     Location, the backend) from the same code, without serving: the
+//     answers of the request steps only serving runs (the location's rate
+//     limits and source ranges, CORS preflight and authentication, the
+//     Hook, the canary's choice, the request body) and the backend's answer
+//     are not part of it; Decision.LeavesToServing reads them from the
+//     steps' declarations. Every case-file request (§18) checks that the
+//     two agree.
 //   - A backend that cannot be connected to (refused, unreachable, connect
 //     timeout, failed TLS handshake) is retried on another of its
 //     endpoints, at most 3 tries (the location's proxy-next-upstream-tries,
@@ -1291,11 +1304,16 @@
 //     proxied over HTTP/1.1 there, which a gRPC server rejects; here a 502
 //     (gRPC status UNAVAILABLE) whose message names the fix.
 //   - A request with both Content-Length and Transfer-Encoding, or with
-//     Transfer-Encoding on HTTP/1.0: 400 there; here net/http's server
-//     reads the first by its chunked framing (Content-Length dropped, as
-//     RFC 9112 lets an intermediary do) and the second by Content-Length
-//     alone, Transfer-Encoding ignored, before the handler sees either, so
-//     an embedder's http.Handler cannot refuse them (documented).
+//     Transfer-Encoding on HTTP/1.0: 400 and the connection closed in
+//     both. net/http's server rewrites such a request before any handler
+//     runs, so the refusal is made on the connection by
+//     router.GuardFraming, which the example controller puts on both its
+//     listeners; on a listener without it net/http reads the first by its
+//     chunked framing and the second by Content-Length. The 400's body is
+//     net/http's plain "400 Bad Request", and a connection that switched
+//     protocols (CONNECT, Upgrade) or whose framing net/http judges itself
+//     (a malformed or repeated Content-Length, malformed chunking) is not
+//     checked further (documented).
 //   - load-balance: ewma: EWMA there; least_conn here
 //     (AnnotationSubstituted).
 //   - upstream-hash-by: any nginx variable expression there; here only

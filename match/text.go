@@ -62,6 +62,8 @@ func (t *Table) String() string {
 	return b.String()
 }
 
+// writeText writes the lines that say where requests go, and at each place
+// on them the sections' text parts (see textParts).
 func (t *Table) writeText(b *strings.Builder) {
 	b.WriteString("digest " + t.digest + "\n")
 	st := &sectionText

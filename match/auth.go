@@ -3,6 +3,7 @@ package match
 import (
 	"errors"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -350,11 +351,12 @@ var authSection = section{
 	route: []string{"Auth"},
 	host:  []string{"FallbackAuth"},
 	digest: []digestPart{{
-		tag:      "access",
-		hostHas:  func(vh *VirtualHost) bool { return vh.FallbackAuth != nil },
-		routeHas: func(r *Route) bool { return r.Auth != nil },
-		host:     func(e *encoder, vh *VirtualHost) { e.auth(vh.FallbackAuth) },
-		route:    func(e *encoder, r *Route) { e.auth(r.Auth) },
+		tag: "access",
+		hostHas: func(vh *VirtualHost) bool {
+			return vh.FallbackAuth != nil || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.Auth != nil })
+		},
+		host:  func(e *encoder, vh *VirtualHost) { e.auth(vh.FallbackAuth) },
+		route: func(e *encoder, r *Route) { e.auth(r.Auth) },
 	}},
 	text: textParts{
 		at:            80,

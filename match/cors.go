@@ -1,6 +1,7 @@
 package match
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -162,11 +163,12 @@ var corsSection = section{
 	route: []string{"CORS"},
 	host:  []string{"FallbackCORS"},
 	digest: []digestPart{{
-		tag:      "access",
-		hostHas:  func(vh *VirtualHost) bool { return vh.FallbackCORS != nil },
-		routeHas: func(r *Route) bool { return r.CORS != nil },
-		host:     func(e *encoder, vh *VirtualHost) { e.cors(vh.FallbackCORS) },
-		route:    func(e *encoder, r *Route) { e.cors(r.CORS) },
+		tag: "access",
+		hostHas: func(vh *VirtualHost) bool {
+			return vh.FallbackCORS != nil || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.CORS != nil })
+		},
+		host:  func(e *encoder, vh *VirtualHost) { e.cors(vh.FallbackCORS) },
+		route: func(e *encoder, r *Route) { e.cors(r.CORS) },
 	}},
 	text: textParts{
 		at:            70,

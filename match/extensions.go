@@ -69,8 +69,10 @@ var extensionsSection = section{
 	name:  "extensions",
 	route: []string{"Extensions"},
 	digest: []digestPart{{
-		tag:      "extensions",
-		routeHas: func(r *Route) bool { return r.Extensions.Len() > 0 },
+		tag: "extensions",
+		hostHas: func(vh *VirtualHost) bool {
+			return slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.Extensions.Len() > 0 })
+		},
 		route: func(e *encoder, r *Route) {
 			e.num(r.Extensions.Len())
 			for k, v := range r.Extensions.All() {

@@ -2,6 +2,7 @@ package match
 
 import (
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -141,19 +142,21 @@ var requestPolicySection = section{
 	route: []string{"Policy"},
 	host:  []string{"FallbackPolicy"},
 	digest: []digestPart{{
-		tag:      "policies",
-		hostHas:  func(vh *VirtualHost) bool { return vh.FallbackPolicy != nil },
-		routeHas: func(r *Route) bool { return r.Policy != nil },
-		host:     func(e *encoder, vh *VirtualHost) { e.policy(vh.FallbackPolicy) },
-		route:    func(e *encoder, r *Route) { e.policy(r.Policy) },
+		tag: "policies",
+		hostHas: func(vh *VirtualHost) bool {
+			return vh.FallbackPolicy != nil || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.Policy != nil })
+		},
+		host:  func(e *encoder, vh *VirtualHost) { e.policy(vh.FallbackPolicy) },
+		route: func(e *encoder, r *Route) { e.policy(r.Policy) },
 	}, {
 		// The body buffering settings joined later, in a part of their
 		// own, so tables without them keep their digests.
-		tag:      "request-buffering",
-		hostHas:  func(vh *VirtualHost) bool { return vh.FallbackPolicy.setsBuffering() },
-		routeHas: func(r *Route) bool { return r.Policy.setsBuffering() },
-		host:     func(e *encoder, vh *VirtualHost) { e.bodyBuffering(vh.FallbackPolicy) },
-		route:    func(e *encoder, r *Route) { e.bodyBuffering(r.Policy) },
+		tag: "request-buffering",
+		hostHas: func(vh *VirtualHost) bool {
+			return vh.FallbackPolicy.setsBuffering() || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.Policy.setsBuffering() })
+		},
+		host:  func(e *encoder, vh *VirtualHost) { e.bodyBuffering(vh.FallbackPolicy) },
+		route: func(e *encoder, r *Route) { e.bodyBuffering(r.Policy) },
 	}},
 	text: textParts{
 		at: 50,

@@ -2,6 +2,7 @@ package match
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -69,9 +70,10 @@ var redirectsSection = section{
 	route: []string{"Redirect"},
 	host:  []string{"Actions"},
 	digest: []digestPart{{
-		tag:      "redirect-actions",
-		hostHas:  func(vh *VirtualHost) bool { return !vh.Actions.empty() },
-		routeHas: func(r *Route) bool { return r.Redirect != nil },
+		tag: "redirect-actions",
+		hostHas: func(vh *VirtualHost) bool {
+			return !vh.Actions.empty() || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.Redirect != nil })
+		},
 		host: func(e *encoder, vh *VirtualHost) {
 			h := vh.Actions
 			if h.empty() {

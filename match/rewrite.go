@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -733,11 +734,12 @@ var rewriteSection = section{
 	route: []string{"Rewrite"},
 	host:  []string{"FallbackRewrite"},
 	digest: []digestPart{{
-		tag:      "rewrite",
-		hostHas:  func(vh *VirtualHost) bool { return vh.FallbackRewrite != nil },
-		routeHas: func(r *Route) bool { return r.Rewrite != nil },
-		host:     func(e *encoder, vh *VirtualHost) { e.rewrite(vh.FallbackRewrite) },
-		route:    func(e *encoder, r *Route) { e.rewrite(r.Rewrite) },
+		tag: "rewrite",
+		hostHas: func(vh *VirtualHost) bool {
+			return vh.FallbackRewrite != nil || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.Rewrite != nil })
+		},
+		host:  func(e *encoder, vh *VirtualHost) { e.rewrite(vh.FallbackRewrite) },
+		route: func(e *encoder, r *Route) { e.rewrite(r.Rewrite) },
 	}},
 	text: textParts{
 		at: 40,

@@ -1,6 +1,9 @@
 package match
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // routingSection is where each request goes: the hosts and their routes
 // and fallbacks, the backends they lead to with their endpoints, the
@@ -102,11 +105,12 @@ var redirectSlashSection = section{
 	route: []string{"PreserveTrailingSlash"},
 	host:  []string{"PreserveTrailingSlash"},
 	digest: []digestPart{{
-		tag:      "preserve-trailing-slash",
-		hostHas:  func(vh *VirtualHost) bool { return vh.PreserveTrailingSlash },
-		routeHas: func(r *Route) bool { return r.PreserveTrailingSlash },
-		host:     func(e *encoder, vh *VirtualHost) { e.flag(vh.PreserveTrailingSlash) },
-		route:    func(e *encoder, r *Route) { e.flag(r.PreserveTrailingSlash) },
+		tag: "preserve-trailing-slash",
+		hostHas: func(vh *VirtualHost) bool {
+			return vh.PreserveTrailingSlash || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.PreserveTrailingSlash })
+		},
+		host:  func(e *encoder, vh *VirtualHost) { e.flag(vh.PreserveTrailingSlash) },
+		route: func(e *encoder, r *Route) { e.flag(r.PreserveTrailingSlash) },
 	}},
 	text: textParts{
 		at: 20, // right after the redirect it qualifies

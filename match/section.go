@@ -47,15 +47,15 @@ var sections = []*section{
 
 // A digestPart is a share of the digest. One with no tag (the routing
 // section) is always encoded, first. Every other part is optional: it opens
-// with its tag and is encoded only when some host, route or backend has
-// the feature (hostHas, routeHas, backendHas), so a table without the
-// feature encodes as if the part did not exist and a new part changes no
-// published digest. Each part's encoding is self-delimiting, so presence
-// is unambiguous.
+// with its tag and is encoded only when some host (with its fallback and
+// routes) or backend has the feature, as hostHas and backendHas report, so
+// a table without the feature encodes as if the part did not exist and a
+// new part changes no published digest. Each part's encoding is
+// self-delimiting, so presence is unambiguous. hostHas looks at a host's
+// routes itself: one call per host keeps the walk for presence cheap.
 type digestPart struct {
 	tag        string
 	hostHas    func(*VirtualHost) bool
-	routeHas   func(*Route) bool
 	backendHas func(*Backend) bool
 
 	// table encodes the part in one go, for a part that is not one entry
@@ -83,10 +83,15 @@ type textParts struct {
 	backendSuffix, backendLines                          func(*strings.Builder, *Backend)
 }
 
-// digestBlock is the parts encoded under one tag, in list order.
+// digestBlock is the parts encoded under one tag, their encoders gathered
+// in list order.
 type digestBlock struct {
-	tag   string
-	parts []*digestPart
+	tag     string
+	parts   []*digestPart
+	table   func(*encoder, *Table)
+	host    []func(*encoder, *VirtualHost)
+	route   []func(*encoder, *Route)
+	backend []func(*encoder, *Backend)
 }
 
 // digestBlocks are the sections' digest parts in digest order.
@@ -97,11 +102,20 @@ func blocksOf(secs []*section) []digestBlock {
 	for _, s := range secs {
 		for i := range s.digest {
 			p := &s.digest[i]
-			if n := len(blocks); n > 0 && p.tag != "" && blocks[n-1].tag == p.tag {
-				blocks[n-1].parts = append(blocks[n-1].parts, p)
-				continue
+			if n := len(blocks); n == 0 || p.tag == "" || blocks[n-1].tag != p.tag {
+				blocks = append(blocks, digestBlock{tag: p.tag, table: p.table})
 			}
-			blocks = append(blocks, digestBlock{tag: p.tag, parts: []*digestPart{p}})
+			b := &blocks[len(blocks)-1]
+			b.parts = append(b.parts, p)
+			if p.host != nil {
+				b.host = append(b.host, p.host)
+			}
+			if p.route != nil {
+				b.route = append(b.route, p.route)
+			}
+			if p.backend != nil {
+				b.backend = append(b.backend, p.backend)
+			}
 		}
 	}
 	return blocks
@@ -109,37 +123,26 @@ func blocksOf(secs []*section) []digestBlock {
 
 // encode writes the block's entries after its tag.
 func (b *digestBlock) encode(e *encoder, t *Table) {
-	if b.parts[0].table != nil {
-		b.parts[0].table(e, t)
+	if b.table != nil {
+		b.table(e, t)
 		return
 	}
-	perLocation, perBackend := false, false
-	for _, p := range b.parts {
-		perLocation = perLocation || p.host != nil || p.route != nil
-		perBackend = perBackend || p.backend != nil
-	}
-	if perLocation {
+	if len(b.host) > 0 || len(b.route) > 0 {
 		for _, vh := range t.hosts {
-			for _, p := range b.parts {
-				if p.host != nil {
-					p.host(e, vh)
-				}
+			for _, f := range b.host {
+				f(e, vh)
 			}
 			for _, r := range vh.Routes {
-				for _, p := range b.parts {
-					if p.route != nil {
-						p.route(e, r)
-					}
+				for _, f := range b.route {
+					f(e, r)
 				}
 			}
 		}
 	}
-	if perBackend {
+	if len(b.backend) > 0 {
 		for _, be := range t.backends {
-			for _, p := range b.parts {
-				if p.backend != nil {
-					p.backend(e, be)
-				}
+			for _, f := range b.backend {
+				f(e, be)
 			}
 		}
 	}
@@ -149,22 +152,17 @@ func (b *digestBlock) encode(e *encoder, t *Table) {
 // block's has predicates, by what they look at, with the block's bit.
 type presence struct {
 	always uint64 // blocks with no tag
-	// The blocks some host or route predicate asks for, and some backend
+	// The blocks some host predicate asks for, and some backend
 	// predicate: when all are found, the walk stops.
-	locationBits, backendBits uint64
-	host                      []hostHas
-	route                     []routeHas
-	backend                   []backendHas
+	hostBits, backendBits uint64
+	host                  []hostHas
+	backend               []backendHas
 }
 
 type (
 	hostHas struct {
 		bit uint64
 		has func(*VirtualHost) bool
-	}
-	routeHas struct {
-		bit uint64
-		has func(*Route) bool
 	}
 	backendHas struct {
 		bit uint64
@@ -185,11 +183,7 @@ func presenceOf(blocks []digestBlock) presence {
 		for _, part := range b.parts {
 			if part.hostHas != nil {
 				p.host = append(p.host, hostHas{bit, part.hostHas})
-				p.locationBits |= bit
-			}
-			if part.routeHas != nil {
-				p.route = append(p.route, routeHas{bit, part.routeHas})
-				p.locationBits |= bit
+				p.hostBits |= bit
 			}
 			if part.backendHas != nil {
 				p.backend = append(p.backend, backendHas{bit, part.backendHas})
@@ -201,23 +195,16 @@ func presenceOf(blocks []digestBlock) presence {
 }
 
 // present returns the bits of the blocks t encodes, in one walk over its
-// hosts, routes and backends that stops asking a block once it is found.
+// hosts and backends that stops asking a block once it is found.
 func (p *presence) present(t *Table) uint64 {
 	found := p.always
 	for _, vh := range t.hosts {
-		if found&p.locationBits == p.locationBits {
+		if found&p.hostBits == p.hostBits {
 			break
 		}
 		for _, c := range p.host {
 			if found&c.bit == 0 && c.has(vh) {
 				found |= c.bit
-			}
-		}
-		for _, r := range vh.Routes {
-			for _, c := range p.route {
-				if found&c.bit == 0 && c.has(r) {
-					found |= c.bit
-				}
 			}
 		}
 	}

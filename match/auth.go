@@ -3,6 +3,7 @@ package match
 import (
 	"errors"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -342,41 +343,34 @@ func (e *encoder) auth(a *Auth) {
 	}
 }
 
-// Access policies (CORS and authentication) follow the other optional
-// sections of the digest, present only when some location has one: per
-// host, its fallback's, then one entry per route in the order encoded above.
-func encodeAccess(e *encoder, t *Table) {
-	some := false
-	for _, vh := range t.hosts {
-		some = some || vh.FallbackCORS != nil || vh.FallbackAuth != nil
-		for _, r := range vh.Routes {
-			some = some || r.CORS != nil || r.Auth != nil
-		}
-	}
-	if !some {
-		return
-	}
-	e.str("access")
-	for _, vh := range t.hosts {
-		e.cors(vh.FallbackCORS)
-		e.auth(vh.FallbackAuth)
-		for _, r := range vh.Routes {
-			e.cors(r.CORS)
-			e.auth(r.Auth)
-		}
-	}
+// authSection is who may pass a route or fallback: basic and external
+// authentication, or a denial when what the route asks for cannot be
+// served. Its digest entries follow CORS's in their shared "access" part.
+var authSection = section{
+	name:  "auth",
+	route: []string{"Auth"},
+	host:  []string{"FallbackAuth"},
+	digest: []digestPart{{
+		tag: "access",
+		hostHas: func(vh *VirtualHost) bool {
+			return vh.FallbackAuth != nil || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.Auth != nil })
+		},
+		host:  func(e *encoder, vh *VirtualHost) { e.auth(vh.FallbackAuth) },
+		route: func(e *encoder, r *Route) { e.auth(r.Auth) },
+	}},
+	text: textParts{
+		at:            80,
+		fallbackLines: func(b *strings.Builder, vh *VirtualHost) { authLines(b, vh.FallbackAuth) },
+		routeLines:    func(b *strings.Builder, _ *VirtualHost, r *Route) { authLines(b, r.Auth) },
+	},
 }
 
-// accessText is the policy lines under a route or fallback in the table's text.
-func accessText(c *CORS, a *Auth) string {
-	var s string
-	if c != nil {
-		s += "    " + corsText(c) + "\n"
+// authLines writes a route's authentication under its line.
+func authLines(b *strings.Builder, a *Auth) {
+	if a == nil {
+		return
 	}
-	if a != nil {
-		for _, l := range authText(a) {
-			s += "    " + l + "\n"
-		}
+	for _, l := range authText(a) {
+		b.WriteString("    " + l + "\n")
 	}
-	return s
 }

@@ -144,55 +144,55 @@ func trafficText(be *Backend) string {
 	return b.String()
 }
 
-// encodeTraffic adds the canaries and affinities to the digest in an
-// optional section, present only when some backend has either, so tables
-// without them keep their digests.
-func (e *encoder) encodeTraffic(t *Table) {
-	found := false
-	for _, be := range t.backends {
-		if be.Traffic != nil {
-			found = true
-			break
-		}
-	}
-	if !found {
+// trafficSection is how a backend's requests are shared out beyond the
+// pick of an endpoint: its canary and session affinity.
+var trafficSection = section{
+	name:    "canary-and-affinity",
+	backend: []string{"Traffic"},
+	digest: []digestPart{{
+		tag:        "traffic",
+		backendHas: func(be *Backend) bool { return be.Traffic != nil },
+		backend:    encodeTraffic,
+	}},
+	text: textParts{
+		at:           10,
+		backendLines: func(b *strings.Builder, be *Backend) { b.WriteString(trafficText(be)) },
+	},
+}
+
+func encodeTraffic(e *encoder, be *Backend) {
+	tr := be.Traffic
+	e.flag(tr != nil)
+	if tr == nil {
 		return
 	}
-	e.str("traffic")
-	for _, be := range t.backends {
-		tr := be.Traffic
-		e.flag(tr != nil)
-		if tr == nil {
-			continue
+	e.flag(tr.Canary != nil)
+	if c := tr.Canary; c != nil {
+		e.backendRef(c.Backend)
+		e.str(c.Header)
+		e.str(c.HeaderValue)
+		pattern := ""
+		if c.HeaderPattern != nil {
+			pattern = c.HeaderPattern.String()
 		}
-		e.flag(tr.Canary != nil)
-		if c := tr.Canary; c != nil {
-			e.backendRef(c.Backend)
-			e.str(c.Header)
-			e.str(c.HeaderValue)
-			pattern := ""
-			if c.HeaderPattern != nil {
-				pattern = c.HeaderPattern.String()
-			}
-			e.flag(c.HeaderPattern != nil)
-			e.str(pattern)
-			e.str(c.Cookie)
-			e.num(c.Weight)
-			e.num(c.WeightTotal)
-			e.flag(c.Sticky)
-		}
-		e.flag(tr.Affinity != nil)
-		if a := tr.Affinity; a != nil {
-			e.num(int(a.Mode))
-			e.str(a.CookieName)
-			e.str(a.Path)
-			e.str(a.Domain)
-			e.str(a.MaxAge)
-			e.str(a.Expires)
-			e.str(a.SameSite)
-			e.flag(a.ConditionalSameSiteNone)
-			e.flag(a.Secure)
-			e.flag(a.ChangeOnFailure)
-		}
+		e.flag(c.HeaderPattern != nil)
+		e.str(pattern)
+		e.str(c.Cookie)
+		e.num(c.Weight)
+		e.num(c.WeightTotal)
+		e.flag(c.Sticky)
+	}
+	e.flag(tr.Affinity != nil)
+	if a := tr.Affinity; a != nil {
+		e.num(int(a.Mode))
+		e.str(a.CookieName)
+		e.str(a.Path)
+		e.str(a.Domain)
+		e.str(a.MaxAge)
+		e.str(a.Expires)
+		e.str(a.SameSite)
+		e.flag(a.ConditionalSameSiteNone)
+		e.flag(a.Secure)
+		e.flag(a.ChangeOnFailure)
 	}
 }

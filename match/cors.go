@@ -1,6 +1,7 @@
 package match
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -151,6 +152,36 @@ func (c *CORS) SetHeaders(h map[string][]string, origin []string) {
 		h["Access-Control-Expose-Headers"] = c.hdr.expose
 	}
 	h["Access-Control-Max-Age"] = c.hdr.maxAge
+}
+
+// corsSection is the cross-origin policy of a route or fallback: the
+// Access-Control-* headers, and the preflights the router answers itself.
+// Its digest entries share the "access" part with auth's, each location's
+// CORS entry first, as the part was first written.
+var corsSection = section{
+	name:  "cors",
+	route: []string{"CORS"},
+	host:  []string{"FallbackCORS"},
+	digest: []digestPart{{
+		tag: "access",
+		hostHas: func(vh *VirtualHost) bool {
+			return vh.FallbackCORS != nil || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.CORS != nil })
+		},
+		host:  func(e *encoder, vh *VirtualHost) { e.cors(vh.FallbackCORS) },
+		route: func(e *encoder, r *Route) { e.cors(r.CORS) },
+	}},
+	text: textParts{
+		at:            70,
+		fallbackLines: func(b *strings.Builder, vh *VirtualHost) { corsLine(b, vh.FallbackCORS) },
+		routeLines:    func(b *strings.Builder, _ *VirtualHost, r *Route) { corsLine(b, r.CORS) },
+	},
+}
+
+// corsLine writes a route's policy under its line.
+func corsLine(b *strings.Builder, c *CORS) {
+	if c != nil {
+		b.WriteString("    " + corsText(c) + "\n")
+	}
 }
 
 // corsText renders the policy for the table's text.

@@ -63,30 +63,30 @@ func (e *Extensions) All() iter.Seq2[string, string] {
 	}
 }
 
-// extensions adds the routes' extensions to the digest: an embedder's
-// hook answers by them, so two tables that differ only there differ. Like
-// the other optional sections it is tagged and present only when some
-// route has extensions, so tables without any keep their digests.
-func (enc *encoder) extensions(t *Table) {
-	has := false
-	for _, vh := range t.hosts {
-		for _, r := range vh.Routes {
-			has = has || r.Extensions.Len() > 0
-		}
-	}
-	if !has {
-		return
-	}
-	enc.str("extensions")
-	for _, vh := range t.hosts {
-		for _, r := range vh.Routes {
-			enc.num(r.Extensions.Len())
+// extensionsSection is the embedder's own settings of a route, which its
+// router.Hook answers by: two tables that differ only there differ.
+var extensionsSection = section{
+	name:  "extensions",
+	route: []string{"Extensions"},
+	digest: []digestPart{{
+		tag: "extensions",
+		hostHas: func(vh *VirtualHost) bool {
+			return slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.Extensions.Len() > 0 })
+		},
+		route: func(e *encoder, r *Route) {
+			e.num(r.Extensions.Len())
 			for k, v := range r.Extensions.All() {
-				enc.str(k)
-				enc.str(v)
+				e.str(k)
+				e.str(v)
 			}
-		}
-	}
+		},
+	}},
+	text: textParts{
+		at: 60, // last on a route line, after the settings ramjet acts on
+		routeSuffix: func(b *strings.Builder, _ *VirtualHost, r *Route) {
+			b.WriteString(extensionsText(r.Extensions))
+		},
+	},
 }
 
 // extensionsText renders a route's extensions for the text form.

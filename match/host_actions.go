@@ -2,6 +2,7 @@ package match
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -60,8 +61,44 @@ func (h *HostActions) empty() bool {
 	return h == nil || len(h.Aliases) == 0 && h.AppRoot == "" && h.WWWTo == "" && h.Fallback == nil
 }
 
-// redirectText renders a route's or fallback's redirect for WriteText:
-// " redirect <code> <url>[ relative]".
+// redirectsSection is what a host or route answers itself instead of
+// proxying, and the further names a host answers: a route's redirect, and
+// a host's aliases, app-root, www redirect and the redirect for requests no
+// route matches.
+var redirectsSection = section{
+	name:  "redirects-and-aliases",
+	route: []string{"Redirect"},
+	host:  []string{"Actions"},
+	digest: []digestPart{{
+		tag: "redirect-actions",
+		hostHas: func(vh *VirtualHost) bool {
+			return !vh.Actions.empty() || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.Redirect != nil })
+		},
+		host: func(e *encoder, vh *VirtualHost) {
+			h := vh.Actions
+			if h.empty() {
+				e.flag(false)
+				return
+			}
+			e.flag(true)
+			e.strs(h.Aliases)
+			e.str(h.AppRoot)
+			e.str(h.WWWTo)
+			e.redirect(h.Fallback)
+		},
+		route: func(e *encoder, r *Route) { e.redirect(r.Redirect) },
+	}},
+	text: textParts{
+		at:        30,
+		hostLines: func(b *strings.Builder, vh *VirtualHost) { hostActionsText(b, vh.Actions) },
+		routeSuffix: func(b *strings.Builder, _ *VirtualHost, r *Route) {
+			b.WriteString(redirectActionText(r.Redirect))
+		},
+	},
+}
+
+// redirectActionText renders a route's or fallback's redirect for
+// WriteText: " redirect <code> <url>[ relative]".
 func redirectActionText(r *Redirect) string {
 	if r == nil {
 		return ""
@@ -89,44 +126,6 @@ func hostActionsText(b *strings.Builder, h *HostActions) {
 	}
 	if h.Fallback != nil {
 		b.WriteString("  unmatched" + redirectActionText(h.Fallback) + "\n")
-	}
-}
-
-// encodeRedirectActions adds the redirect actions to the digest in an
-// optional section, present only when some host or route has one, so a
-// table without them encodes as before they existed.
-func encodeRedirectActions(e *encoder, t *Table) {
-	present := false
-	for _, vh := range t.hosts {
-		if !vh.Actions.empty() {
-			present = true
-			break
-		}
-		for _, r := range vh.Routes {
-			if r.Redirect != nil {
-				present = true
-				break
-			}
-		}
-	}
-	if !present {
-		return
-	}
-	e.str("redirect-actions")
-	for _, vh := range t.hosts {
-		h := vh.Actions
-		if h.empty() {
-			e.flag(false)
-		} else {
-			e.flag(true)
-			e.strs(h.Aliases)
-			e.str(h.AppRoot)
-			e.str(h.WWWTo)
-			e.redirect(h.Fallback)
-		}
-		for _, r := range vh.Routes {
-			e.redirect(r.Redirect)
-		}
 	}
 }
 

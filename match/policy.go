@@ -2,6 +2,7 @@ package match
 
 import (
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -133,66 +134,44 @@ func (e *encoder) prefixes(ps []netip.Prefix, set bool) {
 	}
 }
 
-// hasPolicies reports whether any host or route has a policy: only then
-// does the digest carry the policy section.
-func hasPolicies(t *Table) bool {
-	for _, vh := range t.hosts {
-		if vh.FallbackPolicy != nil {
-			return true
-		}
-		for _, r := range vh.Routes {
-			if r.Policy != nil {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// digestPolicies encodes every host's and route's policy, in the order the
-// digest walks them, in an optional section of its own.
-func digestPolicies(e *encoder, t *Table) {
-	if !hasPolicies(t) {
-		return
-	}
-	e.str("policies")
-	for _, vh := range t.hosts {
-		e.policy(vh.FallbackPolicy)
-		for _, r := range vh.Routes {
-			e.policy(r.Policy)
-		}
-	}
-	// The body buffering settings follow in a section of their own, only
-	// when some policy sets one, so tables without them keep their digest.
-	if !buffersBodies(t) {
-		return
-	}
-	e.str("request-buffering")
-	for _, vh := range t.hosts {
-		e.bodyBuffering(vh.FallbackPolicy)
-		for _, r := range vh.Routes {
-			e.bodyBuffering(r.Policy)
-		}
-	}
+// requestPolicySection is the limits and checks a location applies to a
+// request before proxying it (SPEC §11): body size and buffering,
+// timeouts and tries, source ranges, rate limits.
+var requestPolicySection = section{
+	name:  "request-policy",
+	route: []string{"Policy"},
+	host:  []string{"FallbackPolicy"},
+	digest: []digestPart{{
+		tag: "policies",
+		hostHas: func(vh *VirtualHost) bool {
+			return vh.FallbackPolicy != nil || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.Policy != nil })
+		},
+		host:  func(e *encoder, vh *VirtualHost) { e.policy(vh.FallbackPolicy) },
+		route: func(e *encoder, r *Route) { e.policy(r.Policy) },
+	}, {
+		// The body buffering settings joined later, in a part of their
+		// own, so tables without them keep their digests.
+		tag: "request-buffering",
+		hostHas: func(vh *VirtualHost) bool {
+			return vh.FallbackPolicy.setsBuffering() || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.Policy.setsBuffering() })
+		},
+		host:  func(e *encoder, vh *VirtualHost) { e.bodyBuffering(vh.FallbackPolicy) },
+		route: func(e *encoder, r *Route) { e.bodyBuffering(r.Policy) },
+	}},
+	text: textParts{
+		at: 50,
+		fallbackSuffix: func(b *strings.Builder, vh *VirtualHost) {
+			b.WriteString(policyLine(vh.FallbackPolicy))
+		},
+		routeSuffix: func(b *strings.Builder, _ *VirtualHost, r *Route) {
+			b.WriteString(policyLine(r.Policy))
+		},
+	},
 }
 
 // setsBuffering reports whether p sets either body buffering setting.
 func (p *Policy) setsBuffering() bool {
 	return p != nil && (p.BodyBufferSize != 0 || p.StreamRequestBody)
-}
-
-func buffersBodies(t *Table) bool {
-	for _, vh := range t.hosts {
-		if vh.FallbackPolicy.setsBuffering() {
-			return true
-		}
-		for _, r := range vh.Routes {
-			if r.Policy.setsBuffering() {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func (e *encoder) bodyBuffering(p *Policy) {

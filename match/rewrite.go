@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -726,27 +727,29 @@ func rewriteText(rw *Rewrite) string {
 	return " " + rw.String()
 }
 
-// encodeRewrites adds the routes' rewrites to the digest in an optional
-// section, present only when some route has one, so tables without
-// rewrites keep their digests.
-func encodeRewrites(e *encoder, t *Table) {
-	some := false
-	for _, vh := range t.hosts {
-		some = some || vh.FallbackRewrite != nil
-		for _, r := range vh.Routes {
-			some = some || r.Rewrite != nil
-		}
-	}
-	if !some {
-		return
-	}
-	e.str("rewrite")
-	for _, vh := range t.hosts {
-		e.rewrite(vh.FallbackRewrite)
-		for _, r := range vh.Routes {
-			e.rewrite(r.Rewrite)
-		}
-	}
+// rewriteSection is what a route or fallback changes in the request besides
+// choosing the backend: the target, the Host header, X-Forwarded-Prefix.
+var rewriteSection = section{
+	name:  "rewrite",
+	route: []string{"Rewrite"},
+	host:  []string{"FallbackRewrite"},
+	digest: []digestPart{{
+		tag: "rewrite",
+		hostHas: func(vh *VirtualHost) bool {
+			return vh.FallbackRewrite != nil || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.Rewrite != nil })
+		},
+		host:  func(e *encoder, vh *VirtualHost) { e.rewrite(vh.FallbackRewrite) },
+		route: func(e *encoder, r *Route) { e.rewrite(r.Rewrite) },
+	}},
+	text: textParts{
+		at: 40,
+		fallbackSuffix: func(b *strings.Builder, vh *VirtualHost) {
+			b.WriteString(rewriteText(vh.FallbackRewrite))
+		},
+		routeSuffix: func(b *strings.Builder, _ *VirtualHost, r *Route) {
+			b.WriteString(rewriteText(r.Rewrite))
+		},
+	},
 }
 
 func (e *encoder) rewrite(rw *Rewrite) {

@@ -4,8 +4,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-
-	"ramjet.dev/ramjet/balance"
 )
 
 // WriteText writes the table as stable, line-oriented text for golden files
@@ -64,8 +62,11 @@ func (t *Table) String() string {
 	return b.String()
 }
 
+// writeText writes the lines that say where requests go, and at each place
+// on them the sections' text parts (see textParts).
 func (t *Table) writeText(b *strings.Builder) {
 	b.WriteString("digest " + t.digest + "\n")
+	st := &sectionText
 
 	for _, vh := range t.hosts {
 		name := vh.Name
@@ -73,8 +74,8 @@ func (t *Table) writeText(b *strings.Builder) {
 			name = "* catch-all"
 		}
 		b.WriteString("host " + name)
-		if vh.TLS {
-			b.WriteString(" tls")
+		for _, f := range st.hostSuffix {
+			f(b, vh)
 		}
 		b.WriteString("\n")
 		if vh.Fallback == nil {
@@ -82,9 +83,16 @@ func (t *Table) writeText(b *strings.Builder) {
 		} else {
 			b.WriteString("  fallback " + vh.Fallback.ID + sourceText(vh.FallbackSource))
 		}
-		b.WriteString(redirectText(vh.TLS, vh.SSLRedirect, vh.ForceSSLRedirect, vh.PreserveTrailingSlash) + rewriteText(vh.FallbackRewrite) + policyLine(vh.FallbackPolicy) + "\n")
-		b.WriteString(accessText(vh.FallbackCORS, vh.FallbackAuth))
-		hostActionsText(b, vh.Actions)
+		for _, f := range st.fallbackSuffix {
+			f(b, vh)
+		}
+		b.WriteString("\n")
+		for _, f := range st.fallbackLines {
+			f(b, vh)
+		}
+		for _, f := range st.hostLines {
+			f(b, vh)
+		}
 		for _, r := range vh.Routes {
 			b.WriteString("  route " + r.Type.String() + " ")
 			switch r.Type {
@@ -106,14 +114,26 @@ func (t *Table) writeText(b *strings.Builder) {
 			if r.Backend != nil {
 				backend = r.Backend.ID
 			}
-			b.WriteString(" -> " + backend + sourceText(r.Source) + redirectText(vh.TLS, r.SSLRedirect, r.ForceSSLRedirect, r.PreserveTrailingSlash) + redirectActionText(r.Redirect) + rewriteText(r.Rewrite) + policyLine(r.Policy) + extensionsText(r.Extensions) + "\n")
-			b.WriteString(accessText(r.CORS, r.Auth))
+			b.WriteString(" -> " + backend + sourceText(r.Source))
+			for _, f := range st.routeSuffix {
+				f(b, vh, r)
+			}
+			b.WriteString("\n")
+			for _, f := range st.routeLines {
+				f(b, vh, r)
+			}
 		}
 	}
 
 	for _, be := range t.backends {
-		b.WriteString("backend " + be.ID + " " + be.Protocol.String() + " " + be.State.String() + policyText(be) + "\n")
-		b.WriteString(trafficText(be))
+		b.WriteString("backend " + be.ID + " " + be.Protocol.String() + " " + be.State.String())
+		for _, f := range st.backendSuffix {
+			f(b, be)
+		}
+		b.WriteString("\n")
+		for _, f := range st.backendLines {
+			f(b, be)
+		}
 		if len(be.Endpoints) == 0 {
 			b.WriteString("  no ready endpoints\n")
 		}
@@ -159,32 +179,4 @@ func sourceText(s Source) string {
 		return " from " + s.Field
 	}
 	return ""
-}
-
-// policyText names a backend's balancing policy unless it is the default.
-func policyText(be *Backend) string {
-	switch be.Policy {
-	case balance.RoundRobin:
-		return ""
-	case balance.Hash:
-		return " hash " + quoteText(be.HashKey.String(), false)
-	}
-	return " " + be.Policy.String()
-}
-
-// redirectText marks where a plain-HTTP request is redirected to HTTPS.
-func redirectText(tls, sslRedirect, force, preserveSlash bool) string {
-	var s string
-	switch {
-	case force:
-		s = " force-ssl-redirect"
-	case tls && sslRedirect:
-		s = " ssl-redirect"
-	default:
-		return ""
-	}
-	if preserveSlash {
-		s += " preserve-trailing-slash"
-	}
-	return s
 }

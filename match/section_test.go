@@ -1,0 +1,306 @@
+package match
+
+import (
+	"crypto/tls"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/balance"
+)
+
+// unencoded are the fields of Route, VirtualHost and Backend that no
+// section carries, each with why it changes no answer.
+var unencoded = map[string]string{
+	"Route.Source":               "says which declaration made the route, for the text and debugging",
+	"Route.Order":                "ranks routes of equal precedence; the digest has its effect, the order the routes are encoded in",
+	"Route.Regexp":               "is compiled from Path, which the digest carries",
+	"VirtualHost.FallbackSource": "says which declaration chose the fallback, for the text and debugging",
+	"VirtualHost.regex":          "is the Regex routes in order, derived from Routes by New",
+}
+
+// sectionClaims maps "Type.Field" to the sections claiming it.
+func sectionClaims() map[string][]string {
+	claims := make(map[string][]string)
+	for _, s := range sections {
+		for _, c := range []struct {
+			typ    string
+			fields []string
+		}{{"Route", s.route}, {"VirtualHost", s.host}, {"Backend", s.backend}} {
+			for _, f := range c.fields {
+				claims[c.typ+"."+f] = append(claims[c.typ+"."+f], s.name)
+			}
+		}
+	}
+	return claims
+}
+
+// Every field of Route, VirtualHost and Backend is in exactly one section or
+// declared unencoded, so a field added without a section fails here.
+func TestSectionsClaimEveryField(t *testing.T) {
+	claims := sectionClaims()
+	for f, why := range unencoded {
+		require.NotEmpty(t, why, f)
+		claims[f] = append(claims[f], "unencoded")
+	}
+	fields := make(map[string]bool)
+	for _, typ := range []reflect.Type{reflect.TypeFor[Route](), reflect.TypeFor[VirtualHost](), reflect.TypeFor[Backend]()} {
+		for f := range typ.Fields() {
+			name := typ.Name() + "." + f.Name
+			fields[name] = true
+			switch owners := claims[name]; len(owners) {
+			case 0:
+				t.Errorf("%s is in no section: add it to the section whose behaviour it changes, with its digest and text, or to unencoded with why it changes no answer", name)
+			case 1:
+			default:
+				t.Errorf("%s is claimed by %s: one section owns a field", name, strings.Join(owners, " and "))
+			}
+		}
+	}
+	for name, owners := range claims {
+		if !fields[name] {
+			t.Errorf("%s, claimed by %s, is not a field", name, strings.Join(owners, " and "))
+		}
+	}
+}
+
+// The list is well formed: names unique; the routing part first and the
+// only one without a tag; a tag repeated only by adjacent parts (which are
+// encoded as one); each optional part asks about what it encodes.
+func TestSectionList(t *testing.T) {
+	names := make(map[string]bool)
+	for _, s := range sections {
+		require.NotEmpty(t, s.name)
+		assert.False(t, names[s.name], "section %s twice", s.name)
+		names[s.name] = true
+		require.NotEmpty(t, s.digest, s.name)
+	}
+	require.LessOrEqual(t, len(digestBlocks), 64, "presence is a bit per block")
+	assert.Equal(t, "", digestBlocks[0].tag, "routing first")
+	tags := make(map[string]bool)
+	for i, b := range digestBlocks {
+		if i > 0 {
+			assert.NotEmpty(t, b.tag, "block %d has no tag", i)
+		}
+		assert.False(t, tags[b.tag], "tag %q in two places: parts sharing a tag must be adjacent", b.tag)
+		tags[b.tag] = true
+		for _, p := range b.parts {
+			if p.table != nil {
+				assert.Len(t, b.parts, 1, "tag %q: a part encoded whole shares its tag with no other", b.tag)
+				continue
+			}
+			assert.Equal(t, p.hostHas != nil, p.host != nil || p.route != nil, "tag %q: host predicate and encoders", b.tag)
+			assert.Equal(t, p.backendHas != nil, p.backend != nil, "tag %q: backend predicate and encoder", b.tag)
+		}
+		if b.tag != "" {
+			p := b.parts[0]
+			assert.True(t, p.hostHas != nil || p.backendHas != nil, "tag %q: never present", b.tag)
+		}
+	}
+}
+
+// sectionSpec is a table with every section's feature set, built afresh
+// each call: New takes ownership of what a Spec points to.
+func sectionSpec(t *testing.T) Spec {
+	key, err := balance.ParseHashKey("$remote_addr")
+	require.NoError(t, err)
+	canary := &Backend{ID: "prod/web-canary:80", Namespace: "prod", Name: "web-canary", Port: 80, Endpoints: []string{"10.0.1.1:8080"}}
+	web := &Backend{ID: "prod/web:80", Namespace: "prod", Name: "web", Port: 80, Endpoints: []string{"10.0.0.1:8080"},
+		Policy: balance.Hash, HashKey: key,
+		Traffic: &Traffic{
+			Canary:   &Canary{Backend: canary, Header: "X-Canary", HeaderValue: "yes", Weight: 10, WeightTotal: 100},
+			Affinity: &SessionAffinity{Mode: balance.Balanced, CookieName: "route", MaxAge: "60"},
+		}}
+	api := &Backend{ID: "prod/api:80", Namespace: "prod", Name: "api", Port: 80, Protocol: GRPC, Endpoints: []string{"10.0.0.2:9090"}}
+	policy := func() *Policy {
+		return &Policy{MaxBodySize: 1 << 20, ReadTimeout: time.Minute, BodyBufferSize: 16 << 10}
+	}
+	cors := func() *CORS {
+		return &CORS{Origins: []string{"https://a.example"}, Methods: "GET", Headers: "X-A", MaxAge: 60}
+	}
+	auth := func() *Auth {
+		return &Auth{
+			Basic:    &BasicAuth{Realm: "staff", Secret: "prod/pw", SecretType: "auth-file"},
+			External: &ExternalAuth{URL: AuthURL{Raw: "http://auth/check"}},
+		}
+	}
+	shop := &VirtualHost{
+		Name: "shop.example.com", TLS: true, SSLRedirect: true, PreserveTrailingSlash: true,
+		Fallback: web, FallbackPolicy: policy(), FallbackCORS: cors(), FallbackAuth: auth(),
+		FallbackRewrite: &Rewrite{Host: "internal.example"},
+		Actions:         &HostActions{Aliases: []string{"store.example.com"}, AppRoot: "/app", Fallback: &Redirect{Code: 308, URL: "https://new.example/"}},
+		Routes: []*Route{
+			{Type: Prefix, Path: "/api", Backend: api, Order: 1, SSLRedirect: true, PreserveTrailingSlash: true,
+				Extensions: NewExtensions(map[string]string{"example.com/team": "a"}),
+				Rewrite:    &Rewrite{Host: "api.internal"}, Policy: policy(), CORS: cors(), Auth: auth()},
+			{Type: Exact, Path: "/old", Backend: web, Order: 2, Redirect: &Redirect{Code: 301, URL: "https://new.example/"}},
+		},
+	}
+	www := &VirtualHost{Name: "example.com", Actions: &HostActions{WWWTo: "www.example.com"}}
+	certs := []*Certificate{{Secret: "prod/shop-tls", Hosts: []string{"shop.example.com"}, Fingerprint: "ab",
+		Cert: &tls.Certificate{Certificate: [][]byte{{1, 2, 3}}}}}
+	return Spec{VirtualHosts: []*VirtualHost{shop, www}, Backends: []*Backend{web, api, canary}, Certificates: certs, TLSHosts: []string{"shop.example.com"}}
+}
+
+// In sectionSpec: a host by name, a route by path, a backend by ID.
+func specHost(s Spec, name string) *VirtualHost {
+	return s.VirtualHosts[slices.IndexFunc(s.VirtualHosts, func(vh *VirtualHost) bool { return vh.Name == name })]
+}
+
+func specRoute(s Spec, path string) *Route {
+	rs := specHost(s, "shop.example.com").Routes
+	return rs[slices.IndexFunc(rs, func(r *Route) bool { return r.Path == path })]
+}
+
+func specBackend(s Spec, id string) *Backend {
+	return s.Backends[slices.IndexFunc(s.Backends, func(be *Backend) bool { return be.ID == id })]
+}
+
+const shop = "shop.example.com"
+
+// sectionChanges change one value of a section's feature each, by the
+// field that holds it. sameText says why the text does not show it.
+var sectionChanges = []struct {
+	section, field, change string
+	mutate                 func(Spec)
+	sameText               string
+}{
+	{section: "routing", field: "Route.Type", change: "Exact to Prefix", mutate: func(s Spec) { specRoute(s, "/old").Type = Prefix }},
+	{section: "routing", field: "Route.Path", change: "path", mutate: func(s Spec) { specRoute(s, "/api").Path = "/v2" }},
+	{section: "routing", field: "Route.Backend", change: "backend", mutate: func(s Spec) { specRoute(s, "/api").Backend = specBackend(s, "prod/web:80") }},
+	{section: "routing", field: "Route.SSLRedirect", change: "off", mutate: func(s Spec) { specRoute(s, "/api").SSLRedirect = false }},
+	{section: "routing", field: "Route.ForceSSLRedirect", change: "on", mutate: func(s Spec) { specRoute(s, "/old").ForceSSLRedirect = true }},
+	{section: "routing", field: "VirtualHost.Name", change: "name", mutate: func(s Spec) { specHost(s, "example.com").Name = "example.org" }},
+	{section: "routing", field: "VirtualHost.Routes", change: "one fewer", mutate: func(s Spec) { vh := specHost(s, shop); vh.Routes = vh.Routes[:1] }},
+	{section: "routing", field: "VirtualHost.Fallback", change: "none", mutate: func(s Spec) { specHost(s, shop).Fallback = nil }},
+	{section: "routing", field: "VirtualHost.TLS", change: "off", mutate: func(s Spec) { specHost(s, shop).TLS = false }},
+	{section: "routing", field: "VirtualHost.SSLRedirect", change: "off", mutate: func(s Spec) { specHost(s, shop).SSLRedirect = false }},
+	{section: "routing", field: "VirtualHost.ForceSSLRedirect", change: "on", mutate: func(s Spec) { specHost(s, "example.com").ForceSSLRedirect = true }},
+	{section: "routing", field: "Backend.ID", change: "ID", mutate: func(s Spec) { specBackend(s, "prod/api:80").ID = "prod/api:8080" }},
+	{section: "routing", field: "Backend.Namespace", change: "namespace", mutate: func(s Spec) { specBackend(s, "prod/api:80").Namespace = "staging" }, sameText: "a backend line shows its ID"},
+	{section: "routing", field: "Backend.Name", change: "name", mutate: func(s Spec) { specBackend(s, "prod/api:80").Name = "api2" }, sameText: "a backend line shows its ID"},
+	{section: "routing", field: "Backend.Port", change: "port", mutate: func(s Spec) { specBackend(s, "prod/api:80").Port = 81 }, sameText: "a backend line shows its ID"},
+	{section: "routing", field: "Backend.Protocol", change: "GRPCS", mutate: func(s Spec) { specBackend(s, "prod/api:80").Protocol = GRPCS }},
+	{section: "routing", field: "Backend.State", change: "PortNotFound", mutate: func(s Spec) { specBackend(s, "prod/api:80").State = PortNotFound }},
+	{section: "routing", field: "Backend.Endpoints", change: "one more", mutate: func(s Spec) {
+		be := specBackend(s, "prod/api:80")
+		be.Endpoints = append(be.Endpoints, "10.0.0.3:9090")
+	}},
+
+	{section: "balancing", field: "Backend.Policy", change: "hash to least_conn", mutate: func(s Spec) {
+		be := specBackend(s, "prod/web:80")
+		be.Policy, be.HashKey = balance.LeastConn, balance.HashKey{}
+	}},
+	{section: "balancing", field: "Backend.Policy", change: "none to least_conn", mutate: func(s Spec) { specBackend(s, "prod/api:80").Policy = balance.LeastConn }},
+	{section: "balancing", field: "Backend.HashKey", change: "key", mutate: func(s Spec) {
+		key, _ := balance.ParseHashKey("$request_uri")
+		specBackend(s, "prod/web:80").HashKey = key
+	}},
+
+	{section: "https-redirect-trailing-slash", field: "Route.PreserveTrailingSlash", change: "off", mutate: func(s Spec) { specRoute(s, "/api").PreserveTrailingSlash = false }},
+	{section: "https-redirect-trailing-slash", field: "VirtualHost.PreserveTrailingSlash", change: "off", mutate: func(s Spec) { specHost(s, shop).PreserveTrailingSlash = false }},
+
+	{section: "extensions", field: "Route.Extensions", change: "value", mutate: func(s Spec) {
+		specRoute(s, "/api").Extensions = NewExtensions(map[string]string{"example.com/team": "b"})
+	}},
+	{section: "extensions", field: "Route.Extensions", change: "none", mutate: func(s Spec) { specRoute(s, "/api").Extensions = nil }},
+
+	{section: "redirects-and-aliases", field: "Route.Redirect", change: "code", mutate: func(s Spec) { specRoute(s, "/old").Redirect.Code = 302 }},
+	{section: "redirects-and-aliases", field: "Route.Redirect", change: "relative", mutate: func(s Spec) { specRoute(s, "/old").Redirect.Relative = true }},
+	{section: "redirects-and-aliases", field: "VirtualHost.Actions", change: "alias", mutate: func(s Spec) { specHost(s, shop).Actions.Aliases = []string{"shop.example.net"} }},
+	{section: "redirects-and-aliases", field: "VirtualHost.Actions", change: "app-root", mutate: func(s Spec) { specHost(s, shop).Actions.AppRoot = "/start" }},
+	{section: "redirects-and-aliases", field: "VirtualHost.Actions", change: "unmatched redirect", mutate: func(s Spec) { specHost(s, shop).Actions.Fallback.URL = "https://other.example/" }},
+	{section: "redirects-and-aliases", field: "VirtualHost.Actions", change: "www redirect", mutate: func(s Spec) { specHost(s, "example.com").Actions.WWWTo = "web.example.com" }},
+
+	{section: "rewrite", field: "Route.Rewrite", change: "upstream host", mutate: func(s Spec) { specRoute(s, "/api").Rewrite.Host = "api2.internal" }},
+	{section: "rewrite", field: "Route.Rewrite", change: "forwarded prefix", mutate: func(s Spec) {
+		rw := specRoute(s, "/api").Rewrite
+		rw.ForwardedPrefix, rw.ForwardedPrefixSet = "/api", true
+	}},
+	{section: "rewrite", field: "VirtualHost.FallbackRewrite", change: "none", mutate: func(s Spec) { specHost(s, shop).FallbackRewrite = nil }},
+
+	{section: "request-policy", field: "Route.Policy", change: "body size", mutate: func(s Spec) { specRoute(s, "/api").Policy.MaxBodySize = 2 << 20 }},
+	{section: "request-policy", field: "Route.Policy", change: "body buffer", mutate: func(s Spec) { specRoute(s, "/api").Policy.BodyBufferSize = 32 << 10 }},
+	{section: "request-policy", field: "Route.Policy", change: "streamed body", mutate: func(s Spec) { specRoute(s, "/api").Policy.StreamRequestBody = true }},
+	{section: "request-policy", field: "Route.Policy", change: "rate limit", mutate: func(s Spec) {
+		specRoute(s, "/api").Policy.RateLimit = &RateLimit{Zone: "prod/shop", RPS: 5, BurstRPS: 25}
+	}},
+	{section: "request-policy", field: "VirtualHost.FallbackPolicy", change: "read timeout", mutate: func(s Spec) { specHost(s, shop).FallbackPolicy.ReadTimeout = time.Second }},
+
+	{section: "canary-and-affinity", field: "Backend.Traffic", change: "canary weight", mutate: func(s Spec) { specBackend(s, "prod/web:80").Traffic.Canary.Weight = 20 }},
+	{section: "canary-and-affinity", field: "Backend.Traffic", change: "canary header value", mutate: func(s Spec) { specBackend(s, "prod/web:80").Traffic.Canary.HeaderValue = "always" }},
+	{section: "canary-and-affinity", field: "Backend.Traffic", change: "affinity cookie", mutate: func(s Spec) { specBackend(s, "prod/web:80").Traffic.Affinity.CookieName = "s" }},
+	{section: "canary-and-affinity", field: "Backend.Traffic", change: "affinity mode", mutate: func(s Spec) {
+		specBackend(s, "prod/web:80").Traffic.Affinity.Mode = balance.Persistent
+	}},
+	{section: "canary-and-affinity", field: "Backend.Traffic", change: "none", mutate: func(s Spec) { specBackend(s, "prod/web:80").Traffic = nil }},
+
+	{section: "cors", field: "Route.CORS", change: "max-age", mutate: func(s Spec) { specRoute(s, "/api").CORS.MaxAge = 61 }},
+	{section: "cors", field: "Route.CORS", change: "credentials", mutate: func(s Spec) { specRoute(s, "/api").CORS.Credentials = true }},
+	{section: "cors", field: "VirtualHost.FallbackCORS", change: "origin", mutate: func(s Spec) { specHost(s, shop).FallbackCORS.Origins = []string{"https://b.example"} }},
+	{section: "cors", field: "VirtualHost.FallbackCORS", change: "none", mutate: func(s Spec) { specHost(s, shop).FallbackCORS = nil }},
+
+	{section: "auth", field: "Route.Auth", change: "realm", mutate: func(s Spec) { specRoute(s, "/api").Auth.Basic.Realm = "admins" }},
+	{section: "auth", field: "Route.Auth", change: "denied", mutate: func(s Spec) { specRoute(s, "/api").Auth.Denied = "Secret prod/pw not found" }},
+	{section: "auth", field: "VirtualHost.FallbackAuth", change: "auth URL", mutate: func(s Spec) {
+		specHost(s, shop).FallbackAuth.External.URL = AuthURL{Raw: "http://auth/verify"}
+	}},
+	{section: "auth", field: "VirtualHost.FallbackAuth", change: "none", mutate: func(s Spec) { specHost(s, shop).FallbackAuth = nil }},
+}
+
+// A change to any value a section carries changes the digest, and the
+// text where the section renders it; every section has such changes, for
+// every field it claims.
+func TestSectionDigests(t *testing.T) {
+	base := New(sectionSpec(t))
+	require.Equal(t, base.String(), New(sectionSpec(t)).String(), "the fixture builds alike")
+	baseText := withoutDigest(base.String())
+
+	for _, s := range sections {
+		t.Run(s.name, func(t *testing.T) {
+			covered := make(map[string]bool)
+			claimed := make(map[string]bool)
+			for _, f := range s.route {
+				claimed["Route."+f] = true
+			}
+			for _, f := range s.host {
+				claimed["VirtualHost."+f] = true
+			}
+			for _, f := range s.backend {
+				claimed["Backend."+f] = true
+			}
+			for _, c := range sectionChanges {
+				if c.section != s.name {
+					continue
+				}
+				require.True(t, claimed[c.field], "%s does not claim %s", s.name, c.field)
+				covered[c.field] = true
+				spec := sectionSpec(t)
+				c.mutate(spec)
+				tab := New(spec)
+				assert.NotEqual(t, base.Digest(), tab.Digest(), "%s %s: digest unchanged", c.field, c.change)
+				if c.sameText == "" {
+					assert.NotEqual(t, baseText, withoutDigest(tab.String()), "%s %s: text unchanged", c.field, c.change)
+				} else {
+					assert.Equal(t, baseText, withoutDigest(tab.String()), "%s %s: %s", c.field, c.change, c.sameText)
+				}
+			}
+			for f := range claimed {
+				assert.True(t, covered[f], "no change of %s in sectionChanges", f)
+			}
+		})
+	}
+	for _, c := range sectionChanges {
+		assert.True(t, slices.ContainsFunc(sections, func(s *section) bool { return s.name == c.section }), "no section %q", c.section)
+	}
+}
+
+func withoutDigest(text string) string {
+	_, rest, _ := strings.Cut(text, "\n")
+	return rest
+}

@@ -35,7 +35,8 @@ type BasicAuth struct {
 	challenge []string
 }
 
-// NewBasicAuth returns a with its challenge prepared.
+// NewBasicAuth returns a with its challenge prepared; New prepares a
+// BasicAuth written as a literal the same way.
 func NewBasicAuth(a BasicAuth) *BasicAuth {
 	a.challenge = one(`Basic realm="` + a.Realm + `"`)
 	return &a

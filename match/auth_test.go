@@ -64,7 +64,7 @@ func TestAccessTextAndDigest(t *testing.T) {
 				Basic:    NewBasicAuth(BasicAuth{Realm: "staff", Secret: "prod/pw", SecretType: "auth-file", Users: users}),
 				External: &ExternalAuth{URL: u, ResponseHeaders: []string{"X-User"}},
 			}}
-		return New(Spec{VirtualHosts: []*VirtualHost{{Name: "a.example", Routes: []*Route{r}}}, Backends: []*Backend{be}})
+		return mustNew(t, Spec{VirtualHosts: []*VirtualHost{{Name: "a.example", Routes: []*Route{r}}}, Backends: []*Backend{be}})
 	}
 	base := build("secret-pw", 60, "http://auth/check")
 	text := base.String()

@@ -28,6 +28,9 @@ type Rewrite struct {
 	target   urltemplate.Rewrite
 	prefix   urltemplate.Rewrite
 	redirect bool // Target is an absolute URL: the answer is a 302 to it
+	// ready: NewRewrite checked the fields and parsed the templates; New
+	// prepares a Rewrite written as a literal the same way.
+	ready bool
 }
 
 // RewriteSyntax says how a rewrite template refers to the route's captures.
@@ -75,6 +78,7 @@ const MaxRewriteTemplate = 4 << 10
 // http/https URL whose authority is literal or ${host}; literal text must be
 // what a request-target may carry, and a capture in the authority is
 // refused, so every result is an absolute path or a valid absolute URL.
+// New checks and prepares a Rewrite written as a literal the same way.
 func NewRewrite(r Rewrite) (*Rewrite, error) {
 	out := r
 	if n := max(len(r.Target), len(r.ForwardedPrefix)); n > MaxRewriteTemplate {
@@ -98,6 +102,7 @@ func NewRewrite(r Rewrite) (*Rewrite, error) {
 	if r.Host != "" && !urltemplate.ValidHostHeader(r.Host) {
 		return nil, fmt.Errorf("upstream host %q is not a host name or address with an optional port", r.Host)
 	}
+	out.ready = true
 	return &out, nil
 }
 

@@ -8,7 +8,9 @@ import (
 
 // AuthURL is an auth-url or auth-signin value: a URL that may use the
 // request variables ingress-nginx users put there, as in
-// "https://$host/oauth2/start?rd=$escaped_request_uri".
+// "https://$host/oauth2/start?rd=$escaped_request_uri". Make it with
+// ParseAuthURL or SigninURL; match.New parses one written as a literal
+// (Raw only).
 type AuthURL struct {
 	// Raw is the value as written (with the redirect parameter added, for
 	// a sign-in URL).
@@ -203,3 +205,7 @@ func EscapeURIComponent(s string) string {
 func unreserved(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
 }
+
+// Parsed reports whether u came from ParseAuthURL or SigninURL: an AuthURL
+// written as a literal has only Raw, and expands to nothing until parsed.
+func (u *AuthURL) Parsed() bool { return u.parts != nil }

@@ -103,10 +103,12 @@ func (t *Table) indexHosts(hosts []*VirtualHost, p *preparer) error {
 	keys := 0
 	for _, vh := range t.hosts {
 		vh.sortRoutes()
+		// While the host's routes are in cache: a separate pass over every
+		// route costs a tenth of New at 100,000 routes.
+		if err := p.host(vh); err != nil {
+			return err
+		}
 		keys += len(vh.Routes)
-	}
-	if err := p.hosts(t.hosts); err != nil {
-		return err
 	}
 	t.paths = newPathTable(keys)
 	seenRegexp := make(map[*Regexp]bool)

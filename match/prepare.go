@@ -68,102 +68,105 @@ type fieldError struct {
 
 func (e *fieldError) Error() string { return e.field + ": " + e.err.Error() }
 
-// hosts prepares every value of the hosts and their routes, in table
-// order, and returns the first it cannot.
-func (p *preparer) hosts(hosts []*VirtualHost) error {
-	for _, vh := range hosts {
-		fail := func(r *Route, field string, err error) error {
-			var fe *fieldError
-			if errors.As(err, &fe) {
-				field, err = field+"."+fe.field, fe.err
-			}
-			return &ValueError{Host: vh.Name, Route: r, Field: field, Err: err}
+// host prepares every value of the host and its routes, in table order,
+// and returns the first it cannot.
+func (p *preparer) host(vh *VirtualHost) error {
+	fail := func(r *Route, field string, err error) error {
+		var fe *fieldError
+		if errors.As(err, &fe) {
+			field, err = field+"."+fe.field, fe.err
 		}
-		var err error
-		if vh.FallbackCORS, err = p.prepareCORS(vh.FallbackCORS); err != nil {
-			return fail(nil, "FallbackCORS", err)
+		return &ValueError{Host: vh.Name, Route: r, Field: field, Err: err}
+	}
+	p.prepareCORS(&vh.FallbackCORS)
+	if err := p.prepareAuth(&vh.FallbackAuth); err != nil {
+		return fail(nil, "FallbackAuth", err)
+	}
+	if err := p.prepareRewrite(&vh.FallbackRewrite); err != nil {
+		return fail(nil, "FallbackRewrite", err)
+	}
+	if err := p.preparePolicy(&vh.FallbackPolicy); err != nil {
+		return fail(nil, "FallbackPolicy", err)
+	}
+	if a := vh.Actions; a != nil {
+		if err := checkRedirect(a.Fallback); err != nil {
+			return fail(nil, "Actions.Fallback", err)
 		}
-		if vh.FallbackAuth, err = p.prepareAuth(vh.FallbackAuth); err != nil {
-			return fail(nil, "FallbackAuth", err)
+	}
+	for _, r := range vh.Routes {
+		p.prepareCORS(&r.CORS)
+		if err := p.prepareAuth(&r.Auth); err != nil {
+			return fail(r, "Auth", err)
 		}
-		if vh.FallbackRewrite, err = p.prepareRewrite(vh.FallbackRewrite); err != nil {
-			return fail(nil, "FallbackRewrite", err)
+		if err := p.prepareRewrite(&r.Rewrite); err != nil {
+			return fail(r, "Rewrite", err)
 		}
-		if vh.FallbackPolicy, err = p.preparePolicy(vh.FallbackPolicy); err != nil {
-			return fail(nil, "FallbackPolicy", err)
+		if err := p.preparePolicy(&r.Policy); err != nil {
+			return fail(r, "Policy", err)
 		}
-		if a := vh.Actions; a != nil {
-			if err := checkRedirect(a.Fallback); err != nil {
-				return fail(nil, "Actions.Fallback", err)
-			}
+		if err := checkRedirect(r.Redirect); err != nil {
+			return fail(r, "Redirect", err)
 		}
-		for _, r := range vh.Routes {
-			if r.CORS, err = p.prepareCORS(r.CORS); err != nil {
-				return fail(r, "CORS", err)
-			}
-			if r.Auth, err = p.prepareAuth(r.Auth); err != nil {
-				return fail(r, "Auth", err)
-			}
-			if r.Rewrite, err = p.prepareRewrite(r.Rewrite); err != nil {
-				return fail(r, "Rewrite", err)
-			}
-			if r.Policy, err = p.preparePolicy(r.Policy); err != nil {
-				return fail(r, "Policy", err)
-			}
-			if err := checkRedirect(r.Redirect); err != nil {
-				return fail(r, "Redirect", err)
-			}
-			if err := prepareRegexp(r); err != nil {
-				return fail(r, "Regexp", err)
-			}
+		if err := prepareRegexp(r); err != nil {
+			return fail(r, "Regexp", err)
 		}
 	}
 	return nil
 }
 
-func (p *preparer) prepareCORS(c *CORS) (*CORS, error) {
+// The prepare methods take the field holding a value and point it at the
+// prepared copy; they write nothing when the value is ready, as it is in a
+// table compile built.
+
+// prepareCORS cannot fail: every CORS literal has a policy NewCORS serves.
+func (p *preparer) prepareCORS(field **CORS) {
+	c := *field
 	if c == nil || c.hdr.maxAge != nil {
-		return c, nil
+		return
 	}
-	if out, ok := p.cors[c]; ok {
-		return out, nil
+	out, ok := p.cors[c]
+	if !ok {
+		if p.cors == nil {
+			p.cors = make(map[*CORS]*CORS)
+		}
+		out = NewCORS(*c)
+		p.cors[c] = out
 	}
-	if p.cors == nil {
-		p.cors = make(map[*CORS]*CORS)
-	}
-	out := NewCORS(*c)
-	p.cors[c] = out
-	return out, nil
+	*field = out
 }
 
-func (p *preparer) prepareRewrite(rw *Rewrite) (*Rewrite, error) {
+func (p *preparer) prepareRewrite(field **Rewrite) error {
+	rw := *field
 	if rw == nil || rw.ready {
-		return rw, nil
+		return nil
 	}
-	if out, ok := p.rewrite[rw]; ok {
-		return out, nil
+	out, ok := p.rewrite[rw]
+	if !ok {
+		var err error
+		if out, err = NewRewrite(*rw); err != nil {
+			return err
+		}
+		if p.rewrite == nil {
+			p.rewrite = make(map[*Rewrite]*Rewrite)
+		}
+		p.rewrite[rw] = out
 	}
-	out, err := NewRewrite(*rw)
-	if err != nil {
-		return nil, err
-	}
-	if p.rewrite == nil {
-		p.rewrite = make(map[*Rewrite]*Rewrite)
-	}
-	p.rewrite[rw] = out
-	return out, nil
+	*field = out
+	return nil
 }
 
 // prepareAuth prepares the basic authentication's challenge and parses
 // the external service's URLs, as NewBasicAuth, ParseAuthURL and
 // SigninURL do: a sign-in URL written as a literal is taken as the whole
 // URL, redirect parameter included.
-func (p *preparer) prepareAuth(a *Auth) (*Auth, error) {
+func (p *preparer) prepareAuth(field **Auth) error {
+	a := *field
 	if a == nil || authReady(a) {
-		return a, nil
+		return nil
 	}
 	if out, ok := p.auth[a]; ok {
-		return out, nil
+		*field = out
+		return nil
 	}
 	out := *a
 	if b := a.Basic; b != nil && b.challenge == nil {
@@ -174,14 +177,14 @@ func (p *preparer) prepareAuth(a *Auth) (*Auth, error) {
 		if !x.URL.Parsed() {
 			u, err := urltemplate.ParseAuthURL(x.URL.Raw, false)
 			if err != nil {
-				return nil, &fieldError{"External.URL", err}
+				return &fieldError{"External.URL", err}
 			}
 			ext.URL = u
 		}
 		if x.Signin != nil && !x.Signin.Parsed() {
 			u, err := urltemplate.ParseAuthURL(x.Signin.Raw, true)
 			if err != nil {
-				return nil, &fieldError{"External.Signin", err}
+				return &fieldError{"External.Signin", err}
 			}
 			ext.Signin = &u
 		}
@@ -191,7 +194,8 @@ func (p *preparer) prepareAuth(a *Auth) (*Auth, error) {
 		p.auth = make(map[*Auth]*Auth)
 	}
 	p.auth[a] = &out
-	return &out, nil
+	*field = &out
+	return nil
 }
 
 func authReady(a *Auth) bool {
@@ -229,32 +233,34 @@ func checkRedirect(r *Redirect) error {
 // 4-byte form, as compile does and as Policy.Admits compares them; a range
 // that is not valid is refused, and so is a rate limit without the zone
 // its counters are kept by.
-func (p *preparer) preparePolicy(pol *Policy) (*Policy, error) {
+func (p *preparer) preparePolicy(field **Policy) error {
+	pol := *field
 	if pol == nil {
-		return nil, nil
+		return nil
 	}
 	if out, ok := p.policy[pol]; ok {
-		return out, nil
+		*field = out
+		return nil
 	}
 	allow, err := canonicalRanges(pol.Allow)
 	if err != nil {
-		return nil, &fieldError{"Allow", err}
+		return &fieldError{"Allow", err}
 	}
 	deny, err := canonicalRanges(pol.Deny)
 	if err != nil {
-		return nil, &fieldError{"Deny", err}
+		return &fieldError{"Deny", err}
 	}
 	var exempt []netip.Prefix
 	if rl := pol.RateLimit; rl != nil {
 		if rl.Zone == "" {
-			return nil, &fieldError{"RateLimit.Zone", errors.New("is empty: a limit's counters are kept by zone")}
+			return &fieldError{"RateLimit.Zone", errors.New("is empty: a limit's counters are kept by zone")}
 		}
 		if exempt, err = canonicalRanges(rl.Exempt); err != nil {
-			return nil, &fieldError{"RateLimit.Exempt", err}
+			return &fieldError{"RateLimit.Exempt", err}
 		}
 	}
 	if allow == nil && deny == nil && exempt == nil {
-		return pol, nil
+		return nil
 	}
 	out := *pol
 	if allow != nil {
@@ -272,7 +278,8 @@ func (p *preparer) preparePolicy(pol *Policy) (*Policy, error) {
 		p.policy = make(map[*Policy]*Policy)
 	}
 	p.policy[pol] = &out
-	return &out, nil
+	*field = &out
+	return nil
 }
 
 // canonicalRanges returns the ranges masked and unmapped, or nil when they

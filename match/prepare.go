@@ -94,6 +94,9 @@ func (p *preparer) host(vh *VirtualHost) error {
 		}
 	}
 	for _, r := range vh.Routes {
+		if r.CORS == nil && r.Auth == nil && r.Rewrite == nil && r.Policy == nil && r.Redirect == nil && r.Type != Regex {
+			continue // nothing to prepare: most routes, checked without a call
+		}
 		p.prepareCORS(&r.CORS)
 		if err := p.prepareAuth(&r.Auth); err != nil {
 			return fail(r, "Auth", err)

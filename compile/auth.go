@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/match/htpasswd"
+	"ramjet.dev/ramjet/match/urltemplate"
 )
 
 // Authentication (SPEC §11.7): auth-type basic with auth-secret,
@@ -105,8 +107,8 @@ func (b *builder) resolveBasicAuth(ing *ingress) (basic *match.BasicAuth, denied
 		b.warn(SecretNotFound, ing.ref(), annotationField(sa.key), "Secret "+ref+" not found; every request to this Ingress's paths answers 503")
 		return nil, "Secret " + ref + " not found"
 	}
-	var users *match.Passwords
-	var problems []match.PasswordProblem
+	var users *htpasswd.Passwords
+	var problems []htpasswd.PasswordProblem
 	if secretType == "auth-file" {
 		data, ok := sec.StringData["auth"]
 		if !ok {
@@ -117,9 +119,9 @@ func (b *builder) resolveBasicAuth(ing *ingress) (basic *match.BasicAuth, denied
 			}
 			data = string(d)
 		}
-		users, problems = match.ParseHtpasswd([]byte(data))
+		users, problems = htpasswd.ParseHtpasswd([]byte(data))
 	} else {
-		users, problems = match.ParseAuthMap(authMapData(sec))
+		users, problems = htpasswd.ParseAuthMap(authMapData(sec))
 	}
 	if len(problems) > 0 {
 		b.warn(SecretInvalid, ing.ref(), annotationField(sa.key), passwordProblems(ref, problems))
@@ -149,7 +151,7 @@ func authMapData(sec *corev1.Secret) map[string][]byte {
 	return m
 }
 
-func passwordProblems(ref string, ps []match.PasswordProblem) string {
+func passwordProblems(ref string, ps []htpasswd.PasswordProblem) string {
 	const shown = 5
 	s := "Secret " + ref + ": " + strconv.Itoa(len(ps)) + " unusable password entr"
 	if len(ps) == 1 {
@@ -201,7 +203,7 @@ func (b *builder) resolveExternalAuth(ing *ingress) (ext *match.ExternalAuth, de
 		b.rejectAccess(ing, key, why+"; every request to this Ingress's paths answers 503")
 		return nil, key + ": " + why
 	}
-	target, err := match.ParseAuthURL(strings.TrimSpace(u.value), false)
+	target, err := urltemplate.ParseAuthURL(strings.TrimSpace(u.value), false)
 	if err != nil {
 		return deny(u.key, strconv.Quote(u.value)+" "+err.Error())
 	}
@@ -244,7 +246,7 @@ func (b *builder) resolveExternalAuth(ing *ingress) (ext *match.ExternalAuth, de
 		}
 	}
 	if s, ok := raw.get("auth-signin"); ok {
-		signin, err := match.SigninURL(strings.TrimSpace(s.value), param)
+		signin, err := urltemplate.SigninURL(strings.TrimSpace(s.value), param)
 		if err != nil {
 			b.rejectAccess(ing, s.key, strconv.Quote(s.value)+" "+err.Error()+"; a 401 from the auth service is passed to the client")
 		} else {

@@ -203,11 +203,17 @@ func (b *builder) assemble() {
 			backends = append(backends, bi.b)
 		}
 	}
-	b.table = match.New(match.Spec{
+	table, err := match.New(match.Spec{
 		VirtualHosts: hosts,
 		Backends:     backends,
 		Certificates: b.certs,
 		TLSHosts:     b.tlsHosts,
 		Inputs:       b.opts.digestInputs(),
 	})
+	if err != nil {
+		// Every value here came from match's constructors or was checked
+		// when its annotation was read: a refusal is a bug in compile.
+		panic("compile: match.New refused the compiled table: " + err.Error())
+	}
+	b.table = table
 }

@@ -87,7 +87,7 @@ func newBenchFixture(tb testing.TB, routes int) *benchFixture {
 		}
 		hosts = append(hosts, vh)
 	}
-	fx.table = New(Spec{VirtualHosts: hosts, Backends: backends})
+	fx.table = mustNew(tb, Spec{VirtualHosts: hosts, Backends: backends})
 
 	rng := rand.New(rand.NewPCG(uint64(routes), 7))
 	for range 4096 {
@@ -213,7 +213,9 @@ func BenchmarkNewTable(b *testing.B) {
 					hosts = append(hosts, vh)
 				}
 				b.StartTimer()
-				New(Spec{VirtualHosts: hosts})
+				if _, err := New(Spec{VirtualHosts: hosts}); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

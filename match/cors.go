@@ -25,7 +25,8 @@ const (
 //   - A request whose Origin is not allowed is served as if CORS were off.
 //
 // Build it with NewCORS, which prepares the header values once so that
-// setting them on a response costs no allocation.
+// setting them on a response costs no allocation; New prepares a CORS
+// written as a literal the same way.
 type CORS struct {
 	// AnyOrigin: cors-allow-origin is "*" (the default). Every request
 	// qualifies, Origin or not, and Access-Control-Allow-Origin is "*".

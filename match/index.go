@@ -9,7 +9,9 @@ import (
 // Spec is everything a Table is built from. New takes ownership of what it
 // points to: the hosts' Routes are sorted in place and their indexes built,
 // so a VirtualHost, Route, Backend or Certificate belongs to exactly one
-// table and is never modified once New returns.
+// table and is never modified once New returns. The feature values they
+// point to (CORS, Auth, Rewrite, Policy, Extensions, ...) may be shared by
+// any number of tables, built at once or not: New only reads them.
 type Spec struct {
 	// VirtualHosts in any order. A catch-all (Name "") with no routes and
 	// no fallback (404) is added when none is given. Of two hosts with the
@@ -48,14 +50,25 @@ type Spec struct {
 // lookup needs of the host; the Exact and Prefix keys of all hosts in one
 // hash table keyed by (host, key), so one probe answers both tiers for a
 // candidate; Regex routes in a slice per host.
-func New(s Spec) *Table {
+//
+// A table built from struct literals answers as one built with the
+// constructors (NewCORS, NewBasicAuth, NewRewrite, urltemplate.ParseAuthURL,
+// CompileRegex, ...): New prepares a feature value written as a literal as
+// its constructor would, in a copy it points the route, host or backend
+// at, and checks what the router relies on. A value it can neither serve
+// nor prepare fails New with a *ValueError naming the host, the route or
+// backend, and the field.
+func New(s Spec) (*Table, error) {
 	t := &Table{
 		exactHosts:    make(map[string]hostIndex),
 		wildcardHosts: make(map[string]hostIndex),
 		exactCerts:    make(map[string]*Certificate),
 		wildcardCerts: make(map[string]*Certificate),
 	}
-	t.indexHosts(s.VirtualHosts)
+	var p preparer
+	if err := t.indexHosts(s.VirtualHosts, &p); err != nil {
+		return nil, err
+	}
 
 	t.backends = make([]*Backend, 0, len(s.Backends))
 	for _, b := range s.Backends {
@@ -64,14 +77,17 @@ func New(s Spec) *Table {
 		}
 	}
 	slices.SortStableFunc(t.backends, func(a, b *Backend) int { return strings.Compare(a.ID, b.ID) })
+	if err := p.backends(t.backends); err != nil {
+		return nil, err
+	}
 
 	t.indexCertificates(s.Certificates)
 	t.indexTLSHosts(s.TLSHosts)
 	t.digest = digest(t, s.Inputs)
-	return t
+	return t, nil
 }
 
-func (t *Table) indexHosts(hosts []*VirtualHost) {
+func (t *Table) indexHosts(hosts []*VirtualHost, p *preparer) error {
 	t.hosts = make([]*VirtualHost, 0, len(hosts)+1)
 	for _, vh := range hosts {
 		if vh != nil {
@@ -87,6 +103,11 @@ func (t *Table) indexHosts(hosts []*VirtualHost) {
 	keys := 0
 	for _, vh := range t.hosts {
 		vh.sortRoutes()
+		// While the host's routes are in cache: a pass of its own over
+		// every route would miss the cache again on large tables.
+		if err := p.host(vh); err != nil {
+			return err
+		}
 		keys += len(vh.Routes)
 	}
 	t.paths = newPathTable(keys)
@@ -109,6 +130,7 @@ func (t *Table) indexHosts(hosts []*VirtualHost) {
 		}
 	}
 	t.indexAliases()
+	return nil
 }
 
 func (t *Table) indexCertificates(certs []*Certificate) {

@@ -30,6 +30,14 @@ func regex(t testing.TB, pattern string, b *Backend, order int) *Route {
 }
 
 // lookupTable covers every rule of SPEC §3–§5 in one table.
+// mustNew builds a table from a spec the test knows to be valid.
+func mustNew(tb testing.TB, s Spec) *Table {
+	tb.Helper()
+	tab, err := New(s)
+	require.NoError(tb, err)
+	return tab
+}
+
 func lookupTable(t testing.TB) *Table {
 	t.Helper()
 	hosts := []*VirtualHost{
@@ -75,7 +83,7 @@ func lookupTable(t testing.TB) *Table {
 			Fallback: backend("never"),
 		},
 	}
-	return New(Spec{VirtualHosts: hosts})
+	return mustNew(t, Spec{VirtualHosts: hosts})
 }
 
 func TestLookup(t *testing.T) {
@@ -193,7 +201,7 @@ func TestNewTable(t *testing.T) {
 		{Name: "*.example.com"},
 		nil,
 	}
-	tab := New(Spec{VirtualHosts: hosts, Backends: []*Backend{b, nil, a}, Inputs: []byte("abc")})
+	tab := mustNew(t, Spec{VirtualHosts: hosts, Backends: []*Backend{b, nil, a}, Inputs: []byte("abc")})
 
 	var names []string
 	for _, vh := range tab.hosts {
@@ -227,7 +235,7 @@ func TestNewTable(t *testing.T) {
 	}
 	require.Len(t, tab.Digest(), 64, "hex SHA-256")
 	withInputs := func(in string) string {
-		return New(Spec{VirtualHosts: []*VirtualHost{{Name: "h"}}, Inputs: []byte(in)}).Digest()
+		return mustNew(t, Spec{VirtualHosts: []*VirtualHost{{Name: "h"}}, Inputs: []byte(in)}).Digest()
 	}
 	require.Equal(t, withInputs("x"), withInputs("x"))
 	require.NotEqual(t, withInputs("x"), withInputs("y"), "inputs are part of the digest")
@@ -248,7 +256,7 @@ func TestNewTableIndependentOfInputOrder(t *testing.T) {
 		rng.Shuffle(len(hosts), func(i, j int) { hosts[i], hosts[j] = hosts[j], hosts[i] })
 		rng.Shuffle(len(backends), func(i, j int) { backends[i], backends[j] = backends[j], backends[i] })
 		rng.Shuffle(len(certs), func(i, j int) { certs[i], certs[j] = certs[j], certs[i] })
-		return New(Spec{VirtualHosts: hosts, Backends: backends, Certificates: certs}).String()
+		return mustNew(t, Spec{VirtualHosts: hosts, Backends: backends, Certificates: certs}).String()
 	}
 	want := build(0)
 	require.Contains(t, want, "route Regex linear /y.* -> prod/8:80", "lower Order kept among same regex key")
@@ -276,7 +284,7 @@ func TestCompareRoutes(t *testing.T) {
 	for i := range 20 {
 		shuffled := append([]*Route(nil), routes...)
 		rand.New(rand.NewPCG(uint64(i), 1)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-		tab := New(Spec{VirtualHosts: []*VirtualHost{{Name: "h", Routes: shuffled}}})
+		tab := mustNew(t, Spec{VirtualHosts: []*VirtualHost{{Name: "h", Routes: shuffled}}})
 		var got []string
 		for _, r := range tab.VirtualHostByName("h").Routes {
 			got = append(got, r.Type.String()+" "+r.Path)
@@ -309,7 +317,7 @@ func TestVirtualHostByName(t *testing.T) {
 func TestCertificate(t *testing.T) {
 	older := &Certificate{Secret: "prod/z-older", Hosts: []string{"shop.example.com", "*.example.com"}}
 	newer := &Certificate{Secret: "prod/a-newer", Hosts: []string{"shop.example.com", "b.example.com", "*.example.com", "*.apps.example.com"}}
-	tab := New(Spec{Certificates: []*Certificate{older, newer}})
+	tab := mustNew(t, Spec{Certificates: []*Certificate{older, newer}})
 	require.Equal(t, []*Certificate{newer, older}, tab.certs, "sorted by secret")
 	tests := []struct {
 		serverName string
@@ -349,7 +357,7 @@ func TestRegexTimeouts(t *testing.T) {
 	r1 := &Route{Type: Regex, Path: `/(?=.)(a+)+$`, Regexp: re, Backend: backend("re")}
 	r2 := &Route{Type: Regex, Path: `/(?=.)(a+)+$`, Regexp: re, Backend: backend("re")}
 	fallback := backend("fallback")
-	tab := New(Spec{VirtualHosts: []*VirtualHost{
+	tab := mustNew(t, Spec{VirtualHosts: []*VirtualHost{
 		{Name: "a.test", Routes: []*Route{r1}, Fallback: fallback},
 		{Name: "b.test", Routes: []*Route{r2}},
 	}})
@@ -404,7 +412,7 @@ func TestLookupMatchesReference(t *testing.T) {
 			}
 			hosts = append(hosts, vh)
 		}
-		tab := New(Spec{VirtualHosts: hosts})
+		tab := mustNew(t, Spec{VirtualHosts: hosts})
 		for range 200 {
 			host := []string{"a.test", "b.test", "c.test", "x.test", "x.a.test", "y.a.test", "x.y.a.test", "", "test"}[rng.IntN(9)]
 			path := randPath(rng, 5)

@@ -19,7 +19,7 @@ func manyRegexTable(tb testing.TB, n int) *Table {
 		routes = append(routes, &Route{Type: Regex, Path: pattern, Regexp: re, Order: i,
 			Backend: &Backend{ID: fmt.Sprintf("prod/svc%d:80", i)}})
 	}
-	return New(Spec{VirtualHosts: []*VirtualHost{{Name: "api.test", Routes: routes}}})
+	return mustNew(tb, Spec{VirtualHosts: []*VirtualHost{{Name: "api.test", Routes: routes}}})
 }
 
 // BenchmarkRegexRoutes measures a lookup on a host with many linear

@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/match/urltemplate"
 )
 
 func regexRoute(t testing.TB, pattern string) *Route {
@@ -167,8 +169,12 @@ func checkRewritten(out Rewritten) string {
 		case u.Host == "":
 			return "redirect without a host"
 		}
-		auth, tail, _ := cutAny(out.Target[strings.Index(out.Target, "://")+3:], "/?")
-		if !allSafe(auth, hostSafe) {
+		auth := out.Target[strings.Index(out.Target, "://")+3:]
+		tail := ""
+		if i := strings.IndexAny(auth, "/?"); i >= 0 {
+			auth, tail = auth[:i], auth[i:]
+		}
+		if !onlyBytes(auth, hostBytes, false) {
 			return "redirect host carries a byte a host may not: " + auth
 		}
 		return checkTargetBytes(tail)
@@ -187,13 +193,39 @@ func checkRewritten(out Rewritten) string {
 
 func checkTargetBytes(s string) string {
 	path, query, _ := strings.Cut(s, "?")
-	if !validEscaped(path, pathSafe) {
+	if !onlyBytes(path, pathBytes, true) {
 		return "path carries a byte a request-target may not: " + path
 	}
-	if !validEscaped(query, queryLiteral) {
+	if !onlyBytes(query, queryBytes, true) {
 		return "query carries a byte a request-target may not: " + query
 	}
 	return ""
+}
+
+// The bytes a request-target's path, its query and a host may carry
+// besides letters and digits (RFC 3986 pchar, query, reg-name with a port
+// and brackets), stated here apart from urltemplate's own tables.
+const (
+	pathBytes  = "-._~!$&'()*+,;=:@/"
+	queryBytes = "-._~!$'()*,:@/?&=+;"
+	hostBytes  = "-.:[]"
+)
+
+// onlyBytes reports whether s holds only letters, digits, bytes of extra
+// and, when escapes, well-formed percent escapes.
+func onlyBytes(s, extra string, escapes bool) bool {
+	hex := func(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', strings.IndexByte(extra, c) >= 0:
+		case escapes && c == '%' && i+2 < len(s) && hex(s[i+1]) && hex(s[i+2]):
+			i += 2
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func FuzzRewrite(f *testing.F) {
@@ -208,7 +240,7 @@ func FuzzRewrite(f *testing.F) {
 	f.Add(strings.Repeat("/$1", 1000), false, `/(.*)`, "/"+strings.Repeat("a", 70), "q=1", "h")
 	f.Add(strings.Repeat("${host}", 500), true, `/(.*)`, "/", "", strings.Repeat("h", 200))
 	f.Fuzz(func(t *testing.T, target string, native bool, pattern, path, query, host string) {
-		if !validEscaped(query, queryLiteral) {
+		if !onlyBytes(query, queryBytes, true) {
 			// The router hands over a query as received, which has no
 			// space or control byte (requestTarget refuses them).
 			return
@@ -241,7 +273,7 @@ func FuzzRewrite(f *testing.F) {
 // bytes, and a target just under the bound is built in full.
 func TestRewriteApplyBounded(t *testing.T) {
 	huge := strings.Repeat("/$1", 20000)
-	hugeTmpl, err := parseTemplate(huge, NginxSyntax)
+	hugeTmpl, err := urltemplate.ParseRewrite(huge, false)
 	require.NoError(t, err)
 	// Past NewRewrite's template limit: built by hand, as a Table made
 	// without compile could hold it.
@@ -263,7 +295,7 @@ func TestRewriteApplyBounded(t *testing.T) {
 	// 13,107 references of 4 bytes each: 65,535 bytes with the leading "/".
 	short := "/a/" + "yyy"
 	want := strings.Repeat("/yyy", (MaxRewriteTarget-1)/4)
-	tmpl, err := parseTemplate(strings.Repeat("/$1", (MaxRewriteTarget-1)/4), NginxSyntax)
+	tmpl, err := urltemplate.ParseRewrite(strings.Repeat("/$1", (MaxRewriteTarget-1)/4), false)
 	require.NoError(t, err)
 	rw = &Rewrite{Target: "set", target: tmpl}
 	got := rw.Apply(route, short, "", "http", "h")

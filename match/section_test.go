@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ramjet.dev/ramjet/balance"
+	"ramjet.dev/ramjet/match/urltemplate"
 )
 
 // unencoded are the fields of Route, VirtualHost and Backend that no
@@ -126,7 +127,7 @@ func sectionSpec(t *testing.T) Spec {
 	auth := func() *Auth {
 		return &Auth{
 			Basic:    &BasicAuth{Realm: "staff", Secret: "prod/pw", SecretType: "auth-file"},
-			External: &ExternalAuth{URL: AuthURL{Raw: "http://auth/check"}},
+			External: &ExternalAuth{URL: urltemplate.AuthURL{Raw: "http://auth/check"}},
 		}
 	}
 	shop := &VirtualHost{
@@ -248,7 +249,7 @@ var sectionChanges = []struct {
 	{section: "auth", field: "Route.Auth", change: "realm", mutate: func(s Spec) { specRoute(s, "/api").Auth.Basic.Realm = "admins" }},
 	{section: "auth", field: "Route.Auth", change: "denied", mutate: func(s Spec) { specRoute(s, "/api").Auth.Denied = "Secret prod/pw not found" }},
 	{section: "auth", field: "VirtualHost.FallbackAuth", change: "auth URL", mutate: func(s Spec) {
-		specHost(s, shop).FallbackAuth.External.URL = AuthURL{Raw: "http://auth/verify"}
+		specHost(s, shop).FallbackAuth.External.URL = urltemplate.AuthURL{Raw: "http://auth/verify"}
 	}},
 	{section: "auth", field: "VirtualHost.FallbackAuth", change: "none", mutate: func(s Spec) { specHost(s, shop).FallbackAuth = nil }},
 }
@@ -257,8 +258,8 @@ var sectionChanges = []struct {
 // text where the section renders it; every section has such changes, for
 // every field it claims.
 func TestSectionDigests(t *testing.T) {
-	base := New(sectionSpec(t))
-	require.Equal(t, base.String(), New(sectionSpec(t)).String(), "the fixture builds alike")
+	base := mustNew(t, sectionSpec(t))
+	require.Equal(t, base.String(), mustNew(t, sectionSpec(t)).String(), "the fixture builds alike")
 	baseText := withoutDigest(base.String())
 
 	for _, s := range sections {
@@ -282,7 +283,7 @@ func TestSectionDigests(t *testing.T) {
 				covered[c.field] = true
 				spec := sectionSpec(t)
 				c.mutate(spec)
-				tab := New(spec)
+				tab := mustNew(t, spec)
 				assert.NotEqual(t, base.Digest(), tab.Digest(), "%s %s: digest unchanged", c.field, c.change)
 				if c.sameText == "" {
 					assert.NotEqual(t, baseText, withoutDigest(tab.String()), "%s %s: text unchanged", c.field, c.change)

@@ -53,7 +53,7 @@ func goldenTable(t *testing.T) *Table {
 		{Name: "", Fallback: notFound, FallbackSource: Source{Field: "--default-backend"}},
 	}
 	certs := []*Certificate{{Secret: "prod/shop-tls", Hosts: []string{"shop.example.com", "*.apps.example.com"}, Fingerprint: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}}
-	return New(Spec{VirtualHosts: hosts, Backends: []*Backend{web, gone, notFound, api}, Certificates: certs, TLSHosts: []string{"shop.example.com"}})
+	return mustNew(t, Spec{VirtualHosts: hosts, Backends: []*Backend{web, gone, notFound, api}, Certificates: certs, TLSHosts: []string{"shop.example.com"}})
 }
 
 func TestWriteTextGolden(t *testing.T) {
@@ -76,7 +76,7 @@ func TestWriteTextGolden(t *testing.T) {
 }
 
 func TestWriteTextEmptyTable(t *testing.T) {
-	tab := New(Spec{})
+	tab := mustNew(t, Spec{})
 	want := "digest " + tab.Digest() + "\nhost * catch-all\n  fallback none (404)\n"
 	if diff := cmp.Diff(want, tab.String()); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/match/htpasswd"
+	"ramjet.dev/ramjet/match/urltemplate"
 )
 
 // DefaultAuthTimeout bounds an external-auth subrequest when
@@ -163,7 +165,7 @@ func (r *Router) basicAuth(req *http.Request, ba *match.BasicAuth) verdict {
 // way). Bounded, the flood queues for the slots and, past
 // passwordCheckWait, is answered 503, as nginx answers a client over
 // limit-req; other requests keep their latency.
-func (a *authState) verifySlow(ctx context.Context, c match.Credential, pass []byte) verdict {
+func (a *authState) verifySlow(ctx context.Context, c htpasswd.Credential, pass []byte) verdict {
 	key := credKey(c, pass)
 	if ok, hit := a.cache.get(key); hit {
 		return verdictOf(ok)
@@ -314,7 +316,7 @@ type credEntry struct {
 }
 
 // credKey is the cache key of a password checked against c.
-func credKey(c match.Credential, pass []byte) [sha256.Size]byte {
+func credKey(c htpasswd.Credential, pass []byte) [sha256.Size]byte {
 	var buf [512]byte
 	if len(c.Hash)+1+len(pass) > len(buf) {
 		h := sha256.New()
@@ -386,7 +388,7 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 			xff = peer
 		}
 	}
-	vars := match.RequestVars{Host: host, HTTPHost: req.Host, Scheme: proto, RequestURI: uri, RemoteAddr: ip}
+	vars := urltemplate.RequestVars{Host: host, HTTPHost: req.Host, Scheme: proto, RequestURI: uri, RemoteAddr: ip}
 	method := x.Method
 	if method == "" {
 		method = http.MethodGet
@@ -468,7 +470,7 @@ func IsExternalAuth(ctx context.Context) bool {
 // backend gets it), X-Auth-Request-Redirect and X-Request-ID; with
 // auth-method also X-Original-URI and X-Scheme. The client's
 // X-Forwarded-Proto is not passed on.
-func authHeaders(h http.Header, req *http.Request, v *match.RequestVars, x *match.ExternalAuth, xff string) {
+func authHeaders(h http.Header, req *http.Request, v *urltemplate.RequestVars, x *match.ExternalAuth, xff string) {
 	conn := req.Header["Connection"]
 	for k, vs := range req.Header {
 		switch k {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/match/htpasswd"
 )
 
 // BenchmarkAccessPolicy measures the CORS and basic-auth steps alone on
@@ -15,7 +16,7 @@ import (
 //
 //	go test -run '^$' -bench AccessPolicy -benchmem -count 6 ./router/ | benchstat -
 func BenchmarkAccessPolicy(b *testing.B) {
-	users, _ := match.ParseHtpasswd([]byte("alice:$2a$05$rFgFSsl37ML.zLKSCEIIK.QfwTggQjkz534JplT68frI1VWhWMFme\n"))
+	users, _ := htpasswd.ParseHtpasswd([]byte("alice:$2a$05$rFgFSsl37ML.zLKSCEIIK.QfwTggQjkz534JplT68frI1VWhWMFme\n"))
 	cors := match.NewCORS(match.CORS{Origins: []string{"https://app.example.com", "https://*.example.org"},
 		Methods: match.DefaultCORSMethods, Headers: match.DefaultCORSHeaders, Credentials: true, MaxAge: 600})
 	basic := &match.Auth{Basic: match.NewBasicAuth(match.BasicAuth{Realm: "r", Secret: "prod/pw", SecretType: "auth-file", Users: users})}
@@ -58,7 +59,7 @@ func BenchmarkAccessPolicy(b *testing.B) {
 // basic auth: the difference is the policies' cost on the allowed path,
 // allocations included.
 func BenchmarkAccessHandler(b *testing.B) {
-	users, _ := match.ParseHtpasswd([]byte("alice:$2a$05$rFgFSsl37ML.zLKSCEIIK.QfwTggQjkz534JplT68frI1VWhWMFme\n"))
+	users, _ := htpasswd.ParseHtpasswd([]byte("alice:$2a$05$rFgFSsl37ML.zLKSCEIIK.QfwTggQjkz534JplT68frI1VWhWMFme\n"))
 	cors := match.NewCORS(match.CORS{Origins: []string{"https://app.example.com"},
 		Methods: match.DefaultCORSMethods, Headers: match.DefaultCORSHeaders, Credentials: true, MaxAge: 600})
 	basic := &match.Auth{Basic: match.NewBasicAuth(match.BasicAuth{Realm: "r", Secret: "prod/pw", SecretType: "auth-file", Users: users})}

@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/match/htpasswd"
+	"ramjet.dev/ramjet/match/urltemplate"
 )
 
 // authService is a loopback auth service: it answers per the path it is
@@ -72,7 +74,7 @@ func (a *authService) request() (*http.Request, []byte) {
 }
 
 func externalAuth(t testing.TB, url string, mod func(*match.ExternalAuth)) *match.Auth {
-	u, err := match.ParseAuthURL(url, false)
+	u, err := urltemplate.ParseAuthURL(url, false)
 	require.NoError(t, err)
 	x := &match.ExternalAuth{URL: u}
 	if mod != nil {
@@ -230,9 +232,9 @@ func TestConnectionKeepsRouterHeaders(t *testing.T) {
 // auth_request does.
 func TestExternalAuthAnswers(t *testing.T) {
 	svc := newAuthService(t)
-	signin, err := match.SigninURL("https://login.example.com/start", "")
+	signin, err := urltemplate.SigninURL("https://login.example.com/start", "")
 	require.NoError(t, err)
-	signinOwn, err := match.SigninURL("https://$host/oauth2/start?rd=$escaped_request_uri", "")
+	signinOwn, err := urltemplate.SigninURL("https://$host/oauth2/start?rd=$escaped_request_uri", "")
 	require.NoError(t, err)
 	tests := []struct {
 		name    string
@@ -336,7 +338,7 @@ func TestExternalAuthThroughTransport(t *testing.T) {
 // still sees the client's Authorization, the backend does not.
 func TestAuthBasicThenExternal(t *testing.T) {
 	svc := newAuthService(t)
-	users, problems := match.ParseHtpasswd([]byte("alice:{PLAIN}pw\n"))
+	users, problems := htpasswd.ParseHtpasswd([]byte("alice:{PLAIN}pw\n"))
 	require.Empty(t, problems)
 	a := externalAuth(t, svc.srv.URL+"/ok", nil)
 	a.Basic = match.NewBasicAuth(match.BasicAuth{Realm: "r", Secret: "prod/s", SecretType: "auth-file", Users: users})
@@ -388,7 +390,7 @@ func TestCORSReplacesBackendHeaders(t *testing.T) {
 // hit needs the same hash and password, a wrong password is remembered as
 // wrong, and a failure never evicts a success from its slot.
 func TestCredCacheBounded(t *testing.T) {
-	users, problems := match.ParseHtpasswd([]byte("bob:$apr1$Qx9Zb2Lc$c3Ji.1cfduoFw.B8NRNV//\n"))
+	users, problems := htpasswd.ParseHtpasswd([]byte("bob:$apr1$Qx9Zb2Lc$c3Ji.1cfduoFw.B8NRNV//\n"))
 	require.Empty(t, problems)
 	c, ok := users.Lookup([]byte("bob"))
 	require.True(t, ok)
@@ -398,7 +400,7 @@ func TestCredCacheBounded(t *testing.T) {
 	assert.Equal(t, granted, a.verifySlow(ctx, c, []byte("builder")))
 	assert.Equal(t, granted, a.verifySlow(ctx, c, []byte("builder")), "a hit")
 	assert.Equal(t, denied, a.verifySlow(ctx, c, []byte("wrong")), "a remembered failure")
-	other := match.Credential{Kind: c.Kind, Hash: "$apr1$Qx9Zb2Lc$AAAAAAAAAAAAAAAAAAAAAA"}
+	other := htpasswd.Credential{Kind: c.Kind, Hash: "$apr1$Qx9Zb2Lc$AAAAAAAAAAAAAAAAAAAAAA"}
 	assert.Equal(t, denied, a.verifySlow(ctx, other, []byte("builder")), "another hash never hits bob's entry")
 	n := 0
 	for i := range a.cache.shards {

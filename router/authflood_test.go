@@ -18,6 +18,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/match/htpasswd"
 )
 
 // p99 of the latencies of sequential requests to url: n of them, or as
@@ -53,7 +54,7 @@ func TestWrongPasswordFloodKeepsLatency(t *testing.T) {
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte("right"), 10)
 	require.NoError(t, err)
-	users, problems := match.ParseHtpasswd([]byte("admin:" + string(hash) + "\n"))
+	users, problems := htpasswd.ParseHtpasswd([]byte("admin:" + string(hash) + "\n"))
 	require.Empty(t, problems)
 	_, addr := echoBackend(t, "web")
 	b := httpBackend("prod/web:80", addr)
@@ -150,7 +151,7 @@ func TestPasswordCheckSlots(t *testing.T) {
 	assert.Equal(t, 0, passwordCheckSlots(-1))
 	assert.GreaterOrEqual(t, passwordCheckSlots(0), 1)
 
-	users, problems := match.ParseHtpasswd([]byte("bob:$apr1$Qx9Zb2Lc$c3Ji.1cfduoFw.B8NRNV//\n"))
+	users, problems := htpasswd.ParseHtpasswd([]byte("bob:$apr1$Qx9Zb2Lc$c3Ji.1cfduoFw.B8NRNV//\n"))
 	require.Empty(t, problems)
 	rs := newRecords()
 	r := newTestRouter(Options{PasswordChecks: 1, Observer: rs.observe})

@@ -23,7 +23,7 @@ func canaryTable(weight int, extra string) *match.Table {
 	web := httpBackend("prod/web:80", "10.0.1.1:8080", "10.0.1.2:8080")
 	web.Traffic = &match.Traffic{Canary: &match.Canary{Backend: next, Header: "X-Canary", Cookie: "canary", Weight: weight, WeightTotal: 100}}
 	vh := vhost("shop.example.com", nil, route(match.Prefix, "/", web))
-	return match.New(match.Spec{VirtualHosts: []*match.VirtualHost{vh}, Backends: []*match.Backend{next, web}, Inputs: []byte(extra)})
+	return mustTable(match.Spec{VirtualHosts: []*match.VirtualHost{vh}, Backends: []*match.Backend{next, web}, Inputs: []byte(extra)})
 }
 
 // countingTransport answers 200 and counts requests per backend.

@@ -71,7 +71,7 @@ func TestWebSocketTunnelled(t *testing.T) {
 		t.Run(scheme, func(t *testing.T) {
 			rs := newRecords()
 			r := newTestRouter(Options{Observer: rs.observe})
-			r.Publish(match.New(match.Spec{
+			r.Publish(mustTable(match.Spec{
 				VirtualHosts: []*match.VirtualHost{vhost("ws.example.com", nil, route(match.Prefix, "/", httpBackend("prod/ws:80", addr)))},
 				Certificates: []*match.Certificate{{Secret: "prod/ws-tls", Hosts: []string{"ws.example.com"}, Cert: cert}},
 			}))

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/match/htpasswd"
 )
 
 // TestFallbackAuthOverH1AndH2C: a host's fallback and the catch-all's are
@@ -15,7 +16,7 @@ import (
 // the client speaks; only the right credentials reach the backend.
 func TestFallbackAuthOverH1AndH2C(t *testing.T) {
 	_, addr := echoBackend(t, "protected")
-	users, problems := match.ParseHtpasswd([]byte("eve:{PLAIN}plain\n"))
+	users, problems := htpasswd.ParseHtpasswd([]byte("eve:{PLAIN}plain\n"))
 	require.Empty(t, problems)
 	auth := &match.Auth{Basic: match.NewBasicAuth(match.BasicAuth{Realm: "r", Secret: "prod/s", SecretType: "auth-file", Users: users})}
 

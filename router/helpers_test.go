@@ -100,7 +100,17 @@ func table(inputs string, hosts ...*match.VirtualHost) *match.Table {
 			add(r.Backend)
 		}
 	}
-	return match.New(match.Spec{VirtualHosts: hosts, Backends: backends, Inputs: []byte(inputs)})
+	return mustTable(match.Spec{VirtualHosts: hosts, Backends: backends, Inputs: []byte(inputs)})
+}
+
+// mustTable is match.New for the tests' own specs, which are valid: a
+// refusal is a broken test and panics.
+func mustTable(s match.Spec) *match.Table {
+	t, err := match.New(s)
+	if err != nil {
+		panic(err)
+	}
+	return t
 }
 
 // records collects Observer records: all and ch hold the fields that say

@@ -60,7 +60,7 @@ func TestGetCertificate(t *testing.T) {
 	require.NoError(t, err)
 	assert.Same(t, def, got, "before any table")
 
-	r.Publish(match.New(match.Spec{Certificates: certs}))
+	r.Publish(mustTable(match.Spec{Certificates: certs}))
 	tests := []struct {
 		serverName string
 		want       *tls.Certificate
@@ -99,7 +99,7 @@ func TestTLSListener(t *testing.T) {
 	_, addr := echoBackend(t, "web")
 	exact := testCert(t, "shop.example.com")
 	r := newTestRouter(Options{})
-	r.Publish(match.New(match.Spec{
+	r.Publish(mustTable(match.Spec{
 		VirtualHosts: []*match.VirtualHost{vhost("shop.example.com", nil, route(match.Prefix, "/", httpBackend("prod/web:80", addr)))},
 		Certificates: []*match.Certificate{{Secret: "prod/shop-tls", Hosts: []string{"shop.example.com"}, Cert: exact}},
 	}))

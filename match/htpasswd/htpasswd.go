@@ -1,4 +1,9 @@
-package match
+// Package htpasswd reads the password files of HTTP basic authentication
+// (an htpasswd file, or an auth-map Secret of user to hash) and verifies a
+// password against the stored hash in the schemes nginx's
+// auth_basic_user_file accepts. compile parses the files; the router
+// verifies passwords with what it parsed, at serve time.
+package htpasswd
 
 import (
 	"bytes"
@@ -147,13 +152,24 @@ func cryptChars(s string) bool {
 	return true
 }
 
-// Passwords is a parsed password file: user name to credential.
+// Passwords is a parsed password file: user name to credential. Only
+// ParseHtpasswd and ParseAuthMap make one; a nil *Passwords has no users.
 type Passwords struct {
 	users map[string]Credential
 	// sum digests every (user, hash) pair in user order, so a changed
 	// password changes the table's digest without the digest input
 	// holding the hashes.
 	sum [sha256.Size]byte
+}
+
+// Digest is a SHA-256 over every user and hash, in user order, for the
+// table's digest: it changes with any password and holds none. It is nil
+// for a nil *Passwords.
+func (p *Passwords) Digest() []byte {
+	if p == nil {
+		return nil
+	}
+	return p.sum[:]
 }
 
 // Len is the number of users who can log in.

@@ -1,0 +1,342 @@
+package match
+
+import (
+	"errors"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"ramjet.dev/ramjet/match/urltemplate"
+)
+
+// ValueError is a value in a Spec that New can neither serve nor prepare.
+// It names where the value is: the virtual host and, for a route's value,
+// the route (its type, path and source); for a backend's value, the
+// backend's ID instead.
+type ValueError struct {
+	Host  string
+	Route *Route // nil for a host's own value or a backend's
+	// Backend is the backend's ID, for a value of a backend.
+	Backend string
+	// Field is the value's field, from the route, host or backend:
+	// "Rewrite", "FallbackAuth.External.URL", "Traffic.Canary.Backend".
+	Field string
+	Err   error
+}
+
+func (e *ValueError) Error() string {
+	var b strings.Builder
+	b.WriteString("match: ")
+	if e.Backend != "" {
+		b.WriteString("backend " + strconv.Quote(e.Backend))
+	} else {
+		b.WriteString("host " + strconv.Quote(e.Host))
+		if r := e.Route; r != nil {
+			b.WriteString(" route " + r.Type.String() + " " + strconv.Quote(r.Path))
+			if r.Source != (Source{}) {
+				b.WriteString(" (" + r.Source.String() + ")")
+			}
+		}
+	}
+	b.WriteString(" " + e.Field + ": " + e.Err.Error())
+	return b.String()
+}
+
+func (e *ValueError) Unwrap() error { return e.Err }
+
+// preparer makes the feature values of a Spec what their constructors
+// make: a value written as a struct literal gets the fields its
+// constructor derives, or New fails naming it. A value already built by
+// its constructor is used as it is. New never writes to a feature value,
+// which may be shared by several tables built at once: it prepares a copy
+// and points the route, host or backend (which belong to the one table) at
+// it. A literal shared by several routes is prepared once and stays
+// shared.
+type preparer struct {
+	cors    map[*CORS]*CORS
+	auth    map[*Auth]*Auth
+	rewrite map[*Rewrite]*Rewrite
+	policy  map[*Policy]*Policy
+}
+
+// fieldError is a problem with a field inside a feature value; the caller
+// names the value.
+type fieldError struct {
+	field string
+	err   error
+}
+
+func (e *fieldError) Error() string { return e.field + ": " + e.err.Error() }
+
+// host prepares every value of the host and its routes, in table order,
+// and returns the first it cannot.
+func (p *preparer) host(vh *VirtualHost) error {
+	fail := func(r *Route, field string, err error) error {
+		var fe *fieldError
+		if errors.As(err, &fe) {
+			field, err = field+"."+fe.field, fe.err
+		}
+		return &ValueError{Host: vh.Name, Route: r, Field: field, Err: err}
+	}
+	p.prepareCORS(&vh.FallbackCORS)
+	if err := p.prepareAuth(&vh.FallbackAuth); err != nil {
+		return fail(nil, "FallbackAuth", err)
+	}
+	if err := p.prepareRewrite(&vh.FallbackRewrite); err != nil {
+		return fail(nil, "FallbackRewrite", err)
+	}
+	if err := p.preparePolicy(&vh.FallbackPolicy); err != nil {
+		return fail(nil, "FallbackPolicy", err)
+	}
+	if a := vh.Actions; a != nil {
+		if err := checkRedirect(a.Fallback); err != nil {
+			return fail(nil, "Actions.Fallback", err)
+		}
+	}
+	for _, r := range vh.Routes {
+		if r.CORS == nil && r.Auth == nil && r.Rewrite == nil && r.Policy == nil && r.Redirect == nil && r.Type != Regex {
+			continue // nothing to prepare: most routes, checked without a call
+		}
+		p.prepareCORS(&r.CORS)
+		if err := p.prepareAuth(&r.Auth); err != nil {
+			return fail(r, "Auth", err)
+		}
+		if err := p.prepareRewrite(&r.Rewrite); err != nil {
+			return fail(r, "Rewrite", err)
+		}
+		if err := p.preparePolicy(&r.Policy); err != nil {
+			return fail(r, "Policy", err)
+		}
+		if err := checkRedirect(r.Redirect); err != nil {
+			return fail(r, "Redirect", err)
+		}
+		if err := prepareRegexp(r); err != nil {
+			return fail(r, "Regexp", err)
+		}
+	}
+	return nil
+}
+
+// The prepare methods take the field holding a value and point it at the
+// prepared copy; they write nothing when the value is ready, as it is in a
+// table compile built.
+
+// prepareCORS cannot fail: every CORS literal has a policy NewCORS serves.
+func (p *preparer) prepareCORS(field **CORS) {
+	c := *field
+	if c == nil || c.hdr.maxAge != nil {
+		return
+	}
+	out, ok := p.cors[c]
+	if !ok {
+		if p.cors == nil {
+			p.cors = make(map[*CORS]*CORS)
+		}
+		out = NewCORS(*c)
+		p.cors[c] = out
+	}
+	*field = out
+}
+
+func (p *preparer) prepareRewrite(field **Rewrite) error {
+	rw := *field
+	if rw == nil || rw.ready {
+		return nil
+	}
+	out, ok := p.rewrite[rw]
+	if !ok {
+		var err error
+		if out, err = NewRewrite(*rw); err != nil {
+			return err
+		}
+		if p.rewrite == nil {
+			p.rewrite = make(map[*Rewrite]*Rewrite)
+		}
+		p.rewrite[rw] = out
+	}
+	*field = out
+	return nil
+}
+
+// prepareAuth prepares the basic authentication's challenge and parses
+// the external service's URLs, as NewBasicAuth, ParseAuthURL and
+// SigninURL do: a sign-in URL written as a literal is taken as the whole
+// URL, redirect parameter included.
+func (p *preparer) prepareAuth(field **Auth) error {
+	a := *field
+	if a == nil || authReady(a) {
+		return nil
+	}
+	if out, ok := p.auth[a]; ok {
+		*field = out
+		return nil
+	}
+	out := *a
+	if b := a.Basic; b != nil && b.challenge == nil {
+		out.Basic = NewBasicAuth(*b)
+	}
+	if x := a.External; x != nil {
+		ext := *x
+		if !x.URL.Parsed() {
+			u, err := urltemplate.ParseAuthURL(x.URL.Raw, false)
+			if err != nil {
+				return &fieldError{"External.URL", err}
+			}
+			ext.URL = u
+		}
+		if x.Signin != nil && !x.Signin.Parsed() {
+			u, err := urltemplate.ParseAuthURL(x.Signin.Raw, true)
+			if err != nil {
+				return &fieldError{"External.Signin", err}
+			}
+			ext.Signin = &u
+		}
+		out.External = &ext
+	}
+	if p.auth == nil {
+		p.auth = make(map[*Auth]*Auth)
+	}
+	p.auth[a] = &out
+	*field = &out
+	return nil
+}
+
+func authReady(a *Auth) bool {
+	if a.Basic != nil && a.Basic.challenge == nil {
+		return false
+	}
+	x := a.External
+	return x == nil || x.URL.Parsed() && (x.Signin == nil || x.Signin.Parsed())
+}
+
+// prepareRegexp compiles a Regex route's pattern from its Path when the
+// route has none, as compile does with CompileRegex; a route keeps a
+// Regexp it was given.
+func prepareRegexp(r *Route) error {
+	if r.Type != Regex || r.Regexp != nil && (r.Regexp.linear != nil || r.Regexp.backtrk != nil) {
+		return nil
+	}
+	re, err := CompileRegex(r.Path, 0)
+	if err != nil {
+		return err
+	}
+	r.Regexp = re
+	return nil
+}
+
+// checkRedirect refuses a status the router cannot answer a redirect with.
+func checkRedirect(r *Redirect) error {
+	if r != nil && (r.Code < 300 || r.Code > 308) {
+		return &fieldError{"Code", errors.New(strconv.Itoa(r.Code) + " is not a redirect status (300 to 308)")}
+	}
+	return nil
+}
+
+// preparePolicy masks the source ranges and writes IPv4 ones in their
+// 4-byte form, as compile does and as Policy.Admits compares them; a range
+// that is not valid is refused, and so is a rate limit without the zone
+// its counters are kept by.
+func (p *preparer) preparePolicy(field **Policy) error {
+	pol := *field
+	if pol == nil {
+		return nil
+	}
+	if out, ok := p.policy[pol]; ok {
+		*field = out
+		return nil
+	}
+	allow, err := canonicalRanges(pol.Allow)
+	if err != nil {
+		return &fieldError{"Allow", err}
+	}
+	deny, err := canonicalRanges(pol.Deny)
+	if err != nil {
+		return &fieldError{"Deny", err}
+	}
+	var exempt []netip.Prefix
+	if rl := pol.RateLimit; rl != nil {
+		if rl.Zone == "" {
+			return &fieldError{"RateLimit.Zone", errors.New("is empty: a limit's counters are kept by zone")}
+		}
+		if exempt, err = canonicalRanges(rl.Exempt); err != nil {
+			return &fieldError{"RateLimit.Exempt", err}
+		}
+	}
+	if allow == nil && deny == nil && exempt == nil {
+		return nil
+	}
+	out := *pol
+	if allow != nil {
+		out.Allow = allow
+	}
+	if deny != nil {
+		out.Deny = deny
+	}
+	if exempt != nil {
+		rl := *pol.RateLimit
+		rl.Exempt = exempt
+		out.RateLimit = &rl
+	}
+	if p.policy == nil {
+		p.policy = make(map[*Policy]*Policy)
+	}
+	p.policy[pol] = &out
+	*field = &out
+	return nil
+}
+
+// canonicalRanges returns the ranges masked and unmapped, or nil when they
+// already are.
+func canonicalRanges(ranges []netip.Prefix) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for i, r := range ranges {
+		if !r.IsValid() {
+			return nil, errors.New("holds a range that is not valid (" + r.String() + ")")
+		}
+		c := r.Masked()
+		if a := c.Addr(); a.Is4In6() {
+			c = netip.PrefixFrom(a.Unmap(), c.Bits()-96)
+		}
+		if c != r && out == nil {
+			out = make([]netip.Prefix, len(ranges))
+			copy(out, ranges[:i])
+		}
+		if out != nil {
+			out[i] = c
+		}
+	}
+	return out, nil
+}
+
+// backends checks the backends' canaries and session affinity, and gives a
+// canary weight total under 100 the 100 CanaryTotal reads it as.
+func (p *preparer) backends(backends []*Backend) error {
+	for _, be := range backends {
+		t := be.Traffic
+		if t == nil {
+			continue
+		}
+		fail := func(field, why string) error {
+			return &ValueError{Backend: be.ID, Field: field, Err: errors.New(why)}
+		}
+		if c := t.Canary; c != nil {
+			switch {
+			case c.Backend == nil:
+				return fail("Traffic.Canary.Backend", "is nil")
+			case c.Sticky && (c.Backend.Traffic == nil || c.Backend.Traffic.Affinity == nil):
+				return fail("Traffic.Canary.Sticky", "is set, but the canary's backend has no session affinity to keep a session by")
+			}
+			if c.WeightTotal != CanaryTotal(c.WeightTotal) {
+				canary := *c
+				canary.WeightTotal = CanaryTotal(c.WeightTotal)
+				traffic := *t
+				traffic.Canary = &canary
+				be.Traffic = &traffic
+			}
+		}
+		if a := t.Affinity; a != nil && a.CookieName == "" {
+			return fail("Traffic.Affinity.CookieName", "is empty")
+		}
+	}
+	return nil
+}

@@ -10,7 +10,7 @@
 // Sweep with the table's balancers, which releases counters that nothing
 // references any more once they are idle.
 //
-// Policies (Policy): round-robin (the default), least-conn and consistent
+// Algorithms (Policy): round-robin (the default), least-conn and consistent
 // hashing on a request key (HashKey), with cookie session affinity on top
 // (Session). Splits across weighted backends (Split, for canary, SPEC §10)
 // follow a deterministic interleaved rotation whose position, like a
@@ -98,9 +98,9 @@ type Config struct {
 	ID string
 	// Endpoints are "ip:port" addresses, sorted.
 	Endpoints []string
-	// Policy chooses among the endpoints; the zero value is RoundRobin.
-	Policy Policy
-	// HashKey is what the Hash policy hashes; other policies ignore it.
+	// Algorithm chooses among the endpoints; the zero value is RoundRobin.
+	Algorithm Algorithm
+	// HashKey is what the Hash algorithm hashes; other algorithms ignore it.
 	HashKey HashKey
 	// Affinity, when set, makes PickSession keep a session on one endpoint
 	// (cookie session affinity, SPEC §9).
@@ -115,7 +115,7 @@ type Config struct {
 // apart from the shared counters it points at, and safe for concurrent use.
 type Balancer struct {
 	id        string
-	policy    Policy
+	algorithm Algorithm
 	key       HashKey
 	endpoints []Endpoint
 	// loads are the pickable endpoints' counters and shares, packed densely
@@ -127,7 +127,7 @@ type Balancer struct {
 	shares []int
 	// rotation interleaves the endpoints by weight; nil when uniform.
 	rotation []uint32
-	// ring is set for the Hash policy, and for balanced session affinity,
+	// ring is set for the Hash algorithm, and for balanced session affinity,
 	// when some endpoint is live.
 	ring *ring
 	// session is the cookie session affinity state; nil without affinity.
@@ -164,7 +164,7 @@ func (r *Registry) Balancer(cfg Config) *Balancer {
 	}
 	b := &Balancer{
 		id:        cfg.ID,
-		policy:    cfg.Policy,
+		algorithm: cfg.Algorithm,
 		key:       cfg.HashKey,
 		endpoints: make([]Endpoint, len(cfg.Endpoints)),
 		live:      len(cfg.Endpoints),
@@ -180,8 +180,8 @@ func (r *Registry) Balancer(cfg Config) *Balancer {
 		}
 	}
 
-	needRotation := weighted && b.policy != LeastConn // Hash falls back to it without a key
-	needRing := (b.policy == Hash || cfg.Affinity == Balanced) && b.live > 0
+	needRotation := weighted && b.algorithm != LeastConn // Hash falls back to it without a key
+	needRing := (b.algorithm == Hash || cfg.Affinity == Balanced) && b.live > 0
 
 	r.mu.Lock()
 	st := r.state(r.cursors, cfg.ID, nil)
@@ -197,7 +197,7 @@ func (r *Registry) Balancer(cfg Config) *Balancer {
 	}
 	r.mu.Unlock()
 
-	if b.policy == LeastConn {
+	if b.algorithm == LeastConn {
 		b.loads = make([]load, 0, b.live)
 		for i, e := range b.endpoints {
 			if b.pickable(i) {
@@ -325,16 +325,16 @@ func (r *Registry) SweepSplits(live []*Balancer, splits []*Split) (cursors, coun
 // Len returns the number of endpoints, including any with weight 0.
 func (b *Balancer) Len() int { return len(b.endpoints) }
 
-// Policy returns the balancer's policy.
-func (b *Balancer) Policy() Policy { return b.policy }
+// Algorithm returns the balancer's algorithm.
+func (b *Balancer) Algorithm() Algorithm { return b.algorithm }
 
-// HashKey returns the key expression the Hash policy uses.
+// HashKey returns the key expression the Hash algorithm uses.
 func (b *Balancer) HashKey() HashKey { return b.key }
 
-// Key returns the request's hash key when the policy is Hash, else "".
+// Key returns the request's hash key when the algorithm is Hash, else "".
 // It never allocates.
 func (b *Balancer) Key(r *http.Request) string {
-	if b.policy != Hash {
+	if b.algorithm != Hash {
 		return ""
 	}
 	return b.key.extract(r)
@@ -345,7 +345,7 @@ func (b *Balancer) Key(r *http.Request) string {
 // out. ok is false when the backend has no endpoint that may be picked, or
 // none that is not among tried.
 //
-// key is the request's hash key (see Key). Policies other than Hash ignore
+// key is the request's hash key (see Key). Algorithms other than Hash ignore
 // it; under Hash an empty key goes round-robin, because a request without
 // the key has no affinity to keep and sending all such requests to one
 // endpoint would overload it.
@@ -364,9 +364,9 @@ func (b *Balancer) Pick(key string, tried ...Endpoint) (e Endpoint, ok bool) {
 	}
 	var i int
 	switch {
-	case b.policy == LeastConn:
+	case b.algorithm == LeastConn:
 		i = b.leastConn(tried)
-	case b.policy == Hash && key != "" && b.ring != nil:
+	case b.algorithm == Hash && key != "" && b.ring != nil:
 		i = b.hashed(key, tried)
 	default:
 		i = b.roundRobin(tried)

@@ -123,8 +123,8 @@ func TestWeightedRoundRobin(t *testing.T) {
 		require.Empty(t, cmp.Diff([]string{"a:1", "b:1", "a:1"}, pickAddrs(t, b, 3)))
 	})
 	t.Run("all weights zero picks nothing", func(t *testing.T) {
-		for _, p := range []Policy{RoundRobin, LeastConn, Hash} {
-			b := r.Balancer(Config{ID: "prod/z:80", Endpoints: []string{"a:1"}, weights: []int{0}, Policy: p, HashKey: mustHashKey(t, "$request_uri")})
+		for _, p := range []Algorithm{RoundRobin, LeastConn, Hash} {
+			b := r.Balancer(Config{ID: "prod/z:80", Endpoints: []string{"a:1"}, weights: []int{0}, Algorithm: p, HashKey: mustHashKey(t, "$request_uri")})
 			_, ok := b.Pick("/x")
 			require.False(t, ok, p.String())
 		}
@@ -161,7 +161,7 @@ func TestLeastConn(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := NewRegistry()
 			eps := []string{"a:1", "b:1", "c:1", "d:1"}[:len(tt.loads)]
-			b := r.Balancer(Config{ID: "prod/api:80", Endpoints: eps, weights: tt.weights, Policy: LeastConn})
+			b := r.Balancer(Config{ID: "prod/api:80", Endpoints: eps, weights: tt.weights, Algorithm: LeastConn})
 			for i, load := range tt.loads {
 				b.endpoints[i].inflight.n.Store(load)
 			}
@@ -174,7 +174,7 @@ func TestLeastConn(t *testing.T) {
 
 	t.Run("holding picks spreads them", func(t *testing.T) {
 		r := NewRegistry()
-		b := r.Balancer(Config{ID: "prod/api:80", Endpoints: []string{"a:1", "b:1", "c:1"}, Policy: LeastConn})
+		b := r.Balancer(Config{ID: "prod/api:80", Endpoints: []string{"a:1", "b:1", "c:1"}, Algorithm: LeastConn})
 		var got []string
 		for range 6 {
 			got = append(got, mustPick(t, b).Addr)
@@ -186,10 +186,10 @@ func TestLeastConn(t *testing.T) {
 func TestPickTried(t *testing.T) {
 	key := mustHashKey(t, "$request_uri")
 	eps := []string{"a:1", "b:1", "c:1"}
-	for _, p := range []Policy{RoundRobin, LeastConn, Hash} {
+	for _, p := range []Algorithm{RoundRobin, LeastConn, Hash} {
 		t.Run(p.String(), func(t *testing.T) {
 			r := NewRegistry()
-			b := r.Balancer(Config{ID: "prod/api:80", Endpoints: eps, Policy: p, HashKey: key})
+			b := r.Balancer(Config{ID: "prod/api:80", Endpoints: eps, Algorithm: p, HashKey: key})
 			first, ok := b.Pick("/cart")
 			require.True(t, ok)
 			second, ok := b.Pick("/cart", first)
@@ -208,7 +208,7 @@ func TestPickTried(t *testing.T) {
 
 	t.Run("hash retries are deterministic per key", func(t *testing.T) {
 		r := NewRegistry()
-		b := r.Balancer(Config{ID: "prod/api:80", Endpoints: addrs(10), Policy: Hash, HashKey: key})
+		b := r.Balancer(Config{ID: "prod/api:80", Endpoints: addrs(10), Algorithm: Hash, HashKey: key})
 		for k := range 50 {
 			path := fmt.Sprintf("/item/%d", k)
 			first, _ := b.Pick(path)
@@ -237,10 +237,10 @@ func TestPickTried(t *testing.T) {
 
 func TestPickAllocations(t *testing.T) {
 	key := mustHashKey(t, "$request_uri")
-	for _, p := range []Policy{RoundRobin, LeastConn, Hash} {
+	for _, p := range []Algorithm{RoundRobin, LeastConn, Hash} {
 		for _, weights := range [][]int{nil, {1, 2, 3, 4}} {
 			r := NewRegistry()
-			b := r.Balancer(Config{ID: "prod/api:80", Endpoints: addrs(4), weights: weights, Policy: p, HashKey: key})
+			b := r.Balancer(Config{ID: "prod/api:80", Endpoints: addrs(4), weights: weights, Algorithm: p, HashKey: key})
 			allocs := testing.AllocsPerRun(100, func() {
 				var tried [3]Endpoint
 				n := 0
@@ -403,8 +403,8 @@ func TestConcurrentRebuilds(t *testing.T) {
 		{ID: "prod/api:80", Endpoints: all[:4]},
 		{ID: "prod/api:80", Endpoints: all[1:6]},
 		{ID: "prod/api:80", Endpoints: all, weights: []int{1, 2, 3, 1, 2, 3}},
-		{ID: "prod/api:80", Endpoints: all[2:], Policy: LeastConn},
-		{ID: "prod/api:80", Endpoints: all, Policy: Hash, HashKey: mustHashKey(t, "$request_uri")},
+		{ID: "prod/api:80", Endpoints: all[2:], Algorithm: LeastConn},
+		{ID: "prod/api:80", Endpoints: all, Algorithm: Hash, HashKey: mustHashKey(t, "$request_uri")},
 	}
 	var current atomic.Pointer[Balancer]
 	current.Store(r.Balancer(configs[0]))

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// benchConfigs are one backend of n endpoints under each policy.
+// benchConfigs are one backend of n endpoints under each algorithm.
 func benchConfigs(b *testing.B, n int) []struct {
 	name string
 	cfg  Config
@@ -23,10 +23,10 @@ func benchConfigs(b *testing.B, n int) []struct {
 		cfg  Config
 	}{
 		{"round_robin", Config{ID: "prod/api:80", Endpoints: eps}},
-		{"least_conn", Config{ID: "prod/api:80", Endpoints: eps, Policy: LeastConn}},
-		{"hash", Config{ID: "prod/api:80", Endpoints: eps, Policy: Hash, HashKey: key}},
+		{"least_conn", Config{ID: "prod/api:80", Endpoints: eps, Algorithm: LeastConn}},
+		{"hash", Config{ID: "prod/api:80", Endpoints: eps, Algorithm: Hash, HashKey: key}},
 		{"weighted", Config{ID: "prod/api:80", Endpoints: eps, weights: weights}},
-		{"weighted_least_conn", Config{ID: "prod/api:80", Endpoints: eps, weights: weights, Policy: LeastConn}},
+		{"weighted_least_conn", Config{ID: "prod/api:80", Endpoints: eps, weights: weights, Algorithm: LeastConn}},
 	}
 }
 

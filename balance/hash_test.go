@@ -19,10 +19,10 @@ func mustHashKey(t testing.TB, s string) HashKey {
 	return k
 }
 
-// owners maps each key to the address the Hash policy picks for it.
+// owners maps each key to the address the Hash algorithm picks for it.
 func owners(t *testing.T, endpoints []string, weights []int, keys []string) map[string]string {
 	t.Helper()
-	b := NewRegistry().Balancer(Config{ID: "prod/api:80", Endpoints: endpoints, weights: weights, Policy: Hash, HashKey: mustHashKey(t, "$request_uri")})
+	b := NewRegistry().Balancer(Config{ID: "prod/api:80", Endpoints: endpoints, weights: weights, Algorithm: Hash, HashKey: mustHashKey(t, "$request_uri")})
 	out := make(map[string]string, len(keys))
 	for _, k := range keys {
 		e, ok := b.Pick(k)
@@ -128,7 +128,7 @@ func TestHashWeighted(t *testing.T) {
 // is served round-robin rather than piling onto one endpoint.
 func TestHashWithoutKey(t *testing.T) {
 	r := NewRegistry()
-	b := r.Balancer(Config{ID: "prod/api:80", Endpoints: []string{"a:1", "b:1", "c:1"}, Policy: Hash, HashKey: mustHashKey(t, "$http_x_user")})
+	b := r.Balancer(Config{ID: "prod/api:80", Endpoints: []string{"a:1", "b:1", "c:1"}, Algorithm: Hash, HashKey: mustHashKey(t, "$http_x_user")})
 	var got []string
 	for range 4 {
 		e, ok := b.Pick(b.Key(&http.Request{Header: http.Header{}}))
@@ -138,17 +138,17 @@ func TestHashWithoutKey(t *testing.T) {
 	}
 	require.Empty(t, cmp.Diff([]string{"a:1", "b:1", "c:1", "a:1"}, got))
 
-	noExpr := r.Balancer(Config{ID: "prod/nokey:80", Endpoints: []string{"a:1", "b:1"}, Policy: Hash})
+	noExpr := r.Balancer(Config{ID: "prod/nokey:80", Endpoints: []string{"a:1", "b:1"}, Algorithm: Hash})
 	require.Empty(t, noExpr.Key(&http.Request{RequestURI: "/x"}))
 
 	rr := r.Balancer(Config{ID: "prod/rr:80", Endpoints: []string{"a:1"}, HashKey: mustHashKey(t, "$request_uri")})
-	require.Empty(t, rr.Key(&http.Request{RequestURI: "/x"}), "only the Hash policy extracts a key")
+	require.Empty(t, rr.Key(&http.Request{RequestURI: "/x"}), "only the Hash algorithm extracts a key")
 }
 
-func TestParsePolicy(t *testing.T) {
+func TestParseAlgorithm(t *testing.T) {
 	tests := []struct {
 		in          string
-		want        Policy
+		want        Algorithm
 		substituted bool
 		err         string
 	}{
@@ -162,7 +162,7 @@ func TestParsePolicy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			p, substituted, err := ParsePolicy(tt.in)
+			p, substituted, err := ParseAlgorithm(tt.in)
 			if tt.err != "" {
 				require.EqualError(t, err, tt.err)
 				return
@@ -175,7 +175,7 @@ func TestParsePolicy(t *testing.T) {
 			}
 		})
 	}
-	require.Equal(t, "Policy(9)", Policy(9).String())
+	require.Equal(t, "Policy(9)", Algorithm(9).String())
 }
 
 func TestParseHashKey(t *testing.T) {
@@ -346,7 +346,7 @@ func TestRingSearch(t *testing.T) {
 
 func TestRingReused(t *testing.T) {
 	r := NewRegistry()
-	cfg := Config{ID: "prod/api:80", Endpoints: addrs(5), Policy: Hash, HashKey: mustHashKey(t, "$remote_addr")}
+	cfg := Config{ID: "prod/api:80", Endpoints: addrs(5), Algorithm: Hash, HashKey: mustHashKey(t, "$remote_addr")}
 	first := r.Balancer(cfg)
 	require.NotNil(t, first.ring)
 	require.Same(t, first.ring, r.Balancer(cfg).ring, "unchanged endpoints reuse the ring")

@@ -12,13 +12,13 @@ import (
 type Affinity uint8
 
 const (
-	// NoAffinity: every request is balanced by the policy.
+	// NoAffinity: every request is balanced by the algorithm.
 	NoAffinity Affinity = iota
 	// Balanced places a new session by consistent hashing on a session key
 	// the cookie carries: when endpoints are added, about 1/n of sessions
 	// move to them, which rebalances load after a scale-up.
 	Balanced
-	// Persistent places a new session with the policy and names its
+	// Persistent places a new session with the algorithm and names its
 	// endpoint in the cookie: a session moves only when its endpoint goes.
 	Persistent
 )
@@ -112,7 +112,7 @@ func (b *Balancer) Token() string {
 // When it names an endpoint that may be picked and is not among tried,
 // that endpoint is returned and fresh is "". Otherwise a new endpoint is
 // chosen (balanced: on the ring by a new session key; persistent: by the
-// policy) and fresh is the value to set in the cookie. Without affinity it
+// algorithm) and fresh is the value to set in the cookie. Without affinity it
 // is Pick. Like Pick, it counts the endpoint in flight; only a new session
 // allocates (its value).
 func (b *Balancer) PickSession(value, key string, tried ...Endpoint) (e Endpoint, fresh string, ok bool) {
@@ -151,7 +151,7 @@ func (b *Balancer) PickSession(value, key string, tried ...Endpoint) (e Endpoint
 		}
 	}
 	// Every key so far hit a tried endpoint: take an untried one by the
-	// policy, without a cookie; the next request starts a new session.
+	// algorithm, without a cookie; the next request starts a new session.
 	e, ok = b.Pick(key, tried...)
 	if !ok {
 		return Endpoint{}, "", false

@@ -33,17 +33,17 @@ type annotationValues struct {
 	// load-balance and upstream-hash-by as parsed (balance.go), each with
 	// the annotation that set it ("" when unset); ewma: load-balance said
 	// "ewma".
-	loadBalance    balance.Policy
+	loadBalance    balance.Algorithm
 	loadBalanceKey string
 	ewma           bool
 	hashBy         balance.HashKey
 	hashByKey      string
-	// policy and hashKey are what the Ingress asks for its backends, once
-	// resolveBalancing has combined the two; policyKey is the annotation
+	// algorithm and hashKey are what the Ingress asks for its backends, once
+	// resolveBalancing has combined the two; algorithmKey is the annotation
 	// that decided, "" for the default.
-	policy    balance.Policy
-	hashKey   balance.HashKey
-	policyKey string
+	algorithm    balance.Algorithm
+	hashKey      balance.HashKey
+	algorithmKey string
 
 	// request holds the request policy annotations (see policy.go).
 	request *policyValues

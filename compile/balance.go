@@ -19,7 +19,7 @@ func init() {
 // Ingress serving a backend decides.
 
 func applyLoadBalance(v *annotationValues, key, value string) error {
-	p, substituted, err := balance.ParsePolicy(value)
+	p, substituted, err := balance.ParseAlgorithm(value)
 	if err != nil {
 		return annotationError(key, "load-balance", err)
 	}
@@ -49,7 +49,7 @@ func annotationError(key, name string, err error) error {
 }
 
 // resolveBalancing turns an Ingress's parsed load-balance and
-// upstream-hash-by into the policy it asks for, once all its annotations
+// upstream-hash-by into the algorithm it asks for, once all its annotations
 // are read (they arrive in map order).
 //
 //   - upstream-hash-by selects consistent hashing on its key whatever
@@ -62,14 +62,14 @@ func (b *builder) resolveBalancing(ing *ingress) {
 	v := &ing.ann
 	switch {
 	case v.hashByKey != "":
-		v.policy, v.hashKey, v.policyKey = balance.Hash, v.hashBy, v.hashByKey
+		v.algorithm, v.hashKey, v.algorithmKey = balance.Hash, v.hashBy, v.hashByKey
 	case v.loadBalanceKey == "":
 		// Neither is set: the default.
 	case v.loadBalance == balance.Hash:
 		b.warn(AnnotationRejected, ing.ref(), annotationField(v.loadBalanceKey),
 			v.loadBalanceKey+` "hash" needs upstream-hash-by to name the request key to hash; not applied, the Ingress's backends are balanced round_robin`)
 	default:
-		v.policy, v.policyKey = v.loadBalance, v.loadBalanceKey
+		v.algorithm, v.algorithmKey = v.loadBalance, v.loadBalanceKey
 		if v.ewma {
 			b.warn(AnnotationSubstituted, ing.ref(), annotationField(v.loadBalanceKey),
 				v.loadBalanceKey+` "ewma" is served as least_conn (fewest requests in flight, ties round-robin); ramjet does not implement ewma`)
@@ -77,8 +77,8 @@ func (b *builder) resolveBalancing(ing *ingress) {
 	}
 }
 
-// balancingText describes a policy as the warnings and the table show it.
-func balancingText(p balance.Policy, k balance.HashKey) string {
+// balancingText describes an algorithm as the warnings and the table show it.
+func balancingText(p balance.Algorithm, k balance.HashKey) string {
 	if p == balance.Hash {
 		return "hash on " + k.String()
 	}
@@ -89,10 +89,10 @@ func balancingText(p balance.Policy, k balance.HashKey) string {
 // case-insensitively: nginx variable, header and cookie names are matched
 // without regard to case, so $http_X_User and $http_x_user hash alike.
 func sameBalancing(x, y *annotationValues) bool {
-	return x.policy == y.policy && strings.EqualFold(x.hashKey.String(), y.hashKey.String())
+	return x.algorithm == y.algorithm && strings.EqualFold(x.hashKey.String(), y.hashKey.String())
 }
 
-// decideBalancing sets each backend's policy and hash key (SPEC §9). When
+// decideBalancing sets each backend's algorithm and hash key (SPEC §9). When
 // the Ingresses serving one backend disagree, the oldest decides and each
 // other one gets AnnotationConflict naming it. An Ingress that sets neither
 // annotation asks for round_robin, the default: the oldest Ingress decides
@@ -104,19 +104,19 @@ func (b *builder) decideBalancing() {
 			continue
 		}
 		owner := bi.claims[0]
-		bi.b.Policy, bi.b.HashKey = owner.ann.policy, owner.ann.hashKey
+		bi.b.Algorithm, bi.b.HashKey = owner.ann.algorithm, owner.ann.hashKey
 		for _, ing := range bi.claims[1:] {
 			if sameBalancing(&ing.ann, &owner.ann) {
 				continue
 			}
-			key := ing.ann.policyKey
-			asked := balancingText(ing.ann.policy, ing.ann.hashKey)
+			key := ing.ann.algorithmKey
+			asked := balancingText(ing.ann.algorithm, ing.ann.hashKey)
 			if key == "" {
 				key = NativePrefix + "load-balance"
 				asked += " (neither load-balance nor upstream-hash-by is set)"
 			}
 			b.conflict(AnnotationConflict, ing.ref(), annotationField(key),
-				"backend "+bi.b.ID+" is balanced "+balancingText(owner.ann.policy, owner.ann.hashKey)+
+				"backend "+bi.b.ID+" is balanced "+balancingText(owner.ann.algorithm, owner.ann.hashKey)+
 					", as the oldest Ingress serving it decides; this Ingress asks for "+asked,
 				owner.ref(), "")
 		}

@@ -27,7 +27,7 @@ func balancingSnapshot(annotations ...string) Snapshot {
 
 // balancing is a backend's policy as the table renders it.
 func balancing(be *match.Backend) string {
-	return balancingText(be.Policy, be.HashKey)
+	return balancingText(be.Algorithm, be.HashKey)
 }
 
 func TestLoadBalanceAnnotations(t *testing.T) {
@@ -92,7 +92,7 @@ func TestLoadBalanceAnnotations(t *testing.T) {
 			}
 			be := tab.Lookup("shop.example.com", "/").Backend
 			require.Equal(t, tt.want, balancing(be))
-			if be.Policy != balance.Hash {
+			if be.Algorithm != balance.Hash {
 				require.True(t, be.HashKey.IsZero(), "a hash key only with the hash policy")
 			}
 			require.Equal(t, "prod/api:80", served(tab, "www.example.com", "/"), "the rest still serves")

@@ -11,14 +11,14 @@ import (
 // encodes as if the section did not exist.
 var balancingSection = section{
 	name:    "balancing",
-	backend: []string{"Policy", "HashKey"},
+	backend: []string{"Algorithm", "HashKey"},
 	digest: []digestPart{{
 		tag:        "balancing",
-		backendHas: func(be *Backend) bool { return be.Policy != balance.RoundRobin },
+		backendHas: func(be *Backend) bool { return be.Algorithm != balance.RoundRobin },
 		table: func(e *encoder, t *Table) {
 			e.num(len(t.backends))
 			for _, be := range t.backends {
-				e.num(int(be.Policy))
+				e.num(int(be.Algorithm))
 				e.str(be.HashKey.String())
 			}
 		},
@@ -29,13 +29,13 @@ var balancingSection = section{
 	},
 }
 
-// balancingText names a backend's balancing policy unless it is the default.
+// balancingText names a backend's balancing algorithm unless it is the default.
 func balancingText(be *Backend) string {
-	switch be.Policy {
+	switch be.Algorithm {
 	case balance.RoundRobin:
 		return ""
 	case balance.Hash:
 		return " hash " + quoteText(be.HashKey.String(), false)
 	}
-	return " " + be.Policy.String()
+	return " " + be.Algorithm.String()
 }

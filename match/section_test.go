@@ -112,7 +112,7 @@ func sectionSpec(t *testing.T) Spec {
 	require.NoError(t, err)
 	canary := &Backend{ID: "prod/web-canary:80", Namespace: "prod", Name: "web-canary", Port: 80, Endpoints: []string{"10.0.1.1:8080"}}
 	web := &Backend{ID: "prod/web:80", Namespace: "prod", Name: "web", Port: 80, Endpoints: []string{"10.0.0.1:8080"},
-		Policy: balance.Hash, HashKey: key,
+		Algorithm: balance.Hash, HashKey: key,
 		Traffic: &Traffic{
 			Canary:   &Canary{Backend: canary, Header: "X-Canary", HeaderValue: "yes", Weight: 10, WeightTotal: 100},
 			Affinity: &SessionAffinity{Mode: balance.Balanced, CookieName: "route", MaxAge: "60"},
@@ -193,11 +193,11 @@ var sectionChanges = []struct {
 		be.Endpoints = append(be.Endpoints, "10.0.0.3:9090")
 	}},
 
-	{section: "balancing", field: "Backend.Policy", change: "hash to least_conn", mutate: func(s Spec) {
+	{section: "balancing", field: "Backend.Algorithm", change: "hash to least_conn", mutate: func(s Spec) {
 		be := specBackend(s, "prod/web:80")
-		be.Policy, be.HashKey = balance.LeastConn, balance.HashKey{}
+		be.Algorithm, be.HashKey = balance.LeastConn, balance.HashKey{}
 	}},
-	{section: "balancing", field: "Backend.Policy", change: "none to least_conn", mutate: func(s Spec) { specBackend(s, "prod/api:80").Policy = balance.LeastConn }},
+	{section: "balancing", field: "Backend.Algorithm", change: "none to least_conn", mutate: func(s Spec) { specBackend(s, "prod/api:80").Algorithm = balance.LeastConn }},
 	{section: "balancing", field: "Backend.HashKey", change: "key", mutate: func(s Spec) {
 		key, _ := balance.ParseHashKey("$request_uri")
 		specBackend(s, "prod/web:80").HashKey = key

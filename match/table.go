@@ -106,11 +106,11 @@ type Backend struct {
 	// Endpoints are the ready "ip:port" socket addresses, sorted, unique.
 	// IPv6 addresses are bracketed ("[fd00::1]:8080").
 	Endpoints []string
-	// Policy chooses among the endpoints (SPEC §9, load-balance); the zero
-	// value is round-robin. HashKey is the request key the Hash policy
-	// hashes (upstream-hash-by); zero for the other policies.
-	Policy  balance.Policy
-	HashKey balance.HashKey
+	// Algorithm chooses among the endpoints (SPEC §9, load-balance); the zero
+	// value is round-robin. HashKey is the request key the Hash algorithm
+	// hashes (upstream-hash-by); zero for the other algorithms.
+	Algorithm balance.Algorithm
+	HashKey   balance.HashKey
 	// Traffic is the backend's canary and session affinity (SPEC §9,
 	// §10); nil for neither.
 	Traffic *Traffic

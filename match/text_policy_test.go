@@ -14,8 +14,8 @@ func TestWriteTextPolicies(t *testing.T) {
 	key, err := balance.ParseHashKey("$cookie_session")
 	require.NoError(t, err)
 	rr := &Backend{ID: "prod/a:80", Namespace: "prod", Name: "a", Port: 80, Endpoints: []string{"10.0.0.1:80"}}
-	lc := &Backend{ID: "prod/b:80", Namespace: "prod", Name: "b", Port: 80, Policy: balance.LeastConn}
-	hashed := &Backend{ID: "prod/c:80", Namespace: "prod", Name: "c", Port: 80, Protocol: GRPC, Policy: balance.Hash, HashKey: key}
+	lc := &Backend{ID: "prod/b:80", Namespace: "prod", Name: "b", Port: 80, Algorithm: balance.LeastConn}
+	hashed := &Backend{ID: "prod/c:80", Namespace: "prod", Name: "c", Port: 80, Protocol: GRPC, Algorithm: balance.Hash, HashKey: key}
 	tab := mustNew(t, Spec{Backends: []*Backend{hashed, lc, rr}})
 	want := "digest " + tab.Digest() + "\n" +
 		"host * catch-all\n" +

@@ -46,9 +46,9 @@ func (bt *balanceTransport) endpointFor(t *testing.T, r http.Handler, target str
 	return bt.last
 }
 
-func balancedBackend(id string, p balance.Policy, key string, endpoints ...string) *match.Backend {
+func balancedBackend(id string, p balance.Algorithm, key string, endpoints ...string) *match.Backend {
 	b := httpBackend(id, endpoints...)
-	b.Policy = p
+	b.Algorithm = p
 	if key != "" {
 		k, err := balance.ParseHashKey(key)
 		if err != nil {
@@ -70,7 +70,7 @@ func TestPublishBalancerPolicy(t *testing.T) {
 	for _, b := range []*match.Backend{rr, lc, h} {
 		bal := st.balancers[b]
 		require.NotNil(t, bal, b.ID)
-		assert.Equal(t, b.Policy, bal.Policy(), b.ID)
+		assert.Equal(t, b.Algorithm, bal.Algorithm(), b.ID)
 		assert.Equal(t, b.HashKey, bal.HashKey(), b.ID)
 	}
 }
@@ -203,7 +203,7 @@ func TestPickAllocations(t *testing.T) {
 	req.Header.Set("Cookie", "theme=dark; session=s-42")
 	for _, b := range backends {
 		bal := st.balancers[b]
-		if b.Policy == balance.Hash {
+		if b.Algorithm == balance.Hash {
 			require.NotEmpty(t, bal.Key(req), b.ID)
 		}
 		allocs := testing.AllocsPerRun(100, func() {
@@ -229,7 +229,7 @@ func BenchmarkPick(b *testing.B) {
 	req.Header.Set("Cookie", "theme=dark; session=s-42")
 	for _, c := range []struct {
 		name string
-		p    balance.Policy
+		p    balance.Algorithm
 		key  string
 	}{
 		{"round_robin", balance.RoundRobin, ""},

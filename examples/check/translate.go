@@ -198,7 +198,7 @@ func translation(res compile.Result, skipped []string) translated {
 	for b := range t.Backends() {
 		out.Backends = append(out.Backends, jsonBackend{
 			ID: b.ID, Protocol: b.Protocol.String(), State: b.State.String(),
-			Endpoints: append([]string{}, b.Endpoints...), Policy: b.Policy.String(), HashKey: b.HashKey.String(),
+			Endpoints: append([]string{}, b.Endpoints...), Policy: b.Algorithm.String(), HashKey: b.HashKey.String(),
 		})
 	}
 	out.TLSHosts = append(out.TLSHosts, slices.Collect(t.TLSHosts())...)

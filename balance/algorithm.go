@@ -7,13 +7,13 @@ import (
 	"strings"
 )
 
-// Policy is how a backend chooses among its endpoints (SPEC §9).
-type Policy uint8
+// Algorithm is how a backend chooses among its endpoints (SPEC §9).
+type Algorithm uint8
 
 const (
 	// RoundRobin walks the endpoints (or the weighted rotation) with a cursor
 	// shared by every table. The zero value.
-	RoundRobin Policy = iota
+	RoundRobin Algorithm = iota
 	// LeastConn picks the endpoint with the fewest requests in flight
 	// (relative to its weight when weighted); ties go round-robin.
 	LeastConn
@@ -22,7 +22,7 @@ const (
 	Hash
 )
 
-func (p Policy) String() string {
+func (p Algorithm) String() string {
 	switch p {
 	case RoundRobin:
 		return "round_robin"
@@ -34,13 +34,13 @@ func (p Policy) String() string {
 	return fmt.Sprintf("Policy(%d)", uint8(p))
 }
 
-// ParsePolicy reads a load-balance annotation value. ingress-nginx's "ewma"
+// ParseAlgorithm reads a load-balance annotation value. ingress-nginx's "ewma"
 // is served as LeastConn and reported with substituted set, so the caller can
 // warn AnnotationSubstituted. Names are exact, as in ingress-nginx.
 //
 // ingress-nginx selects consistent hashing by setting upstream-hash-by rather
 // than load-balance; that precedence is the caller's to apply.
-func ParsePolicy(s string) (p Policy, substituted bool, err error) {
+func ParseAlgorithm(s string) (p Algorithm, substituted bool, err error) {
 	switch s {
 	case "round_robin":
 		return RoundRobin, false, nil
@@ -65,7 +65,7 @@ const (
 )
 
 // HashKey is a parsed upstream-hash-by expression: which part of a request
-// the Hash policy hashes. The zero value extracts nothing, so every request
+// the Hash algorithm hashes. The zero value extracts nothing, so every request
 // is served round-robin.
 type HashKey struct {
 	source keySource

@@ -23,8 +23,10 @@
 //	                               ▼
 //	request ──────────────────▶ router ──▶ match lookup ──▶ balance ──▶ endpoint
 //
-// classify and balance import no ramjet package; match imports balance;
-// compile imports classify, match and balance; compile/manifest and status
+// classify and balance import no ramjet package; match imports balance
+// and its own match/htpasswd (password files and hashes) and
+// match/urltemplate (rewrite and auth URL templates), which import no
+// ramjet package; compile imports classify, match and balance; compile/manifest and status
 // import compile; router imports match and balance but never compile, so the
 // data plane can be fed tables built anywhere; router/routertest, the case
 // file runner, imports compile, compile/manifest and router.
@@ -1178,11 +1180,27 @@
 // encoding of everything that affects a response: the compile options
 // (passed as Spec.Inputs); hosts, routes in precedence order with their
 // redirect settings and rewrites, the redirect answers, aliases and
-// app-roots of §11.1; backends with their protocol, state, endpoints and
-// policy; TLS hosts; certificates with their whole chain. It walks sorted
-// lists only, never a map, and reads no clock. Sources and declaration order
-// are left out, and warnings are not part of the table: renaming an Ingress
-// republishes nothing.
+// app-roots of §11.1; the request policies, CORS and authentication of
+// routes and fallbacks; backends with their protocol, state, endpoints,
+// balancing algorithm, canary and affinity; TLS hosts; certificates with
+// their whole chain. Each feature of a route, host or backend declares its
+// part of the digest and of the text in one section of package match, and
+// a test fails when a field of match.Route, VirtualHost or Backend belongs
+// to no section. It walks sorted lists only, never a map, and reads no
+// clock. Sources and declaration order are left out, and warnings are not
+// part of the table: renaming an Ingress republishes nothing.
+//
+// A table may be built anywhere, not only by compile: New prepares each
+// feature value written as a struct literal as its constructor would
+// (match.NewCORS, NewBasicAuth, NewRewrite, urltemplate.ParseAuthURL,
+// CompileRegex; source ranges masked, a canary total under 100 read as
+// 100), in a copy, never writing to the value, which tables built at once
+// may share; and it refuses, with a *match.ValueError naming the host, the
+// route (type, path, source) or backend, and the field, a value the router
+// could not serve: a template, URL or pattern that does not parse, a
+// redirect code outside 300–308, a rate limit without a zone, a canary
+// without a backend or sticky without session affinity, an affinity
+// without a cookie name.
 //
 // router.Router.Publish swaps the serving table atomically, so a request sees
 // one whole table, and in-flight requests finish on the table they started

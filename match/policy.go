@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Policy is the request policy of one location (SPEC §11): the body limit,
+// Policy is the request policy of one location (SPEC §11.4, §11.5): the body limit,
 // the upstream timeouts and tries, the source ranges and the rate limits an
 // Ingress's annotations ask for. Every Route and fallback of one Ingress
 // shares one Policy; nil means none of these annotations is set, and the
@@ -135,7 +135,7 @@ func (e *encoder) prefixes(ps []netip.Prefix, set bool) {
 }
 
 // requestPolicySection is the limits and checks a location applies to a
-// request before proxying it (SPEC §11): body size and buffering,
+// request before proxying it (SPEC §11.4, §11.5): body size and buffering,
 // timeouts and tries, source ranges, rate limits.
 var requestPolicySection = section{
 	name:  "request-policy",

@@ -9,7 +9,7 @@ import (
 )
 
 // Rewrite is what a route does to a request besides choosing its backend
-// (SPEC §11): rewrite-target, upstream-vhost and x-forwarded-prefix. A
+// (SPEC §11.1): rewrite-target, upstream-vhost and x-forwarded-prefix. A
 // route without any of them has a nil Rewrite.
 type Rewrite struct {
 	// Target is the rewrite-target as written; "" leaves the request-target

@@ -185,7 +185,7 @@ type Route struct {
 	// backend (rewrite-target, upstream-vhost, x-forwarded-prefix); nil
 	// for none.
 	Rewrite *Rewrite
-	// Policy is the declaring Ingress's request policy (SPEC §11); nil
+	// Policy is the declaring Ingress's request policy (SPEC §11.4, §11.5); nil
 	// when it sets none.
 	Policy *Policy
 	// CORS and Auth are the route's cross-origin policy and

@@ -81,7 +81,7 @@ func passwordCheckSlots(n int) int {
 	return max(runtime.GOMAXPROCS(0)/2, 1)
 }
 
-// authorize applies the location's authentication (SPEC §6, §11): basic
+// authorize applies the location's authentication (SPEC §6, §11.7): basic
 // first, then the external service, as nginx's access phase runs them. It
 // reports whether it answered: the request may not go on.
 func (r *Router) authorize(s *requestState) bool {

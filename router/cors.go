@@ -49,7 +49,7 @@ var (
 	preflightLength = []string{"0"}
 )
 
-// serveCORS applies the location's CORS policy (SPEC §6, §11): a request
+// serveCORS applies the location's CORS policy (SPEC §6, §11.6): a request
 // whose Origin the policy allows gets the CORS headers on whatever answers
 // it, so they are set now, before anything else can answer; an OPTIONS
 // request that qualifies is the preflight and is answered here with 204,

@@ -9,7 +9,7 @@ import (
 	"ramjet.dev/ramjet/match"
 )
 
-// The redirects the table asks for (SPEC §11), answered by the router
+// The redirects the table asks for (SPEC §11.1), answered by the router
 // itself before the HTTPS redirect and before any backend is picked, in
 // the order nginx meets them:
 //

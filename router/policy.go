@@ -9,7 +9,7 @@ import (
 	"ramjet.dev/ramjet/match"
 )
 
-// Reasons for requests a location's policy refuses (SPEC §11).
+// Reasons for requests a location's policy refuses (SPEC §11.5).
 const (
 	ReasonSourceDenied = "source-denied" // 403: the client address is outside the source ranges
 	ReasonRateLimited  = "rate-limited"  // 503: over limit-rps, limit-rpm or limit-connections
@@ -68,7 +68,7 @@ func (r *Router) admit(req *http.Request, p *match.Policy) (connTicket, answer, 
 }
 
 // limit applies limit-rps, limit-rpm and limit-connections for the client
-// (SPEC §11), per zone (the Ingress) and client address, unless the
+// (SPEC §11.5), per zone (the Ingress) and client address, unless the
 // address is exempt (limit-whitelist). A request refused by one rate is
 // counted by none, as nginx accounts a request only once all its limit_req
 // zones passed.

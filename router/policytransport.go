@@ -9,7 +9,7 @@ import (
 )
 
 // Locations with their own proxy-connect-timeout, proxy-read-timeout or
-// proxy-send-timeout (SPEC §11) reach HTTPS and gRPC backends through
+// proxy-send-timeout (SPEC §11.4) reach HTTPS and gRPC backends through
 // net/http transports, whose dial, handshake and response-header timeouts
 // are fixed per transport. So each distinct set of timeouts gets its own
 // set of transports, made the first time a request needs it and kept

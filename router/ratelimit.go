@@ -17,7 +17,7 @@ import (
 const DefaultRateLimitEntries = 1 << 16
 
 // limiter holds the counters of limit-rps, limit-rpm and limit-connections
-// (SPEC §11) for every zone and client address, in a table of fixed size
+// (SPEC §11.5) for every zone and client address, in a table of fixed size
 // allocated once: memory does not grow with the number of addresses,
 // however many send requests. The table is set-associative: a key hashes
 // (with a per-Router random seed, so clients cannot aim at one set) to a

@@ -8,7 +8,7 @@ import (
 	"ramjet.dev/ramjet/match"
 )
 
-// Route rewrites (SPEC §11, §13): rewrite-target, upstream-vhost and
+// Route rewrites (SPEC §11.1, §13): rewrite-target, upstream-vhost and
 // x-forwarded-prefix, as the matched route's match.Rewrite says.
 //
 //   - rewrite-target gives the backend a new request-target built from the

@@ -1,0 +1,93 @@
+package compile
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// routeFieldsLeftZero are the match.Route fields an Ingress that sets every
+// location annotation may still leave zero, each with why.
+var routeFieldsLeftZero = map[string]string{
+	"Order":  "the first declaration ranks 0",
+	"Regexp": "set for Regex routes only; the Prefix route here has none",
+}
+
+// routeFieldsWithoutFallback are the match.Route features with no Fallback
+// twin on match.VirtualHost, each with where the fallback's comes from.
+var routeFieldsWithoutFallback = map[string]string{
+	"Type": "", "Path": "", "Backend": "VirtualHost.Fallback", "Source": "VirtualHost.FallbackSource", "Order": "", "Regexp": "",
+	"SSLRedirect": "VirtualHost.SSLRedirect", "ForceSSLRedirect": "VirtualHost.ForceSSLRedirect",
+	"PreserveTrailingSlash": "VirtualHost.PreserveTrailingSlash",
+	"Redirect":              "VirtualHost.Actions (the creator's redirect for unmatched requests)",
+	"Extensions":            "a Hook reads a route's; requests no route matches carry none",
+}
+
+// TestEveryLocationFeatureReachesRoutesAndFallbacks compiles an Ingress
+// that sets every location annotation and checks, by reflection, that each
+// field of match.Route is filled on its route and each Fallback twin on the
+// host it creates (SPEC §6): a feature added to match.Route that compile
+// never fills, or fills for routes but not for fallbacks, fails here.
+func TestEveryLocationFeatureReachesRoutesAndFallbacks(t *testing.T) {
+	htpasswd := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "htpasswd"},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{"auth": []byte("eve:{PLAIN}plain\n")},
+	}
+	ing := mkIngress("prod", "app", 1,
+		withRules(mkRule("app.example.com", prefix("/app", "web", 80))),
+		withDefault("web", 80),
+		withTLS("app-tls", "app.example.com"),
+		withAnnotations(
+			"nginx.ingress.kubernetes.io/rewrite-target", "/",
+			"nginx.ingress.kubernetes.io/upstream-vhost", "internal.example.com",
+			"nginx.ingress.kubernetes.io/enable-cors", "true",
+			"nginx.ingress.kubernetes.io/auth-type", "basic",
+			"nginx.ingress.kubernetes.io/auth-secret", "htpasswd",
+			"nginx.ingress.kubernetes.io/limit-rps", "5",
+			"nginx.ingress.kubernetes.io/proxy-body-size", "1m",
+			"nginx.ingress.kubernetes.io/force-ssl-redirect", "true",
+			"nginx.ingress.kubernetes.io/preserve-trailing-slash", "true",
+			"nginx.ingress.kubernetes.io/permanent-redirect", "https://elsewhere.example.com/",
+			"example.com/team", "shop",
+		))
+	s := mkSnapshot(ing, htpasswd, mkSecret("prod", "app-tls", "app"),
+		mkService("prod", "web", "http:80:8080"), mkSlice("prod", "web", "web-1", "http", 8080, "10.0.0.1"))
+	tab, ws := compileOK(t, s, Options{ExtensionPrefixes: []string{"example.com/"}})
+
+	var vh *match.VirtualHost
+	for h := range tab.VirtualHosts() {
+		if h.Name == "app.example.com" {
+			vh = h
+		}
+	}
+	require.NotNil(t, vh, "host app.example.com; warnings:\n%s", warningText(ws))
+	require.Len(t, vh.Routes, 1)
+
+	route := reflect.ValueOf(vh.Routes[0]).Elem()
+	host := reflect.ValueOf(vh).Elem()
+	for i := range route.NumField() {
+		f := route.Type().Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		if _, ok := routeFieldsLeftZero[f.Name]; !ok {
+			require.False(t, route.Field(i).IsZero(), "Route.%s: compile never fills it from the annotations here; warnings:\n%s", f.Name, warningText(ws))
+		}
+		if _, ok := routeFieldsWithoutFallback[f.Name]; ok {
+			continue
+		}
+		twin := host.FieldByName("Fallback" + f.Name)
+		require.True(t, twin.IsValid(), "Route.%s has no VirtualHost.Fallback%s: a location feature guards requests no route matches too (SPEC §6); add the twin or list the field in routeFieldsWithoutFallback with why", f.Name, f.Name)
+		require.False(t, twin.IsZero(), "VirtualHost.Fallback%s: compile does not fill it from the Ingress that created the host", f.Name)
+	}
+	for name := range routeFieldsWithoutFallback {
+		_, ok := route.Type().FieldByName(name)
+		require.True(t, ok, "routeFieldsWithoutFallback names Route.%s, which does not exist", name)
+	}
+}

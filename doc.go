@@ -1269,14 +1269,24 @@
 //     with SNI = host); repeat; session (send the cookies the answers to
 //     the case's earlier session requests set, and keep the ones this one's
 //     answers set, as a browser does); scenario, notes, source; expect.
-//   - expect: status; service (the backend ID chosen, or null for none);
-//     route (the declaration matched, "ns/name spec.rules[0].http.paths[1]",
-//     or null); forwardedPath and forwardedHost (what the backend received);
+//   - expect: status; service (the backend ID that received the request,
+//     or null when none did); route (the declaration matched,
+//     "ns/name spec.rules[0].http.paths[1]", or null); forwardedPath and
+//     forwardedHost (what the backend received);
 //     requestHeaders (what the backend received, null meaning absent);
 //     responseHeaders ("" means absent); certificateHost (the served
 //     certificate verifies for this name); distinctEndpoints (over the
 //     repeats); services (requests per backend ID over the repeats, exact
-//     under a weighted rotation; a backend not listed must not be chosen).
+//     under a weighted rotation; a backend not listed must not receive
+//     any).
+//
+// expect.service names the Service that did receive the request, never
+// one that would have: a request the router answers itself reached none,
+// whether it matched no location, was redirected (the TLS redirect,
+// app-root, permanent-redirect) or was refused inside the matched location
+// (401, 403, 413, a 204 preflight, 503 for a backend without endpoints),
+// so its service is null and its route says which location answered. The
+// runners report each such request as "not forwarded", in those words.
 //
 // Requests go through the real handler, built as net/http's server would
 // hand them over, with a transport that records which endpoint was chosen

@@ -110,7 +110,7 @@ func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkin
 			Rewrite: b.routeRewrite(ing, declaredPath(p)),
 			Policy:  ing.requestPolicy(),
 			CORS:    ing.ann.access.cors,
-			Auth:    ing.ann.access.auth,
+			Auth:    pathAuth(ing, p.Path),
 		}
 		if backend == nil {
 			backend = b.useBackend(ing, p.Backend.Service, field, ".backend.service", true)

@@ -235,6 +235,10 @@ var sectionChanges = []struct {
 
 	{section: "canary-and-affinity", field: "Backend.Traffic", change: "canary weight", mutate: func(s Spec) { specBackend(s, "prod/web:80").Traffic.Canary.Weight = 20 }},
 	{section: "canary-and-affinity", field: "Backend.Traffic", change: "canary header value", mutate: func(s Spec) { specBackend(s, "prod/web:80").Traffic.Canary.HeaderValue = "always" }},
+	{section: "canary-and-affinity", field: "Backend.Traffic", change: "canary header pattern error", mutate: func(s Spec) {
+		c := specBackend(s, "prod/web:80").Traffic.Canary
+		c.HeaderValue, c.HeaderPatternError = "", true
+	}},
 	{section: "canary-and-affinity", field: "Backend.Traffic", change: "affinity cookie", mutate: func(s Spec) { specBackend(s, "prod/web:80").Traffic.Affinity.CookieName = "s" }},
 	{section: "canary-and-affinity", field: "Backend.Traffic", change: "affinity mode", mutate: func(s Spec) {
 		specBackend(s, "prod/web:80").Traffic.Affinity.Mode = balance.Persistent

@@ -20,6 +20,7 @@ import (
 var unencoded = map[string]string{
 	"Route.Source":               "says which declaration made the route, for the text and debugging",
 	"Route.Order":                "ranks routes of equal precedence; the digest has its effect, the order the routes are encoded in",
+	"Route.OrderPath":            "places a Regex route in controller order; the digest has its effect, the order the routes are encoded in",
 	"Route.Regexp":               "is compiled from Path, which the digest carries",
 	"VirtualHost.FallbackSource": "says which declaration chose the fallback, for the text and debugging",
 	"VirtualHost.regex":          "is the Regex routes in order, derived from Routes by New",

@@ -74,13 +74,13 @@ func (b *builder) resolveCORS(ing *ingress) *match.CORS {
 		case anyOrigin:
 		case len(origins) == 0:
 			// ingress-nginx then sets no origin check: CORS serves no one.
-			b.rejectAccess(ing, a.key, strconv.Quote(a.value)+" names no origin; no origin is allowed")
+			b.rejectAccess(ing, a.key, strconv.Quote(a.value)+" names no origin (scheme://host[:port], scheme://*.host[:port] or null); no origin is allowed")
 			c.AnyOrigin, c.Closed = false, a.key
 		default:
 			c.AnyOrigin, c.Origins = false, origins
-		}
-		if len(skipped) > 0 {
-			b.rejectAccess(ing, a.key, "skipped "+quoteList(skipped)+", which "+isOrAre(skipped)+" no origin (scheme://host[:port], scheme://*.host[:port] or null)")
+			if len(skipped) > 0 {
+				b.rejectAccess(ing, a.key, "skipped "+quoteList(skipped)+", which "+isOrAre(skipped)+" no origin (scheme://host[:port], scheme://*.host[:port] or null)")
+			}
 		}
 	}
 	if a, ok := get("cors-allow-methods"); ok {

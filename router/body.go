@@ -90,7 +90,8 @@ func (r *Router) checkBodySize(s *requestState) bool {
 // checkBody applies the body limit to a body as it is read (a declared
 // length over it was refused by checkBodySize) and the client body
 // timeout, and reads the body whole before a backend is picked (see
-// clientBody.buffer) unless the location streams it (proxy-request-buffering: "off"). A gRPC body is a stream
+// clientBody.buffer) unless the location streams it
+// (proxy-request-buffering: "off"). A gRPC body is a stream
 // that may never end while the call lasts, so it is only limited and
 // timed, never buffered. It leaves the body's wrapper in s.body, which
 // both upstream paths consult when the exchange fails (nil when there is

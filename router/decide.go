@@ -237,8 +237,9 @@ func (r *Router) decide(req *http.Request, grpc bool) (d decision) {
 		}
 		return d
 	}
-	// From here on the answer is the location's, unless the whole
-	// location is denied; then its CORS headers apply.
+	// From here on the answer is the location's. A denied location
+	// answers before anything else of it; past that its CORS headers
+	// apply.
 	if a, denied := deniedAnswer(d.res.Location()); denied {
 		d.at, d.ans, d.backend = &stepDenied, a, d.res.Backend
 		return d

@@ -289,7 +289,12 @@
 //     (§13) counts as unmatched without a fallback: 404.
 //   - Controller order of regex paths, ingress-nginx's: pattern length
 //     (without the dropped "^") descending, then the pattern descending in
-//     byte order, then declaration order (§7).
+//     byte order, then declaration order (§7). On a host in regex mode the
+//     declared path places each pattern it makes (its "^" kept, a Prefix
+//     path's "/p/" and "/p" together, "/p/" first), as ingress-nginx sorts
+//     the declared paths before it adds the twins, and of two declarations
+//     making one pattern the one placed first serves it (RouteConflict on
+//     the other).
 //   - A host in ingress-nginx's regex mode (§11.1) has regex paths only, so
 //     there the first pattern in controller order wins, however short the
 //     Prefix or Exact path it came from.
@@ -644,7 +649,8 @@
 // rewrite-target that differs from a path, on any Ingress puts that path's
 // host in ingress-nginx's regex mode: every path of the host, from every
 // Ingress, becomes a case-insensitive regular expression anchored at the
-// start, tried in controller order (§5). As ingress-nginx does, an Exact
+// start, tried in controller order of the declared paths (§5). As
+// ingress-nginx does, an Exact
 // path loses its end anchor ("/p" matches "/p/x" and "/P"), and a Prefix
 // path "/p" of an Ingress that did not ask for regex mode becomes two
 // patterns, "/p/" and "/p", the latter left out when some Ingress declares
@@ -704,7 +710,14 @@
 // name a header or cookie (an HTTP token); canary-by-header-value is any
 // value without a line break or NUL; canary-by-header-pattern is a
 // non-empty regular expression in Go's syntax. A value that does not parse
-// warns AnnotationRejected and is not applied.
+// warns AnnotationRejected and is not applied, except that
+// canary-by-header-pattern follows ingress-nginx: a value with a byte its
+// validator refuses (other than letters, digits and /-._~:^$[](){}*+?|&=\)
+// is not applied, so the header decides by "always" and "never"; one
+// that compiles in neither Go's syntax nor PCRE's (an unclosed group or
+// class, a repeat of nothing, "a**") sends every request carrying the
+// header to the primary, the cookie and weight unasked, as ingress-nginx's
+// balancer answers its match error.
 //
 // # 11.3 Balancing and affinity
 //
@@ -734,7 +747,12 @@
 //     limit) replaces the router's body limit (§13) for the location,
 //     lower or higher: 413, before anything reaches the backend, for a
 //     declared length over it, and for a streamed body as it grows past
-//     it. A size that does not parse ("15r", "8b") keeps the router's.
+//     it. The declared length is checked as soon as the location is found,
+//     as nginx checks client_max_body_size: before the location's CORS
+//     preflight and headers, its TLS redirect and rewrite, its denial
+//     (§11.5), rate limits, source ranges and authentication, so such a
+//     request spends no rate and asks no auth service. A size that does
+//     not parse ("15r", "8b") keeps the router's.
 //   - client-body-buffer-size: nginx's size, more than 0; how much of a
 //     request body the location holds in memory before the rest goes to a
 //     temporary file (§13). proxy-request-buffering: "on" (the default) or
@@ -768,7 +786,11 @@
 //     router.Options.TrustForwardedFor, the X-Forwarded-For client when the
 //     peer is inside router.Options.ProxyRealIPCIDR, never a header from
 //     anyone else (§13). A list with any entry that does not parse
-//     (an empty one included) closes the location: 403 for everyone.
+//     (an empty one included) denies the location, as ingress-nginx's
+//     "Location denied" does: 503 to every request, before the location's
+//     CORS preflight and headers, TLS redirect, rate limits and
+//     authentication, with no body limit of its own (the router's, nginx's
+//     default 1m, still answers 413 first).
 //   - limit-rps, limit-rpm, limit-connections, limit-burst-multiplier
 //     (default 5) and limit-whitelist (also spelled limit-allowlist): per
 //     client address and per Ingress, as ingress-nginx's zones are one per
@@ -815,12 +837,16 @@
 // ingress-nginx answers it. A request that does not qualify is served as if
 // CORS were off. The cors-* annotations do nothing without enable-cors.
 //
-// CORS fails closed, and each rejected value warns (AnnotationRejected). A
-// cors-allow-origin, -methods, -headers or -credentials value ingress-nginx
-// would replace by a wider default ("*", every default method or header,
-// credentials on) instead closes the location's CORS: no origin qualifies.
-// An invalid cors-max-age or cors-expose-headers falls back as there
-// (1728000, none), and an enable-cors that is no boolean leaves CORS off.
+// Each value is read as ingress-nginx reads it, and one that does not
+// validate warns (AnnotationRejected) and falls back to its key's default,
+// CORS staying on: methods, headers, credentials on, no expose headers,
+// max-age 1728000 (any whole number is accepted, as written). A blank
+// value is the default. In cors-allow-origin an entry that is no origin
+// ("example.com") is skipped and the others apply; if none is left no
+// origin qualifies; a value that fails ingress-nginx's check of the whole
+// list (a path, '_', an upper-case scheme, "*" among origins) allows any
+// origin, as there, and its warning says so. An enable-cors that is no
+// boolean leaves CORS off.
 // The table's text shows the policy under its route and fallback lines; the
 // digest covers it.
 //
@@ -885,6 +911,15 @@
 // route and fallback lines (the Secret's name and how many users it holds,
 // never a hash); the digest covers it, the passwords included, so a rotated
 // Secret publishes a new table.
+//
+// Such a 503 is a denied location's, as in §11.5: it comes before the
+// location's CORS preflight and headers, redirects, rate limits and
+// source ranges. A path declared under /.well-known/acme-challenge (its
+// declared path starts with it: ingress-nginx's no-auth-locations
+// default) is served without the Ingress's authentication, basic and
+// external, unless denied, so an HTTP-01 challenge added to a protected
+// Ingress can be answered; a request under that path matched by another
+// path is authenticated as that path is.
 //
 // Not yet: of the authentication group, auth-snippet (nginx configuration
 // ramjet cannot run), auth-cache-key, auth-cache-duration, auth-keepalive*,
@@ -994,7 +1029,9 @@
 //     replaces the memory size; proxy-request-buffering: "off" passes the
 //     body on as it arrives. The limit is router.Options.MaxBodySize (1 MiB,
 //     ingress-nginx's proxy-body-size default; negative: none). A declared
-//     Content-Length over it answers 413 before a byte is read; a chunked
+//     Content-Length over it answers 413 before a byte is read, as soon as
+//     the location is found (§11.4), a request no location matches
+//     included; a chunked
 //     body that grows past it answers 413. A body that stalls between two
 //     reads for ClientBodyTimeout (60 s, nginx's client_body_timeout)
 //     answers 408, and malformed chunked framing is the client's 400, not a
@@ -1051,7 +1088,8 @@
 //     response headers within the read timeout (60 s, or the location's
 //     proxy-read-timeout), or stopped taking the request for its
 //     proxy-send-timeout; 403 a client outside the location's source
-//     ranges; 503 over the location's rate limits (§11.5); 500 the share of a
+//     ranges; 503 a location whose source ranges do not parse, and 503
+//     over the location's rate limits (§11.5); 500 the share of a
 //     canary whose Service or port does not exist (§10); 400 a malformed
 //     request-target, path, Host or body framing; 408 a stalled body; 413 a
 //     body over the limit; 500 a rewrite that would build a target over
@@ -1269,14 +1307,24 @@
 //     with SNI = host); repeat; session (send the cookies the answers to
 //     the case's earlier session requests set, and keep the ones this one's
 //     answers set, as a browser does); scenario, notes, source; expect.
-//   - expect: status; service (the backend ID chosen, or null for none);
-//     route (the declaration matched, "ns/name spec.rules[0].http.paths[1]",
-//     or null); forwardedPath and forwardedHost (what the backend received);
+//   - expect: status; service (the backend ID that received the request,
+//     or null when none did); route (the declaration matched,
+//     "ns/name spec.rules[0].http.paths[1]", or null); forwardedPath and
+//     forwardedHost (what the backend received);
 //     requestHeaders (what the backend received, null meaning absent);
 //     responseHeaders ("" means absent); certificateHost (the served
 //     certificate verifies for this name); distinctEndpoints (over the
 //     repeats); services (requests per backend ID over the repeats, exact
-//     under a weighted rotation; a backend not listed must not be chosen).
+//     under a weighted rotation; a backend not listed must not receive
+//     any).
+//
+// expect.service names the Service that did receive the request, never
+// one that would have: a request the router answers itself reached none,
+// whether it matched no location, was redirected (the TLS redirect,
+// app-root, permanent-redirect) or was refused inside the matched location
+// (401, 403, 413, a 204 preflight, 503 for a backend without endpoints),
+// so its service is null and its route says which location answered. The
+// runners report each such request as "not forwarded", in those words.
 //
 // Requests go through the real handler, built as net/http's server would
 // hand them over, with a transport that records which endpoint was chosen
@@ -1345,10 +1393,10 @@
 //   - A canary whose Service or port does not exist: skipped there; here
 //     its share answers 500, Gateway API's rule (ServiceNotFound,
 //     ServicePortNotFound, ExternalNameUnsupported on the canary's path).
-//   - canary-by-header-pattern that does not compile (or uses PCRE-only
-//     syntax): every match fails there, sending requests with the header
-//     to the primary; rejected when compiling here, so the cookie and
-//     weight decide (AnnotationRejected).
+//   - canary-by-header-pattern with syntax only PCRE runs (look-ahead
+//     "(?=", back-references "\1", possessive repeats "a++", PCRE's own
+//     escapes): matched there; not applied here, so the header decides by
+//     "always" and "never" (AnnotationRejected).
 //   - Session cookie values: an endpoint hash (persistent) or a random key
 //     (balanced) there; a hash or a key from the backend's cursor here,
 //     the same on every replica, and a cookie is set on every route of the
@@ -1377,11 +1425,9 @@
 //   - Request bodies: buffered in memory, then in temporary files there;
 //     here in memory up to the body limit (with no limit, the first 1 MiB,
 //     then streamed), and gRPC bodies streamed (documented, §13).
-//   - A CORS, auth-realm, auth-request-redirect or auth-always-set-cookie
-//     value that does not validate: replaced by a wider default there
-//     (any origin, credentials on), or dropping the whole authentication;
-//     here the location stays protected or its CORS closed
-//     (AnnotationRejected, §11.6, §11.7).
+//   - An auth-realm, auth-request-redirect or auth-always-set-cookie value
+//     that does not validate: dropping the whole authentication there;
+//     here the location stays protected (AnnotationRejected, §11.7).
 //   - A cors-allow-origin entry is matched as a suffix there (the regex
 //     is anchored only at its end); here the whole Origin must match. No
 //     browser sends an Origin that tells them apart (documented).
@@ -1430,11 +1476,13 @@
 //     (when the client's URI was escaped); here every byte a path or query
 //     cannot carry is percent-encoded, so the backend always gets a valid
 //     request-target (documented).
-//   - A source range that does not parse: the location answers 503 to
-//     everyone there ("Location denied"); 403 here, as a range that
-//     denies (AnnotationRejected). A rate limit that does not parse: the
-//     whole Ingress is dropped there; here its locations answer 503 to
-//     everyone and the rest of it is served (AnnotationRejected).
+//   - A rate limit that does not parse: the whole Ingress is dropped
+//     there; here its locations answer 503 to everyone and the rest of it
+//     is served (AnnotationRejected).
+//   - permanent-redirect and temporal-redirect: a return inside the
+//     location there (nginx.tmpl:1417-1419), after its declared-body
+//     check, its denial and its CORS preflight and headers; here answered
+//     before the location, as a server-level redirect (documented).
 //   - proxy-read-timeout: between two reads of the whole response there;
 //     here the wait for the response headers, as the router's read
 //     timeout (§13), so a long stream or WebSocket is never cut by it

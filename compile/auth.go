@@ -262,3 +262,20 @@ func (b *builder) resolveExternalAuth(ing *ingress) (ext *match.ExternalAuth, de
 	}
 	return x, ""
 }
+
+// noAuthLocation is ingress-nginx's no-auth-locations default
+// (controller/config/config.go:909): a location whose own path, as
+// declared, starts with it is written without any of its authentication
+// (nginx.tmpl:1220, template.go:912-932), so an ACME HTTP-01 challenge
+// added to a protected Ingress can be answered. A denied location stays
+// denied: that is decided before (nginx.tmpl:1205).
+const noAuthLocation = "/.well-known/acme-challenge"
+
+// pathAuth is the authentication of ing's path declared as path.
+func pathAuth(ing *ingress, path string) *match.Auth {
+	a := ing.ann.access.auth
+	if a != nil && a.Denied == "" && strings.HasPrefix(path, noAuthLocation) {
+		return nil
+	}
+	return a
+}

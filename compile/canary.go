@@ -1,9 +1,11 @@
 package compile
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strconv"
 	"strings"
@@ -116,21 +118,77 @@ func applyCanaryHeaderValue(v *annotationValues, key, value string) error {
 	return nil
 }
 
-// applyCanaryHeaderPattern compiles the pattern as Go's regexp (RE2): it
-// matches anywhere in the value, case-sensitively, as nginx's ngx.re.match
-// does. A pattern RE2 cannot run (look-around, back-references) is
-// rejected here rather than failing each request as nginx's does.
+// applyCanaryHeaderPattern reads the pattern as ingress-nginx does. Its
+// validator (canary/main.go:76-77, parser.IsValidRegex) refuses a value
+// with other bytes than letters, digits and /-._~:^$[](){}*+?|&=\, and the
+// pattern is then unset: the header decides by "always" and "never" only.
+// Otherwise the pattern is compiled as Go's regexp (RE2), matching
+// anywhere in the value, case-sensitively, as nginx's ngx.re.match does.
+// One that PCRE cannot compile either (an unclosed group or class, a
+// repeat of nothing) makes balancer.lua:243-250 send every request with
+// the header to the primary, the cookie and weight unasked: so does the
+// router (match.Canary.HeaderPatternError). One only PCRE can run
+// (look-ahead, back-references, possessive repeats) is not applied.
 func applyCanaryHeaderPattern(v *annotationValues, key, value string) error {
 	if value == "" {
 		return fmt.Errorf("%s is empty; not applied", key)
 	}
+	if !canaryPatternRE.MatchString(value) {
+		return fmt.Errorf("%s %q holds a byte ingress-nginx's validator refuses (only letters, digits and /-._~:^$[](){}*+?|&=\\); not applied, so the header decides by \"always\" and \"never\"", key, value)
+	}
 	re, err := regexp.Compile(value)
 	if err != nil {
-		return fmt.Errorf("%s %q is not a usable regular expression: %v; not applied", key, value, err)
+		if pcreRefuses(err) {
+			v.trafficW().canaryRules.HeaderPatternError = true
+			v.trafficW().ruleSet(key)
+			return fmt.Errorf("%s %q does not compile: %v; a request with the header goes to the primary, as ingress-nginx's balancer sends it", key, value, err)
+		}
+		return fmt.Errorf("%s %q is not a usable regular expression: %v; not applied, so the header decides by \"always\" and \"never\"", key, value, err)
 	}
 	v.trafficW().canaryRules.HeaderPattern = re
 	v.trafficW().ruleSet(key)
 	return nil
+}
+
+// canaryPatternRE is ingress-nginx's parser.IsValidRegex
+// (parser/validators.go:46-55).
+var canaryPatternRE = regexp.MustCompile(`^[/\-._~a-zA-Z0-9:^$\[\](){}*+?|&=\\]*$`)
+
+// pcreRefuses reports whether PCRE refuses a pattern too that Go's regexp
+// refused with err: an unbalanced group or class, a repeat of nothing, a
+// repeat of a repeat other than a possessive one ("a**", not "a*+"), a
+// backwards range, a repeat count out of order or over PCRE's 65535, a
+// trailing backslash or an unknown POSIX class. The rest of what RE2
+// refuses (look-around, back-references, PCRE's escapes) PCRE runs.
+func pcreRefuses(err error) bool {
+	var se *syntax.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code {
+	case syntax.ErrMissingParen, syntax.ErrUnexpectedParen, syntax.ErrMissingBracket,
+		syntax.ErrMissingRepeatArgument, syntax.ErrInvalidCharRange, syntax.ErrTrailingBackslash,
+		syntax.ErrInvalidCharClass:
+		return true
+	case syntax.ErrInvalidRepeatOp:
+		return !strings.HasSuffix(se.Expr, "+")
+	case syntax.ErrInvalidRepeatSize:
+		// Over RE2's 1000, or out of order: se.Expr is "{n}", "{n,}" or
+		// "{n,m}" (a repeat nested too deep for RE2 says something else).
+		lo, hi, comma := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(se.Expr, "{"), "}"), ",")
+		n, err := strconv.Atoi(lo)
+		if err != nil {
+			return false
+		}
+		m := n
+		if comma && hi != "" {
+			if m, err = strconv.Atoi(hi); err != nil {
+				return false
+			}
+		}
+		return m < n || m > 65535
+	}
+	return false
 }
 
 func applyCanaryCookie(v *annotationValues, key, value string) error {

@@ -1,6 +1,8 @@
 package compile
 
 import (
+	"errors"
+	"regexp"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -102,4 +104,23 @@ func TestAffinityDecides(t *testing.T) {
 	web := tab.Lookup("w.example.com", "/").Backend
 	require.False(t, web.Traffic.Canary.Sticky)
 	require.Nil(t, web.Traffic.Canary.Backend.Traffic, "a legacy canary has no affinity")
+}
+
+// A canary-by-header-pattern Go's regexp refuses is one PCRE refuses too
+// (the balancer then sends the header's requests to the primary) only for
+// the errors PCRE shares; PCRE-only syntax is not such a failure.
+func TestPCRERefuses(t *testing.T) {
+	for pattern, want := range map[string]bool{
+		"(abc": true, "abc)": true, "[abc": true, "[][**da?$&*": true, "*abc": true, `a\`: true,
+		"[z-a]": true, "[[:foo:]]": true, "a**": true, "a{2,1}": true, "a{70000}": true,
+		"a*+": false, "a++": false, "a{1001}": false, "(?=x)": false, `\1`: false, `\Z`: false, "(?P=n)": false,
+	} {
+		_, err := regexp.Compile(pattern)
+		require.Error(t, err, pattern)
+		require.Equal(t, want, pcreRefuses(err), pattern)
+	}
+	require.False(t, pcreRefuses(errors.New("not a syntax error")))
+	for pattern, want := range map[string]bool{`^v[0-9]+\.x$|beta&(a){2}=~:/`: true, "a b": false, "a,b": false, "(?<=a)": false, "#": false, "é": false} {
+		require.Equal(t, want, canaryPatternRE.MatchString(pattern), pattern)
+	}
 }

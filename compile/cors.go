@@ -9,15 +9,19 @@ import (
 )
 
 // CORS (SPEC §11.6): enable-cors and the cors-* annotations, read as
-// ingress-nginx reads them. Where ingress-nginx falls back to a wider
-// setting on a value it cannot use (any origin, credentials allowed, every
-// default method or header), ramjet rejects the annotation and closes the
-// policy instead: no origin qualifies, so responses carry no CORS headers
-// and a browser keeps its same-origin rules. A rejected cors-expose-headers
-// or cors-max-age falls back as in ingress-nginx (none, 1728000 s), which
-// widens nothing.
+// ingress-nginx reads them (internal/ingress/annotations/cors/main.go):
+// each value is checked on its own, and one that does not validate falls
+// back to that key's default, with a warning, rather than turning CORS
+// off. A blank value is the default, as if unset. In cors-allow-origin an
+// entry that is no origin is skipped and the others still apply; a value
+// that fails ingress-nginx's check of the whole list allows any origin,
+// as there, and says so in its warning.
 
 var (
+	// corsOriginListRE is ingress-nginx's validator of a whole
+	// cors-allow-origin value, its spaces removed (main.go:46, 77).
+	corsOriginListRE = regexp.MustCompile(`^((((([a-z]+://)?(\*\.)?[A-Za-z0-9\-.]*(:\d+)?,?)|null)+)|\*)?$`)
+	// corsOriginRE is its check of each entry (main.go:48, 214).
 	corsOriginRE  = regexp.MustCompile(`^([a-z]+://(\*\.)?[A-Za-z0-9\-.]*(:\d+)?|null)$`)
 	corsMethodsRE = regexp.MustCompile(`^([A-Za-z]+,?\s?)+$`)
 	corsHeadersRE = regexp.MustCompile(`^[A-Za-z0-9\-_, ]*$`)
@@ -56,84 +60,121 @@ func (b *builder) resolveCORS(ing *ingress) *match.CORS {
 		Credentials: true,
 		MaxAge:      match.DefaultCORSMaxAge,
 	}
-	closed := ""
-	closeOn := func(a accessValue, why string) {
-		b.rejectAccess(ing, a.key, why+"; CORS on this Ingress's paths allows no origin")
-		if closed == "" || a.key < closed {
-			closed = a.key
-		}
+	// get is the key's value unless it is blank, which is the default
+	// (ingress-nginx's parser refuses an empty value).
+	get := func(key string) (accessValue, bool) {
+		a, ok := raw.get(key)
+		return a, ok && strings.TrimSpace(a.value) != ""
 	}
-	if a, ok := raw.get("cors-allow-origin"); ok {
-		origins, bad := parseCORSOrigins(a.value)
+	if a, ok := get("cors-allow-origin"); ok {
+		origins, skipped, anyOrigin, invalid := parseCORSOrigins(a.value)
 		switch {
-		case bad != "":
-			closeOn(a, "origin "+strconv.Quote(bad)+" is not scheme://host[:port], scheme://*.host[:port], null or *")
+		case invalid:
+			b.rejectAccess(ing, a.key, strconv.Quote(a.value)+" is not a list of scheme://host[:port], scheme://*.host[:port] and null; any origin is allowed, as ingress-nginx allows it")
+		case anyOrigin:
 		case len(origins) == 0:
-			closeOn(a, "names no origin")
-		case len(origins) == 1 && origins[0] == "*":
+			// ingress-nginx then sets no origin check: CORS serves no one.
+			b.rejectAccess(ing, a.key, strconv.Quote(a.value)+" names no origin (scheme://host[:port], scheme://*.host[:port] or null); no origin is allowed")
+			c.AnyOrigin, c.Closed = false, a.key
 		default:
 			c.AnyOrigin, c.Origins = false, origins
+			if len(skipped) > 0 {
+				b.rejectAccess(ing, a.key, "skipped "+quoteList(skipped)+", which "+isOrAre(skipped)+" no origin (scheme://host[:port], scheme://*.host[:port] or null)")
+			}
 		}
 	}
-	if a, ok := raw.get("cors-allow-methods"); ok {
-		if v := strings.TrimSpace(a.value); corsMethodsRE.MatchString(v) {
-			c.Methods = a.value
+	if a, ok := get("cors-allow-methods"); ok {
+		if v, valid := corsValue(a.value, corsMethodsRE); valid {
+			c.Methods = v
 		} else {
-			closeOn(a, strconv.Quote(a.value)+" is not a list of method names")
+			b.rejectAccess(ing, a.key, strconv.Quote(a.value)+" is not a list of method names; the default "+strconv.Quote(match.DefaultCORSMethods)+" is sent")
 		}
 	}
-	if a, ok := raw.get("cors-allow-headers"); ok && a.value != "" {
-		if corsHeadersRE.MatchString(a.value) {
-			c.Headers = a.value
+	if a, ok := get("cors-allow-headers"); ok {
+		if v, valid := corsValue(a.value, corsHeadersRE); valid {
+			c.Headers = v
 		} else {
-			closeOn(a, strconv.Quote(a.value)+" is not a list of header names (letters, digits, '-', '_')")
+			b.rejectAccess(ing, a.key, strconv.Quote(a.value)+" is not a list of header names (letters, digits, '-', '_'); the default list is sent")
 		}
 	}
-	if a, ok := raw.get("cors-allow-credentials"); ok {
+	if a, ok := get("cors-allow-credentials"); ok {
+		// Validated and parsed as written, spaces included (main.go:238).
 		if v, err := strconv.ParseBool(a.value); err == nil {
 			c.Credentials = v
 		} else {
-			closeOn(a, strconv.Quote(a.value)+" is not a boolean")
+			b.rejectAccess(ing, a.key, strconv.Quote(a.value)+" is not a boolean; credentials are allowed, the default")
 		}
 	}
-	if a, ok := raw.get("cors-expose-headers"); ok && a.value != "" {
-		if corsExposeRE.MatchString(a.value) {
-			c.ExposeHeaders = a.value
+	if a, ok := get("cors-expose-headers"); ok {
+		if v, valid := corsValue(a.value, corsExposeRE); valid {
+			c.ExposeHeaders = v
 		} else {
 			b.rejectAccess(ing, a.key, strconv.Quote(a.value)+" is not a list of header names or *; no Access-Control-Expose-Headers is sent")
 		}
 	}
-	if a, ok := raw.get("cors-max-age"); ok {
-		if v, err := strconv.Atoi(strings.TrimSpace(a.value)); err == nil && v >= 0 {
+	if a, ok := get("cors-max-age"); ok {
+		// Any whole number, as written (main.go:253): strconv.Atoi there.
+		if v, err := strconv.Atoi(a.value); err == nil {
 			c.MaxAge = v
 		} else {
-			b.rejectAccess(ing, a.key, strconv.Quote(a.value)+" is not a number of seconds; the default 1728000 is sent")
+			b.rejectAccess(ing, a.key, strconv.Quote(a.value)+" is not a whole number of seconds; the default 1728000 is sent")
 		}
 	}
-	if closed != "" {
-		c = match.CORS{Closed: closed, Methods: c.Methods, Headers: c.Headers}
+	if c.Closed != "" {
+		c = match.CORS{Closed: c.Closed, Methods: c.Methods, Headers: c.Headers}
 	}
 	return match.NewCORS(c)
 }
 
-// parseCORSOrigins splits a cors-allow-origin list as ingress-nginx does:
-// comma-separated, spaces trimmed, empty entries skipped, and any "*"
-// making the whole list "*". bad is the first entry that is no origin.
-func parseCORSOrigins(v string) (origins []string, bad string) {
-	for _, o := range strings.Split(v, ",") {
+// corsValue reads a cors-* list as ingress-nginx does
+// (parser.checkAnnotation, ValidateRegex and parseString, then the check
+// in cors/main.go): the value with its spaces removed must match re and
+// hold no line break, and the value trimmed must match it too; that is
+// the value used.
+func corsValue(raw string, re *regexp.Regexp) (string, bool) {
+	if strings.ContainsAny(raw, "\r\n") || !re.MatchString(strings.ReplaceAll(raw, " ", "")) {
+		return "", false
+	}
+	v := strings.TrimSpace(raw)
+	return v, re.MatchString(v)
+}
+
+// parseCORSOrigins reads a non-blank cors-allow-origin value as
+// ingress-nginx does (cors/main.go:200-226): a value that fails the check
+// of the whole list (invalid) allows any origin; otherwise it is split at
+// commas, spaces trimmed, empty entries skipped, "*" allowing any origin,
+// and an entry that is no origin skipped.
+func parseCORSOrigins(v string) (origins, skipped []string, anyOrigin, invalid bool) {
+	if strings.ContainsAny(v, "\r\n") || !corsOriginListRE.MatchString(strings.ReplaceAll(v, " ", "")) {
+		return nil, nil, true, true
+	}
+	for o := range strings.SplitSeq(v, ",") {
 		o = strings.TrimSpace(o)
 		switch {
 		case o == "":
-			continue
 		case o == "*":
-			return []string{"*"}, ""
+			return nil, skipped, true, false
 		case !corsOriginRE.MatchString(o):
-			if bad == "" {
-				bad = o
-			}
-			continue
+			skipped = append(skipped, o)
+		default:
+			origins = append(origins, o)
 		}
-		origins = append(origins, o)
 	}
-	return origins, bad
+	return origins, skipped, false, false
+}
+
+// quoteList quotes each of vs, comma-separated.
+func quoteList(vs []string) string {
+	q := make([]string, len(vs))
+	for i, v := range vs {
+		q[i] = strconv.Quote(v)
+	}
+	return strings.Join(q, ", ")
+}
+
+func isOrAre(vs []string) string {
+	if len(vs) == 1 {
+		return "is"
+	}
+	return "are"
 }

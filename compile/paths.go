@@ -1,7 +1,9 @@
 package compile
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -92,7 +94,13 @@ func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkin
 	}
 	var backend *match.Backend
 	for _, k := range keys {
-		if winner := v.route(routeKey{typ: k.typ, path: k.key}); winner != nil {
+		orderPath := ""
+		if v.regex != nil && k.typ == match.Regex && declaredPath(p) != k.key {
+			// ingress-nginx sorts the declared paths (regex mode).
+			orderPath = declaredPath(p)
+		}
+		winner := v.route(routeKey{typ: k.typ, path: k.key})
+		if winner != nil && match.CompareRoutes(&match.Route{Type: k.typ, Path: k.key, OrderPath: orderPath, Order: order}, winner) > 0 {
 			src := winner.Source
 			b.conflict(RouteConflict, ing.ref(), field,
 				fmt.Sprintf("%s: %s path %q is the same route as %s (key %q); this one is not served",
@@ -110,7 +118,7 @@ func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkin
 			Rewrite: b.routeRewrite(ing, declaredPath(p)),
 			Policy:  ing.requestPolicy(),
 			CORS:    ing.ann.access.cors,
-			Auth:    ing.ann.access.auth,
+			Auth:    pathAuth(ing, p.Path),
 		}
 		if backend == nil {
 			backend = b.useBackend(ing, p.Backend.Service, field, ".backend.service", true)
@@ -119,7 +127,28 @@ func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkin
 		r.SSLRedirect, r.ForceSSLRedirect = ing.redirects(b.opts)
 		r.PreserveTrailingSlash = ing.ann.preserveTrailingSlash
 		r.Extensions = ing.ann.extensions
-		v.addRoute(r)
+		r.OrderPath = orderPath
+		if winner == nil {
+			v.addRoute(r)
+			continue
+		}
+		// Another declared path made the same pattern, and nginx tries
+		// this one first: ingress-nginx orders the declared paths, longest
+		// first, before it adds a Prefix path's twin (SPEC §5).
+		src := winner.Source
+		b.conflict(RouteConflict, ingressRef(src.Namespace, src.Name), src.Field,
+			fmt.Sprintf("%s: path %q makes the pattern %q, as path %q of Ingress %s/%s does, which ingress-nginx orders first (declared paths longest first, then greatest); this one does not serve that pattern",
+				hostLabel(v.vh.Name), cmp.Or(winner.OrderPath, winner.Path), k.key, p.Path, ing.obj.Namespace, ing.obj.Name),
+			ing.ref(), field)
+		v.replaceRoute(winner, r)
+	}
+}
+
+// replaceRoute puts r where old was, under the same key.
+func (v *vhost) replaceRoute(old, r *match.Route) {
+	v.vh.Routes[slices.Index(v.vh.Routes, old)] = r
+	if v.routeIndex != nil {
+		v.routeIndex[routeKey{r.Type, r.Path}] = r
 	}
 }
 

@@ -23,7 +23,8 @@ import (
 //   - client-body-buffer-size, proxy-request-buffering: the replica's
 //     buffering applies (bodies read whole before the backend is chosen);
 //   - the timeouts and proxy-next-upstream-tries: the router's defaults;
-//   - a source range: the location refuses everyone (403);
+//   - a source range: the location is denied, 503 to every request, as
+//     ingress-nginx denies it;
 //   - limit-rps, limit-rpm, limit-connections: the location refuses
 //     everyone (503), as a limit of unknown size cannot be applied;
 //   - limit-burst-multiplier: the default 5; limit-whitelist: no exemption.
@@ -168,7 +169,7 @@ func applySourceRange(field func(*policyValues) *sourceRange) func(v *annotation
 		ranges, err := ParseSourceRanges(value)
 		if err != nil {
 			*sr = sourceRange{set: true, broken: true}
-			return fmt.Errorf("%s %q: %v; the location refuses every client (403) until it is fixed", key, value, err)
+			return fmt.Errorf("%s %q: %v; the location is denied, 503 to every request, until it is fixed", key, value, err)
 		}
 		*sr = sourceRange{set: true, ranges: ranges}
 		return nil

@@ -40,6 +40,11 @@ type Canary struct {
 	// HeaderPattern (canary-by-header-pattern, used only without
 	// HeaderValue) sends it when the header matches, unanchored.
 	HeaderPattern *regexp.Regexp
+	// HeaderPatternError: canary-by-header-pattern does not compile
+	// (HeaderPattern nil). Without HeaderValue a request with the header
+	// goes to the primary, no later rule asked, as ingress-nginx's
+	// balancer answers its match error.
+	HeaderPatternError bool
 	// Cookie is the cookie name (canary-by-cookie), "" for none; names
 	// compare case-insensitively, values ("always", "never") exactly.
 	Cookie string
@@ -107,6 +112,8 @@ func trafficText(be *Backend) string {
 				b.WriteString(" value " + strconv.Quote(c.HeaderValue))
 			case c.HeaderPattern != nil:
 				b.WriteString(" pattern " + strconv.Quote(c.HeaderPattern.String()))
+			case c.HeaderPatternError:
+				b.WriteString(" pattern-error (to the primary)")
 			}
 		}
 		if c.Cookie != "" {
@@ -171,11 +178,16 @@ func encodeTraffic(e *encoder, be *Backend) {
 		e.backendRef(c.Backend)
 		e.str(c.Header)
 		e.str(c.HeaderValue)
-		pattern := ""
-		if c.HeaderPattern != nil {
-			pattern = c.HeaderPattern.String()
+		// The pattern's state is one byte, as the flag it was: 0 none, 1
+		// a pattern, 2 a pattern that does not compile.
+		pattern, state := "", byte(0)
+		switch {
+		case c.HeaderPattern != nil:
+			pattern, state = c.HeaderPattern.String(), 1
+		case c.HeaderPatternError:
+			state = 2
 		}
-		e.flag(c.HeaderPattern != nil)
+		e.raw([]byte{state})
 		e.str(pattern)
 		e.str(c.Cookie)
 		e.num(c.Weight)

@@ -45,9 +45,10 @@ type CORS struct {
 	Credentials bool
 	// MaxAge is Access-Control-Max-Age in seconds.
 	MaxAge int
-	// Closed names the annotation whose value was rejected: the policy
-	// then allows no origin at all (Origins empty, AnyOrigin false), the
-	// safe side of a setting that exists to relax the browser's rules.
+	// Closed names the annotation that left no origin (a cors-allow-origin
+	// whose every entry was skipped): the policy then allows no origin at
+	// all (Origins empty, AnyOrigin false), as ingress-nginx sets no
+	// origin check then.
 	Closed string
 
 	// The header values, each a one-element slice with no spare capacity,

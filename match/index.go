@@ -40,9 +40,9 @@ type Spec struct {
 //
 //   - VirtualHosts are sorted by name, the catch-all first.
 //   - Each host's Routes are sorted with CompareRoutes. Of two routes with the
-//     same key (type and path) only the one with the lower Order is kept:
-//     compile resolves such conflicts with a warning first, so this is a
-//     defence, not a second policy.
+//     same key (type and path) only the first is kept (the lower Order,
+//     unless OrderPath places them apart): compile resolves such conflicts
+//     with a warning first, so this is a defence, not a second policy.
 //   - Backends are sorted by ID, Certificates by Secret, both stably;
 //     TLSHosts sorted and made unique.
 //
@@ -170,9 +170,10 @@ func (t *Table) indexTLSHosts(hosts []string) {
 
 // CompareRoutes orders routes by precedence within a virtual host (SPEC §5):
 // Exact before Prefix before Regex; Exact by path; Prefix longest first, then
-// by path; Regex in ingress-nginx's controller order, path length
-// descending, then path descending in byte order. Ties (the same key) go to
-// the lower Order, the older declaration.
+// by path; Regex in ingress-nginx's controller order, path (OrderPath when
+// set) length descending, then path descending in byte order. Ties go to
+// the lower Order, the older declaration, and then, for the routes one
+// declared path made, to the longer key ("p/" before "p").
 func CompareRoutes(a, b *Route) int {
 	if c := cmp.Compare(a.Type, b.Type); c != 0 {
 		return c
@@ -190,14 +191,30 @@ func CompareRoutes(a, b *Route) int {
 			return c
 		}
 	default:
+		ap, bp := a.orderPath(), b.orderPath()
+		if c := cmp.Compare(len(bp), len(ap)); c != 0 {
+			return c
+		}
+		if c := strings.Compare(bp, ap); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Order, b.Order); c != 0 {
+			return c
+		}
 		if c := cmp.Compare(len(b.Path), len(a.Path)); c != 0 {
 			return c
 		}
-		if c := strings.Compare(b.Path, a.Path); c != 0 {
-			return c
-		}
+		return strings.Compare(b.Path, a.Path)
 	}
 	return cmp.Compare(a.Order, b.Order)
+}
+
+// orderPath is the path that places a Regex route in controller order.
+func (r *Route) orderPath() string {
+	if r.OrderPath != "" {
+		return r.OrderPath
+	}
+	return r.Path
 }
 
 // hostIndex is what a lookup needs of one virtual host, kept in the host
@@ -227,16 +244,32 @@ func (s *lengthSet) has(n int) bool {
 	return s[n>>6]&(1<<(n&63)) != 0
 }
 
-// sortRoutes sorts the routes by precedence and drops same-key duplicates.
+// sortRoutes sorts the routes by precedence and drops same-key duplicates,
+// keeping the first: with OrderPath, two Regex routes of one key need not
+// be neighbours, and the one nginx tries first is the one that answers.
 func (vh *VirtualHost) sortRoutes() {
 	routes := make([]*Route, 0, len(vh.Routes))
+	ordered := false
 	for _, r := range vh.Routes {
 		if r != nil {
 			routes = append(routes, r)
+			ordered = ordered || r.OrderPath != ""
 		}
 	}
 	slices.SortStableFunc(routes, CompareRoutes)
-	vh.Routes = slices.CompactFunc(routes, func(a, b *Route) bool { return a.Type == b.Type && a.Path == b.Path })
+	routes = slices.CompactFunc(routes, func(a, b *Route) bool { return a.Type == b.Type && a.Path == b.Path })
+	if ordered {
+		seen := make(map[string]bool)
+		routes = slices.DeleteFunc(routes, func(r *Route) bool {
+			if r.Type != Regex {
+				return false
+			}
+			dup := seen[r.Path]
+			seen[r.Path] = true
+			return dup
+		})
+	}
+	vh.Routes = routes
 }
 
 // indexHost adds the host's Exact and Prefix keys to the path table and

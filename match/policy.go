@@ -37,9 +37,10 @@ type Policy struct {
 	// Allow, when not nil, lists the only client ranges admitted
 	// (whitelist-source-range, allowlist-source-range); Deny lists ranges
 	// refused (denylist-source-range), checked first. Both are masked and
-	// hold IPv4 ranges in their 4-byte form. DenyAll closes the location
-	// to everyone: a source range was set but did not parse, and
-	// guessing could open what the Ingress meant to close.
+	// hold IPv4 ranges in their 4-byte form. DenyAll denies the location
+	// (503 to every request, as ingress-nginx's "Location denied"): a
+	// source range was set but did not parse, and guessing could open
+	// what the Ingress meant to close.
 	Allow, Deny []netip.Prefix
 	DenyAll     bool
 

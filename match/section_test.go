@@ -20,6 +20,7 @@ import (
 var unencoded = map[string]string{
 	"Route.Source":               "says which declaration made the route, for the text and debugging",
 	"Route.Order":                "ranks routes of equal precedence; the digest has its effect, the order the routes are encoded in",
+	"Route.OrderPath":            "places a Regex route in controller order; the digest has its effect, the order the routes are encoded in",
 	"Route.Regexp":               "is compiled from Path, which the digest carries",
 	"VirtualHost.FallbackSource": "says which declaration chose the fallback, for the text and debugging",
 	"VirtualHost.regex":          "is the Regex routes in order, derived from Routes by New",
@@ -235,6 +236,10 @@ var sectionChanges = []struct {
 
 	{section: "canary-and-affinity", field: "Backend.Traffic", change: "canary weight", mutate: func(s Spec) { specBackend(s, "prod/web:80").Traffic.Canary.Weight = 20 }},
 	{section: "canary-and-affinity", field: "Backend.Traffic", change: "canary header value", mutate: func(s Spec) { specBackend(s, "prod/web:80").Traffic.Canary.HeaderValue = "always" }},
+	{section: "canary-and-affinity", field: "Backend.Traffic", change: "canary header pattern error", mutate: func(s Spec) {
+		c := specBackend(s, "prod/web:80").Traffic.Canary
+		c.HeaderValue, c.HeaderPatternError = "", true
+	}},
 	{section: "canary-and-affinity", field: "Backend.Traffic", change: "affinity cookie", mutate: func(s Spec) { specBackend(s, "prod/web:80").Traffic.Affinity.CookieName = "s" }},
 	{section: "canary-and-affinity", field: "Backend.Traffic", change: "affinity mode", mutate: func(s Spec) {
 		specBackend(s, "prod/web:80").Traffic.Affinity.Mode = balance.Persistent

@@ -158,6 +158,13 @@ type Route struct {
 	// Order is the declaration's rank in Ingress order, then rule index,
 	// then path index (SPEC §7): the last tie-breaker of controller order.
 	Order int
+	// OrderPath, for a Regex route, is the path that places it in
+	// controller order when that is not Path: the path as declared, for a
+	// route a host in ingress-nginx's regex mode made of a declared path
+	// (a Prefix path's "p/" and "p", a pattern's leading "^"), as
+	// ingress-nginx sorts the declared paths before it adds the "p"
+	// twin. "" means Path.
+	OrderPath string
 
 	// Regexp is the compiled pattern; set only for Regex routes.
 	Regexp *Regexp

@@ -35,9 +35,10 @@ const (
 	ReasonAuthBusy = "auth-busy"
 )
 
-// stepAuth applies the location's authentication (authorize).
+// stepAuth applies the location's authentication (authorize). A location
+// whose authentication cannot be served is denied before it (stepDenied).
 var stepAuth = step{name: "auth", reasons: []string{
-	ReasonAuthDenied, ReasonUnauthorized, ReasonAuthForbidden, ReasonAuthSignin, ReasonAuthError, ReasonAuthBusy,
+	ReasonUnauthorized, ReasonAuthForbidden, ReasonAuthSignin, ReasonAuthError, ReasonAuthBusy,
 }}
 
 // passwordCheckWait is how long a request waits for a free password
@@ -90,10 +91,6 @@ func (r *Router) authorize(s *requestState) bool {
 		return false
 	}
 	req := s.req
-	if a.Denied != "" {
-		r.refuse(s, ansAuthDenied)
-		return true
-	}
 	if a.Basic != nil {
 		switch r.basicAuth(req, a.Basic) {
 		case denied:

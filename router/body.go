@@ -39,9 +39,20 @@ const (
 	ReasonBodyTempFile  = "body-temp-file" // 500: a request body could not be held in a temporary file
 )
 
+// stepBodySize refuses a declared Content-Length over the location's
+// limit (checkBodySize) as soon as the location is known, as nginx checks
+// client_max_body_size when it finds the location
+// (ngx_http_core_find_config_phase): before the location's rewrite phase
+// (its CORS preflight and headers, its redirects) and its access phase
+// (rate limits, source ranges, authentication), so such a request spends
+// no rate and asks no auth service.
+var stepBodySize = step{name: "declared body size", reasons: []string{ReasonBodyTooLarge}}
+
 // stepBody limits, times and buffers the request body (checkBody). A body
-// streamed to the backend can fail the same ways while it is proxied.
-var stepBody = step{name: "body", reasons: []string{ReasonBadBody, ReasonBodyTooLarge, ReasonClientTimeout, ReasonBodyTempFile}}
+// streamed to the backend can fail the same ways while it is proxied. It
+// answers ReasonBodyTooLarge too, for a body that grows past the limit;
+// stepBodySize declares it.
+var stepBody = step{name: "body", reasons: []string{ReasonBadBody, ReasonClientTimeout, ReasonBodyTempFile}}
 
 var (
 	ansBadBody       = answer{http.StatusBadRequest, ReasonBadBody, "400 Bad Request: malformed request body\n"}
@@ -53,10 +64,34 @@ var (
 
 var errBodyTooLarge = errors.New("request body over the limit")
 
-// checkBody applies the body limit (the location's proxy-body-size, else
-// the router's) and the client body timeout, and reads the body whole
-// before a backend is picked (see clientBody.buffer) unless the location
-// streams it (proxy-request-buffering: "off"). A gRPC body is a stream
+// checkBodySize answers 413 to a request whose declared Content-Length is
+// over the body limit (the location's proxy-body-size, else the
+// router's), before a byte of the body is read, and reports whether it
+// answered.
+func (r *Router) checkBodySize(s *requestState) bool {
+	p := s.loc.Policy
+	if s.d.at == &stepDenied {
+		// nginx.tmpl sets client_max_body_size only in a location it
+		// allows: a denied one has nginx's default, the router's limit.
+		p = nil
+	}
+	maxBody, _, _ := r.bodyLimits(p)
+	if maxBody <= 0 || s.req.ContentLength <= maxBody {
+		return false
+	}
+	if s.d.backend == nil {
+		s.d.backend = s.d.res.Backend
+	}
+	closeAfter(s.w, s.req)
+	r.refuse(s, ansBodyTooLarge)
+	return true
+}
+
+// checkBody applies the body limit to a body as it is read (a declared
+// length over it was refused by checkBodySize) and the client body
+// timeout, and reads the body whole before a backend is picked (see
+// clientBody.buffer) unless the location streams it
+// (proxy-request-buffering: "off"). A gRPC body is a stream
 // that may never end while the call lasts, so it is only limited and
 // timed, never buffered. It leaves the body's wrapper in s.body, which
 // both upstream paths consult when the exchange fails (nil when there is
@@ -67,12 +102,6 @@ func (r *Router) checkBody(s *requestState) bool {
 		return false
 	}
 	maxBody, memory, stream := r.bodyLimits(s.d.pol)
-	if maxBody > 0 && req.ContentLength > maxBody {
-		// Declared too large: refused before a byte is read, as nginx does.
-		closeAfter(w, req)
-		r.refuse(s, ansBodyTooLarge)
-		return true
-	}
 	cb := &clientBody{r: req.Body, timeout: r.bodyTimeout, limit: maxBody}
 	if r.bodyTimeout > 0 {
 		cb.rc = http.NewResponseController(w)

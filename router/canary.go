@@ -85,7 +85,8 @@ func (st *serving) steer(b *match.Backend, rt *match.Route, req *http.Request) (
 // toCanary applies the canary's rules in ingress-nginx's order: a session
 // pinned to the canary, the header (value, else pattern, else
 // "always"/"never"), the cookie ("always"/"never"), then the weight. A rule
-// that does not decide passes the request to the next.
+// that does not decide passes the request to the next; a pattern that
+// does not compile decides for the primary (balancer.lua:243-250).
 func (st *serving) toCanary(primary *match.Backend, c *match.Canary, req *http.Request) bool {
 	if c.Sticky && st.pinned(c, req) {
 		return true
@@ -106,6 +107,8 @@ func (st *serving) toCanary(primary *match.Backend, c *match.Canary, req *http.R
 				if c.HeaderPattern.MatchString(v) {
 					return true
 				}
+			case c.HeaderPatternError:
+				return false
 			case v == "always":
 				return true
 			case v == "never":

@@ -128,6 +128,7 @@ type decision struct {
 var stepDecide = step{name: "decide", decided: true, reasons: []string{
 	ReasonNoTable, ReasonBadHost, ReasonBadPath, // a request not routed
 	ReasonWWWRedirect, ReasonAppRoot, ReasonRedirect, // redirect_action.go
+	ReasonLocationDenied, ReasonAuthDenied, // stepDenied
 	ReasonRewriteRedirect, ReasonRewriteTooLong, // rewrite.go
 	ReasonSSLRedirect, ReasonNoRoute, ReasonRegexBudget,
 	ReasonServiceNotFound, ReasonPortNotFound, ReasonExternalName, ReasonGRPCNotEnabled, ReasonNoEndpoints, // backendFor
@@ -236,7 +237,13 @@ func (r *Router) decide(req *http.Request, grpc bool) (d decision) {
 		}
 		return d
 	}
-	// From here on the answer is the location's: its CORS headers apply.
+	// From here on the answer is the location's. A denied location
+	// answers before anything else of it; past that its CORS headers
+	// apply.
+	if a, denied := deniedAnswer(d.res.Location()); denied {
+		d.at, d.ans, d.backend = &stepDenied, a, d.res.Backend
+		return d
+	}
 	d.at = &stepLocated
 	if d.act, d.ans, d.location = routeActionOf(d.res, d.host, clean, d.query, d.proto); d.ans.status != 0 {
 		d.plain = d.location != ""

@@ -13,12 +13,38 @@ import (
 const (
 	ReasonSourceDenied = "source-denied" // 403: the client address is outside the source ranges
 	ReasonRateLimited  = "rate-limited"  // 503: over limit-rps, limit-rpm or limit-connections
+	// ReasonLocationDenied is the 503 of a location whose source ranges
+	// do not parse (match.Policy.DenyAll), for every request.
+	ReasonLocationDenied = "location-denied"
 )
 
 var (
-	ansSourceDenied = answer{http.StatusForbidden, ReasonSourceDenied, "403 Forbidden: this client address may not use this location\n"}
-	ansRateLimited  = answer{http.StatusServiceUnavailable, ReasonRateLimited, "503 Service Unavailable: too many requests from this client address\n"}
+	ansSourceDenied   = answer{http.StatusForbidden, ReasonSourceDenied, "403 Forbidden: this client address may not use this location\n"}
+	ansRateLimited    = answer{http.StatusServiceUnavailable, ReasonRateLimited, "503 Service Unavailable: too many requests from this client address\n"}
+	ansLocationDenied = answer{http.StatusServiceUnavailable, ReasonLocationDenied, "503 Service Unavailable: this location's source ranges are misconfigured\n"}
 )
+
+// stepDenied writes decide's answer for a location ingress-nginx denies
+// (an annotation it reads as "location denied": a source range, or the
+// authentication, that cannot be applied): 503 to every request. The
+// template writes such a location as one "return 503" in place of all its
+// directives (nginx.tmpl:1205, 1426-1429), so the answer comes past the
+// declared body size (found with the location, by nginx's own default
+// limit) and before anything else of the location: no CORS preflight or
+// headers, redirects, rate limits, source ranges or authentication.
+var stepDenied = step{name: "denied location", decided: true}
+
+// deniedAnswer is the answer of a location that stepDenied refuses, and
+// whether it is one.
+func deniedAnswer(loc match.Location) (answer, bool) {
+	switch {
+	case loc.Policy != nil && loc.Policy.DenyAll:
+		return ansLocationDenied, true
+	case loc.Auth != nil && loc.Auth.Denied != "":
+		return ansAuthDenied, true
+	}
+	return answer{}, false
+}
 
 // stepLimits applies the location's rate limits and source ranges
 // (applyLimits): they count requests, so only serving applies them.

@@ -243,7 +243,7 @@ func TestSourceRanges(t *testing.T) {
 		{"/admin", "192.0.2.5:1", "10.9.0.1", 403},
 		{"/admin", "192.0.2.5:1", "", 403},
 		{"/admin", "garbage", "", 403},
-		{"/closed", "10.1.2.3:1", "", 403},
+		{"/closed", "10.1.2.3:1", "", 503}, // denied: ranges that did not parse
 		{"/", "203.0.113.1:1", "", 200},
 	}
 	for _, tt := range tests {

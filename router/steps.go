@@ -31,7 +31,12 @@ type step struct {
 // request none answers is proxied (stepProxy).
 //
 // The order is ingress-nginx's: the server-level redirects (the unlocated
-// answers) come before the location; the location's CORS headers go on
+// answers) come before the location; a declared body over the location's
+// limit is refused as soon as the location is found, as nginx checks
+// client_max_body_size then, before any of the location's own answers; a
+// location ingress-nginx denies answers 503 before any other of its
+// directives, as its template writes it as a lone "return 503"; the
+// location's CORS headers go on
 // every answer from the preflight on, and the preflight is answered
 // before the location's redirects and authentication, as ingress-nginx
 // answers it in its rewrite phase; the rate limits and source ranges
@@ -44,6 +49,8 @@ type step struct {
 // has its body read.
 var requestSteps = [...]*step{
 	&stepUnlocated, // decide.go
+	&stepBodySize,  // body.go
+	&stepDenied,    // policy.go
 	&stepPreflight, // cors.go
 	&stepLocated,   // decide.go
 	&stepLimits,    // policy.go
@@ -74,6 +81,8 @@ func (r *Router) run(st *step, s *requestState) bool {
 		return r.runHook(s)
 	case &stepSteer:
 		return r.steerRequest(s)
+	case &stepBodySize:
+		return r.checkBodySize(s)
 	case &stepBody:
 		return r.checkBody(s)
 	}

@@ -37,7 +37,7 @@
 //	  scenario: free text     # also notes, source
 //	  expect:
 //	    status: 200
-//	    service: prod/api:80  # null: no backend chosen; absent: not checked
+//	    service: prod/api:80  # the backend that received it; null: not forwarded; absent: not checked
 //	    route: prod/shop spec.rules[0].http.paths[0]   # null: nothing matched
 //	    forwardedPath: /api?x=1
 //	    forwardedHost: shop.example.com
@@ -201,7 +201,9 @@ func (r Request) String() string {
 // Expect lists the checks of a request; a zero or nil field is not checked.
 type Expect struct {
 	Status int `json:"status,omitempty"`
-	// Service is the backend ID the router chose.
+	// Service is the backend ID the request was proxied to: the one that
+	// received it, not one the router answered for (a redirect, a refusal
+	// inside the matched location).
 	Service OptionalService `json:"service,omitzero"`
 	// ForwardedPath is the request-target the backend received, with query.
 	ForwardedPath *string `json:"forwardedPath,omitempty"`
@@ -230,16 +232,16 @@ type Expect struct {
 func (e Expect) empty() bool { return reflect.ValueOf(e).IsZero() }
 
 // OptionalService is an expected backend ID that distinguishes "not
-// checked" (absent in the file) from "no backend" (null in the file).
+// checked" (absent in the file) from "not forwarded" (null in the file).
 type OptionalService struct {
 	Checked bool
-	// ID is "namespace/name:port"; "" with Checked means no backend.
+	// ID is "namespace/name:port"; "" with Checked means not forwarded.
 	ID string
 
 	blank bool // written as "" rather than null: rejected by LoadCases
 }
 
-// UnmarshalJSON reads null as "no backend" and a string as an ID; LoadCases
+// UnmarshalJSON reads null as "not forwarded" and a string as an ID; LoadCases
 // checks the ID's form.
 func (s *OptionalService) UnmarshalJSON(data []byte) error {
 	if string(data) == "null" {
@@ -254,7 +256,7 @@ func (s *OptionalService) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// MarshalJSON writes null for "no backend"; an unchecked value is omitted
+// MarshalJSON writes null for "not forwarded"; an unchecked value is omitted
 // by the omitzero tag.
 func (s OptionalService) MarshalJSON() ([]byte, error) {
 	if s.ID == "" {
@@ -265,7 +267,7 @@ func (s OptionalService) MarshalJSON() ([]byte, error) {
 
 func (s OptionalService) String() string {
 	if s.ID == "" {
-		return "none"
+		return notForwarded
 	}
 	return s.ID
 }

@@ -376,11 +376,11 @@ func TestRunReportsMismatches(t *testing.T) {
 		},
 		{
 			{Field: "status", Want: "200", Got: "404 (no-route)"},
-			{Field: "service", Want: "prod/api:80", Got: "none"},
+			{Field: "service", Want: "prod/api:80", Got: "not forwarded"},
 			{Field: "forwardedPath", Want: `"/nothing"`, Got: "not forwarded"},
 		},
 		{
-			{Field: "service", Want: "none", Got: "prod/api:80"},
+			{Field: "service", Want: "not forwarded", Got: "prod/api:80"},
 		},
 		{
 			{Field: "certificateHost", Want: `a certificate valid for "shop.example.com"`, Got: `certificate for ["CN=ramjet default certificate"]`},
@@ -402,12 +402,32 @@ func TestRunReportsMismatches(t *testing.T) {
 		`    forwardedPath:                 want "/api/x"`,
 		`                                   got  "/api/x?y"  (repeat 1 of 3)`,
 		`  requests[1]: GET /nothing host="shop.example.com"`,
-		`    got: 404 no-route, no backend, not forwarded, body "404 Not Found: no route for this host and path\n"`,
+		`    got: 404 no-route, not forwarded, body "404 Not Found: no route for this host and path\n"`,
 	} {
 		require.Contains(t, report, line+"\n")
 	}
 	require.NotContains(t, report, "requests[4]", "passing requests are not reported")
 	require.Empty(t, Result{Requests: []RequestResult{{Pass: true}}}.Report())
+}
+
+// TestNotForwardedSameWords: a refusal inside the matched location and a
+// redirect reach no backend alike, and the runner says so in the same
+// words for both.
+func TestNotForwardedSameWords(t *testing.T) {
+	cases, err := LoadCases("testdata/fail/not-forwarded.yaml")
+	require.NoError(t, err)
+	require.Len(t, cases, 1)
+	res := Run(cases[0])
+	require.Equal(t, 2, res.Failed())
+	for i, reason := range []string{router.ReasonSourceDenied, router.ReasonRedirect} {
+		rr := res.Requests[i]
+		require.Equal(t, []Mismatch{{Field: "service", Want: "prod/api:80", Got: "not forwarded"}}, rr.Mismatches, "request %d", i)
+		require.Equal(t, reason, rr.Got.Reason)
+		require.Empty(t, rr.Got.Service)
+		require.NotEmpty(t, rr.Got.Route, "the location matched")
+		require.Contains(t, rr.Got.String(), ", not forwarded")
+		require.NotContains(t, rr.Got.String(), "backend")
+	}
 }
 
 func TestRunFilesReportsFailures(t *testing.T) {

@@ -185,8 +185,9 @@ type Outcome struct {
 	// Reason is the router's code for an answer it made itself, or why the
 	// request never reached it.
 	Reason string `json:"reason,omitempty"`
-	// Service is the backend the router chose ("" when none), from the
-	// router's own record of the request.
+	// Service is the backend that received the request: the one it was
+	// proxied to, "" when it was not forwarded (SPEC §18's rule for
+	// expect.service, whichever answer the router made instead).
 	Service string `json:"service"`
 	// Route is the declaration matched, as expect.route writes it ("" when
 	// none), from the same record.
@@ -199,12 +200,13 @@ type Outcome struct {
 	// Forwarded reports that the request reached a backend; Endpoint,
 	// ForwardedPath and ForwardedHost describe what that backend saw.
 	Forwarded bool `json:"forwarded"`
-	// ForwardedBackend is the backend the proxied request was sent for.
-	ForwardedBackend string      `json:"forwardedBackend,omitempty"`
-	Endpoint         string      `json:"endpoint,omitempty"`
-	ForwardedPath    string      `json:"forwardedPath,omitempty"`
-	ForwardedHost    string      `json:"forwardedHost,omitempty"`
-	ResponseHeaders  http.Header `json:"responseHeaders,omitempty"`
+	// RecordedBackend is the backend the router's record names ("" when
+	// none): for a forwarded request it must be Service.
+	RecordedBackend string      `json:"recordedBackend,omitempty"`
+	Endpoint        string      `json:"endpoint,omitempty"`
+	ForwardedPath   string      `json:"forwardedPath,omitempty"`
+	ForwardedHost   string      `json:"forwardedHost,omitempty"`
+	ResponseHeaders http.Header `json:"responseHeaders,omitempty"`
 	// RequestHeaders are the headers the backend received.
 	RequestHeaders http.Header `json:"requestHeaders,omitempty"`
 	// ForwardedBodySize is the number of body bytes the backend received.
@@ -227,21 +229,16 @@ func (o Outcome) String() string {
 		status += " " + o.Reason
 	}
 	parts = append(parts, status)
-	switch {
-	case !o.Recorded:
+	if !o.Recorded {
 		parts = append(parts, "not recorded by the router")
-	case o.Service == "":
-		parts = append(parts, "no backend")
-	default:
-		parts = append(parts, "backend "+o.Service)
 	}
 	if o.Route != "" {
 		parts = append(parts, "route "+o.Route)
 	}
 	if o.Forwarded {
-		parts = append(parts, fmt.Sprintf("forwarded to %s as %q with Host %q", o.Endpoint, o.ForwardedPath, o.ForwardedHost))
+		parts = append(parts, fmt.Sprintf("forwarded to backend %s, endpoint %s, as %q with Host %q", o.Service, o.Endpoint, o.ForwardedPath, o.ForwardedHost))
 	} else {
-		parts = append(parts, "not forwarded")
+		parts = append(parts, notForwarded)
 	}
 	if loc := o.ResponseHeaders.Get("Location"); loc != "" {
 		parts = append(parts, "Location "+strconv.Quote(loc))
@@ -251,6 +248,11 @@ func (o Outcome) String() string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// notForwarded is how a result says the request reached no backend,
+// whichever answer the router made instead: a redirect, a refusal inside
+// the matched location, or a 404.
+const notForwarded = "not forwarded"
 
 // maxBody bounds the response body kept in an Outcome.
 const maxBody = 200
@@ -413,14 +415,14 @@ func (h *harness) serve(r Request) Outcome {
 	h.mu.Lock()
 	if len(h.records) > seen {
 		rec := h.records[len(h.records)-1]
-		out.Recorded, out.Service, out.Reason = true, rec.Backend, rec.Reason
+		out.Recorded, out.RecordedBackend, out.Reason = true, rec.Backend, rec.Reason
 		out.Route = routeText(rec.Route)
 		out.lookup = lookupDisagrees(decision, resp.StatusCode, resp.Header.Get("Location"), rec)
 	}
 	h.mu.Unlock()
 	if x, ok := h.backends.last(); ok {
 		out.Forwarded = true
-		out.ForwardedBackend = x.backend
+		out.Service = x.backend
 		out.Endpoint, out.ForwardedPath, out.ForwardedHost = x.endpoint, x.target, x.host
 		out.RequestHeaders, out.ForwardedBodySize = x.header, x.bodySize
 	}
@@ -541,25 +543,25 @@ func compare(e Expect, out Outcome) []Mismatch {
 	if e.Service.Checked {
 		switch {
 		case out.Refused && e.Service.ID == "":
-			// Nothing chose a backend, which is what null asks for.
+			// Nothing received the request, which is what null asks for.
 		case !out.Recorded:
 			ms = append(ms, Mismatch{Field: "service", Want: e.Service.String(), Got: "no record of the request from the router"})
 		case out.Service != e.Service.ID:
 			got := out.Service
 			if got == "" {
-				got = "none"
+				got = notForwarded
 			}
 			ms = append(ms, Mismatch{Field: "service", Want: e.Service.String(), Got: got})
-		case out.Forwarded && out.ForwardedBackend != out.Service:
+		case out.Forwarded && out.RecordedBackend != out.Service:
 			ms = append(ms, Mismatch{Field: "service", Want: e.Service.String(),
-				Got: fmt.Sprintf("recorded as %s but proxied for %s", out.Service, out.ForwardedBackend)})
+				Got: fmt.Sprintf("proxied to %s but recorded as %q", out.Service, out.RecordedBackend)})
 		}
 	}
 	forwarded := func(field string, want *string, got string) {
 		switch {
 		case want == nil:
 		case !out.Forwarded:
-			ms = append(ms, Mismatch{Field: field, Want: strconv.Quote(*want), Got: "not forwarded"})
+			ms = append(ms, Mismatch{Field: field, Want: strconv.Quote(*want), Got: notForwarded})
 		case *want != got:
 			ms = append(ms, Mismatch{Field: field, Want: strconv.Quote(*want), Got: strconv.Quote(got)})
 		}
@@ -583,7 +585,7 @@ func compare(e Expect, out Outcome) []Mismatch {
 		want := e.RequestHeaders[k]
 		field := "requestHeaders." + k
 		if !out.Forwarded {
-			ms = append(ms, Mismatch{Field: field, Want: quoteOrAbsent(want), Got: "not forwarded"})
+			ms = append(ms, Mismatch{Field: field, Want: quoteOrAbsent(want), Got: notForwarded})
 			continue
 		}
 		values := out.RequestHeaders.Values(k)

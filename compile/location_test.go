@@ -14,14 +14,15 @@ import (
 // routeFieldsLeftZero are the match.Route fields an Ingress that sets every
 // location annotation may still leave zero, each with why.
 var routeFieldsLeftZero = map[string]string{
-	"Order":  "the first declaration ranks 0",
-	"Regexp": "set for Regex routes only; the Prefix route here has none",
+	"Order":     "the first declaration ranks 0",
+	"Regexp":    "set for Regex routes only; the Prefix route here has none",
+	"OrderPath": "set for Regex routes only, where it places them",
 }
 
 // routeFieldsWithoutFallback are the match.Route features with no Fallback
 // twin on match.VirtualHost, each with where the fallback's comes from.
 var routeFieldsWithoutFallback = map[string]string{
-	"Type": "", "Path": "", "Backend": "VirtualHost.Fallback", "Source": "VirtualHost.FallbackSource", "Order": "", "Regexp": "",
+	"Type": "", "Path": "", "Backend": "VirtualHost.Fallback", "Source": "VirtualHost.FallbackSource", "Order": "", "Regexp": "", "OrderPath": "",
 	"SSLRedirect": "VirtualHost.SSLRedirect", "ForceSSLRedirect": "VirtualHost.ForceSSLRedirect",
 	"PreserveTrailingSlash": "VirtualHost.PreserveTrailingSlash",
 	"Redirect":              "VirtualHost.Actions (the creator's redirect for unmatched requests)",

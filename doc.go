@@ -441,9 +441,13 @@
 // -expires (whole seconds under nginx.ingress.kubernetes.io/, a duration
 // with a unit such as 1h under ramjet.dev/), -samesite (None, Lax,
 // Strict), -secure, -conditional-samesite-none, -change-on-failure, and
-// affinity-mode balanced (default) or persistent. Like the policy, the
-// oldest Ingress serving a backend decides (others AnnotationConflict);
-// session-cookie-* settings without affinity: cookie warn
+// affinity-mode balanced (default) or persistent. The oldest Ingress
+// serving a backend with affinity: cookie decides its settings (a later one
+// asking for others gets AnnotationConflict), as ingress-nginx takes an
+// upstream's affinity from the first Ingress that sets one; the cookie is
+// set only on the routes of Ingresses with affinity: cookie, and a route of
+// another Ingress on the same backend follows a cookie the request carries
+// but sets none. session-cookie-* settings without affinity: cookie warn
 // AnnotationRejected and have no effect. The cookie's value is
 // "<session>|<backend token>", both 16 hex digits derived by a fixed hash,
 // the same on every replica, and never an address: in persistent mode the
@@ -453,10 +457,12 @@
 // endpoints moves about 1/n of the sessions onto them, and a new session
 // gets a new key from the backend's cursor. A request whose cookie names a
 // live endpoint of the backend goes there and gets no new cookie;
-// otherwise the endpoint is chosen as above and the answer sets the cookie
-// (Path: session-cookie-path, else the matched route's path, "/" for a
-// regex route or a fallback; then Domain, Expires, Max-Age, Secure,
-// HttpOnly, SameSite). When the session's endpoint cannot be connected to,
+// otherwise the endpoint is chosen as above and the answer sets the cookie,
+// its attributes in the order ingress-nginx's lua-resty-cookie writes them:
+// Expires (nginx's cookie time, "Tue, 01-Dec-26 18:00:00 GMT"), Max-Age,
+// Domain, Path (session-cookie-path, else the matched route's path, "/"
+// for a regex route or a fallback), Secure (with session-cookie-secure,
+// and on every request that came over TLS), HttpOnly, SameSite. When the session's endpoint cannot be connected to,
 // the retry goes to another endpoint; only with
 // session-cookie-change-on-failure does the cookie move there.
 // session-cookie-hash, gone from ingress-nginx, warns as unsupported.
@@ -710,7 +716,8 @@
 //
 // load-balance (round_robin, least_conn, hash or ewma), upstream-hash-by
 // ($remote_addr, $request_uri, $http_<name> or $cookie_<name>), affinity
-// (cookie), affinity-mode (balanced or persistent),
+// (cookie) and affinity-mode (balanced or persistent), both in lower case
+// as ingress-nginx's validator wants them ("Cookie" is no affinity),
 // affinity-canary-behavior (sticky or legacy) and the session-cookie-*
 // settings; §9 says what they do and which Ingress decides for a backend.
 // session-cookie-name is an HTTP token; session-cookie-path starts with
@@ -1351,9 +1358,7 @@
 //     weight decide (AnnotationRejected).
 //   - Session cookie values: an endpoint hash (persistent) or a random key
 //     (balanced) there; a hash or a key from the backend's cursor here,
-//     the same on every replica, and a cookie is set on every route of the
-//     backend rather than only those of Ingresses with affinity
-//     (documented, §9).
+//     the same on every replica (documented, §9).
 //   - A backend that connects but sends no response headers in time: 504
 //     in both (§13), listed because a 502 would be easy to expect.
 //   - Methods retried after a failed connect: all but POST, LOCK and PATCH

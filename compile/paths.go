@@ -119,6 +119,9 @@ func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkin
 		r.SSLRedirect, r.ForceSSLRedirect = ing.redirects(b.opts)
 		r.PreserveTrailingSlash = ing.ann.preserveTrailingSlash
 		r.Extensions = ing.ann.extensions
+		// Kept only where the backend turns out to have affinity
+		// (decideAffinity).
+		r.NoAffinityCookie = ing.ann.trafficR().affinity.key == ""
 		v.addRoute(r)
 	}
 }

@@ -192,6 +192,12 @@ type Route struct {
 	// authentication (cors.go, auth.go); nil when the Ingress sets none.
 	CORS *CORS
 	Auth *Auth
+	// NoAffinityCookie: the declaring Ingress does not ask for affinity:
+	// cookie although its backend has session affinity (another Ingress
+	// asked). A request here follows a session cookie it carries but is
+	// never given one, as ingress-nginx sets the cookie only on the
+	// locations of Ingresses with affinity (SPEC §9).
+	NoAffinityCookie bool
 }
 
 // VirtualHost is everything served under one host name.

@@ -127,7 +127,7 @@ func TestSessionCookie(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	old := "Mozilla/5.0 (iPhone; CPU iPhone OS 12_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/12.0 Mobile/15E148 Safari/604.1"
 	tests := []struct {
-		name string
+		name  string
 		a     match.SessionAffinity
 		ua    string
 		https bool

@@ -412,6 +412,13 @@
 //     key to the same endpoint, and adding or removing one of n endpoints
 //     moves about 1/n of the keys. A request without its key (no such header
 //     or cookie) is balanced round-robin (§19).
+//   - hash onto subsets (upstream-hash-by-subset, with
+//     upstream-hash-by-subset-size, default 3): the sorted endpoints are cut
+//     into sets of that size, the last one filled up again from the first
+//     endpoints, and the key hashes onto a set (the same ring, over the
+//     sets) whose endpoints then serve its requests round-robin, by the
+//     backend's cursor; a retry takes the set's next untried endpoint, then
+//     the next set on the ring.
 //   - upstream-hash-by selects hash whatever load-balance says, as in
 //     ingress-nginx. load-balance "hash" without a valid upstream-hash-by
 //     warns AnnotationRejected and stays round_robin. ingress-nginx's "ewma"
@@ -715,7 +722,11 @@
 // # 11.3 Balancing and affinity
 //
 // load-balance (round_robin, least_conn, hash or ewma), upstream-hash-by
-// ($remote_addr, $request_uri, $http_<name> or $cookie_<name>), affinity
+// ($remote_addr, $request_uri, $http_<name> or $cookie_<name>),
+// upstream-hash-by-subset (a boolean; without a valid upstream-hash-by it
+// warns and has no effect) and upstream-hash-by-subset-size (a whole
+// number, 0 for the default 3; a negative one warns and keeps 3; without
+// subsets it warns and has no effect), affinity
 // (cookie) and affinity-mode (balanced or persistent), both in lower case
 // as ingress-nginx's validator wants them ("Cookie" is no affinity),
 // affinity-canary-behavior (sticky or legacy) and the session-cookie-*
@@ -1347,6 +1358,8 @@
 //   - A request without its hash key: hashed as the empty key there, so
 //     every such request reaches one endpoint; round-robin here
 //     (documented).
+//   - upstream-hash-by-subset: a random endpoint of the key's subset per
+//     request there; round-robin within the subset here (documented, §9).
 //   - canary-weight: a random draw per request there; a deterministic
 //     interleaved rotation here, exact over each rotation (documented, §10).
 //   - A canary whose Service or port does not exist: skipped there; here

@@ -44,6 +44,13 @@ type annotationValues struct {
 	algorithm    balance.Algorithm
 	hashKey      balance.HashKey
 	algorithmKey string
+	// upstream-hash-by-subset and -subset-size as parsed, each with the
+	// annotation that set it; hashSubset is the subset size the Ingress
+	// asks for once resolveBalancing has read them (0: no subsets).
+	subsetOn           bool
+	subsetKey, sizeKey string
+	subsetSize         int
+	hashSubset         int
 
 	// request holds the request policy annotations (see policy.go).
 	request *policyValues

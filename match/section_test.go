@@ -202,6 +202,7 @@ var sectionChanges = []struct {
 		key, _ := balance.ParseHashKey("$request_uri")
 		specBackend(s, "prod/web:80").HashKey = key
 	}},
+	{section: "balancing", field: "Backend.HashSubset", change: "subsets of 3", mutate: func(s Spec) { specBackend(s, "prod/web:80").HashSubset = 3 }},
 
 	{section: "https-redirect-trailing-slash", field: "Route.PreserveTrailingSlash", change: "off", mutate: func(s Spec) { specRoute(s, "/api").PreserveTrailingSlash = false }},
 	{section: "https-redirect-trailing-slash", field: "VirtualHost.PreserveTrailingSlash", change: "off", mutate: func(s Spec) { specHost(s, shop).PreserveTrailingSlash = false }},

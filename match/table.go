@@ -111,6 +111,10 @@ type Backend struct {
 	// hashes (upstream-hash-by); zero for the other algorithms.
 	Algorithm balance.Algorithm
 	HashKey   balance.HashKey
+	// HashSubset, when more than 0, is the size of the endpoint subsets
+	// the Hash algorithm hashes onto, a request then going round-robin
+	// within its subset (upstream-hash-by-subset and -subset-size).
+	HashSubset int
 	// Traffic is the backend's canary and session affinity (SPEC §9,
 	// §10); nil for neither.
 	Traffic *Traffic

@@ -864,6 +864,28 @@
 // password invalidates its entries, a repeated wrong password costs one
 // check, and memory never grows. Checks not in the cache are bounded (§13).
 //
+// Digest authentication, per location: auth-type digest with the same
+// auth-secret and auth-secret-type, the Secret's key auth an htdigest file
+// (user:realm:HA1, HA1 the lower-case hex MD5 of user:realm:password; with
+// auth-map each key a user and its value realm:HA1), and auth-realm, which
+// digest needs. As nginx's auth_digest module that ingress-nginx builds
+// (atomx/nginx-http-auth-digest v1.0.0): a request without matching
+// credentials answers 401 with WWW-Authenticate: Digest algorithm="MD5",
+// qop="auth", realm="<realm>", nonce="<nonce>"; credentials pass when the
+// user and the realm they name have an entry, their uri is the request's
+// target (or the target without its query), their response is the MD5 of
+// HA1, nonce, nc, cnonce, qop and the MD5 of method and uri, and their nonce
+// count is below 20; the answer then carries Authentication-Info (qop,
+// rspauth, cnonce, nc) and the backend never sees Authorization. Right
+// credentials with a nonce count of 20 or more or an expired nonce get the
+// challenge with stale="true", which browsers answer without asking again.
+// A nonce is the time it was issued and an HMAC of that time and the realm
+// under a key each router.Router draws at random: it cannot be forged, it
+// is good for 60 seconds (the module's auth_digest_timeout) and only at the
+// Router that issued it, and the router keeps nothing per nonce. Each check
+// is a few hashes, no slot needed. An entry whose HA1 is not 32 lower-case
+// hex digits cannot log in (SecretInvalid).
+//
 // External authentication, per location: auth-url (http or https, which may
 // use $host, $http_host, $best_http_host, $scheme, $pass_access_scheme,
 // $request_uri, $escaped_request_uri, $remote_addr), auth-method,
@@ -893,8 +915,8 @@
 // a Secret in another namespace, auth-type neither basic nor digest, an
 // unknown auth-secret-type, auth-type without auth-secret, an auth-url that
 // is no http(s) URL or uses another variable, an invalid auth-method or
-// auth-response-headers) answers 503 to every request, as there; auth-type
-// digest does too (not supported), and so does an invalid
+// auth-response-headers) answers 503 to every request, as there; so does
+// auth-type digest without a usable auth-realm, and an invalid
 // auth-request-redirect, which there silently drops the whole external
 // authentication. An invalid auth-realm is sent empty and the location
 // stays protected; an invalid auth-signin passes the 401 on. auth-secret
@@ -1286,12 +1308,18 @@
 //     clientAddress (the peer the router sees); scheme ("https" means TLS
 //     with SNI = host); repeat; session (send the cookies the answers to
 //     the case's earlier session requests set, and keep the ones this one's
-//     answers set, as a browser does); scenario, notes, source; expect.
+//     answers set, as a browser does); digest (username and password, and
+//     optionally realm, uri, nc or nonce to send instead of a browser's: the
+//     runner first sends the request without Authorization, uncounted, and
+//     answers the Digest challenge it gets, qop auth); scenario, notes,
+//     source; expect.
 //   - expect: status; service (the backend ID chosen, or null for none);
 //     route (the declaration matched, "ns/name spec.rules[0].http.paths[1]",
 //     or null); forwardedPath and forwardedHost (what the backend received);
 //     requestHeaders (what the backend received, null meaning absent);
-//     responseHeaders ("" means absent); certificateHost (the served
+//     responseHeaders ("" means absent; a Digest challenge's nonce is
+//     compared as <nonce> and an Authentication-Info's rspauth as
+//     <rspauth>, both unpredictable by design); certificateHost (the served
 //     certificate verifies for this name); distinctEndpoints (over the
 //     repeats); services (requests per backend ID over the repeats, exact
 //     under a weighted rotation; a backend not listed must not be chosen).
@@ -1403,10 +1431,18 @@
 //   - A cors-allow-origin entry is matched as a suffix there (the regex
 //     is anchored only at its end); here the whole Origin must match. No
 //     browser sends an Origin that tells them apart (documented).
-//   - auth-type digest: served there; here the location answers 503
-//     (AnnotationRejected). SHA-crypt ($5$, $6$) and DES crypt password
-//     hashes: verified there; here those users cannot log in
-//     (SecretInvalid).
+//   - auth-type digest: the module keeps every nonce it issued in shared
+//     memory, accepts each nonce count once, ends a nonce 10 seconds after
+//     its first use and answers 401 without a challenge to an address with
+//     5 failures for 300 seconds; here a nonce is signed, not stored, good
+//     for 60 seconds at the Router that issued it, and a captured request
+//     can be replayed within that time (documented, §11.7). Without
+//     auth-realm (or with realm "off") the module leaves the location open
+//     there; it answers 503 here (AnnotationRejected). An htdigest line with
+//     a one-character user and realm is skipped there (a length check off
+//     by one); it logs in here.
+//   - SHA-crypt ($5$, $6$) and DES crypt password hashes: verified there;
+//     here those users cannot log in (SecretInvalid).
 //   - An EndpointSlice address that can never be a pod (loopback,
 //     link-local including the cloud metadata address, ...): dialled there;
 //     dropped here (EndpointRejected, §8). The same holds for the cluster IP

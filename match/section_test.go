@@ -249,6 +249,9 @@ var sectionChanges = []struct {
 	{section: "cors", field: "VirtualHost.FallbackCORS", change: "none", mutate: func(s Spec) { specHost(s, shop).FallbackCORS = nil }},
 
 	{section: "auth", field: "Route.Auth", change: "realm", mutate: func(s Spec) { specRoute(s, "/api").Auth.Basic.Realm = "admins" }},
+	{section: "auth", field: "Route.Auth", change: "digest", mutate: func(s Spec) {
+		specRoute(s, "/api").Auth.Digest = &DigestAuth{Realm: "admins", Secret: "prod/pw", SecretType: "auth-file"}
+	}},
 	{section: "auth", field: "Route.Auth", change: "denied", mutate: func(s Spec) { specRoute(s, "/api").Auth.Denied = "Secret prod/pw not found" }},
 	{section: "auth", field: "VirtualHost.FallbackAuth", change: "auth URL", mutate: func(s Spec) {
 		specHost(s, shop).FallbackAuth.External.URL = urltemplate.AuthURL{Raw: "http://auth/verify"}

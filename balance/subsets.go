@@ -15,26 +15,23 @@ import "strconv"
 // its keys' requests evenly (SPEC §9).
 type subsets struct {
 	n, size int
-	// members[k] are the endpoint indexes of set k+1.
-	members [][]uint32
-	ring    *ring
+	// ring places a key on a set: its points carry the set's index.
+	ring *ring
 }
 
 func newSubsets(n, size int) *subsets {
 	count := (n + size - 1) / size
-	ss := &subsets{n: n, size: size, members: make([][]uint32, count)}
 	names := make([]string, count)
-	flat := make([]uint32, count*size)
-	for j := range flat {
-		flat[j] = uint32(j % n)
-	}
-	for k := range ss.members {
-		ss.members[k] = flat[k*size : (k+1)*size : (k+1)*size]
+	for k := range names {
 		names[k] = "set" + strconv.Itoa(k+1)
 	}
-	ss.ring = newRing(names, nil)
-	return ss
+	return &subsets{n: n, size: size, ring: newRing(names, nil)}
 }
+
+// member is the j-th endpoint of set k: the endpoints laid out in order
+// and repeated from the first, cut every size, so no set is stored and a
+// size far above the endpoint count costs nothing.
+func (ss *subsets) member(k, j int) int { return (k*ss.size + j) % ss.n }
 
 // subsetsFor returns the subsets for n endpoints in sets of size, reusing
 // the ones last built for the backend while those numbers stay the same:
@@ -60,11 +57,11 @@ func (b *Balancer) inSubset(key string, tried []Endpoint) int {
 	ss := b.subsets
 	points := ss.ring.points
 	pos := ss.ring.search(hashString(key))
-	turn := b.cursor.n.Add(1) - 1
+	turn := int((b.cursor.n.Add(1) - 1) % uint64(ss.size))
 	for range points {
-		set := ss.members[uint32(points[pos])]
-		for k := range uint64(len(set)) {
-			i := int(set[(turn+k)%uint64(len(set))])
+		k := int(uint32(points[pos]))
+		for j := range min(ss.size, ss.n) {
+			i := ss.member(k, (turn+j)%ss.size)
 			if len(tried) == 0 || !isTried(b.endpoints[i].inflight, tried) {
 				return i
 			}

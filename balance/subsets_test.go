@@ -19,10 +19,17 @@ func TestSubsetsLayout(t *testing.T) {
 		{6, 3, [][]uint32{{0, 1, 2}, {3, 4, 5}}},
 		{2, 3, [][]uint32{{0, 1, 0}}},
 		{4, 1, [][]uint32{{0}, {1}, {2}, {3}}},
+		{2, 5, [][]uint32{{0, 1, 0, 1, 0}}},
 	}
 	for _, tt := range tests {
 		ss := newSubsets(tt.n, tt.size)
-		require.Empty(t, cmp.Diff(tt.want, ss.members), "n=%d size=%d", tt.n, tt.size)
+		got := make([][]uint32, len(ss.ring.points)/pointsPerEndpoint)
+		for k := range got {
+			for j := range tt.size {
+				got[k] = append(got[k], uint32(ss.member(k, j)))
+			}
+		}
+		require.Empty(t, cmp.Diff(tt.want, got), "n=%d size=%d", tt.n, tt.size)
 	}
 }
 

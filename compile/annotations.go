@@ -44,13 +44,9 @@ type annotationValues struct {
 	algorithm    balance.Algorithm
 	hashKey      balance.HashKey
 	algorithmKey string
-	// upstream-hash-by-subset and -subset-size as parsed, each with the
-	// annotation that set it; hashSubset is the subset size the Ingress
-	// asks for once resolveBalancing has read them (0: no subsets).
-	subsetOn           bool
-	subsetKey, sizeKey string
-	subsetSize         int
-	hashSubset         int
+	// subset holds upstream-hash-by-subset and -subset-size (balance.go);
+	// nil when the Ingress sets neither, which is most of them.
+	subset *subsetValues
 
 	// request holds the request policy annotations (see policy.go).
 	request *policyValues

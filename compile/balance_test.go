@@ -27,7 +27,7 @@ func balancingSnapshot(annotations ...string) Snapshot {
 
 // balancing is a backend's policy as the table renders it.
 func balancing(be *match.Backend) string {
-	return balancingText(be.Algorithm, be.HashKey, be.HashSubset)
+	return balancingText(be.Algorithm, be.HashKey, int(be.HashSubset))
 }
 
 func TestLoadBalanceAnnotations(t *testing.T) {

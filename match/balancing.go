@@ -28,7 +28,7 @@ var balancingSection = section{
 		// without them keep their digest.
 		tag:        "hash-subset",
 		backendHas: func(be *Backend) bool { return be.HashSubset > 0 },
-		backend:    func(e *encoder, be *Backend) { e.num(be.HashSubset) },
+		backend:    func(e *encoder, be *Backend) { e.num(int(be.HashSubset)) },
 	}},
 	text: textParts{
 		at:            10,
@@ -43,7 +43,7 @@ func balancingText(be *Backend) string {
 		return ""
 	case balance.Hash:
 		if be.HashSubset > 0 {
-			return " hash " + quoteText(be.HashKey.String(), false) + " subset " + strconv.Itoa(be.HashSubset)
+			return " hash " + quoteText(be.HashKey.String(), false) + " subset " + strconv.Itoa(int(be.HashSubset))
 		}
 		return " hash " + quoteText(be.HashKey.String(), false)
 	}

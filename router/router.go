@@ -575,7 +575,7 @@ func (r *Router) balancers(t *match.Table) map[*match.Backend]*balance.Balancer 
 			return
 		}
 		if _, ok := m[b]; !ok {
-			m[b] = r.registry.Balancer(balance.Config{ID: b.ID, Endpoints: b.Endpoints, Algorithm: b.Algorithm, HashKey: b.HashKey, HashSubset: b.HashSubset, Affinity: affinityMode(b)})
+			m[b] = r.registry.Balancer(balance.Config{ID: b.ID, Endpoints: b.Endpoints, Algorithm: b.Algorithm, HashKey: b.HashKey, HashSubset: int(b.HashSubset), Affinity: affinityMode(b)})
 		}
 	}
 	for b := range t.Backends() {

@@ -128,7 +128,7 @@ func TestBalancingConflict(t *testing.T) {
 			new: []string{nginxHash, "$request_uri"}, want: "hash on $request_uri onto subsets of 3",
 			loserField: field(nginxHash), asked: "hash on $request_uri"},
 		{name: "subset sizes 0 and 3 agree", old: []string{nginxHash, "$request_uri", NginxPrefix + "upstream-hash-by-subset", "true"},
-			new: []string{nginxHash, "$request_uri", NginxPrefix + "upstream-hash-by-subset", "true", NativePrefix + "upstream-hash-by-subset-size", "0"},
+			new:  []string{nginxHash, "$request_uri", NginxPrefix + "upstream-hash-by-subset", "true", NativePrefix + "upstream-hash-by-subset-size", "0"},
 			want: "hash on $request_uri onto subsets of 3"},
 		{name: "older hash, newer least_conn", old: []string{nginxHash, "$cookie_session"}, new: []string{nativeLB, "least_conn"}, want: "hash on $cookie_session",
 			loserField: field(nativeLB), asked: "least_conn"},

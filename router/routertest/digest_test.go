@@ -11,9 +11,9 @@ import (
 func TestMaskNonce(t *testing.T) {
 	for in, want := range map[string]string{
 		`Digest algorithm="MD5", qop="auth", realm="r", nonce="abc", stale="true"`: `Digest algorithm="MD5", qop="auth", realm="r", nonce="<nonce>", stale="true"`,
-		`qop="auth", rspauth="0123", cnonce="c", nc=00000001`:                       `qop="auth", rspauth="<rspauth>", cnonce="c", nc=00000001`,
-		`Basic realm="nonce="`:                                                      `Basic realm="nonce="`,
-		`qop="auth", xrspauth="0123"`:                                               `qop="auth", xrspauth="0123"`,
+		`qop="auth", rspauth="0123", cnonce="c", nc=00000001`:                      `qop="auth", rspauth="<rspauth>", cnonce="c", nc=00000001`,
+		`Basic realm="nonce="`:        `Basic realm="nonce="`,
+		`qop="auth", xrspauth="0123"`: `qop="auth", xrspauth="0123"`,
 	} {
 		require.Equal(t, want, maskNonce(in), in)
 	}

@@ -469,9 +469,10 @@
 // Expires (nginx's cookie time, "Tue, 01-Dec-26 18:00:00 GMT"), Max-Age,
 // Domain, Path (session-cookie-path, else the matched route's path, "/"
 // for a regex route or a fallback), Secure (with session-cookie-secure,
-// and on every request that came over TLS), HttpOnly, SameSite. When the session's endpoint cannot be connected to,
-// the retry goes to another endpoint; only with
-// session-cookie-change-on-failure does the cookie move there.
+// and on every request that came over TLS), HttpOnly, SameSite. When the
+// session's endpoint cannot be connected to, the retry goes to another
+// endpoint; only with session-cookie-change-on-failure does the cookie
+// move there.
 // session-cookie-hash, gone from ingress-nginx, warns as unsupported.
 //
 // # 10. Canary and weighted backends
@@ -726,9 +727,9 @@
 // upstream-hash-by-subset (a boolean; without a valid upstream-hash-by it
 // warns and has no effect) and upstream-hash-by-subset-size (a whole
 // number, 0 for the default 3; a negative one warns and keeps 3; without
-// subsets it warns and has no effect), affinity
-// (cookie) and affinity-mode (balanced or persistent), both in lower case
-// as ingress-nginx's validator wants them ("Cookie" is no affinity),
+// subsets it warns and has no effect), affinity (cookie) and
+// affinity-mode (balanced or persistent), both in lower case as
+// ingress-nginx's validator wants them ("Cookie" is no affinity),
 // affinity-canary-behavior (sticky or legacy) and the session-cookie-*
 // settings; §9 says what they do and which Ingress decides for a backend.
 // session-cookie-name is an HTTP token; session-cookie-path starts with
@@ -1433,8 +1434,8 @@
 //     browser sends an Origin that tells them apart (documented).
 //   - auth-type digest: the module keeps every nonce it issued in shared
 //     memory, accepts each nonce count once, ends a nonce 10 seconds after
-//     its first use and answers 401 without a challenge to an address with
-//     5 failures for 300 seconds; here a nonce is signed, not stored, good
+//     its first use, and answers 401 without a challenge to an address
+//     after 5 failed logins, for 300 seconds; here a nonce is signed, not stored, good
 //     for 60 seconds at the Router that issued it, and a captured request
 //     can be replayed within that time (documented, §11.7). Without
 //     auth-realm (or with realm "off") the module leaves the location open

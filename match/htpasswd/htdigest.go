@@ -2,6 +2,7 @@ package htpasswd
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"maps"
 	"slices"
@@ -13,10 +14,11 @@ import (
 // the lower-case hex MD5 of "user:realm:password". Only ParseHtdigest and
 // ParseHtdigestMap make one; a nil *Digests has no users.
 type Digests struct {
-	// ha1 maps user + "\x00" + realm to HA1.
-	ha1 map[string]string
+	ha1 map[userRealm]string
 	sum [sha256.Size]byte
 }
+
+type userRealm struct{ user, realm string }
 
 // Len is the number of (user, realm) entries that can log in.
 func (d *Digests) Len() int {
@@ -36,17 +38,12 @@ func (d *Digests) Digest() []byte {
 }
 
 // Lookup returns the HA1 of user in realm, both matched byte for byte as
-// nginx's digest module matches the file's lines. It does not allocate
-// for names up to 256 bytes together.
+// nginx's digest module matches the file's lines.
 func (d *Digests) Lookup(user, realm string) (string, bool) {
 	if d == nil {
 		return "", false
 	}
-	var buf [256]byte
-	k := append(buf[:0], user...)
-	k = append(k, 0)
-	k = append(k, realm...)
-	ha1, ok := d.ha1[string(k)]
+	ha1, ok := d.ha1[userRealm{user, realm}]
 	return ha1, ok
 }
 
@@ -59,7 +56,7 @@ func (d *Digests) Lookup(user, realm string) (string, bool) {
 // HA1 that is not 32 lower-case hex digits lets no one in: such lines are
 // reported. The first line of a (user, realm) wins.
 func ParseHtdigest(data []byte) (*Digests, []PasswordProblem) {
-	d := &Digests{ha1: make(map[string]string)}
+	d := &Digests{ha1: make(map[userRealm]string)}
 	var problems []PasswordProblem
 	for n := 1; len(data) > 0; n++ {
 		line := data
@@ -84,7 +81,7 @@ func ParseHtdigest(data []byte) (*Digests, []PasswordProblem) {
 		case !lowerHex32(ha1):
 			problems = append(problems, PasswordProblem{Line: n, User: string(user), What: "has an HA1 that is not 32 lower-case hex digits"})
 		default:
-			k := string(user) + "\x00" + string(realm)
+			k := userRealm{string(user), string(realm)}
 			if _, dup := d.ha1[k]; !dup {
 				d.ha1[k] = string(ha1)
 			}
@@ -131,10 +128,12 @@ func lowerHex32(b []byte) bool {
 }
 
 func (d *Digests) digest() {
-	keys := slices.Sorted(maps.Keys(d.ha1))
+	keys := slices.SortedFunc(maps.Keys(d.ha1), func(a, b userRealm) int {
+		return cmp.Or(strings.Compare(a.user, b.user), strings.Compare(a.realm, b.realm))
+	})
 	h := sha256.New()
 	for _, k := range keys {
-		for _, s := range [2]string{k, d.ha1[k]} {
+		for _, s := range [3]string{k.user, k.realm, d.ha1[k]} {
 			n := len(s)
 			h.Write([]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
 			h.Write([]byte(s))

@@ -737,7 +737,9 @@
 // or ';'; session-cookie-max-age and -expires are whole seconds under
 // nginx.ingress.kubernetes.io/ ("3600") and a duration with a unit, in
 // whole seconds, under ramjet.dev/ ("1h"); session-cookie-samesite is None,
-// Lax or Strict, in any case; session-cookie-secure,
+// Lax or Strict, written so under nginx.ingress.kubernetes.io/ (ingress-
+// nginx's cookie library drops "lax", leaving the cookie without SameSite)
+// and in any case under ramjet.dev/; session-cookie-secure,
 // -conditional-samesite-none and -change-on-failure are booleans. A value
 // that does not parse warns AnnotationRejected and is not applied.
 //

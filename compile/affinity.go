@@ -169,8 +169,20 @@ func applySessionCookieExpires(v *annotationValues, key, value string) error {
 	return nil
 }
 
+// applySessionCookieSameSite reads None, Lax or Strict. Under
+// nginx.ingress.kubernetes.io/ the value must be written so: ingress-nginx's
+// validator takes any case, but lua-resty-cookie then drops a SameSite not
+// written exactly None, Lax or Strict (its lib/resty/cookie.lua:149-157),
+// so "lax" there sets no SameSite at all. ramjet.dev/ takes any case.
 func applySessionCookieSameSite(v *annotationValues, key, value string) error {
 	var s string
+	value = strings.TrimSpace(value)
+	if strings.HasPrefix(key, NginxPrefix) && value != "None" && value != "Lax" && value != "Strict" {
+		switch strings.ToLower(value) {
+		case "none", "lax", "strict":
+			return fmt.Errorf("%s %q is not written None, Lax or Strict; ingress-nginx's cookie library then drops it, and the cookie has no SameSite; not applied", key, value)
+		}
+	}
 	switch strings.ToLower(value) {
 	case "none":
 		s = "None"

@@ -78,7 +78,7 @@ func TestAffinityDecides(t *testing.T) {
 		mkService("prod", "api-canary", ":80:"), mkSlice("prod", "api-canary", "a", "", 80, "10.0.0.2"),
 		mkService("prod", "web-canary", ":80:"), mkSlice("prod", "web-canary", "a", "", 80, "10.0.0.6"),
 		mkIngress("prod", "old", 1, withAnnotations(NginxPrefix+"affinity", "cookie", NginxPrefix+"affinity-mode", "persistent",
-			NginxPrefix+"session-cookie-name", "route", NginxPrefix+"session-cookie-max-age", "3600", NginxPrefix+"session-cookie-samesite", "none",
+			NginxPrefix+"session-cookie-name", "route", NginxPrefix+"session-cookie-max-age", "3600", NginxPrefix+"session-cookie-samesite", "None",
 			NativePrefix+"session-cookie-expires", "2h"),
 			withRules(mkRule("a.example.com", prefix("/", "api", 80)), mkRule("w.example.com", prefix("/", "web", 80)))),
 		mkIngress("prod", "new", 2, withAnnotations(NginxPrefix+"session-cookie-name", "x"),

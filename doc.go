@@ -417,6 +417,13 @@
 //     key to the same endpoint, and adding or removing one of n endpoints
 //     moves about 1/n of the keys. A request without its key (no such header
 //     or cookie) is balanced round-robin (§19).
+//   - hash onto subsets (upstream-hash-by-subset, with
+//     upstream-hash-by-subset-size, default 3): the sorted endpoints are cut
+//     into sets of that size, the last one filled up again from the first
+//     endpoints, and the key hashes onto a set (the same ring, over the
+//     sets) whose endpoints then serve its requests round-robin, by the
+//     backend's cursor; a retry takes the set's next untried endpoint, then
+//     the next set on the ring.
 //   - upstream-hash-by selects hash whatever load-balance says, as in
 //     ingress-nginx. load-balance "hash" without a valid upstream-hash-by
 //     warns AnnotationRejected and stays round_robin. ingress-nginx's "ewma"
@@ -446,9 +453,13 @@
 // -expires (whole seconds under nginx.ingress.kubernetes.io/, a duration
 // with a unit such as 1h under ramjet.dev/), -samesite (None, Lax,
 // Strict), -secure, -conditional-samesite-none, -change-on-failure, and
-// affinity-mode balanced (default) or persistent. Like the policy, the
-// oldest Ingress serving a backend decides (others AnnotationConflict);
-// session-cookie-* settings without affinity: cookie warn
+// affinity-mode balanced (default) or persistent. The oldest Ingress
+// serving a backend with affinity: cookie decides its settings (a later one
+// asking for others gets AnnotationConflict), as ingress-nginx takes an
+// upstream's affinity from the first Ingress that sets one; the cookie is
+// set only on the routes of Ingresses with affinity: cookie, and a route of
+// another Ingress on the same backend follows a cookie the request carries
+// but sets none. session-cookie-* settings without affinity: cookie warn
 // AnnotationRejected and have no effect. The cookie's value is
 // "<session>|<backend token>", both 16 hex digits derived by a fixed hash,
 // the same on every replica, and never an address: in persistent mode the
@@ -458,12 +469,15 @@
 // endpoints moves about 1/n of the sessions onto them, and a new session
 // gets a new key from the backend's cursor. A request whose cookie names a
 // live endpoint of the backend goes there and gets no new cookie;
-// otherwise the endpoint is chosen as above and the answer sets the cookie
-// (Path: session-cookie-path, else the matched route's path, "/" for a
-// regex route or a fallback; then Domain, Expires, Max-Age, Secure,
-// HttpOnly, SameSite). When the session's endpoint cannot be connected to,
-// the retry goes to another endpoint; only with
-// session-cookie-change-on-failure does the cookie move there.
+// otherwise the endpoint is chosen as above and the answer sets the cookie,
+// its attributes in the order ingress-nginx's lua-resty-cookie writes them:
+// Expires (nginx's cookie time, "Tue, 01-Dec-26 18:00:00 GMT"), Max-Age,
+// Domain, Path (session-cookie-path, else the matched route's path, "/"
+// for a regex route or a fallback), Secure (with session-cookie-secure,
+// and on every request that came over TLS), HttpOnly, SameSite. When the
+// session's endpoint cannot be connected to, the retry goes to another
+// endpoint; only with session-cookie-change-on-failure does the cookie
+// move there.
 // session-cookie-hash, gone from ingress-nginx, warns as unsupported.
 //
 // # 10. Canary and weighted backends
@@ -722,8 +736,13 @@
 // # 11.3 Balancing and affinity
 //
 // load-balance (round_robin, least_conn, hash or ewma), upstream-hash-by
-// ($remote_addr, $request_uri, $http_<name> or $cookie_<name>), affinity
-// (cookie), affinity-mode (balanced or persistent),
+// ($remote_addr, $request_uri, $http_<name> or $cookie_<name>),
+// upstream-hash-by-subset (a boolean; without a valid upstream-hash-by it
+// warns and has no effect) and upstream-hash-by-subset-size (a whole
+// number, 0 for the default 3; a negative one warns and keeps 3; without
+// subsets it warns and has no effect), affinity (cookie) and
+// affinity-mode (balanced or persistent), both in lower case as
+// ingress-nginx's validator wants them ("Cookie" is no affinity),
 // affinity-canary-behavior (sticky or legacy) and the session-cookie-*
 // settings; §9 says what they do and which Ingress decides for a backend.
 // session-cookie-name is an HTTP token; session-cookie-path starts with
@@ -731,7 +750,9 @@
 // or ';'; session-cookie-max-age and -expires are whole seconds under
 // nginx.ingress.kubernetes.io/ ("3600") and a duration with a unit, in
 // whole seconds, under ramjet.dev/ ("1h"); session-cookie-samesite is None,
-// Lax or Strict, in any case; session-cookie-secure,
+// Lax or Strict, written so under nginx.ingress.kubernetes.io/ (ingress-
+// nginx's cookie library drops "lax", leaving the cookie without SameSite)
+// and in any case under ramjet.dev/; session-cookie-secure,
 // -conditional-samesite-none and -change-on-failure are booleans. A value
 // that does not parse warns AnnotationRejected and is not applied.
 //
@@ -872,6 +893,28 @@
 // password invalidates its entries, a repeated wrong password costs one
 // check, and memory never grows. Checks not in the cache are bounded (§13).
 //
+// Digest authentication, per location: auth-type digest with the same
+// auth-secret and auth-secret-type, the Secret's key auth an htdigest file
+// (user:realm:HA1, HA1 the lower-case hex MD5 of user:realm:password; with
+// auth-map each key a user and its value realm:HA1), and auth-realm, which
+// digest needs. As nginx's auth_digest module that ingress-nginx builds
+// (atomx/nginx-http-auth-digest v1.0.0): a request without matching
+// credentials answers 401 with WWW-Authenticate: Digest algorithm="MD5",
+// qop="auth", realm="<realm>", nonce="<nonce>"; credentials pass when the
+// user and the realm they name have an entry, their uri is the request's
+// target (or the target without its query), their response is the MD5 of
+// HA1, nonce, nc, cnonce, qop and the MD5 of method and uri, and their nonce
+// count is below 20; the answer then carries Authentication-Info (qop,
+// rspauth, cnonce, nc) and the backend never sees Authorization. Right
+// credentials with a nonce count of 20 or more or an expired nonce get the
+// challenge with stale="true", which browsers answer without asking again.
+// A nonce is the time it was issued and an HMAC of that time and the realm
+// under a key each router.Router draws at random: it cannot be forged, it
+// is good for 60 seconds (the module's auth_digest_timeout) and only at the
+// Router that issued it, and the router keeps nothing per nonce. Each check
+// is a few hashes, no slot needed. An entry whose HA1 is not 32 lower-case
+// hex digits cannot log in (SecretInvalid).
+//
 // External authentication, per location: auth-url (http or https, which may
 // use $host, $http_host, $best_http_host, $scheme, $pass_access_scheme,
 // $request_uri, $escaped_request_uri, $remote_addr), auth-method,
@@ -901,8 +944,8 @@
 // a Secret in another namespace, auth-type neither basic nor digest, an
 // unknown auth-secret-type, auth-type without auth-secret, an auth-url that
 // is no http(s) URL or uses another variable, an invalid auth-method or
-// auth-response-headers) answers 503 to every request, as there; auth-type
-// digest does too (not supported), and so does an invalid
+// auth-response-headers) answers 503 to every request, as there; so does
+// auth-type digest without a usable auth-realm, and an invalid
 // auth-request-redirect, which there silently drops the whole external
 // authentication. An invalid auth-realm is sent empty and the location
 // stays protected; an invalid auth-signin passes the 401 on. auth-secret
@@ -1306,13 +1349,19 @@
 //     clientAddress (the peer the router sees); scheme ("https" means TLS
 //     with SNI = host); repeat; session (send the cookies the answers to
 //     the case's earlier session requests set, and keep the ones this one's
-//     answers set, as a browser does); scenario, notes, source; expect.
+//     answers set, as a browser does); digest (username and password, and
+//     optionally realm, uri, nc or nonce to send instead of a browser's: the
+//     runner first sends the request without Authorization, uncounted, and
+//     answers the Digest challenge it gets, qop auth); scenario, notes,
+//     source; expect.
 //   - expect: status; service (the backend ID that received the request,
 //     or null when none did); route (the declaration matched,
 //     "ns/name spec.rules[0].http.paths[1]", or null); forwardedPath and
 //     forwardedHost (what the backend received);
 //     requestHeaders (what the backend received, null meaning absent);
-//     responseHeaders ("" means absent); certificateHost (the served
+//     responseHeaders ("" means absent; a Digest challenge's nonce is
+//     compared as <nonce> and an Authentication-Info's rspauth as
+//     <rspauth>, both unpredictable by design); certificateHost (the served
 //     certificate verifies for this name); distinctEndpoints (over the
 //     repeats); services (requests per backend ID over the repeats, exact
 //     under a weighted rotation; a backend not listed must not receive
@@ -1388,6 +1437,8 @@
 //   - A request without its hash key: hashed as the empty key there, so
 //     every such request reaches one endpoint; round-robin here
 //     (documented).
+//   - upstream-hash-by-subset: a random endpoint of the key's subset per
+//     request there; round-robin within the subset here (documented, §9).
 //   - canary-weight: a random draw per request there; a deterministic
 //     interleaved rotation here, exact over each rotation (documented, §10).
 //   - A canary whose Service or port does not exist: skipped there; here
@@ -1399,9 +1450,7 @@
 //     "always" and "never" (AnnotationRejected).
 //   - Session cookie values: an endpoint hash (persistent) or a random key
 //     (balanced) there; a hash or a key from the backend's cursor here,
-//     the same on every replica, and a cookie is set on every route of the
-//     backend rather than only those of Ingresses with affinity
-//     (documented, §9).
+//     the same on every replica (documented, §9).
 //   - A backend that connects but sends no response headers in time: 504
 //     in both (§13), listed because a 502 would be easy to expect.
 //   - Methods retried after a failed connect: all but POST, LOCK and PATCH
@@ -1431,10 +1480,18 @@
 //   - A cors-allow-origin entry is matched as a suffix there (the regex
 //     is anchored only at its end); here the whole Origin must match. No
 //     browser sends an Origin that tells them apart (documented).
-//   - auth-type digest: served there; here the location answers 503
-//     (AnnotationRejected). SHA-crypt ($5$, $6$) and DES crypt password
-//     hashes: verified there; here those users cannot log in
-//     (SecretInvalid).
+//   - auth-type digest: the module keeps every nonce it issued in shared
+//     memory, accepts each nonce count once, ends a nonce 10 seconds after
+//     its first use, and answers 401 without a challenge to an address
+//     after 5 failed logins, for 300 seconds; here a nonce is signed, not stored, good
+//     for 60 seconds at the Router that issued it, and a captured request
+//     can be replayed within that time (documented, §11.7). Without
+//     auth-realm (or with realm "off") the module leaves the location open
+//     there; it answers 503 here (AnnotationRejected). An htdigest line with
+//     a one-character user and realm is skipped there (a length check off
+//     by one); it logs in here.
+//   - SHA-crypt ($5$, $6$) and DES crypt password hashes: verified there;
+//     here those users cannot log in (SecretInvalid).
 //   - An EndpointSlice address that can never be a pod (loopback,
 //     link-local including the cloud metadata address, ...): dialled there;
 //     dropped here (EndpointRejected, §8). The same holds for the cluster IP

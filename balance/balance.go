@@ -81,6 +81,8 @@ type backendState struct {
 	ringAddrs  []string
 	ringShares []int
 	ring       *ring
+	// subsets were last built for this many endpoints in sets of this size.
+	subsets *subsets
 }
 
 // counter is the number of requests in flight to one socket address. It is
@@ -102,6 +104,10 @@ type Config struct {
 	Algorithm Algorithm
 	// HashKey is what the Hash algorithm hashes; other algorithms ignore it.
 	HashKey HashKey
+	// HashSubset, when more than 0, makes Hash choose a subset of that
+	// many endpoints by the key, then go round-robin within it (see
+	// subsets.go). Other algorithms ignore it.
+	HashSubset int
 	// Affinity, when set, makes PickSession keep a session on one endpoint
 	// (cookie session affinity, SPEC §9).
 	Affinity Affinity
@@ -132,6 +138,9 @@ type Balancer struct {
 	ring *ring
 	// session is the cookie session affinity state; nil without affinity.
 	session *session
+	// subsets is set for Hash with Config.HashSubset over uniform
+	// endpoints: the ring places a key on a subset, not an endpoint.
+	subsets *subsets
 }
 
 type load struct {
@@ -181,7 +190,8 @@ func (r *Registry) Balancer(cfg Config) *Balancer {
 	}
 
 	needRotation := weighted && b.algorithm != LeastConn // Hash falls back to it without a key
-	needRing := (b.algorithm == Hash || cfg.Affinity == Balanced) && b.live > 0
+	subsetting := b.algorithm == Hash && cfg.HashSubset > 0 && !weighted && b.live > 0
+	needRing := (b.algorithm == Hash && !subsetting || cfg.Affinity == Balanced) && b.live > 0
 
 	r.mu.Lock()
 	st := r.state(r.cursors, cfg.ID, nil)
@@ -221,6 +231,9 @@ func (r *Registry) Balancer(cfg Config) *Balancer {
 	}
 	if cfg.Affinity != NoAffinity {
 		b.session = newSession(cfg.ID, cfg.Affinity, cfg.Endpoints)
+	}
+	if subsetting {
+		b.subsets = r.subsetsFor(st, len(cfg.Endpoints), cfg.HashSubset)
 	}
 	return b
 }
@@ -366,6 +379,8 @@ func (b *Balancer) Pick(key string, tried ...Endpoint) (e Endpoint, ok bool) {
 	switch {
 	case b.algorithm == LeastConn:
 		i = b.leastConn(tried)
+	case b.algorithm == Hash && key != "" && b.subsets != nil:
+		i = b.inSubset(key, tried)
 	case b.algorithm == Hash && key != "" && b.ring != nil:
 		i = b.hashed(key, tried)
 	default:

@@ -36,12 +36,13 @@ func (a Affinity) String() string {
 }
 
 // ParseAffinityMode parses affinity-mode: "balanced" or "persistent", in
-// any case, as ingress-nginx accepts.
+// lower case, as ingress-nginx's validator accepts them
+// (internal/ingress/annotations/sessionaffinity/main.go:79-80).
 func ParseAffinityMode(s string) (Affinity, error) {
-	switch {
-	case equalFoldASCII(s, "balanced"):
+	switch s {
+	case "balanced":
 		return Balanced, nil
-	case equalFoldASCII(s, "persistent"):
+	case "persistent":
 		return Persistent, nil
 	}
 	return NoAffinity, fmt.Errorf("affinity-mode %q is not balanced or persistent", s)

@@ -57,9 +57,12 @@ type affinityValues struct {
 
 func (a *affinityValues) set(key string) { a.settingKeys = append(a.settingKeys, key) }
 
+// applyAffinity reads affinity: "cookie", trimmed but case-sensitive, as
+// ingress-nginx's validator reads it
+// (internal/ingress/annotations/sessionaffinity/main.go:73-76).
 func applyAffinity(v *annotationValues, key, value string) error {
-	if !strings.EqualFold(strings.TrimSpace(value), "cookie") {
-		return fmt.Errorf("%s %q is not cookie, the only affinity type; not applied", key, value)
+	if strings.TrimSpace(value) != "cookie" {
+		return fmt.Errorf("%s %q is not cookie, the only affinity type (in lower case); not applied", key, value)
 	}
 	v.trafficW().affinity.key = key
 	return nil
@@ -166,8 +169,20 @@ func applySessionCookieExpires(v *annotationValues, key, value string) error {
 	return nil
 }
 
+// applySessionCookieSameSite reads None, Lax or Strict. Under
+// nginx.ingress.kubernetes.io/ the value must be written so: ingress-nginx's
+// validator takes any case, but lua-resty-cookie then drops a SameSite not
+// written exactly None, Lax or Strict (its lib/resty/cookie.lua:149-157),
+// so "lax" there sets no SameSite at all. ramjet.dev/ takes any case.
 func applySessionCookieSameSite(v *annotationValues, key, value string) error {
 	var s string
+	value = strings.TrimSpace(value)
+	if strings.HasPrefix(key, NginxPrefix) && value != "None" && value != "Lax" && value != "Strict" {
+		switch strings.ToLower(value) {
+		case "none", "lax", "strict":
+			return fmt.Errorf("%s %q is not written None, Lax or Strict; ingress-nginx's cookie library then drops it, and the cookie has no SameSite; not applied", key, value)
+		}
+	}
 	switch strings.ToLower(value) {
 	case "none":
 		s = "None"
@@ -215,9 +230,15 @@ func (ing *ingress) sessionAffinity() *match.SessionAffinity {
 	return &c
 }
 
-// decideAffinity sets each backend's session affinity (SPEC §9): the oldest
-// Ingress serving it decides, as for load-balance, and every other one
-// that asks for something else gets AnnotationConflict. Then each sticky
+// decideAffinity sets each backend's session affinity (SPEC §9): the
+// oldest Ingress serving it with affinity: cookie decides, as ingress-nginx
+// takes the upstream's affinity from the first Ingress that sets one, and
+// every later one that asks for other settings gets AnnotationConflict. An
+// Ingress without affinity is no conflict: its routes follow a session
+// cookie but set none (Route.NoAffinityCookie), as ingress-nginx sets the
+// cookie only on the locations of Ingresses with affinity
+// (internal/ingress/controller/controller.go:883-910,
+// rootfs/etc/nginx/lua/balancer/sticky.lua:143-171). Then each sticky
 // canary takes its primary's affinity, so that both read one cookie.
 func (b *builder) decideAffinity() {
 	for _, ing := range b.ingresses {
@@ -230,29 +251,32 @@ func (b *builder) decideAffinity() {
 		}
 	}
 	for _, bi := range b.backendList {
-		if len(bi.claims) == 0 {
-			continue
+		var owner *ingress
+		var want *match.SessionAffinity
+		for _, ing := range bi.claims {
+			asked := ing.sessionAffinity()
+			switch {
+			case asked == nil:
+			case owner == nil:
+				owner, want = ing, asked
+			case !sameAffinity(want, asked):
+				b.conflict(AnnotationConflict, ing.ref(), annotationField(ing.ann.trafficR().affinity.key),
+					"backend "+bi.b.ID+" has "+affinityText(want)+", as the oldest Ingress serving it with affinity decides; this Ingress asks for "+affinityText(asked),
+					owner.ref(), "")
+			}
 		}
-		owner := bi.claims[0]
-		want := owner.sessionAffinity()
 		if want != nil {
 			if bi.b.Traffic == nil {
 				bi.b.Traffic = &match.Traffic{}
 			}
 			bi.b.Traffic.Affinity = want
 		}
-		for _, ing := range bi.claims[1:] {
-			other := ing.sessionAffinity()
-			if sameAffinity(want, other) {
-				continue
+	}
+	for _, v := range b.vhostOrder {
+		for _, r := range v.vh.Routes {
+			if r.NoAffinityCookie && (r.Backend == nil || r.Backend.Traffic == nil || r.Backend.Traffic.Affinity == nil) {
+				r.NoAffinityCookie = false
 			}
-			key := ing.ann.trafficR().affinity.key
-			if key == "" {
-				key = NativePrefix + "affinity"
-			}
-			b.conflict(AnnotationConflict, ing.ref(), annotationField(key),
-				"backend "+bi.b.ID+" has "+affinityText(want)+", as the oldest Ingress serving it decides; this Ingress asks for "+affinityText(other),
-				owner.ref(), "")
 		}
 	}
 	for _, bi := range b.backendList {

@@ -44,6 +44,9 @@ type annotationValues struct {
 	algorithm    balance.Algorithm
 	hashKey      balance.HashKey
 	algorithmKey string
+	// subset holds upstream-hash-by-subset and -subset-size (balance.go);
+	// nil when the Ingress sets neither, which is most of them.
+	subset *subsetValues
 
 	// request holds the request policy annotations (see policy.go).
 	request *policyValues

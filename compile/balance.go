@@ -2,6 +2,9 @@ package compile
 
 import (
 	"errors"
+	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"ramjet.dev/ramjet/balance"
@@ -9,9 +12,58 @@ import (
 
 func init() {
 	registerAnnotations(map[string]annotationSpec{
-		"load-balance":     {apply: applyLoadBalance},
-		"upstream-hash-by": {apply: applyUpstreamHashBy},
+		"load-balance":                 {apply: applyLoadBalance},
+		"upstream-hash-by":             {apply: applyUpstreamHashBy},
+		"upstream-hash-by-subset":      {apply: applyUpstreamHashBySubset},
+		"upstream-hash-by-subset-size": {apply: applyUpstreamHashBySubsetSize},
 	})
+}
+
+// defaultHashSubset is ingress-nginx's upstream-hash-by-subset-size
+// default (internal/ingress/annotations/upstreamhashby/main.go:100-102).
+const defaultHashSubset = 3
+
+// subsetValues are an Ingress's upstream-hash-by-subset annotations, each
+// with the annotation that set it; size is the subset size the Ingress
+// asks for once resolveHashSubset has read them (0: no subsets).
+type subsetValues struct {
+	on              bool
+	onKey, sizeKey  string
+	sizeValue, size int
+}
+
+func (v *annotationValues) subsetW() *subsetValues {
+	if v.subset == nil {
+		v.subset = &subsetValues{}
+	}
+	return v.subset
+}
+
+// hashSubset is the subset size the Ingress asks for, 0 for none.
+func (v *annotationValues) hashSubset() int {
+	if v.subset == nil {
+		return 0
+	}
+	return v.subset.size
+}
+
+var applyUpstreamHashBySubset = boolAnnotation(func(v *annotationValues, key string, on bool) {
+	v.subsetW().on, v.subsetW().onKey = on, key
+})
+
+// applyUpstreamHashBySubsetSize reads a whole number as ingress-nginx's
+// ValidateInt does (strconv.Atoi); 0 means the default, as there. A
+// negative size, which breaks ingress-nginx's subset map, is refused.
+func applyUpstreamHashBySubsetSize(v *annotationValues, key, value string) error {
+	n, err := strconv.Atoi(value)
+	if err != nil || n < 0 || n > math.MaxInt32 {
+		return fmt.Errorf("%s %q is not a whole number of endpoints of at least 1; not applied, the subset size is %d", key, value, defaultHashSubset)
+	}
+	if n == 0 {
+		n = defaultHashSubset
+	}
+	v.subsetW().sizeValue, v.subsetW().sizeKey = n, key
+	return nil
 }
 
 // Load balancing (SPEC §9, §11.3): the load-balance and upstream-hash-by
@@ -60,6 +112,7 @@ func annotationError(key, name string, err error) error {
 //   - "ewma" is served as least_conn: AnnotationSubstituted.
 func (b *builder) resolveBalancing(ing *ingress) {
 	v := &ing.ann
+	b.resolveHashSubset(ing)
 	switch {
 	case v.hashByKey != "":
 		v.algorithm, v.hashKey, v.algorithmKey = balance.Hash, v.hashBy, v.hashByKey
@@ -77,9 +130,38 @@ func (b *builder) resolveBalancing(ing *ingress) {
 	}
 }
 
+// resolveHashSubset reads upstream-hash-by-subset and its size: subsets
+// need a hash key, as ingress-nginx picks its chashsubset balancer only
+// for an upstream with upstream-hash-by (rootfs/etc/nginx/lua/balancer.lua:56-62);
+// a size without subsets does nothing there either. Both warn here.
+func (b *builder) resolveHashSubset(ing *ingress) {
+	v := ing.ann.subset
+	if v == nil {
+		return
+	}
+	switch {
+	case v.on && ing.ann.hashByKey == "":
+		b.warn(AnnotationRejected, ing.ref(), annotationField(v.onKey),
+			v.onKey+" has no effect without a valid upstream-hash-by to hash")
+	case v.on:
+		v.size = defaultHashSubset
+		if v.sizeKey != "" {
+			v.size = v.sizeValue
+		}
+		return
+	}
+	if v.sizeKey != "" {
+		b.warn(AnnotationRejected, ing.ref(), annotationField(v.sizeKey),
+			v.sizeKey+" has no effect without upstream-hash-by-subset: \"true\" and upstream-hash-by")
+	}
+}
+
 // balancingText describes an algorithm as the warnings and the table show it.
-func balancingText(p balance.Algorithm, k balance.HashKey) string {
+func balancingText(p balance.Algorithm, k balance.HashKey, subset int) string {
 	if p == balance.Hash {
+		if subset > 0 {
+			return "hash on " + k.String() + " onto subsets of " + strconv.Itoa(subset)
+		}
 		return "hash on " + k.String()
 	}
 	return p.String()
@@ -89,7 +171,7 @@ func balancingText(p balance.Algorithm, k balance.HashKey) string {
 // case-insensitively: nginx variable, header and cookie names are matched
 // without regard to case, so $http_X_User and $http_x_user hash alike.
 func sameBalancing(x, y *annotationValues) bool {
-	return x.algorithm == y.algorithm && strings.EqualFold(x.hashKey.String(), y.hashKey.String())
+	return x.algorithm == y.algorithm && strings.EqualFold(x.hashKey.String(), y.hashKey.String()) && x.hashSubset() == y.hashSubset()
 }
 
 // decideBalancing sets each backend's algorithm and hash key (SPEC §9). When
@@ -104,19 +186,19 @@ func (b *builder) decideBalancing() {
 			continue
 		}
 		owner := bi.claims[0]
-		bi.b.Algorithm, bi.b.HashKey = owner.ann.algorithm, owner.ann.hashKey
+		bi.b.Algorithm, bi.b.HashKey, bi.b.HashSubset = owner.ann.algorithm, owner.ann.hashKey, int32(owner.ann.hashSubset())
 		for _, ing := range bi.claims[1:] {
 			if sameBalancing(&ing.ann, &owner.ann) {
 				continue
 			}
 			key := ing.ann.algorithmKey
-			asked := balancingText(ing.ann.algorithm, ing.ann.hashKey)
+			asked := balancingText(ing.ann.algorithm, ing.ann.hashKey, ing.ann.hashSubset())
 			if key == "" {
 				key = NativePrefix + "load-balance"
 				asked += " (neither load-balance nor upstream-hash-by is set)"
 			}
 			b.conflict(AnnotationConflict, ing.ref(), annotationField(key),
-				"backend "+bi.b.ID+" is balanced "+balancingText(owner.ann.algorithm, owner.ann.hashKey)+
+				"backend "+bi.b.ID+" is balanced "+balancingText(owner.ann.algorithm, owner.ann.hashKey, owner.ann.hashSubset())+
 					", as the oldest Ingress serving it decides; this Ingress asks for "+asked,
 				owner.ref(), "")
 		}

@@ -27,7 +27,7 @@ func balancingSnapshot(annotations ...string) Snapshot {
 
 // balancing is a backend's policy as the table renders it.
 func balancing(be *match.Backend) string {
-	return balancingText(be.Algorithm, be.HashKey)
+	return balancingText(be.Algorithm, be.HashKey, int(be.HashSubset))
 }
 
 func TestLoadBalanceAnnotations(t *testing.T) {
@@ -124,6 +124,12 @@ func TestBalancingConflict(t *testing.T) {
 			loserField: field(nginxHash), asked: "hash on $remote_addr"},
 		{name: "different hash keys", old: []string{nativeHash, "$cookie_session"}, new: []string{nginxHash, "$request_uri"}, want: "hash on $cookie_session",
 			loserField: field(nginxHash), asked: "hash on $request_uri"},
+		{name: "hash onto subsets, newer hash without", old: []string{nginxHash, "$request_uri", NginxPrefix + "upstream-hash-by-subset", "true"},
+			new: []string{nginxHash, "$request_uri"}, want: "hash on $request_uri onto subsets of 3",
+			loserField: field(nginxHash), asked: "hash on $request_uri"},
+		{name: "subset sizes 0 and 3 agree", old: []string{nginxHash, "$request_uri", NginxPrefix + "upstream-hash-by-subset", "true"},
+			new:  []string{nginxHash, "$request_uri", NginxPrefix + "upstream-hash-by-subset", "true", NativePrefix + "upstream-hash-by-subset-size", "0"},
+			want: "hash on $request_uri onto subsets of 3"},
 		{name: "older hash, newer least_conn", old: []string{nginxHash, "$cookie_session"}, new: []string{nativeLB, "least_conn"}, want: "hash on $cookie_session",
 			loserField: field(nativeLB), asked: "least_conn"},
 	}

@@ -70,8 +70,9 @@ func TestCanaryAttaches(t *testing.T) {
 	require.Equal(t, []string{"prod/api-canary:80", "prod/api:80"}, ids, "an attached canary is listed; one that attached nowhere is not")
 }
 
-// Affinity: the oldest Ingress serving a backend decides; a sticky canary
-// shares its primary's cookie; legacy leaves the canary unpinned.
+// Affinity: the oldest Ingress serving a backend with affinity decides; one
+// without affinity is no conflict, its routes set no cookie; a sticky
+// canary shares its primary's cookie; legacy leaves the canary unpinned.
 func TestAffinityDecides(t *testing.T) {
 	s := mkSnapshot(
 		mkService("prod", "api", ":80:"), mkSlice("prod", "api", "a", "", 80, "10.0.0.1"),
@@ -79,7 +80,7 @@ func TestAffinityDecides(t *testing.T) {
 		mkService("prod", "api-canary", ":80:"), mkSlice("prod", "api-canary", "a", "", 80, "10.0.0.2"),
 		mkService("prod", "web-canary", ":80:"), mkSlice("prod", "web-canary", "a", "", 80, "10.0.0.6"),
 		mkIngress("prod", "old", 1, withAnnotations(NginxPrefix+"affinity", "cookie", NginxPrefix+"affinity-mode", "persistent",
-			NginxPrefix+"session-cookie-name", "route", NginxPrefix+"session-cookie-max-age", "3600", NginxPrefix+"session-cookie-samesite", "none",
+			NginxPrefix+"session-cookie-name", "route", NginxPrefix+"session-cookie-max-age", "3600", NginxPrefix+"session-cookie-samesite", "None",
 			NativePrefix+"session-cookie-expires", "2h"),
 			withRules(mkRule("a.example.com", prefix("/", "api", 80)), mkRule("w.example.com", prefix("/", "web", 80)))),
 		mkIngress("prod", "new", 2, withAnnotations(NginxPrefix+"session-cookie-name", "x"),
@@ -92,8 +93,9 @@ func TestAffinityDecides(t *testing.T) {
 	tab, ws := compileOK(t, s, Options{})
 	require.Equal(t, []short{
 		{AnnotationRejected, "Ingress prod/new", "metadata.annotations[" + NginxPrefix + "session-cookie-name]"},
-		{AnnotationConflict, "Ingress prod/new", "metadata.annotations[" + NativePrefix + "affinity]"},
 	}, shorten(ws), warningText(ws))
+	require.True(t, tab.Lookup("b.example.com", "/").Route.NoAffinityCookie, "prod/new does not set affinity: cookie")
+	require.False(t, tab.Lookup("a.example.com", "/").Route.NoAffinityCookie)
 	api := tab.Lookup("a.example.com", "/").Backend
 	want := &match.SessionAffinity{Mode: balance.Persistent, CookieName: "route", MaxAge: "3600", Expires: "7200", SameSite: "None"}
 	require.Empty(t, cmp.Diff(want, api.Traffic.Affinity))

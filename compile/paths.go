@@ -128,6 +128,9 @@ func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkin
 		r.PreserveTrailingSlash = ing.ann.preserveTrailingSlash
 		r.Extensions = ing.ann.extensions
 		r.OrderPath = orderPath
+		// Kept only where the backend turns out to have affinity
+		// (decideAffinity).
+		r.NoAffinityCookie = ing.ann.trafficR().affinity.key == ""
 		if winner == nil {
 			v.addRoute(r)
 			continue

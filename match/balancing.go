@@ -1,6 +1,7 @@
 package match
 
 import (
+	"strconv"
 	"strings"
 
 	"ramjet.dev/ramjet/balance"
@@ -11,7 +12,7 @@ import (
 // encodes as if the section did not exist.
 var balancingSection = section{
 	name:    "balancing",
-	backend: []string{"Algorithm", "HashKey"},
+	backend: []string{"Algorithm", "HashKey", "HashSubset"},
 	digest: []digestPart{{
 		tag:        "balancing",
 		backendHas: func(be *Backend) bool { return be.Algorithm != balance.RoundRobin },
@@ -22,6 +23,12 @@ var balancingSection = section{
 				e.str(be.HashKey.String())
 			}
 		},
+	}, {
+		// Subsets joined later, under a tag of their own, so tables
+		// without them keep their digest.
+		tag:        "hash-subset",
+		backendHas: func(be *Backend) bool { return be.HashSubset > 0 },
+		backend:    func(e *encoder, be *Backend) { e.num(int(be.HashSubset)) },
 	}},
 	text: textParts{
 		at:            10,
@@ -35,6 +42,9 @@ func balancingText(be *Backend) string {
 	case balance.RoundRobin:
 		return ""
 	case balance.Hash:
+		if be.HashSubset > 0 {
+			return " hash " + quoteText(be.HashKey.String(), false) + " subset " + strconv.Itoa(int(be.HashSubset))
+		}
 		return " hash " + quoteText(be.HashKey.String(), false)
 	}
 	return " " + be.Algorithm.String()

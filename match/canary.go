@@ -2,6 +2,7 @@ package match
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -155,15 +156,29 @@ func trafficText(be *Backend) string {
 // pick of an endpoint: its canary and session affinity.
 var trafficSection = section{
 	name:    "canary-and-affinity",
+	route:   []string{"NoAffinityCookie"},
 	backend: []string{"Traffic"},
 	digest: []digestPart{{
 		tag:        "traffic",
 		backendHas: func(be *Backend) bool { return be.Traffic != nil },
 		backend:    encodeTraffic,
+	}, {
+		// The routes that set no session cookie joined later, under a
+		// tag of their own, so tables without them keep their digest.
+		tag: "affinity-routes",
+		hostHas: func(vh *VirtualHost) bool {
+			return slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.NoAffinityCookie })
+		},
+		route: func(e *encoder, r *Route) { e.flag(r.NoAffinityCookie) },
 	}},
 	text: textParts{
 		at:           10,
 		backendLines: func(b *strings.Builder, be *Backend) { b.WriteString(trafficText(be)) },
+		routeLines: func(b *strings.Builder, _ *VirtualHost, r *Route) {
+			if r.NoAffinityCookie {
+				b.WriteString("    no affinity cookie (the Ingress does not set affinity: cookie)\n")
+			}
+		},
 	},
 }
 

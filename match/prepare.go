@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"ramjet.dev/ramjet/balance"
 	"ramjet.dev/ramjet/match/urltemplate"
 )
 
@@ -312,6 +313,9 @@ func canonicalRanges(ranges []netip.Prefix) ([]netip.Prefix, error) {
 // canary weight total under 100 the 100 CanaryTotal reads it as.
 func (p *preparer) backends(backends []*Backend) error {
 	for _, be := range backends {
+		if be.HashSubset < 0 || be.HashSubset > 0 && be.Algorithm != balance.Hash {
+			return &ValueError{Backend: be.ID, Field: "HashSubset", Err: errors.New("is set without the Hash algorithm, or negative")}
+		}
 		t := be.Traffic
 		if t == nil {
 			continue

@@ -203,6 +203,7 @@ var sectionChanges = []struct {
 		key, _ := balance.ParseHashKey("$request_uri")
 		specBackend(s, "prod/web:80").HashKey = key
 	}},
+	{section: "balancing", field: "Backend.HashSubset", change: "subsets of 3", mutate: func(s Spec) { specBackend(s, "prod/web:80").HashSubset = 3 }},
 
 	{section: "https-redirect-trailing-slash", field: "Route.PreserveTrailingSlash", change: "off", mutate: func(s Spec) { specRoute(s, "/api").PreserveTrailingSlash = false }},
 	{section: "https-redirect-trailing-slash", field: "VirtualHost.PreserveTrailingSlash", change: "off", mutate: func(s Spec) { specHost(s, shop).PreserveTrailingSlash = false }},
@@ -245,6 +246,7 @@ var sectionChanges = []struct {
 		specBackend(s, "prod/web:80").Traffic.Affinity.Mode = balance.Persistent
 	}},
 	{section: "canary-and-affinity", field: "Backend.Traffic", change: "none", mutate: func(s Spec) { specBackend(s, "prod/web:80").Traffic = nil }},
+	{section: "canary-and-affinity", field: "Route.NoAffinityCookie", change: "no cookie set", mutate: func(s Spec) { specRoute(s, "/api").NoAffinityCookie = true }},
 
 	{section: "cors", field: "Route.CORS", change: "max-age", mutate: func(s Spec) { specRoute(s, "/api").CORS.MaxAge = 61 }},
 	{section: "cors", field: "Route.CORS", change: "credentials", mutate: func(s Spec) { specRoute(s, "/api").CORS.Credentials = true }},
@@ -252,6 +254,9 @@ var sectionChanges = []struct {
 	{section: "cors", field: "VirtualHost.FallbackCORS", change: "none", mutate: func(s Spec) { specHost(s, shop).FallbackCORS = nil }},
 
 	{section: "auth", field: "Route.Auth", change: "realm", mutate: func(s Spec) { specRoute(s, "/api").Auth.Basic.Realm = "admins" }},
+	{section: "auth", field: "Route.Auth", change: "digest", mutate: func(s Spec) {
+		specRoute(s, "/api").Auth.Digest = &DigestAuth{Realm: "admins", Secret: "prod/pw", SecretType: "auth-file"}
+	}},
 	{section: "auth", field: "Route.Auth", change: "denied", mutate: func(s Spec) { specRoute(s, "/api").Auth.Denied = "Secret prod/pw not found" }},
 	{section: "auth", field: "VirtualHost.FallbackAuth", change: "auth URL", mutate: func(s Spec) {
 		specHost(s, shop).FallbackAuth.External.URL = urltemplate.AuthURL{Raw: "http://auth/verify"}

@@ -110,7 +110,12 @@ type Backend struct {
 	// value is round-robin. HashKey is the request key the Hash algorithm
 	// hashes (upstream-hash-by); zero for the other algorithms.
 	Algorithm balance.Algorithm
-	HashKey   balance.HashKey
+	// HashSubset, when more than 0, is the size of the endpoint subsets
+	// the Hash algorithm hashes onto, a request then going round-robin
+	// within its subset (upstream-hash-by-subset and -subset-size). An
+	// int32 beside Algorithm costs the Backend no space.
+	HashSubset int32
+	HashKey    balance.HashKey
 	// Traffic is the backend's canary and session affinity (SPEC §9,
 	// §10); nil for neither.
 	Traffic *Traffic
@@ -180,6 +185,13 @@ type Route struct {
 	// PreserveTrailingSlash keeps the request's trailing slash in that
 	// redirect (preserve-trailing-slash); by default one is dropped.
 	PreserveTrailingSlash bool
+	// NoAffinityCookie: the declaring Ingress does not ask for affinity:
+	// cookie although its backend has session affinity (another Ingress
+	// asked). A request here follows a session cookie it carries but is
+	// never given one, as ingress-nginx sets the cookie only on the
+	// locations of Ingresses with affinity (SPEC §9). Kept beside the
+	// other flags, where it costs no space.
+	NoAffinityCookie bool
 
 	// Extensions are the embedder's own annotations of the declaring
 	// Ingress (see Extensions); nil when it has none. Shared by the

@@ -29,6 +29,8 @@ func splitSession(v string) (session, token string) {
 // readSession fills the session part of ch for backend affinity a.
 func (st *serving) readSession(ch *choice, a *match.SessionAffinity, rt *match.Route, req *http.Request) {
 	ch.affinity = a
+	ch.noCookie = rt != nil && rt.NoAffinityCookie
+	ch.https = req.TLS != nil
 	ch.cookiePath = a.Path
 	if ch.cookiePath == "" {
 		ch.cookiePath = routeCookiePath(rt)
@@ -71,7 +73,7 @@ func (x *exchange) pickEndpoint(tried []balance.Endpoint) (balance.Endpoint, boo
 		return x.balancer.Pick(x.key, tried...)
 	}
 	e, fresh, ok := x.balancer.PickSession(ch.session, x.key, tried...)
-	if !ok || fresh == "" {
+	if !ok || fresh == "" || ch.noCookie {
 		return e, ok
 	}
 	if x.tries > 0 && !ch.affinity.ChangeOnFailure && ch.session != "" {
@@ -87,24 +89,31 @@ func (x *exchange) pickEndpoint(tried []balance.Endpoint) (balance.Endpoint, boo
 	return e, ok
 }
 
-// sessionCookie renders the Set-Cookie value, attributes in the order
-// ingress-nginx writes them.
+// sessionCookie renders the Set-Cookie value as ingress-nginx's sticky
+// balancer has lua-resty-cookie write it: the attributes in its order
+// (Expires, Max-Age, Domain, Path, Secure, HttpOnly, SameSite; its
+// lib/resty/cookie.lua:159-167), Expires in nginx's cookie_time format,
+// and Secure when session-cookie-secure is set or the request came over
+// TLS (rootfs/etc/nginx/lua/balancer/sticky.lua:90-93: a false setting is
+// left out of the configuration, so the request's scheme decides).
 func sessionCookie(ch *choice, value string, now time.Time) string {
 	a := ch.affinity
 	var b strings.Builder
-	b.WriteString(a.CookieName + "=" + value + "; Path=" + ch.cookiePath)
-	if a.Domain != "" {
-		b.WriteString("; Domain=" + a.Domain)
-	}
+	b.WriteString(a.CookieName + "=" + value)
 	if a.Expires != "" {
 		if n, err := strconv.ParseInt(a.Expires, 10, 64); err == nil {
-			b.WriteString("; Expires=" + now.Add(time.Duration(n)*time.Second).UTC().Format(http.TimeFormat))
+			b.WriteString("; Expires=")
+			b.Write(cookieTime(make([]byte, 0, 32), now.Add(time.Duration(n)*time.Second)))
 		}
 	}
 	if a.MaxAge != "" {
 		b.WriteString("; Max-Age=" + a.MaxAge)
 	}
-	if a.Secure {
+	if a.Domain != "" {
+		b.WriteString("; Domain=" + a.Domain)
+	}
+	b.WriteString("; Path=" + ch.cookiePath)
+	if a.Secure || ch.https {
 		b.WriteString("; Secure")
 	}
 	b.WriteString("; HttpOnly")
@@ -112,6 +121,20 @@ func sessionCookie(ch *choice, value string, now time.Time) string {
 		b.WriteString("; SameSite=" + s)
 	}
 	return b.String()
+}
+
+// cookieTime appends t as nginx's ngx_http_cookie_time writes it (what
+// ngx.cookie_time returns): "Thu, 18-Nov-10 11:27:35 GMT", the year in two
+// digits up to 2037 and in four after.
+func cookieTime(dst []byte, t time.Time) []byte {
+	t = t.UTC()
+	dst = append(dst, t.Format("Mon, 02-Jan-")...)
+	if y := t.Year(); y > 2037 {
+		dst = strconv.AppendInt(dst, int64(y), 10)
+	} else {
+		dst = append(dst, byte('0'+y%100/10), byte('0'+y%10))
+	}
+	return append(dst, t.Format(" 15:04:05 GMT")...)
 }
 
 // sameSiteNoneIncompatible reports browsers known to reject or mistreat

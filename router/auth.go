@@ -26,7 +26,7 @@ const DefaultAuthTimeout = 10 * time.Second
 // Reasons of the answers of a location's authentication.
 const (
 	ReasonAuthDenied    = "auth-denied"    // 503: the route's authentication cannot be served (see match.Auth.Denied)
-	ReasonUnauthorized  = "unauthorized"   // 401: basic credentials missing or wrong, or the auth service said 401
+	ReasonUnauthorized  = "unauthorized"   // 401: basic or digest credentials missing or wrong, or the auth service said 401
 	ReasonAuthForbidden = "auth-forbidden" // 403: the auth service said 403
 	ReasonAuthSignin    = "auth-signin"    // 302: the auth service said 401 and the route has a sign-in page
 	ReasonAuthError     = "auth-error"     // 500: the auth service failed, timed out or answered anything else
@@ -66,6 +66,8 @@ type authState struct {
 	// checks holds one token per slow password check running
 	// (Options.PasswordChecks); nil: no bound.
 	checks chan struct{}
+	// nonceKey signs digest authentication's nonces (digest.go).
+	nonceKey [32]byte
 }
 
 // passwordCheckSlots is the bound on slow password checks at once:
@@ -102,6 +104,16 @@ func (r *Router) authorize(s *requestState) bool {
 			return true
 		}
 	}
+	if d := a.Digest; d != nil {
+		now := time.Now()
+		info, stale, ok := digestAuth(&r.auth.nonceKey, req, d, now)
+		if !ok {
+			s.w.Header()["Www-Authenticate"] = []string{digestChallenge(&r.auth.nonceKey, d.Realm, stale, now)}
+			r.refuse(s, ansUnauthorized)
+			return true
+		}
+		s.w.Header()["Authentication-Info"] = []string{info}
+	}
 	if a.External != nil {
 		ans, ok := r.externalAuth(s.w, req, s.d.host, s.d.proto, a.External, &s.ph)
 		if !ok {
@@ -109,9 +121,9 @@ func (r *Router) authorize(s *requestState) bool {
 			return true
 		}
 	}
-	if a.Basic != nil {
-		// The backend never sees the password (nginx sets Authorization
-		// to "" after basic authentication).
+	if a.Basic != nil || a.Digest != nil {
+		// The backend never sees the credentials (nginx sets
+		// Authorization to "" after basic or digest authentication).
 		delete(req.Header, "Authorization")
 	}
 	return false

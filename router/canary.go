@@ -56,6 +56,10 @@ type choice struct {
 	session    string
 	cookiePath string
 	userAgent  string
+	// noCookie: the route sets no session cookie (Route.NoAffinityCookie);
+	// https: the request came over TLS, which makes the cookie Secure.
+	noCookie bool
+	https    bool
 }
 
 // steer decides between a primary backend and its canary (SPEC §10), then

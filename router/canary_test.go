@@ -127,21 +127,25 @@ func TestSessionCookie(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	old := "Mozilla/5.0 (iPhone; CPU iPhone OS 12_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/12.0 Mobile/15E148 Safari/604.1"
 	tests := []struct {
-		name string
-		a    match.SessionAffinity
-		ua   string
-		want string
+		name  string
+		a     match.SessionAffinity
+		ua    string
+		https bool
+		want  string
 	}{
-		{"defaults", match.SessionAffinity{CookieName: "INGRESSCOOKIE"}, "", "INGRESSCOOKIE=v; Path=/p; HttpOnly"},
-		{"everything", match.SessionAffinity{CookieName: "c", Domain: "example.com", Expires: "60", MaxAge: "120", Secure: true, SameSite: "Strict"}, "",
-			"c=v; Path=/p; Domain=example.com; Expires=Mon, 30 Nov 2026 12:01:00 GMT; Max-Age=120; Secure; HttpOnly; SameSite=Strict"},
-		{"none", match.SessionAffinity{CookieName: "c", SameSite: "None", ConditionalSameSiteNone: true}, "curl/8", "c=v; Path=/p; HttpOnly; SameSite=None"},
-		{"none for an old browser", match.SessionAffinity{CookieName: "c", SameSite: "None", ConditionalSameSiteNone: true}, old, "c=v; Path=/p; HttpOnly"},
-		{"none unconditionally", match.SessionAffinity{CookieName: "c", SameSite: "None"}, old, "c=v; Path=/p; HttpOnly; SameSite=None"},
+		{"defaults", match.SessionAffinity{CookieName: "INGRESSCOOKIE"}, "", false, "INGRESSCOOKIE=v; Path=/p; HttpOnly"},
+		{"everything", match.SessionAffinity{CookieName: "c", Domain: "example.com", Expires: "60", MaxAge: "120", Secure: true, SameSite: "Strict"}, "", false,
+			"c=v; Expires=Mon, 30-Nov-26 12:01:00 GMT; Max-Age=120; Domain=example.com; Path=/p; Secure; HttpOnly; SameSite=Strict"},
+		{"after 2037 the year has four digits", match.SessionAffinity{CookieName: "c", Expires: "473040000"}, "", false,
+			"c=v; Expires=Tue, 26-Nov-2041 12:00:00 GMT; Path=/p; HttpOnly"},
+		{"secure over https", match.SessionAffinity{CookieName: "c"}, "", true, "c=v; Path=/p; Secure; HttpOnly"},
+		{"none", match.SessionAffinity{CookieName: "c", SameSite: "None", ConditionalSameSiteNone: true}, "curl/8", false, "c=v; Path=/p; HttpOnly; SameSite=None"},
+		{"none for an old browser", match.SessionAffinity{CookieName: "c", SameSite: "None", ConditionalSameSiteNone: true}, old, false, "c=v; Path=/p; HttpOnly"},
+		{"none unconditionally", match.SessionAffinity{CookieName: "c", SameSite: "None"}, old, false, "c=v; Path=/p; HttpOnly; SameSite=None"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ch := &choice{affinity: &tt.a, cookiePath: "/p", userAgent: tt.ua}
+			ch := &choice{affinity: &tt.a, cookiePath: "/p", userAgent: tt.ua, https: tt.https}
 			require.Equal(t, tt.want, sessionCookie(ch, "v", now))
 		})
 	}

@@ -467,6 +467,7 @@ func New(o Options) *Router {
 		r.h1 = newH1Pool(connect, read)
 	}
 	r.auth.rt, r.auth.timeout = up.h1, cmp.Or(o.AuthTimeout, DefaultAuthTimeout)
+	r.auth.nonceKey = newNonceKey()
 	if n := passwordCheckSlots(o.PasswordChecks); n > 0 {
 		r.auth.checks = make(chan struct{}, n)
 	}
@@ -574,7 +575,7 @@ func (r *Router) balancers(t *match.Table) map[*match.Backend]*balance.Balancer 
 			return
 		}
 		if _, ok := m[b]; !ok {
-			m[b] = r.registry.Balancer(balance.Config{ID: b.ID, Endpoints: b.Endpoints, Algorithm: b.Algorithm, HashKey: b.HashKey, Affinity: affinityMode(b)})
+			m[b] = r.registry.Balancer(balance.Config{ID: b.ID, Endpoints: b.Endpoints, Algorithm: b.Algorithm, HashKey: b.HashKey, HashSubset: int(b.HashSubset), Affinity: affinityMode(b)})
 		}
 	}
 	for b := range t.Backends() {

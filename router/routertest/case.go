@@ -168,6 +168,9 @@ type Request struct {
 	Scenario string `json:"scenario,omitempty"`
 	Notes    string `json:"notes,omitempty"`
 	Source   string `json:"source,omitempty"`
+
+	// Digest, when set, answers a digest challenge first (see digest.go).
+	Digest *DigestLogin `json:"digest,omitempty"`
 }
 
 // String describes the request on one line, quoting what could hide bytes.
@@ -194,6 +197,9 @@ func (r Request) String() string {
 	}
 	if r.Session {
 		b.WriteString(" session")
+	}
+	if d := r.Digest; d != nil {
+		fmt.Fprintf(&b, " digest=%q", d.Username)
 	}
 	return b.String()
 }
@@ -383,6 +389,7 @@ type fileRequest struct {
 	Scheme        string            `json:"scheme"`
 	Repeat        *int              `json:"repeat"`
 	Session       bool              `json:"session"`
+	Digest        *DigestLogin      `json:"digest"`
 	Expect        *Expect           `json:"expect"`
 	Scenario      string            `json:"scenario"`
 	Notes         string            `json:"notes"`
@@ -854,7 +861,7 @@ func unjoin(err error) []error {
 
 func (fr fileRequest) request() (Request, error) {
 	r := Request{
-		Method: fr.Method, Headers: fr.Headers, Scheme: fr.Scheme, Repeat: 1, Session: fr.Session, ClientAddress: defaultClientAddress,
+		Method: fr.Method, Headers: fr.Headers, Scheme: fr.Scheme, Repeat: 1, Session: fr.Session, Digest: fr.Digest, ClientAddress: defaultClientAddress,
 		Scenario: fr.Scenario, Notes: fr.Notes, Source: fr.Source,
 	}
 	if fr.Host == nil {
@@ -897,6 +904,9 @@ func (fr fileRequest) request() (Request, error) {
 	}
 	if err := r.setBody(fr); err != nil {
 		return r, err
+	}
+	if d := r.Digest; d != nil && d.Username == "" {
+		return r, errors.New("digest.username: required")
 	}
 	if fr.ClientAddress != nil {
 		a, err := parseClientAddress(*fr.ClientAddress)

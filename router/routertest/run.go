@@ -342,6 +342,9 @@ func (h *harness) run(index int, r Request) RequestResult {
 		if r.Session {
 			sent = jar.with(r)
 		}
+		if r.Digest != nil {
+			sent = h.withDigest(sent)
+		}
 		out := h.serve(sent)
 		if r.Session {
 			jar.keep(out.ResponseHeaders)
@@ -602,6 +605,7 @@ func compare(e Expect, out Outcome) []Mismatch {
 		values := out.ResponseHeaders.Values(k)
 		got := "absent"
 		if len(values) > 0 {
+			values = append([]string{maskNonce(values[0])}, values[1:]...)
 			got = strconv.Quote(values[0])
 		}
 		switch {

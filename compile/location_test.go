@@ -14,9 +14,10 @@ import (
 // routeFieldsLeftZero are the match.Route fields an Ingress that sets every
 // location annotation may still leave zero, each with why.
 var routeFieldsLeftZero = map[string]string{
-	"Order":     "the first declaration ranks 0",
-	"Regexp":    "set for Regex routes only; the Prefix route here has none",
-	"OrderPath": "set for Regex routes only, where it places them",
+	"Order":            "the first declaration ranks 0",
+	"Regexp":           "set for Regex routes only; the Prefix route here has none",
+	"OrderPath":        "set for Regex routes only, where it places them",
+	"NoAffinityCookie": "set only on a backend with affinity, for the routes of Ingresses without it",
 }
 
 // routeFieldsWithoutFallback are the match.Route features with no Fallback
@@ -27,6 +28,7 @@ var routeFieldsWithoutFallback = map[string]string{
 	"PreserveTrailingSlash": "VirtualHost.PreserveTrailingSlash",
 	"Redirect":              "VirtualHost.Actions (the creator's redirect for unmatched requests)",
 	"Extensions":            "a Hook reads a route's; requests no route matches carry none",
+	"NoAffinityCookie":      "the fallback's backend sets its cookie as its affinity says",
 }
 
 // TestEveryLocationFeatureReachesRoutesAndFallbacks compiles an Ingress

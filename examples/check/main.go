@@ -130,10 +130,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *translate {
-		return runTranslate(fs.Args(), topts, *asJSON, stdout, stderr)
+		return runTranslate(fs.Args(), fs, topts, *asJSON, stdout, stderr)
 	}
 	if *explainFlag {
-		return runExplain(fs.Args(), topts, er, *asJSON, stdout, stderr)
+		return runExplain(fs.Args(), fs, topts, er, *asJSON, stdout, stderr)
 	}
 	if *migrate {
 		return runReport(fs.Args(), fs, topts, *asJSON, *strict, stdout, stderr)

@@ -98,9 +98,13 @@ func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkin
 	for _, k := range keys {
 		if winner := v.route(routeKey{typ: k.typ, path: k.key}); winner != nil {
 			src := winner.Source
+			shown := k.key
+			if k.typ == match.Prefix && shown == "" {
+				shown = "/" // the root Prefix's key, as the table text shows it
+			}
 			b.conflict(RouteConflict, ing.ref(), field,
 				fmt.Sprintf("%s: %s path %q is the same route as %s (key %q); this one is not served",
-					hostLabel(v.vh.Name), k.typ, p.Path, b.precedes(src, ing), k.key),
+					hostLabel(v.vh.Name), k.typ, p.Path, b.precedes(src, ing), shown),
 				ingressRef(src.Namespace, src.Name), src.Field)
 			continue
 		}

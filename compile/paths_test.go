@@ -282,3 +282,17 @@ func TestPathCaseInsensitive(t *testing.T) {
 	require.Equal(t, "prod/web:80", served(tab, "a.example.com", "/Admin"))
 	require.Equal(t, TrafficMoves, ws[0].Severity())
 }
+
+// A conflict over the root Prefix names its key as the table text does,
+// "/", not as the empty key it is stored under.
+func TestRouteConflictRootKey(t *testing.T) {
+	s := mkSnapshot(
+		mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.1"),
+		mkIngress("prod", "a", 1, withRules(mkRule("a.example.com", prefix("/", "web", 80)))),
+		mkIngress("prod", "b", 2, withRules(mkRule("a.example.com", prefix("/", "web", 80)))),
+	)
+	_, ws := compileOK(t, s, Options{})
+	require.Len(t, ws, 1, warningText(ws))
+	require.Contains(t, ws[0].Message, `(key "/")`)
+	require.Equal(t, "Ingress prod/a spec.rules[0].http.paths[0]", ws[0].WinnerText())
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -202,4 +203,33 @@ func TestReportIngressOnlyDump(t *testing.T) {
 	code, stdout, stderr = checkRun("-explain", "-host", "b.example.com", "-path", "/", dump)
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "WIN Prefix / -> Ingress prod/new")
+}
+
+// The exit codes the README documents reach the shell: go run turns every
+// failing exit into 1, so each documented -strict command runs a built
+// binary, and the built binary exits 3.
+func TestReportExitCodes(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	n := 0
+	for line := range strings.Lines(string(readme)) {
+		if strings.Contains(line, "-report -strict") {
+			n++
+			assert.NotContains(t, line, "go run", "go run reports exit 3 as 1: %s", line)
+		}
+	}
+	require.NotZero(t, n, "the README documents -report -strict")
+	if testing.Short() {
+		t.Skip("builds the command")
+	}
+	bin := filepath.Join(t.TempDir(), "check")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	err = exec.Command(bin, "-report", "-strict", clusterDump).Run()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, 3, exit.ExitCode())
+	err = exec.Command(bin, "-report", filepath.Join(t.TempDir(), "absent")).Run()
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, 2, exit.ExitCode())
 }

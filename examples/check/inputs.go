@@ -106,7 +106,7 @@ func adoptAbsentClasses(snap *compile.Snapshot, controller string) []string {
 			ObjectMeta: metav1.ObjectMeta{Name: name},
 			Spec:       networkingv1.IngressClassSpec{Controller: controller},
 		})
-		notes = append(notes, fmt.Sprintf("IngressClass %q is not in the input: its %d Ingresses are taken as controller %q's", name, count[name], controller))
+		notes = append(notes, fmt.Sprintf("IngressClass %q is not in the input: its %s taken as controller %q's", name, plural(count[name], "Ingress"), controller))
 	}
 	return notes
 }

@@ -147,7 +147,7 @@ func TestReportIngressOnlyDump(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "3 Ingresses claimed, 0 of another class not covered; 0 carry over unchanged, 1 more with cosmetic findings only\n")
 	// The class the dump names but does not hold is taken as ours.
-	assert.Contains(t, stdout, `note: IngressClass "nginx" is not in the input: its 3 Ingresses are taken as controller "k8s.io/ingress-nginx"'s`)
+	assert.Contains(t, stdout, `note: IngressClass "nginx" is not in the input: its 3 Ingresses taken as controller "k8s.io/ingress-nginx"'s`)
 	assert.Contains(t, stdout, "not read, so not covered: 1 document (listed below)")
 	assert.Contains(t, stdout, "items[3]")
 	assert.Contains(t, stdout, "networking.k8s.io/v1beta1 Ingress is not supported")

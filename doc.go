@@ -261,6 +261,11 @@
 //     meaning, a pattern with a back-reference folds Unicode on regexp2,
 //     and on regexp2 \b and the negated classes \D, \W and \S inside a
 //     bracket ("[\W.]") keep their Unicode meaning.
+//   - ingress-nginx matches an ImplementationSpecific path as a
+//     case-sensitive prefix of bytes unless its host is in regex mode
+//     (§11.1). Where the host is not and the path holds a letter or regex
+//     syntax, so that the two can differ, the path warns
+//     PathCaseInsensitive (§19).
 //   - A missing pathType, or one that is not Exact, Prefix or
 //     ImplementationSpecific, is treated as ImplementationSpecific, with
 //     PathTypeUnknown.
@@ -1215,17 +1220,27 @@
 // Ingress). compile.Result.Warnings are sorted by object, field, reason,
 // message and winner, exact repeats dropped; the table does not carry
 // them. Warning.Severity says what each means for traffic moving from
-// ingress-nginx (traffic-moves, feature-missing, cosmetic), by reason; an
-// unsupported nginx annotation moves traffic when it is one the annotation
-// registry knows (one ingress-nginx routes, rewrites or refuses by). The
-// migration report (go run ./examples/check -report) lists them per
-// Ingress. The reasons:
+// ingress-nginx (traffic-moves, feature-missing, cosmetic), by reason and
+// measured against what ingress-nginx does (RegexModeHost, which describes
+// ingress-nginx's own regex mode, is cosmetic); Warning.SeverityFor also
+// reads the object's annotation values. An unsupported nginx annotation is
+// cosmetic when ingress-nginx does not read it as an annotation either (a
+// ConfigMap key such as use-forwarded-headers, a removed name such as
+// session-cookie-hash; the message says so) or when its value asks for
+// what ramjet does anyway (proxy-ssl-verify "off", proxy-http-version
+// "1.1", proxy-buffering "off"); ModSecurity moves traffic when its
+// modsecurity-snippet turns the engine on with rules that refuse requests
+// (or with the OWASP core rules); otherwise it moves traffic when the
+// annotation registry knows the key (one ingress-nginx routes, rewrites or
+// refuses by), and is a missing feature when not. The migration report (go
+// run ./examples/check -report) lists them per Ingress. The reasons:
 //
 //	ClassNotFound             spec.ingressClassName names no IngressClass (§2)
 //	ClassConflict             the class annotation overrides spec.ingressClassName (§2)
 //	RuleRejected              an invalid rule or TLS host; dropped (§3, §12)
 //	PathRejected              a path that can never match or a regex that fails (§4)
 //	PathTypeUnknown           pathType missing or unknown; read as a regex (§4)
+//	PathCaseInsensitive       an ImplementationSpecific path ingress-nginx matches as a case-sensitive prefix (§4, §19)
 //	BackendUnsupported        a resource backend, or no Service (§4)
 //	RouteConflict             a second declaration of a route key (§7)
 //	DefaultBackendConflict    a second rules-less spec.defaultBackend (§6)
@@ -1400,8 +1415,18 @@
 //   - An Ingress with no class: ignored there unless
 //     --watch-ingress-without-class; here also claimed when our IngressClass
 //     is the default class.
-//   - pathType ImplementationSpecific: the same as Prefix there; here a
-//     case-insensitive regex ^(?:path) (documented).
+//   - pathType ImplementationSpecific on a host not in regex mode: a
+//     case-sensitive prefix of bytes there; here a case-insensitive regex
+//     ^(?:path), so "/Admin" also serves /admin and "/robots.txt"
+//     /robotsXtxt (PathCaseInsensitive, when the path holds a letter or
+//     regex syntax; a path of neither matches the same in both).
+//   - backend-protocol differing between Ingresses on one Service port:
+//     set per location there, so each Ingress's paths are dialled as it
+//     asks; here the oldest Ingress's protocol for all of them
+//     (AnnotationConflict naming it). The table keys a backend by its
+//     Service port (§8), and the balancing state and endpoints belong to
+//     that backend; a protocol per route would split one Service port into
+//     backends with separate counters, so the row stays.
 //   - Prefix "/foo/" and a request for /foo: a 301 to /foo/ there; served
 //     directly here.
 //   - Prefix "/foo" and "/foo/" in two Ingresses: nginx refuses the config
@@ -1457,7 +1482,8 @@
 //     there; GET, HEAD, OPTIONS, TRACE, PUT and DELETE here.
 //   - An nginx.ingress.kubernetes.io/ annotation ramjet does not implement:
 //     in effect there; no effect here (AnnotationUnsupported, once per key
-//     and Ingress).
+//     and Ingress; its message says when ingress-nginx does not read the key
+//     either, or when the value asks for what ramjet does anyway).
 //   - The ACME exemption from the TLS redirect: only locations whose own
 //     path starts with /.well-known/acme-challenge there; any request under
 //     that path here (documented).

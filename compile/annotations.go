@@ -176,8 +176,16 @@ func (b *builder) nativeAnnotation(ing *ingress, key, name, value string) {
 func (b *builder) nginxAnnotation(ing *ingress, key, name, value string) {
 	spec, known := knownAnnotations[name]
 	if !known || spec.apply == nil {
-		b.warn(AnnotationUnsupported, ing.ref(), annotationField(key),
-			key+" is not supported by ramjet and has no effect")
+		msg := key + " is not supported by ramjet and has no effect"
+		switch {
+		case !nginxAnnotations[name]:
+			// A ConfigMap key or an old name: the migration report must not
+			// count it as a feature that goes missing.
+			msg = key + " is not an annotation ingress-nginx reads (a ConfigMap key, or a removed or misspelled name): no effect under ingress-nginx either"
+		case AsRamjetDoes(name, value):
+			msg = key + " " + strconv.Quote(value) + " asks for what ramjet does anyway; no effect needed"
+		}
+		b.warn(AnnotationUnsupported, ing.ref(), annotationField(key), msg)
 		return
 	}
 	if _, shadowed := ing.obj.Annotations[NativePrefix+name]; shadowed {

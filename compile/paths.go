@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	networkingv1 "k8s.io/api/networking/v1"
 
@@ -92,6 +93,9 @@ func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkin
 	if !ok {
 		return
 	}
+	if p.PathType != nil && *p.PathType == networkingv1.PathTypeImplementationSpecific && v.regex == nil && !ing.ann.rewrite.useRegex {
+		b.warnCaseInsensitive(ing, field, p.Path)
+	}
 	var backend *match.Backend
 	for _, k := range keys {
 		orderPath := ""
@@ -102,9 +106,13 @@ func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkin
 		winner := v.route(routeKey{typ: k.typ, path: k.key})
 		if winner != nil && match.CompareRoutes(&match.Route{Type: k.typ, Path: k.key, OrderPath: orderPath, Order: order}, winner) > 0 {
 			src := winner.Source
+			shown := k.key
+			if k.typ == match.Prefix && shown == "" {
+				shown = "/" // the root Prefix's key, as the table text shows it
+			}
 			b.conflict(RouteConflict, ing.ref(), field,
 				fmt.Sprintf("%s: %s path %q is the same route as %s (key %q); this one is not served",
-					hostLabel(v.vh.Name), k.typ, p.Path, b.precedes(src, ing), k.key),
+					hostLabel(v.vh.Name), k.typ, p.Path, b.precedes(src, ing), shown),
 				ingressRef(src.Namespace, src.Name), src.Field)
 			continue
 		}
@@ -291,4 +299,26 @@ func (b *builder) precedes(src match.Source, ing *ingress) string {
 		return "an Ingress created in the same second that goes first by namespace/name (descending)"
 	}
 	return "an older declaration"
+}
+
+// warnCaseInsensitive warns PathCaseInsensitive on an ImplementationSpecific
+// path that ingress-nginx, its host not in regex mode, matches as a
+// case-sensitive prefix of bytes, when the case-insensitive regex it is
+// here matches more: it has a letter, or a character regex syntax reads.
+func (b *builder) warnCaseInsensitive(ing *ingress, field, path string) {
+	letter := strings.IndexFunc(path, func(r rune) bool { return unicode.IsLetter(r) }) >= 0
+	meta := strings.ContainsAny(path, `.*+?()[]{}|\^$`)
+	if !letter && !meta {
+		return
+	}
+	what := "other letter cases"
+	switch {
+	case letter && meta:
+		what += " and what its regex syntax matches"
+	case meta:
+		what = "what its regex syntax matches"
+	}
+	b.warn(PathCaseInsensitive, ing.ref(), field+".pathType",
+		"ImplementationSpecific path "+strconv.Quote(path)+" is the case-insensitive regular expression ^(?:"+strings.TrimPrefix(path, "^")+
+			") here and a case-sensitive prefix under ingress-nginx (no use-regex on its host): "+what+" match here, not there")
 }

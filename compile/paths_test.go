@@ -30,9 +30,13 @@ func TestPaths(t *testing.T) {
 		{name: "prefix", pathType: "Prefix", path: "/foo", wins: []string{"/foo", "/foo/", "/foo/bar"}, lose: []string{"/foobar", "/Foo"}, wantKey: "/foo"},
 		{name: "prefix trailing slash stripped", pathType: "Prefix", path: "/foo/", wins: []string{"/foo", "/foo/bar"}, lose: []string{"/foobar"}, wantKey: "/foo"},
 		{name: "regex case-insensitive and open-ended", pathType: "ImplementationSpecific", path: "/API/v[0-9]+",
+			warn: PathCaseInsensitive, wantField: field + ".pathType",
 			wins: []string{"/api/v1", "/Api/V22/x"}, lose: []string{"/x/api/v1"}, wantKey: "/API/v[0-9]+"},
-		{name: "regex leading caret dropped", pathType: "ImplementationSpecific", path: "^/caret", wins: []string{"/caret"}, wantKey: "/caret"},
-		{name: "regex alternation stays anchored", pathType: "ImplementationSpecific", path: "/a|/b", wins: []string{"/a", "/b/c"}, lose: []string{"/x/b"}, wantKey: "/a|/b"},
+		{name: "regex leading caret dropped", pathType: "ImplementationSpecific", path: "^/caret", warn: PathCaseInsensitive, wantField: field + ".pathType", wins: []string{"/caret"}, wantKey: "/caret"},
+		{name: "regex alternation stays anchored", pathType: "ImplementationSpecific", path: "/a|/b", warn: PathCaseInsensitive, wantField: field + ".pathType", wins: []string{"/a", "/b/c"}, lose: []string{"/x/b"}, wantKey: "/a|/b"},
+		// Neither a letter nor regex syntax: the regex matches what
+		// ingress-nginx's case-sensitive prefix matches, so no warning.
+		{name: "implementation-specific digits", pathType: "ImplementationSpecific", path: "/2024/", wins: []string{"/2024/x"}, lose: []string{"/2025/"}, wantKey: "/2024/"},
 		{name: "missing pathType is a regex", pathType: "", path: "/re.*x", warn: PathTypeUnknown, wantField: field + ".pathType",
 			wins: []string{"/re-x"}, wantKey: "/re.*x"},
 		{name: "unknown pathType is a regex", pathType: "Glob", path: "/glob", warn: PathTypeUnknown, wantField: field + ".pathType",
@@ -46,13 +50,13 @@ func TestPaths(t *testing.T) {
 		{name: "exact dot segment", pathType: "Exact", path: "/a/./b", warn: PathRejected, wantField: field + ".path", lose: []string{"/a/b"}},
 		{name: "exact dot-dot segment", pathType: "Exact", path: "/a/../b", warn: PathRejected, wantField: field + ".path", lose: []string{"/b"}},
 		{name: "prefix trailing dot", pathType: "Prefix", path: "/a/.", warn: PathRejected, wantField: field + ".path", lose: []string{"/a"}},
-		{name: "regex may hold dots", pathType: "ImplementationSpecific", path: "/a/./b", wins: []string{"/a/x/b"}, wantKey: "/a/./b"},
+		{name: "regex may hold dots", pathType: "ImplementationSpecific", path: "/a/./b", warn: PathCaseInsensitive, wantField: field + ".pathType", wins: []string{"/a/x/b"}, wantKey: "/a/./b"},
 		{name: "regex does not compile", pathType: "ImplementationSpecific", path: "/api/(", warn: PathRejected, wantField: field + ".path", lose: []string{"/api/("}},
 		{name: "regex over the size limit", pathType: "ImplementationSpecific", path: "/" + strings.Repeat("[a-z]{1000}", 30),
 			warn: PathRejected, wantField: field + ".path", lose: []string{"/" + strings.Repeat("a", 30000)}},
 		{name: "backtracking regex over the size limit", pathType: "ImplementationSpecific", path: "/" + strings.Repeat("(?=a)", 8000),
 			warn: PathRejected, wantField: field + ".path", lose: []string{"/a"}},
-		{name: "backtracking regex", pathType: "ImplementationSpecific", path: "/(?!admin)[a-z]+", wins: []string{"/shop"}, lose: []string{"/admin"},
+		{name: "backtracking regex", pathType: "ImplementationSpecific", path: "/(?!admin)[a-z]+", warn: PathCaseInsensitive, wantField: field + ".pathType", wins: []string{"/shop"}, lose: []string{"/admin"},
 			wantKey: "/(?!admin)[a-z]+"},
 	}
 	for _, tt := range tests {
@@ -134,6 +138,8 @@ func TestRouteConflicts(t *testing.T) {
 	want := []short{
 		{RouteConflict, "Ingress prod/new", "spec.rules[0].http.paths[0]"},
 		{RouteConflict, "Ingress prod/new", "spec.rules[0].http.paths[1]"},
+		{PathCaseInsensitive, "Ingress prod/new", "spec.rules[0].http.paths[1].pathType"},
+		{PathCaseInsensitive, "Ingress prod/old", "spec.rules[0].http.paths[1].pathType"},
 		{RouteConflict, "Ingress prod/old", "spec.rules[0].http.paths[4]"},
 	}
 	if diff := cmp.Diff(want, shorten(ws)); diff != "" {
@@ -144,7 +150,7 @@ func TestRouteConflicts(t *testing.T) {
 	require.Contains(t, ws[0].Message, `Prefix path "/foo/"`)
 	require.Equal(t, "Ingress prod/old spec.rules[0].http.paths[1]", ws[1].WinnerText())
 	require.Contains(t, ws[1].Message, "Regex")
-	require.Equal(t, "Ingress prod/old spec.rules[0].http.paths[3]", ws[2].WinnerText())
+	require.Equal(t, "Ingress prod/old spec.rules[0].http.paths[3]", ws[4].WinnerText())
 
 	for path, want := range map[string]string{
 		"/foo/bar": "prod/old:80",
@@ -178,7 +184,9 @@ func TestPrecedence(t *testing.T) {
 		))),
 	)...)
 	tab, ws := compileOK(t, s, Options{})
-	require.Empty(t, ws)
+	for _, w := range ws {
+		require.Equal(t, PathCaseInsensitive, w.Reason, w.String())
+	}
 	for path, want := range map[string]string{
 		"/api/v1/users":   "prod/exact:80",
 		"/api/v1/users/1": "prod/long:80",
@@ -248,4 +256,43 @@ func TestUnmatchablePathsAndPortConflicts(t *testing.T) {
 	for _, p := range []string{"/agree", "/disagree", "/missing-name"} {
 		require.Equal(t, "prod/api:80", tab.Lookup("shop.example.com", p).Backend.ID, "the number decides for %s", p)
 	}
+}
+
+// An ImplementationSpecific path is a case-insensitive regex here; under
+// ingress-nginx it is a case-sensitive prefix unless its host is in regex
+// mode (§19). Only the first warns: the second Ingress's host is in regex
+// mode through its use-regex, as it is under ingress-nginx.
+func TestPathCaseInsensitive(t *testing.T) {
+	s := mkSnapshot(
+		mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.1"),
+		mkIngress("prod", "plain", 1, withRules(mkRule("a.example.com", regex("/admin", "web", 80)))),
+		mkIngress("prod", "re", 2, withAnnotations(NginxPrefix+"use-regex", "true"),
+			withRules(mkRule("b.example.com", regex("/admin", "web", 80)))),
+	)
+	tab, ws := compileOK(t, s, Options{})
+	var got []short
+	for _, w := range shorten(ws) {
+		if w.Reason != RegexModeHost {
+			got = append(got, w)
+		}
+	}
+	require.Equal(t, []short{{PathCaseInsensitive, "Ingress prod/plain", "spec.rules[0].http.paths[0].pathType"}}, got, warningText(ws))
+	require.Contains(t, ws[0].Message, `"/admin" is the case-insensitive regular expression ^(?:/admin) here and a case-sensitive prefix under ingress-nginx`)
+	// What the warning says is what is served: /Admin matches here.
+	require.Equal(t, "prod/web:80", served(tab, "a.example.com", "/Admin"))
+	require.Equal(t, TrafficMoves, ws[0].Severity())
+}
+
+// A conflict over the root Prefix names its key as the table text does,
+// "/", not as the empty key it is stored under.
+func TestRouteConflictRootKey(t *testing.T) {
+	s := mkSnapshot(
+		mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.1"),
+		mkIngress("prod", "a", 1, withRules(mkRule("a.example.com", prefix("/", "web", 80)))),
+		mkIngress("prod", "b", 2, withRules(mkRule("a.example.com", prefix("/", "web", 80)))),
+	)
+	_, ws := compileOK(t, s, Options{})
+	require.Len(t, ws, 1, warningText(ws))
+	require.Contains(t, ws[0].Message, `(key "/")`)
+	require.Equal(t, "Ingress prod/a spec.rules[0].http.paths[0]", ws[0].WinnerText())
 }

@@ -51,7 +51,68 @@ func TestWarningSeverity(t *testing.T) {
 		{Warning{Reason: AnnotationSubstituted}, FeatureMissing},
 		{Warning{Reason: RouteConflict}, TrafficMoves},
 		{Warning{Reason: SecretNotFound}, Cosmetic},
+		// What ingress-nginx does itself (§11.1): nothing moves.
+		{Warning{Reason: RegexModeHost}, Cosmetic},
+		{Warning{Reason: PathCaseInsensitive}, TrafficMoves},
+		// Keys ingress-nginx does not read as annotations: no effect there either.
+		{Warning{Reason: AnnotationUnsupported, Field: field(NginxPrefix + "use-forwarded-headers")}, Cosmetic},
+		{Warning{Reason: AnnotationUnsupported, Field: field(NginxPrefix + "session-cookie-hash")}, Cosmetic},
+		{Warning{Reason: AnnotationUnsupported, Field: field(NginxPrefix + "websocket-services")}, Cosmetic},
 	} {
 		assert.Equal(t, tt.want, tt.w.Severity(), "%s %s", tt.w.Reason, tt.w.Field)
 	}
+}
+
+// SeverityFor reads the value: a value that asks for what ramjet does
+// anyway changes nothing, and ModSecurity moves traffic only when its
+// snippet makes nginx refuse requests.
+func TestWarningSeverityReadsValue(t *testing.T) {
+	unsupported := func(key string) Warning {
+		return Warning{Reason: AnnotationUnsupported, Field: annotationField(NginxPrefix + key)}
+	}
+	const on = "SecRuleEngine On\nSecRule REQUEST_URI \"@beginsWith /admin\" \"id:1,phase:1,deny,status:403\"\n"
+	for _, tt := range []struct {
+		key  string
+		ann  map[string]string
+		want Severity
+	}{
+		{"proxy-ssl-verify", map[string]string{"proxy-ssl-verify": "off"}, Cosmetic},
+		{"proxy-ssl-verify", map[string]string{"proxy-ssl-verify": "on"}, FeatureMissing},
+		{"proxy-http-version", map[string]string{"proxy-http-version": "1.1"}, Cosmetic},
+		{"proxy-http-version", map[string]string{"proxy-http-version": "1.0"}, FeatureMissing},
+		{"proxy-buffering", map[string]string{"proxy-buffering": "off"}, Cosmetic},
+		{"proxy-buffering", map[string]string{"proxy-buffering": "on"}, FeatureMissing},
+		{"enable-modsecurity", map[string]string{"enable-modsecurity": "true"}, FeatureMissing},
+		{"enable-modsecurity", map[string]string{"enable-modsecurity": "true", "enable-owasp-core-rules": "true"}, FeatureMissing},
+		{"modsecurity-snippet", map[string]string{"enable-modsecurity": "true", "modsecurity-snippet": "SecRuleEngine DetectionOnly\n"}, FeatureMissing},
+		{"modsecurity-snippet", map[string]string{"enable-modsecurity": "true", "modsecurity-snippet": on}, TrafficMoves},
+		{"enable-modsecurity", map[string]string{"enable-modsecurity": "true", "modsecurity-snippet": on}, TrafficMoves},
+		{"enable-owasp-core-rules", map[string]string{"enable-owasp-core-rules": "true", "modsecurity-snippet": "SecRuleEngine On\n"}, TrafficMoves},
+		{"modsecurity-snippet", map[string]string{"modsecurity-snippet": "SecRuleEngine Off\nSecRule ARGS \"x\" \"id:2,deny\"\n"}, FeatureMissing},
+	} {
+		ann := map[string]string{}
+		for k, v := range tt.ann {
+			ann[NginxPrefix+k] = v
+		}
+		assert.Equal(t, tt.want, unsupported(tt.key).SeverityFor(ann), "%s %v", tt.key, tt.ann)
+	}
+}
+
+// The warning's text says the same as its severity.
+func TestUnsupportedAnnotationText(t *testing.T) {
+	s := mkSnapshot(
+		mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.1"),
+		mkIngress("prod", "web", 1, withAnnotations(
+			NginxPrefix+"proxy-buffering", "off", NginxPrefix+"use-forwarded-headers", "true", NginxPrefix+"proxy-buffer-size", "16k"),
+			withRules(mkRule("a.example.com", prefix("/", "web", 80)))),
+	)
+	_, ws := compileOK(t, s, Options{})
+	require.Len(t, ws, 3, warningText(ws))
+	msgs := map[string]string{}
+	for _, w := range ws {
+		msgs[w.Field] = w.Message
+	}
+	assert.Contains(t, msgs[annotationField(NginxPrefix+"proxy-buffering")], `"off" asks for what ramjet does anyway`)
+	assert.Contains(t, msgs[annotationField(NginxPrefix+"use-forwarded-headers")], "no effect under ingress-nginx either")
+	assert.Contains(t, msgs[annotationField(NginxPrefix+"proxy-buffer-size")], "is not supported by ramjet and has no effect")
 }

@@ -16,6 +16,7 @@ const (
 	RuleRejected              Reason = "RuleRejected"
 	PathRejected              Reason = "PathRejected"
 	PathTypeUnknown           Reason = "PathTypeUnknown"
+	PathCaseInsensitive       Reason = "PathCaseInsensitive" // an ImplementationSpecific path matched as a regex where ingress-nginx matches a prefix (§4, §19)
 	BackendUnsupported        Reason = "BackendUnsupported"
 	RouteConflict             Reason = "RouteConflict"
 	DefaultBackendConflict    Reason = "DefaultBackendConflict"

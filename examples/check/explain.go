@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"crypto/tls"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -56,7 +57,7 @@ type routeVerdict struct {
 
 type compileWarning = string
 
-func runExplain(paths []string, o *translateOptions, er explainRequest, asJSON bool, stdout, stderr io.Writer) int {
+func runExplain(paths []string, fs *flag.FlagSet, o *translateOptions, er explainRequest, asJSON bool, stdout, stderr io.Writer) int {
 	if er.host == "" && er.path == "" {
 		fmt.Fprintln(stderr, "check: -explain needs -host and -path")
 		return 2
@@ -64,8 +65,7 @@ func runExplain(paths []string, o *translateOptions, er explainRequest, asJSON b
 	if er.path == "" {
 		er.path = "/"
 	}
-	opts, err := o.compile()
-	if err != nil {
+	if _, err := o.compile(); err != nil {
 		fmt.Fprintln(stderr, "check:", err)
 		return 2
 	}
@@ -80,6 +80,10 @@ func runExplain(paths []string, o *translateOptions, er explainRequest, asJSON b
 	if err != nil {
 		fmt.Fprintln(stderr, "check: the request does not parse:", err)
 		return 2
+	}
+	opts, notes := claimOptions(fs, o, snap)
+	for _, n := range notes {
+		fmt.Fprintln(stderr, "note:", n)
 	}
 	res := compile.Compile(*snap, opts)
 	r := router.New(router.Options{Logger: slog.New(slog.DiscardHandler)})

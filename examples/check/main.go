@@ -37,10 +37,19 @@
 //
 // With -report it prints the migration report: per Ingress and in total,
 // each compile warning with its severity (traffic-moves, feature-missing,
-// cosmetic) and what ramjet does instead. Unless -ingress-class and
-// -controller-name say otherwise it claims what ingress-nginx does
-// ("nginx", "k8s.io/ingress-nginx"). It exits 0, or 3 with -strict when
-// anything moves traffic, and 2 when the manifests cannot be loaded.
+// cosmetic) and what ramjet does instead. A document it cannot read is
+// listed, and the rest reported. It exits 0, or 3 with -strict when
+// anything moves traffic or a document was not read, and 2 when nothing
+// can be loaded.
+//
+// -translate, -explain and -report claim the same Ingresses: unless
+// -ingress-class or -controller-name is given, what ingress-nginx claims
+// ("nginx", "k8s.io/ingress-nginx"), or ramjet's class when the input is
+// written for ramjet; a class the Ingresses name but the input lacks is
+// taken as that controller's, with a note.
+//
+// go run reports every failing exit as 1; the exit codes above are the
+// built command's (go build ./examples/check).
 package main
 
 import (
@@ -130,10 +139,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *translate {
-		return runTranslate(fs.Args(), topts, *asJSON, stdout, stderr)
+		return runTranslate(fs.Args(), fs, topts, *asJSON, stdout, stderr)
 	}
 	if *explainFlag {
-		return runExplain(fs.Args(), topts, er, *asJSON, stdout, stderr)
+		return runExplain(fs.Args(), fs, topts, er, *asJSON, stdout, stderr)
 	}
 	if *migrate {
 		return runReport(fs.Args(), fs, topts, *asJSON, *strict, stdout, stderr)

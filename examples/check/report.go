@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"ramjet.dev/ramjet/compile"
-	"ramjet.dev/ramjet/compile/manifest"
 )
 
 // The migration report (-report): what of an ingress-nginx setup does not
@@ -18,13 +17,6 @@ import (
 // totalled per annotation or reason. What ramjet does instead is the
 // warning's own message, so the report says no more and no less than the
 // compiler.
-
-// Unless given, -report claims what ingress-nginx does by default: class
-// "nginx", controller "k8s.io/ingress-nginx".
-const (
-	nginxClass      = "nginx"
-	nginxController = "k8s.io/ingress-nginx"
-)
 
 // severityRank orders findings and totals: the most serious first.
 var severityRank = map[compile.Severity]int{compile.TrafficMoves: 0, compile.FeatureMissing: 1, compile.Cosmetic: 2}
@@ -36,18 +28,37 @@ type migration struct {
 	// another class, not covered.
 	Claimed   int `json:"claimed"`
 	Unclaimed int `json:"unclaimed"`
-	// Clean counts claimed Ingresses without findings.
-	Clean    int        `json:"clean"`
-	Totals   severities `json:"totals"`
-	Ingress  []ingFind  `json:"ingresses"`
-	Other    []finding  `json:"other"`
-	ByTopic  []topic    `json:"byTopic"`
-	Errors   []string   `json:"errors,omitempty"`
-	Skipped  []string   `json:"skipped,omitempty"`
-	Settings [2]string  `json:"settings"` // ingress class, controller name
-	// NoSecrets: the input holds no Secrets (a dump rarely does), so
-	// SecretNotFound findings say nothing and are left out.
-	NoSecrets bool `json:"noSecrets"`
+	// Clean counts claimed Ingresses without findings; CosmeticOnly those
+	// whose findings are all cosmetic.
+	Clean        int        `json:"clean"`
+	CosmeticOnly int        `json:"cosmeticOnly"`
+	Totals       severities `json:"totals"`
+	Ingress      []ingFind  `json:"ingresses"`
+	Other        []finding  `json:"other"`
+	ByTopic      []topic    `json:"byTopic"`
+	Errors       []string   `json:"errors,omitempty"`
+	Skipped      []string   `json:"skipped,omitempty"`
+	Settings     [2]string  `json:"settings"` // ingress class, controller name
+	// NoSecrets: the input holds no Secrets (a dump without them), so
+	// SecretNotFound findings say nothing and are left out; NoServices the
+	// same for Services and ServiceNotFound. Missing counts what was left
+	// out, once for the whole input.
+	NoSecrets  bool      `json:"noSecrets"`
+	NoServices bool      `json:"noServices"`
+	Missing    []missing `json:"missing,omitempty"`
+	// Notes say how the input was read: classes taken as the migration's.
+	Notes []string `json:"notes,omitempty"`
+	// Unreadable are the documents that could not be read, one line each
+	// (a v1beta1 Ingress, a bad object); the rest is reported without them.
+	Unreadable []string `json:"unreadable,omitempty"`
+}
+
+// missing sums the findings left out because the input lacks a kind.
+type missing struct {
+	Kind      string         `json:"kind"`
+	Reason    compile.Reason `json:"reason"`
+	Findings  int            `json:"findings"`
+	Ingresses int            `json:"ingresses"`
 }
 
 type severities struct {
@@ -78,9 +89,14 @@ type finding struct {
 	Reason   compile.Reason   `json:"reason"`
 	Object   string           `json:"object"`
 	Field    string           `json:"field,omitempty"`
-	// Annotation and Value are set when the field is an annotation.
+	// Annotation and Value are set when the field is an annotation; Unset
+	// when the Ingress does not set it (a conflict over a default).
 	Annotation string `json:"annotation,omitempty"`
 	Value      string `json:"value,omitempty"`
+	Unset      bool   `json:"unset,omitempty"`
+	// Winner is the declaration that won, for conflicts
+	// (compile.Warning.WinnerText).
+	Winner string `json:"winner,omitempty"`
 	// Instead is what ramjet does: the warning's message.
 	Instead string `json:"instead"`
 }
@@ -96,23 +112,14 @@ type topic struct {
 }
 
 // runReport reads manifests and prints the migration report. It exits 0,
-// 3 with strict when something would move traffic, 2 when the manifests
-// cannot be loaded or the options are wrong.
+// 3 with strict when something would move traffic or a document could not
+// be read, 2 when nothing can be loaded or the options are wrong.
 func runReport(paths []string, fs *flag.FlagSet, o *translateOptions, asJSON, strict bool, stdout, stderr io.Writer) int {
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	if !given["ingress-class"] {
-		o.ingressClass = nginxClass
-	}
-	if !given["controller-name"] {
-		o.controllerName = nginxController
-	}
-	opts, err := o.compile()
-	if err != nil {
+	if _, err := o.compile(); err != nil {
 		fmt.Fprintln(stderr, "check:", err)
 		return 2
 	}
-	snap, skipped, err := manifest.Load(paths...)
+	snap, skipped, unreadable, err := loadLenient(paths)
 	if err != nil {
 		errs := messages(err)
 		if asJSON {
@@ -123,7 +130,10 @@ func runReport(paths []string, fs *flag.FlagSet, o *translateOptions, asJSON, st
 		}
 		return 2
 	}
+	opts, notes := claimOptions(fs, o, snap)
 	m := buildMigration(*snap, compile.Compile(*snap, opts))
+	m.Notes, m.Unreadable = notes, unreadable
+	m.OK = m.OK && len(unreadable) == 0
 	m.Skipped = skipped
 	m.Settings = [2]string{opts.IngressClass, opts.ControllerName}
 	code := 0
@@ -146,20 +156,39 @@ func buildMigration(snap compile.Snapshot, res compile.Result) migration {
 	}
 	per := map[compile.Ref][]finding{}
 	m.NoSecrets = len(snap.Secrets) == 0
+	m.NoServices = len(snap.Services) == 0
+	// A finding that only says the input lacks a kind is counted once for
+	// the input, not against each Ingress.
+	absent := map[compile.Reason]*missing{}
+	absentIngs := map[compile.Reason]map[compile.Ref]bool{}
 	for _, w := range res.Warnings {
-		if m.NoSecrets && w.Reason == compile.SecretNotFound {
+		if kind := missingKind(m, w.Reason); kind != "" {
+			if absent[w.Reason] == nil {
+				absent[w.Reason] = &missing{Kind: kind, Reason: w.Reason}
+				absentIngs[w.Reason] = map[compile.Ref]bool{}
+			}
+			absent[w.Reason].Findings++
+			absentIngs[w.Reason][w.Object] = true
 			continue
 		}
-		f := finding{Severity: w.Severity(), Reason: w.Reason, Object: w.Object.String(), Field: w.Field, Instead: w.Message}
+		f := finding{Severity: w.SeverityFor(annotations[w.Object]), Reason: w.Reason, Object: w.Object.String(),
+			Field: w.Field, Instead: w.Message, Winner: w.WinnerText()}
 		if key, ok := strings.CutPrefix(w.Field, "metadata.annotations["); ok {
 			f.Annotation = strings.TrimSuffix(key, "]")
-			f.Value = annotations[w.Object][f.Annotation]
+			f.Value, ok = annotations[w.Object][f.Annotation]
+			f.Unset = !ok
 		}
 		m.Totals.add(f.Severity)
 		if w.Object.Kind == "Ingress" {
 			per[w.Object] = append(per[w.Object], f)
 		} else {
 			m.Other = append(m.Other, f)
+		}
+	}
+	for _, r := range []compile.Reason{compile.ServiceNotFound, compile.SecretNotFound} {
+		if a := absent[r]; a != nil {
+			a.Ingresses = len(absentIngs[r])
+			m.Missing = append(m.Missing, *a)
 		}
 	}
 	byFinding := func(a, b finding) int {
@@ -174,6 +203,9 @@ func buildMigration(snap compile.Snapshot, res compile.Result) migration {
 			continue
 		}
 		slices.SortStableFunc(fs, byFinding)
+		if fs[0].Severity == compile.Cosmetic {
+			m.CosmeticOnly++
+		}
 		m.Ingress = append(m.Ingress, ingFind{Ingress: ref.Namespace + "/" + ref.Name, Findings: fs})
 		delete(per, ref)
 	}
@@ -225,22 +257,57 @@ func buildMigration(snap compile.Snapshot, res compile.Result) migration {
 	return m
 }
 
+// missingKind is the kind the input lacks when that is all a warning of
+// reason says, or "".
+func missingKind(m migration, r compile.Reason) string {
+	switch {
+	case m.NoServices && r == compile.ServiceNotFound:
+		return "Services"
+	case m.NoSecrets && r == compile.SecretNotFound:
+		return "Secrets"
+	}
+	return ""
+}
+
 func writeMigration(w io.Writer, m migration) {
 	fmt.Fprintf(w, "Migration report (ingress class %q, controller %q)\n", m.Settings[0], m.Settings[1])
-	fmt.Fprintf(w, "%d Ingresses claimed, %d of another class not covered; %d carry over unchanged\n", m.Claimed, m.Unclaimed, m.Clean)
+	fmt.Fprintf(w, "%d Ingresses claimed, %d of another class not covered; %d carry over unchanged", m.Claimed, m.Unclaimed, m.Clean)
+	if m.CosmeticOnly > 0 {
+		fmt.Fprintf(w, ", %d more with cosmetic findings only", m.CosmeticOnly)
+	}
+	fmt.Fprintln(w)
+	for _, n := range m.Notes {
+		fmt.Fprintln(w, "note: "+n)
+	}
+	if len(m.Unreadable) > 0 {
+		fmt.Fprintf(w, "not read, so not covered: %s (listed below)\n", plural(len(m.Unreadable), "document"))
+	}
 	if m.NoSecrets {
-		fmt.Fprintln(w, "no Secrets in the input: missing TLS Secrets are not reported")
+		fmt.Fprintln(w, "no Secrets in the input: missing TLS and auth Secrets are not reported")
+	}
+	if m.NoServices {
+		fmt.Fprintln(w, "no Services in the input: missing Services are not reported")
+	}
+	for _, a := range m.Missing {
+		fmt.Fprintf(w, "  left out: %s (%s on %s) that only say the input has no %s\n",
+			plural(a.Findings, "finding"), a.Reason, plural(a.Ingresses, "Ingress"), a.Kind)
 	}
 	fmt.Fprintf(w, "findings: %d traffic-moves, %d feature-missing, %d cosmetic\n", m.Totals.TrafficMoves, m.Totals.FeatureMissing, m.Totals.Cosmetic)
 	line := func(f finding) {
 		what := f.Field
-		if f.Annotation != "" {
+		switch {
+		case f.Unset:
+			what = f.Annotation + " (not set)"
+		case f.Annotation != "":
 			what = f.Annotation + ": " + fmt.Sprintf("%q", f.Value)
 		}
 		if what == "" {
 			what = "(object)"
 		}
 		fmt.Fprintf(w, "  %-15s %s [%s]\n  %15s -> %s\n", f.Severity, what, f.Reason, "", strings.ReplaceAll(f.Instead, "\n", " "))
+		if f.Winner != "" {
+			fmt.Fprintf(w, "  %15s    winner: %s\n", "", f.Winner)
+		}
 	}
 	for _, in := range m.Ingress {
 		fmt.Fprintf(w, "\nIngress %s\n", in.Ingress)
@@ -255,13 +322,22 @@ func writeMigration(w io.Writer, m migration) {
 			line(f)
 		}
 	}
+	if len(m.Unreadable) > 0 {
+		fmt.Fprintln(w, "\nNot read")
+		for _, u := range m.Unreadable {
+			fmt.Fprintf(w, "  %s\n", u)
+		}
+	}
 	fmt.Fprintln(w, "\nTotals by annotation or reason")
 	for _, t := range m.ByTopic {
 		fmt.Fprintf(w, "  %-15s %-55s %3d findings, %3d Ingresses\n", t.Severity, t.Topic, t.Findings, t.Ingresses)
 	}
-	if m.OK {
-		fmt.Fprintln(w, "\nnothing moves traffic")
-	} else {
+	switch {
+	case m.Totals.TrafficMoves > 0:
 		fmt.Fprintf(w, "\n%d findings move traffic: review them before switching\n", m.Totals.TrafficMoves)
+	case len(m.Unreadable) > 0:
+		fmt.Fprintln(w, "\nnothing read moves traffic, but not everything was read")
+	default:
+		fmt.Fprintln(w, "\nnothing moves traffic")
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -94,10 +95,141 @@ spec:
 	assert.Contains(t, stdout, "feature-missing nginx.ingress.kubernetes.io/proxy-buffering")
 	assert.Contains(t, stdout, "nothing moves traffic")
 
-	// A load error still prints JSON.
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "bad.yaml"), []byte("kind: [unterminated"), 0o644))
-	code, stdout, _ = checkRun("-report", "-json", dir)
+	// Nothing to load: exit 2, and still JSON.
+	code, stdout, _ = checkRun("-report", "-json", filepath.Join(dir, "absent.yaml"))
 	assert.Equal(t, 2, code)
 	require.NoError(t, json.Unmarshal([]byte(stdout), &doc))
 	assert.NotEmpty(t, doc.Errors)
+}
+
+// A dump as kubectl prints it, of Ingresses only: no Services, Secrets or
+// IngressClasses, one document ramjet cannot read, and settings whose
+// severity depends on their value.
+const ingressOnly = `apiVersion: v1
+kind: List
+items:
+- apiVersion: networking.k8s.io/v1
+  kind: Ingress
+  metadata: {name: old, namespace: prod, creationTimestamp: "2025-01-01T00:00:00Z",
+    annotations: {nginx.ingress.kubernetes.io/backend-protocol: HTTPS, nginx.ingress.kubernetes.io/proxy-ssl-verify: "off"}}
+  spec:
+    ingressClassName: nginx
+    tls: [{hosts: [a.example.com], secretName: a-tls}]
+    rules: [{host: a.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 443}}}}]}}]
+- apiVersion: networking.k8s.io/v1
+  kind: Ingress
+  metadata: {name: new, namespace: prod, creationTimestamp: "2025-02-01T00:00:00Z",
+    annotations: {nginx.ingress.kubernetes.io/use-forwarded-headers: "true"}}
+  spec:
+    ingressClassName: nginx
+    rules: [{host: b.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 443}}}}]}}]
+- apiVersion: networking.k8s.io/v1
+  kind: Ingress
+  metadata: {name: waf, namespace: prod, creationTimestamp: "2025-03-01T00:00:00Z",
+    annotations: {nginx.ingress.kubernetes.io/enable-modsecurity: "true",
+      nginx.ingress.kubernetes.io/modsecurity-snippet: "SecRuleEngine On\nSecRule REQUEST_URI \"@beginsWith /admin\" \"id:1,phase:1,deny,status:403\"\n"}}
+  spec:
+    ingressClassName: nginx
+    rules: [{host: c.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: waf, port: {number: 80}}}}]}}]
+- apiVersion: networking.k8s.io/v1beta1
+  kind: Ingress
+  metadata: {name: legacy, namespace: prod}
+  spec: {backend: {serviceName: web, servicePort: 80}}
+`
+
+func TestReportIngressOnlyDump(t *testing.T) {
+	dir := t.TempDir()
+	dump := filepath.Join(dir, "dump.yaml")
+	require.NoError(t, os.WriteFile(dump, []byte(ingressOnly), 0o644))
+
+	// One unreadable item is a finding, not the end of the report.
+	code, stdout, stderr := checkRun("-report", dump)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "3 Ingresses claimed, 0 of another class not covered; 0 carry over unchanged, 1 more with cosmetic findings only\n")
+	// The class the dump names but does not hold is taken as ours.
+	assert.Contains(t, stdout, `note: IngressClass "nginx" is not in the input: its 3 Ingresses taken as controller "k8s.io/ingress-nginx"'s`)
+	assert.Contains(t, stdout, "not read, so not covered: 1 document (listed below)")
+	assert.Contains(t, stdout, "items[3]")
+	assert.Contains(t, stdout, "networking.k8s.io/v1beta1 Ingress is not supported")
+	// Findings that only say the dump lacks a kind are summed once.
+	assert.Contains(t, stdout, "left out: 3 findings (ServiceNotFound on 3 Ingresses) that only say the input has no Services")
+	assert.Contains(t, stdout, "left out: 1 finding (SecretNotFound on 1 Ingress) that only say the input has no Secrets")
+	assert.NotContains(t, stdout, "[ServiceNotFound]")
+	// Severity reads the value, and keys ingress-nginx does not read are cosmetic.
+	assert.Contains(t, stdout, `cosmetic        nginx.ingress.kubernetes.io/proxy-ssl-verify: "off" [AnnotationUnsupported]`)
+	assert.Contains(t, stdout, `cosmetic        nginx.ingress.kubernetes.io/use-forwarded-headers: "true" [AnnotationUnsupported]`)
+	assert.Contains(t, stdout, "no effect under ingress-nginx either")
+	assert.Contains(t, stdout, `traffic-moves   nginx.ingress.kubernetes.io/modsecurity-snippet: `)
+	// A conflict names its winner; a setting the Ingress leaves unset is
+	// shown as such.
+	assert.Contains(t, stdout, "ramjet.dev/backend-protocol (not set) [AnnotationConflict]")
+	assert.Contains(t, stdout, "winner: Ingress prod/old\n")
+
+	code, _, _ = checkRun("-report", "-strict", dump)
+	assert.Equal(t, 3, code, "not everything was read")
+
+	code, stdout, stderr = checkRun("-report", "-json", dump)
+	require.Equal(t, 0, code, stderr)
+	var doc migration
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc))
+	assert.Len(t, doc.Unreadable, 1)
+	assert.Equal(t, 0, doc.Clean)
+	assert.Equal(t, 1, doc.CosmeticOnly)
+	assert.Equal(t, []missing{
+		{Kind: "Services", Reason: "ServiceNotFound", Findings: 3, Ingresses: 3},
+		{Kind: "Secrets", Reason: "SecretNotFound", Findings: 1, Ingresses: 1},
+	}, doc.Missing)
+	var conflict *finding
+	for _, in := range doc.Ingress {
+		for i, f := range in.Findings {
+			if f.Reason == "AnnotationConflict" {
+				conflict = &in.Findings[i]
+			}
+		}
+	}
+	require.NotNil(t, conflict)
+	assert.Equal(t, "Ingress prod/old", conflict.Winner)
+	assert.True(t, conflict.Unset)
+
+	// -translate and -explain claim what -report claims.
+	code, _, stderr = checkRun("-translate", dump)
+	assert.Equal(t, 2, code, "-translate reads strictly")
+	assert.Contains(t, stderr, "v1beta1")
+	require.NoError(t, os.WriteFile(dump, []byte(ingressOnly[:strings.Index(ingressOnly, "- apiVersion: networking.k8s.io/v1beta1")]), 0o644))
+	code, stdout, stderr = checkRun("-translate", dump)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "host a.example.com")
+	assert.Contains(t, stderr, `note: IngressClass "nginx" is not in the input`)
+	code, stdout, stderr = checkRun("-explain", "-host", "b.example.com", "-path", "/", dump)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "WIN Prefix / -> Ingress prod/new")
+}
+
+// The exit codes the README documents reach the shell: go run turns every
+// failing exit into 1, so each documented -strict command runs a built
+// binary, and the built binary exits 3.
+func TestReportExitCodes(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	n := 0
+	for line := range strings.Lines(string(readme)) {
+		if strings.Contains(line, "-report -strict") {
+			n++
+			assert.NotContains(t, line, "go run", "go run reports exit 3 as 1: %s", line)
+		}
+	}
+	require.NotZero(t, n, "the README documents -report -strict")
+	if testing.Short() {
+		t.Skip("builds the command")
+	}
+	bin := filepath.Join(t.TempDir(), "check")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	err = exec.Command(bin, "-report", "-strict", clusterDump).Run()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, 3, exit.ExitCode())
+	err = exec.Command(bin, "-report", filepath.Join(t.TempDir(), "absent")).Run()
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, 2, exit.ExitCode())
 }

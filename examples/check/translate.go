@@ -23,8 +23,8 @@ var translateFlagNames = []string{"ingress-class", "controller-name", "default-b
 
 func translateFlags(fs *flag.FlagSet) *translateOptions {
 	o := &translateOptions{}
-	fs.StringVar(&o.ingressClass, "ingress-class", compile.DefaultIngressClass, "-translate: class answered for the kubernetes.io/ingress.class annotation")
-	fs.StringVar(&o.controllerName, "controller-name", compile.DefaultControllerName, "-translate: matched against IngressClass.spec.controller")
+	fs.StringVar(&o.ingressClass, "ingress-class", nginxClass, "class answered for the kubernetes.io/ingress.class annotation (ramjet's when the input holds an IngressClass of ramjet's controller)")
+	fs.StringVar(&o.controllerName, "controller-name", nginxController, "matched against IngressClass.spec.controller (ramjet's when the input holds an IngressClass of ramjet's controller)")
 	fs.StringVar(&o.defaultBackend, "default-backend", "", "-translate: global default backend, namespace/name:port")
 	fs.BoolVar(&o.watchWithoutClass, "watch-ingress-without-class", false, "-translate: also claim Ingresses that name no class")
 	fs.BoolVar(&o.sslRedirect, "ssl-redirect", true, "-translate: redirect plain HTTP to HTTPS for TLS hosts")
@@ -60,9 +60,8 @@ func (o *translateOptions) compile() (compile.Options, error) {
 }
 
 // runTranslate compiles manifests and prints the result.
-func runTranslate(paths []string, o *translateOptions, asJSON bool, stdout, stderr io.Writer) int {
-	opts, err := o.compile()
-	if err != nil {
+func runTranslate(paths []string, fs *flag.FlagSet, o *translateOptions, asJSON bool, stdout, stderr io.Writer) int {
+	if _, err := o.compile(); err != nil {
 		fmt.Fprintln(stderr, "check:", err)
 		return 2
 	}
@@ -79,7 +78,12 @@ func runTranslate(paths []string, o *translateOptions, asJSON bool, stdout, stde
 		}
 		return 2
 	}
+	opts, notes := claimOptions(fs, o, snap)
 	res := compile.Compile(*snap, opts)
+	// Notes go to stderr so that stdout is exactly the golden format.
+	for _, n := range notes {
+		fmt.Fprintln(stderr, "note:", n)
+	}
 	if asJSON {
 		return encode(translation(res, skipped), 0, stdout, stderr)
 	}

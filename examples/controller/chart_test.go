@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,11 +36,7 @@ import (
 func renderChart(t *testing.T, release, namespace string, overrides map[string]any) string {
 	t.Helper()
 	dir := filepath.Join("deploy", "chart")
-	raw, err := os.ReadFile(filepath.Join(dir, "values.yaml"))
-	require.NoError(t, err)
-	values := map[string]any{}
-	require.NoError(t, yaml.Unmarshal(raw, &values))
-	mergeValues(values, overrides)
+	values := chartValues(t, overrides)
 
 	funcs := template.FuncMap{
 		"quote": func(v any) string { return strconv.Quote(fmt.Sprint(v)) },
@@ -71,6 +69,107 @@ func renderChart(t *testing.T, release, namespace string, overrides map[string]a
 		fmt.Fprintf(&out, "---\n# Source: %s\n%s\n", filepath.Base(f), b.String())
 	}
 	return out.String()
+}
+
+// chartValues are the chart's values.yaml deep-merged with overrides, and
+// checked against values.schema.json as Helm checks them before rendering.
+func chartValues(t *testing.T, overrides map[string]any) map[string]any {
+	t.Helper()
+	dir := filepath.Join("deploy", "chart")
+	raw, err := os.ReadFile(filepath.Join(dir, "values.yaml"))
+	require.NoError(t, err)
+	values := map[string]any{}
+	require.NoError(t, yaml.Unmarshal(raw, &values))
+	mergeValues(values, overrides)
+	require.NoError(t, validateValues(t, values), "values.schema.json")
+	return values
+}
+
+// validateValues checks values against the chart's values.schema.json, for
+// the part of JSON Schema it uses: type, properties, additionalProperties,
+// enum, minimum and minLength.
+func validateValues(t *testing.T, values map[string]any) error {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("deploy", "chart", "values.schema.json"))
+	require.NoError(t, err)
+	var schema map[string]any
+	require.NoError(t, json.Unmarshal(raw, &schema))
+	// Through JSON, as Helm sees the values: numbers are float64.
+	doc, err := json.Marshal(values)
+	require.NoError(t, err)
+	var v any
+	require.NoError(t, json.Unmarshal(doc, &v))
+	return checkSchema(schema, v, "values")
+}
+
+func checkSchema(schema map[string]any, v any, at string) error {
+	if want, ok := schema["type"]; ok {
+		types, _ := want.([]any)
+		if s, ok := want.(string); ok {
+			types = []any{s}
+		}
+		if !slices.ContainsFunc(types, func(ty any) bool { return jsonType(v, ty.(string)) }) {
+			return fmt.Errorf("%s: %v is not of type %v", at, v, want)
+		}
+	}
+	if enum, ok := schema["enum"].([]any); ok && !slices.Contains(enum, v) {
+		return fmt.Errorf("%s: %v is not one of %v", at, v, enum)
+	}
+	if min, ok := schema["minimum"].(float64); ok {
+		if n, ok := v.(float64); ok && n < min {
+			return fmt.Errorf("%s: %v is below %v", at, v, min)
+		}
+	}
+	if min, ok := schema["minLength"].(float64); ok {
+		if s, ok := v.(string); ok && float64(len(s)) < min {
+			return fmt.Errorf("%s: %q is shorter than %v", at, s, min)
+		}
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	props, _ := schema["properties"].(map[string]any)
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		if sub, ok := props[k].(map[string]any); ok {
+			if err := checkSchema(sub, obj[k], at+"."+k); err != nil {
+				return err
+			}
+			continue
+		}
+		switch extra := schema["additionalProperties"].(type) {
+		case bool:
+			if !extra {
+				return fmt.Errorf("%s: unknown key %q", at, k)
+			}
+		case map[string]any:
+			if err := checkSchema(extra, obj[k], at+"."+k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func jsonType(v any, ty string) bool {
+	switch ty {
+	case "object":
+		_, ok := v.(map[string]any)
+		return ok
+	case "string":
+		_, ok := v.(string)
+		return ok
+	case "boolean":
+		_, ok := v.(bool)
+		return ok
+	case "number":
+		_, ok := v.(float64)
+		return ok
+	case "integer":
+		n, ok := v.(float64)
+		return ok && n == float64(int64(n))
+	}
+	return false
 }
 
 func toInt(v any) int64 {
@@ -229,4 +328,102 @@ func TestChart(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The chart renders what deploy/deployment.yaml and rbac.yaml have: the
+// replicas spread over nodes, and (when asked) the namespace with its Pod
+// Security labels.
+func TestChartMatchesManifests(t *testing.T) {
+	deploy := readManifests(t, "deployment.yaml")
+	rbac := readManifests(t, "rbac.yaml")
+	want := findObject[*appsv1.Deployment](t, deploy)
+	wantNS := findObject[*corev1.Namespace](t, rbac)
+
+	objs := decodeStrict(t, renderChart(t, "edge", "ingress", nil))
+	d := findObject[*appsv1.Deployment](t, objs)
+	for _, dep := range []*appsv1.Deployment{want, d} {
+		a := dep.Spec.Template.Spec.Affinity
+		require.NotNil(t, a, "%s: affinity", dep.Name)
+		require.NotNil(t, a.PodAntiAffinity, "%s: podAntiAffinity", dep.Name)
+		terms := a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution
+		require.Len(t, terms, 1, dep.Name)
+		require.Equal(t, "kubernetes.io/hostname", terms[0].PodAffinityTerm.TopologyKey)
+		// The selector picks this Deployment's own pods.
+		for k, v := range terms[0].PodAffinityTerm.LabelSelector.MatchLabels {
+			require.Equal(t, v, dep.Spec.Template.Labels[k], "%s: anti-affinity label %s", dep.Name, k)
+		}
+		require.Equal(t, dep.Spec.Selector.MatchLabels, terms[0].PodAffinityTerm.LabelSelector.MatchLabels, dep.Name)
+	}
+	for _, o := range objs {
+		_, isNS := o.(*corev1.Namespace)
+		require.False(t, isNS, "no Namespace unless namespace.create")
+	}
+
+	// A values file's own affinity replaces the default.
+	own := map[string]any{"nodeAffinity": map[string]any{"requiredDuringSchedulingIgnoredDuringExecution": map[string]any{
+		"nodeSelectorTerms": []any{map[string]any{"matchExpressions": []any{map[string]any{"key": "edge", "operator": "Exists"}}}}}}}
+	objs = decodeStrict(t, renderChart(t, "edge", "ingress", map[string]any{"controller": map[string]any{"affinity": own}}))
+	a := findObject[*appsv1.Deployment](t, objs).Spec.Template.Spec.Affinity
+	require.Nil(t, a.PodAntiAffinity)
+	require.NotNil(t, a.NodeAffinity)
+
+	objs = decodeStrict(t, renderChart(t, "edge", "ingress", map[string]any{"namespace": map[string]any{"create": true}}))
+	ns := findObject[*corev1.Namespace](t, objs)
+	require.Equal(t, "ingress", ns.Name)
+	require.Equal(t, wantNS.Labels, ns.Labels)
+}
+
+// values.schema.json refuses what Helm would otherwise render silently
+// wrong: a misspelt key, a value of the wrong type or outside its set.
+func TestChartValuesSchema(t *testing.T) {
+	chartValues(t, nil)
+	for _, bad := range []map[string]any{
+		{"controller": map[string]any{"replicaCont": 3}},
+		{"controller": map[string]any{"replicaCount": "3"}},
+		{"controller": map[string]any{"replicaCount": 0}},
+		{"controller": map[string]any{"service": map[string]any{"type": "Ingress"}}},
+		{"controller": map[string]any{"ingressClassResource": map[string]any{"default": "yes"}}},
+		{"namespace": map[string]any{"podSecurity": "strict"}},
+	} {
+		raw, err := os.ReadFile(filepath.Join("deploy", "chart", "values.yaml"))
+		require.NoError(t, err)
+		values := map[string]any{}
+		require.NoError(t, yaml.Unmarshal(raw, &values))
+		mergeValues(values, bad)
+		require.Error(t, validateValues(t, values), "%v", bad)
+	}
+}
+
+// The README's helm install beside an ingress-nginx install: its
+// IngressClass must not be ingress-nginx's, which Helm would refuse to
+// adopt and which both controllers would then claim.
+func TestChartReadmeInstall(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	_, rest, found := strings.Cut(string(readme), "helm install ")
+	require.True(t, found, "the README shows a helm install")
+	// The command and its continuation lines.
+	cmd := ""
+	for line := range strings.Lines(rest) {
+		cmd += line
+		if !strings.HasSuffix(strings.TrimRight(line, "\n"), "\\") {
+			break
+		}
+	}
+	overrides := map[string]any{}
+	for _, m := range regexp.MustCompile(`--set ([\w.]+)=(\S+)`).FindAllStringSubmatch(cmd, -1) {
+		keys := strings.Split(m[1], ".")
+		at := overrides
+		for _, k := range keys[:len(keys)-1] {
+			if at[k] == nil {
+				at[k] = map[string]any{}
+			}
+			at = at[k].(map[string]any)
+		}
+		at[keys[len(keys)-1]] = m[2]
+	}
+	objs := decodeStrict(t, renderChart(t, "edge", "ingress", overrides))
+	class := findObject[*networkingv1.IngressClass](t, objs)
+	require.NotEqual(t, "nginx", class.Name, "ingress-nginx's IngressClass: %s", cmd)
+	require.NotEqual(t, "k8s.io/ingress-nginx", class.Spec.Controller, cmd)
 }

@@ -49,7 +49,6 @@ var ingressNginxFlags = map[string]string{
 	"update-status-on-shutdown":       "ramjet never clears status on shutdown (as with =false); remove the flag",
 	"report-node-internal-ip-address": "use --publish-status-address with the addresses to publish",
 	"status-update-interval":          "ramjet writes status when the table or the publish Service changes; remove the flag",
-	"version":                         "the version is in the image tag; remove the flag",
 	"enable-ssl-passthrough":          "ramjet terminates TLS itself and has no passthrough; remove the flag and route those hosts with a LoadBalancer Service",
 	"ssl-passthrough-proxy-port":      "ramjet has no passthrough; remove the flag",
 	"disable-svc-external-name":       "ExternalName Services always answer 503 in ramjet (SPEC §8); remove the flag",

@@ -31,6 +31,9 @@
 // SIGTERM fails /readyz and drains for -shutdown-grace-period before the
 // listeners close; "controller -wait-shutdown" is the Deployment's preStop
 // hook that starts it (see README.md).
+//
+// "controller --version" prints the release, the source revision and the Go
+// version, and exits.
 package main
 
 import (
@@ -58,6 +61,10 @@ func main() {
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	if len(args) == 1 && strings.TrimLeft(args[0], "-") == "wait-shutdown" {
 		return waitShutdown(stderr)
+	}
+	if versionRequested(args) {
+		printVersion(stdout)
+		return 0
 	}
 	cfg, err := parseFlags(args, stderr, getenv)
 	if errors.Is(err, flag.ErrHelp) {

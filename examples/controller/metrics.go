@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -208,7 +209,12 @@ func (m *metrics) observe(r router.Record) {
 	lv[3] = r.Route.Namespace
 	lv[4] = r.Route.Name
 	lv[5] = r.Service.Name
-	lv[6] = "" // canary: no canary backends yet
+	if primary, ok := servedByCanary(r); ok {
+		// As ingress-nginx: the location's Service is the primary's, and
+		// canary names the alternative upstream that took the request.
+		lv[5] = primary.Name
+		lv[6] = upstreamName(r.Backend)
+	}
 	labels := lv[:7]
 	if m.perHost {
 		lv[7] = host
@@ -229,6 +235,31 @@ func (m *metrics) observe(r router.Record) {
 	if r.Tries > 1 {
 		m.retries.WithLabelValues(r.Route.Namespace, r.Route.Name, r.Service.Name).Add(float64(r.Tries - 1))
 	}
+}
+
+// servedByCanary reports whether the matched route's canary served r, and
+// the primary backend it took the request from. A host's fallback carries
+// no route in the record, so its canary is not told apart.
+func servedByCanary(r router.Record) (*match.Backend, bool) {
+	if r.MatchedRoute == nil || r.Backend == "" {
+		return nil, false
+	}
+	primary := r.MatchedRoute.Backend
+	if primary == nil || primary.Traffic == nil || primary.Traffic.Canary == nil || primary.Traffic.Canary.Backend == nil {
+		return nil, false
+	}
+	return primary, primary.Traffic.Canary.Backend.ID == r.Backend
+}
+
+// upstreamName is ingress-nginx's name for the upstream of a backend ID
+// ("namespace/name:port"): "namespace-name-port", the label value its
+// canary label carries.
+func upstreamName(id string) string {
+	ns, rest, _ := strings.Cut(id, "/")
+	if i := strings.LastIndexByte(rest, ':'); i >= 0 {
+		return ns + "-" + rest[:i] + "-" + rest[i+1:]
+	}
+	return ns + "-" + rest
 }
 
 // statusLabels holds the label of every three-digit status, so that

@@ -224,6 +224,22 @@ func TestMetricsRequestLabels(t *testing.T) {
 			want: []map[string]string{with(shop, "method", "OTHER", "path", "/")},
 		},
 		{
+			// ingress-nginx labels a request its canary took with the
+			// primary location's Service and the canary's upstream name.
+			name: "a request the canary served",
+			recs: func() []router.Record {
+				canary := &match.Backend{ID: "shop/api-canary:8080", Namespace: "shop", Name: "api-canary", Port: 8080}
+				primary := &match.Backend{ID: "shop/api:80", Namespace: "shop", Name: "api", Port: 80,
+					Traffic: &match.Traffic{Canary: &match.Canary{Backend: canary, Weight: 10, WeightTotal: 100}}}
+				route := &match.Route{Type: apiRoute.Type, Path: apiRoute.Path, Source: apiRoute.Source, Backend: primary}
+				toCanary := proxied("shop.example.com", "shop.example.com", route)
+				toCanary.Backend = canary.ID
+				toCanary.Service = router.Service{Namespace: "shop", Name: "api-canary", Port: 8080}
+				return []router.Record{proxied("shop.example.com", "shop.example.com", route), toCanary}
+			}(),
+			want: []map[string]string{shop, with(shop, "canary", "shop-api-canary-8080")},
+		},
+		{
 			name: "the router's own answer: route and Service when chosen",
 			recs: []router.Record{{
 				Method: "GET", Host: "shop.example.com", Path: "/nothing", Status: 404, Reason: router.ReasonNoRoute,

@@ -37,6 +37,11 @@ import (
 // the binary in the tools cache and must match examples/kube-apiserver.
 const KubeVersion = "v1.37.2"
 
+// EtcdVersion is the etcd release .ci/kube-tools builds into the tools cache
+// when no etcd is on PATH and Debian's package cannot be installed; it must
+// match the go.etcd.io/etcd/server/v3 requirement of examples/kube-apiserver.
+const EtcdVersion = "v3.7.0"
+
 // Environment variables read by the harness.
 const (
 	EnvEtcd       = "RAMJET_ETCD"           // path of the etcd binary
@@ -151,8 +156,10 @@ func locate(getenv func(string) string, lookPath func(string) (string, error)) (
 		bins.etcd = p
 	} else if p, err := lookPath("etcd"); err == nil {
 		bins.etcd = p
+	} else if p := cachedTool(getenv, "etcd-"+EtcdVersion); checkExecutable(p) == nil {
+		bins.etcd = p
 	} else {
-		missing = append(missing, fmt.Sprintf("etcd is not on PATH and %s is unset", EnvEtcd))
+		missing = append(missing, fmt.Sprintf("etcd is not on PATH, not at %s, and %s is unset", p, EnvEtcd))
 	}
 
 	if p := getenv(EnvAPIServer); p != "" {
@@ -161,7 +168,7 @@ func locate(getenv func(string) string, lookPath func(string) (string, error)) (
 		}
 		bins.apiserver = p
 	} else {
-		p := cachedAPIServer(getenv)
+		p := cachedTool(getenv, "kube-apiserver-"+KubeVersion)
 		if checkExecutable(p) == nil {
 			bins.apiserver = p
 		} else {
@@ -171,13 +178,13 @@ func locate(getenv func(string) string, lookPath func(string) (string, error)) (
 	return bins, missing, nil
 }
 
-// cachedAPIServer is where .ci/kube-tools builds kube-apiserver.
-func cachedAPIServer(getenv func(string) string) string {
+// cachedTool is where .ci/kube-tools builds the binary name.
+func cachedTool(getenv func(string) string, name string) string {
 	dir := getenv(EnvToolsCache)
 	if dir == "" {
 		dir = filepath.Join(getenv("HOME"), ".cache", "ramjet-tools")
 	}
-	return filepath.Join(dir, "kube-apiserver-"+KubeVersion)
+	return filepath.Join(dir, name)
 }
 
 func checkExecutable(path string) error {

@@ -23,6 +23,7 @@ func TestLocate(t *testing.T) {
 	etcdPath := exe("path/etcd")
 	apiCache := exe("cache/kube-apiserver-" + KubeVersion)
 	apiHome := exe("home/.cache/ramjet-tools/kube-apiserver-" + KubeVersion)
+	etcdHome := exe("home/.cache/ramjet-tools/etcd-" + EtcdVersion)
 	plain := filepath.Join(dir, "plain")
 	require.NoError(t, os.WriteFile(plain, nil, 0o644))
 
@@ -56,11 +57,17 @@ func TestLocate(t *testing.T) {
 			want:     binaries{etcd: etcdPath, apiserver: apiHome},
 		},
 		{
+			name:     "etcd built into the cache when none is on PATH",
+			env:      map[string]string{"HOME": filepath.Join(dir, "home")},
+			lookPath: notOnPath,
+			want:     binaries{etcd: etcdHome, apiserver: apiHome},
+		},
+		{
 			name:     "nothing installed",
 			env:      map[string]string{"HOME": filepath.Join(dir, "nohome")},
 			lookPath: notOnPath,
 			wantMissing: []string{
-				"etcd is not on PATH and RAMJET_ETCD is unset",
+				"etcd is not on PATH, not at " + filepath.Join(dir, "nohome/.cache/ramjet-tools/etcd-"+EtcdVersion) + ", and RAMJET_ETCD is unset",
 				"kube-apiserver is not at " + filepath.Join(dir, "nohome/.cache/ramjet-tools/kube-apiserver-"+KubeVersion) + " and RAMJET_KUBE_APISERVER is unset",
 			},
 		},

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"ramjet.dev/ramjet/classify"
+	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/compile/manifest"
+)
+
+// What -translate, -explain and -report read, and which class they claim,
+// decided in one place so the three views of one input agree.
+
+// Unless -ingress-class and -controller-name are given, the views claim
+// what ingress-nginx does by default, the migration's class: class
+// "nginx", controller "k8s.io/ingress-nginx". An input written for ramjet
+// (an IngressClass of ramjet's controller, or an Ingress naming class
+// "ramjet", as the demo manifests do) claims ramjet's defaults.
+const (
+	nginxClass      = "nginx"
+	nginxController = "k8s.io/ingress-nginx"
+)
+
+// classDefaults fills in the class options the flags left unset, from what
+// snap holds.
+func classDefaults(fs *flag.FlagSet, o *translateOptions, snap *compile.Snapshot) {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if given["ingress-class"] || given["controller-name"] {
+		return
+	}
+	if ramjetsOwn(snap) {
+		o.ingressClass, o.controllerName = compile.DefaultIngressClass, compile.DefaultControllerName
+		return
+	}
+	o.ingressClass, o.controllerName = nginxClass, nginxController
+}
+
+// ramjetsOwn reports whether snap is written for ramjet: it holds an
+// IngressClass of ramjet's controller, or an Ingress names ramjet's class.
+func ramjetsOwn(snap *compile.Snapshot) bool {
+	for _, ic := range snap.IngressClasses {
+		if ic.Spec.Controller == compile.DefaultControllerName {
+			return true
+		}
+	}
+	for _, ing := range snap.Ingresses {
+		if ing.Annotations[classify.AnnotationIngressClass] == compile.DefaultIngressClass ||
+			(ing.Spec.IngressClassName != nil && *ing.Spec.IngressClassName == compile.DefaultIngressClass) {
+			return true
+		}
+	}
+	return false
+}
+
+// claimOptions are the compile options for snap: the flags, the class
+// defaults, and an IngressClass for each class the input lacks; the notes
+// say which were adopted. The options were validated before.
+func claimOptions(fs *flag.FlagSet, o *translateOptions, snap *compile.Snapshot) (compile.Options, []string) {
+	classDefaults(fs, o, snap)
+	opts, _ := o.compile()
+	return opts, adoptAbsentClasses(snap, opts.ControllerName)
+}
+
+// adoptAbsentClasses makes each class that an Ingress names in
+// spec.ingressClassName but the input does not hold (a dump of Ingresses
+// without IngressClasses) an IngressClass of controller: the Ingresses are
+// reported as the migration's, not as another controller's. It returns one
+// note per class adopted.
+func adoptAbsentClasses(snap *compile.Snapshot, controller string) []string {
+	held := map[string]bool{}
+	for _, ic := range snap.IngressClasses {
+		held[ic.Name] = true
+	}
+	count := map[string]int{}
+	var names []string
+	for _, ing := range snap.Ingresses {
+		name := ing.Spec.IngressClassName
+		if name == nil || *name == "" || held[*name] {
+			continue
+		}
+		if count[*name] == 0 {
+			names = append(names, *name)
+		}
+		count[*name]++
+	}
+	slices.Sort(names)
+	var notes []string
+	for _, name := range names {
+		snap.IngressClasses = append(snap.IngressClasses, &networkingv1.IngressClass{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec:       networkingv1.IngressClassSpec{Controller: controller},
+		})
+		notes = append(notes, fmt.Sprintf("IngressClass %q is not in the input: its %s taken as controller %q's", name, plural(count[name], "Ingress"), controller))
+	}
+	return notes
+}
+
+// loadLenient reads manifests as manifest.Load does, except that a
+// document (or List item) that cannot be read is left out and returned as
+// one line in unreadable rather than failing the whole input: one v1beta1
+// Ingress in a dump of hundreds should not hide the others. err is set
+// only when nothing can be read (no such file, no arguments).
+func loadLenient(paths []string) (snap *compile.Snapshot, skipped, unreadable []string, err error) {
+	snap, skipped, err = manifest.Load(paths...)
+	if err == nil {
+		return snap, skipped, nil, nil
+	}
+	// bad[file][document] lists the List items at fault; -1 is the whole
+	// document, and document 0 the whole file.
+	bad := map[string]map[int][]int{}
+	for _, e := range leaves(err) {
+		var me *manifest.Error
+		if !errors.As(e, &me) || me.File == "" {
+			return nil, nil, nil, err
+		}
+		f := filepath.Clean(me.File)
+		if bad[f] == nil {
+			bad[f] = map[int][]int{}
+		}
+		bad[f][me.Document] = append(bad[f][me.Document], me.Item)
+		unreadable = append(unreadable, me.Error())
+	}
+	var files []string
+	for _, p := range paths {
+		found, ferr := manifest.Files(p)
+		if ferr != nil {
+			return nil, nil, nil, err
+		}
+		for _, f := range found {
+			if !slices.Contains(files, filepath.Clean(f)) {
+				files = append(files, filepath.Clean(f))
+			}
+		}
+	}
+	snap = &compile.Snapshot{}
+	skipped = nil
+	for _, f := range files {
+		docs := bad[f]
+		if _, whole := docs[0]; whole {
+			continue
+		}
+		data, rerr := os.ReadFile(f)
+		if rerr != nil {
+			return nil, nil, nil, err
+		}
+		kept, kerr := keepReadable(data, docs)
+		if kerr != nil {
+			return nil, nil, nil, err
+		}
+		s, sk, derr := manifest.Decode(f, kept)
+		if derr != nil {
+			return nil, nil, nil, errors.Join(err, derr)
+		}
+		snap.Ingresses = append(snap.Ingresses, s.Ingresses...)
+		snap.IngressClasses = append(snap.IngressClasses, s.IngressClasses...)
+		snap.Services = append(snap.Services, s.Services...)
+		snap.EndpointSlices = append(snap.EndpointSlices, s.EndpointSlices...)
+		snap.Secrets = append(snap.Secrets, s.Secrets...)
+		skipped = append(skipped, sk...)
+	}
+	return snap, skipped, unreadable, nil
+}
+
+// leaves unwraps a join of errors into its parts.
+func leaves(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, leaves(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+// keepReadable returns the stream's documents as a JSON stream without
+// those bad names: a document whose list holds -1 is dropped, otherwise
+// the listed items of its List. Documents are counted as manifest counts
+// them, so the positions of its errors apply.
+func keepReadable(data []byte, bad map[int][]int) ([]byte, error) {
+	var docs [][]byte
+	if utilyaml.IsJSONBuffer(data) {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		for {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err == io.EOF {
+				break
+			} else if err != nil {
+				docs = append(docs, nil) // the rest cannot be split: manifest reported it
+				break
+			}
+			docs = append(docs, raw)
+		}
+	} else {
+		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+		for {
+			doc, err := r.Read()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				docs = append(docs, nil)
+				break
+			}
+			js, err := utilyaml.ToJSON(doc)
+			if err != nil {
+				js = nil // manifest reported it
+			}
+			docs = append(docs, js)
+		}
+	}
+	var out bytes.Buffer
+	for i, doc := range docs {
+		items := bad[i+1]
+		if doc == nil || slices.Contains(items, -1) || bytes.Equal(bytes.TrimSpace(doc), []byte("null")) {
+			continue
+		}
+		if len(items) > 0 {
+			var list map[string]any
+			if err := json.Unmarshal(doc, &list); err != nil {
+				continue
+			}
+			all, _ := list["items"].([]any)
+			keep := []any{}
+			for j, it := range all {
+				if !slices.Contains(items, j) {
+					keep = append(keep, it)
+				}
+			}
+			list["items"] = keep
+			var err error
+			if doc, err = json.Marshal(list); err != nil {
+				return nil, err
+			}
+		}
+		out.Write(doc)
+		out.WriteByte('\n')
+	}
+	return out.Bytes(), nil
+}
+
+// plural is "n thing" or "n things" ("n Ingresses").
+func plural(n int, thing string) string {
+	if n == 1 {
+		return strconv.Itoa(n) + " " + thing
+	}
+	if strings.HasSuffix(thing, "s") {
+		return strconv.Itoa(n) + " " + thing + "es"
+	}
+	return strconv.Itoa(n) + " " + thing + "s"
+}

@@ -210,6 +210,16 @@ type Options struct {
 	// DefaultAuthTimeout (10 s). The subrequest goes through Transport
 	// when set, else through the pooled HTTP/1.1 transport New builds.
 	AuthTimeout time.Duration
+	// HSTS is the Strict-Transport-Security value sent on every answer
+	// to a request that came over TLS, the router's own answers and
+	// redirects included, replacing a backend's, as ingress-nginx's hsts
+	// setting; never over plain HTTP. "": DefaultHSTS, ingress-nginx's
+	// default; HSTSHeader builds one from ingress-nginx's hsts-* keys. A
+	// value holding a control character sends none.
+	HSTS string
+	// DisableHSTS sends no Strict-Transport-Security header (ingress-nginx's
+	// hsts: "false"); a backend's own passes through.
+	DisableHSTS bool
 	// PasswordChecks bounds the slow password checks (bcrypt, apr1) of
 	// basic authentication running at once. A request that finds no free
 	// slot within a second answers 503 (ReasonAuthBusy), so a flood of
@@ -336,6 +346,9 @@ type Router struct {
 	// Options.TrustForwardedFor.
 	fullForwardedFor bool
 	returnRequestID  bool
+	// hsts is the Strict-Transport-Security value (see hstsValue); nil:
+	// none is sent.
+	hsts []string
 
 	// Request body limits (see Options): maxBody 0 means none,
 	// bodyBuffer is how much of a body is held in memory.
@@ -418,6 +431,7 @@ func New(o Options) *Router {
 
 		trustForwardedProto: o.TrustForwardedProto,
 		returnRequestID:     o.ReturnRequestID,
+		hsts:                hstsValue(o),
 	}
 	if o.TrustForwardedFor {
 		r.realIPFrom = normalizePrefixes(o.ProxyRealIPCIDR)

@@ -275,7 +275,8 @@ func (s *configMapSettings) update(data map[string]string, found bool) config {
 	for _, key := range slices.Sorted(maps.Keys(configMapKeys)) {
 		old, had := s.start[key]
 		cur, has := data[key]
-		if configMapKeys[key].atStart && (old != cur || had != has) {
+		k := configMapKeys[key]
+		if k.atStart && (old != cur || had != has) && (k.flag == "" || !slices.Contains(s.set, k.flag)) {
 			warns = append(warns, configMapWarning{key, "changed since start; it takes effect when the controller restarts", compile.TrafficMoves})
 		}
 	}

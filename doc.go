@@ -1017,7 +1017,9 @@
 //   - Every answer to a request that arrived over TLS carries
 //     Strict-Transport-Security: max-age=31536000; includeSubDomains
 //     (ingress-nginx's defaults), the router's own answers (404, 503,
-//     redirects) included, replacing a value the backend sent. A request
+//     redirects) included, replacing a value the backend sent; not the
+//     answers nginx makes outside any location (a www twin's redirect,
+//     app-root's, a 400 for a bad Host or request-target). A request
 //     over plain HTTP never gets it, whatever X-Forwarded-Proto says, as
 //     ingress-nginx tests the connection's scheme; hosts without a
 //     certificate of their own get it too, as ingress-nginx's header filter

@@ -51,11 +51,27 @@ func hstsValue(o Options) []string {
 // (ngx.header[...] = value replaces the upstream's): the router's own
 // answers and its redirects included. A request over plain HTTP never
 // gets it, whatever X-Forwarded-Proto says: nginx tests ngx.var.scheme,
-// the connection's own scheme.
-func (r *Router) setHSTS(h http.Header, req *http.Request) {
-	if r.hsts != nil && req.TLS != nil {
+// the connection's own scheme. The answers nginx makes before it finds a
+// location get none either, as the filter is the location's (see
+// serverLevel).
+func (r *Router) setHSTS(h http.Header, req *http.Request, d *decision) {
+	if r.hsts != nil && req.TLS != nil && (d.at != &stepUnlocated || !serverLevel(d.ans.reason)) {
 		h["Strict-Transport-Security"] = r.hsts
 	}
+}
+
+// serverLevel reports whether an unlocated answer is one ingress-nginx
+// makes outside any location: a www twin's redirect (a server block of
+// its own, nginx.tmpl's RedirectServers), app-root's (an "if" at server
+// level), and nginx's own 400s for a bad Host or request-target. A
+// route's permanent- or temporal-redirect is a "return" inside the
+// location, which the filter sees.
+func serverLevel(reason string) bool {
+	switch reason {
+	case ReasonWWWRedirect, ReasonAppRoot, ReasonBadHost, ReasonBadPath:
+		return true
+	}
+	return false
 }
 
 // keepHSTS drops the Strict-Transport-Security values a backend added

@@ -90,7 +90,7 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		s.id = requestIDOf(req)
 		w.Header()["X-Request-Id"] = []string{s.id}
 	}
-	r.setHSTS(w.Header(), req)
+	r.setHSTS(w.Header(), req, &s.d)
 	s.loc = s.d.res.Location()
 	// The limit-connections ticket (stepLimits) is released on every way
 	// out, panics included, once the exchange is over.

@@ -1026,7 +1026,8 @@
 //     does not in fact check for one.
 //   - router.HSTSHeader builds the value from hsts-max-age,
 //     hsts-include-subdomains and hsts-preload; router.Options.DisableHSTS
-//     (hsts: "false") sends none and lets a backend's through.
+//     (hsts: "false") sends none and lets a backend's through;
+//     router.Router.SetHSTS changes either while serving.
 //
 // # 13. Serving a request
 //

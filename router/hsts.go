@@ -25,24 +25,32 @@ func HSTSHeader(maxAge int64, includeSubDomains, preload bool) string {
 	return v
 }
 
-// hstsValue is the header value New keeps for Options.HSTS: nil when
-// none is sent. A value that is not a valid header field value (a
-// control character) is dropped rather than written into every answer.
-func hstsValue(o Options) []string {
-	if o.DisableHSTS {
+// hstsValue is the header value for the HSTS settings value and
+// disable (see Options.HSTS): nil when none is sent. A value that is not
+// a valid header field value (a control character) is dropped rather
+// than written into every answer.
+func hstsValue(value string, disable bool) *[]string {
+	if disable {
 		return nil
 	}
-	v := o.HSTS
-	if v == "" {
-		v = DefaultHSTS
+	if value == "" {
+		value = DefaultHSTS
 	}
-	if strings.ContainsFunc(v, func(c rune) bool { return c < ' ' && c != '\t' || c == 0x7f }) {
+	if strings.ContainsFunc(value, func(c rune) bool { return c < ' ' && c != '\t' || c == 0x7f }) {
 		return nil
 	}
 	// A full slice expression: the slice is shared by every answer, so
 	// an append to one answer's header must copy it, never write into it.
-	s := []string{v}
-	return s[:1:1]
+	s := []string{value}
+	s = s[:1:1]
+	return &s
+}
+
+// SetHSTS replaces the Options.HSTS and Options.DisableHSTS the Router
+// was made with, from the next request on: ingress-nginx's hsts keys
+// change without a restart.
+func (r *Router) SetHSTS(value string, disable bool) {
+	r.hsts.Store(hstsValue(value, disable))
 }
 
 // setHSTS puts the Strict-Transport-Security header on the answer to a
@@ -54,10 +62,16 @@ func hstsValue(o Options) []string {
 // the connection's own scheme. The answers nginx makes before it finds a
 // location get none either, as the filter is the location's (see
 // serverLevel).
-func (r *Router) setHSTS(h http.Header, req *http.Request, d *decision) {
-	if r.hsts != nil && req.TLS != nil && (d.at != &stepUnlocated || !serverLevel(d.ans.reason)) {
-		h["Strict-Transport-Security"] = r.hsts
+func (r *Router) setHSTS(h http.Header, req *http.Request, d *decision) bool {
+	if req.TLS == nil || d.at == &stepUnlocated && serverLevel(d.ans.reason) {
+		return false
 	}
+	v := r.hsts.Load()
+	if v == nil {
+		return false
+	}
+	h["Strict-Transport-Security"] = *v
+	return true
 }
 
 // serverLevel reports whether an unlocated answer is one ingress-nginx

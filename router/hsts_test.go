@@ -57,3 +57,22 @@ func TestHSTSHeader(t *testing.T) {
 	assert.Equal(t, "max-age=0", HSTSHeader(0, false, false))
 	assert.Equal(t, "max-age=5; includeSubDomains; preload", HSTSHeader(5, true, true))
 }
+
+// TestSetHSTS: SetHSTS changes the header from the next request on.
+func TestSetHSTS(t *testing.T) {
+	r := newTestRouter(Options{DisableHSTS: true})
+	r.Publish(table("hsts", vhost("shop.example.com", nil)))
+	res := serve(r, http.MethodGet, "shop.example.com", "https://shop.example.com/x", nil)
+	require.Equal(t, http.StatusNotFound, res.StatusCode)
+	assert.Empty(t, res.Header.Values("Strict-Transport-Security"))
+
+	r.SetHSTS("max-age=5", false)
+	res = serve(r, http.MethodGet, "shop.example.com", "https://shop.example.com/x", nil)
+	assert.Equal(t, []string{"max-age=5"}, res.Header.Values("Strict-Transport-Security"))
+	r.SetHSTS("", false)
+	res = serve(r, http.MethodGet, "shop.example.com", "https://shop.example.com/x", nil)
+	assert.Equal(t, []string{DefaultHSTS}, res.Header.Values("Strict-Transport-Security"))
+	r.SetHSTS("x", true)
+	res = serve(r, http.MethodGet, "shop.example.com", "https://shop.example.com/x", nil)
+	assert.Empty(t, res.Header.Values("Strict-Transport-Security"))
+}

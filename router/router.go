@@ -348,8 +348,8 @@ type Router struct {
 	fullForwardedFor bool
 	returnRequestID  bool
 	// hsts is the Strict-Transport-Security value (see hstsValue); nil:
-	// none is sent.
-	hsts []string
+	// none is sent. SetHSTS replaces it.
+	hsts atomic.Pointer[[]string]
 
 	// Request body limits (see Options): maxBody 0 means none,
 	// bodyBuffer is how much of a body is held in memory.
@@ -432,12 +432,12 @@ func New(o Options) *Router {
 
 		trustForwardedProto: o.TrustForwardedProto,
 		returnRequestID:     o.ReturnRequestID,
-		hsts:                hstsValue(o),
 	}
 	if o.TrustForwardedFor {
 		r.realIPFrom = normalizePrefixes(o.ProxyRealIPCIDR)
 		r.fullForwardedFor = o.ComputeFullForwardedFor
 	}
+	r.hsts.Store(hstsValue(o.HSTS, o.DisableHSTS))
 	r.maxBody = cmp.Or(o.MaxBodySize, DefaultMaxBodySize)
 	if r.maxBody < 0 {
 		r.maxBody = 0

@@ -90,7 +90,7 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		s.id = requestIDOf(req)
 		w.Header()["X-Request-Id"] = []string{s.id}
 	}
-	r.setHSTS(w.Header(), req, &s.d)
+	s.hsts = r.setHSTS(w.Header(), req, &s.d)
 	s.loc = s.d.res.Location()
 	// The limit-connections ticket (stepLimits) is released on every way
 	// out, panics included, once the exchange is over.
@@ -132,7 +132,7 @@ func (r *Router) forward(s *requestState) {
 		start:            s.start,
 		requestID:        s.id,
 		returnID:         r.returnRequestID,
-		hsts:             r.hsts != nil && req.TLS != nil,
+		hsts:             s.hsts,
 		fullForwardedFor: r.fullForwardedFor,
 		realIP:           r.realIP(req),
 		choice:           s.ch,

@@ -471,6 +471,7 @@ func (c *clusterController) rebuild() {
 			data = cm.Data
 		}
 		cfg = c.settings.update(data, cm != nil)
+		c.router.SetHSTS(cfg.hsts.routerValue())
 	}
 	began := time.Now()
 	res := compile.Compile(snap, compileOptions(cfg, snap.Services))

@@ -36,7 +36,8 @@ type configMapKey struct {
 	flag  string
 	apply func(c *config, v string) error
 	// atStart: the setting is the router's or the listeners', fixed when
-	// they are made; a later change of the key waits for a restart.
+	// they are made; a later change of the key waits for a restart. The
+	// others (ssl-redirect, hsts*) follow every rebuild.
 	atStart bool
 }
 
@@ -89,12 +90,12 @@ var configMapKeys = map[string]configMapKey{
 		c.readTimeout, err = nginxSeconds(v)
 		return err
 	}},
-	"hsts": {atStart: true, apply: func(c *config, v string) error {
+	"hsts": {apply: func(c *config, v string) error {
 		b, err := nginxBool(v)
 		c.setHSTS(func(h *hstsSettings) { h.off = !b })
 		return err
 	}},
-	"hsts-max-age": {atStart: true, apply: func(c *config, v string) error {
+	"hsts-max-age": {apply: func(c *config, v string) error {
 		// ingress-nginx writes the string into the header as given; a
 		// value that is not a number of seconds makes a header browsers
 		// ignore, so it is refused here.
@@ -102,12 +103,12 @@ var configMapKeys = map[string]configMapKey{
 		c.setHSTS(func(h *hstsSettings) { h.maxAge = int64(n) })
 		return err
 	}},
-	"hsts-include-subdomains": {atStart: true, apply: func(c *config, v string) error {
+	"hsts-include-subdomains": {apply: func(c *config, v string) error {
 		b, err := nginxBool(v)
 		c.setHSTS(func(h *hstsSettings) { h.includeSubDomains = b })
 		return err
 	}},
-	"hsts-preload": {atStart: true, apply: func(c *config, v string) error {
+	"hsts-preload": {apply: func(c *config, v string) error {
 		b, err := nginxBool(v)
 		c.setHSTS(func(h *hstsSettings) { h.preload = b })
 		return err
@@ -263,7 +264,8 @@ func newConfigMapSettings(cfg config, data map[string]string, found bool, log *s
 }
 
 // update applies data, the ConfigMap's current version, to the command
-// line's configuration and returns the result; a start-only key whose
+// line's configuration and returns the result (the caller compiles with
+// it and hands its HSTS settings to the router); a start-only key whose
 // value changed since start warns that it waits for a restart. The
 // warnings are logged when they differ from the last version's.
 func (s *configMapSettings) update(data map[string]string, found bool) config {

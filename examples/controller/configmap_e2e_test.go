@@ -15,9 +15,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// TestE2EConfigMap: on a real API server, the -configmap ConfigMap's
-// ssl-redirect changes the answer when the ConfigMap is edited, hsts is
-// read at start, and a later hsts edit is a warning on /debug/warnings.
+// TestE2EConfigMap: on a real API server, editing the -configmap
+// ConfigMap's ssl-redirect and hsts changes the answers without a
+// restart; editing a key read at start (proxy-body-size) is a warning on
+// /debug/warnings.
 func TestE2EConfigMap(t *testing.T) {
 	e := startE2E(t)
 	ctx := context.Background()
@@ -50,11 +51,17 @@ func TestE2EConfigMap(t *testing.T) {
 
 	cm.Data["ssl-redirect"] = "true"
 	cm.Data["hsts"] = "false"
+	cm.Data["proxy-body-size"] = "8m"
 	_, err = e.client.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
 	require.NoError(t, err)
 	tc.waitAnswer(t, "app.test", "/", http.StatusPermanentRedirect, "")
-	waitFor(t, 10*time.Second, "the hsts edit to be warned", func() bool {
+	res, err = tc.http.Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.Empty(t, res.Header.Values("Strict-Transport-Security"), "hsts: false, without a restart")
+	waitFor(t, 10*time.Second, "the proxy-body-size edit to be warned", func() bool {
 		_, body := get(t, tc.http, "http://"+tc.DebugAddr+"/debug/warnings", "")
-		return strings.Contains(body, `ConfigMap key "hsts": changed since start`) && strings.Contains(body, `"worker-processes"`)
+		return strings.Contains(body, `ConfigMap key "proxy-body-size": changed since start`) && strings.Contains(body, `"worker-processes"`)
 	})
 }

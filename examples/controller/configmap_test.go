@@ -213,9 +213,12 @@ func TestOfflineConfigMap(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	assert.Contains(t, body, `ConfigMap ingress/nginx: ConfigMap key "worker-processes": tunes nginx itself`)
 
-	// ssl-redirect follows the ConfigMap without a restart.
-	writeFile(t, cmFile, configMap("true"))
+	// ssl-redirect and hsts follow the ConfigMap without a restart.
+	writeFile(t, cmFile, configMap("true")+"  hsts: \"false\"\n")
 	require.Eventually(t, func() bool {
 		return do("http://"+inst.HTTPAddr+"/x").StatusCode == http.StatusPermanentRedirect
 	}, 5*time.Second, 10*time.Millisecond)
+	res = do("https://" + inst.HTTPSAddr + "/x")
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Empty(t, res.Header.Values("Strict-Transport-Security"))
 }

@@ -95,6 +95,7 @@ func (c *controller) load() error {
 			return err
 		}
 		cfg = c.settings.update(data, found)
+		c.router.SetHSTS(cfg.hsts.routerValue())
 	}
 	opts := compileOptions(cfg, snap.Services)
 	opts.AllowLoopbackEndpoints = true

@@ -219,8 +219,12 @@ func applyConfigMap(c *config, data map[string]string, set []string) []configMap
 	return warns
 }
 
-// nginxBool reads a boolean as ingress-nginx's ConfigMap decoder does.
+// nginxBool reads a boolean as ingress-nginx's ConfigMap decoder
+// (mapstructure, weakly typed) does: strconv.ParseBool, and "" is false.
 func nginxBool(v string) (bool, error) {
+	if v == "" {
+		return false, nil
+	}
 	b, err := strconv.ParseBool(v)
 	if err != nil {
 		return false, fmt.Errorf("want true or false")

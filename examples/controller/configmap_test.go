@@ -51,6 +51,9 @@ func TestConfigMapKeys(t *testing.T) {
 		{"proxy-connect-timeout", "3", func(t *testing.T, _ config, o router.Options) { assert.Equal(t, 3*time.Second, o.ConnectTimeout) }},
 		{"proxy-read-timeout", "0x10", func(t *testing.T, _ config, o router.Options) { assert.Equal(t, 16*time.Second, o.ReadTimeout) }},
 		{"hsts", "false", func(t *testing.T, _ config, o router.Options) { assert.True(t, o.DisableHSTS) }},
+		{"hsts", "", func(t *testing.T, _ config, o router.Options) {
+			assert.True(t, o.DisableHSTS, "mapstructure reads \"\" as false")
+		}},
 		{"hsts", "true", func(t *testing.T, _ config, o router.Options) {
 			assert.False(t, o.DisableHSTS)
 			assert.Equal(t, router.DefaultHSTS, o.HSTS)
@@ -85,7 +88,7 @@ func fmtPrefixes(c config) string {
 func TestConfigMapBadValues(t *testing.T) {
 	for key, value := range map[string]string{
 		"ssl-redirect": "yes", "use-forwarded-headers": "on", "proxy-body-size": "8q", "proxy-connect-timeout": "5s",
-		"proxy-read-timeout": "-1", "hsts": "off", "hsts-max-age": "1y", "hsts-preload": "", "client-body-buffer-size": "0",
+		"proxy-read-timeout": "-1", "hsts": "off", "hsts-max-age": "1y", "hsts-preload": "maybe", "client-body-buffer-size": "0",
 		"proxy-real-ip-cidr": "10.0.0.0/33",
 	} {
 		c := flagsWith(t)

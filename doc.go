@@ -1372,7 +1372,8 @@
 //     watchIngressWithoutClass, sslRedirect, allowLoopbackEndpoints,
 //     trustForwardedProto or its flag's name useForwardedHeaders,
 //     proxyBodySize in nginx's size syntax, proxyRealIPCIDR as a list of
-//     ranges or addresses, defaultSSLCertificate); objects (manifests,
+//     ranges or addresses, hsts, hstsMaxAge, hstsIncludeSubdomains,
+//     hstsPreload, defaultSSLCertificate); objects (manifests,
 //     inline, or include: a manifest file or folder relative to the case
 //     file); warnings (the exact list the objects compile to, in order:
 //     reason, object, field); requests.

@@ -186,7 +186,10 @@ type configMapWarning struct {
 }
 
 func (w configMapWarning) String() string {
-	return fmt.Sprintf("ConfigMap key %q: %s (%s)", w.key, w.message, w.severity)
+	if w.key == "" {
+		return fmt.Sprintf("%s (%s)", w.message, w.severity)
+	}
+	return fmt.Sprintf("key %q: %s (%s)", w.key, w.message, w.severity)
 }
 
 // applyConfigMap sets in c what data says, for the implemented keys no
@@ -276,7 +279,7 @@ func (s *configMapSettings) update(data map[string]string, found bool) config {
 	c := s.base
 	warns := applyConfigMap(&c, data, s.set)
 	if !found {
-		warns = append(warns, configMapWarning{"", "ConfigMap " + s.ref.String() + " not found; the flags' settings apply", compile.Cosmetic})
+		warns = append(warns, configMapWarning{"", "not found; the flags' settings apply", compile.Cosmetic})
 	}
 	for _, key := range slices.Sorted(maps.Keys(configMapKeys)) {
 		old, had := s.start[key]

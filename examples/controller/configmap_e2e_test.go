@@ -62,6 +62,6 @@ func TestE2EConfigMap(t *testing.T) {
 	require.Empty(t, res.Header.Values("Strict-Transport-Security"), "hsts: false, without a restart")
 	waitFor(t, 10*time.Second, "the proxy-body-size edit to be warned", func() bool {
 		_, body := get(t, tc.http, "http://"+tc.DebugAddr+"/debug/warnings", "")
-		return strings.Contains(body, `ConfigMap key "proxy-body-size": changed since start`) && strings.Contains(body, `"worker-processes"`)
+		return strings.Contains(body, `key "proxy-body-size": changed since start`) && strings.Contains(body, `"worker-processes"`)
 	})
 }

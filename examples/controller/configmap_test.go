@@ -214,7 +214,7 @@ func TestOfflineConfigMap(t *testing.T) {
 
 	status, body := get(t, client, "http://"+inst.DebugAddr+"/debug/warnings", "")
 	require.Equal(t, http.StatusOK, status)
-	assert.Contains(t, body, `ConfigMap ingress/nginx: ConfigMap key "worker-processes": tunes nginx itself`)
+	assert.Contains(t, body, `ConfigMap ingress/nginx: key "worker-processes": tunes nginx itself`)
 
 	// ssl-redirect and hsts follow the ConfigMap without a restart.
 	writeFile(t, cmFile, configMap("true")+"  hsts: \"false\"\n")
@@ -224,4 +224,21 @@ func TestOfflineConfigMap(t *testing.T) {
 	res = do("https://" + inst.HTTPSAddr + "/x")
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	assert.Empty(t, res.Header.Values("Strict-Transport-Security"))
+}
+
+// TestConfigMapSettingsLines: /debug/warnings names the ConfigMap, an
+// absent one included, and a start-only key edited later.
+func TestConfigMapSettingsLines(t *testing.T) {
+	c := flagsWith(t)
+	s, started := newConfigMapSettings(c, map[string]string{"proxy-body-size": "2m"}, true, slog.New(slog.DiscardHandler))
+	assert.Equal(t, int64(2<<20), started.maxBodySize)
+	assert.Empty(t, s.lines())
+	cur := s.update(map[string]string{"proxy-body-size": "4m", "hsts": "false"}, true)
+	assert.Equal(t, int64(4<<20), cur.maxBodySize, "the caller decides what it can apply")
+	assert.Equal(t, []string{`ConfigMap ingress/nginx: key "proxy-body-size": changed since start; it takes effect when the controller restarts (traffic-moves)`}, s.lines())
+	s.update(nil, false)
+	assert.Equal(t, []string{
+		`ConfigMap ingress/nginx: not found; the flags' settings apply (cosmetic)`,
+		`ConfigMap ingress/nginx: key "proxy-body-size": changed since start; it takes effect when the controller restarts (traffic-moves)`,
+	}, s.lines())
 }

@@ -219,6 +219,11 @@ func applyConfigMap(c *config, data map[string]string, set []string) []configMap
 			warns = append(warns, configMapWarning{key, "not implemented; ignored (it may change answers)", compile.FeatureMissing})
 		}
 	}
+	if _, ok := data["proxy-real-ip-cidr"]; !ok && c.useForwardedHeaders && len(c.proxyRealIPCIDR) == 0 && !slices.Contains(set, "proxy-real-ip-cidr") {
+		// ingress-nginx's default is 0.0.0.0/0; ramjet's flag trusts no
+		// peer unless told, so a client cannot forge its address.
+		warns = append(warns, configMapWarning{"proxy-real-ip-cidr", "absent: ingress-nginx's default 0.0.0.0/0 believes X-Forwarded-For from every peer, ramjet from none until the load balancers are listed", compile.TrafficMoves})
+	}
 	return warns
 }
 

@@ -69,6 +69,10 @@ func TestConfigMapKeys(t *testing.T) {
 		t.Run(tc.key+"="+tc.value, func(t *testing.T) {
 			c := flagsWith(t)
 			warns := applyConfigMap(&c, map[string]string{tc.key: tc.value}, c.flagsSet)
+			if tc.key == "use-forwarded-headers" {
+				require.Len(t, warns, 1)
+				warns = nil // the proxy-real-ip-cidr note, TestConfigMapFlagWins's
+			}
 			assert.Empty(t, warns)
 			tc.check(t, c, routerOptions(c, slog.New(slog.DiscardHandler), nil))
 		})
@@ -118,10 +122,15 @@ func TestConfigMapFlagWins(t *testing.T) {
 	assert.False(t, c.options.DisableSSLRedirect)
 	assert.Equal(t, int64(2<<20), c.maxBodySize)
 	assert.True(t, c.useForwardedHeaders, "not given as a flag: the key applies")
-	require.Len(t, warns, 2)
+	require.Len(t, warns, 3)
 	assert.Equal(t, "proxy-body-size", warns[0].key)
 	assert.Contains(t, warns[0].message, "-proxy-body-size given on the command line wins")
 	assert.Equal(t, "ssl-redirect", warns[1].key)
+	assert.Equal(t, "proxy-real-ip-cidr", warns[2].key, "use-forwarded-headers without the ranges ingress-nginx would trust")
+	assert.Equal(t, compile.TrafficMoves, warns[2].severity)
+
+	c = flagsWith(t, "-proxy-real-ip-cidr=10.0.0.0/8")
+	assert.Empty(t, applyConfigMap(&c, map[string]string{"use-forwarded-headers": "true"}, c.flagsSet), "the ranges are given")
 }
 
 // TestConfigMapOtherKeys: one warning per key ramjet does not read, by

@@ -1012,6 +1012,23 @@
 //   - /.well-known/acme-challenge and everything under it, judged on the
 //     normalized path, is never redirected, whichever route serves it (§19).
 //
+// HSTS, as ingress-nginx's hsts settings (router.Options.HSTS):
+//
+//   - Every answer to a request that arrived over TLS carries
+//     Strict-Transport-Security: max-age=31536000; includeSubDomains
+//     (ingress-nginx's defaults), the router's own answers (404, 503,
+//     redirects) included, replacing a value the backend sent; not the
+//     answers nginx makes outside any location (a www twin's redirect,
+//     app-root's, a 400 for a bad Host or request-target). A request
+//     over plain HTTP never gets it, whatever X-Forwarded-Proto says, as
+//     ingress-nginx tests the connection's scheme; hosts without a
+//     certificate of their own get it too, as ingress-nginx's header filter
+//     does not in fact check for one.
+//   - router.HSTSHeader builds the value from hsts-max-age,
+//     hsts-include-subdomains and hsts-preload; router.Options.DisableHSTS
+//     (hsts: "false") sends none and lets a backend's through;
+//     router.Router.SetHSTS changes either while serving.
+//
 // # 13. Serving a request
 //
 // router.Router is the http.Handler. It loads the serving table once per
@@ -1355,7 +1372,8 @@
 //     watchIngressWithoutClass, sslRedirect, allowLoopbackEndpoints,
 //     trustForwardedProto or its flag's name useForwardedHeaders,
 //     proxyBodySize in nginx's size syntax, proxyRealIPCIDR as a list of
-//     ranges or addresses, defaultSSLCertificate); objects (manifests,
+//     ranges or addresses, hsts, hstsMaxAge, hstsIncludeSubdomains,
+//     hstsPreload, defaultSSLCertificate); objects (manifests,
 //     inline, or include: a manifest file or folder relative to the case
 //     file); warnings (the exact list the objects compile to, in order:
 //     reason, object, field); requests.

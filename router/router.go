@@ -210,6 +210,17 @@ type Options struct {
 	// DefaultAuthTimeout (10 s). The subrequest goes through Transport
 	// when set, else through the pooled HTTP/1.1 transport New builds.
 	AuthTimeout time.Duration
+	// HSTS is the Strict-Transport-Security value sent on every answer
+	// to a request that came over TLS, the router's own answers and
+	// redirects included, replacing a backend's, as ingress-nginx's hsts
+	// setting; never over plain HTTP, nor on the answers nginx makes
+	// outside a location (www and app-root redirects, a bad Host). "": DefaultHSTS, ingress-nginx's
+	// default; HSTSHeader builds one from ingress-nginx's hsts-* keys. A
+	// value holding a control character sends none.
+	HSTS string
+	// DisableHSTS sends no Strict-Transport-Security header (ingress-nginx's
+	// hsts: "false"); a backend's own passes through.
+	DisableHSTS bool
 	// PasswordChecks bounds the slow password checks (bcrypt, apr1) of
 	// basic authentication running at once. A request that finds no free
 	// slot within a second answers 503 (ReasonAuthBusy), so a flood of
@@ -336,6 +347,9 @@ type Router struct {
 	// Options.TrustForwardedFor.
 	fullForwardedFor bool
 	returnRequestID  bool
+	// hsts is the Strict-Transport-Security value (see hstsValue); nil:
+	// none is sent. SetHSTS replaces it.
+	hsts atomic.Pointer[[]string]
 
 	// Request body limits (see Options): maxBody 0 means none,
 	// bodyBuffer is how much of a body is held in memory.
@@ -423,6 +437,7 @@ func New(o Options) *Router {
 		r.realIPFrom = normalizePrefixes(o.ProxyRealIPCIDR)
 		r.fullForwardedFor = o.ComputeFullForwardedFor
 	}
+	r.hsts.Store(hstsValue(o.HSTS, o.DisableHSTS))
 	r.maxBody = cmp.Or(o.MaxBodySize, DefaultMaxBodySize)
 	if r.maxBody < 0 {
 		r.maxBody = 0

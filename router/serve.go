@@ -90,6 +90,7 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		s.id = requestIDOf(req)
 		w.Header()["X-Request-Id"] = []string{s.id}
 	}
+	s.hsts = r.setHSTS(w.Header(), req, &s.d)
 	s.loc = s.d.res.Location()
 	// The limit-connections ticket (stepLimits) is released on every way
 	// out, panics included, once the exchange is over.
@@ -131,6 +132,7 @@ func (r *Router) forward(s *requestState) {
 		start:            s.start,
 		requestID:        s.id,
 		returnID:         r.returnRequestID,
+		hsts:             s.hsts,
 		fullForwardedFor: r.fullForwardedFor,
 		realIP:           r.realIP(req),
 		choice:           s.ch,
@@ -313,9 +315,10 @@ type exchange struct {
 	// request; fullForwardedFor, Options.ComputeFullForwardedFor is in
 	// effect; hasQuery, the target as received had a '?'; verbatim, the
 	// outgoing URL cannot carry the target byte for byte (see
-	// verbatimTransport); returnID, the request ID goes on the response.
-	picked, grpc, fullForwardedFor, hasQuery, verbatim, returnID bool
-	informed                                                     uint8 // informational responses relayed (see maxInformational)
+	// verbatimTransport); returnID, the request ID goes on the response;
+	// hsts, setHSTS put the router's Strict-Transport-Security value first.
+	picked, grpc, fullForwardedFor, hasQuery, verbatim, returnID, hsts bool
+	informed                                                           uint8 // informational responses relayed (see maxInformational)
 	// tried holds every endpoint picked for this request, the current one
 	// last; a retry never picks one of them again. It starts on triedBuf,
 	// so up to maxTries cost no allocation.
@@ -420,6 +423,9 @@ func (x *exchange) WriteHeader(code int) {
 			// Over whatever the backend sent: the client gets the ID the
 			// router logged and forwarded.
 			x.w.Header()["X-Request-Id"] = []string{x.requestID}
+		}
+		if x.hsts {
+			keepHSTS(x.w.Header())
 		}
 	}
 	x.w.WriteHeader(code)

@@ -114,6 +114,8 @@ type requestState struct {
 	bal *balance.Balancer
 	// body wraps the request body (nil when there is none).
 	body *clientBody
+	// hsts: setHSTS put the Strict-Transport-Security header.
+	hsts bool
 }
 
 // LeavesToServing reports whether serving may end a request that Lookup

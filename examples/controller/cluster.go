@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -72,6 +73,12 @@ type clusterController struct {
 	// Secret (it may be of any type, in any namespace); nil without it.
 	cert       *defaultCertificate
 	certSecret corelisters.SecretLister
+
+	// settings follows the -configmap ConfigMap (nil without): cfg is
+	// what it gave at start, each rebuild reads it from a watch of that
+	// one ConfigMap.
+	settings  *configMapSettings
+	configMap corelisters.ConfigMapLister
 
 	metrics *metrics // nil without -enable-metrics
 }
@@ -163,7 +170,21 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
 
+	var settings *configMapSettings
+	if ref := cfg.configMap; ref != nil {
+		// The router and listeners are made with what it says at start.
+		var data map[string]string
+		cm, err := client.CoreV1().ConfigMaps(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+		switch {
+		case err == nil:
+			data = cm.Data
+		case !apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("-configmap %s: %w", ref, err)
+		}
+		settings, cfg = newConfigMapSettings(cfg, data, err == nil, log)
+	}
 	c := &clusterController{
+		settings:    settings,
 		cfg:         cfg,
 		log:         log,
 		client:      client,
@@ -186,7 +207,7 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 	}
 
 	draining := new(atomic.Bool)
-	debug := debugMux(c.router, cfg.healthPath, c.ready.Load, draining, &c.last, c.metrics.handler(log))
+	debug := debugMux(c.router, cfg.healthPath, c.ready.Load, draining, &c.last, c.settings, c.metrics.handler(log))
 	l, err := listen(cfg, c.router, c.cert.getCertificate(c.router), debug, draining, log)
 	if err != nil {
 		return nil, err
@@ -315,6 +336,20 @@ func (c *clusterController) watch() error {
 		}
 		c.certSecret = sec.Lister()
 	}
+	if c.settings != nil {
+		ref := c.settings.ref
+		f := informers.NewSharedInformerFactoryWithOptions(c.client, c.cfg.resync,
+			informers.WithNamespace(ref.Namespace),
+			informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+				o.FieldSelector = fields.OneTermEqualSelector("metadata.name", ref.Name).String()
+			}))
+		c.factories = append(c.factories, f)
+		cms := f.Core().V1().ConfigMaps()
+		if err := add(cms.Informer(), changed); err != nil {
+			return err
+		}
+		c.configMap = cms.Lister()
+	}
 	return nil
 }
 
@@ -428,8 +463,18 @@ func (c *clusterController) rebuild() {
 		sec, _ := c.certSecret.Secrets(c.cert.ref.Namespace).Get(c.cert.ref.Name) // nil when absent
 		c.cert.update(sec)
 	}
+	cfg := c.cfg
+	if c.settings != nil {
+		cm, _ := c.configMap.ConfigMaps(c.settings.ref.Namespace).Get(c.settings.ref.Name) // nil when absent
+		var data map[string]string
+		if cm != nil {
+			data = cm.Data
+		}
+		cfg = c.settings.update(data, cm != nil)
+		c.router.SetHSTS(cfg.hsts.routerValue())
+	}
 	began := time.Now()
-	res := compile.Compile(snap, compileOptions(c.cfg, snap.Services))
+	res := compile.Compile(snap, compileOptions(cfg, snap.Services))
 	took := time.Since(began)
 	gen, changed := c.router.Publish(res.Table)
 	n := c.rebuilds.Add(1)

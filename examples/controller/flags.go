@@ -71,6 +71,16 @@ type config struct {
 	// maxBodySize is --proxy-body-size in bytes, router.Options.MaxBodySize:
 	// negative for "0", no limit.
 	maxBodySize int64
+	// configMap is --configmap: the ingress-nginx ConfigMap whose keys
+	// set what no flag given on the command line (flagsSet) sets.
+	configMap *types.NamespacedName
+	flagsSet  []string
+	// Settings only the ConfigMap gives (zero: the router's defaults);
+	// hsts is shared by copies of the configuration, never changed in
+	// place (see setHSTS).
+	hsts                        *hstsSettings
+	connectTimeout, readTimeout time.Duration
+	bodyBufferSize              int64
 
 	// Metrics on the debug listener, as ingress-nginx's flags.
 	enableMetrics           bool
@@ -167,6 +177,7 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 		updateStatus          bool
 		proxyRealIPCIDR       string
 		proxyBodySize         string
+		configMap             string
 	)
 	fs := flag.NewFlagSet("controller", flag.ContinueOnError)
 	// Errors are returned, not printed with the whole usage; -h prints it.
@@ -191,6 +202,7 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 	fs.StringVar(&proxyRealIPCIDR, "proxy-real-ip-cidr", "", "comma-separated CIDRs (or addresses) of the load balancers in front: only their PROXY header (-use-proxy-protocol), and with -use-forwarded-headers their X-Forwarded-For, give the client address; default: none, the client is the peer")
 	fs.StringVar(&proxyBodySize, "proxy-body-size", "1m", "the largest request body, nginx size syntax (8m, 512k, 1g, bytes; 0 for no limit): 413 above it; an Ingress's proxy-body-size annotation replaces it for its paths")
 	fs.BoolVar(&c.useProxyProtocol, "use-proxy-protocol", false, "read a PROXY protocol v1/v2 header on every HTTP and HTTPS connection (behind a load balancer that sends it, such as an AWS NLB); see -proxy-real-ip-cidr for whose header is believed")
+	fs.StringVar(&configMap, "configmap", "", "namespace/name of an ingress-nginx ConfigMap whose keys set what no flag given here sets (see README); with -manifests, a ConfigMap of that name in the folder")
 	fs.BoolVar(&c.enableMetrics, "enable-metrics", false, "serve Prometheus metrics at /metrics on -debug-addr (ingress-nginx's metric names)")
 	fs.BoolVar(&c.metricsPerHost, "metrics-per-host", true, "label request metrics with the Ingress rule's host")
 	fs.BoolVar(&c.metricsPerUndefinedHost, "metrics-per-undefined-host", false, "also count requests no Ingress rule's host answered, with host=\"_\" (needs -metrics-per-host)")
@@ -304,6 +316,14 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 	c.maxBodySize = size
 	if size == 0 {
 		c.maxBodySize = -1 // nginx's 0: no limit
+	}
+	if configMap != "" {
+		ref, err := parseNamespacedName(configMap, validation.IsDNS1123Subdomain)
+		if err != nil {
+			return config{}, fmt.Errorf("%w: -configmap %q: %v", errUsage, configMap, err)
+		}
+		c.configMap = &ref
+		c.flagsSet = set
 	}
 	c.podName = getenv("POD_NAME")
 	c.podNamespace = cmp.Or(getenv("POD_NAMESPACE"), "default")

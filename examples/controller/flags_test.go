@@ -215,7 +215,7 @@ func TestParseFlags(t *testing.T) {
 		{name: "no traffic listener", args: []string{"-manifests", "m", "-http-addr", ""}, wantErr: "nothing would serve traffic"},
 		{name: "zero poll interval", args: []string{"-manifests", "m", "-poll-interval", "0s"}, wantErr: "must be positive"},
 		{name: "unknown flag", args: []string{"-manifests", "m", "-nope"}, wantErr: "unknown flag -nope (controller -h lists the flags)"},
-		{name: "unimplemented ingress-nginx flag", args: []string{"--configmap=ingress-nginx/ingress-nginx-controller"}, wantErr: "--configmap=ingress-nginx/ingress-nginx-controller is an ingress-nginx flag ramjet does not implement: ramjet reads no ConfigMap"},
+		{name: "unimplemented ingress-nginx flag", args: []string{"--tcp-services-configmap=ingress-nginx/ingress-nginx-controller"}, wantErr: "--tcp-services-configmap=ingress-nginx/ingress-nginx-controller is an ingress-nginx flag ramjet does not implement: ramjet proxies HTTP only"},
 		{name: "alias and its original", args: []string{"--watch-namespace=a", "--namespace=a"}, wantErr: "-namespace and -watch-namespace are the same setting"},
 		{name: "both default backends", args: []string{"--default-backend=a/b:80", "--default-backend-service=a/b"}, wantErr: "-default-backend and -default-backend-service are the same setting"},
 		{name: "default backend service with port", args: []string{"--default-backend-service=a/b:80"}, wantErr: `-default-backend-service "a/b:80": name "b:80"`},
@@ -314,7 +314,7 @@ func TestRunExitCodes(t *testing.T) {
 		{name: "missing folder", args: []string{"-manifests", "/nonexistent/ramjet-manifests", "-http-addr", "127.0.0.1:0", "-debug-addr", ""}, code: 1, stderr: "no such file or directory"},
 		{name: "cluster, malformed default backend", args: []string{"--default-backend", "a/b/c:80"}, code: 2, stderr: `controller: usage: -default-backend: service reference "a/b/c:80"`},
 		{name: "cluster, malformed publish address", args: []string{"--publish-address", "10.0.0.256"}, code: 2, stderr: `"10.0.0.256" is not a valid IP address`},
-		{name: "ingress-nginx flag", args: []string{"--configmap=ingress-nginx/ingress-nginx-controller"}, code: 2, stderr: "controller: usage: --configmap=ingress-nginx/ingress-nginx-controller is an ingress-nginx flag ramjet does not implement: ramjet reads no ConfigMap"},
+		{name: "ingress-nginx flag", args: []string{"--tcp-services-configmap=ingress-nginx/ingress-nginx-controller"}, code: 2, stderr: "controller: usage: --tcp-services-configmap=ingress-nginx/ingress-nginx-controller is an ingress-nginx flag ramjet does not implement: ramjet proxies HTTP only"},
 		{name: "unknown flag", args: []string{"--nope"}, code: 2, stderr: "controller: usage: unknown flag --nope (controller -h lists the flags)\n"},
 		{name: "cluster, missing kubeconfig", args: []string{"--kubeconfig", "/nonexistent/kubeconfig", "--http-addr", "127.0.0.1:0", "--debug-addr", ""}, code: 1, stderr: "-kubeconfig /nonexistent/kubeconfig"},
 	}

@@ -14,7 +14,6 @@ import (
 // the operator believes is served.
 const (
 	adviceRemove     = "remove it"
-	adviceConfigMap  = "ramjet reads no ConfigMap: its settings are flags (controller -h) and Ingress annotations; remove the flag"
 	adviceStreams    = "ramjet proxies HTTP only; serve TCP/UDP with a LoadBalancer Service of its own and remove the flag"
 	adviceWebhook    = "ramjet has no admission webhook (compile warnings become Events and /debug/warnings); remove the flag and the ValidatingWebhookConfiguration"
 	adviceBuckets    = "ramjet's histograms use ingress-nginx's default buckets; remove the flag"
@@ -33,7 +32,6 @@ const (
 var ingressNginxFlags = map[string]string{
 	"apiserver-host":                  adviceAPIServer,
 	"certificate-authority":           adviceAPIServer,
-	"configmap":                       adviceConfigMap,
 	"tcp-services-configmap":          adviceStreams,
 	"udp-services-configmap":          adviceStreams,
 	"watch-namespace-selector":        adviceNamespaces,

@@ -53,6 +53,9 @@ type controller struct {
 	router *router.Router
 	demo   *demoBackends       // nil without -demo-backends
 	cert   *defaultCertificate // nil without -default-ssl-certificate
+	// settings follows the -configmap ConfigMap in the folder (nil
+	// without): cfg is what it gave at start, each load reads it again.
+	settings *configMapSettings
 
 	ready   atomic.Bool
 	last    atomic.Pointer[compile.Result]
@@ -85,7 +88,16 @@ func (c *controller) load() error {
 	// echo servers among them); in a cluster an endpoint on loopback is
 	// never a pod and is dropped (SPEC §8).
 	c.cert.update(c.cert.find(snap.Secrets))
-	opts := compileOptions(c.cfg, snap.Services)
+	cfg := c.cfg
+	if c.settings != nil {
+		data, found, err := configMapInFolder(c.cfg.manifests, c.settings.ref)
+		if err != nil {
+			return err
+		}
+		cfg = c.settings.update(data, found)
+		c.router.SetHSTS(cfg.hsts.routerValue())
+	}
+	opts := compileOptions(cfg, snap.Services)
 	opts.AllowLoopbackEndpoints = true
 	res := compile.Compile(*snap, opts)
 	elapsed := time.Since(start)
@@ -152,7 +164,15 @@ func startOffline(parent context.Context, cfg config, log *slog.Logger) (_ *inst
 			cancel()
 		}
 	}()
-	c := &controller{cfg: cfg, log: log, cert: newDefaultCertificate(cfg.defaultCertificate, log)}
+	var settings *configMapSettings
+	if cfg.configMap != nil {
+		data, found, err := configMapInFolder(cfg.manifests, *cfg.configMap)
+		if err != nil {
+			return nil, fmt.Errorf("-manifests: %w", err)
+		}
+		settings, cfg = newConfigMapSettings(cfg, data, found, log)
+	}
+	c := &controller{cfg: cfg, log: log, cert: newDefaultCertificate(cfg.defaultCertificate, log), settings: settings}
 	c.metrics = newMetrics(cfg)
 	c.router = router.New(routerOptions(cfg, log, c.metrics))
 	c.metrics.watchRouter(c.router)
@@ -175,7 +195,7 @@ func startOffline(parent context.Context, cfg config, log *slog.Logger) (_ *inst
 	}
 
 	draining := new(atomic.Bool)
-	debug := debugMux(c.router, cfg.healthPath, c.ready.Load, draining, &c.last, c.metrics.handler(log))
+	debug := debugMux(c.router, cfg.healthPath, c.ready.Load, draining, &c.last, c.settings, c.metrics.handler(log))
 	l, err := listen(cfg, c.router, c.cert.getCertificate(c.router), debug, draining, log)
 	if err != nil {
 		return nil, err

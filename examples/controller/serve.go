@@ -222,15 +222,18 @@ func (l *listening) run(stop context.Context, ctx context.Context, cancel contex
 
 // debugMux serves the introspection endpoints. ready reports whether a
 // first table has been published, draining whether a stop signal came;
-// last is the latest compile result, whose warnings /debug/warnings lists;
-// metrics, if set, serves /metrics. The liveness check answers on
-// healthPath.
-func debugMux(rt *router.Router, healthPath string, ready func() bool, draining *atomic.Bool, last *atomic.Pointer[compile.Result], metrics http.Handler) http.Handler {
+// last is the latest compile result, whose warnings /debug/warnings lists
+// after the ConfigMap's (settings, nil without --configmap); metrics, if
+// set, serves /metrics. The liveness check answers on healthPath.
+func debugMux(rt *router.Router, healthPath string, ready func() bool, draining *atomic.Bool, last *atomic.Pointer[compile.Result], settings *configMapSettings, metrics http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/debug/table", rt.DebugHandler())
 	mux.HandleFunc("/debug/warnings", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
+		for _, line := range settings.lines() {
+			io.WriteString(w, strings.ReplaceAll(line, "\n", `\n`)+"\n")
+		}
 		res := last.Load()
 		if res == nil {
 			io.WriteString(w, "no compile yet\n")
@@ -278,6 +281,7 @@ func warningAttrs(w compile.Warning) []any {
 // routerOptions maps the flags to the router's options, the same in a
 // cluster and offline; backendTransport is nil but in tests.
 func routerOptions(cfg config, log *slog.Logger, m *metrics) router.Options {
+	hsts, hstsOff := cfg.hsts.routerValue()
 	return router.Options{
 		Transport:               cfg.backendTransport,
 		Logger:                  log,
@@ -287,6 +291,11 @@ func routerOptions(cfg config, log *slog.Logger, m *metrics) router.Options {
 		ComputeFullForwardedFor: cfg.computeFullForwardedFor,
 		ProxyRealIPCIDR:         cfg.proxyRealIPCIDR,
 		MaxBodySize:             cfg.maxBodySize,
+		ConnectTimeout:          cfg.connectTimeout,
+		ReadTimeout:             cfg.readTimeout,
+		ClientBodyBufferSize:    cfg.bodyBufferSize,
+		HSTS:                    hsts,
+		DisableHSTS:             hstsOff,
 	}
 }
 

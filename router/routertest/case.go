@@ -16,7 +16,8 @@
 //	                          # (also spelled useForwardedHeaders),
 //	                          # computeFullForwardedFor,
 //	                          # proxyBodySize: 8m, proxyRealIPCIDR: [10.0.0.0/8],
-//	                          # defaultSSLCertificate (ns/name of a Secret among the objects)
+//	                          # defaultSSLCertificate (ns/name of a Secret among the objects),
+//	                          # hsts, hstsMaxAge, hstsIncludeSubdomains, hstsPreload
 //	objects:                  # ordinary manifests, as a YAML list
 //	- apiVersion: networking.k8s.io/v1
 //	  kind: Ingress
@@ -376,6 +377,12 @@ type fileOptions struct {
 	UseForwardedHeaders     *bool    `json:"useForwardedHeaders"`
 	ProxyRealIPCIDR         []string `json:"proxyRealIPCIDR"`
 	ComputeFullForwardedFor *bool    `json:"computeFullForwardedFor"`
+	// hsts, hstsMaxAge, hstsIncludeSubdomains, hstsPreload: ingress-nginx's
+	// hsts-* settings, with its defaults (true, 31536000, true, false).
+	HSTS                  *bool  `json:"hsts"`
+	HSTSMaxAge            *int64 `json:"hstsMaxAge"`
+	HSTSIncludeSubdomains *bool  `json:"hstsIncludeSubdomains"`
+	HSTSPreload           *bool  `json:"hstsPreload"`
 }
 
 type fileRequest struct {
@@ -654,6 +661,20 @@ func (o fileOptions) router(ro *router.Options) error {
 	ro.TrustForwardedProto = trust != nil && *trust
 	ro.TrustForwardedFor = ro.TrustForwardedProto
 	ro.ComputeFullForwardedFor = o.ComputeFullForwardedFor != nil && *o.ComputeFullForwardedFor
+	ro.DisableHSTS = o.HSTS != nil && !*o.HSTS
+	if o.HSTSMaxAge != nil || o.HSTSIncludeSubdomains != nil || o.HSTSPreload != nil {
+		age, sub := int64(31536000), true
+		if o.HSTSMaxAge != nil {
+			if *o.HSTSMaxAge < 0 {
+				return fmt.Errorf("options.hstsMaxAge: %d is negative", *o.HSTSMaxAge)
+			}
+			age = *o.HSTSMaxAge
+		}
+		if o.HSTSIncludeSubdomains != nil {
+			sub = *o.HSTSIncludeSubdomains
+		}
+		ro.HSTS = router.HSTSHeader(age, sub, o.HSTSPreload != nil && *o.HSTSPreload)
+	}
 	if o.ProxyBodySize != nil {
 		n, err := compile.ParseSize(*o.ProxyBodySize)
 		if err != nil {

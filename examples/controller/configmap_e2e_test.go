@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// TestE2EConfigMap: on a real API server, editing the -configmap
+// ConfigMap's ssl-redirect and hsts changes the answers without a
+// restart; editing a key read at start (proxy-body-size) is a warning on
+// /debug/warnings.
+func TestE2EConfigMap(t *testing.T) {
+	e := startE2E(t)
+	ctx := context.Background()
+	ns := e.namespace(t, "configmap")
+	cm, err := e.client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "nginx", Namespace: ns},
+		Data:       map[string]string{"ssl-redirect": "false", "hsts-max-age": "600", "worker-processes": "4"},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	tc := e.startController(t, ns, func(c *config) {
+		c.httpsAddr = "127.0.0.1:0"
+		c.configMap = &types.NamespacedName{Namespace: ns, Name: "nginx"}
+	})
+	tc.http.Transport = &http.Transport{TLSClientConfig: &tls.Config{ServerName: "app.test", InsecureSkipVerify: true}}
+	tc.http.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	e.app(t, ns, "a", backendPort(t, namedBackend(t, "A")))
+	ing := newIngress(ns, "app", "ramjet", "app.test", "a", "/")
+	ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{"app.test"}}}
+	e.createIngress(t, ing)
+	tc.waitAnswer(t, "app.test", "/", http.StatusOK, "A /")
+
+	req, err := http.NewRequest(http.MethodGet, "https://"+tc.HTTPSAddr+"/", nil)
+	require.NoError(t, err)
+	req.Host = "app.test"
+	res, err := tc.http.Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.Equal(t, "max-age=600; includeSubDomains", res.Header.Get("Strict-Transport-Security"))
+
+	cm.Data["ssl-redirect"] = "true"
+	cm.Data["hsts"] = "false"
+	cm.Data["proxy-body-size"] = "8m"
+	_, err = e.client.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	tc.waitAnswer(t, "app.test", "/", http.StatusPermanentRedirect, "")
+	res, err = tc.http.Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.Empty(t, res.Header.Values("Strict-Transport-Security"), "hsts: false, without a restart")
+	waitFor(t, 10*time.Second, "the proxy-body-size edit to be warned", func() bool {
+		_, body := get(t, tc.http, "http://"+tc.DebugAddr+"/debug/warnings", "")
+		return strings.Contains(body, `key "proxy-body-size": changed since start`) && strings.Contains(body, `"worker-processes"`)
+	})
+}

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/types"
+
+	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/router"
+)
+
+// flagsWith parses args as the command line of a cluster controller with
+// -configmap ingress/nginx.
+func flagsWith(t *testing.T, args ...string) config {
+	t.Helper()
+	c, err := parseFlags(append([]string{"-configmap", "ingress/nginx", "-pod-name", "p"}, args...), &bytes.Buffer{}, func(string) string { return "" })
+	require.NoError(t, err)
+	require.Equal(t, &types.NamespacedName{Namespace: "ingress", Name: "nginx"}, c.configMap)
+	return c
+}
+
+func TestConfigMapKeys(t *testing.T) {
+	for _, tc := range []struct {
+		key, value string
+		check      func(t *testing.T, c config, o router.Options)
+	}{
+		{"ssl-redirect", "false", func(t *testing.T, c config, _ router.Options) { assert.True(t, c.options.DisableSSLRedirect) }},
+		{"ssl-redirect", "1", func(t *testing.T, c config, _ router.Options) { assert.False(t, c.options.DisableSSLRedirect) }},
+		{"use-forwarded-headers", "true", func(t *testing.T, _ config, o router.Options) {
+			assert.True(t, o.TrustForwardedProto)
+			assert.True(t, o.TrustForwardedFor)
+		}},
+		{"compute-full-forwarded-for", "True", func(t *testing.T, _ config, o router.Options) { assert.True(t, o.ComputeFullForwardedFor) }},
+		{"proxy-real-ip-cidr", "10.0.0.0/8, 192.0.2.7", func(t *testing.T, c config, _ router.Options) {
+			assert.Equal(t, "[10.0.0.0/8 192.0.2.7/32]", fmtPrefixes(c))
+		}},
+		{"use-proxy-protocol", "true", func(t *testing.T, c config, _ router.Options) { assert.True(t, c.useProxyProtocol) }},
+		{"proxy-body-size", "8m", func(t *testing.T, _ config, o router.Options) { assert.Equal(t, int64(8<<20), o.MaxBodySize) }},
+		{"proxy-body-size", "0", func(t *testing.T, _ config, o router.Options) { assert.Equal(t, int64(-1), o.MaxBodySize) }},
+		{"client-body-buffer-size", "16k", func(t *testing.T, _ config, o router.Options) { assert.Equal(t, int64(16<<10), o.ClientBodyBufferSize) }},
+		{"proxy-connect-timeout", "3", func(t *testing.T, _ config, o router.Options) { assert.Equal(t, 3*time.Second, o.ConnectTimeout) }},
+		{"proxy-read-timeout", "0x10", func(t *testing.T, _ config, o router.Options) { assert.Equal(t, 16*time.Second, o.ReadTimeout) }},
+		{"hsts", "false", func(t *testing.T, _ config, o router.Options) { assert.True(t, o.DisableHSTS) }},
+		{"hsts", "", func(t *testing.T, _ config, o router.Options) {
+			assert.True(t, o.DisableHSTS, "mapstructure reads \"\" as false")
+		}},
+		{"hsts", "true", func(t *testing.T, _ config, o router.Options) {
+			assert.False(t, o.DisableHSTS)
+			assert.Equal(t, router.DefaultHSTS, o.HSTS)
+		}},
+		{"hsts-max-age", "600", func(t *testing.T, _ config, o router.Options) {
+			assert.Equal(t, "max-age=600; includeSubDomains", o.HSTS)
+		}},
+		{"hsts-include-subdomains", "false", func(t *testing.T, _ config, o router.Options) { assert.Equal(t, "max-age=31536000", o.HSTS) }},
+		{"hsts-preload", "true", func(t *testing.T, _ config, o router.Options) {
+			assert.Equal(t, "max-age=31536000; includeSubDomains; preload", o.HSTS)
+		}},
+	} {
+		t.Run(tc.key+"="+tc.value, func(t *testing.T) {
+			c := flagsWith(t)
+			warns := applyConfigMap(&c, map[string]string{tc.key: tc.value}, c.flagsSet)
+			if tc.key == "use-forwarded-headers" {
+				require.Len(t, warns, 1)
+				warns = nil // the proxy-real-ip-cidr note, TestConfigMapFlagWins's
+			}
+			assert.Empty(t, warns)
+			tc.check(t, c, routerOptions(c, slog.New(slog.DiscardHandler), nil))
+		})
+	}
+}
+
+func fmtPrefixes(c config) string {
+	var parts []string
+	for _, p := range c.proxyRealIPCIDR {
+		parts = append(parts, p.String())
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+// TestConfigMapBadValues: a value that does not parse warns naming the
+// key and the value, and leaves the setting as it was.
+func TestConfigMapBadValues(t *testing.T) {
+	for key, value := range map[string]string{
+		"ssl-redirect": "yes", "use-forwarded-headers": "on", "proxy-body-size": "8q", "proxy-connect-timeout": "5s",
+		"proxy-read-timeout": "-1", "hsts": "off", "hsts-max-age": "1y", "hsts-preload": "maybe", "client-body-buffer-size": "0",
+		"proxy-real-ip-cidr": "10.0.0.0/33",
+	} {
+		c := flagsWith(t)
+		before := routerOptions(c, slog.New(slog.DiscardHandler), nil)
+		warns := applyConfigMap(&c, map[string]string{key: value}, c.flagsSet)
+		require.Len(t, warns, 1, key)
+		assert.Equal(t, key, warns[0].key)
+		assert.Contains(t, warns[0].String(), `"`+value+`"`)
+		assert.Equal(t, compile.TrafficMoves, warns[0].severity)
+		after := routerOptions(c, slog.New(slog.DiscardHandler), nil)
+		assert.Equal(t, before.HSTS, after.HSTS, key)
+		assert.Equal(t, before.DisableHSTS, after.DisableHSTS, key)
+		assert.Equal(t, before.MaxBodySize, after.MaxBodySize, key)
+		assert.Equal(t, before.ConnectTimeout, after.ConnectTimeout, key)
+		assert.Equal(t, before.ReadTimeout, after.ReadTimeout, key)
+		assert.False(t, c.options.DisableSSLRedirect, key)
+		assert.False(t, c.useForwardedHeaders, key)
+		assert.Empty(t, c.proxyRealIPCIDR, key)
+	}
+}
+
+// TestConfigMapFlagWins: a flag given on the command line wins over its
+// key, with a warning saying so; a flag left at its default does not.
+func TestConfigMapFlagWins(t *testing.T) {
+	c := flagsWith(t, "-ssl-redirect=true", "-proxy-body-size=2m")
+	warns := applyConfigMap(&c, map[string]string{"ssl-redirect": "false", "proxy-body-size": "8m", "use-forwarded-headers": "true"}, c.flagsSet)
+	assert.False(t, c.options.DisableSSLRedirect)
+	assert.Equal(t, int64(2<<20), c.maxBodySize)
+	assert.True(t, c.useForwardedHeaders, "not given as a flag: the key applies")
+	require.Len(t, warns, 3)
+	assert.Equal(t, "proxy-body-size", warns[0].key)
+	assert.Contains(t, warns[0].message, "-proxy-body-size given on the command line wins")
+	assert.Equal(t, "ssl-redirect", warns[1].key)
+	assert.Equal(t, "proxy-real-ip-cidr", warns[2].key, "use-forwarded-headers without the ranges ingress-nginx would trust")
+	assert.Equal(t, compile.TrafficMoves, warns[2].severity)
+
+	c = flagsWith(t, "-proxy-real-ip-cidr=10.0.0.0/8")
+	assert.Empty(t, applyConfigMap(&c, map[string]string{"use-forwarded-headers": "true"}, c.flagsSet), "the ranges are given")
+}
+
+// TestConfigMapOtherKeys: one warning per key ramjet does not read, by
+// what it does.
+func TestConfigMapOtherKeys(t *testing.T) {
+	c := flagsWith(t)
+	warns := applyConfigMap(&c, map[string]string{
+		"worker-processes": "4", "force-ssl-redirect": "true", "load-balance": "ewma", "enable-brotli": "true",
+	}, c.flagsSet)
+	got := map[string]compile.Severity{}
+	for _, w := range warns {
+		got[w.key] = w.severity
+	}
+	assert.Equal(t, map[string]compile.Severity{
+		"worker-processes": compile.Cosmetic, "force-ssl-redirect": compile.TrafficMoves,
+		"load-balance": compile.TrafficMoves, "enable-brotli": compile.FeatureMissing,
+	}, got)
+}
+
+func TestConfigMapInFolder(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "a.yaml"), `apiVersion: v1
+kind: ConfigMap
+metadata: {name: nginx, namespace: other}
+data: {hsts: "true"}
+---
+apiVersion: v1
+kind: List
+items:
+  - apiVersion: v1
+    kind: ConfigMap
+    metadata: {name: nginx, namespace: ingress}
+    data: {hsts: "false"}
+`)
+	data, found, err := configMapInFolder(dir, types.NamespacedName{Namespace: "ingress", Name: "nginx"})
+	require.NoError(t, err)
+	assert.True(t, found)
+	assert.Equal(t, map[string]string{"hsts": "false"}, data)
+	_, found, err = configMapInFolder(dir, types.NamespacedName{Namespace: "ingress", Name: "absent"})
+	require.NoError(t, err)
+	assert.False(t, found)
+}
+
+// TestOfflineConfigMap: a manifests folder holding the -configmap
+// ConfigMap. hsts is read at start; ssl-redirect follows each reload; the
+// keys ramjet does not read are on /debug/warnings.
+func TestOfflineConfigMap(t *testing.T) {
+	port := namedBackend(t, "A")
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "app.yaml"), strings.Replace(appManifests(port), "  rules:\n", "  tls: [{hosts: [app.test]}]\n  rules:\n", 1))
+	cmFile := filepath.Join(dir, "configmap.yaml")
+	configMap := func(sslRedirect string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nginx, namespace: ingress}\ndata:\n  hsts-max-age: \"600\"\n  hsts-preload: \"true\"\n  worker-processes: \"4\"\n  ssl-redirect: \"" + sslRedirect + "\"\n"
+	}
+	writeFile(t, cmFile, configMap("false"))
+
+	cfg, err := parseFlags([]string{"-manifests", dir, "-configmap", "ingress/nginx", "-http-addr", "127.0.0.1:0",
+		"-https-addr", "127.0.0.1:0", "-debug-addr", "127.0.0.1:0", "-poll-interval", "10ms", "-enable-access-log=false"},
+		&bytes.Buffer{}, func(string) string { return "" })
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inst, err := start(ctx, cfg, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	defer func() {
+		cancel()
+		_ = inst.Wait()
+	}()
+	client := &http.Client{
+		Transport:     &http.Transport{TLSClientConfig: &tls.Config{ServerName: "app.test", InsecureSkipVerify: true}},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	defer client.CloseIdleConnections()
+	do := func(url string) *http.Response {
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		require.NoError(t, err)
+		req.Host = "app.test"
+		res, err := client.Do(req)
+		require.NoError(t, err)
+		res.Body.Close()
+		return res
+	}
+
+	res := do("https://" + inst.HTTPSAddr + "/x")
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, "max-age=600; includeSubDomains; preload", res.Header.Get("Strict-Transport-Security"))
+	res = do("http://" + inst.HTTPAddr + "/x")
+	assert.Equal(t, http.StatusOK, res.StatusCode, "ssl-redirect: false")
+	assert.Empty(t, res.Header.Get("Strict-Transport-Security"))
+
+	status, body := get(t, client, "http://"+inst.DebugAddr+"/debug/warnings", "")
+	require.Equal(t, http.StatusOK, status)
+	assert.Contains(t, body, `ConfigMap ingress/nginx: key "worker-processes": tunes nginx itself`)
+
+	// ssl-redirect and hsts follow the ConfigMap without a restart.
+	writeFile(t, cmFile, configMap("true")+"  hsts: \"false\"\n")
+	require.Eventually(t, func() bool {
+		return do("http://"+inst.HTTPAddr+"/x").StatusCode == http.StatusPermanentRedirect
+	}, 5*time.Second, 10*time.Millisecond)
+	res = do("https://" + inst.HTTPSAddr + "/x")
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Empty(t, res.Header.Values("Strict-Transport-Security"))
+}
+
+// TestConfigMapSettingsLines: /debug/warnings names the ConfigMap, an
+// absent one included, and a start-only key edited later.
+func TestConfigMapSettingsLines(t *testing.T) {
+	c := flagsWith(t)
+	s, started := newConfigMapSettings(c, map[string]string{"proxy-body-size": "2m"}, true, slog.New(slog.DiscardHandler))
+	assert.Equal(t, int64(2<<20), started.maxBodySize)
+	assert.Empty(t, s.lines())
+	cur := s.update(map[string]string{"proxy-body-size": "4m", "hsts": "false"}, true)
+	assert.Equal(t, int64(4<<20), cur.maxBodySize, "the caller decides what it can apply")
+	assert.Equal(t, []string{`ConfigMap ingress/nginx: key "proxy-body-size": changed since start; it takes effect when the controller restarts (traffic-moves)`}, s.lines())
+	s.update(nil, false)
+	assert.Equal(t, []string{
+		`ConfigMap ingress/nginx: not found; the flags' settings apply (cosmetic)`,
+		`ConfigMap ingress/nginx: key "proxy-body-size": changed since start; it takes effect when the controller restarts (traffic-moves)`,
+	}, s.lines())
+}

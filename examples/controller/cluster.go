@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
+	"net"
 	"slices"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -158,6 +161,7 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 	}
 	// Built-in types only: protobuf decodes watch events faster than JSON.
 	rc.ContentType = "application/vnd.kubernetes.protobuf"
+	rc.Dial = dialUntilAccepted(rc.Dial)
 	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
@@ -316,6 +320,39 @@ func (c *clusterController) watch() error {
 		c.certSecret = sec.Lister()
 	}
 	return nil
+}
+
+// redialInterval is how often a refused connection to the API server is
+// tried again.
+const redialInterval = 100 * time.Millisecond
+
+// dialUntilAccepted wraps dial (nil: a plain dialer) so that a refused
+// connection is tried again every redialInterval until the request's
+// context ends. A restarting API server refuses connections; client-go's
+// watches answer a refusal with exponential backoff (up to 30 s, and its
+// jitter can double that), so after an outage of half a minute they would
+// come back up to a minute late, and so would every change made meanwhile.
+// Waiting in the dial instead, they resume as soon as the port is open.
+// Requests with a deadline (the Lease renewal) still fail at it.
+func dialUntilAccepted(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		for {
+			conn, err := dial(ctx, network, addr)
+			if err == nil || !errors.Is(err, syscall.ECONNREFUSED) {
+				return conn, err
+			}
+			t := time.NewTimer(redialInterval)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil, err
+			case <-t.C:
+			}
+		}
+	}
 }
 
 func dropManagedFields(obj any) (any, error) {

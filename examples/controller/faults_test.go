@@ -1,0 +1,348 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The fault tests (issue 25) check what clients see while something around
+// the controller fails: each subtest keeps traffic flowing through the
+// router the whole time, checks every answer (status and which backend
+// gave it) and fails naming the request and the object that went wrong.
+
+// pod is a loopback backend standing for one Pod: it listens on 127.0.0.N
+// and its EndpointSlice address is 192.0.2.N (the API server refuses
+// loopback endpoints); faultTransport connects the two. It answers
+// "name path" after delay.
+type pod struct {
+	name     string
+	addr     string // the EndpointSlice address, 192.0.2.N
+	srv      *http.Server
+	served   atomic.Int64
+	inFlight atomic.Int64
+}
+
+// startPod serves pod name on 127.0.0.n:port.
+func startPod(t testing.TB, name string, n, port int, delay time.Duration) *pod {
+	t.Helper()
+	ln, err := net.Listen("tcp", net.JoinHostPort(fmt.Sprintf("127.0.0.%d", n), strconv.Itoa(port)))
+	require.NoError(t, err)
+	p := &pod{name: name, addr: fmt.Sprintf("192.0.2.%d", n)}
+	p.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.inFlight.Add(1)
+		defer p.inFlight.Add(-1)
+		if delay > 0 {
+			time.Sleep(delay)
+		}
+		p.served.Add(1)
+		fmt.Fprintf(w, "%s %s", name, r.URL.Path)
+	})}
+	go p.srv.Serve(ln)
+	t.Cleanup(func() { p.srv.Close() })
+	return p
+}
+
+// faultTransport dials 192.0.2.N:port on 127.0.0.N:port and refuses every
+// other address.
+func faultTransport() *http.Transport {
+	dialer := &net.Dialer{Timeout: 5 * time.Second}
+	return &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			host, port, err := net.SplitHostPort(addr)
+			if err != nil {
+				return nil, err
+			}
+			ip, err := netip.ParseAddr(host)
+			if err != nil || !testNet.Contains(ip) {
+				return nil, fmt.Errorf("test transport: %s is not a test endpoint", addr)
+			}
+			loop := ip.As4()
+			loop[0], loop[1], loop[2] = 127, 0, 0
+			return dialer.DialContext(ctx, network, net.JoinHostPort(netip.AddrFrom4(loop).String(), port))
+		},
+		DisableCompression:  true,
+		MaxIdleConnsPerHost: 64,
+	}
+}
+
+// podSlice is an EndpointSlice of Service svc with the pods as endpoints on
+// port; notReady ones are terminating (serving, not ready), as a rollout
+// leaves them.
+func podSlice(ns, svc, name string, port int, pods []*pod, notReady ...*pod) *discoveryv1.EndpointSlice {
+	slice := newSlice(ns, svc, name, int32(port))
+	slice.Endpoints = nil
+	for _, p := range pods {
+		ready, terminating := !slices.Contains(notReady, p), slices.Contains(notReady, p)
+		serving := true
+		slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{
+			Addresses:  []string{p.addr},
+			Conditions: discoveryv1.EndpointConditions{Ready: &ready, Serving: &serving, Terminating: &terminating},
+		})
+	}
+	return slice
+}
+
+// route is what the load sends and expects: a GET of host+path answered
+// 200 by one of the named backends, "name path". object names the
+// Ingress and Service behind it, for the failure message.
+type route struct {
+	host, path string
+	object     string
+	backends   []string
+}
+
+// load sends requests at a steady rate from several workers until stop,
+// round robin over its routes, and checks every answer.
+type load struct {
+	began    time.Time
+	sent     atomic.Int64
+	mu       sync.Mutex
+	failures []string
+	failed   int
+	by       map[string]int // answers per backend
+	stopCh   chan struct{}
+	wg       sync.WaitGroup
+}
+
+const maxReportedFailures = 20
+
+// startLoad sends rate requests a second, spread over workers, each one
+// made by do (request number n) and checked by it: an error is a failure.
+func startLoad(rate, workers int, do func(n int64) (backend string, err error)) *load {
+	l := &load{began: time.Now(), by: map[string]int{}, stopCh: make(chan struct{})}
+	interval := time.Duration(workers) * time.Second / time.Duration(rate)
+	for w := range workers {
+		l.wg.Go(func() {
+			next := time.Now().Add(time.Duration(w) * time.Second / time.Duration(rate))
+			for {
+				select {
+				case <-l.stopCh:
+					return
+				case <-time.After(time.Until(next)):
+				}
+				// A worker that falls behind goes on at once, without
+				// trying to catch up in a burst.
+				if next = next.Add(interval); next.Before(time.Now()) {
+					next = time.Now()
+				}
+				n := l.sent.Add(1)
+				backend, err := do(n)
+				l.mu.Lock()
+				if err != nil {
+					l.failed++
+					if len(l.failures) < maxReportedFailures {
+						l.failures = append(l.failures, fmt.Sprintf("request %d at +%s: %v", n, time.Since(l.began).Round(time.Millisecond), err))
+					}
+				} else {
+					l.by[backend]++
+				}
+				l.mu.Unlock()
+			}
+		})
+	}
+	return l
+}
+
+// stop ends the load and waits for the requests in flight.
+func (l *load) stop() {
+	select {
+	case <-l.stopCh:
+	default:
+		close(l.stopCh)
+	}
+	l.wg.Wait()
+}
+
+// check stops the load and fails t if any request failed, listing the
+// first ones.
+func (l *load) check(t testing.TB, what string) {
+	t.Helper()
+	l.stop()
+	took := time.Since(l.began)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t.Logf("%s: %d requests in %s (%.0f/s), %d failed; answers per backend %v", what, l.sent.Load(), took.Round(time.Millisecond), float64(l.sent.Load())/took.Seconds(), l.failed, l.by)
+	if l.failed > 0 {
+		t.Errorf("%s: %d of %d requests failed; the first:\n%s", what, l.failed, l.sent.Load(), strings.Join(l.failures, "\n"))
+	}
+	require.Positive(t, l.sent.Load(), "no request was sent")
+}
+
+// answers is how many requests succeeded so far.
+func (l *load) answers() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, c := range l.by {
+		n += c
+	}
+	return n
+}
+
+// httpRoutes makes requests to base (http://addr) with client, round
+// robin over routes.
+func httpRoutes(client *http.Client, base string, routes ...route) func(int64) (string, error) {
+	return func(n int64) (string, error) {
+		r := routes[int(n)%len(routes)]
+		return r.get(client, base)
+	}
+}
+
+// get sends one request for r and checks the answer.
+func (r route) get(client *http.Client, base string) (string, error) {
+	fail := func(format string, args ...any) (string, error) {
+		return "", fmt.Errorf("GET %s%s (%s): %s", r.host, r.path, r.object, fmt.Sprintf(format, args...))
+	}
+	req, err := http.NewRequest(http.MethodGet, base+r.path, nil)
+	if err != nil {
+		return fail("%v", err)
+	}
+	req.Host = r.host
+	resp, err := client.Do(req)
+	if err != nil {
+		return fail("%v", err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return fail("%d, body cut: %v", resp.StatusCode, err)
+	}
+	name, path, _ := strings.Cut(string(body), " ")
+	if resp.StatusCode != http.StatusOK || path != r.path || !slices.Contains(r.backends, name) {
+		return fail("got %d %q; want 200 from one of %v", resp.StatusCode, body, r.backends)
+	}
+	return name, nil
+}
+
+// faultClient is the load's HTTP client: keep-alive connections as a load
+// balancer in front of the controller keeps them.
+func faultClient() *http.Client {
+	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
+}
+
+// etcdPost calls etcd's JSON gateway (no client library needed).
+func etcdPost(t testing.TB, etcdURL, path string, req any) map[string]any {
+	t.Helper()
+	body, err := json.Marshal(req)
+	require.NoError(t, err)
+	resp, err := http.Post(etcdURL+path, "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "etcd %s: %s", path, out)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(out, &m))
+	return m
+}
+
+// compactEtcd writes a key outside the API server's prefix, so that the
+// revision moves past everything the watches have seen, and compacts etcd
+// to that revision: any watch resuming from an older one gets 410 Gone.
+func compactEtcd(t testing.TB, etcdURL string) int64 {
+	t.Helper()
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	put := etcdPost(t, etcdURL, "/v3/kv/put", map[string]string{"key": b64("/ramjet-test/bump"), "value": b64(time.Now().String())})
+	header, _ := put["header"].(map[string]any)
+	rev, err := strconv.ParseInt(fmt.Sprint(header["revision"]), 10, 64)
+	require.NoError(t, err, "etcd put answered %v", put)
+	etcdPost(t, etcdURL, "/v3/kv/compaction", map[string]any{"revision": strconv.FormatInt(rev, 10), "physical": true})
+	return rev
+}
+
+// TestFaults runs the controller against a real API server while things
+// around it fail (issue 25). The subtests share one API server; the first
+// stops and restarts it.
+func TestFaults(t *testing.T) {
+	e := startE2E(t)
+	ctx := context.Background()
+
+	t.Run("1 API server down for 30s: the last table serves, /readyz stays ready, changes served within 2s of its return", func(t *testing.T) {
+		ns := e.namespace(t, "apidown")
+		port := int(freePort(t))
+		a, b := startPod(t, "A", 11, port, 0), startPod(t, "B", 12, port, 0)
+		_, err := e.client.CoreV1().Services(ns).Create(ctx, newService(ns, "a"), metav1.CreateOptions{})
+		require.NoError(t, err)
+		_, err = e.client.CoreV1().Services(ns).Create(ctx, newService(ns, "b"), metav1.CreateOptions{})
+		require.NoError(t, err)
+		_, err = e.client.DiscoveryV1().EndpointSlices(ns).Create(ctx, podSlice(ns, "a", "a-1", port, []*pod{a}), metav1.CreateOptions{})
+		require.NoError(t, err)
+		_, err = e.client.DiscoveryV1().EndpointSlices(ns).Create(ctx, podSlice(ns, "b", "b-1", port, []*pod{b}), metav1.CreateOptions{})
+		require.NoError(t, err)
+		e.createIngress(t, newIngress(ns, "app", "ramjet", "app.test", "a", "/"))
+		tc := e.startController(t, ns, func(c *config) { c.backendTransport = faultTransport() })
+		tc.waitAnswer(t, "app.test", "/", http.StatusOK, "A /")
+
+		client := faultClient()
+		app := route{host: "app.test", path: "/x", object: "Ingress apidown/app → Service apidown/a", backends: []string{"A"}}
+		traffic := startLoad(100, 4, httpRoutes(client, "http://"+tc.HTTPAddr, app))
+		readyz := startLoad(10, 1, func(n int64) (string, error) {
+			return "readyz", readyzOK(client, tc.DebugAddr)
+		})
+
+		const outage = 30 * time.Second
+		require.NoError(t, e.srv.StopAPIServer())
+		stopped := time.Now()
+		time.Sleep(outage - time.Since(stopped))
+		require.NoError(t, e.srv.StartAPIServer())
+		back := time.Now()
+		t.Logf("kube-apiserver away for %s, ready again in %s", back.Sub(stopped).Round(time.Millisecond), back.Sub(stopped.Add(outage)).Round(time.Millisecond))
+		// Changes made before the controller's watches are back: a new
+		// Ingress, and the old one's path moved.
+		e.createIngress(t, newIngress(ns, "late", "ramjet", "late.test", "b", "/"))
+		late := route{host: "late.test", path: "/y", object: "Ingress apidown/late → Service apidown/b", backends: []string{"B"}}
+		waitFor(t, 2*time.Second-time.Since(back), "the Ingress created at the API server's return to be served", func() bool {
+			_, err := late.get(client, "http://"+tc.HTTPAddr)
+			return err == nil
+		})
+		t.Logf("change served %s after the API server's return", time.Since(back).Round(time.Millisecond))
+		time.Sleep(500 * time.Millisecond) // traffic after the return too
+		traffic.check(t, "traffic to app.test")
+		readyz.check(t, "/readyz")
+		require.True(t, tc.cluster.leading.Load() || waitLeading(tc, 10*time.Second), "the controller stands for the Lease again on its own")
+	})
+}
+
+// readyzOK asks the controller's /readyz; anything but 200 is an error.
+func readyzOK(client *http.Client, debugAddr string) error {
+	resp, err := client.Get("http://" + debugAddr + "/readyz")
+	if err != nil {
+		return fmt.Errorf("GET /readyz: %w", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET /readyz: %d %q", resp.StatusCode, body)
+	}
+	return nil
+}
+
+// waitLeading reports whether tc leads within timeout.
+func waitLeading(tc *testController, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if tc.cluster.leading.Load() {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}

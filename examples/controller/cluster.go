@@ -232,8 +232,12 @@ func (c *clusterController) watch() error {
 		}
 	}
 	changed := cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { c.changed() },
-		UpdateFunc: func(any, any) { c.changed() },
+		AddFunc: func(any) { c.changed() },
+		UpdateFunc: func(old, cur any) {
+			if !redelivered(old, cur) {
+				c.changed()
+			}
+		},
 		DeleteFunc: func(any) { c.changed() },
 	}
 	ingressChanged := cache.ResourceEventHandlerFuncs{
@@ -360,6 +364,18 @@ func dropManagedFields(obj any) (any, error) {
 		a.SetManagedFields(nil)
 	}
 	return obj, nil
+}
+
+// redelivered reports an update that hands over the object it replaces,
+// unchanged (the same resourceVersion): a resync does that with every
+// cached object, and so does the relist after a watch expired (410 Gone,
+// say after an etcd compaction). The informers relist one by one, so
+// counting these as changes would cost a rebuild per informer of a table
+// that cannot differ.
+func redelivered(old, cur any) bool {
+	o, err1 := meta.Accessor(old)
+	n, err2 := meta.Accessor(cur)
+	return err1 == nil && err2 == nil && o.GetResourceVersion() != "" && o.GetResourceVersion() == n.GetResourceVersion()
 }
 
 // statusOnly reports an Ingress update that changes nothing routing reads:

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
@@ -21,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 )
 
 // The fault tests (issue 25) check what clients see while something around
@@ -319,7 +321,127 @@ func TestFaults(t *testing.T) {
 		readyz.check(t, "/readyz")
 		require.True(t, tc.cluster.leading.Load() || waitLeading(tc, 10*time.Second), "the controller stands for the Lease again on its own")
 	})
+
+	t.Run("2 etcd compacted past the watches: 410 Gone, every informer relists, one rebuild, nothing lost", func(t *testing.T) {
+		ns := e.namespace(t, "compaction")
+		port := int(freePort(t))
+		a, b := startPod(t, "A", 21, port, 0), startPod(t, "B", 22, port, 0)
+		for _, svc := range []string{"a", "b"} {
+			_, err := e.client.CoreV1().Services(ns).Create(ctx, newService(ns, svc), metav1.CreateOptions{})
+			require.NoError(t, err)
+		}
+		_, err := e.client.DiscoveryV1().EndpointSlices(ns).Create(ctx, podSlice(ns, "a", "a-1", port, []*pod{a}), metav1.CreateOptions{})
+		require.NoError(t, err)
+		_, err = e.client.DiscoveryV1().EndpointSlices(ns).Create(ctx, podSlice(ns, "b", "b-1", port, []*pod{b}), metav1.CreateOptions{})
+		require.NoError(t, err)
+		e.createIngress(t, newIngress(ns, "app", "ramjet", "app.test", "a", "/"))
+		e.createIngress(t, newIngress(ns, "old", "ramjet", "old.test", "b", "/"))
+		requests := &apiRequests{}
+		rc := rest.CopyConfig(e.srv.Config)
+		rc.Wrap(requests.wrap)
+		tc := e.startControllerAs(t, rc, ns, func(c *config) { c.backendTransport = faultTransport() })
+		tc.waitAnswer(t, "old.test", "/", http.StatusOK, "B /")
+		tc.settle(t)
+
+		client := faultClient()
+		app := route{host: "app.test", path: "/x", object: "Ingress compaction/app → Service compaction/a", backends: []string{"A"}}
+		traffic := startLoad(100, 4, httpRoutes(client, "http://"+tc.HTTPAddr, app))
+
+		// The controller's requests wait while the API server stops, etcd
+		// is compacted past every revision its watches have seen, the
+		// server comes back and two Ingresses change: the watches cannot
+		// resume, and only a relist finds the changes.
+		requests.hold()
+		require.NoError(t, e.srv.StopAPIServer())
+		rev := compactEtcd(t, e.srv.EtcdURL)
+		before := tc.cluster.stats()
+		require.NoError(t, e.srv.StartAPIServer())
+		require.NoError(t, e.client.NetworkingV1().Ingresses(ns).Delete(ctx, "old", metav1.DeleteOptions{}))
+		e.createIngress(t, newIngress(ns, "late", "ramjet", "late.test", "b", "/"))
+		requests.release()
+		late := route{host: "late.test", path: "/y", object: "Ingress compaction/late → Service compaction/b", backends: []string{"B"}}
+		waitFor(t, 10*time.Second, "the Ingress created after the compaction to be served", func() bool {
+			_, err := late.get(client, "http://"+tc.HTTPAddr)
+			return err == nil
+		})
+		tc.waitAnswer(t, "old.test", "/", http.StatusNotFound, "")
+		// Every informer relists: its watch cannot resume.
+		waitFor(t, 10*time.Second, "every informer to relist", func() bool {
+			lists := requests.lists()
+			for _, r := range []string{"ingresses", "ingressclasses", "services", "endpointslices", "secrets"} {
+				if lists[r] == 0 {
+					return false
+				}
+			}
+			return true
+		}, func() string { return fmt.Sprintf("lists since the restart: %v", requests.lists()) })
+		time.Sleep(time.Second) // the debounce is 200 ms: nothing more is on its way
+		after := tc.settle(t)
+		traffic.check(t, "traffic to app.test")
+		t.Logf("compacted at revision %d; since the restart: lists %v, rebuilds %d, tables published %d",
+			rev, requests.lists(), after.Rebuilds-before.Rebuilds, after.Generation-before.Generation)
+		require.Equal(t, uint64(1), after.Rebuilds-before.Rebuilds, "rebuilds after the relists")
+		require.Equal(t, uint64(1), after.Generation-before.Generation, "tables published after the relists")
+	})
 }
+
+// apiRequests counts the controller's LIST requests per resource through a
+// wrapped client transport, and can hold its requests back.
+type apiRequests struct {
+	mu       sync.Mutex
+	list     map[string]int
+	released chan struct{} // nil: requests pass
+}
+
+func (a *apiRequests) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		a.mu.Lock()
+		released := a.released
+		a.mu.Unlock()
+		if released != nil {
+			select {
+			case <-released:
+			case <-req.Context().Done():
+				return nil, req.Context().Err()
+			}
+		}
+		resp, err := rt.RoundTrip(req)
+		if err == nil && req.Method == http.MethodGet && req.URL.Query().Get("watch") != "true" && resp.StatusCode == http.StatusOK {
+			parts := strings.Split(req.URL.Path, "/")
+			a.mu.Lock()
+			if a.list != nil {
+				a.list[parts[len(parts)-1]]++
+			}
+			a.mu.Unlock()
+		}
+		return resp, err
+	})
+}
+
+// hold makes new requests wait for release, which counts afresh.
+func (a *apiRequests) hold() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.released = make(chan struct{})
+}
+
+func (a *apiRequests) release() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.list = map[string]int{}
+	close(a.released)
+	a.released = nil
+}
+
+func (a *apiRequests) lists() map[string]int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return maps.Clone(a.list)
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // readyzOK asks the controller's /readyz; anything but 200 is an error.
 func readyzOK(client *http.Client, debugAddr string) error {

@@ -70,6 +70,9 @@ type clusterController struct {
 	// writer, a worker of its own so that shutdown waits for it.
 	leads   chan context.Context
 	deduper *status.EventDeduper
+	// eventsFound is false until this term has read the Events already
+	// posted; owned by the status writer.
+	eventsFound bool
 
 	// cert is -default-ssl-certificate, read from a watch of that one
 	// Secret (it may be of any type, in any namespace); nil without it.

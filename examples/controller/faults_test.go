@@ -20,8 +20,11 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 )
 
@@ -383,6 +386,133 @@ func TestFaults(t *testing.T) {
 		require.Equal(t, uint64(1), after.Rebuilds-before.Rebuilds, "rebuilds after the relists")
 		require.Equal(t, uint64(1), after.Generation-before.Generation, "tables published after the relists")
 	})
+
+	t.Run("3 leader killed: the follower takes the Lease within the lease duration, no duplicate status writes or Events", func(t *testing.T) {
+		ns := e.namespace(t, "failover")
+		port := int(freePort(t))
+		a := startPod(t, "A", 31, port, 0)
+		_, err := e.client.CoreV1().Services(ns).Create(ctx, newService(ns, "a"), metav1.CreateOptions{})
+		require.NoError(t, err)
+		_, err = e.client.DiscoveryV1().EndpointSlices(ns).Create(ctx, podSlice(ns, "a", "a-1", port, []*pod{a}), metav1.CreateOptions{})
+		require.NoError(t, err)
+		e.createIngress(t, newIngress(ns, "app", "ramjet", "app.test", "a", "/"))
+		e.createIngress(t, newIngress(ns, "broken", "ramjet", "broken.test", "missing", "/"))
+
+		// Every status write and Event from here on, as the API server
+		// records them.
+		writes := watchWrites(t, e, ns)
+		replica := func(identity string) (*testController, *apiRequests) {
+			requests := &apiRequests{}
+			rc := rest.CopyConfig(e.srv.Config)
+			rc.Wrap(requests.wrap)
+			return e.startControllerAs(t, rc, ns, func(c *config) {
+				c.identity, c.publishAddresses, c.backendTransport = identity, []string{"203.0.113.7"}, faultTransport()
+			}), requests
+		}
+		leader, leaderAPI := replica("replica-a")
+		waitFor(t, 10*time.Second, "replica-a to lead", func() bool { return leader.cluster.leading.Load() })
+		follower, _ := replica("replica-b")
+		waitFor(t, 10*time.Second, "replica-a's status on app and broken, and its Event on broken", func() bool {
+			return writes.statuses("app") == 1 && writes.statuses("broken") == 1 && writes.events("broken") == 1
+		}, writes.String)
+
+		client := faultClient()
+		app := route{host: "app.test", path: "/x", object: "Ingress failover/app → Service failover/a", backends: []string{"A"}}
+		traffic := startLoad(100, 4, httpRoutes(client, "http://"+follower.HTTPAddr, app))
+		time.Sleep(500 * time.Millisecond)
+
+		// The leader dies: its requests never reach the API server again,
+		// so it cannot release the Lease, which must expire.
+		leaderAPI.hold()
+		killed := time.Now()
+		// Problems and claims that appear while no one leads.
+		e.createIngress(t, newIngress(ns, "broken2", "ramjet", "broken2.test", "missing", "/"))
+		e.createIngress(t, newIngress(ns, "late", "ramjet", "late.test", "a", "/"))
+		waitFor(t, 3*testLeaseDuration, "replica-b to lead", func() bool { return follower.cluster.leading.Load() })
+		takeover := time.Since(killed)
+		t.Logf("replica-b leads %s after replica-a died (lease duration %s, retry period %s)", takeover.Round(time.Millisecond), testLeaseDuration, testRetryPeriod)
+		// client-go tries to acquire every retry period, jittered by up
+		// to 1.2 of it.
+		require.LessOrEqual(t, takeover, testLeaseDuration+3*testRetryPeriod, "takeover after the lease expired")
+		waitFor(t, 10*time.Second, "replica-b's status on late and its Event on broken2", func() bool {
+			return writes.statuses("late") == 1 && writes.events("broken2") == 1
+		}, writes.String)
+		follower.settle(t)
+		time.Sleep(time.Second) // a duplicate would be written by now
+		traffic.check(t, "traffic to app.test through replica-b")
+		want := map[string][2]int{"app": {1, 0}, "broken": {1, 1}, "broken2": {1, 1}, "late": {1, 0}}
+		for name, n := range want {
+			require.Equal(t, n[0], writes.statuses(name), "status writes on Ingress failover/%s; all writes: %s", name, writes)
+			require.Equal(t, n[1], writes.events(name), "Events on Ingress failover/%s; all writes: %s", name, writes)
+		}
+		leader.stop(t) // its Lease release is held and gives up at its deadline
+	})
+}
+
+// writeLog records, per Ingress of a namespace, the changes of its status
+// and the Warning Events posted on it, from watches on the API server.
+type writeLog struct {
+	mu     sync.Mutex
+	status map[string]int
+	event  map[string]int
+	lines  []string
+}
+
+func watchWrites(t testing.TB, e *e2e, ns string) *writeLog {
+	t.Helper()
+	w := &writeLog{status: map[string]int{}, event: map[string]int{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	ings, err := e.client.NetworkingV1().Ingresses(ns).Watch(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	events, err := e.client.CoreV1().Events(ns).Watch(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	go func() {
+		last := map[string]string{}
+		for ev := range ings.ResultChan() {
+			ing, ok := ev.Object.(*networkingv1.Ingress)
+			if !ok {
+				continue
+			}
+			st := fmt.Sprint(ing.Status.LoadBalancer.Ingress)
+			w.mu.Lock()
+			if prev, seen := last[ing.Name]; (seen && prev != st) || (!seen && len(ing.Status.LoadBalancer.Ingress) > 0) {
+				w.status[ing.Name]++
+				w.lines = append(w.lines, fmt.Sprintf("status of %s: %s", ing.Name, st))
+			}
+			last[ing.Name] = st
+			w.mu.Unlock()
+		}
+	}()
+	go func() {
+		for ev := range events.ResultChan() {
+			if event, ok := ev.Object.(*corev1.Event); ok && ev.Type == watch.Added {
+				w.mu.Lock()
+				w.event[event.InvolvedObject.Name]++
+				w.lines = append(w.lines, fmt.Sprintf("Event on %s by %s: %s %s", event.InvolvedObject.Name, event.Source.Host, event.Reason, event.Message))
+				w.mu.Unlock()
+			}
+		}
+	}()
+	return w
+}
+
+func (w *writeLog) statuses(name string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.status[name]
+}
+
+func (w *writeLog) events(name string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.event[name]
+}
+
+func (w *writeLog) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return "\n" + strings.Join(w.lines, "\n")
 }
 
 // apiRequests counts the controller's LIST requests per resource through a

@@ -45,6 +45,9 @@ type pod struct {
 	inFlight atomic.Int64
 }
 
+// slowRequest is how long a pod takes to answer /slow.
+const slowRequest = time.Second
+
 // startPod serves pod name on 127.0.0.n:port.
 func startPod(t testing.TB, name string, n, port int, delay time.Duration) *pod {
 	t.Helper()
@@ -54,7 +57,9 @@ func startPod(t testing.TB, name string, n, port int, delay time.Duration) *pod 
 	p.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.inFlight.Add(1)
 		defer p.inFlight.Add(-1)
-		if delay > 0 {
+		if r.URL.Path == "/slow" {
+			time.Sleep(slowRequest)
+		} else if delay > 0 {
 			time.Sleep(delay)
 		}
 		p.served.Add(1)
@@ -446,6 +451,69 @@ func TestFaults(t *testing.T) {
 			require.Equal(t, n[1], writes.events(name), "Events on Ingress failover/%s; all writes: %s", name, writes)
 		}
 		leader.stop(t) // its Lease release is held and gives up at its deadline
+	})
+
+	t.Run("4 endpoints roll one by one under 500 req/s: no request fails, those in flight to a removed endpoint finish", func(t *testing.T) {
+		ns := e.namespace(t, "churn")
+		port := int(freePort(t))
+		_, err := e.client.CoreV1().Services(ns).Create(ctx, newService(ns, "web"), metav1.CreateOptions{})
+		require.NoError(t, err)
+		var pods []*pod
+		var names []string
+		for i := range 4 {
+			pods = append(pods, startPod(t, fmt.Sprintf("v1-%d", i), 41+i, port, 2*time.Millisecond))
+			names = append(names, fmt.Sprintf("v1-%d", i), fmt.Sprintf("v2-%d", i))
+		}
+		slice, err := e.client.DiscoveryV1().EndpointSlices(ns).Create(ctx, podSlice(ns, "web", "web-1", port, pods), metav1.CreateOptions{})
+		require.NoError(t, err)
+		e.createIngress(t, newIngress(ns, "web", "ramjet", "web.test", "web", "/"))
+		tc := e.startController(t, ns, func(c *config) { c.backendTransport = faultTransport() })
+		tc.waitAnswer(t, "web.test", "/slow", http.StatusOK, "")
+
+		object := "Ingress churn/web → Service churn/web"
+		fast := route{host: "web.test", path: "/x", object: object, backends: names}
+		slow := route{host: "web.test", path: "/slow", object: object, backends: names}
+		traffic := startLoad(500, 16, httpRoutes(faultClient(), "http://"+tc.HTTPAddr, fast))
+		slowTraffic := startLoad(10, 16, httpRoutes(faultClient(), "http://"+tc.HTTPAddr, slow)) // each a second long
+		time.Sleep(time.Second)
+
+		update := func(pods []*pod, terminating ...*pod) {
+			t.Helper()
+			next := podSlice(ns, "web", "web-1", port, pods, terminating...)
+			next.ResourceVersion = slice.ResourceVersion
+			slice, err = e.client.DiscoveryV1().EndpointSlices(ns).Update(ctx, next, metav1.UpdateOptions{})
+			require.NoError(t, err)
+		}
+		inFlightAtRemoval := 0
+		for i := range 4 {
+			old := pods[0]
+			// The new Pod comes up ready, then the old one terminates: not
+			// ready at once, removed from the slice a little later while
+			// its slow requests still run, and gone once they finish.
+			pods = append(pods, startPod(t, fmt.Sprintf("v2-%d", i), 51+i, port, 2*time.Millisecond))
+			update(pods)
+			time.Sleep(500 * time.Millisecond)
+			update(pods, old)
+			time.Sleep(300 * time.Millisecond)
+			pods = pods[1:]
+			update(pods)
+			inFlightAtRemoval += int(old.inFlight.Load())
+			waitFor(t, 5*time.Second, "the requests in flight to "+old.name+" to finish", func() bool { return old.inFlight.Load() == 0 })
+			require.NoError(t, old.srv.Close())
+		}
+		served := map[string]int64{}
+		time.Sleep(500 * time.Millisecond)
+		for _, p := range pods {
+			served[p.name] = p.served.Load()
+		}
+		time.Sleep(500 * time.Millisecond)
+		traffic.check(t, "traffic to web.test")
+		slowTraffic.check(t, "slow requests to web.test")
+		for _, p := range pods {
+			require.Greater(t, p.served.Load(), served[p.name], "pod %s (%s) serves after the rollout", p.name, p.addr)
+		}
+		t.Logf("requests in flight to an endpoint when it left the slice: %d", inFlightAtRemoval)
+		require.Positive(t, inFlightAtRemoval, "no request was in flight to a removed endpoint: the subtest proved nothing about them")
 	})
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -514,6 +515,109 @@ func TestFaults(t *testing.T) {
 		}
 		t.Logf("requests in flight to an endpoint when it left the slice: %d", inFlightAtRemoval)
 		require.Positive(t, inFlightAtRemoval, "no request was in flight to a removed endpoint: the subtest proved nothing about them")
+	})
+
+	t.Run("5 TLS Secret rotated 10 times under HTTPS traffic: every handshake succeeds, new connections get the new certificate within the debounce", func(t *testing.T) {
+		ns := e.namespace(t, "rotation")
+		port := int(freePort(t))
+		a := startPod(t, "A", 61, port, 0)
+		_, err := e.client.CoreV1().Services(ns).Create(ctx, newService(ns, "a"), metav1.CreateOptions{})
+		require.NoError(t, err)
+		_, err = e.client.DiscoveryV1().EndpointSlices(ns).Create(ctx, podSlice(ns, "a", "a-1", port, []*pod{a}), metav1.CreateOptions{})
+		require.NoError(t, err)
+		secret, err := e.client.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cert"},
+			Type:       corev1.SecretTypeTLS,
+			Data:       selfSignedPair(t, "secure.test", 1),
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		ing := newIngress(ns, "secure", "ramjet", "secure.test", "a", "/")
+		ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{"secure.test"}, SecretName: "cert"}}
+		e.createIngress(t, ing)
+		tc := e.startController(t, ns, func(c *config) { c.httpsAddr, c.backendTransport = "127.0.0.1:0", faultTransport() })
+
+		// Every request a new connection, so every one is a handshake.
+		client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+			DisableKeepAlives: true,
+			TLSClientConfig:   &tls.Config{ServerName: "secure.test", InsecureSkipVerify: true},
+		}}
+		type handshake struct {
+			began, done time.Time
+			serial      int64
+		}
+		var mu sync.Mutex
+		var handshakes []handshake
+		object := "Ingress rotation/secure, Secret rotation/cert"
+		secure := route{host: "secure.test", path: "/x", object: object, backends: []string{"A"}}
+		do := func(n int64) (string, error) {
+			began := time.Now()
+			req, err := http.NewRequest(http.MethodGet, "https://"+tc.HTTPSAddr+"/x", nil)
+			if err != nil {
+				return "", err
+			}
+			req.Host = "secure.test"
+			resp, err := client.Do(req)
+			if err != nil {
+				return "", fmt.Errorf("GET https://secure.test/x (%s): %v", object, err)
+			}
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != http.StatusOK || string(body) != "A /x" {
+				return "", fmt.Errorf("GET https://secure.test/x (%s): %d %q %v", object, resp.StatusCode, body, err)
+			}
+			leaf := resp.TLS.PeerCertificates[0]
+			if !slices.Contains(leaf.DNSNames, "secure.test") {
+				return "", fmt.Errorf("GET https://secure.test/x (%s): certificate for %v", object, leaf.DNSNames)
+			}
+			mu.Lock()
+			handshakes = append(handshakes, handshake{began, time.Now(), leaf.SerialNumber.Int64()})
+			mu.Unlock()
+			return "A", nil
+		}
+		_, err = secure.get(tc.http, "http://"+tc.HTTPAddr) // plain HTTP redirects: served at all
+		require.Error(t, err)
+		waitFor(t, 10*time.Second, "the first certificate", func() bool { _, err := do(0); return err == nil })
+		traffic := startLoad(100, 4, do)
+		time.Sleep(300 * time.Millisecond)
+
+		const rotations = 10
+		updated := make([]time.Time, rotations+2)
+		for serial := int64(2); serial <= rotations+1; serial++ {
+			secret.Data = selfSignedPair(t, "secure.test", serial)
+			secret, err = e.client.CoreV1().Secrets(ns).Update(ctx, secret, metav1.UpdateOptions{})
+			require.NoError(t, err)
+			updated[serial] = time.Now()
+			time.Sleep(600 * time.Millisecond)
+		}
+		traffic.check(t, "HTTPS traffic to secure.test")
+
+		// For each certificate: when a new connection first got it, and
+		// no connection begun after that got an older one.
+		mu.Lock()
+		defer mu.Unlock()
+		debounce := tc.cluster.cfg.debounce
+		var delays []time.Duration
+		for serial := int64(2); serial <= rotations+1; serial++ {
+			first := time.Time{}
+			for _, h := range handshakes {
+				if h.serial >= serial && (first.IsZero() || h.done.Before(first)) {
+					first = h.done
+				}
+			}
+			require.False(t, first.IsZero(), "certificate %d never served", serial)
+			delays = append(delays, first.Sub(updated[serial]))
+			for _, h := range handshakes {
+				if h.began.After(first) && h.serial < serial {
+					t.Errorf("a connection begun %s after certificate %d was first served got certificate %d", h.began.Sub(first), serial, h.serial)
+				}
+			}
+		}
+		slices.Sort(delays)
+		t.Logf("%d handshakes; from a Secret update to the first handshake with its certificate: median %s, max %s (debounce %s)",
+			len(handshakes), delays[len(delays)/2].Round(time.Millisecond), delays[len(delays)-1].Round(time.Millisecond), debounce)
+		// The debounce, then the watch, the rebuild and one request
+		// interval of this load (10 ms per worker round).
+		require.LessOrEqual(t, delays[len(delays)-1], debounce+300*time.Millisecond, "slowest rotation")
 	})
 }
 

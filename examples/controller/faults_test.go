@@ -619,6 +619,59 @@ func TestFaults(t *testing.T) {
 		// interval of this load (10 ms per worker round).
 		require.LessOrEqual(t, delays[len(delays)-1], debounce+300*time.Millisecond, "slowest rotation")
 	})
+
+	t.Run("6 stop signal during traffic: the drain serves, no client sees a reset, the process exits within the grace period", func(t *testing.T) {
+		ns := e.namespace(t, "shutdown")
+		port := int(freePort(t))
+		a := startPod(t, "A", 71, port, 2*time.Millisecond)
+		_, err := e.client.CoreV1().Services(ns).Create(ctx, newService(ns, "a"), metav1.CreateOptions{})
+		require.NoError(t, err)
+		_, err = e.client.DiscoveryV1().EndpointSlices(ns).Create(ctx, podSlice(ns, "a", "a-1", port, []*pod{a}), metav1.CreateOptions{})
+		require.NoError(t, err)
+		e.createIngress(t, newIngress(ns, "app", "ramjet", "app.test", "a", "/"))
+		// The drain is ingress-nginx's -shutdown-grace-period; the Pod's
+		// terminationGracePeriodSeconds must cover it and the requests
+		// still in flight when the listeners close.
+		const drain = 2 * time.Second
+		const gracePeriod = drain + slowRequest + 2*time.Second
+		tc := e.startController(t, ns, func(c *config) { c.drain, c.backendTransport = drain, faultTransport() })
+		tc.waitAnswer(t, "app.test", "/", http.StatusOK, "A /")
+
+		object := "Ingress shutdown/app → Service shutdown/a"
+		client := faultClient()
+		traffic := startLoad(200, 8, httpRoutes(client, "http://"+tc.HTTPAddr, route{host: "app.test", path: "/x", object: object, backends: []string{"A"}}))
+		slowTraffic := startLoad(5, 8, httpRoutes(client, "http://"+tc.HTTPAddr, route{host: "app.test", path: "/slow", object: object, backends: []string{"A"}}))
+		// The load balancer in front: it checks /readyz every 100 ms and
+		// sends no new request once it has failed for a second.
+		balancerDone := make(chan time.Duration, 1)
+		go func() {
+			var failingSince time.Time
+			for {
+				if err := readyzOK(client, tc.DebugAddr); err == nil {
+					failingSince = time.Time{}
+				} else if failingSince.IsZero() {
+					failingSince = time.Now()
+				} else if time.Since(failingSince) >= time.Second {
+					traffic.stop()
+					slowTraffic.stop()
+					balancerDone <- time.Since(failingSince)
+					return
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		}()
+		time.Sleep(time.Second)
+		waitFor(t, 5*time.Second, "slow requests in flight", func() bool { return a.inFlight.Load() > 0 })
+		began := time.Now()
+		tc.stop(t) // the stop signal, then the wait for the process to end
+		exited := time.Since(began)
+		<-balancerDone
+		traffic.check(t, "traffic to app.test")
+		slowTraffic.check(t, "slow requests to app.test")
+		t.Logf("exited %s after the stop signal (drain %s, grace period %s)", exited.Round(time.Millisecond), drain, gracePeriod)
+		require.GreaterOrEqual(t, exited, drain, "the listeners served for the whole drain")
+		require.LessOrEqual(t, exited, gracePeriod, "exit within the grace period")
+	})
 }
 
 // writeLog records, per Ingress of a namespace, the changes of its status

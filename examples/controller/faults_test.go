@@ -672,6 +672,143 @@ func TestFaults(t *testing.T) {
 		require.GreaterOrEqual(t, exited, drain, "the listeners served for the whole drain")
 		require.LessOrEqual(t, exited, gracePeriod, "exit within the grace period")
 	})
+
+	t.Run("7 bad objects arrive during traffic: each degrades only itself", func(t *testing.T) {
+		ns := e.namespace(t, "bad")
+		port := int(freePort(t))
+		a := startPod(t, "A", 81, port, 0)
+		for _, svc := range []string{"a", "many"} {
+			_, err := e.client.CoreV1().Services(ns).Create(ctx, newService(ns, svc), metav1.CreateOptions{})
+			require.NoError(t, err)
+		}
+		_, err := e.client.DiscoveryV1().EndpointSlices(ns).Create(ctx, podSlice(ns, "a", "a-1", port, []*pod{a}), metav1.CreateOptions{})
+		require.NoError(t, err)
+		e.createIngress(t, newIngress(ns, "good", "ramjet", "good.test", "a", "/"))
+		tc := e.startController(t, ns, func(c *config) { c.httpsAddr, c.backendTransport = "127.0.0.1:0", faultTransport() })
+		tc.waitAnswer(t, "good.test", "/", http.StatusOK, "A /")
+
+		good := route{host: "good.test", path: "/x", object: "Ingress bad/good → Service bad/a", backends: []string{"A"}}
+		traffic := startLoad(100, 4, httpRoutes(faultClient(), "http://"+tc.HTTPAddr, good))
+		arrive := func(what string, create func() error) {
+			t.Helper()
+			gen := tc.router.Generation()
+			require.NoError(t, create(), what)
+			time.Sleep(500 * time.Millisecond)
+			tc.settle(t)
+			t.Logf("%s: generation %d → %d", what, gen, tc.router.Generation())
+		}
+
+		// An Ingress with every field wrong that the API server lets
+		// through.
+		arrive("Ingress bad/broken", func() error {
+			ing := newIngress(ns, "broken", "ramjet", "broken.test", "missing", "~/api/(", "/ok")
+			ing.Spec.Rules[0].HTTP.Paths[1].Backend.Service.Port = networkingv1.ServiceBackendPort{Name: "nonesuch"}
+			ing.Spec.Rules = append(ing.Spec.Rules, networkingv1.IngressRule{Host: "broken2.test", IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
+				Paths: []networkingv1.HTTPIngressPath{{Path: "/r", PathType: ing.Spec.Rules[0].HTTP.Paths[1].PathType, Backend: networkingv1.IngressBackend{
+					Resource: &corev1.TypedLocalObjectReference{Kind: "Bucket", Name: "b"},
+				}}},
+			}}})
+			ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{"broken.test"}, SecretName: "absent"}}
+			ing.Annotations = map[string]string{
+				"nginx.ingress.kubernetes.io/use-regex":          "maybe",
+				"nginx.ingress.kubernetes.io/rewrite-target":     "/$9",
+				"nginx.ingress.kubernetes.io/proxy-body-size":    "lots",
+				"nginx.ingress.kubernetes.io/ssl-redirect":       "perhaps",
+				"nginx.ingress.kubernetes.io/auth-type":          "basic",
+				"nginx.ingress.kubernetes.io/canary":             "true",
+				"nginx.ingress.kubernetes.io/server-snippet":     "return 200;",
+				"nginx.ingress.kubernetes.io/proxy-read-timeout": "-5",
+			}
+			_, err := e.client.NetworkingV1().Ingresses(ns).Create(ctx, ing, metav1.CreateOptions{})
+			return err
+		})
+		// A regex of 1 MiB.
+		arrive("Ingress bad/huge-regex", func() error {
+			ing := newIngress(ns, "huge-regex", "ramjet", "huge.test", "a", "~/x"+strings.Repeat("(a|b)", 1<<20/5))
+			ing.Annotations = map[string]string{"nginx.ingress.kubernetes.io/use-regex": "true"}
+			_, err := e.client.NetworkingV1().Ingresses(ns).Create(ctx, ing, metav1.CreateOptions{})
+			return err
+		})
+		// 10,000 endpoints: the API server takes at most 1,000 in one
+		// EndpointSlice, so the Service gets ten.
+		manySlice := func(name string, n, from int) *discoveryv1.EndpointSlice {
+			slice := newSlice(ns, "many", name, 8080)
+			slice.Endpoints = nil
+			ready := true
+			for i := from; i < from+n; i++ {
+				slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{
+					Addresses:  []string{fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255)},
+					Conditions: discoveryv1.EndpointConditions{Ready: &ready},
+				})
+			}
+			return slice
+		}
+		_, err = e.client.DiscoveryV1().EndpointSlices(ns).Create(ctx, manySlice("many-all", 10000, 0), metav1.CreateOptions{})
+		require.Error(t, err, "an EndpointSlice of 10,000 endpoints")
+		arrive("Service bad/many: 10 EndpointSlices of 1,000 endpoints and its Ingress", func() error {
+			for i := range 10 {
+				if _, err := e.client.DiscoveryV1().EndpointSlices(ns).Create(ctx, manySlice(fmt.Sprintf("many-%d", i), 1000, 1000*i), metav1.CreateOptions{}); err != nil {
+					return err
+				}
+			}
+			_, err := e.client.NetworkingV1().Ingresses(ns).Create(ctx, newIngress(ns, "many", "ramjet", "many.test", "many", "/"), metav1.CreateOptions{})
+			return err
+		})
+		// A TLS Secret whose certificate is garbage.
+		arrive("Secret bad/garbage and its Ingress", func() error {
+			_, err := e.client.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "garbage"},
+				Type:       corev1.SecretTypeTLS,
+				Data:       map[string][]byte{corev1.TLSCertKey: []byte("-----BEGIN CERTIFICATE-----\ngarbage\n-----END CERTIFICATE-----\n"), corev1.TLSPrivateKeyKey: []byte("not a key")},
+			}, metav1.CreateOptions{})
+			if err != nil {
+				return err
+			}
+			ing := newIngress(ns, "garbage-tls", "ramjet", "garbage.test", "a", "/")
+			ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{"garbage.test"}, SecretName: "garbage"}}
+			_, err = e.client.NetworkingV1().Ingresses(ns).Create(ctx, ing, metav1.CreateOptions{})
+			return err
+		})
+		time.Sleep(500 * time.Millisecond)
+		traffic.check(t, "traffic to good.test")
+
+		// Each bad object is reported, about itself.
+		reasons := map[string][]string{}
+		for _, w := range tc.cluster.last.Load().Warnings {
+			reasons[w.Object.String()] = append(reasons[w.Object.String()], string(w.Reason))
+		}
+		t.Logf("warnings per object: %v", reasons)
+		require.Subset(t, reasons["Ingress bad/broken"], []string{"ServiceNotFound", "PathRejected", "BackendUnsupported", "AnnotationRejected", "CanaryWithoutPrimary"})
+		require.NotEmpty(t, reasons["Ingress bad/huge-regex"], "the 1 MiB regex")
+		require.Contains(t, reasons["Ingress bad/garbage-tls"], "SecretInvalid")
+		for object := range reasons {
+			require.Contains(t, []string{"Ingress bad/broken", "Ingress bad/huge-regex", "Ingress bad/garbage-tls"}, object, "a warning about an object that is fine")
+		}
+		// The rest of each bad object is served, as are the good ones,
+		// and a change still takes one quick rebuild: no bad object makes
+		// every compile slow.
+		began := time.Now()
+		e.createIngress(t, newIngress(ns, "good2", "ramjet", "good2.test", "a", "/"))
+		tc.waitAnswer(t, "good2.test", "/", http.StatusOK, "A /")
+		t.Logf("a new Ingress served %s after it was created, beside the bad objects", time.Since(began).Round(time.Millisecond))
+		require.Less(t, time.Since(began), 2*time.Second, "a change served beside the bad objects")
+		// The host whose certificate is garbage is still served, over
+		// HTTPS with the default certificate.
+		https := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{ServerName: "garbage.test", InsecureSkipVerify: true}}}
+		defer https.CloseIdleConnections()
+		status, body := get(t, https, "https://"+tc.HTTPSAddr+"/", "garbage.test")
+		require.Equal(t, http.StatusOK, status, body)
+		require.Equal(t, "A /", body)
+		status, body = tc.get(t, "many.test", "/")
+		require.Equal(t, http.StatusBadGateway, status, "10,000 endpoints nowhere: %s", body)
+		endpoints := 0
+		for b := range tc.router.Table().Backends() {
+			if b.Name == "many" {
+				endpoints += len(b.Endpoints)
+			}
+		}
+		require.Equal(t, 10000, endpoints, "the endpoints of Service bad/many in the table")
+	})
 }
 
 // writeLog records, per Ingress of a namespace, the changes of its status

@@ -197,17 +197,6 @@ func (l *load) check(t testing.TB, what string) {
 	require.Positive(t, l.sent.Load(), "no request was sent")
 }
 
-// answers is how many requests succeeded so far.
-func (l *load) answers() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for _, c := range l.by {
-		n += c
-	}
-	return n
-}
-
 // httpRoutes makes requests to base (http://addr) with client, round
 // robin over routes.
 func httpRoutes(client *http.Client, base string, routes ...route) func(int64) (string, error) {

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -949,4 +950,40 @@ func waitLeading(tc *testController, timeout time.Duration) bool {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return false
+}
+
+// TestDialUntilAccepted checks that a refused connection to the API server
+// is tried again until the port opens, and given up when the context ends.
+func TestDialUntilAccepted(t *testing.T) {
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(int(freePort(t))))
+	dial := dialUntilAccepted(nil)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*redialInterval)
+	defer cancel()
+	_, err := dial(ctx, "tcp", addr)
+	require.ErrorIs(t, err, syscall.ECONNREFUSED, "nothing listens: refused once the context ends")
+
+	accepted := make(chan error, 1)
+	go func() {
+		conn, err := dial(context.Background(), "tcp", addr)
+		if err == nil {
+			conn.Close()
+		}
+		accepted <- err
+	}()
+	time.Sleep(3 * redialInterval)
+	select {
+	case err := <-accepted:
+		t.Fatalf("dial returned before anything listened: %v", err)
+	default:
+	}
+	ln, err := net.Listen("tcp", addr)
+	require.NoError(t, err)
+	defer ln.Close()
+	select {
+	case err := <-accepted:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("dial did not connect after the port opened")
+	}
 }

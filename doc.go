@@ -248,8 +248,10 @@
 //     counts as no match and is counted (match.Table.RegexTimeouts), and
 //     all the regex matching of one request is bounded by a budget (§13).
 //     A pattern that compiles on neither engine (possessive quantifiers such
-//     as "a++" included) or whose compiled program would exceed 1 MiB is
-//     dropped with PathRejected.
+//     as "a++" included), whose compiled program would exceed 1 MiB, or
+//     whose text is longer than 32 KiB (match.MaxRegexPattern, checked
+//     before parsing, so that one enormous path cannot add seconds to every
+//     rebuild) is dropped with PathRejected.
 //   - On both engines, regex classes keep to ASCII as in nginx's PCRE
 //     without UTF mode: (?i) never folds a non-ASCII letter into an ASCII
 //     one (the Kelvin sign does not match "k", nor "ſ" "s", nor "İ" "i"),

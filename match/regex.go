@@ -19,6 +19,13 @@ import (
 // replica.
 const MaxRegexProgram = 1 << 20
 
+// MaxRegexPattern is the longest pattern text accepted, checked before it
+// is parsed: the backtracking engine's program grows with the text
+// (backtrackBytesPerPatternByte), so a longer one would be over
+// MaxRegexProgram there anyway, and parsing a pattern of a MiB takes
+// seconds, which one bad Ingress would otherwise add to every rebuild.
+const MaxRegexPattern = MaxRegexProgram / backtrackBytesPerPatternByte
+
 // DefaultMatchTimeout bounds one match on the backtracking engine. It is a
 // fifth of RegexBudget, so a request whose budget is nearly spent overruns
 // it by little; no sane pattern needs 10 ms on a request path.
@@ -58,6 +65,9 @@ func CompileRegex(pattern string, timeout time.Duration) (*Regexp, error) {
 	if timeout <= 0 {
 		timeout = DefaultMatchTimeout
 	}
+	if len(pattern) > MaxRegexPattern {
+		return nil, fmt.Errorf("regex %q: %d bytes long, over the %d-byte limit", truncate(pattern), len(pattern), MaxRegexPattern)
+	}
 	expr := "^(?:" + pattern + ")"
 	if parsed, err := syntax.Parse(expr, syntax.Perl); err == nil {
 		parsed = foldASCII(parsed)
@@ -96,10 +106,9 @@ func CompileRegex(pattern string, timeout time.Duration) (*Regexp, error) {
 	return &Regexp{pattern: pattern, backtrk: re}, nil
 }
 
+// compileBacktracking needs no size check of its own: its program grows
+// with the text, which CompileRegex bounds by MaxRegexPattern.
 func compileBacktracking(pattern, expr string, timeout time.Duration) (*regexp2.Regexp, error) {
-	if size := len(pattern) * backtrackBytesPerPatternByte; size > MaxRegexProgram {
-		return nil, fmt.Errorf("regex %q: compiled program would be about %d bytes, over the %d-byte limit", truncate(pattern), size, MaxRegexProgram)
-	}
 	// A back-reference matches caseless in PCRE ("(a)\1" matches "aA"),
 	// which only the engine's own IgnoreCase gives; such a pattern keeps it
 	// and with it Unicode folding (documented, §19).

@@ -52,9 +52,10 @@ func TestCompileRegexRejects(t *testing.T) {
 		{"does not compile", `/api/(`, "missing"},
 		{"possessive quantifier", `/a++`, "nested repetition"},
 		{"linear program over 1 MiB", strings.Repeat("x{1000}", 30), "over the 1048576-byte limit"},
-		{"linear program far over 1 MiB, rejected before compiling", strings.Repeat("[a-z]{1000}", 3000), "over the 1048576-byte limit"},
-		{"long literal", "/" + strings.Repeat("a", 40000), "over the 1048576-byte limit"},
-		{"long backtracking pattern", strings.Repeat(`(a)\1`, 7000), "over the 1048576-byte limit"},
+		{"linear program far over 1 MiB, rejected before compiling", strings.Repeat("[a-z]{1000}", 2900), "over the 1048576-byte limit"},
+		{"long literal", "/" + strings.Repeat("a", 30000), "over the 1048576-byte limit"},
+		{"pattern text over 32 KiB, rejected before parsing", "/x" + strings.Repeat("(a|b)", 1<<20/5), "over the 32768-byte limit"},
+		{"long backtracking pattern", strings.Repeat(`(a)\1`, 7000), "over the 32768-byte limit"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -71,8 +72,9 @@ func TestCompileRegexRejects(t *testing.T) {
 // would cost seconds in every replica.
 func BenchmarkCompileRegexRejects(b *testing.B) {
 	for name, pattern := range map[string]string{
-		"far over 1 MiB": strings.Repeat("[a-z]{1000}", 3000),
-		"long literal":   "/" + strings.Repeat("a", 40000),
+		"far over 1 MiB":   strings.Repeat("[a-z]{1000}", 2900),
+		"long literal":     "/" + strings.Repeat("a", 30000),
+		"1 MiB of pattern": "/x" + strings.Repeat("(a|b)", 1<<20/5),
 	} {
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {

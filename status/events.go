@@ -46,7 +46,8 @@ type Event struct {
 // bounded by the current problems: a problem that goes away is forgotten,
 // and posted again if it comes back. Only the leader should post Events
 // (two replicas would post every problem twice); call Reset when leadership
-// is gained, so that the new leader reports what is already wrong.
+// is gained, so that the new leader reports what is already wrong, and
+// Posted or Forget for each problem it finds already posted or not.
 //
 // The zero value is ready to use and never re-posts. An EventDeduper is safe
 // for concurrent use.
@@ -147,6 +148,20 @@ func (d *EventDeduper) Forget(ev Event) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	delete(d.posted, ev.Warning)
+}
+
+// Posted records that ev's problem was last posted at the time at, by this
+// process or another: a new leader that finds the previous leader's Event
+// in the API calls it after Reset and Filter, so that the problem is not
+// posted twice and is re-posted when that Event is due, not an hour after
+// the takeover. Only a problem the last Filter returned or kept is
+// recorded; memory stays bounded by the current problems.
+func (d *EventDeduper) Posted(ev Event, at time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.posted[ev.Warning]; ok {
+		d.posted[ev.Warning] = at
+	}
 }
 
 // Reset forgets every problem, so the next Filter reports all it is given.

@@ -145,6 +145,30 @@ func TestEventDeduperReset(t *testing.T) {
 	require.Equal(t, []Event{evClassNotFound, evSvcMissing}, d.Filter(ws, t0.Add(2*time.Second)))
 }
 
+// TestEventDeduperPosted checks that a problem found posted by someone else
+// is not posted again until its own repost is due, and that Posted never
+// adds a problem the deduper does not have.
+func TestEventDeduperPosted(t *testing.T) {
+	t0 := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	d := NewEventDeduper(DefaultRepostAfter)
+	d.Reset()
+	evs := d.Filter([]compile.Warning{svcMissing, classNotFound}, t0)
+	require.Equal(t, []Event{evClassNotFound, evSvcMissing}, evs)
+	// A new leader finds svcMissing posted 40 minutes ago, classNotFound
+	// not at all.
+	d.Posted(evSvcMissing, t0.Add(-40*time.Minute))
+	d.Forget(evClassNotFound)
+	unknown := evSvcMissing
+	unknown.Warning.Message = "another problem"
+	d.Posted(unknown, t0)
+	require.Equal(t, []Event{evClassNotFound}, d.Filter([]compile.Warning{svcMissing, classNotFound}, t0.Add(time.Second)))
+	at, ok := d.NextRepost()
+	require.True(t, ok)
+	require.Equal(t, t0.Add(-40*time.Minute+DefaultRepostAfter), at, "due when the found Event is, not a repost period after the takeover")
+	require.Equal(t, []Event{evSvcMissing}, d.Filter([]compile.Warning{svcMissing, classNotFound}, at))
+	require.Len(t, d.Filter([]compile.Warning{unknown.Warning}, at), 1, "new to the deduper: Posted did not add it")
+}
+
 // TestEventDeduperBounded checks that only the current problems are kept.
 func TestEventDeduperBounded(t *testing.T) {
 	t0 := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)

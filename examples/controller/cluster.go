@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
+	"net"
 	"slices"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -68,6 +71,9 @@ type clusterController struct {
 	// writer, a worker of its own so that shutdown waits for it.
 	leads   chan context.Context
 	deduper *status.EventDeduper
+	// eventsFound is false until this term has read the Events already
+	// posted; owned by the status writer.
+	eventsFound bool
 
 	// cert is -default-ssl-certificate, read from a watch of that one
 	// Secret (it may be of any type, in any namespace); nil without it.
@@ -165,6 +171,7 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 	}
 	// Built-in types only: protobuf decodes watch events faster than JSON.
 	rc.ContentType = "application/vnd.kubernetes.protobuf"
+	rc.Dial = dialUntilAccepted(rc.Dial)
 	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
@@ -249,8 +256,12 @@ func (c *clusterController) watch() error {
 		}
 	}
 	changed := cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { c.changed() },
-		UpdateFunc: func(any, any) { c.changed() },
+		AddFunc: func(any) { c.changed() },
+		UpdateFunc: func(old, cur any) {
+			if !redelivered(old, cur) {
+				c.changed()
+			}
+		},
 		DeleteFunc: func(any) { c.changed() },
 	}
 	ingressChanged := cache.ResourceEventHandlerFuncs{
@@ -353,11 +364,56 @@ func (c *clusterController) watch() error {
 	return nil
 }
 
+// redialInterval is how often a refused connection to the API server is
+// tried again.
+const redialInterval = 100 * time.Millisecond
+
+// dialUntilAccepted wraps dial (nil: a plain dialer) so that a refused
+// connection is tried again every redialInterval until the request's
+// context ends. A restarting API server refuses connections; client-go's
+// watches answer a refusal with exponential backoff (up to 30 s, and its
+// jitter can double that), so after an outage of half a minute they would
+// come back up to a minute late, and so would every change made meanwhile.
+// Waiting in the dial instead, they resume as soon as the port is open.
+// Requests with a deadline (the Lease renewal) still fail at it.
+func dialUntilAccepted(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		for {
+			conn, err := dial(ctx, network, addr)
+			if err == nil || !errors.Is(err, syscall.ECONNREFUSED) {
+				return conn, err
+			}
+			t := time.NewTimer(redialInterval)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil, err
+			case <-t.C:
+			}
+		}
+	}
+}
+
 func dropManagedFields(obj any) (any, error) {
 	if a, err := meta.Accessor(obj); err == nil {
 		a.SetManagedFields(nil)
 	}
 	return obj, nil
+}
+
+// redelivered reports an update that hands over the object it replaces,
+// unchanged (the same resourceVersion): a resync does that with every
+// cached object, and so does the relist after a watch expired (410 Gone,
+// say after an etcd compaction). The informers relist one by one, so
+// counting these as changes would cost a rebuild per informer of a table
+// that cannot differ.
+func redelivered(old, cur any) bool {
+	o, err1 := meta.Accessor(old)
+	n, err2 := meta.Accessor(cur)
+	return err1 == nil && err2 == nil && o.GetResourceVersion() != "" && o.GetResourceVersion() == n.GetResourceVersion()
 }
 
 // statusOnly reports an Ingress update that changes nothing routing reads:

@@ -11,6 +11,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/status"
@@ -48,9 +49,10 @@ func (c *clusterController) runStatus(ctx context.Context) {
 func (c *clusterController) lead(term context.Context) {
 	c.leading.Store(true)
 	defer c.leading.Store(false)
-	// A new leader reports the problems that are already there: the old
-	// leader's posts may be missing or about to expire.
+	// A new leader reports the problems that are already there unless
+	// the Events of an earlier leader do: the first pass reads them.
 	c.deduper.Reset()
+	c.eventsFound = false
 
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -119,6 +121,16 @@ func (c *clusterController) syncStatus(term context.Context) bool {
 		}
 	}
 
+	if !c.eventsFound {
+		if err := c.findPostedEvents(term, res.Warnings); err != nil {
+			if term.Err() != nil {
+				return false
+			}
+			c.log.Warn("cannot list the Events already posted; will retry", "err", err)
+			return false
+		}
+		c.eventsFound = true
+	}
 	for _, ev := range c.deduper.Filter(res.Warnings, time.Now()) {
 		if err := c.postEvent(term, ev); err != nil {
 			if term.Err() != nil {
@@ -130,6 +142,45 @@ func (c *clusterController) syncStatus(term context.Context) bool {
 		}
 	}
 	return ok
+}
+
+// findPostedEvents tells the freshly reset deduper which of the current
+// problems an earlier leader already posted, and when: Events from this
+// controller that are still in the API. Posting them again would show each
+// problem twice in kubectl describe after every failover.
+func (c *clusterController) findPostedEvents(ctx context.Context, warnings []compile.Warning) error {
+	type key struct{ namespace, name, reason, message string }
+	found := map[key]time.Time{}
+	opts := metav1.ListOptions{
+		FieldSelector: fields.Set{"involvedObject.kind": "Ingress", "source": eventComponent, "type": corev1.EventTypeWarning}.String(),
+		Limit:         500,
+	}
+	for {
+		list, err := c.client.CoreV1().Events(c.cfg.namespace).List(ctx, opts)
+		if err != nil {
+			return err
+		}
+		for _, e := range list.Items {
+			k := key{e.InvolvedObject.Namespace, e.InvolvedObject.Name, e.Reason, e.Message}
+			if at := e.LastTimestamp.Time; at.After(found[k]) {
+				found[k] = at
+			}
+		}
+		if opts.Continue = list.Continue; opts.Continue == "" {
+			break
+		}
+	}
+	// Every current problem is new to the reset deduper: each one found
+	// is recorded as posted when its Event was, the others are left to
+	// the next Filter.
+	for _, ev := range c.deduper.Filter(warnings, time.Now()) {
+		if at, ok := found[key{ev.Namespace, ev.Name, ev.Reason, ev.Message}]; ok {
+			c.deduper.Posted(ev, at)
+		} else {
+			c.deduper.Forget(ev)
+		}
+	}
+	return nil
 }
 
 // applyStatus writes one status update. The cached copy may lag a write by

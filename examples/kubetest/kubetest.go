@@ -75,6 +75,13 @@ type Server struct {
 
 	etcd      *process
 	apiserver *process
+
+	// What StartAPIServer needs to launch kube-apiserver again.
+	apiserverBin  string
+	apiserverArgs []string
+	token         string
+	readyClient   *http.Client
+	restarts      int
 }
 
 // Start launches etcd and kube-apiserver on free loopback ports in
@@ -263,18 +270,44 @@ func start(bins binaries, dir string) (s *Server, err error) {
 		return s, err
 	}
 
-	s.apiserver, err = launch("kube-apiserver", dir, bins.apiserver, apiserverArgs(dir, s.EtcdURL, securePort, creds)...)
+	s.apiserverBin = bins.apiserver
+	s.apiserverArgs = apiserverArgs(dir, s.EtcdURL, securePort, creds)
+	s.token = creds.token
+	s.apiserver, err = launch("kube-apiserver", dir, bins.apiserver, s.apiserverArgs...)
 	if err != nil {
 		return s, err
 	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(creds.caPEM)
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	defer client.CloseIdleConnections()
-	if err := waitReady(s.apiserver, client, s.URL+"/readyz", creds.token, deadline); err != nil {
+	s.readyClient = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	defer s.readyClient.CloseIdleConnections()
+	if err := waitReady(s.apiserver, s.readyClient, s.URL+"/readyz", creds.token, deadline); err != nil {
 		return s, err
 	}
 	return s, nil
+}
+
+// StopAPIServer stops kube-apiserver and leaves etcd running, so that a
+// test can see what its clients do while the API is away.
+func (s *Server) StopAPIServer() error {
+	return s.apiserver.stop()
+}
+
+// StartAPIServer launches kube-apiserver again, on the same port and with
+// the same data, after StopAPIServer, and waits until /readyz is ok. Each
+// run logs to a file of its own (kube-apiserver.N.log).
+func (s *Server) StartAPIServer() error {
+	if !s.apiserver.exited() {
+		return errors.New("kube-apiserver is still running")
+	}
+	s.restarts++
+	p, err := launch(fmt.Sprintf("kube-apiserver.%d", s.restarts), s.Dir, s.apiserverBin, s.apiserverArgs...)
+	if err != nil {
+		return err
+	}
+	s.apiserver = p
+	defer s.readyClient.CloseIdleConnections()
+	return waitReady(p, s.readyClient, s.URL+"/readyz", s.token, time.Now().Add(readyTimeout))
 }
 
 // apiserverArgs is the smallest configuration that serves the built-in APIs

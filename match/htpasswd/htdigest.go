@@ -58,17 +58,7 @@ func (d *Digests) Lookup(user, realm string) (string, bool) {
 func ParseHtdigest(data []byte) (*Digests, []PasswordProblem) {
 	d := &Digests{ha1: make(map[userRealm]string)}
 	var problems []PasswordProblem
-	for n := 1; len(data) > 0; n++ {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			data = nil
-		}
-		line = bytes.TrimSuffix(line, []byte{'\r'})
-		if len(line) == 0 || line[0] == '#' {
-			continue
-		}
+	for n, line := range entries(data) {
 		user, rest, ok1 := bytes.Cut(line, []byte{':'})
 		realm, ha1, ok2 := bytes.Cut(rest, []byte{':'})
 		switch {

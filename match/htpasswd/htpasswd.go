@@ -12,6 +12,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"iter"
 	"maps"
 	"slices"
 	"strconv"
@@ -210,6 +211,29 @@ func (p PasswordProblem) String() string {
 	return s + p.What
 }
 
+// entries yields the lines of a password file with their numbers, from 1:
+// "\n" or "\r\n" ends a line, and empty lines and lines starting with '#'
+// are skipped, as nginx's auth modules skip them.
+func entries(data []byte) iter.Seq2[int, []byte] {
+	return func(yield func(int, []byte) bool) {
+		for n := 1; len(data) > 0; n++ {
+			line := data
+			if i := bytes.IndexByte(data, '\n'); i >= 0 {
+				line, data = data[:i], data[i+1:]
+			} else {
+				data = nil
+			}
+			line = bytes.TrimSuffix(line, []byte{'\r'})
+			if len(line) == 0 || line[0] == '#' {
+				continue
+			}
+			if !yield(n, line) {
+				return
+			}
+		}
+	}
+}
+
 // ParseHtpasswd reads an htpasswd file as nginx's auth_basic_user_file
 // does: one "user:hash" a line, the hash ending at the next ':' or the end
 // of the line (so "user:hash:comment" works), lines starting with '#'
@@ -219,17 +243,7 @@ func (p PasswordProblem) String() string {
 func ParseHtpasswd(data []byte) (*Passwords, []PasswordProblem) {
 	p := &Passwords{users: make(map[string]Credential)}
 	var problems []PasswordProblem
-	for n := 1; len(data) > 0; n++ {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			data = nil
-		}
-		line = bytes.TrimSuffix(line, []byte{'\r'})
-		if len(line) == 0 || line[0] == '#' {
-			continue
-		}
+	for n, line := range entries(data) {
 		user, rest, ok := bytes.Cut(line, []byte{':'})
 		if !ok {
 			problems = append(problems, PasswordProblem{Line: n, What: "has no ':' between user and password"})

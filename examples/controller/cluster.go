@@ -278,8 +278,7 @@ func (c *clusterController) watch() error {
 		DeleteFunc: func(any) { c.changed() },
 	}
 	add := func(inf cache.SharedIndexInformer, h cache.ResourceEventHandler) error {
-		// Nothing reads managedFields; dropping them keeps the caches lean.
-		if err := inf.SetTransform(dropManagedFields); err != nil {
+		if err := inf.SetTransform(c.transform()); err != nil {
 			return err
 		}
 		_, err := inf.AddEventHandler(h)
@@ -395,6 +394,16 @@ func dialUntilAccepted(dial func(ctx context.Context, network, addr string) (net
 			}
 		}
 	}
+}
+
+// transform is what the informers do with each object before caching it:
+// trimObject, unless the configuration keeps whole objects (less their
+// managedFields, which nothing reads).
+func (c *clusterController) transform() cache.TransformFunc {
+	if c.cfg.untrimmedCache {
+		return dropManagedFields
+	}
+	return trimObject
 }
 
 func dropManagedFields(obj any) (any, error) {

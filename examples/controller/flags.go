@@ -43,10 +43,13 @@ const (
 // completely, so a malformed value stops the process before any listener
 // opens or any table exists (SPEC §1).
 type config struct {
-	options   compile.Options
-	httpAddr  string
-	httpsAddr string
-	debugAddr string
+	options compile.Options
+	// untrimmedCache keeps whole objects in the informer caches (see
+	// trimObject); only the scale benchmark sets it, to measure the trim.
+	untrimmedCache bool
+	httpAddr       string
+	httpsAddr      string
+	debugAddr      string
 
 	// defaultBackendService is --default-backend-service: the global
 	// default backend is its first port, looked up at every compile.

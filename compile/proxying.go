@@ -25,7 +25,9 @@ import (
 
 func init() {
 	registerAnnotations(map[string]annotationSpec{
-		"proxy-buffering":             {apply: applyProxying(func(p *proxyValues, key, v string) error { return onOff(&p.buffering, key, v, "responses stream as they arrive") })},
+		"proxy-buffering": {apply: applyProxying(func(p *proxyValues, key, v string) error {
+			return onOff(&p.buffering, key, v, "responses stream as they arrive")
+		})},
 		"proxy-buffer-size":           {apply: applyProxying(proxySize(func(p *proxyValues) *int64 { return &p.bufferSize }))},
 		"proxy-busy-buffers-size":     {apply: applyProxying(proxySize(func(p *proxyValues) *int64 { return &p.busySize }))},
 		"proxy-max-temp-file-size":    {apply: applyProxying(proxySize(func(p *proxyValues) *int64 { return &p.maxTemp }))},

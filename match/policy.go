@@ -258,6 +258,9 @@ func policyLine(p *Policy) string {
 			parts = append(parts, "limit="+rl.Zone+"("+strings.Join(l, ",")+")")
 		}
 	}
+	if len(parts) == 0 {
+		return "" // only proxying settings (proxying.go), on a line of their own
+	}
 	return " policy " + strings.Join(parts, " ")
 }
 

@@ -157,7 +157,10 @@ func proxyingText(p *Proxying) string {
 	if p.BusyBuffersSize > 0 {
 		parts = append(parts, "busy-buffers="+sizeText(p.BusyBuffersSize))
 	}
-	if p.MaxTempFileSize >= 0 {
+	switch {
+	case p.MaxTempFileSize == 0:
+		parts = append(parts, "max-temp-file=0")
+	case p.MaxTempFileSize > 0:
 		parts = append(parts, "max-temp-file="+sizeText(p.MaxTempFileSize))
 	}
 	if p.HTTP10 {

@@ -113,13 +113,6 @@ func statusBackend(t testing.TB, status int) (string, *atomic.Int32) {
 // non_idempotent, a refused connection never with off; the last answer
 // stands when no endpoint is left.
 func TestProxyNextUpstreamConditions(t *testing.T) {
-	cond := func(s string) match.NextUpstream {
-		var n match.NextUpstream
-		for _, f := range strings.Fields(s) {
-			n |= match.ParseNextUpstreamCondition(f)
-		}
-		return n
-	}
 	for _, tt := range []struct {
 		name   string
 		next   string
@@ -140,33 +133,54 @@ func TestProxyNextUpstreamConditions(t *testing.T) {
 		{"refused not retried with off", "off", http.MethodGet, 0, 502, 1},
 		{"refused not retried with http_502 alone", "http_502", http.MethodGet, 0, 502, 1},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			var first string
-			var firstN *atomic.Int32
-			if tt.first == 0 {
-				first = deadAddr(t)
-			} else {
-				first, firstN = statusBackend(t, tt.first)
-			}
-			second, _ := statusBackend(t, http.StatusOK)
-			var p *match.Proxying
-			if tt.next != "" {
-				p = &match.Proxying{NextUpstream: cond(tt.next), MaxTempFileSize: -1}
-			}
-			// Round-robin starts on the first endpoint with a fresh registry.
-			r, recs := proxyingRouter(t, Options{}, p, first, second)
-			res := serve(r, tt.method, "web", "/", nil)
-			body(t, res)
-			assert.Equal(t, tt.want, res.StatusCode)
-			rec := recs.last(t)
-			assert.Equal(t, tt.tries, rec.Tries)
-			if firstN != nil {
-				assert.EqualValues(t, 1, firstN.Load())
-			}
-			assert.Zero(t, r.InFlight(first))
-			assert.Zero(t, r.InFlight(second))
-		})
+		for _, via := range []string{"pool", "transport"} {
+			t.Run(tt.name+" "+via, func(t *testing.T) {
+				o := Options{}
+				if via == "transport" {
+					// retry.go's path: net/http's transport in place of the pool.
+					o.Transport = &http.Transport{}
+				}
+				testNextUpstream(t, o, tt.next, tt.method, tt.first, tt.want, tt.tries)
+			})
+		}
 	}
+}
+
+// testNextUpstream sends one request to a backend whose first endpoint
+// answers firstStatus (0: refuses connections) and whose second answers
+// 200, with the location's proxy-next-upstream set to next.
+func testNextUpstream(t *testing.T, o Options, next, method string, firstStatus, want, tries int) {
+	cond := func(s string) match.NextUpstream {
+		var n match.NextUpstream
+		for _, f := range strings.Fields(s) {
+			n |= match.ParseNextUpstreamCondition(f)
+		}
+		return n
+	}
+	var first string
+	var firstN *atomic.Int32
+	if firstStatus == 0 {
+		first = deadAddr(t)
+	} else {
+		first, firstN = statusBackend(t, firstStatus)
+	}
+	second, _ := statusBackend(t, http.StatusOK)
+	var p *match.Proxying
+	if next != "" {
+		p = &match.Proxying{NextUpstream: cond(next), MaxTempFileSize: -1}
+	}
+	// Round-robin starts on the first endpoint with a fresh registry.
+	r, recs := proxyingRouter(t, o, p, first, second)
+	res := serve(r, method, "web", "/", nil)
+	body(t, res)
+	assert.Equal(t, want, res.StatusCode)
+	rec := recs.last(t)
+	assert.Equal(t, tries, rec.Tries)
+	if firstN != nil {
+		assert.EqualValues(t, 1, firstN.Load())
+	}
+	assert.Zero(t, r.InFlight(first))
+	assert.Zero(t, r.InFlight(second))
 }
 
 // proxy-next-upstream-timeout: no try starts past it.

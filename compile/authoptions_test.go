@@ -2,6 +2,7 @@ package compile
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -81,4 +82,35 @@ func TestParseCacheDurations(t *testing.T) {
 		_, err := parseCacheDurations(bad)
 		assert.Error(t, err, bad)
 	}
+}
+
+// The value parsers of the proxying and auth-option keys take any string
+// without panicking, and what they accept is in range.
+func FuzzProxyingValues(f *testing.F) {
+	for _, s := range []string{"", "200 202 401 5m", "any 1y, 404 30s", "error timeout http_502", "8k", "1g", "$remote_user$http_authorization", "${cookie_a}", "off"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if vs, err := parseCacheDurations(s); err == nil {
+			require.NotEmpty(t, vs)
+			for _, v := range vs {
+				require.GreaterOrEqual(t, v.TTL, time.Duration(0))
+				for _, c := range v.Codes {
+					require.True(t, c >= 100 && c <= 599, c)
+				}
+			}
+		}
+		if k, err := parseCacheKey(s); err == nil {
+			require.Equal(t, s, k.Raw)
+		}
+		if n, err := parseBufferSize(s); err == nil {
+			require.GreaterOrEqual(t, n, int64(0))
+		}
+		var p proxyValues
+		if applyNextUpstream(&p, "k", s) == nil {
+			require.NotZero(t, p.next)
+		}
+		_ = applyNextUpstreamTimeout(&p, NginxPrefix+"k", s)
+		require.GreaterOrEqual(t, p.nextTO, time.Duration(0))
+	})
 }

@@ -1438,7 +1438,8 @@
 //     trustForwardedProto or its flag's name useForwardedHeaders,
 //     proxyBodySize in nginx's size syntax, proxyRealIPCIDR as a list of
 //     ranges or addresses, hsts, hstsMaxAge, hstsIncludeSubdomains,
-//     hstsPreload, defaultSSLCertificate); objects (manifests,
+//     hstsPreload, defaultSSLCertificate, globalAuth: the global-auth-*
+//     keys as compile.GlobalAuth names them); objects (manifests,
 //     inline, or include: a manifest file or folder relative to the case
 //     file); warnings (the exact list the objects compile to, in order:
 //     reason, object, field); requests.

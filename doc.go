@@ -1670,8 +1670,8 @@
 //     proxy-busy-buffers-size: read and checked, no effect (documented).
 //   - proxy-next-upstream on a request whose body was streamed or spilled
 //     to a file: nginx sends a buffered body again; here a try is passed
-//     on only when the body is held in memory (up to 64k) or there is none
-//     (documented).
+//     on only when there is no body, or, on the router's own HTTP/1.1
+//     pool, one held in memory of up to 64k (documented).
 //   - auth-keepalive*: a keep-alive pool per auth service there, and a new
 //     connection per subrequest without it; here subrequests always reuse
 //     the router's pooled connections, and the settings are shown only

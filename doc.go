@@ -800,6 +800,38 @@
 //   - proxy-next-upstream-tries: the endpoints a request whose connection
 //     failed is sent to, the first included (default 3; "0" every endpoint
 //     once, nginx's unlimited).
+//   - proxy-buffering: "on" reads the response whole before the client
+//     gets it, proxy-buffers-number × proxy-buffer-size bytes (4 × 4k) in
+//     memory and the rest in a temporary file (router.Options.BodyTempDir)
+//     of at most proxy-max-temp-file-size (1024m; "0": none), so a slow
+//     client holds no backend connection; past both the rest streams, as
+//     nginx stops buffering. proxy-buffer-size also bounds the response
+//     head: 502 beyond it, as nginx answers "upstream sent too big
+//     header". proxy-busy-buffers-size is checked and shown but changes
+//     nothing a client sees. Values are nginx sizes in bytes, k or m
+//     ("b" and "g" pass ingress-nginx's check but not nginx's, and warn);
+//     at least 2 buffers; sizes nginx would refuse together (busy buffers
+//     under one buffer or over all but one, a temporary file under one
+//     buffer) warn on each and leave nginx's defaults. "off" (the default)
+//     streams as before and is not shown. Rendered on a line of their own
+//     under the route ("proxying buffering=on buffers=8 buffer-size=8k").
+//   - proxy-http-version: "1.0" sends the request as HTTP/1.0 with
+//     Connection: close, a body read whole and sent with its length, and
+//     never reuses the connection; "1.1" is the default. Rendered
+//     http=1.0.
+//   - proxy-next-upstream: the conditions of nginx's proxy_next_upstream
+//     (error, timeout, invalid_header, http_500, http_502, http_503,
+//     http_504, http_403, http_404, http_429, non_idempotent, off), each
+//     followed by one blank at most, as ingress-nginx checks them. Set, it
+//     replaces §13's rule: a try that fails so moves the request to
+//     another endpoint within proxy-next-upstream-tries, a POST, LOCK or
+//     PATCH only with non_idempotent, never with off; when no endpoint is
+//     left the last answer stands. proxy-next-upstream-timeout (whole
+//     seconds, 0 for none; a unit under ramjet.dev/) starts no try past it.
+//     Rendered next-upstream=error,http_503 next-upstream-timeout=10s.
+//   - These six are served on the router's own HTTP/1.1 pool (HTTP
+//     backends, unless router.Options.Transport is set); through net/http's
+//     transports only proxy-next-upstream and its timeout apply (§19).
 //
 // # 11.5 Access
 //
@@ -971,9 +1003,39 @@
 // Ingress can be answered; a request under that path matched by another
 // path is authenticated as that path is.
 //
+// External authentication's options, each needing auth-url (without it
+// each warns and does nothing): auth-cache-key (letters, digits, -, _ and
+// the variables $remote_addr, $remote_user, $host, $request_uri, $uri,
+// $args, $scheme, $request_method, $http_<name>, $cookie_<name>,
+// $arg_<name>) keeps the service's answers per host, location and
+// expanded key, for auth-cache-duration (comma-separated "[code ...]
+// time" as nginx's proxy_cache_valid, default "200 202 401 5m"), so a
+// request whose key was answered is not asked for again; an answer
+// setting a cookie, or whose Cache-Control says no-store, no-cache or
+// private, is not kept, and its max-age replaces the duration, as
+// nginx's proxy_cache does. A bad key warns and nothing is cached; a bad
+// duration denies the location (503), as ingress-nginx denies it.
+// auth-keepalive, -requests, -timeout and -share-vars are read and shown
+// with ingress-nginx's rules (a negative count, a variable in the URL's
+// host, or requests or timeout of 0 turn keep-alive off), and change
+// nothing a client sees (§19). auth-proxy-set-headers names a ConfigMap
+// ("name" or "namespace/name", in the Ingress's namespace) whose data are
+// headers sent to the service over the client's, with the variables
+// above; a missing ConfigMap, one in another namespace, a key that is not
+// a header name or a value with a line break or another variable denies
+// the location (503). Shown as "auth options cache-key=... cache=...".
+//
+// Global authentication: compile.Options.GlobalAuth carries the
+// global-auth-url, -method, -signin, -signin-redirect-param,
+// -response-headers, -request-redirect, -cache-key, -cache-duration and
+// -always-set-cookie ConfigMap keys (global-auth-snippet is not read).
+// Every location without an auth-url of its own is then authenticated by
+// that service, unless its Ingress sets enable-global-auth: "false" (a
+// value that is not a boolean warns and keeps it on); the ACME path stays
+// open as above. Shown as "auth options global".
+//
 // Not yet: of the authentication group, auth-snippet (nginx configuration
-// ramjet cannot run), auth-cache-key, auth-cache-duration, auth-keepalive*,
-// auth-proxy-set-headers and the auth-tls-* client certificate set; each
+// ramjet cannot run) and the auth-tls-* client certificate set; each
 // warns as above and has no effect.
 //
 // # 12. TLS
@@ -1179,8 +1241,8 @@
 //     goroutine; a connection is reused only when its response was read to
 //     the end, and a reused connection the backend closed before answering
 //     is tried again once when nothing was sent yet. It reads response
-//     heads as net/http does, up to 1 MiB (502 beyond, where nginx refuses
-//     more than its proxy-buffer-size, §19), and passes a backend's
+//     heads as net/http does, up to 1 MiB or the location's
+//     proxy-buffer-size (502 beyond, §11.4, §19), and passes a backend's
 //     Pragma on as it came, without the Cache-Control net/http makes of
 //     it. The rest go through net/http's transports. TLS to backends does not verify their certificates, like
 //     ingress-nginx's default. Clients may use TLS with ALPN h2, HTTP/1.1, or
@@ -1218,7 +1280,8 @@
 //     endpoints, at most 3 tries (the location's proxy-next-upstream-tries,
 //     §11.4), for GET, HEAD, OPTIONS, TRACE, PUT and
 //     DELETE, when nothing of the request body was read (§19). A failure
-//     after the connection opened is never retried. A failure after the
+//     after the connection opened is never retried, unless the location's
+//     proxy-next-upstream says otherwise (§11.4). A failure after the
 //     response started cuts the client's connection. In-flight counts are
 //     released on every way out.
 //
@@ -1375,7 +1438,8 @@
 //     trustForwardedProto or its flag's name useForwardedHeaders,
 //     proxyBodySize in nginx's size syntax, proxyRealIPCIDR as a list of
 //     ranges or addresses, hsts, hstsMaxAge, hstsIncludeSubdomains,
-//     hstsPreload, defaultSSLCertificate); objects (manifests,
+//     hstsPreload, defaultSSLCertificate, globalAuth: the global-auth-*
+//     keys as compile.GlobalAuth names them); objects (manifests,
 //     inline, or include: a manifest file or folder relative to the case
 //     file); warnings (the exact list the objects compile to, in order:
 //     reason, object, field); requests.
@@ -1594,7 +1658,27 @@
 //     apply (documented).
 //   - A backend's response head (status line and header fields) larger
 //     than proxy-buffer-size (4k by default): 502 there; here up to 1 MiB,
-//     502 beyond (documented).
+//     502 beyond, unless the location sets proxy-buffer-size (documented).
+//   - proxy-buffering, proxy-buffer-size's head bound and
+//     proxy-http-version on HTTPS and gRPC backends, or with
+//     router.Options.Transport: applied there; here those go through
+//     net/http's transports, which stream, bound heads at 1 MiB and speak
+//     HTTP/1.1 (documented).
+//   - proxy-buffering "on": nginx sends the head and the first buffers
+//     while it still reads; here the client gets the head once the body
+//     is read whole or both buffers are full (documented).
+//     proxy-busy-buffers-size: read and checked, no effect (documented).
+//   - proxy-next-upstream on a request whose body was streamed or spilled
+//     to a file: nginx sends a buffered body again; here a try is passed
+//     on only when there is no body, or, on the router's own HTTP/1.1
+//     pool, one held in memory of up to 64k (documented).
+//   - auth-keepalive*: a keep-alive pool per auth service there, and a new
+//     connection per subrequest without it; here subrequests always reuse
+//     the router's pooled connections, and the settings are shown only
+//     (documented).
+//   - auth-cache-duration "200 1h 30m" (more than one time): passes
+//     ingress-nginx's check, which nginx then refuses to load; here the
+//     location is denied (AnnotationRejected).
 //   - Rate limits when the counter table is full: nginx drops the oldest
 //     states of the Ingress's 5 MB zone; here the least recently used idle
 //     entry of a set in one table shared by all zones (§11.5, documented).

@@ -153,6 +153,8 @@ func (b *builder) readAnnotations() {
 		}
 		b.resolveBalancing(ing)
 		b.resolveAccess(ing)
+		b.resolveProxying(ing)
+		b.applyGlobalAuth(ing)
 		b.readExtensions(ing)
 	}
 }

@@ -60,7 +60,7 @@ func TestAnnotationRegistry(t *testing.T) {
 		NativePrefix+"no-such-thing", "1",
 		NativePrefix+"canary-weight", "10",
 		NginxPrefix+"configuration-snippet", "more_set_headers x",
-		NginxPrefix+"proxy-buffering", "on",
+		NginxPrefix+"proxy-cookie-path", "/ /app",
 		NginxPrefix+"canary", "false", // an ordinary Ingress: no warning
 		NginxPrefix+"ssl-redirect", "false", // implemented: no warning
 		"kubernetes.io/ingress.class", "ramjet",
@@ -70,7 +70,7 @@ func TestAnnotationRegistry(t *testing.T) {
 	field := func(k string) string { return "metadata.annotations[" + k + "]" }
 	want := []short{
 		{AnnotationUnsupported, "Ingress prod/shop", field(NginxPrefix + "configuration-snippet")},
-		{AnnotationUnsupported, "Ingress prod/shop", field(NginxPrefix + "proxy-buffering")},
+		{AnnotationUnsupported, "Ingress prod/shop", field(NginxPrefix + "proxy-cookie-path")},
 		{AnnotationRejected, "Ingress prod/shop", field(NativePrefix + "canary-weight")},
 		{AnnotationRejected, "Ingress prod/shop", field(NativePrefix + "no-such-thing")},
 	}

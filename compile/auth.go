@@ -228,6 +228,7 @@ func (b *builder) resolveExternalAuth(ing *ingress) (ext *match.ExternalAuth, de
 				b.rejectAccess(ing, a.key, "has no effect without auth-url")
 			}
 		}
+		b.resolveAuthOptions(ing, nil)
 		return nil, ""
 	}
 	deny := func(key, why string) (*match.ExternalAuth, string) {
@@ -290,6 +291,9 @@ func (b *builder) resolveExternalAuth(ing *ingress) (ext *match.ExternalAuth, de
 			b.rejectAccess(ing, c.key, strconv.Quote(c.value)+" is not a boolean; the auth service's cookie is passed only with successful answers")
 		}
 		x.AlwaysSetCookie = v
+	}
+	if denied := b.resolveAuthOptions(ing, x); denied != "" {
+		return nil, denied
 	}
 	return x, ""
 }

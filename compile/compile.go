@@ -179,6 +179,10 @@ type builder struct {
 
 	warnings []Warning
 	table    *match.Table
+
+	// globalAuthX is Options.GlobalAuth parsed (authoptions.go).
+	globalAuthX    *match.ExternalAuth
+	globalAuthDone bool
 }
 
 func newBuilder(s Snapshot, o Options) *builder {

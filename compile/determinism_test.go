@@ -199,7 +199,7 @@ func TestDigest(t *testing.T) {
 		"a warning only": {same: true, edit: func(s *Snapshot, _ *Options) {
 			for _, ing := range s.Ingresses {
 				if ing.Name == "shop" {
-					ing.Annotations[NginxPrefix+"proxy-buffering"] = "on"
+					ing.Annotations[NginxPrefix+"proxy-cookie-path"] = "/ /app"
 				}
 			}
 		}},

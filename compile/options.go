@@ -31,6 +31,7 @@ type Snapshot struct {
 	Services       []*corev1.Service
 	EndpointSlices []*discoveryv1.EndpointSlice
 	Secrets        []*corev1.Secret
+	ConfigMaps     []*corev1.ConfigMap
 }
 
 // ServiceRef names a Service port: "namespace/name:port", the port a
@@ -108,6 +109,9 @@ type Options struct {
 	// warned about. ramjet.dev/ and nginx.ingress.kubernetes.io/ are
 	// reserved.
 	ExtensionPrefixes []string
+	// GlobalAuth is the global-auth-* ConfigMap keys (authoptions.go): nil
+	// or without a URL, no global authentication.
+	GlobalAuth *GlobalAuth
 }
 
 // Validate reports the first malformed option, naming it.
@@ -126,6 +130,9 @@ func (o Options) Validate() error {
 		if _, err := ParseServiceRef(o.DefaultBackend.String()); err != nil {
 			return fmt.Errorf("option default-backend: %w", err)
 		}
+	}
+	if _, err := o.GlobalAuth.external(); err != nil {
+		return fmt.Errorf("option %w", err)
 	}
 	return o.validateExtensionPrefixes()
 }

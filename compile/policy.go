@@ -71,6 +71,7 @@ type policyValues struct {
 	burst                          int // 0: unset
 	burstSet                       bool
 	limitWhitelist, limitAllowlist []netip.Prefix
+	proxy                          *proxyValues // proxying.go
 
 	built *match.Policy // once requestPolicy ran
 	done  bool
@@ -238,6 +239,7 @@ func (ing *ingress) requestPolicy() *match.Policy {
 		SendTimeout:       pv.send,
 		ReadTimeout:       pv.read,
 		NextUpstreamTries: pv.tries,
+		Proxy:             pv.proxy.proxying(),
 	}
 	// allowlist-source-range is the name, whitelist-source-range the alias
 	// ingress-nginx reads only when the name is not set.
@@ -277,7 +279,7 @@ func (ing *ingress) requestPolicy() *match.Policy {
 		}
 	}
 	if p.MaxBodySize == 0 && p.BodyBufferSize == 0 && !p.StreamRequestBody && p.ConnectTimeout == 0 && p.SendTimeout == 0 && p.ReadTimeout == 0 &&
-		p.NextUpstreamTries == 0 && p.Allow == nil && p.Deny == nil && !p.DenyAll && p.RateLimit == nil {
+		p.NextUpstreamTries == 0 && p.Allow == nil && p.Deny == nil && !p.DenyAll && p.RateLimit == nil && p.Proxy == nil {
 		// Only rejected values that change nothing (a bad timeout, say).
 		return nil
 	}

@@ -46,8 +46,8 @@ func TestWarningSeverity(t *testing.T) {
 	}{
 		{Warning{Reason: AnnotationUnsupported, Field: field(NginxPrefix + "rewrite-target")}, TrafficMoves},
 		{Warning{Reason: AnnotationUnsupported, Field: field(NginxPrefix + "auth-url")}, TrafficMoves},
-		{Warning{Reason: AnnotationUnsupported, Field: field(NginxPrefix + "proxy-buffering")}, FeatureMissing},
-		{Warning{Reason: AnnotationUnsupported, Field: field(NginxPrefix + "proxy-buffer-size")}, FeatureMissing},
+		{Warning{Reason: AnnotationUnsupported, Field: field(NginxPrefix + "proxy-cookie-path")}, FeatureMissing},
+		{Warning{Reason: AnnotationUnsupported, Field: field(NginxPrefix + "proxy-redirect-from")}, FeatureMissing},
 		{Warning{Reason: AnnotationSubstituted}, FeatureMissing},
 		{Warning{Reason: RouteConflict}, TrafficMoves},
 		{Warning{Reason: SecretNotFound}, Cosmetic},
@@ -79,9 +79,7 @@ func TestWarningSeverityReadsValue(t *testing.T) {
 		{"proxy-ssl-verify", map[string]string{"proxy-ssl-verify": "off"}, Cosmetic},
 		{"proxy-ssl-verify", map[string]string{"proxy-ssl-verify": "on"}, FeatureMissing},
 		{"proxy-http-version", map[string]string{"proxy-http-version": "1.1"}, Cosmetic},
-		{"proxy-http-version", map[string]string{"proxy-http-version": "1.0"}, FeatureMissing},
 		{"proxy-buffering", map[string]string{"proxy-buffering": "off"}, Cosmetic},
-		{"proxy-buffering", map[string]string{"proxy-buffering": "on"}, FeatureMissing},
 		{"enable-modsecurity", map[string]string{"enable-modsecurity": "true"}, FeatureMissing},
 		{"enable-modsecurity", map[string]string{"enable-modsecurity": "true", "enable-owasp-core-rules": "true"}, FeatureMissing},
 		{"modsecurity-snippet", map[string]string{"enable-modsecurity": "true", "modsecurity-snippet": "SecRuleEngine DetectionOnly\n"}, FeatureMissing},
@@ -103,7 +101,7 @@ func TestUnsupportedAnnotationText(t *testing.T) {
 	s := mkSnapshot(
 		mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.1"),
 		mkIngress("prod", "web", 1, withAnnotations(
-			NginxPrefix+"proxy-buffering", "off", NginxPrefix+"use-forwarded-headers", "true", NginxPrefix+"proxy-buffer-size", "16k"),
+			NginxPrefix+"proxy-ssl-verify", "off", NginxPrefix+"use-forwarded-headers", "true", NginxPrefix+"proxy-cookie-path", "/ /app"),
 			withRules(mkRule("a.example.com", prefix("/", "web", 80)))),
 	)
 	_, ws := compileOK(t, s, Options{})
@@ -112,7 +110,7 @@ func TestUnsupportedAnnotationText(t *testing.T) {
 	for _, w := range ws {
 		msgs[w.Field] = w.Message
 	}
-	assert.Contains(t, msgs[annotationField(NginxPrefix+"proxy-buffering")], `"off" asks for what ramjet does anyway`)
+	assert.Contains(t, msgs[annotationField(NginxPrefix+"proxy-ssl-verify")], `"off" asks for what ramjet does anyway`)
 	assert.Contains(t, msgs[annotationField(NginxPrefix+"use-forwarded-headers")], "no effect under ingress-nginx either")
-	assert.Contains(t, msgs[annotationField(NginxPrefix+"proxy-buffer-size")], "is not supported by ramjet and has no effect")
+	assert.Contains(t, msgs[annotationField(NginxPrefix+"proxy-cookie-path")], "is not supported by ramjet and has no effect")
 }

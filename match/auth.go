@@ -89,6 +89,8 @@ type ExternalAuth struct {
 	// whatever the final status (auth-always-set-cookie); otherwise only
 	// with the statuses nginx's add_header uses.
 	AlwaysSetCookie bool
+	// Options are the cache, keep-alive and header settings (authoptions.go).
+	Options *ExternalAuthOptions
 }
 
 // authText renders a route's authentication for the table's text, one

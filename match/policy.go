@@ -46,6 +46,10 @@ type Policy struct {
 
 	// RateLimit is nil when no limit is set.
 	RateLimit *RateLimit
+
+	// Proxy is the location's buffering, protocol and retry settings
+	// (proxying.go); nil when none is set.
+	Proxy *Proxying
 }
 
 // RateLimit is the limit-rps, limit-rpm and limit-connections settings of
@@ -253,6 +257,9 @@ func policyLine(p *Policy) string {
 			}
 			parts = append(parts, "limit="+rl.Zone+"("+strings.Join(l, ",")+")")
 		}
+	}
+	if len(parts) == 0 {
+		return "" // only proxying settings (proxying.go), on a line of their own
 	}
 	return " policy " + strings.Join(parts, " ")
 }

@@ -63,6 +63,8 @@ type authState struct {
 	rt      http.RoundTripper
 	timeout time.Duration
 	cache   credCache
+	// answers are the auth services' cached answers (authoptions.go).
+	answers authCache
 	// checks holds one token per slow password check running
 	// (Options.PasswordChecks); nil: no bound.
 	checks chan struct{}
@@ -115,7 +117,11 @@ func (r *Router) authorize(s *requestState) bool {
 		s.w.Header()["Authentication-Info"] = []string{info}
 	}
 	if a.External != nil {
-		ans, ok := r.externalAuth(s.w, req, s.d.host, s.d.proto, a.External, &s.ph)
+		loc := ""
+		if rt := s.d.res.Route; rt != nil {
+			loc = rt.Path
+		}
+		ans, ok := r.externalAuth(s.w, req, s.d.host, s.d.proto, loc, a.External, &s.ph)
 		if !ok {
 			r.refuse(s, ans)
 			return true
@@ -374,7 +380,7 @@ func (cc *credCache) put(key [sha256.Size]byte, ok bool) {
 // request), 401 is passed on (or redirected to the sign-in page), 403 is
 // passed on, anything else — another status, a failure, the timeout — is
 // 500. No body is sent.
-func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, proto string, x *match.ExternalAuth, ph *policyHeaders) (answer, bool) {
+func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, proto, loc string, x *match.ExternalAuth, ph *policyHeaders) (answer, bool) {
 	path, query, hasQuery, _ := requestTarget(req)
 	uri := path
 	if hasQuery {
@@ -414,12 +420,32 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 		sub.Host = h
 	}
 	authHeaders(sub.Header, req, &vars, x, xff)
-	res, err := r.auth.rt.RoundTrip(sub)
-	if err != nil {
-		if req.Context().Err() == nil {
-			r.logger.Warn("external auth request failed", "url", sub.URL.Redacted(), "error", err)
+	var res *http.Response
+	var key [sha256.Size]byte
+	o := x.Options
+	cached := o != nil && o.CacheKey != nil
+	if o != nil {
+		av := authVars{req: req, host: host, proto: proto, remoteAddr: ip}
+		setAuthHeaders(sub.Header, o, &av)
+		if cached {
+			// A remembered answer stands for the service's: it is not asked.
+			key = authCacheKey(o, x, loc, &av)
+			if e, hit := r.auth.answers.get(key, time.Now()); hit {
+				res = &http.Response{StatusCode: e.status, Header: e.header.Clone(), Body: http.NoBody}
+			}
 		}
-		return ansAuthError, false
+	}
+	if res == nil {
+		res, err = r.auth.rt.RoundTrip(sub)
+		if err != nil {
+			if req.Context().Err() == nil {
+				r.logger.Warn("external auth request failed", "url", sub.URL.Redacted(), "error", err)
+			}
+			return ansAuthError, false
+		}
+		if cached {
+			r.auth.answers.put(key, o, res.StatusCode, res.Header, time.Now())
+		}
 	}
 	defer res.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))

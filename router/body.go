@@ -261,7 +261,9 @@ func (r *Router) bodyLimits(p *match.Policy) (limit, memory int64, stream bool) 
 	if p.BodyBufferSize > 0 {
 		memory = p.BodyBufferSize
 	}
-	return limit, memory, p.StreamRequestBody
+	// HTTP/1.0 has no chunked bodies: as nginx, a body goes to an
+	// HTTP/1.0 backend read whole, with its length (proxying.go).
+	return limit, memory, p.StreamRequestBody && (p.Proxy == nil || !p.Proxy.HTTP10)
 }
 
 // buffer reads the whole body before a backend is chosen, as nginx does

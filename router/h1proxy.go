@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"ramjet.dev/ramjet/match"
 )
 
 // serveH1 proxies a request to an HTTP/1.1 backend over the router's own
@@ -34,10 +36,15 @@ func (r *Router) serveH1(x *exchange, req *http.Request) {
 	if !x.start.IsZero() {
 		x.upstreamStart = time.Now()
 	}
+	p := x.proxying()
+	var began time.Time // for proxy-next-upstream-timeout
+	if p != nil && p.NextUpstreamTimeout > 0 {
+		began = time.Now()
+	}
 	for {
 		pc, err := r.h1.get(ctx, x.endpoint.Addr, fresh, x.timeouts.connect)
 		if err != nil {
-			if unreachable(err) && ctx.Err() == nil && idempotent(req.Method) && x.balancer.Len() >= 2 && x.pick() {
+			if unreachable(err) && x.passOn(req, p, failureClass(err), true, began) {
 				fresh = false
 				continue
 			}
@@ -73,6 +80,11 @@ func (r *Router) serveH1(x *exchange, req *http.Request) {
 				fresh = true
 				continue
 			}
+			if p != nil && p.NextUpstream != 0 && clientErr == nil &&
+				x.passOn(req, p, failureClass(err), t.body == nil, began) {
+				fresh = false
+				continue
+			}
 			if clientErr != nil {
 				// exchangeFailed answers it as the client's (see clientBody).
 				err = clientErr
@@ -91,7 +103,24 @@ func (r *Router) serveH1(x *exchange, req *http.Request) {
 			r.switchProtocols(&t, res, upgrade)
 			return
 		}
-		t.end(t.respond(res))
+		if p != nil {
+			// proxy-next-upstream http_<status>: the response is dropped
+			// for another endpoint's, unless none is left to try.
+			if c := match.StatusCondition(res.status); c != 0 && p.NextUpstream&c != 0 &&
+				x.passOn(req, p, c, t.body == nil && !t.bodyUnsent, began) {
+				t.end(false)
+				fresh = false
+				continue
+			}
+			if p.Buffering && !t.bodyUnsent {
+				r.respondBuffered(&t, res, p, !p.HTTP10)
+				if x.readErr != nil {
+					panic(http.ErrAbortHandler)
+				}
+				return
+			}
+		}
+		t.end(t.respond(res) && (p == nil || !p.HTTP10))
 		if x.readErr != nil {
 			// The status is sent: the only way left to tell the client the
 			// response is incomplete is to cut its connection, as
@@ -151,7 +180,7 @@ func (t *h1Try) send(upgrade string, length int64) (*h1Head, error) {
 	read := t.x.timeouts.read
 	deadline := time.Now().Add(read)
 	waiting := length != 0 && expectsContinue(req)
-	budget, informed := maxResponseHead, 0
+	budget, informed := headBudget(t.x.proxying()), 0
 	if length != 0 && !waiting {
 		t.body = startBody(pc, req, length, read, send)
 	}

@@ -3,6 +3,9 @@ package router
 import (
 	"io"
 	"net/http"
+	"time"
+
+	"ramjet.dev/ramjet/match"
 )
 
 // maxTries bounds the endpoints one request is sent to (SPEC §13).
@@ -17,10 +20,17 @@ const maxTries = 3
 // GET, HEAD, OPTIONS, TRACE, PUT and DELETE (RFC 9110 §9.2.2). A failure
 // after the connection was open is never retried: the backend may have
 // acted on the request. Every endpoint left behind is released at once,
-// the last one when the request ends.
+// the last one when the request ends. A location's proxy-next-upstream
+// replaces the rule with nginx's conditions (see passOn).
 func (x *exchange) roundTrip(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
-	if !idempotent(req.Method) || x.balancer.Len() < 2 {
+	p := x.proxying()
+	explicit := p != nil && p.NextUpstream != 0
+	if x.balancer.Len() < 2 || !explicit && !idempotent(req.Method) || explicit && p.NextUpstream&match.RetryOff != 0 {
 		return rt.RoundTrip(req)
+	}
+	var began time.Time
+	if explicit && p.NextUpstreamTimeout > 0 {
+		began = time.Now()
 	}
 	out := req
 	var body *unclosedBody
@@ -33,10 +43,17 @@ func (x *exchange) roundTrip(rt http.RoundTripper, req *http.Request) (*http.Res
 	}
 	for {
 		res, err := rt.RoundTrip(out)
-		if err == nil || !unreachable(err) || req.Context().Err() != nil || (body != nil && body.read) {
-			return res, err
-		}
-		if !x.pick() {
+		replayable := body == nil || !body.read
+		switch {
+		case err == nil:
+			c := match.StatusCondition(res.StatusCode)
+			if !explicit || c == 0 || p.NextUpstream&c == 0 || !x.passOn(req, p, c, replayable, began) {
+				return res, nil
+			}
+			res.Body.Close()
+		case !explicit && (!unreachable(err) || !replayable):
+			return nil, err
+		case !x.passOn(req, p, failureClass(err), replayable, began):
 			return nil, err
 		}
 		if out == req {

@@ -227,7 +227,14 @@ func writeRequestHead(bw *bufio.Writer, x *exchange, req *http.Request, upgrade 
 		bw.WriteByte('?')
 		bw.WriteString(x.query)
 	}
-	bw.WriteString(" HTTP/1.1\r\nHost: ")
+	http10 := false
+	if p := x.proxying(); p != nil && p.HTTP10 {
+		// proxy-http-version 1.0: the connection ends with the response.
+		http10 = true
+		bw.WriteString(" HTTP/1.0\r\nConnection: close\r\nHost: ")
+	} else {
+		bw.WriteString(" HTTP/1.1\r\nHost: ")
+	}
 	bw.WriteString(x.backendHost(req))
 	bw.WriteString("\r\n")
 	conn := req.Header["Connection"]
@@ -239,7 +246,7 @@ func writeRequestHead(bw *bufio.Writer, x *exchange, req *http.Request, upgrade 
 			writeHeader(bw, k, v)
 		}
 	}
-	if upgrade != "" {
+	if upgrade != "" && !http10 {
 		writeHeader(bw, "Connection", "Upgrade")
 		writeHeader(bw, "Upgrade", upgrade)
 	}

@@ -84,7 +84,7 @@ kind: Ingress
 metadata:
   name: web
   namespace: prod
-  annotations: {nginx.ingress.kubernetes.io/proxy-buffering: "on", kubernetes.io/ingress.class: nginx}
+  annotations: {nginx.ingress.kubernetes.io/proxy-cookie-path: "/ /app", kubernetes.io/ingress.class: nginx}
 spec:
   rules:
   - host: web.example.com
@@ -92,7 +92,7 @@ spec:
 `), 0o644))
 	code, stdout, _ = checkRun("-report", "-strict", dir)
 	assert.Equal(t, 0, code, stdout)
-	assert.Contains(t, stdout, "feature-missing nginx.ingress.kubernetes.io/proxy-buffering")
+	assert.Contains(t, stdout, "feature-missing nginx.ingress.kubernetes.io/proxy-cookie-path")
 	assert.Contains(t, stdout, "nothing moves traffic")
 
 	// Nothing to load: exit 2, and still JSON.

@@ -17,7 +17,8 @@
 //	                          # computeFullForwardedFor,
 //	                          # proxyBodySize: 8m, proxyRealIPCIDR: [10.0.0.0/8],
 //	                          # defaultSSLCertificate (ns/name of a Secret among the objects),
-//	                          # hsts, hstsMaxAge, hstsIncludeSubdomains, hstsPreload
+//	                          # hsts, hstsMaxAge, hstsIncludeSubdomains, hstsPreload,
+//	                          # globalAuth: {url: ..., signin: ...} (the global-auth-* keys)
 //	objects:                  # ordinary manifests, as a YAML list
 //	- apiVersion: networking.k8s.io/v1
 //	  kind: Ingress
@@ -383,6 +384,11 @@ type fileOptions struct {
 	HSTSMaxAge            *int64 `json:"hstsMaxAge"`
 	HSTSIncludeSubdomains *bool  `json:"hstsIncludeSubdomains"`
 	HSTSPreload           *bool  `json:"hstsPreload"`
+	// globalAuth: the global-auth-* ConfigMap keys, by their names without
+	// the prefix in camel case (url, method, signin, signinRedirectParam,
+	// responseHeaders, requestRedirect, cacheKey, cacheDuration,
+	// alwaysSetCookie).
+	GlobalAuth *compile.GlobalAuth `json:"globalAuth"`
 }
 
 type fileRequest struct {
@@ -643,6 +649,7 @@ func (o fileOptions) compile() (compile.Options, error) {
 	if o.AllowLoopbackEndpoints != nil {
 		co.AllowLoopbackEndpoints = *o.AllowLoopbackEndpoints
 	}
+	co.GlobalAuth = o.GlobalAuth
 	if err := co.Validate(); err != nil {
 		return co, fmt.Errorf("options: %w", err)
 	}

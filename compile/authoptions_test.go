@@ -1,0 +1,116 @@
+package compile
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// auth-proxy-set-headers reads its ConfigMap from the snapshot: the
+// headers sorted and canonical, their values templates; a key that is
+// not a header name or a value with another variable denies the location.
+func TestAuthProxySetHeaders(t *testing.T) {
+	cm := func(name string, data map[string]string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: name}, Data: data}
+	}
+	ing := func(name, path, ref string) *networkingv1.Ingress {
+		return mkIngress("prod", name, 1, withAnnotations(NginxPrefix+"auth-url", "http://auth.example/ok", NginxPrefix+"auth-proxy-set-headers", ref),
+			withRules(mkRule("a.example.com", prefix(path, "web", 80))))
+	}
+	s := mkSnapshot(
+		mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.1"),
+		ing("good", "/good", "auth-headers"), ing("bad-name", "/bad-name", "prod/bad-name"), ing("bad-value", "/bad-value", "bad-value"),
+	)
+	s.ConfigMaps = []*corev1.ConfigMap{
+		cm("auth-headers", map[string]string{"x-tenant": "blue", "X-Client": "$remote_addr"}),
+		cm("bad-name", map[string]string{"X Tenant": "blue"}),
+		cm("bad-value", map[string]string{"X-Body": "$request_body"}),
+	}
+	tab, ws := compileOK(t, s, Options{})
+	auth := func(path string) *match.Auth { return tab.Lookup("a.example.com", path).Route.Auth }
+	o := auth("/good").External.Options
+	require.NotNil(t, o)
+	assert.Equal(t, "prod/auth-headers", o.ProxySetHeadersFrom)
+	require.Len(t, o.ProxySetHeaders, 2)
+	assert.Equal(t, "X-Client", o.ProxySetHeaders[0].Name)
+	assert.Equal(t, "$remote_addr", o.ProxySetHeaders[0].Value.Raw)
+	assert.Equal(t, "X-Tenant", o.ProxySetHeaders[1].Name)
+	assert.Contains(t, auth("/bad-name").Denied, "is not a header name")
+	assert.Contains(t, auth("/bad-value").Denied, "$request_body")
+	assert.Len(t, ws, 2)
+}
+
+// A GlobalAuth that does not parse is refused by Validate, naming its key.
+func TestGlobalAuthValidate(t *testing.T) {
+	for _, tt := range []struct {
+		g    GlobalAuth
+		want string
+	}{
+		{GlobalAuth{URL: "ftp://auth"}, "global-auth-url"},
+		{GlobalAuth{URL: "http://auth/", Method: "FETCH"}, "global-auth-method"},
+		{GlobalAuth{URL: "http://auth/", ResponseHeaders: "X User"}, "global-auth-response-headers"},
+		{GlobalAuth{URL: "http://auth/", CacheKey: "$http_x", CacheDuration: "200 soon"}, "global-auth-cache-duration"},
+		{GlobalAuth{URL: "http://auth/", CacheKey: "a b"}, "global-auth-cache-key"},
+	} {
+		err := Options{GlobalAuth: &tt.g}.Validate()
+		require.Error(t, err, "%+v", tt.g)
+		assert.Contains(t, err.Error(), tt.want)
+	}
+	assert.NoError(t, Options{GlobalAuth: &GlobalAuth{}}.Validate(), "no URL, no global authentication")
+	assert.NoError(t, Options{GlobalAuth: &GlobalAuth{URL: "http://auth/", CacheKey: "$http_authorization"}}.Validate())
+}
+
+// auth-cache-duration reads as nginx's proxy_cache_valid: codes then one
+// time; "any"; the default when empty.
+func TestParseCacheDurations(t *testing.T) {
+	got, err := parseCacheDurations("200 202 5m, any 30s,404 1h")
+	require.NoError(t, err)
+	assert.Equal(t, []match.AuthCacheValid{
+		{Codes: []int{200, 202}, TTL: 5 * 60e9}, {Any: true, TTL: 30e9}, {Codes: []int{404}, TTL: 3600e9},
+	}, got)
+	def, err := parseCacheDurations("")
+	require.NoError(t, err)
+	assert.Equal(t, []match.AuthCacheValid{{Codes: []int{200, 202, 401}, TTL: 5 * 60e9}}, def)
+	for _, bad := range []string{"200", "200 1h 30m", "99 5m", "200 5x"} {
+		_, err := parseCacheDurations(bad)
+		assert.Error(t, err, bad)
+	}
+}
+
+// The value parsers of the proxying and auth-option keys take any string
+// without panicking, and what they accept is in range.
+func FuzzProxyingValues(f *testing.F) {
+	for _, s := range []string{"", "200 202 401 5m", "any 1y, 404 30s", "error timeout http_502", "8k", "1g", "$remote_user$http_authorization", "${cookie_a}", "off"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if vs, err := parseCacheDurations(s); err == nil {
+			require.NotEmpty(t, vs)
+			for _, v := range vs {
+				require.GreaterOrEqual(t, v.TTL, time.Duration(0))
+				for _, c := range v.Codes {
+					require.True(t, c >= 100 && c <= 599, c)
+				}
+			}
+		}
+		if k, err := parseCacheKey(s); err == nil {
+			require.Equal(t, s, k.Raw)
+		}
+		if n, err := parseBufferSize(s); err == nil {
+			require.GreaterOrEqual(t, n, int64(0))
+		}
+		var p proxyValues
+		if applyNextUpstream(&p, "k", s) == nil {
+			require.NotZero(t, p.next)
+		}
+		_ = applyNextUpstreamTimeout(&p, NginxPrefix+"k", s)
+		require.GreaterOrEqual(t, p.nextTO, time.Duration(0))
+	})
+}

@@ -1,0 +1,216 @@
+package match
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Proxying is how a location exchanges a request with its backend beyond
+// the request policy (SPEC §11 "Also served"): response buffering
+// (proxy-buffering, proxy-buffers-number, proxy-buffer-size,
+// proxy-busy-buffers-size, proxy-max-temp-file-size), the protocol
+// version (proxy-http-version) and which failures move a request to
+// another endpoint (proxy-next-upstream, proxy-next-upstream-timeout).
+// It hangs off the location's Policy; nil means none of these is set and
+// the router serves as it always has.
+type Proxying struct {
+	// Buffering reads the whole response before it is sent to the client
+	// (proxy-buffering: "on"): BuffersNumber × BufferSize bytes in memory,
+	// the rest in a temporary file of at most MaxTempFileSize bytes; past
+	// that the rest streams, as nginx does.
+	Buffering bool
+	// BufferSize bounds the response head (proxy-buffer-size): a longer
+	// one answers 502, as nginx answers "upstream sent too big header".
+	// 0: the router's bound (1 MiB).
+	BufferSize int64
+	// BuffersNumber is proxy-buffers-number; 0: nginx's 4.
+	BuffersNumber int
+	// BusyBuffersSize is proxy-busy-buffers-size, validated and shown; it
+	// changes nothing a client sees (how much nginx sends while it still
+	// reads). 0: unset.
+	BusyBuffersSize int64
+	// MaxTempFileSize bounds the temporary file of a buffered response
+	// (proxy-max-temp-file-size); negative: unset, nginx's 1024m; 0: no
+	// temporary file.
+	MaxTempFileSize int64
+	// HTTP10 sends requests to the backend as HTTP/1.0
+	// (proxy-http-version: "1.0"): no chunked body, Connection: close.
+	HTTP10 bool
+	// NextUpstream is which failures of a try move the request to
+	// another endpoint (proxy-next-upstream); 0 keeps the router's rule
+	// (a connection that could not be opened, idempotent methods only).
+	NextUpstream NextUpstream
+	// NextUpstreamTimeout bounds the time in which a request may be
+	// passed to another endpoint (proxy-next-upstream-timeout); 0: none.
+	NextUpstreamTimeout time.Duration
+}
+
+// NextUpstream is a set of proxy-next-upstream conditions.
+type NextUpstream uint16
+
+// The proxy-next-upstream conditions, as nginx's proxy_next_upstream
+// names them.
+const (
+	RetryError NextUpstream = 1 << iota
+	RetryTimeout
+	RetryInvalidHeader
+	Retry500
+	Retry502
+	Retry503
+	Retry504
+	Retry403
+	Retry404
+	Retry429
+	RetryNonIdempotent
+	// RetryOff never passes a request on; it overrides the others.
+	RetryOff
+)
+
+var nextUpstreamNames = [...]string{"error", "timeout", "invalid_header", "http_500", "http_502",
+	"http_503", "http_504", "http_403", "http_404", "http_429", "non_idempotent", "off"}
+
+// ParseNextUpstreamCondition returns the condition nginx names name; 0
+// when it names none.
+func ParseNextUpstreamCondition(name string) NextUpstream {
+	if i := slices.Index(nextUpstreamNames[:], name); i >= 0 {
+		return 1 << i
+	}
+	return 0
+}
+
+// String writes the set as proxy-next-upstream does.
+func (n NextUpstream) String() string {
+	var names []string
+	for i, name := range nextUpstreamNames {
+		if n&(1<<i) != 0 {
+			names = append(names, name)
+		}
+	}
+	return strings.Join(names, " ")
+}
+
+// StatusCondition is the condition that names a response status (http_500
+// for 500), 0 for a status none names.
+func StatusCondition(status int) NextUpstream {
+	var c NextUpstream
+	switch status {
+	case 500:
+		c = Retry500
+	case 502:
+		c = Retry502
+	case 503:
+		c = Retry503
+	case 504:
+		c = Retry504
+	case 403:
+		c = Retry403
+	case 404:
+		c = Retry404
+	case 429:
+		c = Retry429
+	}
+	return c
+}
+
+// proxyingOf is the Proxying of a policy, nil without.
+func proxyingOf(p *Policy) *Proxying {
+	if p == nil {
+		return nil
+	}
+	return p.Proxy
+}
+
+func (e *encoder) proxying(p *Proxying) {
+	if p == nil {
+		e.flag(false)
+		return
+	}
+	e.flag(true)
+	e.flag(p.Buffering)
+	e.num(int(p.BufferSize))
+	e.num(p.BuffersNumber)
+	e.num(int(p.BusyBuffersSize))
+	e.num(int(p.MaxTempFileSize))
+	e.flag(p.HTTP10)
+	e.num(int(p.NextUpstream))
+	e.num(int(p.NextUpstreamTimeout))
+}
+
+// proxyingText renders a location's Proxying on one line, each setting
+// set as key=value; "" for nil.
+func proxyingText(p *Proxying) string {
+	if p == nil {
+		return ""
+	}
+	var parts []string
+	if p.Buffering {
+		parts = append(parts, "buffering=on")
+	}
+	if p.BuffersNumber > 0 {
+		parts = append(parts, "buffers="+strconv.Itoa(p.BuffersNumber))
+	}
+	if p.BufferSize > 0 {
+		parts = append(parts, "buffer-size="+sizeText(p.BufferSize))
+	}
+	if p.BusyBuffersSize > 0 {
+		parts = append(parts, "busy-buffers="+sizeText(p.BusyBuffersSize))
+	}
+	switch {
+	case p.MaxTempFileSize == 0:
+		parts = append(parts, "max-temp-file=0")
+	case p.MaxTempFileSize > 0:
+		parts = append(parts, "max-temp-file="+sizeText(p.MaxTempFileSize))
+	}
+	if p.HTTP10 {
+		parts = append(parts, "http=1.0")
+	}
+	if p.NextUpstream != 0 {
+		parts = append(parts, "next-upstream="+strings.ReplaceAll(p.NextUpstream.String(), " ", ","))
+	}
+	if p.NextUpstreamTimeout > 0 {
+		parts = append(parts, "next-upstream-timeout="+p.NextUpstreamTimeout.String())
+	}
+	return "proxying " + strings.Join(parts, " ")
+}
+
+// proxyingSection is how a location talks to its backend: response
+// buffering, the protocol version and the retry conditions. It claims no
+// field of its own: its settings hang off the location's Policy, whose
+// digest part they follow under a tag of their own, so tables without
+// them keep their digests.
+var proxyingSection = section{
+	name: "proxying",
+	digest: []digestPart{{
+		tag: "proxying",
+		hostHas: func(vh *VirtualHost) bool {
+			return proxyingOf(vh.FallbackPolicy) != nil || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return proxyingOf(r.Policy) != nil })
+		},
+		host:  func(e *encoder, vh *VirtualHost) { e.proxying(proxyingOf(vh.FallbackPolicy)) },
+		route: func(e *encoder, r *Route) { e.proxying(proxyingOf(r.Policy)) },
+	}, {
+		tag: "auth-options",
+		hostHas: func(vh *VirtualHost) bool {
+			return authOptionsOf(vh.FallbackAuth) != nil || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return authOptionsOf(r.Auth) != nil })
+		},
+		host:  func(e *encoder, vh *VirtualHost) { e.authOptions(authOptionsOf(vh.FallbackAuth)) },
+		route: func(e *encoder, r *Route) { e.authOptions(authOptionsOf(r.Auth)) },
+	}},
+	text: textParts{
+		at: 85,
+		fallbackLines: func(b *strings.Builder, vh *VirtualHost) {
+			proxyingLines(b, vh.FallbackPolicy, vh.FallbackAuth)
+		},
+		routeLines: func(b *strings.Builder, _ *VirtualHost, r *Route) { proxyingLines(b, r.Policy, r.Auth) },
+	},
+}
+
+func proxyingLines(b *strings.Builder, p *Policy, a *Auth) {
+	if s := proxyingText(proxyingOf(p)); s != "" {
+		b.WriteString("    " + s + "\n")
+	}
+	if s := authOptionsText(authOptionsOf(a)); s != "" {
+		b.WriteString("    " + s + "\n")
+	}
+}

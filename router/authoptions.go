@@ -1,0 +1,169 @@
+package router
+
+import (
+	"crypto/sha256"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// The external-auth options served here (match.ExternalAuthOptions): the
+// answer cache (auth-cache-key, auth-cache-duration) and the headers of
+// auth-proxy-set-headers. Connections to the service are always reused
+// from the router's pool, whatever auth-keepalive says (SPEC §19).
+
+// authVars expands the nginx variables of a cache key or header value
+// for one request.
+type authVars struct {
+	req         *http.Request
+	host, proto string
+	remoteAddr  string
+}
+
+func (v *authVars) value(x match.Var) string {
+	req := v.req
+	switch x.Kind {
+	case match.VarRemoteAddr:
+		return v.remoteAddr
+	case match.VarRemoteUser:
+		u, _, _ := req.BasicAuth()
+		return u
+	case match.VarHost:
+		return v.host
+	case match.VarRequestURI:
+		return receivedTarget(req)
+	case match.VarURI:
+		return req.URL.Path
+	case match.VarArgs:
+		return req.URL.RawQuery
+	case match.VarScheme:
+		return v.proto
+	case match.VarMethod:
+		return req.Method
+	case match.VarHTTP:
+		return strings.Join(req.Header[http.CanonicalHeaderKey(strings.ReplaceAll(x.Name, "_", "-"))], ", ")
+	case match.VarCookie:
+		if c, err := req.Cookie(x.Name); err == nil {
+			return c.Value
+		}
+	case match.VarArg:
+		for kv := range strings.SplitSeq(req.URL.RawQuery, "&") {
+			if k, val, _ := strings.Cut(kv, "="); k == x.Name {
+				return val
+			}
+		}
+	}
+	return ""
+}
+
+func (v *authVars) expand(t *match.VarTemplate) string {
+	var b strings.Builder
+	t.Expand(&b, v.value)
+	return b.String()
+}
+
+// setAuthHeaders puts the location's auth-proxy-set-headers on the
+// subrequest, over the client's: an empty value removes the header, as
+// nginx's proxy_set_header does.
+func setAuthHeaders(h http.Header, o *match.ExternalAuthOptions, v *authVars) {
+	for i := range o.ProxySetHeaders {
+		a := &o.ProxySetHeaders[i]
+		if val := v.expand(&a.Value); val != "" {
+			h[a.Name] = []string{val}
+		} else {
+			delete(h, a.Name)
+		}
+	}
+}
+
+// authCacheKey is the cache key of a request's subrequest: the host, the
+// location and the expanded auth-cache-key, as ingress-nginx keys its
+// auth_cache zone by server name, auth location and key.
+func authCacheKey(o *match.ExternalAuthOptions, x *match.ExternalAuth, loc string, v *authVars) [sha256.Size]byte {
+	h := sha256.New()
+	for _, s := range []string{v.host, loc, x.URL.Raw, x.Method, v.expand(o.CacheKey)} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	var k [sha256.Size]byte
+	h.Sum(k[:0])
+	return k
+}
+
+// authCache keeps the auth service's answers for auth-cache-key. It is
+// bounded: past maxAuthCacheEntries, expired entries are swept and, if
+// none has expired, the answer is not kept.
+type authCache struct {
+	mu      sync.Mutex
+	entries map[[sha256.Size]byte]authCached
+}
+
+const maxAuthCacheEntries = 16 << 10
+
+type authCached struct {
+	status  int
+	header  http.Header
+	expires time.Time
+}
+
+func (c *authCache) get(k [sha256.Size]byte, now time.Time) (authCached, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[k]
+	if !ok || !now.Before(e.expires) {
+		return authCached{}, false
+	}
+	return e, true
+}
+
+// put keeps an answer of status for its time (see cacheTTL), if any.
+func (c *authCache) put(k [sha256.Size]byte, o *match.ExternalAuthOptions, status int, h http.Header, now time.Time) {
+	ttl := cacheTTL(o, status, h)
+	if ttl <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil {
+		c.entries = make(map[[sha256.Size]byte]authCached)
+	}
+	if len(c.entries) >= maxAuthCacheEntries {
+		for key, e := range c.entries {
+			if !now.Before(e.expires) {
+				delete(c.entries, key)
+			}
+		}
+		if len(c.entries) >= maxAuthCacheEntries {
+			return
+		}
+	}
+	c.entries[k] = authCached{status: status, header: h.Clone(), expires: now.Add(ttl)}
+}
+
+// cacheTTL is how long nginx's proxy_cache keeps an answer: not at all
+// when it sets a cookie or its Cache-Control says no-store, no-cache or
+// private; its max-age when it has one; else auth-cache-duration's time
+// for its status.
+func cacheTTL(o *match.ExternalAuthOptions, status int, h http.Header) time.Duration {
+	if len(h["Set-Cookie"]) > 0 {
+		return 0
+	}
+	for _, v := range h["Cache-Control"] {
+		for d := range strings.SplitSeq(strings.ToLower(v), ",") {
+			d = strings.TrimSpace(d)
+			switch {
+			case d == "no-store", d == "no-cache", d == "private":
+				return 0
+			case strings.HasPrefix(d, "max-age="):
+				if n, err := strconv.Atoi(d[len("max-age="):]); err == nil {
+					return time.Duration(n) * time.Second
+				}
+			}
+		}
+	}
+	return o.TTLFor(status)
+}

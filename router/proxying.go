@@ -1,0 +1,225 @@
+package router
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httputil"
+	"time"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// A location's buffering, protocol and retry settings (match.Proxying,
+// SPEC §11 "Also served"), served on the HTTP/1.1 upstream path. A
+// location without them costs one nil check per setting read.
+
+// proxying is the exchange's location's settings; nil for none. It is
+// read from the table rather than kept in the exchange, which fills its
+// allocation size class.
+func (x *exchange) proxying() *match.Proxying {
+	var p *match.Policy
+	switch {
+	case x.route != nil:
+		p = x.route.Policy
+	case x.vhost != nil:
+		p = x.vhost.FallbackPolicy
+	}
+	if p == nil {
+		return nil
+	}
+	return p.Proxy
+}
+
+// headBudget is the largest response head accepted: proxy-buffer-size
+// where the location sets it (nginx answers 502 "upstream sent too big
+// header" past it), else maxResponseHead.
+func headBudget(p *match.Proxying) int {
+	if p != nil && p.BufferSize > 0 {
+		return int(min(p.BufferSize, maxResponseHead))
+	}
+	return maxResponseHead
+}
+
+// failureClass is the proxy_next_upstream condition a failed try meets:
+// a timeout; a connection that failed or closed before a response head
+// came whole (error); or a head that did not parse or was too large
+// (invalid_header, as nginx counts "upstream sent too big header").
+func failureClass(err error) match.NextUpstream {
+	var nr noResponse
+	switch {
+	case timedOut(err):
+		return match.RetryTimeout
+	case unreachable(err), errors.As(err, &nr), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return match.RetryError
+	}
+	return match.RetryInvalidHeader
+}
+
+// passOn reports whether a try that failed with cond moves the request
+// to another endpoint, and picks it. Without proxy-next-upstream
+// (p nil, or its NextUpstream 0) that is the router's rule: only a
+// connection that could not be opened, for idempotent methods. With it,
+// nginx's: the conditions listed, non-idempotent methods only with
+// non_idempotent, never past proxy-next-upstream-timeout (began is when
+// the first try started). replayable says whether the request body can
+// be sent again.
+func (x *exchange) passOn(req *http.Request, p *match.Proxying, cond match.NextUpstream, replayable bool, began time.Time) bool {
+	if req.Context().Err() != nil || x.balancer.Len() < 2 {
+		return false
+	}
+	if p == nil || p.NextUpstream == 0 {
+		return cond&(match.RetryError|match.RetryTimeout) != 0 && idempotent(req.Method) && x.pick()
+	}
+	n := p.NextUpstream
+	switch {
+	case n&match.RetryOff != 0, n&cond == 0, !replayable:
+		return false
+	case !idempotent(req.Method) && n&match.RetryNonIdempotent == 0:
+		return false
+	case p.NextUpstreamTimeout > 0 && time.Since(began) >= p.NextUpstreamTimeout:
+		return false
+	}
+	return x.pick()
+}
+
+// Response buffering defaults as ingress-nginx writes them.
+const (
+	defaultProxyBuffers    = 4
+	defaultProxyBufferSize = 4 << 10
+	defaultMaxTempFileSize = 1 << 30
+)
+
+// respondBuffered is respond for a location with proxy-buffering on:
+// the response body is read from the backend first, BuffersNumber ×
+// BufferSize bytes into memory and the rest into a temporary file of at
+// most MaxTempFileSize bytes, so a slow client does not hold the backend
+// connection, which goes back to the pool before the client is written
+// to. A body longer than both is sent as far as it was read and the rest
+// streams, as nginx stops buffering when its temporary file is full. It
+// ends the try itself.
+func (r *Router) respondBuffered(t *h1Try, res *h1Head, p *match.Proxying, reuse bool) {
+	x := t.x
+	memory := int64(cmp.Or(p.BuffersNumber, defaultProxyBuffers)) * cmp.Or(p.BufferSize, defaultProxyBufferSize)
+	maxTemp := p.MaxTempFileSize
+	if maxTemp < 0 {
+		maxTemp = defaultMaxTempFileSize
+	}
+	body := h1Body{br: t.pc.br, remaining: res.length}
+	if res.chunked && res.length != 0 {
+		body.chunks = httputil.NewChunkedReader(t.pc.br)
+	}
+	var mem bytes.Buffer
+	var spill *spillBody
+	defer func() {
+		if spill != nil {
+			spill.Close()
+		}
+	}()
+	n, err := io.Copy(&mem, io.LimitReader(&body, memory))
+	whole := err == nil && n < memory
+	if err == nil && !whole && maxTemp > 0 {
+		// A byte more than memory holds would tell a body of exactly
+		// that length from a longer one; the file takes it either way.
+		if spill, err = newSpill(r.bodyTempDir); err != nil {
+			r.logger.Warn("response buffering: no temporary file; the response streams", "error", err)
+			spill, err = nil, nil
+		} else {
+			var m int64
+			m, err = io.Copy(struct{ io.Writer }{spill.f}, io.LimitReader(&body, maxTemp))
+			whole = err == nil && m < maxTemp
+			if err == nil {
+				_, err = spill.f.Seek(0, io.SeekStart)
+			}
+		}
+	}
+	if whole && !res.chunked && res.length < 0 {
+		// Read to the connection's end: nothing more is coming.
+		reuse = false
+	}
+	var trailer http.Header
+	if err == nil && whole && body.chunks != nil {
+		trailer, err = res.readTrailer(t.pc.br)
+	}
+	if err != nil {
+		x.readErr = err
+	}
+	done := err == nil && whole
+	if done {
+		// All of it is here: the backend's connection is free before the
+		// client has read a byte.
+		t.end(reuse && !res.close)
+	}
+	h := x.w.Header()
+	res.copyTo(h)
+	declared := passedTrailers(res.trailer)
+	if len(declared) > 0 {
+		h["Trailer"] = declared
+	}
+	x.WriteHeader(res.status)
+	if _, werr := x.Write(mem.Bytes()); werr != nil {
+		if !done {
+			t.end(false)
+		}
+		return
+	}
+	if spill != nil {
+		buf := copyBuffers.Get().(*[copyBufferSize]byte)
+		_, werr := io.CopyBuffer(struct{ io.Writer }{x}, struct{ io.Reader }{spill.f}, buf[:])
+		copyBuffers.Put(buf)
+		if werr != nil {
+			if !done {
+				t.end(false)
+			}
+			return
+		}
+	}
+	if done {
+		for k, vs := range trailer {
+			if contains(declared, k) {
+				h[k] = vs
+			}
+		}
+		return
+	}
+	if err != nil {
+		t.end(false)
+		return
+	}
+	// Past both buffers: the rest streams as respond sends a body.
+	buf := copyBuffers.Get().(*[copyBufferSize]byte)
+	defer copyBuffers.Put(buf)
+	for {
+		n, rerr := body.Read(buf[:])
+		if n > 0 {
+			if _, werr := x.Write(buf[:n]); werr != nil {
+				t.end(false)
+				return
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			x.readErr = rerr
+			t.end(false)
+			return
+		}
+	}
+	if body.chunks != nil {
+		tr, err := res.readTrailer(t.pc.br)
+		if err != nil {
+			x.readErr = err
+			t.end(false)
+			return
+		}
+		for k, vs := range tr {
+			if contains(declared, k) {
+				h[k] = vs
+			}
+		}
+	}
+	t.end(reuse && !res.close)
+}

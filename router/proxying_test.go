@@ -1,0 +1,315 @@
+package router
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// proxyingRouter serves one route "/" on host "web" over the backend's
+// endpoints with the location's Proxying p.
+func proxyingRouter(t testing.TB, o Options, p *match.Proxying, endpoints ...string) (*Router, *records) {
+	rt := route(match.Prefix, "/", httpBackend("prod/web:80", endpoints...))
+	if p != nil {
+		rt.Policy = &match.Policy{Proxy: p}
+	}
+	recs := newRecords()
+	o.Observer = recs.observe
+	r := newTestRouter(o)
+	r.Publish(table("proxying", vhost("web", nil, rt)))
+	return r, recs
+}
+
+// proxy-buffer-size bounds the response head: past it the answer is 502,
+// as nginx answers "upstream sent too big header"; without it the
+// router's own bound (1 MiB) lets the same head through.
+func TestProxyBufferSizeBoundsResponseHead(t *testing.T) {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("X-Big", strings.Repeat("a", 6<<10))
+		_, _ = io.WriteString(w, "ok\n")
+	}))
+	t.Cleanup(s.Close)
+	addr := s.Listener.Addr().String()
+
+	r, recs := proxyingRouter(t, Options{}, &match.Proxying{BufferSize: 4 << 10, MaxTempFileSize: -1}, addr)
+	res := serve(r, http.MethodGet, "web", "/", nil)
+	body(t, res)
+	assert.Equal(t, http.StatusBadGateway, res.StatusCode)
+	assert.Equal(t, ReasonUpstreamError, recs.last(t).Reason)
+
+	r, _ = proxyingRouter(t, Options{}, &match.Proxying{BufferSize: 8 << 10, MaxTempFileSize: -1}, addr)
+	res = serve(r, http.MethodGet, "web", "/", nil)
+	assert.Equal(t, "ok\n", body(t, res))
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+
+	r, _ = proxyingRouter(t, Options{}, nil, addr)
+	res = serve(r, http.MethodGet, "web", "/", nil)
+	assert.Equal(t, "ok\n", body(t, res))
+}
+
+// proxy-http-version 1.0: the backend gets an HTTP/1.0 request line with
+// Connection: close, and a chunked client body arrives read whole, with
+// its length; each request opens a new connection.
+func TestProxyHTTP10(t *testing.T) {
+	var mu sync.Mutex
+	var heads []string
+	var conns atomic.Int32
+	addr := rawServer(t, func(c net.Conn) {
+		conns.Add(1)
+		br := bufio.NewReader(c)
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		b, _ := io.ReadAll(req.Body)
+		mu.Lock()
+		heads = append(heads, req.Proto+" "+req.Header.Get("Connection")+" "+strings.Join(req.TransferEncoding, ",")+" "+string(b))
+		mu.Unlock()
+		_, _ = io.WriteString(c, "HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\nok\n")
+	})
+	r, _ := proxyingRouter(t, Options{}, &match.Proxying{HTTP10: true, MaxTempFileSize: -1}, addr)
+	for range 2 {
+		req := httptest.NewRequest(http.MethodPost, "/", io.MultiReader(strings.NewReader("ab"), strings.NewReader("cd")))
+		req.Host = "web"
+		req.ContentLength = -1
+		req.TransferEncoding = []string{"chunked"}
+		rec := httptest.NewRecorder()
+		r.ServeHTTP(rec, req)
+		require.Equal(t, http.StatusOK, rec.Code)
+		assert.Equal(t, "ok\n", rec.Body.String())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{"HTTP/1.0 close  abcd", "HTTP/1.0 close  abcd"}, heads)
+	assert.EqualValues(t, 2, conns.Load(), "no connection is reused")
+}
+
+// statusBackend answers every request with status and counts them.
+func statusBackend(t testing.TB, status int) (string, *atomic.Int32) {
+	var n atomic.Int32
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		n.Add(1)
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, http.StatusText(status)+"\n")
+	}))
+	t.Cleanup(s.Close)
+	return s.Listener.Addr().String(), &n
+}
+
+// proxy-next-upstream's conditions decide which failures move a request
+// to the other endpoint: a 503 only with http_503, a POST only with
+// non_idempotent, a refused connection never with off; the last answer
+// stands when no endpoint is left.
+func TestProxyNextUpstreamConditions(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		next   string
+		method string
+		first  int // the first endpoint's status; 0: it refuses connections
+		want   int
+		tries  int
+	}{
+		{"503 retried with http_503", "error http_503", http.MethodGet, 503, 200, 2},
+		{"503 kept without http_503", "error timeout", http.MethodGet, 503, 503, 1},
+		{"503 kept by default", "", http.MethodGet, 503, 503, 1},
+		{"404 retried with http_404", "http_404", http.MethodGet, 404, 200, 2},
+		{"429 retried with http_429", "http_429", http.MethodGet, 429, 200, 2},
+		{"POST not retried without non_idempotent", "http_500", http.MethodPost, 500, 500, 1},
+		{"POST retried with non_idempotent", "http_500 non_idempotent", http.MethodPost, 500, 200, 2},
+		{"refused retried by default", "", http.MethodGet, 0, 200, 2},
+		{"refused retried with error", "error", http.MethodGet, 0, 200, 2},
+		{"refused not retried with off", "off", http.MethodGet, 0, 502, 1},
+		{"refused not retried with http_502 alone", "http_502", http.MethodGet, 0, 502, 1},
+	} {
+		for _, via := range []string{"pool", "transport"} {
+			t.Run(tt.name+" "+via, func(t *testing.T) {
+				o := Options{}
+				if via == "transport" {
+					// retry.go's path: net/http's transport in place of the pool.
+					o.Transport = &http.Transport{}
+				}
+				testNextUpstream(t, o, tt.next, tt.method, tt.first, tt.want, tt.tries)
+			})
+		}
+	}
+}
+
+// testNextUpstream sends one request to a backend whose first endpoint
+// answers firstStatus (0: refuses connections) and whose second answers
+// 200, with the location's proxy-next-upstream set to next.
+func testNextUpstream(t *testing.T, o Options, next, method string, firstStatus, want, tries int) {
+	cond := func(s string) match.NextUpstream {
+		var n match.NextUpstream
+		for _, f := range strings.Fields(s) {
+			n |= match.ParseNextUpstreamCondition(f)
+		}
+		return n
+	}
+	var first string
+	var firstN *atomic.Int32
+	if firstStatus == 0 {
+		first = deadAddr(t)
+	} else {
+		first, firstN = statusBackend(t, firstStatus)
+	}
+	second, _ := statusBackend(t, http.StatusOK)
+	var p *match.Proxying
+	if next != "" {
+		p = &match.Proxying{NextUpstream: cond(next), MaxTempFileSize: -1}
+	}
+	// Round-robin starts on the first endpoint with a fresh registry.
+	r, recs := proxyingRouter(t, o, p, first, second)
+	res := serve(r, method, "web", "/", nil)
+	body(t, res)
+	assert.Equal(t, want, res.StatusCode)
+	rec := recs.last(t)
+	assert.Equal(t, tries, rec.Tries)
+	if firstN != nil {
+		assert.EqualValues(t, 1, firstN.Load())
+	}
+	assert.Zero(t, r.InFlight(first))
+	assert.Zero(t, r.InFlight(second))
+}
+
+// proxy-next-upstream-timeout: no try starts past it.
+func TestProxyNextUpstreamTimeout(t *testing.T) {
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(150 * time.Millisecond)
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(slow.Close)
+	second, n := statusBackend(t, http.StatusOK)
+	p := &match.Proxying{NextUpstream: match.Retry503, NextUpstreamTimeout: 100 * time.Millisecond, MaxTempFileSize: -1}
+	r, _ := proxyingRouter(t, Options{}, p, slow.Listener.Addr().String(), second)
+	res := serve(r, http.MethodGet, "web", "/", nil)
+	body(t, res)
+	assert.Equal(t, http.StatusServiceUnavailable, res.StatusCode)
+	assert.Zero(t, n.Load())
+}
+
+// proxy-buffering on: a response longer than the memory buffers is read
+// whole (the rest into a temporary file) before the client gets its
+// head, so the backend has finished writing by then; it arrives intact.
+// With buffering off the same response streams.
+func TestProxyBufferingSpills(t *testing.T) {
+	const size = 256 << 10
+	want := strings.Repeat("0123456789abcdef", size/16)
+	done := make(chan struct{}, 4)
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		for i := 0; i < len(want); i += 8 << 10 {
+			_, _ = io.WriteString(w, want[i:i+8<<10])
+			w.(http.Flusher).Flush()
+			// Streamed, the head would reach the client long before the end.
+			time.Sleep(time.Millisecond)
+		}
+		done <- struct{}{}
+	}))
+	t.Cleanup(s.Close)
+	addr := s.Listener.Addr().String()
+
+	for _, tt := range []struct {
+		name string
+		p    *match.Proxying
+	}{
+		{"spilled", &match.Proxying{Buffering: true, BuffersNumber: 2, BufferSize: 4 << 10, MaxTempFileSize: -1}},
+		{"past the file", &match.Proxying{Buffering: true, BuffersNumber: 2, BufferSize: 4 << 10, MaxTempFileSize: 64 << 10}},
+		{"memory only", &match.Proxying{Buffering: true, BuffersNumber: 4, BufferSize: 4 << 10, MaxTempFileSize: 0}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r, _ := proxyingRouter(t, Options{BodyTempDir: t.TempDir()}, tt.p, addr)
+			front := httptest.NewServer(r)
+			t.Cleanup(front.Close)
+			req, err := http.NewRequest(http.MethodGet, front.URL, nil)
+			require.NoError(t, err)
+			req.Host = "web"
+			res, err := front.Client().Do(req)
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, res.StatusCode)
+			if tt.p.MaxTempFileSize < 0 {
+				select {
+				case <-done:
+				default:
+					t.Fatal("the client got the head before the backend finished writing")
+				}
+			}
+			assert.Equal(t, want, body(t, res))
+			if tt.p.MaxTempFileSize >= 0 {
+				<-done
+			}
+		})
+	}
+}
+
+// auth-cache-key: an answer the durations name is remembered per key, and
+// a request with the same key does not ask the service again; another key
+// does, and an answer the durations do not name is never remembered.
+func TestExternalAuthCache(t *testing.T) {
+	var calls atomic.Int32
+	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		switch r.Header.Get("Authorization") {
+		case "good":
+			w.Header().Set("X-User", "alice")
+		case "cookie":
+			w.Header().Set("Set-Cookie", "s=1")
+		default:
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	}))
+	t.Cleanup(svc.Close)
+	key, err := match.ParseVarTemplate("$http_authorization")
+	require.NoError(t, err)
+	r, _ := authRouter(t, Options{}, externalAuth(t, svc.URL+"/", func(x *match.ExternalAuth) {
+		x.ResponseHeaders = []string{"X-User"}
+		x.Options = &match.ExternalAuthOptions{CacheKey: &key, CacheValid: []match.AuthCacheValid{{Codes: []int{200, 202, 401}, TTL: time.Minute}}}
+	}))
+	get := func(auth string) *http.Response {
+		res := serve(r, http.MethodGet, "shop.example.com", "/app", http.Header{"Authorization": {auth}})
+		body(t, res)
+		return res
+	}
+	for range 3 {
+		res := get("good")
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		assert.Equal(t, "alice", res.Header.Get("Seen-X-User"), "the cached answer's headers are copied too")
+	}
+	assert.EqualValues(t, 1, calls.Load(), "a cache hit does not call the auth service")
+	get("cookie")
+	get("cookie")
+	assert.EqualValues(t, 3, calls.Load(), "an answer setting a cookie is not cached")
+	assert.Equal(t, http.StatusInternalServerError, get("bad").StatusCode)
+	get("bad")
+	assert.EqualValues(t, 5, calls.Load(), "a 500 is not among the durations")
+}
+
+// auth-proxy-set-headers: the ConfigMap's headers go to the service over
+// the client's, variables expanded.
+func TestExternalAuthProxySetHeaders(t *testing.T) {
+	svc := newAuthService(t)
+	v, err := match.ParseVarTemplate("$host:$remote_addr")
+	require.NoError(t, err)
+	r, _ := authRouter(t, Options{}, externalAuth(t, svc.srv.URL+"/ok", func(x *match.ExternalAuth) {
+		x.Options = &match.ExternalAuthOptions{ProxySetHeadersFrom: "prod/auth-headers", ProxySetHeaders: []match.AuthHeader{{Name: "X-Via", Value: v}}}
+	}))
+	req := httptest.NewRequest(http.MethodGet, "/app", nil)
+	req.Host = "shop.example.com"
+	req.RemoteAddr = "203.0.113.7:4567"
+	req.Header.Set("X-Via", "client")
+	rec := httptest.NewRecorder()
+	r.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusOK, rec.Code)
+	seen, _ := svc.request()
+	assert.Equal(t, []string{"shop.example.com:203.0.113.7"}, seen.Header["X-Via"])
+}

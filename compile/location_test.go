@@ -29,6 +29,7 @@ var routeFieldsWithoutFallback = map[string]string{
 	"Redirect":              "VirtualHost.Actions (the creator's redirect for unmatched requests)",
 	"Extensions":            "a Hook reads a route's; requests no route matches carry none",
 	"NoAffinityCookie":      "the fallback's backend sets its cookie as its affinity says",
+	"BackendTLS":            "VirtualHost.BackendTLS, the server-level one the fallback and the other routes inherit",
 }
 
 // TestEveryLocationFeatureReachesRoutesAndFallbacks compiles an Ingress
@@ -57,9 +58,12 @@ func TestEveryLocationFeatureReachesRoutesAndFallbacks(t *testing.T) {
 			"nginx.ingress.kubernetes.io/force-ssl-redirect", "true",
 			"nginx.ingress.kubernetes.io/preserve-trailing-slash", "true",
 			"nginx.ingress.kubernetes.io/permanent-redirect", "https://elsewhere.example.com/",
+			"nginx.ingress.kubernetes.io/proxy-ssl-secret", "prod/upstream-ca",
 			"example.com/team", "shop",
 		))
-	s := mkSnapshot(ing, htpasswd, mkSecret("prod", "app-tls", "app"),
+	upstreamCA := mkSecret("prod", "upstream-ca", "a")
+	upstreamCA.Data["ca.crt"] = upstreamCA.Data[corev1.TLSCertKey]
+	s := mkSnapshot(ing, htpasswd, upstreamCA, mkSecret("prod", "app-tls", "app"),
 		mkService("prod", "web", "http:80:8080"), mkSlice("prod", "web", "web-1", "http", 8080, "10.0.0.1"))
 	tab, ws := compileOK(t, s, Options{ExtensionPrefixes: []string{"example.com/"}})
 

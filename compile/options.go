@@ -108,6 +108,10 @@ type Options struct {
 	// warned about. ramjet.dev/ and nginx.ingress.kubernetes.io/ are
 	// reserved.
 	ExtensionPrefixes []string
+	// EnableSSLPassthrough serves the ssl-passthrough annotation
+	// (ingress-nginx's --enable-ssl-passthrough); off, it warns and the
+	// host's TLS is terminated as any other's.
+	EnableSSLPassthrough bool
 }
 
 // Validate reports the first malformed option, naming it.

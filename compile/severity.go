@@ -55,8 +55,6 @@ var reasonSeverity = map[Reason]Severity{
 // asRamjetDoes are unsupported nginx annotations whose value asks for what
 // ramjet does anyway (§13): the warning changes nothing a client sees.
 var asRamjetDoes = map[string]func(value string) bool{
-	// ramjet does not verify a backend's certificate (§8).
-	"proxy-ssl-verify": func(v string) bool { return strings.EqualFold(strings.TrimSpace(v), "off") },
 	// ramjet speaks HTTP/1.1 (or HTTP/2 for gRPC) to backends.
 	"proxy-http-version": func(v string) bool { return strings.TrimSpace(v) == "1.1" },
 	// ramjet streams responses as they arrive.

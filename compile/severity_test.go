@@ -76,8 +76,6 @@ func TestWarningSeverityReadsValue(t *testing.T) {
 		ann  map[string]string
 		want Severity
 	}{
-		{"proxy-ssl-verify", map[string]string{"proxy-ssl-verify": "off"}, Cosmetic},
-		{"proxy-ssl-verify", map[string]string{"proxy-ssl-verify": "on"}, FeatureMissing},
 		{"proxy-http-version", map[string]string{"proxy-http-version": "1.1"}, Cosmetic},
 		{"proxy-http-version", map[string]string{"proxy-http-version": "1.0"}, FeatureMissing},
 		{"proxy-buffering", map[string]string{"proxy-buffering": "off"}, Cosmetic},

@@ -479,6 +479,7 @@ func New(o Options) *Router {
 		up.h1, up.h2c, up.h2 = defaultTransports(connect, read)
 		up.verbatim = &verbatimTransport{dialer: &net.Dialer{Timeout: connect}, handshake: connect, header: read}
 		up.base, up.variants = r.timeouts, &transportVariants{}
+		up.backendTLS = &tlsVariants{}
 		r.h1 = newH1Pool(connect, read)
 	}
 	r.auth.rt, r.auth.timeout = up.h1, cmp.Or(o.AuthTimeout, DefaultAuthTimeout)

@@ -129,7 +129,7 @@ func (b *builder) applyHostTLSEnds(asked map[*ingress]*tlsEnds) {
 					v.vh.ClientTLS = c
 				}
 			}
-			if e.passthrough && passthrough[v] == nil && v != b.catchAll {
+			if e.passthrough && passthrough[v] == nil {
 				passthrough[v] = ing
 			}
 		}
@@ -146,6 +146,14 @@ func (b *builder) applyHostTLSEnds(asked map[*ingress]*tlsEnds) {
 // ingress-nginx ignores passthrough for a host whose "/" is the global
 // default backend.
 func (b *builder) passthroughBackend(v *vhost, ing *ingress) {
+	key := ing.ann.access.raw["ssl-passthrough"].key
+	if v == b.catchAll || strings.HasPrefix(v.vh.Name, "*.") {
+		// ingress-nginx's TCP proxy compares the SNI with the server's
+		// name as written, which no SNI equals.
+		b.warn(AnnotationRejected, ing.ref(), annotationField(key),
+			key+": "+hostLabel(v.vh.Name)+" is no single name a ClientHello can ask for; its TLS connections are not passed through (in ingress-nginx neither)")
+		return
+	}
 	var be *match.Backend
 	for _, r := range v.vh.Routes {
 		if (r.Type == match.Prefix && r.Path == "") || (r.Type != match.Prefix && r.Path == "/") {
@@ -156,7 +164,6 @@ func (b *builder) passthroughBackend(v *vhost, ing *ingress) {
 	if be == nil && v.vh.FallbackSource.Name != "" {
 		be = v.vh.Fallback
 	}
-	key := ing.ann.access.raw["ssl-passthrough"].key
 	if be == nil {
 		b.warn(AnnotationRejected, ing.ref(), annotationField(key),
 			key+": host "+strconv.Quote(v.vh.Name)+" has no \"/\" path of its own, so its TLS connections are not passed through (ingress-nginx ignores it too)")
@@ -349,11 +356,12 @@ func (b *builder) resolveClientTLS(ing *ingress) *match.ClientTLS {
 		}
 		return nil
 	}
-	fail := func(reason Reason, why string) *match.ClientTLS {
-		b.warn(reason, ing.ref(), annotationField(sa.key), sa.key+": "+why+"; every request to the Ingress's hosts answers 403, as in ingress-nginx")
+	failAt := func(key string, reason Reason, why string) *match.ClientTLS {
+		b.warn(reason, ing.ref(), annotationField(key), key+": "+why+"; every request to the Ingress's hosts answers 403, as in ingress-nginx")
 		c, _ := match.NewClientTLS(match.ClientTLS{Secret: strings.TrimSpace(sa.value), Error: why})
 		return c
 	}
+	fail := func(reason Reason, why string) *match.ClientTLS { return failAt(sa.key, reason, why) }
 	ns, name, why := secretRef(ing, sa.value)
 	if why != "" {
 		return fail(AnnotationRejected, why)
@@ -398,13 +406,13 @@ func (b *builder) resolveClientTLS(ing *ingress) *match.ClientTLS {
 	if a, ok := raw.get("auth-tls-match-cn"); ok {
 		v := a.value
 		if _, err := regexp.Compile(strings.TrimPrefix(v, "CN=")); err != nil || !strings.HasPrefix(v, "CN=") {
-			return fail(AnnotationRejected, "auth-tls-match-cn "+strconv.Quote(v)+` is not "CN=" followed by a regular expression`)
+			return failAt(a.key, AnnotationRejected, strconv.Quote(v)+` is not "CN=" followed by a regular expression`)
 		}
 		c.MatchCN = v
 	}
 	out, err := match.NewClientTLS(c)
 	if err != nil {
-		return fail(AnnotationRejected, "auth-tls-match-cn: "+err.Error())
+		return failAt(raw.raw["auth-tls-match-cn"].key, AnnotationRejected, err.Error())
 	}
 	return out
 }

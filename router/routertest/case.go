@@ -366,6 +366,7 @@ type fileOptions struct {
 	WatchIngressWithoutClass *bool   `json:"watchIngressWithoutClass"`
 	SSLRedirect              *bool   `json:"sslRedirect"`
 	AllowLoopbackEndpoints   *bool   `json:"allowLoopbackEndpoints"`
+	EnableSSLPassthrough     *bool   `json:"enableSSLPassthrough"`
 	TrustForwardedProto      *bool   `json:"trustForwardedProto"`
 	DefaultSSLCertificate    *string `json:"defaultSSLCertificate"`
 	// The router's client-facing options (SPEC §1): proxyBodySize in
@@ -642,6 +643,9 @@ func (o fileOptions) compile() (compile.Options, error) {
 	}
 	if o.AllowLoopbackEndpoints != nil {
 		co.AllowLoopbackEndpoints = *o.AllowLoopbackEndpoints
+	}
+	if o.EnableSSLPassthrough != nil {
+		co.EnableSSLPassthrough = *o.EnableSSLPassthrough
 	}
 	if err := co.Validate(); err != nil {
 		return co, fmt.Errorf("options: %w", err)

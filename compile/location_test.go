@@ -29,7 +29,6 @@ var routeFieldsWithoutFallback = map[string]string{
 	"Redirect":              "VirtualHost.Actions (the creator's redirect for unmatched requests)",
 	"Extensions":            "a Hook reads a route's; requests no route matches carry none",
 	"NoAffinityCookie":      "the fallback's backend sets its cookie as its affinity says",
-	"BackendTLS":            "VirtualHost.BackendTLS, the server-level one the fallback and the other routes inherit",
 }
 
 // TestEveryLocationFeatureReachesRoutesAndFallbacks compiles an Ingress

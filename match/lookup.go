@@ -34,12 +34,12 @@ func (r Result) Location() Location {
 	case r.Route != nil:
 		bt := r.Route.BackendTLS
 		if bt == nil && r.Host != nil {
-			bt = r.Host.BackendTLS
+			bt = r.Host.FallbackBackendTLS
 		}
 		return Location{Policy: r.Route.Policy, CORS: r.Route.CORS, Auth: r.Route.Auth, Rewrite: r.Route.Rewrite, BackendTLS: bt}
 	case r.Host != nil:
 		h := r.Host
-		return Location{Policy: h.FallbackPolicy, CORS: h.FallbackCORS, Auth: h.FallbackAuth, Rewrite: h.FallbackRewrite, BackendTLS: h.BackendTLS}
+		return Location{Policy: h.FallbackPolicy, CORS: h.FallbackCORS, Auth: h.FallbackAuth, Rewrite: h.FallbackRewrite, BackendTLS: h.FallbackBackendTLS}
 	}
 	return Location{}
 }

@@ -135,11 +135,11 @@ func sectionSpec(t *testing.T) Spec {
 	shop := &VirtualHost{
 		Name: "shop.example.com", TLS: true, SSLRedirect: true, PreserveTrailingSlash: true,
 		Fallback: web, FallbackPolicy: policy(), FallbackCORS: cors(), FallbackAuth: auth(),
-		FallbackRewrite: &Rewrite{Host: "internal.example"},
-		BackendTLS:      &BackendTLS{Secret: "prod/up", CAs: []*x509.Certificate{{Raw: []byte{1}}}, Verify: true, VerifyDepth: 1},
-		ClientTLS:       &ClientTLS{Secret: "prod/ca", CAs: []*x509.Certificate{{Raw: []byte{2}}}, Verify: VerifyOn, VerifyDepth: 1},
-		Passthrough:     web,
-		Actions:         &HostActions{Aliases: []string{"store.example.com"}, AppRoot: "/app", Fallback: &Redirect{Code: 308, URL: "https://new.example/"}},
+		FallbackRewrite:    &Rewrite{Host: "internal.example"},
+		FallbackBackendTLS: &BackendTLS{Secret: "prod/up", CAs: []*x509.Certificate{{Raw: []byte{1}}}, Verify: true, VerifyDepth: 1},
+		ClientTLS:          &ClientTLS{Secret: "prod/ca", CAs: []*x509.Certificate{{Raw: []byte{2}}}, Verify: VerifyOn, VerifyDepth: 1},
+		Passthrough:        web,
+		Actions:            &HostActions{Aliases: []string{"store.example.com"}, AppRoot: "/app", Fallback: &Redirect{Code: 308, URL: "https://new.example/"}},
 		Routes: []*Route{
 			{Type: Prefix, Path: "/api", Backend: api, Order: 1, SSLRedirect: true, PreserveTrailingSlash: true,
 				Extensions: NewExtensions(map[string]string{"example.com/team": "a"}),
@@ -270,8 +270,8 @@ var sectionChanges = []struct {
 
 	{section: "tls-ends", field: "Route.BackendTLS", change: "no SNI", mutate: func(s Spec) { specRoute(s, "/api").BackendTLS.ServerName = false }},
 	{section: "tls-ends", field: "Route.BackendTLS", change: "denied", mutate: func(s Spec) { specRoute(s, "/api").BackendTLS.Denied = "Secret prod/api-up not found" }},
-	{section: "tls-ends", field: "VirtualHost.BackendTLS", change: "CA", mutate: func(s Spec) { specHost(s, shop).BackendTLS.CAs[0].Raw = []byte{3} }, sameText: "the text counts the CAs"},
-	{section: "tls-ends", field: "VirtualHost.BackendTLS", change: "depth", mutate: func(s Spec) { specHost(s, shop).BackendTLS.VerifyDepth = 2 }},
+	{section: "tls-ends", field: "VirtualHost.FallbackBackendTLS", change: "CA", mutate: func(s Spec) { specHost(s, shop).FallbackBackendTLS.CAs[0].Raw = []byte{3} }, sameText: "the text counts the CAs"},
+	{section: "tls-ends", field: "VirtualHost.FallbackBackendTLS", change: "depth", mutate: func(s Spec) { specHost(s, shop).FallbackBackendTLS.VerifyDepth = 2 }},
 	{section: "tls-ends", field: "VirtualHost.ClientTLS", change: "optional", mutate: func(s Spec) { specHost(s, shop).ClientTLS.Verify = VerifyOptional }},
 	{section: "tls-ends", field: "VirtualHost.ClientTLS", change: "pass certificate", mutate: func(s Spec) { specHost(s, shop).ClientTLS.PassCertificate = true }},
 	{section: "tls-ends", field: "VirtualHost.ClientTLS", change: "match CN", mutate: func(s Spec) { specHost(s, shop).ClientTLS.MatchCN = "CN=a" }},

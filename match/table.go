@@ -259,14 +259,15 @@ type VirtualHost struct {
 	FallbackCORS    *CORS
 	FallbackAuth    *Auth
 	FallbackRewrite *Rewrite
-	// BackendTLS is the host's backend TLS (proxy-ssl-*): its routes'
-	// without one of their own and its fallback's. ClientTLS is the
-	// client certificate authentication (auth-tls-*) and Passthrough the
+	// FallbackBackendTLS is the host's backend TLS (proxy-ssl-*), as
+	// ingress-nginx writes it in the server block: its fallback's, and
+	// its routes' without one of their own. ClientTLS is the client
+	// certificate authentication (auth-tls-*) and Passthrough the
 	// backend its TLS connections are spliced to (ssl-passthrough); nil
 	// for none (tlsends.go).
-	BackendTLS  *BackendTLS
-	ClientTLS   *ClientTLS
-	Passthrough *Backend
+	FallbackBackendTLS *BackendTLS
+	ClientTLS          *ClientTLS
+	Passthrough        *Backend
 
 	// regex holds the Regex routes in controller order, built by New;
 	// the Exact and Prefix index lives in the Table (see index.go).

@@ -19,7 +19,7 @@ import (
 // BackendTLS is how the TLS connection to an HTTPS or GRPCS backend is
 // made (proxy-ssl-secret and its companions), as nginx's proxy_ssl_*
 // directives make it. A route's own applies; a route without one uses its
-// host's (VirtualHost.BackendTLS), as ingress-nginx writes the first
+// host's (VirtualHost.FallbackBackendTLS), as ingress-nginx writes the first
 // Ingress's at the server level. With neither, backends are dialled as
 // always: no verification, no client certificate, no SNI.
 type BackendTLS struct {
@@ -307,7 +307,7 @@ func (t *Table) indexPassthrough() {
 }
 
 func hasBackendTLS(vh *VirtualHost) bool {
-	return vh.BackendTLS != nil || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.BackendTLS != nil })
+	return vh.FallbackBackendTLS != nil || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.BackendTLS != nil })
 }
 
 // tlsEndsSection is TLS towards backends and clients: how a route's
@@ -316,12 +316,12 @@ func hasBackendTLS(vh *VirtualHost) bool {
 var tlsEndsSection = section{
 	name:  "tls-ends",
 	route: []string{"BackendTLS"},
-	host:  []string{"BackendTLS", "ClientTLS", "Passthrough"},
+	host:  []string{"FallbackBackendTLS", "ClientTLS", "Passthrough"},
 	digest: []digestPart{{
 		tag:     "tls-ends",
 		hostHas: func(vh *VirtualHost) bool { return hasBackendTLS(vh) || vh.ClientTLS != nil || vh.Passthrough != nil },
 		host: func(e *encoder, vh *VirtualHost) {
-			e.backendTLS(vh.BackendTLS)
+			e.backendTLS(vh.FallbackBackendTLS)
 			e.clientTLS(vh.ClientTLS)
 			e.backendRef(vh.Passthrough)
 		},
@@ -336,8 +336,8 @@ var tlsEndsSection = section{
 			if vh.ClientTLS != nil {
 				b.WriteString("  " + clientTLSLine(vh.ClientTLS) + "\n")
 			}
-			if vh.BackendTLS != nil {
-				b.WriteString("  " + backendTLSLine(vh.BackendTLS) + "\n")
+			if vh.FallbackBackendTLS != nil {
+				b.WriteString("  " + backendTLSLine(vh.FallbackBackendTLS) + "\n")
 			}
 		},
 		routeLines: func(b *strings.Builder, _ *VirtualHost, r *Route) {

@@ -110,6 +110,9 @@ type Options struct {
 	// for GRPC, HTTP/2 over TLS for GRPCS. TLS to backends does not verify
 	// the certificate, like ingress-nginx's default (proxy-ssl-verify off):
 	// backends are addressed by pod IP, which their certificates rarely name.
+	// A location with match.BackendTLS (proxy-ssl-*) is dialled as it says,
+	// by transports kept per setting; a Transport given here is used as it
+	// is for those too.
 	// A target starting with "//" that holds a byte RFC 3986 does not allow
 	// ('\', '"', non-ASCII) cannot be written byte for byte through a URL;
 	// the fast path writes it as received, the built-in HTTPS transport

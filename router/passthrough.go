@@ -7,8 +7,6 @@ import (
 	"io"
 	"net"
 	"time"
-
-	"ramjet.dev/ramjet/balance"
 )
 
 // SSL passthrough (ssl-passthrough with the controller's
@@ -132,14 +130,5 @@ func (r *Router) PassthroughEndpoint(serverName string) (addr string, release fu
 	if !ok {
 		return "", nil, false
 	}
-	return e.Addr, releaser(e), true
-}
-
-func releaser(e balance.Endpoint) func() { return e.Release }
-
-// IsPassthrough reports whether serverName is a passthrough host of the
-// serving table.
-func (r *Router) IsPassthrough(serverName string) bool {
-	st := r.state.Load()
-	return st != nil && st.table.Passthrough(serverName) != nil
+	return e.Addr, e.Release, true
 }

@@ -251,9 +251,7 @@ func TestClientCertificates(t *testing.T) {
 	r := router.New(router.Options{Logger: slog.New(slog.DiscardHandler)})
 	r.Publish(res.Table)
 
-	cfg := r.TLSConfig()
-	cfg.GetConfigForClient = r.GetConfigForClient(cfg)
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", cfg)
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", r.TLSConfig())
 	require.NoError(t, err)
 	srv := &http.Server{Handler: r, ReadHeaderTimeout: 5 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
 	go func() { _ = srv.Serve(ln) }()

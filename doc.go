@@ -1041,7 +1041,9 @@
 //     plain HTTP too, as the server block's "if" does. A Secret that is
 //     missing, or a match-cn that does not parse, makes every request to
 //     the host answer 403. A Secret without ca.crt asks for nothing
-//     (SecretInvalid).
+//     (SecretInvalid). A request over a connection whose SNI named another
+//     host (HTTP/2 reuses connections) answers 421, as nginx does, so the
+//     client opens one for this host.
 //   - The backend gets ssl-client-verify (SUCCESS, FAILED:<reason>, NONE),
 //     ssl-client-subject-dn and ssl-client-issuer-dn (RFC 2253), and with
 //     auth-tls-pass-certificate-to-upstream ssl-client-cert, the

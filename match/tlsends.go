@@ -276,11 +276,16 @@ func clientTLSLine(c *ClientTLS) string {
 // TLS handshake names (SNI), chosen as a request's host is: exact, then
 // wildcard, then the catch-all; nil when it asks for none.
 func (t *Table) ClientTLS(serverName string) *ClientTLS {
-	hi := t.host(trimDot(lowerASCII(serverName)))
-	if hi.vh == nil {
-		return nil
+	if vh := t.ServerFor(serverName); vh != nil {
+		return vh.ClientTLS
 	}
-	return hi.vh.ClientTLS
+	return nil
+}
+
+// ServerFor returns the virtual host a TLS handshake naming serverName
+// (SNI) is served by, chosen as a request's host is.
+func (t *Table) ServerFor(serverName string) *VirtualHost {
+	return t.host(trimDot(lowerASCII(serverName))).vh
 }
 
 // Passthrough returns the backend whose connections a TLS handshake

@@ -26,10 +26,11 @@ import (
 // as ingress-nginx's proxy_set_header lines send them.
 
 const (
-	ReasonClientCertMissing   = "client-cert-missing"   // 400: no certificate where one is required
-	ReasonClientCertInvalid   = "client-cert-invalid"   // 400: the certificate does not verify
-	ReasonClientCertForbidden = "client-cert-forbidden" // 403: the subject does not match, or the host's CA is unusable
-	ReasonClientCertErrorPage = "client-cert-error-page"
+	ReasonClientCertMissing   = "client-cert-missing"    // 400: no certificate where one is required
+	ReasonClientCertInvalid   = "client-cert-invalid"    // 400: the certificate does not verify
+	ReasonClientCertForbidden = "client-cert-forbidden"  // 403: the subject does not match, or the host's CA is unusable
+	ReasonClientCertErrorPage = "client-cert-error-page" // 302 to auth-tls-error-page in place of the 400
+	ReasonMisdirected         = "misdirected"            // 421: the TLS connection was made for another host
 )
 
 var (
@@ -37,13 +38,14 @@ var (
 	ansClientCertInvalid   = answer{http.StatusBadRequest, ReasonClientCertInvalid, "400 Bad Request: The SSL certificate error\n"}
 	ansClientCertForbidden = answer{http.StatusForbidden, ReasonClientCertForbidden, "403 Forbidden: client certificate unauthorized\n"}
 	ansClientCertErrorPage = answer{http.StatusFound, ReasonClientCertErrorPage, "302 Found: a valid client certificate is needed\n"}
+	ansMisdirected         = answer{http.StatusMisdirectedRequest, ReasonMisdirected, "421 Misdirected Request: this connection was made for another host\n"}
 )
 
 // stepClientCert judges the client's certificate (checkClientCert): first
 // of all, as nginx refuses a request for its certificate before it looks
 // at anything else of it.
 var stepClientCert = step{name: "client certificate", reasons: []string{
-	ReasonClientCertMissing, ReasonClientCertInvalid, ReasonClientCertForbidden, ReasonClientCertErrorPage}}
+	ReasonClientCertMissing, ReasonClientCertInvalid, ReasonClientCertForbidden, ReasonClientCertErrorPage, ReasonMisdirected}}
 
 // The headers ingress-nginx sets towards the backend of a host with
 // client certificate authentication (nginx.tmpl, proxy_set_header).
@@ -63,6 +65,15 @@ func (r *Router) checkClientCert(s *requestState) bool {
 		return false
 	}
 	c := vh.ClientTLS
+	if cs := s.req.TLS; cs != nil && cs.ServerName != "" && c.Verify != match.VerifyOff && s.d.st != nil &&
+		s.d.st.table.ServerFor(cs.ServerName) != vh {
+		// The connection was made for another host (HTTP/2 reuses one
+		// for every name its certificate covers), whose handshake may not
+		// have asked for a certificate: 421, as nginx answers, and the
+		// client retries on a connection of its own.
+		r.refuse(s, ansMisdirected)
+		return true
+	}
 	if c.Error != "" {
 		r.refuse(s, ansClientCertForbidden)
 		return true

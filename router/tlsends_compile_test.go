@@ -1,6 +1,7 @@
 package router_test
 
 import (
+	"bufio"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -329,6 +330,19 @@ func TestClientCertificates(t *testing.T) {
 	code, _, _, asked = get("broken.example.com", &alice, nil)
 	assert.Equal(t, 403, code, "a Secret that cannot be used closes the host")
 	assert.False(t, asked)
+
+	// A connection made for another host (as HTTP/2 reuses one) reaches
+	// a host that wants a certificate: 421, nginx's answer, so the client
+	// opens one of its own.
+	conn, err := tls.Dial("tcp", front, &tls.Config{ServerName: "open.example.com", InsecureSkipVerify: true, NextProtos: []string{"http/1.1"}})
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = io.WriteString(conn, "GET / HTTP/1.1\r\nHost: required.example.com\r\nConnection: close\r\n\r\n")
+	require.NoError(t, err)
+	misdirected, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	misdirected.Body.Close()
+	assert.Equal(t, http.StatusMisdirectedRequest, misdirected.StatusCode)
 
 	code, body, _, asked = get("open.example.com", &alice, http.Header{"Ssl-Client-Verify": {"forged"}})
 	assert.False(t, asked, "a host without auth-tls asks for no certificate")

@@ -1035,8 +1035,8 @@
 // open as above. Shown as "auth options global".
 //
 // Not yet: of the authentication group, auth-snippet (nginx configuration
-// ramjet cannot run) and the auth-tls-* client certificate set; each
-// warns as above and has no effect.
+// ramjet cannot run); it warns as above and has no effect. The auth-tls-*
+// client certificate set is §12's.
 //
 // # 12. TLS
 //
@@ -1057,6 +1057,77 @@
 //     certificate. TLS 1.2 and up, ALPN h2 and http/1.1. A certificate
 //     rotates when a table with a new one is published; the listener never
 //     restarts.
+//
+// Backend TLS (proxy-ssl-secret, "namespace/name" in the Ingress's
+// namespace, with proxy-ssl-verify, -verify-depth, -name, -server-name,
+// -protocols, -ciphers), for backends with backend-protocol HTTPS or GRPCS:
+//
+//   - Per location, and the host's first Ingress (in Ingress order) whose
+//     Secret has a ca.crt also for the host's fallback and its locations
+//     without one of their own, as ingress-nginx writes it in the server
+//     block (match.Route.BackendTLS, match.VirtualHost.FallbackBackendTLS).
+//   - ca.crt verifies the backend's certificate when proxy-ssl-verify is
+//     on, against proxy-ssl-name or else nginx's $proxy_host,
+//     "upstream_balancer", with at most proxy-ssl-verify-depth (1)
+//     certificates above it: a failure answers 502. tls.crt and tls.key,
+//     beside a ca.crt, are presented as the client certificate.
+//     proxy-ssl-server-name on sends that name as SNI. Without ca.crt only
+//     the name and SNI apply (SecretInvalid when the Ingress asked for
+//     more). Without proxy-ssl-secret nothing changes: no verification, no
+//     client certificate, no SNI, and a key set to something else than its
+//     default warns AnnotationRejected.
+//   - A Secret that is missing, in another namespace, or holds neither
+//     ca.crt nor a key pair denies the location: 503 (SecretNotFound,
+//     SecretInvalid, AnnotationRejected). Other bad values take their
+//     default (verify off, depth 1, TLSv1.2, DEFAULT, no SNI) with
+//     AnnotationRejected. The table's text shows the setting under its
+//     route or host, the digest covers it, certificates by fingerprint.
+//   - The router keeps one set of transports per distinct setting
+//     (router/backendtls.go); a location without it costs nothing more.
+//
+// Client certificates (auth-tls-secret with a ca.crt, auth-tls-verify-client
+// on (default), optional, optional_no_ca or off, -verify-depth (1),
+// -error-page, -pass-certificate-to-upstream, -match-cn "CN=<regex>"):
+//
+//   - Per host, from its first Ingress (in Ingress order) that sets
+//     auth-tls-secret (match.VirtualHost.ClientTLS). A TLS listener with
+//     router.Router.GetConfigForClient asks a client for a certificate when
+//     the SNI names such a host, listing the CA; the handshake never fails
+//     for the answer.
+//   - The request is then judged by its host, before anything else: over
+//     TLS, no certificate where one is required answers 400 "No required
+//     SSL certificate was sent", one that does not verify against ca.crt
+//     within the depth 400 "The SSL certificate error" (optional_no_ca
+//     passes an unknown issuer), or 302 to auth-tls-error-page instead; a
+//     subject DN that does not match auth-tls-match-cn answers 403, over
+//     plain HTTP too, as the server block's "if" does. A Secret that is
+//     missing, or a match-cn that does not parse, makes every request to
+//     the host answer 403. A Secret without ca.crt asks for nothing
+//     (SecretInvalid). A request over a connection whose SNI named another
+//     host (HTTP/2 reuses connections) answers 421, as nginx does, so the
+//     client opens one for this host.
+//   - The backend gets ssl-client-verify (SUCCESS, FAILED:<reason>, NONE),
+//     ssl-client-subject-dn and ssl-client-issuer-dn (RFC 2253), and with
+//     auth-tls-pass-certificate-to-upstream ssl-client-cert, the
+//     certificate's PEM escaped as nginx's $ssl_client_escaped_cert; a
+//     request's own headers of those names are removed on such hosts.
+//
+// SSL passthrough (ssl-passthrough, with compile.Options.EnableSSLPassthrough,
+// the controller's --enable-ssl-passthrough; without it the annotation
+// warns AnnotationRejected and changes nothing, as in ingress-nginx):
+//
+//   - The host's TLS connections go, unterminated, to its "/" location's
+//     backend (an Ingress's spec.defaultBackend serving the host when no
+//     path is "/"), an endpoint picked by the backend's balancer
+//     (match.Table.Passthrough, router.Router.PassthroughEndpoint). The
+//     SNI is compared with the host's name exactly: a wildcard host or the
+//     catch-all passes nothing through (AnnotationRejected), nor does a
+//     host without a "/" location.
+//   - router.PeekClientHello reads the SNI without consuming the
+//     ClientHello; router.PeekedConn.Splice copies both ways (splice(2)
+//     between TCP connections, no allocation per byte). Other hosts'
+//     connections are handed to the TLS server with the ClientHello
+//     replayed, and plain HTTP to a passthrough host is routed as before.
 //
 // The plain-HTTP to HTTPS redirect:
 //
@@ -1245,7 +1316,7 @@
 //     proxy-buffer-size (502 beyond, §11.4, §19), and passes a backend's
 //     Pragma on as it came, without the Cache-Control net/http makes of
 //     it. The rest go through net/http's transports. TLS to backends does not verify their certificates, like
-//     ingress-nginx's default. Clients may use TLS with ALPN h2, HTTP/1.1, or
+//     ingress-nginx's default, unless the location sets proxy-ssl-* (§12). Clients may use TLS with ALPN h2, HTTP/1.1, or
 //     cleartext HTTP/2 with prior knowledge, as the embedder's http.Server
 //     allows.
 //   - WebSocket and other Upgrade requests are tunnelled once the backend
@@ -1435,6 +1506,7 @@
 //   - case: name; scenario, notes, source (free text); options
 //     (defaultBackend, ingressClass, controllerName,
 //     watchIngressWithoutClass, sslRedirect, allowLoopbackEndpoints,
+//     enableSSLPassthrough,
 //     trustForwardedProto or its flag's name useForwardedHeaders,
 //     proxyBodySize in nginx's size syntax, proxyRealIPCIDR as a list of
 //     ranges or addresses, hsts, hstsMaxAge, hstsIncludeSubdomains,
@@ -1682,6 +1754,24 @@
 //   - Rate limits when the counter table is full: nginx drops the oldest
 //     states of the Ingress's 5 MB zone; here the least recently used idle
 //     entry of a set in one table shared by all zones (§11.5, documented).
+//   - auth-tls-error-page, auth-tls-pass-certificate-to-upstream or
+//     auth-tls-match-cn with a value the validator refuses: the whole
+//     Ingress is not served there; here the error page or the header is
+//     dropped, and a bad match-cn closes the host with 403
+//     (AnnotationRejected). An error page that is a path, not a URL: an
+//     internal redirect there; a 302 to it here (documented).
+//   - ssl-client-verify's FAILED reason: OpenSSL's text there; here the
+//     nearest of "unable to get local issuer certificate", "certificate
+//     has expired", "certificate chain too long", "unsupported certificate
+//     purpose", "certificate verify failed" (documented).
+//   - proxy-ssl-ciphers: any OpenSSL cipher list there; here a list of
+//     TLS 1.2 ECDHE/RSA GCM, CHACHA20 or CBC-SHA suites by their OpenSSL
+//     names is honoured, and one with a keyword ("HIGH", "!aNULL",
+//     "DEFAULT") leaves Go's default suites (documented).
+//   - ssl-passthrough: connections go to the Service's cluster IP there;
+//     here to an endpoint the backend's balancer picks, counted in flight
+//     (documented). A router given its own Options.Transport does not
+//     apply proxy-ssl-* (the transport's TLS settings do; documented).
 //
 // Kept on purpose, with a warning, because migrating users depend on it: a
 // Service port referenced by its targetPort string still resolves

@@ -112,7 +112,6 @@ var knownAnnotations = map[string]annotationSpec{
 	"server-snippet":        {},
 	"custom-http-errors":    {},
 	"mirror-target":         {},
-	"ssl-passthrough":       {},
 }
 
 // registerAnnotations adds the keys of one area (routing, canary, policy)

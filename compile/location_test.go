@@ -57,9 +57,12 @@ func TestEveryLocationFeatureReachesRoutesAndFallbacks(t *testing.T) {
 			"nginx.ingress.kubernetes.io/force-ssl-redirect", "true",
 			"nginx.ingress.kubernetes.io/preserve-trailing-slash", "true",
 			"nginx.ingress.kubernetes.io/permanent-redirect", "https://elsewhere.example.com/",
+			"nginx.ingress.kubernetes.io/proxy-ssl-secret", "prod/upstream-ca",
 			"example.com/team", "shop",
 		))
-	s := mkSnapshot(ing, htpasswd, mkSecret("prod", "app-tls", "app"),
+	upstreamCA := mkSecret("prod", "upstream-ca", "a")
+	upstreamCA.Data["ca.crt"] = upstreamCA.Data[corev1.TLSCertKey]
+	s := mkSnapshot(ing, htpasswd, upstreamCA, mkSecret("prod", "app-tls", "app"),
 		mkService("prod", "web", "http:80:8080"), mkSlice("prod", "web", "web-1", "http", 8080, "10.0.0.1"))
 	tab, ws := compileOK(t, s, Options{ExtensionPrefixes: []string{"example.com/"}})
 

@@ -112,6 +112,10 @@ type Options struct {
 	// GlobalAuth is the global-auth-* ConfigMap keys (authoptions.go): nil
 	// or without a URL, no global authentication.
 	GlobalAuth *GlobalAuth
+	// EnableSSLPassthrough serves the ssl-passthrough annotation
+	// (ingress-nginx's --enable-ssl-passthrough); off, it warns and the
+	// host's TLS is terminated as any other's.
+	EnableSSLPassthrough bool
 }
 
 // Validate reports the first malformed option, naming it.

@@ -55,13 +55,14 @@ var reasonSeverity = map[Reason]Severity{
 // asRamjetDoes are unsupported nginx annotations whose value asks for what
 // ramjet does anyway (§13): the warning changes nothing a client sees.
 var asRamjetDoes = map[string]func(value string) bool{
-	// ramjet does not verify a backend's certificate (§8).
-	"proxy-ssl-verify": func(v string) bool { return strings.EqualFold(strings.TrimSpace(v), "off") },
-	// ramjet speaks HTTP/1.1 (or HTTP/2 for gRPC) to backends.
-	"proxy-http-version": func(v string) bool { return strings.TrimSpace(v) == "1.1" },
-	// ramjet streams responses as they arrive.
-	"proxy-buffering": func(v string) bool { return strings.EqualFold(strings.TrimSpace(v), "off") },
+	// "off" is ingress-nginx's default for these three: cookies and
+	// Location headers pass through unchanged, as ramjet passes them.
+	"proxy-cookie-domain": isOff,
+	"proxy-cookie-path":   isOff,
+	"proxy-redirect-from": isOff,
 }
+
+func isOff(v string) bool { return strings.EqualFold(strings.TrimSpace(v), "off") }
 
 // AsRamjetDoes reports whether the nginx annotation key (without prefix)
 // with this value asks for what ramjet does anyway.

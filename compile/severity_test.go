@@ -76,10 +76,9 @@ func TestWarningSeverityReadsValue(t *testing.T) {
 		ann  map[string]string
 		want Severity
 	}{
-		{"proxy-ssl-verify", map[string]string{"proxy-ssl-verify": "off"}, Cosmetic},
-		{"proxy-ssl-verify", map[string]string{"proxy-ssl-verify": "on"}, FeatureMissing},
-		{"proxy-http-version", map[string]string{"proxy-http-version": "1.1"}, Cosmetic},
-		{"proxy-buffering", map[string]string{"proxy-buffering": "off"}, Cosmetic},
+		{"proxy-cookie-path", map[string]string{"proxy-cookie-path": "off"}, Cosmetic},
+		{"proxy-redirect-from", map[string]string{"proxy-redirect-from": "Off "}, Cosmetic},
+		{"proxy-cookie-domain", map[string]string{"proxy-cookie-domain": "example.com app.example.com"}, FeatureMissing},
 		{"enable-modsecurity", map[string]string{"enable-modsecurity": "true"}, FeatureMissing},
 		{"enable-modsecurity", map[string]string{"enable-modsecurity": "true", "enable-owasp-core-rules": "true"}, FeatureMissing},
 		{"modsecurity-snippet", map[string]string{"enable-modsecurity": "true", "modsecurity-snippet": "SecRuleEngine DetectionOnly\n"}, FeatureMissing},
@@ -101,7 +100,7 @@ func TestUnsupportedAnnotationText(t *testing.T) {
 	s := mkSnapshot(
 		mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.1"),
 		mkIngress("prod", "web", 1, withAnnotations(
-			NginxPrefix+"proxy-ssl-verify", "off", NginxPrefix+"use-forwarded-headers", "true", NginxPrefix+"proxy-cookie-path", "/ /app"),
+			NginxPrefix+"proxy-redirect-from", "off", NginxPrefix+"use-forwarded-headers", "true", NginxPrefix+"proxy-cookie-path", "/ /app"),
 			withRules(mkRule("a.example.com", prefix("/", "web", 80)))),
 	)
 	_, ws := compileOK(t, s, Options{})
@@ -110,7 +109,7 @@ func TestUnsupportedAnnotationText(t *testing.T) {
 	for _, w := range ws {
 		msgs[w.Field] = w.Message
 	}
-	assert.Contains(t, msgs[annotationField(NginxPrefix+"proxy-ssl-verify")], `"off" asks for what ramjet does anyway`)
+	assert.Contains(t, msgs[annotationField(NginxPrefix+"proxy-redirect-from")], `"off" asks for what ramjet does anyway`)
 	assert.Contains(t, msgs[annotationField(NginxPrefix+"use-forwarded-headers")], "no effect under ingress-nginx either")
 	assert.Contains(t, msgs[annotationField(NginxPrefix+"proxy-cookie-path")], "is not supported by ramjet and has no effect")
 }

@@ -83,6 +83,7 @@ func New(s Spec) (*Table, error) {
 
 	t.indexCertificates(s.Certificates)
 	t.indexTLSHosts(s.TLSHosts)
+	t.indexPassthrough()
 	t.digest = digest(t, s.Inputs)
 	return t, nil
 }

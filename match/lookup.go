@@ -24,16 +24,22 @@ type Location struct {
 	CORS    *CORS
 	Auth    *Auth
 	Rewrite *Rewrite
+	// BackendTLS is the route's, else the host's (proxy-ssl-*).
+	BackendTLS *BackendTLS
 }
 
 // Location returns the settings of the location r chose.
 func (r Result) Location() Location {
 	switch {
 	case r.Route != nil:
-		return Location{Policy: r.Route.Policy, CORS: r.Route.CORS, Auth: r.Route.Auth, Rewrite: r.Route.Rewrite}
+		bt := r.Route.BackendTLS
+		if bt == nil && r.Host != nil {
+			bt = r.Host.FallbackBackendTLS
+		}
+		return Location{Policy: r.Route.Policy, CORS: r.Route.CORS, Auth: r.Route.Auth, Rewrite: r.Route.Rewrite, BackendTLS: bt}
 	case r.Host != nil:
 		h := r.Host
-		return Location{Policy: h.FallbackPolicy, CORS: h.FallbackCORS, Auth: h.FallbackAuth, Rewrite: h.FallbackRewrite}
+		return Location{Policy: h.FallbackPolicy, CORS: h.FallbackCORS, Auth: h.FallbackAuth, Rewrite: h.FallbackRewrite, BackendTLS: h.FallbackBackendTLS}
 	}
 	return Location{}
 }

@@ -44,6 +44,7 @@ var sections = []*section{
 	&corsSection,
 	&authSection,
 	&proxyingSection,
+	&tlsEndsSection, // tlsends.go
 }
 
 // A digestPart is a share of the digest. One with no tag (the routing

@@ -2,6 +2,7 @@ package match
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"reflect"
 	"slices"
 	"strings"
@@ -134,12 +135,16 @@ func sectionSpec(t *testing.T) Spec {
 	shop := &VirtualHost{
 		Name: "shop.example.com", TLS: true, SSLRedirect: true, PreserveTrailingSlash: true,
 		Fallback: web, FallbackPolicy: policy(), FallbackCORS: cors(), FallbackAuth: auth(),
-		FallbackRewrite: &Rewrite{Host: "internal.example"},
-		Actions:         &HostActions{Aliases: []string{"store.example.com"}, AppRoot: "/app", Fallback: &Redirect{Code: 308, URL: "https://new.example/"}},
+		FallbackRewrite:    &Rewrite{Host: "internal.example"},
+		FallbackBackendTLS: &BackendTLS{Secret: "prod/up", CAs: []*x509.Certificate{{Raw: []byte{1}}}, Verify: true, VerifyDepth: 1},
+		ClientTLS:          &ClientTLS{Secret: "prod/ca", CAs: []*x509.Certificate{{Raw: []byte{2}}}, Verify: VerifyOn, VerifyDepth: 1},
+		Passthrough:        web,
+		Actions:            &HostActions{Aliases: []string{"store.example.com"}, AppRoot: "/app", Fallback: &Redirect{Code: 308, URL: "https://new.example/"}},
 		Routes: []*Route{
 			{Type: Prefix, Path: "/api", Backend: api, Order: 1, SSLRedirect: true, PreserveTrailingSlash: true,
 				Extensions: NewExtensions(map[string]string{"example.com/team": "a"}),
-				Rewrite:    &Rewrite{Host: "api.internal"}, Policy: policy(), CORS: cors(), Auth: auth()},
+				Rewrite:    &Rewrite{Host: "api.internal"}, Policy: policy(), CORS: cors(), Auth: auth(),
+				BackendTLS: &BackendTLS{Secret: "prod/api-up", Name: "api.internal", ServerName: true}},
 			{Type: Exact, Path: "/old", Backend: web, Order: 2, Redirect: &Redirect{Code: 301, URL: "https://new.example/"}},
 		},
 	}
@@ -262,6 +267,15 @@ var sectionChanges = []struct {
 		specHost(s, shop).FallbackAuth.External.URL = urltemplate.AuthURL{Raw: "http://auth/verify"}
 	}},
 	{section: "auth", field: "VirtualHost.FallbackAuth", change: "none", mutate: func(s Spec) { specHost(s, shop).FallbackAuth = nil }},
+
+	{section: "tls-ends", field: "Route.BackendTLS", change: "no SNI", mutate: func(s Spec) { specRoute(s, "/api").BackendTLS.ServerName = false }},
+	{section: "tls-ends", field: "Route.BackendTLS", change: "denied", mutate: func(s Spec) { specRoute(s, "/api").BackendTLS.Denied = "Secret prod/api-up not found" }},
+	{section: "tls-ends", field: "VirtualHost.FallbackBackendTLS", change: "CA", mutate: func(s Spec) { specHost(s, shop).FallbackBackendTLS.CAs[0].Raw = []byte{3} }, sameText: "the text counts the CAs"},
+	{section: "tls-ends", field: "VirtualHost.FallbackBackendTLS", change: "depth", mutate: func(s Spec) { specHost(s, shop).FallbackBackendTLS.VerifyDepth = 2 }},
+	{section: "tls-ends", field: "VirtualHost.ClientTLS", change: "optional", mutate: func(s Spec) { specHost(s, shop).ClientTLS.Verify = VerifyOptional }},
+	{section: "tls-ends", field: "VirtualHost.ClientTLS", change: "pass certificate", mutate: func(s Spec) { specHost(s, shop).ClientTLS.PassCertificate = true }},
+	{section: "tls-ends", field: "VirtualHost.ClientTLS", change: "match CN", mutate: func(s Spec) { specHost(s, shop).ClientTLS.MatchCN = "CN=a" }},
+	{section: "tls-ends", field: "VirtualHost.Passthrough", change: "none", mutate: func(s Spec) { specHost(s, shop).Passthrough = nil }},
 }
 
 // A change to any value a section carries changes the digest, and the

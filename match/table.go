@@ -211,6 +211,9 @@ type Route struct {
 	// authentication (cors.go, auth.go); nil when the Ingress sets none.
 	CORS *CORS
 	Auth *Auth
+	// BackendTLS is how the route's HTTPS or GRPCS backend is dialled
+	// (proxy-ssl-*, tlsends.go); nil: the host's, if any.
+	BackendTLS *BackendTLS
 }
 
 // VirtualHost is everything served under one host name.
@@ -256,6 +259,15 @@ type VirtualHost struct {
 	FallbackCORS    *CORS
 	FallbackAuth    *Auth
 	FallbackRewrite *Rewrite
+	// FallbackBackendTLS is the host's backend TLS (proxy-ssl-*), as
+	// ingress-nginx writes it in the server block: its fallback's, and
+	// its routes' without one of their own. ClientTLS is the client
+	// certificate authentication (auth-tls-*) and Passthrough the
+	// backend its TLS connections are spliced to (ssl-passthrough); nil
+	// for none (tlsends.go).
+	FallbackBackendTLS *BackendTLS
+	ClientTLS          *ClientTLS
+	Passthrough        *Backend
 
 	// regex holds the Regex routes in controller order, built by New;
 	// the Exact and Prefix index lives in the Table (see index.go).
@@ -292,6 +304,7 @@ type Table struct {
 	regexps       []*Regexp               // each distinct compiled pattern once
 	tlsExact      map[string]bool
 	tlsWildcard   map[string]bool // keyed by the suffix after "*."
+	passthrough   map[string]*Backend
 }
 
 // Digest is the hex SHA-256 of everything that affects a response

@@ -128,7 +128,7 @@ type decision struct {
 var stepDecide = step{name: "decide", decided: true, reasons: []string{
 	ReasonNoTable, ReasonBadHost, ReasonBadPath, // a request not routed
 	ReasonWWWRedirect, ReasonAppRoot, ReasonRedirect, // redirect_action.go
-	ReasonLocationDenied, ReasonAuthDenied, // stepDenied
+	ReasonLocationDenied, ReasonAuthDenied, ReasonBackendTLSDenied, // stepDenied
 	ReasonRewriteRedirect, ReasonRewriteTooLong, // rewrite.go
 	ReasonSSLRedirect, ReasonNoRoute, ReasonRegexBudget,
 	ReasonServiceNotFound, ReasonPortNotFound, ReasonExternalName, ReasonGRPCNotEnabled, ReasonNoEndpoints, // backendFor

@@ -14,6 +14,9 @@ func (r *Router) CloseIdleConnections() {
 	if !ok {
 		return
 	}
+	if up.backendTLS != nil {
+		up.backendTLS.closeIdle()
+	}
 	if up.variants != nil {
 		up.variants.closeIdle()
 	}

@@ -42,6 +42,8 @@ func deniedAnswer(loc match.Location) (answer, bool) {
 		return ansLocationDenied, true
 	case loc.Auth != nil && loc.Auth.Denied != "":
 		return ansAuthDenied, true
+	case loc.BackendTLS != nil && loc.BackendTLS.Denied != "":
+		return ansBackendTLSDenied, true
 	}
 	return answer{}, false
 }

@@ -225,6 +225,9 @@ type upstream struct {
 	// Options.Transport, whose timeouts are the embedder's).
 	base     timeouts
 	variants *transportVariants
+	// backendTLS are the transports of locations with backend TLS
+	// (backendtls.go); nil with Options.Transport.
+	backendTLS *tlsVariants
 }
 
 func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -239,6 +242,12 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 			defer set.closeIdle()
 		}
 		h1, h2c, h2, verbatim = set.h1, set.h2c, set.h2, set.verbatim
+	}
+	if u.backendTLS != nil {
+		if bt := backendTLSOf(x); bt != nil {
+			set := u.backendTLS.forTLS(bt, x.timeouts)
+			h1, h2, verbatim = set.h1, set.h2, set.verbatim
+		}
 	}
 	rt := h1
 	switch x.backend.Protocol {

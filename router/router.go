@@ -110,6 +110,9 @@ type Options struct {
 	// for GRPC, HTTP/2 over TLS for GRPCS. TLS to backends does not verify
 	// the certificate, like ingress-nginx's default (proxy-ssl-verify off):
 	// backends are addressed by pod IP, which their certificates rarely name.
+	// A location with match.BackendTLS (proxy-ssl-*) is dialled as it says,
+	// by transports kept per setting; a Transport given here is used as it
+	// is for those too.
 	// A target starting with "//" that holds a byte RFC 3986 does not allow
 	// ('\', '"', non-ASCII) cannot be written byte for byte through a URL;
 	// the fast path writes it as received, the built-in HTTPS transport
@@ -479,6 +482,7 @@ func New(o Options) *Router {
 		up.h1, up.h2c, up.h2 = defaultTransports(connect, read)
 		up.verbatim = &verbatimTransport{dialer: &net.Dialer{Timeout: connect}, handshake: connect, header: read}
 		up.base, up.variants = r.timeouts, &transportVariants{}
+		up.backendTLS = &tlsVariants{}
 		r.h1 = newH1Pool(connect, read)
 	}
 	r.auth.rt, r.auth.timeout = up.h1, cmp.Or(o.AuthTimeout, DefaultAuthTimeout)

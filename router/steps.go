@@ -48,18 +48,19 @@ type step struct {
 // so a request refused before them neither moves a weight rotation nor
 // has its body read.
 var requestSteps = [...]*step{
-	&stepUnlocated, // decide.go
-	&stepBodySize,  // body.go
-	&stepDenied,    // policy.go
-	&stepPreflight, // cors.go
-	&stepLocated,   // decide.go
-	&stepLimits,    // policy.go
-	&stepAuth,      // auth.go
-	&stepNoBackend, // decide.go
-	&stepHook,      // hook.go
-	&stepPending,   // decide.go
-	&stepSteer,     // canary.go
-	&stepBody,      // body.go
+	&stepClientCert, // clienttls.go
+	&stepUnlocated,  // decide.go
+	&stepBodySize,   // body.go
+	&stepDenied,     // policy.go
+	&stepPreflight,  // cors.go
+	&stepLocated,    // decide.go
+	&stepLimits,     // policy.go
+	&stepAuth,       // auth.go
+	&stepNoBackend,  // decide.go
+	&stepHook,       // hook.go
+	&stepPending,    // decide.go
+	&stepSteer,      // canary.go
+	&stepBody,       // body.go
 }
 
 // run runs step st over s and reports whether it answered the request.
@@ -71,6 +72,8 @@ func (r *Router) run(st *step, s *requestState) bool {
 		return s.d.ans.status != 0 && s.d.at == st && r.answerDecided(s)
 	}
 	switch st {
+	case &stepClientCert:
+		return r.checkClientCert(s)
 	case &stepPreflight:
 		return r.serveCORS(s)
 	case &stepLimits:

@@ -111,7 +111,7 @@ items:
 - apiVersion: networking.k8s.io/v1
   kind: Ingress
   metadata: {name: old, namespace: prod, creationTimestamp: "2025-01-01T00:00:00Z",
-    annotations: {nginx.ingress.kubernetes.io/backend-protocol: HTTPS, nginx.ingress.kubernetes.io/proxy-ssl-verify: "off"}}
+    annotations: {nginx.ingress.kubernetes.io/backend-protocol: HTTPS, nginx.ingress.kubernetes.io/proxy-redirect-from: "off"}}
   spec:
     ingressClassName: nginx
     tls: [{hosts: [a.example.com], secretName: a-tls}]
@@ -156,7 +156,7 @@ func TestReportIngressOnlyDump(t *testing.T) {
 	assert.Contains(t, stdout, "left out: 1 finding (SecretNotFound on 1 Ingress) that only say the input has no Secrets")
 	assert.NotContains(t, stdout, "[ServiceNotFound]")
 	// Severity reads the value, and keys ingress-nginx does not read are cosmetic.
-	assert.Contains(t, stdout, `cosmetic        nginx.ingress.kubernetes.io/proxy-ssl-verify: "off" [AnnotationUnsupported]`)
+	assert.Contains(t, stdout, `cosmetic        nginx.ingress.kubernetes.io/proxy-redirect-from: "off" [AnnotationUnsupported]`)
 	assert.Contains(t, stdout, `cosmetic        nginx.ingress.kubernetes.io/use-forwarded-headers: "true" [AnnotationUnsupported]`)
 	assert.Contains(t, stdout, "no effect under ingress-nginx either")
 	assert.Contains(t, stdout, `traffic-moves   nginx.ingress.kubernetes.io/modsecurity-snippet: `)

@@ -17,9 +17,10 @@ import (
 type translateOptions struct {
 	ingressClass, controllerName, defaultBackend  string
 	watchWithoutClass, sslRedirect, allowLoopback bool
+	sslPassthrough                                bool
 }
 
-var translateFlagNames = []string{"ingress-class", "controller-name", "default-backend", "watch-ingress-without-class", "ssl-redirect", "allow-loopback-endpoints"}
+var translateFlagNames = []string{"ingress-class", "controller-name", "default-backend", "watch-ingress-without-class", "ssl-redirect", "allow-loopback-endpoints", "enable-ssl-passthrough"}
 
 func translateFlags(fs *flag.FlagSet) *translateOptions {
 	o := &translateOptions{}
@@ -29,6 +30,7 @@ func translateFlags(fs *flag.FlagSet) *translateOptions {
 	fs.BoolVar(&o.watchWithoutClass, "watch-ingress-without-class", false, "-translate: also claim Ingresses that name no class")
 	fs.BoolVar(&o.sslRedirect, "ssl-redirect", true, "-translate: redirect plain HTTP to HTTPS for TLS hosts")
 	fs.BoolVar(&o.allowLoopback, "allow-loopback-endpoints", false, "-translate: keep loopback endpoint addresses")
+	fs.BoolVar(&o.sslPassthrough, "enable-ssl-passthrough", false, "serve the ssl-passthrough annotation, as the controller's flag")
 	return o
 }
 
@@ -48,6 +50,7 @@ func (o *translateOptions) compile() (compile.Options, error) {
 		WatchIngressWithoutClass: o.watchWithoutClass,
 		DisableSSLRedirect:       !o.sslRedirect,
 		AllowLoopbackEndpoints:   o.allowLoopback,
+		EnableSSLPassthrough:     o.sslPassthrough,
 	}
 	if o.defaultBackend != "" {
 		ref, err := compile.ParseServiceRef(o.defaultBackend)

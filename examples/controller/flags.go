@@ -216,6 +216,7 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 	fs.Var((*gracePeriod)(&c.drain), "shutdown-grace-period", "after SIGTERM, how long /readyz fails while the listeners keep serving, before they close: seconds (ingress-nginx's form) or a duration")
 	fs.BoolVar(&c.options.WatchIngressWithoutClass, "watch-ingress-without-class", false, "also serve Ingresses that name no class")
 	fs.BoolVar(&sslRedirect, "ssl-redirect", true, "redirect plain HTTP to HTTPS for hosts listed under spec.tls")
+	fs.BoolVar(&c.options.EnableSSLPassthrough, "enable-ssl-passthrough", false, "serve the ssl-passthrough annotation: the TLS listener splices such hosts' connections to their backend by SNI, unterminated")
 	fs.StringVar(&c.httpAddr, "http-addr", "127.0.0.1:8080", "plain HTTP listen address (HTTP/1.1 and cleartext HTTP/2)")
 	fs.StringVar(&c.httpsAddr, "https-addr", "", "TLS listen address; empty turns TLS off")
 	fs.StringVar(&c.debugAddr, "debug-addr", "127.0.0.1:8081", "address of /metrics, /debug/table, /debug/warnings, /healthz and /readyz; empty turns it off")

@@ -47,8 +47,7 @@ var ingressNginxFlags = map[string]string{
 	"update-status-on-shutdown":       "ramjet never clears status on shutdown (as with =false); remove the flag",
 	"report-node-internal-ip-address": "use --publish-status-address with the addresses to publish",
 	"status-update-interval":          "ramjet writes status when the table or the publish Service changes; remove the flag",
-	"enable-ssl-passthrough":          "ramjet terminates TLS itself and has no passthrough; remove the flag and route those hosts with a LoadBalancer Service",
-	"ssl-passthrough-proxy-port":      "ramjet has no passthrough; remove the flag",
+	"ssl-passthrough-proxy-port":      "ramjet's TLS listener splices passthrough connections itself, with no internal port; remove the flag",
 	"disable-svc-external-name":       "ExternalName Services always answer 503 in ramjet (SPEC §8); remove the flag",
 	"annotations-prefix":              "ramjet reads the nginx.ingress.kubernetes.io/ annotations it implements; remove the flag",
 	"enable-annotation-validation":    "ramjet always validates annotations and warns about bad ones; remove the flag",
@@ -101,7 +100,6 @@ var ingressNginxFlags = map[string]string{
 // ramjet does anyway: accepted, so that a Deployment that spells out
 // ingress-nginx's defaults starts unchanged.
 var ingressNginxNoop = map[string]bool{
-	"enable-ssl-passthrough":        false,
 	"disable-leader-election":       false,
 	"update-status-on-shutdown":     false,
 	"disable-catch-all":             false,

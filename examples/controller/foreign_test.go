@@ -39,7 +39,7 @@ func TestForeignFlags(t *testing.T) {
 		{name: "webhook", args: []string{"--validating-webhook=:8443"}, wantErr: "ValidatingWebhookConfiguration"},
 		{name: "profiling on", args: []string{"--profiling"}, wantErr: "ramjet serves no pprof"},
 		{name: "buckets", args: []string{"--time-buckets=0.1,1"}, wantErr: "ingress-nginx's default buckets"},
-		{name: "no-op flag with a bad value", args: []string{"--enable-ssl-passthrough=maybe"}, wantErr: "no passthrough"},
+		{name: "no-op flag with a bad value", args: []string{"--disable-leader-election=maybe"}, wantErr: "every replica serves"},
 		{name: "klog verbosity", args: []string{"--v=2"}, wantErr: "set RAMJET_LOG"},
 		{name: "http port", args: []string{"--http-port=80"}, wantErr: "use --http-addr=:PORT"},
 		{name: "healthz port", args: []string{"--healthz-port", "10254"}, wantErr: "use --debug-addr"},

@@ -137,7 +137,12 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 		if getCertificate != nil {
 			srv.TLSConfig.GetCertificate = getCertificate
 		}
-		tln := newTLSListener(ln, srv.TLSConfig.Clone(), headerTimeout, log)
+		tcfg := srv.TLSConfig.Clone()
+		tcfg.GetConfigForClient = rt.GetConfigForClient(tcfg)
+		tln := newTLSListener(ln, tcfg, headerTimeout, log)
+		if cfg.options.EnableSSLPassthrough {
+			tln.passthrough = rt.PassthroughEndpoint
+		}
 		l.listeners = append(l.listeners, tln)
 		l.servers = append(l.servers, srv)
 		l.serve = append(l.serve, func() error { return srv.Serve(tln) })

@@ -25,6 +25,10 @@ type tlsListener struct {
 	config           *tls.Config
 	handshakeTimeout time.Duration
 	log              *slog.Logger
+	// passthrough, when set (--enable-ssl-passthrough), names the
+	// endpoint a connection's SNI is spliced to unterminated (see
+	// router.Router.PassthroughEndpoint).
+	passthrough func(serverName string) (addr string, release func(), ok bool)
 
 	ready  chan net.Conn
 	errs   chan error
@@ -78,10 +82,24 @@ func (l *tlsListener) acceptLoop() {
 }
 
 func (l *tlsListener) handshake(c net.Conn) {
-	tc := tls.Server(c, l.config)
 	if l.handshakeTimeout > 0 {
 		_ = c.SetDeadline(time.Now().Add(l.handshakeTimeout))
 	}
+	raw := c
+	if l.passthrough != nil {
+		name, replay, err := router.PeekClientHello(c)
+		if err == nil {
+			if addr, release, ok := l.passthrough(name); ok {
+				defer release()
+				l.splice(replay, addr)
+				return
+			}
+		}
+		// Not a passthrough host, or not a ClientHello: the handshake
+		// reads the same bytes again and answers as without passthrough.
+		c = replay
+	}
+	tc := tls.Server(c, l.config)
 	if err := tc.HandshakeContext(l.ctx); err != nil {
 		// A client speaking plain HTTP gets a plain answer, as from
 		// net/http's own TLS listener.
@@ -96,7 +114,7 @@ func (l *tlsListener) handshake(c net.Conn) {
 		_ = c.Close()
 		return
 	}
-	_ = c.SetDeadline(time.Time{})
+	_ = raw.SetDeadline(time.Time{})
 	var hc net.Conn = tc
 	if tc.ConnectionState().NegotiatedProtocol != "h2" {
 		hc = router.GuardFramingConn(tc)
@@ -106,6 +124,25 @@ func (l *tlsListener) handshake(c net.Conn) {
 	case <-l.ctx.Done():
 		_ = c.Close()
 	}
+}
+
+// splice passes a passthrough connection to the backend endpoint addr,
+// TLS and all, as ingress-nginx's TCP proxy does.
+func (l *tlsListener) splice(c *router.PeekedConn, addr string) {
+	d := net.Dialer{Timeout: l.handshakeTimeout}
+	if d.Timeout <= 0 {
+		d.Timeout = 5 * time.Second
+	}
+	backend, err := d.DialContext(l.ctx, "tcp", addr)
+	if err != nil {
+		if l.log.Enabled(l.ctx, slog.LevelDebug) {
+			l.log.Debug("ssl-passthrough: backend unreachable", "client", c.RemoteAddr().String(), "endpoint", addr, "err", err)
+		}
+		_ = c.Close()
+		return
+	}
+	_ = c.SetDeadline(time.Time{})
+	c.Splice(backend)
 }
 
 // looksLikeHTTP reports whether a TLS record header is the start of an

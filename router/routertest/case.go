@@ -367,6 +367,7 @@ type fileOptions struct {
 	WatchIngressWithoutClass *bool   `json:"watchIngressWithoutClass"`
 	SSLRedirect              *bool   `json:"sslRedirect"`
 	AllowLoopbackEndpoints   *bool   `json:"allowLoopbackEndpoints"`
+	EnableSSLPassthrough     *bool   `json:"enableSSLPassthrough"`
 	TrustForwardedProto      *bool   `json:"trustForwardedProto"`
 	DefaultSSLCertificate    *string `json:"defaultSSLCertificate"`
 	// The router's client-facing options (SPEC §1): proxyBodySize in
@@ -650,6 +651,9 @@ func (o fileOptions) compile() (compile.Options, error) {
 		co.AllowLoopbackEndpoints = *o.AllowLoopbackEndpoints
 	}
 	co.GlobalAuth = o.GlobalAuth
+	if o.EnableSSLPassthrough != nil {
+		co.EnableSSLPassthrough = *o.EnableSSLPassthrough
+	}
 	if err := co.Validate(); err != nil {
 		return co, fmt.Errorf("options: %w", err)
 	}

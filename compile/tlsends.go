@@ -1,0 +1,418 @@
+package compile
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// TLS at both ends (SPEC §11, §12), as ingress-nginx v1.15 reads it:
+//
+//   - proxy-ssl-secret with proxy-ssl-verify, -verify-depth, -name,
+//     -server-name, -protocols and -ciphers: per location (the route), and
+//     the host's first Ingress with a CA also at the server level, which
+//     the host's other locations inherit (proxy-ssl-location-only off).
+//     A Secret that is missing or holds neither ca.crt nor a key pair
+//     denies the location (503). A bad value of another key takes its
+//     default, with a warning, as ingress-nginx's parser does.
+//   - auth-tls-secret with auth-tls-verify-client, -verify-depth,
+//     -error-page, -pass-certificate-to-upstream and -match-cn: per host,
+//     the first Ingress (in Ingress order) of the host whose Secret has a
+//     CA decides. A Secret that cannot be used makes every request to the
+//     host answer 403, as ingress-nginx's server block does.
+//   - ssl-passthrough, with Options.EnableSSLPassthrough: the host's TLS
+//     connections go to the backend of its "/" location, unterminated.
+
+func init() {
+	keys := map[string]annotationSpec{}
+	for _, k := range []string{
+		"proxy-ssl-secret", "proxy-ssl-verify", "proxy-ssl-verify-depth", "proxy-ssl-name",
+		"proxy-ssl-server-name", "proxy-ssl-protocols", "proxy-ssl-ciphers",
+		"auth-tls-secret", "auth-tls-verify-client", "auth-tls-verify-depth", "auth-tls-error-page",
+		"auth-tls-pass-certificate-to-upstream", "auth-tls-match-cn",
+		"ssl-passthrough"} {
+		keys[k] = annotationSpec{apply: keepAccessAnnotation}
+	}
+	registerAnnotations(keys)
+}
+
+var (
+	onOffValue         = regexp.MustCompile(`^(on|off)$`)
+	proxySSLProtocols  = regexp.MustCompile(`^(TLSv1\.2|TLSv1\.3| )*$`)
+	proxySSLCiphers    = regexp.MustCompile(`^[A-Za-z0-9+:_\-!]*$`)
+	proxySSLName       = regexp.MustCompile(`^[A-Za-z0-9_.\-*$]+$`)
+	authTLSVerify      = regexp.MustCompile(`^(on|off|optional|optional_no_ca)$`)
+	authTLSErrorPage   = regexp.MustCompile(`^(@[A-Za-z0-9_-]+|((https?://)?[A-Za-z0-9\-.]+(:\d+)?)?(/[A-Za-z0-9\-_.]+)*/?)$`)
+	secretNameNSFormat = regexp.MustCompile(`^[A-Za-z0-9\-.]+/[A-Za-z0-9\-.]+$`)
+)
+
+// proxySSLDefaults are ingress-nginx's values of the proxy-ssl-* keys
+// besides the Secret.
+var proxySSLDefaults = map[string]string{
+	"proxy-ssl-verify": "off", "proxy-ssl-verify-depth": "1", "proxy-ssl-name": "",
+	"proxy-ssl-server-name": "off", "proxy-ssl-protocols": "TLSv1.2", "proxy-ssl-ciphers": "DEFAULT",
+}
+
+// tlsEnds is what one Ingress asks for.
+type tlsEnds struct {
+	backend     *match.BackendTLS
+	client      *match.ClientTLS
+	passthrough bool
+}
+
+// applyTLSEnds reads each Ingress's TLS annotations and puts them on its
+// routes and hosts.
+func (b *builder) applyTLSEnds() {
+	var asked map[*ingress]*tlsEnds
+	for _, ing := range b.ingresses {
+		if len(ing.ann.access.raw) == 0 {
+			continue
+		}
+		e := tlsEnds{
+			backend:     b.resolveBackendTLS(ing),
+			client:      b.resolveClientTLS(ing),
+			passthrough: b.resolvePassthrough(ing),
+		}
+		if e != (tlsEnds{}) {
+			if asked == nil {
+				asked = make(map[*ingress]*tlsEnds)
+			}
+			asked[ing] = &e
+		}
+	}
+	if asked == nil {
+		return
+	}
+	for _, v := range b.vhostOrder {
+		for _, r := range v.vh.Routes {
+			if e := asked[b.ingressOf(r.Source)]; e != nil {
+				r.BackendTLS = e.backend
+			}
+		}
+	}
+	b.applyHostTLSEnds(asked)
+}
+
+// applyHostTLSEnds sets each host's server-level settings from its
+// Ingresses in Ingress order, as ingress-nginx's createServers does.
+func (b *builder) applyHostTLSEnds(asked map[*ingress]*tlsEnds) {
+	passthrough := make(map[*vhost]*ingress)
+	for _, ing := range b.ingresses {
+		e := asked[ing]
+		if e == nil {
+			continue
+		}
+		for _, rh := range ing.rules {
+			v := rh.vhost
+			if v == nil {
+				continue
+			}
+			if bt := e.backend; bt != nil && len(bt.CAs) > 0 && v.vh.FallbackBackendTLS == nil {
+				v.vh.FallbackBackendTLS = bt
+			}
+			if c := e.client; c != nil {
+				switch cur := v.vh.ClientTLS; {
+				case c.Error != "" && (cur == nil || cur.Error == ""):
+					// The server's error wins over any CA (nginx.tmpl
+					// writes a lone "return 403").
+					v.vh.ClientTLS = c
+				case cur == nil:
+					v.vh.ClientTLS = c
+				}
+			}
+			if e.passthrough && passthrough[v] == nil {
+				passthrough[v] = ing
+			}
+		}
+	}
+	for _, v := range b.vhostOrder {
+		if ing := passthrough[v]; ing != nil {
+			b.passthroughBackend(v, ing)
+		}
+	}
+}
+
+// passthroughBackend is the backend of the host's "/" location: its root
+// route's, else the fallback an Ingress's spec.defaultBackend gave it.
+// ingress-nginx ignores passthrough for a host whose "/" is the global
+// default backend.
+func (b *builder) passthroughBackend(v *vhost, ing *ingress) {
+	key := ing.ann.access.raw["ssl-passthrough"].key
+	if v == b.catchAll || strings.HasPrefix(v.vh.Name, "*.") {
+		// ingress-nginx's TCP proxy compares the SNI with the server's
+		// name as written, which no SNI equals.
+		b.warn(AnnotationRejected, ing.ref(), annotationField(key),
+			key+": "+hostLabel(v.vh.Name)+" is no single name a ClientHello can ask for; its TLS connections are not passed through (in ingress-nginx neither)")
+		return
+	}
+	var be *match.Backend
+	for _, r := range v.vh.Routes {
+		if (r.Type == match.Prefix && r.Path == "") || (r.Type != match.Prefix && r.Path == "/") {
+			be = r.Backend
+			break
+		}
+	}
+	if be == nil && v.vh.FallbackSource.Name != "" {
+		be = v.vh.Fallback
+	}
+	if be == nil {
+		b.warn(AnnotationRejected, ing.ref(), annotationField(key),
+			key+": host "+strconv.Quote(v.vh.Name)+" has no \"/\" path of its own, so its TLS connections are not passed through (ingress-nginx ignores it too)")
+		return
+	}
+	v.vh.Passthrough = be
+}
+
+func (b *builder) resolvePassthrough(ing *ingress) bool {
+	a, ok := ing.ann.access.get("ssl-passthrough")
+	if !ok {
+		return false
+	}
+	on, err := strconv.ParseBool(strings.TrimSpace(a.value))
+	switch {
+	case err != nil:
+		b.rejectAccess(ing, a.key, strconv.Quote(a.value)+" is not a boolean (true or false); not applied")
+		return false
+	case on && !b.opts.EnableSSLPassthrough:
+		b.rejectAccess(ing, a.key, "needs the controller's --enable-ssl-passthrough (Options.EnableSSLPassthrough), as in ingress-nginx; TLS is terminated as for any host")
+		return false
+	}
+	return on
+}
+
+// secretRef reads a "namespace/name" Secret annotation as
+// k8s.ParseNameNS does; why is set when it is not one, or names another
+// namespace.
+func secretRef(ing *ingress, value string) (ns, name, why string) {
+	v := strings.TrimSpace(value)
+	if !secretNameNSFormat.MatchString(v) {
+		return "", "", strconv.Quote(value) + " is not namespace/name"
+	}
+	ns, name, _ = strings.Cut(v, "/")
+	if ns != ing.obj.Namespace {
+		return "", "", "Secret " + v + " is in another namespace, which ingress-nginx does not allow either"
+	}
+	return ns, name, ""
+}
+
+// authSecret is a Secret's CA and key pair, as ingress-nginx's
+// getPemCertificate reads them; why says why it cannot be used.
+func (b *builder) authSecret(ns, name string) (cas []*x509.Certificate, pair *tls.Certificate, reason Reason, why string) {
+	ref := ns + "/" + name
+	sec := b.secrets[objKey{ns, name}]
+	if sec == nil {
+		return nil, nil, SecretNotFound, "Secret " + ref + " not found"
+	}
+	crt, key, ca := secretData(sec, corev1.TLSCertKey), secretData(sec, corev1.TLSPrivateKeyKey), secretData(sec, "ca.crt")
+	if len(crt) > 0 && len(key) > 0 {
+		p, err := tls.X509KeyPair(crt, key)
+		if err != nil {
+			return nil, nil, SecretInvalid, "Secret " + ref + ": tls.crt and tls.key do not form a key pair: " + err.Error()
+		}
+		pair = &p
+	}
+	if len(ca) > 0 {
+		var err error
+		if cas, err = parseCAs(ca); err != nil {
+			return nil, nil, SecretInvalid, "Secret " + ref + ": ca.crt: " + err.Error()
+		}
+	}
+	if pair == nil && cas == nil {
+		return nil, nil, SecretInvalid, "Secret " + ref + " contains no key pair or CA certificate"
+	}
+	return cas, pair, "", ""
+}
+
+func parseCAs(data []byte) ([]*x509.Certificate, error) {
+	var cas []*x509.Certificate
+	for {
+		var block *pem.Block
+		block, data = pem.Decode(data)
+		if block == nil {
+			break
+		}
+		if block.Type != "CERTIFICATE" {
+			continue
+		}
+		c, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			return nil, err
+		}
+		cas = append(cas, c)
+	}
+	if len(cas) == 0 {
+		return nil, errors.New("no PEM certificate")
+	}
+	return cas, nil
+}
+
+// resolveBackendTLS reads proxy-ssl-*; nil without proxy-ssl-secret.
+func (b *builder) resolveBackendTLS(ing *ingress) *match.BackendTLS {
+	raw := &ing.ann.access
+	sa, ok := raw.get("proxy-ssl-secret")
+	if !ok {
+		// A default written out changes nothing under either
+		// controller; another value is a setting that does not apply.
+		for k, def := range proxySSLDefaults {
+			if a, ok := raw.get(k); ok && strings.TrimSpace(a.value) != def {
+				b.rejectAccess(ing, a.key, "has no effect without proxy-ssl-secret, as in ingress-nginx")
+			}
+		}
+		return nil
+	}
+	deny := func(reason Reason, why string) *match.BackendTLS {
+		b.warn(reason, ing.ref(), annotationField(sa.key), sa.key+": "+why+"; every request to this Ingress's paths answers 503")
+		return match.NewBackendTLS(match.BackendTLS{Secret: strings.TrimSpace(sa.value), Denied: why})
+	}
+	ns, name, why := secretRef(ing, sa.value)
+	if why != "" {
+		return deny(AnnotationRejected, why)
+	}
+	cas, pair, reason, why := b.authSecret(ns, name)
+	if why != "" {
+		return deny(reason, why)
+	}
+	bt := match.BackendTLS{Secret: ns + "/" + name, VerifyDepth: 1, Ciphers: "DEFAULT", Protocols: []string{"TLSv1.2"}}
+	if len(cas) > 0 {
+		bt.CAs, bt.ClientCert = cas, pair
+	}
+	bad := func(a accessValue, def string) {
+		b.rejectAccess(ing, a.key, strconv.Quote(a.value)+" is not valid; "+def+" applies, as in ingress-nginx")
+	}
+	if a, ok := raw.get("proxy-ssl-ciphers"); ok {
+		if v := strings.TrimSpace(a.value); proxySSLCiphers.MatchString(v) && v != "" {
+			bt.Ciphers = v
+		} else {
+			bad(a, "DEFAULT")
+		}
+	}
+	if a, ok := raw.get("proxy-ssl-protocols"); ok {
+		v := strings.TrimSpace(a.value)
+		if fields := strings.Fields(v); proxySSLProtocols.MatchString(v) && len(fields) > 0 {
+			slices.Sort(fields)
+			bt.Protocols = slices.Compact(fields)
+		} else {
+			bad(a, "TLSv1.2")
+		}
+	}
+	if a, ok := raw.get("proxy-ssl-name"); ok {
+		if v := strings.TrimSpace(a.value); proxySSLName.MatchString(v) {
+			bt.Name = v
+		} else {
+			bad(a, "the default name ("+match.ProxyHostName+")")
+		}
+	}
+	if a, ok := raw.get("proxy-ssl-verify"); ok {
+		if v := strings.TrimSpace(a.value); onOffValue.MatchString(v) {
+			bt.Verify = v == "on"
+		} else {
+			bad(a, "off")
+		}
+	}
+	if a, ok := raw.get("proxy-ssl-verify-depth"); ok {
+		if n, err := strconv.Atoi(strings.TrimSpace(a.value)); err == nil && n > 0 {
+			bt.VerifyDepth = n
+		} else if err != nil || n < 0 {
+			bad(a, "1")
+		}
+	}
+	if a, ok := raw.get("proxy-ssl-server-name"); ok {
+		if v := strings.TrimSpace(a.value); onOffValue.MatchString(v) {
+			bt.ServerName = v == "on"
+		} else {
+			bad(a, "off")
+		}
+	}
+	if len(cas) == 0 {
+		// ingress-nginx writes only proxy_ssl_name and _server_name for a
+		// Secret without a CA (nginx.tmpl: the rest sits under CAFileName).
+		if pair != nil || bt.Verify {
+			b.warn(SecretInvalid, ing.ref(), annotationField(sa.key), sa.key+": Secret "+bt.Secret+" has no ca.crt: the backend's certificate is not verified and no client certificate is presented, as in ingress-nginx")
+		}
+		bt.Verify, bt.VerifyDepth, bt.Ciphers, bt.Protocols = false, 0, "", nil
+	}
+	return match.NewBackendTLS(bt)
+}
+
+// resolveClientTLS reads auth-tls-*; nil without auth-tls-secret.
+func (b *builder) resolveClientTLS(ing *ingress) *match.ClientTLS {
+	raw := &ing.ann.access
+	sa, ok := raw.get("auth-tls-secret")
+	if !ok {
+		for _, k := range []string{"auth-tls-verify-client", "auth-tls-verify-depth", "auth-tls-error-page",
+			"auth-tls-pass-certificate-to-upstream", "auth-tls-match-cn"} {
+			if a, ok := raw.get(k); ok {
+				b.rejectAccess(ing, a.key, "has no effect without auth-tls-secret, as in ingress-nginx")
+			}
+		}
+		return nil
+	}
+	failAt := func(key string, reason Reason, why string) *match.ClientTLS {
+		b.warn(reason, ing.ref(), annotationField(key), key+": "+why+"; every request to the Ingress's hosts answers 403, as in ingress-nginx")
+		c, _ := match.NewClientTLS(match.ClientTLS{Secret: strings.TrimSpace(sa.value), Error: why})
+		return c
+	}
+	fail := func(reason Reason, why string) *match.ClientTLS { return failAt(sa.key, reason, why) }
+	ns, name, why := secretRef(ing, sa.value)
+	if why != "" {
+		return fail(AnnotationRejected, why)
+	}
+	cas, _, reason, why := b.authSecret(ns, name)
+	if why != "" {
+		return fail(reason, why)
+	}
+	if len(cas) == 0 {
+		b.warn(SecretInvalid, ing.ref(), annotationField(sa.key), sa.key+": Secret "+ns+"/"+name+" has no ca.crt: client certificates are not asked for, as in ingress-nginx")
+		return nil
+	}
+	c := match.ClientTLS{Secret: ns + "/" + name, CAs: cas, Verify: match.VerifyOn, VerifyDepth: 1}
+	if a, ok := raw.get("auth-tls-verify-client"); ok {
+		if v := strings.TrimSpace(a.value); authTLSVerify.MatchString(v) {
+			c.Verify = match.ClientVerify(v)
+		} else {
+			b.rejectAccess(ing, a.key, strconv.Quote(a.value)+" is not on, off, optional or optional_no_ca; on applies, as in ingress-nginx")
+		}
+	}
+	if a, ok := raw.get("auth-tls-verify-depth"); ok {
+		if n, err := strconv.Atoi(strings.TrimSpace(a.value)); err == nil && n > 0 {
+			c.VerifyDepth = n
+		} else if err != nil || n < 0 {
+			b.rejectAccess(ing, a.key, strconv.Quote(a.value)+" is not a positive number; 1 applies, as in ingress-nginx")
+		}
+	}
+	if a, ok := raw.get("auth-tls-error-page"); ok {
+		if v := strings.TrimSpace(a.value); authTLSErrorPage.MatchString(v) && !strings.HasPrefix(v, "@") {
+			c.ErrorPage = v
+		} else {
+			b.rejectAccess(ing, a.key, strconv.Quote(a.value)+" is not a URL or path; requests without a valid certificate get the 400 (ingress-nginx drops the whole Ingress)")
+		}
+	}
+	if a, ok := raw.get("auth-tls-pass-certificate-to-upstream"); ok {
+		if on, err := strconv.ParseBool(strings.TrimSpace(a.value)); err == nil {
+			c.PassCertificate = on
+		} else {
+			b.rejectAccess(ing, a.key, strconv.Quote(a.value)+" is not a boolean (true or false); not applied (ingress-nginx drops the whole Ingress)")
+		}
+	}
+	if a, ok := raw.get("auth-tls-match-cn"); ok {
+		v := a.value
+		if _, err := regexp.Compile(strings.TrimPrefix(v, "CN=")); err != nil || !strings.HasPrefix(v, "CN=") {
+			return failAt(a.key, AnnotationRejected, strconv.Quote(v)+` is not "CN=" followed by a regular expression`)
+		}
+		c.MatchCN = v
+	}
+	out, err := match.NewClientTLS(c)
+	if err != nil {
+		return failAt(raw.raw["auth-tls-match-cn"].key, AnnotationRejected, err.Error())
+	}
+	return out
+}

@@ -1,0 +1,252 @@
+package router
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// Client certificates at the edge (auth-tls-*, SPEC §12), as nginx serves
+// ssl_verify_client: the TLS handshake of a host that wants one asks for a
+// certificate and never fails for its absence or its chain
+// (GetConfigForClient); the request is then judged by the host the
+// request names, before anything else of it, as nginx judges it on
+// reading the request: 400 without a required certificate or with one
+// that does not verify (or a redirect to auth-tls-error-page), 403 when
+// its subject does not match auth-tls-match-cn or the host's Secret cannot
+// be used. A request that passes carries ssl-client-verify,
+// ssl-client-subject-dn, ssl-client-issuer-dn and, with
+// auth-tls-pass-certificate-to-upstream, ssl-client-cert to the backend,
+// as ingress-nginx's proxy_set_header lines send them.
+
+const (
+	ReasonClientCertMissing   = "client-cert-missing"    // 400: no certificate where one is required
+	ReasonClientCertInvalid   = "client-cert-invalid"    // 400: the certificate does not verify
+	ReasonClientCertForbidden = "client-cert-forbidden"  // 403: the subject does not match, or the host's CA is unusable
+	ReasonClientCertErrorPage = "client-cert-error-page" // 302 to auth-tls-error-page in place of the 400
+	ReasonMisdirected         = "misdirected"            // 421: the TLS connection was made for another host
+)
+
+var (
+	ansClientCertMissing   = answer{http.StatusBadRequest, ReasonClientCertMissing, "400 Bad Request: No required SSL certificate was sent\n"}
+	ansClientCertInvalid   = answer{http.StatusBadRequest, ReasonClientCertInvalid, "400 Bad Request: The SSL certificate error\n"}
+	ansClientCertForbidden = answer{http.StatusForbidden, ReasonClientCertForbidden, "403 Forbidden: client certificate unauthorized\n"}
+	ansClientCertErrorPage = answer{http.StatusFound, ReasonClientCertErrorPage, "302 Found: a valid client certificate is needed\n"}
+	ansMisdirected         = answer{http.StatusMisdirectedRequest, ReasonMisdirected, "421 Misdirected Request: this connection was made for another host\n"}
+)
+
+// stepClientCert judges the client's certificate (checkClientCert): first
+// of all, as nginx refuses a request for its certificate before it looks
+// at anything else of it.
+var stepClientCert = step{name: "client certificate", reasons: []string{
+	ReasonClientCertMissing, ReasonClientCertInvalid, ReasonClientCertForbidden, ReasonClientCertErrorPage, ReasonMisdirected}}
+
+// The headers ingress-nginx sets towards the backend of a host with
+// client certificate authentication (nginx.tmpl, proxy_set_header).
+const (
+	hdrClientCert     = "Ssl-Client-Cert"
+	hdrClientVerify   = "Ssl-Client-Verify"
+	hdrClientSubject  = "Ssl-Client-Subject-Dn"
+	hdrClientIssuerDN = "Ssl-Client-Issuer-Dn"
+)
+
+// checkClientCert answers a request whose host wants a client
+// certificate it did not get, and otherwise sets the headers for the
+// backend. A host without auth-tls-secret costs one nil check.
+func (r *Router) checkClientCert(s *requestState) bool {
+	vh := s.d.res.Host
+	if vh == nil || vh.ClientTLS == nil {
+		return false
+	}
+	c := vh.ClientTLS
+	if cs := s.req.TLS; cs != nil && cs.ServerName != "" && c.Verify != match.VerifyOff && s.d.st != nil &&
+		s.d.st.table.ServerFor(cs.ServerName) != vh {
+		// The connection was made for another host (HTTP/2 reuses one
+		// for every name its certificate covers), whose handshake may not
+		// have asked for a certificate: 421, as nginx answers, and the
+		// client retries on a connection of its own.
+		r.refuse(s, ansMisdirected)
+		return true
+	}
+	if c.Error != "" {
+		r.refuse(s, ansClientCertForbidden)
+		return true
+	}
+	h := s.req.Header
+	// What the client sent under these names never reaches the backend:
+	// proxy_set_header replaces it, and an empty value removes it.
+	delete(h, hdrClientCert)
+	delete(h, hdrClientVerify)
+	delete(h, hdrClientSubject)
+	delete(h, hdrClientIssuerDN)
+	var leaf *x509.Certificate
+	verify := ""
+	if cs := s.req.TLS; cs != nil {
+		verify = "NONE"
+		if len(cs.PeerCertificates) > 0 && c.Verify != match.VerifyOff {
+			leaf = cs.PeerCertificates[0]
+			verify = "SUCCESS"
+			if err := verifyClientChain(c, cs.PeerCertificates); err != nil {
+				verify = "FAILED:" + opensslVerifyError(err)
+				if c.Verify != match.VerifyOptionalNoCA || !isUnknownAuthority(err) {
+					return r.clientCertRefused(s, c, ansClientCertInvalid)
+				}
+			}
+		} else if c.Verify == match.VerifyOn {
+			return r.clientCertRefused(s, c, ansClientCertMissing)
+		}
+	}
+	dn := ""
+	if leaf != nil {
+		dn = leaf.Subject.ToRDNSequence().String()
+	}
+	if !c.MatchesSubject(dn) {
+		r.refuse(s, ansClientCertForbidden)
+		return true
+	}
+	if verify == "" {
+		return false
+	}
+	h[hdrClientVerify] = []string{verify}
+	if leaf != nil {
+		h[hdrClientSubject] = []string{dn}
+		h[hdrClientIssuerDN] = []string{leaf.Issuer.ToRDNSequence().String()}
+		if c.PassCertificate {
+			h[hdrClientCert] = []string{escapeComponent(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: leaf.Raw}))}
+		}
+	}
+	return false
+}
+
+// clientCertRefused answers 400, or redirects to the host's error page
+// (nginx's "error_page 495 496 = <page>").
+func (r *Router) clientCertRefused(s *requestState, c *match.ClientTLS, a answer) bool {
+	if c.ErrorPage != "" {
+		s.w.Header().Set("Location", c.ErrorPage)
+		a = ansClientCertErrorPage
+	}
+	r.refuse(s, a)
+	return true
+}
+
+// verifyClientChain verifies the client's chain against the host's CAs,
+// no longer than VerifyDepth above the client's certificate.
+func verifyClientChain(c *match.ClientTLS, certs []*x509.Certificate) error {
+	opts := x509.VerifyOptions{Roots: c.Pool(), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	if len(certs) > 1 {
+		opts.Intermediates = x509.NewCertPool()
+		for _, ic := range certs[1:] {
+			opts.Intermediates.AddCert(ic)
+		}
+	}
+	chains, err := certs[0].Verify(opts)
+	if err != nil {
+		return err
+	}
+	return chainDepth(chains, c.VerifyDepth)
+}
+
+var errChainTooLong = errors.New("certificate chain too long")
+
+// chainDepth accepts chains whose certificates above the leaf number at
+// most depth, as OpenSSL's verify depth counts them.
+func chainDepth(chains [][]*x509.Certificate, depth int) error {
+	for _, ch := range chains {
+		if len(ch)-1 <= depth {
+			return nil
+		}
+	}
+	return errChainTooLong
+}
+
+func isUnknownAuthority(err error) bool {
+	var ua x509.UnknownAuthorityError
+	return errors.As(err, &ua)
+}
+
+// opensslVerifyError names a verification failure as $ssl_client_verify
+// does after "FAILED:" (OpenSSL's X509_verify_cert_error_string).
+func opensslVerifyError(err error) string {
+	var inv x509.CertificateInvalidError
+	switch {
+	case isUnknownAuthority(err):
+		return "unable to get local issuer certificate"
+	case errors.Is(err, errChainTooLong):
+		return "certificate chain too long"
+	case errors.As(err, &inv) && inv.Reason == x509.Expired:
+		return "certificate has expired"
+	case errors.As(err, &inv) && inv.Reason == x509.IncompatibleUsage:
+		return "unsupported certificate purpose"
+	}
+	return "certificate verify failed"
+}
+
+// escapeComponent escapes p as nginx's $ssl_client_escaped_cert does
+// (ngx_escape_uri, NGX_ESCAPE_URI_COMPONENT): every byte but letters,
+// digits and "-._~" as %XX.
+func escapeComponent(p []byte) string {
+	const hex = "0123456789ABCDEF"
+	out := make([]byte, 0, len(p)*3/2)
+	for _, c := range p {
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~' {
+			out = append(out, c)
+			continue
+		}
+		out = append(out, '%', hex[c>>4], hex[c&15])
+	}
+	return string(out)
+}
+
+// GetConfigForClient returns a tls.Config.GetConfigForClient for a server
+// configured as base (TLSConfig's, or an embedder's): a handshake whose
+// SNI names a host with client certificate authentication gets a copy of
+// base that asks for a certificate, naming the host's CAs; every other
+// handshake uses base unchanged. The copies are made once per host
+// setting and table. Set it on base itself:
+//
+//	cfg := r.TLSConfig()
+//	cfg.GetConfigForClient = r.GetConfigForClient(cfg)
+//
+// The certificate is asked for, never required or verified in the
+// handshake: the request is judged by its host (see stepClientCert), as
+// nginx completes the handshake and answers 400.
+func (r *Router) GetConfigForClient(base *tls.Config) func(*tls.ClientHelloInfo) (*tls.Config, error) {
+	var cache atomic.Pointer[clientConfigs]
+	return func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+		st := r.state.Load()
+		if st == nil || hello == nil {
+			return nil, nil
+		}
+		c := st.table.ClientTLS(hello.ServerName)
+		if c == nil || c.Error != "" || c.Verify == match.VerifyOff {
+			return nil, nil
+		}
+		cc := cache.Load()
+		if cc == nil || cc.table != st.table {
+			cc = &clientConfigs{table: st.table}
+			cache.Store(cc)
+		}
+		if cfg, ok := cc.m.Load(c); ok {
+			return cfg.(*tls.Config), nil
+		}
+		cfg := base.Clone()
+		cfg.GetConfigForClient = nil
+		cfg.ClientAuth = tls.RequestClientCert
+		cfg.ClientCAs = c.Pool()
+		v, _ := cc.m.LoadOrStore(c, cfg)
+		return v.(*tls.Config), nil
+	}
+}
+
+// clientConfigs are the server configurations made for one table's
+// client certificate settings.
+type clientConfigs struct {
+	table *match.Table
+	m     sync.Map // *match.ClientTLS → *tls.Config
+}

@@ -1,0 +1,351 @@
+package router_test
+
+import (
+	"bufio"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/compile/manifest"
+	"ramjet.dev/ramjet/router"
+)
+
+// End to end with certificates made here: manifests through compile to
+// the router, TLS on both sides for real.
+
+// testCA is a certificate authority made for one test.
+type testCA struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+	pem  []byte
+}
+
+func newTestCA(t *testing.T, cn string) *testCA {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	cert, err := x509.ParseCertificate(der)
+	require.NoError(t, err)
+	return &testCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
+}
+
+// issue makes a certificate signed by ca for subject (and DNS names, for a
+// server), returning it as a key pair and as PEM.
+func (ca *testCA) issue(t *testing.T, subject pkix.Name, dns ...string) (pair tls.Certificate, certPEM, keyPEM []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: subject, DNSNames: dns,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	require.NoError(t, err)
+	kder, err := x509.MarshalECPrivateKey(key)
+	require.NoError(t, err)
+	certPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	keyPEM = pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
+	pair, err = tls.X509KeyPair(certPEM, keyPEM)
+	require.NoError(t, err)
+	return pair, certPEM, keyPEM
+}
+
+// tlsEndsIngress is one Ingress of host with one Prefix path to web:80.
+type tlsEndsIngress struct {
+	name, host, path string
+	ann              map[string]string
+}
+
+// tlsEndsManifests is a snapshot of Service web (port 80, one endpoint at
+// backendAddr), the Secrets (name → data) and the Ingresses.
+func tlsEndsManifests(t *testing.T, backendAddr string, secrets map[string]map[string][]byte, ings ...tlsEndsIngress) compile.Snapshot {
+	t.Helper()
+	ip, port, err := net.SplitHostPort(backendAddr)
+	require.NoError(t, err)
+	var b strings.Builder
+	fmt.Fprintf(&b, `apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: {name: ramjet}
+spec: {controller: ramjet.dev/ingress}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: prod}
+spec: {ports: [{port: 80, targetPort: %[2]s}]}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: web-1, namespace: prod, labels: {kubernetes.io/service-name: web}}
+addressType: IPv4
+ports: [{name: "", port: %[2]s}]
+endpoints: [{addresses: [%[1]s]}]
+`, ip, port)
+	for name, data := range secrets {
+		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: Secret\nmetadata: {name: %s, namespace: prod}\ndata:\n", name)
+		for k, v := range data {
+			fmt.Fprintf(&b, "  %s: %s\n", k, base64.StdEncoding.EncodeToString(v))
+		}
+	}
+	for i, ing := range ings {
+		fmt.Fprintf(&b, "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: %s\n  namespace: prod\n  creationTimestamp: %q\n  annotations:\n",
+			ing.name, time.Unix(int64(1000+i), 0).UTC().Format(time.RFC3339))
+		for k, v := range ing.ann {
+			fmt.Fprintf(&b, "    nginx.ingress.kubernetes.io/%s: %q\n", k, v)
+		}
+		fmt.Fprintf(&b, "spec:\n  ingressClassName: ramjet\n  rules:\n  - host: %q\n    http: {paths: [{path: %q, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}\n",
+			ing.host, ing.path)
+	}
+	s, skipped, err := manifest.Decode("tls-ends.yaml", []byte(b.String()))
+	require.NoError(t, err)
+	require.Empty(t, skipped)
+	return *s
+}
+
+func serveThrough(t *testing.T, h http.Handler, host, path string) (int, string) {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	req.Host = host
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	return w.Code, w.Body.String()
+}
+
+// The backend's certificate is verified against the Secret's ca.crt, the
+// router presents tls.crt and sends proxy-ssl-name as SNI; a CA that did
+// not sign the backend's certificate answers 502 (proxy-ssl-verify on,
+// test/e2e/annotations/proxyssl.go), without a Secret nothing is
+// verified, and a Secret that is missing denies the location.
+func TestBackendTLSFromSecret(t *testing.T) {
+	ca, other := newTestCA(t, "upstream CA"), newTestCA(t, "another CA")
+	serverPair, _, _ := ca.issue(t, pkix.Name{CommonName: "backend"}, "backend.internal")
+	_, clientCrt, clientKey := ca.issue(t, pkix.Name{CommonName: "ramjet-proxy"})
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.cert)
+	backend := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		client := "none"
+		if len(r.TLS.PeerCertificates) > 0 {
+			client = r.TLS.PeerCertificates[0].Subject.CommonName
+		}
+		_, _ = fmt.Fprintf(w, "sni=%s client=%s path=%s", r.TLS.ServerName, client, r.URL.Path)
+	}))
+	backend.TLS = &tls.Config{Certificates: []tls.Certificate{serverPair}, ClientAuth: tls.VerifyClientCertIfGiven, ClientCAs: pool}
+	backend.Config.ErrorLog = log.New(io.Discard, "", 0)
+	backend.StartTLS()
+	defer backend.Close()
+
+	secrets := map[string]map[string][]byte{
+		"upstream":    {"ca.crt": ca.pem, "tls.crt": clientCrt, "tls.key": clientKey},
+		"wrong-ca":    {"ca.crt": other.pem},
+		"no-sni-name": {"ca.crt": ca.pem},
+	}
+	https := map[string]string{"backend-protocol": "HTTPS"}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{"backend-protocol": "HTTPS"}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	snap := tlsEndsManifests(t, backend.Listener.Addr().String(), secrets,
+		tlsEndsIngress{"verified", "shop.example.com", "/verified", with("proxy-ssl-secret", "prod/upstream", "proxy-ssl-verify", "on",
+			"proxy-ssl-name", "backend.internal", "proxy-ssl-server-name", "on", "proxy-ssl-protocols", "TLSv1.2 TLSv1.3")},
+		tlsEndsIngress{"wrong-ca", "shop.example.com", "/wrong-ca", with("proxy-ssl-secret", "prod/wrong-ca", "proxy-ssl-verify", "on",
+			"proxy-ssl-name", "backend.internal")},
+		tlsEndsIngress{"wrong-name", "shop.example.com", "/wrong-name", with("proxy-ssl-secret", "prod/no-sni-name", "proxy-ssl-verify", "on")},
+		tlsEndsIngress{"unverified", "shop.example.com", "/unverified", with("proxy-ssl-secret", "prod/wrong-ca", "proxy-ssl-verify", "off")},
+		tlsEndsIngress{"missing", "shop.example.com", "/missing", with("proxy-ssl-secret", "prod/absent")},
+		tlsEndsIngress{"plain", "plain.example.com", "/", https},
+	)
+	res := compile.Compile(snap, compile.Options{AllowLoopbackEndpoints: true})
+	require.True(t, hasReason(res.Warnings, compile.SecretNotFound), "warnings: %v", res.Warnings)
+	r := router.New(router.Options{Logger: slog.New(slog.DiscardHandler)})
+	defer r.CloseIdleConnections()
+	r.Publish(res.Table)
+
+	for _, tt := range []struct {
+		host, path string
+		code       int
+		body       string
+	}{
+		{"shop.example.com", "/verified", 200, "sni=backend.internal client=ramjet-proxy path=/verified"},
+		{"shop.example.com", "/verified/again", 200, "sni=backend.internal client=ramjet-proxy path=/verified/again"},
+		// Signed by another CA than the Secret's: nginx answers 502.
+		{"shop.example.com", "/wrong-ca", 502, ""},
+		// Verified against nginx's $proxy_host ("upstream_balancer")
+		// without proxy-ssl-name: the backend's certificate does not name it.
+		{"shop.example.com", "/wrong-name", 502, ""},
+		// Verification off: served, no client certificate (only a CA in
+		// the Secret), no SNI (proxy-ssl-server-name off).
+		{"shop.example.com", "/unverified", 200, "sni= client=none path=/unverified"},
+		{"shop.example.com", "/missing", 503, "backend TLS is misconfigured"},
+		// No proxy-ssl-secret: today's behaviour, nothing verified.
+		{"plain.example.com", "/x", 200, "sni= client=none path=/x"},
+	} {
+		code, body := serveThrough(t, r, tt.host, tt.path)
+		assert.Equal(t, tt.code, code, "%s%s: %s", tt.host, tt.path, body)
+		assert.Contains(t, body, tt.body, "%s%s", tt.host, tt.path)
+	}
+}
+
+// The TLS listener asks for a client certificate on the hosts that want
+// one, by SNI, and each answer and header is ingress-nginx's
+// (test/e2e/annotations/authtls.go).
+func TestClientCertificates(t *testing.T) {
+	ca, other := newTestCA(t, "client CA"), newTestCA(t, "stranger CA")
+	alice, _, _ := ca.issue(t, pkix.Name{CommonName: "alice", Organization: []string{"shop"}})
+	mallory, _, _ := other.issue(t, pkix.Name{CommonName: "mallory"})
+
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, h := range []string{"ssl-client-verify", "ssl-client-subject-dn", "ssl-client-issuer-dn", "ssl-client-cert"} {
+			_, _ = fmt.Fprintf(w, "%s=%s\n", h, r.Header.Get(h))
+		}
+	}))
+	defer backend.Close()
+	secrets := map[string]map[string][]byte{"client-ca": {"ca.crt": ca.pem}}
+	auth := func(kv ...string) map[string]string {
+		m := map[string]string{"auth-tls-secret": "prod/client-ca"}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	snap := tlsEndsManifests(t, backend.Listener.Addr().String(), secrets,
+		tlsEndsIngress{"required", "required.example.com", "/", auth("auth-tls-pass-certificate-to-upstream", "true")},
+		tlsEndsIngress{"optional", "optional.example.com", "/", auth("auth-tls-verify-client", "optional")},
+		tlsEndsIngress{"no-ca", "noca.example.com", "/", auth("auth-tls-verify-client", "optional_no_ca")},
+		tlsEndsIngress{"cn", "cn.example.com", "/", auth("auth-tls-match-cn", "CN=(bob|carol)")},
+		tlsEndsIngress{"cn-ok", "cnok.example.com", "/", auth("auth-tls-match-cn", "CN=(bob|alice)")},
+		tlsEndsIngress{"page", "page.example.com", "/", auth("auth-tls-error-page", "https://errors.example.com/cert")},
+		tlsEndsIngress{"broken", "broken.example.com", "/", map[string]string{"auth-tls-secret": "prod/absent"}},
+		tlsEndsIngress{"open", "open.example.com", "/", nil},
+	)
+	res := compile.Compile(snap, compile.Options{AllowLoopbackEndpoints: true})
+	r := router.New(router.Options{Logger: slog.New(slog.DiscardHandler)})
+	r.Publish(res.Table)
+
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", r.TLSConfig())
+	require.NoError(t, err)
+	srv := &http.Server{Handler: r, ReadHeaderTimeout: 5 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	front := ln.Addr().String()
+
+	// get asks for host over a connection of its own, presenting cert
+	// (nil for none) if asked; asked reports whether the server asked.
+	get := func(host string, cert *tls.Certificate, header http.Header) (code int, body, location string, asked bool) {
+		t.Helper()
+		tr := &http.Transport{TLSClientConfig: &tls.Config{ServerName: host, InsecureSkipVerify: true,
+			GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+				asked = true
+				if cert == nil {
+					return &tls.Certificate{}, nil
+				}
+				return cert, nil
+			}}}
+		defer tr.CloseIdleConnections()
+		req, err := http.NewRequest(http.MethodGet, "https://"+front+"/", nil)
+		require.NoError(t, err)
+		req.Host = host
+		for k, v := range header {
+			req.Header[k] = v
+		}
+		client := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		res, err := client.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		return res.StatusCode, string(b), res.Header.Get("Location"), asked
+	}
+
+	code, body, _, asked := get("required.example.com", &alice, http.Header{"Ssl-Client-Verify": {"forged"}})
+	assert.True(t, asked, "the handshake asks for a certificate")
+	assert.Equal(t, 200, code, body)
+	assert.Contains(t, body, "ssl-client-verify=SUCCESS\n")
+	assert.Contains(t, body, "ssl-client-subject-dn=CN=alice,O=shop\n")
+	assert.Contains(t, body, "ssl-client-issuer-dn=CN=client CA\n")
+	assert.Contains(t, body, "ssl-client-cert=-----BEGIN%20CERTIFICATE-----%0A", "URL-escaped PEM")
+
+	code, body, _, _ = get("required.example.com", nil, nil)
+	assert.Equal(t, 400, code)
+	assert.Contains(t, body, "No required SSL certificate was sent")
+	code, body, _, _ = get("required.example.com", &mallory, nil)
+	assert.Equal(t, 400, code)
+	assert.Contains(t, body, "The SSL certificate error")
+
+	code, body, _, _ = get("optional.example.com", nil, nil)
+	assert.Equal(t, 200, code, body)
+	assert.Contains(t, body, "ssl-client-verify=NONE\n")
+	assert.Contains(t, body, "ssl-client-cert=\n", "not passed without pass-certificate-to-upstream")
+	code, _, _, _ = get("optional.example.com", &mallory, nil)
+	assert.Equal(t, 400, code)
+	code, body, _, _ = get("optional.example.com", &alice, nil)
+	assert.Equal(t, 200, code)
+	assert.Contains(t, body, "ssl-client-verify=SUCCESS\n")
+
+	code, body, _, _ = get("noca.example.com", &mallory, nil)
+	assert.Equal(t, 200, code, body)
+	assert.Contains(t, body, "ssl-client-verify=FAILED:unable to get local issuer certificate\n")
+	assert.Contains(t, body, "ssl-client-subject-dn=CN=mallory\n")
+
+	code, body, _, _ = get("cn.example.com", &alice, nil)
+	assert.Equal(t, 403, code)
+	assert.Contains(t, body, "client certificate unauthorized")
+	code, _, _, _ = get("cnok.example.com", &alice, nil)
+	assert.Equal(t, 200, code)
+
+	code, _, location, _ := get("page.example.com", nil, nil)
+	assert.Equal(t, 302, code)
+	assert.Equal(t, "https://errors.example.com/cert", location)
+
+	code, _, _, asked = get("broken.example.com", &alice, nil)
+	assert.Equal(t, 403, code, "a Secret that cannot be used closes the host")
+	assert.False(t, asked)
+
+	// A connection made for another host (as HTTP/2 reuses one) reaches
+	// a host that wants a certificate: 421, nginx's answer, so the client
+	// opens one of its own.
+	conn, err := tls.Dial("tcp", front, &tls.Config{ServerName: "open.example.com", InsecureSkipVerify: true, NextProtos: []string{"http/1.1"}})
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = io.WriteString(conn, "GET / HTTP/1.1\r\nHost: required.example.com\r\nConnection: close\r\n\r\n")
+	require.NoError(t, err)
+	misdirected, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	misdirected.Body.Close()
+	assert.Equal(t, http.StatusMisdirectedRequest, misdirected.StatusCode)
+
+	code, body, _, asked = get("open.example.com", &alice, http.Header{"Ssl-Client-Verify": {"forged"}})
+	assert.False(t, asked, "a host without auth-tls asks for no certificate")
+	assert.Equal(t, 200, code)
+	assert.Contains(t, body, "ssl-client-verify=forged\n", "headers of hosts without auth-tls are the client's own")
+}

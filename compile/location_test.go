@@ -57,6 +57,7 @@ func TestEveryLocationFeatureReachesRoutesAndFallbacks(t *testing.T) {
 			"nginx.ingress.kubernetes.io/force-ssl-redirect", "true",
 			"nginx.ingress.kubernetes.io/preserve-trailing-slash", "true",
 			"nginx.ingress.kubernetes.io/permanent-redirect", "https://elsewhere.example.com/",
+			"nginx.ingress.kubernetes.io/limit-rate", "100",
 			"example.com/team", "shop",
 		))
 	s := mkSnapshot(ing, htpasswd, mkSecret("prod", "app-tls", "app"),

@@ -108,6 +108,11 @@ type Options struct {
 	// warned about. ramjet.dev/ and nginx.ingress.kubernetes.io/ are
 	// reserved.
 	ExtensionPrefixes []string
+	// CustomHTTPErrors are the backend statuses every location without
+	// its own custom-http-errors replaces with the global default
+	// backend's answer (the ConfigMap key custom-http-errors; see
+	// ParseHTTPErrors); each from 300 to 599.
+	CustomHTTPErrors []int
 }
 
 // Validate reports the first malformed option, naming it.
@@ -125,6 +130,11 @@ func (o Options) Validate() error {
 	if o.DefaultBackend != nil {
 		if _, err := ParseServiceRef(o.DefaultBackend.String()); err != nil {
 			return fmt.Errorf("option default-backend: %w", err)
+		}
+	}
+	for _, c := range o.CustomHTTPErrors {
+		if c < 300 || c > 599 {
+			return fmt.Errorf("option custom-http-errors: %d is not a status code from 300 to 599", c)
 		}
 	}
 	return o.validateExtensionPrefixes()

@@ -24,16 +24,18 @@ type Location struct {
 	CORS    *CORS
 	Auth    *Auth
 	Rewrite *Rewrite
+	// Response is the location's error pages, bandwidth, mirror and logs.
+	Response *Response
 }
 
 // Location returns the settings of the location r chose.
 func (r Result) Location() Location {
 	switch {
 	case r.Route != nil:
-		return Location{Policy: r.Route.Policy, CORS: r.Route.CORS, Auth: r.Route.Auth, Rewrite: r.Route.Rewrite}
+		return Location{Policy: r.Route.Policy, CORS: r.Route.CORS, Auth: r.Route.Auth, Rewrite: r.Route.Rewrite, Response: r.Route.Response}
 	case r.Host != nil:
 		h := r.Host
-		return Location{Policy: h.FallbackPolicy, CORS: h.FallbackCORS, Auth: h.FallbackAuth, Rewrite: h.FallbackRewrite}
+		return Location{Policy: h.FallbackPolicy, CORS: h.FallbackCORS, Auth: h.FallbackAuth, Rewrite: h.FallbackRewrite, Response: h.FallbackResponse}
 	}
 	return Location{}
 }

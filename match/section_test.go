@@ -134,12 +134,14 @@ func sectionSpec(t *testing.T) Spec {
 	shop := &VirtualHost{
 		Name: "shop.example.com", TLS: true, SSLRedirect: true, PreserveTrailingSlash: true,
 		Fallback: web, FallbackPolicy: policy(), FallbackCORS: cors(), FallbackAuth: auth(),
-		FallbackRewrite: &Rewrite{Host: "internal.example"},
-		Actions:         &HostActions{Aliases: []string{"store.example.com"}, AppRoot: "/app", Fallback: &Redirect{Code: 308, URL: "https://new.example/"}},
+		FallbackRewrite:  &Rewrite{Host: "internal.example"},
+		FallbackResponse: &Response{ErrorCodes: []int{404, 503}, ErrorBackend: web, NoAccessLog: true},
+		Actions:          &HostActions{Aliases: []string{"store.example.com"}, AppRoot: "/app", Fallback: &Redirect{Code: 308, URL: "https://new.example/"}},
 		Routes: []*Route{
 			{Type: Prefix, Path: "/api", Backend: api, Order: 1, SSLRedirect: true, PreserveTrailingSlash: true,
 				Extensions: NewExtensions(map[string]string{"example.com/team": "a"}),
-				Rewrite:    &Rewrite{Host: "api.internal"}, Policy: policy(), CORS: cors(), Auth: auth()},
+				Rewrite:    &Rewrite{Host: "api.internal"}, Policy: policy(), CORS: cors(), Auth: auth(),
+				Response: &Response{LimitRate: 1024, Mirror: &Mirror{Target: "http://mirror.internal$request_uri", Host: "mirror.internal"}}},
 			{Type: Exact, Path: "/old", Backend: web, Order: 2, Redirect: &Redirect{Code: 301, URL: "https://new.example/"}},
 		},
 	}
@@ -261,6 +263,15 @@ var sectionChanges = []struct {
 	{section: "auth", field: "VirtualHost.FallbackAuth", change: "auth URL", mutate: func(s Spec) {
 		specHost(s, shop).FallbackAuth.External.URL = urltemplate.AuthURL{Raw: "http://auth/verify"}
 	}},
+	{section: "response", field: "Route.Response", change: "limit rate", mutate: func(s Spec) { specRoute(s, "/api").Response.LimitRate = 2048 }},
+	{section: "response", field: "Route.Response", change: "rate after", mutate: func(s Spec) { specRoute(s, "/api").Response.LimitRateAfter = 1 }},
+	{section: "response", field: "Route.Response", change: "mirror host", mutate: func(s Spec) { specRoute(s, "/api").Response.Mirror.Host = "m2.internal" }},
+	{section: "response", field: "Route.Response", change: "mirror body", mutate: func(s Spec) { specRoute(s, "/api").Response.Mirror.NoBody = true }},
+	{section: "response", field: "Route.Response", change: "rewrite log", mutate: func(s Spec) { specRoute(s, "/api").Response.RewriteLog = true }},
+	{section: "response", field: "VirtualHost.FallbackResponse", change: "codes", mutate: func(s Spec) { specHost(s, shop).FallbackResponse.ErrorCodes = []int{404} }},
+	{section: "response", field: "VirtualHost.FallbackResponse", change: "error backend", mutate: func(s Spec) { specHost(s, shop).FallbackResponse.ErrorBackend = nil }},
+	{section: "response", field: "VirtualHost.FallbackResponse", change: "access log", mutate: func(s Spec) { specHost(s, shop).FallbackResponse.NoAccessLog = false }},
+	{section: "response", field: "VirtualHost.FallbackResponse", change: "none", mutate: func(s Spec) { specHost(s, shop).FallbackResponse = nil }},
 	{section: "auth", field: "VirtualHost.FallbackAuth", change: "none", mutate: func(s Spec) { specHost(s, shop).FallbackAuth = nil }},
 }
 

@@ -211,6 +211,9 @@ type Route struct {
 	// authentication (cors.go, auth.go); nil when the Ingress sets none.
 	CORS *CORS
 	Auth *Auth
+	// Response is the declaring Ingress's error pages, response
+	// bandwidth, mirror and logging (response.go); nil for none.
+	Response *Response
 }
 
 // VirtualHost is everything served under one host name.
@@ -256,6 +259,10 @@ type VirtualHost struct {
 	FallbackCORS    *CORS
 	FallbackAuth    *Auth
 	FallbackRewrite *Rewrite
+	// FallbackResponse is that Ingress's Response (error pages, bandwidth,
+	// mirror, logging), or the global error pages' for a host no Ingress
+	// sets it for.
+	FallbackResponse *Response
 
 	// regex holds the Regex routes in controller order, built by New;
 	// the Exact and Prefix index lives in the Table (see index.go).

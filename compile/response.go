@@ -158,10 +158,15 @@ func applyMirrorBody(v *annotationValues, key, value string) error {
 func (b *builder) applyResponses() {
 	for _, v := range b.vhostOrder {
 		for _, r := range v.vh.Routes {
-			r.Response = b.responseOf(b.ingressOf(r.Source))
+			ing := b.ingressOf(r.Source)
+			r.Response = b.responseOf(ing)
+			r.Rewrite = b.expandRouteVhost(ing, r.Rewrite, r.Source.Field)
 		}
 		if v.vh.Fallback != nil || v.settingsFrom != nil {
 			v.vh.FallbackResponse = b.responseOf(v.settingsFrom)
+		}
+		if ing := v.settingsFrom; ing != nil {
+			v.vh.FallbackRewrite = b.expandRouteVhost(ing, v.vh.FallbackRewrite, defaultBackendField)
 		}
 	}
 }

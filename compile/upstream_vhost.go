@@ -110,7 +110,7 @@ func (b *builder) expandRouteVhost(ing *ingress, rw *match.Rewrite, field string
 	if err != nil && (field != defaultBackendField || ing.obj.Spec.DefaultBackend != nil) {
 		key := ing.ann.rewrite.vhostKey
 		b.warn(AnnotationRejected, ing.ref(), annotationField(key),
-			key+" "+strconv.Quote(tmpl)+" expands to "+strconv.Quote(h)+" for "+field+", which is no Host header; there the backend receives the client's Host")
+			key+" "+strconv.Quote(tmpl)+" expands to "+strconv.Quote(h)+" for "+field+", which is no Host header; not applied to that path, whose backend receives the client's Host")
 	}
 	if err != nil {
 		spec.Host = ""

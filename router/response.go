@@ -295,7 +295,12 @@ func (r *Router) errorPageExchange(s *requestState, x *exchange, code int, be *m
 			port = strconv.Itoa(int(ob.Port))
 		}
 	}
-	set := func(k, v string) { out.Header[k] = []string{v} }
+	set := func(k, v string) {
+		// nginx sends no header whose proxy_set_header value is empty.
+		if v != "" {
+			out.Header[k] = []string{v}
+		}
+	}
 	set("X-Code", strconv.Itoa(code))
 	set("X-Format", req.Header.Get("Accept"))
 	set("X-Original-Uri", receivedTarget(req))

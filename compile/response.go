@@ -156,6 +156,9 @@ func applyMirrorBody(v *annotationValues, key, value string) error {
 // error_page directives at the http level reach every location that has
 // none of its own.
 func (b *builder) applyResponses() {
+	if !b.anyResponse() {
+		return // most tables: no walk, and no index of Ingresses by name
+	}
 	for _, v := range b.vhostOrder {
 		for _, r := range v.vh.Routes {
 			ing := b.ingressOf(r.Source)
@@ -169,6 +172,23 @@ func (b *builder) applyResponses() {
 			v.vh.FallbackRewrite = b.expandRouteVhost(ing, v.vh.FallbackRewrite, defaultBackendField)
 		}
 	}
+}
+
+// anyResponse reports whether some location has a Response or an
+// upstream-vhost with build-time variables.
+func (b *builder) anyResponse() bool {
+	if len(b.globalCodes()) > 0 {
+		return true
+	}
+	for _, ing := range b.ingresses {
+		if ing.ann.response != nil {
+			return true
+		}
+		if h := ing.ann.rewrite.vhost; strings.IndexByte(h, '$') >= 0 && sampleVhost(h) != h {
+			return true
+		}
+	}
+	return false
 }
 
 // responseOf builds ing's Response once; nil ing is a location no

@@ -724,9 +724,13 @@
 // Ingress's own Exact and Prefix paths case-insensitive patterns, nothing
 // more.
 //
-// Not yet: for default-backend, the X-Code: 503 and related headers
-// ingress-nginx adds when the default Service stands in for one without
-// endpoints are not sent (§19); its use with custom-http-errors is §11.8.
+// When default-backend's Service stands in for a path's own (without
+// endpoints), the request carries what ingress-nginx sends a custom default
+// backend: X-Code: 503, X-Format (the client's Accept), X-Namespace,
+// X-Ingress-Name, X-Service-Name and X-Service-Port (the Service and port
+// the path declares), replacing the client's, an empty one left out; the
+// table shows "default-backend for <service>:<port>" under the route. Its
+// use with custom-http-errors is §11.8.
 //
 // # 11.2 Canary
 //
@@ -1638,12 +1642,10 @@
 //     ingress-nginx's store there, so it gets no status; here it stays
 //     claimed and gets status, so that its warning reaches it as an Event
 //     (documented).
-//   - default-backend: there the request to the default Service carries
-//     X-Code: 503, X-Format, X-Namespace, X-Ingress-Name, X-Service-Name,
-//     X-Service-Port and X-Request-ID, and is balanced as the original
-//     upstream; here it is forwarded like any request, balanced as the
-//     default Service's backend (documented; see §11.1, Not yet). With
-//     custom-http-errors both send those headers (§11.8).
+//   - default-backend standing in for a Service without endpoints: the
+//     request is balanced as the original upstream there; as the default
+//     Service's backend here. Both send it X-Code: 503 and the related
+//     headers (documented, §11.1).
 //   - custom-http-errors: nginx's error_page replaces a listed status
 //     whoever made it in the location, its own 401, 403, 413 and 503 (a
 //     rate limit, an upstream without endpoints) included; here the

@@ -162,11 +162,14 @@ func (b *builder) applyResponses() {
 	for _, v := range b.vhostOrder {
 		for _, r := range v.vh.Routes {
 			ing := b.ingressOf(r.Source)
-			r.Response = b.responseOf(ing)
+			r.Response = b.standIn(ing, b.responseOf(ing), r.Backend, r.Source.Field)
 			r.Rewrite = b.expandRouteVhost(ing, r.Rewrite, r.Source.Field)
 		}
 		if v.vh.Fallback != nil || v.settingsFrom != nil {
 			v.vh.FallbackResponse = b.responseOf(v.settingsFrom)
+			if src := v.vh.FallbackSource; v.settingsFrom != nil && b.ingressOf(src) == v.settingsFrom {
+				v.vh.FallbackResponse = b.standIn(v.settingsFrom, v.vh.FallbackResponse, v.vh.Fallback, src.Field)
+			}
 		}
 		if ing := v.settingsFrom; ing != nil {
 			v.vh.FallbackRewrite = b.expandRouteVhost(ing, v.vh.FallbackRewrite, defaultBackendField)
@@ -181,7 +184,7 @@ func (b *builder) anyResponse() bool {
 		return true
 	}
 	for _, ing := range b.ingresses {
-		if ing.ann.response != nil {
+		if ing.ann.response != nil || ing.redirectAnns().defaultService != "" {
 			return true
 		}
 		if h := ing.ann.rewrite.vhost; strings.IndexByte(h, '$') >= 0 && sampleVhost(h) != h {
@@ -228,6 +231,31 @@ func (b *builder) responseOf(ing *ingress) *match.Response {
 		panic("compile: response of Ingress " + ing.key + ": " + err.Error())
 	}
 	rv.built = out
+	return out
+}
+
+// standIn gives a route whose Ingress's default-backend Service answers
+// in place of its own (applyDefaultBackendAnnotation) a Response of its
+// own that says so; rp is the Ingress's. ingress-nginx then sends the
+// default Service X-Code: 503 and the Service the path names.
+func (b *builder) standIn(ing *ingress, rp *match.Response, be *match.Backend, field string) *match.Response {
+	if ing == nil || be == nil {
+		return rp
+	}
+	def := ing.redirectAnns().defaultService
+	svc, port := declaredService(ing.obj, field)
+	if def == "" || be.Namespace != ing.obj.Namespace || be.Name != def || svc == def || svc == "" {
+		return rp
+	}
+	spec := match.Response{}
+	if rp != nil {
+		spec = *rp
+	}
+	spec.StandIn = &match.StandIn{Service: svc, Port: port}
+	out, err := match.NewResponse(spec)
+	if err != nil {
+		panic("compile: response of Ingress " + ing.key + ": " + err.Error()) // rp was made by NewResponse
+	}
 	return out
 }
 

@@ -43,8 +43,20 @@ type Response struct {
 	// RewriteLog: the location's rewrites are logged
 	// (enable-rewrite-log: "true").
 	RewriteLog bool
+	// StandIn is set on a route whose own Service has no endpoints and
+	// whose Ingress's default-backend Service answers in its place: the
+	// request carries X-Code: 503, X-Format, X-Namespace, X-Ingress-Name,
+	// X-Service-Name and X-Service-Port as ingress-nginx sends them to a
+	// custom default backend, the last two naming StandIn's Service and
+	// port as the path declares them; nil otherwise.
+	StandIn *StandIn
 
 	ready bool
+}
+
+// StandIn names the Service a default-backend stands in for.
+type StandIn struct {
+	Service, Port string
 }
 
 // Intercepts reports whether a backend answer of status is replaced.
@@ -302,6 +314,9 @@ func responseLine(b *strings.Builder, r *Response) {
 	if r.RewriteLog {
 		parts = append(parts, "rewrite-log on")
 	}
+	if s := r.StandIn; s != nil {
+		parts = append(parts, "default-backend for "+quoteText(s.Service+":"+s.Port, false)+" (X-Code 503)")
+	}
 	if len(parts) > 0 {
 		b.WriteString("    " + strings.Join(parts, "; ") + "\n")
 	}
@@ -328,6 +343,11 @@ func (e *encoder) response(r *Response) {
 	}
 	e.flag(r.NoAccessLog)
 	e.flag(r.RewriteLog)
+	e.flag(r.StandIn != nil)
+	if s := r.StandIn; s != nil {
+		e.str(s.Service)
+		e.str(s.Port)
+	}
 }
 
 // prepareResponse prepares a Response written as a literal (NewResponse).

@@ -45,6 +45,9 @@ const maxErrorPage = 1 << 20
 // exchange x: the mirrored copy, sent now, and the writer that intercepts
 // the listed statuses and paces the body.
 func (r *Router) startResponse(s *requestState, x *exchange, rp *match.Response) {
+	if rp.StandIn != nil {
+		standInHeaders(s, rp.StandIn)
+	}
 	if rp.Mirror != nil {
 		r.mirror(s, rp.Mirror)
 	}
@@ -64,6 +67,31 @@ func (r *Router) startResponse(s *requestState, x *exchange, rp *match.Response)
 		rw.codes = rp
 	}
 	x.w = rw
+}
+
+// standInHeaders tells a default-backend Service standing in for a route's
+// own (without endpoints) what ingress-nginx tells it (nginx.tmpl: the
+// proxy_set_header lines of a custom-default-backend- location): X-Code
+// 503, X-Format, X-Namespace, X-Ingress-Name, X-Service-Name and
+// X-Service-Port, replacing the client's; an empty value is not sent.
+// X-Request-ID is forwarded as on every request. They are set on the
+// request before the mirror may read it.
+func standInHeaders(s *requestState, si *match.StandIn) {
+	h := s.req.Header
+	ns, ing := "", ""
+	if src := s.d.src; src != nil {
+		ns, ing = src.Namespace, src.Name
+	}
+	for _, kv := range [...][2]string{
+		{"X-Code", "503"}, {"X-Format", h.Get("Accept")}, {"X-Namespace", ns}, {"X-Ingress-Name", ing},
+		{"X-Service-Name", si.Service}, {"X-Service-Port", si.Port},
+	} {
+		if kv[1] == "" {
+			delete(h, kv[0])
+		} else {
+			h[kv[0]] = []string{kv[1]}
+		}
+	}
 }
 
 // endResponse serves an intercepted status once the exchange is over: the

@@ -267,6 +267,7 @@ var sectionChanges = []struct {
 	{section: "response", field: "Route.Response", change: "rate after", mutate: func(s Spec) { specRoute(s, "/api").Response.LimitRateAfter = 1 }},
 	{section: "response", field: "Route.Response", change: "mirror host", mutate: func(s Spec) { specRoute(s, "/api").Response.Mirror.Host = "m2.internal" }},
 	{section: "response", field: "Route.Response", change: "mirror body", mutate: func(s Spec) { specRoute(s, "/api").Response.Mirror.NoBody = true }},
+	{section: "response", field: "Route.Response", change: "stand-in", mutate: func(s Spec) { specRoute(s, "/api").Response.StandIn = &StandIn{Service: "old", Port: "80"} }},
 	{section: "response", field: "Route.Response", change: "rewrite log", mutate: func(s Spec) { specRoute(s, "/api").Response.RewriteLog = true }},
 	{section: "response", field: "VirtualHost.FallbackResponse", change: "codes", mutate: func(s Spec) { specHost(s, shop).FallbackResponse.ErrorCodes = []int{404} }},
 	{section: "response", field: "VirtualHost.FallbackResponse", change: "error backend", mutate: func(s Spec) { specHost(s, shop).FallbackResponse.ErrorBackend = nil }},

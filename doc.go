@@ -706,7 +706,15 @@
 //
 // upstream-vhost is the Host header the backend receives (a host name or
 // address with an optional port); X-Forwarded-Host still carries the
-// client's. x-forwarded-prefix sets X-Forwarded-Prefix, replacing the
+// client's. With nginx.ingress.kubernetes.io/ it may use the variables
+// ingress-nginx sets in every location: $namespace, $service_name and
+// $service_port (the Service and port as the path declares them, the
+// port's number or else its name; for the host's default location,
+// spec.defaultBackend's), expanded route by route when the table is built,
+// and $host, the request's host in lower case without its port, expanded
+// per request. A value that is no Host header once expanded (a port name
+// after ':') is AnnotationRejected for that path; any other variable is
+// AnnotationRejected. x-forwarded-prefix sets X-Forwarded-Prefix, replacing the
 // client's, and may use the same captures as rewrite-target; with
 // nginx.ingress.kubernetes.io/ it takes effect only on paths rewrite-target
 // rewrites, as ingress-nginx's template sets it only together with the
@@ -716,10 +724,13 @@
 // Ingress's own Exact and Prefix paths case-insensitive patterns, nothing
 // more.
 //
-// Not yet: for default-backend, the X-Code and related headers
-// ingress-nginx adds for the default Service, and its use with
-// custom-http-errors, are not built: only the no-endpoint fallback is
-// (§19).
+// When default-backend's Service stands in for a path's own (without
+// endpoints), the request carries what ingress-nginx sends a custom default
+// backend: X-Code: 503, X-Format (the client's Accept), X-Namespace,
+// X-Ingress-Name, X-Service-Name and X-Service-Port (the Service and port
+// the path declares), replacing the client's, an empty one left out; the
+// table shows "default-backend for <service>:<port>" under the route. Its
+// use with custom-http-errors is §11.8.
 //
 // # 11.2 Canary
 //
@@ -1038,6 +1049,66 @@
 // ramjet cannot run); it warns as above and has no effect. The auth-tls-*
 // client certificate set is §12's.
 //
+// # 11.8 Response
+//
+// What a location does around its backend's answer, per location like
+// §11.4 to §11.7 (match.Route.Response, the fallback's
+// match.VirtualHost.FallbackResponse), each in the table rendering and the
+// digest:
+//
+//   - custom-http-errors: a comma-separated list of statuses from 400 to
+//     599 (spaces ignored, repeats dropped; any other value is
+//     AnnotationRejected and the global list applies). compile.Options
+//     CustomHTTPErrors, the ConfigMap key of that name (300 to 599), is the
+//     list of every location without its own. A listed status from the
+//     backend, or from the router's own answers to a failed exchange (502,
+//     504), is replaced as nginx's proxy_intercept_errors
+//     with error_page code = @custom_... replaces it: the backend's head
+//     and body are dropped and the client gets the error backend's answer,
+//     status included ("NGINX does not change the response from the custom
+//     default backend"), with the location's CORS, HSTS and request-ID
+//     headers set again. The error backend is the Ingress's default-backend
+//     Service (its first port), else the global default backend (listed in
+//     the table for it); it receives the client's method and headers, the
+//     URI "/" with the client's query, the client's Host, and X-Code,
+//     X-Format (the client's Accept), X-Original-URI, X-Namespace,
+//     X-Ingress-Name, X-Service-Name, X-Service-Port, X-Request-ID and
+//     X-Forwarded-For, a header whose value would be empty left out, as
+//     nginx's proxy_set_header does. Without a default backend the answer
+//     is the 404 of ingress-nginx's built-in one; one without endpoints
+//     answers 503, one that fails 502 (router.ReasonErrorPage). gRPC
+//     backends are never intercepted (grpc_pass has its own switch).
+//     disable-proxy-intercept-errors: "true" turns interception off for the
+//     location.
+//   - limit-rate and limit-rate-after: whole kilobytes (strconv.Atoi, times
+//     1024, as ingress-nginx writes "<n>k"; zero or less is none, anything
+//     else AnnotationRejected). Per request, as nginx's limit_rate: by t
+//     seconds after the request came, at most limit-rate-after +
+//     limit-rate × (t + 1 s) body bytes have been sent.
+//   - mirror-target (an http or https URL; the path may use $request_uri,
+//     $uri, $args, $query_string, $is_args, $host and $scheme),
+//     mirror-request-body ("on", the default, or "off") and mirror-host
+//     (the copy's Host; by default the target's host name): a copy of each
+//     request is sent, with the client's method, headers and body, on a
+//     goroutine of its own; its answer is read and ignored, and the real
+//     request neither waits for it nor fails with it. A target without
+//     variables follows proxy_pass: with no path the copy's path is the
+//     subrequest's, "/_mirror-<Ingress UID>", else that path; the client's
+//     query follows either. At most router.MirrorInFlight copies are in
+//     flight per Router; one more is dropped and counted
+//     (router.Stats.MirrorsDropped), as is one whose body is not held in
+//     memory. A target ramjet cannot serve (a variable in its host, another
+//     variable, no scheme) is AnnotationRejected and nothing is mirrored.
+//   - enable-access-log: "false" marks the location's records
+//     (router.Record.NoAccessLog), which the example controller's access
+//     log skips; metrics still count them. enable-rewrite-log: "true" logs
+//     each rewrite-target rewrite on the router's log at debug level. A
+//     value that is no boolean keeps the default, AnnotationRejected.
+//
+// Mirroring costs the request one allocation (its goroutine); a location
+// without any of these costs a request nothing (BenchmarkHandler,
+// BenchmarkMirror).
+//
 // # 12. TLS
 //
 //   - spec.tls[].secretName must name a kubernetes.io/tls Secret in the
@@ -1321,6 +1392,11 @@
 //     allows.
 //   - WebSocket and other Upgrade requests are tunnelled once the backend
 //     answers 101. Responses of unknown length are flushed as they arrive.
+//   - A location's Response (§11.8) acts around the exchange: a listed
+//     status is replaced by the error backend's answer once the backend's
+//     answer is over (its body read and dropped), a bandwidth limit paces
+//     the body, and a mirrored copy leaves before the request is proxied,
+//     on its own goroutine, never delaying or failing it.
 //   - router.Options.Transport replaces every upstream transport, HTTP
 //     backends' own pool included; router.DefaultTransport(o) is the
 //     default set (timeouts, h2c for GRPC, HTTP/2 for GRPCS, byte-exact
@@ -1511,7 +1587,8 @@
 //     proxyBodySize in nginx's size syntax, proxyRealIPCIDR as a list of
 //     ranges or addresses, hsts, hstsMaxAge, hstsIncludeSubdomains,
 //     hstsPreload, defaultSSLCertificate, globalAuth: the global-auth-*
-//     keys as compile.GlobalAuth names them); objects (manifests,
+//     keys as compile.GlobalAuth names them, customHTTPErrors as the
+//     ConfigMap key writes it); objects (manifests,
 //     inline, or include: a manifest file or folder relative to the case
 //     file); warnings (the exact list the objects compile to, in order:
 //     reason, object, field); requests.
@@ -1536,7 +1613,9 @@
 //     certificate verifies for this name); distinctEndpoints (over the
 //     repeats); services (requests per backend ID over the repeats, exact
 //     under a weighted rotation; a backend not listed must not receive
-//     any).
+//     any); errorPage (the error backend of an intercepted status, §11.8:
+//     its service and requestHeaders as above); accessLogged (whether the
+//     record asks for an access log line, §11.8).
 //
 // expect.service names the Service that did receive the request, never
 // one that would have: a request the router answers itself reached none,
@@ -1548,7 +1627,11 @@
 //
 // Requests go through the real handler, built as net/http's server would
 // hand them over, with a transport that records which endpoint was chosen
-// and what it received. The router's external-auth subrequests (auth-url,
+// and what it received. It answers 200, or the status a request's
+// X-Routertest-Status header names unless the request asks for an error
+// page (carries X-Code); error page requests are kept apart for
+// expect.errorPage, and mirrored copies (§11.8) are answered and not
+// recorded. The router's external-auth subrequests (auth-url,
 // §11.7) go to a stand-in that answers like httpbin, whatever the host:
 // /status/<code>, /basic-auth/<user>/<password> (401 with a challenge
 // unless the request carries those credentials) and
@@ -1695,17 +1778,40 @@
 //     ingress-nginx's store there, so it gets no status; here it stays
 //     claimed and gets status, so that its warning reaches it as an Event
 //     (documented).
-//   - default-backend: there the request to the default Service carries
-//     X-Code: 503, X-Format, X-Namespace, X-Ingress-Name, X-Service-Name,
-//     X-Service-Port and X-Request-ID, and is balanced as the original
-//     upstream; here it is forwarded like any request, balanced as the
-//     default Service's backend (documented; see §11.1, Not yet).
+//   - default-backend standing in for a Service without endpoints: the
+//     request is balanced as the original upstream there; as the default
+//     Service's backend here. Both send it X-Code: 503 and the related
+//     headers (documented, §11.1).
+//   - custom-http-errors: nginx's error_page replaces a listed status
+//     whoever made it in the location, its own 401, 403, 413 and 503 (a
+//     rate limit, an upstream without endpoints) included; here the
+//     backend's answers and the router's answers to a failed exchange
+//     (502, 504), not the answers of the steps before it, nor the 503 of
+//     a backend without endpoints (documented, §11.8). The request to the
+//     error backend: the client's body re-sent there, none here; a port the
+//     path names by name is X-Service-Port's value there, the Service
+//     port's number here (documented).
+//   - mirror-target: every copy is sent there, as a subrequest with the
+//     body nginx buffered; here at most router.MirrorInFlight copies are
+//     in flight per Router and a body held in a temporary file or streamed
+//     to the backend is not mirrored, the copy dropped and counted
+//     (router.Stats.MirrorsDropped). A target ingress-nginx's validator
+//     refuses still leaves a mirror directive there, whose subrequest goes
+//     to the server's own locations; here nothing is mirrored
+//     (AnnotationRejected).
+//   - limit-rate: in effect there only with proxy-buffering on, as its
+//     documentation says; here always. The ConfigMap's limit-rate and
+//     limit-rate-after defaults are not read (documented, §11.8).
+//   - enable-rewrite-log: every rewrite at notice level in nginx's error
+//     log there; here rewrite-target's rewrites at debug level on the
+//     router's log (documented).
 //   - upstream-vhost or x-forwarded-prefix with a value ingress-nginx's
 //     validator refuses (a space, say): the whole Ingress is not served
 //     there; here only the annotation is dropped (AnnotationRejected).
 //   - nginx variables in rewrite-target, upstream-vhost or
 //     x-forwarded-prefix: any is expanded there; here only $1 to $9,
-//     $scheme and $host in a target or prefix, and none in upstream-vhost;
+//     $scheme and $host in a target or prefix, and $namespace,
+//     $service_name, $service_port and $host in upstream-vhost (§11.1);
 //     the others are rejected (AnnotationRejected).
 //   - A rewrite-target that does not begin with "/" (such as "$1"): the
 //     rewritten URI is sent as is there, which is no path when the capture

@@ -65,6 +65,9 @@ type annotationValues struct {
 
 	// access holds CORS and authentication (cors.go, auth.go).
 	access accessAnnotations
+	// response holds the error page, bandwidth, mirror and log
+	// annotations (response.go); nil when the Ingress sets none.
+	response *responseValues
 }
 
 // The larger annotation areas are held by pointer and made on first
@@ -110,8 +113,6 @@ var knownAnnotations = map[string]annotationSpec{
 	// moving traffic (Warning.Severity).
 	"configuration-snippet": {},
 	"server-snippet":        {},
-	"custom-http-errors":    {},
-	"mirror-target":         {},
 }
 
 // registerAnnotations adds the keys of one area (routing, canary, policy)

@@ -76,6 +76,7 @@ var buildSteps = []func(*builder){
 	(*builder).applyHostActions,           // §11.1: redirects, app-root, aliases, www twins
 	(*builder).applyFallbackSettings,      // §6: each host's fallback location settings (§12 redirects, policies)
 	(*builder).applyTLSEnds,               // §11, §12: backend TLS, client certificates, passthrough
+	(*builder).applyResponses,             // §11: error pages, bandwidth, mirror, logs of every location
 	(*builder).assemble,                   // match.New: the table and its digest (§15)
 }
 
@@ -162,6 +163,8 @@ type builder struct {
 	// Backends in creation order, and the global default's resolution.
 	backendList []*backendInfo
 	global      *resolution
+	// globalResp is the Response of locations without their own (response.go).
+	globalResp *match.Response
 
 	// TLS results: certificates oldest first, and every valid host listed
 	// under a claimed Ingress's spec.tls, sorted.

@@ -58,6 +58,7 @@ func TestEveryLocationFeatureReachesRoutesAndFallbacks(t *testing.T) {
 			"nginx.ingress.kubernetes.io/preserve-trailing-slash", "true",
 			"nginx.ingress.kubernetes.io/permanent-redirect", "https://elsewhere.example.com/",
 			"nginx.ingress.kubernetes.io/proxy-ssl-secret", "prod/upstream-ca",
+			"nginx.ingress.kubernetes.io/limit-rate", "100",
 			"example.com/team", "shop",
 		))
 	upstreamCA := mkSecret("prod", "upstream-ca", "a")

@@ -116,6 +116,11 @@ type Options struct {
 	// (ingress-nginx's --enable-ssl-passthrough); off, it warns and the
 	// host's TLS is terminated as any other's.
 	EnableSSLPassthrough bool
+	// CustomHTTPErrors are the backend statuses every location without
+	// its own custom-http-errors replaces with the global default
+	// backend's answer (the ConfigMap key custom-http-errors; see
+	// ParseHTTPErrors); each from 300 to 599.
+	CustomHTTPErrors []int
 }
 
 // Validate reports the first malformed option, naming it.
@@ -137,6 +142,11 @@ func (o Options) Validate() error {
 	}
 	if _, err := o.GlobalAuth.external(); err != nil {
 		return fmt.Errorf("option %w", err)
+	}
+	for _, c := range o.CustomHTTPErrors {
+		if c < 300 || c > 599 {
+			return fmt.Errorf("option custom-http-errors: %d is not a status code from 300 to 599", c)
+		}
 	}
 	return o.validateExtensionPrefixes()
 }

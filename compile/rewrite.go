@@ -105,12 +105,12 @@ func applyUpstreamVhost(v *annotationValues, key, value string) error {
 			return errors.New(key + " " + strconv.Quote(value) +
 				" has a character ingress-nginx does not accept there; not applied (ingress-nginx would not serve the Ingress at all)")
 		}
-		if strings.Contains(h, "$") {
+		if v := unsupportedVhostVar(h); v != "" {
 			return errors.New(key + " " + strconv.Quote(value) +
-				": nginx variables in upstream-vhost are not supported by ramjet, only a literal host with an optional port; not applied, the backend receives the client's Host")
+				": the nginx variable " + v + " is not expanded by ramjet in upstream-vhost, only $service_name, $namespace, $service_port and $host; not applied, the backend receives the client's Host")
 		}
 	}
-	if _, err := match.NewRewrite(match.Rewrite{Host: h}); err != nil {
+	if _, err := match.NewRewrite(match.Rewrite{Host: sampleVhost(h)}); err != nil {
 		return errors.New(key + ": " + err.Error() + "; not applied, the backend receives the client's Host")
 	}
 	v.rewrite.vhost, v.rewrite.vhostKey = h, key
@@ -333,7 +333,7 @@ func (b *builder) fallbackRewrite(ing *ingress) *match.Rewrite {
 	if rv.vhost == "" {
 		return nil
 	}
-	rw, err := match.NewRewrite(match.Rewrite{Host: rv.vhost})
+	rw, err := match.NewRewrite(match.Rewrite{Host: sampleVhost(rv.vhost)}) // expandRouteVhost expands it
 	if err != nil {
 		return nil // the value parsed when read
 	}
@@ -351,7 +351,7 @@ func (b *builder) routeRewrite(ing *ingress, path string) *match.Rewrite {
 		return rv.built[i]
 	}
 	rv.builtDone[i] = true
-	spec := match.Rewrite{Host: rv.vhost}
+	spec := match.Rewrite{Host: sampleVhost(rv.vhost)} // expandRouteVhost expands it
 	if withTarget {
 		spec.Target, spec.Syntax = rv.target, syntaxOf(rv.targetKey)
 	}

@@ -26,6 +26,8 @@ type Location struct {
 	Rewrite *Rewrite
 	// BackendTLS is the route's, else the host's (proxy-ssl-*).
 	BackendTLS *BackendTLS
+	// Response is the location's error pages, bandwidth, mirror and logs.
+	Response *Response
 }
 
 // Location returns the settings of the location r chose.
@@ -36,10 +38,10 @@ func (r Result) Location() Location {
 		if bt == nil && r.Host != nil {
 			bt = r.Host.FallbackBackendTLS
 		}
-		return Location{Policy: r.Route.Policy, CORS: r.Route.CORS, Auth: r.Route.Auth, Rewrite: r.Route.Rewrite, BackendTLS: bt}
+		return Location{Policy: r.Route.Policy, CORS: r.Route.CORS, Auth: r.Route.Auth, Rewrite: r.Route.Rewrite, BackendTLS: bt, Response: r.Route.Response}
 	case r.Host != nil:
 		h := r.Host
-		return Location{Policy: h.FallbackPolicy, CORS: h.FallbackCORS, Auth: h.FallbackAuth, Rewrite: h.FallbackRewrite, BackendTLS: h.FallbackBackendTLS}
+		return Location{Policy: h.FallbackPolicy, CORS: h.FallbackCORS, Auth: h.FallbackAuth, Rewrite: h.FallbackRewrite, BackendTLS: h.FallbackBackendTLS, Response: h.FallbackResponse}
 	}
 	return Location{}
 }

@@ -89,13 +89,16 @@ func (p *preparer) host(vh *VirtualHost) error {
 	if err := p.preparePolicy(&vh.FallbackPolicy); err != nil {
 		return fail(nil, "FallbackPolicy", err)
 	}
+	if err := p.prepareResponse(&vh.FallbackResponse); err != nil {
+		return fail(nil, "FallbackResponse", err)
+	}
 	if a := vh.Actions; a != nil {
 		if err := checkRedirect(a.Fallback); err != nil {
 			return fail(nil, "Actions.Fallback", err)
 		}
 	}
 	for _, r := range vh.Routes {
-		if r.CORS == nil && r.Auth == nil && r.Rewrite == nil && r.Policy == nil && r.Redirect == nil && r.Type != Regex {
+		if r.CORS == nil && r.Auth == nil && r.Rewrite == nil && r.Policy == nil && r.Redirect == nil && r.Response == nil && r.Type != Regex {
 			continue // nothing to prepare: most routes, checked without a call
 		}
 		p.prepareCORS(&r.CORS)
@@ -107,6 +110,9 @@ func (p *preparer) host(vh *VirtualHost) error {
 		}
 		if err := p.preparePolicy(&r.Policy); err != nil {
 			return fail(r, "Policy", err)
+		}
+		if err := p.prepareResponse(&r.Response); err != nil {
+			return fail(r, "Response", err)
 		}
 		if err := checkRedirect(r.Redirect); err != nil {
 			return fail(r, "Redirect", err)

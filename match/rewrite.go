@@ -18,7 +18,8 @@ type Rewrite struct {
 	// Syntax is how Target and ForwardedPrefix refer to captures.
 	Syntax RewriteSyntax
 	// Host is the Host header the backend receives (upstream-vhost); ""
-	// keeps the client's.
+	// keeps the client's. It may use $host (or ${host}), the request's
+	// host as nginx's $host is: lower case, without the port.
 	Host string
 	// ForwardedPrefix is the X-Forwarded-Prefix header the backend receives
 	// when ForwardedPrefixSet (x-forwarded-prefix); it may refer to
@@ -29,6 +30,7 @@ type Rewrite struct {
 	target   urltemplate.Rewrite
 	prefix   urltemplate.Rewrite
 	redirect bool // Target is an absolute URL: the answer is a 302 to it
+	hostVar  bool // Host uses $host
 	// ready: NewRewrite checked the fields and parsed the templates; New
 	// prepares a Rewrite written as a literal the same way.
 	ready bool
@@ -100,11 +102,62 @@ func NewRewrite(r Rewrite) (*Rewrite, error) {
 		}
 		out.prefix = t
 	}
-	if r.Host != "" && !urltemplate.ValidHostHeader(r.Host) {
-		return nil, fmt.Errorf("upstream host %q is not a host name or address with an optional port", r.Host)
+	if r.Host != "" {
+		// $host stands for a host name; any other "$" is no host.
+		h, vars := expandHostVar(r.Host, "h")
+		if !urltemplate.ValidHostHeader(h) {
+			return nil, fmt.Errorf("upstream host %q is not a host name or address with an optional port", r.Host)
+		}
+		out.hostVar = vars
 	}
 	out.ready = true
 	return &out, nil
+}
+
+// UpstreamHost is the Host the backend receives for a request to host
+// (normalized, as nginx's $host): Host with $host expanded. It allocates
+// only when Host uses $host.
+func (rw *Rewrite) UpstreamHost(host string) string {
+	if !rw.hostVar {
+		return rw.Host
+	}
+	h, _ := expandHostVar(rw.Host, host)
+	return h
+}
+
+// expandHostVar replaces each $host and ${host} in s with host; a name
+// that only begins with "host" ($hostname) is another variable and stays.
+// It reports whether it replaced any.
+func expandHostVar(s, host string) (string, bool) {
+	if strings.IndexByte(s, '$') < 0 {
+		return s, false
+	}
+	var b strings.Builder
+	found := false
+	for {
+		i := strings.IndexByte(s, '$')
+		if i < 0 {
+			b.WriteString(s)
+			return b.String(), found
+		}
+		b.WriteString(s[:i])
+		rest := s[i:]
+		switch {
+		case strings.HasPrefix(rest, "${host}"):
+			b.WriteString(host)
+			s, found = rest[len("${host}"):], true
+		case strings.HasPrefix(rest, "$host") && (len(rest) == 5 || !isVarByte(rest[5])):
+			b.WriteString(host)
+			s, found = rest[len("$host"):], true
+		default:
+			b.WriteByte('$')
+			s = rest[1:]
+		}
+	}
+}
+
+func isVarByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 // Redirect reports that the target is an absolute URL, which the client is

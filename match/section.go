@@ -44,7 +44,8 @@ var sections = []*section{
 	&corsSection,
 	&authSection,
 	&proxyingSection,
-	&tlsEndsSection, // tlsends.go
+	&tlsEndsSection,  // tlsends.go
+	&responseSection, // response.go
 }
 
 // A digestPart is a share of the digest. One with no tag (the routing

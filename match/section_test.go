@@ -139,12 +139,14 @@ func sectionSpec(t *testing.T) Spec {
 		FallbackBackendTLS: &BackendTLS{Secret: "prod/up", CAs: []*x509.Certificate{{Raw: []byte{1}}}, Verify: true, VerifyDepth: 1},
 		ClientTLS:          &ClientTLS{Secret: "prod/ca", CAs: []*x509.Certificate{{Raw: []byte{2}}}, Verify: VerifyOn, VerifyDepth: 1},
 		Passthrough:        web,
+		FallbackResponse:   &Response{ErrorCodes: []int{404, 503}, ErrorBackend: web, NoAccessLog: true},
 		Actions:            &HostActions{Aliases: []string{"store.example.com"}, AppRoot: "/app", Fallback: &Redirect{Code: 308, URL: "https://new.example/"}},
 		Routes: []*Route{
 			{Type: Prefix, Path: "/api", Backend: api, Order: 1, SSLRedirect: true, PreserveTrailingSlash: true,
 				Extensions: NewExtensions(map[string]string{"example.com/team": "a"}),
 				Rewrite:    &Rewrite{Host: "api.internal"}, Policy: policy(), CORS: cors(), Auth: auth(),
-				BackendTLS: &BackendTLS{Secret: "prod/api-up", Name: "api.internal", ServerName: true}},
+				BackendTLS: &BackendTLS{Secret: "prod/api-up", Name: "api.internal", ServerName: true},
+				Response:   &Response{LimitRate: 1024, Mirror: &Mirror{Target: "http://mirror.internal$request_uri", Host: "mirror.internal"}}},
 			{Type: Exact, Path: "/old", Backend: web, Order: 2, Redirect: &Redirect{Code: 301, URL: "https://new.example/"}},
 		},
 	}
@@ -266,6 +268,16 @@ var sectionChanges = []struct {
 	{section: "auth", field: "VirtualHost.FallbackAuth", change: "auth URL", mutate: func(s Spec) {
 		specHost(s, shop).FallbackAuth.External.URL = urltemplate.AuthURL{Raw: "http://auth/verify"}
 	}},
+	{section: "response", field: "Route.Response", change: "limit rate", mutate: func(s Spec) { specRoute(s, "/api").Response.LimitRate = 2048 }},
+	{section: "response", field: "Route.Response", change: "rate after", mutate: func(s Spec) { specRoute(s, "/api").Response.LimitRateAfter = 1 }},
+	{section: "response", field: "Route.Response", change: "mirror host", mutate: func(s Spec) { specRoute(s, "/api").Response.Mirror.Host = "m2.internal" }},
+	{section: "response", field: "Route.Response", change: "mirror body", mutate: func(s Spec) { specRoute(s, "/api").Response.Mirror.NoBody = true }},
+	{section: "response", field: "Route.Response", change: "stand-in", mutate: func(s Spec) { specRoute(s, "/api").Response.StandIn = &StandIn{Service: "old", Port: "80"} }},
+	{section: "response", field: "Route.Response", change: "rewrite log", mutate: func(s Spec) { specRoute(s, "/api").Response.RewriteLog = true }},
+	{section: "response", field: "VirtualHost.FallbackResponse", change: "codes", mutate: func(s Spec) { specHost(s, shop).FallbackResponse.ErrorCodes = []int{404} }},
+	{section: "response", field: "VirtualHost.FallbackResponse", change: "error backend", mutate: func(s Spec) { specHost(s, shop).FallbackResponse.ErrorBackend = nil }},
+	{section: "response", field: "VirtualHost.FallbackResponse", change: "access log", mutate: func(s Spec) { specHost(s, shop).FallbackResponse.NoAccessLog = false }},
+	{section: "response", field: "VirtualHost.FallbackResponse", change: "none", mutate: func(s Spec) { specHost(s, shop).FallbackResponse = nil }},
 	{section: "auth", field: "VirtualHost.FallbackAuth", change: "none", mutate: func(s Spec) { specHost(s, shop).FallbackAuth = nil }},
 
 	{section: "tls-ends", field: "Route.BackendTLS", change: "no SNI", mutate: func(s Spec) { specRoute(s, "/api").BackendTLS.ServerName = false }},

@@ -214,6 +214,9 @@ type Route struct {
 	// BackendTLS is how the route's HTTPS or GRPCS backend is dialled
 	// (proxy-ssl-*, tlsends.go); nil: the host's, if any.
 	BackendTLS *BackendTLS
+	// Response is the declaring Ingress's error pages, response
+	// bandwidth, mirror and logging (response.go); nil for none.
+	Response *Response
 }
 
 // VirtualHost is everything served under one host name.
@@ -268,6 +271,10 @@ type VirtualHost struct {
 	FallbackBackendTLS *BackendTLS
 	ClientTLS          *ClientTLS
 	Passthrough        *Backend
+	// FallbackResponse is that Ingress's Response (error pages, bandwidth,
+	// mirror, logging), or the global error pages' for a host no Ingress
+	// sets it for.
+	FallbackResponse *Response
 
 	// regex holds the Regex routes in controller order, built by New;
 	// the Exact and Prefix index lives in the Table (see index.go).

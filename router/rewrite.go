@@ -69,7 +69,7 @@ func routeActionOf(res match.Result, host, clean, query, proto string) (a routeA
 	case out.Redirect:
 		return a, ansRewriteRedirect, out.Target
 	}
-	return routeAction{target: out.Target, host: rw.Host, prefix: out.Prefix, prefixSet: out.PrefixSet}, ans, ""
+	return routeAction{target: out.Target, host: rw.UpstreamHost(host), prefix: out.Prefix, prefixSet: out.PrefixSet}, ans, ""
 }
 
 // apply puts the action into the exchange: the target both upstream paths

@@ -300,6 +300,10 @@ type Record struct {
 	// BytesIn counts the request body bytes read from the client; BytesOut
 	// the response body bytes written to the client (headers not counted).
 	BytesIn, BytesOut int64
+	// NoAccessLog: the location that answered asks not to be
+	// access-logged (enable-access-log: "false"); an access log skips the
+	// record, metrics still count it.
+	NoAccessLog bool
 }
 
 // Service names a backend's Kubernetes Service port.
@@ -373,6 +377,8 @@ type Router struct {
 
 	// auth is authentication's transport, timeout and cache (auth.go).
 	auth authState
+	// mirrors counts the mirrored copies (mirror.go).
+	mirrors mirrorState
 }
 
 // Stats are the Router's counters since New.
@@ -384,11 +390,16 @@ type Stats struct {
 	// host's regex routes took the whole per-request budget
 	// (match.RegexBudget) without a match.
 	RegexBudgetExceeded uint64
+	// MirrorsDropped counts mirrored copies (mirror-target) not sent:
+	// MirrorInFlight were in flight already, or the body was not held in
+	// memory. MirrorsFailed counts copies whose exchange failed.
+	MirrorsDropped, MirrorsFailed uint64
 }
 
 // Stats returns the Router's counters.
 func (r *Router) Stats() Stats {
-	return Stats{RegexTimeouts: r.regexTimeouts.Load(), RegexBudgetExceeded: r.regexBudgetExceeded.Load()}
+	return Stats{RegexTimeouts: r.regexTimeouts.Load(), RegexBudgetExceeded: r.regexBudgetExceeded.Load(),
+		MirrorsDropped: r.mirrors.dropped.Load(), MirrorsFailed: r.mirrors.failed.Load()}
 }
 
 // regexTrouble counts a request whose regex matching timed out or ran out
@@ -487,6 +498,7 @@ func New(o Options) *Router {
 	}
 	r.auth.rt, r.auth.timeout = up.h1, cmp.Or(o.AuthTimeout, DefaultAuthTimeout)
 	r.auth.nonceKey = newNonceKey()
+	r.mirrors.send = r.sendMirror
 	if n := passwordCheckSlots(o.PasswordChecks); n > 0 {
 		r.auth.checks = make(chan struct{}, n)
 	}

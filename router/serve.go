@@ -109,6 +109,7 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 // streamed on its way, stepBody's).
 var stepProxy = step{name: "proxy", reasons: []string{
 	ReasonUpstreamUnreachable, ReasonUpstreamTimeout, ReasonUpstreamError, ReasonClientClosed,
+	ReasonErrorPage, // response.go
 }}
 
 // forward proxies the request to an endpoint of the backend chosen.
@@ -147,6 +148,11 @@ func (r *Router) forward(s *requestState) {
 	x.upstreamPolicy(r, d.pol)
 	// finish releases the endpoint on every way out, panics included.
 	defer r.finish(x, req)
+	if rp := s.loc.Response; rp != nil {
+		// Before finish records the request: the error page's answer.
+		r.startResponse(s, x, rp)
+		defer r.endResponse(s, x)
+	}
 	x.key = s.bal.Key(req)
 	if !x.pick() {
 		x.reason = ansNoEndpoints.reason
@@ -207,6 +213,9 @@ func (r *Router) record(s *requestState) Record {
 	}
 	if d.st != nil {
 		rec.Generation = d.st.gen
+	}
+	if rp := s.loc.Response; rp != nil {
+		rec.NoAccessLog = rp.NoAccessLog
 	}
 	if d.res.Host != nil {
 		rec.VirtualHost = d.res.Host.Name
@@ -281,8 +290,12 @@ func (r *Router) finish(x *exchange, req *http.Request) {
 	if x.picked {
 		rec.Endpoint = x.endpoint.Addr
 	}
-	if src := matched(match.Result{Host: x.vhost, Route: x.route, Backend: x.backend}); src != nil {
+	res := match.Result{Host: x.vhost, Route: x.route, Backend: x.backend}
+	if src := matched(res); src != nil {
 		rec.Route = *src
+	}
+	if rp := res.Location().Response; rp != nil {
+		rec.NoAccessLog = rp.NoAccessLog
 	}
 	if x.reqBody != nil {
 		rec.BytesIn = x.reqBody.n.Load()

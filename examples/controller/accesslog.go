@@ -34,6 +34,9 @@ func newAccessLog(w io.Writer, format string) func(router.Record) {
 		h = slog.NewJSONHandler(w, opts)
 	}
 	return func(r router.Record) {
+		if r.NoAccessLog {
+			return // enable-access-log: "false" on the location
+		}
 		h.Handle(context.Background(), accessRecord(r))
 	}
 }

@@ -77,3 +77,16 @@ func TestAccessLog(t *testing.T) {
 		})
 	}
 }
+
+// A location with enable-access-log: "false" writes no line, in either
+// format; the next request does.
+func TestAccessLogSkipsUnlogged(t *testing.T) {
+	for _, format := range []string{accessLogText, accessLogJSON} {
+		var out bytes.Buffer
+		log := newAccessLog(&out, format)
+		log(router.Record{Method: "GET", Host: "a.example.com", Path: "/quiet", Status: 200, NoAccessLog: true})
+		require.Empty(t, out.String(), format)
+		log(router.Record{Method: "GET", Host: "a.example.com", Path: "/loud", Status: 200})
+		require.Contains(t, out.String(), "/loud", format)
+	}
+}

@@ -19,6 +19,7 @@
 //	                          # defaultSSLCertificate (ns/name of a Secret among the objects),
 //	                          # hsts, hstsMaxAge, hstsIncludeSubdomains, hstsPreload,
 //	                          # globalAuth: {url: ..., signin: ...} (the global-auth-* keys)
+//	                          # customHTTPErrors: "404,503"
 //	objects:                  # ordinary manifests, as a YAML list
 //	- apiVersion: networking.k8s.io/v1
 //	  kind: Ingress
@@ -235,6 +236,19 @@ type Expect struct {
 	// RequestHeaders must each equal what the backend received (several
 	// values joined with ", "); nil means the header must be absent.
 	RequestHeaders map[string]*string `json:"requestHeaders,omitempty"`
+	// ErrorPage is what the error backend of an intercepted status
+	// (custom-http-errors) received: its ID, and headers as
+	// requestHeaders; null means no error page was asked for.
+	ErrorPage *ExpectedErrorPage `json:"errorPage,omitempty"`
+	// AccessLogged is whether the router's record asks for an access log
+	// line (enable-access-log).
+	AccessLogged *bool `json:"accessLogged,omitempty"`
+}
+
+// ExpectedErrorPage is expect.errorPage.
+type ExpectedErrorPage struct {
+	Service        string             `json:"service"`
+	RequestHeaders map[string]*string `json:"requestHeaders,omitempty"`
 }
 
 func (e Expect) empty() bool { return reflect.ValueOf(e).IsZero() }
@@ -390,6 +404,8 @@ type fileOptions struct {
 	// responseHeaders, requestRedirect, cacheKey, cacheDuration,
 	// alwaysSetCookie).
 	GlobalAuth *compile.GlobalAuth `json:"globalAuth"`
+	// customHTTPErrors is the ConfigMap key's list ("404,503").
+	CustomHTTPErrors *string `json:"customHTTPErrors"`
 }
 
 type fileRequest struct {
@@ -653,6 +669,13 @@ func (o fileOptions) compile() (compile.Options, error) {
 	co.GlobalAuth = o.GlobalAuth
 	if o.EnableSSLPassthrough != nil {
 		co.EnableSSLPassthrough = *o.EnableSSLPassthrough
+	}
+	if o.CustomHTTPErrors != nil {
+		codes, err := compile.ParseHTTPErrors(*o.CustomHTTPErrors, false)
+		if err != nil {
+			return co, fmt.Errorf("options.customHTTPErrors: %w", err)
+		}
+		co.CustomHTTPErrors = codes
 	}
 	if err := co.Validate(); err != nil {
 		return co, fmt.Errorf("options: %w", err)

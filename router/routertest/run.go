@@ -209,6 +209,11 @@ type Outcome struct {
 	ResponseHeaders http.Header `json:"responseHeaders,omitempty"`
 	// RequestHeaders are the headers the backend received.
 	RequestHeaders http.Header `json:"requestHeaders,omitempty"`
+	// ErrorPage is the error backend's exchange for an intercepted status
+	// (custom-http-errors); nil when none was asked for.
+	ErrorPage *ErrorPageOutcome `json:"errorPage,omitempty"`
+	// AccessLogged: the router's record asks for an access log line.
+	AccessLogged bool `json:"accessLogged"`
 	// ForwardedBodySize is the number of body bytes the backend received.
 	ForwardedBodySize int64 `json:"forwardedBodySize,omitempty"`
 	// Body is the start of the response body.
@@ -419,6 +424,7 @@ func (h *harness) serve(r Request) Outcome {
 	if len(h.records) > seen {
 		rec := h.records[len(h.records)-1]
 		out.Recorded, out.RecordedBackend, out.Reason = true, rec.Backend, rec.Reason
+		out.AccessLogged = !rec.NoAccessLog
 		out.Route = routeText(rec.Route)
 		out.lookup = lookupDisagrees(decision, resp.StatusCode, resp.Header.Get("Location"), rec)
 	}
@@ -429,6 +435,11 @@ func (h *harness) serve(r Request) Outcome {
 		out.Endpoint, out.ForwardedPath, out.ForwardedHost = x.endpoint, x.target, x.host
 		out.RequestHeaders, out.ForwardedBodySize = x.header, x.bodySize
 	}
+	h.backends.mu.Lock()
+	if x := h.backends.errorPage; x != nil {
+		out.ErrorPage = &ErrorPageOutcome{Service: x.backend, RequestHeaders: x.header}
+	}
+	h.backends.mu.Unlock()
 	return out
 }
 
@@ -600,6 +611,29 @@ func compare(e Expect, out Outcome) []Mismatch {
 			ms = append(ms, Mismatch{Field: field, Want: quoteOrAbsent(want), Got: got})
 		}
 	}
+	if ep := e.ErrorPage; ep != nil {
+		switch got := out.ErrorPage; {
+		case got == nil:
+			ms = append(ms, Mismatch{Field: "errorPage", Want: ep.Service, Got: "no error page asked for"})
+		default:
+			if got.Service != ep.Service {
+				ms = append(ms, Mismatch{Field: "errorPage.service", Want: ep.Service, Got: got.Service})
+			}
+			for _, k := range slices.Sorted(maps.Keys(ep.RequestHeaders)) {
+				want, values := ep.RequestHeaders[k], got.RequestHeaders.Values(k)
+				g := "absent"
+				if len(values) > 0 {
+					g = strconv.Quote(strings.Join(values, ", "))
+				}
+				if g != quoteOrAbsent(want) {
+					ms = append(ms, Mismatch{Field: "errorPage.requestHeaders." + k, Want: quoteOrAbsent(want), Got: g})
+				}
+			}
+		}
+	}
+	if want := e.AccessLogged; want != nil && out.Recorded && *want != out.AccessLogged {
+		ms = append(ms, Mismatch{Field: "accessLogged", Want: strconv.FormatBool(*want), Got: strconv.FormatBool(out.AccessLogged)})
+	}
 	for _, k := range slices.Sorted(maps.Keys(e.ResponseHeaders)) {
 		want := e.ResponseHeaders[k]
 		values := out.ResponseHeaders.Values(k)
@@ -630,6 +664,16 @@ func quoteOrAbsent(s *string) string {
 type backends struct {
 	mu   sync.Mutex
 	seen []exchange
+	// errorPage is the current request's error page exchange; mirrored
+	// copies are counted and not kept.
+	errorPage *exchange
+	mirrored  int
+}
+
+// ErrorPageOutcome is what the error backend received.
+type ErrorPageOutcome struct {
+	Service        string      `json:"service"`
+	RequestHeaders http.Header `json:"requestHeaders,omitempty"`
 }
 
 type exchange struct {
@@ -641,6 +685,18 @@ type exchange struct {
 func (b *backends) RoundTrip(req *http.Request) (*http.Response, error) {
 	if router.IsExternalAuth(req.Context()) {
 		return authService(req), nil
+	}
+	if router.IsMirror(req.Context()) {
+		// Sent on a goroutine of its own, its answer ignored: nothing of
+		// the request's outcome may depend on it.
+		if req.Body != nil {
+			_, _ = io.Copy(io.Discard, req.Body)
+			req.Body.Close()
+		}
+		b.mu.Lock()
+		b.mirrored++
+		b.mu.Unlock()
+		return &http.Response{StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
 	}
 	backend, _, _ := router.EndpointFromContext(req.Context())
 	host := req.Host
@@ -661,12 +717,25 @@ func (b *backends) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	b.mu.Lock()
-	b.seen = append(b.seen, x)
+	if router.IsErrorPage(req.Context()) {
+		b.errorPage = &x
+	} else {
+		b.seen = append(b.seen, x)
+	}
 	b.mu.Unlock()
 	body := "routertest backend " + x.endpoint + "\n"
+	// A request carrying X-Routertest-Status is answered with that status,
+	// so that cases can make a backend fail; an error page request (one
+	// with X-Code) is answered 200 whatever it carries.
+	status := http.StatusOK
+	if v := req.Header.Get("X-Routertest-Status"); v != "" && req.Header.Get("X-Code") == "" {
+		if n, err := strconv.Atoi(v); err == nil && n >= 200 && n < 600 {
+			status = n
+		}
+	}
 	return &http.Response{
-		Status:        "200 OK",
-		StatusCode:    http.StatusOK,
+		Status:        strconv.Itoa(status) + " " + http.StatusText(status),
+		StatusCode:    status,
 		Proto:         "HTTP/1.1",
 		ProtoMajor:    1,
 		ProtoMinor:    1,
@@ -680,6 +749,7 @@ func (b *backends) RoundTrip(req *http.Request) (*http.Response, error) {
 func (b *backends) reset() {
 	b.mu.Lock()
 	b.seen = b.seen[:0]
+	b.errorPage = nil
 	b.mu.Unlock()
 }
 

@@ -1,0 +1,365 @@
+package match
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Response is what a location does around its backend's answer besides
+// the request policy (SPEC §11 "Also served"): custom-http-errors with
+// default-backend, limit-rate and limit-rate-after, mirror-target with
+// mirror-request-body and mirror-host, enable-access-log and
+// enable-rewrite-log. Every Route and fallback of one Ingress shares one
+// Response; nil means none of these is in effect. Build it with
+// NewResponse; New prepares one written as a literal the same way.
+type Response struct {
+	// ErrorCodes are the backend statuses the location replaces with the
+	// error backend's answer (custom-http-errors, or the global list of
+	// the option of that name), sorted and unique; nil intercepts none.
+	// As nginx's proxy_intercept_errors with error_page code =
+	// @location: the backend's head and body are dropped and the client
+	// gets the error backend's answer, its status included.
+	ErrorCodes []int
+	// ErrorBackend answers the intercepted statuses: the Ingress's
+	// default-backend Service, else the global default backend. Nil:
+	// there is none, and the answer is a 404, as from ingress-nginx's
+	// built-in default backend.
+	ErrorBackend *Backend
+	// LimitRate bounds the response body to this many bytes per second
+	// for each request (limit-rate, in KiB there); 0 means no bound.
+	// LimitRateAfter bytes are sent at full speed first
+	// (limit-rate-after).
+	LimitRate, LimitRateAfter int64
+	// Mirror copies each request to another URL (mirror-target); nil for
+	// none.
+	Mirror *Mirror
+	// NoAccessLog: the location's requests are not to be access-logged
+	// (enable-access-log: "false").
+	NoAccessLog bool
+	// RewriteLog: the location's rewrites are logged
+	// (enable-rewrite-log: "true").
+	RewriteLog bool
+	// StandIn is set on a route whose own Service has no endpoints and
+	// whose Ingress's default-backend Service answers in its place: the
+	// request carries X-Code: 503, X-Format, X-Namespace, X-Ingress-Name,
+	// X-Service-Name and X-Service-Port as ingress-nginx sends them to a
+	// custom default backend, the last two naming StandIn's Service and
+	// port as the path declares them; nil otherwise.
+	StandIn *StandIn
+
+	ready bool
+}
+
+// StandIn names the Service a default-backend stands in for.
+type StandIn struct {
+	Service, Port string
+}
+
+// Intercepts reports whether a backend answer of status is replaced.
+func (r *Response) Intercepts(status int) bool {
+	_, found := slices.BinarySearch(r.ErrorCodes, status)
+	return found
+}
+
+// Mirror is a location's mirror-target: a copy of each request is sent to
+// Target, and its answer ignored.
+type Mirror struct {
+	// Target is the URL as written: http or https, a literal authority,
+	// then a path that may use $request_uri, $uri, $args, $is_args,
+	// $host and $scheme. A target without variables keeps nginx's
+	// proxy_pass rule: with no path it is sent Source, with one that
+	// path, and the request's query follows either.
+	Target string
+	// Host is the Host header the copy carries (mirror-host; by default
+	// the target's host name).
+	Host string
+	// Source is the path nginx gives the mirror subrequest,
+	// "/_mirror-<Ingress UID>".
+	Source string
+	// NoBody sends the copy without the request body
+	// (mirror-request-body: "off").
+	NoBody bool
+
+	// scheme and authority are Target's; path its parts after them.
+	scheme, authority string
+	path              []mirrorPart
+	vars              bool // path holds a variable
+}
+
+// mirrorPart is literal text or a variable of the mirror target's path.
+type mirrorPart struct {
+	lit string
+	v   mirrorVar
+}
+
+type mirrorVar uint8
+
+const (
+	mirrorLiteral mirrorVar = iota
+	mirrorRequestURI
+	mirrorURI
+	mirrorArgs
+	mirrorIsArgs
+	mirrorHost
+	mirrorScheme
+)
+
+var mirrorVars = map[string]mirrorVar{
+	"request_uri": mirrorRequestURI, "uri": mirrorURI, "args": mirrorArgs, "query_string": mirrorArgs,
+	"is_args": mirrorIsArgs, "host": mirrorHost, "scheme": mirrorScheme,
+}
+
+// NewResponse checks r and prepares its mirror target.
+func NewResponse(r Response) (*Response, error) {
+	out := r
+	if !slices.IsSorted(r.ErrorCodes) || len(slices.Compact(slices.Clone(r.ErrorCodes))) != len(r.ErrorCodes) {
+		return nil, errors.New("error codes must be sorted and unique")
+	}
+	for _, c := range r.ErrorCodes {
+		if c < 300 || c > 599 {
+			return nil, fmt.Errorf("error code %d is not a status from 300 to 599", c)
+		}
+	}
+	if r.LimitRate < 0 || r.LimitRateAfter < 0 {
+		return nil, errors.New("limit rate and limit rate after must not be negative")
+	}
+	if r.Mirror != nil {
+		m, err := NewMirror(*r.Mirror)
+		if err != nil {
+			return nil, err
+		}
+		out.Mirror = m
+	}
+	out.ready = true
+	return &out, nil
+}
+
+// NewMirror parses m's target; the error says what the target lacks.
+func NewMirror(m Mirror) (*Mirror, error) {
+	out := m
+	scheme, after, ok := strings.Cut(m.Target, "://")
+	if !ok || (scheme != "http" && scheme != "https") {
+		return nil, fmt.Errorf("mirror target %q is not an http or https URL", m.Target)
+	}
+	authority := after
+	if i := strings.IndexAny(after, "/?$"); i >= 0 {
+		// A variable ends the host ("https://test.env.com$request_uri",
+		// ingress-nginx's example); one in its place is not supported.
+		authority = after[:i]
+	}
+	if u, err := url.Parse(scheme + "://" + authority + "/"); err != nil || u.Host == "" || u.User != nil {
+		return nil, fmt.Errorf("mirror target %q has no host", m.Target)
+	}
+	out.scheme, out.authority = scheme, authority
+	// The path: literal text and $name references.
+	p := after[len(authority):]
+	for p != "" {
+		i := strings.IndexByte(p, '$')
+		if i < 0 {
+			out.path = append(out.path, mirrorPart{lit: p})
+			break
+		}
+		if i > 0 {
+			out.path = append(out.path, mirrorPart{lit: p[:i]})
+		}
+		p = p[i+1:]
+		n := 0
+		braced := strings.HasPrefix(p, "{")
+		if braced {
+			p = p[1:]
+		}
+		for n < len(p) && (isAlnumByte(p[n]) || p[n] == '_') {
+			n++
+		}
+		v, known := mirrorVars[p[:n]]
+		if !known || braced && (n == len(p) || p[n] != '}') {
+			return nil, fmt.Errorf("mirror target %q: $%s is not a variable ramjet expands there ($request_uri, $uri, $args, $is_args, $host, $scheme)", m.Target, p[:n])
+		}
+		if braced {
+			n++
+		}
+		out.path = append(out.path, mirrorPart{v: v})
+		out.vars = true
+		p = p[n:]
+	}
+	if m.Host == "" || !validMirrorHost(m.Host) {
+		return nil, fmt.Errorf("mirror host %q is not a host name with an optional port", m.Host)
+	}
+	return &out, nil
+}
+
+func isAlnumByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// validMirrorHost reports a Host header value: no space, control byte or
+// delimiter that would end it.
+func validMirrorHost(h string) bool {
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("/?#@\\\"", c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// URL builds the URL a copy of a request is sent to: escaped path and
+// query are the request's as received, host its normalized host and
+// scheme the client's.
+func (m *Mirror) URL(path, query string, hasQuery bool, scheme, host string) string {
+	var b strings.Builder
+	b.Grow(len(m.scheme) + 3 + len(m.authority) + len(path) + len(query) + 16)
+	b.WriteString(m.scheme + "://" + m.authority)
+	if !m.vars {
+		switch {
+		case len(m.path) > 0:
+			b.WriteString(m.path[0].lit)
+		default:
+			b.WriteString(m.Source)
+		}
+		if query != "" {
+			b.WriteString("?" + query)
+		}
+		return b.String()
+	}
+	for _, p := range m.path {
+		switch p.v {
+		case mirrorLiteral:
+			b.WriteString(p.lit)
+		case mirrorRequestURI:
+			b.WriteString(path)
+			if hasQuery {
+				b.WriteString("?" + query)
+			}
+		case mirrorURI:
+			b.WriteString(path)
+		case mirrorArgs:
+			b.WriteString(query)
+		case mirrorIsArgs:
+			if query != "" {
+				b.WriteString("?")
+			}
+		case mirrorHost:
+			b.WriteString(host)
+		case mirrorScheme:
+			b.WriteString(scheme)
+		}
+	}
+	return b.String()
+}
+
+// responseSection is what a location does around the backend's answer:
+// the error pages, the response bandwidth, the mirror and the logs.
+var responseSection = section{
+	name:  "response",
+	route: []string{"Response"},
+	host:  []string{"FallbackResponse"},
+	digest: []digestPart{{
+		tag: "response",
+		hostHas: func(vh *VirtualHost) bool {
+			return vh.FallbackResponse != nil || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.Response != nil })
+		},
+		host:  func(e *encoder, vh *VirtualHost) { e.response(vh.FallbackResponse) },
+		route: func(e *encoder, r *Route) { e.response(r.Response) },
+	}},
+	text: textParts{
+		at:            90,
+		fallbackLines: func(b *strings.Builder, vh *VirtualHost) { responseLine(b, vh.FallbackResponse) },
+		routeLines:    func(b *strings.Builder, _ *VirtualHost, r *Route) { responseLine(b, r.Response) },
+	},
+}
+
+// responseLine writes a location's response settings under its line.
+func responseLine(b *strings.Builder, r *Response) {
+	if r == nil {
+		return
+	}
+	var parts []string
+	if len(r.ErrorCodes) > 0 {
+		codes := make([]string, len(r.ErrorCodes))
+		for i, c := range r.ErrorCodes {
+			codes[i] = strconv.Itoa(c)
+		}
+		to := "404 (no default backend)"
+		if r.ErrorBackend != nil {
+			to = r.ErrorBackend.ID
+		}
+		parts = append(parts, "custom-http-errors "+strings.Join(codes, ",")+" -> "+to)
+	}
+	if r.LimitRate > 0 {
+		s := "limit-rate " + strconv.FormatInt(r.LimitRate, 10) + "B/s"
+		if r.LimitRateAfter > 0 {
+			s += " after " + strconv.FormatInt(r.LimitRateAfter, 10) + "B"
+		}
+		parts = append(parts, s)
+	}
+	if m := r.Mirror; m != nil {
+		s := "mirror " + quoteText(m.Target, false) + " host " + quoteText(m.Host, false)
+		if !m.vars {
+			s += " source " + quoteText(m.Source, false)
+		}
+		if m.NoBody {
+			s += " without body"
+		}
+		parts = append(parts, s)
+	}
+	if r.NoAccessLog {
+		parts = append(parts, "access-log off")
+	}
+	if r.RewriteLog {
+		parts = append(parts, "rewrite-log on")
+	}
+	if s := r.StandIn; s != nil {
+		parts = append(parts, "default-backend for "+quoteText(s.Service+":"+s.Port, false)+" (X-Code 503)")
+	}
+	if len(parts) > 0 {
+		b.WriteString("    " + strings.Join(parts, "; ") + "\n")
+	}
+}
+
+func (e *encoder) response(r *Response) {
+	e.flag(r != nil)
+	if r == nil {
+		return
+	}
+	e.num(len(r.ErrorCodes))
+	for _, c := range r.ErrorCodes {
+		e.num(c)
+	}
+	e.backendRef(r.ErrorBackend)
+	e.num(int(r.LimitRate))
+	e.num(int(r.LimitRateAfter))
+	e.flag(r.Mirror != nil)
+	if m := r.Mirror; m != nil {
+		e.str(m.Target)
+		e.str(m.Host)
+		e.str(m.Source)
+		e.flag(m.NoBody)
+	}
+	e.flag(r.NoAccessLog)
+	e.flag(r.RewriteLog)
+	e.flag(r.StandIn != nil)
+	if s := r.StandIn; s != nil {
+		e.str(s.Service)
+		e.str(s.Port)
+	}
+}
+
+// prepareResponse prepares a Response written as a literal (NewResponse).
+func (p *preparer) prepareResponse(field **Response) error {
+	r := *field
+	if r == nil || r.ready {
+		return nil
+	}
+	out, err := NewResponse(*r)
+	if err != nil {
+		return err
+	}
+	*field = out
+	return nil
+}

@@ -1,0 +1,101 @@
+package router
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// mirrorState counts the mirrored copies (mirror-target) across tables.
+type mirrorState struct {
+	inFlight        atomic.Int64
+	dropped, failed atomic.Uint64
+	// send sends one copy on its own goroutine: Router.sendMirror, which
+	// BenchmarkMirror replaces to count the request's own allocations
+	// apart from the copy's.
+	send func(m *match.Mirror, req *http.Request, c mirrorCopy, body []byte)
+}
+
+type mirrorKey struct{}
+
+// IsMirror reports whether an outgoing request is a mirrored copy
+// (mirror-target), for a RoundTripper given in Options.Transport: its
+// answer is read and thrown away.
+func IsMirror(ctx context.Context) bool { return ctx.Value(mirrorKey{}) != nil }
+
+// mirror sends a copy of the request to the location's mirror target, as
+// nginx's mirror module does, on a goroutine of its own: the real request
+// neither waits for it nor learns how it went. At most MirrorInFlight
+// copies are in flight; one over that, or one whose body is not held in
+// memory (a body streamed to the backend, or held in a temporary file),
+// is not sent and is counted in Stats.MirrorsDropped. Taking the copy
+// costs the request one allocation, the goroutine's; everything else is
+// done on that goroutine.
+func (r *Router) mirror(s *requestState, m *match.Mirror) {
+	var body []byte
+	if !m.NoBody && s.req.Body != nil && s.req.Body != http.NoBody {
+		held, ok := s.req.Body.(*heldBody)
+		if !ok {
+			r.mirrors.dropped.Add(1)
+			return
+		}
+		body = held.b
+	}
+	if r.mirrors.inFlight.Add(1) > MirrorInFlight {
+		r.mirrors.inFlight.Add(-1)
+		r.mirrors.dropped.Add(1)
+		return
+	}
+	d := &s.d
+	go r.mirrors.send(m, s.req, mirrorCopy{path: d.path, query: d.query, proto: d.proto, host: d.host, hasQuery: d.hasQuery}, body)
+}
+
+// mirrorCopy is what a copy needs from the request's decision, copied
+// because the decision lives on the handler's stack.
+type mirrorCopy struct {
+	path, query, proto, host string
+	hasQuery                 bool
+}
+
+// sendMirror sends the copy and reads its answer away. The request's
+// headers are only read, never written, once it is proxied, so the copy
+// reads them from here. nginx's mirror subrequest passes the client's
+// headers (its mirror location sets only Host), and its body when
+// mirror-request-body is on.
+func (r *Router) sendMirror(m *match.Mirror, req *http.Request, c mirrorCopy, body []byte) {
+	defer r.mirrors.inFlight.Add(-1)
+	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), mirrorKey{}, true), r.timeouts.connect+r.timeouts.read)
+	defer cancel()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	out, err := http.NewRequestWithContext(ctx, req.Method, m.URL(c.path, c.query, c.hasQuery, c.proto, c.host), rd)
+	if err != nil {
+		r.mirrors.failed.Add(1)
+		return
+	}
+	for k, vs := range req.Header {
+		if strings.IndexByte(k, '_') < 0 && !hopHeader(k) && k != "Content-Length" {
+			out.Header[k] = vs
+		}
+	}
+	out.Host = m.Host
+	if body != nil {
+		out.ContentLength = int64(len(body))
+		out.Header["Content-Length"] = []string{strconv.Itoa(len(body))}
+	}
+	res, err := r.auth.rt.RoundTrip(out)
+	if err != nil {
+		r.mirrors.failed.Add(1)
+		return
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
+	res.Body.Close()
+}

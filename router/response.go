@@ -1,0 +1,397 @@
+package router
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// A location's Response (SPEC §11 "Also served"): its error pages
+// (custom-http-errors), its response bandwidth (limit-rate) and its mirror
+// (mirror-target) are served around the exchange with the backend, from
+// forward; a location without them costs forward one nil check.
+
+// ReasonErrorPage is the Record.Reason of an answer the router made in
+// place of an intercepted status (custom-http-errors) because the error
+// backend could not give one: 404 when there is no default backend (as
+// ingress-nginx's built-in one answers), 503 when it has no endpoints, 502
+// when it failed.
+const ReasonErrorPage = "error-page"
+
+var (
+	ansErrorPageNone        = answer{http.StatusNotFound, ReasonErrorPage, "404 Not Found: default backend - 404\n"}
+	ansErrorPageUnavailable = answer{http.StatusServiceUnavailable, ReasonErrorPage, "503 Service Unavailable: the default backend has no ready endpoints\n"}
+	ansErrorPageFailed      = answer{http.StatusBadGateway, ReasonErrorPage, "502 Bad Gateway: the default backend failed to answer\n"}
+)
+
+// MirrorInFlight bounds the mirrored copies in flight per Router. A copy
+// over the bound is not sent (Stats.MirrorsDropped): a mirror target that
+// hangs costs at most this many goroutines and connections, and never the
+// real requests.
+const MirrorInFlight = 64
+
+// maxErrorPage bounds the error backend's answer relayed in place of an
+// intercepted one; past it the answer is cut, as a response that broke off.
+const maxErrorPage = 1 << 20
+
+// startResponse sets up what the location's Response asks of the
+// exchange x: the mirrored copy, sent now, and the writer that intercepts
+// the listed statuses and paces the body.
+func (r *Router) startResponse(s *requestState, x *exchange, rp *match.Response) {
+	if rp.StandIn != nil {
+		standInHeaders(s, rp.StandIn)
+	}
+	if rp.Mirror != nil {
+		r.mirror(s, rp.Mirror)
+	}
+	if rp.RewriteLog && s.d.act.target != "" {
+		// nginx's rewrite_log writes each rewrite to its error log at
+		// notice level; the router's log takes it at debug level.
+		r.logger.Debug("rewrite (enable-rewrite-log)", "host", s.d.host, "from", receivedTarget(s.req), "to", s.d.act.target)
+	}
+	// nginx intercepts what proxy_pass answers; grpc_pass has its own
+	// switch, which ingress-nginx never sets.
+	intercept := len(rp.ErrorCodes) > 0 && s.ch.backend.Protocol != match.GRPC && s.ch.backend.Protocol != match.GRPCS
+	if !intercept && rp.LimitRate == 0 {
+		return
+	}
+	rw := &responseWriter{w: x.w, ctx: s.req.Context(), rate: rp.LimitRate, after: rp.LimitRateAfter, start: time.Now()}
+	if intercept {
+		rw.codes = rp
+	}
+	x.w = rw
+}
+
+// standInHeaders tells a default-backend Service standing in for a route's
+// own (without endpoints) what ingress-nginx tells it (nginx.tmpl: the
+// proxy_set_header lines of a custom-default-backend- location): X-Code
+// 503, X-Format, X-Namespace, X-Ingress-Name, X-Service-Name and
+// X-Service-Port, replacing the client's; an empty value is not sent.
+// X-Request-ID is forwarded as on every request. They are set on the
+// request before the mirror may read it.
+func standInHeaders(s *requestState, si *match.StandIn) {
+	h := s.req.Header
+	ns, ing := "", ""
+	if src := s.d.src; src != nil {
+		ns, ing = src.Namespace, src.Name
+	}
+	for _, kv := range [...][2]string{
+		{"X-Code", "503"}, {"X-Format", h.Get("Accept")}, {"X-Namespace", ns}, {"X-Ingress-Name", ing},
+		{"X-Service-Name", si.Service}, {"X-Service-Port", si.Port},
+	} {
+		if kv[1] == "" {
+			delete(h, kv[0])
+		} else {
+			h[kv[0]] = []string{kv[1]}
+		}
+	}
+}
+
+// endResponse serves an intercepted status once the exchange is over: the
+// error backend's answer replaces it.
+func (r *Router) endResponse(s *requestState, x *exchange) {
+	rw, ok := x.w.(*responseWriter)
+	if !ok || rw.caught == 0 || x.readErr != nil {
+		// A backend that broke off mid-answer cuts the client's
+		// connection (serveH1, ReverseProxy), error page or not.
+		return
+	}
+	r.serveErrorPage(s, x, rw)
+}
+
+// responseWriter sits between the exchange and the client's
+// ResponseWriter for a location with error pages or a bandwidth limit.
+type responseWriter struct {
+	w   http.ResponseWriter
+	ctx context.Context
+	// codes are the statuses intercepted (nil: none); caught is the one
+	// that was, whose head and body are then dropped.
+	codes  *match.Response
+	caught int
+	// rate is bytes per second past after bytes (0: no pacing), sent the
+	// body bytes written, start when the request came.
+	rate, after, sent int64
+	start             time.Time
+}
+
+func (w *responseWriter) Header() http.Header { return w.w.Header() }
+
+func (w *responseWriter) WriteHeader(code int) {
+	if w.caught != 0 {
+		return
+	}
+	if code >= 300 && w.codes != nil && w.codes.Intercepts(code) {
+		w.caught = code
+		return
+	}
+	w.w.WriteHeader(code)
+}
+
+// Write drops an intercepted answer's body, and paces the rest as nginx's
+// limit_rate does: by the time t seconds have passed since the request
+// came, at most after + rate × (t + 1) bytes have been sent.
+func (w *responseWriter) Write(p []byte) (int, error) {
+	if w.caught != 0 {
+		return len(p), nil
+	}
+	if w.rate == 0 {
+		return w.w.Write(p)
+	}
+	done := 0
+	for len(p) > 0 {
+		n := len(p)
+		if w.sent >= w.after {
+			// Pieces of a tenth of a second's worth keep the pace smooth.
+			n = int(min(int64(n), max(w.rate/10, 1)))
+			if err := w.wait(int64(n)); err != nil {
+				return done, err
+			}
+		} else if rest := w.after - w.sent; int64(n) > rest {
+			n = int(rest)
+		}
+		m, err := w.w.Write(p[:n])
+		done += m
+		w.sent += int64(m)
+		if err != nil {
+			return done, err
+		}
+		if w.sent > w.after {
+			// Paced bytes must leave now, not when a buffer fills.
+			if err := http.NewResponseController(w.w).Flush(); err != nil {
+				return done, err
+			}
+		}
+		p = p[n:]
+	}
+	return done, nil
+}
+
+// wait sleeps until n more bytes are within the limit, or the client
+// goes away.
+func (w *responseWriter) wait(n int64) error {
+	// Bytes allowed past after by time t: rate × (t + 1 s).
+	due := w.start.Add(time.Duration(float64(w.sent+n-w.after)/float64(w.rate)*float64(time.Second)) - time.Second)
+	d := time.Until(due)
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-w.ctx.Done():
+		return w.ctx.Err()
+	}
+}
+
+// FlushError, Unwrap and Hijack pass through, except that an intercepted
+// answer is never flushed.
+func (w *responseWriter) FlushError() error {
+	if w.caught != 0 {
+		return nil
+	}
+	return http.NewResponseController(w.w).Flush()
+}
+
+func (w *responseWriter) Unwrap() http.ResponseWriter { return w.w }
+
+func (w *responseWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(w.w).Hijack()
+}
+
+// serveErrorPage answers an intercepted status with the error backend's
+// answer to the request nginx's @custom_<upstream>_<code> location makes
+// (nginx.tmpl CUSTOM_ERRORS): the client's method and headers, the URI
+// "/" with the client's query, X-Code, X-Format, X-Original-URI,
+// X-Namespace, X-Ingress-Name, X-Service-Name, X-Service-Port,
+// X-Request-ID, X-Forwarded-For and the client's Host. nginx sends the
+// error backend's status and head as they are (error_page code =
+// @location); so does the router, with the location's own response
+// headers (CORS, HSTS, the request ID) set again.
+func (r *Router) serveErrorPage(s *requestState, x *exchange, rw *responseWriter) {
+	h := rw.w.Header()
+	clear(h)
+	x.written = 0
+	status, a := 0, answer{}
+	res, err := r.errorPageExchange(s, x, rw.caught, s.loc.Response.ErrorBackend)
+	switch {
+	case err == errNoErrorBackend:
+		a = ansErrorPageNone
+	case err == errErrorBackendDown:
+		a = ansErrorPageUnavailable
+	case err != nil:
+		a = ansErrorPageFailed
+	default:
+		defer res.Body.Close()
+		for k, vs := range res.Header {
+			if !skipResponseHeader(k) {
+				h[k] = vs
+			}
+		}
+		status = res.StatusCode
+	}
+	if a.status != 0 {
+		status = a.status
+		x.reason = a.reason
+	} else {
+		x.reason = ""
+	}
+	x.status = status
+	x.added.apply(h, status)
+	if x.returnID {
+		h["X-Request-Id"] = []string{x.requestID}
+	}
+	if x.hsts {
+		keepHSTS(h)
+	}
+	if a.status != 0 {
+		a.write(rw.w, false)
+		x.written = int64(len(a.body))
+		return
+	}
+	rw.w.WriteHeader(status)
+	n, err := io.Copy(rw.w, io.LimitReader(res.Body, maxErrorPage))
+	x.written = n
+	if err != nil && x.writeErr == nil {
+		x.writeErr = err
+	}
+}
+
+type errorPageKey struct{}
+
+// IsErrorPage reports whether an outgoing request asks the error backend
+// for the page of an intercepted status (custom-http-errors), for a
+// RoundTripper given in Options.Transport. EndpointFromContext names the
+// error backend and its endpoint.
+func IsErrorPage(ctx context.Context) bool { return ctx.Value(errorPageKey{}) != nil }
+
+type errorPageError string
+
+func (e errorPageError) Error() string { return string(e) }
+
+const (
+	errNoErrorBackend   = errorPageError("no default backend")
+	errErrorBackendDown = errorPageError("the default backend has no endpoints")
+)
+
+// errorPageExchange asks the error backend for the page of status code.
+func (r *Router) errorPageExchange(s *requestState, x *exchange, code int, be *match.Backend) (*http.Response, error) {
+	if be == nil {
+		return nil, errNoErrorBackend
+	}
+	bal := s.d.st.balancers[be]
+	if !be.Servable() || bal == nil {
+		return nil, errErrorBackendDown
+	}
+	e, ok := bal.Pick("")
+	if !ok {
+		return nil, errErrorBackendDown
+	}
+	defer e.Release()
+	req := s.req
+	target := "/"
+	if d := &s.d; d.hasQuery {
+		target += "?" + d.query
+	}
+	out, err := http.NewRequestWithContext(req.Context(), req.Method, "http://"+e.Addr+target, nil)
+	if err != nil {
+		return nil, err
+	}
+	for k, vs := range req.Header {
+		if !skipErrorPageHeader(k) {
+			out.Header[k] = vs
+		}
+	}
+	out.Host = req.Host
+	src := s.d.src
+	ns, ing := "", ""
+	if src != nil {
+		ns, ing = src.Namespace, src.Name
+	}
+	svc, port := "", ""
+	if ob := x.backend; ob != nil && src != nil {
+		svc = ob.Name
+		if ob.Port != 0 {
+			port = strconv.Itoa(int(ob.Port))
+		}
+	}
+	set := func(k, v string) {
+		// nginx sends no header whose proxy_set_header value is empty.
+		if v != "" {
+			out.Header[k] = []string{v}
+		}
+	}
+	set("X-Code", strconv.Itoa(code))
+	set("X-Format", req.Header.Get("Accept"))
+	set("X-Original-Uri", receivedTarget(req))
+	set("X-Namespace", ns)
+	set("X-Ingress-Name", ing)
+	set("X-Service-Name", svc)
+	set("X-Service-Port", port)
+	set("X-Request-Id", x.requestIDOrNew(req))
+	set("X-Forwarded-For", r.clientAddrText(req, x.realIP))
+	ctx := context.WithValue(req.Context(), exchangeKey{}, &exchange{backend: be, endpoint: e})
+	ctx, cancel := context.WithTimeout(context.WithValue(ctx, errorPageKey{}, true), r.timeouts.connect+r.timeouts.read)
+	out = out.WithContext(ctx)
+	res, err := r.auth.rt.RoundTrip(out)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	res.Body = cancelOnClose{res.Body, cancel}
+	return res, nil
+}
+
+// requestIDOrNew is the request ID forwarded, made now if the exchange
+// has none yet (the error page needs the one the backend would have got).
+func (x *exchange) requestIDOrNew(req *http.Request) string {
+	if x.requestID == "" {
+		x.requestID = requestIDOf(req)
+	}
+	return x.requestID
+}
+
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
+}
+
+// skipErrorPageHeader drops the client's headers the error location does
+// not pass: hop-by-hop ones, those with '_' (which nginx ignores), and the
+// ones it sets itself.
+func skipErrorPageHeader(k string) bool {
+	if strings.IndexByte(k, '_') >= 0 || hopHeader(k) {
+		return true
+	}
+	switch k {
+	case "X-Code", "X-Format", "X-Original-Uri", "X-Namespace", "X-Ingress-Name", "X-Service-Name",
+		"X-Service-Port", "X-Request-Id", "X-Forwarded-For", "Content-Length":
+		return true
+	}
+	return false
+}
+
+// hopHeader reports a hop-by-hop request header (RFC 9110 §7.6.1) or
+// one naming the proxy.
+func hopHeader(k string) bool {
+	switch k {
+	case "Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate", "Proxy-Authorization",
+		"Te", "Trailer", "Transfer-Encoding", "Upgrade", "Expect":
+		return true
+	}
+	return false
+}

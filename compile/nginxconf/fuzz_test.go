@@ -17,6 +17,7 @@ func FuzzParse(f *testing.F) {
 		`return 302 https://${host}$request_uri;`,
 		"a\\ b\\\n{;}",
 		`add_header X "y" always;deny 10.0.0.0/8;allow all;`,
+		"content_by_lua_block { ngx.say(\"}\") -- }\n }",
 	} {
 		f.Add(s)
 	}

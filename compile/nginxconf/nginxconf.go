@@ -30,6 +30,10 @@ type Directive struct {
 	// block from none.
 	Block    []*Directive
 	HasBlock bool
+	// Lua holds the text of a *_by_lua_block's block, which is Lua, not
+	// nginx configuration: ngx_http_lua_module reads it with its own
+	// lexer, balancing braces outside Lua strings and comments.
+	Lua string
 }
 
 // An Error says where the source stops being nginx configuration.
@@ -90,6 +94,15 @@ func (p *parser) block(depth int) (ds []*Directive, closed bool, err error) {
 		case tokOpen:
 			if cur == nil {
 				return nil, false, &Error{t.line, `unexpected "{"`}
+			}
+			if strings.HasSuffix(cur.Name, "_by_lua_block") {
+				lua, err := p.lx.luaBlock()
+				if err != nil {
+					return nil, false, err
+				}
+				cur.Lua, cur.HasBlock = lua, true
+				ds, cur = append(ds, cur), nil
+				continue
 			}
 			if depth+1 >= MaxDepth {
 				return nil, false, &Error{t.line, "blocks nested too deep"}
@@ -176,6 +189,46 @@ func (l *lexer) next() (token, error) {
 		}
 	}
 	return token{tokEOF, "", l.line}, nil
+}
+
+// luaBlock reads a Lua block's text up to its closing brace, which it
+// consumes: braces count outside Lua's quoted strings and "--" comments.
+func (l *lexer) luaBlock() (string, error) {
+	line := l.line
+	start, depth := l.pos, 0
+	for i := start; i < len(l.src); i++ {
+		switch c := l.src[i]; c {
+		case '\n':
+			l.line++
+		case '"', '\'':
+			for i++; i < len(l.src) && l.src[i] != c && l.src[i] != '\n'; i++ {
+				if l.src[i] == '\\' {
+					i++
+				}
+			}
+			if i < len(l.src) && l.src[i] == '\n' {
+				l.line++
+			}
+		case '-':
+			if i+1 < len(l.src) && l.src[i+1] == '-' {
+				for i < len(l.src) && l.src[i] != '\n' {
+					i++
+				}
+				if i < len(l.src) {
+					l.line++
+				}
+			}
+		case '{':
+			depth++
+		case '}':
+			if depth == 0 {
+				l.pos = i + 1
+				return l.src[start:i], nil
+			}
+			depth--
+		}
+	}
+	return "", &Error{line, `unexpected end of file in a Lua block, expecting "}"`}
 }
 
 // quoted reads a word in quotes: it may hold any byte, the quote itself
@@ -283,6 +336,10 @@ func format(b *strings.Builder, ds []*Directive, depth int) {
 		}
 		if !d.HasBlock {
 			b.WriteString(";\n")
+			continue
+		}
+		if strings.HasSuffix(d.Name, "_by_lua_block") {
+			b.WriteString(" {" + d.Lua + "}\n")
 			continue
 		}
 		b.WriteString(" {\n")

@@ -90,3 +90,18 @@ func TestFormatRoundTrip(t *testing.T) {
 		t.Error(d)
 	}
 }
+
+func TestLuaBlock(t *testing.T) {
+	src := "access_by_lua_block {\n  if ngx.var.x == \"}\" then -- a } in a comment\n    ngx.exit(403) end\n}\nadd_header A b;"
+	got, err := Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []*Directive{
+		{Name: "access_by_lua_block", Line: 1, HasBlock: true, Lua: "\n  if ngx.var.x == \"}\" then -- a } in a comment\n    ngx.exit(403) end\n"},
+		{Name: "add_header", Args: []string{"A", "b"}, Line: 5},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Error(d)
+	}
+}

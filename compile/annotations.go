@@ -65,6 +65,9 @@ type annotationValues struct {
 
 	// access holds CORS and authentication (cors.go, auth.go).
 	access accessAnnotations
+	// snippet holds the snippet annotations and their translations
+	// (snippet.go); nil when the Ingress sets none.
+	snippet *snippetValues
 }
 
 // The larger annotation areas are held by pointer and made on first
@@ -108,11 +111,9 @@ var knownAnnotations = map[string]annotationSpec{
 	// Known but not implemented: ingress-nginx routes, rewrites or refuses
 	// requests by these, so they warn and a migration report counts them as
 	// moving traffic (Warning.Severity).
-	"configuration-snippet": {},
-	"server-snippet":        {},
-	"custom-http-errors":    {},
-	"mirror-target":         {},
-	"ssl-passthrough":       {},
+	"custom-http-errors": {},
+	"mirror-target":      {},
+	"ssl-passthrough":    {},
 }
 
 // registerAnnotations adds the keys of one area (routing, canary, policy)
@@ -151,6 +152,7 @@ func (b *builder) readAnnotations() {
 				b.nginxAnnotation(ing, key, key[len(NginxPrefix):], value)
 			}
 		}
+		b.readSnippets(ing)
 		b.resolveBalancing(ing)
 		b.resolveAccess(ing)
 		b.readExtensions(ing)

@@ -75,6 +75,7 @@ var buildSteps = []func(*builder){
 	(*builder).buildTLS,                   // §12: TLS hosts and certificates
 	(*builder).applyHostActions,           // §11.1: redirects, app-root, aliases, www twins
 	(*builder).applyFallbackSettings,      // §6: each host's fallback location settings (§12 redirects, policies)
+	(*builder).applySnippets,              // §11.8: snippets' translations on routes and hosts
 	(*builder).assemble,                   // match.New: the table and its digest (§15)
 }
 

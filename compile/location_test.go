@@ -57,11 +57,13 @@ func TestEveryLocationFeatureReachesRoutesAndFallbacks(t *testing.T) {
 			"nginx.ingress.kubernetes.io/force-ssl-redirect", "true",
 			"nginx.ingress.kubernetes.io/preserve-trailing-slash", "true",
 			"nginx.ingress.kubernetes.io/permanent-redirect", "https://elsewhere.example.com/",
+			"nginx.ingress.kubernetes.io/configuration-snippet", "add_header X-A 1;",
 			"example.com/team", "shop",
 		))
 	s := mkSnapshot(ing, htpasswd, mkSecret("prod", "app-tls", "app"),
 		mkService("prod", "web", "http:80:8080"), mkSlice("prod", "web", "web-1", "http", 8080, "10.0.0.1"))
-	tab, ws := compileOK(t, s, Options{ExtensionPrefixes: []string{"example.com/"}})
+	tab, ws := compileOK(t, s, Options{ExtensionPrefixes: []string{"example.com/"},
+		AllowSnippetAnnotations: true, AnnotationsRiskLevel: "Critical"})
 
 	var vh *match.VirtualHost
 	for h := range tab.VirtualHosts() {

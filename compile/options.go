@@ -108,6 +108,13 @@ type Options struct {
 	// warned about. ramjet.dev/ and nginx.ingress.kubernetes.io/ are
 	// reserved.
 	ExtensionPrefixes []string
+	// AllowSnippetAnnotations and AnnotationsRiskLevel are ingress-nginx's
+	// allow-snippet-annotations (default false) and annotations-risk-level
+	// ("" is its default, High): snippet annotations are translated only
+	// when the first is true and the second Critical, as ingress-nginx
+	// v1.15 applies them only then (doc §11.8).
+	AllowSnippetAnnotations bool
+	AnnotationsRiskLevel    string
 }
 
 // Validate reports the first malformed option, naming it.
@@ -126,6 +133,11 @@ func (o Options) Validate() error {
 		if _, err := ParseServiceRef(o.DefaultBackend.String()); err != nil {
 			return fmt.Errorf("option default-backend: %w", err)
 		}
+	}
+	switch strings.ToLower(o.AnnotationsRiskLevel) {
+	case "", "critical", "high", "medium", "low":
+	default:
+		return fmt.Errorf("option annotations-risk-level %q: not Critical, High, Medium or Low", o.AnnotationsRiskLevel)
 	}
 	return o.validateExtensionPrefixes()
 }

@@ -24,16 +24,17 @@ type Location struct {
 	CORS    *CORS
 	Auth    *Auth
 	Rewrite *Rewrite
+	Snippet *Snippet
 }
 
 // Location returns the settings of the location r chose.
 func (r Result) Location() Location {
 	switch {
 	case r.Route != nil:
-		return Location{Policy: r.Route.Policy, CORS: r.Route.CORS, Auth: r.Route.Auth, Rewrite: r.Route.Rewrite}
+		return Location{Policy: r.Route.Policy, CORS: r.Route.CORS, Auth: r.Route.Auth, Rewrite: r.Route.Rewrite, Snippet: r.Route.Snippet}
 	case r.Host != nil:
 		h := r.Host
-		return Location{Policy: h.FallbackPolicy, CORS: h.FallbackCORS, Auth: h.FallbackAuth, Rewrite: h.FallbackRewrite}
+		return Location{Policy: h.FallbackPolicy, CORS: h.FallbackCORS, Auth: h.FallbackAuth, Rewrite: h.FallbackRewrite, Snippet: h.FallbackSnippet}
 	}
 	return Location{}
 }

@@ -43,6 +43,7 @@ var sections = []*section{
 	&trafficSection,
 	&corsSection,
 	&authSection,
+	&snippetSection,
 }
 
 // A digestPart is a share of the digest. One with no tag (the routing

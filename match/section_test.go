@@ -135,11 +135,17 @@ func sectionSpec(t *testing.T) Spec {
 		Name: "shop.example.com", TLS: true, SSLRedirect: true, PreserveTrailingSlash: true,
 		Fallback: web, FallbackPolicy: policy(), FallbackCORS: cors(), FallbackAuth: auth(),
 		FallbackRewrite: &Rewrite{Host: "internal.example"},
-		Actions:         &HostActions{Aliases: []string{"store.example.com"}, AppRoot: "/app", Fallback: &Redirect{Code: 308, URL: "https://new.example/"}},
+		FallbackSnippet: &Snippet{Ops: []SnippetOp{{Kind: OpAddHeader, Name: "X-A", Value: "1"}}},
+		SnippetLocations: []*SnippetLocation{{Match: "=", Path: "/ping",
+			Snippet: &Snippet{Ops: []SnippetOp{{Kind: OpReturn, Code: 200, Value: "pong"}}}}},
+		Actions: &HostActions{Aliases: []string{"store.example.com"}, AppRoot: "/app", Fallback: &Redirect{Code: 308, URL: "https://new.example/"}},
 		Routes: []*Route{
 			{Type: Prefix, Path: "/api", Backend: api, Order: 1, SSLRedirect: true, PreserveTrailingSlash: true,
 				Extensions: NewExtensions(map[string]string{"example.com/team": "a"}),
-				Rewrite:    &Rewrite{Host: "api.internal"}, Policy: policy(), CORS: cors(), Auth: auth()},
+				Rewrite:    &Rewrite{Host: "api.internal"}, Policy: policy(), CORS: cors(), Auth: auth(),
+				Snippet: &Snippet{Ops: []SnippetOp{{Kind: OpIf, Cond: &SnippetCond{Var: "host", Op: "=", Operand: "a.example"},
+					Then: []SnippetOp{{Kind: OpReturn, Code: 301, Value: "https://b.example"}}}},
+					Access: []AccessRule{{All: true, Deny: true}}}},
 			{Type: Exact, Path: "/old", Backend: web, Order: 2, Redirect: &Redirect{Code: 301, URL: "https://new.example/"}},
 		},
 	}
@@ -262,6 +268,14 @@ var sectionChanges = []struct {
 		specHost(s, shop).FallbackAuth.External.URL = urltemplate.AuthURL{Raw: "http://auth/verify"}
 	}},
 	{section: "auth", field: "VirtualHost.FallbackAuth", change: "none", mutate: func(s Spec) { specHost(s, shop).FallbackAuth = nil }},
+
+	{section: "snippets", field: "Route.Snippet", change: "if operand", mutate: func(s Spec) { specRoute(s, "/api").Snippet.Ops[0].Cond.Operand = "c.example" }},
+	{section: "snippets", field: "Route.Snippet", change: "return code", mutate: func(s Spec) { specRoute(s, "/api").Snippet.Ops[0].Then[0].Code = 302 }},
+	{section: "snippets", field: "Route.Snippet", change: "allow", mutate: func(s Spec) { specRoute(s, "/api").Snippet.Access[0].Deny = false }},
+	{section: "snippets", field: "Route.Snippet", change: "none", mutate: func(s Spec) { specRoute(s, "/api").Snippet = nil }},
+	{section: "snippets", field: "VirtualHost.FallbackSnippet", change: "always", mutate: func(s Spec) { specHost(s, shop).FallbackSnippet.Ops[0].Always = true }},
+	{section: "snippets", field: "VirtualHost.SnippetLocations", change: "path", mutate: func(s Spec) { specHost(s, shop).SnippetLocations[0].Path = "/health" }},
+	{section: "snippets", field: "VirtualHost.SnippetLocations", change: "none", mutate: func(s Spec) { specHost(s, shop).SnippetLocations = nil }},
 }
 
 // A change to any value a section carries changes the digest, and the

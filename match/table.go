@@ -211,6 +211,9 @@ type Route struct {
 	// authentication (cors.go, auth.go); nil when the Ingress sets none.
 	CORS *CORS
 	Auth *Auth
+	// Snippet is what the snippet annotations translate to (snippet.go);
+	// nil for none.
+	Snippet *Snippet
 }
 
 // VirtualHost is everything served under one host name.
@@ -256,6 +259,11 @@ type VirtualHost struct {
 	FallbackCORS    *CORS
 	FallbackAuth    *Auth
 	FallbackRewrite *Rewrite
+	// FallbackSnippet is the snippets' translation for the same requests,
+	// and SnippetLocations the server-snippet's location blocks
+	// (snippet.go).
+	FallbackSnippet  *Snippet
+	SnippetLocations []*SnippetLocation
 
 	// regex holds the Regex routes in controller order, built by New;
 	// the Exact and Prefix index lives in the Table (see index.go).

@@ -17,7 +17,8 @@
 //	                          # computeFullForwardedFor,
 //	                          # proxyBodySize: 8m, proxyRealIPCIDR: [10.0.0.0/8],
 //	                          # defaultSSLCertificate (ns/name of a Secret among the objects),
-//	                          # hsts, hstsMaxAge, hstsIncludeSubdomains, hstsPreload
+//	                          # hsts, hstsMaxAge, hstsIncludeSubdomains, hstsPreload,
+//	                          # allowSnippetAnnotations, annotationsRiskLevel: Critical
 //	objects:                  # ordinary manifests, as a YAML list
 //	- apiVersion: networking.k8s.io/v1
 //	  kind: Ingress
@@ -383,6 +384,11 @@ type fileOptions struct {
 	HSTSMaxAge            *int64 `json:"hstsMaxAge"`
 	HSTSIncludeSubdomains *bool  `json:"hstsIncludeSubdomains"`
 	HSTSPreload           *bool  `json:"hstsPreload"`
+	// allowSnippetAnnotations and annotationsRiskLevel: ingress-nginx's
+	// allow-snippet-annotations and annotations-risk-level, with its
+	// defaults (false, High); snippets need true and Critical.
+	AllowSnippetAnnotations *bool   `json:"allowSnippetAnnotations"`
+	AnnotationsRiskLevel    *string `json:"annotationsRiskLevel"`
 }
 
 type fileRequest struct {
@@ -642,6 +648,12 @@ func (o fileOptions) compile() (compile.Options, error) {
 	}
 	if o.AllowLoopbackEndpoints != nil {
 		co.AllowLoopbackEndpoints = *o.AllowLoopbackEndpoints
+	}
+	if o.AllowSnippetAnnotations != nil {
+		co.AllowSnippetAnnotations = *o.AllowSnippetAnnotations
+	}
+	if o.AnnotationsRiskLevel != nil {
+		co.AnnotationsRiskLevel = *o.AnnotationsRiskLevel
 	}
 	if err := co.Validate(); err != nil {
 		return co, fmt.Errorf("options: %w", err)

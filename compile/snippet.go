@@ -184,6 +184,15 @@ func (r *snippetReader) read(src string) *snippetTranslation {
 	t := &snippetTranslation{}
 	ds, err := nginxconf.Parse(src)
 	if err != nil {
+		// A last directive without its ";" is common in annotations, and
+		// ingress-nginx's template follows the snippet with more
+		// directives, which nginx then reads as its arguments; ramjet
+		// reads the snippet as meant.
+		if fixed, again := nginxconf.Parse(src + ";"); again == nil {
+			ds, err = fixed, nil
+		}
+	}
+	if err != nil {
 		line := 1
 		if e, ok := err.(*nginxconf.Error); ok {
 			line = e.Line

@@ -197,7 +197,7 @@ type templatePart struct {
 // expand, "" when there is none.
 func ValidVariables(s string) string {
 	if _, err := parseTemplate(s); err != nil {
-		return strings.TrimPrefix(err.Error(), "unknown variable ")
+		return strings.TrimPrefix(err.Error(), "unknown variable $")
 	}
 	return ""
 }

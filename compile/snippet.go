@@ -157,6 +157,8 @@ func ReadSnippet(value string, server bool) []SnippetDirective {
 	var out []SnippetDirective
 	tr := snippetReader{server: server, note: func(d SnippetDirective) { out = append(out, d) }}
 	tr.read(value)
+	// A block's directives are read before the block is noted.
+	slices.SortStableFunc(out, func(a, b SnippetDirective) int { return a.Line - b.Line })
 	return out
 }
 
@@ -293,7 +295,7 @@ func answerChanging(name string) Reason {
 		"auth_request", "limit_req", "limit_conn", "limit_except", "return", "rewrite", "if", "location", "echo",
 		"proxy_redirect", "proxy_intercept_errors", "sub_filter", "default_type", "index", "autoindex", "js_content", "perl",
 		"proxy_method", "proxy_pass_request_body", "proxy_pass_request_headers", "proxy_set_body", "mirror",
-		"more_set_input_headers", "proxy_set_header", "ssl_verify_client", "valid_referers", "secure_link":
+		"ssl_verify_client", "valid_referers", "secure_link":
 		return SnippetAnswerIgnored
 	}
 	if strings.Contains(name, "lua") || strings.HasPrefix(name, "modsecurity") || strings.HasPrefix(name, "js_") {

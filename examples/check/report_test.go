@@ -233,3 +233,28 @@ func TestReportExitCodes(t *testing.T) {
 	require.ErrorAs(t, err, &exit)
 	assert.Equal(t, 2, exit.ExitCode())
 }
+
+// The report lists each snippet's directives, translated or not, and the
+// snippet flags decide whether they apply, as the ConfigMap keys do.
+func TestReportSnippets(t *testing.T) {
+	dump := filepath.Join("testdata", "snippets-dump.yaml")
+	code, stdout, stderr := checkRun("-report", dump)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "Snippets (off with these options")
+	assert.Contains(t, stdout, "[SnippetNoEffect]\n                  -> snippets are off (allow-snippet-annotations is false")
+	assert.Contains(t, stdout, "nothing moves traffic")
+
+	code, stdout, stderr = checkRun("-report", "-allow-snippet-annotations", "-annotations-risk-level", "Critical", dump)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "Snippets (applied)\n")
+	assert.Contains(t, stdout, "4 Ingresses claimed, 0 of another class not covered; 2 carry over unchanged\n", "every directive of two Ingresses translates")
+	assert.Contains(t, stdout, "  Ingress ops/admin nginx.ingress.kubernetes.io/configuration-snippet\n    translated: allow (line 1), allow (line 2), deny (line 3), more_set_input_headers (line 4)\n")
+	assert.Contains(t, stdout, "    not:        proxy_pass (line 7) [SnippetAnswerIgnored]")
+	assert.Contains(t, stdout, "-> line 1: access_by_lua_block: a block ramjet does not translate; ramjet does nothing instead")
+	assert.Contains(t, stdout, "feature-missing nginx.ingress.kubernetes.io/configuration-snippet: ")
+	assert.Contains(t, stdout, "-> line 5: proxy_set_header: uses $msec, which ramjet cannot expand")
+
+	code, _, stderr = checkRun("-report", "-annotations-risk-level", "Extreme", dump)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "annotations-risk-level")
+}

@@ -17,9 +17,12 @@ import (
 type translateOptions struct {
 	ingressClass, controllerName, defaultBackend  string
 	watchWithoutClass, sslRedirect, allowLoopback bool
+	// The source cluster's ingress-nginx ConfigMap settings for snippets.
+	allowSnippets bool
+	riskLevel     string
 }
 
-var translateFlagNames = []string{"ingress-class", "controller-name", "default-backend", "watch-ingress-without-class", "ssl-redirect", "allow-loopback-endpoints"}
+var translateFlagNames = []string{"ingress-class", "controller-name", "default-backend", "watch-ingress-without-class", "ssl-redirect", "allow-loopback-endpoints", "allow-snippet-annotations", "annotations-risk-level"}
 
 func translateFlags(fs *flag.FlagSet) *translateOptions {
 	o := &translateOptions{}
@@ -29,6 +32,8 @@ func translateFlags(fs *flag.FlagSet) *translateOptions {
 	fs.BoolVar(&o.watchWithoutClass, "watch-ingress-without-class", false, "-translate: also claim Ingresses that name no class")
 	fs.BoolVar(&o.sslRedirect, "ssl-redirect", true, "-translate: redirect plain HTTP to HTTPS for TLS hosts")
 	fs.BoolVar(&o.allowLoopback, "allow-loopback-endpoints", false, "-translate: keep loopback endpoint addresses")
+	fs.BoolVar(&o.allowSnippets, "allow-snippet-annotations", false, "ingress-nginx's allow-snippet-annotations: snippets apply only with it and -annotations-risk-level Critical")
+	fs.StringVar(&o.riskLevel, "annotations-risk-level", "", "ingress-nginx's annotations-risk-level (Critical, High, Medium, Low; default High)")
 	return o
 }
 
@@ -48,6 +53,8 @@ func (o *translateOptions) compile() (compile.Options, error) {
 		WatchIngressWithoutClass: o.watchWithoutClass,
 		DisableSSLRedirect:       !o.sslRedirect,
 		AllowLoopbackEndpoints:   o.allowLoopback,
+		AllowSnippetAnnotations:  o.allowSnippets,
+		AnnotationsRiskLevel:     o.riskLevel,
 	}
 	if o.defaultBackend != "" {
 		ref, err := compile.ParseServiceRef(o.defaultBackend)

@@ -1670,7 +1670,6 @@
 //   - Rate limits when the counter table is full: nginx drops the oldest
 //     states of the Ingress's 5 MB zone; here the least recently used idle
 //     entry of a set in one table shared by all zones (§11.5, documented).
-//
 //   - Snippets: pasted into nginx.conf there, so any directive works (or
 //     breaks the reload); here only the translated ones act, each other
 //     warns (SnippetIgnored, SnippetAnswerIgnored, §11.8). A proxy

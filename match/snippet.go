@@ -329,6 +329,11 @@ func (t template) expand(r *SnippetRequest) string {
 		} else {
 			b.WriteString(r.variable(p.v))
 		}
+		if b.Len() > MaxRewriteTarget {
+			// A value repeating a capture grows with the request; cut
+			// it where rewrite-target's targets are cut.
+			return b.String()[:MaxRewriteTarget]
+		}
 	}
 	return b.String()
 }

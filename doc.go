@@ -1021,7 +1021,9 @@
 //
 // Values may use $host, $http_host, $request_uri, $uri, $scheme,
 // $remote_addr, $args, $query_string, $arg_<name>, $request_method,
-// $http_<name> and the captures; a directive with any other variable, and
+// $http_<name>, the captures, and the variables ingress-nginx sets per
+// location ($namespace, $ingress_name, $service_name, $service_port,
+// $location_path); a directive with any other variable, and
 // every other directive, warns with its name and line in the snippet and
 // does nothing: SnippetAnswerIgnored (traffic moves: one that answers,
 // refuses, reroutes or runs code there, proxy_pass, root, alias, include,

@@ -246,7 +246,8 @@ func parseTemplate(s string) (template, error) {
 
 func knownVariable(name string) bool {
 	switch name {
-	case "host", "request_uri", "uri", "document_uri", "scheme", "remote_addr", "args", "query_string", "request_method", "server_name", "http_host":
+	case "host", "request_uri", "uri", "document_uri", "scheme", "remote_addr", "args", "query_string", "request_method", "server_name", "http_host",
+		"namespace", "ingress_name", "service_name", "service_port", "location_path":
 		return true
 	}
 	if len(name) == 1 && name[0] >= '1' && name[0] <= '9' {
@@ -268,6 +269,10 @@ type SnippetRequest struct {
 	// its query.
 	Host, URI, RequestURI, Args, Scheme, RemoteAddr, Method string
 	Header                                                  map[string][]string
+	// The variables ingress-nginx sets in each location it writes: the
+	// Ingress's namespace and name, the backend Service's name and port,
+	// and the location's path.
+	Namespace, IngressName, ServiceName, ServicePort, LocationPath string
 	// caps are the last regular expression's captures, for $1…$9.
 	caps []string
 }
@@ -290,6 +295,16 @@ func (r *SnippetRequest) variable(name string) string {
 		return r.Args
 	case "request_method":
 		return r.Method
+	case "namespace":
+		return r.Namespace
+	case "ingress_name":
+		return r.IngressName
+	case "service_name":
+		return r.ServiceName
+	case "service_port":
+		return r.ServicePort
+	case "location_path":
+		return r.LocationPath
 	}
 	if len(name) == 1 && name[0] >= '1' && name[0] <= '9' {
 		i := int(name[0] - '0')

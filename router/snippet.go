@@ -88,10 +88,24 @@ func (r *Router) runSnippet(s *requestState) bool {
 // snippetRequest is what a snippet reads of the request.
 func (r *Router) snippetRequest(s *requestState) *match.SnippetRequest {
 	clean, _ := match.NormalizePath(beforeFragment(s.d.path))
-	return &match.SnippetRequest{
+	sr := &match.SnippetRequest{
 		Host: s.d.host, URI: clean, RequestURI: s.req.RequestURI, Args: s.d.query, Scheme: s.d.proto,
 		RemoteAddr: r.ClientAddr(s.req).String(), Method: s.req.Method, Header: s.req.Header,
 	}
+	res := s.d.res
+	src, be := &res.Host.FallbackSource, res.Backend
+	sr.LocationPath = "/"
+	if rt := res.Route; rt != nil {
+		src, sr.LocationPath = &rt.Source, rt.Path
+		if rt.Type == match.Prefix && rt.Path == "" {
+			sr.LocationPath = "/"
+		}
+	}
+	sr.Namespace, sr.IngressName = src.Namespace, src.Name
+	if be != nil {
+		sr.ServiceName, sr.ServicePort = be.Name, strconv.Itoa(int(be.Port))
+	}
+	return sr
 }
 
 // checkSnippetAccess applies the snippet's allow and deny rules.

@@ -29,7 +29,7 @@ const (
 
 var (
 	stepSnippet       = step{name: "snippet", reasons: []string{ReasonSnippetReturn, ReasonSnippetNoLocation}}
-	stepSnippetAccess = step{name: "snippet access", reasons: []string{ReasonSnippetDenied}}
+	stepAllowDeny = step{name: "snippet access", reasons: []string{ReasonSnippetDenied}}
 )
 
 // runSnippet runs the location's snippet and reports whether it answered.

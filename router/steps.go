@@ -48,20 +48,20 @@ type step struct {
 // so a request refused before them neither moves a weight rotation nor
 // has its body read.
 var requestSteps = [...]*step{
-	&stepUnlocated,     // decide.go
-	&stepBodySize,      // body.go
-	&stepDenied,        // policy.go
-	&stepPreflight,     // cors.go
-	&stepSnippet,       // snippet.go
-	&stepLocated,       // decide.go
-	&stepLimits,        // policy.go
-	&stepSnippetAccess, // snippet.go
-	&stepAuth,          // auth.go
-	&stepNoBackend,     // decide.go
-	&stepHook,          // hook.go
-	&stepPending,       // decide.go
-	&stepSteer,         // canary.go
-	&stepBody,          // body.go
+	&stepUnlocated, // decide.go
+	&stepBodySize,  // body.go
+	&stepDenied,    // policy.go
+	&stepPreflight, // cors.go
+	&stepSnippet,   // snippet.go
+	&stepLocated,   // decide.go
+	&stepLimits,    // policy.go
+	&stepAllowDeny, // snippet.go
+	&stepAuth,      // auth.go
+	&stepNoBackend, // decide.go
+	&stepHook,      // hook.go
+	&stepPending,   // decide.go
+	&stepSteer,     // canary.go
+	&stepBody,      // body.go
 }
 
 // run runs step st over s and reports whether it answered the request.
@@ -89,7 +89,7 @@ func (r *Router) run(st *step, s *requestState) bool {
 		return r.checkBody(s)
 	case &stepSnippet:
 		return r.runSnippet(s)
-	case &stepSnippetAccess:
+	case &stepAllowDeny:
 		return r.checkSnippetAccess(s)
 	}
 	panic("router: request step " + st.name + " has no case in run")

@@ -46,7 +46,10 @@ type step struct {
 // access phase; the hook runs where ingress-nginx checks access, before
 // the backend's state is looked at; the canary and the body come last,
 // so a request refused before them neither moves a weight rotation nor
-// has its body read.
+// has its body read. A snippet's return, rewrite and if run after the
+// preflight and before the location's redirects, and its allow/deny after
+// the rate limits, where nginx's rewrite and access modules run them
+// (snippet.go).
 var requestSteps = [...]*step{
 	&stepUnlocated, // decide.go
 	&stepBodySize,  // body.go

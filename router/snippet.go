@@ -28,7 +28,7 @@ const (
 )
 
 var (
-	stepSnippet       = step{name: "snippet", reasons: []string{ReasonSnippetReturn, ReasonSnippetNoLocation}}
+	stepSnippet   = step{name: "snippet", reasons: []string{ReasonSnippetReturn, ReasonSnippetNoLocation}}
 	stepAllowDeny = step{name: "snippet access", reasons: []string{ReasonSnippetDenied}}
 )
 

@@ -994,6 +994,10 @@
 //     204, 206, 301, 302, 303, 304, 307 and 308 unless always); expires
 //     (a time, epoch, max, off); proxy_hide_header. They go on the
 //     backend's answer and on the router's own answers for the location.
+//     They are inherited as nginx inherits them: headers-more's add the
+//     server's to the location's and an if's to its location's, while a
+//     block with add_header (or proxy_hide_header) of its own drops its
+//     parent's.
 //   - request headers to the backend: proxy_set_header (an empty value
 //     drops the header; Host sets the backend's Host),
 //     more_set_input_headers (-r: only replace, -t) and

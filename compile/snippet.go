@@ -267,6 +267,10 @@ func (r *snippetReader) block(ds []*nginxconf.Directive, scope snippetScope, t *
 			ok()
 			access = append(access, rule)
 		default:
+			if d.Name == "proxy_set_header" && scope == scopeServer {
+				ignore(SnippetNoEffect, "every location ingress-nginx writes sets proxy_set_header of its own, so nginx never inherits the server's; ramjet does nothing either")
+				continue
+			}
 			if knob, isKnob := snippetKnobs[d.Name]; isKnob {
 				r.knob(d, knob, scope, ok, ignore)
 				continue
@@ -474,6 +478,7 @@ func snippetOps(d *nginxconf.Directive, scope snippetScope) ([]match.SnippetOp, 
 		if scope == scopeIf {
 			return nil, "nginx does not allow proxy_set_header inside if; ramjet does nothing instead"
 		}
+
 		ops = append(ops, match.SnippetOp{Kind: match.OpSetInput, Name: a[0], Value: a[1], Always: true})
 	case "proxy_hide_header":
 		if len(a) != 1 {
@@ -730,7 +735,16 @@ func joinSnippets(srv, loc *match.Snippet) *match.Snippet {
 	case loc == nil:
 		return srv
 	}
-	out := &match.Snippet{Ops: slices.Concat(srv.Ops, loc.Ops), Access: loc.Access}
+	// add_header and proxy_hide_header are inherited only by a location
+	// with none of its own (ngx_http_headers_module, ngx_http_proxy_module);
+	// headers-more's directives add to the server's.
+	ops := srv.Ops
+	for _, k := range []match.SnippetKind{match.OpAddHeader, match.OpHideHeader} {
+		if slices.ContainsFunc(loc.Ops, func(op match.SnippetOp) bool { return op.Kind == k }) {
+			ops = slices.DeleteFunc(slices.Clone(ops), func(op match.SnippetOp) bool { return op.Kind == k })
+		}
+	}
+	out := &match.Snippet{Ops: slices.Concat(ops, loc.Ops), Access: loc.Access}
 	if len(out.Access) == 0 {
 		out.Access = srv.Access
 	}

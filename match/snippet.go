@@ -364,6 +364,8 @@ type SnippetResult struct {
 	// Request are the request header edits; Response the response's,
 	// their values expanded.
 	Request, Response []HeaderEdit
+	// ownAdds: an if that held has add_header of its own.
+	ownAdds bool
 }
 
 // HeaderEdit is one header edit with its value expanded.
@@ -374,6 +376,8 @@ type HeaderEdit struct {
 	Statuses []int
 	Types    []string
 	Always   bool
+	// inIf: the edit comes from an if that held.
+	inIf bool
 }
 
 // IsRedirect reports the codes whose return text is a Location.
@@ -393,6 +397,11 @@ func (s *Snippet) Run(r *SnippetRequest) SnippetResult {
 	var res SnippetResult
 	uri, args := r.URI, r.Args
 	s.run(s.Ops, r, &res, &uri, &args, false)
+	if res.ownAdds {
+		// nginx's add_header is inherited only by a block with none of its
+		// own: an if that held with add_header replaces the location's.
+		res.Response = slices.DeleteFunc(res.Response, func(e HeaderEdit) bool { return e.Kind == OpAddHeader && !e.inIf })
+	}
 	if res.Status == 0 && (uri != r.URI || args != r.Args) {
 		res.Target = escapePath(uri)
 		if args != "" {
@@ -410,7 +419,12 @@ func (s *Snippet) run(ops []SnippetOp, r *SnippetRequest, res *SnippetResult, ur
 		switch op.Kind {
 		case OpIf:
 			if !stopped && op.Cond.holds(r) {
+				n := len(res.Response)
 				stopped = s.run(op.Then, r, res, uri, args, false)
+				for i := n; i < len(res.Response); i++ {
+					res.Response[i].inIf = true
+					res.ownAdds = res.ownAdds || res.Response[i].Kind == OpAddHeader
+				}
 			}
 		case OpReturn:
 			if !stopped {

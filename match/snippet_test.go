@@ -52,10 +52,16 @@ func TestSnippetRun(t *testing.T) {
 		{"if that holds: captures, headers of its block", []SnippetOp{{Kind: OpIf, Cond: &SnippetCond{Var: "request_uri", Op: "~*", Operand: "^/V(\\d)"},
 			Then: []SnippetOp{{Kind: OpSetInput, Name: "X-V", Value: "$1", Always: true}}}},
 			req("/v2/x", ""), SnippetResult{Request: []HeaderEdit{{Kind: OpSetInput, Name: "X-V", Value: "2", Always: true}}}},
+		{"an if's add_header replaces the location's; more_set_headers adds", []SnippetOp{
+			{Kind: OpAddHeader, Name: "A", Value: "outer"},
+			{Kind: OpSetHeader, Name: "M", Value: "outer"},
+			{Kind: OpIf, Cond: &SnippetCond{Var: "host"}, Then: []SnippetOp{{Kind: OpAddHeader, Name: "B", Value: "inner"}}},
+		}, req("/", ""), SnippetResult{ownAdds: true, Response: []HeaderEdit{
+			{Kind: OpSetHeader, Name: "M", Value: "outer"}, {Kind: OpAddHeader, Name: "B", Value: "inner", inIf: true}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := mustSnippet(t, Snippet{Ops: tc.ops}).Run(tc.req)
-			if d := cmp.Diff(tc.want, got); d != "" {
+			if d := cmp.Diff(tc.want, got, cmp.AllowUnexported(SnippetResult{}, HeaderEdit{})); d != "" {
 				t.Error(d)
 			}
 		})

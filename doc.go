@@ -1684,10 +1684,8 @@
 //     (SnippetNoEffect). A snippet's rewrite … last ends the rewrites as
 //     break does, without searching the locations again; a server-level
 //     rewrite changes the URI the backend gets, not the route chosen; the
-//     headers of an if block that held add to the location's rather than
-//     replacing them; the snippet's allow/deny is checked after the
-//     whitelist-source-range the location may have, not merged with it
-//     (documented).
+//     snippet's allow/deny is checked after the whitelist-source-range the
+//     location may have, not merged with it (documented).
 //   - An Ingress with snippets at an annotations-risk-level below
 //     Critical: not served there; here served without them
 //     (SnippetAnswerIgnored).

@@ -568,7 +568,7 @@
 // They count in the digest. The reserved prefixes cannot be registered.
 //
 // The implemented annotations follow by area, one subsection each (§11.1 to
-// §11.7), all with either prefix. Those of §11.4 to §11.7 are request
+// §11.9), all with either prefix. Those of §11.4 to §11.7 are request
 // policies, and apply per location, as in ingress-nginx: every path of an
 // Ingress, and the fallback of a host the Ingress created (for the
 // catch-all, of the rules-less Ingress whose spec.defaultBackend it
@@ -1109,6 +1109,80 @@
 // without any of these costs a request nothing (BenchmarkHandler,
 // BenchmarkMirror).
 //
+// # 11.9 Snippets
+//
+// configuration-snippet (per location) and server-snippet (per host) are
+// read as nginx configuration by package compile/nginxconf (nginx's own
+// tokenizing: quotes, escapes, comments, blocks, "${var}", and the Lua
+// text of *_by_lua_block read apart), and each directive with a
+// structured equivalent becomes a step of a match.Snippet, on the route
+// and on the fallback (match.Route.Snippet, VirtualHost.FallbackSnippet;
+// a server-snippet's location blocks in VirtualHost.SnippetLocations).
+// The table's text shows each step under its route ("snippet …"); the
+// digest covers them. Translated:
+//
+//   - response headers: more_set_headers (replaces; "Name:" clears) and
+//     more_clear_headers (a trailing "*" clears a family), both with -s
+//     statuses and -t content types; add_header (appends, on 200, 201,
+//     204, 206, 301, 302, 303, 304, 307 and 308 unless always); expires
+//     (a time, epoch, max, off); proxy_hide_header. They go on the
+//     backend's answer and on the router's own answers for the location.
+//     They are inherited as nginx inherits them: headers-more's add the
+//     server's to the location's and an if's to its location's, while a
+//     block with add_header (or proxy_hide_header) of its own drops its
+//     parent's.
+//   - request headers to the backend: proxy_set_header (an empty value
+//     drops the header; Host sets the backend's Host),
+//     more_set_input_headers (-r: only replace, -t) and
+//     more_clear_input_headers.
+//   - answers: return code [text|URL] and return URL (a relative redirect
+//     made absolute, as nginx's absolute_redirect); rewrite regex
+//     replacement [last|break|redirect|permanent] on the normalized path,
+//     with $1..$9, a replacement starting http://, https:// or $scheme
+//     redirecting, and the client's query kept unless the replacement ends
+//     in "?"; if ($var), ($var = s), != , ~, ~*, !~, !~* guarding return,
+//     rewrite and the header directives; allow and deny (all, addresses,
+//     CIDRs; the first that covers the client decides, 403).
+//   - the proxy directives that are annotations (proxy_read_timeout,
+//     proxy_connect_timeout, proxy_send_timeout, client_max_body_size,
+//     client_body_buffer_size, proxy_request_buffering,
+//     proxy_next_upstream_tries, and the buffering ones where implemented)
+//     set the same settings, unless the Ingress sets the annotation, which
+//     applies (SnippetNoEffect); at server level they change nothing, as
+//     ingress-nginx sets them again in every location (SnippetNoEffect).
+//   - location blocks of a server-snippet with =, ^~, ~, ~* or a prefix,
+//     holding the directives above: chosen over the route as nginx would
+//     (exact, then the longest prefix, then the snippet's regular
+//     expressions, which ingress-nginx writes before its own locations);
+//     one without a return answers 404, as nginx serves files there.
+//
+// Values may use $host, $http_host, $request_uri, $uri, $scheme,
+// $remote_addr, $args, $query_string, $arg_<name>, $request_method,
+// $http_<name>, the captures, and the variables ingress-nginx sets per
+// location ($namespace, $ingress_name, $service_name, $service_port,
+// $location_path); a directive with any other variable, and
+// every other directive, warns with its name and line in the snippet and
+// does nothing: SnippetAnswerIgnored (traffic moves: one that answers,
+// refuses, reroutes or runs code there, proxy_pass, root, alias, include,
+// *_by_lua*, load_module among them) or SnippetIgnored (a missing
+// feature). Nothing a snippet says reaches a file, a script or another
+// upstream. Regular expressions are Go's (RE2); a PCRE-only pattern warns.
+// A host takes the server-snippet of the first Ingress in Ingress order
+// that sets one; the others warn SnippetNoEffect. examples/check -report
+// lists each snippet's directives, translated or not.
+//
+// Snippets apply only with compile.Options.AllowSnippetAnnotations (the
+// ConfigMap's allow-snippet-annotations, false by default) and
+// AnnotationsRiskLevel Critical (annotations-risk-level, High by default;
+// the snippets are Critical): off, they warn SnippetNoEffect; with a lower
+// risk level, where ingress-nginx refuses the whole Ingress, ramjet serves
+// it without the snippet and warns SnippetAnswerIgnored.
+//
+// The steps run where nginx runs them: return, rewrite and if after the
+// CORS preflight and before the location's redirects (the server-snippet's
+// first, then the location's), allow and deny after the rate limits and
+// before authentication.
+//
 // # 12. TLS
 //
 //   - spec.tls[].secretName must name a kubernetes.io/tls Secret in the
@@ -1490,6 +1564,9 @@
 //	SecretInvalid             a spec.tls key pair that does not parse (§12); an auth-secret without key auth, or with unusable entries (§11.7)
 //	CertificateHostMismatch   a certificate not valid for a listed host (§12)
 //	RegexModeHost             a host in ingress-nginx's regex mode, on every Ingress with paths there (§11.1)
+//	SnippetIgnored            a snippet directive not translated, one that adds or tunes (§11.9)
+//	SnippetAnswerIgnored      a snippet directive not translated, one that answers or reroutes; a snippet the risk level refuses (§11.9)
+//	SnippetNoEffect           snippets off, or a snippet directive that does nothing there either (§11.9)
 //
 // Worth alerting on: RuleRejected, PathRejected, EndpointRejected, the
 // Service, default backend and Secret reasons. The example controller logs
@@ -1588,7 +1665,8 @@
 //     ranges or addresses, hsts, hstsMaxAge, hstsIncludeSubdomains,
 //     hstsPreload, defaultSSLCertificate, globalAuth: the global-auth-*
 //     keys as compile.GlobalAuth names them, customHTTPErrors as the
-//     ConfigMap key writes it); objects (manifests,
+//     ConfigMap key writes it, allowSnippetAnnotations,
+//     annotationsRiskLevel); objects (manifests,
 //     inline, or include: a manifest file or folder relative to the case
 //     file); warnings (the exact list the objects compile to, in order:
 //     reason, object, field); requests.
@@ -1878,6 +1956,19 @@
 //     here to an endpoint the backend's balancer picks, counted in flight
 //     (documented). A router given its own Options.Transport does not
 //     apply proxy-ssl-* (the transport's TLS settings do; documented).
+//   - Snippets: pasted into nginx.conf there, so any directive works (or
+//     breaks the reload); here only the translated ones act, each other
+//     warns (SnippetIgnored, SnippetAnswerIgnored, §11.9). A proxy
+//     directive in a configuration-snippet that an annotation also sets
+//     is a duplicate nginx refuses; here the annotation's value applies
+//     (SnippetNoEffect). A snippet's rewrite … last ends the rewrites as
+//     break does, without searching the locations again; a server-level
+//     rewrite changes the URI the backend gets, not the route chosen; the
+//     snippet's allow/deny is checked after the whitelist-source-range the
+//     location may have, not merged with it (documented).
+//   - An Ingress with snippets at an annotations-risk-level below
+//     Critical: not served there; here served without them
+//     (SnippetAnswerIgnored).
 //
 // Kept on purpose, with a warning, because migrating users depend on it: a
 // Service port referenced by its targetPort string still resolves

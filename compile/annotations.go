@@ -68,6 +68,9 @@ type annotationValues struct {
 	// response holds the error page, bandwidth, mirror and log
 	// annotations (response.go); nil when the Ingress sets none.
 	response *responseValues
+	// snippet holds the snippet annotations and their translations
+	// (snippet.go); nil when the Ingress sets none.
+	snippet *snippetValues
 }
 
 // The larger annotation areas are held by pointer and made on first
@@ -111,8 +114,6 @@ var knownAnnotations = map[string]annotationSpec{
 	// Known but not implemented: ingress-nginx routes, rewrites or refuses
 	// requests by these, so they warn and a migration report counts them as
 	// moving traffic (Warning.Severity).
-	"configuration-snippet": {},
-	"server-snippet":        {},
 }
 
 // registerAnnotations adds the keys of one area (routing, canary, policy)
@@ -151,6 +152,7 @@ func (b *builder) readAnnotations() {
 				b.nginxAnnotation(ing, key, key[len(NginxPrefix):], value)
 			}
 		}
+		b.readSnippets(ing)
 		b.resolveBalancing(ing)
 		b.resolveAccess(ing)
 		b.resolveProxying(ing)

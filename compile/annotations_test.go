@@ -69,7 +69,7 @@ func TestAnnotationRegistry(t *testing.T) {
 	tab, ws := compileOK(t, s, Options{})
 	field := func(k string) string { return "metadata.annotations[" + k + "]" }
 	want := []short{
-		{AnnotationUnsupported, "Ingress prod/shop", field(NginxPrefix + "configuration-snippet")},
+		{SnippetNoEffect, "Ingress prod/shop", field(NginxPrefix + "configuration-snippet")}, // snippets are off by default
 		{AnnotationUnsupported, "Ingress prod/shop", field(NginxPrefix + "proxy-cookie-path")},
 		{AnnotationRejected, "Ingress prod/shop", field(NativePrefix + "canary-weight")},
 		{AnnotationRejected, "Ingress prod/shop", field(NativePrefix + "no-such-thing")},

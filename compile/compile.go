@@ -77,6 +77,7 @@ var buildSteps = []func(*builder){
 	(*builder).applyFallbackSettings,      // §6: each host's fallback location settings (§12 redirects, policies)
 	(*builder).applyTLSEnds,               // §11, §12: backend TLS, client certificates, passthrough
 	(*builder).applyResponses,             // §11: error pages, bandwidth, mirror, logs of every location
+	(*builder).applySnippets,              // §11.9: snippets' translations on routes and hosts
 	(*builder).assemble,                   // match.New: the table and its digest (§15)
 }
 

@@ -59,13 +59,15 @@ func TestEveryLocationFeatureReachesRoutesAndFallbacks(t *testing.T) {
 			"nginx.ingress.kubernetes.io/permanent-redirect", "https://elsewhere.example.com/",
 			"nginx.ingress.kubernetes.io/proxy-ssl-secret", "prod/upstream-ca",
 			"nginx.ingress.kubernetes.io/limit-rate", "100",
+			"nginx.ingress.kubernetes.io/configuration-snippet", "add_header X-A 1;",
 			"example.com/team", "shop",
 		))
 	upstreamCA := mkSecret("prod", "upstream-ca", "a")
 	upstreamCA.Data["ca.crt"] = upstreamCA.Data[corev1.TLSCertKey]
 	s := mkSnapshot(ing, htpasswd, upstreamCA, mkSecret("prod", "app-tls", "app"),
 		mkService("prod", "web", "http:80:8080"), mkSlice("prod", "web", "web-1", "http", 8080, "10.0.0.1"))
-	tab, ws := compileOK(t, s, Options{ExtensionPrefixes: []string{"example.com/"}})
+	tab, ws := compileOK(t, s, Options{ExtensionPrefixes: []string{"example.com/"},
+		AllowSnippetAnnotations: true, AnnotationsRiskLevel: "Critical"})
 
 	var vh *match.VirtualHost
 	for h := range tab.VirtualHosts() {

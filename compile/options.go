@@ -121,6 +121,13 @@ type Options struct {
 	// backend's answer (the ConfigMap key custom-http-errors; see
 	// ParseHTTPErrors); each from 300 to 599.
 	CustomHTTPErrors []int
+	// AllowSnippetAnnotations and AnnotationsRiskLevel are ingress-nginx's
+	// allow-snippet-annotations (default false) and annotations-risk-level
+	// ("" is its default, High): snippet annotations are translated only
+	// when the first is true and the second Critical, as ingress-nginx
+	// v1.15 applies them only then (doc §11.9).
+	AllowSnippetAnnotations bool
+	AnnotationsRiskLevel    string
 }
 
 // Validate reports the first malformed option, naming it.
@@ -147,6 +154,11 @@ func (o Options) Validate() error {
 		if c < 300 || c > 599 {
 			return fmt.Errorf("option custom-http-errors: %d is not a status code from 300 to 599", c)
 		}
+	}
+	switch strings.ToLower(o.AnnotationsRiskLevel) {
+	case "", "critical", "high", "medium", "low":
+	default:
+		return fmt.Errorf("option annotations-risk-level %q: not Critical, High, Medium or Low", o.AnnotationsRiskLevel)
 	}
 	return o.validateExtensionPrefixes()
 }

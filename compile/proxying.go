@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"regexp"
@@ -186,8 +187,8 @@ func (b *builder) resolveProxying(ing *ingress) {
 	if len(p.keys) == 0 {
 		return
 	}
-	size := cmpOr(p.bufferSize, defaultProxyBufferSize)
-	num := int64(cmpOr(p.buffers, defaultProxyBuffers))
+	size := cmp.Or(p.bufferSize, defaultProxyBufferSize)
+	num := int64(cmp.Or(p.buffers, defaultProxyBuffers))
 	busy := p.busySize
 	if busy == 0 {
 		busy = 2 * size
@@ -209,13 +210,6 @@ func (b *builder) resolveProxying(ing *ingress) {
 			k+": "+why+", or nginx refuses to load the configuration; the buffer settings are ignored and nginx's defaults (4 buffers of 4k) apply")
 	}
 	p.bufferSize, p.busySize, p.buffers, p.maxTemp, p.keys = 0, 0, 0, -1, nil
-}
-
-func cmpOr[T int | int64](v, def T) T {
-	if v == 0 {
-		return def
-	}
-	return v
 }
 
 // proxying is the location's Proxying, nil when nothing is set.

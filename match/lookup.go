@@ -28,6 +28,7 @@ type Location struct {
 	BackendTLS *BackendTLS
 	// Response is the location's error pages, bandwidth, mirror and logs.
 	Response *Response
+	Snippet  *Snippet
 }
 
 // Location returns the settings of the location r chose.
@@ -38,10 +39,10 @@ func (r Result) Location() Location {
 		if bt == nil && r.Host != nil {
 			bt = r.Host.FallbackBackendTLS
 		}
-		return Location{Policy: r.Route.Policy, CORS: r.Route.CORS, Auth: r.Route.Auth, Rewrite: r.Route.Rewrite, BackendTLS: bt, Response: r.Route.Response}
+		return Location{Policy: r.Route.Policy, CORS: r.Route.CORS, Auth: r.Route.Auth, Rewrite: r.Route.Rewrite, BackendTLS: bt, Response: r.Route.Response, Snippet: r.Route.Snippet}
 	case r.Host != nil:
 		h := r.Host
-		return Location{Policy: h.FallbackPolicy, CORS: h.FallbackCORS, Auth: h.FallbackAuth, Rewrite: h.FallbackRewrite, BackendTLS: h.FallbackBackendTLS, Response: h.FallbackResponse}
+		return Location{Policy: h.FallbackPolicy, CORS: h.FallbackCORS, Auth: h.FallbackAuth, Rewrite: h.FallbackRewrite, BackendTLS: h.FallbackBackendTLS, Response: h.FallbackResponse, Snippet: h.FallbackSnippet}
 	}
 	return Location{}
 }

@@ -46,6 +46,7 @@ var sections = []*section{
 	&proxyingSection,
 	&tlsEndsSection,  // tlsends.go
 	&responseSection, // response.go
+	&snippetSection,
 }
 
 // A digestPart is a share of the digest. One with no tag (the routing

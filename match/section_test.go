@@ -140,13 +140,19 @@ func sectionSpec(t *testing.T) Spec {
 		ClientTLS:          &ClientTLS{Secret: "prod/ca", CAs: []*x509.Certificate{{Raw: []byte{2}}}, Verify: VerifyOn, VerifyDepth: 1},
 		Passthrough:        web,
 		FallbackResponse:   &Response{ErrorCodes: []int{404, 503}, ErrorBackend: web, NoAccessLog: true},
-		Actions:            &HostActions{Aliases: []string{"store.example.com"}, AppRoot: "/app", Fallback: &Redirect{Code: 308, URL: "https://new.example/"}},
+		FallbackSnippet:    &Snippet{Ops: []SnippetOp{{Kind: OpAddHeader, Name: "X-A", Value: "1"}}},
+		SnippetLocations: []*SnippetLocation{{Match: "=", Path: "/ping",
+			Snippet: &Snippet{Ops: []SnippetOp{{Kind: OpReturn, Code: 200, Value: "pong"}}}}},
+		Actions: &HostActions{Aliases: []string{"store.example.com"}, AppRoot: "/app", Fallback: &Redirect{Code: 308, URL: "https://new.example/"}},
 		Routes: []*Route{
 			{Type: Prefix, Path: "/api", Backend: api, Order: 1, SSLRedirect: true, PreserveTrailingSlash: true,
 				Extensions: NewExtensions(map[string]string{"example.com/team": "a"}),
 				Rewrite:    &Rewrite{Host: "api.internal"}, Policy: policy(), CORS: cors(), Auth: auth(),
 				BackendTLS: &BackendTLS{Secret: "prod/api-up", Name: "api.internal", ServerName: true},
-				Response:   &Response{LimitRate: 1024, Mirror: &Mirror{Target: "http://mirror.internal$request_uri", Host: "mirror.internal"}}},
+				Response:   &Response{LimitRate: 1024, Mirror: &Mirror{Target: "http://mirror.internal$request_uri", Host: "mirror.internal"}},
+				Snippet: &Snippet{Ops: []SnippetOp{{Kind: OpIf, Cond: &SnippetCond{Var: "host", Op: "=", Operand: "a.example"},
+					Then: []SnippetOp{{Kind: OpReturn, Code: 301, Value: "https://b.example"}}}},
+					Access: []AccessRule{{All: true, Deny: true}}}},
 			{Type: Exact, Path: "/old", Backend: web, Order: 2, Redirect: &Redirect{Code: 301, URL: "https://new.example/"}},
 		},
 	}
@@ -288,6 +294,13 @@ var sectionChanges = []struct {
 	{section: "tls-ends", field: "VirtualHost.ClientTLS", change: "pass certificate", mutate: func(s Spec) { specHost(s, shop).ClientTLS.PassCertificate = true }},
 	{section: "tls-ends", field: "VirtualHost.ClientTLS", change: "match CN", mutate: func(s Spec) { specHost(s, shop).ClientTLS.MatchCN = "CN=a" }},
 	{section: "tls-ends", field: "VirtualHost.Passthrough", change: "none", mutate: func(s Spec) { specHost(s, shop).Passthrough = nil }},
+	{section: "snippets", field: "Route.Snippet", change: "if operand", mutate: func(s Spec) { specRoute(s, "/api").Snippet.Ops[0].Cond.Operand = "c.example" }},
+	{section: "snippets", field: "Route.Snippet", change: "return code", mutate: func(s Spec) { specRoute(s, "/api").Snippet.Ops[0].Then[0].Code = 302 }},
+	{section: "snippets", field: "Route.Snippet", change: "allow", mutate: func(s Spec) { specRoute(s, "/api").Snippet.Access[0].Deny = false }},
+	{section: "snippets", field: "Route.Snippet", change: "none", mutate: func(s Spec) { specRoute(s, "/api").Snippet = nil }},
+	{section: "snippets", field: "VirtualHost.FallbackSnippet", change: "always", mutate: func(s Spec) { specHost(s, shop).FallbackSnippet.Ops[0].Always = true }},
+	{section: "snippets", field: "VirtualHost.SnippetLocations", change: "path", mutate: func(s Spec) { specHost(s, shop).SnippetLocations[0].Path = "/health" }},
+	{section: "snippets", field: "VirtualHost.SnippetLocations", change: "none", mutate: func(s Spec) { specHost(s, shop).SnippetLocations = nil }},
 }
 
 // A change to any value a section carries changes the digest, and the

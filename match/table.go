@@ -217,6 +217,9 @@ type Route struct {
 	// Response is the declaring Ingress's error pages, response
 	// bandwidth, mirror and logging (response.go); nil for none.
 	Response *Response
+	// Snippet is what the snippet annotations translate to (snippet.go);
+	// nil for none.
+	Snippet *Snippet
 }
 
 // VirtualHost is everything served under one host name.
@@ -275,6 +278,11 @@ type VirtualHost struct {
 	// mirror, logging), or the global error pages' for a host no Ingress
 	// sets it for.
 	FallbackResponse *Response
+	// FallbackSnippet is the snippets' translation for the same requests,
+	// and SnippetLocations the server-snippet's location blocks
+	// (snippet.go).
+	FallbackSnippet  *Snippet
+	SnippetLocations []*SnippetLocation
 
 	// regex holds the Regex routes in controller order, built by New;
 	// the Exact and Prefix index lives in the Table (see index.go).

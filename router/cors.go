@@ -23,6 +23,8 @@ type policyHeaders struct {
 	// sends them whatever the status.
 	cookies       []string
 	alwaysCookies bool
+	// snippet holds the snippet's response header edits (snippet.go).
+	snippet *match.SnippetResult
 }
 
 // apply sets the headers on h for a final answer with status.
@@ -32,6 +34,9 @@ func (p *policyHeaders) apply(h http.Header, status int) {
 	}
 	if len(p.cookies) > 0 && (p.alwaysCookies || addHeaderStatus(status)) {
 		h["Set-Cookie"] = append(h["Set-Cookie"], p.cookies...)
+	}
+	if p.snippet != nil {
+		match.ApplyResponse(p.snippet.Response, h, status)
 	}
 }
 

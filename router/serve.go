@@ -186,6 +186,10 @@ func (r *Router) refuse(s *requestState, a answer) { r.reply(s, a, s.grpc) }
 // reply writes the router's answer a, gRPC-shaped when grpc, and records
 // it.
 func (r *Router) reply(s *requestState, a answer, grpc bool) {
+	if s.ph.snippet != nil {
+		// The location's snippet headers go on its every answer.
+		match.ApplyResponse(s.ph.snippet.Response, s.w.Header(), a.status)
+	}
 	a.write(s.w, grpc)
 	if r.observer == nil {
 		return

@@ -46,15 +46,20 @@ type step struct {
 // access phase; the hook runs where ingress-nginx checks access, before
 // the backend's state is looked at; the canary and the body come last,
 // so a request refused before them neither moves a weight rotation nor
-// has its body read.
+// has its body read. A snippet's return, rewrite and if run after the
+// preflight and before the location's redirects, and its allow/deny after
+// the rate limits, where nginx's rewrite and access modules run them
+// (snippet.go).
 var requestSteps = [...]*step{
 	&stepClientCert, // clienttls.go
 	&stepUnlocated,  // decide.go
 	&stepBodySize,   // body.go
 	&stepDenied,     // policy.go
 	&stepPreflight,  // cors.go
+	&stepSnippet,    // snippet.go
 	&stepLocated,    // decide.go
 	&stepLimits,     // policy.go
+	&stepAllowDeny,  // snippet.go
 	&stepAuth,       // auth.go
 	&stepNoBackend,  // decide.go
 	&stepHook,       // hook.go
@@ -88,6 +93,10 @@ func (r *Router) run(st *step, s *requestState) bool {
 		return r.checkBodySize(s)
 	case &stepBody:
 		return r.checkBody(s)
+	case &stepSnippet:
+		return r.runSnippet(s)
+	case &stepAllowDeny:
+		return r.checkSnippetAccess(s)
 	}
 	panic("router: request step " + st.name + " has no case in run")
 }
@@ -119,6 +128,9 @@ type requestState struct {
 	body *clientBody
 	// hsts: setHSTS put the Strict-Transport-Security header.
 	hsts bool
+	// snippet is what the location's snippet did (snippet.go); nil
+	// without one.
+	snippet *match.SnippetResult
 }
 
 // LeavesToServing reports whether serving may end a request that Lookup

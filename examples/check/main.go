@@ -40,7 +40,10 @@
 // cosmetic) and what ramjet does instead. A document it cannot read is
 // listed, and the rest reported. It exits 0, or 3 with -strict when
 // anything moves traffic or a document was not read, and 2 when nothing
-// can be loaded.
+// can be loaded. It also lists, per Ingress, each snippet directive as
+// translated or not; -allow-snippet-annotations and
+// -annotations-risk-level Critical say the source cluster applies
+// snippets (its ConfigMap's keys), so ramjet does too.
 //
 // -translate, -explain and -report claim the same Ingresses: unless
 // -ingress-class or -controller-name is given, what ingress-nginx claims

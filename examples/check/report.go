@@ -51,6 +51,77 @@ type migration struct {
 	// Unreadable are the documents that could not be read, one line each
 	// (a v1beta1 Ingress, a bad object); the rest is reported without them.
 	Unreadable []string `json:"unreadable,omitempty"`
+	// Snippets say, per claimed Ingress with a snippet annotation, how
+	// ramjet reads each of its directives.
+	Snippets []snippetUse `json:"snippets,omitempty"`
+	// SnippetsOn: the options apply snippets (allow-snippet-annotations
+	// and annotations-risk-level Critical).
+	SnippetsOn bool `json:"snippetsOn"`
+	claimed    []compile.Ref
+}
+
+// snippetUse is one snippet annotation's directives as ramjet reads them.
+type snippetUse struct {
+	Ingress    string                     `json:"ingress"`
+	Annotation string                     `json:"annotation"`
+	Directives []compile.SnippetDirective `json:"directives"`
+}
+
+// snippetUses reads the snippet annotations of the claimed Ingresses.
+func snippetUses(snap compile.Snapshot, claimed []compile.Ref) []snippetUse {
+	var out []snippetUse
+	for _, ing := range snap.Ingresses {
+		ref := compile.Ref{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name}
+		if !slices.Contains(claimed, ref) {
+			continue
+		}
+		for _, name := range []string{"configuration-snippet", "server-snippet"} {
+			key := compile.NginxPrefix + name
+			if _, ok := ing.Annotations[compile.NativePrefix+name]; ok {
+				key = compile.NativePrefix + name // it shadows the nginx one
+			}
+			v, ok := ing.Annotations[key]
+			if !ok || strings.TrimSpace(v) == "" {
+				continue
+			}
+			out = append(out, snippetUse{Ingress: ing.Namespace + "/" + ing.Name, Annotation: key,
+				Directives: compile.ReadSnippet(v, name == "server-snippet")})
+		}
+	}
+	slices.SortFunc(out, func(a, b snippetUse) int {
+		return cmp.Or(cmp.Compare(a.Ingress, b.Ingress), cmp.Compare(a.Annotation, b.Annotation))
+	})
+	return out
+}
+
+// writeSnippets lists each snippet's directives: translated, and not with
+// why.
+func writeSnippets(w io.Writer, m migration) {
+	if len(m.Snippets) == 0 {
+		return
+	}
+	state := "applied"
+	if !m.SnippetsOn {
+		state = "off with these options (-allow-snippet-annotations, -annotations-risk-level Critical), as under ingress-nginx with the same settings"
+	}
+	fmt.Fprintf(w, "\nSnippets (%s)\n", state)
+	for _, u := range m.Snippets {
+		var done []string
+		for _, d := range u.Directives {
+			if d.Translated {
+				done = append(done, fmt.Sprintf("%s (line %d)", d.Name, d.Line))
+			}
+		}
+		fmt.Fprintf(w, "  Ingress %s %s\n", u.Ingress, u.Annotation)
+		if len(done) > 0 {
+			fmt.Fprintf(w, "    translated: %s\n", strings.Join(done, ", "))
+		}
+		for _, d := range u.Directives {
+			if !d.Translated {
+				fmt.Fprintf(w, "    not:        %s (line %d) [%s] %s\n", d.Name, d.Line, d.Reason, d.Note)
+			}
+		}
+	}
 }
 
 // missing sums the findings left out because the input lacks a kind.
@@ -136,6 +207,7 @@ func runReport(paths []string, fs *flag.FlagSet, o *translateOptions, asJSON, st
 	m.OK = m.OK && len(unreadable) == 0
 	m.Skipped = skipped
 	m.Settings = [2]string{opts.IngressClass, opts.ControllerName}
+	m.Snippets, m.SnippetsOn = snippetUses(*snap, m.claimed), opts.SnippetsEnabled()
 	code := 0
 	if strict && !m.OK {
 		code = 3
@@ -148,7 +220,7 @@ func runReport(paths []string, fs *flag.FlagSet, o *translateOptions, asJSON, st
 }
 
 func buildMigration(snap compile.Snapshot, res compile.Result) migration {
-	m := migration{Claimed: len(res.Claimed), Unclaimed: len(snap.Ingresses) - len(res.Claimed),
+	m := migration{Claimed: len(res.Claimed), Unclaimed: len(snap.Ingresses) - len(res.Claimed), claimed: res.Claimed,
 		Ingress: []ingFind{}, Other: []finding{}, ByTopic: []topic{}}
 	annotations := map[compile.Ref]map[string]string{}
 	for _, ing := range snap.Ingresses {
@@ -328,6 +400,7 @@ func writeMigration(w io.Writer, m migration) {
 			fmt.Fprintf(w, "  %s\n", u)
 		}
 	}
+	writeSnippets(w, m)
 	fmt.Fprintln(w, "\nTotals by annotation or reason")
 	for _, t := range m.ByTopic {
 		fmt.Fprintf(w, "  %-15s %-55s %3d findings, %3d Ingresses\n", t.Severity, t.Topic, t.Findings, t.Ingresses)

@@ -18,9 +18,12 @@ type translateOptions struct {
 	ingressClass, controllerName, defaultBackend  string
 	watchWithoutClass, sslRedirect, allowLoopback bool
 	sslPassthrough                                bool
+	// The source cluster's ingress-nginx ConfigMap settings for snippets.
+	allowSnippets bool
+	riskLevel     string
 }
 
-var translateFlagNames = []string{"ingress-class", "controller-name", "default-backend", "watch-ingress-without-class", "ssl-redirect", "allow-loopback-endpoints", "enable-ssl-passthrough"}
+var translateFlagNames = []string{"ingress-class", "controller-name", "default-backend", "watch-ingress-without-class", "ssl-redirect", "allow-loopback-endpoints", "allow-snippet-annotations", "annotations-risk-level", "enable-ssl-passthrough"}
 
 func translateFlags(fs *flag.FlagSet) *translateOptions {
 	o := &translateOptions{}
@@ -31,6 +34,8 @@ func translateFlags(fs *flag.FlagSet) *translateOptions {
 	fs.BoolVar(&o.sslRedirect, "ssl-redirect", true, "-translate: redirect plain HTTP to HTTPS for TLS hosts")
 	fs.BoolVar(&o.allowLoopback, "allow-loopback-endpoints", false, "-translate: keep loopback endpoint addresses")
 	fs.BoolVar(&o.sslPassthrough, "enable-ssl-passthrough", false, "serve the ssl-passthrough annotation, as the controller's flag")
+	fs.BoolVar(&o.allowSnippets, "allow-snippet-annotations", false, "ingress-nginx's allow-snippet-annotations: snippets apply only with it and -annotations-risk-level Critical")
+	fs.StringVar(&o.riskLevel, "annotations-risk-level", "", "ingress-nginx's annotations-risk-level (Critical, High, Medium, Low; default High)")
 	return o
 }
 
@@ -51,6 +56,8 @@ func (o *translateOptions) compile() (compile.Options, error) {
 		DisableSSLRedirect:       !o.sslRedirect,
 		AllowLoopbackEndpoints:   o.allowLoopback,
 		EnableSSLPassthrough:     o.sslPassthrough,
+		AllowSnippetAnnotations:  o.allowSnippets,
+		AnnotationsRiskLevel:     o.riskLevel,
 	}
 	if o.defaultBackend != "" {
 		ref, err := compile.ParseServiceRef(o.defaultBackend)

@@ -20,6 +20,7 @@
 //	                          # hsts, hstsMaxAge, hstsIncludeSubdomains, hstsPreload,
 //	                          # globalAuth: {url: ..., signin: ...} (the global-auth-* keys)
 //	                          # customHTTPErrors: "404,503"
+//	                          # allowSnippetAnnotations, annotationsRiskLevel: Critical
 //	objects:                  # ordinary manifests, as a YAML list
 //	- apiVersion: networking.k8s.io/v1
 //	  kind: Ingress
@@ -406,6 +407,11 @@ type fileOptions struct {
 	GlobalAuth *compile.GlobalAuth `json:"globalAuth"`
 	// customHTTPErrors is the ConfigMap key's list ("404,503").
 	CustomHTTPErrors *string `json:"customHTTPErrors"`
+	// allowSnippetAnnotations and annotationsRiskLevel: ingress-nginx's
+	// allow-snippet-annotations and annotations-risk-level, with its
+	// defaults (false, High); snippets need true and Critical.
+	AllowSnippetAnnotations *bool   `json:"allowSnippetAnnotations"`
+	AnnotationsRiskLevel    *string `json:"annotationsRiskLevel"`
 }
 
 type fileRequest struct {
@@ -676,6 +682,12 @@ func (o fileOptions) compile() (compile.Options, error) {
 			return co, fmt.Errorf("options.customHTTPErrors: %w", err)
 		}
 		co.CustomHTTPErrors = codes
+	}
+	if o.AllowSnippetAnnotations != nil {
+		co.AllowSnippetAnnotations = *o.AllowSnippetAnnotations
+	}
+	if o.AnnotationsRiskLevel != nil {
+		co.AnnotationsRiskLevel = *o.AnnotationsRiskLevel
 	}
 	if err := co.Validate(); err != nil {
 		return co, fmt.Errorf("options: %w", err)

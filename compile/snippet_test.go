@@ -1,0 +1,131 @@
+package compile
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/match"
+)
+
+var snippetsOn = Options{AllowSnippetAnnotations: true, AnnotationsRiskLevel: "Critical"}
+
+// snippetRoute compiles one Ingress with the snippet and returns its
+// route for shop.example.com/ and the warnings.
+func snippetRoute(t *testing.T, key, snippet string) (*match.Route, []Warning) {
+	t.Helper()
+	tab, ws := compileOK(t, protocolSnapshot(key, snippet), snippetsOn)
+	res := tab.Lookup("shop.example.com", "/")
+	require.NotNil(t, res.Route)
+	return res.Route, ws
+}
+
+// TestHostileSnippets feeds the directives that would reach beyond what
+// annotations can (Lua, files, other upstreams, modules) and shows each
+// warned, naming itself and its line, and ignored: the route keeps its
+// backend, gets no policy, and its snippet holds only what translated.
+func TestHostileSnippets(t *testing.T) {
+	for _, tc := range []struct{ name, directive string }{
+		{"access_by_lua_block", "access_by_lua_block {\n  ngx.exit(403)\n}"},
+		{"access_by_lua", `access_by_lua 'ngx.exit(403)';`},
+		{"content_by_lua", `content_by_lua 'ngx.say("x")';`},
+		{"content_by_lua_block", `content_by_lua_block { ngx.say("}") }`},
+		{"include", "include /etc/nginx/secrets.conf;"},
+		{"proxy_pass", "proxy_pass http://elsewhere.example.net;"},
+		{"alias", "alias /etc/;"},
+		{"root", "root /;"},
+		{"set_by_lua", `set_by_lua $x 'return os.getenv("HOME")';`},
+		{"load_module", "load_module /tmp/evil.so;"},
+		{"location", "location /x { proxy_pass http://elsewhere.example.net; }"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := "add_header X-Before 1;\n" + tc.directive + "\nadd_header X-After 1;\n"
+			r, ws := snippetRoute(t, NginxPrefix+"configuration-snippet", src)
+			require.Len(t, ws, 1, warningText(ws))
+			w := ws[0]
+			assert.Equal(t, SnippetAnswerIgnored, w.Reason)
+			assert.Equal(t, TrafficMoves, w.Severity())
+			assert.Equal(t, annotationField(NginxPrefix+"configuration-snippet"), w.Field)
+			assert.True(t, strings.HasPrefix(w.Message, "line 2: "+tc.name+": "), w.Message)
+			assert.Contains(t, w.Message, "does nothing instead")
+			assert.Equal(t, "prod/api:80", r.Backend.ID, "the backend stays the Ingress's")
+			assert.Nil(t, r.Policy)
+			require.NotNil(t, r.Snippet)
+			var names []string
+			for _, op := range r.Snippet.Ops {
+				names = append(names, op.Kind.String()+" "+op.Name)
+			}
+			assert.Equal(t, []string{"add_header X-Before", "add_header X-After"}, names)
+			assert.Empty(t, r.Snippet.Access)
+		})
+	}
+}
+
+func TestSnippetWarnings(t *testing.T) {
+	for _, tc := range []struct {
+		name, key, src string
+		want           []string // reason and message prefix
+	}{
+		{"unknown variable", "configuration-snippet", "more_set_headers \"X: $upstream_addr\";",
+			[]string{"SnippetIgnored line 1: more_set_headers: uses $upstream_addr, which ramjet cannot expand"}},
+		{"file test", "configuration-snippet", "\n\nif (-f /tmp/maintenance) { return 503; }",
+			[]string{"SnippetAnswerIgnored line 3: if: the condition tests files"}},
+		{"header tuning", "configuration-snippet", "gzip on;\nproxy_cache_valid 200 1m;",
+			[]string{"SnippetIgnored line 1: gzip:", "SnippetIgnored line 2: proxy_cache_valid:"}},
+		{"allow inside if", "configuration-snippet", "if ($http_x) { deny all; }",
+			[]string{"SnippetAnswerIgnored line 1: deny: takes one address"}},
+		{"server-level timeout", "server-snippet", "proxy_read_timeout 600s;",
+			[]string{"SnippetNoEffect line 1: proxy_read_timeout: ingress-nginx sets it again"}},
+		{"syntax", "configuration-snippet", "more_set_headers \"X: 1;\n",
+			[]string{"SnippetAnswerIgnored line 1: (syntax): the snippet is not nginx configuration"}},
+		{"pcre only", "configuration-snippet", "rewrite ^/(?=a)b /c;",
+			[]string{"SnippetAnswerIgnored line 1: rewrite: its regular expression is not one ramjet's RE2 engine reads"}},
+		{"return 444", "configuration-snippet", "return 444;",
+			[]string{"SnippetAnswerIgnored line 1: return: 444 closes the connection"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ws := compileOK(t, protocolSnapshot(NginxPrefix+tc.key, tc.src), snippetsOn)
+			var got []string
+			for _, w := range ws {
+				got = append(got, string(w.Reason)+" "+w.Message)
+			}
+			require.Len(t, got, len(tc.want), strings.Join(got, "\n"))
+			for i := range got {
+				assert.True(t, strings.HasPrefix(got[i], tc.want[i]), "got %q, want prefix %q", got[i], tc.want[i])
+			}
+		})
+	}
+}
+
+func TestReadSnippet(t *testing.T) {
+	got := ReadSnippet("more_set_headers 'A: b';\nif ($host = x) {\n  return 301 https://y;\n  lua_code_cache off;\n}\nlocation = /p { return 200; }\n", true)
+	want := []SnippetDirective{
+		{Line: 1, Name: "more_set_headers", Translated: true},
+		{Line: 2, Name: "if", Translated: true},
+		{Line: 3, Name: "return", Translated: true},
+		{Line: 4, Name: "lua_code_cache", Reason: SnippetAnswerIgnored, Note: "ramjet does not translate this directive and does nothing instead"},
+		{Line: 6, Name: "return", Translated: true},
+		{Line: 6, Name: "location", Translated: true},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Error(d)
+	}
+}
+
+func TestNginxSeconds(t *testing.T) {
+	for in, want := range map[string]int{"30": 30, "30s": 30, "1m30s": 90, "2h": 7200, "1d": 86400, "500ms": 1, "1w": 604800} {
+		got, ok := nginxSeconds(in, false)
+		assert.True(t, ok, in)
+		assert.Equal(t, want, got, in)
+	}
+	got, ok := nginxSeconds("-1h", true)
+	assert.True(t, ok)
+	assert.Equal(t, -3600, got)
+	for _, bad := range []string{"", "x", "1x", "-5", "s"} {
+		_, ok := nginxSeconds(bad, false)
+		assert.False(t, ok, bad)
+	}
+}

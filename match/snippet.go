@@ -1,0 +1,899 @@
+package match
+
+import (
+	"errors"
+	"net/netip"
+	"net/textproto"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Snippet is what a configuration-snippet or server-snippet annotation
+// does, translated from its nginx directives into structured steps
+// (SPEC §11, doc §11.9): the rewrite-phase answers (return, rewrite, if),
+// the header edits in both directions, and allow/deny. A route's Snippet
+// holds its host's server-snippet steps first, then its Ingress's
+// configuration-snippet's, as nginx runs the server's rewrite phase
+// before the location's. Build it with NewSnippet, which compiles the
+// regular expressions and checks the variables.
+type Snippet struct {
+	Ops []SnippetOp
+	// Access are the allow/deny rules in order: the first that covers the
+	// client decides; none covering it allows.
+	Access []AccessRule
+}
+
+// SnippetKind is what one SnippetOp does.
+type SnippetKind uint8
+
+const (
+	// OpIf runs Then when Cond holds (nginx's if).
+	OpIf SnippetKind = iota + 1
+	// OpReturn answers Code with Text (a body, or the Location of a
+	// redirect code) and ends the rewrite phase.
+	OpReturn
+	// OpRewrite matches Pattern against the URI and replaces it with
+	// Value; Flag is "", "last", "break", "redirect" or "permanent".
+	OpRewrite
+	// Response headers: more_set_headers (Value "" clears),
+	// more_clear_headers (Name may end in "*"), add_header (only on
+	// Statuses unless Always), expires (Value is the max-age in seconds,
+	// "epoch" or "max"), proxy_hide_header.
+	OpSetHeader
+	OpClearHeader
+	OpAddHeader
+	OpExpires
+	OpHideHeader
+	// Request headers to the backend: proxy_set_header (Value "" drops
+	// it), more_set_input_headers (Always false: -r, only replace one
+	// present), more_clear_input_headers.
+	OpSetInput
+	OpClearInput
+)
+
+var kindNames = [...]string{OpIf: "if", OpReturn: "return", OpRewrite: "rewrite", OpSetHeader: "more_set_headers",
+	OpClearHeader: "more_clear_headers", OpAddHeader: "add_header", OpExpires: "expires", OpHideHeader: "proxy_hide_header",
+	OpSetInput: "set_input_header", OpClearInput: "more_clear_input_headers"}
+
+func (k SnippetKind) String() string {
+	if int(k) < len(kindNames) && kindNames[k] != "" {
+		return kindNames[k]
+	}
+	return "SnippetKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// SnippetOp is one translated directive. Values may hold nginx variables
+// ($host, $request_uri, $uri, $scheme, $remote_addr, $args,
+// $query_string, $request_method, $http_<name>, and $1…$9 after a
+// regular expression matched), expanded per request.
+type SnippetOp struct {
+	Kind SnippetKind
+	Cond *SnippetCond
+	Then []SnippetOp
+	// Code is return's status.
+	Code int
+	// Name is a header name; Pattern a rewrite's regular expression.
+	Name, Pattern, Value, Flag string
+	// Statuses and Types filter more_set_headers and more_clear_headers
+	// (-s, -t); for more_set_input_headers Types is -t, the request's
+	// Content-Type.
+	Statuses []int
+	Types    []string
+	// Always: add_header … always; for more_set_input_headers, not -r.
+	Always bool
+
+	re *regexp.Regexp
+	// tmpl is Value parsed (Text for return).
+	tmpl template
+}
+
+// SnippetCond is an if condition: Var alone (true unless empty or "0"),
+// or Var Op Operand with Op one of = != ~ ~* !~ !~*.
+type SnippetCond struct {
+	Var, Op, Operand string
+	re               *regexp.Regexp
+}
+
+// AccessRule is one allow or deny: All, or a Prefix (an address is a
+// full-length prefix).
+type AccessRule struct {
+	Deny   bool
+	All    bool
+	Prefix netip.Prefix
+}
+
+// SnippetLocation is a location block of a server-snippet: Match is "="
+// (exact), "" (prefix), "^~" (prefix that stops the regex search), "~" or
+// "~*" (regular expression, case-insensitive with "*").
+type SnippetLocation struct {
+	Match, Path string
+	Snippet     *Snippet
+	re          *regexp.Regexp
+}
+
+// NewSnippet prepares s: the regular expressions compiled, the values
+// parsed. It fails on a pattern Go's regexp cannot compile or a variable
+// it does not know, naming the op.
+func NewSnippet(s Snippet) (*Snippet, error) {
+	out := s
+	var err error
+	out.Ops, err = prepareOps(s.Ops)
+	return &out, err
+}
+
+func prepareOps(ops []SnippetOp) ([]SnippetOp, error) {
+	out := slices.Clone(ops)
+	for i := range out {
+		op := &out[i]
+		var err error
+		if op.Kind == OpRewrite {
+			if op.re, err = regexp.Compile(op.Pattern); err != nil {
+				return nil, err
+			}
+		}
+		if op.tmpl, err = parseTemplate(op.Value); err != nil {
+			return nil, err
+		}
+		if c := op.Cond; c != nil {
+			cc := *c
+			if !knownVariable(cc.Var) {
+				return nil, errors.New("unknown variable $" + cc.Var)
+			}
+			if strings.Contains(cc.Op, "~") {
+				p := cc.Operand
+				if strings.HasSuffix(cc.Op, "*") {
+					p = "(?i)" + p
+				}
+				if cc.re, err = regexp.Compile(p); err != nil {
+					return nil, err
+				}
+			}
+			op.Cond = &cc
+		}
+		if op.Then, err = prepareOps(op.Then); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// NewSnippetLocation prepares l and its Snippet.
+func NewSnippetLocation(l SnippetLocation) (*SnippetLocation, error) {
+	out := l
+	if strings.HasPrefix(l.Match, "~") {
+		p := l.Path
+		if l.Match == "~*" {
+			p = "(?i)" + p
+		}
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return nil, err
+		}
+		out.re = re
+	}
+	if l.Snippet != nil {
+		s, err := NewSnippet(*l.Snippet)
+		if err != nil {
+			return nil, err
+		}
+		out.Snippet = s
+	}
+	return &out, nil
+}
+
+// A template is a value split into literal text and variables.
+type template []templatePart
+
+type templatePart struct {
+	lit string
+	// v is the variable's name ("" for literal text).
+	v string
+}
+
+// ValidVariables reports the first variable in s that a snippet cannot
+// expand, "" when there is none.
+func ValidVariables(s string) string {
+	if _, err := parseTemplate(s); err != nil {
+		return strings.TrimPrefix(err.Error(), "unknown variable $")
+	}
+	return ""
+}
+
+func parseTemplate(s string) (template, error) {
+	if !strings.Contains(s, "$") {
+		if s == "" {
+			return nil, nil
+		}
+		return template{{lit: s}}, nil
+	}
+	var t template
+	for s != "" {
+		i := strings.IndexByte(s, '$')
+		if i < 0 {
+			t = append(t, templatePart{lit: s})
+			break
+		}
+		if i > 0 {
+			t = append(t, templatePart{lit: s[:i]})
+		}
+		s = s[i+1:]
+		var name string
+		if strings.HasPrefix(s, "{") {
+			end := strings.IndexByte(s, '}')
+			if end < 0 {
+				return nil, errors.New("unknown variable ${" + s)
+			}
+			name, s = s[1:end], s[end+1:]
+		} else if s != "" && s[0] >= '1' && s[0] <= '9' {
+			name, s = s[:1], s[1:]
+		} else {
+			n := 0
+			for n < len(s) && (s[n] == '_' || s[n] >= 'a' && s[n] <= 'z' || s[n] >= 'A' && s[n] <= 'Z' || s[n] >= '0' && s[n] <= '9') {
+				n++
+			}
+			name, s = s[:n], s[n:]
+		}
+		if !knownVariable(name) {
+			return nil, errors.New("unknown variable $" + name)
+		}
+		t = append(t, templatePart{v: name})
+	}
+	return t, nil
+}
+
+func knownVariable(name string) bool {
+	switch name {
+	case "host", "request_uri", "uri", "document_uri", "scheme", "remote_addr", "args", "query_string", "request_method", "server_name", "http_host",
+		"namespace", "ingress_name", "service_name", "service_port", "location_path":
+		return true
+	}
+	if len(name) == 1 && name[0] >= '1' && name[0] <= '9' {
+		return true
+	}
+	if rest, ok := strings.CutPrefix(name, "http_"); ok && rest != "" {
+		return true
+	}
+	if rest, ok := strings.CutPrefix(name, "arg_"); ok && rest != "" {
+		return true
+	}
+	return false
+}
+
+// SnippetRequest is what a snippet reads of a request.
+type SnippetRequest struct {
+	// Host is the request's host (lower-case, no port); URI the
+	// normalized path; RequestURI the request-target as received; Args
+	// its query.
+	Host, URI, RequestURI, Args, Scheme, RemoteAddr, Method string
+	Header                                                  map[string][]string
+	// The variables ingress-nginx sets in each location it writes: the
+	// Ingress's namespace and name, the backend Service's name and port,
+	// and the location's path.
+	Namespace, IngressName, ServiceName, ServicePort, LocationPath string
+	// caps are the last regular expression's captures, for $1…$9.
+	caps []string
+}
+
+func (r *SnippetRequest) variable(name string) string {
+	switch name {
+	case "host", "server_name":
+		return r.Host
+	case "http_host":
+		return first(r.Header["Host"], r.Host)
+	case "request_uri":
+		return r.RequestURI
+	case "uri", "document_uri":
+		return r.URI
+	case "scheme":
+		return r.Scheme
+	case "remote_addr":
+		return r.RemoteAddr
+	case "args", "query_string":
+		return r.Args
+	case "request_method":
+		return r.Method
+	case "namespace":
+		return r.Namespace
+	case "ingress_name":
+		return r.IngressName
+	case "service_name":
+		return r.ServiceName
+	case "service_port":
+		return r.ServicePort
+	case "location_path":
+		return r.LocationPath
+	}
+	if len(name) == 1 && name[0] >= '1' && name[0] <= '9' {
+		i := int(name[0] - '0')
+		if i < len(r.caps) {
+			return r.caps[i]
+		}
+		return ""
+	}
+	if h, ok := strings.CutPrefix(name, "http_"); ok {
+		return strings.Join(r.Header[textproto.CanonicalMIMEHeaderKey(strings.ReplaceAll(h, "_", "-"))], ", ")
+	}
+	if a, ok := strings.CutPrefix(name, "arg_"); ok {
+		for kv := range strings.SplitSeq(r.Args, "&") {
+			if k, v, _ := strings.Cut(kv, "="); EqualFoldASCII(k, a) {
+				return v
+			}
+		}
+	}
+	return ""
+}
+
+func first(vs []string, def string) string {
+	if len(vs) > 0 {
+		return vs[0]
+	}
+	return def
+}
+
+func (t template) expand(r *SnippetRequest) string {
+	if len(t) == 1 && t[0].v == "" {
+		return t[0].lit
+	}
+	var b strings.Builder
+	for _, p := range t {
+		if p.v == "" {
+			b.WriteString(p.lit)
+		} else {
+			b.WriteString(r.variable(p.v))
+		}
+		if b.Len() > MaxRewriteTarget {
+			// A value repeating a capture grows with the request; cut
+			// it where rewrite-target's targets are cut.
+			return b.String()[:MaxRewriteTarget]
+		}
+	}
+	return b.String()
+}
+
+// SnippetResult is what a snippet does to one request.
+type SnippetResult struct {
+	// Status, when not 0, answers the request: Location for a redirect,
+	// Body otherwise.
+	Status         int
+	Location, Body string
+	// Target is the new request-target for the backend; "" keeps it.
+	Target string
+	// Request are the request header edits; Response the response's,
+	// their values expanded.
+	Request, Response []HeaderEdit
+	// ownAdds: an if that held has add_header of its own.
+	ownAdds bool
+}
+
+// HeaderEdit is one header edit with its value expanded.
+type HeaderEdit struct {
+	Kind     SnippetKind
+	Name     string
+	Value    string
+	Statuses []int
+	Types    []string
+	Always   bool
+	// inIf: the edit comes from an if that held.
+	inIf bool
+}
+
+// IsRedirect reports the codes whose return text is a Location.
+func IsRedirect(code int) bool {
+	switch code {
+	case 301, 302, 303, 307, 308:
+		return true
+	}
+	return false
+}
+
+// Run runs the snippet over r: the rewrite-phase steps in order, until a
+// return, a redirect or a rewrite's last or break ends them; the header
+// edits of the top level, and of each if that held. Headers are
+// declarations in nginx, so one written after a return still applies.
+func (s *Snippet) Run(r *SnippetRequest) SnippetResult {
+	var res SnippetResult
+	uri, args := r.URI, r.Args
+	s.run(s.Ops, r, &res, &uri, &args, false)
+	if res.ownAdds {
+		// nginx's add_header is inherited only by a block with none of its
+		// own: an if that held with add_header replaces the location's.
+		res.Response = slices.DeleteFunc(res.Response, func(e HeaderEdit) bool { return e.Kind == OpAddHeader && !e.inIf })
+	}
+	if res.Status == 0 && (uri != r.URI || args != r.Args) {
+		res.Target = escapePath(uri)
+		if args != "" {
+			res.Target += "?" + args
+		}
+	}
+	return res
+}
+
+// run walks ops; stopped says the rewrite phase ended, so only header
+// declarations of this level are still collected.
+func (s *Snippet) run(ops []SnippetOp, r *SnippetRequest, res *SnippetResult, uri, args *string, stopped bool) bool {
+	for i := range ops {
+		op := &ops[i]
+		switch op.Kind {
+		case OpIf:
+			if !stopped && op.Cond.holds(r) {
+				n := len(res.Response)
+				stopped = s.run(op.Then, r, res, uri, args, false)
+				for i := n; i < len(res.Response); i++ {
+					res.Response[i].inIf = true
+					res.ownAdds = res.ownAdds || res.Response[i].Kind == OpAddHeader
+				}
+			}
+		case OpReturn:
+			if !stopped {
+				stopped = true
+				res.Status = op.Code
+				text := op.tmpl.expand(r)
+				if IsRedirect(op.Code) {
+					res.Location = absolute(text, r)
+				} else {
+					res.Body = text
+				}
+			}
+		case OpRewrite:
+			if !stopped {
+				stopped = s.rewrite(op, r, res, uri, args)
+			}
+		case OpSetHeader, OpClearHeader, OpAddHeader, OpExpires, OpHideHeader:
+			res.Response = append(res.Response, HeaderEdit{Kind: op.Kind, Name: op.Name, Value: op.tmpl.expand(r),
+				Statuses: op.Statuses, Types: op.Types, Always: op.Always})
+		case OpSetInput, OpClearInput:
+			res.Request = append(res.Request, HeaderEdit{Kind: op.Kind, Name: op.Name, Value: op.tmpl.expand(r),
+				Types: op.Types, Always: op.Always})
+		}
+	}
+	return stopped
+}
+
+// rewrite applies a rewrite whose pattern matches the URI and reports
+// whether it ended the rewrite phase.
+func (s *Snippet) rewrite(op *SnippetOp, r *SnippetRequest, res *SnippetResult, uri, args *string) bool {
+	re := op.re
+	if re == nil {
+		var err error
+		if re, err = regexp.Compile(op.Pattern); err != nil {
+			return false
+		}
+	}
+	m := re.FindStringSubmatch(*uri)
+	if m == nil {
+		return false
+	}
+	r.caps = m
+	out := op.tmpl.expand(r)
+	redirect := op.Flag == "redirect" || op.Flag == "permanent" ||
+		strings.HasPrefix(out, "http://") || strings.HasPrefix(out, "https://")
+	// The client's query follows the replacement unless it ends in "?".
+	keep := !strings.HasSuffix(out, "?")
+	out = strings.TrimSuffix(out, "?")
+	p, q, hasQ := strings.Cut(out, "?")
+	switch {
+	case !keep:
+	case hasQ && *args != "":
+		q += "&" + *args
+	case !hasQ:
+		q = *args
+	}
+	if redirect {
+		res.Status = 302
+		if op.Flag == "permanent" {
+			res.Status = 301
+		}
+		res.Location = absolute(p, r)
+		if q != "" {
+			res.Location += "?" + q
+		}
+		return true
+	}
+	*uri, *args = p, q
+	return op.Flag == "last" || op.Flag == "break"
+}
+
+// absolute makes a redirect's relative Location absolute, as nginx does
+// with absolute_redirect on.
+func absolute(loc string, r *SnippetRequest) string {
+	if strings.HasPrefix(loc, "/") && !strings.HasPrefix(loc, "//") {
+		return r.Scheme + "://" + r.Host + loc
+	}
+	return loc
+}
+
+func escapePath(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c <= ' ' || c >= 0x7f || c == '?' || c == '#' || c == '%' {
+			b.WriteString("%" + strings.ToUpper(strconv.FormatUint(uint64(c)>>4, 16)+strconv.FormatUint(uint64(c)&15, 16)))
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+func (c *SnippetCond) holds(r *SnippetRequest) bool {
+	v := r.variable(c.Var)
+	switch c.Op {
+	case "":
+		return v != "" && v != "0"
+	case "=":
+		return v == c.Operand
+	case "!=":
+		return v != c.Operand
+	}
+	re := c.re
+	if re == nil {
+		p := c.Operand
+		if strings.HasSuffix(c.Op, "*") {
+			p = "(?i)" + p
+		}
+		var err error
+		if re, err = regexp.Compile(p); err != nil {
+			return false
+		}
+	}
+	m := re.FindStringSubmatch(v)
+	if strings.HasPrefix(c.Op, "!") {
+		return m == nil
+	}
+	if m != nil {
+		r.caps = m
+	}
+	return m != nil
+}
+
+// Allows reports whether the snippet's allow/deny rules let addr in.
+func (s *Snippet) Allows(addr netip.Addr) bool {
+	addr = addr.Unmap()
+	for _, a := range s.Access {
+		if a.All || a.Prefix.Contains(addr) {
+			return !a.Deny
+		}
+	}
+	return true
+}
+
+// addHeaderStatus reports the statuses nginx's add_header and expires
+// apply to without always.
+func addHeaderStatus(status int) bool {
+	switch status {
+	case 200, 201, 204, 206, 301, 302, 303, 304, 307, 308:
+		return true
+	}
+	return false
+}
+
+// ApplyResponse makes the response edits on h for an answer of status;
+// backend is false for the router's own answers, which proxy_hide_header
+// has nothing to hide in.
+func ApplyResponse(edits []HeaderEdit, h map[string][]string, status int) {
+	for _, e := range edits {
+		name := textproto.CanonicalMIMEHeaderKey(e.Name)
+		switch e.Kind {
+		case OpSetHeader, OpClearHeader:
+			if len(e.Statuses) > 0 && !slices.Contains(e.Statuses, status) || len(e.Types) > 0 && !typeIn(h["Content-Type"], e.Types) {
+				continue
+			}
+			if e.Kind == OpSetHeader && e.Value != "" {
+				h[name] = []string{e.Value}
+				continue
+			}
+			clearHeader(h, e.Name)
+		case OpHideHeader:
+			delete(h, name)
+		case OpAddHeader:
+			if e.Value != "" && (e.Always || addHeaderStatus(status)) {
+				h[name] = append(h[name], e.Value)
+			}
+		case OpExpires:
+			if addHeaderStatus(status) {
+				setExpires(h, e.Value)
+			}
+		}
+	}
+}
+
+// clearHeader deletes name, or with a trailing "*" every header it
+// begins (more_clear_headers' wildcard).
+func clearHeader(h map[string][]string, name string) {
+	prefix, wild := strings.CutSuffix(name, "*")
+	if !wild {
+		delete(h, textproto.CanonicalMIMEHeaderKey(name))
+		return
+	}
+	for k := range h {
+		if len(k) >= len(prefix) && EqualFoldASCII(k[:len(prefix)], prefix) {
+			delete(h, k)
+		}
+	}
+}
+
+// typeIn reports whether the Content-Type's media type is in types.
+func typeIn(ct []string, types []string) bool {
+	if len(ct) == 0 {
+		return false
+	}
+	mt, _, _ := strings.Cut(ct[0], ";")
+	mt = strings.TrimSpace(mt)
+	return slices.ContainsFunc(types, func(t string) bool { return EqualFoldASCII(t, mt) })
+}
+
+// setExpires writes expires' headers: "epoch" and "max" as nginx writes
+// them; seconds otherwise (negative: no-cache). The Expires date is
+// relative to the answer, so only Cache-Control is exact; Expires follows
+// the Date the server sends.
+func setExpires(h map[string][]string, v string) {
+	switch v {
+	case "epoch":
+		h["Expires"] = []string{"Thu, 01 Jan 1970 00:00:01 GMT"}
+		h["Cache-Control"] = []string{"no-cache"}
+		return
+	case "max":
+		h["Expires"] = []string{"Thu, 31 Dec 2037 23:55:55 GMT"}
+		h["Cache-Control"] = []string{"max-age=315360000"}
+		return
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return
+	}
+	if n < 0 {
+		h["Cache-Control"] = []string{"no-cache"}
+	} else {
+		h["Cache-Control"] = []string{"max-age=" + v}
+	}
+	h["Expires"] = []string{expiresAt(n)}
+}
+
+// ApplyRequest makes the request header edits on h (a copy the caller
+// owns) and returns the Host the backend gets ("" to keep it).
+func ApplyRequest(edits []HeaderEdit, h map[string][]string) (host string) {
+	for _, e := range edits {
+		name := textproto.CanonicalMIMEHeaderKey(e.Name)
+		switch {
+		case e.Kind == OpClearInput:
+			clearHeader(h, e.Name)
+		case len(e.Types) > 0 && !typeIn(h["Content-Type"], e.Types):
+		case !e.Always && h[name] == nil:
+			// more_set_input_headers -r: only replace one present.
+		case name == "Host":
+			host = e.Value
+		case e.Value == "":
+			delete(h, name)
+		default:
+			h[name] = []string{e.Value}
+		}
+	}
+	return host
+}
+
+// Match reports whether the location matches path, and how: exact,
+// regex, or the length of its prefix.
+func (l *SnippetLocation) matchPath(path string) (exact, regex bool, prefix int) {
+	switch l.Match {
+	case "=":
+		return path == l.Path, false, -1
+	case "~", "~*":
+		re := l.re
+		if re == nil {
+			return false, false, -1
+		}
+		return false, re.MatchString(path), -1
+	}
+	if strings.HasPrefix(path, l.Path) {
+		return false, false, len(l.Path)
+	}
+	return false, false, -1
+}
+
+// SnippetLocationFor returns the server-snippet location of vh that
+// nginx would choose for path over res, the route the table chose; nil
+// when the route keeps it. nginx picks an exact location first, then
+// remembers the longest prefix, then tries the regular expressions in
+// order (the server-snippet's come first, as ingress-nginx writes the
+// snippet before its own locations) unless that prefix was "^~".
+func SnippetLocationFor(vh *VirtualHost, res Result, path string) *SnippetLocation {
+	if vh == nil || len(vh.SnippetLocations) == 0 {
+		return nil
+	}
+	var best *SnippetLocation
+	bestLen := -1
+	for _, l := range vh.SnippetLocations {
+		if exact, _, n := l.matchPath(path); exact {
+			return l
+		} else if n > bestLen {
+			best, bestLen = l, n
+		}
+	}
+	if r := res.Route; r != nil && r.Type == Exact {
+		return nil
+	}
+	if best == nil || best.Match != "^~" {
+		for _, l := range vh.SnippetLocations {
+			if _, re, _ := l.matchPath(path); re {
+				return l
+			}
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	if r := res.Route; r != nil {
+		// A route's own regex (ingress-nginx's regex mode) beats a
+		// prefix; a Prefix route as nginx writes it ("/p/") competes on
+		// length.
+		if r.Type == Regex || r.Type == Prefix && len(r.Path)+1 >= bestLen {
+			return nil
+		}
+	}
+	return best
+}
+
+func expiresAt(seconds int) string {
+	return time.Now().Add(time.Duration(seconds) * time.Second).UTC().Format("Mon, 02 Jan 2006 15:04:05 GMT")
+}
+
+// snippetSection is what the snippet annotations translate to: a route's
+// and fallback's Snippet, and a host's server-snippet locations.
+var snippetSection = section{
+	name:  "snippets",
+	route: []string{"Snippet"},
+	host:  []string{"FallbackSnippet", "SnippetLocations"},
+	digest: []digestPart{{
+		tag: "snippets",
+		hostHas: func(vh *VirtualHost) bool {
+			return vh.FallbackSnippet != nil || len(vh.SnippetLocations) > 0 ||
+				slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.Snippet != nil })
+		},
+		host: func(e *encoder, vh *VirtualHost) {
+			e.snippet(vh.FallbackSnippet)
+			e.num(len(vh.SnippetLocations))
+			for _, l := range vh.SnippetLocations {
+				e.str(l.Match)
+				e.str(l.Path)
+				e.snippet(l.Snippet)
+			}
+		},
+		route: func(e *encoder, r *Route) { e.snippet(r.Snippet) },
+	}},
+	text: textParts{
+		at: 90,
+		fallbackLines: func(b *strings.Builder, vh *VirtualHost) {
+			snippetLines(b, "    ", vh.FallbackSnippet)
+			for _, l := range vh.SnippetLocations {
+				b.WriteString("    snippet location " + strings.TrimSpace(l.Match+" "+strconv.Quote(l.Path)) + "\n")
+				snippetLines(b, "      ", l.Snippet)
+			}
+		},
+		routeLines: func(b *strings.Builder, _ *VirtualHost, r *Route) { snippetLines(b, "    ", r.Snippet) },
+	},
+}
+
+func (e *encoder) snippet(s *Snippet) {
+	if s == nil {
+		e.flag(false)
+		return
+	}
+	e.flag(true)
+	e.ops(s.Ops)
+	e.num(len(s.Access))
+	for _, a := range s.Access {
+		e.flag(a.Deny)
+		e.flag(a.All)
+		e.str(a.Prefix.String())
+	}
+}
+
+func (e *encoder) ops(ops []SnippetOp) {
+	e.num(len(ops))
+	for i := range ops {
+		op := &ops[i]
+		e.num(int(op.Kind))
+		if c := op.Cond; c != nil {
+			e.flag(true)
+			e.str(c.Var)
+			e.str(c.Op)
+			e.str(c.Operand)
+		} else {
+			e.flag(false)
+		}
+		e.ops(op.Then)
+		e.num(op.Code)
+		e.str(op.Name)
+		e.str(op.Pattern)
+		e.str(op.Value)
+		e.str(op.Flag)
+		e.num(len(op.Statuses))
+		for _, s := range op.Statuses {
+			e.num(s)
+		}
+		e.strs(op.Types)
+		e.flag(op.Always)
+	}
+}
+
+// snippetLines writes a snippet's steps, one a line, as nginx-like text.
+func snippetLines(b *strings.Builder, indent string, s *Snippet) {
+	if s == nil {
+		return
+	}
+	opLines(b, indent, s.Ops)
+	for _, a := range s.Access {
+		w := "snippet allow "
+		if a.Deny {
+			w = "snippet deny "
+		}
+		if a.All {
+			b.WriteString(indent + w + "all\n")
+		} else {
+			b.WriteString(indent + w + a.Prefix.String() + "\n")
+		}
+	}
+}
+
+func opLines(b *strings.Builder, indent string, ops []SnippetOp) {
+	for i := range ops {
+		op := &ops[i]
+		b.WriteString(indent + "snippet " + opText(op) + "\n")
+		if op.Kind == OpIf {
+			opLines(b, indent+"  ", op.Then)
+		}
+	}
+}
+
+func opText(op *SnippetOp) string {
+	var w []string
+	switch op.Kind {
+	case OpIf:
+		c := op.Cond
+		w = append(w, "if", "$"+c.Var)
+		if c.Op != "" {
+			w = append(w, c.Op, strconv.Quote(c.Operand))
+		}
+	case OpReturn:
+		w = append(w, "return", strconv.Itoa(op.Code))
+		if op.Value != "" {
+			w = append(w, strconv.Quote(op.Value))
+		}
+	case OpRewrite:
+		w = append(w, "rewrite", strconv.Quote(op.Pattern), strconv.Quote(op.Value))
+		if op.Flag != "" {
+			w = append(w, op.Flag)
+		}
+	case OpSetInput:
+		w = append(w, "set request header", op.Name, strconv.Quote(op.Value))
+		if !op.Always {
+			w = append(w, "if present")
+		}
+	case OpClearInput:
+		w = append(w, "clear request header", op.Name)
+	case OpExpires:
+		w = append(w, "expires", op.Value)
+	default:
+		w = append(w, op.Kind.String(), op.Name)
+		if op.Kind != OpClearHeader && op.Kind != OpHideHeader {
+			w = append(w, strconv.Quote(op.Value))
+		}
+		if op.Always {
+			w = append(w, "always")
+		}
+	}
+	if len(op.Statuses) > 0 {
+		s := make([]string, len(op.Statuses))
+		for i, c := range op.Statuses {
+			s[i] = strconv.Itoa(c)
+		}
+		w = append(w, "status "+strings.Join(s, ","))
+	}
+	if len(op.Types) > 0 {
+		w = append(w, "type "+strings.Join(op.Types, ","))
+	}
+	return strings.Join(w, " ")
+}

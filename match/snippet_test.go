@@ -1,0 +1,126 @@
+package match
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func mustSnippet(t *testing.T, s Snippet) *Snippet {
+	t.Helper()
+	out, err := NewSnippet(s)
+	require.NoError(t, err)
+	return out
+}
+
+func TestSnippetRun(t *testing.T) {
+	req := func(uri, args string) *SnippetRequest {
+		ru := uri
+		if args != "" {
+			ru += "?" + args
+		}
+		return &SnippetRequest{Host: "a.example", URI: uri, RequestURI: ru, Args: args, Scheme: "https",
+			RemoteAddr: "192.0.2.1", Method: "GET", Header: map[string][]string{"X-Team": {"blue"}}}
+	}
+	for _, tc := range []struct {
+		name string
+		ops  []SnippetOp
+		req  *SnippetRequest
+		want SnippetResult
+	}{
+		{"return text with variables", []SnippetOp{{Kind: OpReturn, Code: 200, Value: "$host $http_x_team $args"}},
+			req("/p", "q=1"), SnippetResult{Status: 200, Body: "a.example blue q=1"}},
+		{"relative redirect made absolute", []SnippetOp{{Kind: OpReturn, Code: 308, Value: "/n$uri"}},
+			req("/p", ""), SnippetResult{Status: 308, Location: "https://a.example/n/p"}},
+		{"rewrite keeps the query", []SnippetOp{{Kind: OpRewrite, Pattern: "^/a/(.*)$", Value: "/b/$1", Flag: "break"}},
+			req("/a/x y", "k=v"), SnippetResult{Target: "/b/x%20y?k=v"}},
+		{"rewrite with new args appends the old", []SnippetOp{{Kind: OpRewrite, Pattern: "^/s/(\\w+)", Value: "/find?q=$1"}},
+			req("/s/tea", "p=2"), SnippetResult{Target: "/find?q=tea&p=2"}},
+		{"rewrite ending in ? drops the args", []SnippetOp{{Kind: OpRewrite, Pattern: "^", Value: "/x?"}},
+			req("/s", "p=2"), SnippetResult{Target: "/x"}},
+		{"break stops later rewrites, headers still collected", []SnippetOp{
+			{Kind: OpRewrite, Pattern: "^/a$", Value: "/b", Flag: "break"},
+			{Kind: OpRewrite, Pattern: "^/b$", Value: "/c"},
+			{Kind: OpAddHeader, Name: "X", Value: "$uri"},
+		}, req("/a", ""), SnippetResult{Target: "/b", Response: []HeaderEdit{{Kind: OpAddHeader, Name: "X", Value: "/a"}}}},
+		{"if that fails skips its block", []SnippetOp{{Kind: OpIf, Cond: &SnippetCond{Var: "http_x_team", Op: "=", Operand: "red"},
+			Then: []SnippetOp{{Kind: OpReturn, Code: 403}, {Kind: OpSetInput, Name: "X", Value: "1", Always: true}}}},
+			req("/", ""), SnippetResult{}},
+		{"if that holds: captures, headers of its block", []SnippetOp{{Kind: OpIf, Cond: &SnippetCond{Var: "request_uri", Op: "~*", Operand: "^/V(\\d)"},
+			Then: []SnippetOp{{Kind: OpSetInput, Name: "X-V", Value: "$1", Always: true}}}},
+			req("/v2/x", ""), SnippetResult{Request: []HeaderEdit{{Kind: OpSetInput, Name: "X-V", Value: "2", Always: true}}}},
+		{"an if's add_header replaces the location's; more_set_headers adds", []SnippetOp{
+			{Kind: OpAddHeader, Name: "A", Value: "outer"},
+			{Kind: OpSetHeader, Name: "M", Value: "outer"},
+			{Kind: OpIf, Cond: &SnippetCond{Var: "host"}, Then: []SnippetOp{{Kind: OpAddHeader, Name: "B", Value: "inner"}}},
+		}, req("/", ""), SnippetResult{ownAdds: true, Response: []HeaderEdit{
+			{Kind: OpSetHeader, Name: "M", Value: "outer"}, {Kind: OpAddHeader, Name: "B", Value: "inner", inIf: true}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := mustSnippet(t, Snippet{Ops: tc.ops}).Run(tc.req)
+			if d := cmp.Diff(tc.want, got, cmp.AllowUnexported(SnippetResult{}, HeaderEdit{})); d != "" {
+				t.Error(d)
+			}
+		})
+	}
+}
+
+func TestSnippetHeaders(t *testing.T) {
+	edits := []HeaderEdit{
+		{Kind: OpSetHeader, Name: "x-a", Value: "1"},
+		{Kind: OpSetHeader, Name: "X-Only-404", Value: "1", Statuses: []int{404}},
+		{Kind: OpSetHeader, Name: "X-Html", Value: "1", Types: []string{"text/html"}},
+		{Kind: OpClearHeader, Name: "X-Drop-*"},
+		{Kind: OpAddHeader, Name: "X-Add", Value: "2"},
+		{Kind: OpAddHeader, Name: "X-Add-Always", Value: "3", Always: true},
+		{Kind: OpHideHeader, Name: "server"},
+	}
+	h := map[string][]string{"Content-Type": {"text/html; charset=utf-8"}, "X-Drop-One": {"1"}, "X-Drop-Two": {"2"}, "Server": {"b"}, "X-Add": {"0"}}
+	ApplyResponse(edits, h, 200)
+	assert.Equal(t, map[string][]string{"Content-Type": {"text/html; charset=utf-8"}, "X-A": {"1"}, "X-Html": {"1"},
+		"X-Add": {"0", "2"}, "X-Add-Always": {"3"}}, h)
+	h = map[string][]string{"Content-Type": {"text/plain"}}
+	ApplyResponse(edits, h, 404)
+	assert.Equal(t, map[string][]string{"Content-Type": {"text/plain"}, "X-A": {"1"}, "X-Only-404": {"1"}, "X-Add-Always": {"3"}}, h)
+
+	in := map[string][]string{"X-Keep": {"k"}, "X-Old": {"o"}, "Cookie": {"c"}}
+	host := ApplyRequest([]HeaderEdit{
+		{Kind: OpSetInput, Name: "host", Value: "b.internal", Always: true},
+		{Kind: OpSetInput, Name: "X-Old", Value: "new"},
+		{Kind: OpSetInput, Name: "X-Absent", Value: "never"},
+		{Kind: OpSetInput, Name: "cookie", Value: "", Always: true},
+		{Kind: OpClearInput, Name: "X-Keep"},
+	}, in)
+	assert.Equal(t, "b.internal", host)
+	assert.Equal(t, map[string][]string{"X-Old": {"new"}}, in)
+}
+
+func TestSnippetAccessAndLocations(t *testing.T) {
+	s := mustSnippet(t, Snippet{Access: []AccessRule{
+		{Deny: true, Prefix: netip.MustParsePrefix("10.0.0.9/32")},
+		{Prefix: netip.MustParsePrefix("10.0.0.0/8")},
+		{Deny: true, All: true},
+	}})
+	assert.False(t, s.Allows(netip.MustParseAddr("10.0.0.9")))
+	assert.True(t, s.Allows(netip.MustParseAddr("::ffff:10.1.2.3")), "a v4-mapped address is its v4 one")
+	assert.False(t, s.Allows(netip.MustParseAddr("192.0.2.1")))
+
+	loc := func(m, p string) *SnippetLocation {
+		l, err := NewSnippetLocation(SnippetLocation{Match: m, Path: p})
+		require.NoError(t, err)
+		return l
+	}
+	exact, stop, re, pre := loc("=", "/x"), loc("^~", "/static/"), loc("~*", `\.PHP$`), loc("", "/api/v2")
+	vh := &VirtualHost{SnippetLocations: []*SnippetLocation{exact, stop, re, pre}}
+	prefix := Result{Host: vh, Route: &Route{Type: Prefix, Path: "/api"}}
+	assert.Same(t, exact, SnippetLocationFor(vh, prefix, "/x"))
+	assert.Same(t, stop, SnippetLocationFor(vh, prefix, "/static/a.php"))
+	assert.Same(t, re, SnippetLocationFor(vh, prefix, "/api/a.php"))
+	assert.Same(t, pre, SnippetLocationFor(vh, prefix, "/api/v2/users"))
+	assert.Nil(t, SnippetLocationFor(vh, prefix, "/api/v1"))
+	assert.Nil(t, SnippetLocationFor(vh, Result{Host: vh, Route: &Route{Type: Exact, Path: "/a.php"}}, "/a.php"))
+	assert.Nil(t, SnippetLocationFor(vh, Result{Host: vh, Route: &Route{Type: Regex, Path: "/api"}}, "/api/v2/x"))
+}

@@ -1,0 +1,155 @@
+package router
+
+import (
+	"io"
+	"net/http"
+	"strconv"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// Snippets (doc §11.9): the location's match.Snippet, translated from its
+// configuration-snippet and its host's server-snippet, runs where nginx
+// runs the rewrite module (after the CORS preflight, which ingress-nginx
+// writes first in the location, and before the location's redirects,
+// which it writes after the snippet): return and rewrite answer or
+// change the URI the backend gets, and the header edits are made on the
+// request to the backend and on the answer. Its allow/deny rules run in
+// the access phase, after the rate limits and before authentication. A
+// server-snippet location block that nginx would choose over the route
+// answers with its own steps, or 404, as nginx serves files there and
+// ramjet has none.
+
+// Record.Reason values of the answers snippets make.
+const (
+	ReasonSnippetReturn     = "snippet-return"
+	ReasonSnippetDenied     = "snippet-denied"
+	ReasonSnippetNoLocation = "snippet-location-no-content"
+)
+
+var (
+	stepSnippet   = step{name: "snippet", reasons: []string{ReasonSnippetReturn, ReasonSnippetNoLocation}}
+	stepAllowDeny = step{name: "snippet access", reasons: []string{ReasonSnippetDenied}}
+)
+
+// runSnippet runs the location's snippet and reports whether it answered.
+func (r *Router) runSnippet(s *requestState) bool {
+	sn := s.loc.Snippet
+	var sl *match.SnippetLocation
+	if vh := s.d.res.Host; vh != nil && len(vh.SnippetLocations) > 0 {
+		if clean, err := match.NormalizePath(beforeFragment(s.d.path)); err == nil {
+			if sl = match.SnippetLocationFor(vh, s.d.res, clean); sl != nil {
+				sn = sl.Snippet
+			}
+		}
+	}
+	if sn == nil && sl == nil {
+		return false
+	}
+	var res match.SnippetResult
+	if sn != nil {
+		res = sn.Run(r.snippetRequest(s))
+	}
+	s.snippet = &res
+	if sl != nil && res.Status == 0 {
+		// No return: nginx would serve a file from its root.
+		if sn != nil && !sn.Allows(r.ClientAddr(s.req)) {
+			r.snippetAnswer(s, http.StatusForbidden, ReasonSnippetDenied, "", "")
+			return true
+		}
+		r.snippetAnswer(s, http.StatusNotFound, ReasonSnippetNoLocation, "", "")
+		return true
+	}
+	if res.Status != 0 {
+		r.snippetAnswer(s, res.Status, ReasonSnippetReturn, res.Location, res.Body)
+		return true
+	}
+	if len(res.Request) > 0 {
+		h := s.req.Header.Clone()
+		if h == nil {
+			h = http.Header{}
+		}
+		if host := match.ApplyRequest(res.Request, h); host != "" {
+			s.d.act.host = host
+		}
+		out := *s.req
+		out.Header = h
+		s.req = &out
+	}
+	if res.Target != "" {
+		s.d.act.target = res.Target
+	}
+	if len(res.Response) > 0 {
+		s.ph.snippet = &res
+	}
+	return false
+}
+
+// snippetRequest is what a snippet reads of the request.
+func (r *Router) snippetRequest(s *requestState) *match.SnippetRequest {
+	clean, _ := match.NormalizePath(beforeFragment(s.d.path))
+	sr := &match.SnippetRequest{
+		Host: s.d.host, URI: clean, RequestURI: s.req.RequestURI, Args: s.d.query, Scheme: s.d.proto,
+		RemoteAddr: r.ClientAddr(s.req).String(), Method: s.req.Method, Header: s.req.Header,
+	}
+	res := s.d.res
+	src, be := &res.Host.FallbackSource, res.Backend
+	sr.LocationPath = "/"
+	if rt := res.Route; rt != nil {
+		src, sr.LocationPath = &rt.Source, rt.Path
+		if rt.Type == match.Prefix && rt.Path == "" {
+			sr.LocationPath = "/"
+		}
+	}
+	sr.Namespace, sr.IngressName = src.Namespace, src.Name
+	if be != nil {
+		sr.ServiceName, sr.ServicePort = be.Name, strconv.Itoa(int(be.Port))
+	}
+	return sr
+}
+
+// checkSnippetAccess applies the snippet's allow and deny rules.
+func (r *Router) checkSnippetAccess(s *requestState) bool {
+	sn := s.loc.Snippet
+	if sn == nil || len(sn.Access) == 0 || sn.Allows(r.ClientAddr(s.req)) {
+		return false
+	}
+	r.snippetAnswer(s, http.StatusForbidden, ReasonSnippetDenied, "", "")
+	return true
+}
+
+// snippetAnswer writes an answer a snippet made: a return's text as the
+// body (nginx's default_type, which ingress-nginx sets to text/html), or
+// nginx's short status text, with the snippet's response headers.
+func (r *Router) snippetAnswer(s *requestState, status int, reason, location, body string) {
+	h := s.w.Header()
+	if location != "" {
+		h.Set("Location", location)
+	}
+	if body == "" && location == "" && status >= 300 {
+		body = strconv.Itoa(status) + " " + http.StatusText(status) + "\n"
+	}
+	if body != "" {
+		h.Set("Content-Type", "text/html")
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	if s.snippet != nil {
+		match.ApplyResponse(s.snippet.Response, h, status)
+	}
+	if s.ph.cors != nil {
+		s.ph.cors.SetHeaders(h, s.ph.origin)
+	}
+	s.w.WriteHeader(status)
+	if s.req.Method != http.MethodHead {
+		_, _ = io.WriteString(s.w, body)
+	}
+	if r.observer != nil {
+		if s.d.backend == nil {
+			s.d.backend = s.d.res.Backend
+		}
+		rec := r.record(s)
+		rec.Status, rec.Reason = status, reason
+		rec.BytesOut = int64(len(body))
+		r.observer(rec)
+	}
+}

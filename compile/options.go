@@ -31,6 +31,7 @@ type Snapshot struct {
 	Services       []*corev1.Service
 	EndpointSlices []*discoveryv1.EndpointSlice
 	Secrets        []*corev1.Secret
+	ConfigMaps     []*corev1.ConfigMap
 }
 
 // ServiceRef names a Service port: "namespace/name:port", the port a
@@ -108,6 +109,12 @@ type Options struct {
 	// warned about. ramjet.dev/ and nginx.ingress.kubernetes.io/ are
 	// reserved.
 	ExtensionPrefixes []string
+	// ConfigMap is the ingress-nginx ConfigMap (ParseConfigMap), nil for
+	// none: its location keys are the defaults of every location's
+	// annotations, its option keys override the fields above (ssl-redirect
+	// over DisableSSLRedirect; name the key in ParseConfigMap's keep to let
+	// the field win), and its warnings join the result's.
+	ConfigMap *ConfigMap
 }
 
 // Validate reports the first malformed option, naming it.

@@ -228,6 +228,13 @@ type Options struct {
 	// Outcomes are cached, right and wrong, so a repeated password costs
 	// one check. 0: half of GOMAXPROCS, at least 1; negative: no bound.
 	PasswordChecks int
+	// ForwardedForHeader is the header a ProxyRealIPCIDR peer names the
+	// client in (ingress-nginx's forwarded-for-header). "": X-Forwarded-For.
+	ForwardedForHeader string
+	// LimitReqStatusCode and LimitConnStatusCode answer a request over
+	// limit-rps or limit-rpm, and over limit-connections (ingress-nginx's
+	// limit-req-status-code and limit-conn-status-code). 0: 503.
+	LimitReqStatusCode, LimitConnStatusCode int
 }
 
 // Record describes one request once it has been answered.
@@ -343,6 +350,10 @@ type Router struct {
 	// realIPFrom is Options.ProxyRealIPCIDR, normalized, with
 	// Options.TrustForwardedFor; nil without, so the peer is the client.
 	realIPFrom []netip.Prefix
+	// forwardedFor is Options.ForwardedForHeader, canonical.
+	forwardedFor string
+	// ansLimitReq and ansLimitConn answer a rate-limited request.
+	ansLimitReq, ansLimitConn answer
 	// fullForwardedFor: Options.ComputeFullForwardedFor and
 	// Options.TrustForwardedFor.
 	fullForwardedFor bool
@@ -438,6 +449,9 @@ func New(o Options) *Router {
 		r.fullForwardedFor = o.ComputeFullForwardedFor
 	}
 	r.hsts.Store(hstsValue(o.HSTS, o.DisableHSTS))
+	r.forwardedFor = http.CanonicalHeaderKey(cmp.Or(o.ForwardedForHeader, "X-Forwarded-For"))
+	r.ansLimitReq = limitAnswer(o.LimitReqStatusCode)
+	r.ansLimitConn = limitAnswer(o.LimitConnStatusCode)
 	r.maxBody = cmp.Or(o.MaxBodySize, DefaultMaxBodySize)
 	if r.maxBody < 0 {
 		r.maxBody = 0

@@ -70,7 +70,7 @@ type RouterConfig struct {
 	// realip module reads forwarded-for-header from proxy-real-ip-cidr peers).
 	TrustForwardedFor bool
 	// ComputeFullForwardedFor: compute-full-forwarded-for, which acts only
-	// with use-forwarded-headers.
+	// with use-forwarded-headers (a flag or the key).
 	ComputeFullForwardedFor bool
 	// ForwardedForHeader: forwarded-for-header, the header the client
 	// address is read from ("X-Forwarded-For").
@@ -315,14 +315,12 @@ func ParseConfigMap(cm *corev1.ConfigMap, keep ...string) *ConfigMap {
 	// nginx's realip module runs with either key; X-Forwarded-Proto and the
 	// full X-Forwarded-For only with use-forwarded-headers.
 	c.Router.TrustForwardedFor = c.Router.TrustForwardedProto || realIP
-	if !c.Router.TrustForwardedProto {
-		c.Router.ComputeFullForwardedFor = false
-	}
 	if _, ok := data["proxy-real-ip-cidr"]; !ok && c.Router.TrustForwardedFor && !slices.Contains(keep, "proxy-real-ip-cidr") {
 		// ingress-nginx's default is 0.0.0.0/0; ramjet trusts no peer
 		// unless told, so a client cannot forge its address.
 		c.warn(ConfigMapKeyUnsupported, "proxy-real-ip-cidr", "absent: ingress-nginx's default 0.0.0.0/0 believes "+c.Router.ForwardedForHeader+" from every peer, ramjet from none until the load balancers are listed")
 	}
+	slices.SortStableFunc(c.warnings, func(a, b Warning) int { return strings.Compare(a.Field, b.Field) })
 	return c
 }
 

@@ -17,9 +17,12 @@ import (
 type translateOptions struct {
 	ingressClass, controllerName, defaultBackend  string
 	watchWithoutClass, sslRedirect, allowLoopback bool
+	// configMap is -configmap: namespace/name of the ingress-nginx
+	// ConfigMap among the manifests.
+	configMap string
 }
 
-var translateFlagNames = []string{"ingress-class", "controller-name", "default-backend", "watch-ingress-without-class", "ssl-redirect", "allow-loopback-endpoints"}
+var translateFlagNames = []string{"ingress-class", "controller-name", "default-backend", "watch-ingress-without-class", "ssl-redirect", "allow-loopback-endpoints", "configmap"}
 
 func translateFlags(fs *flag.FlagSet) *translateOptions {
 	o := &translateOptions{}
@@ -29,6 +32,7 @@ func translateFlags(fs *flag.FlagSet) *translateOptions {
 	fs.BoolVar(&o.watchWithoutClass, "watch-ingress-without-class", false, "-translate: also claim Ingresses that name no class")
 	fs.BoolVar(&o.sslRedirect, "ssl-redirect", true, "-translate: redirect plain HTTP to HTTPS for TLS hosts")
 	fs.BoolVar(&o.allowLoopback, "allow-loopback-endpoints", false, "-translate: keep loopback endpoint addresses")
+	fs.StringVar(&o.configMap, "configmap", "", "namespace/name of the ingress-nginx ConfigMap among the manifests (default: the one named "+chartConfigMap+", if exactly one)")
 	return o
 }
 

@@ -78,9 +78,13 @@ type config struct {
 	// Settings only the ConfigMap gives (zero: the router's defaults);
 	// hsts is shared by copies of the configuration, never changed in
 	// place (see setHSTS).
-	hsts                        *hstsSettings
-	connectTimeout, readTimeout time.Duration
-	bodyBufferSize              int64
+	hsts *hstsSettings
+	// enableRealIP: the client address comes from forwardedForHeader of
+	// proxyRealIPCIDR peers, as with useForwardedHeaders, without trusting
+	// X-Forwarded-Proto.
+	enableRealIP                            bool
+	forwardedForHeader                      string
+	limitReqStatusCode, limitConnStatusCode int
 
 	// Metrics on the debug listener, as ingress-nginx's flags.
 	enableMetrics           bool

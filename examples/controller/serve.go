@@ -287,15 +287,15 @@ func routerOptions(cfg config, log *slog.Logger, m *metrics) router.Options {
 		Logger:                  log,
 		Observer:                requestObserver(cfg, m),
 		TrustForwardedProto:     cfg.useForwardedHeaders,
-		TrustForwardedFor:       cfg.useForwardedHeaders,
-		ComputeFullForwardedFor: cfg.computeFullForwardedFor,
+		TrustForwardedFor:       cfg.useForwardedHeaders || cfg.enableRealIP,
+		ComputeFullForwardedFor: cfg.computeFullForwardedFor && cfg.useForwardedHeaders,
 		ProxyRealIPCIDR:         cfg.proxyRealIPCIDR,
 		MaxBodySize:             cfg.maxBodySize,
-		ConnectTimeout:          cfg.connectTimeout,
-		ReadTimeout:             cfg.readTimeout,
-		ClientBodyBufferSize:    cfg.bodyBufferSize,
 		HSTS:                    hsts,
 		DisableHSTS:             hstsOff,
+		ForwardedForHeader:      cfg.forwardedForHeader,
+		LimitReqStatusCode:      cfg.limitReqStatusCode,
+		LimitConnStatusCode:     cfg.limitConnStatusCode,
 	}
 }
 

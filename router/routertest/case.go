@@ -724,9 +724,10 @@ func ApplyConfigMap(o *router.Options, cm *compile.ConfigMap) {
 	if has("use-forwarded-headers", "enable-real-ip") {
 		o.TrustForwardedProto, o.TrustForwardedFor = rc.TrustForwardedProto, rc.TrustForwardedFor
 	}
-	if has("compute-full-forwarded-for", "use-forwarded-headers") {
+	if has("compute-full-forwarded-for") {
 		o.ComputeFullForwardedFor = rc.ComputeFullForwardedFor
 	}
+	o.ComputeFullForwardedFor = o.ComputeFullForwardedFor && o.TrustForwardedProto
 	if has("proxy-real-ip-cidr") {
 		o.ProxyRealIPCIDR = rc.ProxyRealIPCIDR
 	}

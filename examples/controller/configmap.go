@@ -110,10 +110,22 @@ func applyConfigMap(c *config, cm *corev1.ConfigMap, set []string) []configMapWa
 	if has("limit-conn-status-code") {
 		c.limitConnStatusCode = rc.LimitConnStatusCode
 	}
+	if has("log-format-upstream") {
+		c.logFormat = rc.LogFormat
+	}
+	if has("log-format-escape-json") {
+		c.logFormatEscapeJSON = rc.LogFormatEscapeJSON
+	}
 	var warns []configMapWarning
 	for _, w := range parsed.Warnings() {
 		key := strings.TrimSuffix(strings.TrimPrefix(w.Field, "data["), "]")
 		warns = append(warns, configMapWarning{key, w.Message, w.Severity()})
+	}
+	if c.logFormat != "" {
+		_, unknown := parseNginxLogFormat(c.logFormat)
+		for _, name := range unknown {
+			warns = append(warns, configMapWarning{"log-format-upstream", "$" + name + " is not a variable ramjet fills; it is logged as \"-\"", compile.Cosmetic})
+		}
 	}
 	return warns
 }

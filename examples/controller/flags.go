@@ -85,6 +85,10 @@ type config struct {
 	enableRealIP                            bool
 	forwardedForHeader                      string
 	limitReqStatusCode, limitConnStatusCode int
+	// logFormat is log-format-upstream: the access log in nginx's
+	// log_format syntax ("": the -access-log-format one).
+	logFormat           string
+	logFormatEscapeJSON bool
 
 	// Metrics on the debug listener, as ingress-nginx's flags.
 	enableMetrics           bool

@@ -309,6 +309,9 @@ func requestObserver(cfg config, m *metrics) func(router.Record) {
 			out = os.Stdout
 		}
 		access = newAccessLog(out, cfg.accessLogFormat)
+		if cfg.logFormat != "" {
+			access, _ = newNginxAccessLog(out, cfg.logFormat, cfg.logFormatEscapeJSON)
+		}
 	}
 	return observers(access, m.observer())
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
+	"net/textproto"
 	"slices"
 	"strconv"
 	"strings"
@@ -90,6 +91,15 @@ type RouterConfig struct {
 	// LogFormat "" is ingress-nginx's default format).
 	LogFormat           string
 	LogFormatEscapeJSON bool
+	// AddHeadersFrom and ProxySetHeadersFrom are add-headers and
+	// proxy-set-headers: "namespace/name" of the ConfigMap whose data are
+	// the headers set on every answer (AddHeaders, over a backend's of the
+	// same name) and on every request to a backend (ProxySetHeaders, over
+	// the client's), as ingress-nginx's more_set_headers and
+	// proxy_set_header do. ReadHeaders fills the maps, canonical names to
+	// values; nil without.
+	AddHeadersFrom, ProxySetHeadersFrom string
+	AddHeaders, ProxySetHeaders         map[string]string
 }
 
 // DefaultLogFormat is ingress-nginx's log-format-upstream default.
@@ -162,6 +172,8 @@ var ConfigMapKeys = map[string]ConfigMapKey{
 	}},
 	"limit-req-status-code":  {Router: statusKey(func(r *RouterConfig) *int { return &r.LimitReqStatusCode })},
 	"limit-conn-status-code": {Router: statusKey(func(r *RouterConfig) *int { return &r.LimitConnStatusCode })},
+	"add-headers":            {Router: headersKey(func(r *RouterConfig) *string { return &r.AddHeadersFrom })},
+	"proxy-set-headers":      {Router: headersKey(func(r *RouterConfig) *string { return &r.ProxySetHeadersFrom })},
 	"log-format-upstream": {Router: func(r *RouterConfig, v string) error {
 		r.LogFormat = v
 		return nil
@@ -211,6 +223,16 @@ var ConfigMapUnsupported = map[string]string{
 	"client-header-timeout":         "the router's header timeout applies",
 	"client-body-timeout":           "the router's body timeout (60 s) applies",
 }
+
+// configMapMoves are the unsupported keys whose absence answers a request
+// otherwise (refused, redirected, served where nginx refuses); the others
+// of ConfigMapUnsupported leave answers as they are, without a feature.
+var configMapMoves = setOf(
+	"proxy-real-ip-cidr", "custom-http-errors", "allow-snippet-annotations", "annotations-risk-level",
+	"global-auth-url", "enable-modsecurity", "enable-owasp-modsecurity-crs", "modsecurity-snippet",
+	"block-user-agents", "block-referers", "http-redirect-code", "no-auth-locations", "location-snippet",
+	"server-snippet", "proxy-next-upstream",
+)
 
 // configMapTuning are keys that tune nginx itself (workers, buffers,
 // caches, logs, hash tables) and change no answer: ramjet has no such
@@ -347,7 +369,7 @@ func configMapField(key string) string { return "data[" + key + "]" }
 // in a warning's field: traffic-moves for the keys that change answers.
 func configMapSeverity(field string) Severity {
 	key := strings.TrimSuffix(strings.TrimPrefix(field, "data["), "]")
-	if ConfigMapUnsupported[key] != "" || key == "proxy-real-ip-cidr" {
+	if configMapMoves[key] {
 		return TrafficMoves
 	}
 	return FeatureMissing
@@ -498,6 +520,61 @@ func statusKey(field func(*RouterConfig) *int) func(*RouterConfig, string) error
 		*field(r) = int(n)
 		return nil
 	}
+}
+
+// headersKey reads add-headers or proxy-set-headers: "namespace/name" of
+// a ConfigMap ("name" alone is in the ConfigMap's own namespace, resolved
+// by ReadHeaders).
+func headersKey(field func(*RouterConfig) *string) func(*RouterConfig, string) error {
+	return func(r *RouterConfig, v string) error {
+		if strings.Count(v, "/") > 1 || v == "" || strings.HasPrefix(v, "/") || strings.HasSuffix(v, "/") {
+			return fmt.Errorf("want namespace/name of a ConfigMap")
+		}
+		*field(r) = v
+		return nil
+	}
+}
+
+// ReadHeaders fills Router.AddHeaders and Router.ProxySetHeaders from the
+// ConfigMaps add-headers and proxy-set-headers name, found among cms (a
+// Snapshot's ConfigMaps, say). A ConfigMap that is absent, or a header
+// name or value nginx would refuse, warns naming it and is left out. Call
+// it before the ConfigMap is compiled with, so its warnings join.
+func (c *ConfigMap) ReadHeaders(cms []*corev1.ConfigMap) {
+	if c == nil {
+		return
+	}
+	read := func(key, ref string) map[string]string {
+		if ref == "" {
+			return nil
+		}
+		if !strings.Contains(ref, "/") {
+			ref = c.Ref.Namespace + "/" + ref
+		}
+		var found *corev1.ConfigMap
+		for _, cm := range cms {
+			if cm != nil && cm.Namespace+"/"+cm.Name == ref {
+				found = cm
+			}
+		}
+		if found == nil {
+			c.warn(ConfigMapKeyRejected, key, "the ConfigMap "+ref+" is not found: no headers are set")
+			return nil
+		}
+		out := make(map[string]string, len(found.Data))
+		for _, name := range slices.Sorted(maps.Keys(found.Data)) {
+			v := strings.TrimSpace(found.Data[name])
+			if !validHeaderName(name) || strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }) {
+				c.warn(ConfigMapKeyRejected, key, fmt.Sprintf("ConfigMap %s: header %q: %q is not a header nginx sends; left out", ref, name, v))
+				continue
+			}
+			out[textproto.CanonicalMIMEHeaderKey(name)] = v
+		}
+		return out
+	}
+	c.Router.AddHeaders = read("add-headers", c.Router.AddHeadersFrom)
+	c.Router.ProxySetHeaders = read("proxy-set-headers", c.Router.ProxySetHeadersFrom)
+	slices.SortStableFunc(c.warnings, func(a, b Warning) int { return strings.Compare(a.Field, b.Field) })
 }
 
 func validHeaderName(s string) bool {

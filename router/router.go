@@ -235,6 +235,11 @@ type Options struct {
 	// limit-rps or limit-rpm, and over limit-connections (ingress-nginx's
 	// limit-req-status-code and limit-conn-status-code). 0: 503.
 	LimitReqStatusCode, LimitConnStatusCode int
+	// AddHeaders are set on every answer, over a backend's of the same
+	// name, and ProxySetHeaders on every request sent to a backend, over
+	// the client's (ingress-nginx's add-headers and proxy-set-headers);
+	// SetConfigMapHeaders replaces them.
+	AddHeaders, ProxySetHeaders http.Header
 }
 
 // Record describes one request once it has been answered.
@@ -352,6 +357,8 @@ type Router struct {
 	realIPFrom []netip.Prefix
 	// forwardedFor is Options.ForwardedForHeader, canonical.
 	forwardedFor string
+	// cmHeaders are Options.AddHeaders and ProxySetHeaders; nil: none.
+	cmHeaders atomic.Pointer[configMapHeaders]
 	// ansLimitReq and ansLimitConn answer a rate-limited request.
 	ansLimitReq, ansLimitConn answer
 	// fullForwardedFor: Options.ComputeFullForwardedFor and
@@ -449,6 +456,7 @@ func New(o Options) *Router {
 		r.fullForwardedFor = o.ComputeFullForwardedFor
 	}
 	r.hsts.Store(hstsValue(o.HSTS, o.DisableHSTS))
+	r.cmHeaders.Store(newConfigMapHeaders(o.AddHeaders, o.ProxySetHeaders))
 	r.forwardedFor = http.CanonicalHeaderKey(cmp.Or(o.ForwardedForHeader, "X-Forwarded-For"))
 	r.ansLimitReq = limitAnswer(o.LimitReqStatusCode)
 	r.ansLimitConn = limitAnswer(o.LimitConnStatusCode)

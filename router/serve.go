@@ -91,6 +91,9 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		w.Header()["X-Request-Id"] = []string{s.id}
 	}
 	s.hsts = r.setHSTS(w.Header(), req, &s.d)
+	if s.cmh = r.cmHeaders.Load(); s.cmh != nil {
+		s.cmh.setAdded(w.Header())
+	}
 	s.loc = s.d.res.Location()
 	// The limit-connections ticket (stepLimits) is released on every way
 	// out, panics included, once the exchange is over.
@@ -114,6 +117,9 @@ var stepProxy = step{name: "proxy", reasons: []string{
 // forward proxies the request to an endpoint of the backend chosen.
 func (r *Router) forward(s *requestState) {
 	req, d := s.req, &s.d
+	if s.cmh != nil {
+		s.cmh.setProxied(req.Header)
+	}
 	b := s.ch.backend
 	x := &exchange{
 		w:                s.w,
@@ -133,6 +139,7 @@ func (r *Router) forward(s *requestState) {
 		requestID:        s.id,
 		returnID:         r.returnRequestID,
 		hsts:             s.hsts,
+		cmh:              s.cmh,
 		fullForwardedFor: r.fullForwardedFor,
 		realIP:           r.realIP(req),
 		choice:           s.ch,
@@ -318,6 +325,8 @@ type exchange struct {
 	// verbatimTransport); returnID, the request ID goes on the response;
 	// hsts, setHSTS put the router's Strict-Transport-Security value first.
 	picked, grpc, fullForwardedFor, hasQuery, verbatim, returnID, hsts bool
+	// cmh are the ConfigMap's headers (configmap_headers.go); nil: none.
+	cmh *configMapHeaders
 	informed                                                           uint8 // informational responses relayed (see maxInformational)
 	// tried holds every endpoint picked for this request, the current one
 	// last; a retry never picks one of them again. It starts on triedBuf,
@@ -426,6 +435,9 @@ func (x *exchange) WriteHeader(code int) {
 		}
 		if x.hsts {
 			keepHSTS(x.w.Header())
+		}
+		if x.cmh != nil {
+			x.cmh.setAdded(x.w.Header())
 		}
 	}
 	x.w.WriteHeader(code)

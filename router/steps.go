@@ -116,6 +116,8 @@ type requestState struct {
 	body *clientBody
 	// hsts: setHSTS put the Strict-Transport-Security header.
 	hsts bool
+	// cmh are the ConfigMap's headers, set on the answer; nil: none.
+	cmh *configMapHeaders
 }
 
 // LeavesToServing reports whether serving may end a request that Lookup

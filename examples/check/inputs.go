@@ -88,6 +88,7 @@ func claimOptions(fs *flag.FlagSet, o *translateOptions, snap *compile.Snapshot)
 			}
 		})
 		opts.ConfigMap = compile.ParseConfigMap(cm, keep...)
+		opts.ConfigMap.ReadHeaders(snap.ConfigMaps)
 	}
 	return opts, notes
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -65,7 +66,7 @@ func (w configMapWarning) String() string {
 // c what its router keys say; the compile half goes in c.options. It
 // returns one warning per key ramjet does not implement and per bad value,
 // in key order.
-func applyConfigMap(c *config, cm *corev1.ConfigMap, set []string) []configMapWarning {
+func applyConfigMap(c *config, cm *corev1.ConfigMap, set []string, others ...*corev1.ConfigMap) []configMapWarning {
 	var keep []string
 	for _, k := range flagKeys {
 		if slices.Contains(set, k) {
@@ -73,6 +74,7 @@ func applyConfigMap(c *config, cm *corev1.ConfigMap, set []string) []configMapWa
 		}
 	}
 	parsed := compile.ParseConfigMap(cm, keep...)
+	parsed.ReadHeaders(others)
 	c.options.ConfigMap = parsed
 	has := func(keys ...string) bool {
 		for _, k := range keys {
@@ -110,6 +112,7 @@ func applyConfigMap(c *config, cm *corev1.ConfigMap, set []string) []configMapWa
 	if has("limit-conn-status-code") {
 		c.limitConnStatusCode = rc.LimitConnStatusCode
 	}
+	c.addHeaders, c.proxySetHeaders = headerOf(rc.AddHeaders), headerOf(rc.ProxySetHeaders)
 	if has("log-format-upstream") {
 		c.logFormat = rc.LogFormat
 	}
@@ -128,6 +131,18 @@ func applyConfigMap(c *config, cm *corev1.ConfigMap, set []string) []configMapWa
 		}
 	}
 	return warns
+}
+
+// headerOf is a ConfigMap's header map as an http.Header; nil when empty.
+func headerOf(m map[string]string) http.Header {
+	if len(m) == 0 {
+		return nil
+	}
+	h := make(http.Header, len(m))
+	for k, v := range m {
+		h[k] = []string{v}
+	}
+	return h
 }
 
 // atStart reports whether a change of key waits for a restart: the router
@@ -155,12 +170,12 @@ type configMapSettings struct {
 
 // newConfigMapSettings applies data, the ConfigMap as found at start (nil
 // when absent), to cfg and returns the configuration to start with.
-func newConfigMapSettings(cfg config, data map[string]string, found bool, log *slog.Logger) (*configMapSettings, config) {
+func newConfigMapSettings(cfg config, data map[string]string, found bool, log *slog.Logger, others ...*corev1.ConfigMap) (*configMapSettings, config) {
 	if cfg.configMap == nil {
 		return nil, cfg
 	}
 	s := &configMapSettings{ref: *cfg.configMap, log: log, base: cfg, set: cfg.flagsSet, start: data}
-	return s, s.update(data, found)
+	return s, s.update(data, found, others...)
 }
 
 // update applies data, the ConfigMap's current version, to the command
@@ -168,11 +183,11 @@ func newConfigMapSettings(cfg config, data map[string]string, found bool, log *s
 // it and hands its HSTS settings to the router); a start-only key whose
 // value changed since start warns that it waits for a restart. The
 // warnings are logged when they differ from the last version's.
-func (s *configMapSettings) update(data map[string]string, found bool) config {
+func (s *configMapSettings) update(data map[string]string, found bool, others ...*corev1.ConfigMap) config {
 	c := s.base
 	cm := &corev1.ConfigMap{Data: data}
 	cm.Namespace, cm.Name = s.ref.Namespace, s.ref.Name
-	warns := applyConfigMap(&c, cm, s.set)
+	warns := applyConfigMap(&c, cm, s.set, others...)
 	if !found {
 		warns = append(warns, configMapWarning{"", "not found; the flags' settings apply", compile.Cosmetic})
 	}

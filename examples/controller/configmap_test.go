@@ -157,14 +157,14 @@ func TestConfigMapFlagWins(t *testing.T) {
 func TestConfigMapOtherKeys(t *testing.T) {
 	c := flagsWith(t)
 	warns := applyConfigMap(&c, cmData(map[string]string{
-		"worker-processes": "4", "use-gzip": "true", "load-balance": "ewma", "no-such-key": "true",
+		"worker-processes": "4", "use-gzip": "true", "load-balance": "ewma", "no-such-key": "true", "http-redirect-code": "301",
 	}), c.flagsSet)
 	got := map[string]compile.Severity{}
 	for _, w := range warns {
 		got[w.key] = w.severity
 	}
 	assert.Equal(t, map[string]compile.Severity{
-		"worker-processes": compile.Cosmetic, "use-gzip": compile.TrafficMoves,
+		"worker-processes": compile.Cosmetic, "use-gzip": compile.FeatureMissing, "http-redirect-code": compile.TrafficMoves,
 		"load-balance": compile.FeatureMissing, "no-such-key": compile.FeatureMissing,
 	}, got)
 }
@@ -202,7 +202,8 @@ func TestOfflineConfigMap(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "app.yaml"), strings.Replace(appManifests(port), "  rules:\n", "  tls: [{hosts: [app.test]}]\n  rules:\n", 1))
 	cmFile := filepath.Join(dir, "configmap.yaml")
 	configMap := func(sslRedirect string) string {
-		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nginx, namespace: ingress}\ndata:\n  hsts-max-age: \"600\"\n  hsts-preload: \"true\"\n  worker-processes: \"4\"\n  ssl-redirect: \"" + sslRedirect + "\"\n"
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: headers, namespace: ingress}\ndata: {X-Frame-Options: DENY}\n---\n" +
+			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nginx, namespace: ingress}\ndata:\n  add-headers: ingress/headers\n  hsts-max-age: \"600\"\n  hsts-preload: \"true\"\n  worker-processes: \"4\"\n  ssl-redirect: \"" + sslRedirect + "\"\n"
 	}
 	writeFile(t, cmFile, configMap("false"))
 
@@ -236,6 +237,7 @@ func TestOfflineConfigMap(t *testing.T) {
 	res := do("https://" + inst.HTTPSAddr + "/x")
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	assert.Equal(t, "max-age=600; includeSubDomains; preload", res.Header.Get("Strict-Transport-Security"))
+	assert.Equal(t, "DENY", res.Header.Get("X-Frame-Options"), "add-headers names a ConfigMap in the folder")
 	res = do("http://" + inst.HTTPAddr + "/x")
 	assert.Equal(t, http.StatusOK, res.StatusCode, "ssl-redirect: false")
 	assert.Empty(t, res.Header.Get("Strict-Transport-Security"))

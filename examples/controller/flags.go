@@ -89,6 +89,9 @@ type config struct {
 	// log_format syntax ("": the -access-log-format one).
 	logFormat           string
 	logFormatEscapeJSON bool
+	// addHeaders and proxySetHeaders are the ConfigMaps add-headers and
+	// proxy-set-headers name (router.Options.AddHeaders, ProxySetHeaders).
+	addHeaders, proxySetHeaders http.Header
 
 	// Metrics on the debug listener, as ingress-nginx's flags.
 	enableMetrics           bool

@@ -296,6 +296,8 @@ func routerOptions(cfg config, log *slog.Logger, m *metrics) router.Options {
 		ForwardedForHeader:      cfg.forwardedForHeader,
 		LimitReqStatusCode:      cfg.limitReqStatusCode,
 		LimitConnStatusCode:     cfg.limitConnStatusCode,
+		AddHeaders:              cfg.addHeaders,
+		ProxySetHeaders:         cfg.proxySetHeaders,
 	}
 }
 

@@ -592,6 +592,7 @@ func parseCase(file string, tree any, raw json.RawMessage) (Case, []error) {
 				errs = append(errs, fmt.Errorf("options.configMap: %w", err))
 			} else {
 				c.Options.ConfigMap = compile.ParseConfigMap(cm, fc.Options.setKeys()...)
+				c.Options.ConfigMap.ReadHeaders(snap.ConfigMaps)
 				ApplyConfigMap(&c.Router, c.Options.ConfigMap)
 			}
 		}
@@ -740,6 +741,19 @@ func ApplyConfigMap(o *router.Options, cm *compile.ConfigMap) {
 	if has("limit-conn-status-code") {
 		o.LimitConnStatusCode = rc.LimitConnStatusCode
 	}
+	o.AddHeaders, o.ProxySetHeaders = headerOf(rc.AddHeaders), headerOf(rc.ProxySetHeaders)
+}
+
+// headerOf is a ConfigMap's header map as an http.Header; nil when empty.
+func headerOf(m map[string]string) http.Header {
+	if len(m) == 0 {
+		return nil
+	}
+	h := make(http.Header, len(m))
+	for k, v := range m {
+		h[k] = []string{v}
+	}
+	return h
 }
 
 // router sets the router options a case names.

@@ -190,8 +190,6 @@ var ConfigMapKeys = map[string]ConfigMapKey{
 // (custom-http-errors, the global auth and ModSecurity keys, snippets) are
 // listed here until they are implemented.
 var ConfigMapUnsupported = map[string]string{
-	"add-headers":                   "response headers from another ConfigMap are not added",
-	"proxy-set-headers":             "request headers from another ConfigMap are not sent to backends",
 	"use-gzip":                      "responses are not compressed",
 	"enable-brotli":                 "responses are not compressed",
 	"server-tokens":                 "the backend's Server header passes through, where ingress-nginx removes it",

@@ -52,6 +52,7 @@ var reasonSeverity = map[Reason]Severity{
 	CanaryConflict:          Cosmetic,     // one canary per backend under both, the oldest
 	ConfigMapKeyRejected:    TrafficMoves, // ramjet keeps the default where nginx would not
 	ConfigMapKeyIgnored:     Cosmetic,
+	ConfigMapKeyUnsupported: FeatureMissing, // by key: configMapSeverity
 }
 
 // asRamjetDoes are unsupported nginx annotations whose value asks for what

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/router"
 )
 
@@ -89,10 +90,6 @@ var nginxLogVars = map[string]nginxLogVar{
 		return strconv.Itoa(int(r.Service.Port))
 	},
 	"server_name": func(r *router.Record) string { return r.VirtualHost },
-	"http_referer": func(r *router.Record) string {
-		return header(r, "Referer")
-	},
-	"http_user_agent": func(r *router.Record) string { return header(r, "User-Agent") },
 }
 
 // nginxLogPrefixes are the variables named by a prefix and a name.
@@ -183,7 +180,7 @@ func parseNginxLogFormat(format string) (parts []logPart, unknown []string) {
 			i++
 			continue
 		}
-		name, n := logVarName(format[i+1:])
+		name, n := compile.LogVariableName(format[i+1:])
 		if name == "" {
 			lit.WriteByte(c)
 			i++
@@ -211,22 +208,6 @@ func contains(s []string, v string) bool {
 		}
 	}
 	return false
-}
-
-// logVarName reads a variable name at the start of s: letters, digits and
-// "_", or any of them within braces; n is how much of s it took.
-func logVarName(s string) (name string, n int) {
-	if strings.HasPrefix(s, "{") {
-		end := strings.IndexByte(s, '}')
-		if end < 0 {
-			return "", 0
-		}
-		return s[1:end], end + 1
-	}
-	for n < len(s) && (s[n] == '_' || s[n] >= 'a' && s[n] <= 'z' || s[n] >= 'A' && s[n] <= 'Z' || s[n] >= '0' && s[n] <= '9') {
-		n++
-	}
-	return s[:n], n
 }
 
 func lookupLogVar(name string) nginxLogVar {

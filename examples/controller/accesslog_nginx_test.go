@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/match"
 	"ramjet.dev/ramjet/router"
 )
@@ -65,6 +66,21 @@ func TestNginxAccessLogJSON(t *testing.T) {
 	log, _ := newNginxAccessLog(&out, `{"ua": "$http_user_agent", "ref": "$http_referer", "status": $status}`, true)
 	log(nginxLogRecord())
 	assert.Equal(t, `{"ua": "curl/8 \"x\"", "ref": "", "status": 200}`+"\n", out.String())
+}
+
+// TestNginxLogVariables: the access log fills exactly the variables the
+// library's parser knows, so its warnings name what the log cannot fill.
+func TestNginxLogVariables(t *testing.T) {
+	var have []string
+	for name := range nginxLogVars {
+		have = append(have, name)
+	}
+	assert.ElementsMatch(t, compile.LogVariables, have)
+	var prefixes []string
+	for p := range nginxLogPrefixes {
+		prefixes = append(prefixes, p)
+	}
+	assert.ElementsMatch(t, compile.LogVariablePrefixes, prefixes)
 }
 
 // TestConfigMapLogFormat: the keys reach the access log, and an unknown

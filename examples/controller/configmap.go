@@ -124,12 +124,6 @@ func applyConfigMap(c *config, cm *corev1.ConfigMap, set []string, others ...*co
 		key := strings.TrimSuffix(strings.TrimPrefix(w.Field, "data["), "]")
 		warns = append(warns, configMapWarning{key, w.Message, w.Severity()})
 	}
-	if c.logFormat != "" {
-		_, unknown := parseNginxLogFormat(c.logFormat)
-		for _, name := range unknown {
-			warns = append(warns, configMapWarning{"log-format-upstream", "$" + name + " is not a variable ramjet fills; it is logged as \"-\"", compile.Cosmetic})
-		}
-	}
 	return warns
 }
 

@@ -325,8 +325,6 @@ type exchange struct {
 	// verbatimTransport); returnID, the request ID goes on the response;
 	// hsts, setHSTS put the router's Strict-Transport-Security value first.
 	picked, grpc, fullForwardedFor, hasQuery, verbatim, returnID, hsts bool
-	// cmh are the ConfigMap's headers (configmap_headers.go); nil: none.
-	cmh *configMapHeaders
 	informed                                                           uint8 // informational responses relayed (see maxInformational)
 	// tried holds every endpoint picked for this request, the current one
 	// last; a retry never picks one of them again. It starts on triedBuf,
@@ -352,6 +350,8 @@ type exchange struct {
 	realIP string
 	// added are the response headers the route's policies set.
 	added policyHeaders
+	// cmh are the ConfigMap's headers (configmap_headers.go); nil: none.
+	cmh *configMapHeaders
 	// key is the request's hash key ("" unless the policy is Hash): a
 	// window on the request's own strings, so taking it never allocates.
 	key string

@@ -17,7 +17,9 @@
 //	                          # computeFullForwardedFor,
 //	                          # proxyBodySize: 8m, proxyRealIPCIDR: [10.0.0.0/8],
 //	                          # defaultSSLCertificate (ns/name of a Secret among the objects),
-//	                          # hsts, hstsMaxAge, hstsIncludeSubdomains, hstsPreload
+//	                          # hsts, hstsMaxAge, hstsIncludeSubdomains, hstsPreload,
+//	                          # configMap: ns/name of an ingress-nginx ConfigMap among the
+//	                          # objects, or its data inline ({proxy-body-size: 8m})
 //	objects:                  # ordinary manifests, as a YAML list
 //	- apiVersion: networking.k8s.io/v1
 //	  kind: Ingress

@@ -220,7 +220,11 @@
 //     add-headers and proxy-set-headers (AddHeaders on every answer over a
 //     backend's, ProxySetHeaders on every proxied request over the
 //     client's, read by ConfigMap.ReadHeaders from the ConfigMaps they
-//     name; Router.SetConfigMapHeaders changes them live); and, for the
+//     name; Router.SetConfigMapHeaders changes them live), use-gzip with
+//     gzip-level, gzip-min-length and gzip-types (Gzip: 200, 403 and 404
+//     answers of a listed type, text/html always, whose Content-Length,
+//     when there is one, is not below the minimum, to HTTP/1.1 clients
+//     that accept gzip, with Vary: Accept-Encoding); and, for the
 //     example controller alone, use-proxy-protocol and log-format-upstream
 //     with log-format-escape-json (its access log in nginx's variable
 //     syntax: $remote_addr, $remote_user, $host, $request,
@@ -238,8 +242,8 @@
 // naming it: ConfigMapKeyRejected for a value that does not parse (the
 // default stays), ConfigMapKeyUnsupported for a key ramjet lacks
 // (traffic-moves where answers change, such as custom-http-errors or
-// http-redirect-code; feature-missing otherwise, such as use-gzip,
-// enable-brotli and server-tokens), ConfigMapKeyIgnored for nginx's own
+// http-redirect-code; feature-missing otherwise, such as enable-brotli
+// and server-tokens), ConfigMapKeyIgnored for nginx's own
 // tuning (worker-processes, buffers, caches): compile adds them to
 // Result.Warnings, on the ConfigMap, field "data[key]". ssl-redirect,
 // the hsts keys, the location keys and the header ConfigMaps follow

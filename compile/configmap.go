@@ -100,7 +100,17 @@ type RouterConfig struct {
 	// values; nil without.
 	AddHeadersFrom, ProxySetHeadersFrom string
 	AddHeaders, ProxySetHeaders         map[string]string
+	// UseGzip, GzipLevel, GzipMinLength and GzipTypes: use-gzip,
+	// gzip-level (1), gzip-min-length (256) and gzip-types (space
+	// separated), router.Options.Gzip.
+	UseGzip       bool
+	GzipLevel     int
+	GzipMinLength int64
+	GzipTypes     []string
 }
+
+// DefaultGzipTypes are ingress-nginx's gzip-types.
+var DefaultGzipTypes = strings.Fields("application/atom+xml application/javascript application/x-javascript application/json application/rss+xml application/vnd.ms-fontobject application/x-font-ttf application/x-web-app-manifest+json application/xhtml+xml application/xml font/opentype image/svg+xml image/x-icon text/css text/javascript text/plain text/x-component")
 
 // DefaultLogFormat is ingress-nginx's log-format-upstream default.
 const DefaultLogFormat = `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $request_length $request_time [$proxy_upstream_name] [$proxy_alternative_upstream_name] $upstream_addr $upstream_response_length $upstream_response_time $upstream_status $req_id`
@@ -174,6 +184,32 @@ var ConfigMapKeys = map[string]ConfigMapKey{
 	"limit-conn-status-code": {Router: statusKey(func(r *RouterConfig) *int { return &r.LimitConnStatusCode })},
 	"add-headers":            {Router: headersKey(func(r *RouterConfig) *string { return &r.AddHeadersFrom })},
 	"proxy-set-headers":      {Router: headersKey(func(r *RouterConfig) *string { return &r.ProxySetHeadersFrom })},
+	"use-gzip": {Router: func(r *RouterConfig, v string) (err error) {
+		r.UseGzip, err = nginxBool(v)
+		return err
+	}},
+	"gzip-level": {Router: func(r *RouterConfig, v string) error {
+		n, err := strconv.ParseInt(v, 0, 32)
+		if err != nil || n < 1 || n > 9 {
+			return fmt.Errorf("want a level from 1 to 9")
+		}
+		r.GzipLevel = int(n)
+		return nil
+	}},
+	"gzip-min-length": {Router: func(r *RouterConfig, v string) error {
+		n, err := strconv.ParseInt(v, 0, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("want a number of bytes")
+		}
+		r.GzipMinLength = n
+		return nil
+	}},
+	"gzip-types": {Router: func(r *RouterConfig, v string) error {
+		if r.GzipTypes = strings.Fields(v); len(r.GzipTypes) == 0 {
+			return fmt.Errorf("want media types")
+		}
+		return nil
+	}},
 	"log-format-upstream": {Router: func(r *RouterConfig, v string) error {
 		if v == "" {
 			return fmt.Errorf("want a log format")
@@ -193,7 +229,6 @@ var ConfigMapKeys = map[string]ConfigMapKey{
 // (custom-http-errors, the global auth and ModSecurity keys, snippets) are
 // listed here until they are implemented.
 var ConfigMapUnsupported = map[string]string{
-	"use-gzip":                      "responses are not compressed",
 	"enable-brotli":                 "responses are not compressed",
 	"server-tokens":                 "the backend's Server header passes through, where ingress-nginx removes it",
 	"custom-http-errors":            "error pages from the default backend are not served",
@@ -252,8 +287,7 @@ var configMapTuning = setOf(
 	"enable-multi-accept", "use-geoip", "use-geoip2", "http-snippet", "main-snippet", "stream-snippet",
 	"bind-address", "enable-ipv6", "disable-ipv6-dns", "resolver", "log-format-stream",
 	"debug-connections", "enable-access-log-for-default-backend", "skip-access-log-urls",
-	"syslog-host", "syslog-port", "enable-syslog", "client-header-buffer-size", "gzip-level",
-	"gzip-min-length", "gzip-types", "gzip-disable", "brotli-level", "brotli-min-length", "brotli-types",
+	"syslog-host", "syslog-port", "enable-syslog", "client-header-buffer-size", "gzip-disable", "brotli-level", "brotli-min-length", "brotli-types",
 	"proxy-protocol-header-timeout", "log-format-escape-none",
 )
 
@@ -262,7 +296,8 @@ var configMapTuning = setOf(
 // setting, which wins): each is left out with a cosmetic warning. A nil cm
 // gives an empty ConfigMap with ingress-nginx's defaults.
 func ParseConfigMap(cm *corev1.ConfigMap, keep ...string) *ConfigMap {
-	c := &ConfigMap{Router: RouterConfig{ForwardedForHeader: "X-Forwarded-For", LimitReqStatusCode: 503, LimitConnStatusCode: 503}}
+	c := &ConfigMap{Router: RouterConfig{ForwardedForHeader: "X-Forwarded-For", LimitReqStatusCode: 503, LimitConnStatusCode: 503,
+		GzipLevel: 1, GzipMinLength: 256, GzipTypes: DefaultGzipTypes}}
 	if cm == nil {
 		return c
 	}

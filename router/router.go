@@ -240,6 +240,8 @@ type Options struct {
 	// the client's (ingress-nginx's add-headers and proxy-set-headers);
 	// SetConfigMapHeaders replaces them.
 	AddHeaders, ProxySetHeaders http.Header
+	// Gzip compresses answers as ingress-nginx's use-gzip does; nil: none.
+	Gzip *Gzip
 }
 
 // Record describes one request once it has been answered.
@@ -359,6 +361,8 @@ type Router struct {
 	forwardedFor string
 	// cmHeaders are Options.AddHeaders and ProxySetHeaders; nil: none.
 	cmHeaders atomic.Pointer[configMapHeaders]
+	// gzip is Options.Gzip; nil: answers are sent as they are.
+	gzip *gzipConfig
 	// ansLimitReq and ansLimitConn answer a rate-limited request.
 	ansLimitReq, ansLimitConn answer
 	// fullForwardedFor: Options.ComputeFullForwardedFor and
@@ -457,6 +461,7 @@ func New(o Options) *Router {
 	}
 	r.hsts.Store(hstsValue(o.HSTS, o.DisableHSTS))
 	r.cmHeaders.Store(newConfigMapHeaders(o.AddHeaders, o.ProxySetHeaders))
+	r.gzip = newGzipConfig(o.Gzip)
 	r.forwardedFor = http.CanonicalHeaderKey(cmp.Or(o.ForwardedForHeader, "X-Forwarded-For"))
 	r.ansLimitReq = limitAnswer(o.LimitReqStatusCode)
 	r.ansLimitConn = limitAnswer(o.LimitConnStatusCode)

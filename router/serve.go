@@ -78,6 +78,11 @@ func grpcCode(status int) string {
 // policies say so, and otherwise it is proxied to an endpoint of the
 // chosen backend. Lookup reports the same decision without serving.
 func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if r.gzip != nil && acceptsGzip(req) {
+		gw := &gzipWriter{ResponseWriter: w, c: r.gzip}
+		defer gw.finish()
+		w = gw
+	}
 	s := requestState{w: w, req: req, grpc: isGRPC(req)}
 	if r.observer != nil {
 		s.start = time.Now()

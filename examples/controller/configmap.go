@@ -19,6 +19,7 @@ import (
 
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/compile/manifest"
+	"ramjet.dev/ramjet/router"
 )
 
 // The ingress-nginx ConfigMap (--configmap) is read by the library's one
@@ -113,6 +114,9 @@ func applyConfigMap(c *config, cm *corev1.ConfigMap, set []string, others ...*co
 		c.limitConnStatusCode = rc.LimitConnStatusCode
 	}
 	c.addHeaders, c.proxySetHeaders = headerOf(rc.AddHeaders), headerOf(rc.ProxySetHeaders)
+	if rc.UseGzip {
+		c.gzip = &router.Gzip{Level: rc.GzipLevel, MinLength: rc.GzipMinLength, Types: rc.GzipTypes}
+	}
 	if has("log-format-upstream") {
 		c.logFormat = rc.LogFormat
 	}

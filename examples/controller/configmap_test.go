@@ -157,14 +157,14 @@ func TestConfigMapFlagWins(t *testing.T) {
 func TestConfigMapOtherKeys(t *testing.T) {
 	c := flagsWith(t)
 	warns := applyConfigMap(&c, cmData(map[string]string{
-		"worker-processes": "4", "use-gzip": "true", "load-balance": "ewma", "no-such-key": "true", "http-redirect-code": "301",
+		"worker-processes": "4", "enable-brotli": "true", "load-balance": "ewma", "no-such-key": "true", "http-redirect-code": "301",
 	}), c.flagsSet)
 	got := map[string]compile.Severity{}
 	for _, w := range warns {
 		got[w.key] = w.severity
 	}
 	assert.Equal(t, map[string]compile.Severity{
-		"worker-processes": compile.Cosmetic, "use-gzip": compile.FeatureMissing, "http-redirect-code": compile.TrafficMoves,
+		"worker-processes": compile.Cosmetic, "enable-brotli": compile.FeatureMissing, "http-redirect-code": compile.TrafficMoves,
 		"load-balance": compile.FeatureMissing, "no-such-key": compile.FeatureMissing,
 	}, got)
 }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/router"
 	"ramjet.dev/ramjet/status"
 )
 
@@ -92,6 +93,8 @@ type config struct {
 	// addHeaders and proxySetHeaders are the ConfigMaps add-headers and
 	// proxy-set-headers name (router.Options.AddHeaders, ProxySetHeaders).
 	addHeaders, proxySetHeaders http.Header
+	// gzip is use-gzip with its gzip-* keys; nil: off.
+	gzip *router.Gzip
 
 	// Metrics on the debug listener, as ingress-nginx's flags.
 	enableMetrics           bool

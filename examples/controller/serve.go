@@ -298,6 +298,7 @@ func routerOptions(cfg config, log *slog.Logger, m *metrics) router.Options {
 		LimitConnStatusCode:     cfg.limitConnStatusCode,
 		AddHeaders:              cfg.addHeaders,
 		ProxySetHeaders:         cfg.proxySetHeaders,
+		Gzip:                    cfg.gzip,
 	}
 }
 

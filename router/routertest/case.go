@@ -744,6 +744,9 @@ func ApplyConfigMap(o *router.Options, cm *compile.ConfigMap) {
 		o.LimitConnStatusCode = rc.LimitConnStatusCode
 	}
 	o.AddHeaders, o.ProxySetHeaders = headerOf(rc.AddHeaders), headerOf(rc.ProxySetHeaders)
+	if rc.UseGzip {
+		o.Gzip = &router.Gzip{Level: rc.GzipLevel, MinLength: rc.GzipMinLength, Types: rc.GzipTypes}
+	}
 }
 
 // headerOf is a ConfigMap's header map as an http.Header; nil when empty.

@@ -126,8 +126,8 @@
 // # 1. Inputs
 //
 // A compile.Snapshot holds Ingresses and IngressClasses
-// (networking.k8s.io/v1), Services (v1), EndpointSlices (discovery.k8s.io/v1)
-// and Secrets (v1), as the k8s.io/api Go types, in any order. Nil entries are
+// (networking.k8s.io/v1), Services (v1), EndpointSlices (discovery.k8s.io/v1),
+// Secrets (v1) and ConfigMaps (v1), as the k8s.io/api Go types, in any order. Nil entries are
 // skipped. Should two Ingresses, Services or Secrets share a namespace and
 // name, the one with the smaller JSON encoding is kept, so input order never
 // decides (IngressClasses: §2).
@@ -183,6 +183,72 @@
 // connection's own peer, router.PeerIsClient).
 // --proxy-body-size (nginx size syntax, default 1m, 0 for no limit) is
 // router.Options.MaxBodySize.
+//
+// The ingress-nginx ConfigMap. compile.ParseConfigMap reads one with
+// ingress-nginx v1.15's defaults and value syntax (booleans as
+// strconv.ParseBool reads them and "" as false, numbers in Go's base-0
+// syntax, sizes as nginx's), and is the one parser the example controller
+// (--configmap ns/name, watched; with -manifests a ConfigMap of that name
+// in the folder), examples/check (-report, -translate and -explain read
+// the ConfigMap named by -configmap, else the one named
+// ingress-nginx-controller, the Helm chart's) and case files (the
+// configMap option) share. A Snapshot also holds ConfigMaps, for the
+// ConfigMaps add-headers and proxy-set-headers name. Its keys land in
+// three places:
+//
+//   - Location keys, the defaults of the annotations of the same name,
+//     which an Ingress's own annotation overrides (ingress-nginx's
+//     annotation parsers default to them): force-ssl-redirect,
+//     proxy-body-size, client-body-buffer-size, proxy-connect-timeout,
+//     proxy-read-timeout, proxy-send-timeout, proxy-next-upstream-tries,
+//     load-balance, upstream-hash-by, whitelist-source-range,
+//     denylist-source-range; and block-cidrs, denied (403) on every
+//     location without source ranges of its own, as nginx inherits an
+//     http-level deny only into locations without allow or deny rules.
+//     Set compile.Options.ConfigMap: they are in the table's text and
+//     digest, the catch-all's fallback included.
+//   - Option keys: ssl-redirect overrides Options.DisableSSLRedirect.
+//   - Router keys, in ConfigMap.Router for router.Options
+//     (routertest.ApplyConfigMap copies them): the hsts keys,
+//     use-forwarded-headers (TrustForwardedProto and TrustForwardedFor),
+//     enable-real-ip (TrustForwardedFor alone), compute-full-forwarded-for
+//     (with use-forwarded-headers only), forwarded-for-header
+//     (ForwardedForHeader, the header the client address is read from),
+//     proxy-real-ip-cidr, limit-req-status-code and limit-conn-status-code
+//     (LimitReqStatusCode, LimitConnStatusCode: the answer of a request
+//     over limit-rps or limit-rpm, and over limit-connections),
+//     add-headers and proxy-set-headers (AddHeaders on every answer over a
+//     backend's, ProxySetHeaders on every proxied request over the
+//     client's, read by ConfigMap.ReadHeaders from the ConfigMaps they
+//     name; Router.SetConfigMapHeaders changes them live), use-gzip with
+//     gzip-level, gzip-min-length and gzip-types (Gzip: 200, 403 and 404
+//     answers of a listed type, text/html always, whose Content-Length,
+//     when there is one, is not below the minimum, to HTTP/1.1 clients
+//     that accept gzip, with Vary: Accept-Encoding); and, for the
+//     example controller alone, use-proxy-protocol and log-format-upstream
+//     with log-format-escape-json (its access log in nginx's variable
+//     syntax: $remote_addr, $remote_user, $host, $request,
+//     $request_method, $request_uri, $uri, $args, $scheme,
+//     $server_protocol, $status, $body_bytes_sent, $bytes_sent,
+//     $request_length, $request_time, $msec, $time_iso8601, $time_local,
+//     $req_id, $upstream_addr, $upstream_status, $upstream_response_time,
+//     $upstream_header_time, $upstream_response_length,
+//     $proxy_upstream_name, $namespace, $ingress_name, $service_name,
+//     $service_port, $server_name, $http_*, $cookie_*; any other is
+//     warned about once, by name, and logged as "-").
+//
+// A key given as a flag too is left to the flag (ParseConfigMap's keep
+// names them), with a cosmetic warning. Every other key warns once,
+// naming it: ConfigMapKeyRejected for a value that does not parse (the
+// default stays), ConfigMapKeyUnsupported for a key ramjet lacks
+// (traffic-moves where answers change, such as custom-http-errors or
+// http-redirect-code; feature-missing otherwise, such as enable-brotli
+// and server-tokens), ConfigMapKeyIgnored for nginx's own
+// tuning (worker-processes, buffers, caches): compile adds them to
+// Result.Warnings, on the ConfigMap, field "data[key]". ssl-redirect,
+// the hsts keys, the location keys and the header ConfigMaps follow
+// every rebuild of the example controller; the other router keys are
+// read at start, and a later change warns that it waits for a restart.
 //
 // # 2. Which Ingresses are claimed
 //
@@ -1666,7 +1732,9 @@
 //     hstsPreload, defaultSSLCertificate, globalAuth: the global-auth-*
 //     keys as compile.GlobalAuth names them, customHTTPErrors as the
 //     ConfigMap key writes it, allowSnippetAnnotations,
-//     annotationsRiskLevel); objects (manifests,
+//     annotationsRiskLevel, configMap: the ingress-nginx ConfigMap as
+//     "namespace/name" of one among the objects or as its data inline,
+//     whose keys the other options override as flags do); objects (manifests,
 //     inline, or include: a manifest file or folder relative to the case
 //     file); warnings (the exact list the objects compile to, in order:
 //     reason, object, field); requests.

@@ -144,6 +144,7 @@ func registerAnnotations(m map[string]annotationSpec) {
 // matter; the warnings are sorted at the end.
 func (b *builder) readAnnotations() {
 	for _, ing := range b.ingresses {
+		b.readLocationDefaults(ing)
 		for key, value := range ing.obj.Annotations {
 			switch {
 			case strings.HasPrefix(key, NativePrefix):
@@ -153,6 +154,7 @@ func (b *builder) readAnnotations() {
 			}
 		}
 		b.readSnippets(ing)
+		b.applyBlockCIDRs(ing)
 		b.resolveBalancing(ing)
 		b.resolveAccess(ing)
 		b.resolveProxying(ing)

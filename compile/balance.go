@@ -123,7 +123,7 @@ func (b *builder) resolveBalancing(ing *ingress) {
 			v.loadBalanceKey+` "hash" needs upstream-hash-by to name the request key to hash; not applied, the Ingress's backends are balanced round_robin`)
 	default:
 		v.algorithm, v.algorithmKey = v.loadBalance, v.loadBalanceKey
-		if v.ewma {
+		if v.ewma && !strings.HasPrefix(v.loadBalanceKey, configMapKeyName) { // the ConfigMap warns once
 			b.warn(AnnotationSubstituted, ing.ref(), annotationField(v.loadBalanceKey),
 				v.loadBalanceKey+` "ewma" is served as least_conn (fewest requests in flight, ties round-robin); ramjet does not implement ewma`)
 		}

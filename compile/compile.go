@@ -58,6 +58,7 @@ func (r Result) WriteText(w io.Writer) error {
 var buildSteps = []func(*builder){
 	(*builder).indexObjects,               // Services with their EndpointSlices; Secrets
 	(*builder).claimIngresses,             // SPEC §2, and Ingress order (§7)
+	(*builder).prepareDefaults,            // §1: the ConfigMap's warnings and location defaults
 	(*builder).readAnnotations,            // §11
 	(*builder).resolveRedirectAnnotations, // §11.1: redirect and host annotations; withholds what ingress-nginx ignores
 	(*builder).splitCanaries,              // §10: a canary never routes as an ordinary Ingress
@@ -188,12 +189,15 @@ type builder struct {
 	// globalAuthX is Options.GlobalAuth parsed (authoptions.go).
 	globalAuthX    *match.ExternalAuth
 	globalAuthDone bool
+	// defaults holds the ConfigMap's location defaults (configmap.go), and
+	// fallback those with block-cidrs; nil without.
+	defaults, fallback *ingress
 }
 
 func newBuilder(s Snapshot, o Options) *builder {
 	return &builder{
 		snap:    s,
-		opts:    o,
+		opts:    o.withConfigMap(),
 		regexps: make(map[string]regexResult),
 		vhosts:  make(map[string]*vhost, len(s.Ingresses)+1),
 	}

@@ -129,6 +129,10 @@ func (b *builder) applyFallbackSettings() {
 			}
 		} else {
 			v.vh.SSLRedirect = !b.opts.DisableSSLRedirect
+			if d := b.fallbackDefaults(); d != nil {
+				v.vh.ForceSSLRedirect = d.ann.forceSSLRedirect
+				v.vh.FallbackPolicy = d.requestPolicy()
+			}
 		}
 	}
 }

@@ -128,6 +128,12 @@ type Options struct {
 	// v1.15 applies them only then (doc §11.9).
 	AllowSnippetAnnotations bool
 	AnnotationsRiskLevel    string
+	// ConfigMap is the ingress-nginx ConfigMap (ParseConfigMap), nil for
+	// none: its location keys are the defaults of every location's
+	// annotations, its option keys override the fields above (ssl-redirect
+	// over DisableSSLRedirect; name the key in ParseConfigMap's keep to let
+	// the field win), and its warnings join the result's.
+	ConfigMap *ConfigMap
 }
 
 // Validate reports the first malformed option, naming it.

@@ -48,8 +48,11 @@ var reasonSeverity = map[Reason]Severity{
 	SecretNotFound:          Cosmetic, // the default certificate under both
 	SecretInvalid:           Cosmetic,
 	CertificateHostMismatch: Cosmetic,
-	CanaryWithoutPrimary:    Cosmetic, // ingress-nginx skips such a canary too
-	CanaryConflict:          Cosmetic, // one canary per backend under both, the oldest
+	CanaryWithoutPrimary:    Cosmetic,     // ingress-nginx skips such a canary too
+	CanaryConflict:          Cosmetic,     // one canary per backend under both, the oldest
+	ConfigMapKeyRejected:    TrafficMoves, // ramjet keeps the default where nginx would not
+	ConfigMapKeyIgnored:     Cosmetic,
+	ConfigMapKeyUnsupported: FeatureMissing, // by key: configMapSeverity
 }
 
 // asRamjetDoes are unsupported nginx annotations whose value asks for what
@@ -141,6 +144,9 @@ func (w Warning) Severity() Severity { return w.SeverityFor(nil) }
 //     rewrites or refuses requests by: traffic moves;
 //   - any other: a missing feature.
 func (w Warning) SeverityFor(annotations map[string]string) Severity {
+	if w.Reason == ConfigMapKeyUnsupported {
+		return configMapSeverity(w.Field)
+	}
 	if w.Reason != AnnotationUnsupported {
 		if s, ok := reasonSeverity[w.Reason]; ok {
 			return s

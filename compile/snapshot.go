@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// Add appends objects to the snapshot by type. It accepts only the five
+// Add appends objects to the snapshot by type. It accepts only the six
 // kinds of SPEC §1, as pointers; on an unsupported or nil object it adds
 // nothing and names the offender.
 func (s *Snapshot) Add(objs ...runtime.Object) error {
@@ -17,7 +17,7 @@ func (s *Snapshot) Add(objs ...runtime.Object) error {
 		supported, isNil := snapshotKind(obj)
 		switch {
 		case !supported:
-			return fmt.Errorf("snapshot: object %d is a %T: want *v1.Ingress, *v1.IngressClass, *v1.Service, *v1.EndpointSlice or *v1.Secret", i, obj)
+			return fmt.Errorf("snapshot: object %d is a %T: want *v1.Ingress, *v1.IngressClass, *v1.Service, *v1.EndpointSlice, *v1.Secret or *v1.ConfigMap", i, obj)
 		case isNil:
 			return fmt.Errorf("snapshot: object %d is a nil %T", i, obj)
 		}
@@ -34,6 +34,8 @@ func (s *Snapshot) Add(objs ...runtime.Object) error {
 			s.EndpointSlices = append(s.EndpointSlices, o)
 		case *corev1.Secret:
 			s.Secrets = append(s.Secrets, o)
+		case *corev1.ConfigMap:
+			s.ConfigMaps = append(s.ConfigMaps, o)
 		}
 	}
 	return nil
@@ -53,6 +55,8 @@ func snapshotKind(obj runtime.Object) (supported, isNil bool) {
 		return true, o == nil
 	case *corev1.Secret:
 		return true, o == nil
+	case *corev1.ConfigMap:
+		return true, o == nil
 	}
 	return false, false
 }
@@ -67,12 +71,13 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	s.Services = append(s.Services, o.Services...)
 	s.EndpointSlices = append(s.EndpointSlices, o.EndpointSlices...)
 	s.Secrets = append(s.Secrets, o.Secrets...)
+	s.ConfigMaps = append(s.ConfigMaps, o.ConfigMaps...)
 }
 
 // Refs names every object of the snapshot, in snapshot order: Ingresses,
-// IngressClasses, Services, EndpointSlices, Secrets.
+// IngressClasses, Services, EndpointSlices, Secrets, ConfigMaps.
 func (s *Snapshot) Refs() []Ref {
-	refs := make([]Ref, 0, len(s.Ingresses)+len(s.IngressClasses)+len(s.Services)+len(s.EndpointSlices)+len(s.Secrets))
+	refs := make([]Ref, 0, len(s.Ingresses)+len(s.IngressClasses)+len(s.Services)+len(s.EndpointSlices)+len(s.Secrets)+len(s.ConfigMaps))
 	for _, o := range s.Ingresses {
 		refs = append(refs, Ref{Kind: "Ingress", Namespace: o.Namespace, Name: o.Name})
 	}
@@ -87,6 +92,9 @@ func (s *Snapshot) Refs() []Ref {
 	}
 	for _, o := range s.Secrets {
 		refs = append(refs, Ref{Kind: "Secret", Namespace: o.Namespace, Name: o.Name})
+	}
+	for _, o := range s.ConfigMaps {
+		refs = append(refs, Ref{Kind: "ConfigMap", Namespace: o.Namespace, Name: o.Name})
 	}
 	return refs
 }

@@ -38,7 +38,7 @@ func TestSnapshotAdd(t *testing.T) {
 		objs []runtime.Object
 		msg  string
 	}{
-		{"unsupported type", []runtime.Object{svc, &corev1.ConfigMap{}}, "snapshot: object 1 is a *v1.ConfigMap"},
+		{"unsupported type", []runtime.Object{svc, &corev1.Pod{}}, "snapshot: object 1 is a *v1.Pod"},
 		{"nil pointer", []runtime.Object{(*corev1.Service)(nil)}, "snapshot: object 0 is a nil *v1.Service"},
 		{"nil interface", []runtime.Object{nil}, "snapshot: object 0 is a <nil>"},
 	}

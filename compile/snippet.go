@@ -436,7 +436,7 @@ func snippetOps(d *nginxconf.Directive, scope snippetScope) ([]match.SnippetOp, 
 			default:
 				op.Kind, op.Name = match.OpClearInput, h
 			}
-			if !validHeaderName(strings.TrimSuffix(op.Name, "*")) {
+			if !isToken(strings.TrimSuffix(op.Name, "*")) {
 				return nil, strconv.Quote(op.Name) + " is no header name; ramjet does nothing instead"
 			}
 			ops = append(ops, op)
@@ -535,19 +535,6 @@ func returnOp(a []string) (match.SnippetOp, string) {
 		op.Value = a[1]
 	}
 	return op, ""
-}
-
-func validHeaderName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte("()<>@,;:\\\"/[]?={}", c) >= 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // snippetKnob maps a proxy directive to the annotation with its setting.

@@ -45,6 +45,15 @@ const (
 	// Ingress that comes first in Ingress order.
 	CanaryWithoutPrimary Reason = "CanaryWithoutPrimary"
 	CanaryConflict       Reason = "CanaryConflict"
+
+	// The ingress-nginx ConfigMap (SPEC §1), each about one key (Field
+	// "data[key]"). ConfigMapKeyRejected: the value does not parse, the
+	// default stays. ConfigMapKeyUnsupported: a key ramjet does not
+	// implement. ConfigMapKeyIgnored: a key that changes no answer here (it
+	// tunes nginx, or a command-line flag decided the setting).
+	ConfigMapKeyRejected    Reason = "ConfigMapKeyRejected"
+	ConfigMapKeyUnsupported Reason = "ConfigMapKeyUnsupported"
+	ConfigMapKeyIgnored     Reason = "ConfigMapKeyIgnored"
 )
 
 // Ref names a Kubernetes object: what a warning is about, or who won a

@@ -10,7 +10,7 @@ import (
 // ClientAddr is the address a request is judged by (source ranges, rate
 // limits, X-Real-IP, X-Forwarded-For, records): the peer, or, with
 // Options.TrustForwardedFor and the peer inside Options.ProxyRealIPCIDR,
-// the client its X-Forwarded-For names, as nginx's realip module with
+// the client its X-Forwarded-For (Options.ForwardedForHeader) names, as nginx's realip module with
 // real_ip_recursive on: the last address in that header not itself inside
 // those ranges (the first one when all are). A header entry that is not an
 // address makes the whole header untrusted, so the peer counts; so does a
@@ -25,7 +25,7 @@ func (r *Router) ClientAddr(req *http.Request) netip.Addr {
 		return peer
 	}
 	client := peer
-	xff := req.Header["X-Forwarded-For"]
+	xff := req.Header[r.forwardedFor]
 	for i := len(xff) - 1; i >= 0; i-- {
 		rest := xff[i]
 		for rest != "" {

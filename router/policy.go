@@ -4,6 +4,7 @@ import (
 	"math"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"time"
 
 	"ramjet.dev/ramjet/match"
@@ -67,6 +68,14 @@ func (r *Router) applyLimits(s *requestState) bool {
 	return false
 }
 
+// limitAnswer is the refusal of a rate limit answering code (0: 503).
+func limitAnswer(code int) answer {
+	if code == 0 || code == http.StatusServiceUnavailable {
+		return ansRateLimited
+	}
+	return answer{code, ReasonRateLimited, strconv.Itoa(code) + " " + http.StatusText(code) + ": too many requests from this client address\n"}
+}
+
 // admit applies a location's rate limits and source ranges, in nginx's
 // order: limit_req and limit_conn (the preaccess phase, 503) before allow
 // and deny (the access phase, 403). The ticket counts the request against
@@ -85,7 +94,10 @@ func (r *Router) admit(req *http.Request, p *match.Policy) (connTicket, answer, 
 		}
 		var ok bool
 		if t, ok = r.limit(rl, client); !ok {
-			return connTicket{}, ansRateLimited, true
+			if t.connRefused {
+				return connTicket{}, r.ansLimitConn, true
+			}
+			return connTicket{}, r.ansLimitReq, true
 		}
 	}
 	if !p.Admits(client) {

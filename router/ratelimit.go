@@ -214,7 +214,7 @@ func (l *limiter) take(key uint64, cl *client, lim *rateLimits, now int64) (conn
 		return connTicket{}, true
 	}
 	if c.conns >= lim.conns {
-		return connTicket{}, false
+		return connTicket{connRefused: true}, false
 	}
 	c.conns++
 	return connTicket{set: s, slot: c}, true
@@ -238,6 +238,9 @@ func (r rateState) next(fresh bool, now, milliPerSec int64) int64 {
 type connTicket struct {
 	set  *limitSet
 	slot *limitSlot
+	// connRefused: a refusal came from limit-connections (limit_conn),
+	// which answers Options.LimitConnStatusCode.
+	connRefused bool
 }
 
 func (t connTicket) release() {

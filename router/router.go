@@ -231,6 +231,20 @@ type Options struct {
 	// Outcomes are cached, right and wrong, so a repeated password costs
 	// one check. 0: half of GOMAXPROCS, at least 1; negative: no bound.
 	PasswordChecks int
+	// ForwardedForHeader is the header a ProxyRealIPCIDR peer names the
+	// client in (ingress-nginx's forwarded-for-header). "": X-Forwarded-For.
+	ForwardedForHeader string
+	// LimitReqStatusCode and LimitConnStatusCode answer a request over
+	// limit-rps or limit-rpm, and over limit-connections (ingress-nginx's
+	// limit-req-status-code and limit-conn-status-code). 0: 503.
+	LimitReqStatusCode, LimitConnStatusCode int
+	// AddHeaders are set on every answer, over a backend's of the same
+	// name, and ProxySetHeaders on every request sent to a backend, over
+	// the client's (ingress-nginx's add-headers and proxy-set-headers);
+	// SetConfigMapHeaders replaces them.
+	AddHeaders, ProxySetHeaders http.Header
+	// Gzip compresses answers as ingress-nginx's use-gzip does; nil: none.
+	Gzip *Gzip
 }
 
 // Record describes one request once it has been answered.
@@ -350,6 +364,14 @@ type Router struct {
 	// realIPFrom is Options.ProxyRealIPCIDR, normalized, with
 	// Options.TrustForwardedFor; nil without, so the peer is the client.
 	realIPFrom []netip.Prefix
+	// forwardedFor is Options.ForwardedForHeader, canonical.
+	forwardedFor string
+	// cmHeaders are Options.AddHeaders and ProxySetHeaders; nil: none.
+	cmHeaders atomic.Pointer[configMapHeaders]
+	// gzip is Options.Gzip; nil: answers are sent as they are.
+	gzip *gzipConfig
+	// ansLimitReq and ansLimitConn answer a rate-limited request.
+	ansLimitReq, ansLimitConn answer
 	// fullForwardedFor: Options.ComputeFullForwardedFor and
 	// Options.TrustForwardedFor.
 	fullForwardedFor bool
@@ -452,6 +474,11 @@ func New(o Options) *Router {
 		r.fullForwardedFor = o.ComputeFullForwardedFor
 	}
 	r.hsts.Store(hstsValue(o.HSTS, o.DisableHSTS))
+	r.cmHeaders.Store(newConfigMapHeaders(o.AddHeaders, o.ProxySetHeaders))
+	r.gzip = newGzipConfig(o.Gzip)
+	r.forwardedFor = http.CanonicalHeaderKey(cmp.Or(o.ForwardedForHeader, "X-Forwarded-For"))
+	r.ansLimitReq = limitAnswer(o.LimitReqStatusCode)
+	r.ansLimitConn = limitAnswer(o.LimitConnStatusCode)
 	r.maxBody = cmp.Or(o.MaxBodySize, DefaultMaxBodySize)
 	if r.maxBody < 0 {
 		r.maxBody = 0

@@ -78,6 +78,11 @@ func grpcCode(status int) string {
 // policies say so, and otherwise it is proxied to an endpoint of the
 // chosen backend. Lookup reports the same decision without serving.
 func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if r.gzip != nil && acceptsGzip(req) {
+		gw := &gzipWriter{ResponseWriter: w, c: r.gzip}
+		defer gw.finish()
+		w = gw
+	}
 	s := requestState{w: w, req: req, grpc: isGRPC(req)}
 	if r.observer != nil {
 		s.start = time.Now()
@@ -91,6 +96,9 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		w.Header()["X-Request-Id"] = []string{s.id}
 	}
 	s.hsts = r.setHSTS(w.Header(), req, &s.d)
+	if s.cmh = r.cmHeaders.Load(); s.cmh != nil {
+		s.cmh.setAdded(w.Header())
+	}
 	s.loc = s.d.res.Location()
 	// The limit-connections ticket (stepLimits) is released on every way
 	// out, panics included, once the exchange is over.
@@ -115,6 +123,9 @@ var stepProxy = step{name: "proxy", reasons: []string{
 // forward proxies the request to an endpoint of the backend chosen.
 func (r *Router) forward(s *requestState) {
 	req, d := s.req, &s.d
+	if s.cmh != nil {
+		s.cmh.setProxied(req.Header)
+	}
 	b := s.ch.backend
 	x := &exchange{
 		w:                s.w,
@@ -134,6 +145,7 @@ func (r *Router) forward(s *requestState) {
 		requestID:        s.id,
 		returnID:         r.returnRequestID,
 		hsts:             s.hsts,
+		cmh:              s.cmh,
 		fullForwardedFor: r.fullForwardedFor,
 		realIP:           r.realIP(req),
 		choice:           s.ch,
@@ -360,6 +372,8 @@ type exchange struct {
 	realIP string
 	// added are the response headers the route's policies set.
 	added policyHeaders
+	// cmh are the ConfigMap's headers (configmap_headers.go); nil: none.
+	cmh *configMapHeaders
 	// key is the request's hash key ("" unless the policy is Hash): a
 	// window on the request's own strings, so taking it never allocates.
 	key string
@@ -443,6 +457,9 @@ func (x *exchange) WriteHeader(code int) {
 		}
 		if x.hsts {
 			keepHSTS(x.w.Header())
+		}
+		if x.cmh != nil {
+			x.cmh.setAdded(x.w.Header())
 		}
 	}
 	x.w.WriteHeader(code)

@@ -131,6 +131,8 @@ type requestState struct {
 	// snippet is what the location's snippet did (snippet.go); nil
 	// without one.
 	snippet *match.SnippetResult
+	// cmh are the ConfigMap's headers, set on the answer; nil: none.
+	cmh *configMapHeaders
 }
 
 // LeavesToServing reports whether serving may end a request that Lookup

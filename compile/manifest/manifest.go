@@ -243,6 +243,7 @@ var (
 	ingressClassGVK  = networkingv1.SchemeGroupVersion.WithKind("IngressClass")
 	serviceGVK       = corev1.SchemeGroupVersion.WithKind("Service")
 	secretGVK        = corev1.SchemeGroupVersion.WithKind("Secret")
+	configMapGVK     = corev1.SchemeGroupVersion.WithKind("ConfigMap")
 	endpointSliceGVK = discoveryv1.SchemeGroupVersion.WithKind("EndpointSlice")
 	listGVK          = corev1.SchemeGroupVersion.WithKind("List")
 )
@@ -254,6 +255,7 @@ var readKinds = map[schema.GroupVersionKind]bool{
 	serviceGVK:       true,
 	secretGVK:        true,
 	endpointSliceGVK: true,
+	configMapGVK:     true,
 }
 
 // supportedVersion names the one version ramjet reads for each kind it
@@ -266,6 +268,7 @@ var supportedVersion = map[schema.GroupKind]schema.GroupVersionKind{
 	{Group: "networking.k8s.io", Kind: "IngressClass"}: ingressClassGVK,
 	{Group: "", Kind: "Service"}:                       serviceGVK,
 	{Group: "", Kind: "Secret"}:                        secretGVK,
+	{Group: "", Kind: "ConfigMap"}:                     configMapGVK,
 	{Group: "discovery.k8s.io", Kind: "EndpointSlice"}: endpointSliceGVK,
 }
 

@@ -55,6 +55,7 @@ func TestLoadManifestFolder(t *testing.T) {
 		"EndpointSlice prod/shop-abc12",
 		"Secret default/web-tls",
 		"Secret prod/shop-tls",
+		"ConfigMap default/settings", // the ingress-nginx ConfigMap and those it names (SPEC §1)
 	}
 	if d := cmp.Diff(want, loadedObjects(snap)); d != "" {
 		t.Errorf("objects (-want +got):\n%s", d)
@@ -62,7 +63,6 @@ func TestLoadManifestFolder(t *testing.T) {
 	wantSkipped := []string{
 		"testdata/load/good/apps/web.yml#1: apps/v1 Deployment default/web skipped",
 		"testdata/load/good/apps/web.yml#2: v1 Endpoints web skipped (ramjet reads discovery.k8s.io/v1 EndpointSlice)",
-		"testdata/load/good/list.json#1 items[1]: v1 ConfigMap default/settings skipped",
 	}
 	if d := cmp.Diff(wantSkipped, skipped); d != "" {
 		t.Errorf("skipped (-want +got):\n%s", d)

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -74,7 +75,47 @@ func ramjetsOwn(snap *compile.Snapshot) bool {
 func claimOptions(fs *flag.FlagSet, o *translateOptions, snap *compile.Snapshot) (compile.Options, []string) {
 	classDefaults(fs, o, snap)
 	opts, _ := o.compile()
-	return opts, adoptAbsentClasses(snap, opts.ControllerName)
+	notes := adoptAbsentClasses(snap, opts.ControllerName)
+	cm, note := findConfigMap(o.configMap, snap)
+	if note != "" {
+		notes = append(notes, note)
+	}
+	if cm != nil {
+		var keep []string
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "ssl-redirect" {
+				keep = append(keep, f.Name) // the flag wins, as the controller's
+			}
+		})
+		opts.ConfigMap = compile.ParseConfigMap(cm, keep...)
+		opts.ConfigMap.ReadHeaders(snap.ConfigMaps)
+	}
+	return opts, notes
+}
+
+// chartConfigMap is the name the ingress-nginx Helm chart gives its
+// ConfigMap (controller.config).
+const chartConfigMap = "ingress-nginx-controller"
+
+// findConfigMap is the ingress-nginx ConfigMap among snap's: the one ref
+// names ("namespace/name"), else the only one named chartConfigMap; nil
+// when there is none. The note says which was read, or that ref is absent.
+func findConfigMap(ref string, snap *compile.Snapshot) (*corev1.ConfigMap, string) {
+	var found []*corev1.ConfigMap
+	for _, cm := range snap.ConfigMaps {
+		if ref == cm.Namespace+"/"+cm.Name || ref == "" && cm.Name == chartConfigMap {
+			found = append(found, cm)
+		}
+	}
+	switch {
+	case len(found) == 1:
+		return found[0], fmt.Sprintf("ConfigMap %s/%s read as the ingress-nginx ConfigMap", found[0].Namespace, found[0].Name)
+	case ref != "":
+		return nil, fmt.Sprintf("-configmap %s is not in the input: ingress-nginx's defaults apply", ref)
+	case len(found) > 1:
+		return nil, fmt.Sprintf("%d ConfigMaps named %s: name one with -configmap", len(found), chartConfigMap)
+	}
+	return nil, ""
 }
 
 // adoptAbsentClasses makes each class that an Ingress names in

@@ -387,7 +387,7 @@ func TestTranslate(t *testing.T) {
 		"- {apiVersion: v1, kind: Secret, metadata: {name: shop-tls, namespace: prod}, type: kubernetes.io/tls, data: {tls.crt: %s, tls.key: %s}}\n",
 		base64.StdEncoding.EncodeToString(certPEM), base64.StdEncoding.EncodeToString(keyPEM))+
 		"apiVersion: v1\nkind: List\n")
-	writeCase(t, dir, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: prod}\n")
+	writeCase(t, dir, "cm.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x, namespace: prod}\n")
 
 	snap, _, err := manifest.Load(dir)
 	require.NoError(t, err)
@@ -396,7 +396,7 @@ func TestTranslate(t *testing.T) {
 	code, stdout, stderr := checkRun("-translate", dir)
 	require.Equal(t, 0, code, stderr)
 	require.Equal(t, want.String(), stdout, "the text form is the golden format")
-	require.Contains(t, stderr, "v1 ConfigMap prod/x skipped")
+	require.Contains(t, stderr, "apps/v1 Deployment prod/x skipped")
 
 	code, stdout, stderr = checkRun("-translate", "-json", dir)
 	require.Equal(t, 0, code, stderr)
@@ -421,7 +421,7 @@ func TestTranslate(t *testing.T) {
 			Message: "address 127.0.0.1 is loopback and can never be a pod; it is not dialled",
 		}},
 		Claimed: []string{"prod/shop"},
-		Skipped: []string{filepath.Join(dir, "cm.yaml") + "#1: v1 ConfigMap prod/x skipped"},
+		Skipped: []string{filepath.Join(dir, "cm.yaml") + "#1: apps/v1 Deployment prod/x skipped"},
 	}
 	if d := cmp.Diff(wantDoc, doc); d != "" {
 		t.Errorf("JSON (-want +got):\n%s", d)

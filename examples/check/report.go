@@ -292,6 +292,8 @@ func buildMigration(snap compile.Snapshot, res compile.Result) migration {
 		name := string(f.Reason)
 		if f.Annotation != "" {
 			name = f.Annotation
+		} else if key, ok := strings.CutPrefix(f.Field, "data["); ok {
+			name = "ConfigMap " + strings.TrimSuffix(key, "]")
 		}
 		key := string(f.Severity) + " " + name
 		t := topics[key]

@@ -266,3 +266,27 @@ func TestReportSnippets(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "annotations-risk-level")
 }
+
+// TestReportConfigMap: beside a dump, the chart's ConfigMap is found by
+// name and read by the library's parser: its keys land in the table
+// (-translate), and each key ramjet lacks is one finding on the
+// ConfigMap (-report); -configmap names another or none.
+func TestReportConfigMap(t *testing.T) {
+	cm := filepath.Join("testdata", "ingress-nginx-configmap.yaml")
+	code, stdout, stderr := checkRun("-report", clusterDump, cm)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "note: ConfigMap ingress-nginx/ingress-nginx-controller read as the ingress-nginx ConfigMap")
+	require.Contains(t, stdout, "traffic-moves   data[allow-snippet-annotations] [ConfigMapKeyUnsupported]")
+	require.Contains(t, stdout, "cosmetic        data[worker-processes] [ConfigMapKeyIgnored]")
+	require.Contains(t, stdout, `$geoip2_city is not a variable`)
+	require.NotContains(t, stdout, "data[proxy-body-size]", "implemented")
+
+	code, stdout, stderr = checkRun("-translate", clusterDump, cm)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "policy body=50m send=2m0s read=2m0s", "the location keys are in the table")
+
+	code, stdout, stderr = checkRun("-report", "-configmap", "ingress-nginx/other", clusterDump, cm)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "note: -configmap ingress-nginx/other is not in the input")
+	require.NotContains(t, stdout, "[ConfigMapKey")
+}

@@ -21,9 +21,12 @@ type translateOptions struct {
 	// The source cluster's ingress-nginx ConfigMap settings for snippets.
 	allowSnippets bool
 	riskLevel     string
+	// configMap is -configmap: namespace/name of the ingress-nginx
+	// ConfigMap among the manifests.
+	configMap string
 }
 
-var translateFlagNames = []string{"ingress-class", "controller-name", "default-backend", "watch-ingress-without-class", "ssl-redirect", "allow-loopback-endpoints", "allow-snippet-annotations", "annotations-risk-level", "enable-ssl-passthrough"}
+var translateFlagNames = []string{"ingress-class", "controller-name", "default-backend", "watch-ingress-without-class", "ssl-redirect", "allow-loopback-endpoints", "configmap", "allow-snippet-annotations", "annotations-risk-level", "enable-ssl-passthrough"}
 
 func translateFlags(fs *flag.FlagSet) *translateOptions {
 	o := &translateOptions{}
@@ -36,6 +39,7 @@ func translateFlags(fs *flag.FlagSet) *translateOptions {
 	fs.BoolVar(&o.sslPassthrough, "enable-ssl-passthrough", false, "serve the ssl-passthrough annotation, as the controller's flag")
 	fs.BoolVar(&o.allowSnippets, "allow-snippet-annotations", false, "ingress-nginx's allow-snippet-annotations: snippets apply only with it and -annotations-risk-level Critical")
 	fs.StringVar(&o.riskLevel, "annotations-risk-level", "", "ingress-nginx's annotations-risk-level (Critical, High, Medium, Low; default High)")
+	fs.StringVar(&o.configMap, "configmap", "", "namespace/name of the ingress-nginx ConfigMap among the manifests (default: the one named "+chartConfigMap+", if exactly one)")
 	return o
 }
 

@@ -228,6 +228,8 @@ func TestChart(t *testing.T) {
 		serviceType    corev1.ServiceType
 		check          func(t *testing.T, cfg config)
 		wantFlagErrors string
+		// configData is the rendered ConfigMap's data (controller.config).
+		configData map[string]string
 	}{
 		{
 			name:        "defaults",
@@ -252,6 +254,7 @@ func TestChart(t *testing.T) {
 					"default-ssl-certificate":   "ingress/wildcard",
 					"update-status-on-shutdown": false,
 				},
+				"config": map[string]any{"proxy-body-size": "8m", "hsts": false, "worker-processes": 4},
 			}},
 			class:        "nginx",
 			defaultClass: true,
@@ -266,6 +269,7 @@ func TestChart(t *testing.T) {
 				require.False(t, cfg.enableMetrics)
 				require.Equal(t, []string{"update-status-on-shutdown"}, cfg.noop)
 			},
+			configData: map[string]string{"proxy-body-size": "8m", "hsts": "false", "worker-processes": "4"},
 		},
 		{
 			name:           "an extra ingress-nginx flag ramjet lacks",
@@ -323,6 +327,15 @@ func TestChart(t *testing.T) {
 				hasPDB = hasPDB || ok
 			}
 			require.Equal(t, tt.replicas > 1, hasPDB, "a PodDisruptionBudget only with more than one replica")
+			cm := findObject[*corev1.ConfigMap](t, objs)
+			require.Equal(t, &types.NamespacedName{Namespace: cm.Namespace, Name: cm.Name}, cfg.configMap, "--configmap names the rendered ConfigMap")
+			require.Equal(t, len(tt.configData), len(cm.Data))
+			if tt.configData != nil {
+				require.Equal(t, tt.configData, cm.Data)
+				warns := applyConfigMap(&cfg, cm, cfg.flagsSet)
+				require.Len(t, warns, 1, "worker-processes only")
+				require.Equal(t, "worker-processes", warns[0].key)
+			}
 			if tt.check != nil {
 				tt.check(t, cfg)
 			}

@@ -348,11 +348,11 @@ func (c *clusterController) watch() error {
 	}
 	if c.settings != nil {
 		ref := c.settings.ref
+		// Every ConfigMap of its namespace: add-headers and
+		// proxy-set-headers name others there, and a change of one
+		// recompiles like any object.
 		f := informers.NewSharedInformerFactoryWithOptions(c.client, c.cfg.resync,
-			informers.WithNamespace(ref.Namespace),
-			informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-				o.FieldSelector = fields.OneTermEqualSelector("metadata.name", ref.Name).String()
-			}))
+			informers.WithNamespace(ref.Namespace))
 		c.factories = append(c.factories, f)
 		cms := f.Core().V1().ConfigMaps()
 		if err := add(cms.Informer(), changed); err != nil {
@@ -535,8 +535,10 @@ func (c *clusterController) rebuild() {
 		if cm != nil {
 			data = cm.Data
 		}
-		cfg = c.settings.update(data, cm != nil)
+		others, _ := c.configMap.ConfigMaps(c.settings.ref.Namespace).List(labels.Everything())
+		cfg = c.settings.update(data, cm != nil, others...)
 		c.router.SetHSTS(cfg.hsts.routerValue())
+		c.router.SetConfigMapHeaders(cfg.addHeaders, cfg.proxySetHeaders)
 	}
 	began := time.Now()
 	res := compile.Compile(snap, compileOptions(cfg, snap.Services))

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/http"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
@@ -22,161 +22,31 @@ import (
 	"ramjet.dev/ramjet/router"
 )
 
-// The ingress-nginx ConfigMap (--configmap): its keys are read with
-// ingress-nginx v1.15's value syntax (internal/ingress/controller/config,
-// decoded by mapstructure's weak typing: booleans as strconv.ParseBool
-// reads them, numbers as strconv.ParseInt with base 0) and onto the
-// settings the flags already set. A flag given on the command line wins
-// over its key. A key ramjet does not implement, or a value that does not
-// parse, is a warning naming it; the default stays.
+// The ingress-nginx ConfigMap (--configmap) is read by the library's one
+// parser, compile.ParseConfigMap, which the case files and examples/check
+// share: its location keys (proxy-body-size, the timeouts, load-balance,
+// force-ssl-redirect, block-cidrs, ...) and ssl-redirect reach the compile
+// through compile.Options.ConfigMap, so they follow every rebuild; its
+// router keys are copied here into the router's and listeners' settings.
+// A flag given on the command line wins over its key.
 
-// configMapKey is one implemented key: flag names the command-line flag
-// for the same setting ("" when there is none), apply reads the value.
-type configMapKey struct {
-	flag  string
-	apply func(c *config, v string) error
-	// atStart: the setting is the router's or the listeners', fixed when
-	// they are made; a later change of the key waits for a restart. The
-	// others (ssl-redirect, hsts*) follow every rebuild.
-	atStart bool
-}
+// flagKeys are the ConfigMap keys that have a command-line flag of the
+// same name.
+var flagKeys = []string{"ssl-redirect", "use-forwarded-headers", "compute-full-forwarded-for", "proxy-real-ip-cidr", "use-proxy-protocol", "proxy-body-size"}
 
-var configMapKeys = map[string]configMapKey{
-	"ssl-redirect": {flag: "ssl-redirect", apply: func(c *config, v string) error {
-		b, err := nginxBool(v)
-		c.options.DisableSSLRedirect = !b
-		return err
-	}},
-	"use-forwarded-headers": {flag: "use-forwarded-headers", atStart: true, apply: func(c *config, v string) (err error) {
-		c.useForwardedHeaders, err = nginxBool(v)
-		return err
-	}},
-	"compute-full-forwarded-for": {flag: "compute-full-forwarded-for", atStart: true, apply: func(c *config, v string) (err error) {
-		c.computeFullForwardedFor, err = nginxBool(v)
-		return err
-	}},
-	"proxy-real-ip-cidr": {flag: "proxy-real-ip-cidr", atStart: true, apply: func(c *config, v string) (err error) {
-		c.proxyRealIPCIDR, err = parseCIDRs(v)
-		return err
-	}},
-	"use-proxy-protocol": {flag: "use-proxy-protocol", atStart: true, apply: func(c *config, v string) (err error) {
-		c.useProxyProtocol, err = nginxBool(v)
-		return err
-	}},
-	"proxy-body-size": {flag: "proxy-body-size", atStart: true, apply: func(c *config, v string) error {
-		n, err := compile.ParseSize(v)
-		if err != nil {
-			return err
-		}
-		c.maxBodySize = n
-		if n == 0 {
-			c.maxBodySize = -1 // nginx's 0: no limit
-		}
-		return nil
-	}},
-	"client-body-buffer-size": {atStart: true, apply: func(c *config, v string) error {
-		n, err := compile.ParseSize(v)
-		if err == nil && n <= 0 {
-			err = fmt.Errorf("want a positive size")
-		}
-		c.bodyBufferSize = n
-		return err
-	}},
-	"proxy-connect-timeout": {atStart: true, apply: func(c *config, v string) (err error) {
-		c.connectTimeout, err = nginxSeconds(v)
-		return err
-	}},
-	"proxy-read-timeout": {atStart: true, apply: func(c *config, v string) (err error) {
-		c.readTimeout, err = nginxSeconds(v)
-		return err
-	}},
-	"hsts": {apply: func(c *config, v string) error {
-		b, err := nginxBool(v)
-		c.setHSTS(func(h *hstsSettings) { h.off = !b })
-		return err
-	}},
-	"hsts-max-age": {apply: func(c *config, v string) error {
-		// ingress-nginx writes the string into the header as given; a
-		// value that is not a number of seconds makes a header browsers
-		// ignore, so it is refused here.
-		n, err := strconv.ParseUint(v, 10, 63)
-		c.setHSTS(func(h *hstsSettings) { h.maxAge = int64(n) })
-		return err
-	}},
-	"hsts-include-subdomains": {apply: func(c *config, v string) error {
-		b, err := nginxBool(v)
-		c.setHSTS(func(h *hstsSettings) { h.includeSubDomains = b })
-		return err
-	}},
-	"hsts-preload": {apply: func(c *config, v string) error {
-		b, err := nginxBool(v)
-		c.setHSTS(func(h *hstsSettings) { h.preload = b })
-		return err
-	}},
-}
-
-// configMapMissing are keys of the first set that need a library feature
-// ramjet lacks (a global default the compiler or router does not take):
-// each changes answers, so each warns as traffic-moves.
-var configMapMissing = map[string]string{
-	"force-ssl-redirect":        "no global force-ssl-redirect; set the annotation on each Ingress",
-	"proxy-send-timeout":        "the router has no send timeout",
-	"proxy-next-upstream-tries": "no global default; set the annotation on each Ingress",
-	"load-balance":              "no global default; set the annotation on each Ingress",
-	"upstream-hash-by":          "no global default; set the annotation on each Ingress",
-}
-
-// configMapTuning are ingress-nginx keys that tune nginx itself (workers,
-// buffers, caches, logs, hash tables) and change no answer: ramjet has no
-// such knob, and their warning is cosmetic.
-var configMapTuning = []string{
-	"worker-processes", "max-worker-connections", "max-worker-open-files", "worker-cpu-affinity",
-	"worker-shutdown-timeout", "worker-rlimit-nofile", "reuse-port", "keep-alive", "keep-alive-requests",
-	"upstream-keepalive-connections", "upstream-keepalive-timeout", "upstream-keepalive-requests",
-	"upstream-keepalive-time", "proxy-buffer-size", "proxy-buffers-number", "proxy-busy-buffers-size",
-	"proxy-buffering", "server-name-hash-bucket-size", "server-name-hash-max-size",
-	"map-hash-bucket-size", "proxy-headers-hash-bucket-size", "proxy-headers-hash-max-size",
-	"variables-hash-bucket-size", "variables-hash-max-size", "ssl-session-cache", "ssl-session-cache-size",
-	"ssl-session-tickets", "ssl-session-timeout", "ssl-buffer-size", "error-log-level", "error-log-path",
-	"access-log-path", "http-access-log-path", "disable-access-log", "enable-opentelemetry",
-	"lua-shared-dicts", "plugins", "nginx-status-ipv4-whitelist", "nginx-status-ipv6-whitelist",
-	"enable-multi-accept", "use-geoip", "use-geoip2", "http-snippet", "main-snippet", "stream-snippet",
-	"bind-address", "enable-ipv6", "disable-ipv6-dns", "resolver", "log-format-stream",
-	"debug-connections", "enable-access-log-for-default-backend", "skip-access-log-urls",
-	"syslog-host", "syslog-port", "enable-syslog", "client-header-buffer-size",
-}
-
-// hstsSettings are the hsts-* keys, with ingress-nginx's defaults.
+// hstsSettings are the router's HSTS settings from the hsts* keys; nil:
+// the router's default, which is ingress-nginx's.
 type hstsSettings struct {
-	off               bool
-	maxAge            int64
-	includeSubDomains bool
-	preload           bool
+	value string
+	off   bool
 }
 
-var defaultHSTS = hstsSettings{maxAge: 31536000, includeSubDomains: true}
-
-// setHSTS changes c's HSTS settings with f, on a copy: configurations
-// copied from c keep theirs.
-func (c *config) setHSTS(f func(*hstsSettings)) {
-	h := defaultHSTS
-	if c.hsts != nil {
-		h = *c.hsts
-	}
-	f(&h)
-	c.hsts = &h
-}
-
-// routerValue is the router's HSTS setting for s; nil: the router's
-// default, which is ingress-nginx's.
+// routerValue is the router's HSTS setting for s.
 func (s *hstsSettings) routerValue() (value string, disabled bool) {
 	if s == nil {
 		return "", false
 	}
-	if s.off {
-		return "", true
-	}
-	return router.HSTSHeader(s.maxAge, s.includeSubDomains, s.preload), false
+	return s.value, s.off
 }
 
 // configMapWarning is one problem with a key, with its severity.
@@ -192,61 +62,92 @@ func (w configMapWarning) String() string {
 	return fmt.Sprintf("key %q: %s (%s)", w.key, w.message, w.severity)
 }
 
-// applyConfigMap sets in c what data says, for the implemented keys no
-// flag in set (the flags given on the command line) already decided; it
-// returns one warning per other key and per bad value, in key order.
-func applyConfigMap(c *config, data map[string]string, set []string) []configMapWarning {
-	var warns []configMapWarning
-	for _, key := range slices.Sorted(maps.Keys(data)) {
-		v := strings.TrimSpace(data[key])
-		k, ok := configMapKeys[key]
-		switch {
-		case ok && k.flag != "" && slices.Contains(set, k.flag):
-			// The flag wins, as in ingress-nginx where flags and keys
-			// never overlap; say so, since the key reads as applied.
-			warns = append(warns, configMapWarning{key, fmt.Sprintf("-%s given on the command line wins over %q", k.flag, v), compile.Cosmetic})
-		case ok:
-			keep := *c
-			if err := k.apply(c, v); err != nil {
-				*c = keep
-				warns = append(warns, configMapWarning{key, fmt.Sprintf("value %q: %v; the default is kept", v, err), compile.TrafficMoves})
-			}
-		case configMapMissing[key] != "":
-			warns = append(warns, configMapWarning{key, "not implemented: " + configMapMissing[key], compile.TrafficMoves})
-		case slices.Contains(configMapTuning, key):
-			warns = append(warns, configMapWarning{key, "tunes nginx itself, no answer changes; ignored", compile.Cosmetic})
-		default:
-			warns = append(warns, configMapWarning{key, "not implemented; ignored (it may change answers)", compile.FeatureMissing})
+// applyConfigMap reads cm with the library's parser, leaving out the keys
+// whose flag is in set (the flags given on the command line), and sets in
+// c what its router keys say; the compile half goes in c.options. It
+// returns one warning per key ramjet does not implement and per bad value,
+// in key order.
+func applyConfigMap(c *config, cm *corev1.ConfigMap, set []string, others ...*corev1.ConfigMap) []configMapWarning {
+	var keep []string
+	for _, k := range flagKeys {
+		if slices.Contains(set, k) {
+			keep = append(keep, k)
 		}
 	}
-	if _, ok := data["proxy-real-ip-cidr"]; !ok && c.useForwardedHeaders && len(c.proxyRealIPCIDR) == 0 && !slices.Contains(set, "proxy-real-ip-cidr") {
-		// ingress-nginx's default is 0.0.0.0/0; ramjet's flag trusts no
-		// peer unless told, so a client cannot forge its address.
-		warns = append(warns, configMapWarning{"proxy-real-ip-cidr", "absent: ingress-nginx's default 0.0.0.0/0 believes X-Forwarded-For from every peer, ramjet from none until the load balancers are listed", compile.TrafficMoves})
+	parsed := compile.ParseConfigMap(cm, keep...)
+	parsed.ReadHeaders(others)
+	c.options.ConfigMap = parsed
+	has := func(keys ...string) bool {
+		for _, k := range keys {
+			if slices.Contains(parsed.Keys, k) {
+				return true
+			}
+		}
+		return false
+	}
+	rc := parsed.Router
+	if has("hsts", "hsts-max-age", "hsts-include-subdomains", "hsts-preload") {
+		c.hsts = &hstsSettings{value: rc.HSTS, off: rc.DisableHSTS}
+	}
+	if has("use-forwarded-headers") {
+		c.useForwardedHeaders = rc.TrustForwardedProto
+	}
+	if has("enable-real-ip") {
+		c.enableRealIP = rc.TrustForwardedFor
+	}
+	if has("compute-full-forwarded-for") {
+		c.computeFullForwardedFor = rc.ComputeFullForwardedFor
+	}
+	if has("proxy-real-ip-cidr") {
+		c.proxyRealIPCIDR = rc.ProxyRealIPCIDR
+	}
+	if has("use-proxy-protocol") {
+		c.useProxyProtocol = rc.UseProxyProtocol
+	}
+	if has("forwarded-for-header") {
+		c.forwardedForHeader = rc.ForwardedForHeader
+	}
+	if has("limit-req-status-code") {
+		c.limitReqStatusCode = rc.LimitReqStatusCode
+	}
+	if has("limit-conn-status-code") {
+		c.limitConnStatusCode = rc.LimitConnStatusCode
+	}
+	c.addHeaders, c.proxySetHeaders = headerOf(rc.AddHeaders), headerOf(rc.ProxySetHeaders)
+	if rc.UseGzip {
+		c.gzip = &router.Gzip{Level: rc.GzipLevel, MinLength: rc.GzipMinLength, Types: rc.GzipTypes}
+	}
+	if has("log-format-upstream") {
+		c.logFormat = rc.LogFormat
+	}
+	if has("log-format-escape-json") {
+		c.logFormatEscapeJSON = rc.LogFormatEscapeJSON
+	}
+	var warns []configMapWarning
+	for _, w := range parsed.Warnings() {
+		key := strings.TrimSuffix(strings.TrimPrefix(w.Field, "data["), "]")
+		warns = append(warns, configMapWarning{key, w.Message, w.Severity()})
 	}
 	return warns
 }
 
-// nginxBool reads a boolean as ingress-nginx's ConfigMap decoder
-// (mapstructure, weakly typed) does: strconv.ParseBool, and "" is false.
-func nginxBool(v string) (bool, error) {
-	if v == "" {
-		return false, nil
+// headerOf is a ConfigMap's header map as an http.Header; nil when empty.
+func headerOf(m map[string]string) http.Header {
+	if len(m) == 0 {
+		return nil
 	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return false, fmt.Errorf("want true or false")
+	h := make(http.Header, len(m))
+	for k, v := range m {
+		h[k] = []string{v}
 	}
-	return b, nil
+	return h
 }
 
-// nginxSeconds reads ingress-nginx's integer timeouts (seconds).
-func nginxSeconds(v string) (time.Duration, error) {
-	n, err := strconv.ParseInt(v, 0, 32)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("want a positive number of seconds")
-	}
-	return time.Duration(n) * time.Second, nil
+// atStart reports whether a change of key waits for a restart: the router
+// and listener keys the router is made with, except those it takes live.
+func atStart(key string) bool {
+	k, ok := compile.ConfigMapKeys[key]
+	return ok && k.Router != nil && !k.Live
 }
 
 // configMapSettings follows the --configmap ConfigMap for one controller:
@@ -267,12 +168,12 @@ type configMapSettings struct {
 
 // newConfigMapSettings applies data, the ConfigMap as found at start (nil
 // when absent), to cfg and returns the configuration to start with.
-func newConfigMapSettings(cfg config, data map[string]string, found bool, log *slog.Logger) (*configMapSettings, config) {
+func newConfigMapSettings(cfg config, data map[string]string, found bool, log *slog.Logger, others ...*corev1.ConfigMap) (*configMapSettings, config) {
 	if cfg.configMap == nil {
 		return nil, cfg
 	}
 	s := &configMapSettings{ref: *cfg.configMap, log: log, base: cfg, set: cfg.flagsSet, start: data}
-	return s, s.update(data, found)
+	return s, s.update(data, found, others...)
 }
 
 // update applies data, the ConfigMap's current version, to the command
@@ -280,17 +181,18 @@ func newConfigMapSettings(cfg config, data map[string]string, found bool, log *s
 // it and hands its HSTS settings to the router); a start-only key whose
 // value changed since start warns that it waits for a restart. The
 // warnings are logged when they differ from the last version's.
-func (s *configMapSettings) update(data map[string]string, found bool) config {
+func (s *configMapSettings) update(data map[string]string, found bool, others ...*corev1.ConfigMap) config {
 	c := s.base
-	warns := applyConfigMap(&c, data, s.set)
+	cm := &corev1.ConfigMap{Data: data}
+	cm.Namespace, cm.Name = s.ref.Namespace, s.ref.Name
+	warns := applyConfigMap(&c, cm, s.set, others...)
 	if !found {
 		warns = append(warns, configMapWarning{"", "not found; the flags' settings apply", compile.Cosmetic})
 	}
-	for _, key := range slices.Sorted(maps.Keys(configMapKeys)) {
+	for _, key := range slices.Sorted(maps.Keys(compile.ConfigMapKeys)) {
 		old, had := s.start[key]
 		cur, has := data[key]
-		k := configMapKeys[key]
-		if k.atStart && (old != cur || had != has) && (k.flag == "" || !slices.Contains(s.set, k.flag)) {
+		if atStart(key) && (old != cur || had != has) && !slices.Contains(s.set, key) {
 			warns = append(warns, configMapWarning{key, "changed since start; it takes effect when the controller restarts", compile.TrafficMoves})
 		}
 	}

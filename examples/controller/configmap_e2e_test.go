@@ -16,9 +16,9 @@ import (
 )
 
 // TestE2EConfigMap: on a real API server, editing the -configmap
-// ConfigMap's ssl-redirect and hsts changes the answers without a
-// restart; editing a key read at start (proxy-body-size) is a warning on
-// /debug/warnings.
+// ConfigMap's ssl-redirect, hsts and proxy-body-size (a location default)
+// changes the answers without a restart; editing a key read at start
+// (limit-req-status-code) is a warning on /debug/warnings.
 func TestE2EConfigMap(t *testing.T) {
 	e := startE2E(t)
 	ctx := context.Background()
@@ -51,7 +51,8 @@ func TestE2EConfigMap(t *testing.T) {
 
 	cm.Data["ssl-redirect"] = "true"
 	cm.Data["hsts"] = "false"
-	cm.Data["proxy-body-size"] = "8m"
+	cm.Data["proxy-body-size"] = "1k"
+	cm.Data["limit-req-status-code"] = "429"
 	_, err = e.client.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
 	require.NoError(t, err)
 	tc.waitAnswer(t, "app.test", "/", http.StatusPermanentRedirect, "")
@@ -60,8 +61,15 @@ func TestE2EConfigMap(t *testing.T) {
 	res.Body.Close()
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	require.Empty(t, res.Header.Values("Strict-Transport-Security"), "hsts: false, without a restart")
-	waitFor(t, 10*time.Second, "the proxy-body-size edit to be warned", func() bool {
+	post, err := http.NewRequest(http.MethodPost, "https://"+tc.HTTPSAddr+"/", strings.NewReader(strings.Repeat("x", 2048)))
+	require.NoError(t, err)
+	post.Host = "app.test"
+	res, err = tc.http.Do(post)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusRequestEntityTooLarge, res.StatusCode, "proxy-body-size: 1k, without a restart")
+	waitFor(t, 10*time.Second, "the limit-req-status-code edit to be warned", func() bool {
 		_, body := get(t, tc.http, "http://"+tc.DebugAddr+"/debug/warnings", "")
-		return strings.Contains(body, `key "proxy-body-size": changed since start`) && strings.Contains(body, `"worker-processes"`)
+		return strings.Contains(body, `key "limit-req-status-code": changed since start`) && strings.Contains(body, `"worker-processes"`)
 	})
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"ramjet.dev/ramjet/compile"
@@ -29,27 +30,46 @@ func flagsWith(t *testing.T, args ...string) config {
 	return c
 }
 
+// cmData is a ConfigMap ingress/nginx with data.
+func cmData(data map[string]string) *corev1.ConfigMap {
+	cm := &corev1.ConfigMap{Data: data}
+	cm.Namespace, cm.Name = "ingress", "nginx"
+	return cm
+}
+
+// TestConfigMapKeys: the router keys reach the router's options; the
+// location keys and ssl-redirect reach the compile (compile.ParseConfigMap
+// has their own tests, the case files their answers).
 func TestConfigMapKeys(t *testing.T) {
 	for _, tc := range []struct {
 		key, value string
 		check      func(t *testing.T, c config, o router.Options)
 	}{
-		{"ssl-redirect", "false", func(t *testing.T, c config, _ router.Options) { assert.True(t, c.options.DisableSSLRedirect) }},
-		{"ssl-redirect", "1", func(t *testing.T, c config, _ router.Options) { assert.False(t, c.options.DisableSSLRedirect) }},
+		{"ssl-redirect", "false", func(t *testing.T, c config, _ router.Options) {
+			assert.Equal(t, []string{"ssl-redirect"}, c.options.ConfigMap.Keys)
+		}},
 		{"use-forwarded-headers", "true", func(t *testing.T, _ config, o router.Options) {
 			assert.True(t, o.TrustForwardedProto)
 			assert.True(t, o.TrustForwardedFor)
 		}},
-		{"compute-full-forwarded-for", "True", func(t *testing.T, _ config, o router.Options) { assert.True(t, o.ComputeFullForwardedFor) }},
+		{"enable-real-ip", "true", func(t *testing.T, _ config, o router.Options) {
+			assert.False(t, o.TrustForwardedProto)
+			assert.True(t, o.TrustForwardedFor)
+		}},
+		{"compute-full-forwarded-for", "True", func(t *testing.T, _ config, o router.Options) {
+			assert.False(t, o.ComputeFullForwardedFor, "only with use-forwarded-headers")
+		}},
+		{"forwarded-for-header", "X-Client-IP", func(t *testing.T, _ config, o router.Options) { assert.Equal(t, "X-Client-IP", o.ForwardedForHeader) }},
+		{"limit-req-status-code", "429", func(t *testing.T, _ config, o router.Options) { assert.Equal(t, 429, o.LimitReqStatusCode) }},
+		{"limit-conn-status-code", "0x1ad", func(t *testing.T, _ config, o router.Options) { assert.Equal(t, 429, o.LimitConnStatusCode) }},
 		{"proxy-real-ip-cidr", "10.0.0.0/8, 192.0.2.7", func(t *testing.T, c config, _ router.Options) {
 			assert.Equal(t, "[10.0.0.0/8 192.0.2.7/32]", fmtPrefixes(c))
 		}},
 		{"use-proxy-protocol", "true", func(t *testing.T, c config, _ router.Options) { assert.True(t, c.useProxyProtocol) }},
-		{"proxy-body-size", "8m", func(t *testing.T, _ config, o router.Options) { assert.Equal(t, int64(8<<20), o.MaxBodySize) }},
-		{"proxy-body-size", "0", func(t *testing.T, _ config, o router.Options) { assert.Equal(t, int64(-1), o.MaxBodySize) }},
-		{"client-body-buffer-size", "16k", func(t *testing.T, _ config, o router.Options) { assert.Equal(t, int64(16<<10), o.ClientBodyBufferSize) }},
-		{"proxy-connect-timeout", "3", func(t *testing.T, _ config, o router.Options) { assert.Equal(t, 3*time.Second, o.ConnectTimeout) }},
-		{"proxy-read-timeout", "0x10", func(t *testing.T, _ config, o router.Options) { assert.Equal(t, 16*time.Second, o.ReadTimeout) }},
+		{"proxy-body-size", "8m", func(t *testing.T, c config, o router.Options) {
+			assert.Equal(t, int64(1<<20), o.MaxBodySize, "the flag's default: the key is a location default, in the table")
+			assert.Equal(t, []string{"proxy-body-size"}, c.options.ConfigMap.Keys)
+		}},
 		{"hsts", "false", func(t *testing.T, _ config, o router.Options) { assert.True(t, o.DisableHSTS) }},
 		{"hsts", "", func(t *testing.T, _ config, o router.Options) {
 			assert.True(t, o.DisableHSTS, "mapstructure reads \"\" as false")
@@ -68,8 +88,8 @@ func TestConfigMapKeys(t *testing.T) {
 	} {
 		t.Run(tc.key+"="+tc.value, func(t *testing.T) {
 			c := flagsWith(t)
-			warns := applyConfigMap(&c, map[string]string{tc.key: tc.value}, c.flagsSet)
-			if tc.key == "use-forwarded-headers" {
+			warns := applyConfigMap(&c, cmData(map[string]string{tc.key: tc.value}), c.flagsSet)
+			if tc.key == "use-forwarded-headers" || tc.key == "enable-real-ip" {
 				require.Len(t, warns, 1)
 				warns = nil // the proxy-real-ip-cidr note, TestConfigMapFlagWins's
 			}
@@ -93,11 +113,11 @@ func TestConfigMapBadValues(t *testing.T) {
 	for key, value := range map[string]string{
 		"ssl-redirect": "yes", "use-forwarded-headers": "on", "proxy-body-size": "8q", "proxy-connect-timeout": "5s",
 		"proxy-read-timeout": "-1", "hsts": "off", "hsts-max-age": "1y", "hsts-preload": "maybe", "client-body-buffer-size": "0",
-		"proxy-real-ip-cidr": "10.0.0.0/33",
+		"proxy-real-ip-cidr": "10.0.0.0/33", "limit-req-status-code": "200",
 	} {
 		c := flagsWith(t)
 		before := routerOptions(c, slog.New(slog.DiscardHandler), nil)
-		warns := applyConfigMap(&c, map[string]string{key: value}, c.flagsSet)
+		warns := applyConfigMap(&c, cmData(map[string]string{key: value}), c.flagsSet)
 		require.Len(t, warns, 1, key)
 		assert.Equal(t, key, warns[0].key)
 		assert.Contains(t, warns[0].String(), `"`+value+`"`)
@@ -105,10 +125,8 @@ func TestConfigMapBadValues(t *testing.T) {
 		after := routerOptions(c, slog.New(slog.DiscardHandler), nil)
 		assert.Equal(t, before.HSTS, after.HSTS, key)
 		assert.Equal(t, before.DisableHSTS, after.DisableHSTS, key)
-		assert.Equal(t, before.MaxBodySize, after.MaxBodySize, key)
-		assert.Equal(t, before.ConnectTimeout, after.ConnectTimeout, key)
-		assert.Equal(t, before.ReadTimeout, after.ReadTimeout, key)
-		assert.False(t, c.options.DisableSSLRedirect, key)
+		assert.Equal(t, before.LimitReqStatusCode, after.LimitReqStatusCode, key)
+		assert.Empty(t, c.options.ConfigMap.Keys, key)
 		assert.False(t, c.useForwardedHeaders, key)
 		assert.Empty(t, c.proxyRealIPCIDR, key)
 	}
@@ -118,35 +136,36 @@ func TestConfigMapBadValues(t *testing.T) {
 // key, with a warning saying so; a flag left at its default does not.
 func TestConfigMapFlagWins(t *testing.T) {
 	c := flagsWith(t, "-ssl-redirect=true", "-proxy-body-size=2m")
-	warns := applyConfigMap(&c, map[string]string{"ssl-redirect": "false", "proxy-body-size": "8m", "use-forwarded-headers": "true"}, c.flagsSet)
+	warns := applyConfigMap(&c, cmData(map[string]string{"ssl-redirect": "false", "proxy-body-size": "8m", "use-forwarded-headers": "true"}), c.flagsSet)
 	assert.False(t, c.options.DisableSSLRedirect)
+	assert.Equal(t, []string{"use-forwarded-headers"}, c.options.ConfigMap.Keys)
 	assert.Equal(t, int64(2<<20), c.maxBodySize)
 	assert.True(t, c.useForwardedHeaders, "not given as a flag: the key applies")
 	require.Len(t, warns, 3)
 	assert.Equal(t, "proxy-body-size", warns[0].key)
-	assert.Contains(t, warns[0].message, "-proxy-body-size given on the command line wins")
-	assert.Equal(t, "ssl-redirect", warns[1].key)
-	assert.Equal(t, "proxy-real-ip-cidr", warns[2].key, "use-forwarded-headers without the ranges ingress-nginx would trust")
-	assert.Equal(t, compile.TrafficMoves, warns[2].severity)
+	assert.Contains(t, warns[0].message, "the command line's setting wins")
+	assert.Equal(t, "proxy-real-ip-cidr", warns[1].key, "use-forwarded-headers without the ranges ingress-nginx would trust")
+	assert.Equal(t, compile.TrafficMoves, warns[1].severity)
+	assert.Equal(t, "ssl-redirect", warns[2].key)
 
 	c = flagsWith(t, "-proxy-real-ip-cidr=10.0.0.0/8")
-	assert.Empty(t, applyConfigMap(&c, map[string]string{"use-forwarded-headers": "true"}, c.flagsSet), "the ranges are given")
+	assert.Empty(t, applyConfigMap(&c, cmData(map[string]string{"use-forwarded-headers": "true"}), c.flagsSet), "the ranges are given")
 }
 
 // TestConfigMapOtherKeys: one warning per key ramjet does not read, by
 // what it does.
 func TestConfigMapOtherKeys(t *testing.T) {
 	c := flagsWith(t)
-	warns := applyConfigMap(&c, map[string]string{
-		"worker-processes": "4", "force-ssl-redirect": "true", "load-balance": "ewma", "enable-brotli": "true",
-	}, c.flagsSet)
+	warns := applyConfigMap(&c, cmData(map[string]string{
+		"worker-processes": "4", "enable-brotli": "true", "load-balance": "ewma", "no-such-key": "true", "http-redirect-code": "301",
+	}), c.flagsSet)
 	got := map[string]compile.Severity{}
 	for _, w := range warns {
 		got[w.key] = w.severity
 	}
 	assert.Equal(t, map[string]compile.Severity{
-		"worker-processes": compile.Cosmetic, "force-ssl-redirect": compile.TrafficMoves,
-		"load-balance": compile.TrafficMoves, "enable-brotli": compile.FeatureMissing,
+		"worker-processes": compile.Cosmetic, "enable-brotli": compile.FeatureMissing, "http-redirect-code": compile.TrafficMoves,
+		"load-balance": compile.FeatureMissing, "no-such-key": compile.FeatureMissing,
 	}, got)
 }
 
@@ -183,7 +202,8 @@ func TestOfflineConfigMap(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "app.yaml"), strings.Replace(appManifests(port), "  rules:\n", "  tls: [{hosts: [app.test]}]\n  rules:\n", 1))
 	cmFile := filepath.Join(dir, "configmap.yaml")
 	configMap := func(sslRedirect string) string {
-		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nginx, namespace: ingress}\ndata:\n  hsts-max-age: \"600\"\n  hsts-preload: \"true\"\n  worker-processes: \"4\"\n  ssl-redirect: \"" + sslRedirect + "\"\n"
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: headers, namespace: ingress}\ndata: {X-Frame-Options: DENY}\n---\n" +
+			"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nginx, namespace: ingress}\ndata:\n  add-headers: ingress/headers\n  hsts-max-age: \"600\"\n  hsts-preload: \"true\"\n  worker-processes: \"4\"\n  ssl-redirect: \"" + sslRedirect + "\"\n"
 	}
 	writeFile(t, cmFile, configMap("false"))
 
@@ -217,6 +237,7 @@ func TestOfflineConfigMap(t *testing.T) {
 	res := do("https://" + inst.HTTPSAddr + "/x")
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	assert.Equal(t, "max-age=600; includeSubDomains; preload", res.Header.Get("Strict-Transport-Security"))
+	assert.Equal(t, "DENY", res.Header.Get("X-Frame-Options"), "add-headers names a ConfigMap in the folder")
 	res = do("http://" + inst.HTTPAddr + "/x")
 	assert.Equal(t, http.StatusOK, res.StatusCode, "ssl-redirect: false")
 	assert.Empty(t, res.Header.Get("Strict-Transport-Security"))
@@ -239,15 +260,16 @@ func TestOfflineConfigMap(t *testing.T) {
 // absent one included, and a start-only key edited later.
 func TestConfigMapSettingsLines(t *testing.T) {
 	c := flagsWith(t)
-	s, started := newConfigMapSettings(c, map[string]string{"proxy-body-size": "2m"}, true, slog.New(slog.DiscardHandler))
-	assert.Equal(t, int64(2<<20), started.maxBodySize)
+	s, started := newConfigMapSettings(c, map[string]string{"limit-req-status-code": "429", "proxy-body-size": "2m"}, true, slog.New(slog.DiscardHandler))
+	assert.Equal(t, 429, started.limitReqStatusCode)
 	assert.Empty(t, s.lines())
-	cur := s.update(map[string]string{"proxy-body-size": "4m", "hsts": "false"}, true)
-	assert.Equal(t, int64(4<<20), cur.maxBodySize, "the caller decides what it can apply")
-	assert.Equal(t, []string{`ConfigMap ingress/nginx: key "proxy-body-size": changed since start; it takes effect when the controller restarts (traffic-moves)`}, s.lines())
+	cur := s.update(map[string]string{"limit-req-status-code": "503", "proxy-body-size": "4m", "hsts": "false"}, true)
+	assert.Equal(t, 503, cur.limitReqStatusCode, "the caller decides what it can apply")
+	assert.Equal(t, []string{`ConfigMap ingress/nginx: key "limit-req-status-code": changed since start; it takes effect when the controller restarts (traffic-moves)`}, s.lines(),
+		"proxy-body-size is a location default: it follows the rebuild")
 	s.update(nil, false)
 	assert.Equal(t, []string{
 		`ConfigMap ingress/nginx: not found; the flags' settings apply (cosmetic)`,
-		`ConfigMap ingress/nginx: key "proxy-body-size": changed since start; it takes effect when the controller restarts (traffic-moves)`,
+		`ConfigMap ingress/nginx: key "limit-req-status-code": changed since start; it takes effect when the controller restarts (traffic-moves)`,
 	}, s.lines())
 }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/router"
 	"ramjet.dev/ramjet/status"
 )
 
@@ -81,9 +82,22 @@ type config struct {
 	// Settings only the ConfigMap gives (zero: the router's defaults);
 	// hsts is shared by copies of the configuration, never changed in
 	// place (see setHSTS).
-	hsts                        *hstsSettings
-	connectTimeout, readTimeout time.Duration
-	bodyBufferSize              int64
+	hsts *hstsSettings
+	// enableRealIP: the client address comes from forwardedForHeader of
+	// proxyRealIPCIDR peers, as with useForwardedHeaders, without trusting
+	// X-Forwarded-Proto.
+	enableRealIP                            bool
+	forwardedForHeader                      string
+	limitReqStatusCode, limitConnStatusCode int
+	// logFormat is log-format-upstream: the access log in nginx's
+	// log_format syntax ("": the -access-log-format one).
+	logFormat           string
+	logFormatEscapeJSON bool
+	// addHeaders and proxySetHeaders are the ConfigMaps add-headers and
+	// proxy-set-headers name (router.Options.AddHeaders, ProxySetHeaders).
+	addHeaders, proxySetHeaders http.Header
+	// gzip is use-gzip with its gzip-* keys; nil: off.
+	gzip *router.Gzip
 
 	// Metrics on the debug listener, as ingress-nginx's flags.
 	enableMetrics           bool

@@ -94,8 +94,9 @@ func (c *controller) load() error {
 		if err != nil {
 			return err
 		}
-		cfg = c.settings.update(data, found)
+		cfg = c.settings.update(data, found, snap.ConfigMaps...)
 		c.router.SetHSTS(cfg.hsts.routerValue())
+		c.router.SetConfigMapHeaders(cfg.addHeaders, cfg.proxySetHeaders)
 	}
 	opts := compileOptions(cfg, snap.Services)
 	opts.AllowLoopbackEndpoints = true

@@ -292,15 +292,18 @@ func routerOptions(cfg config, log *slog.Logger, m *metrics) router.Options {
 		Logger:                  log,
 		Observer:                requestObserver(cfg, m),
 		TrustForwardedProto:     cfg.useForwardedHeaders,
-		TrustForwardedFor:       cfg.useForwardedHeaders,
-		ComputeFullForwardedFor: cfg.computeFullForwardedFor,
+		TrustForwardedFor:       cfg.useForwardedHeaders || cfg.enableRealIP,
+		ComputeFullForwardedFor: cfg.computeFullForwardedFor && cfg.useForwardedHeaders,
 		ProxyRealIPCIDR:         cfg.proxyRealIPCIDR,
 		MaxBodySize:             cfg.maxBodySize,
-		ConnectTimeout:          cfg.connectTimeout,
-		ReadTimeout:             cfg.readTimeout,
-		ClientBodyBufferSize:    cfg.bodyBufferSize,
 		HSTS:                    hsts,
 		DisableHSTS:             hstsOff,
+		ForwardedForHeader:      cfg.forwardedForHeader,
+		LimitReqStatusCode:      cfg.limitReqStatusCode,
+		LimitConnStatusCode:     cfg.limitConnStatusCode,
+		AddHeaders:              cfg.addHeaders,
+		ProxySetHeaders:         cfg.proxySetHeaders,
+		Gzip:                    cfg.gzip,
 	}
 }
 
@@ -314,6 +317,9 @@ func requestObserver(cfg config, m *metrics) func(router.Record) {
 			out = os.Stdout
 		}
 		access = newAccessLog(out, cfg.accessLogFormat)
+		if cfg.logFormat != "" {
+			access, _ = newNginxAccessLog(out, cfg.logFormat, cfg.logFormatEscapeJSON)
+		}
 	}
 	return observers(access, m.observer())
 }

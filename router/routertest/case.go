@@ -21,6 +21,8 @@
 //	                          # globalAuth: {url: ..., signin: ...} (the global-auth-* keys)
 //	                          # customHTTPErrors: "404,503"
 //	                          # allowSnippetAnnotations, annotationsRiskLevel: Critical
+//	                          # configMap: ns/name of an ingress-nginx ConfigMap among the
+//	                          # objects, or its data inline ({proxy-body-size: 8m})
 //	objects:                  # ordinary manifests, as a YAML list
 //	- apiVersion: networking.k8s.io/v1
 //	  kind: Ingress
@@ -412,6 +414,10 @@ type fileOptions struct {
 	// defaults (false, High); snippets need true and Critical.
 	AllowSnippetAnnotations *bool   `json:"allowSnippetAnnotations"`
 	AnnotationsRiskLevel    *string `json:"annotationsRiskLevel"`
+	// configMap is the ingress-nginx ConfigMap (SPEC §1): "namespace/name"
+	// of a ConfigMap among the objects, or its data inline (a map). Options
+	// above that name the same setting win over its keys, as flags do.
+	ConfigMap json.RawMessage `json:"configMap"`
 }
 
 type fileRequest struct {
@@ -611,6 +617,16 @@ func parseCase(file string, tree any, raw json.RawMessage) (Case, []error) {
 		errs = append(errs, unjoin(err)...)
 	} else {
 		c.Objects, c.Skipped = *snap, skipped
+		if len(fc.Options.ConfigMap) > 0 {
+			cm, err := caseConfigMap(fc.Options.ConfigMap, snap.ConfigMaps)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("options.configMap: %w", err))
+			} else {
+				c.Options.ConfigMap = compile.ParseConfigMap(cm, fc.Options.setKeys()...)
+				c.Options.ConfigMap.ReadHeaders(snap.ConfigMaps)
+				ApplyConfigMap(&c.Router, c.Options.ConfigMap)
+			}
+		}
 		if ref := fc.Options.DefaultSSLCertificate; ref != nil {
 			if c.Router.DefaultCertificate, err = defaultCertificate(*ref, snap.Secrets); err != nil {
 				errs = append(errs, fmt.Errorf("options.defaultSSLCertificate: %w", err))
@@ -693,6 +709,102 @@ func (o fileOptions) compile() (compile.Options, error) {
 		return co, fmt.Errorf("options: %w", err)
 	}
 	return co, nil
+}
+
+// caseConfigMap finds the case's ConfigMap: raw is "namespace/name" of one
+// among cms, or the data itself, then in ingress-nginx/ingress-nginx-controller.
+func caseConfigMap(raw json.RawMessage, cms []*corev1.ConfigMap) (*corev1.ConfigMap, error) {
+	var ref string
+	if json.Unmarshal(raw, &ref) == nil {
+		for _, cm := range cms {
+			if cm.Namespace+"/"+cm.Name == ref {
+				return cm, nil
+			}
+		}
+		return nil, fmt.Errorf("the ConfigMap %s is not among the objects", ref)
+	}
+	var data map[string]string
+	if err := json.Unmarshal(raw, &data); err != nil {
+		return nil, errors.New("want namespace/name or a map of keys to string values")
+	}
+	cm := &corev1.ConfigMap{Data: data}
+	cm.Namespace, cm.Name = "ingress-nginx", "ingress-nginx-controller"
+	return cm, nil
+}
+
+// setKeys are the ConfigMap keys of the settings the case's options set,
+// which win over the ConfigMap as flags do.
+func (o fileOptions) setKeys() []string {
+	var keys []string
+	add := func(set bool, k ...string) {
+		if set {
+			keys = append(keys, k...)
+		}
+	}
+	add(o.SSLRedirect != nil, "ssl-redirect")
+	add(o.TrustForwardedProto != nil || o.UseForwardedHeaders != nil, "use-forwarded-headers")
+	add(o.ComputeFullForwardedFor != nil, "compute-full-forwarded-for")
+	add(o.ProxyRealIPCIDR != nil, "proxy-real-ip-cidr")
+	add(o.ProxyBodySize != nil, "proxy-body-size")
+	add(o.HSTS != nil || o.HSTSMaxAge != nil || o.HSTSIncludeSubdomains != nil || o.HSTSPreload != nil,
+		"hsts", "hsts-max-age", "hsts-include-subdomains", "hsts-preload")
+	return keys
+}
+
+// ApplyConfigMap sets in o the router settings of cm's keys (SPEC §1),
+// leaving alone those cm does not set: the router half of an ingress-nginx
+// ConfigMap, whose compile half is compile.Options.ConfigMap.
+func ApplyConfigMap(o *router.Options, cm *compile.ConfigMap) {
+	if cm == nil {
+		return
+	}
+	rc := cm.Router
+	has := func(keys ...string) bool {
+		for _, k := range keys {
+			if slices.Contains(cm.Keys, k) {
+				return true
+			}
+		}
+		return false
+	}
+	if has("hsts", "hsts-max-age", "hsts-include-subdomains", "hsts-preload") {
+		o.HSTS, o.DisableHSTS = rc.HSTS, rc.DisableHSTS
+	}
+	if has("use-forwarded-headers", "enable-real-ip") {
+		o.TrustForwardedProto, o.TrustForwardedFor = rc.TrustForwardedProto, rc.TrustForwardedFor
+	}
+	if has("compute-full-forwarded-for") {
+		o.ComputeFullForwardedFor = rc.ComputeFullForwardedFor
+	}
+	o.ComputeFullForwardedFor = o.ComputeFullForwardedFor && o.TrustForwardedProto
+	if has("proxy-real-ip-cidr") {
+		o.ProxyRealIPCIDR = rc.ProxyRealIPCIDR
+	}
+	if has("forwarded-for-header") {
+		o.ForwardedForHeader = rc.ForwardedForHeader
+	}
+	if has("limit-req-status-code") {
+		o.LimitReqStatusCode = rc.LimitReqStatusCode
+	}
+	if has("limit-conn-status-code") {
+		o.LimitConnStatusCode = rc.LimitConnStatusCode
+	}
+	o.AddHeaders, o.ProxySetHeaders = headerOf(rc.AddHeaders), headerOf(rc.ProxySetHeaders)
+	if rc.UseGzip {
+		o.Gzip = &router.Gzip{Level: rc.GzipLevel, MinLength: rc.GzipMinLength, Types: rc.GzipTypes}
+	}
+}
+
+// headerOf is a ConfigMap's header map as an http.Header; nil when empty.
+func headerOf(m map[string]string) http.Header {
+	if len(m) == 0 {
+		return nil
+	}
+	h := make(http.Header, len(m))
+	for k, v := range m {
+		h[k] = []string{v}
+	}
+	return h
 }
 
 // router sets the router options a case names.

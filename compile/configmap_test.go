@@ -1,0 +1,122 @@
+package compile
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func mkConfigMap(ns, name string, data map[string]string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: data}
+}
+
+// TestConfigMapRegistry: each implemented key lands in exactly one place,
+// and a location key is an annotation ramjet implements.
+func TestConfigMapRegistry(t *testing.T) {
+	for key, k := range ConfigMapKeys {
+		n := 0
+		for _, set := range []bool{k.Location, k.Option != nil, k.Router != nil} {
+			if set {
+				n++
+			}
+		}
+		assert.Equal(t, 1, n, key)
+		if k.Location {
+			spec, ok := knownAnnotations[key]
+			assert.True(t, ok && spec.apply != nil, "%s: an implemented annotation", key)
+		}
+		assert.Empty(t, ConfigMapUnsupported[key], "%s is implemented", key)
+		assert.False(t, configMapTuning[key], "%s is implemented", key)
+	}
+}
+
+func TestParseConfigMapDefaults(t *testing.T) {
+	c := ParseConfigMap(nil)
+	assert.Equal(t, RouterConfig{ForwardedForHeader: "X-Forwarded-For", LimitReqStatusCode: 503, LimitConnStatusCode: 503,
+		GzipLevel: 1, GzipMinLength: 256, GzipTypes: DefaultGzipTypes}, c.Router)
+	assert.Empty(t, c.Warnings())
+	assert.Empty(t, c.Keys)
+}
+
+// TestParseConfigMapValues: ingress-nginx's value syntax, the flag that
+// wins (keep), and one warning per key in key order.
+func TestParseConfigMapValues(t *testing.T) {
+	c := ParseConfigMap(mkConfigMap("ingress", "nginx", map[string]string{
+		"proxy-connect-timeout": " 0x0a ", "hsts": "1", "hsts-preload": "TRUE", "ssl-redirect": "false",
+		"enable-real-ip": "true", "proxy-real-ip-cidr": "10.0.0.0/8", "limit-conn-status-code": "429",
+		"proxy-body-size": "8m", "worker-processes": "auto", "enable-brotli": "true", "proxy-read-timeout": "60s",
+		"block-cidrs": "192.0.2.1, ,198.51.100.0/24",
+	}), "proxy-body-size")
+	assert.Equal(t, []string{"block-cidrs", "enable-real-ip", "hsts", "hsts-preload", "limit-conn-status-code", "proxy-connect-timeout", "proxy-real-ip-cidr", "ssl-redirect"}, c.Keys)
+	assert.Equal(t, "max-age=31536000; includeSubDomains; preload", c.Router.HSTS)
+	assert.True(t, c.Router.TrustForwardedFor)
+	assert.False(t, c.Router.TrustForwardedProto, "enable-real-ip trusts the address only")
+	assert.Equal(t, 429, c.Router.LimitConnStatusCode)
+	assert.Equal(t, "10", c.locations["proxy-connect-timeout"], "base 0, as mapstructure reads ints")
+	assert.Equal(t, "[192.0.2.1/32 198.51.100.0/24]", fmtPrefixes(c))
+	var got []string
+	for _, w := range c.Warnings() {
+		got = append(got, string(w.Reason)+" "+w.Field+" "+string(w.Severity()))
+		assert.Equal(t, "ConfigMap ingress/nginx", w.Object.String())
+	}
+	assert.Equal(t, []string{
+		"ConfigMapKeyUnsupported data[enable-brotli] feature-missing",
+		"ConfigMapKeyIgnored data[proxy-body-size] cosmetic",
+		"ConfigMapKeyRejected data[proxy-read-timeout] traffic-moves",
+		"ConfigMapKeyIgnored data[worker-processes] cosmetic",
+	}, got)
+}
+
+func fmtPrefixes(c *ConfigMap) string {
+	var s []string
+	for _, p := range c.blockCIDRs {
+		s = append(s, p.String())
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}
+
+// TestCompileConfigMap: location defaults land in the table (text and
+// digest), an annotation overrides them, and the warnings join the
+// result's.
+func TestCompileConfigMap(t *testing.T) {
+	snap := mkSnapshot(
+		mkClass("ramjet", DefaultControllerName),
+		mkService("prod", "web", ":80:"),
+		mkSlice("prod", "web", "web-1", "", 80, "10.0.0.1"),
+		mkIngress("prod", "a", 1, withClassName("ramjet"), withRules(mkRule("a.example.com", prefix("/", "web", 80)))),
+		mkIngress("prod", "b", 2, withClassName("ramjet"), withAnnotations(NginxPrefix+"proxy-read-timeout", "90"),
+			withRules(mkRule("b.example.com", prefix("/", "web", 80)))),
+	)
+	plain := Compile(snap, Options{})
+	cm := ParseConfigMap(mkConfigMap("ingress", "nginx", map[string]string{"proxy-read-timeout": "30", "force-ssl-redirect": "true", "bogus": "1"}))
+	res := Compile(snap, Options{ConfigMap: cm})
+	assert.NotEqual(t, plain.Table.Digest(), res.Table.Digest())
+	text := res.Table.String()
+	assert.Contains(t, text, "from Ingress prod/a spec.rules[0].http.paths[0] force-ssl-redirect policy read=30s")
+	assert.Contains(t, text, "from Ingress prod/b spec.rules[0].http.paths[0] force-ssl-redirect policy read=1m30s")
+	assert.Contains(t, text, "host * catch-all\n  fallback none (404) force-ssl-redirect policy read=30s")
+	require.Len(t, res.Warnings, 1)
+	assert.Equal(t, ConfigMapKeyUnsupported, res.Warnings[0].Reason)
+	assert.Equal(t, "data[bogus]", res.Warnings[0].Field)
+	again := Compile(snap, Options{ConfigMap: cm})
+	assert.Equal(t, res.Table.Digest(), again.Table.Digest(), "a ConfigMap is read, never changed, by Compile")
+}
+
+func TestConfigMapReadHeaders(t *testing.T) {
+	c := ParseConfigMap(mkConfigMap("ingress", "nginx", map[string]string{"add-headers": "custom", "proxy-set-headers": "other/up"}))
+	c.ReadHeaders([]*corev1.ConfigMap{
+		mkConfigMap("ingress", "custom", map[string]string{"x-frame-options": "DENY", "bad name": "x", "X-Bad": "a\nb"}),
+		mkConfigMap("other", "up", map[string]string{"X-Tenant": " edge "}),
+	})
+	assert.Equal(t, map[string]string{"X-Frame-Options": "DENY"}, c.Router.AddHeaders, "a bare name is in the ConfigMap's namespace")
+	assert.Equal(t, map[string]string{"X-Tenant": "edge"}, c.Router.ProxySetHeaders)
+	require.Len(t, c.Warnings(), 2)
+	for _, w := range c.Warnings() {
+		assert.Equal(t, ConfigMapKeyRejected, w.Reason)
+		assert.Equal(t, "data[add-headers]", w.Field)
+	}
+}

@@ -1,0 +1,295 @@
+package main
+
+import (
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/router"
+)
+
+// The ConfigMap's log-format-upstream and log-format-escape-json: the
+// access log line in nginx's log_format syntax, for the variables people
+// put in it. A variable ramjet cannot fill is named once in the warnings
+// and logged as nginx logs a value it has not, "-".
+
+// nginxLogVar fills one variable from a record; "" is logged as "-" (or
+// "" with escape=json), as nginx logs an empty or absent value.
+type nginxLogVar func(r *router.Record) string
+
+// nginxLogVars are the variables a format can name, by name without "$";
+// those of a prefix ($http_, $cookie_) are in nginxLogPrefixes.
+var nginxLogVars = map[string]nginxLogVar{
+	"remote_addr": func(r *router.Record) string { return r.ClientAddr },
+	"remote_user": remoteUser,
+	"host":        func(r *router.Record) string { return r.Host },
+	"request": func(r *router.Record) string {
+		return r.Method + " " + r.Path + " " + proto(r)
+	},
+	"request_method":  func(r *router.Record) string { return r.Method },
+	"request_uri":     func(r *router.Record) string { return r.Path },
+	"uri":             func(r *router.Record) string { p, _, _ := strings.Cut(r.Path, "?"); return p },
+	"args":            func(r *router.Record) string { _, q, _ := strings.Cut(r.Path, "?"); return q },
+	"query_string":    func(r *router.Record) string { _, q, _ := strings.Cut(r.Path, "?"); return q },
+	"server_protocol": proto,
+	"scheme": func(r *router.Record) string {
+		if r.Request != nil && r.Request.TLS != nil {
+			return "https"
+		}
+		return "http"
+	},
+	"status":          func(r *router.Record) string { return strconv.Itoa(r.Status) },
+	"body_bytes_sent": func(r *router.Record) string { return strconv.FormatInt(r.BytesOut, 10) },
+	"bytes_sent":      func(r *router.Record) string { return strconv.FormatInt(r.BytesOut, 10) },
+	"request_length":  func(r *router.Record) string { return strconv.FormatInt(r.BytesIn, 10) },
+	"request_time":    func(r *router.Record) string { return nginxSeconds(r.Duration) },
+	"msec": func(r *router.Record) string {
+		return strconv.FormatFloat(float64(r.Start.Add(r.Duration).UnixMilli())/1000, 'f', 3, 64)
+	},
+	"time_iso8601": func(r *router.Record) string { return r.Start.Format("2006-01-02T15:04:05-07:00") },
+	"time_local":   func(r *router.Record) string { return r.Start.Format("02/Jan/2006:15:04:05 -0700") },
+	"req_id":       func(r *router.Record) string { return r.RequestID },
+	"upstream_addr": func(r *router.Record) string {
+		return r.Endpoint
+	},
+	"upstream_status": func(r *router.Record) string {
+		if r.Tries == 0 {
+			return ""
+		}
+		return strconv.Itoa(r.Status)
+	},
+	"upstream_response_time": upstreamSeconds(func(r *router.Record) time.Duration { return r.UpstreamTime }),
+	"upstream_header_time":   upstreamSeconds(func(r *router.Record) time.Duration { return r.UpstreamHeaderTime }),
+	"upstream_response_length": func(r *router.Record) string {
+		if r.Tries == 0 {
+			return ""
+		}
+		return strconv.FormatInt(r.BytesOut, 10)
+	},
+	"proxy_upstream_name": func(r *router.Record) string {
+		// ingress-nginx names an upstream namespace-service-port.
+		if r.Service.Name == "" {
+			return ""
+		}
+		return r.Service.Namespace + "-" + r.Service.Name + "-" + strconv.Itoa(int(r.Service.Port))
+	},
+	"proxy_alternative_upstream_name": func(*router.Record) string { return "" },
+	"namespace":                       func(r *router.Record) string { return r.Route.Namespace },
+	"ingress_name":                    func(r *router.Record) string { return r.Route.Name },
+	"service_name":                    func(r *router.Record) string { return r.Service.Name },
+	"service_port": func(r *router.Record) string {
+		if r.Service.Port == 0 {
+			return ""
+		}
+		return strconv.Itoa(int(r.Service.Port))
+	},
+	"server_name": func(r *router.Record) string { return r.VirtualHost },
+}
+
+// nginxLogPrefixes are the variables named by a prefix and a name.
+var nginxLogPrefixes = map[string]func(name string) nginxLogVar{
+	// $http_x_forwarded_for: the request header X-Forwarded-For.
+	"http_": func(name string) nginxLogVar {
+		h := http.CanonicalHeaderKey(strings.ReplaceAll(name, "_", "-"))
+		return func(r *router.Record) string { return header(r, h) }
+	},
+	"cookie_": func(name string) nginxLogVar {
+		return func(r *router.Record) string {
+			if r.Request == nil {
+				return ""
+			}
+			if c, err := r.Request.Cookie(name); err == nil {
+				return c.Value
+			}
+			return ""
+		}
+	},
+}
+
+func proto(r *router.Record) string {
+	if r.Request == nil {
+		return "HTTP/1.1"
+	}
+	return r.Request.Proto
+}
+
+func header(r *router.Record, name string) string {
+	if r.Request == nil {
+		return ""
+	}
+	return strings.Join(r.Request.Header[name], ", ")
+}
+
+// remoteUser is the user name of a basic Authorization header, as nginx's
+// $remote_user decodes it (the password is not checked here).
+func remoteUser(r *router.Record) string {
+	v := header(r, "Authorization")
+	enc, ok := strings.CutPrefix(v, "Basic ")
+	if !ok {
+		return ""
+	}
+	dec, err := base64.StdEncoding.DecodeString(strings.TrimSpace(enc))
+	if err != nil {
+		return ""
+	}
+	user, _, _ := strings.Cut(string(dec), ":")
+	return user
+}
+
+// nginxSeconds writes a duration as nginx's $request_time: seconds with
+// milliseconds.
+func nginxSeconds(d time.Duration) string {
+	return strconv.FormatFloat(seconds(d), 'f', 3, 64)
+}
+
+func upstreamSeconds(f func(*router.Record) time.Duration) nginxLogVar {
+	return func(r *router.Record) string {
+		if r.Tries == 0 {
+			return ""
+		}
+		return nginxSeconds(f(r))
+	}
+}
+
+// logPart is a literal (v nil) or a variable of a parsed format.
+type logPart struct {
+	text string
+	v    nginxLogVar
+}
+
+// parseNginxLogFormat splits format into literals and variables ($name or
+// ${name}); unknown are the variables no filler knows, in order, each once.
+func parseNginxLogFormat(format string) (parts []logPart, unknown []string) {
+	var lit strings.Builder
+	flush := func() {
+		if lit.Len() > 0 {
+			parts = append(parts, logPart{text: lit.String()})
+			lit.Reset()
+		}
+	}
+	for i := 0; i < len(format); {
+		c := format[i]
+		if c != '$' {
+			lit.WriteByte(c)
+			i++
+			continue
+		}
+		name, n := compile.LogVariableName(format[i+1:])
+		if name == "" {
+			lit.WriteByte(c)
+			i++
+			continue
+		}
+		i += 1 + n
+		flush()
+		v := lookupLogVar(name)
+		if v == nil {
+			if !contains(unknown, name) {
+				unknown = append(unknown, name)
+			}
+			v = func(*router.Record) string { return "" }
+		}
+		parts = append(parts, logPart{v: v})
+	}
+	flush()
+	return parts, unknown
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func lookupLogVar(name string) nginxLogVar {
+	if v, ok := nginxLogVars[name]; ok {
+		return v
+	}
+	for prefix, f := range nginxLogPrefixes {
+		if rest, ok := strings.CutPrefix(name, prefix); ok && rest != "" {
+			return f(rest)
+		}
+	}
+	return nil
+}
+
+// newNginxAccessLog returns an observer writing one line per request to w
+// in format, its values escaped as nginx's log_format escape=default (or
+// escape=json with escapeJSON) escapes them; unknown names the variables
+// it cannot fill.
+func newNginxAccessLog(w io.Writer, format string, escapeJSON bool) (observe func(router.Record), unknown []string) {
+	parts, unknown := parseNginxLogFormat(format)
+	var mu sync.Mutex
+	buf := make([]byte, 0, 512)
+	return func(r router.Record) {
+		mu.Lock()
+		defer mu.Unlock()
+		buf = buf[:0]
+		for _, p := range parts {
+			if p.v == nil {
+				buf = append(buf, p.text...)
+				continue
+			}
+			v := p.v(&r)
+			switch {
+			case escapeJSON:
+				buf = appendJSONEscaped(buf, v)
+			case v == "":
+				buf = append(buf, '-')
+			default:
+				buf = appendNginxEscaped(buf, v)
+			}
+		}
+		buf = append(buf, '\n')
+		_, _ = w.Write(buf)
+	}, unknown
+}
+
+// appendNginxEscaped escapes as nginx's log module does by default: '"',
+// '\' and bytes outside printable ASCII as \xHH.
+func appendNginxEscaped(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '"' || c == '\\' || c < 0x20 || c >= 0x7f {
+			b = fmt.Appendf(b, `\x%02X`, c)
+			continue
+		}
+		b = append(b, c)
+	}
+	return b
+}
+
+// appendJSONEscaped escapes as nginx's escape=json: '"' and '\' with a
+// backslash, control characters as \n, \r, \t, \b, \f or \u00XX.
+func appendJSONEscaped(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c == '\n':
+			b = append(b, `\n`...)
+		case c == '\r':
+			b = append(b, `\r`...)
+		case c == '\t':
+			b = append(b, `\t`...)
+		case c == '\b':
+			b = append(b, `\b`...)
+		case c == '\f':
+			b = append(b, `\f`...)
+		case c < 0x20:
+			b = fmt.Appendf(b, `\u%04x`, c)
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"crypto/tls"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router"
+)
+
+func nginxLogRecord() router.Record {
+	req := httptest.NewRequest(http.MethodGet, "/shop/cart?item=7", nil)
+	req.Header.Set("User-Agent", `curl/8 "x"`)
+	req.Header.Set("X-Forwarded-For", "203.0.113.9")
+	req.SetBasicAuth("alice", "secret")
+	req.AddCookie(&http.Cookie{Name: "session", Value: "4f1c"})
+	req.TLS = &tls.ConnectionState{}
+	return router.Record{
+		Method: "GET", Host: "shop.example.com", Path: "/shop/cart?item=7", Status: 200,
+		Endpoint: "10.0.1.1:8080", Tries: 1, Request: req, RequestID: "abc123", ClientAddr: "192.0.2.1",
+		VirtualHost: "shop.example.com",
+		Route:       match.Source{Namespace: "prod", Name: "shop", Field: "spec.rules[0].http.paths[0]"},
+		Service:     router.Service{Namespace: "prod", Name: "web", Port: 80},
+		Start:       time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC), Duration: 1234 * time.Millisecond,
+		UpstreamTime: 1200 * time.Millisecond, UpstreamHeaderTime: 1100 * time.Millisecond,
+		BytesIn: 120, BytesOut: 512,
+	}
+}
+
+// TestNginxAccessLog: ingress-nginx's default log-format-upstream, and the
+// variables people add, filled from a record as nginx fills them.
+func TestNginxAccessLog(t *testing.T) {
+	var out bytes.Buffer
+	log, unknown := newNginxAccessLog(&out, `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $request_length $request_time [$proxy_upstream_name] [$proxy_alternative_upstream_name] $upstream_addr $upstream_response_length $upstream_response_time $upstream_status $req_id`, false)
+	assert.Empty(t, unknown, "ingress-nginx's default format")
+	log(nginxLogRecord())
+	assert.Equal(t, `192.0.2.1 - alice [04/Mar/2026:05:06:07 +0000] "GET /shop/cart?item=7 HTTP/1.1" 200 512 "-" "curl/8 \x22x\x22" 120 1.234 [prod-web-80] [-] 10.0.1.1:8080 512 1.200 200 abc123`+"\n", out.String())
+
+	out.Reset()
+	log, unknown = newNginxAccessLog(&out, `$host ${scheme}://$uri $args $time_iso8601 $namespace/$ingress_name $service_name:$service_port $http_x_forwarded_for $cookie_session $upstream_header_time $nope $geoip_country $nope`, false)
+	assert.Equal(t, []string{"nope", "geoip_country"}, unknown, "each unknown variable once")
+	log(nginxLogRecord())
+	assert.Equal(t, "shop.example.com https:///shop/cart item=7 2026-03-04T05:06:07+00:00 prod/shop web:80 203.0.113.9 4f1c 1.100 - - -\n", out.String())
+
+	// A request the router answered itself: no upstream values.
+	out.Reset()
+	rec := nginxLogRecord()
+	rec.Tries, rec.Endpoint, rec.Status = 0, "", 404
+	log, _ = newNginxAccessLog(&out, `$status $upstream_addr $upstream_status $upstream_response_time`, false)
+	log(rec)
+	assert.Equal(t, "404 - - -\n", out.String())
+}
+
+// TestNginxAccessLogJSON: log-format-escape-json escapes for a JSON
+// string and logs an empty value as "".
+func TestNginxAccessLogJSON(t *testing.T) {
+	var out bytes.Buffer
+	log, _ := newNginxAccessLog(&out, `{"ua": "$http_user_agent", "ref": "$http_referer", "status": $status}`, true)
+	log(nginxLogRecord())
+	assert.Equal(t, `{"ua": "curl/8 \"x\"", "ref": "", "status": 200}`+"\n", out.String())
+}
+
+// TestNginxLogVariables: the access log fills exactly the variables the
+// library's parser knows, so its warnings name what the log cannot fill.
+func TestNginxLogVariables(t *testing.T) {
+	var have []string
+	for name := range nginxLogVars {
+		have = append(have, name)
+	}
+	assert.ElementsMatch(t, compile.LogVariables, have)
+	var prefixes []string
+	for p := range nginxLogPrefixes {
+		prefixes = append(prefixes, p)
+	}
+	assert.ElementsMatch(t, compile.LogVariablePrefixes, prefixes)
+}
+
+// TestConfigMapLogFormat: the keys reach the access log, and an unknown
+// variable is a warning naming it.
+func TestConfigMapLogFormat(t *testing.T) {
+	c := flagsWith(t)
+	warns := applyConfigMap(&c, cmData(map[string]string{"log-format-upstream": "$status $bogus", "log-format-escape-json": "true"}), c.flagsSet)
+	require.Len(t, warns, 1)
+	assert.Equal(t, "log-format-upstream", warns[0].key)
+	assert.Contains(t, warns[0].message, "$bogus")
+	assert.Equal(t, "$status $bogus", c.logFormat)
+	assert.True(t, c.logFormatEscapeJSON)
+}

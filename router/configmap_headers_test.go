@@ -1,0 +1,59 @@
+package router
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// TestLimitStatusCodes: limit-req-status-code answers a request over a
+// rate, limit-conn-status-code one over limit-connections; 0 is 503.
+func TestLimitStatusCodes(t *testing.T) {
+	r := newTestRouter(Options{LimitReqStatusCode: 429, LimitConnStatusCode: 403})
+	r.limits.clock = (&fakeClock{}).now
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	req.RemoteAddr = "198.51.100.1:1000"
+
+	conns := &match.Policy{RateLimit: &match.RateLimit{Zone: "prod/conn", Connections: 1}}
+	held, _, refused := r.admit(req, conns)
+	require.False(t, refused)
+	_, a, refused := r.admit(req, conns)
+	require.True(t, refused)
+	assert.Equal(t, 403, a.status)
+	assert.Equal(t, ReasonRateLimited, a.reason)
+	held.release()
+
+	rate := &match.Policy{RateLimit: &match.RateLimit{Zone: "prod/rate", RPM: 1, BurstRPM: 0}}
+	_, _, refused = r.admit(req, rate)
+	require.False(t, refused)
+	_, a, refused = r.admit(req, rate)
+	require.True(t, refused)
+	assert.Equal(t, 429, a.status)
+	assert.Contains(t, a.body, "429 Too Many Requests")
+
+	assert.Equal(t, ansRateLimited, newTestRouter(Options{}).ansLimitReq)
+}
+
+// TestConfigMapHeadersSet: add-headers replace a backend's on the way out,
+// proxy-set-headers the client's on the way in; SetConfigMapHeaders
+// changes both and nil removes them.
+func TestConfigMapHeadersSet(t *testing.T) {
+	c := newConfigMapHeaders(http.Header{"x-frame-options": {"DENY"}}, http.Header{"X-Tenant": {"edge"}})
+	h := http.Header{"X-Frame-Options": {"SAMEORIGIN"}}
+	c.setAdded(h)
+	assert.Equal(t, http.Header{"X-Frame-Options": {"DENY"}}, h)
+	in := http.Header{"X-Tenant": {"forged"}}
+	c.setProxied(in)
+	assert.Equal(t, http.Header{"X-Tenant": {"edge"}}, in)
+	assert.Nil(t, newConfigMapHeaders(nil, http.Header{}))
+
+	r := newTestRouter(Options{AddHeaders: http.Header{"A": {"1"}}})
+	require.NotNil(t, r.cmHeaders.Load())
+	r.SetConfigMapHeaders(nil, nil)
+	assert.Nil(t, r.cmHeaders.Load())
+}

@@ -1,0 +1,146 @@
+package router
+
+import (
+	"compress/gzip"
+	"io"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Gzip compresses answers as ingress-nginx's use-gzip does (nginx.tmpl:
+// gzip on, gzip_comp_level, gzip_min_length, gzip_types, gzip_proxied any,
+// gzip_vary on, gzip_http_version 1.1): an answer to an HTTP/1.1 or later
+// request that accepts gzip, with status 200, 403 or 404, no
+// Content-Encoding of its own, a type among Types (text/html always) and
+// no Content-Length below MinLength.
+type Gzip struct {
+	// Level is the compression level, 1 (fastest) to 9; 0: 1.
+	Level int
+	// MinLength: an answer whose Content-Length is below it is sent as is.
+	MinLength int64
+	// Types are the media types compressed besides text/html; "*" is any.
+	Types []string
+}
+
+// gzipConfig is Options.Gzip prepared, with a pool of writers.
+type gzipConfig struct {
+	Gzip
+	pool sync.Pool
+}
+
+func newGzipConfig(g *Gzip) *gzipConfig {
+	if g == nil {
+		return nil
+	}
+	c := &gzipConfig{Gzip: *g}
+	c.Level = min(max(c.Level, 1), gzip.BestCompression)
+	c.pool.New = func() any {
+		zw, _ := gzip.NewWriterLevel(io.Discard, c.Level)
+		return zw
+	}
+	return c
+}
+
+// acceptsGzip reports whether req takes a gzip answer.
+func acceptsGzip(req *http.Request) bool {
+	if !req.ProtoAtLeast(1, 1) {
+		return false
+	}
+	for _, v := range req.Header["Accept-Encoding"] {
+		for part := range strings.SplitSeq(v, ",") {
+			coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+			if strings.EqualFold(strings.TrimSpace(coding), "gzip") {
+				q := strings.ReplaceAll(params, " ", "")
+				return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+			}
+		}
+	}
+	return false
+}
+
+// compress decides for an answer with status and headers h.
+func (c *gzipConfig) compress(status int, h http.Header) bool {
+	if status != http.StatusOK && status != http.StatusForbidden && status != http.StatusNotFound {
+		return false
+	}
+	if len(h["Content-Encoding"]) > 0 {
+		return false
+	}
+	if cl := h.Get("Content-Length"); cl != "" {
+		if n, err := strconv.ParseInt(cl, 10, 64); err == nil && n < c.MinLength {
+			return false
+		}
+	}
+	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
+	if err != nil {
+		return false
+	}
+	return mt == "text/html" || slices.Contains(c.Types, "*") || slices.Contains(c.Types, mt)
+}
+
+// gzipWriter compresses an answer when compress says so, deciding at its
+// final status.
+type gzipWriter struct {
+	http.ResponseWriter
+	c       *gzipConfig
+	zw      *gzip.Writer
+	decided bool
+}
+
+func (w *gzipWriter) WriteHeader(code int) {
+	if w.decided || code < 200 {
+		w.ResponseWriter.WriteHeader(code)
+		return
+	}
+	w.decided = true
+	h := w.Header()
+	if w.c.compress(code, h) {
+		delete(h, "Content-Length")
+		h["Content-Encoding"] = []string{"gzip"}
+		h.Add("Vary", "Accept-Encoding")
+		if et := h.Get("Etag"); et != "" && !strings.HasPrefix(et, "W/") {
+			h.Set("Etag", "W/"+et) // nginx weakens a strong ETag it compresses
+		}
+		w.zw = w.c.pool.Get().(*gzip.Writer)
+		w.zw.Reset(w.ResponseWriter)
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *gzipWriter) Write(p []byte) (int, error) {
+	if !w.decided {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.zw != nil {
+		return w.zw.Write(p)
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// FlushError sends what is compressed so far, so a streamed answer keeps
+// streaming.
+func (w *gzipWriter) FlushError() error {
+	if w.zw != nil {
+		if err := w.zw.Flush(); err != nil {
+			return err
+		}
+	}
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection (Hijack).
+func (w *gzipWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// finish ends the compressed stream and returns the writer to the pool.
+func (w *gzipWriter) finish() {
+	if w.zw != nil {
+		_ = w.zw.Close()
+		w.zw.Reset(io.Discard)
+		w.c.pool.Put(w.zw)
+		w.zw = nil
+	}
+}

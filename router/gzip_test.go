@@ -1,0 +1,81 @@
+package router
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestGzipWriter: what nginx's gzip filter compresses (status, type,
+// Content-Length against the minimum, an encoding of its own), and that
+// the stream decompresses to what was written, flushes included.
+func TestGzipWriter(t *testing.T) {
+	c := newGzipConfig(&Gzip{Level: 0, MinLength: 100, Types: []string{"application/json"}})
+	for _, tc := range []struct {
+		name   string
+		status int
+		header http.Header
+		want   bool
+	}{
+		{"json", 200, http.Header{"Content-Type": {"application/json"}}, true},
+		{"html always", 404, http.Header{"Content-Type": {"text/html; charset=utf-8"}}, true},
+		{"forbidden", 403, http.Header{"Content-Type": {"text/html"}}, true},
+		{"other status", 500, http.Header{"Content-Type": {"text/html"}}, false},
+		{"other type", 200, http.Header{"Content-Type": {"image/png"}}, false},
+		{"short", 200, http.Header{"Content-Type": {"application/json"}, "Content-Length": {"99"}}, false},
+		{"long enough", 200, http.Header{"Content-Type": {"application/json"}, "Content-Length": {"100"}}, true},
+		{"encoded", 200, http.Header{"Content-Type": {"application/json"}, "Content-Encoding": {"br"}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			w := &gzipWriter{ResponseWriter: rec, c: c}
+			for k, v := range tc.header {
+				w.Header()[k] = v
+			}
+			w.Header().Set("Etag", `"v1"`)
+			w.WriteHeader(tc.status)
+			_, err := w.Write([]byte("hello, "))
+			require.NoError(t, err)
+			require.NoError(t, http.NewResponseController(w).Flush())
+			_, err = w.Write([]byte("world"))
+			require.NoError(t, err)
+			w.finish()
+			res := rec.Result()
+			body, _ := io.ReadAll(res.Body)
+			if !tc.want {
+				assert.Empty(t, res.Header.Get("Vary"))
+				assert.Equal(t, "hello, world", string(body))
+				return
+			}
+			assert.Equal(t, "gzip", res.Header.Get("Content-Encoding"))
+			assert.Equal(t, "Accept-Encoding", res.Header.Get("Vary"))
+			assert.Empty(t, res.Header.Get("Content-Length"))
+			assert.Equal(t, `W/"v1"`, res.Header.Get("Etag"))
+			zr, err := gzip.NewReader(bytes.NewReader(body))
+			require.NoError(t, err)
+			plain, err := io.ReadAll(zr)
+			require.NoError(t, err)
+			assert.Equal(t, "hello, world", string(plain))
+		})
+	}
+}
+
+func TestAcceptsGzip(t *testing.T) {
+	for v, want := range map[string]bool{
+		"gzip": true, "deflate, GZIP;q=0.5": true, "br": false, "gzip;q=0": false, "gzip; q=0.000": false, "": false,
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		req.Header.Set("Accept-Encoding", v)
+		assert.Equal(t, want, acceptsGzip(req), v)
+	}
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	req.ProtoMinor = 0
+	assert.False(t, acceptsGzip(req), "gzip_http_version 1.1")
+}

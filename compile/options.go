@@ -108,6 +108,12 @@ type Options struct {
 	// warned about. ramjet.dev/ and nginx.ingress.kubernetes.io/ are
 	// reserved.
 	ExtensionPrefixes []string
+	// ExtensionKeys are ingress-nginx annotations, named without prefix
+	// ("enable-modsecurity"), that ramjet does not implement and the
+	// embedder serves itself through a router.Hook: set on an Ingress,
+	// under either prefix (ramjet.dev/ winning), they are carried into the
+	// table on its routes under the name alone, and never warned about.
+	ExtensionKeys []string
 }
 
 // Validate reports the first malformed option, naming it.
@@ -127,7 +133,10 @@ func (o Options) Validate() error {
 			return fmt.Errorf("option default-backend: %w", err)
 		}
 	}
-	return o.validateExtensionPrefixes()
+	if err := o.validateExtensionPrefixes(); err != nil {
+		return err
+	}
+	return o.validateExtensionKeys()
 }
 
 // claimOptions are the options classify claims with, defaults filled in.

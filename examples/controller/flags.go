@@ -81,6 +81,8 @@ type config struct {
 	hsts                        *hstsSettings
 	connectTimeout, readTimeout time.Duration
 	bodyBufferSize              int64
+	// modSecurity is the ConfigMap's ModSecurity settings (modsecurity.go).
+	modSecurity modSecuritySettings
 
 	// Metrics on the debug listener, as ingress-nginx's flags.
 	enableMetrics           bool

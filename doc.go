@@ -566,6 +566,11 @@
 // which runs for the matched route with the table the request is served
 // with and may answer the request or pass it on with headers of its own.
 // They count in the digest. The reserved prefixes cannot be registered.
+// An ingress-nginx annotation ramjet does not implement and the embedder
+// serves itself is named in compile.Options.ExtensionKeys
+// ("enable-modsecurity"): it is carried the same way under its name alone,
+// from either prefix (ramjet.dev/ winning), instead of warning; the
+// example controller serves ModSecurity so (§19).
 //
 // The implemented annotations follow by area, one subsection each (§11.1 to
 // §11.7), all with either prefix. Those of §11.4 to §11.7 are request
@@ -1249,7 +1254,9 @@
 // what ramjet does anyway (proxy-ssl-verify "off", proxy-http-version
 // "1.1", proxy-buffering "off"); ModSecurity moves traffic when its
 // modsecurity-snippet turns the engine on with rules that refuse requests
-// (or with the OWASP core rules); otherwise it moves traffic when the
+// (or with the OWASP core rules), for an embedder that does not serve it
+// (the migration report reads it for the example controller, which does,
+// §19); otherwise it moves traffic when the
 // annotation registry knows the key (one ingress-nginx routes, rewrites or
 // refuses by), and is a missing feature when not. The migration report (go
 // run ./examples/check -report) lists them per Ingress. The reasons:
@@ -1598,6 +1605,33 @@
 //   - Rate limits when the counter table is full: nginx drops the oldest
 //     states of the Ingress's 5 MB zone; here the least recently used idle
 //     entry of a set in one table shared by all zones (§11.5, documented).
+//   - ModSecurity (enable-modsecurity, enable-owasp-core-rules,
+//     modsecurity-snippet, modsecurity-transaction-id, and the ConfigMap's
+//     enable-modsecurity, enable-owasp-modsecurity-crs, modsecurity-snippet):
+//     libmodsecurity with the CRS v4.22 there; here the library carries
+//     the annotations (compile.Options.ExtensionKeys) and the example
+//     controller serves them through router.Options.Hook with Coraza and
+//     the CRS v4.25 it embeds, each location's rules built as
+//     ingress-nginx's template builds them (DetectionOnly unless a snippet
+//     says SecRuleEngine On, which answers with the rule's status). The
+//     hook sees requests only, so the response phases (the CRS's
+//     RESPONSE-* rules) do not run; audit-log and file directives are
+//     dropped and matched rules go to the controller's log; Include and
+//     the file operators read only the image's modsecurity.conf and CRS
+//     files; a body is inspected before the router's body step, within the
+//     location's body limit, and not when it streams (gRPC,
+//     proxy-request-buffering "off"). modsecurity-transaction-id expands
+//     $request_id (the request's X-Request-ID, given to one that has none),
+//     $host, $remote_addr and $http_<name>, and keeps other variables as
+//     written (documented; the migration report says so per Ingress).
+//   - ModSecurity rules that do not build (a modsecurity-snippet Coraza
+//     refuses, an Include of another file): nginx refuses the whole
+//     configuration there and the previous one keeps serving; here the
+//     Ingress's paths answer 503, since a WAF that cannot be built must not
+//     serve unprotected, and the rest is served (AnnotationRejected naming
+//     the Ingress and modsecurity-snippet, from the controller). Keeping
+//     the previous rules instead would protect only until a restart, after
+//     which there are none: 503 behaves the same at every start.
 //
 // Kept on purpose, with a warning, because migrating users depend on it: a
 // Service port referenced by its targetPort string still resolves

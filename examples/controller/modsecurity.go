@@ -51,24 +51,26 @@ var modSecurityKeys = []string{"enable-modsecurity", "enable-owasp-core-rules", 
 // modSecuritySettings are the ConfigMap's keys (ingress-nginx has no
 // flags for them): enable-modsecurity, enable-owasp-modsecurity-crs and
 // modsecurity-snippet.
+//
+// The fields are exported for the tests' cmp of a config, nothing else.
 type modSecuritySettings struct {
-	enable, owasp bool
-	snippet       string
+	Enable, OWASP bool
+	Snippet       string
 }
 
 // modSecurityConfigMapKeys read the ConfigMap's ModSecurity keys into c,
 // with ingress-nginx's value syntax; they follow every rebuild.
 var modSecurityConfigMapKeys = map[string]func(c *config, v string) error{
 	"enable-modsecurity": func(c *config, v string) (err error) {
-		c.modSecurity.enable, err = nginxBool(v)
+		c.modSecurity.Enable, err = nginxBool(v)
 		return err
 	},
 	"enable-owasp-modsecurity-crs": func(c *config, v string) (err error) {
-		c.modSecurity.owasp, err = nginxBool(v)
+		c.modSecurity.OWASP, err = nginxBool(v)
 		return err
 	},
 	"modsecurity-snippet": func(c *config, v string) error {
-		c.modSecurity.snippet = v
+		c.modSecurity.Snippet = v
 		return nil
 	},
 }
@@ -298,7 +300,7 @@ func (st *wafState) location(ext *match.Extensions) (on bool, key wafKey, txID s
 		b, err := strconv.ParseBool(v)
 		enable, enableSet = b && err == nil, err == nil
 	}
-	if !st.global.enable && !enable || enableSet && !enable {
+	if !st.global.Enable && !enable || enableSet && !enable {
 		return false, wafKey{}, ""
 	}
 	if v, ok := ext.Get("enable-owasp-core-rules"); ok {
@@ -322,15 +324,15 @@ func (g modSecuritySettings) directives(key wafKey) (string, error) {
 		b.WriteString("\n")
 		return err
 	}
-	if g.enable {
-		if g.snippet != "" {
-			if err := add(g.snippet); err != nil {
+	if g.Enable {
+		if g.Snippet != "" {
+			if err := add(g.Snippet); err != nil {
 				return "", fmt.Errorf("ConfigMap modsecurity-snippet: %w", err)
 			}
 		} else {
 			b.WriteString("Include " + modSecurityConf + "\n")
 		}
-		if g.owasp {
+		if g.OWASP {
 			b.WriteString("Include " + crsConf + "\n")
 		}
 	}
@@ -339,10 +341,10 @@ func (g modSecuritySettings) directives(key wafKey) (string, error) {
 			return "", err
 		}
 	}
-	if !g.enable && key.snippet == "" {
+	if !g.Enable && key.snippet == "" {
 		b.WriteString("Include " + modSecurityConf + "\n")
 	}
-	if !g.owasp && key.owasp {
+	if !g.OWASP && key.owasp {
 		b.WriteString("Include " + crsConf + "\n")
 	}
 	return b.String(), nil
@@ -381,6 +383,7 @@ func (ms *modSecurity) prepare(g modSecuritySettings, table *match.Table) []comp
 	old := ms.state.Load()
 	st := &wafState{global: g, engines: map[wafKey]*wafEngine{}}
 	var warns []compile.Warning
+	var globalErr error
 	warned := map[match.Source]bool{}
 	need := func(ext *match.Extensions, src match.Source) {
 		on, key, _ := st.location(ext)
@@ -400,8 +403,18 @@ func (ms *modSecurity) prepare(g modSecuritySettings, table *match.Table) []comp
 		ing := match.Source{Namespace: src.Namespace, Name: src.Name}
 		if e.err != nil && !warned[ing] {
 			warned[ing] = true
-			warns = append(warns, modSecurityWarning(ing, key, e.err))
+			warns = append(warns, modSecurityWarning(ing, key, e.err, globalErr))
 		}
+	}
+	if g.Enable {
+		// The ConfigMap's rules alone: when they fail, every location
+		// fails with them, and the warnings say so.
+		if old != nil && old.global == g && old.engines[wafKey{}] != nil {
+			st.engines[wafKey{}] = old.engines[wafKey{}]
+		} else {
+			st.engines[wafKey{}] = ms.build(g, wafKey{})
+		}
+		globalErr = st.engines[wafKey{}].err
 	}
 	if table != nil {
 		for vh := range table.VirtualHosts() {
@@ -417,15 +430,21 @@ func (ms *modSecurity) prepare(g modSecuritySettings, table *match.Table) []comp
 	return warns
 }
 
-// modSecurityWarning says that an Ingress's rules did not build.
-func modSecurityWarning(ing match.Source, key wafKey, err error) compile.Warning {
+// modSecurityWarning says that an Ingress's rules did not build; global
+// is the error of the ConfigMap's rules alone, nil when they build.
+func modSecurityWarning(ing match.Source, key wafKey, err, global error) compile.Warning {
+	what := "ModSecurity rules refused by Coraza"
+	if global != nil {
+		what = "the ConfigMap's ModSecurity rules (enable-modsecurity, modsecurity-snippet) refused by Coraza"
+	}
 	w := compile.Warning{Reason: compile.AnnotationRejected,
-		Message: fmt.Sprintf("ModSecurity rules refused by Coraza: %v; the Ingress's paths answer 503 until they build (a WAF that cannot be built never serves unprotected)", err)}
+		Message: fmt.Sprintf("%s: %v; the Ingress's paths answer 503 until they build (a WAF that cannot be built never serves unprotected)", what, err)}
 	if ing.Name != "" {
 		w.Object = compile.Ref{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name}
 	}
 	switch {
-	case key.snippet != "" && !strings.HasPrefix(err.Error(), "ConfigMap"):
+	case global != nil:
+	case key.snippet != "":
 		w.Field = "metadata.annotations[" + compile.NginxPrefix + "modsecurity-snippet]"
 	case key.owasp:
 		w.Field = "metadata.annotations[" + compile.NginxPrefix + "enable-owasp-core-rules]"
@@ -472,7 +491,7 @@ func (ms *modSecurity) hook(w http.ResponseWriter, req *http.Request, m router.M
 	if m.Route != nil {
 		ext = m.Route.Extensions
 	}
-	if ext == nil && !st.global.enable {
+	if ext == nil && !st.global.Enable {
 		return false
 	}
 	on, key, txTemplate := st.location(ext)

@@ -211,7 +211,7 @@ SecAuditLog /dev/stdout
 SecRule REQUEST_HEADERS:User-Agent \"block-ua\" \"log,deny,id:107,status:403,msg:\'UA blocked\'\"`},
 		"off.test":   {"enable-modsecurity": "false"},
 		"plain.test": {},
-	}, modSecuritySettings{enable: true, owasp: true, snippet: "SecRuleEngine On"})
+	}, modSecuritySettings{Enable: true, OWASP: true, Snippet: "SecRuleEngine On"})
 
 	status, _ := send(t, inst, http.MethodGet, "plain.test", sqlInjection, "")
 	assert.Equal(t, http.StatusForbidden, status, "the ConfigMap's CRS, On")
@@ -249,6 +249,13 @@ func TestModSecurityBadSnippet(t *testing.T) {
 		assert.Contains(t, logs.String(), "object=\"Ingress "+name+"\" field=metadata.annotations[nginx.ingress.kubernetes.io/modsecurity-snippet]")
 	}
 	assert.Contains(t, logs.String(), "ModSecurity rules refused by Coraza")
+
+	// The ConfigMap's rules failing fail every location, and say so.
+	inst, logs = startWAF(t, map[string]map[string]string{"good.test": {}},
+		modSecuritySettings{Enable: true, Snippet: "SecRuleEngine On\nSecNoSuchDirective x"})
+	status, _ = send(t, inst, http.MethodGet, "good.test", "/", "")
+	assert.Equal(t, http.StatusServiceUnavailable, status)
+	assert.Contains(t, logs.String(), "the ConfigMap's ModSecurity rules")
 }
 
 // TestModSecuritySnippetRules: a snippet is read as nginx reads the
@@ -282,6 +289,6 @@ func TestModSecurityConfigMapKeys(t *testing.T) {
 	for k, v := range map[string]string{"enable-modsecurity": "true", "enable-owasp-modsecurity-crs": "1", "modsecurity-snippet": "SecRuleEngine On"} {
 		require.NoError(t, modSecurityConfigMapKeys[k](&c, v), k)
 	}
-	assert.Equal(t, modSecuritySettings{enable: true, owasp: true, snippet: "SecRuleEngine On"}, c.modSecurity)
+	assert.Equal(t, modSecuritySettings{Enable: true, OWASP: true, Snippet: "SecRuleEngine On"}, c.modSecurity)
 	assert.Error(t, modSecurityConfigMapKeys["enable-modsecurity"](&c, "yes please"))
 }

@@ -202,12 +202,25 @@
 //     proxy-body-size, client-body-buffer-size, proxy-connect-timeout,
 //     proxy-read-timeout, proxy-send-timeout, proxy-next-upstream-tries,
 //     load-balance, upstream-hash-by, whitelist-source-range,
-//     denylist-source-range; and block-cidrs, denied (403) on every
+//     denylist-source-range, disable-proxy-intercept-errors, limit-rate,
+//     limit-rate-after, proxy-buffering, proxy-buffer-size,
+//     proxy-buffers-number, proxy-busy-buffers-size,
+//     proxy-max-temp-file-size, proxy-request-buffering,
+//     proxy-http-version, proxy-next-upstream,
+//     proxy-next-upstream-timeout; and block-cidrs, denied (403) on every
 //     location without source ranges of its own, as nginx inherits an
 //     http-level deny only into locations without allow or deny rules.
 //     Set compile.Options.ConfigMap: they are in the table's text and
 //     digest, the catch-all's fallback included.
-//   - Option keys: ssl-redirect overrides Options.DisableSSLRedirect.
+//   - Option keys: ssl-redirect overrides Options.DisableSSLRedirect,
+//     custom-http-errors Options.CustomHTTPErrors,
+//     allow-snippet-annotations and annotations-risk-level the options of
+//     those names, and the global-auth-* keys (all but
+//     global-auth-snippet) Options.GlobalAuth.
+//   - Keys an embedder serves itself (ParseConfigMapFor's ExtensionKeys,
+//     in ConfigMap.Extensions, unwarned): the example controller's
+//     enable-modsecurity, enable-owasp-modsecurity-crs and
+//     modsecurity-snippet, which follow every rebuild.
 //   - Router keys, in ConfigMap.Router for router.Options
 //     (routertest.ApplyConfigMap copies them): the hsts keys,
 //     use-forwarded-headers (TrustForwardedProto and TrustForwardedFor),
@@ -241,8 +254,8 @@
 // names them), with a cosmetic warning. Every other key warns once,
 // naming it: ConfigMapKeyRejected for a value that does not parse (the
 // default stays), ConfigMapKeyUnsupported for a key ramjet lacks
-// (traffic-moves where answers change, such as custom-http-errors or
-// http-redirect-code; feature-missing otherwise, such as enable-brotli
+// (traffic-moves where answers change, such as http-redirect-code or
+// block-user-agents; feature-missing otherwise, such as enable-brotli
 // and server-tokens), ConfigMapKeyIgnored for nginx's own
 // tuning (worker-processes, buffers, caches): compile adds them to
 // Result.Warnings, on the ConfigMap, field "data[key]". ssl-redirect,
@@ -632,6 +645,11 @@
 // which runs for the matched route with the table the request is served
 // with and may answer the request or pass it on with headers of its own.
 // They count in the digest. The reserved prefixes cannot be registered.
+// An ingress-nginx annotation ramjet does not implement and the embedder
+// serves itself is named in compile.Options.ExtensionKeys
+// ("enable-modsecurity"): it is carried the same way under its name alone,
+// from either prefix (ramjet.dev/ winning), instead of warning; the
+// example controller serves ModSecurity so (§19).
 //
 // The implemented annotations follow by area, one subsection each (§11.1 to
 // §11.9), all with either prefix. Those of §11.4 to §11.7 are request
@@ -1599,7 +1617,9 @@
 // what ramjet does anyway (proxy-ssl-verify "off", proxy-http-version
 // "1.1", proxy-buffering "off"); ModSecurity moves traffic when its
 // modsecurity-snippet turns the engine on with rules that refuse requests
-// (or with the OWASP core rules); otherwise it moves traffic when the
+// (or with the OWASP core rules), for an embedder that does not serve it
+// (the migration report reads it for the example controller, which does,
+// §19); otherwise it moves traffic when the
 // annotation registry knows the key (one ingress-nginx routes, rewrites or
 // refuses by), and is a missing feature when not. The migration report (go
 // run ./examples/check -report) lists them per Ingress. The reasons:
@@ -1946,8 +1966,7 @@
 //     to the server's own locations; here nothing is mirrored
 //     (AnnotationRejected).
 //   - limit-rate: in effect there only with proxy-buffering on, as its
-//     documentation says; here always. The ConfigMap's limit-rate and
-//     limit-rate-after defaults are not read (documented, §11.8).
+//     documentation says; here always (documented, §11.8).
 //   - enable-rewrite-log: every rewrite at notice level in nginx's error
 //     log there; here rewrite-target's rewrites at debug level on the
 //     router's log (documented).
@@ -2037,6 +2056,33 @@
 //   - An Ingress with snippets at an annotations-risk-level below
 //     Critical: not served there; here served without them
 //     (SnippetAnswerIgnored).
+//   - ModSecurity (enable-modsecurity, enable-owasp-core-rules,
+//     modsecurity-snippet, modsecurity-transaction-id, and the ConfigMap's
+//     enable-modsecurity, enable-owasp-modsecurity-crs, modsecurity-snippet):
+//     libmodsecurity with the CRS v4.22 there; here the library carries
+//     the annotations (compile.Options.ExtensionKeys) and the example
+//     controller serves them through router.Options.Hook with Coraza and
+//     the CRS v4.25 it embeds, each location's rules built as
+//     ingress-nginx's template builds them (DetectionOnly unless a snippet
+//     says SecRuleEngine On, which answers with the rule's status). The
+//     hook sees requests only, so the response phases (the CRS's
+//     RESPONSE-* rules) do not run; audit-log and file directives are
+//     dropped and matched rules go to the controller's log; Include and
+//     the file operators read only the image's modsecurity.conf and CRS
+//     files; a body is inspected before the router's body step, within the
+//     location's body limit, and not when it streams (gRPC,
+//     proxy-request-buffering "off"). modsecurity-transaction-id expands
+//     $request_id (the request's X-Request-ID, given to one that has none),
+//     $host, $remote_addr and $http_<name>, and keeps other variables as
+//     written (documented; the migration report says so per Ingress).
+//   - ModSecurity rules that do not build (a modsecurity-snippet Coraza
+//     refuses, an Include of another file): nginx refuses the whole
+//     configuration there and the previous one keeps serving; here the
+//     Ingress's paths answer 503, since a WAF that cannot be built must not
+//     serve unprotected, and the rest is served (AnnotationRejected naming
+//     the Ingress and modsecurity-snippet, from the controller). Keeping
+//     the previous rules instead would protect only until a restart, after
+//     which there are none: 503 behaves the same at every start.
 //
 // Kept on purpose, with a warning, because migrating users depend on it: a
 // Service port referenced by its targetPort string still resolves

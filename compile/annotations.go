@@ -166,6 +166,7 @@ func (b *builder) readAnnotations() {
 func (b *builder) nativeAnnotation(ing *ingress, key, name, value string) {
 	spec, known := knownAnnotations[name]
 	switch {
+	case b.embedderServes(name): // carried for the hook (extensions.go)
 	case !known:
 		b.warn(AnnotationRejected, ing.ref(), annotationField(key),
 			"unknown annotation "+key+"; not applied")
@@ -181,6 +182,9 @@ func (b *builder) nativeAnnotation(ing *ingress, key, name, value string) {
 
 func (b *builder) nginxAnnotation(ing *ingress, key, name, value string) {
 	spec, known := knownAnnotations[name]
+	if b.embedderServes(name) {
+		return // carried for the hook (extensions.go)
+	}
 	if !known || spec.apply == nil {
 		msg := key + " is not supported by ramjet and has no effect"
 		switch {

@@ -44,6 +44,10 @@ type ConfigMap struct {
 	// applied, sorted; a key whose value did not parse, or that keep
 	// named, is not among them.
 	Keys []string
+	// Extensions are the values of the keys the embedder serves itself
+	// (ConfigMapOptions.ExtensionKeys) that the ConfigMap set; nil for
+	// none.
+	Extensions map[string]string
 
 	// locations are the location keys' values, by annotation name; the
 	// Ingress annotations of the same name override them.
@@ -149,10 +153,56 @@ var ConfigMapKeys = map[string]ConfigMapKey{
 	"upstream-hash-by":          {Location: true},
 	"whitelist-source-range":    {Location: true},
 	"denylist-source-range":     {Location: true},
-	"hsts":                      {Router: hstsKey("hsts"), Live: true},
-	"hsts-max-age":              {Router: hstsKey("hsts-max-age"), Live: true},
-	"hsts-include-subdomains":   {Router: hstsKey("hsts-include-subdomains"), Live: true},
-	"hsts-preload":              {Router: hstsKey("hsts-preload"), Live: true},
+	// The response and proxying defaults of ingress-nginx's
+	// defaults.Backend, served since issue 23.
+	"disable-proxy-intercept-errors": {Location: true},
+	"limit-rate":                     {Location: true},
+	"limit-rate-after":               {Location: true},
+	"proxy-buffering":                {Location: true},
+	"proxy-buffer-size":              {Location: true},
+	"proxy-buffers-number":           {Location: true},
+	"proxy-busy-buffers-size":        {Location: true},
+	"proxy-max-temp-file-size":       {Location: true},
+	"proxy-request-buffering":        {Location: true},
+	"proxy-http-version":             {Location: true},
+	"proxy-next-upstream":            {Location: true},
+	"proxy-next-upstream-timeout":    {Location: true},
+	"custom-http-errors": {Option: func(o *Options, v string) (err error) {
+		o.CustomHTTPErrors, err = ParseHTTPErrors(v, false)
+		return err
+	}},
+	"allow-snippet-annotations": {Option: func(o *Options, v string) (err error) {
+		o.AllowSnippetAnnotations, err = nginxBool(v)
+		return err
+	}},
+	"annotations-risk-level": {Option: func(o *Options, v string) error {
+		switch strings.ToLower(v) {
+		case "critical", "high", "medium", "low":
+			o.AnnotationsRiskLevel = v
+			return nil
+		}
+		return fmt.Errorf("want Critical, High, Medium or Low")
+	}},
+	"global-auth-url":                   globalAuthKey(func(g *GlobalAuth, v string) { g.URL = v }),
+	"global-auth-method":                globalAuthKey(func(g *GlobalAuth, v string) { g.Method = v }),
+	"global-auth-signin":                globalAuthKey(func(g *GlobalAuth, v string) { g.Signin = v }),
+	"global-auth-signin-redirect-param": globalAuthKey(func(g *GlobalAuth, v string) { g.SigninRedirectParam = v }),
+	"global-auth-response-headers":      globalAuthKey(func(g *GlobalAuth, v string) { g.ResponseHeaders = v }),
+	"global-auth-request-redirect":      globalAuthKey(func(g *GlobalAuth, v string) { g.RequestRedirect = v }),
+	"global-auth-cache-key":             globalAuthKey(func(g *GlobalAuth, v string) { g.CacheKey = v }),
+	"global-auth-cache-duration":        globalAuthKey(func(g *GlobalAuth, v string) { g.CacheDuration = v }),
+	"global-auth-always-set-cookie": {Option: func(o *Options, v string) error {
+		on, err := nginxBool(v)
+		if err == nil {
+			o.GlobalAuth = globalAuthOf(o)
+			o.GlobalAuth.AlwaysSetCookie = on
+		}
+		return err
+	}},
+	"hsts":                    {Router: hstsKey("hsts"), Live: true},
+	"hsts-max-age":            {Router: hstsKey("hsts-max-age"), Live: true},
+	"hsts-include-subdomains": {Router: hstsKey("hsts-include-subdomains"), Live: true},
+	"hsts-preload":            {Router: hstsKey("hsts-preload"), Live: true},
 	"use-forwarded-headers": {Router: func(r *RouterConfig, v string) (err error) {
 		r.TrustForwardedProto, err = nginxBool(v)
 		return err
@@ -231,13 +281,10 @@ var ConfigMapKeys = map[string]ConfigMapKey{
 var ConfigMapUnsupported = map[string]string{
 	"enable-brotli":                 "responses are not compressed",
 	"server-tokens":                 "the backend's Server header passes through, where ingress-nginx removes it",
-	"custom-http-errors":            "error pages from the default backend are not served",
-	"allow-snippet-annotations":     "snippets are not read",
-	"annotations-risk-level":        "annotations of every risk level are read",
-	"global-auth-url":               "no global external authentication",
-	"enable-modsecurity":            "no ModSecurity",
-	"enable-owasp-modsecurity-crs":  "no OWASP core rules",
-	"modsecurity-snippet":           "no ModSecurity",
+	"global-auth-snippet":           "nginx configuration ramjet cannot run",
+	"enable-modsecurity":            "no ModSecurity (the example controller serves it)",
+	"enable-owasp-modsecurity-crs":  "no OWASP core rules (the example controller serves them)",
+	"modsecurity-snippet":           "no ModSecurity (the example controller serves it)",
 	"block-user-agents":             "user agents are not blocked",
 	"block-referers":                "referers are not blocked",
 	"http-redirect-code":            "the plain-HTTP redirect answers 308",
@@ -251,9 +298,6 @@ var ConfigMapUnsupported = map[string]string{
 	"server-snippet":                "snippets are not read",
 	"no-auth-locations":             "authentication applies to every location",
 	"proxy-redirect-from":           "Location headers are passed unchanged",
-	"proxy-next-upstream":           "the retry conditions are ramjet's (error, timeout)",
-	"limit-rate":                    "responses are not rate limited",
-	"limit-rate-after":              "responses are not rate limited",
 	"proxy-stream-responses":        "UDP only",
 	"large-client-header-buffers":   "headers up to Go's limit (1 MiB) are read",
 	"client-header-timeout":         "the router's header timeout applies",
@@ -264,10 +308,9 @@ var ConfigMapUnsupported = map[string]string{
 // otherwise (refused, redirected, served where nginx refuses); the others
 // of ConfigMapUnsupported leave answers as they are, without a feature.
 var configMapMoves = setOf(
-	"proxy-real-ip-cidr", "custom-http-errors", "allow-snippet-annotations", "annotations-risk-level",
-	"global-auth-url", "enable-modsecurity", "enable-owasp-modsecurity-crs", "modsecurity-snippet",
+	"proxy-real-ip-cidr", "global-auth-snippet", "enable-modsecurity", "enable-owasp-modsecurity-crs", "modsecurity-snippet",
 	"block-user-agents", "block-referers", "http-redirect-code", "no-auth-locations", "location-snippet",
-	"server-snippet", "proxy-next-upstream",
+	"server-snippet",
 )
 
 // configMapTuning are keys that tune nginx itself (workers, buffers,
@@ -277,8 +320,7 @@ var configMapTuning = setOf(
 	"worker-processes", "max-worker-connections", "max-worker-open-files", "worker-cpu-affinity",
 	"worker-shutdown-timeout", "worker-rlimit-nofile", "reuse-port", "keep-alive", "keep-alive-requests",
 	"upstream-keepalive-connections", "upstream-keepalive-timeout", "upstream-keepalive-requests",
-	"upstream-keepalive-time", "proxy-buffer-size", "proxy-buffers-number", "proxy-busy-buffers-size",
-	"proxy-buffering", "server-name-hash-bucket-size", "server-name-hash-max-size",
+	"upstream-keepalive-time", "server-name-hash-bucket-size", "server-name-hash-max-size",
 	"map-hash-bucket-size", "proxy-headers-hash-bucket-size", "proxy-headers-hash-max-size",
 	"variables-hash-bucket-size", "variables-hash-max-size", "ssl-session-cache", "ssl-session-cache-size",
 	"ssl-session-tickets", "ssl-session-timeout", "ssl-buffer-size", "error-log-level", "error-log-path",
@@ -296,6 +338,25 @@ var configMapTuning = setOf(
 // setting, which wins): each is left out with a cosmetic warning. A nil cm
 // gives an empty ConfigMap with ingress-nginx's defaults.
 func ParseConfigMap(cm *corev1.ConfigMap, keep ...string) *ConfigMap {
+	return ParseConfigMapFor(cm, ConfigMapOptions{Keep: keep})
+}
+
+// ConfigMapOptions say what the caller of ParseConfigMapFor serves itself.
+type ConfigMapOptions struct {
+	// Keep names keys whose setting the caller has already decided (a
+	// command-line flag for the same setting, which wins): each is left
+	// out with a cosmetic warning.
+	Keep []string
+	// ExtensionKeys name keys ramjet does not implement and the embedder
+	// serves (the ModSecurity keys in the example controller): their
+	// values go to ConfigMap.Extensions, unwarned.
+	ExtensionKeys []string
+}
+
+// ParseConfigMapFor is ParseConfigMap for an embedder that serves some
+// keys itself.
+func ParseConfigMapFor(cm *corev1.ConfigMap, o ConfigMapOptions) *ConfigMap {
+	keep := o.Keep
 	c := &ConfigMap{Router: RouterConfig{ForwardedForHeader: "X-Forwarded-For", LimitReqStatusCode: 503, LimitConnStatusCode: 503,
 		GzipLevel: 1, GzipMinLength: 256, GzipTypes: DefaultGzipTypes}}
 	if cm == nil {
@@ -311,6 +372,12 @@ func ParseConfigMap(cm *corev1.ConfigMap, keep ...string) *ConfigMap {
 		switch {
 		case ok && slices.Contains(keep, key):
 			c.warn(ConfigMapKeyIgnored, key, fmt.Sprintf("%q: the command line's setting wins", v))
+			continue
+		case !ok && slices.Contains(o.ExtensionKeys, key):
+			if c.Extensions == nil {
+				c.Extensions = make(map[string]string)
+			}
+			c.Extensions[key] = data[key]
 			continue
 		case !ok && ConfigMapUnsupported[key] != "":
 			c.warn(ConfigMapKeyUnsupported, key, "not implemented: "+ConfigMapUnsupported[key])
@@ -402,6 +469,26 @@ func (c *ConfigMap) warn(reason Reason, key, message string) {
 
 func (c *ConfigMap) reject(key, value string, err error) {
 	c.warn(ConfigMapKeyRejected, key, fmt.Sprintf("value %q: %v; ingress-nginx's default is kept", value, err))
+}
+
+// globalAuthKey is a global-auth-* key: a field of Options.GlobalAuth,
+// checked whole by Options.Validate.
+func globalAuthKey(set func(g *GlobalAuth, v string)) ConfigMapKey {
+	return ConfigMapKey{Option: func(o *Options, v string) error {
+		o.GlobalAuth = globalAuthOf(o)
+		set(o.GlobalAuth, v)
+		return nil
+	}}
+}
+
+// globalAuthOf is a copy of o's GlobalAuth to change, so that Options
+// copied before keep theirs.
+func globalAuthOf(o *Options) *GlobalAuth {
+	var g GlobalAuth
+	if o.GlobalAuth != nil {
+		g = *o.GlobalAuth
+	}
+	return &g
 }
 
 func configMapField(key string) string { return "data[" + key + "]" }
@@ -708,7 +795,16 @@ func (b *builder) readLocationDefaults(ing *ingress) {
 	ing.ann = d.ann
 	if d.ann.request != nil {
 		p := *d.ann.request
+		if p.proxy != nil {
+			px := *p.proxy
+			px.keys = slices.Clone(px.keys)
+			p.proxy = &px
+		}
 		ing.ann.request = &p
+	}
+	if d.ann.response != nil {
+		r := *d.ann.response
+		ing.ann.response = &r
 	}
 }
 

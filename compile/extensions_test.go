@@ -73,3 +73,55 @@ func TestExtensionPrefixValidation(t *testing.T) {
 		assert.Equal(t, tt.ok, err == nil, "%q: %v", tt.prefix, err)
 	}
 }
+
+// TestExtensionKeys: an ingress-nginx annotation the embedder serves
+// reaches the routes of its Ingress under its name alone, from either
+// prefix with ramjet.dev/ winning, instead of warning; without the option
+// it warns as before, and ramjet's own annotations cannot be taken over.
+func TestExtensionKeys(t *testing.T) {
+	snap := func(annotations ...string) Snapshot {
+		return mkSnapshot(
+			mkService("prod", "api", ":80:"), mkSlice("prod", "api", "a", "", 80, "10.0.0.1"),
+			mkIngress("prod", "shop", 1, withAnnotations(annotations...),
+				withRules(mkRule("shop.example.com", prefix("/", "api", 80)))),
+		)
+	}
+	o := Options{ExtensionKeys: []string{"enable-modsecurity", "modsecurity-snippet"}, AllowSnippetAnnotations: true, AnnotationsRiskLevel: "Critical"}
+	require.NoError(t, o.Validate())
+	tab, ws := compileOK(t, snap(
+		NginxPrefix+"enable-modsecurity", "true",
+		NginxPrefix+"modsecurity-snippet", "SecRuleEngine On",
+		NativePrefix+"modsecurity-snippet", "SecRuleEngine DetectionOnly",
+	), o)
+	require.Empty(t, ws)
+	rt := tab.Lookup("shop.example.com", "/").Route
+	assert.Equal(t, map[string]string{"enable-modsecurity": "true", "modsecurity-snippet": "SecRuleEngine DetectionOnly"},
+		maps.Collect(rt.Extensions.All()))
+	other, _ := compileOK(t, snap(NginxPrefix+"enable-modsecurity", "false"), o)
+	assert.NotEqual(t, tab.Digest(), other.Digest())
+
+	// modsecurity-snippet is Critical-risk: with ingress-nginx's defaults
+	// it is dropped, and the embedder never sees it.
+	off := Options{ExtensionKeys: o.ExtensionKeys}
+	tab, ws = compileOK(t, snap(NginxPrefix+"enable-modsecurity", "true", NginxPrefix+"modsecurity-snippet", "SecRuleEngine On"), off)
+	require.Len(t, ws, 1)
+	assert.Equal(t, SnippetNoEffect, ws[0].Reason)
+	assert.Equal(t, map[string]string{"enable-modsecurity": "true"},
+		maps.Collect(tab.Lookup("shop.example.com", "/").Route.Extensions.All()))
+
+	_, ws = compileOK(t, snap(NginxPrefix+"enable-modsecurity", "true"), Options{})
+	require.Len(t, ws, 1)
+	assert.Equal(t, AnnotationUnsupported, ws[0].Reason)
+
+	for _, bad := range []string{"proxy-body-size", "no-such-annotation", "hsts"} {
+		assert.Error(t, Options{ExtensionKeys: []string{bad}}.Validate(), bad)
+	}
+	// Compile without Validate never lets an option take over one of
+	// ramjet's own annotations.
+	tab, ws = compileOK(t, snap(NginxPrefix+"proxy-body-size", "8m"), Options{ExtensionKeys: []string{"proxy-body-size"}})
+	require.Empty(t, ws)
+	rt = tab.Lookup("shop.example.com", "/").Route
+	assert.Zero(t, rt.Extensions.Len())
+	require.NotNil(t, rt.Policy)
+	assert.Equal(t, int64(8<<20), rt.Policy.MaxBodySize)
+}

@@ -134,6 +134,12 @@ type Options struct {
 	// over DisableSSLRedirect; name the key in ParseConfigMap's keep to let
 	// the field win), and its warnings join the result's.
 	ConfigMap *ConfigMap
+	// ExtensionKeys are ingress-nginx annotations, named without prefix
+	// ("enable-modsecurity"), that ramjet does not implement and the
+	// embedder serves itself through a router.Hook: set on an Ingress,
+	// under either prefix (ramjet.dev/ winning), they are carried into the
+	// table on its routes under the name alone, and never warned about.
+	ExtensionKeys []string
 }
 
 // Validate reports the first malformed option, naming it.
@@ -166,7 +172,10 @@ func (o Options) Validate() error {
 	default:
 		return fmt.Errorf("option annotations-risk-level %q: not Critical, High, Medium or Low", o.AnnotationsRiskLevel)
 	}
-	return o.validateExtensionPrefixes()
+	if err := o.validateExtensionPrefixes(); err != nil {
+		return err
+	}
+	return o.validateExtensionKeys()
 }
 
 // claimOptions are the options classify claims with, defaults filled in.

@@ -10,7 +10,10 @@ import (
 
 // Extensions are the annotations of a route's Ingress whose keys start with
 // a prefix the embedder registered (compile.Options.ExtensionPrefixes),
-// with the key in full ("example.com/require-header"). ramjet does not
+// with the key in full ("example.com/require-header"), and the
+// ingress-nginx annotations the embedder serves itself
+// (compile.Options.ExtensionKeys), under the name alone
+// ("enable-modsecurity"). ramjet does not
 // interpret them: they are carried into the table for the embedder's
 // router.Hook. An Extensions never changes once built; a nil one is empty.
 type Extensions struct {

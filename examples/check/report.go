@@ -249,6 +249,7 @@ func buildMigration(snap compile.Snapshot, res compile.Result) migration {
 			f.Annotation = strings.TrimSuffix(key, "]")
 			f.Value, ok = annotations[w.Object][f.Annotation]
 			f.Unset = !ok
+			f = servedByController(f, annotations[w.Object])
 		}
 		m.Totals.add(f.Severity)
 		if w.Object.Kind == "Ingress" {

@@ -153,7 +153,7 @@ func TestReportIngressOnlyDump(t *testing.T) {
 	// One unreadable item is a finding, not the end of the report.
 	code, stdout, stderr := checkRun("-report", dump)
 	require.Equal(t, 0, code, stderr)
-	assert.Contains(t, stdout, "3 Ingresses claimed, 0 of another class not covered; 0 carry over unchanged, 1 more with cosmetic findings only\n")
+	assert.Contains(t, stdout, "3 Ingresses claimed, 0 of another class not covered; 0 carry over unchanged, 2 more with cosmetic findings only\n")
 	// The class the dump names but does not hold is taken as ours.
 	assert.Contains(t, stdout, `note: IngressClass "nginx" is not in the input: its 3 Ingresses taken as controller "k8s.io/ingress-nginx"'s`)
 	assert.Contains(t, stdout, "not read, so not covered: 1 document (listed below)")
@@ -167,7 +167,10 @@ func TestReportIngressOnlyDump(t *testing.T) {
 	assert.Contains(t, stdout, `cosmetic        nginx.ingress.kubernetes.io/proxy-redirect-from: "off" [AnnotationUnsupported]`)
 	assert.Contains(t, stdout, `cosmetic        nginx.ingress.kubernetes.io/use-forwarded-headers: "true" [AnnotationUnsupported]`)
 	assert.Contains(t, stdout, "no effect under ingress-nginx either")
-	assert.Contains(t, stdout, `traffic-moves   nginx.ingress.kubernetes.io/modsecurity-snippet: `)
+	// The controller serves ModSecurity: the engine on with a request rule
+	// refuses what ingress-nginx refused.
+	assert.Contains(t, stdout, `cosmetic        nginx.ingress.kubernetes.io/modsecurity-snippet: `)
+	assert.Contains(t, stdout, "served by the controller (Coraza")
 	// A conflict names its winner; a setting the Ingress leaves unset is
 	// shown as such.
 	assert.Contains(t, stdout, "ramjet.dev/backend-protocol (not set) [AnnotationConflict]")
@@ -182,7 +185,7 @@ func TestReportIngressOnlyDump(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(stdout), &doc))
 	assert.Len(t, doc.Unreadable, 1)
 	assert.Equal(t, 0, doc.Clean)
-	assert.Equal(t, 1, doc.CosmeticOnly)
+	assert.Equal(t, 2, doc.CosmeticOnly)
 	assert.Equal(t, []missing{
 		{Kind: "Services", Reason: "ServiceNotFound", Findings: 3, Ingresses: 3},
 		{Kind: "Secrets", Reason: "SecretNotFound", Findings: 1, Ingresses: 1},
@@ -276,7 +279,10 @@ func TestReportConfigMap(t *testing.T) {
 	code, stdout, stderr := checkRun("-report", clusterDump, cm)
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, stdout, "note: ConfigMap ingress-nginx/ingress-nginx-controller read as the ingress-nginx ConfigMap")
-	require.Contains(t, stdout, "traffic-moves   data[allow-snippet-annotations] [ConfigMapKeyUnsupported]")
+	// The ConfigMap's allow-snippet-annotations is read: the snippets are
+	// then refused by the risk level (High), as ingress-nginx refuses them.
+	require.NotContains(t, stdout, "data[allow-snippet-annotations]")
+	require.Contains(t, stdout, "snippets are Critical-risk annotations and annotations-risk-level is High")
 	require.Contains(t, stdout, "cosmetic        data[worker-processes] [ConfigMapKeyIgnored]")
 	require.Contains(t, stdout, `$geoip2_city is not a variable`)
 	require.NotContains(t, stdout, "data[proxy-body-size]", "implemented")

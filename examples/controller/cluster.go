@@ -43,6 +43,7 @@ type clusterController struct {
 	log    *slog.Logger
 	client kubernetes.Interface
 	router *router.Router
+	waf    *modSecurity // the router's hook
 
 	factories []informers.SharedInformerFactory
 	listers   listers
@@ -203,7 +204,10 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 		cert:        newDefaultCertificate(cfg.defaultCertificate, log),
 	}
 	c.metrics = newMetrics(cfg, c.collectors()...)
-	c.router = router.New(routerOptions(cfg, log, c.metrics))
+	c.waf = newModSecurity(cfg, log)
+	ropts := routerOptions(cfg, log, c.metrics)
+	ropts.Hook = c.waf.hook
+	c.router = router.New(ropts)
 	c.metrics.watchRouter(c.router)
 	// An invalid election setting is a start error, not a later surprise.
 	if _, err := c.newElector(); err != nil {
@@ -542,6 +546,7 @@ func (c *clusterController) rebuild() {
 	}
 	began := time.Now()
 	res := compile.Compile(snap, compileOptions(cfg, snap.Services))
+	res.Warnings = append(res.Warnings, c.waf.prepare(cfg.modSecurity, res.Table)...)
 	took := time.Since(began)
 	gen, changed := c.router.Publish(res.Table)
 	n := c.rebuilds.Add(1)

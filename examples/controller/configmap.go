@@ -74,7 +74,7 @@ func applyConfigMap(c *config, cm *corev1.ConfigMap, set []string, others ...*co
 			keep = append(keep, k)
 		}
 	}
-	parsed := compile.ParseConfigMap(cm, keep...)
+	parsed := compile.ParseConfigMapFor(cm, compile.ConfigMapOptions{Keep: keep, ExtensionKeys: slices.Sorted(maps.Keys(modSecurityConfigMapKeys))})
 	parsed.ReadHeaders(others)
 	c.options.ConfigMap = parsed
 	has := func(keys ...string) bool {
@@ -124,6 +124,15 @@ func applyConfigMap(c *config, cm *corev1.ConfigMap, set []string, others ...*co
 		c.logFormatEscapeJSON = rc.LogFormatEscapeJSON
 	}
 	var warns []configMapWarning
+	// The ModSecurity keys are the controller's (modsecurity.go); they
+	// follow every rebuild.
+	c.modSecurity = modSecuritySettings{}
+	for _, key := range slices.Sorted(maps.Keys(parsed.Extensions)) {
+		v := parsed.Extensions[key]
+		if err := modSecurityConfigMapKeys[key](c, strings.TrimSpace(v)); err != nil {
+			warns = append(warns, configMapWarning{key, fmt.Sprintf("value %q: %v; ingress-nginx's default is kept", v, err), compile.TrafficMoves})
+		}
+	}
 	for _, w := range parsed.Warnings() {
 		key := strings.TrimSuffix(strings.TrimPrefix(w.Field, "data["), "]")
 		warns = append(warns, configMapWarning{key, w.Message, w.Severity()})

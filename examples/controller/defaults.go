@@ -29,6 +29,7 @@ const firstPortUnknown = "first-port"
 // Service's ports retargets it on the next rebuild.
 func compileOptions(cfg config, services []*corev1.Service) compile.Options {
 	opts := cfg.options
+	opts.ExtensionKeys = modSecurityKeys // served by the hook (modsecurity.go)
 	ref := cfg.defaultBackendService
 	if ref == nil {
 		return opts

@@ -51,6 +51,7 @@ type controller struct {
 	cfg    config
 	log    *slog.Logger
 	router *router.Router
+	waf    *modSecurity        // the router's hook
 	demo   *demoBackends       // nil without -demo-backends
 	cert   *defaultCertificate // nil without -default-ssl-certificate
 	// settings follows the -configmap ConfigMap in the folder (nil
@@ -101,6 +102,7 @@ func (c *controller) load() error {
 	opts := compileOptions(cfg, snap.Services)
 	opts.AllowLoopbackEndpoints = true
 	res := compile.Compile(*snap, opts)
+	res.Warnings = append(res.Warnings, c.waf.prepare(cfg.modSecurity, res.Table)...)
 	elapsed := time.Since(start)
 	for _, w := range res.Warnings {
 		c.log.Warn(w.Message, warningAttrs(w)...)
@@ -175,7 +177,10 @@ func startOffline(parent context.Context, cfg config, log *slog.Logger) (_ *inst
 	}
 	c := &controller{cfg: cfg, log: log, cert: newDefaultCertificate(cfg.defaultCertificate, log), settings: settings}
 	c.metrics = newMetrics(cfg)
-	c.router = router.New(routerOptions(cfg, log, c.metrics))
+	c.waf = newModSecurity(cfg, log)
+	ropts := routerOptions(cfg, log, c.metrics)
+	ropts.Hook = c.waf.hook
+	c.router = router.New(ropts)
 	c.metrics.watchRouter(c.router)
 	if cfg.demoBackends {
 		c.demo = newDemoBackends(log)

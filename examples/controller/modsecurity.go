@@ -1,0 +1,694 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	coreruleset "github.com/corazawaf/coraza-coreruleset/v4"
+	"github.com/corazawaf/coraza/v3"
+	"github.com/corazawaf/coraza/v3/types"
+
+	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router"
+)
+
+// ModSecurity, as ingress-nginx v1.15 serves it, with Coraza (a Go
+// implementation of the ModSecurity rule language) and the OWASP Core
+// Rule Set it embeds, plugged in through router.Options.Hook the way any
+// embedder would: the library carries the four annotations on the routes
+// (compile.Options.ExtensionKeys) and knows nothing else of them.
+//
+// What a location runs is ingress-nginx's template
+// (buildModSecurityForLocation): the ConfigMap's enable-modsecurity turns
+// the engine on everywhere with its modsecurity-snippet, else
+// /etc/nginx/modsecurity/modsecurity.conf (DetectionOnly), and with
+// enable-owasp-modsecurity-crs the CRS; an Ingress's enable-modsecurity
+// turns it on (or, "false", off) for its paths, adding its
+// modsecurity-snippet, modsecurity.conf when neither the ConfigMap nor the
+// snippet configure the engine, and with enable-owasp-core-rules the CRS.
+// One Coraza WAF is compiled per distinct set of rules and reused by
+// every location that has it, until a rebuild no longer needs it.
+
+// The annotations the controller serves itself.
+var modSecurityKeys = []string{"enable-modsecurity", "enable-owasp-core-rules", "modsecurity-snippet", "modsecurity-transaction-id"}
+
+// modSecuritySettings are the ConfigMap's keys (ingress-nginx has no
+// flags for them): enable-modsecurity, enable-owasp-modsecurity-crs and
+// modsecurity-snippet.
+//
+// The fields are exported for the tests' cmp of a config, nothing else.
+type modSecuritySettings struct {
+	Enable, OWASP bool
+	Snippet       string
+}
+
+// modSecurityConfigMapKeys read the ConfigMap's ModSecurity keys into c,
+// with ingress-nginx's value syntax; they follow every rebuild.
+var modSecurityConfigMapKeys = map[string]func(c *config, v string) error{
+	"enable-modsecurity": func(c *config, v string) (err error) {
+		c.modSecurity.Enable, err = strconv.ParseBool(v)
+		return err
+	},
+	"enable-owasp-modsecurity-crs": func(c *config, v string) (err error) {
+		c.modSecurity.OWASP, err = strconv.ParseBool(v)
+		return err
+	},
+	"modsecurity-snippet": func(c *config, v string) error {
+		c.modSecurity.Snippet = v
+		return nil
+	},
+}
+
+// The files ingress-nginx's image holds, which snippets Include: the
+// engine's defaults and the CRS, served from the embedded rule set.
+const (
+	modSecurityConf = "/etc/nginx/modsecurity/modsecurity.conf"
+	crsConf         = "/etc/nginx/owasp-modsecurity-crs/nginx-modsecurity.conf"
+	crsDir          = "etc/nginx/owasp-modsecurity-crs/"
+)
+
+// modSecurityDefaults is ingress-nginx's modsecurity.conf (ModSecurity's
+// modsecurity.conf-recommended) as far as it decides answers: detection
+// only, request bodies inspected up to 13 MB (128 KB without files), a
+// body that does not parse refused once the engine is on. The audit log
+// lines are left out: matched rules go to the controller's log.
+const modSecurityDefaults = `SecRuleEngine DetectionOnly
+SecRequestBodyAccess On
+SecRule REQUEST_HEADERS:Content-Type "^(?:application(?:/soap\+|/)|text/)xml" "id:'200000',phase:1,t:none,t:lowercase,pass,nolog,ctl:requestBodyProcessor=XML"
+SecRule REQUEST_HEADERS:Content-Type "^application/json" "id:'200001',phase:1,t:none,t:lowercase,pass,nolog,ctl:requestBodyProcessor=JSON"
+SecRequestBodyLimit 13107200
+SecRequestBodyNoFilesLimit 131072
+SecRequestBodyLimitAction Reject
+SecRequestBodyJsonDepthLimit 512
+SecArgumentsLimit 1000
+SecRule &ARGS "@ge 1000" "id:'200007',phase:2,t:none,log,deny,status:400,msg:'Failed to fully parse request body due to large argument count',severity:2"
+SecRule REQBODY_ERROR "!@eq 0" "id:'200002',phase:2,t:none,log,deny,status:400,msg:'Failed to parse request body.',logdata:'%{reqbody_error_msg}',severity:2"
+SecRule MULTIPART_STRICT_ERROR "!@eq 0" "id:'200003',phase:2,t:none,log,deny,status:400,msg:'Multipart request body failed strict validation'"
+SecResponseBodyAccess On
+SecResponseBodyMimeType text/plain text/html text/xml
+SecResponseBodyLimit 524288
+SecResponseBodyLimitAction ProcessPartial
+`
+
+// nginxRules is the embedded rule set under the paths of ingress-nginx's
+// image, and nothing else: a snippet reads no file of the controller's
+// (Include, @pmFromFile and the like resolve here), and writes none (see
+// inertDirectives).
+type nginxRules struct{ crs string }
+
+func newNginxRules() nginxRules {
+	confs, _ := fs.Glob(coreruleset.FS, "@owasp_crs/*.conf")
+	var b strings.Builder
+	b.WriteString("Include /" + crsDir + "crs-setup.conf\n")
+	b.WriteString("Include /" + crsDir + "rules/REQUEST-900-EXCLUSION-RULES-BEFORE-CRS.conf\n")
+	for _, c := range confs {
+		b.WriteString("Include /" + crsDir + "rules/" + path.Base(c) + "\n")
+	}
+	b.WriteString("Include /" + crsDir + "rules/RESPONSE-999-EXCLUSION-RULES-AFTER-CRS.conf\n")
+	return nginxRules{crs: b.String()}
+}
+
+// resolve maps a path of the image to the embedded rule set: generated
+// text, or a name in coreruleset.FS.
+func (r nginxRules) resolve(name string) (text string, crsName string, err error) {
+	name = strings.TrimPrefix(path.Clean("/"+name), "/")
+	switch name {
+	case modSecurityConf[1:]:
+		return modSecurityDefaults, "", nil
+	case crsConf[1:]:
+		return r.crs, "", nil
+	case crsDir + "rules/REQUEST-900-EXCLUSION-RULES-BEFORE-CRS.conf", crsDir + "rules/RESPONSE-999-EXCLUSION-RULES-AFTER-CRS.conf":
+		return "", "", nil // the image's are the empty examples
+	case crsDir + "crs-setup.conf":
+		return "", "@crs-setup.conf.example", nil
+	case crsDir + "rules":
+		return "", "@owasp_crs", nil
+	}
+	if rest, ok := strings.CutPrefix(name, crsDir+"rules/"); ok {
+		return "", "@owasp_crs/" + rest, nil
+	}
+	if strings.HasPrefix(name, "@") { // coraza-coreruleset's own names
+		return "", name, nil
+	}
+	return "", "", &fs.PathError{Op: "open", Path: "/" + name, Err: errors.New("not a file of ingress-nginx's image the controller serves (the CRS under " + "/" + crsDir + " and " + modSecurityConf + ")")}
+}
+
+func (r nginxRules) ReadFile(name string) ([]byte, error) {
+	text, crsName, err := r.resolve(name)
+	if err != nil || crsName == "" {
+		return []byte(text), err
+	}
+	return fs.ReadFile(coreruleset.FS, crsName)
+}
+
+func (r nginxRules) Open(name string) (fs.File, error) {
+	_, crsName, err := r.resolve(name)
+	if err != nil {
+		return nil, err
+	}
+	if crsName == "" {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: errors.New("read it with ReadFile")}
+	}
+	return coreruleset.FS.Open(crsName)
+}
+
+func (r nginxRules) ReadDir(name string) ([]fs.DirEntry, error) {
+	_, crsName, err := r.resolve(name)
+	if err != nil {
+		return nil, err
+	}
+	return fs.ReadDir(coreruleset.FS, crsName)
+}
+
+// inertDirectives write files or set up logs ingress-nginx points at its
+// own disk (SecAuditLog /var/log/audit/…): the controller drops them, so
+// that an Ingress cannot make it write anywhere; matched rules are logged
+// to its own log instead.
+var inertDirectives = []string{
+	"secauditengine", "secauditlog", "secauditlog2", "secauditlogdirmode", "secauditlogfilemode",
+	"secauditlogformat", "secauditlogparts", "secauditlogrelevantstatus", "secauditlogstoragedir",
+	"secauditlogtype", "secdebuglog", "secdebugloglevel", "secdatadir", "sectmpdir", "secuploaddir",
+	"secuploadkeepfiles", "secuploadfilemode", "secunicodemapfile", "secstatusengine",
+}
+
+// snippetRules turns a modsecurity-snippet as ingress-nginx writes it,
+// inside the single quotes of "modsecurity_rules '…';", into the rules
+// ModSecurity reads: nginx's unescaping of a quoted string (\" \' \\ and
+// \t \r \n), and an unescaped quote is an error, as nginx refuses that
+// configuration. Then the inert directives go.
+func snippetRules(snippet string) (string, error) {
+	var b strings.Builder
+	for i := 0; i < len(snippet); i++ {
+		c := snippet[i]
+		switch {
+		case c == '\'':
+			return "", errors.New("an unescaped ' ends nginx's quoted modsecurity_rules: ingress-nginx's configuration would not load (write \\')")
+		case c == '\\' && i+1 < len(snippet):
+			switch snippet[i+1] {
+			case '"', '\'', '\\':
+				b.WriteByte(snippet[i+1])
+				i++
+				continue
+			case 't':
+				b.WriteByte('\t')
+				i++
+				continue
+			case 'r':
+				b.WriteByte('\r')
+				i++
+				continue
+			case 'n':
+				b.WriteByte('\n')
+				i++
+				continue
+			}
+		}
+		b.WriteByte(c)
+	}
+	// Directives may continue over lines ending in a backslash.
+	var out strings.Builder
+	var logical strings.Builder
+	flush := func() {
+		line := logical.String()
+		logical.Reset()
+		f := strings.Fields(line)
+		if len(f) > 0 && slices.Contains(inertDirectives, strings.ToLower(f[0])) {
+			return
+		}
+		out.WriteString(line)
+	}
+	for line := range strings.Lines(b.String()) {
+		logical.WriteString(line)
+		if !strings.HasSuffix(strings.TrimRight(line, "\r\n"), "\\") {
+			flush()
+		}
+	}
+	flush()
+	return out.String(), nil
+}
+
+// wafKey is what decides a location's rules, besides the ConfigMap's
+// settings (which every key of a wafState shares).
+type wafKey struct {
+	owasp   bool
+	snippet string
+}
+
+// wafEngine is one compiled WAF, or why it could not be built: its
+// locations then answer 503, never unprotected.
+type wafEngine struct {
+	waf coraza.WAF
+	err error
+}
+
+// wafState is one generation of engines, for the ConfigMap's settings.
+type wafState struct {
+	global  modSecuritySettings
+	engines map[wafKey]*wafEngine
+}
+
+// modSecurity is the controller's WAF: router.Options.Hook is its hook,
+// and prepare readies the engines of each table before it is published.
+type modSecurity struct {
+	log   *slog.Logger
+	rules nginxRules
+	// maxBody is the router's body limit (Options.MaxBodySize), which a
+	// location's proxy-body-size replaces: the part of a body inspected
+	// never exceeds what the router lets through.
+	maxBody int64
+	// bodyTimeout is the longest wait between two reads of a body the WAF
+	// inspects, the router's client body timeout.
+	bodyTimeout time.Duration
+
+	mu    sync.Mutex // serializes prepare and the builds
+	state atomic.Pointer[wafState]
+}
+
+func newModSecurity(cfg config, log *slog.Logger) *modSecurity {
+	maxBody := cfg.maxBodySize
+	switch {
+	case maxBody == 0:
+		maxBody = router.DefaultMaxBodySize
+	case maxBody < 0:
+		maxBody = 0 // no limit
+	}
+	return &modSecurity{log: log, rules: newNginxRules(), maxBody: maxBody, bodyTimeout: router.DefaultClientBodyTimeout}
+}
+
+// location reads a location's settings from its route's extensions:
+// whether the WAF runs there, the rules and the transaction ID template.
+// Values that do not parse count as unset, as ingress-nginx reads them.
+func (st *wafState) location(ext *match.Extensions) (on bool, key wafKey, txID string) {
+	enable, enableSet := false, false
+	if v, ok := ext.Get("enable-modsecurity"); ok {
+		b, err := strconv.ParseBool(v)
+		enable, enableSet = b && err == nil, err == nil
+	}
+	if !st.global.Enable && !enable || enableSet && !enable {
+		return false, wafKey{}, ""
+	}
+	if v, ok := ext.Get("enable-owasp-core-rules"); ok {
+		key.owasp, _ = strconv.ParseBool(v)
+	}
+	key.snippet, _ = ext.Get("modsecurity-snippet")
+	txID, _ = ext.Get("modsecurity-transaction-id")
+	return true, key, txID
+}
+
+// directives are the rules of a location with key under the ConfigMap's
+// settings g, in ingress-nginx's order: the http block's, then the
+// location's.
+func (g modSecuritySettings) directives(key wafKey) (string, error) {
+	var b strings.Builder
+	// ModSecurity detects only until told otherwise; Coraza would block.
+	b.WriteString("SecRuleEngine DetectionOnly\n")
+	add := func(s string) error {
+		rules, err := snippetRules(s)
+		b.WriteString(rules)
+		b.WriteString("\n")
+		return err
+	}
+	if g.Enable {
+		if g.Snippet != "" {
+			if err := add(g.Snippet); err != nil {
+				return "", fmt.Errorf("ConfigMap modsecurity-snippet: %w", err)
+			}
+		} else {
+			b.WriteString("Include " + modSecurityConf + "\n")
+		}
+		if g.OWASP {
+			b.WriteString("Include " + crsConf + "\n")
+		}
+	}
+	if key.snippet != "" {
+		if err := add(key.snippet); err != nil {
+			return "", err
+		}
+	}
+	if !g.Enable && key.snippet == "" {
+		b.WriteString("Include " + modSecurityConf + "\n")
+	}
+	if !g.OWASP && key.owasp {
+		b.WriteString("Include " + crsConf + "\n")
+	}
+	return b.String(), nil
+}
+
+// build compiles the WAF of key under g.
+func (ms *modSecurity) build(g modSecuritySettings, key wafKey) *wafEngine {
+	rules, err := g.directives(key)
+	if err != nil {
+		return &wafEngine{err: err}
+	}
+	waf, err := coraza.NewWAF(coraza.NewWAFConfig().
+		WithRootFS(ms.rules).
+		WithErrorCallback(ms.logMatch).
+		WithDirectives(rules))
+	if err != nil {
+		return &wafEngine{err: err}
+	}
+	return &wafEngine{waf: waf}
+}
+
+// logMatch logs a rule that matched and logs (ModSecurity's error log).
+func (ms *modSecurity) logMatch(mr types.MatchedRule) {
+	r := mr.Rule()
+	ms.log.Warn("modsecurity rule matched", "rule", r.ID(), "msg", mr.Message(), "data", mr.Data(),
+		"severity", r.Severity().String(), "transaction", mr.TransactionID(), "uri", mr.URI(), "client", mr.ClientIPAddress())
+}
+
+// prepare builds the engines the table's locations need under g, reusing
+// those already built, before the table is published; it returns a
+// warning for each Ingress whose rules Coraza refuses (its paths answer
+// 503). Engines no longer needed are dropped with the previous state.
+func (ms *modSecurity) prepare(g modSecuritySettings, table *match.Table) []compile.Warning {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	old := ms.state.Load()
+	st := &wafState{global: g, engines: map[wafKey]*wafEngine{}}
+	var warns []compile.Warning
+	var globalErr error
+	warned := map[match.Source]bool{}
+	need := func(ext *match.Extensions, src match.Source) {
+		on, key, _ := st.location(ext)
+		if !on {
+			return
+		}
+		e := st.engines[key]
+		if e == nil {
+			if old != nil && old.global == g {
+				e = old.engines[key]
+			}
+			if e == nil {
+				e = ms.build(g, key)
+			}
+			st.engines[key] = e
+		}
+		ing := match.Source{Namespace: src.Namespace, Name: src.Name}
+		if e.err != nil && !warned[ing] {
+			warned[ing] = true
+			warns = append(warns, modSecurityWarning(ing, key, e.err, globalErr))
+		}
+	}
+	if g.Enable {
+		// The ConfigMap's rules alone: when they fail, every location
+		// fails with them, and the warnings say so.
+		if old != nil && old.global == g && old.engines[wafKey{}] != nil {
+			st.engines[wafKey{}] = old.engines[wafKey{}]
+		} else {
+			st.engines[wafKey{}] = ms.build(g, wafKey{})
+		}
+		globalErr = st.engines[wafKey{}].err
+	}
+	if table != nil {
+		for vh := range table.VirtualHosts() {
+			for _, r := range vh.Routes {
+				need(r.Extensions, r.Source)
+			}
+			if vh.Fallback != nil {
+				need(nil, vh.FallbackSource)
+			}
+		}
+	}
+	ms.state.Store(st)
+	return warns
+}
+
+// modSecurityWarning says that an Ingress's rules did not build; global
+// is the error of the ConfigMap's rules alone, nil when they build.
+func modSecurityWarning(ing match.Source, key wafKey, err, global error) compile.Warning {
+	what := "ModSecurity rules refused by Coraza"
+	if global != nil {
+		what = "the ConfigMap's ModSecurity rules (enable-modsecurity, modsecurity-snippet) refused by Coraza"
+	}
+	w := compile.Warning{Reason: compile.AnnotationRejected,
+		Message: fmt.Sprintf("%s: %v; the Ingress's paths answer 503 until they build (a WAF that cannot be built never serves unprotected)", what, err)}
+	if ing.Name != "" {
+		w.Object = compile.Ref{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name}
+	}
+	switch {
+	case global != nil:
+	case key.snippet != "":
+		w.Field = "metadata.annotations[" + compile.NginxPrefix + "modsecurity-snippet]"
+	case key.owasp:
+		w.Field = "metadata.annotations[" + compile.NginxPrefix + "enable-owasp-core-rules]"
+	}
+	return w
+}
+
+// engine returns the engine for key: the prepared one, else (a request
+// on a table older than the last prepare) one built now and kept.
+func (ms *modSecurity) engine(st *wafState, key wafKey) *wafEngine {
+	if e := st.engines[key]; e != nil {
+		return e
+	}
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	cur := ms.state.Load()
+	if e := cur.engines[key]; e != nil && cur.global == st.global {
+		return e
+	}
+	e := ms.build(st.global, key)
+	if cur.global == st.global {
+		next := &wafState{global: cur.global, engines: make(map[wafKey]*wafEngine, len(cur.engines)+1)}
+		for k, v := range cur.engines {
+			next.engines[k] = v
+		}
+		next.engines[key] = e
+		ms.state.Store(next)
+	}
+	return e
+}
+
+// hook runs the location's WAF over the request (router.Options.Hook):
+// phase 1 on the head, phase 2 on the body, which it reads (up to the
+// location's body limit and the engine's) and hands back whole for the
+// backend. With SecRuleEngine On an interruption answers with the rule's
+// status; detection only, matched rules are logged and the request goes
+// on. A location whose rules did not build answers 503.
+func (ms *modSecurity) hook(w http.ResponseWriter, req *http.Request, m router.Match) bool {
+	st := ms.state.Load()
+	if st == nil {
+		return false
+	}
+	var ext *match.Extensions
+	if m.Route != nil {
+		ext = m.Route.Extensions
+	}
+	if ext == nil && !st.global.Enable {
+		return false
+	}
+	on, key, txTemplate := st.location(ext)
+	if !on {
+		return false
+	}
+	e := ms.engine(st, key)
+	if e.err != nil {
+		http.Error(w, "503 Service Unavailable: the location's ModSecurity rules do not build\n", http.StatusServiceUnavailable)
+		return true
+	}
+	tx := e.waf.NewTransactionWithID(transactionID(txTemplate, req))
+	// The body read into the transaction is handed on to the backend, so
+	// the transaction closes only when the request is done.
+	context.AfterFunc(req.Context(), func() {
+		tx.ProcessLogging()
+		_ = tx.Close()
+	})
+	if tx.IsRuleEngineOff() {
+		return false
+	}
+	it := ms.inspect(tx, w, req, m)
+	if it == nil {
+		return false
+	}
+	status := it.Status
+	if status == 0 {
+		status = http.StatusForbidden
+	}
+	ms.log.Warn("modsecurity refused the request", "rule", it.RuleID, "status", status, "action", it.Action,
+		"route", m.Source().String(), "transaction", tx.ID())
+	if it.Action == "redirect" && it.Data != "" {
+		if it.Status == 0 {
+			status = http.StatusFound
+		}
+		w.Header().Set("Location", it.Data)
+	}
+	if it.Action == "drop" {
+		w.Header().Set("Connection", "close")
+	}
+	w.Header().Set("Content-Type", "text/html")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, "<html>\r\n<head><title>%d %s</title></head>\r\n<body>\r\n<center><h1>%d %s</h1></center>\r\n</body>\r\n</html>\r\n",
+		status, http.StatusText(status), status, http.StatusText(status))
+	return true
+}
+
+// inspect runs the request phases and returns the interruption, if any.
+func (ms *modSecurity) inspect(tx types.Transaction, w http.ResponseWriter, req *http.Request, m router.Match) *types.Interruption {
+	client, cport := splitAddr(req.RemoteAddr)
+	server, sport := "", 0
+	if a, ok := req.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		server, sport = splitAddr(a.String())
+	}
+	tx.ProcessConnection(client, cport, server, sport)
+	tx.ProcessURI(req.RequestURI, req.Method, req.Proto)
+	for k, vs := range req.Header {
+		for _, v := range vs {
+			tx.AddRequestHeader(k, v)
+		}
+	}
+	if req.Host != "" {
+		tx.AddRequestHeader("Host", req.Host)
+		tx.SetServerName(req.Host)
+	}
+	if it := tx.ProcessRequestHeaders(); it != nil {
+		return it
+	}
+	limit, stream := ms.bodyLimit(m)
+	if tx.IsRequestBodyAccessible() && req.Body != nil && req.Body != http.NoBody && !stream &&
+		!strings.HasPrefix(req.Header.Get("Content-Type"), "application/grpc") {
+		var r io.Reader = &deadlineReader{r: req.Body, rc: http.NewResponseController(w), timeout: ms.bodyTimeout}
+		if limit > 0 {
+			// One byte more than the limit: the router's body step
+			// then refuses the body with 413 as it would without a WAF.
+			r = io.LimitReader(r, limit+1)
+		}
+		it, _, err := tx.ReadRequestBodyFrom(r)
+		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+		if it != nil {
+			return it
+		}
+		if rest, rerr := tx.RequestBodyReader(); rerr == nil {
+			req.Body = &inspectedBody{Reader: io.MultiReader(rest, req.Body), Closer: req.Body}
+		}
+		if err != nil {
+			// The router's body step answers a body that failed (400,
+			// 408) when it reads on; the part read is handed on.
+			return nil
+		}
+	}
+	it, _ := tx.ProcessRequestBody()
+	return it
+}
+
+// bodyLimit is the location's body limit (0: none) and whether its body
+// streams to the backend (proxy-request-buffering: "off"), in which case
+// it is not read ahead (nor a gRPC stream, which may never end).
+func (ms *modSecurity) bodyLimit(m router.Match) (int64, bool) {
+	var p *match.Policy
+	switch {
+	case m.Route != nil:
+		p = m.Route.Policy
+	case m.VirtualHost != nil:
+		p = m.VirtualHost.FallbackPolicy
+	}
+	limit := ms.maxBody
+	if p != nil {
+		switch {
+		case p.MaxBodySize < 0:
+			limit = 0
+		case p.MaxBodySize > 0:
+			limit = p.MaxBodySize
+		}
+		return max(limit, 0), p.StreamRequestBody
+	}
+	return max(limit, 0), false
+}
+
+// transactionID is modsecurity-transaction-id with its nginx variables
+// ($request_id, $host, $remote_addr, $http_<name>) filled in; without
+// one, the request ID. A request without an X-Request-ID is given one
+// here, which the router then forwards and logs, so that the WAF's log
+// lines and the access log name the same ID.
+func transactionID(template string, req *http.Request) string {
+	id := req.Header.Get("X-Request-Id")
+	if id == "" {
+		id = newTransactionID()
+		req.Header.Set("X-Request-Id", id)
+	}
+	if template == "" {
+		return id
+	}
+	var b strings.Builder
+	for i := 0; i < len(template); {
+		if template[i] != '$' {
+			b.WriteByte(template[i])
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(template) && (template[j] == '_' || template[j] >= 'a' && template[j] <= 'z' || template[j] >= 'A' && template[j] <= 'Z' || template[j] >= '0' && template[j] <= '9') {
+			j++
+		}
+		name := template[i+1 : j]
+		switch {
+		case name == "request_id":
+			b.WriteString(id)
+		case name == "host":
+			b.WriteString(strings.ToLower(req.Host))
+		case name == "remote_addr":
+			a, _ := splitAddr(req.RemoteAddr)
+			b.WriteString(a)
+		case strings.HasPrefix(name, "http_"):
+			b.WriteString(req.Header.Get(strings.ReplaceAll(name[len("http_"):], "_", "-")))
+		default:
+			b.WriteString(template[i:j]) // kept as written
+		}
+		i = j
+	}
+	return b.String()
+}
+
+// newTransactionID is a request ID in the router's form (32 hex digits).
+func newTransactionID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails
+	return hex.EncodeToString(b[:])
+}
+
+func splitAddr(addr string) (string, int) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr, 0
+	}
+	n, _ := strconv.Atoi(port)
+	return host, n
+}
+
+// deadlineReader times out a body that stalls between reads, as the
+// router's body step does (nginx's client_body_timeout).
+type deadlineReader struct {
+	r       io.Reader
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+func (d *deadlineReader) Read(p []byte) (int, error) {
+	if d.timeout > 0 {
+		_ = d.rc.SetReadDeadline(time.Now().Add(d.timeout))
+	}
+	return d.r.Read(p)
+}
+
+// inspectedBody is the request body after the WAF read part of it: that
+// part, then the rest, as the client sent it.
+type inspectedBody struct {
+	io.Reader
+	io.Closer
+}

@@ -11,6 +11,10 @@
 #   router-nethttp  the same with a net/http Transport upstream
 #   proxy           a bare httputil.ReverseProxy
 #   router-1000     the router with 1,000 Ingresses loaded (INGRESSES=1000)
+#   router-rawloop  the router behind a minimal HTTP/1.1 loop instead of
+#                   http.Server: a measuring device for what net/http's
+#                   server costs (upstreams/rawloop.go); only when named
+#                   in CONFIGS
 #
 # wrk (Debian: apt-get install wrk) runs pinned to CPU 0, the proxy and
 # the backend pinned together to CPU 1, 64 connections, in ROUNDS rounds of
@@ -27,7 +31,7 @@
 #   ROUNDS=3 SECONDS_PER_ROUND=4 examples/loadtest/compare.sh
 #   CONFIGS="nginx router" examples/loadtest/compare.sh
 #   INGRESSES=1000 examples/loadtest/compare.sh   # adds router-1000
-#   PROFILE=router examples/loadtest/compare.sh   # CPU profile of that proxy
+#   PROFILE=router examples/loadtest/compare.sh   # CPU profiles of these proxies
 #   NOPIN=1 examples/loadtest/compare.sh          # no pinning
 #
 # Everything listens on 127.0.0.1 (ports BASE_PORT=18080 and up); every
@@ -58,11 +62,12 @@ pids=()
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-	if [[ -n ${PROFILE:-} && -s $work/$PROFILE.pprof ]]; then
-		cp "$work/$PROFILE.pprof" "./$PROFILE.pprof"
+	for c in ${PROFILE:-}; do
+		[[ -s $work/$c.pprof ]] || continue
+		cp "$work/$c.pprof" "./$c.pprof"
 		cp "$work/upstreams" "./upstreams.bin"
-		echo "CPU profile of $PROFILE: go tool pprof -top upstreams.bin $PROFILE.pprof" >&2
-	fi
+		echo "CPU profile of $c: go tool pprof -top upstreams.bin $c.pprof" >&2
+	done
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -78,7 +83,7 @@ start() {
 	local name=$1
 	shift
 	local prof=()
-	[[ ${PROFILE:-} != "$name" ]] || prof=(-cpuprofile "$work/$name.pprof")
+	[[ " ${PROFILE:-} " != *" $name "* ]] || prof=(-cpuprofile "$work/$name.pprof")
 	"${pin_proxy[@]}" "$work/upstreams" -max 30m "${prof[@]}" "$@" >"$work/$name.out" &
 	pids+=($!)
 	proc[$name]=$!
@@ -95,7 +100,7 @@ for c in $CONFIGS; do
 	addr=127.0.0.1:$port
 	case $c in
 	backend) ;;
-	router | router-nethttp | proxy) start "$c" -role "$c" -listen "$addr" -backend "$backend" ;;
+	router | router-nethttp | router-rawloop | proxy) start "$c" -role "$c" -listen "$addr" -backend "$backend" ;;
 	router-[0-9]*) start "$c" -role router -ingresses "${c#router-}" -listen "$addr" -backend "$backend" ;;
 	nginx)
 		if ! command -v nginx >/dev/null; then

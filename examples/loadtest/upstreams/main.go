@@ -11,6 +11,10 @@
 //	                    HTTP/1.1 upstream path
 //	-role proxy         a bare httputil.ReverseProxy to -backend with
 //	                    X-Forwarded-For, -Host and -Proto
+//	-role router-rawloop the router behind serveRawLoop, a measuring
+//	                    device standing for a server loop of the
+//	                    controller's own (see rawloop.go), instead of
+//	                    http.Server
 //
 // It listens on -listen, which must be a loopback address, prints "ready"
 // once it does and exits on SIGINT/SIGTERM, or by itself after -max.
@@ -41,7 +45,7 @@ import (
 )
 
 func main() {
-	role := flag.String("role", "", "backend, router, router-nethttp or proxy")
+	role := flag.String("role", "", "backend, router, router-nethttp, router-rawloop or proxy")
 	listen := flag.String("listen", "127.0.0.1:18080", "address to serve on")
 	backend := flag.String("backend", "127.0.0.1:18080", "backend address (proxies)")
 	ingresses := flag.Int("ingresses", 1, "Ingresses loaded in the router: the catch-all and N-1 for hosts of their own")
@@ -89,9 +93,14 @@ func run(role, listen, backendAddr string, ingresses, size int, maxRun time.Dura
 	if err != nil {
 		return err
 	}
-	s := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
-	go func() { _ = s.Serve(ln) }()
-	defer s.Close()
+	if role == "router-rawloop" {
+		go serveRawLoop(ln, h)
+		defer ln.Close()
+	} else {
+		s := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+		go func() { _ = s.Serve(ln) }()
+		defer s.Close()
+	}
 	fmt.Println("ready")
 	<-ctx.Done()
 	return nil
@@ -118,7 +127,7 @@ func handler(role, backendAddr string, ingresses, size int) (http.Handler, func(
 			w.Header().Set("Content-Type", "text/plain")
 			_, _ = w.Write(body)
 		}), func() {}, nil
-	case "router", "router-nethttp":
+	case "router", "router-nethttp", "router-rawloop":
 		res := compile.Compile(snapshot(backendAddr, ingresses), compile.Options{AllowLoopbackEndpoints: true})
 		if len(res.Warnings) > 0 {
 			return nil, nil, fmt.Errorf("the table has warnings: %v", res.Warnings)
@@ -143,7 +152,7 @@ func handler(role, backendAddr string, ingresses, size int) (http.Handler, func(
 			ErrorLog:  log.New(io.Discard, "", 0),
 		}, tr.CloseIdleConnections, nil
 	}
-	return nil, nil, fmt.Errorf("-role %q: backend, router, router-nethttp or proxy", role)
+	return nil, nil, fmt.Errorf("-role %q: backend, router, router-nethttp, router-rawloop or proxy", role)
 }
 
 // snapshot is one catch-all Ingress (any host, every path) to a Service

@@ -1,19 +1,42 @@
 #!/usr/bin/env bash
-# compare.sh measures the ramjet router against nginx on loopback, as in
-# issue 15: wrk pinned to one core, the proxy and a Go backend answering
-# 100 bytes pinned together on the other, 64 connections, alternating
-# rounds. The router runs twice, with its own HTTP/1.1 upstream path (the
-# default, "router") and with a net/http Transport ("router-nethttp").
-# nginx runs only where it is installed (Debian: apt-get install nginx),
-# with keepalive 64 to the backend and the forwarding headers
-# ingress-nginx sets. Needs wrk (Debian: apt-get install wrk).
+# compare.sh measures the ramjet router against nginx on loopback (issues
+# 15 and 26). Every proxy is a process of its own in front of one Go
+# backend process answering 100 bytes, so that each pays the same hop:
 #
-#   examples/loadtest/compare.sh             # 5 rounds of 6 s per config
+#   backend         wrk straight to the backend
+#   nginx           worker_processes 1, keepalive 64 to the backend and the
+#                   forwarding headers ingress-nginx sets (where installed;
+#                   Debian: apt-get install nginx)
+#   router          the router, one catch-all Ingress, plain http.Server
+#   router-nethttp  the same with a net/http Transport upstream
+#   proxy           a bare httputil.ReverseProxy
+#   router-1000     the router with 1,000 Ingresses loaded (INGRESSES=1000)
+#   router-rawloop  the router behind a minimal HTTP/1.1 loop instead of
+#                   http.Server: a measuring device for what net/http's
+#                   server costs (upstreams/rawloop.go); only when named
+#                   in CONFIGS
+#
+# wrk (Debian: apt-get install wrk) runs pinned to CPU 0, the proxy and
+# the backend pinned together to CPU 1, 64 connections, in ROUNDS rounds of
+# SECONDS_PER_ROUND seconds, the configs in a rotating order within each
+# round. Per config and round it prints req/s, p99, the CPU time per
+# request of the proxy process alone and of the backend (utime+stime from
+# /proc/<pid>/stat, before and after, over the requests wrk counted), and
+# the ratios to nginx within the same round; then the medians. CPU per
+# request hardly depends on how much of the core the proxy got, so on a
+# machine shared with other work it is the figure to trust, with the
+# within-round ratios. The output is one Markdown table.
+#
+#   examples/loadtest/compare.sh                  # 5 rounds of 6 s
 #   ROUNDS=3 SECONDS_PER_ROUND=4 examples/loadtest/compare.sh
-#   NOPIN=1 examples/loadtest/compare.sh     # no pinning: the shared case
+#   CONFIGS="nginx router" examples/loadtest/compare.sh
+#   INGRESSES=1000 examples/loadtest/compare.sh   # adds router-1000
+#   PROFILE=router examples/loadtest/compare.sh   # CPU profiles of these proxies
+#   NOPIN=1 examples/loadtest/compare.sh          # no pinning
 #
-# Everything listens on 127.0.0.1 (ports 18080-18083, BASE_PORT to move
-# them); every process it starts is stopped when it ends.
+# Everything listens on 127.0.0.1 (ports BASE_PORT=18080 and up); every
+# process it starts is stopped when it ends, and each stops by itself
+# after 30 minutes whatever happens.
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-5}
@@ -22,6 +45,9 @@ CONNS=${CONNECTIONS:-64}
 BASE_PORT=${BASE_PORT:-18080}
 LOAD_CPU=${LOAD_CPU:-0}
 PROXY_CPU=${PROXY_CPU:-1}
+INGRESSES=${INGRESSES:-}
+CONFIGS=${CONFIGS:-backend nginx router router-nethttp proxy}
+if [[ -n $INGRESSES ]]; then CONFIGS+=" router-$INGRESSES"; fi
 
 command -v wrk >/dev/null || { echo "compare.sh: wrk is needed (Debian: apt-get install wrk)" >&2; exit 2; }
 # Prefixes that pin a command to a CPU; taskset execs the command, so $!
@@ -36,27 +62,53 @@ pids=()
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	for c in ${PROFILE:-}; do
+		[[ -s $work/$c.pprof ]] || continue
+		cp "$work/$c.pprof" "./$c.pprof"
+		cp "$work/upstreams" "./upstreams.bin"
+		echo "CPU profile of $c: go tool pprof -top upstreams.bin $c.pprof" >&2
+	done
 	rm -rf "$work"
 }
 trap cleanup EXIT
 
-backend=127.0.0.1:$BASE_PORT
-own=127.0.0.1:$((BASE_PORT + 1))
-nethttp=127.0.0.1:$((BASE_PORT + 2))
-nginx_addr=127.0.0.1:$((BASE_PORT + 3))
-
 (cd "$root" && go build -o "$work/upstreams" ./examples/loadtest/upstreams)
-"${pin_proxy[@]}" "$work/upstreams" -backend "$backend" -router "$own" -router-nethttp "$nethttp" -max 30m >"$work/upstreams.out" &
-pids+=($!)
-cpu_pids=($!)
-for _ in $(seq 100); do grep -q ready "$work/upstreams.out" 2>/dev/null && break; sleep 0.1; done
-grep -q ready "$work/upstreams.out" || { echo "compare.sh: upstreams did not start" >&2; exit 1; }
 
-configs=(router router-nethttp)
-declare -A url=([router]=http://$own/ [router-nethttp]=http://$nethttp/)
-if command -v nginx >/dev/null; then
-	mkdir -p "$work/nginx/logs"
-	cat >"$work/nginx/nginx.conf" <<EOF
+backend=127.0.0.1:$BASE_PORT
+declare -A url proc
+port=$BASE_PORT
+# start NAME ARGS... runs one upstreams process on the proxy CPU and waits
+# until it listens.
+start() {
+	local name=$1
+	shift
+	local prof=()
+	[[ " ${PROFILE:-} " != *" $name "* ]] || prof=(-cpuprofile "$work/$name.pprof")
+	"${pin_proxy[@]}" "$work/upstreams" -max 30m "${prof[@]}" "$@" >"$work/$name.out" &
+	pids+=($!)
+	proc[$name]=$!
+	for _ in $(seq 300); do grep -q ready "$work/$name.out" 2>/dev/null && return; sleep 0.1; done
+	echo "compare.sh: $name did not start" >&2
+	exit 1
+}
+start backend -role backend -listen "$backend"
+url[backend]=http://$backend/
+
+configs=()
+for c in $CONFIGS; do
+	port=$((port + 1))
+	addr=127.0.0.1:$port
+	case $c in
+	backend) ;;
+	router | router-nethttp | router-rawloop | proxy) start "$c" -role "$c" -listen "$addr" -backend "$backend" ;;
+	router-[0-9]*) start "$c" -role router -ingresses "${c#router-}" -listen "$addr" -backend "$backend" ;;
+	nginx)
+		if ! command -v nginx >/dev/null; then
+			echo "compare.sh: nginx is not installed: left out" >&2
+			continue
+		fi
+		mkdir -p "$work/nginx/logs"
+		cat >"$work/nginx/nginx.conf" <<EOF
 worker_processes 1;
 daemon off;
 pid $work/nginx/nginx.pid;
@@ -79,7 +131,7 @@ http {
 		keepalive 64;
 	}
 	server {
-		listen $nginx_addr;
+		listen $addr;
 		location / {
 			proxy_http_version 1.1;
 			proxy_set_header Connection "";
@@ -98,87 +150,96 @@ http {
 	}
 }
 EOF
-	"${pin_proxy[@]}" nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" -e "$work/nginx/logs/error.log" &
-	pids+=($!)
-	nginx_pid=$!
-	for _ in $(seq 50); do curl -sf "http://$nginx_addr/" >/dev/null 2>&1 && break; sleep 0.1; done
-	cpu_pids+=("$nginx_pid" $(pgrep -P "$nginx_pid"))
-	configs=(nginx "${configs[@]}")
-	url[nginx]=http://$nginx_addr/
-else
-	echo "nginx is not installed: comparing the two router paths only" >&2
-fi
+		"${pin_proxy[@]}" nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" -e "$work/nginx/logs/error.log" &
+		pids+=($!)
+		proc[nginx]=$!
+		for _ in $(seq 50); do curl -sf "http://$addr/" >/dev/null 2>&1 && break; sleep 0.1; done
+		;;
+	*)
+		echo "compare.sh: unknown config $c" >&2
+		exit 2
+		;;
+	esac
+	configs+=("$c")
+	url[$c]=${url[$c]:-http://$addr/}
+done
 
 for c in "${configs[@]}"; do # warm up connections and pools
 	"${pin_load[@]}" wrk -t1 -c"$CONNS" -d1s "${url[$c]}" >/dev/null
 done
 
-# CPU time (user+system, clock ticks) used so far by the proxies and the
-# backend: per request it is steadier than req/s on a machine shared with
-# other work, since it hardly depends on how much of the core they got.
+# CPU time (user+system, clock ticks) used so far by a process and its
+# children that are still running (nginx's worker). Fields 14 and 15 of
+# /proc/<pid>/stat; the command name in field 2 has no spaces here.
 cpu_ticks() {
 	local total=0 p f
-	for p in "${cpu_pids[@]}"; do
+	for p in "$1" $(pgrep -P "$1" || true); do
 		read -r -a f <"/proc/$p/stat" || continue
 		total=$((total + f[13] + f[14]))
 	done
 	echo "$total"
 }
 hz=$(getconf CLK_TCK)
+us_per_req() { awk -v t="$1" -v hz="$hz" -v n="$2" 'BEGIN { printf "%.1f", t * 1e6 / hz / n }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2f", a / b }'; }
 
-# wrk's "99%" latency in microseconds.
-p99_us() { awk '$1 == "99%" { v = $2; if (v ~ /us$/) m = 1; else if (v ~ /ms$/) m = 1000; else m = 1e6; sub(/[a-z]+$/, "", v); printf "%.0f", v * m }'; }
+# wrk's "99%" latency in milliseconds.
+p99_ms() { awk '$1 == "99%" { v = $2; if (v ~ /us$/) m = 0.001; else if (v ~ /ms$/) m = 1; else m = 1000; sub(/[a-z]+$/, "", v); printf "%.2f", v * m }'; }
 
-pinning="load on CPU $LOAD_CPU, proxy and backend on CPU $PROXY_CPU"
+pinning="wrk on CPU $LOAD_CPU, proxy and backend on CPU $PROXY_CPU"
 [[ -z ${NOPIN:-} ]] || pinning="none"
-echo "$(nproc) CPUs; pinning: $pinning; $CONNS connections; $ROUNDS rounds of ${SECS}s per config"
-printf '%-6s %-15s %10s %10s %12s\n' round config req/s p99_us cpu_us/req
-declare -A rates p99s cpus round_rate
+echo "$(date -u '+%F %H:%M') UTC, $(nproc) CPUs, $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'); pinning: $pinning; $CONNS connections; $ROUNDS rounds of ${SECS}s"
+echo
+echo "| round | config | req/s | req/s vs nginx | p99 ms | p99 vs nginx | proxy µs/req | proxy CPU vs nginx | backend µs/req |"
+echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+declare -A rate p99 cpu bcpu
+row() { # round config rate p99 cpu bcpu nginx-rate nginx-p99 nginx-cpu
+	local pc=$5 vc
+	vc=$(ratio "$5" "$9")
+	[[ $2 != backend ]] || pc=- vc=-
+	echo "| $1 | $2 | $3 | $(ratio "$3" "$7") | $4 | $(ratio "$4" "$8") | $pc | $vc | $6 |"
+}
 for r in $(seq "$ROUNDS"); do
-	# Rotate the order so that no config always follows the same one.
 	n=${#configs[@]}
-	for i in $(seq 0 $((n - 1))); do
-		c=${configs[$(((i + r) % n))]}
-		t0=$(cpu_ticks)
+	order=()
+	# Rotate the order so that no config always follows the same one.
+	for i in $(seq 0 $((n - 1))); do order+=("${configs[$(((i + r) % n))]}"); done
+	for c in "${order[@]}"; do
+		p=${proc[$c]:-${proc[backend]}}
+		t0=$(cpu_ticks "$p") b0=$(cpu_ticks "${proc[backend]}")
 		out=$("${pin_load[@]}" wrk -t1 -c"$CONNS" -d"${SECS}s" --latency "${url[$c]}")
-		t1=$(cpu_ticks)
-		rate=$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' <<<"$out")
+		t1=$(cpu_ticks "$p") b1=$(cpu_ticks "${proc[backend]}")
+		if grep -q 'Non-2xx\|Socket errors' <<<"$out"; then grep 'Non-2xx\|Socket errors' <<<"$out" | sed "s/^/round $r $c: /" >&2; fi
 		reqs=$(awk '/requests in/ { print $1 }' <<<"$out")
-		cpu=$(awk -v t="$((t1 - t0))" -v hz="$hz" -v n="$reqs" 'BEGIN { printf "%.1f", t * 1e6 / hz / n }')
-		p99=$(p99_us <<<"$out")
-		if grep -q 'Non-2xx\|Socket errors' <<<"$out"; then echo "$out" | grep 'Non-2xx\|Socket errors' | sed "s/^/$c: /" >&2; fi
-		rates[$c]+="$rate "
-		round_rate[$r,$c]=$rate
-		p99s[$c]+="$p99 "
-		cpus[$c]+="$cpu "
-		printf '%-6s %-15s %10s %10s %12s\n' "$r" "$c" "$rate" "$p99" "$cpu"
+		rate[$r,$c]=$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' <<<"$out")
+		p99[$r,$c]=$(p99_ms <<<"$out")
+		cpu[$r,$c]=$(us_per_req $((t1 - t0)) "$reqs")
+		bcpu[$r,$c]=$(us_per_req $((b1 - b0)) "$reqs")
+	done
+	for c in "${configs[@]}"; do
+		row "$r" "$c" "${rate[$r,$c]}" "${p99[$r,$c]}" "${cpu[$r,$c]}" "${bcpu[$r,$c]}" \
+			"${rate[$r,nginx]:-}" "${p99[$r,nginx]:-}" "${cpu[$r,nginx]:-}"
 	done
 done
 
-median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-range() { tr ' ' '\n' | grep . | sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print lo "-" hi }'; }
-echo
-printf '%-15s %12s %13s %10s %15s %14s\n' config "median req/s" "range" "median p99" "range p99_us" "median cpu_us"
-declare -A mr mp mc
-for c in "${configs[@]}"; do
-	mr[$c]=$(median <<<"${rates[$c]}")
-	mp[$c]=$(median <<<"${p99s[$c]}")
-	mc[$c]=$(median <<<"${cpus[$c]}")
-	printf '%-15s %12s %13s %10s %15s %14s\n' "$c" "${mr[$c]}" "$(range <<<"${rates[$c]}")" "${mp[$c]}" "$(range <<<"${p99s[$c]}")" "${mc[$c]}"
-done
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
-echo
-echo "router/router-nethttp: req/s $(ratio "${mr[router]}" "${mr[router-nethttp]}"), p99 $(ratio "${mp[router]}" "${mp[router-nethttp]}"), CPU/request $(ratio "${mc[router]}" "${mc[router-nethttp]}")"
-# The ratio within each round as well: on a machine whose speed drifts
-# (other tenants), configs measured seconds apart compare better than
-# medians taken across the whole run.
-paired() {
-	local r list=""
-	for r in $(seq "$ROUNDS"); do list+="$(ratio "${round_rate[$r,$1]}" "${round_rate[$r,$2]}") "; done
-	echo "median $(median <<<"$list"), range $(range <<<"$list")"
+# The median rows: of each figure over the rounds, and of the within-round
+# ratios (not the ratio of the medians).
+median() { # printf format
+	tr ' ' '\n' | grep -v '^-\?$' | sort -g | awk -v f="$1" '{ v[NR] = $1 } END { if (NR == 0) print "-"; else printf f "\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
-if [[ -n ${mr[nginx]:-} ]]; then
-	echo "router/nginx: req/s $(ratio "${mr[router]}" "${mr[nginx]}") (budget >= 0.70), p99 $(ratio "${mp[router]}" "${mp[nginx]}") (budget <= 1.20), CPU/request $(ratio "${mc[router]}" "${mc[nginx]}")"
-	echo "router/nginx req/s within each round: $(paired router nginx)"
-	echo "router-nethttp/nginx: req/s $(ratio "${mr[router-nethttp]}" "${mr[nginx]}"), p99 $(ratio "${mp[router-nethttp]}" "${mp[nginx]}")"
-fi
+col() { # array config format [ratio]
+	local -n a=$1
+	local r list="" f=$3
+	for r in $(seq "$ROUNDS"); do
+		if [[ -n ${4:-} ]]; then list+="$(ratio "${a[$r,$2]}" "${a[$r,nginx]:-}") "; else list+="${a[$r,$2]} "; fi
+	done
+	[[ -z ${4:-} ]] || f=%.2f
+	median "$f" <<<"$list"
+}
+for c in "${configs[@]}"; do
+	pc=$(col cpu "$c" %.1f) vc=$(col cpu "$c" - ratio)
+	[[ $c != backend ]] || pc=- vc=-
+	echo "| median | $c | $(col rate "$c" %.0f) | $(col rate "$c" - ratio) | $(col p99 "$c" %.2f) | $(col p99 "$c" - ratio) | $pc | $vc | $(col bcpu "$c" %.1f) |"
+done
+echo
+echo "Budgets (issue 26, quiet machine): router ≥ 0.85× nginx req/s, p99 ≤ 1.2× nginx's, proxy CPU per request ≤ 1.2× nginx's; router-1000 within 3% of router."

@@ -1,10 +1,24 @@
-// Command upstreams serves what examples/loadtest/compare.sh puts load on:
-// a backend answering 100 bytes, and in front of it the ramjet router with
-// one catch-all Ingress twice, once with its own HTTP/1.1 upstream path
-// (the default) and once with a net/http Transport in Options.Transport,
-// each behind a plain http.Server. Everything listens on 127.0.0.1; it
-// prints "ready" once all listen and exits on SIGINT/SIGTERM, or by itself
-// after -max.
+// Command upstreams serves one of the processes examples/loadtest/compare.sh
+// puts load on, so that every proxy and the backend are processes of their
+// own, as nginx is (issue 26):
+//
+//	-role backend       a Go backend answering -body bytes
+//	-role router        the ramjet router with one catch-all Ingress to
+//	                    -backend (-ingresses N loads N-1 more, each for a
+//	                    host of its own), behind a plain http.Server
+//	-role router-nethttp the same with a net/http Transport in
+//	                    Options.Transport instead of the router's own
+//	                    HTTP/1.1 upstream path
+//	-role proxy         a bare httputil.ReverseProxy to -backend with
+//	                    X-Forwarded-For, -Host and -Proto
+//	-role router-rawloop the router behind serveRawLoop, a measuring
+//	                    device standing for a server loop of the
+//	                    controller's own (see rawloop.go), instead of
+//	                    http.Server
+//
+// It listens on -listen, which must be a loopback address, prints "ready"
+// once it does and exits on SIGINT/SIGTERM, or by itself after -max.
+// -cpuprofile writes a CPU profile of the whole run.
 package main
 
 import (
@@ -16,8 +30,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/signal"
+	"runtime/pprof"
+	"strings"
 	"syscall"
 	"time"
 
@@ -27,91 +45,124 @@ import (
 )
 
 func main() {
-	backend := flag.String("backend", "127.0.0.1:18080", "backend address")
-	own := flag.String("router", "127.0.0.1:18081", "router with its own upstream path")
-	nethttp := flag.String("router-nethttp", "127.0.0.1:18082", "router with a net/http Transport")
-	size := flag.Int("body", 100, "response body size in bytes")
+	role := flag.String("role", "", "backend, router, router-nethttp, router-rawloop or proxy")
+	listen := flag.String("listen", "127.0.0.1:18080", "address to serve on")
+	backend := flag.String("backend", "127.0.0.1:18080", "backend address (proxies)")
+	ingresses := flag.Int("ingresses", 1, "Ingresses loaded in the router: the catch-all and N-1 for hosts of their own")
+	size := flag.Int("body", 100, "response body size in bytes (backend)")
 	maxRun := flag.Duration("max", 15*time.Minute, "exit after this long whatever happens")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
-	if err := run(*backend, *own, *nethttp, *size, *maxRun); err != nil {
+	if err := run(*role, *listen, *backend, *ingresses, *size, *maxRun, *cpuProfile); err != nil {
 		fmt.Fprintln(os.Stderr, "upstreams:", err)
 		os.Exit(1)
 	}
 }
 
-func run(backendAddr, ownAddr, nethttpAddr string, size int, maxRun time.Duration) error {
-	for _, a := range []string{backendAddr, ownAddr, nethttpAddr} {
+func run(role, listen, backendAddr string, ingresses, size int, maxRun time.Duration, cpuProfile string) error {
+	for _, a := range []string{listen, backendAddr} {
 		if h, _, err := net.SplitHostPort(a); err != nil || !net.ParseIP(h).IsLoopback() {
 			return fmt.Errorf("%s: only loopback addresses", a)
 		}
 	}
+	if ingresses < 1 {
+		return fmt.Errorf("-ingresses %d: at least the catch-all", ingresses)
+	}
+	h, cleanup, err := handler(role, backendAddr, ingresses, size)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, maxRun)
 	defer cancel()
-
-	body := make([]byte, size)
-	for i := range body {
-		body[i] = 'a' + byte(i%26)
-	}
-	quiet := log.New(io.Discard, "", 0)
-	var servers []*http.Server
-	serve := func(addr string, h http.Handler) error {
-		ln, err := net.Listen("tcp", addr)
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
 		if err != nil {
 			return err
 		}
-		s := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: quiet}
-		servers = append(servers, s)
-		go func() { _ = s.Serve(ln) }()
-		return nil
-	}
-	defer func() {
-		for _, s := range servers {
-			_ = s.Close()
-		}
-	}()
-	if err := serve(backendAddr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "text/plain")
-		_, _ = w.Write(body)
-	})); err != nil {
-		return err
-	}
-	res := compile.Compile(snapshot(backendAddr), compile.Options{AllowLoopbackEndpoints: true})
-	if len(res.Warnings) > 0 {
-		return fmt.Errorf("the table has warnings: %v", res.Warnings)
-	}
-	table := res.Table
-	logger := slog.New(slog.DiscardHandler)
-	routers := map[string]*router.Router{
-		ownAddr: router.New(router.Options{Logger: logger}),
-		nethttpAddr: router.New(router.Options{Logger: logger, Transport: &http.Transport{
-			// As the router's own net/http transports.
-			Proxy:               nil,
-			DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			MaxIdleConnsPerHost: 64,
-			IdleConnTimeout:     60 * time.Second,
-			DisableCompression:  true,
-		}}),
-	}
-	for addr, r := range routers {
-		r.Publish(table)
-		defer r.CloseIdleConnections()
-		if err := serve(addr, r); err != nil {
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
 			return err
 		}
+		defer pprof.StopCPUProfile()
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return err
+	}
+	if role == "router-rawloop" {
+		go serveRawLoop(ln, h)
+		defer ln.Close()
+	} else {
+		s := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+		go func() { _ = s.Serve(ln) }()
+		defer s.Close()
 	}
 	fmt.Println("ready")
 	<-ctx.Done()
 	return nil
 }
 
+// handler is what the role serves, and what to do when it stops.
+func handler(role, backendAddr string, ingresses, size int) (http.Handler, func(), error) {
+	nethttp := func() *http.Transport {
+		return &http.Transport{ // as the router's own net/http transports
+			DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			MaxIdleConnsPerHost: 64,
+			IdleConnTimeout:     60 * time.Second,
+			DisableCompression:  true,
+		}
+	}
+	switch role {
+	case "backend":
+		body := make([]byte, size)
+		for i := range body {
+			body[i] = 'a' + byte(i%26)
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "text/plain")
+			_, _ = w.Write(body)
+		}), func() {}, nil
+	case "router", "router-nethttp", "router-rawloop":
+		res := compile.Compile(snapshot(backendAddr, ingresses), compile.Options{AllowLoopbackEndpoints: true})
+		if len(res.Warnings) > 0 {
+			return nil, nil, fmt.Errorf("the table has warnings: %v", res.Warnings)
+		}
+		o := router.Options{Logger: slog.New(slog.DiscardHandler)}
+		if role == "router-nethttp" {
+			o.Transport = nethttp()
+		}
+		r := router.New(o)
+		r.Publish(res.Table)
+		return r, r.CloseIdleConnections, nil
+	case "proxy":
+		target := &url.URL{Scheme: "http", Host: backendAddr}
+		tr := nethttp()
+		return &httputil.ReverseProxy{
+			Rewrite: func(pr *httputil.ProxyRequest) {
+				pr.SetURL(target)
+				pr.Out.Host = pr.In.Host
+				pr.SetXForwarded()
+			},
+			Transport: tr,
+			ErrorLog:  log.New(io.Discard, "", 0),
+		}, tr.CloseIdleConnections, nil
+	}
+	return nil, nil, fmt.Errorf("-role %q: backend, router, router-nethttp, router-rawloop or proxy", role)
+}
+
 // snapshot is one catch-all Ingress (any host, every path) to a Service
-// whose one endpoint is the backend.
-func snapshot(backendAddr string) compile.Snapshot {
+// whose one endpoint is the backend, and n-1 more Ingresses to the same
+// Service, each for a host of its own, which requests to the catch-all
+// never match.
+func snapshot(backendAddr string, n int) compile.Snapshot {
 	ip, port, _ := net.SplitHostPort(backendAddr)
-	doc := fmt.Sprintf(`
+	var doc strings.Builder
+	fmt.Fprintf(&doc, `
 apiVersion: networking.k8s.io/v1
 kind: IngressClass
 metadata: {name: ramjet}
@@ -137,9 +188,21 @@ spec:
   rules:
   - http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: backend, port: {number: 80}}}}]}
 `, ip, port)
-	s, _, err := manifest.Decode("upstreams.yaml", []byte(doc))
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&doc, `---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: app-%[1]d, namespace: load}
+spec:
+  ingressClassName: ramjet
+  rules:
+  - host: app-%[1]d.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: backend, port: {number: 80}}}}, {path: /api/v%[1]d, pathType: Prefix, backend: {service: {name: backend, port: {number: 80}}}}]}
+`, i)
+	}
+	s, _, err := manifest.Decode("upstreams.yaml", []byte(doc.String()))
 	if err != nil {
-		panic(err) // the document is a constant
+		panic(err) // the document is built from constants
 	}
 	return *s
 }

@@ -197,7 +197,7 @@ type builder struct {
 func newBuilder(s Snapshot, o Options) *builder {
 	return &builder{
 		snap:    s,
-		opts:    o.withConfigMap(),
+		opts:    o.WithConfigMap(),
 		regexps: make(map[string]regexResult),
 		vhosts:  make(map[string]*vhost, len(s.Ingresses)+1),
 	}

@@ -771,9 +771,10 @@ func nginxHeaderName(s string) bool {
 	return true
 }
 
-// applyConfigMap folds the ConfigMap's option keys into the compile's
-// options.
-func (o Options) withConfigMap() Options {
+// WithConfigMap is o as the compile uses it: with the option keys of
+// o.ConfigMap (ssl-redirect, custom-http-errors, the snippet gate, global
+// authentication) folded in, so a caller can ask what they decide.
+func (o Options) WithConfigMap() Options {
 	if o.ConfigMap == nil {
 		return o
 	}

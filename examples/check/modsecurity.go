@@ -28,7 +28,7 @@ var imageFiles = []string{"/etc/nginx/modsecurity/modsecurity.conf", "/etc/nginx
 //     but the hook sees only requests, so the response phases do not run.
 //   - Otherwise the same requests are logged or refused as under
 //     ingress-nginx; only the engine and the log differ.
-func servedByController(f finding, annotations map[string]string) finding {
+func servedByController(f finding, annotations map[string]string, snippetsOn bool) finding {
 	name, ok := strings.CutPrefix(f.Annotation, compile.NginxPrefix)
 	if !ok {
 		name, ok = strings.CutPrefix(f.Annotation, compile.NativePrefix)
@@ -42,7 +42,18 @@ func servedByController(f finding, annotations map[string]string) finding {
 		}
 		return annotations[compile.NginxPrefix+key]
 	}
-	snippet := strings.ToLower(get("modsecurity-snippet"))
+	if !snippetsOn {
+		// modsecurity-snippet is Critical-risk: ingress-nginx drops it
+		// unless snippets are allowed, and the controller does too.
+		if name == "modsecurity-snippet" {
+			f.Severity, f.Instead = compile.Cosmetic, "a Critical-risk annotation: off unless allow-snippet-annotations is true and annotations-risk-level Critical, under ingress-nginx and the controller alike"
+			return f
+		}
+	}
+	var snippet string
+	if snippetsOn {
+		snippet = strings.ToLower(get("modsecurity-snippet"))
+	}
 	owasp := strings.TrimSpace(get("enable-owasp-core-rules")) == "true"
 	on, responses := false, false
 	for line := range strings.Lines(snippet) {

@@ -28,10 +28,19 @@ func TestServedByController(t *testing.T) {
 		{map[string]string{n + "enable-modsecurity": "true", n + "modsecurity-snippet": "Include /etc/modsecurity/custom.conf"}, "modsecurity-snippet", compile.TrafficMoves, "answer 503"},
 	} {
 		f := finding{Severity: compile.TrafficMoves, Reason: compile.AnnotationUnsupported, Annotation: n + tt.key, Instead: "not supported"}
-		got := servedByController(f, tt.annotations)
+		got := servedByController(f, tt.annotations, true)
 		assert.Equal(t, tt.want, got.Severity, "%s %v", tt.key, tt.annotations)
 		assert.Contains(t, got.Instead, tt.says)
 	}
+	// With snippets off (ingress-nginx's defaults) modsecurity-snippet is
+	// dropped under both, and so is what it would have included.
+	off := map[string]string{n + "enable-modsecurity": "true", n + "modsecurity-snippet": "SecRuleEngine On\nInclude /etc/modsecurity/custom.conf"}
+	for key, want := range map[string]string{"modsecurity-snippet": "Critical-risk", "enable-modsecurity": "detect or refuse the same requests"} {
+		f := finding{Severity: compile.TrafficMoves, Reason: compile.AnnotationUnsupported, Annotation: n + key}
+		got := servedByController(f, off, false)
+		assert.Equal(t, compile.Cosmetic, got.Severity, key)
+		assert.Contains(t, got.Instead, want, key)
+	}
 	other := finding{Severity: compile.TrafficMoves, Reason: compile.AnnotationUnsupported, Annotation: n + "configuration-snippet", Instead: "not supported"}
-	assert.Equal(t, other, servedByController(other, nil), "not the controller's")
+	assert.Equal(t, other, servedByController(other, nil, true), "not the controller's")
 }

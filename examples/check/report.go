@@ -202,12 +202,13 @@ func runReport(paths []string, fs *flag.FlagSet, o *translateOptions, asJSON, st
 		return 2
 	}
 	opts, notes := claimOptions(fs, o, snap)
-	m := buildMigration(*snap, compile.Compile(*snap, opts))
+	snippetsOn := opts.WithConfigMap().SnippetsEnabled()
+	m := buildMigration(*snap, compile.Compile(*snap, opts), snippetsOn)
 	m.Notes, m.Unreadable = notes, unreadable
 	m.OK = m.OK && len(unreadable) == 0
 	m.Skipped = skipped
 	m.Settings = [2]string{opts.IngressClass, opts.ControllerName}
-	m.Snippets, m.SnippetsOn = snippetUses(*snap, m.claimed), opts.SnippetsEnabled()
+	m.Snippets, m.SnippetsOn = snippetUses(*snap, m.claimed), snippetsOn
 	code := 0
 	if strict && !m.OK {
 		code = 3
@@ -219,7 +220,7 @@ func runReport(paths []string, fs *flag.FlagSet, o *translateOptions, asJSON, st
 	return code
 }
 
-func buildMigration(snap compile.Snapshot, res compile.Result) migration {
+func buildMigration(snap compile.Snapshot, res compile.Result, snippetsOn bool) migration {
 	m := migration{Claimed: len(res.Claimed), Unclaimed: len(snap.Ingresses) - len(res.Claimed), claimed: res.Claimed,
 		Ingress: []ingFind{}, Other: []finding{}, ByTopic: []topic{}}
 	annotations := map[compile.Ref]map[string]string{}
@@ -249,7 +250,7 @@ func buildMigration(snap compile.Snapshot, res compile.Result) migration {
 			f.Annotation = strings.TrimSuffix(key, "]")
 			f.Value, ok = annotations[w.Object][f.Annotation]
 			f.Unset = !ok
-			f = servedByController(f, annotations[w.Object])
+			f = servedByController(f, annotations[w.Object], snippetsOn)
 		}
 		m.Totals.add(f.Severity)
 		if w.Object.Kind == "Ingress" {

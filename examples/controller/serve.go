@@ -139,10 +139,11 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 		}
 		tcfg := srv.TLSConfig.Clone()
 		tcfg.GetConfigForClient = rt.GetConfigForClient(tcfg)
-		tln := newTLSListener(ln, tcfg, headerTimeout, log)
+		var passthrough func(string) (string, func(), bool)
 		if cfg.options.EnableSSLPassthrough {
-			tln.passthrough = rt.PassthroughEndpoint
+			passthrough = rt.PassthroughEndpoint
 		}
+		tln := newTLSListener(ln, tcfg, headerTimeout, log, passthrough)
 		l.listeners = append(l.listeners, tln)
 		l.servers = append(l.servers, srv)
 		l.serve = append(l.serve, func() error { return srv.Serve(tln) })

@@ -36,10 +36,14 @@ type tlsListener struct {
 	cancel context.CancelFunc
 }
 
-func newTLSListener(ln net.Listener, config *tls.Config, handshakeTimeout time.Duration, log *slog.Logger) *tlsListener {
+// newTLSListener starts accepting on ln; passthrough is nil unless
+// --enable-ssl-passthrough. Everything the handshakes read is set here,
+// before the first one starts.
+func newTLSListener(ln net.Listener, config *tls.Config, handshakeTimeout time.Duration, log *slog.Logger,
+	passthrough func(serverName string) (addr string, release func(), ok bool)) *tlsListener {
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &tlsListener{
-		Listener: ln, config: config, handshakeTimeout: handshakeTimeout, log: log,
+		Listener: ln, config: config, handshakeTimeout: handshakeTimeout, log: log, passthrough: passthrough,
 		ready: make(chan net.Conn), errs: make(chan error), ctx: ctx, cancel: cancel,
 	}
 	go l.acceptLoop()

@@ -47,7 +47,9 @@ LOAD_CPU=${LOAD_CPU:-0}
 PROXY_CPU=${PROXY_CPU:-1}
 INGRESSES=${INGRESSES:-}
 CONFIGS=${CONFIGS:-backend nginx router router-nethttp proxy}
-if [[ -n $INGRESSES ]]; then CONFIGS+=" router-$INGRESSES"; fi
+# router-N once, whether CONFIGS names it or not: two of one config would
+# share its port and its process's CPU figures.
+if [[ -n $INGRESSES && " $CONFIGS " != *" router-$INGRESSES "* ]]; then CONFIGS+=" router-$INGRESSES"; fi
 
 command -v wrk >/dev/null || { echo "compare.sh: wrk is needed (Debian: apt-get install wrk)" >&2; exit 2; }
 # Prefixes that pin a command to a CPU; taskset execs the command, so $!

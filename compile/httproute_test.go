@@ -1,0 +1,127 @@
+package compile
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// mkHTTPRoute is a route on host with one rule per path, each to svc:80.
+func mkHTTPRoute(ns, name string, created int64, host string, ms ...HTTPRouteMatch) *HTTPRoute {
+	r := &HTTPRoute{Namespace: ns, Name: name, Created: time.Unix(created, 0), Hostnames: []string{host}}
+	r.Rules = []HTTPRouteRule{{
+		Field:    "spec.rules[0]",
+		Matches:  ms,
+		Backends: []WeightedBackend{{Service: ServiceRef{Namespace: ns, Name: name, Port: "80"}, Weight: 1, Field: "spec.rules[0].backendRefs[0]"}},
+	}}
+	return r
+}
+
+func routeSnapshot(t *testing.T, ings []string, routes ...*HTTPRoute) Snapshot {
+	t.Helper()
+	s := mkSnapshot()
+	for _, r := range routes {
+		s.HTTPRoutes = append(s.HTTPRoutes, r)
+		require.NoError(t, s.Add(mkService(r.Namespace, r.Name, ":80:"), mkSlice(r.Namespace, r.Name, r.Name, "", 80, "10.0.0.1")))
+	}
+	for _, n := range ings {
+		require.NoError(t, s.Add(mkService("prod", n, ":80:"), mkSlice("prod", n, n, "", 80, "10.0.0.2")))
+	}
+	return s
+}
+
+func TestHTTPRouteServed(t *testing.T) {
+	s := routeSnapshot(t, nil,
+		mkHTTPRoute("prod", "exact", 1, "shop.example.com", HTTPRouteMatch{Field: "spec.rules[0].matches[0]", Type: match.Exact, Path: "/cart"}),
+		mkHTTPRoute("prod", "prefix", 1, "shop.example.com", HTTPRouteMatch{Field: "spec.rules[0].matches[0]", Type: match.Prefix, Path: "/cart/"}),
+		mkHTTPRoute("prod", "regex", 1, "shop.example.com", HTTPRouteMatch{Field: "spec.rules[0].matches[0]", Type: match.Regex, Path: "/item/[0-9]+"}),
+		mkHTTPRoute("prod", "all", 1, "*.example.com"),
+	)
+	tab, ws := compileOK(t, s, Options{})
+	require.Empty(t, ws)
+	for path, want := range map[string]string{
+		"/cart": "prod/exact:80", "/cart/x": "prod/prefix:80", "/cartx": "404",
+		"/item/12": "prod/regex:80", "/other": "404",
+	} {
+		require.Equal(t, want, served(tab, "shop.example.com", path), path)
+	}
+	require.Equal(t, "prod/all:80", served(tab, "www.example.com", "/anything"))
+	require.Equal(t, "404", served(tab, "other.test", "/"))
+	require.Contains(t, tab.String(), "from HTTPRoute prod/exact spec.rules[0].matches[0]")
+}
+
+func TestHTTPRoutePrecedenceAmongRoutes(t *testing.T) {
+	m := HTTPRouteMatch{Field: "spec.rules[0].matches[0]", Type: match.Prefix, Path: "/api"}
+	tests := []struct {
+		name   string
+		a, b   *HTTPRoute
+		winner string
+	}{
+		{"older wins", mkHTTPRoute("prod", "z", 1, "h.test", m), mkHTTPRoute("prod", "a", 2, "h.test", m), "prod/z"},
+		{"tie: namespace/name ascending", mkHTTPRoute("prod", "b", 5, "h.test", m), mkHTTPRoute("prod", "a", 5, "h.test", m), "prod/a"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tab, ws := compileOK(t, routeSnapshot(t, nil, tt.a, tt.b), Options{})
+			require.Equal(t, tt.winner+":80", served(tab, "h.test", "/api/x"))
+			w := findWarning(t, ws, RouteConflict, "spec.rules[0].matches[0]")
+			require.Equal(t, "HTTPRoute "+tt.winner+" spec.rules[0].matches[0]", w.WinnerText())
+		})
+	}
+}
+
+// TestHTTPRouteAgainstIngress: the older object wins the same host and
+// path, the Ingress on equal age, and the loser's warning names the winner.
+func TestHTTPRouteAgainstIngress(t *testing.T) {
+	m := HTTPRouteMatch{Field: "spec.rules[0].matches[0]", Type: match.Prefix, Path: "/api"}
+	for _, tt := range []struct {
+		name                string
+		ingAge, routeAge    int64
+		winner, loser, wfld string
+	}{
+		{"ingress older", 1, 2, "Ingress prod/ing spec.rules[0].http.paths[0]", "HTTPRoute prod/rt", "spec.rules[0].matches[0]"},
+		{"same age: ingress", 3, 3, "Ingress prod/ing spec.rules[0].http.paths[0]", "HTTPRoute prod/rt", "spec.rules[0].matches[0]"},
+		{"route older", 4, 3, "HTTPRoute prod/rt spec.rules[0].matches[0]", "Ingress prod/ing", "spec.rules[0].http.paths[0]"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := routeSnapshot(t, []string{"ing"}, mkHTTPRoute("prod", "rt", tt.routeAge, "h.test", m))
+			require.NoError(t, s.Add(mkIngress("prod", "ing", tt.ingAge, withRules(mkRule("h.test", prefix("/api", "ing", 80))))))
+			tab, ws := compileOK(t, s, Options{})
+			w := findWarning(t, ws, RouteConflict, tt.wfld)
+			require.Equal(t, tt.winner, w.WinnerText())
+			require.Equal(t, tt.loser, w.Object.String())
+			want := "prod/ing:80"
+			if tt.routeAge < tt.ingAge {
+				want = "prod/rt:80"
+			}
+			require.Equal(t, want, served(tab, "h.test", "/api"))
+		})
+	}
+}
+
+// TestHTTPRouteDigest: the digest covers a route source's rules.
+func TestHTTPRouteDigest(t *testing.T) {
+	a := Compile(routeSnapshot(t, nil, mkHTTPRoute("prod", "rt", 1, "h.test", HTTPRouteMatch{Type: match.Prefix, Path: "/a"})), Options{}).Table.Digest()
+	b := Compile(routeSnapshot(t, nil, mkHTTPRoute("prod", "rt", 1, "h.test", HTTPRouteMatch{Type: match.Prefix, Path: "/b"})), Options{}).Table.Digest()
+	require.NotEqual(t, a, b)
+}
+
+func TestHTTPRouteRefused(t *testing.T) {
+	r := mkHTTPRoute("prod", "rt", 1, "h.test", HTTPRouteMatch{Field: "spec.rules[0].matches[0]", Type: match.Exact, Path: "a"})
+	split := mkHTTPRoute("prod", "split", 1, "h.test")
+	split.Rules[0].Backends = append(split.Rules[0].Backends, WeightedBackend{Service: ServiceRef{Namespace: "prod", Name: "x", Port: "80"}, Weight: 1})
+	missing := mkHTTPRoute("prod", "missing", 1, "h.test", HTTPRouteMatch{Field: "spec.rules[0].matches[0]", Type: match.Exact, Path: "/m"})
+	s := routeSnapshot(t, nil, r, split)
+	s.HTTPRoutes = append(s.HTTPRoutes, missing)
+	tab, ws := compileOK(t, s, Options{})
+	require.Equal(t, []short{
+		{ServiceNotFound, "HTTPRoute prod/missing", "spec.rules[0].backendRefs[0].name"},
+		{PathRejected, "HTTPRoute prod/rt", "spec.rules[0].matches[0].path"},
+		{BackendUnsupported, "HTTPRoute prod/split", "spec.rules[0].backendRefs"},
+	}, shorten(ws))
+	require.Equal(t, "404", served(tab, "h.test", "/"))
+	require.Equal(t, "prod/missing:80", served(tab, "h.test", "/m"))
+}

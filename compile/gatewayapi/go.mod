@@ -3,9 +3,11 @@ module ramjet.dev/ramjet/compile/gatewayapi
 go 1.26.0
 
 require (
+	github.com/google/go-cmp v0.7.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	ramjet.dev/ramjet v0.0.0
+	sigs.k8s.io/yaml v1.6.0
 )
 
 require (

@@ -156,7 +156,7 @@ func (t *translator) attach(r *gwv1.HTTPRoute) (hosts []string, attached bool) {
 		case !found:
 			t.warn(NotAttached, r, field, fmt.Sprintf("Gateway %s/%s has no HTTP or HTTPS listener that matches the sectionName and port; the route is not attached there", ns, p.Name))
 		case !allowed:
-			t.warn(NotAttached, r, field, fmt.Sprintf("no listener of Gateway %s/%s allows routes from namespace %q (allowedRoutes); the route is not attached there", ns, p.Name, r.Namespace))
+			t.warn(NotAttached, r, field, fmt.Sprintf("no listener of Gateway %s/%s allows HTTPRoutes from namespace %q (allowedRoutes kinds and namespaces); the route is not attached there", ns, p.Name, r.Namespace))
 		case !attached:
 			t.warn(NotAttached, r, "spec.hostnames", fmt.Sprintf("no hostname matches a listener of Gateway %s/%s; the route is not attached there", ns, p.Name))
 		}

@@ -2131,11 +2131,19 @@
 //     backendRef's namespace). A rule is served when exactly one backend
 //     has a positive weight (default 1); a missing Service or port answers
 //     503 as for an Ingress (§8).
+//   - The URLRewrite filter, as a route rewrite (§11.1, match.Rewrite):
+//     hostname sets the Host the backend receives; ReplaceFullPath
+//     replaces the path, ReplacePrefixMatch (PathPrefix matches only) the
+//     matched leading segments, the rest and the query following. A value
+//     with "$" or a prefix replacement on another match type warns
+//     RuleRejected and leaves the rule out.
 //
 // Not served yet, each refused with a warning naming the field
 // (GatewayFeatureUnsupported unless said otherwise): matches on headers,
-// query parameters and method (the match is left out); filters on a rule
-// (the rule is left out) or on a backendRef (the backend is left out);
+// query parameters and method (the match is left out); filters other
+// than one URLRewrite on a rule (the rule is left out: RequestRedirect,
+// RequestHeaderModifier, ResponseHeaderModifier, RequestMirror...) and
+// any on a backendRef (the backend is left out);
 // timeouts (warned, defaults apply); a split across several weighted
 // backends and a rule left with no backend (BackendUnsupported, the rule
 // is left out, so 404 where the Gateway API asks 500); listener TLS

@@ -42,6 +42,23 @@ type HTTPRouteRule struct {
 	// with a positive weight is served; a split across several is refused
 	// with a warning (the canary split lives on a backend, not a rule).
 	Backends []WeightedBackend
+	// Rewrite, when set, changes the request before it is proxied (the
+	// Gateway API's URLRewrite filter); FilterField locates it.
+	Rewrite     *URLRewrite
+	FilterField string
+}
+
+// URLRewrite rewrites a request's host and path on its way to the backend.
+type URLRewrite struct {
+	// Hostname is the Host header the backend receives; "" keeps the
+	// client's.
+	Hostname string
+	// Path, when PathSet, replaces the whole path, or with ReplacePrefix
+	// only the part a PathPrefix match matched (the rest follows). The
+	// query is kept.
+	Path          string
+	PathSet       bool
+	ReplacePrefix bool
 }
 
 // HTTPRouteMatch is one match of a rule.
@@ -109,13 +126,17 @@ func (b *builder) buildHTTPRoutes() {
 				if backend == nil {
 					continue
 				}
+				rws, ok := b.ruleRewrites(hr, rule)
+				if !ok {
+					continue
+				}
 				matches := rule.Matches
 				if len(matches) == 0 {
 					matches = []HTTPRouteMatch{{Field: rule.Field, Type: match.Prefix, Path: "/"}}
 				}
 				for _, m := range matches {
 					order++
-					b.declareHTTPRouteMatch(hr, v, m, backend, order)
+					b.declareHTTPRouteMatch(hr, v, m, backend, rws[m.Type], order)
 				}
 			}
 		}
@@ -169,7 +190,7 @@ func (b *builder) ruleBackend(hr *HTTPRoute, rule *HTTPRouteRule) *match.Backend
 
 // declareHTTPRouteMatch validates one match and adds its route to v unless
 // an earlier declaration of the same key wins.
-func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatch, backend *match.Backend, order int) {
+func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatch, backend *match.Backend, rw *match.Rewrite, order int) {
 	key, re, why := b.httpRouteKey(m)
 	if why != "" {
 		b.warn(PathRejected, hr.ref(), m.Field+".path", "path "+strconv.Quote(m.Path)+" "+why+"; it is not served")
@@ -183,6 +204,7 @@ func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatc
 		Order:   order,
 		Regexp:  re,
 		Backend: backend,
+		Rewrite: rw,
 	}
 	winner := v.route(routeKey{m.Type, key})
 	if winner == nil {
@@ -243,4 +265,54 @@ func (b *builder) httpRouteKey(m HTTPRouteMatch) (key string, re *match.Regexp, 
 		return path, res.re, ""
 	}
 	return "", nil, "has an unknown match type"
+}
+
+// ruleRewrites prepares the rule's URLRewrite for each kind of match it
+// has, or warns and returns false when the rule cannot be served as
+// written. A path replacement is a template here: one written literally
+// (no "$") keeps the query, and a prefix replacement applies to the
+// segments a PathPrefix match matched (match.NativeSyntax on a Prefix
+// route); on a regular expression only a full replacement is possible.
+func (b *builder) ruleRewrites(hr *HTTPRoute, rule *HTTPRouteRule) (map[match.PathType]*match.Rewrite, bool) {
+	u := rule.Rewrite
+	if u == nil {
+		return nil, true
+	}
+	refuse := func(field, why string) (map[match.PathType]*match.Rewrite, bool) {
+		b.warn(RuleRejected, hr.ref(), rule.FilterField+field, why+"; the rule is not served")
+		return nil, false
+	}
+	if strings.Contains(u.Path, "$") || strings.Contains(u.Hostname, "$") {
+		return refuse(".urlRewrite", "a rewrite with \"$\" is not served")
+	}
+	if u.Hostname != "" {
+		if why := invalidHost(u.Hostname); why != "" || strings.HasPrefix(u.Hostname, "*.") {
+			return refuse(".urlRewrite.hostname", "hostname "+strconv.Quote(u.Hostname)+" is not a host name")
+		}
+	}
+	if u.PathSet && (u.Path == "" || u.Path[0] != '/') {
+		return refuse(".urlRewrite.path", "path "+strconv.Quote(u.Path)+" does not begin with /")
+	}
+	out := make(map[match.PathType]*match.Rewrite, 1)
+	for _, m := range rule.Matches {
+		if _, done := out[m.Type]; done {
+			continue
+		}
+		if u.ReplacePrefix && m.Type != match.Prefix {
+			return refuse(".urlRewrite.path", "replacePrefixMatch needs PathPrefix matches; "+m.Field+" is "+m.Type.String())
+		}
+		spec := match.Rewrite{Host: u.Hostname}
+		if u.PathSet {
+			spec.Target, spec.Syntax = u.Path, match.NginxSyntax
+			if u.ReplacePrefix {
+				spec.Syntax = match.NativeSyntax
+			}
+		}
+		rw, err := match.NewRewrite(spec)
+		if err != nil {
+			return refuse(".urlRewrite", err.Error())
+		}
+		out[m.Type] = rw
+	}
+	return out, true
 }

@@ -125,3 +125,36 @@ func TestHTTPRouteRefused(t *testing.T) {
 	require.Equal(t, "404", served(tab, "h.test", "/"))
 	require.Equal(t, "prod/missing:80", served(tab, "h.test", "/m"))
 }
+
+// TestHTTPRouteRewrite: a URLRewrite becomes the route's match.Rewrite, a
+// prefix replacement keeping the rest of the path and the query.
+func TestHTTPRouteRewrite(t *testing.T) {
+	mk := func(name string, u *URLRewrite, ms ...HTTPRouteMatch) *HTTPRoute {
+		r := mkHTTPRoute("prod", name, 1, "h.test", ms...)
+		r.Rules[0].Rewrite, r.Rules[0].FilterField = u, "spec.rules[0].filters[0]"
+		return r
+	}
+	s := routeSnapshot(t, nil,
+		mk("prefix", &URLRewrite{Path: "/one", PathSet: true, ReplacePrefix: true}, HTTPRouteMatch{Type: match.Prefix, Path: "/prefix/one"}),
+		mk("strip", &URLRewrite{Path: "/", PathSet: true, ReplacePrefix: true}, HTTPRouteMatch{Type: match.Prefix, Path: "/strip"}),
+		mk("full", &URLRewrite{Path: "/one", PathSet: true, Hostname: "backend.test"}, HTTPRouteMatch{Type: match.Prefix, Path: "/full"}),
+		mk("bad", &URLRewrite{Path: "/x", PathSet: true, ReplacePrefix: true}, HTTPRouteMatch{Field: "spec.rules[0].matches[0]", Type: match.Exact, Path: "/bad"}),
+	)
+	tab, ws := compileOK(t, s, Options{})
+	require.Equal(t, []short{{RuleRejected, "HTTPRoute prod/bad", "spec.rules[0].filters[0].urlRewrite.path"}}, shorten(ws))
+	for _, tt := range []struct{ path, query, target, host string }{
+		{"/prefix/one/two", "a=1", "/one/two?a=1", ""}, // "": the client's Host
+		{"/prefix/one", "", "/one", ""},
+		{"/strip/three", "", "/three", ""},
+		{"/strip", "", "/", ""},
+		{"/full/one/two", "q", "/one?q", "backend.test"},
+	} {
+		res := tab.Lookup("h.test", tt.path)
+		require.NotNil(t, res.Route, tt.path)
+		got := res.Route.Rewrite.Apply(res.Route, tt.path, tt.query, "http", "h.test")
+		require.Equal(t, tt.target, got.Target, tt.path)
+		require.False(t, got.Redirect)
+		require.Equal(t, tt.host, res.Route.Rewrite.UpstreamHost("h.test"), tt.path)
+	}
+	require.Equal(t, "404", served(tab, "h.test", "/bad"))
+}

@@ -12,6 +12,13 @@ type request struct {
 	host, path, want string
 }
 
+// rewritten is a request the suite expects rewritten: the backend then
+// sees path toPath and Host toHost ("" when the test does not say).
+type rewritten struct {
+	request
+	toPath, toHost string
+}
+
 const infra = "gateway-conformance-infra/"
 
 // conformance replays, per test of the Gateway API conformance suite
@@ -19,10 +26,12 @@ const infra = "gateway-conformance-infra/"
 // requests this table already serves. Requests a test makes that need
 // what is not served yet are listed in notServed, so the gap stays
 // visible: header, query and method matches, the 500 answer for an
-// invalid backendRef, wildcards over more than one label.
+// invalid backendRef, wildcards over more than one label, header
+// modifiers.
 var conformance = []struct {
 	test      string
 	requests  []request
+	rewrites  []rewritten
 	notServed string
 }{
 	{test: "httproute-simple-same-namespace", requests: []request{
@@ -76,6 +85,16 @@ var conformance = []struct {
 		{"foo.com", "/", "404"},
 		{"no.matching.host", "/", "404"},
 	}, notServed: "multiple.prefixes.bar.com and multiple.prefixes.foo.com: a wildcard here matches one label"},
+	{test: "httproute-rewrite-path", rewrites: []rewritten{
+		{request{"", "/prefix/one/two", infra + "infra-backend-v1"}, "/one/two", ""},
+		{request{"", "/strip-prefix/three", infra + "infra-backend-v1"}, "/three", ""},
+		{request{"", "/strip-prefix", infra + "infra-backend-v1"}, "/", ""},
+		{request{"", "/full/one/two", infra + "infra-backend-v1"}, "/one", ""},
+	}, notServed: "the two rules that also modify request headers (RequestHeaderModifier)"},
+	{test: "httproute-rewrite-host", rewrites: []rewritten{
+		{request{"rewrite.example", "/one", infra + "infra-backend-v1"}, "/one", "one.example.org"},
+		{request{"rewrite.example", "/two", infra + "infra-backend-v2"}, "/two", "example.org"},
+	}, notServed: "the rule that also modifies request headers (RequestHeaderModifier)"},
 }
 
 func TestConformance(t *testing.T) {
@@ -89,17 +108,34 @@ func TestConformance(t *testing.T) {
 			for _, warn := range ws {
 				t.Logf("translate: %s", warn)
 			}
-			for _, r := range c.requests {
+			rs := c.requests
+			for _, rw := range c.rewrites {
+				rs = append(rs, rw.request)
+			}
+			for i, r := range rs {
 				host := r.host
 				if host == "" {
 					host = "192.0.2.1" // the suite sends to the Gateway's address
 				}
 				got := "404"
-				if b := res.Table.Lookup(host, r.path).Backend; b != nil {
+				found := res.Table.Lookup(host, r.path)
+				if b := found.Backend; b != nil {
 					got = b.Namespace + "/" + b.Name
 				}
 				if got != r.want {
 					t.Errorf("%s %s%s: served by %s, %s wants %s", c.test, r.host, r.path, got, c.test+".go", r.want)
+				}
+				if i < len(c.requests) || found.Route == nil {
+					continue
+				}
+				rw := c.rewrites[i-len(c.requests)]
+				toPath := found.Route.Rewrite.Apply(found.Route, r.path, "", "http", host).Target
+				if toPath == "" {
+					toPath = r.path
+				}
+				toHost := found.Route.Rewrite.UpstreamHost(host)
+				if toPath != rw.toPath || rw.toHost != "" && toHost != rw.toHost {
+					t.Errorf("%s %s%s: the backend sees %s%s, %s.go wants %s%s", c.test, r.host, r.path, toHost, toPath, c.test, rw.toHost, rw.toPath)
 				}
 			}
 		})

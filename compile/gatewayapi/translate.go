@@ -235,9 +235,27 @@ func (t *translator) rule(r *gwv1.HTTPRoute, i int) (compile.HTTPRouteRule, bool
 	field := "spec.rules[" + strconv.Itoa(i) + "]"
 	out := compile.HTTPRouteRule{Field: field}
 	for j, f := range src.Filters {
-		t.warn(Unsupported, r, field+".filters["+strconv.Itoa(j)+"]",
-			"filter "+string(f.Type)+" is not served yet; the rule is not served")
-		return out, false
+		ff := field + ".filters[" + strconv.Itoa(j) + "]"
+		if f.Type != gwv1.HTTPRouteFilterURLRewrite || f.URLRewrite == nil || out.Rewrite != nil {
+			t.warn(Unsupported, r, ff, "filter "+string(f.Type)+" is not served yet here; the rule is not served")
+			return out, false
+		}
+		u := f.URLRewrite
+		out.Rewrite, out.FilterField = &compile.URLRewrite{}, ff
+		if u.Hostname != nil {
+			out.Rewrite.Hostname = string(*u.Hostname)
+		}
+		if p := u.Path; p != nil {
+			switch {
+			case p.Type == gwv1.FullPathHTTPPathModifier && p.ReplaceFullPath != nil:
+				out.Rewrite.Path, out.Rewrite.PathSet = *p.ReplaceFullPath, true
+			case p.Type == gwv1.PrefixMatchHTTPPathModifier && p.ReplacePrefixMatch != nil:
+				out.Rewrite.Path, out.Rewrite.PathSet, out.Rewrite.ReplacePrefix = *p.ReplacePrefixMatch, true, true
+			default:
+				t.warn(Unsupported, r, ff+".urlRewrite.path", "path modifier "+strconv.Quote(string(p.Type))+" without its value; the rule is not served")
+				return out, false
+			}
+		}
 	}
 	if src.Timeouts != nil {
 		t.warn(Unsupported, r, field+".timeouts", "timeouts are not applied yet; the defaults apply")

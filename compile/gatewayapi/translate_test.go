@@ -201,3 +201,37 @@ func ns(name string, kv ...string) *corev1.Namespace {
 	}
 	return n
 }
+
+// TestTranslateURLRewrite: URLRewrite's hostname and path modifiers map to
+// compile.URLRewrite; a second filter of another type refuses the rule.
+func TestTranslateURLRewrite(t *testing.T) {
+	gw := gateway("app", "gw", "ours", listener("http", "", gwv1.NamespacesFromSame))
+	rw := func(host string, p *gwv1.HTTPPathModifier) gwv1.HTTPRouteFilter {
+		f := gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwv1.HTTPURLRewriteFilter{Path: p}}
+		if host != "" {
+			f.URLRewrite.Hostname = new(gwv1.PreciseHostname(host))
+		}
+		return f
+	}
+	be := []gwv1.HTTPBackendRef{toService("", "a", 80)}
+	route := httpRoute("app", "r", []gwv1.ParentReference{{Name: "gw"}}, nil,
+		gwv1.HTTPRouteRule{Filters: []gwv1.HTTPRouteFilter{rw("b.test", &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: new("/x")})}, BackendRefs: be},
+		gwv1.HTTPRouteRule{Filters: []gwv1.HTTPRouteFilter{rw("", &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: new("/y")})}, BackendRefs: be},
+		gwv1.HTTPRouteRule{Filters: []gwv1.HTTPRouteFilter{rw("c.test", nil), {Type: gwv1.HTTPRouteFilterRequestHeaderModifier}}, BackendRefs: be},
+	)
+	routes, ws := Translate(Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{gw}, HTTPRoutes: []*gwv1.HTTPRoute{route}})
+	if len(routes) != 1 || len(routes[0].Rules) != 2 {
+		t.Fatalf("routes %+v", routes)
+	}
+	got := []compile.URLRewrite{*routes[0].Rules[0].Rewrite, *routes[0].Rules[1].Rewrite}
+	want := []compile.URLRewrite{{Hostname: "b.test", Path: "/x", PathSet: true, ReplacePrefix: true}, {Path: "/y", PathSet: true}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Error(diff)
+	}
+	if routes[0].Rules[0].FilterField != "spec.rules[0].filters[0]" {
+		t.Errorf("filter field %q", routes[0].Rules[0].FilterField)
+	}
+	if len(ws) != 1 || ws[0].Field != "spec.rules[2].filters[1]" {
+		t.Errorf("warnings %v", ws)
+	}
+}

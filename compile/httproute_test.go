@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -157,4 +158,37 @@ func TestHTTPRouteRewrite(t *testing.T) {
 		require.Equal(t, tt.host, res.Route.Rewrite.UpstreamHost("h.test"), tt.path)
 	}
 	require.Equal(t, "404", served(tab, "h.test", "/bad"))
+}
+
+// BenchmarkCompileHTTPRoutes is BenchmarkCompile's snapshot with each
+// Ingress replaced by an HTTPRoute with the same host, matches and
+// Service (issue 27's budget: within 1.5× of the Ingresses).
+func BenchmarkCompileHTTPRoutes(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			s := benchSnapshot(n)
+			for _, ing := range s.Ingresses {
+				rule := ing.Spec.Rules[0]
+				svc := rule.HTTP.Paths[0].Backend.Service.Name
+				s.HTTPRoutes = append(s.HTTPRoutes, &HTTPRoute{Namespace: ing.Namespace, Name: ing.Name, Created: ing.CreationTimestamp.Time,
+					Hostnames: []string{rule.Host},
+					Rules: []HTTPRouteRule{{Field: "spec.rules[0]",
+						Matches: []HTTPRouteMatch{
+							{Field: "spec.rules[0].matches[0]", Type: match.Exact, Path: "/exact"},
+							{Field: "spec.rules[0].matches[1]", Type: match.Prefix, Path: "/prefix/"},
+						},
+						Backends: []WeightedBackend{{Service: ServiceRef{Namespace: ing.Namespace, Name: svc, Port: "80"}, Weight: 1}},
+					}}})
+			}
+			s.Ingresses = nil
+			tab, ws := compileTable(s, Options{})
+			if len(ws) != 0 || tab.Size().Backends != n || tab.Size().VirtualHosts != n+1 {
+				b.Fatalf("unexpected table: %d warnings, %d backends, %d hosts", len(ws), tab.Size().Backends, tab.Size().VirtualHosts)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				Compile(s, Options{})
+			}
+		})
+	}
 }

@@ -700,7 +700,11 @@ func (b *builder) applySnippets() {
 			}
 		}
 		for _, r := range v.vh.Routes {
-			r.Snippet = joinSnippets(srv, locOf(byKey[r.Source.Namespace+"/"+r.Source.Name]))
+			var loc *match.Snippet
+			if r.Source.Kind == "" { // an HTTPRoute of the same name is not the Ingress (§20)
+				loc = locOf(byKey[r.Source.Namespace+"/"+r.Source.Name])
+			}
+			r.Snippet = joinSnippets(srv, loc)
 		}
 		v.vh.FallbackSnippet = joinSnippets(srv, locOf(v.settingsFrom))
 	}

@@ -46,7 +46,23 @@ type HTTPRouteRule struct {
 	// Gateway API's URLRewrite filter); FilterField locates it.
 	Rewrite     *URLRewrite
 	FilterField string
+	// RequestHeaders and ResponseHeaders edit the headers the backend
+	// receives and the client is answered with (the Gateway API's
+	// RequestHeaderModifier and ResponseHeaderModifier filters).
+	RequestHeaders, ResponseHeaders *HeaderModifier
 }
+
+// HeaderModifier sets, adds to (appending ",value" to a present header)
+// and removes headers, in that order.
+type HeaderModifier struct {
+	// Field locates the filter ("spec.rules[0].filters[1]").
+	Field    string
+	Set, Add []HeaderValue
+	Remove   []string
+}
+
+// HeaderValue is a header name and value.
+type HeaderValue struct{ Name, Value string }
 
 // URLRewrite rewrites a request's host and path on its way to the backend.
 type URLRewrite struct {
@@ -130,13 +146,17 @@ func (b *builder) buildHTTPRoutes() {
 				if !ok {
 					continue
 				}
+				sn, ok := b.ruleHeaders(hr, rule)
+				if !ok {
+					continue
+				}
 				matches := rule.Matches
 				if len(matches) == 0 {
 					matches = []HTTPRouteMatch{{Field: rule.Field, Type: match.Prefix, Path: "/"}}
 				}
 				for _, m := range matches {
 					order++
-					b.declareHTTPRouteMatch(hr, v, m, backend, rws[m.Type], order)
+					b.declareHTTPRouteMatch(hr, v, m, backend, rws[m.Type], sn, order)
 				}
 			}
 		}
@@ -190,7 +210,7 @@ func (b *builder) ruleBackend(hr *HTTPRoute, rule *HTTPRouteRule) *match.Backend
 
 // declareHTTPRouteMatch validates one match and adds its route to v unless
 // an earlier declaration of the same key wins.
-func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatch, backend *match.Backend, rw *match.Rewrite, order int) {
+func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatch, backend *match.Backend, rw *match.Rewrite, sn *match.Snippet, order int) {
 	key, re, why := b.httpRouteKey(m)
 	if why != "" {
 		b.warn(PathRejected, hr.ref(), m.Field+".path", "path "+strconv.Quote(m.Path)+" "+why+"; it is not served")
@@ -205,6 +225,7 @@ func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatc
 		Regexp:  re,
 		Backend: backend,
 		Rewrite: rw,
+		Snippet: sn,
 	}
 	winner := v.route(routeKey{m.Type, key})
 	if winner == nil {
@@ -315,4 +336,83 @@ func (b *builder) ruleRewrites(hr *HTTPRoute, rule *HTTPRouteRule) (map[match.Pa
 		out[m.Type] = rw
 	}
 	return out, true
+}
+
+// ruleHeaders turns the rule's header modifiers into the steps of a
+// snippet (§11.9), which already edits headers both ways: set is
+// set_input_header and more_set_headers, add appends to a present request
+// header (an if on $http_<name>) and is add_header always on responses,
+// remove is more_clear_input_headers and more_clear_headers. A value is
+// literal there only without "$", and an empty one would clear the
+// header, so such values refuse the rule.
+func (b *builder) ruleHeaders(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Snippet, bool) {
+	if rule.RequestHeaders == nil && rule.ResponseHeaders == nil {
+		return nil, true
+	}
+	var ops []match.SnippetOp
+	for _, hm := range []*HeaderModifier{rule.RequestHeaders, rule.ResponseHeaders} {
+		if hm == nil {
+			continue
+		}
+		request := hm == rule.RequestHeaders
+		for _, name := range hm.Remove {
+			if !validHeaderName(name) {
+				b.warn(RuleRejected, hr.ref(), hm.Field, "header name "+strconv.Quote(name)+" is not a token; the rule is not served")
+				return nil, false
+			}
+		}
+		for _, h := range slices.Concat(hm.Set, hm.Add) {
+			if h.Value == "" || strings.Contains(h.Value, "$") || !validHeaderName(h.Name) {
+				b.warn(RuleRejected, hr.ref(), hm.Field, "header "+strconv.Quote(h.Name)+": "+strconv.Quote(h.Value)+
+					" is not served (an empty value, a \"$\" or a name that is not a token); the rule is not served")
+				return nil, false
+			}
+		}
+		for _, h := range hm.Set {
+			if request {
+				ops = append(ops, match.SnippetOp{Kind: match.OpSetInput, Name: h.Name, Value: h.Value, Always: true})
+			} else {
+				ops = append(ops, match.SnippetOp{Kind: match.OpSetHeader, Name: h.Name, Value: h.Value})
+			}
+		}
+		for _, h := range hm.Add {
+			if !request {
+				ops = append(ops, match.SnippetOp{Kind: match.OpAddHeader, Name: h.Name, Value: h.Value, Always: true})
+				continue
+			}
+			v := "http_" + strings.ReplaceAll(strings.ToLower(h.Name), "-", "_")
+			ops = append(ops,
+				match.SnippetOp{Kind: match.OpIf, Cond: &match.SnippetCond{Var: v, Op: "=", Operand: ""},
+					Then: []match.SnippetOp{{Kind: match.OpSetInput, Name: h.Name, Value: h.Value, Always: true}}},
+				match.SnippetOp{Kind: match.OpIf, Cond: &match.SnippetCond{Var: v, Op: "!=", Operand: ""},
+					Then: []match.SnippetOp{{Kind: match.OpSetInput, Name: h.Name, Value: "$" + v + "," + h.Value, Always: true}}})
+		}
+		for _, name := range hm.Remove {
+			kind := match.OpClearHeader
+			if request {
+				kind = match.OpClearInput
+			}
+			ops = append(ops, match.SnippetOp{Kind: kind, Name: name})
+		}
+	}
+	sn, err := match.NewSnippet(match.Snippet{Ops: ops})
+	if err != nil {
+		b.warn(RuleRejected, hr.ref(), rule.Field+".filters", err.Error()+"; the rule is not served")
+		return nil, false
+	}
+	return sn, true
+}
+
+// validHeaderName reports an RFC 9110 token, so no "*" clears a family.
+func validHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#%&'+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }

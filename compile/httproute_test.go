@@ -192,3 +192,40 @@ func BenchmarkCompileHTTPRoutes(b *testing.B) {
 		})
 	}
 }
+
+// TestHTTPRouteHeaderModifiers: the header filters become the route's
+// snippet steps: set replaces, add appends to a present request header
+// (",value") or adds a response header, remove clears.
+func TestHTTPRouteHeaderModifiers(t *testing.T) {
+	r := mkHTTPRoute("prod", "hdr", 1, "h.test")
+	r.Rules[0].RequestHeaders = &HeaderModifier{Field: "spec.rules[0].filters[0]",
+		Set:    []HeaderValue{{"X-Set", "set-value"}},
+		Add:    []HeaderValue{{"X-Add", "add-1"}, {"X-Add-Append", "add-2"}},
+		Remove: []string{"X-Remove"}}
+	r.Rules[0].ResponseHeaders = &HeaderModifier{Field: "spec.rules[0].filters[1]",
+		Set: []HeaderValue{{"X-Resp-Set", "rs"}}, Add: []HeaderValue{{"X-Resp-Add", "ra"}}, Remove: []string{"X-Resp-Remove"}}
+	bad := mkHTTPRoute("prod", "bad", 1, "bad.test")
+	bad.Rules[0].ResponseHeaders = &HeaderModifier{Field: "spec.rules[0].filters[0]", Set: []HeaderValue{{"X-Var", "$host"}}}
+	tab, ws := compileOK(t, routeSnapshot(t, nil, r, bad), Options{})
+	require.Equal(t, []short{{RuleRejected, "HTTPRoute prod/bad", "spec.rules[0].filters[0]"}}, shorten(ws))
+	require.Equal(t, "404", served(tab, "bad.test", "/"))
+
+	res := tab.Lookup("h.test", "/x")
+	require.NotNil(t, res.Route)
+	require.NotNil(t, res.Route.Snippet)
+	req := map[string][]string{"X-Set": {"old"}, "X-Add-Append": {"old"}, "X-Remove": {"gone"}, "X-Keep": {"kept"}}
+	out := res.Route.Snippet.Run(&match.SnippetRequest{Host: "h.test", URI: "/x", Header: req})
+	h := map[string][]string{}
+	for k, v := range req {
+		h[k] = v
+	}
+	match.ApplyRequest(out.Request, h)
+	require.Equal(t, map[string][]string{"X-Set": {"set-value"}, "X-Add": {"add-1"}, "X-Add-Append": {"old,add-2"}, "X-Keep": {"kept"}}, h)
+	resp := map[string][]string{"X-Resp-Set": {"old"}, "X-Resp-Add": {"old"}, "X-Resp-Remove": {"gone"}}
+	match.ApplyResponse(out.Response, resp, 500)
+	require.Equal(t, map[string][]string{"X-Resp-Set": {"rs"}, "X-Resp-Add": {"old", "ra"}}, resp)
+
+	// With snippets allowed, the snippet step keeps the route's own steps.
+	on, _ := compileOK(t, routeSnapshot(t, nil, r), Options{AllowSnippetAnnotations: true, AnnotationsRiskLevel: "Critical"})
+	require.Equal(t, res.Route.Snippet.Ops, on.Lookup("h.test", "/x").Route.Snippet.Ops)
+}

@@ -700,8 +700,8 @@ func (b *builder) applySnippets() {
 			}
 		}
 		for _, r := range v.vh.Routes {
-			var loc *match.Snippet
-			if r.Source.Kind == "" { // an HTTPRoute of the same name is not the Ingress (§20)
+			loc := r.Snippet // an HTTPRoute's header filters (§20), never an Ingress's of its name
+			if r.Source.Kind == "" {
 				loc = locOf(byKey[r.Source.Namespace+"/"+r.Source.Name])
 			}
 			r.Snippet = joinSnippets(srv, loc)

@@ -2137,13 +2137,19 @@
 //     matched leading segments, the rest and the query following. A value
 //     with "$" or a prefix replacement on another match type warns
 //     RuleRejected and leaves the rule out.
+//   - RequestHeaderModifier and ResponseHeaderModifier, as the route's
+//     snippet steps (§11.9, which edit headers both ways whether or not
+//     snippet annotations are allowed): set replaces, add appends
+//     ",value" to a present request header and adds a response header
+//     line, remove clears. An empty value, one with "$" or a name that is
+//     not a token warns RuleRejected and leaves the rule out.
 //
 // Not served yet, each refused with a warning naming the field
 // (GatewayFeatureUnsupported unless said otherwise): matches on headers,
-// query parameters and method (the match is left out); filters other
-// than one URLRewrite on a rule (the rule is left out: RequestRedirect,
-// RequestHeaderModifier, ResponseHeaderModifier, RequestMirror...) and
-// any on a backendRef (the backend is left out);
+// query parameters and method (the match is left out); the filters
+// RequestRedirect, RequestMirror, CORS, ExternalAuth and ExtensionRef,
+// or one filter type twice, on a rule (the rule is left out) and any
+// filter on a backendRef (the backend is left out);
 // timeouts (warned, defaults apply); a split across several weighted
 // backends and a rule left with no backend (BackendUnsupported, the rule
 // is left out, so 404 where the Gateway API asks 500); listener TLS

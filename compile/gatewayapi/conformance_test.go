@@ -26,8 +26,7 @@ const infra = "gateway-conformance-infra/"
 // requests this table already serves. Requests a test makes that need
 // what is not served yet are listed in notServed, so the gap stays
 // visible: header, query and method matches, the 500 answer for an
-// invalid backendRef, wildcards over more than one label, header
-// modifiers.
+// invalid backendRef, wildcards over more than one label.
 var conformance = []struct {
 	test      string
 	requests  []request
@@ -90,11 +89,14 @@ var conformance = []struct {
 		{request{"", "/strip-prefix/three", infra + "infra-backend-v1"}, "/three", ""},
 		{request{"", "/strip-prefix", infra + "infra-backend-v1"}, "/", ""},
 		{request{"", "/full/one/two", infra + "infra-backend-v1"}, "/one", ""},
-	}, notServed: "the two rules that also modify request headers (RequestHeaderModifier)"},
+		{request{"", "/full/rewrite-path-and-modify-headers/test", infra + "infra-backend-v1"}, "/test", ""},
+		{request{"", "/prefix/rewrite-path-and-modify-headers/one", infra + "infra-backend-v1"}, "/prefix/one", ""},
+	}},
 	{test: "httproute-rewrite-host", rewrites: []rewritten{
 		{request{"rewrite.example", "/one", infra + "infra-backend-v1"}, "/one", "one.example.org"},
 		{request{"rewrite.example", "/two", infra + "infra-backend-v2"}, "/two", "example.org"},
-	}, notServed: "the rule that also modifies request headers (RequestHeaderModifier)"},
+		{request{"rewrite.example", "/rewrite-host-and-modify-headers", infra + "infra-backend-v2"}, "/rewrite-host-and-modify-headers", "test.example.org"},
+	}},
 }
 
 func TestConformance(t *testing.T) {

@@ -236,6 +236,14 @@ func (t *translator) rule(r *gwv1.HTTPRoute, i int) (compile.HTTPRouteRule, bool
 	out := compile.HTTPRouteRule{Field: field}
 	for j, f := range src.Filters {
 		ff := field + ".filters[" + strconv.Itoa(j) + "]"
+		switch {
+		case f.Type == gwv1.HTTPRouteFilterRequestHeaderModifier && f.RequestHeaderModifier != nil && out.RequestHeaders == nil:
+			out.RequestHeaders = headerModifier(ff, f.RequestHeaderModifier)
+			continue
+		case f.Type == gwv1.HTTPRouteFilterResponseHeaderModifier && f.ResponseHeaderModifier != nil && out.ResponseHeaders == nil:
+			out.ResponseHeaders = headerModifier(ff, f.ResponseHeaderModifier)
+			continue
+		}
 		if f.Type != gwv1.HTTPRouteFilterURLRewrite || f.URLRewrite == nil || out.Rewrite != nil {
 			t.warn(Unsupported, r, ff, "filter "+string(f.Type)+" is not served yet here; the rule is not served")
 			return out, false
@@ -367,4 +375,15 @@ func deref[T any](p *T, def T) T {
 		return def
 	}
 	return *p
+}
+
+func headerModifier(field string, f *gwv1.HTTPHeaderFilter) *compile.HeaderModifier {
+	hm := &compile.HeaderModifier{Field: field, Remove: f.Remove}
+	for _, h := range f.Set {
+		hm.Set = append(hm.Set, compile.HeaderValue{Name: string(h.Name), Value: h.Value})
+	}
+	for _, h := range f.Add {
+		hm.Add = append(hm.Add, compile.HeaderValue{Name: string(h.Name), Value: h.Value})
+	}
+	return hm
 }

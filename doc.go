@@ -2143,11 +2143,20 @@
 //     ",value" to a present request header and adds a response header
 //     line, remove clears. An empty value, one with "$" or a name that is
 //     not a token warns RuleRejected and leaves the rule out.
+//   - RequestRedirect, as a snippet return (§11.9) before the backend is
+//     looked at, so a redirect rule needs no backendRefs: scheme,
+//     hostname and port replace the request's ($scheme, $host; a port is
+//     written unless it is the scheme's default, and the request's own
+//     port is not kept), ReplaceFullPath the path and ReplacePrefixMatch
+//     the matched segments, keeping the query; otherwise the request's
+//     path and query follow as received. statusCode 301, 302 (default),
+//     303, 307 or 308. Combined with URLRewrite, or with "$", "?" or "#"
+//     in a part, it warns RuleRejected and leaves the rule out.
 //
 // Not served yet, each refused with a warning naming the field
 // (GatewayFeatureUnsupported unless said otherwise): matches on headers,
 // query parameters and method (the match is left out); the filters
-// RequestRedirect, RequestMirror, CORS, ExternalAuth and ExtensionRef,
+// RequestMirror, CORS, ExternalAuth and ExtensionRef,
 // or one filter type twice, on a rule (the rule is left out) and any
 // filter on a backendRef (the backend is left out);
 // timeouts (warned, defaults apply); a split across several weighted

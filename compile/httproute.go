@@ -3,6 +3,7 @@ package compile
 import (
 	"cmp"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,6 +51,27 @@ type HTTPRouteRule struct {
 	// receives and the client is answered with (the Gateway API's
 	// RequestHeaderModifier and ResponseHeaderModifier filters).
 	RequestHeaders, ResponseHeaders *HeaderModifier
+	// Redirect, when set, answers with a redirect instead of proxying
+	// (the Gateway API's RequestRedirect filter).
+	Redirect *RequestRedirect
+}
+
+// RequestRedirect answers a request with a redirect to the same URL with
+// the given parts replaced.
+type RequestRedirect struct {
+	// Field locates the filter ("spec.rules[0].filters[0]").
+	Field string
+	// Scheme and Hostname replace the request's; "" keeps them.
+	Scheme, Hostname string
+	// Port, when not 0, is written into the Location unless it is the
+	// scheme's default; 0 writes none.
+	Port int32
+	// Path, when PathSet, replaces the whole path, or with ReplacePrefix
+	// the part a PathPrefix match matched; the query is kept.
+	Path                   string
+	PathSet, ReplacePrefix bool
+	// StatusCode is 301, 302, 303, 307 or 308; 0 means 302.
+	StatusCode int
 }
 
 // HeaderModifier sets, adds to (appending ",value" to a present header)
@@ -139,15 +161,15 @@ func (b *builder) buildHTTPRoutes() {
 			for i := range hr.Rules {
 				rule := &hr.Rules[i]
 				backend := b.ruleBackend(hr, rule)
-				if backend == nil {
-					continue
+				if backend == nil && (rule.Redirect == nil || len(rule.Backends) > 0) {
+					continue // a redirect needs no backend
 				}
 				rws, ok := b.ruleRewrites(hr, rule)
 				if !ok {
 					continue
 				}
 				sn, ok := b.ruleHeaders(hr, rule)
-				if !ok {
+				if !ok || !b.checkRedirect(hr, rule) {
 					continue
 				}
 				matches := rule.Matches
@@ -156,7 +178,13 @@ func (b *builder) buildHTTPRoutes() {
 				}
 				for _, m := range matches {
 					order++
-					b.declareHTTPRouteMatch(hr, v, m, backend, rws[m.Type], sn, order)
+					msn := sn
+					if rule.Redirect != nil {
+						if msn, ok = b.redirectSnippet(hr, rule, sn, m); !ok {
+							continue
+						}
+					}
+					b.declareHTTPRouteMatch(hr, v, m, backend, rws[m.Type], msn, order)
 				}
 			}
 		}
@@ -183,6 +211,8 @@ func (b *builder) ruleBackend(hr *HTTPRoute, rule *HTTPRouteRule) *match.Backend
 		}
 	}
 	switch {
+	case len(rule.Backends) == 0 && rule.Redirect != nil:
+		return nil
 	case len(rule.Backends) == 0:
 		b.warn(BackendUnsupported, hr.ref(), rule.Field+".backendRefs",
 			"the rule names no backend; it is not served")
@@ -415,4 +445,82 @@ func validHeaderName(name string) bool {
 		}
 	}
 	return true
+}
+
+// checkRedirect refuses a RequestRedirect this table cannot answer as
+// asked, warning on its field.
+func (b *builder) checkRedirect(hr *HTTPRoute, rule *HTTPRouteRule) bool {
+	rd := rule.Redirect
+	if rd == nil {
+		return true
+	}
+	why := ""
+	switch {
+	case rule.Rewrite != nil:
+		why = "RequestRedirect and URLRewrite cannot be combined"
+	case strings.ContainsAny(rd.Scheme+rd.Hostname+rd.Path, "$?#"):
+		why = "a redirect with \"$\", \"?\" or \"#\" is not served"
+	case rd.Scheme != "" && rd.Scheme != "http" && rd.Scheme != "https":
+		why = "scheme " + strconv.Quote(rd.Scheme) + " is not http or https"
+	case rd.Hostname != "" && (invalidHost(rd.Hostname) != "" || strings.HasPrefix(rd.Hostname, "*.")):
+		why = "hostname " + strconv.Quote(rd.Hostname) + " is not a host name"
+	case rd.Port < 0 || rd.Port > 65535:
+		why = "port " + strconv.Itoa(int(rd.Port)) + " is out of range"
+	case rd.PathSet && (rd.Path == "" || rd.Path[0] != '/'):
+		why = "path " + strconv.Quote(rd.Path) + " does not begin with /"
+	case rd.StatusCode != 0 && !slices.Contains([]int{301, 302, 303, 307, 308}, rd.StatusCode):
+		why = "status " + strconv.Itoa(rd.StatusCode) + " is not 301, 302, 303, 307 or 308"
+	case rd.ReplacePrefix && slices.ContainsFunc(rule.Matches, func(m HTTPRouteMatch) bool { return m.Type != match.Prefix }):
+		why = "replacePrefixMatch needs PathPrefix matches"
+	}
+	if why != "" {
+		b.warn(RuleRejected, hr.ref(), rd.Field+".requestRedirect", why+"; the rule is not served")
+		return false
+	}
+	return true
+}
+
+// redirectSnippet is the rule's header steps followed by the redirect for
+// match m, as snippet returns (§11.9): the Location is built from the
+// request's $scheme, $host and $request_uri with the filter's parts in
+// their place; a prefix replacement takes the rest of the path from a
+// regular expression on $uri, and a replaced path keeps $args.
+func (b *builder) redirectSnippet(hr *HTTPRoute, rule *HTTPRouteRule, headers *match.Snippet, m HTTPRouteMatch) (*match.Snippet, bool) {
+	rd := rule.Redirect
+	code := cmp.Or(rd.StatusCode, 302)
+	base := cmp.Or(rd.Scheme, "$scheme") + "://" + cmp.Or(rd.Hostname, "$host")
+	if rd.Port != 0 && !(rd.Port == 80 && rd.Scheme == "http" || rd.Port == 443 && rd.Scheme == "https") {
+		base += ":" + strconv.Itoa(int(rd.Port))
+	}
+	ret := func(v string) match.SnippetOp { return match.SnippetOp{Kind: match.OpReturn, Code: code, Value: v} }
+	withArgs := func(v string) []match.SnippetOp {
+		return []match.SnippetOp{
+			{Kind: match.OpIf, Cond: &match.SnippetCond{Var: "args", Op: "=", Operand: ""}, Then: []match.SnippetOp{ret(v)}},
+			{Kind: match.OpIf, Cond: &match.SnippetCond{Var: "args", Op: "!=", Operand: ""}, Then: []match.SnippetOp{ret(v + "?$args")}},
+		}
+	}
+	var ops []match.SnippetOp
+	if headers != nil {
+		ops = slices.Clone(headers.Ops)
+	}
+	switch {
+	case !rd.PathSet:
+		ops = append(ops, ret(base+"$request_uri"))
+	case !rd.ReplacePrefix:
+		ops = append(ops, withArgs(base+rd.Path)...)
+	default:
+		key := regexp.QuoteMeta(strings.TrimRight(m.Path, "/"))
+		repl := strings.TrimRight(rd.Path, "/")
+		ops = append(ops,
+			match.SnippetOp{Kind: match.OpIf, Cond: &match.SnippetCond{Var: "uri", Op: "~", Operand: "^" + key + "/?$"},
+				Then: withArgs(base + cmp.Or(repl, "/"))},
+			match.SnippetOp{Kind: match.OpIf, Cond: &match.SnippetCond{Var: "uri", Op: "~", Operand: "^" + key + "(/.*)$"},
+				Then: withArgs(base + repl + "$1")})
+	}
+	sn, err := match.NewSnippet(match.Snippet{Ops: ops})
+	if err != nil {
+		b.warn(RuleRejected, hr.ref(), rd.Field+".requestRedirect", "the redirect does not build: "+err.Error()+"; "+m.Field+" is not served")
+		return nil, false
+	}
+	return sn, true
 }

@@ -229,3 +229,43 @@ func TestHTTPRouteHeaderModifiers(t *testing.T) {
 	on, _ := compileOK(t, routeSnapshot(t, nil, r), Options{AllowSnippetAnnotations: true, AnnotationsRiskLevel: "Critical"})
 	require.Equal(t, res.Route.Snippet.Ops, on.Lookup("h.test", "/x").Route.Snippet.Ops)
 }
+
+// TestHTTPRouteRedirect: a RequestRedirect answers from the route's
+// snippet steps; a prefix replacement keeps the rest of the path and a
+// replaced path the query. A rule with a redirect needs no backend.
+func TestHTTPRouteRedirect(t *testing.T) {
+	mk := func(name string, rd *RequestRedirect, ms ...HTTPRouteMatch) *HTTPRoute {
+		r := mkHTTPRoute("prod", name, 1, "h.test", ms...)
+		rd.Field = "spec.rules[0].filters[0]"
+		r.Rules[0].Redirect, r.Rules[0].Backends = rd, nil
+		return r
+	}
+	bad := mk("bad", &RequestRedirect{StatusCode: 200}, HTTPRouteMatch{Type: match.Prefix, Path: "/bad"})
+	both := mk("both", &RequestRedirect{Scheme: "https"}, HTTPRouteMatch{Type: match.Prefix, Path: "/both"})
+	both.Rules[0].Rewrite = &URLRewrite{Hostname: "x.test"}
+	s := routeSnapshot(t, nil,
+		mk("prefix", &RequestRedirect{Path: "/new", PathSet: true, ReplacePrefix: true, StatusCode: 308}, HTTPRouteMatch{Type: match.Prefix, Path: "/old/"}),
+		mk("full", &RequestRedirect{Path: "/f", PathSet: true, Hostname: "f.test", Port: 8443, Scheme: "https"}, HTTPRouteMatch{Type: match.Exact, Path: "/full"}),
+		bad, both)
+	tab, ws := compileOK(t, s, Options{})
+	require.Equal(t, []short{
+		{RuleRejected, "HTTPRoute prod/bad", "spec.rules[0].filters[0].requestRedirect"},
+		{RuleRejected, "HTTPRoute prod/both", "spec.rules[0].filters[0].requestRedirect"},
+	}, shorten(ws))
+	for _, tt := range []struct {
+		path, args string
+		code       int
+		location   string
+	}{
+		{"/old/a/b", "q=1", 308, "http://h.test/new/a/b?q=1"},
+		{"/old", "", 308, "http://h.test/new"},
+		{"/full", "x", 302, "https://f.test:8443/f?x"},
+	} {
+		res := tab.Lookup("h.test", tt.path)
+		require.NotNil(t, res.Route, tt.path)
+		require.Nil(t, res.Backend)
+		out := res.Route.Snippet.Run(&match.SnippetRequest{Host: "h.test", URI: tt.path, RequestURI: tt.path, Args: tt.args, Scheme: "http"})
+		require.Equal(t, tt.code, out.Status, tt.path)
+		require.Equal(t, tt.location, out.Location, tt.path)
+	}
+}

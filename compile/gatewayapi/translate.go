@@ -243,6 +243,12 @@ func (t *translator) rule(r *gwv1.HTTPRoute, i int) (compile.HTTPRouteRule, bool
 		case f.Type == gwv1.HTTPRouteFilterResponseHeaderModifier && f.ResponseHeaderModifier != nil && out.ResponseHeaders == nil:
 			out.ResponseHeaders = headerModifier(ff, f.ResponseHeaderModifier)
 			continue
+		case f.Type == gwv1.HTTPRouteFilterRequestRedirect && f.RequestRedirect != nil && out.Redirect == nil:
+			if out.Redirect = redirect(ff, f.RequestRedirect); out.Redirect == nil {
+				t.warn(Unsupported, r, ff+".requestRedirect.path", "a path modifier without its value; the rule is not served")
+				return out, false
+			}
+			continue
 		}
 		if f.Type != gwv1.HTTPRouteFilterURLRewrite || f.URLRewrite == nil || out.Rewrite != nil {
 			t.warn(Unsupported, r, ff, "filter "+string(f.Type)+" is not served yet here; the rule is not served")
@@ -386,4 +392,27 @@ func headerModifier(field string, f *gwv1.HTTPHeaderFilter) *compile.HeaderModif
 		hm.Add = append(hm.Add, compile.HeaderValue{Name: string(h.Name), Value: h.Value})
 	}
 	return hm
+}
+
+// redirect translates a RequestRedirect filter; nil when its path modifier
+// lacks its value.
+func redirect(field string, f *gwv1.HTTPRequestRedirectFilter) *compile.RequestRedirect {
+	rd := &compile.RequestRedirect{Field: field, Scheme: deref(f.Scheme, ""), StatusCode: deref(f.StatusCode, 0)}
+	if f.Hostname != nil {
+		rd.Hostname = string(*f.Hostname)
+	}
+	if f.Port != nil {
+		rd.Port = int32(*f.Port)
+	}
+	if p := f.Path; p != nil {
+		switch {
+		case p.Type == gwv1.FullPathHTTPPathModifier && p.ReplaceFullPath != nil:
+			rd.Path, rd.PathSet = *p.ReplaceFullPath, true
+		case p.Type == gwv1.PrefixMatchHTTPPathModifier && p.ReplacePrefixMatch != nil:
+			rd.Path, rd.PathSet, rd.ReplacePrefix = *p.ReplacePrefixMatch, true, true
+		default:
+			return nil
+		}
+	}
+	return rd
 }

@@ -2087,4 +2087,82 @@
 // Kept on purpose, with a warning, because migrating users depend on it: a
 // Service port referenced by its targetPort string still resolves
 // (PortMatchedTargetPort).
+//
+// # 20. Gateway API routes
+//
+// Gateway API HTTPRoutes are served from the same table as Ingresses, so
+// a cluster can move from one to the other route by route. The
+// sigs.k8s.io/gateway-api types stay out of this module: the nested module
+// ramjet.dev/ramjet/compile/gatewayapi (its own go.mod, v1.6.3) holds
+// them, and its Translate turns GatewayClasses with controllerName
+// ramjet.dev/gateway, their Gateways, HTTPRoutes, ReferenceGrants and the
+// Namespaces' labels into compile.HTTPRoute values, which
+// compile.Snapshot.HTTPRoutes carries into Compile beside the Ingresses.
+// compile.HTTPRoute is compile's own input, not annotation-shaped: a route
+// with its creation time and the host names it is served on, rules of
+// path matches (match.Exact, match.Prefix, match.Regex) and weighted
+// Service backends, each with the field it came from for warnings.
+//
+// Served now:
+//
+//   - Attachment: parentRefs to a Gateway of our class, by sectionName and
+//     port, to HTTP and HTTPS listeners whose allowedRoutes admit
+//     HTTPRoutes from the route's namespace (Same, the default; All;
+//     Selector on the Namespace's labels). The route's hosts are the
+//     intersection of its hostnames with each listener's; no hostname on
+//     either is the catch-all host. A parentRef that attaches nothing
+//     warns RouteNotAttached on spec.parentRefs[i] or spec.hostnames;
+//     parentRefs to other controllers' Gateways are not ours to judge.
+//   - Path matches Exact, PathPrefix (whole path elements, as an Ingress
+//     Prefix) and RegularExpression (as an ImplementationSpecific path,
+//     §4: case-insensitive and anchored at the start only); a rule without
+//     matches is PathPrefix "/". Precedence is the table's (§5): Exact,
+//     then the longest prefix, then regular expressions in order.
+//   - The same host and path in several HTTPRoutes: the oldest route wins,
+//     then the first by namespace/name, then the first rule and match of
+//     the route (seed 002); the others warn RouteConflict naming it.
+//   - An Ingress path and an HTTPRoute match with the same host and key:
+//     the older object wins, the Ingress when both were created in the
+//     same instant; the loser warns RouteConflict naming the winner. The
+//     table's digest (§15) covers both kinds.
+//   - backendRefs to Services with a port, in the route's namespace or,
+//     with a ReferenceGrant in the Service's namespace from HTTPRoutes of
+//     the route's, in another (RefNotPermitted otherwise, on the
+//     backendRef's namespace). A rule is served when exactly one backend
+//     has a positive weight (default 1); a missing Service or port answers
+//     503 as for an Ingress (§8).
+//   - The URLRewrite filter, as a route rewrite (§11.1, match.Rewrite):
+//     hostname sets the Host the backend receives; ReplaceFullPath
+//     replaces the path, ReplacePrefixMatch (PathPrefix matches only) the
+//     matched leading segments, the rest and the query following. A value
+//     with "$" or a prefix replacement on another match type warns
+//     RuleRejected and leaves the rule out.
+//   - RequestHeaderModifier and ResponseHeaderModifier, as the route's
+//     snippet steps (§11.9, which edit headers both ways whether or not
+//     snippet annotations are allowed): set replaces, add appends
+//     ",value" to a present request header and adds a response header
+//     line, remove clears. An empty value, one with "$" or a name that is
+//     not a token warns RuleRejected and leaves the rule out.
+//   - RequestRedirect, as a snippet return (§11.9) before the backend is
+//     looked at, so a redirect rule needs no backendRefs: scheme,
+//     hostname and port replace the request's ($scheme, $host; a port is
+//     written unless it is the scheme's default, and the request's own
+//     port is not kept), ReplaceFullPath the path and ReplacePrefixMatch
+//     the matched segments, keeping the query; otherwise the request's
+//     path and query follow as received. statusCode 301, 302 (default),
+//     303, 307 or 308. Combined with URLRewrite, or with "$", "?" or "#"
+//     in a part, it warns RuleRejected and leaves the rule out.
+//
+// Not served yet, each refused with a warning naming the field
+// (GatewayFeatureUnsupported unless said otherwise): matches on headers,
+// query parameters and method (the match is left out); the filters
+// RequestMirror, CORS, ExternalAuth and ExtensionRef,
+// or one filter type twice, on a rule (the rule is left out) and any
+// filter on a backendRef (the backend is left out);
+// timeouts (warned, defaults apply); a split across several weighted
+// backends and a rule left with no backend (BackendUnsupported, the rule
+// is left out, so 404 where the Gateway API asks 500); listener TLS
+// certificates; route and Gateway status. A "*." host here matches one
+// label, where a Gateway API wildcard matches several. The example
+// controller does not watch Gateway API objects yet.
 package ramjet

@@ -66,6 +66,7 @@ var buildSteps = []func(*builder){
 	(*builder).markRegexHosts,             // §11.1: hosts in ingress-nginx's regex mode
 	(*builder).checkRewrites,              // §11.1: rewrites that will not do what they say
 	(*builder).buildRoutes,                // §4, §7: paths, route keys, conflicts, backends (§8)
+	(*builder).buildHTTPRoutes,            // §20: route sources' rules beside the Ingresses' paths
 	(*builder).buildDefaultBackends,       // §6
 	(*builder).attachCanaries,             // §10: canaries join their primaries' backends
 	(*builder).orderClaims,                // each backend's serving Ingresses, oldest first

@@ -43,7 +43,7 @@ func (b *builder) buildDefaultBackends() {
 		if v == b.catchAll {
 			continue
 		}
-		if v.creator.defaultBackendOK {
+		if v.creator != nil && v.creator.defaultBackendOK {
 			v.vh.Fallback = ingressDefault(v.creator)
 			v.vh.FallbackSource = v.creator.source(defaultBackendField)
 		} else {

@@ -103,7 +103,7 @@ func precedes(a, b any) bool {
 // ingressOf finds the claimed Ingress that declared src; nil for what no
 // Ingress declared.
 func (b *builder) ingressOf(src match.Source) *ingress {
-	if src.Name == "" {
+	if src.Name == "" || src.Kind != "" {
 		return nil
 	}
 	if b.byKey == nil {

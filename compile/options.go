@@ -32,6 +32,10 @@ type Snapshot struct {
 	EndpointSlices []*discoveryv1.EndpointSlice
 	Secrets        []*corev1.Secret
 	ConfigMaps     []*corev1.ConfigMap
+	// HTTPRoutes are routes from a route source other than Ingresses,
+	// already attached to their hosts (SPEC §20): the Gateway API's
+	// HTTPRoutes as compile/gatewayapi translates them.
+	HTTPRoutes []*HTTPRoute
 }
 
 // ServiceRef names a Service port: "namespace/name:port", the port a

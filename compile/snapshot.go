@@ -72,6 +72,7 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	s.EndpointSlices = append(s.EndpointSlices, o.EndpointSlices...)
 	s.Secrets = append(s.Secrets, o.Secrets...)
 	s.ConfigMaps = append(s.ConfigMaps, o.ConfigMaps...)
+	s.HTTPRoutes = append(s.HTTPRoutes, o.HTTPRoutes...)
 }
 
 // Refs names every object of the snapshot, in snapshot order: Ingresses,

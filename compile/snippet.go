@@ -700,7 +700,11 @@ func (b *builder) applySnippets() {
 			}
 		}
 		for _, r := range v.vh.Routes {
-			r.Snippet = joinSnippets(srv, locOf(byKey[r.Source.Namespace+"/"+r.Source.Name]))
+			loc := r.Snippet // an HTTPRoute's header filters (§20), never an Ingress's of its name
+			if r.Source.Kind == "" {
+				loc = locOf(byKey[r.Source.Namespace+"/"+r.Source.Name])
+			}
+			r.Snippet = joinSnippets(srv, loc)
 		}
 		v.vh.FallbackSnippet = joinSnippets(srv, locOf(v.settingsFrom))
 	}

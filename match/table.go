@@ -129,6 +129,9 @@ func (b *Backend) Servable() bool {
 // Source says which declaration in which Ingress produced something, for
 // the text rendering and debugging.
 type Source struct {
+	// Kind is the declaring object's kind when it is not an Ingress
+	// ("HTTPRoute", SPEC §20); "" for an Ingress.
+	Kind string
 	// Namespace and Name are the Ingress's; both empty for what no Ingress
 	// declared (the global default backend).
 	Namespace string
@@ -145,10 +148,14 @@ func (s Source) Ingress() string {
 }
 
 func (s Source) String() string {
-	if s.Field == "" {
-		return "Ingress " + s.Ingress()
+	kind := "Ingress"
+	if s.Kind != "" {
+		kind = s.Kind
 	}
-	return "Ingress " + s.Ingress() + " " + s.Field
+	if s.Field == "" {
+		return kind + " " + s.Ingress()
+	}
+	return kind + " " + s.Ingress() + " " + s.Field
 }
 
 // Route is one declared path within a virtual host.

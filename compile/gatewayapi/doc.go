@@ -1,0 +1,2 @@
+// Package gatewayapi translates Gateway API objects into compile's input.
+package gatewayapi

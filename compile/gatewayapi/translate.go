@@ -1,0 +1,418 @@
+package gatewayapi
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/match"
+)
+
+// ControllerName is the GatewayClass controllerName whose Gateways ramjet
+// serves (SPEC §20).
+const ControllerName gwv1.GatewayController = "ramjet.dev/gateway"
+
+// Group is the Gateway API's API group.
+const Group = gwv1.GroupName
+
+// Reasons of the warnings Translate gives, beside compile's own.
+const (
+	// NotAttached: a parentRef names no Gateway of ours, no listener that
+	// allows the route, or no host the listener and route share.
+	NotAttached compile.Reason = "RouteNotAttached"
+	// RefNotPermitted: a cross-namespace backendRef without a
+	// ReferenceGrant allowing it.
+	RefNotPermitted compile.Reason = "RefNotPermitted"
+	// Unsupported: a match, filter or backend this translation does not
+	// serve yet; the warning says what happens instead.
+	Unsupported compile.Reason = "GatewayFeatureUnsupported"
+)
+
+// Objects are the Gateway API objects Translate reads, and the Namespaces
+// whose labels allowedRoutes selectors match. Order does not matter.
+type Objects struct {
+	GatewayClasses  []*gwv1.GatewayClass
+	Gateways        []*gwv1.Gateway
+	HTTPRoutes      []*gwv1.HTTPRoute
+	ReferenceGrants []*gwv1.ReferenceGrant
+	Namespaces      []*corev1.Namespace
+}
+
+// Translate turns Gateways of a GatewayClass with ControllerName and the
+// HTTPRoutes attached to them into compile's route input (set it as
+// compile.Snapshot.HTTPRoutes), with a warning naming object and field for
+// everything refused. The result does not depend on the order of the
+// objects.
+func Translate(o Objects) ([]*compile.HTTPRoute, []compile.Warning) {
+	t := translator{objs: o}
+	t.index()
+	var out []*compile.HTTPRoute
+	routes := slices.Clone(o.HTTPRoutes)
+	slices.SortFunc(routes, func(a, b *gwv1.HTTPRoute) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	for _, r := range routes {
+		if cr := t.route(r); cr != nil {
+			out = append(out, cr)
+		}
+	}
+	return out, t.warnings
+}
+
+type nsName struct{ ns, name string }
+
+type translator struct {
+	objs     Objects
+	classes  map[string]bool // GatewayClasses that are ours
+	gateways map[nsName]*gwv1.Gateway
+	nsLabels map[string]labels.Set
+	warnings []compile.Warning
+}
+
+func (t *translator) index() {
+	t.classes = make(map[string]bool)
+	for _, c := range t.objs.GatewayClasses {
+		if c.Spec.ControllerName == ControllerName {
+			t.classes[c.Name] = true
+		}
+	}
+	t.gateways = make(map[nsName]*gwv1.Gateway)
+	for _, g := range t.objs.Gateways {
+		if t.classes[string(g.Spec.GatewayClassName)] {
+			t.gateways[nsName{g.Namespace, g.Name}] = g
+		}
+	}
+	t.nsLabels = make(map[string]labels.Set)
+	for _, n := range t.objs.Namespaces {
+		t.nsLabels[n.Name] = n.Labels
+	}
+}
+
+func (t *translator) warn(reason compile.Reason, r *gwv1.HTTPRoute, field, msg string) {
+	t.warnings = append(t.warnings, compile.Warning{Reason: reason,
+		Object: compile.Ref{Kind: compile.HTTPRouteKind, Namespace: r.Namespace, Name: r.Name}, Field: field, Message: msg})
+}
+
+// route translates one HTTPRoute, or returns nil when no parent of ours
+// accepts it.
+func (t *translator) route(r *gwv1.HTTPRoute) *compile.HTTPRoute {
+	hosts, attached := t.attach(r)
+	if !attached {
+		return nil
+	}
+	cr := &compile.HTTPRoute{Namespace: r.Namespace, Name: r.Name, Created: r.CreationTimestamp.Time, Hostnames: hosts}
+	for i := range r.Spec.Rules {
+		if rule, ok := t.rule(r, i); ok {
+			cr.Rules = append(cr.Rules, rule)
+		}
+	}
+	return cr
+}
+
+// attach finds the listeners the route's parentRefs attach it to and the
+// hosts it is served on there: the intersection of the listener's and the
+// route's hostnames (Gateway API, HTTPRoute hostnames). "" is the
+// catch-all. attached is false when no parentRef attaches it.
+func (t *translator) attach(r *gwv1.HTTPRoute) (hosts []string, attached bool) {
+	for i, p := range r.Spec.ParentRefs {
+		field := "spec.parentRefs[" + strconv.Itoa(i) + "]"
+		if g := deref(p.Group, Group); g != Group || deref(p.Kind, "Gateway") != "Gateway" {
+			continue // another kind of parent: not ours to judge
+		}
+		ns := string(deref(p.Namespace, gwv1.Namespace(r.Namespace)))
+		gw := t.gateways[nsName{ns, string(p.Name)}]
+		if gw == nil {
+			continue // a Gateway of another controller, or none: not ours
+		}
+		found, allowed := false, false
+		for _, l := range gw.Spec.Listeners {
+			if p.SectionName != nil && *p.SectionName != l.Name || p.Port != nil && *p.Port != l.Port {
+				continue
+			}
+			if l.Protocol != gwv1.HTTPProtocolType && l.Protocol != gwv1.HTTPSProtocolType {
+				continue
+			}
+			found = true
+			if !t.allows(gw, &l, r.Namespace) {
+				continue
+			}
+			allowed = true
+			hs, ok := intersect(l.Hostname, r.Spec.Hostnames)
+			if !ok {
+				continue
+			}
+			attached = true
+			hosts = append(hosts, hs...)
+		}
+		switch {
+		case !found:
+			t.warn(NotAttached, r, field, fmt.Sprintf("Gateway %s/%s has no HTTP or HTTPS listener that matches the sectionName and port; the route is not attached there", ns, p.Name))
+		case !allowed:
+			t.warn(NotAttached, r, field, fmt.Sprintf("no listener of Gateway %s/%s allows HTTPRoutes from namespace %q (allowedRoutes kinds and namespaces); the route is not attached there", ns, p.Name, r.Namespace))
+		case !attached:
+			t.warn(NotAttached, r, "spec.hostnames", fmt.Sprintf("no hostname matches a listener of Gateway %s/%s; the route is not attached there", ns, p.Name))
+		}
+	}
+	slices.Sort(hosts)
+	return slices.Compact(hosts), attached
+}
+
+// allows applies a listener's allowedRoutes to an HTTPRoute in ns.
+func (t *translator) allows(gw *gwv1.Gateway, l *gwv1.Listener, ns string) bool {
+	from := gwv1.NamespacesFromSame
+	var sel *metav1.LabelSelector
+	if a := l.AllowedRoutes; a != nil {
+		if len(a.Kinds) > 0 && !slices.ContainsFunc(a.Kinds, func(k gwv1.RouteGroupKind) bool {
+			return k.Kind == "HTTPRoute" && deref(k.Group, Group) == Group
+		}) {
+			return false
+		}
+		if a.Namespaces != nil {
+			from = deref(a.Namespaces.From, gwv1.NamespacesFromSame)
+			sel = a.Namespaces.Selector
+		}
+	}
+	switch from {
+	case gwv1.NamespacesFromAll:
+		return true
+	case gwv1.NamespacesFromSame:
+		return ns == gw.Namespace
+	case gwv1.NamespacesFromSelector:
+		s, err := metav1.LabelSelectorAsSelector(sel)
+		return err == nil && sel != nil && s.Matches(t.nsLabels[ns])
+	}
+	return false
+}
+
+// intersect is the hosts a route is served on under a listener: ok is
+// false when the route names hostnames and none matches the listener's.
+func intersect(listener *gwv1.Hostname, route []gwv1.Hostname) (hosts []string, ok bool) {
+	if listener == nil || *listener == "" {
+		if len(route) == 0 {
+			return []string{""}, true
+		}
+		for _, h := range route {
+			hosts = append(hosts, string(h))
+		}
+		return hosts, true
+	}
+	l := string(*listener)
+	if len(route) == 0 {
+		return []string{l}, true
+	}
+	for _, h := range route {
+		rh := string(h)
+		switch {
+		case rh == l, covers(l, rh):
+			hosts = append(hosts, rh)
+		case covers(rh, l):
+			hosts = append(hosts, l)
+		}
+	}
+	return hosts, len(hosts) > 0
+}
+
+// covers reports whether wildcard w ("*.example.com") matches the more
+// specific name h (a name or a longer wildcard).
+func covers(w, h string) bool {
+	if !strings.HasPrefix(w, "*.") || w == h {
+		return false
+	}
+	return strings.HasSuffix(h, w[1:])
+}
+
+// rule translates one rule; ok is false when it is not served at all.
+func (t *translator) rule(r *gwv1.HTTPRoute, i int) (compile.HTTPRouteRule, bool) {
+	src := &r.Spec.Rules[i]
+	field := "spec.rules[" + strconv.Itoa(i) + "]"
+	out := compile.HTTPRouteRule{Field: field}
+	for j, f := range src.Filters {
+		ff := field + ".filters[" + strconv.Itoa(j) + "]"
+		switch {
+		case f.Type == gwv1.HTTPRouteFilterRequestHeaderModifier && f.RequestHeaderModifier != nil && out.RequestHeaders == nil:
+			out.RequestHeaders = headerModifier(ff, f.RequestHeaderModifier)
+			continue
+		case f.Type == gwv1.HTTPRouteFilterResponseHeaderModifier && f.ResponseHeaderModifier != nil && out.ResponseHeaders == nil:
+			out.ResponseHeaders = headerModifier(ff, f.ResponseHeaderModifier)
+			continue
+		case f.Type == gwv1.HTTPRouteFilterRequestRedirect && f.RequestRedirect != nil && out.Redirect == nil:
+			if out.Redirect = redirect(ff, f.RequestRedirect); out.Redirect == nil {
+				t.warn(Unsupported, r, ff+".requestRedirect.path", "a path modifier without its value; the rule is not served")
+				return out, false
+			}
+			continue
+		}
+		if f.Type != gwv1.HTTPRouteFilterURLRewrite || f.URLRewrite == nil || out.Rewrite != nil {
+			t.warn(Unsupported, r, ff, "filter "+string(f.Type)+" is not served yet here; the rule is not served")
+			return out, false
+		}
+		u := f.URLRewrite
+		out.Rewrite, out.FilterField = &compile.URLRewrite{}, ff
+		if u.Hostname != nil {
+			out.Rewrite.Hostname = string(*u.Hostname)
+		}
+		if p := u.Path; p != nil {
+			switch {
+			case p.Type == gwv1.FullPathHTTPPathModifier && p.ReplaceFullPath != nil:
+				out.Rewrite.Path, out.Rewrite.PathSet = *p.ReplaceFullPath, true
+			case p.Type == gwv1.PrefixMatchHTTPPathModifier && p.ReplacePrefixMatch != nil:
+				out.Rewrite.Path, out.Rewrite.PathSet, out.Rewrite.ReplacePrefix = *p.ReplacePrefixMatch, true, true
+			default:
+				t.warn(Unsupported, r, ff+".urlRewrite.path", "path modifier "+strconv.Quote(string(p.Type))+" without its value; the rule is not served")
+				return out, false
+			}
+		}
+	}
+	if src.Timeouts != nil {
+		t.warn(Unsupported, r, field+".timeouts", "timeouts are not applied yet; the defaults apply")
+	}
+	for j, m := range src.Matches {
+		mf := field + ".matches[" + strconv.Itoa(j) + "]"
+		if cm, ok := t.match(r, mf, m); ok {
+			out.Matches = append(out.Matches, cm)
+		}
+	}
+	if len(src.Matches) > 0 && len(out.Matches) == 0 {
+		return out, false // every match refused, each with its warning
+	}
+	if len(src.Matches) == 0 {
+		out.Matches = []compile.HTTPRouteMatch{{Field: field, Type: match.Prefix, Path: "/"}}
+	}
+	for j, b := range src.BackendRefs {
+		bf := field + ".backendRefs[" + strconv.Itoa(j) + "]"
+		if wb, ok := t.backend(r, bf, &b); ok {
+			out.Backends = append(out.Backends, wb)
+		}
+	}
+	return out, true
+}
+
+func (t *translator) match(r *gwv1.HTTPRoute, field string, m gwv1.HTTPRouteMatch) (compile.HTTPRouteMatch, bool) {
+	var what []string
+	if len(m.Headers) > 0 {
+		what = append(what, "headers")
+	}
+	if len(m.QueryParams) > 0 {
+		what = append(what, "queryParams")
+	}
+	if m.Method != nil {
+		what = append(what, "method")
+	}
+	if len(what) > 0 {
+		t.warn(Unsupported, r, field+"."+what[0], "matches on "+strings.Join(what, ", ")+" are not served yet; this match is not served")
+		return compile.HTTPRouteMatch{}, false
+	}
+	cm := compile.HTTPRouteMatch{Field: field, Type: match.Prefix, Path: "/"}
+	if p := m.Path; p != nil {
+		if p.Value != nil {
+			cm.Path = *p.Value
+		}
+		switch deref(p.Type, gwv1.PathMatchPathPrefix) {
+		case gwv1.PathMatchExact:
+			cm.Type = match.Exact
+		case gwv1.PathMatchPathPrefix:
+		case gwv1.PathMatchRegularExpression:
+			cm.Type = match.Regex
+		default:
+			t.warn(Unsupported, r, field+".path.type", "path type "+strconv.Quote(string(*p.Type))+" is unknown; this match is not served")
+			return cm, false
+		}
+	}
+	return cm, true
+}
+
+// backend translates a Service backendRef; a reference to another kind,
+// without a port, or to another namespace without a ReferenceGrant is
+// refused.
+func (t *translator) backend(r *gwv1.HTTPRoute, field string, b *gwv1.HTTPBackendRef) (compile.WeightedBackend, bool) {
+	wb := compile.WeightedBackend{Field: field, Weight: deref(b.Weight, 1)}
+	if g, k := deref(b.Group, ""), deref(b.Kind, "Service"); (g != "" && g != "core") || k != "Service" {
+		t.warn(Unsupported, r, field+".kind", "backend "+string(k)+" is not a Service; it is not served")
+		return wb, false
+	}
+	if len(b.Filters) > 0 {
+		t.warn(Unsupported, r, field+".filters", "backendRef filters are not served yet; the backend is not served")
+		return wb, false
+	}
+	if b.Port == nil {
+		t.warn(Unsupported, r, field+".port", "a Service backendRef needs a port; the backend is not served")
+		return wb, false
+	}
+	ns := string(deref(b.Namespace, gwv1.Namespace(r.Namespace)))
+	if ns != r.Namespace && !t.granted(r.Namespace, ns, string(b.Name)) {
+		t.warn(RefNotPermitted, r, field+".namespace",
+			"no ReferenceGrant in namespace "+ns+" lets HTTPRoutes of "+r.Namespace+" use Service "+string(b.Name)+"; the backend is not served")
+		return wb, false
+	}
+	wb.Service = compile.ServiceRef{Namespace: ns, Name: string(b.Name), Port: strconv.Itoa(int(*b.Port))}
+	return wb, true
+}
+
+// granted reports a ReferenceGrant in toNS letting HTTPRoutes of fromNS
+// refer to Service name.
+func (t *translator) granted(fromNS, toNS, name string) bool {
+	for _, g := range t.objs.ReferenceGrants {
+		if g.Namespace != toNS {
+			continue
+		}
+		from := slices.ContainsFunc(g.Spec.From, func(f gwv1.ReferenceGrantFrom) bool {
+			return f.Group == Group && f.Kind == "HTTPRoute" && string(f.Namespace) == fromNS
+		})
+		to := slices.ContainsFunc(g.Spec.To, func(to gwv1.ReferenceGrantTo) bool {
+			return (to.Group == "" || to.Group == "core") && to.Kind == "Service" && (to.Name == nil || string(*to.Name) == name)
+		})
+		if from && to {
+			return true
+		}
+	}
+	return false
+}
+
+func deref[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+func headerModifier(field string, f *gwv1.HTTPHeaderFilter) *compile.HeaderModifier {
+	hm := &compile.HeaderModifier{Field: field, Remove: f.Remove}
+	for _, h := range f.Set {
+		hm.Set = append(hm.Set, compile.HeaderValue{Name: string(h.Name), Value: h.Value})
+	}
+	for _, h := range f.Add {
+		hm.Add = append(hm.Add, compile.HeaderValue{Name: string(h.Name), Value: h.Value})
+	}
+	return hm
+}
+
+// redirect translates a RequestRedirect filter; nil when its path modifier
+// lacks its value.
+func redirect(field string, f *gwv1.HTTPRequestRedirectFilter) *compile.RequestRedirect {
+	rd := &compile.RequestRedirect{Field: field, Scheme: deref(f.Scheme, ""), StatusCode: deref(f.StatusCode, 0)}
+	if f.Hostname != nil {
+		rd.Hostname = string(*f.Hostname)
+	}
+	if f.Port != nil {
+		rd.Port = int32(*f.Port)
+	}
+	if p := f.Path; p != nil {
+		switch {
+		case p.Type == gwv1.FullPathHTTPPathModifier && p.ReplaceFullPath != nil:
+			rd.Path, rd.PathSet = *p.ReplaceFullPath, true
+		case p.Type == gwv1.PrefixMatchHTTPPathModifier && p.ReplacePrefixMatch != nil:
+			rd.Path, rd.PathSet, rd.ReplacePrefix = *p.ReplacePrefixMatch, true, true
+		default:
+			return nil
+		}
+	}
+	return rd
+}

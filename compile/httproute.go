@@ -1,0 +1,526 @@
+package compile
+
+import (
+	"cmp"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// HTTPRoute is one route of a route source other than Ingress (SPEC §20),
+// in compile's own terms: a translator (compile/gatewayapi for the Gateway
+// API) has already attached it to its parents, chosen its host names and
+// checked its references, so compile only places its rules in the table
+// beside the Ingresses' paths. It is not annotation-shaped: every setting
+// is a field.
+type HTTPRoute struct {
+	// Namespace and Name name the route in warnings and in the table.
+	Namespace, Name string
+	// Created is the creation timestamp: among routes the oldest wins a
+	// tie, then namespace/name (the Gateway API's tie-break), and against
+	// an Ingress the older object wins (SPEC §20).
+	Created time.Time
+	// Hostnames are the virtual hosts the rules are served on: names or
+	// "*." wildcards, "" for the catch-all. Empty means the catch-all.
+	Hostnames []string
+	// Rules in declaration order; among equal matches the first wins.
+	Rules []HTTPRouteRule
+}
+
+// HTTPRouteRule is one rule: its matches, any of which selects it, and
+// the backend it sends to.
+type HTTPRouteRule struct {
+	// Field locates the rule in its object ("spec.rules[0]").
+	Field string
+	// Matches are ORed; none means a PathPrefix "/" match.
+	Matches []HTTPRouteMatch
+	// Backends share the rule's requests by weight. Today one backend
+	// with a positive weight is served; a split across several is refused
+	// with a warning (the canary split lives on a backend, not a rule).
+	Backends []WeightedBackend
+	// Rewrite, when set, changes the request before it is proxied (the
+	// Gateway API's URLRewrite filter); FilterField locates it.
+	Rewrite     *URLRewrite
+	FilterField string
+	// RequestHeaders and ResponseHeaders edit the headers the backend
+	// receives and the client is answered with (the Gateway API's
+	// RequestHeaderModifier and ResponseHeaderModifier filters).
+	RequestHeaders, ResponseHeaders *HeaderModifier
+	// Redirect, when set, answers with a redirect instead of proxying
+	// (the Gateway API's RequestRedirect filter).
+	Redirect *RequestRedirect
+}
+
+// RequestRedirect answers a request with a redirect to the same URL with
+// the given parts replaced.
+type RequestRedirect struct {
+	// Field locates the filter ("spec.rules[0].filters[0]").
+	Field string
+	// Scheme and Hostname replace the request's; "" keeps them.
+	Scheme, Hostname string
+	// Port, when not 0, is written into the Location unless it is the
+	// scheme's default; 0 writes none.
+	Port int32
+	// Path, when PathSet, replaces the whole path, or with ReplacePrefix
+	// the part a PathPrefix match matched; the query is kept.
+	Path                   string
+	PathSet, ReplacePrefix bool
+	// StatusCode is 301, 302, 303, 307 or 308; 0 means 302.
+	StatusCode int
+}
+
+// HeaderModifier sets, adds to (appending ",value" to a present header)
+// and removes headers, in that order.
+type HeaderModifier struct {
+	// Field locates the filter ("spec.rules[0].filters[1]").
+	Field    string
+	Set, Add []HeaderValue
+	Remove   []string
+}
+
+// HeaderValue is a header name and value.
+type HeaderValue struct{ Name, Value string }
+
+// URLRewrite rewrites a request's host and path on its way to the backend.
+type URLRewrite struct {
+	// Hostname is the Host header the backend receives; "" keeps the
+	// client's.
+	Hostname string
+	// Path, when PathSet, replaces the whole path, or with ReplacePrefix
+	// only the part a PathPrefix match matched (the rest follows). The
+	// query is kept.
+	Path          string
+	PathSet       bool
+	ReplacePrefix bool
+}
+
+// HTTPRouteMatch is one match of a rule.
+type HTTPRouteMatch struct {
+	// Field locates the match ("spec.rules[0].matches[1]"), "" for the
+	// implied match of a rule without any.
+	Field string
+	// Type is match.Exact, match.Prefix or match.Regex (the Gateway API's
+	// Exact, PathPrefix and RegularExpression); Path is the value.
+	Type match.PathType
+	Path string
+}
+
+// WeightedBackend is a Service port and its share of a rule's requests.
+type WeightedBackend struct {
+	Service ServiceRef
+	Weight  int32
+	// Field locates the backend reference ("spec.rules[0].backendRefs[0]").
+	Field string
+}
+
+// HTTPRouteKind is the Kind of an HTTPRoute in warnings and sources.
+const HTTPRouteKind = "HTTPRoute"
+
+func (r *HTTPRoute) ref() Ref { return Ref{Kind: HTTPRouteKind, Namespace: r.Namespace, Name: r.Name} }
+
+// buildHTTPRoutes places the routes' rules after the Ingresses' paths,
+// routes oldest first, then by namespace/name, then in rule and match
+// order, so that the first declaration of a key wins among routes as the
+// Gateway API's precedence asks. Against an Ingress path with the same
+// host and key the older object wins, the Ingress on equal age (SPEC §20).
+func (b *builder) buildHTTPRoutes() {
+	if len(b.snap.HTTPRoutes) == 0 {
+		return
+	}
+	routes := slices.Clone(b.snap.HTTPRoutes)
+	slices.SortStableFunc(routes, compareHTTPRoutes)
+	order := 0
+	for _, v := range b.vhostOrder {
+		for _, r := range v.vh.Routes {
+			order = max(order, r.Order)
+		}
+	}
+	for _, hr := range routes {
+		if hr == nil {
+			continue
+		}
+		hosts := hr.Hostnames
+		if len(hosts) == 0 {
+			hosts = []string{""}
+		}
+		for _, host := range hosts {
+			if why := invalidHost(host); why != "" {
+				b.warn(RuleRejected, hr.ref(), "spec.hostnames",
+					"host "+strconv.Quote(host)+" "+why+"; the route is not served there")
+				continue
+			}
+			v, ok := b.vhosts[host]
+			if !ok {
+				v = b.newVhost(host, nil)
+			}
+			for i := range hr.Rules {
+				rule := &hr.Rules[i]
+				backend := b.ruleBackend(hr, rule)
+				if backend == nil && (rule.Redirect == nil || len(rule.Backends) > 0) {
+					continue // a redirect needs no backend
+				}
+				rws, ok := b.ruleRewrites(hr, rule)
+				if !ok {
+					continue
+				}
+				sn, ok := b.ruleHeaders(hr, rule)
+				if !ok || !b.checkRedirect(hr, rule) {
+					continue
+				}
+				matches := rule.Matches
+				if len(matches) == 0 {
+					matches = []HTTPRouteMatch{{Field: rule.Field, Type: match.Prefix, Path: "/"}}
+				}
+				for _, m := range matches {
+					order++
+					msn := sn
+					if rule.Redirect != nil {
+						if msn, ok = b.redirectSnippet(hr, rule, sn, m); !ok {
+							continue
+						}
+					}
+					b.declareHTTPRouteMatch(hr, v, m, backend, rws[m.Type], msn, order)
+				}
+			}
+		}
+	}
+}
+
+// compareHTTPRoutes orders routes oldest first, then by namespace/name.
+func compareHTTPRoutes(x, y *HTTPRoute) int {
+	if x == nil || y == nil {
+		return 0
+	}
+	return cmp.Or(x.Created.Compare(y.Created), cmp.Compare(x.Namespace, y.Namespace), cmp.Compare(x.Name, y.Name))
+}
+
+// ruleBackend resolves the rule's backend, or warns and returns nil when
+// the rule is not served.
+func (b *builder) ruleBackend(hr *HTTPRoute, rule *HTTPRouteRule) *match.Backend {
+	var chosen *WeightedBackend
+	positive := 0
+	for i := range rule.Backends {
+		if rule.Backends[i].Weight > 0 {
+			positive++
+			chosen = &rule.Backends[i]
+		}
+	}
+	switch {
+	case len(rule.Backends) == 0 && rule.Redirect != nil:
+		return nil
+	case len(rule.Backends) == 0:
+		b.warn(BackendUnsupported, hr.ref(), rule.Field+".backendRefs",
+			"the rule names no backend; it is not served")
+		return nil
+	case positive == 0:
+		b.warn(BackendUnsupported, hr.ref(), rule.Field+".backendRefs",
+			"every backend has weight 0; the rule is not served")
+		return nil
+	case positive > 1:
+		b.warn(BackendUnsupported, hr.ref(), rule.Field+".backendRefs",
+			"a split across "+strconv.Itoa(positive)+" weighted backends is not served yet; the rule is not served")
+		return nil
+	}
+	svc := chosen.Service
+	r := b.resolve(svc.Namespace, svc.Name, svc.Port)
+	switch r.problem {
+	case ServiceNotFound, ExternalNameUnsupported:
+		b.warn(r.problem, hr.ref(), chosen.Field+".name", r.message+"; requests answer 503")
+	case ServicePortNotFound:
+		b.warn(r.problem, hr.ref(), chosen.Field+".port", r.message+"; requests answer 503")
+	}
+	r.backend.used = true
+	return r.backend.b
+}
+
+// declareHTTPRouteMatch validates one match and adds its route to v unless
+// an earlier declaration of the same key wins.
+func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatch, backend *match.Backend, rw *match.Rewrite, sn *match.Snippet, order int) {
+	key, re, why := b.httpRouteKey(m)
+	if why != "" {
+		b.warn(PathRejected, hr.ref(), m.Field+".path", "path "+strconv.Quote(m.Path)+" "+why+"; it is not served")
+		return
+	}
+	r := b.routeSlab.new()
+	*r = match.Route{
+		Type:    m.Type,
+		Path:    key,
+		Source:  match.Source{Kind: HTTPRouteKind, Namespace: hr.Namespace, Name: hr.Name, Field: m.Field},
+		Order:   order,
+		Regexp:  re,
+		Backend: backend,
+		Rewrite: rw,
+		Snippet: sn,
+	}
+	winner := v.route(routeKey{m.Type, key})
+	if winner == nil {
+		v.addRoute(r)
+		return
+	}
+	src := winner.Source
+	if src.Kind == "" {
+		// An Ingress path: the older object wins, the Ingress on equal age.
+		if ing := b.ingressOf(src); ing != nil && hr.Created.Before(ing.obj.CreationTimestamp.Time) {
+			b.conflict(RouteConflict, ing.ref(), src.Field,
+				fmt.Sprintf("%s: %s path %q is the same route as the older HTTPRoute %s/%s; this one is not served",
+					hostLabel(v.vh.Name), m.Type, m.Path, hr.Namespace, hr.Name),
+				hr.ref(), m.Field)
+			v.replaceRoute(winner, r)
+			return
+		}
+		b.conflict(RouteConflict, hr.ref(), m.Field,
+			fmt.Sprintf("%s: %s path %q is the same route as Ingress %s, which is as old or older; this one is not served",
+				hostLabel(v.vh.Name), m.Type, m.Path, src.Ingress()),
+			ingressRef(src.Namespace, src.Name), src.Field)
+		return
+	}
+	why = "an older HTTPRoute, or one as old that goes first by namespace/name"
+	if src.Namespace == hr.Namespace && src.Name == hr.Name {
+		why = "an earlier rule or match of this HTTPRoute"
+	}
+	b.conflict(RouteConflict, hr.ref(), m.Field,
+		fmt.Sprintf("%s: %s path %q is the same route as %s; this one is not served", hostLabel(v.vh.Name), m.Type, m.Path, why),
+		Ref{Kind: HTTPRouteKind, Namespace: src.Namespace, Name: src.Name}, src.Field)
+}
+
+// httpRouteKey is routePath for a route match: the key the table matches,
+// or why the path is refused.
+func (b *builder) httpRouteKey(m HTTPRouteMatch) (key string, re *match.Regexp, why string) {
+	path := m.Path
+	if path == "" || path[0] != '/' {
+		return "", nil, "does not begin with /"
+	}
+	switch m.Type {
+	case match.Exact:
+		return path, nil, badSegment(path)
+	case match.Prefix:
+		if why := badSegment(path); why != "" {
+			return "", nil, why
+		}
+		return strings.TrimRight(path, "/"), nil, ""
+	case match.Regex:
+		path = strings.TrimPrefix(path, "^")
+		res, cached := b.regexps[path]
+		if !cached {
+			res.re, res.err = match.CompileRegex(path, 0)
+			b.regexps[path] = res
+		}
+		if res.err != nil {
+			return "", nil, "is not a usable regular expression: " + res.err.Error()
+		}
+		return path, res.re, ""
+	}
+	return "", nil, "has an unknown match type"
+}
+
+// ruleRewrites prepares the rule's URLRewrite for each kind of match it
+// has, or warns and returns false when the rule cannot be served as
+// written. A path replacement is a template here: one written literally
+// (no "$") keeps the query, and a prefix replacement applies to the
+// segments a PathPrefix match matched (match.NativeSyntax on a Prefix
+// route); on a regular expression only a full replacement is possible.
+func (b *builder) ruleRewrites(hr *HTTPRoute, rule *HTTPRouteRule) (map[match.PathType]*match.Rewrite, bool) {
+	u := rule.Rewrite
+	if u == nil {
+		return nil, true
+	}
+	refuse := func(field, why string) (map[match.PathType]*match.Rewrite, bool) {
+		b.warn(RuleRejected, hr.ref(), rule.FilterField+field, why+"; the rule is not served")
+		return nil, false
+	}
+	if strings.Contains(u.Path, "$") || strings.Contains(u.Hostname, "$") {
+		return refuse(".urlRewrite", "a rewrite with \"$\" is not served")
+	}
+	if u.Hostname != "" {
+		if why := invalidHost(u.Hostname); why != "" || strings.HasPrefix(u.Hostname, "*.") {
+			return refuse(".urlRewrite.hostname", "hostname "+strconv.Quote(u.Hostname)+" is not a host name")
+		}
+	}
+	if u.PathSet && (u.Path == "" || u.Path[0] != '/') {
+		return refuse(".urlRewrite.path", "path "+strconv.Quote(u.Path)+" does not begin with /")
+	}
+	out := make(map[match.PathType]*match.Rewrite, 1)
+	for _, m := range rule.Matches {
+		if _, done := out[m.Type]; done {
+			continue
+		}
+		if u.ReplacePrefix && m.Type != match.Prefix {
+			return refuse(".urlRewrite.path", "replacePrefixMatch needs PathPrefix matches; "+m.Field+" is "+m.Type.String())
+		}
+		spec := match.Rewrite{Host: u.Hostname}
+		if u.PathSet {
+			spec.Target, spec.Syntax = u.Path, match.NginxSyntax
+			if u.ReplacePrefix {
+				spec.Syntax = match.NativeSyntax
+			}
+		}
+		rw, err := match.NewRewrite(spec)
+		if err != nil {
+			return refuse(".urlRewrite", err.Error())
+		}
+		out[m.Type] = rw
+	}
+	return out, true
+}
+
+// ruleHeaders turns the rule's header modifiers into the steps of a
+// snippet (§11.9), which already edits headers both ways: set is
+// set_input_header and more_set_headers, add appends to a present request
+// header (an if on $http_<name>) and is add_header always on responses,
+// remove is more_clear_input_headers and more_clear_headers. A value is
+// literal there only without "$", and an empty one would clear the
+// header, so such values refuse the rule.
+func (b *builder) ruleHeaders(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Snippet, bool) {
+	if rule.RequestHeaders == nil && rule.ResponseHeaders == nil {
+		return nil, true
+	}
+	var ops []match.SnippetOp
+	for _, hm := range []*HeaderModifier{rule.RequestHeaders, rule.ResponseHeaders} {
+		if hm == nil {
+			continue
+		}
+		request := hm == rule.RequestHeaders
+		for _, name := range hm.Remove {
+			if !validHeaderName(name) {
+				b.warn(RuleRejected, hr.ref(), hm.Field, "header name "+strconv.Quote(name)+" is not a token; the rule is not served")
+				return nil, false
+			}
+		}
+		for _, h := range slices.Concat(hm.Set, hm.Add) {
+			if h.Value == "" || strings.Contains(h.Value, "$") || !validHeaderName(h.Name) {
+				b.warn(RuleRejected, hr.ref(), hm.Field, "header "+strconv.Quote(h.Name)+": "+strconv.Quote(h.Value)+
+					" is not served (an empty value, a \"$\" or a name that is not a token); the rule is not served")
+				return nil, false
+			}
+		}
+		for _, h := range hm.Set {
+			if request {
+				ops = append(ops, match.SnippetOp{Kind: match.OpSetInput, Name: h.Name, Value: h.Value, Always: true})
+			} else {
+				ops = append(ops, match.SnippetOp{Kind: match.OpSetHeader, Name: h.Name, Value: h.Value})
+			}
+		}
+		for _, h := range hm.Add {
+			if !request {
+				ops = append(ops, match.SnippetOp{Kind: match.OpAddHeader, Name: h.Name, Value: h.Value, Always: true})
+				continue
+			}
+			v := "http_" + strings.ReplaceAll(strings.ToLower(h.Name), "-", "_")
+			ops = append(ops,
+				match.SnippetOp{Kind: match.OpIf, Cond: &match.SnippetCond{Var: v, Op: "=", Operand: ""},
+					Then: []match.SnippetOp{{Kind: match.OpSetInput, Name: h.Name, Value: h.Value, Always: true}}},
+				match.SnippetOp{Kind: match.OpIf, Cond: &match.SnippetCond{Var: v, Op: "!=", Operand: ""},
+					Then: []match.SnippetOp{{Kind: match.OpSetInput, Name: h.Name, Value: "$" + v + "," + h.Value, Always: true}}})
+		}
+		for _, name := range hm.Remove {
+			kind := match.OpClearHeader
+			if request {
+				kind = match.OpClearInput
+			}
+			ops = append(ops, match.SnippetOp{Kind: kind, Name: name})
+		}
+	}
+	sn, err := match.NewSnippet(match.Snippet{Ops: ops})
+	if err != nil {
+		b.warn(RuleRejected, hr.ref(), rule.Field+".filters", err.Error()+"; the rule is not served")
+		return nil, false
+	}
+	return sn, true
+}
+
+// validHeaderName reports an RFC 9110 token, so no "*" clears a family.
+func validHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#%&'+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkRedirect refuses a RequestRedirect this table cannot answer as
+// asked, warning on its field.
+func (b *builder) checkRedirect(hr *HTTPRoute, rule *HTTPRouteRule) bool {
+	rd := rule.Redirect
+	if rd == nil {
+		return true
+	}
+	why := ""
+	switch {
+	case rule.Rewrite != nil:
+		why = "RequestRedirect and URLRewrite cannot be combined"
+	case strings.ContainsAny(rd.Scheme+rd.Hostname+rd.Path, "$?#"):
+		why = "a redirect with \"$\", \"?\" or \"#\" is not served"
+	case rd.Scheme != "" && rd.Scheme != "http" && rd.Scheme != "https":
+		why = "scheme " + strconv.Quote(rd.Scheme) + " is not http or https"
+	case rd.Hostname != "" && (invalidHost(rd.Hostname) != "" || strings.HasPrefix(rd.Hostname, "*.")):
+		why = "hostname " + strconv.Quote(rd.Hostname) + " is not a host name"
+	case rd.Port < 0 || rd.Port > 65535:
+		why = "port " + strconv.Itoa(int(rd.Port)) + " is out of range"
+	case rd.PathSet && (rd.Path == "" || rd.Path[0] != '/'):
+		why = "path " + strconv.Quote(rd.Path) + " does not begin with /"
+	case rd.StatusCode != 0 && !slices.Contains([]int{301, 302, 303, 307, 308}, rd.StatusCode):
+		why = "status " + strconv.Itoa(rd.StatusCode) + " is not 301, 302, 303, 307 or 308"
+	case rd.ReplacePrefix && slices.ContainsFunc(rule.Matches, func(m HTTPRouteMatch) bool { return m.Type != match.Prefix }):
+		why = "replacePrefixMatch needs PathPrefix matches"
+	}
+	if why != "" {
+		b.warn(RuleRejected, hr.ref(), rd.Field+".requestRedirect", why+"; the rule is not served")
+		return false
+	}
+	return true
+}
+
+// redirectSnippet is the rule's header steps followed by the redirect for
+// match m, as snippet returns (§11.9): the Location is built from the
+// request's $scheme, $host and $request_uri with the filter's parts in
+// their place; a prefix replacement takes the rest of the path from a
+// regular expression on $uri, and a replaced path keeps $args.
+func (b *builder) redirectSnippet(hr *HTTPRoute, rule *HTTPRouteRule, headers *match.Snippet, m HTTPRouteMatch) (*match.Snippet, bool) {
+	rd := rule.Redirect
+	code := cmp.Or(rd.StatusCode, 302)
+	base := cmp.Or(rd.Scheme, "$scheme") + "://" + cmp.Or(rd.Hostname, "$host")
+	if rd.Port != 0 && !(rd.Port == 80 && rd.Scheme == "http" || rd.Port == 443 && rd.Scheme == "https") {
+		base += ":" + strconv.Itoa(int(rd.Port))
+	}
+	ret := func(v string) match.SnippetOp { return match.SnippetOp{Kind: match.OpReturn, Code: code, Value: v} }
+	withArgs := func(v string) []match.SnippetOp {
+		return []match.SnippetOp{
+			{Kind: match.OpIf, Cond: &match.SnippetCond{Var: "args", Op: "=", Operand: ""}, Then: []match.SnippetOp{ret(v)}},
+			{Kind: match.OpIf, Cond: &match.SnippetCond{Var: "args", Op: "!=", Operand: ""}, Then: []match.SnippetOp{ret(v + "?$args")}},
+		}
+	}
+	var ops []match.SnippetOp
+	if headers != nil {
+		ops = slices.Clone(headers.Ops)
+	}
+	switch {
+	case !rd.PathSet:
+		ops = append(ops, ret(base+"$request_uri"))
+	case !rd.ReplacePrefix:
+		ops = append(ops, withArgs(base+rd.Path)...)
+	default:
+		key := regexp.QuoteMeta(strings.TrimRight(m.Path, "/"))
+		repl := strings.TrimRight(rd.Path, "/")
+		ops = append(ops,
+			match.SnippetOp{Kind: match.OpIf, Cond: &match.SnippetCond{Var: "uri", Op: "~", Operand: "^" + key + "/?$"},
+				Then: withArgs(base + cmp.Or(repl, "/"))},
+			match.SnippetOp{Kind: match.OpIf, Cond: &match.SnippetCond{Var: "uri", Op: "~", Operand: "^" + key + "(/.*)$"},
+				Then: withArgs(base + repl + "$1")})
+	}
+	sn, err := match.NewSnippet(match.Snippet{Ops: ops})
+	if err != nil {
+		b.warn(RuleRejected, hr.ref(), rd.Field+".requestRedirect", "the redirect does not build: "+err.Error()+"; "+m.Field+" is not served")
+		return nil, false
+	}
+	return sn, true
+}

@@ -111,6 +111,10 @@ type RouterConfig struct {
 	GzipLevel     int
 	GzipMinLength int64
 	GzipTypes     []string
+	// ServerTokens: server-tokens, the Server header sent on every answer
+	// ("ramjet" for "true"; "" for "false", the default, which sends
+	// none). A backend's own is never passed on, as nginx hides it.
+	ServerTokens string
 }
 
 // DefaultGzipTypes are ingress-nginx's gzip-types.
@@ -267,6 +271,14 @@ var ConfigMapKeys = map[string]ConfigMapKey{
 		r.LogFormat = v
 		return nil
 	}},
+	"server-tokens": {Router: func(r *RouterConfig, v string) error {
+		on, err := nginxBool(v)
+		r.ServerTokens = ""
+		if on {
+			r.ServerTokens = "ramjet"
+		}
+		return err
+	}},
 	"log-format-escape-json": {Router: func(r *RouterConfig, v string) (err error) {
 		r.LogFormatEscapeJSON, err = nginxBool(v)
 		return err
@@ -280,7 +292,6 @@ var ConfigMapKeys = map[string]ConfigMapKey{
 // listed here until they are implemented.
 var ConfigMapUnsupported = map[string]string{
 	"enable-brotli":                 "responses are not compressed",
-	"server-tokens":                 "the backend's Server header passes through, where ingress-nginx removes it",
 	"global-auth-snippet":           "nginx configuration ramjet cannot run",
 	"enable-modsecurity":            "no ModSecurity (the example controller serves it)",
 	"enable-owasp-modsecurity-crs":  "no OWASP core rules (the example controller serves them)",

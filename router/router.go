@@ -245,6 +245,10 @@ type Options struct {
 	AddHeaders, ProxySetHeaders http.Header
 	// Gzip compresses answers as ingress-nginx's use-gzip does; nil: none.
 	Gzip *Gzip
+	// ServerTokens is the Server header sent on every answer; "": none,
+	// as ingress-nginx's default server-tokens "false" clears it. A
+	// backend's own Server header is never passed on (servertokens.go).
+	ServerTokens string
 }
 
 // Record describes one request once it has been answered.
@@ -376,6 +380,8 @@ type Router struct {
 	// Options.TrustForwardedFor.
 	fullForwardedFor bool
 	returnRequestID  bool
+	// serverTokens is Options.ServerTokens as a header value; nil: none.
+	serverTokens []string
 	// hsts is the Strict-Transport-Security value (see hstsValue); nil:
 	// none is sent. SetHSTS replaces it.
 	hsts atomic.Pointer[[]string]
@@ -476,6 +482,7 @@ func New(o Options) *Router {
 	r.hsts.Store(hstsValue(o.HSTS, o.DisableHSTS))
 	r.cmHeaders.Store(newConfigMapHeaders(o.AddHeaders, o.ProxySetHeaders))
 	r.gzip = newGzipConfig(o.Gzip)
+	r.serverTokens = serverTokensValue(o.ServerTokens)
 	r.forwardedFor = http.CanonicalHeaderKey(cmp.Or(o.ForwardedForHeader, "X-Forwarded-For"))
 	r.ansLimitReq = limitAnswer(o.LimitReqStatusCode)
 	r.ansLimitConn = limitAnswer(o.LimitConnStatusCode)

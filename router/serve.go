@@ -95,6 +95,9 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		s.id = requestIDOf(req)
 		w.Header()["X-Request-Id"] = []string{s.id}
 	}
+	if r.serverTokens != nil {
+		w.Header()["Server"] = r.serverTokens
+	}
 	s.hsts = r.setHSTS(w.Header(), req, &s.d)
 	if s.cmh = r.cmHeaders.Load(); s.cmh != nil {
 		s.cmh.setAdded(w.Header())

@@ -117,6 +117,7 @@ func applyConfigMap(c *config, cm *corev1.ConfigMap, set []string, others ...*co
 	if rc.UseGzip {
 		c.gzip = &router.Gzip{Level: rc.GzipLevel, MinLength: rc.GzipMinLength, Types: rc.GzipTypes}
 	}
+	c.serverTokens = rc.ServerTokens
 	if has("log-format-upstream") {
 		c.logFormat = rc.LogFormat
 	}

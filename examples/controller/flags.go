@@ -98,6 +98,8 @@ type config struct {
 	addHeaders, proxySetHeaders http.Header
 	// gzip is use-gzip with its gzip-* keys; nil: off.
 	gzip *router.Gzip
+	// serverTokens is server-tokens (router.Options.ServerTokens).
+	serverTokens string
 	// modSecurity is the ConfigMap's ModSecurity settings (modsecurity.go).
 	modSecurity modSecuritySettings
 

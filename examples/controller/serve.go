@@ -304,6 +304,7 @@ func routerOptions(cfg config, log *slog.Logger, m *metrics) router.Options {
 		AddHeaders:              cfg.addHeaders,
 		ProxySetHeaders:         cfg.proxySetHeaders,
 		Gzip:                    cfg.gzip,
+		ServerTokens:            cfg.serverTokens,
 	}
 }
 

@@ -261,10 +261,12 @@
 // block-user-agents; feature-missing otherwise, such as enable-brotli),
 // ConfigMapKeyIgnored for nginx's own
 // tuning (worker-processes, buffers, caches): compile adds them to
-// Result.Warnings, on the ConfigMap, field "data[key]". ssl-redirect,
-// the hsts keys, the location keys and the header ConfigMaps follow
-// every rebuild of the example controller; the other router keys are
-// read at start, and a later change warns that it waits for a restart.
+// Result.Warnings, on the ConfigMap, field "data[key]". The example
+// controller follows every key at every rebuild (ConfigMapKey.Live;
+// Router.SetConfigMapOptions swaps the router keys' settings, the access
+// log's format is swapped whole) but use-proxy-protocol and
+// proxy-real-ip-cidr, which its listeners are made with: those are read
+// at start, and a later change warns that it waits for a restart.
 //
 // # 2. Which Ingresses are claimed
 //

@@ -210,22 +210,22 @@ var ConfigMapKeys = map[string]ConfigMapKey{
 	"use-forwarded-headers": {Router: func(r *RouterConfig, v string) (err error) {
 		r.TrustForwardedProto, err = nginxBool(v)
 		return err
-	}},
+	}, Live: true},
 	"enable-real-ip": {Router: func(r *RouterConfig, v string) (err error) {
 		_, err = nginxBool(v)
 		return err
-	}},
+	}, Live: true},
 	"compute-full-forwarded-for": {Router: func(r *RouterConfig, v string) (err error) {
 		r.ComputeFullForwardedFor, err = nginxBool(v)
 		return err
-	}},
+	}, Live: true},
 	"forwarded-for-header": {Router: func(r *RouterConfig, v string) error {
 		if !nginxHeaderName(v) {
 			return fmt.Errorf("want a header name")
 		}
 		r.ForwardedForHeader = v
 		return nil
-	}},
+	}, Live: true},
 	"proxy-real-ip-cidr": {Router: func(r *RouterConfig, v string) (err error) {
 		r.ProxyRealIPCIDR, err = ParseSourceRanges(v)
 		return err
@@ -234,14 +234,14 @@ var ConfigMapKeys = map[string]ConfigMapKey{
 		r.UseProxyProtocol, err = nginxBool(v)
 		return err
 	}},
-	"limit-req-status-code":  {Router: statusKey(func(r *RouterConfig) *int { return &r.LimitReqStatusCode })},
-	"limit-conn-status-code": {Router: statusKey(func(r *RouterConfig) *int { return &r.LimitConnStatusCode })},
-	"add-headers":            {Router: headersKey(func(r *RouterConfig) *string { return &r.AddHeadersFrom })},
-	"proxy-set-headers":      {Router: headersKey(func(r *RouterConfig) *string { return &r.ProxySetHeadersFrom })},
+	"limit-req-status-code":  {Router: statusKey(func(r *RouterConfig) *int { return &r.LimitReqStatusCode }), Live: true},
+	"limit-conn-status-code": {Router: statusKey(func(r *RouterConfig) *int { return &r.LimitConnStatusCode }), Live: true},
+	"add-headers":            {Router: headersKey(func(r *RouterConfig) *string { return &r.AddHeadersFrom }), Live: true},
+	"proxy-set-headers":      {Router: headersKey(func(r *RouterConfig) *string { return &r.ProxySetHeadersFrom }), Live: true},
 	"use-gzip": {Router: func(r *RouterConfig, v string) (err error) {
 		r.UseGzip, err = nginxBool(v)
 		return err
-	}},
+	}, Live: true},
 	"gzip-level": {Router: func(r *RouterConfig, v string) error {
 		n, err := strconv.ParseInt(v, 0, 32)
 		if err != nil || n < 1 || n > 9 {
@@ -249,7 +249,7 @@ var ConfigMapKeys = map[string]ConfigMapKey{
 		}
 		r.GzipLevel = int(n)
 		return nil
-	}},
+	}, Live: true},
 	"gzip-min-length": {Router: func(r *RouterConfig, v string) error {
 		n, err := strconv.ParseInt(v, 0, 64)
 		if err != nil || n < 0 {
@@ -257,20 +257,20 @@ var ConfigMapKeys = map[string]ConfigMapKey{
 		}
 		r.GzipMinLength = n
 		return nil
-	}},
+	}, Live: true},
 	"gzip-types": {Router: func(r *RouterConfig, v string) error {
 		if r.GzipTypes = strings.Fields(v); len(r.GzipTypes) == 0 {
 			return fmt.Errorf("want media types")
 		}
 		return nil
-	}},
+	}, Live: true},
 	"log-format-upstream": {Router: func(r *RouterConfig, v string) error {
 		if v == "" {
 			return fmt.Errorf("want a log format")
 		}
 		r.LogFormat = v
 		return nil
-	}},
+	}, Live: true},
 	"server-tokens": {Router: func(r *RouterConfig, v string) error {
 		on, err := nginxBool(v)
 		r.ServerTokens = ""
@@ -278,11 +278,11 @@ var ConfigMapKeys = map[string]ConfigMapKey{
 			r.ServerTokens = "ramjet"
 		}
 		return err
-	}},
+	}, Live: true},
 	"log-format-escape-json": {Router: func(r *RouterConfig, v string) (err error) {
 		r.LogFormatEscapeJSON, err = nginxBool(v)
 		return err
-	}},
+	}, Live: true},
 }
 
 // ConfigMapUnsupported are keys ingress-nginx reads that ramjet does not

@@ -364,24 +364,13 @@ type Router struct {
 	logger      *slog.Logger
 	defaultCert *tls.Certificate
 
-	trustForwardedProto bool
-	// realIPFrom is Options.ProxyRealIPCIDR, normalized, with
-	// Options.TrustForwardedFor; nil without, so the peer is the client.
-	realIPFrom []netip.Prefix
-	// forwardedFor is Options.ForwardedForHeader, canonical.
-	forwardedFor string
+	// live are the settings an ingress-nginx ConfigMap gives, which
+	// SetConfigMapOptions replaces (live.go).
+	live atomic.Pointer[liveSettings]
 	// cmHeaders are Options.AddHeaders and ProxySetHeaders; nil: none.
 	cmHeaders atomic.Pointer[configMapHeaders]
-	// gzip is Options.Gzip; nil: answers are sent as they are.
-	gzip *gzipConfig
-	// ansLimitReq and ansLimitConn answer a rate-limited request.
-	ansLimitReq, ansLimitConn answer
-	// fullForwardedFor: Options.ComputeFullForwardedFor and
-	// Options.TrustForwardedFor.
-	fullForwardedFor bool
-	returnRequestID  bool
-	// serverTokens is Options.ServerTokens as a header value; nil: none.
-	serverTokens []string
+
+	returnRequestID bool
 	// hsts is the Strict-Transport-Security value (see hstsValue); nil:
 	// none is sent. SetHSTS replaces it.
 	hsts atomic.Pointer[[]string]
@@ -472,20 +461,9 @@ func New(o Options) *Router {
 		logger:      o.Logger,
 		defaultCert: o.DefaultCertificate,
 
-		trustForwardedProto: o.TrustForwardedProto,
-		returnRequestID:     o.ReturnRequestID,
+		returnRequestID: o.ReturnRequestID,
 	}
-	if o.TrustForwardedFor {
-		r.realIPFrom = normalizePrefixes(o.ProxyRealIPCIDR)
-		r.fullForwardedFor = o.ComputeFullForwardedFor
-	}
-	r.hsts.Store(hstsValue(o.HSTS, o.DisableHSTS))
-	r.cmHeaders.Store(newConfigMapHeaders(o.AddHeaders, o.ProxySetHeaders))
-	r.gzip = newGzipConfig(o.Gzip)
-	r.serverTokens = serverTokensValue(o.ServerTokens)
-	r.forwardedFor = http.CanonicalHeaderKey(cmp.Or(o.ForwardedForHeader, "X-Forwarded-For"))
-	r.ansLimitReq = limitAnswer(o.LimitReqStatusCode)
-	r.ansLimitConn = limitAnswer(o.LimitConnStatusCode)
+	r.SetConfigMapOptions(o)
 	r.maxBody = cmp.Or(o.MaxBodySize, DefaultMaxBodySize)
 	if r.maxBody < 0 {
 		r.maxBody = 0

@@ -78,8 +78,9 @@ func grpcCode(status int) string {
 // policies say so, and otherwise it is proxied to an endpoint of the
 // chosen backend. Lookup reports the same decision without serving.
 func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	if r.gzip != nil && acceptsGzip(req) {
-		gw := &gzipWriter{ResponseWriter: w, c: r.gzip}
+	live := r.live.Load()
+	if live.gzip != nil && acceptsGzip(req) {
+		gw := &gzipWriter{ResponseWriter: w, c: live.gzip}
 		defer gw.finish()
 		w = gw
 	}
@@ -95,8 +96,8 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		s.id = requestIDOf(req)
 		w.Header()["X-Request-Id"] = []string{s.id}
 	}
-	if r.serverTokens != nil {
-		w.Header()["Server"] = r.serverTokens
+	if live.serverTokens != nil {
+		w.Header()["Server"] = live.serverTokens
 	}
 	s.hsts = r.setHSTS(w.Header(), req, &s.d)
 	if s.cmh = r.cmHeaders.Load(); s.cmh != nil {
@@ -149,7 +150,7 @@ func (r *Router) forward(s *requestState) {
 		returnID:         r.returnRequestID,
 		hsts:             s.hsts,
 		cmh:              s.cmh,
-		fullForwardedFor: r.fullForwardedFor,
+		fullForwardedFor: r.live.Load().fullForwardedFor,
 		realIP:           r.realIP(req),
 		choice:           s.ch,
 		added:            s.ph,
@@ -254,7 +255,7 @@ func (r *Router) record(s *requestState) Record {
 // already worked out for X-Real-IP ("" when not). Without trusted ranges
 // it is the peer's IP, a window on RemoteAddr.
 func (r *Router) clientAddrText(req *http.Request, realIP string) string {
-	if len(r.realIPFrom) == 0 {
+	if len(r.live.Load().realIPFrom) == 0 {
 		return peerHost(req.RemoteAddr)
 	}
 	if realIP == "" {

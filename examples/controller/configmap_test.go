@@ -246,14 +246,36 @@ func TestOfflineConfigMap(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	assert.Contains(t, body, `ConfigMap ingress/nginx: key "worker-processes": tunes nginx itself`)
 
-	// ssl-redirect and hsts follow the ConfigMap without a restart.
-	writeFile(t, cmFile, configMap("true")+"  hsts: \"false\"\n")
+	// ssl-redirect, hsts and the router keys (server-tokens) follow the
+	// ConfigMap without a restart.
+	assert.Empty(t, res.Header.Values("Server"))
+	writeFile(t, cmFile, configMap("true")+"  hsts: \"false\"\n  server-tokens: \"true\"\n")
 	require.Eventually(t, func() bool {
 		return do("http://"+inst.HTTPAddr+"/x").StatusCode == http.StatusPermanentRedirect
 	}, 5*time.Second, 10*time.Millisecond)
 	res = do("https://" + inst.HTTPSAddr + "/x")
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	assert.Empty(t, res.Header.Values("Strict-Transport-Security"))
+	assert.Equal(t, "ramjet", res.Header.Get("Server"))
+}
+
+// TestLiveAccessLog: log-format-upstream changes the access log's lines
+// from the next request on, and its absence brings back -access-log-format.
+func TestLiveAccessLog(t *testing.T) {
+	var out bytes.Buffer
+	l := &liveAccessLog{out: &out, format: accessLogJSON}
+	l.set("$status $host", false)
+	rec := router.Record{Status: 200, Host: "a.test"}
+	l.observe(rec)
+	l.set("$status $host", false)
+	l.observe(rec)
+	l.set("[$status]", false)
+	l.observe(rec)
+	assert.Equal(t, "200 a.test\n200 a.test\n[200]\n", out.String())
+	out.Reset()
+	l.set("", false)
+	l.observe(rec)
+	assert.Contains(t, out.String(), `"status":200`)
 }
 
 // TestConfigMapSettingsLines: /debug/warnings names the ConfigMap, an
@@ -263,13 +285,13 @@ func TestConfigMapSettingsLines(t *testing.T) {
 	s, started := newConfigMapSettings(c, map[string]string{"limit-req-status-code": "429", "proxy-body-size": "2m"}, true, slog.New(slog.DiscardHandler))
 	assert.Equal(t, 429, started.limitReqStatusCode)
 	assert.Empty(t, s.lines())
-	cur := s.update(map[string]string{"limit-req-status-code": "503", "proxy-body-size": "4m", "hsts": "false"}, true)
-	assert.Equal(t, 503, cur.limitReqStatusCode, "the caller decides what it can apply")
-	assert.Equal(t, []string{`ConfigMap ingress/nginx: key "limit-req-status-code": changed since start; it takes effect when the controller restarts (traffic-moves)`}, s.lines(),
-		"proxy-body-size is a location default: it follows the rebuild")
+	cur := s.update(map[string]string{"limit-req-status-code": "503", "proxy-body-size": "4m", "hsts": "false", "use-proxy-protocol": "true"}, true)
+	assert.Equal(t, 503, cur.limitReqStatusCode)
+	assert.True(t, cur.useProxyProtocol, "the caller decides what it can apply")
+	assert.Equal(t, []string{`ConfigMap ingress/nginx: key "use-proxy-protocol": changed since start; it takes effect when the controller restarts (traffic-moves)`}, s.lines(),
+		"limit-req-status-code is live and proxy-body-size a location default: they follow the rebuild")
 	s.update(nil, false)
 	assert.Equal(t, []string{
 		`ConfigMap ingress/nginx: not found; the flags' settings apply (cosmetic)`,
-		`ConfigMap ingress/nginx: key "limit-req-status-code": changed since start; it takes effect when the controller restarts (traffic-moves)`,
-	}, s.lines())
+	}, s.lines(), "back to the start's use-proxy-protocol (absent)")
 }

@@ -100,6 +100,10 @@ type config struct {
 	gzip *router.Gzip
 	// serverTokens is server-tokens (router.Options.ServerTokens).
 	serverTokens string
+	// accessLog is the access log whose format follows
+	// log-format-upstream (configmap.go); nil without --configmap, shared
+	// by the copies of the configuration.
+	accessLog *liveAccessLog
 	// modSecurity is the ConfigMap's ModSecurity settings (modsecurity.go).
 	modSecurity modSecuritySettings
 

@@ -240,7 +240,13 @@
 //     that accept gzip, with Vary: Accept-Encoding), server-tokens
 //     (ServerTokens: "false", the default, sends no Server header, "true"
 //     sends "Server: ramjet" on every answer; a backend's own is never
-//     passed on, as nginx's proxy_hide_header hides it); and, for the
+//     passed on, as nginx's proxy_hide_header hides it), enable-brotli
+//     with brotli-level, brotli-min-length and brotli-types (Brotli: the
+//     answers gzip would compress, in br to a client that accepts it,
+//     preferred over gzip as ngx_brotli's filter runs first; the encoder
+//     is the embedder's, Brotli.NewEncoder, as the library brings none:
+//     the example controller's uses github.com/andybalholm/brotli, case
+//     files serve none); and, for the
 //     example controller alone, use-proxy-protocol and log-format-upstream
 //     with log-format-escape-json (its access log in nginx's variable
 //     syntax: $remote_addr, $remote_user, $host, $request,
@@ -258,7 +264,7 @@
 // naming it: ConfigMapKeyRejected for a value that does not parse (the
 // default stays), ConfigMapKeyUnsupported for a key ramjet lacks
 // (traffic-moves where answers change, such as http-redirect-code or
-// block-user-agents; feature-missing otherwise, such as enable-brotli),
+// block-user-agents; feature-missing otherwise, such as hide-headers),
 // ConfigMapKeyIgnored for nginx's own
 // tuning (worker-processes, buffers, caches): compile adds them to
 // Result.Warnings, on the ConfigMap, field "data[key]". The example

@@ -24,6 +24,8 @@ type liveSettings struct {
 	ansLimitReq, ansLimitConn answer
 	// gzip is Options.Gzip; nil: answers are sent as they are.
 	gzip *gzipConfig
+	// brotli is Options.Brotli; nil: no answer is sent in br.
+	brotli *gzipConfig
 	// serverTokens is Options.ServerTokens as a header value; nil: none.
 	serverTokens []string
 }
@@ -32,7 +34,7 @@ type liveSettings struct {
 // the Router that an ingress-nginx ConfigMap gives: TrustForwardedProto,
 // TrustForwardedFor, ProxyRealIPCIDR, ComputeFullForwardedFor,
 // ForwardedForHeader, LimitReqStatusCode, LimitConnStatusCode, Gzip,
-// ServerTokens, HSTS with DisableHSTS (SetHSTS), and AddHeaders with
+// Brotli, ServerTokens, HSTS with DisableHSTS (SetHSTS), and AddHeaders with
 // ProxySetHeaders (SetConfigMapHeaders), as New reads them. The other
 // fields of o are not looked at. So the ConfigMap's keys change without a
 // restart, as ingress-nginx reloads nginx for them.
@@ -43,6 +45,7 @@ func (r *Router) SetConfigMapOptions(o Options) {
 		ansLimitReq:         limitAnswer(o.LimitReqStatusCode),
 		ansLimitConn:        limitAnswer(o.LimitConnStatusCode),
 		gzip:                newGzipConfig(o.Gzip),
+		brotli:              newBrotliConfig(o.Brotli),
 		serverTokens:        serverTokensValue(o.ServerTokens),
 	}
 	if o.TrustForwardedFor {

@@ -249,6 +249,9 @@ type Options struct {
 	// as ingress-nginx's default server-tokens "false" clears it. A
 	// backend's own Server header is never passed on (servertokens.go).
 	ServerTokens string
+	// Brotli compresses answers in br as ingress-nginx's enable-brotli
+	// does, before Gzip; nil: none.
+	Brotli *Brotli
 }
 
 // Record describes one request once it has been answered.

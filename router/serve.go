@@ -79,10 +79,9 @@ func grpcCode(status int) string {
 // chosen backend. Lookup reports the same decision without serving.
 func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	live := r.live.Load()
-	if live.gzip != nil && acceptsGzip(req) {
-		gw := &gzipWriter{ResponseWriter: w, c: live.gzip}
+	if ww, gw := compressing(w, req, live); gw != nil {
 		defer gw.finish()
-		w = gw
+		w = ww
 	}
 	s := requestState{w: w, req: req, grpc: isGRPC(req)}
 	if r.observer != nil {

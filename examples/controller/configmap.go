@@ -120,6 +120,9 @@ func applyConfigMap(c *config, cm *corev1.ConfigMap, set []string, others ...*co
 		c.gzip = &router.Gzip{Level: rc.GzipLevel, MinLength: rc.GzipMinLength, Types: rc.GzipTypes}
 	}
 	c.serverTokens = rc.ServerTokens
+	if rc.EnableBrotli {
+		c.brotli = &router.Brotli{Level: rc.BrotliLevel, MinLength: rc.BrotliMinLength, Types: rc.BrotliTypes, NewEncoder: newBrotliEncoder}
+	}
 	if has("log-format-upstream") {
 		c.logFormat = rc.LogFormat
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"io"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/andybalholm/brotli"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -157,14 +159,14 @@ func TestConfigMapFlagWins(t *testing.T) {
 func TestConfigMapOtherKeys(t *testing.T) {
 	c := flagsWith(t)
 	warns := applyConfigMap(&c, cmData(map[string]string{
-		"worker-processes": "4", "enable-brotli": "true", "load-balance": "ewma", "no-such-key": "true", "http-redirect-code": "301",
+		"worker-processes": "4", "hide-headers": "X-Powered-By", "load-balance": "ewma", "no-such-key": "true", "http-redirect-code": "301",
 	}), c.flagsSet)
 	got := map[string]compile.Severity{}
 	for _, w := range warns {
 		got[w.key] = w.severity
 	}
 	assert.Equal(t, map[string]compile.Severity{
-		"worker-processes": compile.Cosmetic, "enable-brotli": compile.FeatureMissing, "http-redirect-code": compile.TrafficMoves,
+		"worker-processes": compile.Cosmetic, "hide-headers": compile.FeatureMissing, "http-redirect-code": compile.TrafficMoves,
 		"load-balance": compile.FeatureMissing, "no-such-key": compile.FeatureMissing,
 	}, got)
 }
@@ -249,7 +251,7 @@ func TestOfflineConfigMap(t *testing.T) {
 	// ssl-redirect, hsts and the router keys (server-tokens) follow the
 	// ConfigMap without a restart.
 	assert.Empty(t, res.Header.Values("Server"))
-	writeFile(t, cmFile, configMap("true")+"  hsts: \"false\"\n  server-tokens: \"true\"\n")
+	writeFile(t, cmFile, configMap("true")+"  hsts: \"false\"\n  server-tokens: \"true\"\n  enable-brotli: \"true\"\n  brotli-min-length: \"0\"\n")
 	require.Eventually(t, func() bool {
 		return do("http://"+inst.HTTPAddr+"/x").StatusCode == http.StatusPermanentRedirect
 	}, 5*time.Second, 10*time.Millisecond)
@@ -257,6 +259,20 @@ func TestOfflineConfigMap(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	assert.Empty(t, res.Header.Values("Strict-Transport-Security"))
 	assert.Equal(t, "ramjet", res.Header.Get("Server"))
+
+	// enable-brotli: br, preferred over gzip as ngx_brotli's filter runs
+	// first.
+	req, err := http.NewRequest(http.MethodGet, "https://"+inst.HTTPSAddr+"/x", nil)
+	require.NoError(t, err)
+	req.Host = "app.test"
+	req.Header.Set("Accept-Encoding", "gzip, br")
+	res, err = client.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, "br", res.Header.Get("Content-Encoding"))
+	decoded, err := io.ReadAll(brotli.NewReader(res.Body))
+	require.NoError(t, err)
+	assert.Contains(t, string(decoded), "A")
 }
 
 // TestLiveAccessLog: log-format-upstream changes the access log's lines

@@ -98,6 +98,8 @@ type config struct {
 	addHeaders, proxySetHeaders http.Header
 	// gzip is use-gzip with its gzip-* keys; nil: off.
 	gzip *router.Gzip
+	// brotli is enable-brotli with its brotli-* keys; nil: off.
+	brotli *router.Brotli
 	// serverTokens is server-tokens (router.Options.ServerTokens).
 	serverTokens string
 	// accessLog is the access log whose format follows

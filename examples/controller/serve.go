@@ -311,6 +311,7 @@ func configMapRouterOptions(cfg config) router.Options {
 		ProxySetHeaders:         cfg.proxySetHeaders,
 		Gzip:                    cfg.gzip,
 		ServerTokens:            cfg.serverTokens,
+		Brotli:                  cfg.brotli,
 	}
 }
 

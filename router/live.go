@@ -8,8 +8,11 @@ import (
 
 // liveSettings are the Options an ingress-nginx ConfigMap gives that a
 // request reads (the client address, the limit answers, compression, the
-// Server header), prepared; swapped whole by SetConfigMapOptions, so a
-// request sees one version of each.
+// Server header), prepared; swapped whole by SetConfigMapOptions. Each
+// place that reads them loads the pointer once (no allocation); a request
+// in flight during a swap may read the old settings in one step and the
+// new in a later one, as a request in flight during an nginx reload is
+// finished by the old workers.
 type liveSettings struct {
 	trustForwardedProto bool
 	// realIPFrom is Options.ProxyRealIPCIDR, normalized, with

@@ -11,8 +11,8 @@ import (
 // Server header), prepared; swapped whole by SetConfigMapOptions. Each
 // place that reads them loads the pointer once (no allocation); a request
 // in flight during a swap may read the old settings in one step and the
-// new in a later one, as a request in flight during an nginx reload is
-// finished by the old workers.
+// new in a later one (nginx finishes it wholly with the old workers'
+// settings): the difference lasts one request.
 type liveSettings struct {
 	trustForwardedProto bool
 	// realIPFrom is Options.ProxyRealIPCIDR, normalized, with

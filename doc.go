@@ -237,7 +237,16 @@
 //     gzip-level, gzip-min-length and gzip-types (Gzip: 200, 403 and 404
 //     answers of a listed type, text/html always, whose Content-Length,
 //     when there is one, is not below the minimum, to HTTP/1.1 clients
-//     that accept gzip, with Vary: Accept-Encoding); and, for the
+//     that accept gzip, with Vary: Accept-Encoding), server-tokens
+//     (ServerTokens: "false", the default, sends no Server header, "true"
+//     sends "Server: ramjet" on every answer; a backend's own is never
+//     passed on, as nginx's proxy_hide_header hides it), enable-brotli
+//     with brotli-level, brotli-min-length and brotli-types (Brotli: the
+//     answers gzip would compress, in br to a client that accepts it,
+//     preferred over gzip as ngx_brotli's filter runs first; the encoder
+//     is the embedder's, Brotli.NewEncoder, as the library brings none:
+//     the example controller's uses github.com/andybalholm/brotli, case
+//     files serve none); and, for the
 //     example controller alone, use-proxy-protocol and log-format-upstream
 //     with log-format-escape-json (its access log in nginx's variable
 //     syntax: $remote_addr, $remote_user, $host, $request,
@@ -255,13 +264,15 @@
 // naming it: ConfigMapKeyRejected for a value that does not parse (the
 // default stays), ConfigMapKeyUnsupported for a key ramjet lacks
 // (traffic-moves where answers change, such as http-redirect-code or
-// block-user-agents; feature-missing otherwise, such as enable-brotli
-// and server-tokens), ConfigMapKeyIgnored for nginx's own
+// block-user-agents; feature-missing otherwise, such as hide-headers),
+// ConfigMapKeyIgnored for nginx's own
 // tuning (worker-processes, buffers, caches): compile adds them to
-// Result.Warnings, on the ConfigMap, field "data[key]". ssl-redirect,
-// the hsts keys, the location keys and the header ConfigMaps follow
-// every rebuild of the example controller; the other router keys are
-// read at start, and a later change warns that it waits for a restart.
+// Result.Warnings, on the ConfigMap, field "data[key]". The example
+// controller follows every key at every rebuild (ConfigMapKey.Live;
+// Router.SetConfigMapOptions swaps the router keys' settings, the access
+// log's format is swapped whole) but use-proxy-protocol and
+// proxy-real-ip-cidr, which its listeners are made with: those are read
+// at start, and a later change warns that it waits for a restart.
 //
 // # 2. Which Ingresses are claimed
 //
@@ -1795,9 +1806,9 @@
 // hand them over, with a transport that records which endpoint was chosen
 // and what it received. It answers 200, or the status a request's
 // X-Routertest-Status header names unless the request asks for an error
-// page (carries X-Code); error page requests are kept apart for
-// expect.errorPage, and mirrored copies (§11.8) are answered and not
-// recorded. The router's external-auth subrequests (auth-url,
+// page (carries X-Code), with the Server header X-Routertest-Server
+// names; error page requests are kept apart for expect.errorPage, and
+// mirrored copies (§11.8) are answered and not recorded. The router's external-auth subrequests (auth-url,
 // §11.7) go to a stand-in that answers like httpbin, whatever the host:
 // /status/<code>, /basic-auth/<user>/<password> (401 with a challenge
 // unless the request carries those credentials) and
@@ -2083,6 +2094,10 @@
 //     the Ingress and modsecurity-snippet, from the controller). Keeping
 //     the previous rules instead would protect only until a restart, after
 //     which there are none: 503 behaves the same at every start.
+//   - server-tokens "true": every answer carries Server: nginx/<version>
+//     there, Server: ramjet here (no version: it tells an attacker
+//     nothing and a client relies on none). With "false", the default,
+//     neither sends one, and neither passes a backend's on.
 //
 // Kept on purpose, with a warning, because migrating users depend on it: a
 // Service port referenced by its targetPort string still resolves

@@ -111,10 +111,25 @@ type RouterConfig struct {
 	GzipLevel     int
 	GzipMinLength int64
 	GzipTypes     []string
+	// EnableBrotli, BrotliLevel, BrotliMinLength and BrotliTypes:
+	// enable-brotli, brotli-level (4), brotli-min-length (20) and
+	// brotli-types, router.Options.Brotli, whose encoder the embedder
+	// supplies (the example controller's).
+	EnableBrotli    bool
+	BrotliLevel     int
+	BrotliMinLength int64
+	BrotliTypes     []string
+	// ServerTokens: server-tokens, the Server header sent on every answer
+	// ("ramjet" for "true"; "" for "false", the default, which sends
+	// none). A backend's own is never passed on, as nginx hides it.
+	ServerTokens string
 }
 
 // DefaultGzipTypes are ingress-nginx's gzip-types.
 var DefaultGzipTypes = strings.Fields("application/atom+xml application/javascript application/x-javascript application/json application/rss+xml application/vnd.ms-fontobject application/x-font-ttf application/x-web-app-manifest+json application/xhtml+xml application/xml font/opentype image/svg+xml image/x-icon text/css text/javascript text/plain text/x-component")
+
+// DefaultBrotliTypes are ingress-nginx's brotli-types.
+var DefaultBrotliTypes = strings.Fields("application/xml+rss application/atom+xml application/javascript application/x-javascript application/json application/rss+xml application/vnd.ms-fontobject application/x-font-ttf application/x-web-app-manifest+json application/xhtml+xml application/xml font/opentype image/svg+xml image/x-icon text/css text/javascript text/plain text/x-component")
 
 // DefaultLogFormat is ingress-nginx's log-format-upstream default.
 const DefaultLogFormat = `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $request_length $request_time [$proxy_upstream_name] [$proxy_alternative_upstream_name] $upstream_addr $upstream_response_length $upstream_response_time $upstream_status $req_id`
@@ -206,22 +221,22 @@ var ConfigMapKeys = map[string]ConfigMapKey{
 	"use-forwarded-headers": {Router: func(r *RouterConfig, v string) (err error) {
 		r.TrustForwardedProto, err = nginxBool(v)
 		return err
-	}},
+	}, Live: true},
 	"enable-real-ip": {Router: func(r *RouterConfig, v string) (err error) {
 		_, err = nginxBool(v)
 		return err
-	}},
+	}, Live: true},
 	"compute-full-forwarded-for": {Router: func(r *RouterConfig, v string) (err error) {
 		r.ComputeFullForwardedFor, err = nginxBool(v)
 		return err
-	}},
+	}, Live: true},
 	"forwarded-for-header": {Router: func(r *RouterConfig, v string) error {
 		if !nginxHeaderName(v) {
 			return fmt.Errorf("want a header name")
 		}
 		r.ForwardedForHeader = v
 		return nil
-	}},
+	}, Live: true},
 	"proxy-real-ip-cidr": {Router: func(r *RouterConfig, v string) (err error) {
 		r.ProxyRealIPCIDR, err = ParseSourceRanges(v)
 		return err
@@ -230,14 +245,14 @@ var ConfigMapKeys = map[string]ConfigMapKey{
 		r.UseProxyProtocol, err = nginxBool(v)
 		return err
 	}},
-	"limit-req-status-code":  {Router: statusKey(func(r *RouterConfig) *int { return &r.LimitReqStatusCode })},
-	"limit-conn-status-code": {Router: statusKey(func(r *RouterConfig) *int { return &r.LimitConnStatusCode })},
-	"add-headers":            {Router: headersKey(func(r *RouterConfig) *string { return &r.AddHeadersFrom })},
-	"proxy-set-headers":      {Router: headersKey(func(r *RouterConfig) *string { return &r.ProxySetHeadersFrom })},
+	"limit-req-status-code":  {Router: statusKey(func(r *RouterConfig) *int { return &r.LimitReqStatusCode }), Live: true},
+	"limit-conn-status-code": {Router: statusKey(func(r *RouterConfig) *int { return &r.LimitConnStatusCode }), Live: true},
+	"add-headers":            {Router: headersKey(func(r *RouterConfig) *string { return &r.AddHeadersFrom }), Live: true},
+	"proxy-set-headers":      {Router: headersKey(func(r *RouterConfig) *string { return &r.ProxySetHeadersFrom }), Live: true},
 	"use-gzip": {Router: func(r *RouterConfig, v string) (err error) {
 		r.UseGzip, err = nginxBool(v)
 		return err
-	}},
+	}, Live: true},
 	"gzip-level": {Router: func(r *RouterConfig, v string) error {
 		n, err := strconv.ParseInt(v, 0, 32)
 		if err != nil || n < 1 || n > 9 {
@@ -245,7 +260,7 @@ var ConfigMapKeys = map[string]ConfigMapKey{
 		}
 		r.GzipLevel = int(n)
 		return nil
-	}},
+	}, Live: true},
 	"gzip-min-length": {Router: func(r *RouterConfig, v string) error {
 		n, err := strconv.ParseInt(v, 0, 64)
 		if err != nil || n < 0 {
@@ -253,24 +268,58 @@ var ConfigMapKeys = map[string]ConfigMapKey{
 		}
 		r.GzipMinLength = n
 		return nil
-	}},
+	}, Live: true},
 	"gzip-types": {Router: func(r *RouterConfig, v string) error {
 		if r.GzipTypes = strings.Fields(v); len(r.GzipTypes) == 0 {
 			return fmt.Errorf("want media types")
 		}
 		return nil
-	}},
+	}, Live: true},
+	"enable-brotli": {Router: func(r *RouterConfig, v string) (err error) {
+		r.EnableBrotli, err = nginxBool(v)
+		return err
+	}, Live: true},
+	"brotli-level": {Router: func(r *RouterConfig, v string) error {
+		n, err := strconv.ParseInt(v, 0, 32)
+		if err != nil || n < 0 || n > 11 {
+			return fmt.Errorf("want a level from 0 to 11")
+		}
+		r.BrotliLevel = int(n)
+		return nil
+	}, Live: true},
+	"brotli-min-length": {Router: func(r *RouterConfig, v string) error {
+		n, err := strconv.ParseInt(v, 0, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("want a number of bytes")
+		}
+		r.BrotliMinLength = n
+		return nil
+	}, Live: true},
+	"brotli-types": {Router: func(r *RouterConfig, v string) error {
+		if r.BrotliTypes = strings.Fields(v); len(r.BrotliTypes) == 0 {
+			return fmt.Errorf("want media types")
+		}
+		return nil
+	}, Live: true},
 	"log-format-upstream": {Router: func(r *RouterConfig, v string) error {
 		if v == "" {
 			return fmt.Errorf("want a log format")
 		}
 		r.LogFormat = v
 		return nil
-	}},
+	}, Live: true},
+	"server-tokens": {Router: func(r *RouterConfig, v string) error {
+		on, err := nginxBool(v)
+		r.ServerTokens = ""
+		if on {
+			r.ServerTokens = "ramjet"
+		}
+		return err
+	}, Live: true},
 	"log-format-escape-json": {Router: func(r *RouterConfig, v string) (err error) {
 		r.LogFormatEscapeJSON, err = nginxBool(v)
 		return err
-	}},
+	}, Live: true},
 }
 
 // ConfigMapUnsupported are keys ingress-nginx reads that ramjet does not
@@ -279,8 +328,6 @@ var ConfigMapKeys = map[string]ConfigMapKey{
 // (custom-http-errors, the global auth and ModSecurity keys, snippets) are
 // listed here until they are implemented.
 var ConfigMapUnsupported = map[string]string{
-	"enable-brotli":                 "responses are not compressed",
-	"server-tokens":                 "the backend's Server header passes through, where ingress-nginx removes it",
 	"global-auth-snippet":           "nginx configuration ramjet cannot run",
 	"enable-modsecurity":            "no ModSecurity (the example controller serves it)",
 	"enable-owasp-modsecurity-crs":  "no OWASP core rules (the example controller serves them)",
@@ -329,7 +376,7 @@ var configMapTuning = setOf(
 	"enable-multi-accept", "use-geoip", "use-geoip2", "http-snippet", "main-snippet", "stream-snippet",
 	"bind-address", "enable-ipv6", "disable-ipv6-dns", "resolver", "log-format-stream",
 	"debug-connections", "enable-access-log-for-default-backend", "skip-access-log-urls",
-	"syslog-host", "syslog-port", "enable-syslog", "client-header-buffer-size", "gzip-disable", "brotli-level", "brotli-min-length", "brotli-types",
+	"syslog-host", "syslog-port", "enable-syslog", "client-header-buffer-size", "gzip-disable",
 	"proxy-protocol-header-timeout", "log-format-escape-none",
 )
 
@@ -358,7 +405,7 @@ type ConfigMapOptions struct {
 func ParseConfigMapFor(cm *corev1.ConfigMap, o ConfigMapOptions) *ConfigMap {
 	keep := o.Keep
 	c := &ConfigMap{Router: RouterConfig{ForwardedForHeader: "X-Forwarded-For", LimitReqStatusCode: 503, LimitConnStatusCode: 503,
-		GzipLevel: 1, GzipMinLength: 256, GzipTypes: DefaultGzipTypes}}
+		GzipLevel: 1, GzipMinLength: 256, GzipTypes: DefaultGzipTypes, BrotliLevel: 4, BrotliMinLength: 20, BrotliTypes: DefaultBrotliTypes}}
 	if cm == nil {
 		return c
 	}

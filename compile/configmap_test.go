@@ -37,7 +37,7 @@ func TestConfigMapRegistry(t *testing.T) {
 func TestParseConfigMapDefaults(t *testing.T) {
 	c := ParseConfigMap(nil)
 	assert.Equal(t, RouterConfig{ForwardedForHeader: "X-Forwarded-For", LimitReqStatusCode: 503, LimitConnStatusCode: 503,
-		GzipLevel: 1, GzipMinLength: 256, GzipTypes: DefaultGzipTypes}, c.Router)
+		GzipLevel: 1, GzipMinLength: 256, GzipTypes: DefaultGzipTypes, BrotliLevel: 4, BrotliMinLength: 20, BrotliTypes: DefaultBrotliTypes}, c.Router)
 	assert.Empty(t, c.Warnings())
 	assert.Empty(t, c.Keys)
 }
@@ -48,7 +48,7 @@ func TestParseConfigMapValues(t *testing.T) {
 	c := ParseConfigMap(mkConfigMap("ingress", "nginx", map[string]string{
 		"proxy-connect-timeout": " 0x0a ", "hsts": "1", "hsts-preload": "TRUE", "ssl-redirect": "false",
 		"enable-real-ip": "true", "proxy-real-ip-cidr": "10.0.0.0/8", "limit-conn-status-code": "429",
-		"proxy-body-size": "8m", "worker-processes": "auto", "enable-brotli": "true", "proxy-read-timeout": "60s",
+		"proxy-body-size": "8m", "worker-processes": "auto", "hide-headers": "X-Powered-By", "proxy-read-timeout": "60s",
 		"block-cidrs": "192.0.2.1, ,198.51.100.0/24",
 	}), "proxy-body-size")
 	assert.Equal(t, []string{"block-cidrs", "enable-real-ip", "hsts", "hsts-preload", "limit-conn-status-code", "proxy-connect-timeout", "proxy-real-ip-cidr", "ssl-redirect"}, c.Keys)
@@ -64,7 +64,7 @@ func TestParseConfigMapValues(t *testing.T) {
 		assert.Equal(t, "ConfigMap ingress/nginx", w.Object.String())
 	}
 	assert.Equal(t, []string{
-		"ConfigMapKeyUnsupported data[enable-brotli] feature-missing",
+		"ConfigMapKeyUnsupported data[hide-headers] feature-missing",
 		"ConfigMapKeyIgnored data[proxy-body-size] cosmetic",
 		"ConfigMapKeyRejected data[proxy-read-timeout] traffic-moves",
 		"ConfigMapKeyIgnored data[worker-processes] cosmetic",

@@ -396,7 +396,7 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 	if a := r.realIP(req); a != "" {
 		ip, xff = a, a
 	}
-	if r.fullForwardedFor {
+	if r.live.Load().fullForwardedFor {
 		if prior := strings.Join(req.Header["X-Forwarded-For"], ", "); prior != "" {
 			xff = prior + ", " + peer
 		} else {

@@ -18,14 +18,15 @@ import (
 // address could not be read.
 func (r *Router) ClientAddr(req *http.Request) netip.Addr {
 	peer := peerAddr(req.RemoteAddr)
-	if len(r.realIPFrom) == 0 || !peer.IsValid() || !r.trustedProxy(peer) {
+	live := r.live.Load()
+	if len(live.realIPFrom) == 0 || !peer.IsValid() || !live.trustedProxy(peer) {
 		return peer
 	}
 	if f, _ := req.Context().Value(peerIsClientKey{}).(func() bool); f != nil && f() {
 		return peer
 	}
 	client := peer
-	xff := req.Header[r.forwardedFor]
+	xff := req.Header[live.forwardedFor]
 	for i := len(xff) - 1; i >= 0; i-- {
 		rest := xff[i]
 		for rest != "" {
@@ -44,7 +45,7 @@ func (r *Router) ClientAddr(req *http.Request) netip.Addr {
 				return peer
 			}
 			client = a
-			if !r.trustedProxy(a) {
+			if !live.trustedProxy(a) {
 				return a
 			}
 		}
@@ -71,7 +72,7 @@ func PeerIsClient(ctx context.Context, f func() bool) context.Context {
 // realIP is X-Real-IP's value when it may differ from the peer's: "" without
 // Options.TrustForwardedFor, so the common path parses nothing.
 func (r *Router) realIP(req *http.Request) string {
-	if len(r.realIPFrom) == 0 {
+	if len(r.live.Load().realIPFrom) == 0 {
 		return ""
 	}
 	if a := r.ClientAddr(req); a.IsValid() {
@@ -80,8 +81,8 @@ func (r *Router) realIP(req *http.Request) string {
 	return ""
 }
 
-func (r *Router) trustedProxy(a netip.Addr) bool {
-	for _, p := range r.realIPFrom {
+func (l *liveSettings) trustedProxy(a netip.Addr) bool {
+	for _, p := range l.realIPFrom {
 		if p.Contains(a) {
 			return true
 		}

@@ -36,7 +36,7 @@ func TestLimitStatusCodes(t *testing.T) {
 	assert.Equal(t, 429, a.status)
 	assert.Contains(t, a.body, "429 Too Many Requests")
 
-	assert.Equal(t, ansRateLimited, newTestRouter(Options{}).ansLimitReq)
+	assert.Equal(t, ansRateLimited, newTestRouter(Options{}).live.Load().ansLimitReq)
 }
 
 // TestConfigMapHeadersSet: add-headers replace a backend's on the way out,

@@ -26,17 +26,19 @@ type Gzip struct {
 	Types []string
 }
 
-// gzipConfig is Options.Gzip prepared, with a pool of writers.
+// gzipConfig is Options.Gzip (or Options.Brotli, brotli.go) prepared,
+// with a pool of writers.
 type gzipConfig struct {
 	Gzip
-	pool sync.Pool
+	coding string // the Content-Encoding: "gzip", "br"
+	pool   sync.Pool
 }
 
 func newGzipConfig(g *Gzip) *gzipConfig {
 	if g == nil {
 		return nil
 	}
-	c := &gzipConfig{Gzip: *g}
+	c := &gzipConfig{Gzip: *g, coding: "gzip"}
 	c.Level = min(max(c.Level, 1), gzip.BestCompression)
 	c.pool.New = func() any {
 		zw, _ := gzip.NewWriterLevel(io.Discard, c.Level)
@@ -46,14 +48,17 @@ func newGzipConfig(g *Gzip) *gzipConfig {
 }
 
 // acceptsGzip reports whether req takes a gzip answer.
-func acceptsGzip(req *http.Request) bool {
+func acceptsGzip(req *http.Request) bool { return accepts(req, "gzip") }
+
+// accepts reports whether req takes an answer in the coding want.
+func accepts(req *http.Request, want string) bool {
 	if !req.ProtoAtLeast(1, 1) {
 		return false
 	}
 	for _, v := range req.Header["Accept-Encoding"] {
 		for part := range strings.SplitSeq(v, ",") {
 			coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-			if strings.EqualFold(strings.TrimSpace(coding), "gzip") {
+			if strings.EqualFold(strings.TrimSpace(coding), want) {
 				q := strings.ReplaceAll(params, " ", "")
 				return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
 			}
@@ -86,8 +91,12 @@ func (c *gzipConfig) compress(status int, h http.Header) bool {
 // final status.
 type gzipWriter struct {
 	http.ResponseWriter
-	c       *gzipConfig
-	zw      *gzip.Writer
+	c *gzipConfig
+	// br is brotli's, tried first as ngx_brotli's filter runs before
+	// gzip's (which then finds a Content-Encoding); nil: not accepted.
+	br      *gzipConfig
+	used    *gzipConfig // the one that compresses
+	zw      Encoder
 	decided bool
 }
 
@@ -98,14 +107,20 @@ func (w *gzipWriter) WriteHeader(code int) {
 	}
 	w.decided = true
 	h := w.Header()
-	if w.c.compress(code, h) {
+	switch {
+	case w.br != nil && w.br.compress(code, h):
+		w.used = w.br
+	case w.c != nil && w.c.compress(code, h):
+		w.used = w.c
+	}
+	if w.used != nil {
 		delete(h, "Content-Length")
-		h["Content-Encoding"] = []string{"gzip"}
+		h["Content-Encoding"] = []string{w.used.coding}
 		h.Add("Vary", "Accept-Encoding")
 		if et := h.Get("Etag"); et != "" && !strings.HasPrefix(et, "W/") {
 			h.Set("Etag", "W/"+et) // nginx weakens a strong ETag it compresses
 		}
-		w.zw = w.c.pool.Get().(*gzip.Writer)
+		w.zw = w.used.pool.Get().(Encoder)
 		w.zw.Reset(w.ResponseWriter)
 	}
 	w.ResponseWriter.WriteHeader(code)
@@ -140,7 +155,7 @@ func (w *gzipWriter) finish() {
 	if w.zw != nil {
 		_ = w.zw.Close()
 		w.zw.Reset(io.Discard)
-		w.c.pool.Put(w.zw)
+		w.used.pool.Put(w.zw)
 		w.zw = nil
 	}
 }

@@ -462,6 +462,8 @@ func skipResponseHeader(k string) bool {
 	case "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
 		"Te", "Trailer", "Transfer-Encoding", "Upgrade":
 		return true
+	case "Server":
+		return true // hidden as nginx's proxy_hide_header does (servertokens.go)
 	}
 	return false
 }

@@ -96,7 +96,7 @@ func redirectAnswer(code int, reason, loc string) answer {
 // (80 or 443 when unknown), or X-Forwarded-Port where forwarded headers
 // are trusted.
 func (r *Router) redirectPort(req *http.Request, scheme string) string {
-	if r.trustForwardedProto {
+	if r.live.Load().trustForwardedProto {
 		if v := req.Header["X-Forwarded-Port"]; len(v) > 0 {
 			if p := strings.TrimSpace(v[0]); p != "" && validPort(":"+p) {
 				return p

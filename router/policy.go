@@ -94,10 +94,11 @@ func (r *Router) admit(req *http.Request, p *match.Policy) (connTicket, answer, 
 		}
 		var ok bool
 		if t, ok = r.limit(rl, client); !ok {
+			live := r.live.Load()
 			if t.connRefused {
-				return connTicket{}, r.ansLimitConn, true
+				return connTicket{}, live.ansLimitConn, true
 			}
-			return connTicket{}, r.ansLimitReq, true
+			return connTicket{}, live.ansLimitReq, true
 		}
 	}
 	if !p.Admits(client) {

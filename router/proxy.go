@@ -277,6 +277,7 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 // The trailer fields ReverseProxy announces (res.Trailer's names) are
 // the passed ones (see trailerPassed); the body sees to the values.
 func modifyResponse(res *http.Response) error {
+	delete(res.Header, "Server") // as skipResponseHeader (servertokens.go)
 	for k := range res.Trailer {
 		if !trailerPassed(k) {
 			delete(res.Trailer, k)

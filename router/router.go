@@ -245,6 +245,13 @@ type Options struct {
 	AddHeaders, ProxySetHeaders http.Header
 	// Gzip compresses answers as ingress-nginx's use-gzip does; nil: none.
 	Gzip *Gzip
+	// ServerTokens is the Server header sent on every answer; "": none,
+	// as ingress-nginx's default server-tokens "false" clears it. A
+	// backend's own Server header is never passed on (servertokens.go).
+	ServerTokens string
+	// Brotli compresses answers in br as ingress-nginx's enable-brotli
+	// does, before Gzip; nil: none.
+	Brotli *Brotli
 }
 
 // Record describes one request once it has been answered.
@@ -360,22 +367,13 @@ type Router struct {
 	logger      *slog.Logger
 	defaultCert *tls.Certificate
 
-	trustForwardedProto bool
-	// realIPFrom is Options.ProxyRealIPCIDR, normalized, with
-	// Options.TrustForwardedFor; nil without, so the peer is the client.
-	realIPFrom []netip.Prefix
-	// forwardedFor is Options.ForwardedForHeader, canonical.
-	forwardedFor string
+	// live are the settings an ingress-nginx ConfigMap gives, which
+	// SetConfigMapOptions replaces (live.go).
+	live atomic.Pointer[liveSettings]
 	// cmHeaders are Options.AddHeaders and ProxySetHeaders; nil: none.
 	cmHeaders atomic.Pointer[configMapHeaders]
-	// gzip is Options.Gzip; nil: answers are sent as they are.
-	gzip *gzipConfig
-	// ansLimitReq and ansLimitConn answer a rate-limited request.
-	ansLimitReq, ansLimitConn answer
-	// fullForwardedFor: Options.ComputeFullForwardedFor and
-	// Options.TrustForwardedFor.
-	fullForwardedFor bool
-	returnRequestID  bool
+
+	returnRequestID bool
 	// hsts is the Strict-Transport-Security value (see hstsValue); nil:
 	// none is sent. SetHSTS replaces it.
 	hsts atomic.Pointer[[]string]
@@ -466,19 +464,9 @@ func New(o Options) *Router {
 		logger:      o.Logger,
 		defaultCert: o.DefaultCertificate,
 
-		trustForwardedProto: o.TrustForwardedProto,
-		returnRequestID:     o.ReturnRequestID,
+		returnRequestID: o.ReturnRequestID,
 	}
-	if o.TrustForwardedFor {
-		r.realIPFrom = normalizePrefixes(o.ProxyRealIPCIDR)
-		r.fullForwardedFor = o.ComputeFullForwardedFor
-	}
-	r.hsts.Store(hstsValue(o.HSTS, o.DisableHSTS))
-	r.cmHeaders.Store(newConfigMapHeaders(o.AddHeaders, o.ProxySetHeaders))
-	r.gzip = newGzipConfig(o.Gzip)
-	r.forwardedFor = http.CanonicalHeaderKey(cmp.Or(o.ForwardedForHeader, "X-Forwarded-For"))
-	r.ansLimitReq = limitAnswer(o.LimitReqStatusCode)
-	r.ansLimitConn = limitAnswer(o.LimitConnStatusCode)
+	r.SetConfigMapOptions(o)
 	r.maxBody = cmp.Or(o.MaxBodySize, DefaultMaxBodySize)
 	if r.maxBody < 0 {
 		r.maxBody = 0

@@ -78,10 +78,10 @@ func grpcCode(status int) string {
 // policies say so, and otherwise it is proxied to an endpoint of the
 // chosen backend. Lookup reports the same decision without serving.
 func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	if r.gzip != nil && acceptsGzip(req) {
-		gw := &gzipWriter{ResponseWriter: w, c: r.gzip}
+	live := r.live.Load()
+	if ww, gw := compressing(w, req, live); gw != nil {
 		defer gw.finish()
-		w = gw
+		w = ww
 	}
 	s := requestState{w: w, req: req, grpc: isGRPC(req)}
 	if r.observer != nil {
@@ -94,6 +94,9 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if r.returnRequestID {
 		s.id = requestIDOf(req)
 		w.Header()["X-Request-Id"] = []string{s.id}
+	}
+	if live.serverTokens != nil {
+		w.Header()["Server"] = live.serverTokens
 	}
 	s.hsts = r.setHSTS(w.Header(), req, &s.d)
 	if s.cmh = r.cmHeaders.Load(); s.cmh != nil {
@@ -146,7 +149,7 @@ func (r *Router) forward(s *requestState) {
 		returnID:         r.returnRequestID,
 		hsts:             s.hsts,
 		cmh:              s.cmh,
-		fullForwardedFor: r.fullForwardedFor,
+		fullForwardedFor: r.live.Load().fullForwardedFor,
 		realIP:           r.realIP(req),
 		choice:           s.ch,
 		added:            s.ph,
@@ -251,7 +254,7 @@ func (r *Router) record(s *requestState) Record {
 // already worked out for X-Real-IP ("" when not). Without trusted ranges
 // it is the peer's IP, a window on RemoteAddr.
 func (r *Router) clientAddrText(req *http.Request, realIP string) string {
-	if len(r.realIPFrom) == 0 {
+	if len(r.live.Load().realIPFrom) == 0 {
 		return peerHost(req.RemoteAddr)
 	}
 	if realIP == "" {

@@ -167,7 +167,7 @@ func (r *Router) clientProto(req *http.Request) string {
 	if req.TLS != nil {
 		return "https"
 	}
-	if r.trustForwardedProto {
+	if r.live.Load().trustForwardedProto {
 		if v := req.Header["X-Forwarded-Proto"]; len(v) > 0 {
 			p, _, _ := strings.Cut(v[0], ",")
 			if match.EqualFoldASCII(strings.TrimSpace(p), "https") {

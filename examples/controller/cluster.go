@@ -541,8 +541,7 @@ func (c *clusterController) rebuild() {
 		}
 		others, _ := c.configMap.ConfigMaps(c.settings.ref.Namespace).List(labels.Everything())
 		cfg = c.settings.update(data, cm != nil, others...)
-		c.router.SetHSTS(cfg.hsts.routerValue())
-		c.router.SetConfigMapHeaders(cfg.addHeaders, cfg.proxySetHeaders)
+		applyLive(c.router, cfg, c.cfg)
 	}
 	began := time.Now()
 	res := compile.Compile(snap, compileOptions(cfg, snap.Services))

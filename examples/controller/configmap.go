@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -117,6 +119,10 @@ func applyConfigMap(c *config, cm *corev1.ConfigMap, set []string, others ...*co
 	if rc.UseGzip {
 		c.gzip = &router.Gzip{Level: rc.GzipLevel, MinLength: rc.GzipMinLength, Types: rc.GzipTypes}
 	}
+	c.serverTokens = rc.ServerTokens
+	if rc.EnableBrotli {
+		c.brotli = &router.Brotli{Level: rc.BrotliLevel, MinLength: rc.BrotliMinLength, Types: rc.BrotliTypes, NewEncoder: newBrotliEncoder}
+	}
 	if has("log-format-upstream") {
 		c.logFormat = rc.LogFormat
 	}
@@ -180,6 +186,12 @@ type configMapSettings struct {
 func newConfigMapSettings(cfg config, data map[string]string, found bool, log *slog.Logger, others ...*corev1.ConfigMap) (*configMapSettings, config) {
 	if cfg.configMap == nil {
 		return nil, cfg
+	}
+	if cfg.enableAccessLog {
+		cfg.accessLog = &liveAccessLog{out: cfg.accessLogOut, format: cfg.accessLogFormat}
+		if cfg.accessLog.out == nil {
+			cfg.accessLog.out = os.Stdout
+		}
 	}
 	s := &configMapSettings{ref: *cfg.configMap, log: log, base: cfg, set: cfg.flagsSet, start: data}
 	return s, s.update(data, found, others...)
@@ -278,3 +290,47 @@ func configMapInFolder(root string, ref types.NamespacedName) (data map[string]s
 	}
 	return data, found, nil
 }
+
+// applyLive hands the router and the access log what the ConfigMap's live
+// keys say in cfg; proxy-real-ip-cidr stays as in start, the configuration
+// the listeners were made with (whose PROXY headers they believe).
+func applyLive(r *router.Router, cfg, start config) {
+	cfg.proxyRealIPCIDR = start.proxyRealIPCIDR
+	r.SetConfigMapOptions(configMapRouterOptions(cfg))
+	cfg.accessLog.set(cfg.logFormat, cfg.logFormatEscapeJSON)
+}
+
+// liveAccessLog is the access log in the format log-format-upstream and
+// log-format-escape-json give at the latest rebuild (the -access-log-format
+// one without), swapped whole: each line is one write, so the old and the
+// new log never mix within a line.
+type liveAccessLog struct {
+	out    io.Writer
+	format string // -access-log-format
+
+	mu        sync.Mutex // serializes set
+	logFormat string
+	escape    bool
+	cur       atomic.Pointer[func(router.Record)]
+}
+
+// set switches to logFormat and escape when they differ from the
+// current ones; a nil l (no access log) does nothing.
+func (l *liveAccessLog) set(logFormat string, escape bool) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cur.Load() != nil && logFormat == l.logFormat && escape == l.escape {
+		return
+	}
+	f := newAccessLog(l.out, l.format)
+	if logFormat != "" {
+		f, _ = newNginxAccessLog(l.out, logFormat, escape)
+	}
+	l.logFormat, l.escape = logFormat, escape
+	l.cur.Store(&f)
+}
+
+func (l *liveAccessLog) observe(r router.Record) { (*l.cur.Load())(r) }

@@ -16,9 +16,10 @@ import (
 )
 
 // TestE2EConfigMap: on a real API server, editing the -configmap
-// ConfigMap's ssl-redirect, hsts and proxy-body-size (a location default)
-// changes the answers without a restart; editing a key read at start
-// (limit-req-status-code) is a warning on /debug/warnings.
+// ConfigMap's ssl-redirect, hsts, proxy-body-size (a location default)
+// and limit-req-status-code (a router key) changes the answers without a
+// restart; editing a key read at start (use-proxy-protocol) is a warning
+// on /debug/warnings.
 func TestE2EConfigMap(t *testing.T) {
 	e := startE2E(t)
 	ctx := context.Background()
@@ -39,6 +40,12 @@ func TestE2EConfigMap(t *testing.T) {
 	ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{"app.test"}}}
 	e.createIngress(t, ing)
 	tc.waitAnswer(t, "app.test", "/", http.StatusOK, "A /")
+	// limit-rpm 1 lets a burst of 5 through (ingress-nginx's burst
+	// multiplier), then answers limit-req-status-code (503 by default).
+	limited := newIngress(ns, "limited", "ramjet", "limited.test", "a", "/")
+	limited.Annotations = map[string]string{"nginx.ingress.kubernetes.io/limit-rpm": "1"}
+	e.createIngress(t, limited)
+	tc.waitAnswer(t, "limited.test", "/", http.StatusServiceUnavailable, "")
 
 	req, err := http.NewRequest(http.MethodGet, "https://"+tc.HTTPSAddr+"/", nil)
 	require.NoError(t, err)
@@ -53,6 +60,7 @@ func TestE2EConfigMap(t *testing.T) {
 	cm.Data["hsts"] = "false"
 	cm.Data["proxy-body-size"] = "1k"
 	cm.Data["limit-req-status-code"] = "429"
+	cm.Data["use-proxy-protocol"] = "true"
 	_, err = e.client.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
 	require.NoError(t, err)
 	tc.waitAnswer(t, "app.test", "/", http.StatusPermanentRedirect, "")
@@ -68,8 +76,11 @@ func TestE2EConfigMap(t *testing.T) {
 	require.NoError(t, err)
 	res.Body.Close()
 	require.Equal(t, http.StatusRequestEntityTooLarge, res.StatusCode, "proxy-body-size: 1k, without a restart")
-	waitFor(t, 10*time.Second, "the limit-req-status-code edit to be warned", func() bool {
+	status, _ := tc.get(t, "limited.test", "/")
+	require.Equal(t, http.StatusTooManyRequests, status, "limit-req-status-code: 429, without a restart")
+	waitFor(t, 10*time.Second, "the use-proxy-protocol edit to be warned", func() bool {
 		_, body := get(t, tc.http, "http://"+tc.DebugAddr+"/debug/warnings", "")
-		return strings.Contains(body, `key "limit-req-status-code": changed since start`) && strings.Contains(body, `"worker-processes"`)
+		return strings.Contains(body, `key "use-proxy-protocol": changed since start`) && strings.Contains(body, `"worker-processes"`) &&
+			!strings.Contains(body, `key "limit-req-status-code": changed`)
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"io"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/andybalholm/brotli"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -157,14 +159,14 @@ func TestConfigMapFlagWins(t *testing.T) {
 func TestConfigMapOtherKeys(t *testing.T) {
 	c := flagsWith(t)
 	warns := applyConfigMap(&c, cmData(map[string]string{
-		"worker-processes": "4", "enable-brotli": "true", "load-balance": "ewma", "no-such-key": "true", "http-redirect-code": "301",
+		"worker-processes": "4", "hide-headers": "X-Powered-By", "load-balance": "ewma", "no-such-key": "true", "http-redirect-code": "301",
 	}), c.flagsSet)
 	got := map[string]compile.Severity{}
 	for _, w := range warns {
 		got[w.key] = w.severity
 	}
 	assert.Equal(t, map[string]compile.Severity{
-		"worker-processes": compile.Cosmetic, "enable-brotli": compile.FeatureMissing, "http-redirect-code": compile.TrafficMoves,
+		"worker-processes": compile.Cosmetic, "hide-headers": compile.FeatureMissing, "http-redirect-code": compile.TrafficMoves,
 		"load-balance": compile.FeatureMissing, "no-such-key": compile.FeatureMissing,
 	}, got)
 }
@@ -246,14 +248,50 @@ func TestOfflineConfigMap(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	assert.Contains(t, body, `ConfigMap ingress/nginx: key "worker-processes": tunes nginx itself`)
 
-	// ssl-redirect and hsts follow the ConfigMap without a restart.
-	writeFile(t, cmFile, configMap("true")+"  hsts: \"false\"\n")
+	// ssl-redirect, hsts and the router keys (server-tokens) follow the
+	// ConfigMap without a restart.
+	assert.Empty(t, res.Header.Values("Server"))
+	writeFile(t, cmFile, configMap("true")+"  hsts: \"false\"\n  server-tokens: \"true\"\n  enable-brotli: \"true\"\n  brotli-min-length: \"0\"\n")
 	require.Eventually(t, func() bool {
 		return do("http://"+inst.HTTPAddr+"/x").StatusCode == http.StatusPermanentRedirect
 	}, 5*time.Second, 10*time.Millisecond)
 	res = do("https://" + inst.HTTPSAddr + "/x")
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	assert.Empty(t, res.Header.Values("Strict-Transport-Security"))
+	assert.Equal(t, "ramjet", res.Header.Get("Server"))
+
+	// enable-brotli: br, preferred over gzip as ngx_brotli's filter runs
+	// first.
+	req, err := http.NewRequest(http.MethodGet, "https://"+inst.HTTPSAddr+"/x", nil)
+	require.NoError(t, err)
+	req.Host = "app.test"
+	req.Header.Set("Accept-Encoding", "gzip, br")
+	res, err = client.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, "br", res.Header.Get("Content-Encoding"))
+	decoded, err := io.ReadAll(brotli.NewReader(res.Body))
+	require.NoError(t, err)
+	assert.Contains(t, string(decoded), "A")
+}
+
+// TestLiveAccessLog: log-format-upstream changes the access log's lines
+// from the next request on, and its absence brings back -access-log-format.
+func TestLiveAccessLog(t *testing.T) {
+	var out bytes.Buffer
+	l := &liveAccessLog{out: &out, format: accessLogJSON}
+	l.set("$status $host", false)
+	rec := router.Record{Status: 200, Host: "a.test"}
+	l.observe(rec)
+	l.set("$status $host", false)
+	l.observe(rec)
+	l.set("[$status]", false)
+	l.observe(rec)
+	assert.Equal(t, "200 a.test\n200 a.test\n[200]\n", out.String())
+	out.Reset()
+	l.set("", false)
+	l.observe(rec)
+	assert.Contains(t, out.String(), `"status":200`)
 }
 
 // TestConfigMapSettingsLines: /debug/warnings names the ConfigMap, an
@@ -263,13 +301,13 @@ func TestConfigMapSettingsLines(t *testing.T) {
 	s, started := newConfigMapSettings(c, map[string]string{"limit-req-status-code": "429", "proxy-body-size": "2m"}, true, slog.New(slog.DiscardHandler))
 	assert.Equal(t, 429, started.limitReqStatusCode)
 	assert.Empty(t, s.lines())
-	cur := s.update(map[string]string{"limit-req-status-code": "503", "proxy-body-size": "4m", "hsts": "false"}, true)
-	assert.Equal(t, 503, cur.limitReqStatusCode, "the caller decides what it can apply")
-	assert.Equal(t, []string{`ConfigMap ingress/nginx: key "limit-req-status-code": changed since start; it takes effect when the controller restarts (traffic-moves)`}, s.lines(),
-		"proxy-body-size is a location default: it follows the rebuild")
+	cur := s.update(map[string]string{"limit-req-status-code": "503", "proxy-body-size": "4m", "hsts": "false", "use-proxy-protocol": "true"}, true)
+	assert.Equal(t, 503, cur.limitReqStatusCode)
+	assert.True(t, cur.useProxyProtocol, "the caller decides what it can apply")
+	assert.Equal(t, []string{`ConfigMap ingress/nginx: key "use-proxy-protocol": changed since start; it takes effect when the controller restarts (traffic-moves)`}, s.lines(),
+		"limit-req-status-code is live and proxy-body-size a location default: they follow the rebuild")
 	s.update(nil, false)
 	assert.Equal(t, []string{
 		`ConfigMap ingress/nginx: not found; the flags' settings apply (cosmetic)`,
-		`ConfigMap ingress/nginx: key "limit-req-status-code": changed since start; it takes effect when the controller restarts (traffic-moves)`,
-	}, s.lines())
+	}, s.lines(), "back to the start's use-proxy-protocol (absent)")
 }

@@ -98,6 +98,14 @@ type config struct {
 	addHeaders, proxySetHeaders http.Header
 	// gzip is use-gzip with its gzip-* keys; nil: off.
 	gzip *router.Gzip
+	// brotli is enable-brotli with its brotli-* keys; nil: off.
+	brotli *router.Brotli
+	// serverTokens is server-tokens (router.Options.ServerTokens).
+	serverTokens string
+	// accessLog is the access log whose format follows
+	// log-format-upstream (configmap.go); nil without --configmap, shared
+	// by the copies of the configuration.
+	accessLog *liveAccessLog
 	// modSecurity is the ConfigMap's ModSecurity settings (modsecurity.go).
 	modSecurity modSecuritySettings
 

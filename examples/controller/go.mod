@@ -3,6 +3,7 @@ module ramjet.dev/ramjet/examples/controller
 go 1.26.0
 
 require (
+	github.com/andybalholm/brotli v1.2.0
 	github.com/corazawaf/coraza-coreruleset/v4 v4.25.0
 	github.com/corazawaf/coraza/v3 v3.8.1
 	github.com/google/go-cmp v0.7.0

@@ -96,8 +96,7 @@ func (c *controller) load() error {
 			return err
 		}
 		cfg = c.settings.update(data, found, snap.ConfigMaps...)
-		c.router.SetHSTS(cfg.hsts.routerValue())
-		c.router.SetConfigMapHeaders(cfg.addHeaders, cfg.proxySetHeaders)
+		applyLive(c.router, cfg, c.cfg)
 	}
 	opts := compileOptions(cfg, snap.Services)
 	opts.AllowLoopbackEndpoints = true

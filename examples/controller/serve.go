@@ -100,7 +100,9 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 	// named no client has the peer for its client.
 	newTrafficServer := func() *http.Server {
 		srv := newServer(rt)
-		if cfg.useProxyProtocol && cfg.useForwardedHeaders {
+		if cfg.useProxyProtocol {
+			// Whether X-Forwarded-For is believed can change live
+			// (use-forwarded-headers); the mark is read only then.
 			srv.ConnContext = proxyPeerIsClient
 		}
 		return srv
@@ -287,16 +289,20 @@ func warningAttrs(w compile.Warning) []any {
 // routerOptions maps the flags to the router's options, the same in a
 // cluster and offline; backendTransport is nil but in tests.
 func routerOptions(cfg config, log *slog.Logger, m *metrics) router.Options {
+	o := configMapRouterOptions(cfg)
+	o.Transport, o.Logger, o.Observer, o.MaxBodySize = cfg.backendTransport, log, requestObserver(cfg, m), cfg.maxBodySize
+	return o
+}
+
+// configMapRouterOptions are the router's settings a ConfigMap gives (the
+// flags' where given), those router.Router.SetConfigMapOptions replaces.
+func configMapRouterOptions(cfg config) router.Options {
 	hsts, hstsOff := cfg.hsts.routerValue()
 	return router.Options{
-		Transport:               cfg.backendTransport,
-		Logger:                  log,
-		Observer:                requestObserver(cfg, m),
 		TrustForwardedProto:     cfg.useForwardedHeaders,
 		TrustForwardedFor:       cfg.useForwardedHeaders || cfg.enableRealIP,
 		ComputeFullForwardedFor: cfg.computeFullForwardedFor && cfg.useForwardedHeaders,
 		ProxyRealIPCIDR:         cfg.proxyRealIPCIDR,
-		MaxBodySize:             cfg.maxBodySize,
 		HSTS:                    hsts,
 		DisableHSTS:             hstsOff,
 		ForwardedForHeader:      cfg.forwardedForHeader,
@@ -305,6 +311,8 @@ func routerOptions(cfg config, log *slog.Logger, m *metrics) router.Options {
 		AddHeaders:              cfg.addHeaders,
 		ProxySetHeaders:         cfg.proxySetHeaders,
 		Gzip:                    cfg.gzip,
+		ServerTokens:            cfg.serverTokens,
+		Brotli:                  cfg.brotli,
 	}
 }
 
@@ -318,7 +326,10 @@ func requestObserver(cfg config, m *metrics) func(router.Record) {
 			out = os.Stdout
 		}
 		access = newAccessLog(out, cfg.accessLogFormat)
-		if cfg.logFormat != "" {
+		if cfg.accessLog != nil {
+			cfg.accessLog.set(cfg.logFormat, cfg.logFormatEscapeJSON)
+			access = cfg.accessLog.observe
+		} else if cfg.logFormat != "" {
 			access, _ = newNginxAccessLog(out, cfg.logFormat, cfg.logFormatEscapeJSON)
 		}
 	}

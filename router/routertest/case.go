@@ -793,6 +793,7 @@ func ApplyConfigMap(o *router.Options, cm *compile.ConfigMap) {
 	if rc.UseGzip {
 		o.Gzip = &router.Gzip{Level: rc.GzipLevel, MinLength: rc.GzipMinLength, Types: rc.GzipTypes}
 	}
+	o.ServerTokens = rc.ServerTokens
 }
 
 // headerOf is a ConfigMap's header map as an http.Header; nil when empty.

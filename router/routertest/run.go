@@ -733,13 +733,19 @@ func (b *backends) RoundTrip(req *http.Request) (*http.Response, error) {
 			status = n
 		}
 	}
+	header := http.Header{"Content-Type": {"text/plain; charset=utf-8"}}
+	// X-Routertest-Server names a Server header for the backend to send
+	// (server-tokens cases).
+	if v := req.Header.Get("X-Routertest-Server"); v != "" {
+		header["Server"] = []string{v}
+	}
 	return &http.Response{
 		Status:        strconv.Itoa(status) + " " + http.StatusText(status),
 		StatusCode:    status,
 		Proto:         "HTTP/1.1",
 		ProtoMajor:    1,
 		ProtoMinor:    1,
-		Header:        http.Header{"Content-Type": {"text/plain; charset=utf-8"}},
+		Header:        header,
 		Body:          io.NopCloser(strings.NewReader(body)),
 		ContentLength: int64(len(body)),
 		Request:       req,

@@ -1,0 +1,67 @@
+package router
+
+import (
+	"io"
+	"net/http"
+)
+
+// Encoder is a compressing writer the router reuses from answer to answer:
+// Reset starts a new stream into w, Flush sends what is compressed so
+// far, Close ends the stream. *gzip.Writer is one, and so is the writer
+// of github.com/andybalholm/brotli.
+type Encoder interface {
+	io.Writer
+	Flush() error
+	Close() error
+	Reset(w io.Writer)
+}
+
+// Brotli compresses answers in brotli ("br") as ingress-nginx's
+// enable-brotli does (nginx.tmpl: brotli on, brotli_comp_level,
+// brotli_min_length, brotli_types; the ngx_brotli filter): the answers
+// Gzip would compress, to a client that accepts br, with Level,
+// MinLength and Types of its own; preferred over gzip where both apply,
+// as ngx_brotli's filter runs first. The library has no brotli encoder:
+// NewEncoder makes one (the example controller's uses
+// github.com/andybalholm/brotli); without it nothing is compressed in br.
+type Brotli struct {
+	// Level is the compression level, 0 to 11.
+	Level int
+	// MinLength: an answer whose Content-Length is below it is sent as is.
+	MinLength int64
+	// Types are the media types compressed besides text/html; "*" is any.
+	Types []string
+	// NewEncoder returns an encoder at level writing to io.Discard until
+	// Reset.
+	NewEncoder func(level int) Encoder
+}
+
+// newBrotliConfig is Options.Brotli prepared; nil without an encoder.
+func newBrotliConfig(b *Brotli) *gzipConfig {
+	if b == nil || b.NewEncoder == nil {
+		return nil
+	}
+	c := &gzipConfig{Gzip: Gzip{Level: min(max(b.Level, 0), 11), MinLength: b.MinLength, Types: b.Types}, coding: "br"}
+	c.pool.New = func() any { return b.NewEncoder(c.Level) }
+	return c
+}
+
+// compressing wraps w when req accepts a coding live compresses in; the
+// caller calls finish on the writer returned, when it is not w.
+func compressing(w http.ResponseWriter, req *http.Request, live *liveSettings) (http.ResponseWriter, *gzipWriter) {
+	if live.gzip == nil && live.brotli == nil {
+		return w, nil
+	}
+	var gz, br *gzipConfig
+	if live.gzip != nil && acceptsGzip(req) {
+		gz = live.gzip
+	}
+	if live.brotli != nil && accepts(req, "br") {
+		br = live.brotli
+	}
+	if gz == nil && br == nil {
+		return w, nil
+	}
+	gw := &gzipWriter{ResponseWriter: w, c: gz, br: br}
+	return gw, gw
+}

@@ -1,0 +1,24 @@
+package router
+
+import "strings"
+
+// ingress-nginx's server-tokens. nginx never passes a backend's Server
+// header on: proxy_pass hides it by default (proxy_hide_header's defaults
+// are Date, Server, X-Pad and X-Accel-*), on every proxied answer, 101 and
+// error pages included. With server-tokens "false", the default,
+// ingress-nginx also clears nginx's own (nginx.tmpl: more_clear_headers
+// Server), so no answer carries one; with "true" every answer carries
+// nginx's. The router drops the backend's field where it copies the
+// answer's header (skipResponseHeader for its own HTTP/1 proxy,
+// modifyResponse for ReverseProxy) and puts Options.ServerTokens on every
+// answer before any step runs.
+
+// serverTokensValue is the header value for Options.ServerTokens, shared
+// by every answer (a full slice, so an append copies it); nil for none,
+// and for a value holding a control character.
+func serverTokensValue(v string) []string {
+	if v == "" || strings.ContainsFunc(v, func(c rune) bool { return c < ' ' && c != '\t' || c == 0x7f }) {
+		return nil
+	}
+	return []string{v}[:1:1]
+}

@@ -1,0 +1,46 @@
+package router
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// TestServerTokens: the backend's Server header never reaches the client,
+// on the fast path and through a Transport (ReverseProxy), as nginx's
+// proxy_hide_header default; ServerTokens puts the router's own on the
+// proxied answers and on its own (a 404).
+func TestServerTokens(t *testing.T) {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Server", "backend/1.0")
+	}))
+	t.Cleanup(s.Close)
+	addr := s.Listener.Addr().String()
+	for _, tc := range []struct {
+		name string
+		o    Options
+		want []string
+	}{
+		{"default", Options{}, nil},
+		{"transport", Options{Transport: http.DefaultTransport}, nil},
+		{"tokens", Options{ServerTokens: "ramjet"}, []string{"ramjet"}},
+		{"tokens transport", Options{ServerTokens: "ramjet", Transport: http.DefaultTransport}, []string{"ramjet"}},
+		{"control character", Options{ServerTokens: "a\r\nX-B: c"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newTestRouter(tc.o)
+			r.Publish(table("tokens", vhost("shop.example.com", nil, route(match.Prefix, "/", httpBackend("prod/web:80", addr)))))
+			res := serve(r, http.MethodGet, "shop.example.com", "/x", nil)
+			require.Equal(t, http.StatusOK, res.StatusCode)
+			assert.Equal(t, tc.want, res.Header.Values("Server"))
+			res = serve(r, http.MethodGet, "other.example.com", "/x", nil)
+			require.Equal(t, http.StatusNotFound, res.StatusCode)
+			assert.Equal(t, tc.want, res.Header.Values("Server"), "the router's own answer")
+		})
+	}
+}

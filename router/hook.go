@@ -1,6 +1,9 @@
 package router
 
-import "net/http"
+import (
+	"net/http"
+	"sync"
+)
 
 // Hook is the embedder's per-route step (Options.Hook). It runs after the
 // redirects and the location's rate limits and source ranges, and before
@@ -19,7 +22,8 @@ import "net/http"
 // X-Forwarded-Host, -Port, -Proto, X-Request-ID); an X-Forwarded-For set
 // here counts as the client's: it goes on as X-Original-Forwarded-For, and
 // with Options.ComputeFullForwardedFor the peer is appended to it.
-// A Hook must be safe for concurrent use.
+// A Hook must be safe for concurrent use, and must not use w once it has
+// returned, as an http.Handler must not.
 type Hook func(w http.ResponseWriter, req *http.Request, m Match) (answered bool)
 
 // ReasonHook is the Record.Reason of an answer Options.Hook wrote (any
@@ -40,12 +44,20 @@ func (r *Router) runHook(s *requestState) bool {
 	if r.observer == nil {
 		return r.hook(s.w, s.req, m)
 	}
-	hw := &hookWriter{ResponseWriter: s.w}
-	if !r.hook(hw, s.req, m) {
+	// The writer that counts the hook's answer is pooled: with an Observer
+	// it would otherwise be one allocation on every request of every
+	// location, whether the hook answers or not.
+	hw := hookWriters.Get().(*hookWriter)
+	hw.ResponseWriter = s.w
+	answered := r.hook(hw, s.req, m)
+	status, n := hw.status, hw.n
+	*hw = hookWriter{}
+	hookWriters.Put(hw)
+	if !answered {
 		return false
 	}
 	rec := r.record(s)
-	rec.Status, rec.Reason, rec.BytesOut = hw.status, ReasonHook, hw.n
+	rec.Status, rec.Reason, rec.BytesOut = status, ReasonHook, n
 	if rec.Status == 0 {
 		rec.Status = http.StatusOK // net/http sends 200 when nothing was written
 	}
@@ -54,6 +66,8 @@ func (r *Router) runHook(s *requestState) bool {
 }
 
 // hookWriter notes what a hook's answer sent, for the record.
+var hookWriters = sync.Pool{New: func() any { return new(hookWriter) }}
+
 type hookWriter struct {
 	http.ResponseWriter
 	status int

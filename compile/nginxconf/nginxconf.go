@@ -248,7 +248,7 @@ func (l *lexer) quoted(q byte) (token, error) {
 		case q:
 			l.pos = i + 1
 			l.needSpace = true
-			return token{tokWord, unescape(l.src[start:i]), line}, nil
+			return token{tokWord, Unescape(l.src[start:i]), line}, nil
 		}
 	}
 	return token{}, &Error{line, "unexpected end of file in a quoted string"}
@@ -274,20 +274,20 @@ func (l *lexer) word() (token, error) {
 		case c == '}' && inVar:
 			inVar = false
 		case isSpace(c), c == ';', c == '{', c == '}':
-			return token{tokWord, unescape(l.src[start:l.pos]), line}, nil
+			return token{tokWord, Unescape(l.src[start:l.pos]), line}, nil
 		}
 		l.pos++
 	}
 	if l.pos > len(l.src) {
 		l.pos = len(l.src)
 	}
-	return token{tokWord, unescape(l.src[start:l.pos]), line}, nil
+	return token{tokWord, Unescape(l.src[start:l.pos]), line}, nil
 }
 
-// unescape resolves the escapes nginx resolves in every word: \" \' \\ \t
+// Unescape resolves the escapes nginx resolves in every word: \" \' \\ \t
 // \r \n. Any other backslash stays, with the byte after it, so a regular
 // expression's "\d" reaches the regex as written.
-func unescape(s string) string {
+func Unescape(s string) string {
 	if !strings.Contains(s, `\`) {
 		return s
 	}

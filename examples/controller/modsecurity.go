@@ -24,6 +24,7 @@ import (
 	"github.com/corazawaf/coraza/v3/types"
 
 	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/compile/nginxconf"
 	"ramjet.dev/ramjet/match"
 	"ramjet.dev/ramjet/router"
 )
@@ -193,34 +194,15 @@ var inertDirectives = []string{
 // \t \r \n), and an unescaped quote is an error, as nginx refuses that
 // configuration. Then the inert directives go.
 func snippetRules(snippet string) (string, error) {
-	var b strings.Builder
 	for i := 0; i < len(snippet); i++ {
-		c := snippet[i]
 		switch {
-		case c == '\'':
+		case snippet[i] == '\\':
+			i++ // an escaped byte, quote or not
+		case snippet[i] == '\'':
 			return "", errors.New("an unescaped ' ends nginx's quoted modsecurity_rules: ingress-nginx's configuration would not load (write \\')")
-		case c == '\\' && i+1 < len(snippet):
-			switch snippet[i+1] {
-			case '"', '\'', '\\':
-				b.WriteByte(snippet[i+1])
-				i++
-				continue
-			case 't':
-				b.WriteByte('\t')
-				i++
-				continue
-			case 'r':
-				b.WriteByte('\r')
-				i++
-				continue
-			case 'n':
-				b.WriteByte('\n')
-				i++
-				continue
-			}
 		}
-		b.WriteByte(c)
 	}
+	rules := nginxconf.Unescape(snippet)
 	// Directives may continue over lines ending in a backslash.
 	var out strings.Builder
 	var logical strings.Builder
@@ -233,7 +215,7 @@ func snippetRules(snippet string) (string, error) {
 		}
 		out.WriteString(line)
 	}
-	for line := range strings.Lines(b.String()) {
+	for line := range strings.Lines(rules) {
 		logical.WriteString(line)
 		if !strings.HasSuffix(strings.TrimRight(line, "\r\n"), "\\") {
 			flush()

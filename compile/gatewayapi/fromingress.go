@@ -74,8 +74,8 @@ var converted = map[string]bool{
 	"mirror-target": true, "configuration-snippet": true,
 }
 
-// unconvertedWhy says why an annotation (without prefix, or its family
-// before the first "-") has no Gateway API equivalent; others take
+// unconvertedWhy says why an annotation (without prefix), or a family of
+// them ("auth" for auth-*), has no Gateway API equivalent; others take
 // noEquivalent.
 var unconvertedWhy = map[string]string{
 	"affinity":                "cookie session affinity would be HTTPRoute sessionPersistence, which ramjet's Gateway API translation does not serve",
@@ -91,6 +91,8 @@ var unconvertedWhy = map[string]string{
 	"proxy-read-timeout":      "nginx's timeouts bound each connect, read or write; HTTPRoute timeouts bound the whole request, which would cut long responses",
 	"proxy-send-timeout":      "nginx's timeouts bound each connect, read or write; HTTPRoute timeouts bound the whole request, which would cut long responses",
 	"proxy":                   "proxy buffering, sizes and retries are the implementation's, not HTTPRoute's",
+	"proxy-ssl":               "TLS to the backend is a BackendTLSPolicy, not the route's",
+	"auth-tls":                "client certificates are the Gateway listener's frontend TLS validation, not the route's",
 	"backend-protocol":        "the backend protocol is the Service port's appProtocol (and a BackendTLSPolicy), not the route's",
 	"load-balance":            "load balancing is the implementation's, not HTTPRoute's",
 	"upstream-hash-by":        "load balancing is the implementation's, not HTTPRoute's",
@@ -422,8 +424,8 @@ func (c *converter) rule(r *match.Route, vh *match.VirtualHost) (gwv1.HTTPRouteR
 	if b == nil {
 		return rule, true
 	}
-	if b.Port == 0 {
-		c.note(ns, name, r.Source.Field+".backend", "Service port "+b.ID+" does not resolve, and a backendRef needs a port number")
+	if backendPort(b) == 0 {
+		c.note(ns, name, r.Source.Field+".backend", "Service port "+b.ID+" is named and does not resolve, and a backendRef needs a port number")
 		return rule, true
 	}
 	rule.BackendRefs = []gwv1.HTTPBackendRef{backendRef(b, ns, nil)}
@@ -504,9 +506,24 @@ func canaryNeverRule(r *match.Route, rule gwv1.HTTPRouteRule) (gwv1.HTTPRouteRul
 	return out, true
 }
 
+// backendPort is the backend's Service port number: the resolved one, or
+// the number the Ingress wrote when the Service is not in the input; 0
+// for a port name that did not resolve.
+func backendPort(b *match.Backend) int32 {
+	if b.Port != 0 {
+		return b.Port
+	}
+	_, p, _ := strings.Cut(b.ID, ":")
+	n, err := strconv.ParseInt(p, 10, 32)
+	if err != nil || n < 1 || n > 65535 {
+		return 0
+	}
+	return int32(n)
+}
+
 func backendRef(b *match.Backend, routeNS string, weight *int32) gwv1.HTTPBackendRef {
 	ref := gwv1.HTTPBackendRef{BackendRef: gwv1.BackendRef{Weight: weight, BackendObjectReference: gwv1.BackendObjectReference{
-		Name: gwv1.ObjectName(b.Name), Port: ptr(gwv1.PortNumber(b.Port))}}}
+		Name: gwv1.ObjectName(b.Name), Port: ptr(gwv1.PortNumber(backendPort(b)))}}}
 	if b.Namespace != routeNS {
 		ref.Namespace = ptr(gwv1.Namespace(b.Namespace))
 	}
@@ -749,15 +766,16 @@ func (c *converter) finish() Migration {
 	return m
 }
 
+// whyNot is the reason for the annotation, or for the longest family
+// ("proxy-ssl" of "proxy-ssl-verify") that has one.
 func whyNot(short string) string {
-	if why := unconvertedWhy[short]; why != "" {
-		return why
+	why, best := noEquivalent, -1
+	for k, w := range unconvertedWhy {
+		if (short == k || strings.HasPrefix(short, k+"-")) && len(k) > best {
+			why, best = w, len(k)
+		}
 	}
-	family, _, _ := strings.Cut(short, "-")
-	if why := unconvertedWhy[family]; why != "" && !strings.HasPrefix(short, "canary") {
-		return why
-	}
-	return noEquivalent
+	return why
 }
 
 func httpRouteOf(g *routeGroup, name string, parents []gwv1.ParentReference, rules []gwv1.HTTPRouteRule) *gwv1.HTTPRoute {

@@ -71,7 +71,7 @@ var converted = map[string]bool{
 	"permanent-redirect": true, "permanent-redirect-code": true, "temporal-redirect": true, "temporal-redirect-code": true,
 	"canary": true, "canary-weight": true, "canary-weight-total": true,
 	"canary-by-header": true, "canary-by-header-value": true, "canary-by-header-pattern": true,
-	"mirror-target": true, "configuration-snippet": true,
+	"mirror-target": true, "configuration-snippet": true, "app-root": true,
 }
 
 // unconvertedWhy says why an annotation (without prefix), or a family of
@@ -98,7 +98,6 @@ var unconvertedWhy = map[string]string{
 	"upstream-hash-by":        "load balancing is the implementation's, not HTTPRoute's",
 	"server-snippet":          "nginx configuration has no Gateway API form",
 	"canary-by-cookie":        "HTTPRoute matches no cookie",
-	"app-root":                "HTTPRoute has no redirect of \"/\" alone that keeps other paths; an Exact \"/\" RequestRedirect rule would do it but is not generated",
 	"from-to-www-redirect":    "a redirect between host names needs a route per twin host, not generated",
 	"server-alias":            "aliases become more hostnames of the route, not generated",
 	"custom-http-errors":      "error pages are not part of HTTPRoute",
@@ -148,6 +147,7 @@ const noEquivalent = "no Gateway API field or filter expresses it"
 //     host already matches every path and no regular expression would be
 //     shadowed by it.
 //   - Annotations with an equivalent: ssl-redirect, force-ssl-redirect,
+//     app-root (an Exact "/" rule with a 302 RequestRedirect),
 //     rewrite-target without captures (URLRewrite ReplaceFullPath),
 //     upstream-vhost (URLRewrite hostname), x-forwarded-prefix
 //     (RequestHeaderModifier), permanent-redirect and temporal-redirect
@@ -325,6 +325,7 @@ func (c *converter) host(vh *match.VirtualHost) {
 			}
 		}
 	}
+	c.appRoot(vh)
 	src := vh.FallbackSource
 	if vh.Fallback == nil || src.Name == "" || src.Kind != "" {
 		return
@@ -345,6 +346,30 @@ func (c *converter) host(vh *match.VirtualHost) {
 	if rule, ok := c.rule(r, vh); ok {
 		c.add(g, vh, rule, vh.ForceSSLRedirect || vh.SSLRedirect && vh.TLS, vh.ForceSSLRedirect)
 	}
+}
+
+// appRoot is app-root as an Exact "/" rule that redirects (302) to it,
+// on both listeners, as ingress-nginx answers it before any location.
+func (c *converter) appRoot(vh *match.VirtualHost) {
+	a := vh.Actions
+	if a == nil || a.AppRoot == "" || a.AppRootSource.Name == "" {
+		return
+	}
+	src := a.AppRootSource
+	if strings.ContainsAny(a.AppRoot, "?#$") || !strings.HasPrefix(a.AppRoot, "/") {
+		c.note(src.Namespace, src.Name, nginxPrefix+"app-root", "path "+strconv.Quote(a.AppRoot)+" is not a literal path, which is all RequestRedirect can set")
+		return
+	}
+	g := c.group(src, vh)
+	if g == nil {
+		return
+	}
+	rule := gwv1.HTTPRouteRule{
+		Matches: []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Type: ptr(gwv1.PathMatchExact), Value: ptr("/")}}},
+		Filters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gwv1.HTTPRequestRedirectFilter{
+			Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: ptr(a.AppRoot)}, StatusCode: ptr(302)}}},
+	}
+	c.add(g, vh, rule, false, false)
 }
 
 func hostName(h string) string {
@@ -561,6 +586,9 @@ func (c *converter) rewrite(rule *gwv1.HTTPRouteRule, r *match.Route, rw *match.
 	var u gwv1.HTTPURLRewriteFilter
 	if rw.Target != "" {
 		switch {
+		case r.Type == match.Regex && rw.Target == "/$2" && strings.HasSuffix(r.Path, "(/|$)(.*)"):
+			c.note(ns, name, prefix+"rewrite-target", "path "+strconv.Quote(r.Path)+" with target \"/$2\" would be PathPrefix "+
+				strconv.Quote(strings.TrimSuffix(r.Path, "(/|$)(.*)"))+" with ReplacePrefixMatch \"/\", which matches case-sensitively where ramjet's regular expression does not; write it by hand")
 		case strings.ContainsAny(rw.Target, "$?") || !strings.HasPrefix(rw.Target, "/"):
 			c.note(ns, name, prefix+"rewrite-target", "target "+strconv.Quote(rw.Target)+" uses captures, variables, a query or a URL; URLRewrite replaces a whole path or a matched prefix with literal text")
 		case rw.Syntax == match.NativeSyntax && r.Type == match.Prefix:

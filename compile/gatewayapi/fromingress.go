@@ -198,6 +198,7 @@ type routeGroup struct {
 type gatewayHosts struct {
 	hosts map[string]bool
 	tls   map[string]string
+	label map[string]string // the host's part of listener and route names
 }
 
 type converter struct {
@@ -707,12 +708,28 @@ func mirrorService(m *match.Mirror, routeNS string) (gwv1.BackendObjectReference
 func ptr[T any](v T) *T { return &v }
 
 // hostLabel is ingress2gateway's name for a host: its letters and digits,
-// other runs as "-", "all-hosts" for the catch-all.
+// other runs as "-", "all-hosts" for the catch-all; a wildcard's "*."
+// reads "wildcard-", so that it differs from the name it covers.
 func hostLabel(host string) string {
 	if host == "" || host == "*" {
 		return "all-hosts"
 	}
+	if rest, ok := strings.CutPrefix(host, "*."); ok {
+		host = "wildcard." + rest
+	}
 	return strings.TrimLeft(nonAlnum.ReplaceAllString(host, "-"), "-")
+}
+
+// unique returns name, or name-2, name-3 … when used has it already, and
+// records what it returns: two hosts can share a label ("a-b.io",
+// "a.b.io"), and listener and route names must not.
+func unique(used map[string]bool, name string) string {
+	out := name
+	for i := 2; used[out]; i++ {
+		out = name + "-" + strconv.Itoa(i)
+	}
+	used[out] = true
+	return out
 }
 
 var nonAlnum = regexp.MustCompile(`[^a-zA-Z0-9]+`)
@@ -729,21 +746,34 @@ func (c *converter) finish() Migration {
 			hosts = append(hosts, h)
 		}
 		slices.Sort(hosts)
+		used := make(map[string]bool)
+		gh.label = make(map[string]string, len(hosts))
 		for _, h := range hosts {
-			gw.Spec.Listeners = append(gw.Spec.Listeners, gatewayListener(h, gwv1.HTTPProtocolType, ""))
+			gh.label[h] = unique(used, hostLabel(h))
+			gw.Spec.Listeners = append(gw.Spec.Listeners, gatewayListener(h, gh.label[h], gwv1.HTTPProtocolType, ""))
 			if s := gh.tls[h]; s != "" {
-				gw.Spec.Listeners = append(gw.Spec.Listeners, gatewayListener(h, gwv1.HTTPSProtocolType, s))
+				gw.Spec.Listeners = append(gw.Spec.Listeners, gatewayListener(h, gh.label[h], gwv1.HTTPSProtocolType, s))
 			}
 		}
 		m.Gateways = append(m.Gateways, gw)
 	}
-	for _, g := range c.routes {
+	keys := make([]routeKey, 0, len(c.routes))
+	for k := range c.routes {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b routeKey) int {
+		return cmp.Or(cmp.Compare(a.ns, b.ns), cmp.Compare(a.name, b.name), cmp.Compare(a.host, b.host))
+	})
+	names := make(map[string]bool) // namespace/name of the routes so far
+	for _, k := range keys {
+		g := c.routes[k]
 		gh := c.gateways[nsName{g.key.ns, g.class}]
-		name := g.key.name + "-" + hostLabel(g.key.host)
+		label := gh.label[g.key.host]
+		name := strings.TrimPrefix(unique(names, g.key.ns+"/"+g.key.name+"-"+label), g.key.ns+"/")
 		parent := func(l string) gwv1.ParentReference {
 			return gwv1.ParentReference{Name: gwv1.ObjectName(g.class), SectionName: ptr(gwv1.SectionName(l))}
 		}
-		http, https := listenerName(g.key.host, gwv1.HTTPProtocolType), listenerName(g.key.host, gwv1.HTTPSProtocolType)
+		http, https := listenerName(label, gwv1.HTTPProtocolType), listenerName(label, gwv1.HTTPSProtocolType)
 		var parents []gwv1.ParentReference
 		if gh.tls[g.key.host] != "" {
 			parents = append(parents, parent(https))
@@ -755,7 +785,8 @@ func (c *converter) finish() Migration {
 			m.HTTPRoutes = append(m.HTTPRoutes, httpRouteOf(g, name, parents, g.rules))
 		}
 		if g.redirect {
-			m.HTTPRoutes = append(m.HTTPRoutes, httpRouteOf(g, name+"-http", []gwv1.ParentReference{parent(http)}, g.httpOnly))
+			name := strings.TrimPrefix(unique(names, g.key.ns+"/"+name+"-http"), g.key.ns+"/")
+			m.HTTPRoutes = append(m.HTTPRoutes, httpRouteOf(g, name, []gwv1.ParentReference{parent(http)}, g.httpOnly))
 		}
 	}
 	sortObjects(m.Gateways, func(g *gwv1.Gateway) metav1.Object { return g })
@@ -817,12 +848,12 @@ func httpRouteOf(g *routeGroup, name string, parents []gwv1.ParentReference, rul
 	return r
 }
 
-func listenerName(host string, p gwv1.ProtocolType) string {
-	return strings.ToLower(string(p)) + "-" + hostLabel(host)
+func listenerName(label string, p gwv1.ProtocolType) string {
+	return strings.ToLower(string(p)) + "-" + label
 }
 
-func gatewayListener(host string, p gwv1.ProtocolType, secret string) gwv1.Listener {
-	l := gwv1.Listener{Name: gwv1.SectionName(listenerName(host, p)), Protocol: p, Port: httpPort,
+func gatewayListener(host, label string, p gwv1.ProtocolType, secret string) gwv1.Listener {
+	l := gwv1.Listener{Name: gwv1.SectionName(listenerName(label, p)), Protocol: p, Port: httpPort,
 		AllowedRoutes: &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{From: ptr(gwv1.NamespacesFromSame)}}}
 	if host != "" {
 		l.Hostname = ptr(gwv1.Hostname(host))

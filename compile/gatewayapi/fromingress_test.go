@@ -17,6 +17,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -259,5 +260,62 @@ func TestFromIngressGolden(t *testing.T) {
 	}
 	if !bytes.Equal(want, buf.Bytes()) {
 		t.Errorf("%s differs; if the change is intended, run with RAMJET_UPDATE_GOLDEN=1. got:\n%s", golden, buf.String())
+	}
+}
+
+// TestFromIngressNames: hosts whose labels collide get listener and route
+// names of their own, a wildcard's differs from the name it covers, and
+// the output does not depend on the order of the objects.
+func TestFromIngressNames(t *testing.T) {
+	rule := func(host string) networkingv1.IngressRule {
+		pt := networkingv1.PathTypePrefix
+		return networkingv1.IngressRule{Host: host, IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
+			Paths: []networkingv1.HTTPIngressPath{{Path: "/", PathType: &pt, Backend: networkingv1.IngressBackend{
+				Service: &networkingv1.IngressServiceBackend{Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}}}
+	}
+	class := "nginx"
+	ing := func(name string, hosts ...string) *networkingv1.Ingress {
+		in := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}, Spec: networkingv1.IngressSpec{IngressClassName: &class}}
+		for _, h := range hosts {
+			in.Spec.Rules = append(in.Spec.Rules, rule(h))
+		}
+		return in
+	}
+	snap := compile.Snapshot{
+		IngressClasses: []*networkingv1.IngressClass{{ObjectMeta: metav1.ObjectMeta{Name: class}, Spec: networkingv1.IngressClassSpec{Controller: "k8s.io/ingress-nginx"}}},
+		Ingresses:      []*networkingv1.Ingress{ing("x", "a-b.io", "a.b.io", "*.b.io", "wildcard.b.io"), ing("x-a", "b.io")},
+	}
+	opts := FromIngressOptions{Compile: compile.Options{IngressClass: class, ControllerName: "k8s.io/ingress-nginx"}}
+	m := FromIngress(snap, opts)
+	if len(m.Gateways) != 1 {
+		t.Fatalf("%d Gateways, want 1", len(m.Gateways))
+	}
+	var listeners []string
+	for _, l := range m.Gateways[0].Spec.Listeners {
+		listeners = append(listeners, string(l.Name)+"="+string(deref(l.Hostname, "")))
+	}
+	want := []string{"http-wildcard-b-io=*.b.io", "http-a-b-io=a-b.io", "http-a-b-io-2=a.b.io", "http-b-io=b.io", "http-wildcard-b-io-2=wildcard.b.io"}
+	if !slices.Equal(listeners, want) {
+		t.Errorf("listeners %v, want %v", listeners, want)
+	}
+	var routes []string
+	for _, r := range m.HTTPRoutes {
+		routes = append(routes, r.Name+">"+string(*r.Spec.ParentRefs[0].SectionName))
+	}
+	want = []string{"x-a-b-io>http-a-b-io", "x-a-b-io-2>http-a-b-io-2", "x-a-b-io-3>http-b-io", "x-wildcard-b-io>http-wildcard-b-io", "x-wildcard-b-io-2>http-wildcard-b-io-2"}
+	if !slices.Equal(routes, want) {
+		t.Errorf("routes %v, want %v", routes, want)
+	}
+
+	var a, b bytes.Buffer
+	if err := m.WriteYAML(&a); err != nil {
+		t.Fatal(err)
+	}
+	slices.Reverse(snap.Ingresses)
+	if err := FromIngress(snap, opts).WriteYAML(&b); err != nil {
+		t.Fatal(err)
+	}
+	if a.String() != b.String() {
+		t.Errorf("the output depends on the order of the Ingresses:\n%s\n---- reversed:\n%s", a.String(), b.String())
 	}
 }

@@ -164,7 +164,7 @@ func FromIngress(s compile.Snapshot, o FromIngressOptions) Migration {
 	s.HTTPRoutes = nil // the migration is of the Ingresses alone
 	res := compile.Compile(s, o.Compile)
 	c := converter{opts: o, ingresses: make(map[nsName]*networkingv1.Ingress), notes: make(map[nsName]map[string]string),
-		routes: make(map[routeKey]*routeGroup), gateways: make(map[nsName]*gatewayHosts)}
+		routes: make(map[routeKey]*routeGroup), gateways: make(map[nsName]*gatewayHosts), snippets: make(map[nsName]bool)}
 	claimed := make(map[nsName]bool, len(res.Claimed))
 	for _, r := range res.Claimed {
 		claimed[nsName{r.Namespace, r.Name}] = true
@@ -206,6 +206,7 @@ type converter struct {
 	ingresses map[nsName]*networkingv1.Ingress
 	class     map[nsName]string
 	notes     map[nsName]map[string]string // Ingress → key → why not converted
+	snippets  map[nsName]bool              // Ingresses with a route ramjet applies a snippet on
 	routes    map[routeKey]*routeGroup
 	gateways  map[nsName]*gatewayHosts // namespace, class
 }
@@ -644,6 +645,7 @@ func filterOf(rule *gwv1.HTTPRouteRule, t gwv1.HTTPRouteFilterType) *gwv1.HTTPRo
 // snippet converts a configuration-snippet that ramjet translated to
 // literal header edits alone; anything else is listed.
 func (c *converter) snippet(rule *gwv1.HTTPRouteRule, r *match.Route) {
+	c.snippets[nsName{r.Source.Namespace, r.Source.Name}] = true
 	sn := r.Snippet
 	ok := len(sn.Access) == 0
 	for _, op := range sn.Ops {
@@ -808,6 +810,11 @@ func (c *converter) finish() Migration {
 			if why, listed := c.notes[k][key]; listed {
 				m.Unconverted = append(m.Unconverted, Unconverted{Namespace: k.ns, Name: k.name, Annotation: key, Why: why})
 				delete(c.notes[k], key)
+				continue
+			}
+			if short == "configuration-snippet" && !c.snippets[k] {
+				m.Unconverted = append(m.Unconverted, Unconverted{Namespace: k.ns, Name: k.name, Annotation: key,
+					Why: "ramjet does not apply it under these options (allow-snippet-annotations, annotations-risk-level), so neither do the objects"})
 				continue
 			}
 			if converted[short] {

@@ -37,7 +37,7 @@ var migrationInputs = []struct {
 	{"cluster-dump", []string{"../../examples/check/testdata/cluster-dump.yaml"},
 		compile.Options{IngressClass: "nginx", ControllerName: "k8s.io/ingress-nginx"}},
 	{"small", []string{"testdata/fromingress/small.yaml"},
-		compile.Options{IngressClass: "nginx", ControllerName: "k8s.io/ingress-nginx"}},
+		compile.Options{IngressClass: "nginx", ControllerName: "k8s.io/ingress-nginx", AllowSnippetAnnotations: true, AnnotationsRiskLevel: "Critical"}},
 }
 
 // withEndpoints gives each Service without an EndpointSlice one ready
@@ -82,7 +82,7 @@ func migrate(t *testing.T, snap compile.Snapshot, opts compile.Options) (Migrati
 type recorder struct{}
 
 func (recorder) RoundTrip(r *http.Request) (*http.Response, error) {
-	h := http.Header{"X-Got": {r.URL.Host + " " + r.URL.RequestURI() + " host=" + r.Host}}
+	h := http.Header{"X-Got": {r.URL.Host + " " + r.URL.RequestURI() + " host=" + r.Host}, "X-Powered-By": {"recorder"}}
 	for _, k := range []string{"X-Forwarded-Prefix", "X-Test"} {
 		if v := r.Header.Get(k); v != "" {
 			h.Set("X-Got-"+k, v)
@@ -97,7 +97,7 @@ func serve(rt *router.Router, scheme, host, path string) string {
 	rt.ServeHTTP(rec, req)
 	h := rec.Header()
 	var out []string
-	for _, k := range []string{"Location", "X-Got", "X-Got-X-Forwarded-Prefix", "X-Got-X-Test"} {
+	for _, k := range []string{"Location", "X-Got", "X-Got-X-Forwarded-Prefix", "X-Got-X-Test", "X-Powered-By", "X-Frame-Options"} {
 		v := h.Get(k)
 		if u, err := url.Parse(v); k == "Location" && err == nil && u.Host != "" && u.Path == "" {
 			v += "/" // an empty path is "/" (RFC 3986 §6.2.3): nginx sends the URL as written

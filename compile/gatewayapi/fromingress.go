@@ -153,7 +153,8 @@ const noEquivalent = "no Gateway API field or filter expresses it"
 //     (RequestHeaderModifier), permanent-redirect and temporal-redirect
 //     (RequestRedirect; the query is kept where nginx drops it), canary
 //     by weight (weighted backendRefs) and by header (rules with a header
-//     match: the value, the pattern, or "always" and "never"), mirror-target to a cluster Service (RequestMirror), and a
+//     match: the value, the pattern, or "always" and "never"),
+//     mirror-target to a cluster Service (RequestMirror), and a
 //     configuration-snippet ramjet reduces to header edits
 //     (RequestHeaderModifier, ResponseHeaderModifier).
 //
@@ -423,11 +424,11 @@ func (c *converter) rule(r *match.Route, vh *match.VirtualHost) (gwv1.HTTPRouteR
 	if rd := r.Redirect; rd != nil {
 		f, why := requestRedirect(rd)
 		if why != "" {
-			key := "permanent-redirect"
-			if rd.Code != 301 && rd.Code != 308 {
-				key = "temporal-redirect"
+			key := nginxPrefix + "temporal-redirect" // which wins when both are set
+			if ing := c.ingresses[nsName{ns, name}]; ing != nil && ing.Annotations[key] == "" {
+				key = nginxPrefix + "permanent-redirect"
 			}
-			c.note(ns, name, nginxPrefix+key, why)
+			c.note(ns, name, key, why)
 			return rule, false
 		}
 		rule.Filters = append(rule.Filters, gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: f})

@@ -101,10 +101,10 @@ var unconvertedWhy = map[string]string{
 	"from-to-www-redirect":    "a redirect between host names needs a route per twin host, not generated",
 	"server-alias":            "aliases become more hostnames of the route, not generated",
 	"custom-http-errors":      "error pages are not part of HTTPRoute",
-	"default-backend":         "error pages are not part of HTTPRoute",
+	"default-backend":         "a backend for error pages and for Services without endpoints has no HTTPRoute form",
 	"ssl-passthrough":         "passthrough is a TLSRoute on a TLS listener, not an HTTPRoute",
 	"service-upstream":        "HTTPRoute always sends to the Service's endpoints or address as the implementation does",
-	"preserve-trailing-slash": "Gateway API's RequestRedirect keeps the path as it is",
+	"preserve-trailing-slash": "Gateway API's RequestRedirect keeps a trailing slash, which ingress-nginx's HTTPS redirect drops without this set to \"true\"",
 	"mirror-request-body":     "RequestMirror always mirrors the body",
 	"mirror-host":             "RequestMirror sends the request's own Host",
 	"modsecurity":             "a web application firewall is not part of Gateway API",
@@ -818,8 +818,8 @@ func (c *converter) finish() Migration {
 					Why: "ramjet does not apply it under these options (allow-snippet-annotations, annotations-risk-level), so neither do the objects"})
 				continue
 			}
-			if converted[short] {
-				continue
+			if converted[short] || short == "preserve-trailing-slash" && ing.Annotations[key] == "true" {
+				continue // a RequestRedirect keeps the slash too
 			}
 			m.Unconverted = append(m.Unconverted, Unconverted{Namespace: k.ns, Name: k.name, Annotation: key, Why: whyNot(short)})
 		}

@@ -136,7 +136,9 @@ const noEquivalent = "no Gateway API field or filter expresses it"
 //     who owns it, on its own object. A host whose routes redirect plain
 //     HTTP to HTTPS (ssl-redirect, force-ssl-redirect) gets a second
 //     route, <ingress>-<host>-http, on the HTTP listener with a
-//     RequestRedirect (308, ingress-nginx's default) on those rules.
+//     RequestRedirect (308, ingress-nginx's default) on those rules; it
+//     keeps a trailing slash, which ingress-nginx drops unless
+//     preserve-trailing-slash is "true".
 //   - Paths: Exact stays Exact, Prefix becomes PathPrefix, a regular
 //     expression (ImplementationSpecific, use-regex, a host in
 //     ingress-nginx's regex mode) becomes RegularExpression with ramjet's

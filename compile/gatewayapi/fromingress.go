@@ -27,13 +27,21 @@ type FromIngressOptions struct {
 	// GatewayClassName is every Gateway's gatewayClassName; "" names it
 	// after the IngressClass, as ingress2gateway does.
 	GatewayClassName string
+	// GatewayNamespace, when set, puts one Gateway per IngressClass in
+	// that namespace, admitting routes from all namespaces, with a
+	// ReferenceGrant in each namespace whose TLS Secrets it uses. ""
+	// makes one Gateway per namespace and class (ingress2gateway's).
+	GatewayNamespace string
 }
 
 // Migration is the Gateway API equivalent of the Ingresses of a snapshot.
 type Migration struct {
-	// Gateways, one per namespace and IngressClass served, sorted by
-	// namespace/name.
+	// Gateways, one per namespace and IngressClass served, or per class
+	// (FromIngressOptions.GatewayNamespace), sorted by namespace/name.
 	Gateways []*gwv1.Gateway
+	// ReferenceGrants let a Gateway in GatewayNamespace use TLS Secrets
+	// of other namespaces, sorted by namespace/name.
+	ReferenceGrants []*gwv1.ReferenceGrant
 	// HTTPRoutes, sorted by namespace/name.
 	HTTPRoutes []*gwv1.HTTPRoute
 	// Unconverted lists what the objects above do not carry over, sorted
@@ -126,10 +134,12 @@ const noEquivalent = "no Gateway API field or filter expresses it"
 //
 //   - One Gateway per namespace and IngressClass, named after the class
 //     (as ingress2gateway does, so routes, Gateway and TLS Secrets share a
-//     namespace and need no ReferenceGrant), with an HTTP listener on port
-//     80 per host and an HTTPS listener on 443 per host that the
-//     namespace's Ingresses list under spec.tls, their Secrets as
-//     certificateRefs. A GatewayClass is not generated.
+//     namespace and need no ReferenceGrant), or with GatewayNamespace one
+//     per class there, with ReferenceGrants for the Secrets of other
+//     namespaces. Each has an HTTP listener on port 80 per host and an
+//     HTTPS listener on 443 per host that its Ingresses list under
+//     spec.tls, the oldest one's Secret as certificateRef. A GatewayClass
+//     is not generated.
 //   - One HTTPRoute per Ingress and host, named <ingress>-<host>
 //     (ingress2gateway's naming): each Ingress's annotations apply to its
 //     own paths, so keeping them apart keeps what each one asks for, and
@@ -200,7 +210,7 @@ type routeGroup struct {
 // gatewayHosts is one Gateway's hosts and the TLS Secret of each.
 type gatewayHosts struct {
 	hosts map[string]bool
-	tls   map[string]string
+	tls   map[string]nsName
 	label map[string]string // the host's part of listener and route names
 }
 
@@ -265,28 +275,35 @@ func (c *converter) group(src match.Source, vh *match.VirtualHost) *routeGroup {
 	}
 	g := &routeGroup{key: key, class: c.class[nsName{src.Namespace, src.Name}]}
 	c.routes[key] = g
-	gk := nsName{src.Namespace, g.class}
-	gh := c.gateways[gk]
+	gh := c.gateway(g)
 	if gh == nil {
-		gh = &gatewayHosts{hosts: make(map[string]bool), tls: make(map[string]string)}
-		c.gateways[gk] = gh
+		gh = &gatewayHosts{hosts: make(map[string]bool), tls: make(map[string]nsName)}
+		c.gateways[c.gatewayOf(g)] = gh
 	}
 	gh.hosts[vh.Name] = true
 	if vh.TLS {
-		if secret := c.tlsSecret(src.Namespace, g.class, vh.Name); secret != "" {
+		if secret, ok := c.tlsSecret(src.Namespace, g.class, vh.Name); ok {
 			gh.tls[vh.Name] = secret
 		}
 	}
 	return g
 }
 
-// tlsSecret is the Secret the oldest claimed Ingress of the namespace and
-// class lists for host (SPEC §12: the oldest wins), "" for none.
-func (c *converter) tlsSecret(ns, class, host string) string {
+// gatewayOf is the namespace and name of the route's Gateway.
+func (c *converter) gatewayOf(g *routeGroup) nsName {
+	return nsName{cmp.Or(c.opts.GatewayNamespace, g.key.ns), g.class}
+}
+
+func (c *converter) gateway(g *routeGroup) *gatewayHosts { return c.gateways[c.gatewayOf(g)] }
+
+// tlsSecret is the Secret the oldest claimed Ingress of the class (and of
+// the namespace, with a Gateway per namespace) lists for host (SPEC §12:
+// the oldest wins).
+func (c *converter) tlsSecret(ns, class, host string) (nsName, bool) {
 	var best *networkingv1.Ingress
-	secret := ""
+	var secret nsName
 	for k, ing := range c.ingresses {
-		if k.ns != ns || c.class[k] != class {
+		if c.opts.GatewayNamespace == "" && k.ns != ns || c.class[k] != class {
 			continue
 		}
 		for _, t := range ing.Spec.TLS {
@@ -294,11 +311,11 @@ func (c *converter) tlsSecret(ns, class, host string) string {
 				continue
 			}
 			if best == nil || olderIngress(ing, best) {
-				best, secret = ing, t.SecretName
+				best, secret = ing, nsName{k.ns, t.SecretName}
 			}
 		}
 	}
-	return secret
+	return secret, best != nil
 }
 
 func olderIngress(a, b *networkingv1.Ingress) bool {
@@ -388,12 +405,12 @@ func hostName(h string) string {
 // when the route asks and the Gateway has an HTTPS listener for the host.
 func (c *converter) add(g *routeGroup, vh *match.VirtualHost, rule gwv1.HTTPRouteRule, sslRedirect, force bool) {
 	g.rules = append(g.rules, rule)
-	if sslRedirect && c.gateways[nsName{g.key.ns, g.class}].tls[vh.Name] == "" {
+	if _, tls := c.gateway(g).tls[vh.Name]; sslRedirect && !tls {
 		key := nginxPrefix + "ssl-redirect"
 		if force {
 			key = nginxPrefix + "force-ssl-redirect"
 		}
-		c.note(g.key.ns, g.key.name, key, hostName(vh.Name)+" has no TLS Secret of this Ingress's namespace, so the Gateway has no HTTPS listener to redirect to")
+		c.note(g.key.ns, g.key.name, key, hostName(vh.Name)+" has no TLS Secret the Gateway can use, so it has no HTTPS listener to redirect to")
 		sslRedirect = false
 	}
 	if !sslRedirect {
@@ -742,6 +759,7 @@ var nonAlnum = regexp.MustCompile(`[^a-zA-Z0-9]+`)
 // finish assembles the objects and the list, sorted.
 func (c *converter) finish() Migration {
 	var m Migration
+	grants := make(map[nsName]bool) // Secret namespace, Gateway namespace
 	for k, gh := range c.gateways {
 		gw := &gwv1.Gateway{TypeMeta: metav1.TypeMeta{APIVersion: gwv1.GroupVersion.String(), Kind: "Gateway"},
 			ObjectMeta: metav1.ObjectMeta{Namespace: k.ns, Name: k.name}}
@@ -755,12 +773,25 @@ func (c *converter) finish() Migration {
 		gh.label = make(map[string]string, len(hosts))
 		for _, h := range hosts {
 			gh.label[h] = unique(used, hostLabel(h))
-			gw.Spec.Listeners = append(gw.Spec.Listeners, gatewayListener(h, gh.label[h], gwv1.HTTPProtocolType, ""))
-			if s := gh.tls[h]; s != "" {
-				gw.Spec.Listeners = append(gw.Spec.Listeners, gatewayListener(h, gh.label[h], gwv1.HTTPSProtocolType, s))
+			gw.Spec.Listeners = append(gw.Spec.Listeners, c.gatewayListener(k.ns, h, gh.label[h], gwv1.HTTPProtocolType, nsName{}))
+			if s, ok := gh.tls[h]; ok {
+				gw.Spec.Listeners = append(gw.Spec.Listeners, c.gatewayListener(k.ns, h, gh.label[h], gwv1.HTTPSProtocolType, s))
+				if s.ns != k.ns {
+					grants[nsName{s.ns, k.ns}] = true
+				}
 			}
 		}
 		m.Gateways = append(m.Gateways, gw)
+	}
+	for g := range grants {
+		m.ReferenceGrants = append(m.ReferenceGrants, &gwv1.ReferenceGrant{
+			TypeMeta:   metav1.TypeMeta{APIVersion: gwv1.GroupVersion.String(), Kind: "ReferenceGrant"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: g.ns, Name: "gateways-from-" + g.name},
+			Spec: gwv1.ReferenceGrantSpec{
+				From: []gwv1.ReferenceGrantFrom{{Group: Group, Kind: "Gateway", Namespace: gwv1.Namespace(g.name)}},
+				To:   []gwv1.ReferenceGrantTo{{Group: "", Kind: "Secret"}},
+			},
+		})
 	}
 	keys := make([]routeKey, 0, len(c.routes))
 	for k := range c.routes {
@@ -772,15 +803,19 @@ func (c *converter) finish() Migration {
 	names := make(map[string]bool) // namespace/name of the routes so far
 	for _, k := range keys {
 		g := c.routes[k]
-		gh := c.gateways[nsName{g.key.ns, g.class}]
+		gh, gk := c.gateway(g), c.gatewayOf(g)
 		label := gh.label[g.key.host]
 		name := strings.TrimPrefix(unique(names, g.key.ns+"/"+g.key.name+"-"+label), g.key.ns+"/")
 		parent := func(l string) gwv1.ParentReference {
-			return gwv1.ParentReference{Name: gwv1.ObjectName(g.class), SectionName: ptr(gwv1.SectionName(l))}
+			p := gwv1.ParentReference{Name: gwv1.ObjectName(gk.name), SectionName: ptr(gwv1.SectionName(l))}
+			if gk.ns != g.key.ns {
+				p.Namespace = ptr(gwv1.Namespace(gk.ns))
+			}
+			return p
 		}
 		http, https := listenerName(label, gwv1.HTTPProtocolType), listenerName(label, gwv1.HTTPSProtocolType)
 		var parents []gwv1.ParentReference
-		if gh.tls[g.key.host] != "" {
+		if _, ok := gh.tls[g.key.host]; ok {
 			parents = append(parents, parent(https))
 		}
 		if !g.redirect {
@@ -795,6 +830,7 @@ func (c *converter) finish() Migration {
 		}
 	}
 	sortObjects(m.Gateways, func(g *gwv1.Gateway) metav1.Object { return g })
+	sortObjects(m.ReferenceGrants, func(g *gwv1.ReferenceGrant) metav1.Object { return g })
 	sortObjects(m.HTTPRoutes, func(r *gwv1.HTTPRoute) metav1.Object { return r })
 	for k, ing := range c.ingresses {
 		keys := make([]string, 0, len(ing.Annotations))
@@ -862,16 +898,23 @@ func listenerName(label string, p gwv1.ProtocolType) string {
 	return strings.ToLower(string(p)) + "-" + label
 }
 
-func gatewayListener(host, label string, p gwv1.ProtocolType, secret string) gwv1.Listener {
+func (c *converter) gatewayListener(ns, host, label string, p gwv1.ProtocolType, secret nsName) gwv1.Listener {
+	from := gwv1.NamespacesFromSame
+	if c.opts.GatewayNamespace != "" {
+		from = gwv1.NamespacesFromAll
+	}
 	l := gwv1.Listener{Name: gwv1.SectionName(listenerName(label, p)), Protocol: p, Port: httpPort,
-		AllowedRoutes: &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{From: ptr(gwv1.NamespacesFromSame)}}}
+		AllowedRoutes: &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{From: ptr(from)}}}
 	if host != "" {
 		l.Hostname = ptr(gwv1.Hostname(host))
 	}
 	if p == gwv1.HTTPSProtocolType {
 		l.Port = httpsPort
-		l.TLS = &gwv1.ListenerTLSConfig{Mode: ptr(gwv1.TLSModeTerminate),
-			CertificateRefs: []gwv1.SecretObjectReference{{Name: gwv1.ObjectName(secret)}}}
+		ref := gwv1.SecretObjectReference{Name: gwv1.ObjectName(secret.name)}
+		if secret.ns != ns {
+			ref.Namespace = ptr(gwv1.Namespace(secret.ns))
+		}
+		l.TLS = &gwv1.ListenerTLSConfig{Mode: ptr(gwv1.TLSModeTerminate), CertificateRefs: []gwv1.SecretObjectReference{ref}}
 	}
 	return l
 }
@@ -883,12 +926,16 @@ func sortObjects[T any](s []T, meta func(T) metav1.Object) {
 	})
 }
 
-// WriteYAML writes the Gateways, then the HTTPRoutes, as one YAML stream
+// WriteYAML writes the Gateways, ReferenceGrants and HTTPRoutes, in that
+// order, as one YAML stream
 // kubectl apply takes: documents separated by "---", without status or
 // empty creation timestamps.
 func (m Migration) WriteYAML(w io.Writer) error {
 	var objs []any
 	for _, g := range m.Gateways {
+		objs = append(objs, g)
+	}
+	for _, g := range m.ReferenceGrants {
 		objs = append(objs, g)
 	}
 	for _, r := range m.HTTPRoutes {

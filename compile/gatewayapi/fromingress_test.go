@@ -32,12 +32,16 @@ var migrationInputs = []struct {
 	name  string
 	paths []string
 	opts  compile.Options
+	// gatewayNS is FromIngressOptions.GatewayNamespace.
+	gatewayNS string
 }{
-	{"examples/manifests", []string{"../../examples/manifests"}, compile.Options{}},
+	{"examples/manifests", []string{"../../examples/manifests"}, compile.Options{}, ""},
 	{"cluster-dump", []string{"../../examples/check/testdata/cluster-dump.yaml"},
-		compile.Options{IngressClass: "nginx", ControllerName: "k8s.io/ingress-nginx"}},
+		compile.Options{IngressClass: "nginx", ControllerName: "k8s.io/ingress-nginx"}, ""},
 	{"small", []string{"testdata/fromingress/small.yaml"},
-		compile.Options{IngressClass: "nginx", ControllerName: "k8s.io/ingress-nginx", AllowSnippetAnnotations: true, AnnotationsRiskLevel: "Critical"}},
+		compile.Options{IngressClass: "nginx", ControllerName: "k8s.io/ingress-nginx", AllowSnippetAnnotations: true, AnnotationsRiskLevel: "Critical"}, ""},
+	{"cluster-dump, one Gateway per class", []string{"../../examples/check/testdata/cluster-dump.yaml"},
+		compile.Options{IngressClass: "nginx", ControllerName: "k8s.io/ingress-nginx"}, "gateways"},
 }
 
 // withEndpoints gives each Service without an EndpointSlice one ready
@@ -56,9 +60,9 @@ func withEndpoints(s *compile.Snapshot) {
 }
 
 // migrate converts snap, writes the YAML and reads it back as a world.
-func migrate(t *testing.T, snap compile.Snapshot, opts compile.Options) (Migration, *world, []byte) {
+func migrate(t *testing.T, snap compile.Snapshot, opts FromIngressOptions) (Migration, *world, []byte) {
 	t.Helper()
-	m := FromIngress(snap, FromIngressOptions{Compile: opts})
+	m := FromIngress(snap, opts)
 	var buf bytes.Buffer
 	if err := m.WriteYAML(&buf); err != nil {
 		t.Fatal(err)
@@ -168,7 +172,7 @@ func TestFromIngressRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			withEndpoints(snap)
-			m, w, _ := migrate(t, *snap, in.opts)
+			m, w, _ := migrate(t, *snap, FromIngressOptions{Compile: in.opts, GatewayNamespace: in.gatewayNS})
 			routes, tws := Translate(w.objs)
 			for _, tw := range tws {
 				t.Logf("translate: %s", tw)
@@ -242,7 +246,7 @@ func TestFromIngressGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, _, out := migrate(t, *snap, in.opts)
+	m, _, out := migrate(t, *snap, FromIngressOptions{Compile: in.opts})
 	var buf bytes.Buffer
 	buf.Write(out)
 	for _, u := range m.Unconverted {
@@ -317,5 +321,40 @@ func TestFromIngressNames(t *testing.T) {
 	}
 	if a.String() != b.String() {
 		t.Errorf("the output depends on the order of the Ingresses:\n%s\n---- reversed:\n%s", a.String(), b.String())
+	}
+}
+
+// TestFromIngressGatewayNamespace: with GatewayNamespace the class's one
+// Gateway lives there, admits routes from every namespace, refers to the
+// TLS Secrets in theirs, and a ReferenceGrant there allows it.
+func TestFromIngressGatewayNamespace(t *testing.T) {
+	in := migrationInputs[2]
+	snap, _, err := manifest.Load(in.paths...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := FromIngress(*snap, FromIngressOptions{Compile: in.opts, GatewayNamespace: "gw"})
+	if len(m.Gateways) != 1 || m.Gateways[0].Namespace != "gw" {
+		t.Fatalf("Gateways %v, want one in namespace gw", m.Gateways)
+	}
+	for _, l := range m.Gateways[0].Spec.Listeners {
+		if *l.AllowedRoutes.Namespaces.From != gwv1.NamespacesFromAll {
+			t.Errorf("listener %s admits routes from %s, want All", l.Name, *l.AllowedRoutes.Namespaces.From)
+		}
+		if l.TLS != nil && (len(l.TLS.CertificateRefs) != 1 || deref(l.TLS.CertificateRefs[0].Namespace, "") != "demo") {
+			t.Errorf("listener %s certificateRefs %v, want one in namespace demo", l.Name, l.TLS.CertificateRefs)
+		}
+	}
+	if len(m.ReferenceGrants) != 1 {
+		t.Fatalf("%d ReferenceGrants, want 1", len(m.ReferenceGrants))
+	}
+	g := m.ReferenceGrants[0]
+	if g.Namespace != "demo" || g.Spec.From[0].Namespace != "gw" || g.Spec.From[0].Kind != "Gateway" || g.Spec.To[0].Kind != "Secret" {
+		t.Errorf("ReferenceGrant %s/%s %+v", g.Namespace, g.Name, g.Spec)
+	}
+	for _, r := range m.HTTPRoutes {
+		if p := r.Spec.ParentRefs[0]; deref(p.Namespace, "") != "gw" || p.Name != "nginx" {
+			t.Errorf("HTTPRoute %s parentRef %v, want gw/nginx", r.Name, p)
+		}
 	}
 }

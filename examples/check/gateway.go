@@ -27,7 +27,7 @@ const (
 // runGateway prints the Gateway API objects for the manifests' Ingresses
 // as YAML kubectl apply takes, then what they leave out as comments; with
 // asJSON one document with the objects and that list.
-func runGateway(paths []string, fs *flag.FlagSet, o *translateOptions, asJSON bool, stdout, stderr io.Writer) int {
+func runGateway(paths []string, fs *flag.FlagSet, o *translateOptions, gatewayNS string, asJSON bool, stdout, stderr io.Writer) int {
 	if _, err := o.compile(); err != nil {
 		fmt.Fprintln(stderr, "check:", err)
 		return 2
@@ -46,13 +46,14 @@ func runGateway(paths []string, fs *flag.FlagSet, o *translateOptions, asJSON bo
 	for _, s := range skipped {
 		fmt.Fprintln(stderr, s)
 	}
-	m := gatewayapi.FromIngress(*snap, gatewayapi.FromIngressOptions{Compile: opts})
+	m := gatewayapi.FromIngress(*snap, gatewayapi.FromIngressOptions{Compile: opts, GatewayNamespace: gatewayNS})
 	if asJSON {
 		return encode(struct {
-			Gateways    any                      `json:"gateways"`
-			HTTPRoutes  any                      `json:"httpRoutes"`
-			Unconverted []gatewayapi.Unconverted `json:"unconverted"`
-		}{m.Gateways, m.HTTPRoutes, m.Unconverted}, 0, stdout, stderr)
+			Gateways        any                      `json:"gateways"`
+			ReferenceGrants any                      `json:"referenceGrants"`
+			HTTPRoutes      any                      `json:"httpRoutes"`
+			Unconverted     []gatewayapi.Unconverted `json:"unconverted"`
+		}{m.Gateways, m.ReferenceGrants, m.HTTPRoutes, m.Unconverted}, 0, stdout, stderr)
 	}
 	if err := m.WriteYAML(stdout); err != nil {
 		fmt.Fprintln(stderr, err)

@@ -46,7 +46,16 @@ func TestTranslateToGateway(t *testing.T) {
 	require.Len(t, doc.HTTPRoutes, len(m.HTTPRoutes))
 	require.Equal(t, m.Unconverted, doc.Unconverted)
 
-	for _, args := range [][]string{{"-to", "gateway", dump}, {"-translate", "-to", "yaml", dump}} {
+	// One Gateway per class in one namespace: the routes name it, and
+	// the Secrets of other namespaces are granted to it.
+	code, stdout, stderr = checkRun("-translate", "-to", "gateway", "-gateway-namespace", "gateways", dump)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "kind: Gateway\nmetadata:\n  name: nginx\n  namespace: gateways\n")
+	require.Equal(t, 1, strings.Count(stdout, "\nkind: Gateway\n"), "one Gateway")
+	require.Contains(t, stdout, "  - name: nginx\n    namespace: gateways\n    sectionName: ")
+	require.Contains(t, stdout, "kind: ReferenceGrant\n")
+
+	for _, args := range [][]string{{"-to", "gateway", dump}, {"-translate", "-to", "yaml", dump}, {"-translate", "-gateway-namespace", "x", dump}} {
 		code, _, stderr = checkRun(args...)
 		require.Equal(t, 2, code, args)
 		require.Contains(t, stderr, "-to takes table or gateway, with -translate")

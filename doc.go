@@ -2121,17 +2121,19 @@
 // The other way, gatewayapi.FromIngress converts a snapshot's Ingresses
 // into Gateways and HTTPRoutes (what ingress2gateway does) by compiling
 // them and converting the table, so the objects say what ramjet serves:
-// one Gateway per namespace and IngressClass, an HTTP listener per host
-// and an HTTPS one per host with a TLS Secret; one HTTPRoute per Ingress
-// and host, plus one with RequestRedirect rules on the HTTP listener where
-// ssl-redirect applies; Exact, PathPrefix and RegularExpression paths; a
-// host's spec.defaultBackend as a PathPrefix "/" rule; rewrite-target
-// without captures, upstream-vhost, x-forwarded-prefix, permanent- and
-// temporal-redirect, canary weights and headers, mirror-target to a
-// cluster Service and a configuration-snippet that is only header edits
-// as their filters, matches and backendRefs. Every other annotation is
-// listed per Ingress with why it has no equivalent. examples/check
-// -translate -to gateway prints the objects, and -report the list.
+// one Gateway per namespace and IngressClass (or per class in one
+// namespace, with ReferenceGrants for the TLS Secrets), an HTTP listener
+// per host and an HTTPS one per host with a TLS Secret; one HTTPRoute per
+// Ingress and host, plus one with RequestRedirect rules on the HTTP
+// listener where ssl-redirect applies; Exact, PathPrefix and
+// RegularExpression paths; a host's spec.defaultBackend as a PathPrefix
+// "/" rule; app-root, rewrite-target without captures, upstream-vhost,
+// x-forwarded-prefix, permanent- and temporal-redirect, canary weights
+// and headers, mirror-target to a cluster Service and a
+// configuration-snippet that is only header edits as their filters,
+// matches and backendRefs. Every other annotation is listed per Ingress
+// with why it has no equivalent. examples/check -translate -to gateway
+// prints the objects, and -report the list.
 //
 // Served now:
 //

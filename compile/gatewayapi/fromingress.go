@@ -138,15 +138,17 @@ const noEquivalent = "no Gateway API field or filter expresses it"
 //     per class there, with ReferenceGrants for the Secrets of other
 //     namespaces. Each has an HTTP listener on port 80 per host and an
 //     HTTPS listener on 443 per host that its Ingresses list under
-//     spec.tls, the oldest one's Secret as certificateRef. A GatewayClass
-//     is not generated.
+//     spec.tls, the oldest one's Secret as certificateRef; past the 64
+//     listeners a Gateway holds, the class's next Gateway (<class>-2 …)
+//     takes the hosts that do not fit. A GatewayClass is not generated.
 //   - One HTTPRoute per Ingress and host, named <ingress>-<host>
 //     (ingress2gateway's naming): each Ingress's annotations apply to its
 //     own paths, so keeping them apart keeps what each one asks for, and
 //     who owns it, on its own object. A host whose routes redirect plain
 //     HTTP to HTTPS (ssl-redirect, force-ssl-redirect) gets a second
 //     route, <ingress>-<host>-http, on the HTTP listener with a
-//     RequestRedirect (308, ingress-nginx's default) on those rules; it
+//     RequestRedirect (308, ingress-nginx's default) on those rules (past
+//     the 16 rules a route holds, more routes, <name>-2 …); it
 //     keeps a trailing slash, which ingress-nginx drops unless
 //     preserve-trailing-slash is "true".
 //   - Paths: Exact stays Exact, Prefix becomes PathPrefix, a regular
@@ -212,6 +214,21 @@ type gatewayHosts struct {
 	hosts map[string]bool
 	tls   map[string]nsName
 	label map[string]string // the host's part of listener and route names
+	// gateway names the Gateway whose listeners serve the host.
+	gateway map[string]string
+}
+
+// The Gateway API's bounds: listeners of a Gateway, rules of a route.
+const (
+	maxListeners = 64
+	maxRules     = 16
+)
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 type converter struct {
@@ -760,10 +777,15 @@ var nonAlnum = regexp.MustCompile(`[^a-zA-Z0-9]+`)
 func (c *converter) finish() Migration {
 	var m Migration
 	grants := make(map[nsName]bool) // Secret namespace, Gateway namespace
-	for k, gh := range c.gateways {
-		gw := &gwv1.Gateway{TypeMeta: metav1.TypeMeta{APIVersion: gwv1.GroupVersion.String(), Kind: "Gateway"},
-			ObjectMeta: metav1.ObjectMeta{Namespace: k.ns, Name: k.name}}
-		gw.Spec.GatewayClassName = gwv1.ObjectName(cmp.Or(c.opts.GatewayClassName, k.name))
+	gkeys := make([]nsName, 0, len(c.gateways))
+	gwNames := make(map[string]bool) // namespace/name of the Gateways
+	for k := range c.gateways {
+		gkeys = append(gkeys, k)
+		gwNames[k.ns+"/"+k.name] = true
+	}
+	slices.SortFunc(gkeys, func(a, b nsName) int { return cmp.Or(cmp.Compare(a.ns, b.ns), cmp.Compare(a.name, b.name)) })
+	for _, k := range gkeys {
+		gh := c.gateways[k]
 		hosts := make([]string, 0, len(gh.hosts))
 		for h := range gh.hosts {
 			hosts = append(hosts, h)
@@ -771,8 +793,23 @@ func (c *converter) finish() Migration {
 		slices.Sort(hosts)
 		used := make(map[string]bool)
 		gh.label = make(map[string]string, len(hosts))
+		gh.gateway = make(map[string]string, len(hosts))
+		var gw *gwv1.Gateway
 		for _, h := range hosts {
-			gh.label[h] = unique(used, hostLabel(h))
+			_, tls := gh.tls[h]
+			if gw == nil || len(gw.Spec.Listeners)+1+btoi(tls) > maxListeners {
+				// A Gateway holds 64 listeners: the class's next one
+				// takes the hosts that do not fit.
+				name := k.name
+				if gw != nil {
+					name = strings.TrimPrefix(unique(gwNames, k.ns+"/"+k.name), k.ns+"/")
+				}
+				gw = &gwv1.Gateway{TypeMeta: metav1.TypeMeta{APIVersion: gwv1.GroupVersion.String(), Kind: "Gateway"},
+					ObjectMeta: metav1.ObjectMeta{Namespace: k.ns, Name: name}}
+				gw.Spec.GatewayClassName = gwv1.ObjectName(cmp.Or(c.opts.GatewayClassName, k.name))
+				m.Gateways = append(m.Gateways, gw)
+			}
+			gh.label[h], gh.gateway[h] = unique(used, hostLabel(h)), gw.Name
 			gw.Spec.Listeners = append(gw.Spec.Listeners, c.gatewayListener(k.ns, h, gh.label[h], gwv1.HTTPProtocolType, nsName{}))
 			if s, ok := gh.tls[h]; ok {
 				gw.Spec.Listeners = append(gw.Spec.Listeners, c.gatewayListener(k.ns, h, gh.label[h], gwv1.HTTPSProtocolType, s))
@@ -781,7 +818,6 @@ func (c *converter) finish() Migration {
 				}
 			}
 		}
-		m.Gateways = append(m.Gateways, gw)
 	}
 	for g := range grants {
 		m.ReferenceGrants = append(m.ReferenceGrants, &gwv1.ReferenceGrant{
@@ -807,7 +843,7 @@ func (c *converter) finish() Migration {
 		label := gh.label[g.key.host]
 		name := strings.TrimPrefix(unique(names, g.key.ns+"/"+g.key.name+"-"+label), g.key.ns+"/")
 		parent := func(l string) gwv1.ParentReference {
-			p := gwv1.ParentReference{Name: gwv1.ObjectName(gk.name), SectionName: ptr(gwv1.SectionName(l))}
+			p := gwv1.ParentReference{Name: gwv1.ObjectName(gh.gateway[g.key.host]), SectionName: ptr(gwv1.SectionName(l))}
 			if gk.ns != g.key.ns {
 				p.Namespace = ptr(gwv1.Namespace(gk.ns))
 			}
@@ -821,12 +857,21 @@ func (c *converter) finish() Migration {
 		if !g.redirect {
 			parents = append(parents, parent(http))
 		}
-		if len(parents) > 0 && len(g.rules) > 0 {
-			m.HTTPRoutes = append(m.HTTPRoutes, httpRouteOf(g, name, parents, g.rules))
+		// A route holds 16 rules: the rest go to more routes, name-2 …
+		emit := func(name string, parents []gwv1.ParentReference, rules []gwv1.HTTPRouteRule) {
+			for i := 0; i < len(rules); i += maxRules {
+				n := name
+				if i > 0 {
+					n = strings.TrimPrefix(unique(names, g.key.ns+"/"+name), g.key.ns+"/")
+				}
+				m.HTTPRoutes = append(m.HTTPRoutes, httpRouteOf(g, n, parents, rules[i:min(i+maxRules, len(rules))]))
+			}
+		}
+		if len(parents) > 0 {
+			emit(name, parents, g.rules)
 		}
 		if g.redirect {
-			name := strings.TrimPrefix(unique(names, g.key.ns+"/"+name+"-http"), g.key.ns+"/")
-			m.HTTPRoutes = append(m.HTTPRoutes, httpRouteOf(g, name, []gwv1.ParentReference{parent(http)}, g.httpOnly))
+			emit(strings.TrimPrefix(unique(names, g.key.ns+"/"+name+"-http"), g.key.ns+"/"), []gwv1.ParentReference{parent(http)}, g.httpOnly)
 		}
 	}
 	sortObjects(m.Gateways, func(g *gwv1.Gateway) metav1.Object { return g })

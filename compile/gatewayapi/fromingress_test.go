@@ -358,3 +358,60 @@ func TestFromIngressGatewayNamespace(t *testing.T) {
 		}
 	}
 }
+
+// TestFromIngressBounds: a Gateway holds at most 64 listeners and a route
+// 16 rules (the CRDs' maxItems), so more hosts take more Gateways of the
+// class and more paths more routes, and Translate attaches every one.
+func TestFromIngressBounds(t *testing.T) {
+	class := "nginx"
+	pt := networkingv1.PathTypePrefix
+	path := func(p string) networkingv1.HTTPIngressPath {
+		return networkingv1.HTTPIngressPath{Path: p, PathType: &pt, Backend: networkingv1.IngressBackend{
+			Service: &networkingv1.IngressServiceBackend{Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}}}
+	}
+	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "many"}, Spec: networkingv1.IngressSpec{IngressClassName: &class}}
+	for i := range 40 {
+		host := fmt.Sprintf("h%02d.example.com", i)
+		rule := networkingv1.IngressRule{Host: host, IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{}}}
+		n := 1
+		if i == 0 {
+			n = 20
+		}
+		for j := range n {
+			rule.HTTP.Paths = append(rule.HTTP.Paths, path(fmt.Sprintf("/p%02d", j)))
+		}
+		ing.Spec.Rules = append(ing.Spec.Rules, rule)
+		ing.Spec.TLS = append(ing.Spec.TLS, networkingv1.IngressTLS{Hosts: []string{host}, SecretName: "tls"})
+	}
+	snap := compile.Snapshot{
+		IngressClasses: []*networkingv1.IngressClass{{ObjectMeta: metav1.ObjectMeta{Name: class}, Spec: networkingv1.IngressClassSpec{Controller: "k8s.io/ingress-nginx"}}},
+		Ingresses:      []*networkingv1.Ingress{ing},
+	}
+	opts := compile.Options{IngressClass: class, ControllerName: "k8s.io/ingress-nginx", DisableSSLRedirect: true}
+	m, w, _ := migrate(t, snap, FromIngressOptions{Compile: opts})
+	var gws []string
+	for _, g := range m.Gateways {
+		gws = append(gws, fmt.Sprintf("%s:%d", g.Name, len(g.Spec.Listeners)))
+	}
+	if want := []string{"nginx:64", "nginx-2:16"}; !slices.Equal(gws, want) {
+		t.Errorf("Gateways %v, want %v", gws, want)
+	}
+	rules := map[string]int{}
+	for _, r := range m.HTTPRoutes {
+		if len(r.Spec.Rules) > 16 {
+			t.Errorf("HTTPRoute %s has %d rules", r.Name, len(r.Spec.Rules))
+		}
+		rules[r.Name] = len(r.Spec.Rules)
+	}
+	if rules["many-h00-example-com"] != 16 || rules["many-h00-example-com-2"] != 4 || len(rules) != 41 {
+		t.Errorf("routes and their rules: %v", rules)
+	}
+	routes, ws := Translate(w.objs)
+	if len(ws) != 0 || len(routes) != 41 {
+		t.Errorf("Translate: %d routes, warnings %v", len(routes), ws)
+	}
+	res := compile.Compile(compile.Snapshot{HTTPRoutes: routes}, opts)
+	if got := res.Table.Size().Routes; got != 59 {
+		t.Errorf("the table has %d routes, want 59", got)
+	}
+}

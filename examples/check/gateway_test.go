@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/compile/gatewayapi"
@@ -48,12 +49,24 @@ func TestTranslateToGateway(t *testing.T) {
 
 	// One Gateway per class in one namespace: the routes name it, and
 	// the Secrets of other namespaces are granted to it.
-	code, stdout, stderr = checkRun("-translate", "-to", "gateway", "-gateway-namespace", "gateways", dump)
+	code, stdout, stderr = checkRun("-translate", "-to", "gateway", "-gateway-namespace", "gateways", "-json", dump)
 	require.Equal(t, 0, code, stderr)
-	require.Contains(t, stdout, "kind: Gateway\nmetadata:\n  name: nginx\n  namespace: gateways\n")
-	require.Equal(t, 1, strings.Count(stdout, "\nkind: Gateway\n"), "one Gateway")
-	require.Contains(t, stdout, "  - name: nginx\n    namespace: gateways\n    sectionName: ")
-	require.Contains(t, stdout, "kind: ReferenceGrant\n")
+	var one struct {
+		Gateways        []gwv1.Gateway        `json:"gateways"`
+		ReferenceGrants []gwv1.ReferenceGrant `json:"referenceGrants"`
+		HTTPRoutes      []gwv1.HTTPRoute      `json:"httpRoutes"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &one))
+	var names []string
+	for _, g := range one.Gateways {
+		names = append(names, g.Namespace+"/"+g.Name)
+	}
+	// The dump's hosts need more than a Gateway's 64 listeners.
+	require.Equal(t, []string{"gateways/nginx", "gateways/nginx-2"}, names)
+	for _, r := range one.HTTPRoutes {
+		require.Equal(t, "gateways", string(*r.Spec.ParentRefs[0].Namespace), r.Name)
+	}
+	require.NotEmpty(t, one.ReferenceGrants)
 
 	for _, args := range [][]string{{"-to", "gateway", dump}, {"-translate", "-to", "yaml", dump}, {"-translate", "-gateway-namespace", "x", dump}} {
 		code, _, stderr = checkRun(args...)

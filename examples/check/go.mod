@@ -14,6 +14,7 @@ require (
 	k8s.io/apimachinery v0.37.2
 	ramjet.dev/ramjet v0.0.0
 	ramjet.dev/ramjet/compile/gatewayapi v0.0.0-00010101000000-000000000000
+	sigs.k8s.io/gateway-api v1.6.3
 )
 
 require (
@@ -33,7 +34,6 @@ require (
 	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20260721132016-d427ff9ee9ad // indirect
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd // indirect
-	sigs.k8s.io/gateway-api v1.6.3 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect

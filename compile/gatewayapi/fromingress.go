@@ -352,7 +352,7 @@ func (c *converter) host(vh *match.VirtualHost) {
 		if g == nil {
 			continue
 		}
-		rule, ok := c.rule(r, vh)
+		rule, ok := c.rule(r)
 		if !ok {
 			continue
 		}
@@ -382,7 +382,7 @@ func (c *converter) host(vh *match.VirtualHost) {
 	}
 	r := &match.Route{Type: match.Prefix, Backend: vh.Fallback, Source: src, Rewrite: vh.FallbackRewrite,
 		Response: vh.FallbackResponse, Snippet: vh.FallbackSnippet}
-	if rule, ok := c.rule(r, vh); ok {
+	if rule, ok := c.rule(r); ok {
 		c.add(g, vh, rule, vh.ForceSSLRedirect || vh.SSLRedirect && vh.TLS, vh.ForceSSLRedirect)
 	}
 }
@@ -444,7 +444,7 @@ func (c *converter) add(g *routeGroup, vh *match.VirtualHost, rule gwv1.HTTPRout
 }
 
 // rule converts one route of the table.
-func (c *converter) rule(r *match.Route, vh *match.VirtualHost) (gwv1.HTTPRouteRule, bool) {
+func (c *converter) rule(r *match.Route) (gwv1.HTTPRouteRule, bool) {
 	ns, name := r.Source.Namespace, r.Source.Name
 	var rule gwv1.HTTPRouteRule
 	m := gwv1.HTTPRouteMatch{Path: &gwv1.HTTPPathMatch{}}

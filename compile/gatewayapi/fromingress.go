@@ -79,7 +79,7 @@ var converted = map[string]bool{
 	"permanent-redirect": true, "permanent-redirect-code": true, "temporal-redirect": true, "temporal-redirect-code": true,
 	"canary": true, "canary-weight": true, "canary-weight-total": true,
 	"canary-by-header": true, "canary-by-header-value": true, "canary-by-header-pattern": true,
-	"mirror-target": true, "configuration-snippet": true, "app-root": true,
+	"mirror-target": true, "configuration-snippet": true, "app-root": true, "server-alias": true,
 }
 
 // unconvertedWhy says why an annotation (without prefix), or a family of
@@ -107,7 +107,6 @@ var unconvertedWhy = map[string]string{
 	"server-snippet":          "nginx configuration has no Gateway API form",
 	"canary-by-cookie":        "HTTPRoute matches no cookie",
 	"from-to-www-redirect":    "a redirect between host names needs a route per twin host, not generated",
-	"server-alias":            "aliases become more hostnames of the route, not generated",
 	"custom-http-errors":      "error pages are not part of HTTPRoute",
 	"default-backend":         "a backend for error pages and for Services without endpoints has no HTTPRoute form",
 	"ssl-passthrough":         "passthrough is a TLSRoute on a TLS listener, not an HTTPRoute",
@@ -156,6 +155,8 @@ const noEquivalent = "no Gateway API field or filter expresses it"
 //     ingress-nginx's regex mode) becomes RegularExpression with ramjet's
 //     pattern, which ramjet reads case-insensitively and anchored at the
 //     start only; another implementation may read it otherwise.
+//   - server-alias names join the hostnames of every route of the host,
+//     with listeners of their own (the host's certificate on HTTPS).
 //   - A host's fallback from an Ingress's spec.defaultBackend becomes a
 //     PathPrefix "/" rule of that Ingress's route, where no route of the
 //     host already matches every path and no regular expression would be
@@ -202,8 +203,11 @@ type routeKey struct {
 
 // routeGroup is what one Ingress serves on one host.
 type routeGroup struct {
-	key      routeKey
-	class    string
+	key   routeKey
+	class string
+	// hosts are the route's hostnames: the host, then its server-alias
+	// names, which ramjet serves as the host.
+	hosts    []string
 	rules    []gwv1.HTTPRouteRule // on HTTPS, and on HTTP unless redirected
 	httpOnly []gwv1.HTTPRouteRule // on HTTP: the rules above, redirected where asked
 	redirect bool                 // some rule is redirected on HTTP
@@ -222,6 +226,7 @@ type gatewayHosts struct {
 const (
 	maxListeners = 64
 	maxRules     = 16
+	maxHostnames = 16
 )
 
 func btoi(b bool) int {
@@ -290,17 +295,33 @@ func (c *converter) group(src match.Source, vh *match.VirtualHost) *routeGroup {
 	if ing == nil {
 		return nil
 	}
-	g := &routeGroup{key: key, class: c.class[nsName{src.Namespace, src.Name}]}
+	g := &routeGroup{key: key, class: c.class[nsName{src.Namespace, src.Name}], hosts: []string{vh.Name}}
+	if vh.Actions != nil {
+		aliases := vh.Actions.Aliases
+		if len(aliases) > maxHostnames-1 {
+			c.note(src.Namespace, src.Name, nginxPrefix+"server-alias", hostName(vh.Name)+" has more aliases than the "+
+				strconv.Itoa(maxHostnames)+" hostnames a route holds; the first "+strconv.Itoa(maxHostnames-1)+" are kept")
+			aliases = aliases[:maxHostnames-1]
+		}
+		g.hosts = append(g.hosts, aliases...)
+	}
 	c.routes[key] = g
 	gh := c.gateway(g)
 	if gh == nil {
 		gh = &gatewayHosts{hosts: make(map[string]bool), tls: make(map[string]nsName)}
 		c.gateways[c.gatewayOf(g)] = gh
 	}
-	gh.hosts[vh.Name] = true
+	var secret nsName
+	tls := false
 	if vh.TLS {
-		if secret, ok := c.tlsSecret(src.Namespace, g.class, vh.Name); ok {
-			gh.tls[vh.Name] = secret
+		secret, tls = c.tlsSecret(src.Namespace, g.class, vh.Name)
+	}
+	for _, h := range g.hosts {
+		// An alias is a name of the host's server block: its certificate
+		// too.
+		gh.hosts[h] = true
+		if tls {
+			gh.tls[h] = secret
 		}
 	}
 	return g
@@ -840,22 +861,23 @@ func (c *converter) finish() Migration {
 	for _, k := range keys {
 		g := c.routes[k]
 		gh, gk := c.gateway(g), c.gatewayOf(g)
-		label := gh.label[g.key.host]
-		name := strings.TrimPrefix(unique(names, g.key.ns+"/"+g.key.name+"-"+label), g.key.ns+"/")
-		parent := func(l string) gwv1.ParentReference {
-			p := gwv1.ParentReference{Name: gwv1.ObjectName(gh.gateway[g.key.host]), SectionName: ptr(gwv1.SectionName(l))}
+		name := strings.TrimPrefix(unique(names, g.key.ns+"/"+g.key.name+"-"+gh.label[g.key.host]), g.key.ns+"/")
+		parent := func(h string, proto gwv1.ProtocolType) gwv1.ParentReference {
+			p := gwv1.ParentReference{Name: gwv1.ObjectName(gh.gateway[h]), SectionName: ptr(gwv1.SectionName(listenerName(gh.label[h], proto)))}
 			if gk.ns != g.key.ns {
 				p.Namespace = ptr(gwv1.Namespace(gk.ns))
 			}
 			return p
 		}
-		http, https := listenerName(label, gwv1.HTTPProtocolType), listenerName(label, gwv1.HTTPSProtocolType)
-		var parents []gwv1.ParentReference
-		if _, ok := gh.tls[g.key.host]; ok {
-			parents = append(parents, parent(https))
+		var parents, httpParents []gwv1.ParentReference
+		for _, h := range g.hosts {
+			if _, ok := gh.tls[h]; ok {
+				parents = append(parents, parent(h, gwv1.HTTPSProtocolType))
+			}
+			httpParents = append(httpParents, parent(h, gwv1.HTTPProtocolType))
 		}
 		if !g.redirect {
-			parents = append(parents, parent(http))
+			parents = append(parents, httpParents...)
 		}
 		// A route holds 16 rules: the rest go to more routes, name-2 …
 		emit := func(name string, parents []gwv1.ParentReference, rules []gwv1.HTTPRouteRule) {
@@ -871,7 +893,7 @@ func (c *converter) finish() Migration {
 			emit(name, parents, g.rules)
 		}
 		if g.redirect {
-			emit(strings.TrimPrefix(unique(names, g.key.ns+"/"+name+"-http"), g.key.ns+"/"), []gwv1.ParentReference{parent(http)}, g.httpOnly)
+			emit(strings.TrimPrefix(unique(names, g.key.ns+"/"+name+"-http"), g.key.ns+"/"), httpParents, g.httpOnly)
 		}
 	}
 	sortObjects(m.Gateways, func(g *gwv1.Gateway) metav1.Object { return g })
@@ -933,7 +955,9 @@ func httpRouteOf(g *routeGroup, name string, parents []gwv1.ParentReference, rul
 		ObjectMeta: metav1.ObjectMeta{Namespace: g.key.ns, Name: name}}
 	r.Spec.ParentRefs = parents
 	if g.key.host != "" {
-		r.Spec.Hostnames = []gwv1.Hostname{gwv1.Hostname(g.key.host)}
+		for _, h := range g.hosts {
+			r.Spec.Hostnames = append(r.Spec.Hostnames, gwv1.Hostname(h))
+		}
 	}
 	r.Spec.Rules = rules
 	return r

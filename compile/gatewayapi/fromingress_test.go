@@ -205,26 +205,31 @@ func TestFromIngressRoundTrip(t *testing.T) {
 			rb.Publish(b.Table)
 			compared := 0
 			for vh := range a.Table.VirtualHosts() {
-				host := sampleHost(vh.Name)
-				for _, r := range vh.Routes {
-					if r.Source.Name == "" || left[r.Source.Ingress()] || (r.Backend != nil && canary(r.Backend) != nil) {
-						continue
-					}
-					for _, p := range samples(r) {
-						if p == "" || p[0] != '/' || a.Table.Lookup(host, p).Route != r {
+				hosts := []string{sampleHost(vh.Name)}
+				if vh.Actions != nil {
+					hosts = append(hosts, vh.Actions.Aliases...)
+				}
+				for _, host := range hosts {
+					for _, r := range vh.Routes {
+						if r.Source.Name == "" || left[r.Source.Ingress()] || (r.Backend != nil && canary(r.Backend) != nil) {
 							continue
 						}
-						for _, scheme := range []string{"http", "https"} {
-							if scheme == "http" && (r.ForceSSLRedirect || r.SSLRedirect && vh.TLS) {
-								// The redirect is an HTTPRoute on the HTTP
-								// listener; Translate serves one table for
-								// every listener today.
+						for _, p := range samples(r) {
+							if p == "" || p[0] != '/' || a.Table.Lookup(host, p).Route != r {
 								continue
 							}
-							want, got := serve(ra, scheme, host, p), serve(rb, scheme, host, p)
-							compared++
-							if want != got {
-								t.Errorf("%s %s://%s%s (%s): Ingress table %q, Gateway API table %q", in.name, scheme, host, p, r.Source, want, got)
+							for _, scheme := range []string{"http", "https"} {
+								if scheme == "http" && (r.ForceSSLRedirect || r.SSLRedirect && vh.TLS) {
+									// The redirect is an HTTPRoute on the HTTP
+									// listener; Translate serves one table for
+									// every listener today.
+									continue
+								}
+								want, got := serve(ra, scheme, host, p), serve(rb, scheme, host, p)
+								compared++
+								if want != got {
+									t.Errorf("%s %s://%s%s (%s): Ingress table %q, Gateway API table %q", in.name, scheme, host, p, r.Source, want, got)
+								}
 							}
 						}
 					}

@@ -2127,13 +2127,13 @@
 // Ingress and host, plus one with RequestRedirect rules on the HTTP
 // listener where ssl-redirect applies; Exact, PathPrefix and
 // RegularExpression paths; a host's spec.defaultBackend as a PathPrefix
-// "/" rule; app-root, rewrite-target without captures, upstream-vhost,
-// x-forwarded-prefix, permanent- and temporal-redirect, canary weights
-// and headers, mirror-target to a cluster Service and a
-// configuration-snippet that is only header edits as their filters,
-// matches and backendRefs. Every other annotation is listed per Ingress
-// with why it has no equivalent. examples/check -translate -to gateway
-// prints the objects, and -report the list.
+// "/" rule; server-alias as more hostnames; app-root, rewrite-target
+// without captures, upstream-vhost, x-forwarded-prefix, permanent- and
+// temporal-redirect, canary weights and headers, mirror-target to a
+// cluster Service and a configuration-snippet that is only header edits
+// as their filters, matches and backendRefs. Every other annotation is
+// listed per Ingress with why it has no equivalent. examples/check
+// -translate -to gateway prints the objects, and -report the list.
 //
 // Served now:
 //

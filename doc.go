@@ -2118,6 +2118,23 @@
 // path matches (match.Exact, match.Prefix, match.Regex) and weighted
 // Service backends, each with the field it came from for warnings.
 //
+// The other way, gatewayapi.FromIngress converts a snapshot's Ingresses
+// into Gateways and HTTPRoutes (what ingress2gateway does) by compiling
+// them and converting the table, so the objects say what ramjet serves:
+// one Gateway per namespace and IngressClass (or per class in one
+// namespace, with ReferenceGrants for the TLS Secrets), an HTTP listener
+// per host and an HTTPS one per host with a TLS Secret; one HTTPRoute per
+// Ingress and host, plus one with RequestRedirect rules on the HTTP
+// listener where ssl-redirect applies; Exact, PathPrefix and
+// RegularExpression paths; a host's spec.defaultBackend as a PathPrefix
+// "/" rule; server-alias as more hostnames; app-root, rewrite-target
+// without captures, upstream-vhost, x-forwarded-prefix, permanent- and
+// temporal-redirect, canary weights and headers, mirror-target to a
+// cluster Service and a configuration-snippet that is only header edits
+// as their filters, matches and backendRefs. Every other annotation is
+// listed per Ingress with why it has no equivalent. examples/check
+// -translate -to gateway prints the objects, and -report the list.
+//
 // Served now:
 //
 //   - Attachment: parentRefs to a Gateway of our class, by sectionName and

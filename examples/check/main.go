@@ -3,7 +3,7 @@
 // as routertest.RunFiles in go test on the same files.
 //
 //	go run ./examples/check [-json] [-v] [-update] FILE|DIR|GLOB...
-//	go run ./examples/check -translate [-json] [options] MANIFEST|DIR...
+//	go run ./examples/check -translate [-to table|gateway [-gateway-namespace NS]] [-json] [options] MANIFEST|DIR...
 //	go run ./examples/check -explain -host H -path P [-method M] [-header K:V]... [-https] [-json] [options] MANIFEST|DIR...
 //	go run ./examples/check -report [-json] [-strict] [options] MANIFEST|DIR...
 //
@@ -30,6 +30,13 @@
 // warnings: as text (the golden format), or with -json as a stable JSON
 // form. It exits 2 when the manifests cannot be loaded.
 //
+// With -translate -to gateway it prints instead the Gateway API objects
+// that serve the same as the Ingresses (gatewayapi.FromIngress, what
+// ingress2gateway does): Gateways and HTTPRoutes as YAML kubectl apply
+// takes, then one comment line per annotation left out and why; with
+// -gateway-namespace one Gateway per IngressClass there, instead of one
+// per namespace and class.
+//
 // With -explain it compiles the manifests and shows how one request is
 // routed, as Router.Lookup decides it: the virtual host and why (exact,
 // wildcard, catch-all), the host's routes in precedence order with why
@@ -43,7 +50,9 @@
 // can be loaded. It also lists, per Ingress, each snippet directive as
 // translated or not; -allow-snippet-annotations and
 // -annotations-risk-level Critical say the source cluster applies
-// snippets (its ConfigMap's keys), so ramjet does too.
+// snippets (its ConfigMap's keys), so ramjet does too. Its last section
+// lists the annotations with no Gateway API equivalent, with their
+// Ingresses.
 //
 // -translate, -explain and -report claim the same Ingresses: unless
 // -ingress-class or -controller-name is given, what ingress-nginx claims
@@ -116,6 +125,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	translate := fs.Bool("translate", false, "print the table and warnings compiled from manifests instead of running case files")
 	migrate := fs.Bool("report", false, "print the migration report for manifests: what does not carry over from ingress-nginx")
 	strict := fs.Bool("strict", false, "-report: exit 3 when anything would move traffic")
+	to := fs.String("to", toTable, "-translate: print the compiled table (table) or the equivalent Gateway API objects as YAML (gateway)")
+	gatewayNS := fs.String("gateway-namespace", "", "-translate -to gateway: one Gateway per IngressClass in this namespace (default: one per namespace and class)")
 	explainFlag := fs.Bool("explain", false, "explain how one request (-host, -path, -method, -header) is routed by the manifests")
 	var er explainRequest
 	fs.StringVar(&er.host, "host", "", "-explain: the request's Host")
@@ -126,7 +137,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	topts := translateFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: check [-json] [-v] [-update] FILE|DIR|GLOB...")
-		fmt.Fprintln(stderr, "       check -translate [-json] [options] MANIFEST|DIR...")
+		fmt.Fprintln(stderr, "       check -translate [-to table|gateway [-gateway-namespace NS]] [-json] [options] MANIFEST|DIR...")
 		fmt.Fprintln(stderr, "       check -report [-json] [-strict] [options] MANIFEST|DIR...")
 		fmt.Fprintln(stderr, "       check -explain -host H -path P [-method M] [-header K:V]... [-https] [-json] [options] MANIFEST|DIR...")
 		fs.PrintDefaults()
@@ -140,6 +151,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() == 0 {
 		fs.Usage()
 		return 2
+	}
+	if *to != toTable && (*to != toGateway || !*translate) || *gatewayNS != "" && *to != toGateway {
+		fmt.Fprintln(stderr, "check: -to takes table or gateway, with -translate; -gateway-namespace goes with -to gateway")
+		return 2
+	}
+	if *translate && *to == toGateway {
+		return runGateway(fs.Args(), fs, topts, *gatewayNS, *asJSON, stdout, stderr)
 	}
 	if *translate {
 		return runTranslate(fs.Args(), fs, topts, *asJSON, stdout, stderr)

@@ -57,6 +57,8 @@ type migration struct {
 	// SnippetsOn: the options apply snippets (allow-snippet-annotations
 	// and annotations-risk-level Critical).
 	SnippetsOn bool `json:"snippetsOn"`
+	// GatewayAPI lists the annotations -translate -to gateway leaves out.
+	GatewayAPI []gatewayGap `json:"gatewayApi"`
 	claimed    []compile.Ref
 }
 
@@ -209,6 +211,7 @@ func runReport(paths []string, fs *flag.FlagSet, o *translateOptions, asJSON, st
 	m.Skipped = skipped
 	m.Settings = [2]string{opts.IngressClass, opts.ControllerName}
 	m.Snippets, m.SnippetsOn = snippetUses(*snap, m.claimed), snippetsOn
+	m.GatewayAPI = gatewayGaps(*snap, opts)
 	code := 0
 	if strict && !m.OK {
 		code = 3
@@ -405,6 +408,7 @@ func writeMigration(w io.Writer, m migration) {
 		}
 	}
 	writeSnippets(w, m)
+	writeGatewayGaps(w, m.GatewayAPI)
 	fmt.Fprintln(w, "\nTotals by annotation or reason")
 	for _, t := range m.ByTopic {
 		fmt.Fprintf(w, "  %-15s %-55s %3d findings, %3d Ingresses\n", t.Severity, t.Topic, t.Findings, t.Ingresses)

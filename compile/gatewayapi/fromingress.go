@@ -1,0 +1,1040 @@
+package gatewayapi
+
+import (
+	"cmp"
+	"encoding/json"
+	"io"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/yaml"
+
+	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/match"
+)
+
+// FromIngressOptions configure FromIngress.
+type FromIngressOptions struct {
+	// Compile are the options the Ingresses are compiled under: which
+	// Ingresses are claimed and how their annotations read (SPEC §1, §2).
+	Compile compile.Options
+	// GatewayClassName is every Gateway's gatewayClassName; "" names it
+	// after the IngressClass, as ingress2gateway does.
+	GatewayClassName string
+	// GatewayNamespace, when set, puts one Gateway per IngressClass in
+	// that namespace, admitting routes from all namespaces, with a
+	// ReferenceGrant in each namespace whose TLS Secrets it uses. ""
+	// makes one Gateway per namespace and class (ingress2gateway's).
+	GatewayNamespace string
+}
+
+// Migration is the Gateway API equivalent of the Ingresses of a snapshot.
+type Migration struct {
+	// Gateways, one per namespace and IngressClass served, or per class
+	// (FromIngressOptions.GatewayNamespace), sorted by namespace/name.
+	Gateways []*gwv1.Gateway
+	// ReferenceGrants let a Gateway in GatewayNamespace use TLS Secrets
+	// of other namespaces, sorted by namespace/name.
+	ReferenceGrants []*gwv1.ReferenceGrant
+	// HTTPRoutes, sorted by namespace/name.
+	HTTPRoutes []*gwv1.HTTPRoute
+	// Unconverted lists what the objects above do not carry over, sorted
+	// by Ingress, then annotation.
+	Unconverted []Unconverted
+}
+
+// Unconverted is an Ingress annotation (or field) that the migration does
+// not carry over, and why.
+type Unconverted struct {
+	Namespace, Name string
+	// Annotation is the key, or a field of the Ingress
+	// ("spec.rules[0].http.paths[1].backend").
+	Annotation string
+	Why        string
+}
+
+// Ingress-nginx's listeners: ramjet's Gateway listens where it does.
+const (
+	httpPort  = 80
+	httpsPort = 443
+	// sslRedirectCode is ingress-nginx's http-redirect-code default, the
+	// status of its plain-HTTP → HTTPS redirect.
+	sslRedirectCode = 308
+	nginxPrefix     = "nginx.ingress.kubernetes.io/"
+	ramjetPrefix    = "ramjet.dev/"
+)
+
+// converted are the annotation names (without prefix) whose effect the
+// migration expresses in Gateway API terms when ramjet serves it; a value
+// it cannot express is listed with the reason instead.
+var converted = map[string]bool{
+	"ssl-redirect": true, "force-ssl-redirect": true, "use-regex": true, "rewrite-target": true,
+	"upstream-vhost": true, "x-forwarded-prefix": true,
+	"permanent-redirect": true, "permanent-redirect-code": true, "temporal-redirect": true, "temporal-redirect-code": true,
+	"canary": true, "canary-weight": true, "canary-weight-total": true,
+	"canary-by-header": true, "canary-by-header-value": true, "canary-by-header-pattern": true,
+	"mirror-target": true, "configuration-snippet": true, "app-root": true, "server-alias": true,
+}
+
+// unconvertedWhy says why an annotation (without prefix), or a family of
+// them ("auth" for auth-*), has no Gateway API equivalent; others take
+// noEquivalent.
+var unconvertedWhy = map[string]string{
+	"affinity":                "cookie session affinity would be HTTPRoute sessionPersistence, which ramjet's Gateway API translation does not serve",
+	"affinity-mode":           "cookie session affinity would be HTTPRoute sessionPersistence, which ramjet's Gateway API translation does not serve",
+	"session":                 "cookie session affinity would be HTTPRoute sessionPersistence, which ramjet's Gateway API translation does not serve",
+	"auth":                    "authentication would be the ExternalAuth filter, which ramjet's Gateway API translation does not serve",
+	"enable-cors":             "CORS would be the CORS filter, which ramjet's Gateway API translation does not serve",
+	"cors":                    "CORS would be the CORS filter, which ramjet's Gateway API translation does not serve",
+	"limit":                   "rate and connection limits are not part of HTTPRoute",
+	"whitelist-source-range":  "HTTPRoute cannot match or refuse by client address",
+	"denylist-source-range":   "HTTPRoute cannot match or refuse by client address",
+	"proxy-connect-timeout":   "nginx's timeouts bound each connect, read or write; HTTPRoute timeouts bound the whole request, which would cut long responses",
+	"proxy-read-timeout":      "nginx's timeouts bound each connect, read or write; HTTPRoute timeouts bound the whole request, which would cut long responses",
+	"proxy-send-timeout":      "nginx's timeouts bound each connect, read or write; HTTPRoute timeouts bound the whole request, which would cut long responses",
+	"proxy":                   "proxy buffering, sizes and retries are the implementation's, not HTTPRoute's",
+	"proxy-ssl":               "TLS to the backend is a BackendTLSPolicy, not the route's",
+	"auth-tls":                "client certificates are the Gateway listener's frontend TLS validation, not the route's",
+	"backend-protocol":        "the backend protocol is the Service port's appProtocol (and a BackendTLSPolicy), not the route's",
+	"load-balance":            "load balancing is the implementation's, not HTTPRoute's",
+	"upstream-hash-by":        "load balancing is the implementation's, not HTTPRoute's",
+	"server-snippet":          "nginx configuration has no Gateway API form",
+	"canary-by-cookie":        "HTTPRoute matches no cookie",
+	"from-to-www-redirect":    "a redirect between host names needs a route per twin host, not generated",
+	"custom-http-errors":      "error pages are not part of HTTPRoute",
+	"default-backend":         "a backend for error pages and for Services without endpoints has no HTTPRoute form",
+	"ssl-passthrough":         "passthrough is a TLSRoute on a TLS listener, not an HTTPRoute",
+	"service-upstream":        "HTTPRoute always sends to the Service's endpoints or address as the implementation does",
+	"preserve-trailing-slash": "Gateway API's RequestRedirect keeps a trailing slash, which ingress-nginx's HTTPS redirect drops without this set to \"true\"",
+	"mirror-request-body":     "RequestMirror always mirrors the body",
+	"mirror-host":             "RequestMirror sends the request's own Host",
+	"modsecurity":             "a web application firewall is not part of Gateway API",
+	"enable-modsecurity":      "a web application firewall is not part of Gateway API",
+	"client-body-buffer-size": "request body handling is the implementation's",
+	"proxy-body-size":         "request size limits are not part of HTTPRoute",
+	"ssl-ciphers":             "TLS settings are the Gateway listener's tls.options, implementation-specific",
+	"configuration-snippet":   "nginx configuration that ramjet does not reduce to header modifiers",
+}
+
+const noEquivalent = "no Gateway API field or filter expresses it"
+
+// FromIngress converts the Ingresses a compile of s claims into Gateway
+// API objects: what ingress2gateway does, read as ramjet reads the
+// Ingresses. It compiles s with o.Compile and converts the table, so
+// every route is the one ramjet serves (conflicts already decided, canaries
+// attached to their primaries, paths in regex mode where ingress-nginx
+// would put them) rather than a second reading of the annotations.
+//
+//   - One Gateway per namespace and IngressClass, named after the class
+//     (as ingress2gateway does, so routes, Gateway and TLS Secrets share a
+//     namespace and need no ReferenceGrant), or with GatewayNamespace one
+//     per class there, with ReferenceGrants for the Secrets of other
+//     namespaces. Each has an HTTP listener on port 80 per host and an
+//     HTTPS listener on 443 per host that its Ingresses list under
+//     spec.tls, the oldest one's Secret as certificateRef; past the 64
+//     listeners a Gateway holds, the class's next Gateway (<class>-2 …)
+//     takes the hosts that do not fit. A GatewayClass is not generated.
+//   - One HTTPRoute per Ingress and host, named <ingress>-<host>
+//     (ingress2gateway's naming): each Ingress's annotations apply to its
+//     own paths, so keeping them apart keeps what each one asks for, and
+//     who owns it, on its own object. A host whose routes redirect plain
+//     HTTP to HTTPS (ssl-redirect, force-ssl-redirect) gets a second
+//     route, <ingress>-<host>-http, on the HTTP listener with a
+//     RequestRedirect (308, ingress-nginx's default) on those rules (past
+//     the 16 rules a route holds, more routes, <name>-2 …); it
+//     keeps a trailing slash, which ingress-nginx drops unless
+//     preserve-trailing-slash is "true".
+//   - Paths: Exact stays Exact, Prefix becomes PathPrefix, a regular
+//     expression (ImplementationSpecific, use-regex, a host in
+//     ingress-nginx's regex mode) becomes RegularExpression with ramjet's
+//     pattern, which ramjet reads case-insensitively and anchored at the
+//     start only; another implementation may read it otherwise.
+//   - server-alias names join the hostnames of every route of the host,
+//     with listeners of their own (the host's certificate on HTTPS).
+//   - A host's fallback from an Ingress's spec.defaultBackend becomes a
+//     PathPrefix "/" rule of that Ingress's route, where no route of the
+//     host already matches every path and no regular expression would be
+//     shadowed by it.
+//   - Annotations with an equivalent: ssl-redirect, force-ssl-redirect,
+//     app-root (an Exact "/" rule with a 302 RequestRedirect),
+//     rewrite-target without captures (URLRewrite ReplaceFullPath),
+//     upstream-vhost (URLRewrite hostname), x-forwarded-prefix
+//     (RequestHeaderModifier), permanent-redirect and temporal-redirect
+//     (RequestRedirect; the query is kept where nginx drops it), canary
+//     by weight (weighted backendRefs) and by header (rules with a header
+//     match: the value, the pattern, or "always" and "never"),
+//     mirror-target to a cluster Service (RequestMirror), and a
+//     configuration-snippet ramjet reduces to header edits
+//     (RequestHeaderModifier, ResponseHeaderModifier).
+//
+// Every other nginx.ingress.kubernetes.io/ or ramjet.dev/ annotation of a
+// claimed Ingress, and each of those above whose value has no equivalent,
+// is listed in Unconverted with the reason.
+func FromIngress(s compile.Snapshot, o FromIngressOptions) Migration {
+	s.HTTPRoutes = nil // the migration is of the Ingresses alone
+	res := compile.Compile(s, o.Compile)
+	c := converter{opts: o, ingresses: make(map[nsName]*networkingv1.Ingress), notes: make(map[nsName]map[string]string),
+		routes: make(map[routeKey]*routeGroup), gateways: make(map[nsName]*gatewayHosts), snippets: make(map[nsName]bool)}
+	claimed := make(map[nsName]bool, len(res.Claimed))
+	for _, r := range res.Claimed {
+		claimed[nsName{r.Namespace, r.Name}] = true
+	}
+	for _, ing := range s.Ingresses {
+		if k := (nsName{ing.Namespace, ing.Name}); claimed[k] {
+			c.ingresses[k] = ing
+		}
+	}
+	c.classes(s.IngressClasses)
+	for vh := range res.Table.VirtualHosts() {
+		c.host(vh)
+	}
+	return c.finish()
+}
+
+type routeKey struct {
+	ns, name, host string
+}
+
+// routeGroup is what one Ingress serves on one host.
+type routeGroup struct {
+	key   routeKey
+	class string
+	// hosts are the route's hostnames: the host, then its server-alias
+	// names, which ramjet serves as the host.
+	hosts    []string
+	rules    []gwv1.HTTPRouteRule // on HTTPS, and on HTTP unless redirected
+	httpOnly []gwv1.HTTPRouteRule // on HTTP: the rules above, redirected where asked
+	redirect bool                 // some rule is redirected on HTTP
+}
+
+// gatewayHosts is one Gateway's hosts and the TLS Secret of each.
+type gatewayHosts struct {
+	hosts map[string]bool
+	tls   map[string]nsName
+	label map[string]string // the host's part of listener and route names
+	// gateway names the Gateway whose listeners serve the host.
+	gateway map[string]string
+}
+
+// The Gateway API's bounds: listeners of a Gateway, rules of a route.
+const (
+	maxListeners = 64
+	maxRules     = 16
+	maxHostnames = 16
+)
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+type converter struct {
+	opts      FromIngressOptions
+	ingresses map[nsName]*networkingv1.Ingress
+	class     map[nsName]string
+	notes     map[nsName]map[string]string // Ingress → key → why not converted
+	snippets  map[nsName]bool              // Ingresses with a route ramjet applies a snippet on
+	routes    map[routeKey]*routeGroup
+	gateways  map[nsName]*gatewayHosts // namespace, class
+}
+
+// classes finds each claimed Ingress's class as ramjet reads it: the
+// kubernetes.io/ingress.class annotation, spec.ingressClassName, else the
+// default IngressClass.
+func (c *converter) classes(ics []*networkingv1.IngressClass) {
+	def := ""
+	for _, ic := range ics {
+		if ic.Annotations[networkingv1.AnnotationIsDefaultIngressClass] == "true" && (def == "" || ic.Name < def) {
+			def = ic.Name
+		}
+	}
+	if def == "" {
+		def = cmp.Or(c.opts.Compile.IngressClass, compile.DefaultIngressClass)
+	}
+	c.class = make(map[nsName]string, len(c.ingresses))
+	for k, ing := range c.ingresses {
+		cl := def
+		if ing.Spec.IngressClassName != nil && *ing.Spec.IngressClassName != "" {
+			cl = *ing.Spec.IngressClassName
+		}
+		if v := ing.Annotations["kubernetes.io/ingress.class"]; v != "" {
+			cl = v // decisive in ramjet (SPEC §2)
+		}
+		c.class[k] = cl
+	}
+}
+
+func (c *converter) note(ns, name, key, why string) {
+	k := nsName{ns, name}
+	m := c.notes[k]
+	if m == nil {
+		m = make(map[string]string)
+		c.notes[k] = m
+	}
+	if _, ok := m[key]; !ok {
+		m[key] = why
+	}
+}
+
+// group returns the route of the Ingress src names on host, making it
+// and the Gateway's listeners for the host as needed.
+func (c *converter) group(src match.Source, vh *match.VirtualHost) *routeGroup {
+	key := routeKey{src.Namespace, src.Name, vh.Name}
+	if g := c.routes[key]; g != nil {
+		return g
+	}
+	ing := c.ingresses[nsName{src.Namespace, src.Name}]
+	if ing == nil {
+		return nil
+	}
+	g := &routeGroup{key: key, class: c.class[nsName{src.Namespace, src.Name}], hosts: []string{vh.Name}}
+	if vh.Actions != nil {
+		aliases := vh.Actions.Aliases
+		if len(aliases) > maxHostnames-1 {
+			c.note(src.Namespace, src.Name, nginxPrefix+"server-alias", hostName(vh.Name)+" has more aliases than the "+
+				strconv.Itoa(maxHostnames)+" hostnames a route holds; the first "+strconv.Itoa(maxHostnames-1)+" are kept")
+			aliases = aliases[:maxHostnames-1]
+		}
+		g.hosts = append(g.hosts, aliases...)
+	}
+	c.routes[key] = g
+	gh := c.gateway(g)
+	if gh == nil {
+		gh = &gatewayHosts{hosts: make(map[string]bool), tls: make(map[string]nsName)}
+		c.gateways[c.gatewayOf(g)] = gh
+	}
+	var secret nsName
+	tls := false
+	if vh.TLS {
+		secret, tls = c.tlsSecret(src.Namespace, g.class, vh.Name)
+	}
+	for _, h := range g.hosts {
+		// An alias is a name of the host's server block: its certificate
+		// too.
+		gh.hosts[h] = true
+		if tls {
+			gh.tls[h] = secret
+		}
+	}
+	return g
+}
+
+// gatewayOf is the namespace and name of the route's Gateway.
+func (c *converter) gatewayOf(g *routeGroup) nsName {
+	return nsName{cmp.Or(c.opts.GatewayNamespace, g.key.ns), g.class}
+}
+
+func (c *converter) gateway(g *routeGroup) *gatewayHosts { return c.gateways[c.gatewayOf(g)] }
+
+// tlsSecret is the Secret the oldest claimed Ingress of the class (and of
+// the namespace, with a Gateway per namespace) lists for host (SPEC §12:
+// the oldest wins).
+func (c *converter) tlsSecret(ns, class, host string) (nsName, bool) {
+	var best *networkingv1.Ingress
+	var secret nsName
+	for k, ing := range c.ingresses {
+		if c.opts.GatewayNamespace == "" && k.ns != ns || c.class[k] != class {
+			continue
+		}
+		for _, t := range ing.Spec.TLS {
+			if t.SecretName == "" || !slices.Contains(t.Hosts, host) {
+				continue
+			}
+			if best == nil || olderIngress(ing, best) {
+				best, secret = ing, nsName{k.ns, t.SecretName}
+			}
+		}
+	}
+	return secret, best != nil
+}
+
+func olderIngress(a, b *networkingv1.Ingress) bool {
+	return cmp.Or(a.CreationTimestamp.Compare(b.CreationTimestamp.Time), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name)) < 0
+}
+
+// host converts one virtual host's routes and fallback.
+func (c *converter) host(vh *match.VirtualHost) {
+	matchesAll, regex := false, false
+	for _, r := range vh.Routes {
+		if r.Source.Kind != "" || r.Source.Name == "" {
+			continue
+		}
+		matchesAll = matchesAll || r.Type == match.Prefix && r.Path == ""
+		regex = regex || r.Type == match.Regex
+		g := c.group(r.Source, vh)
+		if g == nil {
+			continue
+		}
+		rule, ok := c.rule(r)
+		if !ok {
+			continue
+		}
+		c.add(g, vh, rule, r.ForceSSLRedirect || r.SSLRedirect && vh.TLS, r.ForceSSLRedirect)
+		if cr, ok := c.canaryHeaderRule(r, rule); ok {
+			c.add(g, vh, cr, r.ForceSSLRedirect || r.SSLRedirect && vh.TLS, r.ForceSSLRedirect)
+			if nr, ok := canaryNeverRule(r, rule); ok {
+				c.add(g, vh, nr, r.ForceSSLRedirect || r.SSLRedirect && vh.TLS, r.ForceSSLRedirect)
+			}
+		}
+	}
+	c.appRoot(vh)
+	src := vh.FallbackSource
+	if vh.Fallback == nil || src.Name == "" || src.Kind != "" {
+		return
+	}
+	if matchesAll || regex {
+		if !matchesAll {
+			c.note(src.Namespace, src.Name, src.Field,
+				hostName(vh.Name)+" has regular expression paths, which a PathPrefix \"/\" rule would outrank in ramjet")
+		}
+		return
+	}
+	g := c.group(src, vh)
+	if g == nil {
+		return
+	}
+	r := &match.Route{Type: match.Prefix, Backend: vh.Fallback, Source: src, Rewrite: vh.FallbackRewrite,
+		Response: vh.FallbackResponse, Snippet: vh.FallbackSnippet}
+	if rule, ok := c.rule(r); ok {
+		c.add(g, vh, rule, vh.ForceSSLRedirect || vh.SSLRedirect && vh.TLS, vh.ForceSSLRedirect)
+	}
+}
+
+// appRoot is app-root as an Exact "/" rule that redirects (302) to it,
+// on both listeners, as ingress-nginx answers it before any location.
+func (c *converter) appRoot(vh *match.VirtualHost) {
+	a := vh.Actions
+	if a == nil || a.AppRoot == "" || a.AppRootSource.Name == "" {
+		return
+	}
+	src := a.AppRootSource
+	if strings.ContainsAny(a.AppRoot, "?#$") || !strings.HasPrefix(a.AppRoot, "/") {
+		c.note(src.Namespace, src.Name, nginxPrefix+"app-root", "path "+strconv.Quote(a.AppRoot)+" is not a literal path, which is all RequestRedirect can set")
+		return
+	}
+	g := c.group(src, vh)
+	if g == nil {
+		return
+	}
+	rule := gwv1.HTTPRouteRule{
+		Matches: []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Type: ptr(gwv1.PathMatchExact), Value: ptr("/")}}},
+		Filters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gwv1.HTTPRequestRedirectFilter{
+			Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: ptr(a.AppRoot)}, StatusCode: ptr(302)}}},
+	}
+	c.add(g, vh, rule, false, false)
+}
+
+func hostName(h string) string {
+	if h == "" {
+		return "the catch-all host"
+	}
+	return "host " + h
+}
+
+// add places a rule on the route, and its HTTP twin, redirected to HTTPS
+// when the route asks and the Gateway has an HTTPS listener for the host.
+func (c *converter) add(g *routeGroup, vh *match.VirtualHost, rule gwv1.HTTPRouteRule, sslRedirect, force bool) {
+	g.rules = append(g.rules, rule)
+	if _, tls := c.gateway(g).tls[vh.Name]; sslRedirect && !tls {
+		key := nginxPrefix + "ssl-redirect"
+		if force {
+			key = nginxPrefix + "force-ssl-redirect"
+		}
+		c.note(g.key.ns, g.key.name, key, hostName(vh.Name)+" has no TLS Secret the Gateway can use, so it has no HTTPS listener to redirect to")
+		sslRedirect = false
+	}
+	if !sslRedirect {
+		g.httpOnly = append(g.httpOnly, rule)
+		return
+	}
+	g.redirect = true
+	scheme, code := "https", sslRedirectCode
+	g.httpOnly = append(g.httpOnly, gwv1.HTTPRouteRule{
+		Matches: rule.Matches,
+		Filters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestRedirect,
+			RequestRedirect: &gwv1.HTTPRequestRedirectFilter{Scheme: &scheme, StatusCode: &code}}},
+	})
+}
+
+// rule converts one route of the table.
+func (c *converter) rule(r *match.Route) (gwv1.HTTPRouteRule, bool) {
+	ns, name := r.Source.Namespace, r.Source.Name
+	var rule gwv1.HTTPRouteRule
+	m := gwv1.HTTPRouteMatch{Path: &gwv1.HTTPPathMatch{}}
+	switch r.Type {
+	case match.Exact:
+		m.Path.Type, m.Path.Value = ptr(gwv1.PathMatchExact), ptr(r.Path)
+	case match.Prefix:
+		m.Path.Type, m.Path.Value = ptr(gwv1.PathMatchPathPrefix), ptr(cmp.Or(r.Path, "/"))
+	default:
+		m.Path.Type, m.Path.Value = ptr(gwv1.PathMatchRegularExpression), ptr(r.Path)
+	}
+	rule.Matches = []gwv1.HTTPRouteMatch{m}
+	if rd := r.Redirect; rd != nil {
+		f, why := requestRedirect(rd)
+		if why != "" {
+			key := nginxPrefix + "temporal-redirect" // which wins when both are set
+			if ing := c.ingresses[nsName{ns, name}]; ing != nil && ing.Annotations[key] == "" {
+				key = nginxPrefix + "permanent-redirect"
+			}
+			c.note(ns, name, key, why)
+			return rule, false
+		}
+		rule.Filters = append(rule.Filters, gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: f})
+		return rule, true
+	}
+	if rw := r.Rewrite; rw != nil {
+		c.rewrite(&rule, r, rw)
+	}
+	if r.Snippet != nil {
+		c.snippet(&rule, r)
+	}
+	if r.Response != nil && r.Response.Mirror != nil {
+		if ref, why := mirrorService(r.Response.Mirror, ns); why != "" {
+			c.note(ns, name, nginxPrefix+"mirror-target", why)
+		} else {
+			rule.Filters = append(rule.Filters, gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestMirror,
+				RequestMirror: &gwv1.HTTPRequestMirrorFilter{BackendRef: ref}})
+		}
+	}
+	b := r.Backend
+	if b == nil {
+		return rule, true
+	}
+	if backendPort(b) == 0 {
+		c.note(ns, name, r.Source.Field+".backend", "Service port "+b.ID+" is named and does not resolve, and a backendRef needs a port number")
+		return rule, true
+	}
+	rule.BackendRefs = []gwv1.HTTPBackendRef{backendRef(b, ns, nil)}
+	if cn := canary(b); cn != nil && cn.Weight > 0 {
+		w := min(cn.Weight, cn.WeightTotal)
+		rule.BackendRefs[0].Weight = ptr(int32(cn.WeightTotal - w))
+		rule.BackendRefs = append(rule.BackendRefs, backendRef(cn.Backend, ns, ptr(int32(w))))
+	}
+	return rule, true
+}
+
+func canary(b *match.Backend) *match.Canary {
+	if b.Traffic == nil || b.Traffic.Canary == nil || b.Traffic.Canary.Backend == nil {
+		return nil
+	}
+	return b.Traffic.Canary
+}
+
+// canaryHeaderRule is the rule that sends requests carrying the canary
+// header to the canary (canary-by-header, -value, -pattern): the route's
+// rule with a header match and the canary as its only backend. Gateway
+// API ranks a rule with a header match above the same path without one.
+func (c *converter) canaryHeaderRule(r *match.Route, rule gwv1.HTTPRouteRule) (gwv1.HTTPRouteRule, bool) {
+	if r.Backend == nil || len(rule.BackendRefs) == 0 {
+		return rule, false
+	}
+	cn := canary(r.Backend)
+	if cn == nil {
+		return rule, false
+	}
+	cs := cn.Source
+	if cn.Cookie != "" {
+		c.note(cs.Namespace, cs.Name, nginxPrefix+"canary-by-cookie", unconvertedWhy["canary-by-cookie"])
+	}
+	if cn.Sticky {
+		c.note(cs.Namespace, cs.Name, nginxPrefix+"affinity-canary-behavior", "a session kept on the canary needs session persistence, which HTTPRoute does not serve")
+	}
+	if cn.Header == "" {
+		return rule, false
+	}
+	hm := gwv1.HTTPHeaderMatch{Name: gwv1.HTTPHeaderName(cn.Header)}
+	switch {
+	case cn.HeaderValue != "":
+		hm.Value = cn.HeaderValue
+	case cn.HeaderPattern != nil:
+		hm.Type, hm.Value = ptr(gwv1.HeaderMatchRegularExpression), cn.HeaderPattern.String()
+	case cn.HeaderPatternError:
+		return rule, false
+	default:
+		// "always" goes to the canary; "never" to the primary, which
+		// needs its own rule only when the weight would send some away.
+		hm.Value = "always"
+	}
+	out := rule
+	out.Matches = slices.Clone(rule.Matches)
+	for i := range out.Matches {
+		out.Matches[i].Headers = []gwv1.HTTPHeaderMatch{hm}
+	}
+	out.BackendRefs = []gwv1.HTTPBackendRef{backendRef(cn.Backend, r.Source.Namespace, nil)}
+	return out, true
+}
+
+// canaryNeverRule keeps a request with the canary header set to "never"
+// on the primary when a weight would send some of it to the canary.
+func canaryNeverRule(r *match.Route, rule gwv1.HTTPRouteRule) (gwv1.HTTPRouteRule, bool) {
+	cn := canary(r.Backend)
+	if cn.Header == "" || cn.HeaderValue != "" || cn.HeaderPattern != nil || cn.HeaderPatternError || len(rule.BackendRefs) < 2 {
+		return rule, false
+	}
+	out := rule
+	out.Matches = slices.Clone(rule.Matches)
+	for i := range out.Matches {
+		out.Matches[i].Headers = []gwv1.HTTPHeaderMatch{{Name: gwv1.HTTPHeaderName(cn.Header), Value: "never"}}
+	}
+	primary := rule.BackendRefs[0]
+	primary.Weight = nil
+	out.BackendRefs = []gwv1.HTTPBackendRef{primary}
+	return out, true
+}
+
+// backendPort is the backend's Service port number: the resolved one, or
+// the number the Ingress wrote when the Service is not in the input; 0
+// for a port name that did not resolve.
+func backendPort(b *match.Backend) int32 {
+	if b.Port != 0 {
+		return b.Port
+	}
+	_, p, _ := strings.Cut(b.ID, ":")
+	n, err := strconv.ParseInt(p, 10, 32)
+	if err != nil || n < 1 || n > 65535 {
+		return 0
+	}
+	return int32(n)
+}
+
+func backendRef(b *match.Backend, routeNS string, weight *int32) gwv1.HTTPBackendRef {
+	ref := gwv1.HTTPBackendRef{BackendRef: gwv1.BackendRef{Weight: weight, BackendObjectReference: gwv1.BackendObjectReference{
+		Name: gwv1.ObjectName(b.Name), Port: ptr(gwv1.PortNumber(backendPort(b)))}}}
+	if b.Namespace != routeNS {
+		ref.Namespace = ptr(gwv1.Namespace(b.Namespace))
+	}
+	return ref
+}
+
+// requestRedirect is permanent-redirect or temporal-redirect as a
+// RequestRedirect filter, or why it cannot be one.
+func requestRedirect(rd *match.Redirect) (*gwv1.HTTPRequestRedirectFilter, string) {
+	switch rd.Code {
+	case 301, 302, 303, 307, 308:
+	default:
+		return nil, "status " + strconv.Itoa(rd.Code) + " is not a RequestRedirect status (301, 302, 303, 307, 308)"
+	}
+	u, err := url.Parse(rd.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Fragment != "" || u.RawQuery != "" || u.ForceQuery || strings.Contains(rd.URL, "$") {
+		return nil, "redirect URL " + strconv.Quote(rd.URL) + " is not an absolute http(s) URL without query or variables, which is all RequestRedirect can say"
+	}
+	f := &gwv1.HTTPRequestRedirectFilter{Scheme: ptr(u.Scheme), Hostname: ptr(gwv1.PreciseHostname(u.Hostname())), StatusCode: ptr(rd.Code)}
+	if p := u.Port(); p != "" {
+		n, _ := strconv.Atoi(p)
+		f.Port = ptr(gwv1.PortNumber(n))
+	}
+	f.Path = &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: ptr(cmp.Or(u.EscapedPath(), "/"))}
+	return f, ""
+}
+
+// rewrite converts rewrite-target, upstream-vhost and x-forwarded-prefix.
+func (c *converter) rewrite(rule *gwv1.HTTPRouteRule, r *match.Route, rw *match.Rewrite) {
+	ns, name := r.Source.Namespace, r.Source.Name
+	prefix := nginxPrefix
+	if rw.Syntax == match.NativeSyntax {
+		prefix = ramjetPrefix
+	}
+	var u gwv1.HTTPURLRewriteFilter
+	if rw.Target != "" {
+		switch {
+		case r.Type == match.Regex && rw.Target == "/$2" && strings.HasSuffix(r.Path, "(/|$)(.*)"):
+			c.note(ns, name, prefix+"rewrite-target", "path "+strconv.Quote(r.Path)+" with target \"/$2\" would be PathPrefix "+
+				strconv.Quote(strings.TrimSuffix(r.Path, "(/|$)(.*)"))+" with ReplacePrefixMatch \"/\", which matches case-sensitively where ramjet's regular expression does not; write it by hand")
+		case strings.ContainsAny(rw.Target, "$?") || !strings.HasPrefix(rw.Target, "/"):
+			c.note(ns, name, prefix+"rewrite-target", "target "+strconv.Quote(rw.Target)+" uses captures, variables, a query or a URL; URLRewrite replaces a whole path or a matched prefix with literal text")
+		case rw.Syntax == match.NativeSyntax && r.Type == match.Prefix:
+			u.Path = &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr(rw.Target)}
+		default:
+			u.Path = &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: ptr(rw.Target)}
+		}
+	}
+	if rw.Host != "" {
+		if strings.Contains(rw.Host, "$") {
+			c.note(ns, name, prefix+"upstream-vhost", "host "+strconv.Quote(rw.Host)+" uses variables; URLRewrite sets a literal hostname")
+		} else {
+			u.Hostname = ptr(gwv1.PreciseHostname(rw.Host))
+		}
+	}
+	if u.Path != nil || u.Hostname != nil {
+		rule.Filters = append(rule.Filters, gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &u})
+	}
+	if rw.ForwardedPrefixSet {
+		if strings.Contains(rw.ForwardedPrefix, "$") {
+			c.note(ns, name, prefix+"x-forwarded-prefix", "value "+strconv.Quote(rw.ForwardedPrefix)+" uses captures; a header modifier sets literal text")
+		} else {
+			addRequestHeader(rule, gwv1.HTTPHeader{Name: "X-Forwarded-Prefix", Value: rw.ForwardedPrefix}, "")
+		}
+	}
+}
+
+// addRequestHeader sets (or with remove, removes) a request header in the
+// rule's RequestHeaderModifier.
+func addRequestHeader(rule *gwv1.HTTPRouteRule, set gwv1.HTTPHeader, remove string) {
+	f := filterOf(rule, gwv1.HTTPRouteFilterRequestHeaderModifier)
+	if f.RequestHeaderModifier == nil {
+		f.RequestHeaderModifier = &gwv1.HTTPHeaderFilter{}
+	}
+	if remove != "" {
+		f.RequestHeaderModifier.Remove = append(f.RequestHeaderModifier.Remove, remove)
+	} else {
+		f.RequestHeaderModifier.Set = append(f.RequestHeaderModifier.Set, set)
+	}
+}
+
+func filterOf(rule *gwv1.HTTPRouteRule, t gwv1.HTTPRouteFilterType) *gwv1.HTTPRouteFilter {
+	for i := range rule.Filters {
+		if rule.Filters[i].Type == t {
+			return &rule.Filters[i]
+		}
+	}
+	rule.Filters = append(rule.Filters, gwv1.HTTPRouteFilter{Type: t})
+	return &rule.Filters[len(rule.Filters)-1]
+}
+
+// snippet converts a configuration-snippet that ramjet translated to
+// literal header edits alone; anything else is listed.
+func (c *converter) snippet(rule *gwv1.HTTPRouteRule, r *match.Route) {
+	c.snippets[nsName{r.Source.Namespace, r.Source.Name}] = true
+	sn := r.Snippet
+	ok := len(sn.Access) == 0
+	for _, op := range sn.Ops {
+		ok = ok && op.Cond == nil && len(op.Then) == 0 && len(op.Statuses) == 0 && len(op.Types) == 0 &&
+			!strings.Contains(op.Value, "$") && !strings.HasSuffix(op.Name, "*")
+		switch op.Kind {
+		case match.OpSetInput:
+			ok = ok && op.Always
+		case match.OpSetHeader, match.OpClearHeader, match.OpClearInput:
+		default:
+			ok = false
+		}
+	}
+	if !ok {
+		c.note(r.Source.Namespace, r.Source.Name, nginxPrefix+"configuration-snippet", unconvertedWhy["configuration-snippet"])
+		return
+	}
+	var resp gwv1.HTTPHeaderFilter
+	for _, op := range sn.Ops {
+		switch {
+		case op.Kind == match.OpSetInput && op.Value != "":
+			addRequestHeader(rule, gwv1.HTTPHeader{Name: gwv1.HTTPHeaderName(op.Name), Value: op.Value}, "")
+		case op.Kind == match.OpSetInput, op.Kind == match.OpClearInput:
+			addRequestHeader(rule, gwv1.HTTPHeader{}, op.Name)
+		case op.Kind == match.OpSetHeader && op.Value != "":
+			resp.Set = append(resp.Set, gwv1.HTTPHeader{Name: gwv1.HTTPHeaderName(op.Name), Value: op.Value})
+		default:
+			resp.Remove = append(resp.Remove, op.Name)
+		}
+	}
+	if len(resp.Set)+len(resp.Remove) > 0 {
+		rule.Filters = append(rule.Filters, gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &resp})
+	}
+}
+
+// clusterService is a Service's cluster DNS name.
+var clusterService = regexp.MustCompile(`^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\.([a-z0-9]([-a-z0-9]*[a-z0-9])?)\.svc(\.cluster\.local)?$`)
+
+// mirrorService is a mirror-target naming a cluster Service, whole
+// request-URI kept, as the RequestMirror's backendRef.
+func mirrorService(m *match.Mirror, routeNS string) (gwv1.BackendObjectReference, string) {
+	u, err := url.Parse(strings.TrimSuffix(m.Target, "$request_uri"))
+	why := "target " + strconv.Quote(m.Target) + " is not http://<service>.<namespace>.svc[:port][$request_uri], and RequestMirror sends to a Service with the request as it is"
+	if err != nil || u.Scheme != "http" || u.RawQuery != "" || u.Path != "" || u.User != nil {
+		return gwv1.BackendObjectReference{}, why
+	}
+	sm := clusterService.FindStringSubmatch(u.Hostname())
+	if sm == nil {
+		return gwv1.BackendObjectReference{}, why
+	}
+	port := 80
+	if p := u.Port(); p != "" {
+		port, _ = strconv.Atoi(p)
+	}
+	ref := gwv1.BackendObjectReference{Name: gwv1.ObjectName(sm[1]), Port: ptr(gwv1.PortNumber(port))}
+	if sm[3] != routeNS {
+		ref.Namespace = ptr(gwv1.Namespace(sm[3]))
+	}
+	return ref, ""
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// hostLabel is ingress2gateway's name for a host: its letters and digits,
+// other runs as "-", "all-hosts" for the catch-all; a wildcard's "*."
+// reads "wildcard-", so that it differs from the name it covers.
+func hostLabel(host string) string {
+	if host == "" || host == "*" {
+		return "all-hosts"
+	}
+	if rest, ok := strings.CutPrefix(host, "*."); ok {
+		host = "wildcard." + rest
+	}
+	return strings.TrimLeft(nonAlnum.ReplaceAllString(host, "-"), "-")
+}
+
+// unique returns name, or name-2, name-3 … when used has it already, and
+// records what it returns: two hosts can share a label ("a-b.io",
+// "a.b.io"), and listener and route names must not.
+func unique(used map[string]bool, name string) string {
+	out := name
+	for i := 2; used[out]; i++ {
+		out = name + "-" + strconv.Itoa(i)
+	}
+	used[out] = true
+	return out
+}
+
+var nonAlnum = regexp.MustCompile(`[^a-zA-Z0-9]+`)
+
+// finish assembles the objects and the list, sorted.
+func (c *converter) finish() Migration {
+	var m Migration
+	grants := make(map[nsName]bool) // Secret namespace, Gateway namespace
+	gkeys := make([]nsName, 0, len(c.gateways))
+	gwNames := make(map[string]bool) // namespace/name of the Gateways
+	for k := range c.gateways {
+		gkeys = append(gkeys, k)
+		gwNames[k.ns+"/"+k.name] = true
+	}
+	slices.SortFunc(gkeys, func(a, b nsName) int { return cmp.Or(cmp.Compare(a.ns, b.ns), cmp.Compare(a.name, b.name)) })
+	for _, k := range gkeys {
+		gh := c.gateways[k]
+		hosts := make([]string, 0, len(gh.hosts))
+		for h := range gh.hosts {
+			hosts = append(hosts, h)
+		}
+		slices.Sort(hosts)
+		used := make(map[string]bool)
+		gh.label = make(map[string]string, len(hosts))
+		gh.gateway = make(map[string]string, len(hosts))
+		var gw *gwv1.Gateway
+		for _, h := range hosts {
+			_, tls := gh.tls[h]
+			if gw == nil || len(gw.Spec.Listeners)+1+btoi(tls) > maxListeners {
+				// A Gateway holds 64 listeners: the class's next one
+				// takes the hosts that do not fit.
+				name := k.name
+				if gw != nil {
+					name = strings.TrimPrefix(unique(gwNames, k.ns+"/"+k.name), k.ns+"/")
+				}
+				gw = &gwv1.Gateway{TypeMeta: metav1.TypeMeta{APIVersion: gwv1.GroupVersion.String(), Kind: "Gateway"},
+					ObjectMeta: metav1.ObjectMeta{Namespace: k.ns, Name: name}}
+				gw.Spec.GatewayClassName = gwv1.ObjectName(cmp.Or(c.opts.GatewayClassName, k.name))
+				m.Gateways = append(m.Gateways, gw)
+			}
+			gh.label[h], gh.gateway[h] = unique(used, hostLabel(h)), gw.Name
+			gw.Spec.Listeners = append(gw.Spec.Listeners, c.gatewayListener(k.ns, h, gh.label[h], gwv1.HTTPProtocolType, nsName{}))
+			if s, ok := gh.tls[h]; ok {
+				gw.Spec.Listeners = append(gw.Spec.Listeners, c.gatewayListener(k.ns, h, gh.label[h], gwv1.HTTPSProtocolType, s))
+				if s.ns != k.ns {
+					grants[nsName{s.ns, k.ns}] = true
+				}
+			}
+		}
+	}
+	for g := range grants {
+		m.ReferenceGrants = append(m.ReferenceGrants, &gwv1.ReferenceGrant{
+			TypeMeta:   metav1.TypeMeta{APIVersion: gwv1.GroupVersion.String(), Kind: "ReferenceGrant"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: g.ns, Name: "gateways-from-" + g.name},
+			Spec: gwv1.ReferenceGrantSpec{
+				From: []gwv1.ReferenceGrantFrom{{Group: Group, Kind: "Gateway", Namespace: gwv1.Namespace(g.name)}},
+				To:   []gwv1.ReferenceGrantTo{{Group: "", Kind: "Secret"}},
+			},
+		})
+	}
+	keys := make([]routeKey, 0, len(c.routes))
+	for k := range c.routes {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b routeKey) int {
+		return cmp.Or(cmp.Compare(a.ns, b.ns), cmp.Compare(a.name, b.name), cmp.Compare(a.host, b.host))
+	})
+	names := make(map[string]bool) // namespace/name of the routes so far
+	for _, k := range keys {
+		g := c.routes[k]
+		gh, gk := c.gateway(g), c.gatewayOf(g)
+		name := strings.TrimPrefix(unique(names, g.key.ns+"/"+g.key.name+"-"+gh.label[g.key.host]), g.key.ns+"/")
+		parent := func(h string, proto gwv1.ProtocolType) gwv1.ParentReference {
+			p := gwv1.ParentReference{Name: gwv1.ObjectName(gh.gateway[h]), SectionName: ptr(gwv1.SectionName(listenerName(gh.label[h], proto)))}
+			if gk.ns != g.key.ns {
+				p.Namespace = ptr(gwv1.Namespace(gk.ns))
+			}
+			return p
+		}
+		var parents, httpParents []gwv1.ParentReference
+		for _, h := range g.hosts {
+			if _, ok := gh.tls[h]; ok {
+				parents = append(parents, parent(h, gwv1.HTTPSProtocolType))
+			}
+			httpParents = append(httpParents, parent(h, gwv1.HTTPProtocolType))
+		}
+		if !g.redirect {
+			parents = append(parents, httpParents...)
+		}
+		// A route holds 16 rules: the rest go to more routes, name-2 …
+		emit := func(name string, parents []gwv1.ParentReference, rules []gwv1.HTTPRouteRule) {
+			for i := 0; i < len(rules); i += maxRules {
+				n := name
+				if i > 0 {
+					n = strings.TrimPrefix(unique(names, g.key.ns+"/"+name), g.key.ns+"/")
+				}
+				m.HTTPRoutes = append(m.HTTPRoutes, httpRouteOf(g, n, parents, rules[i:min(i+maxRules, len(rules))]))
+			}
+		}
+		if len(parents) > 0 {
+			emit(name, parents, g.rules)
+		}
+		if g.redirect {
+			emit(strings.TrimPrefix(unique(names, g.key.ns+"/"+name+"-http"), g.key.ns+"/"), httpParents, g.httpOnly)
+		}
+	}
+	sortObjects(m.Gateways, func(g *gwv1.Gateway) metav1.Object { return g })
+	sortObjects(m.ReferenceGrants, func(g *gwv1.ReferenceGrant) metav1.Object { return g })
+	sortObjects(m.HTTPRoutes, func(r *gwv1.HTTPRoute) metav1.Object { return r })
+	for k, ing := range c.ingresses {
+		keys := make([]string, 0, len(ing.Annotations))
+		for key := range ing.Annotations {
+			keys = append(keys, key)
+		}
+		slices.Sort(keys)
+		for _, key := range keys {
+			short, ok := strings.CutPrefix(key, nginxPrefix)
+			if !ok {
+				short, ok = strings.CutPrefix(key, ramjetPrefix)
+			}
+			if !ok {
+				continue
+			}
+			if why, listed := c.notes[k][key]; listed {
+				m.Unconverted = append(m.Unconverted, Unconverted{Namespace: k.ns, Name: k.name, Annotation: key, Why: why})
+				delete(c.notes[k], key)
+				continue
+			}
+			if short == "configuration-snippet" && !c.snippets[k] {
+				m.Unconverted = append(m.Unconverted, Unconverted{Namespace: k.ns, Name: k.name, Annotation: key,
+					Why: "ramjet does not apply it under these options (allow-snippet-annotations, annotations-risk-level), so neither do the objects"})
+				continue
+			}
+			if converted[short] || short == "preserve-trailing-slash" && ing.Annotations[key] == "true" {
+				continue // a RequestRedirect keeps the slash too
+			}
+			m.Unconverted = append(m.Unconverted, Unconverted{Namespace: k.ns, Name: k.name, Annotation: key, Why: whyNot(short)})
+		}
+		for key, why := range c.notes[k] { // fields, and keys the Ingress does not set itself
+			m.Unconverted = append(m.Unconverted, Unconverted{Namespace: k.ns, Name: k.name, Annotation: key, Why: why})
+		}
+	}
+	slices.SortFunc(m.Unconverted, func(a, b Unconverted) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Annotation, b.Annotation))
+	})
+	return m
+}
+
+// whyNot is the reason for the annotation, or for the longest family
+// ("proxy-ssl" of "proxy-ssl-verify") that has one.
+func whyNot(short string) string {
+	why, best := noEquivalent, -1
+	for k, w := range unconvertedWhy {
+		if (short == k || strings.HasPrefix(short, k+"-")) && len(k) > best {
+			why, best = w, len(k)
+		}
+	}
+	return why
+}
+
+func httpRouteOf(g *routeGroup, name string, parents []gwv1.ParentReference, rules []gwv1.HTTPRouteRule) *gwv1.HTTPRoute {
+	r := &gwv1.HTTPRoute{TypeMeta: metav1.TypeMeta{APIVersion: gwv1.GroupVersion.String(), Kind: "HTTPRoute"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: g.key.ns, Name: name}}
+	r.Spec.ParentRefs = parents
+	if g.key.host != "" {
+		for _, h := range g.hosts {
+			r.Spec.Hostnames = append(r.Spec.Hostnames, gwv1.Hostname(h))
+		}
+	}
+	r.Spec.Rules = rules
+	return r
+}
+
+func listenerName(label string, p gwv1.ProtocolType) string {
+	return strings.ToLower(string(p)) + "-" + label
+}
+
+func (c *converter) gatewayListener(ns, host, label string, p gwv1.ProtocolType, secret nsName) gwv1.Listener {
+	from := gwv1.NamespacesFromSame
+	if c.opts.GatewayNamespace != "" {
+		from = gwv1.NamespacesFromAll
+	}
+	l := gwv1.Listener{Name: gwv1.SectionName(listenerName(label, p)), Protocol: p, Port: httpPort,
+		AllowedRoutes: &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{From: ptr(from)}}}
+	if host != "" {
+		l.Hostname = ptr(gwv1.Hostname(host))
+	}
+	if p == gwv1.HTTPSProtocolType {
+		l.Port = httpsPort
+		ref := gwv1.SecretObjectReference{Name: gwv1.ObjectName(secret.name)}
+		if secret.ns != ns {
+			ref.Namespace = ptr(gwv1.Namespace(secret.ns))
+		}
+		l.TLS = &gwv1.ListenerTLSConfig{Mode: ptr(gwv1.TLSModeTerminate), CertificateRefs: []gwv1.SecretObjectReference{ref}}
+	}
+	return l
+}
+
+func sortObjects[T any](s []T, meta func(T) metav1.Object) {
+	slices.SortFunc(s, func(a, b T) int {
+		x, y := meta(a), meta(b)
+		return cmp.Or(cmp.Compare(x.GetNamespace(), y.GetNamespace()), cmp.Compare(x.GetName(), y.GetName()))
+	})
+}
+
+// WriteYAML writes the Gateways, ReferenceGrants and HTTPRoutes, in that
+// order, as one YAML stream
+// kubectl apply takes: documents separated by "---", without status or
+// empty creation timestamps.
+func (m Migration) WriteYAML(w io.Writer) error {
+	var objs []any
+	for _, g := range m.Gateways {
+		objs = append(objs, g)
+	}
+	for _, g := range m.ReferenceGrants {
+		objs = append(objs, g)
+	}
+	for _, r := range m.HTTPRoutes {
+		objs = append(objs, r)
+	}
+	for i, o := range objs {
+		j, err := json.Marshal(o)
+		if err != nil {
+			return err
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(j, &doc); err != nil {
+			return err
+		}
+		delete(doc, "status")
+		if md, ok := doc["metadata"].(map[string]any); ok {
+			delete(md, "creationTimestamp")
+		}
+		y, err := yaml.Marshal(doc)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			if _, err := io.WriteString(w, "---\n"); err != nil {
+				return err
+			}
+		}
+		if _, err := w.Write(y); err != nil {
+			return err
+		}
+	}
+	return nil
+}

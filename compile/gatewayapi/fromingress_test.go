@@ -1,0 +1,422 @@
+package gatewayapi
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/compile/manifest"
+	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router"
+)
+
+// migrationInputs are Ingress dumps and the class they are read under.
+var migrationInputs = []struct {
+	name  string
+	paths []string
+	opts  compile.Options
+	// gatewayNS is FromIngressOptions.GatewayNamespace.
+	gatewayNS string
+}{
+	{"examples/manifests", []string{"../../examples/manifests"}, compile.Options{}, ""},
+	{"cluster-dump", []string{"../../examples/check/testdata/cluster-dump.yaml"},
+		compile.Options{IngressClass: "nginx", ControllerName: "k8s.io/ingress-nginx"}, ""},
+	{"small", []string{"testdata/fromingress/small.yaml"},
+		compile.Options{IngressClass: "nginx", ControllerName: "k8s.io/ingress-nginx", AllowSnippetAnnotations: true, AnnotationsRiskLevel: "Critical"}, ""},
+	{"cluster-dump, one Gateway per class", []string{"../../examples/check/testdata/cluster-dump.yaml"},
+		compile.Options{IngressClass: "nginx", ControllerName: "k8s.io/ingress-nginx"}, "gateways"},
+}
+
+// withEndpoints gives each Service without an EndpointSlice one ready
+// endpoint of its own, so that the address a request is proxied to names
+// its Service.
+func withEndpoints(s *compile.Snapshot) {
+	has := make(map[string]bool)
+	for _, sl := range s.EndpointSlices {
+		has[sl.Namespace+"/"+sl.Labels[discoveryv1.LabelServiceName]] = true
+	}
+	for i, svc := range s.Services {
+		if !has[svc.Namespace+"/"+svc.Name] && svc.Spec.Type != corev1.ServiceTypeExternalName {
+			s.EndpointSlices = append(s.EndpointSlices, readySlice(svc, 100+i))
+		}
+	}
+}
+
+// migrate converts snap, writes the YAML and reads it back as a world.
+func migrate(t *testing.T, snap compile.Snapshot, opts FromIngressOptions) (Migration, *world, []byte) {
+	t.Helper()
+	m := FromIngress(snap, opts)
+	var buf bytes.Buffer
+	if err := m.WriteYAML(&buf); err != nil {
+		t.Fatal(err)
+	}
+	w := &world{}
+	for _, g := range m.Gateways {
+		if !slices.ContainsFunc(w.objs.GatewayClasses, func(c *gwv1.GatewayClass) bool { return c.Name == string(g.Spec.GatewayClassName) }) {
+			w.objs.GatewayClasses = append(w.objs.GatewayClasses, &gwv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: string(g.Spec.GatewayClassName)},
+				Spec: gwv1.GatewayClassSpec{ControllerName: ControllerName}})
+		}
+	}
+	for _, doc := range strings.Split(buf.String(), "\n---\n") {
+		if err := w.add([]byte(doc)); err != nil {
+			t.Fatalf("the YAML does not read back: %v\n%s", err, doc)
+		}
+	}
+	return m, w, buf.Bytes()
+}
+
+// recorder answers every proxied request with where it went.
+type recorder struct{}
+
+func (recorder) RoundTrip(r *http.Request) (*http.Response, error) {
+	h := http.Header{"X-Got": {r.URL.Host + " " + r.URL.RequestURI() + " host=" + r.Host}, "X-Powered-By": {"recorder"}}
+	for _, k := range []string{"X-Forwarded-Prefix", "X-Test"} {
+		if v := r.Header.Get(k); v != "" {
+			h.Set("X-Got-"+k, v)
+		}
+	}
+	return &http.Response{StatusCode: 200, Header: h, Body: io.NopCloser(strings.NewReader("")), Request: r}, nil
+}
+
+func serve(rt *router.Router, scheme, host, path string) string {
+	req := httptest.NewRequest(http.MethodGet, scheme+"://"+host+path, nil)
+	rec := httptest.NewRecorder()
+	rt.ServeHTTP(rec, req)
+	h := rec.Header()
+	var out []string
+	for _, k := range []string{"Location", "X-Got", "X-Got-X-Forwarded-Prefix", "X-Got-X-Test", "X-Powered-By", "X-Frame-Options"} {
+		v := h.Get(k)
+		if u, err := url.Parse(v); k == "Location" && err == nil && u.Host != "" && u.Path == "" {
+			v += "/" // an empty path is "/" (RFC 3986 §6.2.3): nginx sends the URL as written
+		}
+		if v != "" {
+			out = append(out, k+": "+v)
+		}
+	}
+	return fmt.Sprintf("%d %s", rec.Code, strings.Join(out, "; "))
+}
+
+// samples are request paths a route should match; each is kept only if
+// the Ingress table sends it to that route.
+func samples(r *match.Route) []string {
+	switch r.Type {
+	case match.Exact:
+		return []string{r.Path}
+	case match.Prefix:
+		return []string{r.Path + "/", r.Path + "/a/b"}
+	}
+	re, err := regexp.Compile(r.Path)
+	if err != nil {
+		return nil
+	}
+	lit, _ := re.LiteralPrefix()
+	return []string{lit, lit + "1", lit + "/a"}
+}
+
+func sampleHost(h string) string {
+	switch {
+	case h == "":
+		return "unknown.invalid"
+	case strings.HasPrefix(h, "*."):
+		return "x" + h[1:]
+	}
+	return h
+}
+
+// served reports whether Translate serves a rule as the migration wrote
+// it today: one backend (no weights), no header match, no mirror.
+func served(rule gwv1.HTTPRouteRule) bool {
+	if len(rule.BackendRefs) > 1 {
+		return false
+	}
+	for _, m := range rule.Matches {
+		if len(m.Headers) > 0 {
+			return false
+		}
+	}
+	return !slices.ContainsFunc(rule.Filters, func(f gwv1.HTTPRouteFilter) bool { return f.Type == gwv1.HTTPRouteFilterRequestMirror })
+}
+
+// TestFromIngressRoundTrip converts Ingress dumps, serves the result
+// through Translate and compile, and checks that each request to an
+// Ingress whose annotations all carried over gets the same answer
+// (status, redirect, backend address, rewritten request-target, Host and
+// headers) from both tables, over HTTP and HTTPS. Left out are Ingresses
+// with a canary or a mirror (Translate refuses weighted splits, header
+// matches and RequestMirror today) and plain-HTTP requests that are
+// redirected to HTTPS (Translate puts the routes of every listener in one
+// table today, so the HTTP listener's redirect route conflicts with the
+// HTTPS listener's).
+func TestFromIngressRoundTrip(t *testing.T) {
+	for _, in := range migrationInputs {
+		t.Run(in.name, func(t *testing.T) {
+			snap, _, err := manifest.Load(in.paths...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			withEndpoints(snap)
+			m, w, _ := migrate(t, *snap, FromIngressOptions{Compile: in.opts, GatewayNamespace: in.gatewayNS})
+			routes, tws := Translate(w.objs)
+			for _, tw := range tws {
+				t.Logf("translate: %s", tw)
+			}
+			left := make(map[string]bool) // Ingresses not compared, by namespace/name
+			for _, u := range m.Unconverted {
+				left[u.Namespace+"/"+u.Name] = true
+			}
+			for _, r := range m.HTTPRoutes {
+				for _, rule := range r.Spec.Rules {
+					if !served(rule) {
+						for _, ing := range snap.Ingresses {
+							if r.Namespace == ing.Namespace && strings.HasPrefix(r.Name, ing.Name+"-") {
+								left[ing.Namespace+"/"+ing.Name] = true
+							}
+						}
+					}
+				}
+			}
+			a := compile.Compile(*snap, in.opts)
+			gs := *snap
+			gs.Ingresses, gs.HTTPRoutes = nil, routes
+			b := compile.Compile(gs, in.opts)
+			for _, cw := range b.Warnings {
+				t.Logf("compile: %s", cw)
+			}
+			ra := router.New(router.Options{Logger: slog.New(slog.DiscardHandler), Transport: recorder{}})
+			ra.Publish(a.Table)
+			rb := router.New(router.Options{Logger: slog.New(slog.DiscardHandler), Transport: recorder{}})
+			rb.Publish(b.Table)
+			compared := 0
+			for vh := range a.Table.VirtualHosts() {
+				hosts := []string{sampleHost(vh.Name)}
+				if vh.Actions != nil {
+					hosts = append(hosts, vh.Actions.Aliases...)
+				}
+				for _, host := range hosts {
+					for _, r := range vh.Routes {
+						if r.Source.Name == "" || left[r.Source.Ingress()] || (r.Backend != nil && canary(r.Backend) != nil) {
+							continue
+						}
+						for _, p := range samples(r) {
+							if p == "" || p[0] != '/' || a.Table.Lookup(host, p).Route != r {
+								continue
+							}
+							for _, scheme := range []string{"http", "https"} {
+								if scheme == "http" && (r.ForceSSLRedirect || r.SSLRedirect && vh.TLS) {
+									// The redirect is an HTTPRoute on the HTTP
+									// listener; Translate serves one table for
+									// every listener today.
+									continue
+								}
+								want, got := serve(ra, scheme, host, p), serve(rb, scheme, host, p)
+								compared++
+								if want != got {
+									t.Errorf("%s %s://%s%s (%s): Ingress table %q, Gateway API table %q", in.name, scheme, host, p, r.Source, want, got)
+								}
+							}
+						}
+					}
+				}
+			}
+			t.Logf("%d requests compared; %d Ingresses left out", compared, len(left))
+			if compared == 0 {
+				t.Fatal("no request compared")
+			}
+		})
+	}
+}
+
+// TestFromIngressGolden pins the YAML and the unconverted list for a
+// small dump; regenerate with RAMJET_UPDATE_GOLDEN=1.
+func TestFromIngressGolden(t *testing.T) {
+	in := migrationInputs[2]
+	snap, _, err := manifest.Load(in.paths...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _, out := migrate(t, *snap, FromIngressOptions{Compile: in.opts})
+	var buf bytes.Buffer
+	buf.Write(out)
+	for _, u := range m.Unconverted {
+		fmt.Fprintf(&buf, "# unconverted: Ingress %s/%s %s: %s\n", u.Namespace, u.Name, u.Annotation, u.Why)
+	}
+	golden := filepath.Join("testdata", "fromingress", "small.golden.yaml")
+	if os.Getenv("RAMJET_UPDATE_GOLDEN") == "1" {
+		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with RAMJET_UPDATE_GOLDEN=1 to create it)", err)
+	}
+	if !bytes.Equal(want, buf.Bytes()) {
+		t.Errorf("%s differs; if the change is intended, run with RAMJET_UPDATE_GOLDEN=1. got:\n%s", golden, buf.String())
+	}
+}
+
+// TestFromIngressNames: hosts whose labels collide get listener and route
+// names of their own, a wildcard's differs from the name it covers, and
+// the output does not depend on the order of the objects.
+func TestFromIngressNames(t *testing.T) {
+	rule := func(host string) networkingv1.IngressRule {
+		pt := networkingv1.PathTypePrefix
+		return networkingv1.IngressRule{Host: host, IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
+			Paths: []networkingv1.HTTPIngressPath{{Path: "/", PathType: &pt, Backend: networkingv1.IngressBackend{
+				Service: &networkingv1.IngressServiceBackend{Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}}}
+	}
+	class := "nginx"
+	ing := func(name string, hosts ...string) *networkingv1.Ingress {
+		in := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}, Spec: networkingv1.IngressSpec{IngressClassName: &class}}
+		for _, h := range hosts {
+			in.Spec.Rules = append(in.Spec.Rules, rule(h))
+		}
+		return in
+	}
+	snap := compile.Snapshot{
+		IngressClasses: []*networkingv1.IngressClass{{ObjectMeta: metav1.ObjectMeta{Name: class}, Spec: networkingv1.IngressClassSpec{Controller: "k8s.io/ingress-nginx"}}},
+		Ingresses:      []*networkingv1.Ingress{ing("x", "a-b.io", "a.b.io", "*.b.io", "wildcard.b.io"), ing("x-a", "b.io")},
+	}
+	opts := FromIngressOptions{Compile: compile.Options{IngressClass: class, ControllerName: "k8s.io/ingress-nginx"}}
+	m := FromIngress(snap, opts)
+	if len(m.Gateways) != 1 {
+		t.Fatalf("%d Gateways, want 1", len(m.Gateways))
+	}
+	var listeners []string
+	for _, l := range m.Gateways[0].Spec.Listeners {
+		listeners = append(listeners, string(l.Name)+"="+string(deref(l.Hostname, "")))
+	}
+	want := []string{"http-wildcard-b-io=*.b.io", "http-a-b-io=a-b.io", "http-a-b-io-2=a.b.io", "http-b-io=b.io", "http-wildcard-b-io-2=wildcard.b.io"}
+	if !slices.Equal(listeners, want) {
+		t.Errorf("listeners %v, want %v", listeners, want)
+	}
+	var routes []string
+	for _, r := range m.HTTPRoutes {
+		routes = append(routes, r.Name+">"+string(*r.Spec.ParentRefs[0].SectionName))
+	}
+	want = []string{"x-a-b-io>http-a-b-io", "x-a-b-io-2>http-a-b-io-2", "x-a-b-io-3>http-b-io", "x-wildcard-b-io>http-wildcard-b-io", "x-wildcard-b-io-2>http-wildcard-b-io-2"}
+	if !slices.Equal(routes, want) {
+		t.Errorf("routes %v, want %v", routes, want)
+	}
+
+	var a, b bytes.Buffer
+	if err := m.WriteYAML(&a); err != nil {
+		t.Fatal(err)
+	}
+	slices.Reverse(snap.Ingresses)
+	if err := FromIngress(snap, opts).WriteYAML(&b); err != nil {
+		t.Fatal(err)
+	}
+	if a.String() != b.String() {
+		t.Errorf("the output depends on the order of the Ingresses:\n%s\n---- reversed:\n%s", a.String(), b.String())
+	}
+}
+
+// TestFromIngressGatewayNamespace: with GatewayNamespace the class's one
+// Gateway lives there, admits routes from every namespace, refers to the
+// TLS Secrets in theirs, and a ReferenceGrant there allows it.
+func TestFromIngressGatewayNamespace(t *testing.T) {
+	in := migrationInputs[2]
+	snap, _, err := manifest.Load(in.paths...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := FromIngress(*snap, FromIngressOptions{Compile: in.opts, GatewayNamespace: "gw"})
+	if len(m.Gateways) != 1 || m.Gateways[0].Namespace != "gw" {
+		t.Fatalf("Gateways %v, want one in namespace gw", m.Gateways)
+	}
+	for _, l := range m.Gateways[0].Spec.Listeners {
+		if *l.AllowedRoutes.Namespaces.From != gwv1.NamespacesFromAll {
+			t.Errorf("listener %s admits routes from %s, want All", l.Name, *l.AllowedRoutes.Namespaces.From)
+		}
+		if l.TLS != nil && (len(l.TLS.CertificateRefs) != 1 || deref(l.TLS.CertificateRefs[0].Namespace, "") != "demo") {
+			t.Errorf("listener %s certificateRefs %v, want one in namespace demo", l.Name, l.TLS.CertificateRefs)
+		}
+	}
+	if len(m.ReferenceGrants) != 1 {
+		t.Fatalf("%d ReferenceGrants, want 1", len(m.ReferenceGrants))
+	}
+	g := m.ReferenceGrants[0]
+	if g.Namespace != "demo" || g.Spec.From[0].Namespace != "gw" || g.Spec.From[0].Kind != "Gateway" || g.Spec.To[0].Kind != "Secret" {
+		t.Errorf("ReferenceGrant %s/%s %+v", g.Namespace, g.Name, g.Spec)
+	}
+	for _, r := range m.HTTPRoutes {
+		if p := r.Spec.ParentRefs[0]; deref(p.Namespace, "") != "gw" || p.Name != "nginx" {
+			t.Errorf("HTTPRoute %s parentRef %v, want gw/nginx", r.Name, p)
+		}
+	}
+}
+
+// TestFromIngressBounds: a Gateway holds at most 64 listeners and a route
+// 16 rules (the CRDs' maxItems), so more hosts take more Gateways of the
+// class and more paths more routes, and Translate attaches every one.
+func TestFromIngressBounds(t *testing.T) {
+	class := "nginx"
+	pt := networkingv1.PathTypePrefix
+	path := func(p string) networkingv1.HTTPIngressPath {
+		return networkingv1.HTTPIngressPath{Path: p, PathType: &pt, Backend: networkingv1.IngressBackend{
+			Service: &networkingv1.IngressServiceBackend{Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}}}
+	}
+	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "many"}, Spec: networkingv1.IngressSpec{IngressClassName: &class}}
+	for i := range 40 {
+		host := fmt.Sprintf("h%02d.example.com", i)
+		rule := networkingv1.IngressRule{Host: host, IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{}}}
+		n := 1
+		if i == 0 {
+			n = 20
+		}
+		for j := range n {
+			rule.HTTP.Paths = append(rule.HTTP.Paths, path(fmt.Sprintf("/p%02d", j)))
+		}
+		ing.Spec.Rules = append(ing.Spec.Rules, rule)
+		ing.Spec.TLS = append(ing.Spec.TLS, networkingv1.IngressTLS{Hosts: []string{host}, SecretName: "tls"})
+	}
+	snap := compile.Snapshot{
+		IngressClasses: []*networkingv1.IngressClass{{ObjectMeta: metav1.ObjectMeta{Name: class}, Spec: networkingv1.IngressClassSpec{Controller: "k8s.io/ingress-nginx"}}},
+		Ingresses:      []*networkingv1.Ingress{ing},
+	}
+	opts := compile.Options{IngressClass: class, ControllerName: "k8s.io/ingress-nginx", DisableSSLRedirect: true}
+	m, w, _ := migrate(t, snap, FromIngressOptions{Compile: opts})
+	var gws []string
+	for _, g := range m.Gateways {
+		gws = append(gws, fmt.Sprintf("%s:%d", g.Name, len(g.Spec.Listeners)))
+	}
+	if want := []string{"nginx:64", "nginx-2:16"}; !slices.Equal(gws, want) {
+		t.Errorf("Gateways %v, want %v", gws, want)
+	}
+	rules := map[string]int{}
+	for _, r := range m.HTTPRoutes {
+		if len(r.Spec.Rules) > 16 {
+			t.Errorf("HTTPRoute %s has %d rules", r.Name, len(r.Spec.Rules))
+		}
+		rules[r.Name] = len(r.Spec.Rules)
+	}
+	if rules["many-h00-example-com"] != 16 || rules["many-h00-example-com-2"] != 4 || len(rules) != 41 {
+		t.Errorf("routes and their rules: %v", rules)
+	}
+	routes, ws := Translate(w.objs)
+	if len(ws) != 0 || len(routes) != 41 {
+		t.Errorf("Translate: %d routes, warnings %v", len(routes), ws)
+	}
+	res := compile.Compile(compile.Snapshot{HTTPRoutes: routes}, opts)
+	if got := res.Table.Size().Routes; got != 59 {
+		t.Errorf("the table has %d routes, want 59", got)
+	}
+}

@@ -36,7 +36,8 @@ func (Extension) Kinds() map[schema.GroupVersionKind]bool {
 	kinds := map[schema.GroupVersionKind]bool{
 		corev1.SchemeGroupVersion.WithKind("Namespace"): false,
 	}
-	for _, gv := range []schema.GroupVersion{gwv1.SchemeGroupVersion, gwv1beta1.SchemeGroupVersion} {
+	for _, v := range []string{gwv1.GroupVersion.Version, gwv1beta1.GroupVersion.Version} {
+		gv := schema.GroupVersion{Group: Group, Version: v}
 		kinds[gv.WithKind("GatewayClass")] = false
 		kinds[gv.WithKind("Gateway")] = true
 		kinds[gv.WithKind("HTTPRoute")] = true

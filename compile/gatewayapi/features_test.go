@@ -71,7 +71,13 @@ func TestFeatureReport(t *testing.T) {
 		p, _ := strconv.Atoi(cmp.Or(m[3], "0"))
 		partly += p
 		tests++
-		requests += len(cases[0].Requests)
+		for _, r := range cases[0].Requests {
+			// A request a file adds to the suite's (an unattached route
+			// serving nothing) is not the suite's to count.
+			if !strings.HasPrefix(r.Scenario, "ramjet's own check") {
+				requests++
+			}
+		}
 		notServed += n
 		for name := range strings.SplitSeq(m[1], ", ") {
 			fn := features.FeatureName(name)

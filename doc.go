@@ -2204,8 +2204,8 @@
 // requests not served yet, each listed in a comment. TestFeatureReport
 // renders this from them and fails when a case file fails:
 //
-// 127 requests of 29 suite tests pass (4 of them checked in part);
-// 22 more requests are not served yet.
+// 29 suite tests are case files: 127 of their requests pass (4 of them
+// checked in part) and 22 are not served yet.
 // The suite's features these tests cover, each passing in every
 // request of its tests that is served:
 //

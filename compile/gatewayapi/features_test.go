@@ -96,7 +96,7 @@ func TestFeatureReport(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "// %d requests of %d suite tests pass (%d of them checked in part);\n// %d more requests are not served yet.\n", requests, tests, partly, notServed)
+	fmt.Fprintf(&b, "// %d suite tests are case files: %d of their requests pass (%d of them\n// checked in part) and %d are not served yet.\n", tests, requests, partly, notServed)
 	b.WriteString("// The suite's features these tests cover, each passing in every\n// request of its tests that is served:\n//\n")
 	for _, fn := range slices.Sorted(func(yield func(features.FeatureName) bool) {
 		for fn := range byFeature {

@@ -21,7 +21,8 @@ func Compile(s Snapshot, o Options) Result {
 	for _, step := range buildSteps {
 		step(b)
 	}
-	return Result{Table: b.table, Warnings: sortWarnings(b.warnings), Claimed: b.claimed}
+	ws := append(b.warnings, s.Warnings...) // the builder's own slice: the snapshot's is not reordered
+	return Result{Table: b.table, Warnings: sortWarnings(ws), Claimed: b.claimed}
 }
 
 // Result is what Compile produces.

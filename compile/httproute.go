@@ -488,7 +488,8 @@ func (b *builder) checkRedirect(hr *HTTPRoute, rule *HTTPRouteRule) bool {
 func (b *builder) redirectSnippet(hr *HTTPRoute, rule *HTTPRouteRule, headers *match.Snippet, m HTTPRouteMatch) (*match.Snippet, bool) {
 	rd := rule.Redirect
 	code := cmp.Or(rd.StatusCode, 302)
-	base := cmp.Or(rd.Scheme, "$scheme") + "://" + cmp.Or(rd.Hostname, "$host")
+	portless := cmp.Or(rd.Scheme, "$scheme") + "://" + cmp.Or(rd.Hostname, "$host")
+	base := portless
 	if rd.Port != 0 && !(rd.Port == 80 && rd.Scheme == "http" || rd.Port == 443 && rd.Scheme == "https") {
 		base += ":" + strconv.Itoa(int(rd.Port))
 	}
@@ -503,20 +504,32 @@ func (b *builder) redirectSnippet(hr *HTTPRoute, rule *HTTPRouteRule, headers *m
 	if headers != nil {
 		ops = slices.Clone(headers.Ops)
 	}
-	switch {
-	case !rd.PathSet:
-		ops = append(ops, ret(base+"$request_uri"))
-	case !rd.ReplacePrefix:
-		ops = append(ops, withArgs(base+rd.Path)...)
-	default:
+	redirect := func(base string) []match.SnippetOp {
+		switch {
+		case !rd.PathSet:
+			return []match.SnippetOp{ret(base + "$request_uri")}
+		case !rd.ReplacePrefix:
+			return withArgs(base + rd.Path)
+		}
 		key := regexp.QuoteMeta(strings.TrimRight(m.Path, "/"))
 		repl := strings.TrimRight(rd.Path, "/")
-		ops = append(ops,
-			match.SnippetOp{Kind: match.OpIf, Cond: &match.SnippetCond{Var: "uri", Op: "~", Operand: "^" + key + "/?$"},
+		return []match.SnippetOp{
+			{Kind: match.OpIf, Cond: &match.SnippetCond{Var: "uri", Op: "~", Operand: "^" + key + "/?$"},
 				Then: withArgs(base + cmp.Or(repl, "/"))},
-			match.SnippetOp{Kind: match.OpIf, Cond: &match.SnippetCond{Var: "uri", Op: "~", Operand: "^" + key + "(/.*)$"},
-				Then: withArgs(base + repl + "$1")})
+			{Kind: match.OpIf, Cond: &match.SnippetCond{Var: "uri", Op: "~", Operand: "^" + key + "(/.*)$"},
+				Then: withArgs(base + repl + "$1")},
+		}
 	}
+	if rd.Scheme == "" && (rd.Port == 80 || rd.Port == 443) {
+		// The request's scheme decides whether the port is its default,
+		// which the Location leaves out (Gateway API, RequestRedirect port).
+		def := "http"
+		if rd.Port == 443 {
+			def = "https"
+		}
+		ops = append(ops, match.SnippetOp{Kind: match.OpIf, Cond: &match.SnippetCond{Var: "scheme", Op: "=", Operand: def}, Then: redirect(portless)})
+	}
+	ops = append(ops, redirect(base)...)
 	sn, err := match.NewSnippet(match.Snippet{Ops: ops})
 	if err != nil {
 		b.warn(RuleRejected, hr.ref(), rd.Field+".requestRedirect", "the redirect does not build: "+err.Error()+"; "+m.Field+" is not served")

@@ -246,6 +246,7 @@ func TestHTTPRouteRedirect(t *testing.T) {
 	s := routeSnapshot(t, nil,
 		mk("prefix", &RequestRedirect{Path: "/new", PathSet: true, ReplacePrefix: true, StatusCode: 308}, HTTPRouteMatch{Type: match.Prefix, Path: "/old/"}),
 		mk("full", &RequestRedirect{Path: "/f", PathSet: true, Hostname: "f.test", Port: 8443, Scheme: "https"}, HTTPRouteMatch{Type: match.Exact, Path: "/full"}),
+		mk("port", &RequestRedirect{Port: 80}, HTTPRouteMatch{Type: match.Prefix, Path: "/port"}),
 		bad, both)
 	tab, ws := compileOK(t, s, Options{})
 	require.Equal(t, []short{
@@ -256,15 +257,19 @@ func TestHTTPRouteRedirect(t *testing.T) {
 		path, args string
 		code       int
 		location   string
+		scheme     string
 	}{
-		{"/old/a/b", "q=1", 308, "http://h.test/new/a/b?q=1"},
-		{"/old", "", 308, "http://h.test/new"},
-		{"/full", "x", 302, "https://f.test:8443/f?x"},
+		{"/old/a/b", "q=1", 308, "http://h.test/new/a/b?q=1", "http"},
+		{"/old", "", 308, "http://h.test/new", "http"},
+		{"/full", "x", 302, "https://f.test:8443/f?x", "http"},
+		// Without a scheme, port 80 is left out for an http request only.
+		{"/port", "", 302, "http://h.test/port", "http"},
+		{"/port", "", 302, "https://h.test:80/port", "https"},
 	} {
 		res := tab.Lookup("h.test", tt.path)
 		require.NotNil(t, res.Route, tt.path)
 		require.Nil(t, res.Backend)
-		out := res.Route.Snippet.Run(&match.SnippetRequest{Host: "h.test", URI: tt.path, RequestURI: tt.path, Args: tt.args, Scheme: "http"})
+		out := res.Route.Snippet.Run(&match.SnippetRequest{Host: "h.test", URI: tt.path, RequestURI: tt.path, Args: tt.args, Scheme: tt.scheme})
 		require.Equal(t, tt.code, out.Status, tt.path)
 		require.Equal(t, tt.location, out.Location, tt.path)
 	}

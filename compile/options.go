@@ -36,6 +36,10 @@ type Snapshot struct {
 	// already attached to their hosts (SPEC §20): the Gateway API's
 	// HTTPRoutes as compile/gatewayapi translates them.
 	HTTPRoutes []*HTTPRoute
+	// Warnings are what a route source's translation refused (those of
+	// compile/gatewayapi). Compile reports them in Result.Warnings,
+	// sorted and deduplicated with its own, so a caller shows one list.
+	Warnings []Warning
 }
 
 // ServiceRef names a Service port: "namespace/name:port", the port a

@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -117,9 +118,51 @@ var ErrDefinedTwice = errors.New("defined twice")
 // read. If any file or document is bad it returns no snapshot and every
 // problem, each an *Error, joined: a half-read folder must never be served
 // as if it were whole.
+//
+// Objects of kinds a registered Extension reads are read too, and the
+// extension adds what they mean to the snapshot once every file is read.
 func Load(paths ...string) (*compile.Snapshot, []string, error) {
+	r := NewReader()
+	if err := r.Load(paths...); err != nil {
+		return nil, nil, err
+	}
+	snap, skipped := r.Snapshot()
+	return snap, skipped, nil
+}
+
+// Decode reads one stream of manifests: YAML documents separated by "---",
+// or a sequence of JSON objects. name stands for the stream in errors and
+// skip lines. Documents are decoded and checked as by Load, which returns
+// every problem, and then no snapshot.
+func Decode(name string, data []byte) (*compile.Snapshot, []string, error) {
+	r := NewReader()
+	if err := r.Decode(name, data); err != nil {
+		return nil, nil, err
+	}
+	snap, skipped := r.Snapshot()
+	return snap, skipped, nil
+}
+
+// A Reader reads manifests from several streams, files and folders into
+// one snapshot, as if they were one folder: an object defined in two of
+// them is an error, and an Extension sees the objects of all of them
+// together (a Gateway in one file, its HTTPRoutes in another). Load and
+// Decode are a Reader used once. A Reader is not safe for concurrent use.
+type Reader struct {
+	d    *decoder
+	snap *compile.Snapshot // set by Snapshot
+}
+
+// NewReader returns a Reader with the extensions registered now.
+func NewReader() *Reader { return &Reader{d: newDecoder()} }
+
+// Load reads files and directories as the function Load does. It returns
+// the problems of these paths, each an *Error, joined; what they held that
+// could be read is kept either way, so a caller that wants all or nothing
+// stops at the first error.
+func (r *Reader) Load(paths ...string) error {
 	if len(paths) == 0 {
-		return nil, nil, &Error{Position: Position{Item: -1}, Err: errors.New("no files or directories given")}
+		return &Error{Position: Position{Item: -1}, Err: errors.New("no files or directories given")}
 	}
 	var files []string
 	var errs []error
@@ -139,26 +182,38 @@ func Load(paths ...string) (*compile.Snapshot, []string, error) {
 			}
 		}
 	}
-	d := newDecoder()
+	first := len(r.d.errs)
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			errs = append(errs, fileError(f, err))
 			continue
 		}
-		d.stream(f, data)
+		r.d.stream(f, data)
 	}
-	return d.result(errs)
+	return errors.Join(append(errs, r.d.errs[first:]...)...)
 }
 
-// Decode reads one stream of manifests: YAML documents separated by "---",
-// or a sequence of JSON objects. name stands for the stream in errors and
-// skip lines. Documents are decoded and checked as by Load, which returns
-// every problem, and then no snapshot.
-func Decode(name string, data []byte) (*compile.Snapshot, []string, error) {
-	d := newDecoder()
-	d.stream(name, data)
-	return d.result(nil)
+// Decode reads one stream as the function Decode does, and returns its
+// problems as Load does.
+func (r *Reader) Decode(name string, data []byte) error {
+	first := len(r.d.errs)
+	r.d.stream(name, data)
+	return errors.Join(r.d.errs[first:]...)
+}
+
+// Snapshot ends the reading: each Extension adds what its objects mean,
+// and the snapshot of everything read comes back with one line per object
+// of a kind nobody reads. Later calls return the same; reading more after
+// the first is a mistake the Reader does not catch.
+func (r *Reader) Snapshot() (*compile.Snapshot, []string) {
+	if r.snap == nil {
+		r.snap = r.d.snap
+		for i, e := range r.d.exts {
+			e.Finish(r.d.extObjs[i], r.snap)
+		}
+	}
+	return r.snap, r.d.skipped
 }
 
 // Files lists the files Load reads for root: root itself when it is a
@@ -289,19 +344,54 @@ type decoder struct {
 	skipped []string
 	errs    []error
 	seen    map[object]Position // where each object was first defined
+	exts    []*registered       // the extensions registered when reading began
+	extObjs [][]runtime.Object  // per extension, its objects in reading order
 }
 
 func newDecoder() *decoder {
-	return &decoder{snap: &compile.Snapshot{}, seen: make(map[object]Position)}
+	exts := extensions()
+	return &decoder{snap: &compile.Snapshot{}, seen: make(map[object]Position),
+		exts: exts, extObjs: make([][]runtime.Object, len(exts))}
 }
 
-// result is what Load and Decode return: the snapshot, or every problem.
-func (d *decoder) result(errs []error) (*compile.Snapshot, []string, error) {
-	errs = append(errs, d.errs...)
-	if len(errs) > 0 {
-		return nil, nil, errors.Join(errs...)
+// extension returns the index of the extension that reads gvk, or -1.
+func (d *decoder) extension(gvk schema.GroupVersionKind) int {
+	for i, e := range d.exts {
+		if _, ok := e.kinds[gvk]; ok {
+			return i
+		}
 	}
-	return d.snap, d.skipped, nil
+	return -1
+}
+
+// reads reports whether gvk is read, by the loader or an extension, and
+// whether it is namespaced.
+func (d *decoder) reads(gvk schema.GroupVersionKind) (namespaced, read bool) {
+	if namespaced, read = readKinds[gvk]; read {
+		return namespaced, true
+	}
+	if i := d.extension(gvk); i >= 0 {
+		return d.exts[i].kinds[gvk], true
+	}
+	return false, false
+}
+
+// versions names the versions of gk that are read, when any is: a
+// document of gk in another version is an error rather than a skip.
+func (d *decoder) versions(gk schema.GroupKind) string {
+	if want, ours := supportedVersion[gk]; ours {
+		return want.GroupVersion().String()
+	}
+	var vs []string
+	for _, e := range d.exts {
+		for gvk := range e.kinds {
+			if gvk.GroupKind() == gk {
+				vs = append(vs, gvk.GroupVersion().String())
+			}
+		}
+	}
+	slices.Sort(vs)
+	return strings.Join(vs, " or ")
 }
 
 func (d *decoder) fail(pos Position, obj object, field string, err error) {
@@ -483,10 +573,10 @@ func (d *decoder) document(pos Position, data, yamlSource []byte) {
 		return
 	}
 	gvk := h.gvk
-	namespaced, read := readKinds[gvk]
+	namespaced, read := d.reads(gvk)
 	itemKind, typedList := strings.CutSuffix(gvk.Kind, "List")
 	if typedList {
-		_, typedList = readKinds[gvk.GroupVersion().WithKind(itemKind)]
+		_, typedList = d.reads(gvk.GroupVersion().WithKind(itemKind))
 	}
 	isList := gvk == listGVK || typedList
 	obj := object{gvk.Kind, h.namespace, h.name}
@@ -495,9 +585,9 @@ func (d *decoder) document(pos Position, data, yamlSource []byte) {
 		if itemKind != "" {
 			gk.Kind = itemKind
 		}
-		if want, ours := supportedVersion[gk]; ours {
+		if want := d.versions(gk); want != "" {
 			d.fail(pos, obj, "apiVersion",
-				fmt.Errorf("%s %s is not supported: ramjet reads %s %s", gvk.GroupVersion(), gvk.Kind, want.GroupVersion(), gvk.Kind))
+				fmt.Errorf("%s %s is not supported: ramjet reads %s %s", gvk.GroupVersion(), gvk.Kind, want, gvk.Kind))
 			return
 		}
 		line := fmt.Sprintf("%s: %s %s %s skipped", skipLabel(pos), gvk.GroupVersion(), gvk.Kind, objectName(h.namespace, h.name))
@@ -522,7 +612,15 @@ func (d *decoder) document(pos Position, data, yamlSource []byte) {
 			return
 		}
 	}
-	decoded, _, err := strictDecoder().Decode(data, nil, nil)
+	dec := strictDecoder()
+	ext := d.extension(gvk)
+	if typedList {
+		ext = d.extension(gvk.GroupVersion().WithKind(itemKind))
+	}
+	if ext >= 0 {
+		dec = d.exts[ext].decoder()
+	}
+	decoded, _, err := dec.Decode(data, nil, nil)
 	if err != nil {
 		d.failDecode(pos, obj, err)
 		return
@@ -583,7 +681,7 @@ func (d *decoder) add(pos Position, decoded runtime.Object) {
 		return
 	}
 	gvk := decoded.GetObjectKind().GroupVersionKind()
-	namespaced := readKinds[gvk]
+	namespaced, _ := d.reads(gvk)
 	if namespaced && accessor.GetNamespace() == "" {
 		// kubectl applies a manifest without a namespace to "default".
 		accessor.SetNamespace(metav1.NamespaceDefault)
@@ -613,6 +711,10 @@ func (d *decoder) add(pos Position, decoded runtime.Object) {
 			s.Data[k] = []byte(v)
 		}
 		s.StringData = nil
+	}
+	if i := d.extension(gvk); i >= 0 {
+		d.extObjs[i] = append(d.extObjs[i], decoded)
+		return
 	}
 	if err := d.snap.Add(decoded); err != nil {
 		d.fail(pos, obj, "", err)

@@ -189,8 +189,9 @@ func loadLenient(paths []string) (snap *compile.Snapshot, skipped, unreadable []
 			}
 		}
 	}
-	snap = &compile.Snapshot{}
-	skipped = nil
+	// One Reader, so that objects an extension reads (Gateway API) are
+	// translated together across files, as manifest.Load does.
+	r := manifest.NewReader()
 	for _, f := range files {
 		docs := bad[f]
 		if _, whole := docs[0]; whole {
@@ -204,17 +205,11 @@ func loadLenient(paths []string) (snap *compile.Snapshot, skipped, unreadable []
 		if kerr != nil {
 			return nil, nil, nil, err
 		}
-		s, sk, derr := manifest.Decode(f, kept)
-		if derr != nil {
+		if derr := r.Decode(f, kept); derr != nil {
 			return nil, nil, nil, errors.Join(err, derr)
 		}
-		snap.Ingresses = append(snap.Ingresses, s.Ingresses...)
-		snap.IngressClasses = append(snap.IngressClasses, s.IngressClasses...)
-		snap.Services = append(snap.Services, s.Services...)
-		snap.EndpointSlices = append(snap.EndpointSlices, s.EndpointSlices...)
-		snap.Secrets = append(snap.Secrets, s.Secrets...)
-		skipped = append(skipped, sk...)
 	}
+	snap, skipped = r.Snapshot()
 	return snap, skipped, unreadable, nil
 }
 

@@ -54,6 +54,10 @@
 // lists the annotations with no Gateway API equivalent, with their
 // Ingresses.
 //
+// Every mode reads Gateway API objects (GatewayClass, Gateway, HTTPRoute,
+// ReferenceGrant, SPEC §20) beside the Ingresses, in manifests and case
+// files alike: check registers compile/gatewayapi's loader extension.
+//
 // -translate, -explain and -report claim the same Ingresses: unless
 // -ingress-class or -controller-name is given, what ingress-nginx claims
 // ("nginx", "k8s.io/ingress-nginx"), or ramjet's class when the input is

@@ -857,7 +857,10 @@ func (o fileOptions) router(ro *router.Options) error {
 // decodeObjects decodes the objects list with the manifest loader, so a
 // case reads objects exactly as a folder of manifests would. An item that
 // is only {include: path} reads the manifest files at path (a file or a
-// folder, relative to the case file) with manifest.Load.
+// folder, relative to the case file). One manifest.Reader reads them all,
+// so an object defined twice across them is an error naming both, and a
+// registered manifest.Extension sees every piece together (a Gateway
+// included from one file, its HTTPRoutes inline).
 func decodeObjects(file string, raw json.RawMessage) (*compile.Snapshot, []string, error) {
 	var items []json.RawMessage
 	if len(raw) > 0 && string(raw) != "null" {
@@ -885,8 +888,8 @@ func decodeObjects(file string, raw json.RawMessage) (*compile.Snapshot, []strin
 		stream = append(stream, '\n')
 		inline = append(inline, i)
 	}
-	snap, skipped, err := manifest.Decode(file, stream)
-	if err != nil {
+	r := manifest.NewReader()
+	if err := r.Decode(file, stream); err != nil {
 		// Restate each problem in the case's own terms: objects[i].
 		for _, e := range unjoin(err) {
 			var me *manifest.Error
@@ -904,9 +907,9 @@ func decodeObjects(file string, raw json.RawMessage) (*compile.Snapshot, []strin
 			}
 			errs = append(errs, fmt.Errorf("%s: %s", where, msg))
 		}
-		snap = &compile.Snapshot{}
 	}
-	where := newOrigins(snap, "the inline objects")
+	// origin names, per file read, the piece of the case it came from.
+	origin := map[string]string{file: "the inline objects"}
 	for _, inc := range includes {
 		if inc.path == "" {
 			continue
@@ -916,19 +919,30 @@ func decodeObjects(file string, raw json.RawMessage) (*compile.Snapshot, []strin
 			path = filepath.Join(filepath.Dir(file), path)
 		}
 		label := fmt.Sprintf("objects[%d] (include %s)", inc.index, inc.path)
-		more, sk, err := manifest.Load(path)
-		if err != nil {
-			for _, e := range unjoin(err) {
-				errs = append(errs, fmt.Errorf("%s: %w", label, e))
+		if found, err := manifest.Files(path); err == nil {
+			for _, f := range found {
+				if _, seen := origin[f]; !seen {
+					origin[f] = label
+				}
 			}
-			continue
 		}
-		errs = append(errs, where.add(snap, more, label)...)
-		skipped = append(skipped, sk...)
+		err := r.Load(path)
+		for _, e := range unjoin(err) {
+			if e == nil {
+				continue
+			}
+			var me *manifest.Error
+			if errors.As(e, &me) && me.Previous != nil && errors.Is(me.Err, manifest.ErrDefinedTwice) && origin[me.Previous.File] != label {
+				errs = append(errs, fmt.Errorf("%s (%s): %w: first in %s", label, me.Object(), manifest.ErrDefinedTwice, origin[me.Previous.File]))
+				continue
+			}
+			errs = append(errs, fmt.Errorf("%s: %w", label, e))
+		}
 	}
 	if len(errs) > 0 {
 		return nil, nil, errors.Join(errs...)
 	}
+	snap, skipped := r.Snapshot()
 	return snap, skipped, nil
 }
 
@@ -950,49 +964,6 @@ func includePath(item json.RawMessage) (string, bool, error) {
 		return "", true, errors.New("want the path of a manifest file or folder")
 	}
 	return path, true, nil
-}
-
-// origins remembers where each object of a merged snapshot came from, so
-// that an object defined both inline and in an included file, or in two
-// included files, is an error naming both, as manifest.Load reports it
-// within one load.
-type origins map[string]string
-
-func objectKeys(s *compile.Snapshot) []string {
-	var keys []string
-	for _, ref := range s.Refs() {
-		keys = append(keys, ref.String())
-	}
-	return keys
-}
-
-func newOrigins(s *compile.Snapshot, label string) origins {
-	o := make(origins)
-	for _, k := range objectKeys(s) {
-		o[k] = label
-	}
-	return o
-}
-
-// add merges more into s, unless one of its objects is already there.
-func (o origins) add(s, more *compile.Snapshot, label string) []error {
-	var errs []error
-	for _, k := range objectKeys(more) {
-		if first, dup := o[k]; dup {
-			errs = append(errs, fmt.Errorf("%s (%s): %w: first in %s", label, k, manifest.ErrDefinedTwice, first))
-		} else {
-			o[k] = label
-		}
-	}
-	if len(errs) > 0 {
-		return errs
-	}
-	s.Ingresses = append(s.Ingresses, more.Ingresses...)
-	s.IngressClasses = append(s.IngressClasses, more.IngressClasses...)
-	s.Services = append(s.Services, more.Services...)
-	s.EndpointSlices = append(s.EndpointSlices, more.EndpointSlices...)
-	s.Secrets = append(s.Secrets, more.Secrets...)
-	return nil
 }
 
 // defaultCertificate is the key pair of the kubernetes.io/tls Secret ref

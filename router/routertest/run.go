@@ -739,6 +739,14 @@ func (b *backends) RoundTrip(req *http.Request) (*http.Response, error) {
 	if v := req.Header.Get("X-Routertest-Server"); v != "" {
 		header["Server"] = []string{v}
 	}
+	// X-Routertest-Set-Header lists headers for the backend to answer
+	// with, "Name:value,Name:value" as the Gateway API suite's echo
+	// backend reads its X-Echo-Set-Header (response header filters).
+	for _, nv := range strings.Split(req.Header.Get("X-Routertest-Set-Header"), ",") {
+		if name, value, ok := strings.Cut(nv, ":"); ok && strings.TrimSpace(name) != "" {
+			header.Add(strings.TrimSpace(name), strings.TrimSpace(value))
+		}
+	}
 	return &http.Response{
 		Status:        strconv.Itoa(status) + " " + http.StatusText(status),
 		StatusCode:    status,

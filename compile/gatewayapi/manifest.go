@@ -1,0 +1,89 @@
+package gatewayapi
+
+import (
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+
+	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/compile/manifest"
+)
+
+// Extension is the manifest.Extension that reads Gateway API objects
+// (GatewayClass, Gateway, HTTPRoute and ReferenceGrant, v1 and v1beta1)
+// and Namespaces, whose labels allowedRoutes selectors match, and
+// translates them into the snapshot's HTTPRoutes and Warnings. Register
+// installs it.
+type Extension struct{}
+
+var _ manifest.Extension = Extension{}
+
+// Register registers Extension with the manifest loader, once however
+// often it is called, so that manifest.Load and Decode, the case runner
+// (router/routertest) and every tool built on them read Gateway API
+// objects.
+func Register() { registerOnce() }
+
+var registerOnce = sync.OnceFunc(func() { manifest.Register(Extension{}) })
+
+// Kinds lists the kinds read: the Gateway API's in v1 and v1beta1 (the
+// versions the conformance suite's manifests use), and v1 Namespace.
+func (Extension) Kinds() map[schema.GroupVersionKind]bool {
+	kinds := map[schema.GroupVersionKind]bool{
+		corev1.SchemeGroupVersion.WithKind("Namespace"): false,
+	}
+	for _, v := range []string{gwv1.GroupVersion.Version, gwv1beta1.GroupVersion.Version} {
+		gv := schema.GroupVersion{Group: Group, Version: v}
+		kinds[gv.WithKind("GatewayClass")] = false
+		kinds[gv.WithKind("Gateway")] = true
+		kinds[gv.WithKind("HTTPRoute")] = true
+		kinds[gv.WithKind("ReferenceGrant")] = true
+	}
+	return kinds
+}
+
+// AddToScheme registers the Gateway API's v1 and v1beta1 types and the
+// core ones (for Namespace).
+func (Extension) AddToScheme(s *runtime.Scheme) error {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, gwv1.Install, gwv1beta1.Install} {
+		if err := add(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Finish translates the objects (Translate) into snap.HTTPRoutes and
+// snap.Warnings. v1beta1 objects are read as v1, whose shape they share.
+func (Extension) Finish(objects []runtime.Object, snap *compile.Snapshot) {
+	var o Objects
+	for _, obj := range objects {
+		switch x := obj.(type) {
+		case *corev1.Namespace:
+			o.Namespaces = append(o.Namespaces, x)
+		case *gwv1.GatewayClass:
+			o.GatewayClasses = append(o.GatewayClasses, x)
+		case *gwv1beta1.GatewayClass:
+			o.GatewayClasses = append(o.GatewayClasses, (*gwv1.GatewayClass)(x))
+		case *gwv1.Gateway:
+			o.Gateways = append(o.Gateways, x)
+		case *gwv1beta1.Gateway:
+			o.Gateways = append(o.Gateways, (*gwv1.Gateway)(x))
+		case *gwv1.HTTPRoute:
+			o.HTTPRoutes = append(o.HTTPRoutes, x)
+		case *gwv1beta1.HTTPRoute:
+			o.HTTPRoutes = append(o.HTTPRoutes, (*gwv1.HTTPRoute)(x))
+		case *gwv1.ReferenceGrant:
+			o.ReferenceGrants = append(o.ReferenceGrants, x)
+		case *gwv1beta1.ReferenceGrant:
+			o.ReferenceGrants = append(o.ReferenceGrants, (*gwv1.ReferenceGrant)(x))
+		}
+	}
+	routes, warnings := Translate(o)
+	snap.HTTPRoutes = append(snap.HTTPRoutes, routes...)
+	snap.Warnings = append(snap.Warnings, warnings...)
+}

@@ -59,27 +59,46 @@ func withEndpoints(s *compile.Snapshot) {
 	}
 }
 
-// migrate converts snap, writes the YAML and reads it back as a world.
-func migrate(t *testing.T, snap compile.Snapshot, opts FromIngressOptions) (Migration, *world, []byte) {
+// migrate converts snap, writes the YAML and reads it back with the
+// manifest loader and the Extension, as `kubectl apply` input would be
+// read, with a GatewayClass of ours for each class named: the snapshot it
+// gives holds the translated HTTPRoutes and Translate's warnings.
+func migrate(t *testing.T, snap compile.Snapshot, opts FromIngressOptions) (Migration, *compile.Snapshot, []byte) {
 	t.Helper()
+	Register()
 	m := FromIngress(snap, opts)
 	var buf bytes.Buffer
 	if err := m.WriteYAML(&buf); err != nil {
 		t.Fatal(err)
 	}
-	w := &world{}
+	var classes bytes.Buffer
+	seen := map[gwv1.ObjectName]bool{}
 	for _, g := range m.Gateways {
-		if !slices.ContainsFunc(w.objs.GatewayClasses, func(c *gwv1.GatewayClass) bool { return c.Name == string(g.Spec.GatewayClassName) }) {
-			w.objs.GatewayClasses = append(w.objs.GatewayClasses, &gwv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: string(g.Spec.GatewayClassName)},
-				Spec: gwv1.GatewayClassSpec{ControllerName: ControllerName}})
+		if name := g.Spec.GatewayClassName; !seen[name] {
+			seen[name] = true
+			fmt.Fprintf(&classes, "apiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata:\n  name: %s\nspec:\n  controllerName: %s\n---\n", name, ControllerName)
 		}
 	}
-	for _, doc := range strings.Split(buf.String(), "\n---\n") {
-		if err := w.add([]byte(doc)); err != nil {
-			t.Fatalf("the YAML does not read back: %v\n%s", err, doc)
-		}
+	back, _, err := manifest.Decode("migration.yaml", append(classes.Bytes(), buf.Bytes()...))
+	if err != nil {
+		t.Fatalf("the YAML does not read back: %v\n%s", err, buf.Bytes())
 	}
-	return m, w, buf.Bytes()
+	return m, back, buf.Bytes()
+}
+
+// readySlice gives every port of svc one ready endpoint, 10.0.n/250.n%250+1.
+func readySlice(svc *corev1.Service, n int) *discoveryv1.EndpointSlice {
+	sl := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Namespace: svc.Namespace, Name: svc.Name,
+			Labels: map[string]string{discoveryv1.LabelServiceName: svc.Name}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{fmt.Sprintf("10.0.%d.%d", n/250, n%250+1)},
+			Conditions: discoveryv1.EndpointConditions{Ready: new(true)}}},
+	}
+	for _, p := range svc.Spec.Ports {
+		sl.Ports = append(sl.Ports, discoveryv1.EndpointPort{Name: new(p.Name), Port: new(p.TargetPort.IntVal)})
+	}
+	return sl
 }
 
 // recorder answers every proxied request with where it went.
@@ -172,8 +191,8 @@ func TestFromIngressRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			withEndpoints(snap)
-			m, w, _ := migrate(t, *snap, FromIngressOptions{Compile: in.opts, GatewayNamespace: in.gatewayNS})
-			routes, tws := Translate(w.objs)
+			m, back, _ := migrate(t, *snap, FromIngressOptions{Compile: in.opts, GatewayNamespace: in.gatewayNS})
+			routes, tws := back.HTTPRoutes, back.Warnings
 			for _, tw := range tws {
 				t.Logf("translate: %s", tw)
 			}
@@ -393,7 +412,7 @@ func TestFromIngressBounds(t *testing.T) {
 		Ingresses:      []*networkingv1.Ingress{ing},
 	}
 	opts := compile.Options{IngressClass: class, ControllerName: "k8s.io/ingress-nginx", DisableSSLRedirect: true}
-	m, w, _ := migrate(t, snap, FromIngressOptions{Compile: opts})
+	m, back, _ := migrate(t, snap, FromIngressOptions{Compile: opts})
 	var gws []string
 	for _, g := range m.Gateways {
 		gws = append(gws, fmt.Sprintf("%s:%d", g.Name, len(g.Spec.Listeners)))
@@ -411,7 +430,7 @@ func TestFromIngressBounds(t *testing.T) {
 	if rules["many-h00-example-com"] != 16 || rules["many-h00-example-com-2"] != 4 || len(rules) != 41 {
 		t.Errorf("routes and their rules: %v", rules)
 	}
-	routes, ws := Translate(w.objs)
+	routes, ws := back.HTTPRoutes, back.Warnings
 	if len(ws) != 0 || len(routes) != 41 {
 		t.Errorf("Translate: %d routes, warnings %v", len(routes), ws)
 	}

@@ -36,6 +36,9 @@ type Snapshot struct {
 	// already attached to their hosts (SPEC §20): the Gateway API's
 	// HTTPRoutes as compile/gatewayapi translates them.
 	HTTPRoutes []*HTTPRoute
+	// ListenerCertificates are certificates for the TLS listener from a
+	// route source other than Ingresses: Gateway HTTPS listeners' (§20).
+	ListenerCertificates []*ListenerCertificate
 }
 
 // ServiceRef names a Service port: "namespace/name:port", the port a

@@ -73,6 +73,7 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	s.Secrets = append(s.Secrets, o.Secrets...)
 	s.ConfigMaps = append(s.ConfigMaps, o.ConfigMaps...)
 	s.HTTPRoutes = append(s.HTTPRoutes, o.HTTPRoutes...)
+	s.ListenerCertificates = append(s.ListenerCertificates, o.ListenerCertificates...)
 }
 
 // Refs names every object of the snapshot, in snapshot order: Ingresses,

@@ -143,6 +143,7 @@ type config struct {
 	publishAddresses []string // canonical, from status.ParseAddresses
 	noStatusUpdate   bool
 	resync           time.Duration
+	gatewayRecheck   time.Duration // how often to look for the Gateway API CRDs; 0: defaultGatewayRecheck
 
 	electionID        string
 	electionNamespace string

@@ -48,8 +48,8 @@ func TranslateAll(o Objects) Translation {
 }
 
 // conflicts marks the listeners of gw that conflict with another: one
-// port under two protocols (ProtocolConflict), or one port and hostname
-// twice (HostnameConflict). Both sides of a conflict are refused, as the
+// port under two protocols that cannot share it (ProtocolConflict), or
+// one port and hostname twice (HostnameConflict). Both sides of a conflict are refused, as the
 // Gateway API asks, so that neither wins by its position in the list.
 func conflicts(gw *gwv1.Gateway) []string {
 	out := make([]string, len(gw.Spec.Listeners))
@@ -60,7 +60,7 @@ func conflicts(gw *gwv1.Gateway) []string {
 				continue
 			}
 			switch {
-			case ls[i].Protocol != ls[j].Protocol:
+			case family(ls[i].Protocol) != family(ls[j].Protocol):
 				out[i] = status.ReasonProtocolConflict
 			case deref(ls[i].Hostname, "") == deref(ls[j].Hostname, "") && out[i] == "":
 				out[i] = status.ReasonHostnameConflict
@@ -68,6 +68,15 @@ func conflicts(gw *gwv1.Gateway) []string {
 		}
 	}
 	return out
+}
+
+// family groups the protocols that can share a port: HTTPS and TLS both
+// begin with a TLS handshake and are told apart by SNI.
+func family(p gwv1.ProtocolType) gwv1.ProtocolType {
+	if p == gwv1.TLSProtocolType {
+		return gwv1.HTTPSProtocolType
+	}
+	return p
 }
 
 // conflicted reports whether listener l of gw is refused as conflicted.
@@ -132,11 +141,10 @@ func (t *translator) checkCertificates(gw *gwv1.Gateway, li int) []certCheck {
 // secretProblem says why Secret ns/name cannot serve a certificate, or ""
 // when it can.
 func (t *translator) secretProblem(ns, name string) string {
-	i := slices.IndexFunc(t.objs.Secrets, func(s *corev1.Secret) bool { return s.Namespace == ns && s.Name == name })
-	if i < 0 {
+	s := t.secrets[nsName{ns, name}]
+	if s == nil {
 		return "not found"
 	}
-	s := t.objs.Secrets[i]
 	if s.Type != corev1.SecretTypeTLS {
 		return "is of type " + strconv.Quote(string(s.Type)) + ", not kubernetes.io/tls"
 	}

@@ -21,6 +21,8 @@ type statusState struct {
 	certWarnings  []compile.Warning
 	listenerHosts map[listenerKey][]string // hosts of the routes attached to a listener
 	attached      map[listenerKey]int32    // how many routes are attached to a listener
+	services      map[nsName]bool          // Objects.Services, made by decideStatus
+	secrets       map[nsName]*corev1.Secret
 }
 
 type listenerKey struct {
@@ -154,6 +156,14 @@ func (t *translator) decideStatus(warnings []compile.Warning) *Status {
 	s := &Status{classes: map[string][]metav1.Condition{}, gateways: map[nsName]decidedGateway{}, routes: map[nsName][]gwv1.RouteParentStatus{}}
 	t.listenerHosts = map[listenerKey][]string{}
 	t.attached = map[listenerKey]int32{}
+	t.services = make(map[nsName]bool, len(t.objs.Services))
+	for _, svc := range t.objs.Services {
+		t.services[nsName{svc.Namespace, svc.Name}] = true
+	}
+	t.secrets = make(map[nsName]*corev1.Secret, len(t.objs.Secrets))
+	for _, sec := range t.objs.Secrets {
+		t.secrets[nsName{sec.Namespace, sec.Name}] = sec
+	}
 	for _, c := range t.objs.GatewayClasses {
 		if c.Spec.ControllerName == ControllerName {
 			s.classes[c.Name] = status.GatewayClassConditions(c.Generation)
@@ -302,7 +312,7 @@ func (t *translator) backendProblems(r *gwv1.HTTPRoute) []status.Problem {
 			case ns != r.Namespace && !t.granted(r.Namespace, ns, string(b.Name)):
 				out = append(out, status.Problem{Reason: status.ReasonRefNotPermitted,
 					Message: field + ": no ReferenceGrant in namespace " + ns + " lets HTTPRoutes of " + r.Namespace + " use Service " + string(b.Name)})
-			case !slices.ContainsFunc(t.objs.Services, func(s *corev1.Service) bool { return s.Namespace == ns && s.Name == string(b.Name) }):
+			case !t.services[nsName{ns, string(b.Name)}]:
 				out = append(out, status.Problem{Reason: status.ReasonBackendNotFound, Message: field + ": Service " + ns + "/" + string(b.Name) + " not found"})
 			}
 		}

@@ -290,3 +290,27 @@ func TestReasonsAreTheAPIs(t *testing.T) {
 		}
 	}
 }
+
+// TestConflicts: one port under HTTP and HTTPS conflicts on protocol;
+// HTTPS and TLS share a port by SNI; one port and hostname twice
+// conflicts on hostname; other ports and hostnames do not.
+func TestConflicts(t *testing.T) {
+	l := func(name string, port gwv1.PortNumber, proto gwv1.ProtocolType, host string) gwv1.Listener {
+		x := listener(name, host, gwv1.NamespacesFromAll)
+		x.Port, x.Protocol = port, proto
+		return x
+	}
+	gw := gateway("infra", "gw", "ours",
+		l("a", 80, gwv1.HTTPProtocolType, ""),
+		l("b", 80, gwv1.HTTPSProtocolType, "b.test"),
+		l("c", 443, gwv1.HTTPSProtocolType, "c.test"),
+		l("d", 443, gwv1.TLSProtocolType, "d.test"),
+		l("e", 8080, gwv1.HTTPProtocolType, "e.test"),
+		l("f", 8080, gwv1.HTTPProtocolType, "e.test"),
+		l("g", 8080, gwv1.HTTPProtocolType, "g.test"),
+	)
+	want := []string{status.ReasonProtocolConflict, status.ReasonProtocolConflict, "", "", status.ReasonHostnameConflict, status.ReasonHostnameConflict, ""}
+	if d := cmp.Diff(want, conflicts(gw)); d != "" {
+		t.Errorf("conflicts (-want +got):\n%s", d)
+	}
+}

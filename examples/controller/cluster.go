@@ -369,7 +369,7 @@ func (c *clusterController) watch() error {
 		}
 		c.configMap = cms.Lister()
 	}
-	return c.watchGateway()
+	return nil
 }
 
 // redialInterval is how often a refused connection to the API server is
@@ -467,6 +467,7 @@ func (c *clusterController) kickStatus() {
 // runRebuilds starts the informers, publishes the first table once every
 // cache has synced, and then rebuilds after each quiet spell.
 func (c *clusterController) runRebuilds(ctx context.Context) {
+	c.discoverGateway(ctx)
 	for _, f := range c.factories {
 		f.Start(ctx.Done())
 	}

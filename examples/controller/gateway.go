@@ -42,6 +42,8 @@ var gatewayResources = []string{"gatewayclasses", "gateways", "httproutes", "ref
 // once discovery shows their CRDs, at start or later.
 type gatewayWatch struct {
 	client gwclient.Interface
+	// initial is closed once runRebuilds has asked discovery at start.
+	initial chan struct{}
 	// At start, when the CRDs are there: the informers runRebuilds starts
 	// and waits for with the others, and the listers it then publishes.
 	factory   gwinformers.SharedInformerFactory
@@ -72,13 +74,15 @@ func (c *clusterController) initGateway(rc *rest.Config) error {
 		return fmt.Errorf("gateway API client: %w", err)
 	}
 	c.gw.client = client
+	c.gw.initial = make(chan struct{})
 	return nil
 }
 
 // gatewayInstalled asks discovery whether every watched Gateway API
 // resource is served at v1.
-func (c *clusterController) gatewayInstalled() (bool, error) {
-	list, err := c.client.Discovery().ServerResourcesForGroupVersion(gwv1.GroupVersion.String())
+func (c *clusterController) gatewayInstalled(ctx context.Context) (bool, error) {
+	list := &metav1.APIResourceList{}
+	err := c.client.Discovery().RESTClient().Get().AbsPath("/apis", gwv1.GroupVersion.Group, gwv1.GroupVersion.Version).Do(ctx).Into(list)
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
@@ -93,21 +97,26 @@ func (c *clusterController) gatewayInstalled() (bool, error) {
 	return true, nil
 }
 
-// watchGateway sets up the Gateway API watches when the CRDs are
-// installed at start; otherwise runGateway looks again now and then.
-func (c *clusterController) watchGateway() error {
-	found, err := c.gatewayInstalled()
-	if err != nil {
+// discoverGateway, run by runRebuilds before it starts the informers,
+// sets up the Gateway API watches when the CRDs are installed; otherwise
+// runGateway looks again now and then. It waits for the API server as the
+// informers would, so that start does not.
+func (c *clusterController) discoverGateway(ctx context.Context) {
+	defer close(c.gw.initial)
+	found, err := c.gatewayInstalled(ctx)
+	switch {
+	case ctx.Err() != nil:
+	case err != nil:
 		c.log.Warn("cannot ask discovery for the Gateway API; asking again later", "err", err)
-		return nil
-	}
-	if !found {
+	case !found:
 		c.log.Info("the Gateway API CRDs (gateway.networking.k8s.io/v1) are not installed: Gateway API is not served; they are picked up once installed",
 			"recheck", cmp.Or(c.cfg.gatewayRecheck, defaultGatewayRecheck))
-		return nil
+	default:
+		if c.gw.factory, c.gw.nsFactory, c.gw.pending, err = c.gatewayInformers(); err != nil {
+			c.log.Error("Gateway API watches; Gateway API is not served", "err", err)
+			c.gw.factory = nil
+		}
 	}
-	c.gw.factory, c.gw.nsFactory, c.gw.pending, err = c.gatewayInformers()
-	return err
 }
 
 // gatewayInformers makes the informers and listers of the Gateway API
@@ -210,6 +219,11 @@ func synced(ctx context.Context, f gwinformers.SharedInformerFactory, nsf inform
 // every -gateway recheck interval and starts serving the Gateway API once
 // they are installed.
 func (c *clusterController) runGateway(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-c.gw.initial:
+	}
 	if c.gw.factory != nil {
 		return // found at start: runRebuilds runs them
 	}
@@ -221,7 +235,7 @@ func (c *clusterController) runGateway(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		found, err := c.gatewayInstalled()
+		found, err := c.gatewayInstalled(ctx)
 		if err != nil || !found {
 			continue
 		}

@@ -55,7 +55,7 @@ func installGatewayCRDs(t *testing.T, e *e2e) {
 	}
 	c := &clusterController{client: e.client}
 	waitFor(t, 30*time.Second, "the Gateway API CRDs to be served", func() bool {
-		ok, _ := c.gatewayInstalled()
+		ok, _ := c.gatewayInstalled(context.Background())
 		return ok
 	})
 }
@@ -65,7 +65,8 @@ func installGatewayCRDs(t *testing.T, e *e2e) {
 // installed it serves a Gateway's HTTPRoutes (one across namespaces with a
 // ReferenceGrant, one refused) over HTTP and HTTPS, and its leader writes
 // their status once, not again on a rebuild that changes nothing (SPEC
-// §20). It runs with the shipped RBAC.
+// §20); a replica started after the CRDs serves the routes in its first
+// table. It runs with the shipped RBAC.
 func TestE2EGatewayAPI(t *testing.T) {
 	e := startE2E(t)
 	ctx := context.Background()
@@ -228,7 +229,17 @@ func TestE2EGatewayAPI(t *testing.T) {
 		return slices.Equal(conds(c.Status.Conditions), []cond{accepted})
 	})
 
-	// A rebuild that changes nothing of theirs writes no status again.
+	// A replica started now finds the CRDs at start: its first table
+	// serves the routes already.
+	tc2 := e.startControllerAs(t, rc, "", func(c *config) {
+		c.namespace, c.electionNamespace, c.identity = "", sa.Namespace, "replica-b"
+	})
+	status, body := tc2.get(t, "gw.test", "/x")
+	require.Equal(t, http.StatusOK, status, body)
+	require.NotContains(t, tc2.logs.String(), "not installed")
+
+	// A rebuild that changes nothing of theirs writes no status again,
+	// nor does the replica that does not lead.
 	versions := func() map[string]string {
 		v := map[string]string{}
 		rs, err := api.HTTPRoutes(app).List(ctx, metav1.ListOptions{})
@@ -256,4 +267,5 @@ func TestE2EGatewayAPI(t *testing.T) {
 			"HTTPRoute %s written once", name)
 	}
 	require.NotContains(t, tc.logs.String(), "forbidden")
+	require.NotContains(t, tc2.logs.String(), "status written")
 }

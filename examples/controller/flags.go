@@ -256,7 +256,7 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 	fs.StringVar(&publishService, "publish-service", "", "namespace/name of the Service whose addresses are written to Ingress status")
 	fs.StringVar(&publishAddress, "publish-address", "", "comma-separated IPs and host names written to Ingress status (instead of -publish-service)")
 	fs.StringVar(&publishAddress, "publish-status-address", "", "ingress-nginx's spelling of -publish-address")
-	fs.BoolVar(&c.noStatusUpdate, "no-status-update", false, "never write Ingress status")
+	fs.BoolVar(&c.noStatusUpdate, "no-status-update", false, "never write Ingress or Gateway API status")
 	fs.BoolVar(&updateStatus, "update-status", true, "ingress-nginx's form of -no-status-update: false never writes Ingress status")
 	fs.DurationVar(&c.resync, "resync-period", 0, "how often the watches re-deliver every object; 0 never (the digest makes a resync publish nothing anyway)")
 	fs.DurationVar(&c.resync, "sync-period", 0, "ingress-nginx's spelling of -resync-period")

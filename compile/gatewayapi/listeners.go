@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -49,8 +50,8 @@ func TranslateAll(o Objects) Translation {
 
 // conflicts marks the listeners of gw that conflict with another: one
 // port under two protocols that cannot share it (ProtocolConflict), or
-// one port and hostname twice (HostnameConflict). Both sides of a conflict are refused, as the
-// Gateway API asks, so that neither wins by its position in the list.
+// one port and hostname twice (HostnameConflict). Both sides of a
+// conflict are refused, so that neither wins by its position in the list.
 func conflicts(gw *gwv1.Gateway) []string {
 	out := make([]string, len(gw.Spec.Listeners))
 	ls := gw.Spec.Listeners
@@ -202,7 +203,7 @@ func (t *translator) listenerCertificates(tr *Translation) {
 					reason = Unsupported
 				}
 				t.certWarnings = append(t.certWarnings, compile.Warning{Reason: reason, Object: gwRef, Field: c.field,
-					Message: c.problem.Message + "; the listener's hosts get another certificate, else the default one"})
+					Message: strings.TrimPrefix(c.problem.Message, c.field+": ") + "; the listener's hosts get another certificate, else the default one"})
 			}
 			var hosts []string
 			if l.Hostname != nil && *l.Hostname != "" {

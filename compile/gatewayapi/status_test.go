@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"math/big"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,6 +107,9 @@ func TestTranslateAllTLS(t *testing.T) {
 		{string(Unsupported), "Gateway infra/gw", "spec.listeners[2].tls.certificateRefs[0]"},
 	}, got); d != "" {
 		t.Errorf("warnings (-want +got):\n%s", d)
+	}
+	if m := tr.Warnings[0].Message; !strings.HasPrefix(m, "no ReferenceGrant in namespace certs lets Gateways of infra use Secret refused;") {
+		t.Errorf("warning message %q", m)
 	}
 	g, changed := tr.Status.Gateway(gw, nil, metav1.Now())
 	if !changed {

@@ -144,6 +144,7 @@ type config struct {
 	noStatusUpdate   bool
 	resync           time.Duration
 	gatewayRecheck   time.Duration // how often to look for the Gateway API CRDs; 0: defaultGatewayRecheck
+	gatewaySyncWait  time.Duration // how long the first table waits for their caches; 0: defaultGatewaySyncWait
 
 	electionID        string
 	electionNamespace string

@@ -182,16 +182,45 @@ func (c *clusterController) startGateway(ctx context.Context) {
 	}
 }
 
+// waitGateway: a controller whose RBAC predates the Gateway API (an image
+// upgraded without its ClusterRole) would never sync those caches and so
+// never be ready; after defaultGatewaySyncWait it goes on without them,
+// says so, and serves them once they sync.
 func (c *clusterController) waitGateway(ctx context.Context) bool {
 	if c.gw.factory == nil {
 		return true
 	}
-	if !synced(ctx, c.gw.factory, c.gw.nsFactory) {
-		return false
+	done := make(chan bool, 1)
+	go func() { done <- synced(ctx, c.gw.factory, c.gw.nsFactory) }()
+	wait := cmp.Or(c.cfg.gatewaySyncWait, defaultGatewaySyncWait)
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case ok := <-done:
+		if ok {
+			c.serveGateway(c.gw.pending)
+		}
+		return ok
+	case <-t.C:
+		c.log.Warn("the Gateway API caches have not synced (does the ClusterRole grant list and watch on gateway.networking.k8s.io?): serving without the Gateway API until they do",
+			"waited", wait)
+		go func() {
+			if <-done {
+				c.serveGateway(c.gw.pending)
+				c.changed()
+			}
+		}()
+		return true
 	}
-	c.gw.listers.Store(c.gw.pending)
+}
+
+// defaultGatewaySyncWait bounds how long the first table waits for the
+// Gateway API caches.
+const defaultGatewaySyncWait = 30 * time.Second
+
+func (c *clusterController) serveGateway(l *gatewayListers) {
+	c.gw.listers.Store(l)
 	c.log.Info("serving the Gateway API", "controllerName", string(gatewayapi.ControllerName))
-	return true
 }
 
 func (c *clusterController) stopGateway() {
@@ -216,8 +245,8 @@ func synced(ctx context.Context, f gwinformers.SharedInformerFactory, nsf inform
 }
 
 // runGateway, when the CRDs were missing at start, asks discovery again
-// every -gateway recheck interval and starts serving the Gateway API once
-// they are installed.
+// every gatewayRecheck (defaultGatewayRecheck unless a test sets it) and
+// starts serving the Gateway API once they are installed.
 func (c *clusterController) runGateway(ctx context.Context) {
 	select {
 	case <-ctx.Done():
@@ -252,8 +281,7 @@ func (c *clusterController) runGateway(ctx context.Context) {
 		if !synced(ctx, f, nsf) {
 			return
 		}
-		c.gw.listers.Store(l)
-		c.log.Info("serving the Gateway API", "controllerName", string(gatewayapi.ControllerName))
+		c.serveGateway(l)
 		c.changed()
 		<-ctx.Done()
 		return

@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -238,6 +239,36 @@ func TestE2EGatewayAPI(t *testing.T) {
 	require.Equal(t, http.StatusOK, status, body)
 	require.NotContains(t, tc2.logs.String(), "not installed")
 
+	// A replica whose ClusterRole predates the Gateway API still becomes
+	// ready, serving the Ingresses, and says why it serves no Gateway.
+	old := findObject[*rbacv1.ClusterRole](t, objs).DeepCopy()
+	old.ObjectMeta = metav1.ObjectMeta{Name: "ramjet-old"}
+	old.Rules = slices.DeleteFunc(old.Rules, func(r rbacv1.PolicyRule) bool {
+		return slices.Contains(r.APIGroups, gwv1.GroupName) || slices.Contains(r.Resources, "namespaces")
+	})
+	_, err = e.client.RbacV1().ClusterRoles().Create(ctx, old, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = e.client.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "ramjet-old"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "ramjet-old"},
+		Subjects:   []rbacv1.Subject{{Kind: "User", Name: "old-ramjet"}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	oldRC := rest.CopyConfig(e.srv.Config)
+	oldRC.Impersonate = rest.ImpersonationConfig{UserName: "old-ramjet", Groups: []string{"system:authenticated"}}
+	tc3 := e.startControllerAs(t, oldRC, "", func(c *config) {
+		c.namespace, c.electionNamespace, c.identity = "", infra, "replica-old"
+		c.gatewaySyncWait = time.Second
+	})
+	status, body = tc3.get(t, "ing.test", "/")
+	require.Equal(t, http.StatusOK, status, body)
+	require.Contains(t, tc3.logs.String(), "the Gateway API caches have not synced")
+	tc3.stop(t)
+	// Its refusals are expected: the shipped RBAC's test must not read
+	// them as its own.
+	clientGoLog.forget("old-ramjet")
+	require.NotContains(t, clientGoLog.String(), "old-ramjet")
+
 	// A rebuild that changes nothing of theirs writes no status again,
 	// nor does the replica that does not lead.
 	versions := func() map[string]string {
@@ -268,4 +299,17 @@ func TestE2EGatewayAPI(t *testing.T) {
 	}
 	require.NotContains(t, tc.logs.String(), "forbidden")
 	require.NotContains(t, tc2.logs.String(), "status written")
+}
+
+// forget removes the lines that contain substr.
+func (s *syncBuffer) forget(substr string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lines := strings.SplitAfter(s.b.String(), "\n")
+	s.b.Reset()
+	for _, l := range lines {
+		if !strings.Contains(l, substr) {
+			s.b.WriteString(l)
+		}
+	}
 }

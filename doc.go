@@ -2199,6 +2199,42 @@
 //     path and query follow as received. statusCode 301, 302 (default),
 //     303, 307 or 308. Combined with URLRewrite, or with "$", "?" or "#"
 //     in a part, it warns RuleRejected and leaves the rule out.
+//   - Listener TLS: an HTTPS listener's tls.certificateRefs (core Secrets
+//     of type kubernetes.io/tls; in another namespace only with a
+//     ReferenceGrant there from Gateways of the Gateway's namespace) are
+//     served on the TLS listener by SNI for the listener's hostname, or
+//     for the hostnames of the routes attached to it when it has none
+//     (compile.ListenerCertificate, set by gatewayapi.TranslateAll in
+//     compile.Snapshot.ListenerCertificates). A host an Ingress's spec.tls
+//     lists keeps the Ingress's certificate (§12); among listeners the
+//     oldest Gateway's wins. A refused reference warns RefNotPermitted, or
+//     GatewayFeatureUnsupported for another kind, naming the Gateway and
+//     spec.listeners[i].tls.certificateRefs[j]; a missing or invalid
+//     Secret warns as for an Ingress (SecretNotFound, SecretInvalid). A
+//     listener certificate does not make its hosts TLS hosts: plain HTTP
+//     to them is not redirected (the Gateway says what plain HTTP gets).
+//   - Listeners that conflict (one port under two protocols, or one port
+//     and hostname twice) are both left out, with Conflicted status.
+//   - Status, decided by package status from what TranslateAll found
+//     (status.GatewayConditions, status.RouteParentConditions) and written
+//     by the leader of the example controller, only where it changed:
+//     GatewayClass Accepted; Gateway Accepted (reason ListenersNotValid
+//     when a listener is not valid; False when none is) and Programmed,
+//     and status.addresses from the Ingresses' published addresses (§16;
+//     left as they are while none is known); per listener Accepted (False:
+//     UnsupportedProtocol), Conflicted (HostnameConflict,
+//     ProtocolConflict), ResolvedRefs (False: InvalidCertificateRef,
+//     RefNotPermitted, InvalidRouteKinds), Programmed (False: Invalid, for
+//     a conflicted listener or one without its certificate),
+//     supportedKinds and attachedRoutes; per HTTPRoute parentRef naming a
+//     Gateway of ours, an entry of status.parents with Accepted (False:
+//     NoMatchingParent, NotAllowedByListeners, NoMatchingListenerHostname;
+//     True lists what is not served) and ResolvedRefs (False:
+//     BackendNotFound, RefNotPermitted, InvalidKind; the first decides the
+//     reason, the message lists all). Other controllers' entries stay. A
+//     condition keeps its lastTransitionTime while its status holds, and
+//     observedGeneration is the object's generation, so a resync or a
+//     rebuild that changes nothing writes nothing.
 //
 // Not served yet, each refused with a warning naming the field
 // (GatewayFeatureUnsupported unless said otherwise): matches on headers,
@@ -2208,10 +2244,8 @@
 // filter on a backendRef (the backend is left out);
 // timeouts (warned, defaults apply); a split across several weighted
 // backends and a rule left with no backend (BackendUnsupported, the rule
-// is left out, so 404 where the Gateway API asks 500); listener TLS
-// certificates; route and Gateway status. A "*." host here matches one
-// label, where a Gateway API wildcard matches several. The example
-// controller does not watch Gateway API objects yet.
+// is left out, so 404 where the Gateway API asks 500). A "*." host here
+// matches one label, where a Gateway API wildcard matches several.
 //
 // Conformance: each HTTPRoute test of the suite
 // (sigs.k8s.io/gateway-api/conformance/tests/<test>.go, v1.6.3) that needs

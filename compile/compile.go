@@ -76,6 +76,7 @@ var buildSteps = []func(*builder){
 	(*builder).decideBalancing,            // §9, §11.3: load-balance, upstream-hash-by, oldest decides
 	(*builder).decideAffinity,             // §9: session affinity, oldest decides; sticky canaries share it
 	(*builder).buildTLS,                   // §12: TLS hosts and certificates
+	(*builder).buildListenerCertificates,  // §20: Gateway listeners' certificates for the hosts left
 	(*builder).applyHostActions,           // §11.1: redirects, app-root, aliases, www twins
 	(*builder).applyFallbackSettings,      // §6: each host's fallback location settings (§12 redirects, policies)
 	(*builder).applyTLSEnds,               // §11, §12: backend TLS, client certificates, passthrough

@@ -40,6 +40,9 @@ type Snapshot struct {
 	// compile/gatewayapi). Compile reports them in Result.Warnings,
 	// sorted and deduplicated with its own, so a caller shows one list.
 	Warnings []Warning
+	// ListenerCertificates are certificates for the TLS listener from a
+	// route source other than Ingresses: Gateway HTTPS listeners' (§20).
+	ListenerCertificates []*ListenerCertificate
 }
 
 // ServiceRef names a Service port: "namespace/name:port", the port a

@@ -74,6 +74,7 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	s.ConfigMaps = append(s.ConfigMaps, o.ConfigMaps...)
 	s.HTTPRoutes = append(s.HTTPRoutes, o.HTTPRoutes...)
 	s.Warnings = append(s.Warnings, o.Warnings...)
+	s.ListenerCertificates = append(s.ListenerCertificates, o.ListenerCertificates...)
 }
 
 // Refs names every object of the snapshot, in snapshot order: Ingresses,

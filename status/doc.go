@@ -1,7 +1,8 @@
 // Package status computes what the controller writes back to the API server:
 // the addresses advertised in each claimed Ingress's
-// .status.loadBalancer.ingress, and the Warning Events that tell an
-// Ingress's owner what is wrong with it (SPEC §14, §16).
+// .status.loadBalancer.ingress, the Warning Events that tell an Ingress's
+// owner what is wrong with it (SPEC §14, §16), and the Gateway API status
+// conditions of GatewayClasses, Gateways and HTTPRoutes (§20).
 //
 // Status is advertising, not configuration. It tells DNS automation and
 // people where the claimed Ingresses are served; routing never reads it, so

@@ -57,8 +57,9 @@ func (Extension) AddToScheme(s *runtime.Scheme) error {
 	return nil
 }
 
-// Finish translates the objects (Translate) into snap.HTTPRoutes and
-// snap.Warnings. v1beta1 objects are read as v1, whose shape they share.
+// Finish translates the objects (TranslateAll) into snap.HTTPRoutes,
+// snap.ListenerCertificates and snap.Warnings. v1beta1 objects are read
+// as v1, whose shape they share.
 func (Extension) Finish(objects []runtime.Object, snap *compile.Snapshot) {
 	var o Objects
 	for _, obj := range objects {
@@ -83,7 +84,9 @@ func (Extension) Finish(objects []runtime.Object, snap *compile.Snapshot) {
 			o.ReferenceGrants = append(o.ReferenceGrants, (*gwv1.ReferenceGrant)(x))
 		}
 	}
-	routes, warnings := Translate(o)
-	snap.HTTPRoutes = append(snap.HTTPRoutes, routes...)
-	snap.Warnings = append(snap.Warnings, warnings...)
+	// Services and Secrets are the loader's own kinds; the status that
+	// TranslateAll also decides is for a controller to write, not here.
+	o.Services, o.Secrets = snap.Services, snap.Secrets
+	tr := TranslateAll(o)
+	tr.AddTo(snap)
 }

@@ -44,6 +44,9 @@ type Objects struct {
 	HTTPRoutes      []*gwv1.HTTPRoute
 	ReferenceGrants []*gwv1.ReferenceGrant
 	Namespaces      []*corev1.Namespace
+	// Services and Secrets are read by TranslateAll's status only.
+	Services []*corev1.Service
+	Secrets  []*corev1.Secret
 }
 
 // Translate turns Gateways of a GatewayClass with ControllerName and the
@@ -75,6 +78,7 @@ type translator struct {
 	gateways map[nsName]*gwv1.Gateway
 	nsLabels map[string]labels.Set
 	warnings []compile.Warning
+	statusState
 }
 
 func (t *translator) index() {
@@ -137,7 +141,7 @@ func (t *translator) attach(r *gwv1.HTTPRoute) (hosts []string, attached bool) {
 			if p.SectionName != nil && *p.SectionName != l.Name || p.Port != nil && *p.Port != l.Port {
 				continue
 			}
-			if l.Protocol != gwv1.HTTPProtocolType && l.Protocol != gwv1.HTTPSProtocolType {
+			if l.Protocol != gwv1.HTTPProtocolType && l.Protocol != gwv1.HTTPSProtocolType || t.conflicted(gw, &l) {
 				continue
 			}
 			found = true

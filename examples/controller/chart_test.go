@@ -440,3 +440,26 @@ func TestChartReadmeInstall(t *testing.T) {
 	require.NotEqual(t, "nginx", class.Name, "ingress-nginx's IngressClass: %s", cmd)
 	require.NotEqual(t, "k8s.io/ingress-nginx", class.Spec.Controller, cmd)
 }
+
+// The chart's ClusterRole grants what deploy/rbac.yaml grants, the Gateway
+// API's watches and status writes among them (SPEC §20).
+func TestChartRBACMatchesManifests(t *testing.T) {
+	want := findObject[*rbacv1.ClusterRole](t, readManifests(t, "rbac.yaml"))
+	got := findObject[*rbacv1.ClusterRole](t, decodeStrict(t, renderChart(t, "edge", "ingress", nil)))
+	require.Equal(t, want.Rules, got.Rules)
+	allowed := func(group, resource, verb string) bool {
+		for _, r := range got.Rules {
+			if slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, res := range []string{"gatewayclasses", "gateways", "httproutes", "referencegrants"} {
+		require.True(t, allowed("gateway.networking.k8s.io", res, "watch"), "watch %s", res)
+	}
+	for _, res := range []string{"gatewayclasses/status", "gateways/status", "httproutes/status"} {
+		require.True(t, allowed("gateway.networking.k8s.io", res, "update"), "update %s", res)
+	}
+	require.True(t, allowed("", "namespaces", "watch"), "watch namespaces")
+}

@@ -88,6 +88,8 @@ type clusterController struct {
 	configMap corelisters.ConfigMapLister
 
 	metrics *metrics // nil without -enable-metrics
+
+	gw gatewayWatch // the Gateway API, when its CRDs are installed (gateway.go)
 }
 
 // listers read the informers' caches. With -namespace set, Services and
@@ -203,6 +205,9 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 		deduper:     status.NewEventDeduper(status.DefaultRepostAfter),
 		cert:        newDefaultCertificate(cfg.defaultCertificate, log),
 	}
+	if err := c.initGateway(rc); err != nil {
+		return nil, err
+	}
 	c.metrics = newMetrics(cfg, c.collectors()...)
 	c.waf = newModSecurity(cfg, log)
 	ropts := routerOptions(cfg, log, c.metrics)
@@ -224,7 +229,7 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 		return nil, err
 	}
 	l.inst.cluster = c
-	inst := l.run(parent, ctx, cancel, cfg, log, []func(context.Context){c.runRebuilds, c.runElection, c.runStatus}, nil)
+	inst := l.run(parent, ctx, cancel, cfg, log, []func(context.Context){c.runRebuilds, c.runElection, c.runStatus, c.runGateway}, nil)
 	namespace := cfg.namespace
 	if namespace == "" {
 		namespace = "(all)"
@@ -462,13 +467,16 @@ func (c *clusterController) kickStatus() {
 // runRebuilds starts the informers, publishes the first table once every
 // cache has synced, and then rebuilds after each quiet spell.
 func (c *clusterController) runRebuilds(ctx context.Context) {
+	c.discoverGateway(ctx)
 	for _, f := range c.factories {
 		f.Start(ctx.Done())
 	}
+	c.startGateway(ctx)
 	defer func() {
 		for _, f := range c.factories {
 			f.Shutdown()
 		}
+		c.stopGateway()
 	}()
 	began := time.Now()
 	for _, f := range c.factories {
@@ -478,6 +486,10 @@ func (c *clusterController) runRebuilds(ctx context.Context) {
 				return
 			}
 		}
+	}
+	if !c.waitGateway(ctx) {
+		c.log.Info("stopped before the Gateway API caches synced")
+		return
 	}
 	c.log.Info("caches synced", "took", time.Since(began).Round(time.Millisecond))
 	// The first table goes out at once: the events of the initial listing
@@ -528,6 +540,7 @@ func (c *clusterController) rebuild() {
 	defer c.unsettled.Add(-covered)
 
 	snap := c.snapshot()
+	c.translateGateway(&snap)
 	if c.cert != nil {
 		sec, _ := c.certSecret.Secrets(c.cert.ref.Namespace).Get(c.cert.ref.Name) // nil when absent
 		c.cert.update(sec)

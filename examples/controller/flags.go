@@ -143,6 +143,8 @@ type config struct {
 	publishAddresses []string // canonical, from status.ParseAddresses
 	noStatusUpdate   bool
 	resync           time.Duration
+	gatewayRecheck   time.Duration // how often to look for the Gateway API CRDs; 0: defaultGatewayRecheck
+	gatewaySyncWait  time.Duration // how long the first table waits for their caches; 0: defaultGatewaySyncWait
 
 	electionID        string
 	electionNamespace string
@@ -255,7 +257,7 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 	fs.StringVar(&publishService, "publish-service", "", "namespace/name of the Service whose addresses are written to Ingress status")
 	fs.StringVar(&publishAddress, "publish-address", "", "comma-separated IPs and host names written to Ingress status (instead of -publish-service)")
 	fs.StringVar(&publishAddress, "publish-status-address", "", "ingress-nginx's spelling of -publish-address")
-	fs.BoolVar(&c.noStatusUpdate, "no-status-update", false, "never write Ingress status")
+	fs.BoolVar(&c.noStatusUpdate, "no-status-update", false, "never write Ingress or Gateway API status")
 	fs.BoolVar(&updateStatus, "update-status", true, "ingress-nginx's form of -no-status-update: false never writes Ingress status")
 	fs.DurationVar(&c.resync, "resync-period", 0, "how often the watches re-deliver every object; 0 never (the digest makes a resync publish nothing anyway)")
 	fs.DurationVar(&c.resync, "sync-period", 0, "ingress-nginx's spelling of -resync-period")

@@ -16,8 +16,10 @@ require (
 	k8s.io/client-go v0.37.2
 	k8s.io/klog/v2 v2.140.0
 	k8s.io/pod-security-admission v0.37.2
-	ramjet.dev/ramjet v0.0.0-00010101000000-000000000000
+	ramjet.dev/ramjet v0.0.0
+	ramjet.dev/ramjet/compile/gatewayapi v0.0.0-00010101000000-000000000000
 	ramjet.dev/ramjet/examples/kubetest v0.0.0-00010101000000-000000000000
+	sigs.k8s.io/gateway-api v1.6.3
 	sigs.k8s.io/yaml v1.6.0
 )
 
@@ -46,7 +48,7 @@ require (
 	github.com/go-openapi/swag/yamlutils v0.27.1 // indirect
 	github.com/goccy/go-json v0.10.5 // indirect
 	github.com/goccy/go-yaml v1.19.2 // indirect
-	github.com/google/gnostic-models v0.7.0 // indirect
+	github.com/google/gnostic-models v0.7.1 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/gotnospirit/makeplural v0.0.0-20180622080156-a5f48d94d976 // indirect
 	github.com/gotnospirit/messageformat v0.0.0-20221001023931-dfe49f1eb092 // indirect
@@ -91,5 +93,6 @@ require (
 
 replace (
 	ramjet.dev/ramjet => ../..
+	ramjet.dev/ramjet/compile/gatewayapi => ../../compile/gatewayapi
 	ramjet.dev/ramjet/examples/kubetest => ../kubetest
 )

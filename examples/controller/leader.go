@@ -120,6 +120,10 @@ func (c *clusterController) syncStatus(term context.Context) bool {
 			ok = false
 		}
 	}
+	ok = c.syncGatewayStatus(term, desired) && ok
+	if term.Err() != nil {
+		return false
+	}
 
 	if !c.eventsFound {
 		if err := c.findPostedEvents(term, res.Warnings); err != nil {

@@ -5,6 +5,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // The informer caches hold every watched object for the life of the
@@ -16,7 +17,7 @@ import (
 // kubectl apply); of a Service, the selector and the spec fields no
 // route or status address reads; of an EndpointSlice, its annotations,
 // labels other than the Service name and manager, and each endpoint's
-// topology and pod reference.
+// topology and pod reference; of a Namespace, all but its name and labels.
 //
 // Ingress annotations other than last-applied-configuration stay: they
 // are the routing, and statusOnly compares them.
@@ -40,8 +41,13 @@ func trimObject(obj any) (any, error) {
 		trimService(o)
 	case *discoveryv1.EndpointSlice:
 		trimEndpointSlice(o)
+	case *corev1.Namespace:
+		// allowedRoutes selectors read the labels only (SPEC §20).
+		*o = corev1.Namespace{TypeMeta: o.TypeMeta, ObjectMeta: metav1.ObjectMeta{
+			Name: o.Name, Labels: o.Labels, ResourceVersion: o.ResourceVersion, Generation: o.Generation, UID: o.UID}}
 	case *networkingv1.Ingress, *networkingv1.IngressClass, *corev1.Secret, *corev1.ConfigMap:
-		// Read whole: spec, annotations, data.
+		// Read whole: spec, annotations, data. So are the Gateway API's
+		// kinds: their status is compared with the decided one.
 	}
 	return obj, nil
 }

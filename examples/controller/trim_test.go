@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"ramjet.dev/ramjet/compile"
@@ -99,4 +100,18 @@ func objects(s *compile.Snapshot) []runtime.Object {
 		objs = append(objs, o)
 	}
 	return objs
+}
+
+// TestTrimNamespace: a Namespace keeps its name and labels, what
+// allowedRoutes selectors read, and the version the informer compares.
+func TestTrimNamespace(t *testing.T) {
+	ns := &corev1.Namespace{
+		ObjectMeta: metav1.ObjectMeta{Name: "shop", Labels: map[string]string{"team": "shop"}, ResourceVersion: "7",
+			Annotations: map[string]string{"owner": "x"}, Finalizers: []string{"f"}},
+		Spec:   corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{corev1.FinalizerKubernetes}},
+		Status: corev1.NamespaceStatus{Phase: corev1.NamespaceActive},
+	}
+	out, err := trimObject(ns)
+	require.NoError(t, err)
+	require.Equal(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop", Labels: map[string]string{"team": "shop"}, ResourceVersion: "7"}}, out)
 }

@@ -1,0 +1,321 @@
+package gatewayapi
+
+import (
+	"cmp"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/status"
+)
+
+// statusState is what TranslateAll learns beside the routes.
+type statusState struct {
+	conflictsOf   map[*gwv1.Gateway][]string
+	certWarnings  []compile.Warning
+	listenerHosts map[listenerKey][]string // hosts of the routes attached to a listener
+	attached      map[listenerKey]int32    // how many routes are attached to a listener
+	services      map[nsName]bool          // Objects.Services, made by decideStatus
+	secrets       map[nsName]*corev1.Secret
+}
+
+type listenerKey struct {
+	gw   *gwv1.Gateway
+	name gwv1.SectionName
+}
+
+// maxParents is the API's limit on an HTTPRoute's status.parents.
+const maxParents = 32
+
+// Status is the status TranslateAll decided for the GatewayClasses,
+// Gateways and HTTPRoutes of ours (SPEC §20), by status's rules from what
+// the translation found. It holds conditions without times: GatewayClass,
+// Gateway and HTTPRoute merge them into an object's current status.
+type Status struct {
+	classes  map[string][]metav1.Condition
+	gateways map[nsName]decidedGateway
+	routes   map[nsName][]gwv1.RouteParentStatus
+}
+
+type decidedGateway struct {
+	conditions []metav1.Condition
+	listeners  []gwv1.ListenerStatus
+}
+
+// GatewayClass returns a copy of c with the decided status, and true, when
+// that differs from c's status; nil and false when it does not, or when c
+// is not ours.
+func (s *Status) GatewayClass(c *gwv1.GatewayClass, now metav1.Time) (*gwv1.GatewayClass, bool) {
+	decided, ok := s.classes[c.Name]
+	if !ok {
+		return nil, false
+	}
+	merged, changed := status.MergeConditions(c.Status.Conditions, decided, now)
+	if !changed {
+		return nil, false
+	}
+	out := c.DeepCopy()
+	out.Status.Conditions = merged
+	return out, true
+}
+
+// Gateway returns a copy of g with the decided status, and true, when that
+// differs from g's status; nil and false when it does not, or when g is
+// not ours. addresses, when not empty, become status.addresses; empty
+// keeps what is there, as an Ingress keeps its status while no address is
+// known (SPEC §16).
+func (s *Status) Gateway(g *gwv1.Gateway, addresses []gwv1.GatewayStatusAddress, now metav1.Time) (*gwv1.Gateway, bool) {
+	d, ok := s.gateways[nsName{g.Namespace, g.Name}]
+	if !ok {
+		return nil, false
+	}
+	next := gwv1.GatewayStatus{Addresses: g.Status.Addresses}
+	if len(addresses) > 0 {
+		next.Addresses = addresses
+	}
+	changed := !reflect.DeepEqual(next.Addresses, g.Status.Addresses)
+	var c bool
+	next.Conditions, c = status.MergeConditions(g.Status.Conditions, d.conditions, now)
+	changed = changed || c
+	for _, l := range d.listeners {
+		var old gwv1.ListenerStatus
+		if i := slices.IndexFunc(g.Status.Listeners, func(o gwv1.ListenerStatus) bool { return o.Name == l.Name }); i >= 0 {
+			old = g.Status.Listeners[i]
+		}
+		l.Conditions, c = status.MergeConditions(old.Conditions, l.Conditions, now)
+		changed = changed || c || old.AttachedRoutes != l.AttachedRoutes || !reflect.DeepEqual(old.SupportedKinds, l.SupportedKinds)
+		next.Listeners = append(next.Listeners, l)
+	}
+	changed = changed || len(next.Listeners) != len(g.Status.Listeners)
+	if !changed {
+		return nil, false
+	}
+	out := g.DeepCopy()
+	out.Status = next
+	return out, true
+}
+
+// HTTPRoute returns a copy of r with the decided status, and true, when
+// that differs from r's status; nil and false when it does not. Entries of
+// status.parents written by other controllers stay as they are; entries of
+// ours for parents the route no longer names go.
+func (s *Status) HTTPRoute(r *gwv1.HTTPRoute, now metav1.Time) (*gwv1.HTTPRoute, bool) {
+	decided := s.routes[nsName{r.Namespace, r.Name}]
+	var next []gwv1.RouteParentStatus
+	for _, p := range r.Status.Parents {
+		if p.ControllerName != ControllerName {
+			next = append(next, p)
+		}
+	}
+	changed := false
+	for _, d := range decided {
+		var old []metav1.Condition
+		if i := slices.IndexFunc(r.Status.Parents, func(o gwv1.RouteParentStatus) bool {
+			return o.ControllerName == ControllerName && reflect.DeepEqual(o.ParentRef, d.ParentRef)
+		}); i >= 0 {
+			old = r.Status.Parents[i].Conditions
+		} else {
+			changed = true
+		}
+		var c bool
+		d.Conditions, c = status.MergeConditions(old, d.Conditions, now)
+		changed = changed || c
+		next = append(next, d)
+	}
+	next = next[:min(len(next), maxParents)]
+	if !changed && len(next) == len(r.Status.Parents) {
+		return nil, false
+	}
+	out := r.DeepCopy()
+	out.Status.Parents = next
+	return out, true
+}
+
+// sortedGateways are our Gateways by namespace and name.
+func (t *translator) sortedGateways() []*gwv1.Gateway {
+	gws := make([]*gwv1.Gateway, 0, len(t.gateways))
+	for _, g := range t.gateways {
+		gws = append(gws, g)
+	}
+	slices.SortFunc(gws, func(a, b *gwv1.Gateway) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	return gws
+}
+
+// decideStatus states the facts status decides by, and decides. warnings
+// are Translate's, whose Unsupported ones are what an accepted route does
+// not serve.
+func (t *translator) decideStatus(warnings []compile.Warning) *Status {
+	s := &Status{classes: map[string][]metav1.Condition{}, gateways: map[nsName]decidedGateway{}, routes: map[nsName][]gwv1.RouteParentStatus{}}
+	t.listenerHosts = map[listenerKey][]string{}
+	t.attached = map[listenerKey]int32{}
+	t.services = make(map[nsName]bool, len(t.objs.Services))
+	for _, svc := range t.objs.Services {
+		t.services[nsName{svc.Namespace, svc.Name}] = true
+	}
+	t.secrets = make(map[nsName]*corev1.Secret, len(t.objs.Secrets))
+	for _, sec := range t.objs.Secrets {
+		t.secrets[nsName{sec.Namespace, sec.Name}] = sec
+	}
+	for _, c := range t.objs.GatewayClasses {
+		if c.Spec.ControllerName == ControllerName {
+			s.classes[c.Name] = status.GatewayClassConditions(c.Generation)
+		}
+	}
+	unsupported := map[nsName][]string{}
+	for _, w := range warnings {
+		if w.Reason == Unsupported && w.Object.Kind == compile.HTTPRouteKind {
+			k := nsName{w.Object.Namespace, w.Object.Name}
+			unsupported[k] = append(unsupported[k], w.Field+": "+w.Message)
+		}
+	}
+	for _, r := range t.objs.HTTPRoutes {
+		var refs []status.Problem
+		refsDone := false
+		seen := map[listenerKey]bool{}
+		for i, p := range r.Spec.ParentRefs {
+			if deref(p.Group, Group) != Group || deref(p.Kind, "Gateway") != "Gateway" {
+				continue
+			}
+			gw := t.gateways[nsName{string(deref(p.Namespace, gwv1.Namespace(r.Namespace))), string(p.Name)}]
+			if gw == nil {
+				continue // not ours to judge
+			}
+			if !refsDone {
+				refs, refsDone = t.backendProblems(r), true
+			}
+			f := status.RouteParentFacts{Generation: r.Generation, RefProblems: refs, Unsupported: unsupported[nsName{r.Namespace, r.Name}],
+				NotAccepted: t.attachFacts(r, i, gw, seen)}
+			s.routes[nsName{r.Namespace, r.Name}] = append(s.routes[nsName{r.Namespace, r.Name}], gwv1.RouteParentStatus{
+				ParentRef: p, ControllerName: ControllerName, Conditions: status.RouteParentConditions(f)})
+		}
+	}
+	for _, gw := range t.sortedGateways() {
+		f := status.GatewayFacts{Generation: gw.Generation}
+		var lss []gwv1.ListenerStatus
+		conf := conflicts(gw)
+		for li := range gw.Spec.Listeners {
+			l := &gw.Spec.Listeners[li]
+			lf := status.ListenerFacts{Name: string(l.Name), Conflict: conf[li], AttachedRoutes: t.attached[listenerKey{gw, l.Name}]}
+			ls := gwv1.ListenerStatus{Name: l.Name, SupportedKinds: []gwv1.RouteGroupKind{}, AttachedRoutes: lf.AttachedRoutes}
+			switch l.Protocol {
+			case gwv1.HTTPSProtocolType:
+				for _, c := range t.checkCertificates(gw, li) {
+					if c.problem != nil {
+						lf.CertificateProblems = append(lf.CertificateProblems, *c.problem)
+					}
+				}
+				fallthrough
+			case gwv1.HTTPProtocolType:
+				lf.InvalidRouteKinds, ls.SupportedKinds = routeKinds(l)
+			default:
+				lf.UnsupportedProtocol = string(l.Protocol)
+			}
+			f.Listeners = append(f.Listeners, lf)
+			lss = append(lss, ls)
+		}
+		conds, lconds := status.GatewayConditions(f)
+		for i := range lss {
+			lss[i].Conditions = lconds[i]
+		}
+		s.gateways[nsName{gw.Namespace, gw.Name}] = decidedGateway{conditions: conds, listeners: lss}
+	}
+	return s
+}
+
+// routeKinds splits a listener's allowedRoutes kinds into those it cannot
+// serve and those it can (HTTPRoute, the default).
+func routeKinds(l *gwv1.Listener) (invalid []string, supported []gwv1.RouteGroupKind) {
+	httpRoute := gwv1.RouteGroupKind{Group: new(gwv1.Group(Group)), Kind: "HTTPRoute"}
+	if l.AllowedRoutes == nil || len(l.AllowedRoutes.Kinds) == 0 {
+		return nil, []gwv1.RouteGroupKind{httpRoute}
+	}
+	supported = []gwv1.RouteGroupKind{}
+	for _, k := range l.AllowedRoutes.Kinds {
+		if k.Kind == "HTTPRoute" && deref(k.Group, Group) == Group {
+			if len(supported) == 0 {
+				supported = append(supported, httpRoute)
+			}
+			continue
+		}
+		invalid = append(invalid, string(k.Kind))
+	}
+	return invalid, supported
+}
+
+// attachFacts finds why parentRef i of r does not attach to gw, as
+// attach does, or nil when it does; it counts the route on each listener
+// it attaches to (once per listener, in seen) and records the hosts.
+func (t *translator) attachFacts(r *gwv1.HTTPRoute, i int, gw *gwv1.Gateway, seen map[listenerKey]bool) *status.Problem {
+	p := r.Spec.ParentRefs[i]
+	field := "spec.parentRefs[" + strconv.Itoa(i) + "]"
+	found, allowed, attached := false, false, false
+	for li := range gw.Spec.Listeners {
+		l := &gw.Spec.Listeners[li]
+		if p.SectionName != nil && *p.SectionName != l.Name || p.Port != nil && *p.Port != l.Port {
+			continue
+		}
+		if l.Protocol != gwv1.HTTPProtocolType && l.Protocol != gwv1.HTTPSProtocolType || t.conflicted(gw, l) {
+			continue
+		}
+		found = true
+		if !t.allows(gw, l, r.Namespace) {
+			continue
+		}
+		allowed = true
+		hosts, ok := intersect(l.Hostname, r.Spec.Hostnames)
+		if !ok {
+			continue
+		}
+		attached = true
+		k := listenerKey{gw, l.Name}
+		if !seen[k] {
+			seen[k] = true
+			t.attached[k]++
+		}
+		t.listenerHosts[k] = append(t.listenerHosts[k], hosts...)
+	}
+	gwName := gw.Namespace + "/" + gw.Name
+	switch {
+	case !found:
+		return &status.Problem{Reason: status.ReasonNoMatchingParent,
+			Message: field + ": Gateway " + gwName + " has no HTTP or HTTPS listener, free of conflicts, that matches the sectionName and port"}
+	case !allowed:
+		return &status.Problem{Reason: status.ReasonNotAllowedByListeners,
+			Message: field + ": no listener of Gateway " + gwName + " allows HTTPRoutes from namespace " + r.Namespace}
+	case !attached:
+		return &status.Problem{Reason: status.ReasonNoMatchingListenerHostname,
+			Message: "spec.hostnames: no hostname matches a listener of Gateway " + gwName}
+	}
+	return nil
+}
+
+// backendProblems are r's backendRefs that do not resolve: another kind
+// than a core Service, another namespace without a ReferenceGrant, or a
+// Service that does not exist.
+func (t *translator) backendProblems(r *gwv1.HTTPRoute) []status.Problem {
+	var out []status.Problem
+	for i := range r.Spec.Rules {
+		for j, b := range r.Spec.Rules[i].BackendRefs {
+			field := fmt.Sprintf("spec.rules[%d].backendRefs[%d]", i, j)
+			ns := string(deref(b.Namespace, gwv1.Namespace(r.Namespace)))
+			switch g, k := deref(b.Group, ""), deref(b.Kind, "Service"); {
+			case (g != "" && g != "core") || k != "Service":
+				out = append(out, status.Problem{Reason: status.ReasonInvalidKind, Message: field + ": " + string(k) + " is not a core Service"})
+			case ns != r.Namespace && !t.granted(r.Namespace, ns, string(b.Name)):
+				out = append(out, status.Problem{Reason: status.ReasonRefNotPermitted,
+					Message: field + ": no ReferenceGrant in namespace " + ns + " lets HTTPRoutes of " + r.Namespace + " use Service " + string(b.Name)})
+			case !t.services[nsName{ns, string(b.Name)}]:
+				out = append(out, status.Problem{Reason: status.ReasonBackendNotFound, Message: field + ": Service " + ns + "/" + string(b.Name) + " not found"})
+			}
+		}
+	}
+	return out
+}

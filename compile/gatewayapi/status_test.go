@@ -1,0 +1,320 @@
+package gatewayapi
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
+	"math/big"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/status"
+)
+
+func tlsSecret(t *testing.T, ns, name string, hosts ...string) *corev1.Secret {
+	t.Helper()
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), DNSNames: hosts, NotBefore: time.Unix(0, 0), NotAfter: time.Unix(1<<33, 0)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &priv.PublicKey, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Type: corev1.SecretTypeTLS, Data: map[string][]byte{
+		corev1.TLSCertKey:       pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		corev1.TLSPrivateKeyKey: pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
+	}}
+}
+
+func https(name, host string, refs ...gwv1.SecretObjectReference) gwv1.Listener {
+	l := listener(name, host, gwv1.NamespacesFromAll)
+	l.Protocol, l.Port = gwv1.HTTPSProtocolType, 443
+	l.TLS = &gwv1.ListenerTLSConfig{CertificateRefs: refs}
+	return l
+}
+
+func secretRef(ns, name string) gwv1.SecretObjectReference {
+	r := gwv1.SecretObjectReference{Name: gwv1.ObjectName(name)}
+	if ns != "" {
+		r.Namespace = new(gwv1.Namespace(ns))
+	}
+	return r
+}
+
+type brief struct{ Type, Status, Reason string }
+
+func briefs(cs []metav1.Condition) []brief {
+	out := make([]brief, len(cs))
+	for i, c := range cs {
+		out[i] = brief{c.Type, string(c.Status), c.Reason}
+	}
+	return out
+}
+
+// TestTranslateAllTLS: HTTPS listeners' certificateRefs become listener
+// certificates for the listener's hostname, or its routes' hostnames when
+// it has none; a cross-namespace Secret needs a ReferenceGrant, and a
+// refused reference warns naming the Gateway and field.
+func TestTranslateAllTLS(t *testing.T) {
+	tcp := gwv1.SecretObjectReference{Name: "x", Kind: new(gwv1.Kind("ConfigMap"))}
+	gw := gateway("infra", "gw", "ours",
+		https("named", "shop.example.com", secretRef("", "shop")),
+		https("open", "", secretRef("certs", "granted"), secretRef("certs", "refused")),
+		https("bad", "bad.example.com", tcp),
+	)
+	gw.CreationTimestamp = metav1.Unix(5, 0)
+	grant := &gwv1.ReferenceGrant{ObjectMeta: metav1.ObjectMeta{Namespace: "certs", Name: "g"}, Spec: gwv1.ReferenceGrantSpec{
+		From: []gwv1.ReferenceGrantFrom{{Group: Group, Kind: "Gateway", Namespace: "infra"}},
+		To:   []gwv1.ReferenceGrantTo{{Kind: "Secret", Name: new(gwv1.ObjectName("granted"))}},
+	}}
+	rule := gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{toService("", "svc", 80)}}
+	route := httpRoute("app", "r", []gwv1.ParentReference{{Name: "gw", Namespace: new(gwv1.Namespace("infra")), SectionName: new(gwv1.SectionName("open"))}},
+		[]gwv1.Hostname{"api.example.com", "www.example.com"}, rule)
+	tr := TranslateAll(Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{gw}, HTTPRoutes: []*gwv1.HTTPRoute{route},
+		ReferenceGrants: []*gwv1.ReferenceGrant{grant},
+		Secrets:         []*corev1.Secret{tlsSecret(t, "infra", "shop", "shop.example.com"), tlsSecret(t, "certs", "granted", "*.example.com")}})
+
+	gwRef := compile.Ref{Kind: "Gateway", Namespace: "infra", Name: "gw"}
+	want := []*compile.ListenerCertificate{
+		{Object: gwRef, Field: "spec.listeners[0].tls.certificateRefs[0]", Created: time.Unix(5, 0), SecretNamespace: "infra", SecretName: "shop", Hosts: []string{"shop.example.com"}},
+		{Object: gwRef, Field: "spec.listeners[1].tls.certificateRefs[0]", Created: time.Unix(5, 0), SecretNamespace: "certs", SecretName: "granted", Hosts: []string{"api.example.com", "www.example.com"}},
+	}
+	if d := cmp.Diff(want, tr.ListenerCertificates); d != "" {
+		t.Errorf("listener certificates (-want +got):\n%s", d)
+	}
+	type short struct{ Reason, Object, Field string }
+	var got []short
+	for _, w := range tr.Warnings {
+		got = append(got, short{string(w.Reason), w.Object.String(), w.Field})
+	}
+	if d := cmp.Diff([]short{
+		{string(RefNotPermitted), "Gateway infra/gw", "spec.listeners[1].tls.certificateRefs[1]"},
+		{string(Unsupported), "Gateway infra/gw", "spec.listeners[2].tls.certificateRefs[0]"},
+	}, got); d != "" {
+		t.Errorf("warnings (-want +got):\n%s", d)
+	}
+	if m := tr.Warnings[0].Message; !strings.HasPrefix(m, "no ReferenceGrant in namespace certs lets Gateways of infra use Secret refused;") {
+		t.Errorf("warning message %q", m)
+	}
+	g, changed := tr.Status.Gateway(gw, nil, metav1.Now())
+	if !changed {
+		t.Fatal("no Gateway status")
+	}
+	var lb [][]brief
+	for _, l := range g.Status.Listeners {
+		lb = append(lb, briefs(l.Conditions))
+	}
+	ok := func(r string) brief { return brief{r, "True", r} }
+	noConflict := brief{"Conflicted", "False", "NoConflicts"}
+	if d := cmp.Diff([][]brief{
+		{ok("Accepted"), noConflict, ok("ResolvedRefs"), ok("Programmed")},
+		{ok("Accepted"), noConflict, {"ResolvedRefs", "False", "RefNotPermitted"}, {"Programmed", "False", "Invalid"}},
+		{ok("Accepted"), noConflict, {"ResolvedRefs", "False", "InvalidCertificateRef"}, {"Programmed", "False", "Invalid"}},
+	}, lb); d != "" {
+		t.Errorf("listener conditions (-want +got):\n%s", d)
+	}
+	if n := g.Status.Listeners[1].AttachedRoutes; n != 1 {
+		t.Errorf("attachedRoutes of listener open: %d, want 1", n)
+	}
+}
+
+// TestTranslateAllStatus: the route conditions of the spec's reasons, the
+// Gateway's listeners and counts, the class's Accepted, and no second
+// write of an unchanged decision.
+func TestTranslateAllStatus(t *testing.T) {
+	tcpL := listener("tcp", "", gwv1.NamespacesFromAll)
+	tcpL.Protocol, tcpL.Port = gwv1.TCPProtocolType, 9000
+	gw := gateway("infra", "gw", "ours",
+		listener("all", "*.example.com", gwv1.NamespacesFromAll),
+		listener("same", "", gwv1.NamespacesFromSame),
+		tcpL,
+		// Two HTTP listeners on one port and hostname: both conflicted.
+		listener("dup1", "dup.test", gwv1.NamespacesFromAll), listener("dup2", "dup.test", gwv1.NamespacesFromAll),
+	)
+	gw.Generation = 4
+	gw.Spec.Listeners[3].Port, gw.Spec.Listeners[4].Port = 8080, 8080
+	parent := func(section string) gwv1.ParentReference {
+		return gwv1.ParentReference{Name: "gw", Namespace: new(gwv1.Namespace("infra")), SectionName: new(gwv1.SectionName(section))}
+	}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "svc"}}
+	rule := func(refs ...gwv1.HTTPBackendRef) gwv1.HTTPRouteRule { return gwv1.HTTPRouteRule{BackendRefs: refs} }
+	other := toService("", "svc", 80)
+	other.Kind = new(gwv1.Kind("Bucket"))
+	other.Group = new(gwv1.Group("storage.example.com"))
+	routes := []*gwv1.HTTPRoute{
+		httpRoute("app", "served", []gwv1.ParentReference{parent("all")}, []gwv1.Hostname{"a.example.com"}, rule(toService("", "svc", 80))),
+		httpRoute("app", "wrong-ns", []gwv1.ParentReference{parent("same")}, nil, rule(toService("", "svc", 80))),
+		httpRoute("app", "wrong-host", []gwv1.ParentReference{parent("all")}, []gwv1.Hostname{"a.test"}, rule(toService("", "svc", 80))),
+		httpRoute("app", "no-section", []gwv1.ParentReference{parent("nope")}, nil, rule(toService("", "svc", 80))),
+		httpRoute("app", "conflicted", []gwv1.ParentReference{parent("dup1")}, nil, rule(toService("", "svc", 80))),
+		httpRoute("app", "refs", []gwv1.ParentReference{parent("all")}, nil,
+			rule(toService("", "missing", 80)), rule(toService("elsewhere", "svc", 80)), rule(other)),
+		// Another controller's parent: not ours to write.
+		httpRoute("app", "theirs", []gwv1.ParentReference{{Name: "else"}}, nil, rule(toService("", "svc", 80))),
+	}
+	for _, r := range routes {
+		r.Generation = 2
+	}
+	cls := classes()
+	cls[0].Generation = 3
+	tr := TranslateAll(Objects{GatewayClasses: cls, Gateways: []*gwv1.Gateway{gw}, HTTPRoutes: routes, Services: []*corev1.Service{svc}})
+	now := metav1.NewTime(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+
+	want := map[string][]brief{
+		"served":     {{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "True", "ResolvedRefs"}},
+		"wrong-ns":   {{"Accepted", "False", "NotAllowedByListeners"}, {"ResolvedRefs", "True", "ResolvedRefs"}},
+		"wrong-host": {{"Accepted", "False", "NoMatchingListenerHostname"}, {"ResolvedRefs", "True", "ResolvedRefs"}},
+		"no-section": {{"Accepted", "False", "NoMatchingParent"}, {"ResolvedRefs", "True", "ResolvedRefs"}},
+		"conflicted": {{"Accepted", "False", "NoMatchingParent"}, {"ResolvedRefs", "True", "ResolvedRefs"}},
+		"refs":       {{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "False", "BackendNotFound"}},
+	}
+	for _, r := range routes {
+		got, changed := tr.Status.HTTPRoute(r, now)
+		w, ours := want[r.Name]
+		if !ours {
+			if changed {
+				t.Errorf("route %s: status written for another controller's parent: %+v", r.Name, got.Status)
+			}
+			continue
+		}
+		if !changed || len(got.Status.Parents) != 1 {
+			t.Fatalf("route %s: changed %v, %+v", r.Name, changed, got)
+		}
+		p := got.Status.Parents[0]
+		if d := cmp.Diff(w, briefs(p.Conditions)); d != "" {
+			t.Errorf("route %s (-want +got):\n%s", r.Name, d)
+		}
+		if p.ControllerName != ControllerName || p.Conditions[0].ObservedGeneration != 2 || !p.Conditions[0].LastTransitionTime.Equal(&now) {
+			t.Errorf("route %s: parent %+v", r.Name, p)
+		}
+		// The written status decided again is no change: nothing to write.
+		if _, again := tr.Status.HTTPRoute(got, metav1.NewTime(now.Add(time.Minute))); again {
+			t.Errorf("route %s: an unchanged decision is written again", r.Name)
+		}
+	}
+	refs, _ := tr.Status.HTTPRoute(routes[5], now)
+	if m := refs.Status.Parents[0].Conditions[1].Message; m != "spec.rules[0].backendRefs[0]: Service app/missing not found; "+
+		"spec.rules[1].backendRefs[0]: no ReferenceGrant in namespace elsewhere lets HTTPRoutes of app use Service svc; "+
+		"spec.rules[2].backendRefs[0]: Bucket is not a core Service" {
+		t.Errorf("ResolvedRefs message: %s", m)
+	}
+
+	g, changed := tr.Status.Gateway(gw, []gwv1.GatewayStatusAddress{{Type: new(gwv1.IPAddressType), Value: "10.0.0.1"}}, now)
+	if !changed {
+		t.Fatal("no Gateway status")
+	}
+	if d := cmp.Diff([]brief{{"Accepted", "True", "ListenersNotValid"}, {"Programmed", "True", "Programmed"}}, briefs(g.Status.Conditions)); d != "" {
+		t.Errorf("gateway (-want +got):\n%s", d)
+	}
+	type ls struct {
+		Name     string
+		Attached int32
+		Kinds    int
+		Accepted string
+		Conflict string
+	}
+	var gotL []ls
+	for _, l := range g.Status.Listeners {
+		gotL = append(gotL, ls{string(l.Name), l.AttachedRoutes, len(l.SupportedKinds), l.Conditions[0].Reason, l.Conditions[1].Reason})
+	}
+	if d := cmp.Diff([]ls{
+		{"all", 2, 1, "Accepted", "NoConflicts"}, // served and refs
+		{"same", 0, 1, "Accepted", "NoConflicts"},
+		{"tcp", 0, 0, "UnsupportedProtocol", "NoConflicts"},
+		{"dup1", 0, 1, "Accepted", "HostnameConflict"},
+		{"dup2", 0, 1, "Accepted", "HostnameConflict"},
+	}, gotL); d != "" {
+		t.Errorf("listeners (-want +got):\n%s", d)
+	}
+	if g.Status.Conditions[0].ObservedGeneration != 4 || len(g.Status.Addresses) != 1 {
+		t.Errorf("gateway status %+v", g.Status)
+	}
+	if _, again := tr.Status.Gateway(g, nil, metav1.NewTime(now.Add(time.Minute))); again {
+		t.Error("an unchanged Gateway decision is written again (no addresses keeps the old ones)")
+	}
+
+	c, changed := tr.Status.GatewayClass(cls[0], now)
+	if !changed || c.Status.Conditions[0].Reason != status.ReasonAccepted || c.Status.Conditions[0].ObservedGeneration != 3 {
+		t.Errorf("gatewayclass: %v %+v", changed, c)
+	}
+	if _, changed := tr.Status.GatewayClass(cls[1], now); changed {
+		t.Error("another controller's GatewayClass gets status")
+	}
+
+	// A route that no longer names our Gateway loses our entry, and keeps
+	// another controller's.
+	served, _ := tr.Status.HTTPRoute(routes[0], now)
+	served.Status.Parents = append(served.Status.Parents, gwv1.RouteParentStatus{ParentRef: gwv1.ParentReference{Name: "else"}, ControllerName: "example.com/other"})
+	served.Spec.ParentRefs = []gwv1.ParentReference{{Name: "else"}}
+	tr2 := TranslateAll(Objects{GatewayClasses: cls, Gateways: []*gwv1.Gateway{gw}, HTTPRoutes: []*gwv1.HTTPRoute{served}})
+	left, changed := tr2.Status.HTTPRoute(served, now)
+	if !changed || len(left.Status.Parents) != 1 || left.Status.Parents[0].ControllerName != "example.com/other" {
+		t.Errorf("detached route: changed %v, %+v", changed, left)
+	}
+}
+
+// TestReasonsAreTheAPIs: status's reason strings are the Gateway API's.
+func TestReasonsAreTheAPIs(t *testing.T) {
+	for got, want := range map[string]string{
+		status.ReasonNotAllowedByListeners:      string(gwv1.RouteReasonNotAllowedByListeners),
+		status.ReasonNoMatchingListenerHostname: string(gwv1.RouteReasonNoMatchingListenerHostname),
+		status.ReasonNoMatchingParent:           string(gwv1.RouteReasonNoMatchingParent),
+		status.ReasonBackendNotFound:            string(gwv1.RouteReasonBackendNotFound),
+		status.ReasonInvalidKind:                string(gwv1.RouteReasonInvalidKind),
+		status.ReasonRefNotPermitted:            string(gwv1.RouteReasonRefNotPermitted),
+		status.ReasonInvalidCertificateRef:      string(gwv1.ListenerReasonInvalidCertificateRef),
+		status.ReasonInvalidRouteKinds:          string(gwv1.ListenerReasonInvalidRouteKinds),
+		status.ReasonHostnameConflict:           string(gwv1.ListenerReasonHostnameConflict),
+		status.ReasonProtocolConflict:           string(gwv1.ListenerReasonProtocolConflict),
+		status.ReasonNoConflicts:                string(gwv1.ListenerReasonNoConflicts),
+		status.ReasonUnsupportedProtocol:        string(gwv1.ListenerReasonUnsupportedProtocol),
+		status.ReasonListenersNotValid:          string(gwv1.GatewayReasonListenersNotValid),
+		status.ConditionConflicted:              string(gwv1.ListenerConditionConflicted),
+		status.ConditionProgrammed:              string(gwv1.GatewayConditionProgrammed),
+		status.ConditionResolvedRefs:            string(gwv1.RouteConditionResolvedRefs),
+		status.ReasonInvalid:                    string(gwv1.GatewayReasonInvalid),
+	} {
+		if got != want {
+			t.Errorf("%q, the API says %q", got, want)
+		}
+	}
+}
+
+// TestConflicts: one port under HTTP and HTTPS conflicts on protocol;
+// HTTPS and TLS share a port by SNI; one port and hostname twice
+// conflicts on hostname; other ports and hostnames do not.
+func TestConflicts(t *testing.T) {
+	l := func(name string, port gwv1.PortNumber, proto gwv1.ProtocolType, host string) gwv1.Listener {
+		x := listener(name, host, gwv1.NamespacesFromAll)
+		x.Port, x.Protocol = port, proto
+		return x
+	}
+	gw := gateway("infra", "gw", "ours",
+		l("a", 80, gwv1.HTTPProtocolType, ""),
+		l("b", 80, gwv1.HTTPSProtocolType, "b.test"),
+		l("c", 443, gwv1.HTTPSProtocolType, "c.test"),
+		l("d", 443, gwv1.TLSProtocolType, "d.test"),
+		l("e", 8080, gwv1.HTTPProtocolType, "e.test"),
+		l("f", 8080, gwv1.HTTPProtocolType, "e.test"),
+		l("g", 8080, gwv1.HTTPProtocolType, "g.test"),
+	)
+	want := []string{status.ReasonProtocolConflict, status.ReasonProtocolConflict, "", "", status.ReasonHostnameConflict, status.ReasonHostnameConflict, ""}
+	if d := cmp.Diff(want, conflicts(gw)); d != "" {
+		t.Errorf("conflicts (-want +got):\n%s", d)
+	}
+}

@@ -56,9 +56,27 @@ func (r Result) Location() Location {
 // elements, else the first Regex in controller order, else the host's
 // fallback. A host that matched by name never falls through to a wildcard or
 // the catch-all.
+//
+// A route with conditions (Route.When) never matches here: LookupRequest
+// is the lookup that checks them.
 func (t *Table) Lookup(host, path string) Result {
+	return t.LookupRequest(host, path, nil)
+}
+
+// LookupRequest is Lookup for a request that may meet route conditions
+// (Route.When): a route whose conditions q does not meet is passed over
+// for the next candidate, as if its path had not matched. A host without
+// such routes is looked up exactly as Lookup does. A nil q meets no
+// condition.
+func (t *Table) LookupRequest(host, path string, q *Request) Result {
 	hi := t.host(host)
-	r, re := t.route(&hi, path)
+	var r *Route
+	var re regexOutcome
+	if hi.conds {
+		r, re = t.routeWhen(&hi, path, q)
+	} else {
+		r, re = t.route(&hi, path)
+	}
 	switch {
 	case r != nil:
 		return Result{Host: hi.vh, Route: r, Backend: r.Backend, RegexTimedOut: re.timedOut}
@@ -111,8 +129,51 @@ func (t *Table) route(hi *hostIndex, path string) (*Route, regexOutcome) {
 	if len(hi.vh.regex) == 0 {
 		return nil, regexOutcome{}
 	}
-	out := matchRegexRoutes(hi.vh.regex, hi.regexIdx, path)
+	out := matchRegexRoutes(hi.vh.regex, hi.regexIdx, path, nil)
 	return out.route, out
+}
+
+// routeWhen is route for a host with conditional routes: each candidate
+// key's routes are tried in their chain's order, and a key none of whose
+// routes q meets passes the request on to the next key.
+func (t *Table) routeWhen(hi *hostIndex, path string, q *Request) (*Route, regexOutcome) {
+	if hi.keyLens.has(len(path)) {
+		if s := t.paths.find(hi.id, path); s != nil {
+			if r := firstMet(s.exact, q); r != nil {
+				return r, regexOutcome{}
+			}
+			if r := firstMet(s.prefix, q); r != nil {
+				return r, regexOutcome{}
+			}
+		}
+	}
+	for i := min(len(path)-1, hi.maxPrefix); i > 0; i-- {
+		if path[i] == '/' && hi.prefixLens.has(i) {
+			if s := t.paths.find(hi.id, path[:i]); s != nil {
+				if r := firstMet(s.prefix, q); r != nil {
+					return r, regexOutcome{}
+				}
+			}
+		}
+	}
+	if r := firstMet(hi.rootPrefix, q); r != nil {
+		return r, regexOutcome{}
+	}
+	if len(hi.vh.regex) == 0 {
+		return nil, regexOutcome{}
+	}
+	out := matchRegexRoutes(hi.vh.regex, hi.regexIdx, path, q)
+	return out.route, out
+}
+
+// firstMet is the first route of the chain whose conditions q meets.
+func firstMet(r *Route, q *Request) *Route {
+	for ; r != nil; r = r.next {
+		if r.When == nil || r.When.Matches(q) {
+			return r
+		}
+	}
+	return nil
 }
 
 // isIPv4 reports whether s is a dotted-quad IPv4 address, cheaply enough to

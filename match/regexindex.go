@@ -110,9 +110,9 @@ type regexOutcome struct {
 
 // matchRegexRoutes tries the host's regex routes in controller order (only
 // those the prefix index allows, if the host has one) within RegexBudget.
-func matchRegexRoutes(routes []*Route, idx *regexIndex, path string) regexOutcome {
+func matchRegexRoutes(routes []*Route, idx *regexIndex, path string, q *Request) regexOutcome {
 	path = asciiFoldInput(path)
-	m := regexMatcher{path: path, start: time.Now()}
+	m := regexMatcher{path: path, start: time.Now(), req: q}
 	if idx == nil {
 		for _, r := range routes {
 			if m.try(r) {
@@ -127,7 +127,7 @@ func matchRegexRoutes(routes []*Route, idx *regexIndex, path string) regexOutcom
 	for i := 0; n != nil; i++ {
 		if len(n.routes) > 0 {
 			if k == len(lists) {
-				return matchRegexRoutes(routes, nil, path)
+				return matchRegexRoutes(routes, nil, path, q)
 			}
 			lists[k] = n.routes
 			k++
@@ -159,6 +159,7 @@ func matchRegexRoutes(routes []*Route, idx *regexIndex, path string) regexOutcom
 // regexMatcher tries routes one by one against a path and keeps the time.
 type regexMatcher struct {
 	path  string
+	req   *Request // the request a route's conditions are met by
 	start time.Time
 	tried int
 	out   regexOutcome
@@ -169,7 +170,7 @@ type regexMatcher struct {
 // ones, which take about a microsecond each.
 func (m *regexMatcher) try(r *Route) bool {
 	ok, timedOut := r.Regexp.match(m.path)
-	if ok {
+	if ok && (r.When == nil || r.When.Matches(m.req)) {
 		m.out.route = r
 		return true
 	}

@@ -227,6 +227,16 @@ type Route struct {
 	// Snippet is what the snippet annotations translate to (snippet.go);
 	// nil for none.
 	Snippet *Snippet
+	// When is what a request must carry besides its path (method, header
+	// and query parameter matches, conditions.go); nil for nothing.
+	When *Conditions
+	// Split shares the route's requests among weighted backends, some of
+	// which may be invalid (split.go); nil when Backend takes them all.
+	Split *Split
+
+	// next is the route of the same key tried when a request does not
+	// meet When, set by New.
+	next *Route
 }
 
 // VirtualHost is everything served under one host name.

@@ -112,10 +112,10 @@ type regexOutcome struct {
 // those the prefix index allows, if the host has one) within RegexBudget.
 func matchRegexRoutes(routes []*Route, idx *regexIndex, path string, q *Request) regexOutcome {
 	path = asciiFoldInput(path)
-	m := regexMatcher{path: path, start: time.Now(), req: q}
+	m := regexMatcher{path: path, start: time.Now()}
 	if idx == nil {
 		for _, r := range routes {
-			if m.try(r) {
+			if m.try(r, q) {
 				return m.out
 			}
 		}
@@ -150,7 +150,7 @@ func matchRegexRoutes(routes []*Route, idx *regexIndex, path string, q *Request)
 		}
 		r := routes[lists[best][0]]
 		lists[best] = lists[best][1:]
-		if m.try(r) {
+		if m.try(r, q) {
 			return m.out
 		}
 	}
@@ -159,7 +159,6 @@ func matchRegexRoutes(routes []*Route, idx *regexIndex, path string, q *Request)
 // regexMatcher tries routes one by one against a path and keeps the time.
 type regexMatcher struct {
 	path  string
-	req   *Request // the request a route's conditions are met by
 	start time.Time
 	tried int
 	out   regexOutcome
@@ -168,9 +167,10 @@ type regexMatcher struct {
 // try reports whether the search is over: r matched or the budget ran out.
 // The clock is read after every backtracking match and every 32 linear
 // ones, which take about a microsecond each.
-func (m *regexMatcher) try(r *Route) bool {
+// A route whose conditions q does not meet counts as not matching.
+func (m *regexMatcher) try(r *Route, q *Request) bool {
 	ok, timedOut := r.Regexp.match(m.path)
-	if ok && (r.When == nil || r.When.Matches(m.req)) {
+	if ok && (r.When == nil || r.When.Matches(q)) {
 		m.out.route = r
 		return true
 	}

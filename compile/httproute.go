@@ -54,6 +54,28 @@ type HTTPRouteRule struct {
 	// Redirect, when set, answers with a redirect instead of proxying
 	// (the Gateway API's RequestRedirect filter).
 	Redirect *RequestRedirect
+	// Mirrors copy each request, or a share of them, to other Services
+	// (the Gateway API's RequestMirror filters); their answers are
+	// dropped.
+	Mirrors []RequestMirror
+	// RequestTimeout and BackendRequestTimeout are the Gateway API's
+	// timeouts; 0 keeps the router's. Both bound the connection to the
+	// backend and the wait for its response head (match.Policy's
+	// ConnectTimeout and ReadTimeout), the shorter deciding: a backend
+	// too slow answers 504.
+	RequestTimeout, BackendRequestTimeout time.Duration
+}
+
+// RequestMirror copies requests to a Service port: Numerator of
+// Denominator requests, every one when Denominator is 0.
+type RequestMirror struct {
+	// Field locates the filter ("spec.rules[0].filters[2]").
+	Field                  string
+	Service                ServiceRef
+	Numerator, Denominator int32
+	// Invalid, when set, says why the Service cannot be mirrored to; the
+	// rule is then not served.
+	Invalid string
 }
 
 // RequestRedirect answers a request with a redirect to the same URL with
@@ -171,7 +193,11 @@ func (b *builder) buildHTTPRoutes() {
 			}
 			for i := range hr.Rules {
 				rule := &hr.Rules[i]
-				backend, split := b.ruleBackend(hr, rule)
+				to := routeTarget{policy: ruleTimeouts(rule)}
+				to.backend, to.split = b.ruleBackend(hr, rule)
+				if to.response, ok = b.ruleMirrors(hr, rule); !ok {
+					continue
+				}
 				rws, ok := b.ruleRewrites(hr, rule)
 				if !ok {
 					continue
@@ -192,7 +218,7 @@ func (b *builder) buildHTTPRoutes() {
 							continue
 						}
 					}
-					b.declareHTTPRouteMatch(hr, v, m, routeTarget{backend, split}, rws[m.Type], msn, order, seen)
+					b.declareHTTPRouteMatch(hr, v, m, to, rws[m.Type], msn, order, seen)
 				}
 			}
 		}
@@ -263,10 +289,64 @@ func (b *builder) ruleBackend(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Backen
 	return first, &match.Split{Alternatives: alts}
 }
 
-// routeTarget is where a rule's routes send requests.
+// routeTarget is where a rule's routes send requests and what they do
+// around the exchange: mirrors and timeouts.
 type routeTarget struct {
-	backend *match.Backend
-	split   *match.Split
+	backend  *match.Backend
+	split    *match.Split
+	response *match.Response
+	policy   *match.Policy
+}
+
+// ruleMirrors builds the Response that sends the rule's mirrored copies,
+// nil for none; ok is false, with a warning, when a mirror cannot be
+// served and the rule is not served. A mirror goes to the Service port's
+// endpoints (match.Mirror.Backend), with the request's Host and path.
+func (b *builder) ruleMirrors(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Response, bool) {
+	if len(rule.Mirrors) == 0 {
+		return nil, true
+	}
+	resp := match.Response{}
+	for _, rm := range rule.Mirrors {
+		if rm.Invalid != "" {
+			return nil, false // the translator warned
+		}
+		svc := rm.Service
+		r := b.resolve(svc.Namespace, svc.Name, svc.Port)
+		if r.problem != "" {
+			b.warn(r.problem, hr.ref(), rm.Field+".requestMirror.backendRef", r.message+"; the rule is not served")
+			return nil, false
+		}
+		r.backend.used = true
+		m := &match.Mirror{
+			Target:    "http://" + svc.Name + "." + svc.Namespace + ".svc$request_uri",
+			Backend:   r.backend.b,
+			Numerator: int(rm.Numerator), Denominator: int(rm.Denominator),
+		}
+		if resp.Mirror == nil {
+			resp.Mirror = m
+		} else {
+			resp.Mirrors = append(resp.Mirrors, m)
+		}
+	}
+	out, err := match.NewResponse(resp)
+	if err != nil {
+		b.warn(RuleRejected, hr.ref(), rule.Mirrors[0].Field, err.Error()+"; the rule is not served")
+		return nil, false
+	}
+	return out, true
+}
+
+// ruleTimeouts is the rule's timeouts as a request policy, nil for none.
+func ruleTimeouts(rule *HTTPRouteRule) *match.Policy {
+	d := rule.RequestTimeout
+	if t := rule.BackendRequestTimeout; t > 0 && (d == 0 || t < d) {
+		d = t
+	}
+	if d <= 0 {
+		return nil
+	}
+	return &match.Policy{ConnectTimeout: d, ReadTimeout: d}
 }
 
 // condKey identifies a route with conditions: of two with the same host,
@@ -295,15 +375,17 @@ func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatc
 	}
 	r := b.routeSlab.new()
 	*r = match.Route{
-		Type:    m.Type,
-		Path:    key,
-		Source:  match.Source{Kind: HTTPRouteKind, Namespace: hr.Namespace, Name: hr.Name, Field: m.Field},
-		Order:   order,
-		Regexp:  re,
-		Backend: to.backend,
-		Split:   to.split,
-		Rewrite: rw,
-		Snippet: sn,
+		Type:     m.Type,
+		Path:     key,
+		Source:   match.Source{Kind: HTTPRouteKind, Namespace: hr.Namespace, Name: hr.Name, Field: m.Field},
+		Order:    order,
+		Regexp:   re,
+		Backend:  to.backend,
+		Split:    to.split,
+		Response: to.response,
+		Policy:   to.policy,
+		Rewrite:  rw,
+		Snippet:  sn,
 	}
 	if when := conditions(m); when != nil {
 		c, err := match.NewConditions(*when)

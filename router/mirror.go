@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
@@ -16,6 +17,8 @@ import (
 type mirrorState struct {
 	inFlight        atomic.Int64
 	dropped, failed atomic.Uint64
+	// turn spreads the copies to a mirror's Backend over its endpoints.
+	turn atomic.Uint64
 	// send sends one copy on its own goroutine: Router.sendMirror, which
 	// BenchmarkMirror replaces to count the request's own allocations
 	// apart from the copy's.
@@ -37,7 +40,17 @@ func IsMirror(ctx context.Context) bool { return ctx.Value(mirrorKey{}) != nil }
 // is not sent and is counted in Stats.MirrorsDropped. Taking the copy
 // costs the request one allocation, the goroutine's; everything else is
 // done on that goroutine.
+//
+// A mirror with a share (the Gateway API's percent or fraction) copies
+// that share of the requests at random; one to a Backend without ready
+// endpoints copies nothing.
 func (r *Router) mirror(s *requestState, m *match.Mirror) {
+	if m.Denominator > 0 && rand.IntN(m.Denominator) >= m.Numerator {
+		return
+	}
+	if m.Backend != nil && len(m.Backend.Endpoints) == 0 {
+		return
+	}
 	var body []byte
 	if !m.NoBody && s.req.Body != nil && s.req.Body != http.NoBody {
 		held, ok := s.req.Body.(*heldBody)
@@ -76,7 +89,11 @@ func (r *Router) sendMirror(m *match.Mirror, req *http.Request, c mirrorCopy, bo
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	out, err := http.NewRequestWithContext(ctx, req.Method, m.URL(c.path, c.query, c.hasQuery, c.proto, c.host), rd)
+	url := m.URL(c.path, c.query, c.hasQuery, c.proto, c.host)
+	if b := m.Backend; b != nil {
+		url = m.URLAt(b.Endpoints[r.mirrors.turn.Add(1)%uint64(len(b.Endpoints))], c.path, c.query, c.hasQuery, c.proto, c.host)
+	}
+	out, err := http.NewRequestWithContext(ctx, req.Method, url, rd)
 	if err != nil {
 		r.mirrors.failed.Add(1)
 		return
@@ -87,6 +104,9 @@ func (r *Router) sendMirror(m *match.Mirror, req *http.Request, c mirrorCopy, bo
 		}
 	}
 	out.Host = m.Host
+	if m.Host == "" {
+		out.Host = req.Host
+	}
 	if body != nil {
 		out.ContentLength = int64(len(body))
 		out.Header["Content-Length"] = []string{strconv.Itoa(len(body))}

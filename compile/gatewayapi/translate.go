@@ -243,6 +243,9 @@ func (t *translator) rule(r *gwv1.HTTPRoute, i int) (compile.HTTPRouteRule, bool
 		case f.Type == gwv1.HTTPRouteFilterResponseHeaderModifier && f.ResponseHeaderModifier != nil && out.ResponseHeaders == nil:
 			out.ResponseHeaders = headerModifier(ff, f.ResponseHeaderModifier)
 			continue
+		case f.Type == gwv1.HTTPRouteFilterRequestMirror && f.RequestMirror != nil:
+			out.Mirrors = append(out.Mirrors, t.mirror(r, ff, f.RequestMirror))
+			continue
 		case f.Type == gwv1.HTTPRouteFilterRequestRedirect && f.RequestRedirect != nil && out.Redirect == nil:
 			if out.Redirect = redirect(ff, f.RequestRedirect); out.Redirect == nil {
 				t.warn(Unsupported, r, ff+".requestRedirect.path", "a path modifier without its value; the rule is not served")
@@ -271,8 +274,8 @@ func (t *translator) rule(r *gwv1.HTTPRoute, i int) (compile.HTTPRouteRule, bool
 			}
 		}
 	}
-	if src.Timeouts != nil {
-		t.warn(Unsupported, r, field+".timeouts", "timeouts are not applied yet; the defaults apply")
+	if !t.timeouts(r, field, src.Timeouts, &out) {
+		return out, false
 	}
 	for j, m := range src.Matches {
 		mf := field + ".matches[" + strconv.Itoa(j) + "]"

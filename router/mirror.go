@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
@@ -42,10 +41,10 @@ func IsMirror(ctx context.Context) bool { return ctx.Value(mirrorKey{}) != nil }
 // done on that goroutine.
 //
 // A mirror with a share (the Gateway API's percent or fraction) copies
-// that share of the requests at random; one to a Backend without ready
-// endpoints copies nothing.
+// exactly that share of its requests, spread evenly (mirrorShares); one
+// to a Backend without ready endpoints copies nothing.
 func (r *Router) mirror(s *requestState, m *match.Mirror) {
-	if m.Denominator > 0 && rand.IntN(m.Denominator) >= m.Numerator {
+	if m.Denominator > 0 && !s.d.st.mirrorShares[m].take(m.Numerator, m.Denominator) {
 		return
 	}
 	if m.Backend != nil && len(m.Backend.Endpoints) == 0 {
@@ -118,4 +117,45 @@ func (r *Router) sendMirror(m *match.Mirror, req *http.Request, c mirrorCopy, bo
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
 	res.Body.Close()
+}
+
+// mirrorShare counts the requests of a mirror with a share: the k-th is
+// copied when it carries floor(k·n/d) past floor((k-1)·n/d), so every d
+// requests copy n, evenly spread.
+type mirrorShare struct{ k atomic.Uint64 }
+
+func (c *mirrorShare) take(n, d int) bool {
+	if c == nil {
+		return false
+	}
+	k := c.k.Add(1) % uint64(d)
+	return (k+1)*uint64(n)/uint64(d) > k*uint64(n)/uint64(d)
+}
+
+// mirrorShares gives every mirror with a share in t its counter. A
+// rebuilt table starts them afresh, which moves a share by less than one
+// copy per mirror.
+func mirrorShares(t *match.Table) map[*match.Mirror]*mirrorShare {
+	var m map[*match.Mirror]*mirrorShare
+	add := func(rp *match.Response) {
+		if rp == nil {
+			return
+		}
+		for _, mr := range append([]*match.Mirror{rp.Mirror}, rp.Mirrors...) {
+			if mr == nil || mr.Denominator == 0 {
+				continue
+			}
+			if m == nil {
+				m = make(map[*match.Mirror]*mirrorShare)
+			}
+			m[mr] = &mirrorShare{}
+		}
+	}
+	for vh := range t.VirtualHosts() {
+		add(vh.FallbackResponse)
+		for _, rt := range vh.Routes {
+			add(rt.Response)
+		}
+	}
+	return m
 }

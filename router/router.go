@@ -453,6 +453,8 @@ type serving struct {
 	// routeSplits those of routes' weighted backends (split.go).
 	splits      map[*match.Backend]*balance.Split
 	routeSplits map[*match.Split]*balance.Split
+	// mirrorShares count the requests of mirrors with a share (mirror.go).
+	mirrorShares map[*match.Mirror]*mirrorShare
 }
 
 // New returns a Router with no table: it answers 503 until the first Publish.
@@ -587,7 +589,7 @@ func (r *Router) Publish(t *match.Table) (generation uint64, changed bool) {
 	if cur != nil && (cur.table == t || t.Digest() == cur.table.Digest()) {
 		return cur.gen, false
 	}
-	next := &serving{table: t, balancers: r.balancers(t), splits: r.splits(t), routeSplits: r.routeSplits(t), gen: 1}
+	next := &serving{table: t, balancers: r.balancers(t), splits: r.splits(t), routeSplits: r.routeSplits(t), mirrorShares: mirrorShares(t), gen: 1}
 	if cur != nil {
 		next.gen = cur.gen + 1
 	}

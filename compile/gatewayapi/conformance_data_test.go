@@ -141,6 +141,23 @@ var conformanceData = []struct {
 	{test: "httproute-invalid-reference-grant", requests: []dataRequest{
 		{method: "GET", path: "/", status: 500},
 	}},
+	{test: "httproute-partially-invalid-via-invalid-reference-grant", requests: []dataRequest{
+		{method: "GET", path: "/v2", status: 500},
+		{method: "GET", path: "/", backend: "gateway-conformance-app-backend/app-backend-v1"},
+	}},
+	{test: "httproute-omitted-backendrefs", requests: []dataRequest{
+		{path: "/forward", backend: v1},
+		{path: "/omitted-no-forward", status: 500},
+		{path: "/empty-no-forward", status: 500},
+	}},
+	{test: "httproute-path-match-order", requests: []dataRequest{
+		{path: "/match/exact/one", backend: v3},
+		{path: "/match/exact", backend: v2},
+		{path: "/match", backend: v1},
+		{path: "/match/prefix/one/any", backend: v2},
+		{path: "/match/prefix/any", backend: v1},
+		{path: "/match/any", backend: v3},
+	}},
 	{test: "httproute-request-mirror", requests: []dataRequest{
 		{path: "/mirror", backend: v1, mirrored: []string{v2}},
 		{path: "/mirror-and-modify-headers", headers: modifiedSent, backend: v1, seen: modifiedSeen, absent: []string{"X-Header-Remove"}, mirrored: []string{v2}},

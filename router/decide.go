@@ -73,7 +73,9 @@ func (d Decision) Proxied() bool { return d.Status == 0 }
 // from the steps' declarations): the location's rate limits and source
 // ranges, which count requests, its CORS preflight and authentication,
 // which may ask a service, Options.Hook, the canary's choice (see
-// Decision.Canary), the request body, and the backend's answer.
+// Decision.Canary), a route's weighted choice among its backends
+// (match.Split: Backend is then its first valid one), the request body,
+// and the backend's answer.
 func (r *Router) Lookup(req *http.Request) Decision {
 	d := r.decide(req, isGRPC(req))
 	out := Decision{Host: d.host, Status: d.ans.status, Reason: d.ans.reason, Location: d.location}

@@ -248,35 +248,25 @@ func (b *builder) ruleBackend(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Backen
 			"the rule names no backend; its requests answer 500")
 		return nil, &match.Split{Alternatives: []match.Alternative{{Weight: 1}}}
 	}
-	alts := make([]match.Alternative, len(rule.Backends))
-	var first *match.Backend
+	var alts []match.Alternative
+	if len(rule.Backends) > 1 {
+		alts = make([]match.Alternative, len(rule.Backends))
+	}
+	var first, be *match.Backend
 	positive, invalid := 0, 0
 	for i := range rule.Backends {
 		wb := &rule.Backends[i]
-		alts[i].Weight = int(max(wb.Weight, 0))
 		if wb.Weight > 0 {
 			positive++
 		}
-		if wb.Invalid != "" {
+		be = b.ruleBackendRef(hr, wb)
+		if be == nil {
 			invalid++
-			continue // the translator warned
+		} else if first == nil && wb.Weight > 0 {
+			first = be
 		}
-		svc := wb.Service
-		r := b.resolve(svc.Namespace, svc.Name, svc.Port)
-		switch r.problem {
-		case ServiceNotFound, ExternalNameUnsupported:
-			b.warn(r.problem, hr.ref(), wb.Field+".name", r.message+"; its share of the requests answers 500")
-			invalid++
-			continue
-		case ServicePortNotFound:
-			b.warn(r.problem, hr.ref(), wb.Field+".port", r.message+"; its share of the requests answers 500")
-			invalid++
-			continue
-		}
-		r.backend.used = true
-		alts[i].Backend = r.backend.b
-		if first == nil && wb.Weight > 0 {
-			first = r.backend.b
+		if alts != nil {
+			alts[i] = match.Alternative{Backend: be, Weight: int(max(wb.Weight, 0))}
 		}
 	}
 	if positive == 0 {
@@ -286,7 +276,30 @@ func (b *builder) ruleBackend(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Backen
 	if positive == 1 && invalid == 0 && first != nil {
 		return first, nil
 	}
+	if alts == nil { // one backend, invalid or of weight 0
+		alts = []match.Alternative{{Backend: be, Weight: int(max(rule.Backends[0].Weight, 0))}}
+	}
 	return first, &match.Split{Alternatives: alts}
+}
+
+// ruleBackendRef resolves one backendRef, or warns and returns nil when
+// it is invalid.
+func (b *builder) ruleBackendRef(hr *HTTPRoute, wb *WeightedBackend) *match.Backend {
+	if wb.Invalid != "" {
+		return nil // the translator warned
+	}
+	svc := wb.Service
+	r := b.resolve(svc.Namespace, svc.Name, svc.Port)
+	switch r.problem {
+	case ServiceNotFound, ExternalNameUnsupported:
+		b.warn(r.problem, hr.ref(), wb.Field+".name", r.message+"; its share of the requests answers 500")
+		return nil
+	case ServicePortNotFound:
+		b.warn(r.problem, hr.ref(), wb.Field+".port", r.message+"; its share of the requests answers 500")
+		return nil
+	}
+	r.backend.used = true
+	return r.backend.b
 }
 
 // routeTarget is where a rule's routes send requests and what they do

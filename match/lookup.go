@@ -60,7 +60,13 @@ func (r Result) Location() Location {
 // A route with conditions (Route.When) never matches here: LookupRequest
 // is the lookup that checks them.
 func (t *Table) Lookup(host, path string) Result {
-	return t.LookupRequest(host, path, nil)
+	hi := t.host(host)
+	if hi.conds {
+		r, re := t.routeWhen(&hi, path, nil)
+		return hi.result(r, re)
+	}
+	r, re := t.route(&hi, path)
+	return hi.result(r, re)
 }
 
 // LookupRequest is Lookup for a request that may meet route conditions
@@ -70,13 +76,16 @@ func (t *Table) Lookup(host, path string) Result {
 // condition.
 func (t *Table) LookupRequest(host, path string, q *Request) Result {
 	hi := t.host(host)
-	var r *Route
-	var re regexOutcome
 	if hi.conds {
-		r, re = t.routeWhen(&hi, path, q)
-	} else {
-		r, re = t.route(&hi, path)
+		r, re := t.routeWhen(&hi, path, q)
+		return hi.result(r, re)
 	}
+	r, re := t.route(&hi, path)
+	return hi.result(r, re)
+}
+
+// result is the Result of a route search in the host.
+func (hi *hostIndex) result(r *Route, re regexOutcome) Result {
 	switch {
 	case r != nil:
 		return Result{Host: hi.vh, Route: r, Backend: r.Backend, RegexTimedOut: re.timedOut}

@@ -28,7 +28,13 @@ type Conditions struct {
 	Headers, Query []ValueMatch
 
 	ready bool
+	// inline holds Headers and Query when they are few, so checking them
+	// reads this one object rather than chasing two more pointers.
+	inline [inlineValues]ValueMatch
 }
+
+// inlineValues is how many conditions a Conditions holds in itself.
+const inlineValues = 3
 
 // ValueMatch is one header or query parameter condition: the first value
 // of Name equals Value, or with Regex matches it as an RE2 pattern
@@ -54,15 +60,28 @@ type Request struct {
 // canonical. Duplicate names keep their first condition, as the Gateway
 // API asks.
 func NewConditions(c Conditions) (*Conditions, error) {
-	out := Conditions{Method: c.Method, ready: true}
-	var err error
-	if out.Headers, err = prepareValues(c.Headers, true); err != nil {
+	out := &Conditions{Method: c.Method, ready: true}
+	hs, err := prepareValues(c.Headers, true)
+	if err != nil {
 		return nil, &fieldError{"Headers", err}
 	}
-	if out.Query, err = prepareValues(c.Query, false); err != nil {
+	qs, err := prepareValues(c.Query, false)
+	if err != nil {
 		return nil, &fieldError{"Query", err}
 	}
-	return &out, nil
+	out.Headers, out.Query = hs, qs
+	if n := len(hs); n+len(qs) <= inlineValues {
+		copy(out.inline[:], hs)
+		copy(out.inline[n:], qs)
+		out.Headers, out.Query = nil, nil
+		if n > 0 {
+			out.Headers = out.inline[:n:n]
+		}
+		if len(qs) > 0 {
+			out.Query = out.inline[n : n+len(qs) : n+len(qs)]
+		}
+	}
+	return out, nil
 }
 
 func prepareValues(in []ValueMatch, header bool) ([]ValueMatch, error) {

@@ -253,11 +253,10 @@ func chain(head, r *Route) *Route {
 	if head == nil {
 		return r
 	}
-	last := head
-	for last.next != nil {
-		last = last.next
+	if head.chain == nil {
+		head.chain = []chainEntry{{head.When, head}}
 	}
-	last.next = r
+	head.chain = append(head.chain, chainEntry{r.When, r})
 	return head
 }
 
@@ -311,7 +310,7 @@ func (t *Table) indexHost(id uint32, vh *VirtualHost) hostIndex {
 	hi := hostIndex{vh: vh, id: id}
 	vh.regex = nil
 	for _, r := range vh.Routes {
-		r.next = nil
+		r.chain = nil
 		hi.conds = hi.conds || r.When != nil
 		switch r.Type {
 		case Exact:

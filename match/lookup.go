@@ -175,11 +175,18 @@ func (t *Table) routeWhen(hi *hostIndex, path string, q *Request) (*Route, regex
 	return out.route, out
 }
 
-// firstMet is the first route of the chain whose conditions q meets.
+// firstMet is the first route of r's key, r's chain if it has one,
+// whose conditions q meets.
 func firstMet(r *Route, q *Request) *Route {
-	for ; r != nil; r = r.next {
-		if r.When == nil || r.When.Matches(q) {
+	if r == nil || r.chain == nil {
+		if r == nil || r.When == nil || r.When.Matches(q) {
 			return r
+		}
+		return nil
+	}
+	for _, e := range r.chain {
+		if e.when == nil || e.when.Matches(q) {
+			return e.r
 		}
 	}
 	return nil

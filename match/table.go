@@ -234,9 +234,16 @@ type Route struct {
 	// which may be invalid (split.go); nil when Backend takes them all.
 	Split *Split
 
-	// next is the route of the same key tried when a request does not
-	// meet When, set by New.
-	next *Route
+	// chain, on the first route of a key that several routes share, is
+	// every route of the key in precedence order with its conditions,
+	// read in one go when a request does not meet them; set by New.
+	chain []chainEntry
+}
+
+// chainEntry is a route of a chain and its conditions.
+type chainEntry struct {
+	when *Conditions
+	r    *Route
 }
 
 // VirtualHost is everything served under one host name.

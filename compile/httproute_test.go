@@ -314,3 +314,29 @@ func TestHTTPRouteRedirect(t *testing.T) {
 		require.Equal(t, tt.location, out.Location, tt.path)
 	}
 }
+
+// TestHTTPRouteMirrorsAndTimeouts: mirrors become the route's Response
+// (the first its Mirror, the others Mirrors, each to its Service's
+// backend); a mirror to a missing Service leaves the rule out; the
+// shorter timeout bounds connect and read.
+func TestHTTPRouteMirrorsAndTimeouts(t *testing.T) {
+	r := mkHTTPRoute("prod", "a", 1, "h.test", HTTPRouteMatch{Field: "spec.rules[0].matches[0]", Type: match.Prefix, Path: "/m"})
+	r.Rules[0].Mirrors = []RequestMirror{
+		{Field: "spec.rules[0].filters[0]", Service: ServiceRef{Namespace: "prod", Name: "b", Port: "80"}},
+		{Field: "spec.rules[0].filters[1]", Service: ServiceRef{Namespace: "prod", Name: "c", Port: "80"}, Numerator: 1, Denominator: 4},
+	}
+	r.Rules[0].RequestTimeout, r.Rules[0].BackendRequestTimeout = 2*time.Second, time.Second
+	bad := mkHTTPRoute("prod", "bad", 1, "h.test", HTTPRouteMatch{Field: "spec.rules[0].matches[0]", Type: match.Prefix, Path: "/bad"})
+	bad.Rules[0].Mirrors = []RequestMirror{{Field: "spec.rules[0].filters[0]", Service: ServiceRef{Namespace: "prod", Name: "nope", Port: "80"}}}
+	tab, ws := compileOK(t, routeSnapshot(t, nil, r, bad, mkHTTPRoute("prod", "b", 1, "b.test"), mkHTTPRoute("prod", "c", 1, "c.test")), Options{})
+	require.Equal(t, []short{{ServiceNotFound, "HTTPRoute prod/bad", "spec.rules[0].filters[0].requestMirror.backendRef"}}, shorten(ws))
+	require.Equal(t, "404", served(tab, "h.test", "/bad"))
+	rt := tab.Lookup("h.test", "/m").Route
+	require.Equal(t, "prod/b:80", rt.Response.Mirror.Backend.ID)
+	require.Len(t, rt.Response.Mirrors, 1)
+	require.Equal(t, "prod/c:80", rt.Response.Mirrors[0].Backend.ID)
+	require.Equal(t, [2]int{1, 4}, [2]int{rt.Response.Mirrors[0].Numerator, rt.Response.Mirrors[0].Denominator})
+	require.Equal(t, time.Second, rt.Policy.ReadTimeout)
+	require.Equal(t, time.Second, rt.Policy.ConnectTimeout)
+	require.Contains(t, tab.String(), "to prod/c:80")
+}

@@ -51,7 +51,9 @@ func TestTranslateConditionsMirrorsTimeouts(t *testing.T) {
 	if diff := cmp.Diff(wantMatches, rule.Matches, cmp.AllowUnexported(match.ValueMatch{})); diff != "" {
 		t.Error(diff)
 	}
-	svc := func(name string) compile.ServiceRef { return compile.ServiceRef{Namespace: "app", Name: name, Port: "80"} }
+	svc := func(name string) compile.ServiceRef {
+		return compile.ServiceRef{Namespace: "app", Name: name, Port: "80"}
+	}
 	wantMirrors := []compile.RequestMirror{
 		{Field: "spec.rules[0].filters[0]", Service: svc("m1")},
 		{Field: "spec.rules[0].filters[1]", Service: svc("m2"), Numerator: 20, Denominator: 100},

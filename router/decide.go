@@ -284,7 +284,6 @@ func (r *Router) decide(req *http.Request, grpc bool) (d decision) {
 	if split {
 		// The weighted choice is made when serving (splitRequest), which
 		// checks the backend it chose.
-		d.bal = st.balancers[b]
 		return d
 	}
 	d.bal, d.ans = st.backendFor(b, grpc)

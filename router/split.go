@@ -38,7 +38,7 @@ func (r *Router) routeSplits(t *match.Table) map[*match.Split]*balance.Split {
 
 // splitRequest chooses the route's backend for this request by weight:
 // an invalid one answers 500 (ReasonInvalidBackend), a valid one is
-// checked as decide checked the route's first (backendFor). It reports
+// checked as decide checks a route's backend (backendFor). It reports
 // whether it answered.
 func (r *Router) splitRequest(s *requestState, sp *match.Split) bool {
 	i, ok := 0, false
@@ -50,9 +50,6 @@ func (r *Router) splitRequest(s *requestState, sp *match.Split) bool {
 		return true
 	}
 	b := sp.Alternatives[i].Backend
-	if b == s.d.backend && s.d.bal != nil {
-		return false
-	}
 	s.d.backend = b
 	var a answer
 	if s.d.bal, a = s.d.st.backendFor(b, s.grpc); a.status != 0 {

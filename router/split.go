@@ -46,6 +46,7 @@ func (r *Router) splitRequest(s *requestState, sp *match.Split) bool {
 		i, ok = bs.Next()
 	}
 	if !ok || sp.Alternatives[i].Backend == nil {
+		s.d.backend = nil // the record names no backend: none was chosen
 		r.refuse(s, ansInvalidBackend)
 		return true
 	}

@@ -39,9 +39,9 @@ type HTTPRouteRule struct {
 	Field string
 	// Matches are ORed; none means a PathPrefix "/" match.
 	Matches []HTTPRouteMatch
-	// Backends share the rule's requests by weight. Today one backend
-	// with a positive weight is served; a split across several is refused
-	// with a warning (the canary split lives on a backend, not a rule).
+	// Backends share the rule's requests by weight (match.Split); an
+	// invalid one's share answers 500, and so does every request of a
+	// rule without a valid backend of positive weight.
 	Backends []WeightedBackend
 	// Rewrite, when set, changes the request before it is proxied (the
 	// Gateway API's URLRewrite filter); FilterField locates it.
@@ -54,6 +54,28 @@ type HTTPRouteRule struct {
 	// Redirect, when set, answers with a redirect instead of proxying
 	// (the Gateway API's RequestRedirect filter).
 	Redirect *RequestRedirect
+	// Mirrors copy each request, or a share of them, to other Services
+	// (the Gateway API's RequestMirror filters); their answers are
+	// dropped.
+	Mirrors []RequestMirror
+	// RequestTimeout and BackendRequestTimeout are the Gateway API's
+	// timeouts; 0 keeps the router's. Both bound the connection to the
+	// backend and the wait for its response head (match.Policy's
+	// ConnectTimeout and ReadTimeout), the shorter deciding: a backend
+	// too slow answers 504.
+	RequestTimeout, BackendRequestTimeout time.Duration
+}
+
+// RequestMirror copies requests to a Service port: Numerator of
+// Denominator requests, every one when Denominator is 0.
+type RequestMirror struct {
+	// Field locates the filter ("spec.rules[0].filters[2]").
+	Field                  string
+	Service                ServiceRef
+	Numerator, Denominator int32
+	// Invalid, when set, says why the Service cannot be mirrored to; the
+	// rule is then not served.
+	Invalid string
 }
 
 // RequestRedirect answers a request with a redirect to the same URL with
@@ -108,6 +130,11 @@ type HTTPRouteMatch struct {
 	// Exact, PathPrefix and RegularExpression); Path is the value.
 	Type match.PathType
 	Path string
+	// Method, Headers and QueryParams must match too ("" and nil: any);
+	// a request that matches the path but not these goes on to the next
+	// candidate by the Gateway API's precedence (match.Conditions).
+	Method               string
+	Headers, QueryParams []match.ValueMatch
 }
 
 // WeightedBackend is a Service port and its share of a rule's requests.
@@ -116,6 +143,11 @@ type WeightedBackend struct {
 	Weight  int32
 	// Field locates the backend reference ("spec.rules[0].backendRefs[0]").
 	Field string
+	// Invalid, when set, says why the reference cannot be followed (a
+	// kind that is not a Service, a namespace no ReferenceGrant opens):
+	// its share of the requests answers 500. A Service or port that does
+	// not exist is found invalid by compile.
+	Invalid string
 }
 
 // HTTPRouteKind is the Kind of an HTTPRoute in warnings and sources.
@@ -140,6 +172,7 @@ func (b *builder) buildHTTPRoutes() {
 			order = max(order, r.Order)
 		}
 	}
+	seen := make(map[condKey]*match.Route) // the routes with conditions
 	for _, hr := range routes {
 		if hr == nil {
 			continue
@@ -160,9 +193,10 @@ func (b *builder) buildHTTPRoutes() {
 			}
 			for i := range hr.Rules {
 				rule := &hr.Rules[i]
-				backend := b.ruleBackend(hr, rule)
-				if backend == nil && (rule.Redirect == nil || len(rule.Backends) > 0) {
-					continue // a redirect needs no backend
+				to := routeTarget{policy: ruleTimeouts(rule)}
+				to.backend, to.split = b.ruleBackend(hr, rule)
+				if to.response, ok = b.ruleMirrors(hr, rule); !ok {
+					continue
 				}
 				rws, ok := b.ruleRewrites(hr, rule)
 				if !ok {
@@ -184,7 +218,7 @@ func (b *builder) buildHTTPRoutes() {
 							continue
 						}
 					}
-					b.declareHTTPRouteMatch(hr, v, m, backend, rws[m.Type], msn, order)
+					b.declareHTTPRouteMatch(hr, v, m, to, rws[m.Type], msn, order, seen)
 				}
 			}
 		}
@@ -199,48 +233,154 @@ func compareHTTPRoutes(x, y *HTTPRoute) int {
 	return cmp.Or(x.Created.Compare(y.Created), cmp.Compare(x.Namespace, y.Namespace), cmp.Compare(x.Name, y.Name))
 }
 
-// ruleBackend resolves the rule's backend, or warns and returns nil when
-// the rule is not served.
-func (b *builder) ruleBackend(hr *HTTPRoute, rule *HTTPRouteRule) *match.Backend {
-	var chosen *WeightedBackend
-	positive := 0
+// ruleBackend resolves the rule's backends: one valid backend of
+// positive weight and nothing else is the route's Backend; otherwise the
+// route shares its requests by a Split, in which an invalid reference
+// (refused by the translator, or a Service or port that does not exist)
+// answers 500 for its share, as the Gateway API asks (SPEC §20). A rule
+// without backends answers 500 too, unless it redirects.
+func (b *builder) ruleBackend(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Backend, *match.Split) {
+	if len(rule.Backends) == 0 {
+		if rule.Redirect != nil {
+			return nil, nil
+		}
+		b.warn(BackendUnsupported, hr.ref(), rule.Field+".backendRefs",
+			"the rule names no backend; its requests answer 500")
+		return nil, &match.Split{Alternatives: []match.Alternative{{Weight: 1}}}
+	}
+	var alts []match.Alternative
+	if len(rule.Backends) > 1 {
+		alts = make([]match.Alternative, len(rule.Backends))
+	}
+	var first, be *match.Backend
+	positive, invalid := 0, 0
 	for i := range rule.Backends {
-		if rule.Backends[i].Weight > 0 {
+		wb := &rule.Backends[i]
+		if wb.Weight > 0 {
 			positive++
-			chosen = &rule.Backends[i]
+		}
+		be = b.ruleBackendRef(hr, wb)
+		if be == nil {
+			invalid++
+		} else if first == nil && wb.Weight > 0 {
+			first = be
+		}
+		if alts != nil {
+			alts[i] = match.Alternative{Backend: be, Weight: int(max(wb.Weight, 0))}
 		}
 	}
-	switch {
-	case len(rule.Backends) == 0 && rule.Redirect != nil:
-		return nil
-	case len(rule.Backends) == 0:
+	if positive == 0 {
 		b.warn(BackendUnsupported, hr.ref(), rule.Field+".backendRefs",
-			"the rule names no backend; it is not served")
-		return nil
-	case positive == 0:
-		b.warn(BackendUnsupported, hr.ref(), rule.Field+".backendRefs",
-			"every backend has weight 0; the rule is not served")
-		return nil
-	case positive > 1:
-		b.warn(BackendUnsupported, hr.ref(), rule.Field+".backendRefs",
-			"a split across "+strconv.Itoa(positive)+" weighted backends is not served yet; the rule is not served")
-		return nil
+			"every backend has weight 0; the rule's requests answer 500")
 	}
-	svc := chosen.Service
+	if positive == 1 && invalid == 0 && first != nil {
+		return first, nil
+	}
+	if alts == nil { // one backend, invalid or of weight 0
+		alts = []match.Alternative{{Backend: be, Weight: int(max(rule.Backends[0].Weight, 0))}}
+	}
+	return first, &match.Split{Alternatives: alts}
+}
+
+// ruleBackendRef resolves one backendRef, or warns and returns nil when
+// it is invalid.
+func (b *builder) ruleBackendRef(hr *HTTPRoute, wb *WeightedBackend) *match.Backend {
+	if wb.Invalid != "" {
+		return nil // the translator warned
+	}
+	svc := wb.Service
 	r := b.resolve(svc.Namespace, svc.Name, svc.Port)
 	switch r.problem {
 	case ServiceNotFound, ExternalNameUnsupported:
-		b.warn(r.problem, hr.ref(), chosen.Field+".name", r.message+"; requests answer 503")
+		b.warn(r.problem, hr.ref(), wb.Field+".name", r.message+"; its share of the requests answers 500")
+		return nil
 	case ServicePortNotFound:
-		b.warn(r.problem, hr.ref(), chosen.Field+".port", r.message+"; requests answer 503")
+		b.warn(r.problem, hr.ref(), wb.Field+".port", r.message+"; its share of the requests answers 500")
+		return nil
 	}
 	r.backend.used = true
 	return r.backend.b
 }
 
+// routeTarget is where a rule's routes send requests and what they do
+// around the exchange: mirrors and timeouts.
+type routeTarget struct {
+	backend  *match.Backend
+	split    *match.Split
+	response *match.Response
+	policy   *match.Policy
+}
+
+// ruleMirrors builds the Response that sends the rule's mirrored copies,
+// nil for none; ok is false, with a warning, when a mirror cannot be
+// served and the rule is not served. A mirror goes to the Service port's
+// endpoints (match.Mirror.Backend), with the request's Host and path.
+func (b *builder) ruleMirrors(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Response, bool) {
+	if len(rule.Mirrors) == 0 {
+		return nil, true
+	}
+	resp := match.Response{}
+	for _, rm := range rule.Mirrors {
+		if rm.Invalid != "" {
+			return nil, false // the translator warned
+		}
+		svc := rm.Service
+		r := b.resolve(svc.Namespace, svc.Name, svc.Port)
+		if r.problem != "" {
+			b.warn(r.problem, hr.ref(), rm.Field+".requestMirror.backendRef", r.message+"; the rule is not served")
+			return nil, false
+		}
+		r.backend.used = true
+		m := &match.Mirror{
+			Target:    "http://" + svc.Name + "." + svc.Namespace + ".svc$request_uri",
+			Backend:   r.backend.b,
+			Numerator: int(rm.Numerator), Denominator: int(rm.Denominator),
+		}
+		if resp.Mirror == nil {
+			resp.Mirror = m
+		} else {
+			resp.Mirrors = append(resp.Mirrors, m)
+		}
+	}
+	out, err := match.NewResponse(resp)
+	if err != nil {
+		b.warn(RuleRejected, hr.ref(), rule.Mirrors[0].Field, err.Error()+"; the rule is not served")
+		return nil, false
+	}
+	return out, true
+}
+
+// ruleTimeouts is the rule's timeouts as a request policy, nil for none.
+func ruleTimeouts(rule *HTTPRouteRule) *match.Policy {
+	d := rule.RequestTimeout
+	if t := rule.BackendRequestTimeout; t > 0 && (d == 0 || t < d) {
+		d = t
+	}
+	if d <= 0 {
+		return nil
+	}
+	return &match.Policy{ConnectTimeout: d, ReadTimeout: d}
+}
+
+// condKey identifies a route with conditions: of two with the same host,
+// key and conditions the first declared is served.
+type condKey struct {
+	v    *vhost
+	key  routeKey
+	cond string
+}
+
+// conditions are m's method, header and query matches, or nil for none.
+func conditions(m HTTPRouteMatch) *match.Conditions {
+	if m.Method == "" && len(m.Headers) == 0 && len(m.QueryParams) == 0 {
+		return nil
+	}
+	return &match.Conditions{Method: m.Method, Headers: m.Headers, Query: m.QueryParams}
+}
+
 // declareHTTPRouteMatch validates one match and adds its route to v unless
 // an earlier declaration of the same key wins.
-func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatch, backend *match.Backend, rw *match.Rewrite, sn *match.Snippet, order int) {
+func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatch, to routeTarget, rw *match.Rewrite, sn *match.Snippet, order int, seen map[condKey]*match.Route) {
 	key, re, why := b.httpRouteKey(m)
 	if why != "" {
 		b.warn(PathRejected, hr.ref(), m.Field+".path", "path "+strconv.Quote(m.Path)+" "+why+"; it is not served")
@@ -248,14 +388,38 @@ func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatc
 	}
 	r := b.routeSlab.new()
 	*r = match.Route{
-		Type:    m.Type,
-		Path:    key,
-		Source:  match.Source{Kind: HTTPRouteKind, Namespace: hr.Namespace, Name: hr.Name, Field: m.Field},
-		Order:   order,
-		Regexp:  re,
-		Backend: backend,
-		Rewrite: rw,
-		Snippet: sn,
+		Type:     m.Type,
+		Path:     key,
+		Source:   match.Source{Kind: HTTPRouteKind, Namespace: hr.Namespace, Name: hr.Name, Field: m.Field},
+		Order:    order,
+		Regexp:   re,
+		Backend:  to.backend,
+		Split:    to.split,
+		Response: to.response,
+		Policy:   to.policy,
+		Rewrite:  rw,
+		Snippet:  sn,
+	}
+	if when := conditions(m); when != nil {
+		c, err := match.NewConditions(*when)
+		if err != nil {
+			b.warn(RuleRejected, hr.ref(), m.Field, err.Error()+"; this match is not served")
+			return
+		}
+		r.When = c
+		// A route with conditions never takes another's place: only one
+		// with the same conditions is the same route.
+		k := condKey{v, routeKey{m.Type, key}, conditionsKey(c)}
+		if w := seen[k]; w != nil {
+			b.conflict(RouteConflict, hr.ref(), m.Field,
+				fmt.Sprintf("%s: %s path %q with the same method, header and query matches is declared by HTTPRoute %s/%s %s, which goes first; this one is not served",
+					hostLabel(v.vh.Name), m.Type, m.Path, w.Source.Namespace, w.Source.Name, w.Source.Field),
+				Ref{Kind: HTTPRouteKind, Namespace: w.Source.Namespace, Name: w.Source.Name}, w.Source.Field)
+			return
+		}
+		seen[k] = r
+		v.vh.Routes = append(v.vh.Routes, r)
+		return
 	}
 	winner := v.route(routeKey{m.Type, key})
 	if winner == nil {
@@ -286,6 +450,19 @@ func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatc
 	b.conflict(RouteConflict, hr.ref(), m.Field,
 		fmt.Sprintf("%s: %s path %q is the same route as %s; this one is not served", hostLabel(v.vh.Name), m.Type, m.Path, why),
 		Ref{Kind: HTTPRouteKind, Namespace: src.Namespace, Name: src.Name}, src.Field)
+}
+
+// conditionsKey encodes conditions prepared by match.NewConditions.
+func conditionsKey(c *match.Conditions) string {
+	var sb strings.Builder
+	sb.WriteString(c.Method)
+	for _, vs := range [][]match.ValueMatch{c.Headers, c.Query} {
+		sb.WriteString("\x00")
+		for _, v := range vs {
+			fmt.Fprintf(&sb, "%q%q%t", v.Name, v.Value, v.Regex)
+		}
+	}
+	return sb.String()
 }
 
 // httpRouteKey is routePath for a route match: the key the table matches,

@@ -113,7 +113,7 @@ func TestHTTPRouteDigest(t *testing.T) {
 func TestHTTPRouteRefused(t *testing.T) {
 	r := mkHTTPRoute("prod", "rt", 1, "h.test", HTTPRouteMatch{Field: "spec.rules[0].matches[0]", Type: match.Exact, Path: "a"})
 	split := mkHTTPRoute("prod", "split", 1, "h.test")
-	split.Rules[0].Backends = append(split.Rules[0].Backends, WeightedBackend{Service: ServiceRef{Namespace: "prod", Name: "x", Port: "80"}, Weight: 1})
+	split.Rules[0].Backends = append(split.Rules[0].Backends, WeightedBackend{Service: ServiceRef{Namespace: "prod", Name: "x", Port: "80"}, Weight: 1, Field: "spec.rules[0].backendRefs[1]"})
 	missing := mkHTTPRoute("prod", "missing", 1, "h.test", HTTPRouteMatch{Field: "spec.rules[0].matches[0]", Type: match.Exact, Path: "/m"})
 	s := routeSnapshot(t, nil, r, split)
 	s.HTTPRoutes = append(s.HTTPRoutes, missing)
@@ -121,10 +121,55 @@ func TestHTTPRouteRefused(t *testing.T) {
 	require.Equal(t, []short{
 		{ServiceNotFound, "HTTPRoute prod/missing", "spec.rules[0].backendRefs[0].name"},
 		{PathRejected, "HTTPRoute prod/rt", "spec.rules[0].matches[0].path"},
-		{BackendUnsupported, "HTTPRoute prod/split", "spec.rules[0].backendRefs"},
+		{ServiceNotFound, "HTTPRoute prod/split", "spec.rules[0].backendRefs[1].name"},
 	}, shorten(ws))
-	require.Equal(t, "404", served(tab, "h.test", "/"))
-	require.Equal(t, "prod/missing:80", served(tab, "h.test", "/m"))
+	// The split's missing Service is its invalid half: 500 for its share.
+	res := tab.Lookup("h.test", "/")
+	require.Equal(t, "prod/split:80", res.Backend.ID)
+	require.Len(t, res.Route.Split.Alternatives, 2)
+	require.Nil(t, res.Route.Split.Alternatives[1].Backend)
+	// A lone backend that does not exist is invalid: every request 500.
+	m := tab.Lookup("h.test", "/m")
+	require.Nil(t, m.Backend)
+	require.Equal(t, []match.Alternative{{Weight: 1}}, m.Route.Split.Alternatives)
+}
+
+// TestHTTPRouteSplitAndConditions: weighted backends become the route's
+// Split (a lone valid backend stays its Backend; none answers 500 by a
+// Split without a Backend); matches with method, headers or query become
+// routes of their own key with conditions, the same conditions twice a
+// conflict.
+func TestHTTPRouteSplitAndConditions(t *testing.T) {
+	r := mkHTTPRoute("prod", "a", 1, "h.test",
+		HTTPRouteMatch{Field: "spec.rules[0].matches[0]", Type: match.Prefix, Path: "/x", Method: "GET"},
+		HTTPRouteMatch{Field: "spec.rules[0].matches[1]", Type: match.Prefix, Path: "/x", Headers: []match.ValueMatch{{Name: "v", Value: "2"}}},
+		HTTPRouteMatch{Field: "spec.rules[0].matches[2]", Type: match.Prefix, Path: "/x"})
+	r.Rules[0].Backends = append(r.Rules[0].Backends,
+		WeightedBackend{Service: ServiceRef{Namespace: "prod", Name: "b", Port: "80"}, Weight: 3, Field: "spec.rules[0].backendRefs[1]"},
+		WeightedBackend{Weight: 0, Field: "spec.rules[0].backendRefs[2]", Invalid: "not a Service"})
+	dup := mkHTTPRoute("prod", "dup", 2, "h.test",
+		HTTPRouteMatch{Field: "spec.rules[0].matches[0]", Type: match.Prefix, Path: "/x", Method: "GET"},
+		HTTPRouteMatch{Field: "spec.rules[0].matches[1]", Type: match.Exact, Path: "/none"})
+	dup.Rules[0].Backends = nil
+	b := mkHTTPRoute("prod", "b", 3, "other.test")
+	tab, ws := compileOK(t, routeSnapshot(t, nil, r, dup, b), Options{})
+	require.Equal(t, []short{
+		{BackendUnsupported, "HTTPRoute prod/dup", "spec.rules[0].backendRefs"},
+		{RouteConflict, "HTTPRoute prod/dup", "spec.rules[0].matches[0]"},
+	}, shorten(ws))
+	get := tab.LookupRequest("h.test", "/x", &match.Request{Method: "GET"})
+	require.Equal(t, "spec.rules[0].matches[0]", get.Route.Source.Field)
+	require.Equal(t, "prod/a", get.Route.Source.Ingress())
+	require.Equal(t, []match.Alternative{{Backend: get.Backend, Weight: 1}, {Backend: tab.Lookup("other.test", "/").Backend, Weight: 3}, {Weight: 0}},
+		get.Route.Split.Alternatives)
+	hdr := tab.LookupRequest("h.test", "/x", &match.Request{Method: "PUT", Header: map[string][]string{"V": {"2"}}})
+	require.Equal(t, "spec.rules[0].matches[1]", hdr.Route.Source.Field)
+	require.Equal(t, "spec.rules[0].matches[2]", tab.Lookup("h.test", "/x").Route.Source.Field)
+	none := tab.Lookup("h.test", "/none")
+	require.Nil(t, none.Backend)
+	require.NotNil(t, none.Route.Split)
+	require.Equal(t, "prod/b:80", served(tab, "other.test", "/"), "a lone backend is no split")
+	require.Nil(t, tab.Lookup("other.test", "/").Route.Split)
 }
 
 // TestHTTPRouteRewrite: a URLRewrite becomes the route's match.Rewrite, a
@@ -273,4 +318,30 @@ func TestHTTPRouteRedirect(t *testing.T) {
 		require.Equal(t, tt.code, out.Status, tt.path)
 		require.Equal(t, tt.location, out.Location, tt.path)
 	}
+}
+
+// TestHTTPRouteMirrorsAndTimeouts: mirrors become the route's Response
+// (the first its Mirror, the others Mirrors, each to its Service's
+// backend); a mirror to a missing Service leaves the rule out; the
+// shorter timeout bounds connect and read.
+func TestHTTPRouteMirrorsAndTimeouts(t *testing.T) {
+	r := mkHTTPRoute("prod", "a", 1, "h.test", HTTPRouteMatch{Field: "spec.rules[0].matches[0]", Type: match.Prefix, Path: "/m"})
+	r.Rules[0].Mirrors = []RequestMirror{
+		{Field: "spec.rules[0].filters[0]", Service: ServiceRef{Namespace: "prod", Name: "b", Port: "80"}},
+		{Field: "spec.rules[0].filters[1]", Service: ServiceRef{Namespace: "prod", Name: "c", Port: "80"}, Numerator: 1, Denominator: 4},
+	}
+	r.Rules[0].RequestTimeout, r.Rules[0].BackendRequestTimeout = 2*time.Second, time.Second
+	bad := mkHTTPRoute("prod", "bad", 1, "h.test", HTTPRouteMatch{Field: "spec.rules[0].matches[0]", Type: match.Prefix, Path: "/bad"})
+	bad.Rules[0].Mirrors = []RequestMirror{{Field: "spec.rules[0].filters[0]", Service: ServiceRef{Namespace: "prod", Name: "nope", Port: "80"}}}
+	tab, ws := compileOK(t, routeSnapshot(t, nil, r, bad, mkHTTPRoute("prod", "b", 1, "b.test"), mkHTTPRoute("prod", "c", 1, "c.test")), Options{})
+	require.Equal(t, []short{{ServiceNotFound, "HTTPRoute prod/bad", "spec.rules[0].filters[0].requestMirror.backendRef"}}, shorten(ws))
+	require.Equal(t, "404", served(tab, "h.test", "/bad"))
+	rt := tab.Lookup("h.test", "/m").Route
+	require.Equal(t, "prod/b:80", rt.Response.Mirror.Backend.ID)
+	require.Len(t, rt.Response.Mirrors, 1)
+	require.Equal(t, "prod/c:80", rt.Response.Mirrors[0].Backend.ID)
+	require.Equal(t, [2]int{1, 4}, [2]int{rt.Response.Mirrors[0].Numerator, rt.Response.Mirrors[0].Denominator})
+	require.Equal(t, time.Second, rt.Policy.ReadTimeout)
+	require.Equal(t, time.Second, rt.Policy.ConnectTimeout)
+	require.Contains(t, tab.String(), "to prod/c:80")
 }

@@ -18,6 +18,8 @@ var routeFieldsLeftZero = map[string]string{
 	"Regexp":           "set for Regex routes only; the Prefix route here has none",
 	"OrderPath":        "set for Regex routes only, where it places them",
 	"NoAffinityCookie": "set only on a backend with affinity, for the routes of Ingresses without it",
+	"When":             "an HTTPRoute's method, header and query matches; no Ingress sets them",
+	"Split":            "an HTTPRoute's weighted backendRefs; an Ingress's canary split lives on its backend",
 }
 
 // routeFieldsWithoutFallback are the match.Route features with no Fallback
@@ -29,6 +31,8 @@ var routeFieldsWithoutFallback = map[string]string{
 	"Redirect":              "VirtualHost.Actions (the creator's redirect for unmatched requests)",
 	"Extensions":            "a Hook reads a route's; requests no route matches carry none",
 	"NoAffinityCookie":      "the fallback's backend sets its cookie as its affinity says",
+	"When":                  "a route's conditions pass a request on; the fallback takes what no route took",
+	"Split":                 "an HTTPRoute's; the fallback has one backend",
 }
 
 // TestEveryLocationFeatureReachesRoutesAndFallbacks compiles an Ingress

@@ -31,7 +31,7 @@ func (v *vhost) route(k routeKey) *match.Route {
 		return v.routeIndex[k]
 	}
 	for _, r := range v.vh.Routes {
-		if r.Type == k.typ && r.Path == k.path {
+		if r.Type == k.typ && r.Path == k.path && r.When == nil {
 			return r
 		}
 	}
@@ -50,7 +50,9 @@ func (v *vhost) addRoute(r *match.Route) {
 	case len(v.vh.Routes) > routeScanLimit:
 		v.routeIndex = make(map[routeKey]*match.Route, 2*len(v.vh.Routes))
 		for _, r := range v.vh.Routes {
-			v.routeIndex[routeKey{r.Type, r.Path}] = r
+			if r.When == nil { // an HTTPRoute's route with conditions (httproute.go)
+				v.routeIndex[routeKey{r.Type, r.Path}] = r
+			}
 		}
 	}
 }

@@ -192,6 +192,11 @@ func CompareRoutes(a, b *Route) int {
 			return c
 		}
 	default:
+		if a.When != nil || b.When != nil {
+			if c := cmp.Or(compareRegexOrder(a, b), compareConditions(a.When, b.When)); c != 0 {
+				return c
+			}
+		}
 		ap, bp := a.orderPath(), b.orderPath()
 		if c := cmp.Compare(len(bp), len(ap)); c != 0 {
 			return c
@@ -207,7 +212,13 @@ func CompareRoutes(a, b *Route) int {
 		}
 		return strings.Compare(b.Path, a.Path)
 	}
-	return cmp.Compare(a.Order, b.Order)
+	return cmp.Or(compareConditions(a.When, b.When), cmp.Compare(a.Order, b.Order))
+}
+
+// compareRegexOrder is controller order's part before Order.
+func compareRegexOrder(a, b *Route) int {
+	ap, bp := a.orderPath(), b.orderPath()
+	return cmp.Or(cmp.Compare(len(bp), len(ap)), strings.Compare(bp, ap))
 }
 
 // orderPath is the path that places a Regex route in controller order.
@@ -223,12 +234,30 @@ func (r *Route) orderPath() string {
 // cache lines as possible.
 type hostIndex struct {
 	vh         *VirtualHost
-	rootPrefix *Route      // the Prefix "/" route, key ""
-	keyLens    lengthSet   // lengths of the host's Exact and Prefix keys
-	prefixLens lengthSet   // lengths of its Prefix keys
-	id         uint32      // the host's number in the path table
-	maxPrefix  int         // longest Prefix key
-	regexIdx   *regexIndex // nil below regexIndexMin regex routes
+	rootPrefix *Route    // the Prefix "/" route, key ""
+	keyLens    lengthSet // lengths of the host's Exact and Prefix keys
+	prefixLens lengthSet // lengths of its Prefix keys
+	id         uint32    // the host's number in the path table
+	// conds: some route of the host has conditions, so a lookup there
+	// takes the path that checks them (routeWhen). Beside id, where it
+	// costs the slot no space.
+	conds     bool
+	maxPrefix int         // longest Prefix key
+	regexIdx  *regexIndex // nil below regexIndexMin regex routes
+}
+
+// chain appends r to the routes of its key, which head begins (nil for
+// none), and returns the head: routes come sorted, so the chain is in
+// precedence order.
+func chain(head, r *Route) *Route {
+	if head == nil {
+		return r
+	}
+	if head.chain == nil {
+		head.chain = []chainEntry{{head.When, head}}
+	}
+	head.chain = append(head.chain, chainEntry{r.When, r})
+	return head
 }
 
 // lengthSet records which key lengths exist, so a lookup skips probes for
@@ -258,7 +287,9 @@ func (vh *VirtualHost) sortRoutes() {
 		}
 	}
 	slices.SortStableFunc(routes, CompareRoutes)
-	routes = slices.CompactFunc(routes, func(a, b *Route) bool { return a.Type == b.Type && a.Path == b.Path })
+	routes = slices.CompactFunc(routes, func(a, b *Route) bool {
+		return a.Type == b.Type && a.Path == b.Path && sameConditions(a.When, b.When)
+	})
 	if ordered {
 		seen := make(map[string]bool)
 		routes = slices.DeleteFunc(routes, func(r *Route) bool {
@@ -279,16 +310,20 @@ func (t *Table) indexHost(id uint32, vh *VirtualHost) hostIndex {
 	hi := hostIndex{vh: vh, id: id}
 	vh.regex = nil
 	for _, r := range vh.Routes {
+		r.chain = nil
+		hi.conds = hi.conds || r.When != nil
 		switch r.Type {
 		case Exact:
-			t.paths.slot(id, r.Path).exact = r
+			s := t.paths.slot(id, r.Path)
+			s.exact = chain(s.exact, r)
 			hi.keyLens.add(len(r.Path))
 		case Prefix:
 			if r.Path == "" {
-				hi.rootPrefix = r
+				hi.rootPrefix = chain(hi.rootPrefix, r)
 				continue
 			}
-			t.paths.slot(id, r.Path).prefix = r
+			s := t.paths.slot(id, r.Path)
+			s.prefix = chain(s.prefix, r)
 			hi.keyLens.add(len(r.Path))
 			hi.prefixLens.add(len(r.Path))
 			hi.maxPrefix = max(hi.maxPrefix, len(r.Path))

@@ -56,9 +56,36 @@ func (r Result) Location() Location {
 // elements, else the first Regex in controller order, else the host's
 // fallback. A host that matched by name never falls through to a wildcard or
 // the catch-all.
+//
+// A route with conditions (Route.When) never matches here: LookupRequest
+// is the lookup that checks them.
 func (t *Table) Lookup(host, path string) Result {
 	hi := t.host(host)
+	if hi.conds {
+		r, re := t.routeWhen(&hi, path, nil)
+		return hi.result(r, re)
+	}
 	r, re := t.route(&hi, path)
+	return hi.result(r, re)
+}
+
+// LookupRequest is Lookup for a request that may meet route conditions
+// (Route.When): a route whose conditions q does not meet is passed over
+// for the next candidate, as if its path had not matched. A host without
+// such routes is looked up exactly as Lookup does. A nil q meets no
+// condition.
+func (t *Table) LookupRequest(host, path string, q *Request) Result {
+	hi := t.host(host)
+	if hi.conds {
+		r, re := t.routeWhen(&hi, path, q)
+		return hi.result(r, re)
+	}
+	r, re := t.route(&hi, path)
+	return hi.result(r, re)
+}
+
+// result is the Result of a route search in the host.
+func (hi *hostIndex) result(r *Route, re regexOutcome) Result {
 	switch {
 	case r != nil:
 		return Result{Host: hi.vh, Route: r, Backend: r.Backend, RegexTimedOut: re.timedOut}
@@ -111,8 +138,58 @@ func (t *Table) route(hi *hostIndex, path string) (*Route, regexOutcome) {
 	if len(hi.vh.regex) == 0 {
 		return nil, regexOutcome{}
 	}
-	out := matchRegexRoutes(hi.vh.regex, hi.regexIdx, path)
+	out := matchRegexRoutes(hi.vh.regex, hi.regexIdx, path, nil)
 	return out.route, out
+}
+
+// routeWhen is route for a host with conditional routes: each candidate
+// key's routes are tried in their chain's order, and a key none of whose
+// routes q meets passes the request on to the next key.
+func (t *Table) routeWhen(hi *hostIndex, path string, q *Request) (*Route, regexOutcome) {
+	if hi.keyLens.has(len(path)) {
+		if s := t.paths.find(hi.id, path); s != nil {
+			if r := firstMet(s.exact, q); r != nil {
+				return r, regexOutcome{}
+			}
+			if r := firstMet(s.prefix, q); r != nil {
+				return r, regexOutcome{}
+			}
+		}
+	}
+	for i := min(len(path)-1, hi.maxPrefix); i > 0; i-- {
+		if path[i] == '/' && hi.prefixLens.has(i) {
+			if s := t.paths.find(hi.id, path[:i]); s != nil {
+				if r := firstMet(s.prefix, q); r != nil {
+					return r, regexOutcome{}
+				}
+			}
+		}
+	}
+	if r := firstMet(hi.rootPrefix, q); r != nil {
+		return r, regexOutcome{}
+	}
+	if len(hi.vh.regex) == 0 {
+		return nil, regexOutcome{}
+	}
+	out := matchRegexRoutes(hi.vh.regex, hi.regexIdx, path, q)
+	return out.route, out
+}
+
+// firstMet is the first route of r's key, r's chain if it has one,
+// whose conditions q meets.
+func firstMet(r *Route, q *Request) *Route {
+	if r == nil || r.chain == nil {
+		if r == nil || r.When == nil || r.When.Matches(q) {
+			return r
+		}
+		return nil
+	}
+	for _, e := range r.chain {
+		if e.when == nil || e.when.Matches(q) {
+			return e.r
+		}
+	}
+	return nil
 }
 
 // isIPv4 reports whether s is a dotted-quad IPv4 address, cheaply enough to

@@ -98,7 +98,7 @@ func (p *preparer) host(vh *VirtualHost) error {
 		}
 	}
 	for _, r := range vh.Routes {
-		if r.CORS == nil && r.Auth == nil && r.Rewrite == nil && r.Policy == nil && r.Redirect == nil && r.Response == nil && r.Type != Regex {
+		if r.CORS == nil && r.Auth == nil && r.Rewrite == nil && r.Policy == nil && r.Redirect == nil && r.Response == nil && r.Type != Regex && r.When == nil && r.Split == nil {
 			continue // nothing to prepare: most routes, checked without a call
 		}
 		p.prepareCORS(&r.CORS)
@@ -119,6 +119,18 @@ func (p *preparer) host(vh *VirtualHost) error {
 		}
 		if err := prepareRegexp(r); err != nil {
 			return fail(r, "Regexp", err)
+		}
+		if c := r.When; c != nil && !c.ready {
+			out, err := NewConditions(*c)
+			if err != nil {
+				return fail(r, "When", err)
+			}
+			r.When = out
+		}
+		if r.Split != nil {
+			if err := checkSplit(r.Split); err != nil {
+				return fail(r, "Split", err)
+			}
 		}
 	}
 	return nil

@@ -70,8 +70,8 @@ func TestRegexIndexAgrees(t *testing.T) {
 		"/static/a.css", "/Static/x", "/docs/guide", "/DOCS/GUIDE", "/d", "/nothing", "",
 	}
 	for _, p := range paths {
-		want := matchRegexRoutes(routes, nil, p).route
-		got := matchRegexRoutes(routes, idx, p).route
+		want := matchRegexRoutes(routes, nil, p, nil).route
+		got := matchRegexRoutes(routes, idx, p, nil).route
 		require.Equal(t, want, got, "path %q: indexed %v, every pattern %v", p, pathOf(got), pathOf(want))
 	}
 }

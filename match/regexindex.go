@@ -110,12 +110,12 @@ type regexOutcome struct {
 
 // matchRegexRoutes tries the host's regex routes in controller order (only
 // those the prefix index allows, if the host has one) within RegexBudget.
-func matchRegexRoutes(routes []*Route, idx *regexIndex, path string) regexOutcome {
+func matchRegexRoutes(routes []*Route, idx *regexIndex, path string, q *Request) regexOutcome {
 	path = asciiFoldInput(path)
 	m := regexMatcher{path: path, start: time.Now()}
 	if idx == nil {
 		for _, r := range routes {
-			if m.try(r) {
+			if m.try(r, q) {
 				return m.out
 			}
 		}
@@ -127,7 +127,7 @@ func matchRegexRoutes(routes []*Route, idx *regexIndex, path string) regexOutcom
 	for i := 0; n != nil; i++ {
 		if len(n.routes) > 0 {
 			if k == len(lists) {
-				return matchRegexRoutes(routes, nil, path)
+				return matchRegexRoutes(routes, nil, path, q)
 			}
 			lists[k] = n.routes
 			k++
@@ -150,7 +150,7 @@ func matchRegexRoutes(routes []*Route, idx *regexIndex, path string) regexOutcom
 		}
 		r := routes[lists[best][0]]
 		lists[best] = lists[best][1:]
-		if m.try(r) {
+		if m.try(r, q) {
 			return m.out
 		}
 	}
@@ -167,9 +167,10 @@ type regexMatcher struct {
 // try reports whether the search is over: r matched or the budget ran out.
 // The clock is read after every backtracking match and every 32 linear
 // ones, which take about a microsecond each.
-func (m *regexMatcher) try(r *Route) bool {
+// A route whose conditions q does not meet counts as not matching.
+func (m *regexMatcher) try(r *Route, q *Request) bool {
 	ok, timedOut := r.Regexp.match(m.path)
-	if ok {
+	if ok && (r.When == nil || r.When.Matches(q)) {
 		m.out.route = r
 		return true
 	}

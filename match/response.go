@@ -35,8 +35,10 @@ type Response struct {
 	// (limit-rate-after).
 	LimitRate, LimitRateAfter int64
 	// Mirror copies each request to another URL (mirror-target); nil for
-	// none.
-	Mirror *Mirror
+	// none. Mirrors are further copies, each to its own target (the
+	// Gateway API's several RequestMirror filters).
+	Mirror  *Mirror
+	Mirrors []*Mirror
 	// NoAccessLog: the location's requests are not to be access-logged
 	// (enable-access-log: "false").
 	NoAccessLog bool
@@ -83,6 +85,15 @@ type Mirror struct {
 	// NoBody sends the copy without the request body
 	// (mirror-request-body: "off").
 	NoBody bool
+	// Backend, when set, is the Service the copies go to (the Gateway
+	// API's RequestMirror): each copy is sent to one of its ready
+	// endpoints in turn in place of Target's authority, with the
+	// request's Host when Host is "", and none is sent while it has no
+	// endpoints.
+	Backend *Backend
+	// Numerator of Denominator requests are copied, at random; a
+	// Denominator of 0 copies every request.
+	Numerator, Denominator int
 
 	// scheme and authority are Target's; path its parts after them.
 	scheme, authority string
@@ -133,6 +144,20 @@ func NewResponse(r Response) (*Response, error) {
 			return nil, err
 		}
 		out.Mirror = m
+	}
+	out.Mirrors = make([]*Mirror, len(r.Mirrors))
+	for i, m := range r.Mirrors {
+		if m == nil {
+			return nil, errors.New("a nil mirror")
+		}
+		pm, err := NewMirror(*m)
+		if err != nil {
+			return nil, err
+		}
+		out.Mirrors[i] = pm
+	}
+	if len(out.Mirrors) == 0 {
+		out.Mirrors = nil
 	}
 	out.ready = true
 	return &out, nil
@@ -186,6 +211,12 @@ func NewMirror(m Mirror) (*Mirror, error) {
 		out.vars = true
 		p = p[n:]
 	}
+	if m.Denominator < 0 || m.Numerator < 0 || m.Denominator > 0 && m.Numerator > m.Denominator {
+		return nil, fmt.Errorf("mirror fraction %d/%d is not between 0 and 1", m.Numerator, m.Denominator)
+	}
+	if m.Host == "" && m.Backend != nil {
+		return &out, nil // the request's Host
+	}
 	if m.Host == "" || !validMirrorHost(m.Host) {
 		return nil, fmt.Errorf("mirror host %q is not a host name with an optional port", m.Host)
 	}
@@ -212,9 +243,15 @@ func validMirrorHost(h string) bool {
 // query are the request's as received, host its normalized host and
 // scheme the client's.
 func (m *Mirror) URL(path, query string, hasQuery bool, scheme, host string) string {
+	return m.URLAt(m.authority, path, query, hasQuery, scheme, host)
+}
+
+// URLAt is URL with another authority in place of Target's: an endpoint
+// of Backend.
+func (m *Mirror) URLAt(authority, path, query string, hasQuery bool, scheme, host string) string {
 	var b strings.Builder
-	b.Grow(len(m.scheme) + 3 + len(m.authority) + len(path) + len(query) + 16)
-	b.WriteString(m.scheme + "://" + m.authority)
+	b.Grow(len(m.scheme) + 3 + len(authority) + len(path) + len(query) + 16)
+	b.WriteString(m.scheme + "://" + authority)
 	if !m.vars {
 		switch {
 		case len(m.path) > 0:
@@ -266,6 +303,14 @@ var responseSection = section{
 		},
 		host:  func(e *encoder, vh *VirtualHost) { e.response(vh.FallbackResponse) },
 		route: func(e *encoder, r *Route) { e.response(r.Response) },
+	}, {
+		// The Gateway API's mirrors: to a Service, a share, several.
+		tag: "mirror-backends",
+		hostHas: func(vh *VirtualHost) bool {
+			return mirrorsToBackends(vh.FallbackResponse) || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return mirrorsToBackends(r.Response) })
+		},
+		host:  func(e *encoder, vh *VirtualHost) { e.mirrorBackends(vh.FallbackResponse) },
+		route: func(e *encoder, r *Route) { e.mirrorBackends(r.Response) },
 	}},
 	text: textParts{
 		at:            90,
@@ -298,13 +343,22 @@ func responseLine(b *strings.Builder, r *Response) {
 		}
 		parts = append(parts, s)
 	}
-	if m := r.Mirror; m != nil {
+	for _, m := range append([]*Mirror{r.Mirror}, r.Mirrors...) {
+		if m == nil {
+			continue
+		}
 		s := "mirror " + quoteText(m.Target, false) + " host " + quoteText(m.Host, false)
+		if m.Backend != nil {
+			s = "mirror " + quoteText(m.Target, false) + " to " + m.Backend.ID
+		}
 		if !m.vars {
 			s += " source " + quoteText(m.Source, false)
 		}
 		if m.NoBody {
 			s += " without body"
+		}
+		if m.Denominator > 0 {
+			s += " " + strconv.Itoa(m.Numerator) + "/" + strconv.Itoa(m.Denominator) + " of requests"
 		}
 		parts = append(parts, s)
 	}
@@ -347,6 +401,36 @@ func (e *encoder) response(r *Response) {
 	if s := r.StandIn; s != nil {
 		e.str(s.Service)
 		e.str(s.Port)
+	}
+}
+
+// mirrorsToBackends reports a Response using what the mirror-backends
+// digest part encodes.
+func mirrorsToBackends(r *Response) bool {
+	if r == nil {
+		return false
+	}
+	return len(r.Mirrors) > 0 || r.Mirror != nil && (r.Mirror.Backend != nil || r.Mirror.Denominator > 0)
+}
+
+func (e *encoder) mirrorBackends(r *Response) {
+	e.flag(mirrorsToBackends(r))
+	if !mirrorsToBackends(r) {
+		return
+	}
+	e.num(len(r.Mirrors))
+	for _, m := range append([]*Mirror{r.Mirror}, r.Mirrors...) {
+		e.flag(m != nil)
+		if m == nil {
+			continue
+		}
+		e.str(m.Target)
+		e.str(m.Host)
+		e.str(m.Source)
+		e.flag(m.NoBody)
+		e.backendRef(m.Backend)
+		e.num(m.Numerator)
+		e.num(m.Denominator)
 	}
 }
 

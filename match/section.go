@@ -47,6 +47,8 @@ var sections = []*section{
 	&tlsEndsSection,  // tlsends.go
 	&responseSection, // response.go
 	&snippetSection,
+	&conditionsSection, // conditions.go
+	&splitSection,      // split.go
 }
 
 // A digestPart is a share of the digest. One with no tag (the routing

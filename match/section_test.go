@@ -24,6 +24,7 @@ var unencoded = map[string]string{
 	"Route.OrderPath":            "places a Regex route in controller order; the digest has its effect, the order the routes are encoded in",
 	"Route.Regexp":               "is compiled from Path, which the digest carries",
 	"VirtualHost.FallbackSource": "says which declaration chose the fallback, for the text and debugging",
+	"Route.chain":                "chains the routes of one key, derived from Routes by New",
 	"VirtualHost.regex":          "is the Regex routes in order, derived from Routes by New",
 }
 
@@ -298,6 +299,16 @@ var sectionChanges = []struct {
 	{section: "snippets", field: "Route.Snippet", change: "return code", mutate: func(s Spec) { specRoute(s, "/api").Snippet.Ops[0].Then[0].Code = 302 }},
 	{section: "snippets", field: "Route.Snippet", change: "allow", mutate: func(s Spec) { specRoute(s, "/api").Snippet.Access[0].Deny = false }},
 	{section: "snippets", field: "Route.Snippet", change: "none", mutate: func(s Spec) { specRoute(s, "/api").Snippet = nil }},
+	{section: "request-conditions", field: "Route.When", change: "method", mutate: func(s Spec) { specRoute(s, "/api").When = &Conditions{Method: "GET"} }},
+	{section: "request-conditions", field: "Route.When", change: "header", mutate: func(s Spec) {
+		specRoute(s, "/api").When = &Conditions{Headers: []ValueMatch{{Name: "Version", Value: "two"}}}
+	}},
+	{section: "request-conditions", field: "Route.When", change: "query regex", mutate: func(s Spec) {
+		specRoute(s, "/api").When = &Conditions{Query: []ValueMatch{{Name: "v", Value: "^t", Regex: true}}}
+	}},
+	{section: "weighted-backends", field: "Route.Split", change: "split", mutate: func(s Spec) {
+		specRoute(s, "/api").Split = &Split{Alternatives: []Alternative{{Backend: specBackend(s, "prod/api:80"), Weight: 3}, {Weight: 1}}}
+	}},
 	{section: "snippets", field: "VirtualHost.FallbackSnippet", change: "always", mutate: func(s Spec) { specHost(s, shop).FallbackSnippet.Ops[0].Always = true }},
 	{section: "snippets", field: "VirtualHost.SnippetLocations", change: "path", mutate: func(s Spec) { specHost(s, shop).SnippetLocations[0].Path = "/health" }},
 	{section: "snippets", field: "VirtualHost.SnippetLocations", change: "none", mutate: func(s Spec) { specHost(s, shop).SnippetLocations = nil }},

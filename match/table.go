@@ -227,6 +227,23 @@ type Route struct {
 	// Snippet is what the snippet annotations translate to (snippet.go);
 	// nil for none.
 	Snippet *Snippet
+	// When is what a request must carry besides its path (method, header
+	// and query parameter matches, conditions.go); nil for nothing.
+	When *Conditions
+	// Split shares the route's requests among weighted backends, some of
+	// which may be invalid (split.go); nil when Backend takes them all.
+	Split *Split
+
+	// chain, on the first route of a key that several routes share, is
+	// every route of the key in precedence order with its conditions,
+	// read in one go when a request does not meet them; set by New.
+	chain []chainEntry
+}
+
+// chainEntry is a route of a chain and its conditions.
+type chainEntry struct {
+	when *Conditions
+	r    *Route
 }
 
 // VirtualHost is everything served under one host name.

@@ -26,6 +26,9 @@ var stepSteer = step{name: "steer", reasons: []string{ReasonInvalidBackend}}
 // canary (SPEC §10) and by its session (SPEC §9), and checks a canary
 // chosen as decide checked the primary.
 func (r *Router) steerRequest(s *requestState) bool {
+	if rt := s.d.res.Route; rt != nil && rt.Split != nil && r.splitRequest(s, rt.Split) {
+		return true
+	}
 	ch, a, refused := s.d.st.steer(s.d.backend, s.d.res.Route, s.req)
 	if refused {
 		s.d.backend = ch.backend
@@ -196,6 +199,9 @@ func liveSplits(states ...*serving) []*balance.Split {
 			continue
 		}
 		for _, s := range st.splits {
+			out = append(out, s)
+		}
+		for _, s := range st.routeSplits {
 			out = append(out, s)
 		}
 	}

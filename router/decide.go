@@ -73,7 +73,9 @@ func (d Decision) Proxied() bool { return d.Status == 0 }
 // from the steps' declarations): the location's rate limits and source
 // ranges, which count requests, its CORS preflight and authentication,
 // which may ask a service, Options.Hook, the canary's choice (see
-// Decision.Canary), the request body, and the backend's answer.
+// Decision.Canary), a route's weighted choice among its backends
+// (match.Split: Backend is then its first valid one), the request body,
+// and the backend's answer.
 func (r *Router) Lookup(req *http.Request) Decision {
 	d := r.decide(req, isGRPC(req))
 	out := Decision{Host: d.host, Status: d.ans.status, Reason: d.ans.reason, Location: d.location}
@@ -132,6 +134,7 @@ var stepDecide = step{name: "decide", decided: true, reasons: []string{
 	ReasonRewriteRedirect, ReasonRewriteTooLong, // rewrite.go
 	ReasonSSLRedirect, ReasonNoRoute, ReasonRegexBudget,
 	ReasonServiceNotFound, ReasonPortNotFound, ReasonExternalName, ReasonGRPCNotEnabled, ReasonNoEndpoints, // backendFor
+	ReasonNoValidBackend, // split.go
 }}
 
 // The request steps that write decide's answer (see decision.at).
@@ -227,7 +230,7 @@ func (r *Router) decide(req *http.Request, grpc bool) (d decision) {
 		}
 		return d
 	}
-	d.res = st.table.Lookup(d.host, clean)
+	d.res = st.table.LookupRequest(d.host, clean, &match.Request{Method: req.Method, Header: req.Header, Query: d.query})
 	d.src = matched(d.res)
 	d.proto = r.clientProto(req)
 	if a, loc, unrouted, ok := r.redirectAction(req, d.res, d.host, d.path, d.query, d.hasQuery, clean); ok {
@@ -265,15 +268,24 @@ func (r *Router) decide(req *http.Request, grpc bool) (d decision) {
 	d.at = &stepNoBackend
 	d.pol = d.res.Location().Policy
 	b := d.res.Backend
+	split := d.res.Route != nil && d.res.Route.Split != nil
 	if b == nil {
 		d.ans = ansNoRoute
-		if d.res.RegexBudgetExceeded {
+		switch {
+		case split:
+			d.ans = ansNoValidBackend
+		case d.res.RegexBudgetExceeded:
 			d.ans = ansRegexBudget
 		}
 		return d
 	}
 	d.backend = b
 	d.at = &stepPending
+	if split {
+		// The weighted choice is made when serving (splitRequest), which
+		// checks the backend it chose.
+		return d
+	}
 	d.bal, d.ans = st.backendFor(b, grpc)
 	return d
 }

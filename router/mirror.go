@@ -16,6 +16,8 @@ import (
 type mirrorState struct {
 	inFlight        atomic.Int64
 	dropped, failed atomic.Uint64
+	// turn spreads the copies to a mirror's Backend over its endpoints.
+	turn atomic.Uint64
 	// send sends one copy on its own goroutine: Router.sendMirror, which
 	// BenchmarkMirror replaces to count the request's own allocations
 	// apart from the copy's.
@@ -37,7 +39,17 @@ func IsMirror(ctx context.Context) bool { return ctx.Value(mirrorKey{}) != nil }
 // is not sent and is counted in Stats.MirrorsDropped. Taking the copy
 // costs the request one allocation, the goroutine's; everything else is
 // done on that goroutine.
+//
+// A mirror with a share (the Gateway API's percent or fraction) copies
+// exactly that share of its requests, spread evenly (mirrorShares); one
+// to a Backend without ready endpoints copies nothing.
 func (r *Router) mirror(s *requestState, m *match.Mirror) {
+	if m.Denominator > 0 && !s.d.st.mirrorShares[m].take(m.Numerator, m.Denominator) {
+		return
+	}
+	if m.Backend != nil && len(m.Backend.Endpoints) == 0 {
+		return
+	}
 	var body []byte
 	if !m.NoBody && s.req.Body != nil && s.req.Body != http.NoBody {
 		held, ok := s.req.Body.(*heldBody)
@@ -76,7 +88,11 @@ func (r *Router) sendMirror(m *match.Mirror, req *http.Request, c mirrorCopy, bo
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	out, err := http.NewRequestWithContext(ctx, req.Method, m.URL(c.path, c.query, c.hasQuery, c.proto, c.host), rd)
+	url := m.URL(c.path, c.query, c.hasQuery, c.proto, c.host)
+	if b := m.Backend; b != nil {
+		url = m.URLAt(b.Endpoints[r.mirrors.turn.Add(1)%uint64(len(b.Endpoints))], c.path, c.query, c.hasQuery, c.proto, c.host)
+	}
+	out, err := http.NewRequestWithContext(ctx, req.Method, url, rd)
 	if err != nil {
 		r.mirrors.failed.Add(1)
 		return
@@ -87,6 +103,9 @@ func (r *Router) sendMirror(m *match.Mirror, req *http.Request, c mirrorCopy, bo
 		}
 	}
 	out.Host = m.Host
+	if m.Host == "" {
+		out.Host = req.Host
+	}
 	if body != nil {
 		out.ContentLength = int64(len(body))
 		out.Header["Content-Length"] = []string{strconv.Itoa(len(body))}
@@ -98,4 +117,45 @@ func (r *Router) sendMirror(m *match.Mirror, req *http.Request, c mirrorCopy, bo
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
 	res.Body.Close()
+}
+
+// mirrorShare counts the requests of a mirror with a share: the k-th is
+// copied when it carries floor(k·n/d) past floor((k-1)·n/d), so every d
+// requests copy n, evenly spread.
+type mirrorShare struct{ k atomic.Uint64 }
+
+func (c *mirrorShare) take(n, d int) bool {
+	if c == nil {
+		return false
+	}
+	k := c.k.Add(1) % uint64(d)
+	return (k+1)*uint64(n)/uint64(d) > k*uint64(n)/uint64(d)
+}
+
+// mirrorShares gives every mirror with a share in t its counter. A
+// rebuilt table starts them afresh, which moves a share by less than one
+// copy per mirror.
+func mirrorShares(t *match.Table) map[*match.Mirror]*mirrorShare {
+	var m map[*match.Mirror]*mirrorShare
+	add := func(rp *match.Response) {
+		if rp == nil {
+			return
+		}
+		for _, mr := range append([]*match.Mirror{rp.Mirror}, rp.Mirrors...) {
+			if mr == nil || mr.Denominator == 0 {
+				continue
+			}
+			if m == nil {
+				m = make(map[*match.Mirror]*mirrorShare)
+			}
+			m[mr] = &mirrorShare{}
+		}
+	}
+	for vh := range t.VirtualHosts() {
+		add(vh.FallbackResponse)
+		for _, rt := range vh.Routes {
+			add(rt.Response)
+		}
+	}
+	return m
 }

@@ -51,6 +51,9 @@ func (r *Router) startResponse(s *requestState, x *exchange, rp *match.Response)
 	if rp.Mirror != nil {
 		r.mirror(s, rp.Mirror)
 	}
+	for _, m := range rp.Mirrors {
+		r.mirror(s, m)
+	}
 	if rp.RewriteLog && s.d.act.target != "" {
 		// nginx's rewrite_log writes each rewrite to its error log at
 		// notice level; the router's log takes it at debug level.

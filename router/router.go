@@ -449,8 +449,12 @@ type serving struct {
 	gen       uint64
 	table     *match.Table
 	balancers map[*match.Backend]*balance.Balancer
-	// splits are the canary weight rotations by primary backend.
-	splits map[*match.Backend]*balance.Split
+	// splits are the canary weight rotations by primary backend,
+	// routeSplits those of routes' weighted backends (split.go).
+	splits      map[*match.Backend]*balance.Split
+	routeSplits map[*match.Split]*balance.Split
+	// mirrorShares count the requests of mirrors with a share (mirror.go).
+	mirrorShares map[*match.Mirror]*mirrorShare
 }
 
 // New returns a Router with no table: it answers 503 until the first Publish.
@@ -585,7 +589,7 @@ func (r *Router) Publish(t *match.Table) (generation uint64, changed bool) {
 	if cur != nil && (cur.table == t || t.Digest() == cur.table.Digest()) {
 		return cur.gen, false
 	}
-	next := &serving{table: t, balancers: r.balancers(t), splits: r.splits(t), gen: 1}
+	next := &serving{table: t, balancers: r.balancers(t), splits: r.splits(t), routeSplits: r.routeSplits(t), mirrorShares: mirrorShares(t), gen: 1}
 	if cur != nil {
 		next.gen = cur.gen + 1
 	}

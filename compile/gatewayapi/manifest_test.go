@@ -147,7 +147,6 @@ spec:
 	}
 	want := []string{
 		"RouteNotAttached HTTPRoute infra/r spec.parentRefs[1]",
-		"BackendUnsupported HTTPRoute infra/r spec.rules[0].backendRefs",
 		"RefNotPermitted HTTPRoute infra/r spec.rules[0].backendRefs[0].namespace",
 	}
 	if d := cmp.Diff(want, got); d != "" {

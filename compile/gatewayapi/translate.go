@@ -247,6 +247,9 @@ func (t *translator) rule(r *gwv1.HTTPRoute, i int) (compile.HTTPRouteRule, bool
 		case f.Type == gwv1.HTTPRouteFilterResponseHeaderModifier && f.ResponseHeaderModifier != nil && out.ResponseHeaders == nil:
 			out.ResponseHeaders = headerModifier(ff, f.ResponseHeaderModifier)
 			continue
+		case f.Type == gwv1.HTTPRouteFilterRequestMirror && f.RequestMirror != nil:
+			out.Mirrors = append(out.Mirrors, t.mirror(r, ff, f.RequestMirror))
+			continue
 		case f.Type == gwv1.HTTPRouteFilterRequestRedirect && f.RequestRedirect != nil && out.Redirect == nil:
 			if out.Redirect = redirect(ff, f.RequestRedirect); out.Redirect == nil {
 				t.warn(Unsupported, r, ff+".requestRedirect.path", "a path modifier without its value; the rule is not served")
@@ -275,8 +278,8 @@ func (t *translator) rule(r *gwv1.HTTPRoute, i int) (compile.HTTPRouteRule, bool
 			}
 		}
 	}
-	if src.Timeouts != nil {
-		t.warn(Unsupported, r, field+".timeouts", "timeouts are not applied yet; the defaults apply")
+	if !t.timeouts(r, field, src.Timeouts, &out) {
+		return out, false
 	}
 	for j, m := range src.Matches {
 		mf := field + ".matches[" + strconv.Itoa(j) + "]"
@@ -300,21 +303,11 @@ func (t *translator) rule(r *gwv1.HTTPRoute, i int) (compile.HTTPRouteRule, bool
 }
 
 func (t *translator) match(r *gwv1.HTTPRoute, field string, m gwv1.HTTPRouteMatch) (compile.HTTPRouteMatch, bool) {
-	var what []string
-	if len(m.Headers) > 0 {
-		what = append(what, "headers")
+	cm, ok := t.conditions(r, field, m)
+	if !ok {
+		return cm, false
 	}
-	if len(m.QueryParams) > 0 {
-		what = append(what, "queryParams")
-	}
-	if m.Method != nil {
-		what = append(what, "method")
-	}
-	if len(what) > 0 {
-		t.warn(Unsupported, r, field+"."+what[0], "matches on "+strings.Join(what, ", ")+" are not served yet; this match is not served")
-		return compile.HTTPRouteMatch{}, false
-	}
-	cm := compile.HTTPRouteMatch{Field: field, Type: match.Prefix, Path: "/"}
+	cm.Field, cm.Type, cm.Path = field, match.Prefix, "/"
 	if p := m.Path; p != nil {
 		if p.Value != nil {
 			cm.Path = *p.Value
@@ -333,28 +326,30 @@ func (t *translator) match(r *gwv1.HTTPRoute, field string, m gwv1.HTTPRouteMatc
 	return cm, true
 }
 
-// backend translates a Service backendRef; a reference to another kind,
+// backend translates a Service backendRef. A reference to another kind,
 // without a port, or to another namespace without a ReferenceGrant is
-// refused.
+// invalid: its share of the rule's requests answers 500 (SPEC §20).
 func (t *translator) backend(r *gwv1.HTTPRoute, field string, b *gwv1.HTTPBackendRef) (compile.WeightedBackend, bool) {
 	wb := compile.WeightedBackend{Field: field, Weight: deref(b.Weight, 1)}
+	invalid := func(reason compile.Reason, f, why string) (compile.WeightedBackend, bool) {
+		t.warn(reason, r, field+f, why+"; its share of the requests answers 500")
+		wb.Invalid = why
+		return wb, true
+	}
 	if g, k := deref(b.Group, ""), deref(b.Kind, "Service"); (g != "" && g != "core") || k != "Service" {
-		t.warn(Unsupported, r, field+".kind", "backend "+string(k)+" is not a Service; it is not served")
-		return wb, false
+		return invalid(Unsupported, ".kind", "backend "+string(k)+" is not a Service")
 	}
 	if len(b.Filters) > 0 {
 		t.warn(Unsupported, r, field+".filters", "backendRef filters are not served yet; the backend is not served")
 		return wb, false
 	}
 	if b.Port == nil {
-		t.warn(Unsupported, r, field+".port", "a Service backendRef needs a port; the backend is not served")
-		return wb, false
+		return invalid(Unsupported, ".port", "a Service backendRef needs a port")
 	}
 	ns := string(deref(b.Namespace, gwv1.Namespace(r.Namespace)))
 	if ns != r.Namespace && !t.granted(r.Namespace, ns, string(b.Name)) {
-		t.warn(RefNotPermitted, r, field+".namespace",
-			"no ReferenceGrant in namespace "+ns+" lets HTTPRoutes of "+r.Namespace+" use Service "+string(b.Name)+"; the backend is not served")
-		return wb, false
+		return invalid(RefNotPermitted, ".namespace",
+			"no ReferenceGrant in namespace "+ns+" lets HTTPRoutes of "+r.Namespace+" use Service "+string(b.Name))
 	}
 	wb.Service = compile.ServiceRef{Namespace: ns, Name: string(b.Name), Port: strconv.Itoa(int(*b.Port))}
 	return wb, true

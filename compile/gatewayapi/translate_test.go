@@ -167,10 +167,13 @@ func TestTranslateRules(t *testing.T) {
 				Matches: []compile.HTTPRouteMatch{
 					{Field: "spec.rules[0].matches[0]", Type: match.Exact, Path: "/one"},
 					{Field: "spec.rules[0].matches[1]", Type: match.Regex, Path: "/i/[0-9]+"},
+					{Field: "spec.rules[0].matches[2]", Type: match.Prefix, Path: "/", Method: "GET"},
 				},
 				Backends: []compile.WeightedBackend{
 					{Service: compile.ServiceRef{Namespace: "app", Name: "a", Port: "80"}, Weight: 1, Field: "spec.rules[0].backendRefs[0]"},
 					{Service: compile.ServiceRef{Namespace: "app", Name: "b", Port: "8080"}, Weight: 0, Field: "spec.rules[0].backendRefs[1]"},
+					// invalid: its share answers 500
+					{Weight: 1, Field: "spec.rules[0].backendRefs[2]", Invalid: "no ReferenceGrant in namespace other lets HTTPRoutes of app use Service c"},
 				}},
 			{Field: "spec.rules[2]",
 				Matches:  []compile.HTTPRouteMatch{{Field: "spec.rules[2]", Type: match.Prefix, Path: "/"}},
@@ -185,7 +188,6 @@ func TestTranslateRules(t *testing.T) {
 		got = append(got, string(w.Reason)+" "+w.Field)
 	}
 	wantWarn := []string{
-		"GatewayFeatureUnsupported spec.rules[0].matches[2].method",
 		"RefNotPermitted spec.rules[0].backendRefs[2].namespace",
 		"GatewayFeatureUnsupported spec.rules[1].filters[0]",
 	}

@@ -1,0 +1,106 @@
+package gatewayapi
+
+import (
+	"strconv"
+	"time"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/match"
+)
+
+// conditions translates a match's method, headers and query parameters
+// (Exact and RegularExpression). A type this translation does not know
+// refuses the match.
+func (t *translator) conditions(r *gwv1.HTTPRoute, field string, m gwv1.HTTPRouteMatch) (compile.HTTPRouteMatch, bool) {
+	var cm compile.HTTPRouteMatch
+	if m.Method != nil {
+		cm.Method = string(*m.Method)
+	}
+	for i, h := range m.Headers {
+		regex, ok := valueType(deref(h.Type, gwv1.HeaderMatchExact))
+		if !ok {
+			t.warn(Unsupported, r, field+".headers["+strconv.Itoa(i)+"].type", "header match type "+strconv.Quote(string(*h.Type))+" is unknown; this match is not served")
+			return cm, false
+		}
+		cm.Headers = append(cm.Headers, match.ValueMatch{Name: string(h.Name), Value: h.Value, Regex: regex})
+	}
+	for i, q := range m.QueryParams {
+		regex, ok := valueType(deref(q.Type, gwv1.QueryParamMatchExact))
+		if !ok {
+			t.warn(Unsupported, r, field+".queryParams["+strconv.Itoa(i)+"].type", "query parameter match type "+strconv.Quote(string(*q.Type))+" is unknown; this match is not served")
+			return cm, false
+		}
+		cm.QueryParams = append(cm.QueryParams, match.ValueMatch{Name: string(q.Name), Value: q.Value, Regex: regex})
+	}
+	return cm, true
+}
+
+// valueType reads a header or query parameter match type: regex is true
+// for RegularExpression; ok is false for a type neither Exact nor that.
+func valueType[T ~string](typ T) (regex, ok bool) {
+	switch string(typ) {
+	case "Exact":
+		return false, true
+	case "RegularExpression":
+		return true, true
+	}
+	return false, false
+}
+
+// mirror translates a RequestMirror filter: its Service reference, checked
+// as a backendRef is, and its share (percent, or fraction with a default
+// denominator of 100). An invalid reference refuses the rule (Invalid).
+func (t *translator) mirror(r *gwv1.HTTPRoute, field string, f *gwv1.HTTPRequestMirrorFilter) compile.RequestMirror {
+	m := compile.RequestMirror{Field: field}
+	switch {
+	case f.Percent != nil:
+		m.Numerator, m.Denominator = *f.Percent, 100
+	case f.Fraction != nil:
+		m.Numerator, m.Denominator = f.Fraction.Numerator, deref(f.Fraction.Denominator, 100)
+	}
+	ref := &f.BackendRef
+	invalid := func(reason compile.Reason, f, why string) compile.RequestMirror {
+		t.warn(reason, r, field+".requestMirror.backendRef"+f, why+"; the rule is not served")
+		m.Invalid = why
+		return m
+	}
+	if g, k := deref(ref.Group, ""), deref(ref.Kind, "Service"); (g != "" && g != "core") || k != "Service" {
+		return invalid(Unsupported, ".kind", "mirror backend "+string(k)+" is not a Service")
+	}
+	if ref.Port == nil {
+		return invalid(Unsupported, ".port", "a Service mirror backendRef needs a port")
+	}
+	ns := string(deref(ref.Namespace, gwv1.Namespace(r.Namespace)))
+	if ns != r.Namespace && !t.granted(r.Namespace, ns, string(ref.Name)) {
+		return invalid(RefNotPermitted, ".namespace",
+			"no ReferenceGrant in namespace "+ns+" lets HTTPRoutes of "+r.Namespace+" use Service "+string(ref.Name))
+	}
+	m.Service = compile.ServiceRef{Namespace: ns, Name: string(ref.Name), Port: strconv.Itoa(int(*ref.Port))}
+	return m
+}
+
+// timeouts reads a rule's timeouts into out; "0s" (or any zero) is no
+// timeout. A duration that does not parse refuses the rule.
+func (t *translator) timeouts(r *gwv1.HTTPRoute, field string, to *gwv1.HTTPRouteTimeouts, out *compile.HTTPRouteRule) bool {
+	if to == nil {
+		return true
+	}
+	for _, d := range []struct {
+		name string
+		v    *gwv1.Duration
+		into *time.Duration
+	}{{"request", to.Request, &out.RequestTimeout}, {"backendRequest", to.BackendRequest, &out.BackendRequestTimeout}} {
+		if d.v == nil {
+			continue
+		}
+		v, err := time.ParseDuration(string(*d.v))
+		if err != nil || v < 0 {
+			t.warn(Unsupported, r, field+".timeouts."+d.name, "timeout "+strconv.Quote(string(*d.v))+" is not a duration; the rule is not served")
+			return false
+		}
+		*d.into = v
+	}
+	return true
+}

@@ -1,0 +1,291 @@
+package match
+
+import (
+	"cmp"
+	"errors"
+	"net/textproto"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Conditions are what a request must carry besides its path for a route to
+// match: the Gateway API's HTTPRoute method, header and query parameter
+// matches (SPEC §20). A route with conditions that a request does not meet
+// is passed over as if its path had not matched, and the lookup goes on to
+// the next candidate: another route of the same key, then the shorter
+// keys, then the fallback. Routes of one key are tried in the Gateway
+// API's order: a method match first, then more header matches, then more
+// query parameter matches, then Order. Build with NewConditions; New
+// prepares a literal the same way.
+type Conditions struct {
+	// Method is the request method that matches; "" matches any.
+	Method string
+	// Headers and Query must all match. Header names are matched without
+	// regard to case, query parameter names exactly.
+	Headers, Query []ValueMatch
+
+	ready bool
+	// inline holds Headers and Query when they are few, so checking them
+	// reads this one object rather than chasing two more pointers.
+	inline [inlineValues]ValueMatch
+}
+
+// inlineValues is how many conditions a Conditions holds in itself.
+const inlineValues = 3
+
+// ValueMatch is one header or query parameter condition: the first value
+// of Name equals Value, or with Regex matches it as an RE2 pattern
+// (unanchored, as the Gateway API's RegularExpression). A header sent
+// several times is matched as its values joined with ", ".
+type ValueMatch struct {
+	Name, Value string
+	Regex       bool
+
+	re *regexp.Regexp
+}
+
+// Request is what conditions are matched against: the method, the headers
+// with canonical names (an *http.Request's Header), and the query as
+// received, still escaped.
+type Request struct {
+	Method string
+	Header map[string][]string
+	Query  string
+}
+
+// NewConditions checks c and compiles its patterns; header names become
+// canonical. Duplicate names keep their first condition, as the Gateway
+// API asks.
+func NewConditions(c Conditions) (*Conditions, error) {
+	out := &Conditions{Method: c.Method, ready: true}
+	hs, err := prepareValues(c.Headers, true)
+	if err != nil {
+		return nil, &fieldError{"Headers", err}
+	}
+	qs, err := prepareValues(c.Query, false)
+	if err != nil {
+		return nil, &fieldError{"Query", err}
+	}
+	out.Headers, out.Query = hs, qs
+	if n := len(hs); n+len(qs) <= inlineValues {
+		copy(out.inline[:], hs)
+		copy(out.inline[n:], qs)
+		out.Headers, out.Query = nil, nil
+		if n > 0 {
+			out.Headers = out.inline[:n:n]
+		}
+		if len(qs) > 0 {
+			out.Query = out.inline[n : n+len(qs) : n+len(qs)]
+		}
+	}
+	return out, nil
+}
+
+func prepareValues(in []ValueMatch, header bool) ([]ValueMatch, error) {
+	var out []ValueMatch
+	for _, v := range in {
+		if v.Name == "" {
+			return nil, errors.New("a condition without a name")
+		}
+		if header {
+			v.Name = textproto.CanonicalMIMEHeaderKey(v.Name)
+		}
+		if slices.ContainsFunc(out, func(o ValueMatch) bool { return o.Name == v.Name }) {
+			continue
+		}
+		v.re = nil
+		if v.Regex {
+			re, err := regexp.Compile(v.Value)
+			if err != nil {
+				return nil, errors.New(strconv.Quote(v.Name) + ": " + err.Error())
+			}
+			v.re = re
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// Matches reports whether q meets every condition; a nil q meets none but
+// an empty set.
+func (c *Conditions) Matches(q *Request) bool {
+	if c == nil {
+		return true
+	}
+	if q == nil {
+		return c.Method == "" && len(c.Headers) == 0 && len(c.Query) == 0
+	}
+	if c.Method != "" && c.Method != q.Method {
+		return false
+	}
+	for i := range c.Headers {
+		h := &c.Headers[i]
+		vs := q.Header[h.Name]
+		if len(vs) == 0 {
+			return false
+		}
+		v := vs[0]
+		if len(vs) > 1 {
+			v = strings.Join(vs, ", ")
+		}
+		if h.re != nil && !h.re.MatchString(v) || h.re == nil && v != h.Value {
+			return false
+		}
+	}
+	for i := range c.Query {
+		if !c.Query[i].matchQuery(q.Query) {
+			return false
+		}
+	}
+	return true
+}
+
+// matchQuery finds the first parameter named v.Name in the escaped query
+// and matches its value, decoding as it compares so an exact match does
+// not allocate.
+func (v *ValueMatch) matchQuery(query string) bool {
+	for query != "" {
+		var pair string
+		pair, query, _ = strings.Cut(query, "&")
+		name, val, _ := strings.Cut(pair, "=")
+		if !unescapedEqual(name, v.Name) {
+			continue
+		}
+		if v.re == nil {
+			return unescapedEqual(val, v.Value)
+		}
+		if strings.ContainsAny(val, "%+") {
+			d, err := url.QueryUnescape(val)
+			if err != nil {
+				return false
+			}
+			val = d
+		}
+		return v.re.MatchString(val)
+	}
+	return false
+}
+
+// unescapedEqual reports whether the query component enc decodes ('+' to
+// space, %XX) to want; malformed escapes never match.
+func unescapedEqual(enc, want string) bool {
+	j := 0
+	for i := 0; i < len(enc); i++ {
+		c := enc[i]
+		switch c {
+		case '+':
+			c = ' '
+		case '%':
+			if i+2 >= len(enc) {
+				return false
+			}
+			hi, ok1 := unhex(enc[i+1])
+			lo, ok2 := unhex(enc[i+2])
+			if !ok1 || !ok2 {
+				return false
+			}
+			c, i = hi<<4|lo, i+2
+		}
+		if j >= len(want) || want[j] != c {
+			return false
+		}
+		j++
+	}
+	return j == len(want)
+}
+
+// compareConditions orders routes of one key by the Gateway API's
+// precedence: a method match first, then more header matches, then more
+// query parameter matches; routes without conditions come last.
+func compareConditions(a, b *Conditions) int {
+	var am, bm, ah, bh, aq, bq int
+	if a != nil {
+		am, ah, aq = boolInt(a.Method != ""), len(a.Headers), len(a.Query)
+	}
+	if b != nil {
+		bm, bh, bq = boolInt(b.Method != ""), len(b.Headers), len(b.Query)
+	}
+	return cmp.Or(cmp.Compare(bm, am), cmp.Compare(bh, ah), cmp.Compare(bq, aq))
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// sameConditions reports conditions that match the same requests as
+// written: such routes of one key are duplicates.
+func sameConditions(a, b *Conditions) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Method == b.Method && slices.EqualFunc(a.Headers, b.Headers, sameValue) && slices.EqualFunc(a.Query, b.Query, sameValue)
+}
+
+func sameValue(a, b ValueMatch) bool {
+	return a.Name == b.Name && a.Value == b.Value && a.Regex == b.Regex
+}
+
+// conditionsSection is the route's method, header and query parameter
+// matches.
+var conditionsSection = section{
+	name:  "request-conditions",
+	route: []string{"When"},
+	digest: []digestPart{{
+		tag: "request-conditions",
+		hostHas: func(vh *VirtualHost) bool {
+			return slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.When != nil })
+		},
+		route: func(e *encoder, r *Route) {
+			e.flag(r.When != nil)
+			if c := r.When; c != nil {
+				e.str(c.Method)
+				for _, vs := range [][]ValueMatch{c.Headers, c.Query} {
+					e.num(len(vs))
+					for _, v := range vs {
+						e.str(v.Name)
+						e.str(v.Value)
+						e.flag(v.Regex)
+					}
+				}
+			}
+		},
+	}},
+	text: textParts{
+		at: 15, // right after the route's own line, before what it does
+		routeSuffix: func(b *strings.Builder, _ *VirtualHost, r *Route) {
+			b.WriteString(conditionsText(r.When))
+		},
+	},
+}
+
+// conditionsText is " when method=GET header:Version=two query:q~^a",
+// "" for none.
+func conditionsText(c *Conditions) string {
+	if c == nil {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(" when")
+	if c.Method != "" {
+		b.WriteString(" method=" + c.Method)
+	}
+	for _, p := range []struct {
+		kind string
+		vs   []ValueMatch
+	}{{"header", c.Headers}, {"query", c.Query}} {
+		for _, v := range p.vs {
+			op := "="
+			if v.Regex {
+				op = "~"
+			}
+			b.WriteString(" " + p.kind + ":" + v.Name + op + strconv.Quote(v.Value))
+		}
+	}
+	return b.String()
+}

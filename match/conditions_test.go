@@ -1,0 +1,177 @@
+package match
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func condRoute(typ PathType, path string, order int, when *Conditions) *Route {
+	r := &Route{Type: typ, Path: path, Order: order, When: when,
+		Backend: &Backend{ID: fmt.Sprintf("ns/b%d:80", order), Endpoints: []string{"10.0.0.1:80"}}}
+	if typ == Regex {
+		re, err := CompileRegex(path, 0)
+		if err != nil {
+			panic(err)
+		}
+		r.Regexp = re
+	}
+	return r
+}
+
+func header(kv ...string) map[string][]string {
+	h := make(map[string][]string)
+	for i := 0; i < len(kv); i += 2 {
+		h[http.CanonicalHeaderKey(kv[i])] = append(h[http.CanonicalHeaderKey(kv[i])], kv[i+1])
+	}
+	return h
+}
+
+// A route whose conditions a request does not meet passes it on to the
+// next candidate: another route of its key, then shorter prefixes, then
+// the regex routes, then the fallback (Gateway API HTTPRoute matches).
+func TestLookupRequestConditions(t *testing.T) {
+	routes := []*Route{
+		condRoute(Prefix, "/foo", 1, &Conditions{Headers: []ValueMatch{{Name: "x", Value: "1"}}}),
+		condRoute(Prefix, "", 2, nil),
+		condRoute(Exact, "/e", 3, &Conditions{Method: "POST"}),
+		condRoute(Prefix, "/e", 4, &Conditions{Query: []ValueMatch{{Name: "q", Value: "a b"}}}),
+		// one key: method first, then more headers, then more query params, then Order
+		condRoute(Prefix, "/p", 5, &Conditions{Query: []ValueMatch{{Name: "a", Value: "1"}, {Name: "b", Value: "2"}}}),
+		condRoute(Prefix, "/p", 6, &Conditions{Headers: []ValueMatch{{Name: "h", Value: "1"}}}),
+		condRoute(Prefix, "/p", 7, &Conditions{Method: "GET"}),
+		condRoute(Prefix, "/p", 8, &Conditions{Headers: []ValueMatch{{Name: "h", Value: "^[0-9]+$", Regex: true}}}),
+		condRoute(Prefix, "/p", 9, &Conditions{Headers: []ValueMatch{{Name: "h", Value: "1"}, {Name: "i", Value: "1"}}}),
+	}
+	regex := []*Route{
+		condRoute(Regex, "/r/[0-9]+", 10, &Conditions{Headers: []ValueMatch{{Name: "x", Value: "1"}}}),
+		condRoute(Regex, "/r/", 11, nil),
+	}
+	tab := mustNew(t, Spec{VirtualHosts: []*VirtualHost{{Name: "h.test", Routes: routes}, {Name: "r.test", Routes: regex}}})
+	for _, c := range []struct {
+		method, path, query string
+		h                   map[string][]string
+		want                int
+	}{
+		{"GET", "/foo", "", nil, 2},
+		{"GET", "/foo/bar", "", header("X", "1"), 1},
+		{"GET", "/foo", "", header("x", "2"), 2},
+		{"POST", "/e", "", nil, 3},
+		{"GET", "/e", "q=a+b", nil, 4},
+		{"GET", "/e", "q=a%20b&q=c", nil, 4},
+		{"GET", "/e", "q=c&q=a+b", nil, 2}, // the first value decides
+		{"GET", "/e", "q=a%2", nil, 2},
+		{"GET", "/p", "a=1&b=2", header("h", "1", "i", "1"), 7},
+		{"PUT", "/p", "a=1&b=2", header("h", "1", "i", "1"), 9},
+		{"PUT", "/p", "a=1&b=2", header("h", "1"), 6},
+		{"PUT", "/p", "a=1&b=2", header("h", "12"), 8},
+		{"PUT", "/p", "b=2&a=1", nil, 5},
+		{"PUT", "/p", "", header("h", "1", "h", "2"), 2}, // "1, 2"
+		{"GET", "/r/12", "", header("x", "1"), 10},
+		{"GET", "/r/12", "", nil, 11},
+	} {
+		q := &Request{Method: c.method, Header: c.h, Query: c.query}
+		host := "h.test"
+		if strings.HasPrefix(c.path, "/r/") {
+			host = "r.test"
+		}
+		res := tab.LookupRequest(host, c.path, q)
+		require.NotNil(t, res.Route, "%s %s?%s", c.method, c.path, c.query)
+		assert.Equal(t, c.want, res.Route.Order, "%s %s?%s %v", c.method, c.path, c.query, c.h)
+	}
+	// Lookup meets no condition.
+	assert.Equal(t, 2, tab.Lookup("h.test", "/foo").Route.Order)
+	assert.Equal(t, 11, tab.Lookup("r.test", "/r/1").Route.Order)
+}
+
+// Two routes of one key with the same conditions are one route; with
+// different ones both stay, and the text shows the conditions.
+func TestConditionsDuplicatesAndText(t *testing.T) {
+	a := condRoute(Prefix, "/a", 1, &Conditions{Method: "GET"})
+	b := condRoute(Prefix, "/a", 2, &Conditions{Method: "GET"})
+	c := condRoute(Prefix, "/a", 3, &Conditions{Headers: []ValueMatch{{Name: "version", Value: "two"}}})
+	tab := mustNew(t, Spec{VirtualHosts: []*VirtualHost{{Name: "h.test", Routes: []*Route{a, b, c}}}})
+	vh := tab.VirtualHostByName("h.test")
+	assert.Equal(t, []*Route{a, c}, vh.Routes)
+	assert.Contains(t, tab.String(), ` when method=GET`)
+	assert.Contains(t, tab.String(), ` when header:Version="two"`)
+	_, err := New(Spec{VirtualHosts: []*VirtualHost{{Name: "h.test", Routes: []*Route{
+		condRoute(Prefix, "/a", 1, &Conditions{Headers: []ValueMatch{{Name: "v", Value: "(", Regex: true}}})}}}})
+	assert.ErrorContains(t, err, "When.Headers")
+}
+
+// condFixture is 10,000 routes on 1,000 hosts, each route with a method,
+// header or query parameter condition, and requests that meet some.
+func condFixture(tb testing.TB) (*Table, []Request, []string, []string, []*Route) {
+	const hosts = 1000
+	var vhs []*VirtualHost
+	for i := range hosts {
+		vh := &VirtualHost{Name: benchHost(i)}
+		be := &Backend{ID: fmt.Sprintf("prod/svc%06d:80", i), Endpoints: []string{"10.0.0.1:8080"}}
+		vh.Routes = []*Route{
+			{Type: Prefix, Path: "/api", Backend: be, Order: 0, When: &Conditions{Headers: []ValueMatch{{Name: "Version", Value: "two"}}}},
+			{Type: Prefix, Path: "/api", Backend: be, Order: 1, When: &Conditions{Method: "POST"}},
+			{Type: Prefix, Path: "/api", Backend: be, Order: 2, When: &Conditions{Query: []ValueMatch{{Name: "tenant", Value: "blue"}}}},
+			{Type: Prefix, Path: "/api/v1", Backend: be, Order: 3, When: &Conditions{Headers: []ValueMatch{{Name: "Color", Value: "^(red|blue)$", Regex: true}}}},
+			{Type: Prefix, Path: "/api/v1", Backend: be, Order: 4, When: &Conditions{Headers: []ValueMatch{{Name: "Version", Value: "two"}, {Name: "Color", Value: "green"}}}},
+			{Type: Exact, Path: "/healthz", Backend: be, Order: 5, When: &Conditions{Method: "GET"}},
+			{Type: Prefix, Path: "/static", Backend: be, Order: 6, When: &Conditions{Query: []ValueMatch{{Name: "v", Value: "2"}, {Name: "lang", Value: "en"}}}},
+			{Type: Prefix, Path: "/static", Backend: be, Order: 7, When: &Conditions{Method: "HEAD"}},
+			{Type: Prefix, Path: "/", Backend: be, Order: 8, When: &Conditions{Headers: []ValueMatch{{Name: "X-Canary", Value: "1"}}}},
+			{Type: Prefix, Path: "/", Backend: be, Order: 9, When: &Conditions{Method: "GET"}},
+		}
+		vhs = append(vhs, vh)
+	}
+	tab := mustNew(tb, Spec{VirtualHosts: vhs})
+	reqs := []Request{
+		{Method: "GET", Header: header("Version", "two", "Accept", "*/*", "User-Agent", "bench"), Query: "x=1"},
+		{Method: "POST", Header: header("Accept", "*/*"), Query: ""},
+		{Method: "GET", Header: header("Color", "blue", "Accept", "*/*"), Query: "tenant=blue&page=3"},
+		{Method: "GET", Header: header("Accept", "*/*"), Query: "lang=en&v=2"},
+		{Method: "HEAD", Header: header("X-Canary", "1"), Query: ""},
+	}
+	paths := []string{"/api/v1/users/7", "/api/orders", "/static/app.js", "/healthz", "/docs/x"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var hs, ps []string
+	var qs []Request
+	var want []*Route
+	for len(qs) < 4096 {
+		h, p, q := benchHost(rng.IntN(hosts)), paths[rng.IntN(len(paths))], reqs[rng.IntN(len(reqs))]
+		res := tab.LookupRequest(h, p, &q)
+		if res.Route == nil {
+			continue
+		}
+		hs, ps, qs, want = append(hs, h), append(ps, p), append(qs, q), append(want, res.Route)
+	}
+	return tab, qs, hs, ps, want
+}
+
+// BenchmarkLookupConditions: 10,000 routes with method, header and query
+// parameter conditions; issue 27's budget is 150 ns a lookup.
+func BenchmarkLookupConditions(b *testing.B) {
+	tab, qs, hs, ps, want := condFixture(b)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		k := i & 4095
+		if tab.LookupRequest(hs[k], ps[k], &qs[k]).Route != want[k] {
+			b.Fatal("wrong route")
+		}
+		i++
+	}
+}
+
+func TestCondFixtureMatchesSome(t *testing.T) {
+	_, qs, _, _, want := condFixture(t)
+	require.Len(t, qs, 4096)
+	orders := map[int]bool{}
+	for _, r := range want {
+		orders[r.Order] = true
+	}
+	assert.GreaterOrEqual(t, len(orders), 6, "the requests meet most kinds of condition")
+}

@@ -1,0 +1,84 @@
+package match
+
+import (
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Split shares a route's requests among weighted backends, the Gateway
+// API's backendRefs (SPEC §10, §20): each request goes to one of them, an
+// alternative's share being its weight over the sum. An invalid
+// alternative (a Service that does not exist, a reference that is not
+// allowed) has a nil Backend: its share of the requests answers 500, and
+// one with no ready endpoints answers 503. Route.Backend is the first
+// valid alternative of positive weight, or nil when there is none, which
+// answers every request 500. A weight of 0 is never chosen.
+type Split struct {
+	Alternatives []Alternative
+}
+
+// Alternative is one backend of a Split and its weight.
+type Alternative struct {
+	Backend *Backend // nil: invalid
+	Weight  int
+}
+
+// Weights are the alternatives' weights in order.
+func (s *Split) Weights() []int {
+	w := make([]int, len(s.Alternatives))
+	for i, a := range s.Alternatives {
+		w[i] = a.Weight
+	}
+	return w
+}
+
+func checkSplit(s *Split) error {
+	if len(s.Alternatives) == 0 {
+		return errors.New("a split needs an alternative")
+	}
+	if slices.ContainsFunc(s.Alternatives, func(a Alternative) bool { return a.Weight < 0 }) {
+		return errors.New("a weight is negative")
+	}
+	return nil
+}
+
+// splitSection is the weighted share of a route's requests each backend
+// takes.
+var splitSection = section{
+	name:  "weighted-backends",
+	route: []string{"Split"},
+	digest: []digestPart{{
+		tag: "weighted-backends",
+		hostHas: func(vh *VirtualHost) bool {
+			return slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.Split != nil })
+		},
+		route: func(e *encoder, r *Route) {
+			e.flag(r.Split != nil)
+			if s := r.Split; s != nil {
+				e.num(len(s.Alternatives))
+				for _, a := range s.Alternatives {
+					e.backendRef(a.Backend)
+					e.num(a.Weight)
+				}
+			}
+		},
+	}},
+	text: textParts{
+		at: 16,
+		routeSuffix: func(b *strings.Builder, _ *VirtualHost, r *Route) {
+			if r.Split == nil {
+				return
+			}
+			b.WriteString(" split")
+			for _, a := range r.Split.Alternatives {
+				id := "invalid(500)"
+				if a.Backend != nil {
+					id = a.Backend.ID
+				}
+				b.WriteString(" " + strconv.Itoa(a.Weight) + "*" + id)
+			}
+		},
+	},
+}

@@ -1,0 +1,61 @@
+package router
+
+import (
+	"net/http"
+
+	"ramjet.dev/ramjet/balance"
+	"ramjet.dev/ramjet/match"
+)
+
+// ReasonNoValidBackend is the Record.Reason of a 500 for a route whose
+// weighted backends are all invalid or of weight 0, or that names none:
+// the Gateway API's rule for a rule without a valid backendRef (SPEC §20).
+const ReasonNoValidBackend = "no-valid-backend"
+
+var ansNoValidBackend = answer{http.StatusInternalServerError, ReasonNoValidBackend,
+	"500 Internal Server Error: the route has no valid backend\n"}
+
+// routeSplits builds the rotation of every route's weighted backends in
+// t (match.Split), identified by host and declaration, so a rebuilt table
+// continues the rotation and the shares stay exact across swaps.
+func (r *Router) routeSplits(t *match.Table) map[*match.Split]*balance.Split {
+	var m map[*match.Split]*balance.Split
+	for vh := range t.VirtualHosts() {
+		for _, rt := range vh.Routes {
+			if rt.Split == nil {
+				continue
+			}
+			if m == nil {
+				m = make(map[*match.Split]*balance.Split)
+			}
+			if m[rt.Split] == nil {
+				m[rt.Split] = r.registry.Split("route "+vh.Name+" "+rt.Source.String()+" "+rt.Type.String()+" "+rt.Path, rt.Split.Weights())
+			}
+		}
+	}
+	return m
+}
+
+// splitRequest chooses the route's backend for this request by weight:
+// an invalid one answers 500 (ReasonInvalidBackend), a valid one is
+// checked as decide checks a route's backend (backendFor). It reports
+// whether it answered.
+func (r *Router) splitRequest(s *requestState, sp *match.Split) bool {
+	i, ok := 0, false
+	if bs := s.d.st.routeSplits[sp]; bs != nil {
+		i, ok = bs.Next()
+	}
+	if !ok || sp.Alternatives[i].Backend == nil {
+		s.d.backend = nil // the record names no backend: none was chosen
+		r.refuse(s, ansInvalidBackend)
+		return true
+	}
+	b := sp.Alternatives[i].Backend
+	s.d.backend = b
+	var a answer
+	if s.d.bal, a = s.d.st.backendFor(b, s.grpc); a.status != 0 {
+		r.refuse(s, a)
+		return true
+	}
+	return false
+}

@@ -25,8 +25,8 @@ type body struct {
 	// expect: a 100 Continue is due before the first read; expectBody:
 	// the request asked for one (a body it left unread is not drained).
 	expect, expectBody bool
-	sawEOF bool
-	closed bool
+	sawEOF             bool
+	closed             bool
 	// earlyClose: closed by the handler before its end; limitHit: the
 	// unread rest was too much to read and drop.
 	earlyClose, limitHit bool

@@ -163,21 +163,24 @@ func (c *conn) serve(base context.Context) {
 	if c.tls == nil && s.Fallback != nil && s.Fallback.Protocols != nil && s.Fallback.Protocols.UnencryptedHTTP2() {
 		// Cleartext HTTP/2 with prior knowledge: read as far as the
 		// bytes match the preface, no further.
-		for n := 1; n <= len(h2Preface); n++ {
+		for n := 1; ; {
 			b, err := c.br.Peek(n)
 			if err != nil || !startsWithPreface(b) {
 				break
 			}
 			if n == len(h2Preface) {
 				_ = c.rwc.SetReadDeadline(time.Time{})
-				rc := &replayConn{Conn: c.rwc, r: io.MultiReader(bytes.NewReader(append([]byte(nil), b...)), c.rwc)}
+				// Everything read ahead goes with it, the preface and
+				// whatever frames came in the same reads.
+				all, _ := c.br.Peek(c.br.Buffered())
+				rc := &replayConn{Conn: c.rwc, r: io.MultiReader(bytes.NewReader(append([]byte(nil), all...)), c.rwc)}
 				if s.handOver(rc) {
 					hijacked = true
 					c.state.Store(stateHijacked)
 				}
 				return
 			}
-			n = max(n, c.br.Buffered())
+			n = min(max(n+1, c.br.Buffered()), len(h2Preface))
 		}
 	}
 	idleTimeout := s.IdleTimeout
@@ -191,13 +194,15 @@ func (c *conn) serve(base context.Context) {
 			if !c.state.CompareAndSwap(stateActive, stateIdle) {
 				return
 			}
-			if c.br.Buffered() == 0 {
+			// As net/http: four bytes, so that a stray CRLF after a body
+			// followed by the client's close is no request.
+			if c.br.Buffered() < 4 {
 				if idleTimeout > 0 {
 					_ = c.rwc.SetReadDeadline(time.Now().Add(idleTimeout))
 				} else {
 					_ = c.rwc.SetReadDeadline(time.Time{})
 				}
-				if _, err := c.br.Peek(1); err != nil {
+				if _, err := c.br.Peek(4); err != nil {
 					return
 				}
 			}
@@ -557,7 +562,9 @@ func (c *conn) readTransfer(req *http.Request) error {
 		if err != nil {
 			return err
 		}
-		req.Trailer = trailer
+		if len(trailer) > 0 {
+			req.Trailer = trailer
+		}
 	}
 	b.req = req
 	return nil

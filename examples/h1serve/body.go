@@ -63,6 +63,10 @@ func (b *body) readLocked(p []byte) (n int, err error) {
 		if b.chunked != nil {
 			if err = b.readTrailer(); err == nil {
 				err = io.EOF
+			} else {
+				// As net/http: after a bad trailer nothing more is read,
+				// of this body or of the connection.
+				b.sawEOF, b.closed = false, true
 			}
 		} else if b.lr.N > 0 {
 			err = io.ErrUnexpectedEOF

@@ -423,9 +423,6 @@ func (c *conn) readRequest(connCtx context.Context, first bool) (req *http.Reque
 	if len(hosts) > 1 {
 		return nil, errors.New("too many Host headers")
 	}
-	if major != 1 && !(major == 2 && minor == 0 && method == "PRI" && target == "*") {
-		return nil, errVersion
-	}
 	c.lastMethod = method
 
 	if c.req == nil {
@@ -453,6 +450,9 @@ func (c *conn) readRequest(connCtx context.Context, first bool) (req *http.Reque
 	req.Close = shouldClose(major, minor, h)
 	if err := c.readTransfer(req); err != nil {
 		return nil, err
+	}
+	if major != 1 && !(major == 2 && minor == 0 && method == "PRI" && target == "*") {
+		return nil, errVersion
 	}
 	isH2Upgrade := method == "PRI" && len(h) == 0 && target == "*" && proto == "HTTP/2.0"
 	if isH2Upgrade {
@@ -493,8 +493,10 @@ func (c *conn) headLimit() int64 {
 func (c *conn) readTransfer(req *http.Request) error {
 	h := req.Header
 	chunked := false
+	// As net/http, HTTP/0.0 is framed as 1.1 (and then refused).
+	http11 := req.ProtoAtLeast(1, 1) || req.ProtoMajor == 0 && req.ProtoMinor == 0
 	if raw, present := h["Transfer-Encoding"]; present {
-		if _, cl := h["Content-Length"]; cl || !req.ProtoAtLeast(1, 1) {
+		if _, cl := h["Content-Length"]; cl || !http11 {
 			return errFraming
 		}
 		delete(h, "Transfer-Encoding")
@@ -604,7 +606,34 @@ func validMethod(m string) bool {
 }
 
 func expectsContinue(r *http.Request) bool {
-	return httpguts.HeaderValuesContainsToken(r.Header["Expect"], "100-continue")
+	return hasToken(r.Header.Get("Expect"), "100-continue")
+}
+
+// hasToken is net/http's test for a token in a header value (the first
+// value of a field, where net/http looks), with its idea of boundaries.
+func hasToken(v, token string) bool {
+	if len(token) > len(v) || token == "" {
+		return false
+	}
+	if v == token {
+		return true
+	}
+	boundary := func(b byte) bool { return b == ' ' || b == ',' || b == '\t' }
+	for sp := 0; sp <= len(v)-len(token); sp++ {
+		if b := v[sp]; b != token[0] && b|0x20 != token[0] {
+			continue
+		}
+		if sp > 0 && !boundary(v[sp-1]) {
+			continue
+		}
+		if end := sp + len(token); end != len(v) && !boundary(v[end]) {
+			continue
+		}
+		if strings.EqualFold(v[sp:sp+len(token)], token) {
+			return true
+		}
+	}
+	return false
 }
 
 // connReader is what the connection's bufio.Reader reads from: it bounds

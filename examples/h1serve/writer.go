@@ -55,9 +55,9 @@ func (w *response) reset(req *http.Request) {
 	w.status, w.wroteHeader, w.committed, w.handlerDone = 0, false, false, false
 	w.contentLength, w.written, w.chunking, w.closeAfter, w.badCL = -1, 0, false, false, false
 	w.isHEAD = req.Method == "HEAD"
-	conn := req.Header["Connection"]
-	w.wants10KA = req.ProtoMajor == 1 && req.ProtoMinor == 0 && httpguts.HeaderValuesContainsToken(conn, "keep-alive")
-	w.wantsClose = req.Close || httpguts.HeaderValuesContainsToken(conn, "close")
+	conn := req.Header.Get("Connection")
+	w.wants10KA = req.ProtoMajor == 1 && req.ProtoMinor == 0 && hasToken(conn, "keep-alive")
+	w.wantsClose = req.Close || hasToken(conn, "close")
 	w.trailers = w.trailers[:0]
 	w.pending = w.pending[:0]
 	w.wroteWriteDeadline = false
@@ -419,10 +419,10 @@ func (w *response) commit(p []byte) {
 	bw.WriteString("\r\n")
 }
 
-func hasCloseToken(v string) bool { return httpguts.HeaderValuesContainsToken([]string{v}, "close") }
+func hasCloseToken(v string) bool { return hasToken(v, "close") }
 
 func isProtocolSwitch(code int, h http.Header) bool {
-	return code == http.StatusSwitchingProtocols && len(h["Upgrade"]) > 0 && httpguts.HeaderValuesContainsToken(h["Connection"], "Upgrade")
+	return code == http.StatusSwitchingProtocols && h.Get("Upgrade") != "" && httpguts.HeaderValuesContainsToken(h["Connection"], "Upgrade")
 }
 
 func (w *response) writeStatusLine(code int) {

@@ -496,14 +496,16 @@ func (c *conn) readTransfer(req *http.Request) error {
 	// As net/http, HTTP/0.0 is framed as 1.1 (and then refused).
 	http11 := req.ProtoAtLeast(1, 1) || req.ProtoMajor == 0 && req.ProtoMinor == 0
 	if raw, present := h["Transfer-Encoding"]; present {
-		if _, cl := h["Content-Length"]; cl || !http11 {
+		if _, cl := h["Content-Length"]; cl || req.ProtoMajor == 1 && req.ProtoMinor == 0 {
 			return errFraming
 		}
 		delete(h, "Transfer-Encoding")
-		if len(raw) != 1 || !strings.EqualFold(raw[0], "chunked") {
-			return errUnsupportedT
+		if http11 { // else ignored, as net/http does (and then 505)
+			if len(raw) != 1 || !strings.EqualFold(raw[0], "chunked") {
+				return errUnsupportedT
+			}
+			chunked = true
 		}
-		chunked = true
 	}
 	var n int64
 	cls := h["Content-Length"]

@@ -435,7 +435,7 @@ func (c *conn) readRequest(connCtx context.Context, first bool) (req *http.Reque
 	c.ctx.Context, c.ctx.err = connCtx, nil
 	// Every exported field is set: the value is reused.
 	req.Form, req.PostForm, req.MultipartForm, req.Trailer, req.TransferEncoding = nil, nil, nil, nil, nil
-	req.Response, req.GetBody, req.Cancel, req.Pattern, req.ContentLength = nil, nil, nil, "", 0
+	req.Response, req.GetBody, req.Pattern, req.ContentLength = nil, nil, "", 0
 	req.Method, req.URL, req.Proto, req.ProtoMajor, req.ProtoMinor = method, u, proto, major, minor
 	req.Header, req.RequestURI, req.RemoteAddr, req.TLS = h, target, c.remote, c.tls
 	req.Host = u.Host

@@ -236,7 +236,7 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 	fs.StringVar(&proxyBodySize, "proxy-body-size", "1m", "the largest request body, nginx size syntax (8m, 512k, 1g, bytes; 0 for no limit): 413 above it; an Ingress's proxy-body-size annotation replaces it for its paths")
 	fs.BoolVar(&c.useProxyProtocol, "use-proxy-protocol", false, "read a PROXY protocol v1/v2 header on every HTTP and HTTPS connection (behind a load balancer that sends it, such as an AWS NLB); see -proxy-real-ip-cidr for whose header is believed")
 	fs.StringVar(&configMap, "configmap", "", "namespace/name of an ingress-nginx ConfigMap whose keys set what no flag given here sets (see README); with -manifests, a ConfigMap of that name in the folder")
-	fs.StringVar(&c.http1Server, "http1-server", http1Ramjet, "who serves HTTP/1 on the traffic listeners: "+http1Ramjet+" (the controller's own loop, which hands HTTP/2 to net/http) or "+http1NetHTTP+" (net/http's server for everything)")
+	fs.StringVar(&c.http1Server, "http1-server", "", "who serves HTTP/1 on the traffic listeners: "+http1Ramjet+" (the default: the controller's own loop, which hands HTTP/2 to net/http) or "+http1NetHTTP+" (net/http's server for everything)")
 	fs.BoolVar(&c.enableMetrics, "enable-metrics", false, "serve Prometheus metrics at /metrics on -debug-addr (ingress-nginx's metric names)")
 	fs.BoolVar(&c.metricsPerHost, "metrics-per-host", true, "label request metrics with the Ingress rule's host")
 	fs.BoolVar(&c.metricsPerUndefinedHost, "metrics-per-undefined-host", false, "also count requests no Ingress rule's host answered, with host=\"_\" (needs -metrics-per-host)")

@@ -68,6 +68,8 @@ type conn struct {
 
 	lastMethod string
 	werr       error // the first write error on the connection
+	// headDeadline: the read deadline is still the request head's.
+	headDeadline bool
 }
 
 var connPool = sync.Pool{New: func() any {
@@ -231,7 +233,13 @@ func (c *conn) serve(base context.Context) {
 			c.answerBadRequest(err)
 			return
 		}
-		_ = c.rwc.SetReadDeadline(time.Time{})
+		c.headDeadline = headerTimeout > 0 && req.Body == http.NoBody
+		if headerTimeout > 0 && !c.headDeadline {
+			_ = c.rwc.SetReadDeadline(time.Time{})
+		}
+		// Without a body, the head's deadline may stay (one deadline call
+		// fewer per request): nothing reads the connection before the
+		// next wait sets its own, but a watch or a Hijack, which lift it.
 		w := &c.w
 		w.reset(req)
 		if expectsContinue(req) {

@@ -436,3 +436,48 @@ func TestServeAfterCloseAndErrServerClosed(t *testing.T) {
 		t.Fatalf("Serve: %v", err)
 	}
 }
+
+func TestHijackOutlivesHeaderTimeout(t *testing.T) {
+	// The head's read deadline, left in place for a request without a
+	// body, must not reach the hijacker.
+	got := make(chan string, 1)
+	addr := serve(t, &Server{ReadHeaderTimeout: 100 * time.Millisecond, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		defer c.Close()
+		line, err := brw.ReadString('\n')
+		if err != nil {
+			line = err.Error()
+		}
+		got <- line
+	})})
+	c, _ := dial(t, addr)
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n")
+	time.Sleep(300 * time.Millisecond)
+	io.WriteString(c, "late\n")
+	if line := <-got; line != "late\n" {
+		t.Fatalf("the hijacker read %q", line)
+	}
+}
+
+func TestBodyReadOutlivesHeaderTimeout(t *testing.T) {
+	got := make(chan string, 1)
+	addr := serve(t, &Server{ReadHeaderTimeout: 100 * time.Millisecond, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		got <- string(b)
+	})})
+	c, _ := dial(t, addr)
+	io.WriteString(c, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\n\r\n")
+	time.Sleep(300 * time.Millisecond)
+	io.WriteString(c, "late")
+	if body := <-got; body != "late" {
+		t.Fatalf("the handler read %q", body)
+	}
+}

@@ -505,6 +505,10 @@ func (w *response) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err := c.bw.Flush(); err != nil {
 		return nil, nil, err
 	}
+	if c.headDeadline {
+		// As under net/http, the hijacker gets no read deadline.
+		_ = c.rwc.SetReadDeadline(time.Time{})
+	}
 	c.state.Store(stateHijacked)
 	c.srv.untrack(c)
 	return c.rwc, bufio.NewReadWriter(c.br, bufio.NewWriter(c.rwc)), nil

@@ -25,6 +25,8 @@ type body struct {
 	// expect: a 100 Continue is due before the first read; expectBody:
 	// the request asked for one (a body it left unread is not drained).
 	expect, expectBody bool
+	// eofReturned: a Read returned io.EOF, the body's clean end.
+	eofReturned bool
 	sawEOF             bool
 	closed             bool
 	// earlyClose: closed by the handler before its end; limitHit: the
@@ -34,7 +36,7 @@ type body struct {
 
 func (b *body) reset() {
 	b.req, b.src, b.chunked, b.lr = nil, nil, nil, io.LimitedReader{}
-	b.expect, b.expectBody, b.sawEOF, b.closed, b.earlyClose, b.limitHit = false, false, false, false, false, false
+	b.expect, b.expectBody, b.eofReturned, b.sawEOF, b.closed, b.earlyClose, b.limitHit = false, false, false, false, false, false, false
 }
 
 var errTrailerEOF = errors.New("http: unexpected EOF reading trailer")
@@ -45,7 +47,11 @@ func (b *body) Read(p []byte) (int, error) {
 	if b.closed {
 		return 0, http.ErrBodyReadAfterClose
 	}
-	return b.readLocked(p)
+	n, err := b.readLocked(p)
+	if err == io.EOF {
+		b.eofReturned = true
+	}
+	return n, err
 }
 
 func (b *body) readLocked(p []byte) (n int, err error) {
@@ -155,12 +161,13 @@ func (b *body) drain() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch {
+	case b.expectBody:
+		// As net/http: unless the body was read to a clean end, the
+		// client may still wait for 100 Continue, or still be sending.
+		return b.eofReturned
 	case b.src == nil || b.sawEOF:
 		return true
 	case b.closed:
-		return false
-	case b.expectBody:
-		// As net/http: the client may still wait for 100 Continue.
 		return false
 	case b.chunked == nil && b.lr.N >= maxPostHandlerReadBytes:
 		b.limitHit = true

@@ -27,8 +27,8 @@ type body struct {
 	expect, expectBody bool
 	// eofReturned: a Read returned io.EOF, the body's clean end.
 	eofReturned bool
-	sawEOF             bool
-	closed             bool
+	sawEOF      bool
+	closed      bool
 	// earlyClose: closed by the handler before its end; limitHit: the
 	// unread rest was too much to read and drop.
 	earlyClose, limitHit bool

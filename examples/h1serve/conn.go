@@ -770,6 +770,38 @@ type reqCtx struct {
 	done            chan struct{}
 	err             error
 	asked           bool
+	afters          []*afterFunc
+}
+
+// afterFunc is a function registered with AfterFunc.
+type afterFunc struct {
+	f    func()
+	done bool // ran or stopped
+}
+
+// AfterFunc makes the context an afterFuncer for package context, so that
+// context.AfterFunc and WithCancel on it register here instead of starting
+// a goroutine each to wait on Done.
+func (x *reqCtx) AfterFunc(f func()) (stop func() bool) {
+	_ = x.Done() // starts the watch
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	a := &afterFunc{f: f}
+	if x.err != nil {
+		a.done = true
+		go f()
+	} else {
+		x.afters = append(x.afters, a)
+	}
+	return func() bool {
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		if a.done {
+			return false
+		}
+		a.done = true
+		return true
+	}
 }
 
 func (x *reqCtx) Done() <-chan struct{} {
@@ -804,6 +836,13 @@ func (x *reqCtx) cancel() {
 		if x.done != nil {
 			close(x.done)
 		}
+		for _, a := range x.afters {
+			if !a.done {
+				a.done = true
+				go a.f()
+			}
+		}
+		x.afters = nil
 	}
 }
 

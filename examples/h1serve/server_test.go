@@ -481,3 +481,32 @@ func TestBodyReadOutlivesHeaderTimeout(t *testing.T) {
 		t.Fatalf("the handler read %q", body)
 	}
 }
+
+func TestContextAfterFunc(t *testing.T) {
+	// context.AfterFunc on the request's context runs when the client
+	// goes, and a stopped one never runs, even when the handler ends.
+	ran, stoppedRan := make(chan struct{}), make(chan struct{}, 1)
+	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		stop := context.AfterFunc(r.Context(), func() { stoppedRan <- struct{}{} })
+		if !stop() {
+			t.Error("stop reported the function ran")
+		}
+		context.AfterFunc(r.Context(), func() { close(ran) })
+		select {
+		case <-ran:
+		case <-time.After(5 * time.Second):
+			t.Error("AfterFunc did not run when the client went")
+		}
+	})})
+	c, _ := dial(t, addr)
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+	time.Sleep(50 * time.Millisecond)
+	c.Close()
+	<-ran
+	time.Sleep(50 * time.Millisecond)
+	select {
+	case <-stoppedRan:
+		t.Fatal("a stopped AfterFunc ran")
+	default:
+	}
+}

@@ -1499,6 +1499,31 @@
 //     request-header timeout (ClientHeaderTimeout, 60 s); the example
 //     controller sets the same values on its listeners itself (a 60 s
 //     header timeout, which also bounds the PROXY header, and 75 s idle).
+//   - The example controller serves HTTP/1 on its traffic listeners with
+//     a server loop of its own, examples/h1serve (-http1-server ramjet,
+//     the default; -http1-server net/http keeps net/http's server for
+//     everything). It calls the same http.Handler with net/http's server
+//     semantics: one goroutine per connection and none per request, the
+//     ResponseWriter and buffers reused, keep-alive and pipelining (one
+//     request at a time), Content-Length and chunked bodies with
+//     trailers, 100-continue, response framing (Content-Length for a
+//     short complete body, chunked, trailers, HEAD, 1xx, 204 and 304,
+//     Connection: close), Flush, Hijack, http.ResponseController's
+//     deadlines, the header and idle timeouts, the 1 MiB header limit
+//     (431) and Shutdown's drain. Connections that negotiate h2 over TLS,
+//     and cleartext HTTP/2 with prior knowledge, are handed to net/http's
+//     server, with the same handler and settings. A differential fuzz
+//     test sends the same bytes to both servers and compares what the
+//     handler sees and what the client gets. Its deliberate differences:
+//     the framing refusal above is made by the loop itself; the request's
+//     context is cancelled when the client leaves only from the moment
+//     something waits on it (context.AfterFunc, a Done channel), and
+//     always when the handler returns; the request, its context and the
+//     ResponseWriter are reused for the connection's next request unless
+//     something waited on the context (net/http's rule already forbids
+//     using them after ServeHTTP returns); header fields go out in map
+//     order, chunks follow the handler's writes, and the context carries
+//     no http.ServerContextKey.
 //   - A request with both Content-Length and Transfer-Encoding, or with
 //     Transfer-Encoding on HTTP/1.0, answers 400 and closes the
 //     connection, as nginx does. net/http's server rewrites it before the
@@ -1506,9 +1531,10 @@
 //     bring their own listener wrap it with router.GuardFraming
 //     (router.GuardFramingConn for one connection; over TLS after the
 //     handshake, leaving connections that negotiated h2 as the bare
-//     *tls.Conn), as the example controller does on both its listeners,
-//     its HTTPS listener doing the handshakes itself within the header
-//     timeout.
+//     *tls.Conn), as the example controller does on both its listeners
+//     under -http1-server net/http, its HTTPS listener doing the
+//     handshakes itself within the header timeout; its own loop (below)
+//     refuses them as it reads the head.
 //   - Regex matching is bounded per request: however many regex routes a
 //     host has, one request spends at most match.RegexBudget (50 ms) in
 //     them, overrunning it by at most about one match's timeout (§4).

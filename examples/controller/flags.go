@@ -35,6 +35,9 @@ const (
 	// nginx's keepalive_timeout and client_header_timeout (SPEC §13).
 	defaultIdleTimeout   = 75 * time.Second
 	defaultHeaderTimeout = 60 * time.Second
+	// The values of -http1-server.
+	http1Ramjet  = "ramjet"
+	http1NetHTTP = "net/http"
 	// defaultShutdownTimeout bounds how long requests still in flight when
 	// the drain ends may take before their connections are closed.
 	defaultShutdownTimeout = 10 * time.Second
@@ -157,6 +160,9 @@ type config struct {
 	leaseDuration time.Duration
 	renewDeadline time.Duration
 	retryPeriod   time.Duration
+	// http1Server serves HTTP/1 on the traffic listeners: http1Ramjet
+	// (or "") the loop of examples/h1serve, http1NetHTTP net/http's.
+	http1Server string
 	// Server timeouts (SPEC §13); zero means the default.
 	idleTimeout     time.Duration
 	headerTimeout   time.Duration
@@ -232,6 +238,7 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 	fs.StringVar(&proxyBodySize, "proxy-body-size", "1m", "the largest request body, nginx size syntax (8m, 512k, 1g, bytes; 0 for no limit): 413 above it; an Ingress's proxy-body-size annotation replaces it for its paths")
 	fs.BoolVar(&c.useProxyProtocol, "use-proxy-protocol", false, "read a PROXY protocol v1/v2 header on every HTTP and HTTPS connection (behind a load balancer that sends it, such as an AWS NLB); see -proxy-real-ip-cidr for whose header is believed")
 	fs.StringVar(&configMap, "configmap", "", "namespace/name of an ingress-nginx ConfigMap whose keys set what no flag given here sets (see README); with -manifests, a ConfigMap of that name in the folder")
+	fs.StringVar(&c.http1Server, "http1-server", "", "who serves HTTP/1 on the traffic listeners: "+http1Ramjet+" (the default: the controller's own loop, which hands HTTP/2 to net/http) or "+http1NetHTTP+" (net/http's server for everything)")
 	fs.BoolVar(&c.enableMetrics, "enable-metrics", false, "serve Prometheus metrics at /metrics on -debug-addr (ingress-nginx's metric names)")
 	fs.BoolVar(&c.metricsPerHost, "metrics-per-host", true, "label request metrics with the Ingress rule's host")
 	fs.BoolVar(&c.metricsPerUndefinedHost, "metrics-per-undefined-host", false, "also count requests no Ingress rule's host answered, with host=\"_\" (needs -metrics-per-host)")

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/examples/h1serve"
 	"ramjet.dev/ramjet/router"
 )
 
@@ -41,8 +42,12 @@ func (i *instance) Wait() error { return <-i.done }
 
 // listening holds the opened listeners of one instance until it runs.
 type listening struct {
-	inst      *instance
-	servers   []*http.Server
+	inst    *instance
+	servers []*http.Server
+	// loops are the traffic listeners' HTTP/1 servers (-http1-server
+	// ramjet), each with its http.Server in servers as the fallback for
+	// HTTP/2; shut down before servers.
+	loops     []*h1serve.Server
 	serve     []func() error
 	listeners []net.Listener
 }
@@ -108,6 +113,34 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 		return srv
 	}
 
+	var ownLoop bool
+	switch cfg.http1Server {
+	case "", http1Ramjet:
+		ownLoop = true
+	case http1NetHTTP:
+	default:
+		return nil, fmt.Errorf("-http1-server: %q is neither %q nor %q", cfg.http1Server, http1Ramjet, http1NetHTTP)
+	}
+	// serveTraffic serves a traffic listener: with the loop, HTTP/1 is the
+	// loop's and srv serves what it hands over (HTTP/2 over TLS and with
+	// prior knowledge), with the same handler, timeouts and ConnContext.
+	serveTraffic := func(srv *http.Server, ln net.Listener) func() error {
+		l.servers = append(l.servers, srv)
+		if !ownLoop {
+			return func() error { return srv.Serve(ln) }
+		}
+		loop := &h1serve.Server{
+			Handler:           srv.Handler,
+			ReadHeaderTimeout: srv.ReadHeaderTimeout,
+			IdleTimeout:       srv.IdleTimeout,
+			ErrorLog:          srv.ErrorLog,
+			ConnContext:       srv.ConnContext,
+			Fallback:          srv,
+		}
+		l.loops = append(l.loops, loop)
+		return func() error { return loop.Serve(ln) }
+	}
+
 	if cfg.httpAddr != "" {
 		ln, err := openTraffic(cfg.httpAddr)
 		if err != nil {
@@ -119,9 +152,11 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 		protocols.SetUnencryptedHTTP2(true) // gRPC clients with prior knowledge
 		srv := newTrafficServer()
 		srv.Protocols = protocols
-		l.servers = append(l.servers, srv)
-		guarded := router.GuardFraming(ln)
-		l.serve = append(l.serve, func() error { return srv.Serve(guarded) })
+		if !ownLoop {
+			// The loop refuses these framings itself.
+			ln = router.GuardFraming(ln)
+		}
+		l.serve = append(l.serve, serveTraffic(srv, ln))
 	}
 	if cfg.httpsAddr != "" {
 		ln, err := openTraffic(cfg.httpsAddr)
@@ -145,10 +180,9 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 		if cfg.options.EnableSSLPassthrough {
 			passthrough = rt.PassthroughEndpoint
 		}
-		tln := newTLSListener(ln, tcfg, headerTimeout, log, passthrough)
+		tln := newTLSListener(ln, tcfg, headerTimeout, log, passthrough, !ownLoop)
 		l.listeners = append(l.listeners, tln)
-		l.servers = append(l.servers, srv)
-		l.serve = append(l.serve, func() error { return srv.Serve(tln) })
+		l.serve = append(l.serve, serveTraffic(srv, tln))
 	}
 	if cfg.debugAddr != "" {
 		ln, err := open(cfg.debugAddr)
@@ -195,6 +229,9 @@ func (l *listening) run(stop context.Context, ctx context.Context, cancel contex
 		l.inst.draining.Store(true)
 		if serveErr == nil && cfg.drain > 0 {
 			log.Info("draining: /readyz fails, listeners keep serving", "period", cfg.drain)
+			for _, loop := range l.loops {
+				loop.SetKeepAlivesEnabled(false)
+			}
 			for _, srv := range l.servers {
 				srv.SetKeepAlivesEnabled(false)
 			}
@@ -211,6 +248,12 @@ func (l *listening) run(stop context.Context, ctx context.Context, cancel contex
 		sctx, stopTimeout := context.WithTimeout(context.Background(), timeout)
 		defer stopTimeout()
 		errs := []error{serveErr}
+		for _, loop := range l.loops {
+			if err := loop.Shutdown(sctx); err != nil {
+				errs = append(errs, err)
+				loop.Close() // the timeout ran out: drop what is left
+			}
+		}
 		for _, srv := range l.servers {
 			if err := srv.Shutdown(sctx); err != nil {
 				errs = append(errs, err)

@@ -29,6 +29,10 @@ type tlsListener struct {
 	// endpoint a connection's SNI is spliced to unterminated (see
 	// router.Router.PassthroughEndpoint).
 	passthrough func(serverName string) (addr string, release func(), ok bool)
+	// guard wraps HTTP/1 connections in router.GuardFramingConn, for
+	// net/http's server; the controller's own loop (-http1-server
+	// ramjet) refuses those framings itself and gets the bare *tls.Conn.
+	guard bool
 
 	ready  chan net.Conn
 	errs   chan error
@@ -37,14 +41,14 @@ type tlsListener struct {
 }
 
 // newTLSListener starts accepting on ln; passthrough is nil unless
-// --enable-ssl-passthrough. Everything the handshakes read is set here,
+// --enable-ssl-passthrough; guard: see tlsListener.guard. Everything the handshakes read is set here,
 // before the first one starts.
 func newTLSListener(ln net.Listener, config *tls.Config, handshakeTimeout time.Duration, log *slog.Logger,
-	passthrough func(serverName string) (addr string, release func(), ok bool)) *tlsListener {
+	passthrough func(serverName string) (addr string, release func(), ok bool), guard bool) *tlsListener {
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &tlsListener{
 		Listener: ln, config: config, handshakeTimeout: handshakeTimeout, log: log, passthrough: passthrough,
-		ready: make(chan net.Conn), errs: make(chan error), ctx: ctx, cancel: cancel,
+		ready: make(chan net.Conn), errs: make(chan error), ctx: ctx, cancel: cancel, guard: guard,
 	}
 	go l.acceptLoop()
 	return l
@@ -120,7 +124,7 @@ func (l *tlsListener) handshake(c net.Conn) {
 	}
 	_ = raw.SetDeadline(time.Time{})
 	var hc net.Conn = tc
-	if tc.ConnectionState().NegotiatedProtocol != "h2" {
+	if l.guard && tc.ConnectionState().NegotiatedProtocol != "h2" {
 		hc = router.GuardFramingConn(tc)
 	}
 	select {

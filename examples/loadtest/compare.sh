@@ -11,6 +11,8 @@
 #   router-nethttp  the same with a net/http Transport upstream
 #   proxy           a bare httputil.ReverseProxy
 #   router-1000     the router with 1,000 Ingresses loaded (INGRESSES=1000)
+#   router-loop     the router behind examples/h1serve, the controller's
+#                   own HTTP/1.1 server loop; only when named in CONFIGS
 #   router-rawloop  the router behind a minimal HTTP/1.1 loop instead of
 #                   http.Server: a measuring device for what net/http's
 #                   server costs (upstreams/rawloop.go); only when named
@@ -102,7 +104,7 @@ for c in $CONFIGS; do
 	addr=127.0.0.1:$port
 	case $c in
 	backend) ;;
-	router | router-nethttp | router-rawloop | proxy) start "$c" -role "$c" -listen "$addr" -backend "$backend" ;;
+	router | router-nethttp | router-loop | router-rawloop | proxy) start "$c" -role "$c" -listen "$addr" -backend "$backend" ;;
 	router-[0-9]*) start "$c" -role router -ingresses "${c#router-}" -listen "$addr" -backend "$backend" ;;
 	nginx)
 		if ! command -v nginx >/dev/null; then

@@ -11,6 +11,9 @@
 //	                    HTTP/1.1 upstream path
 //	-role proxy         a bare httputil.ReverseProxy to -backend with
 //	                    X-Forwarded-For, -Host and -Proto
+//	-role router-loop   the router behind examples/h1serve, the
+//	                    controller's own HTTP/1.1 server loop (its
+//	                    default -http1-server), instead of http.Server
 //	-role router-rawloop the router behind serveRawLoop, a measuring
 //	                    device standing for a server loop of the
 //	                    controller's own (see rawloop.go), instead of
@@ -41,11 +44,12 @@ import (
 
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/compile/manifest"
+	"ramjet.dev/ramjet/examples/h1serve"
 	"ramjet.dev/ramjet/router"
 )
 
 func main() {
-	role := flag.String("role", "", "backend, router, router-nethttp, router-rawloop or proxy")
+	role := flag.String("role", "", "backend, router, router-nethttp, router-loop, router-rawloop or proxy")
 	listen := flag.String("listen", "127.0.0.1:18080", "address to serve on")
 	backend := flag.String("backend", "127.0.0.1:18080", "backend address (proxies)")
 	ingresses := flag.Int("ingresses", 1, "Ingresses loaded in the router: the catch-all and N-1 for hosts of their own")
@@ -93,10 +97,16 @@ func run(role, listen, backendAddr string, ingresses, size int, maxRun time.Dura
 	if err != nil {
 		return err
 	}
-	if role == "router-rawloop" {
+	switch role {
+	case "router-rawloop":
 		go serveRawLoop(ln, h)
 		defer ln.Close()
-	} else {
+	case "router-loop":
+		// The controller's settings (-http1-server ramjet).
+		s := &h1serve.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 75 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+		go func() { _ = s.Serve(ln) }()
+		defer s.Close()
+	default:
 		s := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
 		go func() { _ = s.Serve(ln) }()
 		defer s.Close()
@@ -127,7 +137,7 @@ func handler(role, backendAddr string, ingresses, size int) (http.Handler, func(
 			w.Header().Set("Content-Type", "text/plain")
 			_, _ = w.Write(body)
 		}), func() {}, nil
-	case "router", "router-nethttp", "router-rawloop":
+	case "router", "router-nethttp", "router-loop", "router-rawloop":
 		res := compile.Compile(snapshot(backendAddr, ingresses), compile.Options{AllowLoopbackEndpoints: true})
 		if len(res.Warnings) > 0 {
 			return nil, nil, fmt.Errorf("the table has warnings: %v", res.Warnings)
@@ -152,7 +162,7 @@ func handler(role, backendAddr string, ingresses, size int) (http.Handler, func(
 			ErrorLog:  log.New(io.Discard, "", 0),
 		}, tr.CloseIdleConnections, nil
 	}
-	return nil, nil, fmt.Errorf("-role %q: backend, router, router-nethttp, router-rawloop or proxy", role)
+	return nil, nil, fmt.Errorf("-role %q: backend, router, router-nethttp, router-loop, router-rawloop or proxy", role)
 }
 
 // snapshot is one catch-all Ingress (any host, every path) to a Service

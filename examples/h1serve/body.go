@@ -1,0 +1,192 @@
+package h1serve
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httputil"
+	"sync"
+)
+
+func httputilChunked(br *bufio.Reader) io.Reader { return httputil.NewChunkedReader(br) }
+
+// body is a request body read from the connection: Content-Length bytes
+// or chunked with trailers, as net/http's body; reused per connection.
+type body struct {
+	c       *conn
+	req     *http.Request
+	mu      sync.Mutex
+	src     io.Reader // &lr or chunked; nil: none
+	lr      io.LimitedReader
+	chunked io.Reader
+	// expect: a 100 Continue is due before the first read; expectBody:
+	// the request asked for one (a body it left unread is not drained).
+	expect, expectBody bool
+	// eofReturned: a Read returned io.EOF, the body's clean end.
+	eofReturned bool
+	sawEOF      bool
+	closed      bool
+	// earlyClose: closed by the handler before its end; limitHit: the
+	// unread rest was too much to read and drop.
+	earlyClose, limitHit bool
+}
+
+func (b *body) reset() {
+	b.req, b.src, b.chunked, b.lr = nil, nil, nil, io.LimitedReader{}
+	b.expect, b.expectBody, b.eofReturned, b.sawEOF, b.closed, b.earlyClose, b.limitHit = false, false, false, false, false, false, false
+}
+
+var errTrailerEOF = errors.New("http: unexpected EOF reading trailer")
+
+func (b *body) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return 0, http.ErrBodyReadAfterClose
+	}
+	n, err := b.readLocked(p)
+	if err == io.EOF {
+		b.eofReturned = true
+	}
+	return n, err
+}
+
+func (b *body) readLocked(p []byte) (n int, err error) {
+	if b.sawEOF {
+		return 0, io.EOF
+	}
+	if b.expect {
+		b.c.w.sendContinue()
+	}
+	n, err = b.src.Read(p)
+	if err == io.EOF {
+		// As net/http's body: the end of the source ends the body, early
+		// or not.
+		b.sawEOF = true
+		if b.chunked != nil {
+			if err = b.readTrailer(); err == nil {
+				err = io.EOF
+			} else {
+				// As net/http: after a bad trailer nothing more is read,
+				// of this body or of the connection.
+				b.sawEOF, b.closed = false, true
+			}
+		} else if b.lr.N > 0 {
+			err = io.ErrUnexpectedEOF
+		}
+	} else if b.chunked == nil && err == nil && b.lr.N == 0 {
+		b.sawEOF, err = true, io.EOF
+	}
+	if b.sawEOF {
+		b.c.cr.bodyDone()
+	}
+	return n, err
+}
+
+// readTrailer reads what follows the last chunk, as net/http's
+// body.readTrailer.
+func (b *body) readTrailer() error {
+	br := b.c.br
+	buf, err := br.Peek(2)
+	if bytes.Equal(buf, []byte("\r\n")) {
+		_, _ = br.Discard(2)
+		return nil
+	}
+	if len(buf) < 2 {
+		return errTrailerEOF
+	}
+	if err != nil {
+		return err
+	}
+	if !seeUpcomingDoubleCRLF(br) {
+		return errors.New("http: suspiciously long trailer after chunked body")
+	}
+	hdr, err := b.c.tp.ReadMIMEHeader()
+	if err != nil {
+		if err == io.EOF {
+			return errTrailerEOF
+		}
+		return err
+	}
+	if b.req.Trailer == nil {
+		b.req.Trailer = http.Header(hdr)
+	} else {
+		maps.Copy(b.req.Trailer, http.Header(hdr))
+	}
+	return nil
+}
+
+func seeUpcomingDoubleCRLF(r *bufio.Reader) bool {
+	for peekSize := 4; ; peekSize++ {
+		buf, err := r.Peek(peekSize)
+		if bytes.HasSuffix(buf, []byte("\r\n\r\n")) {
+			return true
+		}
+		if err != nil {
+			break
+		}
+	}
+	return false
+}
+
+func (b *body) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	if !b.sawEOF {
+		// As net/http's server: a body closed early is not read on; the
+		// connection closes after the response.
+		b.earlyClose = true
+	}
+	return nil
+}
+
+func (b *body) closedEarly() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.earlyClose
+}
+
+// drain is called as the head is sent (net/http's writeHeader): a body the
+// handler left unread is read and dropped, up to maxPostHandlerReadBytes,
+// so that the connection can carry the next request; past that, or after
+// a failure, the connection closes. It reports whether it may stay open.
+func (b *body) drain() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case b.expectBody:
+		// As net/http: unless the body was read to a clean end, the
+		// client may still wait for 100 Continue, or still be sending.
+		return b.eofReturned
+	case b.src == nil || b.sawEOF:
+		return true
+	case b.closed:
+		return false
+	case b.chunked == nil && b.lr.N >= maxPostHandlerReadBytes:
+		b.limitHit = true
+		return false
+	}
+	var buf [4096]byte
+	var total int64
+	for {
+		n, err := b.readLocked(buf[:])
+		total += int64(n)
+		if err == io.EOF {
+			return true
+		}
+		if err != nil {
+			return false
+		}
+		if total > maxPostHandlerReadBytes {
+			b.limitHit = true
+			return false
+		}
+	}
+}

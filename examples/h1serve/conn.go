@@ -1,0 +1,857 @@
+package h1serve
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/net/http/httpguts"
+)
+
+// Connection states, for Shutdown.
+const (
+	stateNew    int32 = iota // accepted, nothing read yet
+	stateActive              // a request is being read or served
+	stateIdle                // waiting for the next request
+	stateClosed              // closed by Shutdown while idle
+	stateHijacked
+)
+
+const (
+	bufSize = 4 << 10
+	// maxPostHandlerReadBytes is how much of an unread request body is
+	// read and dropped after the handler to keep the connection, as
+	// net/http.
+	maxPostHandlerReadBytes = 256 << 10
+	// preCommit is how much of a response body is held before the head
+	// is sent, so that a short complete body gets a Content-Length, as
+	// net/http's 2 KiB buffer.
+	preCommit = 2 << 10
+	// lingerTime bounds the read after a half-close of a connection whose
+	// request was refused, so that the answer is not lost to a reset.
+	lingerTime = 500 * time.Millisecond
+)
+
+// conn is one client connection and everything reused across its
+// requests. The pool keeps the buffers between connections.
+type conn struct {
+	srv      *Server
+	rwc      net.Conn
+	state    atomic.Int32
+	accepted time.Time
+	remote   string
+	tls      *tls.ConnectionState
+
+	cr connReader
+	br *bufio.Reader
+	bw *bufio.Writer
+	tp *textproto.Reader
+
+	ctx *reqCtx // the current request's
+	req *http.Request
+	w   response
+	b   body
+
+	lastMethod string
+	werr       error // the first write error on the connection
+	// headDeadline: the read deadline is still the request head's.
+	headDeadline bool
+}
+
+var connPool = sync.Pool{New: func() any {
+	c := new(conn)
+	c.cr.c = c
+	c.cr.cond = sync.NewCond(&c.cr.mu)
+	c.cr.remain = -1
+	c.br = bufio.NewReaderSize(&c.cr, bufSize)
+	c.bw = bufio.NewWriterSize(connWriter{c}, bufSize)
+	c.tp = textproto.NewReader(c.br)
+	c.w.c = c
+	c.w.header = make(http.Header)
+	c.w.pending = make([]byte, 0, preCommit)
+	c.b.c = c
+	return c
+}}
+
+func newConn(s *Server, rwc net.Conn) *conn {
+	c := connPool.Get().(*conn)
+	c.srv, c.rwc, c.accepted = s, rwc, time.Now()
+	c.state.Store(stateNew)
+	return c
+}
+
+// connWriter is the writer under bw: it records the first write error.
+type connWriter struct{ c *conn }
+
+func (w connWriter) Write(p []byte) (int, error) {
+	n, err := w.c.rwc.Write(p)
+	if err != nil && w.c.werr == nil {
+		w.c.werr = err
+	}
+	return n, err
+}
+
+// release returns a connection's state to the pool, unless hijacked (its
+// buffers are the hijacker's now).
+func (c *conn) release() {
+	c.srv.untrack(c)
+	if c.state.Load() == stateHijacked {
+		return
+	}
+	c.br.Reset(&c.cr)
+	c.bw.Reset(connWriter{c})
+	c.cr.hasByte, c.cr.aborted, c.cr.watch, c.cr.done, c.cr.remain = false, false, false, false, -1
+	c.rwc, c.srv, c.tls, c.req, c.ctx, c.werr, c.lastMethod = nil, nil, nil, nil, nil, nil, ""
+	c.b.reset()
+	connPool.Put(c)
+}
+
+func (c *conn) serve(base context.Context) {
+	s := c.srv
+	hijacked := false
+	defer func() {
+		if v := recover(); v != nil && v != http.ErrAbortHandler {
+			const size = 64 << 10
+			buf := make([]byte, size)
+			buf = buf[:runtime.Stack(buf, false)]
+			s.logf("http: panic serving %v: %v\n%s", c.remote, v, buf)
+		}
+		if c.ctx != nil {
+			c.ctx.cancel()
+		}
+		if !hijacked && c.state.Load() != stateHijacked {
+			c.cr.abortPendingRead()
+			c.bw.Flush()
+			c.rwc.Close()
+		}
+		c.release()
+	}()
+	c.remote = c.rwc.RemoteAddr().String()
+	headerTimeout := s.ReadHeaderTimeout
+	if headerTimeout > 0 {
+		_ = c.rwc.SetReadDeadline(time.Now().Add(headerTimeout))
+	}
+	if st, h2 := isH2TLS(c.rwc); st != nil {
+		if h2 {
+			if s.handOver(c.rwc) {
+				hijacked = true
+				c.state.Store(stateHijacked)
+			}
+			return
+		}
+		c.tls = st
+	}
+	ctx := context.WithValue(base, http.LocalAddrContextKey, c.rwc.LocalAddr())
+	if s.ConnContext != nil {
+		ctx = s.ConnContext(ctx, c.rwc)
+	}
+	// The first head's limit counts from the connection's first byte, as
+	// net/http's.
+	c.cr.setLimit(c.headLimit())
+	if c.tls == nil && s.Fallback != nil && s.Fallback.Protocols != nil && s.Fallback.Protocols.UnencryptedHTTP2() {
+		// Cleartext HTTP/2 with prior knowledge: read as far as the
+		// bytes match the preface, no further.
+		for n := 1; ; {
+			b, err := c.br.Peek(n)
+			if err != nil || !startsWithPreface(b) {
+				break
+			}
+			if n == len(h2Preface) {
+				_ = c.rwc.SetReadDeadline(time.Time{})
+				// Everything read ahead goes with it, the preface and
+				// whatever frames came in the same reads.
+				all, _ := c.br.Peek(c.br.Buffered())
+				rc := &replayConn{Conn: c.rwc, r: io.MultiReader(bytes.NewReader(append([]byte(nil), all...)), c.rwc)}
+				if s.handOver(rc) {
+					hijacked = true
+					c.state.Store(stateHijacked)
+				}
+				return
+			}
+			n = min(max(n+1, c.br.Buffered()), len(h2Preface))
+		}
+	}
+	idleTimeout := s.IdleTimeout
+	if idleTimeout == 0 {
+		idleTimeout = headerTimeout
+	}
+	first := true
+	for {
+		if !first {
+			// Idle until the first byte of the next request.
+			if !c.state.CompareAndSwap(stateActive, stateIdle) {
+				return
+			}
+			// As net/http: four bytes, so that a stray CRLF after a body
+			// followed by the client's close is no request.
+			if c.br.Buffered() < 4 {
+				if idleTimeout > 0 {
+					_ = c.rwc.SetReadDeadline(time.Now().Add(idleTimeout))
+				} else {
+					_ = c.rwc.SetReadDeadline(time.Time{})
+				}
+				if _, err := c.br.Peek(4); err != nil {
+					return
+				}
+			}
+			if !c.state.CompareAndSwap(stateIdle, stateActive) {
+				return // closed by Shutdown
+			}
+			if headerTimeout > 0 {
+				_ = c.rwc.SetReadDeadline(time.Now().Add(headerTimeout))
+			} else if idleTimeout > 0 {
+				_ = c.rwc.SetReadDeadline(time.Time{})
+			}
+		} else {
+			if _, err := c.br.Peek(1); err != nil {
+				return
+			}
+			if !c.state.CompareAndSwap(stateNew, stateActive) && !c.state.CompareAndSwap(stateIdle, stateActive) {
+				return
+			}
+		}
+		if s.shutdown.Load() {
+			return
+		}
+		req, err := c.readRequest(ctx, first)
+		first = false
+		if err != nil {
+			c.answerBadRequest(err)
+			return
+		}
+		c.headDeadline = headerTimeout > 0 && req.Body == http.NoBody
+		if headerTimeout > 0 && !c.headDeadline {
+			_ = c.rwc.SetReadDeadline(time.Time{})
+		}
+		// Without a body, the head's deadline may stay (one deadline call
+		// fewer per request): nothing reads the connection before the
+		// next wait sets its own, but a watch or a Hijack, which lift it.
+		w := &c.w
+		w.reset(req)
+		if expectsContinue(req) {
+			if req.ProtoAtLeast(1, 1) && req.ContentLength != 0 {
+				c.b.expect, c.b.expectBody = true, true
+				w.canContinue.Store(true)
+			}
+		} else if _, ok := req.Header["Expect"]; ok && req.Header.Get("Expect") != "" {
+			w.Header().Set("Connection", "close")
+			w.WriteHeader(http.StatusExpectationFailed)
+			w.finish()
+			return
+		}
+		if req.Body == http.NoBody {
+			c.cr.bodyDone()
+		}
+		if req.RequestURI == "*" && req.Method == "OPTIONS" {
+			serveOptions(w, req)
+		} else {
+			s.Handler.ServeHTTP(w, req)
+		}
+		c.ctx.cancel()
+		if c.state.Load() == stateHijacked {
+			hijacked = true
+			return
+		}
+		c.cr.abortPendingRead()
+		w.finish()
+		if w.wroteWriteDeadline {
+			_ = c.rwc.SetWriteDeadline(time.Time{})
+		}
+		if !w.reuse() {
+			if c.b.limitHit || c.b.closedEarly() {
+				c.lingerClose()
+			}
+			return
+		}
+		if !s.keepAlives() {
+			return
+		}
+		c.next()
+	}
+}
+
+// next prepares the request objects for the connection's next request:
+// reused, unless the handler waited on the context, which someone may
+// still hold.
+func (c *conn) next() {
+	if c.ctx.observed() {
+		c.ctx, c.req = nil, nil
+	}
+	c.b.reset()
+	c.cr.watch = false
+}
+
+// serveOptions answers "OPTIONS *", as net/http does before any handler.
+func serveOptions(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Length", "0")
+	if r.ContentLength != 0 {
+		_, _ = io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, 4<<10))
+	}
+}
+
+// lingerClose half-closes and reads what the client still sends for a
+// while, so that the answer is not lost to a reset.
+func (c *conn) lingerClose() {
+	c.bw.Flush()
+	if cw, ok := c.rwc.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+	}
+	_ = c.rwc.SetReadDeadline(time.Now().Add(lingerTime))
+	_, _ = io.Copy(io.Discard, c.rwc)
+}
+
+// badRequest is a head the loop refuses, answered with code and, as
+// net/http's statusError, text.
+type badRequest struct {
+	code int
+	text string
+}
+
+func (e *badRequest) Error() string { return e.text }
+
+var (
+	errTooLarge     = &badRequest{code: 431}
+	errUnsupportedT = &badRequest{code: 501}
+	errVersion      = &badRequest{code: 505, text: "unsupported protocol version"}
+	errFraming      = &badRequest{code: 400}
+)
+
+func badRequestError(text string) error { return &badRequest{code: 400, text: text} }
+
+// answerBadRequest answers a request whose head failed as net/http's
+// server does (nothing for a connection that ended or timed out).
+func (c *conn) answerBadRequest(err error) {
+	if err == io.EOF || isTimeout(err) {
+		return
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "read" {
+		return
+	}
+	const errorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
+	var br *badRequest
+	if !errors.As(err, &br) {
+		br = errFraming
+	}
+	status := strconv.Itoa(br.code) + " " + http.StatusText(br.code)
+	if br.text != "" {
+		status += ": " + br.text
+	}
+	body := status
+	if br == errUnsupportedT {
+		body = "Unsupported transfer encoding"
+	}
+	_ = c.rwc.SetWriteDeadline(time.Now().Add(lingerTime))
+	_, _ = io.WriteString(c.rwc, "HTTP/1.1 "+status+errorHeaders+body)
+	if br == errTooLarge || br == errFraming {
+		c.lingerClose()
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// readRequest reads a request head and sets up its body, with the rules
+// of net/http's server (readRequest, readTransfer), into the connection's
+// request.
+func (c *conn) readRequest(connCtx context.Context, first bool) (req *http.Request, err error) {
+	if !first {
+		c.cr.setLimit(c.headLimit())
+	}
+	if c.lastMethod == "POST" {
+		// RFC 7230 section 3 tolerance for old buggy clients.
+		peek, _ := c.br.Peek(4)
+		n := 0
+		for n < len(peek) && (peek[n] == '\r' || peek[n] == '\n') {
+			n++
+		}
+		_, _ = c.br.Discard(n)
+	}
+	defer func() {
+		if err != nil && c.cr.remain == 0 {
+			err = errTooLarge
+		}
+		c.cr.setLimit(-1)
+	}()
+	line, err := c.tp.ReadLine()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+	}()
+	method, rest, ok1 := strings.Cut(line, " ")
+	target, proto, ok2 := strings.Cut(rest, " ")
+	if !ok1 || !ok2 {
+		return nil, errors.New("malformed HTTP request")
+	}
+	if !validMethod(method) {
+		return nil, errors.New("invalid method")
+	}
+	major, minor, ok := http.ParseHTTPVersion(proto)
+	if !ok {
+		return nil, errors.New("malformed HTTP version")
+	}
+	rawurl := target
+	justAuthority := method == "CONNECT" && !strings.HasPrefix(rawurl, "/")
+	if justAuthority {
+		rawurl = "http://" + rawurl
+	}
+	u, err := url.ParseRequestURI(rawurl)
+	if err != nil {
+		return nil, err
+	}
+	if justAuthority {
+		u.Scheme = ""
+	}
+	mh, err := c.tp.ReadMIMEHeader()
+	if err != nil {
+		return nil, err
+	}
+	h := http.Header(mh)
+	hosts, haveHost := h["Host"]
+	if len(hosts) > 1 {
+		return nil, errors.New("too many Host headers")
+	}
+	c.lastMethod = method
+
+	if c.req == nil {
+		// The first request of the connection, or the one after a
+		// request whose context someone may still hold.
+		c.ctx = &reqCtx{c: c}
+		c.req = new(http.Request).WithContext(c.ctx)
+	}
+	req = c.req
+	c.ctx.Context, c.ctx.err = connCtx, nil
+	// Every exported field is set: the value is reused.
+	req.Form, req.PostForm, req.MultipartForm, req.Trailer, req.TransferEncoding = nil, nil, nil, nil, nil
+	req.Response, req.GetBody, req.Pattern, req.ContentLength = nil, nil, "", 0
+	req.Method, req.URL, req.Proto, req.ProtoMajor, req.ProtoMinor = method, u, proto, major, minor
+	req.Header, req.RequestURI, req.RemoteAddr, req.TLS = h, target, c.remote, c.tls
+	req.Host = u.Host
+	if req.Host == "" && len(hosts) == 1 {
+		req.Host = hosts[0]
+	}
+	if hp, ok := h["Pragma"]; ok && len(hp) > 0 && hp[0] == "no-cache" {
+		if _, cc := h["Cache-Control"]; !cc {
+			h["Cache-Control"] = []string{"no-cache"}
+		}
+	}
+	req.Close = shouldClose(major, minor, h)
+	if err := c.readTransfer(req); err != nil {
+		return nil, err
+	}
+	if major != 1 && !(major == 2 && minor == 0 && method == "PRI" && target == "*") {
+		return nil, errVersion
+	}
+	isH2Upgrade := method == "PRI" && len(h) == 0 && target == "*" && proto == "HTTP/2.0"
+	if isH2Upgrade {
+		req.ContentLength = -1
+		req.Close = true
+	}
+	if req.ProtoAtLeast(1, 1) && (!haveHost || len(hosts) == 0) && !isH2Upgrade && method != "CONNECT" {
+		return nil, badRequestError("missing required Host header")
+	}
+	if len(hosts) == 1 && !httpguts.ValidHostHeader(hosts[0]) {
+		return nil, badRequestError("malformed Host header")
+	}
+	for k, vv := range h {
+		if !httpguts.ValidHeaderFieldName(k) {
+			return nil, badRequestError("invalid header name")
+		}
+		for _, v := range vv {
+			if !httpguts.ValidHeaderFieldValue(v) {
+				return nil, badRequestError("invalid header value")
+			}
+		}
+	}
+	delete(h, "Host")
+	return req, nil
+}
+
+// headLimit is how much a request head may read from the connection.
+func (c *conn) headLimit() int64 {
+	maxHeader := c.srv.MaxHeaderBytes
+	if maxHeader <= 0 {
+		maxHeader = http.DefaultMaxHeaderBytes
+	}
+	return int64(maxHeader) + 4096
+}
+
+// readTransfer sets the request's body framing as net/http's readTransfer
+// does for a request, refusing what nginx refuses (see Server).
+func (c *conn) readTransfer(req *http.Request) error {
+	h := req.Header
+	chunked := false
+	// As net/http, HTTP/0.0 is framed as 1.1 (and then refused).
+	http11 := req.ProtoAtLeast(1, 1) || req.ProtoMajor == 0 && req.ProtoMinor == 0
+	if raw, present := h["Transfer-Encoding"]; present {
+		if _, cl := h["Content-Length"]; cl || req.ProtoMajor == 1 && req.ProtoMinor == 0 {
+			return errFraming
+		}
+		delete(h, "Transfer-Encoding")
+		if http11 { // else ignored, as net/http does (and then 505)
+			if len(raw) != 1 || !strings.EqualFold(raw[0], "chunked") {
+				return errUnsupportedT
+			}
+			chunked = true
+		}
+	}
+	var n int64
+	cls := h["Content-Length"]
+	if len(cls) > 1 {
+		first := textproto.TrimString(cls[0])
+		for _, ct := range cls[1:] {
+			if first != textproto.TrimString(ct) {
+				return fmt.Errorf("http: message cannot contain multiple Content-Length headers; got %q", cls)
+			}
+		}
+		h["Content-Length"] = []string{first}
+		cls = h["Content-Length"]
+	}
+	if len(cls) > 0 {
+		var err error
+		if n, err = parseContentLength(cls[0]); err != nil {
+			return err
+		}
+	} else if !chunked {
+		delete(h, "Content-Length")
+	}
+	b := &c.b
+	switch {
+	case chunked:
+		req.ContentLength = -1
+		req.TransferEncoding = []string{"chunked"}
+		b.chunked = httputilChunked(c.br)
+		b.src = b.chunked
+		req.Body = b
+	case n > 0:
+		req.ContentLength = n
+		b.lr = io.LimitedReader{R: c.br, N: n}
+		b.src = &b.lr
+		req.Body = b
+	default:
+		req.Body = http.NoBody
+	}
+	if vv, ok := h["Trailer"]; ok && chunked {
+		delete(h, "Trailer")
+		trailer := make(http.Header)
+		var err error
+		for _, v := range vv {
+			for f := range strings.SplitSeq(v, ",") {
+				f = textproto.TrimString(f)
+				if f == "" {
+					continue
+				}
+				key := http.CanonicalHeaderKey(f)
+				switch key {
+				case "Transfer-Encoding", "Trailer", "Content-Length":
+					if err == nil {
+						err = fmt.Errorf("bad trailer key %q", key)
+					}
+				}
+				trailer[key] = nil
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if len(trailer) > 0 {
+			req.Trailer = trailer
+		}
+	}
+	b.req = req
+	return nil
+}
+
+func parseContentLength(cl string) (int64, error) {
+	cl = textproto.TrimString(cl)
+	if cl == "" {
+		return -1, errors.New("bad Content-Length")
+	}
+	for i := 0; i < len(cl); i++ {
+		if cl[i] < '0' || cl[i] > '9' {
+			return -1, fmt.Errorf("bad Content-Length %q", cl)
+		}
+	}
+	n, err := strconv.ParseUint(cl, 10, 63)
+	if err != nil {
+		return -1, fmt.Errorf("bad Content-Length %q", cl)
+	}
+	return int64(n), nil
+}
+
+func shouldClose(major, minor int, h http.Header) bool {
+	if major < 1 {
+		return true
+	}
+	conv := h["Connection"]
+	hasClose := httpguts.HeaderValuesContainsToken(conv, "close")
+	if major == 1 && minor == 0 {
+		return hasClose || !httpguts.HeaderValuesContainsToken(conv, "keep-alive")
+	}
+	return hasClose
+}
+
+func validMethod(m string) bool {
+	return len(m) > 0 && strings.IndexFunc(m, func(r rune) bool { return !httpguts.IsTokenRune(r) }) == -1
+}
+
+func expectsContinue(r *http.Request) bool {
+	return hasToken(r.Header.Get("Expect"), "100-continue")
+}
+
+// hasToken is net/http's test for a token in a header value (the first
+// value of a field, where net/http looks), with its idea of boundaries.
+func hasToken(v, token string) bool {
+	if len(token) > len(v) || token == "" {
+		return false
+	}
+	if v == token {
+		return true
+	}
+	boundary := func(b byte) bool { return b == ' ' || b == ',' || b == '\t' }
+	for sp := 0; sp <= len(v)-len(token); sp++ {
+		if b := v[sp]; b != token[0] && b|0x20 != token[0] {
+			continue
+		}
+		if sp > 0 && !boundary(v[sp-1]) {
+			continue
+		}
+		if end := sp + len(token); end != len(v) && !boundary(v[end]) {
+			continue
+		}
+		if strings.EqualFold(v[sp:sp+len(token)], token) {
+			return true
+		}
+	}
+	return false
+}
+
+// connReader is what the connection's bufio.Reader reads from: it bounds
+// a request head, and while a handler waits on the request's context with
+// the body read, it watches for the client going away with a one-byte
+// read of its own, as net/http's connReader does.
+type connReader struct {
+	c      *conn
+	remain int64 // bytes a head may still read; <0: no limit
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	inRead  bool // the background read is running
+	aborted bool
+	hasByte bool
+	byteBuf [1]byte
+	// watch: the handler asked for the context's Done; done: the body is
+	// read to its end (or there is none), so the connection is free.
+	watch, done bool
+}
+
+func (cr *connReader) setLimit(n int64) { cr.remain = n }
+
+func (cr *connReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if cr.remain == 0 {
+		return 0, io.EOF
+	}
+	if cr.remain > 0 && int64(len(p)) > cr.remain {
+		p = p[:cr.remain]
+	}
+	cr.mu.Lock()
+	if cr.inRead {
+		cr.mu.Unlock()
+		panic("h1serve: read while the connection is being watched")
+	}
+	if cr.hasByte {
+		p[0] = cr.byteBuf[0]
+		cr.hasByte = false
+		cr.mu.Unlock()
+		return 1, nil
+	}
+	cr.mu.Unlock()
+	n, err := cr.c.rwc.Read(p)
+	if cr.remain > 0 {
+		cr.remain -= int64(n)
+	}
+	return n, err
+}
+
+// bodyDone is called when the request body is read to its end (or there
+// is none): the watch may start.
+func (cr *connReader) bodyDone() {
+	cr.mu.Lock()
+	defer cr.mu.Unlock()
+	cr.done = true
+	if cr.watch {
+		cr.startLocked()
+	}
+}
+
+// wantWatch is called when the handler first asks for the context's Done.
+func (cr *connReader) wantWatch() {
+	cr.mu.Lock()
+	defer cr.mu.Unlock()
+	cr.watch = true
+	if cr.done {
+		cr.startLocked()
+	}
+}
+
+func (cr *connReader) startLocked() {
+	if cr.inRead || cr.hasByte || cr.c.state.Load() == stateHijacked {
+		return
+	}
+	cr.inRead = true
+	_ = cr.c.rwc.SetReadDeadline(time.Time{})
+	go cr.backgroundRead()
+}
+
+func (cr *connReader) backgroundRead() {
+	n, err := cr.c.rwc.Read(cr.byteBuf[:])
+	cr.mu.Lock()
+	if n == 1 {
+		cr.hasByte = true
+	}
+	if err != nil && !(cr.aborted && isTimeout(err)) {
+		// The client went away (or the connection failed).
+		cr.c.ctx.cancel()
+	}
+	cr.aborted, cr.inRead = false, false
+	cr.mu.Unlock()
+	cr.cond.Broadcast()
+}
+
+// abortPendingRead stops the watch before the connection is read again.
+func (cr *connReader) abortPendingRead() {
+	cr.mu.Lock()
+	defer cr.mu.Unlock()
+	cr.done = false
+	if !cr.inRead {
+		return
+	}
+	cr.aborted = true
+	_ = cr.c.rwc.SetReadDeadline(aLongTimeAgo)
+	for cr.inRead {
+		cr.cond.Wait()
+	}
+	_ = cr.c.rwc.SetReadDeadline(time.Time{})
+}
+
+var aLongTimeAgo = time.Unix(1, 0)
+
+// reqCtx is a request's context. Its Done channel is made only when
+// someone asks for it, and only then does the connection watch for the
+// client going away; a context nobody waited on is reset for the next
+// request instead of being made anew.
+type reqCtx struct {
+	context.Context // the connection's, for Value and Deadline
+	c               *conn
+	mu              sync.Mutex
+	done            chan struct{}
+	err             error
+	asked           bool
+	afters          []*afterFunc
+}
+
+// afterFunc is a function registered with AfterFunc.
+type afterFunc struct {
+	f    func()
+	done bool // ran or stopped
+}
+
+// AfterFunc makes the context an afterFuncer for package context, so that
+// context.AfterFunc and WithCancel on it register here instead of starting
+// a goroutine each to wait on Done.
+func (x *reqCtx) AfterFunc(f func()) (stop func() bool) {
+	_ = x.Done() // starts the watch
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	a := &afterFunc{f: f}
+	if x.err != nil {
+		a.done = true
+		go f()
+	} else {
+		x.afters = append(x.afters, a)
+	}
+	return func() bool {
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		if a.done {
+			return false
+		}
+		a.done = true
+		return true
+	}
+}
+
+func (x *reqCtx) Done() <-chan struct{} {
+	x.mu.Lock()
+	if x.done == nil {
+		x.done = make(chan struct{})
+		x.asked = true
+		if x.err != nil {
+			close(x.done)
+			x.mu.Unlock()
+			return x.done
+		}
+		x.mu.Unlock()
+		x.c.cr.wantWatch()
+		return x.done
+	}
+	x.mu.Unlock()
+	return x.done
+}
+
+func (x *reqCtx) Err() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.err
+}
+
+func (x *reqCtx) cancel() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.err == nil {
+		x.err = context.Canceled
+		if x.done != nil {
+			close(x.done)
+		}
+		for _, a := range x.afters {
+			if !a.done {
+				a.done = true
+				go a.f()
+			}
+		}
+		x.afters = nil
+	}
+}
+
+// observed reports whether anyone asked for Done, and so may hold the
+// context past the request.
+func (x *reqCtx) observed() bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.asked
+}
+
+func (x *reqCtx) String() string { return "h1serve request context" }

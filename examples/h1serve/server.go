@@ -1,0 +1,332 @@
+// Package h1serve is an HTTP/1.1 server loop that serves an http.Handler
+// with one goroutine per connection and nothing per request but the
+// request's own parse: the response writer, buffers and request context
+// are the connection's and are reused from one request to the next, and no
+// goroutine watches the connection unless the handler waits on the
+// request's context (issue 26: net/http's server side was about a third
+// of the router's CPU).
+//
+// It keeps net/http's server semantics for what it serves (parsing,
+// keep-alive, one request at a time, bodies and their limits, 100-continue,
+// response framing, trailers, Flush, Hijack, deadlines) and hands what it
+// does not serve to an http.Server: TLS connections that negotiated h2,
+// and cleartext HTTP/2 with prior knowledge. The deliberate differences
+// from net/http's server are listed on Server and tested.
+package h1serve
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Server serves HTTP/1.x connections with Handler.
+//
+// Where it differs from net/http's server on purpose:
+//   - A request with both Content-Length and Transfer-Encoding, or with
+//     Transfer-Encoding on HTTP/1.0, answers 400 and closes the
+//     connection (as nginx, and as net/http behind router.GuardFraming).
+//   - The request's context is cancelled when the client goes only from
+//     the moment the handler first asks for its Done channel (context
+//     AfterFunc, WithCancel and select all do); Err alone does not start
+//     the watch. It is cancelled when the handler returns, as net/http's.
+//   - Header fields are written in the handler's map order, not sorted;
+//     changes to the header map after WriteHeader reach the client when
+//     the head was not sent yet, unless the handler declared trailers.
+//   - Chunks follow the handler's writes, not a 2 KiB buffer.
+//   - The request, its context and the ResponseWriter must not be used
+//     after ServeHTTP returns (net/http's documented rule): they are
+//     reused for the connection's next request, unless the handler waited
+//     on the context (then they are new for the next one).
+//   - No http.ServerContextKey value; http.LocalAddrContextKey is set.
+type Server struct {
+	Handler http.Handler
+	// ReadHeaderTimeout bounds the wait for a request's head from its
+	// first byte (for the first request, from the accept); IdleTimeout
+	// the wait for the first byte of the next one (0: ReadHeaderTimeout).
+	ReadHeaderTimeout, IdleTimeout time.Duration
+	// MaxHeaderBytes bounds a request head (0: http.DefaultMaxHeaderBytes),
+	// with net/http's 4 KiB of slack; over it: 431.
+	MaxHeaderBytes int
+	ErrorLog       *log.Logger
+	// ConnContext modifies the context of each connection, as
+	// http.Server's.
+	ConnContext func(ctx context.Context, c net.Conn) context.Context
+	// Fallback serves the connections this loop hands over: TLS
+	// connections that negotiated "h2" (bare *tls.Conn), and, when its
+	// Protocols allow unencrypted HTTP/2, connections that start with the
+	// HTTP/2 preface. Nil: such connections are served as HTTP/1 (and
+	// fail as net/http's HTTP/1-only server fails them).
+	Fallback *http.Server
+
+	mu        sync.Mutex
+	listeners map[*net.Listener]struct{}
+	conns     map[*conn]struct{}
+	handoff   *chanListener
+	fallback  sync.Once
+	fbDone    chan struct{}
+
+	shutdown      atomic.Bool
+	keepAlivesOff atomic.Bool
+}
+
+// Serve accepts connections on ln and serves each on its own goroutine
+// until ln fails or the server is shut down (http.ErrServerClosed).
+func (s *Server) Serve(ln net.Listener) error {
+	if s.shutdown.Load() {
+		return http.ErrServerClosed
+	}
+	s.mu.Lock()
+	if s.listeners == nil {
+		s.listeners = make(map[*net.Listener]struct{})
+		s.conns = make(map[*conn]struct{})
+	}
+	s.listeners[&ln] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, &ln)
+		s.mu.Unlock()
+	}()
+	if s.Fallback != nil {
+		s.startFallback(ln.Addr())
+	}
+	base := context.Background()
+	var delay time.Duration
+	for {
+		rw, err := ln.Accept()
+		if err != nil {
+			if s.shutdown.Load() {
+				return http.ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				// As net/http: back off on temporary accept errors.
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				s.logf("h1serve: Accept error: %v; retrying in %v", err, delay)
+				time.Sleep(delay)
+				continue
+			}
+			return err
+		}
+		delay = 0
+		c := newConn(s, rw)
+		if !s.track(c) {
+			rw.Close()
+			return http.ErrServerClosed
+		}
+		go c.serve(base)
+	}
+}
+
+func (s *Server) track(c *conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.shutdown.Load() {
+		return false
+	}
+	s.conns[c] = struct{}{}
+	return true
+}
+
+func (s *Server) untrack(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+func (s *Server) startFallback(addr net.Addr) {
+	s.fallback.Do(func() {
+		s.handoff = &chanListener{addr: addr, conns: make(chan net.Conn), done: make(chan struct{})}
+		s.fbDone = make(chan struct{})
+		go func() {
+			defer close(s.fbDone)
+			_ = s.Fallback.Serve(s.handoff)
+		}()
+	})
+}
+
+// handOver gives c to the fallback server; it reports false when there is
+// none or it is closed.
+func (s *Server) handOver(c net.Conn) bool {
+	if s.handoff == nil {
+		return false
+	}
+	select {
+	case s.handoff.conns <- c:
+		return true
+	case <-s.handoff.done:
+		return false
+	}
+}
+
+// SetKeepAlivesEnabled(false) makes every response close its connection
+// and closes idle ones, as http.Server's; the fallback's too.
+func (s *Server) SetKeepAlivesEnabled(v bool) {
+	s.keepAlivesOff.Store(!v)
+	if s.Fallback != nil {
+		s.Fallback.SetKeepAlivesEnabled(v)
+	}
+	if !v {
+		s.closeIdle(false)
+	}
+}
+
+func (s *Server) keepAlives() bool { return !s.keepAlivesOff.Load() && !s.shutdown.Load() }
+
+// Shutdown stops accepting, closes idle connections, and waits for the
+// others to finish their request, until ctx is done (then ctx's error),
+// as http.Server's Shutdown; the fallback server is shut down with it.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.shutdown.Store(true)
+	lnErr := s.closeListeners()
+	var fbErr chan error
+	if s.Fallback != nil {
+		fbErr = make(chan error, 1)
+		go func() { fbErr <- s.Fallback.Shutdown(ctx) }()
+	}
+	wait := time.Millisecond
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		if s.closeIdle(true) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timer.C:
+			wait = min(2*wait, 500*time.Millisecond)
+			timer.Reset(wait)
+		}
+	}
+	if fbErr != nil {
+		if err := <-fbErr; err != nil {
+			return err
+		}
+	}
+	return lnErr
+}
+
+// Close closes the listeners and every connection, the fallback's too.
+func (s *Server) Close() error {
+	s.shutdown.Store(true)
+	err := s.closeListeners()
+	s.mu.Lock()
+	for c := range s.conns {
+		c.rwc.Close()
+		delete(s.conns, c)
+	}
+	s.mu.Unlock()
+	if s.Fallback != nil {
+		if ferr := s.Fallback.Close(); err == nil {
+			err = ferr
+		}
+	}
+	return err
+}
+
+func (s *Server) closeListeners() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var err error
+	for ln := range s.listeners {
+		if cerr := (*ln).Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// closeIdle closes the connections waiting for a request (with
+// shuttingDown, also those accepted over 5 s ago that sent nothing, as
+// net/http) and reports whether none is left.
+func (s *Server) closeIdle(shuttingDown bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	quiet := true
+	for c := range s.conns {
+		st := c.state.Load()
+		if st == stateNew && shuttingDown && time.Since(c.accepted) > 5*time.Second {
+			st = stateIdle
+			c.state.CompareAndSwap(stateNew, stateIdle)
+		}
+		if st == stateIdle && c.state.CompareAndSwap(stateIdle, stateClosed) {
+			c.rwc.Close()
+			delete(s.conns, c)
+			continue
+		}
+		quiet = false
+	}
+	return quiet
+}
+
+func (s *Server) logf(format string, args ...any) {
+	if s.ErrorLog != nil {
+		s.ErrorLog.Printf(format, args...)
+	} else {
+		log.Printf(format, args...)
+	}
+}
+
+// chanListener is the fallback server's listener: connections the loop
+// hands over.
+type chanListener struct {
+	addr  net.Addr
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func (l *chanListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *chanListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *chanListener) Addr() net.Addr { return l.addr }
+
+// replayConn is a connection whose first bytes were read into r already.
+type replayConn struct {
+	net.Conn
+	r io.Reader
+}
+
+func (c *replayConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+// h2Preface starts every HTTP/2 connection with prior knowledge.
+const h2Preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+
+// isH2TLS reports whether rwc is a TLS connection that negotiated h2.
+func isH2TLS(rwc net.Conn) (*tls.ConnectionState, bool) {
+	cs, ok := rwc.(interface{ ConnectionState() tls.ConnectionState })
+	if !ok {
+		return nil, false
+	}
+	st := cs.ConnectionState()
+	return &st, st.NegotiatedProtocol == "h2"
+}
+
+// startsWithPreface reports whether the buffered start of a connection
+// is the HTTP/2 preface, reading no further than it must: net/http reads
+// exactly so far too.
+func startsWithPreface(b []byte) bool {
+	n := min(len(b), len(h2Preface))
+	return bytes.Equal(b[:n], []byte(h2Preface[:n]))
+}

@@ -1,0 +1,512 @@
+package h1serve
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// serve runs h under the loop on a loopback listener.
+func serve(t *testing.T, s *Server) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ErrorLog == nil {
+		s.ErrorLog = log.New(io.Discard, "", 0)
+	}
+	go s.Serve(ln)
+	t.Cleanup(func() { s.Close() })
+	return ln.Addr().String()
+}
+
+func dial(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	return c, bufio.NewReader(c)
+}
+
+func readResponse(t *testing.T, br *bufio.Reader, method string) (*http.Response, string) {
+	t.Helper()
+	res, err := http.ReadResponse(br, &http.Request{Method: method})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, string(b)
+}
+
+func TestContextCancelledWhenClientGoes(t *testing.T) {
+	cancelled := make(chan error, 1)
+	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+			cancelled <- r.Context().Err()
+		case <-time.After(5 * time.Second):
+			cancelled <- nil
+		}
+	})})
+	c, _ := dial(t, addr)
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+	time.Sleep(50 * time.Millisecond)
+	c.Close()
+	if err := <-cancelled; !errors.Is(err, context.Canceled) {
+		t.Fatalf("context: %v, want cancelled when the client closed", err)
+	}
+}
+
+func TestContextCancelledAfterBody(t *testing.T) {
+	// A watch asked for while the body is unread starts at its end.
+	cancelled := make(chan error, 1)
+	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		done := r.Context().Done()
+		io.ReadAll(r.Body)
+		select {
+		case <-done:
+			cancelled <- r.Context().Err()
+		case <-time.After(5 * time.Second):
+			cancelled <- nil
+		}
+	})})
+	c, _ := dial(t, addr)
+	io.WriteString(c, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc")
+	time.Sleep(50 * time.Millisecond)
+	c.Close()
+	if err := <-cancelled; !errors.Is(err, context.Canceled) {
+		t.Fatalf("context: %v, want cancelled", err)
+	}
+}
+
+func TestRequestReusedUnlessContextObserved(t *testing.T) {
+	var reqs []*http.Request
+	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reqs = append(reqs, r)
+		if r.URL.Path == "/wait" {
+			_ = r.Context().Done()
+		}
+	})})
+	c, br := dial(t, addr)
+	io.WriteString(c, "GET /a HTTP/1.1\r\nHost: a\r\n\r\nGET /wait HTTP/1.1\r\nHost: a\r\n\r\nGET /b HTTP/1.1\r\nHost: a\r\n\r\n")
+	for range 3 {
+		readResponse(t, br, "GET")
+	}
+	if len(reqs) != 3 || reqs[0] != reqs[1] || reqs[1] == reqs[2] {
+		t.Fatalf("requests %p: want the first reused for the second, a new one after a context was waited on", reqs)
+	}
+}
+
+func TestPipelinedPipelineServedInOrder(t *testing.T) {
+	var active atomic.Int32
+	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if active.Add(1) != 1 {
+			t.Error("two requests of one connection at once")
+		}
+		time.Sleep(5 * time.Millisecond)
+		io.WriteString(w, r.URL.Path)
+		active.Add(-1)
+	})})
+	c, br := dial(t, addr)
+	io.WriteString(c, strings.Repeat("GET /1 HTTP/1.1\r\nHost: a\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n", 3))
+	for i := range 6 {
+		_, body := readResponse(t, br, "GET")
+		if want := []string{"/1", "/2"}[i%2]; body != want {
+			t.Fatalf("response %d: %q, want %q", i, body, want)
+		}
+	}
+}
+
+func TestFlushSendsBeforeHandlerEnds(t *testing.T) {
+	release := make(chan struct{})
+	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "first")
+		http.NewResponseController(w).Flush()
+		<-release
+		io.WriteString(w, "second")
+	})})
+	c, br := dial(t, addr)
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+	res, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 5)
+	if _, err := io.ReadFull(res.Body, buf); err != nil || string(buf) != "first" {
+		t.Fatalf("before the handler ended: %q %v", buf, err)
+	}
+	close(release)
+	rest, _ := io.ReadAll(res.Body)
+	if string(rest) != "second" || res.TransferEncoding[0] != "chunked" {
+		t.Fatalf("rest %q, framing %v", rest, res.TransferEncoding)
+	}
+}
+
+func TestExpectContinueSentOnFirstRead(t *testing.T) {
+	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		w.Write(b)
+	})})
+	c, br := dial(t, addr)
+	io.WriteString(c, "PUT / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n")
+	line, err := br.ReadString('\n')
+	if err != nil || line != "HTTP/1.1 100 Continue\r\n" {
+		t.Fatalf("got %q %v before sending the body, want 100 Continue", line, err)
+	}
+	br.ReadString('\n')
+	io.WriteString(c, "body")
+	if _, body := readResponse(t, br, "PUT"); body != "body" {
+		t.Fatalf("body %q", body)
+	}
+}
+
+func TestExpectContinueNotSentWhenRefused(t *testing.T) {
+	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "too large", http.StatusRequestEntityTooLarge)
+	})})
+	c, br := dial(t, addr)
+	io.WriteString(c, "PUT / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n")
+	res, _ := readResponse(t, br, "PUT")
+	if res.StatusCode != 413 || !res.Close {
+		t.Fatalf("status %d close %v, want 413 and the connection closed (the body never came)", res.StatusCode, res.Close)
+	}
+}
+
+func TestHijackUpgrade(t *testing.T) {
+	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer c.Close()
+		brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n")
+		brw.Flush()
+		// Bytes the client sent with the head are in brw's reader.
+		line, _ := brw.ReadString('\n')
+		c.Write([]byte("echo " + line))
+	})})
+	c, br := dial(t, addr)
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\nhello\n")
+	res, err := http.ReadResponse(br, nil)
+	if err != nil || res.StatusCode != 101 {
+		t.Fatalf("%v %v", res, err)
+	}
+	got, _ := io.ReadAll(br)
+	if string(got) != "echo hello\n" {
+		t.Fatalf("tunnel: %q", got)
+	}
+}
+
+func TestHeaderTimeout(t *testing.T) {
+	addr := serve(t, &Server{Handler: http.NotFoundHandler(), ReadHeaderTimeout: 100 * time.Millisecond, IdleTimeout: time.Minute})
+	c, br := dial(t, addr)
+	start := time.Now()
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n")
+	if _, err := br.ReadByte(); err != io.EOF || time.Since(start) > 5*time.Second {
+		t.Fatalf("after an incomplete head: %v after %v, want the connection closed", err, time.Since(start))
+	}
+}
+
+func TestIdleTimeout(t *testing.T) {
+	addr := serve(t, &Server{Handler: http.NotFoundHandler(), ReadHeaderTimeout: time.Minute, IdleTimeout: 100 * time.Millisecond})
+	c, br := dial(t, addr)
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+	readResponse(t, br, "GET")
+	start := time.Now()
+	if _, err := br.ReadByte(); err != io.EOF || time.Since(start) > 5*time.Second {
+		t.Fatalf("idle: %v after %v, want closed", err, time.Since(start))
+	}
+}
+
+func TestReadDeadlineFromHandler(t *testing.T) {
+	// http.ResponseController's read deadline bounds a body read, as
+	// the router's client body timeout uses it.
+	got := make(chan error, 1)
+	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.NewResponseController(w).SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		_, err := io.ReadAll(r.Body)
+		got <- err
+	})})
+	c, _ := dial(t, addr)
+	io.WriteString(c, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\nabc")
+	if err := <-got; !errors.Is(err, context.DeadlineExceeded) && !isTimeout(err) {
+		t.Fatalf("body read: %v, want a timeout", err)
+	}
+}
+
+func TestPanicClosesConnection(t *testing.T) {
+	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/abort" {
+			panic(http.ErrAbortHandler)
+		}
+		panic("boom")
+	})})
+	for _, path := range []string{"/abort", "/boom"} {
+		c, br := dial(t, addr)
+		io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: a\r\n\r\n")
+		if b, err := io.ReadAll(br); len(b) != 0 || err != nil {
+			t.Fatalf("%s: %q %v, want the connection closed without an answer", path, b, err)
+		}
+	}
+}
+
+func TestH2CPriorKnowledgeHandedOver(t *testing.T) {
+	protos := new(http.Protocols)
+	protos.SetHTTP1(true)
+	protos.SetUnencryptedHTTP2(true)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, r.Proto) })
+	addr := serve(t, &Server{Handler: h, Fallback: &http.Server{Handler: h, Protocols: protos}})
+	cp := new(http.Protocols)
+	cp.SetUnencryptedHTTP2(true)
+	client := &http.Client{Transport: &http.Transport{Protocols: cp}}
+	res, err := client.Get("http://" + addr + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if string(b) != "HTTP/2.0" {
+		t.Fatalf("prior-knowledge client served as %q", b)
+	}
+	// HTTP/1.1 on the same listener stays the loop's.
+	res, err = http.Get("http://" + addr + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	if string(b) != "HTTP/1.1" {
+		t.Fatalf("HTTP/1.1 client served as %q", b)
+	}
+}
+
+func TestTLSH2HandedOver(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.TLS == nil {
+			t.Error("no TLS state")
+		}
+		io.WriteString(w, r.Proto)
+	})
+	ts := httptest.NewUnstartedServer(h) // for its certificate
+	ts.EnableHTTP2 = true
+	ts.StartTLS()
+	cfg := ts.TLS.Clone()
+	ts.Close()
+	cfg.NextProtos = []string{"h2", "http/1.1"}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{Handler: h, Fallback: &http.Server{Handler: h, TLSConfig: cfg}, ErrorLog: log.New(io.Discard, "", 0)}
+	go s.Serve(handshakeListener{ln, cfg})
+	t.Cleanup(func() { s.Close() })
+	for _, proto := range []string{"h2", "http/1.1"} {
+		cc := &tls.Config{InsecureSkipVerify: true, NextProtos: []string{proto}}
+		tr := &http.Transport{TLSClientConfig: cc, ForceAttemptHTTP2: proto == "h2"}
+		res, err := (&http.Client{Transport: tr}).Get("https://" + ln.Addr().String() + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		tr.CloseIdleConnections()
+		if want := map[string]string{"h2": "HTTP/2.0", "http/1.1": "HTTP/1.1"}[proto]; string(b) != want {
+			t.Fatalf("ALPN %s served as %q", proto, b)
+		}
+	}
+}
+
+// handshakeListener hands over TLS connections with the handshake done,
+// as the controller's tlsListener does.
+type handshakeListener struct {
+	net.Listener
+	cfg *tls.Config
+}
+
+func (l handshakeListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	tc := tls.Server(c, l.cfg)
+	if err := tc.Handshake(); err != nil {
+		c.Close()
+		return l.Accept()
+	}
+	return tc, nil
+}
+
+func TestShutdownFinishesInFlightClosesIdle(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	s := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			close(started)
+			<-release
+		}
+		io.WriteString(w, "done")
+	})}
+	addr := serve(t, s)
+	idle, idleBR := dial(t, addr)
+	io.WriteString(idle, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+	readResponse(t, idleBR, "GET")
+	busy, busyBR := dial(t, addr)
+	io.WriteString(busy, "GET /slow HTTP/1.1\r\nHost: a\r\n\r\n")
+	<-started
+	shut := make(chan error, 1)
+	go func() { shut <- s.Shutdown(context.Background()) }()
+	if _, err := idleBR.ReadByte(); err != io.EOF {
+		t.Fatalf("idle connection: %v, want closed by Shutdown", err)
+	}
+	if _, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		t.Fatal("the listener still accepts after Shutdown")
+	}
+	select {
+	case err := <-shut:
+		t.Fatalf("Shutdown returned %v with a request in flight", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	res, body := readResponse(t, busyBR, "GET")
+	if body != "done" || !res.Close {
+		t.Fatalf("in-flight request: %q close=%v, want finished with Connection: close", body, res.Close)
+	}
+	if err := <-shut; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestShutdownTimeout(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	s := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release })}
+	addr := serve(t, s)
+	c, _ := dial(t, addr)
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+	time.Sleep(50 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := s.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Shutdown: %v, want the context's error", err)
+	}
+}
+
+func TestKeepAlivesDisabled(t *testing.T) {
+	s := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})}
+	addr := serve(t, s)
+	idle, idleBR := dial(t, addr)
+	io.WriteString(idle, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+	readResponse(t, idleBR, "GET")
+	s.SetKeepAlivesEnabled(false)
+	if _, err := idleBR.ReadByte(); err != io.EOF {
+		t.Fatalf("idle connection: %v, want closed", err)
+	}
+	c, br := dial(t, addr)
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+	if res, _ := readResponse(t, br, "GET"); !res.Close {
+		t.Fatal("a response with keep-alives off does not close")
+	}
+}
+
+func TestServeAfterCloseAndErrServerClosed(t *testing.T) {
+	s := &Server{Handler: http.NotFoundHandler()}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ln) }()
+	time.Sleep(20 * time.Millisecond)
+	s.Shutdown(context.Background())
+	if err := <-done; err != http.ErrServerClosed {
+		t.Fatalf("Serve: %v", err)
+	}
+}
+
+func TestHijackOutlivesHeaderTimeout(t *testing.T) {
+	// The head's read deadline, left in place for a request without a
+	// body, must not reach the hijacker.
+	got := make(chan string, 1)
+	addr := serve(t, &Server{ReadHeaderTimeout: 100 * time.Millisecond, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		defer c.Close()
+		line, err := brw.ReadString('\n')
+		if err != nil {
+			line = err.Error()
+		}
+		got <- line
+	})})
+	c, _ := dial(t, addr)
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n")
+	time.Sleep(300 * time.Millisecond)
+	io.WriteString(c, "late\n")
+	if line := <-got; line != "late\n" {
+		t.Fatalf("the hijacker read %q", line)
+	}
+}
+
+func TestBodyReadOutlivesHeaderTimeout(t *testing.T) {
+	got := make(chan string, 1)
+	addr := serve(t, &Server{ReadHeaderTimeout: 100 * time.Millisecond, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		got <- string(b)
+	})})
+	c, _ := dial(t, addr)
+	io.WriteString(c, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\n\r\n")
+	time.Sleep(300 * time.Millisecond)
+	io.WriteString(c, "late")
+	if body := <-got; body != "late" {
+		t.Fatalf("the handler read %q", body)
+	}
+}
+
+func TestContextAfterFunc(t *testing.T) {
+	// context.AfterFunc on the request's context runs when the client
+	// goes, and a stopped one never runs, even when the handler ends.
+	ran, stoppedRan := make(chan struct{}), make(chan struct{}, 1)
+	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		stop := context.AfterFunc(r.Context(), func() { stoppedRan <- struct{}{} })
+		if !stop() {
+			t.Error("stop reported the function ran")
+		}
+		context.AfterFunc(r.Context(), func() { close(ran) })
+		select {
+		case <-ran:
+		case <-time.After(5 * time.Second):
+			t.Error("AfterFunc did not run when the client went")
+		}
+	})})
+	c, _ := dial(t, addr)
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+	time.Sleep(50 * time.Millisecond)
+	c.Close()
+	<-ran
+	time.Sleep(50 * time.Millisecond)
+	select {
+	case <-stoppedRan:
+		t.Fatal("a stopped AfterFunc ran")
+	default:
+	}
+}

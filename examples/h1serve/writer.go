@@ -1,0 +1,525 @@
+package h1serve
+
+import (
+	"bufio"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/net/http/httpguts"
+)
+
+// response is the connection's http.ResponseWriter, reused per request.
+// It implements http.Flusher, http.Hijacker and the deadlines of
+// http.ResponseController.
+type response struct {
+	c      *conn
+	req    *http.Request
+	header http.Header
+	// snapshot is the header as of WriteHeader when the handler declared
+	// trailers (it sets their values in header later); else nil.
+	snapshot http.Header
+
+	status        int
+	wroteHeader   bool // WriteHeader was called (or implied)
+	committed     bool // the head is in c.bw
+	handlerDone   bool
+	contentLength int64 // declared or computed; -1: none
+	written       int64
+	chunking      bool
+	closeAfter    bool
+	isHEAD        bool
+	badCL         bool
+	wants10KA     bool
+	wantsClose    bool
+	trailers      []string // declared trailer keys
+	pending       []byte   // body held before the head is sent
+
+	wroteWriteDeadline bool
+
+	continueMu  sync.Mutex
+	canContinue atomic.Bool
+
+	statusBuf [3]byte
+	clenBuf   [20]byte
+	dateBuf   [29]byte
+}
+
+func (w *response) reset(req *http.Request) {
+	clear(w.header)
+	w.req, w.snapshot = req, nil
+	w.status, w.wroteHeader, w.committed, w.handlerDone = 0, false, false, false
+	w.contentLength, w.written, w.chunking, w.closeAfter, w.badCL = -1, 0, false, false, false
+	w.isHEAD = req.Method == "HEAD"
+	conn := req.Header.Get("Connection")
+	w.wants10KA = req.ProtoMajor == 1 && req.ProtoMinor == 0 && hasToken(conn, "keep-alive")
+	w.wantsClose = req.Close || hasToken(conn, "close")
+	w.trailers = w.trailers[:0]
+	w.pending = w.pending[:0]
+	w.wroteWriteDeadline = false
+	w.canContinue.Store(false)
+}
+
+func (w *response) Header() http.Header { return w.header }
+
+// sendContinue writes 100 Continue before the body's first read, unless
+// the response has begun.
+func (w *response) sendContinue() {
+	c := w.c
+	c.b.expect = false
+	if !w.canContinue.Load() {
+		return
+	}
+	w.continueMu.Lock()
+	defer w.continueMu.Unlock()
+	if w.canContinue.Load() {
+		c.bw.WriteString("HTTP/1.1 100 Continue\r\n\r\n")
+		c.bw.Flush()
+		w.canContinue.Store(false)
+	}
+}
+
+func (w *response) WriteHeader(code int) {
+	if w.c.state.Load() == stateHijacked {
+		w.c.srv.logf("http: response.WriteHeader on hijacked connection")
+		return
+	}
+	if w.wroteHeader {
+		w.c.srv.logf("http: superfluous response.WriteHeader call")
+		return
+	}
+	if code < 100 || code > 999 {
+		panic("invalid WriteHeader code " + strconv.Itoa(code))
+	}
+	if code < 101 || code > 199 {
+		// The response begins: no 100 Continue any more.
+		w.continueMu.Lock()
+		w.canContinue.Store(false)
+		w.continueMu.Unlock()
+	}
+	if code >= 100 && code <= 199 && code != http.StatusSwitchingProtocols {
+		w.continueMu.Lock()
+		w.writeStatusLine(code)
+		w.writeFields(w.header, func(k string) bool { return k == "Content-Length" || k == "Transfer-Encoding" })
+		w.c.bw.WriteString("\r\n")
+		w.c.bw.Flush()
+		w.continueMu.Unlock()
+		return
+	}
+	w.wroteHeader, w.status = true, code
+	if _, ok := w.header["Trailer"]; ok {
+		w.snapshot = w.header.Clone()
+	}
+	if cl := w.header.Get("Content-Length"); cl != "" {
+		v, err := strconv.ParseInt(cl, 10, 64)
+		if err == nil && v >= 0 {
+			w.contentLength = v
+		} else {
+			w.c.srv.logf("http: invalid Content-Length of %q", cl)
+			w.header.Del("Content-Length")
+			// net/http's snapshot of the header still has it: no
+			// Content-Length is computed either.
+			w.badCL = true
+		}
+	}
+}
+
+func bodyAllowedForStatus(status int) bool {
+	switch {
+	case status >= 100 && status <= 199, status == 204, status == 304:
+		return false
+	}
+	return true
+}
+
+func (w *response) Write(p []byte) (int, error) { return w.write(p, "") }
+
+func (w *response) WriteString(s string) (int, error) { return w.write(nil, s) }
+
+func (w *response) write(p []byte, s string) (int, error) {
+	if w.c.state.Load() == stateHijacked {
+		return 0, http.ErrHijacked
+	}
+	if w.c.werr != nil {
+		return 0, w.c.werr
+	}
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	n := len(p) + len(s)
+	if n == 0 {
+		return 0, nil
+	}
+	if !bodyAllowedForStatus(w.status) {
+		return 0, http.ErrBodyNotAllowed
+	}
+	w.written += int64(n)
+	if w.contentLength != -1 && w.written > w.contentLength {
+		return 0, http.ErrContentLength
+	}
+	if !w.committed {
+		if len(w.pending)+n <= preCommit {
+			w.pending = append(w.pending, p...)
+			w.pending = append(w.pending, s...)
+			return n, nil
+		}
+		w.commit(w.pending)
+		w.writeBody(w.pending, "")
+		w.pending = w.pending[:0]
+	}
+	w.writeBody(p, s)
+	if w.c.werr != nil {
+		return 0, w.c.werr
+	}
+	return n, nil
+}
+
+// writeBody writes body bytes after the head, framed.
+func (w *response) writeBody(p []byte, s string) {
+	n := len(p) + len(s)
+	if n == 0 || w.isHEAD || !bodyAllowedForStatus(w.status) {
+		return
+	}
+	bw := w.c.bw
+	if w.chunking {
+		bw.Write(strconv.AppendInt(w.clenBuf[:0], int64(n), 16))
+		bw.WriteString("\r\n")
+	}
+	bw.Write(p)
+	bw.WriteString(s)
+	if w.chunking {
+		bw.WriteString("\r\n")
+	}
+}
+
+// Flush sends the head and what the handler wrote.
+func (w *response) Flush() { _ = w.FlushError() }
+
+func (w *response) FlushError() error {
+	if w.c.state.Load() == stateHijacked {
+		return http.ErrHijacked
+	}
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	if !w.committed {
+		w.commit(w.pending)
+		w.writeBody(w.pending, "")
+		w.pending = w.pending[:0]
+	}
+	return w.c.bw.Flush()
+}
+
+// finish ends the response after the handler returned.
+func (w *response) finish() {
+	w.handlerDone = true
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	if !w.committed {
+		w.commit(w.pending)
+		w.writeBody(w.pending, "")
+		w.pending = w.pending[:0]
+	}
+	bw := w.c.bw
+	if w.chunking {
+		bw.WriteString("0\r\n")
+		w.writeTrailers()
+		bw.WriteString("\r\n")
+	}
+	bw.Flush()
+}
+
+// reuse reports whether the connection may carry another request.
+func (w *response) reuse() bool {
+	if w.closeAfter || w.c.werr != nil || w.c.b.closedEarly() {
+		return false
+	}
+	return w.isHEAD || w.contentLength == -1 || !bodyAllowedForStatus(w.status) || w.contentLength == w.written
+}
+
+func (w *response) writeTrailers() {
+	bw := w.c.bw
+	write := func(k string, vv []string) {
+		for _, v := range vv {
+			if !httpguts.ValidHeaderFieldName(k) {
+				continue
+			}
+			bw.WriteString(k)
+			bw.WriteString(": ")
+			bw.WriteString(cleanValue(v))
+			bw.WriteString("\r\n")
+		}
+	}
+	for _, k := range w.trailers {
+		write(k, w.header[k])
+	}
+	for k, vv := range w.header {
+		if key, ok := strings.CutPrefix(k, http.TrailerPrefix); ok {
+			write(key, vv)
+		}
+	}
+}
+
+// commit writes the head, as net/http's chunkWriter.writeHeader decides
+// it; p is the body held so far.
+func (w *response) commit(p []byte) {
+	w.committed = true
+	c := w.c
+	keepAlives := c.srv.keepAlives()
+	header := w.header
+	if w.snapshot != nil {
+		header = w.snapshot
+	}
+	var exclude [6]string
+	nx := 0
+	del := func(k string) {
+		if _, ok := header[k]; ok && nx < len(exclude) {
+			exclude[nx] = k
+			nx++
+		}
+	}
+	hasTrailers := false
+	for k := range header {
+		if strings.HasPrefix(k, http.TrailerPrefix) {
+			hasTrailers = true
+			break
+		}
+	}
+	for _, v := range header["Trailer"] {
+		hasTrailers = true
+		for f := range strings.SplitSeq(v, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				k := http.CanonicalHeaderKey(f)
+				switch k {
+				case "Transfer-Encoding", "Trailer", "Content-Length":
+				default:
+					w.trailers = append(w.trailers, k)
+				}
+			}
+		}
+	}
+	te := header.Get("Transfer-Encoding")
+	hasTE := te != ""
+	var setCL, setConn, setTE, setCT string
+	if w.handlerDone && !hasTrailers && !hasTE && bodyAllowedForStatus(w.status) && header.Get("Content-Length") == "" && !w.badCL && (!w.isHEAD || len(p) > 0) {
+		w.contentLength = int64(len(p))
+		setCL = "set"
+	}
+	if w.wants10KA && keepAlives {
+		if header.Get("Content-Length") != "" && header.Get("Connection") == "keep-alive" {
+			w.closeAfter = false
+		}
+	}
+	hasCL := w.contentLength != -1
+	if w.wants10KA && (w.isHEAD || hasCL || !bodyAllowedForStatus(w.status)) {
+		if _, ok := header["Connection"]; !ok {
+			setConn = "keep-alive"
+		}
+	} else if !w.req.ProtoAtLeast(1, 1) || w.wantsClose {
+		w.closeAfter = true
+	}
+	if header.Get("Connection") == "close" || !keepAlives {
+		w.closeAfter = true
+	}
+	if w.req.ContentLength != 0 && !w.closeAfter && !c.b.drain() {
+		w.closeAfter = true
+		if c.b.limitHit {
+			del("Connection")
+			setConn = "close"
+		}
+	}
+	code := w.status
+	if bodyAllowedForStatus(code) {
+		_, haveType := header["Content-Type"]
+		if header.Get("Content-Encoding") == "" && !haveType && !hasTE && len(p) > 0 {
+			setCT = http.DetectContentType(p)
+		}
+	} else {
+		if code == http.StatusNotModified {
+			del("Content-Type")
+		}
+		del("Content-Length")
+		del("Transfer-Encoding")
+	}
+	if hasCL && hasTE && te != "identity" {
+		c.srv.logf("http: WriteHeader called with both Transfer-Encoding of %q and a Content-Length of %d", te, w.contentLength)
+		del("Content-Length")
+		hasCL = false
+	}
+	switch {
+	case w.isHEAD || !bodyAllowedForStatus(code) || code == http.StatusNoContent:
+		del("Transfer-Encoding")
+	case hasCL:
+		del("Transfer-Encoding")
+	case w.req.ProtoAtLeast(1, 1):
+		if hasTE && te == "identity" {
+			w.chunking = false
+			w.closeAfter = true
+			del("Transfer-Encoding")
+		} else {
+			w.chunking = true
+			setTE = "chunked"
+			if hasTE && te == "chunked" {
+				del("Transfer-Encoding")
+			}
+		}
+	default:
+		w.closeAfter = true
+		del("Transfer-Encoding")
+	}
+	if w.chunking {
+		del("Content-Length")
+	}
+	if w.closeAfter && (!keepAlives || !hasCloseToken(header.Get("Connection"))) && !isProtocolSwitch(code, header) {
+		del("Connection")
+		if w.req.ProtoAtLeast(1, 1) {
+			setConn = "close"
+		}
+	}
+	w.writeStatusLine(code)
+	excluded := exclude[:nx]
+	w.writeFields(header, func(k string) bool {
+		if strings.HasPrefix(k, http.TrailerPrefix) {
+			return true
+		}
+		for _, x := range excluded {
+			if x == k {
+				return true
+			}
+		}
+		return false
+	})
+	bw := c.bw
+	if setCL != "" {
+		bw.WriteString("Content-Length: ")
+		bw.Write(strconv.AppendInt(w.clenBuf[:0], w.contentLength, 10))
+		bw.WriteString("\r\n")
+	}
+	if setCT != "" {
+		bw.WriteString("Content-Type: " + setCT + "\r\n")
+	}
+	if setConn != "" {
+		bw.WriteString("Connection: ")
+		bw.WriteString(setConn)
+		bw.WriteString("\r\n")
+	}
+	if setTE != "" {
+		bw.WriteString("Transfer-Encoding: chunked\r\n")
+	}
+	if _, ok := header["Date"]; !ok {
+		bw.WriteString("Date: ")
+		bw.Write(appendDate(w.dateBuf[:0]))
+		bw.WriteString("\r\n")
+	}
+	bw.WriteString("\r\n")
+}
+
+func hasCloseToken(v string) bool { return hasToken(v, "close") }
+
+func isProtocolSwitch(code int, h http.Header) bool {
+	return code == http.StatusSwitchingProtocols && h.Get("Upgrade") != "" && httpguts.HeaderValuesContainsToken(h["Connection"], "Upgrade")
+}
+
+func (w *response) writeStatusLine(code int) {
+	bw := w.c.bw
+	if w.req.ProtoAtLeast(1, 1) {
+		bw.WriteString("HTTP/1.1 ")
+	} else {
+		bw.WriteString("HTTP/1.0 ")
+	}
+	if text := http.StatusText(code); text != "" {
+		bw.Write(strconv.AppendInt(w.statusBuf[:0], int64(code), 10))
+		bw.WriteByte(' ')
+		bw.WriteString(text)
+	} else {
+		bw.Write(strconv.AppendInt(w.statusBuf[:0], int64(code), 10))
+		bw.WriteString(" status code ")
+		bw.Write(strconv.AppendInt(w.statusBuf[:0], int64(code), 10))
+	}
+	bw.WriteString("\r\n")
+}
+
+// writeFields writes header's fields but those skip names, as
+// http.Header.WriteSubset does (values with CR or LF have them as
+// spaces, and are trimmed), in map order.
+func (w *response) writeFields(header http.Header, skip func(string) bool) {
+	bw := w.c.bw
+	for k, vv := range header {
+		if !httpguts.ValidHeaderFieldName(k) || skip(k) {
+			continue
+		}
+		for _, v := range vv {
+			bw.WriteString(k)
+			bw.WriteString(": ")
+			bw.WriteString(cleanValue(v))
+			bw.WriteString("\r\n")
+		}
+	}
+}
+
+var newlineToSpace = strings.NewReplacer("\n", " ", "\r", " ")
+
+func cleanValue(v string) string {
+	if strings.ContainsAny(v, "\r\n") {
+		v = newlineToSpace.Replace(v)
+	}
+	return strings.Trim(v, " \t")
+}
+
+// The Date header is made at most once a second.
+var dateCache struct {
+	mu   sync.Mutex
+	sec  int64
+	text [29]byte
+}
+
+func appendDate(b []byte) []byte {
+	now := time.Now()
+	dateCache.mu.Lock()
+	defer dateCache.mu.Unlock()
+	if s := now.Unix(); s != dateCache.sec {
+		dateCache.sec = s
+		now.UTC().AppendFormat(dateCache.text[:0], http.TimeFormat)
+	}
+	return append(b, dateCache.text[:]...)
+}
+
+// Hijack hands the connection to the handler, as net/http's: the head,
+// if written, is flushed first; the reader holds what was read ahead.
+func (w *response) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c := w.c
+	if c.state.Load() == stateHijacked {
+		return nil, nil, http.ErrHijacked
+	}
+	if w.wroteHeader && !w.committed {
+		w.commit(w.pending)
+		w.writeBody(w.pending, "")
+		w.pending = w.pending[:0]
+	}
+	c.cr.abortPendingRead()
+	if err := c.bw.Flush(); err != nil {
+		return nil, nil, err
+	}
+	if c.headDeadline {
+		// As under net/http, the hijacker gets no read deadline.
+		_ = c.rwc.SetReadDeadline(time.Time{})
+	}
+	c.state.Store(stateHijacked)
+	c.srv.untrack(c)
+	return c.rwc, bufio.NewReadWriter(c.br, bufio.NewWriter(c.rwc)), nil
+}
+
+// SetReadDeadline and SetWriteDeadline are http.ResponseController's.
+func (w *response) SetReadDeadline(t time.Time) error {
+	return w.c.rwc.SetReadDeadline(t)
+}
+
+func (w *response) SetWriteDeadline(t time.Time) error {
+	w.wroteWriteDeadline = true
+	return w.c.rwc.SetWriteDeadline(t)
+}

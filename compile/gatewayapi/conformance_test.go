@@ -1,7 +1,6 @@
 package gatewayapi
 
 import (
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -21,21 +20,11 @@ import (
 	"ramjet.dev/ramjet/router"
 )
 
-// dataRequest is one request of a conformance test served through the
-// router to loopback backends, and what the suite expects of it.
-type dataRequest struct {
-	method, host, path string // path with its query; host "" is the Gateway's address
-	headers            map[string]string
-	// backend is the Service ("namespace/name") that must answer; "" when
-	// only the status counts.
-	backend string
-	status  int // 0: 200
-	// seen are headers the backend must receive, absent ones it must not.
-	seen   map[string]string
-	absent []string
-	// mirrored are the Services that must receive a copy of the request.
-	mirrored []string
-}
+// The requests of the suite's HTTPRoute tests are case files
+// (testdata/cases/<test>.yaml, TestCases and TestFeatureReport). What the
+// case runner cannot see is here, served through router.ServeHTTP to
+// loopback backends: the copies a mirror receives, a mirror's share of
+// many requests, and timeouts, which need a backend that is slow.
 
 // infra is the namespace of the suite's base Services.
 const infra = "gateway-conformance-infra/"
@@ -46,147 +35,9 @@ const (
 	v3 = infra + "infra-backend-v3"
 )
 
-// modified is what the suite's "-and-modify-headers" mirror requests send
-// and expect the backend to see.
-var (
-	modifiedSent = map[string]string{"X-Header-Remove": "remove-val", "X-Header-Add-Append": "append-val-1"}
-	modifiedSeen = map[string]string{"X-Header-Add": "header-val-1", "X-Header-Add-Append": "append-val-1,header-val-2", "X-Header-Set": "set-overwrites-values"}
-)
-
-// conformanceData replays, per test of the Gateway API conformance suite
-// (sigs.k8s.io/gateway-api/conformance/tests/<test>.go, v1.6.3, with its
-// manifest in testdata/conformance/<test>.yaml), every request of the
-// test through router.ServeHTTP: header, query parameter and method
-// matches, the 500 answer of invalid backendRefs, mirrors and timeouts.
-// The weighted and percentage tests are TestConformanceWeight and
-// TestConformanceMirrorShare.
-var conformanceData = []struct {
-	test     string
-	requests []dataRequest
-}{
-	{test: "httproute-header-matching", requests: []dataRequest{
-		{path: "/", headers: map[string]string{"Version": "one"}, backend: v1},
-		{path: "/", headers: map[string]string{"Version": "two"}, backend: v2},
-		{path: "/", headers: map[string]string{"Version": "two", "Color": "orange"}, backend: v1},
-		{path: "/", headers: map[string]string{"Version": "two", "Color": "blue"}, backend: v2},
-		{path: "/", headers: map[string]string{"Color": "orange"}, status: 404},
-		{path: "/", headers: map[string]string{"Some-Other-Header": "one"}, status: 404},
-		{path: "/", headers: map[string]string{"Color": "blue"}, backend: v1},
-		{path: "/", headers: map[string]string{"Color": "green"}, backend: v1},
-		{path: "/", headers: map[string]string{"Color": "red"}, backend: v2},
-		{path: "/", headers: map[string]string{"Color": "yellow"}, backend: v2},
-		{path: "/", headers: map[string]string{"Color": "purple"}, status: 404},
-	}},
-	{test: "httproute-query-param-matching", requests: []dataRequest{
-		{path: "/?animal=whale", backend: v1},
-		{path: "/?animal=dolphin", backend: v2},
-		{path: "/?animal=dolphin&color=blue", backend: v3},
-		{path: "/?ANIMAL=Whale", backend: v3},
-		{path: "/?animal=whale&otherparam=irrelevant", backend: v1},
-		{path: "/?animal=dolphin&color=yellow", backend: v2},
-		{path: "/?color=blue", status: 404},
-		{path: "/?animal=dog", status: 404},
-		{path: "/?animal=whaledolphin", status: 404},
-		{path: "/", status: 404},
-		{path: "/path1?animal=whale", backend: v1},
-		{path: "/?animal=whale", headers: map[string]string{"version": "one"}, backend: v2},
-		{path: "/path2?animal=whale", headers: map[string]string{"version": "two"}, backend: v3},
-		{path: "/path3?animal=shark", backend: v1},
-		{path: "/path4?animal=kraken", headers: map[string]string{"version": "three"}, backend: v1},
-		{path: "/?animal=shark", status: 404},
-		{path: "/path4?animal=kraken", status: 404},
-		{path: "/path5?animal=hydra", backend: v1},
-		{path: "/?animal=hydra", headers: map[string]string{"version": "four"}, backend: v3},
-	}},
-	{test: "httproute-method-matching", requests: []dataRequest{
-		{method: "POST", path: "/", backend: v1},
-		{method: "GET", path: "/", backend: v2},
-		{method: "HEAD", path: "/", status: 404},
-		{method: "GET", path: "/path1", backend: v1},
-		{method: "PUT", path: "/", headers: map[string]string{"version": "one"}, backend: v2},
-		{method: "POST", path: "/path2", headers: map[string]string{"version": "two"}, backend: v3},
-		{method: "PATCH", path: "/path3", backend: v1},
-		{method: "DELETE", path: "/path4", headers: map[string]string{"version": "three"}, backend: v1},
-		{method: "PUT", path: "/", status: 404},
-		{method: "DELETE", path: "/path4", status: 404},
-		{method: "PATCH", path: "/path5", backend: v1},
-		{method: "PATCH", path: "/", headers: map[string]string{"version": "four"}, backend: v2},
-	}},
-	{test: "httproute-matching", requests: []dataRequest{
-		{path: "/", backend: v1},
-		{path: "/example", backend: v1},
-		{path: "/", headers: map[string]string{"Version": "one"}, backend: v1},
-		{path: "/v2", backend: v2},
-		{path: "/v2/example", backend: v2},
-		{path: "/", headers: map[string]string{"Version": "two"}, backend: v2},
-		{path: "/v2/", backend: v2},
-		{path: "/v2example", backend: v1},
-		{path: "/foo/v2/example", backend: v1},
-	}},
-	{test: "httproute-matching-across-routes", requests: []dataRequest{
-		{host: "example.com", path: "/", backend: v1},
-		{host: "example.com", path: "/example", backend: v1},
-		{host: "example.net", path: "/example", backend: v1},
-		{host: "example.com", path: "/example", headers: map[string]string{"Version": "one"}, backend: v1},
-		{host: "example.com", path: "/v2", backend: v2},
-		{host: "example.net", path: "/v2", backend: v1},
-		{host: "example.com", path: "/v2/example", backend: v2},
-		{host: "example.com", path: "/", headers: map[string]string{"Version": "two"}, backend: v2},
-	}},
-	{test: "httproute-invalid-backendref-unknown-kind", requests: []dataRequest{
-		{method: "GET", path: "/v2", status: 500},
-	}},
-	{test: "httproute-invalid-nonexistent-backendref", requests: []dataRequest{
-		{method: "GET", path: "/", status: 500},
-	}},
-	{test: "httproute-invalid-cross-namespace-backend-ref", requests: []dataRequest{
-		{method: "GET", path: "/", status: 500},
-	}},
-	{test: "httproute-invalid-reference-grant", requests: []dataRequest{
-		{method: "GET", path: "/", status: 500},
-	}},
-	{test: "httproute-partially-invalid-via-invalid-reference-grant", requests: []dataRequest{
-		{method: "GET", path: "/v2", status: 500},
-		{method: "GET", path: "/", backend: "gateway-conformance-app-backend/app-backend-v1"},
-	}},
-	{test: "httproute-omitted-backendrefs", requests: []dataRequest{
-		{path: "/forward", backend: v1},
-		{path: "/omitted-no-forward", status: 500},
-		{path: "/empty-no-forward", status: 500},
-	}},
-	{test: "httproute-path-match-order", requests: []dataRequest{
-		{path: "/match/exact/one", backend: v3},
-		{path: "/match/exact", backend: v2},
-		{path: "/match", backend: v1},
-		{path: "/match/prefix/one/any", backend: v2},
-		{path: "/match/prefix/any", backend: v1},
-		{path: "/match/any", backend: v3},
-	}},
-	{test: "httproute-request-mirror", requests: []dataRequest{
-		{path: "/mirror", backend: v1, mirrored: []string{v2}},
-		{path: "/mirror-and-modify-headers", headers: modifiedSent, backend: v1, seen: modifiedSeen, absent: []string{"X-Header-Remove"}, mirrored: []string{v2}},
-	}},
-	{test: "httproute-request-multiple-mirrors", requests: []dataRequest{
-		{path: "/multi-mirror", backend: v1, mirrored: []string{v2, v3}},
-		{path: "/multi-mirror-and-modify-request-headers", headers: modifiedSent, backend: v1, seen: modifiedSeen, absent: []string{"X-Header-Remove"}, mirrored: []string{v2, v3}},
-	}},
-	{test: "httproute-request-percentage-mirror", requests: []dataRequest{
-		// The answer and the headers; the shares are TestConformanceMirrorShare's.
-		{path: "/percent-mirror", backend: v1},
-		{path: "/percent-mirror-fraction", backend: v1},
-		{path: "/percent-mirror-and-modify-headers", headers: modifiedSent, backend: v1, seen: modifiedSeen, absent: []string{"X-Header-Remove"}},
-	}},
-	{test: "httproute-timeout-request", requests: []dataRequest{
-		{path: "/request-timeout", status: 200},
-		{path: "/request-timeout?delay=1s", status: 504},
-		{path: "/disable-request-timeout?delay=1s", status: 200},
-	}},
-	{test: "httproute-timeout-backend-request", requests: []dataRequest{
-		{path: "/backend-timeout", status: 200},
-		{path: "/backend-timeout?delay=1s", status: 504},
-		{path: "/disable-backend-timeout?delay=1s", status: 200},
-	}},
-}
+// modifiedSent is what the suite's "-and-modify-headers" mirror requests
+// send.
+var modifiedSent = map[string]string{"X-Header-Remove": "remove-val", "X-Header-Add-Append": "append-val-1"}
 
 // seenRequest is a request a loopback backend received.
 type seenRequest struct {
@@ -297,66 +148,59 @@ func loadConformance(t *testing.T, test string) *compile.Snapshot {
 	return snap
 }
 
-func TestConformanceData(t *testing.T) {
-	n := 0
-	for _, c := range conformanceData {
-		n += len(c.requests)
-		t.Run(c.test, func(t *testing.T) {
+// TestConformanceMirror: httproute-request-mirror.go and
+// httproute-request-multiple-mirrors.go want each mirrored Service to
+// receive a copy of the request (their case files check the answer and
+// what the backend saw). A request ID of its own, as the suite adds,
+// tells the request's copies from the others'.
+func TestConformanceMirror(t *testing.T) {
+	for _, c := range []struct {
+		test, path string
+		mirrored   []string
+	}{
+		{"httproute-request-mirror", "/mirror", []string{v2}},
+		{"httproute-request-mirror", "/mirror-and-modify-headers", []string{v2}},
+		{"httproute-request-multiple-mirrors", "/multi-mirror", []string{v2, v3}},
+		{"httproute-request-multiple-mirrors", "/multi-mirror-and-modify-request-headers", []string{v2, v3}},
+	} {
+		t.Run(c.test+c.path, func(t *testing.T) {
 			rt, bs := serveSuite(t, loadConformance(t, c.test))
-			for i, r := range c.requests {
-				// A request ID of its own, as the suite adds, tells the
-				// request's copies from the others'.
-				path := r.path
-				sep := "?"
-				if strings.Contains(path, "?") {
-					sep = "&"
-				}
-				if len(r.mirrored) > 0 || r.seen != nil {
-					path += sep + "X-Request-Id=" + strconv.Itoa(i)
-				}
-				what := fmt.Sprintf("%s.go: %s %s%s %v", c.test, cmpOr(r.method, "GET"), r.host, path, r.headers)
-				code, by := send(rt, r.method, r.host, path, r.headers)
-				want := r.status
-				if want == 0 {
-					want = http.StatusOK
-				}
-				if code != want || r.backend != "" && by != r.backend {
-					t.Errorf("%s: %d from %q, want %d from %q", what, code, by, want, r.backend)
-					continue
-				}
-				if r.seen != nil || r.absent != nil {
-					got := bs.received(r.backend, path)
-					if len(got) != 1 {
-						t.Errorf("%s: the backend received it %d times", what, len(got))
-						continue
-					}
-					for k, v := range r.seen {
-						if g := strings.Join(got[0].header.Values(k), ","); g != v {
-							t.Errorf("%s: the backend saw %s: %q, want %q", what, k, g, v)
-						}
-					}
-					for _, k := range r.absent {
-						if got[0].header.Get(k) != "" {
-							t.Errorf("%s: the backend saw %s", what, k)
-						}
-					}
-				}
-				for _, m := range r.mirrored {
-					if !eventually(func() bool { return len(bs.received(m, path)) == 1 }) {
-						t.Errorf("%s: no copy reached %s", what, m)
-					}
+			path := c.path + "?X-Request-Id=" + strings.TrimPrefix(c.path, "/")
+			if code, by := send(rt, "GET", "", path, modifiedSent); code != http.StatusOK || by != v1 {
+				t.Fatalf("%s.go: %s: %d from %q, want 200 from %s", c.test, c.path, code, by, v1)
+			}
+			for _, m := range c.mirrored {
+				if !eventually(func() bool { return len(bs.received(m, path)) == 1 }) {
+					t.Errorf("%s.go: %s: %d copies reached %s, want 1", c.test, c.path, len(bs.received(m, path)), m)
 				}
 			}
 		})
 	}
-	t.Logf("%d requests of %d conformance tests", n, len(conformanceData))
 }
 
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
+// TestConformanceTimeout: httproute-timeout-request.go and
+// httproute-timeout-backend-request.go want 504 from a backend slower
+// than the route's timeout (500ms) and 200 where the timeout is "0s".
+func TestConformanceTimeout(t *testing.T) {
+	for _, c := range []struct {
+		test, path string
+		status     int
+	}{
+		{"httproute-timeout-request", "/request-timeout", 200},
+		{"httproute-timeout-request", "/request-timeout?delay=1s", 504},
+		{"httproute-timeout-request", "/disable-request-timeout?delay=1s", 200},
+		{"httproute-timeout-backend-request", "/backend-timeout", 200},
+		{"httproute-timeout-backend-request", "/backend-timeout?delay=1s", 504},
+		{"httproute-timeout-backend-request", "/disable-backend-timeout?delay=1s", 200},
+	} {
+		t.Run(c.test+c.path, func(t *testing.T) {
+			rt, _ := serveSuite(t, loadConformance(t, c.test))
+			code, by := send(rt, "GET", "", c.path, nil)
+			if code != c.status || c.status == http.StatusOK && by != v1 {
+				t.Errorf("%s.go: %s: %d from %q, want %d", c.test, c.path, code, by, c.status)
+			}
+		})
 	}
-	return s
 }
 
 // eventually polls cond for up to five seconds.
@@ -367,28 +211,6 @@ func eventually(cond func() bool) bool {
 		}
 	}
 	return cond()
-}
-
-// TestConformanceWeight: httproute-weight.go sends 500 requests (with
-// entropy) and wants infra-backend-v1, -v2 and -v3 in the shares 0.7,
-// 0.3 and 0 within 0.05. The split's rotation is deterministic, so the
-// shares of 1,000 requests are exact.
-func TestConformanceWeight(t *testing.T) {
-	rt, _ := serveSuite(t, loadConformance(t, "httproute-weight"))
-	const total = 1000
-	counts := map[string]int{}
-	for i := range total {
-		code, by := send(rt, "GET", "", "/?entropy="+strconv.Itoa(i), nil)
-		if code != http.StatusOK {
-			t.Fatalf("request %d: %d", i, code)
-		}
-		counts[by]++
-	}
-	for b, want := range map[string]float64{v1: 0.7, v2: 0.3, v3: 0} {
-		if got := float64(counts[b]) / total; got < want-0.05 || got > want+0.05 {
-			t.Errorf("httproute-weight.go: %s took %.3f of the requests, want %.2f ± 0.05 (%v)", b, got, want, counts)
-		}
-	}
 }
 
 // TestConformanceMirrorShare: httproute-request-percentage-mirror.go sends

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,8 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/yaml"
 
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/compile/manifest"
@@ -140,7 +145,7 @@ func send(rt *router.Router, method, host, path string, headers map[string]strin
 func loadConformance(t *testing.T, test string) *compile.Snapshot {
 	t.Helper()
 	Register()
-	snap, _, err := manifest.Load(filepath.Join("testdata", "suite", "gatewayclass.yaml"),
+	snap, _, err := manifest.Load(filepath.Join("testdata", "suite", "gatewayclass.yaml"), filepath.Join("testdata", "suite", "certificates.yaml"),
 		filepath.Join("testdata", "conformance", "base.yaml"), filepath.Join("testdata", "conformance", test+".yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -241,6 +246,121 @@ func TestConformanceMirrorShare(t *testing.T) {
 		}
 		if !eventually(func() bool { return count() == want }) {
 			t.Errorf("httproute-request-percentage-mirror.go: %s: %d copies of %d requests, want %d", c.path, count(), total, want)
+		}
+	}
+}
+
+// suiteObjects reads a test's manifest over the suite's base, with our
+// GatewayClass, as the objects TranslateAll takes (the manifest loader
+// keeps them to itself), for the tests that check status only.
+func suiteObjects(t *testing.T, test string) Objects {
+	t.Helper()
+	var o Objects
+	for _, f := range []string{"suite/gatewayclass.yaml", "conformance/base.yaml", "conformance/" + test + ".yaml"} {
+		data, err := os.ReadFile(filepath.Join("testdata", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for doc := range strings.SplitSeq(string(data), "\n---") {
+			var meta metav1.TypeMeta
+			if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			var obj any
+			switch meta.Kind {
+			case "GatewayClass":
+				o.GatewayClasses = append(o.GatewayClasses, &gwv1.GatewayClass{})
+				obj = o.GatewayClasses[len(o.GatewayClasses)-1]
+			case "Gateway":
+				o.Gateways = append(o.Gateways, &gwv1.Gateway{})
+				obj = o.Gateways[len(o.Gateways)-1]
+			case "HTTPRoute":
+				o.HTTPRoutes = append(o.HTTPRoutes, &gwv1.HTTPRoute{})
+				obj = o.HTTPRoutes[len(o.HTTPRoutes)-1]
+			case "Namespace":
+				o.Namespaces = append(o.Namespaces, &corev1.Namespace{})
+				obj = o.Namespaces[len(o.Namespaces)-1]
+			case "Service":
+				o.Services = append(o.Services, &corev1.Service{})
+				obj = o.Services[len(o.Services)-1]
+			default:
+				continue
+			}
+			if err := yaml.UnmarshalStrict([]byte(doc), obj); err != nil {
+				t.Fatalf("%s: %s: %v", f, meta.Kind, err)
+			}
+		}
+	}
+	return o
+}
+
+// TestConformanceStatus: the suite's HTTPRoute tests that check status
+// only. Their case files show that the routes serve nothing (or, for
+// observed-generation-bump, what they serve); here are the conditions.
+func TestConformanceStatus(t *testing.T) {
+	now := metav1.NewTime(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	routeStatus := func(t *testing.T, tr Translation, o Objects, route string) gwv1.RouteParentStatus {
+		t.Helper()
+		for _, r := range o.HTTPRoutes {
+			if r.Namespace+"/"+r.Name == route {
+				got, _ := tr.Status.HTTPRoute(r, now)
+				if len(got.Status.Parents) != 1 {
+					t.Fatalf("%s: parents %+v, want one", route, got.Status.Parents)
+				}
+				return got.Status.Parents[0]
+			}
+		}
+		t.Fatalf("no route %s", route)
+		return gwv1.RouteParentStatus{}
+	}
+	for _, c := range []struct{ test, route, gateway, reason string }{
+		{"httproute-invalid-cross-namespace-parent-ref", "gateway-conformance-web-backend/invalid-cross-namespace-parent-ref", "same-namespace", "NotAllowedByListeners"},
+		{"httproute-invalid-parentref-not-matching-listener-port", infra + "httproute-listener-not-matching-route-port", "same-namespace", "NoMatchingParent"},
+		{"httproute-invalid-parentref-section-name-not-matching-port", infra + "httproute-listener-section-name-not-matching-port", "gateway-with-one-not-matching-port-and-section-name-route", "NoMatchingParent"},
+	} {
+		t.Run(c.test, func(t *testing.T) {
+			o := suiteObjects(t, c.test)
+			tr := TranslateAll(o)
+			want := []brief{{"Accepted", "False", c.reason}, {"ResolvedRefs", "True", "ResolvedRefs"}}
+			if d := cmp.Diff(want, briefs(routeStatus(t, tr, o, c.route).Conditions)); d != "" {
+				t.Errorf("%s.go: %s (-want +got):\n%s", c.test, c.route, d)
+			}
+			found := false
+			for _, g := range o.Gateways {
+				if g.Name != c.gateway {
+					continue
+				}
+				found = true
+				got, _ := tr.Status.Gateway(g, nil, now)
+				for _, l := range got.Status.Listeners {
+					if l.AttachedRoutes != 0 {
+						t.Errorf("%s.go: listener %s of %s: %d routes attached, want 0", c.test, l.Name, g.Name, l.AttachedRoutes)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("%s.go: no Gateway %s", c.test, c.gateway)
+			}
+		})
+	}
+
+	// httproute-observed-generation-bump.go: after the route's backendRef
+	// changes, its conditions are Accepted and ResolvedRefs again, with
+	// the new generation.
+	const test, route = "httproute-observed-generation-bump", infra + "observed-generation-bump"
+	o := suiteObjects(t, test)
+	r := o.HTTPRoutes[0]
+	r.Generation = 1
+	r.Status.Parents = []gwv1.RouteParentStatus{routeStatus(t, TranslateAll(o), o, route)}
+	r.Spec.Rules[0].BackendRefs[0].Name = "infra-backend-v2"
+	r.Generation = 2
+	p := routeStatus(t, TranslateAll(o), o, route)
+	if d := cmp.Diff([]brief{{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "True", "ResolvedRefs"}}, briefs(p.Conditions)); d != "" {
+		t.Errorf("%s.go (-want +got):\n%s", test, d)
+	}
+	for _, c := range p.Conditions {
+		if c.ObservedGeneration != 2 {
+			t.Errorf("%s.go: %s observedGeneration %d, want 2", test, c.Type, c.ObservedGeneration)
 		}
 	}
 }

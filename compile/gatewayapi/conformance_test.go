@@ -185,16 +185,15 @@ func TestConformanceMirror(t *testing.T) {
 
 // TestConformanceTimeout: httproute-timeout-request.go and
 // httproute-timeout-backend-request.go want 504 from a backend slower
-// than the route's timeout (500ms) and 200 where the timeout is "0s".
+// than the route's timeout (500ms) and 200 where the timeout is "0s";
+// their case files hold their other request.
 func TestConformanceTimeout(t *testing.T) {
 	for _, c := range []struct {
 		test, path string
 		status     int
 	}{
-		{"httproute-timeout-request", "/request-timeout", 200},
 		{"httproute-timeout-request", "/request-timeout?delay=1s", 504},
 		{"httproute-timeout-request", "/disable-request-timeout?delay=1s", 200},
-		{"httproute-timeout-backend-request", "/backend-timeout", 200},
 		{"httproute-timeout-backend-request", "/backend-timeout?delay=1s", 504},
 		{"httproute-timeout-backend-request", "/disable-backend-timeout?delay=1s", 200},
 	} {
@@ -247,6 +246,40 @@ func TestConformanceMirrorShare(t *testing.T) {
 		if !eventually(func() bool { return count() == want }) {
 			t.Errorf("httproute-request-percentage-mirror.go: %s: %d copies of %d requests, want %d", c.path, count(), total, want)
 		}
+	}
+}
+
+// TestConformanceReferenceGrantDeleted: httproute-reference-grant.go
+// deletes the ReferenceGrant its route's backendRef needs (its case file
+// serves the route with it) and wants 500 then.
+func TestConformanceReferenceGrantDeleted(t *testing.T) {
+	const test = "httproute-reference-grant"
+	data, err := os.ReadFile(filepath.Join("testdata", "conformance", test+".yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for doc := range strings.SplitSeq(string(data), "\n---") {
+		if !strings.Contains(doc, "kind: ReferenceGrant") {
+			kept = append(kept, doc)
+		}
+	}
+	if len(kept) != 1 {
+		t.Fatalf("%s.yaml: %d documents besides the ReferenceGrant, want the HTTPRoute", test, len(kept))
+	}
+	route := filepath.Join(t.TempDir(), test+".yaml")
+	if err := os.WriteFile(route, []byte(kept[0]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	Register()
+	snap, _, err := manifest.Load(filepath.Join("testdata", "suite", "gatewayclass.yaml"), filepath.Join("testdata", "suite", "certificates.yaml"),
+		filepath.Join("testdata", "conformance", "base.yaml"), route)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, _ := serveSuite(t, snap)
+	if code, by := send(rt, "GET", "", "/", nil); code != http.StatusInternalServerError {
+		t.Errorf("%s.go: GET / without the ReferenceGrant: %d from %q, want 500", test, code, by)
 	}
 }
 

@@ -2283,32 +2283,33 @@
 // port is spoken HTTP/1.1).
 //
 // Conformance: each HTTPRoute test of the suite
-// (sigs.k8s.io/gateway-api/conformance/tests/<test>.go, v1.6.3) but the
-// WebSocket one is a case file,
-// compile/gatewayapi/testdata/cases/<test>.yaml, citing it, with the
+// (sigs.k8s.io/gateway-api/conformance/tests/<test>.go, v1.6.3) is a case
+// file, compile/gatewayapi/testdata/cases/<test>.yaml, citing it, with the
 // suite's manifests; its notes name the test's features and count the
 // requests not served yet, each listed in a comment. What a case file
 // cannot show is a Go test beside them (conformance_test.go), counted in
 // the notes too: the copies a mirror receives and a mirror's share, a
-// backend slower than a timeout, a ReferenceGrant deleted mid-test, and
-// the status of the tests that check status only (their case files show
-// the routes serve nothing). TestFeatureReport renders this from them and
-// fails when a case file fails:
+// backend slower than a timeout, a ReferenceGrant deleted mid-test, a
+// WebSocket conversation, and the conditions of the tests that check
+// status only (their case files check what the routes serve).
+// TestFeatureReport renders this from them and fails when a case file
+// fails:
 //
-// 52 suite tests are case files: 211 of their requests pass (17 of them
-// checked in part, 5 checked by Go tests beside the case files) and 50
+// 53 suite tests are case files: 212 of their requests pass (17 of them
+// checked in part, 6 checked by Go tests beside the case files) and 50
 // are not served yet.
 // The suite's features these tests cover, each passing in every
 // request of its tests that is served:
 //
-//   - Gateway (Core): 52 tests, 17 requests checked in part, 5 requests checked by Go tests, 50 requests not served yet
+//   - Gateway (Core): 53 tests, 17 requests checked in part, 6 requests checked by Go tests, 50 requests not served yet
 //   - GatewayHTTPSListenerDetectMisdirectedRequests (Extended): 1 test, 10 requests not served yet
 //   - GatewayPort8080 (Extended): 1 test, 6 requests checked in part, 1 request not served yet
-//   - HTTPRoute (Core): 52 tests, 17 requests checked in part, 5 requests checked by Go tests, 50 requests not served yet
+//   - HTTPRoute (Core): 53 tests, 17 requests checked in part, 6 requests checked by Go tests, 50 requests not served yet
 //   - HTTPRoute303RedirectStatusCode (Extended): 1 test
 //   - HTTPRoute307RedirectStatusCode (Extended): 1 test
 //   - HTTPRoute308RedirectStatusCode (Extended): 1 test
 //   - HTTPRouteBackendProtocolH2C (Extended): 1 test, 1 request not served yet
+//   - HTTPRouteBackendProtocolWebSocket (Extended): 1 test, 1 request checked by Go tests
 //   - HTTPRouteBackendRequestHeaderModification (Extended): 1 test, 2 requests not served yet
 //   - HTTPRouteBackendTimeout (Extended): 1 test, 2 requests checked by Go tests
 //   - HTTPRouteCORS (Extended): 1 test, 17 requests not served yet

@@ -1,12 +1,14 @@
 package gatewayapi
 
 import (
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/net/websocket"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -52,7 +55,8 @@ type seenRequest struct {
 
 // backends serves every Service of a world on loopback: each answers 200
 // naming itself in X-Served-By, waits for a "delay" query parameter's
-// duration first, and records what it received.
+// duration first, and records what it received; on /ws it echoes
+// WebSocket messages, as the suite's echo backend does.
 type backends struct {
 	mu   sync.Mutex
 	seen []seenRequest
@@ -63,6 +67,10 @@ func (bs *backends) handler(name string) http.Handler {
 		bs.mu.Lock()
 		bs.seen = append(bs.seen, seenRequest{name, r.URL.RequestURI(), r.Header.Clone()})
 		bs.mu.Unlock()
+		if r.URL.Path == "/ws" {
+			websocket.Handler(func(ws *websocket.Conn) { _, _ = io.Copy(ws, ws) }).ServeHTTP(w, r)
+			return
+		}
 		if d, err := time.ParseDuration(r.URL.Query().Get("delay")); err == nil {
 			select {
 			case <-time.After(d):
@@ -246,6 +254,47 @@ func TestConformanceMirrorShare(t *testing.T) {
 		if !eventually(func() bool { return count() == want }) {
 			t.Errorf("httproute-request-percentage-mirror.go: %s: %d copies of %d requests, want %d", c.path, count(), total, want)
 		}
+	}
+}
+
+// TestConformanceWebSocket: httproute-backend-protocol-websocket.go opens
+// a WebSocket through the Gateway to a Service port with appProtocol
+// kubernetes.io/ws and wants a text and a binary message echoed. The
+// router is a real server here, since the upgraded connection outlives
+// ServeHTTP's answer.
+func TestConformanceWebSocket(t *testing.T) {
+	const test = "httproute-backend-protocol-websocket"
+	rt, bs := serveSuite(t, loadConformance(t, test))
+	srv := httptest.NewServer(rt)
+	t.Cleanup(srv.Close)
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := websocket.NewConfig("ws://192.0.2.1/ws", "ws://gateway/"+test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := websocket.NewClient(cfg, conn)
+	if err != nil {
+		t.Fatalf("%s.go: the WebSocket handshake: %v", test, err)
+	}
+	defer ws.Close()
+	_ = ws.SetDeadline(time.Now().Add(5 * time.Second))
+	for _, msg := range []any{"Websocket Support!", []byte{1, 2, 3, 4, 5, 6, 7}} {
+		if err := websocket.Message.Send(ws, msg); err != nil {
+			t.Fatalf("%s.go: send %v: %v", test, msg, err)
+		}
+		reply := reflect.New(reflect.TypeOf(msg))
+		if err := websocket.Message.Receive(ws, reply.Interface()); err != nil {
+			t.Fatalf("%s.go: receive: %v", test, err)
+		}
+		if got := reply.Elem().Interface(); !reflect.DeepEqual(got, msg) {
+			t.Errorf("%s.go: echoed %#v, want %#v", test, got, msg)
+		}
+	}
+	if got := bs.received(v1, "/ws"); len(got) != 1 {
+		t.Errorf("%s.go: %s received the handshake %d times, want once", test, v1, len(got))
 	}
 }
 

@@ -18,8 +18,11 @@ import (
 )
 
 // notesRE reads what a conformance case file's notes say: the suite
-// test's features, and how many of its requests are not served yet.
-var notesRE = regexp.MustCompile(`^features: ([A-Za-z0-9, ]+?)(?:; not served: (\d+) \([^)]*\))?(?:; partly checked: (\d+) \([^)]*\))?$`)
+// test's features, how many of its requests are not served yet, how many
+// the file checks in part, and how many a Go test of this package serves
+// instead (conformance_test.go: a mirror's copies, a slow backend, a
+// ReferenceGrant deleted), which pass when that test does.
+var notesRE = regexp.MustCompile(`^features: ([A-Za-z0-9, ]+?)(?:; not served: (\d+) \([^)]*\))?(?:; partly checked: (\d+) \([^)]*\))?(?:; in Go: (\d+) \([^)]*\))?$`)
 
 // TestFeatureReport runs the conformance case files (httproute-*.yaml,
 // one per test of the suite, its features in notes) and renders which of
@@ -46,9 +49,9 @@ func TestFeatureReport(t *testing.T) {
 			level[f.Name] = s.level
 		}
 	}
-	type tally struct{ tests, notServed, partly int }
+	type tally struct{ tests, notServed, partly, inGo int }
 	byFeature := map[features.FeatureName]*tally{}
-	requests, notServed, partly, tests := 0, 0, 0, 0
+	requests, notServed, partly, inGo, tests := 0, 0, 0, 0, 0
 	for _, f := range files {
 		test := strings.TrimSuffix(filepath.Base(f), ".yaml")
 		cases, err := routertest.LoadFile(f)
@@ -69,7 +72,10 @@ func TestFeatureReport(t *testing.T) {
 		}
 		n, _ := strconv.Atoi(cmp.Or(m[2], "0"))
 		p, _ := strconv.Atoi(cmp.Or(m[3], "0"))
+		g, _ := strconv.Atoi(cmp.Or(m[4], "0"))
 		partly += p
+		inGo += g
+		requests += g
 		tests++
 		for _, r := range cases[0].Requests {
 			// A request a file adds to the suite's (an unattached route
@@ -93,10 +99,11 @@ func TestFeatureReport(t *testing.T) {
 			byFeature[fn].tests++
 			byFeature[fn].notServed += n
 			byFeature[fn].partly += p
+			byFeature[fn].inGo += g
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "// %d suite tests are case files: %d of their requests pass (%d of them\n// checked in part) and %d are not served yet.\n", tests, requests, partly, notServed)
+	fmt.Fprintf(&b, "// %d suite tests are case files: %d of their requests pass (%d of them\n// checked in part, %d checked by Go tests beside the case files) and %d\n// are not served yet.\n", tests, requests, partly, inGo, notServed)
 	b.WriteString("// The suite's features these tests cover, each passing in every\n// request of its tests that is served:\n//\n")
 	for _, fn := range slices.Sorted(func(yield func(features.FeatureName) bool) {
 		for fn := range byFeature {
@@ -110,12 +117,15 @@ func TestFeatureReport(t *testing.T) {
 		if tl.partly > 0 {
 			line += fmt.Sprintf(", %d requests checked in part", tl.partly)
 		}
+		if tl.inGo > 0 {
+			line += fmt.Sprintf(", %s checked by Go tests", plural(tl.inGo, "request"))
+		}
 		if tl.notServed > 0 {
 			line += fmt.Sprintf(", %s not served yet", plural(tl.notServed, "request"))
 		}
 		b.WriteString(line + "\n")
 	}
-	t.Logf("conformance: %d requests in %d case files (%d checked in part), %d requests not served", requests, tests, partly, notServed)
+	t.Logf("conformance: %d requests pass in %d case files (%d checked in part, %d by Go tests), %d requests not served", requests, tests, partly, inGo, notServed)
 	doc, err := os.ReadFile("../../doc.go")
 	if err != nil {
 		t.Fatal(err)

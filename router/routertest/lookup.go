@@ -24,7 +24,7 @@ func lookupDisagrees(d router.Decision, status int, location string, rec router.
 	switch {
 	case rec.Generation != d.Generation:
 		return fmt.Sprintf("generation %d, served with %d", d.Generation, rec.Generation)
-	case rec.Backend != backend && (d.Canary == nil || rec.Backend != d.Canary.ID):
+	case rec.Backend != backend && (d.Canary == nil || rec.Backend != d.Canary.ID) && !splitChose(d, rec.Backend):
 		return fmt.Sprintf("backend %q, served %q", backend, rec.Backend)
 	case rec.Route != d.Declaration:
 		return fmt.Sprintf("route %v, served %v", d.Declaration, rec.Route)
@@ -40,4 +40,19 @@ func lookupDisagrees(d router.Decision, status int, location string, rec router.
 		return ""
 	}
 	return fmt.Sprintf("proxied to %q, served %d %s", backend, status, rec.Reason)
+}
+
+// splitChose reports whether backend is one a route's weighted split may
+// choose when serving, where Lookup names its first valid alternative
+// (match.Split); "" is an invalid alternative's share.
+func splitChose(d router.Decision, backend string) bool {
+	if d.Route == nil || d.Route.Split == nil {
+		return false
+	}
+	for _, a := range d.Route.Split.Alternatives {
+		if a.Backend == nil && backend == "" || a.Backend != nil && a.Backend.ID == backend {
+			return true
+		}
+	}
+	return false
 }

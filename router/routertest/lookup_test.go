@@ -18,6 +18,9 @@ func TestLookupDisagrees(t *testing.T) {
 	served := router.Record{Generation: 2, Backend: b.ID, Route: rt.Source, Status: 200}
 	notFound := router.Decision{Match: router.Match{Generation: 2}, Status: 404, Reason: router.ReasonNoRoute}
 	redirect := router.Decision{Match: router.Match{Generation: 2, Route: rt}, Declaration: rt.Source, Status: 308, Reason: router.ReasonSSLRedirect, Location: "https://a/"}
+	v2 := &match.Backend{ID: "prod/web-v2:80"}
+	split := &match.Route{Backend: b, Source: rt.Source, Split: &match.Split{Alternatives: []match.Alternative{{Backend: b, Weight: 1}, {Backend: v2, Weight: 1}, {Weight: 1}}}}
+	splitProxied := router.Decision{Match: router.Match{Generation: 2, Route: split, Backend: b}, Declaration: rt.Source}
 	tests := []struct {
 		name     string
 		d        router.Decision
@@ -42,6 +45,9 @@ func TestLookupDisagrees(t *testing.T) {
 		{"404, but the canary invalid", notFound, 500, "", router.Record{Generation: 2, Reason: router.ReasonInvalidBackend}, true},
 		{"proxied, canary invalid", proxied, 500, "", with(served, router.ReasonInvalidBackend), false},
 		{"proxied, but no endpoints", proxied, 503, "", with(served, router.ReasonNoEndpoints), true},
+		{"split, its other backend", splitProxied, 200, "", router.Record{Generation: 2, Backend: v2.ID, Route: rt.Source}, false},
+		{"split, the invalid share", splitProxied, 500, "", router.Record{Generation: 2, Route: rt.Source, Status: 500, Reason: router.ReasonInvalidBackend}, false},
+		{"split, a backend not among it", splitProxied, 200, "", router.Record{Generation: 2, Backend: "prod/x:80", Route: rt.Source}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

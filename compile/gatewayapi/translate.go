@@ -238,6 +238,14 @@ func (t *translator) rule(r *gwv1.HTTPRoute, i int) (compile.HTTPRouteRule, bool
 	src := &r.Spec.Rules[i]
 	field := "spec.rules[" + strconv.Itoa(i) + "]"
 	out := compile.HTTPRouteRule{Field: field}
+	// Fields this translation does not serve yet change no answer of the
+	// rule's own, so the rule is served without them, and says so.
+	if src.Retry != nil {
+		t.warn(Unsupported, r, field+".retry", "retry is not served yet; the rule is served without it")
+	}
+	if src.SessionPersistence != nil {
+		t.warn(Unsupported, r, field+".sessionPersistence", "session persistence is not served yet; the rule is served without it")
+	}
 	for j, f := range src.Filters {
 		ff := field + ".filters[" + strconv.Itoa(j) + "]"
 		switch {

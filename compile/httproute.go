@@ -191,6 +191,11 @@ func (b *builder) buildHTTPRoutes() {
 			if !ok {
 				v = b.newVhost(host, nil)
 			}
+			// A Gateway API wildcard matches any depth; the host, shared
+			// with an Ingress of the same name, then does for both.
+			if strings.HasPrefix(host, "*.") {
+				v.vh.DeepWildcard = true
+			}
 			for i := range hr.Rules {
 				rule := &hr.Rules[i]
 				to := routeTarget{policy: ruleTimeouts(rule)}

@@ -126,6 +126,7 @@ func (t *Table) indexHosts(hosts []*VirtualHost, p *preparer) error {
 			t.catchAll = hi
 		case wildcard && suffix != "":
 			t.wildcardHosts[suffix] = hi
+			t.deepWildcards = t.deepWildcards || vh.DeepWildcard
 		default:
 			t.exactHosts[vh.Name] = hi
 		}

@@ -108,6 +108,11 @@ func (t *Table) host(name string) hostIndex {
 				return hi
 			}
 		}
+		if t.deepWildcards {
+			if hi, ok := t.deepWildcard(name); ok {
+				return hi
+			}
+		}
 	}
 	return t.catchAll
 }

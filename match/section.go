@@ -47,8 +47,9 @@ var sections = []*section{
 	&tlsEndsSection,  // tlsends.go
 	&responseSection, // response.go
 	&snippetSection,
-	&conditionsSection, // conditions.go
-	&splitSection,      // split.go
+	&conditionsSection,   // conditions.go
+	&splitSection,        // split.go
+	&deepWildcardSection, // wildcard.go
 }
 
 // A digestPart is a share of the digest. One with no tag (the routing

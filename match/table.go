@@ -264,6 +264,10 @@ type VirtualHost struct {
 	// (used for the plain-HTTP redirect, SPEC §12), whether or not its
 	// Secret is usable.
 	TLS bool
+	// DeepWildcard makes a "*." host match names any number of labels
+	// below it, as a Gateway API hostname does (wildcard.go); otherwise it
+	// matches one label, as an Ingress host does under ingress-nginx.
+	DeepWildcard bool
 	// SSLRedirect and ForceSSLRedirect are the redirect settings for
 	// requests no route matches (see Route.SSLRedirect): those of the
 	// Ingress that created the host, for the catch-all those of the Ingress
@@ -336,6 +340,9 @@ type Table struct {
 	// The lookup index, built once by New (see index.go).
 	exactHosts    map[string]hostIndex
 	wildcardHosts map[string]hostIndex // keyed by the suffix after "*."
+	// deepWildcards is set when some wildcard host has DeepWildcard, so
+	// that only such tables look beyond a name's first label.
+	deepWildcards bool
 	catchAll      hostIndex
 	paths         pathTable // Exact and Prefix keys of every host
 	exactCerts    map[string]*Certificate

@@ -2264,8 +2264,10 @@
 //   - Listener TLS: an HTTPS listener's tls.certificateRefs (core Secrets
 //     of type kubernetes.io/tls; in another namespace only with a
 //     ReferenceGrant there from Gateways of the Gateway's namespace) are
-//     served on the TLS listener by SNI for the listener's hostname, or
-//     for the hostnames of the routes attached to it when it has none
+//     served on the TLS listener by SNI for the listener's hostname, or,
+//     when it has none, for the hostnames of the routes attached to it and
+//     then for every server name (and a ClientHello without one) no other
+//     certificate serves, before the default certificate (match.AnyName)
 //     (compile.ListenerCertificate, set by gatewayapi.TranslateAll in
 //     compile.Snapshot.ListenerCertificates). A host an Ingress's spec.tls
 //     lists keeps the Ingress's certificate (§12); among listeners the
@@ -2323,16 +2325,16 @@
 // TestFeatureReport renders this from them and fails when a case file
 // fails:
 //
-// 53 suite tests are case files: 216 of their requests pass (17 of them
+// 53 suite tests are case files: 216 of their requests pass (11 of them
 // checked in part, 6 checked by Go tests beside the case files) and 46
 // are not served yet.
 // The suite's features these tests cover, each passing in every
 // request of its tests that is served:
 //
-//   - Gateway (Core): 53 tests, 17 requests checked in part, 6 requests checked by Go tests, 46 requests not served yet
+//   - Gateway (Core): 53 tests, 11 requests checked in part, 6 requests checked by Go tests, 46 requests not served yet
 //   - GatewayHTTPSListenerDetectMisdirectedRequests (Extended): 1 test, 10 requests not served yet
-//   - GatewayPort8080 (Extended): 1 test, 6 requests checked in part, 1 request not served yet
-//   - HTTPRoute (Core): 53 tests, 17 requests checked in part, 6 requests checked by Go tests, 46 requests not served yet
+//   - GatewayPort8080 (Extended): 1 test, 1 request not served yet
+//   - HTTPRoute (Core): 53 tests, 11 requests checked in part, 6 requests checked by Go tests, 46 requests not served yet
 //   - HTTPRoute303RedirectStatusCode (Extended): 1 test
 //   - HTTPRoute307RedirectStatusCode (Extended): 1 test
 //   - HTTPRoute308RedirectStatusCode (Extended): 1 test
@@ -2348,7 +2350,7 @@
 //   - HTTPRouteParentRefPort (Extended): 2 tests, 3 requests not served yet
 //   - HTTPRoutePathRedirect (Extended): 1 test
 //   - HTTPRoutePathRewrite (Extended): 1 test
-//   - HTTPRoutePortRedirect (Extended): 2 tests, 6 requests checked in part, 1 request not served yet
+//   - HTTPRoutePortRedirect (Extended): 2 tests, 1 request not served yet
 //   - HTTPRouteQueryParamMatching (Extended): 1 test
 //   - HTTPRouteRequestMirror (Extended): 2 tests, 4 requests checked in part
 //   - HTTPRouteRequestMultipleMirrors (Extended): 1 test, 2 requests checked in part

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"ramjet.dev/ramjet/match"
 )
 
 // ListenerCertificate is a certificate a route source asks to be served on
@@ -28,7 +30,8 @@ type ListenerCertificate struct {
 	Created time.Time
 	// SecretNamespace and SecretName name the kubernetes.io/tls Secret.
 	SecretNamespace, SecretName string
-	// Hosts are the names, exact or "*." wildcards, it is served for.
+	// Hosts are the names, exact or "*." wildcards, it is served for, or
+	// match.AnyName for every name no other certificate serves.
 	Hosts []string
 }
 
@@ -61,7 +64,7 @@ func (b *builder) buildListenerCertificates() {
 			if chosen[h] {
 				continue
 			}
-			if !ps.covers(h) {
+			if h != match.AnyName && !ps.covers(h) {
 				b.warn(CertificateHostMismatch, lc.Object, lc.Field,
 					"the certificate in Secret "+ps.cert.Secret+" is not valid for host "+strconv.Quote(h)+
 						"; another certificate for the host, else the default certificate, is served")

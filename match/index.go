@@ -143,6 +143,10 @@ func (t *Table) indexCertificates(certs []*Certificate) {
 		}
 		t.certs = append(t.certs, c)
 		for _, h := range c.Hosts {
+			if h == AnyName {
+				t.anyCert = cmp.Or(t.anyCert, c)
+				continue
+			}
 			m, key := t.exactCerts, h
 			if suffix, ok := strings.CutPrefix(h, "*."); ok && suffix != "" {
 				m, key = t.wildcardCerts, suffix
@@ -352,22 +356,29 @@ func (t *Table) VirtualHostByName(name string) *VirtualHost {
 	return t.exactHosts[name].vh
 }
 
+// AnyName, among a Certificate's Hosts, chooses it for every server name
+// (and a ClientHello without one) no other certificate is chosen for: a
+// Gateway HTTPS listener without a hostname (SPEC §20).
+const AnyName = "*"
+
 // Certificate selects the certificate for a TLS ClientHello's server name
 // (SPEC §12): lower-cased, one trailing dot dropped, then the exact name,
-// then "*.<rest>" for one more label. Nil means none matched and the caller
-// serves its default certificate.
+// then "*.<rest>" for one more label, then one for AnyName. Nil means none
+// matched and the caller serves its default certificate.
 func (t *Table) Certificate(serverName string) *Certificate {
 	name := trimDot(lowerASCII(serverName))
 	if name == "" {
-		return nil
+		return t.anyCert
 	}
 	if c, ok := t.exactCerts[name]; ok {
 		return c
 	}
 	if i := strings.IndexByte(name, '.'); i > 0 {
-		return t.wildcardCerts[name[i+1:]]
+		if c, ok := t.wildcardCerts[name[i+1:]]; ok {
+			return c
+		}
 	}
-	return nil
+	return t.anyCert
 }
 
 // IsTLSHost reports whether the normalized request host is a TLS host: listed

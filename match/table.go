@@ -321,7 +321,8 @@ type VirtualHost struct {
 type Certificate struct {
 	// Secret is "namespace/name" of the kubernetes.io/tls Secret.
 	Secret string
-	// Hosts are the names (exact or "*.<rest>") this certificate is chosen for.
+	// Hosts are the names (exact or "*.<rest>") this certificate is chosen
+	// for, or AnyName: every name no other certificate is chosen for.
 	Hosts []string
 	// Fingerprint is the hex SHA-256 of the leaf certificate's DER bytes.
 	Fingerprint string
@@ -347,6 +348,7 @@ type Table struct {
 	paths         pathTable // Exact and Prefix keys of every host
 	exactCerts    map[string]*Certificate
 	wildcardCerts map[string]*Certificate // keyed by the suffix after "*."
+	anyCert       *Certificate            // the first with AnyName among its Hosts
 	regexps       []*Regexp               // each distinct compiled pattern once
 	tlsExact      map[string]bool
 	tlsWildcard   map[string]bool // keyed by the suffix after "*."

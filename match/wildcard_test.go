@@ -40,3 +40,18 @@ func TestDeepWildcard(t *testing.T) {
 	assert.Nil(t, one.Lookup("a.b.example.com", "/").Backend, "a table without deep wildcards keeps one label")
 	assert.Contains(t, tab.String(), "*.example.com any-depth")
 }
+
+// TestAnyNameCertificate: a certificate for AnyName answers every server
+// name, and a ClientHello without one, that no other certificate serves.
+func TestAnyNameCertificate(t *testing.T) {
+	a := &Certificate{Secret: "ns/a", Hosts: []string{"a.test"}}
+	b := &Certificate{Secret: "ns/b", Hosts: []string{"*.b.test"}}
+	c := &Certificate{Secret: "ns/c", Hosts: []string{AnyName, "c.test"}}
+	tab := mustNew(t, Spec{Certificates: []*Certificate{a, b, c}})
+	for name, want := range map[string]*Certificate{"a.test": a, "x.b.test": b, "c.test": c, "other.example": c, "": c, "x.y.b.test": c} {
+		assert.Same(t, want, tab.Certificate(name), name)
+	}
+	none := mustNew(t, Spec{Certificates: []*Certificate{a}})
+	assert.Nil(t, none.Certificate("other.example"))
+	assert.Nil(t, none.Certificate(""))
+}

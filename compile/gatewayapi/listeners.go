@@ -10,6 +10,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/match"
 	"ramjet.dev/ramjet/status"
 )
 
@@ -186,7 +187,8 @@ func (t *translator) grantedSecret(fromNS, toNS, name string) bool {
 // listenerCertificates adds the certificates of every HTTPS listener of
 // our Gateways that is not conflicted, and warns for each refused
 // reference. A listener without a hostname offers its certificates for
-// the hostnames of the routes attached to it.
+// the hostnames of the routes attached to it, and for any name no other
+// certificate serves (match.AnyName).
 func (t *translator) listenerCertificates(tr *Translation) {
 	for _, gw := range t.sortedGateways() {
 		gwRef := compile.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name}
@@ -211,7 +213,9 @@ func (t *translator) listenerCertificates(tr *Translation) {
 			if l.Hostname != nil && *l.Hostname != "" {
 				hosts = []string{string(*l.Hostname)}
 			} else {
-				hosts = t.listenerHosts[listenerKey{gw, l.Name}]
+				// Without a hostname the listener takes every name: its
+				// routes' first, then any name no other certificate serves.
+				hosts = append(slices.Clone(t.listenerHosts[listenerKey{gw, l.Name}]), match.AnyName)
 			}
 			hosts = slices.DeleteFunc(slices.Clone(hosts), func(h string) bool { return h == "" })
 			slices.Sort(hosts)

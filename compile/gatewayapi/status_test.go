@@ -92,7 +92,7 @@ func TestTranslateAllTLS(t *testing.T) {
 	gwRef := compile.Ref{Kind: "Gateway", Namespace: "infra", Name: "gw"}
 	want := []*compile.ListenerCertificate{
 		{Object: gwRef, Field: "spec.listeners[0].tls.certificateRefs[0]", Created: time.Unix(5, 0), SecretNamespace: "infra", SecretName: "shop", Hosts: []string{"shop.example.com"}},
-		{Object: gwRef, Field: "spec.listeners[1].tls.certificateRefs[0]", Created: time.Unix(5, 0), SecretNamespace: "certs", SecretName: "granted", Hosts: []string{"api.example.com", "www.example.com"}},
+		{Object: gwRef, Field: "spec.listeners[1].tls.certificateRefs[0]", Created: time.Unix(5, 0), SecretNamespace: "certs", SecretName: "granted", Hosts: []string{"*", "api.example.com", "www.example.com"}},
 	}
 	if d := cmp.Diff(want, tr.ListenerCertificates); d != "" {
 		t.Errorf("listener certificates (-want +got):\n%s", d)

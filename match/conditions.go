@@ -6,9 +6,11 @@ import (
 	"net/textproto"
 	"net/url"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Conditions are what a request must carry besides its path for a route to
@@ -45,6 +47,22 @@ type ValueMatch struct {
 	Regex       bool
 
 	re *regexp.Regexp
+	// lits, for a pattern anchored at both ends that matches a few
+	// strings only (^(red|blue)$), are those strings: a set lookup then
+	// stands in for the regex engine (finiteMatches).
+	lits []string
+}
+
+// matchValue matches a value that was found: the pattern's strings, the
+// pattern, or the exact value.
+func (v *ValueMatch) matchValue(s string) bool {
+	switch {
+	case v.lits != nil:
+		return slices.Contains(v.lits, s)
+	case v.re != nil:
+		return v.re.MatchString(s)
+	}
+	return s == v.Value
 }
 
 // Request is what conditions are matched against: the method, the headers
@@ -96,13 +114,14 @@ func prepareValues(in []ValueMatch, header bool) ([]ValueMatch, error) {
 		if slices.ContainsFunc(out, func(o ValueMatch) bool { return o.Name == v.Name }) {
 			continue
 		}
-		v.re = nil
+		v.re, v.lits = nil, nil
 		if v.Regex {
 			re, err := regexp.Compile(v.Value)
 			if err != nil {
 				return nil, errors.New(strconv.Quote(v.Name) + ": " + err.Error())
 			}
 			v.re = re
+			v.lits = finiteMatches(v.Value)
 		}
 		out = append(out, v)
 	}
@@ -131,7 +150,7 @@ func (c *Conditions) Matches(q *Request) bool {
 		if len(vs) > 1 {
 			v = strings.Join(vs, ", ")
 		}
-		if h.re != nil && !h.re.MatchString(v) || h.re == nil && v != h.Value {
+		if !h.matchValue(v) {
 			return false
 		}
 	}
@@ -154,7 +173,7 @@ func (v *ValueMatch) matchQuery(query string) bool {
 		if !unescapedEqual(name, v.Name) {
 			continue
 		}
-		if v.re == nil {
+		if !v.Regex {
 			return unescapedEqual(val, v.Value)
 		}
 		if strings.ContainsAny(val, "%+") {
@@ -164,9 +183,109 @@ func (v *ValueMatch) matchQuery(query string) bool {
 			}
 			val = d
 		}
-		return v.re.MatchString(val)
+		return v.matchValue(val)
 	}
 	return false
+}
+
+// maxFiniteMatches bounds the strings finiteMatches lists.
+const maxFiniteMatches = 32
+
+// finiteMatches lists every string an RE2 pattern matches when it is
+// anchored at both ends (^…$, \A…\z) and matches at most
+// maxFiniteMatches strings, built of literals, alternations, groups and
+// optional parts without case folding; otherwise nil.
+func finiteMatches(pattern string) []string {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	re = re.Simplify()
+	if re.Op != syntax.OpConcat || len(re.Sub) < 2 {
+		return nil
+	}
+	first, last := re.Sub[0].Op, re.Sub[len(re.Sub)-1].Op
+	if first != syntax.OpBeginText || last != syntax.OpEndText {
+		return nil
+	}
+	out := []string{""}
+	for _, sub := range re.Sub[1 : len(re.Sub)-1] {
+		next, ok := finiteStrings(sub)
+		if !ok || len(out)*len(next) > maxFiniteMatches {
+			return nil
+		}
+		var prod []string
+		for _, a := range out {
+			for _, b := range next {
+				prod = append(prod, a+b)
+			}
+		}
+		out = prod
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// finiteStrings lists the strings re matches, if it is a finite language
+// of at most maxFiniteMatches strings without case folding.
+func finiteStrings(re *syntax.Regexp) ([]string, bool) {
+	if re.Flags&syntax.FoldCase != 0 {
+		return nil, false
+	}
+	switch re.Op {
+	case syntax.OpEmptyMatch:
+		return []string{""}, true
+	case syntax.OpLiteral:
+		// U+FFFD also matches an invalid byte, which a string compare
+		// would not.
+		if slices.Contains(re.Rune, utf8.RuneError) {
+			return nil, false
+		}
+		return []string{string(re.Rune)}, true
+	case syntax.OpCapture:
+		return finiteStrings(re.Sub[0])
+	case syntax.OpQuest:
+		s, ok := finiteStrings(re.Sub[0])
+		return append([]string{""}, s...), ok && len(s) < maxFiniteMatches
+	case syntax.OpAlternate:
+		var out []string
+		for _, sub := range re.Sub {
+			s, ok := finiteStrings(sub)
+			if !ok || len(out)+len(s) > maxFiniteMatches {
+				return nil, false
+			}
+			out = append(out, s...)
+		}
+		return out, true
+	case syntax.OpConcat:
+		out := []string{""}
+		for _, sub := range re.Sub {
+			s, ok := finiteStrings(sub)
+			if !ok || len(out)*len(s) > maxFiniteMatches {
+				return nil, false
+			}
+			var prod []string
+			for _, a := range out {
+				for _, b := range s {
+					prod = append(prod, a+b)
+				}
+			}
+			out = prod
+		}
+		return out, true
+	case syntax.OpCharClass:
+		var out []string
+		for i := 0; i < len(re.Rune); i += 2 {
+			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+				if len(out) == maxFiniteMatches || r == utf8.RuneError {
+					return nil, false
+				}
+				out = append(out, string(r))
+			}
+		}
+		return out, true
+	}
+	return nil, false
 }
 
 // unescapedEqual reports whether the query component enc decodes ('+' to

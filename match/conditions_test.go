@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -174,4 +176,43 @@ func TestCondFixtureMatchesSome(t *testing.T) {
 		orders[r.Order] = true
 	}
 	assert.GreaterOrEqual(t, len(orders), 6, "the requests meet most kinds of condition")
+}
+
+// TestFiniteMatches: a pattern anchored at both ends with a few matches is
+// matched as its strings, with the regex engine's answer on every input.
+func TestFiniteMatches(t *testing.T) {
+	for pattern, want := range map[string][]string{
+		`^(red|blue)$`:        {"blue", "red"},
+		`^a(b|c)?d$`:          {"abd", "acd", "ad"},
+		`\Ared\z`:             {"red"},
+		`^[a-c]x$`:            {"ax", "bx", "cx"},
+		`^(a|ab)(c|bcd)$`:     {"abbcd", "abc", "abcd", "ac"},
+		`^v[12]{2}$`:          {"v11", "v12", "v21", "v22"},
+		`^$`:                  {""},
+		`^(?i)red$`:           nil, // case folding
+		`^re.$`:               nil, // any character
+		`red`:                 nil, // unanchored
+		`^red`:                nil,
+		`^[a-z]{3}$`:          nil, // too many
+		"^\\x{FFFD}$":         nil, // also matches an invalid byte
+		`^(red|blue)$|^green`: nil,
+	} {
+		got := finiteMatches(pattern)
+		assert.Equal(t, want, got, pattern)
+		re := regexp.MustCompile(pattern)
+		inputs := []string{"", "red", "Red", "redd", "xred", "blue", "ab", "abd", "ad", "acd", "abcd", "abbcd", "ac", "abc", "ax", "dx", "v12", "v13", "\xff", "re\xff"}
+		for _, in := range inputs {
+			if got != nil {
+				assert.Equal(t, re.MatchString(in), slices.Contains(got, in), "%s on %q", pattern, in)
+			}
+		}
+	}
+	c, err := NewConditions(Conditions{Headers: []ValueMatch{{Name: "color", Value: `^(red|blue)$`, Regex: true}}, Query: []ValueMatch{{Name: "v", Value: `^(1|2)$`, Regex: true}}})
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		color, query string
+		want         bool
+	}{{"red", "v=1", true}, {"blue", "v=2", true}, {"green", "v=1", false}, {"red", "v=3", false}, {"red", "v=%31", true}} {
+		assert.Equal(t, tc.want, c.Matches(&Request{Header: map[string][]string{"Color": {tc.color}}, Query: tc.query}), "%+v", tc)
+	}
 }

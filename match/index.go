@@ -251,6 +251,18 @@ type hostIndex struct {
 	regexIdx  *regexIndex // nil below regexIndexMin regex routes
 }
 
+// newChainEntry is r with its conditions as a chain holds them.
+func newChainEntry(r *Route) chainEntry {
+	e := chainEntry{when: r.When, r: r}
+	if c := r.When; c != nil {
+		e.method = c.Method
+		if len(c.Headers) == 0 && len(c.Query) == 0 {
+			e.when = nil
+		}
+	}
+	return e
+}
+
 // chain appends r to the routes of its key, which head begins (nil for
 // none), and returns the head: routes come sorted, so the chain is in
 // precedence order.
@@ -259,9 +271,9 @@ func chain(head, r *Route) *Route {
 		return r
 	}
 	if head.chain == nil {
-		head.chain = []chainEntry{{head.When, head}}
+		head.chain = []chainEntry{newChainEntry(head)}
 	}
-	head.chain = append(head.chain, chainEntry{r.When, r})
+	head.chain = append(head.chain, newChainEntry(r))
 	return head
 }
 

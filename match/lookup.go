@@ -190,6 +190,9 @@ func firstMet(r *Route, q *Request) *Route {
 		return nil
 	}
 	for _, e := range r.chain {
+		if e.method != "" && (q == nil || e.method != q.Method) {
+			continue
+		}
 		if e.when == nil || e.when.Matches(q) {
 			return e.r
 		}

@@ -242,8 +242,11 @@ type Route struct {
 
 // chainEntry is a route of a chain and its conditions.
 type chainEntry struct {
-	when *Conditions
-	r    *Route
+	// method is the conditions' method, checked without reading them;
+	// when is nil if that is all they ask.
+	method string
+	when   *Conditions
+	r      *Route
 }
 
 // VirtualHost is everything served under one host name.

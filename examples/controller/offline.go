@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/compile/gatewayapi"
 	"ramjet.dev/ramjet/compile/manifest"
 	"ramjet.dev/ramjet/router"
 )
@@ -158,6 +159,8 @@ func (c *controller) poll() {
 // cancelling ctx shuts everything down gracefully. A folder that cannot be
 // loaded at start is an error: there is no previous table to fall back to.
 func startOffline(parent context.Context, cfg config, log *slog.Logger) (_ *instance, err error) {
+	// The folder may hold Gateway API objects beside Ingresses (SPEC §20).
+	gatewayapi.Register()
 	// A failed listener cancels ctx too, so everything stops together; the
 	// workers outlive parent by the drain.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))

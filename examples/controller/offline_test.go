@@ -325,3 +325,70 @@ func TestScanManifests(t *testing.T) {
 	_, err = scanManifests(filepath.Join(dir, "missing"))
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
+
+// TestOfflineServesHTTPRoutes: a folder of manifests may hold a Gateway
+// and HTTPRoutes beside Ingresses; offline they are served from the same
+// table (SPEC §20), a header match included.
+func TestOfflineServesHTTPRoutes(t *testing.T) {
+	portA, portB := namedBackend(t, "A"), namedBackend(t, "B")
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "app.yaml"), appManifests(portA))
+	writeFile(t, filepath.Join(dir, "gateway.yaml"), `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: ramjet}
+spec: {controllerName: ramjet.dev/gateway}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: t}
+spec:
+  gatewayClassName: ramjet
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: route, namespace: t}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [route.test]
+  rules:
+    - matches: [{path: {type: PathPrefix, value: /}, headers: [{name: Version, value: two}]}]
+      backendRefs: [{name: two, port: 80}]
+    - backendRefs: [{name: app, port: 80}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: two, namespace: t}
+spec:
+  ports: [{port: 80, targetPort: 8080}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: two-1, namespace: t, labels: {kubernetes.io/service-name: two}}
+addressType: IPv4
+ports: [{port: `+portB+`}]
+endpoints: [{addresses: [127.0.0.1], conditions: {ready: true}}]
+`)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inst, err := start(ctx, config{manifests: dir, httpAddr: "127.0.0.1:0", httpsAddr: "127.0.0.1:0", debugAddr: "127.0.0.1:0", pollInterval: time.Hour}, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	defer func() { cancel(); _ = inst.Wait() }()
+	client := &http.Client{}
+	defer client.CloseIdleConnections()
+	status, body := get(t, client, "http://"+inst.HTTPAddr+"/x", "route.test")
+	require.Equal(t, http.StatusOK, status, body)
+	require.Equal(t, "A /x", body, "the HTTPRoute's second rule")
+	req, err := http.NewRequest(http.MethodGet, "http://"+inst.HTTPAddr+"/y", nil)
+	require.NoError(t, err)
+	req.Host = "route.test"
+	req.Header.Set("Version", "two")
+	resp, err := client.Do(req)
+	require.NoError(t, err)
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, "B /y", string(got), "the header match")
+	status, body = get(t, client, "http://"+inst.HTTPAddr+"/z", "app.test")
+	require.Equal(t, http.StatusOK, status, body)
+	require.Equal(t, "A /z", body, "the Ingress beside it")
+}

@@ -504,16 +504,21 @@ func (c *conn) readTransfer(req *http.Request) error {
 	// As net/http, HTTP/0.0 is framed as 1.1 (and then refused).
 	http11 := req.ProtoAtLeast(1, 1) || req.ProtoMajor == 0 && req.ProtoMinor == 0
 	if raw, present := h["Transfer-Encoding"]; present {
+		unsupported := http11 && (len(raw) != 1 || !strings.EqualFold(raw[0], "chunked"))
+		// The framing refusal stands where router.GuardFraming stood:
+		// before net/http read an HTTP/1.x head, after it read HTTP/0.0,
+		// which it refuses first for an encoding it does not serve (501).
+		if unsupported && req.ProtoMajor != 1 {
+			return errUnsupportedT
+		}
 		if _, cl := h["Content-Length"]; cl || req.ProtoMajor == 1 && req.ProtoMinor == 0 {
 			return errFraming
 		}
-		delete(h, "Transfer-Encoding")
-		if http11 { // else ignored, as net/http does (and then 505)
-			if len(raw) != 1 || !strings.EqualFold(raw[0], "chunked") {
-				return errUnsupportedT
-			}
-			chunked = true
+		if unsupported {
+			return errUnsupportedT
 		}
+		delete(h, "Transfer-Encoding")
+		chunked = http11 // else ignored, as net/http does (and then 505)
 	}
 	var n int64
 	cls := h["Content-Length"]

@@ -216,3 +216,32 @@ func TestFiniteMatches(t *testing.T) {
 		assert.Equal(t, tc.want, c.Matches(&Request{Header: map[string][]string{"Color": {tc.color}}, Query: tc.query}), "%+v", tc)
 	}
 }
+
+// FuzzFiniteMatches: where a pattern is matched as its strings, the regex
+// engine agrees on the input and on every one of the strings.
+func FuzzFiniteMatches(f *testing.F) {
+	for _, seed := range [][2]string{{`^(red|blue)$`, "red"}, {`^a(b|c)?d$`, "ad"}, {`^[a-c]x$`, "bx"}, {`\Av[12]{2}\z`, "v12"}, {`^(a|ab)(c|bcd)$`, "abcd"}, {`^x*$`, ""}} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, pattern, value string) {
+		lits := finiteMatches(pattern)
+		if lits == nil {
+			return
+		}
+		re, err := regexp.Compile(pattern)
+		if err != nil {
+			t.Fatalf("%q: strings %q for a pattern that does not compile: %v", pattern, lits, err)
+		}
+		if len(lits) > maxFiniteMatches {
+			t.Fatalf("%q: %d strings", pattern, len(lits))
+		}
+		if got, want := slices.Contains(lits, value), re.MatchString(value); got != want {
+			t.Fatalf("%q on %q: strings say %v, the regex %v (strings %q)", pattern, value, got, want, lits)
+		}
+		for _, s := range lits {
+			if !re.MatchString(s) {
+				t.Fatalf("%q does not match its own string %q", pattern, s)
+			}
+		}
+	})
+}

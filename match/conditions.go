@@ -208,19 +208,9 @@ func finiteMatches(pattern string) []string {
 	if first != syntax.OpBeginText || last != syntax.OpEndText {
 		return nil
 	}
-	out := []string{""}
-	for _, sub := range re.Sub[1 : len(re.Sub)-1] {
-		next, ok := finiteStrings(sub)
-		if !ok || len(out)*len(next) > maxFiniteMatches {
-			return nil
-		}
-		var prod []string
-		for _, a := range out {
-			for _, b := range next {
-				prod = append(prod, a+b)
-			}
-		}
-		out = prod
+	out, ok := finiteStrings(&syntax.Regexp{Op: syntax.OpConcat, Sub: re.Sub[1 : len(re.Sub)-1]})
+	if !ok {
+		return nil
 	}
 	slices.Sort(out)
 	return slices.Compact(out)

@@ -178,6 +178,13 @@ func (e noResponse) Unwrap() error { return e.err }
 // All heads share one budget of maxResponseHead bytes.
 func (t *h1Try) send(upgrade string, length int64) (*h1Head, error) {
 	pc, req := t.pc, t.req
+	inline := inlineBody(req, length)
+	// held: the request is written whole by rawsock's Send, which then
+	// waits for the answer without a read that finds nothing yet.
+	held := pc.raw != nil && (length == 0 || inline != nil) && upgrade == ""
+	if held {
+		pc.raw.Hold()
+	}
 	writeRequestHead(pc.bw, t.x, req, upgrade, length)
 	send := t.x.timeouts.send
 	switch {
@@ -189,9 +196,9 @@ func (t *h1Try) send(upgrade string, length int64) (*h1Head, error) {
 		_ = pc.c.SetWriteDeadline(time.Time{})
 		pc.writeDeadline = false
 	}
-	if b := inlineBody(req, length); b != nil {
+	if inline != nil {
 		// Written from the held bytes, not read: a retry sends them again.
-		pc.bw.Write(b)
+		pc.bw.Write(inline)
 		length = 0
 	}
 	if err := pc.bw.Flush(); err != nil {
@@ -224,6 +231,12 @@ func (t *h1Try) send(upgrade string, length int64) (*h1Head, error) {
 			t.body.setHeaderDeadline(pc)
 		} else {
 			_ = pc.c.SetReadDeadline(dl)
+		}
+		if held {
+			held = false
+			if err := pc.raw.Send(); err != nil {
+				return nil, noResponse{err}
+			}
 		}
 		if _, err := pc.br.Peek(1); err != nil {
 			if t.lazy && timedOut(err) && time.Now().Before(deadline) {

@@ -4,7 +4,7 @@ package router
 // request: read as the next request's response, they would hand one
 // client what the backend (or whoever controls it) wrote after another's
 // exchange. So a connection taken from the pool is looked at first, every
-// time, whatever the request: one non-blocking MSG_PEEK (see peeker). A
+// time, whatever the request: one non-blocking MSG_PEEK (rawsock.Conn.Pending, or peeker). A
 // connection with anything to read, bytes or an end, is closed and another
 // taken or dialled. A goroutine parked on each idle connection would
 // spare the request that system call but not the process: its wait in the
@@ -16,4 +16,9 @@ package router
 
 // idleClean reports whether nothing arrived on a connection just taken
 // from the pool while it was idle.
-func (pc *h1Conn) idleClean() bool { return pc.peek.now() }
+func (pc *h1Conn) idleClean() bool {
+	if pc.raw != nil {
+		return !pc.raw.Pending()
+	}
+	return pc.peek.now()
+}

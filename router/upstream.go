@@ -3,12 +3,15 @@ package router
 import (
 	"bufio"
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"ramjet.dev/ramjet/router/rawsock"
 )
 
 // h1Pool holds keep-alive connections to HTTP/1.1 backends, per endpoint
@@ -30,6 +33,7 @@ type h1Pool struct {
 // h1Conn is one connection to a backend with its buffers.
 type h1Conn struct {
 	c      net.Conn
+	raw    *rawsock.Conn // c's socket read and written raw, nil if not a plain TCP one (see rawsock)
 	br     *bufio.Reader
 	bw     *bufio.Writer
 	addr   string
@@ -86,12 +90,19 @@ func (p *h1Pool) get(ctx context.Context, addr string, fresh bool, connect time.
 	if err != nil {
 		return nil, err
 	}
+	raw := rawsock.New(c)
+	var rw io.ReadWriter = c
+	if raw != nil {
+		rw = raw
+	}
 	br := h1Readers.Get().(*bufio.Reader)
-	br.Reset(c)
+	br.Reset(rw)
 	bw := h1Writers.Get().(*bufio.Writer)
-	bw.Reset(c)
-	pc := &h1Conn{c: c, br: br, bw: bw, addr: addr}
-	pc.peek.init(c)
+	bw.Reset(rw)
+	pc := &h1Conn{c: c, raw: raw, br: br, bw: bw, addr: addr}
+	if raw == nil {
+		pc.peek.init(c)
+	}
 	pc.abort = func() { _ = c.Close() }
 	return pc, nil
 }

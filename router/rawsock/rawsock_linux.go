@@ -1,0 +1,190 @@
+//go:build linux
+
+package rawsock
+
+import (
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"unsafe"
+)
+
+// Conn is a TCP connection's socket, read and written with raw calls. A
+// Conn is used by one reader and one writer at a time, as a bufio.Reader
+// and a bufio.Writer use it.
+type Conn struct {
+	c  net.Conn
+	rc syscall.RawConn
+
+	// The functions handed to rc, made once so that a call does not
+	// allocate, and what they work on.
+	readFn, writeFn, sendFn, pendingFn func(fd uintptr) bool
+	rp, wp                             []byte
+	rn, wn                             int
+	rerr, werr                         syscall.Errno
+	sent                               bool // sendFn: the write is done, the wait began
+	pending                            bool // pendingFn's answer
+	peek                               [1]byte
+
+	held    []byte // Writes held for Send
+	holding bool
+}
+
+// New is a Conn on c's socket, or nil when c is not a *net.TCPConn.
+func New(c net.Conn) *Conn {
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return nil
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	s := &Conn{c: c, rc: rc}
+	s.readFn, s.writeFn, s.sendFn, s.pendingFn = s.readNow, s.writeNow, s.sendNow, s.pendingNow
+	return s
+}
+
+func (s *Conn) readNow(fd uintptr) bool {
+	for {
+		r, e := sysRead(fd, s.rp)
+		switch e {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false
+		}
+		s.rn, s.rerr = r, e
+		return true
+	}
+}
+
+// writeNow writes all of wp it can; false: the socket's buffer is full.
+func (s *Conn) writeNow(fd uintptr) bool {
+	for len(s.wp) > 0 {
+		r, e := sysWrite(fd, s.wp)
+		switch e {
+		case 0:
+			s.wn += r
+			s.wp = s.wp[r:]
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return false
+		default:
+			s.werr = e
+			return true
+		}
+	}
+	return true
+}
+
+// sendNow runs under rc.Read: first it writes, then it waits for the
+// socket to become readable.
+func (s *Conn) sendNow(fd uintptr) bool {
+	if s.sent {
+		return true // readable
+	}
+	if !s.writeNow(fd) || s.werr != 0 {
+		return true // the caller finishes the write, or fails
+	}
+	s.sent = true
+	return false
+}
+
+func (s *Conn) pendingNow(fd uintptr) bool {
+	_, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&s.peek[0])), 1, syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
+	s.pending = e != syscall.EAGAIN
+	return true
+}
+
+// Read reads as net.Conn's Read does.
+func (s *Conn) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	s.rp, s.rn, s.rerr = p, 0, 0
+	err := s.rc.Read(s.readFn)
+	s.rp = nil
+	switch {
+	case err != nil:
+		return 0, err
+	case s.rerr != 0:
+		return 0, s.opError("read", s.rerr)
+	case s.rn == 0:
+		return 0, io.EOF
+	}
+	return s.rn, nil
+}
+
+// Write writes as net.Conn's Write does, unless Hold was called.
+func (s *Conn) Write(p []byte) (int, error) {
+	if s.holding {
+		s.held = append(s.held, p...)
+		return len(p), nil
+	}
+	s.wp, s.wn, s.werr = p, 0, 0
+	err := s.rc.Write(s.writeFn)
+	s.wp = nil
+	switch {
+	case err != nil:
+		return s.wn, err
+	case s.werr != 0:
+		return s.wn, s.opError("write", s.werr)
+	}
+	return s.wn, nil
+}
+
+// Hold keeps what is written from now on for Send.
+func (s *Conn) Hold() {
+	s.holding = true
+	s.held = s.held[:0]
+}
+
+// Send writes what was written since Hold and waits until the socket has
+// something to read (or its peer closed), without reading it. A request
+// and the wait for its answer cost one system call fewer that way than a
+// write and a read that finds nothing yet; the wait is armed before the
+// write, so an answer that comes at once is not missed.
+//
+// Only a failed write is Send's error. The wait is under the read
+// deadline; when it fails (the deadline, or the connection closed under
+// it) the next Read reports why. If the socket's buffer cannot take it
+// all at once, Send writes the rest as Write does and does not wait.
+func (s *Conn) Send() error {
+	s.holding = false
+	s.wp, s.wn, s.werr, s.sent = s.held, 0, 0, false
+	_ = s.rc.Read(s.sendFn) // a failed wait is the next Read's
+	rest, sent, werr := s.wp, s.sent, s.werr
+	s.wp = nil
+	if cap(s.held) > maxHeld {
+		s.held = nil
+	}
+	switch {
+	case werr != 0:
+		return s.opError("write", werr)
+	case sent:
+		return nil
+	}
+	// The buffer was full, or the wait could not begin (a deadline already
+	// past, or closed): the rest is written as Write would, which reports
+	// a closed connection; a deadline is the next Read's.
+	_, err := s.Write(rest)
+	return err
+}
+
+// maxHeld is the largest hold buffer kept for the next Send.
+const maxHeld = 16 << 10
+
+// Pending reports whether anything waits to be read on the socket, data
+// or the peer's close, without taking it: one non-blocking MSG_PEEK.
+func (s *Conn) Pending() bool {
+	if err := s.rc.Read(s.pendingFn); err != nil {
+		return true
+	}
+	return s.pending
+}
+
+func (s *Conn) opError(op string, e syscall.Errno) error {
+	return &net.OpError{Op: op, Net: "tcp", Source: s.c.LocalAddr(), Addr: s.c.RemoteAddr(), Err: os.NewSyscallError(op, e)}
+}

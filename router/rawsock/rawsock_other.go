@@ -1,0 +1,22 @@
+//go:build !linux
+
+package rawsock
+
+import (
+	"errors"
+	"net"
+)
+
+// Conn is not made here: New is always nil.
+type Conn struct{}
+
+// New is nil: raw calls are used on Linux only.
+func New(net.Conn) *Conn { return nil }
+
+var errNone = errors.New("rawsock: no raw socket on this system")
+
+func (*Conn) Read([]byte) (int, error)  { return 0, errNone }
+func (*Conn) Write([]byte) (int, error) { return 0, errNone }
+func (*Conn) Hold()                     {}
+func (*Conn) Send() error               { return errNone }
+func (*Conn) Pending() bool             { return true }

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"golang.org/x/net/http/httpguts"
+
+	"ramjet.dev/ramjet/router/rawsock"
 )
 
 // Connection states, for Shutdown.
@@ -60,6 +62,10 @@ type conn struct {
 	br *bufio.Reader
 	bw *bufio.Writer
 	tp *textproto.Reader
+	// rd and wr are what br and bw read and write: rwc, or its socket read
+	// and written raw (see rawsock)
+	rd io.Reader
+	wr io.Writer
 
 	ctx *reqCtx // the current request's
 	req *http.Request
@@ -90,6 +96,10 @@ var connPool = sync.Pool{New: func() any {
 func newConn(s *Server, rwc net.Conn) *conn {
 	c := connPool.Get().(*conn)
 	c.srv, c.rwc, c.accepted = s, rwc, time.Now()
+	c.rd, c.wr = rwc, rwc
+	if raw := rawsock.New(rwc); raw != nil {
+		c.rd, c.wr = raw, raw
+	}
 	c.state.Store(stateNew)
 	return c
 }
@@ -98,7 +108,7 @@ func newConn(s *Server, rwc net.Conn) *conn {
 type connWriter struct{ c *conn }
 
 func (w connWriter) Write(p []byte) (int, error) {
-	n, err := w.c.rwc.Write(p)
+	n, err := w.c.wr.Write(p)
 	if err != nil && w.c.werr == nil {
 		w.c.werr = err
 	}
@@ -115,7 +125,7 @@ func (c *conn) release() {
 	c.br.Reset(&c.cr)
 	c.bw.Reset(connWriter{c})
 	c.cr.hasByte, c.cr.aborted, c.cr.watch, c.cr.done, c.cr.remain = false, false, false, false, -1
-	c.rwc, c.srv, c.tls, c.req, c.ctx, c.werr, c.lastMethod = nil, nil, nil, nil, nil, nil, ""
+	c.rwc, c.rd, c.wr, c.srv, c.tls, c.req, c.ctx, c.werr, c.lastMethod = nil, nil, nil, nil, nil, nil, nil, nil, ""
 	c.b.reset()
 	connPool.Put(c)
 }
@@ -694,7 +704,7 @@ func (cr *connReader) Read(p []byte) (int, error) {
 		return 1, nil
 	}
 	cr.mu.Unlock()
-	n, err := cr.c.rwc.Read(p)
+	n, err := cr.c.rd.Read(p)
 	if cr.remain > 0 {
 		cr.remain -= int64(n)
 	}

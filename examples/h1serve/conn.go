@@ -76,6 +76,9 @@ type conn struct {
 	werr       error // the first write error on the connection
 	// headDeadline: the read deadline is still the request head's.
 	headDeadline bool
+	// rdl is the read deadline the loop set last; zero when there is none
+	// or something else may have moved it.
+	rdl time.Time
 }
 
 var connPool = sync.Pool{New: func() any {
@@ -125,6 +128,7 @@ func (c *conn) release() {
 	c.br.Reset(&c.cr)
 	c.bw.Reset(connWriter{c})
 	c.cr.hasByte, c.cr.aborted, c.cr.watch, c.cr.done, c.cr.remain = false, false, false, false, -1
+	c.rdl = time.Time{}
 	c.rwc, c.rd, c.wr, c.srv, c.tls, c.req, c.ctx, c.werr, c.lastMethod = nil, nil, nil, nil, nil, nil, nil, nil, ""
 	c.b.reset()
 	connPool.Put(c)
@@ -153,7 +157,7 @@ func (c *conn) serve(base context.Context) {
 	c.remote = c.rwc.RemoteAddr().String()
 	headerTimeout := s.ReadHeaderTimeout
 	if headerTimeout > 0 {
-		_ = c.rwc.SetReadDeadline(time.Now().Add(headerTimeout))
+		c.setReadDeadline(time.Now().Add(headerTimeout))
 	}
 	if st, h2 := isH2TLS(c.rwc); st != nil {
 		if h2 {
@@ -210,9 +214,9 @@ func (c *conn) serve(base context.Context) {
 			// followed by the client's close is no request.
 			if c.br.Buffered() < 4 {
 				if idleTimeout > 0 {
-					_ = c.rwc.SetReadDeadline(time.Now().Add(idleTimeout))
+					c.idleDeadline(idleTimeout)
 				} else {
-					_ = c.rwc.SetReadDeadline(time.Time{})
+					c.setReadDeadline(time.Time{})
 				}
 				if _, err := c.br.Peek(4); err != nil {
 					return
@@ -222,9 +226,13 @@ func (c *conn) serve(base context.Context) {
 				return // closed by Shutdown
 			}
 			if headerTimeout > 0 {
-				_ = c.rwc.SetReadDeadline(time.Now().Add(headerTimeout))
+				// A head that came whole is read from the buffer: no
+				// deadline of its own (one deadline call fewer per request).
+				if !headBuffered(c.br) {
+					c.setReadDeadline(time.Now().Add(headerTimeout))
+				}
 			} else if idleTimeout > 0 {
-				_ = c.rwc.SetReadDeadline(time.Time{})
+				c.setReadDeadline(time.Time{})
 			}
 		} else {
 			if _, err := c.br.Peek(1); err != nil {
@@ -245,7 +253,7 @@ func (c *conn) serve(base context.Context) {
 		}
 		c.headDeadline = headerTimeout > 0 && req.Body == http.NoBody
 		if headerTimeout > 0 && !c.headDeadline {
-			_ = c.rwc.SetReadDeadline(time.Time{})
+			c.setReadDeadline(time.Time{})
 		}
 		// Without a body, the head's deadline may stay (one deadline call
 		// fewer per request): nothing reads the connection before the
@@ -290,8 +298,40 @@ func (c *conn) serve(base context.Context) {
 		if !s.keepAlives() {
 			return
 		}
+		if w.wroteReadDeadline || c.ctx.observed() {
+			c.rdl = time.Time{} // moved by the handler or the watch
+		}
 		c.next()
 	}
+}
+
+// idleSlack is how much longer than IdleTimeout the wait for a request may
+// last, at most (see idleDeadline).
+const idleSlack = time.Second
+
+// idleDeadline sets the read deadline for the wait for the next request to
+// now + idle, unless the one set already falls within slack after that
+// (slack: idleSlack, or a tenth of idle if less), so that a busy
+// connection moves its deadline once per slack, not once per request.
+func (c *conn) idleDeadline(idle time.Duration) {
+	slack := min(idleSlack, idle/10)
+	if want := time.Now().Add(idle); c.rdl.Before(want) || c.rdl.After(want.Add(slack)) {
+		c.setReadDeadline(want.Add(slack))
+	}
+}
+
+func (c *conn) setReadDeadline(t time.Time) {
+	c.rdl = t
+	_ = c.rwc.SetReadDeadline(t)
+}
+
+// headBuffered reports whether br holds a whole request head past any
+// empty lines before it (see readRequest): an empty line, "\r\n" or a
+// bare "\n", after the request line.
+func headBuffered(br *bufio.Reader) bool {
+	b, _ := br.Peek(br.Buffered())
+	b = bytes.TrimLeft(b, "\r\n")
+	return bytes.Contains(b, []byte("\n\r\n")) || bytes.Contains(b, []byte("\n\n"))
 }
 
 // next prepares the request objects for the connection's next request:

@@ -50,8 +50,11 @@ import (
 type Server struct {
 	Handler http.Handler
 	// ReadHeaderTimeout bounds the wait for a request's head from its
-	// first byte (for the first request, from the accept); IdleTimeout
-	// the wait for the first byte of the next one (0: ReadHeaderTimeout).
+	// first byte (for the first request, from the accept), unless the
+	// whole head came with that byte; IdleTimeout the wait for the first
+	// byte of the next one (0: ReadHeaderTimeout), which may last a tenth
+	// longer, one second at most: a busy connection moves its idle
+	// deadline that often, not once per request.
 	ReadHeaderTimeout, IdleTimeout time.Duration
 	// MaxHeaderBytes bounds a request head (0: http.DefaultMaxHeaderBytes),
 	// with net/http's 4 KiB of slack; over it: 431.

@@ -510,3 +510,40 @@ func TestContextAfterFunc(t *testing.T) {
 	default:
 	}
 }
+
+// A head that does not come whole with its first bytes is bounded by
+// ReadHeaderTimeout on a kept-alive connection too, not by IdleTimeout.
+func TestHeaderTimeoutAfterFirstRequest(t *testing.T) {
+	addr := serve(t, &Server{Handler: http.NotFoundHandler(), ReadHeaderTimeout: 100 * time.Millisecond, IdleTimeout: time.Minute})
+	c, br := dial(t, addr)
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+	readResponse(t, br, "GET")
+	start := time.Now()
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n")
+	if _, err := br.ReadByte(); err != io.EOF || time.Since(start) > 5*time.Second {
+		t.Fatalf("after an incomplete second head: %v after %v, want the connection closed", err, time.Since(start))
+	}
+}
+
+// A busy connection moves its idle deadline once per slack, not once per
+// request, but each wait still gets at least IdleTimeout.
+func TestIdleTimeoutBusyConnection(t *testing.T) {
+	const idle = 400 * time.Millisecond
+	addr := serve(t, &Server{Handler: http.NotFoundHandler(), ReadHeaderTimeout: time.Minute, IdleTimeout: idle})
+	c, br := dial(t, addr)
+	for end := time.Now().Add(2 * idle); time.Now().Before(end); {
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+		readResponse(t, br, "GET")
+		time.Sleep(idle / 20)
+	}
+	time.Sleep(idle / 2)
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+	readResponse(t, br, "GET")
+	start := time.Now()
+	if _, err := br.ReadByte(); err != io.EOF || time.Since(start) > 5*time.Second {
+		t.Fatalf("idle: %v after %v, want closed", err, time.Since(start))
+	}
+	if d := time.Since(start); d < idle-50*time.Millisecond {
+		t.Fatalf("closed %v after the last response, before IdleTimeout %v", d, idle)
+	}
+}

@@ -40,6 +40,7 @@ type response struct {
 	pending       []byte   // body held before the head is sent
 
 	wroteWriteDeadline bool
+	wroteReadDeadline  bool // the handler moved the read deadline
 
 	continueMu  sync.Mutex
 	canContinue atomic.Bool
@@ -60,7 +61,7 @@ func (w *response) reset(req *http.Request) {
 	w.wantsClose = req.Close || hasToken(conn, "close")
 	w.trailers = w.trailers[:0]
 	w.pending = w.pending[:0]
-	w.wroteWriteDeadline = false
+	w.wroteWriteDeadline, w.wroteReadDeadline = false, false
 	w.canContinue.Store(false)
 }
 
@@ -516,6 +517,7 @@ func (w *response) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 
 // SetReadDeadline and SetWriteDeadline are http.ResponseController's.
 func (w *response) SetReadDeadline(t time.Time) error {
+	w.wroteReadDeadline = true
 	return w.c.rwc.SetReadDeadline(t)
 }
 

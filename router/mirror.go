@@ -37,8 +37,8 @@ func IsMirror(ctx context.Context) bool { return ctx.Value(mirrorKey{}) != nil }
 // copies are in flight; one over that, or one whose body is not held in
 // memory (a body streamed to the backend, or held in a temporary file),
 // is not sent and is counted in Stats.MirrorsDropped. Taking the copy
-// costs the request one allocation, the goroutine's; everything else is
-// done on that goroutine.
+// costs the request the goroutine and a copy of its method, host and
+// headers; everything else is done on that goroutine.
 //
 // A mirror with a share (the Gateway API's percent or fraction) copies
 // exactly that share of its requests, spread evenly (mirrorShares); one
@@ -65,7 +65,11 @@ func (r *Router) mirror(s *requestState, m *match.Mirror) {
 		return
 	}
 	d := &s.d
-	go r.mirrors.send(m, s.req, mirrorCopy{path: d.path, query: d.query, proto: d.proto, host: d.host, hasQuery: d.hasQuery}, body)
+	// What the copy reads of the request is copied here: a server may
+	// reuse the request once the handler returned (the example
+	// controller's own HTTP/1 loop does), and the copy outlives it.
+	req := &http.Request{Method: s.req.Method, Host: s.req.Host, Header: s.req.Header.Clone()}
+	go r.mirrors.send(m, req, mirrorCopy{path: d.path, query: d.query, proto: d.proto, host: d.host, hasQuery: d.hasQuery}, body)
 }
 
 // mirrorCopy is what a copy needs from the request's decision, copied
@@ -75,9 +79,8 @@ type mirrorCopy struct {
 	hasQuery                 bool
 }
 
-// sendMirror sends the copy and reads its answer away. The request's
-// headers are only read, never written, once it is proxied, so the copy
-// reads them from here. nginx's mirror subrequest passes the client's
+// sendMirror sends the copy and reads its answer away: req is mirror's
+// copy of the request's method, host and headers. nginx's mirror subrequest passes the client's
 // headers (its mirror location sets only Host), and its body when
 // mirror-request-body is on.
 func (r *Router) sendMirror(m *match.Mirror, req *http.Request, c mirrorCopy, body []byte) {

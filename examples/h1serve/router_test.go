@@ -18,8 +18,8 @@ import (
 )
 
 // serveRouter serves the router, with one catch-all Ingress to backend,
-// under the loop, as the controller does.
-func serveRouter(t *testing.T, backend http.Handler, o router.Options) string {
+// under the loop, as the controller does; annotations are the Ingress's.
+func serveRouter(t *testing.T, backend http.Handler, o router.Options, annotations ...string) string {
 	t.Helper()
 	be := httptest.NewServer(backend)
 	t.Cleanup(be.Close)
@@ -44,12 +44,12 @@ endpoints: [{addresses: [%[1]s]}]
 ---
 apiVersion: networking.k8s.io/v1
 kind: Ingress
-metadata: {name: all, namespace: t}
+metadata: {name: all, namespace: t, annotations: {%[3]s}}
 spec:
   ingressClassName: ramjet
   rules:
   - http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: backend, port: {number: 80}}}}]}
-`, ip, port)
+`, ip, port, strings.Join(annotations, ", "))
 	snap, _, err := manifest.Decode("t.yaml", []byte(doc))
 	if err != nil {
 		t.Fatal(err)
@@ -163,5 +163,39 @@ func TestRouterKeepAliveAndFraming(t *testing.T) {
 	res, _ := readResponse(t, bufio.NewReader(br), "POST")
 	if res.StatusCode != 400 || !res.Close {
 		t.Fatalf("ambiguous framing: status %d close %v, want 400 and closed", res.StatusCode, res.Close)
+	}
+}
+
+// A mirror's copy outlives the handler, and the loop reuses the request
+// for the connection's next one: the copy carries its own request's
+// headers, whatever came after (the race detector watches the reuse).
+func TestRouterMirrorOutlivesRequest(t *testing.T) {
+	got := make(chan string, 100)
+	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(time.Millisecond) // the copy lags its request
+		got <- r.Header.Get("X-Seq")
+	}))
+	defer sink.Close()
+	addr := serveRouter(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), router.Options{},
+		fmt.Sprintf("nginx.ingress.kubernetes.io/mirror-target: 'http://%s$request_uri'", sink.Listener.Addr()))
+	c, br := dial(t, addr)
+	const n = 50
+	for i := range n {
+		fmt.Fprintf(c, "GET /r%d HTTP/1.1\r\nHost: a\r\nX-Seq: %d\r\n\r\n", i, i)
+		readResponse(t, br, "GET")
+	}
+	seen := map[string]bool{}
+	for range n {
+		select {
+		case s := <-got:
+			seen[s] = true
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d of %d copies arrived", len(seen), n)
+		}
+	}
+	for i := range n {
+		if want := fmt.Sprint(i); !seen[want] {
+			t.Errorf("no copy %q; copies: %v", want, seen)
+		}
 	}
 }

@@ -121,9 +121,10 @@ func (w *response) WriteHeader(code int) {
 			w.contentLength = v
 		} else {
 			w.c.srv.logf("http: invalid Content-Length of %q", cl)
-			w.header.Del("Content-Length")
-			// net/http's snapshot of the header still has it: no
-			// Content-Length is computed either.
+			// As net/http: it deletes it from the handler's header, but
+			// writes the snapshot it took when the handler first asked
+			// for the header, which still has it; no Content-Length is
+			// computed either.
 			w.badCL = true
 		}
 	}

@@ -58,10 +58,11 @@ type conn struct {
 	remote   string
 	tls      *tls.ConnectionState
 
-	cr connReader
-	br *bufio.Reader
-	bw *bufio.Writer
-	tp *textproto.Reader
+	cr      connReader
+	br      *bufio.Reader
+	bw      *bufio.Writer
+	tp      *textproto.Reader
+	scratch headScratch // reused by parsePlainHead
 	// rd and wr are what br and bw read and write: rwc, or its socket read
 	// and written raw (see rawsock)
 	rd io.Reader
@@ -439,44 +440,19 @@ func (c *conn) readRequest(connCtx context.Context, first bool) (req *http.Reque
 		}
 		c.cr.setLimit(-1)
 	}()
-	line, err := c.tp.ReadLine()
-	if err != nil {
+	buf, _ := c.br.Peek(c.br.Buffered())
+	ph, n, plain := parsePlainHead(buf, &c.scratch, c.req != nil)
+	if plain {
+		_, _ = c.br.Discard(n)
+	} else if ph, err = readHead(c.tp); err != nil {
 		return nil, err
 	}
 	defer func() {
-		if err == io.EOF {
+		if err == io.EOF { // as after the request line (readHead)
 			err = io.ErrUnexpectedEOF
 		}
 	}()
-	method, rest, ok1 := strings.Cut(line, " ")
-	target, proto, ok2 := strings.Cut(rest, " ")
-	if !ok1 || !ok2 {
-		return nil, errors.New("malformed HTTP request")
-	}
-	if !validMethod(method) {
-		return nil, errors.New("invalid method")
-	}
-	major, minor, ok := http.ParseHTTPVersion(proto)
-	if !ok {
-		return nil, errors.New("malformed HTTP version")
-	}
-	rawurl := target
-	justAuthority := method == "CONNECT" && !strings.HasPrefix(rawurl, "/")
-	if justAuthority {
-		rawurl = "http://" + rawurl
-	}
-	u, err := url.ParseRequestURI(rawurl)
-	if err != nil {
-		return nil, err
-	}
-	if justAuthority {
-		u.Scheme = ""
-	}
-	mh, err := c.tp.ReadMIMEHeader()
-	if err != nil {
-		return nil, err
-	}
-	h := http.Header(mh)
+	method, target, proto, major, minor, u, h := ph.method, ph.target, ph.proto, ph.major, ph.minor, ph.url, ph.header
 	hosts, haveHost := h["Host"]
 	if len(hosts) > 1 {
 		return nil, errors.New("too many Host headers")
@@ -535,6 +511,49 @@ func (c *conn) readRequest(connCtx context.Context, first bool) (req *http.Reque
 	}
 	delete(h, "Host")
 	return req, nil
+}
+
+// readHead reads a request head with net/textproto, as net/http's server
+// does (readRequest).
+func readHead(tp *textproto.Reader) (h plainHead, err error) {
+	line, err := tp.ReadLine()
+	if err != nil {
+		return h, err
+	}
+	defer func() {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+	}()
+	method, rest, ok1 := strings.Cut(line, " ")
+	target, proto, ok2 := strings.Cut(rest, " ")
+	if !ok1 || !ok2 {
+		return h, errors.New("malformed HTTP request")
+	}
+	if !validMethod(method) {
+		return h, errors.New("invalid method")
+	}
+	major, minor, ok := http.ParseHTTPVersion(proto)
+	if !ok {
+		return h, errors.New("malformed HTTP version")
+	}
+	rawurl := target
+	justAuthority := method == "CONNECT" && !strings.HasPrefix(rawurl, "/")
+	if justAuthority {
+		rawurl = "http://" + rawurl
+	}
+	u, err := url.ParseRequestURI(rawurl)
+	if err != nil {
+		return h, err
+	}
+	if justAuthority {
+		u.Scheme = ""
+	}
+	mh, err := tp.ReadMIMEHeader()
+	if err != nil {
+		return h, err
+	}
+	return plainHead{method: method, target: target, proto: proto, major: major, minor: minor, url: u, header: http.Header(mh)}, nil
 }
 
 // headLimit is how much a request head may read from the connection.

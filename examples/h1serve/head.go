@@ -1,0 +1,194 @@
+package h1serve
+
+import (
+	"bytes"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"strings"
+)
+
+// A request head that came whole, in the plain shape nearly every client
+// sends, is parsed here from the buffer in one pass, into one string and a
+// header map and URL the connection reuses: net/textproto's parse makes a
+// string per line and per value, a map and a URL per request, 7 of the
+// loop's 12 allocations per request (issue 26). Any other head is left to
+// that parse (readHead), as net/http's server runs it. For
+// a head it takes, the result is the one that parse gives
+// (FuzzPlainHead).
+//
+// The plain shape: lines end in CRLF and hold no control byte but a tab
+// in a value; the request line is a method token, an origin-form target
+// of path bytes URL parsing keeps as they are (and any query), and
+// HTTP/1.1 or HTTP/1.0; each header line is a token, a colon and a value,
+// with no continuation lines.
+
+// plainHead is a parsed head.
+type plainHead struct {
+	method, target, proto string
+	major, minor          int
+	url                   *url.URL
+	header                http.Header
+}
+
+// headScratch is what a connection reuses from one head to the next: only
+// while nobody may hold the previous request (see conn.next).
+type headScratch struct {
+	header http.Header
+	vals   []string
+	url    url.URL
+}
+
+// parsePlainHead parses the head at the start of buf if it is whole there
+// and plain, returning its length; reuse says whether the scratch may be
+// reused, or must be made anew.
+func parsePlainHead(buf []byte, s *headScratch, reuse bool) (h plainHead, n int, ok bool) {
+	end := bytes.Index(buf, []byte("\r\n\r\n"))
+	if end < 0 {
+		return h, 0, false
+	}
+	raw := buf[:end+2] // each line with its CRLF
+	i := bytes.IndexByte(raw, '\r')
+	if raw[i+1] != '\n' {
+		return h, 0, false
+	}
+	line := raw[:i]
+	sp1 := bytes.IndexByte(line, ' ')
+	if sp1 <= 0 {
+		return h, 0, false
+	}
+	sp2 := bytes.IndexByte(line[sp1+1:], ' ')
+	if sp2 <= 0 {
+		return h, 0, false
+	}
+	sp2 += sp1 + 1
+	switch string(line[sp2+1:]) {
+	case "HTTP/1.1":
+		h.major, h.minor = 1, 1
+	case "HTTP/1.0":
+		h.major = 1
+	default:
+		return h, 0, false
+	}
+	for _, c := range line[:sp1] {
+		if !tokenByte[c] {
+			return h, 0, false
+		}
+	}
+	target := line[sp1+1 : sp2]
+	q := bytes.IndexByte(target, '?')
+	path := target
+	if q >= 0 {
+		path = target[:q]
+		for _, c := range target[q+1:] {
+			if c <= ' ' || c == 0x7f {
+				return h, 0, false
+			}
+		}
+	}
+	if len(path) == 0 || path[0] != '/' {
+		return h, 0, false
+	}
+	for _, c := range path {
+		if !pathByte[c] {
+			return h, 0, false
+		}
+	}
+	// The header lines, checked before anything is made.
+	fields := 0
+	for rest := raw[i+2:]; len(rest) > 0; fields++ {
+		j := bytes.IndexByte(rest, '\r')
+		if rest[j+1] != '\n' {
+			return h, 0, false
+		}
+		l := rest[:j]
+		rest = rest[j+2:]
+		colon := bytes.IndexByte(l, ':')
+		if colon <= 0 {
+			return h, 0, false
+		}
+		for _, c := range l[:colon] {
+			if !tokenByte[c] {
+				return h, 0, false
+			}
+		}
+		for _, c := range l[colon+1:] {
+			if c < ' ' && c != '\t' || c == 0x7f {
+				return h, 0, false
+			}
+		}
+	}
+
+	str := string(raw) // the one allocation, for every string below
+	h.method = str[:sp1]
+	h.target = str[sp1+1 : sp2]
+	h.proto = str[sp2+1 : i]
+	if !reuse || s.header == nil {
+		s.header = make(http.Header, fields)
+		s.vals = make([]string, 0, max(fields, 8))
+		s.url = url.URL{}
+		h.url = new(url.URL)
+	} else {
+		clear(s.header)
+		s.vals = s.vals[:0]
+		h.url = &s.url
+	}
+	*h.url = url.URL{Path: h.target}
+	if q >= 0 {
+		h.url.Path = h.target[:q]
+		if q == len(h.target)-1 {
+			h.url.ForceQuery = true
+		} else {
+			h.url.RawQuery = h.target[q+1:]
+		}
+	}
+	vals := s.vals
+	for rest := str[i+2:]; len(rest) > 0; {
+		j := strings.IndexByte(rest, '\r')
+		l := rest[:j]
+		rest = rest[j+2:]
+		colon := strings.IndexByte(l, ':')
+		key := textproto.CanonicalMIMEHeaderKey(l[:colon])
+		v := strings.Trim(l[colon+1:], " \t")
+		if vv, dup := s.header[key]; dup {
+			s.header[key] = append(vv, v)
+			continue
+		}
+		// Capped, so that a handler's append copies rather than writes
+		// over the next key's value.
+		vals = append(vals, v)
+		s.header[key] = vals[len(vals)-1 : len(vals) : len(vals)]
+	}
+	s.vals = vals
+	h.header = s.header
+	return h, end + 4, true
+}
+
+// tokenByte: the bytes of an HTTP token (RFC 9110 section 5.6.2).
+var tokenByte = func() (t [256]bool) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = true, true
+	}
+	for _, c := range "!#$%&'*+-.^_`|~" {
+		t[c] = true
+	}
+	return t
+}()
+
+// pathByte: the bytes net/url keeps as they are in a path (no RawPath is
+// set, nothing is unescaped).
+var pathByte = func() (t [256]bool) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = true, true
+	}
+	for _, c := range "-_.~$&+,/:;=@" {
+		t[c] = true
+	}
+	return t
+}()

@@ -1,0 +1,123 @@
+package h1serve
+
+import (
+	"bufio"
+	"bytes"
+	"net/textproto"
+	"reflect"
+	"testing"
+)
+
+var plainHeadSeeds = []string{
+	"GET / HTTP/1.1\r\nHost: a\r\n\r\n",
+	"GET /bench?x=1 HTTP/1.1\r\nHost: bench.test\r\nUser-Agent: wrk\r\nAccept: */*\r\nX-Request-Id: 123\r\n\r\n",
+	"POST /up HTTP/1.0\r\nhost: a\r\ncontent-length: 3\r\n\r\nabc",
+	"GET /a? HTTP/1.1\r\nHost: a\r\n\r\n",
+	"GET /a?? HTTP/1.1\r\nHost: a\r\n\r\n",
+	"GET /a?b#c HTTP/1.1\r\nHost: a\r\n\r\n",
+	"GET //x/y;z=1@:$&+,= HTTP/1.1\r\nHost: a\r\n\r\n",
+	"GET /q?\xff\xfe HTTP/1.1\r\nHost: a\r\n\r\n",
+	"GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\r\nx-a: 2\r\nX-B:\t two \t\r\nX-Empty:   \r\n\r\n",
+	"GET / HTTP/1.1\r\nHost: a\r\nX-Obs: caf\xc3\xa9\r\n\r\nGET / HTTP/1.1\r\n",
+	"GET /a%20b HTTP/1.1\r\nHost: a\r\n\r\n",
+	"GET /a(b) HTTP/1.1\r\nHost: a\r\n\r\n",
+	"GET * HTTP/1.1\r\nHost: a\r\n\r\n",
+	"CONNECT a:443 HTTP/1.1\r\nHost: a\r\n\r\n",
+	"GET / HTTP/1.1\r\nHost: a\r\n folded\r\n\r\n",
+	"GET / HTTP/1.1\r\n Host: a\r\n\r\n",
+	"GET / HTTP/1.1\r\nHost : a\r\n\r\n",
+	"GET / HTTP/1.1\nHost: a\r\n\r\n",
+	"GET / HTTP/1.1\r\nHost: a\rb\r\n\r\n",
+	"GET / HTTP/1.1\r\nHost: a\x00\r\n\r\n",
+	"GET / HTTP/2.0\r\nHost: a\r\n\r\n",
+	"GET  / HTTP/1.1\r\nHost: a\r\n\r\n",
+	"G\xc3\xa9T / HTTP/1.1\r\nHost: a\r\n\r\n",
+	"GET / HTTP/1.1\r\n\r\n",
+	"GET / HTTP/1.1\r\nHost: a\r\n",
+}
+
+// FuzzPlainHead holds parsePlainHead to net/textproto's parse (readHead):
+// every head it takes, it takes as that parse does, consuming as much, and
+// a scratch reused from another head leaves nothing of it behind.
+func FuzzPlainHead(f *testing.F) {
+	for _, s := range plainHeadSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var s headScratch
+		_, _, primed := parsePlainHead([]byte("GET /prime?x HTTP/1.1\r\nHost: p\r\nX-A: prime\r\nX-Prime: 1\r\n\r\n"), &s, false)
+		if !primed {
+			t.Fatal("the priming head is not plain")
+		}
+		got, n, ok := parsePlainHead(b, &s, true)
+		if !ok {
+			return
+		}
+		src := bytes.NewReader(b)
+		br := bufio.NewReader(src)
+		want, err := readHead(textproto.NewReader(br))
+		if err != nil {
+			t.Fatalf("%q: taken as plain, refused by textproto: %v", b, err)
+		}
+		if consumed := len(b) - br.Buffered() - src.Len(); n != consumed {
+			t.Fatalf("%q: consumed %d, textproto %d", b, n, consumed)
+		}
+		if got.method != want.method || got.target != want.target || got.proto != want.proto || got.major != want.major || got.minor != want.minor {
+			t.Fatalf("%q: line %q %q %q %d.%d, textproto %q %q %q %d.%d", b, got.method, got.target, got.proto, got.major, got.minor,
+				want.method, want.target, want.proto, want.major, want.minor)
+		}
+		if !reflect.DeepEqual(*got.url, *want.url) {
+			t.Fatalf("%q: URL %#v, textproto %#v", b, *got.url, *want.url)
+		}
+		if !reflect.DeepEqual(got.header, want.header) {
+			t.Fatalf("%q: header %q, textproto %q", b, got.header, want.header)
+		}
+	})
+}
+
+func TestPlainHeadTakes(t *testing.T) {
+	for _, s := range []string{
+		"GET / HTTP/1.1\r\nHost: a\r\n\r\n",
+		"POST /up HTTP/1.0\r\nhost: a\r\ncontent-length: 3\r\n\r\nabc",
+		"GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\r\nx-a: 2\r\nX-B:\t two \t\r\nX-Empty:   \r\n\r\n",
+	} {
+		if _, _, ok := parsePlainHead([]byte(s), new(headScratch), false); !ok {
+			t.Errorf("%q is not taken as plain", s)
+		}
+	}
+	for _, s := range []string{
+		"GET /a%20b HTTP/1.1\r\nHost: a\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: a\r\n folded\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost : a\r\n\r\n",
+		"GET / HTTP/1.1\nHost: a\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: a\r\n",
+		"CONNECT a:443 HTTP/1.1\r\nHost: a\r\n\r\n",
+	} {
+		if _, _, ok := parsePlainHead([]byte(s), new(headScratch), false); ok {
+			t.Errorf("%q is taken as plain", s)
+		}
+	}
+}
+
+// A value slice is capped: a handler's append cannot write over the next
+// key's value in the shared backing array.
+func TestPlainHeadAppendCopies(t *testing.T) {
+	h, _, ok := parsePlainHead([]byte("GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\r\nX-B: 2\r\n\r\n"), new(headScratch), false)
+	if !ok {
+		t.Fatal("not plain")
+	}
+	h.header["X-A"] = append(h.header["X-A"], "added")
+	if got := h.header["X-B"]; len(got) != 1 || got[0] != "2" {
+		t.Fatalf("X-B = %q after an append to X-A", got)
+	}
+}
+
+// One allocation per head once the scratch is there: the head's string.
+func TestPlainHeadAllocs(t *testing.T) {
+	head := []byte("GET /bench?x=1 HTTP/1.1\r\nHost: bench.test\r\nUser-Agent: wrk\r\nAccept: */*\r\nX-Request-Id: 123\r\n\r\n")
+	var s headScratch
+	parsePlainHead(head, &s, false)
+	if n := testing.AllocsPerRun(100, func() { parsePlainHead(head, &s, true) }); n != 1 {
+		t.Fatalf("%v allocations per head, want 1", n)
+	}
+}

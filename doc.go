@@ -1520,12 +1520,17 @@
 //     the framing refusal above is made by the loop itself; the request's
 //     context is cancelled when the client leaves only from the moment
 //     something waits on it (context.AfterFunc, a Done channel), and
-//     always when the handler returns; the request, its context and the
-//     ResponseWriter are reused for the connection's next request unless
-//     something waited on the context (net/http's rule already forbids
-//     using them after ServeHTTP returns); header fields go out in map
-//     order, chunks follow the handler's writes, and the context carries
-//     no http.ServerContextKey.
+//     always when the handler returns; the request (its header map and
+//     URL too), its context and the ResponseWriter are reused for the
+//     connection's next request unless something waited on the context
+//     (net/http's rule already forbids using them after ServeHTTP returns;
+//     a mirror's copy takes its own copy of the headers); header fields go
+//     out in map order, chunks follow the handler's writes, the idle wait
+//     may last a tenth longer than its timeout (a second at most), and
+//     the context carries no http.ServerContextKey. Plain TCP sockets, on
+//     both sides of the router, are read and written with raw system
+//     calls (router/rawsock), which keep the Go scheduler from handing
+//     the processor to another thread on every slow loopback write.
 //   - A request with both Content-Length and Transfer-Encoding, or with
 //     Transfer-Encoding on HTTP/1.0, answers 400 and closes the
 //     connection, as nginx does. net/http's server rewrites it before the

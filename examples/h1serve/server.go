@@ -42,10 +42,14 @@ import (
 //     changes to the header map after WriteHeader reach the client when
 //     the head was not sent yet, unless the handler declared trailers.
 //   - Chunks follow the handler's writes, not a 2 KiB buffer.
-//   - The request, its context and the ResponseWriter must not be used
-//     after ServeHTTP returns (net/http's documented rule): they are
-//     reused for the connection's next request, unless the handler waited
-//     on the context (then they are new for the next one).
+//   - The request (its Header map and URL too), its context and the
+//     ResponseWriter must not be used after ServeHTTP returns (net/http's
+//     documented rule): they are reused for the connection's next
+//     request, unless the handler waited on the context (then they are
+//     new for the next one). A handler that hands any of them to a
+//     goroutine that outlives it copies what it needs first.
+//   - The idle wait may last up to a tenth longer than IdleTimeout (one
+//     second at most), and a head that came whole is not timed.
 //   - No http.ServerContextKey value; http.LocalAddrContextKey is set.
 type Server struct {
 	Handler http.Handler

@@ -11,6 +11,8 @@
 #   router-nethttp  the same with a net/http Transport upstream
 #   proxy           a bare httputil.ReverseProxy
 #   router-1000     the router with 1,000 Ingresses loaded (INGRESSES=1000)
+#   router-loop-1000  the same behind examples/h1serve (INGRESSES=1000 with
+#                   router-loop in CONFIGS)
 #   router-loop     the router behind examples/h1serve, the controller's
 #                   own HTTP/1.1 server loop; only when named in CONFIGS
 #   router-rawloop  the router behind a minimal HTTP/1.1 loop instead of
@@ -52,6 +54,7 @@ CONFIGS=${CONFIGS:-backend nginx router router-nethttp proxy}
 # router-N once, whether CONFIGS names it or not: two of one config would
 # share its port and its process's CPU figures.
 if [[ -n $INGRESSES && " $CONFIGS " != *" router-$INGRESSES "* ]]; then CONFIGS+=" router-$INGRESSES"; fi
+if [[ -n $INGRESSES && " $CONFIGS " == *" router-loop "* && " $CONFIGS " != *" router-loop-$INGRESSES "* ]]; then CONFIGS+=" router-loop-$INGRESSES"; fi
 
 command -v wrk >/dev/null || { echo "compare.sh: wrk is needed (Debian: apt-get install wrk)" >&2; exit 2; }
 # Prefixes that pin a command to a CPU; taskset execs the command, so $!
@@ -106,6 +109,7 @@ for c in $CONFIGS; do
 	backend) ;;
 	router | router-nethttp | router-loop | router-rawloop | proxy) start "$c" -role "$c" -listen "$addr" -backend "$backend" ;;
 	router-[0-9]*) start "$c" -role router -ingresses "${c#router-}" -listen "$addr" -backend "$backend" ;;
+	router-loop-[0-9]*) start "$c" -role router-loop -ingresses "${c#router-loop-}" -listen "$addr" -backend "$backend" ;;
 	nginx)
 		if ! command -v nginx >/dev/null; then
 			echo "compare.sh: nginx is not installed: left out" >&2
@@ -246,4 +250,4 @@ for c in "${configs[@]}"; do
 	echo "| median | $c | $(col rate "$c" %.0f) | $(col rate "$c" - ratio) | $(col p99 "$c" %.2f) | $(col p99 "$c" - ratio) | $pc | $vc | $(col bcpu "$c" %.1f) |"
 done
 echo
-echo "Budgets (issue 26, quiet machine): router ≥ 0.85× nginx req/s, p99 ≤ 1.2× nginx's, proxy CPU per request ≤ 1.2× nginx's; router-1000 within 3% of router."
+echo "Budgets (issue 26, quiet machine): router ≥ 0.85× nginx req/s, p99 ≤ 1.2× nginx's, proxy CPU per request ≤ 1.2× nginx's; router-N within 3% of router (router-loop-N of router-loop)."

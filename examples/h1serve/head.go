@@ -165,30 +165,19 @@ func parsePlainHead(buf []byte, s *headScratch, reuse bool) (h plainHead, n int,
 }
 
 // tokenByte: the bytes of an HTTP token (RFC 9110 section 5.6.2).
-var tokenByte = func() (t [256]bool) {
-	for c := '0'; c <= '9'; c++ {
-		t[c] = true
-	}
-	for c := 'a'; c <= 'z'; c++ {
-		t[c], t[c-'a'+'A'] = true, true
-	}
-	for _, c := range "!#$%&'*+-.^_`|~" {
-		t[c] = true
-	}
-	return t
-}()
+var tokenByte = alnumAnd("!#$%&'*+-.^_`|~")
 
 // pathByte: the bytes net/url keeps as they are in a path (no RawPath is
 // set, nothing is unescaped).
-var pathByte = func() (t [256]bool) {
-	for c := '0'; c <= '9'; c++ {
-		t[c] = true
+var pathByte = alnumAnd("-_.~$&+,/:;=@")
+
+// alnumAnd is the set of ASCII letters and digits and the bytes of extra.
+func alnumAnd(extra string) (t [256]bool) {
+	for c := range 256 {
+		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 	}
-	for c := 'a'; c <= 'z'; c++ {
-		t[c], t[c-'a'+'A'] = true, true
-	}
-	for _, c := range "-_.~$&+,/:;=@" {
+	for _, c := range []byte(extra) {
 		t[c] = true
 	}
 	return t
-}()
+}

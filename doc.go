@@ -1202,9 +1202,10 @@
 //     each rewrite-target rewrite on the router's log at debug level. A
 //     value that is no boolean keeps the default, AnnotationRejected.
 //
-// Mirroring costs the request one allocation (its goroutine); a location
-// without any of these costs a request nothing (BenchmarkHandler,
-// BenchmarkMirror).
+// Mirroring costs the request its goroutine and a copy of the request's
+// method, host and headers (the copy outlives the handler, and a server
+// may reuse the request); a location without any of these costs a
+// request nothing (BenchmarkHandler, BenchmarkMirror).
 //
 // # 11.9 Snippets
 //

@@ -180,8 +180,10 @@ func (t *h1Try) send(upgrade string, length int64) (*h1Head, error) {
 	pc, req := t.pc, t.req
 	inline := inlineBody(req, length)
 	// held: the request is written whole by rawsock's Send, which then
-	// waits for the answer without a read that finds nothing yet.
-	held := pc.raw != nil && (length == 0 || inline != nil) && upgrade == ""
+	// waits for the answer without a read that finds nothing yet; a held
+	// body larger than the write buffer is written from where it is
+	// instead of copied.
+	held := pc.raw != nil && upgrade == "" && (length == 0 || inline != nil && len(inline) <= h1BufferSize)
 	if held {
 		pc.raw.Hold()
 	}

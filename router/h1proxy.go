@@ -596,7 +596,9 @@ type bodySender struct {
 
 func startBody(pc *h1Conn, req *http.Request, length int64, timeout, send time.Duration) *bodySender {
 	s := &bodySender{done: make(chan struct{}), timeout: timeout, send: send}
-	go s.run(pc, req, length)
+	// The body, not the request: the sender may outlive the handler, and a
+	// server may reuse the request (and its Body field) once it returned.
+	go s.run(pc, req.Body, length)
 	return s
 }
 
@@ -642,7 +644,7 @@ func (s *bodySender) clientError() error {
 	return nil
 }
 
-func (s *bodySender) run(pc *h1Conn, req *http.Request, length int64) {
+func (s *bodySender) run(pc *h1Conn, body io.Reader, length int64) {
 	defer close(s.done)
 	defer s.sent(pc)
 	bw := pc.bw
@@ -650,7 +652,7 @@ func (s *bodySender) run(pc *h1Conn, req *http.Request, length int64) {
 	buf := copyBuffers.Get().(*[copyBufferSize]byte)
 	defer copyBuffers.Put(buf)
 	for {
-		n, rerr := req.Body.Read(buf[:])
+		n, rerr := body.Read(buf[:])
 		if n > 0 {
 			if chunked {
 				bw.Write(appendHex(bw.AvailableBuffer(), n))

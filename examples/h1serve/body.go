@@ -15,10 +15,12 @@ func httputilChunked(br *bufio.Reader) io.Reader { return httputil.NewChunkedRea
 
 // body is a request body read from the connection: Content-Length bytes
 // or chunked with trailers, as net/http's body; reused per connection.
+// The handler reads it through a bodyReader of its request's generation.
 type body struct {
 	c       *conn
 	req     *http.Request
 	mu      sync.Mutex
+	gen     uint64    // counts the requests the body has served
 	src     io.Reader // &lr or chunked; nil: none
 	lr      io.LimitedReader
 	chunked io.Reader
@@ -35,16 +37,31 @@ type body struct {
 }
 
 func (b *body) reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.gen++
 	b.req, b.src, b.chunked, b.lr = nil, nil, nil, io.LimitedReader{}
 	b.expect, b.expectBody, b.eofReturned, b.sawEOF, b.closed, b.earlyClose, b.limitHit = false, false, false, false, false, false, false
 }
 
 var errTrailerEOF = errors.New("http: unexpected EOF reading trailer")
 
-func (b *body) Read(p []byte) (int, error) {
+// bodyReader is a request's Body: the connection's body, for as long as
+// that request is the connection's. A goroutine that reads it after its
+// handler returned reads nothing of the next request's body (as under
+// net/http, whose body is closed when the handler returns).
+type bodyReader struct {
+	b   *body
+	gen uint64
+}
+
+func (r *bodyReader) Read(p []byte) (int, error) { return r.b.read(r.gen, p) }
+func (r *bodyReader) Close() error               { return r.b.close(r.gen) }
+
+func (b *body) read(gen uint64, p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.closed {
+	if b.closed || b.gen != gen {
 		return 0, http.ErrBodyReadAfterClose
 	}
 	n, err := b.readLocked(p)
@@ -132,10 +149,10 @@ func seeUpcomingDoubleCRLF(r *bufio.Reader) bool {
 	return false
 }
 
-func (b *body) Close() error {
+func (b *body) close(gen uint64) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.closed {
+	if b.closed || b.gen != gen {
 		return nil
 	}
 	b.closed = true

@@ -622,12 +622,12 @@ func (c *conn) readTransfer(req *http.Request) error {
 		req.TransferEncoding = []string{"chunked"}
 		b.chunked = httputilChunked(c.br)
 		b.src = b.chunked
-		req.Body = b
+		req.Body = &bodyReader{b, b.gen}
 	case n > 0:
 		req.ContentLength = n
 		b.lr = io.LimitedReader{R: c.br, N: n}
 		b.src = &b.lr
-		req.Body = b
+		req.Body = &bodyReader{b, b.gen}
 	default:
 		req.Body = http.NoBody
 	}

@@ -547,3 +547,38 @@ func TestIdleTimeoutBusyConnection(t *testing.T) {
 		t.Fatalf("closed %v after the last response, before IdleTimeout %v", d, idle)
 	}
 }
+
+// A body handed to a goroutine that reads it after the handler returned
+// reads nothing more, whatever the connection's next request carries: the
+// body object is the connection's, reused for that request.
+func TestBodyReadAfterHandlerReturned(t *testing.T) {
+	late := make(chan io.Reader, 1)
+	second, proceed := make(chan struct{}), make(chan struct{})
+	got := make(chan string, 1)
+	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/first" {
+			late <- r.Body
+			return
+		}
+		close(second)
+		<-proceed
+		b, _ := io.ReadAll(r.Body)
+		got <- string(b)
+	})})
+	c, br := dial(t, addr)
+	io.WriteString(c, "POST /first HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc")
+	readResponse(t, br, "POST")
+	body := <-late
+	io.WriteString(c, "POST /second HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello")
+	<-second
+	buf := make([]byte, 16)
+	n, err := body.Read(buf)
+	close(proceed)
+	if n > 0 || err == nil {
+		t.Errorf("a read of the first request's body after its handler returned: %q, %v; want nothing and an error", buf[:n], err)
+	}
+	readResponse(t, br, "POST")
+	if s := <-got; s != "hello" {
+		t.Fatalf("the second request's body: %q, want \"hello\"", s)
+	}
+}

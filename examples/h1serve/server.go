@@ -47,7 +47,9 @@ import (
 //     documented rule): they are reused for the connection's next
 //     request, unless the handler waited on the context (then they are
 //     new for the next one). A handler that hands any of them to a
-//     goroutine that outlives it copies what it needs first.
+//     goroutine that outlives it copies what it needs first; its Body,
+//     taken before it returned, answers http.ErrBodyReadAfterClose once
+//     the next request began.
 //   - The idle wait may last up to a tenth longer than IdleTimeout (one
 //     second at most), and a head that came whole is not timed.
 //   - No http.ServerContextKey value; http.LocalAddrContextKey is set.

@@ -1281,6 +1281,22 @@
 // first, then the location's), allow and deny after the rate limits and
 // before authentication.
 //
+// A rewrite that moves the URI is served by the location the new URI
+// lands in, as nginx searches the location again: after a server-snippet
+// rewrite (nginx's server rewrite phase comes before the location is
+// chosen, whatever its flag), and after a location's rewrite with last or
+// without a flag (break keeps the location). The request is routed again
+// for the new URI and every request step runs for that location from the
+// start: its redirects, rate limits, source ranges, authentication and
+// its own snippet (without the server-snippet's rewrite phase, which has
+// run; its header directives still apply). The 11th such change answers
+// 500 (snippet-rewrite-cycle), as nginx's "rewrite or internal
+// redirection cycle". Router.Lookup follows the same rewrites. A
+// replacement's arguments start at its first literal '?': a '?' a capture
+// brings stays in the URI and is escaped for the backend ("%3F"); a
+// capture in the arguments, or in a redirect's Location, is escaped as
+// rewrite-target escapes it.
+//
 // # 12. TLS
 //
 //   - spec.tls[].secretName must name a kubernetes.io/tls Secret in the
@@ -2097,11 +2113,9 @@
 //     warns (SnippetIgnored, SnippetAnswerIgnored, §11.9). A proxy
 //     directive in a configuration-snippet that an annotation also sets
 //     is a duplicate nginx refuses; here the annotation's value applies
-//     (SnippetNoEffect). A snippet's rewrite … last ends the rewrites as
-//     break does, without searching the locations again; a server-level
-//     rewrite changes the URI the backend gets, not the route chosen; the
-//     snippet's allow/deny is checked after the whitelist-source-range the
-//     location may have, not merged with it (documented).
+//     (SnippetNoEffect). The snippet's allow/deny is checked after the
+//     whitelist-source-range the location may have, not merged with it
+//     (documented).
 //   - An Ingress with snippets at an annotations-risk-level below
 //     Critical: not served there; here served without them
 //     (SnippetAnswerIgnored).

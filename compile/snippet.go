@@ -106,7 +106,9 @@ func (b *builder) readSnippets(ing *ingress) {
 	}
 	if a := sv.server; a.key != "" {
 		t := b.translateSnippet(ing, a, true)
-		sv.srv = t.snippet(b, ing, a.key)
+		if sv.srv = t.snippet(b, ing, a.key); sv.srv != nil {
+			sv.srv.Server = len(sv.srv.Ops)
+		}
 		sv.locs = t.locs
 	}
 }
@@ -729,7 +731,7 @@ func joinSnippets(srv, loc *match.Snippet) *match.Snippet {
 			ops = slices.DeleteFunc(slices.Clone(ops), func(op match.SnippetOp) bool { return op.Kind == k })
 		}
 	}
-	out := &match.Snippet{Ops: slices.Concat(ops, loc.Ops), Access: loc.Access}
+	out := &match.Snippet{Ops: slices.Concat(ops, loc.Ops), Server: len(ops), Access: loc.Access}
 	if len(out.Access) == 0 {
 		out.Access = srv.Access
 	}

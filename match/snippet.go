@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"ramjet.dev/ramjet/match/urltemplate"
 )
 
 // Snippet is what a configuration-snippet or server-snippet annotation
@@ -21,6 +23,10 @@ import (
 // regular expressions and checks the variables.
 type Snippet struct {
 	Ops []SnippetOp
+	// Server is how many of Ops, from the start, are the host's
+	// server-snippet's: they run in nginx's server rewrite phase, before
+	// the location is chosen.
+	Server int
 	// Access are the allow/deny rules in order: the first that covers the
 	// client decides; none covering it allows.
 	Access []AccessRule
@@ -86,8 +92,11 @@ type SnippetOp struct {
 	Always bool
 
 	re *regexp.Regexp
-	// tmpl is Value parsed (Text for return).
-	tmpl template
+	// tmpl is Value parsed (Text for return). A rewrite's is split where
+	// nginx splits it when reading the configuration: tmpl before the
+	// replacement's first literal '?', args after it (hasArgs).
+	tmpl, args template
+	hasArgs    bool
 }
 
 // SnippetCond is an if condition: Var alone (true unless empty or "0"),
@@ -136,6 +145,9 @@ func prepareOps(ops []SnippetOp) ([]SnippetOp, error) {
 		}
 		if op.tmpl, err = parseTemplate(op.Value); err != nil {
 			return nil, err
+		}
+		if op.Kind == OpRewrite {
+			op.tmpl, op.args, op.hasArgs = op.tmpl.cutArgs(strings.TrimSuffix(op.Value, "?") != op.Value)
 		}
 		if c := op.Cond; c != nil {
 			cc := *c
@@ -273,6 +285,11 @@ type SnippetRequest struct {
 	// Ingress's namespace and name, the backend Service's name and port,
 	// and the location's path.
 	Namespace, IngressName, ServiceName, ServicePort, LocationPath string
+	// Relocated: the request's URI was rewritten and its location searched
+	// again, so the server-snippet's rewrite phase already ran; only its
+	// header declarations still apply, as nginx merges them into every
+	// location.
+	Relocated bool
 	// caps are the last regular expression's captures, for $1…$9.
 	caps []string
 }
@@ -326,6 +343,29 @@ func (r *SnippetRequest) variable(name string) string {
 	return ""
 }
 
+// cutArgs splits a rewrite's replacement where nginx does when it reads
+// it: at the first '?' of its literal text, once a final '?' (which only
+// drops the request's arguments) is taken off. A '?' a variable brings
+// stays in the URI.
+func (t template) cutArgs(dropArgs bool) (path, args template, hasArgs bool) {
+	t = slices.Clone(t)
+	if n := len(t); dropArgs && n > 0 && t[n-1].v == "" {
+		if t[n-1].lit = strings.TrimSuffix(t[n-1].lit, "?"); t[n-1].lit == "" {
+			t = t[:n-1]
+		}
+	}
+	for i, p := range t {
+		j := strings.IndexByte(p.lit, '?')
+		if p.v != "" || j < 0 {
+			continue
+		}
+		path = append(slices.Clip(t[:i]), templatePart{lit: p.lit[:j]})
+		args = append(template{{lit: p.lit[j+1:]}}, t[i+1:]...)
+		return path, args, true
+	}
+	return t, nil, false
+}
+
 func first(vs []string, def string) string {
 	if len(vs) > 0 {
 		return vs[0]
@@ -333,15 +373,22 @@ func first(vs []string, def string) string {
 	return def
 }
 
-func (t template) expand(r *SnippetRequest) string {
+func (t template) expand(r *SnippetRequest) string { return t.expandCaps(r, nil) }
+
+// expandCaps expands t, writing each capture ($1…$9) through esc when it
+// is not nil.
+func (t template) expandCaps(r *SnippetRequest, esc func(*strings.Builder, string)) string {
 	if len(t) == 1 && t[0].v == "" {
 		return t[0].lit
 	}
 	var b strings.Builder
 	for _, p := range t {
-		if p.v == "" {
+		switch {
+		case p.v == "":
 			b.WriteString(p.lit)
-		} else {
+		case esc != nil && len(p.v) == 1:
+			esc(&b, r.variable(p.v))
+		default:
 			b.WriteString(r.variable(p.v))
 		}
 		if b.Len() > MaxRewriteTarget {
@@ -364,6 +411,12 @@ type SnippetResult struct {
 	// Request are the request header edits; Response the response's,
 	// their values expanded.
 	Request, Response []HeaderEdit
+	// Relocate: the URI changed where nginx searches the location again
+	// (a server-snippet's rewrite; a location's rewrite without break):
+	// Target is to be served by the location it lands in, with that
+	// location's policies and its snippet run with Relocated set. The
+	// header edits are then that location's, so none are returned here.
+	Relocate bool
 	// ownAdds: an if that held has add_header of its own.
 	ownAdds bool
 }
@@ -389,26 +442,51 @@ func IsRedirect(code int) bool {
 	return false
 }
 
-// Run runs the snippet over r: the rewrite-phase steps in order, until a
-// return, a redirect or a rewrite's last or break ends them; the header
-// edits of the top level, and of each if that held. Headers are
-// declarations in nginx, so one written after a return still applies.
+// Run runs the snippet over r: the server-snippet's rewrite-phase steps,
+// then the location's, each in order until a return, a redirect or a
+// rewrite's last or break ends them; the header edits of the top level,
+// and of each if that held. Headers are declarations in nginx, so one
+// written after a return still applies. A rewrite that makes nginx search
+// the location again ends the run with Relocate set.
 func (s *Snippet) Run(r *SnippetRequest) SnippetResult {
 	var res SnippetResult
 	uri, args := r.URI, r.Args
-	s.run(s.Ops, r, &res, &uri, &args, false)
+	srv, loc := s.Ops[:s.Server], s.Ops[s.Server:]
+	s.run(srv, r, &res, &uri, &args, r.Relocated)
+	if res.Status == 0 && (uri != r.URI || args != r.Args) {
+		// The location is chosen after the server's rewrite phase, for the
+		// URI it left.
+		return relocate(uri, args)
+	}
+	res.Relocate = false // a server-level break or last ends only the server's phase
+	s.run(loc, r, &res, &uri, &args, res.Status != 0)
+	if res.Relocate && res.Status == 0 {
+		return relocate(uri, args)
+	}
+	res.Relocate = false
 	if res.ownAdds {
 		// nginx's add_header is inherited only by a block with none of its
 		// own: an if that held with add_header replaces the location's.
 		res.Response = slices.DeleteFunc(res.Response, func(e HeaderEdit) bool { return e.Kind == OpAddHeader && !e.inIf })
 	}
 	if res.Status == 0 && (uri != r.URI || args != r.Args) {
-		res.Target = escapePath(uri)
-		if args != "" {
-			res.Target += "?" + args
-		}
+		res.Target = target(uri, args)
 	}
 	return res
+}
+
+func relocate(uri, args string) SnippetResult {
+	return SnippetResult{Relocate: true, Target: target(uri, args)}
+}
+
+// target is a rewritten URI as the backend receives it: escaped as nginx's
+// proxy escapes a URI it changed.
+func target(uri, args string) string {
+	t := escapePath(uri)
+	if args != "" {
+		t += "?" + args
+	}
+	return t
 }
 
 // run walks ops; stopped says the rewrite phase ended, so only header
@@ -453,7 +531,8 @@ func (s *Snippet) run(ops []SnippetOp, r *SnippetRequest, res *SnippetResult, ur
 }
 
 // rewrite applies a rewrite whose pattern matches the URI and reports
-// whether it ended the rewrite phase.
+// whether it ended the rewrite phase. A match without break leaves the
+// URI changed for nginx's location search (res.Relocate); break clears it.
 func (s *Snippet) rewrite(op *SnippetOp, r *SnippetRequest, res *SnippetResult, uri, args *string) bool {
 	re := op.re
 	if re == nil {
@@ -467,18 +546,26 @@ func (s *Snippet) rewrite(op *SnippetOp, r *SnippetRequest, res *SnippetResult, 
 		return false
 	}
 	r.caps = m
-	out := op.tmpl.expand(r)
 	redirect := op.Flag == "redirect" || op.Flag == "permanent" ||
-		strings.HasPrefix(out, "http://") || strings.HasPrefix(out, "https://")
+		strings.HasPrefix(op.Value, "http://") || strings.HasPrefix(op.Value, "https://") || strings.HasPrefix(op.Value, "$scheme")
+	// A capture is escaped where it lands in the arguments, or in a
+	// redirect's Location; in the URI it stays decoded, as nginx keeps it,
+	// and is escaped with the URI for the backend.
+	var pathEsc func(*strings.Builder, string)
+	if redirect {
+		pathEsc = urltemplate.EscapePath
+	}
+	p := op.tmpl.expandCaps(r, pathEsc)
 	// The client's query follows the replacement unless it ends in "?".
-	keep := !strings.HasSuffix(out, "?")
-	out = strings.TrimSuffix(out, "?")
-	p, q, hasQ := strings.Cut(out, "?")
+	q := ""
+	if op.hasArgs {
+		q = op.args.expandCaps(r, urltemplate.EscapeQuery)
+	}
 	switch {
-	case !keep:
-	case hasQ && *args != "":
+	case strings.HasSuffix(op.Value, "?"):
+	case op.hasArgs && *args != "":
 		q += "&" + *args
-	case !hasQ:
+	case !op.hasArgs:
 		q = *args
 	}
 	if redirect {
@@ -493,6 +580,7 @@ func (s *Snippet) rewrite(op *SnippetOp, r *SnippetRequest, res *SnippetResult, 
 		return true
 	}
 	*uri, *args = p, q
+	res.Relocate = op.Flag != "break"
 	return op.Flag == "last" || op.Flag == "break"
 }
 
@@ -783,6 +871,7 @@ func (e *encoder) snippet(s *Snippet) {
 	}
 	e.flag(true)
 	e.ops(s.Ops)
+	e.num(s.Server)
 	e.num(len(s.Access))
 	for _, a := range s.Access {
 		e.flag(a.Deny)

@@ -38,9 +38,25 @@ func TestSnippetRun(t *testing.T) {
 		{"rewrite keeps the query", []SnippetOp{{Kind: OpRewrite, Pattern: "^/a/(.*)$", Value: "/b/$1", Flag: "break"}},
 			req("/a/x y", "k=v"), SnippetResult{Target: "/b/x%20y?k=v"}},
 		{"rewrite with new args appends the old", []SnippetOp{{Kind: OpRewrite, Pattern: "^/s/(\\w+)", Value: "/find?q=$1"}},
-			req("/s/tea", "p=2"), SnippetResult{Target: "/find?q=tea&p=2"}},
-		{"rewrite ending in ? drops the args", []SnippetOp{{Kind: OpRewrite, Pattern: "^", Value: "/x?"}},
+			req("/s/tea", "p=2"), SnippetResult{Target: "/find?q=tea&p=2", Relocate: true}},
+		{"rewrite ending in ? drops the args", []SnippetOp{{Kind: OpRewrite, Pattern: "^", Value: "/x?", Flag: "break"}},
 			req("/s", "p=2"), SnippetResult{Target: "/x"}},
+		{"a captured ? stays in the URI, escaped", []SnippetOp{{Kind: OpRewrite, Pattern: "^/s/(.*)$", Value: "/f/$1.txt", Flag: "break"}},
+			req("/s/k?", ""), SnippetResult{Target: "/f/k%3F.txt"}},
+		{"a capture in the arguments is escaped", []SnippetOp{{Kind: OpRewrite, Pattern: "^/s/(.*)$", Value: "/f?q=$1", Flag: "break"}},
+			req("/s/a&b=c", ""), SnippetResult{Target: "/f?q=a%26b%3Dc"}},
+		{"a capture in a redirect is escaped", []SnippetOp{{Kind: OpRewrite, Pattern: "^/r/(.*)$", Value: "/n/$1", Flag: "redirect"}},
+			req("/r/a b%\x7f", ""), SnippetResult{Status: 302, Location: "https://a.example/n/a%20b%25%7F"}},
+		{"without a flag the location is searched again for the new URI", []SnippetOp{
+			{Kind: OpRewrite, Pattern: "^/a$", Value: "/b"},
+			{Kind: OpAddHeader, Name: "X", Value: "1"},
+		}, req("/a", "k=v"), SnippetResult{Target: "/b?k=v", Relocate: true}},
+		{"last searches again", []SnippetOp{{Kind: OpRewrite, Pattern: "^/a$", Value: "/b", Flag: "last"}},
+			req("/a", ""), SnippetResult{Target: "/b", Relocate: true}},
+		{"a later break keeps the location", []SnippetOp{
+			{Kind: OpRewrite, Pattern: "^/a$", Value: "/b"},
+			{Kind: OpRewrite, Pattern: "^/b$", Value: "/c", Flag: "break"},
+		}, req("/a", ""), SnippetResult{Target: "/c"}},
 		{"break stops later rewrites, headers still collected", []SnippetOp{
 			{Kind: OpRewrite, Pattern: "^/a$", Value: "/b", Flag: "break"},
 			{Kind: OpRewrite, Pattern: "^/b$", Value: "/c"},
@@ -66,6 +82,30 @@ func TestSnippetRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSnippetRunServerPhase: a server-snippet's steps run before the
+// location is chosen, so a URI they change is routed again; once it has
+// been, only their header declarations apply.
+func TestSnippetRunServerPhase(t *testing.T) {
+	s := mustSnippet(t, Snippet{Server: 2, Ops: []SnippetOp{
+		{Kind: OpRewrite, Pattern: "^/old/(.*)$", Value: "/new/$1", Flag: "break"},
+		{Kind: OpSetHeader, Name: "S", Value: "server"},
+		{Kind: OpRewrite, Pattern: "^/new/(.*)$", Value: "/kept/$1", Flag: "break"},
+		{Kind: OpSetHeader, Name: "L", Value: "location"},
+	}})
+	r := &SnippetRequest{URI: "/old/x", RequestURI: "/old/x"}
+	assert.Equal(t, SnippetResult{Relocate: true, Target: "/new/x"}, s.Run(r))
+
+	// In the location /new/x landed in, the server's rewrite does not run again.
+	r = &SnippetRequest{URI: "/new/x", RequestURI: "/old/x", Relocated: true}
+	want := SnippetResult{Target: "/kept/x", Response: []HeaderEdit{{Kind: OpSetHeader, Name: "S", Value: "server"}, {Kind: OpSetHeader, Name: "L", Value: "location"}}}
+	assert.Equal(t, want, s.Run(r))
+
+	// A server-level break ends the server's phase, not the location's.
+	r = &SnippetRequest{URI: "/new/y", RequestURI: "/new/y"}
+	want.Target = "/kept/y"
+	assert.Equal(t, want, s.Run(r))
 }
 
 func TestSnippetHeaders(t *testing.T) {

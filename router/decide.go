@@ -3,6 +3,7 @@ package router
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"ramjet.dev/ramjet/balance"
 	"ramjet.dev/ramjet/match"
@@ -77,7 +78,8 @@ func (d Decision) Proxied() bool { return d.Status == 0 }
 // (match.Split: Backend is then its first valid one), the request body,
 // and the backend's answer.
 func (r *Router) Lookup(req *http.Request) Decision {
-	d := r.decide(req, isGRPC(req))
+	grpc := isGRPC(req)
+	d := r.followRewrites(req, grpc, r.decide(req, grpc))
 	out := Decision{Host: d.host, Status: d.ans.status, Reason: d.ans.reason, Location: d.location}
 	if d.src != nil {
 		out.Declaration = *d.src
@@ -185,7 +187,12 @@ var (
 
 // decide routes req with the serving table: the router's own answer, or
 // the backend and balancer to proxy to. It has no side effects.
-func (r *Router) decide(req *http.Request, grpc bool) (d decision) {
+func (r *Router) decide(req *http.Request, grpc bool) decision { return r.decideTarget(req, grpc, "") }
+
+// decideTarget is decide for target, an escaped path and query that
+// replaces the request's own ("" keeps it): a URI a snippet rewrote, which
+// nginx searches the location for again (snippet.go).
+func (r *Router) decideTarget(req *http.Request, grpc bool, target string) (d decision) {
 	d.at = &stepUnlocated
 	d.host = match.NormalizeHost(req.Host)
 	st := r.state.Load()
@@ -205,8 +212,15 @@ func (r *Router) decide(req *http.Request, grpc bool) (d decision) {
 		d.ans = ansMalformedHost
 		return d
 	}
-	var ok bool
-	d.path, d.query, d.hasQuery, ok = requestTarget(req)
+	ok := true
+	if target == "" {
+		d.path, d.query, d.hasQuery, ok = requestTarget(req)
+	} else {
+		d.path, d.query, d.hasQuery = target, "", false
+		if p, q, found := strings.Cut(target, "?"); found {
+			d.path, d.query, d.hasQuery = p, q, true
+		}
+	}
 	if !ok {
 		d.ans = ansBadTarget
 		switch {

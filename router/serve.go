@@ -106,9 +106,14 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	// The limit-connections ticket (stepLimits) is released on every way
 	// out, panics included, once the exchange is over.
 	defer func() { s.ticket.release() }()
-	for _, st := range requestSteps {
-		if r.run(st, &s) {
+	for i := 0; i < len(requestSteps); i++ {
+		if r.run(requestSteps[i], &s) {
 			return
+		}
+		if s.relocated {
+			// A snippet's rewrite moved the request to another location:
+			// its steps run from the start (snippet.go).
+			s.relocated, i = false, -1
 		}
 	}
 	r.forward(&s)

@@ -18,37 +18,35 @@ import (
 // the access phase, after the rate limits and before authentication. A
 // server-snippet location block that nginx would choose over the route
 // answers with its own steps, or 404, as nginx serves files there and
-// ramjet has none.
+// ramjet has none. A rewrite after which nginx searches the location again
+// routes the request again (relocate), so the new URI never escapes its
+// location's policies.
 
 // Record.Reason values of the answers snippets make.
 const (
 	ReasonSnippetReturn     = "snippet-return"
 	ReasonSnippetDenied     = "snippet-denied"
 	ReasonSnippetNoLocation = "snippet-location-no-content"
+	ReasonSnippetCycle      = "snippet-rewrite-cycle"
 )
 
 var (
-	stepSnippet   = step{name: "snippet", reasons: []string{ReasonSnippetReturn, ReasonSnippetNoLocation}}
+	stepSnippet   = step{name: "snippet", reasons: []string{ReasonSnippetReturn, ReasonSnippetNoLocation, ReasonSnippetCycle}}
 	stepAllowDeny = step{name: "snippet access", reasons: []string{ReasonSnippetDenied}}
 )
 
 // runSnippet runs the location's snippet and reports whether it answered.
 func (r *Router) runSnippet(s *requestState) bool {
-	sn := s.loc.Snippet
-	var sl *match.SnippetLocation
-	if vh := s.d.res.Host; vh != nil && len(vh.SnippetLocations) > 0 {
-		if clean, err := match.NormalizePath(beforeFragment(s.d.path)); err == nil {
-			if sl = match.SnippetLocationFor(vh, s.d.res, clean); sl != nil {
-				sn = sl.Snippet
-			}
-		}
-	}
+	sn, sl := snippetOf(&s.d, s.loc)
 	if sn == nil && sl == nil {
 		return false
 	}
 	var res match.SnippetResult
 	if sn != nil {
-		res = sn.Run(r.snippetRequest(s))
+		res = sn.Run(r.snippetRequest(s.req, &s.d, s.uriChanges > 0))
+	}
+	if res.Relocate {
+		return r.relocate(s, res.Target)
 	}
 	s.snippet = &res
 	if sl != nil && res.Status == 0 {
@@ -85,14 +83,89 @@ func (r *Router) runSnippet(s *requestState) bool {
 	return false
 }
 
-// snippetRequest is what a snippet reads of the request.
-func (r *Router) snippetRequest(s *requestState) *match.SnippetRequest {
-	clean, _ := match.NormalizePath(beforeFragment(s.d.path))
-	sr := &match.SnippetRequest{
-		Host: s.d.host, URI: clean, RequestURI: s.req.RequestURI, Args: s.d.query, Scheme: s.d.proto,
-		RemoteAddr: r.ClientAddr(s.req).String(), Method: s.req.Method, Header: s.req.Header,
+// maxURIChanges is how many times nginx lets a request's URI be rewritten
+// and its location searched again (NGX_HTTP_MAX_URI_CHANGES).
+const maxURIChanges = 10
+
+var ansRewriteCycle = answer{http.StatusInternalServerError, ReasonSnippetCycle, "500 Internal Server Error: rewrite cycle\n"}
+
+// relocate routes the request again for the URI a snippet's rewrite left,
+// as nginx searches the location again: the steps start over with the
+// location the URI lands in, so its redirects, limits and authentication
+// run, and its snippet runs without the server's rewrite phase. One change
+// past maxURIChanges answers 500, as nginx's rewrite cycle does.
+func (r *Router) relocate(s *requestState, target string) bool {
+	if s.uriChanges == maxURIChanges {
+		r.refuse(s, ansRewriteCycle)
+		return true
 	}
-	res := s.d.res
+	s.uriChanges++
+	s.d = r.decideTarget(s.req, s.grpc, target)
+	s.loc = s.d.res.Location()
+	s.ph, s.snippet, s.relocated = policyHeaders{}, nil, true
+	return false
+}
+
+// snippetOf is the snippet that runs for a request decided as d, whose
+// location is loc: that of the server-snippet location block nginx would
+// choose over the route (sl), else the location's own.
+func snippetOf(d *decision, loc match.Location) (sn *match.Snippet, sl *match.SnippetLocation) {
+	sn = loc.Snippet
+	if vh := d.res.Host; vh != nil && len(vh.SnippetLocations) > 0 {
+		if clean, err := match.NormalizePath(beforeFragment(d.path)); err == nil {
+			if sl = match.SnippetLocationFor(vh, d.res, clean); sl != nil {
+				sn = sl.Snippet
+			}
+		}
+	}
+	return sn, sl
+}
+
+// followRewrites is d once the snippet rewrites that move the request to
+// another location are followed, as serving follows them (relocate), for
+// Lookup. The snippet runs unless decide's answer comes before it.
+func (r *Router) followRewrites(req *http.Request, grpc bool, d decision) decision {
+	for n := 0; n < maxURIChanges && d.st != nil && !answersBefore(&d, &stepSnippet); n++ {
+		sn, _ := snippetOf(&d, d.res.Location())
+		if sn == nil {
+			break
+		}
+		res := sn.Run(r.snippetRequest(req, &d, n > 0))
+		if !res.Relocate {
+			break
+		}
+		d = r.decideTarget(req, grpc, res.Target)
+	}
+	return d
+}
+
+// answersBefore reports that decide's answer in d is written by a step
+// before st.
+func answersBefore(d *decision, st *step) bool {
+	if d.ans.status == 0 {
+		return false
+	}
+	for _, s := range requestSteps {
+		switch s {
+		case d.at:
+			return true
+		case st:
+			return false
+		}
+	}
+	return false
+}
+
+// snippetRequest is what a snippet reads of req, decided as d; relocated:
+// a snippet's rewrite already moved it to this location.
+func (r *Router) snippetRequest(req *http.Request, d *decision, relocated bool) *match.SnippetRequest {
+	clean, _ := match.NormalizePath(beforeFragment(d.path))
+	sr := &match.SnippetRequest{
+		Host: d.host, URI: clean, RequestURI: req.RequestURI, Args: d.query, Scheme: d.proto,
+		RemoteAddr: r.ClientAddr(req).String(), Method: req.Method, Header: req.Header,
+		Relocated: relocated,
+	}
+	res := d.res
 	src, be := &res.Host.FallbackSource, res.Backend
 	sr.LocationPath = "/"
 	if rt := res.Route; rt != nil {

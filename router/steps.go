@@ -131,6 +131,10 @@ type requestState struct {
 	// snippet is what the location's snippet did (snippet.go); nil
 	// without one.
 	snippet *match.SnippetResult
+	// uriChanges counts the times a snippet's rewrite moved the request to
+	// the location of its new URI; relocated says the steps start over.
+	uriChanges uint8
+	relocated  bool
 	// cmh are the ConfigMap's headers, set on the answer; nil: none.
 	cmh *configMapHeaders
 }

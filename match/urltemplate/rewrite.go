@@ -188,6 +188,11 @@ func safeSet(extra string) *[256]bool {
 // unescaped percent-encoded.
 func EscapePath(b *strings.Builder, s string) { escapeTo(b, s, pathSafe) }
 
+// EscapeQuery writes s to b with every byte a query may not carry
+// unescaped, and the ones that would split it ('&', '=', '+', '#'),
+// percent-encoded.
+func EscapeQuery(b *strings.Builder, s string) { escapeTo(b, s, querySafe) }
+
 func escapeTo(b *strings.Builder, s string, safe *[256]bool) {
 	const hex = "0123456789ABCDEF"
 	start := 0

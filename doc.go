@@ -1266,7 +1266,12 @@
 // feature). Nothing a snippet says reaches a file, a script or another
 // upstream. Regular expressions are Go's (RE2); a PCRE-only pattern warns.
 // A host takes the server-snippet of the first Ingress in Ingress order
-// that sets one; the others warn SnippetNoEffect. examples/check -report
+// that sets one; the others warn SnippetNoEffect. A server-snippet whose
+// server-level return, rewrite or if (which run before every location of
+// the host) or one of whose location blocks can answer paths another
+// Ingress (or HTTPRoute) of the host declares warns SnippetCrossesIngress,
+// once per such object, naming it: ingress-nginx lets it do so too, so one
+// tenant's snippet decides requests meant for another's backend. examples/check -report
 // lists each snippet's directives, translated or not.
 //
 // Snippets apply only with compile.Options.AllowSnippetAnnotations (the
@@ -1714,6 +1719,7 @@
 //	SnippetIgnored            a snippet directive not translated, one that adds or tunes (§11.9)
 //	SnippetAnswerIgnored      a snippet directive not translated, one that answers or reroutes; a snippet the risk level refuses (§11.9)
 //	SnippetNoEffect           snippets off, or a snippet directive that does nothing there either (§11.9)
+//	SnippetCrossesIngress     a server-snippet can answer paths another Ingress of the host declares (§11.9)
 //
 // Worth alerting on: RuleRejected, PathRejected, EndpointRejected, the
 // Service, default backend and Secret reasons. The example controller logs

@@ -34,12 +34,17 @@ const (
 	// ingress-nginx either (allow-snippet-annotations off; a proxy
 	// setting each ingress-nginx location sets again).
 	SnippetNoEffect Reason = "SnippetNoEffect"
+	// SnippetCrossesIngress: a server-snippet's return, rewrite, if or
+	// location block can answer paths another Ingress (or route) of the
+	// host declares, as under ingress-nginx: its author decides for them.
+	SnippetCrossesIngress Reason = "SnippetCrossesIngress"
 )
 
 func init() {
 	reasonSeverity[SnippetIgnored] = FeatureMissing
 	reasonSeverity[SnippetAnswerIgnored] = TrafficMoves
 	reasonSeverity[SnippetNoEffect] = Cosmetic
+	reasonSeverity[SnippetCrossesIngress] = TrafficMoves
 	registerAnnotations(map[string]annotationSpec{
 		"configuration-snippet": {apply: func(v *annotationValues, key, value string) error {
 			v.snippetW().location = annotationText{key, value}
@@ -709,6 +714,60 @@ func (b *builder) applySnippets() {
 			r.Snippet = joinSnippets(srv, loc)
 		}
 		v.vh.FallbackSnippet = joinSnippets(srv, locOf(v.settingsFrom))
+		if ing := server[v]; ing != nil {
+			b.warnCrossings(ing, v)
+		}
+	}
+}
+
+// warnCrossings warns SnippetCrossesIngress once for each other object
+// whose paths on v the server-snippet of ing can answer: with a return,
+// rewrite or if of its server level, which run before every location, or
+// with a location block nginx may choose over that object's path.
+func (b *builder) warnCrossings(ing *ingress, v *vhost) {
+	sv := ing.ann.snippet
+	var kinds []string // the server level's steps that can answer or reroute
+	if sv.srv != nil {
+		for _, op := range sv.srv.Ops {
+			if k := op.Kind.String(); (op.Kind == match.OpReturn || op.Kind == match.OpRewrite || op.Kind == match.OpIf) && !slices.Contains(kinds, k) {
+				kinds = append(kinds, k)
+			}
+		}
+	}
+	var others []string
+	why := map[string][]string{}
+	for _, r := range v.vh.Routes {
+		src := r.Source
+		if src.Kind == "" && src.Ingress() == ing.key || src.Name == "" {
+			continue
+		}
+		obj := cmp.Or(src.Kind, "Ingress") + " " + src.Ingress()
+		var what []string
+		if len(kinds) > 0 {
+			what = append(what, "server-level "+strings.Join(kinds, ", "))
+		}
+		for _, l := range sv.locs {
+			if l.MayAnswer(r) {
+				what = append(what, "location "+strings.TrimSpace(l.Match+" "+l.Path))
+			}
+		}
+		if len(what) == 0 {
+			continue
+		}
+		if _, seen := why[obj]; !seen {
+			others = append(others, obj)
+		}
+		for _, w := range what {
+			if !slices.Contains(why[obj], w) {
+				why[obj] = append(why[obj], w)
+			}
+		}
+	}
+	slices.Sort(others)
+	for _, obj := range others {
+		b.warn(SnippetCrossesIngress, ing.ref(), annotationField(sv.server.key),
+			hostLabel(v.vh.Name)+": the server-snippet can answer paths "+obj+" declares ("+strings.Join(why[obj], "; ")+
+				"), as under ingress-nginx: this Ingress decides requests meant for the other's backend and policies")
 	}
 }
 

@@ -824,6 +824,51 @@ func SnippetLocationFor(vh *VirtualHost, res Result, path string) *SnippetLocati
 	return best
 }
 
+// MayAnswer reports whether nginx could choose l over r for some path r
+// matches, by SnippetLocationFor's rules; where the paths cannot be told
+// (a regular expression either side), it answers yes. It is a warning's
+// question: which Ingresses a server-snippet's location can take
+// requests from.
+func (l *SnippetLocation) MayAnswer(r *Route) bool {
+	switch l.Match {
+	case "=":
+		switch r.Type {
+		case Exact:
+			return r.Path == l.Path
+		case Prefix:
+			return underPrefix(l.Path, r.Path)
+		}
+		return r.Regexp == nil || r.Regexp.MatchString(l.Path)
+	case "~", "~*":
+		if r.Type == Exact {
+			return l.re == nil || l.re.MatchString(r.Path)
+		}
+		// Tried before any prefix route and before the route's own
+		// expressions; an anchored literal start bounds what it matches.
+		if r.Type != Prefix || l.re == nil || !strings.HasPrefix(l.Path, "^") {
+			return true
+		}
+		lit, _ := l.re.LiteralPrefix()
+		return underPrefix(lit, r.Path) || strings.HasPrefix(r.Path, lit)
+	}
+	switch r.Type {
+	case Prefix:
+		// The longer prefix wins, and a route's competes as nginx writes
+		// it, "/p/".
+		return underPrefix(l.Path, r.Path) && len(l.Path) > len(r.Path)+1
+	case Regex:
+		// Only "^~" keeps the route's regular expression from being tried.
+		return l.Match == "^~"
+	}
+	return false // an exact route is chosen before any prefix
+}
+
+// underPrefix reports whether path is matched by the Prefix route key
+// prefix ("" for "/"): equal to it, or below it by whole segments.
+func underPrefix(path, prefix string) bool {
+	return strings.HasPrefix(path, prefix) && (len(path) == len(prefix) || path[len(prefix)] == '/' || prefix == "")
+}
+
 func expiresAt(seconds int) string {
 	return time.Now().Add(time.Duration(seconds) * time.Second).UTC().Format("Mon, 02 Jan 2006 15:04:05 GMT")
 }

@@ -164,3 +164,40 @@ func TestSnippetAccessAndLocations(t *testing.T) {
 	assert.Nil(t, SnippetLocationFor(vh, Result{Host: vh, Route: &Route{Type: Exact, Path: "/a.php"}}, "/a.php"))
 	assert.Nil(t, SnippetLocationFor(vh, Result{Host: vh, Route: &Route{Type: Regex, Path: "/api"}}, "/api/v2/x"))
 }
+
+func TestSnippetLocationMayAnswer(t *testing.T) {
+	re, err := CompileRegex("^/r/[0-9]+", 0)
+	require.NoError(t, err)
+	routes := map[string]*Route{
+		"prefix /b": {Type: Prefix, Path: "/b"},
+		"prefix /":  {Type: Prefix, Path: ""},
+		"exact /e":  {Type: Exact, Path: "/e"},
+		"regex":     {Type: Regex, Path: "/r/[0-9]+", Regexp: re},
+	}
+	for _, tc := range []struct {
+		match, path string
+		want        []string // the routes it may answer for
+	}{
+		{"", "/b/admin", []string{"prefix /", "prefix /b"}},
+		{"", "/b", []string{"prefix /"}},
+		{"", "/bb", []string{"prefix /"}},
+		{"^~", "/r/1", []string{"prefix /", "regex"}},
+		{"=", "/e", []string{"exact /e", "prefix /"}},
+		{"=", "/r/7", []string{"prefix /", "regex"}},
+		{"=", "/b/x", []string{"prefix /", "prefix /b"}},
+		{"~", `\.php$`, []string{"prefix /", "prefix /b", "regex"}},
+		{"~", `^/b/`, []string{"prefix /", "prefix /b", "regex"}},
+		{"~", `^/c/`, []string{"prefix /", "regex"}},
+		{"~*", `^/E$`, []string{"exact /e", "prefix /", "prefix /b", "regex"}},
+	} {
+		l, err := NewSnippetLocation(SnippetLocation{Match: tc.match, Path: tc.path})
+		require.NoError(t, err)
+		var got []string
+		for name, r := range routes {
+			if l.MayAnswer(r) {
+				got = append(got, name)
+			}
+		}
+		assert.ElementsMatch(t, tc.want, got, "location %s %s", tc.match, tc.path)
+	}
+}

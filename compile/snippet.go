@@ -588,20 +588,22 @@ func (r *snippetReader) knob(d *nginxconf.Directive, k snippetKnob, scope snippe
 		}
 		value = strconv.Itoa(secs)
 	}
-	if r.ing == nil {
-		ok()
-		return
+	// The reader, with no Ingress, applies to a scratch set of values:
+	// whether the value is refused is the annotation's decision either way.
+	into := &annotationValues{}
+	if r.ing != nil {
+		anns := r.ing.obj.Annotations
+		if _, set := anns[NginxPrefix+k.annotation]; set {
+			ignore(SnippetNoEffect, "the annotation "+NginxPrefix+k.annotation+" sets it too (nginx would refuse the duplicate); the annotation's value applies")
+			return
+		}
+		if _, set := anns[NativePrefix+k.annotation]; set {
+			ignore(SnippetNoEffect, "the annotation "+NativePrefix+k.annotation+" sets it too; the annotation's value applies")
+			return
+		}
+		into = &r.ing.ann
 	}
-	anns := r.ing.obj.Annotations
-	if _, set := anns[NginxPrefix+k.annotation]; set {
-		ignore(SnippetNoEffect, "the annotation "+NginxPrefix+k.annotation+" sets it too (nginx would refuse the duplicate); the annotation's value applies")
-		return
-	}
-	if _, set := anns[NativePrefix+k.annotation]; set {
-		ignore(SnippetNoEffect, "the annotation "+NativePrefix+k.annotation+" sets it too; the annotation's value applies")
-		return
-	}
-	if err := spec.apply(&r.ing.ann, NginxPrefix+k.annotation, value); err != nil {
+	if err := spec.apply(into, NginxPrefix+k.annotation, value); err != nil {
 		ignore(SnippetIgnored, "as "+k.annotation+": "+err.Error())
 		return
 	}

@@ -1810,7 +1810,9 @@
 //     clientAddress (the peer the router sees); scheme ("https" means TLS
 //     with SNI = host); repeat; session (send the cookies the answers to
 //     the case's earlier session requests set, and keep the ones this one's
-//     answers set, as a browser does); digest (username and password, and
+//     answers set, as a browser does); clientCertificate (https: the PEM
+//     chain the client presents, its own certificate first, which the
+//     router verifies as a handshake's); digest (username and password, and
 //     optionally realm, uri, nc or nonce to send instead of a browser's: the
 //     runner first sends the request without Authorization, uncounted, and
 //     answers the Digest challenge it gets, qop auth); scenario, notes,

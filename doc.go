@@ -1343,7 +1343,13 @@
 //     within the depth 400 "The SSL certificate error" (optional_no_ca
 //     passes an unknown issuer), or 302 to auth-tls-error-page instead; a
 //     subject DN that does not match auth-tls-match-cn answers 403, over
-//     plain HTTP too, as the server block's "if" does. A Secret that is
+//     plain HTTP too, as the server block's "if" does. The value is a
+//     regular expression matched anywhere in the RFC 2253 subject DN, as
+//     nginx's "$ssl_client_s_dn !~" test does, so CN=alice also passes
+//     CN=alice.evil; such a value warns AnnotationUnanchored (cosmetic)
+//     with an anchored spelling: the value must begin with "CN=", so
+//     "CN=^|^CN=alice$", whose first branch never matches, passes only the
+//     DN CN=alice. A Secret that is
 //     missing, or a match-cn that does not parse, makes every request to
 //     the host answer 403. A Secret without ca.crt asks for nothing
 //     (SecretInvalid). A request over a connection whose SNI named another
@@ -1698,6 +1704,7 @@
 //	SnippetIgnored            a snippet directive not translated, one that adds or tunes (§11.9)
 //	SnippetAnswerIgnored      a snippet directive not translated, one that answers or reroutes; a snippet the risk level refuses (§11.9)
 //	SnippetNoEffect           snippets off, or a snippet directive that does nothing there either (§11.9)
+//	AnnotationUnanchored      an auth-tls-match-cn that matches anywhere in the subject DN, as in ingress-nginx (§12)
 //
 // Worth alerting on: RuleRejected, PathRejected, EndpointRejected, the
 // Service, default backend and Secret reasons. The example controller logs

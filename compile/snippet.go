@@ -2,6 +2,7 @@ package compile
 
 import (
 	"cmp"
+	"math"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -622,6 +623,9 @@ func nginxSeconds(s string, signed bool) (int, bool) {
 		return 0, false
 	}
 	if n, err := strconv.Atoi(s); err == nil && n >= 0 {
+		if n > math.MaxInt64/int(time.Second) {
+			return 0, false
+		}
 		if neg {
 			n = -n
 		}
@@ -641,13 +645,18 @@ func nginxSeconds(s string, signed bool) (int, bool) {
 		}
 		n, err := strconv.Atoi(s[:i])
 		u, known := units[s[i:j]]
-		if err != nil || !known || n > 1<<30 {
+		// Past a time.Duration's ~292 years the sum would wrap around to
+		// some other time (and so would the Expires date of a plain number).
+		if err != nil || !known || n > 1<<30 || time.Duration(n) > (math.MaxInt64-total)/u {
 			return 0, false
 		}
 		total += time.Duration(n) * u
 		s = s[j:]
 	}
-	secs := int((total + time.Second - 1) / time.Second)
+	secs := int(total / time.Second)
+	if total%time.Second != 0 {
+		secs++
+	}
 	if neg {
 		secs = -secs
 	}

@@ -154,3 +154,12 @@ func TestReadSnippetKnobs(t *testing.T) {
 		assert.Equal(t, warned, notes, src)
 	}
 }
+
+// TestNginxSecondsOverflow: a time too long for a duration is no time,
+// not one wrapped around to another.
+func TestNginxSecondsOverflow(t *testing.T) {
+	for _, s := range []string{"1073741824y", "1073741824M", "300000000y", "1073741824m", "9223372037", "-9223372037"} {
+		n, ok := nginxSeconds(s, true)
+		assert.False(t, ok, "%s read as %d", s, n)
+	}
+}

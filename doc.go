@@ -1740,7 +1740,9 @@
 // could not serve: a template, URL or pattern that does not parse, a
 // redirect code outside 300–308, a rate limit without a zone, a canary
 // without a backend or sticky without session affinity, an affinity
-// without a cookie name.
+// without a cookie name. Preparing is idempotent: a literal that holds
+// values a constructor already prepared (a Response whose Mirror came from
+// NewMirror, as compile builds them) answers as one of plain literals.
 //
 // router.Router.Publish swaps the serving table atomically, so a request sees
 // one whole table, and in-flight requests finish on the table they started

@@ -808,6 +808,15 @@ func ApplyConfigMap(o *router.Options, cm *compile.ConfigMap) {
 		o.Gzip = &router.Gzip{Level: rc.GzipLevel, MinLength: rc.GzipMinLength, Types: rc.GzipTypes}
 	}
 	o.ServerTokens = rc.ServerTokens
+	if rc.EnableBrotli {
+		// The encoder is the embedder's: the library brings none, so a
+		// case run as loaded answers nothing in br.
+		b := &router.Brotli{Level: rc.BrotliLevel, MinLength: rc.BrotliMinLength, Types: rc.BrotliTypes}
+		if o.Brotli != nil {
+			b.NewEncoder = o.Brotli.NewEncoder
+		}
+		o.Brotli = b
+	}
 }
 
 // headerOf is a ConfigMap's header map as an http.Header; nil when empty.

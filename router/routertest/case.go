@@ -766,8 +766,9 @@ func (o fileOptions) setKeys() []string {
 }
 
 // ApplyConfigMap sets in o the router settings of cm's keys (SPEC §1),
-// leaving alone those cm does not set: the router half of an ingress-nginx
-// ConfigMap, whose compile half is compile.Options.ConfigMap.
+// leaving alone those cm does not set, and combining them with o's as the
+// example controller combines them with its flags: the router half of an
+// ingress-nginx ConfigMap, whose compile half is compile.Options.ConfigMap.
 func ApplyConfigMap(o *router.Options, cm *compile.ConfigMap) {
 	if cm == nil {
 		return
@@ -784,8 +785,13 @@ func ApplyConfigMap(o *router.Options, cm *compile.ConfigMap) {
 	if has("hsts", "hsts-max-age", "hsts-include-subdomains", "hsts-preload") {
 		o.HSTS, o.DisableHSTS = rc.HSTS, rc.DisableHSTS
 	}
+	// As the example controller: each key replaces only its own setting,
+	// so a flag's use-forwarded-headers stands beside enable-real-ip.
+	if has("use-forwarded-headers") {
+		o.TrustForwardedProto = rc.TrustForwardedProto
+	}
 	if has("use-forwarded-headers", "enable-real-ip") {
-		o.TrustForwardedProto, o.TrustForwardedFor = rc.TrustForwardedProto, rc.TrustForwardedFor
+		o.TrustForwardedFor = o.TrustForwardedProto || has("enable-real-ip") && rc.TrustForwardedFor
 	}
 	if has("compute-full-forwarded-for") {
 		o.ComputeFullForwardedFor = rc.ComputeFullForwardedFor

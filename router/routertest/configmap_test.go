@@ -47,3 +47,28 @@ func TestConfigMapBrotli(t *testing.T) {
 	res := Run(c)
 	require.True(t, res.OK(), res.Report())
 }
+
+// The forwarded-header keys of a case's ConfigMap combine with the
+// options (its flags) as the example controller combines them: a flag's
+// use-forwarded-headers stands whatever enable-real-ip says, and
+// enable-real-ip adds TrustForwardedFor alone.
+func TestConfigMapForwardedKeys(t *testing.T) {
+	for _, tc := range []struct {
+		options            string
+		wantProto, wantFor bool
+	}{
+		{`{useForwardedHeaders: true, configMap: {enable-real-ip: "false"}}`, true, true},
+		{`{useForwardedHeaders: true, configMap: {enable-real-ip: "true"}}`, true, true},
+		{`{useForwardedHeaders: false, configMap: {enable-real-ip: "true"}}`, false, true},
+		{`{configMap: {enable-real-ip: "true"}}`, false, true},
+		{`{configMap: {use-forwarded-headers: "true"}}`, true, true},
+		{`{configMap: {use-forwarded-headers: "true", enable-real-ip: "false"}}`, true, true},
+		{`{configMap: {use-forwarded-headers: "false", enable-real-ip: "false"}}`, false, false},
+		{`{useForwardedHeaders: true, configMap: {use-forwarded-headers: "false"}}`, true, true},
+	} {
+		cases, err := parseCases("forwarded.yaml", []byte("name: forwarded\noptions: "+tc.options+"\nrequests: [{host: a, path: /, expect: {status: 404}}]\n"))
+		require.NoError(t, err, tc.options)
+		o := cases[0].Router
+		assert.Equal(t, [2]bool{tc.wantProto, tc.wantFor}, [2]bool{o.TrustForwardedProto, o.TrustForwardedFor}, "%s: TrustForwardedProto, TrustForwardedFor", tc.options)
+	}
+}

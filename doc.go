@@ -245,8 +245,9 @@
 //     answers gzip would compress, in br to a client that accepts it,
 //     preferred over gzip as ngx_brotli's filter runs first; the encoder
 //     is the embedder's, Brotli.NewEncoder, as the library brings none:
-//     the example controller's uses github.com/andybalholm/brotli, case
-//     files serve none); and, for the
+//     the example controller's uses github.com/andybalholm/brotli; a case
+//     file's ConfigMap sets Brotli without one, so a case run as loaded
+//     answers nothing in br); and, for the
 //     example controller alone, use-proxy-protocol and log-format-upstream
 //     with log-format-escape-json (its access log in nginx's variable
 //     syntax: $remote_addr, $remote_user, $host, $request,

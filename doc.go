@@ -1247,7 +1247,10 @@
 //     client_body_buffer_size, proxy_request_buffering,
 //     proxy_next_upstream_tries, and the buffering ones where implemented)
 //     set the same settings, unless the Ingress sets the annotation, which
-//     applies (SnippetNoEffect); at server level they change nothing, as
+//     applies (SnippetNoEffect); a value the annotation refuses (a time of
+//     0, one past a time.Duration) warns SnippetIgnored, and
+//     compile.ReadSnippet, which the migration report lists, calls it
+//     untranslated too; at server level they change nothing, as
 //     ingress-nginx sets them again in every location (SnippetNoEffect).
 //   - location blocks of a server-snippet with =, ^~, ~, ~* or a prefix,
 //     holding the directives above: chosen over the route as nginx would

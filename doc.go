@@ -245,8 +245,9 @@
 //     answers gzip would compress, in br to a client that accepts it,
 //     preferred over gzip as ngx_brotli's filter runs first; the encoder
 //     is the embedder's, Brotli.NewEncoder, as the library brings none:
-//     the example controller's uses github.com/andybalholm/brotli, case
-//     files serve none); and, for the
+//     the example controller's uses github.com/andybalholm/brotli; a case
+//     file's ConfigMap sets Brotli without one, so a case run as loaded
+//     answers nothing in br); and, for the
 //     example controller alone, use-proxy-protocol and log-format-upstream
 //     with log-format-escape-json (its access log in nginx's variable
 //     syntax: $remote_addr, $remote_user, $host, $request,
@@ -1246,7 +1247,10 @@
 //     client_body_buffer_size, proxy_request_buffering,
 //     proxy_next_upstream_tries, and the buffering ones where implemented)
 //     set the same settings, unless the Ingress sets the annotation, which
-//     applies (SnippetNoEffect); at server level they change nothing, as
+//     applies (SnippetNoEffect); a value the annotation refuses (a time of
+//     0, one past a time.Duration) warns SnippetIgnored, and
+//     compile.ReadSnippet, which the migration report lists, calls it
+//     untranslated too; at server level they change nothing, as
 //     ingress-nginx sets them again in every location (SnippetNoEffect).
 //   - location blocks of a server-snippet with =, ^~, ~, ~* or a prefix,
 //     holding the directives above: chosen over the route as nginx would
@@ -1364,7 +1368,13 @@
 //     within the depth 400 "The SSL certificate error" (optional_no_ca
 //     passes an unknown issuer), or 302 to auth-tls-error-page instead; a
 //     subject DN that does not match auth-tls-match-cn answers 403, over
-//     plain HTTP too, as the server block's "if" does. A Secret that is
+//     plain HTTP too, as the server block's "if" does. The value is a
+//     regular expression matched anywhere in the RFC 2253 subject DN, as
+//     nginx's "$ssl_client_s_dn !~" test does, so CN=alice also passes
+//     CN=alice.evil; such a value warns AnnotationUnanchored (cosmetic)
+//     with an anchored spelling: the value must begin with "CN=", so
+//     "CN=^|^CN=alice$", whose first branch never matches, passes only the
+//     DN CN=alice. A Secret that is
 //     missing, or a match-cn that does not parse, makes every request to
 //     the host answer 403. A Secret without ca.crt asks for nothing
 //     (SecretInvalid). A request over a connection whose SNI named another
@@ -1720,6 +1730,7 @@
 //	SnippetAnswerIgnored      a snippet directive not translated, one that answers or reroutes; a snippet the risk level refuses (§11.9)
 //	SnippetNoEffect           snippets off, or a snippet directive that does nothing there either (§11.9)
 //	SnippetCrossesIngress     a server-snippet can answer paths another Ingress of the host declares (§11.9)
+//	AnnotationUnanchored      an auth-tls-match-cn that matches anywhere in the subject DN, as in ingress-nginx (§12)
 //
 // Worth alerting on: RuleRejected, PathRejected, EndpointRejected, the
 // Service, default backend and Secret reasons. The example controller logs
@@ -1755,7 +1766,9 @@
 // could not serve: a template, URL or pattern that does not parse, a
 // redirect code outside 300–308, a rate limit without a zone, a canary
 // without a backend or sticky without session affinity, an affinity
-// without a cookie name.
+// without a cookie name. Preparing is idempotent: a literal that holds
+// values a constructor already prepared (a Response whose Mirror came from
+// NewMirror, as compile builds them) answers as one of plain literals.
 //
 // router.Router.Publish swaps the serving table atomically, so a request sees
 // one whole table, and in-flight requests finish on the table they started
@@ -1832,7 +1845,9 @@
 //     clientAddress (the peer the router sees); scheme ("https" means TLS
 //     with SNI = host); repeat; session (send the cookies the answers to
 //     the case's earlier session requests set, and keep the ones this one's
-//     answers set, as a browser does); digest (username and password, and
+//     answers set, as a browser does); clientCertificate (https: the PEM
+//     chain the client presents, its own certificate first, which the
+//     router verifies as a handshake's); digest (username and password, and
 //     optionally realm, uri, nc or nonce to send instead of a browser's: the
 //     runner first sends the request without Authorization, uncounted, and
 //     answers the Digest challenge it gets, qop auth); scenario, notes,

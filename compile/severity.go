@@ -53,6 +53,7 @@ var reasonSeverity = map[Reason]Severity{
 	ConfigMapKeyRejected:    TrafficMoves, // ramjet keeps the default where nginx would not
 	ConfigMapKeyIgnored:     Cosmetic,
 	ConfigMapKeyUnsupported: FeatureMissing, // by key: configMapSeverity
+	AnnotationUnanchored:    Cosmetic,       // served as ingress-nginx matches it
 }
 
 // asRamjetDoes are unsupported nginx annotations whose value asks for what

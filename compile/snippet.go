@@ -2,6 +2,7 @@ package compile
 
 import (
 	"cmp"
+	"math"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -595,20 +596,22 @@ func (r *snippetReader) knob(d *nginxconf.Directive, k snippetKnob, scope snippe
 		}
 		value = strconv.Itoa(secs)
 	}
-	if r.ing == nil {
-		ok()
-		return
+	// The reader, with no Ingress, applies to a scratch set of values:
+	// whether the value is refused is the annotation's decision either way.
+	into := &annotationValues{}
+	if r.ing != nil {
+		anns := r.ing.obj.Annotations
+		if _, set := anns[NginxPrefix+k.annotation]; set {
+			ignore(SnippetNoEffect, "the annotation "+NginxPrefix+k.annotation+" sets it too (nginx would refuse the duplicate); the annotation's value applies")
+			return
+		}
+		if _, set := anns[NativePrefix+k.annotation]; set {
+			ignore(SnippetNoEffect, "the annotation "+NativePrefix+k.annotation+" sets it too; the annotation's value applies")
+			return
+		}
+		into = &r.ing.ann
 	}
-	anns := r.ing.obj.Annotations
-	if _, set := anns[NginxPrefix+k.annotation]; set {
-		ignore(SnippetNoEffect, "the annotation "+NginxPrefix+k.annotation+" sets it too (nginx would refuse the duplicate); the annotation's value applies")
-		return
-	}
-	if _, set := anns[NativePrefix+k.annotation]; set {
-		ignore(SnippetNoEffect, "the annotation "+NativePrefix+k.annotation+" sets it too; the annotation's value applies")
-		return
-	}
-	if err := spec.apply(&r.ing.ann, NginxPrefix+k.annotation, value); err != nil {
+	if err := spec.apply(into, NginxPrefix+k.annotation, value); err != nil {
 		ignore(SnippetIgnored, "as "+k.annotation+": "+err.Error())
 		return
 	}
@@ -627,6 +630,9 @@ func nginxSeconds(s string, signed bool) (int, bool) {
 		return 0, false
 	}
 	if n, err := strconv.Atoi(s); err == nil && n >= 0 {
+		if n > math.MaxInt64/int(time.Second) {
+			return 0, false
+		}
 		if neg {
 			n = -n
 		}
@@ -646,13 +652,18 @@ func nginxSeconds(s string, signed bool) (int, bool) {
 		}
 		n, err := strconv.Atoi(s[:i])
 		u, known := units[s[i:j]]
-		if err != nil || !known || n > 1<<30 {
+		// Past a time.Duration's ~292 years the sum would wrap around to
+		// some other time (and so would the Expires date of a plain number).
+		if err != nil || !known || n > 1<<30 || time.Duration(n) > (math.MaxInt64-total)/u {
 			return 0, false
 		}
 		total += time.Duration(n) * u
 		s = s[j:]
 	}
-	secs := int((total + time.Second - 1) / time.Second)
+	secs := int(total / time.Second)
+	if total%time.Second != 0 {
+		secs++
+	}
 	if neg {
 		secs = -secs
 	}

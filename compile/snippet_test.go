@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -127,5 +128,38 @@ func TestNginxSeconds(t *testing.T) {
 	for _, bad := range []string{"", "x", "1x", "-5", "s"} {
 		_, ok := nginxSeconds(bad, false)
 		assert.False(t, ok, bad)
+	}
+}
+
+// TestReadSnippetKnobs: the reader refuses a proxy directive's value
+// exactly where the compile does, with the same note, since both apply it
+// as its annotation.
+func TestReadSnippetKnobs(t *testing.T) {
+	for _, src := range []string{
+		"proxy_read_timeout 0;", "proxy_read_timeout 00;", "proxy_connect_timeout 0ms;",
+		"proxy_next_upstream_tries x;", "client_max_body_size 1q;", "proxy_buffering maybe;",
+		"proxy_read_timeout 1m;", "client_max_body_size 8m;",
+	} {
+		var notes []string
+		for _, d := range ReadSnippet(src, false) {
+			if !d.Translated {
+				notes = append(notes, string(d.Reason)+" line "+strconv.Itoa(d.Line)+": "+d.Name+": "+d.Note)
+			}
+		}
+		_, ws := compileOK(t, protocolSnapshot(NginxPrefix+"configuration-snippet", src), snippetsOn)
+		var warned []string
+		for _, w := range ws {
+			warned = append(warned, string(w.Reason)+" "+w.Message)
+		}
+		assert.Equal(t, warned, notes, src)
+	}
+}
+
+// TestNginxSecondsOverflow: a time too long for a duration is no time,
+// not one wrapped around to another.
+func TestNginxSecondsOverflow(t *testing.T) {
+	for _, s := range []string{"1073741824y", "1073741824M", "300000000y", "1073741824m", "9223372037", "-9223372037"} {
+		n, ok := nginxSeconds(s, true)
+		assert.False(t, ok, "%s read as %d", s, n)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strconv"
 	"strings"
@@ -409,10 +410,108 @@ func (b *builder) resolveClientTLS(ing *ingress) *match.ClientTLS {
 			return failAt(a.key, AnnotationRejected, strconv.Quote(v)+` is not "CN=" followed by a regular expression`)
 		}
 		c.MatchCN = v
+		if !matchCNAnchored(v) {
+			b.warn(AnnotationUnanchored, ing.ref(), annotationField(a.key), a.key+": "+strconv.Quote(v)+
+				` matches anywhere in the client's subject DN, as ingress-nginx's "$ssl_client_s_dn !~" test does, so a DN that merely contains a match passes (CN=alice.evil for CN=alice); `+
+				strconv.Quote(anchoredMatchCN(v))+` passes only the whole DN it spells out, every RDN included (the value must begin with CN=, so its first branch, which never matches, lets ^ lead the second)`)
+		}
 	}
 	out, err := match.NewClientTLS(c)
 	if err != nil {
 		return failAt(raw.raw["auth-tls-match-cn"].key, AnnotationRejected, err.Error())
 	}
 	return out
+}
+
+// matchCNAnchored reports whether an auth-tls-match-cn pattern matches
+// only whole subject DNs: every branch that can match at all begins with
+// ^ and ends with $.
+func matchCNAnchored(pattern string) bool {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	return err == nil && spansText(re)
+}
+
+func spansText(re *syntax.Regexp) bool {
+	if re.Op == syntax.OpAlternate {
+		return !slices.ContainsFunc(re.Sub, func(s *syntax.Regexp) bool { return !spansText(s) })
+	}
+	return neverMatches(re) || edgeAnchored(re, syntax.OpBeginText) && edgeAnchored(re, syntax.OpEndText)
+}
+
+// edgeAnchored reports whether every match of re begins (op
+// OpBeginText) or ends (OpEndText) with that assertion.
+func edgeAnchored(re *syntax.Regexp, op syntax.Op) bool {
+	switch re.Op {
+	case op:
+		return true
+	case syntax.OpCapture:
+		return edgeAnchored(re.Sub[0], op)
+	case syntax.OpConcat:
+		i := 0
+		if op == syntax.OpEndText {
+			i = len(re.Sub) - 1
+		}
+		return len(re.Sub) > 0 && edgeAnchored(re.Sub[i], op)
+	case syntax.OpAlternate:
+		return !slices.ContainsFunc(re.Sub, func(s *syntax.Regexp) bool { return !neverMatches(s) && !edgeAnchored(s, op) })
+	}
+	return false
+}
+
+// neverMatches: a literal before ^, as the "CN=^" that lets a value
+// beginning with CN= anchor its other branches.
+func neverMatches(re *syntax.Regexp) bool {
+	if re.Op != syntax.OpConcat {
+		return false
+	}
+	for i, s := range re.Sub {
+		if s.Op == syntax.OpBeginText && slices.ContainsFunc(re.Sub[:i], func(s *syntax.Regexp) bool { return s.Op == syntax.OpLiteral }) {
+			return true
+		}
+	}
+	return false
+}
+
+// anchoredMatchCN spells an auth-tls-match-cn value so that it matches
+// only a whole subject DN. The value must begin with "CN=" (ingress-nginx's
+// CommonNameAnnotationValidator) and nginx matches it unanchored, so an
+// empty first branch "CN=^", which never matches, lets ^ lead the second.
+func anchoredMatchCN(v string) string {
+	body := strings.TrimPrefix(v, "CN=^|^")
+	if strings.HasSuffix(body, "$") && !strings.HasSuffix(body, `\$`) {
+		body = body[:len(body)-1]
+	}
+	if topLevelAlternation(body) {
+		body = "(?:" + body + ")"
+	}
+	return "CN=^|^" + body + "$"
+}
+
+// topLevelAlternation reports whether a pattern has a | outside groups and
+// character classes.
+func topLevelAlternation(p string) bool {
+	depth, class := 0, false
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '\\':
+			i++
+		case class:
+			class = c != ']'
+		case c == '[':
+			class = true
+			if i+1 < len(p) && p[i+1] == '^' {
+				i++
+			}
+			if i+1 < len(p) && p[i+1] == ']' {
+				i++ // a ] first in a class is itself
+			}
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		case c == '|' && depth == 0:
+			return true
+		}
+	}
+	return false
 }

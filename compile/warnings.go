@@ -54,6 +54,11 @@ const (
 	ConfigMapKeyRejected    Reason = "ConfigMapKeyRejected"
 	ConfigMapKeyUnsupported Reason = "ConfigMapKeyUnsupported"
 	ConfigMapKeyIgnored     Reason = "ConfigMapKeyIgnored"
+
+	// AnnotationUnanchored: an annotation's regular expression matches
+	// anywhere in what it tests, as under ingress-nginx, where the value
+	// reads as an exact match (auth-tls-match-cn).
+	AnnotationUnanchored Reason = "AnnotationUnanchored"
 )
 
 // Ref names a Kubernetes object: what a warning is about, or who won a

@@ -69,67 +69,91 @@ type fieldError struct {
 
 func (e *fieldError) Error() string { return e.field + ": " + e.err.Error() }
 
-// host prepares every value of the host and its routes, in table order,
-// and returns the first it cannot.
-func (p *preparer) host(vh *VirtualHost) error {
-	fail := func(r *Route, field string, err error) error {
-		var fe *fieldError
-		if errors.As(err, &fe) {
-			field, err = field+"."+fe.field, fe.err
+// A feature is a value of a host, route or backend that New prepares
+// (or only checks), named by its field, the ValueError's Field. prepare
+// points the field at the prepared copy of a value written as a literal.
+// Preparing a value that holds prepared values (a literal Response with a
+// Mirror from NewMirror, as compile builds them) gives what preparing the
+// literals does: TestPrepareTwice holds every feature listed here to it.
+type feature[T any] struct {
+	field   string
+	prepare func(*preparer, T) error
+}
+
+var hostFeatures = []feature[*VirtualHost]{
+	{"FallbackCORS", func(p *preparer, vh *VirtualHost) error { p.prepareCORS(&vh.FallbackCORS); return nil }},
+	{"FallbackAuth", func(p *preparer, vh *VirtualHost) error { return p.prepareAuth(&vh.FallbackAuth) }},
+	{"FallbackRewrite", func(p *preparer, vh *VirtualHost) error { return p.prepareRewrite(&vh.FallbackRewrite) }},
+	{"FallbackPolicy", func(p *preparer, vh *VirtualHost) error { return p.preparePolicy(&vh.FallbackPolicy) }},
+	{"FallbackResponse", func(p *preparer, vh *VirtualHost) error { return p.prepareResponse(&vh.FallbackResponse) }},
+	{"Actions.Fallback", func(_ *preparer, vh *VirtualHost) error {
+		if a := vh.Actions; a != nil {
+			return checkRedirect(a.Fallback)
 		}
-		return &ValueError{Host: vh.Name, Route: r, Field: field, Err: err}
-	}
-	p.prepareCORS(&vh.FallbackCORS)
-	if err := p.prepareAuth(&vh.FallbackAuth); err != nil {
-		return fail(nil, "FallbackAuth", err)
-	}
-	if err := p.prepareRewrite(&vh.FallbackRewrite); err != nil {
-		return fail(nil, "FallbackRewrite", err)
-	}
-	if err := p.preparePolicy(&vh.FallbackPolicy); err != nil {
-		return fail(nil, "FallbackPolicy", err)
-	}
-	if err := p.prepareResponse(&vh.FallbackResponse); err != nil {
-		return fail(nil, "FallbackResponse", err)
-	}
-	if a := vh.Actions; a != nil {
-		if err := checkRedirect(a.Fallback); err != nil {
-			return fail(nil, "Actions.Fallback", err)
-		}
-	}
-	for _, r := range vh.Routes {
-		if r.CORS == nil && r.Auth == nil && r.Rewrite == nil && r.Policy == nil && r.Redirect == nil && r.Response == nil && r.Type != Regex && r.When == nil && r.Split == nil {
-			continue // nothing to prepare: most routes, checked without a call
-		}
-		p.prepareCORS(&r.CORS)
-		if err := p.prepareAuth(&r.Auth); err != nil {
-			return fail(r, "Auth", err)
-		}
-		if err := p.prepareRewrite(&r.Rewrite); err != nil {
-			return fail(r, "Rewrite", err)
-		}
-		if err := p.preparePolicy(&r.Policy); err != nil {
-			return fail(r, "Policy", err)
-		}
-		if err := p.prepareResponse(&r.Response); err != nil {
-			return fail(r, "Response", err)
-		}
-		if err := checkRedirect(r.Redirect); err != nil {
-			return fail(r, "Redirect", err)
-		}
-		if err := prepareRegexp(r); err != nil {
-			return fail(r, "Regexp", err)
-		}
+		return nil
+	}},
+}
+
+// routeFeatures are prepared only on a route routeHasFeatures reports.
+var routeFeatures = []feature[*Route]{
+	{"CORS", func(p *preparer, r *Route) error { p.prepareCORS(&r.CORS); return nil }},
+	{"Auth", func(p *preparer, r *Route) error { return p.prepareAuth(&r.Auth) }},
+	{"Rewrite", func(p *preparer, r *Route) error { return p.prepareRewrite(&r.Rewrite) }},
+	{"Policy", func(p *preparer, r *Route) error { return p.preparePolicy(&r.Policy) }},
+	{"Response", func(p *preparer, r *Route) error { return p.prepareResponse(&r.Response) }},
+	{"Redirect", func(_ *preparer, r *Route) error { return checkRedirect(r.Redirect) }},
+	{"Regexp", func(_ *preparer, r *Route) error { return prepareRegexp(r) }},
+	{"When", func(_ *preparer, r *Route) error {
 		if c := r.When; c != nil && !c.ready {
 			out, err := NewConditions(*c)
 			if err != nil {
-				return fail(r, "When", err)
+				return err
 			}
 			r.When = out
 		}
+		return nil
+	}},
+	{"Split", func(_ *preparer, r *Route) error {
 		if r.Split != nil {
-			if err := checkSplit(r.Split); err != nil {
-				return fail(r, "Split", err)
+			return checkSplit(r.Split)
+		}
+		return nil
+	}},
+}
+
+// routeHasFeatures reports whether r has a value of routeFeatures: most
+// routes have none, and are checked without a call.
+func routeHasFeatures(r *Route) bool {
+	return r.CORS != nil || r.Auth != nil || r.Rewrite != nil || r.Policy != nil || r.Response != nil || r.Redirect != nil ||
+		r.Type == Regex || r.When != nil || r.Split != nil
+}
+
+// inField is err's field within the feature's field, and err without it.
+func inField(field string, err error) (string, error) {
+	var fe *fieldError
+	if errors.As(err, &fe) {
+		return field + "." + fe.field, fe.err
+	}
+	return field, err
+}
+
+// host prepares every value of the host and its routes, in table order,
+// and returns the first it cannot.
+func (p *preparer) host(vh *VirtualHost) error {
+	for _, f := range hostFeatures {
+		if err := f.prepare(p, vh); err != nil {
+			field, err := inField(f.field, err)
+			return &ValueError{Host: vh.Name, Field: field, Err: err}
+		}
+	}
+	for _, r := range vh.Routes {
+		if !routeHasFeatures(r) {
+			continue
+		}
+		for _, f := range routeFeatures {
+			if err := f.prepare(p, r); err != nil {
+				field, err := inField(f.field, err)
+				return &ValueError{Host: vh.Name, Route: r, Field: field, Err: err}
 			}
 		}
 	}
@@ -327,37 +351,52 @@ func canonicalRanges(ranges []netip.Prefix) ([]netip.Prefix, error) {
 	return out, nil
 }
 
-// backends checks the backends' canaries and session affinity, and gives a
-// canary weight total under 100 the 100 CanaryTotal reads it as.
+// backendFeatures check the backends' canaries and session affinity, and
+// give a canary weight total under 100 the 100 CanaryTotal reads it as.
+var backendFeatures = []feature[*Backend]{
+	{"HashSubset", func(_ *preparer, be *Backend) error {
+		if be.HashSubset < 0 || be.HashSubset > 0 && be.Algorithm != balance.Hash {
+			return errors.New("is set without the Hash algorithm, or negative")
+		}
+		return nil
+	}},
+	{"Traffic", func(_ *preparer, be *Backend) error { return prepareTraffic(be) }},
+}
+
+func prepareTraffic(be *Backend) error {
+	t := be.Traffic
+	if t == nil {
+		return nil
+	}
+	if c := t.Canary; c != nil {
+		switch {
+		case c.Backend == nil:
+			return &fieldError{"Canary.Backend", errors.New("is nil")}
+		case c.Sticky && (c.Backend.Traffic == nil || c.Backend.Traffic.Affinity == nil):
+			return &fieldError{"Canary.Sticky", errors.New("is set, but the canary's backend has no session affinity to keep a session by")}
+		}
+		if c.WeightTotal != CanaryTotal(c.WeightTotal) {
+			canary := *c
+			canary.WeightTotal = CanaryTotal(c.WeightTotal)
+			traffic := *t
+			traffic.Canary = &canary
+			be.Traffic = &traffic
+		}
+	}
+	if a := t.Affinity; a != nil && a.CookieName == "" {
+		return &fieldError{"Affinity.CookieName", errors.New("is empty")}
+	}
+	return nil
+}
+
+// backends prepares the backends' values, in order.
 func (p *preparer) backends(backends []*Backend) error {
 	for _, be := range backends {
-		if be.HashSubset < 0 || be.HashSubset > 0 && be.Algorithm != balance.Hash {
-			return &ValueError{Backend: be.ID, Field: "HashSubset", Err: errors.New("is set without the Hash algorithm, or negative")}
-		}
-		t := be.Traffic
-		if t == nil {
-			continue
-		}
-		fail := func(field, why string) error {
-			return &ValueError{Backend: be.ID, Field: field, Err: errors.New(why)}
-		}
-		if c := t.Canary; c != nil {
-			switch {
-			case c.Backend == nil:
-				return fail("Traffic.Canary.Backend", "is nil")
-			case c.Sticky && (c.Backend.Traffic == nil || c.Backend.Traffic.Affinity == nil):
-				return fail("Traffic.Canary.Sticky", "is set, but the canary's backend has no session affinity to keep a session by")
+		for _, f := range backendFeatures {
+			if err := f.prepare(p, be); err != nil {
+				field, err := inField(f.field, err)
+				return &ValueError{Backend: be.ID, Field: field, Err: err}
 			}
-			if c.WeightTotal != CanaryTotal(c.WeightTotal) {
-				canary := *c
-				canary.WeightTotal = CanaryTotal(c.WeightTotal)
-				traffic := *t
-				traffic.Canary = &canary
-				be.Traffic = &traffic
-			}
-		}
-		if a := t.Affinity; a != nil && a.CookieName == "" {
-			return fail("Traffic.Affinity.CookieName", "is empty")
 		}
 	}
 	return nil

@@ -3,13 +3,16 @@ package match
 import (
 	"errors"
 	"net/netip"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"ramjet.dev/ramjet/balance"
 	"ramjet.dev/ramjet/match/htpasswd"
 	"ramjet.dev/ramjet/match/urltemplate"
 )
@@ -310,4 +313,133 @@ func TestNewSharedLiteralsConcurrently(t *testing.T) {
 		require.NotNil(t, tab)
 		assert.Equal(t, tables[0].Digest(), tab.Digest())
 	}
+}
+
+// A value of each feature New prepares, by the field hostFeatures,
+// routeFeatures and backendFeatures name it by.
+var (
+	hostSamples = map[string]func(*VirtualHost){
+		"FallbackCORS":     func(vh *VirtualHost) { vh.FallbackCORS = sampleCORS() },
+		"FallbackAuth":     func(vh *VirtualHost) { vh.FallbackAuth = sampleAuth() },
+		"FallbackRewrite":  func(vh *VirtualHost) { vh.FallbackRewrite = sampleRewrite() },
+		"FallbackPolicy":   func(vh *VirtualHost) { vh.FallbackPolicy = samplePolicy() },
+		"FallbackResponse": func(vh *VirtualHost) { vh.FallbackResponse = sampleResponse() },
+		"Actions.Fallback": func(vh *VirtualHost) {
+			vh.Actions = &HostActions{Fallback: &Redirect{Code: 301, URL: "https://b.example/"}}
+		},
+	}
+	routeSamples = map[string]func(*Route){
+		"CORS":     func(r *Route) { r.CORS = sampleCORS() },
+		"Auth":     func(r *Route) { r.Auth = sampleAuth() },
+		"Rewrite":  func(r *Route) { r.Rewrite = sampleRewrite() },
+		"Policy":   func(r *Route) { r.Policy = samplePolicy() },
+		"Response": func(r *Route) { r.Response = sampleResponse() },
+		"Redirect": func(r *Route) { r.Redirect = &Redirect{Code: 308, URL: "https://b.example/x"} },
+		"Regexp":   func(r *Route) { r.Type, r.Path = Regex, `/api/v[0-9]+/(.*)` },
+		"When": func(r *Route) {
+			r.When = &Conditions{Method: "GET", Headers: []ValueMatch{{Name: "x-color", Value: "^(red|blue)$", Regex: true}},
+				Query: []ValueMatch{{Name: "q", Value: "1"}, {Name: "v", Value: "[0-9]+", Regex: true}}}
+		},
+		"Split": func(r *Route) {
+			r.Split = &Split{Alternatives: []Alternative{{Backend: prepBackend, Weight: 3}, {Weight: 1}}}
+		},
+	}
+	backendSamples = map[string]func(*Backend){
+		"HashSubset": func(be *Backend) { be.Algorithm, be.HashSubset = balance.Hash, 3 },
+		"Traffic": func(be *Backend) {
+			next := &Backend{ID: "prod/next:80", Traffic: &Traffic{Affinity: &SessionAffinity{CookieName: "c"}}}
+			be.Traffic = &Traffic{Canary: &Canary{Backend: next, Weight: 10, Sticky: true}, Affinity: &SessionAffinity{CookieName: "route"}}
+		},
+	}
+)
+
+func sampleCORS() *CORS {
+	return &CORS{Origins: []string{"https://App.example", "https://*.Example.org"}, Methods: "GET", Headers: "X-A", ExposeHeaders: "X-B", MaxAge: 5}
+}
+
+func sampleAuth() *Auth {
+	return &Auth{Basic: &BasicAuth{Realm: "staff"}, External: &ExternalAuth{URL: urltemplate.AuthURL{Raw: "https://$host/check"},
+		Signin: &urltemplate.AuthURL{Raw: "/start?rd=$escaped_request_uri"}}}
+}
+
+func sampleRewrite() *Rewrite {
+	return &Rewrite{Target: "/v2/$1", Host: "$host:8080", ForwardedPrefix: "/$1", ForwardedPrefixSet: true}
+}
+
+func samplePolicy() *Policy {
+	return &Policy{Allow: []netip.Prefix{netip.MustParsePrefix("10.9.9.9/8")}, Deny: []netip.Prefix{netip.MustParsePrefix("::ffff:10.1.0.0/112")},
+		RateLimit: &RateLimit{Zone: "prod/web", RPS: 5, BurstRPS: 25, Exempt: []netip.Prefix{netip.MustParsePrefix("::ffff:192.0.2.7/120")}}}
+}
+
+func sampleResponse() *Response {
+	return &Response{ErrorCodes: []int{404, 503}, ErrorBackend: prepBackend, LimitRate: 1024,
+		Mirror:  &Mirror{Target: "http://m.example$request_uri", Host: "m.example"},
+		Mirrors: []*Mirror{{Target: "https://n.example/copy$uri$is_args$args", Host: "n.example", Numerator: 1, Denominator: 2}}}
+}
+
+// TestPrepareTwice prepares a value of every feature New prepares, then
+// writes the prepared value as a literal again (its exported fields, so
+// the values it holds stay prepared, as in a literal Response holding a
+// Mirror from NewMirror) and prepares that: the result must be what
+// preparing once gave.
+func TestPrepareTwice(t *testing.T) {
+	twice(t, hostFeatures, hostSamples, func() *VirtualHost { return &VirtualHost{Name: "a.example"} }, nil)
+	twice(t, routeFeatures, routeSamples, func() *Route { return prepRoute(Prefix, "/") }, func(t *testing.T, r *Route) {
+		assert.True(t, routeHasFeatures(r), "New passes over a route with only this feature")
+	})
+	twice(t, backendFeatures, backendSamples, func() *Backend { return &Backend{ID: "prod/web:80", Endpoints: []string{"10.0.0.1:80"}} }, nil)
+}
+
+func twice[T any](t *testing.T, features []feature[T], samples map[string]func(T), fresh func() T, check func(*testing.T, T)) {
+	t.Helper()
+	for _, f := range features {
+		set, ok := samples[f.field]
+		if !ok {
+			t.Errorf("no sample value of %s: add one", f.field)
+			continue
+		}
+		t.Run(f.field, func(t *testing.T) {
+			once, again := fresh(), fresh()
+			set(once)
+			set(again)
+			if check != nil {
+				check(t, once)
+			}
+			require.NoError(t, f.prepare(&preparer{}, once))
+			require.NoError(t, f.prepare(&preparer{}, again))
+			asLiteral(fieldValue(again, f.field))
+			require.NoError(t, f.prepare(&preparer{}, again))
+			want, got := fieldValue(once, f.field).Interface(), fieldValue(again, f.field).Interface()
+			if !reflect.DeepEqual(want, got) {
+				t.Errorf("prepared twice differs from once (-once +twice):\n%s",
+					cmp.Diff(want, got, cmp.Exporter(func(reflect.Type) bool { return true })))
+			}
+		})
+	}
+}
+
+// fieldValue is the field at the dotted path within v, a pointer to a
+// struct.
+func fieldValue(v any, path string) reflect.Value {
+	f := reflect.ValueOf(v)
+	for name := range strings.SplitSeq(path, ".") {
+		f = f.Elem().FieldByName(name)
+	}
+	return f
+}
+
+// asLiteral points a field holding a pointer to a struct at a copy of
+// its exported fields.
+func asLiteral(f reflect.Value) {
+	if f.Kind() != reflect.Pointer || f.IsNil() {
+		return
+	}
+	v := f.Elem()
+	lit := reflect.New(v.Type())
+	for i := range v.NumField() {
+		if v.Type().Field(i).IsExported() {
+			lit.Elem().Field(i).Set(v.Field(i))
+		}
+	}
+	f.Set(lit)
 }

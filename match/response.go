@@ -166,6 +166,9 @@ func NewResponse(r Response) (*Response, error) {
 // NewMirror parses m's target; the error says what the target lacks.
 func NewMirror(m Mirror) (*Mirror, error) {
 	out := m
+	// m may be prepared already (a Response literal holding a mirror from
+	// NewMirror): the path is parsed anew, never added to.
+	out.path, out.vars = nil, false
 	scheme, after, ok := strings.Cut(m.Target, "://")
 	if !ok || (scheme != "http" && scheme != "https") {
 		return nil, fmt.Errorf("mirror target %q is not an http or https URL", m.Target)

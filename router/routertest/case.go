@@ -40,6 +40,8 @@
 //	  clientAddress: 203.0.113.7:5555   # the peer the router sees; default 192.0.2.1:1234
 //	  repeat: 10              # default 1
 //	  session: true           # send and keep the case's cookies, as a browser
+//	  clientCertificate: |    # https: the chain the client presents (PEM, its own first)
+//	    -----BEGIN CERTIFICATE-----
 //	  scenario: free text     # also notes, source
 //	  expect:
 //	    status: 200
@@ -93,7 +95,9 @@ package routertest
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"maps"
@@ -168,8 +172,12 @@ type Request struct {
 	// Repeat sends the request this many times (at least 1).
 	Repeat int `json:"repeat"`
 	// Session sends and keeps the case's cookies (see the package doc).
-	Session bool   `json:"session,omitempty"`
-	Expect  Expect `json:"expect"`
+	Session bool `json:"session,omitempty"`
+	// ClientCertificate is the chain the client presented in the TLS
+	// handshake (https only), its certificate first; the router verifies
+	// it as it would a real handshake's.
+	ClientCertificate []*x509.Certificate `json:"-"`
+	Expect            Expect              `json:"expect"`
 	// Scenario, Notes and Source are free text for the reader.
 	Scenario string `json:"scenario,omitempty"`
 	Notes    string `json:"notes,omitempty"`
@@ -203,6 +211,9 @@ func (r Request) String() string {
 	}
 	if r.Session {
 		b.WriteString(" session")
+	}
+	if len(r.ClientCertificate) > 0 {
+		fmt.Fprintf(&b, " client-cert=%q", r.ClientCertificate[0].Subject.String())
 	}
 	if d := r.Digest; d != nil {
 		fmt.Fprintf(&b, " digest=%q", d.Username)
@@ -432,10 +443,13 @@ type fileRequest struct {
 	Repeat        *int              `json:"repeat"`
 	Session       bool              `json:"session"`
 	Digest        *DigestLogin      `json:"digest"`
-	Expect        *Expect           `json:"expect"`
-	Scenario      string            `json:"scenario"`
-	Notes         string            `json:"notes"`
-	Source        string            `json:"source"`
+	// ClientCertificate is PEM: the client's certificate, then any
+	// intermediates.
+	ClientCertificate *string `json:"clientCertificate"`
+	Expect            *Expect `json:"expect"`
+	Scenario          string  `json:"scenario"`
+	Notes             string  `json:"notes"`
+	Source            string  `json:"source"`
 }
 
 // maxRepeat bounds one request's repeats so a typo cannot hang a test run.
@@ -752,8 +766,9 @@ func (o fileOptions) setKeys() []string {
 }
 
 // ApplyConfigMap sets in o the router settings of cm's keys (SPEC §1),
-// leaving alone those cm does not set: the router half of an ingress-nginx
-// ConfigMap, whose compile half is compile.Options.ConfigMap.
+// leaving alone those cm does not set, and combining them with o's as the
+// example controller combines them with its flags: the router half of an
+// ingress-nginx ConfigMap, whose compile half is compile.Options.ConfigMap.
 func ApplyConfigMap(o *router.Options, cm *compile.ConfigMap) {
 	if cm == nil {
 		return
@@ -770,8 +785,13 @@ func ApplyConfigMap(o *router.Options, cm *compile.ConfigMap) {
 	if has("hsts", "hsts-max-age", "hsts-include-subdomains", "hsts-preload") {
 		o.HSTS, o.DisableHSTS = rc.HSTS, rc.DisableHSTS
 	}
+	// As the example controller: each key replaces only its own setting,
+	// so a flag's use-forwarded-headers stands beside enable-real-ip.
+	if has("use-forwarded-headers") {
+		o.TrustForwardedProto = rc.TrustForwardedProto
+	}
 	if has("use-forwarded-headers", "enable-real-ip") {
-		o.TrustForwardedProto, o.TrustForwardedFor = rc.TrustForwardedProto, rc.TrustForwardedFor
+		o.TrustForwardedFor = o.TrustForwardedProto || has("enable-real-ip") && rc.TrustForwardedFor
 	}
 	if has("compute-full-forwarded-for") {
 		o.ComputeFullForwardedFor = rc.ComputeFullForwardedFor
@@ -794,6 +814,15 @@ func ApplyConfigMap(o *router.Options, cm *compile.ConfigMap) {
 		o.Gzip = &router.Gzip{Level: rc.GzipLevel, MinLength: rc.GzipMinLength, Types: rc.GzipTypes}
 	}
 	o.ServerTokens = rc.ServerTokens
+	if rc.EnableBrotli {
+		// The encoder is the embedder's: the library brings none, so a
+		// case run as loaded answers nothing in br.
+		b := &router.Brotli{Level: rc.BrotliLevel, MinLength: rc.BrotliMinLength, Types: rc.BrotliTypes}
+		if o.Brotli != nil {
+			b.NewEncoder = o.Brotli.NewEncoder
+		}
+		o.Brotli = b
+	}
 }
 
 // headerOf is a ConfigMap's header map as an http.Header; nil when empty.
@@ -989,6 +1018,31 @@ func defaultCertificate(ref string, secrets []*corev1.Secret) (*tls.Certificate,
 	return nil, fmt.Errorf("the Secret %s is not among the objects", ref)
 }
 
+// parseCertificates reads the CERTIFICATE blocks of PEM text, in order.
+func parseCertificates(text string) ([]*x509.Certificate, error) {
+	var out []*x509.Certificate
+	rest := []byte(text)
+	for {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			break
+		}
+		if block.Type != "CERTIFICATE" {
+			return nil, fmt.Errorf("a %s block; want CERTIFICATE blocks only", block.Type)
+		}
+		c, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	if len(out) == 0 || strings.TrimSpace(string(rest)) != "" {
+		return nil, errors.New("want PEM CERTIFICATE blocks")
+	}
+	return out, nil
+}
+
 // objectsIndex names a document of the inline objects: objects[i], and the
 // item of a List document.
 func objectsIndex(inline []int, p manifest.Position) string {
@@ -1065,6 +1119,16 @@ func (fr fileRequest) request() (Request, error) {
 			return r, fmt.Errorf("clientAddress: %w", err)
 		}
 		r.ClientAddress = a
+	}
+	if fr.ClientCertificate != nil {
+		if r.Scheme != "https" {
+			return r, errors.New("clientCertificate: only over https")
+		}
+		certs, err := parseCertificates(*fr.ClientCertificate)
+		if err != nil {
+			return r, fmt.Errorf("clientCertificate: %w", err)
+		}
+		r.ClientCertificate = certs
 	}
 	if fr.Repeat != nil {
 		r.Repeat = *fr.Repeat

@@ -146,6 +146,8 @@ func TestLoadCasesErrors(t *testing.T) {
 			`testdata/bad/new-keys.yaml: case "bad new keys": requests[4].bodySize: sent with its own Content-Length; drop the Content-Length and Transfer-Encoding headers, or write the body with body`,
 			`testdata/bad/new-keys.yaml: case "bad new keys": requests[5].clientAddress: "somewhere": want an IP address, or ip:port`,
 			`testdata/bad/new-keys.yaml: case "bad new keys": requests[6].expect.requestHeaders: the Host the backend received is checked with forwardedHost`,
+			`testdata/bad/new-keys.yaml: case "bad new keys": requests[7].clientCertificate: only over https`,
+			`testdata/bad/new-keys.yaml: case "bad new keys": requests[8].clientCertificate: want PEM CERTIFICATE blocks`,
 			`testdata/bad/new-keys.yaml: case "wrong types": requests[0].body: want a string, got number 5`,
 			`testdata/bad/new-keys.yaml: case "wrong types": requests[0].expect.requestHeaders.X-A: want a string, got number 1`,
 			`testdata/bad/new-keys.yaml: case "wrong types": requests[0].expect.route: want "namespace/name field" or null, got number 5`,

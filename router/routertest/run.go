@@ -490,6 +490,7 @@ func buildRequest(r Request) (*http.Request, error) {
 			HandshakeComplete: true,
 			CipherSuite:       tls.TLS_AES_128_GCM_SHA256,
 			ServerName:        serverName(r.Host),
+			PeerCertificates:  r.ClientCertificate,
 		}
 	}
 	local := net.TCPAddrFromAddrPort(netip.AddrPortFrom(serverIP, uint16(port)))

@@ -68,8 +68,8 @@ type authState struct {
 	// checks holds one token per slow password check running
 	// (Options.PasswordChecks); nil: no bound.
 	checks chan struct{}
-	// nonceKey signs digest authentication's nonces (digest.go).
-	nonceKey [32]byte
+	// digest is what digest authentication keeps (digest.go).
+	digest digestState
 }
 
 // passwordCheckSlots is the bound on slow password checks at once:
@@ -107,10 +107,11 @@ func (r *Router) authorize(s *requestState) bool {
 		}
 	}
 	if d := a.Digest; d != nil {
-		now := time.Now()
-		info, stale, ok := digestAuth(&r.auth.nonceKey, req, d, now)
+		ds := &r.auth.digest
+		now := ds.now()
+		info, stale, ok := ds.authenticate(req, d, now)
 		if !ok {
-			s.w.Header()["Www-Authenticate"] = []string{digestChallenge(&r.auth.nonceKey, d.Realm, stale, now)}
+			s.w.Header()["Www-Authenticate"] = []string{ds.challenge(d.Realm, stale, now)}
 			r.refuse(s, ansUnauthorized)
 			return true
 		}

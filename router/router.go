@@ -516,7 +516,7 @@ func New(o Options) *Router {
 		r.h1 = newH1Pool(connect, read)
 	}
 	r.auth.rt, r.auth.timeout = up.h1, cmp.Or(o.AuthTimeout, DefaultAuthTimeout)
-	r.auth.nonceKey = newNonceKey()
+	r.auth.digest.init()
 	r.mirrors.send = r.sendMirror
 	if n := passwordCheckSlots(o.PasswordChecks); n > 0 {
 		r.auth.checks = make(chan struct{}, n)

@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -27,7 +28,8 @@ import (
 // realm under a key each Router draws at random, so a nonce is good only
 // from the Router that issued it and only for its realm, and a challenge
 // costs no memory. What the module keeps of a nonce once used (the nonce
-// counts accepted) is kept in a table of fixed size (digeststate.go).
+// counts accepted) and of a client address that fails to log in is kept
+// in the two tables of digeststate.go, each of fixed size.
 
 const (
 	// digestNonceTimeout is how long a nonce waits for its first use: the
@@ -43,6 +45,12 @@ const (
 	// each count once: the module's auth_digest_replays (module.c:40,
 	// :745-775).
 	digestReplays = 20
+	// digestMaxTries failed logins from a client address within
+	// digestEvasionTime seconds of each other lock it out until
+	// digestEvasionTime after the last: auth_digest_maxtries and
+	// auth_digest_evasion_time (module.c:41-42, :1409-1510).
+	digestMaxTries    = 5
+	digestEvasionTime = 300
 	// nonceMACLen is the HMAC's share of a nonce, in bytes: 96 bits.
 	nonceMACLen = 12
 	// nonceLen is a nonce's length in bytes: issue time, sequence
@@ -52,18 +60,20 @@ const (
 
 // digestState is what digest authentication keeps in a Router, across
 // tables: the key its nonces are signed with, the last nonce's sequence
-// number and the nonces in use.
+// number, the nonces in use and the failing client addresses.
 type digestState struct {
-	key    [32]byte
-	seq    atomic.Uint32
-	nonces nonceTable
-	now    func() time.Time // time.Now; tests replace it
+	key     [32]byte
+	seq     atomic.Uint32
+	nonces  nonceTable
+	clients lockoutTable
+	now     func() time.Time // time.Now; tests replace it
 }
 
 func (ds *digestState) init() {
 	ds.key = newNonceKey()
 	ds.now = time.Now
 	ds.nonces.max = digestNonceEntries
+	ds.clients.max = digestClientEntries
 }
 
 // newNonceKey draws the key a Router signs its digest nonces with.
@@ -236,14 +246,16 @@ func isToken(s string) bool {
 	return s != ""
 }
 
-// authenticate checks the request's Digest credentials against d, and
-// returns the Authentication-Info value for a request that passes. An
-// Authorization that is no Digest credential of the form the router
-// issues (a nonce of another length included) is answered with a
-// challenge, as the module declines it before reading its user file
-// (module.c:167-175, :555-562). Each check is a few MD5 and SHA-256
-// blocks: no slots are needed, unlike a bcrypt password check.
-func (ds *digestState) authenticate(req *http.Request, d *match.DigestAuth, now time.Time) (info string, stale, ok bool) {
+// authenticate checks the request's Digest credentials against d, for
+// the client at client, and returns the Authentication-Info value for a
+// request that passes. An Authorization that is no Digest credential of
+// the form the router issues (a nonce of another length included) is
+// answered with a challenge and counts for nothing, as the module declines
+// it before reading its user file (module.c:167-175, :555-562); any other
+// refusal counts as a failed login of client, and a pass clears them
+// (module.c:229-290). Each check is a few MD5 and SHA-256 blocks: no
+// slots are needed, unlike a bcrypt password check.
+func (ds *digestState) authenticate(req *http.Request, d *match.DigestAuth, client netip.Addr, now time.Time) (info string, stale, ok bool) {
 	v := req.Header["Authorization"]
 	if len(v) == 0 {
 		return "", false, false
@@ -252,7 +264,9 @@ func (ds *digestState) authenticate(req *http.Request, d *match.DigestAuth, now 
 	if !parsed || len(f.nonce) != 2*nonceLen {
 		return "", false, false
 	}
-	return ds.verify(req, d, &f, now.Unix())
+	info, stale, ok = ds.verify(req, d, &f, now.Unix())
+	ds.clients.record(client, ok, now.Unix())
+	return info, stale, ok
 }
 
 // verify checks credentials in the module's order (module.c:567-840): the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"regexp"
 	"runtime"
 	"strings"
@@ -99,7 +100,7 @@ func TestDigestAuth(t *testing.T) {
 		return req
 	}
 	check := func(req *http.Request, at time.Time) (string, bool, bool) {
-		return ds.authenticate(req, d, at)
+		return ds.authenticate(req, d, netip.Addr{}, at)
 	}
 	nonce := fresh()
 	info, stale, ok := check(request("/dir/index.html", "00000001", "/dir/index.html", "Circle Of Life", nonce), now)
@@ -265,6 +266,74 @@ func TestDigestNonceLifetime(t *testing.T) {
 	require.True(t, stale)
 }
 
+// TestDigestLockout: 5 failed logins from one client address make the
+// router answer that address 401 without a challenge, whatever it sends,
+// until 300 seconds after the last failure (auth_digest_maxtries and
+// auth_digest_evasion_time, module.c:1409-1510). Every refusal of
+// credentials that parse counts, a replay or a stale nonce included; a
+// request without them does not; a login resets the count. Other
+// addresses are not affected.
+func TestDigestLockout(t *testing.T) {
+	r, now := digestRouter(t, Options{})
+	start := *now
+	login := func(remote string) *http.Response {
+		nonce, _ := challengeNonce(t, digestGet(r, "/app/x", "", remote))
+		return digestGet(r, "/app/x", aliceAnswer(nonce, "00000001", "/app/x", ""), remote)
+	}
+	fail := func(remote string) {
+		t.Helper()
+		nonce, _ := challengeNonce(t, digestGet(r, "/app/x", "", remote))
+		challengeNonce(t, digestGet(r, "/app/x", aliceAnswer(nonce, "00000001", "/app/x", strings.Repeat("0", 32)), remote))
+	}
+	for range 4 {
+		fail(client1)
+	}
+	for range 10 {
+		challengeNonce(t, digestGet(r, "/app/x", "", client1))
+	}
+	require.Equal(t, http.StatusOK, login(client1).StatusCode, "4 failures, and requests without credentials")
+	for range 4 {
+		fail(client1)
+	}
+	require.Equal(t, http.StatusOK, login(client1).StatusCode, "the login reset the count")
+	for range 5 {
+		fail(client1)
+	}
+	res := digestGet(r, "/app/x", "", client1)
+	require.Equal(t, http.StatusUnauthorized, res.StatusCode)
+	require.Empty(t, res.Header.Values("WWW-Authenticate"), "no challenge while locked out")
+	nonce, _ := challengeNonce(t, digestGet(r, "/app/x", "", "203.0.113.2:5000"))
+	res = digestGet(r, "/app/x", aliceAnswer(nonce, "00000001", "/app/x", ""), client1)
+	require.Equal(t, http.StatusUnauthorized, res.StatusCode, "right credentials are refused too")
+	require.Empty(t, res.Header.Values("WWW-Authenticate"))
+	require.Equal(t, http.StatusOK, login("203.0.113.3:6000").StatusCode, "another address")
+
+	*now = start.Add(299 * time.Second)
+	require.Empty(t, digestGet(r, "/app/x", "", client1).Header.Values("WWW-Authenticate"))
+	*now = start.Add(300 * time.Second)
+	require.Equal(t, http.StatusOK, login("203.0.113.1:7000").StatusCode, "300 seconds after the last failure, any port")
+
+	// A failure as the count ends still adds to it (module.c:1464-1470).
+	for range 4 {
+		fail("203.0.113.4:1")
+	}
+	*now = now.Add(digestEvasionTime * time.Second)
+	fail("203.0.113.4:1")
+	require.Empty(t, digestGet(r, "/app/x", "", "203.0.113.4:1").Header.Values("WWW-Authenticate"))
+
+	// A replayed count and a stale nonce are failures too.
+	nonce, _ = challengeNonce(t, digestGet(r, "/app/x", "", client1))
+	used := aliceAnswer(nonce, "00000001", "/app/x", "")
+	require.Equal(t, http.StatusOK, digestGet(r, "/app/x", used, client1).StatusCode)
+	for range 4 {
+		challengeNonce(t, digestGet(r, "/app/x", used, client1))
+	}
+	*now = now.Add(10 * time.Second)
+	_, stale := challengeNonce(t, digestGet(r, "/app/x", aliceAnswer(nonce, "00000002", "/app/x", ""), client1))
+	require.True(t, stale)
+	require.Empty(t, digestGet(r, "/app/x", "", client1).Header.Values("WWW-Authenticate"))
+}
+
 // heapAfter is the live heap once f has run, less the live heap before.
 func heapAfter(f func()) int64 {
 	var before, after runtime.MemStats
@@ -326,6 +395,52 @@ func TestDigestNonceFlood(t *testing.T) {
 	require.Equal(t, floor, ds.nonces.floor)
 	entries, _ = ds.nonces.size()
 	require.Equal(t, digestNonceEntries, entries)
+}
+
+// TestDigestClientFlood: failed logins from ever new client addresses,
+// the request's RemoteAddr, fill the table of failing addresses to its
+// size and no further, within its memory. An address locked out before
+// stays locked out; a new one is not tracked until an entry's count ends.
+func TestDigestClientFlood(t *testing.T) {
+	r, now := digestRouter(t, Options{})
+	r.auth.digest.clients.max = 64
+	remote := func(i int) string {
+		return netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}), 4000).String()
+	}
+	fail := func(remote string) *http.Response {
+		nonce, _ := challengeNonce(t, digestGet(r, "/app/x", "", remote))
+		return digestGet(r, "/app/x", aliceAnswer(nonce, "00000001", "/app/x", strings.Repeat("0", 32)), remote)
+	}
+	for range digestMaxTries {
+		fail(client1)
+	}
+	for i := range 1000 {
+		challengeNonce(t, fail(remote(i)))
+	}
+	require.Equal(t, 64, r.auth.digest.clients.size())
+	require.Empty(t, digestGet(r, "/app/x", "", client1).Header.Values("WWW-Authenticate"), "still locked out")
+	for range digestMaxTries + 1 {
+		challengeNonce(t, fail(remote(5000)))
+	}
+
+	*now = now.Add(digestEvasionTime*time.Second + time.Second)
+	for range digestMaxTries {
+		fail(remote(5001))
+	}
+	require.Equal(t, 1, r.auth.digest.clients.size(), "the ended counts were swept")
+	require.Empty(t, digestGet(r, "/app/x", "", remote(5001)).Header.Values("WWW-Authenticate"))
+
+	var ds digestState
+	ds.init()
+	at := now.Unix()
+	grew := heapAfter(func() {
+		for i := range 4 * digestClientEntries {
+			ds.clients.record(netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, 12: byte(i >> 24), byte(i >> 16), byte(i >> 8), byte(i)}), false, at)
+		}
+	})
+	require.Equal(t, digestClientEntries, ds.clients.size())
+	t.Logf("%d addresses: %d entries, %.1f MiB", 4*digestClientEntries, ds.clients.size(), float64(grew)/(1<<20))
+	require.Less(t, grew, int64(2<<20), "the table's memory")
 }
 
 // TestDigestConcurrent: one Authorization sent at once on many

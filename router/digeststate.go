@@ -1,12 +1,16 @@
 package router
 
-import "sync"
+import (
+	"net/netip"
+	"sync"
+)
 
 // What digest authentication keeps across requests, in place of the
-// module's shared memory zone (auth_digest_shm_size, 4 MiB by default): a
-// table of fixed size, whatever clients send. The module fills its zone
-// with every nonce it issues, and once it is full answers every challenge
-// 503 until nonces expire; here a challenge keeps nothing.
+// module's shared memory zone (auth_digest_shm_size, 4 MiB by default):
+// two tables of fixed size, whatever clients send. The module fills its
+// zone with every nonce it issues, and once it is full answers every
+// challenge 503 until nonces expire; here a challenge keeps nothing, and
+// each table has its own rule for a flood.
 
 const (
 	// digestNonceEntries bounds the nonces in use a Router tracks: at the
@@ -14,6 +18,10 @@ const (
 	// entry lives at most digestNonceTimeout+digestNonceExpires seconds
 	// (70), so the table keeps up with 900 new nonces a second.
 	digestNonceEntries = 1 << 16
+	// digestClientEntries bounds the client addresses with failed logins
+	// a Router tracks; an entry lives digestEvasionTime (300 s) after the
+	// address's last failure.
+	digestClientEntries = 1 << 14
 )
 
 // nonceTable holds the nonce counts used of each nonce in use, as the
@@ -107,4 +115,94 @@ func (t *nonceTable) size() (entries, ring int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.m), len(t.order)
+}
+
+// lockoutTable counts the failed logins of each client address, as the
+// module's evasion tree does (module.c:1409-1510), in at most max
+// entries. An entry goes digestEvasionTime after the address's last
+// failure, or at its next login. When the table is full and none has
+// gone, a new address is not tracked, as the module tracks none when its
+// zone is full (module.c:1443-1451): a flood of addresses cannot free an
+// address locked out, it can only keep new ones from being counted. The
+// table is swept for gone entries at most once a second, when full.
+type lockoutTable struct {
+	mu    sync.Mutex
+	max   int
+	m     map[[16]byte]lockout
+	swept int64
+}
+
+// lockout is an address's failed logins, and the second its count ends:
+// digestEvasionTime after the last.
+type lockout struct {
+	until int64
+	fails int32
+}
+
+// lockedOut reports whether client is locked out at now (Unix seconds).
+// The zero Addr (no address) never is, as the module tracks only
+// network addresses.
+func (t *lockoutTable) lockedOut(client netip.Addr, now int64) bool {
+	if !client.IsValid() {
+		return false
+	}
+	k := addrKey(client)
+	t.mu.Lock()
+	e, found := t.m[k]
+	t.mu.Unlock()
+	return found && e.fails >= digestMaxTries && now < e.until
+}
+
+// record counts a failed login of client, or clears its count at a
+// login.
+func (t *lockoutTable) record(client netip.Addr, login bool, now int64) {
+	if !client.IsValid() {
+		return
+	}
+	k := addrKey(client)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e, found := t.m[k]
+	switch {
+	case login:
+		if found {
+			delete(t.m, k)
+		}
+		return
+	case !found && len(t.m) >= t.max:
+		t.sweep(now)
+		if len(t.m) >= t.max {
+			return
+		}
+	}
+	if now > e.until {
+		e.fails = 1
+	} else if e.fails < digestMaxTries {
+		e.fails++
+	}
+	e.until = now + digestEvasionTime
+	if t.m == nil {
+		t.m = make(map[[16]byte]lockout)
+	}
+	t.m[k] = e
+}
+
+// sweep drops the entries whose count has ended, at most once a second.
+func (t *lockoutTable) sweep(now int64) {
+	if now == t.swept {
+		return
+	}
+	t.swept = now
+	for k, e := range t.m {
+		if now > e.until {
+			delete(t.m, k)
+		}
+	}
+}
+
+// size is the number of entries; for tests.
+func (t *lockoutTable) size() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.m)
 }

@@ -1642,8 +1642,11 @@
 //     limits and source ranges, CORS preflight and authentication, the
 //     Hook, the canary's choice, the request body) and the backend's answer
 //     are not part of it; Decision.LeavesToServing reads them from the
-//     steps' declarations. Every case-file request (§18) checks that the
-//     two agree.
+//     steps' declarations. A route's weighted split (§20) chooses when
+//     serving: Decision.Shares lists its backends, each with the answer
+//     serving makes when it is chosen (503 for one without ready
+//     endpoints, 500 for an invalid one, ...). Every case-file request
+//     (§18) checks that the two agree.
 //   - A backend that cannot be connected to (refused, unreachable, connect
 //     timeout, failed TLS handshake) is retried on another of its
 //     endpoints, at most 3 tries (the location's proxy-next-upstream-tries,
@@ -2255,6 +2258,8 @@
 //     backendRefs are all invalid or of weight 0, or that has none,
 //     answers every request 500 (ReasonNoValidBackend), unless it
 //     redirects. Each invalid reference warns on its field.
+//     router.Router.Lookup lists the shares with those answers
+//     (Decision.Shares, §13).
 //   - RequestMirror, on the mirror feature (§11.8, match.Mirror with a
 //     Backend): a copy of each request goes to an endpoint of the
 //     mirrored Service in turn, with the request's Host, path and query,

@@ -71,6 +71,10 @@ type digestState struct {
 
 func (ds *digestState) init() {
 	ds.key = newNonceKey()
+	// The sequence starts anywhere, so nonces do not tell how many
+	// challenges the Router answered.
+	start := newNonceKey()
+	ds.seq.Store(binary.BigEndian.Uint32(start[:4]))
 	ds.now = time.Now
 	ds.nonces.max = digestNonceEntries
 	ds.clients.max = digestClientEntries

@@ -1046,22 +1046,41 @@
 // (user:realm:HA1, HA1 the lower-case hex MD5 of user:realm:password; with
 // auth-map each key a user and its value realm:HA1), and auth-realm, which
 // digest needs. As nginx's auth_digest module that ingress-nginx builds
-// (atomx/nginx-http-auth-digest v1.0.0): a request without matching
-// credentials answers 401 with WWW-Authenticate: Digest algorithm="MD5",
-// qop="auth", realm="<realm>", nonce="<nonce>"; credentials pass when the
-// user and the realm they name have an entry, their uri is the request's
-// target (or the target without its query), their response is the MD5 of
-// HA1, nonce, nc, cnonce, qop and the MD5 of method and uri, and their nonce
-// count is below 20; the answer then carries Authentication-Info (qop,
-// rspauth, cnonce, nc) and the backend never sees Authorization. Right
-// credentials with a nonce count of 20 or more or an expired nonce get the
-// challenge with stale="true", which browsers answer without asking again.
-// A nonce is the time it was issued and an HMAC of that time and the realm
-// under a key each router.Router draws at random: it cannot be forged, it
-// is good for 60 seconds (the module's auth_digest_timeout) and only at the
-// Router that issued it, and the router keeps nothing per nonce. Each check
-// is a few hashes, no slot needed. An entry whose HA1 is not 32 lower-case
-// hex digits cannot log in (SecretInvalid).
+// (atomx/nginx-http-auth-digest v1.0.0), with its defaults: a request
+// without matching credentials answers 401 with WWW-Authenticate: Digest
+// algorithm="MD5", qop="auth", realm="<realm>", nonce="<nonce>";
+// credentials pass when the user and the realm they name have an entry,
+// their uri is the request's target (or the target without its query),
+// their response is the MD5 of HA1, nonce, nc, cnonce, qop and the MD5 of
+// method and uri, their nonce count is below 20 and not used before with
+// that nonce (any order; the exact header sent again gets a new
+// challenge), and their nonce is fresh; the answer then carries
+// Authentication-Info (qop, rspauth, cnonce, nc) and the backend never
+// sees Authorization. A nonce is fresh for 60 seconds from its challenge
+// until its first use (auth_digest_timeout), then for 10 seconds from
+// that use (auth_digest_expires), in whole seconds; right credentials
+// with a nonce count of 20 or more or a nonce no longer fresh get the
+// challenge with stale="true", which browsers answer without asking
+// again. Each refused login of credentials that parse (a replay or a
+// stale nonce included) counts against the client address
+// (router.Router.ClientAddr, without the port), at every digest location
+// of the Router, as the module counts in one zone; after 5 within 300
+// seconds of each other (auth_digest_maxtries), the address gets 401
+// without a challenge (auth-lockout) for 300 seconds after the last
+// (auth_digest_evasion_time), whatever it sends; a login clears the
+// count. A nonce is the time it was issued, a sequence number and an
+// HMAC of both and the realm under a key each router.Router draws at
+// random: it cannot be forged, works only at the Router that issued it,
+// and a challenge keeps nothing. What is kept is bounded, in two tables of
+// fixed size per Router (their sizes are in the router package
+// documentation): the nonce counts used of each nonce from its first use,
+// 70 seconds at most, where a full table drops the oldest nonce and then
+// answers stale to every nonce issued before it that it does not hold, so
+// no count is ever accepted twice; and the failing addresses, where a full table
+// tracks no new address until an entry's 300 seconds end, and never
+// drops one locked out. Each check is a few hashes, no slot needed. An
+// entry whose HA1 is not 32 lower-case hex digits cannot log in
+// (SecretInvalid).
 //
 // External authentication, per location: auth-url (http or https, which may
 // use $host, $http_host, $best_http_host, $scheme, $pass_access_scheme,
@@ -1654,8 +1673,11 @@
 //     limits and source ranges, CORS preflight and authentication, the
 //     Hook, the canary's choice, the request body) and the backend's answer
 //     are not part of it; Decision.LeavesToServing reads them from the
-//     steps' declarations. Every case-file request (§18) checks that the
-//     two agree.
+//     steps' declarations. A route's weighted split (§20) chooses when
+//     serving: Decision.Shares lists its backends, each with the answer
+//     serving makes when it is chosen (503 for one without ready
+//     endpoints, 500 for an invalid one, ...). Every case-file request
+//     (§18) checks that the two agree.
 //   - A backend that cannot be connected to (refused, unreachable, connect
 //     timeout, failed TLS handshake) is retried on another of its
 //     endpoints, at most 3 tries (the location's proxy-next-upstream-tries,
@@ -1850,7 +1872,9 @@
 //     router verifies as a handshake's); digest (username and password, and
 //     optionally realm, uri, nc or nonce to send instead of a browser's: the
 //     runner first sends the request without Authorization, uncounted, and
-//     answers the Digest challenge it gets, qop auth); scenario, notes,
+//     answers the Digest challenge it gets, qop auth; or again: true alone,
+//     which sends the previous digest request's Authorization once more,
+//     a replay); scenario, notes,
 //     source; expect.
 //   - expect: status; service (the backend ID that received the request,
 //     or null when none did); route (the declaration matched,
@@ -1997,16 +2021,18 @@
 //   - A cors-allow-origin entry is matched as a suffix there (the regex
 //     is anchored only at its end); here the whole Origin must match. No
 //     browser sends an Origin that tells them apart (documented).
-//   - auth-type digest: the module keeps every nonce it issued in shared
-//     memory, accepts each nonce count once, ends a nonce 10 seconds after
-//     its first use, and answers 401 without a challenge to an address
-//     after 5 failed logins, for 300 seconds; here a nonce is signed, not stored, good
-//     for 60 seconds at the Router that issued it, and a captured request
-//     can be replayed within that time (documented, §11.7). Without
-//     auth-realm (or with realm "off") the module leaves the location open
-//     there; it answers 503 here (AnnotationRejected). An htdigest line with
-//     a one-character user and realm is skipped there (a length check off
-//     by one); it logs in here.
+//   - auth-type digest: the module keeps every nonce it issues in a 4 MiB
+//     shared memory zone, and once it is full answers every challenge 503
+//     until nonces expire; here a nonce is signed, not stored, and works
+//     only at the Router that issued it, and only the nonces in use are
+//     kept, in a table whose oldest entry gives way, unused nonces issued
+//     before it then answering stale (§11.7). A nonce the module has
+//     forgotten (unused past 60 seconds, or 300 seconds after its first
+//     use) gets a challenge without stale there; stale here (documented).
+//     Without auth-realm (or with realm "off") the module leaves the
+//     location open there; it answers 503 here (AnnotationRejected). An
+//     htdigest line with a one-character user and realm is skipped there
+//     (a length check off by one); it logs in here.
 //   - SHA-crypt ($5$, $6$) and DES crypt password hashes: verified there;
 //     here those users cannot log in (SecretInvalid).
 //   - An EndpointSlice address that can never be a pod (loopback,
@@ -2267,6 +2293,8 @@
 //     backendRefs are all invalid or of weight 0, or that has none,
 //     answers every request 500 (ReasonNoValidBackend), unless it
 //     redirects. Each invalid reference warns on its field.
+//     router.Router.Lookup lists the shares with those answers
+//     (Decision.Shares, §13).
 //   - RequestMirror, on the mirror feature (§11.8, match.Mirror with a
 //     Backend): a copy of each request goes to an endpoint of the
 //     mirrored Service in turn, with the request's Host, path and query,

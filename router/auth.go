@@ -33,12 +33,17 @@ const (
 	// ReasonAuthBusy is the 503 answered when a password check found no
 	// free slot in time (see Options.PasswordChecks).
 	ReasonAuthBusy = "auth-busy"
+	// ReasonAuthLockout is the 401 without a challenge that digest
+	// authentication answers a client address after 5 failed logins, for
+	// 300 seconds after the last (the module's auth_digest_maxtries and
+	// auth_digest_evasion_time).
+	ReasonAuthLockout = "auth-lockout"
 )
 
 // stepAuth applies the location's authentication (authorize). A location
 // whose authentication cannot be served is denied before it (stepDenied).
 var stepAuth = step{name: "auth", reasons: []string{
-	ReasonUnauthorized, ReasonAuthForbidden, ReasonAuthSignin, ReasonAuthError, ReasonAuthBusy,
+	ReasonUnauthorized, ReasonAuthForbidden, ReasonAuthSignin, ReasonAuthError, ReasonAuthBusy, ReasonAuthLockout,
 }}
 
 // passwordCheckWait is how long a request waits for a free password
@@ -54,6 +59,7 @@ var (
 	ansAuthSignin   = answer{http.StatusFound, ReasonAuthSignin, "302 Found: sign in first\n"}
 	ansAuthError    = answer{http.StatusInternalServerError, ReasonAuthError, "500 Internal Server Error: the authentication service failed\n"}
 	ansAuthBusy     = answer{http.StatusServiceUnavailable, ReasonAuthBusy, "503 Service Unavailable: too many password checks at once; try again\n"}
+	ansAuthLockout  = answer{http.StatusUnauthorized, ReasonAuthLockout, "401 Unauthorized: too many failed logins from this address; try again later\n"}
 )
 
 // authState is what authentication keeps across requests and tables.
@@ -68,8 +74,8 @@ type authState struct {
 	// checks holds one token per slow password check running
 	// (Options.PasswordChecks); nil: no bound.
 	checks chan struct{}
-	// nonceKey signs digest authentication's nonces (digest.go).
-	nonceKey [32]byte
+	// digest is what digest authentication keeps (digest.go).
+	digest digestState
 }
 
 // passwordCheckSlots is the bound on slow password checks at once:
@@ -107,10 +113,16 @@ func (r *Router) authorize(s *requestState) bool {
 		}
 	}
 	if d := a.Digest; d != nil {
-		now := time.Now()
-		info, stale, ok := digestAuth(&r.auth.nonceKey, req, d, now)
+		ds := &r.auth.digest
+		now := ds.now()
+		client := r.ClientAddr(req)
+		if ds.clients.lockedOut(client, now.Unix()) {
+			r.refuse(s, ansAuthLockout)
+			return true
+		}
+		info, stale, ok := ds.authenticate(req, d, client, now)
 		if !ok {
-			s.w.Header()["Www-Authenticate"] = []string{digestChallenge(&r.auth.nonceKey, d.Realm, stale, now)}
+			s.w.Header()["Www-Authenticate"] = []string{ds.challenge(d.Realm, stale, now)}
 			r.refuse(s, ansUnauthorized)
 			return true
 		}

@@ -61,6 +61,10 @@ type Decision struct {
 	// it. They are applied when serving, since the weight rotation moves
 	// with every request it decides.
 	Canary *match.Backend
+	// Shares are a proxied request's route's weighted backends
+	// (match.Split), each with the answer serving makes when the rotation
+	// chooses it (see Share); nil without a split.
+	Shares []Share
 }
 
 // Proxied reports that the request goes to a backend rather than being
@@ -75,8 +79,9 @@ func (d Decision) Proxied() bool { return d.Status == 0 }
 // ranges, which count requests, its CORS preflight and authentication,
 // which may ask a service, Options.Hook, the canary's choice (see
 // Decision.Canary), a route's weighted choice among its backends
-// (match.Split: Backend is then its first valid one), the request body,
-// and the backend's answer.
+// (match.Split: Backend is then its first valid one, and Decision.Shares
+// says what each choice answers), the request body, and the backend's
+// answer.
 func (r *Router) Lookup(req *http.Request) Decision {
 	grpc := isGRPC(req)
 	d := r.followRewrites(req, grpc, r.decide(req, grpc))
@@ -91,6 +96,7 @@ func (r *Router) Lookup(req *http.Request) Decision {
 			out.Canary = b.Traffic.Canary.Backend
 		}
 	}
+	out.Shares = d.splitShares(isGRPC(req))
 	return out
 }
 

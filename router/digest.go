@@ -9,8 +9,10 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"ramjet.dev/ramjet/match"
@@ -20,24 +22,63 @@ import (
 // serves it with nginx's auth_digest module (atomx/nginx-http-auth-digest
 // v1.0.0, which its image builds: images/nginx/rootfs/build.sh:33,486;
 // nginx.tmpl:1254-1262 turns the annotation into auth_digest and
-// auth_digest_user_file). The module keeps every nonce it issued in shared
-// memory; here a nonce is stateless and unforgeable instead: the time it
-// was issued and an HMAC of that time and the realm under a key each
-// Router draws at random, so a nonce is good only from the Router that
-// issued it, only for its realm, and only for digestNonceLifetime.
+// auth_digest_user_file), with the module's defaults. The module keeps
+// every nonce it issued in shared memory; here a nonce is signed instead:
+// the second it was issued, a sequence number, and an HMAC of both and the
+// realm under a key each Router draws at random, so a nonce is good only
+// from the Router that issued it and only for its realm, and a challenge
+// costs no memory. What the module keeps of a nonce once used (the nonce
+// counts accepted) and of a client address that fails to log in is kept
+// in the two tables of digeststate.go, each of fixed size.
 
 const (
-	// digestNonceLifetime is how long a nonce is accepted: the module's
-	// auth_digest_timeout default (ngx_http_auth_digest_module.c:37).
-	// Older nonces with right credentials get a challenge marked stale,
-	// which browsers answer without asking the user again.
-	digestNonceLifetime = 60 * time.Second
-	// digestReplays bounds the nonce count a client may use a nonce with:
-	// the module's auth_digest_replays default (module.c:40, :745-749).
+	// digestNonceTimeout is how long a nonce waits for its first use: the
+	// module's auth_digest_timeout (ngx_http_auth_digest_module.c:37,
+	// :1342). Right credentials with an older nonce get a challenge marked
+	// stale, which browsers answer without asking the user again.
+	digestNonceTimeout = 60
+	// digestNonceExpires is how long a nonce stays good after its first
+	// use, whatever its timeout: auth_digest_expires (module.c:38,
+	// :764-772). Both count whole seconds, as the module does.
+	digestNonceExpires = 10
+	// digestReplays bounds the nonce count a client may use a nonce with,
+	// each count once: the module's auth_digest_replays (module.c:40,
+	// :745-775).
 	digestReplays = 20
+	// digestMaxTries failed logins from a client address within
+	// digestEvasionTime seconds of each other lock it out until
+	// digestEvasionTime after the last: auth_digest_maxtries and
+	// auth_digest_evasion_time (module.c:41-42, :1409-1510).
+	digestMaxTries    = 5
+	digestEvasionTime = 300
 	// nonceMACLen is the HMAC's share of a nonce, in bytes: 96 bits.
 	nonceMACLen = 12
+	// nonceLen is a nonce's length in bytes: issue time, sequence
+	// number, HMAC; it is sent as twice as many hex digits.
+	nonceLen = 4 + 4 + nonceMACLen
 )
+
+// digestState is what digest authentication keeps in a Router, across
+// tables: the key its nonces are signed with, the last nonce's sequence
+// number, the nonces in use and the failing client addresses.
+type digestState struct {
+	key     [32]byte
+	seq     atomic.Uint32
+	nonces  nonceTable
+	clients lockoutTable
+	now     func() time.Time // time.Now; tests replace it
+}
+
+func (ds *digestState) init() {
+	ds.key = newNonceKey()
+	// The sequence starts anywhere, so nonces do not tell how many
+	// challenges the Router answered.
+	start := newNonceKey()
+	ds.seq.Store(binary.BigEndian.Uint32(start[:4]))
+	ds.now = time.Now
+	ds.nonces.max = digestNonceEntries
+	ds.clients.max = digestClientEntries
+}
 
 // newNonceKey draws the key a Router signs its digest nonces with.
 func newNonceKey() [32]byte {
@@ -48,44 +89,51 @@ func newNonceKey() [32]byte {
 	return k
 }
 
-// mintNonce returns a nonce for realm issued at now: 8 hex digits of the
-// time in seconds (32 bits, compared modulo 2^32), then 24 of the HMAC.
-func mintNonce(key *[32]byte, realm string, now time.Time) string {
-	var buf [4 + nonceMACLen]byte
+// nonceID names a nonce: the second it was issued (32 bits, compared
+// modulo 2^32), then its sequence number, so that IDs grow in the order
+// nonces are issued and no two nonces of a Router share one.
+type nonceID uint64
+
+func (id nonceID) issued() uint32 { return uint32(id >> 32) }
+
+// mintNonce returns a nonce for realm: the issue time in seconds and seq,
+// 8 hex digits each, then 24 of the HMAC.
+func mintNonce(key *[32]byte, realm string, now time.Time, seq uint32) string {
+	var buf [nonceLen]byte
 	binary.BigEndian.PutUint32(buf[:4], uint32(now.Unix()))
-	copy(buf[4:], nonceMAC(key, buf[:4], realm))
+	binary.BigEndian.PutUint32(buf[4:8], seq)
+	copy(buf[8:], nonceMAC(key, buf[:8], realm))
 	return hex.EncodeToString(buf[:])
 }
 
-func nonceMAC(key *[32]byte, issued []byte, realm string) []byte {
+func nonceMAC(key *[32]byte, id []byte, realm string) []byte {
 	m := hmac.New(sha256.New, key[:])
-	m.Write(issued)
+	m.Write(id)
 	m.Write([]byte(realm))
 	return m.Sum(nil)[:nonceMACLen]
 }
 
 // checkNonce reports whether nonce was minted under key for realm, and
-// whether it is stale: older than digestNonceLifetime (or from the future).
-func checkNonce(key *[32]byte, nonce, realm string, now time.Time) (valid, stale bool) {
-	var buf [4 + nonceMACLen]byte
+// its ID.
+func checkNonce(key *[32]byte, nonce, realm string) (id nonceID, valid bool) {
+	var buf [nonceLen]byte
 	if len(nonce) != 2*len(buf) {
-		return false, false
+		return 0, false
 	}
 	if _, err := hex.Decode(buf[:], []byte(nonce)); err != nil {
-		return false, false
+		return 0, false
 	}
-	if !hmac.Equal(buf[4:], nonceMAC(key, buf[:4], realm)) {
-		return false, false
+	if !hmac.Equal(buf[8:], nonceMAC(key, buf[:8], realm)) {
+		return 0, false
 	}
-	age := int64(int32(uint32(now.Unix()) - binary.BigEndian.Uint32(buf[:4])))
-	return true, age < 0 || age > int64(digestNonceLifetime/time.Second)
+	return nonceID(binary.BigEndian.Uint64(buf[:8])), true
 }
 
-// digestChallenge is the WWW-Authenticate value the module sends
+// challenge is the WWW-Authenticate value the module sends
 // (module.c:842-890): algorithm, qop and realm, a fresh nonce, and
 // stale="true" when the credentials were right but the nonce too old.
-func digestChallenge(key *[32]byte, realm string, stale bool, now time.Time) string {
-	s := `Digest algorithm="MD5", qop="auth", realm="` + realm + `", nonce="` + mintNonce(key, realm, now) + `"`
+func (ds *digestState) challenge(realm string, stale bool, now time.Time) string {
+	s := `Digest algorithm="MD5", qop="auth", realm="` + realm + `", nonce="` + mintNonce(&ds.key, realm, now, ds.seq.Add(1)) + `"`
 	if stale {
 		s += `, stale="true"`
 	}
@@ -202,24 +250,36 @@ func isToken(s string) bool {
 	return s != ""
 }
 
-// digestAuth checks the request's Digest credentials against d, in the
-// module's order (module.c:567-840): the user and realm must have an
-// entry; the uri parameter must be the request's target, or the target
-// up to its query (module.c:639-658, for .NET clients); the response must
-// be the right MD5; only then do the nonce count (below digestReplays)
-// and the nonce's age decide whether the challenge is marked stale. It
-// returns the Authentication-Info value for a request that passes.
-// Each check is a few MD5 and SHA-256 blocks: no slots are needed, unlike
-// a bcrypt password check.
-func digestAuth(key *[32]byte, req *http.Request, d *match.DigestAuth, now time.Time) (info string, stale, ok bool) {
+// authenticate checks the request's Digest credentials against d, for
+// the client at client, and returns the Authentication-Info value for a
+// request that passes. An Authorization that is no Digest credential of
+// the form the router issues (a nonce of another length included) is
+// answered with a challenge and counts for nothing, as the module declines
+// it before reading its user file (module.c:167-175, :555-562); any other
+// refusal counts as a failed login of client, and a pass clears them
+// (module.c:229-290). Each check is a few MD5 and SHA-256 blocks: no
+// slots are needed, unlike a bcrypt password check.
+func (ds *digestState) authenticate(req *http.Request, d *match.DigestAuth, client netip.Addr, now time.Time) (info string, stale, ok bool) {
 	v := req.Header["Authorization"]
 	if len(v) == 0 {
 		return "", false, false
 	}
 	f, parsed := parseDigestAuthorization(v[0])
-	if !parsed {
+	if !parsed || len(f.nonce) != 2*nonceLen {
 		return "", false, false
 	}
+	info, stale, ok = ds.verify(req, d, &f, now.Unix())
+	ds.clients.record(client, ok, now.Unix())
+	return info, stale, ok
+}
+
+// verify checks credentials in the module's order (module.c:567-840): the
+// user and realm must have an entry; the uri parameter must be the
+// request's target, or the target up to its query (module.c:639-658, for
+// .NET clients); the response must be the right MD5; only then do the
+// nonce count (below digestReplays), the nonce and its use decide between
+// a pass, a challenge marked stale, and a plain one (nonceTable.use).
+func (ds *digestState) verify(req *http.Request, d *match.DigestAuth, f *digestFields, now int64) (info string, stale, ok bool) {
 	ha1, found := d.Users.Lookup(f.username, f.realm)
 	if !found {
 		return "", false, false
@@ -228,21 +288,22 @@ func digestAuth(key *[32]byte, req *http.Request, d *match.DigestAuth, now time.
 	if target != f.uri && !(strings.HasPrefix(target, f.uri) && target[len(f.uri)] == '?') {
 		return "", false, false
 	}
-	want := digestResponse(ha1, f, req.Method+":"+f.uri)
+	want := digestResponse(ha1, *f, req.Method+":"+f.uri)
 	if subtle.ConstantTimeCompare([]byte(want), []byte(f.response)) != 1 {
 		return "", false, false
 	}
-	if nc, err := strconv.ParseUint(f.nc, 16, 31); err != nil || nc >= digestReplays {
+	nc, err := strconv.ParseUint(f.nc, 16, 31)
+	if err != nil || nc >= digestReplays {
 		return "", true, false
 	}
-	valid, old := checkNonce(key, f.nonce, d.Realm, now)
-	switch {
-	case !valid:
+	id, valid := checkNonce(&ds.key, f.nonce, d.Realm)
+	if !valid {
 		return "", false, false
-	case old:
-		return "", true, false
 	}
-	rspauth := digestResponse(ha1, f, ":"+f.uri)
+	if ok, stale = ds.nonces.use(id, uint(nc), now); !ok {
+		return "", stale, false
+	}
+	rspauth := digestResponse(ha1, *f, ":"+f.uri)
 	return `qop="auth", rspauth="` + rspauth + `", cnonce="` + f.cnonce + `", nc=` + f.nc, false, true
 }
 

@@ -78,6 +78,15 @@
 //     132 KiB), each keyed by the SHA-256 of the stored hash and the
 //     password; a new outcome replaces whatever held its slot, except that
 //     a failure never evicts a success.
+//   - Digest authentication (SPEC §11.7): a challenge keeps nothing. The
+//     nonce counts used of each nonce from its first use are kept for 70
+//     seconds at most, in a table of 65,536 nonces (about 4 MiB when
+//     full) allocated at the first login; when it is full the oldest
+//     nonce gives way and every nonce issued before it that the table
+//     does not hold answers stale, so a count is never accepted twice.
+//     Failed logins are counted for 16,384 client addresses (about
+//     1.2 MiB); when that table is full, a new address is not counted
+//     until an address's count ends, and an address locked out stays so.
 package router
 
 import (
@@ -516,7 +525,7 @@ func New(o Options) *Router {
 		r.h1 = newH1Pool(connect, read)
 	}
 	r.auth.rt, r.auth.timeout = up.h1, cmp.Or(o.AuthTimeout, DefaultAuthTimeout)
-	r.auth.nonceKey = newNonceKey()
+	r.auth.digest.init()
 	r.mirrors.send = r.sendMirror
 	if n := passwordCheckSlots(o.PasswordChecks); n > 0 {
 		r.auth.checks = make(chan struct{}, n)

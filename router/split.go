@@ -36,6 +36,53 @@ func (r *Router) routeSplits(t *match.Table) map[*match.Split]*balance.Split {
 	return m
 }
 
+// Share is one backend of a route's weighted split as Lookup reports it
+// (Decision.Shares): the rotation sends it Weight of every sum of the
+// weights of requests, and serving proxies them to Backend, or answers
+// them itself with Status and Reason, as it does a route's only backend:
+// 500 (ReasonInvalidBackend) for an invalid alternative (Backend nil), 503
+// for a backend without ready endpoints or whose Service or port does not
+// exist, 502 for a gRPC request to a backend not marked for gRPC.
+type Share struct {
+	Backend *match.Backend
+	Weight  int
+	Status  int // 0: proxied
+	Reason  string
+}
+
+// splitShares are the split's alternatives of positive weight, each with
+// the answer splitRequest makes when it chooses it (backendFor's, which
+// is the same for every request of the decision); nil when the decision
+// has no split or answers before the split chooses.
+func (d *decision) splitShares(grpc bool) []Share {
+	if d.st == nil || d.ans.status != 0 || d.backend == nil || d.res.Route == nil || d.res.Route.Split == nil {
+		return nil
+	}
+	var out []Share
+	for _, a := range d.res.Route.Split.Alternatives {
+		if a.Weight <= 0 {
+			continue
+		}
+		ans := ansInvalidBackend
+		if a.Backend != nil {
+			_, ans = d.st.backendFor(a.Backend, grpc)
+		}
+		out = append(out, Share{Backend: a.Backend, Weight: a.Weight, Status: ans.status, Reason: ans.reason})
+	}
+	return out
+}
+
+// sharesAnswer reports whether serving answers reason for one of d's
+// shares.
+func (d Decision) sharesAnswer(reason string) bool {
+	for _, s := range d.Shares {
+		if s.Status != 0 && s.Reason == reason {
+			return true
+		}
+	}
+	return false
+}
+
 // splitRequest chooses the route's backend for this request by weight:
 // an invalid one answers 500 (ReasonInvalidBackend), a valid one is
 // checked as decide checks a route's backend (backendFor). It reports

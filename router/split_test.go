@@ -2,6 +2,7 @@ package router
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -118,4 +119,59 @@ func TestMirrorToBackends(t *testing.T) {
 		require.Equal(t, "/orders?id=7", c.uri)
 		require.Equal(t, "app.example.com", c.host)
 	}
+}
+
+// Lookup agrees with serving on a route's weighted split: every answer
+// serving makes for a share it chose instead of proxying (a backend
+// without ready endpoints, a Service not found, an invalid alternative,
+// a backend not marked for gRPC) is one the Decision leaves to it.
+func TestSplitLookupAgrees(t *testing.T) {
+	s1 := httpBackend("prod/s1:80", "10.0.1.1:8080")
+	empty := httpBackend("prod/empty:80")
+	gone := &match.Backend{ID: "prod/gone:80", State: match.ServiceNotFound}
+	two := route(match.Prefix, "/two", s1)
+	two.Split = &match.Split{Alternatives: []match.Alternative{{Backend: s1, Weight: 1}, {Backend: empty, Weight: 1}}}
+	all := route(match.Prefix, "/all", s1)
+	all.Split = &match.Split{Alternatives: []match.Alternative{{Backend: s1, Weight: 1}, {Backend: empty, Weight: 1}, {Backend: gone, Weight: 1}, {Weight: 1}, {Backend: empty, Weight: 0}}}
+	tab := mustTable(match.Spec{VirtualHosts: []*match.VirtualHost{vhost("shop.example.com", nil, two, all)}, Backends: []*match.Backend{s1, empty, gone}})
+	var last Record
+	r := newTestRouter(Options{Transport: &countingTransport{counts: map[string]int{}}, Observer: func(rec Record) { last = rec }})
+	r.Publish(tab)
+	for _, tt := range []struct {
+		path    string
+		grpc    bool
+		answers map[string]int // reason ("" proxied) → requests, over two rotations
+	}{
+		{"/two/x", false, map[string]int{"": 2, ReasonNoEndpoints: 2}},
+		{"/all/x", false, map[string]int{"": 2, ReasonNoEndpoints: 2, ReasonServiceNotFound: 2, ReasonInvalidBackend: 2}},
+		{"/two/x", true, map[string]int{ReasonGRPCNotEnabled: 2, ReasonNoEndpoints: 2}},
+	} {
+		got := map[string]int{}
+		for range 2 * len(tt.answers) {
+			req := httptest.NewRequest(http.MethodPost, tt.path, nil)
+			req.Host = "shop.example.com"
+			if tt.grpc {
+				req.Header.Set("Content-Type", "application/grpc")
+				req.ProtoMajor, req.ProtoMinor, req.Proto = 2, 0, "HTTP/2.0"
+			}
+			d := r.Lookup(req)
+			require.True(t, d.Proxied(), tt.path)
+			r.ServeHTTP(httptest.NewRecorder(), req)
+			got[last.Reason]++
+			if last.Reason != "" {
+				require.True(t, d.LeavesToServing(last.Reason), "%s: Lookup proxies to %s, serving answered %s", tt.path, d.Backend.ID, last.Reason)
+			}
+		}
+		require.Equal(t, tt.answers, got, tt.path)
+	}
+	lookup := func(path string) Decision {
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		req.Host = "shop.example.com"
+		return r.Lookup(req)
+	}
+	require.Equal(t, []Share{{Backend: s1, Weight: 1}, {Backend: empty, Weight: 1, Status: 503, Reason: ReasonNoEndpoints},
+		{Backend: gone, Weight: 1, Status: 503, Reason: ReasonServiceNotFound}, {Weight: 1, Status: 500, Reason: ReasonInvalidBackend}},
+		lookup("/all/x").Shares, "each share of positive weight, with its answer")
+	require.False(t, lookup("/two/x").LeavesToServing(ReasonServiceNotFound), "an answer no share makes")
+	require.Nil(t, lookup("/nothing").Shares, "no route, no shares")
 }

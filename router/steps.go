@@ -145,8 +145,12 @@ type requestState struct {
 // runs before one writing decide's answer may take the place of any
 // Decision (the location's limits, CORS preflight and authentication,
 // Options.Hook); one after them (the canary, the body, the backend's
-// answer) only of a proxied one.
+// answer) only of a proxied one, as does the answer to one of its
+// Shares.
 func (d Decision) LeavesToServing(reason string) bool {
+	if d.Proxied() && d.sharesAnswer(reason) {
+		return true
+	}
 	before := false // a step writing decide's answer comes later
 	for i := len(requestSteps) - 1; i >= 0; i-- {
 		st := requestSteps[i]

@@ -215,7 +215,11 @@ func (r Request) String() string {
 	if len(r.ClientCertificate) > 0 {
 		fmt.Fprintf(&b, " client-cert=%q", r.ClientCertificate[0].Subject.String())
 	}
-	if d := r.Digest; d != nil {
+	switch d := r.Digest; {
+	case d == nil:
+	case d.Again:
+		b.WriteString(" digest=again")
+	default:
 		fmt.Fprintf(&b, " digest=%q", d.Username)
 	}
 	return b.String()
@@ -1110,7 +1114,9 @@ func (fr fileRequest) request() (Request, error) {
 	if err := r.setBody(fr); err != nil {
 		return r, err
 	}
-	if d := r.Digest; d != nil && d.Username == "" {
+	if d := r.Digest; d != nil && d.Again && *d != (DigestLogin{Again: true}) {
+		return r, errors.New("digest.again: sends the previous digest request's Authorization; no other digest field applies")
+	} else if d != nil && !d.Again && d.Username == "" {
 		return r, errors.New("digest.username: required")
 	}
 	if fr.ClientAddress != nil {

@@ -24,12 +24,24 @@ type DigestLogin struct {
 	NC string `json:"nc,omitempty"`
 	// Nonce is sent instead of the challenge's.
 	Nonce string `json:"nonce,omitempty"`
+	// Again sends the Authorization of the case's previous digest
+	// request once more, without a new challenge: a replay. The other
+	// fields are then left unset.
+	Again bool `json:"again,omitempty"`
 }
 
 // withDigest returns r with the Authorization header answering the
 // router's challenge for it. Without a Digest challenge it sends r as it
 // is, and the checks of r report what came instead.
 func (h *harness) withDigest(r Request) Request {
+	if r.Digest.Again {
+		headers := withoutAuthorization(r.Headers)
+		if h.lastDigest != "" {
+			headers["Authorization"] = h.lastDigest
+		}
+		r.Headers = headers
+		return r
+	}
 	probe := r
 	probe.Headers = withoutAuthorization(r.Headers)
 	out := h.serve(probe)
@@ -58,6 +70,7 @@ func (h *harness) withDigest(r Request) Request {
 	headers := withoutAuthorization(r.Headers)
 	headers["Authorization"] = `Digest username="` + d.Username + `", realm="` + realm + `", nonce="` + nonce +
 		`", uri="` + uri + `", qop=` + qop + `, nc=` + nc + `, cnonce="` + cnonce + `", response="` + response + `"`
+	h.lastDigest = headers["Authorization"]
 	r.Headers = headers
 	return r
 }

@@ -38,15 +38,17 @@ func TestDigestHandshake(t *testing.T) {
   warnings: []
   requests:
     - {host: d.example.com, path: /x, digest: {username: alice, password: wonderland}, repeat: 2, expect: {status: 200}}
+    - {host: d.example.com, path: /x, digest: {again: true}, expect: {status: 401}}
     - {host: d.example.com, path: /x, digest: {username: alice, password: wrong}, expect: {status: 200}}
 `), 0o644))
 	cases, err := LoadCases(file)
 	require.NoError(t, err)
 	res := Run(cases[0])
 	require.True(t, res.Requests[0].Pass, res.Report())
-	require.False(t, res.Requests[1].Pass)
-	require.Equal(t, []Mismatch{{Field: "status", Want: "200", Got: "401 (unauthorized)"}}, res.Requests[1].Mismatches)
-	require.Contains(t, res.Report(), `requests[1]: GET /x host="d.example.com" digest="alice"`)
+	require.True(t, res.Requests[1].Pass, "the previous Authorization again is a replay: %s", res.Report())
+	require.False(t, res.Requests[2].Pass)
+	require.Equal(t, []Mismatch{{Field: "status", Want: "200", Got: "401 (unauthorized)"}}, res.Requests[2].Mismatches)
+	require.Contains(t, res.Report(), `requests[2]: GET /x host="d.example.com" digest="alice"`)
 
 	require.NoError(t, os.WriteFile(file, []byte(`
 - name: no user
@@ -57,4 +59,14 @@ func TestDigestHandshake(t *testing.T) {
 `), 0o644))
 	_, err = LoadCases(file)
 	require.ErrorContains(t, err, "digest.username: required")
+
+	require.NoError(t, os.WriteFile(file, []byte(`
+- name: again with a user
+  objects: []
+  warnings: []
+  requests:
+    - {host: d.example.com, path: /x, digest: {again: true, username: alice}, expect: {status: 200}}
+`), 0o644))
+	_, err = LoadCases(file)
+	require.ErrorContains(t, err, "digest.again")
 }

@@ -21,6 +21,10 @@ func TestLookupDisagrees(t *testing.T) {
 	v2 := &match.Backend{ID: "prod/web-v2:80"}
 	split := &match.Route{Backend: b, Source: rt.Source, Split: &match.Split{Alternatives: []match.Alternative{{Backend: b, Weight: 1}, {Backend: v2, Weight: 1}, {Weight: 1}}}}
 	splitProxied := router.Decision{Match: router.Match{Generation: 2, Route: split, Backend: b}, Declaration: rt.Source}
+	empty := &match.Backend{ID: "prod/empty:80"}
+	emptySplit := &match.Route{Backend: b, Source: rt.Source, Split: &match.Split{Alternatives: []match.Alternative{{Backend: b, Weight: 1}, {Backend: empty, Weight: 1}}}}
+	emptyProxied := router.Decision{Match: router.Match{Generation: 2, Route: emptySplit, Backend: b}, Declaration: rt.Source,
+		Shares: []router.Share{{Backend: b, Weight: 1}, {Backend: empty, Weight: 1, Status: 503, Reason: router.ReasonNoEndpoints}}}
 	tests := []struct {
 		name     string
 		d        router.Decision
@@ -48,6 +52,8 @@ func TestLookupDisagrees(t *testing.T) {
 		{"split, its other backend", splitProxied, 200, "", router.Record{Generation: 2, Backend: v2.ID, Route: rt.Source}, false},
 		{"split, the invalid share", splitProxied, 500, "", router.Record{Generation: 2, Route: rt.Source, Status: 500, Reason: router.ReasonInvalidBackend}, false},
 		{"split, a backend not among it", splitProxied, 200, "", router.Record{Generation: 2, Backend: "prod/x:80", Route: rt.Source}, true},
+		{"split, the share without endpoints", emptyProxied, 503, "", router.Record{Generation: 2, Backend: empty.ID, Route: rt.Source, Status: 503, Reason: router.ReasonNoEndpoints}, false},
+		{"split, no share without endpoints", splitProxied, 503, "", router.Record{Generation: 2, Backend: v2.ID, Route: rt.Source, Status: 503, Reason: router.ReasonNoEndpoints}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -322,6 +322,9 @@ type harness struct {
 
 	// jar holds the cookies of the case's session requests.
 	jar cookieJar
+	// lastDigest is the Authorization of the case's last digest request
+	// (DigestLogin.Again).
+	lastDigest string
 }
 
 func newHarness(o router.Options) *harness {

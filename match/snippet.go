@@ -895,6 +895,22 @@ var snippetSection = section{
 			}
 		},
 		route: func(e *encoder, r *Route) { e.snippet(r.Snippet) },
+	}, {
+		// Which steps are the server-snippet's joined later, under a tag of
+		// its own, so tables without one keep their digest.
+		tag: "snippet-server-phase",
+		hostHas: func(vh *VirtualHost) bool {
+			return serverSteps(vh.FallbackSnippet) > 0 ||
+				slices.ContainsFunc(vh.SnippetLocations, func(l *SnippetLocation) bool { return serverSteps(l.Snippet) > 0 }) ||
+				slices.ContainsFunc(vh.Routes, func(r *Route) bool { return serverSteps(r.Snippet) > 0 })
+		},
+		host: func(e *encoder, vh *VirtualHost) {
+			e.num(serverSteps(vh.FallbackSnippet))
+			for _, l := range vh.SnippetLocations {
+				e.num(serverSteps(l.Snippet))
+			}
+		},
+		route: func(e *encoder, r *Route) { e.num(serverSteps(r.Snippet)) },
 	}},
 	text: textParts{
 		at: 90,
@@ -909,6 +925,13 @@ var snippetSection = section{
 	},
 }
 
+func serverSteps(s *Snippet) int {
+	if s == nil {
+		return 0
+	}
+	return s.Server
+}
+
 func (e *encoder) snippet(s *Snippet) {
 	if s == nil {
 		e.flag(false)
@@ -916,7 +939,6 @@ func (e *encoder) snippet(s *Snippet) {
 	}
 	e.flag(true)
 	e.ops(s.Ops)
-	e.num(s.Server)
 	e.num(len(s.Access))
 	for _, a := range s.Access {
 		e.flag(a.Deny)

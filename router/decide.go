@@ -65,6 +65,10 @@ type Decision struct {
 	// (match.Split), each with the answer serving makes when the rotation
 	// chooses it (see Share); nil without a split.
 	Shares []Share
+	// Target is the request-target the location was chosen for when a
+	// snippet's rewrite moved the request to another location (see
+	// relocate), "" when none did.
+	Target string
 }
 
 // Proxied reports that the request goes to a backend rather than being
@@ -84,8 +88,8 @@ func (d Decision) Proxied() bool { return d.Status == 0 }
 // answer.
 func (r *Router) Lookup(req *http.Request) Decision {
 	grpc := isGRPC(req)
-	d := r.followRewrites(req, grpc, r.decide(req, grpc))
-	out := Decision{Host: d.host, Status: d.ans.status, Reason: d.ans.reason, Location: d.location}
+	d, target := r.followRewrites(req, grpc, r.decide(req, grpc))
+	out := Decision{Host: d.host, Status: d.ans.status, Reason: d.ans.reason, Location: d.location, Target: target}
 	if d.src != nil {
 		out.Declaration = *d.src
 	}
@@ -96,7 +100,7 @@ func (r *Router) Lookup(req *http.Request) Decision {
 			out.Canary = b.Traffic.Canary.Backend
 		}
 	}
-	out.Shares = d.splitShares(isGRPC(req))
+	out.Shares = d.splitShares(grpc)
 	return out
 }
 

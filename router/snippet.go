@@ -123,8 +123,9 @@ func snippetOf(d *decision, loc match.Location) (sn *match.Snippet, sl *match.Sn
 
 // followRewrites is d once the snippet rewrites that move the request to
 // another location are followed, as serving follows them (relocate), for
-// Lookup. The snippet runs unless decide's answer comes before it.
-func (r *Router) followRewrites(req *http.Request, grpc bool, d decision) decision {
+// Lookup, with the target the last one left ("" when none moved it). The
+// snippet runs unless decide's answer comes before it.
+func (r *Router) followRewrites(req *http.Request, grpc bool, d decision) (_ decision, target string) {
 	for n := 0; n < maxURIChanges && d.st != nil && !answersBefore(&d, &stepSnippet); n++ {
 		sn, _ := snippetOf(&d, d.res.Location())
 		if sn == nil {
@@ -134,9 +135,10 @@ func (r *Router) followRewrites(req *http.Request, grpc bool, d decision) decisi
 		if !res.Relocate {
 			break
 		}
-		d = r.decideTarget(req, grpc, res.Target)
+		target = res.Target
+		d = r.decideTarget(req, grpc, target)
 	}
-	return d
+	return d, target
 }
 
 // answersBefore reports that decide's answer in d is written by a step

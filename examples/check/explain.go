@@ -36,6 +36,7 @@ type explainRequest struct {
 // explanation is the -json form of the explain view.
 type explanation struct {
 	Request   string           `json:"request"`
+	Rewritten string           `json:"rewrittenTo,omitempty"`
 	Host      string           `json:"host"`
 	Generated string           `json:"digest"`
 	VHost     *string          `json:"virtualHost"`
@@ -134,7 +135,13 @@ func explain(d router.Decision, req *http.Request, er explainRequest) explanatio
 		name := vh.Name
 		ex.VHost = &name
 		ex.HostWhy = hostWhy(d.Host, vh.Name)
-		target, _, _ := strings.Cut(req.RequestURI, "?")
+		target := req.RequestURI
+		if d.Target != "" {
+			// A snippet's rewrite moved the request: the location is chosen
+			// for the new URI.
+			target, ex.Rewritten = d.Target, d.Target
+		}
+		target, _, _ = strings.Cut(target, "?")
 		target, _, _ = strings.Cut(target, "#")
 		clean, err := match.NormalizePath(target)
 		for _, rt := range vh.Routes {
@@ -237,6 +244,9 @@ func routeMatches(rt *match.Route, clean string) (bool, string) {
 func writeExplanation(w io.Writer, ex explanation) {
 	fmt.Fprintf(w, "request  %s\n", ex.Request)
 	fmt.Fprintf(w, "host     %s\n", quoteHost(ex.Host))
+	if ex.Rewritten != "" {
+		fmt.Fprintf(w, "rewrite  a snippet's rewrite moves the request to %s; the location is chosen for it\n", ex.Rewritten)
+	}
 	if ex.VHost != nil {
 		fmt.Fprintf(w, "vhost    %s: %s\n", quoteHost(*ex.VHost), ex.HostWhy)
 	} else {

@@ -104,3 +104,34 @@ func TestExplain(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "NAME:VALUE")
 }
+
+// TestExplainSnippetRewrite: a snippet's rewrite that moves the request to
+// another location is followed, and the routes are weighed for the new URI.
+func TestExplainSnippetRewrite(t *testing.T) {
+	dir := t.TempDir()
+	m := explainManifests + `---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: old
+  namespace: prod
+  creationTimestamp: "2024-02-01T00:00:00Z"
+  annotations:
+    nginx.ingress.kubernetes.io/configuration-snippet: "rewrite ^/old/(.*)$ /api/login?from=$1 last;"
+spec:
+  ingressClassName: ramjet
+  rules:
+  - host: shop.example.com
+    http: {paths: [{path: /old, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "m.yaml"), []byte(m), 0o644))
+	code, stdout, stderr := checkRun("-explain", "-allow-snippet-annotations", "-annotations-risk-level", "Critical",
+		"-https", "-host", "shop.example.com", "-path", "/old/x", dir)
+	require.Equal(t, 0, code, stderr)
+	for _, line := range []string{
+		"rewrite  a snippet's rewrite moves the request to /api/login?from=x; the location is chosen for it",
+		"   1   WIN Exact /api/login -> Ingress prod/shop spec.rules[0].http.paths[2]: the path equals it byte for byte",
+	} {
+		assert.Contains(t, stdout, line+"\n")
+	}
+}

@@ -1553,7 +1553,7 @@
 //     controller sets the same values on its listeners itself (a 60 s
 //     header timeout, which also bounds the PROXY header, and 75 s idle).
 //   - The example controller serves HTTP/1 on its traffic listeners with
-//     a server loop of its own, examples/h1serve (-http1-server ramjet,
+//     a server loop of its own, router/h1 (-http1-server ramjet,
 //     the default; -http1-server net/http keeps net/http's server for
 //     everything). It calls the same http.Handler with net/http's server
 //     semantics: one goroutine per connection and none per request, the
@@ -1586,8 +1586,8 @@
 //     Transfer-Encoding on HTTP/1.0, answers 400 and closes the
 //     connection, as nginx does. net/http's server rewrites it before the
 //     handler sees it, so the check is made on the connection: callers who
-//     bring their own listener wrap it with router.GuardFraming
-//     (router.GuardFramingConn for one connection; over TLS after the
+//     bring their own listener wrap it with router/h1.GuardFraming
+//     (router/h1.GuardFramingConn for one connection; over TLS after the
 //     handshake, leaving connections that negotiated h2 as the bare
 //     *tls.Conn), as the example controller does on both its listeners
 //     under -http1-server net/http, its HTTPS listener doing the
@@ -1962,7 +1962,7 @@
 //     Transfer-Encoding on HTTP/1.0: 400 and the connection closed in
 //     both. net/http's server rewrites such a request before any handler
 //     runs, so the refusal is made on the connection by
-//     router.GuardFraming, which the example controller puts on both its
+//     router/h1.GuardFraming, which the example controller puts on both its
 //     listeners; on a listener without it net/http reads the first by its
 //     chunked framing and the second by Content-Length. The 400's body is
 //     net/http's plain "400 Bad Request", and a connection that switched

@@ -11,8 +11,8 @@ import (
 	"time"
 	"unsafe"
 
-	"ramjet.dev/ramjet/examples/h1serve"
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router/h1"
 )
 
 // The router is measured against a bare httputil.ReverseProxy with the same
@@ -30,7 +30,7 @@ import (
 //	for i in 1 2 3 4 5 6; do go test -run '^$' -bench 'Handler|Server' ./router/; done | benchstat -col /proxy -
 
 // benchBackend is the backend of the benchmarks: served by
-// examples/h1serve, the example controller's own HTTP/1 loop, whose few
+// router/h1, the example controller's own HTTP/1 loop, whose few
 // allocations (one per request here) leave the benchmarks' figures to the
 // proxies; net/http's server allocated 37 per request of the 40 that
 // BenchmarkHandler counted.
@@ -46,7 +46,7 @@ func benchSetup(b *testing.B) (tr *http.Transport, backend benchBackend) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := &h1serve.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s := &h1.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header()["Content-Type"] = benchContentType
 		w.Header()["Content-Length"] = benchLength

@@ -161,7 +161,7 @@ type config struct {
 	renewDeadline time.Duration
 	retryPeriod   time.Duration
 	// http1Server serves HTTP/1 on the traffic listeners: http1Ramjet
-	// (or "") the loop of examples/h1serve, http1NetHTTP net/http's.
+	// (or "") the loop of router/h1, http1NetHTTP net/http's.
 	http1Server string
 	// Server timeouts (SPEC §13); zero means the default.
 	idleTimeout     time.Duration

@@ -45,7 +45,7 @@ func TestHTTP1Server(t *testing.T) {
 
 // TestHTTP1ServerFraming: under either server, a request with both
 // Content-Length and Transfer-Encoding answers 400 and closes (the loop
-// refuses it itself, net/http through router.GuardFraming), and a plain
+// refuses it itself, net/http through h1.GuardFraming), and a plain
 // request is answered.
 func TestHTTP1ServerFraming(t *testing.T) {
 	for _, value := range []string{http1Ramjet, http1NetHTTP} {

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"ramjet.dev/ramjet/compile"
-	"ramjet.dev/ramjet/examples/h1serve"
 	"ramjet.dev/ramjet/router"
+	"ramjet.dev/ramjet/router/h1"
 )
 
 // instance is a started controller: its bound addresses and the servers
@@ -47,7 +47,7 @@ type listening struct {
 	// loops are the traffic listeners' HTTP/1 servers (-http1-server
 	// ramjet), each with its http.Server in servers as the fallback for
 	// HTTP/2; shut down before servers.
-	loops     []*h1serve.Server
+	loops     []*h1.Server
 	serve     []func() error
 	listeners []net.Listener
 }
@@ -129,7 +129,7 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 		if !ownLoop {
 			return func() error { return srv.Serve(ln) }
 		}
-		loop := &h1serve.Server{
+		loop := &h1.Server{
 			Handler:           srv.Handler,
 			ReadHeaderTimeout: srv.ReadHeaderTimeout,
 			IdleTimeout:       srv.IdleTimeout,
@@ -154,7 +154,7 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 		srv.Protocols = protocols
 		if !ownLoop {
 			// The loop refuses these framings itself.
-			ln = router.GuardFraming(ln)
+			ln = h1.GuardFraming(ln)
 		}
 		l.serve = append(l.serve, serveTraffic(srv, ln))
 	}
@@ -168,7 +168,7 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 		// serving table, so a rotated Secret takes effect on the next
 		// handshake without restarting the listener. The handshake is done
 		// before the server sees the connection, so that HTTP/1 requests
-		// read through router.GuardFramingConn (tlsListener).
+		// read through h1.GuardFramingConn (tlsListener).
 		srv := newTrafficServer()
 		srv.TLSConfig = rt.TLSConfig()
 		if getCertificate != nil {

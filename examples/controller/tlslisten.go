@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"ramjet.dev/ramjet/router"
+	"ramjet.dev/ramjet/router/h1"
 )
 
 // tlsListener does the TLS handshake of each connection ln accepts, each in
 // its own goroutine within handshakeTimeout, and hands the HTTPS server
 // the connections whose handshake is done: as the bare *tls.Conn when ALPN
 // chose HTTP/2, which net/http serves as HTTP/2 only on a *tls.Conn, and
-// otherwise wrapped in router.GuardFramingConn, which keeps the TLS state
+// otherwise wrapped in h1.GuardFramingConn, which keeps the TLS state
 // for Request.TLS and refuses the request framings nginx refuses. Serve it
 // with http.Server.Serve, the server's TLSConfig naming "h2" so that
 // net/http sets up HTTP/2.
@@ -29,7 +30,7 @@ type tlsListener struct {
 	// endpoint a connection's SNI is spliced to unterminated (see
 	// router.Router.PassthroughEndpoint).
 	passthrough func(serverName string) (addr string, release func(), ok bool)
-	// guard wraps HTTP/1 connections in router.GuardFramingConn, for
+	// guard wraps HTTP/1 connections in h1.GuardFramingConn, for
 	// net/http's server; the controller's own loop (-http1-server
 	// ramjet) refuses those framings itself and gets the bare *tls.Conn.
 	guard bool
@@ -125,7 +126,7 @@ func (l *tlsListener) handshake(c net.Conn) {
 	_ = raw.SetDeadline(time.Time{})
 	var hc net.Conn = tc
 	if l.guard && tc.ConnectionState().NegotiatedProtocol != "h2" {
-		hc = router.GuardFramingConn(tc)
+		hc = h1.GuardFramingConn(tc)
 	}
 	select {
 	case l.ready <- hc:

@@ -11,9 +11,9 @@
 #   router-nethttp  the same with a net/http Transport upstream
 #   proxy           a bare httputil.ReverseProxy
 #   router-1000     the router with 1,000 Ingresses loaded (INGRESSES=1000)
-#   router-loop-1000  the same behind examples/h1serve (INGRESSES=1000 with
+#   router-loop-1000  the same behind router/h1 (INGRESSES=1000 with
 #                   router-loop in CONFIGS)
-#   router-loop     the router behind examples/h1serve, the controller's
+#   router-loop     the router behind router/h1, the controller's
 #                   own HTTP/1.1 server loop; only when named in CONFIGS
 #   router-rawloop  the router behind a minimal HTTP/1.1 loop instead of
 #                   http.Server: a measuring device for what net/http's

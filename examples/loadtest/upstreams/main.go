@@ -11,7 +11,7 @@
 //	                    HTTP/1.1 upstream path
 //	-role proxy         a bare httputil.ReverseProxy to -backend with
 //	                    X-Forwarded-For, -Host and -Proto
-//	-role router-loop   the router behind examples/h1serve, the
+//	-role router-loop   the router behind router/h1, the
 //	                    controller's own HTTP/1.1 server loop (its
 //	                    default -http1-server), instead of http.Server
 //	-role router-rawloop the router behind serveRawLoop, a measuring
@@ -44,8 +44,8 @@ import (
 
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/compile/manifest"
-	"ramjet.dev/ramjet/examples/h1serve"
 	"ramjet.dev/ramjet/router"
+	"ramjet.dev/ramjet/router/h1"
 )
 
 func main() {
@@ -103,7 +103,7 @@ func run(role, listen, backendAddr string, ingresses, size int, maxRun time.Dura
 		defer ln.Close()
 	case "router-loop":
 		// The controller's settings (-http1-server ramjet).
-		s := &h1serve.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 75 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+		s := &h1.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 75 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
 		go func() { _ = s.Serve(ln) }()
 		defer s.Close()
 	default:

@@ -1,4 +1,4 @@
-package router
+package h1
 
 import (
 	"bytes"

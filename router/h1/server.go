@@ -1,4 +1,4 @@
-// Package h1serve is an HTTP/1.1 server loop that serves an http.Handler
+// Package h1 is an HTTP/1.1 server loop that serves an http.Handler
 // with one goroutine per connection and nothing per request but the
 // request's own parse: the response writer, buffers and request context
 // are the connection's and are reused from one request to the next, and no
@@ -12,7 +12,7 @@
 // does not serve to an http.Server: TLS connections that negotiated h2,
 // and cleartext HTTP/2 with prior knowledge. The deliberate differences
 // from net/http's server are listed on Server and tested.
-package h1serve
+package h1
 
 import (
 	"bytes"
@@ -33,7 +33,7 @@ import (
 // Where it differs from net/http's server on purpose:
 //   - A request with both Content-Length and Transfer-Encoding, or with
 //     Transfer-Encoding on HTTP/1.0, answers 400 and closes the
-//     connection (as nginx, and as net/http behind router.GuardFraming).
+//     connection (as nginx, and as net/http behind GuardFraming).
 //   - The request's context is cancelled when the client goes only from
 //     the moment the handler first asks for its Done channel (context
 //     AfterFunc, WithCancel and select all do); Err alone does not start

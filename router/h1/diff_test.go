@@ -1,4 +1,4 @@
-package h1serve
+package h1
 
 import (
 	"bufio"
@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"ramjet.dev/ramjet/router"
 )
 
 // seen is what the handler saw of one request.
@@ -101,7 +99,7 @@ func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // pair is net/http's server and the loop, each on its own loopback
 // listener, serving the same kind of handler with the controller's
-// settings (net/http behind router.GuardFraming, as the controller runs it).
+// settings (net/http behind GuardFraming, as the controller runs it).
 type pair struct {
 	std, loop       string
 	stdRec, loopRec *recorder
@@ -115,7 +113,7 @@ func newPair(t testing.TB) *pair {
 		t.Fatal(err)
 	}
 	std := &http.Server{Handler: p.stdRec, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 5 * time.Second, ErrorLog: quiet}
-	go std.Serve(router.GuardFraming(ln1))
+	go std.Serve(GuardFraming(ln1))
 	ln2, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -199,7 +197,7 @@ func answers(out []byte, methods []string) ([]answer, string) {
 // Date, framing, body, trailers, and after which response the
 // connection closed). The loop's deliberate differences from net/http's
 // server (Server's doc, doc.go §13) are outside what this compares or
-// arranged away: net/http runs behind router.GuardFraming, as the
+// arranged away: net/http runs behind GuardFraming, as the
 // controller runs it, so both refuse ambiguous framing; the handler does
 // not wait on the request's context (the loop watches the connection only
 // once something does: TestContextCancelledWhenClientGoes); header order,

@@ -1,4 +1,4 @@
-package h1serve
+package h1
 
 import (
 	"bufio"

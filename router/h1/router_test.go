@@ -1,4 +1,4 @@
-package h1serve
+package h1_test
 
 import (
 	"bufio"
@@ -15,11 +15,19 @@ import (
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/compile/manifest"
 	"ramjet.dev/ramjet/router"
+	"ramjet.dev/ramjet/router/h1"
 )
 
 // serveRouter serves the router, with one catch-all Ingress to backend,
 // under the loop, as the controller does; annotations are the Ingress's.
 func serveRouter(t *testing.T, backend http.Handler, o router.Options, annotations ...string) string {
+	t.Helper()
+	rt := catchAll(t, backend, o, annotations...)
+	return h1.ServeOn(t, &h1.Server{Handler: rt, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 10 * time.Second})
+}
+
+// catchAll is a router with one catch-all Ingress to backend.
+func catchAll(t *testing.T, backend http.Handler, o router.Options, annotations ...string) *router.Router {
 	t.Helper()
 	be := httptest.NewServer(backend)
 	t.Cleanup(be.Close)
@@ -62,7 +70,7 @@ spec:
 	rt := router.New(o)
 	rt.Publish(res.Table)
 	t.Cleanup(rt.CloseIdleConnections)
-	return serve(t, &Server{Handler: rt, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 10 * time.Second})
+	return rt
 }
 
 func TestRouterUpgradeTunnel(t *testing.T) {
@@ -82,7 +90,7 @@ func TestRouterUpgradeTunnel(t *testing.T) {
 		brw.WriteString("echo " + line)
 		brw.Flush()
 	}), router.Options{})
-	c, br := dial(t, addr)
+	c, br := h1.Dial(t, addr)
 	io.WriteString(c, "GET /ws HTTP/1.1\r\nHost: a.test\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n")
 	res, err := http.ReadResponse(br, nil)
 	if err != nil || res.StatusCode != http.StatusSwitchingProtocols {
@@ -102,7 +110,7 @@ func TestRouterExpectContinueAndTrailers(t *testing.T) {
 		w.Write(b)
 		w.Header().Set("X-Sum", fmt.Sprint(len(b)))
 	}), router.Options{})
-	c, br := dial(t, addr)
+	c, br := h1.Dial(t, addr)
 	io.WriteString(c, "PUT /up HTTP/1.1\r\nHost: a.test\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
 	line, err := br.ReadString('\n')
 	if line != "HTTP/1.1 100 Continue\r\n" {
@@ -110,7 +118,7 @@ func TestRouterExpectContinueAndTrailers(t *testing.T) {
 	}
 	br.ReadString('\n')
 	io.WriteString(c, "hello")
-	res, body := readResponse(t, br, "PUT")
+	res, body := h1.ReadResponse(t, br, "PUT")
 	if res.StatusCode != 200 || body != "hello" || res.Trailer.Get("X-Sum") != "5" {
 		t.Fatalf("status %d body %q trailer %v", res.StatusCode, body, res.Trailer)
 	}
@@ -125,7 +133,7 @@ func TestRouterClientGoneEndsBackendExchange(t *testing.T) {
 		case <-time.After(10 * time.Second):
 		}
 	}), router.Options{})
-	c, _ := dial(t, addr)
+	c, _ := h1.Dial(t, addr)
 	io.WriteString(c, "GET /slow HTTP/1.1\r\nHost: a.test\r\n\r\n")
 	time.Sleep(200 * time.Millisecond) // past the router's lazy hook
 	c.Close()
@@ -140,9 +148,9 @@ func TestRouterStalledBody408(t *testing.T) {
 	addr := serveRouter(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 	}), router.Options{ClientBodyTimeout: 200 * time.Millisecond})
-	c, br := dial(t, addr)
+	c, br := h1.Dial(t, addr)
 	io.WriteString(c, "POST /p HTTP/1.1\r\nHost: a.test\r\nContent-Length: 10\r\n\r\nabc")
-	res, _ := readResponse(t, br, "POST")
+	res, _ := h1.ReadResponse(t, br, "POST")
 	if res.StatusCode != http.StatusRequestTimeout || !res.Close {
 		t.Fatalf("status %d close %v, want 408 and the connection closed", res.StatusCode, res.Close)
 	}
@@ -152,15 +160,15 @@ func TestRouterKeepAliveAndFraming(t *testing.T) {
 	addr := serveRouter(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, strings.Repeat("x", 10))
 	}), router.Options{})
-	c, br := dial(t, addr)
+	c, br := h1.Dial(t, addr)
 	for range 3 {
 		io.WriteString(c, "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n")
-		if res, body := readResponse(t, br, "GET"); res.StatusCode != 200 || body != "xxxxxxxxxx" || res.Close {
+		if res, body := h1.ReadResponse(t, br, "GET"); res.StatusCode != 200 || body != "xxxxxxxxxx" || res.Close {
 			t.Fatalf("status %d body %q close %v", res.StatusCode, body, res.Close)
 		}
 	}
 	io.WriteString(c, "POST / HTTP/1.1\r\nHost: a.test\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n")
-	res, _ := readResponse(t, bufio.NewReader(br), "POST")
+	res, _ := h1.ReadResponse(t, bufio.NewReader(br), "POST")
 	if res.StatusCode != 400 || !res.Close {
 		t.Fatalf("ambiguous framing: status %d close %v, want 400 and closed", res.StatusCode, res.Close)
 	}
@@ -178,11 +186,11 @@ func TestRouterMirrorOutlivesRequest(t *testing.T) {
 	defer sink.Close()
 	addr := serveRouter(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), router.Options{},
 		fmt.Sprintf("nginx.ingress.kubernetes.io/mirror-target: 'http://%s$request_uri'", sink.Listener.Addr()))
-	c, br := dial(t, addr)
+	c, br := h1.Dial(t, addr)
 	const n = 50
 	for i := range n {
 		fmt.Fprintf(c, "GET /r%d HTTP/1.1\r\nHost: a\r\nX-Seq: %d\r\n\r\n", i, i)
-		readResponse(t, br, "GET")
+		h1.ReadResponse(t, br, "GET")
 	}
 	seen := map[string]bool{}
 	for range n {

@@ -1,4 +1,4 @@
-package h1serve
+package h1
 
 import (
 	"bufio"
@@ -580,7 +580,7 @@ func (c *conn) readTransfer(req *http.Request) error {
 	http11 := req.ProtoAtLeast(1, 1) || req.ProtoMajor == 0 && req.ProtoMinor == 0
 	if raw, present := h["Transfer-Encoding"]; present {
 		unsupported := http11 && (len(raw) != 1 || !strings.EqualFold(raw[0], "chunked"))
-		// The framing refusal stands where router.GuardFraming stood:
+		// The framing refusal stands where GuardFraming stood:
 		// before net/http read an HTTP/1.x head, after it read HTTP/0.0,
 		// which it refuses first for an encoding it does not serve (501).
 		if unsupported && req.ProtoMajor != 1 {

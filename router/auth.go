@@ -17,6 +17,7 @@ import (
 	"ramjet.dev/ramjet/match"
 	"ramjet.dev/ramjet/match/htpasswd"
 	"ramjet.dev/ramjet/match/urltemplate"
+	"ramjet.dev/ramjet/router/h1"
 )
 
 // DefaultAuthTimeout bounds an external-auth subrequest when
@@ -525,7 +526,7 @@ func authHeaders(h http.Header, req *http.Request, v *urltemplate.RequestVars, x
 			"Te", "Trailer", "Transfer-Encoding", "Upgrade", "Content-Length", "Expect":
 			continue
 		}
-		if withheld(k) || len(conn) > 0 && connectionListed(conn, k) {
+		if withheld(k) || len(conn) > 0 && h1.ListsToken(conn, k) {
 			continue
 		}
 		h[k] = vs
@@ -560,7 +561,7 @@ func authHeaders(h http.Header, req *http.Request, v *urltemplate.RequestVars, x
 // field the router set itself.
 func unlistConnection(h http.Header, name string) {
 	conn := h["Connection"]
-	if len(conn) == 0 || !connectionListed(conn, name) {
+	if len(conn) == 0 || !h1.ListsToken(conn, name) {
 		return
 	}
 	var kept []string

@@ -6,8 +6,9 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
+
+	"ramjet.dev/ramjet/router/h1"
 )
 
 // h1Head is the head of a backend's HTTP/1.1 response, read straight from
@@ -263,7 +264,7 @@ func (h *h1Head) readFields(br *bufio.Reader, budget *int) error {
 func canonicalizeName(a []byte) bool {
 	upper := true
 	for i, c := range a {
-		if !isTokenByte(c) {
+		if !h1.IsTokenByte(c) {
 			return false
 		}
 		if upper && 'a' <= c && c <= 'z' {
@@ -275,15 +276,6 @@ func canonicalizeName(a []byte) bool {
 		upper = c == '-'
 	}
 	return len(a) > 0
-}
-
-// isTokenByte reports a byte allowed in a field name (RFC 9110 §5.6.2).
-func isTokenByte(c byte) bool {
-	switch {
-	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		return true
-	}
-	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
 }
 
 // validValue reports a field value of visible ASCII, obs-text, spaces and
@@ -319,8 +311,8 @@ func (h *h1Head) frame(method string) error {
 			clCount++
 		case "Connection":
 			v := []string{f.value}
-			hasClose = hasClose || connectionListed(v, "close")
-			hasKeepAlive = hasKeepAlive || connectionListed(v, "keep-alive")
+			hasClose = hasClose || h1.ListsToken(v, "close")
+			hasKeepAlive = hasKeepAlive || h1.ListsToken(v, "keep-alive")
 		case "Trailer":
 			trailer = append(trailer, f.value)
 		}
@@ -345,11 +337,10 @@ func (h *h1Head) frame(method string) error {
 	}
 	var n int64
 	if clCount > 0 {
-		v, err := strconv.ParseUint(cl, 10, 63)
-		if err != nil {
+		var err error
+		if n, err = h1.ParseContentLength(cl); err != nil {
 			return errContentLength
 		}
-		n = int64(v)
 	}
 	if h.chunked && len(trailer) > 0 {
 		for _, v := range trailer {
@@ -361,8 +352,7 @@ func (h *h1Head) frame(method string) error {
 					continue
 				}
 				name = http.CanonicalHeaderKey(name)
-				switch name {
-				case "Transfer-Encoding", "Trailer", "Content-Length":
+				if h1.ForbiddenTrailer(name) {
 					return errTrailerName
 				}
 				if !contains(h.trailer, name) {
@@ -392,7 +382,7 @@ func (h *h1Head) frame(method string) error {
 // and not beside a chunked body (net/http removes it there too).
 func (h *h1Head) forwarded(i int, connection []string) bool {
 	f := h.fields[i]
-	if skipResponseHeader(f.key) || len(connection) > 0 && connectionListed(connection, f.key) {
+	if skipResponseHeader(f.key) || len(connection) > 0 && h1.ListsToken(connection, f.key) {
 		return false
 	}
 	if f.key == "Content-Length" {

@@ -2,7 +2,6 @@ package router
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router/h1"
 )
 
 // serveH1 proxies a request to an HTTP/1.1 backend over the router's own
@@ -208,7 +208,7 @@ func (t *h1Try) send(upgrade string, length int64) (*h1Head, error) {
 	}
 	read := t.x.timeouts.read
 	deadline := time.Now().Add(read)
-	waiting := length != 0 && expectsContinue(req)
+	waiting := length != 0 && h1.ExpectsContinue(req.Header)
 	budget, informed := headBudget(t.x.proxying()), 0
 	if length != 0 && !waiting {
 		t.body = startBody(pc, req, length, read, send)
@@ -256,7 +256,7 @@ func (t *h1Try) send(upgrade string, length int64) (*h1Head, error) {
 			return nil, err
 		}
 		t.received = true
-		if tick && !headBuffered(pc.br) {
+		if tick && !h1.HeadBuffered(pc.br) {
 			// The rest of the head is read under the read timeout.
 			_ = pc.c.SetReadDeadline(deadline)
 		}
@@ -289,13 +289,6 @@ func (t *h1Try) send(upgrade string, length int64) (*h1Head, error) {
 	}
 }
 
-// headBuffered reports whether br holds a whole response head: an empty
-// line, as the head parser ends it ("\r\n" or a bare "\n").
-func headBuffered(br *bufio.Reader) bool {
-	b, _ := br.Peek(br.Buffered())
-	return bytes.Contains(b, []byte("\n\r\n")) || bytes.Contains(b, []byte("\n\n"))
-}
-
 // inlineBodyMax is the largest held body sent with the request head in one
 // write: well under the socket buffers, so the write cannot wait on a
 // backend that answers without reading.
@@ -308,10 +301,6 @@ func inlineBody(req *http.Request, length int64) []byte {
 		return hb.b
 	}
 	return nil
-}
-
-func expectsContinue(req *http.Request) bool {
-	return len(req.Header["Expect"]) > 0 && strings.EqualFold(req.Header["Expect"][0], "100-continue")
 }
 
 // inform passes an informational response (103 Early Hints and the like)

@@ -7,10 +7,10 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
+	"ramjet.dev/ramjet/router/h1"
 	"ramjet.dev/ramjet/router/rawsock"
 )
 
@@ -191,25 +191,10 @@ func skipRequestHeader(k string) bool {
 	return withheld(k)
 }
 
-// connectionListed reports whether the Connection header names k as a
-// hop-by-hop header of this hop.
-func connectionListed(conn []string, k string) bool {
-	for _, v := range conn {
-		for v != "" {
-			var tok string
-			tok, v, _ = strings.Cut(v, ",")
-			if strings.EqualFold(strings.Trim(tok, " \t"), k) { // optional whitespace: SP and HTAB
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // upgradeType is the protocol a request asks to switch to ("" when it
 // asks for none), as ReverseProxy reads it.
 func upgradeType(h http.Header) string {
-	if !connectionListed(h["Connection"], "Upgrade") {
+	if !h1.ListsToken(h["Connection"], "Upgrade") {
 		return ""
 	}
 	return h.Get("Upgrade")
@@ -219,7 +204,7 @@ func upgradeType(h http.Header) string {
 // proxy passes on.
 func teTrailers(h http.Header) bool {
 	for _, v := range h["Te"] {
-		if connectionListed([]string{v}, "trailers") {
+		if h1.ListsToken([]string{v}, "trailers") {
 			return true
 		}
 	}
@@ -250,7 +235,7 @@ func writeRequestHead(bw *bufio.Writer, x *exchange, req *http.Request, upgrade 
 	bw.WriteString("\r\n")
 	conn := req.Header["Connection"]
 	for k, vs := range req.Header {
-		if skipRequestHeader(k) || len(conn) > 0 && connectionListed(conn, k) || x.act.replacesHeader(k) {
+		if skipRequestHeader(k) || len(conn) > 0 && h1.ListsToken(conn, k) || x.act.replacesHeader(k) {
 			continue
 		}
 		for _, v := range vs {

@@ -235,7 +235,7 @@ func (c *conn) serve(base context.Context) {
 			if headerTimeout > 0 {
 				// A head that came whole is read from the buffer: no
 				// deadline of its own (one deadline call fewer per request).
-				if !headBuffered(c.br) {
+				if !HeadBuffered(c.br) {
 					c.setReadDeadline(time.Now().Add(headerTimeout))
 				}
 			} else if idleTimeout > 0 {
@@ -267,7 +267,7 @@ func (c *conn) serve(base context.Context) {
 		// next wait sets its own, but a watch or a Hijack, which lift it.
 		w := &c.w
 		w.reset(req)
-		if expectsContinue(req) {
+		if ExpectsContinue(req.Header) {
 			if req.ProtoAtLeast(1, 1) && req.ContentLength != 0 {
 				c.b.expect, c.b.expectBody = true, true
 				w.canContinue.Store(true)
@@ -330,15 +330,6 @@ func (c *conn) idleDeadline(idle time.Duration) {
 func (c *conn) setReadDeadline(t time.Time) {
 	c.rdl = t
 	_ = c.rwc.SetReadDeadline(t)
-}
-
-// headBuffered reports whether br holds a whole request head past any
-// empty lines before it (see readRequest): an empty line, "\r\n" or a
-// bare "\n", after the request line.
-func headBuffered(br *bufio.Reader) bool {
-	b, _ := br.Peek(br.Buffered())
-	b = bytes.TrimLeft(b, "\r\n")
-	return bytes.Contains(b, []byte("\n\r\n")) || bytes.Contains(b, []byte("\n\n"))
 }
 
 // next prepares the request objects for the connection's next request:
@@ -586,7 +577,7 @@ func (c *conn) readTransfer(req *http.Request) error {
 		if unsupported && req.ProtoMajor != 1 {
 			return errUnsupportedT
 		}
-		if _, cl := h["Content-Length"]; cl || req.ProtoMajor == 1 && req.ProtoMinor == 0 {
+		if _, cl := h["Content-Length"]; refusedFraming(true, cl, req.ProtoMajor == 1 && req.ProtoMinor == 0) {
 			return errFraming
 		}
 		if unsupported {
@@ -609,7 +600,7 @@ func (c *conn) readTransfer(req *http.Request) error {
 	}
 	if len(cls) > 0 {
 		var err error
-		if n, err = parseContentLength(cls[0]); err != nil {
+		if n, err = ParseContentLength(cls[0]); err != nil {
 			return err
 		}
 	} else if !chunked {
@@ -642,11 +633,8 @@ func (c *conn) readTransfer(req *http.Request) error {
 					continue
 				}
 				key := http.CanonicalHeaderKey(f)
-				switch key {
-				case "Transfer-Encoding", "Trailer", "Content-Length":
-					if err == nil {
-						err = fmt.Errorf("bad trailer key %q", key)
-					}
+				if ForbiddenTrailer(key) && err == nil {
+					err = fmt.Errorf("bad trailer key %q", key)
 				}
 				trailer[key] = nil
 			}
@@ -662,23 +650,6 @@ func (c *conn) readTransfer(req *http.Request) error {
 	return nil
 }
 
-func parseContentLength(cl string) (int64, error) {
-	cl = textproto.TrimString(cl)
-	if cl == "" {
-		return -1, errors.New("bad Content-Length")
-	}
-	for i := 0; i < len(cl); i++ {
-		if cl[i] < '0' || cl[i] > '9' {
-			return -1, fmt.Errorf("bad Content-Length %q", cl)
-		}
-	}
-	n, err := strconv.ParseUint(cl, 10, 63)
-	if err != nil {
-		return -1, fmt.Errorf("bad Content-Length %q", cl)
-	}
-	return int64(n), nil
-}
-
 func shouldClose(major, minor int, h http.Header) bool {
 	if major < 1 {
 		return true
@@ -692,38 +663,12 @@ func shouldClose(major, minor int, h http.Header) bool {
 }
 
 func validMethod(m string) bool {
-	return len(m) > 0 && strings.IndexFunc(m, func(r rune) bool { return !httpguts.IsTokenRune(r) }) == -1
-}
-
-func expectsContinue(r *http.Request) bool {
-	return hasToken(r.Header.Get("Expect"), "100-continue")
-}
-
-// hasToken is net/http's test for a token in a header value (the first
-// value of a field, where net/http looks), with its idea of boundaries.
-func hasToken(v, token string) bool {
-	if len(token) > len(v) || token == "" {
-		return false
-	}
-	if v == token {
-		return true
-	}
-	boundary := func(b byte) bool { return b == ' ' || b == ',' || b == '\t' }
-	for sp := 0; sp <= len(v)-len(token); sp++ {
-		if b := v[sp]; b != token[0] && b|0x20 != token[0] {
-			continue
-		}
-		if sp > 0 && !boundary(v[sp-1]) {
-			continue
-		}
-		if end := sp + len(token); end != len(v) && !boundary(v[end]) {
-			continue
-		}
-		if strings.EqualFold(v[sp:sp+len(token)], token) {
-			return true
+	for i := 0; i < len(m); i++ {
+		if !tokenByte[m[i]] {
+			return false
 		}
 	}
-	return false
+	return len(m) > 0
 }
 
 // connReader is what the connection's bufio.Reader reads from: it bounds

@@ -526,7 +526,7 @@ func (g *framingGuard) clByte(b byte) {
 // how the body is read.
 func (g *framingGuard) headEnd() bool {
 	h := g.head
-	if h&hTE != 0 && (g.clCount > 0 || h&hHTTP11 == 0) {
+	if refusedFraming(h&hTE != 0, g.clCount > 0, h&hHTTP11 == 0) {
 		return true
 	}
 	switch {

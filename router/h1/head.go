@@ -164,9 +164,6 @@ func parsePlainHead(buf []byte, s *headScratch, reuse bool) (h plainHead, n int,
 	return h, end + 4, true
 }
 
-// tokenByte: the bytes of an HTTP token (RFC 9110 section 5.6.2).
-var tokenByte = alnumAnd("!#$%&'*+-.^_`|~")
-
 // pathByte: the bytes net/url keeps as they are in a path (no RawPath is
 // set, nothing is unescaped).
 var pathByte = alnumAnd("-_.~$&+,/:;=@")

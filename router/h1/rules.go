@@ -1,0 +1,111 @@
+package h1
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/textproto"
+	"strconv"
+	"strings"
+)
+
+// The HTTP/1 rules the server, the framing guard and the router's backend
+// client share, so that both sides of the router read a message alike.
+
+// tokenByte: the bytes of an HTTP token (RFC 9110 section 5.6.2).
+var tokenByte = alnumAnd("!#$%&'*+-.^_`|~")
+
+// IsTokenByte reports a byte allowed in a token: a method, a field name.
+func IsTokenByte(c byte) bool { return tokenByte[c] }
+
+// ParseContentLength reads a Content-Length value as net/http does:
+// optional whitespace around decimal digits, at most 2^63-1.
+func ParseContentLength(cl string) (int64, error) {
+	cl = textproto.TrimString(cl)
+	if cl == "" {
+		return -1, errors.New("bad Content-Length")
+	}
+	for i := 0; i < len(cl); i++ {
+		if cl[i] < '0' || cl[i] > '9' {
+			return -1, fmt.Errorf("bad Content-Length %q", cl)
+		}
+	}
+	n, err := strconv.ParseUint(cl, 10, 63)
+	if err != nil {
+		return -1, fmt.Errorf("bad Content-Length %q", cl)
+	}
+	return int64(n), nil
+}
+
+// refusedFraming is nginx's refusal of a request's body framing (SPEC §13):
+// Transfer-Encoding beside Content-Length, or on HTTP/1.0.
+func refusedFraming(te, cl, http10 bool) bool { return te && (cl || http10) }
+
+// ForbiddenTrailer reports a field name a Trailer field may not announce.
+func ForbiddenTrailer(canonical string) bool {
+	switch canonical {
+	case "Transfer-Encoding", "Trailer", "Content-Length":
+		return true
+	}
+	return false
+}
+
+// ExpectsContinue reports a request that waits for 100 Continue before it
+// sends its body: net/http's rule, for its server and its Transport alike.
+func ExpectsContinue(h http.Header) bool {
+	return hasToken(h.Get("Expect"), "100-continue")
+}
+
+// HeadBuffered reports whether br holds a whole message head, so that
+// reading it cannot wait: an empty line ("\r\n" or a bare "\n", as the
+// head parsers end it) after the start line. Empty lines before the start
+// line do not count (a server skips them between requests).
+func HeadBuffered(br *bufio.Reader) bool {
+	b, _ := br.Peek(br.Buffered())
+	b = bytes.TrimLeft(b, "\r\n")
+	return bytes.Contains(b, []byte("\n\r\n")) || bytes.Contains(b, []byte("\n\n"))
+}
+
+// ListsToken reports whether a comma-separated field (Connection, TE),
+// over all its values, names token.
+func ListsToken(values []string, token string) bool {
+	for _, v := range values {
+		for v != "" {
+			var tok string
+			tok, v, _ = strings.Cut(v, ",")
+			if strings.EqualFold(strings.Trim(tok, " \t"), token) { // optional whitespace: SP and HTAB
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasToken is net/http's test for a token in a header value (the first
+// value of a field, where net/http looks), with its idea of boundaries.
+func hasToken(v, token string) bool {
+	if len(token) > len(v) || token == "" {
+		return false
+	}
+	if v == token {
+		return true
+	}
+	boundary := func(b byte) bool { return b == ' ' || b == ',' || b == '\t' }
+	for sp := 0; sp <= len(v)-len(token); sp++ {
+		if b := v[sp]; b != token[0] && b|0x20 != token[0] {
+			continue
+		}
+		if sp > 0 && !boundary(v[sp-1]) {
+			continue
+		}
+		if end := sp + len(token); end != len(v) && !boundary(v[end]) {
+			continue
+		}
+		if strings.EqualFold(v[sp:sp+len(token)], token) {
+			return true
+		}
+	}
+	return false
+}

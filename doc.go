@@ -1232,7 +1232,12 @@
 //   - request headers to the backend: proxy_set_header (an empty value
 //     drops the header; Host sets the backend's Host),
 //     more_set_input_headers (-r: only replace, -t) and
-//     more_clear_input_headers.
+//     more_clear_input_headers. A value that holds a control byte once
+//     expanded (CR, LF, NUL: $uri and the captures are the decoded path,
+//     so %0d%0a puts CRLF in them) is not sent, nor the client's header of
+//     that name, and a Host so keeps the client's: counted in
+//     router.Stats.HeadersDropped. nginx sends it as it is, adding header
+//     lines, or a whole second request, to the head the backend reads.
 //   - answers: return code [text|URL] and return URL (a relative redirect
 //     made absolute, as nginx's absolute_redirect); rewrite regex
 //     replacement [last|break|redirect|permanent] on the normalized path,
@@ -2105,6 +2110,11 @@
 //   - An Ingress with snippets at an annotations-risk-level below
 //     Critical: not served there; here served without them
 //     (SnippetAnswerIgnored).
+//   - A request header value that holds CR, LF, NUL or another control
+//     byte once its variables are expanded (a snippet's, §11.9;
+//     proxy-set-headers, §1): written into the backend's request head
+//     there, where it adds header lines or a whole request; not sent here
+//     (counted in router.Stats.HeadersDropped).
 //   - ModSecurity (enable-modsecurity, enable-owasp-core-rules,
 //     modsecurity-snippet, modsecurity-transaction-id, and the ConfigMap's
 //     enable-modsecurity, enable-owasp-modsecurity-crs, modsecurity-snippet):

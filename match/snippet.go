@@ -653,8 +653,14 @@ func setExpires(h map[string][]string, v string) {
 }
 
 // ApplyRequest makes the request header edits on h (a copy the caller
-// owns) and returns the Host the backend gets ("" to keep it).
-func ApplyRequest(edits []HeaderEdit, h map[string][]string) (host string) {
+// owns) and returns the Host the backend gets ("" to keep it). A value
+// that is no valid header value once expanded (ValidHeaderValue: $uri is
+// the decoded path, so a client puts CR and LF in it with %0d%0a) is
+// dropped, and counted in dropped: nginx would write it as it is, adding
+// lines, or a whole request, to the head the backend reads. The header
+// is then not sent at all, the client's of that name included; a dropped
+// Host keeps the client's.
+func ApplyRequest(edits []HeaderEdit, h map[string][]string) (host string, dropped int) {
 	for _, e := range edits {
 		name := textproto.CanonicalMIMEHeaderKey(e.Name)
 		switch {
@@ -663,6 +669,13 @@ func ApplyRequest(edits []HeaderEdit, h map[string][]string) (host string) {
 		case len(e.Types) > 0 && !typeIn(h["Content-Type"], e.Types):
 		case !e.Always && h[name] == nil:
 			// more_set_input_headers -r: only replace one present.
+		case !ValidHeaderValue(e.Value):
+			dropped++
+			if name == "Host" {
+				host = ""
+			} else {
+				delete(h, name)
+			}
 		case name == "Host":
 			host = e.Value
 		case e.Value == "":
@@ -671,7 +684,19 @@ func ApplyRequest(edits []HeaderEdit, h map[string][]string) (host string) {
 			h[name] = []string{e.Value}
 		}
 	}
-	return host
+	return host, dropped
+}
+
+// ValidHeaderValue reports whether v may be sent as a header field value:
+// no control byte but a tab (RFC 9110 section 5.5). A value that fails it
+// is dropped rather than sent, wherever ramjet makes one.
+func ValidHeaderValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // Match reports whether the location matches path, and how: exact,

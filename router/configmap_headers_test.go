@@ -43,14 +43,14 @@ func TestLimitStatusCodes(t *testing.T) {
 // proxy-set-headers the client's on the way in; SetConfigMapHeaders
 // changes both and nil removes them.
 func TestConfigMapHeadersSet(t *testing.T) {
-	c := newConfigMapHeaders(http.Header{"x-frame-options": {"DENY"}}, http.Header{"X-Tenant": {"edge"}})
+	c := newConfigMapHeaders(http.Header{"x-frame-options": {"DENY"}}, http.Header{"X-Tenant": {"edge"}}, quietLogger())
 	h := http.Header{"X-Frame-Options": {"SAMEORIGIN"}}
 	c.setAdded(h)
 	assert.Equal(t, http.Header{"X-Frame-Options": {"DENY"}}, h)
 	in := http.Header{"X-Tenant": {"forged"}}
 	c.setProxied(in)
 	assert.Equal(t, http.Header{"X-Tenant": {"edge"}}, in)
-	assert.Nil(t, newConfigMapHeaders(nil, http.Header{}))
+	assert.Nil(t, newConfigMapHeaders(nil, http.Header{}, quietLogger()))
 
 	r := newTestRouter(Options{AddHeaders: http.Header{"A": {"1"}}})
 	require.NotNil(t, r.cmHeaders.Load())

@@ -399,6 +399,8 @@ type Router struct {
 	auth authState
 	// mirrors counts the mirrored copies (mirror.go).
 	mirrors mirrorState
+	// headersDropped counts header values not sent (Stats.HeadersDropped).
+	headersDropped atomic.Uint64
 }
 
 // Stats are the Router's counters since New.
@@ -414,12 +416,19 @@ type Stats struct {
 	// MirrorInFlight were in flight already, or the body was not held in
 	// memory. MirrorsFailed counts copies whose exchange failed.
 	MirrorsDropped, MirrorsFailed uint64
+	// HeadersDropped counts header values not sent because, their
+	// variables expanded, they held CR, LF, NUL or another control byte
+	// (match.ValidHeaderValue): a snippet's request headers (doc §11.9)
+	// and the ConfigMap's add-headers and proxy-set-headers. nginx would
+	// send them as they are, splitting the head.
+	HeadersDropped uint64
 }
 
 // Stats returns the Router's counters.
 func (r *Router) Stats() Stats {
 	return Stats{RegexTimeouts: r.regexTimeouts.Load(), RegexBudgetExceeded: r.regexBudgetExceeded.Load(),
-		MirrorsDropped: r.mirrors.dropped.Load(), MirrorsFailed: r.mirrors.failed.Load()}
+		MirrorsDropped: r.mirrors.dropped.Load(), MirrorsFailed: r.mirrors.failed.Load(),
+		HeadersDropped: r.headersDropped.Load()}
 }
 
 // regexTrouble counts a request whose regex matching timed out or ran out
@@ -470,6 +479,9 @@ func New(o Options) *Router {
 
 		returnRequestID: o.ReturnRequestID,
 	}
+	if r.logger == nil {
+		r.logger = slog.Default()
+	}
 	r.SetConfigMapOptions(o)
 	r.maxBody = cmp.Or(o.MaxBodySize, DefaultMaxBodySize)
 	if r.maxBody < 0 {
@@ -486,9 +498,6 @@ func New(o Options) *Router {
 	if r.registry == nil {
 		r.registry = balance.NewRegistry()
 		r.sweep = true
-	}
-	if r.logger == nil {
-		r.logger = slog.Default()
 	}
 	if r.defaultCert == nil {
 		cert, err := selfSigned()

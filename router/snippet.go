@@ -69,8 +69,12 @@ func (r *Router) runSnippet(s *requestState) bool {
 		if h == nil {
 			h = http.Header{}
 		}
-		if host := match.ApplyRequest(res.Request, h); host != "" {
+		host, dropped := match.ApplyRequest(res.Request, h)
+		if host != "" {
 			s.d.act.host = host
+		}
+		if dropped > 0 {
+			r.headersDropped.Add(uint64(dropped))
 		}
 		out := *s.req
 		out.Header = h

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"ramjet.dev/ramjet/balance"
+	"ramjet.dev/ramjet/match"
 )
 
 // The ingress-nginx ConfigMap (SPEC §1, doc.go §1): ParseConfigMap reads
@@ -790,7 +791,7 @@ func (c *ConfigMap) ReadHeaders(cms []*corev1.ConfigMap) {
 		out := make(map[string]string, len(found.Data))
 		for _, name := range slices.Sorted(maps.Keys(found.Data)) {
 			v := strings.TrimSpace(found.Data[name])
-			if !nginxHeaderName(name) || strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }) {
+			if !nginxHeaderName(name) || !match.ValidHeaderValue(v) {
 				c.warn(ConfigMapKeyRejected, key, fmt.Sprintf("ConfigMap %s: header %q: %q is not a header nginx sends; left out", ref, name, v))
 				continue
 			}

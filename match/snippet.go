@@ -202,6 +202,64 @@ func ValidVariables(s string) string {
 	return ""
 }
 
+// variableError is a variable parseTemplate cannot expand: name, or the
+// rest of a "${" that is not closed (open).
+type variableError struct {
+	name string
+	open bool
+}
+
+func (e *variableError) Error() string {
+	if e.open {
+		return "unknown variable ${" + e.name
+	}
+	return "unknown variable $" + e.name
+}
+
+// HeaderValue is a header value with the variables a snippet's values
+// take but the captures, expanded per request: ingress-nginx writes the
+// ConfigMap's add-headers and proxy-set-headers values into
+// more_set_headers and proxy_set_header, where nginx expands any
+// variable. The zero HeaderValue is the empty value.
+type HeaderValue struct{ t template }
+
+// ParseHeaderValue parses s. It fails, saying why, on a "$" it cannot
+// expand: a variable a snippet does not take, a capture ($1 to $9: no
+// regular expression matched), a "$" that names no variable, a "${" not
+// closed.
+func ParseHeaderValue(s string) (HeaderValue, error) {
+	t, err := parseTemplate(s)
+	var ve *variableError
+	switch {
+	case errors.As(err, &ve) && ve.open:
+		return HeaderValue{}, errors.New(`"${" is not closed`)
+	case errors.As(err, &ve) && ve.name == "":
+		return HeaderValue{}, errors.New(`a "$" names no variable`)
+	case err != nil:
+		return HeaderValue{}, errors.New("$" + ve.name + " is not a variable ramjet expands")
+	}
+	for _, p := range t {
+		if len(p.v) == 1 {
+			return HeaderValue{}, errors.New("$" + p.v + " is not a variable ramjet expands (no regular expression matched)")
+		}
+	}
+	return HeaderValue{t}, nil
+}
+
+// Literal reports whether v holds no variable, and its text when so.
+func (v HeaderValue) Literal() (string, bool) {
+	switch {
+	case len(v.t) == 0:
+		return "", true
+	case len(v.t) == 1 && v.t[0].v == "":
+		return v.t[0].lit, true
+	}
+	return "", false
+}
+
+// Expand is v for the request r.
+func (v HeaderValue) Expand(r *SnippetRequest) string { return v.t.expand(r) }
+
 func parseTemplate(s string) (template, error) {
 	if !strings.Contains(s, "$") {
 		if s == "" {
@@ -224,7 +282,7 @@ func parseTemplate(s string) (template, error) {
 		if strings.HasPrefix(s, "{") {
 			end := strings.IndexByte(s, '}')
 			if end < 0 {
-				return nil, errors.New("unknown variable ${" + s)
+				return nil, &variableError{name: s, open: true}
 			}
 			name, s = s[1:end], s[end+1:]
 		} else if s != "" && s[0] >= '1' && s[0] <= '9' {
@@ -237,7 +295,7 @@ func parseTemplate(s string) (template, error) {
 			name, s = s[:n], s[n:]
 		}
 		if !knownVariable(name) {
-			return nil, errors.New("unknown variable $" + name)
+			return nil, &variableError{name: name}
 		}
 		t = append(t, templatePart{v: name})
 	}

@@ -233,7 +233,12 @@
 //     add-headers and proxy-set-headers (AddHeaders on every answer over a
 //     backend's, ProxySetHeaders on every proxied request over the
 //     client's, read by ConfigMap.ReadHeaders from the ConfigMaps they
-//     name; Router.SetConfigMapHeaders changes them live), use-gzip with
+//     name; Router.SetConfigMapHeaders changes them live; the values are
+//     nginx's more_set_headers and proxy_set_header values, so their
+//     variables, those of §11.9 but the captures, are expanded per
+//     request, one that expands to a control byte is not sent (§11.9), an
+//     empty one clears the header, and one with another variable, such as
+//     ${msec}, warns ConfigMapKeyUnsupported and is left out), use-gzip with
 //     gzip-level, gzip-min-length and gzip-types (Gzip: 200, 403 and 404
 //     answers of a listed type, text/html always, whose Content-Length,
 //     when there is one, is not below the minimum, to HTTP/1.1 clients
@@ -2115,6 +2120,9 @@
 //     proxy-set-headers, §1): written into the backend's request head
 //     there, where it adds header lines or a whole request; not sent here
 //     (counted in router.Stats.HeadersDropped).
+//   - An add-headers or proxy-set-headers value with a variable ramjet
+//     does not expand (§1: ${msec}, $request_id, ...): expanded there;
+//     here the header is left out (ConfigMapKeyUnsupported).
 //   - ModSecurity (enable-modsecurity, enable-owasp-core-rules,
 //     modsecurity-snippet, modsecurity-transaction-id, and the ConfigMap's
 //     enable-modsecurity, enable-owasp-modsecurity-crs, modsecurity-snippet):

@@ -2,7 +2,9 @@ package router
 
 import (
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 
 	"ramjet.dev/ramjet/match"
 )
@@ -11,39 +13,79 @@ import (
 // ConfigMaps (Options.AddHeaders, Options.ProxySetHeaders): nginx sets the
 // first on every answer at the http level (more_set_headers, over the
 // backend's) and the second on every request it proxies (proxy_set_header,
-// over the client's).
+// over the client's), expanding the variables in their values per request
+// (match.HeaderValue). A value that is empty, as written or expanded,
+// clears the header: proxy_set_header does not pass it, more_set_headers
+// removes it.
 
 // configMapHeaders are the two sets, canonical names; nil when both are
 // empty, so a request without them reads one pointer. A name whose value
 // is nil is cleared rather than set.
 type configMapHeaders struct {
 	add, proxy http.Header
+	// vars are the headers whose values hold variables, expanded for each
+	// request (forRequest); nil when none does, and then the sets are
+	// shared by every request.
+	vars []varHeader
+}
+
+// varHeader is a header whose values hold variables: of proxy, else add.
+type varHeader struct {
+	name  string
+	proxy bool
+	vals  []match.HeaderValue
 }
 
 // newConfigMapHeaders makes the sets. A value that is no valid header
 // value (a control byte: CR and LF would split the head) is not sent, as
-// Options.HSTS and ServerTokens are not: it clears the header, and is
-// logged.
+// Options.HSTS and ServerTokens are not: it clears the header. A value
+// with a variable the router cannot expand is left out rather than sent
+// as written (compile.ConfigMap.ReadHeaders warns of it). Both are logged.
 func newConfigMapHeaders(add, proxy http.Header, logger *slog.Logger) *configMapHeaders {
 	if len(add) == 0 && len(proxy) == 0 {
 		return nil
 	}
-	canon := func(h http.Header, option string) http.Header {
+	c := new(configMapHeaders)
+	read := func(h http.Header, option string, isProxy bool) http.Header {
 		out := make(http.Header, len(h))
+	headers:
 		for k, vs := range h {
 			k = http.CanonicalHeaderKey(k)
-			out[k] = vs
+			var vals []string
+			var tmpl []match.HeaderValue
 			for _, v := range vs {
 				if !match.ValidHeaderValue(v) {
 					logger.Warn("a header value with a control byte is not sent", "option", option, "header", k)
 					out[k] = nil
-					break
+					continue headers
+				}
+				t, err := match.ParseHeaderValue(v)
+				if err != nil {
+					logger.Warn("a header value with a variable the router cannot expand is not sent", "option", option, "header", k, "error", err)
+					continue headers
+				}
+				tmpl = append(tmpl, t)
+				if v != "" {
+					vals = append(vals, v)
 				}
 			}
+			if slices.ContainsFunc(tmpl, isVariable) {
+				c.vars = append(c.vars, varHeader{name: k, proxy: isProxy, vals: tmpl})
+				continue
+			}
+			// Clipped: the slice is shared by every request, so an append
+			// to one answer's header must copy it.
+			out[k] = slices.Clip(vals)
 		}
 		return out
 	}
-	return &configMapHeaders{add: canon(add, "AddHeaders"), proxy: canon(proxy, "ProxySetHeaders")}
+	c.add, c.proxy = read(add, "AddHeaders", false), read(proxy, "ProxySetHeaders", true)
+	return c
+}
+
+func isVariable(v match.HeaderValue) bool {
+	_, literal := v.Literal()
+	return !literal
 }
 
 // SetConfigMapHeaders replaces the Options.AddHeaders and
@@ -51,6 +93,41 @@ func newConfigMapHeaders(add, proxy http.Header, logger *slog.Logger) *configMap
 // on: the ConfigMaps they come from can change without a restart.
 func (r *Router) SetConfigMapHeaders(add, proxy http.Header) {
 	r.cmHeaders.Store(newConfigMapHeaders(add, proxy, r.logger))
+}
+
+// forRequest is c with its variables expanded for the request s: c itself
+// when it has none, so that only a ConfigMap with variables costs a
+// request anything. An expanded value that is no valid header value
+// clears the header, and is counted (Stats.HeadersDropped).
+func (r *Router) forRequest(c *configMapHeaders, s *requestState) *configMapHeaders {
+	if c.vars == nil {
+		return c
+	}
+	sr := r.snippetRequest(s)
+	out := &configMapHeaders{add: maps.Clone(c.add), proxy: maps.Clone(c.proxy)}
+	for _, h := range c.vars {
+		var vals []string
+		for _, t := range h.vals {
+			v := t.Expand(sr)
+			if !match.ValidHeaderValue(v) {
+				r.headersDropped.Add(1)
+				vals = nil
+				break
+			}
+			if v != "" {
+				vals = append(vals, v)
+			}
+		}
+		set := &out.add
+		if h.proxy {
+			set = &out.proxy
+		}
+		if *set == nil {
+			*set = make(http.Header, len(c.vars))
+		}
+		(*set)[h.name] = vals
+	}
+	return out
 }
 
 // setAdded puts the add-headers on h, over what is there.

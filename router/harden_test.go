@@ -514,7 +514,8 @@ func (b *headBackend) settle(t *testing.T) []*http.Request {
 // (the client's of that name is not passed on in its place) and counted,
 // on the router's own HTTP/1 client and on the net/http transport alike,
 // from a snippet (proxy_set_header, more_set_input_headers with and
-// without -r, a Host) and from proxy-set-headers.
+// without -r, a Host) and from proxy-set-headers; an add-headers value so
+// is not sent to the client either.
 func TestVariableHeadersNeverSplit(t *testing.T) {
 	snippet := func(ops ...match.SnippetOp) *match.Snippet {
 		s, err := match.NewSnippet(match.Snippet{Ops: ops})
@@ -525,7 +526,10 @@ func TestVariableHeadersNeverSplit(t *testing.T) {
 	for _, path := range []string{"own HTTP/1 client", "net/http transport"} {
 		t.Run(path, func(t *testing.T) {
 			be := newHeadBackend(t)
-			o := Options{ProxySetHeaders: http.Header{"X-Cm": {"a\r\nX-Injected: cm"}, "X-Cm-Ok": {"fine"}}}
+			o := Options{
+				ProxySetHeaders: http.Header{"X-Cm": {"a\r\nX-Injected: cm"}, "X-Cm-Ok": {"fine"}, "X-Cm-U": {"$uri"}},
+				AddHeaders:      http.Header{"X-Out-U": {"$uri"}},
+			}
 			if path == "net/http transport" {
 				o.Transport = &http.Transport{}
 			}
@@ -543,8 +547,14 @@ func TestVariableHeadersNeverSplit(t *testing.T) {
 
 			for _, target := range []string{"/snip/" + inject, "/host/" + inject, "/snip/ok"} {
 				res := rawRequest(t, front.Listener.Addr().String(),
-					"GET "+target+" HTTP/1.1\r\nHost: h.test\r\nX-In-R: client\r\nConnection: close\r\n\r\n")
+					"GET "+target+" HTTP/1.1\r\nHost: h.test\r\nX-In-R: client\r\nX-Cm-U: client\r\nConnection: close\r\n\r\n")
 				require.Equal(t, http.StatusOK, res.StatusCode, target)
+				assert.Empty(t, res.Header["X-Injected"])
+				if target == "/snip/ok" {
+					assert.Equal(t, []string{"/snip/ok"}, res.Header["X-Out-U"])
+				} else {
+					assert.Empty(t, res.Header["X-Out-U"])
+				}
 			}
 			r.CloseIdleConnections()
 			reqs := be.settle(t)
@@ -561,7 +571,10 @@ func TestVariableHeadersNeverSplit(t *testing.T) {
 			assert.Empty(t, reqs[0].Header["X-In-R"], "nor the client's in its place")
 			assert.Equal(t, []string{"/snip/ok"}, reqs[2].Header["X-In-U"])
 			assert.Equal(t, []string{"[/snip/ok]"}, reqs[2].Header["X-In-R"])
-			assert.Equal(t, uint64(3), r.Stats().HeadersDropped)
+			assert.Empty(t, reqs[0].Header["X-Cm-U"])
+			assert.Empty(t, reqs[1].Header["X-Cm-U"])
+			assert.Equal(t, []string{"/snip/ok"}, reqs[2].Header["X-Cm-U"])
+			assert.Equal(t, uint64(3+2*2), r.Stats().HeadersDropped)
 		})
 	}
 }

@@ -241,7 +241,11 @@ type Options struct {
 	// AddHeaders are set on every answer, over a backend's of the same
 	// name, and ProxySetHeaders on every request sent to a backend, over
 	// the client's (ingress-nginx's add-headers and proxy-set-headers);
-	// SetConfigMapHeaders replaces them.
+	// SetConfigMapHeaders replaces them. Their values may hold the nginx
+	// variables match.ParseHeaderValue takes, expanded per request; an
+	// empty value clears the header; a value with a control byte, as
+	// written or expanded, is not sent (Stats.HeadersDropped counts the
+	// expanded ones), nor one with a variable the router cannot expand.
 	AddHeaders, ProxySetHeaders http.Header
 	// Gzip compresses answers as ingress-nginx's use-gzip does; nil: none.
 	Gzip *Gzip

@@ -89,7 +89,8 @@ func (r *Router) runSnippet(s *requestState) bool {
 	return false
 }
 
-// snippetRequest is what a snippet reads of the request.
+// snippetRequest is what a snippet, or a ConfigMap header, reads of the
+// request; the location's variables are empty where no host matched.
 func (r *Router) snippetRequest(s *requestState) *match.SnippetRequest {
 	clean, _ := match.NormalizePath(beforeFragment(s.d.path))
 	sr := &match.SnippetRequest{
@@ -97,7 +98,11 @@ func (r *Router) snippetRequest(s *requestState) *match.SnippetRequest {
 		RemoteAddr: r.ClientAddr(s.req).String(), Method: s.req.Method, Header: s.req.Header,
 	}
 	res := s.d.res
-	src, be := &res.Host.FallbackSource, res.Backend
+	var src *match.Source
+	if res.Host != nil {
+		src = &res.Host.FallbackSource
+	}
+	be := res.Backend
 	sr.LocationPath = "/"
 	if rt := res.Route; rt != nil {
 		src, sr.LocationPath = &rt.Source, rt.Path
@@ -105,7 +110,9 @@ func (r *Router) snippetRequest(s *requestState) *match.SnippetRequest {
 			sr.LocationPath = "/"
 		}
 	}
-	sr.Namespace, sr.IngressName = src.Namespace, src.Name
+	if src != nil {
+		sr.Namespace, sr.IngressName = src.Namespace, src.Name
+	}
 	if be != nil {
 		sr.ServiceName, sr.ServicePort = be.Name, strconv.Itoa(int(be.Port))
 	}

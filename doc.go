@@ -1542,15 +1542,17 @@
 //     both sides of the router, are read and written with raw system
 //     calls (router/rawsock), which keep the Go scheduler from handing
 //     the processor to another thread on every slow loopback write.
-//   - A request with both Content-Length and Transfer-Encoding, or with
-//     Transfer-Encoding on HTTP/1.0, answers 400 and closes the
-//     connection, as nginx does. net/http's server rewrites it before the
-//     handler sees it, so the check is made on the connection: callers who
-//     bring their own listener wrap it with router.GuardFraming
-//     (router.GuardFramingConn for one connection; over TLS after the
-//     handshake, leaving connections that negotiated h2 as the bare
-//     *tls.Conn), as the example controller does on both its listeners
-//     under -http1-server net/http, its HTTPS listener doing the
+//   - A request with both Content-Length and Transfer-Encoding, with
+//     Transfer-Encoding on HTTP/1.0, or with a folded field line (obs-fold:
+//     a line that begins with a space or tab, continuing the one before),
+//     answers 400 and closes the connection, as nginx does. net/http's
+//     server rewrites it before the handler sees it (it joins a folded
+//     line to the value before), so the check is made on the connection:
+//     callers who bring their own listener wrap it with
+//     router.GuardFraming (router.GuardFramingConn for one connection;
+//     over TLS after the handshake, leaving connections that negotiated h2
+//     as the bare *tls.Conn), as the example controller does on both its
+//     listeners under -http1-server net/http, its HTTPS listener doing the
 //     handshakes itself within the header timeout; its own loop (below)
 //     refuses them as it reads the head.
 //   - Regex matching is bounded per request: however many regex routes a
@@ -1907,13 +1909,14 @@
 //   - A gRPC request to a backend without backend-protocol GRPC or GRPCS:
 //     proxied over HTTP/1.1 there, which a gRPC server rejects; here a 502
 //     (gRPC status UNAVAILABLE) whose message names the fix.
-//   - A request with both Content-Length and Transfer-Encoding, or with
-//     Transfer-Encoding on HTTP/1.0: 400 and the connection closed in
-//     both. net/http's server rewrites such a request before any handler
-//     runs, so the refusal is made on the connection by
-//     router.GuardFraming, which the example controller puts on both its
-//     listeners; on a listener without it net/http reads the first by its
-//     chunked framing and the second by Content-Length. The 400's body is
+//   - A request with both Content-Length and Transfer-Encoding, with
+//     Transfer-Encoding on HTTP/1.0, or with a folded field line: 400 and
+//     the connection closed in both. net/http's server rewrites such a
+//     request before any handler runs, so the refusal is made on the
+//     connection by router.GuardFraming, which the example controller puts
+//     on both its listeners; on a listener without it net/http reads the
+//     first by its chunked framing, the second by Content-Length and the
+//     third with the line joined to the value before. The 400's body is
 //     net/http's plain "400 Bad Request", and a connection that switched
 //     protocols (CONNECT, Upgrade) or whose framing net/http judges itself
 //     (a malformed or repeated Content-Length, malformed chunking) is not

@@ -229,13 +229,13 @@ type HeaderValue struct{ t template }
 // closed.
 func ParseHeaderValue(s string) (HeaderValue, error) {
 	t, err := parseTemplate(s)
-	var ve *variableError
-	switch {
-	case errors.As(err, &ve) && ve.open:
-		return HeaderValue{}, errors.New(`"${" is not closed`)
-	case errors.As(err, &ve) && ve.name == "":
-		return HeaderValue{}, errors.New(`a "$" names no variable`)
-	case err != nil:
+	if ve := (*variableError)(nil); errors.As(err, &ve) {
+		switch {
+		case ve.open:
+			return HeaderValue{}, errors.New(`"${" is not closed`)
+		case ve.name == "":
+			return HeaderValue{}, errors.New(`a "$" names no variable`)
+		}
 		return HeaderValue{}, errors.New("$" + ve.name + " is not a variable ramjet expands")
 	}
 	for _, p := range t {
@@ -246,15 +246,10 @@ func ParseHeaderValue(s string) (HeaderValue, error) {
 	return HeaderValue{t}, nil
 }
 
-// Literal reports whether v holds no variable, and its text when so.
-func (v HeaderValue) Literal() (string, bool) {
-	switch {
-	case len(v.t) == 0:
-		return "", true
-	case len(v.t) == 1 && v.t[0].v == "":
-		return v.t[0].lit, true
-	}
-	return "", false
+// HasVariables reports whether v holds a variable: without one it is the
+// text it was parsed from.
+func (v HeaderValue) HasVariables() bool {
+	return slices.ContainsFunc(v.t, func(p templatePart) bool { return p.v != "" })
 }
 
 // Expand is v for the request r.

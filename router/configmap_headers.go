@@ -69,7 +69,7 @@ func newConfigMapHeaders(add, proxy http.Header, logger *slog.Logger) *configMap
 					vals = append(vals, v)
 				}
 			}
-			if slices.ContainsFunc(tmpl, isVariable) {
+			if slices.ContainsFunc(tmpl, match.HeaderValue.HasVariables) {
 				c.vars = append(c.vars, varHeader{name: k, proxy: isProxy, vals: tmpl})
 				continue
 			}
@@ -81,11 +81,6 @@ func newConfigMapHeaders(add, proxy http.Header, logger *slog.Logger) *configMap
 	}
 	c.add, c.proxy = read(add, "AddHeaders", false), read(proxy, "ProxySetHeaders", true)
 	return c
-}
-
-func isVariable(v match.HeaderValue) bool {
-	_, literal := v.Literal()
-	return !literal
 }
 
 // SetConfigMapHeaders replaces the Options.AddHeaders and

@@ -100,6 +100,7 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	s.hsts = r.setHSTS(w.Header(), req, &s.d)
 	if s.cmh = r.cmHeaders.Load(); s.cmh != nil {
+		s.cmh = r.forRequest(s.cmh, &s)
 		s.cmh.setAdded(w.Header())
 	}
 	s.loc = s.d.res.Location()

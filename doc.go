@@ -1470,7 +1470,14 @@
 // # 13. Serving a request
 //
 // router.Router is the http.Handler. It loads the serving table once per
-// request and uses it throughout.
+// request and uses it throughout. Its ServeHTTP is three listed phases:
+// decide routes the request (the same code Lookup runs), the answer
+// decorations (router's answerDecorations: compression, the returned
+// X-Request-ID, Server, Strict-Transport-Security, the ConfigMap's
+// add-headers) put the router's own headers on whatever answers, each
+// declaring the headers it sets, and the request steps (requestSteps)
+// answer or proxy it; a test holds that each decoration sets exactly the
+// headers it declares and no other declares them.
 //
 //   - The request-target is taken in origin form ("/p?q") or absolute form
 //     ("http://h/p?q", whose authority net/http uses as the host). Any other

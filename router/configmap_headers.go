@@ -125,6 +125,10 @@ func (r *Router) forRequest(c *configMapHeaders, s *requestState) *configMapHead
 	return out
 }
 
+// decorConfigMap puts the add-headers on every answer and keeps the
+// proxy-set-headers for the backend's request.
+var decorConfigMap = decoration{name: "configmap headers", headers: []string{"*"}}
+
 // setAdded puts the add-headers on h, over what is there.
 func (c *configMapHeaders) setAdded(h http.Header) { setOver(h, c.add) }
 

@@ -54,6 +54,9 @@ func (r *Router) SetHSTS(value string, disable bool) {
 	r.hsts.Store(hstsValue(value, disable))
 }
 
+// decorHSTS sends Strict-Transport-Security over TLS (hsts).
+var decorHSTS = decoration{name: "hsts", headers: []string{"Strict-Transport-Security"}}
+
 // setHSTS puts the Strict-Transport-Security header on the answer to a
 // request that came over TLS, over any value the backend sent, as
 // ingress-nginx's header filter sets it on every answer of a location

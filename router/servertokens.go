@@ -13,6 +13,9 @@ import "ramjet.dev/ramjet/match"
 // modifyResponse for ReverseProxy) and puts Options.ServerTokens on every
 // answer before any step runs.
 
+// decorServerTokens sends Options.ServerTokens as Server.
+var decorServerTokens = decoration{name: "server tokens", headers: []string{"Server"}}
+
 // serverTokensValue is the header value for Options.ServerTokens, shared
 // by every answer (a full slice, so an append copies it); nil for none,
 // and for a value holding a control character.

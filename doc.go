@@ -233,7 +233,12 @@
 //     add-headers and proxy-set-headers (AddHeaders on every answer over a
 //     backend's, ProxySetHeaders on every proxied request over the
 //     client's, read by ConfigMap.ReadHeaders from the ConfigMaps they
-//     name; Router.SetConfigMapHeaders changes them live), use-gzip with
+//     name; Router.SetConfigMapHeaders changes them live; the values are
+//     nginx's more_set_headers and proxy_set_header values, so their
+//     variables, those of §11.9 but the captures, are expanded per
+//     request, one that expands to a control byte is not sent (§11.9), an
+//     empty one clears the header, and one with another variable, such as
+//     ${msec}, warns ConfigMapKeyUnsupported and is left out), use-gzip with
 //     gzip-level, gzip-min-length and gzip-types (Gzip: 200, 403 and 404
 //     answers of a listed type, text/html always, whose Content-Length,
 //     when there is one, is not below the minimum, to HTTP/1.1 clients
@@ -1252,7 +1257,12 @@
 //   - request headers to the backend: proxy_set_header (an empty value
 //     drops the header; Host sets the backend's Host),
 //     more_set_input_headers (-r: only replace, -t) and
-//     more_clear_input_headers.
+//     more_clear_input_headers. A value that holds a control byte once
+//     expanded (CR, LF, NUL: $uri and the captures are the decoded path,
+//     so %0d%0a puts CRLF in them) is not sent, nor the client's header of
+//     that name, and a Host so keeps the client's: counted in
+//     router.Stats.HeadersDropped. nginx sends it as it is, adding header
+//     lines, or a whole second request, to the head the backend reads.
 //   - answers: return code [text|URL] and return URL (a relative redirect
 //     made absolute, as nginx's absolute_redirect); rewrite regex
 //     replacement [last|break|redirect|permanent] on the normalized path,
@@ -1460,7 +1470,14 @@
 // # 13. Serving a request
 //
 // router.Router is the http.Handler. It loads the serving table once per
-// request and uses it throughout.
+// request and uses it throughout. Its ServeHTTP is three listed phases:
+// decide routes the request (the same code Lookup runs), the answer
+// decorations (router's answerDecorations: compression, the returned
+// X-Request-ID, Server, Strict-Transport-Security, the ConfigMap's
+// add-headers) put the router's own headers on whatever answers, each
+// declaring the headers it sets, and the request steps (requestSteps)
+// answer or proxy it; a test holds that each decoration sets exactly the
+// headers it declares and no other declares them.
 //
 //   - The request-target is taken in origin form ("/p?q") or absolute form
 //     ("http://h/p?q", whose authority net/http uses as the host). Any other
@@ -1582,15 +1599,17 @@
 //     both sides of the router, are read and written with raw system
 //     calls (router/rawsock), which keep the Go scheduler from handing
 //     the processor to another thread on every slow loopback write.
-//   - A request with both Content-Length and Transfer-Encoding, or with
-//     Transfer-Encoding on HTTP/1.0, answers 400 and closes the
-//     connection, as nginx does. net/http's server rewrites it before the
-//     handler sees it, so the check is made on the connection: callers who
-//     bring their own listener wrap it with router/h1.GuardFraming
-//     (router/h1.GuardFramingConn for one connection; over TLS after the
-//     handshake, leaving connections that negotiated h2 as the bare
-//     *tls.Conn), as the example controller does on both its listeners
-//     under -http1-server net/http, its HTTPS listener doing the
+//   - A request with both Content-Length and Transfer-Encoding, with
+//     Transfer-Encoding on HTTP/1.0, or with a folded field line (obs-fold:
+//     a line that begins with a space or tab, continuing the one before),
+//     answers 400 and closes the connection, as nginx does. net/http's
+//     server rewrites it before the handler sees it (it joins a folded
+//     line to the value before), so the check is made on the connection:
+//     callers who bring their own listener wrap it with
+//     router/h1.GuardFraming (router/h1.GuardFramingConn for one connection;
+//     over TLS after the handshake, leaving connections that negotiated h2
+//     as the bare *tls.Conn), as the example controller does on both its
+//     listeners under -http1-server net/http, its HTTPS listener doing the
 //     handshakes itself within the header timeout; its own loop (below)
 //     refuses them as it reads the head.
 //   - Regex matching is bounded per request: however many regex routes a
@@ -1958,13 +1977,14 @@
 //   - A gRPC request to a backend without backend-protocol GRPC or GRPCS:
 //     proxied over HTTP/1.1 there, which a gRPC server rejects; here a 502
 //     (gRPC status UNAVAILABLE) whose message names the fix.
-//   - A request with both Content-Length and Transfer-Encoding, or with
-//     Transfer-Encoding on HTTP/1.0: 400 and the connection closed in
-//     both. net/http's server rewrites such a request before any handler
-//     runs, so the refusal is made on the connection by
-//     router/h1.GuardFraming, which the example controller puts on both its
-//     listeners; on a listener without it net/http reads the first by its
-//     chunked framing and the second by Content-Length. The 400's body is
+//   - A request with both Content-Length and Transfer-Encoding, with
+//     Transfer-Encoding on HTTP/1.0, or with a folded field line: 400 and
+//     the connection closed in both. net/http's server rewrites such a
+//     request before any handler runs, so the refusal is made on the
+//     connection by router/h1.GuardFraming, which the example controller puts
+//     on both its listeners; on a listener without it net/http reads the
+//     first by its chunked framing, the second by Content-Length and the
+//     third with the line joined to the value before. The 400's body is
 //     net/http's plain "400 Bad Request", and a connection that switched
 //     protocols (CONNECT, Upgrade) or whose framing net/http judges itself
 //     (a malformed or repeated Content-Length, malformed chunking) is not
@@ -2166,6 +2186,14 @@
 //   - An Ingress with snippets at an annotations-risk-level below
 //     Critical: not served there; here served without them
 //     (SnippetAnswerIgnored).
+//   - A request header value that holds CR, LF, NUL or another control
+//     byte once its variables are expanded (a snippet's, §11.9;
+//     proxy-set-headers, §1): written into the backend's request head
+//     there, where it adds header lines or a whole request; not sent here
+//     (counted in router.Stats.HeadersDropped).
+//   - An add-headers or proxy-set-headers value with a variable ramjet
+//     does not expand (§1: ${msec}, $request_id, ...): expanded there;
+//     here the header is left out (ConfigMapKeyUnsupported).
 //   - ModSecurity (enable-modsecurity, enable-owasp-core-rules,
 //     modsecurity-snippet, modsecurity-transaction-id, and the ConfigMap's
 //     enable-modsecurity, enable-owasp-modsecurity-crs, modsecurity-snippet):

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"ramjet.dev/ramjet/balance"
+	"ramjet.dev/ramjet/match"
 )
 
 // The ingress-nginx ConfigMap (SPEC §1, doc.go §1): ParseConfigMap reads
@@ -101,7 +102,7 @@ type RouterConfig struct {
 	// same name) and on every request to a backend (ProxySetHeaders, over
 	// the client's), as ingress-nginx's more_set_headers and
 	// proxy_set_header do. ReadHeaders fills the maps, canonical names to
-	// values; nil without.
+	// values, whose variables the router expands; nil without.
 	AddHeadersFrom, ProxySetHeadersFrom string
 	AddHeaders, ProxySetHeaders         map[string]string
 	// UseGzip, GzipLevel, GzipMinLength and GzipTypes: use-gzip,
@@ -764,8 +765,11 @@ func headersKey(field func(*RouterConfig) *string) func(*RouterConfig, string) e
 // ReadHeaders fills Router.AddHeaders and Router.ProxySetHeaders from the
 // ConfigMaps add-headers and proxy-set-headers name, found among cms (a
 // Snapshot's ConfigMaps, say). A ConfigMap that is absent, or a header
-// name or value nginx would refuse, warns naming it and is left out. Call
-// it before the ConfigMap is compiled with, so its warnings join.
+// name or value nginx would refuse, warns naming it and is left out. The
+// values keep their nginx variables, which the router expands per request
+// (match.ParseHeaderValue); a value with one it cannot expand warns
+// ConfigMapKeyUnsupported and is left out rather than sent as written.
+// Call it before the ConfigMap is compiled with, so its warnings join.
 func (c *ConfigMap) ReadHeaders(cms []*corev1.ConfigMap) {
 	if c == nil {
 		return
@@ -790,8 +794,12 @@ func (c *ConfigMap) ReadHeaders(cms []*corev1.ConfigMap) {
 		out := make(map[string]string, len(found.Data))
 		for _, name := range slices.Sorted(maps.Keys(found.Data)) {
 			v := strings.TrimSpace(found.Data[name])
-			if !nginxHeaderName(name) || strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }) {
+			if !nginxHeaderName(name) || !match.ValidHeaderValue(v) {
 				c.warn(ConfigMapKeyRejected, key, fmt.Sprintf("ConfigMap %s: header %q: %q is not a header nginx sends; left out", ref, name, v))
+				continue
+			}
+			if _, err := match.ParseHeaderValue(v); err != nil {
+				c.warn(ConfigMapKeyUnsupported, key, fmt.Sprintf("ConfigMap %s: header %q: %v; left out", ref, name, err))
 				continue
 			}
 			out[textproto.CanonicalMIMEHeaderKey(name)] = v

@@ -120,3 +120,31 @@ func TestConfigMapReadHeaders(t *testing.T) {
 		assert.Equal(t, "data[add-headers]", w.Field)
 	}
 }
+
+// TestConfigMapReadHeadersVariables: add-headers and proxy-set-headers
+// values go into nginx's more_set_headers and proxy_set_header, which
+// expand variables: those a snippet's values take are kept for the router
+// to expand; any other (a capture too: no regular expression matched)
+// warns, naming the header and the variable, and is left out rather than
+// sent as written.
+func TestConfigMapReadHeadersVariables(t *testing.T) {
+	c := ParseConfigMap(mkConfigMap("ingress", "nginx", map[string]string{"add-headers": "custom", "proxy-set-headers": "up"}))
+	c.ReadHeaders([]*corev1.ConfigMap{
+		mkConfigMap("ingress", "custom", map[string]string{"X-Served-Host": "$host", "X-Path": "${uri}?$args", "X-Start": "t=${msec}"}),
+		mkConfigMap("ingress", "up", map[string]string{"X-Client": "$remote_addr $http_user_agent", "X-Cap": "$1", "X-Dollar": "5$", "X-Open": "${uri"}),
+	})
+	assert.Equal(t, map[string]string{"X-Served-Host": "$host", "X-Path": "${uri}?$args"}, c.Router.AddHeaders)
+	assert.Equal(t, map[string]string{"X-Client": "$remote_addr $http_user_agent"}, c.Router.ProxySetHeaders)
+	var got []string
+	for _, w := range c.Warnings() {
+		assert.Equal(t, ConfigMapKeyUnsupported, w.Reason)
+		assert.Equal(t, c.Ref, w.Object)
+		got = append(got, w.Field+" "+w.Message)
+	}
+	assert.Equal(t, []string{
+		`data[add-headers] ConfigMap ingress/custom: header "X-Start": $msec is not a variable ramjet expands; left out`,
+		`data[proxy-set-headers] ConfigMap ingress/up: header "X-Cap": $1 is not a variable ramjet expands (no regular expression matched); left out`,
+		`data[proxy-set-headers] ConfigMap ingress/up: header "X-Dollar": a "$" names no variable; left out`,
+		`data[proxy-set-headers] ConfigMap ingress/up: header "X-Open": "${" is not closed; left out`,
+	}, got)
+}

@@ -214,6 +214,59 @@ func ValidVariables(s string) string {
 	return ""
 }
 
+// variableError is a variable parseTemplate cannot expand: name, or the
+// rest of a "${" that is not closed (open).
+type variableError struct {
+	name string
+	open bool
+}
+
+func (e *variableError) Error() string {
+	if e.open {
+		return "unknown variable ${" + e.name
+	}
+	return "unknown variable $" + e.name
+}
+
+// HeaderValue is a header value with the variables a snippet's values
+// take but the captures, expanded per request: ingress-nginx writes the
+// ConfigMap's add-headers and proxy-set-headers values into
+// more_set_headers and proxy_set_header, where nginx expands any
+// variable. The zero HeaderValue is the empty value.
+type HeaderValue struct{ t template }
+
+// ParseHeaderValue parses s. It fails, saying why, on a "$" it cannot
+// expand: a variable a snippet does not take, a capture ($1 to $9: no
+// regular expression matched), a "$" that names no variable, a "${" not
+// closed.
+func ParseHeaderValue(s string) (HeaderValue, error) {
+	t, err := parseTemplate(s)
+	if ve := (*variableError)(nil); errors.As(err, &ve) {
+		switch {
+		case ve.open:
+			return HeaderValue{}, errors.New(`"${" is not closed`)
+		case ve.name == "":
+			return HeaderValue{}, errors.New(`a "$" names no variable`)
+		}
+		return HeaderValue{}, errors.New("$" + ve.name + " is not a variable ramjet expands")
+	}
+	for _, p := range t {
+		if len(p.v) == 1 {
+			return HeaderValue{}, errors.New("$" + p.v + " is not a variable ramjet expands (no regular expression matched)")
+		}
+	}
+	return HeaderValue{t}, nil
+}
+
+// HasVariables reports whether v holds a variable: without one it is the
+// text it was parsed from.
+func (v HeaderValue) HasVariables() bool {
+	return slices.ContainsFunc(v.t, func(p templatePart) bool { return p.v != "" })
+}
+
+// Expand is v for the request r.
+func (v HeaderValue) Expand(r *SnippetRequest) string { return v.t.expand(r) }
+
 func parseTemplate(s string) (template, error) {
 	if !strings.Contains(s, "$") {
 		if s == "" {
@@ -236,7 +289,7 @@ func parseTemplate(s string) (template, error) {
 		if strings.HasPrefix(s, "{") {
 			end := strings.IndexByte(s, '}')
 			if end < 0 {
-				return nil, errors.New("unknown variable ${" + s)
+				return nil, &variableError{name: s, open: true}
 			}
 			name, s = s[1:end], s[end+1:]
 		} else if s != "" && s[0] >= '1' && s[0] <= '9' {
@@ -249,7 +302,7 @@ func parseTemplate(s string) (template, error) {
 			name, s = s[:n], s[n:]
 		}
 		if !knownVariable(name) {
-			return nil, errors.New("unknown variable $" + name)
+			return nil, &variableError{name: name}
 		}
 		t = append(t, templatePart{v: name})
 	}
@@ -741,8 +794,14 @@ func setExpires(h map[string][]string, v string) {
 }
 
 // ApplyRequest makes the request header edits on h (a copy the caller
-// owns) and returns the Host the backend gets ("" to keep it).
-func ApplyRequest(edits []HeaderEdit, h map[string][]string) (host string) {
+// owns) and returns the Host the backend gets ("" to keep it). A value
+// that is no valid header value once expanded (ValidHeaderValue: $uri is
+// the decoded path, so a client puts CR and LF in it with %0d%0a) is
+// dropped, and counted in dropped: nginx would write it as it is, adding
+// lines, or a whole request, to the head the backend reads. The header
+// is then not sent at all, the client's of that name included; a dropped
+// Host keeps the client's.
+func ApplyRequest(edits []HeaderEdit, h map[string][]string) (host string, dropped int) {
 	for _, e := range edits {
 		name := textproto.CanonicalMIMEHeaderKey(e.Name)
 		switch {
@@ -751,6 +810,13 @@ func ApplyRequest(edits []HeaderEdit, h map[string][]string) (host string) {
 		case len(e.Types) > 0 && !typeIn(h["Content-Type"], e.Types):
 		case !e.Always && h[name] == nil:
 			// more_set_input_headers -r: only replace one present.
+		case !ValidHeaderValue(e.Value):
+			dropped++
+			if name == "Host" {
+				host = ""
+			} else {
+				delete(h, name)
+			}
 		case name == "Host":
 			host = e.Value
 		case e.Value == "":
@@ -759,7 +825,19 @@ func ApplyRequest(edits []HeaderEdit, h map[string][]string) (host string) {
 			h[name] = []string{e.Value}
 		}
 	}
-	return host
+	return host, dropped
+}
+
+// ValidHeaderValue reports whether v may be sent as a header field value:
+// no control byte but a tab (RFC 9110 section 5.5). A value that fails it
+// is dropped rather than sent, wherever ramjet makes one.
+func ValidHeaderValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // Match reports whether the location matches path, and how: exact,

@@ -127,7 +127,7 @@ func TestSnippetHeaders(t *testing.T) {
 	assert.Equal(t, map[string][]string{"Content-Type": {"text/plain"}, "X-A": {"1"}, "X-Only-404": {"1"}, "X-Add-Always": {"3"}}, h)
 
 	in := map[string][]string{"X-Keep": {"k"}, "X-Old": {"o"}, "Cookie": {"c"}}
-	host := ApplyRequest([]HeaderEdit{
+	host, dropped := ApplyRequest([]HeaderEdit{
 		{Kind: OpSetInput, Name: "host", Value: "b.internal", Always: true},
 		{Kind: OpSetInput, Name: "X-Old", Value: "new"},
 		{Kind: OpSetInput, Name: "X-Absent", Value: "never"},
@@ -135,6 +135,7 @@ func TestSnippetHeaders(t *testing.T) {
 		{Kind: OpClearInput, Name: "X-Keep"},
 	}, in)
 	assert.Equal(t, "b.internal", host)
+	assert.Zero(t, dropped)
 	assert.Equal(t, map[string][]string{"X-Old": {"new"}}, in)
 }
 
@@ -200,4 +201,24 @@ func TestSnippetLocationMayAnswer(t *testing.T) {
 		}
 		assert.ElementsMatch(t, tc.want, got, "location %s %s", tc.match, tc.path)
 	}
+}
+
+// TestApplyRequestDropsControlBytes: an expanded value with CR, LF, NUL or
+// another control byte is dropped and counted: the header is not sent,
+// the client's of that name included, and a Host keeps the client's.
+func TestApplyRequestDropsControlBytes(t *testing.T) {
+	in := map[string][]string{"X-Present": {"client"}, "X-Set": {"client"}}
+	host, dropped := ApplyRequest([]HeaderEdit{
+		{Kind: OpSetInput, Name: "X-Set", Value: "/a\r\nX-Injected: 1", Always: true},
+		{Kind: OpSetInput, Name: "X-Present", Value: "a\x00b"},
+		{Kind: OpSetInput, Name: "X-Lf", Value: "a\nb", Always: true},
+		{Kind: OpSetInput, Name: "X-Tab", Value: "a\tb é", Always: true},
+		{Kind: OpSetInput, Name: "Host", Value: "b.internal", Always: true},
+		{Kind: OpSetInput, Name: "Host", Value: "b\r\n", Always: true},
+	}, in)
+	assert.Equal(t, "", host)
+	assert.Equal(t, 4, dropped)
+	assert.Equal(t, map[string][]string{"X-Tab": {"a\tb é"}}, in)
+	assert.False(t, ValidHeaderValue("\x7f"))
+	assert.True(t, ValidHeaderValue(""))
 }

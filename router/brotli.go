@@ -46,6 +46,11 @@ func newBrotliConfig(b *Brotli) *gzipConfig {
 	return c
 }
 
+// decorCompress compresses the answer with gzip or brotli (use-gzip,
+// enable-brotli); it sets Content-Encoding and Vary as the answer is
+// written, not before.
+var decorCompress = decoration{name: "compression"}
+
 // compressing wraps w when req accepts a coding live compresses in; the
 // caller calls finish on the writer returned, when it is not w.
 func compressing(w http.ResponseWriter, req *http.Request, live *liveSettings) (http.ResponseWriter, *gzipWriter) {

@@ -43,17 +43,49 @@ func TestLimitStatusCodes(t *testing.T) {
 // proxy-set-headers the client's on the way in; SetConfigMapHeaders
 // changes both and nil removes them.
 func TestConfigMapHeadersSet(t *testing.T) {
-	c := newConfigMapHeaders(http.Header{"x-frame-options": {"DENY"}}, http.Header{"X-Tenant": {"edge"}})
+	c := newConfigMapHeaders(http.Header{"x-frame-options": {"DENY"}}, http.Header{"X-Tenant": {"edge"}}, quietLogger())
 	h := http.Header{"X-Frame-Options": {"SAMEORIGIN"}}
 	c.setAdded(h)
 	assert.Equal(t, http.Header{"X-Frame-Options": {"DENY"}}, h)
 	in := http.Header{"X-Tenant": {"forged"}}
 	c.setProxied(in)
 	assert.Equal(t, http.Header{"X-Tenant": {"edge"}}, in)
-	assert.Nil(t, newConfigMapHeaders(nil, http.Header{}))
+	assert.Nil(t, newConfigMapHeaders(nil, http.Header{}, quietLogger()))
 
 	r := newTestRouter(Options{AddHeaders: http.Header{"A": {"1"}}})
 	require.NotNil(t, r.cmHeaders.Load())
 	r.SetConfigMapHeaders(nil, nil)
 	assert.Nil(t, r.cmHeaders.Load())
+}
+
+// TestConfigMapHeadersValues: a value empty as written clears the header
+// (proxy_set_header does not pass it, more_set_headers removes it); one
+// with a variable the router cannot expand is left out, not sent as
+// written; one with variables is expanded per request, and a ConfigMap
+// without any costs a request nothing.
+func TestConfigMapHeadersValues(t *testing.T) {
+	c := newConfigMapHeaders(http.Header{"X-Empty": {""}, "X-Start": {"t=${msec}"}, "X-Host": {"$host"}},
+		http.Header{"X-Lit": {"a"}, "X-Cap": {"$1"}}, quietLogger())
+	assert.Equal(t, http.Header{"X-Empty": nil}, c.add)
+	assert.Equal(t, http.Header{"X-Lit": {"a"}}, c.proxy)
+	require.Len(t, c.vars, 1)
+	h := http.Header{"X-Empty": {"backend"}, "X-Start": {"backend"}}
+	c.setAdded(h)
+	assert.Equal(t, http.Header{"X-Start": {"backend"}}, h)
+
+	r := newTestRouter(Options{})
+	r.Publish(table("d", vhost("h.test", nil, route(match.Prefix, "/", httpBackend("prod/b:80", deadAddr(t))))))
+	req := httptest.NewRequest(http.MethodGet, "/x", nil)
+	req.Host = "h.test"
+	s := requestState{req: req, d: r.decide(req, false)}
+	got := r.forRequest(c, &s)
+	assert.Equal(t, http.Header{"X-Empty": nil, "X-Host": {"h.test"}}, got.add)
+	assert.Equal(t, http.Header{"X-Empty": nil}, c.add, "the shared sets are not written")
+
+	literal := newConfigMapHeaders(http.Header{"X-A": {"1"}}, nil, quietLogger())
+	assert.Zero(t, testing.AllocsPerRun(100, func() {
+		if r.forRequest(literal, &s) != literal {
+			t.Fatal("copied")
+		}
+	}))
 }

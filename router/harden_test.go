@@ -449,3 +449,132 @@ func TestRegexBudgetPerRequest(t *testing.T) {
 	assert.Equal(t, http.StatusOK, res.StatusCode, "a path that matches nothing quickly still gets the fallback")
 	assert.Equal(t, uint64(1), r.Stats().RegexBudgetExceeded)
 }
+
+// headBackend is a loopback backend that parses what reaches it as a
+// stream of requests, each answered 200, and keeps every one: a header
+// line or request a proxy injected shows up as one.
+type headBackend struct {
+	mu   sync.Mutex
+	open int
+	reqs []*http.Request
+	addr string
+}
+
+func newHeadBackend(t *testing.T) *headBackend {
+	b := new(headBackend)
+	b.addr = rawServer(t, func(c net.Conn) {
+		b.mu.Lock()
+		b.open++
+		b.mu.Unlock()
+		defer func() {
+			b.mu.Lock()
+			b.open--
+			b.mu.Unlock()
+		}()
+		br := bufio.NewReader(c)
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			_, _ = io.Copy(io.Discard, req.Body)
+			b.mu.Lock()
+			b.reqs = append(b.reqs, req)
+			b.mu.Unlock()
+			if _, err := io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"); err != nil {
+				return
+			}
+		}
+	})
+	return b
+}
+
+// settle waits until every connection to the backend has ended, and
+// returns the requests it read.
+func (b *headBackend) settle(t *testing.T) []*http.Request {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		b.mu.Lock()
+		open, reqs := b.open, b.reqs
+		b.mu.Unlock()
+		if open == 0 {
+			return reqs
+		}
+		require.True(t, time.Now().Before(deadline), "backend connections still open")
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestVariableHeadersNeverSplit: a request header value that holds CR, LF
+// or another control byte once its variables are expanded ($uri is the
+// decoded path, so %0d%0a in it is CRLF) is never sent: nginx would write
+// it into the head it sends the backend, adding header lines and a whole
+// second request past routing and authentication. The header is dropped
+// (the client's of that name is not passed on in its place) and counted,
+// on the router's own HTTP/1 client and on the net/http transport alike,
+// from a snippet (proxy_set_header, more_set_input_headers with and
+// without -r, a Host) and from proxy-set-headers; an add-headers value so
+// is not sent to the client either.
+func TestVariableHeadersNeverSplit(t *testing.T) {
+	snippet := func(ops ...match.SnippetOp) *match.Snippet {
+		s, err := match.NewSnippet(match.Snippet{Ops: ops})
+		require.NoError(t, err)
+		return s
+	}
+	const inject = "a%0d%0aX-Injected:%20yes%0d%0a%0d%0aGET%20/smuggled%20HTTP/1.1%0d%0aHost:%20h.test%0d%0aX-Rest:%20"
+	for _, path := range []string{"own HTTP/1 client", "net/http transport"} {
+		t.Run(path, func(t *testing.T) {
+			be := newHeadBackend(t)
+			o := Options{
+				ProxySetHeaders: http.Header{"X-Cm": {"a\r\nX-Injected: cm"}, "X-Cm-Ok": {"fine"}, "X-Cm-U": {"$uri"}},
+				AddHeaders:      http.Header{"X-Out-U": {"$uri"}},
+			}
+			if path == "net/http transport" {
+				o.Transport = &http.Transport{}
+			}
+			r := newTestRouter(o)
+			b := httpBackend("prod/b:80", be.addr)
+			snip := route(match.Prefix, "/snip", b)
+			snip.Snippet = snippet(
+				match.SnippetOp{Kind: match.OpSetInput, Name: "X-In-U", Value: "$uri", Always: true},
+				match.SnippetOp{Kind: match.OpSetInput, Name: "X-In-R", Value: "[$uri]"})
+			host := route(match.Prefix, "/host", b)
+			host.Snippet = snippet(match.SnippetOp{Kind: match.OpSetInput, Name: "Host", Value: "$uri", Always: true})
+			r.Publish(table("d", vhost("h.test", nil, snip, host)))
+			front := httptest.NewServer(r)
+			defer front.Close()
+
+			for _, target := range []string{"/snip/" + inject, "/host/" + inject, "/snip/ok"} {
+				res := rawRequest(t, front.Listener.Addr().String(),
+					"GET "+target+" HTTP/1.1\r\nHost: h.test\r\nX-In-R: client\r\nX-Cm-U: client\r\nConnection: close\r\n\r\n")
+				require.Equal(t, http.StatusOK, res.StatusCode, target)
+				assert.Empty(t, res.Header["X-Injected"])
+				if target == "/snip/ok" {
+					assert.Equal(t, []string{"/snip/ok"}, res.Header["X-Out-U"])
+				} else {
+					assert.Empty(t, res.Header["X-Out-U"])
+				}
+			}
+			r.CloseIdleConnections()
+			reqs := be.settle(t)
+			require.Len(t, reqs, 3, "one request reaches the backend for each sent")
+			for _, req := range reqs {
+				assert.Empty(t, req.Header["X-Injected"], req.RequestURI)
+				assert.Empty(t, req.Header["X-Cm"], "a proxy-set-headers value with CRLF is never sent")
+				assert.Equal(t, []string{"fine"}, req.Header["X-Cm-Ok"])
+				assert.Equal(t, "h.test", req.Host, req.RequestURI)
+				assert.NotEqual(t, "/smuggled", req.RequestURI)
+			}
+			assert.Equal(t, "/snip/"+inject, reqs[0].RequestURI)
+			assert.Empty(t, reqs[0].Header["X-In-U"])
+			assert.Empty(t, reqs[0].Header["X-In-R"], "nor the client's in its place")
+			assert.Equal(t, []string{"/snip/ok"}, reqs[2].Header["X-In-U"])
+			assert.Equal(t, []string{"[/snip/ok]"}, reqs[2].Header["X-In-R"])
+			assert.Empty(t, reqs[0].Header["X-Cm-U"])
+			assert.Empty(t, reqs[1].Header["X-Cm-U"])
+			assert.Equal(t, []string{"/snip/ok"}, reqs[2].Header["X-Cm-U"])
+			assert.Equal(t, uint64(3+2*2), r.Stats().HeadersDropped)
+		})
+	}
+}

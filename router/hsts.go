@@ -3,7 +3,8 @@ package router
 import (
 	"net/http"
 	"strconv"
-	"strings"
+
+	"ramjet.dev/ramjet/match"
 )
 
 // DefaultHSTS is the Strict-Transport-Security value ingress-nginx sends
@@ -36,7 +37,7 @@ func hstsValue(value string, disable bool) *[]string {
 	if value == "" {
 		value = DefaultHSTS
 	}
-	if strings.ContainsFunc(value, func(c rune) bool { return c < ' ' && c != '\t' || c == 0x7f }) {
+	if !match.ValidHeaderValue(value) {
 		return nil
 	}
 	// A full slice expression: the slice is shared by every answer, so
@@ -52,6 +53,9 @@ func hstsValue(value string, disable bool) *[]string {
 func (r *Router) SetHSTS(value string, disable bool) {
 	r.hsts.Store(hstsValue(value, disable))
 }
+
+// decorHSTS sends Strict-Transport-Security over TLS (hsts).
+var decorHSTS = decoration{name: "hsts", headers: []string{"Strict-Transport-Security"}}
 
 // setHSTS puts the Strict-Transport-Security header on the answer to a
 // request that came over TLS, over any value the backend sent, as

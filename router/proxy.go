@@ -426,6 +426,10 @@ type idBlock struct {
 
 var idBlocks = sync.Pool{New: func() any { return &idBlock{off: len(idBlock{}.buf)} }}
 
+// decorRequestID returns the request's ID to the client
+// (Options.ReturnRequestID).
+var decorRequestID = decoration{name: "request id", headers: []string{"X-Request-Id"}}
+
 // requestIDOf is the request's ID: the client's first X-Request-ID, else
 // a new one.
 func requestIDOf(req *http.Request) string {

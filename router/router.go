@@ -250,7 +250,11 @@ type Options struct {
 	// AddHeaders are set on every answer, over a backend's of the same
 	// name, and ProxySetHeaders on every request sent to a backend, over
 	// the client's (ingress-nginx's add-headers and proxy-set-headers);
-	// SetConfigMapHeaders replaces them.
+	// SetConfigMapHeaders replaces them. Their values may hold the nginx
+	// variables match.ParseHeaderValue takes, expanded per request; an
+	// empty value clears the header; a value with a control byte, as
+	// written or expanded, is not sent (Stats.HeadersDropped counts the
+	// expanded ones), nor one with a variable the router cannot expand.
 	AddHeaders, ProxySetHeaders http.Header
 	// Gzip compresses answers as ingress-nginx's use-gzip does; nil: none.
 	Gzip *Gzip
@@ -408,6 +412,8 @@ type Router struct {
 	auth authState
 	// mirrors counts the mirrored copies (mirror.go).
 	mirrors mirrorState
+	// headersDropped counts header values not sent (Stats.HeadersDropped).
+	headersDropped atomic.Uint64
 }
 
 // Stats are the Router's counters since New.
@@ -423,12 +429,19 @@ type Stats struct {
 	// MirrorInFlight were in flight already, or the body was not held in
 	// memory. MirrorsFailed counts copies whose exchange failed.
 	MirrorsDropped, MirrorsFailed uint64
+	// HeadersDropped counts header values not sent because, their
+	// variables expanded, they held CR, LF, NUL or another control byte
+	// (match.ValidHeaderValue): a snippet's request headers (doc §11.9)
+	// and the ConfigMap's add-headers and proxy-set-headers. nginx would
+	// send them as they are, splitting the head.
+	HeadersDropped uint64
 }
 
 // Stats returns the Router's counters.
 func (r *Router) Stats() Stats {
 	return Stats{RegexTimeouts: r.regexTimeouts.Load(), RegexBudgetExceeded: r.regexBudgetExceeded.Load(),
-		MirrorsDropped: r.mirrors.dropped.Load(), MirrorsFailed: r.mirrors.failed.Load()}
+		MirrorsDropped: r.mirrors.dropped.Load(), MirrorsFailed: r.mirrors.failed.Load(),
+		HeadersDropped: r.headersDropped.Load()}
 }
 
 // regexTrouble counts a request whose regex matching timed out or ran out
@@ -479,6 +492,9 @@ func New(o Options) *Router {
 
 		returnRequestID: o.ReturnRequestID,
 	}
+	if r.logger == nil {
+		r.logger = slog.Default()
+	}
 	r.SetConfigMapOptions(o)
 	r.maxBody = cmp.Or(o.MaxBodySize, DefaultMaxBodySize)
 	if r.maxBody < 0 {
@@ -495,9 +511,6 @@ func New(o Options) *Router {
 	if r.registry == nil {
 		r.registry = balance.NewRegistry()
 		r.sweep = true
-	}
-	if r.logger == nil {
-		r.logger = slog.Default()
 	}
 	if r.defaultCert == nil {
 		cert, err := selfSigned()

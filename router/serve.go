@@ -74,15 +74,12 @@ func grpcCode(status int) string {
 }
 
 // ServeHTTP routes req with the serving table: decide routes it, the
-// request steps (requestSteps) answer it when the table or the location's
-// policies say so, and otherwise it is proxied to an endpoint of the
-// chosen backend. Lookup reports the same decision without serving.
+// answer decorations (answerDecorations) put the router's own headers on
+// whatever answers, the request steps (requestSteps) answer it when the
+// table or the location's policies say so, and otherwise it is proxied to
+// an endpoint of the chosen backend. Lookup reports the same decision
+// without serving.
 func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	live := r.live.Load()
-	if ww, gw := compressing(w, req, live); gw != nil {
-		defer gw.finish()
-		w = ww
-	}
 	s := requestState{w: w, req: req, grpc: isGRPC(req)}
 	if r.observer != nil {
 		s.start = time.Now()
@@ -91,16 +88,12 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if s.d.res.RegexTimedOut || s.d.res.RegexBudgetExceeded {
 		r.regexTrouble(s.d.res, s.d.host)
 	}
-	if r.returnRequestID {
-		s.id = requestIDOf(req)
-		w.Header()["X-Request-Id"] = []string{s.id}
+	live := r.live.Load()
+	for _, dc := range answerDecorations {
+		r.decorate(dc, &s, live)
 	}
-	if live.serverTokens != nil {
-		w.Header()["Server"] = live.serverTokens
-	}
-	s.hsts = r.setHSTS(w.Header(), req, &s.d)
-	if s.cmh = r.cmHeaders.Load(); s.cmh != nil {
-		s.cmh.setAdded(w.Header())
+	if s.gz != nil {
+		defer s.gz.finish()
 	}
 	s.loc = s.d.res.Location()
 	// The limit-connections ticket (stepLimits) is released on every way

@@ -1,6 +1,6 @@
 package router
 
-import "strings"
+import "ramjet.dev/ramjet/match"
 
 // ingress-nginx's server-tokens. nginx never passes a backend's Server
 // header on: proxy_pass hides it by default (proxy_hide_header's defaults
@@ -13,11 +13,14 @@ import "strings"
 // modifyResponse for ReverseProxy) and puts Options.ServerTokens on every
 // answer before any step runs.
 
+// decorServerTokens sends Options.ServerTokens as Server.
+var decorServerTokens = decoration{name: "server tokens", headers: []string{"Server"}}
+
 // serverTokensValue is the header value for Options.ServerTokens, shared
 // by every answer (a full slice, so an append copies it); nil for none,
 // and for a value holding a control character.
 func serverTokensValue(v string) []string {
-	if v == "" || strings.ContainsFunc(v, func(c rune) bool { return c < ' ' && c != '\t' || c == 0x7f }) {
+	if v == "" || !match.ValidHeaderValue(v) {
 		return nil
 	}
 	return []string{v}[:1:1]

@@ -67,8 +67,12 @@ func (r *Router) runSnippet(s *requestState) bool {
 		if h == nil {
 			h = http.Header{}
 		}
-		if host := match.ApplyRequest(res.Request, h); host != "" {
+		host, dropped := match.ApplyRequest(res.Request, h)
+		if host != "" {
 			s.d.act.host = host
+		}
+		if dropped > 0 {
+			r.headersDropped.Add(uint64(dropped))
 		}
 		out := *s.req
 		out.Header = h
@@ -158,8 +162,9 @@ func answersBefore(d *decision, st *step) bool {
 	return false
 }
 
-// snippetRequest is what a snippet reads of req, decided as d; relocated:
-// a snippet's rewrite already moved it to this location.
+// snippetRequest is what a snippet, or a ConfigMap header, reads of req,
+// decided as d; relocated: a snippet's rewrite already moved it to this
+// location. The location's variables are empty where no host matched.
 func (r *Router) snippetRequest(req *http.Request, d *decision, relocated bool) *match.SnippetRequest {
 	clean, _ := match.NormalizePath(beforeFragment(d.path))
 	sr := &match.SnippetRequest{
@@ -168,7 +173,11 @@ func (r *Router) snippetRequest(req *http.Request, d *decision, relocated bool) 
 		Relocated: relocated,
 	}
 	res := d.res
-	src, be := &res.Host.FallbackSource, res.Backend
+	var src *match.Source
+	if res.Host != nil {
+		src = &res.Host.FallbackSource
+	}
+	be := res.Backend
 	sr.LocationPath = "/"
 	if rt := res.Route; rt != nil {
 		src, sr.LocationPath = &rt.Source, rt.Path
@@ -176,7 +185,9 @@ func (r *Router) snippetRequest(req *http.Request, d *decision, relocated bool) 
 			sr.LocationPath = "/"
 		}
 	}
-	sr.Namespace, sr.IngressName = src.Namespace, src.Name
+	if src != nil {
+		sr.Namespace, sr.IngressName = src.Namespace, src.Name
+	}
 	if be != nil {
 		sr.ServiceName, sr.ServicePort = be.Name, strconv.Itoa(int(be.Port))
 	}

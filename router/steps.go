@@ -137,6 +137,8 @@ type requestState struct {
 	relocated  bool
 	// cmh are the ConfigMap's headers, set on the answer; nil: none.
 	cmh *configMapHeaders
+	// gz compresses the answer (decorCompress); nil when it is not.
+	gz *gzipWriter
 }
 
 // LeavesToServing reports whether serving may end a request that Lookup

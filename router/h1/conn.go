@@ -63,6 +63,7 @@ type conn struct {
 	bw      *bufio.Writer
 	tp      *textproto.Reader
 	scratch headScratch // reused by parsePlainHead
+	fields  fieldReader // reused by readHead
 	// rd and wr are what br and bw read and write: rwc, or its socket read
 	// and written raw (see rawsock)
 	rd io.Reader
@@ -441,7 +442,7 @@ func (c *conn) readRequest(connCtx context.Context, first bool) (req *http.Reque
 	ph, n, plain := parsePlainHead(buf, &c.scratch, c.req != nil)
 	if plain {
 		_, _ = c.br.Discard(n)
-	} else if ph, err = readHead(c.tp); err != nil {
+	} else if ph, err = readHead(c.tp, &c.fields); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -511,8 +512,14 @@ func (c *conn) readRequest(connCtx context.Context, first bool) (req *http.Reque
 }
 
 // readHead reads a request head with net/textproto, as net/http's server
-// does (readRequest).
-func readHead(tp *textproto.Reader) (h plainHead, err error) {
+// does (readRequest), but for an HTTP/1.x head with a folded field line
+// (obs-fold: one that begins with a space or tab), which textproto would
+// join to the line before: that is refused with 400, as nginx refuses it
+// ("client sent invalid header line") and GuardFraming in front of
+// net/http does, since a field two parsers read differently is how
+// requests get smuggled. The field lines are read whole into fr first,
+// then parsed from there.
+func readHead(tp *textproto.Reader, fr *fieldReader) (h plainHead, err error) {
 	line, err := tp.ReadLine()
 	if err != nil {
 		return h, err
@@ -546,11 +553,76 @@ func readHead(tp *textproto.Reader) (h plainHead, err error) {
 	if justAuthority {
 		u.Scheme = ""
 	}
-	mh, err := tp.ReadMIMEHeader()
+	defer fr.done()
+	folded, err := fr.read(tp.R)
+	if err != nil {
+		return h, err
+	}
+	if folded && major == 1 {
+		// Other versions are refused later, as net/http refuses them.
+		return h, errObsFold
+	}
+	mh, err := fr.tp.ReadMIMEHeader()
 	if err != nil {
 		return h, err
 	}
 	return plainHead{method: method, target: target, proto: proto, major: major, minor: minor, url: u, header: http.Header(mh)}, nil
+}
+
+// errObsFold is answered as a malformed head: 400 and close.
+var errObsFold = errors.New("a folded header line")
+
+// fieldReader holds a head's field lines, read before they are parsed,
+// and the reader textproto parses them from; a connection reuses it.
+type fieldReader struct {
+	raw []byte
+	src bytes.Reader
+	tp  *textproto.Reader
+}
+
+// maxKeptFields bounds the field buffer a connection keeps between heads.
+const maxKeptFields = 64 << 10
+
+// read reads field lines from br up to and including the empty line that
+// ends them, as they came, and reports whether one of them begins with a
+// space or tab. fr.tp then reads them.
+func (fr *fieldReader) read(br *bufio.Reader) (folded bool, err error) {
+	raw := fr.raw[:0]
+	defer func() {
+		fr.raw = raw
+		fr.src.Reset(raw)
+		if fr.tp == nil {
+			fr.tp = textproto.NewReader(bufio.NewReaderSize(&fr.src, bufSize))
+		} else {
+			fr.tp.R.Reset(&fr.src)
+		}
+	}()
+	start := true // at the start of a line
+	for {
+		line, err := br.ReadSlice('\n')
+		if start && len(line) > 0 && (line[0] == ' ' || line[0] == '\t') {
+			folded = true
+		}
+		raw = append(raw, line...)
+		switch {
+		case err == bufio.ErrBufferFull:
+			start = false // the line goes on
+		case err != nil:
+			return folded, err
+		case start && (len(line) == 1 || len(line) == 2 && line[0] == '\r'):
+			return folded, nil // the empty line: "\n" or "\r\n", as bufio.ReadLine ends one
+		default:
+			start = true
+		}
+	}
+}
+
+// done lets go of a large head's lines.
+func (fr *fieldReader) done() {
+	if cap(fr.raw) > maxKeptFields {
+		fr.raw = nil
+	}
+	fr.src.Reset(nil)
 }
 
 // headLimit is how much a request head may read from the connection.

@@ -11,5 +11,6 @@ var (
 // The guard's refused heads, for the tests that put it before the router.
 var (
 	RefusedHeads = refusedHeads
+	FoldedHeads  = guardFoldedHeads
 	Smuggled     = smuggled
 )

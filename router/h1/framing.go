@@ -29,7 +29,10 @@ func (l guardListener) Accept() (net.Conn, error) {
 // Content-Length and Transfer-Encoding, or with Transfer-Encoding on
 // HTTP/1.0 (SPEC §13). net/http's server would serve the first as chunked
 // and the second by Content-Length, having deleted the evidence before any
-// handler runs, so the check has to be made on the bytes.
+// handler runs, so the check has to be made on the bytes. So is a head
+// with a folded field line (obs-fold: a line that begins with a space or
+// tab), which net/http joins to the line before and nginx answers 400: a
+// field two parsers read differently is how requests get smuggled.
 //
 // The wrapper reads the request stream as the server does (RFC 9112 §6:
 // each head, then its body by chunked framing, Content-Length or none) and
@@ -118,8 +121,8 @@ const (
 	hUpgrade                   // Upgrade present
 	hConnect                   // method CONNECT
 	hHTTP11                    // HTTP/1.1 or a later 1.x
-	hCLBad                     // a Content-Length net/http will refuse, or folded
-	hCLLast                    // the last field line was Content-Length (for obs-fold)
+	hCLBad                     // a Content-Length net/http will refuse
+	hFolded                    // a field line began with a space or tab (obs-fold)
 )
 
 // The field names looked for; framingGuard.cand indexes them.
@@ -261,13 +264,10 @@ func (g *framingGuard) scan(p []byte) int {
 			case '\r':
 				g.st = gLineCR
 			case ' ', '\t':
-				// obs-fold: a folded Content-Length is net/http's to read.
-				if g.head&hCLLast != 0 {
-					g.head |= hCLBad
-				}
+				// obs-fold, which net/http joins to the line before.
+				g.head |= hFolded
 				g.st = gSkipLine
 			default:
-				g.head &^= hCLLast
 				g.st = gName
 				g.nameStart(b)
 			}
@@ -485,7 +485,6 @@ func (g *framingGuard) fieldName() {
 	switch g.cand {
 	case 0:
 		g.clCount = min(g.clCount+1, 2)
-		g.head |= hCLLast
 		g.n, g.clPhase = 0, 0
 		g.st = gCLValue
 	case 1:
@@ -526,7 +525,7 @@ func (g *framingGuard) clByte(b byte) {
 // how the body is read.
 func (g *framingGuard) headEnd() bool {
 	h := g.head
-	if refusedFraming(h&hTE != 0, g.clCount > 0, h&hHTTP11 == 0) {
+	if h&hFolded != 0 || refusedFraming(h&hTE != 0, g.clCount > 0, h&hHTTP11 == 0) {
 		return true
 	}
 	switch {

@@ -117,6 +117,7 @@ func requireRefused(t *testing.T, br *bufio.Reader) {
 
 var (
 	refusedHeads = h1.RefusedHeads
+	foldedHeads  = h1.FoldedHeads
 	smuggled     = h1.Smuggled
 )
 
@@ -150,6 +151,31 @@ func TestGuardFramingRefuses(t *testing.T) {
 			require.Equal(t, http.StatusBadRequest, res.StatusCode, body)
 		}
 	})
+}
+
+// TestGuardFramingRefusesFolded: a head with a folded line answers 400 and
+// closes, as nginx does, and nothing of it or after it reaches the
+// backend; net/http alone serves it.
+func TestGuardFramingRefusesFolded(t *testing.T) {
+	addr, be := guardedRouter(t, true)
+	plain, _ := guardedRouter(t, false)
+	for _, tc := range foldedHeads {
+		t.Run(tc.Name, func(t *testing.T) {
+			c, br := rawConn(t, addr)
+			_, err := io.WriteString(c, tc.Req)
+			require.NoError(t, err)
+			requireRefused(t, br)
+			assert.Empty(t, be.seen(), "the backend saw nothing")
+
+			c, br = rawConn(t, plain)
+			_, err = io.WriteString(c, tc.Req)
+			require.NoError(t, err)
+			res, err := http.ReadResponse(br, nil)
+			require.NoError(t, err)
+			res.Body.Close()
+			assert.Less(t, res.StatusCode, 400, "net/http alone serves it")
+		})
+	}
 }
 
 // TestGuardFramingPipelined: a good request before a refused one on the

@@ -55,7 +55,7 @@ func FuzzPlainHead(f *testing.F) {
 		}
 		src := bytes.NewReader(b)
 		br := bufio.NewReader(src)
-		want, err := readHead(textproto.NewReader(br))
+		want, err := readHead(textproto.NewReader(br), new(fieldReader))
 		if err != nil {
 			t.Fatalf("%q: taken as plain, refused by textproto: %v", b, err)
 		}

@@ -31,9 +31,11 @@ import (
 // Server serves HTTP/1.x connections with Handler.
 //
 // Where it differs from net/http's server on purpose:
-//   - A request with both Content-Length and Transfer-Encoding, or with
-//     Transfer-Encoding on HTTP/1.0, answers 400 and closes the
-//     connection (as nginx, and as net/http behind GuardFraming).
+//   - A request with both Content-Length and Transfer-Encoding, with
+//     Transfer-Encoding on HTTP/1.0, or with a folded field line (obs-fold:
+//     one that begins with a space or tab, which net/http joins to the
+//     line before) answers 400 and closes the connection (as nginx, and
+//     as net/http behind GuardFraming).
 //   - The request's context is cancelled when the client goes only from
 //     the moment the handler first asks for its Done channel (context
 //     AfterFunc, WithCancel and select all do); Err alone does not start

@@ -582,3 +582,55 @@ func TestBodyReadAfterHandlerReturned(t *testing.T) {
 		t.Fatalf("the second request's body: %q, want \"hello\"", s)
 	}
 }
+
+// foldedHeads hold an obs-folded line (RFC 9112 section 5.2: a line that
+// begins with a space or tab, continuing the one before). net/http's
+// server joins it to the value before; nginx answers 400 ("client sent
+// invalid header line"), and so does the loop: two parsers reading one
+// field differently is how requests get smuggled.
+var foldedHeads = []struct{ name, head string }{
+	{"space", "GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\r\n 2\r\n\r\n"},
+	{"tab", "GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\r\n\t2\r\n\r\n"},
+	{"first field line", "GET / HTTP/1.1\r\n X-A: 1\r\nHost: a\r\n\r\n"},
+	{"folded Content-Length", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length:\r\n 3\r\n\r\nabc"},
+	{"folded Transfer-Encoding", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding:\r\n chunked\r\n\r\n0\r\n\r\n"},
+	{"bare LF lines", "GET / HTTP/1.1\nHost: a\nX-A: 1\n 2\n\n"},
+	{"after a line longer than the read buffer", "GET / HTTP/1.1\r\nHost: a\r\nX-Long: " + strings.Repeat("x", 3*bufSize) + "\r\n 2\r\n\r\n"},
+	{"a fold of a long line", "GET /%7e HTTP/1.1\r\nHost: a\r\nX-A: 1\r\n " + strings.Repeat("y", 3*bufSize) + "\r\n\r\n"},
+}
+
+func TestFoldedHeadRefused(t *testing.T) {
+	var served atomic.Int32
+	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		io.WriteString(w, r.Header.Get("X-A"))
+	})})
+	for _, tc := range foldedHeads {
+		t.Run(tc.name, func(t *testing.T) {
+			before := served.Load()
+			c, br := dial(t, addr)
+			// A request before it on the connection is served.
+			io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\nX-A: first\r\n\r\n"+tc.head)
+			res, body := readResponse(t, br, "GET")
+			if res.StatusCode != 200 || body != "first" {
+				t.Fatalf("first request: %d %q", res.StatusCode, body)
+			}
+			res, body = readResponse(t, br, "GET")
+			if res.StatusCode != 400 || !res.Close {
+				t.Fatalf("status %d close %v body %.40q, want 400 and the connection closed", res.StatusCode, res.Close, body)
+			}
+			if n := served.Load() - before; n != 1 {
+				t.Fatalf("the handler ran %d times, want once", n)
+			}
+		})
+	}
+	// A head that is not plain, with no fold, is served as before, and
+	// one that comes in pieces too.
+	c, br := dial(t, addr)
+	io.WriteString(c, "GET /%7e HTTP/1.1\r\nHost: a\r\nX-A: a\tb\r\nX-Long: "+strings.Repeat("z", 3*bufSize))
+	time.Sleep(10 * time.Millisecond)
+	io.WriteString(c, "\r\n\r\n")
+	if res, body := readResponse(t, br, "GET"); res.StatusCode != 200 || body != "a\tb" {
+		t.Fatalf("%d %q", res.StatusCode, body)
+	}
+}

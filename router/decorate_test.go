@@ -1,0 +1,53 @@
+package router
+
+import (
+	"crypto/tls"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+)
+
+// Every decoration has a case in decorate and a name of its own, and sets
+// exactly the response headers it declares, which no other declares: a
+// header the router puts on every answer has one place.
+func TestDecorationsDeclared(t *testing.T) {
+	r := newTestRouter(Options{ReturnRequestID: true, ServerTokens: "ramjet", Gzip: &Gzip{Level: 1, MinLength: 1, Types: []string{"text/plain"}},
+		AddHeaders: http.Header{"X-Added": {"1"}}})
+	owner := map[string]string{}
+	names := map[string]bool{}
+	for _, dc := range answerDecorations {
+		if names[dc.name] {
+			t.Errorf("decoration name %q twice", dc.name)
+		}
+		names[dc.name] = true
+		for _, h := range dc.headers {
+			if o, taken := owner[h]; taken {
+				t.Errorf("%s is declared by %q and %q", h, o, dc.name)
+			}
+			owner[h] = dc.name
+		}
+		req := httptest.NewRequest(http.MethodGet, "https://a.example/", nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		req.TLS = &tls.ConnectionState{}
+		rec := httptest.NewRecorder()
+		s := requestState{w: rec, req: req, d: decision{at: &stepNoBackend}}
+		r.decorate(dc, &s, r.live.Load())
+		got := slices.Sorted(maps.Keys(rec.Header()))
+		var want []string
+		for _, h := range dc.headers {
+			if h == "*" {
+				h = "X-Added" // the ConfigMap's own
+			}
+			want = append(want, http.CanonicalHeaderKey(h))
+		}
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("decoration %q set %v, declares %v", dc.name, got, want)
+		}
+		if dc == &decorCompress && s.gz == nil {
+			t.Errorf("decoration %q did not compress an answer that accepts gzip", dc.name)
+		}
+	}
+}

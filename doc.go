@@ -27,9 +27,11 @@
 // and its own match/htpasswd (password files and hashes) and
 // match/urltemplate (rewrite and auth URL templates), which import no
 // ramjet package; compile imports classify, match and balance; compile/manifest and status
-// import compile; router imports match and balance but never compile, so the
-// data plane can be fed tables built anywhere; router/routertest, the case
-// file runner, imports compile, compile/manifest and router.
+// import compile; router imports match, balance and router/h1 but never
+// compile, so the data plane can be fed tables built anywhere; router/h1
+// imports router/rawsock and no other ramjet package; router/routertest,
+// the case file runner, imports compile, compile/manifest and router.
+// No library package imports examples/.
 //
 // # The packages
 //
@@ -69,6 +71,11 @@
 //     per-route step; Options.Observer gets a Record per request;
 //     DefaultTransport is the default upstream transport, to wrap.
 //     router/routertest runs case files against the real handler.
+//   - router/h1 is HTTP/1: the server that serves the router (§13), the
+//     framing guard for net/http's server (GuardFraming), and the message
+//     rules (tokens, Content-Length, Expect) that the server, the guard
+//     and the router's backend client share. router/rawsock beneath it
+//     reads and writes plain TCP sockets with raw system calls.
 //   - status decides, without writing anything, what the controller writes
 //     back (SPEC §16): the load-balancer addresses every claimed Ingress
 //     should advertise (Desired), the minimal status updates that get them
@@ -1569,12 +1576,13 @@
 //     request-header timeout (ClientHeaderTimeout, 60 s); the example
 //     controller sets the same values on its listeners itself (a 60 s
 //     header timeout, which also bounds the PROXY header, and 75 s idle).
-//   - The example controller serves HTTP/1 on its traffic listeners with
-//     a server loop of its own, router/h1 (-http1-server ramjet,
-//     the default; -http1-server net/http keeps net/http's server for
-//     everything). It calls the same http.Handler with net/http's server
-//     semantics: one goroutine per connection and none per request, the
-//     ResponseWriter and buffers reused, keep-alive and pipelining (one
+//   - router/h1.Server is the documented way to serve the router, and the
+//     example controller serves HTTP/1 on its traffic listeners with it
+//     (-http1-server ramjet, the default; -http1-server net/http keeps
+//     net/http's server for everything). It calls the same http.Handler
+//     with net/http's server semantics: one goroutine per connection and
+//     none per request, the ResponseWriter and buffers reused,
+//     keep-alive and pipelining (one
 //     request at a time), Content-Length and chunked bodies with
 //     trailers, 100-continue, response framing (Content-Length for a
 //     short complete body, chunked, trailers, HEAD, 1xx, 204 and 304,

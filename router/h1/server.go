@@ -1,4 +1,8 @@
-// Package h1 is an HTTP/1.1 server loop that serves an http.Handler
+// Package h1 is ramjet's HTTP/1: the server that serves the router, the
+// framing guard for net/http's server (GuardFraming), and the message
+// rules (rules.go) that both share with the router's backend client.
+//
+// The server is an HTTP/1.1 server loop that serves an http.Handler
 // with one goroutine per connection and nothing per request but the
 // request's own parse: the response writer, buffers and request context
 // are the connection's and are reused from one request to the next, and no

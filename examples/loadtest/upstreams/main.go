@@ -11,7 +11,7 @@
 //	                    HTTP/1.1 upstream path
 //	-role proxy         a bare httputil.ReverseProxy to -backend with
 //	                    X-Forwarded-For, -Host and -Proto
-//	-role router-loop   the router behind router/h1, the
+//	-role router-loop   the router behind router/h1's server, the
 //	                    controller's own HTTP/1.1 server loop (its
 //	                    default -http1-server), instead of http.Server
 //	-role router-rawloop the router behind serveRawLoop, a measuring

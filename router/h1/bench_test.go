@@ -25,7 +25,7 @@ func BenchmarkServer(b *testing.B) {
 		w.Write(body)
 	})
 	req := []byte("GET /bench?x=1 HTTP/1.1\r\nHost: bench.test\r\nUser-Agent: wrk\r\nAccept: */*\r\nX-Request-Id: 123\r\n\r\n")
-	for _, server := range []string{"net/http", "h1serve"} {
+	for _, server := range []string{"net/http", "h1"} {
 		b.Run("server="+server, func(b *testing.B) {
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {

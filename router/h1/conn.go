@@ -777,7 +777,7 @@ func (cr *connReader) Read(p []byte) (int, error) {
 	cr.mu.Lock()
 	if cr.inRead {
 		cr.mu.Unlock()
-		panic("h1serve: read while the connection is being watched")
+		panic("h1: read while the connection is being watched")
 	}
 	if cr.hasByte {
 		p[0] = cr.byteBuf[0]
@@ -951,4 +951,4 @@ func (x *reqCtx) observed() bool {
 	return x.asked
 }
 
-func (x *reqCtx) String() string { return "h1serve request context" }
+func (x *reqCtx) String() string { return "h1 request context" }

@@ -126,7 +126,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			if errors.As(err, &ne) && ne.Timeout() {
 				// As net/http: back off on temporary accept errors.
 				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
-				s.logf("h1serve: Accept error: %v; retrying in %v", err, delay)
+				s.logf("h1: Accept error: %v; retrying in %v", err, delay)
 				time.Sleep(delay)
 				continue
 			}

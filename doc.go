@@ -1151,7 +1151,7 @@
 //
 // What a location does around its backend's answer, per location like
 // §11.4 to §11.7 (match.Route.Response, the fallback's
-// match.VirtualHost.FallbackResponse), each in the table rendering and the
+// match.VirtualHost.FallbackLocation.Response), each in the table rendering and the
 // digest:
 //
 //   - custom-http-errors: a comma-separated list of statuses from 400 to
@@ -1215,7 +1215,7 @@
 // tokenizing: quotes, escapes, comments, blocks, "${var}", and the Lua
 // text of *_by_lua_block read apart), and each directive with a
 // structured equivalent becomes a step of a match.Snippet, on the route
-// and on the fallback (match.Route.Snippet, VirtualHost.FallbackSnippet;
+// and on the fallback (match.Route.Snippet, VirtualHost.FallbackLocation.Snippet;
 // a server-snippet's location blocks in VirtualHost.SnippetLocations).
 // The table's text shows each step under its route ("snippet …"); the
 // digest covers them. Translated:
@@ -1333,7 +1333,7 @@
 //   - Per location, and the host's first Ingress (in Ingress order) whose
 //     Secret has a ca.crt also for the host's fallback and its locations
 //     without one of their own, as ingress-nginx writes it in the server
-//     block (match.Route.BackendTLS, match.VirtualHost.FallbackBackendTLS).
+//     block (match.Route.BackendTLS, match.VirtualHost.FallbackLocation.BackendTLS).
 //   - ca.crt verifies the backend's certificate when proxy-ssl-verify is
 //     on, against proxy-ssl-name or else nginx's $proxy_host,
 //     "upstream_balancer", with at most proxy-ssl-verify-depth (1)

@@ -122,16 +122,16 @@ func (b *builder) applyFallbackSettings() {
 		if ing := v.settingsFrom; ing != nil {
 			v.vh.SSLRedirect, v.vh.ForceSSLRedirect = ing.redirects(b.opts)
 			v.vh.PreserveTrailingSlash = ing.ann.preserveTrailingSlash
-			v.vh.FallbackPolicy = ing.requestPolicy()
-			v.vh.FallbackCORS, v.vh.FallbackAuth = ing.ann.access.cors, ing.ann.access.auth
+			v.vh.FallbackLocation.Policy = ing.requestPolicy()
+			v.vh.FallbackLocation.CORS, v.vh.FallbackLocation.Auth = ing.ann.access.cors, ing.ann.access.auth
 			if v != b.catchAll {
-				v.vh.FallbackRewrite = b.fallbackRewrite(ing)
+				v.vh.FallbackLocation.Rewrite = b.fallbackRewrite(ing)
 			}
 		} else {
 			v.vh.SSLRedirect = !b.opts.DisableSSLRedirect
 			if d := b.fallbackDefaults(); d != nil {
 				v.vh.ForceSSLRedirect = d.ann.forceSSLRedirect
-				v.vh.FallbackPolicy = d.requestPolicy()
+				v.vh.FallbackLocation.Policy = d.requestPolicy()
 			}
 		}
 	}

@@ -169,8 +169,7 @@ func (p *preparer) host(vh *VirtualHost) error {
 func prepareAll[T any](p *preparer, features []feature[T], v T) (string, error) {
 	for _, f := range features {
 		if err := f.prepare(p, v); err != nil {
-			field, err := inField(f.field, err)
-			return field, err
+			return inField(f.field, err)
 		}
 	}
 	return "", nil

@@ -53,7 +53,14 @@
 //     digest computed beside the types it encodes, and the lookup: exact host, then wildcard
 //     host, then the catch-all; within a host, Exact, then the longest Prefix,
 //     then the first regex in controller order, then the host's default
-//     backend (SPEC §5).
+//     backend (SPEC §5). A Table holds VirtualHosts, each with its Routes
+//     and its fallback, and Backends. What a location asks of a request
+//     besides its backend (rewrite, request policy, CORS, authentication,
+//     backend TLS, response, snippets) is one match.Location: each Route
+//     embeds one (route.Policy reads it), each VirtualHost holds its
+//     fallback's (FallbackLocation), and Result.Location hands the router
+//     the one a lookup chose. Each feature's digest and text are a section
+//     declared in the feature's file and listed in match/section.go.
 //   - balance holds the endpoint-picking policies (round-robin,
 //     least-connections, consistent hashing, weighted rotations) and owns the
 //     cursors and in-flight counts, keyed by backend identity and socket
@@ -434,7 +441,10 @@
 //     path (rewrite "(?i)/", so no group captures). The catch-all keeps no
 //     rewrite, as ingress-nginx keeps its catch-all's; a ramjet.dev/
 //     rewrite-target affects only its own paths. No request reaches a
-//     Service without the checks the Ingress that named it asks for.
+//     Service without the checks the Ingress that named it asks for. The
+//     fallback's settings are one match.Location, the value a route holds
+//     (VirtualHost.FallbackLocation), which compile builds with the
+//     function that builds a route's.
 //   - An Ingress's spec.defaultBackend answers like any backend (503 with no
 //     ready endpoints), and is resolved, and warned about, even when it
 //     serves no host. The global default backend is used only when it
@@ -1181,9 +1191,8 @@
 // # 11.8 Response
 //
 // What a location does around its backend's answer, per location like
-// §11.4 to §11.7 (match.Route.Response, the fallback's
-// match.VirtualHost.FallbackResponse), each in the table rendering and the
-// digest:
+// §11.4 to §11.7 (match.Location.Response, a route's and the fallback's),
+// each in the table rendering and the digest:
 //
 //   - custom-http-errors: a comma-separated list of statuses from 400 to
 //     599 (spaces ignored, repeats dropped; any other value is
@@ -1246,8 +1255,8 @@
 // tokenizing: quotes, escapes, comments, blocks, "${var}", and the Lua
 // text of *_by_lua_block read apart), and each directive with a
 // structured equivalent becomes a step of a match.Snippet, on the route
-// and on the fallback (match.Route.Snippet, VirtualHost.FallbackSnippet;
-// a server-snippet's location blocks in VirtualHost.SnippetLocations).
+// and on the fallback (match.Location.Snippet; a server-snippet's location
+// blocks in VirtualHost.SnippetLocations).
 // The table's text shows each step under its route ("snippet …"); the
 // digest covers them. Translated:
 //
@@ -1369,7 +1378,7 @@
 //   - Per location, and the host's first Ingress (in Ingress order) whose
 //     Secret has a ca.crt also for the host's fallback and its locations
 //     without one of their own, as ingress-nginx writes it in the server
-//     block (match.Route.BackendTLS, match.VirtualHost.FallbackBackendTLS).
+//     block (match.Location.BackendTLS, a route's and the fallback's).
 //   - ca.crt verifies the backend's certificate when proxy-ssl-verify is
 //     on, against proxy-ssl-name or else nginx's $proxy_host,
 //     "upstream_balancer", with at most proxy-ssl-verify-depth (1)
@@ -1800,10 +1809,12 @@
 // balancing algorithm, canary and affinity; TLS hosts; certificates with
 // their whole chain. Each feature of a route, host or backend declares its
 // part of the digest and of the text in one section of package match, and
-// a test fails when a field of match.Route, VirtualHost or Backend belongs
-// to no section. It walks sorted lists only, never a map, and reads no
-// clock. Sources and declaration order are left out, and warnings are not
-// part of the table: renaming an Ingress republishes nothing.
+// a test fails when a field of match.Route, VirtualHost, Backend or
+// Location belongs to no section, or when a Location field changes the
+// digest on a route but not on a fallback. It walks sorted lists only,
+// never a map, and reads no clock. Sources and declaration order are left
+// out, and warnings are not part of the table: renaming an Ingress
+// republishes nothing.
 //
 // A table may be built anywhere, not only by compile: New prepares each
 // feature value written as a struct literal as its constructor would

@@ -112,27 +112,25 @@ func (b *builder) globalFallback(v *vhost) {
 
 // applyFallbackSettings sets each virtual host's own location settings,
 // used when no route matches: from the Ingress that supplies them (the
-// creator, or the catch-all's fallback Ingress), else the options.
-// ingress-nginx applies an Ingress's annotations to the default location
-// it creates for it, so the fallback gets that Ingress's redirects, request
-// policy, CORS and authentication, and outside the catch-all its rewrite
-// (SPEC §6). Routes got theirs from their own Ingress when declared.
+// creator, or the catch-all's fallback Ingress), else the options and the
+// ConfigMap's location defaults. ingress-nginx applies an Ingress's
+// annotations to the default location it creates for it, so the fallback
+// gets that Ingress's redirects and location, as its routes do (SPEC §6).
+// Routes got theirs from their own Ingress when declared.
 func (b *builder) applyFallbackSettings() {
 	for _, v := range b.vhostOrder {
-		if ing := v.settingsFrom; ing != nil {
+		ing := v.settingsFrom
+		if ing != nil {
 			v.vh.SSLRedirect, v.vh.ForceSSLRedirect = ing.redirects(b.opts)
 			v.vh.PreserveTrailingSlash = ing.ann.preserveTrailingSlash
-			v.vh.FallbackPolicy = ing.requestPolicy()
-			v.vh.FallbackCORS, v.vh.FallbackAuth = ing.ann.access.cors, ing.ann.access.auth
-			if v != b.catchAll {
-				v.vh.FallbackRewrite = b.fallbackRewrite(ing)
-			}
 		} else {
 			v.vh.SSLRedirect = !b.opts.DisableSSLRedirect
-			if d := b.fallbackDefaults(); d != nil {
-				v.vh.ForceSSLRedirect = d.ann.forceSSLRedirect
-				v.vh.FallbackPolicy = d.requestPolicy()
+			if ing = b.fallbackDefaults(); ing != nil {
+				v.vh.ForceSSLRedirect = ing.ann.forceSSLRedirect
 			}
+		}
+		if ing != nil {
+			v.vh.FallbackLocation = b.location(ing, nil, v)
 		}
 	}
 }

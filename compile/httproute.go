@@ -400,10 +400,7 @@ func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatc
 		Regexp:   re,
 		Backend:  to.backend,
 		Split:    to.split,
-		Response: to.response,
-		Policy:   to.policy,
-		Rewrite:  rw,
-		Snippet:  sn,
+		Location: match.Location{Response: to.response, Policy: to.policy, Rewrite: rw, Snippet: sn},
 	}
 	if when := conditions(m); when != nil {
 		c, err := match.NewConditions(*when)

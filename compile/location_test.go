@@ -22,8 +22,9 @@ var routeFieldsLeftZero = map[string]string{
 	"Split":            "an HTTPRoute's weighted backendRefs; an Ingress's canary split lives on its backend",
 }
 
-// routeFieldsWithoutFallback are the match.Route features with no Fallback
-// twin on match.VirtualHost, each with where the fallback's comes from.
+// routeFieldsWithoutFallback are the match.Route fields outside its
+// Location: route features a fallback has none of, or holds elsewhere,
+// each with where the fallback's comes from.
 var routeFieldsWithoutFallback = map[string]string{
 	"Type": "", "Path": "", "Backend": "VirtualHost.Fallback", "Source": "VirtualHost.FallbackSource", "Order": "", "Regexp": "", "OrderPath": "",
 	"SSLRedirect": "VirtualHost.SSLRedirect", "ForceSSLRedirect": "VirtualHost.ForceSSLRedirect",
@@ -37,9 +38,11 @@ var routeFieldsWithoutFallback = map[string]string{
 
 // TestEveryLocationFeatureReachesRoutesAndFallbacks compiles an Ingress
 // that sets every location annotation and checks, by reflection, that each
-// field of match.Route is filled on its route and each Fallback twin on the
-// host it creates (SPEC §6): a feature added to match.Route that compile
-// never fills, or fills for routes but not for fallbacks, fails here.
+// field of match.Route is filled on its route, and each field of its
+// Location on the fallback of the host it creates too (SPEC §6): a
+// feature added to match.Location that compile never fills, or fills for
+// routes but not for fallbacks, fails here, and so does a route feature
+// added outside Location without a word on why a fallback has none.
 func TestEveryLocationFeatureReachesRoutesAndFallbacks(t *testing.T) {
 	htpasswd := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "htpasswd"},
@@ -83,24 +86,26 @@ func TestEveryLocationFeatureReachesRoutesAndFallbacks(t *testing.T) {
 	require.Len(t, vh.Routes, 1)
 
 	route := reflect.ValueOf(vh.Routes[0]).Elem()
-	host := reflect.ValueOf(vh).Elem()
 	for i := range route.NumField() {
 		f := route.Type().Field(i)
-		if !f.IsExported() {
+		if !f.IsExported() || f.Type == reflect.TypeFor[match.Location]() {
 			continue
 		}
 		if _, ok := routeFieldsLeftZero[f.Name]; !ok {
 			require.False(t, route.Field(i).IsZero(), "Route.%s: compile never fills it from the annotations here; warnings:\n%s", f.Name, warningText(ws))
 		}
-		if _, ok := routeFieldsWithoutFallback[f.Name]; ok {
-			continue
-		}
-		twin := host.FieldByName("Fallback" + f.Name)
-		require.True(t, twin.IsValid(), "Route.%s has no VirtualHost.Fallback%s: a location feature guards requests no route matches too (SPEC §6); add the twin or list the field in routeFieldsWithoutFallback with why", f.Name, f.Name)
-		require.False(t, twin.IsZero(), "VirtualHost.Fallback%s: compile does not fill it from the Ingress that created the host", f.Name)
+		_, ok := routeFieldsWithoutFallback[f.Name]
+		require.True(t, ok, "Route.%s is outside Route.Location: a location feature guards requests no route matches too (SPEC §6); move it into match.Location, or list it in routeFieldsWithoutFallback with why", f.Name)
 	}
 	for name := range routeFieldsWithoutFallback {
 		_, ok := route.Type().FieldByName(name)
 		require.True(t, ok, "routeFieldsWithoutFallback names Route.%s, which does not exist", name)
+	}
+
+	routeLoc, fallbackLoc := reflect.ValueOf(vh.Routes[0].Location), reflect.ValueOf(vh.FallbackLocation)
+	for i := range routeLoc.NumField() {
+		name := routeLoc.Type().Field(i).Name
+		require.False(t, routeLoc.Field(i).IsZero(), "Route.%s: compile never fills it from the annotations here; warnings:\n%s", name, warningText(ws))
+		require.False(t, fallbackLoc.Field(i).IsZero(), "VirtualHost.FallbackLocation.%s: compile does not fill it from the Ingress that created the host", name)
 	}
 }

@@ -120,15 +120,12 @@ func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkin
 		}
 		r := b.routeSlab.new()
 		*r = match.Route{
-			Type:    k.typ,
-			Path:    k.key,
-			Source:  ing.source(field),
-			Order:   order,
-			Regexp:  k.re,
-			Rewrite: b.routeRewrite(ing, declaredPath(p)),
-			Policy:  ing.requestPolicy(),
-			CORS:    ing.ann.access.cors,
-			Auth:    pathAuth(ing, p.Path),
+			Type:     k.typ,
+			Path:     k.key,
+			Source:   ing.source(field),
+			Order:    order,
+			Regexp:   k.re,
+			Location: b.location(ing, p, v),
 		}
 		if backend == nil {
 			backend = b.useBackend(ing, p.Backend.Service, field, ".backend.service", true)

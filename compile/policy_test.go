@@ -185,7 +185,7 @@ func TestPolicyAnnotations(t *testing.T) {
 	}
 	other := tab.Lookup("www.example.com", "/")
 	require.Same(t, res.Route.Policy, other.Route.Policy, "one policy per Ingress")
-	require.Same(t, res.Route.Policy, tab.VirtualHostByName("shop.example.com").FallbackPolicy)
+	require.Same(t, res.Route.Policy, tab.VirtualHostByName("shop.example.com").FallbackLocation.Policy)
 	require.Contains(t, tab.String(), "policy body=8m connect=10s send=20s read=30s tries=2 deny=10.9.0.0/16 allow=10.0.0.0/8 limit=prod/shop(rps=5/10,rpm=100/200,conn=3,exempt=192.168.0.0/16)")
 }
 

@@ -166,13 +166,13 @@ func (b *builder) applyResponses() {
 			r.Rewrite = b.expandRouteVhost(ing, r.Rewrite, r.Source.Field)
 		}
 		if v.vh.Fallback != nil || v.settingsFrom != nil {
-			v.vh.FallbackResponse = b.responseOf(v.settingsFrom)
+			v.vh.FallbackLocation.Response = b.responseOf(v.settingsFrom)
 			if src := v.vh.FallbackSource; v.settingsFrom != nil && b.ingressOf(src) == v.settingsFrom {
-				v.vh.FallbackResponse = b.standIn(v.settingsFrom, v.vh.FallbackResponse, v.vh.Fallback, src.Field)
+				v.vh.FallbackLocation.Response = b.standIn(v.settingsFrom, v.vh.FallbackLocation.Response, v.vh.Fallback, src.Field)
 			}
 		}
 		if ing := v.settingsFrom; ing != nil {
-			v.vh.FallbackRewrite = b.expandRouteVhost(ing, v.vh.FallbackRewrite, defaultBackendField)
+			v.vh.FallbackLocation.Rewrite = b.expandRouteVhost(ing, v.vh.FallbackLocation.Rewrite, defaultBackendField)
 		}
 	}
 }

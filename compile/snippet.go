@@ -724,7 +724,7 @@ func (b *builder) applySnippets() {
 			}
 			r.Snippet = joinSnippets(srv, loc)
 		}
-		v.vh.FallbackSnippet = joinSnippets(srv, locOf(v.settingsFrom))
+		v.vh.FallbackLocation.Snippet = joinSnippets(srv, locOf(v.settingsFrom))
 		if ing := server[v]; ing != nil {
 			b.warnCrossings(ing, v)
 		}

@@ -50,7 +50,7 @@ func FuzzSnippet(f *testing.F) {
 			t.Fatalf("%d directives not translated, %d warnings:\n%s", len(distinct), snippetWarnings, warningText(ws))
 		}
 		res := tab.Lookup("shop.example.com", "/a/b")
-		for _, sn := range []*match.Snippet{res.Location().Snippet, res.Host.FallbackSnippet} {
+		for _, sn := range []*match.Snippet{res.Location().Snippet, res.Host.FallbackLocation.Snippet} {
 			if sn == nil {
 				continue
 			}

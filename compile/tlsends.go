@@ -117,8 +117,8 @@ func (b *builder) applyHostTLSEnds(asked map[*ingress]*tlsEnds) {
 			if v == nil {
 				continue
 			}
-			if bt := e.backend; bt != nil && len(bt.CAs) > 0 && v.vh.FallbackBackendTLS == nil {
-				v.vh.FallbackBackendTLS = bt
+			if bt := e.backend; bt != nil && len(bt.CAs) > 0 && v.vh.FallbackLocation.BackendTLS == nil {
+				v.vh.FallbackLocation.BackendTLS = bt
 			}
 			if c := e.client; c != nil {
 				switch cur := v.vh.ClientTLS; {

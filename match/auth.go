@@ -166,29 +166,28 @@ func (e *encoder) auth(a *Auth) {
 // authentication, or a denial when what the route asks for cannot be
 // served. Its digest entries follow CORS's in their shared "access" part.
 var authSection = section{
-	name:  "auth",
-	route: []string{"Auth"},
-	host:  []string{"FallbackAuth"},
+	name:     "auth",
+	location: []string{"Auth"},
 	digest: []digestPart{{
 		tag: "access",
 		hostHas: func(vh *VirtualHost) bool {
-			return vh.FallbackAuth != nil || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.Auth != nil })
+			return vh.FallbackLocation.Auth != nil || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.Auth != nil })
 		},
-		host:  func(e *encoder, vh *VirtualHost) { e.auth(vh.FallbackAuth) },
+		host:  func(e *encoder, vh *VirtualHost) { e.auth(vh.FallbackLocation.Auth) },
 		route: func(e *encoder, r *Route) { e.auth(r.Auth) },
 	}, {
 		// Digest authentication joined later, under a tag of its own, so
 		// tables without it keep their digest.
 		tag: "auth-digest",
 		hostHas: func(vh *VirtualHost) bool {
-			return hasDigest(vh.FallbackAuth) || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return hasDigest(r.Auth) })
+			return hasDigest(vh.FallbackLocation.Auth) || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return hasDigest(r.Auth) })
 		},
-		host:  func(e *encoder, vh *VirtualHost) { e.digestAuth(vh.FallbackAuth) },
+		host:  func(e *encoder, vh *VirtualHost) { e.digestAuth(vh.FallbackLocation.Auth) },
 		route: func(e *encoder, r *Route) { e.digestAuth(r.Auth) },
 	}},
 	text: textParts{
 		at:            80,
-		fallbackLines: func(b *strings.Builder, vh *VirtualHost) { authLines(b, vh.FallbackAuth) },
+		fallbackLines: func(b *strings.Builder, vh *VirtualHost) { authLines(b, vh.FallbackLocation.Auth) },
 		routeLines:    func(b *strings.Builder, _ *VirtualHost, r *Route) { authLines(b, r.Auth) },
 	},
 }

@@ -58,12 +58,12 @@ func TestAccessTextAndDigest(t *testing.T) {
 		u, err := urltemplate.ParseAuthURL(url, false)
 		require.NoError(t, err)
 		be := &Backend{ID: "prod/web:80", Namespace: "prod", Name: "web", Port: 80}
-		r := &Route{Type: Prefix, Path: "/admin", Backend: be,
+		r := &Route{Type: Prefix, Path: "/admin", Backend: be, Location: Location{
 			CORS: NewCORS(CORS{Origins: []string{"https://a.example"}, Methods: "GET", Headers: "X-A", MaxAge: maxAge}),
 			Auth: &Auth{
 				Basic:    NewBasicAuth(BasicAuth{Realm: "staff", Secret: "prod/pw", SecretType: "auth-file", Users: users}),
 				External: &ExternalAuth{URL: u, ResponseHeaders: []string{"X-User"}},
-			}}
+			}}}
 		return mustNew(t, Spec{VirtualHosts: []*VirtualHost{{Name: "a.example", Routes: []*Route{r}}}, Backends: []*Backend{be}})
 	}
 	base := build("secret-pw", 60, "http://auth/check")

@@ -161,20 +161,19 @@ func (c *CORS) SetHeaders(h map[string][]string, origin []string) {
 // Its digest entries share the "access" part with auth's, each location's
 // CORS entry first, as the part was first written.
 var corsSection = section{
-	name:  "cors",
-	route: []string{"CORS"},
-	host:  []string{"FallbackCORS"},
+	name:     "cors",
+	location: []string{"CORS"},
 	digest: []digestPart{{
 		tag: "access",
 		hostHas: func(vh *VirtualHost) bool {
-			return vh.FallbackCORS != nil || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.CORS != nil })
+			return vh.FallbackLocation.CORS != nil || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.CORS != nil })
 		},
-		host:  func(e *encoder, vh *VirtualHost) { e.cors(vh.FallbackCORS) },
+		host:  func(e *encoder, vh *VirtualHost) { e.cors(vh.FallbackLocation.CORS) },
 		route: func(e *encoder, r *Route) { e.cors(r.CORS) },
 	}},
 	text: textParts{
 		at:            70,
-		fallbackLines: func(b *strings.Builder, vh *VirtualHost) { corsLine(b, vh.FallbackCORS) },
+		fallbackLines: func(b *strings.Builder, vh *VirtualHost) { corsLine(b, vh.FallbackLocation.CORS) },
 		routeLines:    func(b *strings.Builder, _ *VirtualHost, r *Route) { corsLine(b, r.CORS) },
 	},
 }

@@ -2,41 +2,38 @@ package match
 
 import (
 	"reflect"
-	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// TestLocationCarriesEveryFallbackTwin: each VirtualHost.FallbackX of a
-// route feature X is a field of Location, and Result.Location hands it on
-// for a route and for a fallback alike, so the router applies to requests
-// no route matches every check it applies to a route's (SPEC §6).
-func TestLocationCarriesEveryFallbackTwin(t *testing.T) {
-	route, host := reflect.ValueOf(&Route{}).Elem(), reflect.ValueOf(&VirtualHost{}).Elem()
-	loc := reflect.TypeFor[Location]()
-	for i := range loc.NumField() {
-		name := loc.Field(i).Name
-		require.True(t, route.FieldByName(name).IsValid(), "Location.%s is no Route field", name)
-		require.True(t, host.FieldByName("Fallback"+name).IsValid(), "Location.%s has no VirtualHost.Fallback%s", name, name)
-		for _, f := range []reflect.Value{route.FieldByName(name), host.FieldByName("Fallback" + name)} {
-			f.Set(reflect.New(f.Type().Elem()))
-		}
+// Result.Location hands on the whole location a lookup chose, a route's or
+// its host's fallback's, so the router applies to requests no route matches
+// every check it applies to a route's (SPEC §6); a route without backend
+// TLS of its own has its host's, as ingress-nginx writes that in the
+// server block.
+func TestResultLocation(t *testing.T) {
+	r, h := &Route{Location: everyLocationField(t)}, &VirtualHost{FallbackLocation: everyLocationField(t)}
+	assert.True(t, (Result{Host: h, Route: r}).Location() == r.Location, "a route's")
+	assert.True(t, (Result{Host: h}).Location() == h.FallbackLocation, "a fallback's")
+	assert.True(t, (Result{}).Location() == Location{}, "no host's")
+
+	r.BackendTLS = nil
+	want := r.Location
+	want.BackendTLS = h.FallbackLocation.BackendTLS
+	assert.True(t, (Result{Host: h, Route: r}).Location() == want, "a route without backend TLS has its host's")
+}
+
+// everyLocationField is a Location with each field set to a distinct
+// value.
+func everyLocationField(t *testing.T) Location {
+	var l Location
+	v := reflect.ValueOf(&l).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		require.Equal(t, reflect.Pointer, f.Kind(), "Location.%s: set a value of it here", v.Type().Field(i).Name)
+		f.Set(reflect.New(f.Type().Elem()))
 	}
-	for i := range host.NumField() {
-		f := host.Type().Field(i)
-		name, ok := strings.CutPrefix(f.Name, "Fallback")
-		if !ok || name == "Source" || !route.FieldByName(name).IsValid() {
-			continue // Fallback is the backend; FallbackSource says where it came from
-		}
-		_, inLocation := loc.FieldByName(name)
-		require.True(t, inLocation, "VirtualHost.%s is not carried by Location", f.Name)
-	}
-	r, h := route.Addr().Interface().(*Route), host.Addr().Interface().(*VirtualHost)
-	for _, got := range []Location{(Result{Host: h, Route: r}).Location(), (Result{Host: h}).Location()} {
-		v := reflect.ValueOf(got)
-		for i := range v.NumField() {
-			require.False(t, v.Field(i).IsZero(), "Result.Location leaves %s out", loc.Field(i).Name)
-		}
-	}
+	return l
 }

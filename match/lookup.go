@@ -16,33 +16,20 @@ type Result struct {
 	RegexTimedOut, RegexBudgetExceeded bool
 }
 
-// Location is what the location a lookup chose asks of a request besides
-// its backend: the matched route's settings, or, when the host's fallback
-// answers, the fallback's (SPEC §6), so the two are applied alike.
-type Location struct {
-	Policy  *Policy
-	CORS    *CORS
-	Auth    *Auth
-	Rewrite *Rewrite
-	// BackendTLS is the route's, else the host's (proxy-ssl-*).
-	BackendTLS *BackendTLS
-	// Response is the location's error pages, bandwidth, mirror and logs.
-	Response *Response
-	Snippet  *Snippet
-}
-
-// Location returns the settings of the location r chose.
+// Location returns the settings of the location r chose: the matched
+// route's, or, when the host's fallback answers, the fallback's (SPEC §6),
+// so the two are applied alike. A route without backend TLS of its own
+// has its host's.
 func (r Result) Location() Location {
 	switch {
 	case r.Route != nil:
-		bt := r.Route.BackendTLS
-		if bt == nil && r.Host != nil {
-			bt = r.Host.FallbackBackendTLS
+		loc := r.Route.Location
+		if loc.BackendTLS == nil && r.Host != nil {
+			loc.BackendTLS = r.Host.FallbackLocation.BackendTLS
 		}
-		return Location{Policy: r.Route.Policy, CORS: r.Route.CORS, Auth: r.Route.Auth, Rewrite: r.Route.Rewrite, BackendTLS: bt, Response: r.Route.Response, Snippet: r.Route.Snippet}
+		return loc
 	case r.Host != nil:
-		h := r.Host
-		return Location{Policy: h.FallbackPolicy, CORS: h.FallbackCORS, Auth: h.FallbackAuth, Rewrite: h.FallbackRewrite, BackendTLS: h.FallbackBackendTLS, Response: h.FallbackResponse, Snippet: h.FallbackSnippet}
+		return r.Host.FallbackLocation
 	}
 	return Location{}
 }

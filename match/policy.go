@@ -143,30 +143,29 @@ func (e *encoder) prefixes(ps []netip.Prefix, set bool) {
 // request before proxying it (SPEC §11.4, §11.5): body size and buffering,
 // timeouts and tries, source ranges, rate limits.
 var requestPolicySection = section{
-	name:  "request-policy",
-	route: []string{"Policy"},
-	host:  []string{"FallbackPolicy"},
+	name:     "request-policy",
+	location: []string{"Policy"},
 	digest: []digestPart{{
 		tag: "policies",
 		hostHas: func(vh *VirtualHost) bool {
-			return vh.FallbackPolicy != nil || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.Policy != nil })
+			return vh.FallbackLocation.Policy != nil || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.Policy != nil })
 		},
-		host:  func(e *encoder, vh *VirtualHost) { e.policy(vh.FallbackPolicy) },
+		host:  func(e *encoder, vh *VirtualHost) { e.policy(vh.FallbackLocation.Policy) },
 		route: func(e *encoder, r *Route) { e.policy(r.Policy) },
 	}, {
 		// The body buffering settings joined later, in a part of their
 		// own, so tables without them keep their digests.
 		tag: "request-buffering",
 		hostHas: func(vh *VirtualHost) bool {
-			return vh.FallbackPolicy.setsBuffering() || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.Policy.setsBuffering() })
+			return vh.FallbackLocation.Policy.setsBuffering() || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.Policy.setsBuffering() })
 		},
-		host:  func(e *encoder, vh *VirtualHost) { e.bodyBuffering(vh.FallbackPolicy) },
+		host:  func(e *encoder, vh *VirtualHost) { e.bodyBuffering(vh.FallbackLocation.Policy) },
 		route: func(e *encoder, r *Route) { e.bodyBuffering(r.Policy) },
 	}},
 	text: textParts{
 		at: 50,
 		fallbackSuffix: func(b *strings.Builder, vh *VirtualHost) {
-			b.WriteString(policyLine(vh.FallbackPolicy))
+			b.WriteString(policyLine(vh.FallbackLocation.Policy))
 		},
 		routeSuffix: func(b *strings.Builder, _ *VirtualHost, r *Route) {
 			b.WriteString(policyLine(r.Policy))

@@ -20,7 +20,8 @@ type ValueError struct {
 	// Backend is the backend's ID, for a value of a backend.
 	Backend string
 	// Field is the value's field, from the route, host or backend:
-	// "Rewrite", "FallbackAuth.External.URL", "Traffic.Canary.Backend".
+	// "Rewrite", "FallbackLocation.Auth.External.URL",
+	// "Traffic.Canary.Backend".
 	Field string
 	Err   error
 }
@@ -80,12 +81,19 @@ type feature[T any] struct {
 	prepare func(*preparer, T) error
 }
 
+// locationFeatures are prepared on every host's fallback and on every
+// route routeHasFeatures reports. A route's are named as its own fields
+// ("Auth"), which Route's embedded Location makes them; a fallback's
+// within FallbackLocation.
+var locationFeatures = []feature[*Location]{
+	{"CORS", func(p *preparer, l *Location) error { p.prepareCORS(&l.CORS); return nil }},
+	{"Auth", func(p *preparer, l *Location) error { return p.prepareAuth(&l.Auth) }},
+	{"Rewrite", func(p *preparer, l *Location) error { return p.prepareRewrite(&l.Rewrite) }},
+	{"Policy", func(p *preparer, l *Location) error { return p.preparePolicy(&l.Policy) }},
+	{"Response", func(p *preparer, l *Location) error { return p.prepareResponse(&l.Response) }},
+}
+
 var hostFeatures = []feature[*VirtualHost]{
-	{"FallbackCORS", func(p *preparer, vh *VirtualHost) error { p.prepareCORS(&vh.FallbackCORS); return nil }},
-	{"FallbackAuth", func(p *preparer, vh *VirtualHost) error { return p.prepareAuth(&vh.FallbackAuth) }},
-	{"FallbackRewrite", func(p *preparer, vh *VirtualHost) error { return p.prepareRewrite(&vh.FallbackRewrite) }},
-	{"FallbackPolicy", func(p *preparer, vh *VirtualHost) error { return p.preparePolicy(&vh.FallbackPolicy) }},
-	{"FallbackResponse", func(p *preparer, vh *VirtualHost) error { return p.prepareResponse(&vh.FallbackResponse) }},
 	{"Actions.Fallback", func(_ *preparer, vh *VirtualHost) error {
 		if a := vh.Actions; a != nil {
 			return checkRedirect(a.Fallback)
@@ -96,11 +104,6 @@ var hostFeatures = []feature[*VirtualHost]{
 
 // routeFeatures are prepared only on a route routeHasFeatures reports.
 var routeFeatures = []feature[*Route]{
-	{"CORS", func(p *preparer, r *Route) error { p.prepareCORS(&r.CORS); return nil }},
-	{"Auth", func(p *preparer, r *Route) error { return p.prepareAuth(&r.Auth) }},
-	{"Rewrite", func(p *preparer, r *Route) error { return p.prepareRewrite(&r.Rewrite) }},
-	{"Policy", func(p *preparer, r *Route) error { return p.preparePolicy(&r.Policy) }},
-	{"Response", func(p *preparer, r *Route) error { return p.prepareResponse(&r.Response) }},
 	{"Redirect", func(_ *preparer, r *Route) error { return checkRedirect(r.Redirect) }},
 	{"Regexp", func(_ *preparer, r *Route) error { return prepareRegexp(r) }},
 	{"When", func(_ *preparer, r *Route) error {
@@ -121,8 +124,8 @@ var routeFeatures = []feature[*Route]{
 	}},
 }
 
-// routeHasFeatures reports whether r has a value of routeFeatures: most
-// routes have none, and are checked without a call.
+// routeHasFeatures reports whether r has a value of locationFeatures or
+// routeFeatures: most routes have none, and are checked without a call.
 func routeHasFeatures(r *Route) bool {
 	return r.CORS != nil || r.Auth != nil || r.Rewrite != nil || r.Policy != nil || r.Response != nil || r.Redirect != nil ||
 		r.Type == Regex || r.When != nil || r.Split != nil
@@ -140,24 +143,36 @@ func inField(field string, err error) (string, error) {
 // host prepares every value of the host and its routes, in table order,
 // and returns the first it cannot.
 func (p *preparer) host(vh *VirtualHost) error {
-	for _, f := range hostFeatures {
-		if err := f.prepare(p, vh); err != nil {
-			field, err := inField(f.field, err)
-			return &ValueError{Host: vh.Name, Field: field, Err: err}
-		}
+	if field, err := prepareAll(p, locationFeatures, &vh.FallbackLocation); err != nil {
+		return &ValueError{Host: vh.Name, Field: "FallbackLocation." + field, Err: err}
+	}
+	if field, err := prepareAll(p, hostFeatures, vh); err != nil {
+		return &ValueError{Host: vh.Name, Field: field, Err: err}
 	}
 	for _, r := range vh.Routes {
 		if !routeHasFeatures(r) {
 			continue
 		}
-		for _, f := range routeFeatures {
-			if err := f.prepare(p, r); err != nil {
-				field, err := inField(f.field, err)
-				return &ValueError{Host: vh.Name, Route: r, Field: field, Err: err}
-			}
+		field, err := prepareAll(p, locationFeatures, &r.Location)
+		if err == nil {
+			field, err = prepareAll(p, routeFeatures, r)
+		}
+		if err != nil {
+			return &ValueError{Host: vh.Name, Route: r, Field: field, Err: err}
 		}
 	}
 	return nil
+}
+
+// prepareAll prepares v's value of each feature and returns the first it
+// cannot, with its field.
+func prepareAll[T any](p *preparer, features []feature[T], v T) (string, error) {
+	for _, f := range features {
+		if err := f.prepare(p, v); err != nil {
+			return inField(f.field, err)
+		}
+	}
+	return "", nil
 }
 
 // The prepare methods take the field holding a value and point it at the

@@ -101,7 +101,7 @@ func TestNewPreparesAuth(t *testing.T) {
 		r := prepRoute(Prefix, "/admin")
 		r.Auth = a
 		vh := prepHost(r)
-		vh[0].FallbackAuth = a
+		vh[0].FallbackLocation.Auth = a
 		return Spec{VirtualHosts: vh, Backends: []*Backend{prepBackend}}
 	})
 	sameTables(t, lit, built)
@@ -126,9 +126,10 @@ func TestNewPreparesAuth(t *testing.T) {
 	assert.Same(t, bad, ve.Route)
 	assert.Equal(t, "Auth.External.URL", ve.Field)
 
-	fallback := &VirtualHost{Name: "b.example", FallbackAuth: &Auth{External: &ExternalAuth{URL: urltemplate.AuthURL{Raw: "https://auth/"}, Signin: &urltemplate.AuthURL{Raw: "start"}}}}
+	fallback := &VirtualHost{Name: "b.example", FallbackLocation: Location{
+		Auth: &Auth{External: &ExternalAuth{URL: urltemplate.AuthURL{Raw: "https://auth/"}, Signin: &urltemplate.AuthURL{Raw: "start"}}}}}
 	_, err = New(Spec{VirtualHosts: []*VirtualHost{fallback}})
-	assert.EqualError(t, err, `match: host "b.example" FallbackAuth.External.Signin: is not an http or https URL`)
+	assert.EqualError(t, err, `match: host "b.example" FallbackLocation.Auth.External.Signin: is not an http or https URL`)
 }
 
 func TestNewPreparesRewrite(t *testing.T) {
@@ -162,10 +163,10 @@ func TestNewPreparesRewrite(t *testing.T) {
 		vh   *VirtualHost
 		want string
 	}{
-		{&VirtualHost{Name: "a.example", Routes: []*Route{{Type: Prefix, Path: "/x", Rewrite: &Rewrite{Target: "/$request_uri"}}}},
+		{&VirtualHost{Name: "a.example", Routes: []*Route{{Type: Prefix, Path: "/x", Location: Location{Rewrite: &Rewrite{Target: "/$request_uri"}}}}},
 			`match: host "a.example" route Prefix "/x" Rewrite: rewrite target "/$request_uri": the nginx variable $request_uri is not supported, only captures $1 to $9, $scheme and $host`},
-		{&VirtualHost{Name: "a.example", FallbackRewrite: &Rewrite{Host: "a b"}},
-			`match: host "a.example" FallbackRewrite: upstream host "a b" is not a host name or address with an optional port`},
+		{&VirtualHost{Name: "a.example", FallbackLocation: Location{Rewrite: &Rewrite{Host: "a b"}}},
+			`match: host "a.example" FallbackLocation.Rewrite: upstream host "a b" is not a host name or address with an optional port`},
 	} {
 		_, err := New(Spec{VirtualHosts: []*VirtualHost{tt.vh}})
 		assert.EqualError(t, err, tt.want)
@@ -315,25 +316,22 @@ func TestNewSharedLiteralsConcurrently(t *testing.T) {
 	}
 }
 
-// A value of each feature New prepares, by the field hostFeatures,
-// routeFeatures and backendFeatures name it by.
+// A value of each feature New prepares, by the field locationFeatures,
+// hostFeatures, routeFeatures and backendFeatures name it by.
 var (
+	locationSamples = map[string]func(*Location){
+		"CORS":     func(l *Location) { l.CORS = sampleCORS() },
+		"Auth":     func(l *Location) { l.Auth = sampleAuth() },
+		"Rewrite":  func(l *Location) { l.Rewrite = sampleRewrite() },
+		"Policy":   func(l *Location) { l.Policy = samplePolicy() },
+		"Response": func(l *Location) { l.Response = sampleResponse() },
+	}
 	hostSamples = map[string]func(*VirtualHost){
-		"FallbackCORS":     func(vh *VirtualHost) { vh.FallbackCORS = sampleCORS() },
-		"FallbackAuth":     func(vh *VirtualHost) { vh.FallbackAuth = sampleAuth() },
-		"FallbackRewrite":  func(vh *VirtualHost) { vh.FallbackRewrite = sampleRewrite() },
-		"FallbackPolicy":   func(vh *VirtualHost) { vh.FallbackPolicy = samplePolicy() },
-		"FallbackResponse": func(vh *VirtualHost) { vh.FallbackResponse = sampleResponse() },
 		"Actions.Fallback": func(vh *VirtualHost) {
 			vh.Actions = &HostActions{Fallback: &Redirect{Code: 301, URL: "https://b.example/"}}
 		},
 	}
 	routeSamples = map[string]func(*Route){
-		"CORS":     func(r *Route) { r.CORS = sampleCORS() },
-		"Auth":     func(r *Route) { r.Auth = sampleAuth() },
-		"Rewrite":  func(r *Route) { r.Rewrite = sampleRewrite() },
-		"Policy":   func(r *Route) { r.Policy = samplePolicy() },
-		"Response": func(r *Route) { r.Response = sampleResponse() },
 		"Redirect": func(r *Route) { r.Redirect = &Redirect{Code: 308, URL: "https://b.example/x"} },
 		"Regexp":   func(r *Route) { r.Type, r.Path = Regex, `/api/v[0-9]+/(.*)` },
 		"When": func(r *Route) {
@@ -383,6 +381,11 @@ func sampleResponse() *Response {
 // Mirror from NewMirror) and prepares that: the result must be what
 // preparing once gave.
 func TestPrepareTwice(t *testing.T) {
+	twice(t, locationFeatures, locationSamples, func() *Location { return &Location{} }, func(t *testing.T, l *Location) {
+		r := prepRoute(Prefix, "/")
+		r.Location = *l
+		assert.True(t, routeHasFeatures(r), "New passes over a route with only this feature")
+	})
 	twice(t, hostFeatures, hostSamples, func() *VirtualHost { return &VirtualHost{Name: "a.example"} }, nil)
 	twice(t, routeFeatures, routeSamples, func() *Route { return prepRoute(Prefix, "/") }, func(t *testing.T, r *Route) {
 		assert.True(t, routeHasFeatures(r), "New passes over a route with only this feature")

@@ -185,22 +185,22 @@ var proxyingSection = section{
 	digest: []digestPart{{
 		tag: "proxying",
 		hostHas: func(vh *VirtualHost) bool {
-			return proxyingOf(vh.FallbackPolicy) != nil || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return proxyingOf(r.Policy) != nil })
+			return proxyingOf(vh.FallbackLocation.Policy) != nil || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return proxyingOf(r.Policy) != nil })
 		},
-		host:  func(e *encoder, vh *VirtualHost) { e.proxying(proxyingOf(vh.FallbackPolicy)) },
+		host:  func(e *encoder, vh *VirtualHost) { e.proxying(proxyingOf(vh.FallbackLocation.Policy)) },
 		route: func(e *encoder, r *Route) { e.proxying(proxyingOf(r.Policy)) },
 	}, {
 		tag: "auth-options",
 		hostHas: func(vh *VirtualHost) bool {
-			return authOptionsOf(vh.FallbackAuth) != nil || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return authOptionsOf(r.Auth) != nil })
+			return authOptionsOf(vh.FallbackLocation.Auth) != nil || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return authOptionsOf(r.Auth) != nil })
 		},
-		host:  func(e *encoder, vh *VirtualHost) { e.authOptions(authOptionsOf(vh.FallbackAuth)) },
+		host:  func(e *encoder, vh *VirtualHost) { e.authOptions(authOptionsOf(vh.FallbackLocation.Auth)) },
 		route: func(e *encoder, r *Route) { e.authOptions(authOptionsOf(r.Auth)) },
 	}},
 	text: textParts{
 		at: 85,
 		fallbackLines: func(b *strings.Builder, vh *VirtualHost) {
-			proxyingLines(b, vh.FallbackPolicy, vh.FallbackAuth)
+			proxyingLines(b, vh.FallbackLocation.Policy, vh.FallbackLocation.Auth)
 		},
 		routeLines: func(b *strings.Builder, _ *VirtualHost, r *Route) { proxyingLines(b, r.Policy, r.Auth) },
 	},

@@ -296,28 +296,27 @@ func (m *Mirror) URLAt(authority, path, query string, hasQuery bool, scheme, hos
 // responseSection is what a location does around the backend's answer:
 // the error pages, the response bandwidth, the mirror and the logs.
 var responseSection = section{
-	name:  "response",
-	route: []string{"Response"},
-	host:  []string{"FallbackResponse"},
+	name:     "response",
+	location: []string{"Response"},
 	digest: []digestPart{{
 		tag: "response",
 		hostHas: func(vh *VirtualHost) bool {
-			return vh.FallbackResponse != nil || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.Response != nil })
+			return vh.FallbackLocation.Response != nil || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.Response != nil })
 		},
-		host:  func(e *encoder, vh *VirtualHost) { e.response(vh.FallbackResponse) },
+		host:  func(e *encoder, vh *VirtualHost) { e.response(vh.FallbackLocation.Response) },
 		route: func(e *encoder, r *Route) { e.response(r.Response) },
 	}, {
 		// The Gateway API's mirrors: to a Service, a share, several.
 		tag: "mirror-backends",
 		hostHas: func(vh *VirtualHost) bool {
-			return mirrorsToBackends(vh.FallbackResponse) || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return mirrorsToBackends(r.Response) })
+			return mirrorsToBackends(vh.FallbackLocation.Response) || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return mirrorsToBackends(r.Response) })
 		},
-		host:  func(e *encoder, vh *VirtualHost) { e.mirrorBackends(vh.FallbackResponse) },
+		host:  func(e *encoder, vh *VirtualHost) { e.mirrorBackends(vh.FallbackLocation.Response) },
 		route: func(e *encoder, r *Route) { e.mirrorBackends(r.Response) },
 	}},
 	text: textParts{
 		at:            90,
-		fallbackLines: func(b *strings.Builder, vh *VirtualHost) { responseLine(b, vh.FallbackResponse) },
+		fallbackLines: func(b *strings.Builder, vh *VirtualHost) { responseLine(b, vh.FallbackLocation.Response) },
 		routeLines:    func(b *strings.Builder, _ *VirtualHost, r *Route) { responseLine(b, r.Response) },
 	},
 }

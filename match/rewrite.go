@@ -365,21 +365,20 @@ func rewriteText(rw *Rewrite) string {
 // rewriteSection is what a route or fallback changes in the request besides
 // choosing the backend: the target, the Host header, X-Forwarded-Prefix.
 var rewriteSection = section{
-	name:  "rewrite",
-	route: []string{"Rewrite"},
-	host:  []string{"FallbackRewrite"},
+	name:     "rewrite",
+	location: []string{"Rewrite"},
 	digest: []digestPart{{
 		tag: "rewrite",
 		hostHas: func(vh *VirtualHost) bool {
-			return vh.FallbackRewrite != nil || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.Rewrite != nil })
+			return vh.FallbackLocation.Rewrite != nil || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.Rewrite != nil })
 		},
-		host:  func(e *encoder, vh *VirtualHost) { e.rewrite(vh.FallbackRewrite) },
+		host:  func(e *encoder, vh *VirtualHost) { e.rewrite(vh.FallbackLocation.Rewrite) },
 		route: func(e *encoder, r *Route) { e.rewrite(r.Rewrite) },
 	}},
 	text: textParts{
 		at: 40,
 		fallbackSuffix: func(b *strings.Builder, vh *VirtualHost) {
-			b.WriteString(rewriteText(vh.FallbackRewrite))
+			b.WriteString(rewriteText(vh.FallbackLocation.Rewrite))
 		},
 		routeSuffix: func(b *strings.Builder, _ *VirtualHost, r *Route) {
 			b.WriteString(rewriteText(r.Rewrite))

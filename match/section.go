@@ -13,17 +13,20 @@ import (
 // route does, not what declared it (an Ingress annotation today), so every
 // source of routes shares it.
 //
-// Every field of Route, VirtualHost and Backend is claimed by exactly one
+// Every field of Route, VirtualHost and Backend, and of the Location that
+// a route and a host's fallback each hold, is claimed by exactly one
 // section, or listed in section_test.go's unencoded with the reason it
 // changes no answer (TestSectionsClaimEveryField); and every claimed field
-// changes the digest (TestSectionDigests): a new field cannot be left out
-// of the digest.
+// changes the digest, a Location field on a route and on a fallback alike
+// (TestSectionDigests): a new field cannot be left out of the digest.
 type section struct {
 	// name says what the section is about, by behaviour.
 	name string
 	// route, host and backend name the fields of Route, VirtualHost and
-	// Backend the section carries.
-	route, host, backend []string
+	// Backend the section carries; location the fields of Location, which
+	// it carries on every route (Route.Location) and every host's fallback
+	// (VirtualHost.FallbackLocation), its digest and text covering both.
+	route, host, backend, location []string
 	// digest is the section's share of the digest: one part, or more when
 	// a setting joined the feature after the digest first encoded it.
 	digest []digestPart

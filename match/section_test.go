@@ -28,24 +28,62 @@ var unencoded = map[string]string{
 	"VirtualHost.regex":          "is the Regex routes in order, derived from Routes by New",
 }
 
-// sectionClaims maps "Type.Field" to the sections claiming it.
+// sectionClaims maps "Type.Field" to the sections claiming it; a field
+// of a Location is "Route.Location.Field" or
+// "VirtualHost.FallbackLocation.Field" (see claimedBy).
 func sectionClaims() map[string][]string {
 	claims := make(map[string][]string)
 	for _, s := range sections {
-		for _, c := range []struct {
-			typ    string
-			fields []string
-		}{{"Route", s.route}, {"VirtualHost", s.host}, {"Backend", s.backend}} {
-			for _, f := range c.fields {
-				claims[c.typ+"."+f] = append(claims[c.typ+"."+f], s.name)
-			}
+		for _, name := range claimedBy(s) {
+			claims[name] = append(claims[name], s.name)
 		}
 	}
 	return claims
 }
 
-// Every field of Route, VirtualHost and Backend is in exactly one section or
-// declared unencoded, so a field added without a section fails here.
+// claimedBy names the fields s claims: a Location field on a route and on
+// a fallback alike.
+func claimedBy(s *section) []string {
+	var names []string
+	for _, c := range []struct {
+		prefixes []string
+		fields   []string
+	}{
+		{[]string{"Route."}, s.route},
+		{[]string{"VirtualHost."}, s.host},
+		{[]string{"Backend."}, s.backend},
+		{[]string{"Route.Location.", "VirtualHost.FallbackLocation."}, s.location},
+	} {
+		for _, f := range c.fields {
+			for _, p := range c.prefixes {
+				names = append(names, p+f)
+			}
+		}
+	}
+	return names
+}
+
+// fieldNames names the fields of typ as "Type.Field"; a field holding a
+// Location (Route's embedded one, VirtualHost.FallbackLocation) is named
+// by each of its own, "Type.Field.LocationField".
+func fieldNames(typ reflect.Type) []string {
+	var names []string
+	for f := range typ.Fields() {
+		name := typ.Name() + "." + f.Name
+		if f.Type != reflect.TypeFor[Location]() {
+			names = append(names, name)
+			continue
+		}
+		for lf := range f.Type.Fields() {
+			names = append(names, name+"."+lf.Name)
+		}
+	}
+	return names
+}
+
+// Every field of Route, VirtualHost and Backend, and of the Location of a
+// route and of a fallback, is in exactly one section or declared
+// unencoded, so a field added without a section fails here.
 func TestSectionsClaimEveryField(t *testing.T) {
 	claims := sectionClaims()
 	for f, why := range unencoded {
@@ -54,8 +92,7 @@ func TestSectionsClaimEveryField(t *testing.T) {
 	}
 	fields := make(map[string]bool)
 	for _, typ := range []reflect.Type{reflect.TypeFor[Route](), reflect.TypeFor[VirtualHost](), reflect.TypeFor[Backend]()} {
-		for f := range typ.Fields() {
-			name := typ.Name() + "." + f.Name
+		for _, name := range fieldNames(typ) {
 			fields[name] = true
 			switch owners := claims[name]; len(owners) {
 			case 0:
@@ -135,25 +172,27 @@ func sectionSpec(t *testing.T) Spec {
 	}
 	shop := &VirtualHost{
 		Name: "shop.example.com", TLS: true, SSLRedirect: true, PreserveTrailingSlash: true,
-		Fallback: web, FallbackPolicy: policy(), FallbackCORS: cors(), FallbackAuth: auth(),
-		FallbackRewrite:    &Rewrite{Host: "internal.example"},
-		FallbackBackendTLS: &BackendTLS{Secret: "prod/up", CAs: []*x509.Certificate{{Raw: []byte{1}}}, Verify: true, VerifyDepth: 1},
-		ClientTLS:          &ClientTLS{Secret: "prod/ca", CAs: []*x509.Certificate{{Raw: []byte{2}}}, Verify: VerifyOn, VerifyDepth: 1},
-		Passthrough:        web,
-		FallbackResponse:   &Response{ErrorCodes: []int{404, 503}, ErrorBackend: web, NoAccessLog: true},
-		FallbackSnippet:    &Snippet{Ops: []SnippetOp{{Kind: OpAddHeader, Name: "X-A", Value: "1"}}},
+		Fallback: web, FallbackLocation: Location{Policy: policy(), CORS: cors(), Auth: auth(),
+			Rewrite:    &Rewrite{Host: "internal.example"},
+			BackendTLS: &BackendTLS{Secret: "prod/up", CAs: []*x509.Certificate{{Raw: []byte{1}}}, Verify: true, VerifyDepth: 1},
+			Response:   &Response{ErrorCodes: []int{404, 503}, ErrorBackend: web, NoAccessLog: true},
+			Snippet:    &Snippet{Ops: []SnippetOp{{Kind: OpAddHeader, Name: "X-A", Value: "1"}}},
+		},
+		ClientTLS:   &ClientTLS{Secret: "prod/ca", CAs: []*x509.Certificate{{Raw: []byte{2}}}, Verify: VerifyOn, VerifyDepth: 1},
+		Passthrough: web,
 		SnippetLocations: []*SnippetLocation{{Match: "=", Path: "/ping",
 			Snippet: &Snippet{Ops: []SnippetOp{{Kind: OpReturn, Code: 200, Value: "pong"}}}}},
 		Actions: &HostActions{Aliases: []string{"store.example.com"}, AppRoot: "/app", Fallback: &Redirect{Code: 308, URL: "https://new.example/"}},
 		Routes: []*Route{
 			{Type: Prefix, Path: "/api", Backend: api, Order: 1, SSLRedirect: true, PreserveTrailingSlash: true,
 				Extensions: NewExtensions(map[string]string{"example.com/team": "a"}),
-				Rewrite:    &Rewrite{Host: "api.internal"}, Policy: policy(), CORS: cors(), Auth: auth(),
-				BackendTLS: &BackendTLS{Secret: "prod/api-up", Name: "api.internal", ServerName: true},
-				Response:   &Response{LimitRate: 1024, Mirror: &Mirror{Target: "http://mirror.internal$request_uri", Host: "mirror.internal"}},
-				Snippet: &Snippet{Ops: []SnippetOp{{Kind: OpIf, Cond: &SnippetCond{Var: "host", Op: "=", Operand: "a.example"},
-					Then: []SnippetOp{{Kind: OpReturn, Code: 301, Value: "https://b.example"}}}},
-					Access: []AccessRule{{All: true, Deny: true}}}},
+				Location: Location{
+					Rewrite: &Rewrite{Host: "api.internal"}, Policy: policy(), CORS: cors(), Auth: auth(),
+					BackendTLS: &BackendTLS{Secret: "prod/api-up", Name: "api.internal", ServerName: true},
+					Response:   &Response{LimitRate: 1024, Mirror: &Mirror{Target: "http://mirror.internal$request_uri", Host: "mirror.internal"}},
+					Snippet: &Snippet{Ops: []SnippetOp{{Kind: OpIf, Cond: &SnippetCond{Var: "host", Op: "=", Operand: "a.example"},
+						Then: []SnippetOp{{Kind: OpReturn, Code: 301, Value: "https://b.example"}}}},
+						Access: []AccessRule{{All: true, Deny: true}}}}},
 			{Type: Exact, Path: "/old", Backend: web, Order: 2, Redirect: &Redirect{Code: 301, URL: "https://new.example/"}},
 		},
 	}
@@ -235,20 +274,20 @@ var sectionChanges = []struct {
 	{section: "redirects-and-aliases", field: "VirtualHost.Actions", change: "unmatched redirect", mutate: func(s Spec) { specHost(s, shop).Actions.Fallback.URL = "https://other.example/" }},
 	{section: "redirects-and-aliases", field: "VirtualHost.Actions", change: "www redirect", mutate: func(s Spec) { specHost(s, "example.com").Actions.WWWTo = "web.example.com" }},
 
-	{section: "rewrite", field: "Route.Rewrite", change: "upstream host", mutate: func(s Spec) { specRoute(s, "/api").Rewrite.Host = "api2.internal" }},
-	{section: "rewrite", field: "Route.Rewrite", change: "forwarded prefix", mutate: func(s Spec) {
+	{section: "rewrite", field: "Route.Location.Rewrite", change: "upstream host", mutate: func(s Spec) { specRoute(s, "/api").Rewrite.Host = "api2.internal" }},
+	{section: "rewrite", field: "Route.Location.Rewrite", change: "forwarded prefix", mutate: func(s Spec) {
 		rw := specRoute(s, "/api").Rewrite
 		rw.ForwardedPrefix, rw.ForwardedPrefixSet = "/api", true
 	}},
-	{section: "rewrite", field: "VirtualHost.FallbackRewrite", change: "none", mutate: func(s Spec) { specHost(s, shop).FallbackRewrite = nil }},
+	{section: "rewrite", field: "VirtualHost.FallbackLocation.Rewrite", change: "none", mutate: func(s Spec) { specHost(s, shop).FallbackLocation.Rewrite = nil }},
 
-	{section: "request-policy", field: "Route.Policy", change: "body size", mutate: func(s Spec) { specRoute(s, "/api").Policy.MaxBodySize = 2 << 20 }},
-	{section: "request-policy", field: "Route.Policy", change: "body buffer", mutate: func(s Spec) { specRoute(s, "/api").Policy.BodyBufferSize = 32 << 10 }},
-	{section: "request-policy", field: "Route.Policy", change: "streamed body", mutate: func(s Spec) { specRoute(s, "/api").Policy.StreamRequestBody = true }},
-	{section: "request-policy", field: "Route.Policy", change: "rate limit", mutate: func(s Spec) {
+	{section: "request-policy", field: "Route.Location.Policy", change: "body size", mutate: func(s Spec) { specRoute(s, "/api").Policy.MaxBodySize = 2 << 20 }},
+	{section: "request-policy", field: "Route.Location.Policy", change: "body buffer", mutate: func(s Spec) { specRoute(s, "/api").Policy.BodyBufferSize = 32 << 10 }},
+	{section: "request-policy", field: "Route.Location.Policy", change: "streamed body", mutate: func(s Spec) { specRoute(s, "/api").Policy.StreamRequestBody = true }},
+	{section: "request-policy", field: "Route.Location.Policy", change: "rate limit", mutate: func(s Spec) {
 		specRoute(s, "/api").Policy.RateLimit = &RateLimit{Zone: "prod/shop", RPS: 5, BurstRPS: 25}
 	}},
-	{section: "request-policy", field: "VirtualHost.FallbackPolicy", change: "read timeout", mutate: func(s Spec) { specHost(s, shop).FallbackPolicy.ReadTimeout = time.Second }},
+	{section: "request-policy", field: "VirtualHost.FallbackLocation.Policy", change: "read timeout", mutate: func(s Spec) { specHost(s, shop).FallbackLocation.Policy.ReadTimeout = time.Second }},
 
 	{section: "canary-and-affinity", field: "Backend.Traffic", change: "canary weight", mutate: func(s Spec) { specBackend(s, "prod/web:80").Traffic.Canary.Weight = 20 }},
 	{section: "canary-and-affinity", field: "Backend.Traffic", change: "canary header value", mutate: func(s Spec) { specBackend(s, "prod/web:80").Traffic.Canary.HeaderValue = "always" }},
@@ -263,43 +302,43 @@ var sectionChanges = []struct {
 	{section: "canary-and-affinity", field: "Backend.Traffic", change: "none", mutate: func(s Spec) { specBackend(s, "prod/web:80").Traffic = nil }},
 	{section: "canary-and-affinity", field: "Route.NoAffinityCookie", change: "no cookie set", mutate: func(s Spec) { specRoute(s, "/api").NoAffinityCookie = true }},
 
-	{section: "cors", field: "Route.CORS", change: "max-age", mutate: func(s Spec) { specRoute(s, "/api").CORS.MaxAge = 61 }},
-	{section: "cors", field: "Route.CORS", change: "credentials", mutate: func(s Spec) { specRoute(s, "/api").CORS.Credentials = true }},
-	{section: "cors", field: "VirtualHost.FallbackCORS", change: "origin", mutate: func(s Spec) { specHost(s, shop).FallbackCORS.Origins = []string{"https://b.example"} }},
-	{section: "cors", field: "VirtualHost.FallbackCORS", change: "none", mutate: func(s Spec) { specHost(s, shop).FallbackCORS = nil }},
+	{section: "cors", field: "Route.Location.CORS", change: "max-age", mutate: func(s Spec) { specRoute(s, "/api").CORS.MaxAge = 61 }},
+	{section: "cors", field: "Route.Location.CORS", change: "credentials", mutate: func(s Spec) { specRoute(s, "/api").CORS.Credentials = true }},
+	{section: "cors", field: "VirtualHost.FallbackLocation.CORS", change: "origin", mutate: func(s Spec) { specHost(s, shop).FallbackLocation.CORS.Origins = []string{"https://b.example"} }},
+	{section: "cors", field: "VirtualHost.FallbackLocation.CORS", change: "none", mutate: func(s Spec) { specHost(s, shop).FallbackLocation.CORS = nil }},
 
-	{section: "auth", field: "Route.Auth", change: "realm", mutate: func(s Spec) { specRoute(s, "/api").Auth.Basic.Realm = "admins" }},
-	{section: "auth", field: "Route.Auth", change: "digest", mutate: func(s Spec) {
+	{section: "auth", field: "Route.Location.Auth", change: "realm", mutate: func(s Spec) { specRoute(s, "/api").Auth.Basic.Realm = "admins" }},
+	{section: "auth", field: "Route.Location.Auth", change: "digest", mutate: func(s Spec) {
 		specRoute(s, "/api").Auth.Digest = &DigestAuth{Realm: "admins", Secret: "prod/pw", SecretType: "auth-file"}
 	}},
-	{section: "auth", field: "Route.Auth", change: "denied", mutate: func(s Spec) { specRoute(s, "/api").Auth.Denied = "Secret prod/pw not found" }},
-	{section: "auth", field: "VirtualHost.FallbackAuth", change: "auth URL", mutate: func(s Spec) {
-		specHost(s, shop).FallbackAuth.External.URL = urltemplate.AuthURL{Raw: "http://auth/verify"}
+	{section: "auth", field: "Route.Location.Auth", change: "denied", mutate: func(s Spec) { specRoute(s, "/api").Auth.Denied = "Secret prod/pw not found" }},
+	{section: "auth", field: "VirtualHost.FallbackLocation.Auth", change: "auth URL", mutate: func(s Spec) {
+		specHost(s, shop).FallbackLocation.Auth.External.URL = urltemplate.AuthURL{Raw: "http://auth/verify"}
 	}},
-	{section: "response", field: "Route.Response", change: "limit rate", mutate: func(s Spec) { specRoute(s, "/api").Response.LimitRate = 2048 }},
-	{section: "response", field: "Route.Response", change: "rate after", mutate: func(s Spec) { specRoute(s, "/api").Response.LimitRateAfter = 1 }},
-	{section: "response", field: "Route.Response", change: "mirror host", mutate: func(s Spec) { specRoute(s, "/api").Response.Mirror.Host = "m2.internal" }},
-	{section: "response", field: "Route.Response", change: "mirror body", mutate: func(s Spec) { specRoute(s, "/api").Response.Mirror.NoBody = true }},
-	{section: "response", field: "Route.Response", change: "stand-in", mutate: func(s Spec) { specRoute(s, "/api").Response.StandIn = &StandIn{Service: "old", Port: "80"} }},
-	{section: "response", field: "Route.Response", change: "rewrite log", mutate: func(s Spec) { specRoute(s, "/api").Response.RewriteLog = true }},
-	{section: "response", field: "VirtualHost.FallbackResponse", change: "codes", mutate: func(s Spec) { specHost(s, shop).FallbackResponse.ErrorCodes = []int{404} }},
-	{section: "response", field: "VirtualHost.FallbackResponse", change: "error backend", mutate: func(s Spec) { specHost(s, shop).FallbackResponse.ErrorBackend = nil }},
-	{section: "response", field: "VirtualHost.FallbackResponse", change: "access log", mutate: func(s Spec) { specHost(s, shop).FallbackResponse.NoAccessLog = false }},
-	{section: "response", field: "VirtualHost.FallbackResponse", change: "none", mutate: func(s Spec) { specHost(s, shop).FallbackResponse = nil }},
-	{section: "auth", field: "VirtualHost.FallbackAuth", change: "none", mutate: func(s Spec) { specHost(s, shop).FallbackAuth = nil }},
+	{section: "response", field: "Route.Location.Response", change: "limit rate", mutate: func(s Spec) { specRoute(s, "/api").Response.LimitRate = 2048 }},
+	{section: "response", field: "Route.Location.Response", change: "rate after", mutate: func(s Spec) { specRoute(s, "/api").Response.LimitRateAfter = 1 }},
+	{section: "response", field: "Route.Location.Response", change: "mirror host", mutate: func(s Spec) { specRoute(s, "/api").Response.Mirror.Host = "m2.internal" }},
+	{section: "response", field: "Route.Location.Response", change: "mirror body", mutate: func(s Spec) { specRoute(s, "/api").Response.Mirror.NoBody = true }},
+	{section: "response", field: "Route.Location.Response", change: "stand-in", mutate: func(s Spec) { specRoute(s, "/api").Response.StandIn = &StandIn{Service: "old", Port: "80"} }},
+	{section: "response", field: "Route.Location.Response", change: "rewrite log", mutate: func(s Spec) { specRoute(s, "/api").Response.RewriteLog = true }},
+	{section: "response", field: "VirtualHost.FallbackLocation.Response", change: "codes", mutate: func(s Spec) { specHost(s, shop).FallbackLocation.Response.ErrorCodes = []int{404} }},
+	{section: "response", field: "VirtualHost.FallbackLocation.Response", change: "error backend", mutate: func(s Spec) { specHost(s, shop).FallbackLocation.Response.ErrorBackend = nil }},
+	{section: "response", field: "VirtualHost.FallbackLocation.Response", change: "access log", mutate: func(s Spec) { specHost(s, shop).FallbackLocation.Response.NoAccessLog = false }},
+	{section: "response", field: "VirtualHost.FallbackLocation.Response", change: "none", mutate: func(s Spec) { specHost(s, shop).FallbackLocation.Response = nil }},
+	{section: "auth", field: "VirtualHost.FallbackLocation.Auth", change: "none", mutate: func(s Spec) { specHost(s, shop).FallbackLocation.Auth = nil }},
 
-	{section: "tls-ends", field: "Route.BackendTLS", change: "no SNI", mutate: func(s Spec) { specRoute(s, "/api").BackendTLS.ServerName = false }},
-	{section: "tls-ends", field: "Route.BackendTLS", change: "denied", mutate: func(s Spec) { specRoute(s, "/api").BackendTLS.Denied = "Secret prod/api-up not found" }},
-	{section: "tls-ends", field: "VirtualHost.FallbackBackendTLS", change: "CA", mutate: func(s Spec) { specHost(s, shop).FallbackBackendTLS.CAs[0].Raw = []byte{3} }, sameText: "the text counts the CAs"},
-	{section: "tls-ends", field: "VirtualHost.FallbackBackendTLS", change: "depth", mutate: func(s Spec) { specHost(s, shop).FallbackBackendTLS.VerifyDepth = 2 }},
+	{section: "tls-ends", field: "Route.Location.BackendTLS", change: "no SNI", mutate: func(s Spec) { specRoute(s, "/api").BackendTLS.ServerName = false }},
+	{section: "tls-ends", field: "Route.Location.BackendTLS", change: "denied", mutate: func(s Spec) { specRoute(s, "/api").BackendTLS.Denied = "Secret prod/api-up not found" }},
+	{section: "tls-ends", field: "VirtualHost.FallbackLocation.BackendTLS", change: "CA", mutate: func(s Spec) { specHost(s, shop).FallbackLocation.BackendTLS.CAs[0].Raw = []byte{3} }, sameText: "the text counts the CAs"},
+	{section: "tls-ends", field: "VirtualHost.FallbackLocation.BackendTLS", change: "depth", mutate: func(s Spec) { specHost(s, shop).FallbackLocation.BackendTLS.VerifyDepth = 2 }},
 	{section: "tls-ends", field: "VirtualHost.ClientTLS", change: "optional", mutate: func(s Spec) { specHost(s, shop).ClientTLS.Verify = VerifyOptional }},
 	{section: "tls-ends", field: "VirtualHost.ClientTLS", change: "pass certificate", mutate: func(s Spec) { specHost(s, shop).ClientTLS.PassCertificate = true }},
 	{section: "tls-ends", field: "VirtualHost.ClientTLS", change: "match CN", mutate: func(s Spec) { specHost(s, shop).ClientTLS.MatchCN = "CN=a" }},
 	{section: "tls-ends", field: "VirtualHost.Passthrough", change: "none", mutate: func(s Spec) { specHost(s, shop).Passthrough = nil }},
-	{section: "snippets", field: "Route.Snippet", change: "if operand", mutate: func(s Spec) { specRoute(s, "/api").Snippet.Ops[0].Cond.Operand = "c.example" }},
-	{section: "snippets", field: "Route.Snippet", change: "return code", mutate: func(s Spec) { specRoute(s, "/api").Snippet.Ops[0].Then[0].Code = 302 }},
-	{section: "snippets", field: "Route.Snippet", change: "allow", mutate: func(s Spec) { specRoute(s, "/api").Snippet.Access[0].Deny = false }},
-	{section: "snippets", field: "Route.Snippet", change: "none", mutate: func(s Spec) { specRoute(s, "/api").Snippet = nil }},
+	{section: "snippets", field: "Route.Location.Snippet", change: "if operand", mutate: func(s Spec) { specRoute(s, "/api").Snippet.Ops[0].Cond.Operand = "c.example" }},
+	{section: "snippets", field: "Route.Location.Snippet", change: "return code", mutate: func(s Spec) { specRoute(s, "/api").Snippet.Ops[0].Then[0].Code = 302 }},
+	{section: "snippets", field: "Route.Location.Snippet", change: "allow", mutate: func(s Spec) { specRoute(s, "/api").Snippet.Access[0].Deny = false }},
+	{section: "snippets", field: "Route.Location.Snippet", change: "none", mutate: func(s Spec) { specRoute(s, "/api").Snippet = nil }},
 	{section: "request-conditions", field: "Route.When", change: "method", mutate: func(s Spec) { specRoute(s, "/api").When = &Conditions{Method: "GET"} }},
 	{section: "request-conditions", field: "Route.When", change: "header", mutate: func(s Spec) {
 		specRoute(s, "/api").When = &Conditions{Headers: []ValueMatch{{Name: "Version", Value: "two"}}}
@@ -310,7 +349,7 @@ var sectionChanges = []struct {
 	{section: "weighted-backends", field: "Route.Split", change: "split", mutate: func(s Spec) {
 		specRoute(s, "/api").Split = &Split{Alternatives: []Alternative{{Backend: specBackend(s, "prod/api:80"), Weight: 3}, {Weight: 1}}}
 	}},
-	{section: "snippets", field: "VirtualHost.FallbackSnippet", change: "always", mutate: func(s Spec) { specHost(s, shop).FallbackSnippet.Ops[0].Always = true }},
+	{section: "snippets", field: "VirtualHost.FallbackLocation.Snippet", change: "always", mutate: func(s Spec) { specHost(s, shop).FallbackLocation.Snippet.Ops[0].Always = true }},
 	{section: "snippets", field: "VirtualHost.SnippetLocations", change: "path", mutate: func(s Spec) { specHost(s, shop).SnippetLocations[0].Path = "/health" }},
 	{section: "snippets", field: "VirtualHost.SnippetLocations", change: "none", mutate: func(s Spec) { specHost(s, shop).SnippetLocations = nil }},
 }
@@ -327,14 +366,8 @@ func TestSectionDigests(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			covered := make(map[string]bool)
 			claimed := make(map[string]bool)
-			for _, f := range s.route {
-				claimed["Route."+f] = true
-			}
-			for _, f := range s.host {
-				claimed["VirtualHost."+f] = true
-			}
-			for _, f := range s.backend {
-				claimed["Backend."+f] = true
+			for _, name := range claimedBy(s) {
+				claimed[name] = true
 			}
 			for _, c := range sectionChanges {
 				if c.section != s.name {

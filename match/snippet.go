@@ -954,17 +954,17 @@ func expiresAt(seconds int) string {
 // snippetSection is what the snippet annotations translate to: a route's
 // and fallback's Snippet, and a host's server-snippet locations.
 var snippetSection = section{
-	name:  "snippets",
-	route: []string{"Snippet"},
-	host:  []string{"FallbackSnippet", "SnippetLocations"},
+	name:     "snippets",
+	location: []string{"Snippet"},
+	host:     []string{"SnippetLocations"},
 	digest: []digestPart{{
 		tag: "snippets",
 		hostHas: func(vh *VirtualHost) bool {
-			return vh.FallbackSnippet != nil || len(vh.SnippetLocations) > 0 ||
+			return vh.FallbackLocation.Snippet != nil || len(vh.SnippetLocations) > 0 ||
 				slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.Snippet != nil })
 		},
 		host: func(e *encoder, vh *VirtualHost) {
-			e.snippet(vh.FallbackSnippet)
+			e.snippet(vh.FallbackLocation.Snippet)
 			e.num(len(vh.SnippetLocations))
 			for _, l := range vh.SnippetLocations {
 				e.str(l.Match)
@@ -993,7 +993,7 @@ var snippetSection = section{
 	text: textParts{
 		at: 90,
 		fallbackLines: func(b *strings.Builder, vh *VirtualHost) {
-			snippetLines(b, "    ", vh.FallbackSnippet)
+			snippetLines(b, "    ", vh.FallbackLocation.Snippet)
 			for _, l := range vh.SnippetLocations {
 				b.WriteString("    snippet location " + strings.TrimSpace(l.Match+" "+strconv.Quote(l.Path)) + "\n")
 				snippetLines(b, "      ", l.Snippet)

@@ -158,6 +158,35 @@ func (s Source) String() string {
 	return kind + " " + s.Ingress() + " " + s.Field
 }
 
+// Location is what a location asks of a request besides its backend: the
+// one value of a route's settings (Route embeds it) and of a host's
+// fallback's (VirtualHost.FallbackLocation), so the two are built,
+// digested and applied alike (SPEC §6). Each field is nil for none.
+type Location struct {
+	// Rewrite is what the location does to the request besides choosing
+	// the backend (rewrite-target, upstream-vhost, x-forwarded-prefix).
+	// The catch-all's fallback has none: ingress-nginx keeps its catch-all
+	// location's own.
+	Rewrite *Rewrite
+	// Policy is the declaring Ingress's request policy (SPEC §11.4, §11.5).
+	Policy *Policy
+	// CORS and Auth are the cross-origin policy and authentication
+	// (cors.go, auth.go).
+	CORS *CORS
+	Auth *Auth
+	// BackendTLS is how the location's HTTPS or GRPCS backend is dialled
+	// (proxy-ssl-*, tlsends.go). A fallback's is its host's, as
+	// ingress-nginx writes it in the server block, and a route without
+	// one of its own uses it (Result.Location).
+	BackendTLS *BackendTLS
+	// Response is the error pages, response bandwidth, mirror and logging
+	// (response.go); the global error pages' where the declaring Ingress
+	// sets none.
+	Response *Response
+	// Snippet is what the snippet annotations translate to (snippet.go).
+	Snippet *Snippet
+}
+
 // Route is one declared path within a virtual host.
 type Route struct {
 	Type PathType
@@ -207,26 +236,11 @@ type Route struct {
 	// Redirect, when set, is answered instead of proxying (permanent-redirect,
 	// temporal-redirect); Backend is still resolved and listed.
 	Redirect *Redirect
-	// Rewrite is what the route does to the request besides choosing the
-	// backend (rewrite-target, upstream-vhost, x-forwarded-prefix); nil
-	// for none.
-	Rewrite *Rewrite
-	// Policy is the declaring Ingress's request policy (SPEC §11.4, §11.5); nil
-	// when it sets none.
-	Policy *Policy
-	// CORS and Auth are the route's cross-origin policy and
-	// authentication (cors.go, auth.go); nil when the Ingress sets none.
-	CORS *CORS
-	Auth *Auth
-	// BackendTLS is how the route's HTTPS or GRPCS backend is dialled
-	// (proxy-ssl-*, tlsends.go); nil: the host's, if any.
-	BackendTLS *BackendTLS
-	// Response is the declaring Ingress's error pages, response
-	// bandwidth, mirror and logging (response.go); nil for none.
-	Response *Response
-	// Snippet is what the snippet annotations translate to (snippet.go);
-	// nil for none.
-	Snippet *Snippet
+	// Location is the route's settings besides its backend (rewrite,
+	// request policy, CORS, authentication, backend TLS, response,
+	// snippets), read as the route's own fields (r.Policy); a host's
+	// fallback holds the same value (VirtualHost.FallbackLocation).
+	Location
 	// When is what a request must carry besides its path (method, header
 	// and query parameter matches, conditions.go); nil for nothing.
 	When *Conditions
@@ -283,36 +297,20 @@ type VirtualHost struct {
 	// Actions are the host-wide redirects and aliases (app-root,
 	// server-alias, from-to-www-redirect); nil when there are none.
 	Actions *HostActions
-	// FallbackPolicy is the request policy for requests no route matches:
-	// that of the Ingress the redirect settings come from, as
-	// ingress-nginx applies an Ingress's annotations to the default
-	// location of the host it creates; nil for none.
-	FallbackPolicy *Policy
-	// FallbackCORS, FallbackAuth and FallbackRewrite are that Ingress's
-	// cross-origin policy, authentication and rewrite for the same
-	// requests (SPEC §6): no request reaches a Service without the checks
-	// the Ingress that named it asks for. The catch-all never has a
-	// rewrite: ingress-nginx keeps its catch-all location's own.
-	FallbackCORS    *CORS
-	FallbackAuth    *Auth
-	FallbackRewrite *Rewrite
-	// FallbackBackendTLS is the host's backend TLS (proxy-ssl-*), as
-	// ingress-nginx writes it in the server block: its fallback's, and
-	// its routes' without one of their own. ClientTLS is the client
-	// certificate authentication (auth-tls-*) and Passthrough the
-	// backend its TLS connections are spliced to (ssl-passthrough); nil
-	// for none (tlsends.go).
-	FallbackBackendTLS *BackendTLS
-	ClientTLS          *ClientTLS
-	Passthrough        *Backend
-	// FallbackResponse is that Ingress's Response (error pages, bandwidth,
-	// mirror, logging), or the global error pages' for a host no Ingress
-	// sets it for.
-	FallbackResponse *Response
-	// FallbackSnippet is the snippets' translation for the same requests,
-	// and SnippetLocations the server-snippet's location blocks
+	// FallbackLocation is the settings of requests no route matches: those
+	// of the Ingress the redirect settings come from, as ingress-nginx
+	// applies an Ingress's annotations to the default location of the host
+	// it creates, so no request reaches a Service without the checks the
+	// Ingress that named it asks for (SPEC §6); the options' where no
+	// Ingress supplies them.
+	FallbackLocation Location
+	// ClientTLS is the client certificate authentication (auth-tls-*) and
+	// Passthrough the backend its TLS connections are spliced to
+	// (ssl-passthrough); nil for none (tlsends.go).
+	ClientTLS   *ClientTLS
+	Passthrough *Backend
+	// SnippetLocations are the server-snippet's location blocks
 	// (snippet.go).
-	FallbackSnippet  *Snippet
 	SnippetLocations []*SnippetLocation
 
 	// regex holds the Regex routes in controller order, built by New;

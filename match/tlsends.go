@@ -19,9 +19,9 @@ import (
 // BackendTLS is how the TLS connection to an HTTPS or GRPCS backend is
 // made (proxy-ssl-secret and its companions), as nginx's proxy_ssl_*
 // directives make it. A route's own applies; a route without one uses its
-// host's (VirtualHost.FallbackBackendTLS), as ingress-nginx writes the first
-// Ingress's at the server level. With neither, backends are dialled as
-// always: no verification, no client certificate, no SNI.
+// host's (VirtualHost.FallbackLocation.BackendTLS), as ingress-nginx
+// writes the first Ingress's at the server level. With neither, backends
+// are dialled as always: no verification, no client certificate, no SNI.
 type BackendTLS struct {
 	// Secret is the Secret's "namespace/name".
 	Secret string
@@ -312,21 +312,21 @@ func (t *Table) indexPassthrough() {
 }
 
 func hasBackendTLS(vh *VirtualHost) bool {
-	return vh.FallbackBackendTLS != nil || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.BackendTLS != nil })
+	return vh.FallbackLocation.BackendTLS != nil || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.BackendTLS != nil })
 }
 
 // tlsEndsSection is TLS towards backends and clients: how a route's
 // backend is dialled, which client certificates a host asks for, and which
 // hosts' connections pass through untouched.
 var tlsEndsSection = section{
-	name:  "tls-ends",
-	route: []string{"BackendTLS"},
-	host:  []string{"FallbackBackendTLS", "ClientTLS", "Passthrough"},
+	name:     "tls-ends",
+	location: []string{"BackendTLS"},
+	host:     []string{"ClientTLS", "Passthrough"},
 	digest: []digestPart{{
 		tag:     "tls-ends",
 		hostHas: func(vh *VirtualHost) bool { return hasBackendTLS(vh) || vh.ClientTLS != nil || vh.Passthrough != nil },
 		host: func(e *encoder, vh *VirtualHost) {
-			e.backendTLS(vh.FallbackBackendTLS)
+			e.backendTLS(vh.FallbackLocation.BackendTLS)
 			e.clientTLS(vh.ClientTLS)
 			e.backendRef(vh.Passthrough)
 		},
@@ -341,8 +341,8 @@ var tlsEndsSection = section{
 			if vh.ClientTLS != nil {
 				b.WriteString("  " + clientTLSLine(vh.ClientTLS) + "\n")
 			}
-			if vh.FallbackBackendTLS != nil {
-				b.WriteString("  " + backendTLSLine(vh.FallbackBackendTLS) + "\n")
+			if vh.FallbackLocation.BackendTLS != nil {
+				b.WriteString("  " + backendTLSLine(vh.FallbackLocation.BackendTLS) + "\n")
 			}
 		},
 		routeLines: func(b *strings.Builder, _ *VirtualHost, r *Route) {

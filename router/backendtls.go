@@ -51,7 +51,7 @@ func backendTLSOf(x *exchange) *match.BackendTLS {
 		return x.route.BackendTLS
 	}
 	if x.vhost != nil {
-		return x.vhost.FallbackBackendTLS
+		return x.vhost.FallbackLocation.BackendTLS
 	}
 	return nil
 }

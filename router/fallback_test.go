@@ -23,9 +23,9 @@ func TestFallbackAuthOverH1AndH2C(t *testing.T) {
 	b := httpBackend("prod/app:80", addr)
 	app := vhost("app.test", b, route(match.Exact, "/app", b))
 	app.Routes[0].Auth = auth
-	app.FallbackAuth = auth
+	app.FallbackLocation.Auth = auth
 	catchAll := vhost("", b)
-	catchAll.FallbackAuth = auth
+	catchAll.FallbackLocation.Auth = auth
 
 	r := newTestRouter(Options{})
 	r.Publish(table("fallback-auth", catchAll, app))

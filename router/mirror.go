@@ -155,7 +155,7 @@ func mirrorShares(t *match.Table) map[*match.Mirror]*mirrorShare {
 		}
 	}
 	for vh := range t.VirtualHosts() {
-		add(vh.FallbackResponse)
+		add(vh.FallbackLocation.Response)
 		for _, rt := range vh.Routes {
 			add(rt.Response)
 		}

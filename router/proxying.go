@@ -25,7 +25,7 @@ func (x *exchange) proxying() *match.Proxying {
 	case x.route != nil:
 		p = x.route.Policy
 	case x.vhost != nil:
-		p = x.vhost.FallbackPolicy
+		p = x.vhost.FallbackLocation.Policy
 	}
 	if p == nil {
 		return nil

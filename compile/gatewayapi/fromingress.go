@@ -401,8 +401,9 @@ func (c *converter) host(vh *match.VirtualHost) {
 	if g == nil {
 		return
 	}
-	r := &match.Route{Type: match.Prefix, Backend: vh.Fallback, Source: src, Rewrite: vh.FallbackRewrite,
-		Response: vh.FallbackResponse, Snippet: vh.FallbackSnippet}
+	fl := vh.FallbackLocation
+	r := &match.Route{Type: match.Prefix, Backend: vh.Fallback, Source: src,
+		Location: match.Location{Rewrite: fl.Rewrite, Response: fl.Response, Snippet: fl.Snippet}}
 	if rule, ok := c.rule(r); ok {
 		c.add(g, vh, rule, vh.ForceSSLRedirect || vh.SSLRedirect && vh.TLS, vh.ForceSSLRedirect)
 	}

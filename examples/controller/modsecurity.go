@@ -578,7 +578,7 @@ func (ms *modSecurity) bodyLimit(m router.Match) (int64, bool) {
 	case m.Route != nil:
 		p = m.Route.Policy
 	case m.VirtualHost != nil:
-		p = m.VirtualHost.FallbackPolicy
+		p = m.VirtualHost.FallbackLocation.Policy
 	}
 	limit := ms.maxBody
 	if p != nil {

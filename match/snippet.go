@@ -978,12 +978,12 @@ var snippetSection = section{
 		// its own, so tables without one keep their digest.
 		tag: "snippet-server-phase",
 		hostHas: func(vh *VirtualHost) bool {
-			return serverSteps(vh.FallbackSnippet) > 0 ||
+			return serverSteps(vh.FallbackLocation.Snippet) > 0 ||
 				slices.ContainsFunc(vh.SnippetLocations, func(l *SnippetLocation) bool { return serverSteps(l.Snippet) > 0 }) ||
 				slices.ContainsFunc(vh.Routes, func(r *Route) bool { return serverSteps(r.Snippet) > 0 })
 		},
 		host: func(e *encoder, vh *VirtualHost) {
-			e.num(serverSteps(vh.FallbackSnippet))
+			e.num(serverSteps(vh.FallbackLocation.Snippet))
 			for _, l := range vh.SnippetLocations {
 				e.num(serverSteps(l.Snippet))
 			}

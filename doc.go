@@ -26,12 +26,14 @@
 // classify and balance import no ramjet package; match imports balance
 // and its own match/htpasswd (password files and hashes) and
 // match/urltemplate (rewrite and auth URL templates), which import no
-// ramjet package; compile imports classify, match and balance; compile/manifest and status
-// import compile; router imports match, balance and router/h1 but never
-// compile, so the data plane can be fed tables built anywhere; router/h1
-// imports router/rawsock and no other ramjet package; router/routertest,
-// the case file runner, imports compile, compile/manifest and router.
-// No library package imports examples/.
+// ramjet package; compile imports classify, match, balance and
+// router/configmap (the router's ConfigMap keys, which imports match);
+// compile/manifest and status import compile; router imports match,
+// balance, router/configmap and router/h1 but never compile, so the data
+// plane can be fed tables built anywhere; router/h1 imports router/rawsock
+// and no other ramjet package; router/routertest, the case file runner,
+// imports compile, compile/manifest and router. No library package
+// imports examples/.
 //
 // # The packages
 //
@@ -235,8 +237,12 @@
 //     in ConfigMap.Extensions, unwarned): the example controller's
 //     enable-modsecurity, enable-owasp-modsecurity-crs and
 //     modsecurity-snippet, which follow every rebuild.
-//   - Router keys, in ConfigMap.Router for router.Options
-//     (routertest.ApplyConfigMap copies them): the hsts keys,
+//   - Router keys, read by the router's own parser, package
+//     router/configmap (configmap.Parse, whose warnings ParseConfigMap
+//     joins to the ConfigMap's), in ConfigMap.Router, which
+//     router.Options.ApplyConfigMap sets in the router's options (the
+//     case files' runner and the example controller call it; each key
+//     replaces only its own settings): the hsts keys,
 //     use-forwarded-headers (TrustForwardedProto and TrustForwardedFor),
 //     enable-real-ip (TrustForwardedFor alone), compute-full-forwarded-for
 //     (with use-forwarded-headers only), forwarded-for-header
@@ -246,7 +252,8 @@
 //     over limit-rps or limit-rpm, and over limit-connections),
 //     add-headers and proxy-set-headers (AddHeaders on every answer over a
 //     backend's, ProxySetHeaders on every proxied request over the
-//     client's, read by ConfigMap.ReadHeaders from the ConfigMaps they
+//     client's, read by ConfigMap.ReadHeaders
+//     (configmap.Settings.ReadHeaders) from the ConfigMaps they
 //     name; Router.SetConfigMapHeaders changes them live; the values are
 //     nginx's more_set_headers and proxy_set_header values, so their
 //     variables, those of §11.9 but the captures, are expanded per
@@ -266,8 +273,9 @@
 //     is the embedder's, Brotli.NewEncoder, as the library brings none:
 //     the example controller's uses github.com/andybalholm/brotli; a case
 //     file's ConfigMap sets Brotli without one, so a case run as loaded
-//     answers nothing in br); and, for the
-//     example controller alone, use-proxy-protocol and log-format-upstream
+//     answers nothing in br); and, not router options but in the same
+//     Settings for the embedder's listeners and access log (the example
+//     controller's), use-proxy-protocol and log-format-upstream
 //     with log-format-escape-json (its access log in nginx's variable
 //     syntax: $remote_addr, $remote_user, $host, $request,
 //     $request_method, $request_uri, $uri, $args, $scheme,
@@ -288,7 +296,7 @@
 // ConfigMapKeyIgnored for nginx's own
 // tuning (worker-processes, buffers, caches): compile adds them to
 // Result.Warnings, on the ConfigMap, field "data[key]". The example
-// controller follows every key at every rebuild (ConfigMapKey.Live;
+// controller follows every key at every rebuild (configmap.Key.Live;
 // Router.SetConfigMapOptions swaps the router keys' settings, the access
 // log's format is swapped whole) but use-proxy-protocol and
 // proxy-real-ip-cidr, which its listeners are made with: those are read

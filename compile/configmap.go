@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
-	"net/textproto"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"ramjet.dev/ramjet/balance"
-	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router/configmap"
 )
 
 // The ingress-nginx ConfigMap (SPEC §1, doc.go §1): ParseConfigMap reads
@@ -27,20 +26,25 @@ import (
 //     annotation parsers default to the ConfigMap; the catch-all and hosts
 //     without an Ingress of their own get it too. It shows in the table.
 //   - an option key changes Options (ssl-redirect) for the compile;
-//   - a router key fills ConfigMap.Router for the embedder to hand to
-//     router.Options (HSTS, the client address, limit answer codes).
+//   - a router key is the router's own parser's (package
+//     router/configmap): ParseConfigMap calls it for the warnings and
+//     hands its settings on in ConfigMap.Router, for the embedder to give
+//     router.Options.ApplyConfigMap (HSTS, the client address, limit
+//     answer codes).
 //
 // Every other key, and every value that does not parse, is one warning
 // naming it (Result.Warnings when Options.ConfigMap is set).
 
 // ConfigMap is an ingress-nginx ConfigMap as ParseConfigMap read it. Set
-// it as Options.ConfigMap for the compile, and copy Router into the
-// router's options. The zero value is a ConfigMap without keys.
+// it as Options.ConfigMap for the compile, and apply Router to the
+// router's options (router.Options.ApplyConfigMap). The zero value is a
+// ConfigMap without keys.
 type ConfigMap struct {
 	// Ref names the ConfigMap in warnings.
 	Ref Ref
-	// Router holds the keys the router serves (SPEC §1).
-	Router RouterConfig
+	// Router holds the keys the router serves (SPEC §1), as its parser
+	// read them.
+	Router configmap.Settings
 	// Keys are the implemented keys the ConfigMap set and that were
 	// applied, sorted; a key whose value did not parse, or that keep
 	// named, is not among them.
@@ -61,100 +65,26 @@ type ConfigMap struct {
 	warnings []Warning
 }
 
-// RouterConfig are the ConfigMap keys the router (and the listeners in
-// front of it) serve; each field is the router.Options field of the same
-// name unless it says otherwise, and holds ingress-nginx's default when
-// the key is absent.
-type RouterConfig struct {
-	// HSTS and DisableHSTS: hsts, hsts-max-age, hsts-include-subdomains,
-	// hsts-preload. HSTS is "" when none of them is set.
-	HSTS        string
-	DisableHSTS bool
-	// TrustForwardedProto: use-forwarded-headers.
-	TrustForwardedProto bool
-	// TrustForwardedFor: use-forwarded-headers or enable-real-ip (nginx's
-	// realip module reads forwarded-for-header from proxy-real-ip-cidr peers).
-	TrustForwardedFor bool
-	// ComputeFullForwardedFor: compute-full-forwarded-for, which acts only
-	// with use-forwarded-headers (a flag or the key).
-	ComputeFullForwardedFor bool
-	// ForwardedForHeader: forwarded-for-header, the header the client
-	// address is read from ("X-Forwarded-For").
-	ForwardedForHeader string
-	// ProxyRealIPCIDR: proxy-real-ip-cidr. Nil when the key is absent:
-	// ingress-nginx then trusts 0.0.0.0/0, ramjet no peer (a warning says so).
-	ProxyRealIPCIDR []netip.Prefix
-	// UseProxyProtocol: use-proxy-protocol, for the listeners (not a
-	// router option).
-	UseProxyProtocol bool
-	// LimitReqStatusCode and LimitConnStatusCode: limit-req-status-code and
-	// limit-conn-status-code, the answer of a request over limit-rps or
-	// limit-rpm, and over limit-connections (503).
-	LimitReqStatusCode, LimitConnStatusCode int
-	// LogFormat and LogFormatEscapeJSON: log-format-upstream and
-	// log-format-escape-json, for the access log (not a router option;
-	// LogFormat "" is ingress-nginx's default format).
-	LogFormat           string
-	LogFormatEscapeJSON bool
-	// AddHeadersFrom and ProxySetHeadersFrom are add-headers and
-	// proxy-set-headers: "namespace/name" of the ConfigMap whose data are
-	// the headers set on every answer (AddHeaders, over a backend's of the
-	// same name) and on every request to a backend (ProxySetHeaders, over
-	// the client's), as ingress-nginx's more_set_headers and
-	// proxy_set_header do. ReadHeaders fills the maps, canonical names to
-	// values, whose variables the router expands; nil without.
-	AddHeadersFrom, ProxySetHeadersFrom string
-	AddHeaders, ProxySetHeaders         map[string]string
-	// UseGzip, GzipLevel, GzipMinLength and GzipTypes: use-gzip,
-	// gzip-level (1), gzip-min-length (256) and gzip-types (space
-	// separated), router.Options.Gzip.
-	UseGzip       bool
-	GzipLevel     int
-	GzipMinLength int64
-	GzipTypes     []string
-	// EnableBrotli, BrotliLevel, BrotliMinLength and BrotliTypes:
-	// enable-brotli, brotli-level (4), brotli-min-length (20) and
-	// brotli-types, router.Options.Brotli, whose encoder the embedder
-	// supplies (the example controller's).
-	EnableBrotli    bool
-	BrotliLevel     int
-	BrotliMinLength int64
-	BrotliTypes     []string
-	// ServerTokens: server-tokens, the Server header sent on every answer
-	// ("ramjet" for "true"; "" for "false", the default, which sends
-	// none). A backend's own is never passed on, as nginx hides it.
-	ServerTokens string
-}
-
-// DefaultGzipTypes are ingress-nginx's gzip-types.
-var DefaultGzipTypes = strings.Fields("application/atom+xml application/javascript application/x-javascript application/json application/rss+xml application/vnd.ms-fontobject application/x-font-ttf application/x-web-app-manifest+json application/xhtml+xml application/xml font/opentype image/svg+xml image/x-icon text/css text/javascript text/plain text/x-component")
-
-// DefaultBrotliTypes are ingress-nginx's brotli-types.
-var DefaultBrotliTypes = strings.Fields("application/xml+rss application/atom+xml application/javascript application/x-javascript application/json application/rss+xml application/vnd.ms-fontobject application/x-font-ttf application/x-web-app-manifest+json application/xhtml+xml application/xml font/opentype image/svg+xml image/x-icon text/css text/javascript text/plain text/x-component")
-
 // DefaultLogFormat is ingress-nginx's log-format-upstream default.
 const DefaultLogFormat = `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $request_length $request_time [$proxy_upstream_name] [$proxy_alternative_upstream_name] $upstream_addr $upstream_response_length $upstream_response_time $upstream_status $req_id`
 
-// ConfigMapKey describes one ConfigMap key ramjet implements. Exactly one
-// of Location, Option and Router is set.
+// ConfigMapKey describes one ConfigMap key the compile implements. Exactly
+// one of Location and Option is set; the router's keys are
+// configmap.Keys.
 type ConfigMapKey struct {
 	// Location: the key is the global default of the annotation of the
 	// same name, parsed as that annotation (with ingress-nginx's prefix).
 	Location bool
 	// Option applies the value to the compile's options.
 	Option func(o *Options, value string) error
-	// Router applies the value to the router's settings.
-	Router func(r *RouterConfig, value string) error
-	// Live: a running controller follows a change of the key without a
-	// restart. Location and option keys always are (they recompile).
-	Live bool
 }
 
-// ConfigMapKeys is the registry of implemented keys. Implementing a key is
+// ConfigMapKeys is the registry of the compile's keys: a running
+// controller follows their changes, as it recompiles. Implementing a key is
 // adding one entry (from an init function of the file that serves it).
 var ConfigMapKeys = map[string]ConfigMapKey{
 	"ssl-redirect": {Option: func(o *Options, v string) error {
-		on, err := nginxBool(v)
+		on, err := configmap.ParseBool(v)
 		o.DisableSSLRedirect = !on
 		return err
 	}},
@@ -188,7 +118,7 @@ var ConfigMapKeys = map[string]ConfigMapKey{
 		return err
 	}},
 	"allow-snippet-annotations": {Option: func(o *Options, v string) (err error) {
-		o.AllowSnippetAnnotations, err = nginxBool(v)
+		o.AllowSnippetAnnotations, err = configmap.ParseBool(v)
 		return err
 	}},
 	"annotations-risk-level": {Option: func(o *Options, v string) error {
@@ -208,119 +138,13 @@ var ConfigMapKeys = map[string]ConfigMapKey{
 	"global-auth-cache-key":             globalAuthKey(func(g *GlobalAuth, v string) { g.CacheKey = v }),
 	"global-auth-cache-duration":        globalAuthKey(func(g *GlobalAuth, v string) { g.CacheDuration = v }),
 	"global-auth-always-set-cookie": {Option: func(o *Options, v string) error {
-		on, err := nginxBool(v)
+		on, err := configmap.ParseBool(v)
 		if err == nil {
 			o.GlobalAuth = globalAuthOf(o)
 			o.GlobalAuth.AlwaysSetCookie = on
 		}
 		return err
 	}},
-	"hsts":                    {Router: hstsKey("hsts"), Live: true},
-	"hsts-max-age":            {Router: hstsKey("hsts-max-age"), Live: true},
-	"hsts-include-subdomains": {Router: hstsKey("hsts-include-subdomains"), Live: true},
-	"hsts-preload":            {Router: hstsKey("hsts-preload"), Live: true},
-	"use-forwarded-headers": {Router: func(r *RouterConfig, v string) (err error) {
-		r.TrustForwardedProto, err = nginxBool(v)
-		return err
-	}, Live: true},
-	"enable-real-ip": {Router: func(r *RouterConfig, v string) (err error) {
-		_, err = nginxBool(v)
-		return err
-	}, Live: true},
-	"compute-full-forwarded-for": {Router: func(r *RouterConfig, v string) (err error) {
-		r.ComputeFullForwardedFor, err = nginxBool(v)
-		return err
-	}, Live: true},
-	"forwarded-for-header": {Router: func(r *RouterConfig, v string) error {
-		if !nginxHeaderName(v) {
-			return fmt.Errorf("want a header name")
-		}
-		r.ForwardedForHeader = v
-		return nil
-	}, Live: true},
-	"proxy-real-ip-cidr": {Router: func(r *RouterConfig, v string) (err error) {
-		r.ProxyRealIPCIDR, err = ParseSourceRanges(v)
-		return err
-	}},
-	"use-proxy-protocol": {Router: func(r *RouterConfig, v string) (err error) {
-		r.UseProxyProtocol, err = nginxBool(v)
-		return err
-	}},
-	"limit-req-status-code":  {Router: statusKey(func(r *RouterConfig) *int { return &r.LimitReqStatusCode }), Live: true},
-	"limit-conn-status-code": {Router: statusKey(func(r *RouterConfig) *int { return &r.LimitConnStatusCode }), Live: true},
-	"add-headers":            {Router: headersKey(func(r *RouterConfig) *string { return &r.AddHeadersFrom }), Live: true},
-	"proxy-set-headers":      {Router: headersKey(func(r *RouterConfig) *string { return &r.ProxySetHeadersFrom }), Live: true},
-	"use-gzip": {Router: func(r *RouterConfig, v string) (err error) {
-		r.UseGzip, err = nginxBool(v)
-		return err
-	}, Live: true},
-	"gzip-level": {Router: func(r *RouterConfig, v string) error {
-		n, err := strconv.ParseInt(v, 0, 32)
-		if err != nil || n < 1 || n > 9 {
-			return fmt.Errorf("want a level from 1 to 9")
-		}
-		r.GzipLevel = int(n)
-		return nil
-	}, Live: true},
-	"gzip-min-length": {Router: func(r *RouterConfig, v string) error {
-		n, err := strconv.ParseInt(v, 0, 64)
-		if err != nil || n < 0 {
-			return fmt.Errorf("want a number of bytes")
-		}
-		r.GzipMinLength = n
-		return nil
-	}, Live: true},
-	"gzip-types": {Router: func(r *RouterConfig, v string) error {
-		if r.GzipTypes = strings.Fields(v); len(r.GzipTypes) == 0 {
-			return fmt.Errorf("want media types")
-		}
-		return nil
-	}, Live: true},
-	"enable-brotli": {Router: func(r *RouterConfig, v string) (err error) {
-		r.EnableBrotli, err = nginxBool(v)
-		return err
-	}, Live: true},
-	"brotli-level": {Router: func(r *RouterConfig, v string) error {
-		n, err := strconv.ParseInt(v, 0, 32)
-		if err != nil || n < 0 || n > 11 {
-			return fmt.Errorf("want a level from 0 to 11")
-		}
-		r.BrotliLevel = int(n)
-		return nil
-	}, Live: true},
-	"brotli-min-length": {Router: func(r *RouterConfig, v string) error {
-		n, err := strconv.ParseInt(v, 0, 64)
-		if err != nil || n < 0 {
-			return fmt.Errorf("want a number of bytes")
-		}
-		r.BrotliMinLength = n
-		return nil
-	}, Live: true},
-	"brotli-types": {Router: func(r *RouterConfig, v string) error {
-		if r.BrotliTypes = strings.Fields(v); len(r.BrotliTypes) == 0 {
-			return fmt.Errorf("want media types")
-		}
-		return nil
-	}, Live: true},
-	"log-format-upstream": {Router: func(r *RouterConfig, v string) error {
-		if v == "" {
-			return fmt.Errorf("want a log format")
-		}
-		r.LogFormat = v
-		return nil
-	}, Live: true},
-	"server-tokens": {Router: func(r *RouterConfig, v string) error {
-		on, err := nginxBool(v)
-		r.ServerTokens = ""
-		if on {
-			r.ServerTokens = "ramjet"
-		}
-		return err
-	}, Live: true},
-	"log-format-escape-json": {Router: func(r *RouterConfig, v string) (err error) {
-		r.LogFormatEscapeJSON, err = nginxBool(v)
-		return err
-	}, Live: true},
 }
 
 // ConfigMapUnsupported are keys ingress-nginx reads that ramjet does not
@@ -405,16 +229,17 @@ type ConfigMapOptions struct {
 // keys itself.
 func ParseConfigMapFor(cm *corev1.ConfigMap, o ConfigMapOptions) *ConfigMap {
 	keep := o.Keep
-	c := &ConfigMap{Router: RouterConfig{ForwardedForHeader: "X-Forwarded-For", LimitReqStatusCode: 503, LimitConnStatusCode: 503,
-		GzipLevel: 1, GzipMinLength: 256, GzipTypes: DefaultGzipTypes, BrotliLevel: 4, BrotliMinLength: 20, BrotliTypes: DefaultBrotliTypes}}
+	c := &ConfigMap{}
 	if cm == nil {
+		c.Router, _ = configmap.Parse("", "", nil)
 		return c
 	}
 	c.Ref = Ref{Kind: "ConfigMap", Namespace: cm.Namespace, Name: cm.Name}
 	data := cm.Data
-	hsts := hstsSettings{on: true, maxAge: 31536000, includeSubDomains: true}
-	hstsSet, realIP := false, false
 	for _, key := range slices.Sorted(maps.Keys(data)) {
+		if _, router := configmap.Keys[key]; router {
+			continue // the router's parser reads it, below
+		}
 		v := strings.TrimSpace(data[key])
 		k, ok := ConfigMapKeys[key]
 		switch {
@@ -462,44 +287,30 @@ func ParseConfigMapFor(cm *corev1.ConfigMap, o ConfigMapOptions) *ConfigMap {
 				continue
 			}
 			c.options = append(c.options, func(o *Options) { _ = k.Option(o, v) })
-		case k.Router != nil:
-			r := c.Router
-			if err := k.Router(&r, v); err != nil {
-				c.reject(key, v, err)
-				continue
-			}
-			c.Router = r
-			if key == "enable-real-ip" {
-				realIP, _ = nginxBool(v)
-			}
-			if strings.HasPrefix(key, "hsts") {
-				hstsSet = true
-				_ = hstsKeys[key](&hsts, v)
-			}
 		}
 		c.Keys = append(c.Keys, key)
-		if key == "log-format-upstream" {
-			for _, name := range UnknownLogVariables(v) {
-				c.warn(ConfigMapKeyUnsupported, key, "$"+name+" is not a variable ramjet's access log fills; it is logged as \"-\"")
-			}
+	}
+	var warns []configmap.Warning
+	c.Router, warns = configmap.Parse(cm.Namespace, cm.Name, data, keep...)
+	c.Keys = slices.Sorted(slices.Values(append(c.Keys, c.Router.Keys...)))
+	if slices.Contains(c.Router.Keys, "log-format-upstream") {
+		// The variables are the example controller's access log's, which
+		// compile lists (LogVariables).
+		for _, name := range UnknownLogVariables(c.Router.LogFormat) {
+			warns = append(warns, configmap.Warning{Key: "log-format-upstream", Reason: configmap.Unsupported, Message: "$" + name + " is not a variable ramjet's access log fills; it is logged as \"-\""})
 		}
 	}
-	if hstsSet {
-		c.Router.DisableHSTS = !hsts.on
-		if hsts.on {
-			c.Router.HSTS = hstsHeader(hsts.maxAge, hsts.includeSubDomains, hsts.preload)
-		}
-	}
-	// nginx's realip module runs with either key; X-Forwarded-Proto and the
-	// full X-Forwarded-For only with use-forwarded-headers.
-	c.Router.TrustForwardedFor = c.Router.TrustForwardedProto || realIP
-	if _, ok := data["proxy-real-ip-cidr"]; !ok && c.Router.TrustForwardedFor && !slices.Contains(keep, "proxy-real-ip-cidr") {
-		// ingress-nginx's default is 0.0.0.0/0; ramjet trusts no peer
-		// unless told, so a client cannot forge its address.
-		c.warn(ConfigMapKeyUnsupported, "proxy-real-ip-cidr", "absent: ingress-nginx's default 0.0.0.0/0 believes "+c.Router.ForwardedForHeader+" from every peer, ramjet from none until the load balancers are listed")
+	c.addRouterWarnings(warns)
+	return c
+}
+
+// addRouterWarnings adds the router's parser's warnings to c's, which stay
+// in key order (a key's warnings all come from one parser).
+func (c *ConfigMap) addRouterWarnings(warns []configmap.Warning) {
+	for _, w := range warns {
+		c.warn(Reason(w.Reason), w.Key, w.Message)
 	}
 	slices.SortStableFunc(c.warnings, func(a, b Warning) int { return strings.Compare(a.Field, b.Field) })
-	return c
 }
 
 // Warnings are the ConfigMap's warnings, sorted by key; Compile adds them
@@ -562,7 +373,7 @@ func checkLocationDefault(key, v string) error {
 		}
 		v = strconv.FormatInt(n, 10)
 	case "force-ssl-redirect":
-		if _, err := nginxBool(v); err != nil {
+		if _, err := configmap.ParseBool(v); err != nil {
 			return err
 		}
 		return nil
@@ -598,7 +409,7 @@ func locationValue(key, v string) string {
 		n, _ := strconv.ParseInt(v, 0, 32)
 		return strconv.FormatInt(n, 10)
 	case "force-ssl-redirect":
-		on, _ := nginxBool(v)
+		on, _ := configmap.ParseBool(v)
 		return strconv.FormatBool(on)
 	}
 	return v
@@ -607,95 +418,16 @@ func locationValue(key, v string) string {
 // parseBlockCIDRs reads block-cidrs: comma-separated addresses and ranges,
 // spaces trimmed, empty entries skipped.
 func parseBlockCIDRs(v string) ([]netip.Prefix, error) {
-	var out []netip.Prefix
+	var parts []string
 	for s := range strings.SplitSeq(v, ",") {
-		if s = strings.TrimSpace(s); s == "" {
-			continue
+		if s = strings.TrimSpace(s); s != "" {
+			parts = append(parts, s)
 		}
-		p, err := parseRange(s)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
 	}
-	return sortPrefixes(out), nil
-}
-
-// nginxBool reads a boolean as ingress-nginx's ConfigMap decoder
-// (mapstructure, weakly typed) does: strconv.ParseBool, and "" is false.
-func nginxBool(v string) (bool, error) {
-	if v == "" {
-		return false, nil
+	if len(parts) == 0 {
+		return nil, nil
 	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return false, fmt.Errorf("want true or false")
-	}
-	return b, nil
-}
-
-// hstsSettings are the hsts* keys, with ingress-nginx's defaults.
-type hstsSettings struct {
-	on                bool
-	maxAge            int64
-	includeSubDomains bool
-	preload           bool
-}
-
-// hstsKeys read the hsts* keys; the header is built once all are read
-// (ParseConfigMap).
-var hstsKeys = map[string]func(*hstsSettings, string) error{
-	"hsts": func(h *hstsSettings, v string) (err error) { h.on, err = nginxBool(v); return err },
-	"hsts-max-age": func(h *hstsSettings, v string) error {
-		// ingress-nginx writes the string into the header as given; a
-		// value that is not a number of seconds makes a header browsers
-		// ignore, so it is refused here.
-		n, err := strconv.ParseUint(v, 10, 63)
-		if err != nil {
-			return fmt.Errorf("want a number of seconds")
-		}
-		h.maxAge = int64(n)
-		return nil
-	},
-	"hsts-include-subdomains": func(h *hstsSettings, v string) (err error) {
-		h.includeSubDomains, err = nginxBool(v)
-		return err
-	},
-	"hsts-preload": func(h *hstsSettings, v string) (err error) { h.preload, err = nginxBool(v); return err },
-}
-
-// hstsKey checks an hsts* key's value.
-func hstsKey(key string) func(*RouterConfig, string) error {
-	return func(_ *RouterConfig, v string) error {
-		var h hstsSettings
-		return hstsKeys[key](&h, v)
-	}
-}
-
-// hstsHeader is the header ingress-nginx builds from the hsts* keys
-// (router.HSTSHeader, which compile cannot import).
-func hstsHeader(maxAge int64, includeSubDomains, preload bool) string {
-	s := "max-age=" + strconv.FormatInt(maxAge, 10)
-	if includeSubDomains {
-		s += "; includeSubDomains"
-	}
-	if preload {
-		s += "; preload"
-	}
-	return s
-}
-
-// statusKey reads an answer code as ingress-nginx's limit_req_status and
-// limit_conn_status take it: 400 to 599.
-func statusKey(field func(*RouterConfig) *int) func(*RouterConfig, string) error {
-	return func(r *RouterConfig, v string) error {
-		n, err := strconv.ParseInt(v, 0, 32)
-		if err != nil || n < 400 || n > 599 {
-			return fmt.Errorf("want a status code from 400 to 599")
-		}
-		*field(r) = int(n)
-		return nil
-	}
+	return ParseSourceRanges(strings.Join(parts, ","))
 }
 
 // LogVariables are the nginx variables the example controller's access log
@@ -749,38 +481,16 @@ func LogVariableName(s string) (name string, n int) {
 	return s[:n], n
 }
 
-// headersKey reads add-headers or proxy-set-headers: "namespace/name" of
-// a ConfigMap ("name" alone is in the ConfigMap's own namespace, resolved
-// by ReadHeaders).
-func headersKey(field func(*RouterConfig) *string) func(*RouterConfig, string) error {
-	return func(r *RouterConfig, v string) error {
-		if strings.Count(v, "/") > 1 || v == "" || strings.HasPrefix(v, "/") || strings.HasSuffix(v, "/") {
-			return fmt.Errorf("want namespace/name of a ConfigMap")
-		}
-		*field(r) = v
-		return nil
-	}
-}
-
 // ReadHeaders fills Router.AddHeaders and Router.ProxySetHeaders from the
 // ConfigMaps add-headers and proxy-set-headers name, found among cms (a
-// Snapshot's ConfigMaps, say). A ConfigMap that is absent, or a header
-// name or value nginx would refuse, warns naming it and is left out. The
-// values keep their nginx variables, which the router expands per request
-// (match.ParseHeaderValue); a value with one it cannot expand warns
-// ConfigMapKeyUnsupported and is left out rather than sent as written.
+// Snapshot's ConfigMaps, say), with the router's parser
+// (configmap.Settings.ReadHeaders), whose warnings join the ConfigMap's.
 // Call it before the ConfigMap is compiled with, so its warnings join.
 func (c *ConfigMap) ReadHeaders(cms []*corev1.ConfigMap) {
 	if c == nil {
 		return
 	}
-	read := func(key, ref string) map[string]string {
-		if ref == "" {
-			return nil
-		}
-		if !strings.Contains(ref, "/") {
-			ref = c.Ref.Namespace + "/" + ref
-		}
+	c.addRouterWarnings(c.Router.ReadHeaders(func(ref string) (map[string]string, bool) {
 		var found *corev1.ConfigMap
 		for _, cm := range cms {
 			if cm != nil && cm.Namespace+"/"+cm.Name == ref {
@@ -788,42 +498,10 @@ func (c *ConfigMap) ReadHeaders(cms []*corev1.ConfigMap) {
 			}
 		}
 		if found == nil {
-			c.warn(ConfigMapKeyRejected, key, "the ConfigMap "+ref+" is not found: no headers are set")
-			return nil
+			return nil, false
 		}
-		out := make(map[string]string, len(found.Data))
-		for _, name := range slices.Sorted(maps.Keys(found.Data)) {
-			v := strings.TrimSpace(found.Data[name])
-			if !nginxHeaderName(name) || !match.ValidHeaderValue(v) {
-				c.warn(ConfigMapKeyRejected, key, fmt.Sprintf("ConfigMap %s: header %q: %q is not a header nginx sends; left out", ref, name, v))
-				continue
-			}
-			if _, err := match.ParseHeaderValue(v); err != nil {
-				c.warn(ConfigMapKeyUnsupported, key, fmt.Sprintf("ConfigMap %s: header %q: %v; left out", ref, name, err))
-				continue
-			}
-			out[textproto.CanonicalMIMEHeaderKey(name)] = v
-		}
-		return out
-	}
-	c.Router.AddHeaders = read("add-headers", c.Router.AddHeadersFrom)
-	c.Router.ProxySetHeaders = read("proxy-set-headers", c.Router.ProxySetHeadersFrom)
-	slices.SortStableFunc(c.warnings, func(a, b Warning) int { return strings.Compare(a.Field, b.Field) })
-}
-
-// nginxHeaderName reports a header name nginx's default
-// ignore_invalid_headers accepts: letters, digits, '-' and '_'.
-func nginxHeaderName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c == '-' || c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
-			return false
-		}
-	}
-	return true
+		return found.Data, true
+	}))
 }
 
 // WithConfigMap is o as the compile uses it: with the option keys of

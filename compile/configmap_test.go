@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 
@@ -8,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"ramjet.dev/ramjet/router/configmap"
 )
 
 func mkConfigMap(ns, name string, data map[string]string) *corev1.ConfigMap {
@@ -19,7 +22,8 @@ func mkConfigMap(ns, name string, data map[string]string) *corev1.ConfigMap {
 func TestConfigMapRegistry(t *testing.T) {
 	for key, k := range ConfigMapKeys {
 		n := 0
-		for _, set := range []bool{k.Location, k.Option != nil, k.Router != nil} {
+		_, router := configmap.Keys[key]
+		for _, set := range []bool{k.Location, k.Option != nil, router} {
 			if set {
 				n++
 			}
@@ -32,12 +36,16 @@ func TestConfigMapRegistry(t *testing.T) {
 		assert.Empty(t, ConfigMapUnsupported[key], "%s is implemented", key)
 		assert.False(t, configMapTuning[key], "%s is implemented", key)
 	}
+	for key := range configmap.Keys {
+		assert.Empty(t, ConfigMapUnsupported[key], "%s is implemented", key)
+		assert.False(t, configMapTuning[key], "%s is implemented", key)
+	}
 }
 
 func TestParseConfigMapDefaults(t *testing.T) {
 	c := ParseConfigMap(nil)
-	assert.Equal(t, RouterConfig{ForwardedForHeader: "X-Forwarded-For", LimitReqStatusCode: 503, LimitConnStatusCode: 503,
-		GzipLevel: 1, GzipMinLength: 256, GzipTypes: DefaultGzipTypes, BrotliLevel: 4, BrotliMinLength: 20, BrotliTypes: DefaultBrotliTypes}, c.Router)
+	want, _ := configmap.Parse("", "", nil)
+	assert.Equal(t, want, c.Router)
 	assert.Empty(t, c.Warnings())
 	assert.Empty(t, c.Keys)
 }
@@ -112,8 +120,8 @@ func TestConfigMapReadHeaders(t *testing.T) {
 		mkConfigMap("ingress", "custom", map[string]string{"x-frame-options": "DENY", "bad name": "x", "X-Bad": "a\nb"}),
 		mkConfigMap("other", "up", map[string]string{"X-Tenant": " edge "}),
 	})
-	assert.Equal(t, map[string]string{"X-Frame-Options": "DENY"}, c.Router.AddHeaders, "a bare name is in the ConfigMap's namespace")
-	assert.Equal(t, map[string]string{"X-Tenant": "edge"}, c.Router.ProxySetHeaders)
+	assert.Equal(t, http.Header{"X-Frame-Options": {"DENY"}}, c.Router.AddHeaders, "a bare name is in the ConfigMap's namespace")
+	assert.Equal(t, http.Header{"X-Tenant": {"edge"}}, c.Router.ProxySetHeaders)
 	require.Len(t, c.Warnings(), 2)
 	for _, w := range c.Warnings() {
 		assert.Equal(t, ConfigMapKeyRejected, w.Reason)
@@ -133,8 +141,8 @@ func TestConfigMapReadHeadersVariables(t *testing.T) {
 		mkConfigMap("ingress", "custom", map[string]string{"X-Served-Host": "$host", "X-Path": "${uri}?$args", "X-Start": "t=${msec}"}),
 		mkConfigMap("ingress", "up", map[string]string{"X-Client": "$remote_addr $http_user_agent", "X-Cap": "$1", "X-Dollar": "5$", "X-Open": "${uri"}),
 	})
-	assert.Equal(t, map[string]string{"X-Served-Host": "$host", "X-Path": "${uri}?$args"}, c.Router.AddHeaders)
-	assert.Equal(t, map[string]string{"X-Client": "$remote_addr $http_user_agent"}, c.Router.ProxySetHeaders)
+	assert.Equal(t, http.Header{"X-Served-Host": {"$host"}, "X-Path": {"${uri}?$args"}}, c.Router.AddHeaders)
+	assert.Equal(t, http.Header{"X-Client": {"$remote_addr $http_user_agent"}}, c.Router.ProxySetHeaders)
 	var got []string
 	for _, w := range c.Warnings() {
 		assert.Equal(t, ConfigMapKeyUnsupported, w.Reason)

@@ -2,9 +2,9 @@ package router
 
 import (
 	"net/http"
-	"strconv"
 
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router/configmap"
 )
 
 // DefaultHSTS is the Strict-Transport-Security value ingress-nginx sends
@@ -14,16 +14,10 @@ const DefaultHSTS = "max-age=31536000; includeSubDomains"
 
 // HSTSHeader is the Strict-Transport-Security value ingress-nginx builds
 // from its hsts-max-age, hsts-include-subdomains and hsts-preload
-// settings (rootfs/etc/nginx/lua/lua_ingress.lua, _M.header).
+// settings (rootfs/etc/nginx/lua/lua_ingress.lua, _M.header;
+// configmap.HSTSHeader, which the hsts keys use).
 func HSTSHeader(maxAge int64, includeSubDomains, preload bool) string {
-	v := "max-age=" + strconv.FormatInt(maxAge, 10)
-	if includeSubDomains {
-		v += "; includeSubDomains"
-	}
-	if preload {
-		v += "; preload"
-	}
-	return v
+	return configmap.HSTSHeader(maxAge, includeSubDomains, preload)
 }
 
 // hstsValue is the header value for the HSTS settings value and

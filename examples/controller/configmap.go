@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -22,34 +21,23 @@ import (
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/compile/manifest"
 	"ramjet.dev/ramjet/router"
+	"ramjet.dev/ramjet/router/configmap"
 )
 
-// The ingress-nginx ConfigMap (--configmap) is read by the library's one
-// parser, compile.ParseConfigMap, which the case files and examples/check
-// share: its location keys (proxy-body-size, the timeouts, load-balance,
-// force-ssl-redirect, block-cidrs, ...) and ssl-redirect reach the compile
-// through compile.Options.ConfigMap, so they follow every rebuild; its
-// router keys are copied here into the router's and listeners' settings.
-// A flag given on the command line wins over its key.
+// The ingress-nginx ConfigMap (--configmap) is read by the library's
+// parsers, through compile.ParseConfigMap, which the case files and
+// examples/check share: its location keys (proxy-body-size, the timeouts,
+// load-balance, force-ssl-redirect, block-cidrs, ...) and ssl-redirect
+// reach the compile through compile.Options.ConfigMap, so they follow
+// every rebuild; its router keys, read by the router's parser
+// (router/configmap), reach the router through
+// router.Options.ApplyConfigMap (configMapRouterOptions), and the
+// listeners and access log read theirs from the same settings. A flag
+// given on the command line wins over its key.
 
 // flagKeys are the ConfigMap keys that have a command-line flag of the
 // same name.
 var flagKeys = []string{"ssl-redirect", "use-forwarded-headers", "compute-full-forwarded-for", "proxy-real-ip-cidr", "use-proxy-protocol", "proxy-body-size"}
-
-// hstsSettings are the router's HSTS settings from the hsts* keys; nil:
-// the router's default, which is ingress-nginx's.
-type hstsSettings struct {
-	value string
-	off   bool
-}
-
-// routerValue is the router's HSTS setting for s.
-func (s *hstsSettings) routerValue() (value string, disabled bool) {
-	if s == nil {
-		return "", false
-	}
-	return s.value, s.off
-}
 
 // configMapWarning is one problem with a key, with its severity.
 type configMapWarning struct {
@@ -64,9 +52,9 @@ func (w configMapWarning) String() string {
 	return fmt.Sprintf("key %q: %s (%s)", w.key, w.message, w.severity)
 }
 
-// applyConfigMap reads cm with the library's parser, leaving out the keys
-// whose flag is in set (the flags given on the command line), and sets in
-// c what its router keys say; the compile half goes in c.options. It
+// applyConfigMap reads cm with the library's parsers, leaving out the keys
+// whose flag is in set (the flags given on the command line): the router
+// keys go in c.routerKeys, the compile half in c.options. It
 // returns one warning per key ramjet does not implement and per bad value,
 // in key order.
 func applyConfigMap(c *config, cm *corev1.ConfigMap, set []string, others ...*corev1.ConfigMap) []configMapWarning {
@@ -79,56 +67,15 @@ func applyConfigMap(c *config, cm *corev1.ConfigMap, set []string, others ...*co
 	parsed := compile.ParseConfigMapFor(cm, compile.ConfigMapOptions{Keep: keep, ExtensionKeys: slices.Sorted(maps.Keys(modSecurityConfigMapKeys))})
 	parsed.ReadHeaders(others)
 	c.options.ConfigMap = parsed
-	has := func(keys ...string) bool {
-		for _, k := range keys {
-			if slices.Contains(parsed.Keys, k) {
-				return true
-			}
-		}
-		return false
+	c.routerKeys = parsed.Router
+	// The listeners and the access log read their keys here; the router's
+	// options take the router keys in configMapRouterOptions.
+	o := configMapRouterOptions(*c)
+	c.useForwardedHeaders, c.proxyRealIPCIDR = o.TrustForwardedProto, o.ProxyRealIPCIDR
+	if slices.Contains(parsed.Router.Keys, "use-proxy-protocol") {
+		c.useProxyProtocol = parsed.Router.UseProxyProtocol
 	}
-	rc := parsed.Router
-	if has("hsts", "hsts-max-age", "hsts-include-subdomains", "hsts-preload") {
-		c.hsts = &hstsSettings{value: rc.HSTS, off: rc.DisableHSTS}
-	}
-	if has("use-forwarded-headers") {
-		c.useForwardedHeaders = rc.TrustForwardedProto
-	}
-	if has("enable-real-ip") {
-		c.enableRealIP = rc.TrustForwardedFor
-	}
-	if has("compute-full-forwarded-for") {
-		c.computeFullForwardedFor = rc.ComputeFullForwardedFor
-	}
-	if has("proxy-real-ip-cidr") {
-		c.proxyRealIPCIDR = rc.ProxyRealIPCIDR
-	}
-	if has("use-proxy-protocol") {
-		c.useProxyProtocol = rc.UseProxyProtocol
-	}
-	if has("forwarded-for-header") {
-		c.forwardedForHeader = rc.ForwardedForHeader
-	}
-	if has("limit-req-status-code") {
-		c.limitReqStatusCode = rc.LimitReqStatusCode
-	}
-	if has("limit-conn-status-code") {
-		c.limitConnStatusCode = rc.LimitConnStatusCode
-	}
-	c.addHeaders, c.proxySetHeaders = headerOf(rc.AddHeaders), headerOf(rc.ProxySetHeaders)
-	if rc.UseGzip {
-		c.gzip = &router.Gzip{Level: rc.GzipLevel, MinLength: rc.GzipMinLength, Types: rc.GzipTypes}
-	}
-	c.serverTokens = rc.ServerTokens
-	if rc.EnableBrotli {
-		c.brotli = &router.Brotli{Level: rc.BrotliLevel, MinLength: rc.BrotliMinLength, Types: rc.BrotliTypes, NewEncoder: newBrotliEncoder}
-	}
-	if has("log-format-upstream") {
-		c.logFormat = rc.LogFormat
-	}
-	if has("log-format-escape-json") {
-		c.logFormatEscapeJSON = rc.LogFormatEscapeJSON
-	}
+	c.logFormat, c.logFormatEscapeJSON = parsed.Router.LogFormat, parsed.Router.LogFormatEscapeJSON
 	var warns []configMapWarning
 	// The ModSecurity keys are the controller's (modsecurity.go); they
 	// follow every rebuild.
@@ -146,23 +93,11 @@ func applyConfigMap(c *config, cm *corev1.ConfigMap, set []string, others ...*co
 	return warns
 }
 
-// headerOf is a ConfigMap's header map as an http.Header; nil when empty.
-func headerOf(m map[string]string) http.Header {
-	if len(m) == 0 {
-		return nil
-	}
-	h := make(http.Header, len(m))
-	for k, v := range m {
-		h[k] = []string{v}
-	}
-	return h
-}
-
 // atStart reports whether a change of key waits for a restart: the router
 // and listener keys the router is made with, except those it takes live.
 func atStart(key string) bool {
-	k, ok := compile.ConfigMapKeys[key]
-	return ok && k.Router != nil && !k.Live
+	k, ok := configmap.Keys[key]
+	return ok && !k.Live
 }
 
 // configMapSettings follows the --configmap ConfigMap for one controller:
@@ -210,7 +145,7 @@ func (s *configMapSettings) update(data map[string]string, found bool, others ..
 	if !found {
 		warns = append(warns, configMapWarning{"", "not found; the flags' settings apply", compile.Cosmetic})
 	}
-	for _, key := range slices.Sorted(maps.Keys(compile.ConfigMapKeys)) {
+	for _, key := range slices.Sorted(maps.Keys(configmap.Keys)) {
 		old, had := s.start[key]
 		cur, has := data[key]
 		if atStart(key) && (old != cur || had != has) && !slices.Contains(s.set, key) {
@@ -295,8 +230,9 @@ func configMapInFolder(root string, ref types.NamespacedName) (data map[string]s
 // keys say in cfg; proxy-real-ip-cidr stays as in start, the configuration
 // the listeners were made with (whose PROXY headers they believe).
 func applyLive(r *router.Router, cfg, start config) {
-	cfg.proxyRealIPCIDR = start.proxyRealIPCIDR
-	r.SetConfigMapOptions(configMapRouterOptions(cfg))
+	o := configMapRouterOptions(cfg)
+	o.ProxyRealIPCIDR = start.proxyRealIPCIDR
+	r.SetConfigMapOptions(o)
 	cfg.accessLog.set(cfg.logFormat, cfg.logFormatEscapeJSON)
 }
 

@@ -299,10 +299,10 @@ func TestLiveAccessLog(t *testing.T) {
 func TestConfigMapSettingsLines(t *testing.T) {
 	c := flagsWith(t)
 	s, started := newConfigMapSettings(c, map[string]string{"limit-req-status-code": "429", "proxy-body-size": "2m"}, true, slog.New(slog.DiscardHandler))
-	assert.Equal(t, 429, started.limitReqStatusCode)
+	assert.Equal(t, 429, configMapRouterOptions(started).LimitReqStatusCode)
 	assert.Empty(t, s.lines())
 	cur := s.update(map[string]string{"limit-req-status-code": "503", "proxy-body-size": "4m", "hsts": "false", "use-proxy-protocol": "true"}, true)
-	assert.Equal(t, 503, cur.limitReqStatusCode)
+	assert.Equal(t, 503, configMapRouterOptions(cur).LimitReqStatusCode)
 	assert.True(t, cur.useProxyProtocol, "the caller decides what it can apply")
 	assert.Equal(t, []string{`ConfigMap ingress/nginx: key "use-proxy-protocol": changed since start; it takes effect when the controller restarts (traffic-moves)`}, s.lines(),
 		"limit-req-status-code is live and proxy-body-size a location default: they follow the rebuild")

@@ -19,7 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"ramjet.dev/ramjet/compile"
-	"ramjet.dev/ramjet/router"
+	"ramjet.dev/ramjet/router/configmap"
 	"ramjet.dev/ramjet/status"
 )
 
@@ -82,29 +82,13 @@ type config struct {
 	// set what no flag given on the command line (flagsSet) sets.
 	configMap *types.NamespacedName
 	flagsSet  []string
-	// Settings only the ConfigMap gives (zero: the router's defaults);
-	// hsts is shared by copies of the configuration, never changed in
-	// place (see setHSTS).
-	hsts *hstsSettings
-	// enableRealIP: the client address comes from forwardedForHeader of
-	// proxyRealIPCIDR peers, as with useForwardedHeaders, without trusting
-	// X-Forwarded-Proto.
-	enableRealIP                            bool
-	forwardedForHeader                      string
-	limitReqStatusCode, limitConnStatusCode int
+	// routerKeys are the ConfigMap's router keys, which
+	// configMapRouterOptions applies over the flags' settings (zero: none).
+	routerKeys configmap.Settings
 	// logFormat is log-format-upstream: the access log in nginx's
 	// log_format syntax ("": the -access-log-format one).
 	logFormat           string
 	logFormatEscapeJSON bool
-	// addHeaders and proxySetHeaders are the ConfigMaps add-headers and
-	// proxy-set-headers name (router.Options.AddHeaders, ProxySetHeaders).
-	addHeaders, proxySetHeaders http.Header
-	// gzip is use-gzip with its gzip-* keys; nil: off.
-	gzip *router.Gzip
-	// brotli is enable-brotli with its brotli-* keys; nil: off.
-	brotli *router.Brotli
-	// serverTokens is server-tokens (router.Options.ServerTokens).
-	serverTokens string
 	// accessLog is the access log whose format follows
 	// log-format-upstream (configmap.go); nil without --configmap, shared
 	// by the copies of the configuration.

@@ -337,26 +337,21 @@ func routerOptions(cfg config, log *slog.Logger, m *metrics) router.Options {
 	return o
 }
 
-// configMapRouterOptions are the router's settings a ConfigMap gives (the
-// flags' where given), those router.Router.SetConfigMapOptions replaces.
+// configMapRouterOptions are the router's settings a ConfigMap gives over
+// the flags' (a flag given wins: its key was kept out), those
+// router.Router.SetConfigMapOptions replaces.
 func configMapRouterOptions(cfg config) router.Options {
-	hsts, hstsOff := cfg.hsts.routerValue()
-	return router.Options{
+	o := router.Options{
 		TrustForwardedProto:     cfg.useForwardedHeaders,
-		TrustForwardedFor:       cfg.useForwardedHeaders || cfg.enableRealIP,
-		ComputeFullForwardedFor: cfg.computeFullForwardedFor && cfg.useForwardedHeaders,
+		TrustForwardedFor:       cfg.useForwardedHeaders,
+		ComputeFullForwardedFor: cfg.computeFullForwardedFor,
 		ProxyRealIPCIDR:         cfg.proxyRealIPCIDR,
-		HSTS:                    hsts,
-		DisableHSTS:             hstsOff,
-		ForwardedForHeader:      cfg.forwardedForHeader,
-		LimitReqStatusCode:      cfg.limitReqStatusCode,
-		LimitConnStatusCode:     cfg.limitConnStatusCode,
-		AddHeaders:              cfg.addHeaders,
-		ProxySetHeaders:         cfg.proxySetHeaders,
-		Gzip:                    cfg.gzip,
-		ServerTokens:            cfg.serverTokens,
-		Brotli:                  cfg.brotli,
 	}
+	o.ApplyConfigMap(cfg.routerKeys)
+	if o.Brotli != nil {
+		o.Brotli.NewEncoder = newBrotliEncoder
+	}
+	return o
 }
 
 // requestObserver is the router's observer for cfg: the access log and

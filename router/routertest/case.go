@@ -642,7 +642,7 @@ func parseCase(file string, tree any, raw json.RawMessage) (Case, []error) {
 			} else {
 				c.Options.ConfigMap = compile.ParseConfigMap(cm, fc.Options.setKeys()...)
 				c.Options.ConfigMap.ReadHeaders(snap.ConfigMaps)
-				ApplyConfigMap(&c.Router, c.Options.ConfigMap)
+				c.Router.ApplyConfigMap(c.Options.ConfigMap.Router)
 			}
 		}
 		if ref := fc.Options.DefaultSSLCertificate; ref != nil {
@@ -767,78 +767,6 @@ func (o fileOptions) setKeys() []string {
 	add(o.HSTS != nil || o.HSTSMaxAge != nil || o.HSTSIncludeSubdomains != nil || o.HSTSPreload != nil,
 		"hsts", "hsts-max-age", "hsts-include-subdomains", "hsts-preload")
 	return keys
-}
-
-// ApplyConfigMap sets in o the router settings of cm's keys (SPEC §1),
-// leaving alone those cm does not set, and combining them with o's as the
-// example controller combines them with its flags: the router half of an
-// ingress-nginx ConfigMap, whose compile half is compile.Options.ConfigMap.
-func ApplyConfigMap(o *router.Options, cm *compile.ConfigMap) {
-	if cm == nil {
-		return
-	}
-	rc := cm.Router
-	has := func(keys ...string) bool {
-		for _, k := range keys {
-			if slices.Contains(cm.Keys, k) {
-				return true
-			}
-		}
-		return false
-	}
-	if has("hsts", "hsts-max-age", "hsts-include-subdomains", "hsts-preload") {
-		o.HSTS, o.DisableHSTS = rc.HSTS, rc.DisableHSTS
-	}
-	// As the example controller: each key replaces only its own setting,
-	// so a flag's use-forwarded-headers stands beside enable-real-ip.
-	if has("use-forwarded-headers") {
-		o.TrustForwardedProto = rc.TrustForwardedProto
-	}
-	if has("use-forwarded-headers", "enable-real-ip") {
-		o.TrustForwardedFor = o.TrustForwardedProto || has("enable-real-ip") && rc.TrustForwardedFor
-	}
-	if has("compute-full-forwarded-for") {
-		o.ComputeFullForwardedFor = rc.ComputeFullForwardedFor
-	}
-	o.ComputeFullForwardedFor = o.ComputeFullForwardedFor && o.TrustForwardedProto
-	if has("proxy-real-ip-cidr") {
-		o.ProxyRealIPCIDR = rc.ProxyRealIPCIDR
-	}
-	if has("forwarded-for-header") {
-		o.ForwardedForHeader = rc.ForwardedForHeader
-	}
-	if has("limit-req-status-code") {
-		o.LimitReqStatusCode = rc.LimitReqStatusCode
-	}
-	if has("limit-conn-status-code") {
-		o.LimitConnStatusCode = rc.LimitConnStatusCode
-	}
-	o.AddHeaders, o.ProxySetHeaders = headerOf(rc.AddHeaders), headerOf(rc.ProxySetHeaders)
-	if rc.UseGzip {
-		o.Gzip = &router.Gzip{Level: rc.GzipLevel, MinLength: rc.GzipMinLength, Types: rc.GzipTypes}
-	}
-	o.ServerTokens = rc.ServerTokens
-	if rc.EnableBrotli {
-		// The encoder is the embedder's: the library brings none, so a
-		// case run as loaded answers nothing in br.
-		b := &router.Brotli{Level: rc.BrotliLevel, MinLength: rc.BrotliMinLength, Types: rc.BrotliTypes}
-		if o.Brotli != nil {
-			b.NewEncoder = o.Brotli.NewEncoder
-		}
-		o.Brotli = b
-	}
-}
-
-// headerOf is a ConfigMap's header map as an http.Header; nil when empty.
-func headerOf(m map[string]string) http.Header {
-	if len(m) == 0 {
-		return nil
-	}
-	h := make(http.Header, len(m))
-	for k, v := range m {
-		h[k] = []string{v}
-	}
-	return h
 }
 
 // router sets the router options a case names.

@@ -1,0 +1,69 @@
+package router
+
+import (
+	"slices"
+
+	"ramjet.dev/ramjet/router/configmap"
+)
+
+// ApplyConfigMap sets in o what the router keys of an ingress-nginx
+// ConfigMap say (configmap.Parse; compile.ConfigMap.Router): each key in
+// s.Keys replaces only its own settings, so a setting the embedder
+// decided otherwise (a flag) stands where the key is absent. Gzip and
+// Brotli follow use-gzip and enable-brotli, Brotli keeping o's encoder
+// (the embedder's). The listeners' and access log's keys
+// (use-proxy-protocol, log-format-upstream, log-format-escape-json) are
+// the embedder's to read from s. Call SetConfigMapOptions with the result
+// to apply a changed ConfigMap while serving.
+func (o *Options) ApplyConfigMap(s configmap.Settings) {
+	has := func(keys ...string) bool {
+		return slices.ContainsFunc(keys, func(k string) bool { return slices.Contains(s.Keys, k) })
+	}
+	if has("hsts", "hsts-max-age", "hsts-include-subdomains", "hsts-preload") {
+		o.HSTS, o.DisableHSTS = s.HSTS, s.DisableHSTS
+	}
+	if has("use-forwarded-headers") {
+		o.TrustForwardedProto = s.TrustForwardedProto
+	}
+	// A flag's use-forwarded-headers stands beside enable-real-ip, which
+	// adds TrustForwardedFor alone.
+	if has("use-forwarded-headers", "enable-real-ip") {
+		o.TrustForwardedFor = o.TrustForwardedProto || has("enable-real-ip") && s.TrustForwardedFor
+	}
+	if has("compute-full-forwarded-for") {
+		o.ComputeFullForwardedFor = s.ComputeFullForwardedFor
+	}
+	// compute-full-forwarded-for acts only with use-forwarded-headers.
+	o.ComputeFullForwardedFor = o.ComputeFullForwardedFor && o.TrustForwardedProto
+	if has("proxy-real-ip-cidr") {
+		o.ProxyRealIPCIDR = s.ProxyRealIPCIDR
+	}
+	if has("forwarded-for-header") {
+		o.ForwardedForHeader = s.ForwardedForHeader
+	}
+	if has("limit-req-status-code") {
+		o.LimitReqStatusCode = s.LimitReqStatusCode
+	}
+	if has("limit-conn-status-code") {
+		o.LimitConnStatusCode = s.LimitConnStatusCode
+	}
+	if has("add-headers") {
+		o.AddHeaders = s.AddHeaders
+	}
+	if has("proxy-set-headers") {
+		o.ProxySetHeaders = s.ProxySetHeaders
+	}
+	if has("server-tokens") {
+		o.ServerTokens = s.ServerTokens
+	}
+	if g := s.Gzip; g != nil {
+		o.Gzip = &Gzip{Level: g.Level, MinLength: g.MinLength, Types: g.Types}
+	}
+	if b := s.Brotli; b != nil {
+		nb := &Brotli{Level: b.Level, MinLength: b.MinLength, Types: b.Types}
+		if o.Brotli != nil {
+			nb.NewEncoder = o.Brotli.NewEncoder
+		}
+		o.Brotli = nb
+	}
+}

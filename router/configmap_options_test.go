@@ -1,0 +1,102 @@
+package router
+
+import (
+	"maps"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/router/configmap"
+)
+
+// TestApplyConfigMapEveryKey: every key the router's parser reads changes
+// Options through ApplyConfigMap, but the listeners' and access log's,
+// which change the Settings the embedder reads; a key added to
+// configmap.Keys without a value here fails, so a key cannot be parsed
+// and then dropped on the way to the router.
+func TestApplyConfigMapEveryKey(t *testing.T) {
+	// Each key's value, with the keys it acts only beside.
+	values := map[string]struct {
+		value string
+		with  map[string]string
+	}{
+		"hsts":                       {value: "false"},
+		"hsts-max-age":               {value: "600"},
+		"hsts-include-subdomains":    {value: "false"},
+		"hsts-preload":               {value: "true"},
+		"use-forwarded-headers":      {value: "true"},
+		"enable-real-ip":             {value: "true"},
+		"compute-full-forwarded-for": {value: "true", with: map[string]string{"use-forwarded-headers": "true"}},
+		"forwarded-for-header":       {value: "X-Client-IP"},
+		"proxy-real-ip-cidr":         {value: "10.0.0.0/8"},
+		"limit-req-status-code":      {value: "429"},
+		"limit-conn-status-code":     {value: "429"},
+		"add-headers":                {value: "custom"},
+		"proxy-set-headers":          {value: "custom"},
+		"use-gzip":                   {value: "true"},
+		"gzip-level":                 {value: "5", with: map[string]string{"use-gzip": "true"}},
+		"gzip-min-length":            {value: "1", with: map[string]string{"use-gzip": "true"}},
+		"gzip-types":                 {value: "text/x-a", with: map[string]string{"use-gzip": "true"}},
+		"enable-brotli":              {value: "true"},
+		"brotli-level":               {value: "5", with: map[string]string{"enable-brotli": "true"}},
+		"brotli-min-length":          {value: "1", with: map[string]string{"enable-brotli": "true"}},
+		"brotli-types":               {value: "text/x-a", with: map[string]string{"enable-brotli": "true"}},
+		"server-tokens":              {value: "true"},
+		// The embedder's: the listeners and the access log.
+		"use-proxy-protocol":     {value: "true"},
+		"log-format-upstream":    {value: "$status"},
+		"log-format-escape-json": {value: "true"},
+	}
+	embedder := []string{"use-proxy-protocol", "log-format-upstream", "log-format-escape-json"}
+	read := func(data map[string]string) (configmap.Settings, Options) {
+		s, warns := configmap.Parse("ingress", "nginx", data)
+		warns = append(warns, s.ReadHeaders(func(string) (map[string]string, bool) { return map[string]string{"X-A": "1"}, true })...)
+		for _, w := range warns {
+			require.Equal(t, "proxy-real-ip-cidr", w.Key, "%v: %s", data, w.Message) // the absent ranges' note
+		}
+		var o Options
+		o.ApplyConfigMap(s)
+		return s, o
+	}
+	for _, key := range slices.Sorted(maps.Keys(configmap.Keys)) {
+		v, ok := values[key]
+		if !assert.True(t, ok, "%s: a key the router's parser reads needs a value here", key) {
+			continue
+		}
+		base := maps.Clone(v.with)
+		withKey := maps.Clone(v.with)
+		if withKey == nil {
+			withKey = map[string]string{}
+		}
+		withKey[key] = v.value
+		sBase, oBase := read(base)
+		sKey, oKey := read(withKey)
+		assert.Contains(t, sKey.Keys, key)
+		if slices.Contains(embedder, key) {
+			assert.True(t, reflect.DeepEqual(oBase, oKey), "%s is the embedder's, not an Options field", key)
+			sBase.Keys, sKey.Keys = nil, nil
+			assert.False(t, reflect.DeepEqual(sBase, sKey), "%s: parsed but changes no setting", key)
+			continue
+		}
+		assert.False(t, reflect.DeepEqual(oBase, oKey), "%s: parsed but not applied to Options", key)
+	}
+}
+
+// TestApplyConfigMapKeepsOthers: a key absent from the ConfigMap leaves
+// the setting the embedder made (a flag's), and Brotli keeps its encoder.
+func TestApplyConfigMapKeepsOthers(t *testing.T) {
+	enc := func(int) Encoder { return nil }
+	o := Options{HSTS: "max-age=1", TrustForwardedProto: true, TrustForwardedFor: true, LimitReqStatusCode: 429, Brotli: &Brotli{NewEncoder: enc}}
+	s, _ := configmap.Parse("ingress", "nginx", map[string]string{"enable-real-ip": "false", "enable-brotli": "true"})
+	o.ApplyConfigMap(s)
+	assert.Equal(t, "max-age=1", o.HSTS)
+	assert.True(t, o.TrustForwardedProto)
+	assert.True(t, o.TrustForwardedFor, "enable-real-ip \"false\" leaves use-forwarded-headers' trust")
+	assert.Equal(t, 429, o.LimitReqStatusCode)
+	require.NotNil(t, o.Brotli)
+	assert.Equal(t, 4, o.Brotli.Level)
+	assert.NotNil(t, o.Brotli.NewEncoder)
+}

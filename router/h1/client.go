@@ -312,7 +312,7 @@ func (pc *Conn) Next() (*Response, error) {
 			return nil, noResponse{err}
 		}
 		ex.deadline = time.Now().Add(req.Read)
-		ex.waiting = length != 0 && ExpectsContinue(req.Header)
+		ex.waiting = length != 0 && expectsContinue(req.Header)
 		if length != 0 && !ex.waiting {
 			ex.body = startBody(pc, req.Body, length, req.Read, req.Send)
 		}
@@ -361,7 +361,7 @@ func (pc *Conn) Next() (*Response, error) {
 			return nil, err
 		}
 		ex.received = true
-		if tick && !HeadBuffered(pc.br) {
+		if tick && !headBuffered(pc.br) {
 			// The rest of the head is read under the read timeout.
 			_ = pc.c.SetReadDeadline(deadline)
 		}

@@ -259,7 +259,7 @@ func (h *Response) readFields(br *bufio.Reader, budget *int) error {
 func canonicalizeName(a []byte) bool {
 	upper := true
 	for i, c := range a {
-		if !tokenByte[c] {
+		if !isTokenByte(c) {
 			return false
 		}
 		if upper && 'a' <= c && c <= 'z' {
@@ -333,7 +333,7 @@ func (h *Response) frame(method string) error {
 	var n int64
 	if clCount > 0 {
 		var err error
-		if n, err = ParseContentLength(cl); err != nil {
+		if n, err = parseContentLength(cl); err != nil {
 			return errContentLength
 		}
 	}
@@ -347,7 +347,7 @@ func (h *Response) frame(method string) error {
 					continue
 				}
 				name = http.CanonicalHeaderKey(name)
-				if ForbiddenTrailer(name) {
+				if forbiddenTrailer(name) {
 					return errTrailerName
 				}
 				if !slices.Contains(h.Trailer, name) {

@@ -81,10 +81,10 @@
 //     DefaultTransport is the default upstream transport, to wrap.
 //     router/routertest runs case files against the real handler.
 //   - router/h1 is HTTP/1: the server that serves the router (§13), the
-//     framing guard for net/http's server (GuardFraming), and the message
-//     rules (tokens, Content-Length, Expect) that the server, the guard
-//     and the router's backend client share. router/rawsock beneath it
-//     reads and writes plain TCP sockets with raw system calls.
+//     framing guard for net/http's server (GuardFraming), the client for
+//     HTTP backends (Pool, Conn, Response; §13), and the message rules
+//     (tokens, Content-Length, Expect) all three share. router/rawsock
+//     beneath it reads and writes plain TCP sockets with raw system calls.
 //   - status decides, without writing anything, what the controller writes
 //     back (SPEC §16): the load-balancer addresses every claimed Ingress
 //     should advertise (Desired), the minimal status updates that get them
@@ -1683,7 +1683,16 @@
 //     heads as net/http does, up to 1 MiB or the location's
 //     proxy-buffer-size (502 beyond, §11.4, §19), and passes a backend's
 //     Pragma on as it came, without the Cache-Control net/http makes of
-//     it. The rest go through net/http's transports. TLS to backends does not verify their certificates, like
+//     it. The pool is router/h1's client, and the seam is one request:
+//     the router takes a connection (h1.Pool.Get), writes the head it
+//     builds (request line, the client's fields less hop-by-hop ones, the
+//     forwarded, action and request-ID fields) into the buffer Conn.Begin
+//     hands it with the body and timeouts, reads each head back from
+//     Conn.Next, copies Conn.Body and Conn.Trailer to the client and ends
+//     the connection with Conn.End; the wire (dialing, the idle check, the
+//     body's sender, deadlines, framing, watching the client) is h1's, and
+//     which informational responses are relayed, retries, buffering and
+//     the fields hidden from the client stay the router's. The rest go through net/http's transports. TLS to backends does not verify their certificates, like
 //     ingress-nginx's default, unless the location sets proxy-ssl-* (§12). Clients may use TLS with ALPN h2, HTTP/1.1, or
 //     cleartext HTTP/2 with prior knowledge, as the embedder's http.Server
 //     allows.

@@ -13,10 +13,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"ramjet.dev/ramjet/router/h1"
 )
 
 // TestClientGoneEndsLazyExchange: a request without a body sets its
-// client-cancellation hook only after hookAfter without a response head,
+// client-cancellation hook only after h1.HookAfter without a response head,
 // or when the body is not read with the head (h1proxy.go). Either way a
 // client that goes away still ends the exchange with the backend: the
 // backend's connection is closed. (Once the status is sent, the record
@@ -80,7 +81,7 @@ func TestClientGoneEndsLazyExchange(t *testing.T) {
 			start := time.Now()
 			cancel()
 			waitFor(t, closed)
-			assert.Less(t, time.Since(start), hookAfter+time.Second, "the backend connection is closed soon after the client left")
+			assert.Less(t, time.Since(start), h1.HookAfter+time.Second, "the backend connection is closed soon after the client left")
 			waitFor(t, done)
 			select {
 			case rec := <-rs.ch:
@@ -92,11 +93,11 @@ func TestClientGoneEndsLazyExchange(t *testing.T) {
 	}
 }
 
-// TestLazyHookSlowHead: a response head that starts within hookAfter and
+// TestLazyHookSlowHead: a response head that starts within h1.HookAfter and
 // ends after it is read whole, under the read timeout and not the hook's
-// deadline; so is one that starts after hookAfter.
+// deadline; so is one that starts after h1.HookAfter.
 func TestLazyHookSlowHead(t *testing.T) {
-	for _, wait := range []struct{ before, within time.Duration }{{0, 3 * hookAfter}, {2 * hookAfter, 0}} {
+	for _, wait := range []struct{ before, within time.Duration }{{0, 3 * h1.HookAfter}, {2 * h1.HookAfter, 0}} {
 		addr := rawServer(t, func(c net.Conn) {
 			br := bufio.NewReader(c)
 			for {

@@ -8,7 +8,7 @@ import "net/http"
 // Router is retired, so that nothing it opened outlives it.
 func (r *Router) CloseIdleConnections() {
 	if r.h1 != nil {
-		r.h1.closeIdle()
+		r.h1.CloseIdle()
 	}
 	up, ok := r.proxy.Transport.(*upstream)
 	if !ok {

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httputil"
 	"time"
 
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router/h1"
 )
 
 // A location's buffering, protocol and retry settings (match.Proxying,
@@ -35,12 +35,12 @@ func (x *exchange) proxying() *match.Proxying {
 
 // headBudget is the largest response head accepted: proxy-buffer-size
 // where the location sets it (nginx answers 502 "upstream sent too big
-// header" past it), else maxResponseHead.
+// header" past it), else h1.MaxResponseHead.
 func headBudget(p *match.Proxying) int {
 	if p != nil && p.BufferSize > 0 {
-		return int(min(p.BufferSize, maxResponseHead))
+		return int(min(p.BufferSize, h1.MaxResponseHead))
 	}
-	return maxResponseHead
+	return h1.MaxResponseHead
 }
 
 // failureClass is the proxy_next_upstream condition a failed try meets:
@@ -48,11 +48,10 @@ func headBudget(p *match.Proxying) int {
 // came whole (error); or a head that did not parse or was too large
 // (invalid_header, as nginx counts "upstream sent too big header").
 func failureClass(err error) match.NextUpstream {
-	var nr noResponse
 	switch {
 	case timedOut(err):
 		return match.RetryTimeout
-	case unreachable(err), errors.As(err, &nr), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+	case unreachable(err), h1.NoResponse(err), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return match.RetryError
 	}
 	return match.RetryInvalidHeader
@@ -100,17 +99,15 @@ const (
 // to. A body longer than both is sent as far as it was read and the rest
 // streams, as nginx stops buffering when its temporary file is full. It
 // ends the try itself.
-func (r *Router) respondBuffered(t *h1Try, res *h1Head, p *match.Proxying, reuse bool) {
+func (r *Router) respondBuffered(t *h1Try, res *h1.Response, p *match.Proxying, reuse bool) {
 	x := t.x
 	memory := int64(cmp.Or(p.BuffersNumber, defaultProxyBuffers)) * cmp.Or(p.BufferSize, defaultProxyBufferSize)
 	maxTemp := p.MaxTempFileSize
 	if maxTemp < 0 {
 		maxTemp = defaultMaxTempFileSize
 	}
-	body := h1Body{br: t.pc.br, remaining: res.length}
-	if res.chunked && res.length != 0 {
-		body.chunks = httputil.NewChunkedReader(t.pc.br)
-	}
+	pc := t.pc
+	body := pc.Body()
 	var mem bytes.Buffer
 	var spill *spillBody
 	defer func() {
@@ -118,7 +115,7 @@ func (r *Router) respondBuffered(t *h1Try, res *h1Head, p *match.Proxying, reuse
 			spill.Close()
 		}
 	}()
-	n, err := io.Copy(&mem, io.LimitReader(&body, memory))
+	n, err := io.Copy(&mem, io.LimitReader(body, memory))
 	whole := err == nil && n < memory
 	if err == nil && !whole && maxTemp > 0 {
 		// A byte more than memory holds would tell a body of exactly
@@ -128,20 +125,20 @@ func (r *Router) respondBuffered(t *h1Try, res *h1Head, p *match.Proxying, reuse
 			spill, err = nil, nil
 		} else {
 			var m int64
-			m, err = io.Copy(struct{ io.Writer }{spill.f}, io.LimitReader(&body, maxTemp))
+			m, err = io.Copy(struct{ io.Writer }{spill.f}, io.LimitReader(body, maxTemp))
 			whole = err == nil && m < maxTemp
 			if err == nil {
 				_, err = spill.f.Seek(0, io.SeekStart)
 			}
 		}
 	}
-	if whole && !res.chunked && res.length < 0 {
+	if whole && !res.Chunked && res.Length < 0 {
 		// Read to the connection's end: nothing more is coming.
 		reuse = false
 	}
 	var trailer http.Header
-	if err == nil && whole && body.chunks != nil {
-		trailer, err = res.readTrailer(t.pc.br)
+	if err == nil && whole {
+		trailer, err = pc.Trailer()
 	}
 	if err != nil {
 		x.readErr = err
@@ -150,18 +147,18 @@ func (r *Router) respondBuffered(t *h1Try, res *h1Head, p *match.Proxying, reuse
 	if done {
 		// All of it is here: the backend's connection is free before the
 		// client has read a byte.
-		t.end(reuse && !res.close)
+		pc.End(reuse && !res.Close)
 	}
 	h := x.w.Header()
-	res.copyTo(h)
-	declared := passedTrailers(res.trailer)
+	res.CopyTo(h, hiddenResponseHeader)
+	declared := passedTrailers(res.Trailer)
 	if len(declared) > 0 {
 		h["Trailer"] = declared
 	}
-	x.WriteHeader(res.status)
+	x.WriteHeader(res.Status)
 	if _, werr := x.Write(mem.Bytes()); werr != nil {
 		if !done {
-			t.end(false)
+			pc.End(false)
 		}
 		return
 	}
@@ -171,7 +168,7 @@ func (r *Router) respondBuffered(t *h1Try, res *h1Head, p *match.Proxying, reuse
 		copyBuffers.Put(buf)
 		if werr != nil {
 			if !done {
-				t.end(false)
+				pc.End(false)
 			}
 			return
 		}
@@ -185,7 +182,7 @@ func (r *Router) respondBuffered(t *h1Try, res *h1Head, p *match.Proxying, reuse
 		return
 	}
 	if err != nil {
-		t.end(false)
+		pc.End(false)
 		return
 	}
 	// Past both buffers: the rest streams as respond sends a body.
@@ -195,7 +192,7 @@ func (r *Router) respondBuffered(t *h1Try, res *h1Head, p *match.Proxying, reuse
 		n, rerr := body.Read(buf[:])
 		if n > 0 {
 			if _, werr := x.Write(buf[:n]); werr != nil {
-				t.end(false)
+				pc.End(false)
 				return
 			}
 		}
@@ -204,22 +201,20 @@ func (r *Router) respondBuffered(t *h1Try, res *h1Head, p *match.Proxying, reuse
 		}
 		if rerr != nil {
 			x.readErr = rerr
-			t.end(false)
+			pc.End(false)
 			return
 		}
 	}
-	if body.chunks != nil {
-		tr, err := res.readTrailer(t.pc.br)
-		if err != nil {
-			x.readErr = err
-			t.end(false)
-			return
-		}
-		for k, vs := range tr {
-			if contains(declared, k) {
-				h[k] = vs
-			}
+	tr, err := pc.Trailer()
+	if err != nil {
+		x.readErr = err
+		pc.End(false)
+		return
+	}
+	for k, vs := range tr {
+		if contains(declared, k) {
+			h[k] = vs
 		}
 	}
-	t.end(reuse && !res.close)
+	pc.End(reuse && !res.Close)
 }

@@ -106,6 +106,7 @@ import (
 
 	"ramjet.dev/ramjet/balance"
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router/h1"
 )
 
 // Options configures a Router. The zero value is usable.
@@ -374,7 +375,7 @@ type Router struct {
 	registry    *balance.Registry
 	sweep       bool // the registry is ours alone
 	proxy       *httputil.ReverseProxy
-	h1          *h1Pool // HTTP backends, unless Options.Transport is set
+	h1          *h1.Pool // HTTP backends, unless Options.Transport is set
 	observer    func(Record)
 	hook        Hook
 	logger      *slog.Logger
@@ -535,7 +536,7 @@ func New(o Options) *Router {
 		up.verbatim = &verbatimTransport{dialer: &net.Dialer{Timeout: connect}, handshake: connect, header: read}
 		up.base, up.variants = r.timeouts, &transportVariants{}
 		up.backendTLS = &tlsVariants{}
-		r.h1 = newH1Pool(connect, read)
+		r.h1 = h1.NewPool(connect)
 	}
 	r.auth.rt, r.auth.timeout = up.h1, cmp.Or(o.AuthTimeout, DefaultAuthTimeout)
 	r.auth.digest.init()

@@ -119,3 +119,9 @@ func serveRecovering(h http.Handler, w http.ResponseWriter, req *http.Request) (
 	h.ServeHTTP(w, req)
 	return false
 }
+
+// folded reports a line of data that starts with a space or a tab: what
+// net/textproto reads as the continuation of the field before.
+func folded(data string) bool {
+	return strings.Contains(data, "\n ") || strings.Contains(data, "\n\t")
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router/h1"
 )
 
 // countingBackend is an httptest server that counts the connections
@@ -167,12 +168,12 @@ func TestH1BackendClosesKeptAlive(t *testing.T) {
 	}{
 		{"closed while idle: found before a POST is written", http.MethodPost, "", 0, true, 200, 2, 2},
 		{"closed while idle: a GET written to it is sent again", http.MethodGet, "", 0, true, 200, 2, 2},
-		{"closed while idle: found before a PUT with a streamed body is written", http.MethodPut, strings.Repeat("d", inlineBodyMax+1), 0, true, 200, 2, 2},
+		{"closed while idle: found before a PUT with a streamed body is written", http.MethodPut, strings.Repeat("d", h1.InlineMax+1), 0, true, 200, 2, 2},
 		{"closed on arrival: GET sent again", http.MethodGet, "", 2, false, 200, 2, 3},
 		{"closed on arrival: PUT without body sent again", http.MethodPut, "", 2, false, 200, 2, 3},
 		{"closed on arrival: POST is not", http.MethodPost, "", 2, false, 502, 1, 2},
 		{"closed on arrival: PUT with a small held body sent again", http.MethodPut, "data", 2, false, 200, 2, 3},
-		{"closed on arrival: PUT whose body was streamed is not", http.MethodPut, strings.Repeat("d", inlineBodyMax+1), 2, false, 502, 1, 2},
+		{"closed on arrival: PUT whose body was streamed is not", http.MethodPut, strings.Repeat("d", h1.InlineMax+1), 2, false, 502, 1, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -236,7 +236,7 @@ func (c *conn) serve(base context.Context) {
 			if headerTimeout > 0 {
 				// A head that came whole is read from the buffer: no
 				// deadline of its own (one deadline call fewer per request).
-				if !HeadBuffered(c.br) {
+				if !headBuffered(c.br) {
 					c.setReadDeadline(time.Now().Add(headerTimeout))
 				}
 			} else if idleTimeout > 0 {
@@ -268,7 +268,7 @@ func (c *conn) serve(base context.Context) {
 		// next wait sets its own, but a watch or a Hijack, which lift it.
 		w := &c.w
 		w.reset(req)
-		if ExpectsContinue(req.Header) {
+		if expectsContinue(req.Header) {
 			if req.ProtoAtLeast(1, 1) && req.ContentLength != 0 {
 				c.b.expect, c.b.expectBody = true, true
 				w.canContinue.Store(true)
@@ -672,7 +672,7 @@ func (c *conn) readTransfer(req *http.Request) error {
 	}
 	if len(cls) > 0 {
 		var err error
-		if n, err = ParseContentLength(cls[0]); err != nil {
+		if n, err = parseContentLength(cls[0]); err != nil {
 			return err
 		}
 	} else if !chunked {
@@ -705,7 +705,7 @@ func (c *conn) readTransfer(req *http.Request) error {
 					continue
 				}
 				key := http.CanonicalHeaderKey(f)
-				if ForbiddenTrailer(key) && err == nil {
+				if forbiddenTrailer(key) && err == nil {
 					err = fmt.Errorf("bad trailer key %q", key)
 				}
 				trailer[key] = nil

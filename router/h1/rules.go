@@ -11,18 +11,20 @@ import (
 	"strings"
 )
 
-// The HTTP/1 rules the server, the framing guard and the router's backend
-// client share, so that both sides of the router read a message alike.
+// The HTTP/1 rules the server, the framing guard and the backend client
+// share, so that both sides of the router read a message alike. Only
+// ListsToken is the router's too: it reads Connection and TE when it
+// builds a backend's request head.
 
 // tokenByte: the bytes of an HTTP token (RFC 9110 section 5.6.2).
 var tokenByte = alnumAnd("!#$%&'*+-.^_`|~")
 
-// IsTokenByte reports a byte allowed in a token: a method, a field name.
-func IsTokenByte(c byte) bool { return tokenByte[c] }
+// isTokenByte reports a byte allowed in a token: a method, a field name.
+func isTokenByte(c byte) bool { return tokenByte[c] }
 
-// ParseContentLength reads a Content-Length value as net/http does:
+// parseContentLength reads a Content-Length value as net/http does:
 // optional whitespace around decimal digits, at most 2^63-1.
-func ParseContentLength(cl string) (int64, error) {
+func parseContentLength(cl string) (int64, error) {
 	cl = textproto.TrimString(cl)
 	if cl == "" {
 		return -1, errors.New("bad Content-Length")
@@ -43,8 +45,8 @@ func ParseContentLength(cl string) (int64, error) {
 // Transfer-Encoding beside Content-Length, or on HTTP/1.0.
 func refusedFraming(te, cl, http10 bool) bool { return te && (cl || http10) }
 
-// ForbiddenTrailer reports a field name a Trailer field may not announce.
-func ForbiddenTrailer(canonical string) bool {
+// forbiddenTrailer reports a field name a Trailer field may not announce.
+func forbiddenTrailer(canonical string) bool {
 	switch canonical {
 	case "Transfer-Encoding", "Trailer", "Content-Length":
 		return true
@@ -52,17 +54,17 @@ func ForbiddenTrailer(canonical string) bool {
 	return false
 }
 
-// ExpectsContinue reports a request that waits for 100 Continue before it
+// expectsContinue reports a request that waits for 100 Continue before it
 // sends its body: net/http's rule, for its server and its Transport alike.
-func ExpectsContinue(h http.Header) bool {
+func expectsContinue(h http.Header) bool {
 	return hasToken(h.Get("Expect"), "100-continue")
 }
 
-// HeadBuffered reports whether br holds a whole message head, so that
+// headBuffered reports whether br holds a whole message head, so that
 // reading it cannot wait: an empty line ("\r\n" or a bare "\n", as the
 // head parsers end it) after the start line. Empty lines before the start
 // line do not count (a server skips them between requests).
-func HeadBuffered(br *bufio.Reader) bool {
+func headBuffered(br *bufio.Reader) bool {
 	b, _ := br.Peek(br.Buffered())
 	b = bytes.TrimLeft(b, "\r\n")
 	return bytes.Contains(b, []byte("\n\r\n")) || bytes.Contains(b, []byte("\n\n"))

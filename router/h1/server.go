@@ -1,6 +1,29 @@
 // Package h1 is ramjet's HTTP/1: the server that serves the router, the
-// framing guard for net/http's server (GuardFraming), and the message
-// rules (rules.go) that both share with the router's backend client.
+// framing guard for net/http's server (GuardFraming), the client the
+// router proxies to HTTP backends with, and the message rules (rules.go)
+// all three share.
+//
+// The client is the wire half of a proxied exchange; what goes on the
+// wire and what is done with the answer stay the caller's. A Pool keeps
+// keep-alive connections per endpoint address, dialled with the caller's
+// connect timeout. One request on a Conn:
+//
+//	pc, err := pool.Get(ctx, addr, fresh, connect)
+//	bw := pc.Begin(h1.Request{Ctx: ..., Method: ..., Body: ..., Length: ..., Send: ..., Read: ..., MaxHead: ...})
+//	// the caller writes its request head into bw, up to the empty line
+//	res, err := pc.Next()  // each informational head, then the final one
+//	io.Copy(dst, pc.Body()); trailer, err := pc.Trailer()
+//	pc.End(complete)       // back to the pool, or closed
+//
+// Conn owns the rest: holding a short request for one write, sending the
+// body on its own goroutine (chunked when its length is unknown, after
+// 100 Continue when asked), the deadlines of send and read timeouts,
+// closing the connection when the client goes away (watched only once a
+// wait outlasts HookAfter), reading response heads with their framing
+// (Response), and refusing an idle connection that received anything
+// while it waited (idle.go). NoResponse, Reused and BodyStarted tell the
+// caller whether a failed try may be sent again; Detach and Tunnel hand
+// the connection over after a 101.
 //
 // The server is an HTTP/1.1 server loop that serves an http.Handler
 // with one goroutine per connection and nothing per request but the

@@ -1,4 +1,4 @@
-package router
+package h1
 
 import (
 	"bufio"
@@ -6,42 +6,39 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httputil"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"ramjet.dev/ramjet/router/h1"
 )
 
 // readHead reads one response head from data as the fast path does.
-func readHead(t testing.TB, data, method string) (*h1Head, *bufio.Reader, error) {
+func readResponseHead(t testing.TB, data, method string) (*Response, *bufio.Reader, error) {
 	t.Helper()
-	br := bufio.NewReaderSize(strings.NewReader(data), h1BufferSize)
-	h := new(h1Head)
-	budget := maxResponseHead
+	br := bufio.NewReaderSize(strings.NewReader(data), bufferSize)
+	h := new(Response)
+	budget := MaxResponseHead
 	return h, br, h.read(br, method, &budget)
 }
 
 // bodyOf reads the body and trailer the head frames, as respond does.
-func bodyOf(h *h1Head, br *bufio.Reader) (body []byte, trailer http.Header, err error) {
-	b := h1Body{br: br, remaining: h.length}
-	if h.chunked && h.length != 0 {
-		b.chunks = httputil.NewChunkedReader(br)
-	}
-	body, err = io.ReadAll(&b)
-	if err != nil || b.chunks == nil {
+func bodyOf(h *Response, br *bufio.Reader) (body []byte, trailer http.Header, err error) {
+	pc := &Conn{br: br, head: *h}
+	body, err = io.ReadAll(pc.Body())
+	if err != nil {
 		return body, nil, err
 	}
-	trailer, err = h.readTrailer(br)
+	trailer, err = pc.Trailer()
 	return body, trailer, err
 }
 
-func forwardedHeader(h *h1Head) http.Header {
+// hidden is the router's own policy, which CopyTo is handed.
+func hidden(k string) bool { return k == "Server" }
+
+func forwardedHeader(h *Response) http.Header {
 	dst := http.Header{}
-	h.copyTo(dst)
+	h.CopyTo(dst, hidden)
 	return dst
 }
 
@@ -77,10 +74,10 @@ func TestH1HeadFraming(t *testing.T) {
 			status: 304, header: http.Header{"Etag": {`"a"`}}},
 		{name: "repeated fields", in: "HTTP/1.1 200 OK\r\nset-cookie: a=1\r\nSet-Cookie: b=2\r\nContent-Length: 0\r\n\r\n",
 			status: 200, header: http.Header{"Set-Cookie": {"a=1", "b=2"}, "Content-Length": {"0"}}},
-		{name: "folding", in: "HTTP/1.1 200 OK\r\nX-Folded: one  \r\n \t two\r\nContent-Length: 0\r\n\r\n", err: errObsFold},
-		{name: "folding with a tab", in: "HTTP/1.1 200 OK\r\nX-Folded: one\r\n\tX-Poison: yes\r\nContent-Length: 0\r\n\r\n", err: errObsFold},
+		{name: "folding", in: "HTTP/1.1 200 OK\r\nX-Folded: one  \r\n \t two\r\nContent-Length: 0\r\n\r\n", err: errFoldedResponse},
+		{name: "folding with a tab", in: "HTTP/1.1 200 OK\r\nX-Folded: one\r\n\tX-Poison: yes\r\nContent-Length: 0\r\n\r\n", err: errFoldedResponse},
 		{name: "folding in the trailer", in: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-T: a\r\n b\r\n\r\n",
-			status: 200, length: -1, chunked: true, header: http.Header{}, err: errObsFold},
+			status: 200, length: -1, chunked: true, header: http.Header{}, err: errFoldedResponse},
 		{name: "equal lengths are one", in: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length:  2 \r\n\r\nok",
 			status: 200, length: 2, header: http.Header{"Content-Length": {"2"}}, body: "ok"},
 		{name: "Pragma stays a Pragma", in: "HTTP/1.1 200 OK\r\nPragma: no-cache\r\nContent-Length: 0\r\n\r\n",
@@ -95,7 +92,7 @@ func TestH1HeadFraming(t *testing.T) {
 		{name: "space before colon", in: "HTTP/1.1 200 OK\r\nX-A : b\r\n\r\n", err: errMalformedField},
 		{name: "no colon", in: "HTTP/1.1 200 OK\r\nX-A\r\n\r\n", err: errMalformedField},
 		{name: "control byte", in: "HTTP/1.1 200 OK\r\nX-A: a\x00b\r\n\r\n", err: errMalformedField},
-		{name: "continued first line", in: "HTTP/1.1 200 OK\r\n X-A: b\r\n\r\n", err: errObsFold},
+		{name: "continued first line", in: "HTTP/1.1 200 OK\r\n X-A: b\r\n\r\n", err: errFoldedResponse},
 		{name: "two-digit status", in: "HTTP/1.1 99 Odd\r\n\r\n", err: errMalformedStatus},
 		{name: "status below 100", in: "HTTP/1.1 099 Odd\r\n\r\n", err: errMalformedStatus},
 		{name: "no version", in: "200 OK\r\n\r\n", err: errMalformedStatus},
@@ -106,16 +103,16 @@ func TestH1HeadFraming(t *testing.T) {
 			if method == "" {
 				method = http.MethodGet
 			}
-			h, br, err := readHead(t, tc.in, method)
+			h, br, err := readResponseHead(t, tc.in, method)
 			if tc.err != nil && tc.status == 0 {
 				require.ErrorIs(t, err, tc.err)
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, tc.status, h.status)
-			assert.Equal(t, tc.length, h.length)
-			assert.Equal(t, tc.chunked, h.chunked)
-			assert.Equal(t, tc.close, h.close)
+			assert.Equal(t, tc.status, h.Status)
+			assert.Equal(t, tc.length, h.Length)
+			assert.Equal(t, tc.chunked, h.Chunked)
+			assert.Equal(t, tc.close, h.Close)
 			assert.Equal(t, tc.header, forwardedHeader(h))
 			body, trailer, err := bodyOf(h, br)
 			if tc.err != nil {
@@ -130,42 +127,42 @@ func TestH1HeadFraming(t *testing.T) {
 }
 
 func TestH1HeadAnnouncedTrailer(t *testing.T) {
-	h, _, err := readHead(t, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: x-a, X-B\r\nTrailer: x-a\r\n\r\n", http.MethodGet)
+	h, _, err := readResponseHead(t, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: x-a, X-B\r\nTrailer: x-a\r\n\r\n", http.MethodGet)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"X-A", "X-B"}, h.trailer)
+	assert.Equal(t, []string{"X-A", "X-B"}, h.Trailer)
 	assert.Empty(t, forwardedHeader(h)["Trailer"], "the announcement is the router's to make")
 }
 
 // Lines longer than the connection's buffer are read whole; a head past
-// maxResponseHead is refused.
+// MaxResponseHead is refused.
 func TestH1HeadLongLines(t *testing.T) {
-	long := strings.Repeat("v", 3*h1BufferSize)
-	h, _, err := readHead(t, "HTTP/1.1 200 "+long+"\r\nX-Long: "+long+"\r\nX-Short: s\r\nContent-Length: 0\r\n\r\n", http.MethodGet)
+	long := strings.Repeat("v", 3*bufferSize)
+	h, _, err := readResponseHead(t, "HTTP/1.1 200 "+long+"\r\nX-Long: "+long+"\r\nX-Short: s\r\nContent-Length: 0\r\n\r\n", http.MethodGet)
 	require.NoError(t, err)
-	assert.Equal(t, long, h.reason)
+	assert.Equal(t, long, h.Reason)
 	assert.Equal(t, http.Header{"X-Long": {long}, "X-Short": {"s"}, "Content-Length": {"0"}}, forwardedHeader(h))
 
 	var b strings.Builder
 	b.WriteString("HTTP/1.1 200 OK\r\n")
-	for b.Len() <= maxResponseHead {
+	for b.Len() <= MaxResponseHead {
 		b.WriteString("X-Filler: " + strings.Repeat("f", 1000) + "\r\n")
 	}
 	b.WriteString("\r\n")
-	_, _, err = readHead(t, b.String(), http.MethodGet)
+	_, _, err = readResponseHead(t, b.String(), http.MethodGet)
 	require.ErrorIs(t, err, errHeadTooLarge)
-	_, _, err = readHead(t, "HTTP/1.1 200 OK\r\nX-One: "+strings.Repeat("f", maxResponseHead)+"\r\n\r\n", http.MethodGet)
+	_, _, err = readResponseHead(t, "HTTP/1.1 200 OK\r\nX-One: "+strings.Repeat("f", MaxResponseHead)+"\r\n\r\n", http.MethodGet)
 	require.ErrorIs(t, err, errHeadTooLarge)
 }
 
 // A value the client's header map already holds, say one the router set,
 // is added to and never written into through spare capacity.
 func TestH1HeadCopyToAppends(t *testing.T) {
-	h, _, err := readHead(t, "HTTP/1.1 200 OK\r\nVary: Accept\r\nX-New: 1\r\nContent-Length: 0\r\n\r\n", http.MethodGet)
+	h, _, err := readResponseHead(t, "HTTP/1.1 200 OK\r\nVary: Accept\r\nX-New: 1\r\nContent-Length: 0\r\n\r\n", http.MethodGet)
 	require.NoError(t, err)
 	shared := make([]string, 1, 4)
 	shared[0] = "Origin"
 	dst := http.Header{"Vary": shared}
-	h.copyTo(dst)
+	h.CopyTo(dst, hidden)
 	assert.Equal(t, []string{"Origin", "Accept"}, dst["Vary"])
 	assert.Equal(t, []string{"Origin"}, shared[:1])
 	assert.Equal(t, "", shared[:2][1], "the shared slice's spare capacity was written")
@@ -175,18 +172,18 @@ func TestH1HeadCopyToAppends(t *testing.T) {
 func TestH1HeadAllocations(t *testing.T) {
 	const resp = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nDate: Mon, 30 Nov 2026 15:00:00 GMT\r\nContent-Length: 3\r\nX-Backend: a\r\n\r\n"
 	r := strings.NewReader(resp)
-	br := bufio.NewReaderSize(r, h1BufferSize)
-	var h h1Head
+	br := bufio.NewReaderSize(r, bufferSize)
+	var h Response
 	dst := http.Header{}
 	allocs := testing.AllocsPerRun(100, func() {
 		r.Reset(resp)
 		br.Reset(r)
 		clear(dst)
-		budget := maxResponseHead
+		budget := MaxResponseHead
 		if err := h.read(br, http.MethodGet, &budget); err != nil {
 			t.Fatal(err)
 		}
-		h.copyTo(dst)
+		h.CopyTo(dst, hidden)
 	})
 	// One string for every field's bytes, one slice for every value.
 	assert.Equal(t, 2.0, allocs)
@@ -221,9 +218,9 @@ func FuzzH1Head(f *testing.F) {
 		if head {
 			method = http.MethodHead
 		}
-		gbr := bufio.NewReaderSize(strings.NewReader(data), h1BufferSize)
+		gbr := bufio.NewReaderSize(strings.NewReader(data), bufferSize)
 		want, werr := http.ReadResponse(gbr, &http.Request{Method: method})
-		h, br, err := readHead(t, data, method)
+		h, br, err := readResponseHead(t, data, method)
 		if werr != nil {
 			require.Error(t, err, "net/http refused what the router read")
 			return
@@ -232,7 +229,7 @@ func FuzzH1Head(f *testing.F) {
 			// The refusals net/http does not make: a status below 100, a
 			// space before a colon, and obs-fold, which net/textproto
 			// joins.
-			refused := want.StatusCode < 100 || errors.Is(err, errObsFold) && folded(data)
+			refused := want.StatusCode < 100 || errors.Is(err, errFoldedResponse) && folded(data)
 			for k := range want.Header {
 				refused = refused || strings.ContainsAny(k, " ")
 			}
@@ -242,22 +239,22 @@ func FuzzH1Head(f *testing.F) {
 			require.True(t, refused, "the router refused what net/http read: %v", err)
 			return
 		}
-		require.Equal(t, want.StatusCode, h.status)
+		require.Equal(t, want.StatusCode, h.Status)
 		require.Equal(t, want.ProtoMajor, h.major)
 		require.Equal(t, want.ProtoMinor, h.minor)
-		require.Equal(t, want.Close, h.close, "close")
-		require.Equal(t, want.TransferEncoding != nil, h.chunked, "chunked")
+		require.Equal(t, want.Close, h.Close, "close")
+		require.Equal(t, want.TransferEncoding != nil, h.Chunked, "chunked")
 		if want.Body == http.NoBody {
-			require.Zero(t, h.length, "length")
+			require.Zero(t, h.Length, "length")
 		} else {
-			require.NotZero(t, h.length, "length")
-			require.Equal(t, want.ContentLength, h.length, "length")
+			require.NotZero(t, h.Length, "length")
+			require.Equal(t, want.ContentLength, h.Length, "length")
 		}
 		var announced []string
 		for k := range want.Trailer {
 			announced = append(announced, k)
 		}
-		require.ElementsMatch(t, announced, h.trailer, "announced trailer")
+		require.ElementsMatch(t, announced, h.Trailer, "announced trailer")
 
 		// The fields passed on: net/http's, less the hop-by-hop ones and
 		// those the Connection field names, without the Cache-Control it
@@ -266,12 +263,12 @@ func FuzzH1Head(f *testing.F) {
 		if c, ok := want.Header["Connection"]; ok {
 			require.Equal(t, c, conn)
 		}
-		if h.get("Cache-Control") == "" {
+		if h.Get("Cache-Control") == "" {
 			delete(want.Header, "Cache-Control")
 		}
 		wantHeader := http.Header{}
 		for k, vs := range want.Header {
-			if !skipResponseHeader(k) && !h1.ListsToken(conn, k) {
+			if !(HopByHop(k) || hidden(k)) && !ListsToken(conn, k) {
 				wantHeader[k] = vs
 			}
 		}
@@ -292,7 +289,7 @@ func FuzzH1Head(f *testing.F) {
 			return
 		}
 		if bodyErr != nil {
-			refused := errors.Is(bodyErr, errObsFold) && folded(data)
+			refused := errors.Is(bodyErr, errFoldedResponse) && folded(data)
 			for k := range want.Trailer {
 				refused = refused || strings.ContainsAny(k, " ")
 			}

@@ -1,4 +1,4 @@
-package router
+package h1
 
 // Bytes a backend sends on a connection that waits in the pool answer no
 // request: read as the next request's response, they would hand one
@@ -16,7 +16,7 @@ package router
 
 // idleClean reports whether nothing arrived on a connection just taken
 // from the pool while it was idle.
-func (pc *h1Conn) idleClean() bool {
+func (pc *Conn) idleClean() bool {
 	if pc.raw != nil {
 		return !pc.raw.Pending()
 	}

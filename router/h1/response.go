@@ -1,4 +1,4 @@
-package router
+package h1
 
 import (
 	"bufio"
@@ -6,12 +6,11 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
-
-	"ramjet.dev/ramjet/router/h1"
 )
 
-// h1Head is the head of a backend's HTTP/1.1 response, read straight from
+// Response is the head of a backend's HTTP/1.1 response, read straight from
 // the connection's buffer in place of http.ReadResponse. The bytes of all
 // fields become one string, and the fields go into the client's header map
 // without a Response, a map or a string per value of their own: two
@@ -22,19 +21,19 @@ import (
 // not have), except that it is stricter in four ways: a field name with
 // a space before its colon is refused rather than passed on, so is a
 // field folded over lines (obs-fold, RFC 9112 §5.2), as nginx refuses
-// both, the head is bounded (maxResponseHead), and a Pragma is never
+// both, the head is bounded (MaxResponseHead), and a Pragma is never
 // turned into a Cache-Control the backend did not send. FuzzH1Head holds
 // it to http.ReadResponse.
-type h1Head struct {
-	status       int
-	reason       string // the reason phrase, passed on by a 101
+type Response struct {
+	Status       int
+	Reason       string // the reason phrase, passed on by a 101
 	major, minor int
-	fields       []headField // in the order received, names canonical
-	// length of the body: 0 none, -1 chunked or until the connection closes.
-	length  int64
-	chunked bool
-	close   bool     // the connection ends with this response
-	trailer []string // the announced trailer names, canonical
+	Fields       []Field // in the order received, names canonical
+	// Length of the body: 0 none, -1 chunked or until the connection closes.
+	Length  int64
+	Chunked bool
+	Close   bool     // the connection ends with this response
+	Trailer []string // the announced trailer names, canonical
 	// lengths: Content-Length fields; repeats (equal, or refused) are
 	// passed on as one, trimmed, as net/http does.
 	lengths int
@@ -44,9 +43,9 @@ type h1Head struct {
 	long    []byte     // a line longer than the reader's buffer
 }
 
-// headField is one field line; names of common fields are the constants
+// Field is one field line; names of common fields are the constants
 // of commonResponseFields, others share the head's one string.
-type headField struct{ key, value string }
+type Field struct{ Key, Value string }
 
 type headSpan struct {
 	key        string // the interned name, "" when it lies in scratch
@@ -55,27 +54,23 @@ type headSpan struct {
 	contLength bool // Content-Length: forwarded once, and not with chunked
 }
 
-// maxResponseHead bounds a response head, status line and fields, with
+// MaxResponseHead bounds a response head, status line and fields, with
 // the heads of every informational response before it, as net/http's
 // Transport counts them toward its own bound (10 MB). nginx refuses more
 // than its proxy_buffer_size (4k in ingress-nginx). A head past it
 // answers 502.
-const maxResponseHead = 1 << 20
-
-// maxInformational bounds the informational responses relayed to the
-// client per request (SPEC §13); later ones are read and dropped.
-const maxInformational = 5
+const MaxResponseHead = 1 << 20
 
 // maxTrailer bounds the trailer of a chunked response, as net/http bounds
 // it by its buffer.
-const maxTrailer = h1BufferSize
+const maxTrailer = bufferSize
 
 var (
 	errHeadTooLarge     = errors.New("backend response heads larger than 1 MiB")
 	errTrailerTooLarge  = errors.New("backend response trailer larger than 4 KiB")
 	errMalformedStatus  = errors.New("malformed backend status line")
 	errMalformedField   = errors.New("malformed backend response header field")
-	errObsFold          = errors.New("backend response header folded over lines (obs-fold)")
+	errFoldedResponse   = errors.New("backend response header folded over lines (obs-fold)")
 	errContentLength    = errors.New("malformed or conflicting Content-Length from the backend")
 	errTransferEncoding = errors.New("unsupported Transfer-Encoding from the backend")
 	errTrailerName      = errors.New("backend announced a trailer that cannot be one")
@@ -84,8 +79,8 @@ var (
 // read reads the status line and the fields of one response to a request
 // with the given method, and decides how its body is framed. The head's
 // bytes are taken from budget, which the informational responses before
-// a final one share with it (see maxResponseHead).
-func (h *h1Head) read(br *bufio.Reader, method string, budget *int) error {
+// a final one share with it (see MaxResponseHead).
+func (h *Response) read(br *bufio.Reader, method string, budget *int) error {
 	h.reset()
 	line, err := readHeadLine(br, budget, &h.long)
 	if err != nil {
@@ -101,37 +96,37 @@ func (h *h1Head) read(br *bufio.Reader, method string, budget *int) error {
 		return err
 	}
 	text := string(h.scratch)
-	h.reason = text[:reasonEnd]
-	h.fields = h.fields[:0]
+	h.Reason = text[:reasonEnd]
+	h.Fields = h.Fields[:0]
 	for _, s := range h.spans {
 		k := s.key
 		if k == "" {
 			k = text[s.ks:s.ke]
 		}
-		h.fields = append(h.fields, headField{key: k, value: text[s.vs:s.ve]})
+		h.Fields = append(h.Fields, Field{Key: k, Value: text[s.vs:s.ve]})
 	}
 	return h.frame(method)
 }
 
-func (h *h1Head) reset() {
-	clear(h.fields) // the strings of the previous response
-	h.fields = h.fields[:0]
+func (h *Response) reset() {
+	clear(h.Fields) // the strings of the previous response
+	h.Fields = h.Fields[:0]
 	h.spans = h.spans[:0]
 	h.scratch = h.scratch[:0]
-	h.reason = ""
-	h.trailer = nil
-	h.length, h.chunked, h.close, h.lengths = 0, false, false, 0
+	h.Reason = ""
+	h.Trailer = nil
+	h.Length, h.Chunked, h.Close, h.lengths = 0, false, false, 0
 }
 
 // release drops what the head holds of its last response, and its
 // buffers if a large head grew them.
-func (h *h1Head) release() {
+func (h *Response) release() {
 	h.reset()
 	if cap(h.scratch) > 16<<10 {
 		h.scratch = nil
 	}
 	if cap(h.spans) > 256 {
-		h.spans, h.fields = nil, nil
+		h.spans, h.Fields = nil, nil
 	}
 	if cap(h.long) > 16<<10 {
 		h.long = nil
@@ -175,7 +170,7 @@ func readHeadLine(br *bufio.Reader, budget *int, long *[]byte) ([]byte, error) {
 // statusLine parses "HTTP/1.1 200 OK" as http.ReadResponse does, and
 // keeps the reason phrase in scratch. The status must be three digits
 // from 100: no ResponseWriter takes anything else.
-func (h *h1Head) statusLine(line []byte) error {
+func (h *Response) statusLine(line []byte) error {
 	sp := bytes.IndexByte(line, ' ')
 	if sp < 0 {
 		return errMalformedStatus
@@ -192,7 +187,7 @@ func (h *h1Head) statusLine(line []byte) error {
 	if len(code) != 3 || code[0] < '1' || code[0] > '9' || !isDigit(code[1]) || !isDigit(code[2]) {
 		return errMalformedStatus
 	}
-	h.status = int(code[0]-'0')*100 + int(code[1]-'0')*10 + int(code[2]-'0')
+	h.Status = int(code[0]-'0')*100 + int(code[1]-'0')*10 + int(code[2]-'0')
 	switch string(proto) {
 	case "HTTP/1.1":
 		h.major, h.minor = 1, 1
@@ -218,7 +213,7 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 // to spans. A continuation line (obs-fold) is refused: net/textproto
 // would join it to the value before, nginx answers 502, and a field read
 // differently by two parsers is how responses get smuggled.
-func (h *h1Head) readFields(br *bufio.Reader, budget *int) error {
+func (h *Response) readFields(br *bufio.Reader, budget *int) error {
 	for {
 		line, err := readHeadLine(br, budget, &h.long)
 		if err != nil {
@@ -228,7 +223,7 @@ func (h *h1Head) readFields(br *bufio.Reader, budget *int) error {
 			return nil
 		}
 		if line[0] == ' ' || line[0] == '\t' {
-			return errObsFold
+			return errFoldedResponse
 		}
 		line = bytes.Trim(line, " \t")
 		colon := bytes.IndexByte(line, ':')
@@ -264,7 +259,7 @@ func (h *h1Head) readFields(br *bufio.Reader, budget *int) error {
 func canonicalizeName(a []byte) bool {
 	upper := true
 	for i, c := range a {
-		if !h1.IsTokenByte(c) {
+		if !isTokenByte(c) {
 			return false
 		}
 		if upper && 'a' <= c && c <= 'z' {
@@ -292,39 +287,39 @@ func validValue(v []byte) bool {
 // frame decides, from the fields, how the body is delimited and whether
 // the connection may carry another request, as net/http's readTransfer
 // does for a response.
-func (h *h1Head) frame(method string) error {
+func (h *Response) frame(method string) error {
 	var te, cl string
 	teCount, clCount := 0, 0
 	hasClose, hasKeepAlive := false, false
 	var trailer []string
-	for _, f := range h.fields {
-		switch f.key {
+	for _, f := range h.Fields {
+		switch f.Key {
 		case "Transfer-Encoding":
-			te = f.value
+			te = f.Value
 			teCount++
 		case "Content-Length":
-			v := strings.Trim(f.value, " \t")
+			v := strings.Trim(f.Value, " \t")
 			if clCount > 0 && v != cl {
 				return errContentLength
 			}
 			cl = v
 			clCount++
 		case "Connection":
-			v := []string{f.value}
-			hasClose = hasClose || h1.ListsToken(v, "close")
-			hasKeepAlive = hasKeepAlive || h1.ListsToken(v, "keep-alive")
+			v := []string{f.Value}
+			hasClose = hasClose || ListsToken(v, "close")
+			hasKeepAlive = hasKeepAlive || ListsToken(v, "keep-alive")
 		case "Trailer":
-			trailer = append(trailer, f.value)
+			trailer = append(trailer, f.Value)
 		}
 	}
 	h.lengths = clCount
 	switch {
 	case h.major < 1:
-		h.close = true
+		h.Close = true
 	case h.major == 1 && h.minor == 0:
-		h.close = hasClose || !hasKeepAlive
+		h.Close = hasClose || !hasKeepAlive
 	default:
-		h.close = hasClose
+		h.Close = hasClose
 	}
 	// Transfer-Encoding counts from HTTP/1.1 on; net/http ignores it in
 	// an HTTP/1.0 response.
@@ -333,16 +328,16 @@ func (h *h1Head) frame(method string) error {
 		if teCount != 1 || !strings.EqualFold(te, "chunked") {
 			return errTransferEncoding
 		}
-		h.chunked = true
+		h.Chunked = true
 	}
 	var n int64
 	if clCount > 0 {
 		var err error
-		if n, err = h1.ParseContentLength(cl); err != nil {
+		if n, err = parseContentLength(cl); err != nil {
 			return errContentLength
 		}
 	}
-	if h.chunked && len(trailer) > 0 {
+	if h.Chunked && len(trailer) > 0 {
 		for _, v := range trailer {
 			for v != "" {
 				var name string
@@ -352,45 +347,45 @@ func (h *h1Head) frame(method string) error {
 					continue
 				}
 				name = http.CanonicalHeaderKey(name)
-				if h1.ForbiddenTrailer(name) {
+				if forbiddenTrailer(name) {
 					return errTrailerName
 				}
-				if !contains(h.trailer, name) {
-					h.trailer = append(h.trailer, name)
+				if !slices.Contains(h.Trailer, name) {
+					h.Trailer = append(h.Trailer, name)
 				}
 			}
 		}
 	}
 	switch {
-	case method == http.MethodHead, h.status < 200, h.status == http.StatusNoContent, h.status == http.StatusNotModified:
-		h.length = 0
-	case h.chunked:
-		h.length = -1
+	case method == http.MethodHead, h.Status < 200, h.Status == http.StatusNoContent, h.Status == http.StatusNotModified:
+		h.Length = 0
+	case h.Chunked:
+		h.Length = -1
 	case clCount > 0:
-		h.length = n
+		h.Length = n
 	default:
 		// Neither length nor chunks: the body ends when the connection
 		// does.
-		h.length = -1
-		h.close = true
+		h.Length = -1
+		h.Close = true
 	}
 	return nil
 }
 
 // forwarded reports that field i goes to the client: not hop-by-hop, not
-// named by the response's Connection field, and Content-Length only once
-// and not beside a chunked body (net/http removes it there too).
-func (h *h1Head) forwarded(i int, connection []string) bool {
-	f := h.fields[i]
-	if skipResponseHeader(f.key) || len(connection) > 0 && h1.ListsToken(connection, f.key) {
+// hidden, not named by the response's Connection field, and Content-Length
+// only once and not beside a chunked body (net/http removes it there too).
+func (h *Response) forwarded(i int, connection []string, hide func(string) bool) bool {
+	f := h.Fields[i]
+	if HopByHop(f.Key) || hide(f.Key) || len(connection) > 0 && ListsToken(connection, f.Key) {
 		return false
 	}
-	if f.key == "Content-Length" {
-		if h.chunked && h.length < 0 {
+	if f.Key == "Content-Length" {
+		if h.Chunked && h.Length < 0 {
 			return false
 		}
-		for _, g := range h.fields[:i] {
-			if g.key == "Content-Length" {
+		for _, g := range h.Fields[:i] {
+			if g.Key == "Content-Length" {
 				return false
 			}
 		}
@@ -400,61 +395,62 @@ func (h *h1Head) forwarded(i int, connection []string) bool {
 
 // connection gathers the values of the Connection fields; nil when there
 // are none, without allocating for one.
-func (h *h1Head) connection(one *[1]string) []string {
+func (h *Response) connection(one *[1]string) []string {
 	var l []string
-	for _, f := range h.fields {
-		if f.key == "Connection" {
+	for _, f := range h.Fields {
+		if f.Key == "Connection" {
 			if l == nil {
-				one[0] = f.value
+				one[0] = f.Value
 				l = one[:]
 			} else {
-				l = append(l[:len(l):len(l)], f.value)
+				l = append(l[:len(l):len(l)], f.Value)
 			}
 		}
 	}
 	return l
 }
 
-// copyTo adds the forwarded fields to the client's header map, after any
-// values already there, with one slice for all values.
-func (h *h1Head) copyTo(dst http.Header) {
+// CopyTo adds the fields a proxy passes on to the client's header map,
+// after any values already there, with one slice for all values: neither
+// hop-by-hop fields nor those hide reports (the proxy's own policy).
+func (h *Response) CopyTo(dst http.Header, hide func(key string) bool) {
 	var one [1]string
 	conn := h.connection(&one)
 	var vals []string
-	for i, f := range h.fields {
-		if !h.forwarded(i, conn) {
+	for i, f := range h.Fields {
+		if !h.forwarded(i, conn, hide) {
 			continue
 		}
-		v := f.value
-		if f.key == "Content-Length" && h.lengths > 1 {
+		v := f.Value
+		if f.Key == "Content-Length" && h.lengths > 1 {
 			v = strings.Trim(v, " \t")
 		}
-		if old := dst[f.key]; old != nil {
+		if old := dst[f.Key]; old != nil {
 			// Never into the spare capacity of a slice another map may
 			// share.
-			dst[f.key] = append(old[:len(old):len(old)], v)
+			dst[f.Key] = append(old[:len(old):len(old)], v)
 			continue
 		}
 		if vals == nil {
-			vals = make([]string, len(h.fields)-i)
+			vals = make([]string, len(h.Fields)-i)
 		}
 		vals[0] = v
-		dst[f.key], vals = vals[:1:1], vals[1:]
+		dst[f.Key], vals = vals[:1:1], vals[1:]
 	}
 }
 
-// get is the first value of the named field, "" if none.
-func (h *h1Head) get(key string) string {
-	for _, f := range h.fields {
-		if f.key == key {
-			return f.value
+// Get is the first value of the named field, "" if none.
+func (h *Response) Get(key string) string {
+	for _, f := range h.Fields {
+		if f.Key == key {
+			return f.Value
 		}
 	}
 	return ""
 }
 
 // readTrailer reads the trailer after a chunked body's last chunk.
-func (h *h1Head) readTrailer(br *bufio.Reader) (http.Header, error) {
+func (h *Response) readTrailer(br *bufio.Reader) (http.Header, error) {
 	h.spans = h.spans[:0]
 	h.scratch = h.scratch[:0]
 	budget := maxTrailer
@@ -499,3 +495,43 @@ var commonResponseFields = func() map[string]string {
 	}
 	return m
 }()
+
+// HopByHop reports a response field a proxy must not pass on (RFC 9110
+// §7.6.1).
+func HopByHop(k string) bool {
+	switch k {
+	case "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
+		"Te", "Trailer", "Transfer-Encoding", "Upgrade":
+		return true
+	}
+	return false
+}
+
+// responseBody reads a response body as its head frames it: chunks, a
+// length, or up to the end of the connection (remaining < 0 without
+// chunks).
+type responseBody struct {
+	br        *bufio.Reader
+	chunks    io.Reader
+	remaining int64
+}
+
+func (b *responseBody) Read(p []byte) (int, error) {
+	switch {
+	case b.chunks != nil:
+		return b.chunks.Read(p)
+	case b.remaining == 0:
+		return 0, io.EOF
+	case b.remaining < 0:
+		return b.br.Read(p)
+	}
+	if int64(len(p)) > b.remaining {
+		p = p[:b.remaining]
+	}
+	n, err := b.br.Read(p)
+	b.remaining -= int64(n)
+	if err == io.EOF && b.remaining > 0 {
+		err = io.ErrUnexpectedEOF
+	}
+	return n, err
+}

@@ -1,0 +1,497 @@
+package h1
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"sync"
+	"time"
+
+	"ramjet.dev/ramjet/router/rawsock"
+)
+
+// Pool holds keep-alive connections to HTTP/1.1 backends, per endpoint
+// address. A request takes a connection, writes its request and reads the
+// response on its own goroutine, and returns the connection only once the
+// response was read to its end; net/http's Transport instead runs two
+// goroutines per connection and hands every request and response across
+// channels, which costs more than the proxying itself.
+type Pool struct {
+	dialer  net.Dialer
+	maxIdle int           // per address
+	idleFor time.Duration // an idle connection older than this is closed
+
+	mu   sync.Mutex
+	idle map[string][]*Conn
+}
+
+// Conn is one connection to a backend with its buffers, and the exchange
+// it carries: one at a time, by the goroutine that took it from the pool.
+type Conn struct {
+	pool   *Pool
+	c      net.Conn
+	raw    *rawsock.Conn // c's socket read and written raw, nil if not a plain TCP one (see rawsock)
+	br     *bufio.Reader
+	bw     *bufio.Writer
+	addr   string
+	idleAt time.Time
+	reused bool // it served a request before this one
+	// writeDeadline: a send timeout left a write deadline set.
+	writeDeadline bool
+	peek          peeker   // looks at it as it is taken from the pool (see idle.go)
+	abort         func()   // closes c; made once so that hooking it to a request does not allocate
+	head          Response // the response being read, its buffers kept for the next one
+	ex            clientExchange
+}
+
+// NewPool makes a pool whose dials give up after connect.
+func NewPool(connect time.Duration) *Pool {
+	return &Pool{
+		dialer:  net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second},
+		maxIdle: 64,
+		idleFor: 60 * time.Second,
+		idle:    map[string][]*Conn{},
+	}
+}
+
+const bufferSize = 4 << 10
+
+var (
+	clientReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, bufferSize) }}
+	clientWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, bufferSize) }}
+)
+
+// Get returns an idle connection to addr, the most recently used first,
+// or dials a new one (always with fresh). An idle connection on which
+// anything arrived while it waited, bytes or the backend's close, is
+// closed instead of used (see idle.go). A connect timeout other than the
+// pool's bounds the dial instead.
+func (p *Pool) Get(ctx context.Context, addr string, fresh bool, connect time.Duration) (*Conn, error) {
+	for !fresh {
+		pc := p.takeIdle(addr)
+		if pc == nil {
+			break
+		}
+		if pc.idleClean() {
+			pc.reused = true
+			return pc, nil
+		}
+		pc.Close()
+	}
+	d := &p.dialer
+	if connect > 0 && connect != d.Timeout {
+		own := p.dialer
+		own.Timeout = connect
+		d = &own
+	}
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	raw := rawsock.New(c)
+	var rw io.ReadWriter = c
+	if raw != nil {
+		rw = raw
+	}
+	br := clientReaders.Get().(*bufio.Reader)
+	br.Reset(rw)
+	bw := clientWriters.Get().(*bufio.Writer)
+	bw.Reset(rw)
+	pc := &Conn{pool: p, c: c, raw: raw, br: br, bw: bw, addr: addr}
+	if raw == nil {
+		pc.peek.init(c)
+	}
+	pc.abort = func() { _ = c.Close() }
+	return pc, nil
+}
+
+// takeIdle takes the most recently used idle connection to addr that has
+// not been idle too long, closing the ones that have.
+func (p *Pool) takeIdle(addr string) *Conn {
+	now := time.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for l := p.idle[addr]; len(l) > 0; l = p.idle[addr] {
+		pc := l[len(l)-1]
+		l[len(l)-1] = nil
+		p.idle[addr] = l[:len(l)-1]
+		if now.Sub(pc.idleAt) < p.idleFor {
+			return pc
+		}
+		pc.Close()
+	}
+	return nil
+}
+
+// put returns a connection whose response was read to its end. Bytes the
+// backend sent past that end belong to no request: a connection with any
+// already read is closed, and one where they come later is found out when
+// it is next taken (see idle.go).
+func (p *Pool) put(pc *Conn) {
+	if pc.br.Buffered() > 0 {
+		pc.Close()
+		return
+	}
+	pc.head.release()
+	pc.ex = clientExchange{}
+	pc.idleAt = time.Now()
+	p.mu.Lock()
+	if l := p.idle[pc.addr]; len(l) < p.maxIdle {
+		p.idle[pc.addr] = append(l, pc)
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
+	pc.Close()
+}
+
+// CloseIdle closes every idle connection.
+func (p *Pool) CloseIdle() {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle = map[string][]*Conn{}
+	p.mu.Unlock()
+	for _, l := range idle {
+		for _, pc := range l {
+			pc.Close()
+		}
+	}
+}
+
+// Close closes the connection and recycles its buffers. Only the goroutine
+// that owns the connection may call it.
+func (pc *Conn) Close() {
+	_ = pc.c.Close()
+	pc.recycle()
+}
+
+func (pc *Conn) recycle() {
+	if pc.br != nil {
+		pc.br.Reset(nil)
+		clientReaders.Put(pc.br)
+		pc.br = nil
+	}
+	if pc.bw != nil {
+		pc.bw.Reset(nil)
+		clientWriters.Put(pc.bw)
+		pc.bw = nil
+	}
+}
+
+// Reused reports a connection that served a request before this one.
+func (pc *Conn) Reused() bool { return pc.reused }
+
+// Request is what the client needs of a request beside its head, which
+// the caller writes itself (see Begin).
+type Request struct {
+	// Ctx is the client's: once something waits on the backend, a Ctx
+	// that ends closes the connection under the exchange.
+	Ctx    context.Context
+	Method string
+	Header http.Header // the client's; read for Expect: 100-continue
+	// Body is sent after the head: Length bytes, chunked when Length is
+	// -1, none when 0. The sender may outlive the caller's handler.
+	Body   io.Reader
+	Length int64
+	// Inline, when set, is the whole body (Length bytes, held in memory),
+	// written with the head instead of from Body.
+	Inline  []byte
+	Upgrade bool // the head asks to switch protocols
+	// Send bounds each write of the request (0: none); Read the wait for
+	// the response head, from when the body was sent.
+	Send, Read time.Duration
+	MaxHead    int // bytes of all response heads together
+}
+
+// clientExchange is the state of one request on a connection.
+type clientExchange struct {
+	req  Request
+	stop func() bool // stops the client-cancellation hook; nil when none
+	// lazy: the hook is not set yet, and is set only if the response head
+	// takes longer than HookAfter or its body is not all read with it
+	// (see HookAfter).
+	lazy     bool
+	held     bool // the head waits in rawsock until the first read
+	started  bool // the head is flushed
+	waiting  bool // for 100 Continue before sending the body
+	deadline time.Time
+	budget   int
+	body     *bodySender // nil until a body is sent
+	// received: some of the response arrived; bodyUnsent: the request
+	// declared a body that was never sent (the backend answered first).
+	received, bodyUnsent bool
+	resBody              responseBody
+}
+
+// HookAfter is how long a request without a body or Upgrade waits for
+// the response head before the client-cancellation hook is set. Setting
+// it costs a request five allocations and ~2.5% of the router's CPU under
+// net/http's server (context.AfterFunc on the request's context, issue
+// 26), while most heads arrive well within it; a client that goes away
+// before is noticed at HookAfter, not at once.
+const HookAfter = 50 * time.Millisecond
+
+// hook makes a client that goes away end the exchange with the backend,
+// whatever it is waiting for: the connection is closed under it.
+func (pc *Conn) hook() {
+	pc.ex.lazy = false
+	if ctx := pc.ex.req.Ctx; ctx.Done() != nil {
+		pc.ex.stop = context.AfterFunc(ctx, pc.abort)
+	}
+}
+
+// noResponse is a failure before any byte of the response arrived.
+type noResponse struct{ err error }
+
+func (e noResponse) Error() string { return e.err.Error() }
+func (e noResponse) Unwrap() error { return e.err }
+
+// NoResponse reports a failure before any byte of the response arrived.
+func NoResponse(err error) bool {
+	var nr noResponse
+	return errors.As(err, &nr)
+}
+
+// InlineMax is the largest Request.Inline: well under the socket
+// buffers, so the write cannot wait on a backend that answers without
+// reading.
+const InlineMax = 64 << 10
+
+// Begin starts an exchange of r on the connection and returns the writer
+// the caller writes the request head to, up to and with its empty line;
+// Next sends it.
+func (pc *Conn) Begin(r Request) *bufio.Writer {
+	pc.ex = clientExchange{req: r, lazy: !r.Upgrade && r.Length == 0, budget: r.MaxHead}
+	if !pc.ex.lazy {
+		pc.hook()
+	}
+	// held: the request is written whole by rawsock's Send, which then
+	// waits for the answer without a read that finds nothing yet; a held
+	// body larger than the write buffer is written from where it is
+	// instead of copied.
+	pc.ex.held = pc.raw != nil && !r.Upgrade && (r.Length == 0 || r.Inline != nil && len(r.Inline) <= bufferSize)
+	if pc.ex.held {
+		pc.raw.Hold()
+	}
+	return pc.bw
+}
+
+// Next sends what is left of the request and returns the next response
+// head: an informational one (1xx but 100 Continue and 101, which
+// the caller may pass on; Next again reads on) or the final one, 101
+// included. The backend's 100 Continue is not returned: it lets the body
+// go. All heads share Request.MaxHead. A failure before anything of the
+// response arrived answers true to NoResponse. The head is valid until
+// the connection is ended.
+func (pc *Conn) Next() (*Response, error) {
+	ex := &pc.ex
+	req := &ex.req
+	length := req.Length
+	if !ex.started {
+		ex.started = true
+		switch {
+		case req.Send > 0:
+			_ = pc.c.SetWriteDeadline(time.Now().Add(req.Send))
+			pc.writeDeadline = true
+		case pc.writeDeadline:
+			// Left by an earlier request's send timeout.
+			_ = pc.c.SetWriteDeadline(time.Time{})
+			pc.writeDeadline = false
+		}
+		if req.Inline != nil {
+			// Written from the held bytes, not read: a retry sends them again.
+			pc.bw.Write(req.Inline)
+			length = 0
+			req.Length = 0
+		}
+		if err := pc.bw.Flush(); err != nil {
+			return nil, noResponse{err}
+		}
+		ex.deadline = time.Now().Add(req.Read)
+		ex.waiting = length != 0 && expectsContinue(req.Header)
+		if length != 0 && !ex.waiting {
+			ex.body = startBody(pc, req.Body, length, req.Read, req.Send)
+		}
+	}
+	read, deadline := req.Read, ex.deadline
+	for {
+		dl := deadline
+		if ex.waiting {
+			// As net/http: wait a second for the backend's 100 Continue or
+			// its refusal, then send the body anyway.
+			if c := time.Now().Add(time.Second); c.Before(dl) {
+				dl = c
+			}
+		}
+		tick := false // dl is the lazy hook's, not the read timeout's
+		if ex.lazy && HookAfter < read {
+			// deadline is now + read: this is now + HookAfter.
+			if c := deadline.Add(HookAfter - read); c.Before(dl) {
+				dl, tick = c, true
+			}
+		}
+		if ex.body != nil {
+			ex.body.setHeaderDeadline(pc)
+		} else {
+			_ = pc.c.SetReadDeadline(dl)
+		}
+		if ex.held {
+			ex.held = false
+			if err := pc.raw.Send(); err != nil {
+				return nil, noResponse{err}
+			}
+		}
+		if _, err := pc.br.Peek(1); err != nil {
+			if ex.lazy && isTimeout(err) && time.Now().Before(deadline) {
+				pc.hook()
+				continue
+			}
+			if ex.waiting && isTimeout(err) && time.Now().Before(deadline) && req.Ctx.Err() == nil {
+				ex.waiting = false
+				ex.body = startBody(pc, req.Body, req.Length, read, req.Send)
+				continue
+			}
+			if !ex.received {
+				return nil, noResponse{err}
+			}
+			return nil, err
+		}
+		ex.received = true
+		if tick && !headBuffered(pc.br) {
+			// The rest of the head is read under the read timeout.
+			_ = pc.c.SetReadDeadline(deadline)
+		}
+		res := &pc.head
+		if err := res.read(pc.br, req.Method, &ex.budget); err != nil {
+			return nil, err
+		}
+		if res.Status >= 200 || res.Status == http.StatusSwitchingProtocols {
+			if ex.body != nil {
+				ex.body.headReceived(pc)
+			} else {
+				_ = pc.c.SetReadDeadline(time.Time{})
+			}
+			if ex.waiting {
+				ex.bodyUnsent = true
+			}
+			return res, nil
+		}
+		if res.Status == http.StatusContinue {
+			if ex.waiting {
+				ex.waiting = false
+				ex.body = startBody(pc, req.Body, req.Length, read, req.Send)
+			}
+			continue
+		}
+		return res, nil
+	}
+}
+
+// BodyStarted reports that a sender started on the request body: it may
+// be blocked reading it, so the body cannot be handed to another try even
+// if nothing of it has been read yet.
+func (pc *Conn) BodyStarted() bool { return pc.ex.body != nil }
+
+// BodyUnsent reports a request that declared a body it never sent: the
+// backend answered before its 100 Continue.
+func (pc *Conn) BodyUnsent() bool { return pc.ex.bodyUnsent }
+
+// ClientError is the error reading the client's body failed with, nil if
+// none. A failed read of the client's body cancels Request.Ctx before the
+// sender sees the error; once Ctx ended, ClientError waits for the sender,
+// which ends at once, to tell a failed body from a client gone.
+func (pc *Conn) ClientError() error {
+	s := pc.ex.body
+	if s == nil {
+		return nil
+	}
+	if pc.ex.req.Ctx.Err() != nil {
+		<-s.done
+	}
+	return s.clientError()
+}
+
+// WriteError is the error that broke off sending the body to the
+// backend, nil if none.
+func (pc *Conn) WriteError() error { return pc.ex.body.writeFailure() }
+
+// WatchClient sets the client-cancellation hook if the response body has
+// yet to arrive: from then on a client that goes away closes the
+// connection.
+func (pc *Conn) WatchClient() {
+	res := &pc.head
+	if pc.ex.lazy && (res.Chunked || res.Length < 0 || int64(pc.br.Buffered()) < res.Length) {
+		pc.hook()
+	}
+}
+
+// Body reads the final response's body as its head frames it; at its end
+// Trailer reads what follows a chunked one.
+func (pc *Conn) Body() io.Reader {
+	res := &pc.head
+	pc.ex.resBody = responseBody{br: pc.br, remaining: res.Length}
+	if res.Chunked && res.Length != 0 {
+		pc.ex.resBody.chunks = httputil.NewChunkedReader(pc.br)
+	}
+	return &pc.ex.resBody
+}
+
+// Trailer reads the trailer after a chunked body's last chunk; nil when
+// the body is not chunked.
+func (pc *Conn) Trailer() (http.Header, error) {
+	if pc.ex.resBody.chunks == nil {
+		return nil, nil
+	}
+	return pc.head.readTrailer(pc.br)
+}
+
+// End releases the connection: back to the pool when the exchange left it
+// clean (complete: the response read to its end and the connection
+// reusable; and the request body sent in full, the client still there),
+// closed otherwise.
+func (pc *Conn) End(complete bool) {
+	ex := &pc.ex
+	if ex.stop != nil && !ex.stop() {
+		complete = false // the client went away: the hook closed the connection
+	}
+	if ex.body != nil {
+		select {
+		case <-ex.body.done:
+			if ex.body.err != nil {
+				complete = false
+			}
+		default:
+			// Still sending the body: the connection is closed under the
+			// sender, which may yet touch its buffers, so they are left to
+			// the collector.
+			_ = pc.c.Close()
+			return
+		}
+	}
+	if complete && !ex.bodyUnsent {
+		pc.pool.put(pc)
+		return
+	}
+	pc.Close()
+}
+
+// Detach stops watching the client, before its connection is taken over
+// for a tunnel; false if it went away already, when the hook closed the
+// connection (End it).
+func (pc *Conn) Detach() bool {
+	stop := pc.ex.stop
+	pc.ex.stop = nil
+	return stop == nil || stop()
+}
+
+// Tunnel hands over the connection after a 101, with what was read of it
+// past the response head; the caller closes it with Close. A tunnel is
+// bounded by its two ends, not by the request's send timeout.
+func (pc *Conn) Tunnel() (net.Conn, *bufio.Reader) {
+	_ = pc.c.SetWriteDeadline(time.Time{})
+	return pc.c, pc.br
+}

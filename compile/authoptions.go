@@ -60,7 +60,7 @@ func (g *GlobalAuth) external() (*match.ExternalAuth, error) {
 	}
 	u, err := urltemplate.ParseAuthURL(strings.TrimSpace(g.URL), false)
 	if err != nil {
-		return nil, fmt.Errorf("global-auth-url %q %v", g.URL, err)
+		return nil, errors.New("global-auth-url " + valueError(g.URL, err))
 	}
 	x := &match.ExternalAuth{URL: u, AlwaysSetCookie: g.AlwaysSetCookie, Options: &match.ExternalAuthOptions{Global: true}}
 	if m := strings.TrimSpace(g.Method); m != "" {
@@ -72,7 +72,7 @@ func (g *GlobalAuth) external() (*match.ExternalAuth, error) {
 	if s := strings.TrimSpace(g.Signin); s != "" {
 		signin, err := urltemplate.SigninURL(s, strings.TrimSpace(g.SigninRedirectParam))
 		if err != nil {
-			return nil, fmt.Errorf("global-auth-signin %q %v", g.Signin, err)
+			return nil, errors.New("global-auth-signin " + valueError(g.Signin, err))
 		}
 		x.Signin = &signin
 	}

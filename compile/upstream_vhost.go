@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/match/vars"
 )
 
 // upstream-vhost with nginx variables (SPEC §11 "Also served"): the
@@ -144,4 +146,14 @@ func declaredService(ing *networkingv1.Ingress, field string) (name, port string
 		return ref(db.Service)
 	}
 	return "", ""
+}
+
+// valueError words a value's parse error after the quoted value: a
+// refused variable is a sentence of its own (vars.Error), other errors
+// go on from the value ("… has no host").
+func valueError(value string, err error) string {
+	if ve := (*vars.Error)(nil); errors.As(err, &ve) {
+		return strconv.Quote(value) + ": " + err.Error()
+	}
+	return strconv.Quote(value) + " " + err.Error()
 }

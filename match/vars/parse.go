@@ -62,9 +62,11 @@ func (e *Error) Error() string {
 	case e.Open:
 		return `"${" is not closed`
 	case e.Empty && e.Place.Syntax == Native:
-		return `a "$" must start ${name}`
+		return `a "$" must start ${name} (` + e.Place.Name + " expands " + e.Place.Expands() + ")"
 	case e.Empty:
-		return `a "$" names no variable`
+		return `a "$" names no variable (` + e.Place.Name + " expands " + e.Place.Expands() + ")"
+	case e.Place.Syntax == Native:
+		return "${" + e.Name + "} is not a variable ramjet expands in " + e.Place.Name + " (it expands " + e.Place.Expands() + ")"
 	}
 	return "$" + e.Name + " is not a variable ramjet expands in " + e.Place.Name + " (it expands " + e.Place.Expands() + ")"
 }
@@ -73,14 +75,15 @@ func (e *Error) Error() string {
 func (p *Place) Expands() string {
 	s := p.Vars.String()
 	if p.Syntax == Native {
-		s = strings.ReplaceAll(strings.ReplaceAll(s, "$1 to $9", "${0} to ${9}"), "$", "")
+		s = strings.ReplaceAll(s, "$1 to $9", "$0 to $9")
 		var b strings.Builder
 		for i, n := range strings.Split(s, ", ") {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			if strings.HasPrefix(n, "{") {
-				b.WriteString("$" + n)
+			n = strings.TrimPrefix(n, "$")
+			if a, z, ok := strings.Cut(n, " to $"); ok {
+				b.WriteString("${" + a + "} to ${" + z + "}")
 			} else {
 				b.WriteString("${" + n + "}")
 			}

@@ -23,7 +23,7 @@ func TestParse(t *testing.T) {
 	}
 	for in, msg := range map[string]string{
 		"$cookie_a": "$cookie_a is not a variable ramjet expands in a test (it expands $host, $args, $http_<name>, $1 to $9)",
-		"a$":        `a "$" names no variable`,
+		"a$":        `a "$" names no variable (a test expands $host, $args, $http_<name>, $1 to $9)`,
 		"${host":    `"${" is not closed`,
 	} {
 		var e *Error
@@ -35,7 +35,7 @@ func TestParse(t *testing.T) {
 	if tm, err := native.Parse("${0}${host}"); err != nil || tm[0].Ref != (Ref{Var: Capture}) {
 		t.Errorf("native: %+v %v", tm, err)
 	}
-	if _, err := native.Parse("$1"); err == nil || err.Error() != `a "$" must start ${name}` {
+	if _, err := native.Parse("$1"); err == nil || err.Error() != `a "$" must start ${name} (a target expands ${host}, ${0} to ${9})` {
 		t.Errorf("native $1: %v", err)
 	}
 	log := &Place{Name: "the access log", Vars: Of(Host), Syntax: Log, Lenient: true}

@@ -25,7 +25,8 @@ type Place struct {
 	Vars   Set
 	Syntax Syntax
 	// Lenient places take what they cannot expand: a "$" naming nothing
-	// is literal text, another name an Unknown Ref (Template.Unknown).
+	// (or a "${" not closed) is literal text, another name an Unknown Ref
+	// (Template.Unknown); Parse never fails.
 	Lenient bool
 }
 
@@ -94,8 +95,7 @@ func (p *Place) Expands() string {
 }
 
 // Parse splits s into literal text and the variables p expands. It
-// fails with an *Error on a "$" p cannot expand (a Lenient place only on
-// a "${" not closed).
+// fails with an *Error on a "$" p cannot expand, unless p is Lenient.
 func (p *Place) Parse(s string) (Template, error) {
 	if strings.IndexByte(s, '$') < 0 {
 		if s == "" {
@@ -126,6 +126,10 @@ func (p *Place) Parse(s string) (Template, error) {
 		switch {
 		case braced:
 			end := strings.IndexByte(s, '}')
+			if end < 0 && p.Lenient {
+				lit("$")
+				continue
+			}
 			if end < 0 {
 				return nil, &Error{Place: p, Name: s, Open: true}
 			}

@@ -220,28 +220,29 @@ func (m *Mirror) URLAt(authority, path, query string, hasQuery bool, scheme, hos
 		}
 		return b.String()
 	}
-	m.path.Expand(&b, func(r vars.Ref) string {
-		switch r.Var.Canon() {
+	for _, p := range m.path {
+		switch p.Ref.Var.Canon() {
+		case vars.None:
+			b.WriteString(p.Lit)
 		case vars.RequestURI:
+			b.WriteString(path)
 			if hasQuery {
-				return path + "?" + query
+				b.WriteString("?" + query)
 			}
-			return path
 		case vars.URI:
-			return path
+			b.WriteString(path)
 		case vars.Args:
-			return query
+			b.WriteString(query)
 		case vars.IsArgs:
 			if query != "" {
-				return "?"
+				b.WriteString("?")
 			}
 		case vars.Host:
-			return host
+			b.WriteString(host)
 		case vars.Scheme:
-			return scheme
+			b.WriteString(scheme)
 		}
-		return ""
-	})
+	}
 	return b.String()
 }
 

@@ -1311,11 +1311,9 @@
 //     expressions, which ingress-nginx writes before its own locations);
 //     one without a return answers 404, as nginx serves files there.
 //
-// Values may use $host, $http_host, $request_uri, $uri, $scheme,
-// $remote_addr, $args, $query_string, $arg_<name>, $request_method,
-// $http_<name>, the captures, and the variables ingress-nginx sets per
-// location ($namespace, $ingress_name, $service_name, $service_port,
-// $location_path); a directive with any other variable, and
+// Values may use the variables of §11.10's S column ($cookie_<name>
+// among them), the captures, and the variables ingress-nginx sets per
+// location; a directive with any other variable, and
 // every other directive, warns with its name and line in the snippet and
 // does nothing: SnippetAnswerIgnored (traffic moves: one that answers,
 // refuses, reroutes or runs code there, proxy_pass, root, alias, include,
@@ -1358,6 +1356,46 @@
 // brings stays in the URI and is escaped for the backend ("%3F"); a
 // capture in the arguments, or in a redirect's Location, is escaped as
 // rewrite-target escapes it.
+//
+// # 11.10 Variables
+//
+// Every value that takes nginx variables is read by one parser
+// (match/vars) against one table; each place expands a subset of it and
+// refuses any other variable in the same words, naming the annotation or
+// key and the variable: "$x is not a variable ramjet expands in <place>
+// (it expands …)". $name and ${name} are read everywhere; $1 to $9 (one
+// digit) in nginx's directive syntax, ${0} to ${9} in ramjet's.
+//
+//	variable                       known          places
+//	$host                          per request    A R V M S H C L
+//	$http_host ($best_http_host)   per request    A S H C (A only)
+//	$server_name                   per request    S H L
+//	$scheme ($pass_access_scheme)  per request    A R M S H C L (A only)
+//	$request_uri                   per request    A M S H C L
+//	$escaped_request_uri           per request    A
+//	$uri ($document_uri)           per request    M S H C L (S H only)
+//	$args ($query_string)          per request    M S H C L
+//	$is_args                       per request    M
+//	$remote_addr                   per request    A S H C L
+//	$remote_user                   per request    C L
+//	$request_method                per request    S H C L
+//	$http_<name>, $cookie_<name>   per request    S H C L
+//	$arg_<name>                    per request    S H C
+//	$1 to $9                       per request    R S
+//	$namespace, $service_name,
+//	$service_port                  at build       V S H L
+//	$ingress_name, $location_path  at build       S H (L: $ingress_name)
+//	$req_id, $status, $request,
+//	$request_time, $upstream_*, …  after answer   L
+//
+// A: auth-url, auth-signin, global-auth-url; C: auth-cache-key,
+// auth-proxy-set-headers; R: rewrite-target, x-forwarded-prefix; V:
+// upstream-vhost (build-time variables expanded per route, $host per
+// request); M: mirror-target's path; S: snippets' values and if
+// conditions; H: ConfigMap add-headers and proxy-set-headers values; L:
+// log-format-upstream (what the access log cannot fill is logged as "-").
+// The table and each place's list are match/vars.Table and the Places
+// declared beside each parser.
 //
 // # 12. TLS
 //

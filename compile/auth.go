@@ -237,7 +237,7 @@ func (b *builder) resolveExternalAuth(ing *ingress) (ext *match.ExternalAuth, de
 	}
 	target, err := urltemplate.ParseAuthURL(strings.TrimSpace(u.value), false)
 	if err != nil {
-		return deny(u.key, strconv.Quote(u.value)+" "+err.Error())
+		return deny(u.key, valueError(u.value, err))
 	}
 	x := &match.ExternalAuth{URL: target}
 	if m, ok := raw.get("auth-method"); ok {
@@ -280,7 +280,7 @@ func (b *builder) resolveExternalAuth(ing *ingress) (ext *match.ExternalAuth, de
 	if s, ok := raw.get("auth-signin"); ok {
 		signin, err := urltemplate.SigninURL(strings.TrimSpace(s.value), param)
 		if err != nil {
-			b.rejectAccess(ing, s.key, strconv.Quote(s.value)+" "+err.Error()+"; a 401 from the auth service is passed to the client")
+			b.rejectAccess(ing, s.key, valueError(s.value, err)+"; a 401 from the auth service is passed to the client")
 		} else {
 			x.Signin = &signin
 		}

@@ -60,7 +60,7 @@ func (g *GlobalAuth) external() (*match.ExternalAuth, error) {
 	}
 	u, err := urltemplate.ParseAuthURL(strings.TrimSpace(g.URL), false)
 	if err != nil {
-		return nil, fmt.Errorf("global-auth-url %q %v", g.URL, err)
+		return nil, errors.New("global-auth-url " + valueError(g.URL, err))
 	}
 	x := &match.ExternalAuth{URL: u, AlwaysSetCookie: g.AlwaysSetCookie, Options: &match.ExternalAuthOptions{Global: true}}
 	if m := strings.TrimSpace(g.Method); m != "" {
@@ -72,7 +72,7 @@ func (g *GlobalAuth) external() (*match.ExternalAuth, error) {
 	if s := strings.TrimSpace(g.Signin); s != "" {
 		signin, err := urltemplate.SigninURL(s, strings.TrimSpace(g.SigninRedirectParam))
 		if err != nil {
-			return nil, fmt.Errorf("global-auth-signin %q %v", g.Signin, err)
+			return nil, errors.New("global-auth-signin " + valueError(g.Signin, err))
 		}
 		x.Signin = &signin
 	}
@@ -96,7 +96,7 @@ func (g *GlobalAuth) external() (*match.ExternalAuth, error) {
 	if k := strings.TrimSpace(g.CacheKey); k != "" {
 		key, err := parseCacheKey(k)
 		if err != nil {
-			return nil, fmt.Errorf("global-auth-cache-key %q %v", g.CacheKey, err)
+			return nil, errors.New("global-auth-cache-key " + valueError(g.CacheKey, err))
 		}
 		x.Options.CacheKey = key
 		if x.Options.CacheValid, err = parseCacheDurations(g.CacheDuration); err != nil {
@@ -190,7 +190,7 @@ func (b *builder) resolveAuthOptions(ing *ingress, x *match.ExternalAuth) (denie
 	o := &match.ExternalAuthOptions{KeepaliveRequests: defaultAuthKeepaliveRequests, KeepaliveTimeout: defaultAuthKeepaliveTimeout}
 	if k, ok := raw.get("auth-cache-key"); ok && k.value != "" {
 		if key, err := parseCacheKey(k.value); err != nil {
-			b.rejectAccess(ing, k.key, strconv.Quote(k.value)+" "+err.Error()+"; the service's answers are not cached")
+			b.rejectAccess(ing, k.key, valueError(k.value, err)+"; the service's answers are not cached")
 		} else {
 			o.CacheKey = key
 		}
@@ -318,7 +318,7 @@ func (b *builder) authProxySetHeaders(ing *ingress, o *match.ExternalAuthOptions
 		}
 		t, err := match.ParseVarTemplate(val)
 		if err != nil {
-			return deny("ConfigMap " + ns + "/" + name + ": the value of " + k + " " + err.Error())
+			return deny("ConfigMap " + ns + "/" + name + ": the value of " + k + " " + valueError(val, err))
 		}
 		headers = append(headers, match.AuthHeader{Name: http.CanonicalHeaderKey(k), Value: t})
 	}

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"ramjet.dev/ramjet/balance"
+	"ramjet.dev/ramjet/match/vars"
 	"ramjet.dev/ramjet/router/configmap"
 )
 
@@ -297,7 +298,7 @@ func ParseConfigMapFor(cm *corev1.ConfigMap, o ConfigMapOptions) *ConfigMap {
 		// The variables are the example controller's access log's, which
 		// compile lists (LogVariables).
 		for _, name := range UnknownLogVariables(c.Router.LogFormat) {
-			warns = append(warns, configmap.Warning{Key: "log-format-upstream", Reason: configmap.Unsupported, Message: "$" + name + " is not a variable ramjet's access log fills; it is logged as \"-\""})
+			warns = append(warns, configmap.Warning{Key: "log-format-upstream", Reason: configmap.Unsupported, Message: (&vars.Error{Place: &LogFormat, Name: name}).Error() + "; it is logged as \"-\""})
 		}
 	}
 	c.addRouterWarnings(warns)
@@ -430,55 +431,23 @@ func parseBlockCIDRs(v string) ([]netip.Prefix, error) {
 	return ParseSourceRanges(strings.Join(parts, ","))
 }
 
-// LogVariables are the nginx variables the example controller's access log
-// fills in log-format-upstream, without "$"; LogVariablePrefixes are those
-// named by a prefix and a name ($http_user_agent, $cookie_session).
-var (
-	LogVariables = []string{
-		"args", "body_bytes_sent", "bytes_sent", "host", "ingress_name", "msec", "namespace",
-		"proxy_alternative_upstream_name", "proxy_upstream_name", "query_string", "remote_addr",
-		"remote_user", "req_id", "request", "request_length", "request_method", "request_time",
-		"request_uri", "scheme", "server_name", "server_protocol", "service_name", "service_port",
-		"status", "time_iso8601", "time_local", "upstream_addr", "upstream_header_time",
-		"upstream_response_length", "upstream_response_time", "upstream_status", "uri",
-	}
-	LogVariablePrefixes = []string{"http_", "cookie_"}
-)
+// LogFormat is where log-format-upstream reads its variables: those the
+// example controller's access log fills. One it cannot fill is logged as
+// "-", as nginx logs a value it has not.
+var LogFormat = vars.Place{Name: "the access log", Syntax: vars.Log, Lenient: true, Vars: vars.Of(
+	vars.Args, vars.BodyBytesSent, vars.BytesSent, vars.Host, vars.IngressName, vars.Msec, vars.Namespace,
+	vars.ProxyAlternativeUpstreamName, vars.ProxyUpstreamName, vars.QueryString, vars.RemoteAddr,
+	vars.RemoteUser, vars.ReqID, vars.Request, vars.RequestLength, vars.RequestMethod, vars.RequestTime,
+	vars.RequestURI, vars.Scheme, vars.ServerName, vars.ServerProtocol, vars.ServiceName, vars.ServicePort,
+	vars.Status, vars.TimeISO8601, vars.TimeLocal, vars.UpstreamAddr, vars.UpstreamHeaderTime,
+	vars.UpstreamResponseLength, vars.UpstreamResponseTime, vars.UpstreamStatus, vars.URI,
+	vars.HTTP, vars.Cookie)}
 
 // UnknownLogVariables are the variables format names ($name or ${name})
-// that are not LogVariables, each once, in order.
+// that LogFormat does not fill, each once, in order.
 func UnknownLogVariables(format string) []string {
-	var out []string
-	for i := 0; i < len(format); i++ {
-		if format[i] != '$' {
-			continue
-		}
-		name, n := LogVariableName(format[i+1:])
-		i += n
-		if name == "" || slices.Contains(LogVariables, name) || slices.Contains(out, name) ||
-			slices.ContainsFunc(LogVariablePrefixes, func(p string) bool { return len(name) > len(p) && strings.HasPrefix(name, p) }) {
-			continue
-		}
-		out = append(out, name)
-	}
-	return out
-}
-
-// LogVariableName reads a variable name at the start of s, as nginx's
-// log_format does: letters, digits and "_", or anything within braces; n
-// is how much of s it took, 0 when s holds none.
-func LogVariableName(s string) (name string, n int) {
-	if strings.HasPrefix(s, "{") {
-		end := strings.IndexByte(s, '}')
-		if end < 0 {
-			return "", 0
-		}
-		return s[1:end], end + 1
-	}
-	for n < len(s) && (s[n] == '_' || s[n] >= 'a' && s[n] <= 'z' || s[n] >= 'A' && s[n] <= 'Z' || s[n] >= '0' && s[n] <= '9') {
-		n++
-	}
-	return s[:n], n
+	t, _ := LogFormat.Parse(format)
+	return t.Unknown()
 }
 
 // ReadHeaders fills Router.AddHeaders and Router.ProxySetHeaders from the

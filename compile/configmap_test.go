@@ -150,9 +150,9 @@ func TestConfigMapReadHeadersVariables(t *testing.T) {
 		got = append(got, w.Field+" "+w.Message)
 	}
 	assert.Equal(t, []string{
-		`data[add-headers] ConfigMap ingress/custom: header "X-Start": $msec is not a variable ramjet expands; left out`,
-		`data[proxy-set-headers] ConfigMap ingress/up: header "X-Cap": $1 is not a variable ramjet expands (no regular expression matched); left out`,
-		`data[proxy-set-headers] ConfigMap ingress/up: header "X-Dollar": a "$" names no variable; left out`,
+		`data[add-headers] ConfigMap ingress/custom: header "X-Start": $msec is not a variable ramjet expands in a header value (it expands $host, $http_host, $server_name, $scheme, $request_uri, $uri, $document_uri, $args, $query_string, $remote_addr, $request_method, $http_<name>, $cookie_<name>, $arg_<name>, $namespace, $ingress_name, $service_name, $service_port, $location_path); left out`,
+		`data[proxy-set-headers] ConfigMap ingress/up: header "X-Cap": $1 is not a variable ramjet expands in a header value (it expands $host, $http_host, $server_name, $scheme, $request_uri, $uri, $document_uri, $args, $query_string, $remote_addr, $request_method, $http_<name>, $cookie_<name>, $arg_<name>, $namespace, $ingress_name, $service_name, $service_port, $location_path); left out`,
+		`data[proxy-set-headers] ConfigMap ingress/up: header "X-Dollar": a "$" names no variable (a header value expands $host, $http_host, $server_name, $scheme, $request_uri, $uri, $document_uri, $args, $query_string, $remote_addr, $request_method, $http_<name>, $cookie_<name>, $arg_<name>, $namespace, $ingress_name, $service_name, $service_port, $location_path); left out`,
 		`data[proxy-set-headers] ConfigMap ingress/up: header "X-Open": "${" is not closed; left out`,
 	}, got)
 }

@@ -105,9 +105,8 @@ func applyUpstreamVhost(v *annotationValues, key, value string) error {
 			return errors.New(key + " " + strconv.Quote(value) +
 				" has a character ingress-nginx does not accept there; not applied (ingress-nginx would not serve the Ingress at all)")
 		}
-		if v := unsupportedVhostVar(h); v != "" {
-			return errors.New(key + " " + strconv.Quote(value) +
-				": the nginx variable " + v + " is not expanded by ramjet in upstream-vhost, only $service_name, $namespace, $service_port and $host; not applied, the backend receives the client's Host")
+		if _, err := vhostPlace.Parse(h); err != nil {
+			return errors.New(key + " " + valueError(value, err) + "; not applied, the backend receives the client's Host")
 		}
 	}
 	if _, err := match.NewRewrite(match.Rewrite{Host: sampleVhost(h)}); err != nil {

@@ -328,8 +328,8 @@ func (r *snippetReader) ifOp(d *nginxconf.Directive, scope snippetScope, _ *snip
 	}
 	c := &match.SnippetCond{Var: strings.TrimPrefix(strings.Trim(args[0], "{}"), "$")}
 	c.Var = strings.Trim(c.Var, "{}")
-	if bad := match.ValidVariables("$" + c.Var); bad != "" {
-		return match.SnippetOp{}, "the condition reads $" + c.Var + ", which ramjet cannot expand"
+	if err := match.SnippetVariables("$" + c.Var); err != nil {
+		return match.SnippetOp{}, "the condition: " + err.Error()
 	}
 	switch len(args) {
 	case 1:
@@ -511,8 +511,8 @@ func snippetOps(d *nginxconf.Directive, scope snippetScope) ([]match.SnippetOp, 
 		return nil, ""
 	}
 	for _, op := range ops {
-		if bad := match.ValidVariables(op.Value); bad != "" {
-			return nil, "uses $" + bad + ", which ramjet cannot expand; ramjet does nothing instead"
+		if err := match.SnippetVariables(op.Value); err != nil {
+			return nil, err.Error() + "; ramjet does nothing instead"
 		}
 	}
 	if _, err := match.NewSnippet(match.Snippet{Ops: ops}); err != nil {

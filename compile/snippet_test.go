@@ -71,7 +71,7 @@ func TestSnippetWarnings(t *testing.T) {
 		want           []string // reason and message prefix
 	}{
 		{"unknown variable", "configuration-snippet", "more_set_headers \"X: $upstream_addr\";",
-			[]string{"SnippetIgnored line 1: more_set_headers: uses $upstream_addr, which ramjet cannot expand"}},
+			[]string{"SnippetIgnored line 1: more_set_headers: $upstream_addr is not a variable ramjet expands in a snippet (it expands $host, $http_host, $server_name, $scheme, $request_uri, $uri, $document_uri, $args, $query_string, $remote_addr, $request_method, $http_<name>, $cookie_<name>, $arg_<name>, $1 to $9, $namespace, $ingress_name, $service_name, $service_port, $location_path)"}},
 		{"file test", "configuration-snippet", "\n\nif (-f /tmp/maintenance) { return 503; }",
 			[]string{"SnippetAnswerIgnored line 3: if: the condition tests files"}},
 		{"header tuning", "configuration-snippet", "gzip on;\nproxy_cache_valid 200 1m;",

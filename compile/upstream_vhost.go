@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/match/vars"
 )
 
 // upstream-vhost with nginx variables (SPEC §11 "Also served"): the
@@ -18,68 +20,46 @@ import (
 // name), are expanded when the table is built, route by route; $host,
 // the request's, when the request is served (match.Rewrite.UpstreamHost).
 
-// vhostVars are the variables expanded when the table is built.
-var vhostVars = []string{"service_name", "namespace", "service_port"}
-
-// unsupportedVhostVar names the first variable of an upstream-vhost
-// value that is none of those and not $host; "" when there is none.
-func unsupportedVhostVar(h string) string {
-	for rest := h; ; {
-		i := strings.IndexByte(rest, '$')
-		if i < 0 {
-			return ""
-		}
-		rest = rest[i+1:]
-		name, braced := rest, strings.HasPrefix(rest, "{")
-		if braced {
-			end := strings.IndexByte(rest, '}')
-			if end < 0 {
-				return "$" + rest
-			}
-			name, rest = rest[1:end], rest[end+1:]
-		} else {
-			n := 0
-			for n < len(rest) && (rest[n] == '_' || isAlnum(rest[n])) {
-				n++
-			}
-			name, rest = rest[:n], rest[n:]
-		}
-		if name != "host" && !contains(vhostVars, name) {
-			return "$" + name
-		}
-	}
-}
-
-func isAlnum(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-}
-
-func contains(l []string, s string) bool {
-	for _, v := range l {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
+// vhostPlace is where upstream-vhost reads its variables; vhostBuild
+// those expanded when the table is built.
+var (
+	vhostPlace = vars.Place{Name: "upstream-vhost", Vars: vars.Of(vars.Host, vars.ServiceName, vars.Namespace, vars.ServicePort)}
+	vhostBuild = vars.Of(vars.ServiceName, vars.Namespace, vars.ServicePort)
+)
 
 // expandVhost replaces the build-time variables of an upstream-vhost
-// value; $host stays for the request.
+// value; $host stays for the request. A value vhostPlace refuses is
+// returned as it is (applyUpstreamVhost refused it already).
 func expandVhost(h, namespace, service, port string) string {
-	if !strings.Contains(h, "$") {
+	t, err := vhostPlace.Parse(h)
+	if err != nil || !t.Uses(vhostBuild) {
 		return h
 	}
-	r := strings.NewReplacer(
-		"${service_name}", service, "${namespace}", namespace, "${service_port}", port,
-	)
-	h = r.Replace(h)
-	// Unbraced names end at the first byte that cannot continue a name,
-	// so $service_names is not $service_name: unsupportedVhostVar refused
-	// such values already, and the longest name is tried first anyway.
-	for _, v := range []struct{ name, val string }{{"$service_name", service}, {"$service_port", port}, {"$namespace", namespace}} {
-		h = strings.ReplaceAll(h, v.name, v.val)
+	var b strings.Builder
+	for i, p := range t {
+		switch p.Ref.Var {
+		case vars.None:
+			b.WriteString(p.Lit)
+		case vars.Namespace:
+			b.WriteString(namespace)
+		case vars.ServiceName:
+			b.WriteString(service)
+		case vars.ServicePort:
+			b.WriteString(port)
+		case vars.Host:
+			// Braced when a name byte follows, so it is read back as $host.
+			if i+1 < len(t) && t[i+1].Ref.Var == vars.None && isNameByte(t[i+1].Lit[0]) {
+				b.WriteString("${host}")
+			} else {
+				b.WriteString("$host")
+			}
+		}
 	}
-	return h
+	return b.String()
+}
+
+func isNameByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 // sampleVhost is h with every build-time variable standing for a host
@@ -144,4 +124,14 @@ func declaredService(ing *networkingv1.Ingress, field string) (name, port string
 		return ref(db.Service)
 	}
 	return "", ""
+}
+
+// valueError words a value's parse error after the quoted value: a
+// refused variable is a sentence of its own (vars.Error), other errors
+// go on from the value ("… has no host").
+func valueError(value string, err error) string {
+	if ve := (*vars.Error)(nil); errors.As(err, &ve) {
+		return strconv.Quote(value) + ": " + err.Error()
+	}
+	return strconv.Quote(value) + " " + err.Error()
 }

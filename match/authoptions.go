@@ -1,10 +1,11 @@
 package match
 
 import (
-	"errors"
 	"strconv"
 	"strings"
 	"time"
+
+	"ramjet.dev/ramjet/match/vars"
 )
 
 // ExternalAuthOptions are the external-auth settings past where the
@@ -73,115 +74,31 @@ type AuthHeader struct {
 // VarTemplate is a value with nginx variables in it ("$remote_user$http_authorization").
 type VarTemplate struct {
 	Raw   string
-	parts []varPart
+	parts vars.Template
 }
 
-type varPart struct {
-	lit string
-	v   Var
-}
-
-// Var is one nginx variable a VarTemplate uses. Name is the header,
-// cookie or argument of the $http_, $cookie_ and $arg_ families.
-type Var struct {
-	Kind VarKind
-	Name string
-}
-
-// VarKind is which variable.
-type VarKind uint8
-
-// The variables a VarTemplate can use.
-const (
-	VarNone VarKind = iota
-	VarRemoteAddr
-	VarRemoteUser
-	VarHost
-	VarRequestURI
-	VarURI
-	VarArgs
-	VarScheme
-	VarMethod
-	VarHTTP   // $http_<name>
-	VarCookie // $cookie_<name>
-	VarArg    // $arg_<name>
-)
-
-var varKinds = map[string]VarKind{
-	"remote_addr": VarRemoteAddr, "remote_user": VarRemoteUser, "host": VarHost,
-	"request_uri": VarRequestURI, "uri": VarURI, "args": VarArgs, "query_string": VarArgs,
-	"scheme": VarScheme, "request_method": VarMethod,
-}
+// authTemplatePlace is where auth-cache-key and auth-proxy-set-headers
+// values read their variables.
+var authTemplatePlace = vars.Place{Name: "an auth cache key or header", Vars: vars.Of(vars.RemoteAddr, vars.RemoteUser,
+	vars.Host, vars.HTTPHost, vars.RequestURI, vars.URI, vars.Args, vars.QueryString, vars.Scheme, vars.RequestMethod,
+	vars.HTTP, vars.Cookie, vars.Arg)}
 
 // TemplateVariables lists what a VarTemplate may use.
-const TemplateVariables = "$remote_addr, $remote_user, $host, $request_uri, $uri, $args, $query_string, $scheme, $request_method, $http_<name>, $cookie_<name>, $arg_<name>"
+var TemplateVariables = authTemplatePlace.Expands()
 
 // ParseVarTemplate reads s: literal text and $name or ${name} variables
 // of TemplateVariables.
 func ParseVarTemplate(s string) (VarTemplate, error) {
-	t := VarTemplate{Raw: s}
-	rest := s
-	for rest != "" {
-		i := strings.IndexByte(rest, '$')
-		if i < 0 {
-			t.parts = append(t.parts, varPart{lit: rest})
-			break
-		}
-		if i > 0 {
-			t.parts = append(t.parts, varPart{lit: rest[:i]})
-		}
-		rest = rest[i+1:]
-		var name string
-		if strings.HasPrefix(rest, "{") {
-			end := strings.IndexByte(rest, '}')
-			if end < 0 {
-				return VarTemplate{}, errors.New("has an unterminated ${")
-			}
-			name, rest = rest[1:end], rest[end+1:]
-		} else {
-			n := 0
-			for n < len(rest) && (rest[n] == '_' || isAlnum(rest[n])) {
-				n++
-			}
-			name, rest = rest[:n], rest[n:]
-		}
-		v, ok := parseVar(name)
-		if !ok {
-			return VarTemplate{}, errors.New("uses $" + name + ", which ramjet does not provide (it provides " + TemplateVariables + ")")
-		}
-		t.parts = append(t.parts, varPart{v: v})
+	t, err := authTemplatePlace.Parse(s)
+	if err != nil {
+		return VarTemplate{}, err
 	}
-	return t, nil
-}
-
-func isAlnum(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-}
-
-func parseVar(name string) (Var, bool) {
-	if k, ok := varKinds[name]; ok {
-		return Var{Kind: k}, true
-	}
-	for _, f := range []struct {
-		prefix string
-		kind   VarKind
-	}{{"http_", VarHTTP}, {"cookie_", VarCookie}, {"arg_", VarArg}} {
-		if n, ok := strings.CutPrefix(name, f.prefix); ok && n != "" {
-			return Var{Kind: f.kind, Name: n}, true
-		}
-	}
-	return Var{}, false
+	return VarTemplate{Raw: s, parts: t}, nil
 }
 
 // Expand writes the template to b, each variable as value gives it.
-func (t *VarTemplate) Expand(b *strings.Builder, value func(Var) string) {
-	for _, p := range t.parts {
-		if p.v.Kind == VarNone {
-			b.WriteString(p.lit)
-		} else {
-			b.WriteString(value(p.v))
-		}
-	}
+func (t *VarTemplate) Expand(b *strings.Builder, value func(vars.Ref) string) {
+	t.parts.Expand(b, value)
 }
 
 func authOptionsOf(a *Auth) *ExternalAuthOptions {

@@ -164,7 +164,7 @@ func TestNewPreparesRewrite(t *testing.T) {
 		want string
 	}{
 		{&VirtualHost{Name: "a.example", Routes: []*Route{{Type: Prefix, Path: "/x", Location: Location{Rewrite: &Rewrite{Target: "/$request_uri"}}}}},
-			`match: host "a.example" route Prefix "/x" Rewrite: rewrite target "/$request_uri": the nginx variable $request_uri is not supported, only captures $1 to $9, $scheme and $host`},
+			`match: host "a.example" route Prefix "/x" Rewrite: rewrite target "/$request_uri": $request_uri is not a variable ramjet expands in a rewrite target (it expands $host, $scheme, $1 to $9)`},
 		{&VirtualHost{Name: "a.example", FallbackLocation: Location{Rewrite: &Rewrite{Host: "a b"}}},
 			`match: host "a.example" FallbackLocation.Rewrite: upstream host "a b" is not a host name or address with an optional port`},
 	} {

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/match/vars"
 )
 
 // Every setting of Proxying and ExternalAuthOptions changes the digest
@@ -88,8 +90,8 @@ func TestVarTemplate(t *testing.T) {
 	v, err := ParseVarTemplate("a-$remote_user-${http_x_tenant}-$cookie_s$arg_q")
 	require.NoError(t, err)
 	var b strings.Builder
-	v.Expand(&b, func(x Var) string { return string(rune('0'+x.Kind)) + x.Name })
-	assert.Equal(t, "a-2-9x_tenant-:s;q", b.String())
+	v.Expand(&b, func(x vars.Ref) string { return x.Var.String() + x.Name })
+	assert.Equal(t, "a-$remote_user-$http_<name>x_tenant-$cookie_<name>s$arg_<name>q", b.String())
 	for _, bad := range []string{"$request_body", "${host", "$http_"} {
 		_, err := ParseVarTemplate(bad)
 		assert.Error(t, err, bad)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"ramjet.dev/ramjet/match/vars"
 )
 
 // Response is what a location does around its backend's answer besides
@@ -97,32 +99,13 @@ type Mirror struct {
 
 	// scheme and authority are Target's; path its parts after them.
 	scheme, authority string
-	path              []mirrorPart
+	path              vars.Template
 	vars              bool // path holds a variable
 }
 
-// mirrorPart is literal text or a variable of the mirror target's path.
-type mirrorPart struct {
-	lit string
-	v   mirrorVar
-}
-
-type mirrorVar uint8
-
-const (
-	mirrorLiteral mirrorVar = iota
-	mirrorRequestURI
-	mirrorURI
-	mirrorArgs
-	mirrorIsArgs
-	mirrorHost
-	mirrorScheme
-)
-
-var mirrorVars = map[string]mirrorVar{
-	"request_uri": mirrorRequestURI, "uri": mirrorURI, "args": mirrorArgs, "query_string": mirrorArgs,
-	"is_args": mirrorIsArgs, "host": mirrorHost, "scheme": mirrorScheme,
-}
+// mirrorPlace is where a mirror target's path reads its variables.
+var mirrorPlace = vars.Place{Name: "a mirror target", Vars: vars.Of(vars.RequestURI, vars.URI, vars.Args, vars.QueryString,
+	vars.IsArgs, vars.Host, vars.Scheme)}
 
 // NewResponse checks r and prepares its mirror target.
 func NewResponse(r Response) (*Response, error) {
@@ -183,37 +166,11 @@ func NewMirror(m Mirror) (*Mirror, error) {
 		return nil, fmt.Errorf("mirror target %q has no host", m.Target)
 	}
 	out.scheme, out.authority = scheme, authority
-	// The path: literal text and $name references.
-	p := after[len(authority):]
-	for p != "" {
-		i := strings.IndexByte(p, '$')
-		if i < 0 {
-			out.path = append(out.path, mirrorPart{lit: p})
-			break
-		}
-		if i > 0 {
-			out.path = append(out.path, mirrorPart{lit: p[:i]})
-		}
-		p = p[i+1:]
-		n := 0
-		braced := strings.HasPrefix(p, "{")
-		if braced {
-			p = p[1:]
-		}
-		for n < len(p) && (isAlnumByte(p[n]) || p[n] == '_') {
-			n++
-		}
-		v, known := mirrorVars[p[:n]]
-		if !known || braced && (n == len(p) || p[n] != '}') {
-			return nil, fmt.Errorf("mirror target %q: $%s is not a variable ramjet expands there ($request_uri, $uri, $args, $is_args, $host, $scheme)", m.Target, p[:n])
-		}
-		if braced {
-			n++
-		}
-		out.path = append(out.path, mirrorPart{v: v})
-		out.vars = true
-		p = p[n:]
+	path, err := mirrorPlace.Parse(after[len(authority):])
+	if err != nil {
+		return nil, fmt.Errorf("mirror target %q: %w", m.Target, err)
 	}
+	out.path, out.vars = path, !path.Literal()
 	if m.Denominator < 0 || m.Numerator < 0 || m.Denominator > 0 && m.Numerator > m.Denominator {
 		return nil, fmt.Errorf("mirror fraction %d/%d is not between 0 and 1", m.Numerator, m.Denominator)
 	}
@@ -224,10 +181,6 @@ func NewMirror(m Mirror) (*Mirror, error) {
 		return nil, fmt.Errorf("mirror host %q is not a host name with an optional port", m.Host)
 	}
 	return &out, nil
-}
-
-func isAlnumByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 // validMirrorHost reports a Host header value: no space, control byte or
@@ -258,7 +211,7 @@ func (m *Mirror) URLAt(authority, path, query string, hasQuery bool, scheme, hos
 	if !m.vars {
 		switch {
 		case len(m.path) > 0:
-			b.WriteString(m.path[0].lit)
+			b.WriteString(m.path[0].Lit)
 		default:
 			b.WriteString(m.Source)
 		}
@@ -268,25 +221,25 @@ func (m *Mirror) URLAt(authority, path, query string, hasQuery bool, scheme, hos
 		return b.String()
 	}
 	for _, p := range m.path {
-		switch p.v {
-		case mirrorLiteral:
-			b.WriteString(p.lit)
-		case mirrorRequestURI:
+		switch p.Ref.Var.Canon() {
+		case vars.None:
+			b.WriteString(p.Lit)
+		case vars.RequestURI:
 			b.WriteString(path)
 			if hasQuery {
 				b.WriteString("?" + query)
 			}
-		case mirrorURI:
+		case vars.URI:
 			b.WriteString(path)
-		case mirrorArgs:
+		case vars.Args:
 			b.WriteString(query)
-		case mirrorIsArgs:
+		case vars.IsArgs:
 			if query != "" {
 				b.WriteString("?")
 			}
-		case mirrorHost:
+		case vars.Host:
 			b.WriteString(host)
-		case mirrorScheme:
+		case vars.Scheme:
 			b.WriteString(scheme)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"ramjet.dev/ramjet/match/urltemplate"
+	"ramjet.dev/ramjet/match/vars"
 )
 
 // Rewrite is what a route does to a request besides choosing its backend
@@ -29,8 +30,8 @@ type Rewrite struct {
 
 	target   urltemplate.Rewrite
 	prefix   urltemplate.Rewrite
-	redirect bool // Target is an absolute URL: the answer is a 302 to it
-	hostVar  bool // Host uses $host
+	redirect bool          // Target is an absolute URL: the answer is a 302 to it
+	hostVar  vars.Template // Host when it uses $host
 	// ready: NewRewrite checked the fields and parsed the templates; New
 	// prepares a Rewrite written as a literal the same way.
 	ready bool
@@ -104,11 +105,13 @@ func NewRewrite(r Rewrite) (*Rewrite, error) {
 	}
 	if r.Host != "" {
 		// $host stands for a host name; any other "$" is no host.
-		h, vars := expandHostVar(r.Host, "h")
-		if !urltemplate.ValidHostHeader(h) {
+		t, err := upstreamHostPlace.Parse(r.Host)
+		if err != nil || !urltemplate.ValidHostHeader(expandHost(t, "h")) {
 			return nil, fmt.Errorf("upstream host %q is not a host name or address with an optional port", r.Host)
 		}
-		out.hostVar = vars
+		if out.hostVar = nil; !t.Literal() {
+			out.hostVar = t
+		}
 	}
 	out.ready = true
 	return &out, nil
@@ -118,46 +121,26 @@ func NewRewrite(r Rewrite) (*Rewrite, error) {
 // (normalized, as nginx's $host): Host with $host expanded. It allocates
 // only when Host uses $host.
 func (rw *Rewrite) UpstreamHost(host string) string {
-	if !rw.hostVar {
+	if rw.hostVar == nil {
 		return rw.Host
 	}
-	h, _ := expandHostVar(rw.Host, host)
-	return h
+	return expandHost(rw.hostVar, host)
 }
 
-// expandHostVar replaces each $host and ${host} in s with host; a name
-// that only begins with "host" ($hostname) is another variable and stays.
-// It reports whether it replaced any.
-func expandHostVar(s, host string) (string, bool) {
-	if strings.IndexByte(s, '$') < 0 {
-		return s, false
+// upstreamHostPlace is where the router expands an upstream Host: only
+// $host is left once compile expanded the build-time variables.
+var upstreamHostPlace = vars.Place{Name: "upstream-vhost", Vars: vars.Of(vars.Host)}
+
+func expandHost(t vars.Template, host string) string {
+	if t.Literal() {
+		if len(t) == 0 {
+			return ""
+		}
+		return t[0].Lit
 	}
 	var b strings.Builder
-	found := false
-	for {
-		i := strings.IndexByte(s, '$')
-		if i < 0 {
-			b.WriteString(s)
-			return b.String(), found
-		}
-		b.WriteString(s[:i])
-		rest := s[i:]
-		switch {
-		case strings.HasPrefix(rest, "${host}"):
-			b.WriteString(host)
-			s, found = rest[len("${host}"):], true
-		case strings.HasPrefix(rest, "$host") && (len(rest) == 5 || !isVarByte(rest[5])):
-			b.WriteString(host)
-			s, found = rest[len("$host"):], true
-		default:
-			b.WriteByte('$')
-			s = rest[1:]
-		}
-	}
-}
-
-func isVarByte(c byte) bool {
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+	t.Expand(&b, func(vars.Ref) string { return host })
+	return b.String()
 }
 
 // Redirect reports that the target is an absolute URL, which the client is

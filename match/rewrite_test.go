@@ -103,12 +103,12 @@ func TestNewRewriteRejects(t *testing.T) {
 		rw   Rewrite
 		msg  string
 	}{
-		{"nginx variable", Rewrite{Target: "/$request_uri"}, "$request_uri is not supported"},
-		{"bare $", Rewrite{Target: "/a$"}, "a $ must start"},
-		{"$0 in nginx syntax", Rewrite{Target: "/$0"}, "$0 is not supported"},
+		{"nginx variable", Rewrite{Target: "/$request_uri"}, "$request_uri is not a variable ramjet expands in a rewrite target"},
+		{"bare $", Rewrite{Target: "/a$"}, `a "$" names no variable`},
+		{"$0 in nginx syntax", Rewrite{Target: "/$0"}, "$0 is not a variable ramjet expands"},
 		{"native needs braces", Rewrite{Target: "/$1", Syntax: NativeSyntax}, "${0} to ${9}"},
-		{"native unknown name", Rewrite{Target: "/${10}", Syntax: NativeSyntax}, "${10} is not a capture"},
-		{"unclosed brace", Rewrite{Target: "/${1", Syntax: NativeSyntax}, "a $ must start"},
+		{"native unknown name", Rewrite{Target: "/${10}", Syntax: NativeSyntax}, "${10} is not a variable ramjet expands"},
+		{"unclosed brace", Rewrite{Target: "/${1", Syntax: NativeSyntax}, `"${" is not closed`},
 		{"space", Rewrite{Target: "/a b", Syntax: NativeSyntax}, "not what a request path may carry"},
 		{"bad escape", Rewrite{Target: "/a%zz", Syntax: NativeSyntax}, "not what a request path may carry"},
 		{"fragment", Rewrite{Target: "/a#b", Syntax: NativeSyntax}, "not what a request path may carry"},

@@ -1,7 +1,6 @@
 package match
 
 import (
-	"errors"
 	"net/netip"
 	"net/textproto"
 	"regexp"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"ramjet.dev/ramjet/match/urltemplate"
+	"ramjet.dev/ramjet/match/vars"
 )
 
 // Snippet is what a configuration-snippet or server-snippet annotation
@@ -104,6 +104,7 @@ type SnippetOp struct {
 type SnippetCond struct {
 	Var, Op, Operand string
 	re               *regexp.Regexp
+	ref              vars.Ref
 }
 
 // AccessRule is one allow or deny: All, or a Prefix (an address is a
@@ -143,17 +144,19 @@ func prepareOps(ops []SnippetOp) ([]SnippetOp, error) {
 				return nil, err
 			}
 		}
-		if op.tmpl, err = parseTemplate(op.Value); err != nil {
+		if op.tmpl, err = snippetPlace.Parse(op.Value); err != nil {
 			return nil, err
 		}
 		if op.Kind == OpRewrite {
-			op.tmpl, op.args, op.hasArgs = op.tmpl.cutArgs(strings.TrimSuffix(op.Value, "?") != op.Value)
+			op.tmpl, op.args, op.hasArgs = cutArgs(op.tmpl, strings.TrimSuffix(op.Value, "?") != op.Value)
 		}
 		if c := op.Cond; c != nil {
 			cc := *c
-			if !knownVariable(cc.Var) {
-				return nil, errors.New("unknown variable $" + cc.Var)
+			ref, ok := snippetPlace.Vars.Lookup(cc.Var)
+			if !ok {
+				return nil, &vars.Error{Place: &snippetPlace, Name: cc.Var}
 			}
+			cc.ref = ref
 			if strings.Contains(cc.Op, "~") {
 				p := cc.Operand
 				if strings.HasSuffix(cc.Op, "*") {
@@ -197,35 +200,24 @@ func NewSnippetLocation(l SnippetLocation) (*SnippetLocation, error) {
 }
 
 // A template is a value split into literal text and variables.
-type template []templatePart
+type template = vars.Template
 
-type templatePart struct {
-	lit string
-	// v is the variable's name ("" for literal text).
-	v string
-}
+// snippetPlace is where a snippet's values and conditions read their
+// variables; headerPlace where a ConfigMap's header values do: no
+// regular expression matched there, so no capture.
+var (
+	snippetPlace = vars.Place{Name: "a snippet", Vars: vars.Of(vars.Host, vars.HTTPHost, vars.ServerName, vars.Scheme,
+		vars.RequestURI, vars.URI, vars.DocumentURI, vars.Args, vars.QueryString, vars.RemoteAddr, vars.RequestMethod,
+		vars.HTTP, vars.Cookie, vars.Arg, vars.Capture,
+		vars.Namespace, vars.IngressName, vars.ServiceName, vars.ServicePort, vars.LocationPath)}
+	headerPlace = vars.Place{Name: "a header value", Vars: snippetPlace.Vars.Without(vars.Capture)}
+)
 
-// ValidVariables reports the first variable in s that a snippet cannot
-// expand, "" when there is none.
-func ValidVariables(s string) string {
-	if _, err := parseTemplate(s); err != nil {
-		return strings.TrimPrefix(err.Error(), "unknown variable $")
-	}
-	return ""
-}
-
-// variableError is a variable parseTemplate cannot expand: name, or the
-// rest of a "${" that is not closed (open).
-type variableError struct {
-	name string
-	open bool
-}
-
-func (e *variableError) Error() string {
-	if e.open {
-		return "unknown variable ${" + e.name
-	}
-	return "unknown variable $" + e.name
+// SnippetVariables is the error, naming it, of the first variable in s
+// a snippet cannot expand; nil when there is none.
+func SnippetVariables(s string) error {
+	_, err := snippetPlace.Parse(s)
+	return err
 }
 
 // HeaderValue is a header value with the variables a snippet's values
@@ -236,24 +228,11 @@ func (e *variableError) Error() string {
 type HeaderValue struct{ t template }
 
 // ParseHeaderValue parses s. It fails, saying why, on a "$" it cannot
-// expand: a variable a snippet does not take, a capture ($1 to $9: no
-// regular expression matched), a "$" that names no variable, a "${" not
-// closed.
+// expand (a capture among them: no regular expression matched).
 func ParseHeaderValue(s string) (HeaderValue, error) {
-	t, err := parseTemplate(s)
-	if ve := (*variableError)(nil); errors.As(err, &ve) {
-		switch {
-		case ve.open:
-			return HeaderValue{}, errors.New(`"${" is not closed`)
-		case ve.name == "":
-			return HeaderValue{}, errors.New(`a "$" names no variable`)
-		}
-		return HeaderValue{}, errors.New("$" + ve.name + " is not a variable ramjet expands")
-	}
-	for _, p := range t {
-		if len(p.v) == 1 {
-			return HeaderValue{}, errors.New("$" + p.v + " is not a variable ramjet expands (no regular expression matched)")
-		}
+	t, err := headerPlace.Parse(s)
+	if err != nil {
+		return HeaderValue{}, err
 	}
 	return HeaderValue{t}, nil
 }
@@ -261,71 +240,11 @@ func ParseHeaderValue(s string) (HeaderValue, error) {
 // HasVariables reports whether v holds a variable: without one it is the
 // text it was parsed from.
 func (v HeaderValue) HasVariables() bool {
-	return slices.ContainsFunc(v.t, func(p templatePart) bool { return p.v != "" })
+	return !v.t.Literal()
 }
 
 // Expand is v for the request r.
-func (v HeaderValue) Expand(r *SnippetRequest) string { return v.t.expand(r) }
-
-func parseTemplate(s string) (template, error) {
-	if !strings.Contains(s, "$") {
-		if s == "" {
-			return nil, nil
-		}
-		return template{{lit: s}}, nil
-	}
-	var t template
-	for s != "" {
-		i := strings.IndexByte(s, '$')
-		if i < 0 {
-			t = append(t, templatePart{lit: s})
-			break
-		}
-		if i > 0 {
-			t = append(t, templatePart{lit: s[:i]})
-		}
-		s = s[i+1:]
-		var name string
-		if strings.HasPrefix(s, "{") {
-			end := strings.IndexByte(s, '}')
-			if end < 0 {
-				return nil, &variableError{name: s, open: true}
-			}
-			name, s = s[1:end], s[end+1:]
-		} else if s != "" && s[0] >= '1' && s[0] <= '9' {
-			name, s = s[:1], s[1:]
-		} else {
-			n := 0
-			for n < len(s) && (s[n] == '_' || s[n] >= 'a' && s[n] <= 'z' || s[n] >= 'A' && s[n] <= 'Z' || s[n] >= '0' && s[n] <= '9') {
-				n++
-			}
-			name, s = s[:n], s[n:]
-		}
-		if !knownVariable(name) {
-			return nil, &variableError{name: name}
-		}
-		t = append(t, templatePart{v: name})
-	}
-	return t, nil
-}
-
-func knownVariable(name string) bool {
-	switch name {
-	case "host", "request_uri", "uri", "document_uri", "scheme", "remote_addr", "args", "query_string", "request_method", "server_name", "http_host",
-		"namespace", "ingress_name", "service_name", "service_port", "location_path":
-		return true
-	}
-	if len(name) == 1 && name[0] >= '1' && name[0] <= '9' {
-		return true
-	}
-	if rest, ok := strings.CutPrefix(name, "http_"); ok && rest != "" {
-		return true
-	}
-	if rest, ok := strings.CutPrefix(name, "arg_"); ok && rest != "" {
-		return true
-	}
-	return false
-}
+func (v HeaderValue) Expand(r *SnippetRequest) string { return expand(v.t, r) }
 
 // SnippetRequest is what a snippet reads of a request.
 type SnippetRequest struct {
@@ -347,49 +266,59 @@ type SnippetRequest struct {
 	caps []string
 }
 
-func (r *SnippetRequest) variable(name string) string {
-	switch name {
-	case "host", "server_name":
+func (r *SnippetRequest) variable(v vars.Ref) string {
+	switch v.Var.Canon() {
+	case vars.Host, vars.ServerName:
 		return r.Host
-	case "http_host":
+	case vars.HTTPHost:
 		return first(r.Header["Host"], r.Host)
-	case "request_uri":
+	case vars.RequestURI:
 		return r.RequestURI
-	case "uri", "document_uri":
+	case vars.URI:
 		return r.URI
-	case "scheme":
+	case vars.Scheme:
 		return r.Scheme
-	case "remote_addr":
+	case vars.RemoteAddr:
 		return r.RemoteAddr
-	case "args", "query_string":
+	case vars.Args:
 		return r.Args
-	case "request_method":
+	case vars.RequestMethod:
 		return r.Method
-	case "namespace":
+	case vars.Namespace:
 		return r.Namespace
-	case "ingress_name":
+	case vars.IngressName:
 		return r.IngressName
-	case "service_name":
+	case vars.ServiceName:
 		return r.ServiceName
-	case "service_port":
+	case vars.ServicePort:
 		return r.ServicePort
-	case "location_path":
+	case vars.LocationPath:
 		return r.LocationPath
-	}
-	if len(name) == 1 && name[0] >= '1' && name[0] <= '9' {
-		i := int(name[0] - '0')
-		if i < len(r.caps) {
+	case vars.Capture:
+		if i := int(v.N); i < len(r.caps) {
 			return r.caps[i]
 		}
-		return ""
-	}
-	if h, ok := strings.CutPrefix(name, "http_"); ok {
-		return strings.Join(r.Header[textproto.CanonicalMIMEHeaderKey(strings.ReplaceAll(h, "_", "-"))], ", ")
-	}
-	if a, ok := strings.CutPrefix(name, "arg_"); ok {
+	case vars.HTTP:
+		return strings.Join(r.Header[textproto.CanonicalMIMEHeaderKey(strings.ReplaceAll(v.Name, "_", "-"))], ", ")
+	case vars.Cookie:
+		return cookie(r.Header["Cookie"], v.Name)
+	case vars.Arg:
 		for kv := range strings.SplitSeq(r.Args, "&") {
-			if k, v, _ := strings.Cut(kv, "="); EqualFoldASCII(k, a) {
-				return v
+			if k, val, _ := strings.Cut(kv, "="); EqualFoldASCII(k, v.Name) {
+				return val
+			}
+		}
+	}
+	return ""
+}
+
+// cookie is the value of the first cookie named name in the Cookie
+// headers, as nginx's $cookie_<name> reads it.
+func cookie(headers []string, name string) string {
+	for _, h := range headers {
+		for c := range strings.SplitSeq(h, ";") {
+			if k, val, ok := strings.Cut(strings.TrimSpace(c), "="); ok && k == name {
+				return val
 			}
 		}
 	}
@@ -400,20 +329,20 @@ func (r *SnippetRequest) variable(name string) string {
 // it: at the first '?' of its literal text, once a final '?' (which only
 // drops the request's arguments) is taken off. A '?' a variable brings
 // stays in the URI.
-func (t template) cutArgs(dropArgs bool) (path, args template, hasArgs bool) {
+func cutArgs(t template, dropArgs bool) (path, args template, hasArgs bool) {
 	t = slices.Clone(t)
-	if n := len(t); dropArgs && n > 0 && t[n-1].v == "" {
-		if t[n-1].lit = strings.TrimSuffix(t[n-1].lit, "?"); t[n-1].lit == "" {
+	if n := len(t); dropArgs && n > 0 && t[n-1].Ref.Var == vars.None {
+		if t[n-1].Lit = strings.TrimSuffix(t[n-1].Lit, "?"); t[n-1].Lit == "" {
 			t = t[:n-1]
 		}
 	}
 	for i, p := range t {
-		j := strings.IndexByte(p.lit, '?')
-		if p.v != "" || j < 0 {
+		j := strings.IndexByte(p.Lit, '?')
+		if p.Ref.Var != vars.None || j < 0 {
 			continue
 		}
-		path = append(slices.Clip(t[:i]), templatePart{lit: p.lit[:j]})
-		args = append(template{{lit: p.lit[j+1:]}}, t[i+1:]...)
+		path = append(slices.Clip(t[:i]), vars.Part{Lit: p.Lit[:j]})
+		args = append(template{{Lit: p.Lit[j+1:]}}, t[i+1:]...)
 		return path, args, true
 	}
 	return t, nil, false
@@ -426,23 +355,23 @@ func first(vs []string, def string) string {
 	return def
 }
 
-func (t template) expand(r *SnippetRequest) string { return t.expandCaps(r, nil) }
+func expand(t template, r *SnippetRequest) string { return expandCaps(t, r, nil) }
 
 // expandCaps expands t, writing each capture ($1…$9) through esc when it
 // is not nil.
-func (t template) expandCaps(r *SnippetRequest, esc func(*strings.Builder, string)) string {
-	if len(t) == 1 && t[0].v == "" {
-		return t[0].lit
+func expandCaps(t template, r *SnippetRequest, esc func(*strings.Builder, string)) string {
+	if len(t) == 1 && t[0].Ref.Var == vars.None {
+		return t[0].Lit
 	}
 	var b strings.Builder
 	for _, p := range t {
 		switch {
-		case p.v == "":
-			b.WriteString(p.lit)
-		case esc != nil && len(p.v) == 1:
-			esc(&b, r.variable(p.v))
+		case p.Ref.Var == vars.None:
+			b.WriteString(p.Lit)
+		case esc != nil && p.Ref.Var == vars.Capture:
+			esc(&b, r.variable(p.Ref))
 		default:
-			b.WriteString(r.variable(p.v))
+			b.WriteString(r.variable(p.Ref))
 		}
 		if b.Len() > MaxRewriteTarget {
 			// A value repeating a capture grows with the request; cut
@@ -561,7 +490,7 @@ func (s *Snippet) run(ops []SnippetOp, r *SnippetRequest, res *SnippetResult, ur
 			if !stopped {
 				stopped = true
 				res.Status = op.Code
-				text := op.tmpl.expand(r)
+				text := expand(op.tmpl, r)
 				if IsRedirect(op.Code) {
 					res.Location = absolute(text, r)
 				} else {
@@ -573,10 +502,10 @@ func (s *Snippet) run(ops []SnippetOp, r *SnippetRequest, res *SnippetResult, ur
 				stopped = s.rewrite(op, r, res, uri, args)
 			}
 		case OpSetHeader, OpClearHeader, OpAddHeader, OpExpires, OpHideHeader:
-			res.Response = append(res.Response, HeaderEdit{Kind: op.Kind, Name: op.Name, Value: op.tmpl.expand(r),
+			res.Response = append(res.Response, HeaderEdit{Kind: op.Kind, Name: op.Name, Value: expand(op.tmpl, r),
 				Statuses: op.Statuses, Types: op.Types, Always: op.Always})
 		case OpSetInput, OpClearInput:
-			res.Request = append(res.Request, HeaderEdit{Kind: op.Kind, Name: op.Name, Value: op.tmpl.expand(r),
+			res.Request = append(res.Request, HeaderEdit{Kind: op.Kind, Name: op.Name, Value: expand(op.tmpl, r),
 				Types: op.Types, Always: op.Always})
 		}
 	}
@@ -608,11 +537,11 @@ func (s *Snippet) rewrite(op *SnippetOp, r *SnippetRequest, res *SnippetResult, 
 	if redirect {
 		pathEsc = urltemplate.EscapePath
 	}
-	p := op.tmpl.expandCaps(r, pathEsc)
+	p := expandCaps(op.tmpl, r, pathEsc)
 	// The client's query follows the replacement unless it ends in "?".
 	q := ""
 	if op.hasArgs {
-		q = op.args.expandCaps(r, urltemplate.EscapeQuery)
+		q = expandCaps(op.args, r, urltemplate.EscapeQuery)
 	}
 	switch {
 	case strings.HasSuffix(op.Value, "?"):
@@ -660,7 +589,7 @@ func escapePath(p string) string {
 }
 
 func (c *SnippetCond) holds(r *SnippetRequest) bool {
-	v := r.variable(c.Var)
+	v := r.variable(c.ref)
 	switch c.Op {
 	case "":
 		return v != "" && v != "0"

@@ -222,3 +222,19 @@ func TestApplyRequestDropsControlBytes(t *testing.T) {
 	assert.False(t, ValidHeaderValue("\x7f"))
 	assert.True(t, ValidHeaderValue(""))
 }
+
+// $cookie_<name> is expanded in a snippet and a ConfigMap header value as
+// in the auth cache key and the access log (it was refused here).
+func TestSnippetCookie(t *testing.T) {
+	s := mustSnippet(t, Snippet{Ops: []SnippetOp{{Kind: OpIf, Cond: &SnippetCond{Var: "cookie_beta", Op: "=", Operand: "1"},
+		Then: []SnippetOp{{Kind: OpReturn, Code: 200, Value: "beta $cookie_team"}}}}})
+	r := &SnippetRequest{Host: "a.example", URI: "/", RequestURI: "/", Scheme: "http", Method: "GET",
+		Header: map[string][]string{"Cookie": {"team=blue; beta=1"}}}
+	assert.Equal(t, SnippetResult{Status: 200, Body: "beta blue"}, s.Run(r))
+	r.Header = map[string][]string{"Cookie": {"beta=0"}}
+	assert.Zero(t, s.Run(r).Status)
+	v, err := ParseHeaderValue("$cookie_team")
+	require.NoError(t, err)
+	r.Header = map[string][]string{"Cookie": {"team=red"}}
+	assert.Equal(t, "red", v.Expand(r))
+}

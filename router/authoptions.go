@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/match/vars"
 )
 
 // The external-auth options served here (match.ExternalAuthOptions): the
@@ -24,33 +25,35 @@ type authVars struct {
 	remoteAddr  string
 }
 
-func (v *authVars) value(x match.Var) string {
+func (v *authVars) value(x vars.Ref) string {
 	req := v.req
-	switch x.Kind {
-	case match.VarRemoteAddr:
+	switch x.Var.Canon() {
+	case vars.RemoteAddr:
 		return v.remoteAddr
-	case match.VarRemoteUser:
+	case vars.RemoteUser:
 		u, _, _ := req.BasicAuth()
 		return u
-	case match.VarHost:
+	case vars.Host:
 		return v.host
-	case match.VarRequestURI:
+	case vars.HTTPHost:
+		return req.Host
+	case vars.RequestURI:
 		return receivedTarget(req)
-	case match.VarURI:
+	case vars.URI:
 		return req.URL.Path
-	case match.VarArgs:
+	case vars.Args:
 		return req.URL.RawQuery
-	case match.VarScheme:
+	case vars.Scheme:
 		return v.proto
-	case match.VarMethod:
+	case vars.RequestMethod:
 		return req.Method
-	case match.VarHTTP:
+	case vars.HTTP:
 		return strings.Join(req.Header[http.CanonicalHeaderKey(strings.ReplaceAll(x.Name, "_", "-"))], ", ")
-	case match.VarCookie:
+	case vars.Cookie:
 		if c, err := req.Cookie(x.Name); err == nil {
 			return c.Value
 		}
-	case match.VarArg:
+	case vars.Arg:
 		for kv := range strings.SplitSeq(req.URL.RawQuery, "&") {
 			if k, val, _ := strings.Cut(kv, "="); k == x.Name {
 				return val

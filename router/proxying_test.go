@@ -313,3 +313,21 @@ func TestExternalAuthProxySetHeaders(t *testing.T) {
 	seen, _ := svc.request()
 	assert.Equal(t, []string{"shop.example.com:203.0.113.7"}, seen.Header["X-Via"])
 }
+
+// $http_host in an auth-proxy-set-headers value is the Host as sent (Go
+// keeps it out of the header map, where $http_<name> looked).
+func TestExternalAuthHTTPHost(t *testing.T) {
+	svc := newAuthService(t)
+	v, err := match.ParseVarTemplate("$http_host")
+	require.NoError(t, err)
+	r, _ := authRouter(t, Options{}, externalAuth(t, svc.srv.URL+"/ok", func(x *match.ExternalAuth) {
+		x.Options = &match.ExternalAuthOptions{ProxySetHeadersFrom: "prod/auth-headers", ProxySetHeaders: []match.AuthHeader{{Name: "X-Host", Value: v}}}
+	}))
+	req := httptest.NewRequest(http.MethodGet, "/app", nil)
+	req.Host = "Shop.example.com:8443"
+	rec := httptest.NewRecorder()
+	r.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusOK, rec.Code)
+	seen, _ := svc.request()
+	assert.Equal(t, []string{"Shop.example.com:8443"}, seen.Header["X-Host"])
+}

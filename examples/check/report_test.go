@@ -263,7 +263,7 @@ func TestReportSnippets(t *testing.T) {
 	assert.Contains(t, stdout, "    not:        proxy_pass (line 7) [SnippetAnswerIgnored]")
 	assert.Contains(t, stdout, "-> line 1: access_by_lua_block: a block ramjet does not translate; ramjet does nothing instead")
 	assert.Contains(t, stdout, "feature-missing nginx.ingress.kubernetes.io/configuration-snippet: ")
-	assert.Contains(t, stdout, "-> line 5: proxy_set_header: uses $msec, which ramjet cannot expand")
+	assert.Contains(t, stdout, "-> line 5: proxy_set_header: $msec is not a variable ramjet expands in a snippet")
 
 	code, _, stderr = checkRun("-report", "-annotations-risk-level", "Extreme", dump)
 	assert.Equal(t, 2, code)

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/match/vars"
 	"ramjet.dev/ramjet/router"
 )
 
@@ -164,50 +166,32 @@ type logPart struct {
 }
 
 // parseNginxLogFormat splits format into literals and variables ($name or
-// ${name}); unknown are the variables no filler knows, in order, each once.
+// ${name}) as compile.LogFormat reads it; unknown are the variables no
+// filler knows, in order, each once.
 func parseNginxLogFormat(format string) (parts []logPart, unknown []string) {
-	var lit strings.Builder
-	flush := func() {
-		if lit.Len() > 0 {
-			parts = append(parts, logPart{text: lit.String()})
-			lit.Reset()
-		}
-	}
-	for i := 0; i < len(format); {
-		c := format[i]
-		if c != '$' {
-			lit.WriteByte(c)
-			i++
+	t, _ := compile.LogFormat.Parse(format)
+	for _, p := range t {
+		if p.Ref.Var == vars.None {
+			parts = append(parts, logPart{text: p.Lit})
 			continue
 		}
-		name, n := compile.LogVariableName(format[i+1:])
-		if name == "" {
-			lit.WriteByte(c)
-			i++
-			continue
+		name := p.Ref.Name
+		if p.Ref.Var != vars.Unknown {
+			name = vars.Table[p.Ref.Var].Name
+			if p.Ref.Var.Family() {
+				name += p.Ref.Name
+			}
 		}
-		i += 1 + n
-		flush()
 		v := lookupLogVar(name)
 		if v == nil {
-			if !contains(unknown, name) {
+			if !slices.Contains(unknown, name) {
 				unknown = append(unknown, name)
 			}
 			v = func(*router.Record) string { return "" }
 		}
 		parts = append(parts, logPart{v: v})
 	}
-	flush()
 	return parts, unknown
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 func lookupLogVar(name string) nginxLogVar {

@@ -13,6 +13,7 @@ import (
 
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/match/vars"
 	"ramjet.dev/ramjet/router"
 )
 
@@ -71,16 +72,16 @@ func TestNginxAccessLogJSON(t *testing.T) {
 // TestNginxLogVariables: the access log fills exactly the variables the
 // library's parser knows, so its warnings name what the log cannot fill.
 func TestNginxLogVariables(t *testing.T) {
-	var have []string
 	for name := range nginxLogVars {
-		have = append(have, name)
+		r, ok := compile.LogFormat.Vars.Lookup(name)
+		assert.True(t, ok && r.Var != vars.Unknown, name)
 	}
-	assert.ElementsMatch(t, compile.LogVariables, have)
-	var prefixes []string
-	for p := range nginxLogPrefixes {
-		prefixes = append(prefixes, p)
+	for prefix := range nginxLogPrefixes {
+		r, ok := compile.LogFormat.Vars.Lookup(prefix + "x")
+		assert.True(t, ok && r.Var.Family(), prefix)
 	}
-	assert.ElementsMatch(t, compile.LogVariablePrefixes, prefixes)
+	_, unknown := parseNginxLogFormat(compile.LogFormat.Expands())
+	assert.Equal(t, []string{"http_", "cookie_"}, unknown, "every variable LogFormat reads has a filler")
 }
 
 // TestConfigMapLogFormat: the keys reach the access log, and an unknown

@@ -26,6 +26,7 @@ import (
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/compile/nginxconf"
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/match/vars"
 	"ramjet.dev/ramjet/router"
 )
 
@@ -607,35 +608,29 @@ func transactionID(template string, req *http.Request) string {
 	if template == "" {
 		return id
 	}
+	t, _ := transactionIDPlace.Parse(template)
 	var b strings.Builder
-	for i := 0; i < len(template); {
-		if template[i] != '$' {
-			b.WriteByte(template[i])
-			i++
-			continue
-		}
-		j := i + 1
-		for j < len(template) && (template[j] == '_' || template[j] >= 'a' && template[j] <= 'z' || template[j] >= 'A' && template[j] <= 'Z' || template[j] >= '0' && template[j] <= '9') {
-			j++
-		}
-		name := template[i+1 : j]
-		switch {
-		case name == "request_id":
-			b.WriteString(id)
-		case name == "host":
-			b.WriteString(strings.ToLower(req.Host))
-		case name == "remote_addr":
+	t.Expand(&b, func(r vars.Ref) string {
+		switch r.Var {
+		case vars.RequestID:
+			return id
+		case vars.Host:
+			return strings.ToLower(req.Host)
+		case vars.RemoteAddr:
 			a, _ := splitAddr(req.RemoteAddr)
-			b.WriteString(a)
-		case strings.HasPrefix(name, "http_"):
-			b.WriteString(req.Header.Get(strings.ReplaceAll(name[len("http_"):], "_", "-")))
-		default:
-			b.WriteString(template[i:j]) // kept as written
+			return a
+		case vars.HTTP:
+			return req.Header.Get(strings.ReplaceAll(r.Name, "_", "-"))
 		}
-		i = j
-	}
+		return "$" + r.Name // kept as written
+	})
 	return b.String()
 }
+
+// transactionIDPlace is where modsecurity-transaction-id reads its
+// variables; one it cannot fill is kept as written.
+var transactionIDPlace = vars.Place{Name: "modsecurity-transaction-id", Lenient: true,
+	Vars: vars.Of(vars.RequestID, vars.Host, vars.RemoteAddr, vars.HTTP)}
 
 // newTransactionID is a request ID in the router's form (32 hex digits).
 func newTransactionID() string {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/url"
 	"strings"
+
+	"ramjet.dev/ramjet/match/vars"
 )
 
 // AuthURL is an auth-url or auth-signin value: a URL that may use the
@@ -15,89 +17,40 @@ type AuthURL struct {
 	// Raw is the value as written (with the redirect parameter added, for
 	// a sign-in URL).
 	Raw   string
-	parts []urlPart
+	parts vars.Template
 }
 
-type urlPart struct {
-	lit string
-	v   authVar
-}
-
-type authVar uint8
-
-const (
-	varNone authVar = iota
-	varHost
-	varHTTPHost
-	varScheme
-	varRequestURI
-	varEscapedRequestURI
-	varRemoteAddr
-)
-
-var authVars = map[string]authVar{
-	"host":                varHost,
-	"http_host":           varHTTPHost,
-	"best_http_host":      varHTTPHost,
-	"scheme":              varScheme,
-	"pass_access_scheme":  varScheme,
-	"request_uri":         varRequestURI,
-	"escaped_request_uri": varEscapedRequestURI,
-	"remote_addr":         varRemoteAddr,
-}
+// authURLPlace is where an auth URL's variables are read.
+var authURLPlace = vars.Place{Name: "an auth URL", Vars: vars.Of(vars.Host, vars.HTTPHost, vars.BestHTTPHost,
+	vars.Scheme, vars.PassAccessScheme, vars.RequestURI, vars.EscapedRequestURI, vars.RemoteAddr)}
 
 // AuthURLVariables lists the variables an auth URL may use.
-const AuthURLVariables = "$host, $http_host, $best_http_host, $scheme, $pass_access_scheme, $request_uri, $escaped_request_uri, $remote_addr"
+var AuthURLVariables = authURLPlace.Expands()
 
 // ParseAuthURL parses an auth URL. It must be absolute http or https with
 // a host, unless relative is allowed (a sign-in page on the same host,
 // "/start"); variables are $name or ${name} from AuthURLVariables.
 func ParseAuthURL(s string, relative bool) (AuthURL, error) {
-	u := AuthURL{Raw: s}
-	var probe strings.Builder
-	rest := s
-	for rest != "" {
-		i := strings.IndexByte(rest, '$')
-		if i < 0 {
-			u.parts = append(u.parts, urlPart{lit: rest})
-			probe.WriteString(rest)
-			break
-		}
-		if i > 0 {
-			u.parts = append(u.parts, urlPart{lit: rest[:i]})
-			probe.WriteString(rest[:i])
-		}
-		rest = rest[i+1:]
-		var name string
-		if strings.HasPrefix(rest, "{") {
-			end := strings.IndexByte(rest, '}')
-			if end < 0 {
-				return AuthURL{}, errors.New("has an unterminated ${")
-			}
-			name, rest = rest[1:end], rest[end+1:]
-		} else {
-			n := 0
-			for n < len(rest) && (rest[n] == '_' || rest[n] >= 'a' && rest[n] <= 'z' || rest[n] >= 'A' && rest[n] <= 'Z' || rest[n] >= '0' && rest[n] <= '9') {
-				n++
-			}
-			name, rest = rest[:n], rest[n:]
-		}
-		v, ok := authVars[name]
-		if !ok {
-			return AuthURL{}, errors.New("uses $" + name + ", which ramjet does not provide (it provides " + AuthURLVariables + ")")
-		}
-		u.parts = append(u.parts, urlPart{v: v})
-		switch v {
-		case varHost, varHTTPHost:
-			probe.WriteString("host.invalid")
-		case varScheme:
-			probe.WriteString("http")
-		case varRemoteAddr:
-			probe.WriteString("192.0.2.1")
-		default:
-			probe.WriteString("/")
-		}
+	t, err := authURLPlace.Parse(s)
+	if err != nil {
+		return AuthURL{}, err
 	}
+	if t == nil {
+		t = vars.Template{{}}
+	}
+	u := AuthURL{Raw: s, parts: t}
+	var probe strings.Builder
+	t.Expand(&probe, func(r vars.Ref) string {
+		switch r.Var.Canon() {
+		case vars.Host, vars.HTTPHost:
+			return "host.invalid"
+		case vars.Scheme:
+			return "http"
+		case vars.RemoteAddr:
+			return "192.0.2.1"
+		}
+		return "/"
+	})
 	for _, ch := range []byte(s) {
 		if ch <= ' ' || ch == 0x7f {
 			return AuthURL{}, errors.New("holds a space or control character")
@@ -153,29 +106,30 @@ type RequestVars struct {
 
 // Expand returns the URL with the variables replaced.
 func (u *AuthURL) Expand(v *RequestVars) string {
-	if len(u.parts) == 1 && u.parts[0].v == varNone {
-		return u.parts[0].lit
+	if len(u.parts) == 1 && u.parts[0].Ref.Var == vars.None {
+		return u.parts[0].Lit
 	}
 	var b strings.Builder
-	for _, p := range u.parts {
-		switch p.v {
-		case varNone:
-			b.WriteString(p.lit)
-		case varHost:
-			b.WriteString(v.Host)
-		case varHTTPHost:
-			b.WriteString(v.HTTPHost)
-		case varScheme:
-			b.WriteString(v.Scheme)
-		case varRequestURI:
-			b.WriteString(v.RequestURI)
-		case varEscapedRequestURI:
-			b.WriteString(EscapeURIComponent(v.RequestURI))
-		case varRemoteAddr:
-			b.WriteString(v.RemoteAddr)
-		}
-	}
+	u.parts.Expand(&b, v.value)
 	return b.String()
+}
+
+func (v *RequestVars) value(r vars.Ref) string {
+	switch r.Var.Canon() {
+	case vars.Host:
+		return v.Host
+	case vars.HTTPHost:
+		return v.HTTPHost
+	case vars.Scheme:
+		return v.Scheme
+	case vars.RequestURI:
+		return v.RequestURI
+	case vars.EscapedRequestURI:
+		return EscapeURIComponent(v.RequestURI)
+	case vars.RemoteAddr:
+		return v.RemoteAddr
+	}
+	return ""
 }
 
 // EscapeURIComponent percent-encodes every byte but letters, digits and

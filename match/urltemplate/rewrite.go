@@ -14,6 +14,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"ramjet.dev/ramjet/match/vars"
 )
 
 // Rewrite is a parsed rewrite target (rewrite-target) or header value
@@ -208,8 +210,6 @@ func escapeTo(b *strings.Builder, s string, safe *[256]bool) {
 	b.WriteString(s[start:])
 }
 
-var errDollar = errors.New("a $ must start a capture ($1 to $9), $scheme or $host")
-
 // ParseRewrite parses a rewrite target in nginx's syntax ($1 to $9,
 // $scheme, $host) or, when native, ramjet's (${0} to ${9}, ${scheme},
 // ${host}). The target must be a path or an http/https URL whose authority
@@ -335,69 +335,38 @@ func cutAny(s, seps string) (before, after string, found bool) {
 	return s, "", false
 }
 
-// parseParts splits s into literal text and references.
-func parseParts(s string, native bool, escape *[256]bool) ([]part, error) {
-	var parts []part
-	lit := 0
-	flush := func(end int) {
-		if end > lit {
-			parts = append(parts, part{kind: litPart, lit: s[lit:end]})
-		}
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] != '$' {
-			continue
-		}
-		flush(i)
-		p, n, err := parseRef(s[i:], native)
-		if err != nil {
-			return nil, err
-		}
-		p.escape = escape
-		parts = append(parts, p)
-		i += n - 1
-		lit = i + 1
-	}
-	flush(len(s))
-	return parts, nil
-}
+// The places a rewrite target's or prefix's references are read: the
+// captures, $scheme and $host, in nginx's syntax or ramjet's.
+var (
+	rewritePlace       = vars.Place{Name: "a rewrite target", Vars: vars.Of(vars.Host, vars.Scheme, vars.Capture)}
+	nativeRewritePlace = vars.Place{Name: rewritePlace.Name, Vars: rewritePlace.Vars, Syntax: vars.Native}
+)
 
-// parseRef parses the reference at the start of s (which begins with '$')
-// and returns it with its length.
-func parseRef(s string, native bool) (part, int, error) {
+// parseParts splits s into literal text and references, each reference
+// to be escaped with escape.
+func parseParts(s string, native bool, escape *[256]bool) ([]part, error) {
+	pl := &rewritePlace
 	if native {
-		end := strings.IndexByte(s, '}')
-		if len(s) < 2 || s[1] != '{' || end < 0 {
-			return part{}, 0, errors.New("a $ must start a capture ${0} to ${9}, ${scheme} or ${host}")
+		pl = &nativeRewritePlace
+	}
+	t, err := pl.Parse(s)
+	if err != nil {
+		return nil, err
+	}
+	parts := make([]part, 0, len(t))
+	for _, p := range t {
+		switch p.Ref.Var {
+		case vars.None:
+			parts = append(parts, part{kind: litPart, lit: p.Lit})
+		case vars.Capture:
+			parts = append(parts, part{kind: capturePart, n: int(p.Ref.N), escape: escape})
+		case vars.Scheme:
+			parts = append(parts, part{kind: schemePart, escape: escape})
+		case vars.Host:
+			parts = append(parts, part{kind: hostPart, escape: escape})
 		}
-		name := s[2:end]
-		switch {
-		case name == "scheme":
-			return part{kind: schemePart}, end + 1, nil
-		case name == "host":
-			return part{kind: hostPart}, end + 1, nil
-		case len(name) == 1 && name[0] >= '0' && name[0] <= '9':
-			return part{kind: capturePart, n: int(name[0] - '0')}, end + 1, nil
-		}
-		return part{}, 0, fmt.Errorf("${%s} is not a capture ${0} to ${9}, ${scheme} or ${host}", name)
 	}
-	if len(s) >= 2 && s[1] >= '1' && s[1] <= '9' {
-		// nginx reads one digit: "$12" is capture 1, then "2".
-		return part{kind: capturePart, n: int(s[1] - '0')}, 2, nil
-	}
-	n := 1
-	for n < len(s) && (isAlnum(s[n]) || s[n] == '_') {
-		n++
-	}
-	switch s[1:n] {
-	case "scheme":
-		return part{kind: schemePart}, n, nil
-	case "host":
-		return part{kind: hostPart}, n, nil
-	case "":
-		return part{}, 0, errDollar
-	}
-	return part{}, 0, fmt.Errorf("the nginx variable $%s is not supported, only captures $1 to $9, $scheme and $host", s[1:n])
+	return parts, nil
 }
 
 func isAlnum(c byte) bool {

@@ -65,8 +65,8 @@ func TestRewriteWriteLimit(t *testing.T) {
 
 func TestParseRewriteRejects(t *testing.T) {
 	for tmpl, want := range map[string]string{
-		"/$request_uri":            "$request_uri is not supported",
-		"/a$":                      "a $ must start",
+		"/$request_uri":            "$request_uri is not a variable ramjet expands in a rewrite target",
+		"/a$":                      `a "$" names no variable`,
 		"https://$1.example.com/":  "may not come from a capture",
 		"http:///x":                "no host",
 		"http://a_b.example.com/":  "a host name may not have",
@@ -92,4 +92,13 @@ func TestValidHostHeader(t *testing.T) {
 	} {
 		assert.Equal(t, want, ValidHostHeader(h), h)
 	}
+}
+
+// nginx reads ${host} and ${1} as $host and $1 in a rewrite target too.
+func TestParseRewriteBraces(t *testing.T) {
+	r, err := ParseRewrite("/${host}/${1}x", false)
+	require.NoError(t, err)
+	var b strings.Builder
+	require.True(t, r.Write(&b, "/ab", []int{0, 3, 1, 3}, "http", "a.example", 100))
+	assert.Equal(t, "/a.example/abx", b.String())
 }

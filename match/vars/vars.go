@@ -1,0 +1,223 @@
+// Package vars is ramjet's one vocabulary of nginx variables: the table of
+// the variables ramjet knows, what each stands for when the table is built
+// and per request, and the one parser of nginx's $name and ${name} syntax.
+// Every place an Ingress or a ConfigMap writes a variable (auth URLs, the
+// auth cache key and headers, rewrite targets, upstream-vhost, mirror
+// targets, snippets and header values, the access log) is a Place: the
+// subset of the table it expands and how it reads a "$". A variable a
+// place cannot expand is refused with the same words everywhere.
+package vars
+
+import (
+	"strings"
+)
+
+// Var is one variable of the table.
+type Var uint8
+
+// The variables. An alias (query_string for args) is a Var of its own, so
+// a place accepts exactly the names it lists; Canon gives the variable it
+// stands for.
+const (
+	None Var = iota
+	// Known per request.
+	Host
+	HTTPHost
+	BestHTTPHost
+	ServerName
+	Scheme
+	PassAccessScheme
+	RequestURI
+	EscapedRequestURI
+	URI
+	DocumentURI
+	Args
+	QueryString
+	IsArgs
+	RemoteAddr
+	RemoteUser
+	RequestMethod
+	RequestID
+	ReqID
+	HTTP    // $http_<name>
+	Cookie  // $cookie_<name>
+	Arg     // $arg_<name>
+	Capture // $1 to $9 (${0} to ${9} in ramjet's syntax)
+	// Known when the table is built: ingress-nginx sets them in each
+	// location it writes.
+	Namespace
+	IngressName
+	ServiceName
+	ServicePort
+	LocationPath
+	// Known once the answer is sent: the access log's.
+	Request
+	ServerProtocol
+	Status
+	BodyBytesSent
+	BytesSent
+	RequestLength
+	RequestTime
+	Msec
+	TimeISO8601
+	TimeLocal
+	UpstreamAddr
+	UpstreamStatus
+	UpstreamResponseTime
+	UpstreamHeaderTime
+	UpstreamResponseLength
+	ProxyUpstreamName
+	ProxyAlternativeUpstreamName
+	// Unknown is a name of none of these, in a Lenient place.
+	Unknown
+	numVars
+)
+
+// When is when a variable's value is known.
+type When uint8
+
+const (
+	PerRequest When = iota
+	AtBuild
+	AfterAnswer
+)
+
+// Info is a variable's row of the table.
+type Info struct {
+	// Name is the name without "$"; a family's ends in "_" ("http_").
+	Name  string
+	When  When
+	Alias Var // the variable this name stands for, None if itself
+	Means string
+}
+
+// Table is the vocabulary, by Var.
+var Table = [numVars]Info{
+	Host:                         {Name: "host", Means: "the request's host, lower case, without its port"},
+	HTTPHost:                     {Name: "http_host", Means: "the Host header as sent"},
+	BestHTTPHost:                 {Name: "best_http_host", Alias: HTTPHost},
+	ServerName:                   {Name: "server_name", Means: "the host the request was routed on"},
+	Scheme:                       {Name: "scheme", Means: `"http" or "https", as the client reached ramjet`},
+	PassAccessScheme:             {Name: "pass_access_scheme", Alias: Scheme},
+	RequestURI:                   {Name: "request_uri", Means: "the request-target as received, with its query"},
+	EscapedRequestURI:            {Name: "escaped_request_uri", Means: "$request_uri percent-encoded as a query value"},
+	URI:                          {Name: "uri", Means: "the normalized path"},
+	DocumentURI:                  {Name: "document_uri", Alias: URI},
+	Args:                         {Name: "args", Means: "the query, without '?'"},
+	QueryString:                  {Name: "query_string", Alias: Args},
+	IsArgs:                       {Name: "is_args", Means: `"?" when the request has a query, else ""`},
+	RemoteAddr:                   {Name: "remote_addr", Means: "the client's IP address"},
+	RemoteUser:                   {Name: "remote_user", Means: "the user name of a Basic Authorization header"},
+	RequestMethod:                {Name: "request_method", Means: "the method"},
+	RequestID:                    {Name: "request_id", Means: "the request's X-Request-ID"},
+	ReqID:                        {Name: "req_id", Alias: RequestID},
+	HTTP:                         {Name: "http_", Means: "the request header <name>, '_' for '-'"},
+	Cookie:                       {Name: "cookie_", Means: "the request's cookie <name>"},
+	Arg:                          {Name: "arg_", Means: "the query argument <name>"},
+	Capture:                      {Name: "1", Means: "a capture of the last regular expression matched"},
+	Namespace:                    {Name: "namespace", When: AtBuild, Means: "the Ingress's namespace"},
+	IngressName:                  {Name: "ingress_name", When: AtBuild, Means: "the Ingress's name"},
+	ServiceName:                  {Name: "service_name", When: AtBuild, Means: "the backend Service's name"},
+	ServicePort:                  {Name: "service_port", When: AtBuild, Means: "the backend Service's port, its number or else its name"},
+	LocationPath:                 {Name: "location_path", When: AtBuild, Means: "the path the route declares"},
+	Request:                      {Name: "request", When: AfterAnswer, Means: "the request line"},
+	ServerProtocol:               {Name: "server_protocol", When: AfterAnswer, Means: "the protocol, HTTP/1.1"},
+	Status:                       {Name: "status", When: AfterAnswer, Means: "the status answered"},
+	BodyBytesSent:                {Name: "body_bytes_sent", When: AfterAnswer, Means: "the bytes of body answered"},
+	BytesSent:                    {Name: "bytes_sent", When: AfterAnswer, Means: "the bytes answered"},
+	RequestLength:                {Name: "request_length", When: AfterAnswer, Means: "the bytes received"},
+	RequestTime:                  {Name: "request_time", When: AfterAnswer, Means: "the seconds the request took"},
+	Msec:                         {Name: "msec", When: AfterAnswer, Means: "the time it ended, in seconds"},
+	TimeISO8601:                  {Name: "time_iso8601", When: AfterAnswer, Means: "the time it began, ISO 8601"},
+	TimeLocal:                    {Name: "time_local", When: AfterAnswer, Means: "the time it began, common log format"},
+	UpstreamAddr:                 {Name: "upstream_addr", When: AfterAnswer, Means: "the endpoint that answered"},
+	UpstreamStatus:               {Name: "upstream_status", When: AfterAnswer, Means: "the backend's status"},
+	UpstreamResponseTime:         {Name: "upstream_response_time", When: AfterAnswer, Means: "the backend's seconds"},
+	UpstreamHeaderTime:           {Name: "upstream_header_time", When: AfterAnswer, Means: "the seconds to the backend's head"},
+	UpstreamResponseLength:       {Name: "upstream_response_length", When: AfterAnswer, Means: "the backend's bytes"},
+	ProxyUpstreamName:            {Name: "proxy_upstream_name", When: AfterAnswer, Means: "namespace-service-port"},
+	ProxyAlternativeUpstreamName: {Name: "proxy_alternative_upstream_name", When: AfterAnswer, Means: "the canary's upstream name"},
+}
+
+// Canon is the variable v stands for: itself, or what its alias names.
+func (v Var) Canon() Var {
+	if v < numVars && Table[v].Alias != None {
+		return Table[v].Alias
+	}
+	return v
+}
+
+func (v Var) String() string {
+	switch {
+	case v == Capture:
+		return "$1 to $9"
+	case v >= numVars || Table[v].Name == "":
+		return "$?"
+	case v == HTTP || v == Cookie || v == Arg:
+		return "$" + Table[v].Name + "<name>"
+	}
+	return "$" + Table[v].Name
+}
+
+// Family is a variable named by a prefix and a name ($http_<name>).
+func (v Var) Family() bool { return v == HTTP || v == Cookie || v == Arg }
+
+// byName finds an exact name of the table.
+var byName = func() map[string]Var {
+	m := make(map[string]Var)
+	for v := Var(1); v < numVars; v++ {
+		if n := Table[v].Name; n != "" && v != Capture && !v.Family() {
+			m[n] = v
+		}
+	}
+	return m
+}()
+
+// Set is a set of variables: what a place expands.
+type Set uint64
+
+// Of is the set of vs.
+func Of(vs ...Var) Set {
+	var s Set
+	for _, v := range vs {
+		s |= 1 << v
+	}
+	return s
+}
+
+// Has reports whether s holds v.
+func (s Set) Has(v Var) bool { return s&(1<<v) != 0 }
+
+// Without is s less vs.
+func (s Set) Without(vs ...Var) Set { return s &^ Of(vs...) }
+
+// String lists s in the table's order: "$host, $scheme, $1 to $9".
+func (s Set) String() string {
+	var b strings.Builder
+	for v := Var(1); v < Unknown; v++ {
+		if s.Has(v) {
+			if b.Len() > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(v.String())
+		}
+	}
+	return b.String()
+}
+
+// Lookup finds name (without "$") among s: an exact name first, then a
+// family's prefix with a non-empty name after it.
+func (s Set) Lookup(name string) (Ref, bool) {
+	if v, ok := byName[name]; ok && s.Has(v) {
+		return Ref{Var: v}, true
+	}
+	for _, f := range [...]Var{HTTP, Cookie, Arg} {
+		if rest, ok := strings.CutPrefix(name, Table[f].Name); ok && rest != "" && s.Has(f) {
+			return Ref{Var: f, Name: rest}, true
+		}
+	}
+	if len(name) == 1 && name[0] >= '1' && name[0] <= '9' && s.Has(Capture) {
+		return Ref{Var: Capture, N: name[0] - '0'}, true
+	}
+	return Ref{}, false
+}

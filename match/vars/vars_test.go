@@ -1,0 +1,63 @@
+package vars
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	script := &Place{Name: "a test", Vars: Of(Host, Capture, HTTP, Args)}
+	tm, err := script.Parse("/$1x/${host}$12?$args&$http_x_y")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Template{{Lit: "/"}, {Ref: Ref{Var: Capture, N: 1}}, {Lit: "x/"}, {Ref: Ref{Var: Host}},
+		{Ref: Ref{Var: Capture, N: 1}}, {Lit: "2?"}, {Ref: Ref{Var: Args}}, {Lit: "&"}, {Ref: Ref{Var: HTTP, Name: "x_y"}}}
+	if len(tm) != len(want) {
+		t.Fatalf("got %+v", tm)
+	}
+	for i := range want {
+		if tm[i] != want[i] {
+			t.Fatalf("part %d: got %+v, want %+v", i, tm[i], want[i])
+		}
+	}
+	for in, msg := range map[string]string{
+		"$cookie_a": "$cookie_a is not a variable ramjet expands in a test (it expands $host, $args, $http_<name>, $1 to $9)",
+		"a$":        `a "$" names no variable (a test expands $host, $args, $http_<name>, $1 to $9)`,
+		"${host":    `"${" is not closed`,
+	} {
+		var e *Error
+		if _, err := script.Parse(in); !errors.As(err, &e) || err.Error() != msg {
+			t.Errorf("%q: got %v, want %s", in, err, msg)
+		}
+	}
+	native := &Place{Name: "a target", Vars: Of(Host, Capture), Syntax: Native}
+	if tm, err := native.Parse("${0}${host}"); err != nil || tm[0].Ref != (Ref{Var: Capture}) {
+		t.Errorf("native: %+v %v", tm, err)
+	}
+	if _, err := native.Parse("$1"); err == nil || err.Error() != `a "$" must start ${name} (a target expands ${host}, ${0} to ${9})` {
+		t.Errorf("native $1: %v", err)
+	}
+	log := &Place{Name: "the access log", Vars: Of(Host), Syntax: Log, Lenient: true}
+	tm, err = log.Parse("$ $host $12 $x $x")
+	if err != nil || len(tm.Unknown()) != 2 || tm.Unknown()[0] != "12" || tm[0].Lit != "$ " {
+		t.Errorf("log: %+v %v", tm, err)
+	}
+}
+
+// Every name of the table but the aliases' targets' is found again.
+func TestTable(t *testing.T) {
+	all := Set(1<<Unknown - 2)
+	for v := Var(1); v < Unknown; v++ {
+		name := Table[v].Name
+		if v.Family() {
+			name += "x"
+		}
+		if r, ok := all.Lookup(name); !ok || r.Var != v {
+			t.Errorf("%s: got %v", name, r.Var)
+		}
+		if Table[v].Means == "" && Table[v].Alias == None {
+			t.Errorf("%s says nothing of what it means", name)
+		}
+	}
+}

@@ -15,6 +15,11 @@
 #                   router-loop in CONFIGS)
 #   router-loop     the router behind router/h1, the controller's
 #                   own HTTP/1.1 server loop; only when named in CONFIGS
+#   controller      the example controller itself, offline (-manifests)
+#                   with the router's objects, access log off as nginx's;
+#                   only when named in CONFIGS. Against router-loop it
+#                   shows what an embedder serving the router with
+#                   router/h1 gets compared with the controller
 #   router-rawloop  the router behind a minimal HTTP/1.1 loop instead of
 #                   http.Server: a measuring device for what net/http's
 #                   server costs (upstreams/rawloop.go); only when named
@@ -40,7 +45,8 @@
 #
 # Everything listens on 127.0.0.1 (ports BASE_PORT=18080 and up); every
 # process it starts is stopped when it ends, and each stops by itself
-# after 30 minutes whatever happens.
+# after 30 minutes whatever happens (the controller under timeout(1),
+# whose CPU figures count its child).
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-5}
@@ -80,6 +86,9 @@ cleanup() {
 trap cleanup EXIT
 
 (cd "$root" && go build -o "$work/upstreams" ./examples/loadtest/upstreams)
+if [[ " $CONFIGS " == *" controller "* ]]; then
+	(cd "$root/examples/controller" && go build -o "$work/controller" .)
+fi
 
 backend=127.0.0.1:$BASE_PORT
 declare -A url proc
@@ -110,6 +119,15 @@ for c in $CONFIGS; do
 	router | router-nethttp | router-loop | router-rawloop | proxy) start "$c" -role "$c" -listen "$addr" -backend "$backend" ;;
 	router-[0-9]*) start "$c" -role router -ingresses "${c#router-}" -listen "$addr" -backend "$backend" ;;
 	router-loop-[0-9]*) start "$c" -role router-loop -ingresses "${c#router-loop-}" -listen "$addr" -backend "$backend" ;;
+	controller)
+		"$work/upstreams" -role manifests -backend "$backend" >"$work/controller.yaml"
+		"${pin_proxy[@]}" timeout 30m "$work/controller" -manifests "$work/controller.yaml" -http-addr "$addr" -debug-addr "" \
+			-enable-access-log=false >"$work/controller.out" 2>&1 &
+		pids+=($!)
+		proc[controller]=$!
+		for _ in $(seq 300); do curl -sf "http://$addr/" >/dev/null 2>&1 && break; sleep 0.1; done
+		curl -sf "http://$addr/" >/dev/null || { echo "compare.sh: controller did not start:" >&2; cat "$work/controller.out" >&2; exit 1; }
+		;;
 	nginx)
 		if ! command -v nginx >/dev/null; then
 			echo "compare.sh: nginx is not installed: left out" >&2
@@ -250,4 +268,4 @@ for c in "${configs[@]}"; do
 	echo "| median | $c | $(col rate "$c" %.0f) | $(col rate "$c" - ratio) | $(col p99 "$c" %.2f) | $(col p99 "$c" - ratio) | $pc | $vc | $(col bcpu "$c" %.1f) |"
 done
 echo
-echo "Budgets (issue 26, quiet machine): router ≥ 0.85× nginx req/s, p99 ≤ 1.2× nginx's, proxy CPU per request ≤ 1.2× nginx's; router-N within 3% of router (router-loop-N of router-loop)."
+echo "Budgets (issue 26, quiet machine): router ≥ 0.85× nginx req/s, p99 ≤ 1.2× nginx's, proxy CPU per request ≤ 1.2× nginx's; router-N within 3% of router (router-loop-N of router-loop); router-loop (an embedder's router/h1 server) within 3% of controller (issue 35)."

@@ -18,6 +18,9 @@
 //	                    device standing for a server loop of the
 //	                    controller's own (see rawloop.go), instead of
 //	                    http.Server
+//	-role manifests     prints the routers' objects as YAML, for the
+//	                    example controller's -manifests (compare.sh's
+//	                    controller config)
 //
 // It listens on -listen, which must be a loopback address, prints "ready"
 // once it does and exits on SIGINT/SIGTERM, or by itself after -max.
@@ -49,7 +52,7 @@ import (
 )
 
 func main() {
-	role := flag.String("role", "", "backend, router, router-nethttp, router-loop, router-rawloop or proxy")
+	role := flag.String("role", "", "backend, router, router-nethttp, router-loop, router-rawloop, proxy, or manifests (print the routers' objects as YAML for the example controller)")
 	listen := flag.String("listen", "127.0.0.1:18080", "address to serve on")
 	backend := flag.String("backend", "127.0.0.1:18080", "backend address (proxies)")
 	ingresses := flag.Int("ingresses", 1, "Ingresses loaded in the router: the catch-all and N-1 for hosts of their own")
@@ -71,6 +74,10 @@ func run(role, listen, backendAddr string, ingresses, size int, maxRun time.Dura
 	}
 	if ingresses < 1 {
 		return fmt.Errorf("-ingresses %d: at least the catch-all", ingresses)
+	}
+	if role == "manifests" {
+		_, err := io.WriteString(os.Stdout, manifests(backendAddr, ingresses))
+		return err
 	}
 	h, cleanup, err := handler(role, backendAddr, ingresses, size)
 	if err != nil {
@@ -170,6 +177,16 @@ func handler(role, backendAddr string, ingresses, size int) (http.Handler, func(
 // Service, each for a host of its own, which requests to the catch-all
 // never match.
 func snapshot(backendAddr string, n int) compile.Snapshot {
+	s, _, err := manifest.Decode("upstreams.yaml", []byte(manifests(backendAddr, n)))
+	if err != nil {
+		panic(err) // the document is built from constants
+	}
+	return *s
+}
+
+// manifests is snapshot's objects as one YAML document, as the example
+// controller reads them with -manifests (role manifests prints it).
+func manifests(backendAddr string, n int) string {
 	ip, port, _ := net.SplitHostPort(backendAddr)
 	var doc strings.Builder
 	fmt.Fprintf(&doc, `
@@ -210,9 +227,5 @@ spec:
     http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: backend, port: {number: 80}}}}, {path: /api/v%[1]d, pathType: Prefix, backend: {service: {name: backend, port: {number: 80}}}}]}
 `, i)
 	}
-	s, _, err := manifest.Decode("upstreams.yaml", []byte(doc.String()))
-	if err != nil {
-		panic(err) // the document is built from constants
-	}
-	return *s
+	return doc.String()
 }

@@ -139,6 +139,8 @@ endpoints: [{addresses: [127.0.0.1]}]
 }
 
 // startStreams serves manifests offline with the services ConfigMaps.
+// The instance is stopped at the test's end unless the test waited for
+// it (waited).
 func startStreams(t *testing.T, manifests string, tweak func(*config)) (*instance, context.CancelFunc, string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -159,10 +161,15 @@ func startStreams(t *testing.T, manifests string, tweak func(*config)) (*instanc
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		cancel()
-		_ = inst.Wait()
+		if !waited[inst] {
+			_ = inst.Wait()
+		}
 	})
 	return inst, cancel, dir
 }
+
+// waited are the instances a test waited for itself.
+var waited = map[*instance]bool{}
 
 func dialLine(t *testing.T, addr string) (net.Conn, *bufio.Reader, string) {
 	t.Helper()
@@ -309,4 +316,212 @@ func TestStreamTCPIdleTimeout(t *testing.T) {
 		t.Fatal("an idle connection stayed open")
 	}
 	active.Close()
+}
+
+// startUDPBackend answers each datagram "<name> <payload>".
+func startUDPBackend(t *testing.T, name string) string {
+	t.Helper()
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			n, from, err := c.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				return
+			}
+			c.WriteToUDPAddrPort(append([]byte(name+" "), buf[:n]...), from)
+		}
+	}()
+	_, p, _ := net.SplitHostPort(c.LocalAddr().String())
+	return p
+}
+
+func udpAsk(t *testing.T, c *net.UDPConn, to *net.UDPAddr, q string) (string, *net.UDPAddr) {
+	t.Helper()
+	_, err := c.WriteToUDP([]byte(q), to)
+	require.NoError(t, err)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(3*time.Second)))
+	buf := make([]byte, 2048)
+	n, from, err := c.ReadFromUDP(buf)
+	require.NoError(t, err)
+	return string(buf[:n]), from
+}
+
+// A UDP service relays a DNS-like question and its answer, the answer
+// coming from the address the question went to; a flood of new client
+// addresses stops at the session bound and the sessions idle out.
+func TestStreamUDP(t *testing.T) {
+	dns := startUDPBackend(t, "dns")
+	p := streamPort(t, "udp")
+	cm := "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: ingress-nginx}\ndata: {proxy-stream-timeout: \"1\"}\n"
+	inst, _, _ := startStreams(t, streamManifests(nil, map[int]string{p: "default/echo:53"}, nil, dns, cm), func(c *config) {
+		c.configMap = &types.NamespacedName{Namespace: "ingress-nginx", Name: "cfg"}
+		c.udpMaxSessions = 16
+	})
+	relay := inst.streams.udp[int32(p)]
+	require.NotNil(t, relay)
+	to, err := net.ResolveUDPAddr("udp", inst.streams.Addrs()["udp/"+strconv.Itoa(p)])
+	require.NoError(t, err)
+
+	client, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	require.NoError(t, err)
+	defer client.Close()
+	for i := range 3 {
+		answer, from := udpAsk(t, client, to, "example.com? "+strconv.Itoa(i))
+		assert.Equal(t, "dns example.com? "+strconv.Itoa(i), answer)
+		assert.Equal(t, to.String(), from.String(), "answers come from the listening address")
+	}
+	assert.Equal(t, 1, relay.Sessions())
+
+	// The flood: 400 client addresses on 127.0.0.0/8 where the kernel
+	// lets a socket bind one, each sending a question.
+	sent := 0
+	for i := range 400 {
+		c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 1, byte(i/250), byte(1+i%250))})
+		if err != nil {
+			t.Skipf("cannot bind 127.1.x.y: %v", err)
+		}
+		_, err = c.WriteToUDP([]byte("flood"), to)
+		c.Close()
+		require.NoError(t, err)
+		sent++
+		assert.LessOrEqual(t, relay.Sessions(), 16, "the table never exceeds its bound")
+	}
+	require.Eventually(t, func() bool { return relay.Sessions() == 16 }, 3*time.Second, 10*time.Millisecond)
+	// Sessions idle out after proxy-stream-timeout, and a client gets in again.
+	require.Eventually(t, func() bool { return relay.Sessions() == 0 }, 5*time.Second, 50*time.Millisecond)
+	answer, _ := udpAsk(t, client, to, "after")
+	assert.Equal(t, "dns after", answer)
+}
+
+// An endpoint rollout: connections opened before it keep their endpoint
+// and work on; connections during it all succeed; after it, new ones go
+// to the new endpoint. A port added later waits for a restart; one
+// removed closes its connections.
+func TestStreamTCPRollout(t *testing.T) {
+	a := startTCPBackend(t, "a", false)
+	b := startTCPBackend(t, "b", false)
+	p, added := streamPort(t, "tcp"), streamPort(t, "tcp")
+	inst, _, dir := startStreams(t, streamManifests(map[int]string{p: "default/echo:9000"}, nil, []string{a.port()}, "", ""), nil)
+	addr := inst.streams.Addrs()["tcp/"+strconv.Itoa(p)]
+
+	type open struct {
+		c  net.Conn
+		br *bufio.Reader
+	}
+	var before []open
+	for range 5 {
+		c, br, hello := dialLine(t, addr)
+		require.Equal(t, "hello from a \n", hello)
+		require.NoError(t, c.SetDeadline(time.Time{}))
+		before = append(before, open{c, br})
+	}
+
+	stop := make(chan struct{})
+	var failures, dials int
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+			dials++
+			if err != nil {
+				failures++
+				continue
+			}
+			c.SetDeadline(time.Now().Add(2 * time.Second))
+			if _, err := bufio.NewReader(c).ReadString('\n'); err != nil {
+				failures++
+			}
+			c.Close()
+		}
+	})
+	writeFile(t, filepath.Join(dir, "app.yaml"), streamManifests(map[int]string{p: "default/echo:9000", added: "default/echo:9000"}, nil, []string{b.port()}, "", ""))
+	require.Eventually(t, func() bool {
+		c, _, hello := dialLine(t, addr)
+		c.Close()
+		return hello == "hello from b \n"
+	}, 5*time.Second, 20*time.Millisecond)
+	close(stop)
+	wg.Wait()
+	assert.Zero(t, failures, "of %d connections during the rollout", dials)
+	for i, o := range before {
+		o.c.SetDeadline(time.Now().Add(2 * time.Second))
+		fmt.Fprintf(o.c, "still %d\n", i)
+		line, err := o.br.ReadString('\n')
+		require.NoError(t, err)
+		assert.Equal(t, fmt.Sprintf("a: still %d\n", i), line)
+		o.c.Close()
+	}
+
+	inst.streams.mu.Lock()
+	assert.Equal(t, "new", inst.streams.warned[portKey{0, int32(added)}], "a new port warns")
+	assert.Nil(t, inst.streams.tcp[int32(added)], "and is not bound until a restart")
+	inst.streams.mu.Unlock()
+
+	// The entry goes: its port closes connections at once.
+	writeFile(t, filepath.Join(dir, "app.yaml"), streamManifests(nil, nil, []string{b.port()}, "", ""))
+	require.Eventually(t, func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			return false
+		}
+		defer c.Close()
+		c.SetReadDeadline(time.Now().Add(time.Second))
+		_, err = c.Read(make([]byte, 1))
+		return err == io.EOF
+	}, 5*time.Second, 20*time.Millisecond)
+}
+
+// On shutdown the listeners stop accepting; an open connection finishes
+// on its own within the shutdown timeout, one that does not is closed
+// when it runs out.
+func TestStreamDrain(t *testing.T) {
+	b := startTCPBackend(t, "b", false)
+	p := streamPort(t, "tcp")
+	inst, cancel, _ := startStreams(t, streamManifests(map[int]string{p: "default/echo:9000"}, nil, []string{b.port()}, "", ""), func(c *config) {
+		c.shutdownTimeout = 3 * time.Second
+	})
+	addr := inst.streams.Addrs()["tcp/"+strconv.Itoa(p)]
+	c, br, _ := dialLine(t, addr)
+	cancel()
+	require.Eventually(t, func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	}, 2*time.Second, 10*time.Millisecond, "the listener closes")
+	fmt.Fprintf(c, "during\n")
+	line, err := br.ReadString('\n')
+	require.NoError(t, err)
+	assert.Equal(t, "b: during\n", line, "the open connection is served on")
+	began := time.Now()
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		c.Close()
+	}()
+	waited[inst] = true
+	require.NoError(t, inst.Wait())
+	assert.Less(t, time.Since(began), 2*time.Second, "shutdown ends once the connection does")
+
+	// A connection that outlives the timeout is closed.
+	inst2, cancel2, _ := startStreams(t, streamManifests(map[int]string{p: "default/echo:9000"}, nil, []string{b.port()}, "", ""), func(c *config) {
+		c.shutdownTimeout = 500 * time.Millisecond
+	})
+	c, br, _ = dialLine(t, inst2.streams.Addrs()["tcp/"+strconv.Itoa(p)])
+	cancel2()
+	waited[inst2] = true
+	err = inst2.Wait()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "TCP connections were still open")
+	_, err = br.ReadString('\n')
+	assert.Error(t, err, "closed at the timeout")
+	c.Close()
 }

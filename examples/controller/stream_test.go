@@ -22,7 +22,7 @@ import (
 )
 
 // streamPort returns a port no listener of proto holds on 127.0.0.1 now.
-func streamPort(t *testing.T, proto string) int {
+func streamPort(t testing.TB, proto string) int {
 	t.Helper()
 	if proto == "udp" {
 		c, err := net.ListenPacket("udp", "127.0.0.1:0")
@@ -141,10 +141,10 @@ endpoints: [{addresses: [127.0.0.1]}]
 // startStreams serves manifests offline with the services ConfigMaps.
 // The instance is stopped at the test's end unless the test waited for
 // it (waited).
-func startStreams(t *testing.T, manifests string, tweak func(*config)) (*instance, context.CancelFunc, string) {
+func startStreams(t testing.TB, manifests string, tweak func(*config)) (*instance, context.CancelFunc, string) {
 	t.Helper()
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "app.yaml"), manifests)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "app.yaml"), []byte(manifests), 0o644))
 	cfg := config{
 		manifests:    dir,
 		httpAddr:     "127.0.0.1:0",

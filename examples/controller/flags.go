@@ -360,7 +360,6 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 	if c.udpMaxSessions < 1 {
 		return config{}, fmt.Errorf("%w: -udp-max-sessions %d: must be at least 1", errUsage, c.udpMaxSessions)
 	}
-	c.options.ReservedPorts = ownPorts(c.httpAddr, c.httpsAddr, c.debugAddr)
 	if err := c.options.Validate(); err != nil {
 		return config{}, fmt.Errorf("%w: %v", errUsage, err)
 	}

@@ -46,6 +46,8 @@ type streams struct {
 	trusted     []netip.Prefix
 	maxSessions int
 	metrics     *streamMetrics // nil without -enable-metrics
+	// endpoint maps an endpoint to the address dialled (config.streamEndpoint).
+	endpoint func(string) string
 
 	mu      sync.Mutex
 	started bool
@@ -76,7 +78,7 @@ func newStreams(cfg config, rt *router.Router, log *slog.Logger, m *metrics) *st
 	}
 	return &streams{
 		rt: rt, log: log, host: host, trusted: cfg.proxyRealIPCIDR, maxSessions: max,
-		metrics: m.streamMetrics(),
+		metrics: m.streamMetrics(), endpoint: cfg.streamEndpoint,
 		tcp:     make(map[int32]*tcpListener), udp: make(map[int32]*udpRelay),
 		warned: make(map[portKey]string), conns: make(map[*tcpConn]struct{}),
 	}
@@ -248,6 +250,14 @@ func (s *streams) Shutdown(ctx context.Context) error {
 	s.mu.Unlock()
 	<-done
 	return fmt.Errorf("streams: %d TCP connections were still open when the shutdown timeout ran out", n)
+}
+
+// dialAddr is the address endpoint addr is reached at.
+func (s *streams) dialAddr(addr string) string {
+	if s.endpoint != nil {
+		return s.endpoint(addr)
+	}
+	return addr
 }
 
 // trustedPeer reports whether a PROXY header from peer names the client.

@@ -80,7 +80,7 @@ func (l *tcpListener) serve(c *net.TCPConn) {
 		m.failed("no_endpoint")
 		return
 	}
-	backend, ep, err := dialStream(route)
+	backend, ep, err := dialStream(route, l.s.dialAddr)
 	if err != nil {
 		m.failed("connect")
 		l.s.log.Debug("tcp service: no endpoint could be reached; connection closed", "port", l.port, "err", err)
@@ -138,7 +138,7 @@ func readProxyHeader(c net.Conn, timeout time.Duration) (src net.Addr, rest []by
 // gives (proxy-stream-next-upstream), at most NextUpstreamTries tries
 // within NextUpstreamTimeout. The endpoint counts as in flight until its
 // Release.
-func dialStream(route router.Stream) (*net.TCPConn, balance.Endpoint, error) {
+func dialStream(route router.Stream, dialAddr func(string) string) (*net.TCPConn, balance.Endpoint, error) {
 	st := route.Settings
 	tries := 1
 	var deadline time.Time
@@ -160,7 +160,7 @@ func dialStream(route router.Stream) (*net.TCPConn, balance.Endpoint, error) {
 			break
 		}
 		d := net.Dialer{Timeout: st.ConnectTimeout, Deadline: deadline}
-		conn, err := d.DialContext(context.Background(), "tcp", e.Addr)
+		conn, err := d.DialContext(context.Background(), "tcp", dialAddr(e.Addr))
 		if err == nil {
 			return conn.(*net.TCPConn), e, nil
 		}

@@ -203,7 +203,7 @@ func (s *udpSession) begin() bool {
 		m.failed("no_endpoint")
 		return false
 	}
-	to, err := netip.ParseAddrPort(e.Addr)
+	to, err := netip.ParseAddrPort(s.r.s.dialAddr(e.Addr))
 	if err != nil {
 		e.Release()
 		m.failed("no_endpoint")

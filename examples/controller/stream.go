@@ -79,7 +79,7 @@ func newStreams(cfg config, rt *router.Router, log *slog.Logger, m *metrics) *st
 	return &streams{
 		rt: rt, log: log, host: host, trusted: cfg.proxyRealIPCIDR, maxSessions: max,
 		metrics: m.streamMetrics(), endpoint: cfg.streamEndpoint,
-		tcp:     make(map[int32]*tcpListener), udp: make(map[int32]*udpRelay),
+		tcp: make(map[int32]*tcpListener), udp: make(map[int32]*udpRelay),
 		warned: make(map[portKey]string), conns: make(map[*tcpConn]struct{}),
 	}
 }

@@ -53,11 +53,11 @@ func (m *metrics) streamMetrics() *streamMetrics {
 // entry so that counting a chunk or a datagram is an atomic addition. A
 // nil *serviceMetrics counts nothing.
 type serviceMetrics struct {
-	sm                      *streamMetrics
-	labels                  []string
-	conns                   prometheus.Counter
-	active                  prometheus.Gauge
-	bytesIn, bytesOut       prometheus.Counter
+	sm                *streamMetrics
+	labels            []string
+	conns             prometheus.Counter
+	active            prometheus.Gauge
+	bytesIn, bytesOut prometheus.Counter
 }
 
 func (sm *streamMetrics) service(svc *match.L4Service) *serviceMetrics {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -524,4 +525,50 @@ func TestStreamDrain(t *testing.T) {
 	_, err = br.ReadString('\n')
 	assert.Error(t, err, "closed at the timeout")
 	c.Close()
+}
+
+// The stream series count connections, bytes both ways and errors per
+// service.
+func TestStreamMetrics(t *testing.T) {
+	b := startTCPBackend(t, "b", false)
+	p, missing := streamPort(t, "tcp"), streamPort(t, "tcp")
+	inst, _, _ := startStreams(t, streamManifests(map[int]string{p: "default/echo:9000", missing: "default/nothing:1"}, nil, []string{b.port()}, "", ""), func(c *config) {
+		c.enableMetrics = true
+	})
+	c, br, _ := dialLine(t, inst.streams.Addrs()["tcp/"+strconv.Itoa(p)])
+	fmt.Fprintf(c, "12345\n")
+	_, err := br.ReadString('\n')
+	require.NoError(t, err)
+	c.Close()
+	c, err = net.Dial("tcp", inst.streams.Addrs()["tcp/"+strconv.Itoa(missing)])
+	require.NoError(t, err)
+	c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	_, err = c.Read(make([]byte, 1))
+	assert.Error(t, err, "a missing Service's connections are closed")
+	c.Close()
+
+	labels := fmt.Sprintf(`namespace="default",port="%d",protocol="tcp",service="echo"`, p)
+	var body string
+	require.Eventually(t, func() bool {
+		resp, err := httpGet("http://" + inst.DebugAddr + "/metrics")
+		if err != nil {
+			return false
+		}
+		body = resp
+		return strings.Contains(body, `ramjet_stream_bytes_total{controller_class="ramjet",controller_namespace="",controller_pod="",direction="in",`+labels+`} 6`) &&
+			strings.Contains(body, `ramjet_stream_active_connections{controller_class="ramjet",controller_namespace="",controller_pod="",`+labels+`} 0`)
+	}, 5*time.Second, 20*time.Millisecond, "metrics:\n%s", body)
+	assert.Contains(t, body, `ramjet_stream_connections_total{controller_class="ramjet",controller_namespace="",controller_pod="",`+labels+`} 1`)
+	assert.Regexp(t, `ramjet_stream_bytes_total\{[^}]*direction="out",`+labels+`\} \d+`, body)
+	assert.Contains(t, body, fmt.Sprintf(`ramjet_stream_errors_total{controller_class="ramjet",controller_namespace="",controller_pod="",namespace="default",port="%d",protocol="tcp",reason="no_endpoint",service="nothing"} 1`, missing))
+}
+
+func httpGet(url string) (string, error) {
+	resp, err := (&http.Client{Timeout: 2 * time.Second}).Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
 }

@@ -2299,6 +2299,16 @@
 //     there, Server: ramjet here (no version: it tells an attacker
 //     nothing and a client relies on none). With "false", the default,
 //     neither sends one, and neither passes a backend's on.
+//   - TCP and UDP services (§22): an entry whose Service or port is
+//     missing, or without ready endpoints, is dropped there, so its port
+//     stops listening until the next reload; here it stays in the table
+//     (ServiceNotFound, ServicePortNotFound) and its port closes
+//     connections until the Service comes. A port added later is served
+//     there after a reload, here after a restart (logged). With
+//     ":PROXY:PROXY" the backend's header names the load balancer there
+//     unless enable-real-ip, the client from the decoded header here. A
+//     half-closed TCP connection is closed both ways there (nginx's
+//     proxy_half_close off), kept open the other way here.
 //
 // Kept on purpose, with a warning, because migrating users depend on it: a
 // Service port referenced by its targetPort string still resolves

@@ -48,6 +48,7 @@ func shuffled(rng *rand.Rand, s compile.Snapshot) compile.Snapshot {
 		Services:       shuffle(rng, s.Services),
 		EndpointSlices: shuffle(rng, s.EndpointSlices),
 		Secrets:        shuffle(rng, s.Secrets),
+		ConfigMaps:     shuffle(rng, s.ConfigMaps),
 	}
 }
 

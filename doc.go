@@ -2299,6 +2299,16 @@
 //     there, Server: ramjet here (no version: it tells an attacker
 //     nothing and a client relies on none). With "false", the default,
 //     neither sends one, and neither passes a backend's on.
+//   - TCP and UDP services (§22): an entry whose Service or port is
+//     missing, or without ready endpoints, is dropped there, so its port
+//     stops listening until the next reload; here it stays in the table
+//     (ServiceNotFound, ServicePortNotFound) and its port closes
+//     connections until the Service comes. A port added later is served
+//     there after a reload, here after a restart (logged). With
+//     ":PROXY:PROXY" the backend's header names the load balancer there
+//     unless enable-real-ip, the client from the decoded header here. A
+//     half-closed TCP connection is closed both ways there (nginx's
+//     proxy_half_close off), kept open the other way here.
 //
 // Kept on purpose, with a warning, because migrating users depend on it: a
 // Service port referenced by its targetPort string still resolves
@@ -2531,4 +2541,86 @@
 //   - HTTPRouteRetry (Extended): 1 test, 11 requests not served yet
 //   - HTTPRouteSchemeRedirect (Extended): 1 test
 //   - ReferenceGrant (Core): 4 tests, 1 request checked by Go tests
+//
+// # 22. TCP and UDP services
+//
+// ingress-nginx's --tcp-services-configmap and --udp-services-configmap
+// name ConfigMaps whose entries expose Services on raw ports:
+//
+//	"<port>": "<namespace>/<service>:<port>[:PROXY][:PROXY]"
+//
+// compile.Options.TCPServices and UDPServices name them ("namespace/name"
+// of a ConfigMap among Snapshot.ConfigMaps); each entry becomes a
+// match.L4Service of the table (Table.L4Services, Table.L4Service), with
+// the table's digest (an optional part: a table without them keeps its
+// digest) and text ("l4 tcp 5432 -> db/postgres:5432 Serving ..." lines
+// after the certificates, then one "l4-settings" line). Read as
+// ingress-nginx's getStreamServices reads them:
+//
+//   - The key is the port listened on, in decimal, 1–65535; a port in
+//     Options.ReservedPorts (the embedder's own listeners) is refused, as
+//     ingress-nginx refuses its own; of two keys naming one port ("9000",
+//     "09000") the first in key order serves.
+//   - The Service port is matched by number when the entry gives one,
+//     else by name, among the Service's ports of the ConfigMap's protocol
+//     (unset is TCP), so "kube-system/kube-dns:53" in the UDP ConfigMap is
+//     the UDP port 53. Endpoints come from the EndpointSlice port of that
+//     name and protocol, with §8's readiness, duplicate and address rules
+//     (an endpoint that can never be a pod warns EndpointRejected).
+//   - The third part "PROXY" (any case) makes every connection start with
+//     a PROXY protocol header (v1 or v2) giving the client's address; the
+//     fourth, in an entry of exactly four parts, sends a v1 header naming
+//     the client to the backend. "ns/svc:80::PROXY" sends without
+//     decoding. Both apply to TCP only; in the UDP ConfigMap, and a part
+//     that is not "PROXY" or follows the fourth, they are ignored as
+//     ingress-nginx ignores them, with L4ServicePartIgnored.
+//   - A malformed key or value (not "namespace/service:port", a namespace,
+//     name or port the API server would refuse) warns L4ServiceRejected on
+//     the entry's data[key] and only that entry is left out. A missing
+//     ConfigMap warns L4ServicesNotFound.
+//   - A missing Service or port warns ServiceNotFound or
+//     ServicePortNotFound on the entry, an ExternalName Service
+//     ExternalNameUnsupported (as §8). Unlike ingress-nginx, which then
+//     drops the entry (and so stops listening on its port), the entry stays
+//     in the table with that state and no endpoints: its port is listened
+//     on from the start and its connections are closed until the Service
+//     comes, with no restart.
+//   - Balancing is round-robin (ingress-nginx's stream balancer knows no
+//     other), through the balance package like an HTTP backend's: the
+//     backend's ID is ingress-nginx's upstream name
+//     ("tcp-<namespace>-<service>-<port>"), and a connection (or UDP
+//     session) counts as in flight on its endpoint's address for as long as
+//     it lasts, shared with HTTP requests to that address (§9).
+//
+// The ConfigMap's proxy-stream-* keys set match.StreamSettings, which
+// every service follows, with ingress-nginx's defaults: proxy-stream-timeout
+// (600s: a connection or UDP session idle that long both ways is closed),
+// proxy-stream-next-upstream (on), -next-upstream-tries (3) and
+// -next-upstream-timeout (600s) (a failed dial goes on to another
+// endpoint within those bounds; 0 no bound), proxy-stream-responses (1:
+// a UDP session ends once each datagram sent got that many back). A bare
+// number is seconds, as nginx reads it. The connect timeout is nginx's
+// stream default, 60s, which ingress-nginx does not change.
+//
+// The listeners are the example controller's (examples/controller, README
+// "TCP and UDP services"): one TCP and one UDP listener per port, bound when
+// the first table is published, on the host of -http-addr. A port that
+// appears in a later table warns that a restart is needed, as
+// ingress-nginx reloads nginx for it; one that disappears closes its
+// connections at once until the restart. TCP connections are spliced
+// (splice(2) on Linux: no copy through user space, no allocation per
+// read); with the PROXY protocol from clients a header must come within
+// 5 s, and its source is the client's address when the peer is trusted
+// by -proxy-real-ip-cidr (none given: every peer, ingress-nginx's default
+// 0.0.0.0/0). ingress-nginx sends the backend the client address of a
+// decoded header only with enable-real-ip; ramjet always does (§19). A
+// half-closed connection stays open the other way (nginx's
+// proxy_half_close off closes both). UDP datagrams are relayed per client
+// address through a session of their own, answers sent back from the
+// listening socket; the session table is bounded
+// (-udp-max-sessions), so a flood of new client addresses is dropped at
+// the bound rather than growing memory. Every rebuild's endpoints apply to
+// new connections and sessions; those already open keep theirs. On
+// shutdown the listeners stop accepting when the drain period ends and
+// open connections get the shutdown timeout to finish.
 package ramjet

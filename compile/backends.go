@@ -228,12 +228,18 @@ func decimal(s string) (int, bool) {
 // parsed, so two spellings of one IPv6 address are one endpoint), and the
 // list is sorted by address, then port.
 func (b *builder) endpoints(e *serviceEntry, portName string) []string {
+	return b.endpointsOf(e, portName, "")
+}
+
+// endpointsOf is endpoints among the slice ports of protocol proto (TCP
+// when a port has none); "" for any, as HTTP backends read them.
+func (b *builder) endpointsOf(e *serviceEntry, portName string, proto corev1.Protocol) []string {
 	addrs := b.endpointBuf[:0]
 	for _, sl := range e.slices {
 		if sl.AddressType != discoveryv1.AddressTypeIPv4 && sl.AddressType != discoveryv1.AddressTypeIPv6 {
 			continue
 		}
-		port := slicePort(sl, portName)
+		port := slicePort(sl, portName, proto)
 		if port == 0 {
 			continue
 		}
@@ -399,14 +405,15 @@ func embeddedIPv4(a netip.Addr) []embedded {
 	return nil
 }
 
-// slicePort returns the number of the slice port called portName, or 0.
-func slicePort(sl *discoveryv1.EndpointSlice, portName string) uint16 {
+// slicePort returns the number of the slice port called portName, of
+// protocol proto unless that is "", or 0.
+func slicePort(sl *discoveryv1.EndpointSlice, portName string, proto corev1.Protocol) uint16 {
 	for _, p := range sl.Ports {
 		n := ""
 		if p.Name != nil {
 			n = *p.Name
 		}
-		if n != portName {
+		if n != portName || proto != "" && slicePortProtocol(p) != proto {
 			continue
 		}
 		if p.Port == nil || *p.Port < 1 || *p.Port > 65535 {

@@ -82,6 +82,7 @@ var buildSteps = []func(*builder){
 	(*builder).applyTLSEnds,               // §11, §12: backend TLS, client certificates, passthrough
 	(*builder).applyResponses,             // §11: error pages, bandwidth, mirror, logs of every location
 	(*builder).applySnippets,              // §11.9: snippets' translations on routes and hosts
+	(*builder).buildL4Services,            // §22: TCP and UDP services
 	(*builder).assemble,                   // match.New: the table and its digest (§15)
 }
 
@@ -188,6 +189,8 @@ type builder struct {
 
 	warnings []Warning
 	table    *match.Table
+	// l4 are the TCP and UDP services (stream.go).
+	l4 []*match.L4Service
 
 	// globalAuthX is Options.GlobalAuth parsed (authoptions.go).
 	globalAuthX    *match.ExternalAuth
@@ -220,11 +223,13 @@ func (b *builder) assemble() {
 		}
 	}
 	table, err := match.New(match.Spec{
-		VirtualHosts: hosts,
-		Backends:     backends,
-		Certificates: b.certs,
-		TLSHosts:     b.tlsHosts,
-		Inputs:       b.opts.digestInputs(),
+		VirtualHosts:   hosts,
+		Backends:       backends,
+		Certificates:   b.certs,
+		TLSHosts:       b.tlsHosts,
+		Inputs:         b.opts.digestInputs(),
+		L4Services:     b.l4,
+		StreamSettings: b.opts.StreamSettings,
 	})
 	if err != nil {
 		// Every value here came from match's constructors or was checked

@@ -171,7 +171,6 @@ var ConfigMapUnsupported = map[string]string{
 	"server-snippet":                "snippets are not read",
 	"no-auth-locations":             "authentication applies to every location",
 	"proxy-redirect-from":           "Location headers are passed unchanged",
-	"proxy-stream-responses":        "UDP only",
 	"large-client-header-buffers":   "headers up to Go's limit (1 MiB) are read",
 	"client-header-timeout":         "the router's header timeout applies",
 	"client-body-timeout":           "the router's body timeout (60 s) applies",

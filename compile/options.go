@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"ramjet.dev/ramjet/classify"
+	"ramjet.dev/ramjet/match"
 )
 
 // Defaults of SPEC §1.
@@ -151,6 +152,18 @@ type Options struct {
 	// under either prefix (ramjet.dev/ winning), they are carried into the
 	// table on its routes under the name alone, and never warned about.
 	ExtensionKeys []string
+	// TCPServices and UDPServices are ingress-nginx's
+	// --tcp-services-configmap and --udp-services-configmap: "namespace/name"
+	// of a ConfigMap among the snapshot's whose entries are the table's TCP
+	// and UDP services (SPEC §22, stream.go); "" for none.
+	TCPServices, UDPServices string
+	// ReservedPorts are the ports the embedder listens on itself (HTTP,
+	// HTTPS, metrics): an entry naming one is refused, as ingress-nginx
+	// refuses its own ports.
+	ReservedPorts []int
+	// StreamSettings are the proxy-stream-* keys of the ConfigMap (nil:
+	// ingress-nginx's defaults, match.DefaultStreamSettings).
+	StreamSettings *match.StreamSettings
 }
 
 // Validate reports the first malformed option, naming it.
@@ -182,6 +195,15 @@ func (o Options) Validate() error {
 	case "", "critical", "high", "medium", "low":
 	default:
 		return fmt.Errorf("option annotations-risk-level %q: not Critical, High, Medium or Low", o.AnnotationsRiskLevel)
+	}
+	for _, ref := range []struct{ flag, v string }{{"tcp-services-configmap", o.TCPServices}, {"udp-services-configmap", o.UDPServices}} {
+		if ref.v == "" {
+			continue
+		}
+		ns, name, ok := strings.Cut(ref.v, "/")
+		if !ok || len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
+			return fmt.Errorf("option %s %q: want namespace/name of a ConfigMap", ref.flag, ref.v)
+		}
 	}
 	if err := o.validateExtensionPrefixes(); err != nil {
 		return err

@@ -54,6 +54,9 @@ var reasonSeverity = map[Reason]Severity{
 	ConfigMapKeyIgnored:     Cosmetic,
 	ConfigMapKeyUnsupported: FeatureMissing, // by key: configMapSeverity
 	AnnotationUnanchored:    Cosmetic,       // served as ingress-nginx matches it
+	L4ServiceRejected:       Cosmetic,       // ingress-nginx serves no such entry either
+	L4ServicePartIgnored:    Cosmetic,       // ignored as ingress-nginx ignores it
+	L4ServicesNotFound:      Cosmetic,       // no TCP/UDP port under either
 }
 
 // asRamjetDoes are unsupported nginx annotations whose value asks for what

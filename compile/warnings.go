@@ -59,6 +59,15 @@ const (
 	// anywhere in what it tests, as under ingress-nginx, where the value
 	// reads as an exact match (auth-tls-match-cn).
 	AnnotationUnanchored Reason = "AnnotationUnanchored"
+
+	// TCP and UDP services (SPEC §22), each about one entry of the
+	// ConfigMap (Field "data[port]"). L4ServiceRejected: the entry is not
+	// served (a malformed key or value, a port taken). L4ServicePartIgnored:
+	// a part of it is ignored, as ingress-nginx ignores it.
+	// L4ServicesNotFound: the ConfigMap a flag names does not exist.
+	L4ServiceRejected    Reason = "L4ServiceRejected"
+	L4ServicePartIgnored Reason = "L4ServicePartIgnored"
+	L4ServicesNotFound   Reason = "L4ServicesNotFound"
 )
 
 // Ref names a Kubernetes object: what a warning is about, or who won a

@@ -32,6 +32,11 @@ type Spec struct {
 	// content (compile's options). It is hashed into the digest before the
 	// table, so tables built under different inputs never share a digest.
 	Inputs []byte
+	// L4Services are the TCP and UDP services (SPEC §22), in any order;
+	// of two with one protocol and port the first given is kept.
+	// StreamSettings are their settings; nil: DefaultStreamSettings.
+	L4Services     []*L4Service
+	StreamSettings *StreamSettings
 }
 
 // New builds a Table from s in one step: it sorts the hosts, routes,
@@ -84,6 +89,9 @@ func New(s Spec) (*Table, error) {
 	t.indexCertificates(s.Certificates)
 	t.indexTLSHosts(s.TLSHosts)
 	t.indexPassthrough()
+	if err := t.indexL4(s.L4Services, s.StreamSettings); err != nil {
+		return nil, err
+	}
 	t.digest = digest(t, s.Inputs)
 	return t, nil
 }

@@ -53,6 +53,7 @@ var sections = []*section{
 	&conditionsSection,   // conditions.go
 	&splitSection,        // split.go
 	&deepWildcardSection, // wildcard.go
+	&streamSection,       // stream.go
 }
 
 // A digestPart is a share of the digest. One with no tag (the routing
@@ -67,6 +68,8 @@ type digestPart struct {
 	tag        string
 	hostHas    func(*VirtualHost) bool
 	backendHas func(*Backend) bool
+	// tableHas, for a part about the table as a whole, is asked once.
+	tableHas func(*Table) bool
 
 	// table encodes the part in one go, for a part that is not one entry
 	// per host, route and backend.
@@ -162,6 +165,8 @@ func (b *digestBlock) encode(e *encoder, t *Table) {
 // block's has predicates, by what they look at, with the block's bit.
 type presence struct {
 	always uint64 // blocks with no tag
+	// table are the blocks a tableHas predicate decides.
+	table []tableHas
 	// The blocks some host predicate asks for, and some backend
 	// predicate: when all are found, the walk stops.
 	hostBits, backendBits uint64
@@ -177,6 +182,10 @@ type (
 	backendHas struct {
 		bit uint64
 		has func(*Backend) bool
+	}
+	tableHas struct {
+		bit uint64
+		has func(*Table) bool
 	}
 )
 
@@ -199,6 +208,9 @@ func presenceOf(blocks []digestBlock) presence {
 				p.backend = append(p.backend, backendHas{bit, part.backendHas})
 				p.backendBits |= bit
 			}
+			if part.tableHas != nil {
+				p.table = append(p.table, tableHas{bit, part.tableHas})
+			}
 		}
 	}
 	return p
@@ -208,6 +220,11 @@ func presenceOf(blocks []digestBlock) presence {
 // hosts and backends that stops asking a block once it is found.
 func (p *presence) present(t *Table) uint64 {
 	found := p.always
+	for _, c := range p.table {
+		if c.has(t) {
+			found |= c.bit
+		}
+	}
 	for _, vh := range t.hosts {
 		if found&p.hostBits == p.hostBits {
 			break

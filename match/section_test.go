@@ -140,7 +140,7 @@ func TestSectionList(t *testing.T) {
 		}
 		if b.tag != "" {
 			p := b.parts[0]
-			assert.True(t, p.hostHas != nil || p.backendHas != nil, "tag %q: never present", b.tag)
+			assert.True(t, p.hostHas != nil || p.backendHas != nil || p.tableHas != nil, "tag %q: never present", b.tag)
 		}
 	}
 }

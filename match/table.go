@@ -354,6 +354,10 @@ type Table struct {
 	tlsExact      map[string]bool
 	tlsWildcard   map[string]bool // keyed by the suffix after "*."
 	passthrough   map[string]*Backend
+	// l4 are the TCP and UDP services by protocol and port, stream their
+	// settings (stream.go).
+	l4     []*L4Service
+	stream StreamSettings
 }
 
 // Digest is the hex SHA-256 of everything that affects a response

@@ -31,6 +31,9 @@ import (
 //	tls-host <name>                               sorted; plain HTTP to it is redirected
 //	certificate <secret> sha256:<fingerprint>     sorted by secret
 //	  host <name>
+//	l4 <tcp|udp> <port> -> <ns/name:port> <state>[ proxy-protocol-in][ proxy-protocol-out] from <source>
+//	  endpoint <ip:port>                          or "no ready endpoints"
+//	l4-settings timeout <d> connect-timeout <d> next-upstream <on|off> tries <n> next-upstream-timeout <d> responses <n>
 //
 // Fallback and route lines end in " force-ssl-redirect" or " ssl-redirect"
 // when plain HTTP is redirected there: forced, or on a tls host; then
@@ -152,6 +155,7 @@ func (t *Table) writeText(b *strings.Builder) {
 			b.WriteString("  host " + h + "\n")
 		}
 	}
+	t.writeL4Text(b)
 }
 
 // quoteText writes s bare unless that would be ambiguous on a line.

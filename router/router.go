@@ -660,6 +660,9 @@ func (r *Router) balancers(t *match.Table) map[*match.Backend]*balance.Balancer 
 			add(rt.Backend)
 		}
 	}
+	for s := range t.L4Services() {
+		add(s.Backend) // round-robin, as ingress-nginx's stream balancer (SPEC §22)
+	}
 	return m
 }
 

@@ -80,6 +80,24 @@ func claimOptions(fs *flag.FlagSet, o *translateOptions, snap *compile.Snapshot)
 	if note != "" {
 		notes = append(notes, note)
 	}
+	for _, sc := range []struct {
+		ref  *string
+		name string
+	}{{&opts.TCPServices, chartTCPServices}, {&opts.UDPServices, chartUDPServices}} {
+		if *sc.ref != "" {
+			continue
+		}
+		var found []string
+		for _, c := range snap.ConfigMaps {
+			if c.Name == sc.name {
+				found = append(found, c.Namespace+"/"+c.Name)
+			}
+		}
+		if len(found) == 1 {
+			*sc.ref = found[0]
+			notes = append(notes, "ConfigMap "+found[0]+" read as ingress-nginx's "+strings.TrimPrefix(sc.name, "ingress-nginx-")+" services ConfigMap")
+		}
+	}
 	if cm != nil {
 		var keep []string
 		fs.Visit(func(f *flag.Flag) {
@@ -92,6 +110,14 @@ func claimOptions(fs *flag.FlagSet, o *translateOptions, snap *compile.Snapshot)
 	}
 	return opts, notes
 }
+
+// chartTCPServices and chartUDPServices are the names the ingress-nginx
+// Helm chart gives the TCP and UDP services ConfigMaps (tcp and udp
+// values) for a release named ingress-nginx.
+const (
+	chartTCPServices = "ingress-nginx-tcp"
+	chartUDPServices = "ingress-nginx-udp"
+)
 
 // chartConfigMap is the name the ingress-nginx Helm chart gives its
 // ConfigMap (controller.config).

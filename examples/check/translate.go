@@ -24,9 +24,14 @@ type translateOptions struct {
 	// configMap is -configmap: namespace/name of the ingress-nginx
 	// ConfigMap among the manifests.
 	configMap string
+	// tcpServices and udpServices are -tcp-services-configmap and
+	// -udp-services-configmap (SPEC §22): namespace/name of ConfigMaps
+	// among the manifests; default: the chart's "<release>-tcp" and
+	// "<release>-udp" beside the ingress-nginx ConfigMap.
+	tcpServices, udpServices string
 }
 
-var translateFlagNames = []string{"ingress-class", "controller-name", "default-backend", "watch-ingress-without-class", "ssl-redirect", "allow-loopback-endpoints", "configmap", "allow-snippet-annotations", "annotations-risk-level", "enable-ssl-passthrough"}
+var translateFlagNames = []string{"ingress-class", "controller-name", "default-backend", "watch-ingress-without-class", "ssl-redirect", "allow-loopback-endpoints", "configmap", "allow-snippet-annotations", "annotations-risk-level", "enable-ssl-passthrough", "tcp-services-configmap", "udp-services-configmap"}
 
 func translateFlags(fs *flag.FlagSet) *translateOptions {
 	o := &translateOptions{}
@@ -39,6 +44,8 @@ func translateFlags(fs *flag.FlagSet) *translateOptions {
 	fs.BoolVar(&o.sslPassthrough, "enable-ssl-passthrough", false, "serve the ssl-passthrough annotation, as the controller's flag")
 	fs.BoolVar(&o.allowSnippets, "allow-snippet-annotations", false, "ingress-nginx's allow-snippet-annotations: snippets apply only with it and -annotations-risk-level Critical")
 	fs.StringVar(&o.riskLevel, "annotations-risk-level", "", "ingress-nginx's annotations-risk-level (Critical, High, Medium, Low; default High)")
+	fs.StringVar(&o.tcpServices, "tcp-services-configmap", "", "namespace/name of ingress-nginx's TCP services ConfigMap among the manifests (default: ingress-nginx-tcp, the chart's, if exactly one)")
+	fs.StringVar(&o.udpServices, "udp-services-configmap", "", "namespace/name of ingress-nginx's UDP services ConfigMap among the manifests (default: ingress-nginx-udp, the chart's, if exactly one)")
 	fs.StringVar(&o.configMap, "configmap", "", "namespace/name of the ingress-nginx ConfigMap among the manifests (default: the one named "+chartConfigMap+", if exactly one)")
 	return o
 }
@@ -62,6 +69,8 @@ func (o *translateOptions) compile() (compile.Options, error) {
 		EnableSSLPassthrough:     o.sslPassthrough,
 		AllowSnippetAnnotations:  o.allowSnippets,
 		AnnotationsRiskLevel:     o.riskLevel,
+		TCPServices:              o.tcpServices,
+		UDPServices:              o.udpServices,
 	}
 	if o.defaultBackend != "" {
 		ref, err := compile.ParseServiceRef(o.defaultBackend)
@@ -116,16 +125,34 @@ func runTranslate(paths []string, fs *flag.FlagSet, o *translateOptions, asJSON 
 // order (hosts by name, routes in precedence order, backends by ID), so
 // the same manifests always print the same document.
 type translated struct {
-	Digest       string               `json:"digest"`
-	Hosts        []jsonHost           `json:"hosts"`
-	Backends     []jsonBackend        `json:"backends"`
-	TLSHosts     []string             `json:"tlsHosts"`
-	Certificates []jsonCertificate    `json:"certificates"`
-	Warnings     []routertest.Warning `json:"warnings"`
+	Digest       string            `json:"digest"`
+	Hosts        []jsonHost        `json:"hosts"`
+	Backends     []jsonBackend     `json:"backends"`
+	TLSHosts     []string          `json:"tlsHosts"`
+	Certificates []jsonCertificate `json:"certificates"`
+	// L4Services are the TCP and UDP services (SPEC §22), TCP then UDP,
+	// by port.
+	L4Services []jsonL4Service      `json:"l4Services,omitempty"`
+	Warnings   []routertest.Warning `json:"warnings"`
 	// Claimed are the Ingresses compiled, "namespace/name", oldest first.
 	Claimed []string `json:"claimed"`
 	// Skipped are the objects of kinds ramjet does not read.
 	Skipped []string `json:"skipped"`
+}
+
+// jsonL4Service is a TCP or UDP service: the port listened on and the
+// Service port ("namespace/name:port" as the entry writes it).
+type jsonL4Service struct {
+	Protocol            string   `json:"protocol"`
+	Port                int32    `json:"port"`
+	Service             string   `json:"service"`
+	State               string   `json:"state"`
+	Endpoints           []string `json:"endpoints"`
+	DecodeProxyProtocol bool     `json:"decodeProxyProtocol"`
+	EncodeProxyProtocol bool     `json:"encodeProxyProtocol"`
+	// ConfigMap and Field name the entry: "namespace/name", "data[port]".
+	ConfigMap string `json:"configMap"`
+	Field     string `json:"field"`
 }
 
 type jsonHost struct {
@@ -222,6 +249,14 @@ func translation(res compile.Result, skipped []string) translated {
 	out.TLSHosts = append(out.TLSHosts, slices.Collect(t.TLSHosts())...)
 	for c := range t.Certificates() {
 		out.Certificates = append(out.Certificates, jsonCertificate{Secret: c.Secret, Hosts: append([]string{}, c.Hosts...), Fingerprint: c.Fingerprint})
+	}
+	for s := range t.L4Services() {
+		out.L4Services = append(out.L4Services, jsonL4Service{
+			Protocol: s.Protocol.String(), Port: s.Port, Service: s.Backend.Namespace + "/" + s.Backend.Name + ":" + s.ServicePort,
+			State: s.Backend.State.String(), Endpoints: append([]string{}, s.Backend.Endpoints...),
+			DecodeProxyProtocol: s.DecodeProxyProtocol, EncodeProxyProtocol: s.EncodeProxyProtocol,
+			ConfigMap: s.Source.Namespace + "/" + s.Source.Name, Field: s.Source.Field,
+		})
 	}
 	for _, w := range res.Warnings {
 		out.Warnings = append(out.Warnings, routertest.Warning{

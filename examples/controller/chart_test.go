@@ -273,8 +273,8 @@ func TestChart(t *testing.T) {
 		},
 		{
 			name:           "an extra ingress-nginx flag ramjet lacks",
-			overrides:      map[string]any{"controller": map[string]any{"extraArgs": map[string]any{"tcp-services-configmap": "ingress/nginx"}}},
-			wantFlagErrors: "--tcp-services-configmap=ingress/nginx is an ingress-nginx flag ramjet does not implement",
+			overrides:      map[string]any{"controller": map[string]any{"extraArgs": map[string]any{"maxmind-license-key": "secret"}}},
+			wantFlagErrors: "--maxmind-license-key=secret is an ingress-nginx flag ramjet does not implement",
 		},
 		{
 			name:        "one replica, ClusterIP",

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -88,6 +89,10 @@ type clusterController struct {
 	configMap corelisters.ConfigMapLister
 
 	metrics *metrics // nil without -enable-metrics
+	// streams are the TCP and UDP service listeners, bound at the first
+	// table; streamConfigMaps list the services ConfigMaps (stream.go).
+	streams          *streams
+	streamConfigMaps []corelisters.ConfigMapLister
 
 	gw gatewayWatch // the Gateway API, when its CRDs are installed (gateway.go)
 }
@@ -214,6 +219,7 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 	ropts.Hook = c.waf.hook
 	c.router = router.New(ropts)
 	c.metrics.watchRouter(c.router)
+	c.streams = newStreams(cfg, c.router, log, c.metrics)
 	// An invalid election setting is a start error, not a later surprise.
 	if _, err := c.newElector(); err != nil {
 		return nil, fmt.Errorf("leader election: %w", err)
@@ -229,6 +235,7 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 		return nil, err
 	}
 	l.inst.cluster = c
+	l.streams, l.inst.streams = c.streams, c.streams
 	inst := l.run(parent, ctx, cancel, cfg, log, []func(context.Context){c.runRebuilds, c.runElection, c.runStatus, c.runGateway}, nil)
 	namespace := cfg.namespace
 	if namespace == "" {
@@ -354,6 +361,25 @@ func (c *clusterController) watch() error {
 			return err
 		}
 		c.certSecret = sec.Lister()
+	}
+	for _, ref := range []string{c.cfg.options.TCPServices, c.cfg.options.UDPServices} {
+		if ref == "" {
+			continue
+		}
+		// The services ConfigMap alone, by name, as the default
+		// certificate's Secret.
+		ns, name, _ := strings.Cut(ref, "/")
+		f := informers.NewSharedInformerFactoryWithOptions(c.client, c.cfg.resync,
+			informers.WithNamespace(ns),
+			informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+				o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
+			}))
+		c.factories = append(c.factories, f)
+		cms := f.Core().V1().ConfigMaps()
+		if err := add(cms.Informer(), changed); err != nil {
+			return err
+		}
+		c.streamConfigMaps = append(c.streamConfigMaps, cms.Lister())
 	}
 	if c.settings != nil {
 		ref := c.settings.ref
@@ -561,6 +587,9 @@ func (c *clusterController) rebuild() {
 	res.Warnings = append(res.Warnings, c.waf.prepare(cfg.modSecurity, res.Table)...)
 	took := time.Since(began)
 	gen, changed := c.router.Publish(res.Table)
+	if err := c.streams.update(c.router.Table()); err != nil {
+		c.log.Error("cannot listen for TCP and UDP services; they are not served until a restart", "err", err)
+	}
 	n := c.rebuilds.Add(1)
 	c.metrics.published(&res, changed, time.Now())
 	c.last.Store(&res)
@@ -613,6 +642,10 @@ func (c *clusterController) snapshot() compile.Snapshot {
 	for _, l := range c.listers.secrets {
 		items, _ := l.List(everything)
 		s.Secrets = append(s.Secrets, items...)
+	}
+	for _, l := range c.streamConfigMaps {
+		items, _ := l.List(everything)
+		s.ConfigMaps = append(s.ConfigMaps, items...)
 	}
 	return s
 }

@@ -117,6 +117,11 @@ type config struct {
 	// what ramjet does anyway; logged at start.
 	noop []string
 
+	// udpMaxSessions bounds each UDP service port's client sessions
+	// (stream_udp.go); 0: defaultUDPSessions. The services ConfigMaps
+	// are options.TCPServices and options.UDPServices.
+	udpMaxSessions int
+
 	// Offline mode: set when manifests is not empty.
 	manifests    string
 	demoBackends bool
@@ -154,6 +159,9 @@ type config struct {
 	// backendTransport, when set, carries every proxied request instead
 	// of the router's own transports (tests reach their backends with it).
 	backendTransport http.RoundTripper
+	// streamEndpoint, when set, maps each TCP and UDP service endpoint
+	// ("ip:port") to the address dialled (tests reach theirs with it).
+	streamEndpoint func(string) string
 }
 
 // errUsage marks a command line that could not be parsed; main exits 2.
@@ -238,6 +246,9 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 	fs.StringVar(&c.httpsAddr, "https-addr", "", "TLS listen address; empty turns TLS off")
 	fs.StringVar(&c.debugAddr, "debug-addr", "127.0.0.1:8081", "address of /metrics, /debug/table, /debug/warnings, /healthz and /readyz; empty turns it off")
 
+	fs.StringVar(&c.options.TCPServices, "tcp-services-configmap", "", "namespace/name of ingress-nginx's TCP services ConfigMap (\"port\": \"namespace/service:port[:PROXY][:PROXY]\"): each port is listened on at start; with -manifests, a ConfigMap of that name in the folder")
+	fs.StringVar(&c.options.UDPServices, "udp-services-configmap", "", "namespace/name of ingress-nginx's UDP services ConfigMap (\"port\": \"namespace/service:port\"): each port is listened on at start; with -manifests, a ConfigMap of that name in the folder")
+	fs.IntVar(&c.udpMaxSessions, "udp-max-sessions", defaultUDPSessions, "the most client addresses each UDP service port keeps a session for; datagrams from more are dropped")
 	fs.StringVar(&c.manifests, "manifests", "", "offline mode: folder (or single file) of YAML/JSON manifests to serve instead of a cluster; watched for changes")
 	fs.BoolVar(&c.demoBackends, "demo-backends", false, "offline mode: start an echo server on every 127.0.0.0/8 endpoint named by the loaded EndpointSlices")
 	fs.DurationVar(&c.pollInterval, "poll-interval", 500*time.Millisecond, "offline mode: how often the manifests folder is checked for changes")
@@ -349,6 +360,9 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 	c.podName = getenv("POD_NAME")
 	c.podNamespace = cmp.Or(getenv("POD_NAMESPACE"), "default")
 	c.options.DisableSSLRedirect = !sslRedirect
+	if c.udpMaxSessions < 1 {
+		return config{}, fmt.Errorf("%w: -udp-max-sessions %d: must be at least 1", errUsage, c.udpMaxSessions)
+	}
 	if err := c.options.Validate(); err != nil {
 		return config{}, fmt.Errorf("%w: %v", errUsage, err)
 	}

@@ -31,6 +31,7 @@ func TestParseFlags(t *testing.T) {
 		healthPath:   "/healthz",
 		maxBodySize:  1 << 20,
 
+		udpMaxSessions:  defaultUDPSessions,
 		metricsPerHost:  true,
 		enableAccessLog: true,
 		accessLogFormat: "text",
@@ -215,7 +216,7 @@ func TestParseFlags(t *testing.T) {
 		{name: "no traffic listener", args: []string{"-manifests", "m", "-http-addr", ""}, wantErr: "nothing would serve traffic"},
 		{name: "zero poll interval", args: []string{"-manifests", "m", "-poll-interval", "0s"}, wantErr: "must be positive"},
 		{name: "unknown flag", args: []string{"-manifests", "m", "-nope"}, wantErr: "unknown flag -nope (controller -h lists the flags)"},
-		{name: "unimplemented ingress-nginx flag", args: []string{"--tcp-services-configmap=ingress-nginx/ingress-nginx-controller"}, wantErr: "--tcp-services-configmap=ingress-nginx/ingress-nginx-controller is an ingress-nginx flag ramjet does not implement: ramjet proxies HTTP only"},
+		{name: "unimplemented ingress-nginx flag", args: []string{"--maxmind-license-key=secret"}, wantErr: "--maxmind-license-key=secret is an ingress-nginx flag ramjet does not implement: ramjet has no GeoIP"},
 		{name: "alias and its original", args: []string{"--watch-namespace=a", "--namespace=a"}, wantErr: "-namespace and -watch-namespace are the same setting"},
 		{name: "both default backends", args: []string{"--default-backend=a/b:80", "--default-backend-service=a/b"}, wantErr: "-default-backend and -default-backend-service are the same setting"},
 		{name: "default backend service with port", args: []string{"--default-backend-service=a/b:80"}, wantErr: `-default-backend-service "a/b:80": name "b:80"`},
@@ -236,6 +237,16 @@ func TestParseFlags(t *testing.T) {
 		{name: "bad election id", args: []string{"-election-id", "Leader!"}, wantErr: `-election-id "Leader!"`},
 		{name: "bad election namespace", args: []string{"-election-namespace", "a.b"}, wantErr: `-election-namespace "a.b"`},
 		{name: "negative resync", args: []string{"-resync-period", "-1s"}, wantErr: "must not be negative"},
+		{name: "services ConfigMap without namespace", args: []string{"--tcp-services-configmap=tcp"}, wantErr: `tcp-services-configmap "tcp": want namespace/name`},
+		{name: "no UDP sessions", args: []string{"-udp-max-sessions", "0"}, wantErr: "-udp-max-sessions 0: must be at least 1"},
+		{
+			name: "TCP and UDP services", args: []string{"-manifests", "m", "--tcp-services-configmap=ingress-nginx/tcp-services", "--udp-services-configmap", "ingress-nginx/udp-services", "-udp-max-sessions", "64"},
+			base: offline,
+			want: func(c *config) {
+				c.options.TCPServices, c.options.UDPServices = "ingress-nginx/tcp-services", "ingress-nginx/udp-services"
+				c.udpMaxSessions = 64
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -314,7 +325,7 @@ func TestRunExitCodes(t *testing.T) {
 		{name: "missing folder", args: []string{"-manifests", "/nonexistent/ramjet-manifests", "-http-addr", "127.0.0.1:0", "-debug-addr", ""}, code: 1, stderr: "no such file or directory"},
 		{name: "cluster, malformed default backend", args: []string{"--default-backend", "a/b/c:80"}, code: 2, stderr: `controller: usage: -default-backend: service reference "a/b/c:80"`},
 		{name: "cluster, malformed publish address", args: []string{"--publish-address", "10.0.0.256"}, code: 2, stderr: `"10.0.0.256" is not a valid IP address`},
-		{name: "ingress-nginx flag", args: []string{"--tcp-services-configmap=ingress-nginx/ingress-nginx-controller"}, code: 2, stderr: "controller: usage: --tcp-services-configmap=ingress-nginx/ingress-nginx-controller is an ingress-nginx flag ramjet does not implement: ramjet proxies HTTP only"},
+		{name: "ingress-nginx flag", args: []string{"--maxmind-license-key=secret"}, code: 2, stderr: "controller: usage: --maxmind-license-key=secret is an ingress-nginx flag ramjet does not implement: ramjet has no GeoIP"},
 		{name: "unknown flag", args: []string{"--nope"}, code: 2, stderr: "controller: usage: unknown flag --nope (controller -h lists the flags)\n"},
 		{name: "cluster, missing kubeconfig", args: []string{"--kubeconfig", "/nonexistent/kubeconfig", "--http-addr", "127.0.0.1:0", "--debug-addr", ""}, code: 1, stderr: "-kubeconfig /nonexistent/kubeconfig"},
 	}

@@ -14,7 +14,6 @@ import (
 // the operator believes is served.
 const (
 	adviceRemove     = "remove it"
-	adviceStreams    = "ramjet proxies HTTP only; serve TCP/UDP with a LoadBalancer Service of its own and remove the flag"
 	adviceWebhook    = "ramjet has no admission webhook (compile warnings become Events and /debug/warnings); remove the flag and the ValidatingWebhookConfiguration"
 	adviceBuckets    = "ramjet's histograms use ingress-nginx's default buckets; remove the flag"
 	adviceLogging    = "ramjet logs with log/slog; set RAMJET_LOG=debug|info|warn|error instead"
@@ -32,8 +31,6 @@ const (
 var ingressNginxFlags = map[string]string{
 	"apiserver-host":                  adviceAPIServer,
 	"certificate-authority":           adviceAPIServer,
-	"tcp-services-configmap":          adviceStreams,
-	"udp-services-configmap":          adviceStreams,
 	"watch-namespace-selector":        adviceNamespaces,
 	"ingress-class-by-name":           "ramjet matches IngressClasses by spec.controller (--controller-class) only; remove the flag",
 	"profiling":                       adviceProfiler,

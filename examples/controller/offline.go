@@ -62,6 +62,8 @@ type controller struct {
 	ready   atomic.Bool
 	last    atomic.Pointer[compile.Result]
 	metrics *metrics // nil without -enable-metrics
+	// streams are the TCP and UDP service listeners, bound at the first load.
+	streams *streams
 
 	// Owned by the goroutine that calls poll.
 	seen    []fileState
@@ -111,6 +113,9 @@ func (c *controller) load() error {
 	// The router logs each table it publishes; this line adds what only
 	// the loader knows.
 	gen, changed := c.router.Publish(res.Table)
+	if err := c.streams.update(c.router.Table()); err != nil {
+		return err
+	}
 	c.metrics.published(&res, changed, time.Now())
 	c.last.Store(&res)
 	c.ready.Store(true)
@@ -184,6 +189,14 @@ func startOffline(parent context.Context, cfg config, log *slog.Logger) (_ *inst
 	ropts.Hook = c.waf.hook
 	c.router = router.New(ropts)
 	c.metrics.watchRouter(c.router)
+	c.streams = newStreams(cfg, c.router, log, c.metrics)
+	defer func() {
+		if err != nil {
+			c.streams.mu.Lock()
+			c.streams.close()
+			c.streams.mu.Unlock()
+		}
+	}()
 	if cfg.demoBackends {
 		c.demo = newDemoBackends(log)
 		defer func() {
@@ -208,6 +221,7 @@ func startOffline(parent context.Context, cfg config, log *slog.Logger) (_ *inst
 	if err != nil {
 		return nil, err
 	}
+	l.streams, l.inst.streams = c.streams, c.streams
 	poll := func(ctx context.Context) {
 		t := time.NewTicker(cfg.pollInterval)
 		defer t.Stop()

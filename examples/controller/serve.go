@@ -30,6 +30,8 @@ type instance struct {
 
 	router  *router.Router
 	cluster *clusterController // cluster mode, else nil
+	// streams are the TCP and UDP service listeners (stream.go).
+	streams *streams
 	// draining is set from the stop signal until exit; /readyz fails.
 	draining *atomic.Bool
 
@@ -50,6 +52,8 @@ type listening struct {
 	loops     []*h1.Server
 	serve     []func() error
 	listeners []net.Listener
+	// streams, when set, are shut down with the servers.
+	streams *streams
 }
 
 // close releases the listeners of an instance that failed to start.
@@ -248,6 +252,8 @@ func (l *listening) run(stop context.Context, ctx context.Context, cancel contex
 		sctx, stopTimeout := context.WithTimeout(context.Background(), timeout)
 		defer stopTimeout()
 		errs := []error{serveErr}
+		streamsDone := make(chan error, 1)
+		go func() { streamsDone <- l.streams.Shutdown(sctx) }()
 		for _, loop := range l.loops {
 			if err := loop.Shutdown(sctx); err != nil {
 				errs = append(errs, err)
@@ -260,6 +266,7 @@ func (l *listening) run(stop context.Context, ctx context.Context, cancel contex
 				srv.Close() // the timeout ran out: drop what is left
 			}
 		}
+		errs = append(errs, <-streamsDone)
 		servingWG.Wait()
 		cancel()
 		workerWG.Wait()

@@ -433,6 +433,11 @@ type fileOptions struct {
 	// of a ConfigMap among the objects, or its data inline (a map). Options
 	// above that name the same setting win over its keys, as flags do.
 	ConfigMap json.RawMessage `json:"configMap"`
+	// tcpServices and udpServices are --tcp-services-configmap and
+	// --udp-services-configmap: "namespace/name" of a ConfigMap among the
+	// objects (SPEC §22).
+	TCPServices *string `json:"tcpServices"`
+	UDPServices *string `json:"udpServices"`
 }
 
 type fileRequest struct {
@@ -722,6 +727,12 @@ func (o fileOptions) compile() (compile.Options, error) {
 	}
 	if o.AnnotationsRiskLevel != nil {
 		co.AnnotationsRiskLevel = *o.AnnotationsRiskLevel
+	}
+	if o.TCPServices != nil {
+		co.TCPServices = *o.TCPServices
+	}
+	if o.UDPServices != nil {
+		co.UDPServices = *o.UDPServices
 	}
 	if err := co.Validate(); err != nil {
 		return co, fmt.Errorf("options: %w", err)

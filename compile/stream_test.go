@@ -1,0 +1,128 @@
+package compile
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// The entry format as getStreamServices splits it: the third part decodes,
+// the fourth encodes only among exactly four, PROXY in any case, TCP only.
+func TestParseL4Entry(t *testing.T) {
+	for _, c := range []struct {
+		v              string
+		proto          match.L4Protocol
+		decode, encode bool
+		ignored        int
+		err            string
+	}{
+		{v: "ns/svc:80"},
+		{v: "ns/svc:http"},
+		{v: "ns/svc:80:PROXY", decode: true},
+		{v: "ns/svc:80:proxy:Proxy", decode: true, encode: true},
+		{v: "ns/svc:80::PROXY", encode: true},
+		{v: "ns/svc:80:PROXY:PROXY:x", decode: true, ignored: 2},
+		{v: "ns/svc:80:v2", ignored: 1},
+		{v: "ns/svc:53:PROXY", proto: match.UDP, ignored: 1},
+		{v: "ns/svc:53", proto: match.UDP},
+		{v: "ns/svc", err: "want namespace/service:port"},
+		{v: "svc:80", err: "want namespace/service:port"},
+		{v: "a/b/c:80", err: "want namespace/service:port"},
+		{v: "ns/svc:0", err: "out of range"},
+		{v: "ns/svc:70000", err: "out of range"},
+		{v: "ns/svc:", err: "service port"},
+		{v: "ns/svc:80 ", err: "service port"},
+		{v: "NS/svc:80", err: "namespace"},
+		{v: "ns/1svc:80", err: "service name"},
+	} {
+		e, err := parseL4Entry(c.v, c.proto)
+		if c.err != "" {
+			require.Error(t, err, c.v)
+			assert.Contains(t, err.Error(), c.err, c.v)
+			continue
+		}
+		require.NoError(t, err, c.v)
+		assert.Equal(t, c.decode, e.decode, c.v)
+		assert.Equal(t, c.encode, e.encode, c.v)
+		assert.Len(t, e.ignored, c.ignored, c.v)
+	}
+}
+
+func FuzzL4Entry(f *testing.F) {
+	for _, s := range []string{"ns/svc:80", "ns/svc:http:PROXY:PROXY", "a/b:1::PROXY", "::", "/:", "ns/svc:80:PROXY:PROXY:PROXY", "x/y:\x00"} {
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, v string, udp bool) {
+		proto := match.TCP
+		if udp {
+			proto = match.UDP
+		}
+		e, err := parseL4Entry(v, proto)
+		if err != nil {
+			return
+		}
+		if !strings.HasPrefix(v, e.namespace+"/"+e.name+":"+e.port) {
+			t.Fatalf("%q parsed as %s/%s:%s", v, e.namespace, e.name, e.port)
+		}
+		if udp && (e.decode || e.encode) {
+			t.Fatalf("%q: PROXY on UDP", v)
+		}
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "tcp"}, Data: map[string]string{"80": v}}
+		res := Compile(Snapshot{ConfigMaps: []*corev1.ConfigMap{cm}}, Options{TCPServices: "n/tcp", UDPServices: "n/tcp"})
+		if res.Table.L4Service(match.TCP, 80) == nil {
+			t.Fatalf("%q: valid entry not served", v)
+		}
+	})
+}
+
+// The proxy-stream-* keys with ingress-nginx's defaults and nginx's time
+// syntax; a bad value keeps the default.
+func TestStreamSettingsKeys(t *testing.T) {
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "s"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	tcp := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "tcp"}, Data: map[string]string{"9000": "n/s:80"}}
+	compileWith := func(data map[string]string) (match.StreamSettings, []Warning) {
+		cm := ParseConfigMap(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "cfg"}, Data: data})
+		res := Compile(Snapshot{Services: []*corev1.Service{svc}, ConfigMaps: []*corev1.ConfigMap{tcp}}, Options{TCPServices: "n/tcp", ConfigMap: cm})
+		return res.Table.StreamSettings(), res.Warnings
+	}
+	st, ws := compileWith(nil)
+	assert.Equal(t, match.DefaultStreamSettings, st)
+	assert.Empty(t, ws)
+
+	st, ws = compileWith(map[string]string{
+		"proxy-stream-timeout": "90", "proxy-stream-next-upstream": "false", "proxy-stream-next-upstream-timeout": "0",
+		"proxy-stream-next-upstream-tries": "5", "proxy-stream-responses": "0",
+	})
+	assert.Empty(t, ws)
+	assert.Equal(t, match.StreamSettings{Timeout: 90 * time.Second, ConnectTimeout: time.Minute, NextUpstream: false, NextUpstreamTries: 5, Responses: 0}, st)
+
+	st, ws = compileWith(map[string]string{"proxy-stream-timeout": "0", "proxy-stream-next-upstream-tries": "-1", "proxy-stream-next-upstream-timeout": "1m30s"})
+	assert.Equal(t, match.DefaultStreamSettings.Timeout, st.Timeout)
+	assert.Equal(t, 3, st.NextUpstreamTries)
+	assert.Equal(t, 90*time.Second, st.NextUpstreamTimeout)
+	require.Len(t, ws, 2)
+	for _, w := range ws {
+		assert.Equal(t, ConfigMapKeyRejected, w.Reason)
+	}
+}
+
+// An entry on a port the embedder listens on is refused; the options
+// name the ConfigMaps strictly.
+func TestL4ReservedPortsAndOptions(t *testing.T) {
+	tcp := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "tcp"}, Data: map[string]string{"80": "n/s:80", "81": "n/s:80"}}
+	res := Compile(Snapshot{ConfigMaps: []*corev1.ConfigMap{tcp}}, Options{TCPServices: "n/tcp", ReservedPorts: []int{80, 443}})
+	assert.Nil(t, res.Table.L4Service(match.TCP, 80))
+	assert.NotNil(t, res.Table.L4Service(match.TCP, 81))
+	assert.Contains(t, res.String(), `L4ServiceRejected ConfigMap n/tcp data[80]: port 80 is the controller's own`)
+
+	assert.Error(t, Options{TCPServices: "tcp"}.Validate())
+	assert.Error(t, Options{UDPServices: "n/Bad"}.Validate())
+	assert.NoError(t, Options{TCPServices: "n/tcp", UDPServices: "n/udp"}.Validate())
+}

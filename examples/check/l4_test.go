@@ -1,0 +1,50 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// -translate shows the TCP and UDP services: the chart's ConfigMap names
+// are read by default, a flag names others, and -json lists them.
+func TestTranslateL4Services(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "l4.yaml"), []byte(`apiVersion: v1
+kind: ConfigMap
+metadata: {name: ingress-nginx-tcp, namespace: ingress-nginx}
+data: {"5432": "db/postgres:5432:PROXY", "bad": "x"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: dns, namespace: ingress-nginx}
+data: {"53": "db/postgres:dns"}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: postgres, namespace: db}
+spec: {ports: [{port: 5432}, {name: dns, port: 53, protocol: UDP}]}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: pg, namespace: db, labels: {kubernetes.io/service-name: postgres}}
+addressType: IPv4
+ports: [{port: 5432}, {name: dns, port: 53, protocol: UDP}]
+endpoints: [{addresses: [10.1.2.3]}]
+`), 0o644))
+	code, stdout, stderr := checkRun("-translate", "-udp-services-configmap", "ingress-nginx/dns", dir)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "l4 tcp 5432 -> db/postgres:5432 Serving proxy-protocol-in from ConfigMap ingress-nginx/ingress-nginx-tcp data[5432]\n  endpoint 10.1.2.3:5432\n")
+	assert.Contains(t, stdout, "l4 udp 53 -> db/postgres:dns Serving from ConfigMap ingress-nginx/dns data[53]\n  endpoint 10.1.2.3:53\n")
+	assert.Contains(t, stdout, "warning L4ServiceRejected ConfigMap ingress-nginx/ingress-nginx-tcp data[bad]")
+	assert.Contains(t, stderr, "ConfigMap ingress-nginx/ingress-nginx-tcp read as ingress-nginx's tcp services ConfigMap")
+
+	code, stdout, stderr = checkRun("-translate", "-json", dir)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, `"l4Services"`)
+	assert.Contains(t, stdout, `"configMap": "ingress-nginx/ingress-nginx-tcp"`)
+	assert.NotContains(t, stdout, `"udp"`, "no UDP ConfigMap by default here")
+}

@@ -1,0 +1,299 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net"
+	"net/netip"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router"
+)
+
+// TCP and UDP services (SPEC §22, --tcp-services-configmap and
+// --udp-services-configmap). The table holds the services (compile reads
+// the ConfigMaps); streams listens for them: one TCP listener or UDP
+// socket per port, bound when the first table is published, each
+// connection or datagram looked up in the serving table as it comes, so
+// that endpoints follow every rebuild. A port that appears later waits for
+// a restart, as ingress-nginx reloads nginx for it; one that disappears
+// closes its connections until then.
+
+// defaultUDPSessions bounds each UDP port's client table: the memory of
+// a flood of new client addresses.
+const defaultUDPSessions = 1024
+
+// proxyHeaderTimeout bounds the wait for a client's PROXY header, as
+// ingress-nginx's proxy-protocol-header-timeout default (5s).
+const proxyHeaderTimeout = 5 * time.Second
+
+// streams is the controller's TCP and UDP listeners.
+type streams struct {
+	rt  *router.Router
+	log *slog.Logger
+	// host is where the ports listen: -http-addr's host (else
+	// -https-addr's); "" for every address.
+	host string
+	// trusted is -proxy-real-ip-cidr: the peers whose PROXY header names
+	// the client; none: every peer.
+	trusted     []netip.Prefix
+	maxSessions int
+	metrics     *streamMetrics // nil without -enable-metrics
+	// endpoint maps an endpoint to the address dialled (config.streamEndpoint).
+	endpoint func(string) string
+
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	tcp     map[int32]*tcpListener
+	udp     map[int32]*udpRelay
+	// warned are the ports already warned about, by protocol and port.
+	warned map[portKey]string
+	// conns are the open TCP connections, client and backend, closed
+	// when the shutdown timeout runs out.
+	conns map[*tcpConn]struct{}
+	wg    sync.WaitGroup
+}
+
+type portKey struct {
+	proto match.L4Protocol
+	port  int32
+}
+
+func newStreams(cfg config, rt *router.Router, log *slog.Logger, m *metrics) *streams {
+	host, _, err := net.SplitHostPort(cfg.httpAddr)
+	if cfg.httpAddr == "" || err != nil {
+		host, _, _ = net.SplitHostPort(cfg.httpsAddr)
+	}
+	max := cfg.udpMaxSessions
+	if max <= 0 {
+		max = defaultUDPSessions
+	}
+	return &streams{
+		rt: rt, log: log, host: host, trusted: cfg.proxyRealIPCIDR, maxSessions: max,
+		metrics: m.streamMetrics(), endpoint: cfg.streamEndpoint,
+		tcp: make(map[int32]*tcpListener), udp: make(map[int32]*udpRelay),
+		warned: make(map[portKey]string), conns: make(map[*tcpConn]struct{}),
+	}
+}
+
+// update follows a published table: at the first, it binds every port
+// (an error names the ports it could not bind, the others serving);
+// later, it warns once about each port that came or went.
+func (s *streams) update(t *match.Table) error {
+	if s == nil || t == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	want := make(map[portKey]bool)
+	for svc := range t.L4Services() {
+		want[portKey{svc.Protocol, svc.Port}] = true
+	}
+	if !s.started {
+		s.started = true
+		var errs []error
+		for _, k := range slices.SortedFunc(maps.Keys(want), func(a, b portKey) int { return int(a.port) - int(b.port) }) {
+			if err := s.bind(k); err != nil {
+				errs = append(errs, fmt.Errorf("%s service port %d: %w", k.proto, k.port, err))
+				s.warned[k] = "failed"
+			}
+		}
+		if len(errs) > 0 {
+			s.close()
+			return errors.Join(errs...)
+		}
+		if len(want) > 0 {
+			s.log.Info("listening for TCP and UDP services", "ports", s.boundPorts())
+		}
+		return nil
+	}
+	for k := range want {
+		if s.bound(k) || s.warned[k] == "new" {
+			continue
+		}
+		s.warned[k] = "new"
+		s.log.Warn("a "+k.proto.String()+" service on a new port waits for a restart: ports are bound at start, as ingress-nginx reloads nginx for a new one", "port", k.port)
+	}
+	for _, k := range s.boundPorts() {
+		if want[k] {
+			if s.warned[k] == "gone" {
+				delete(s.warned, k)
+				s.log.Info("the "+k.proto.String()+" service is back on its port", "port", k.port)
+			}
+			continue
+		}
+		if s.warned[k] != "gone" {
+			s.warned[k] = "gone"
+			s.log.Warn("the "+k.proto.String()+" service of this port is gone: its connections are closed, and the port stays bound until a restart", "port", k.port)
+		}
+	}
+	return nil
+}
+
+// close releases every listener at once, for a start that failed. s.mu
+// is held.
+func (s *streams) close() {
+	s.closed = true
+	for _, l := range s.tcp {
+		l.ln.Close()
+	}
+	for _, r := range s.udp {
+		r.close()
+	}
+}
+
+func (k portKey) String() string { return k.proto.String() + "/" + strconv.Itoa(int(k.port)) }
+
+func (s *streams) bound(k portKey) bool {
+	if k.proto == match.TCP {
+		return s.tcp[k.port] != nil
+	}
+	return s.udp[k.port] != nil
+}
+
+func (s *streams) boundPorts() []portKey {
+	var out []portKey
+	for p := range s.tcp {
+		out = append(out, portKey{match.TCP, p})
+	}
+	for p := range s.udp {
+		out = append(out, portKey{match.UDP, p})
+	}
+	slices.SortFunc(out, func(a, b portKey) int { return int(a.port) - int(b.port) })
+	return out
+}
+
+// bind opens the port's listener and starts serving it. s.mu is held.
+func (s *streams) bind(k portKey) error {
+	addr := net.JoinHostPort(s.host, strconv.Itoa(int(k.port)))
+	if k.proto == match.TCP {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return err
+		}
+		l := &tcpListener{s: s, port: k.port, ln: ln.(*net.TCPListener)}
+		s.tcp[k.port] = l
+		s.wg.Go(l.acceptLoop)
+		return nil
+	}
+	pc, err := net.ListenPacket("udp", addr)
+	if err != nil {
+		return err
+	}
+	r := newUDPRelay(s, k.port, pc.(*net.UDPConn))
+	s.udp[k.port] = r
+	s.wg.Go(r.readLoop)
+	return nil
+}
+
+// Addrs are the bound addresses, "tcp/9000" or "udp/53" to "host:port".
+func (s *streams) Addrs() map[string]string {
+	out := make(map[string]string)
+	if s == nil {
+		return out
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for p, l := range s.tcp {
+		out["tcp/"+strconv.Itoa(int(p))] = l.ln.Addr().String()
+	}
+	for p, r := range s.udp {
+		out["udp/"+strconv.Itoa(int(p))] = r.conn.LocalAddr().String()
+	}
+	return out
+}
+
+// Shutdown stops accepting connections and new UDP clients, then waits
+// for the open ones to end until ctx is done, when it closes them.
+func (s *streams) Shutdown(ctx context.Context) error {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	s.closed = true
+	for _, l := range s.tcp {
+		l.ln.Close()
+	}
+	for _, r := range s.udp {
+		r.drain()
+	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	n := len(s.conns)
+	for c := range s.conns {
+		c.abort()
+	}
+	for _, r := range s.udp {
+		r.close()
+	}
+	s.mu.Unlock()
+	<-done
+	return fmt.Errorf("streams: %d TCP connections were still open when the shutdown timeout ran out", n)
+}
+
+// dialAddr is the address endpoint addr is reached at.
+func (s *streams) dialAddr(addr string) string {
+	if s.endpoint != nil {
+		return s.endpoint(addr)
+	}
+	return addr
+}
+
+// trustedPeer reports whether a PROXY header from peer names the client.
+func (s *streams) trustedPeer(peer net.Addr) bool {
+	if len(s.trusted) == 0 {
+		return true
+	}
+	a := addrOf(peer)
+	return slices.ContainsFunc(s.trusted, func(p netip.Prefix) bool { return p.Contains(a) })
+}
+
+func (s *streams) track(c *tcpConn) {
+	s.mu.Lock()
+	s.conns[c] = struct{}{}
+	s.mu.Unlock()
+}
+
+func (s *streams) untrack(c *tcpConn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+// ownPorts are the ports of the controller's own listeners, which no TCP
+// or UDP service may take (compile.Options.ReservedPorts).
+func ownPorts(addrs ...string) []int {
+	var ports []int
+	for _, a := range addrs {
+		if _, p, err := net.SplitHostPort(a); err == nil {
+			if n, err := strconv.Atoi(p); err == nil && n > 0 {
+				ports = append(ports, n)
+			}
+		}
+	}
+	return ports
+}
+
+// errIdle ends a connection or session idle for the stream timeout.
+var errIdle = errors.New("idle for proxy-stream-timeout")

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// sink reads and drops everything sent to it; each connection reports the
+// bytes it read when its client is done.
+func sink(b *testing.B) (addr string, read chan int64) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(b, err)
+	b.Cleanup(func() { ln.Close() })
+	read = make(chan int64, 16)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 64<<10)
+				var n int64
+				for {
+					m, err := c.Read(buf)
+					n += int64(m)
+					if err != nil {
+						read <- n
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String(), read
+}
+
+// BenchmarkStreamTCP moves 64 KiB writes over one connection, directly to
+// a loopback sink and through a TCP service spliced to it: compare the
+// two MB/s (the budget: spliced ≥ 90% of direct) and allocs/op (per 64
+// KiB write, the whole process: the budget is none per read).
+func BenchmarkStreamTCP(b *testing.B) {
+	const size = 64 << 10
+	run := func(b *testing.B, addr string, read chan int64) {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(b, err)
+		buf := make([]byte, size)
+		b.SetBytes(size)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for range b.N {
+			if _, err := c.Write(buf); err != nil {
+				b.Fatal(err)
+			}
+		}
+		require.NoError(b, c.(*net.TCPConn).CloseWrite())
+		select {
+		case n := <-read:
+			b.StopTimer()
+			require.Equal(b, int64(b.N)*size, n)
+		case <-time.After(time.Minute):
+			b.Fatal("the sink did not get everything")
+		}
+		c.Close()
+	}
+	b.Run("direct", func(b *testing.B) {
+		addr, read := sink(b)
+		run(b, addr, read)
+	})
+	b.Run("spliced", func(b *testing.B) {
+		addr, read := sink(b)
+		_, port, _ := net.SplitHostPort(addr)
+		p := streamPort(b, "tcp")
+		inst, _, _ := startStreams(b, streamManifests(map[int]string{p: "default/echo:9000"}, nil, []string{port}, "", ""), nil)
+		run(b, inst.streams.Addrs()["tcp/"+strconv.Itoa(p)], read)
+	})
+}
+
+// BenchmarkStreamUDP relays question and answer datagrams through a UDP
+// service to a loopback echo, 32 questions in flight: datagrams/s counts
+// both directions. Run with -cpu 1 for the budget (≥ 50,000 on one core,
+// the client and the echo sharing that core).
+func BenchmarkStreamUDP(b *testing.B) {
+	b.Run("direct", func(b *testing.B) {
+		echo := startUDPBackendB(b)
+		to, err := net.ResolveUDPAddr("udp", "127.0.0.1:"+echo)
+		require.NoError(b, err)
+		udpLoad(b, to)
+	})
+	b.Run("relayed", func(b *testing.B) {
+		echo := startUDPBackendB(b)
+		p := streamPort(b, "udp")
+		inst, _, _ := startStreams(b, streamManifests(nil, map[int]string{p: "default/echo:53"}, nil, echo, ""), nil)
+		to, err := net.ResolveUDPAddr("udp", inst.streams.Addrs()["udp/"+strconv.Itoa(p)])
+		require.NoError(b, err)
+		udpLoad(b, to)
+	})
+}
+
+// udpLoad sends b.N questions to to, window of them in flight, and
+// reports the datagrams per second that went through (both ways).
+func udpLoad(b *testing.B, to *net.UDPAddr) {
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	require.NoError(b, err)
+	defer c.Close()
+	q := []byte("example.com? A")
+	buf := make([]byte, 2048)
+	const window = 32
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	inFlight, answered, lost := 0, 0, 0
+	for sent := 0; answered+lost < b.N; {
+		for inFlight < window && sent < b.N {
+			if _, err := c.WriteToUDP(q, to); err != nil {
+				b.Fatal(err)
+			}
+			sent++
+			inFlight++
+		}
+		_ = c.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+		if _, _, err := c.ReadFromUDP(buf); err != nil {
+			lost += inFlight // timed out: count what is outstanding as lost
+			inFlight = 0
+			continue
+		}
+		answered++
+		inFlight--
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	b.ReportMetric(float64(2*answered)/elapsed.Seconds(), "datagrams/s")
+	b.ReportMetric(float64(lost)/float64(b.N), "lost/op")
+}
+
+func startUDPBackendB(b *testing.B) string {
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	require.NoError(b, err)
+	b.Cleanup(func() { c.Close() })
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			n, from, err := c.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				return
+			}
+			c.WriteToUDPAddrPort(buf[:n], from)
+		}
+	}()
+	_, p, _ := net.SplitHostPort(c.LocalAddr().String())
+	return p
+}

@@ -1,0 +1,290 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pires/go-proxyproto"
+
+	"ramjet.dev/ramjet/balance"
+	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router"
+)
+
+// tcpListener serves one TCP service port.
+type tcpListener struct {
+	s    *streams
+	port int32
+	ln   *net.TCPListener
+}
+
+func (l *tcpListener) acceptLoop() {
+	var delay time.Duration
+	for {
+		c, err := l.ln.AcceptTCP()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Out of file descriptors, say: back off as net/http does.
+			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			l.s.log.Warn("tcp service: accept failed", "port", l.port, "err", err, "retry", delay)
+			time.Sleep(delay)
+			continue
+		}
+		delay = 0
+		l.s.wg.Go(func() { l.serve(c) })
+	}
+}
+
+// serve proxies one client connection: the PROXY header read when the
+// entry asks, an endpoint dialled (with retries), then both ways spliced
+// until both ends finish or the connection idles out.
+func (l *tcpListener) serve(c *net.TCPConn) {
+	client := &tcpConn{client: c}
+	l.s.track(client)
+	defer l.s.untrack(client)
+	defer client.abort()
+
+	route, ok := l.s.rt.Stream(match.TCP, l.port)
+	if !ok {
+		l.s.metrics.error(match.TCP, l.port, nil, "no_service")
+		return
+	}
+	m := l.s.metrics.service(route.Service)
+	m.accepted()
+	defer m.closed()
+
+	from := c.RemoteAddr()
+	var early []byte
+	if route.Service.DecodeProxyProtocol {
+		src, rest, err := readProxyHeader(c, proxyHeaderTimeout)
+		if err != nil {
+			m.failed("proxy_protocol")
+			l.s.log.Debug("tcp service: no valid PROXY header; connection closed", "port", l.port, "peer", from.String(), "err", err)
+			return
+		}
+		if src != nil && l.s.trustedPeer(from) {
+			from = src
+		}
+		early = rest
+	}
+	if route.Balancer == nil || route.Balancer.Len() == 0 {
+		m.failed("no_endpoint")
+		return
+	}
+	backend, ep, err := dialStream(route, l.s.dialAddr)
+	if err != nil {
+		m.failed("connect")
+		l.s.log.Debug("tcp service: no endpoint could be reached; connection closed", "port", l.port, "err", err)
+		return
+	}
+	defer ep.Release()
+	client.setBackend(backend)
+	if route.Service.EncodeProxyProtocol {
+		// nginx's proxy_protocol on: version 1, the client and the address
+		// it connected to.
+		if _, err := proxyproto.HeaderProxyFromAddrs(1, from, c.LocalAddr()).WriteTo(backend); err != nil {
+			m.failed("connect")
+			return
+		}
+	}
+	if len(early) > 0 {
+		if _, err := backend.Write(early); err != nil {
+			m.failed("reset")
+			return
+		}
+		m.in(len(early))
+	}
+	if err := splice(c, backend, route.Settings.Timeout, m); err != nil && !errors.Is(err, errIdle) {
+		m.failed("reset")
+	}
+}
+
+// readProxyHeader reads a PROXY protocol v1 or v2 header at the start of
+// c within timeout. src is the client it names (nil for v1 UNKNOWN or v2
+// LOCAL); rest are bytes read past it, which belong to the stream.
+func readProxyHeader(c net.Conn, timeout time.Duration) (src net.Addr, rest []byte, err error) {
+	if err := c.SetReadDeadline(time.Now().Add(timeout)); err != nil {
+		return nil, nil, err
+	}
+	br := bufio.NewReaderSize(c, 512)
+	h, err := proxyproto.Read(br)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.SetReadDeadline(time.Time{}); err != nil {
+		return nil, nil, err
+	}
+	if n := br.Buffered(); n > 0 {
+		b, _ := br.Peek(n)
+		rest = append([]byte(nil), b...)
+	}
+	if h.Command.IsLocal() || h.SourceAddr == nil {
+		return nil, rest, nil
+	}
+	return h.SourceAddr, rest, nil
+}
+
+// dialStream connects to an endpoint of the route's backend: each try
+// within the connect timeout, on failure the next endpoint the balancer
+// gives (proxy-stream-next-upstream), at most NextUpstreamTries tries
+// within NextUpstreamTimeout. The endpoint counts as in flight until its
+// Release.
+func dialStream(route router.Stream, dialAddr func(string) string) (*net.TCPConn, balance.Endpoint, error) {
+	st := route.Settings
+	tries := 1
+	var deadline time.Time
+	if st.NextUpstream {
+		tries = st.NextUpstreamTries
+		if tries == 0 {
+			tries = route.Balancer.Len()
+		}
+		if st.NextUpstreamTimeout > 0 {
+			deadline = time.Now().Add(st.NextUpstreamTimeout)
+		}
+	}
+	var triedBuf [8]balance.Endpoint
+	tried := triedBuf[:0]
+	var lastErr error = errors.New("no endpoint")
+	for range tries {
+		e, ok := route.Balancer.Pick("", tried...)
+		if !ok {
+			break
+		}
+		d := net.Dialer{Timeout: st.ConnectTimeout, Deadline: deadline}
+		conn, err := d.DialContext(context.Background(), "tcp", dialAddr(e.Addr))
+		if err == nil {
+			return conn.(*net.TCPConn), e, nil
+		}
+		e.Release()
+		tried = append(tried, e)
+		lastErr = err
+		if !deadline.IsZero() && !time.Now().Before(deadline) {
+			break
+		}
+	}
+	return nil, balance.Endpoint{}, lastErr
+}
+
+// tcpConn is a client connection and, once dialled, its backend's; abort
+// closes both.
+type tcpConn struct {
+	client *net.TCPConn
+	mu     sync.Mutex
+	back   *net.TCPConn
+}
+
+func (c *tcpConn) setBackend(b *net.TCPConn) {
+	c.mu.Lock()
+	c.back = b
+	c.mu.Unlock()
+}
+
+func (c *tcpConn) abort() {
+	c.client.Close()
+	c.mu.Lock()
+	if c.back != nil {
+		c.back.Close()
+	}
+	c.mu.Unlock()
+}
+
+// spliceChunk is how much one splice call may move before the idle
+// deadline is set again.
+const spliceChunk = 1 << 20
+
+// splice copies both ways between client and backend until both have
+// ended their side (each end's close is passed on as a half-close), one
+// fails, or neither moved a byte for idle. Between TCP connections on
+// Linux the copy is splice(2): no copy through user space, no allocation
+// per read. The idle deadline is set per chunk, so a connection idle that
+// long is closed after between one and two idle periods.
+func splice(client, backend *net.TCPConn, idle time.Duration, m *serviceMetrics) error {
+	p := &pipe{idle: idle}
+	run := func(dst, src *net.TCPConn, count func(int), dir int) error {
+		err := p.copy(dst, src, count, dir)
+		if err != nil {
+			// Closing both ends the other direction too.
+			client.Close()
+			backend.Close()
+		}
+		return err
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- run(backend, client, m.in, 0) }()
+	err := run(client, backend, m.out, 1)
+	err2 := <-errc
+	switch {
+	case errors.Is(err, errIdle) || errors.Is(err2, errIdle):
+		return errIdle
+	case err != nil && !errors.Is(err, net.ErrClosed):
+		return err
+	case err2 != nil && !errors.Is(err2, net.ErrClosed):
+		return err2
+	}
+	return nil
+}
+
+// pipe is what the two directions of a spliced connection share: whether
+// each is idle, so that a connection closes only when neither moves.
+type pipe struct {
+	idle time.Duration
+	mu   sync.Mutex
+	// still[i]: direction i moved nothing in its last idle period, or has
+	// ended.
+	still [2]bool
+	moved atomic.Uint64
+}
+
+// copy moves src's bytes to dst (direction dir) until src ends, then
+// half-closes dst.
+func (p *pipe) copy(dst, src *net.TCPConn, count func(int), dir int) error {
+	lr := &io.LimitedReader{R: src}
+	for {
+		deadline := time.Now().Add(p.idle)
+		_ = src.SetReadDeadline(deadline)
+		_ = dst.SetWriteDeadline(deadline)
+		before := p.moved.Load()
+		lr.N = spliceChunk
+		n, err := dst.ReadFrom(lr)
+		if n > 0 {
+			count(int(n))
+			p.moved.Add(1)
+		}
+		switch {
+		case err == nil && lr.N > 0: // src's end
+			_ = dst.CloseWrite()
+			p.setStill(dir, true)
+			return nil
+		case err == nil:
+			p.setStill(dir, false)
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			if n > 0 || p.moved.Load() != before {
+				p.setStill(dir, false)
+				continue
+			}
+			if p.setStill(dir, true) {
+				return errIdle
+			}
+		default:
+			return err
+		}
+	}
+}
+
+// setStill records direction dir's state and reports whether both are
+// still.
+func (p *pipe) setStill(dir int, still bool) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.still[dir] = still
+	return p.still[0] && p.still[1]
+}

@@ -151,6 +151,9 @@ type Options struct {
 	// under either prefix (ramjet.dev/ winning), they are carried into the
 	// table on its routes under the name alone, and never warned about.
 	ExtensionKeys []string
+	// Tracing is the ConfigMap's OpenTelemetry keys (tracing.go): the
+	// default of every location's tracing.
+	Tracing TracingOptions
 }
 
 // Validate reports the first malformed option, naming it.

@@ -2531,4 +2531,56 @@
 //   - HTTPRouteRetry (Extended): 1 test, 11 requests not served yet
 //   - HTTPRouteSchemeRedirect (Extended): 1 test
 //   - ReferenceGrant (Core): 4 tests, 1 request checked by Go tests
+//
+// # 23. Tracing and observability
+//
+// OpenTelemetry tracing is configured as ingress-nginx v1.15 configures
+// it, and compiled into the table as a location setting
+// (match.Location.Tracing, its own digest part; the table's text shows
+// "tracing trust-incoming-span on|off [operation-name "…"]" under each
+// traced route and fallback):
+//
+//   - The ConfigMap's enable-opentelemetry traces every location, the
+//     default server's included; an Ingress's enable-opentelemetry
+//     annotation turns its own locations on or off over it (without the
+//     key, only the Ingresses that say "true" are traced).
+//   - opentelemetry-trust-incoming-span (ConfigMap, default true; and
+//     annotation) says whether a valid incoming traceparent (with its
+//     tracestate) is the span's parent. Untrusted, the span starts a
+//     trace of its own and the client's trace headers are replaced.
+//   - opentelemetry-operation-name names the span: the annotation's
+//     (letters, digits, '_' and '-': another value under
+//     nginx.ingress.kubernetes.io/ makes ingress-nginx ignore the whole
+//     Ingress, and ramjet withholds it too; under ramjet.dev/ it is
+//     rejected alone), else the ConfigMap's, which may hold the variables
+//     a ConfigMap header value takes ("HTTP $request_method $service_name
+//     $uri", expanded once the answer is written), else the nginx
+//     location's own name (match.LocationSpanName): "/api/" for a
+//     request under the prefix /api, "/api" for /api itself (the exact
+//     location ingress-nginx adds beside each prefix), the path of an
+//     Exact route, "^" and the pattern on a host in regex mode, "/" for
+//     the fallback.
+//   - As ingress-nginx's parser does, the trust and name annotations are
+//     read only with enable-opentelemetry "true" on the same Ingress;
+//     otherwise they warn AnnotationRejected and change nothing.
+//
+// The router makes one server span per request to a traced location
+// through router.Options.Tracer, an interface of two methods the
+// embedder adapts to a tracing SDK: the library has no OpenTelemetry
+// dependency, and the example controller adapts OpenTelemetry's SDK with
+// an OTLP/gRPC exporter (its README lists the exporter keys:
+// otlp-collector-host and -port, otel-service-name, otel-sampler,
+// otel-sampler-ratio, otel-sampler-parent-based, otel-max-queuesize,
+// otel-schedule-delay-millis, otel-max-export-batch-size). The span has
+// the attributes ingress-nginx's module sets (http.method, http.flavor,
+// http.target, http.server_name, http.host, http.user_agent,
+// http.status_code, http.scheme, net.host.port, net.peer.ip,
+// net.peer.port) and the status Error for an answer of 500 or more. Its
+// W3C context (traceparent, and tracestate when there is one) goes to
+// the backend and to the external auth service (auth-url), in place of
+// the client's. An answer made before any location (a www or app-root
+// redirect, a request that cannot be routed) is not traced, as nginx's
+// module starts its span in the location. Without a Tracer, or on a
+// location that is not traced, a request costs nothing more and its
+// trace headers pass through untouched.
 package ramjet

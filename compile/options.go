@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"ramjet.dev/ramjet/classify"
+	"ramjet.dev/ramjet/match"
 )
 
 // Defaults of SPEC §1.
@@ -188,6 +189,9 @@ func (o Options) Validate() error {
 	}
 	if err := o.validateExtensionPrefixes(); err != nil {
 		return err
+	}
+	if _, err := match.ParseSpanName(o.Tracing.OperationName); err != nil {
+		return fmt.Errorf("option opentelemetry-operation-name %q: %w", o.Tracing.OperationName, err)
 	}
 	return o.validateExtensionKeys()
 }

@@ -41,9 +41,9 @@ type TracingOptions struct {
 	// DistrustIncomingSpan is opentelemetry-trust-incoming-span "false"
 	// (ingress-nginx's default is true).
 	DistrustIncomingSpan bool
-	// OperationName is opentelemetry-operation-name; the zero SpanName
-	// names each span after its location.
-	OperationName match.SpanName
+	// OperationName is opentelemetry-operation-name, with the variables
+	// match.ParseSpanName takes; "" names each span after its location.
+	OperationName string
 }
 
 // operationNameRE is ingress-nginx's check of the operation name
@@ -92,9 +92,12 @@ func init() {
 		o.Tracing.DistrustIncomingSpan = !on
 		return err
 	}}
-	ConfigMapKeys["opentelemetry-operation-name"] = ConfigMapKey{Option: func(o *Options, v string) (err error) {
-		o.Tracing.OperationName, err = match.ParseSpanName(v)
-		return err
+	ConfigMapKeys["opentelemetry-operation-name"] = ConfigMapKey{Option: func(o *Options, v string) error {
+		if _, err := match.ParseSpanName(v); err != nil {
+			return err
+		}
+		o.Tracing.OperationName = v
+		return nil
 	}}
 }
 
@@ -129,6 +132,7 @@ func (b *builder) resolveTracing(ing *ingress) {
 		return
 	}
 	opts := b.opts.Tracing
+	global, _ := match.ParseSpanName(opts.OperationName) // Options.Validate checked it
 	trust := !opts.DistrustIncomingSpan
 	if t.trust.set() {
 		v, err := strconv.ParseBool(strings.TrimSpace(t.trust.value))
@@ -138,7 +142,7 @@ func (b *builder) resolveTracing(ing *ingress) {
 			trust = v
 		}
 	}
-	out := &match.Tracing{TrustIncomingSpan: trust, OperationName: opts.OperationName}
+	out := &match.Tracing{TrustIncomingSpan: trust, OperationName: global}
 	if a := t.name; a.set() {
 		switch {
 		case operationNameRE.MatchString(a.value):
@@ -178,7 +182,8 @@ func (b *builder) globalTracing() *match.Tracing {
 		return nil
 	}
 	if b.tracingDefault == nil {
-		b.tracingDefault = &match.Tracing{TrustIncomingSpan: !o.DistrustIncomingSpan, OperationName: o.OperationName}
+		name, _ := match.ParseSpanName(o.OperationName) // Options.Validate checked it
+		b.tracingDefault = &match.Tracing{TrustIncomingSpan: !o.DistrustIncomingSpan, OperationName: name}
 	}
 	return b.tracingDefault
 }

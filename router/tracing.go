@@ -235,7 +235,10 @@ func (r *Router) startSpan(s *requestState) {
 	}
 	tw := &tracedWriter{w: s.w, tracing: t, start: start}
 	tw.span = r.tracer.StartSpan(parent, r.spanName(s, t), start)
-	injectContext(s.req.Header, tw.span.Context())
+	if c := tw.span.Context(); c.IsValid() {
+		// A span without a context (a no-op tracer's) sends none.
+		injectContext(s.req.Header, c)
+	}
 	s.w, s.trace = tw, tw
 }
 

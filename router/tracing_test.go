@@ -262,3 +262,31 @@ func netTCPAddr(s string) net.TCPAddr {
 	}
 	return *a
 }
+
+// nopTracer makes spans that record nothing, with a fixed context: the
+// router's own share of a traced request.
+type nopTracer struct{}
+
+type nopSpan struct{}
+
+func (nopTracer) StartSpan(TraceContext, string, time.Time) Span { return nopSpan{} }
+
+func (nopSpan) Context() TraceContext {
+	return TraceContext{TraceID: [16]byte{1}, SpanID: [8]byte{1}, Flags: 1}
+}
+
+func (nopSpan) End(*SpanEnd) {}
+
+// BenchmarkHandlerAloneTraced is BenchmarkHandlerAlone with every
+// location traced through a Tracer that records nothing: what tracing
+// costs the router itself, the SDK's work aside.
+func BenchmarkHandlerAloneTraced(b *testing.B) {
+	addr := cannedBackend(b)
+	web := httpBackend("prod/web:80", addr)
+	api := route(match.Prefix, "/api", web)
+	api.Tracing = &match.Tracing{TrustIncomingSpan: true}
+	r := newTestRouter(Options{Tracer: nopTracer{}})
+	r.Publish(table("bench traced", vhost("shop.example.com", nil, api)))
+	b.Cleanup(r.CloseIdleConnections)
+	benchHandler(b, r)
+}

@@ -40,7 +40,7 @@ type receivedSpan struct {
 	span    *tracepb.Span
 }
 
-func newOTLPReceiver(t *testing.T) *otlpReceiver {
+func newOTLPReceiver(t testing.TB) *otlpReceiver {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	r := &otlpReceiver{addr: l.Addr().String()}
@@ -50,6 +50,8 @@ func newOTLPReceiver(t *testing.T) *otlpReceiver {
 	t.Cleanup(s.Stop)
 	return r
 }
+
+func newOTLPReceiverB(b *testing.B) string { return newOTLPReceiver(b).addr }
 
 func (r *otlpReceiver) Export(_ context.Context, req *collectortrace.ExportTraceServiceRequest) (*collectortrace.ExportTraceServiceResponse, error) {
 	r.mu.Lock()

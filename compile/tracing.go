@@ -83,6 +83,13 @@ func init() {
 		"opentelemetry-trust-incoming-span": {apply: recordTracing(func(t *tracingValues) *annValue { return &t.trust })},
 		"opentelemetry-operation-name":      {apply: recordTracing(func(t *tracingValues) *annValue { return &t.name })},
 	})
+	// The exporter's keys are the embedder's Tracer's: an embedder that
+	// serves them names them in ConfigMapOptions.ExtensionKeys.
+	for _, k := range []string{"otlp-collector-host", "otlp-collector-port", "otel-service-name", "otel-sampler",
+		"otel-sampler-ratio", "otel-sampler-parent-based", "otel-max-queuesize", "otel-schedule-delay-millis",
+		"otel-max-export-batch-size", "opentelemetry-config"} {
+		ConfigMapUnsupported[k] = "spans are exported by the embedder's router.Options.Tracer (the example controller serves this key)"
+	}
 	ConfigMapKeys["enable-opentelemetry"] = ConfigMapKey{Option: func(o *Options, v string) (err error) {
 		o.Tracing.Enabled, err = configmap.ParseBool(v)
 		return err

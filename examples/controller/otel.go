@@ -37,39 +37,39 @@ import (
 
 // otelSettings are the exporter keys, with ingress-nginx's defaults.
 type otelSettings struct {
-	collectorHost, collectorPort string
-	serviceName                  string
-	sampler                      string // AlwaysOn, AlwaysOff, TraceIdRatioBased
-	ratio                        float64
-	parentBased                  bool
-	maxQueueSize                 int
-	scheduleDelay                time.Duration
-	maxExportBatchSize           int
+	CollectorHost, CollectorPort string
+	ServiceName                  string
+	Sampler                      string // AlwaysOn, AlwaysOff, TraceIdRatioBased
+	Ratio                        float64
+	ParentBased                  bool
+	MaxQueueSize                 int
+	ScheduleDelay                time.Duration
+	MaxExportBatchSize           int
 }
 
 func defaultOtelSettings() otelSettings {
-	return otelSettings{collectorPort: "4317", serviceName: "nginx", sampler: "AlwaysOn", ratio: 0.01, parentBased: true,
-		maxQueueSize: 2048, scheduleDelay: 5000 * time.Millisecond, maxExportBatchSize: 512}
+	return otelSettings{CollectorPort: "4317", ServiceName: "nginx", Sampler: "AlwaysOn", Ratio: 0.01, ParentBased: true,
+		MaxQueueSize: 2048, ScheduleDelay: 5000 * time.Millisecond, MaxExportBatchSize: 512}
 }
 
 // otelConfigMapKeys are the exporter keys the controller reads from the
 // ConfigMap (compile.ConfigMapOptions.ExtensionKeys); a value that does
 // not parse keeps the default, with a warning.
 var otelConfigMapKeys = map[string]func(c *config, v string) error{
-	"otlp-collector-host": func(c *config, v string) error { c.otel.collectorHost = v; return nil },
+	"otlp-collector-host": func(c *config, v string) error { c.otel.CollectorHost = v; return nil },
 	"otlp-collector-port": func(c *config, v string) error {
 		// The module's toml reads the port as an integer.
 		if n, err := strconv.ParseUint(v, 10, 16); err != nil || n == 0 {
 			return fmt.Errorf("want a port number")
 		}
-		c.otel.collectorPort = v
+		c.otel.CollectorPort = v
 		return nil
 	},
-	"otel-service-name": func(c *config, v string) error { c.otel.serviceName = v; return nil },
+	"otel-service-name": func(c *config, v string) error { c.otel.ServiceName = v; return nil },
 	"otel-sampler": func(c *config, v string) error {
 		switch v {
 		case "AlwaysOn", "AlwaysOff", "TraceIdRatioBased":
-			c.otel.sampler = v
+			c.otel.Sampler = v
 			return nil
 		}
 		return fmt.Errorf("want AlwaysOn, AlwaysOff or TraceIdRatioBased")
@@ -79,16 +79,16 @@ var otelConfigMapKeys = map[string]func(c *config, v string) error{
 		if err != nil || r < 0 || r > 1 {
 			return fmt.Errorf("want a number from 0 to 1")
 		}
-		c.otel.ratio = r
+		c.otel.Ratio = r
 		return nil
 	},
 	"otel-sampler-parent-based": func(c *config, v string) (err error) {
-		c.otel.parentBased, err = strconv.ParseBool(v)
+		c.otel.ParentBased, err = strconv.ParseBool(v)
 		return err
 	},
-	"otel-max-queuesize":         otelInt(func(s *otelSettings, n int) { s.maxQueueSize = n }),
-	"otel-max-export-batch-size": otelInt(func(s *otelSettings, n int) { s.maxExportBatchSize = n }),
-	"otel-schedule-delay-millis": otelInt(func(s *otelSettings, n int) { s.scheduleDelay = time.Duration(n) * time.Millisecond }),
+	"otel-max-queuesize":         otelInt(func(s *otelSettings, n int) { s.MaxQueueSize = n }),
+	"otel-max-export-batch-size": otelInt(func(s *otelSettings, n int) { s.MaxExportBatchSize = n }),
+	"otel-schedule-delay-millis": otelInt(func(s *otelSettings, n int) { s.ScheduleDelay = time.Duration(n) * time.Millisecond }),
 	// The module's configuration file: the controller configures the SDK
 	// itself, so the path names nothing it reads.
 	"opentelemetry-config": func(*config, string) error { return nil },
@@ -110,15 +110,15 @@ func otelInt(set func(*otelSettings, int)) func(c *config, v string) error {
 // sdkSampler is the sampler the settings name, as the module builds it.
 func (s otelSettings) sdkSampler() sdktrace.Sampler {
 	var root sdktrace.Sampler
-	switch s.sampler {
+	switch s.Sampler {
 	case "AlwaysOff":
 		root = sdktrace.NeverSample()
 	case "TraceIdRatioBased":
-		root = sdktrace.TraceIDRatioBased(s.ratio)
+		root = sdktrace.TraceIDRatioBased(s.Ratio)
 	default:
 		root = sdktrace.AlwaysSample()
 	}
-	if s.parentBased {
+	if s.ParentBased {
 		return sdktrace.ParentBased(root)
 	}
 	return root
@@ -129,10 +129,10 @@ func (s otelSettings) endpoint() string {
 	if e := os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT"); e != "" {
 		return e
 	}
-	if s.collectorHost == "" {
+	if s.CollectorHost == "" {
 		return ""
 	}
-	return net.JoinHostPort(s.collectorHost, s.collectorPort)
+	return net.JoinHostPort(s.CollectorHost, s.CollectorPort)
 }
 
 // liveTracer is the router's Tracer: the provider of the latest settings.
@@ -185,7 +185,7 @@ func (l *liveTracer) set(s otelSettings) {
 // collector. The exporter connects lazily: an absent collector never
 // holds up a request.
 func newOtelProvider(s otelSettings) (*otelProvider, error) {
-	service := s.serviceName
+	service := s.ServiceName
 	if v := os.Getenv("OTEL_SERVICE_NAME"); v != "" {
 		service = v
 	}
@@ -199,9 +199,9 @@ func newOtelProvider(s otelSettings) (*otelProvider, error) {
 		exp, err = otlptracegrpc.New(context.Background(), otlptracegrpc.WithEndpoint(ep), otlptracegrpc.WithInsecure())
 		if err == nil {
 			opts = append(opts, sdktrace.WithBatcher(exp,
-				sdktrace.WithMaxQueueSize(s.maxQueueSize),
-				sdktrace.WithBatchTimeout(s.scheduleDelay),
-				sdktrace.WithMaxExportBatchSize(min(s.maxExportBatchSize, s.maxQueueSize))))
+				sdktrace.WithMaxQueueSize(s.MaxQueueSize),
+				sdktrace.WithBatchTimeout(s.ScheduleDelay),
+				sdktrace.WithMaxExportBatchSize(min(s.MaxExportBatchSize, s.MaxQueueSize))))
 		}
 	}
 	tp := sdktrace.NewTracerProvider(opts...)

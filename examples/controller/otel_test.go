@@ -274,7 +274,6 @@ func TestOpenTelemetryExport(t *testing.T) {
 
 	// enable-opentelemetry "false" on the Ingress: no span, the client's
 	// header passes as it is.
-	before := rcv.count()
 	send("/quiet/e", map[string]string{"Traceparent": clientTraceparent})
 	tp, _ = backend.get("/quiet/e")
 	assert.Equal(t, clientTraceparent, tp)
@@ -290,7 +289,7 @@ func TestOpenTelemetryExport(t *testing.T) {
 		return tp[53:] == "00"
 	}, 10*time.Second, 50*time.Millisecond, "the sampler did not change")
 	time.Sleep(300 * time.Millisecond) // the old provider's last batch
-	before = rcv.count()
+	before := rcv.count()
 	for range 20 {
 		send("/sampled/g", map[string]string{"Traceparent": clientTraceparent})
 	}
@@ -298,4 +297,19 @@ func TestOpenTelemetryExport(t *testing.T) {
 	assert.True(t, tp[53:] == "00", "unsampled: %s", tp)
 	time.Sleep(300 * time.Millisecond) // six schedule delays
 	assert.Equal(t, before, rcv.count(), "a ratio of 0 exports no span")
+	require.NotEmpty(t, rcv.targets("/named/c"), "spans are found by their target")
+	assert.Empty(t, rcv.targets("/quiet/e"), "the location that is not traced exported no span")
+}
+
+// targets are the spans received for the request-target.
+func (r *otlpReceiver) targets(target string) []*tracepb.Span {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*tracepb.Span
+	for _, s := range r.spans {
+		if attrsOf(s.span)["http.target"] == target {
+			out = append(out, s.span)
+		}
+	}
+	return out
 }

@@ -84,14 +84,15 @@ func applyConfigMap(c *config, cm *corev1.ConfigMap, set []string, others ...*co
 	c.otel = defaultOtelSettings() // otel.go
 	for _, key := range slices.Sorted(maps.Keys(parsed.Extensions)) {
 		v := parsed.Extensions[key]
-		apply := modSecurityConfigMapKeys[key]
+		apply, severity := modSecurityConfigMapKeys[key], compile.TrafficMoves
 		if apply == nil {
-			apply = otelConfigMapKeys[key]
+			apply, severity = otelConfigMapKeys[key], compile.FeatureMissing
 		}
 		if err := apply(c, strings.TrimSpace(v)); err != nil {
-			warns = append(warns, configMapWarning{key, fmt.Sprintf("value %q: %v; ingress-nginx's default is kept", v, err), compile.TrafficMoves})
+			warns = append(warns, configMapWarning{key, fmt.Sprintf("value %q: %v; ingress-nginx's default is kept", v, err), severity})
 		}
 	}
+	warns = append(warns, otelWarnings(c, parsed, cm)...)
 	for _, w := range parsed.Warnings() {
 		key := strings.TrimSuffix(strings.TrimPrefix(w.Field, "data["), "]")
 		warns = append(warns, configMapWarning{key, w.Message, w.Severity()})

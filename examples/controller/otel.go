@@ -6,7 +6,9 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,7 +20,9 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+	corev1 "k8s.io/api/core/v1"
 
+	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/router"
 )
 
@@ -259,4 +263,14 @@ func (o otelSpan) End(e *router.SpanEnd) {
 		s.SetStatus(codes.Ok, "")
 	}
 	s.End(trace.WithTimestamp(e.Time))
+}
+
+// otelWarnings says when tracing is on and nothing will receive the
+// spans: they are made and propagated, and dropped.
+func otelWarnings(c *config, parsed *compile.ConfigMap, cm *corev1.ConfigMap) []configMapWarning {
+	on, _ := strconv.ParseBool(strings.TrimSpace(cm.Data["enable-opentelemetry"]))
+	if !on || !slices.Contains(parsed.Keys, "enable-opentelemetry") || c.otel.endpoint() != "" {
+		return nil
+	}
+	return []configMapWarning{{"otlp-collector-host", "enable-opentelemetry is on and no collector is named: spans are made and their context propagated, but not exported", compile.FeatureMissing}}
 }

@@ -231,12 +231,17 @@
 //   - Option keys: ssl-redirect overrides Options.DisableSSLRedirect,
 //     custom-http-errors Options.CustomHTTPErrors,
 //     allow-snippet-annotations and annotations-risk-level the options of
-//     those names, and the global-auth-* keys (all but
-//     global-auth-snippet) Options.GlobalAuth.
+//     those names, the global-auth-* keys (all but
+//     global-auth-snippet) Options.GlobalAuth, and enable-opentelemetry,
+//     opentelemetry-trust-incoming-span and opentelemetry-operation-name
+//     Options.Tracing (§23).
 //   - Keys an embedder serves itself (ParseConfigMapFor's ExtensionKeys,
 //     in ConfigMap.Extensions, unwarned): the example controller's
 //     enable-modsecurity, enable-owasp-modsecurity-crs and
-//     modsecurity-snippet, which follow every rebuild.
+//     modsecurity-snippet, and the OpenTelemetry exporter's keys
+//     (otlp-collector-host, otel-sampler, ...; §23), which follow every
+//     rebuild; without an embedder serving them, the exporter's keys warn
+//     feature-missing.
 //   - Router keys, read by the router's own parser, package
 //     router/configmap (configmap.Parse, whose warnings ParseConfigMap
 //     joins to the ConfigMap's), in ConfigMap.Router, which

@@ -202,10 +202,13 @@ func injectContext(h http.Header, c TraceContext) {
 var decorTrace = decoration{name: "tracing"}
 
 // tracingOf is the tracing of the location d chose; nil for an answer
-// made before any location (no table, a request that cannot be routed, a
-// server-level redirect), which ingress-nginx's module does not trace.
+// made before any location (no table, a request that cannot be routed,
+// the www and app-root redirects ingress-nginx writes in the server
+// block), which ingress-nginx's module does not trace: it starts its span
+// in a location's rewrite phase, where a permanent- or
+// temporal-redirect's return is answered, so those are traced.
 func tracingOf(d *decision) *match.Tracing {
-	if d.at == &stepUnlocated && d.ans.status != 0 {
+	if d.at == &stepUnlocated && d.ans.status != 0 && d.ans.reason != ReasonRedirect {
 		return nil
 	}
 	switch res := &d.res; {

@@ -231,12 +231,17 @@
 //   - Option keys: ssl-redirect overrides Options.DisableSSLRedirect,
 //     custom-http-errors Options.CustomHTTPErrors,
 //     allow-snippet-annotations and annotations-risk-level the options of
-//     those names, and the global-auth-* keys (all but
-//     global-auth-snippet) Options.GlobalAuth.
+//     those names, the global-auth-* keys (all but
+//     global-auth-snippet) Options.GlobalAuth, and enable-opentelemetry,
+//     opentelemetry-trust-incoming-span and opentelemetry-operation-name
+//     Options.Tracing (§23).
 //   - Keys an embedder serves itself (ParseConfigMapFor's ExtensionKeys,
 //     in ConfigMap.Extensions, unwarned): the example controller's
 //     enable-modsecurity, enable-owasp-modsecurity-crs and
-//     modsecurity-snippet, which follow every rebuild.
+//     modsecurity-snippet, and the OpenTelemetry exporter's keys
+//     (otlp-collector-host, otel-sampler, ...; §23), which follow every
+//     rebuild; without an embedder serving them, the exporter's keys warn
+//     feature-missing.
 //   - Router keys, read by the router's own parser, package
 //     router/configmap (configmap.Parse, whose warnings ParseConfigMap
 //     joins to the ConfigMap's), in ConfigMap.Router, which
@@ -2623,4 +2628,56 @@
 // new connections and sessions; those already open keep theirs. On
 // shutdown the listeners stop accepting when the drain period ends and
 // open connections get the shutdown timeout to finish.
+//
+// # 23. Tracing and observability
+//
+// OpenTelemetry tracing is configured as ingress-nginx v1.15 configures
+// it, and compiled into the table as a location setting
+// (match.Location.Tracing, its own digest part; the table's text shows
+// "tracing trust-incoming-span on|off [operation-name "…"]" under each
+// traced route and fallback):
+//
+//   - The ConfigMap's enable-opentelemetry traces every location, the
+//     default server's included; an Ingress's enable-opentelemetry
+//     annotation turns its own locations on or off over it (without the
+//     key, only the Ingresses that say "true" are traced).
+//   - opentelemetry-trust-incoming-span (ConfigMap, default true; and
+//     annotation) says whether a valid incoming traceparent (with its
+//     tracestate) is the span's parent. Untrusted, the span starts a
+//     trace of its own and the client's trace headers are replaced.
+//   - opentelemetry-operation-name names the span: the annotation's
+//     (letters, digits, '_' and '-': another value under
+//     nginx.ingress.kubernetes.io/ makes ingress-nginx ignore the whole
+//     Ingress, and ramjet withholds it too; under ramjet.dev/ it is
+//     rejected alone), else the ConfigMap's, which may hold the variables
+//     a ConfigMap header value takes ("HTTP $request_method $service_name
+//     $uri", expanded once the answer is written), else the nginx
+//     location's own name (match.LocationSpanName): "/api/" for a
+//     request under the prefix /api, "/api" for /api itself (the exact
+//     location ingress-nginx adds beside each prefix), the path of an
+//     Exact route, "^" and the pattern on a host in regex mode, "/" for
+//     the fallback.
+//   - As ingress-nginx's parser does, the trust and name annotations are
+//     read only with enable-opentelemetry "true" on the same Ingress;
+//     otherwise they warn AnnotationRejected and change nothing.
+//
+// The router makes one server span per request to a traced location
+// through router.Options.Tracer, an interface of two methods the
+// embedder adapts to a tracing SDK: the library has no OpenTelemetry
+// dependency, and the example controller adapts OpenTelemetry's SDK with
+// an OTLP/gRPC exporter (its README lists the exporter keys:
+// otlp-collector-host and -port, otel-service-name, otel-sampler,
+// otel-sampler-ratio, otel-sampler-parent-based, otel-max-queuesize,
+// otel-schedule-delay-millis, otel-max-export-batch-size). The span has
+// the attributes ingress-nginx's module sets (http.method, http.flavor,
+// http.target, http.server_name, http.host, http.user_agent,
+// http.status_code, http.scheme, net.host.port, net.peer.ip,
+// net.peer.port) and the status Error for an answer of 500 or more. Its
+// W3C context (traceparent, and tracestate when there is one) goes to
+// the backend and to the external auth service (auth-url), in place of
+// the client's. An answer made before any location (a www or app-root
+// redirect, a request that cannot be routed) is not traced, as nginx's
+// module starts its span in the location. Without a Tracer, or on a
+// location that is not traced, a request costs nothing more and its
+// trace headers pass through untouched.
 package ramjet

@@ -71,6 +71,9 @@ type annotationValues struct {
 	// snippet holds the snippet annotations and their translations
 	// (snippet.go); nil when the Ingress sets none.
 	snippet *snippetValues
+	// tracing holds the OpenTelemetry annotations (tracing.go); nil when
+	// the Ingress sets none.
+	tracing *tracingValues
 }
 
 // The larger annotation areas are held by pointer and made on first
@@ -160,6 +163,7 @@ func (b *builder) readAnnotations() {
 		b.resolveProxying(ing)
 		b.applyGlobalAuth(ing)
 		b.readExtensions(ing)
+		b.resolveTracing(ing)
 	}
 }
 

@@ -171,6 +171,9 @@ type builder struct {
 	global      *resolution
 	// globalResp is the Response of locations without their own (response.go).
 	globalResp *match.Response
+	// tracingDefault is the Tracing of locations without tracing
+	// annotations (tracing.go), made on first use.
+	tracingDefault *match.Tracing
 
 	// TLS results: certificates oldest first, and every valid host listed
 	// under a claimed Ingress's spec.tls, sorted.

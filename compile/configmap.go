@@ -196,7 +196,7 @@ var configMapTuning = setOf(
 	"map-hash-bucket-size", "proxy-headers-hash-bucket-size", "proxy-headers-hash-max-size",
 	"variables-hash-bucket-size", "variables-hash-max-size", "ssl-session-cache", "ssl-session-cache-size",
 	"ssl-session-tickets", "ssl-session-timeout", "ssl-buffer-size", "error-log-level", "error-log-path",
-	"access-log-path", "http-access-log-path", "disable-access-log", "enable-opentelemetry",
+	"access-log-path", "http-access-log-path", "disable-access-log",
 	"lua-shared-dicts", "plugins", "nginx-status-ipv4-whitelist", "nginx-status-ipv6-whitelist",
 	"enable-multi-accept", "use-geoip", "use-geoip2", "http-snippet", "main-snippet", "stream-snippet",
 	"bind-address", "enable-ipv6", "disable-ipv6-dns", "resolver", "log-format-stream",

@@ -131,6 +131,8 @@ func (b *builder) applyFallbackSettings() {
 		}
 		if ing != nil {
 			v.vh.FallbackLocation = b.location(ing, nil, v)
+		} else {
+			v.vh.FallbackLocation.Tracing = b.tracing(nil)
 		}
 	}
 }

@@ -67,6 +67,7 @@ func TestEveryLocationFeatureReachesRoutesAndFallbacks(t *testing.T) {
 			"nginx.ingress.kubernetes.io/proxy-ssl-secret", "prod/upstream-ca",
 			"nginx.ingress.kubernetes.io/limit-rate", "100",
 			"nginx.ingress.kubernetes.io/configuration-snippet", "add_header X-A 1;",
+			"nginx.ingress.kubernetes.io/enable-opentelemetry", "true",
 			"example.com/team", "shop",
 		))
 	upstreamCA := mkSecret("prod", "upstream-ca", "a")

@@ -164,6 +164,9 @@ type Options struct {
 	// StreamSettings are the proxy-stream-* keys of the ConfigMap (nil:
 	// ingress-nginx's defaults, match.DefaultStreamSettings).
 	StreamSettings *match.StreamSettings
+	// Tracing is the ConfigMap's OpenTelemetry keys (tracing.go): the
+	// default of every location's tracing.
+	Tracing TracingOptions
 }
 
 // Validate reports the first malformed option, naming it.
@@ -207,6 +210,9 @@ func (o Options) Validate() error {
 	}
 	if err := o.validateExtensionPrefixes(); err != nil {
 		return err
+	}
+	if _, err := match.ParseSpanName(o.Tracing.OperationName); err != nil {
+		return fmt.Errorf("option opentelemetry-operation-name %q: %w", o.Tracing.OperationName, err)
 	}
 	return o.validateExtensionKeys()
 }

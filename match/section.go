@@ -54,6 +54,7 @@ var sections = []*section{
 	&splitSection,        // split.go
 	&deepWildcardSection, // wildcard.go
 	&streamSection,       // stream.go
+	&tracingSection,      // tracing.go
 }
 
 // A digestPart is a share of the digest. One with no tag (the routing

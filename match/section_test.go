@@ -177,6 +177,7 @@ func sectionSpec(t *testing.T) Spec {
 			BackendTLS: &BackendTLS{Secret: "prod/up", CAs: []*x509.Certificate{{Raw: []byte{1}}}, Verify: true, VerifyDepth: 1},
 			Response:   &Response{ErrorCodes: []int{404, 503}, ErrorBackend: web, NoAccessLog: true},
 			Snippet:    &Snippet{Ops: []SnippetOp{{Kind: OpAddHeader, Name: "X-A", Value: "1"}}},
+			Tracing:    &Tracing{TrustIncomingSpan: true},
 		},
 		ClientTLS:   &ClientTLS{Secret: "prod/ca", CAs: []*x509.Certificate{{Raw: []byte{2}}}, Verify: VerifyOn, VerifyDepth: 1},
 		Passthrough: web,
@@ -192,7 +193,8 @@ func sectionSpec(t *testing.T) Spec {
 					Response:   &Response{LimitRate: 1024, Mirror: &Mirror{Target: "http://mirror.internal$request_uri", Host: "mirror.internal"}},
 					Snippet: &Snippet{Ops: []SnippetOp{{Kind: OpIf, Cond: &SnippetCond{Var: "host", Op: "=", Operand: "a.example"},
 						Then: []SnippetOp{{Kind: OpReturn, Code: 301, Value: "https://b.example"}}}},
-						Access: []AccessRule{{All: true, Deny: true}}}}},
+						Access: []AccessRule{{All: true, Deny: true}}},
+					Tracing: &Tracing{OperationName: mustSpanName("HTTP $request_method $uri")}}},
 			{Type: Exact, Path: "/old", Backend: web, Order: 2, Redirect: &Redirect{Code: 301, URL: "https://new.example/"}},
 		},
 	}
@@ -327,6 +329,12 @@ var sectionChanges = []struct {
 	{section: "response", field: "VirtualHost.FallbackLocation.Response", change: "none", mutate: func(s Spec) { specHost(s, shop).FallbackLocation.Response = nil }},
 	{section: "auth", field: "VirtualHost.FallbackLocation.Auth", change: "none", mutate: func(s Spec) { specHost(s, shop).FallbackLocation.Auth = nil }},
 
+	{section: "tracing", field: "Route.Location.Tracing", change: "trust", mutate: func(s Spec) { specRoute(s, "/api").Tracing.TrustIncomingSpan = true }},
+	{section: "tracing", field: "Route.Location.Tracing", change: "operation name", mutate: func(s Spec) { specRoute(s, "/api").Tracing.OperationName = mustSpanName("api") }},
+	{section: "tracing", field: "Route.Location.Tracing", change: "none", mutate: func(s Spec) { specRoute(s, "/api").Tracing = nil }},
+	{section: "tracing", field: "VirtualHost.FallbackLocation.Tracing", change: "untrusted", mutate: func(s Spec) { specHost(s, shop).FallbackLocation.Tracing.TrustIncomingSpan = false }},
+	{section: "tracing", field: "VirtualHost.FallbackLocation.Tracing", change: "none", mutate: func(s Spec) { specHost(s, shop).FallbackLocation.Tracing = nil }},
+
 	{section: "tls-ends", field: "Route.Location.BackendTLS", change: "no SNI", mutate: func(s Spec) { specRoute(s, "/api").BackendTLS.ServerName = false }},
 	{section: "tls-ends", field: "Route.Location.BackendTLS", change: "denied", mutate: func(s Spec) { specRoute(s, "/api").BackendTLS.Denied = "Secret prod/api-up not found" }},
 	{section: "tls-ends", field: "VirtualHost.FallbackLocation.BackendTLS", change: "CA", mutate: func(s Spec) { specHost(s, shop).FallbackLocation.BackendTLS.CAs[0].Raw = []byte{3} }, sameText: "the text counts the CAs"},
@@ -398,4 +406,12 @@ func TestSectionDigests(t *testing.T) {
 func withoutDigest(text string) string {
 	_, rest, _ := strings.Cut(text, "\n")
 	return rest
+}
+
+func mustSpanName(s string) SpanName {
+	n, err := ParseSpanName(s)
+	if err != nil {
+		panic(err)
+	}
+	return n
 }

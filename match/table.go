@@ -185,6 +185,9 @@ type Location struct {
 	Response *Response
 	// Snippet is what the snippet annotations translate to (snippet.go).
 	Snippet *Snippet
+	// Tracing is the location's OpenTelemetry server span (tracing.go);
+	// nil: the location is not traced.
+	Tracing *Tracing
 }
 
 // Route is one declared path within a virtual host.

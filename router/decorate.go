@@ -13,11 +13,13 @@ type decoration struct {
 }
 
 // answerDecorations run in order once decide has routed the request. The
-// answer is compressed first, so every header after it goes on the
+// request's span starts first, so that it sees the status the client
+// gets; the answer is compressed next, so every header after it goes on the
 // compressed answer; the request ID, Server, HSTS and the ConfigMap's
 // add-headers follow, the ConfigMap's last, as ingress-nginx's
 // more_set_headers applies them over the others.
 var answerDecorations = [...]*decoration{
+	&decorTrace,        // tracing.go
 	&decorCompress,     // gzip.go, brotli.go
 	&decorRequestID,    // proxy.go
 	&decorServerTokens, // servertokens.go
@@ -30,6 +32,10 @@ var answerDecorations = [...]*decoration{
 // stack.
 func (r *Router) decorate(dc *decoration, s *requestState, live *liveSettings) {
 	switch dc {
+	case &decorTrace:
+		if r.tracer != nil {
+			r.startSpan(s)
+		}
 	case &decorCompress:
 		if w, gw := compressing(s.w, s.req, live); gw != nil {
 			s.w, s.gz = w, gw

@@ -266,6 +266,11 @@ type Options struct {
 	// Brotli compresses answers in br as ingress-nginx's enable-brotli
 	// does, before Gzip; nil: none.
 	Brotli *Brotli
+	// Tracer makes a server span for each request to a location the
+	// table traces (match.Location.Tracing) and its trace context is sent
+	// to the backend and the external auth service (tracing.go); nil:
+	// no spans, and trace headers pass through untouched.
+	Tracer Tracer
 }
 
 // Record describes one request once it has been answered.
@@ -377,6 +382,7 @@ type Router struct {
 	proxy       *httputil.ReverseProxy
 	h1          *h1.Pool // HTTP backends, unless Options.Transport is set
 	observer    func(Record)
+	tracer      Tracer
 	hook        Hook
 	logger      *slog.Logger
 	defaultCert *tls.Certificate
@@ -487,6 +493,7 @@ func New(o Options) *Router {
 	r := &Router{
 		registry:    o.Registry,
 		observer:    o.Observer,
+		tracer:      o.Tracer,
 		hook:        o.Hook,
 		logger:      o.Logger,
 		defaultCert: o.DefaultCertificate,

@@ -92,6 +92,10 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	for _, dc := range answerDecorations {
 		r.decorate(dc, &s, live)
 	}
+	if s.trace != nil {
+		// After the compressed answer's end (deferred later, run first).
+		defer r.endSpan(&s)
+	}
 	if s.gz != nil {
 		defer s.gz.finish()
 	}

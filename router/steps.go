@@ -139,6 +139,9 @@ type requestState struct {
 	cmh *configMapHeaders
 	// gz compresses the answer (decorCompress); nil when it is not.
 	gz *gzipWriter
+	// trace is the request's span and the writer noting its status
+	// (decorTrace); nil when the request is not traced.
+	trace *tracedWriter
 }
 
 // LeavesToServing reports whether serving may end a request that Lookup

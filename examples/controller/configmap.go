@@ -64,7 +64,8 @@ func applyConfigMap(c *config, cm *corev1.ConfigMap, set []string, others ...*co
 			keep = append(keep, k)
 		}
 	}
-	parsed := compile.ParseConfigMapFor(cm, compile.ConfigMapOptions{Keep: keep, ExtensionKeys: slices.Sorted(maps.Keys(modSecurityConfigMapKeys))})
+	extensions := slices.Concat(slices.Collect(maps.Keys(modSecurityConfigMapKeys)), slices.Collect(maps.Keys(otelConfigMapKeys)))
+	parsed := compile.ParseConfigMapFor(cm, compile.ConfigMapOptions{Keep: keep, ExtensionKeys: slices.Sorted(slices.Values(extensions))})
 	parsed.ReadHeaders(others)
 	c.options.ConfigMap = parsed
 	c.routerKeys = parsed.Router
@@ -80,12 +81,18 @@ func applyConfigMap(c *config, cm *corev1.ConfigMap, set []string, others ...*co
 	// The ModSecurity keys are the controller's (modsecurity.go); they
 	// follow every rebuild.
 	c.modSecurity = modSecuritySettings{}
+	c.otel = defaultOtelSettings() // otel.go
 	for _, key := range slices.Sorted(maps.Keys(parsed.Extensions)) {
 		v := parsed.Extensions[key]
-		if err := modSecurityConfigMapKeys[key](c, strings.TrimSpace(v)); err != nil {
-			warns = append(warns, configMapWarning{key, fmt.Sprintf("value %q: %v; ingress-nginx's default is kept", v, err), compile.TrafficMoves})
+		apply, severity := modSecurityConfigMapKeys[key], compile.TrafficMoves
+		if apply == nil {
+			apply, severity = otelConfigMapKeys[key], compile.FeatureMissing
+		}
+		if err := apply(c, strings.TrimSpace(v)); err != nil {
+			warns = append(warns, configMapWarning{key, fmt.Sprintf("value %q: %v; ingress-nginx's default is kept", v, err), severity})
 		}
 	}
+	warns = append(warns, otelWarnings(c, parsed, cm)...)
 	for _, w := range parsed.Warnings() {
 		key := strings.TrimSuffix(strings.TrimPrefix(w.Field, "data["), "]")
 		warns = append(warns, configMapWarning{key, w.Message, w.Severity()})
@@ -128,6 +135,7 @@ func newConfigMapSettings(cfg config, data map[string]string, found bool, log *s
 			cfg.accessLog.out = os.Stdout
 		}
 	}
+	cfg.tracing = newLiveTracer(log) // otel.go
 	s := &configMapSettings{ref: *cfg.configMap, log: log, base: cfg, set: cfg.flagsSet, start: data}
 	return s, s.update(data, found, others...)
 }
@@ -234,6 +242,7 @@ func applyLive(r *router.Router, cfg, start config) {
 	o.ProxyRealIPCIDR = start.proxyRealIPCIDR
 	r.SetConfigMapOptions(o)
 	cfg.accessLog.set(cfg.logFormat, cfg.logFormatEscapeJSON)
+	cfg.tracing.set(cfg.otel)
 }
 
 // liveAccessLog is the access log in the format log-format-upstream and

@@ -142,7 +142,7 @@ func echoHandler(endpoint string, services *atomic.Pointer[string]) http.Handler
 		fmt.Fprintf(&b, "proto:    %s\n", r.Proto)
 		var names []string
 		for name := range r.Header {
-			if strings.HasPrefix(name, "X-Forwarded-") || name == "X-Real-Ip" || name == "X-Request-Id" {
+			if strings.HasPrefix(name, "X-Forwarded-") || name == "X-Real-Ip" || name == "X-Request-Id" || name == "Traceparent" || name == "Tracestate" {
 				names = append(names, name)
 			}
 		}

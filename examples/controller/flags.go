@@ -95,6 +95,10 @@ type config struct {
 	accessLog *liveAccessLog
 	// modSecurity is the ConfigMap's ModSecurity settings (modsecurity.go).
 	modSecurity modSecuritySettings
+	// otel is the ConfigMap's OpenTelemetry exporter settings, tracing the
+	// router's Tracer that follows them (otel.go); nil without a ConfigMap.
+	otel    otelSettings
+	tracing *liveTracer
 
 	// Metrics on the debug listener, as ingress-nginx's flags.
 	enableMetrics           bool

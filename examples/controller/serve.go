@@ -341,6 +341,10 @@ func warningAttrs(w compile.Warning) []any {
 func routerOptions(cfg config, log *slog.Logger, m *metrics) router.Options {
 	o := configMapRouterOptions(cfg)
 	o.Transport, o.Logger, o.Observer, o.MaxBodySize = cfg.backendTransport, log, requestObserver(cfg, m), cfg.maxBodySize
+	if cfg.tracing != nil {
+		cfg.tracing.set(cfg.otel)
+		o.Tracer = cfg.tracing
+	}
 	return o
 }
 

@@ -15,15 +15,21 @@
 #                   router-loop in CONFIGS)
 #   router-loop     the router behind router/h1, the controller's
 #                   own HTTP/1.1 server loop; only when named in CONFIGS
-#   controller      the example controller itself, offline (-manifests)
-#                   with the router's objects, access log off as nginx's;
-#                   only when named in CONFIGS. Against router-loop it
-#                   shows what an embedder serving the router with
-#                   router/h1 gets compared with the controller
 #   router-rawloop  the router behind a minimal HTTP/1.1 loop instead of
 #                   http.Server: a measuring device for what net/http's
 #                   server costs (upstreams/rawloop.go); only when named
 #                   in CONFIGS
+#   controller      the example controller offline (-manifests) with the
+#                   router configs' objects (upstreams -role manifests), an
+#                   ingress-nginx ConfigMap without keys, no access log;
+#                   only when named in CONFIGS. router-loop against it is
+#                   an embedder serving the router with router/h1 against
+#                   the controller (issue 35)
+#   controller-otel the same with OpenTelemetry on (issue 39): the
+#                   ConfigMap's enable-opentelemetry, the default sampler
+#                   (AlwaysOn: every request's span exported), OTLP/gRPC to
+#                   examples/controller/otlpsink on the load CPU; only when
+#                   named in CONFIGS
 #
 # wrk (Debian: apt-get install wrk) runs pinned to CPU 0, the proxy and
 # the backend pinned together to CPU 1, 64 connections, in ROUNDS rounds of
@@ -86,9 +92,6 @@ cleanup() {
 trap cleanup EXIT
 
 (cd "$root" && go build -o "$work/upstreams" ./examples/loadtest/upstreams)
-if [[ " $CONFIGS " == *" controller "* ]]; then
-	(cd "$root/examples/controller" && go build -o "$work/controller" .)
-fi
 
 backend=127.0.0.1:$BASE_PORT
 declare -A url proc
@@ -110,6 +113,44 @@ start() {
 start backend -role backend -listen "$backend"
 url[backend]=http://$backend/
 
+# start_controller NAME ADDR runs the example controller offline on the
+# proxy CPU, one catch-all Ingress to the backend and an ingress-nginx
+# ConfigMap; controller-otel's turns tracing on and exports to an
+# otlpsink on the load CPU (a collector is another machine's work).
+start_controller() {
+	local name=$1 addr=$2 dir=$work/$1.d data="{}"
+	if [[ ! -x $work/ramjet-controller ]]; then
+		(cd "$root/examples/controller" && go build -o "$work/ramjet-controller" . && go build -o "$work/otlpsink" ./otlpsink)
+	fi
+	if [[ $name == controller-otel ]]; then
+		port=$((port + 1))
+		local sink=127.0.0.1:$port
+		"${pin_load[@]}" "$work/otlpsink" -listen "$sink" -max 30m >"$work/otlpsink.out" &
+		pids+=($!)
+		proc[otlpsink]=$!
+		for _ in $(seq 100); do grep -q ready "$work/otlpsink.out" 2>/dev/null && break; sleep 0.1; done
+		data="{enable-opentelemetry: \"true\", otlp-collector-host: \"127.0.0.1\", otlp-collector-port: \"${sink#*:}\"}"
+	fi
+	mkdir -p "$dir"
+	# The objects the router configs load, so that router-loop and
+	# controller serve the same table (issue 35), and the ConfigMap.
+	"$work/upstreams" -role manifests -backend "$backend" >"$dir/app.yaml"
+	cat >"$dir/configmap.yaml" <<EOF
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: nginx, namespace: ingress}
+data: $data
+EOF
+	"${pin_proxy[@]}" timeout 30m "$work/ramjet-controller" -manifests "$dir" -configmap ingress/nginx -http-addr "$addr" -debug-addr "" \
+		-enable-access-log=false >"$work/$name.out" 2>&1 &
+	pids+=($!)
+	proc[$name]=$!
+	for _ in $(seq 300); do curl -sf "http://$addr/" >/dev/null 2>&1 && return; sleep 0.1; done
+	echo "compare.sh: $name did not start" >&2
+	cat "$work/$name.out" >&2
+	exit 1
+}
+
 configs=()
 for c in $CONFIGS; do
 	port=$((port + 1))
@@ -119,15 +160,7 @@ for c in $CONFIGS; do
 	router | router-nethttp | router-loop | router-rawloop | proxy) start "$c" -role "$c" -listen "$addr" -backend "$backend" ;;
 	router-[0-9]*) start "$c" -role router -ingresses "${c#router-}" -listen "$addr" -backend "$backend" ;;
 	router-loop-[0-9]*) start "$c" -role router-loop -ingresses "${c#router-loop-}" -listen "$addr" -backend "$backend" ;;
-	controller)
-		"$work/upstreams" -role manifests -backend "$backend" >"$work/controller.yaml"
-		"${pin_proxy[@]}" timeout 30m "$work/controller" -manifests "$work/controller.yaml" -http-addr "$addr" -debug-addr "" \
-			-enable-access-log=false >"$work/controller.out" 2>&1 &
-		pids+=($!)
-		proc[controller]=$!
-		for _ in $(seq 300); do curl -sf "http://$addr/" >/dev/null 2>&1 && break; sleep 0.1; done
-		curl -sf "http://$addr/" >/dev/null || { echo "compare.sh: controller did not start:" >&2; cat "$work/controller.out" >&2; exit 1; }
-		;;
+	controller | controller-otel) start_controller "$c" "$addr" ;;
 	nginx)
 		if ! command -v nginx >/dev/null; then
 			echo "compare.sh: nginx is not installed: left out" >&2
@@ -251,7 +284,7 @@ done
 # The median rows: of each figure over the rounds, and of the within-round
 # ratios (not the ratio of the medians).
 median() { # printf format
-	tr ' ' '\n' | grep -v '^-\?$' | sort -g | awk -v f="$1" '{ v[NR] = $1 } END { if (NR == 0) print "-"; else printf f "\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+	tr ' ' '\n' | { grep -v '^-\?$' || true; } | sort -g | awk -v f="$1" '{ v[NR] = $1 } END { if (NR == 0) print "-"; else printf f "\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 col() { # array config format [ratio]
 	local -n a=$1
@@ -267,5 +300,11 @@ for c in "${configs[@]}"; do
 	[[ $c != backend ]] || pc=- vc=-
 	echo "| median | $c | $(col rate "$c" %.0f) | $(col rate "$c" - ratio) | $(col p99 "$c" %.2f) | $(col p99 "$c" - ratio) | $pc | $vc | $(col bcpu "$c" %.1f) |"
 done
+if [[ -n ${proc[otlpsink]:-} ]]; then
+	kill "${proc[otlpsink]}" 2>/dev/null || true
+	wait "${proc[otlpsink]}" 2>/dev/null || true
+	echo
+	echo "controller-otel exported $(awk '/^spans/ { print $2 }' "$work/otlpsink.out") spans to otlpsink"
+fi
 echo
-echo "Budgets (issue 26, quiet machine): router ≥ 0.85× nginx req/s, p99 ≤ 1.2× nginx's, proxy CPU per request ≤ 1.2× nginx's; router-N within 3% of router (router-loop-N of router-loop); router-loop (an embedder's router/h1 server) within 3% of controller (issue 35)."
+echo "Budgets (issue 26, quiet machine): router ≥ 0.85× nginx req/s, p99 ≤ 1.2× nginx's, proxy CPU per request ≤ 1.2× nginx's; router-N within 3% of router (router-loop-N of router-loop); router-loop within 3% of controller (issue 35); controller-otel within 10% of controller (issue 39)."

@@ -261,6 +261,12 @@ type Expect struct {
 	// AccessLogged is whether the router's record asks for an access log
 	// line (enable-access-log).
 	AccessLogged *bool `json:"accessLogged,omitempty"`
+	// Span is the name of the server span the request made (SPEC §23);
+	// "" means it made none. The case's Tracer (caseTracer) makes span
+	// ID b7ad6b7169203331 in the parent's trace, or in trace
+	// 0af7651916cd43dd8448eb211c80319c, so the traceparent a backend
+	// gets can be written in requestHeaders.
+	Span *string `json:"span,omitempty"`
 }
 
 // ExpectedErrorPage is expect.errorPage.

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -214,6 +215,8 @@ type Outcome struct {
 	ErrorPage *ErrorPageOutcome `json:"errorPage,omitempty"`
 	// AccessLogged: the router's record asks for an access log line.
 	AccessLogged bool `json:"accessLogged"`
+	// Span is the name of the server span the request made, "" for none.
+	Span string `json:"span,omitempty"`
 	// ForwardedBodySize is the number of body bytes the backend received.
 	ForwardedBodySize int64 `json:"forwardedBodySize,omitempty"`
 	// Body is the start of the response body.
@@ -325,6 +328,8 @@ type harness struct {
 	// lastDigest is the Authorization of the case's last digest request
 	// (DigestLogin.Again).
 	lastDigest string
+	// spans are the names of the spans ended, in order (caseTracer).
+	spans []string
 }
 
 func newHarness(o router.Options) *harness {
@@ -336,6 +341,7 @@ func newHarness(o router.Options) *harness {
 		h.mu.Unlock()
 	}
 	o.Logger = slog.New(slog.DiscardHandler)
+	o.Tracer = caseTracer{h}
 	h.router = router.New(o)
 	return h
 }
@@ -411,7 +417,7 @@ func (h *harness) serve(r Request) Outcome {
 		return Outcome{Status: http.StatusBadRequest, Refused: true, Reason: "refused by net/http before the handler: " + err.Error()}
 	}
 	h.mu.Lock()
-	seen := len(h.records)
+	seen, spans := len(h.records), len(h.spans)
 	h.mu.Unlock()
 	h.backends.reset()
 
@@ -430,6 +436,9 @@ func (h *harness) serve(r Request) Outcome {
 		out.AccessLogged = !rec.NoAccessLog
 		out.Route = routeText(rec.Route)
 		out.lookup = lookupDisagrees(decision, resp.StatusCode, resp.Header.Get("Location"), rec)
+	}
+	if len(h.spans) > spans {
+		out.Span = h.spans[len(h.spans)-1]
 	}
 	h.mu.Unlock()
 	if x, ok := h.backends.last(); ok {
@@ -634,6 +643,9 @@ func compare(e Expect, out Outcome) []Mismatch {
 				}
 			}
 		}
+	}
+	if want := e.Span; want != nil && *want != out.Span {
+		ms = append(ms, Mismatch{Field: "span", Want: quoteOrNone(*want), Got: quoteOrNone(out.Span)})
 	}
 	if want := e.AccessLogged; want != nil && out.Recorded && *want != out.AccessLogged {
 		ms = append(ms, Mismatch{Field: "accessLogged", Want: strconv.FormatBool(*want), Got: strconv.FormatBool(out.AccessLogged)})
@@ -877,4 +889,43 @@ func authService(req *http.Request) *http.Response {
 	}
 	res.Status = strconv.Itoa(res.StatusCode) + " " + http.StatusText(res.StatusCode)
 	return res
+}
+
+func quoteOrNone(name string) string {
+	if name == "" {
+		return "no span"
+	}
+	return strconv.Quote(name)
+}
+
+// caseTracer makes the case's spans: span ID b7ad6b7169203331, in the
+// parent's trace (with its tracestate) or in trace
+// 0af7651916cd43dd8448eb211c80319c, sampled, so that what a backend
+// receives can be written in a case file.
+type caseTracer struct{ h *harness }
+
+type caseSpan struct {
+	h   *harness
+	ctx router.TraceContext
+}
+
+var (
+	caseTraceID = [16]byte{0x0a, 0xf7, 0x65, 0x19, 0x16, 0xcd, 0x43, 0xdd, 0x84, 0x48, 0xeb, 0x21, 0x1c, 0x80, 0x31, 0x9c}
+	caseSpanID  = [8]byte{0xb7, 0xad, 0x6b, 0x71, 0x69, 0x20, 0x33, 0x31}
+)
+
+func (t caseTracer) StartSpan(parent router.TraceContext, _ string, _ time.Time) router.Span {
+	c := router.TraceContext{TraceID: caseTraceID, SpanID: caseSpanID, Flags: 1}
+	if parent.IsValid() {
+		c.TraceID, c.State = parent.TraceID, parent.State
+	}
+	return &caseSpan{h: t.h, ctx: c}
+}
+
+func (s *caseSpan) Context() router.TraceContext { return s.ctx }
+
+func (s *caseSpan) End(e *router.SpanEnd) {
+	s.h.mu.Lock()
+	s.h.spans = append(s.h.spans, e.Name)
+	s.h.mu.Unlock()
 }

@@ -1,0 +1,276 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+	corev1 "k8s.io/api/core/v1"
+
+	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/router"
+)
+
+// OpenTelemetry (SPEC §23): the library decides which locations are
+// traced and what each span says (the ConfigMap's enable-opentelemetry,
+// opentelemetry-trust-incoming-span and opentelemetry-operation-name,
+// and the annotations, compiled into the table); the controller exports
+// the spans with OpenTelemetry's SDK over OTLP/gRPC, configured by the
+// keys ingress-nginx v1.15 writes into its module's opentelemetry.toml
+// (internal/ingress/controller/nginx.go otelTmpl, defaults in
+// config.go): otlp-collector-host and -port, otel-service-name, the
+// sampler and the batch processor. As the module, the environment's
+// OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_SERVICE_NAME win over the keys.
+// The exporter follows the ConfigMap's changes: a new provider replaces
+// the old, which flushes what it holds.
+
+// otelSettings are the exporter keys, with ingress-nginx's defaults.
+type otelSettings struct {
+	CollectorHost, CollectorPort string
+	ServiceName                  string
+	Sampler                      string // AlwaysOn, AlwaysOff, TraceIdRatioBased
+	Ratio                        float64
+	ParentBased                  bool
+	MaxQueueSize                 int
+	ScheduleDelay                time.Duration
+	MaxExportBatchSize           int
+}
+
+func defaultOtelSettings() otelSettings {
+	return otelSettings{CollectorPort: "4317", ServiceName: "nginx", Sampler: "AlwaysOn", Ratio: 0.01, ParentBased: true,
+		MaxQueueSize: 2048, ScheduleDelay: 5000 * time.Millisecond, MaxExportBatchSize: 512}
+}
+
+// otelConfigMapKeys are the exporter keys the controller reads from the
+// ConfigMap (compile.ConfigMapOptions.ExtensionKeys); a value that does
+// not parse keeps the default, with a warning.
+var otelConfigMapKeys = map[string]func(c *config, v string) error{
+	"otlp-collector-host": func(c *config, v string) error { c.otel.CollectorHost = v; return nil },
+	"otlp-collector-port": func(c *config, v string) error {
+		// The module's toml reads the port as an integer.
+		if n, err := strconv.ParseUint(v, 10, 16); err != nil || n == 0 {
+			return fmt.Errorf("want a port number")
+		}
+		c.otel.CollectorPort = v
+		return nil
+	},
+	"otel-service-name": func(c *config, v string) error { c.otel.ServiceName = v; return nil },
+	"otel-sampler": func(c *config, v string) error {
+		switch v {
+		case "AlwaysOn", "AlwaysOff", "TraceIdRatioBased":
+			c.otel.Sampler = v
+			return nil
+		}
+		return fmt.Errorf("want AlwaysOn, AlwaysOff or TraceIdRatioBased")
+	},
+	"otel-sampler-ratio": func(c *config, v string) error {
+		r, err := strconv.ParseFloat(v, 32)
+		if err != nil || r < 0 || r > 1 {
+			return fmt.Errorf("want a number from 0 to 1")
+		}
+		c.otel.Ratio = r
+		return nil
+	},
+	"otel-sampler-parent-based": func(c *config, v string) (err error) {
+		c.otel.ParentBased, err = strconv.ParseBool(v)
+		return err
+	},
+	"otel-max-queuesize":         otelInt(func(s *otelSettings, n int) { s.MaxQueueSize = n }),
+	"otel-max-export-batch-size": otelInt(func(s *otelSettings, n int) { s.MaxExportBatchSize = n }),
+	"otel-schedule-delay-millis": otelInt(func(s *otelSettings, n int) { s.ScheduleDelay = time.Duration(n) * time.Millisecond }),
+	// The module's configuration file: the controller configures the SDK
+	// itself, so the path names nothing it reads.
+	"opentelemetry-config": func(*config, string) error { return nil },
+}
+
+// otelInt is a key holding a positive 32-bit number, as ingress-nginx's
+// ConfigMap types them.
+func otelInt(set func(*otelSettings, int)) func(c *config, v string) error {
+	return func(c *config, v string) error {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("want a positive whole number")
+		}
+		set(&c.otel, int(n))
+		return nil
+	}
+}
+
+// sdkSampler is the sampler the settings name, as the module builds it.
+func (s otelSettings) sdkSampler() sdktrace.Sampler {
+	var root sdktrace.Sampler
+	switch s.Sampler {
+	case "AlwaysOff":
+		root = sdktrace.NeverSample()
+	case "TraceIdRatioBased":
+		root = sdktrace.TraceIDRatioBased(s.Ratio)
+	default:
+		root = sdktrace.AlwaysSample()
+	}
+	if s.ParentBased {
+		return sdktrace.ParentBased(root)
+	}
+	return root
+}
+
+// endpoint is where spans go, "" for nowhere.
+func (s otelSettings) endpoint() string {
+	if e := os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT"); e != "" {
+		return e
+	}
+	if s.CollectorHost == "" {
+		return ""
+	}
+	return net.JoinHostPort(s.CollectorHost, s.CollectorPort)
+}
+
+// liveTracer is the router's Tracer: the provider of the latest settings.
+type liveTracer struct {
+	log *slog.Logger
+
+	mu       sync.Mutex // serializes set
+	settings otelSettings
+	cur      atomic.Pointer[otelProvider]
+}
+
+type otelProvider struct {
+	tp     *sdktrace.TracerProvider
+	tracer trace.Tracer
+}
+
+func newLiveTracer(log *slog.Logger) *liveTracer {
+	return &liveTracer{log: log}
+}
+
+// set switches to s when it differs from the current settings; a nil l
+// does nothing.
+func (l *liveTracer) set(s otelSettings) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	old := l.cur.Load()
+	if old != nil && s == l.settings {
+		return
+	}
+	p, err := newOtelProvider(s)
+	if err != nil {
+		l.log.Warn("OpenTelemetry exporter not made; spans are made and propagated but not exported", "error", err)
+	}
+	l.settings = s
+	l.cur.Store(p)
+	if old != nil {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = old.tp.Shutdown(ctx)
+		}()
+	}
+}
+
+// newOtelProvider builds the SDK's provider for s: an OTLP/gRPC exporter
+// to the collector behind a batch processor, or none without a
+// collector. The exporter connects lazily: an absent collector never
+// holds up a request.
+func newOtelProvider(s otelSettings) (*otelProvider, error) {
+	service := s.ServiceName
+	if v := os.Getenv("OTEL_SERVICE_NAME"); v != "" {
+		service = v
+	}
+	opts := []sdktrace.TracerProviderOption{
+		sdktrace.WithSampler(s.sdkSampler()),
+		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", service))),
+	}
+	var err error
+	if ep := s.endpoint(); ep != "" {
+		var exp *otlptrace.Exporter
+		exp, err = otlptracegrpc.New(context.Background(), otlptracegrpc.WithEndpoint(ep), otlptracegrpc.WithInsecure())
+		if err == nil {
+			opts = append(opts, sdktrace.WithBatcher(exp,
+				sdktrace.WithMaxQueueSize(s.MaxQueueSize),
+				sdktrace.WithBatchTimeout(s.ScheduleDelay),
+				sdktrace.WithMaxExportBatchSize(min(s.MaxExportBatchSize, s.MaxQueueSize))))
+		}
+	}
+	tp := sdktrace.NewTracerProvider(opts...)
+	return &otelProvider{tp: tp, tracer: tp.Tracer("nginx")}, err
+}
+
+// StartSpan starts a server span under the parent the router trusted.
+func (l *liveTracer) StartSpan(parent router.TraceContext, name string, start time.Time) router.Span {
+	ctx := context.Background()
+	if parent.IsValid() {
+		ts, _ := trace.ParseTraceState(parent.State)
+		ctx = trace.ContextWithRemoteSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
+			TraceID: parent.TraceID, SpanID: parent.SpanID, TraceFlags: trace.TraceFlags(parent.Flags),
+			TraceState: ts, Remote: true,
+		}))
+	}
+	_, span := l.cur.Load().tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start))
+	return otelSpan{span}
+}
+
+// forceFlush exports the spans ended so far.
+func (l *liveTracer) forceFlush(ctx context.Context) error {
+	if p := l.cur.Load(); p != nil {
+		return p.tp.ForceFlush(ctx)
+	}
+	return nil
+}
+
+type otelSpan struct{ s trace.Span }
+
+func (o otelSpan) Context() router.TraceContext {
+	sc := o.s.SpanContext()
+	return router.TraceContext{TraceID: sc.TraceID(), SpanID: sc.SpanID(), Flags: byte(sc.TraceFlags()), State: sc.TraceState().String()}
+}
+
+func (o otelSpan) End(e *router.SpanEnd) {
+	s := o.s
+	if !s.IsRecording() {
+		s.End()
+		return
+	}
+	s.SetName(e.Name)
+	attrs := make([]attribute.KeyValue, len(e.Attributes))
+	for i, a := range e.Attributes {
+		if a.IsInt {
+			attrs[i] = attribute.Int64(a.Key, a.Int)
+		} else {
+			attrs[i] = attribute.String(a.Key, a.Value)
+		}
+	}
+	s.SetAttributes(attrs...)
+	if e.Error {
+		s.SetStatus(codes.Error, "")
+	} else {
+		s.SetStatus(codes.Ok, "")
+	}
+	s.End(trace.WithTimestamp(e.Time))
+}
+
+// otelWarnings says when tracing is on and nothing will receive the
+// spans: they are made and propagated, and dropped.
+func otelWarnings(c *config, parsed *compile.ConfigMap, cm *corev1.ConfigMap) []configMapWarning {
+	on, _ := strconv.ParseBool(strings.TrimSpace(cm.Data["enable-opentelemetry"]))
+	if !on || !slices.Contains(parsed.Keys, "enable-opentelemetry") || c.otel.endpoint() != "" {
+		return nil
+	}
+	return []configMapWarning{{"otlp-collector-host", "enable-opentelemetry is on and no collector is named: spans are made and their context propagated, but not exported", compile.FeatureMissing}}
+}

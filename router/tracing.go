@@ -1,0 +1,371 @@
+package router
+
+import (
+	"bufio"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// Tracing (SPEC §23): a location the table traces (match.Location.Tracing,
+// ingress-nginx's enable-opentelemetry) makes one server span per request
+// through Options.Tracer, with the attributes ingress-nginx's OpenTelemetry
+// module sets, and sends the span's W3C trace context (traceparent,
+// tracestate) to the backend and to the external auth service. The
+// library has no OpenTelemetry dependency: the Tracer adapts an SDK (the
+// example controller's uses OpenTelemetry's, with an OTLP exporter).
+// Without a Tracer, or on a location that is not traced, a request costs
+// nothing more, and its trace headers pass through untouched.
+
+// Tracer makes the server spans. It must be safe for concurrent use.
+type Tracer interface {
+	// StartSpan starts the server span of a request that came at start.
+	// parent is the incoming trace context when the location trusts it
+	// (Tracing.TrustIncomingSpan) and the request carried a valid
+	// traceparent; otherwise it is the zero TraceContext and the span
+	// starts a trace of its own. name is the span's name as the request
+	// starts; SpanEnd.Name is its final one.
+	StartSpan(parent TraceContext, name string, start time.Time) Span
+}
+
+// Span is one server span.
+type Span interface {
+	// Context is the span's trace context, sent on as traceparent and
+	// tracestate. A span its sampler dropped still has one (flags 00), as
+	// OpenTelemetry propagates it.
+	Context() TraceContext
+	// End ends the span once the answer is written in full. e is valid
+	// only during the call.
+	End(e *SpanEnd)
+}
+
+// SpanEnd is what a span reports as it ends.
+type SpanEnd struct {
+	// Name is the span's name: the location's opentelemetry-operation-name
+	// with its variables expanded, else the location's name
+	// (match.LocationSpanName).
+	Name string
+	// Attributes are those ingress-nginx's module (otel_ngx_module.cpp)
+	// sets, by its names: http.method, http.flavor, http.target,
+	// http.server_name, http.host, http.user_agent (the last two when the
+	// request has them), http.status_code, http.scheme, net.host.port,
+	// net.peer.ip and net.peer.port.
+	Attributes []SpanAttribute
+	// Status is the answer's status; Error says it is 500 or more, for
+	// which the module sets the span's status to Error (else Ok).
+	Status int
+	Error  bool
+	// Time is when the answer was written in full.
+	Time time.Time
+}
+
+// SpanAttribute is one attribute of a span: a string, or an integer when
+// IsInt.
+type SpanAttribute struct {
+	Key   string
+	Value string
+	Int   int64
+	IsInt bool
+}
+
+// TraceContext is a W3C trace context (https://www.w3.org/TR/trace-context/).
+type TraceContext struct {
+	TraceID [16]byte
+	SpanID  [8]byte
+	// Flags are the trace flags; bit 0 is sampled.
+	Flags byte
+	// State is the tracestate header's value, "" for none.
+	State string
+}
+
+// IsValid reports a context with a trace and a span ID, neither all zero.
+func (c TraceContext) IsValid() bool {
+	return c.TraceID != [16]byte{} && c.SpanID != [8]byte{}
+}
+
+// Sampled reports the sampled flag.
+func (c TraceContext) Sampled() bool { return c.Flags&1 != 0 }
+
+// Traceparent is c as a traceparent header value (version 00).
+func (c TraceContext) Traceparent() string {
+	const hexDigits = "0123456789abcdef"
+	var b [55]byte
+	b[0], b[1], b[2] = '0', '0', '-'
+	i := 3
+	for _, x := range c.TraceID {
+		b[i], b[i+1] = hexDigits[x>>4], hexDigits[x&15]
+		i += 2
+	}
+	b[i] = '-'
+	i++
+	for _, x := range c.SpanID {
+		b[i], b[i+1] = hexDigits[x>>4], hexDigits[x&15]
+		i += 2
+	}
+	b[i] = '-'
+	b[i+1], b[i+2] = hexDigits[c.Flags>>4], hexDigits[c.Flags&15]
+	return string(b[:])
+}
+
+// ParseTraceparent reads a traceparent header value as the W3C
+// specification (and OpenTelemetry's propagator) does: version 00 is
+// exactly "00-<32 hex>-<16 hex>-<2 hex>", lower case; a later version
+// (not ff) may append "-..." after those fields; an all-zero trace or
+// span ID is invalid.
+func ParseTraceparent(v string) (TraceContext, bool) {
+	var c TraceContext
+	if len(v) < 55 || v[2] != '-' || v[35] != '-' || v[52] != '-' {
+		return c, false
+	}
+	ver, ok := unhex(v[0:2])
+	if !ok || ver == 0xff || ver == 0 && len(v) != 55 || ver != 0 && len(v) > 55 && v[55] != '-' {
+		return c, false
+	}
+	for i := range c.TraceID {
+		if c.TraceID[i], ok = unhex(v[3+2*i : 5+2*i]); !ok {
+			return TraceContext{}, false
+		}
+	}
+	for i := range c.SpanID {
+		if c.SpanID[i], ok = unhex(v[36+2*i : 38+2*i]); !ok {
+			return TraceContext{}, false
+		}
+	}
+	if c.Flags, ok = unhex(v[53:55]); !ok || !c.IsValid() {
+		return TraceContext{}, false
+	}
+	return c, true
+}
+
+// unhex reads two lower-case hex digits.
+func unhex(s string) (byte, bool) {
+	var n byte
+	for i := range 2 {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			n = n<<4 | (c - '0')
+		case c >= 'a' && c <= 'f':
+			n = n<<4 | (c - 'a' + 10)
+		default:
+			return 0, false
+		}
+	}
+	return n, true
+}
+
+// incomingContext is the request's trace context: one traceparent
+// header (a repeated one is invalid, as OpenTelemetry's propagator holds)
+// and its tracestate headers joined.
+func incomingContext(h http.Header) TraceContext {
+	tp := h["Traceparent"]
+	if len(tp) != 1 {
+		return TraceContext{}
+	}
+	c, ok := ParseTraceparent(tp[0])
+	if !ok {
+		return TraceContext{}
+	}
+	switch ts := h["Tracestate"]; len(ts) {
+	case 0:
+	case 1:
+		c.State = ts[0]
+	default:
+		for i, s := range ts {
+			if i > 0 {
+				c.State += ","
+			}
+			c.State += s
+		}
+	}
+	return c
+}
+
+// injectContext puts c on h as traceparent and tracestate, replacing the
+// client's, as the module's opentelemetry_propagate sets them with
+// proxy_set_header (an empty tracestate is not sent).
+func injectContext(h http.Header, c TraceContext) {
+	h["Traceparent"] = []string{c.Traceparent()}
+	if c.State != "" {
+		h["Tracestate"] = []string{c.State}
+	} else {
+		delete(h, "Tracestate")
+	}
+}
+
+// decorTrace starts the request's span, first of the decorations so
+// that it sees the status the client gets, whatever wraps the answer
+// after it (compression).
+var decorTrace = decoration{name: "tracing"}
+
+// tracingOf is the tracing of the location d chose; nil for an answer
+// made before any location (no table, a request that cannot be routed,
+// the www and app-root redirects ingress-nginx writes in the server
+// block), which ingress-nginx's module does not trace: it starts its span
+// in a location's rewrite phase, where a permanent- or
+// temporal-redirect's return is answered, so those are traced.
+func tracingOf(d *decision) *match.Tracing {
+	if d.at == &stepUnlocated && d.ans.status != 0 && d.ans.reason != ReasonRedirect {
+		return nil
+	}
+	switch res := &d.res; {
+	case res.Route != nil:
+		return res.Route.Tracing
+	case res.Host != nil:
+		return res.Host.FallbackLocation.Tracing
+	}
+	return nil
+}
+
+// startSpan starts the span of a traced request, sends its context on
+// with the request (the auth subrequest copies the client's headers, the
+// backend gets them) and wraps the answer to learn its status.
+func (r *Router) startSpan(s *requestState) {
+	t := tracingOf(&s.d)
+	if t == nil {
+		return
+	}
+	var parent TraceContext
+	if t.TrustIncomingSpan {
+		parent = incomingContext(s.req.Header)
+	}
+	start := s.start
+	if start.IsZero() {
+		start = time.Now()
+	}
+	tw := &tracedWriter{w: s.w, tracing: t, start: start}
+	tw.span = r.tracer.StartSpan(parent, r.spanName(s, t), start)
+	if c := tw.span.Context(); c.IsValid() {
+		// A span without a context (a no-op tracer's) sends none.
+		injectContext(s.req.Header, c)
+	}
+	s.w, s.trace = tw, tw
+}
+
+// spanName is the span's name for the location s is at.
+func (r *Router) spanName(s *requestState, t *match.Tracing) string {
+	n := t.OperationName
+	switch {
+	case n.IsZero():
+		path := s.d.path
+		if rt := s.d.res.Route; rt != nil && rt.Type == match.Prefix && rt.Path != "" {
+			// Only a prefix's own path names its exact twin.
+			if clean, err := match.NormalizePath(beforeFragment(path)); err == nil {
+				path = clean
+			}
+		}
+		return match.LocationSpanName(s.d.res.Route, path)
+	case n.HasVariables():
+		return n.Expand(r.snippetRequest(s.req, &s.d, false))
+	}
+	return n.String()
+}
+
+// endSpan ends the request's span once the answer is written, with the
+// module's attributes.
+func (r *Router) endSpan(s *requestState) {
+	tw := s.trace
+	req := s.req
+	e := &tw.end
+	e.Name = r.spanName(s, tw.tracing)
+	e.Status = tw.status
+	e.Error = tw.status >= 500
+	e.Time = time.Now()
+	a := tw.attrs[:0]
+	str := func(k, v string) { a = append(a, SpanAttribute{Key: k, Value: v}) }
+	num := func(k string, n int) { a = append(a, SpanAttribute{Key: k, Int: int64(n), IsInt: true}) }
+	str("http.method", req.Method)
+	str("http.flavor", httpFlavor(req))
+	str("http.target", receivedTarget(req))
+	str("http.server_name", serverName(&s.d))
+	if req.Host != "" {
+		str("http.host", req.Host)
+	}
+	if ua := req.Header["User-Agent"]; len(ua) > 0 {
+		str("http.user_agent", ua[0])
+	}
+	num("http.status_code", tw.status)
+	str("http.scheme", s.d.proto)
+	if a2, ok := req.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		if ta, ok := a2.(*net.TCPAddr); ok {
+			num("net.host.port", ta.Port)
+		}
+	}
+	str("net.peer.ip", r.ClientAddr(req).String())
+	if _, port, err := net.SplitHostPort(req.RemoteAddr); err == nil {
+		if p, err := strconv.Atoi(port); err == nil {
+			num("net.peer.port", p)
+		}
+	}
+	e.Attributes = a
+	tw.span.End(e)
+}
+
+// httpFlavor is the module's http.flavor: "1.0", "1.1", "2.0", else "".
+func httpFlavor(req *http.Request) string {
+	switch {
+	case req.ProtoMajor == 1 && req.ProtoMinor == 1:
+		return "1.1"
+	case req.ProtoMajor == 2:
+		return "2.0"
+	case req.ProtoMajor == 1 && req.ProtoMinor == 0:
+		return "1.0"
+	}
+	return ""
+}
+
+// serverName is nginx's server_name of the server block that answered:
+// the host's name, "_" for the catch-all (ingress-nginx's default
+// server).
+func serverName(d *decision) string {
+	if vh := d.res.Host; vh != nil && vh.Name != "" {
+		return vh.Name
+	}
+	return "_"
+}
+
+// tracedWriter notes the status a traced request is answered with, and
+// holds the span and what it ends with in one allocation.
+type tracedWriter struct {
+	w       http.ResponseWriter
+	status  int
+	tracing *match.Tracing
+	span    Span
+	start   time.Time
+	end     SpanEnd
+	attrs   [12]SpanAttribute
+}
+
+func (t *tracedWriter) Header() http.Header { return t.w.Header() }
+
+func (t *tracedWriter) WriteHeader(code int) {
+	if t.status == 0 && (code >= 200 || code == http.StatusSwitchingProtocols) {
+		t.status = code
+	}
+	t.w.WriteHeader(code)
+}
+
+func (t *tracedWriter) Write(p []byte) (int, error) {
+	if t.status == 0 {
+		t.status = http.StatusOK
+	}
+	return t.w.Write(p)
+}
+
+// Hijack is an Upgrade's tunnel once the backend answered 101.
+func (t *tracedWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, rw, err := http.NewResponseController(t.w).Hijack()
+	if err == nil && t.status == 0 {
+		t.status = http.StatusSwitchingProtocols
+	}
+	return c, rw, err
+}
+
+// FlushError and Unwrap let http.ResponseController reach the
+// connection through the writer.
+func (t *tracedWriter) FlushError() error { return http.NewResponseController(t.w).Flush() }
+
+func (t *tracedWriter) Unwrap() http.ResponseWriter { return t.w }

@@ -1,0 +1,292 @@
+package router
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// testTracer records spans; each span's IDs count up from 1, in its
+// parent's trace or a new one.
+type testTracer struct {
+	mu    sync.Mutex
+	next  byte
+	spans []*testSpan
+}
+
+type testSpan struct {
+	parent TraceContext
+	ctx    TraceContext
+	start  string
+	end    SpanEnd
+	ended  bool
+}
+
+func (tr *testTracer) StartSpan(parent TraceContext, name string, _ time.Time) Span {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	tr.next++
+	s := &testSpan{parent: parent, start: name}
+	s.ctx = TraceContext{TraceID: parent.TraceID, Flags: 1, State: parent.State}
+	if !parent.IsValid() {
+		s.ctx.TraceID = [16]byte{15: tr.next}
+	}
+	s.ctx.SpanID = [8]byte{7: tr.next}
+	tr.spans = append(tr.spans, s)
+	return s
+}
+
+func (s *testSpan) Context() TraceContext { return s.ctx }
+
+func (s *testSpan) End(e *SpanEnd) {
+	s.end = *e
+	s.end.Attributes = append([]SpanAttribute(nil), e.Attributes...)
+	s.ended = true
+}
+
+func (tr *testTracer) last(t *testing.T) *testSpan {
+	t.Helper()
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	require.NotEmpty(t, tr.spans, "no span")
+	return tr.spans[len(tr.spans)-1]
+}
+
+func (tr *testTracer) count() int {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return len(tr.spans)
+}
+
+func (s *testSpan) attrs() map[string]any {
+	m := make(map[string]any)
+	for _, a := range s.end.Attributes {
+		if a.IsInt {
+			m[a.Key] = a.Int
+		} else {
+			m[a.Key] = a.Value
+		}
+	}
+	return m
+}
+
+func spanName(t *testing.T, s string) match.SpanName {
+	n, err := match.ParseSpanName(s)
+	require.NoError(t, err)
+	return n
+}
+
+// The W3C specification's examples and its rules for invalid values.
+func TestParseTraceparent(t *testing.T) {
+	c, ok := ParseTraceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	require.True(t, ok)
+	assert.True(t, c.Sampled())
+	assert.Equal(t, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", c.Traceparent())
+	c, ok = ParseTraceparent("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00-future")
+	require.True(t, ok, "a later version may append fields")
+	assert.False(t, c.Sampled())
+	for _, bad := range []string{
+		"",
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra", // version 00 has no more fields
+		"ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+		"00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+		"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-1",
+		"00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+		"00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01",
+	} {
+		_, ok := ParseTraceparent(bad)
+		assert.False(t, ok, bad)
+	}
+}
+
+const clientParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+// tracingRouter serves shop.example.com: /api traced with tr, /plain not.
+func tracingRouter(t *testing.T, tr *match.Tracing, o Options) (*Router, *testTracer) {
+	_, addr := echoBackend(t, "web")
+	web := httpBackend("prod/web:80", addr)
+	api := route(match.Prefix, "/api", web)
+	api.Tracing = tr
+	tt := &testTracer{}
+	o.Tracer = tt
+	r := newTestRouter(o)
+	r.Publish(table("tracing", vhost("shop.example.com", nil, api, route(match.Prefix, "/plain", web))))
+	return r, tt
+}
+
+func traced(r http.Handler, target string, h http.Header) *http.Response {
+	req := httptest.NewRequest(http.MethodGet, target, nil)
+	req.Host = "shop.example.com:8080"
+	req.RemoteAddr = "203.0.113.9:40001"
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	req = req.WithContext(context.WithValue(req.Context(), http.LocalAddrContextKey, &tcpAddr8080))
+	rec := httptest.NewRecorder()
+	r.ServeHTTP(rec, req)
+	return rec.Result()
+}
+
+var tcpAddr8080 = netTCPAddr("127.0.0.1:8080")
+
+// A traced location's span has the module's name and attributes
+// (otel_ngx_module.cpp StartNgxSpan, FinishNgxSpan, kDefaultScriptAttributes),
+// and the backend gets the span's context in place of the client's.
+func TestTracingSpan(t *testing.T) {
+	r, tt := tracingRouter(t, &match.Tracing{TrustIncomingSpan: true}, Options{})
+	res := traced(r, "/api/items?id=1", http.Header{"User-Agent": {"curl/8"}, "Traceparent": {clientParent}, "Tracestate": {"vendor=1"}})
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	s := tt.last(t)
+	require.True(t, s.ended)
+	assert.Equal(t, "/api/", s.start, "named after the nginx location \"/api/\"")
+	assert.Equal(t, "/api/", s.end.Name)
+	assert.Equal(t, clientParent, s.parent.Traceparent(), "trusted: the client's span is the parent")
+	assert.Equal(t, "vendor=1", s.parent.State)
+	assert.Equal(t, map[string]any{
+		"http.method": "GET", "http.flavor": "1.1", "http.target": "/api/items?id=1",
+		"http.server_name": "shop.example.com", "http.host": "shop.example.com:8080", "http.user_agent": "curl/8",
+		"http.status_code": int64(200), "http.scheme": "http", "net.host.port": int64(8080),
+		"net.peer.ip": "203.0.113.9", "net.peer.port": int64(40001),
+	}, s.attrs())
+	assert.False(t, s.end.Error)
+	assert.Equal(t, s.ctx.Traceparent(), res.Header.Get("Seen-Traceparent"), "the backend gets the span's context")
+	assert.Equal(t, "4bf92f3577b34da6a3ce929d0e0e4736", s.ctx.Traceparent()[3:35], "in the client's trace")
+	assert.Equal(t, "vendor=1", res.Header.Get("Seen-Tracestate"))
+
+	// The exact twin ingress-nginx writes beside a prefix names /api.
+	traced(r, "/api", nil)
+	assert.Equal(t, "/api", tt.last(t).end.Name)
+}
+
+// opentelemetry-trust-incoming-span "false": the client's context is not
+// the parent, and its headers are replaced (tracestate dropped).
+func TestTracingUntrusted(t *testing.T) {
+	r, tt := tracingRouter(t, &match.Tracing{}, Options{})
+	res := traced(r, "/api/x", http.Header{"Traceparent": {clientParent}, "Tracestate": {"vendor=1"}})
+	s := tt.last(t)
+	assert.False(t, s.parent.IsValid(), "no parent")
+	assert.Equal(t, s.ctx.Traceparent(), res.Header.Get("Seen-Traceparent"))
+	assert.NotContains(t, res.Header.Get("Seen-Traceparent"), "4bf92f3577b34da6a3ce929d0e0e4736")
+	assert.Empty(t, res.Header.Values("Seen-Tracestate"))
+}
+
+// A location that is not traced makes no span and passes the client's
+// trace headers on as they are; so does every location without a Tracer.
+func TestTracingOff(t *testing.T) {
+	r, tt := tracingRouter(t, &match.Tracing{}, Options{})
+	res := traced(r, "/plain/x", http.Header{"Traceparent": {clientParent}, "Tracestate": {"vendor=1"}})
+	assert.Equal(t, 0, tt.count())
+	assert.Equal(t, clientParent, res.Header.Get("Seen-Traceparent"))
+	assert.Equal(t, "vendor=1", res.Header.Get("Seen-Tracestate"))
+
+	_, addr := echoBackend(t, "web")
+	rt := route(match.Prefix, "/api", httpBackend("prod/web:80", addr))
+	rt.Tracing = &match.Tracing{}
+	plain := newTestRouter(Options{})
+	plain.Publish(table("no tracer", vhost("shop.example.com", nil, rt)))
+	res = traced(plain, "/api/x", http.Header{"Traceparent": {clientParent}})
+	assert.Equal(t, clientParent, res.Header.Get("Seen-Traceparent"))
+}
+
+// An operation name with variables is expanded per request, as nginx
+// expands opentelemetry_operation_name; a 5xx answer is an error span; an
+// answer the router makes itself is traced too.
+func TestTracingOperationName(t *testing.T) {
+	dead := httpBackend("prod/dead:80", deadAddr(t))
+	rt := route(match.Prefix, "/down", dead)
+	rt.Tracing = &match.Tracing{OperationName: spanName(t, "HTTP $request_method $service_name $uri")}
+	tt := &testTracer{}
+	r := newTestRouter(Options{Tracer: tt})
+	r.Publish(table("names", vhost("shop.example.com", nil, rt)))
+	res := traced(r, "/down/x", nil)
+	require.Equal(t, http.StatusBadGateway, res.StatusCode)
+	s := tt.last(t)
+	assert.Equal(t, "HTTP GET dead /down/x", s.end.Name)
+	assert.True(t, s.end.Error)
+	assert.Equal(t, int64(502), s.attrs()["http.status_code"])
+}
+
+// The external auth service gets the span's context, as the backend does.
+func TestTracingExternalAuth(t *testing.T) {
+	svc := newAuthService(t)
+	tt := &testTracer{}
+	_, addr := echoBackend(t, "web")
+	rt := route(match.Prefix, "/app", httpBackend("prod/web:80", addr))
+	rt.Auth = externalAuth(t, svc.srv.URL+"/ok", nil)
+	rt.Tracing = &match.Tracing{TrustIncomingSpan: true}
+	r := newTestRouter(Options{Tracer: tt})
+	r.Publish(table("auth", vhost("shop.example.com", nil, rt)))
+	res := traced(r, "/app/x", http.Header{"Traceparent": {clientParent}})
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	got, _ := svc.request()
+	s := tt.last(t)
+	assert.Equal(t, s.ctx.Traceparent(), got.Header.Get("Traceparent"))
+	assert.Equal(t, s.ctx.Traceparent(), res.Header.Get("Seen-Traceparent"))
+}
+
+// A Tracer on a router whose locations are not traced costs a request
+// nothing.
+func TestTracingOffAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	addr := cannedBackend(t)
+	req := httptest.NewRequest(http.MethodGet, "/api/v1/items?id=42", nil)
+	req.Host = "shop.example.com"
+	w := &discardWriter{h: make(http.Header)}
+	allocs := func(o Options) float64 {
+		r := benchRouterWith(nil, o, addr)
+		defer r.CloseIdleConnections()
+		w.serveOK(t, r, req) // dials
+		return testing.AllocsPerRun(200, func() { w.serveOK(t, r, req) })
+	}
+	without, with := allocs(Options{}), allocs(Options{Tracer: &testTracer{}})
+	assert.Equal(t, without, with, "allocations per request with a Tracer and no traced location")
+}
+
+func netTCPAddr(s string) net.TCPAddr {
+	a, err := net.ResolveTCPAddr("tcp", s)
+	if err != nil {
+		panic(err)
+	}
+	return *a
+}
+
+// nopTracer makes spans that record nothing, with a fixed context: the
+// router's own share of a traced request.
+type nopTracer struct{}
+
+type nopSpan struct{}
+
+func (nopTracer) StartSpan(TraceContext, string, time.Time) Span { return nopSpan{} }
+
+func (nopSpan) Context() TraceContext {
+	return TraceContext{TraceID: [16]byte{1}, SpanID: [8]byte{1}, Flags: 1}
+}
+
+func (nopSpan) End(*SpanEnd) {}
+
+// BenchmarkHandlerAloneTraced is BenchmarkHandlerAlone with every
+// location traced through a Tracer that records nothing: what tracing
+// costs the router itself, the SDK's work aside.
+func BenchmarkHandlerAloneTraced(b *testing.B) {
+	addr := cannedBackend(b)
+	web := httpBackend("prod/web:80", addr)
+	api := route(match.Prefix, "/api", web)
+	api.Tracing = &match.Tracing{TrustIncomingSpan: true}
+	r := newTestRouter(Options{Tracer: nopTracer{}})
+	r.Publish(table("bench traced", vhost("shop.example.com", nil, api)))
+	b.Cleanup(r.CloseIdleConnections)
+	benchHandler(b, r)
+}

@@ -119,9 +119,9 @@ func renderChartValues(release, namespace string, values map[string]any) (manife
 		return "", "", err
 	}
 	data := map[string]any{
-		"Values":  values,
-		"Release": map[string]any{"Name": release, "Namespace": namespace, "Service": "Helm", "IsInstall": true},
-		"Chart":   map[string]any{"Name": chart["name"], "Version": chart["version"], "AppVersion": chart["appVersion"]},
+		"Values":       values,
+		"Release":      map[string]any{"Name": release, "Namespace": namespace, "Service": "Helm", "IsInstall": true},
+		"Chart":        map[string]any{"Name": chart["name"], "Version": chart["version"], "AppVersion": chart["appVersion"]},
 		"Capabilities": map[string]any{"KubeVersion": map[string]any{"Version": "v1.35.0", "Major": "1", "Minor": "35"}},
 	}
 	var b strings.Builder

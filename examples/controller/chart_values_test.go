@@ -511,7 +511,7 @@ func TestChartNotesIgnored(t *testing.T) {
 	_, notes := renderChartNotes(t, "edge", "ingress", nil)
 	require.NotContains(t, notes, "ignored")
 	_, notes = renderChartNotes(t, "edge", "ingress", map[string]any{"controller": map[string]any{
-		"enableAnnotationValidations": true,  // ingress-nginx's default
+		"enableAnnotationValidations": true, // ingress-nginx's default
 		"hostPort":                    map[string]any{"enabled": true},
 		"image":                       map[string]any{"registry": "mirror.example", "image": "ingress-nginx/controller"},
 		"livenessProbe":               map[string]any{"initialDelaySeconds": 30},
@@ -586,4 +586,3 @@ func chartDocs(t *testing.T, rendered string) map[string]any {
 }
 
 func asString(v any) string { s, _ := v.(string); return s }
-

@@ -150,6 +150,9 @@ func (b *builder) readAnnotations() {
 			case strings.HasPrefix(key, NativePrefix):
 				b.nativeAnnotation(ing, key, key[len(NativePrefix):], value)
 			case strings.HasPrefix(key, NginxPrefix):
+				if b.criticalOff(ing, key, key[len(NginxPrefix):]) {
+					continue
+				}
 				b.nginxAnnotation(ing, key, key[len(NginxPrefix):], value)
 			}
 		}
@@ -194,6 +197,10 @@ func (b *builder) nginxAnnotation(ing *ingress, key, name, value string) {
 			msg = key + " is not an annotation ingress-nginx reads (a ConfigMap key, or a removed or misspelled name): no effect under ingress-nginx either"
 		case AsRamjetDoes(name, value):
 			msg = key + " " + strconv.Quote(value) + " asks for what ramjet does anyway; no effect needed"
+		case name == "satisfy":
+			msg = key + " " + strconv.Quote(value) + " is not supported by ramjet: every access check must pass (allowlist and authentication), where ingress-nginx admits a request either one admits"
+		case name == "enable-opentelemetry" || name == "enable-opentracing":
+			msg = key + " is not supported by ramjet yet (tracing is being built): requests are not traced"
 		}
 		b.warn(AnnotationUnsupported, ing.ref(), annotationField(key), msg)
 		return

@@ -1337,9 +1337,12 @@
 // Snippets apply only with compile.Options.AllowSnippetAnnotations (the
 // ConfigMap's allow-snippet-annotations, false by default) and
 // AnnotationsRiskLevel Critical (annotations-risk-level, High by default;
-// the snippets are Critical): off, they warn SnippetNoEffect; with a lower
-// risk level, where ingress-nginx refuses the whole Ingress, ramjet serves
-// it without the snippet and warns SnippetAnswerIgnored.
+// the snippets are Critical). Below Critical, where ingress-nginx refuses
+// the whole Ingress carrying any Critical-risk annotation (the two
+// snippets, auth-snippet, modsecurity-snippet, stream-snippet), ramjet
+// serves it without the annotation and warns SnippetAnswerIgnored
+// (traffic-moves); at Critical with allow-snippet-annotations false both
+// drop the annotation, and it warns SnippetNoEffect (cosmetic).
 //
 // The steps run where nginx runs them: return, rewrite and if after the
 // CORS preflight and before the location's redirects (the server-snippet's
@@ -1804,7 +1807,13 @@
 // ingress-nginx (traffic-moves, feature-missing, cosmetic), by reason and
 // measured against what ingress-nginx does (RegexModeHost, which describes
 // ingress-nginx's own regex mode, is cosmetic); Warning.SeverityFor also
-// reads the object's annotation values. An unsupported nginx annotation is
+// reads the object's annotation values. Compile records each warning's
+// verdict in Warning.Rated, with the annotations and options in hand, so
+// the controller, the migration report and an admission webhook say the
+// same: a RouteConflict where ingress-nginx keeps the same winner (the
+// same path and type declared twice, or the twin pattern it orders first)
+// is cosmetic; satisfy "any" on an Ingress with an allowlist and
+// authentication moves traffic (every check must pass here). An unsupported nginx annotation is
 // cosmetic when ingress-nginx does not read it as an annotation either (a
 // ConfigMap key such as use-forwarded-headers, a removed name such as
 // session-cookie-hash; the message says so) or when its value asks for

@@ -153,6 +153,9 @@ func (b *builder) readAnnotations() {
 			case strings.HasPrefix(key, NativePrefix):
 				b.nativeAnnotation(ing, key, key[len(NativePrefix):], value)
 			case strings.HasPrefix(key, NginxPrefix):
+				if b.criticalOff(ing, key, key[len(NginxPrefix):]) {
+					continue
+				}
 				b.nginxAnnotation(ing, key, key[len(NginxPrefix):], value)
 			}
 		}
@@ -198,6 +201,10 @@ func (b *builder) nginxAnnotation(ing *ingress, key, name, value string) {
 			msg = key + " is not an annotation ingress-nginx reads (a ConfigMap key, or a removed or misspelled name): no effect under ingress-nginx either"
 		case AsRamjetDoes(name, value):
 			msg = key + " " + strconv.Quote(value) + " asks for what ramjet does anyway; no effect needed"
+		case name == "satisfy":
+			msg = key + " " + strconv.Quote(value) + " is not supported by ramjet: every access check must pass (allowlist and authentication), where ingress-nginx admits a request either one admits"
+		case name == "enable-opentracing":
+			msg = key + " is not supported by ramjet: requests are not traced with OpenTracing (enable-opentelemetry traces them)"
 		}
 		b.warn(AnnotationUnsupported, ing.ref(), annotationField(key), msg)
 		return

@@ -69,7 +69,9 @@ func TestAnnotationRegistry(t *testing.T) {
 	tab, ws := compileOK(t, s, Options{})
 	field := func(k string) string { return "metadata.annotations[" + k + "]" }
 	want := []short{
-		{SnippetNoEffect, "Ingress prod/shop", field(NginxPrefix + "configuration-snippet")}, // snippets are off by default
+		// Critical-risk at ingress-nginx's default risk level (High):
+		// ingress-nginx refuses the Ingress.
+		{SnippetAnswerIgnored, "Ingress prod/shop", field(NginxPrefix + "configuration-snippet")},
 		{AnnotationUnsupported, "Ingress prod/shop", field(NginxPrefix + "proxy-cookie-path")},
 		{AnnotationRejected, "Ingress prod/shop", field(NativePrefix + "canary-weight")},
 		{AnnotationRejected, "Ingress prod/shop", field(NativePrefix + "no-such-thing")},

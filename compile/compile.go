@@ -22,7 +22,32 @@ func Compile(s Snapshot, o Options) Result {
 		step(b)
 	}
 	ws := append(b.warnings, s.Warnings...) // the builder's own slice: the snapshot's is not reordered
-	return Result{Table: b.table, Warnings: sortWarnings(ws), Claimed: b.claimed}
+	return Result{Table: b.table, Warnings: rateWarnings(s, sortWarnings(ws)), Claimed: b.claimed}
+}
+
+// rateWarnings gives each warning not yet rated its severity, read with
+// the annotations of the Ingress it is about (Warning.SeverityFor), so
+// that whoever shows it later needs no snapshot to say the same.
+func rateWarnings(s Snapshot, ws []Warning) []Warning {
+	var annotations map[Ref]map[string]string
+	for i := range ws {
+		w := &ws[i]
+		if w.Rated != "" {
+			continue
+		}
+		var ann map[string]string
+		if w.Reason == AnnotationUnsupported && w.Object.Kind == "Ingress" {
+			if annotations == nil {
+				annotations = make(map[Ref]map[string]string, len(s.Ingresses))
+				for _, ing := range s.Ingresses {
+					annotations[ingressRef(ing.Namespace, ing.Name)] = ing.Annotations
+				}
+			}
+			ann = annotations[w.Object]
+		}
+		w.Rated = w.SeverityFor(ann)
+	}
+	return ws
 }
 
 // Result is what Compile produces.

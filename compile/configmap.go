@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -185,6 +186,40 @@ var configMapMoves = setOf(
 	"server-snippet",
 )
 
+// configMapByValue are unimplemented keys whose value decides what is lost:
+// each gives the warning's reason, severity and message.
+var configMapByValue = map[string]func(v string) (Reason, Severity, string){
+	"use-geoip2": offByDefault("GeoIP2 is not supported by ramjet: the $geoip2_* variables are empty in logs and headers"),
+	"http-snippet": func(v string) (Reason, Severity, string) {
+		if v == "" {
+			return ConfigMapKeyIgnored, Cosmetic, "empty; ignored"
+		}
+		if serverBlock.MatchString(v) {
+			return ConfigMapKeyUnsupported, TrafficMoves, "not implemented: the server blocks it declares are not served (nginx configuration ramjet cannot run)"
+		}
+		return ConfigMapKeyUnsupported, FeatureMissing, "not implemented: nginx configuration ramjet cannot run (maps, zones, headers it declares are lost)"
+	},
+	"stream-snippet": func(v string) (Reason, Severity, string) {
+		if v == "" {
+			return ConfigMapKeyIgnored, Cosmetic, "empty; ignored"
+		}
+		return ConfigMapKeyUnsupported, TrafficMoves, "not implemented: the TCP/UDP servers it declares are not served"
+	},
+}
+
+// serverBlock finds an nginx server block in a snippet.
+var serverBlock = regexp.MustCompile(`(^|[\s;{}])server\s*\{`)
+
+// offByDefault rates a boolean key whose default (false) is what ramjet does.
+func offByDefault(lost string) func(v string) (Reason, Severity, string) {
+	return func(v string) (Reason, Severity, string) {
+		if on, err := configmap.ParseBool(v); err == nil && !on {
+			return ConfigMapKeyIgnored, Cosmetic, "false, ingress-nginx's default and what ramjet does; ignored"
+		}
+		return ConfigMapKeyUnsupported, FeatureMissing, "not implemented: " + lost
+	}
+}
+
 // configMapTuning are keys that tune nginx itself (workers, buffers,
 // caches, logs, hash tables) and change no answer: ramjet has no such
 // knob, and their warning is cosmetic.
@@ -198,7 +233,7 @@ var configMapTuning = setOf(
 	"ssl-session-tickets", "ssl-session-timeout", "ssl-buffer-size", "error-log-level", "error-log-path",
 	"access-log-path", "http-access-log-path", "disable-access-log",
 	"lua-shared-dicts", "plugins", "nginx-status-ipv4-whitelist", "nginx-status-ipv6-whitelist",
-	"enable-multi-accept", "use-geoip", "use-geoip2", "http-snippet", "main-snippet", "stream-snippet",
+	"enable-multi-accept", "use-geoip", "main-snippet",
 	"bind-address", "enable-ipv6", "disable-ipv6-dns", "resolver", "log-format-stream",
 	"debug-connections", "enable-access-log-for-default-backend", "skip-access-log-urls",
 	"syslog-host", "syslog-port", "enable-syslog", "client-header-buffer-size", "gzip-disable",
@@ -262,6 +297,10 @@ func ParseConfigMapFor(cm *corev1.ConfigMap, o ConfigMapOptions) *ConfigMap {
 				continue
 			}
 			c.blockCIDRs = ranges
+		case !ok && configMapByValue[key] != nil:
+			reason, sev, msg := configMapByValue[key](v)
+			c.warnings = append(c.warnings, Warning{Reason: reason, Object: c.Ref, Field: configMapField(key), Message: msg, Rated: sev})
+			continue
 		case !ok && configMapTuning[key]:
 			c.warn(ConfigMapKeyIgnored, key, "tunes nginx itself, no answer changes; ignored")
 			continue

@@ -101,9 +101,12 @@ func (b *builder) readExtensions(ing *ingress) {
 		if ok && criticalRisk[name] && !b.opts.SnippetsEnabled() {
 			// ingress-nginx drops a Critical-risk annotation (a snippet of
 			// nginx or rule-language configuration) unless snippets are
-			// allowed, so the embedder never sees it either.
-			b.warn(SnippetNoEffect, ing.ref(), annotationField(key),
-				"a Critical-risk annotation: off unless allow-snippet-annotations is true and annotations-risk-level Critical, as under ingress-nginx")
+			// allowed, so the embedder never sees it either. The nginx
+			// key has its warning already (criticalOff).
+			if key != NginxPrefix+name {
+				b.warn(SnippetNoEffect, ing.ref(), annotationField(key),
+					"a Critical-risk annotation: off unless allow-snippet-annotations is true and annotations-risk-level Critical, as under ingress-nginx")
+			}
 			continue
 		}
 		if ok && b.embedderServes(name) {

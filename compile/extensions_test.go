@@ -100,14 +100,23 @@ func TestExtensionKeys(t *testing.T) {
 	other, _ := compileOK(t, snap(NginxPrefix+"enable-modsecurity", "false"), o)
 	assert.NotEqual(t, tab.Digest(), other.Digest())
 
-	// modsecurity-snippet is Critical-risk: with ingress-nginx's defaults
-	// it is dropped, and the embedder never sees it.
+	// modsecurity-snippet is Critical-risk: the embedder never sees it
+	// unless snippets are on. With ingress-nginx's defaults (risk level
+	// High) ingress-nginx refuses the whole Ingress, which is served here:
+	// traffic moves. With the risk level Critical but
+	// allow-snippet-annotations false, it is dropped under both.
 	off := Options{ExtensionKeys: o.ExtensionKeys}
 	tab, ws = compileOK(t, snap(NginxPrefix+"enable-modsecurity", "true", NginxPrefix+"modsecurity-snippet", "SecRuleEngine On"), off)
 	require.Len(t, ws, 1)
-	assert.Equal(t, SnippetNoEffect, ws[0].Reason)
+	assert.Equal(t, SnippetAnswerIgnored, ws[0].Reason)
+	assert.Equal(t, TrafficMoves, ws[0].Severity())
 	assert.Equal(t, map[string]string{"enable-modsecurity": "true"},
 		maps.Collect(tab.Lookup("shop.example.com", "/").Route.Extensions.All()))
+	off.AnnotationsRiskLevel = "Critical"
+	_, ws = compileOK(t, snap(NginxPrefix+"enable-modsecurity", "true", NginxPrefix+"modsecurity-snippet", "SecRuleEngine On"), off)
+	require.Len(t, ws, 1)
+	assert.Equal(t, SnippetNoEffect, ws[0].Reason)
+	assert.Equal(t, Cosmetic, ws[0].Severity())
 
 	_, ws = compileOK(t, snap(NginxPrefix+"enable-modsecurity", "true"), Options{})
 	require.Len(t, ws, 1)

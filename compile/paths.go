@@ -116,6 +116,11 @@ func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkin
 				fmt.Sprintf("%s: %s path %q is the same route as %s (key %q); this one is not served",
 					hostLabel(v.vh.Name), k.typ, p.Path, b.precedes(src, ing), shown),
 				ingressRef(src.Namespace, src.Name), src.Field)
+			if b.sameDeclaration(src, p) {
+				// ingress-nginx skips a location it already has (same path,
+				// same type), in the same Ingress order: the same one wins.
+				b.warnings[len(b.warnings)-1].Rated = Cosmetic
+			}
 			continue
 		}
 		r := b.routeSlab.new()
@@ -150,6 +155,8 @@ func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkin
 			fmt.Sprintf("%s: path %q makes the pattern %q, as path %q of Ingress %s/%s does, which ingress-nginx orders first (declared paths longest first, then greatest); this one does not serve that pattern",
 				hostLabel(v.vh.Name), cmp.Or(winner.OrderPath, winner.Path), k.key, p.Path, ing.obj.Namespace, ing.obj.Name),
 			ing.ref(), field)
+		// ramjet orders them as ingress-nginx does: the same one wins.
+		b.warnings[len(b.warnings)-1].Rated = Cosmetic
 		v.replaceRoute(winner, r)
 	}
 }
@@ -298,6 +305,42 @@ func (b *builder) precedes(src match.Source, ing *ingress) string {
 		return "an Ingress created in the same second that goes first by namespace/name (descending)"
 	}
 	return "an older declaration"
+}
+
+// sameDeclaration reports whether the winning route src was declared
+// with p's path and path type, which ingress-nginx, meeting the same
+// location twice, keeps from the first Ingress in the same order.
+func (b *builder) sameDeclaration(src match.Source, p *networkingv1.HTTPIngressPath) bool {
+	if src.Kind != "" {
+		return false // an HTTPRoute: ingress-nginx serves none
+	}
+	if b.byKey == nil {
+		b.byKey = make(map[objKey]*ingress, len(b.ingresses))
+		for _, other := range b.ingresses {
+			b.byKey[objKey{other.obj.Namespace, other.obj.Name}] = other
+		}
+	}
+	w := b.byKey[objKey{src.Namespace, src.Name}]
+	var i, j int
+	if w == nil {
+		return false
+	}
+	if n, err := fmt.Sscanf(src.Field, "spec.rules[%d].http.paths[%d]", &i, &j); n != 2 || err != nil {
+		return false
+	}
+	rules := w.obj.Spec.Rules
+	if i >= len(rules) || rules[i].HTTP == nil || j >= len(rules[i].HTTP.Paths) {
+		return false
+	}
+	q := &rules[i].HTTP.Paths[j]
+	return declaredPath(q) == declaredPath(p) && pathTypeOf(q) == pathTypeOf(p)
+}
+
+func pathTypeOf(p *networkingv1.HTTPIngressPath) networkingv1.PathType {
+	if p.PathType == nil {
+		return ""
+	}
+	return *p.PathType
 }
 
 // warnCaseInsensitive warns PathCaseInsensitive on an ImplementationSpecific

@@ -67,6 +67,35 @@ var asRamjetDoes = map[string]func(value string) bool{
 	"proxy-cookie-domain": isOff,
 	"proxy-cookie-path":   isOff,
 	"proxy-redirect-from": isOff,
+	// OpenTracing is gone from ingress-nginx v1.15; off is its default.
+	"enable-opentracing": isFalse,
+	// Every access check must pass, as in ramjet (ingress-nginx reads a
+	// value other than "any" as "all").
+	"satisfy": func(v string) bool { return strings.TrimSpace(v) != "any" },
+}
+
+func isFalse(v string) bool { return strings.TrimSpace(v) == "false" }
+
+// satisfySeverity rates satisfy: any, which ramjet does not implement: a
+// client the allowlist admits without credentials gets 401 here and 200
+// under ingress-nginx, where the Ingress has both an allowlist and
+// authentication; with only one of them "any" changes nothing.
+func satisfySeverity(annotations map[string]string) Severity {
+	if strings.TrimSpace(annotations[NginxPrefix+"satisfy"]) != "any" {
+		return Cosmetic // ingress-nginx reads any other value as "all"
+	}
+	has := func(keys ...string) bool {
+		for _, k := range keys {
+			if strings.TrimSpace(annotations[NginxPrefix+k]) != "" || strings.TrimSpace(annotations[NativePrefix+k]) != "" {
+				return true
+			}
+		}
+		return false
+	}
+	if has("whitelist-source-range", "allowlist-source-range") && has("auth-type", "auth-url") {
+		return TrafficMoves
+	}
+	return Cosmetic
 }
 
 func isOff(v string) bool { return strings.EqualFold(strings.TrimSpace(v), "off") }
@@ -138,7 +167,9 @@ func (w Warning) Severity() Severity { return w.SeverityFor(nil) }
 
 // SeverityFor is the warning's severity for a migration from
 // ingress-nginx, reading the annotations of the object it is about where
-// the value decides. An unsupported nginx annotation:
+// the value decides. A warning Compile made carries its verdict (Rated),
+// which wins: the controller, the migration report and the admission
+// webhook then say the same. An unsupported nginx annotation:
 //   - ingress-nginx does not read it either, or its value asks for what
 //     ramjet does anyway: cosmetic;
 //   - ModSecurity, when its snippet turns the engine on with rules that
@@ -148,6 +179,9 @@ func (w Warning) Severity() Severity { return w.SeverityFor(nil) }
 //     rewrites or refuses requests by: traffic moves;
 //   - any other: a missing feature.
 func (w Warning) SeverityFor(annotations map[string]string) Severity {
+	if w.Rated != "" {
+		return w.Rated
+	}
 	if w.Reason == ConfigMapKeyUnsupported {
 		return configMapSeverity(w.Field)
 	}
@@ -166,6 +200,13 @@ func (w Warning) SeverityFor(annotations map[string]string) Severity {
 	switch {
 	case !nginxAnnotations[key], set && AsRamjetDoes(key, value):
 		return Cosmetic
+	case key == "satisfy":
+		return satisfySeverity(annotations)
+	case key == "stream-snippet":
+		// It declares TCP/UDP servers of its own, which ramjet does not
+		// listen for (served only with snippets on: criticalOff rates
+		// the rest).
+		return TrafficMoves
 	case key == "enable-modsecurity" || key == "enable-owasp-core-rules" || key == "modsecurity-snippet":
 		owasp := strings.TrimSpace(annotations[NginxPrefix+"enable-owasp-core-rules"]) == "true"
 		if modSecurityRefuses(annotations[NginxPrefix+"modsecurity-snippet"], owasp) {

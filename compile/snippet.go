@@ -92,6 +92,9 @@ func (b *builder) readSnippets(ing *ingress) {
 		return
 	}
 	for _, a := range []annotationText{sv.location, sv.server} {
+		// An nginx-prefixed snippet is never read when snippets are off:
+		// criticalOff warned. These are ramjet.dev/ snippets, which
+		// ingress-nginx does not read.
 		switch {
 		case a.key == "" || strings.TrimSpace(a.value) == "":
 		case !b.opts.AllowSnippetAnnotations:

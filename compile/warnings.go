@@ -109,6 +109,11 @@ type Warning struct {
 	// both are zero otherwise.
 	Winner      Ref
 	WinnerField string
+	// Rated is the warning's severity for a migration from ingress-nginx
+	// as Compile decided it, with the object's annotations and the
+	// options in hand (SeverityFor); empty on a warning made elsewhere,
+	// which SeverityFor rates by its reason.
+	Rated Severity
 }
 
 // String renders the warning on one line:

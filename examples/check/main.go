@@ -6,6 +6,7 @@
 //	go run ./examples/check -translate [-to table|gateway [-gateway-namespace NS]] [-json] [options] MANIFEST|DIR...
 //	go run ./examples/check -explain -host H -path P [-method M] [-header K:V]... [-https] [-json] [options] MANIFEST|DIR...
 //	go run ./examples/check -report [-json] [-strict] [options] MANIFEST|DIR...
+//	go run ./examples/check -version
 //
 // It prints each failing case (its warnings when they differ from what the
 // case expects, and each failing request: expected against actual) and
@@ -138,6 +139,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&er.method, "method", http.MethodGet, "-explain: the request method")
 	fs.BoolVar(&er.https, "https", false, "-explain: the request arrives over TLS")
 	fs.Var(&er.headers, "header", "-explain: a request header NAME:VALUE (repeatable)")
+	showVersion := fs.Bool("version", false, "print the version and exit")
 	topts := translateFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: check [-json] [-v] [-update] FILE|DIR|GLOB...")
@@ -151,6 +153,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 		return 2
+	}
+	if *showVersion {
+		printVersion(stdout)
+		return 0
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()

@@ -16,6 +16,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -445,4 +446,19 @@ func TestTranslate(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(stdout), &errDoc))
 	require.Len(t, errDoc.Errors, 1)
 	require.Contains(t, errDoc.Errors[0], "portz")
+}
+
+// --version prints the release, the revision and the Go version, and
+// exits 0 without arguments.
+func TestCheckVersion(t *testing.T) {
+	for _, args := range [][]string{{"-version"}, {"--version"}} {
+		code, stdout, stderr := checkRun(args...)
+		require.Equal(t, 0, code, stderr)
+		require.Contains(t, stdout, "ramjet check\n  Release:        ")
+		require.Contains(t, stdout, "  Go:             "+runtime.Version()+"\n")
+	}
+	revision = "0123abc"
+	defer func() { revision = "" }()
+	_, stdout, _ := checkRun("-version")
+	require.Contains(t, stdout, "  Build:          0123abc\n", "a build without version control information")
 }

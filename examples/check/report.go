@@ -186,7 +186,8 @@ type topic struct {
 
 // runReport reads manifests and prints the migration report. It exits 0,
 // 3 with strict when something would move traffic or a document could not
-// be read, 2 when nothing can be loaded or the options are wrong.
+// be read, 2 when nothing can be loaded (no file, or no document read) or
+// the options are wrong.
 func runReport(paths []string, fs *flag.FlagSet, o *translateOptions, asJSON, strict bool, stdout, stderr io.Writer) int {
 	if _, err := o.compile(); err != nil {
 		fmt.Fprintln(stderr, "check:", err)
@@ -197,6 +198,18 @@ func runReport(paths []string, fs *flag.FlagSet, o *translateOptions, asJSON, st
 		errs := messages(err)
 		if asJSON {
 			return encode(migration{Errors: errs, Ingress: []ingFind{}, Other: []finding{}, ByTopic: []topic{}}, 2, stdout, stderr)
+		}
+		for _, e := range errs {
+			fmt.Fprintln(stderr, e)
+		}
+		return 2
+	}
+	if nothingRead(snap) {
+		// Every document unreadable, or no manifests at all: a report of
+		// nothing would read as a clean migration.
+		errs := append([]string{fmt.Sprintf("check: nothing could be read from %s: no Ingress, IngressClass, Service, EndpointSlice, Secret, ConfigMap or Gateway API object", strings.Join(paths, ", "))}, unreadable...)
+		if asJSON {
+			return encode(migration{Errors: errs, Unreadable: unreadable, Skipped: skipped, Ingress: []ingFind{}, Other: []finding{}, ByTopic: []topic{}}, 2, stdout, stderr)
 		}
 		for _, e := range errs {
 			fmt.Fprintln(stderr, e)
@@ -221,6 +234,12 @@ func runReport(paths []string, fs *flag.FlagSet, o *translateOptions, asJSON, st
 	}
 	writeMigration(stdout, m)
 	return code
+}
+
+// nothingRead reports whether the input held no object the report reads.
+func nothingRead(s *compile.Snapshot) bool {
+	return len(s.Ingresses)+len(s.IngressClasses)+len(s.Services)+len(s.EndpointSlices)+len(s.Secrets)+
+		len(s.ConfigMaps)+len(s.HTTPRoutes)+len(s.Warnings)+len(s.ListenerCertificates) == 0
 }
 
 func buildMigration(snap compile.Snapshot, res compile.Result, snippetsOn bool) migration {

@@ -51,10 +51,14 @@ func TestReportGolden(t *testing.T) {
 }
 
 func TestReportStrictAndJSON(t *testing.T) {
-	// Everything on the dump that moves traffic under ramjet is served
-	// now; the snippets dump, read with snippets on, still has findings
-	// that move traffic.
+	// The dump's four snippet Ingresses move traffic at ingress-nginx's
+	// default risk level (High), which refuses them where ramjet serves
+	// them; at Critical with snippets disallowed both drop the snippets
+	// and nothing else on the dump moves traffic. The snippets dump, read
+	// with snippets on, still has findings that move traffic.
 	code, _, _ := checkRun("-report", "-strict", clusterDump)
+	assert.Equal(t, 3, code, "the snippet Ingresses move traffic")
+	code, _, _ = checkRun("-report", "-strict", "-annotations-risk-level", "Critical", clusterDump)
 	assert.Equal(t, 0, code, "nothing moves traffic")
 	code, _, _ = checkRun("-report", "-strict", "-allow-snippet-annotations", "-annotations-risk-level", "Critical", snippetsDump)
 	assert.Equal(t, 3, code, "something moves traffic")
@@ -63,7 +67,8 @@ func TestReportStrictAndJSON(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	var doc migration
 	require.NoError(t, json.Unmarshal([]byte(stdout), &doc))
-	assert.True(t, doc.OK)
+	assert.False(t, doc.OK)
+	assert.Equal(t, 4, doc.Totals.TrafficMoves)
 	assert.Equal(t, 54, doc.Claimed)
 	assert.Equal(t, 2, doc.Unclaimed)
 	total := doc.Totals.TrafficMoves + doc.Totals.FeatureMissing + doc.Totals.Cosmetic
@@ -153,7 +158,7 @@ func TestReportIngressOnlyDump(t *testing.T) {
 	// One unreadable item is a finding, not the end of the report.
 	code, stdout, stderr := checkRun("-report", dump)
 	require.Equal(t, 0, code, stderr)
-	assert.Contains(t, stdout, "3 Ingresses claimed, 0 of another class not covered; 0 carry over unchanged, 2 more with cosmetic findings only\n")
+	assert.Contains(t, stdout, "3 Ingresses claimed, 0 of another class not covered; 0 carry over unchanged, 1 more with cosmetic findings only\n")
 	// The class the dump names but does not hold is taken as ours.
 	assert.Contains(t, stdout, `note: IngressClass "nginx" is not in the input: its 3 Ingresses taken as controller "k8s.io/ingress-nginx"'s`)
 	assert.Contains(t, stdout, "not read, so not covered: 1 document (listed below)")
@@ -167,9 +172,11 @@ func TestReportIngressOnlyDump(t *testing.T) {
 	assert.Contains(t, stdout, `cosmetic        nginx.ingress.kubernetes.io/proxy-redirect-from: "off" [AnnotationUnsupported]`)
 	assert.Contains(t, stdout, `cosmetic        nginx.ingress.kubernetes.io/use-forwarded-headers: "true" [AnnotationUnsupported]`)
 	assert.Contains(t, stdout, "no effect under ingress-nginx either")
-	// The controller serves ModSecurity: the engine on with a request rule
-	// refuses what ingress-nginx refused.
-	assert.Contains(t, stdout, `cosmetic        nginx.ingress.kubernetes.io/modsecurity-snippet: `)
+	// The controller serves ModSecurity, but modsecurity-snippet is
+	// Critical-risk: at the default risk level ingress-nginx refuses the
+	// whole Ingress, which the controller serves.
+	assert.Contains(t, stdout, `traffic-moves   nginx.ingress.kubernetes.io/modsecurity-snippet: `)
+	assert.Contains(t, stdout, "modsecurity-snippet is a Critical-risk annotation and annotations-risk-level is High: ingress-nginx refuses the whole Ingress")
 	assert.Contains(t, stdout, "served by the controller (Coraza")
 	// A conflict names its winner; a setting the Ingress leaves unset is
 	// shown as such.
@@ -185,7 +192,7 @@ func TestReportIngressOnlyDump(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(stdout), &doc))
 	assert.Len(t, doc.Unreadable, 1)
 	assert.Equal(t, 0, doc.Clean)
-	assert.Equal(t, 2, doc.CosmeticOnly)
+	assert.Equal(t, 1, doc.CosmeticOnly)
 	assert.Equal(t, []missing{
 		{Kind: "Services", Reason: "ServiceNotFound", Findings: 3, Ingresses: 3},
 		{Kind: "Secrets", Reason: "SecretNotFound", Findings: 1, Ingresses: 1},
@@ -252,6 +259,13 @@ func TestReportSnippets(t *testing.T) {
 	code, stdout, stderr := checkRun("-report", dump)
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "Snippets (off with these options")
+	// ingress-nginx's defaults (risk level High) refuse the snippet
+	// Ingresses; ramjet serves them.
+	assert.Contains(t, stdout, "[SnippetAnswerIgnored]\n                  -> nginx.ingress.kubernetes.io/configuration-snippet is a Critical-risk annotation and annotations-risk-level is High")
+	assert.Contains(t, stdout, "5 findings move traffic")
+	// Risk level Critical, snippets disallowed: dropped under both.
+	code, stdout, stderr = checkRun("-report", "-annotations-risk-level", "Critical", dump)
+	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "[SnippetNoEffect]\n                  -> snippets are off (allow-snippet-annotations is false")
 	assert.Contains(t, stdout, "nothing moves traffic")
 
@@ -282,7 +296,7 @@ func TestReportConfigMap(t *testing.T) {
 	// The ConfigMap's allow-snippet-annotations is read: the snippets are
 	// then refused by the risk level (High), as ingress-nginx refuses them.
 	require.NotContains(t, stdout, "data[allow-snippet-annotations]")
-	require.Contains(t, stdout, "snippets are Critical-risk annotations and annotations-risk-level is High")
+	require.Contains(t, stdout, "configuration-snippet is a Critical-risk annotation and annotations-risk-level is High")
 	require.Contains(t, stdout, "cosmetic        data[worker-processes] [ConfigMapKeyIgnored]")
 	require.Contains(t, stdout, `$geoip2_city is not a variable`)
 	require.NotContains(t, stdout, "data[proxy-body-size]", "implemented")
@@ -295,4 +309,34 @@ func TestReportConfigMap(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, stdout, "note: -configmap ingress-nginx/other is not in the input")
 	require.NotContains(t, stdout, "[ConfigMapKey")
+}
+
+// Nothing read is not a clean migration: -report exits 2 when no
+// document could be read, or there are no manifests at all, as the
+// README says.
+func TestReportNothingRead(t *testing.T) {
+	dir := t.TempDir()
+	legacy := filepath.Join(dir, "legacy.yaml")
+	require.NoError(t, os.WriteFile(legacy, []byte(`apiVersion: networking.k8s.io/v1beta1
+kind: Ingress
+metadata: {name: legacy, namespace: prod}
+spec: {backend: {serviceName: web, servicePort: 80}}
+`), 0o644))
+	code, stdout, stderr := checkRun("-report", legacy)
+	assert.Equal(t, 2, code, stdout)
+	assert.Contains(t, stderr, "nothing could be read from "+legacy)
+	assert.Contains(t, stderr, "networking.k8s.io/v1beta1 Ingress is not supported")
+	assert.Empty(t, stdout)
+
+	code, stdout, _ = checkRun("-report", "-json", legacy)
+	assert.Equal(t, 2, code)
+	var doc migration
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc))
+	assert.False(t, doc.OK)
+	assert.Len(t, doc.Unreadable, 1)
+
+	empty := t.TempDir()
+	code, _, stderr = checkRun("-report", empty)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "nothing could be read")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"net"
@@ -77,13 +78,18 @@ func demoEndpoints(endpointSlices []*discoveryv1.EndpointSlice) map[netip.AddrPo
 // ensure starts an echo server for every loopback endpoint in slices that
 // has none yet and relabels the running ones. Servers for endpoints that
 // disappeared keep running: nothing routes to them any more, and an edit
-// that brings the endpoint back finds it already listening.
-func (d *demoBackends) ensure(endpointSlices []*discoveryv1.EndpointSlice) {
+// that brings the endpoint back finds it already listening. An endpoint
+// it cannot listen on (another process has the port) is an error, every
+// such endpoint named: the demo would proxy into that process, so the
+// caller publishes nothing (the controller does not start, or a reload
+// keeps the table it serves).
+func (d *demoBackends) ensure(endpointSlices []*discoveryv1.EndpointSlice) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
-		return
+		return nil
 	}
+	var errs []error
 	wanted := demoEndpoints(endpointSlices)
 	for _, ap := range slices.SortedFunc(maps.Keys(wanted), netip.AddrPort.Compare) {
 		names := strings.Join(wanted[ap], ", ")
@@ -93,7 +99,7 @@ func (d *demoBackends) ensure(endpointSlices []*discoveryv1.EndpointSlice) {
 		}
 		ln, err := net.Listen("tcp", ap.String())
 		if err != nil {
-			d.log.Warn("demo backend not started", "endpoint", ap.String(), "service", names, "err", err)
+			errs = append(errs, fmt.Errorf("-demo-backends: cannot start the echo server of %s on %s (%w); requests for it would reach whatever else listens there: stop that process or change the EndpointSlice's port", names, ap, err))
 			continue
 		}
 		es := &echoServer{}
@@ -107,6 +113,7 @@ func (d *demoBackends) ensure(endpointSlices []*discoveryv1.EndpointSlice) {
 		}()
 		d.log.Info("demo backend listening", "endpoint", ap.String(), "service", names)
 	}
+	return errors.Join(errs...)
 }
 
 // close stops every echo server.
@@ -124,9 +131,10 @@ func (d *demoBackends) close() {
 }
 
 // echoHandler answers with what a backend behind ramjet receives: the
-// request-target byte for byte, the Host the client sent and the
-// forwarding headers the router added. The X-Demo-* response headers name
-// the answering service and endpoint for scripts.
+// request-target byte for byte, the Host, and every header as it arrived
+// (the client's and those the router added), sorted by name, values in
+// order; then the body's length. The X-Demo-* response headers name the
+// answering service and endpoint for scripts.
 func echoHandler(endpoint string, services *atomic.Pointer[string]) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		svc := *services.Load()
@@ -140,17 +148,21 @@ func echoHandler(endpoint string, services *atomic.Pointer[string]) http.Handler
 		fmt.Fprintf(&b, "target:   %s\n", r.RequestURI)
 		fmt.Fprintf(&b, "host:     %s\n", r.Host)
 		fmt.Fprintf(&b, "proto:    %s\n", r.Proto)
-		var names []string
-		for name := range r.Header {
-			if strings.HasPrefix(name, "X-Forwarded-") || name == "X-Real-Ip" || name == "X-Request-Id" || name == "Traceparent" || name == "Tracestate" {
-				names = append(names, name)
-			}
-		}
-		slices.Sort(names)
-		for _, name := range names {
-			for _, v := range r.Header.Values(name) {
+		for _, name := range slices.Sorted(maps.Keys(r.Header)) {
+			for _, v := range r.Header[name] {
 				fmt.Fprintf(&b, "%s: %s\n", name, v)
 			}
+		}
+		var n int64
+		if r.Body != nil { // a server's request always has one; a test's may not
+			n, _ = io.Copy(io.Discard, r.Body)
+		}
+		if n > 0 || len(r.TransferEncoding) > 0 {
+			fmt.Fprintf(&b, "body:     %d bytes", n)
+			if len(r.TransferEncoding) > 0 {
+				fmt.Fprintf(&b, " (Transfer-Encoding: %s)", strings.Join(r.TransferEncoding, ", "))
+			}
+			b.WriteString("\n")
 		}
 		_, _ = w.Write([]byte(b.String()))
 	})

@@ -1,16 +1,19 @@
 package main
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
@@ -70,7 +73,7 @@ func TestDemoBackendsServeLoopbackEndpoints(t *testing.T) {
 	d := newDemoBackends(slog.New(slog.DiscardHandler))
 	defer d.close()
 	port := freePort(t)
-	d.ensure([]*discoveryv1.EndpointSlice{slice("demo", "api", discoveryv1.AddressTypeIPv4, []int32{port}, "127.0.0.1")})
+	require.NoError(t, d.ensure([]*discoveryv1.EndpointSlice{slice("demo", "api", discoveryv1.AddressTypeIPv4, []int32{port}, "127.0.0.1")}))
 	addr := "127.0.0.1:" + strconv.Itoa(int(port))
 
 	req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/api/%2Fx?y=1", strings.NewReader("body"))
@@ -78,6 +81,9 @@ func TestDemoBackendsServeLoopbackEndpoints(t *testing.T) {
 	req.Host = "shop.example.com"
 	req.Header.Set("X-Forwarded-For", "192.0.2.1")
 	req.Header.Set("X-Request-Id", "abc")
+	req.Header.Set("Authorization", "Bearer t")
+	req.Header.Add("Cookie", "a=1")
+	req.Header.Add("Cookie", "b=2")
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	body, err := io.ReadAll(resp.Body)
@@ -90,18 +96,50 @@ func TestDemoBackendsServeLoopbackEndpoints(t *testing.T) {
 		"target:   /api/%2Fx?y=1\n" +
 		"host:     shop.example.com\n" +
 		"proto:    HTTP/1.1\n" +
+		// Every header, the client's own included, sorted; values in order.
+		"Accept-Encoding: gzip\n" +
+		"Authorization: Bearer t\n" +
+		"Content-Length: 4\n" +
+		"Cookie: a=1\n" +
+		"Cookie: b=2\n" +
+		"User-Agent: Go-http-client/1.1\n" +
 		"X-Forwarded-For: 192.0.2.1\n" +
-		"X-Request-Id: abc\n"
+		"X-Request-Id: abc\n" +
+		"body:     4 bytes\n"
 	if diff := cmp.Diff(want, string(body)); diff != "" {
 		t.Errorf("echo body (-want +got):\n%s", diff)
 	}
 
 	// A reload that renames the Service relabels the running server.
-	d.ensure([]*discoveryv1.EndpointSlice{slice("demo", "api-v2", discoveryv1.AddressTypeIPv4, []int32{port}, "127.0.0.1")})
+	require.NoError(t, d.ensure([]*discoveryv1.EndpointSlice{slice("demo", "api-v2", discoveryv1.AddressTypeIPv4, []int32{port}, "127.0.0.1")}))
 	resp, err = http.Get("http://" + addr + "/")
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, "demo/api-v2", resp.Header.Get("X-Demo-Service"))
+}
+
+// A demo endpoint whose port another process holds stops the controller at
+// start, naming it, rather than proxying the demo into that process; a
+// reload that adds one keeps serving the table it had.
+func TestDemoBackendPortTaken(t *testing.T) {
+	foreign, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer foreign.Close()
+	port := foreign.Addr().(*net.TCPAddr).Port
+
+	d := newDemoBackends(slog.New(slog.DiscardHandler))
+	defer d.close()
+	err = d.ensure([]*discoveryv1.EndpointSlice{slice("demo", "api", discoveryv1.AddressTypeIPv4, []int32{int32(port)}, "127.0.0.1")})
+	require.ErrorContains(t, err, "cannot start the echo server of demo/api on 127.0.0.1:"+strconv.Itoa(port))
+	require.ErrorContains(t, err, "stop that process or change the EndpointSlice's port")
+
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "app.yaml"), appManifests(strconv.Itoa(port)))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err = start(ctx, config{manifests: dir, demoBackends: true, httpAddr: "127.0.0.1:0", debugAddr: "127.0.0.1:0", pollInterval: time.Hour}, slog.New(slog.DiscardHandler))
+	require.ErrorContains(t, err, "cannot start the echo server of")
+	require.ErrorContains(t, err, "127.0.0.1:"+strconv.Itoa(port))
 }
 
 // echoTransport delivers proxied requests to in-process echo handlers by

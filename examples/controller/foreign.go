@@ -111,19 +111,23 @@ var ingressNginxNoop = map[string]bool{
 
 // foreignFlags finds the flags fs does not define before Parse sees them,
 // so that an unknown flag is named alone rather than with the whole
-// usage. It returns args without the accepted no-op flags, and their
-// names.
+// usage, and every such flag of the command line at once (one run tells
+// all there is to fix). It returns args without the accepted no-op flags,
+// and their names.
 func foreignFlags(fs *flag.FlagSet, args []string) (rest, noop []string, err error) {
 	rest = make([]string, 0, len(args))
+	var problems []string
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
 		if arg == "--" || len(arg) < 2 || arg[0] != '-' {
-			return append(rest, args[i:]...), noop, nil // the flags end here
+			rest = append(rest, args[i:]...) // the flags end here
+			break
 		}
 		name := strings.TrimPrefix(arg[1:], "-")
 		name, value, hasValue := strings.Cut(name, "=")
 		if name == "h" || name == "help" {
-			return append(rest, args[i:]...), noop, nil // Parse answers with the usage
+			rest = append(rest, args[i:]...) // Parse answers with the usage
+			break
 		}
 		if f := fs.Lookup(name); f != nil {
 			rest = append(rest, arg)
@@ -135,9 +139,12 @@ func foreignFlags(fs *flag.FlagSet, args []string) (rest, noop []string, err err
 		}
 		advice, known := ingressNginxFlags[name]
 		if !known {
-			return nil, nil, fmt.Errorf("%w: unknown flag %s (controller -h lists the flags)", errUsage, arg)
+			problems = append(problems, fmt.Sprintf("unknown flag %s (controller -h lists the flags)", arg))
+			i += separateValue(args, i, hasValue, false)
+			continue
 		}
-		if want, ok := ingressNginxNoop[name]; ok {
+		want, isNoop := ingressNginxNoop[name]
+		if isNoop {
 			v, perr := strconv.ParseBool(value)
 			if !hasValue {
 				v, perr = true, nil
@@ -149,7 +156,24 @@ func foreignFlags(fs *flag.FlagSet, args []string) (rest, noop []string, err err
 				continue
 			}
 		}
-		return nil, nil, fmt.Errorf("%w: %s is an ingress-nginx flag ramjet does not implement: %s", errUsage, arg, advice)
+		problems = append(problems, fmt.Sprintf("%s is an ingress-nginx flag ramjet does not implement: %s", arg, advice))
+		i += separateValue(args, i, hasValue, isNoop)
 	}
-	return rest, noop, nil
+	switch len(problems) {
+	case 0:
+		return rest, noop, nil
+	case 1:
+		return nil, nil, fmt.Errorf("%w: %s", errUsage, problems[0])
+	}
+	return nil, nil, fmt.Errorf("%w: %d flags to fix:\n  %s", errUsage, len(problems), strings.Join(problems, "\n  "))
+}
+
+// separateValue is 1 when the flag at args[i] takes its value from the
+// next argument (no "=value", not boolean, and the next one is no flag),
+// so that the value is not read as a flag of its own.
+func separateValue(args []string, i int, hasValue, boolean bool) int {
+	if hasValue || boolean || i+1 >= len(args) || strings.HasPrefix(args[i+1], "-") {
+		return 0
+	}
+	return 1
 }

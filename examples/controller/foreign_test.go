@@ -82,3 +82,22 @@ func TestIngressNginxFlagsAreRefused(t *testing.T) {
 		require.Contains(t, ingressNginxFlags, name, "a no-op flag needs advice for its other value")
 	}
 }
+
+// Every flag ramjet does not take is named in one run, with its advice,
+// not the first alone; a separate value is not taken for a flag.
+func TestForeignFlagsAllAtOnce(t *testing.T) {
+	_, _, err := foreignFlags(testFlags(), []string{
+		"--ingress-class", "nginx",
+		"--maxmind-license-key", "abc",
+		"--v=2",
+		"--nope",
+		"--profiling",
+		"--watch-namespace=a",
+	})
+	require.ErrorIs(t, err, errUsage)
+	require.Equal(t, "usage: 4 flags to fix:\n"+
+		"  --maxmind-license-key is an ingress-nginx flag ramjet does not implement: "+adviceMaxmind+"\n"+
+		"  --v=2 is an ingress-nginx flag ramjet does not implement: "+adviceLogging+"\n"+
+		"  unknown flag --nope (controller -h lists the flags)\n"+
+		"  --profiling is an ingress-nginx flag ramjet does not implement: "+adviceProfiler, err.Error())
+}

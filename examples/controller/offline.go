@@ -84,7 +84,9 @@ func (c *controller) load() error {
 		c.log.Debug("skipped an object of a kind ramjet does not read", "object", s)
 	}
 	if c.demo != nil {
-		c.demo.ensure(snap.EndpointSlices)
+		if err := c.demo.ensure(snap.EndpointSlices); err != nil {
+			return err
+		}
 	}
 
 	start := time.Now()

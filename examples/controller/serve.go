@@ -298,7 +298,7 @@ func debugMux(rt *router.Router, healthPath string, ready func() bool, draining 
 			return
 		}
 		for _, warning := range res.Warnings {
-			io.WriteString(w, strings.ReplaceAll(warning.String(), "\n", `\n`)+"\n")
+			io.WriteString(w, warningLine(warning)+"\n")
 		}
 	})
 	if metrics != nil {
@@ -323,10 +323,18 @@ func debugMux(rt *router.Router, healthPath string, ready func() bool, draining 
 	return mux
 }
 
+// warningLine is a compile warning as /debug/warnings shows it: on one
+// line (newlines in its message escaped), with its severity for a
+// migration from ingress-nginx in brackets, the verdict -report and the
+// admission webhook give too (compile.Warning.Severity).
+func warningLine(w compile.Warning) string {
+	return strings.ReplaceAll(w.String(), "\n", `\n`) + " [" + string(w.Severity()) + "]"
+}
+
 // warningAttrs are the log attributes of a compile warning; its message is
 // the log message.
 func warningAttrs(w compile.Warning) []any {
-	attrs := []any{"reason", string(w.Reason), "object", w.Object.String()}
+	attrs := []any{"reason", string(w.Reason), "severity", string(w.Severity()), "object", w.Object.String()}
 	if w.Field != "" {
 		attrs = append(attrs, "field", w.Field)
 	}

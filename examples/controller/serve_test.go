@@ -15,7 +15,8 @@ import (
 )
 
 // /debug/warnings lists the last compile's warnings, one line each, with
-// newlines in messages escaped so that a line is a warning.
+// newlines in messages escaped so that a line is a warning, and its
+// severity in brackets.
 func TestDebugWarnings(t *testing.T) {
 	var last atomic.Pointer[compile.Result]
 	mux := debugMux(router.New(router.Options{Logger: slog.New(slog.DiscardHandler)}), "/healthz", func() bool { return true }, new(atomic.Bool), &last, nil, nil)
@@ -35,7 +36,7 @@ func TestDebugWarnings(t *testing.T) {
 		{Reason: compile.RouteConflict, Object: shop, Field: "spec.rules[1]", Message: "lost", Winner: shop, WinnerField: "spec.rules[0]"},
 	}})
 	require.Equal(t,
-		"ServiceNotFound Ingress prod/shop spec.rules[0]: Service prod/api not found\\nanswers 503\n"+
-			"RouteConflict Ingress prod/shop spec.rules[1]: lost (winner: Ingress prod/shop spec.rules[0])\n",
+		"ServiceNotFound Ingress prod/shop spec.rules[0]: Service prod/api not found\\nanswers 503 [cosmetic]\n"+
+			"RouteConflict Ingress prod/shop spec.rules[1]: lost (winner: Ingress prod/shop spec.rules[0]) [traffic-moves]\n",
 		get())
 }

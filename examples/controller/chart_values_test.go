@@ -1,0 +1,588 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/yaml"
+)
+
+// chartPendingFlags are flags the chart renders as ingress-nginx's chart
+// does for features other branches are building (the admission webhook,
+// the TCP/UDP services). While the controller still refuses one
+// (ingressNginxFlags lists it), parseChartArgs checks its value and
+// leaves it out of the parse; once the controller takes it, it is parsed
+// like any other.
+var chartPendingFlags = []string{"validating-webhook", "validating-webhook-certificate", "validating-webhook-key", "tcp-services-configmap", "udp-services-configmap"}
+
+// parseChartArgs parses a rendered container's arguments with the
+// controller's own flag parser.
+func parseChartArgs(t *testing.T, args []string, namespace string) (config, map[string]string, error) {
+	t.Helper()
+	pending := map[string]string{}
+	var rest []string
+	for _, a := range args {
+		name, value, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if _, refused := ingressNginxFlags[name]; refused && slices.Contains(chartPendingFlags, name) {
+			pending[name] = value
+			continue
+		}
+		rest = append(rest, a)
+	}
+	cfg, err := parseFlags(rest, new(bytes.Buffer), func(k string) string {
+		return map[string]string{"POD_NAME": "edge-abc", "POD_NAMESPACE": namespace}[k]
+	})
+	return cfg, pending, err
+}
+
+// decodeChart decodes every rendered document: the Kubernetes kinds
+// strictly into their k8s.io/api types, the Prometheus operator's
+// (ServiceMonitor, PrometheusRule) as unstructured objects.
+func decodeChart(t *testing.T, rendered string) []runtime.Object {
+	t.Helper()
+	decoder := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
+	var objs []runtime.Object
+	for i, doc := range regexp.MustCompile(`(?m)^---$`).Split(rendered, -1) {
+		if len(bytes.TrimSpace(stripComments([]byte(doc)))) == 0 {
+			continue
+		}
+		var head struct{ APIVersion string }
+		require.NoError(t, yaml.Unmarshal([]byte(doc), &head), "document %d:\n%s", i, doc)
+		if strings.HasPrefix(head.APIVersion, "monitoring.coreos.com/") {
+			u := &unstructured.Unstructured{}
+			require.NoError(t, yaml.Unmarshal([]byte(doc), &u.Object), "document %d:\n%s", i, doc)
+			objs = append(objs, u)
+			continue
+		}
+		obj, _, err := decoder.Decode([]byte(doc), nil, nil)
+		require.NoError(t, err, "document %d:\n%s", i, doc)
+		objs = append(objs, obj)
+	}
+	return objs
+}
+
+// findNamed is the object of type T named name.
+func findNamed[T interface {
+	runtime.Object
+	GetName() string
+}](t *testing.T, objs []runtime.Object, name string) T {
+	t.Helper()
+	var names []string
+	for _, o := range objs {
+		if v, ok := o.(T); ok {
+			if v.GetName() == name {
+				return v
+			}
+			names = append(names, v.GetName())
+		}
+	}
+	var zero T
+	t.Fatalf("no %T named %q in the chart (there are %q)", zero, name, names)
+	return zero
+}
+
+func countOf[T runtime.Object](objs []runtime.Object) int {
+	n := 0
+	for _, o := range objs {
+		if _, ok := o.(T); ok {
+			n++
+		}
+	}
+	return n
+}
+
+func readValuesFile(t *testing.T, name string) map[string]any {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", "chart", name))
+	require.NoError(t, err)
+	values := map[string]any{}
+	require.NoError(t, yaml.Unmarshal(raw, &values))
+	return values
+}
+
+// ingress-nginx's own default values file, given as `-f` to this chart:
+// the schema takes every key, the chart renders, and the controller takes
+// every argument. Nothing in it is listed as ignored, since every ignored
+// key keeps ingress-nginx's default.
+func TestChartIngressNginxDefaults(t *testing.T) {
+	rendered, notes := renderChartNotes(t, "edge", "ingress", readValuesFile(t, "ingress-nginx-4.15.1-values.yaml"))
+	objs := decodeChart(t, rendered)
+	d := findNamed[*appsv1.Deployment](t, objs, "edge")
+	c := d.Spec.Template.Spec.Containers[0]
+	cfg, _, err := parseChartArgs(t, c.Args, "ingress")
+	require.NoError(t, err, "%q", c.Args)
+	checkPodHardening(t, d, cfg)
+
+	// The values that carry over.
+	require.Equal(t, "nginx", cfg.options.IngressClass)
+	require.Equal(t, "k8s.io/ingress-nginx", cfg.options.ControllerName)
+	require.Equal(t, "k8s.io/ingress-nginx", findNamed[*networkingv1.IngressClass](t, objs, "nginx").Spec.Controller)
+	require.Equal(t, int32(1), *d.Spec.Replicas)
+	require.Equal(t, int64(300), *d.Spec.Template.Spec.TerminationGracePeriodSeconds)
+	require.Equal(t, map[string]string{"kubernetes.io/os": "linux"}, d.Spec.Template.Spec.NodeSelector)
+	require.Equal(t, "90Mi", c.Resources.Requests.Memory().String())
+	require.False(t, cfg.enableMetrics)
+	require.Zero(t, countOf[*policyv1.PodDisruptionBudget](objs), "one replica: no PodDisruptionBudget")
+
+	// The webhook, on as in ingress-nginx's chart.
+	args := argValues(c.Args)
+	require.Equal(t, ":8443", args["validating-webhook"])
+	require.Equal(t, "/usr/local/certificates/cert", args["validating-webhook-certificate"])
+	require.Equal(t, "/usr/local/certificates/key", args["validating-webhook-key"])
+	vwc := findNamed[*admissionregistrationv1.ValidatingWebhookConfiguration](t, objs, "edge-admission")
+	require.Equal(t, admissionregistrationv1.Fail, *vwc.Webhooks[0].FailurePolicy)
+	require.Equal(t, 2, countOf[*batchv1.Job](objs))
+
+	require.NotContains(t, notes, "ignored", "every ignored key keeps ingress-nginx's default:\n%s", notes)
+}
+
+// argValues are the rendered arguments as name -> value.
+func argValues(args []string) map[string]string {
+	got := map[string]string{}
+	for _, a := range args {
+		name, value, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		got[name] = value
+	}
+	return got
+}
+
+// Every ingress-nginx key the chart honours, set at once
+// (testdata/chart/every-key.yaml), lands where ingress-nginx's chart puts
+// it.
+func TestChartEveryKey(t *testing.T) {
+	rendered, notes := renderChartNotes(t, "edge", "ingress", readValuesFile(t, "every-key.yaml"))
+	objs := decodeChart(t, rendered)
+	const ns = "edge-system" // namespaceOverride
+	d := findNamed[*appsv1.Deployment](t, objs, "edge")
+	require.Equal(t, ns, d.Namespace)
+	pod := d.Spec.Template.Spec
+	c := pod.Containers[0]
+	cfg, _, err := parseChartArgs(t, c.Args, ns)
+	require.NoError(t, err, "%q", c.Args)
+	args := argValues(c.Args)
+
+	// Labels and annotations.
+	require.Equal(t, "edge", d.Labels["team"], "commonLabels")
+	require.Equal(t, "edge", d.Labels["tier"], "controller.labels")
+	require.Equal(t, "yes", d.Annotations["deploy-note"])
+	require.Equal(t, "1", d.Spec.Template.Labels["pod-label"])
+	require.Equal(t, "false", d.Spec.Template.Annotations["sidecar.example/inject"])
+	require.Equal(t, []corev1.LocalObjectReference{{Name: "regcred"}}, pod.ImagePullSecrets)
+
+	// The workload.
+	require.Nil(t, d.Spec.Replicas, "the HorizontalPodAutoscaler owns replicas")
+	require.Equal(t, int32(3), *d.Spec.RevisionHistoryLimit)
+	require.Equal(t, int32(120), *d.Spec.ProgressDeadlineSeconds)
+	require.Equal(t, int32(5), d.Spec.MinReadySeconds)
+	require.Equal(t, appsv1.RollingUpdateDeploymentStrategyType, d.Spec.Strategy.Type)
+	require.Equal(t, "registry.example/ramjet:v9.9.9", c.Image)
+	require.Equal(t, corev1.PullAlways, c.ImagePullPolicy)
+	require.Equal(t, "ramjet", c.Name)
+	require.Equal(t, int64(300), *pod.TerminationGracePeriodSeconds)
+	require.Equal(t, "edge-sa", pod.ServiceAccountName)
+	require.Equal(t, "system-cluster-critical", pod.PriorityClassName)
+	require.Equal(t, "gvisor", *pod.RuntimeClassName)
+	require.Equal(t, corev1.DNSClusterFirstWithHostNet, pod.DNSPolicy)
+	require.Equal(t, "ndots", pod.DNSConfig.Options[0].Name)
+	require.Equal(t, []string{"edge.local"}, pod.HostAliases[0].Hostnames)
+	require.Equal(t, "edge-host", pod.Hostname)
+	require.True(t, *pod.ShareProcessNamespace)
+	require.Equal(t, []corev1.Sysctl{{Name: "net.ipv4.ip_local_port_range", Value: "1024 65000"}}, pod.SecurityContext.Sysctls)
+	require.Equal(t, map[string]string{"node-role": "edge", "kubernetes.io/os": "linux"}, pod.NodeSelector, "merged with the default, as Helm merges maps")
+	require.Equal(t, "edge", pod.Tolerations[0].Key)
+	require.NotNil(t, pod.Affinity.NodeAffinity)
+	require.Nil(t, pod.Affinity.PodAntiAffinity, "the values' affinity replaces the default")
+	require.Equal(t, "topology.kubernetes.io/zone", pod.TopologySpreadConstraints[0].TopologyKey)
+	require.Equal(t, "512Mi", c.Resources.Limits.Memory().String())
+	require.Equal(t, corev1.ResourceCPU, c.ResizePolicy[0].ResourceName)
+	require.Equal(t, "/live", c.LivenessProbe.HTTPGet.Path)
+	require.Equal(t, "/live", cfg.healthPath)
+	require.Contains(t, c.Env, corev1.EnvVar{Name: "RAMJET_LOG", Value: "debug"})
+	require.Equal(t, "init", pod.InitContainers[0].Name)
+	require.Equal(t, []string{"ramjet", "sidecar"}, []string{pod.Containers[0].Name, pod.Containers[1].Name})
+	require.Contains(t, c.VolumeMounts, corev1.VolumeMount{Name: "scratch", MountPath: "/scratch"})
+	require.Equal(t, "scratch", pod.Volumes[1].Name)
+
+	// Flags.
+	require.Equal(t, "edge", cfg.options.IngressClass)
+	require.Equal(t, "example.com/edge", cfg.options.ControllerName)
+	require.True(t, cfg.options.WatchIngressWithoutClass)
+	require.Equal(t, &types.NamespacedName{Namespace: "edge-system", Name: "edge-lb"}, cfg.publishService, "publishService.pathOverride")
+	require.Equal(t, "edge-election", cfg.electionID)
+	require.Equal(t, "apps", cfg.namespace, "scope.namespace")
+	require.Equal(t, &types.NamespacedName{Namespace: "edge-config", Name: "edge-controller"}, cfg.configMap, "configMapNamespace")
+	require.Equal(t, &types.NamespacedName{Namespace: "edge-system", Name: "wildcard"}, cfg.defaultCertificate, "extraArgs")
+	require.True(t, cfg.useForwardedHeaders, "extraArgs with an empty value")
+	require.Equal(t, 20, int(cfg.drain.Seconds()))
+	require.Equal(t, ":10255", cfg.debugAddr, "metrics.port")
+	require.True(t, cfg.enableMetrics)
+	require.Equal(t, "edge-streams/edge-tcp", args["tcp-services-configmap"])
+	require.Equal(t, "edge-streams/edge-udp", args["udp-services-configmap"])
+	require.Equal(t, ":9443", args["validating-webhook"])
+	require.Equal(t, "/certs/tls.crt", args["validating-webhook-certificate"])
+	require.Equal(t, "/certs/tls.key", args["validating-webhook-key"])
+
+	// Container ports: the metrics port by its name, the webhook, and
+	// one per tcp:/udp: entry named as ingress-nginx names them.
+	ports := map[string]corev1.ContainerPort{}
+	for _, p := range c.Ports {
+		ports[p.Name] = p
+	}
+	require.Equal(t, int32(10255), ports["prom"].ContainerPort)
+	require.Equal(t, "prom", c.ReadinessProbe.HTTPGet.Port.String())
+	require.Equal(t, int32(9443), ports["webhook"].ContainerPort)
+	require.Equal(t, int32(9000), ports["edge-9000-tcp"].ContainerPort)
+	require.Equal(t, int32(2222), ports["edge-2222-tcp"].ContainerPort)
+	require.Equal(t, corev1.ProtocolUDP, ports["edge-5353-udp"].Protocol)
+
+	// The LoadBalancer Service, every service.* key.
+	svc := findNamed[*corev1.Service](t, objs, "edge")
+	require.Equal(t, "nlb", svc.Annotations["service.beta.kubernetes.io/aws-load-balancer-type"])
+	require.Equal(t, "edge", svc.Annotations["release-name"], "annotations go through tpl")
+	require.Equal(t, "edge", svc.Labels["svc"])
+	require.Equal(t, "yes", svc.Labels["external"])
+	require.Equal(t, "10.96.0.50", svc.Spec.ClusterIP)
+	require.Equal(t, []string{"10.96.0.50"}, svc.Spec.ClusterIPs)
+	require.Equal(t, []string{"192.0.2.10"}, svc.Spec.ExternalIPs)
+	require.Equal(t, "192.0.2.11", svc.Spec.LoadBalancerIP)
+	require.Equal(t, []string{"192.0.2.0/24"}, svc.Spec.LoadBalancerSourceRanges)
+	require.Equal(t, "example.com/lb", *svc.Spec.LoadBalancerClass)
+	require.False(t, *svc.Spec.AllocateLoadBalancerNodePorts)
+	require.Equal(t, corev1.ServiceExternalTrafficPolicyCluster, svc.Spec.ExternalTrafficPolicy)
+	require.Equal(t, corev1.ServiceAffinityClientIP, svc.Spec.SessionAffinity)
+	require.Equal(t, int32(30999), svc.Spec.HealthCheckNodePort)
+	require.Equal(t, "PreferClose", *svc.Spec.TrafficDistribution)
+	require.Equal(t, corev1.IPFamilyPolicyPreferDualStack, *svc.Spec.IPFamilyPolicy)
+	require.Equal(t, []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}, svc.Spec.IPFamilies)
+	svcPorts := map[string]corev1.ServicePort{}
+	for _, p := range svc.Spec.Ports {
+		svcPorts[p.Name] = p
+		require.Nil(t, p.AppProtocol, "appProtocol: false")
+		require.Contains(t, ports, p.TargetPort.String(), "the Service targets a container port by name")
+	}
+	require.Equal(t, corev1.ServicePort{Name: "http", Port: 8000, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromString("http"), NodePort: 30080}, svcPorts["http"])
+	require.Equal(t, corev1.ServicePort{Name: "https", Port: 8443, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromString("https"), NodePort: 30443}, svcPorts["https"])
+	require.Equal(t, corev1.ServicePort{Name: "edge-9000-tcp", Port: 9000, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromString("edge-9000-tcp"), NodePort: 30900}, svcPorts["edge-9000-tcp"])
+	require.Equal(t, corev1.ServicePort{Name: "edge-5353-udp", Port: 5353, Protocol: corev1.ProtocolUDP, TargetPort: intstr.FromString("edge-5353-udp"), NodePort: 30953}, svcPorts["edge-5353-udp"])
+	require.Len(t, svcPorts, 5)
+
+	// ConfigMaps: the main one, the header maps it names, the TCP/UDP maps.
+	cm := findNamed[*corev1.ConfigMap](t, objs, "edge-controller")
+	require.Equal(t, "1", cm.Annotations["config-note"])
+	require.Equal(t, map[string]string{
+		"proxy-body-size": "8m", "hsts": "false", "allow-snippet-annotations": "true",
+		"add-headers": "edge-system/edge-custom-add-headers", "proxy-set-headers": "edge-system/edge-custom-proxy-headers",
+	}, cm.Data)
+	require.Equal(t, map[string]string{"X-Served-By": "edge"}, findNamed[*corev1.ConfigMap](t, objs, "edge-custom-add-headers").Data)
+	require.Equal(t, map[string]string{"X-Request-Start": "t=${msec}"}, findNamed[*corev1.ConfigMap](t, objs, "edge-custom-proxy-headers").Data)
+	tcp := findNamed[*corev1.ConfigMap](t, objs, "edge-tcp")
+	require.Equal(t, map[string]string{"9000": "apps/db:5432", "2222": "apps/git:22:PROXY"}, tcp.Data)
+	require.Equal(t, "1", tcp.Annotations["tcp-note"])
+	require.Equal(t, map[string]string{"5353": "kube-system/kube-dns:53"}, findNamed[*corev1.ConfigMap](t, objs, "edge-udp").Data)
+
+	// IngressClasses.
+	class := findNamed[*networkingv1.IngressClass](t, objs, "edge")
+	require.Equal(t, "true", class.Annotations["ingressclass.kubernetes.io/is-default-class"])
+	require.Equal(t, "edge-team", class.Annotations["owner"])
+	require.Equal(t, "EdgeParams", class.Spec.Parameters.Kind)
+	alias := findNamed[*networkingv1.IngressClass](t, objs, "edge-alias")
+	require.Equal(t, "example.com/edge", alias.Spec.Controller)
+	require.Empty(t, alias.Annotations["ingressclass.kubernetes.io/is-default-class"], "only the main class is the default")
+
+	// PodDisruptionBudget and HorizontalPodAutoscaler.
+	pdb := findNamed[*policyv1.PodDisruptionBudget](t, objs, "edge")
+	require.Nil(t, pdb.Spec.MinAvailable, "maxUnavailable named: minAvailable dropped")
+	require.Equal(t, intstr.FromInt32(2), *pdb.Spec.MaxUnavailable)
+	require.Equal(t, policyv1.AlwaysAllow, *pdb.Spec.UnhealthyPodEvictionPolicy)
+	hpa := findNamed[*autoscalingv2.HorizontalPodAutoscaler](t, objs, "edge")
+	require.Equal(t, "1", hpa.Annotations["hpa-note"])
+	require.Equal(t, int32(3), *hpa.Spec.MinReplicas)
+	require.Equal(t, int32(9), hpa.Spec.MaxReplicas)
+	require.Equal(t, "edge", hpa.Spec.ScaleTargetRef.Name)
+	require.Len(t, hpa.Spec.Metrics, 3, "memory, cpu and autoscalingTemplate")
+	require.Equal(t, int32(80), *hpa.Spec.Metrics[0].Resource.Target.AverageUtilization)
+	require.Equal(t, int32(70), *hpa.Spec.Metrics[1].Resource.Target.AverageUtilization)
+	require.Equal(t, autoscalingv2.PodsMetricSourceType, hpa.Spec.Metrics[2].Type)
+	require.Equal(t, int32(300), *hpa.Spec.Behavior.ScaleDown.StabilizationWindowSeconds)
+
+	// The admission webhook, its Service and its certificate Jobs.
+	vwc := findNamed[*admissionregistrationv1.ValidatingWebhookConfiguration](t, objs, "edge-validate")
+	wh := vwc.Webhooks[0]
+	require.Equal(t, admissionregistrationv1.Ignore, *wh.FailurePolicy)
+	require.Equal(t, int32(5), *wh.TimeoutSeconds)
+	require.Equal(t, "on", wh.NamespaceSelector.MatchLabels["admission"])
+	require.Equal(t, "yes", wh.ObjectSelector.MatchLabels["checked"])
+	require.Equal(t, "1", vwc.Labels["webhook-label"])
+	require.Equal(t, "1", vwc.Annotations["webhook-note"])
+	require.Equal(t, &admissionregistrationv1.ServiceReference{Namespace: ns, Name: "edge-admission", Path: ptr("/networking/v1/ingresses"), Port: ptr(int32(8443))}, wh.ClientConfig.Service)
+	whSvc := findNamed[*corev1.Service](t, objs, "edge-admission")
+	require.Equal(t, "webhook", whSvc.Spec.Ports[0].TargetPort.String())
+	require.Equal(t, int32(8443), whSvc.Spec.Ports[0].Port)
+	require.Equal(t, "1", whSvc.Annotations["svc-note"])
+	require.Equal(t, d.Spec.Selector.MatchLabels, whSvc.Spec.Selector)
+	require.Equal(t, "edge-validate", podVolume(t, pod, "webhook-cert").Secret.SecretName, "the Secret certgen writes")
+
+	create := findNamed[*batchv1.Job](t, objs, "edge-validate-mkcert")
+	patch := findNamed[*batchv1.Job](t, objs, "edge-validate-cabundle")
+	require.Equal(t, "pre-install,pre-upgrade", create.Annotations["helm.sh/hook"])
+	require.Equal(t, "post-install,post-upgrade", patch.Annotations["helm.sh/hook"])
+	require.Equal(t, int64(60), *create.Spec.ActiveDeadlineSeconds)
+	require.Equal(t, int64(90), *patch.Spec.ActiveDeadlineSeconds)
+	cc := create.Spec.Template.Spec.Containers[0]
+	pc := patch.Spec.Template.Spec.Containers[0]
+	require.Equal(t, "mirror.example/ingress-nginx/kube-webhook-certgen:v1.6.9", cc.Image, "global.image.registry")
+	require.Equal(t, []string{"create", "--host=edge-admission,edge-admission.$(POD_NAMESPACE).svc", "--namespace=$(POD_NAMESPACE)", "--secret-name=edge-validate"}, cc.Args)
+	require.Equal(t, []string{"patch", "--webhook-name=edge-validate", "--namespace=$(POD_NAMESPACE)", "--patch-mutating=false", "--secret-name=edge-validate", "--patch-failure-policy=Ignore"}, pc.Args)
+	require.Contains(t, cc.Env, corev1.EnvVar{Name: "CERTGEN_DEBUG", Value: "1"})
+	require.Equal(t, "10m", cc.Resources.Limits.Cpu().String())
+	require.Equal(t, "tmp", cc.VolumeMounts[0].Name)
+	require.Equal(t, corev1.PullAlways, cc.ImagePullPolicy)
+	require.True(t, *cc.SecurityContext.ReadOnlyRootFilesystem)
+	jp := create.Spec.Template.Spec
+	require.Equal(t, "edge-certgen", jp.ServiceAccountName)
+	require.Equal(t, "low", jp.PriorityClassName)
+	require.Equal(t, "runc", *jp.RuntimeClassName)
+	require.Equal(t, "1", create.Spec.Template.Annotations["job-note"])
+	require.Equal(t, "1", create.Spec.Template.Labels["job-label"])
+	require.Equal(t, map[string]string{"pool": "system", "kubernetes.io/os": "linux"}, jp.NodeSelector)
+	require.Equal(t, "system", jp.Tolerations[0].Key)
+	require.Equal(t, int64(2000), *jp.SecurityContext.FSGroup)
+	require.False(t, selects(d.Spec.Selector.MatchLabels, create.Spec.Template.Labels),
+		"a certificate Job's pod must not carry the controller's selector labels: the Services would send traffic to it")
+	certgenRole := findNamed[*rbacv1.ClusterRole](t, objs, "edge-validate")
+	require.Equal(t, []string{"validatingwebhookconfigurations"}, certgenRole.Rules[0].Resources)
+	require.Equal(t, "edge-certgen", findNamed[*rbacv1.RoleBinding](t, objs, "edge-validate").Subjects[0].Name)
+
+	// Metrics: the Service, the ServiceMonitor that selects it, the rules.
+	ms := findNamed[*corev1.Service](t, objs, "edge-metrics")
+	require.Equal(t, int32(9100), ms.Spec.Ports[0].Port)
+	require.Equal(t, "prom", ms.Spec.Ports[0].TargetPort.String())
+	require.Equal(t, "1", ms.Annotations["metrics-note"])
+	sm := findNamed[*unstructured.Unstructured](t, objs, "edge")
+	require.Equal(t, "ServiceMonitor", sm.GetKind())
+	require.Equal(t, "monitoring", sm.GetNamespace())
+	require.Equal(t, "prometheus", sm.GetLabels()["release"])
+	require.Equal(t, "1", sm.GetAnnotations()["sm-note"])
+	smSel, _, _ := unstructured.NestedStringMap(sm.Object, "spec", "selector", "matchLabels")
+	require.True(t, selects(smSel, ms.Labels), "the ServiceMonitor selects the metrics Service")
+	require.False(t, selects(smSel, svc.Labels), "and not the traffic Service")
+	ep, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
+	require.Equal(t, map[string]any{
+		"port": "prom", "path": "/metrics", "interval": "15s", "scrapeTimeout": "10s", "honorLabels": true,
+		"relabelings":       []any{map[string]any{"sourceLabels": []any{"__meta_kubernetes_pod_node_name"}, "targetLabel": "node"}},
+		"metricRelabelings": []any{map[string]any{"action": "drop", "regex": "nginx_ingress_controller_bytes_sent.*", "sourceLabels": []any{"__name__"}}},
+	}, ep[0])
+	spec := sm.Object["spec"].(map[string]any)
+	require.Equal(t, map[string]any{"any": true}, spec["namespaceSelector"])
+	require.Equal(t, "app.kubernetes.io/name", spec["jobLabel"])
+	require.Equal(t, []any{"team"}, spec["targetLabels"])
+	for k, v := range map[string]float64{"labelLimit": 30, "labelNameLengthLimit": 100, "labelValueLengthLimit": 200, "sampleLimit": 50000, "targetLimit": 10} {
+		require.Equal(t, v, spec[k], k)
+	}
+	var rule *unstructured.Unstructured
+	for _, o := range objs {
+		if u, ok := o.(*unstructured.Unstructured); ok && u.GetKind() == "PrometheusRule" {
+			rule = u
+		}
+	}
+	require.NotNil(t, rule)
+	require.Equal(t, "monitoring", rule.GetNamespace())
+	groups, _, _ := unstructured.NestedSlice(rule.Object, "spec", "groups")
+	require.Equal(t, "RamjetDown", groups[0].(map[string]any)["rules"].([]any)[0].(map[string]any)["alert"])
+
+	// The ignored keys the file sets, listed by NOTES.
+	for _, key := range []string{"controller.hostNetwork", "controller.maxmindLicenseKey", "controller.keda.enabled"} {
+		require.Contains(t, notes, "  - "+key+": ", notes)
+	}
+	require.NotContains(t, notes, "controller.image", "the file keeps ingress-nginx's controller.image:\n%s", notes)
+}
+
+// selects reports whether a label selector's matchLabels pick labels.
+func selects(selector, labels map[string]string) bool {
+	for k, v := range selector {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return len(selector) > 0
+}
+
+func podVolume(t *testing.T, pod corev1.PodSpec, name string) corev1.Volume {
+	t.Helper()
+	for _, v := range pod.Volumes {
+		if v.Name == name {
+			return v
+		}
+	}
+	t.Fatalf("no volume %q", name)
+	return corev1.Volume{}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// Every key of ingress-nginx's values.yaml is in values.schema.json, and
+// each one the chart does not honour (a schema of {}: anything accepted)
+// is in the ignored table NOTES.txt reads, itself, by an ancestor, or by
+// the one sub-key that switches it on (hostPort by hostPort.enabled).
+func TestChartIgnoredKeysListed(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("deploy", "chart", "values.schema.json"))
+	require.NoError(t, err)
+	var schema map[string]any
+	require.NoError(t, yaml.Unmarshal(raw, &schema))
+	src, err := os.ReadFile(filepath.Join("deploy", "chart", "templates", "_ignored.tpl"))
+	require.NoError(t, err)
+	var ignored []string
+	for _, m := range regexp.MustCompile(`(?m)^([a-zA-Z][\w.]*):$`).FindAllStringSubmatch(string(src), -1) {
+		ignored = append(ignored, m[1])
+	}
+	require.NotEmpty(t, ignored)
+	covered := func(path string) bool {
+		for _, e := range ignored {
+			if e == path || strings.HasPrefix(e, path+".") || strings.HasPrefix(path, e+".") {
+				return true
+			}
+		}
+		return false
+	}
+
+	var walk func(path string, v any, s map[string]any)
+	walk = func(path string, v any, s map[string]any) {
+		if len(s) == 0 {
+			require.True(t, covered(path), "%s is accepted but neither honoured nor in _ignored.tpl", path)
+			return
+		}
+		obj, ok := v.(map[string]any)
+		props, _ := s["properties"].(map[string]any)
+		if !ok || props == nil {
+			return
+		}
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
+			sub, ok := props[k].(map[string]any)
+			if !ok {
+				require.NotEqual(t, false, s["additionalProperties"], "%s.%s: not in the schema", path, k)
+				continue
+			}
+			walk(strings.TrimPrefix(path+"."+k, "."), obj[k], sub)
+		}
+	}
+	walk("", readValuesFile(t, "ingress-nginx-4.15.1-values.yaml"), schema)
+
+	// And each table entry is a key ingress-nginx's chart has.
+	values := readValuesFile(t, "ingress-nginx-4.15.1-values.yaml")
+	for _, e := range ignored {
+		if e == "controller.startupProbe" {
+			continue // commented out in values.yaml, read by the templates
+		}
+		var at any = values
+		for _, k := range strings.Split(e, ".") {
+			m, ok := at.(map[string]any)
+			require.True(t, ok, "%s: not in ingress-nginx's values.yaml", e)
+			at, ok = m[k]
+			require.True(t, ok, "%s: not in ingress-nginx's values.yaml", e)
+		}
+	}
+}
+
+// The NOTES list names an ignored key only when the values change it.
+func TestChartNotesIgnored(t *testing.T) {
+	_, notes := renderChartNotes(t, "edge", "ingress", nil)
+	require.NotContains(t, notes, "ignored")
+	_, notes = renderChartNotes(t, "edge", "ingress", map[string]any{"controller": map[string]any{
+		"enableAnnotationValidations": true, // ingress-nginx's default
+		"hostPort":                    map[string]any{"enabled": true},
+		"image":                       map[string]any{"registry": "mirror.example", "image": "ingress-nginx/controller"},
+		"livenessProbe":               map[string]any{"initialDelaySeconds": 30},
+	}, "dhParam": "LS0t"})
+	require.NotContains(t, notes, "enableAnnotationValidations")
+	for _, key := range []string{"controller.hostPort.enabled", "controller.image", "controller.livenessProbe", "dhParam"} {
+		require.Contains(t, notes, "  - "+key+": ", notes)
+	}
+}
+
+// kind: DaemonSet renders the same pod as a DaemonSet, without a
+// PodDisruptionBudget or HorizontalPodAutoscaler (as ingress-nginx's chart).
+func TestChartDaemonSet(t *testing.T) {
+	objs := decodeChart(t, renderChart(t, "edge", "ingress", map[string]any{"controller": map[string]any{
+		"kind": "DaemonSet", "autoscaling": map[string]any{"enabled": true}}}))
+	ds := findNamed[*appsv1.DaemonSet](t, objs, "edge")
+	require.Zero(t, countOf[*appsv1.Deployment](objs))
+	require.Zero(t, countOf[*policyv1.PodDisruptionBudget](objs))
+	require.Zero(t, countOf[*autoscalingv2.HorizontalPodAutoscaler](objs))
+	cfg, _, err := parseChartArgs(t, ds.Spec.Template.Spec.Containers[0].Args, "ingress")
+	require.NoError(t, err)
+	checkPodHardening(t, &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: ds.Spec.Template}}, cfg)
+}
+
+// With helm installed, `helm lint` passes on the chart alone and with
+// each values file, and `helm template` renders what renderChart renders.
+// Without it (the library's machines have none unless installed, e.g.
+// `go install helm.sh/helm/v3/cmd/helm@v3.21.4`) the test is skipped and
+// renderChart stands in.
+func TestChartHelm(t *testing.T) {
+	helm, err := exec.LookPath("helm")
+	if errors.Is(err, exec.ErrNotFound) {
+		t.Skip("helm is not installed")
+	}
+	require.NoError(t, err)
+	chart := filepath.Join("deploy", "chart")
+	for _, values := range []string{"", "ingress-nginx-4.15.1-values.yaml", "every-key.yaml"} {
+		args := []string{"lint", "--strict", chart}
+		var overrides map[string]any
+		if values != "" {
+			args = append(args, "-f", filepath.Join("testdata", "chart", values))
+			overrides = readValuesFile(t, values)
+		}
+		out, err := exec.Command(helm, args...).CombinedOutput()
+		require.NoError(t, err, "helm %s:\n%s", strings.Join(args, " "), out)
+
+		args = []string{"template", "edge", chart, "--namespace", "ingress", "--kube-version", "1.35.0"}
+		if values != "" {
+			args = append(args, "-f", filepath.Join("testdata", "chart", values))
+		}
+		out, err = exec.Command(helm, args...).Output()
+		require.NoError(t, err, "helm %s", strings.Join(args, " "))
+		require.Equal(t, chartDocs(t, renderChart(t, "edge", "ingress", overrides)), chartDocs(t, string(out)), "helm template and renderChart, values %q", values)
+	}
+}
+
+// chartDocs are the rendered documents as parsed YAML, keyed by kind and
+// name, for comparing two renderings whatever their order and comments.
+func chartDocs(t *testing.T, rendered string) map[string]any {
+	t.Helper()
+	docs := map[string]any{}
+	for _, doc := range regexp.MustCompile(`(?m)^---$`).Split(rendered, -1) {
+		var v map[string]any
+		require.NoError(t, yaml.Unmarshal([]byte(doc), &v))
+		if v == nil {
+			continue
+		}
+		meta, _ := v["metadata"].(map[string]any)
+		docs[asString(v["kind"])+"/"+asString(meta["name"])] = v
+	}
+	return docs
+}
+
+func asString(v any) string { s, _ := v.(string); return s }

@@ -1,0 +1,114 @@
+{{/* The namespace every namespaced object goes in (ingress-nginx's namespaceOverride). */}}
+{{- define "ramjet.namespace" -}}
+{{- default .Release.Namespace .Values.namespaceOverride -}}
+{{- end -}}
+
+{{/* The labels that select the controller's pods. */}}
+{{- define "ramjet.selectorLabels" -}}
+app.kubernetes.io/name: ramjet
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{/* Every object's labels: the selector's, commonLabels and controller.labels. */}}
+{{- define "ramjet.labels" -}}
+{{ include "ramjet.selectorLabels" . }}
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- with .Values.controller.labels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/* Labels of the certificate Jobs' objects: not the controller's
+selector, so no controller Service ever picks a Job's pod. */}}
+{{- define "ramjet.admissionLabels" -}}
+app.kubernetes.io/name: ramjet-admission
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: admission-webhook
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- with .Values.controller.admissionWebhooks.patch.labels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{- define "ramjet.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default .Release.Name .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret kube-webhook-certgen writes (cert, key, ca), the
+ValidatingWebhookConfiguration it patches, and the Jobs' service account. */}}
+{{- define "ramjet.admission.fullname" -}}
+{{ .Release.Name }}-{{ .Values.controller.admissionWebhooks.name }}
+{{- end -}}
+
+{{- define "ramjet.admission.serviceAccountName" -}}
+{{- if .Values.controller.admissionWebhooks.patch.serviceAccount.create -}}
+{{- default (include "ramjet.admission.fullname" .) .Values.controller.admissionWebhooks.patch.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.controller.admissionWebhooks.patch.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* kube-webhook-certgen's image, as ingress-nginx's chart builds it. */}}
+{{- define "ramjet.admission.image" -}}
+{{- with (merge (deepCopy .Values.controller.admissionWebhooks.patch.image) .Values.global.image) -}}
+{{ if .repository }}{{ .repository }}{{ else }}{{ .registry }}/{{ .image }}{{ end }}:{{ .tag }}{{ if .digest }}@{{ .digest }}{{ end }}
+{{- end -}}
+{{- end -}}
+
+{{/* The port name of a tcp:/udp: entry. */}}
+{{- define "ramjet.streamPortName" -}}
+{{ if .prefix }}{{ .prefix }}-{{ end }}{{ .port }}-{{ .proto }}
+{{- end -}}
+
+{{/* The controller's arguments: ingress-nginx's flags where ramjet has them. */}}
+{{- define "ramjet.args" -}}
+{{- $ns := include "ramjet.namespace" . -}}
+- --ingress-class={{ .Values.controller.ingressClass }}
+- --controller-class={{ .Values.controller.ingressClassResource.controllerValue }}
+{{- if and .Values.controller.publishService.enabled .Values.controller.service.enabled .Values.controller.service.external.enabled }}
+- --publish-service={{ default (printf "%s/%s" $ns .Release.Name) .Values.controller.publishService.pathOverride }}
+{{- end }}
+- --election-id={{ default (printf "%s-leader" .Release.Name) .Values.controller.electionID }}
+- --http-addr=:8080
+- --https-addr=:8444
+- --debug-addr=:{{ .Values.controller.metrics.port }}
+- --enable-metrics={{ .Values.controller.metrics.enabled }}
+- --shutdown-grace-period={{ .Values.controller.shutdownGracePeriod }}
+- --configmap={{ default $ns .Values.controller.configMapNamespace }}/{{ .Release.Name }}-controller
+{{- if .Values.tcp }}
+- --tcp-services-configmap={{ default $ns .Values.controller.tcp.configMapNamespace }}/{{ .Release.Name }}-tcp
+{{- end }}
+{{- if .Values.udp }}
+- --udp-services-configmap={{ default $ns .Values.controller.udp.configMapNamespace }}/{{ .Release.Name }}-udp
+{{- end }}
+{{- if .Values.controller.scope.enabled }}
+- --watch-namespace={{ default $ns .Values.controller.scope.namespace }}
+{{- end }}
+{{- if .Values.controller.admissionWebhooks.enabled }}
+- --validating-webhook=:{{ .Values.controller.admissionWebhooks.port }}
+- --validating-webhook-certificate={{ .Values.controller.admissionWebhooks.certificate }}
+- --validating-webhook-key={{ .Values.controller.admissionWebhooks.key }}
+{{- end }}
+{{- if ne .Values.controller.healthCheckPath "/healthz" }}
+- --health-check-path={{ .Values.controller.healthCheckPath }}
+{{- end }}
+{{- if .Values.controller.watchIngressWithoutClass }}
+- --watch-ingress-without-class=true
+{{- end }}
+{{- range $key, $value := .Values.controller.extraArgs }}
+{{- /* A key with an empty value (or false) is --key, as in ingress-nginx's chart. */}}
+{{- if eq ($value | quote | len) 2 }}
+- --{{ $key }}
+{{- else }}
+- --{{ $key }}={{ $value }}
+{{- end }}
+{{- end }}
+{{- end -}}

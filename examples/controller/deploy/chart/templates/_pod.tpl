@@ -1,0 +1,193 @@
+{{/* The controller's pod, shared by the Deployment and the DaemonSet. */}}
+{{- define "ramjet.podTemplate" -}}
+metadata:
+  labels:
+    {{- include "ramjet.labels" . | nindent 4 }}
+    {{- with .Values.controller.podLabels }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+  {{- if or .Values.controller.metrics.enabled .Values.controller.podAnnotations }}
+  annotations:
+    {{- if .Values.controller.metrics.enabled }}
+    prometheus.io/scrape: "true"
+    prometheus.io/port: {{ .Values.controller.metrics.port | quote }}
+    {{- end }}
+    {{- range $key, $value := .Values.controller.podAnnotations }}
+    {{ $key }}: {{ $value | quote }}
+    {{- end }}
+  {{- end }}
+spec:
+  serviceAccountName: {{ include "ramjet.serviceAccountName" . }}
+  automountServiceAccountToken: {{ .Values.serviceAccount.automountServiceAccountToken }}
+  # The drain, plus 10 s for requests in flight, plus a margin; or the
+  # values file's own.
+  terminationGracePeriodSeconds: {{ .Values.controller.terminationGracePeriodSeconds | default (add .Values.controller.shutdownGracePeriod 15) }}
+  {{- with .Values.imagePullSecrets }}
+  imagePullSecrets: {{ toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.controller.priorityClassName }}
+  priorityClassName: {{ . | quote }}
+  {{- end }}
+  {{- with .Values.controller.runtimeClassName }}
+  runtimeClassName: {{ . | quote }}
+  {{- end }}
+  {{- with .Values.controller.dnsConfig }}
+  dnsConfig: {{ toYaml . | nindent 4 }}
+  {{- end }}
+  dnsPolicy: {{ .Values.controller.dnsPolicy }}
+  {{- with .Values.controller.hostAliases }}
+  hostAliases: {{ tpl (toYaml .) $ | nindent 4 }}
+  {{- end }}
+  {{- with .Values.controller.hostname }}
+  hostname: {{ toYaml . }}
+  {{- end }}
+  {{- if .Values.controller.shareProcessNamespace }}
+  shareProcessNamespace: true
+  {{- end }}
+  securityContext:
+    {{- if .Values.controller.podSecurityContext }}
+    {{- toYaml .Values.controller.podSecurityContext | nindent 4 }}
+    {{- else }}
+    runAsNonRoot: true
+    runAsUser: 65532
+    runAsGroup: 65532
+    seccompProfile:
+      type: RuntimeDefault
+    {{- end }}
+    {{- with .Values.controller.sysctls }}
+    sysctls:
+      {{- range $name, $value := . }}
+      - name: {{ $name | quote }}
+        value: {{ $value | quote }}
+      {{- end }}
+    {{- end }}
+  {{- with .Values.controller.nodeSelector }}
+  nodeSelector: {{ toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.controller.tolerations }}
+  tolerations: {{ toYaml . | nindent 4 }}
+  {{- end }}
+  affinity:
+    {{- if .Values.controller.affinity }}
+    {{- tpl (toYaml .Values.controller.affinity) $ | nindent 4 }}
+    {{- else }}
+    # Replicas on different nodes where possible, so one node going
+    # away takes one replica.
+    podAntiAffinity:
+      preferredDuringSchedulingIgnoredDuringExecution:
+        - weight: 100
+          podAffinityTerm:
+            topologyKey: kubernetes.io/hostname
+            labelSelector:
+              matchLabels:
+                {{- include "ramjet.selectorLabels" . | nindent 16 }}
+    {{- end }}
+  {{- with .Values.controller.topologySpreadConstraints }}
+  topologySpreadConstraints: {{ tpl (toYaml .) $ | nindent 4 }}
+  {{- end }}
+  {{- with .Values.controller.extraInitContainers }}
+  initContainers: {{ tpl (toYaml .) $ | nindent 4 }}
+  {{- end }}
+  containers:
+    - name: {{ .Values.controller.containerName }}
+      image: {{ .Values.image.repository }}:{{ .Values.image.tag }}
+      imagePullPolicy: {{ .Values.image.pullPolicy }}
+      args: {{ include "ramjet.args" . | nindent 8 }}
+      env:
+        - name: POD_NAME
+          valueFrom:
+            fieldRef:
+              fieldPath: metadata.name
+        - name: POD_NAMESPACE
+          valueFrom:
+            fieldRef:
+              fieldPath: metadata.namespace
+        {{- with .Values.controller.extraEnvs }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+      ports:
+        - name: http
+          containerPort: 8080
+          protocol: TCP
+        - name: https
+          containerPort: 8444
+          protocol: TCP
+        # /healthz, /readyz, /metrics and /debug/*.
+        - name: {{ .Values.controller.metrics.portName }}
+          containerPort: {{ .Values.controller.metrics.port }}
+          protocol: TCP
+        {{- if .Values.controller.admissionWebhooks.enabled }}
+        - name: webhook
+          containerPort: {{ .Values.controller.admissionWebhooks.port }}
+          protocol: TCP
+        {{- end }}
+        {{- range $port, $_ := .Values.tcp }}
+        - name: {{ include "ramjet.streamPortName" (dict "prefix" $.Values.portNamePrefix "port" $port "proto" "tcp") }}
+          containerPort: {{ $port }}
+          protocol: TCP
+        {{- end }}
+        {{- range $port, $_ := .Values.udp }}
+        - name: {{ include "ramjet.streamPortName" (dict "prefix" $.Values.portNamePrefix "port" $port "proto" "udp") }}
+          containerPort: {{ $port }}
+          protocol: UDP
+        {{- end }}
+      lifecycle:
+        preStop:
+          exec:
+            command: ["/controller", "-wait-shutdown"]
+      readinessProbe:
+        httpGet:
+          path: /readyz
+          port: {{ .Values.controller.metrics.portName }}
+        periodSeconds: 2
+        failureThreshold: 2
+      livenessProbe:
+        httpGet:
+          path: {{ .Values.controller.healthCheckPath }}
+          port: {{ .Values.controller.metrics.portName }}
+        periodSeconds: 10
+        failureThreshold: 3
+      {{- with .Values.controller.resources }}
+      resources: {{ toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with .Values.controller.resizePolicy }}
+      resizePolicy: {{ toYaml . | nindent 8 }}
+      {{- end }}
+      securityContext:
+        {{- if .Values.controller.containerSecurityContext }}
+        {{- toYaml .Values.controller.containerSecurityContext | nindent 8 }}
+        {{- else }}
+        runAsNonRoot: true
+        allowPrivilegeEscalation: false
+        readOnlyRootFilesystem: true
+        capabilities:
+          drop: ["ALL"]
+        seccompProfile:
+          type: RuntimeDefault
+        {{- end }}
+      {{- if or .Values.controller.admissionWebhooks.enabled .Values.controller.extraVolumeMounts }}
+      volumeMounts:
+        {{- if .Values.controller.admissionWebhooks.enabled }}
+        - name: webhook-cert
+          mountPath: /usr/local/certificates/
+          readOnly: true
+        {{- end }}
+        {{- with .Values.controller.extraVolumeMounts }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+      {{- end }}
+    {{- with .Values.controller.extraContainers }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+  {{- if or .Values.controller.admissionWebhooks.enabled .Values.controller.extraVolumes }}
+  volumes:
+    {{- if .Values.controller.admissionWebhooks.enabled }}
+    - name: webhook-cert
+      secret:
+        secretName: {{ include "ramjet.admission.fullname" . }}
+    {{- end }}
+    {{- with .Values.controller.extraVolumes }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+  {{- end }}
+{{- end -}}

@@ -22,7 +22,7 @@ func Compile(s Snapshot, o Options) Result {
 		step(b)
 	}
 	ws := append(b.warnings, s.Warnings...) // the builder's own slice: the snapshot's is not reordered
-	return Result{Table: b.table, Warnings: sortWarnings(ws), Claimed: b.claimed}
+	return Result{Table: b.table, Warnings: sortWarnings(ws), Claimed: b.claimed, Unclaimed: b.unclaimed}
 }
 
 // Result is what Compile produces.
@@ -34,6 +34,9 @@ type Result struct {
 	// Claimed lists the Ingresses this controller claimed (SPEC §2) in
 	// Ingress order (SPEC §7): the ones that get status and Events.
 	Claimed []Ref
+	// Unclaimed summarises the Ingresses read and not claimed
+	// (SummarizeUnclaimed), for a caller to say so.
+	Unclaimed Unclaimed
 }
 
 // String renders the table (match.Table.String) followed by one line per
@@ -153,6 +156,8 @@ type builder struct {
 	byKey     map[objKey]*ingress
 	// claimed names every claimed Ingress in Ingress order, canaries too.
 	claimed []Ref
+	// unclaimed summarises the Ingresses not claimed.
+	unclaimed Unclaimed
 	// canaries are the canary Ingresses in Ingress order, kept out of
 	// ingresses (SPEC §10).
 	canaries []*ingress

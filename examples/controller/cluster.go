@@ -67,6 +67,8 @@ type clusterController struct {
 
 	// Owned by the rebuild loop: what the log has already been told.
 	logged map[compile.Warning]bool
+	// unclaimed is the unclaimed Ingresses' note last logged.
+	unclaimed string
 
 	// leads hands each term's context from the elector to the status
 	// writer, a worker of its own so that shutdown waits for it.
@@ -566,6 +568,7 @@ func (c *clusterController) rebuild() {
 	c.last.Store(&res)
 	c.ready.Store(true)
 	c.logWarnings(res.Warnings)
+	c.unclaimed = logUnclaimed(c.log, &res, c.unclaimed)
 
 	attrs := []any{"rebuild", n, "generation", gen, "ingresses", len(snap.Ingresses),
 		"claimed", len(res.Claimed), "warnings", len(res.Warnings), "compile", took.Round(time.Microsecond)}

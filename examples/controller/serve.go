@@ -312,6 +312,9 @@ func debugMux(rt *router.Router, healthPath string, ready func() bool, draining 
 			return
 		}
 		fmt.Fprintf(w, "ready: generation %d\n", rt.Generation())
+		if note := unclaimedNote(last.Load()); note != "" {
+			fmt.Fprintf(w, "warning: %s\n", note)
+		}
 	})
 	return mux
 }

@@ -48,6 +48,9 @@ type migration struct {
 	Missing    []missing `json:"missing,omitempty"`
 	// Notes say how the input was read: classes taken as the migration's.
 	Notes []string `json:"notes,omitempty"`
+	// UnclaimedNote says how many Ingresses read are not claimed, what
+	// they name and which flag claims them ("" when all are).
+	UnclaimedNote string `json:"unclaimedNote,omitempty"`
 	// Unreadable are the documents that could not be read, one line each
 	// (a v1beta1 Ingress, a bad object); the rest is reported without them.
 	Unreadable []string `json:"unreadable,omitempty"`
@@ -205,8 +208,10 @@ func runReport(paths []string, fs *flag.FlagSet, o *translateOptions, asJSON, st
 	}
 	opts, notes := claimOptions(fs, o, snap)
 	snippetsOn := opts.WithConfigMap().SnippetsEnabled()
-	m := buildMigration(*snap, compile.Compile(*snap, opts), snippetsOn)
+	res := compile.Compile(*snap, opts)
+	m := buildMigration(*snap, res, snippetsOn)
 	m.Notes, m.Unreadable = notes, unreadable
+	m.UnclaimedNote = res.Unclaimed.Describe(checkSpelling)
 	m.OK = m.OK && len(unreadable) == 0
 	m.Skipped = skipped
 	m.Settings = [2]string{opts.IngressClass, opts.ControllerName}
@@ -357,6 +362,9 @@ func writeMigration(w io.Writer, m migration) {
 	fmt.Fprintln(w)
 	for _, n := range m.Notes {
 		fmt.Fprintln(w, "note: "+n)
+	}
+	if m.UnclaimedNote != "" {
+		fmt.Fprintln(w, "warning: "+m.UnclaimedNote)
 	}
 	if len(m.Unreadable) > 0 {
 		fmt.Fprintf(w, "not read, so not covered: %s (listed below)\n", plural(len(m.Unreadable), "document"))

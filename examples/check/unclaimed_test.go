@@ -62,3 +62,21 @@ spec:
 	require.Equal(t, 0, code, stderr)
 	assert.NotContains(t, stderr, "not claimed")
 }
+
+// A case file whose Ingresses are all another class's passes on its 404s,
+// and the run says why.
+func TestCaseRunSaysNothingIsClaimed(t *testing.T) {
+	dir := t.TempDir()
+	writeCase(t, dir, "other.yaml", `name: other class
+objects:
+  - apiVersion: networking.k8s.io/v1
+    kind: Ingress
+    metadata: {name: a, namespace: demo, annotations: {kubernetes.io/ingress.class: nginx}}
+    spec: {defaultBackend: {service: {name: web, port: {number: 80}}}}
+requests: [{host: a, path: /, expect: {status: 404}}]
+`)
+	code, stdout, stderr := checkRun("-update", dir) // writes the golden table
+	require.Equal(t, 0, code, stdout+stderr)
+	assert.Contains(t, stdout, `warning: case "other class" (`)
+	assert.Contains(t, stdout, `options.ingressClass: nginx claims them`)
+}

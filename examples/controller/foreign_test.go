@@ -36,7 +36,7 @@ func TestForeignFlags(t *testing.T) {
 		{name: "default-valued no-ops dropped", args: []string{"--profiling=false", "-ingress-class=x", "--logtostderr", "--profiling=0"}, wantRest: []string{"-ingress-class=x"}, wantNoop: []string{"profiling", "logtostderr"}},
 		{name: "tcp-services-configmap", args: []string{"--tcp-services-configmap=ingress-nginx/ingress-nginx-controller"}, wantErr: "ramjet proxies HTTP only"},
 		{name: "tcp-services-configmap, value apart", args: []string{"--tcp-services-configmap", "ingress-nginx/c"}, wantErr: "--tcp-services-configmap is an ingress-nginx flag ramjet does not implement"},
-		{name: "webhook", args: []string{"--validating-webhook=:8443"}, wantErr: "ValidatingWebhookConfiguration"},
+		{name: "full test", args: []string{"--disable-full-test"}, wantErr: "never runs nginx -t"},
 		{name: "profiling on", args: []string{"--profiling"}, wantErr: "ramjet serves no pprof"},
 		{name: "buckets", args: []string{"--time-buckets=0.1,1"}, wantErr: "ingress-nginx's default buckets"},
 		{name: "no-op flag with a bad value", args: []string{"--disable-leader-election=maybe"}, wantErr: "every replica serves"},

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	admissionv1 "k8s.io/api/admission/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/compile/manifest"
+)
+
+// admissionObjects: ramjet's class, one Service and an Ingress owning
+// shop.example.com/api.
+const admissionObjects = `apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: {name: ramjet}
+spec: {controller: ramjet.dev/ingress}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: prod}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: owner, namespace: prod, creationTimestamp: "2024-01-01T00:00:00Z"}
+spec:
+  ingressClassName: ramjet
+  rules: [{host: shop.example.com, http: {paths: [{path: /api, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}}]
+`
+
+func testAdmission(t testing.TB, reject compile.Severity) *admission {
+	t.Helper()
+	snap, _, err := manifest.Decode("objects.yaml", []byte(admissionObjects))
+	require.NoError(t, err)
+	a := newAdmission(config{admissionRejectSeverity: reject}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a.offer(&reviewSource{snap: *snap})
+	return a
+}
+
+// ingressReview posts an AdmissionReview of ing to a and returns the
+// response.
+func ingressReview(t *testing.T, a http.Handler, op admissionv1.Operation, ing *networkingv1.Ingress) *admissionv1.AdmissionResponse {
+	t.Helper()
+	raw, err := json.Marshal(ing)
+	require.NoError(t, err)
+	review := admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		Request: &admissionv1.AdmissionRequest{
+			UID: types.UID("uid-1"), Kind: metav1.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress"},
+			Namespace: ing.Namespace, Name: ing.Name, Operation: op, Object: runtime.RawExtension{Raw: raw},
+		},
+	}
+	body, err := json.Marshal(review)
+	require.NoError(t, err)
+	rec := httptest.NewRecorder()
+	a.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body)))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	var out admissionv1.AdmissionReview
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
+	require.Equal(t, "AdmissionReview", out.Kind)
+	require.Equal(t, types.UID("uid-1"), out.Response.UID)
+	return out.Response
+}
+
+func admissionIngress(name, host, path string, annotations ...string) *networkingv1.Ingress {
+	class := "ramjet"
+	pt := networkingv1.PathTypePrefix
+	ing := &networkingv1.Ingress{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: name, Annotations: map[string]string{}},
+		Spec: networkingv1.IngressSpec{IngressClassName: &class, Rules: []networkingv1.IngressRule{{Host: host,
+			IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
+				Path: path, PathType: &pt, Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}},
+			}}}}}}},
+	}
+	for i := 0; i+1 < len(annotations); i += 2 {
+		ing.Annotations[annotations[i]] = annotations[i+1]
+	}
+	return ing
+}
+
+func TestAdmissionReviews(t *testing.T) {
+	a := testAdmission(t, "")
+
+	good := ingressReview(t, a, admissionv1.Create, admissionIngress("good", "shop.example.com", "/cart"))
+	require.True(t, good.Allowed)
+	require.Empty(t, good.Warnings)
+
+	bad := ingressReview(t, a, admissionv1.Create, admissionIngress("bad", "shop.example.com", "/cart", "nginx.ingress.kubernetes.io/load-balance", "random"))
+	require.False(t, bad.Allowed)
+	require.Equal(t, "annotation nginx.ingress.kubernetes.io/load-balance contains invalid value", bad.Result.Message)
+	require.Equal(t, int32(http.StatusBadRequest), bad.Result.Code)
+
+	conflict := ingressReview(t, a, admissionv1.Create, admissionIngress("dup", "shop.example.com", "/api"))
+	require.False(t, conflict.Allowed)
+	require.Equal(t, `host "shop.example.com" and path "/api" is already defined in ingress prod/owner`, conflict.Result.Message)
+	require.NotEmpty(t, conflict.Warnings, "the warnings come with a refusal")
+	require.Contains(t, conflict.Warnings[0], "RouteConflict spec.rules[0].http.paths[0]: ")
+
+	// The owner's own update replaces its old version.
+	require.True(t, ingressReview(t, a, admissionv1.Update, admissionIngress("owner", "shop.example.com", "/api")).Allowed)
+	require.True(t, ingressReview(t, a, admissionv1.Delete, admissionIngress("dup", "shop.example.com", "/api")).Allowed, "a DELETE is allowed")
+
+	cosmetic := ingressReview(t, a, admissionv1.Create, admissionIngress("cosmetic", "shop.example.com", "/x", "nginx.ingress.kubernetes.io/use-forwarded-headers", "true"))
+	require.True(t, cosmetic.Allowed)
+	require.Equal(t, []string{"AnnotationUnsupported metadata.annotations[nginx.ingress.kubernetes.io/use-forwarded-headers]: " +
+		"nginx.ingress.kubernetes.io/use-forwarded-headers is not an annotation ingress-nginx reads (a ConfigMap key, or a removed or misspelled name): no effect under ingress-nginx either"}, cosmetic.Warnings)
+
+	other := admissionIngress("other", "shop.example.com", "/api", "nginx.ingress.kubernetes.io/load-balance", "random")
+	other.Spec.IngressClassName = nil
+	other.Annotations["kubernetes.io/ingress.class"] = "nginx"
+	untouched := ingressReview(t, a, admissionv1.Create, other)
+	require.True(t, untouched.Allowed, "another class's Ingress is not ours to refuse")
+	require.Empty(t, untouched.Warnings)
+
+	// --admission-reject-severity refuses warnings that severe.
+	strict := testAdmission(t, compile.Cosmetic)
+	refused := ingressReview(t, strict, admissionv1.Create, admissionIngress("cosmetic", "shop.example.com", "/x", "nginx.ingress.kubernetes.io/use-forwarded-headers", "true"))
+	require.False(t, refused.Allowed)
+	require.Contains(t, refused.Result.Message, "refused under --admission-reject-severity=cosmetic: cosmetic: AnnotationUnsupported")
+	require.True(t, ingressReview(t, testAdmission(t, compile.TrafficMoves), admissionv1.Create,
+		admissionIngress("cosmetic", "shop.example.com", "/x", "nginx.ingress.kubernetes.io/use-forwarded-headers", "true")).Allowed)
+}
+
+func TestAdmissionBadRequests(t *testing.T) {
+	a := testAdmission(t, "")
+	for _, tt := range []struct {
+		method, body string
+		code         int
+	}{
+		{http.MethodGet, "", http.StatusMethodNotAllowed},
+		{http.MethodPost, "{", http.StatusBadRequest},
+		{http.MethodPost, `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}`, http.StatusBadRequest},
+	} {
+		rec := httptest.NewRecorder()
+		a.ServeHTTP(rec, httptest.NewRequest(tt.method, "/", strings.NewReader(tt.body)))
+		require.Equal(t, tt.code, rec.Code, tt.body)
+	}
+	_, err := parseRejectSeverity("severe")
+	require.Error(t, err)
+}
+
+// FuzzAdmission feeds the webhook arbitrary request bodies: it answers
+// every one without panicking.
+func FuzzAdmission(f *testing.F) {
+	ing, _ := json.Marshal(admissionIngress("x", "shop.example.com", "/api", "nginx.ingress.kubernetes.io/canary", "true"))
+	f.Add(`{"request":{"uid":"1","kind":{"group":"networking.k8s.io","version":"v1","kind":"Ingress"},"operation":"CREATE","object":` + string(ing) + `}}`)
+	f.Add(`{"request":{"uid":"1","kind":{"group":"gateway.networking.k8s.io","version":"v1","kind":"HTTPRoute"},"operation":"CREATE","object":{}}}`)
+	f.Add(`{"request":{"kind":{"group":"networking.k8s.io","kind":"Ingress"},"object":{"spec":{"rules":[{"http":{"paths":[{}]}}]}}}}`)
+	a := testAdmission(f, "")
+	f.Fuzz(func(t *testing.T, body string) {
+		rec := httptest.NewRecorder()
+		a.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body)))
+	})
+}

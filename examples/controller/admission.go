@@ -354,4 +354,3 @@ func (l *listening) listenWebhook(cfg config, a *admission, log *slog.Logger) er
 	})
 	return nil
 }
-

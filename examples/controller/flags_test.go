@@ -346,8 +346,8 @@ func TestWebhookFlags(t *testing.T) {
 	for args, want := range map[string]string{
 		"--validating-webhook=:8443": "needs -validating-webhook-certificate and -validating-webhook-key",
 		"--validating-webhook=:8443 --validating-webhook-certificate=c --validating-webhook-key=k --admission-reject-severity=bad": `-admission-reject-severity "bad": want traffic-moves, feature-missing or cosmetic`,
-		"--admission-reject-severity=cosmetic":                   "need -validating-webhook",
-		"-manifests=. --validating-webhook=:8443":                "-validating-webhook applies only with a cluster",
+		"--admission-reject-severity=cosmetic":    "need -validating-webhook",
+		"-manifests=. --validating-webhook=:8443": "-validating-webhook applies only with a cluster",
 	} {
 		_, err := parseFlags(strings.Fields(args), io.Discard, env)
 		require.ErrorIs(t, err, errUsage, args)

@@ -36,7 +36,7 @@ func (w *warningRecorder) take() []string {
 
 // webhookCerts writes a CA and a serving certificate for 127.0.0.1 signed
 // by it; it returns the CA in PEM and the serving pair's file names.
-func webhookCerts(t *testing.T) (caPEM []byte, certFile, keyFile string) {
+func webhookCerts(t testing.TB) (caPEM []byte, certFile, keyFile string) {
 	t.Helper()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)

@@ -62,6 +62,9 @@ type migration struct {
 	SnippetsOn bool `json:"snippetsOn"`
 	// GatewayAPI lists the annotations -translate -to gateway leaves out.
 	GatewayAPI []gatewayGap `json:"gatewayApi"`
+	// AdmissionRefused are the claimed Ingresses the validating webhook
+	// (ingress-nginx's and the controller's) refuses when applied again.
+	AdmissionRefused []admissionRefusal `json:"admissionRefused,omitempty"`
 	claimed    []compile.Ref
 }
 
@@ -217,6 +220,11 @@ func runReport(paths []string, fs *flag.FlagSet, o *translateOptions, asJSON, st
 	m.Settings = [2]string{opts.IngressClass, opts.ControllerName}
 	m.Snippets, m.SnippetsOn = snippetUses(*snap, m.claimed), snippetsOn
 	m.GatewayAPI = gatewayGaps(*snap, opts)
+	var cmData map[string]string
+	if cm, _ := findConfigMap(o.configMap, snap); cm != nil {
+		cmData = cm.Data
+	}
+	m.AdmissionRefused = admissionRefusals(*snap, opts, cmData)
 	code := 0
 	if strict && !m.OK {
 		code = 3
@@ -417,6 +425,7 @@ func writeMigration(w io.Writer, m migration) {
 	}
 	writeSnippets(w, m)
 	writeGatewayGaps(w, m.GatewayAPI)
+	writeAdmissionRefusals(w, m.AdmissionRefused)
 	fmt.Fprintln(w, "\nTotals by annotation or reason")
 	for _, t := range m.ByTopic {
 		fmt.Fprintf(w, "  %-15s %-55s %3d findings, %3d Ingresses\n", t.Severity, t.Topic, t.Findings, t.Ingresses)

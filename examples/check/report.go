@@ -65,7 +65,7 @@ type migration struct {
 	// AdmissionRefused are the claimed Ingresses the validating webhook
 	// (ingress-nginx's and the controller's) refuses when applied again.
 	AdmissionRefused []admissionRefusal `json:"admissionRefused,omitempty"`
-	claimed    []compile.Ref
+	claimed          []compile.Ref
 }
 
 // snippetUse is one snippet annotation's directives as ramjet reads them.

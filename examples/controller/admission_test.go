@@ -16,8 +16,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/compile/gatewayapi"
 	"ramjet.dev/ramjet/compile/manifest"
 )
 
@@ -164,4 +166,64 @@ func FuzzAdmission(f *testing.F) {
 		rec := httptest.NewRecorder()
 		a.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body)))
 	})
+}
+
+// An HTTPRoute under review is translated with the Gateway API objects,
+// its old version replaced, and answered with its warnings; ingress-nginx
+// has no Gateway API, so nothing is refused but by severity.
+func TestAdmissionHTTPRoute(t *testing.T) {
+	all := gwv1.NamespacesFromAll
+	objs := gatewayapi.Objects{
+		GatewayClasses: []*gwv1.GatewayClass{{ObjectMeta: metav1.ObjectMeta{Name: "ramjet"}, Spec: gwv1.GatewayClassSpec{ControllerName: gatewayapi.ControllerName}}},
+		Gateways: []*gwv1.Gateway{{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "gw"}, Spec: gwv1.GatewaySpec{GatewayClassName: "ramjet",
+			Listeners: []gwv1.Listener{{Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType, AllowedRoutes: &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{From: &all}}}}}}},
+	}
+	route := func(svc string) *gwv1.HTTPRoute {
+		ref := gwv1.HTTPBackendRef{}
+		ref.Name, ref.Port = gwv1.ObjectName(svc), new(gwv1.PortNumber(80))
+		return &gwv1.HTTPRoute{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "r"},
+			Spec: gwv1.HTTPRouteSpec{
+				CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{{Name: "gw", Namespace: new(gwv1.Namespace("infra"))}}},
+				Hostnames:       []gwv1.Hostname{"gw.example.com"},
+				Rules:           []gwv1.HTTPRouteRule{{BackendRefs: []gwv1.HTTPBackendRef{ref}}},
+			},
+		}
+	}
+	objs.HTTPRoutes = []*gwv1.HTTPRoute{route("web")}
+	snap, _, err := manifest.Decode("objects.yaml", []byte(admissionObjects))
+	require.NoError(t, err)
+	tr := gatewayapi.TranslateAll(objs)
+	tr.AddTo(snap)
+	post := func(a *admission, r *gwv1.HTTPRoute) *admissionv1.AdmissionResponse {
+		raw, err := json.Marshal(r)
+		require.NoError(t, err)
+		body, err := json.Marshal(admissionv1.AdmissionReview{Request: &admissionv1.AdmissionRequest{
+			UID: "u", Kind: metav1.GroupVersionKind{Group: gwv1.GroupName, Version: "v1", Kind: "HTTPRoute"},
+			Namespace: "prod", Name: "r", Operation: admissionv1.Update, Object: runtime.RawExtension{Raw: raw},
+		}})
+		require.NoError(t, err)
+		rec := httptest.NewRecorder()
+		a.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body)))
+		var out admissionv1.AdmissionReview
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
+		return out.Response
+	}
+	a := newAdmission(config{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a.offer(&reviewSource{snap: *snap, routes: routesWith(objs)})
+	ok := post(a, route("web"))
+	require.True(t, ok.Allowed)
+	require.Empty(t, ok.Warnings)
+
+	missing := post(a, route("gone"))
+	require.True(t, missing.Allowed)
+	require.Len(t, missing.Warnings, 1)
+	require.Contains(t, missing.Warnings[0], "ServiceNotFound spec.rules[0].backendRefs[0]")
+
+	strict := newAdmission(config{admissionRejectSeverity: compile.TrafficMoves}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	strict.offer(&reviewSource{snap: *snap, routes: routesWith(objs)})
+	require.True(t, post(strict, route("gone")).Allowed, "a missing Service answers 500 under both: cosmetic")
+	strict = newAdmission(config{admissionRejectSeverity: compile.Cosmetic}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	strict.offer(&reviewSource{snap: *snap, routes: routesWith(objs)})
+	require.False(t, post(strict, route("gone")).Allowed)
 }

@@ -426,6 +426,11 @@ func (c *clusterController) gatewayRoutes(snap compile.Snapshot) func(route *gwv
 	if !ok {
 		return nil
 	}
+	return routesWith(o)
+}
+
+// routesWith translates o with a route in place of its old version.
+func routesWith(o gatewayapi.Objects) func(route *gwv1.HTTPRoute) ([]*compile.HTTPRoute, []compile.Warning) {
 	return func(route *gwv1.HTTPRoute) ([]*compile.HTTPRoute, []compile.Warning) {
 		objs := o
 		objs.HTTPRoutes = slices.DeleteFunc(slices.Clone(o.HTTPRoutes), func(r *gwv1.HTTPRoute) bool {

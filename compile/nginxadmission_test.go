@@ -3,6 +3,7 @@ package compile
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 	networkingv1 "k8s.io/api/networking/v1"
 )
@@ -90,4 +91,54 @@ func TestReviewOverlap(t *testing.T) {
 	refused := mkIngress("prod", "old", 1, withAnnotations(NginxPrefix+"load-balance", "random"), withRules(mkRule("a.example.com", prefix("/api", "web", 80))))
 	r = NewReviewer(mkSnapshot(mkService("prod", "web", ":80:"), refused), Options{}, AdmissionSettings{})
 	require.Empty(t, review(mkIngress("prod", "new", 3, withRules(mkRule("a.example.com", prefix("/api", "web", 80))))))
+}
+
+// FuzzReview reviews every Ingress of a fuzzed snapshot: the warnings are
+// the whole compile's about it, and neither they nor the refusal depend on
+// the snapshot's order.
+func FuzzReview(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte{1, 1, 1, 0, 0, 0, 1, 1, 2, 1, 1, 0, 1, 1, 1, 2, 1, 3, 2, 1, 0, 1, 1, 2, 0, 0, 1, 1, 1, 0})
+	f.Add([]byte{0, 0, 1, 1, 0, 1, 2, 2, 0, 1, 0, 0, 0, 3, 0x83, 'a', '/', 'b', 1, 1, 0x84, '[', '(', '*', ')', 3, 2, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, o := fuzzSnapshot(data)
+		whole := Compile(s, o).Warnings
+		r, rev := NewReviewer(s, o, AdmissionSettings{}), NewReviewer(reversedSnapshot(s), o, AdmissionSettings{})
+		count := map[objKey]int{}
+		for _, ing := range s.Ingresses {
+			count[objKey{ing.Namespace, ing.Name}]++
+		}
+		for _, ing := range s.Ingresses {
+			if count[objKey{ing.Namespace, ing.Name}] > 1 {
+				continue // a review replaces the one the compile keeps
+			}
+			got := r.Review(ing)
+			if diff := cmp.Diff(got, rev.Review(ing)); diff != "" {
+				t.Fatalf("review of %s/%s depends on order (-first +reversed):\n%s", ing.Namespace, ing.Name, diff)
+			}
+			if !got.Claimed {
+				continue
+			}
+			if diff := cmp.Diff(warningsAbout(whole, ingressRef(ing.Namespace, ing.Name)), got.Warnings); diff != "" {
+				t.Fatalf("review of %s/%s differs from the whole compile (-whole +review):\n%s", ing.Namespace, ing.Name, diff)
+			}
+		}
+	})
+}
+
+// FuzzNginxRefusal judges arbitrary annotations: never a panic, and the
+// same verdict for the same object.
+func FuzzNginxRefusal(f *testing.F) {
+	for _, seed := range [][2]string{{"load-balance", "ewma"}, {"limit-whitelist", "10.0.0.0/8, ::1"}, {"auth-tls-match-cn", "CN=(a"},
+		{"server-alias", "a.b, ~^x$"}, {"configuration-snippet", "x;"}, {"temporal-redirect", "https://x/\n"}} {
+		f.Add(seed[0], seed[1], "/a")
+	}
+	f.Fuzz(func(t *testing.T, key, value, path string) {
+		ing := mkIngress("prod", "a", 1, withRules(mkRule("a.example.com", prefix(path, "web", 80))),
+			withAnnotations(NginxPrefix+key, value, NginxPrefix+"auth-tls-secret", "prod/ca", NginxPrefix+"auth-type", "basic"))
+		first := NginxRefusal(ing, Options{}, AdmissionSettings{})
+		if again := NginxRefusal(ing, Options{}, AdmissionSettings{}); again != first {
+			t.Fatalf("verdicts differ: %q, %q", first, again)
+		}
+	})
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
@@ -226,4 +228,30 @@ func TestAdmissionHTTPRoute(t *testing.T) {
 	strict = newAdmission(config{admissionRejectSeverity: compile.Cosmetic}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	strict.offer(&reviewSource{snap: *snap, routes: routesWith(objs)})
 	require.False(t, post(strict, route("gone")).Allowed)
+}
+
+// New tables are indexed for reviews ahead of time only while reviews
+// arrive; the first review after a quiet spell indexes the table itself.
+func TestAdmissionIndexesAheadWhileReviewed(t *testing.T) {
+	snap, _, err := manifest.Decode("objects.yaml", []byte(admissionObjects))
+	require.NoError(t, err)
+	a := newAdmission(config{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go a.run(ctx)
+	indexed := func() *reviewSource {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.indexed
+	}
+	first := &reviewSource{snap: *snap}
+	a.offer(first)
+	time.Sleep(50 * time.Millisecond)
+	require.Nil(t, indexed(), "nobody reviews: nothing indexed")
+
+	require.True(t, ingressReview(t, a, admissionv1.Create, admissionIngress("good", "shop.example.com", "/cart")).Allowed)
+	require.Same(t, first, indexed(), "the review indexed the table it needed")
+	second := &reviewSource{snap: *snap}
+	a.offer(second)
+	waitFor(t, 5*time.Second, "the next table to be indexed ahead", func() bool { return indexed() == second })
 }

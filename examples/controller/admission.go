@@ -63,7 +63,7 @@ type admission struct {
 	// lastReview is when the last review arrived (Unix nanoseconds): a
 	// snapshot is indexed ahead only while reviews come in.
 	lastReview atomic.Int64
-	turns   chan struct{} // maxConcurrentReviews tokens
+	turns      chan struct{} // maxConcurrentReviews tokens
 
 	mu       sync.Mutex // held while indexing
 	indexed  *reviewSource

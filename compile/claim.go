@@ -25,7 +25,7 @@ func (b *builder) claimIngresses() {
 	}
 	c := classify.New(b.snap.IngressClasses, b.opts.claimOptions())
 	all := make([]ingress, 0, len(unique))
-	tally := newUnclaimedTally(b.snap.IngressClasses)
+	tally := newUnclaimedTally(b.snap.IngressClasses, b.opts)
 	for key, obj := range unique {
 		claimed, finding := c.Decide(obj)
 		tally.add(obj, claimed)
@@ -70,6 +70,9 @@ type Unclaimed struct {
 	// Groups are the unclaimed ones by what they name, the largest group
 	// first (ties by annotation, then class name).
 	Groups []UnclaimedGroup
+	// ControllerName is the controller name the options claim for, which
+	// an IngressClass must name to claim a group without an Option.
+	ControllerName string
 }
 
 // UnclaimedGroup is the unclaimed Ingresses that name the same class the
@@ -110,7 +113,7 @@ func SummarizeUnclaimed(ingresses []*networkingv1.Ingress, classes []*networking
 		}
 	}
 	c := classify.New(classes, o.claimOptions())
-	t := newUnclaimedTally(classes)
+	t := newUnclaimedTally(classes, o)
 	for _, ing := range unique {
 		claimed, _ := c.Decide(ing)
 		t.add(ing, claimed)
@@ -127,8 +130,9 @@ type unclaimedTally struct {
 
 type unclaimedKey struct{ annotation, className string }
 
-func newUnclaimedTally(classes []*networkingv1.IngressClass) *unclaimedTally {
+func newUnclaimedTally(classes []*networkingv1.IngressClass, o Options) *unclaimedTally {
 	t := &unclaimedTally{controllerOf: make(map[string]string, len(classes))}
+	t.u.ControllerName = o.claimOptions().ControllerName
 	for _, ic := range classes {
 		if ic != nil {
 			t.controllerOf[ic.Name] = ic.Spec.Controller
@@ -219,7 +223,7 @@ func (u Unclaimed) Describe(spell func(option, value string) string) string {
 		}
 		fmt.Fprintf(&b, ", e.g. %s/%s", g.Example.Namespace, g.Example.Name)
 		if g.Option == "" {
-			fmt.Fprintf(&b, ": create IngressClass %q with spec.controller set to this controller's name to claim them", g.ClassName)
+			fmt.Fprintf(&b, ": an IngressClass %q with spec.controller %q claims them", g.ClassName, u.ControllerName)
 			continue
 		}
 		b.WriteString(": " + spell(g.Option, g.Value) + " claims them")

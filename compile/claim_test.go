@@ -184,7 +184,7 @@ func TestSummarizeUnclaimed(t *testing.T) {
 	require.Equal(t, `5 of 6 Ingresses read are not claimed: `+
 		`2 with ingressClassName "nginx" (IngressClass of controller "k8s.io/ingress-nginx"), e.g. prod/a: --controller-class=k8s.io/ingress-nginx claims them; `+
 		`1 naming no class, e.g. prod/d: --watch-ingress-without-class claims them; `+
-		`1 with ingressClassName "gone" (no such IngressClass), e.g. prod/e: create IngressClass "gone" with spec.controller set to this controller's name to claim them; `+
+		`1 with ingressClassName "gone" (no such IngressClass), e.g. prod/e: an IngressClass "gone" with spec.controller "ramjet.dev/ingress" claims them; `+
 		`1 annotated kubernetes.io/ingress.class="nginx", e.g. prod/c: --ingress-class=nginx claims them`,
 		u.Describe(FlagSpelling))
 	require.Equal(t, u, Compile(s, Options{}).Unclaimed, "Compile summarises its snapshot the same way")

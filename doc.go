@@ -330,6 +330,14 @@
 // it warns ClassConflict: ingress-nginx would not claim it (§19). A class
 // name listed twice counts as ours when any copy is.
 //
+// Invisible is not silent: compile.Result.Unclaimed (and
+// compile.SummarizeUnclaimed) counts the Ingresses read and not claimed,
+// grouped by the class annotation or ingressClassName they name, with the
+// setting that would claim each group (the class, the controller of the
+// IngressClass they name, or watch-ingress-without-class). The controller's
+// log and /readyz, examples/check -translate and -report, and case runs
+// (routertest.Result.Unclaimed) all print it from that one summary.
+//
 // # 3. Hosts
 //
 // Rule hosts are validated strictly and never normalized into a guess. A host
@@ -2555,6 +2563,41 @@
 //   - HTTPRouteRetry (Extended): 1 test, 11 requests not served yet
 //   - HTTPRouteSchemeRedirect (Extended): 1 test
 //   - ReferenceGrant (Core): 4 tests, 1 request checked by Go tests
+//
+// # 21. Admission
+//
+// compile.Reviewer judges an Ingress about to be created or changed
+// against a snapshot, as the controller's validating webhook
+// (--validating-webhook) does with the snapshot of the last table it
+// published: NewReviewer indexes the snapshot once, and Review compiles
+// the Ingress, replacing its old version, with the claimed Ingresses that
+// share a host (its rules' and TLS hosts, their www twins, its
+// server-alias names, the wildcards covering them, the catch-all) or a
+// Service with it. Review.Warnings are the compile's warnings about the
+// Ingress, exactly those of compiling the whole snapshot with it (a test
+// reviews every Ingress of every case file, and a new copy of each, both
+// ways). ReviewRoute does the same for a Gateway API route.
+//
+// Review.Refusal is set exactly where ingress-nginx v1.15's webhook
+// refuses (compile.NginxRefusal, then its host/path check), with its
+// message: the deep inspector's patterns in a host, path or TLS Secret
+// name; with strict-validate-path-type (on by default) an Exact or Prefix
+// path outside [A-Za-z0-9._/-]; a word of annotation-value-word-blocklist
+// in an nginx.ingress.kubernetes.io/ value; any *-snippet annotation while
+// allow-snippet-annotations is off; an nginx annotation riskier than
+// annotations-risk-level (snippets are Critical, the default level
+// High); a value its validator refuses, for the keys whose parser passes
+// the refusal on (load-balance, upstream-hash-by, default-backend, the
+// redirects, server-alias, limit-rps, ...; a timeout that does not parse
+// only falls back to its default there, and is admitted); and a host and
+// path string (whatever the path types) another stored Ingress already
+// serves, unless exactly one of the two carries canary "true"
+// (ingress-nginx compares the annotation's presence, so canary "false"
+// admits). An Ingress ingress-nginx would not store (its annotations
+// refused) owns no path. Another class's Ingress is not reviewed at all
+// (ingress-nginx's deep inspector looks at those too). With
+// --admission-reject-severity the controller also refuses warnings of that
+// severity or worse (compile.Warning.SeverityFor).
 //
 // # 22. TCP and UDP services
 //

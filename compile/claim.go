@@ -2,7 +2,9 @@ package compile
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	networkingv1 "k8s.io/api/networking/v1"
@@ -23,8 +25,10 @@ func (b *builder) claimIngresses() {
 	}
 	c := classify.New(b.snap.IngressClasses, b.opts.claimOptions())
 	all := make([]ingress, 0, len(unique))
+	tally := newUnclaimedTally(b.snap.IngressClasses, b.opts)
 	for key, obj := range unique {
 		claimed, finding := c.Decide(obj)
+		tally.add(obj, claimed)
 		if finding != nil {
 			b.warn(Reason(finding.Reason), ingressRef(obj.Namespace, obj.Name), finding.Field, finding.Message)
 		}
@@ -46,9 +50,206 @@ func (b *builder) claimIngresses() {
 		}
 		return strings.Compare(y.key, x.key) // descending
 	})
+	b.unclaimed = tally.summary()
 	b.claimed = make([]Ref, len(b.ingresses))
 	for i, ing := range b.ingresses {
 		ing.rank = i
 		b.claimed[i] = ing.ref()
 	}
+}
+
+// Unclaimed summarises the Ingresses a snapshot holds that the options do
+// not claim (SPEC §2), grouped by the class they name, with the option
+// that would claim each group. A controller that reads Ingresses and
+// serves none of them must say so: the controller's log and /readyz,
+// examples/check and case runs all report it from this one summary.
+type Unclaimed struct {
+	// Read is how many Ingresses were read (distinct namespace/name);
+	// Claimed how many of them the options claim.
+	Read, Claimed int
+	// Groups are the unclaimed ones by what they name, the largest group
+	// first (ties by annotation, then class name).
+	Groups []UnclaimedGroup
+	// ControllerName is the controller name the options claim for, which
+	// an IngressClass must name to claim a group without an Option.
+	ControllerName string
+}
+
+// UnclaimedGroup is the unclaimed Ingresses that name the same class the
+// same way.
+type UnclaimedGroup struct {
+	// Annotation is their kubernetes.io/ingress.class value (decisive when
+	// set); ClassName their spec.ingressClassName; both "" when they name
+	// no class.
+	Annotation, ClassName string
+	// Controller is the spec.controller of the IngressClass ClassName
+	// names; "" when it does not exist or only the annotation counts.
+	Controller string
+	// Count is how many; Example the first of them by namespace/name.
+	Count   int
+	Example Ref
+	// Claim is the setting that would claim them, by option name
+	// ("ingress-class", "controller-name", "watch-ingress-without-class")
+	// and value; Option "" when no option can (an IngressClass that does
+	// not exist: create it for our controller).
+	Option, Value string
+}
+
+// The option names UnclaimedGroup.Option uses.
+const (
+	OptionIngressClass             = "ingress-class"
+	OptionControllerName           = "controller-name"
+	OptionWatchIngressWithoutClass = "watch-ingress-without-class"
+)
+
+// SummarizeUnclaimed groups the Ingresses o does not claim among
+// ingresses, given the IngressClasses there are. Compile's
+// Result.Unclaimed is the same summary of its snapshot.
+func SummarizeUnclaimed(ingresses []*networkingv1.Ingress, classes []*networkingv1.IngressClass, o Options) Unclaimed {
+	unique := make(map[string]*networkingv1.Ingress, len(ingresses))
+	for _, ing := range ingresses {
+		if ing != nil {
+			keepOne(unique, ing.Namespace+"/"+ing.Name, ing)
+		}
+	}
+	c := classify.New(classes, o.claimOptions())
+	t := newUnclaimedTally(classes, o)
+	for _, ing := range unique {
+		claimed, _ := c.Decide(ing)
+		t.add(ing, claimed)
+	}
+	return t.summary()
+}
+
+// unclaimedTally builds an Unclaimed one Ingress at a time.
+type unclaimedTally struct {
+	u            Unclaimed
+	controllerOf map[string]string
+	groups       map[unclaimedKey]*UnclaimedGroup
+}
+
+type unclaimedKey struct{ annotation, className string }
+
+func newUnclaimedTally(classes []*networkingv1.IngressClass, o Options) *unclaimedTally {
+	t := &unclaimedTally{controllerOf: make(map[string]string, len(classes))}
+	t.u.ControllerName = o.claimOptions().ControllerName
+	for _, ic := range classes {
+		if ic != nil {
+			t.controllerOf[ic.Name] = ic.Spec.Controller
+		}
+	}
+	return t
+}
+
+func (t *unclaimedTally) add(ing *networkingv1.Ingress, claimed bool) {
+	t.u.Read++
+	if claimed {
+		t.u.Claimed++
+		return
+	}
+	var k unclaimedKey
+	annotation, annotated := ing.Annotations[classify.AnnotationIngressClass]
+	if annotated {
+		k.annotation = annotation
+	} else if ing.Spec.IngressClassName != nil {
+		k.className = *ing.Spec.IngressClassName
+	}
+	ref := ingressRef(ing.Namespace, ing.Name)
+	g := t.groups[k]
+	if g == nil {
+		g = &UnclaimedGroup{Annotation: k.annotation, ClassName: k.className, Example: ref}
+		switch controller, exists := t.controllerOf[k.className]; {
+		case annotated:
+			g.Option, g.Value = OptionIngressClass, k.annotation
+		case k.className == "":
+			g.Option, g.Value = OptionWatchIngressWithoutClass, "true"
+		case exists:
+			g.Controller = controller
+			g.Option, g.Value = OptionControllerName, controller
+		}
+		if t.groups == nil {
+			t.groups = make(map[unclaimedKey]*UnclaimedGroup)
+		}
+		t.groups[k] = g
+	}
+	g.Count++
+	if ref.Namespace+"/"+ref.Name < g.Example.Namespace+"/"+g.Example.Name {
+		g.Example = ref
+	}
+}
+
+func (t *unclaimedTally) summary() Unclaimed {
+	u := t.u
+	for _, g := range t.groups {
+		u.Groups = append(u.Groups, *g)
+	}
+	slices.SortFunc(u.Groups, func(a, b UnclaimedGroup) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Annotation, b.Annotation), strings.Compare(a.ClassName, b.ClassName))
+	})
+	return u
+}
+
+// All reports whether every Ingress read is claimed (true when none
+// were read).
+func (u Unclaimed) All() bool { return u.Claimed == u.Read }
+
+// Describe renders the summary in one line, spelling each setting with
+// spell (FlagSpelling for a command line, CaseSpelling for case options);
+// "" when every Ingress read is claimed.
+func (u Unclaimed) Describe(spell func(option, value string) string) string {
+	if u.All() {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d of %d Ingresses read are not claimed", u.Read-u.Claimed, u.Read)
+	if u.Claimed == 0 {
+		b.WriteString(" (nothing is served from Ingresses)")
+	}
+	for i, g := range u.Groups {
+		sep := "; "
+		if i == 0 {
+			sep = ": "
+		}
+		b.WriteString(sep + strconv.Itoa(g.Count) + " ")
+		switch {
+		case g.Annotation != "" || g.Option == OptionIngressClass:
+			fmt.Fprintf(&b, "annotated %s=%q", classify.AnnotationIngressClass, g.Annotation)
+		case g.ClassName == "":
+			b.WriteString("naming no class")
+		case g.Controller != "":
+			fmt.Fprintf(&b, "with ingressClassName %q (IngressClass of controller %q)", g.ClassName, g.Controller)
+		default:
+			fmt.Fprintf(&b, "with ingressClassName %q (no such IngressClass)", g.ClassName)
+		}
+		fmt.Fprintf(&b, ", e.g. %s/%s", g.Example.Namespace, g.Example.Name)
+		if g.Option == "" {
+			fmt.Fprintf(&b, ": an IngressClass %q with spec.controller %q claims them", g.ClassName, u.ControllerName)
+			continue
+		}
+		b.WriteString(": " + spell(g.Option, g.Value) + " claims them")
+	}
+	return b.String()
+}
+
+// FlagSpelling spells a setting as the controller's command-line flag
+// (ingress-nginx's spelling where it differs).
+func FlagSpelling(option, value string) string {
+	switch option {
+	case OptionControllerName:
+		return "--controller-class=" + value
+	case OptionWatchIngressWithoutClass:
+		return "--watch-ingress-without-class"
+	}
+	return "--" + option + "=" + value
+}
+
+// CaseSpelling spells a setting as a case file's option (SPEC §18).
+func CaseSpelling(option, value string) string {
+	switch option {
+	case OptionIngressClass:
+		return "options.ingressClass: " + value
+	case OptionControllerName:
+		return "options.controllerName: " + value
+	}
+	return "options.watchIngressWithoutClass: true"
 }

@@ -161,3 +161,39 @@ func TestRefString(t *testing.T) {
 		Winner: Ref{Kind: "Ingress", Namespace: "prod", Name: "a"}, WinnerField: "spec.rules[1]"}
 	require.Equal(t, "RouteConflict Ingress prod/b spec.rules[0]: lost (winner: Ingress prod/a spec.rules[1])", w.String())
 }
+
+func TestSummarizeUnclaimed(t *testing.T) {
+	s := mkSnapshot(
+		mkClass("nginx", "k8s.io/ingress-nginx"),
+		mkIngress("prod", "a", 1, withClassName("nginx")),
+		mkIngress("prod", "b", 1, withClassName("nginx")),
+		mkIngress("prod", "c", 1, withAnnotations("kubernetes.io/ingress.class", "nginx")),
+		mkIngress("prod", "d", 1, withClassName("")),
+		mkIngress("prod", "e", 1, withClassName("gone")),
+		mkIngress("prod", "ours", 1, withAnnotations("kubernetes.io/ingress.class", "ramjet")),
+	)
+	u := SummarizeUnclaimed(s.Ingresses, s.IngressClasses, Options{})
+	require.Equal(t, 6, u.Read)
+	require.Equal(t, 1, u.Claimed)
+	require.Equal(t, []UnclaimedGroup{
+		{ClassName: "nginx", Controller: "k8s.io/ingress-nginx", Count: 2, Example: ingressRef("prod", "a"), Option: OptionControllerName, Value: "k8s.io/ingress-nginx"},
+		{Count: 1, Example: ingressRef("prod", "d"), Option: OptionWatchIngressWithoutClass, Value: "true"},
+		{ClassName: "gone", Count: 1, Example: ingressRef("prod", "e")},
+		{Annotation: "nginx", Count: 1, Example: ingressRef("prod", "c"), Option: OptionIngressClass, Value: "nginx"},
+	}, u.Groups)
+	require.Equal(t, `5 of 6 Ingresses read are not claimed: `+
+		`2 with ingressClassName "nginx" (IngressClass of controller "k8s.io/ingress-nginx"), e.g. prod/a: --controller-class=k8s.io/ingress-nginx claims them; `+
+		`1 naming no class, e.g. prod/d: --watch-ingress-without-class claims them; `+
+		`1 with ingressClassName "gone" (no such IngressClass), e.g. prod/e: an IngressClass "gone" with spec.controller "ramjet.dev/ingress" claims them; `+
+		`1 annotated kubernetes.io/ingress.class="nginx", e.g. prod/c: --ingress-class=nginx claims them`,
+		u.Describe(FlagSpelling))
+	require.Equal(t, u, Compile(s, Options{}).Unclaimed, "Compile summarises its snapshot the same way")
+	require.Contains(t, u.Describe(CaseSpelling), "options.controllerName: k8s.io/ingress-nginx claims them")
+
+	none := SummarizeUnclaimed(s.Ingresses[:4], s.IngressClasses, Options{})
+	require.Contains(t, none.Describe(FlagSpelling), "4 of 4 Ingresses read are not claimed (nothing is served from Ingresses)")
+	all := SummarizeUnclaimed(s.Ingresses[5:], s.IngressClasses, Options{})
+	require.True(t, all.All())
+	require.Empty(t, all.Describe(FlagSpelling))
+	require.True(t, SummarizeUnclaimed(nil, nil, Options{}).All())
+}

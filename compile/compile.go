@@ -22,7 +22,7 @@ func Compile(s Snapshot, o Options) Result {
 		step(b)
 	}
 	ws := append(b.warnings, s.Warnings...) // the builder's own slice: the snapshot's is not reordered
-	return Result{Table: b.table, Warnings: rateWarnings(s, sortWarnings(ws)), Claimed: b.claimed}
+	return Result{Table: b.table, Warnings: rateWarnings(s, sortWarnings(ws)), Claimed: b.claimed, Unclaimed: b.unclaimed}
 }
 
 // rateWarnings gives each warning not yet rated its severity, read with
@@ -59,6 +59,9 @@ type Result struct {
 	// Claimed lists the Ingresses this controller claimed (SPEC §2) in
 	// Ingress order (SPEC §7): the ones that get status and Events.
 	Claimed []Ref
+	// Unclaimed summarises the Ingresses read and not claimed
+	// (SummarizeUnclaimed), for a caller to say so.
+	Unclaimed Unclaimed
 }
 
 // String renders the table (match.Table.String) followed by one line per
@@ -179,6 +182,8 @@ type builder struct {
 	byKey     map[objKey]*ingress
 	// claimed names every claimed Ingress in Ingress order, canaries too.
 	claimed []Ref
+	// unclaimed summarises the Ingresses not claimed.
+	unclaimed Unclaimed
 	// canaries are the canary Ingresses in Ingress order, kept out of
 	// ingresses (SPEC §10).
 	canaries []*ingress

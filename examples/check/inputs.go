@@ -327,3 +327,12 @@ func plural(n int, thing string) string {
 	}
 	return strconv.Itoa(n) + " " + thing + "s"
 }
+
+// checkSpelling spells a claiming setting as this command's flag, for
+// compile.Unclaimed.Describe.
+func checkSpelling(option, value string) string {
+	if option == compile.OptionWatchIngressWithoutClass {
+		return "-" + option
+	}
+	return "-" + option + "=" + value
+}

@@ -293,6 +293,10 @@ func printCase(w io.Writer, res routertest.Result, verbose bool) {
 			fmt.Fprintf(w, "  warning %s\n", wa)
 		}
 	}
+	if res.OK() && res.Unclaimed != "" && (verbose || res.NothingClaimed) {
+		// A case whose Ingresses are all another class's passes on 404s.
+		fmt.Fprintf(w, "warning: case %q (%s): %s\n", res.Case, res.File, res.Unclaimed)
+	}
 	if !res.OK() {
 		fmt.Fprintln(w, res.Report())
 	}

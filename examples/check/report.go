@@ -48,6 +48,9 @@ type migration struct {
 	Missing    []missing `json:"missing,omitempty"`
 	// Notes say how the input was read: classes taken as the migration's.
 	Notes []string `json:"notes,omitempty"`
+	// UnclaimedNote says how many Ingresses read are not claimed, what
+	// they name and which flag claims them ("" when all are).
+	UnclaimedNote string `json:"unclaimedNote,omitempty"`
 	// Unreadable are the documents that could not be read, one line each
 	// (a v1beta1 Ingress, a bad object); the rest is reported without them.
 	Unreadable []string `json:"unreadable,omitempty"`
@@ -59,7 +62,10 @@ type migration struct {
 	SnippetsOn bool `json:"snippetsOn"`
 	// GatewayAPI lists the annotations -translate -to gateway leaves out.
 	GatewayAPI []gatewayGap `json:"gatewayApi"`
-	claimed    []compile.Ref
+	// AdmissionRefused are the claimed Ingresses the validating webhook
+	// (ingress-nginx's and the controller's) refuses when applied again.
+	AdmissionRefused []admissionRefusal `json:"admissionRefused,omitempty"`
+	claimed          []compile.Ref
 }
 
 // snippetUse is one snippet annotation's directives as ramjet reads them.
@@ -218,13 +224,20 @@ func runReport(paths []string, fs *flag.FlagSet, o *translateOptions, asJSON, st
 	}
 	opts, notes := claimOptions(fs, o, snap)
 	snippetsOn := opts.WithConfigMap().SnippetsEnabled()
-	m := buildMigration(*snap, compile.Compile(*snap, opts), snippetsOn)
+	res := compile.Compile(*snap, opts)
+	m := buildMigration(*snap, res, snippetsOn)
 	m.Notes, m.Unreadable = notes, unreadable
+	m.UnclaimedNote = res.Unclaimed.Describe(checkSpelling)
 	m.OK = m.OK && len(unreadable) == 0
 	m.Skipped = skipped
 	m.Settings = [2]string{opts.IngressClass, opts.ControllerName}
 	m.Snippets, m.SnippetsOn = snippetUses(*snap, m.claimed), snippetsOn
 	m.GatewayAPI = gatewayGaps(*snap, opts)
+	var cmData map[string]string
+	if cm, _ := findConfigMap(o.configMap, snap); cm != nil {
+		cmData = cm.Data
+	}
+	m.AdmissionRefused = admissionRefusals(*snap, opts, cmData)
 	code := 0
 	if strict && !m.OK {
 		code = 3
@@ -377,6 +390,9 @@ func writeMigration(w io.Writer, m migration) {
 	for _, n := range m.Notes {
 		fmt.Fprintln(w, "note: "+n)
 	}
+	if m.UnclaimedNote != "" {
+		fmt.Fprintln(w, "warning: "+m.UnclaimedNote)
+	}
 	if len(m.Unreadable) > 0 {
 		fmt.Fprintf(w, "not read, so not covered: %s (listed below)\n", plural(len(m.Unreadable), "document"))
 	}
@@ -428,6 +444,7 @@ func writeMigration(w io.Writer, m migration) {
 	}
 	writeSnippets(w, m)
 	writeGatewayGaps(w, m.GatewayAPI)
+	writeAdmissionRefusals(w, m.AdmissionRefused)
 	fmt.Fprintln(w, "\nTotals by annotation or reason")
 	for _, t := range m.ByTopic {
 		fmt.Fprintf(w, "  %-15s %-55s %3d findings, %3d Ingresses\n", t.Severity, t.Topic, t.Findings, t.Ingresses)

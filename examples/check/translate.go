@@ -107,8 +107,14 @@ func runTranslate(paths []string, fs *flag.FlagSet, o *translateOptions, asJSON 
 	for _, n := range notes {
 		fmt.Fprintln(stderr, "note:", n)
 	}
+	unclaimed := res.Unclaimed.Describe(checkSpelling)
+	if unclaimed != "" {
+		fmt.Fprintln(stderr, "warning:", unclaimed)
+	}
 	if asJSON {
-		return encode(translation(res, skipped), 0, stdout, stderr)
+		tr := translation(res, skipped)
+		tr.Unclaimed = unclaimed
+		return encode(tr, 0, stdout, stderr)
 	}
 	// Skips go to stderr so that stdout is exactly the golden format.
 	for _, s := range skipped {
@@ -138,6 +144,9 @@ type translated struct {
 	Claimed []string `json:"claimed"`
 	// Skipped are the objects of kinds ramjet does not read.
 	Skipped []string `json:"skipped"`
+	// Unclaimed says how many Ingresses read are not claimed and which
+	// flag claims them ("" when all are).
+	Unclaimed string `json:"unclaimed,omitempty"`
 }
 
 // jsonL4Service is a TCP or UDP service: the port listened on and the

@@ -68,6 +68,8 @@ type clusterController struct {
 
 	// Owned by the rebuild loop: what the log has already been told.
 	logged map[compile.Warning]bool
+	// unclaimed is the unclaimed Ingresses' note last logged.
+	unclaimed string
 
 	// leads hands each term's context from the elector to the status
 	// writer, a worker of its own so that shutdown waits for it.
@@ -95,6 +97,8 @@ type clusterController struct {
 	streamConfigMaps []corelisters.ConfigMapLister
 
 	gw gatewayWatch // the Gateway API, when its CRDs are installed (gateway.go)
+
+	admission *admission // the webhook (admission.go); nil without -validating-webhook
 }
 
 // listers read the informers' caches. With -namespace set, Services and
@@ -227,6 +231,11 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 	if err := c.watch(); err != nil {
 		return nil, err
 	}
+	workers := []func(context.Context){c.runRebuilds, c.runElection, c.runStatus, c.runGateway}
+	if cfg.webhookAddr != "" {
+		c.admission = newAdmission(cfg, log)
+		workers = append(workers, c.admission.run)
+	}
 
 	draining := new(atomic.Bool)
 	debug := debugMux(c.router, cfg.healthPath, c.ready.Load, draining, &c.last, c.settings, c.metrics.handler(log))
@@ -234,9 +243,15 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 	if err != nil {
 		return nil, err
 	}
+	if c.admission != nil {
+		if err := l.listenWebhook(cfg, c.admission, log); err != nil {
+			l.close()
+			return nil, err
+		}
+	}
 	l.inst.cluster = c
 	l.streams, l.inst.streams = c.streams, c.streams
-	inst := l.run(parent, ctx, cancel, cfg, log, []func(context.Context){c.runRebuilds, c.runElection, c.runStatus, c.runGateway}, nil)
+	inst := l.run(parent, ctx, cancel, cfg, log, workers, nil)
 	namespace := cfg.namespace
 	if namespace == "" {
 		namespace = "(all)"
@@ -247,7 +262,8 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 		"identity", cfg.identity,
 		"http", inst.HTTPAddr,
 		"https", inst.HTTPSAddr,
-		"debug", inst.DebugAddr)
+		"debug", inst.DebugAddr,
+		"webhook", inst.WebhookAddr)
 	logClientAddressTrust(cfg, log)
 	if !cfg.noStatusUpdate && cfg.publishService == nil && len(cfg.publishAddresses) == 0 {
 		log.Info("no -publish-service or -publish-address: Ingress status is not written")
@@ -572,18 +588,21 @@ func (c *clusterController) rebuild() {
 		c.cert.update(sec)
 	}
 	cfg := c.cfg
+	var cmData map[string]string
 	if c.settings != nil {
 		cm, _ := c.configMap.ConfigMaps(c.settings.ref.Namespace).Get(c.settings.ref.Name) // nil when absent
 		var data map[string]string
 		if cm != nil {
 			data = cm.Data
 		}
+		cmData = data
 		others, _ := c.configMap.ConfigMaps(c.settings.ref.Namespace).List(labels.Everything())
 		cfg = c.settings.update(data, cm != nil, others...)
 		applyLive(c.router, cfg, c.cfg)
 	}
 	began := time.Now()
-	res := compile.Compile(snap, compileOptions(cfg, snap.Services))
+	opts := compileOptions(cfg, snap.Services)
+	res := compile.Compile(snap, opts)
 	res.Warnings = append(res.Warnings, c.waf.prepare(cfg.modSecurity, res.Table)...)
 	took := time.Since(began)
 	gen, changed := c.router.Publish(res.Table)
@@ -594,7 +613,9 @@ func (c *clusterController) rebuild() {
 	c.metrics.published(&res, changed, time.Now())
 	c.last.Store(&res)
 	c.ready.Store(true)
+	c.admission.offer(&reviewSource{snap: snap, opts: opts, settings: compile.ReadAdmissionSettings(cmData), routes: c.gatewayRoutes(snap)})
 	c.logWarnings(res.Warnings)
+	c.unclaimed = logUnclaimed(c.log, &res, c.unclaimed)
 
 	attrs := []any{"rebuild", n, "generation", gen, "ingresses", len(snap.Ingresses),
 		"claimed", len(res.Claimed), "warnings", len(res.Warnings), "compile", took.Round(time.Microsecond)}

@@ -146,6 +146,12 @@ type config struct {
 	electionNamespace string
 	identity          string
 
+	// The admission webhook (admission.go): ingress-nginx's
+	// --validating-webhook address and its certificate and key files,
+	// and --admission-reject-severity ("" refuses only as ingress-nginx).
+	webhookAddr, webhookCert, webhookKey string
+	admissionRejectSeverity              compile.Severity
+
 	// Not flags: fixed by SPEC §17 and client-go's defaults, shortened by
 	// tests.
 	debounce      time.Duration
@@ -179,6 +185,7 @@ var (
 		"kubeconfig", "namespace", "watch-namespace", "publish-service", "publish-address",
 		"publish-status-address", "no-status-update", "update-status", "resync-period", "sync-period",
 		"election-id", "election-namespace", "pod-name",
+		"validating-webhook", "validating-webhook-certificate", "validating-webhook-key", "admission-reject-severity",
 	}
 	// aliases are ingress-nginx's spellings of ramjet's flags (SPEC §1);
 	// giving both of a pair is an error, not a silent last-one-wins.
@@ -209,6 +216,7 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 		proxyRealIPCIDR       string
 		proxyBodySize         string
 		configMap             string
+		rejectSeverity        string
 	)
 	fs := flag.NewFlagSet("controller", flag.ContinueOnError)
 	// Errors are returned, not printed with the whole usage; -h prints it.
@@ -269,6 +277,10 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 	fs.DurationVar(&c.resync, "sync-period", 0, "ingress-nginx's spelling of -resync-period")
 	fs.StringVar(&c.electionID, "election-id", "ramjet-leader", "name of the Lease the replicas elect a status writer with")
 	fs.StringVar(&c.electionNamespace, "election-namespace", "", "namespace of the election Lease; default: $POD_NAMESPACE, else \"default\"")
+	fs.StringVar(&c.webhookAddr, "validating-webhook", "", "serve the validating admission webhook (TLS) on this address, e.g. :8443: Ingresses and HTTPRoutes being applied are compiled with the current snapshot, refused where ingress-nginx refuses them, and answered with their warnings")
+	fs.StringVar(&c.webhookCert, "validating-webhook-certificate", "", "PEM certificate file of -validating-webhook (read again when it changes)")
+	fs.StringVar(&c.webhookKey, "validating-webhook-key", "", "PEM private key file of -validating-webhook")
+	fs.StringVar(&rejectSeverity, "admission-reject-severity", "", "with -validating-webhook, also refuse objects with a warning of this severity or worse: traffic-moves, feature-missing or cosmetic; default: refuse only what ingress-nginx refuses")
 	fs.StringVar(&c.identity, "pod-name", "", "this replica's identity in the election and in Events; default: $POD_NAME, else the host name")
 
 	args, noop, err := foreignFlags(fs, args)
@@ -417,8 +429,27 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 		}
 		c.identity = host
 	}
+	if err := c.parseWebhook(rejectSeverity); err != nil {
+		return config{}, err
+	}
 	c.setClusterDefaults()
 	return c, nil
+}
+
+// parseWebhook checks the admission webhook's flags together.
+func (c *config) parseWebhook(rejectSeverity string) error {
+	sev, err := parseRejectSeverity(rejectSeverity)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	c.admissionRejectSeverity = sev
+	switch {
+	case c.webhookAddr == "" && (c.webhookCert != "" || c.webhookKey != "" || sev != ""):
+		return fmt.Errorf("%w: -validating-webhook-certificate, -validating-webhook-key and -admission-reject-severity need -validating-webhook", errUsage)
+	case c.webhookAddr != "" && (c.webhookCert == "" || c.webhookKey == ""):
+		return fmt.Errorf("%w: -validating-webhook needs -validating-webhook-certificate and -validating-webhook-key (the API server calls webhooks over TLS)", errUsage)
+	}
+	return nil
 }
 
 // parseNamespacedName parses "namespace/name", checking the name with

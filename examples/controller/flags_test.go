@@ -342,3 +342,26 @@ func TestRunExitCodes(t *testing.T) {
 		})
 	}
 }
+
+// The webhook's flags are ingress-nginx's, checked together, cluster only.
+func TestWebhookFlags(t *testing.T) {
+	env := func(string) string { return "pod" }
+	cfg, err := parseFlags([]string{"--validating-webhook=:8443", "--validating-webhook-certificate=/usr/local/certificates/cert",
+		"--validating-webhook-key=/usr/local/certificates/key", "--admission-reject-severity=traffic-moves"}, io.Discard, env)
+	require.NoError(t, err)
+	require.Equal(t, ":8443", cfg.webhookAddr)
+	require.Equal(t, "/usr/local/certificates/cert", cfg.webhookCert)
+	require.Equal(t, "/usr/local/certificates/key", cfg.webhookKey)
+	require.Equal(t, compile.TrafficMoves, cfg.admissionRejectSeverity)
+
+	for args, want := range map[string]string{
+		"--validating-webhook=:8443": "needs -validating-webhook-certificate and -validating-webhook-key",
+		"--validating-webhook=:8443 --validating-webhook-certificate=c --validating-webhook-key=k --admission-reject-severity=bad": `-admission-reject-severity "bad": want traffic-moves, feature-missing or cosmetic`,
+		"--admission-reject-severity=cosmetic":    "need -validating-webhook",
+		"-manifests=. --validating-webhook=:8443": "-validating-webhook applies only with a cluster",
+	} {
+		_, err := parseFlags(strings.Fields(args), io.Discard, env)
+		require.ErrorIs(t, err, errUsage, args)
+		require.ErrorContains(t, err, want, args)
+	}
+}

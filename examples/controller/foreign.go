@@ -14,7 +14,7 @@ import (
 // the operator believes is served.
 const (
 	adviceRemove     = "remove it"
-	adviceWebhook    = "ramjet has no admission webhook (compile warnings become Events and /debug/warnings); remove the flag and the ValidatingWebhookConfiguration"
+	adviceFullTest   = "ramjet's webhook always compiles the whole snapshot's related objects and never runs nginx -t; remove the flag"
 	adviceBuckets    = "ramjet's histograms use ingress-nginx's default buckets; remove the flag"
 	adviceLogging    = "ramjet logs with log/slog; set RAMJET_LOG=debug|info|warn|error instead"
 	adviceHTTPPort   = "use --http-addr=:PORT"
@@ -61,10 +61,7 @@ var ingressNginxFlags = map[string]string{
 	"https-port":                      adviceHTTPSPort,
 	"default-server-port":             "the catch-all is served on --http-addr and --https-addr; remove the flag",
 	"disable-catch-all":               "ramjet serves catch-all Ingresses (SPEC §6); remove the flag",
-	"validating-webhook":              adviceWebhook,
-	"validating-webhook-certificate":  adviceWebhook,
-	"validating-webhook-key":          adviceWebhook,
-	"disable-full-test":               adviceWebhook,
+	"disable-full-test":               adviceFullTest,
 	"status-port":                     "nginx's internal port; remove the flag",
 	"stream-port":                     "nginx's internal port; remove the flag",
 	"internal-logger-address":         "nginx's internal syslog; remove the flag",

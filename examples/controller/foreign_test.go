@@ -36,7 +36,7 @@ func TestForeignFlags(t *testing.T) {
 		{name: "default-valued no-ops dropped", args: []string{"--profiling=false", "-ingress-class=x", "--logtostderr", "--profiling=0"}, wantRest: []string{"-ingress-class=x"}, wantNoop: []string{"profiling", "logtostderr"}},
 		{name: "maxmind-license-key", args: []string{"--maxmind-license-key=secret"}, wantErr: "ramjet has no GeoIP"},
 		{name: "maxmind-license-key, value apart", args: []string{"--maxmind-license-key", "secret"}, wantErr: "--maxmind-license-key is an ingress-nginx flag ramjet does not implement"},
-		{name: "webhook", args: []string{"--validating-webhook=:8443"}, wantErr: "ValidatingWebhookConfiguration"},
+		{name: "full test", args: []string{"--disable-full-test"}, wantErr: "never runs nginx -t"},
 		{name: "profiling on", args: []string{"--profiling"}, wantErr: "ramjet serves no pprof"},
 		{name: "buckets", args: []string{"--time-buckets=0.1,1"}, wantErr: "ingress-nginx's default buckets"},
 		{name: "no-op flag with a bad value", args: []string{"--disable-leader-election=maybe"}, wantErr: "every replica serves"},

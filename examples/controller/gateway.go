@@ -292,17 +292,10 @@ func (c *clusterController) runGateway(ctx context.Context) {
 // (routes, listener certificates and warnings) and keeps the status it
 // decided for the leader. Without the Gateway API it does nothing.
 func (c *clusterController) translateGateway(snap *compile.Snapshot) {
-	l := c.gw.listers.Load()
-	if l == nil {
+	o, ok := c.gatewayObjects(*snap)
+	if !ok {
 		return
 	}
-	all := labels.Everything()
-	o := gatewayapi.Objects{Services: snap.Services, Secrets: snap.Secrets}
-	o.GatewayClasses, _ = l.classes.List(all) // a cache lister never fails
-	o.Gateways, _ = l.gateways.List(all)
-	o.HTTPRoutes, _ = l.routes.List(all)
-	o.ReferenceGrants, _ = l.grants.List(all)
-	o.Namespaces, _ = l.namespaces.List(all)
 	tr := gatewayapi.TranslateAll(o)
 	tr.AddTo(snap)
 	c.gw.status.Store(tr.Status)
@@ -403,4 +396,48 @@ func sortedByName[T metav1.Object](items []T) []T {
 	return slices.SortedFunc(slices.Values(items), func(a, b T) int {
 		return cmp.Or(cmp.Compare(a.GetNamespace(), b.GetNamespace()), cmp.Compare(a.GetName(), b.GetName()))
 	})
+}
+
+// gatewayObjects lists the cached Gateway API objects, with snap's
+// Services and Secrets; false without the Gateway API.
+func (c *clusterController) gatewayObjects(snap compile.Snapshot) (gatewayapi.Objects, bool) {
+	l := c.gw.listers.Load()
+	if l == nil {
+		return gatewayapi.Objects{}, false
+	}
+	all := labels.Everything()
+	o := gatewayapi.Objects{Services: snap.Services, Secrets: snap.Secrets}
+	o.GatewayClasses, _ = l.classes.List(all) // a cache lister never fails
+	o.Gateways, _ = l.gateways.List(all)
+	o.HTTPRoutes, _ = l.routes.List(all)
+	o.ReferenceGrants, _ = l.grants.List(all)
+	o.Namespaces, _ = l.namespaces.List(all)
+	return o, true
+}
+
+// gatewayRoutes is the admission webhook's view of the Gateway API at
+// this rebuild (nil when it is not served): the routes and warnings the
+// translation gives with route in place of its old version.
+func (c *clusterController) gatewayRoutes(snap compile.Snapshot) func(route *gwv1.HTTPRoute) ([]*compile.HTTPRoute, []compile.Warning) {
+	if c.admission == nil {
+		return nil
+	}
+	o, ok := c.gatewayObjects(snap)
+	if !ok {
+		return nil
+	}
+	return routesWith(o)
+}
+
+// routesWith translates o with a route in place of its old version.
+func routesWith(o gatewayapi.Objects) func(route *gwv1.HTTPRoute) ([]*compile.HTTPRoute, []compile.Warning) {
+	return func(route *gwv1.HTTPRoute) ([]*compile.HTTPRoute, []compile.Warning) {
+		objs := o
+		objs.HTTPRoutes = slices.DeleteFunc(slices.Clone(o.HTTPRoutes), func(r *gwv1.HTTPRoute) bool {
+			return r.Namespace == route.Namespace && r.Name == route.Name
+		})
+		objs.HTTPRoutes = append(objs.HTTPRoutes, route)
+		tr := gatewayapi.TranslateAll(objs)
+		return tr.HTTPRoutes, tr.Warnings
+	}
 }

@@ -111,6 +111,7 @@ func (c *controller) load() error {
 	for _, w := range res.Warnings {
 		c.log.Warn(w.Message, warningAttrs(w)...)
 	}
+	logUnclaimed(c.log, &res, "")
 
 	// The router logs each table it publishes; this line adds what only
 	// the loader knows.

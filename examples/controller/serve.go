@@ -27,6 +27,8 @@ type instance struct {
 	// HTTPAddr, HTTPSAddr and DebugAddr are the bound addresses ("" when
 	// that listener is off), so ":0" in the flags is usable.
 	HTTPAddr, HTTPSAddr, DebugAddr string
+	// WebhookAddr is the admission webhook's bound address ("" when off).
+	WebhookAddr string
 
 	router  *router.Router
 	cluster *clusterController // cluster mode, else nil
@@ -319,6 +321,9 @@ func debugMux(rt *router.Router, healthPath string, ready func() bool, draining 
 			return
 		}
 		fmt.Fprintf(w, "ready: generation %d\n", rt.Generation())
+		if note := unclaimedNote(last.Load()); note != "" {
+			fmt.Fprintf(w, "warning: %s\n", note)
+		}
 	})
 	return mux
 }

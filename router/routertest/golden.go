@@ -46,6 +46,8 @@ func RunFiles(t testing.TB, paths ...string) {
 					t.Helper()
 					if !res.OK() {
 						t.Error("\n" + res.Report())
+					} else if res.Unclaimed != "" {
+						t.Logf("warning: %s", res.Unclaimed)
 					}
 				})
 			}

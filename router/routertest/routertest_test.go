@@ -226,7 +226,7 @@ func TestLoadNewKeys(t *testing.T) {
 	require.True(t, c.Router.TrustForwardedProto)
 	require.NotNil(t, c.Router.DefaultCertificate, "defaultSSLCertificate is read from the Secret among the objects")
 	require.True(t, c.CheckWarnings)
-	want := []ExpectedWarning{{Reason: "AnnotationUnsupported", Object: "Ingress prod/shop", Field: "metadata.annotations[nginx.ingress.kubernetes.io/auth-snippet]"}}
+	want := []ExpectedWarning{{Reason: "SnippetAnswerIgnored", Object: "Ingress prod/shop", Field: "metadata.annotations[nginx.ingress.kubernetes.io/auth-snippet]"}}
 	require.Empty(t, cmp.Diff(want, c.Warnings))
 	// Inline objects and the included file's, merged.
 	require.Len(t, c.Objects.Ingresses, 1)
@@ -648,4 +648,31 @@ func TestRouterOptions(t *testing.T) {
 		require.NoError(t, err)
 		tt.check(t, cases[0].Router)
 	}
+}
+
+// A case whose Ingress is another class's passes on its 404s; the result
+// says that nothing was claimed and which option would claim it.
+func TestRunSaysWhatIsNotClaimed(t *testing.T) {
+	data := `name: other class
+objects:
+  - apiVersion: networking.k8s.io/v1
+    kind: Ingress
+    metadata: {name: a, namespace: demo, annotations: {kubernetes.io/ingress.class: nginx}}
+    spec: {defaultBackend: {service: {name: web, port: {number: 80}}}}
+requests: [{host: a, path: /, expect: {status: 404}}]
+`
+	cases, err := parseCases("inline.yaml", []byte(data))
+	require.NoError(t, err)
+	res := Run(cases[0])
+	require.True(t, res.OK(), res.Report())
+	require.True(t, res.NothingClaimed)
+	require.Equal(t, `1 of 1 Ingresses read are not claimed (nothing is served from Ingresses): 1 annotated kubernetes.io/ingress.class="nginx", e.g. demo/a: options.ingressClass: nginx claims them`, res.Unclaimed)
+
+	cases[0].Requests[0].Expect.Status = 200
+	require.Contains(t, Run(cases[0]).Report(), "  warning: 1 of 1 Ingresses read are not claimed")
+
+	cases[0].Options.IngressClass = "nginx"
+	res = Run(cases[0])
+	require.False(t, res.NothingClaimed)
+	require.Empty(t, res.Unclaimed)
 }

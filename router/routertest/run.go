@@ -38,6 +38,11 @@ type Result struct {
 	// the compile disagrees: the lists compared (-want +got).
 	WarningsDiff string          `json:"warningsDiff,omitempty"`
 	Requests     []RequestResult `json:"requests"`
+	// Unclaimed says how many of the case's Ingresses its options do not
+	// claim and which option claims them ("" when all are claimed);
+	// NothingClaimed is set when there are Ingresses and none is claimed.
+	Unclaimed      string `json:"unclaimed,omitempty"`
+	NothingClaimed bool   `json:"nothingClaimed,omitempty"`
 }
 
 // Warning is a compile warning as a case result shows it.
@@ -118,6 +123,9 @@ func (r Result) Report() string {
 		fmt.Fprintf(&b, ": %s", r.Error)
 	}
 	b.WriteString("\n")
+	if r.Unclaimed != "" {
+		b.WriteString("  warning: " + r.Unclaimed + "\n")
+	}
 	if r.WarningsDiff != "" {
 		b.WriteString("  warnings differ (-want +got):\n    " + strings.ReplaceAll(strings.TrimSuffix(r.WarningsDiff, "\n"), "\n", "\n    ") + "\n")
 		if len(r.Warnings) > 0 {
@@ -287,6 +295,8 @@ func run(c Case, result compile.Result, err error) Result {
 		return res
 	}
 	res.Warnings = warningsOf(result.Warnings)
+	res.Unclaimed = result.Unclaimed.Describe(compile.CaseSpelling)
+	res.NothingClaimed = result.Unclaimed.Read > 0 && result.Unclaimed.Claimed == 0
 	if c.CheckWarnings {
 		res.WarningsDiff = warningsDiff(c.Warnings, res.Warnings)
 	}

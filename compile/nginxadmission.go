@@ -1,0 +1,517 @@
+package compile
+
+import (
+	"fmt"
+	"net/netip"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// What ingress-nginx v1.15's validating webhook refuses (SPEC §21), read
+// from its CheckIngress (internal/ingress/controller) and the annotation
+// parsers it runs: ramjet's admission refuses exactly there, and nowhere
+// else, so a pipeline that relied on `kubectl apply` failing keeps
+// failing on the same objects and passing on the others.
+//
+// In order, the first that applies decides:
+//   - the deep inspector (--deep-inspect, on by default): a host, path or
+//     TLS Secret name holding an nginx directive or a sensitive file path;
+//   - strict-validate-path-type (on by default): an Exact or Prefix path
+//     with characters outside letters, digits, ".", "_", "-" and "/";
+//   - annotation-value-word-blocklist: a word it lists in an
+//     nginx.ingress.kubernetes.io/ value;
+//   - allow-snippet-annotations off (the default): any annotation whose
+//     key ends in "-snippet";
+//   - the annotation parsers: an nginx.ingress.kubernetes.io/ annotation
+//     riskier than annotations-risk-level (snippets are Critical, the
+//     default level High), or a value its validator refuses where the
+//     parser passes the refusal on (others fall back to a default);
+//   - a host and path (the path string, whatever its type) already served
+//     by another Ingress, unless exactly one of the two is a canary.
+
+// AdmissionSettings are the ingress-nginx settings its webhook reads that
+// compile.Options does not hold. The zero value is ingress-nginx's default.
+type AdmissionSettings struct {
+	// LaxPathType is strict-validate-path-type "false".
+	LaxPathType bool
+	// WordBlocklist is annotation-value-word-blocklist, split at commas.
+	WordBlocklist []string
+	// NoDeepInspect is --deep-inspect=false.
+	NoDeepInspect bool
+}
+
+// ReadAdmissionSettings reads the ConfigMap keys of AdmissionSettings from
+// an ingress-nginx ConfigMap's data (nil: the defaults).
+func ReadAdmissionSettings(data map[string]string) AdmissionSettings {
+	var s AdmissionSettings
+	if v, ok := data["strict-validate-path-type"]; ok {
+		strict, err := strconv.ParseBool(v)
+		s.LaxPathType = err == nil && !strict || v == ""
+	}
+	if v := strings.TrimSpace(data["annotation-value-word-blocklist"]); v != "" {
+		for w := range strings.SplitSeq(v, ",") {
+			s.WordBlocklist = append(s.WordBlocklist, strings.TrimSpace(w))
+		}
+	}
+	return s
+}
+
+// nginxRisk is an annotation's risk level in ingress-nginx.
+type nginxRisk int
+
+const (
+	riskLow nginxRisk = iota
+	riskMedium
+	riskHigh
+	riskCritical
+)
+
+var riskNames = [...]string{"Low", "Medium", "High", "Critical"}
+
+// riskLevel reads annotations-risk-level ("" is its default, High).
+func riskLevel(s string) nginxRisk {
+	switch strings.ToLower(s) {
+	case "critical":
+		return riskCritical
+	case "medium":
+		return riskMedium
+	case "low":
+		return riskLow
+	}
+	return riskHigh
+}
+
+// nginxCheck is how ingress-nginx judges one annotation: its risk, and,
+// for the keys whose parser passes a validation failure on (so that the
+// webhook refuses the Ingress), the validator and when the parser reads
+// the key at all (nil: always).
+type nginxCheck struct {
+	risk  nginxRisk
+	valid func(string) bool
+	read  func(anns map[string]string) bool
+	alias string // the key's other name, read when the key is empty
+}
+
+// ingress-nginx's character sets (internal/ingress/annotations/parser).
+const (
+	alnumChars = `\-\._~a-zA-Z0-9/:`
+	regexChars = `\^\$\[\]\(\)\{\}\*\+\?\|&=\\`
+)
+
+var (
+	reValidRegex    = regexp.MustCompile(`^[/` + alnumChars + regexChars + `]*$`)
+	reBasicChars    = regexp.MustCompile(`^[/` + alnumChars + `]*$`)
+	reCharsSpace    = regexp.MustCompile(`^[/` + alnumChars + ` ]*$`)
+	reURL           = regexp.MustCompile(`^[` + alnumChars + `,:\?&=]*$`)
+	reURLVariables  = regexp.MustCompile(`^[` + alnumChars + `, ,:\?&=$]*$`)
+	rePathCapture   = regexp.MustCompile(`^/?[` + alnumChars + `/\$]*$`)
+	reSize          = regexp.MustCompile(`^(?i)\d+[bkmg]?$`)
+	reHTTPErrors    = regexp.MustCompile(`^(?:[4,5]\d{2},?)*$`)
+	reConnection    = regexp.MustCompile(`^(close|keep-alive)$`)
+	reFastCGIIndex  = regexp.MustCompile(`^[A-Za-z0-9.\-_]+$`)
+	reOperationName = regexp.MustCompile(`^[A-Za-z0-9_\-]*$`)
+	reSSLCipher     = regexp.MustCompile(`^(?:(?:[A-Za-z0-9!:+\-_])*(?:@STRENGTH)*(?:@SECLEVEL=[0-5])*(?:@STRENGTH)*)*$`)
+	reHashBy        = regexp.MustCompile(`^[A-Za-z0-9\-_${}]*$`)
+	reAuthType      = regexp.MustCompile(`basic|digest`)
+	reAuthFileType  = regexp.MustCompile(`auth-file|auth-map`)
+	reErrorPage     = regexp.MustCompile(`^(@[A-Za-z0-9_-]+|((https?://)?[A-Za-z0-9\-.]+(:\d+)?)?(/[A-Za-z0-9\-_.]+)*/?)$`)
+	reLineBreak     = regexp.MustCompile(`\r|\n`)
+)
+
+// matches is ingress-nginx's regular-expression validator: spaces removed
+// first when trim is set, and never a line break.
+func matches(re *regexp.Regexp, trim bool) func(string) bool {
+	return func(s string) bool {
+		if trim {
+			s = strings.ReplaceAll(s, " ", "")
+		}
+		return re.MatchString(s) && !reLineBreak.MatchString(s)
+	}
+}
+
+func isBool(s string) bool { _, err := strconv.ParseBool(s); return err == nil }
+func isInt(s string) bool  { _, err := strconv.Atoi(s); return err == nil }
+
+func isServerName(s string) bool { return reValidRegex.MatchString(strings.TrimSpace(s)) }
+
+func isServerNames(s string) bool {
+	for name := range strings.SplitSeq(s, ",") {
+		if !isServerName(name) {
+			return false
+		}
+	}
+	return true
+}
+
+// isCIDRs reads a comma-separated list of addresses and CIDRs.
+func isCIDRs(s string) bool {
+	for part := range strings.SplitSeq(s, ",") {
+		part = strings.TrimSpace(part)
+		if _, err := netip.ParsePrefix(part); err != nil {
+			if _, err := netip.ParseAddr(part); err != nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func isCommonName(s string) bool {
+	rest, ok := strings.CutPrefix(s, "CN=")
+	if !ok {
+		return false
+	}
+	_, err := regexp.Compile(rest)
+	return err == nil
+}
+
+func isServiceName(s string) bool { return len(validation.IsDNS1035Label(s)) == 0 }
+
+func isOneOf(options ...string) func(string) bool {
+	return func(s string) bool { return slices.Contains(options, strings.TrimSpace(s)) }
+}
+
+// nginxValue is the value of an nginx annotation as its parser sees it.
+func nginxValue(anns map[string]string, key string) string { return anns[NginxPrefix+key] }
+
+// Gates: the parser reads the key only after another one passed.
+func authTypeRead(anns map[string]string) bool {
+	v := nginxValue(anns, "auth-type")
+	return v != "" && matches(reAuthType, true)(v)
+}
+
+func authRealmRead(anns map[string]string) bool {
+	return authTypeRead(anns) && nginxValue(anns, "auth-secret") != ""
+}
+
+func authTLSRead(anns map[string]string) bool {
+	v := nginxValue(anns, "auth-tls-secret")
+	return v != "" && matches(reBasicChars, true)(v)
+}
+
+func opentelemetryRead(anns map[string]string) bool {
+	v := nginxValue(anns, "enable-opentelemetry")
+	return v != "" && isBool(v)
+}
+
+func temporalSet(anns map[string]string) bool { return nginxValue(anns, "temporal-redirect") != "" }
+
+func temporalUnset(anns map[string]string) bool { return !temporalSet(anns) }
+
+// nginxChecks holds every annotation ingress-nginx v1.15 registers, by
+// key without prefix. A key without a validator never refuses an Ingress
+// (its parser falls back to a default or denies the location).
+var nginxChecks = map[string]nginxCheck{
+	"server-alias":                             {risk: riskHigh, valid: isServerNames},
+	"auth-type":                                {risk: riskLow, valid: matches(reAuthType, true)},
+	"auth-secret-type":                         {risk: riskLow, valid: matches(reAuthFileType, true), read: authTypeRead},
+	"auth-secret":                              {risk: riskMedium},
+	"auth-realm":                               {risk: riskMedium, valid: matches(reCharsSpace, false), read: authRealmRead},
+	"auth-url":                                 {risk: riskHigh, valid: matches(reURLVariables, true)},
+	"auth-method":                              {risk: riskLow},
+	"auth-signin":                              {risk: riskHigh},
+	"auth-signin-redirect-param":               {risk: riskMedium},
+	"auth-snippet":                             {risk: riskCritical},
+	"auth-cache-key":                           {risk: riskMedium},
+	"auth-keepalive":                           {risk: riskLow},
+	"auth-keepalive-share-vars":                {risk: riskLow},
+	"auth-keepalive-requests":                  {risk: riskLow},
+	"auth-keepalive-timeout":                   {risk: riskLow},
+	"auth-cache-duration":                      {risk: riskMedium},
+	"auth-response-headers":                    {risk: riskMedium},
+	"auth-proxy-set-headers":                   {risk: riskMedium},
+	"auth-request-redirect":                    {risk: riskMedium},
+	"auth-always-set-cookie":                   {risk: riskLow},
+	"enable-global-auth":                       {risk: riskLow},
+	"auth-tls-secret":                          {risk: riskMedium, valid: matches(reBasicChars, true)},
+	"auth-tls-verify-client":                   {risk: riskMedium},
+	"auth-tls-verify-depth":                    {risk: riskLow},
+	"auth-tls-error-page":                      {risk: riskHigh, valid: matches(reErrorPage, true), read: authTLSRead},
+	"auth-tls-pass-certificate-to-upstream":    {risk: riskLow, valid: isBool, read: authTLSRead},
+	"auth-tls-match-cn":                        {risk: riskHigh, valid: isCommonName, read: authTLSRead},
+	"backend-protocol":                         {risk: riskLow},
+	"canary":                                   {risk: riskLow},
+	"canary-weight":                            {risk: riskLow},
+	"canary-weight-total":                      {risk: riskLow},
+	"canary-by-header":                         {risk: riskMedium},
+	"canary-by-header-value":                   {risk: riskMedium},
+	"canary-by-header-pattern":                 {risk: riskMedium},
+	"canary-by-cookie":                         {risk: riskMedium},
+	"client-body-buffer-size":                  {risk: riskLow, valid: matches(reSize, true)},
+	"connection-proxy-header":                  {risk: riskLow, valid: matches(reConnection, true)},
+	"enable-cors":                              {risk: riskLow},
+	"cors-allow-origin":                        {risk: riskMedium},
+	"cors-allow-headers":                       {risk: riskMedium},
+	"cors-allow-methods":                       {risk: riskMedium},
+	"cors-allow-credentials":                   {risk: riskLow},
+	"cors-expose-headers":                      {risk: riskMedium},
+	"cors-max-age":                             {risk: riskLow},
+	"custom-headers":                           {risk: riskMedium},
+	"custom-http-errors":                       {risk: riskLow, valid: matches(reHTTPErrors, true)},
+	"default-backend":                          {risk: riskLow, valid: isServiceName},
+	"disable-proxy-intercept-errors":           {risk: riskLow},
+	"fastcgi-index":                            {risk: riskMedium, valid: matches(reFastCGIIndex, true)},
+	"fastcgi-params-configmap":                 {risk: riskMedium, valid: matches(reBasicChars, true)},
+	"http2-push-preload":                       {risk: riskLow, valid: isBool},
+	"allowlist-source-range":                   {risk: riskMedium, alias: "whitelist-source-range"},
+	"denylist-source-range":                    {risk: riskMedium},
+	"load-balance":                             {risk: riskLow, valid: isOneOf("round_robin", "chash", "chashsubset", "sticky_balanced", "sticky_persistent", "ewma")},
+	"enable-access-log":                        {risk: riskLow},
+	"enable-rewrite-log":                       {risk: riskLow},
+	"mirror-request-body":                      {risk: riskLow},
+	"mirror-target":                            {risk: riskHigh},
+	"mirror-host":                              {risk: riskHigh},
+	"enable-modsecurity":                       {risk: riskLow},
+	"enable-owasp-core-rules":                  {risk: riskLow},
+	"modsecurity-transaction-id":               {risk: riskHigh},
+	"modsecurity-snippet":                      {risk: riskCritical},
+	"enable-opentelemetry":                     {risk: riskLow},
+	"opentelemetry-trust-incoming-span":        {risk: riskLow},
+	"opentelemetry-operation-name":             {risk: riskMedium, valid: matches(reOperationName, true), read: opentelemetryRead},
+	"use-port-in-redirects":                    {risk: riskLow},
+	"proxy-connect-timeout":                    {risk: riskLow},
+	"proxy-send-timeout":                       {risk: riskLow},
+	"proxy-read-timeout":                       {risk: riskLow},
+	"proxy-buffers-number":                     {risk: riskLow},
+	"proxy-buffer-size":                        {risk: riskLow},
+	"proxy-busy-buffers-size":                  {risk: riskLow},
+	"proxy-cookie-path":                        {risk: riskMedium},
+	"proxy-cookie-domain":                      {risk: riskMedium},
+	"proxy-body-size":                          {risk: riskMedium},
+	"proxy-next-upstream":                      {risk: riskMedium},
+	"proxy-next-upstream-timeout":              {risk: riskLow},
+	"proxy-next-upstream-tries":                {risk: riskLow},
+	"proxy-request-buffering":                  {risk: riskLow},
+	"proxy-redirect-from":                      {risk: riskMedium},
+	"proxy-redirect-to":                        {risk: riskMedium},
+	"proxy-buffering":                          {risk: riskLow},
+	"proxy-http-version":                       {risk: riskLow},
+	"proxy-max-temp-file-size":                 {risk: riskLow},
+	"proxy-ssl-secret":                         {risk: riskMedium, valid: matches(reBasicChars, true)},
+	"proxy-ssl-ciphers":                        {risk: riskMedium},
+	"proxy-ssl-protocols":                      {risk: riskLow},
+	"proxy-ssl-name":                           {risk: riskHigh},
+	"proxy-ssl-verify":                         {risk: riskLow},
+	"proxy-ssl-verify-depth":                   {risk: riskLow},
+	"proxy-ssl-server-name":                    {risk: riskLow},
+	"limit-rate":                               {risk: riskLow},
+	"limit-rate-after":                         {risk: riskLow},
+	"limit-rpm":                                {risk: riskLow, valid: isInt},
+	"limit-rps":                                {risk: riskLow, valid: isInt},
+	"limit-connections":                        {risk: riskLow, valid: isInt},
+	"limit-burst-multiplier":                   {risk: riskLow},
+	"limit-allowlist":                          {risk: riskLow, valid: isCIDRs, alias: "limit-whitelist"},
+	"from-to-www-redirect":                     {risk: riskLow, valid: isBool},
+	"relative-redirects":                       {risk: riskLow, valid: isBool},
+	"temporal-redirect":                        {risk: riskMedium, valid: matches(reURL, false)},
+	"temporal-redirect-code":                   {risk: riskLow, valid: isInt, read: temporalSet},
+	"permanent-redirect":                       {risk: riskMedium, valid: matches(reURL, false), read: temporalUnset},
+	"permanent-redirect-code":                  {risk: riskLow, valid: isInt, read: temporalUnset},
+	"rewrite-target":                           {risk: riskMedium},
+	"ssl-redirect":                             {risk: riskLow},
+	"preserve-trailing-slash":                  {risk: riskMedium},
+	"force-ssl-redirect":                       {risk: riskMedium},
+	"use-regex":                                {risk: riskLow},
+	"app-root":                                 {risk: riskMedium},
+	"satisfy":                                  {risk: riskLow},
+	"server-snippet":                           {risk: riskCritical},
+	"service-upstream":                         {risk: riskLow},
+	"affinity":                                 {risk: riskLow},
+	"affinity-mode":                            {risk: riskMedium},
+	"affinity-canary-behavior":                 {risk: riskLow},
+	"session-cookie-name":                      {risk: riskMedium},
+	"session-cookie-secure":                    {risk: riskLow},
+	"session-cookie-expires":                   {risk: riskMedium},
+	"session-cookie-max-age":                   {risk: riskMedium},
+	"session-cookie-path":                      {risk: riskMedium},
+	"session-cookie-domain":                    {risk: riskMedium},
+	"session-cookie-samesite":                  {risk: riskLow},
+	"session-cookie-conditional-samesite-none": {risk: riskLow},
+	"session-cookie-change-on-failure":         {risk: riskLow},
+	"configuration-snippet":                    {risk: riskCritical},
+	"ssl-prefer-server-ciphers":                {risk: riskLow},
+	"ssl-ciphers":                              {risk: riskLow, valid: matches(reSSLCipher, true)},
+	"ssl-passthrough":                          {risk: riskLow, valid: isBool},
+	"stream-snippet":                           {risk: riskCritical},
+	"upstream-hash-by":                         {risk: riskHigh, valid: matches(reHashBy, true)},
+	"upstream-hash-by-subset":                  {risk: riskLow, valid: isBool},
+	"upstream-hash-by-subset-size":             {risk: riskLow, valid: isInt},
+	"upstream-vhost":                           {risk: riskLow, valid: isServerName},
+	"x-forwarded-prefix":                       {risk: riskMedium, valid: matches(rePathCapture, true)},
+}
+
+// deepInspectRefused are the deep inspector's patterns: nginx directives
+// and paths a value must not smuggle into the configuration.
+var deepInspectRefused = []*regexp.Regexp{
+	regexp.MustCompile(`(?s)\s*alias\s*.*;`),
+	regexp.MustCompile(`(?s)\s*root\s*.*;`),
+	regexp.MustCompile(`/etc/(passwd|shadow|group|nginx|ingress-controller)`),
+	regexp.MustCompile(`/var/run/secrets`),
+	regexp.MustCompile(`.*_by_lua.*`),
+}
+
+var strictPath = regexp.MustCompile(`(?i)^/[[:alnum:]._\-/]*$`)
+
+// NginxRefusal is why ingress-nginx v1.15's validating webhook refuses
+// ing on its own, before looking at other Ingresses; "" when it does not.
+// o are the compile options (their ConfigMap's allow-snippet-annotations
+// and annotations-risk-level apply).
+func NginxRefusal(ing *networkingv1.Ingress, o Options, s AdmissionSettings) string {
+	if why := deepInspect(ing, s); why != "" {
+		return why
+	}
+	if !s.LaxPathType {
+		var bad []string
+		for _, rule := range ing.Spec.Rules {
+			if rule.HTTP == nil {
+				continue
+			}
+			for _, p := range rule.HTTP.Paths {
+				if p.Path == "" || p.PathType != nil && *p.PathType == networkingv1.PathTypeImplementationSpecific || strictPath.MatchString(p.Path) {
+					continue
+				}
+				typ := "<nil>"
+				if p.PathType != nil {
+					typ = string(*p.PathType)
+				}
+				bad = append(bad, fmt.Sprintf("path %s cannot be used with pathType %s", p.Path, typ))
+			}
+		}
+		if len(bad) > 0 {
+			return "ingress contains invalid paths: " + strings.Join(bad, "\n")
+		}
+	}
+	keys := make([]string, 0, len(ing.Annotations))
+	for k := range ing.Annotations {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if !strings.HasPrefix(k, NginxPrefix) {
+			continue
+		}
+		for _, word := range s.WordBlocklist {
+			if word != "" && strings.Contains(ing.Annotations[k], word) {
+				return fmt.Sprintf("%s annotation contains invalid word %s", k, word)
+			}
+		}
+	}
+	o = o.WithConfigMap()
+	if !o.AllowSnippetAnnotations {
+		for _, k := range keys {
+			if strings.HasSuffix(k, "-snippet") {
+				return fmt.Sprintf("%s annotation cannot be used. Snippet directives are disabled by the Ingress administrator", k)
+			}
+		}
+	}
+	return annotationRefusal(ing.Annotations, keys, riskLevel(o.AnnotationsRiskLevel))
+}
+
+// annotationRefusal is why ingress-nginx's annotation parsers refuse
+// annotations (keys sorted): too risky for level, or a value refused.
+// An Ingress they refuse is also left out of ingress-nginx's store.
+func annotationRefusal(anns map[string]string, keys []string, level nginxRisk) string {
+	for _, k := range keys {
+		name, ok := strings.CutPrefix(k, NginxPrefix)
+		if !ok {
+			continue
+		}
+		c, known := nginxChecks[name]
+		if !known {
+			for key, check := range nginxChecks {
+				if check.alias == name {
+					c, known = nginxChecks[key], true
+				}
+			}
+		}
+		if known && c.risk > level {
+			return fmt.Sprintf("annotation %s is too risky for environment: it is %s-risk and annotations-risk-level is %s", k, riskNames[c.risk], riskNames[level])
+		}
+	}
+	for _, k := range keys {
+		name, ok := strings.CutPrefix(k, NginxPrefix)
+		if !ok {
+			continue
+		}
+		c, known := nginxChecks[name]
+		value := anns[k]
+		if !known || c.valid == nil || c.read != nil && !c.read(anns) {
+			continue
+		}
+		if value == "" && c.alias != "" {
+			k, value = NginxPrefix+c.alias, anns[NginxPrefix+c.alias]
+		}
+		if value != "" && !c.valid(value) {
+			return "annotation " + k + " contains invalid value"
+		}
+	}
+	// An alias set alone is read through its key.
+	for key, c := range nginxChecks {
+		if c.alias == "" || c.valid == nil || anns[NginxPrefix+key] != "" {
+			continue
+		}
+		if v := anns[NginxPrefix+c.alias]; v != "" && !c.valid(v) {
+			return "annotation " + NginxPrefix + c.alias + " contains invalid value"
+		}
+	}
+	return ""
+}
+
+// deepInspect is ingress-nginx's deep inspector over hosts, paths and TLS
+// Secret names.
+func deepInspect(ing *networkingv1.Ingress, s AdmissionSettings) string {
+	if s.NoDeepInspect {
+		return ""
+	}
+	refused := func(v string) bool {
+		for _, re := range deepInspectRefused {
+			if re.MatchString(v) {
+				return true
+			}
+		}
+		return false
+	}
+	name := ing.Namespace + "/" + ing.Name
+	for _, rule := range ing.Spec.Rules {
+		if rule.Host != "" && refused(rule.Host) {
+			return fmt.Sprintf("invalid object: invalid host in ingress %s: invalid value found: %s", name, rule.Host)
+		}
+		if rule.HTTP == nil {
+			continue
+		}
+		for _, p := range rule.HTTP.Paths {
+			if refused(p.Path) {
+				return fmt.Sprintf("invalid object: invalid rule in ingress %s: invalid http path: invalid value found: %s", name, p.Path)
+			}
+		}
+	}
+	for _, tls := range ing.Spec.TLS {
+		if refused(tls.SecretName) {
+			return fmt.Sprintf("invalid object: invalid secret in ingress %s: invalid value found: %s", name, tls.SecretName)
+		}
+		for _, h := range tls.Hosts {
+			if refused(h) {
+				return fmt.Sprintf("invalid object: invalid host in ingress tls config %s: invalid value found: %s", name, h)
+			}
+		}
+	}
+	return ""
+}
+
+// nginxStored reports whether ingress-nginx keeps ing in its store: its
+// annotation parsers do not refuse it.
+func nginxStored(ing *networkingv1.Ingress, level nginxRisk) bool {
+	keys := make([]string, 0, len(ing.Annotations))
+	for k := range ing.Annotations {
+		if strings.HasPrefix(k, NginxPrefix) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return annotationRefusal(ing.Annotations, keys, level) == ""
+}

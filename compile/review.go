@@ -1,0 +1,519 @@
+package compile
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+
+	"ramjet.dev/ramjet/classify"
+)
+
+// Admission review (SPEC §21): an Ingress about to be created or changed
+// is compiled with the snapshot it joins, replacing its old version, and
+// judged as ingress-nginx's validating webhook judges it.
+//
+// A Reviewer indexes one snapshot once; each Review then compiles only
+// the Ingresses that can change what the reviewed one compiles to (those
+// sharing a host or a Service with it, the catch-all's for a catch-all),
+// with the Services, EndpointSlices and Secrets they name. Its warnings
+// about the reviewed Ingress are those of compiling the whole snapshot
+// (a test compares the two over every case file).
+
+// Reviewer reviews Ingresses against one snapshot. It is read-only once
+// built: any number of goroutines may call Review.
+type Reviewer struct {
+	snap     Snapshot
+	opts     Options
+	settings AdmissionSettings
+	classes  *classify.Classifier
+	level    nginxRisk
+
+	byHost    map[string][]*networkingv1.Ingress // claimed, by each host they name ("" the catch-all)
+	byService map[objKey][]*networkingv1.Ingress // claimed, by each Service they name
+	ingresses map[objKey]*networkingv1.Ingress
+	services  map[objKey]*corev1.Service
+	slices    map[objKey][]*discoveryv1.EndpointSlice // by Service
+	secrets   map[objKey]*corev1.Secret
+	routes    map[string][]*HTTPRoute // by hostname
+}
+
+// NewReviewer indexes s for reviews under o and s's admission settings.
+// The snapshot's objects are shared, never written.
+func NewReviewer(s Snapshot, o Options, settings AdmissionSettings) *Reviewer {
+	r := &Reviewer{
+		snap: s, opts: o, settings: settings,
+		classes:   classify.New(s.IngressClasses, o.claimOptions()),
+		level:     riskLevel(o.WithConfigMap().AnnotationsRiskLevel),
+		byHost:    make(map[string][]*networkingv1.Ingress, len(s.Ingresses)),
+		byService: make(map[objKey][]*networkingv1.Ingress, len(s.Ingresses)),
+		ingresses: make(map[objKey]*networkingv1.Ingress, len(s.Ingresses)),
+		services:  make(map[objKey]*corev1.Service, len(s.Services)),
+		slices:    make(map[objKey][]*discoveryv1.EndpointSlice, len(s.EndpointSlices)),
+		secrets:   make(map[objKey]*corev1.Secret, len(s.Secrets)),
+		routes:    map[string][]*HTTPRoute{},
+	}
+	for _, ing := range s.Ingresses {
+		if ing != nil {
+			keepOne(r.ingresses, objKey{ing.Namespace, ing.Name}, ing)
+		}
+	}
+	for _, ing := range r.ingresses {
+		if ok, _ := r.classes.Decide(ing); !ok {
+			continue
+		}
+		for _, h := range ingressHosts(ing) {
+			r.byHost[h] = append(r.byHost[h], ing)
+		}
+		for _, k := range ingressServices(ing) {
+			r.byService[k] = append(r.byService[k], ing)
+		}
+	}
+	for _, svc := range s.Services {
+		if svc != nil {
+			keepOne(r.services, objKey{svc.Namespace, svc.Name}, svc)
+		}
+	}
+	for _, sl := range s.EndpointSlices {
+		if sl != nil && sl.Labels[discoveryv1.LabelServiceName] != "" {
+			k := objKey{sl.Namespace, sl.Labels[discoveryv1.LabelServiceName]}
+			r.slices[k] = append(r.slices[k], sl)
+		}
+	}
+	for _, sec := range s.Secrets {
+		if sec != nil {
+			keepOne(r.secrets, objKey{sec.Namespace, sec.Name}, sec)
+		}
+	}
+	for _, rt := range s.HTTPRoutes {
+		hosts := rt.Hostnames
+		if len(hosts) == 0 {
+			hosts = []string{""}
+		}
+		for _, h := range hosts {
+			r.routes[h] = append(r.routes[h], rt)
+		}
+	}
+	return r
+}
+
+// Review is the verdict on one object.
+type Review struct {
+	// Claimed is false for an Ingress of another class: admitted
+	// untouched, with nothing else set.
+	Claimed bool
+	// Refusal is why ingress-nginx's webhook refuses the object, "" when
+	// it admits it.
+	Refusal string
+	// Warnings are the compile's warnings about the object, with the
+	// snapshot it joins.
+	Warnings []Warning
+}
+
+// Review judges ing, to be created or to replace the Ingress of its
+// namespace and name.
+func (r *Reviewer) Review(ing *networkingv1.Ingress) Review {
+	if ok, _ := r.classes.Decide(ing); !ok {
+		return Review{}
+	}
+	rv := Review{Claimed: true}
+	related := r.related(ing)
+	if ing.DeletionTimestamp == nil {
+		rv.Refusal = NginxRefusal(ing, r.opts, r.settings)
+		if rv.Refusal == "" {
+			rv.Refusal = r.overlap(ing, related)
+		}
+	}
+	res := Compile(r.subset(append(related, ing), nil), r.opts)
+	rv.Warnings = warningsAbout(res.Warnings, ingressRef(ing.Namespace, ing.Name))
+	return rv
+}
+
+// ReviewRoute returns the warnings about the route ref that compiling
+// routes (the route source's whole translation, with the route under
+// review in it) and warnings (the translation's) together with the
+// Ingresses on the route's hosts gives.
+func (r *Reviewer) ReviewRoute(ref Ref, routes []*HTTPRoute, warnings []Warning) []Warning {
+	var related []*networkingv1.Ingress
+	seen := map[objKey]bool{}
+	for _, rt := range routes {
+		if rt.Namespace != ref.Namespace || rt.Name != ref.Name {
+			continue
+		}
+		hosts := rt.Hostnames
+		if len(hosts) == 0 {
+			hosts = []string{""}
+		}
+		for _, h := range hosts {
+			for _, ing := range r.byHost[h] {
+				if k := (objKey{ing.Namespace, ing.Name}); !seen[k] {
+					seen[k] = true
+					related = append(related, ing)
+				}
+			}
+		}
+	}
+	s := r.subset(related, routes)
+	s.Warnings = warnings
+	return warningsAbout(Compile(s, r.opts).Warnings, ref)
+}
+
+func warningsAbout(ws []Warning, ref Ref) []Warning {
+	var out []Warning
+	for _, w := range ws {
+		if w.Object == ref {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// related are the claimed Ingresses other than ing (by namespace and
+// name) that share a host or a Service with it, sorted by namespace and
+// name.
+func (r *Reviewer) related(ing *networkingv1.Ingress) []*networkingv1.Ingress {
+	self := objKey{ing.Namespace, ing.Name}
+	seen := map[objKey]bool{self: true}
+	var out []*networkingv1.Ingress
+	add := func(list []*networkingv1.Ingress) {
+		for _, other := range list {
+			if k := (objKey{other.Namespace, other.Name}); !seen[k] {
+				seen[k] = true
+				out = append(out, other)
+			}
+		}
+	}
+	for _, h := range relatedHosts(ing) {
+		add(r.byHost[h])
+	}
+	for _, k := range ingressServices(ing) {
+		add(r.byService[k])
+	}
+	slices.SortFunc(out, func(a, b *networkingv1.Ingress) int {
+		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
+	})
+	return out
+}
+
+// subset is the snapshot to compile ings with: the objects they (and
+// routes) name, and every object a compile reads whatever it compiles.
+func (r *Reviewer) subset(ings []*networkingv1.Ingress, routes []*HTTPRoute) Snapshot {
+	s := Snapshot{
+		Ingresses:            ings,
+		IngressClasses:       r.snap.IngressClasses,
+		ConfigMaps:           r.snap.ConfigMaps,
+		ListenerCertificates: r.snap.ListenerCertificates,
+		HTTPRoutes:           routes,
+	}
+	if routes == nil {
+		hosts := map[string]bool{}
+		for _, ing := range ings {
+			for _, h := range ingressHosts(ing) {
+				hosts[h] = true
+			}
+		}
+		seen := map[*HTTPRoute]bool{}
+		for h := range hosts {
+			for _, rt := range r.routes[h] {
+				if !seen[rt] {
+					seen[rt] = true
+					s.HTTPRoutes = append(s.HTTPRoutes, rt)
+				}
+			}
+		}
+		slices.SortFunc(s.HTTPRoutes, func(a, b *HTTPRoute) int {
+			return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
+		})
+	}
+	services := map[objKey]bool{}
+	if db := r.opts.DefaultBackend; db != nil {
+		services[objKey{db.Namespace, db.Name}] = true
+	}
+	secrets := map[objKey]bool{}
+	for _, ing := range ings {
+		for _, k := range ingressServices(ing) {
+			services[k] = true
+		}
+		for _, tls := range ing.Spec.TLS {
+			secrets[objKey{ing.Namespace, tls.SecretName}] = true
+		}
+		for k, v := range ing.Annotations {
+			if strings.HasSuffix(k, "-secret") {
+				ns, name, ok := strings.Cut(v, "/")
+				if !ok {
+					ns, name = ing.Namespace, v
+				}
+				secrets[objKey{ns, name}] = true
+			}
+		}
+	}
+	for _, rt := range s.HTTPRoutes {
+		for _, rule := range rt.Rules {
+			for _, b := range rule.Backends {
+				services[objKey{b.Service.Namespace, b.Service.Name}] = true
+			}
+		}
+	}
+	for k := range services {
+		if svc := r.services[k]; svc != nil {
+			s.Services = append(s.Services, svc)
+		}
+		s.EndpointSlices = append(s.EndpointSlices, r.slices[k]...)
+	}
+	for k := range secrets {
+		if sec := r.secrets[k]; sec != nil {
+			s.Secrets = append(s.Secrets, sec)
+		}
+	}
+	return s
+}
+
+// ingressHosts are the hosts an Ingress names: its rules' (the catch-all
+// "" for a rule without one, or for spec.defaultBackend) and its TLS
+// hosts.
+func ingressHosts(ing *networkingv1.Ingress) []string {
+	var hosts []string
+	if ing.Spec.DefaultBackend != nil {
+		hosts = append(hosts, "")
+	}
+	for _, rule := range ing.Spec.Rules {
+		hosts = append(hosts, rule.Host)
+	}
+	for _, tls := range ing.Spec.TLS {
+		hosts = append(hosts, tls.Hosts...)
+	}
+	slices.Sort(hosts)
+	return slices.Compact(hosts)
+}
+
+// relatedHosts are the hosts whose Ingresses can change what ing compiles
+// to: its own, their www twins (from-to-www-redirect), its server-alias
+// names, and the wildcards that cover its names.
+func relatedHosts(ing *networkingv1.Ingress) []string {
+	hosts := ingressHosts(ing)
+	for _, h := range slices.Clone(hosts) {
+		if h == "" {
+			continue
+		}
+		if bare, ok := strings.CutPrefix(h, "www."); ok {
+			hosts = append(hosts, bare)
+		} else {
+			hosts = append(hosts, "www."+h)
+		}
+		if _, parent, ok := strings.Cut(h, "."); ok {
+			hosts = append(hosts, "*."+parent)
+		}
+	}
+	for _, prefix := range []string{NginxPrefix, NativePrefix} {
+		for alias := range strings.SplitSeq(ing.Annotations[prefix+"server-alias"], ",") {
+			if alias = strings.TrimSpace(alias); alias != "" {
+				hosts = append(hosts, alias)
+			}
+		}
+	}
+	slices.Sort(hosts)
+	return slices.Compact(hosts)
+}
+
+// ingressServices are the Services an Ingress names: its paths' and
+// default backend's, and its default-backend annotation's.
+func ingressServices(ing *networkingv1.Ingress) []objKey {
+	var out []objKey
+	add := func(b *networkingv1.IngressBackend) {
+		if b != nil && b.Service != nil {
+			out = append(out, objKey{ing.Namespace, b.Service.Name})
+		}
+	}
+	add(ing.Spec.DefaultBackend)
+	for _, rule := range ing.Spec.Rules {
+		if rule.HTTP == nil {
+			continue
+		}
+		for i := range rule.HTTP.Paths {
+			add(&rule.HTTP.Paths[i].Backend)
+		}
+	}
+	for _, prefix := range []string{NginxPrefix, NativePrefix} {
+		if name := ing.Annotations[prefix+"default-backend"]; name != "" {
+			out = append(out, objKey{ing.Namespace, name})
+		}
+	}
+	slices.SortFunc(out, func(a, b objKey) int { return cmp.Or(strings.Compare(a.ns, b.ns), strings.Compare(a.name, b.name)) })
+	return slices.Compact(out)
+}
+
+// The host/path check of ingress-nginx's webhook (checkOverlap): the
+// reviewed Ingress joins the others last, ingress-nginx builds its
+// servers' locations from them all, and a path of the reviewed Ingress
+// whose host already has a location of that path string (whatever its
+// type) from another Ingress is refused, unless exactly one of the two is
+// a canary (or one says canary "false": ingress-nginx compares the
+// annotations' presence).
+
+// nginxLocation is one location of an ingress-nginx server.
+type nginxLocation struct {
+	path, pathType string
+	owner          *networkingv1.Ingress // nil: the default backend's
+}
+
+// overlap is the refusal of ing's host/path check against related, "" for none.
+func (r *Reviewer) overlap(ing *networkingv1.Ingress, related []*networkingv1.Ingress) string {
+	var ings []*networkingv1.Ingress
+	for _, other := range related {
+		if nginxStored(other, r.level) {
+			ings = append(ings, other)
+		}
+	}
+	slices.SortStableFunc(ings, func(a, b *networkingv1.Ingress) int {
+		if c := a.CreationTimestamp.Time.Compare(b.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(b.Namespace+"/"+b.Name, a.Namespace+"/"+a.Name)
+	})
+	ings = append(ings, ing)
+	servers := nginxServers(ings)
+	canary, canarySet := nginxCanary(ing)
+	for _, rule := range ing.Spec.Rules {
+		if rule.HTTP == nil {
+			continue
+		}
+		host := cmp.Or(rule.Host, "_")
+		for _, p := range rule.HTTP.Paths {
+			if p.Backend.Service == nil {
+				continue
+			}
+			path := cmp.Or(p.Path, "/")
+			for _, loc := range servers[host] {
+				o := loc.owner
+				if loc.path != path || o == nil || o.Namespace == ing.Namespace && o.Name == ing.Name {
+					continue
+				}
+				otherCanary, otherSet := nginxCanary(o)
+				if canary && otherCanary || !canarySet && !otherSet {
+					return fmt.Sprintf("host %q and path %q is already defined in ingress %s/%s", host, path, o.Namespace, o.Name)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// nginxCanary reads the canary annotation as ingress-nginx does: whether
+// it is on, and whether it is there at all.
+func nginxCanary(ing *networkingv1.Ingress) (on, set bool) {
+	v, set := ing.Annotations[NginxPrefix+"canary"]
+	on, _ = strconv.ParseBool(v)
+	return on, set
+}
+
+func nginxPathType(p networkingv1.HTTPIngressPath) string {
+	if p.PathType == nil {
+		return string(networkingv1.PathTypePrefix)
+	}
+	return string(*p.PathType)
+}
+
+func nginxUpstream(ns string, b *networkingv1.IngressServiceBackend) string {
+	port := b.Port.Name
+	if port == "" {
+		port = strconv.Itoa(int(b.Port.Number))
+	}
+	return ns + "-" + b.Name + "-" + port
+}
+
+// nginxServers builds ingress-nginx's servers' locations from ings, in
+// its order: each host gets a root location of the default backend, an
+// Ingress with a default backend and no rules takes the catch-all's, and
+// the first Ingress with a path string and type on a host owns its
+// location. A canary's paths make no location.
+func nginxServers(ings []*networkingv1.Ingress) map[string][]*nginxLocation {
+	noServer := map[string]bool{}
+	for _, ing := range ings {
+		canary, _ := nginxCanary(ing)
+		mark := func(b *networkingv1.IngressBackend) {
+			if b == nil || b.Service == nil {
+				return
+			}
+			if name := nginxUpstream(ing.Namespace, b.Service); !hasKey(noServer, name) {
+				noServer[name] = canary
+			}
+		}
+		mark(ing.Spec.DefaultBackend)
+		for _, rule := range ing.Spec.Rules {
+			if rule.HTTP != nil {
+				for i := range rule.HTTP.Paths {
+					mark(&rule.HTTP.Paths[i].Backend)
+				}
+			}
+		}
+	}
+	root := func(owner *networkingv1.Ingress) *nginxLocation {
+		return &nginxLocation{path: "/", pathType: string(networkingv1.PathTypePrefix), owner: owner}
+	}
+	catchAll := root(nil)
+	servers := map[string][]*nginxLocation{"_": {catchAll}}
+	defaults := map[*nginxLocation]bool{catchAll: true}
+	for _, ing := range ings {
+		if canary, _ := nginxCanary(ing); canary {
+			continue
+		}
+		if b := ing.Spec.DefaultBackend; b != nil && b.Service != nil && defaults[catchAll] && len(ing.Spec.Rules) == 0 {
+			catchAll.owner = ing
+			delete(defaults, catchAll)
+		}
+		for _, rule := range ing.Spec.Rules {
+			host := cmp.Or(rule.Host, "_")
+			if _, ok := servers[host]; !ok {
+				loc := root(ing)
+				defaults[loc] = true
+				servers[host] = []*nginxLocation{loc}
+			}
+		}
+	}
+	for _, ing := range ings {
+		for _, rule := range ing.Spec.Rules {
+			host := cmp.Or(rule.Host, "_")
+			if _, ok := servers[host]; !ok {
+				host = "_"
+			}
+			if rule.HTTP == nil {
+				continue
+			}
+			for _, p := range rule.HTTP.Paths {
+				if p.Backend.Service == nil || noServer[nginxUpstream(ing.Namespace, p.Backend.Service)] {
+					continue
+				}
+				path, typ := cmp.Or(p.Path, "/"), nginxPathType(p)
+				add := true
+				for _, loc := range servers[host] {
+					if loc.path != path {
+						continue
+					}
+					if loc.pathType == typ {
+						add = false
+						if defaults[loc] {
+							loc.owner = ing
+							delete(defaults, loc)
+						}
+					}
+					break
+				}
+				if add {
+					servers[host] = append(servers[host], &nginxLocation{path: path, pathType: typ, owner: ing})
+				}
+			}
+		}
+	}
+	// A root location still on the default backend serves no Ingress.
+	for loc := range defaults {
+		loc.owner = nil
+	}
+	return servers
+}
+
+func hasKey[K comparable, V any](m map[K]V, k K) bool { _, ok := m[k]; return ok }

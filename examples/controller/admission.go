@@ -1,0 +1,369 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"ramjet.dev/ramjet/compile"
+)
+
+// The validating admission webhook (SPEC §21), ingress-nginx's
+// --validating-webhook: the API server sends each Ingress (and HTTPRoute)
+// being created or changed; it is compiled with the snapshot of the last
+// table published, replacing its old version. The answer carries the
+// compile's warnings about it (kubectl prints them) and refuses it where
+// ingress-nginx's webhook refuses, or with --admission-reject-severity for
+// warnings that severe. Reviews read a copy of the snapshot indexed apart
+// from the rebuild loop, so they never hold up a table.
+
+// maxReviewBody bounds an AdmissionReview as ingress-nginx bounds it.
+const maxReviewBody = 9 << 20
+
+// maxConcurrentReviews bounds the CPU reviews take from serving and
+// rebuilding; more wait their turn (the API server's timeout, 10 s by
+// default, then fails open under failurePolicy Ignore).
+const maxConcurrentReviews = 2
+
+// reviewSource is what one published table was compiled from.
+type reviewSource struct {
+	snap     compile.Snapshot
+	opts     compile.Options
+	settings compile.AdmissionSettings
+	// routes translates the Gateway API objects with route in place of
+	// its old version; nil when the Gateway API is not served.
+	routes func(route *gwv1.HTTPRoute) ([]*compile.HTTPRoute, []compile.Warning)
+}
+
+type admission struct {
+	log *slog.Logger
+	// reject refuses warnings of this severity or worse; "" none.
+	reject compile.Severity
+	// namespace is --watch-namespace: Ingresses elsewhere are not ours.
+	namespace string
+
+	latest  atomic.Pointer[reviewSource]
+	offered chan struct{} // capacity 1: a new source to index
+	// lastReview is when the last review arrived (Unix nanoseconds): a
+	// snapshot is indexed ahead only while reviews come in.
+	lastReview atomic.Int64
+	turns      chan struct{} // maxConcurrentReviews tokens
+
+	mu       sync.Mutex // held while indexing
+	indexed  *reviewSource
+	reviewer *compile.Reviewer
+}
+
+func newAdmission(cfg config, log *slog.Logger) *admission {
+	return &admission{
+		log: log, reject: cfg.admissionRejectSeverity, namespace: cfg.namespace,
+		offered: make(chan struct{}, 1),
+		turns:   make(chan struct{}, maxConcurrentReviews),
+	}
+}
+
+// offer makes src what the next reviews compile against; the index is
+// built off the caller's goroutine (run).
+func (a *admission) offer(src *reviewSource) {
+	if a == nil {
+		return
+	}
+	a.latest.Store(src)
+	select {
+	case a.offered <- struct{}{}:
+	default:
+	}
+}
+
+// indexAheadFor is how long after a review each new snapshot is still
+// indexed ahead of the next one; after that the next review indexes it.
+const indexAheadFor = time.Minute
+
+// run indexes each offered source ahead of the reviews that need it,
+// while reviews arrive: indexing 10,000 Ingresses takes tens of
+// milliseconds of CPU, not worth spending on every table of a cluster
+// nobody applies to.
+func (a *admission) run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-a.offered:
+			if time.Since(time.Unix(0, a.lastReview.Load())) < indexAheadFor {
+				a.current()
+			}
+		}
+	}
+}
+
+// current is the reviewer of the latest source, indexed now if need be.
+func (a *admission) current() *compile.Reviewer {
+	src := a.latest.Load()
+	if src == nil {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.indexed != src {
+		a.reviewer = compile.NewReviewer(src.snap, src.opts, src.settings)
+		a.indexed = src
+	}
+	return a.reviewer
+}
+
+// severityRank orders severities, the worst first.
+var severityRank = map[compile.Severity]int{compile.TrafficMoves: 0, compile.FeatureMissing: 1, compile.Cosmetic: 2}
+
+// parseRejectSeverity reads --admission-reject-severity.
+func parseRejectSeverity(s string) (compile.Severity, error) {
+	sev := compile.Severity(s)
+	if _, ok := severityRank[sev]; !ok && s != "" {
+		return "", fmt.Errorf("-admission-reject-severity %q: want %s, %s or %s", s, compile.TrafficMoves, compile.FeatureMissing, compile.Cosmetic)
+	}
+	return sev, nil
+}
+
+func (a *admission) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		http.Error(w, "POST an admission.k8s.io/v1 AdmissionReview", http.StatusMethodNotAllowed)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxReviewBody+1))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if len(body) > maxReviewBody {
+		http.Error(w, "AdmissionReview too large", http.StatusRequestEntityTooLarge)
+		return
+	}
+	var review admissionv1.AdmissionReview
+	if err := json.Unmarshal(body, &review); err != nil || review.Request == nil {
+		http.Error(w, "not an AdmissionReview with a request", http.StatusBadRequest)
+		return
+	}
+	a.lastReview.Store(time.Now().UnixNano())
+	select {
+	case a.turns <- struct{}{}:
+		defer func() { <-a.turns }()
+	case <-r.Context().Done():
+		return
+	}
+	began := time.Now()
+	resp := a.review(review.Request)
+	resp.UID = review.Request.UID
+	out := admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "AdmissionReview"},
+		Response: resp,
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if err := json.NewEncoder(w).Encode(out); err != nil {
+		a.log.Debug("admission answer not sent", "err", err)
+	}
+	attrs := []any{"kind", review.Request.Kind.Kind, "object", review.Request.Namespace + "/" + review.Request.Name,
+		"operation", string(review.Request.Operation), "allowed", resp.Allowed, "warnings", len(resp.Warnings),
+		"took", time.Since(began).Round(time.Microsecond)}
+	if !resp.Allowed {
+		a.log.Info("admission refused", append(attrs, "reason", resp.Result.Message)...)
+		return
+	}
+	a.log.Debug("admission allowed", attrs...)
+}
+
+// review decides one request.
+func (a *admission) review(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	allowed := &admissionv1.AdmissionResponse{Allowed: true}
+	if req.Operation == admissionv1.Delete {
+		return allowed
+	}
+	rv := a.current()
+	if rv == nil {
+		return allowed // no table yet: nothing to compile against
+	}
+	var warnings []compile.Warning
+	var refusal string
+	var annotations map[string]string
+	switch gk := (metav1.GroupKind{Group: req.Kind.Group, Kind: req.Kind.Kind}); gk {
+	case metav1.GroupKind{Group: networkingv1.GroupName, Kind: "Ingress"}:
+		var ing networkingv1.Ingress
+		if err := json.Unmarshal(req.Object.Raw, &ing); err != nil {
+			return refused(http.StatusBadRequest, "cannot read the Ingress: "+err.Error())
+		}
+		ing.Namespace = cmpOr(ing.Namespace, req.Namespace)
+		if ing.CreationTimestamp.IsZero() {
+			// The API server stamps it before validating webhooks run; a
+			// review without it is of an object created now.
+			ing.CreationTimestamp = metav1.Now()
+		}
+		if a.namespace != "" && ing.Namespace != a.namespace {
+			return allowed
+		}
+		res := rv.Review(&ing)
+		if !res.Claimed {
+			return allowed
+		}
+		warnings, refusal, annotations = res.Warnings, res.Refusal, ing.Annotations
+	case metav1.GroupKind{Group: gwv1.GroupName, Kind: "HTTPRoute"}:
+		src := a.latest.Load()
+		if src.routes == nil {
+			return allowed
+		}
+		var route gwv1.HTTPRoute
+		if err := json.Unmarshal(req.Object.Raw, &route); err != nil {
+			return refused(http.StatusBadRequest, "cannot read the HTTPRoute: "+err.Error())
+		}
+		route.Namespace = cmpOr(route.Namespace, req.Namespace)
+		if route.CreationTimestamp.IsZero() {
+			route.CreationTimestamp = metav1.Now()
+		}
+		routes, tw := src.routes(&route)
+		ref := compile.Ref{Kind: compile.HTTPRouteKind, Namespace: route.Namespace, Name: route.Name}
+		warnings = rv.ReviewRoute(ref, routes, tw)
+	default:
+		return allowed // not a kind ramjet compiles
+	}
+	resp := &admissionv1.AdmissionResponse{Allowed: true}
+	for _, w := range warnings {
+		resp.Warnings = append(resp.Warnings, warningText(w))
+	}
+	if refusal == "" && a.reject != "" {
+		var severe []string
+		for _, w := range warnings {
+			if sev := w.SeverityFor(annotations); severityRank[sev] <= severityRank[a.reject] {
+				severe = append(severe, string(sev)+": "+warningText(w))
+			}
+		}
+		if len(severe) > 0 {
+			refusal = fmt.Sprintf("refused under --admission-reject-severity=%s: %s", a.reject, strings.Join(severe, "; "))
+		}
+	}
+	if refusal != "" {
+		resp.Allowed = false
+		resp.Result = &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusBadRequest, Reason: metav1.StatusReasonBadRequest, Message: refusal}
+	}
+	return resp
+}
+
+func refused(code int32, msg string) *admissionv1.AdmissionResponse {
+	return &admissionv1.AdmissionResponse{Result: &metav1.Status{Status: metav1.StatusFailure, Code: code, Reason: metav1.StatusReasonBadRequest, Message: msg}}
+}
+
+// warningText is a warning as kubectl shows it after "Warning: ": the
+// object is the one applied, so the field leads.
+func warningText(w compile.Warning) string {
+	s := string(w.Reason) + " "
+	if w.Field != "" {
+		s += w.Field + ": "
+	}
+	s += strings.ReplaceAll(w.Message, "\n", " ")
+	if winner := w.WinnerText(); winner != "" {
+		s += " (winner: " + winner + ")"
+	}
+	return s
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// webhookCertificate serves the -validating-webhook-certificate and -key
+// pair, read again when either file changes (cert-manager and the
+// chart's job rotate them in place), checked at most every certRecheck.
+type webhookCertificate struct {
+	certFile, keyFile string
+	mu                sync.Mutex
+	cert              *tls.Certificate
+	stamp             string
+	checked           time.Time
+}
+
+const certRecheck = 10 * time.Second
+
+func newWebhookCertificate(certFile, keyFile string) (*webhookCertificate, error) {
+	c := &webhookCertificate{certFile: certFile, keyFile: keyFile}
+	if _, err := c.get(nil); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *webhookCertificate) get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cert != nil && time.Since(c.checked) < certRecheck {
+		return c.cert, nil
+	}
+	c.checked = time.Now()
+	var stamp strings.Builder
+	for _, f := range []string{c.certFile, c.keyFile} {
+		info, err := os.Stat(f)
+		if err != nil {
+			if c.cert != nil {
+				return c.cert, nil // keep serving the last good pair
+			}
+			return nil, err
+		}
+		fmt.Fprintf(&stamp, "%d/%d;", info.ModTime().UnixNano(), info.Size())
+	}
+	if c.cert != nil && stamp.String() == c.stamp {
+		return c.cert, nil
+	}
+	cert, err := tls.LoadX509KeyPair(c.certFile, c.keyFile)
+	if err != nil {
+		if c.cert != nil {
+			return c.cert, nil
+		}
+		return nil, fmt.Errorf("-validating-webhook-certificate/-key: %w", err)
+	}
+	c.cert, c.stamp = &cert, stamp.String()
+	return c.cert, nil
+}
+
+// listenWebhook opens the webhook's TLS listener on l's instance.
+func (l *listening) listenWebhook(cfg config, a *admission, log *slog.Logger) error {
+	cert, err := newWebhookCertificate(cfg.webhookCert, cfg.webhookKey)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.webhookAddr)
+	if err != nil {
+		return fmt.Errorf("-validating-webhook: %w", err)
+	}
+	l.listeners = append(l.listeners, ln)
+	l.inst.WebhookAddr = ln.Addr().String()
+	srv := &http.Server{
+		Handler:           a,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       defaultIdleTimeout,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: cert.get, NextProtos: []string{"h2", "http/1.1"}},
+	}
+	l.servers = append(l.servers, srv)
+	l.serve = append(l.serve, func() error {
+		err := srv.ServeTLS(ln, "", "")
+		if errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return fmt.Errorf("admission webhook: %w", err)
+	})
+	return nil
+}

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	admissionv1 "k8s.io/api/admission/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/compile/gatewayapi"
+	"ramjet.dev/ramjet/compile/manifest"
+)
+
+// admissionObjects: ramjet's class, one Service and an Ingress owning
+// shop.example.com/api.
+const admissionObjects = `apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: {name: ramjet}
+spec: {controller: ramjet.dev/ingress}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: prod}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: owner, namespace: prod, creationTimestamp: "2024-01-01T00:00:00Z"}
+spec:
+  ingressClassName: ramjet
+  rules: [{host: shop.example.com, http: {paths: [{path: /api, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}}]
+`
+
+func testAdmission(t testing.TB, reject compile.Severity) *admission {
+	t.Helper()
+	snap, _, err := manifest.Decode("objects.yaml", []byte(admissionObjects))
+	require.NoError(t, err)
+	a := newAdmission(config{admissionRejectSeverity: reject}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a.offer(&reviewSource{snap: *snap})
+	return a
+}
+
+// ingressReview posts an AdmissionReview of ing to a and returns the
+// response.
+func ingressReview(t *testing.T, a http.Handler, op admissionv1.Operation, ing *networkingv1.Ingress) *admissionv1.AdmissionResponse {
+	t.Helper()
+	raw, err := json.Marshal(ing)
+	require.NoError(t, err)
+	review := admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		Request: &admissionv1.AdmissionRequest{
+			UID: types.UID("uid-1"), Kind: metav1.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress"},
+			Namespace: ing.Namespace, Name: ing.Name, Operation: op, Object: runtime.RawExtension{Raw: raw},
+		},
+	}
+	body, err := json.Marshal(review)
+	require.NoError(t, err)
+	rec := httptest.NewRecorder()
+	a.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body)))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	var out admissionv1.AdmissionReview
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
+	require.Equal(t, "AdmissionReview", out.Kind)
+	require.Equal(t, types.UID("uid-1"), out.Response.UID)
+	return out.Response
+}
+
+func admissionIngress(name, host, path string, annotations ...string) *networkingv1.Ingress {
+	class := "ramjet"
+	pt := networkingv1.PathTypePrefix
+	ing := &networkingv1.Ingress{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: name, Annotations: map[string]string{}},
+		Spec: networkingv1.IngressSpec{IngressClassName: &class, Rules: []networkingv1.IngressRule{{Host: host,
+			IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
+				Path: path, PathType: &pt, Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}},
+			}}}}}}},
+	}
+	for i := 0; i+1 < len(annotations); i += 2 {
+		ing.Annotations[annotations[i]] = annotations[i+1]
+	}
+	return ing
+}
+
+func TestAdmissionReviews(t *testing.T) {
+	a := testAdmission(t, "")
+
+	good := ingressReview(t, a, admissionv1.Create, admissionIngress("good", "shop.example.com", "/cart"))
+	require.True(t, good.Allowed)
+	require.Empty(t, good.Warnings)
+
+	bad := ingressReview(t, a, admissionv1.Create, admissionIngress("bad", "shop.example.com", "/cart", "nginx.ingress.kubernetes.io/load-balance", "random"))
+	require.False(t, bad.Allowed)
+	require.Equal(t, "annotation nginx.ingress.kubernetes.io/load-balance contains invalid value", bad.Result.Message)
+	require.Equal(t, int32(http.StatusBadRequest), bad.Result.Code)
+
+	conflict := ingressReview(t, a, admissionv1.Create, admissionIngress("dup", "shop.example.com", "/api"))
+	require.False(t, conflict.Allowed)
+	require.Equal(t, `host "shop.example.com" and path "/api" is already defined in ingress prod/owner`, conflict.Result.Message)
+	require.NotEmpty(t, conflict.Warnings, "the warnings come with a refusal")
+	require.Contains(t, conflict.Warnings[0], "RouteConflict spec.rules[0].http.paths[0]: ")
+
+	// The owner's own update replaces its old version.
+	require.True(t, ingressReview(t, a, admissionv1.Update, admissionIngress("owner", "shop.example.com", "/api")).Allowed)
+	require.True(t, ingressReview(t, a, admissionv1.Delete, admissionIngress("dup", "shop.example.com", "/api")).Allowed, "a DELETE is allowed")
+
+	cosmetic := ingressReview(t, a, admissionv1.Create, admissionIngress("cosmetic", "shop.example.com", "/x", "nginx.ingress.kubernetes.io/use-forwarded-headers", "true"))
+	require.True(t, cosmetic.Allowed)
+	require.Equal(t, []string{"AnnotationUnsupported metadata.annotations[nginx.ingress.kubernetes.io/use-forwarded-headers]: " +
+		"nginx.ingress.kubernetes.io/use-forwarded-headers is not an annotation ingress-nginx reads (a ConfigMap key, or a removed or misspelled name): no effect under ingress-nginx either"}, cosmetic.Warnings)
+
+	other := admissionIngress("other", "shop.example.com", "/api", "nginx.ingress.kubernetes.io/load-balance", "random")
+	other.Spec.IngressClassName = nil
+	other.Annotations["kubernetes.io/ingress.class"] = "nginx"
+	untouched := ingressReview(t, a, admissionv1.Create, other)
+	require.True(t, untouched.Allowed, "another class's Ingress is not ours to refuse")
+	require.Empty(t, untouched.Warnings)
+
+	// --admission-reject-severity refuses warnings that severe.
+	strict := testAdmission(t, compile.Cosmetic)
+	refused := ingressReview(t, strict, admissionv1.Create, admissionIngress("cosmetic", "shop.example.com", "/x", "nginx.ingress.kubernetes.io/use-forwarded-headers", "true"))
+	require.False(t, refused.Allowed)
+	require.Contains(t, refused.Result.Message, "refused under --admission-reject-severity=cosmetic: cosmetic: AnnotationUnsupported")
+	require.True(t, ingressReview(t, testAdmission(t, compile.TrafficMoves), admissionv1.Create,
+		admissionIngress("cosmetic", "shop.example.com", "/x", "nginx.ingress.kubernetes.io/use-forwarded-headers", "true")).Allowed)
+}
+
+func TestAdmissionBadRequests(t *testing.T) {
+	a := testAdmission(t, "")
+	for _, tt := range []struct {
+		method, body string
+		code         int
+	}{
+		{http.MethodGet, "", http.StatusMethodNotAllowed},
+		{http.MethodPost, "{", http.StatusBadRequest},
+		{http.MethodPost, `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}`, http.StatusBadRequest},
+	} {
+		rec := httptest.NewRecorder()
+		a.ServeHTTP(rec, httptest.NewRequest(tt.method, "/", strings.NewReader(tt.body)))
+		require.Equal(t, tt.code, rec.Code, tt.body)
+	}
+	_, err := parseRejectSeverity("severe")
+	require.Error(t, err)
+}
+
+// FuzzAdmission feeds the webhook arbitrary request bodies: it answers
+// every one without panicking.
+func FuzzAdmission(f *testing.F) {
+	ing, _ := json.Marshal(admissionIngress("x", "shop.example.com", "/api", "nginx.ingress.kubernetes.io/canary", "true"))
+	f.Add(`{"request":{"uid":"1","kind":{"group":"networking.k8s.io","version":"v1","kind":"Ingress"},"operation":"CREATE","object":` + string(ing) + `}}`)
+	f.Add(`{"request":{"uid":"1","kind":{"group":"gateway.networking.k8s.io","version":"v1","kind":"HTTPRoute"},"operation":"CREATE","object":{}}}`)
+	f.Add(`{"request":{"kind":{"group":"networking.k8s.io","kind":"Ingress"},"object":{"spec":{"rules":[{"http":{"paths":[{}]}}]}}}}`)
+	a := testAdmission(f, "")
+	f.Fuzz(func(t *testing.T, body string) {
+		rec := httptest.NewRecorder()
+		a.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body)))
+	})
+}
+
+// An HTTPRoute under review is translated with the Gateway API objects,
+// its old version replaced, and answered with its warnings; ingress-nginx
+// has no Gateway API, so nothing is refused but by severity.
+func TestAdmissionHTTPRoute(t *testing.T) {
+	all := gwv1.NamespacesFromAll
+	objs := gatewayapi.Objects{
+		GatewayClasses: []*gwv1.GatewayClass{{ObjectMeta: metav1.ObjectMeta{Name: "ramjet"}, Spec: gwv1.GatewayClassSpec{ControllerName: gatewayapi.ControllerName}}},
+		Gateways: []*gwv1.Gateway{{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "gw"}, Spec: gwv1.GatewaySpec{GatewayClassName: "ramjet",
+			Listeners: []gwv1.Listener{{Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType, AllowedRoutes: &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{From: &all}}}}}}},
+	}
+	route := func(svc string) *gwv1.HTTPRoute {
+		ref := gwv1.HTTPBackendRef{}
+		ref.Name, ref.Port = gwv1.ObjectName(svc), new(gwv1.PortNumber(80))
+		return &gwv1.HTTPRoute{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "r"},
+			Spec: gwv1.HTTPRouteSpec{
+				CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{{Name: "gw", Namespace: new(gwv1.Namespace("infra"))}}},
+				Hostnames:       []gwv1.Hostname{"gw.example.com"},
+				Rules:           []gwv1.HTTPRouteRule{{BackendRefs: []gwv1.HTTPBackendRef{ref}}},
+			},
+		}
+	}
+	objs.HTTPRoutes = []*gwv1.HTTPRoute{route("web")}
+	snap, _, err := manifest.Decode("objects.yaml", []byte(admissionObjects))
+	require.NoError(t, err)
+	tr := gatewayapi.TranslateAll(objs)
+	tr.AddTo(snap)
+	post := func(a *admission, r *gwv1.HTTPRoute) *admissionv1.AdmissionResponse {
+		raw, err := json.Marshal(r)
+		require.NoError(t, err)
+		body, err := json.Marshal(admissionv1.AdmissionReview{Request: &admissionv1.AdmissionRequest{
+			UID: "u", Kind: metav1.GroupVersionKind{Group: gwv1.GroupName, Version: "v1", Kind: "HTTPRoute"},
+			Namespace: "prod", Name: "r", Operation: admissionv1.Update, Object: runtime.RawExtension{Raw: raw},
+		}})
+		require.NoError(t, err)
+		rec := httptest.NewRecorder()
+		a.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body)))
+		var out admissionv1.AdmissionReview
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
+		return out.Response
+	}
+	a := newAdmission(config{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a.offer(&reviewSource{snap: *snap, routes: routesWith(objs)})
+	ok := post(a, route("web"))
+	require.True(t, ok.Allowed)
+	require.Empty(t, ok.Warnings)
+
+	missing := post(a, route("gone"))
+	require.True(t, missing.Allowed)
+	require.Len(t, missing.Warnings, 1)
+	require.Contains(t, missing.Warnings[0], "ServiceNotFound spec.rules[0].backendRefs[0]")
+
+	strict := newAdmission(config{admissionRejectSeverity: compile.TrafficMoves}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	strict.offer(&reviewSource{snap: *snap, routes: routesWith(objs)})
+	require.True(t, post(strict, route("gone")).Allowed, "a missing Service answers 500 under both: cosmetic")
+	strict = newAdmission(config{admissionRejectSeverity: compile.Cosmetic}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	strict.offer(&reviewSource{snap: *snap, routes: routesWith(objs)})
+	require.False(t, post(strict, route("gone")).Allowed)
+}
+
+// New tables are indexed for reviews ahead of time only while reviews
+// arrive; the first review after a quiet spell indexes the table itself.
+func TestAdmissionIndexesAheadWhileReviewed(t *testing.T) {
+	snap, _, err := manifest.Decode("objects.yaml", []byte(admissionObjects))
+	require.NoError(t, err)
+	a := newAdmission(config{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go a.run(ctx)
+	indexed := func() *reviewSource {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.indexed
+	}
+	first := &reviewSource{snap: *snap}
+	a.offer(first)
+	time.Sleep(50 * time.Millisecond)
+	require.Nil(t, indexed(), "nobody reviews: nothing indexed")
+
+	require.True(t, ingressReview(t, a, admissionv1.Create, admissionIngress("good", "shop.example.com", "/cart")).Allowed)
+	require.Same(t, first, indexed(), "the review indexed the table it needed")
+	second := &reviewSource{snap: *snap}
+	a.offer(second)
+	waitFor(t, 5*time.Second, "the next table to be indexed ahead", func() bool { return indexed() == second })
+}

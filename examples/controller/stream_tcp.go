@@ -197,20 +197,23 @@ func (c *tcpConn) abort() {
 	c.mu.Unlock()
 }
 
-// spliceChunk is how much one splice call may move before the idle
-// deadline is set again.
+// spliceChunk is how much one splice call may move before the deadlines
+// are set again.
 const spliceChunk = 1 << 20
 
 // splice copies both ways between client and backend until both have
 // ended their side (each end's close is passed on as a half-close), one
-// fails, or neither moved a byte for idle. Between TCP connections on
+// fails, or no byte moved either way for idle. Between TCP connections on
 // Linux the copy is splice(2): no copy through user space, no allocation
-// per read. The idle deadline is set per chunk, so a connection idle that
-// long is closed after between one and two idle periods.
+// per read. A splice call reports what it moved only when it returns, so
+// each returns at least every quarter of idle (its deadline): the last
+// move is known a quarter late at most, and an idle connection closes
+// between idle and one and a half idle after its last byte.
 func splice(client, backend *net.TCPConn, idle time.Duration, m *serviceMetrics) error {
 	p := &pipe{idle: idle}
-	run := func(dst, src *net.TCPConn, count func(int), dir int) error {
-		err := p.copy(dst, src, count, dir)
+	p.last.Store(time.Now().UnixNano())
+	run := func(dst, src *net.TCPConn, count func(int)) error {
+		err := p.copy(dst, src, count)
 		if err != nil {
 			// Closing both ends the other direction too.
 			client.Close()
@@ -219,8 +222,8 @@ func splice(client, backend *net.TCPConn, idle time.Duration, m *serviceMetrics)
 		return err
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- run(backend, client, m.in, 0) }()
-	err := run(client, backend, m.out, 1)
+	go func() { errc <- run(backend, client, m.in) }()
+	err := run(client, backend, m.out)
 	err2 := <-errc
 	switch {
 	case errors.Is(err, errIdle) || errors.Is(err2, errIdle):
@@ -233,58 +236,39 @@ func splice(client, backend *net.TCPConn, idle time.Duration, m *serviceMetrics)
 	return nil
 }
 
-// pipe is what the two directions of a spliced connection share: whether
-// each is idle, so that a connection closes only when neither moves.
+// pipe is what the two directions of a spliced connection share: when a
+// byte last moved either way.
 type pipe struct {
 	idle time.Duration
-	mu   sync.Mutex
-	// still[i]: direction i moved nothing in its last idle period, or has
-	// ended.
-	still [2]bool
-	moved atomic.Uint64
+	last atomic.Int64 // UnixNano
 }
 
-// copy moves src's bytes to dst (direction dir) until src ends, then
-// half-closes dst.
-func (p *pipe) copy(dst, src *net.TCPConn, count func(int), dir int) error {
+// copy moves src's bytes to dst until src ends, then half-closes dst.
+func (p *pipe) copy(dst, src *net.TCPConn, count func(int)) error {
 	lr := &io.LimitedReader{R: src}
+	period := max(p.idle/4, time.Millisecond)
 	for {
-		deadline := time.Now().Add(p.idle)
+		deadline := time.Now().Add(period)
 		_ = src.SetReadDeadline(deadline)
 		_ = dst.SetWriteDeadline(deadline)
-		before := p.moved.Load()
 		lr.N = spliceChunk
 		n, err := dst.ReadFrom(lr)
+		now := time.Now().UnixNano()
 		if n > 0 {
 			count(int(n))
-			p.moved.Add(1)
+			p.last.Store(now)
 		}
 		switch {
 		case err == nil && lr.N > 0: // src's end
 			_ = dst.CloseWrite()
-			p.setStill(dir, true)
 			return nil
 		case err == nil:
-			p.setStill(dir, false)
 		case errors.Is(err, os.ErrDeadlineExceeded):
-			if n > 0 || p.moved.Load() != before {
-				p.setStill(dir, false)
-				continue
-			}
-			if p.setStill(dir, true) {
+			if time.Duration(now-p.last.Load()) >= p.idle {
 				return errIdle
 			}
 		default:
 			return err
 		}
 	}
-}
-
-// setStill records direction dir's state and reports whether both are
-// still.
-func (p *pipe) setStill(dir int, still bool) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.still[dir] = still
-	return p.still[0] && p.still[1]
 }

@@ -504,9 +504,10 @@ func TestStreamDrain(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "b: during\n", line, "the open connection is served on")
 	began := time.Now()
+	first := c
 	go func() {
 		time.Sleep(200 * time.Millisecond)
-		c.Close()
+		first.Close()
 	}()
 	waited[inst] = true
 	require.NoError(t, inst.Wait())

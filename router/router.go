@@ -106,6 +106,7 @@ import (
 
 	"ramjet.dev/ramjet/balance"
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router/configmap"
 	"ramjet.dev/ramjet/router/h1"
 )
 
@@ -266,6 +267,27 @@ type Options struct {
 	// Brotli compresses answers in br as ingress-nginx's enable-brotli
 	// does, before Gzip; nil: none.
 	Brotli *Brotli
+
+	// TLS is the TLS policy TLSConfig serves (versions, cipher suites,
+	// curves, the session cache and tickets: the ssl-* keys, SPEC §12);
+	// nil: ingress-nginx's defaults (configmap.DefaultTLS).
+	TLS *configmap.TLS
+	// HideHeaders are backend response headers never passed to the client
+	// (hide-headers, nginx's proxy_hide_header), canonical names.
+	HideHeaders []string
+	// UnderscoresInHeaders passes request headers whose names hold '_' to
+	// the backend (enable-underscores-in-headers); nginx drops them.
+	UnderscoresInHeaders bool
+	// KeepInvalidHeaders passes request headers whose names nginx calls
+	// invalid (other than letters, digits, '-' and '_') to the backend
+	// (ignore-invalid-headers "false"); by default they are dropped.
+	KeepInvalidHeaders bool
+	// NoRequestID sends a backend no X-Request-ID when the client sent
+	// none (generate-request-id "false"); by default one is made.
+	NoRequestID bool
+	// OriginalURIHeader sends the request's URI as received to the backend
+	// as X-Original-URI (proxy-add-original-uri-header).
+	OriginalURIHeader bool
 }
 
 // Record describes one request once it has been answered.
@@ -388,6 +410,8 @@ type Router struct {
 	cmHeaders atomic.Pointer[configMapHeaders]
 
 	returnRequestID bool
+	// tls is Options.TLS, defaults filled in (tlspolicy.go).
+	tls configmap.TLS
 	// hsts is the Strict-Transport-Security value (see hstsValue); nil:
 	// none is sent. SetHSTS replaces it.
 	hsts atomic.Pointer[[]string]
@@ -492,6 +516,7 @@ func New(o Options) *Router {
 		defaultCert: o.DefaultCertificate,
 
 		returnRequestID: o.ReturnRequestID,
+		tls:             tlsPolicy(o.TLS),
 	}
 	if r.logger == nil {
 		r.logger = slog.Default()

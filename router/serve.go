@@ -128,6 +128,7 @@ func (r *Router) forward(s *requestState) {
 		s.cmh.setProxied(req.Header)
 	}
 	b := s.ch.backend
+	live := r.live.Load()
 	x := &exchange{
 		w:                s.w,
 		gen:              d.st.gen,
@@ -147,12 +148,13 @@ func (r *Router) forward(s *requestState) {
 		returnID:         r.returnRequestID,
 		hsts:             s.hsts,
 		cmh:              s.cmh,
-		fullForwardedFor: r.live.Load().fullForwardedFor,
+		fullForwardedFor: live.fullForwardedFor,
+		hdr:              &live.headers,
 		realIP:           r.realIP(req),
 		choice:           s.ch,
 		added:            s.ph,
 	}
-	if s.id == "" && r.observer != nil {
+	if s.id == "" && r.observer != nil && !live.headers.noRequestID {
 		// The record names the ID the backend gets, so it is made here
 		// rather than as the request head is written.
 		x.requestID = requestIDOf(req)
@@ -399,7 +401,9 @@ type exchange struct {
 	// forwarded backs the forwarded header values: both live in this one
 	// allocation.
 	ctx       exchangeContext
-	forwarded [9]string
+	forwarded [11]string
+	// hdr are the header keys' settings (headers.go).
+	hdr *headerSettings
 }
 
 // exchangeContext answers Value(exchangeKey{}) with its exchange and

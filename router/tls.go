@@ -25,15 +25,17 @@ func (r *Router) GetCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, e
 }
 
 // TLSConfig returns a new server configuration that selects certificates
-// with GetCertificate, offers HTTP/2 and HTTP/1.1 by ALPN, and asks for a
-// client certificate on the hosts that want one (GetConfigForClient, made
-// on this configuration: a changed copy needs its own).
+// with GetCertificate, offers HTTP/2 and HTTP/1.1 by ALPN, serves the TLS
+// policy of Options.TLS (versions, cipher suites, curves, sessions:
+// tlspolicy.go), and asks for a client certificate, or uses other cipher
+// suites, on the hosts that want them (GetConfigForClient, made on this
+// configuration: a changed copy needs its own).
 func (r *Router) TLSConfig() *tls.Config {
 	cfg := &tls.Config{
 		GetCertificate: r.GetCertificate,
 		NextProtos:     []string{"h2", "http/1.1"},
-		MinVersion:     tls.VersionTLS12,
 	}
+	applyTLSPolicy(cfg, r.tls)
 	cfg.GetConfigForClient = r.GetConfigForClient(cfg)
 	return cfg
 }

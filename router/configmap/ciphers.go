@@ -188,6 +188,8 @@ func ParseCiphers(v string) (suites []uint16, notes []string, err error) {
 		}
 		sel, ok, missing := selector(item)
 		switch {
+		case (missing || !ok) && (op == '!' || op == '-'):
+			continue // removing what is not there: nothing to say
 		case missing:
 			lacking = append(lacking, item)
 			continue

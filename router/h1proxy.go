@@ -38,7 +38,14 @@ func (r *Router) serveH1(x *exchange, req *http.Request) {
 		began = time.Now()
 	}
 	for {
+		var dialAt time.Time
+		if !x.start.IsZero() {
+			dialAt = time.Now()
+		}
 		pc, err := r.h1.Get(ctx, x.endpoint.Addr, fresh, x.timeouts.connect)
+		if !dialAt.IsZero() && (err != nil || !pc.Reused()) {
+			x.connectTime += time.Since(dialAt)
+		}
 		if err != nil {
 			if unreachable(err) && x.passOn(req, p, failureClass(err), true, began) {
 				fresh = false

@@ -354,6 +354,11 @@ type Record struct {
 	// included. Both 0 when the request was not proxied; UpstreamHeaderTime
 	// stays 0 when no response came.
 	UpstreamHeaderTime, UpstreamTime time.Duration
+	// UpstreamConnectTime is the time spent opening connections to the
+	// backend, every try's ($upstream_connect_time summed); 0 when a kept-alive
+	// connection was reused, and on the net/http path (Options.Transport,
+	// gRPC), which does not report it.
+	UpstreamConnectTime time.Duration
 	// BytesIn counts the request body bytes read from the client; BytesOut
 	// the response body bytes written to the client (headers not counted).
 	BytesIn, BytesOut int64

@@ -321,6 +321,7 @@ func (r *Router) finish(x *exchange, req *http.Request) {
 	}
 	if !x.upstreamStart.IsZero() {
 		rec.UpstreamTime = now.Sub(x.upstreamStart)
+		rec.UpstreamConnectTime = x.connectTime
 		if !x.headerAt.IsZero() {
 			rec.UpstreamHeaderTime = x.headerAt.Sub(x.upstreamStart)
 		}
@@ -395,6 +396,7 @@ type exchange struct {
 	// when the first try was sent and when response headers arrived, and
 	// the response body bytes written.
 	start, upstreamStart, headerAt time.Time
+	connectTime                    time.Duration
 	written                        int64
 
 	// ctx is the inbound request's context carrying the exchange, and

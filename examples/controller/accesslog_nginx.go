@@ -96,9 +96,9 @@ var nginxLogVars = map[string]nginxLogVar{
 		}
 		return ""
 	},
-	"namespace":                       func(r *router.Record) string { return r.Route.Namespace },
-	"ingress_name":                    func(r *router.Record) string { return r.Route.Name },
-	"service_name":                    func(r *router.Record) string { return r.Service.Name },
+	"namespace":    func(r *router.Record) string { return r.Route.Namespace },
+	"ingress_name": func(r *router.Record) string { return r.Route.Name },
+	"service_name": func(r *router.Record) string { return r.Service.Name },
 	"service_port": func(r *router.Record) string {
 		if r.Service.Port == 0 {
 			return ""

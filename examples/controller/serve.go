@@ -18,6 +18,7 @@ import (
 
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/router"
+	"ramjet.dev/ramjet/router/configmap"
 	"ramjet.dev/ramjet/router/h1"
 )
 
@@ -103,8 +104,14 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 	// newTrafficServer serves the router's listeners: behind PROXY
 	// protocol with X-Forwarded-For believed, a connection whose header
 	// named no client has the peer for its client.
+	// The header keys of the listeners (headerbuffers.go, use-http2).
+	hk := cfg.routerKeys.Headers
+	if hk.LargeBufferSize == 0 {
+		hk = configmap.DefaultHeaders()
+	}
 	newTrafficServer := func() *http.Server {
-		srv := newServer(rt)
+		srv := newServer(headerBuffers(rt, hk.LargeBufferSize))
+		srv.MaxHeaderBytes = hk.LargeBufferNumber * hk.LargeBufferSize
 		if cfg.useProxyProtocol {
 			// Whether X-Forwarded-For is believed can change live
 			// (use-forwarded-headers); the mark is read only then.
@@ -131,6 +138,7 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 		}
 		loop := &h1.Server{
 			Handler:           srv.Handler,
+			MaxHeaderBytes:    srv.MaxHeaderBytes,
 			ReadHeaderTimeout: srv.ReadHeaderTimeout,
 			IdleTimeout:       srv.IdleTimeout,
 			ErrorLog:          srv.ErrorLog,
@@ -173,6 +181,13 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 		srv.TLSConfig = rt.TLSConfig()
 		if getCertificate != nil {
 			srv.TLSConfig.GetCertificate = getCertificate
+		}
+		if !hk.UseHTTP2 {
+			// use-http2 "false": no "http2 on" in the HTTPS server.
+			srv.TLSConfig.NextProtos = []string{"http/1.1"}
+			protocols := new(http.Protocols)
+			protocols.SetHTTP1(true)
+			srv.Protocols = protocols
 		}
 		tcfg := srv.TLSConfig.Clone()
 		tcfg.GetConfigForClient = rt.GetConfigForClient(tcfg)

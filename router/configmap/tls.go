@@ -113,7 +113,13 @@ func init() {
 			}
 			return err
 		},
-		"enable-ocsp": func(p *parse, v string) (err error) { p.s.TLS.EnableOCSP, err = ParseBool(v); return err },
+		"enable-ocsp": func(p *parse, v string) (err error) {
+			p.s.TLS.EnableOCSP, err = ParseBool(v)
+			if p.s.TLS.EnableOCSP {
+				p.note("OCSP responses are not stapled yet: clients check revocation themselves")
+			}
+			return err
+		},
 	} {
 		Keys[k] = Key{read: read}
 	}

@@ -153,13 +153,6 @@ func (c *sessionCache) unwrap(identity []byte, _ tls.ConnectionState) (*tls.Sess
 	return ss, nil
 }
 
-// len is the number of sessions held.
-func (c *sessionCache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.order.Len()
-}
-
 func (c *sessionCache) drop(e *list.Element) {
 	delete(c.byKey, e.Value.(*cachedSession).key)
 	c.order.Remove(e)

@@ -1434,6 +1434,15 @@
 //     the host with it deciding (match.VirtualHost.ServerTLS);
 //     ssl-prefer-server-ciphers "false" warns (Go always prefers its own
 //     order). These keys are read at start.
+//   - enable-ocsp "true" staples OCSP responses (router.Router.StapleOCSP)
+//     as nginx's ssl_stapling: each served certificate's status is fetched
+//     in the background from the OCSP URL of its Authority Information
+//     Access, verified against the issuer (the chain's second
+//     certificate), and a "good" response is stapled until its NextUpdate;
+//     it is refreshed 5 minutes before, at least hourly, and a failed
+//     fetch is retried with backoff (5 s doubling to 5 min). A handshake
+//     never waits: a certificate whose response is not in is served
+//     without one, as are revoked and unknown statuses.
 //
 // Backend TLS (proxy-ssl-secret, "namespace/name" in the Ingress's
 // namespace, with proxy-ssl-verify, -verify-depth, -name, -server-name,

@@ -13,9 +13,9 @@ import (
 // Brotli follow use-gzip and enable-brotli, Brotli keeping o's encoder
 // (the embedder's). The listeners' and access log's keys
 // (use-proxy-protocol, log-format-upstream, log-format-escape-json,
-// use-http2, large-client-header-buffers, enable-ocsp) are the
-// embedder's to read from s; the TLS keys set o.TLS, which TLSConfig
-// serves. Call SetConfigMapOptions with the result
+// use-http2, large-client-header-buffers) are the embedder's to read
+// from s; the TLS keys set o.TLS, which TLSConfig and GetCertificate
+// serve (enable-ocsp: StapleOCSP). Call SetConfigMapOptions with the result
 // to apply a changed ConfigMap while serving.
 func (o *Options) ApplyConfigMap(s configmap.Settings) {
 	has := func(keys ...string) bool {

@@ -100,6 +100,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/netip"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -417,6 +418,8 @@ type Router struct {
 	returnRequestID bool
 	// tls is Options.TLS, defaults filled in (tlspolicy.go).
 	tls configmap.TLS
+	// ocsp staples OCSP responses (ocsp.go); nil unless enable-ocsp.
+	ocsp *stapler
 	// hsts is the Strict-Transport-Security value (see hstsValue); nil:
 	// none is sent. SetHSTS replaces it.
 	hsts atomic.Pointer[[]string]
@@ -525,6 +528,11 @@ func New(o Options) *Router {
 	}
 	if r.logger == nil {
 		r.logger = slog.Default()
+	}
+	if r.tls.EnableOCSP {
+		r.ocsp = newStapler(r.logger)
+		// The fetching stops with the Router.
+		runtime.AddCleanup(r, (*stapler).stop, r.ocsp)
 	}
 	r.SetConfigMapOptions(o)
 	r.maxBody = cmp.Or(o.MaxBodySize, DefaultMaxBodySize)
@@ -647,6 +655,9 @@ func (r *Router) Publish(t *match.Table) (generation uint64, changed bool) {
 		next.gen = cur.gen + 1
 	}
 	r.state.Store(next)
+	if r.ocsp != nil {
+		r.ocsp.sync(t)
+	}
 	if r.sweep {
 		// The previous table's balancers count as live too: a request may
 		// have loaded that state and not picked yet, and its pick must

@@ -14,14 +14,19 @@ import (
 // GetCertificate chooses the certificate for a TLS handshake (SPEC §12):
 // the serving table's certificate for the SNI name (exact, then wildcard),
 // else the default certificate. A certificate rotates when a table with a
-// new one is published; the listener never restarts.
+// new one is published; the listener never restarts. With enable-ocsp the
+// certificate carries its OCSP response once one is in (StapleOCSP).
 func (r *Router) GetCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+	cert := r.defaultCert
 	if st := r.state.Load(); st != nil && hello != nil && hello.ServerName != "" {
 		if c := st.table.Certificate(hello.ServerName); c != nil && c.Cert != nil {
-			return c.Cert, nil
+			cert = c.Cert
 		}
 	}
-	return r.defaultCert, nil
+	if r.ocsp != nil {
+		cert = r.ocsp.staple(cert, time.Now())
+	}
+	return cert, nil
 }
 
 // TLSConfig returns a new server configuration that selects certificates

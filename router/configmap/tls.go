@@ -18,8 +18,7 @@ import (
 // ssl_early_data) and turned into what Go's crypto/tls can do. What Go
 // cannot do is said in a warning naming what is served instead.
 
-// TLS is what the TLS keys say, for router.Options.TLS (and, EnableOCSP,
-// for the embedder's listener). The zero value is not the default: see
+// TLS is what the TLS keys say, for router.Options.TLS. The zero value is not the default: see
 // DefaultTLS.
 type TLS struct {
 	// MinVersion and MaxVersion bound the protocol versions
@@ -45,7 +44,8 @@ type TLS struct {
 	// EarlyData: ssl-early-data ("false"); Go's server never accepts
 	// 0-RTT data, so "true" warns and handshakes take the full round trip.
 	EarlyData bool
-	// EnableOCSP: enable-ocsp ("false"), the embedder's to staple.
+	// EnableOCSP: enable-ocsp ("false"): the router staples each served
+	// certificate's OCSP response (router.Router.StapleOCSP).
 	EnableOCSP bool
 }
 
@@ -113,13 +113,7 @@ func init() {
 			}
 			return err
 		},
-		"enable-ocsp": func(p *parse, v string) (err error) {
-			p.s.TLS.EnableOCSP, err = ParseBool(v)
-			if p.s.TLS.EnableOCSP {
-				p.note("OCSP responses are not stapled yet: clients check revocation themselves")
-			}
-			return err
-		},
+		"enable-ocsp": func(p *parse, v string) (err error) { p.s.TLS.EnableOCSP, err = ParseBool(v); return err },
 	} {
 		Keys[k] = Key{read: read}
 	}

@@ -109,7 +109,7 @@ func TestParseTLSKeys(t *testing.T) {
 	for _, w := range warns {
 		got = append(got, w.Key+" "+w.Reason)
 	}
-	assert.Equal(t, []string{"enable-ocsp " + Unsupported, "ssl-ciphers " + Rejected, "ssl-early-data " + Unsupported}, got)
+	assert.Equal(t, []string{"ssl-ciphers " + Rejected, "ssl-early-data " + Unsupported}, got)
 }
 
 func FuzzParseCiphers(f *testing.F) {

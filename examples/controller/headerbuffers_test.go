@@ -1,20 +1,28 @@
 package main
 
 import (
+	"bufio"
+	"context"
+	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // large-client-header-buffers "4 8k" (config.go NewDefault,
 // nginx.tmpl:272 large_client_header_buffers): nginx answers 414 to a
 // request line longer than one buffer and 400 "Request Header Or Cookie
-// Too Large" to a header field longer than one.
+// Too Large" to a header field longer than one, or to fields that fill
+// every buffer.
 func TestHeaderBuffers(t *testing.T) {
-	h := headerBuffers(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }), 8<<10)
+	h := headerBuffers(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }), 4, 8<<10)
 	serve := func(target string, header map[string]string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodGet, target, nil)
 		for k, v := range header {
@@ -31,4 +39,53 @@ func TestHeaderBuffers(t *testing.T) {
 	assert.Equal(t, 400, w.Code)
 	assert.Contains(t, w.Body.String(), "Request Header Or Cookie Too Large")
 	assert.Equal(t, 204, serve("/", map[string]string{"Cookie": strings.Repeat("c", 8000)}).Code)
+	// Fields each within a buffer, all together over the four.
+	many := map[string]string{}
+	for _, k := range []string{"A", "B", "C"} {
+		many["X-"+k] = strings.Repeat("v", 8000)
+	}
+	assert.Equal(t, 204, serve("/", many).Code)
+	many["X-D"], many["X-E"] = strings.Repeat("v", 8000), strings.Repeat("v", 1000)
+	w = serve("/", many)
+	assert.Equal(t, 400, w.Code)
+	assert.Contains(t, w.Body.String(), "Request Header Or Cookie Too Large")
+}
+
+// Through the controller's listeners, under either HTTP/1 server: heads
+// of every size over the buffers get nginx's answers, never 431 (net/http
+// answers 431 past netHTTPHeadRoom only).
+func TestHeaderBuffersListeners(t *testing.T) {
+	for _, value := range []string{http1Ramjet, http1NetHTTP} {
+		cfg := config{manifests: t.TempDir(), httpAddr: "127.0.0.1:0", pollInterval: time.Hour, http1Server: value}
+		ctx, cancel := context.WithCancel(context.Background())
+		inst, err := start(ctx, cfg, slog.New(slog.DiscardHandler))
+		require.NoError(t, err)
+		for _, tc := range []struct {
+			head string
+			code int
+		}{
+			{"GET / HTTP/1.1\r\nHost: a.test\r\n\r\n", 404},
+			{"GET /" + strings.Repeat("a", 9000) + " HTTP/1.1\r\nHost: a.test\r\n\r\n", 414},
+			{"GET /" + strings.Repeat("a", 50000) + " HTTP/1.1\r\nHost: a.test\r\n\r\n", 414},
+			{"GET / HTTP/1.1\r\nHost: a.test\r\nCookie: " + strings.Repeat("c", 9000) + "\r\n\r\n", 400},
+			{"GET / HTTP/1.1\r\nHost: a.test\r\nCookie: " + strings.Repeat("c", 50000) + "\r\n\r\n", 400},
+			{"GET / HTTP/1.1\r\nHost: a.test\r\n" + strings.Repeat("X-A: "+strings.Repeat("a", 7000)+"\r\n", 5) + "\r\n", 400},
+			{"GET / HTTP/1.1\r\nHost: a.test\r\n" + strings.Repeat("X-A: "+strings.Repeat("a", 7000)+"\r\n", 9) + "\r\n", 400},
+		} {
+			c, err := net.Dial("tcp", inst.HTTPAddr)
+			require.NoError(t, err)
+			_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+			go io.WriteString(c, tc.head)
+			res, err := http.ReadResponse(bufio.NewReader(c), nil)
+			require.NoError(t, err, value)
+			body, _ := io.ReadAll(res.Body)
+			assert.Equal(t, tc.code, res.StatusCode, "%s: head of %d bytes", value, len(tc.head))
+			if tc.code == 400 {
+				assert.Contains(t, string(body), "Request Header Or Cookie Too Large", value)
+			}
+			c.Close()
+		}
+		cancel()
+		require.NoError(t, inst.Wait())
+	}
 }

@@ -110,7 +110,7 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 		hk = configmap.DefaultHeaders()
 	}
 	newTrafficServer := func() *http.Server {
-		srv := newServer(headerBuffers(rt, hk.LargeBufferSize))
+		srv := newServer(headerBuffers(rt, hk.LargeBufferNumber, hk.LargeBufferSize))
 		srv.MaxHeaderBytes = hk.LargeBufferNumber * hk.LargeBufferSize
 		if cfg.useProxyProtocol {
 			// Whether X-Forwarded-For is believed can change live
@@ -134,11 +134,15 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 	serveTraffic := func(srv *http.Server, ln net.Listener) func() error {
 		l.servers = append(l.servers, srv)
 		if !ownLoop {
+			// net/http answers a head it stops reading 431: it reads
+			// further, so that headerBuffers answers as nginx does.
+			srv.MaxHeaderBytes += netHTTPHeadRoom
 			return func() error { return srv.Serve(ln) }
 		}
 		loop := &h1.Server{
 			Handler:           srv.Handler,
 			MaxHeaderBytes:    srv.MaxHeaderBytes,
+			HeadTooLarge:      headTooLargeAnswer,
 			ReadHeaderTimeout: srv.ReadHeaderTimeout,
 			IdleTimeout:       srv.IdleTimeout,
 			ErrorLog:          srv.ErrorLog,

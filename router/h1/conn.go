@@ -589,8 +589,8 @@ type fieldReader struct {
 	// reading: the request line ended and the field lines are read.
 	reading bool
 	raw     []byte
-	src bytes.Reader
-	tp  *textproto.Reader
+	src     bytes.Reader
+	tp      *textproto.Reader
 }
 
 // maxKeptFields bounds the field buffer a connection keeps between heads.

@@ -101,7 +101,7 @@ type Server struct {
 	// 414 to a request line and 400 "Request Header Or Cookie Too Large"
 	// to header fields that outgrow large_client_header_buffers.
 	HeadTooLarge func(requestLine bool) (code int, body string)
-	ErrorLog       *log.Logger
+	ErrorLog     *log.Logger
 	// ConnContext modifies the context of each connection, as
 	// http.Server's.
 	ConnContext func(ctx context.Context, c net.Conn) context.Context

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/compile/manifest"
 	"ramjet.dev/ramjet/router"
 	"ramjet.dev/ramjet/router/configmap"
 )
@@ -187,4 +188,74 @@ func TestTLSHostCiphersAnnotation(t *testing.T) {
 	require.Error(t, err, "the host's own list leaves the listener's suites out")
 	_, err = handshake(addr, &tls.Config{ServerName: "other.example.com", MaxVersion: tls.VersionTLS12, CipherSuites: cbc})
 	require.Error(t, err, "another host keeps the listener's list")
+}
+
+// The ssl-ciphers annotation of an Ingress whose rule has no host sets
+// the default server's ciphers (ingress-nginx's createServers: a rule
+// without host is server "_", whose server block has ssl_ciphers too):
+// handshakes without SNI, or naming no host of the table, use them; a
+// named host keeps the listener's.
+func TestTLSDefaultServerCiphersAnnotation(t *testing.T) {
+	doc := `
+apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: {name: ramjet}
+spec: {controller: ramjet.dev/ingress}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: prod}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: catch-all
+  namespace: prod
+  annotations: {nginx.ingress.kubernetes.io/ssl-ciphers: "ECDHE-ECDSA-AES128-SHA"}
+spec:
+  ingressClassName: ramjet
+  rules:
+  - http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: shop, namespace: prod}
+spec:
+  ingressClassName: ramjet
+  rules:
+  - host: shop.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}
+`
+	snap, _, err := manifest.Decode("catch-all.yaml", []byte(doc))
+	require.NoError(t, err)
+	res := compile.Compile(*snap, compile.Options{})
+	r := router.New(router.Options{Logger: slog.New(slog.DiscardHandler)})
+	r.Publish(res.Table)
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", r.TLSConfig())
+	require.NoError(t, err)
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer c.Close(); _ = c.(*tls.Conn).Handshake() }()
+		}
+	}()
+	addr := ln.Addr().String()
+	cbc := []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA}
+	gcm := []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256}
+	for _, sni := range []string{"", "other.example.com"} {
+		st, err := handshake(addr, &tls.Config{ServerName: sni, MaxVersion: tls.VersionTLS12, CipherSuites: cbc})
+		require.NoError(t, err, "SNI %q", sni)
+		assert.Equal(t, tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA, st.CipherSuite)
+		_, err = handshake(addr, &tls.Config{ServerName: sni, MaxVersion: tls.VersionTLS12, CipherSuites: gcm})
+		require.Error(t, err, "SNI %q: the default server's list leaves the listener's suites out", sni)
+	}
+	_, err = handshake(addr, &tls.Config{ServerName: "shop.example.com", MaxVersion: tls.VersionTLS12, CipherSuites: cbc})
+	require.Error(t, err, "a named host keeps the listener's list")
+	_, err = handshake(addr, &tls.Config{ServerName: "shop.example.com", MaxVersion: tls.VersionTLS12, CipherSuites: gcm})
+	require.NoError(t, err)
 }

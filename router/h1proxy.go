@@ -88,7 +88,7 @@ func (r *Router) serveH1(x *exchange, req *http.Request) {
 			return
 		}
 		if !x.start.IsZero() {
-			x.headerAt = time.Now()
+			x.gotHeader()
 		}
 		if res.Status == http.StatusSwitchingProtocols {
 			r.switchProtocols(&t, res, upgrade)

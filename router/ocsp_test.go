@@ -176,7 +176,7 @@ var fastOCSP = ocspTiming{
 
 func TestOCSPStapledAndRefreshed(t *testing.T) {
 	ca := newOCSPCA(t)
-	ca.lifetime.Store(int64(2500 * time.Millisecond)) // refreshed every 1.5 s
+	ca.lifetime.Store(int64(2500 * time.Millisecond)) // valid 1.5 s from the fetch, refreshed after 0.5 s
 	cert := ca.issue(t, "shop.example.com", ca.srv.URL)
 	r := ocspRouter(t, fastOCSP)
 	r.Publish(mustTable(match.Spec{Certificates: []*match.Certificate{{Secret: "prod/shop-tls", Hosts: []string{"shop.example.com"}, Cert: cert}}}))
@@ -301,7 +301,7 @@ func TestStapleOCSP(t *testing.T) {
 // table stays, across tables that hold it under new pointers.
 func TestOCSPLetsGoOfRetiredCertificates(t *testing.T) {
 	ca := newOCSPCA(t)
-	ca.lifetime.Store(int64(1200 * time.Millisecond)) // refreshed every 200 ms
+	ca.lifetime.Store(int64(3 * time.Second)) // valid 2 s from the fetch, refreshed after 1 s
 	timing := fastOCSP
 	timing.idle = 100 * time.Millisecond
 	r := ocspRouter(t, timing)

@@ -291,7 +291,7 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	res, err := x.roundTrip(rt, req)
 	if err == nil && !x.start.IsZero() {
-		x.headerAt = time.Now()
+		x.gotHeader()
 	}
 	return res, err
 }

@@ -322,9 +322,7 @@ func (r *Router) finish(x *exchange, req *http.Request) {
 	if !x.upstreamStart.IsZero() {
 		rec.UpstreamTime = now.Sub(x.upstreamStart)
 		rec.UpstreamConnectTime = x.connectTime
-		if !x.headerAt.IsZero() {
-			rec.UpstreamHeaderTime = x.headerAt.Sub(x.upstreamStart)
-		}
+		rec.UpstreamHeaderTime = x.headerAfter
 	}
 	r.observer(rec)
 }
@@ -393,19 +391,26 @@ type exchange struct {
 	// is made as the request head is written).
 	requestID string
 	// For the record (zero without an Observer): when the request came,
-	// when the first try was sent and when response headers arrived, and
-	// the response body bytes written.
-	start, upstreamStart, headerAt time.Time
-	connectTime                    time.Duration
-	written                        int64
+	// when the first try was sent, how long after it response headers
+	// arrived (0: none did) and the connections took to open, and the
+	// response body bytes written.
+	start, upstreamStart     time.Time
+	headerAfter, connectTime time.Duration
+	written                  int64
 
 	// ctx is the inbound request's context carrying the exchange, and
 	// forwarded backs the forwarded header values: both live in this one
-	// allocation.
+	// allocation (past nine values, the rare X-Original-Forwarded-Host and
+	// X-Original-URI take one of their own).
 	ctx       exchangeContext
-	forwarded [11]string
+	forwarded [9]string
 	// hdr are the header keys' settings (headers.go).
 	hdr *headerSettings
+}
+
+// gotHeader notes that the response headers arrived.
+func (x *exchange) gotHeader() {
+	x.headerAfter = max(time.Since(x.upstreamStart), 1)
 }
 
 // exchangeContext answers Value(exchangeKey{}) with its exchange and

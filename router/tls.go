@@ -34,7 +34,12 @@ func (r *Router) GetCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, e
 // policy of Options.TLS (versions, cipher suites, curves, sessions:
 // tlspolicy.go), and asks for a client certificate, or uses other cipher
 // suites, on the hosts that want them (GetConfigForClient, made on this
-// configuration: a changed copy needs its own).
+// configuration: a changed copy needs its own). net/http's HTTP/2 server
+// refuses a configuration whose CipherSuites (ssl-ciphers) lack
+// AES-128-GCM: a server that serves HTTP/2 from it does the handshakes
+// with this configuration and gives http.Server one without CipherSuites
+// (and http.HTTP2Config.PermitProhibitedCipherSuites, as nginx checks no
+// suite), as the example controller does.
 func (r *Router) TLSConfig() *tls.Config {
 	cfg := &tls.Config{
 		GetCertificate: r.GetCertificate,

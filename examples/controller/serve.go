@@ -195,6 +195,12 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 		}
 		tcfg := srv.TLSConfig.Clone()
 		tcfg.GetConfigForClient = rt.GetConfigForClient(tcfg)
+		// The handshakes are tcfg's (tlsListener); srv's HTTP/2 serves
+		// whatever suite ssl-ciphers gave them, as nginx does: net/http
+		// would refuse to serve HTTP/2 at all on a list without
+		// AES-128-GCM, and end connections on a suite RFC 9113 prohibits.
+		srv.TLSConfig.CipherSuites = nil
+		srv.HTTP2 = &http.HTTP2Config{PermitProhibitedCipherSuites: true}
 		var passthrough func(string) (string, func(), bool)
 		if cfg.options.EnableSSLPassthrough {
 			passthrough = rt.PassthroughEndpoint

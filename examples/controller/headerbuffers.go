@@ -14,8 +14,8 @@ import (
 // loop's to answer the same (headTooLargeAnswer), or net/http's: 431.
 
 // netHTTPHeadRoom is how far past the buffers net/http reads a head
-// (-http1-server=net/http), for headerBuffers to answer; a longer one gets
-// net/http's 431.
+// (HTTP/1 with -http1-server=net/http, and HTTP/2), for headerBuffers to
+// answer; a longer one gets net/http's 431.
 const netHTTPHeadRoom = 64 << 10
 
 const (
@@ -30,7 +30,30 @@ func headerBuffers(h http.Handler, number, size int) http.Handler {
 	}
 	total := number * size
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ProtoMajor < 2 {
+		if r.ProtoMajor >= 2 {
+			// HTTP/2: every field, :path too, within a buffer, and the
+			// list within all (nginx's ngx_http_v2 reads them so since
+			// large_client_header_buffers replaced http2_max_field_size):
+			// 400 either way.
+			n := len(":method") + len(r.Method) + len(":path") + len(r.RequestURI) + len(":authority") + len(r.Host)
+			if len(":path")+len(r.RequestURI) > size {
+				refuseHead(w, http.StatusBadRequest, headTooLarge)
+				return
+			}
+			for k, vs := range r.Header {
+				for _, v := range vs {
+					if len(k)+len(v) > size {
+						refuseHead(w, http.StatusBadRequest, headTooLarge)
+						return
+					}
+					n += len(k) + len(v)
+				}
+			}
+			if n > total {
+				refuseHead(w, http.StatusBadRequest, headTooLarge)
+				return
+			}
+		} else {
 			line := len(r.Method) + 1 + len(r.RequestURI) + 1 + len(r.Proto) + 2
 			if line > size {
 				refuseHead(w, http.StatusRequestURITooLong, lineTooLarge)

@@ -85,6 +85,39 @@ func TestHeaderBuffersListeners(t *testing.T) {
 			}
 			c.Close()
 		}
+		// HTTP/2 (cleartext, prior knowledge): 400 for a field, :path
+		// too, over a buffer or a list over all, never 431.
+		h2c := new(http.Protocols)
+		h2c.SetUnencryptedHTTP2(true)
+		client := &http.Client{Transport: &http.Transport{Protocols: h2c}}
+		for _, tc := range []struct {
+			path   string
+			header http.Header
+			code   int
+		}{
+			{"/", nil, 404},
+			{"/" + strings.Repeat("a", 9000), nil, 400},
+			{"/", http.Header{"Cookie": {strings.Repeat("c", 9000)}}, 400},
+			{"/", http.Header{"Cookie": {strings.Repeat("c", 50000)}}, 400},
+			{"/", http.Header{"X-A": {strings.Repeat("a", 7000)}, "X-B": {strings.Repeat("a", 7000)}, "X-C": {strings.Repeat("a", 7000)}, "X-D": {strings.Repeat("a", 7000)}, "X-E": {strings.Repeat("a", 7000)}}, 400},
+		} {
+			req, err := http.NewRequest(http.MethodGet, "http://"+inst.HTTPAddr+tc.path, nil)
+			require.NoError(t, err)
+			req.Host = "a.test"
+			for k, v := range tc.header {
+				req.Header[k] = v
+			}
+			res, err := client.Do(req)
+			require.NoError(t, err, value)
+			body, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			assert.Equal(t, 2, res.ProtoMajor)
+			assert.Equal(t, tc.code, res.StatusCode, "%s: HTTP/2 %s", value, tc.path[:min(len(tc.path), 10)])
+			if tc.code == 400 {
+				assert.Contains(t, string(body), "Request Header Or Cookie Too Large", value)
+			}
+		}
+		client.CloseIdleConnections()
 		cancel()
 		require.NoError(t, inst.Wait())
 	}

@@ -134,8 +134,9 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 	serveTraffic := func(srv *http.Server, ln net.Listener) func() error {
 		l.servers = append(l.servers, srv)
 		if !ownLoop {
-			// net/http answers a head it stops reading 431: it reads
-			// further, so that headerBuffers answers as nginx does.
+			// net/http answers a head it stops reading (HTTP/1 and
+			// HTTP/2) 431: it reads further, so that headerBuffers
+			// answers as nginx does.
 			srv.MaxHeaderBytes += netHTTPHeadRoom
 			return func() error { return srv.Serve(ln) }
 		}
@@ -150,6 +151,8 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 			Fallback:          srv,
 		}
 		l.loops = append(l.loops, loop)
+		// HTTP/2, handed over, is net/http's (see above).
+		srv.MaxHeaderBytes += netHTTPHeadRoom
 		return func() error { return loop.Serve(ln) }
 	}
 

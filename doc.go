@@ -1432,6 +1432,33 @@
 //     certificate. TLS 1.2 and up, ALPN h2 and http/1.1. A certificate
 //     rotates when a table with a new one is published; the listener never
 //     restarts.
+//   - The TLS policy (router.Options.TLS, router/configmap's TLS keys) is
+//     ingress-nginx's: ssl-protocols ("TLSv1.2 TLSv1.3"; Go serves a range,
+//     so a list with a gap serves the versions between, and no SSLv3, each
+//     warned), ssl-ciphers (its default list, read with OpenSSL's syntax:
+//     names, aliases such as ECDHE+AESGCM or HIGH, '!', '-', '+',
+//     @STRENGTH; suites Go lacks, DHE among them, are left out with a
+//     warning, and TLS 1.3's suites are Go's), ssl-ecdh-curve ("auto" is
+//     Go's choice; X448 and ffdhe groups are left out, warned),
+//     ssl-session-cache, -cache-size (4000 sessions a megabyte) and
+//     -timeout with ssl-session-tickets off (the default): session state
+//     stays in a server-side cache and the client resumes through the
+//     ticket extension holding only its name (Go has no TLS 1.2 session
+//     IDs); tickets on: Go's encrypted tickets, valid for the timeout.
+//     ssl-early-data "true" warns: Go's server takes no 0-RTT data. The
+//     ssl-ciphers annotation sets a host's suites, the first Ingress of
+//     the host with it deciding (match.VirtualHost.ServerTLS);
+//     ssl-prefer-server-ciphers "false" warns (Go always prefers its own
+//     order). These keys are read at start.
+//   - enable-ocsp "true" staples OCSP responses (router.Router.StapleOCSP)
+//     as nginx's ssl_stapling: each served certificate's status is fetched
+//     in the background from the OCSP URL of its Authority Information
+//     Access, verified against the issuer (the chain's second
+//     certificate), and a "good" response is stapled until its NextUpdate;
+//     it is refreshed 5 minutes before, at least hourly, and a failed
+//     fetch is retried with backoff (5 s doubling to 5 min). A handshake
+//     never waits: a certificate whose response is not in is served
+//     without one, as are revoked and unknown statuses.
 //
 // Backend TLS (proxy-ssl-secret, "namespace/name" in the Ingress's
 // namespace, with proxy-ssl-verify, -verify-depth, -name, -server-name,
@@ -2732,4 +2759,20 @@
 // module starts its span in the location. Without a Tracer, or on a
 // location that is not traced, a request costs nothing more and its
 // trace headers pass through untouched.
+//
+// Metrics and the access log (the example controller):
+//   - Metric names and labels are ingress-nginx v1.15's
+//     (internal/ingress/metric/collectors): besides the request series,
+//     nginx_ingress_controller_ssl_expire_time_seconds and
+//     ssl_certificate_info per host and certificate of the published
+//     table (labels namespace, class, host, secret_name, identifier, and
+//     the issuer, serial and key algorithm), orphan_ingress (type
+//     no-service or no-endpoint), connect_duration_seconds and
+//     header_duration_seconds with the request labels. The connect time
+//     is router.Record.UpstreamConnectTime: 0 for a reused connection, as
+//     $upstream_connect_time, and unmeasured on the net/http path.
+//   - The default access log line is ingress-nginx's default
+//     log-format-upstream (compile.DefaultLogFormat), every variable
+//     filled ($request_length counts the request line, headers and body);
+//     log-format-upstream and log-format-escape-json change it.
 package ramjet

@@ -108,6 +108,7 @@ var buildSteps = []func(*builder){
 	(*builder).applyHostActions,           // §11.1: redirects, app-root, aliases, www twins
 	(*builder).applyFallbackSettings,      // §6: each host's fallback location settings (§12 redirects, policies)
 	(*builder).applyTLSEnds,               // §11, §12: backend TLS, client certificates, passthrough
+	(*builder).applyServerTLS,             // §12: a host's ssl-ciphers
 	(*builder).applyResponses,             // §11: error pages, bandwidth, mirror, logs of every location
 	(*builder).applySnippets,              // §11.9: snippets' translations on routes and hosts
 	(*builder).buildL4Services,            // §22: TCP and UDP services

@@ -56,7 +56,7 @@ func TestParseConfigMapValues(t *testing.T) {
 	c := ParseConfigMap(mkConfigMap("ingress", "nginx", map[string]string{
 		"proxy-connect-timeout": " 0x0a ", "hsts": "1", "hsts-preload": "TRUE", "ssl-redirect": "false",
 		"enable-real-ip": "true", "proxy-real-ip-cidr": "10.0.0.0/8", "limit-conn-status-code": "429",
-		"proxy-body-size": "8m", "worker-processes": "auto", "hide-headers": "X-Powered-By", "proxy-read-timeout": "60s",
+		"proxy-body-size": "8m", "worker-processes": "auto", "default-type": "text/html", "proxy-read-timeout": "60s",
 		"block-cidrs": "192.0.2.1, ,198.51.100.0/24",
 	}), "proxy-body-size")
 	assert.Equal(t, []string{"block-cidrs", "enable-real-ip", "hsts", "hsts-preload", "limit-conn-status-code", "proxy-connect-timeout", "proxy-real-ip-cidr", "ssl-redirect"}, c.Keys)
@@ -72,7 +72,7 @@ func TestParseConfigMapValues(t *testing.T) {
 		assert.Equal(t, "ConfigMap ingress/nginx", w.Object.String())
 	}
 	assert.Equal(t, []string{
-		"ConfigMapKeyUnsupported data[hide-headers] feature-missing",
+		"ConfigMapKeyUnsupported data[default-type] feature-missing",
 		"ConfigMapKeyIgnored data[proxy-body-size] cosmetic",
 		"ConfigMapKeyRejected data[proxy-read-timeout] traffic-moves",
 		"ConfigMapKeyIgnored data[worker-processes] cosmetic",

@@ -55,6 +55,7 @@ var sections = []*section{
 	&deepWildcardSection, // wildcard.go
 	&streamSection,       // stream.go
 	&tracingSection,      // tracing.go
+	&serverTLSSection,    // servertls.go
 }
 
 // A digestPart is a share of the digest. One with no tag (the routing

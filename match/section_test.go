@@ -239,6 +239,9 @@ var sectionChanges = []struct {
 	{section: "routing", field: "VirtualHost.SSLRedirect", change: "off", mutate: func(s Spec) { specHost(s, shop).SSLRedirect = false }},
 	{section: "routing", field: "VirtualHost.ForceSSLRedirect", change: "on", mutate: func(s Spec) { specHost(s, "example.com").ForceSSLRedirect = true }},
 	{section: "deep-wildcard", field: "VirtualHost.DeepWildcard", change: "on", mutate: func(s Spec) { specHost(s, shop).DeepWildcard = true }},
+	{section: "server-tls", field: "VirtualHost.ServerTLS", change: "ciphers", mutate: func(s Spec) {
+		specHost(s, shop).ServerTLS = &ServerTLS{Ciphers: "ECDHE+AESGCM", CipherSuites: []uint16{0xc02f}}
+	}},
 	{section: "routing", field: "Backend.ID", change: "ID", mutate: func(s Spec) { specBackend(s, "prod/api:80").ID = "prod/api:8080" }},
 	{section: "routing", field: "Backend.Namespace", change: "namespace", mutate: func(s Spec) { specBackend(s, "prod/api:80").Namespace = "staging" }, sameText: "a backend line shows its ID"},
 	{section: "routing", field: "Backend.Name", change: "name", mutate: func(s Spec) { specBackend(s, "prod/api:80").Name = "api2" }, sameText: "a backend line shows its ID"},

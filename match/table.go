@@ -312,6 +312,9 @@ type VirtualHost struct {
 	// (ssl-passthrough); nil for none (tlsends.go).
 	ClientTLS   *ClientTLS
 	Passthrough *Backend
+	// ServerTLS is the host's own TLS settings (the ssl-ciphers
+	// annotation); nil for the listener's (servertls.go).
+	ServerTLS *ServerTLS
 	// SnippetLocations are the server-snippet's location blocks
 	// (snippet.go).
 	SnippetLocations []*SnippetLocation

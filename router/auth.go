@@ -526,7 +526,7 @@ func authHeaders(h http.Header, req *http.Request, v *urltemplate.RequestVars, x
 			"Te", "Trailer", "Transfer-Encoding", "Upgrade", "Content-Length", "Expect":
 			continue
 		}
-		if withheld(k) || len(conn) > 0 && h1.ListsToken(conn, k) {
+		if withheld(k, &defaultHeaderSettings) || len(conn) > 0 && h1.ListsToken(conn, k) {
 			continue
 		}
 		h[k] = vs

@@ -206,8 +206,9 @@ func escapeComponent(p []byte) string {
 // GetConfigForClient returns a tls.Config.GetConfigForClient for a server
 // configured as base (TLSConfig's, or an embedder's): a handshake whose
 // SNI names a host with client certificate authentication gets a copy of
-// base that asks for a certificate, naming the host's CAs; every other
-// handshake uses base unchanged. The copies are made once per host
+// base that asks for a certificate, naming the host's CAs, and one whose
+// host has its own ssl-ciphers a copy with those cipher suites; every
+// other handshake uses base unchanged. The copies are made once per host
 // setting and table. Set it on base itself:
 //
 //	cfg := r.TLSConfig()
@@ -223,8 +224,15 @@ func (r *Router) GetConfigForClient(base *tls.Config) func(*tls.ClientHelloInfo)
 		if st == nil || hello == nil {
 			return nil, nil
 		}
-		c := st.table.ClientTLS(hello.ServerName)
-		if c == nil || c.Error != "" || c.Verify == match.VerifyOff {
+		vh := st.table.ServerFor(hello.ServerName)
+		if vh == nil {
+			return nil, nil
+		}
+		key := hostTLS{client: vh.ClientTLS, server: vh.ServerTLS}
+		if c := key.client; c != nil && (c.Error != "" || c.Verify == match.VerifyOff) {
+			key.client = nil
+		}
+		if key == (hostTLS{}) {
 			return nil, nil
 		}
 		cc := cache.Load()
@@ -232,21 +240,32 @@ func (r *Router) GetConfigForClient(base *tls.Config) func(*tls.ClientHelloInfo)
 			cc = &clientConfigs{table: st.table}
 			cache.Store(cc)
 		}
-		if cfg, ok := cc.m.Load(c); ok {
+		if cfg, ok := cc.m.Load(key); ok {
 			return cfg.(*tls.Config), nil
 		}
 		cfg := base.Clone()
 		cfg.GetConfigForClient = nil
-		cfg.ClientAuth = tls.RequestClientCert
-		cfg.ClientCAs = c.Pool()
-		v, _ := cc.m.LoadOrStore(c, cfg)
+		if c := key.client; c != nil {
+			cfg.ClientAuth = tls.RequestClientCert
+			cfg.ClientCAs = c.Pool()
+		}
+		if s := key.server; s != nil {
+			cfg.CipherSuites = s.CipherSuites
+		}
+		v, _ := cc.m.LoadOrStore(key, cfg)
 		return v.(*tls.Config), nil
 	}
 }
 
+// hostTLS are a host's handshake settings a configuration is made for.
+type hostTLS struct {
+	client *match.ClientTLS
+	server *match.ServerTLS
+}
+
 // clientConfigs are the server configurations made for one table's
-// client certificate settings.
+// hosts' handshake settings.
 type clientConfigs struct {
 	table *match.Table
-	m     sync.Map // *match.ClientTLS → *tls.Config
+	m     sync.Map // hostTLS → *tls.Config
 }

@@ -12,8 +12,10 @@ import (
 // decided otherwise (a flag) stands where the key is absent. Gzip and
 // Brotli follow use-gzip and enable-brotli, Brotli keeping o's encoder
 // (the embedder's). The listeners' and access log's keys
-// (use-proxy-protocol, log-format-upstream, log-format-escape-json) are
-// the embedder's to read from s. Call SetConfigMapOptions with the result
+// (use-proxy-protocol, log-format-upstream, log-format-escape-json,
+// use-http2, large-client-header-buffers) are the embedder's to read
+// from s; the TLS keys set o.TLS, which TLSConfig and GetCertificate
+// serve (enable-ocsp: StapleOCSP). Call SetConfigMapOptions with the result
 // to apply a changed ConfigMap while serving.
 func (o *Options) ApplyConfigMap(s configmap.Settings) {
 	has := func(keys ...string) bool {
@@ -55,6 +57,26 @@ func (o *Options) ApplyConfigMap(s configmap.Settings) {
 	}
 	if has("server-tokens") {
 		o.ServerTokens = s.ServerTokens
+	}
+	if has("ssl-protocols", "ssl-ciphers", "ssl-ecdh-curve", "ssl-session-cache", "ssl-session-cache-size",
+		"ssl-session-timeout", "ssl-session-tickets", "ssl-early-data", "enable-ocsp") {
+		t := s.TLS
+		o.TLS = &t
+	}
+	if has("hide-headers") {
+		o.HideHeaders = s.Headers.Hide
+	}
+	if has("enable-underscores-in-headers") {
+		o.UnderscoresInHeaders = s.Headers.Underscores
+	}
+	if has("ignore-invalid-headers") {
+		o.KeepInvalidHeaders = !s.Headers.IgnoreInvalid
+	}
+	if has("generate-request-id") {
+		o.NoRequestID = !s.Headers.GenerateRequestID
+	}
+	if has("proxy-add-original-uri-header") {
+		o.OriginalURIHeader = s.Headers.OriginalURI
 	}
 	if g := s.Gzip; g != nil {
 		o.Gzip = &Gzip{Level: g.Level, MinLength: g.MinLength, Types: g.Types}

@@ -38,7 +38,14 @@ func (r *Router) serveH1(x *exchange, req *http.Request) {
 		began = time.Now()
 	}
 	for {
+		var dialAt time.Time
+		if !x.start.IsZero() {
+			dialAt = time.Now()
+		}
 		pc, err := r.h1.Get(ctx, x.endpoint.Addr, fresh, x.timeouts.connect)
+		if !dialAt.IsZero() && (err != nil || !pc.Reused()) {
+			x.connectTime += time.Since(dialAt)
+		}
 		if err != nil {
 			if unreachable(err) && x.passOn(req, p, failureClass(err), true, began) {
 				fresh = false
@@ -81,7 +88,7 @@ func (r *Router) serveH1(x *exchange, req *http.Request) {
 			return
 		}
 		if !x.start.IsZero() {
-			x.headerAt = time.Now()
+			x.gotHeader()
 		}
 		if res.Status == http.StatusSwitchingProtocols {
 			r.switchProtocols(&t, res, upgrade)
@@ -169,7 +176,7 @@ func (t *h1Try) inform(res *h1.Response) {
 	h := t.x.w.Header()
 	var added []string
 	for _, f := range res.Fields {
-		if skipResponseHeader(f.Key) || h[f.Key] != nil && !contains(added, f.Key) {
+		if skipResponseHeader(f.Key) || t.x.headers().hidden(f.Key) || h[f.Key] != nil && !contains(added, f.Key) {
 			continue // hop-by-hop, or the final response's own
 		}
 		h[f.Key] = append(h[f.Key], f.Value)
@@ -186,7 +193,7 @@ func (t *h1Try) inform(res *h1.Response) {
 func (t *h1Try) respond(res *h1.Response) bool {
 	x := t.x
 	h := x.w.Header()
-	res.CopyTo(h, hiddenResponseHeader)
+	res.CopyTo(h, x.headers().hidden)
 	declared := passedTrailers(res.Trailer)
 	if len(declared) > 0 {
 		h["Trailer"] = declared
@@ -325,7 +332,7 @@ func (r *Router) switchProtocols(t *h1Try, res *h1.Response, upgrade string) {
 	}
 	brw.WriteString("\r\n")
 	for _, f := range res.Fields {
-		if !skipResponseHeader(f.Key) {
+		if !skipResponseHeader(f.Key) && !x.headers().hidden(f.Key) {
 			writeHeader(brw.Writer, f.Key, f.Value)
 		}
 	}

@@ -31,13 +31,18 @@ type liveSettings struct {
 	brotli *gzipConfig
 	// serverTokens is Options.ServerTokens as a header value; nil: none.
 	serverTokens []string
+	// The header keys (headers.go): Options.HideHeaders,
+	// UnderscoresInHeaders, KeepInvalidHeaders, NoRequestID and
+	// OriginalURIHeader.
+	headers headerSettings
 }
 
 // SetConfigMapOptions replaces, from the next request on, the settings of
 // the Router that an ingress-nginx ConfigMap gives: TrustForwardedProto,
 // TrustForwardedFor, ProxyRealIPCIDR, ComputeFullForwardedFor,
 // ForwardedForHeader, LimitReqStatusCode, LimitConnStatusCode, Gzip,
-// Brotli, ServerTokens, HSTS with DisableHSTS (SetHSTS), and AddHeaders with
+// Brotli, ServerTokens, the header keys (HideHeaders, UnderscoresInHeaders,
+// KeepInvalidHeaders, NoRequestID, OriginalURIHeader), HSTS with DisableHSTS (SetHSTS), and AddHeaders with
 // ProxySetHeaders (SetConfigMapHeaders), as New reads them. The other
 // fields of o are not looked at. So the ConfigMap's keys change without a
 // restart, as ingress-nginx reloads nginx for them.
@@ -50,6 +55,7 @@ func (r *Router) SetConfigMapOptions(o Options) {
 		gzip:                newGzipConfig(o.Gzip),
 		brotli:              newBrotliConfig(o.Brotli),
 		serverTokens:        serverTokensValue(o.ServerTokens),
+		headers:             newHeaderSettings(o),
 	}
 	if o.TrustForwardedFor {
 		l.realIPFrom = normalizePrefixes(o.ProxyRealIPCIDR)

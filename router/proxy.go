@@ -87,14 +87,30 @@ type forwarding struct {
 	portText string
 	proto    string // X-Forwarded-Proto (see Router.clientProto)
 	// requestID is the client's first X-Request-ID; "" when it sent none,
-	// and then a new one is generated as it is written.
+	// and then a new one is generated as it is written, unless noID
+	// (generate-request-id "false").
 	requestID string
+	noID      bool
+	// originalHost is the client's X-Forwarded-Host, joined, sent as
+	// X-Original-Forwarded-Host; originalURI the request's URI as
+	// received, sent as X-Original-URI with proxy-add-original-uri-header.
+	originalHost []string
+	originalURI  string
 }
 
 // forwardingOf works out the forwarded values of the exchange x for its
 // inbound request.
 func forwardingOf(in *http.Request, x *exchange) forwarding {
-	f := forwarding{full: x.fullForwardedFor, host: in.Host, proto: x.proto}
+	f := forwarding{full: x.fullForwardedFor, host: in.Host, proto: x.proto, noID: x.headers().noRequestID}
+	for _, v := range in.Header["X-Forwarded-Host"] {
+		if v != "" {
+			f.originalHost = in.Header["X-Forwarded-Host"]
+			break
+		}
+	}
+	if x.headers().originalURI {
+		f.originalURI = in.RequestURI
+	}
 	// An empty header is none, as nginx sends no empty header.
 	for _, v := range in.Header["X-Forwarded-For"] {
 		if v != "" {
@@ -127,16 +143,19 @@ func forwardingOf(in *http.Request, x *exchange) forwarding {
 // withheld reports a client request header that never reaches a backend,
 // on either path, besides hop-by-hop ones: the headers the router sets
 // itself, so that a client cannot forge what the proxy vouches for, and
-// names with '_', which nginx drops (underscores_in_headers off) because
-// CGI-style frameworks read X_Forwarded_For as X-Forwarded-For. The
+// names nginx calls invalid, which it drops (ignore_invalid_headers, with
+// '_' invalid unless underscores_in_headers: headers.go). The
 // client's X-Request-ID is withheld too; forwarding carries its first value.
-func withheld(k string) bool {
+func withheld(k string, hs *headerSettings) bool {
 	switch k {
 	case "Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Port", "X-Forwarded-Proto",
-		"X-Real-Ip", "X-Scheme", "X-Forwarded-Scheme", "X-Request-Id", "X-Original-Forwarded-For":
+		"X-Real-Ip", "X-Scheme", "X-Forwarded-Scheme", "X-Request-Id", "X-Original-Forwarded-For",
+		"X-Original-Forwarded-Host":
 		return true
+	case "X-Original-Uri":
+		return hs.originalURI
 	}
-	return strings.IndexByte(k, '_') >= 0
+	return hs.invalidName(k)
 }
 
 // setForwarded puts the forwarding headers of the exchange x into the
@@ -146,7 +165,7 @@ func withheld(k string) bool {
 func setForwarded(in *http.Request, h http.Header, x *exchange) {
 	f := forwardingOf(in, x)
 	for k := range h {
-		if withheld(k) {
+		if withheld(k, x.headers()) {
 			delete(h, k)
 		}
 	}
@@ -180,6 +199,12 @@ func setForwarded(in *http.Request, h http.Header, x *exchange) {
 	if f.host != "" {
 		set("X-Forwarded-Host", f.host)
 	}
+	if len(f.originalHost) > 0 {
+		set("X-Original-Forwarded-Host", strings.Join(f.originalHost, ", "))
+	}
+	if f.originalURI != "" {
+		set("X-Original-Uri", f.originalURI)
+	}
 	if f.port != 0 {
 		set("X-Forwarded-Port", strconv.Itoa(f.port))
 	} else {
@@ -189,10 +214,11 @@ func setForwarded(in *http.Request, h http.Header, x *exchange) {
 	// ingress-nginx sets both to $pass_access_scheme, the same scheme.
 	set("X-Scheme", f.proto)
 	set("X-Forwarded-Scheme", f.proto)
-	if f.requestID == "" {
-		set("X-Request-Id", newRequestID())
-	} else {
+	switch {
+	case f.requestID != "":
 		set("X-Request-Id", f.requestID)
+	case !f.noID:
+		set("X-Request-Id", newRequestID())
 	}
 }
 
@@ -265,7 +291,7 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	res, err := x.roundTrip(rt, req)
 	if err == nil && !x.start.IsZero() {
-		x.headerAt = time.Now()
+		x.gotHeader()
 	}
 	return res, err
 }
@@ -278,6 +304,12 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 // the passed ones (see trailerPassed); the body sees to the values.
 func modifyResponse(res *http.Response) error {
 	delete(res.Header, "Server") // as skipResponseHeader (servertokens.go)
+	x, _ := res.Request.Context().Value(exchangeKey{}).(*exchange)
+	if x != nil {
+		for _, k := range x.headers().hide {
+			delete(res.Header, k) // hide-headers (headers.go)
+		}
+	}
 	for k := range res.Trailer {
 		if !trailerPassed(k) {
 			delete(res.Trailer, k)
@@ -286,7 +318,7 @@ func modifyResponse(res *http.Response) error {
 	if res.StatusCode == http.StatusSwitchingProtocols || res.Body == nil || res.Body == http.NoBody {
 		return nil
 	}
-	if x, _ := res.Request.Context().Value(exchangeKey{}).(*exchange); x != nil {
+	if x != nil {
 		x.body = watchedBody{ReadCloser: res.Body, x: x, res: res}
 		// Over HTTP/1 only announced fields are passed on; HTTP/2 frames a
 		// trailer apart from the header, and gRPC servers send theirs

@@ -150,7 +150,7 @@ func (r *Router) respondBuffered(t *h1Try, res *h1.Response, p *match.Proxying, 
 		pc.End(reuse && !res.Close)
 	}
 	h := x.w.Header()
-	res.CopyTo(h, hiddenResponseHeader)
+	res.CopyTo(h, x.headers().hidden)
 	declared := passedTrailers(res.Trailer)
 	if len(declared) > 0 {
 		h["Trailer"] = declared

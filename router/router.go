@@ -100,12 +100,14 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/netip"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"ramjet.dev/ramjet/balance"
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router/configmap"
 	"ramjet.dev/ramjet/router/h1"
 )
 
@@ -271,6 +273,27 @@ type Options struct {
 	// to the backend and the external auth service (tracing.go); nil:
 	// no spans, and trace headers pass through untouched.
 	Tracer Tracer
+
+	// TLS is the TLS policy TLSConfig serves (versions, cipher suites,
+	// curves, the session cache and tickets: the ssl-* keys, SPEC §12);
+	// nil: ingress-nginx's defaults (configmap.DefaultTLS).
+	TLS *configmap.TLS
+	// HideHeaders are backend response headers never passed to the client
+	// (hide-headers, nginx's proxy_hide_header), canonical names.
+	HideHeaders []string
+	// UnderscoresInHeaders passes request headers whose names hold '_' to
+	// the backend (enable-underscores-in-headers); nginx drops them.
+	UnderscoresInHeaders bool
+	// KeepInvalidHeaders passes request headers whose names nginx calls
+	// invalid (other than letters, digits, '-' and '_') to the backend
+	// (ignore-invalid-headers "false"); by default they are dropped.
+	KeepInvalidHeaders bool
+	// NoRequestID sends a backend no X-Request-ID when the client sent
+	// none (generate-request-id "false"); by default one is made.
+	NoRequestID bool
+	// OriginalURIHeader sends the request's URI as received to the backend
+	// as X-Original-URI (proxy-add-original-uri-header).
+	OriginalURIHeader bool
 }
 
 // Record describes one request once it has been answered.
@@ -337,6 +360,11 @@ type Record struct {
 	// included. Both 0 when the request was not proxied; UpstreamHeaderTime
 	// stays 0 when no response came.
 	UpstreamHeaderTime, UpstreamTime time.Duration
+	// UpstreamConnectTime is the time spent opening connections to the
+	// backend, every try's ($upstream_connect_time summed); 0 when a kept-alive
+	// connection was reused, and on the net/http path (Options.Transport,
+	// gRPC), which does not report it.
+	UpstreamConnectTime time.Duration
 	// BytesIn counts the request body bytes read from the client; BytesOut
 	// the response body bytes written to the client (headers not counted).
 	BytesIn, BytesOut int64
@@ -394,6 +422,10 @@ type Router struct {
 	cmHeaders atomic.Pointer[configMapHeaders]
 
 	returnRequestID bool
+	// tls is Options.TLS, defaults filled in (tlspolicy.go).
+	tls configmap.TLS
+	// ocsp staples OCSP responses (ocsp.go); nil unless enable-ocsp.
+	ocsp *stapler
 	// hsts is the Strict-Transport-Security value (see hstsValue); nil:
 	// none is sent. SetHSTS replaces it.
 	hsts atomic.Pointer[[]string]
@@ -499,9 +531,15 @@ func New(o Options) *Router {
 		defaultCert: o.DefaultCertificate,
 
 		returnRequestID: o.ReturnRequestID,
+		tls:             tlsPolicy(o.TLS),
 	}
 	if r.logger == nil {
 		r.logger = slog.Default()
+	}
+	if r.tls.EnableOCSP {
+		r.ocsp = newStapler(r.logger)
+		// The fetching stops with the Router.
+		runtime.AddCleanup(r, (*stapler).stop, r.ocsp)
 	}
 	r.SetConfigMapOptions(o)
 	r.maxBody = cmp.Or(o.MaxBodySize, DefaultMaxBodySize)
@@ -624,6 +662,9 @@ func (r *Router) Publish(t *match.Table) (generation uint64, changed bool) {
 		next.gen = cur.gen + 1
 	}
 	r.state.Store(next)
+	if r.ocsp != nil {
+		r.ocsp.sync(t)
+	}
 	if r.sweep {
 		// The previous table's balancers count as live too: a request may
 		// have loaded that state and not picked yet, and its pick must

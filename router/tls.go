@@ -14,26 +14,38 @@ import (
 // GetCertificate chooses the certificate for a TLS handshake (SPEC §12):
 // the serving table's certificate for the SNI name (exact, then wildcard),
 // else the default certificate. A certificate rotates when a table with a
-// new one is published; the listener never restarts.
+// new one is published; the listener never restarts. With enable-ocsp the
+// certificate carries its OCSP response once one is in (StapleOCSP).
 func (r *Router) GetCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+	cert := r.defaultCert
 	if st := r.state.Load(); st != nil && hello != nil && hello.ServerName != "" {
 		if c := st.table.Certificate(hello.ServerName); c != nil && c.Cert != nil {
-			return c.Cert, nil
+			cert = c.Cert
 		}
 	}
-	return r.defaultCert, nil
+	if r.ocsp != nil {
+		cert = r.ocsp.staple(cert, time.Now())
+	}
+	return cert, nil
 }
 
 // TLSConfig returns a new server configuration that selects certificates
-// with GetCertificate, offers HTTP/2 and HTTP/1.1 by ALPN, and asks for a
-// client certificate on the hosts that want one (GetConfigForClient, made
-// on this configuration: a changed copy needs its own).
+// with GetCertificate, offers HTTP/2 and HTTP/1.1 by ALPN, serves the TLS
+// policy of Options.TLS (versions, cipher suites, curves, sessions:
+// tlspolicy.go), and asks for a client certificate, or uses other cipher
+// suites, on the hosts that want them (GetConfigForClient, made on this
+// configuration: a changed copy needs its own). net/http's HTTP/2 server
+// refuses a configuration whose CipherSuites (ssl-ciphers) lack
+// AES-128-GCM: a server that serves HTTP/2 from it does the handshakes
+// with this configuration and gives http.Server one without CipherSuites
+// (and http.HTTP2Config.PermitProhibitedCipherSuites, as nginx checks no
+// suite), as the example controller does.
 func (r *Router) TLSConfig() *tls.Config {
 	cfg := &tls.Config{
 		GetCertificate: r.GetCertificate,
 		NextProtos:     []string{"h2", "http/1.1"},
-		MinVersion:     tls.VersionTLS12,
 	}
+	applyTLSPolicy(cfg, r.tls)
 	cfg.GetConfigForClient = r.GetConfigForClient(cfg)
 	return cfg
 }

@@ -11,13 +11,13 @@ import (
 // Request headers net/http's server leaves in the header map but a proxy
 // must not pass on: hop-by-hop headers (RFC 9110 §7.6.1), the framing the
 // fast path writes itself, and what no path forwards (see withheld).
-func skipRequestHeader(k string) bool {
+func skipRequestHeader(k string, hs *headerSettings) bool {
 	switch k {
 	case "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
 		"Te", "Trailer", "Transfer-Encoding", "Upgrade", "Host", "Content-Length":
 		return true
 	}
-	return withheld(k)
+	return withheld(k, hs)
 }
 
 // upgradeType is the protocol a request asks to switch to ("" when it
@@ -64,7 +64,7 @@ func writeRequestHead(bw *bufio.Writer, x *exchange, req *http.Request, upgrade 
 	bw.WriteString("\r\n")
 	conn := req.Header["Connection"]
 	for k, vs := range req.Header {
-		if skipRequestHeader(k) || len(conn) > 0 && h1.ListsToken(conn, k) || x.act.replacesHeader(k) {
+		if skipRequestHeader(k, x.headers()) || len(conn) > 0 && h1.ListsToken(conn, k) || x.act.replacesHeader(k) {
 			continue
 		}
 		for _, v := range vs {
@@ -141,6 +141,14 @@ func writeForwarded(bw *bufio.Writer, f *forwarding) {
 	if f.host != "" {
 		writeHeader(bw, "X-Forwarded-Host", f.host)
 	}
+	if len(f.originalHost) > 0 {
+		bw.WriteString("X-Original-Forwarded-Host: ")
+		writeJoined(bw, f.originalHost)
+		bw.WriteString("\r\n")
+	}
+	if f.originalURI != "" {
+		writeHeader(bw, "X-Original-Uri", f.originalURI)
+	}
 	bw.WriteString("X-Forwarded-Port: ")
 	if f.port != 0 {
 		bw.Write(strconv.AppendInt(bw.AvailableBuffer(), int64(f.port), 10))
@@ -153,11 +161,13 @@ func writeForwarded(bw *bufio.Writer, f *forwarding) {
 	bw.WriteString(f.proto)
 	bw.WriteString("\r\nX-Forwarded-Scheme: ")
 	bw.WriteString(f.proto)
-	bw.WriteString("\r\nX-Request-Id: ")
-	if f.requestID != "" {
-		bw.WriteString(f.requestID)
-	} else {
-		bw.Write(appendRequestID(bw.AvailableBuffer()))
-	}
 	bw.WriteString("\r\n")
+	switch {
+	case f.requestID != "":
+		writeHeader(bw, "X-Request-Id", f.requestID)
+	case !f.noID:
+		bw.WriteString("X-Request-Id: ")
+		bw.Write(appendRequestID(bw.AvailableBuffer()))
+		bw.WriteString("\r\n")
+	}
 }

@@ -7,19 +7,28 @@ import (
 	"strconv"
 	"time"
 
+	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/router"
 )
 
 // Access log formats (--access-log-format).
 const (
-	accessLogText = "text"
-	accessLogJSON = "json"
+	// accessLogUpstreamInfo is the default: ingress-nginx's default
+	// log-format-upstream (upstreaminfo), so existing parsers keep working.
+	accessLogUpstreamInfo = "upstreaminfo"
+	accessLogText         = "text"
+	accessLogJSON         = "json"
 )
 
-// newAccessLog returns an observer that writes one line per request to w,
-// as slog's text or JSON handler formats it. It is not subject to
+// newAccessLog returns an observer that writes one line per request to w:
+// ingress-nginx's default line (upstreaminfo), or as slog's text or JSON
+// handler formats it. It is not subject to
 // RAMJET_LOG: like nginx's access_log, it is on unless turned off.
 func newAccessLog(w io.Writer, format string) func(router.Record) {
+	if format == accessLogUpstreamInfo {
+		observe, _ := newNginxAccessLog(w, compile.DefaultLogFormat, false)
+		return observe
+	}
 	opts := &slog.HandlerOptions{
 		// The level says nothing about a request; drop it from the line.
 		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {

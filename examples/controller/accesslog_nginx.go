@@ -49,7 +49,7 @@ var nginxLogVars = map[string]nginxLogVar{
 	"status":          func(r *router.Record) string { return strconv.Itoa(r.Status) },
 	"body_bytes_sent": func(r *router.Record) string { return strconv.FormatInt(r.BytesOut, 10) },
 	"bytes_sent":      func(r *router.Record) string { return strconv.FormatInt(r.BytesOut, 10) },
-	"request_length":  func(r *router.Record) string { return strconv.FormatInt(r.BytesIn, 10) },
+	"request_length":  func(r *router.Record) string { return strconv.FormatInt(requestLength(*r), 10) },
 	"request_time":    func(r *router.Record) string { return nginxSeconds(r.Duration) },
 	"msec": func(r *router.Record) string {
 		return strconv.FormatFloat(float64(r.Start.Add(r.Duration).UnixMilli())/1000, 'f', 3, 64)
@@ -75,16 +75,30 @@ var nginxLogVars = map[string]nginxLogVar{
 		return strconv.FormatInt(r.BytesOut, 10)
 	},
 	"proxy_upstream_name": func(r *router.Record) string {
-		// ingress-nginx names an upstream namespace-service-port.
+		// ingress-nginx names an upstream namespace-service-port; the
+		// location's (the primary's) when its canary served.
+		if primary, ok := servedByCanary(*r); ok {
+			return upstreamName(primary.ID)
+		}
+		if r.Reason == router.ReasonNoRoute {
+			return "upstream-default-backend" // nginx.tmpl's default server
+		}
 		if r.Service.Name == "" {
 			return ""
 		}
 		return r.Service.Namespace + "-" + r.Service.Name + "-" + strconv.Itoa(int(r.Service.Port))
 	},
-	"proxy_alternative_upstream_name": func(*router.Record) string { return "" },
-	"namespace":                       func(r *router.Record) string { return r.Route.Namespace },
-	"ingress_name":                    func(r *router.Record) string { return r.Route.Name },
-	"service_name":                    func(r *router.Record) string { return r.Service.Name },
+	// With a canary serving, the primary's upstream and the canary's, as
+	// ingress-nginx's balancer sets them.
+	"proxy_alternative_upstream_name": func(r *router.Record) string {
+		if _, ok := servedByCanary(*r); ok {
+			return upstreamName(r.Backend)
+		}
+		return ""
+	},
+	"namespace":    func(r *router.Record) string { return r.Route.Namespace },
+	"ingress_name": func(r *router.Record) string { return r.Route.Name },
+	"service_name": func(r *router.Record) string { return r.Service.Name },
 	"service_port": func(r *router.Record) string {
 		if r.Service.Port == 0 {
 			return ""

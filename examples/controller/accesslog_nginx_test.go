@@ -43,7 +43,8 @@ func TestNginxAccessLog(t *testing.T) {
 	log, unknown := newNginxAccessLog(&out, `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $request_length $request_time [$proxy_upstream_name] [$proxy_alternative_upstream_name] $upstream_addr $upstream_response_length $upstream_response_time $upstream_status $req_id`, false)
 	assert.Empty(t, unknown, "ingress-nginx's default format")
 	log(nginxLogRecord())
-	assert.Equal(t, `192.0.2.1 - alice [04/Mar/2026:05:06:07 +0000] "GET /shop/cart?item=7 HTTP/1.1" 200 512 "-" "curl/8 \x22x\x22" 120 1.234 [prod-web-80] [-] 10.0.1.1:8080 512 1.200 200 abc123`+"\n", out.String())
+	// $request_length: the request line, headers and body (120 bytes) as received.
+	assert.Equal(t, `192.0.2.1 - alice [04/Mar/2026:05:06:07 +0000] "GET /shop/cart?item=7 HTTP/1.1" 200 512 "-" "curl/8 \x22x\x22" 288 1.234 [prod-web-80] [-] 10.0.1.1:8080 512 1.200 200 abc123`+"\n", out.String())
 
 	out.Reset()
 	log, unknown = newNginxAccessLog(&out, `$host ${scheme}://$uri $args $time_iso8601 $namespace/$ingress_name $service_name:$service_port $http_x_forwarded_for $cookie_session $upstream_header_time $nope $geoip_country $nope`, false)

@@ -159,14 +159,14 @@ func TestConfigMapFlagWins(t *testing.T) {
 func TestConfigMapOtherKeys(t *testing.T) {
 	c := flagsWith(t)
 	warns := applyConfigMap(&c, cmData(map[string]string{
-		"worker-processes": "4", "hide-headers": "X-Powered-By", "load-balance": "ewma", "no-such-key": "true", "http-redirect-code": "301",
+		"worker-processes": "4", "default-type": "text/html", "load-balance": "ewma", "no-such-key": "true", "http-redirect-code": "301",
 	}), c.flagsSet)
 	got := map[string]compile.Severity{}
 	for _, w := range warns {
 		got[w.key] = w.severity
 	}
 	assert.Equal(t, map[string]compile.Severity{
-		"worker-processes": compile.Cosmetic, "hide-headers": compile.FeatureMissing, "http-redirect-code": compile.TrafficMoves,
+		"worker-processes": compile.Cosmetic, "default-type": compile.FeatureMissing, "http-redirect-code": compile.TrafficMoves,
 		"load-balance": compile.FeatureMissing, "no-such-key": compile.FeatureMissing,
 	}, got)
 }

@@ -141,7 +141,8 @@ func (d *defaultCertificate) getCertificate(rt *router.Router) func(*tls.ClientH
 		c, err := rt.GetCertificate(hello)
 		if c == fallback {
 			if own := d.cur.Load(); own != nil {
-				return own, nil
+				// enable-ocsp staples it as the router's own.
+				return rt.StapleOCSP(own), nil
 			}
 		}
 		return c, err

@@ -248,7 +248,7 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 	fs.BoolVar(&c.metricsPerUndefinedHost, "metrics-per-undefined-host", false, "also count requests no Ingress rule's host answered, with host=\"_\" (needs -metrics-per-host)")
 	fs.BoolVar(&c.reportStatusClasses, "report-status-classes", false, "label request metrics with status classes (2xx, 4xx) instead of codes")
 	fs.BoolVar(&c.enableAccessLog, "enable-access-log", true, "write one line per request to stdout")
-	fs.StringVar(&c.accessLogFormat, "access-log-format", accessLogText, "access log format: text (key=value) or json")
+	fs.StringVar(&c.accessLogFormat, "access-log-format", accessLogUpstreamInfo, "access log format: upstreaminfo (ingress-nginx's default log-format-upstream), text (key=value) or json")
 	fs.StringVar(&c.healthPath, "health-check-path", "/healthz", "path of the liveness check on -debug-addr (readiness is /readyz)")
 	fs.Var((*gracePeriod)(&c.drain), "shutdown-grace-period", "after SIGTERM, how long /readyz fails while the listeners keep serving, before they close: seconds (ingress-nginx's form) or a duration")
 	fs.BoolVar(&c.options.WatchIngressWithoutClass, "watch-ingress-without-class", false, "also serve Ingresses that name no class")
@@ -349,8 +349,8 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 		// As ingress-nginx refuses it.
 		return config{}, fmt.Errorf("%w: -metrics-per-undefined-host=true must be passed with -metrics-per-host=true", errUsage)
 	}
-	if c.accessLogFormat != accessLogText && c.accessLogFormat != accessLogJSON {
-		return config{}, fmt.Errorf("%w: -access-log-format %q: want text or json", errUsage, c.accessLogFormat)
+	if c.accessLogFormat != accessLogUpstreamInfo && c.accessLogFormat != accessLogText && c.accessLogFormat != accessLogJSON {
+		return config{}, fmt.Errorf("%w: -access-log-format %q: want upstreaminfo, text or json", errUsage, c.accessLogFormat)
 	}
 	cidrs, err := parseCIDRs(proxyRealIPCIDR)
 	if err != nil {

@@ -34,7 +34,7 @@ func TestParseFlags(t *testing.T) {
 		udpMaxSessions:  defaultUDPSessions,
 		metricsPerHost:  true,
 		enableAccessLog: true,
-		accessLogFormat: "text",
+		accessLogFormat: "upstreaminfo",
 		podName:         "ramjet-7d9f-abcde",
 		podNamespace:    "ingress",
 	}
@@ -171,7 +171,7 @@ func TestParseFlags(t *testing.T) {
 			},
 		},
 		{name: "undefined hosts without hosts", args: []string{"--metrics-per-host=false", "--metrics-per-undefined-host"}, wantErr: "-metrics-per-undefined-host=true must be passed with -metrics-per-host=true"},
-		{name: "access log format", args: []string{"--access-log-format=combined"}, wantErr: `-access-log-format "combined": want text or json`},
+		{name: "access log format", args: []string{"--access-log-format=combined"}, wantErr: `-access-log-format "combined": want upstreaminfo, text or json`},
 		{name: "proxy-body-size", args: []string{"--proxy-body-size=8m"}, base: cluster, want: func(c *config) { c.maxBodySize = 8 << 20 }},
 		{name: "proxy-body-size 0 is no limit", args: []string{"--proxy-body-size", "0"}, base: cluster, want: func(c *config) { c.maxBodySize = -1 }},
 		{name: "bad proxy-body-size", args: []string{"--proxy-body-size=8mb"}, wantErr: `-proxy-body-size "8mb"`},

@@ -53,6 +53,8 @@ type metrics struct {
 
 	requests                        *prometheus.CounterVec
 	requestTime, headerTime, upTime *prometheus.HistogramVec
+	connectTime                     *prometheus.HistogramVec
+	tables                          tableMetrics // metrics_certs.go
 	requestSize, responseSize       *prometheus.HistogramVec
 	bytesSent                       *prometheus.HistogramVec
 	retries                         *prometheus.CounterVec
@@ -120,6 +122,8 @@ func newMetrics(cfg config, extra ...prometheus.Collector) *metrics {
 	}, requestLabels)
 	m.requestTime = histogram("request_duration_seconds", "The request processing time in seconds, from the request's arrival until the answer was written", timeBuckets)
 	m.headerTime = histogram("header_duration_seconds", "The time spent on receiving the response headers from the upstream server", timeBuckets)
+	m.connectTime = histogram("connect_duration_seconds", "The time spent on establishing a connection with the upstream server", timeBuckets)
+	m.tables = newTableMetrics(id)
 	m.upTime = histogram("response_duration_seconds", "The time spent on receiving the response from the upstream server", timeBuckets)
 	m.requestSize = histogram("request_size", "The request length (request line, headers and body)", lengthBuckets)
 	m.responseSize = histogram("response_size", "The response body length", lengthBuckets)
@@ -146,6 +150,8 @@ func newMetrics(cfg config, extra ...prometheus.Collector) *metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
+	m.registry.MustRegister(m.connectTime)
+	m.registry.MustRegister(m.tables.collectors()...)
 	m.registry.MustRegister(extra...)
 	return m
 }
@@ -231,6 +237,7 @@ func (m *metrics) observe(r router.Record) {
 			m.headerTime.WithLabelValues(labels...).Observe(r.UpstreamHeaderTime.Seconds())
 		}
 		m.upTime.WithLabelValues(labels...).Observe(r.UpstreamTime.Seconds())
+		m.connectTime.WithLabelValues(labels...).Observe(r.UpstreamConnectTime.Seconds())
 	}
 	if r.Tries > 1 {
 		m.retries.WithLabelValues(r.Route.Namespace, r.Route.Name, r.Service.Name).Add(float64(r.Tries - 1))
@@ -348,6 +355,7 @@ func (m *metrics) published(res *compile.Result, changed bool, now time.Time) {
 	}
 	m.publishes.Inc()
 	m.reloads.Inc()
+	m.tables.set(res.Table, m.id.class)
 	m.configHash.Set(digestHash(res.Table.Digest()))
 	m.configSuccessTime.Set(float64(now.Unix()))
 	size := res.Table.Size()
@@ -366,7 +374,7 @@ func (m *metrics) published(res *compile.Result, changed bool, now time.Time) {
 		gone := prometheus.Labels{"namespace": ing[0], "ingress": ing[1]}
 		for _, v := range []interface {
 			DeletePartialMatch(prometheus.Labels) int
-		}{m.requests, m.requestTime, m.headerTime, m.upTime, m.requestSize, m.responseSize, m.bytesSent, m.retries} {
+		}{m.requests, m.requestTime, m.headerTime, m.upTime, m.connectTime, m.requestSize, m.responseSize, m.bytesSent, m.retries} {
 			v.DeletePartialMatch(gone)
 		}
 		delete(m.ingresses, ing)

@@ -18,6 +18,7 @@ import (
 
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/router"
+	"ramjet.dev/ramjet/router/configmap"
 	"ramjet.dev/ramjet/router/h1"
 )
 
@@ -109,8 +110,14 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 	// newTrafficServer serves the router's listeners: behind PROXY
 	// protocol with X-Forwarded-For believed, a connection whose header
 	// named no client has the peer for its client.
+	// The header keys of the listeners (headerbuffers.go, use-http2).
+	hk := cfg.routerKeys.Headers
+	if hk.LargeBufferSize == 0 {
+		hk = configmap.DefaultHeaders()
+	}
 	newTrafficServer := func() *http.Server {
-		srv := newServer(rt)
+		srv := newServer(headerBuffers(rt, hk.LargeBufferNumber, hk.LargeBufferSize))
+		srv.MaxHeaderBytes = hk.LargeBufferNumber * hk.LargeBufferSize
 		if cfg.useProxyProtocol {
 			// Whether X-Forwarded-For is believed can change live
 			// (use-forwarded-headers); the mark is read only then.
@@ -133,10 +140,16 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 	serveTraffic := func(srv *http.Server, ln net.Listener) func() error {
 		l.servers = append(l.servers, srv)
 		if !ownLoop {
+			// net/http answers a head it stops reading (HTTP/1 and
+			// HTTP/2) 431: it reads further, so that headerBuffers
+			// answers as nginx does.
+			srv.MaxHeaderBytes += netHTTPHeadRoom
 			return func() error { return srv.Serve(ln) }
 		}
 		loop := &h1.Server{
 			Handler:           srv.Handler,
+			MaxHeaderBytes:    srv.MaxHeaderBytes,
+			HeadTooLarge:      headTooLargeAnswer,
 			ReadHeaderTimeout: srv.ReadHeaderTimeout,
 			IdleTimeout:       srv.IdleTimeout,
 			ErrorLog:          srv.ErrorLog,
@@ -144,6 +157,8 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 			Fallback:          srv,
 		}
 		l.loops = append(l.loops, loop)
+		// HTTP/2, handed over, is net/http's (see above).
+		srv.MaxHeaderBytes += netHTTPHeadRoom
 		return func() error { return loop.Serve(ln) }
 	}
 
@@ -180,8 +195,21 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 		if getCertificate != nil {
 			srv.TLSConfig.GetCertificate = getCertificate
 		}
+		if !hk.UseHTTP2 {
+			// use-http2 "false": no "http2 on" in the HTTPS server.
+			srv.TLSConfig.NextProtos = []string{"http/1.1"}
+			protocols := new(http.Protocols)
+			protocols.SetHTTP1(true)
+			srv.Protocols = protocols
+		}
 		tcfg := srv.TLSConfig.Clone()
 		tcfg.GetConfigForClient = rt.GetConfigForClient(tcfg)
+		// The handshakes are tcfg's (tlsListener); srv's HTTP/2 serves
+		// whatever suite ssl-ciphers gave them, as nginx does: net/http
+		// would refuse to serve HTTP/2 at all on a list without
+		// AES-128-GCM, and end connections on a suite RFC 9113 prohibits.
+		srv.TLSConfig.CipherSuites = nil
+		srv.HTTP2 = &http.HTTP2Config{PermitProhibitedCipherSuites: true}
 		var passthrough func(string) (string, func(), bool)
 		if cfg.options.EnableSSLPassthrough {
 			passthrough = rt.PassthroughEndpoint

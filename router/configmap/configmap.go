@@ -98,6 +98,11 @@ type Settings struct {
 	// options; LogFormat "" is ingress-nginx's default format).
 	LogFormat           string
 	LogFormatEscapeJSON bool
+
+	// TLS: the ssl-* keys and enable-ocsp (tls.go).
+	TLS TLS
+	// Headers: the request and response header keys (headers.go).
+	Headers Headers
 }
 
 // Compression is use-gzip's or enable-brotli's settings (router.Gzip,
@@ -131,6 +136,21 @@ type parse struct {
 	hsts                       hstsSettings
 	realIP, useGzip, useBrotli bool
 	gzip, brotli               Compression
+	// key is the key being read; notes its warnings (Unsupported) about
+	// what is served in place of what it asks.
+	key   string
+	notes []Warning
+}
+
+// note records that the key being read is served otherwise than asked.
+func (p *parse) note(message string) {
+	p.notes = append(p.notes, Warning{ConfigMap: p.s.Namespace + "/" + p.s.Name, Key: p.key, Reason: Unsupported, Message: message})
+}
+
+func (p *parse) addNotes(messages []string) {
+	for _, m := range messages {
+		p.note(m)
+	}
 }
 
 // Keys are the keys Parse reads.
@@ -209,6 +229,7 @@ func Parse(namespace, name string, data map[string]string, keep ...string) (Sett
 		gzip:   Compression{Level: 1, MinLength: 256, Types: DefaultGzipTypes},
 		brotli: Compression{Level: 4, MinLength: 20, Types: DefaultBrotliTypes},
 	}
+	s.TLS, s.Headers = DefaultTLS(), DefaultHeaders()
 	var warns []Warning
 	warn := s.warner(&warns)
 	hstsSet := false
@@ -224,6 +245,7 @@ func Parse(namespace, name string, data map[string]string, keep ...string) (Sett
 		}
 		// A rejected value leaves every setting as it was.
 		before, beforeSettings := *p, s
+		p.key = key
 		if err := k.read(p, v); err != nil {
 			*p, s = before, beforeSettings
 			warn(Rejected, key, fmt.Sprintf("value %q: %v; ingress-nginx's default is kept", v, err))
@@ -252,6 +274,7 @@ func Parse(namespace, name string, data map[string]string, keep ...string) (Sett
 		// unless told, so a client cannot forge its address.
 		warn(Unsupported, "proxy-real-ip-cidr", "absent: ingress-nginx's default 0.0.0.0/0 believes "+s.ForwardedForHeader+" from every peer, ramjet from none until the load balancers are listed")
 	}
+	warns = append(warns, p.notes...)
 	slices.SortStableFunc(warns, func(a, b Warning) int { return strings.Compare(a.Key, b.Key) })
 	return s, warns
 }

@@ -368,6 +368,8 @@ func (c *conn) lingerClose() {
 type badRequest struct {
 	code int
 	text string
+	// body replaces the answer's body (Server.HeadTooLarge).
+	body string
 }
 
 func (e *badRequest) Error() string { return e.text }
@@ -404,9 +406,12 @@ func (c *conn) answerBadRequest(err error) {
 	if br == errUnsupportedT {
 		body = "Unsupported transfer encoding"
 	}
+	if br.body != "" {
+		body = br.body
+	}
 	_ = c.rwc.SetWriteDeadline(time.Now().Add(lingerTime))
 	_, _ = io.WriteString(c.rwc, "HTTP/1.1 "+status+errorHeaders+body)
-	if br == errTooLarge || br == errFraming {
+	if br == errTooLarge || br == errFraming || br.body != "" {
 		c.lingerClose()
 	}
 }
@@ -432,9 +437,15 @@ func (c *conn) readRequest(connCtx context.Context, first bool) (req *http.Reque
 		}
 		_, _ = c.br.Discard(n)
 	}
+	c.fields.reading = false
 	defer func() {
 		if err != nil && c.cr.remain == 0 {
 			err = errTooLarge
+			if f := c.srv.HeadTooLarge; f != nil {
+				// The field lines are read only after the request line.
+				code, body := f(!c.fields.reading)
+				err = &badRequest{code: code, body: body}
+			}
 		}
 		c.cr.setLimit(-1)
 	}()
@@ -575,9 +586,11 @@ var errObsFold = errors.New("a folded header line")
 // fieldReader holds a head's field lines, read before they are parsed,
 // and the reader textproto parses them from; a connection reuses it.
 type fieldReader struct {
-	raw []byte
-	src bytes.Reader
-	tp  *textproto.Reader
+	// reading: the request line ended and the field lines are read.
+	reading bool
+	raw     []byte
+	src     bytes.Reader
+	tp      *textproto.Reader
 }
 
 // maxKeptFields bounds the field buffer a connection keeps between heads.
@@ -587,6 +600,7 @@ const maxKeptFields = 64 << 10
 // ends them, as they came, and reports whether one of them begins with a
 // space or tab. fr.tp then reads them.
 func (fr *fieldReader) read(br *bufio.Reader) (folded bool, err error) {
+	fr.reading = true
 	raw := fr.raw[:0]
 	defer func() {
 		fr.raw = raw

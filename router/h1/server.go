@@ -94,7 +94,14 @@ type Server struct {
 	// MaxHeaderBytes bounds a request head (0: http.DefaultMaxHeaderBytes),
 	// with net/http's 4 KiB of slack; over it: 431.
 	MaxHeaderBytes int
-	ErrorLog       *log.Logger
+	// HeadTooLarge, when set, gives the answer to a head over
+	// MaxHeaderBytes in place of 431: its status code and body (sent as
+	// text/plain, then the connection closes). requestLine reports that
+	// the request line itself did not end within the limit. nginx answers
+	// 414 to a request line and 400 "Request Header Or Cookie Too Large"
+	// to header fields that outgrow large_client_header_buffers.
+	HeadTooLarge func(requestLine bool) (code int, body string)
+	ErrorLog     *log.Logger
 	// ConnContext modifies the context of each connection, as
 	// http.Server's.
 	ConnContext func(ctx context.Context, c net.Conn) context.Context

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"maps"
+	"math/big"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"ramjet.dev/ramjet/compile"
+)
+
+// The label names ingress-nginx's collectors give these metrics, copied
+// from github.com/kubernetes/ingress-nginx at tag controller-v1.15.1:
+// internal/ingress/metric/collectors/controller.go (sslLabelHost,
+// sslInfoLabels, orphanityLabels with the constant labels of
+// NewController) and socket.go (requestTags, with "host" under
+// --metrics-per-host, and the constant labels, on connect_duration_seconds
+// and header_duration_seconds).
+var nginxCollectorLabels = map[string][]string{
+	"nginx_ingress_controller_ssl_expire_time_seconds": {"namespace", "class", "host", "secret_name", "identifier"},
+	"nginx_ingress_controller_ssl_certificate_info":    {"namespace", "class", "host", "secret_name", "identifier", "issuer_organization", "issuer_common_name", "serial_number", "public_key_algorithm"},
+	"nginx_ingress_controller_orphan_ingress":          {"controller_namespace", "controller_class", "controller_pod", "namespace", "ingress", "type"},
+	"nginx_ingress_controller_connect_duration_seconds_count": {"controller_namespace", "controller_class", "controller_pod",
+		"status", "method", "path", "namespace", "ingress", "service", "canary", "host"},
+	"nginx_ingress_controller_header_duration_seconds_count": {"controller_namespace", "controller_class", "controller_pod",
+		"status", "method", "path", "namespace", "ingress", "service", "canary", "host"},
+}
+
+func tlsSecret(t *testing.T, ns, name string, notAfter time.Time, hosts ...string) *corev1.Secret {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(4242),
+		Subject:      pkix.Name{CommonName: hosts[0]},
+		Issuer:       pkix.Name{CommonName: hosts[0]},
+		DNSNames:     hosts, NotBefore: time.Now().Add(-time.Hour), NotAfter: notAfter,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	kder, err := x509.MarshalECPrivateKey(key)
+	require.NoError(t, err)
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Type: corev1.SecretTypeTLS,
+		Data: map[string][]byte{
+			"tls.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+			"tls.key": pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}),
+		},
+	}
+}
+
+func TestMetricsCertificatesOrphansConnect(t *testing.T) {
+	m := newMetrics(metricsConfig(nil))
+	s := metricsSnapshot(false)
+	expiry := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
+	s.Secrets = append(s.Secrets, tlsSecret(t, "shop", "shop-tls", expiry, "shop.example.com"))
+	s.Ingresses[0].Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{"shop.example.com"}, SecretName: "shop-tls"}}
+	// An Ingress whose Service does not exist, and one without endpoints.
+	s.Ingresses = append(s.Ingresses,
+		newIngress("shop", "lost", "ramjet", "lost.example.com", "gone", "/"),
+		newIngress("shop", "empty", "ramjet", "empty.example.com", "idle", "/"))
+	s.Services = append(s.Services, newService("shop", "idle"))
+	res := compile.Compile(s, compile.Options{IngressClass: "ramjet", ControllerName: compile.DefaultControllerName})
+	m.published(&res, true, time.Now())
+	rec := proxied("shop.example.com", "shop.example.com", apiRoute)
+	rec.UpstreamConnectTime = 30 * time.Millisecond
+	m.observe(rec)
+	sc := scrapeMetrics(t, m)
+
+	for name, want := range nginxCollectorLabels {
+		var sets []map[string]string
+		for _, x := range sc {
+			if x.name == name {
+				sets = append(sets, x.labels)
+			}
+		}
+		require.NotEmpty(t, sets, name)
+		for _, l := range sets {
+			assert.ElementsMatch(t, want, slices.Collect(maps.Keys(l)), name)
+		}
+	}
+	v, n := sc.sum("nginx_ingress_controller_ssl_expire_time_seconds", map[string]string{
+		"namespace": "shop", "class": "ramjet", "host": "shop.example.com", "secret_name": "shop-tls", "identifier": "-4242"})
+	assert.Equal(t, 1, n)
+	assert.Equal(t, float64(expiry.Unix()), v)
+	_, n = sc.sum("nginx_ingress_controller_ssl_certificate_info", map[string]string{
+		"host": "shop.example.com", "serial_number": "4242", "issuer_common_name": "shop.example.com", "public_key_algorithm": "ECDSA"})
+	assert.Equal(t, 1, n)
+	_, n = sc.sum("nginx_ingress_controller_orphan_ingress", map[string]string{"namespace": "shop", "ingress": "lost", "type": "no-service"})
+	assert.Equal(t, 1, n)
+	_, n = sc.sum("nginx_ingress_controller_orphan_ingress", map[string]string{"namespace": "shop", "ingress": "empty", "type": "no-endpoint"})
+	assert.Equal(t, 1, n)
+	_, n = sc.sum("nginx_ingress_controller_orphan_ingress", map[string]string{"ingress": "web"})
+	assert.Equal(t, 0, n, "an Ingress with endpoints is no orphan")
+	sum, n := sc.sum("nginx_ingress_controller_connect_duration_seconds_sum", map[string]string{"ingress": "web"})
+	assert.Equal(t, 1, n)
+	assert.InDelta(t, 0.03, sum, 1e-9)
+
+	// A certificate gone from the table is gone from the scrape.
+	s.Ingresses[0].Spec.TLS = nil
+	res = compile.Compile(s, compile.Options{IngressClass: "ramjet", ControllerName: compile.DefaultControllerName})
+	m.published(&res, true, time.Now())
+	_, n = scrapeMetrics(t, m).sum("nginx_ingress_controller_ssl_expire_time_seconds", nil)
+	assert.Equal(t, 0, n)
+}

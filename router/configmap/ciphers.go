@@ -1,0 +1,300 @@
+package configmap
+
+import (
+	"crypto/tls"
+	"errors"
+	"slices"
+	"strings"
+)
+
+// OpenSSL cipher strings (ssl-ciphers, the ssl-ciphers annotation) as
+// nginx's ssl_ciphers hands them to OpenSSL (SSL_CTX_set_cipher_list,
+// openssl-ciphers(1)): items separated by ':' (or ',' or ' '), each a
+// suite name or an alias, several joined by '+' meaning all of them; an
+// item prefixed '!' removes its suites for good, '-' removes them (a later
+// item may add them back), '+' moves them to the end; "@STRENGTH" sorts,
+// "@SECLEVEL=n" sets OpenSSL's security level. The result is the suites
+// Go's crypto/tls has, in the string's order: Go chooses among them by its
+// own preference (as nginx's ssl_prefer_server_ciphers on does), so the
+// order decides nothing. Suites and aliases OpenSSL has and Go does not
+// (DHE, CAMELLIA, ARIA, PSK, CCM, ...) are left out with a note.
+
+// cipher is one TLS 1.0-1.2 suite Go serves, with the attributes
+// OpenSSL's aliases select by.
+type cipher struct {
+	name string // OpenSSL's name
+	id   uint16
+	// kx, auth, enc, mac: OpenSSL's kRSA/kECDHE, aRSA/aECDSA,
+	// AES128/AES256/CHACHA20/3DES/RC4 (gcm for AESGCM), SHA1/SHA256/SHA384/AEAD.
+	kx, auth, enc, mac string
+	gcm                bool
+	tls12              bool // a TLSv1.2 suite (OpenSSL's TLSv1.2 alias)
+	bits               int  // strength bits (@STRENGTH)
+	strength           string
+}
+
+// ciphers are the suites, in the order `openssl ciphers -v ALL` lists
+// them (OpenSSL 3).
+var ciphers = []cipher{
+	{"ECDHE-ECDSA-AES256-GCM-SHA384", tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, "ECDHE", "ECDSA", "AES256", "AEAD", true, true, 256, "HIGH"},
+	{"ECDHE-RSA-AES256-GCM-SHA384", tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384, "ECDHE", "RSA", "AES256", "AEAD", true, true, 256, "HIGH"},
+	{"ECDHE-ECDSA-CHACHA20-POLY1305", tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, "ECDHE", "ECDSA", "CHACHA20", "AEAD", false, true, 256, "HIGH"},
+	{"ECDHE-RSA-CHACHA20-POLY1305", tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256, "ECDHE", "RSA", "CHACHA20", "AEAD", false, true, 256, "HIGH"},
+	{"ECDHE-ECDSA-AES128-GCM-SHA256", tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, "ECDHE", "ECDSA", "AES128", "AEAD", true, true, 128, "HIGH"},
+	{"ECDHE-RSA-AES128-GCM-SHA256", tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, "ECDHE", "RSA", "AES128", "AEAD", true, true, 128, "HIGH"},
+	{"ECDHE-ECDSA-AES128-SHA256", tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256, "ECDHE", "ECDSA", "AES128", "SHA256", false, true, 128, "HIGH"},
+	{"ECDHE-RSA-AES128-SHA256", tls.TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256, "ECDHE", "RSA", "AES128", "SHA256", false, true, 128, "HIGH"},
+	{"ECDHE-ECDSA-AES256-SHA", tls.TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA, "ECDHE", "ECDSA", "AES256", "SHA1", false, false, 256, "HIGH"},
+	{"ECDHE-RSA-AES256-SHA", tls.TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA, "ECDHE", "RSA", "AES256", "SHA1", false, false, 256, "HIGH"},
+	{"ECDHE-ECDSA-AES128-SHA", tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA, "ECDHE", "ECDSA", "AES128", "SHA1", false, false, 128, "HIGH"},
+	{"ECDHE-RSA-AES128-SHA", tls.TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA, "ECDHE", "RSA", "AES128", "SHA1", false, false, 128, "HIGH"},
+	{"AES256-GCM-SHA384", tls.TLS_RSA_WITH_AES_256_GCM_SHA384, "RSA", "RSA", "AES256", "AEAD", true, true, 256, "HIGH"},
+	{"AES128-GCM-SHA256", tls.TLS_RSA_WITH_AES_128_GCM_SHA256, "RSA", "RSA", "AES128", "AEAD", true, true, 128, "HIGH"},
+	{"AES128-SHA256", tls.TLS_RSA_WITH_AES_128_CBC_SHA256, "RSA", "RSA", "AES128", "SHA256", false, true, 128, "HIGH"},
+	{"AES256-SHA", tls.TLS_RSA_WITH_AES_256_CBC_SHA, "RSA", "RSA", "AES256", "SHA1", false, false, 256, "HIGH"},
+	{"AES128-SHA", tls.TLS_RSA_WITH_AES_128_CBC_SHA, "RSA", "RSA", "AES128", "SHA1", false, false, 128, "HIGH"},
+	{"ECDHE-RSA-DES-CBC3-SHA", tls.TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA, "ECDHE", "RSA", "3DES", "SHA1", false, false, 112, "MEDIUM"},
+	{"DES-CBC3-SHA", tls.TLS_RSA_WITH_3DES_EDE_CBC_SHA, "RSA", "RSA", "3DES", "SHA1", false, false, 112, "MEDIUM"},
+	{"ECDHE-ECDSA-RC4-SHA", tls.TLS_ECDHE_ECDSA_WITH_RC4_128_SHA, "ECDHE", "ECDSA", "RC4", "SHA1", false, false, 128, "MEDIUM"},
+	{"ECDHE-RSA-RC4-SHA", tls.TLS_ECDHE_RSA_WITH_RC4_128_SHA, "ECDHE", "RSA", "RC4", "SHA1", false, false, 128, "MEDIUM"},
+	{"RC4-SHA", tls.TLS_RSA_WITH_RC4_128_SHA, "RSA", "RSA", "RC4", "SHA1", false, false, 128, "MEDIUM"},
+}
+
+// aliases select suites by attribute (openssl-ciphers(1), "CIPHER LIST
+// FORMAT"). An alias naming only what Go lacks (kDHE, CAMELLIA, PSK, ...)
+// is in lacking.
+var aliases = map[string]func(c *cipher) bool{
+	"ALL":     func(*cipher) bool { return true },
+	"DEFAULT": func(c *cipher) bool { return c.strength == "HIGH" },
+	"HIGH":    func(c *cipher) bool { return c.strength == "HIGH" },
+	"MEDIUM":  func(c *cipher) bool { return c.strength == "MEDIUM" },
+	"kRSA":    func(c *cipher) bool { return c.kx == "RSA" },
+	"RSA":     func(c *cipher) bool { return c.kx == "RSA" },
+	"aRSA":    func(c *cipher) bool { return c.auth == "RSA" },
+	"kECDHE":  func(c *cipher) bool { return c.kx == "ECDHE" },
+	"kEECDH":  func(c *cipher) bool { return c.kx == "ECDHE" },
+	"ECDHE":   func(c *cipher) bool { return c.kx == "ECDHE" },
+	"EECDH":   func(c *cipher) bool { return c.kx == "ECDHE" },
+	"aECDSA":  func(c *cipher) bool { return c.auth == "ECDSA" },
+	"ECDSA":   func(c *cipher) bool { return c.auth == "ECDSA" },
+	"AES":     func(c *cipher) bool { return c.enc == "AES128" || c.enc == "AES256" },
+	"AES128":  func(c *cipher) bool { return c.enc == "AES128" },
+	"AES256":  func(c *cipher) bool { return c.enc == "AES256" },
+	"AESGCM":  func(c *cipher) bool { return c.gcm },
+	"CHACHA20": func(c *cipher) bool {
+		return c.enc == "CHACHA20"
+	},
+	"3DES":    func(c *cipher) bool { return c.enc == "3DES" },
+	"RC4":     func(c *cipher) bool { return c.enc == "RC4" },
+	"SHA1":    func(c *cipher) bool { return c.mac == "SHA1" },
+	"SHA":     func(c *cipher) bool { return c.mac == "SHA1" },
+	"SHA256":  func(c *cipher) bool { return c.mac == "SHA256" },
+	"SHA384":  func(c *cipher) bool { return c.mac == "SHA384" },
+	"TLSv1.2": func(c *cipher) bool { return c.tls12 },
+	"TLSv1.0": func(c *cipher) bool { return !c.tls12 },
+	"TLSv1":   func(c *cipher) bool { return !c.tls12 },
+	"SSLv3":   func(c *cipher) bool { return !c.tls12 },
+	"ECDH":    func(c *cipher) bool { return c.kx == "ECDHE" },
+	"kEDH":    nil,
+	"kDHE":    nil,
+	"EDH":     nil,
+	"DHE":     nil,
+	"DH":      nil,
+	"ADH":     nil,
+	"AECDH":   nil,
+	"aNULL":   nil,
+	"eNULL":   nil,
+	"NULL":    nil,
+	"COMPLEMENTOFDEFAULT": func(c *cipher) bool {
+		return c.strength != "HIGH"
+	},
+	"COMPLEMENTOFALL": nil,
+	"LOW":             nil,
+	"EXP":             nil,
+	"EXPORT":          nil,
+	"DES":             nil,
+	"IDEA":            nil,
+	"SEED":            nil,
+	"MD5":             nil,
+	"CAMELLIA":        nil,
+	"CAMELLIA128":     nil,
+	"CAMELLIA256":     nil,
+	"ARIA":            nil,
+	"ARIA128":         nil,
+	"ARIA256":         nil,
+	"AESCCM":          nil,
+	"AESCCM8":         nil,
+	"PSK":             nil,
+	"kPSK":            nil,
+	"kECDHEPSK":       nil,
+	"kDHEPSK":         nil,
+	"kRSAPSK":         nil,
+	"aPSK":            nil,
+	"SRP":             nil,
+	"kSRP":            nil,
+	"DSS":             nil,
+	"aDSS":            nil,
+	"GOST":            nil,
+	"SUITEB128":       nil,
+	"SUITEB128ONLY":   nil,
+	"SUITEB192":       nil,
+}
+
+// opensslOnly are suites OpenSSL names that Go's TLS does not have: the
+// DHE key exchange, CAMELLIA, ARIA, CCM, PSK and SHA384 CBC suites.
+func opensslOnly(name string) bool {
+	for _, p := range []string{"DHE-", "EDH-", "ADH-", "PSK-", "SRP-", "DH-", "ECDH-", "AECDH-", "RSA-PSK-", "ECDHE-PSK-"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	for _, p := range []string{"CAMELLIA", "ARIA", "CCM", "SEED", "IDEA", "-SHA384", "NULL", "DES-CBC-", "RC4-MD5", "GOST"} {
+		if strings.Contains(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseCiphers reads an OpenSSL cipher string. notes name what Go cannot
+// serve and what is served instead; an error means no suite is left (nginx
+// refuses such a configuration: "no cipher match") or the string is not
+// OpenSSL's syntax.
+func ParseCiphers(v string) (suites []uint16, notes []string, err error) {
+	if strings.TrimSpace(v) == "" {
+		return nil, nil, errors.New("want an OpenSSL cipher list")
+	}
+	// order is the working list, as OpenSSL keeps it: every suite, each
+	// active or not; banned suites are gone for good.
+	order := make([]int, len(ciphers))
+	for i := range order {
+		order[i] = i
+	}
+	active := make([]bool, len(ciphers))
+	banned := make([]bool, len(ciphers))
+	var lacking, unknown []string
+	for item := range strings.FieldsFuncSeq(v, func(r rune) bool { return r == ':' || r == ',' || r == ' ' }) {
+		if item == "@STRENGTH" {
+			slices.SortStableFunc(order, func(a, b int) int { return ciphers[b].bits - ciphers[a].bits })
+			continue
+		}
+		if strings.HasPrefix(item, "@SECLEVEL=") {
+			notes = append(notes, item+" has no effect: Go's TLS has no security levels")
+			continue
+		}
+		op := byte(0)
+		if item[0] == '!' || item[0] == '-' || item[0] == '+' {
+			op, item = item[0], item[1:]
+		}
+		sel, ok, missing := selector(item)
+		switch {
+		case (missing || !ok) && (op == '!' || op == '-'):
+			continue // removing what is not there: nothing to say
+		case missing:
+			lacking = append(lacking, item)
+			continue
+		case !ok:
+			unknown = append(unknown, item)
+			continue
+		}
+		var picked []int
+		for _, i := range order {
+			if sel(&ciphers[i]) {
+				picked = append(picked, i)
+			}
+		}
+		switch op {
+		case '!':
+			for _, i := range picked {
+				banned[i], active[i] = true, false
+			}
+		case '-':
+			for _, i := range picked {
+				active[i] = false
+			}
+		case '+':
+			order = moveToEnd(order, picked, func(i int) bool { return active[i] })
+		default:
+			order = moveToEnd(order, picked, func(i int) bool { return !active[i] && !banned[i] })
+			for _, i := range picked {
+				active[i] = active[i] || !banned[i]
+			}
+		}
+	}
+	if len(lacking) > 0 {
+		notes = append(notes, strings.Join(lacking, ":")+" left out: Go's TLS has no such cipher suite")
+	}
+	if len(unknown) > 0 {
+		notes = append(notes, strings.Join(unknown, ":")+" ignored: not a cipher or alias OpenSSL knows")
+	}
+	for _, i := range order {
+		if active[i] {
+			suites = append(suites, ciphers[i].id)
+		}
+	}
+	if len(suites) == 0 {
+		return nil, notes, errors.New("no cipher suite Go serves is left (nginx: no cipher match)")
+	}
+	return suites, notes, nil
+}
+
+// moveToEnd moves the suites of picked for which move holds to the end of
+// order, keeping their order.
+func moveToEnd(order, picked []int, move func(int) bool) []int {
+	var tail []int
+	for _, i := range picked {
+		if move(i) {
+			tail = append(tail, i)
+		}
+	}
+	if len(tail) == 0 {
+		return order
+	}
+	out := slices.DeleteFunc(slices.Clone(order), func(i int) bool { return slices.Contains(tail, i) })
+	return append(out, tail...)
+}
+
+// selector returns what an item selects: a suite's name, or aliases joined
+// by '+'. missing: the item names only what Go lacks; !ok: unknown.
+func selector(item string) (sel func(*cipher) bool, ok, missing bool) {
+	for i := range ciphers {
+		if ciphers[i].name == item {
+			id := ciphers[i].id
+			return func(c *cipher) bool { return c.id == id }, true, false
+		}
+	}
+	if opensslOnly(item) && !strings.Contains(item, "+") {
+		if _, alias := aliases[item]; !alias {
+			return nil, false, true
+		}
+	}
+	var parts []func(*cipher) bool
+	for part := range strings.SplitSeq(item, "+") {
+		f, known := aliases[part]
+		switch {
+		case !known:
+			return nil, false, false
+		case f == nil:
+			return nil, false, true
+		}
+		parts = append(parts, f)
+	}
+	return func(c *cipher) bool {
+		for _, f := range parts {
+			if !f(c) {
+				return false
+			}
+		}
+		return true
+	}, true, false
+}
+
+// CipherName is OpenSSL's name of a Go suite ("" for one it is not).
+func CipherName(id uint16) string {
+	for i := range ciphers {
+		if ciphers[i].id == id {
+			return ciphers[i].name
+		}
+	}
+	return ""
+}

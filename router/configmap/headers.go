@@ -1,0 +1,94 @@
+package configmap
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// Headers are the header keys (SPEC §1), with ingress-nginx v1.15's
+// defaults (config.go NewDefault) and nginx.tmpl's use of them.
+type Headers struct {
+	// Hide: hide-headers, comma-separated (template/configmap.go
+	// splitAndTrimSpace), nginx.tmpl's proxy_hide_header lines: backend
+	// response headers never passed to the client. Canonical names.
+	Hide []string
+	// LargeBufferNumber and LargeBufferSize: large-client-header-buffers
+	// ("4 8k"), nginx's large_client_header_buffers: a request line longer
+	// than one buffer is answered 414, a header field longer than one 400,
+	// a head larger than all of them 400. For the listeners.
+	LargeBufferNumber, LargeBufferSize int
+	// Underscores: enable-underscores-in-headers ("false"),
+	// underscores_in_headers: request header names with '_' are passed on.
+	Underscores bool
+	// IgnoreInvalid: ignore-invalid-headers ("true"),
+	// ignore_invalid_headers: request header names other than letters,
+	// digits, '-' (and '_' with Underscores) are dropped.
+	IgnoreInvalid bool
+	// GenerateRequestID: generate-request-id ("true"), nginx.tmpl's map of
+	// $req_id: without it a request that brings no X-Request-ID gets none.
+	GenerateRequestID bool
+	// UseHTTP2: use-http2 ("true"): "http2 on" on the HTTPS listener. For
+	// the listeners.
+	UseHTTP2 bool
+	// OriginalURI: proxy-add-original-uri-header ("false"): X-Original-URI
+	// with the request's URI goes to the backend.
+	OriginalURI bool
+}
+
+// DefaultHeaders are ingress-nginx's defaults of the header keys.
+func DefaultHeaders() Headers {
+	return Headers{LargeBufferNumber: 4, LargeBufferSize: 8 << 10, IgnoreInvalid: true, GenerateRequestID: true, UseHTTP2: true}
+}
+
+func init() {
+	boolKey := func(field func(h *Headers) *bool) Key {
+		return Key{Live: true, read: func(p *parse, v string) (err error) { *field(&p.s.Headers), err = ParseBool(v); return err }}
+	}
+	Keys["hide-headers"] = Key{Live: true, read: func(p *parse, v string) error {
+		var names []string
+		for f := range strings.SplitSeq(v, ",") {
+			f = strings.TrimSpace(f)
+			if f == "" {
+				continue
+			}
+			if !headerName(f) {
+				return errors.New("want header names separated by commas")
+			}
+			names = append(names, http.CanonicalHeaderKey(f))
+		}
+		p.s.Headers.Hide = names
+		return nil
+	}}
+	Keys["large-client-header-buffers"] = Key{read: func(p *parse, v string) error {
+		n, size, err := ParseHeaderBuffers(v)
+		p.s.Headers.LargeBufferNumber, p.s.Headers.LargeBufferSize = n, size
+		return err
+	}}
+	Keys["enable-underscores-in-headers"] = boolKey(func(h *Headers) *bool { return &h.Underscores })
+	Keys["ignore-invalid-headers"] = boolKey(func(h *Headers) *bool { return &h.IgnoreInvalid })
+	Keys["generate-request-id"] = boolKey(func(h *Headers) *bool { return &h.GenerateRequestID })
+	Keys["proxy-add-original-uri-header"] = boolKey(func(h *Headers) *bool { return &h.OriginalURI })
+	Keys["use-http2"] = Key{read: func(p *parse, v string) (err error) { p.s.Headers.UseHTTP2, err = ParseBool(v); return err }}
+}
+
+// ParseHeaderBuffers reads large_client_header_buffers' "number size"
+// ("4 8k"): nginx takes a number of at least one and a size of at least
+// one connection buffer (1k here, client-header-buffer-size's default).
+func ParseHeaderBuffers(v string) (number, size int, err error) {
+	f := strings.Fields(v)
+	bad := errors.New(`want "number size", such as "4 8k"`)
+	if len(f) != 2 {
+		return 0, 0, bad
+	}
+	n, err := strconv.Atoi(f[0])
+	if err != nil || n < 1 || n > 1024 {
+		return 0, 0, bad
+	}
+	s, err := parseNginxSize(f[1])
+	if err != nil || s < 1<<10 || s > 1<<20 {
+		return 0, 0, errors.New("want a buffer size from 1k to 1m")
+	}
+	return n, int(s), nil
+}

@@ -1,0 +1,130 @@
+package configmap
+
+import (
+	"crypto/tls"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// ingress-nginx's defaults (internal/ingress/controller/config/config.go,
+// v1.15.1: sslProtocols, sslCiphers, sslSessionCacheSize,
+// sslSessionTimeout, SSLSessionTickets false, SSLECDHCurve "auto").
+func TestDefaultTLS(t *testing.T) {
+	d := DefaultTLS()
+	assert.Equal(t, uint16(tls.VersionTLS12), d.MinVersion)
+	assert.Equal(t, uint16(tls.VersionTLS13), d.MaxVersion)
+	assert.Equal(t, []uint16{
+		tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+		tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+		tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+	}, d.CipherSuites)
+	assert.Nil(t, d.Curves)
+	assert.True(t, d.SessionCache)
+	assert.False(t, d.SessionTickets)
+	assert.Equal(t, 10*time.Minute, d.SessionTimeout)
+	assert.Equal(t, 40000, d.SessionCacheEntries())
+	s, warns := Parse("ns", "cm", nil)
+	assert.Empty(t, warns)
+	assert.Equal(t, d, s.TLS)
+}
+
+func TestParseCiphers(t *testing.T) {
+	names := func(ids []uint16) string {
+		var out []string
+		for _, id := range ids {
+			out = append(out, CipherName(id))
+		}
+		return strings.Join(out, ":")
+	}
+	for _, tc := range []struct{ in, want, note, err string }{
+		{in: DefaultCiphers, want: "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305",
+			note: "DHE-RSA-AES256-GCM-SHA384:DHE-RSA-AES128-GCM-SHA256 left out: Go's TLS has no such cipher suite"},
+		{in: "ECDHE+AESGCM", want: "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256"},
+		{in: "EECDH+AESGCM:EDH+AESGCM", want: "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256",
+			note: "EDH+AESGCM left out"},
+		{in: "HIGH:!aNULL:!MD5:!kRSA:!SHA1:!SHA256", want: "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256"},
+		// '-' removes, and a later item adds back; '!' never.
+		{in: "ECDHE+AESGCM:-AES128:AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256", want: "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256"},
+		{in: "ECDHE+AESGCM:!AES128:ECDHE-RSA-AES128-GCM-SHA256", want: "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384"},
+		// '+' moves to the end; @STRENGTH sorts by key bits.
+		{in: "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:+AES128", want: "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA256"},
+		{in: "ECDHE-ECDSA-AES128-SHA ECDHE-ECDSA-AES256-SHA,@STRENGTH", want: "ECDHE-ECDSA-AES256-SHA:ECDHE-ECDSA-AES128-SHA"},
+		{in: "ECDHE-RSA-AES128-GCM-SHA256:@SECLEVEL=2", want: "ECDHE-RSA-AES128-GCM-SHA256", note: "@SECLEVEL=2 has no effect"},
+		{in: "ECDHE-RSA-AES128-GCM-SHA256:NOPE-CIPHER", want: "ECDHE-RSA-AES128-GCM-SHA256", note: "NOPE-CIPHER ignored"},
+		{in: "DHE-RSA-AES128-GCM-SHA256", err: "no cipher suite"},
+		{in: "ALL:!ALL", err: "no cipher suite"},
+		{in: "", err: "want an OpenSSL cipher list"},
+	} {
+		got, notes, err := ParseCiphers(tc.in)
+		if tc.err != "" {
+			require.Error(t, err, tc.in)
+			assert.Contains(t, err.Error(), tc.err)
+			continue
+		}
+		require.NoError(t, err, tc.in)
+		assert.Equal(t, tc.want, names(got), tc.in)
+		if tc.note != "" {
+			assert.Contains(t, strings.Join(notes, "\n"), tc.note, tc.in)
+		} else {
+			assert.Empty(t, notes, tc.in)
+		}
+	}
+}
+
+func TestParseProtocolsAndCurves(t *testing.T) {
+	lo, hi, notes, err := ParseProtocols("TLSv1 TLSv1.2")
+	require.NoError(t, err)
+	assert.Equal(t, [2]uint16{tls.VersionTLS10, tls.VersionTLS12}, [2]uint16{lo, hi})
+	assert.Equal(t, []string{"Go serves a range of versions: TLSv1.1 is served too, from TLSv1 to TLSv1.2"}, notes)
+	_, _, _, err = ParseProtocols("SSLv3")
+	assert.Error(t, err)
+	_, _, _, err = ParseProtocols("TLSv1.4")
+	assert.Error(t, err)
+	curves, notes, err := ParseCurves("X25519:X448:prime256v1")
+	require.NoError(t, err)
+	assert.Equal(t, []tls.CurveID{tls.X25519, tls.CurveP256}, curves)
+	assert.Equal(t, []string{"X448 left out: Go's TLS has no such group"}, notes)
+	_, _, err = ParseCurves("X448")
+	assert.Error(t, err)
+}
+
+// The keys' warnings: what Go cannot do is named, the value still applies.
+func TestParseTLSKeys(t *testing.T) {
+	s, warns := Parse("ingress-nginx", "cm", map[string]string{
+		"ssl-protocols": "TLSv1.3", "ssl-early-data": "true", "ssl-session-timeout": "1h",
+		"ssl-session-cache-size": "1m", "ssl-session-tickets": "true", "ssl-ciphers": "nonsense-only",
+		"enable-ocsp": "true",
+	})
+	assert.Equal(t, uint16(tls.VersionTLS13), s.TLS.MinVersion)
+	assert.True(t, s.TLS.EarlyData)
+	assert.True(t, s.TLS.EnableOCSP)
+	assert.Equal(t, time.Hour, s.TLS.SessionTimeout)
+	assert.Equal(t, 4000, s.TLS.SessionCacheEntries())
+	assert.Equal(t, DefaultTLS().CipherSuites, s.TLS.CipherSuites, "a rejected ssl-ciphers keeps the default")
+	var got []string
+	for _, w := range warns {
+		got = append(got, w.Key+" "+w.Reason)
+	}
+	assert.Equal(t, []string{"ssl-ciphers " + Rejected, "ssl-early-data " + Unsupported}, got)
+}
+
+func FuzzParseCiphers(f *testing.F) {
+	for _, s := range []string{DefaultCiphers, "HIGH:!aNULL", "ECDHE+AESGCM:-AES128:+SHA1:@STRENGTH", "!ALL", "::", "+", "-", "@SECLEVEL=9", "a+b+c"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		suites, _, err := ParseCiphers(s)
+		if err == nil && len(suites) == 0 {
+			t.Fatal("no suites without an error")
+		}
+		for _, id := range suites {
+			if CipherName(id) == "" {
+				t.Fatalf("suite %x has no name", id)
+			}
+		}
+	})
+}

@@ -1,0 +1,73 @@
+package router
+
+import "slices"
+
+// The header keys of an ingress-nginx ConfigMap (SPEC §1), as nginx.tmpl
+// writes them at the http level:
+//
+//   - hide-headers: proxy_hide_header for each name: the backend's
+//     response header never reaches the client (Options.HideHeaders).
+//   - enable-underscores-in-headers and ignore-invalid-headers:
+//     underscores_in_headers and ignore_invalid_headers. nginx marks a
+//     request header name invalid unless it is letters, digits and '-'
+//     ('_' too with underscores on), and with ignore_invalid_headers on
+//     (the default) drops it: the backend never sees it (nor does
+//     $http_<name>), since CGI-style frameworks read X_Forwarded_For as
+//     X-Forwarded-For.
+//   - generate-request-id: the $req_id map: off, a request without
+//     X-Request-ID gets none (Options.NoRequestID).
+//   - proxy-add-original-uri-header: proxy_set_header X-Original-URI
+//     $request_uri (Options.OriginalURIHeader).
+//
+// X-Original-Forwarded-Host is always set as nginx.tmpl sets it
+// (proxy_set_header X-Original-Forwarded-Host $http_x_forwarded_host):
+// the client's X-Forwarded-Host, and none when it sent none.
+
+// headerSettings are the header keys as a request reads them.
+type headerSettings struct {
+	hide                      []string
+	underscores, keepBadNames bool
+	noRequestID               bool
+	originalURI               bool
+}
+
+func newHeaderSettings(o Options) headerSettings {
+	return headerSettings{
+		hide:        slices.Clone(o.HideHeaders),
+		underscores: o.UnderscoresInHeaders, keepBadNames: o.KeepInvalidHeaders,
+		noRequestID: o.NoRequestID, originalURI: o.OriginalURIHeader,
+	}
+}
+
+// defaultHeaderSettings are ingress-nginx's defaults.
+var defaultHeaderSettings headerSettings
+
+// invalidName reports a request header name nginx calls invalid under hs.
+func (hs *headerSettings) invalidName(k string) bool {
+	if hs.keepBadNames {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' && hs.underscores {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// hidden reports a backend response header the client never gets: Server
+// (servertokens.go) and hide-headers'.
+func (hs *headerSettings) hidden(k string) bool {
+	return k == "Server" || len(hs.hide) > 0 && slices.Contains(hs.hide, k)
+}
+
+// headers are the exchange's header settings; the defaults for one made
+// without a request of the router's (an error page's).
+func (x *exchange) headers() *headerSettings {
+	if x.hdr == nil {
+		return &defaultHeaderSettings
+	}
+	return x.hdr
+}

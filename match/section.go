@@ -53,6 +53,7 @@ var sections = []*section{
 	&conditionsSection,   // conditions.go
 	&splitSection,        // split.go
 	&deepWildcardSection, // wildcard.go
+	&listenerSection,     // listener.go
 }
 
 // A digestPart is a share of the digest. One with no tag (the routing

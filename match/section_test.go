@@ -237,6 +237,7 @@ var sectionChanges = []struct {
 	{section: "routing", field: "VirtualHost.SSLRedirect", change: "off", mutate: func(s Spec) { specHost(s, shop).SSLRedirect = false }},
 	{section: "routing", field: "VirtualHost.ForceSSLRedirect", change: "on", mutate: func(s Spec) { specHost(s, "example.com").ForceSSLRedirect = true }},
 	{section: "deep-wildcard", field: "VirtualHost.DeepWildcard", change: "on", mutate: func(s Spec) { specHost(s, shop).DeepWildcard = true }},
+	{section: "listener", field: "VirtualHost.Listener", change: "on :443 tls", mutate: func(s Spec) { specHost(s, shop).Listener = Listener{Port: 443, TLS: true} }},
 	{section: "routing", field: "Backend.ID", change: "ID", mutate: func(s Spec) { specBackend(s, "prod/api:80").ID = "prod/api:8080" }},
 	{section: "routing", field: "Backend.Namespace", change: "namespace", mutate: func(s Spec) { specBackend(s, "prod/api:80").Namespace = "staging" }, sameText: "a backend line shows its ID"},
 	{section: "routing", field: "Backend.Name", change: "name", mutate: func(s Spec) { specBackend(s, "prod/api:80").Name = "api2" }, sameText: "a backend line shows its ID"},

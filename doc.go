@@ -2349,6 +2349,36 @@
 //
 // Served now:
 //
+//   - Listeners keep routes apart. A route attached to a listener is served
+//     only to requests that arrived on that listener's port and protocol:
+//     each Gateway port and protocol (HTTP; HTTPS, TLS terminated) with a
+//     listener of ours is a view of the table (match.Listener,
+//     VirtualHost.Listener, Table.LookupOn) holding the routes of its
+//     listeners beside every Ingress's hosts, which every listener serves
+//     as before (an Ingress path and a route's with the same host and key
+//     are resolved per listener by the rule below). A request on a port
+//     and protocol with no listener of ours sees the Ingresses only; a
+//     route of an HTTPS listener never answers plain HTTP, so an HTTP
+//     listener whose route redirects to HTTPS redirects while the HTTPS
+//     listener serves the application (what -translate -to gateway
+//     writes). Listener precedence by hostname (an exact name, then the
+//     wildcard with more labels, then none) is kept by the hosts
+//     themselves: a route's host that a more specific listener on the
+//     same port takes wholly is left out there, and each listener
+//     hostname without a host gets an empty one (404), so its requests
+//     never reach a less specific listener's routes. All Gateways of our
+//     class share the controller's ports: listeners of two Gateways on one
+//     port and hostname serve their routes together (one address, so the
+//     routes of the same catch-all "/" conflict by the tie-break below).
+//     The port a request arrived on is the local port, published as the
+//     Gateway port router.Options.GatewayPorts maps it to (the example
+//     controller maps its HTTP listener to --gateway-http-port, default
+//     80, and its HTTPS listener to --gateway-https-port, default 443); a
+//     listener on another port is not reached. A request over TLS whose
+//     Host belongs to another of the port's HTTPS listeners than its
+//     server name (SNI) answers 421 (Table.Misdirected). A table without
+//     listeners is looked up exactly as before (match's
+//     BenchmarkLookupListeners).
 //   - Attachment: parentRefs to a Gateway of our class, by sectionName and
 //     port, to HTTP and HTTPS listeners whose allowedRoutes admit
 //     HTTPRoutes from the route's namespace (Same, the default; All;
@@ -2426,8 +2456,8 @@
 //   - RequestRedirect, as a snippet return (§11.9) before the backend is
 //     looked at, so a redirect rule needs no backendRefs: scheme,
 //     hostname and port replace the request's ($scheme, $host; a port is
-//     written unless it is the scheme's default, and the request's own
-//     port is not kept), ReplaceFullPath the path and ReplacePrefixMatch
+//     written unless it is the scheme's default; without scheme and port
+//     the listener's port is kept), ReplaceFullPath the path and ReplacePrefixMatch
 //     the matched segments, keeping the query; otherwise the request's
 //     path and query follow as received. statusCode 301, 302 (default),
 //     303, 307 or 308. Combined with URLRewrite, or with "$", "?" or "#"
@@ -2496,16 +2526,16 @@
 // TestFeatureReport renders this from them and fails when a case file
 // fails:
 //
-// 53 suite tests are case files: 216 of their requests pass (11 of them
-// checked in part, 6 checked by Go tests beside the case files) and 46
+// 53 suite tests are case files: 230 of their requests pass (11 of them
+// checked in part, 6 checked by Go tests beside the case files) and 32
 // are not served yet.
 // The suite's features these tests cover, each passing in every
 // request of its tests that is served:
 //
-//   - Gateway (Core): 53 tests, 11 requests checked in part, 6 requests checked by Go tests, 46 requests not served yet
-//   - GatewayHTTPSListenerDetectMisdirectedRequests (Extended): 1 test, 10 requests not served yet
-//   - GatewayPort8080 (Extended): 1 test, 1 request not served yet
-//   - HTTPRoute (Core): 53 tests, 11 requests checked in part, 6 requests checked by Go tests, 46 requests not served yet
+//   - Gateway (Core): 53 tests, 11 requests checked in part, 6 requests checked by Go tests, 32 requests not served yet
+//   - GatewayHTTPSListenerDetectMisdirectedRequests (Extended): 1 test
+//   - GatewayPort8080 (Extended): 1 test
+//   - HTTPRoute (Core): 53 tests, 11 requests checked in part, 6 requests checked by Go tests, 32 requests not served yet
 //   - HTTPRoute303RedirectStatusCode (Extended): 1 test
 //   - HTTPRoute307RedirectStatusCode (Extended): 1 test
 //   - HTTPRoute308RedirectStatusCode (Extended): 1 test
@@ -2518,10 +2548,10 @@
 //   - HTTPRouteHostRewrite (Extended): 1 test
 //   - HTTPRouteMethodMatching (Extended): 1 test
 //   - HTTPRouteNamedRouteRule (Extended): 1 test
-//   - HTTPRouteParentRefPort (Extended): 2 tests, 3 requests not served yet
+//   - HTTPRouteParentRefPort (Extended): 2 tests
 //   - HTTPRoutePathRedirect (Extended): 1 test
 //   - HTTPRoutePathRewrite (Extended): 1 test
-//   - HTTPRoutePortRedirect (Extended): 2 tests, 1 request not served yet
+//   - HTTPRoutePortRedirect (Extended): 2 tests
 //   - HTTPRouteQueryParamMatching (Extended): 1 test
 //   - HTTPRouteRequestMirror (Extended): 2 tests, 4 requests checked in part
 //   - HTTPRouteRequestMultipleMirrors (Extended): 1 test, 2 requests checked in part

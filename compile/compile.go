@@ -162,6 +162,9 @@ type builder struct {
 	vhostOrder []*vhost
 	catchAll   *vhost
 
+	// views are the Gateway listeners' own hosts (listeners.go).
+	views viewState
+
 	// regexps caches compiled patterns (or their error) by pattern.
 	regexps map[string]regexResult
 
@@ -219,7 +222,9 @@ func (b *builder) assemble() {
 			backends = append(backends, bi.b)
 		}
 	}
+	hosts = b.assembleViews(hosts)
 	table, err := match.New(match.Spec{
+		Listeners:    b.snap.Listeners,
 		VirtualHosts: hosts,
 		Backends:     backends,
 		Certificates: b.certs,

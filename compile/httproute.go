@@ -30,6 +30,11 @@ type HTTPRoute struct {
 	Hostnames []string
 	// Rules in declaration order; among equal matches the first wins.
 	Rules []HTTPRouteRule
+	// Listener, when not zero, is the Gateway listener port and protocol
+	// the route is attached to: its hosts are served only to requests
+	// that arrived there (match.Listener, SPEC §20). Zero serves them on
+	// every listener, as an Ingress's.
+	Listener match.Listener
 }
 
 // HTTPRouteRule is one rule: its matches, any of which selects it, and
@@ -187,10 +192,7 @@ func (b *builder) buildHTTPRoutes() {
 					"host "+strconv.Quote(host)+" "+why+"; the route is not served there")
 				continue
 			}
-			v, ok := b.vhosts[host]
-			if !ok {
-				v = b.newVhost(host, nil)
-			}
+			v := b.routeVhost(hr.Listener, host)
 			// A Gateway API wildcard matches any depth; the host, shared
 			// with an Ingress of the same name, then does for both.
 			if strings.HasPrefix(host, "*.") {
@@ -200,6 +202,7 @@ func (b *builder) buildHTTPRoutes() {
 				rule := &hr.Rules[i]
 				to := routeTarget{policy: ruleTimeouts(rule)}
 				to.backend, to.split = b.ruleBackend(hr, rule)
+				var ok bool
 				if to.response, ok = b.ruleMirrors(hr, rule); !ok {
 					continue
 				}
@@ -424,6 +427,15 @@ func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatc
 		return
 	}
 	winner := v.route(routeKey{m.Type, key})
+	if winner == nil && v.vh.Listener != (match.Listener{}) {
+		// A listener's host holds only routes; the Ingresses' paths of
+		// the same name are served there too (assembleViews).
+		if base := b.vhosts[v.vh.Name]; base != nil {
+			if w := base.route(routeKey{m.Type, key}); w != nil && !b.views.displaced[v.vh.Listener][w] {
+				winner = w
+			}
+		}
+	}
 	if winner == nil {
 		v.addRoute(r)
 		return
@@ -432,11 +444,20 @@ func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatc
 	if src.Kind == "" {
 		// An Ingress path: the older object wins, the Ingress on equal age.
 		if ing := b.ingressOf(src); ing != nil && hr.Created.Before(ing.obj.CreationTimestamp.Time) {
+			where := "this one is not served"
+			if l := v.vh.Listener; l != (match.Listener{}) {
+				where = "this one is not served on listener " + l.String()
+			}
 			b.conflict(RouteConflict, ing.ref(), src.Field,
-				fmt.Sprintf("%s: %s path %q is the same route as the older HTTPRoute %s/%s; this one is not served",
-					hostLabel(v.vh.Name), m.Type, m.Path, hr.Namespace, hr.Name),
+				fmt.Sprintf("%s: %s path %q is the same route as the older HTTPRoute %s/%s; %s",
+					hostLabel(v.vh.Name), m.Type, m.Path, hr.Namespace, hr.Name, where),
 				hr.ref(), m.Field)
-			v.replaceRoute(winner, r)
+			if v.route(routeKey{m.Type, key}) == winner {
+				v.replaceRoute(winner, r)
+			} else {
+				b.views.displace(v.vh.Listener, winner)
+				v.addRoute(r)
+			}
 			return
 		}
 		b.conflict(RouteConflict, hr.ref(), m.Field,
@@ -669,8 +690,21 @@ func (b *builder) redirectSnippet(hr *HTTPRoute, rule *HTTPRouteRule, headers *m
 	code := cmp.Or(rd.StatusCode, 302)
 	portless := cmp.Or(rd.Scheme, "$scheme") + "://" + cmp.Or(rd.Hostname, "$host")
 	base := portless
-	if rd.Port != 0 && !(rd.Port == 80 && rd.Scheme == "http" || rd.Port == 443 && rd.Scheme == "https") {
-		base += ":" + strconv.Itoa(int(rd.Port))
+	// Without a scheme the request's is kept, and without a port too the
+	// listener's: on a route of one listener both are known (Gateway API,
+	// RequestRedirect port).
+	port, scheme := rd.Port, rd.Scheme
+	if l := hr.Listener; scheme == "" && l != (match.Listener{}) {
+		scheme = "http"
+		if l.TLS {
+			scheme = "https"
+		}
+		if port == 0 {
+			port = l.Port
+		}
+	}
+	if port != 0 && !(port == 80 && scheme == "http" || port == 443 && scheme == "https") {
+		base += ":" + strconv.Itoa(int(port))
 	}
 	ret := func(v string) match.SnippetOp { return match.SnippetOp{Kind: match.OpReturn, Code: code, Value: v} }
 	withArgs := func(v string) []match.SnippetOp {
@@ -699,7 +733,7 @@ func (b *builder) redirectSnippet(hr *HTTPRoute, rule *HTTPRouteRule, headers *m
 				Then: withArgs(base + repl + "$1")},
 		}
 	}
-	if rd.Scheme == "" && (rd.Port == 80 || rd.Port == 443) {
+	if scheme == "" && (rd.Port == 80 || rd.Port == 443) {
 		// The request's scheme decides whether the port is its default,
 		// which the Location leaves out (Gateway API, RequestRedirect port).
 		def := "http"

@@ -452,7 +452,10 @@ func (c *converter) add(g *routeGroup, vh *match.VirtualHost, rule gwv1.HTTPRout
 		c.note(g.key.ns, g.key.name, key, hostName(vh.Name)+" has no TLS Secret the Gateway can use, so it has no HTTPS listener to redirect to")
 		sslRedirect = false
 	}
-	if !sslRedirect {
+	// A rule that answers with a redirect of its own (permanent-redirect,
+	// temporal-redirect, app-root) answers so on plain HTTP too: the
+	// router, as ingress-nginx, answers it before the HTTPS redirect.
+	if !sslRedirect || slices.ContainsFunc(rule.Filters, func(f gwv1.HTTPRouteFilter) bool { return f.Type == gwv1.HTTPRouteFilterRequestRedirect }) {
 		g.httpOnly = append(g.httpOnly, rule)
 		return
 	}

@@ -3,6 +3,7 @@ package gatewayapi
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,9 +64,7 @@ func Translate(o Objects) ([]*compile.HTTPRoute, []compile.Warning) {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
 	for _, r := range routes {
-		if cr := t.route(r); cr != nil {
-			out = append(out, cr)
-		}
+		out = append(out, t.route(r)...)
 	}
 	return out, t.warnings
 }
@@ -78,6 +77,8 @@ type translator struct {
 	gateways map[nsName]*gwv1.Gateway
 	nsLabels map[string]labels.Set
 	warnings []compile.Warning
+	// hostnamesOn are the served listeners' hostnames by view (views.go).
+	hostnamesOn map[match.Listener][]string
 	statusState
 }
 
@@ -105,27 +106,42 @@ func (t *translator) warn(reason compile.Reason, r *gwv1.HTTPRoute, field, msg s
 		Object: compile.Ref{Kind: compile.HTTPRouteKind, Namespace: r.Namespace, Name: r.Name}, Field: field, Message: msg})
 }
 
-// route translates one HTTPRoute, or returns nil when no parent of ours
-// accepts it.
-func (t *translator) route(r *gwv1.HTTPRoute) *compile.HTTPRoute {
-	hosts, attached := t.attach(r)
+// route translates one HTTPRoute into one compile route per Gateway
+// listener port and protocol it is attached to, or none when no parent of
+// ours accepts it.
+func (t *translator) route(r *gwv1.HTTPRoute) []*compile.HTTPRoute {
+	byListener, attached := t.attach(r)
 	if !attached {
 		return nil
 	}
-	cr := &compile.HTTPRoute{Namespace: r.Namespace, Name: r.Name, Created: r.CreationTimestamp.Time, Hostnames: hosts}
+	var rules []compile.HTTPRouteRule
 	for i := range r.Spec.Rules {
 		if rule, ok := t.rule(r, i); ok {
-			cr.Rules = append(cr.Rules, rule)
+			rules = append(rules, rule)
 		}
 	}
-	return cr
+	var out []*compile.HTTPRoute
+	for _, l := range slices.SortedFunc(maps.Keys(byListener), compareListeners) {
+		hosts := byListener[l]
+		if len(hosts) == 0 {
+			continue // every host is another listener's (shadowed)
+		}
+		slices.Sort(hosts)
+		out = append(out, &compile.HTTPRoute{Namespace: r.Namespace, Name: r.Name, Created: r.CreationTimestamp.Time,
+			Hostnames: slices.Compact(hosts), Rules: rules, Listener: l})
+	}
+	return out
 }
 
 // attach finds the listeners the route's parentRefs attach it to and the
-// hosts it is served on there: the intersection of the listener's and the
-// route's hostnames (Gateway API, HTTPRoute hostnames). "" is the
-// catch-all. attached is false when no parentRef attaches it.
-func (t *translator) attach(r *gwv1.HTTPRoute) (hosts []string, attached bool) {
+// hosts it is served on there, by listener port and protocol: the
+// intersection of the listener's and the route's hostnames (Gateway API,
+// HTTPRoute hostnames), "" for the catch-all, less those that a listener
+// on the same port with a more specific hostname takes wholly (a request
+// is served by the routes of the listener whose hostname matches it most
+// specifically, SPEC §20). attached is false when no parentRef attaches it.
+func (t *translator) attach(r *gwv1.HTTPRoute) (hosts map[match.Listener][]string, attached bool) {
+	hosts = map[match.Listener][]string{}
 	for i, p := range r.Spec.ParentRefs {
 		field := "spec.parentRefs[" + strconv.Itoa(i) + "]"
 		if g := deref(p.Group, Group); g != Group || deref(p.Kind, "Gateway") != "Gateway" {
@@ -154,7 +170,14 @@ func (t *translator) attach(r *gwv1.HTTPRoute) (hosts []string, attached bool) {
 				continue
 			}
 			attached = true
-			hosts = append(hosts, hs...)
+			ml := viewOf(&l)
+			for _, h := range hs {
+				if !t.shadowed(ml, string(deref(l.Hostname, "")), h) {
+					hosts[ml] = append(hosts[ml], h)
+				} else if _, ok := hosts[ml]; !ok {
+					hosts[ml] = nil
+				}
+			}
 		}
 		switch {
 		case !found:
@@ -165,8 +188,7 @@ func (t *translator) attach(r *gwv1.HTTPRoute) (hosts []string, attached bool) {
 			t.warn(NotAttached, r, "spec.hostnames", fmt.Sprintf("no hostname matches a listener of Gateway %s/%s; the route is not attached there", ns, p.Name))
 		}
 	}
-	slices.Sort(hosts)
-	return slices.Compact(hosts), attached
+	return hosts, attached
 }
 
 // allows applies a listener's allowedRoutes to an HTTPRoute in ns.

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -334,7 +335,30 @@ func warningAttrs(w compile.Warning) []any {
 func routerOptions(cfg config, log *slog.Logger, m *metrics) router.Options {
 	o := configMapRouterOptions(cfg)
 	o.Transport, o.Logger, o.Observer, o.MaxBodySize = cfg.backendTransport, log, requestObserver(cfg, m), cfg.maxBodySize
+	o.GatewayPorts = gatewayPorts(cfg)
 	return o
+}
+
+// gatewayPorts maps the ports of -http-addr and -https-addr to the Gateway
+// listener ports they serve (-gateway-http-port, -gateway-https-port);
+// nil when neither needs mapping.
+func gatewayPorts(cfg config) map[int]int32 {
+	var m map[int]int32
+	for _, l := range []struct {
+		addr string
+		port int
+	}{{cfg.httpAddr, cfg.gatewayHTTPPort}, {cfg.httpsAddr, cfg.gatewayHTTPSPort}} {
+		_, p, err := net.SplitHostPort(l.addr)
+		n, _ := strconv.Atoi(p)
+		if err != nil || n == 0 || l.port == 0 || n == l.port {
+			continue
+		}
+		if m == nil {
+			m = make(map[int]int32)
+		}
+		m[n] = int32(l.port)
+	}
+	return m
 }
 
 // configMapRouterOptions are the router's settings a ConfigMap gives over

@@ -2344,7 +2344,14 @@
 // temporal-redirect, canary weights and headers, mirror-target to a
 // cluster Service and a configuration-snippet that is only header edits
 // as their filters, matches and backendRefs. Every other annotation is
-// listed per Ingress with why it has no equivalent. examples/check
+// listed per Ingress with why it has no equivalent. It never fails open:
+// an Ingress whose routes authenticate (auth-url, auth-type), restrict
+// client addresses (whitelist-, allowlist-, denylist-source-range) or run
+// ModSecurity becomes no route at all and is listed with that annotation.
+// A rule that redirects of its own (permanent-redirect, app-root) does so
+// on plain HTTP too, as ramjet answers it before the HTTPS redirect; the
+// HTTPS redirect keeps a trailing slash ingress-nginx drops (no
+// RequestRedirect says otherwise). examples/check
 // -translate -to gateway prints the objects, and -report the list.
 //
 // Served now:

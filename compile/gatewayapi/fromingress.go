@@ -191,6 +191,7 @@ func FromIngress(s compile.Snapshot, o FromIngressOptions) Migration {
 		}
 	}
 	c.classes(s.IngressClasses)
+	c.guarded(res.Table)
 	for vh := range res.Table.VirtualHosts() {
 		c.host(vh)
 	}
@@ -244,6 +245,7 @@ type converter struct {
 	snippets  map[nsName]bool              // Ingresses with a route ramjet applies a snippet on
 	routes    map[routeKey]*routeGroup
 	gateways  map[nsName]*gatewayHosts // namespace, class
+	withheld  map[nsName]bool          // Ingresses not converted at all (guard.go)
 }
 
 // classes finds each claimed Ingress's class as ramjet reads it: the
@@ -364,7 +366,7 @@ func olderIngress(a, b *networkingv1.Ingress) bool {
 func (c *converter) host(vh *match.VirtualHost) {
 	matchesAll, regex := false, false
 	for _, r := range vh.Routes {
-		if r.Source.Kind != "" || r.Source.Name == "" {
+		if r.Source.Kind != "" || r.Source.Name == "" || c.withheld[nsName{r.Source.Namespace, r.Source.Name}] {
 			continue
 		}
 		matchesAll = matchesAll || r.Type == match.Prefix && r.Path == ""
@@ -387,7 +389,7 @@ func (c *converter) host(vh *match.VirtualHost) {
 	}
 	c.appRoot(vh)
 	src := vh.FallbackSource
-	if vh.Fallback == nil || src.Name == "" || src.Kind != "" {
+	if vh.Fallback == nil || src.Name == "" || src.Kind != "" || c.withheld[nsName{src.Namespace, src.Name}] {
 		return
 	}
 	if matchesAll || regex {

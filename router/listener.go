@@ -1,6 +1,7 @@
 package router
 
 import (
+	"maps"
 	"net"
 	"net/http"
 
@@ -19,10 +20,17 @@ func (r *Router) listenerOf(req *http.Request) match.Listener {
 	if a, ok := req.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr); ok && a.Port != 0 {
 		port = a.Port
 	}
-	if p, ok := r.gatewayPorts[port]; ok {
+	if p, ok := (*r.gatewayPorts.Load())[port]; ok {
 		l.Port = p
 	} else {
 		l.Port = int32(port)
 	}
 	return l
+}
+
+// SetGatewayPorts replaces Options.GatewayPorts, for a server that learns
+// its listeners' ports once they are bound; safe while serving.
+func (r *Router) SetGatewayPorts(m map[int]int32) {
+	c := maps.Clone(m)
+	r.gatewayPorts.Store(&c)
 }

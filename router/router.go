@@ -96,7 +96,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -395,7 +394,8 @@ type Router struct {
 	cmHeaders atomic.Pointer[configMapHeaders]
 
 	returnRequestID bool
-	gatewayPorts    map[int]int32
+	// gatewayPorts is Options.GatewayPorts, or what SetGatewayPorts set.
+	gatewayPorts atomic.Pointer[map[int]int32]
 	// hsts is the Strict-Transport-Security value (see hstsValue); nil:
 	// none is sent. SetHSTS replaces it.
 	hsts atomic.Pointer[[]string]
@@ -500,8 +500,8 @@ func New(o Options) *Router {
 		defaultCert: o.DefaultCertificate,
 
 		returnRequestID: o.ReturnRequestID,
-		gatewayPorts:    maps.Clone(o.GatewayPorts),
 	}
+	r.SetGatewayPorts(o.GatewayPorts)
 	if r.logger == nil {
 		r.logger = slog.Default()
 	}

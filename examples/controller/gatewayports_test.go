@@ -24,7 +24,7 @@ func TestGatewayPorts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := gatewayPorts(cfg); !maps.Equal(got, c.want) {
+		if got := gatewayPorts(cfg.httpAddr, cfg.httpsAddr, cfg); !maps.Equal(got, c.want) {
 			t.Errorf("%v: %v, want %v", c.args, got, c.want)
 		}
 	}

@@ -185,6 +185,8 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 		l.listeners = append(l.listeners, tln)
 		l.serve = append(l.serve, serveTraffic(srv, tln))
 	}
+	// The ports as bound, which ":0" leaves to the system.
+	rt.SetGatewayPorts(gatewayPorts(l.inst.HTTPAddr, l.inst.HTTPSAddr, cfg))
 	if cfg.debugAddr != "" {
 		ln, err := open(cfg.debugAddr)
 		if err != nil {
@@ -335,22 +337,23 @@ func warningAttrs(w compile.Warning) []any {
 func routerOptions(cfg config, log *slog.Logger, m *metrics) router.Options {
 	o := configMapRouterOptions(cfg)
 	o.Transport, o.Logger, o.Observer, o.MaxBodySize = cfg.backendTransport, log, requestObserver(cfg, m), cfg.maxBodySize
-	o.GatewayPorts = gatewayPorts(cfg)
+	o.GatewayPorts = gatewayPorts(cfg.httpAddr, cfg.httpsAddr, cfg)
 	return o
 }
 
-// gatewayPorts maps the ports of -http-addr and -https-addr to the Gateway
-// listener ports they serve (-gateway-http-port, -gateway-https-port);
-// nil when neither needs mapping.
-func gatewayPorts(cfg config) map[int]int32 {
+// gatewayPorts maps the ports of the -http-addr and -https-addr listeners
+// (httpAddr, httpsAddr: as given, or as bound) to the Gateway listener
+// ports they serve (-gateway-http-port, -gateway-https-port; 0 is 80 and
+// 443); nil when neither needs mapping.
+func gatewayPorts(httpAddr, httpsAddr string, cfg config) map[int]int32 {
 	var m map[int]int32
 	for _, l := range []struct {
 		addr string
 		port int
-	}{{cfg.httpAddr, cfg.gatewayHTTPPort}, {cfg.httpsAddr, cfg.gatewayHTTPSPort}} {
+	}{{httpAddr, cmp.Or(cfg.gatewayHTTPPort, 80)}, {httpsAddr, cmp.Or(cfg.gatewayHTTPSPort, 443)}} {
 		_, p, err := net.SplitHostPort(l.addr)
 		n, _ := strconv.Atoi(p)
-		if err != nil || n == 0 || l.port == 0 || n == l.port {
+		if err != nil || n == 0 || n == l.port {
 			continue
 		}
 		if m == nil {

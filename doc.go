@@ -2381,7 +2381,7 @@
 //     Gateway port router.Options.GatewayPorts maps it to (the example
 //     controller maps its HTTP listener to --gateway-http-port, default
 //     80, and its HTTPS listener to --gateway-https-port, default 443); a
-//     listener on another port is not reached. A request over TLS whose
+//     listener on another port is not served (PortUnavailable, below). A request over TLS whose
 //     Host belongs to another of the port's HTTPS listeners than its
 //     server name (SNI) answers 421 (Table.Misdirected). A table without
 //     listeners is looked up exactly as before (match's
@@ -2494,7 +2494,9 @@
 //     when a listener is not valid; False when none is) and Programmed,
 //     and status.addresses from the Ingresses' published addresses (§16;
 //     left as they are while none is known); per listener Accepted (False:
-//     UnsupportedProtocol), Conflicted (HostnameConflict,
+//     UnsupportedProtocol; PortUnavailable for a port and protocol no
+//     request arrives on, gatewayapi.Objects.Ports, whose routes are then
+//     not attached), Conflicted (HostnameConflict,
 //     ProtocolConflict), ResolvedRefs (False: InvalidCertificateRef,
 //     RefNotPermitted, InvalidRouteKinds), Programmed (False: Invalid, for
 //     a conflicted listener or one without its certificate),

@@ -198,7 +198,7 @@ func (t *translator) listenerCertificates(tr *Translation) {
 		gwRef := compile.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name}
 		for li := range gw.Spec.Listeners {
 			l := &gw.Spec.Listeners[li]
-			if l.Protocol != gwv1.HTTPSProtocolType || t.conflicted(gw, l) {
+			if l.Protocol != gwv1.HTTPSProtocolType || !t.served(gw, l) {
 				continue
 			}
 			checks := t.checkCertificates(gw, li)

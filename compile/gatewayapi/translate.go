@@ -48,6 +48,11 @@ type Objects struct {
 	// Services and Secrets are read by TranslateAll's status only.
 	Services []*corev1.Service
 	Secrets  []*corev1.Secret
+	// Ports are the Gateway ports and protocols requests arrive on (the
+	// data plane's listeners as router.Options.GatewayPorts publishes
+	// them); a listener on another is not served (PortUnavailable). Nil
+	// serves every port.
+	Ports []match.Listener
 }
 
 // Translate turns Gateways of a GatewayClass with ControllerName and the
@@ -157,7 +162,7 @@ func (t *translator) attach(r *gwv1.HTTPRoute) (hosts map[match.Listener][]strin
 			if p.SectionName != nil && *p.SectionName != l.Name || p.Port != nil && *p.Port != l.Port {
 				continue
 			}
-			if l.Protocol != gwv1.HTTPProtocolType && l.Protocol != gwv1.HTTPSProtocolType || t.conflicted(gw, &l) {
+			if !t.served(gw, &l) {
 				continue
 			}
 			found = true
@@ -181,7 +186,7 @@ func (t *translator) attach(r *gwv1.HTTPRoute) (hosts map[match.Listener][]strin
 		}
 		switch {
 		case !found:
-			t.warn(NotAttached, r, field, fmt.Sprintf("Gateway %s/%s has no HTTP or HTTPS listener that matches the sectionName and port; the route is not attached there", ns, p.Name))
+			t.warn(NotAttached, r, field, fmt.Sprintf("Gateway %s/%s has no HTTP or HTTPS listener on a served port that matches the sectionName and port; the route is not attached there", ns, p.Name))
 		case !allowed:
 			t.warn(NotAttached, r, field, fmt.Sprintf("no listener of Gateway %s/%s allows HTTPRoutes from namespace %q (allowedRoutes kinds and namespaces); the route is not attached there", ns, p.Name, r.Namespace))
 		case !attached:

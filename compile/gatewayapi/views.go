@@ -2,6 +2,7 @@ package gatewayapi
 
 import (
 	"cmp"
+	"slices"
 	"strings"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -27,9 +28,15 @@ func b2i(b bool) int {
 }
 
 // served reports whether listener l of gw serves routes: an HTTP or HTTPS
-// listener free of conflicts.
+// listener free of conflicts, on a port requests arrive on.
 func (t *translator) served(gw *gwv1.Gateway, l *gwv1.Listener) bool {
-	return (l.Protocol == gwv1.HTTPProtocolType || l.Protocol == gwv1.HTTPSProtocolType) && !t.conflicted(gw, l)
+	return (l.Protocol == gwv1.HTTPProtocolType || l.Protocol == gwv1.HTTPSProtocolType) && !t.conflicted(gw, l) && t.portServed(l)
+}
+
+// portServed reports whether requests arrive on l's port and protocol
+// (Objects.Ports; every one when nil).
+func (t *translator) portServed(l *gwv1.Listener) bool {
+	return t.objs.Ports == nil || slices.Contains(t.objs.Ports, viewOf(l))
 }
 
 // servedListeners are the hostnames of every listener of our Gateways that

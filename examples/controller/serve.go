@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/match"
 	"ramjet.dev/ramjet/router"
 	"ramjet.dev/ramjet/router/h1"
 )
@@ -399,4 +400,18 @@ func requestObserver(cfg config, m *metrics) func(router.Record) {
 		}
 	}
 	return observers(access, m.observer())
+}
+
+// servedGatewayPorts are the Gateway ports and protocols requests arrive
+// on: -gateway-http-port over plain HTTP when -http-addr is set,
+// -gateway-https-port over TLS when -https-addr is (SPEC §20).
+func servedGatewayPorts(cfg config) []match.Listener {
+	ports := []match.Listener{}
+	if cfg.httpAddr != "" {
+		ports = append(ports, match.Listener{Port: int32(cmp.Or(cfg.gatewayHTTPPort, 80))})
+	}
+	if cfg.httpsAddr != "" {
+		ports = append(ports, match.Listener{Port: int32(cmp.Or(cfg.gatewayHTTPSPort, 443)), TLS: true})
+	}
+	return ports
 }

@@ -79,7 +79,7 @@ type RequestMirror struct {
 	Service                ServiceRef
 	Numerator, Denominator int32
 	// Invalid, when set, says why the Service cannot be mirrored to; the
-	// rule is then not served.
+	// rule is then served without this mirror.
 	Invalid string
 }
 
@@ -320,8 +320,8 @@ type routeTarget struct {
 }
 
 // ruleMirrors builds the Response that sends the rule's mirrored copies,
-// nil for none; ok is false, with a warning, when a mirror cannot be
-// served and the rule is not served. A mirror goes to the Service port's
+// nil for none; a mirror whose Service cannot be followed is left out with
+// a warning, and ok is false only when the rest does not build. A mirror goes to the Service port's
 // endpoints (match.Mirror.Backend), with the request's Host and path.
 func (b *builder) ruleMirrors(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Response, bool) {
 	if len(rule.Mirrors) == 0 {
@@ -329,14 +329,16 @@ func (b *builder) ruleMirrors(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Respon
 	}
 	resp := match.Response{}
 	for _, rm := range rule.Mirrors {
+		// A mirror that cannot be followed is dropped; the rule serves
+		// its requests without it (Gateway API, RequestMirror backendRef).
 		if rm.Invalid != "" {
-			return nil, false // the translator warned
+			continue // the translator warned
 		}
 		svc := rm.Service
 		r := b.resolve(svc.Namespace, svc.Name, svc.Port)
 		if r.problem != "" {
-			b.warn(r.problem, hr.ref(), rm.Field+".requestMirror.backendRef", r.message+"; the rule is not served")
-			return nil, false
+			b.warn(r.problem, hr.ref(), rm.Field+".requestMirror.backendRef", r.message+"; the rule is served without this mirror")
+			continue
 		}
 		r.backend.used = true
 		m := &match.Mirror{
@@ -349,6 +351,9 @@ func (b *builder) ruleMirrors(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Respon
 		} else {
 			resp.Mirrors = append(resp.Mirrors, m)
 		}
+	}
+	if resp.Mirror == nil {
+		return nil, true
 	}
 	out, err := match.NewResponse(resp)
 	if err != nil {

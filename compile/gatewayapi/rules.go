@@ -62,7 +62,7 @@ func (t *translator) mirror(r *gwv1.HTTPRoute, field string, f *gwv1.HTTPRequest
 	}
 	ref := &f.BackendRef
 	invalid := func(reason compile.Reason, f, why string) compile.RequestMirror {
-		t.warn(reason, r, field+".requestMirror.backendRef"+f, why+"; the rule is not served")
+		t.warn(reason, r, field+".requestMirror.backendRef"+f, why+"; the rule is served without this mirror")
 		m.Invalid = why
 		return m
 	}

@@ -306,8 +306,21 @@ func (t *translator) attachFacts(r *gwv1.HTTPRoute, i int, gw *gwv1.Gateway, see
 func (t *translator) backendProblems(r *gwv1.HTTPRoute) []status.Problem {
 	var out []status.Problem
 	for i := range r.Spec.Rules {
+		type ref struct {
+			field string
+			b     gwv1.BackendObjectReference
+		}
+		var refs []ref
 		for j, b := range r.Spec.Rules[i].BackendRefs {
-			field := fmt.Sprintf("spec.rules[%d].backendRefs[%d]", i, j)
+			refs = append(refs, ref{fmt.Sprintf("spec.rules[%d].backendRefs[%d]", i, j), b.BackendObjectReference})
+		}
+		for j, f := range r.Spec.Rules[i].Filters {
+			if f.Type == gwv1.HTTPRouteFilterRequestMirror && f.RequestMirror != nil {
+				refs = append(refs, ref{fmt.Sprintf("spec.rules[%d].filters[%d].requestMirror.backendRef", i, j), f.RequestMirror.BackendRef})
+			}
+		}
+		for _, rf := range refs {
+			field, b := rf.field, rf.b
 			ns := string(deref(b.Namespace, gwv1.Namespace(r.Namespace)))
 			switch g, k := deref(b.Group, ""), deref(b.Kind, "Service"); {
 			case (g != "" && g != "core") || k != "Service":

@@ -546,7 +546,7 @@ func (b *builder) ruleRewrites(hr *HTTPRoute, rule *HTTPRouteRule) (map[match.Pa
 			return refuse(".urlRewrite.hostname", "hostname "+strconv.Quote(u.Hostname)+" is not a host name")
 		}
 	}
-	if u.PathSet && (u.Path == "" || u.Path[0] != '/') {
+	if u.PathSet && (u.Path == "" && !u.ReplacePrefix || u.Path != "" && u.Path[0] != '/') {
 		return refuse(".urlRewrite.path", "path "+strconv.Quote(u.Path)+" does not begin with /")
 	}
 	out := make(map[match.PathType]*match.Rewrite, 1)
@@ -561,7 +561,9 @@ func (b *builder) ruleRewrites(hr *HTTPRoute, rule *HTTPRouteRule) (map[match.Pa
 		if u.PathSet {
 			spec.Target, spec.Syntax = u.Path, match.NginxSyntax
 			if u.ReplacePrefix {
-				spec.Syntax = match.NativeSyntax
+				// An empty replacement leaves the rest of the path, which
+				// "/" does too: "/foo/bar" → "/bar", "/foo" → "/".
+				spec.Target, spec.Syntax = cmp.Or(u.Path, "/"), match.NativeSyntax
 			}
 		}
 		rw, err := match.NewRewrite(spec)
@@ -671,7 +673,7 @@ func (b *builder) checkRedirect(hr *HTTPRoute, rule *HTTPRouteRule) bool {
 		why = "hostname " + strconv.Quote(rd.Hostname) + " is not a host name"
 	case rd.Port < 0 || rd.Port > 65535:
 		why = "port " + strconv.Itoa(int(rd.Port)) + " is out of range"
-	case rd.PathSet && (rd.Path == "" || rd.Path[0] != '/'):
+	case rd.PathSet && (rd.Path == "" && !rd.ReplacePrefix || rd.Path != "" && rd.Path[0] != '/'):
 		why = "path " + strconv.Quote(rd.Path) + " does not begin with /"
 	case rd.StatusCode != 0 && !slices.Contains([]int{301, 302, 303, 307, 308}, rd.StatusCode):
 		why = "status " + strconv.Itoa(rd.StatusCode) + " is not 301, 302, 303, 307 or 308"
@@ -729,10 +731,14 @@ func (b *builder) redirectSnippet(hr *HTTPRoute, rule *HTTPRouteRule, headers *m
 		case !rd.ReplacePrefix:
 			return withArgs(base + rd.Path)
 		}
+		// The Gateway API's ReplacePrefixMatch table: the matched prefix
+		// alone becomes the replacement ("/" for an empty one), a trailing
+		// slash after it is kept, and the rest follows without doubling
+		// the slash between them.
 		key := regexp.QuoteMeta(strings.TrimRight(m.Path, "/"))
 		repl := strings.TrimRight(rd.Path, "/")
 		return []match.SnippetOp{
-			{Kind: match.OpIf, Cond: &match.SnippetCond{Var: "uri", Op: "~", Operand: "^" + key + "/?$"},
+			{Kind: match.OpIf, Cond: &match.SnippetCond{Var: "uri", Op: "~", Operand: "^" + key + "$"},
 				Then: withArgs(base + cmp.Or(repl, "/"))},
 			{Kind: match.OpIf, Cond: &match.SnippetCond{Var: "uri", Op: "~", Operand: "^" + key + "(/.*)$"},
 				Then: withArgs(base + repl + "$1")},

@@ -2439,8 +2439,9 @@
 //     mirrored Service in turn, with the request's Host, path and query,
 //     its answer dropped; several filters send several copies, and
 //     percent or fraction copies exactly that share of the requests,
-//     evenly spread. A mirror whose backendRef is invalid leaves the rule
-//     out.
+//     evenly spread. A mirror whose backendRef is invalid, or whose
+//     Service or port does not exist, is dropped with a warning (and
+//     ResolvedRefs False on the route) while the rule serves its requests.
 //   - timeouts: request and backendRequest bound the connection to the
 //     backend and the wait for its response head (the location's connect
 //     and read timeouts, §11.4), the shorter one deciding, and a backend
@@ -2451,7 +2452,11 @@
 //   - The URLRewrite filter, as a route rewrite (§11.1, match.Rewrite):
 //     hostname sets the Host the backend receives; ReplaceFullPath
 //     replaces the path, ReplacePrefixMatch (PathPrefix matches only) the
-//     matched leading segments, the rest and the query following. A value
+//     matched leading segments, the rest and the query following, as the
+//     API's table says for URLRewrite and RequestRedirect alike: an empty
+//     replacement leaves the rest ("/foo/bar" → "/bar", "/foo" → "/"), a
+//     trailing slash after the prefix is kept and none is doubled
+//     (compile/gatewayapi's case file gateway-replace-prefix). A value
 //     with "$" or a prefix replacement on another match type warns
 //     RuleRejected and leaves the rule out.
 //   - RequestHeaderModifier and ResponseHeaderModifier, as the route's

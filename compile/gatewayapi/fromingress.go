@@ -2,6 +2,8 @@ package gatewayapi
 
 import (
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/url"
@@ -783,7 +785,26 @@ func hostLabel(host string) string {
 	if rest, ok := strings.CutPrefix(host, "*."); ok {
 		host = "wildcard." + rest
 	}
-	return strings.TrimLeft(nonAlnum.ReplaceAllString(host, "-"), "-")
+	return fitName(strings.Trim(nonAlnum.ReplaceAllString(strings.ToLower(host), "-"), "-"), maxLabel)
+}
+
+// Name lengths: a host's label leaves room in a listener's name
+// ("https-" + label + "-NN") and a route's name (Ingress name, label and
+// "-http-NN" suffixes) for the 253 bytes an object or section name holds.
+const (
+	maxLabel     = 200
+	maxRouteName = 240
+)
+
+// fitName is name when it has at most n bytes, else its first bytes and
+// a hash of the whole, so that two long names stay apart and the result
+// is still a valid name (ending in a letter or digit).
+func fitName(name string, n int) string {
+	if len(name) <= n {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return strings.TrimRight(name[:n-9], "-.") + "-" + hex.EncodeToString(sum[:4])
 }
 
 // unique returns name, or name-2, name-3 … when used has it already, and
@@ -867,7 +888,7 @@ func (c *converter) finish() Migration {
 	for _, k := range keys {
 		g := c.routes[k]
 		gh, gk := c.gateway(g), c.gatewayOf(g)
-		name := strings.TrimPrefix(unique(names, g.key.ns+"/"+g.key.name+"-"+gh.label[g.key.host]), g.key.ns+"/")
+		name := strings.TrimPrefix(unique(names, g.key.ns+"/"+fitName(g.key.name+"-"+gh.label[g.key.host], maxRouteName)), g.key.ns+"/")
 		parent := func(h string, proto gwv1.ProtocolType) gwv1.ParentReference {
 			p := gwv1.ParentReference{Name: gwv1.ObjectName(gh.gateway[h]), SectionName: ptr(gwv1.SectionName(listenerName(gh.label[h], proto)))}
 			if gk.ns != g.key.ns {

@@ -2523,8 +2523,16 @@
 // is left out) and any filter on a backendRef (the backend is left out).
 // An Ingress sharing a wildcard host with an HTTPRoute matches any depth
 // there too (§3).
-// Served without them, with a GatewayFeatureUnsupported warning: a rule's
-// retry and sessionPersistence. Read without a warning yet: a Service
+// Served without it, with a GatewayFeatureUnsupported warning: a rule's
+// retry. A rule's sessionPersistence is the session affinity of §9 on its
+// backend (compile.HTTPRouteRule.Affinity): a cookie named sessionName
+// (else INGRESSCOOKIE) that pins a session to its endpoint (persistent
+// mode), Max-Age its absoluteTimeout for a Permanent cookie; the rule's
+// routes set it, other routes to that backend follow it and set none; an
+// Ingress's affinity on the backend, or an older route's, decides, and a
+// different one warns AnnotationConflict. Header-based persistence, a
+// Session cookie's absoluteTimeout and a rule split among several
+// backends are served without it, warned. Read without a warning yet: a Service
 // port's appProtocol (a kubernetes.io/h2c port is spoken HTTP/1.1).
 //
 // Conformance: each HTTPRoute test of the suite

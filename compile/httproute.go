@@ -69,6 +69,11 @@ type HTTPRouteRule struct {
 	// ConnectTimeout and ReadTimeout), the shorter deciding: a backend
 	// too slow answers 504.
 	RequestTimeout, BackendRequestTimeout time.Duration
+	// Affinity, when set, is the rule's session persistence as the
+	// session affinity ramjet has (SPEC §9): its backend's cookie, set
+	// by this rule's routes (routeaffinity.go); AffinityField locates it.
+	Affinity      *match.SessionAffinity
+	AffinityField string
 }
 
 // RequestMirror copies requests to a Service port: Numerator of
@@ -226,7 +231,9 @@ func (b *builder) buildHTTPRoutes() {
 							continue
 						}
 					}
-					b.declareHTTPRouteMatch(hr, v, m, to, rws[m.Type], msn, order, seen)
+					if r := b.declareHTTPRouteMatch(hr, v, m, to, rws[m.Type], msn, order, seen); r != nil {
+						b.noteRouteAffinity(hr, rule, r)
+					}
 				}
 			}
 		}
@@ -392,12 +399,13 @@ func conditions(m HTTPRouteMatch) *match.Conditions {
 }
 
 // declareHTTPRouteMatch validates one match and adds its route to v unless
-// an earlier declaration of the same key wins.
-func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatch, to routeTarget, rw *match.Rewrite, sn *match.Snippet, order int, seen map[condKey]*match.Route) {
+// an earlier declaration of the same key wins; it returns the route added,
+// nil for none.
+func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatch, to routeTarget, rw *match.Rewrite, sn *match.Snippet, order int, seen map[condKey]*match.Route) *match.Route {
 	key, re, why := b.httpRouteKey(m)
 	if why != "" {
 		b.warn(PathRejected, hr.ref(), m.Field+".path", "path "+strconv.Quote(m.Path)+" "+why+"; it is not served")
-		return
+		return nil
 	}
 	r := b.routeSlab.new()
 	*r = match.Route{
@@ -414,7 +422,7 @@ func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatc
 		c, err := match.NewConditions(*when)
 		if err != nil {
 			b.warn(RuleRejected, hr.ref(), m.Field, err.Error()+"; this match is not served")
-			return
+			return nil
 		}
 		r.When = c
 		// A route with conditions never takes another's place: only one
@@ -425,11 +433,11 @@ func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatc
 				fmt.Sprintf("%s: %s path %q with the same method, header and query matches is declared by HTTPRoute %s/%s %s, which goes first; this one is not served",
 					hostLabel(v.vh.Name), m.Type, m.Path, w.Source.Namespace, w.Source.Name, w.Source.Field),
 				Ref{Kind: HTTPRouteKind, Namespace: w.Source.Namespace, Name: w.Source.Name}, w.Source.Field)
-			return
+			return nil
 		}
 		seen[k] = r
 		v.vh.Routes = append(v.vh.Routes, r)
-		return
+		return r
 	}
 	winner := v.route(routeKey{m.Type, key})
 	if winner == nil && v.vh.Listener != (match.Listener{}) {
@@ -443,7 +451,7 @@ func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatc
 	}
 	if winner == nil {
 		v.addRoute(r)
-		return
+		return r
 	}
 	src := winner.Source
 	if src.Kind == "" {
@@ -463,13 +471,13 @@ func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatc
 				b.views.displace(v.vh.Listener, winner)
 				v.addRoute(r)
 			}
-			return
+			return r
 		}
 		b.conflict(RouteConflict, hr.ref(), m.Field,
 			fmt.Sprintf("%s: %s path %q is the same route as Ingress %s, which is as old or older; this one is not served",
 				hostLabel(v.vh.Name), m.Type, m.Path, src.Ingress()),
 			ingressRef(src.Namespace, src.Name), src.Field)
-		return
+		return nil
 	}
 	why = "an older HTTPRoute, or one as old that goes first by namespace/name"
 	if src.Namespace == hr.Namespace && src.Name == hr.Name {
@@ -478,6 +486,7 @@ func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatc
 	b.conflict(RouteConflict, hr.ref(), m.Field,
 		fmt.Sprintf("%s: %s path %q is the same route as %s; this one is not served", hostLabel(v.vh.Name), m.Type, m.Path, why),
 		Ref{Kind: HTTPRouteKind, Namespace: src.Namespace, Name: src.Name}, src.Field)
+	return nil
 }
 
 // conditionsKey encodes conditions prepared by match.NewConditions.

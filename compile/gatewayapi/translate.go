@@ -270,8 +270,8 @@ func (t *translator) rule(r *gwv1.HTTPRoute, i int) (compile.HTTPRouteRule, bool
 	if src.Retry != nil {
 		t.warn(Unsupported, r, field+".retry", "retry is not served yet; the rule is served without it")
 	}
-	if src.SessionPersistence != nil {
-		t.warn(Unsupported, r, field+".sessionPersistence", "session persistence is not served yet; the rule is served without it")
+	if sp := src.SessionPersistence; sp != nil {
+		out.Affinity, out.AffinityField = t.sessionPersistence(r, field+".sessionPersistence", sp), field+".sessionPersistence"
 	}
 	for j, f := range src.Filters {
 		ff := field + ".filters[" + strconv.Itoa(j) + "]"

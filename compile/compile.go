@@ -103,6 +103,7 @@ var buildSteps = []func(*builder){
 	(*builder).decideProtocols,            // §8, §11.1: backend-protocol, oldest decides
 	(*builder).decideBalancing,            // §9, §11.3: load-balance, upstream-hash-by, oldest decides
 	(*builder).decideAffinity,             // §9: session affinity, oldest decides; sticky canaries share it
+	(*builder).applyRouteAffinity,         // §20: route sources' session persistence on their backends
 	(*builder).buildTLS,                   // §12: TLS hosts and certificates
 	(*builder).buildListenerCertificates,  // §20: Gateway listeners' certificates for the hosts left
 	(*builder).applyHostActions,           // §11.1: redirects, app-root, aliases, www twins
@@ -194,6 +195,12 @@ type builder struct {
 	vhostOrder []*vhost
 	catchAll   *vhost
 
+	// views are the Gateway listeners' own hosts (listeners.go).
+	views viewState
+	// routeAffinity are the route sources' routes asking for session
+	// affinity (routeaffinity.go).
+	routeAffinity []routeAffinity
+
 	// regexps caches compiled patterns (or their error) by pattern.
 	regexps map[string]regexResult
 
@@ -256,7 +263,9 @@ func (b *builder) assemble() {
 			backends = append(backends, bi.b)
 		}
 	}
+	hosts = b.assembleViews(hosts)
 	table, err := match.New(match.Spec{
+		Listeners:      b.snap.Listeners,
 		VirtualHosts:   hosts,
 		Backends:       backends,
 		Certificates:   b.certs,

@@ -30,6 +30,11 @@ type HTTPRoute struct {
 	Hostnames []string
 	// Rules in declaration order; among equal matches the first wins.
 	Rules []HTTPRouteRule
+	// Listener, when not zero, is the Gateway listener port and protocol
+	// the route is attached to: its hosts are served only to requests
+	// that arrived there (match.Listener, SPEC §20). Zero serves them on
+	// every listener, as an Ingress's.
+	Listener match.Listener
 }
 
 // HTTPRouteRule is one rule: its matches, any of which selects it, and
@@ -64,6 +69,11 @@ type HTTPRouteRule struct {
 	// ConnectTimeout and ReadTimeout), the shorter deciding: a backend
 	// too slow answers 504.
 	RequestTimeout, BackendRequestTimeout time.Duration
+	// Affinity, when set, is the rule's session persistence as the
+	// session affinity ramjet has (SPEC §9): its backend's cookie, set
+	// by this rule's routes (routeaffinity.go); AffinityField locates it.
+	Affinity      *match.SessionAffinity
+	AffinityField string
 }
 
 // RequestMirror copies requests to a Service port: Numerator of
@@ -74,7 +84,7 @@ type RequestMirror struct {
 	Service                ServiceRef
 	Numerator, Denominator int32
 	// Invalid, when set, says why the Service cannot be mirrored to; the
-	// rule is then not served.
+	// rule is then served without this mirror.
 	Invalid string
 }
 
@@ -187,10 +197,7 @@ func (b *builder) buildHTTPRoutes() {
 					"host "+strconv.Quote(host)+" "+why+"; the route is not served there")
 				continue
 			}
-			v, ok := b.vhosts[host]
-			if !ok {
-				v = b.newVhost(host, nil)
-			}
+			v := b.routeVhost(hr.Listener, host)
 			// A Gateway API wildcard matches any depth; the host, shared
 			// with an Ingress of the same name, then does for both.
 			if strings.HasPrefix(host, "*.") {
@@ -200,6 +207,7 @@ func (b *builder) buildHTTPRoutes() {
 				rule := &hr.Rules[i]
 				to := routeTarget{policy: ruleTimeouts(rule)}
 				to.backend, to.split = b.ruleBackend(hr, rule)
+				var ok bool
 				if to.response, ok = b.ruleMirrors(hr, rule); !ok {
 					continue
 				}
@@ -223,7 +231,9 @@ func (b *builder) buildHTTPRoutes() {
 							continue
 						}
 					}
-					b.declareHTTPRouteMatch(hr, v, m, to, rws[m.Type], msn, order, seen)
+					if r := b.declareHTTPRouteMatch(hr, v, m, to, rws[m.Type], msn, order, seen); r != nil {
+						b.noteRouteAffinity(hr, rule, r)
+					}
 				}
 			}
 		}
@@ -317,8 +327,8 @@ type routeTarget struct {
 }
 
 // ruleMirrors builds the Response that sends the rule's mirrored copies,
-// nil for none; ok is false, with a warning, when a mirror cannot be
-// served and the rule is not served. A mirror goes to the Service port's
+// nil for none; a mirror whose Service cannot be followed is left out with
+// a warning, and ok is false only when the rest does not build. A mirror goes to the Service port's
 // endpoints (match.Mirror.Backend), with the request's Host and path.
 func (b *builder) ruleMirrors(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Response, bool) {
 	if len(rule.Mirrors) == 0 {
@@ -326,14 +336,16 @@ func (b *builder) ruleMirrors(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Respon
 	}
 	resp := match.Response{}
 	for _, rm := range rule.Mirrors {
+		// A mirror that cannot be followed is dropped; the rule serves
+		// its requests without it (Gateway API, RequestMirror backendRef).
 		if rm.Invalid != "" {
-			return nil, false // the translator warned
+			continue // the translator warned
 		}
 		svc := rm.Service
 		r := b.resolve(svc.Namespace, svc.Name, svc.Port)
 		if r.problem != "" {
-			b.warn(r.problem, hr.ref(), rm.Field+".requestMirror.backendRef", r.message+"; the rule is not served")
-			return nil, false
+			b.warn(r.problem, hr.ref(), rm.Field+".requestMirror.backendRef", r.message+"; the rule is served without this mirror")
+			continue
 		}
 		r.backend.used = true
 		m := &match.Mirror{
@@ -346,6 +358,9 @@ func (b *builder) ruleMirrors(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Respon
 		} else {
 			resp.Mirrors = append(resp.Mirrors, m)
 		}
+	}
+	if resp.Mirror == nil {
+		return nil, true
 	}
 	out, err := match.NewResponse(resp)
 	if err != nil {
@@ -384,12 +399,13 @@ func conditions(m HTTPRouteMatch) *match.Conditions {
 }
 
 // declareHTTPRouteMatch validates one match and adds its route to v unless
-// an earlier declaration of the same key wins.
-func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatch, to routeTarget, rw *match.Rewrite, sn *match.Snippet, order int, seen map[condKey]*match.Route) {
+// an earlier declaration of the same key wins; it returns the route added,
+// nil for none.
+func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatch, to routeTarget, rw *match.Rewrite, sn *match.Snippet, order int, seen map[condKey]*match.Route) *match.Route {
 	key, re, why := b.httpRouteKey(m)
 	if why != "" {
 		b.warn(PathRejected, hr.ref(), m.Field+".path", "path "+strconv.Quote(m.Path)+" "+why+"; it is not served")
-		return
+		return nil
 	}
 	r := b.routeSlab.new()
 	*r = match.Route{
@@ -406,7 +422,7 @@ func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatc
 		c, err := match.NewConditions(*when)
 		if err != nil {
 			b.warn(RuleRejected, hr.ref(), m.Field, err.Error()+"; this match is not served")
-			return
+			return nil
 		}
 		r.When = c
 		// A route with conditions never takes another's place: only one
@@ -417,33 +433,51 @@ func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatc
 				fmt.Sprintf("%s: %s path %q with the same method, header and query matches is declared by HTTPRoute %s/%s %s, which goes first; this one is not served",
 					hostLabel(v.vh.Name), m.Type, m.Path, w.Source.Namespace, w.Source.Name, w.Source.Field),
 				Ref{Kind: HTTPRouteKind, Namespace: w.Source.Namespace, Name: w.Source.Name}, w.Source.Field)
-			return
+			return nil
 		}
 		seen[k] = r
 		v.vh.Routes = append(v.vh.Routes, r)
-		return
+		return r
 	}
 	winner := v.route(routeKey{m.Type, key})
+	if winner == nil && v.vh.Listener != (match.Listener{}) {
+		// A listener's host holds only routes; the Ingresses' paths of
+		// the same name are served there too (assembleViews).
+		if base := b.vhosts[v.vh.Name]; base != nil {
+			if w := base.route(routeKey{m.Type, key}); w != nil && !b.views.displaced[v.vh.Listener][w] {
+				winner = w
+			}
+		}
+	}
 	if winner == nil {
 		v.addRoute(r)
-		return
+		return r
 	}
 	src := winner.Source
 	if src.Kind == "" {
 		// An Ingress path: the older object wins, the Ingress on equal age.
 		if ing := b.ingressOf(src); ing != nil && hr.Created.Before(ing.obj.CreationTimestamp.Time) {
+			where := "this one is not served"
+			if l := v.vh.Listener; l != (match.Listener{}) {
+				where = "this one is not served on listener " + l.String()
+			}
 			b.conflict(RouteConflict, ing.ref(), src.Field,
-				fmt.Sprintf("%s: %s path %q is the same route as the older HTTPRoute %s/%s; this one is not served",
-					hostLabel(v.vh.Name), m.Type, m.Path, hr.Namespace, hr.Name),
+				fmt.Sprintf("%s: %s path %q is the same route as the older HTTPRoute %s/%s; %s",
+					hostLabel(v.vh.Name), m.Type, m.Path, hr.Namespace, hr.Name, where),
 				hr.ref(), m.Field)
-			v.replaceRoute(winner, r)
-			return
+			if v.route(routeKey{m.Type, key}) == winner {
+				v.replaceRoute(winner, r)
+			} else {
+				b.views.displace(v.vh.Listener, winner)
+				v.addRoute(r)
+			}
+			return r
 		}
 		b.conflict(RouteConflict, hr.ref(), m.Field,
 			fmt.Sprintf("%s: %s path %q is the same route as Ingress %s, which is as old or older; this one is not served",
 				hostLabel(v.vh.Name), m.Type, m.Path, src.Ingress()),
 			ingressRef(src.Namespace, src.Name), src.Field)
-		return
+		return nil
 	}
 	why = "an older HTTPRoute, or one as old that goes first by namespace/name"
 	if src.Namespace == hr.Namespace && src.Name == hr.Name {
@@ -452,6 +486,7 @@ func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatc
 	b.conflict(RouteConflict, hr.ref(), m.Field,
 		fmt.Sprintf("%s: %s path %q is the same route as %s; this one is not served", hostLabel(v.vh.Name), m.Type, m.Path, why),
 		Ref{Kind: HTTPRouteKind, Namespace: src.Namespace, Name: src.Name}, src.Field)
+	return nil
 }
 
 // conditionsKey encodes conditions prepared by match.NewConditions.
@@ -520,7 +555,7 @@ func (b *builder) ruleRewrites(hr *HTTPRoute, rule *HTTPRouteRule) (map[match.Pa
 			return refuse(".urlRewrite.hostname", "hostname "+strconv.Quote(u.Hostname)+" is not a host name")
 		}
 	}
-	if u.PathSet && (u.Path == "" || u.Path[0] != '/') {
+	if u.PathSet && (u.Path == "" && !u.ReplacePrefix || u.Path != "" && u.Path[0] != '/') {
 		return refuse(".urlRewrite.path", "path "+strconv.Quote(u.Path)+" does not begin with /")
 	}
 	out := make(map[match.PathType]*match.Rewrite, 1)
@@ -535,7 +570,9 @@ func (b *builder) ruleRewrites(hr *HTTPRoute, rule *HTTPRouteRule) (map[match.Pa
 		if u.PathSet {
 			spec.Target, spec.Syntax = u.Path, match.NginxSyntax
 			if u.ReplacePrefix {
-				spec.Syntax = match.NativeSyntax
+				// An empty replacement leaves the rest of the path, which
+				// "/" does too: "/foo/bar" → "/bar", "/foo" → "/".
+				spec.Target, spec.Syntax = cmp.Or(u.Path, "/"), match.NativeSyntax
 			}
 		}
 		rw, err := match.NewRewrite(spec)
@@ -645,7 +682,7 @@ func (b *builder) checkRedirect(hr *HTTPRoute, rule *HTTPRouteRule) bool {
 		why = "hostname " + strconv.Quote(rd.Hostname) + " is not a host name"
 	case rd.Port < 0 || rd.Port > 65535:
 		why = "port " + strconv.Itoa(int(rd.Port)) + " is out of range"
-	case rd.PathSet && (rd.Path == "" || rd.Path[0] != '/'):
+	case rd.PathSet && (rd.Path == "" && !rd.ReplacePrefix || rd.Path != "" && rd.Path[0] != '/'):
 		why = "path " + strconv.Quote(rd.Path) + " does not begin with /"
 	case rd.StatusCode != 0 && !slices.Contains([]int{301, 302, 303, 307, 308}, rd.StatusCode):
 		why = "status " + strconv.Itoa(rd.StatusCode) + " is not 301, 302, 303, 307 or 308"
@@ -669,8 +706,21 @@ func (b *builder) redirectSnippet(hr *HTTPRoute, rule *HTTPRouteRule, headers *m
 	code := cmp.Or(rd.StatusCode, 302)
 	portless := cmp.Or(rd.Scheme, "$scheme") + "://" + cmp.Or(rd.Hostname, "$host")
 	base := portless
-	if rd.Port != 0 && !(rd.Port == 80 && rd.Scheme == "http" || rd.Port == 443 && rd.Scheme == "https") {
-		base += ":" + strconv.Itoa(int(rd.Port))
+	// Without a scheme the request's is kept, and without a port too the
+	// listener's: on a route of one listener both are known (Gateway API,
+	// RequestRedirect port).
+	port, scheme := rd.Port, rd.Scheme
+	if l := hr.Listener; scheme == "" && l != (match.Listener{}) {
+		scheme = "http"
+		if l.TLS {
+			scheme = "https"
+		}
+		if port == 0 {
+			port = l.Port
+		}
+	}
+	if port != 0 && !(port == 80 && scheme == "http" || port == 443 && scheme == "https") {
+		base += ":" + strconv.Itoa(int(port))
 	}
 	ret := func(v string) match.SnippetOp { return match.SnippetOp{Kind: match.OpReturn, Code: code, Value: v} }
 	withArgs := func(v string) []match.SnippetOp {
@@ -690,16 +740,20 @@ func (b *builder) redirectSnippet(hr *HTTPRoute, rule *HTTPRouteRule, headers *m
 		case !rd.ReplacePrefix:
 			return withArgs(base + rd.Path)
 		}
+		// The Gateway API's ReplacePrefixMatch table: the matched prefix
+		// alone becomes the replacement ("/" for an empty one), a trailing
+		// slash after it is kept, and the rest follows without doubling
+		// the slash between them.
 		key := regexp.QuoteMeta(strings.TrimRight(m.Path, "/"))
 		repl := strings.TrimRight(rd.Path, "/")
 		return []match.SnippetOp{
-			{Kind: match.OpIf, Cond: &match.SnippetCond{Var: "uri", Op: "~", Operand: "^" + key + "/?$"},
+			{Kind: match.OpIf, Cond: &match.SnippetCond{Var: "uri", Op: "~", Operand: "^" + key + "$"},
 				Then: withArgs(base + cmp.Or(repl, "/"))},
 			{Kind: match.OpIf, Cond: &match.SnippetCond{Var: "uri", Op: "~", Operand: "^" + key + "(/.*)$"},
 				Then: withArgs(base + repl + "$1")},
 		}
 	}
-	if rd.Scheme == "" && (rd.Port == 80 || rd.Port == 443) {
+	if scheme == "" && (rd.Port == 80 || rd.Port == 443) {
 		// The request's scheme decides whether the port is its default,
 		// which the Location leaves out (Gateway API, RequestRedirect port).
 		def := "http"

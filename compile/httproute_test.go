@@ -322,7 +322,8 @@ func TestHTTPRouteRedirect(t *testing.T) {
 
 // TestHTTPRouteMirrorsAndTimeouts: mirrors become the route's Response
 // (the first its Mirror, the others Mirrors, each to its Service's
-// backend); a mirror to a missing Service leaves the rule out; the
+// backend); a mirror to a missing Service is dropped, the rule serving
+// without it (Gateway API: the primary is served); the
 // shorter timeout bounds connect and read.
 func TestHTTPRouteMirrorsAndTimeouts(t *testing.T) {
 	r := mkHTTPRoute("prod", "a", 1, "h.test", HTTPRouteMatch{Field: "spec.rules[0].matches[0]", Type: match.Prefix, Path: "/m"})
@@ -335,7 +336,8 @@ func TestHTTPRouteMirrorsAndTimeouts(t *testing.T) {
 	bad.Rules[0].Mirrors = []RequestMirror{{Field: "spec.rules[0].filters[0]", Service: ServiceRef{Namespace: "prod", Name: "nope", Port: "80"}}}
 	tab, ws := compileOK(t, routeSnapshot(t, nil, r, bad, mkHTTPRoute("prod", "b", 1, "b.test"), mkHTTPRoute("prod", "c", 1, "c.test")), Options{})
 	require.Equal(t, []short{{ServiceNotFound, "HTTPRoute prod/bad", "spec.rules[0].filters[0].requestMirror.backendRef"}}, shorten(ws))
-	require.Equal(t, "404", served(tab, "h.test", "/bad"))
+	require.Equal(t, "prod/bad:80", served(tab, "h.test", "/bad"))
+	require.Nil(t, tab.Lookup("h.test", "/bad").Route.Response)
 	rt := tab.Lookup("h.test", "/m").Route
 	require.Equal(t, "prod/b:80", rt.Response.Mirror.Backend.ID)
 	require.Len(t, rt.Response.Mirrors, 1)

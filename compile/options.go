@@ -44,6 +44,11 @@ type Snapshot struct {
 	// ListenerCertificates are certificates for the TLS listener from a
 	// route source other than Ingresses: Gateway HTTPS listeners' (§20).
 	ListenerCertificates []*ListenerCertificate
+	// Listeners are the Gateway listeners routes are attached to
+	// (HTTPRoute.Listener), with their hostnames: each listener's view
+	// of the table claims its hostnames and tells misdirected requests
+	// (match.Table.Misdirected, SPEC §20).
+	Listeners []match.ListenerHost
 }
 
 // ServiceRef names a Service port: "namespace/name:port", the port a

@@ -28,6 +28,11 @@ type Spec struct {
 	// usable Secret: the hosts a plain-HTTP request is redirected from
 	// (SPEC §12).
 	TLSHosts []string
+	// Listeners are the Gateway listeners' hostnames on each Listener
+	// some host serves alone (VirtualHost.Listener), in any order: they
+	// decide Misdirected. Those of a Listener without such a host are
+	// left out.
+	Listeners []ListenerHost
 	// Inputs is a canonical encoding of whatever else decided the table's
 	// content (compile's options). It is hashed into the digest before the
 	// table, so tables built under different inputs never share a digest.
@@ -65,13 +70,15 @@ type Spec struct {
 // backend, and the field.
 func New(s Spec) (*Table, error) {
 	t := &Table{
-		exactHosts:    make(map[string]hostIndex),
-		wildcardHosts: make(map[string]hostIndex),
+		hostSet: hostSet{
+			exactHosts:    make(map[string]hostIndex),
+			wildcardHosts: make(map[string]hostIndex),
+		},
 		exactCerts:    make(map[string]*Certificate),
 		wildcardCerts: make(map[string]*Certificate),
 	}
 	var p preparer
-	if err := t.indexHosts(s.VirtualHosts, &p); err != nil {
+	if err := t.indexHosts(s.VirtualHosts, s.Listeners, &p); err != nil {
 		return nil, err
 	}
 
@@ -96,16 +103,18 @@ func New(s Spec) (*Table, error) {
 	return t, nil
 }
 
-func (t *Table) indexHosts(hosts []*VirtualHost, p *preparer) error {
+func (t *Table) indexHosts(hosts []*VirtualHost, ls []ListenerHost, p *preparer) error {
 	t.hosts = make([]*VirtualHost, 0, len(hosts)+1)
 	for _, vh := range hosts {
 		if vh != nil {
 			t.hosts = append(t.hosts, vh)
 		}
 	}
-	slices.SortStableFunc(t.hosts, func(a, b *VirtualHost) int { return strings.Compare(a.Name, b.Name) })
-	t.hosts = slices.CompactFunc(t.hosts, func(a, b *VirtualHost) bool { return a.Name == b.Name })
-	if len(t.hosts) == 0 || t.hosts[0].Name != "" {
+	slices.SortStableFunc(t.hosts, func(a, b *VirtualHost) int {
+		return cmp.Or(strings.Compare(a.Name, b.Name), compareListeners(a.Listener, b.Listener))
+	})
+	t.hosts = slices.CompactFunc(t.hosts, func(a, b *VirtualHost) bool { return a.Name == b.Name && a.Listener == b.Listener })
+	if len(t.hosts) == 0 || t.hosts[0].Name != "" || t.hosts[0].Listener != (Listener{}) {
 		t.hosts = slices.Insert(t.hosts, 0, &VirtualHost{})
 	}
 
@@ -121,6 +130,7 @@ func (t *Table) indexHosts(hosts []*VirtualHost, p *preparer) error {
 	}
 	t.paths = newPathTable(keys)
 	seenRegexp := make(map[*Regexp]bool)
+	var own map[Listener][]hostIndex
 	for id, vh := range t.hosts {
 		hi := t.indexHost(uint32(id), vh)
 		for _, r := range vh.regex {
@@ -129,17 +139,17 @@ func (t *Table) indexHosts(hosts []*VirtualHost, p *preparer) error {
 				t.regexps = append(t.regexps, r.Regexp)
 			}
 		}
-		switch suffix, wildcard := strings.CutPrefix(vh.Name, "*."); {
-		case vh.Name == "":
-			t.catchAll = hi
-		case wildcard && suffix != "":
-			t.wildcardHosts[suffix] = hi
-			t.deepWildcards = t.deepWildcards || vh.DeepWildcard
-		default:
-			t.exactHosts[vh.Name] = hi
+		if vh.Listener != (Listener{}) {
+			if own == nil {
+				own = make(map[Listener][]hostIndex)
+			}
+			own[vh.Listener] = append(own[vh.Listener], hi)
+			continue
 		}
+		t.add(hi)
 	}
 	t.indexAliases()
+	t.indexViews(own, ls)
 	return nil
 }
 

@@ -82,7 +82,9 @@ func (hi *hostIndex) result(r *Route, re regexOutcome) Result {
 	return Result{Host: hi.vh, Backend: hi.vh.Fallback, RegexTimedOut: re.timedOut}
 }
 
-func (t *Table) host(name string) hostIndex {
+func (t *Table) host(name string) hostIndex { return t.hostSet.host(name) }
+
+func (t *hostSet) host(name string) hostIndex {
 	if hi, ok := t.exactHosts[name]; ok {
 		return hi
 	}

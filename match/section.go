@@ -56,6 +56,7 @@ var sections = []*section{
 	&streamSection,       // stream.go
 	&tracingSection,      // tracing.go
 	&serverTLSSection,    // servertls.go
+	&listenerSection,     // listener.go
 }
 
 // A digestPart is a share of the digest. One with no tag (the routing

@@ -242,6 +242,7 @@ var sectionChanges = []struct {
 	{section: "server-tls", field: "VirtualHost.ServerTLS", change: "ciphers", mutate: func(s Spec) {
 		specHost(s, shop).ServerTLS = &ServerTLS{Ciphers: "ECDHE+AESGCM", CipherSuites: []uint16{0xc02f}}
 	}},
+	{section: "listener", field: "VirtualHost.Listener", change: "on :443 tls", mutate: func(s Spec) { specHost(s, shop).Listener = Listener{Port: 443, TLS: true} }},
 	{section: "routing", field: "Backend.ID", change: "ID", mutate: func(s Spec) { specBackend(s, "prod/api:80").ID = "prod/api:8080" }},
 	{section: "routing", field: "Backend.Namespace", change: "namespace", mutate: func(s Spec) { specBackend(s, "prod/api:80").Namespace = "staging" }, sameText: "a backend line shows its ID"},
 	{section: "routing", field: "Backend.Name", change: "name", mutate: func(s Spec) { specBackend(s, "prod/api:80").Name = "api2" }, sameText: "a backend line shows its ID"},

@@ -318,6 +318,10 @@ type VirtualHost struct {
 	// SnippetLocations are the server-snippet's location blocks
 	// (snippet.go).
 	SnippetLocations []*SnippetLocation
+	// Listener, when not zero, is the one Gateway listener port and
+	// protocol whose requests this host serves (listener.go); a host
+	// without one serves every request no such host of its name takes.
+	Listener Listener
 
 	// regex holds the Regex routes in controller order, built by New;
 	// the Exact and Prefix index lives in the Table (see index.go).
@@ -345,14 +349,12 @@ type Table struct {
 	tlsHosts []string       // sorted, unique
 	digest   string
 
-	// The lookup index, built once by New (see index.go).
-	exactHosts    map[string]hostIndex
-	wildcardHosts map[string]hostIndex // keyed by the suffix after "*."
-	// deepWildcards is set when some wildcard host has DeepWildcard, so
-	// that only such tables look beyond a name's first label.
-	deepWildcards bool
-	catchAll      hostIndex
-	paths         pathTable // Exact and Prefix keys of every host
+	// The lookup index, built once by New (see index.go): the hosts
+	// without a Listener, and each Listener's view (listener.go).
+	hostSet
+	views         map[Listener]*view
+	listenerHosts []ListenerHost // sorted, unique, of the views only
+	paths         pathTable      // Exact and Prefix keys of every host
 	exactCerts    map[string]*Certificate
 	wildcardCerts map[string]*Certificate // keyed by the suffix after "*."
 	anyCert       *Certificate            // the first with AnyName among its Hosts

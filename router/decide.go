@@ -254,7 +254,16 @@ func (r *Router) decideTarget(req *http.Request, grpc bool, target string) (d de
 		}
 		return d
 	}
-	d.res = st.table.LookupRequest(d.host, clean, &match.Request{Method: req.Method, Header: req.Header, Query: d.query})
+	if st.table.HasListeners() {
+		l := r.listenerOf(req)
+		if req.TLS != nil && st.table.Misdirected(l, match.NormalizeHost(req.TLS.ServerName), d.host) {
+			d.ans = ansMisdirected
+			return d
+		}
+		d.res = st.table.LookupOn(l, d.host, clean, &match.Request{Method: req.Method, Header: req.Header, Query: d.query})
+	} else {
+		d.res = st.table.LookupRequest(d.host, clean, &match.Request{Method: req.Method, Header: req.Header, Query: d.query})
+	}
 	d.src = matched(d.res)
 	d.proto = r.clientProto(req)
 	if a, loc, unrouted, ok := r.redirectAction(req, d.res, d.host, d.path, d.query, d.hasQuery, clean); ok {

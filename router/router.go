@@ -147,6 +147,12 @@ type Options struct {
 	// on every answer, the router's own included, so that a user can
 	// quote it when reporting a problem.
 	ReturnRequestID bool
+	// GatewayPorts maps the local port a request arrived on to the
+	// Gateway listener port it is published as (SPEC §20: the controller's
+	// HTTP listener on 8080 behind a Service's port 80). A port not in the
+	// map is its own Gateway port; a request without a local address is
+	// on 443 over TLS, else 80.
+	GatewayPorts map[int]int32
 	// Hook, if set, runs for every request the table sends to a backend
 	// (a route's or a virtual host's fallback), with the table generation
 	// the request is then served with (see Hook).
@@ -426,6 +432,8 @@ type Router struct {
 	tls configmap.TLS
 	// ocsp staples OCSP responses (ocsp.go); nil unless enable-ocsp.
 	ocsp *stapler
+	// gatewayPorts is Options.GatewayPorts, or what SetGatewayPorts set.
+	gatewayPorts atomic.Pointer[map[int]int32]
 	// hsts is the Strict-Transport-Security value (see hstsValue); nil:
 	// none is sent. SetHSTS replaces it.
 	hsts atomic.Pointer[[]string]
@@ -533,6 +541,7 @@ func New(o Options) *Router {
 		returnRequestID: o.ReturnRequestID,
 		tls:             tlsPolicy(o.TLS),
 	}
+	r.SetGatewayPorts(o.GatewayPorts)
 	if r.logger == nil {
 		r.logger = slog.Default()
 	}

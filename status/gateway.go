@@ -35,6 +35,7 @@ const (
 
 	// Listeners.
 	ReasonUnsupportedProtocol   = "UnsupportedProtocol"
+	ReasonPortUnavailable       = "PortUnavailable"
 	ReasonInvalidCertificateRef = "InvalidCertificateRef"
 	ReasonInvalidRouteKinds     = "InvalidRouteKinds"
 	ReasonHostnameConflict      = "HostnameConflict"
@@ -74,6 +75,9 @@ type ListenerFacts struct {
 	// UnsupportedProtocol is the listener's protocol when it is neither
 	// HTTP nor HTTPS, else "".
 	UnsupportedProtocol string
+	// PortUnavailable: the data plane receives no requests on the
+	// listener's port and protocol (see the controller's port flags).
+	PortUnavailable bool
 	// Conflict is ReasonHostnameConflict or ReasonProtocolConflict when
 	// another listener of the Gateway claims its port and hostname, or
 	// its port with another protocol; "" for none.
@@ -96,7 +100,8 @@ type GatewayFacts struct {
 // GatewayConditions decides a Gateway's conditions and those of each of
 // its listeners (listeners[i] for f.Listeners[i]).
 //
-// A listener is Accepted unless its protocol is not served; it is
+// A listener is Accepted unless its protocol is not served, or its port
+// (PortUnavailable); it is
 // Conflicted when it shares a port and hostname with another listener,
 // or a port under another protocol, and then it is not Programmed either;
 // its ResolvedRefs is False for a route kind it cannot serve or a refused
@@ -109,12 +114,15 @@ func GatewayConditions(f GatewayFacts) (gateway []metav1.Condition, listeners []
 	accepted, programmed, invalid := 0, 0, 0
 	for _, l := range f.Listeners {
 		var cs []metav1.Condition
-		ok := l.UnsupportedProtocol == ""
-		if ok {
+		ok := l.UnsupportedProtocol == "" && !l.PortUnavailable
+		switch {
+		case ok:
 			cs = append(cs, cond(ConditionAccepted, true, ReasonAccepted, "the listener is served", g))
 			accepted++
-		} else {
+		case l.UnsupportedProtocol != "":
 			cs = append(cs, cond(ConditionAccepted, false, ReasonUnsupportedProtocol, "protocol "+l.UnsupportedProtocol+" is not served; only HTTP and HTTPS are", g))
+		default:
+			cs = append(cs, cond(ConditionAccepted, false, ReasonPortUnavailable, "no request reaches this port and protocol: the controller serves other Gateway ports", g))
 		}
 		if l.Conflict != "" {
 			cs = append(cs, cond(ConditionConflicted, true, l.Conflict, conflictMessage(l.Conflict), g))

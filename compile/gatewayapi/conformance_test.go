@@ -99,6 +99,12 @@ func (bs *backends) received(backend, target string) []seenRequest {
 // Services' endpoints at them, and publishes the snapshot's table on a
 // router.
 func serveSuite(t *testing.T, snap *compile.Snapshot) (*router.Router, *backends) {
+	return serveSuiteOn(t, snap, nil)
+}
+
+// serveSuiteOn is serveSuite for a router whose local ports are the
+// Gateway ports gatewayPorts says (router.Options.GatewayPorts).
+func serveSuiteOn(t *testing.T, snap *compile.Snapshot, gatewayPorts map[int]int32) (*router.Router, *backends) {
 	t.Helper()
 	bs := &backends{}
 	snap.EndpointSlices = nil
@@ -124,7 +130,7 @@ func serveSuite(t *testing.T, snap *compile.Snapshot) (*router.Router, *backends
 	for _, warn := range res.Warnings {
 		t.Logf("warning: %s", warn)
 	}
-	rt := router.New(router.Options{Logger: slog.New(slog.DiscardHandler)})
+	rt := router.New(router.Options{Logger: slog.New(slog.DiscardHandler), GatewayPorts: gatewayPorts})
 	rt.Publish(res.Table)
 	return rt, bs
 }
@@ -264,8 +270,16 @@ func TestConformanceMirrorShare(t *testing.T) {
 // ServeHTTP's answer.
 func TestConformanceWebSocket(t *testing.T) {
 	const test = "httproute-backend-protocol-websocket"
-	rt, bs := serveSuite(t, loadConformance(t, test))
-	srv := httptest.NewServer(rt)
+	// The router serves on a loopback port published as the Gateway's 80.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, bs := serveSuiteOn(t, loadConformance(t, test), map[int]int32{ln.Addr().(*net.TCPAddr).Port: 80})
+	srv := httptest.NewUnstartedServer(rt)
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
 	t.Cleanup(srv.Close)
 	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
 	if err != nil {

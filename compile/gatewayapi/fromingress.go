@@ -2,6 +2,8 @@ package gatewayapi
 
 import (
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/url"
@@ -191,6 +193,7 @@ func FromIngress(s compile.Snapshot, o FromIngressOptions) Migration {
 		}
 	}
 	c.classes(s.IngressClasses)
+	c.guarded(res.Table)
 	for vh := range res.Table.VirtualHosts() {
 		c.host(vh)
 	}
@@ -244,6 +247,7 @@ type converter struct {
 	snippets  map[nsName]bool              // Ingresses with a route ramjet applies a snippet on
 	routes    map[routeKey]*routeGroup
 	gateways  map[nsName]*gatewayHosts // namespace, class
+	withheld  map[nsName]bool          // Ingresses not converted at all (guard.go)
 }
 
 // classes finds each claimed Ingress's class as ramjet reads it: the
@@ -364,7 +368,7 @@ func olderIngress(a, b *networkingv1.Ingress) bool {
 func (c *converter) host(vh *match.VirtualHost) {
 	matchesAll, regex := false, false
 	for _, r := range vh.Routes {
-		if r.Source.Kind != "" || r.Source.Name == "" {
+		if r.Source.Kind != "" || r.Source.Name == "" || c.withheld[nsName{r.Source.Namespace, r.Source.Name}] {
 			continue
 		}
 		matchesAll = matchesAll || r.Type == match.Prefix && r.Path == ""
@@ -387,7 +391,7 @@ func (c *converter) host(vh *match.VirtualHost) {
 	}
 	c.appRoot(vh)
 	src := vh.FallbackSource
-	if vh.Fallback == nil || src.Name == "" || src.Kind != "" {
+	if vh.Fallback == nil || src.Name == "" || src.Kind != "" || c.withheld[nsName{src.Namespace, src.Name}] {
 		return
 	}
 	if matchesAll || regex {
@@ -452,7 +456,10 @@ func (c *converter) add(g *routeGroup, vh *match.VirtualHost, rule gwv1.HTTPRout
 		c.note(g.key.ns, g.key.name, key, hostName(vh.Name)+" has no TLS Secret the Gateway can use, so it has no HTTPS listener to redirect to")
 		sslRedirect = false
 	}
-	if !sslRedirect {
+	// A rule that answers with a redirect of its own (permanent-redirect,
+	// temporal-redirect, app-root) answers so on plain HTTP too: the
+	// router, as ingress-nginx, answers it before the HTTPS redirect.
+	if !sslRedirect || slices.ContainsFunc(rule.Filters, func(f gwv1.HTTPRouteFilter) bool { return f.Type == gwv1.HTTPRouteFilterRequestRedirect }) {
 		g.httpOnly = append(g.httpOnly, rule)
 		return
 	}
@@ -778,7 +785,26 @@ func hostLabel(host string) string {
 	if rest, ok := strings.CutPrefix(host, "*."); ok {
 		host = "wildcard." + rest
 	}
-	return strings.TrimLeft(nonAlnum.ReplaceAllString(host, "-"), "-")
+	return fitName(strings.Trim(nonAlnum.ReplaceAllString(strings.ToLower(host), "-"), "-"), maxLabel)
+}
+
+// Name lengths: a host's label leaves room in a listener's name
+// ("https-" + label + "-NN") and a route's name (Ingress name, label and
+// "-http-NN" suffixes) for the 253 bytes an object or section name holds.
+const (
+	maxLabel     = 200
+	maxRouteName = 240
+)
+
+// fitName is name when it has at most n bytes, else its first bytes and
+// a hash of the whole, so that two long names stay apart and the result
+// is still a valid name (ending in a letter or digit).
+func fitName(name string, n int) string {
+	if len(name) <= n {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return strings.TrimRight(name[:n-9], "-.") + "-" + hex.EncodeToString(sum[:4])
 }
 
 // unique returns name, or name-2, name-3 … when used has it already, and
@@ -862,7 +888,7 @@ func (c *converter) finish() Migration {
 	for _, k := range keys {
 		g := c.routes[k]
 		gh, gk := c.gateway(g), c.gatewayOf(g)
-		name := strings.TrimPrefix(unique(names, g.key.ns+"/"+g.key.name+"-"+gh.label[g.key.host]), g.key.ns+"/")
+		name := strings.TrimPrefix(unique(names, g.key.ns+"/"+fitName(g.key.name+"-"+gh.label[g.key.host], maxRouteName)), g.key.ns+"/")
 		parent := func(h string, proto gwv1.ProtocolType) gwv1.ParentReference {
 			p := gwv1.ParentReference{Name: gwv1.ObjectName(gh.gateway[h]), SectionName: ptr(gwv1.SectionName(listenerName(gh.label[h], proto)))}
 			if gk.ns != g.key.ns {

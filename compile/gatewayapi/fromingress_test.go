@@ -179,10 +179,10 @@ func served(rule gwv1.HTTPRouteRule) bool {
 // (status, redirect, backend address, rewritten request-target, Host and
 // headers) from both tables, over HTTP and HTTPS. Left out are Ingresses
 // with a canary or a mirror (Translate refuses weighted splits, header
-// matches and RequestMirror today) and plain-HTTP requests that are
-// redirected to HTTPS (Translate puts the routes of every listener in one
-// table today, so the HTTP listener's redirect route conflicts with the
-// HTTPS listener's).
+// matches and RequestMirror today) and HTTPS requests to hosts without
+// TLS. Plain-HTTP requests redirected to HTTPS are compared: the HTTP
+// listener's redirect route and the HTTPS listener's routes are kept
+// apart (SPEC §20).
 func TestFromIngressRoundTrip(t *testing.T) {
 	for _, in := range migrationInputs {
 		t.Run(in.name, func(t *testing.T) {
@@ -238,13 +238,22 @@ func TestFromIngressRoundTrip(t *testing.T) {
 								continue
 							}
 							for _, scheme := range []string{"http", "https"} {
-								if scheme == "http" && (r.ForceSSLRedirect || r.SSLRedirect && vh.TLS) {
-									// The redirect is an HTTPRoute on the HTTP
-									// listener; Translate serves one table for
-									// every listener today.
+								if scheme == "https" && !vh.TLS {
+									// ingress-nginx answers a host without
+									// TLS over HTTPS too, with its default
+									// certificate, which no client trusts;
+									// the Gateway has no HTTPS listener
+									// for it.
 									continue
 								}
 								want, got := serve(ra, scheme, host, p), serve(rb, scheme, host, p)
+								if scheme == "http" && !r.PreserveTrailingSlash && len(p) > 1 && strings.HasSuffix(p, "/") && strings.HasSuffix(got, p) && strings.HasPrefix(want, "308 Location: https://") {
+									// ingress-nginx's HTTPS redirect drops a
+									// trailing slash, which RequestRedirect
+									// cannot say (doc.go §20); the HTTPS
+									// request then answers as the Ingress.
+									got = strings.TrimSuffix(got, "/")
+								}
 								compared++
 								if want != got {
 									t.Errorf("%s %s://%s%s (%s): Ingress table %q, Gateway API table %q", in.name, scheme, host, p, r.Source, want, got)
@@ -431,11 +440,13 @@ func TestFromIngressBounds(t *testing.T) {
 		t.Errorf("routes and their rules: %v", rules)
 	}
 	routes, ws := back.HTTPRoutes, back.Warnings
-	if len(ws) != 0 || len(routes) != 41 {
+	// Each HTTPRoute is attached to its hosts' HTTP and HTTPS listeners:
+	// one compile route for each, and each listener serves the 59 rules.
+	if len(ws) != 0 || len(routes) != 82 {
 		t.Errorf("Translate: %d routes, warnings %v", len(routes), ws)
 	}
 	res := compile.Compile(compile.Snapshot{HTTPRoutes: routes}, opts)
-	if got := res.Table.Size().Routes; got != 59 {
-		t.Errorf("the table has %d routes, want 59", got)
+	if got := res.Table.Size().Routes; got != 2*59 {
+		t.Errorf("the table has %d routes, want 2×59", got)
 	}
 }

@@ -21,7 +21,10 @@ type Translation struct {
 	// fields of those names (AddTo).
 	HTTPRoutes           []*compile.HTTPRoute
 	ListenerCertificates []*compile.ListenerCertificate
-	Warnings             []compile.Warning
+	// Listeners go into compile.Snapshot.Listeners: the hostnames of the
+	// served listeners by port and protocol (SPEC §20).
+	Listeners []match.ListenerHost
+	Warnings  []compile.Warning
 	// Status holds the decided status of the GatewayClasses, Gateways and
 	// HTTPRoutes of ours; it writes nothing.
 	Status *Status
@@ -32,6 +35,7 @@ type Translation struct {
 func (tr *Translation) AddTo(s *compile.Snapshot) {
 	s.HTTPRoutes = append(s.HTTPRoutes, tr.HTTPRoutes...)
 	s.ListenerCertificates = append(s.ListenerCertificates, tr.ListenerCertificates...)
+	s.Listeners = append(s.Listeners, tr.Listeners...)
 	s.Warnings = append(s.Warnings, tr.Warnings...)
 }
 
@@ -45,7 +49,7 @@ func TranslateAll(o Objects) Translation {
 	routes, warnings := Translate(o)
 	t := translator{objs: o}
 	t.index()
-	tr := Translation{HTTPRoutes: routes, Status: t.decideStatus(warnings)}
+	tr := Translation{HTTPRoutes: routes, Status: t.decideStatus(warnings), Listeners: t.servedListeners()}
 	t.listenerCertificates(&tr) // after decideStatus: the hosts of each listener's routes
 	tr.Warnings = append(warnings, t.certWarnings...)
 	return tr
@@ -194,7 +198,7 @@ func (t *translator) listenerCertificates(tr *Translation) {
 		gwRef := compile.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name}
 		for li := range gw.Spec.Listeners {
 			l := &gw.Spec.Listeners[li]
-			if l.Protocol != gwv1.HTTPSProtocolType || t.conflicted(gw, l) {
+			if l.Protocol != gwv1.HTTPSProtocolType || !t.served(gw, l) {
 				continue
 			}
 			checks := t.checkCertificates(gw, li)

@@ -2,10 +2,12 @@ package gatewayapi
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"ramjet.dev/ramjet/balance"
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/match"
 )
@@ -62,7 +64,7 @@ func (t *translator) mirror(r *gwv1.HTTPRoute, field string, f *gwv1.HTTPRequest
 	}
 	ref := &f.BackendRef
 	invalid := func(reason compile.Reason, f, why string) compile.RequestMirror {
-		t.warn(reason, r, field+".requestMirror.backendRef"+f, why+"; the rule is not served")
+		t.warn(reason, r, field+".requestMirror.backendRef"+f, why+"; the rule is served without this mirror")
 		m.Invalid = why
 		return m
 	}
@@ -103,4 +105,47 @@ func (t *translator) timeouts(r *gwv1.HTTPRoute, field string, to *gwv1.HTTPRout
 		*d.into = v
 	}
 	return true
+}
+
+// sessionPersistence maps a rule's sessionPersistence onto the session
+// affinity ramjet has (SPEC §9, §20): a cookie named sessionName (else
+// ramjet's default) that pins a session to its endpoint (affinity-mode
+// persistent), with Max-Age absoluteTimeout for a Permanent cookie. What
+// has no such form warns and is left out: header-based persistence (the
+// rule is served without persistence), idleTimeout, and absoluteTimeout on
+// a Session cookie, which the cookie cannot bound.
+func (t *translator) sessionPersistence(r *gwv1.HTTPRoute, field string, sp *gwv1.SessionPersistence) *match.SessionAffinity {
+	if typ := deref(sp.Type, gwv1.CookieBasedSessionPersistence); typ != gwv1.CookieBasedSessionPersistence {
+		t.warn(Unsupported, r, field+".type", "session persistence of type "+string(typ)+" is not served, only Cookie; the rule is served without it")
+		return nil
+	}
+	a := &match.SessionAffinity{Mode: balance.Persistent, CookieName: deref(sp.SessionName, "")}
+	if a.CookieName != "" && !validCookieName(a.CookieName) {
+		t.warn(Unsupported, r, field+".sessionName", "session name "+strconv.Quote(a.CookieName)+" is not a cookie name; the rule is served without session persistence")
+		return nil
+	}
+	permanent := sp.CookieConfig != nil && deref(sp.CookieConfig.LifetimeType, gwv1.SessionCookieLifetimeType) == gwv1.PermanentCookieLifetimeType
+	if sp.AbsoluteTimeout != nil {
+		d, err := time.ParseDuration(string(*sp.AbsoluteTimeout))
+		switch {
+		case err != nil || d < time.Second:
+			t.warn(Unsupported, r, field+".absoluteTimeout", "absoluteTimeout "+strconv.Quote(string(*sp.AbsoluteTimeout))+" is not a duration of a second or more; the cookie has no lifetime")
+		case permanent:
+			a.MaxAge = strconv.Itoa(int(d / time.Second))
+		default:
+			t.warn(Unsupported, r, field+".absoluteTimeout", "a Session cookie's absoluteTimeout is not enforced: the session lasts as long as the client keeps the cookie")
+		}
+	}
+	return a
+}
+
+// validCookieName reports an RFC 6265 cookie name (a token).
+func validCookieName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("()<>@,;:\\\"/[]?={}", c) >= 0 {
+			return false
+		}
+	}
+	return name != ""
 }

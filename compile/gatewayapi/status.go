@@ -204,6 +204,9 @@ func (t *translator) decideStatus(warnings []compile.Warning) *Status {
 		for li := range gw.Spec.Listeners {
 			l := &gw.Spec.Listeners[li]
 			lf := status.ListenerFacts{Name: string(l.Name), Conflict: conf[li], AttachedRoutes: t.attached[listenerKey{gw, l.Name}]}
+			if (l.Protocol == gwv1.HTTPProtocolType || l.Protocol == gwv1.HTTPSProtocolType) && !t.portServed(l) {
+				lf.PortUnavailable = true
+			}
 			ls := gwv1.ListenerStatus{Name: l.Name, SupportedKinds: []gwv1.RouteGroupKind{}, AttachedRoutes: lf.AttachedRoutes}
 			switch l.Protocol {
 			case gwv1.HTTPSProtocolType:
@@ -262,7 +265,7 @@ func (t *translator) attachFacts(r *gwv1.HTTPRoute, i int, gw *gwv1.Gateway, see
 		if p.SectionName != nil && *p.SectionName != l.Name || p.Port != nil && *p.Port != l.Port {
 			continue
 		}
-		if l.Protocol != gwv1.HTTPProtocolType && l.Protocol != gwv1.HTTPSProtocolType || t.conflicted(gw, l) {
+		if !t.served(gw, l) {
 			continue
 		}
 		found = true
@@ -286,7 +289,7 @@ func (t *translator) attachFacts(r *gwv1.HTTPRoute, i int, gw *gwv1.Gateway, see
 	switch {
 	case !found:
 		return &status.Problem{Reason: status.ReasonNoMatchingParent,
-			Message: field + ": Gateway " + gwName + " has no HTTP or HTTPS listener, free of conflicts, that matches the sectionName and port"}
+			Message: field + ": Gateway " + gwName + " has no HTTP or HTTPS listener, free of conflicts and on a served port, that matches the sectionName and port"}
 	case !allowed:
 		return &status.Problem{Reason: status.ReasonNotAllowedByListeners,
 			Message: field + ": no listener of Gateway " + gwName + " allows HTTPRoutes from namespace " + r.Namespace}
@@ -303,8 +306,21 @@ func (t *translator) attachFacts(r *gwv1.HTTPRoute, i int, gw *gwv1.Gateway, see
 func (t *translator) backendProblems(r *gwv1.HTTPRoute) []status.Problem {
 	var out []status.Problem
 	for i := range r.Spec.Rules {
+		type ref struct {
+			field string
+			b     gwv1.BackendObjectReference
+		}
+		var refs []ref
 		for j, b := range r.Spec.Rules[i].BackendRefs {
-			field := fmt.Sprintf("spec.rules[%d].backendRefs[%d]", i, j)
+			refs = append(refs, ref{fmt.Sprintf("spec.rules[%d].backendRefs[%d]", i, j), b.BackendObjectReference})
+		}
+		for j, f := range r.Spec.Rules[i].Filters {
+			if f.Type == gwv1.HTTPRouteFilterRequestMirror && f.RequestMirror != nil {
+				refs = append(refs, ref{fmt.Sprintf("spec.rules[%d].filters[%d].requestMirror.backendRef", i, j), f.RequestMirror.BackendRef})
+			}
+		}
+		for _, rf := range refs {
+			field, b := rf.field, rf.b
 			ns := string(deref(b.Namespace, gwv1.Namespace(r.Namespace)))
 			switch g, k := deref(b.Group, ""), deref(b.Kind, "Service"); {
 			case (g != "" && g != "core") || k != "Service":

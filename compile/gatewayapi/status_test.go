@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"math/big"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/match"
 	"ramjet.dev/ramjet/status"
 )
 
@@ -283,6 +285,7 @@ func TestReasonsAreTheAPIs(t *testing.T) {
 		status.ReasonProtocolConflict:           string(gwv1.ListenerReasonProtocolConflict),
 		status.ReasonNoConflicts:                string(gwv1.ListenerReasonNoConflicts),
 		status.ReasonUnsupportedProtocol:        string(gwv1.ListenerReasonUnsupportedProtocol),
+		status.ReasonPortUnavailable:            string(gwv1.ListenerReasonPortUnavailable),
 		status.ReasonListenersNotValid:          string(gwv1.GatewayReasonListenersNotValid),
 		status.ConditionConflicted:              string(gwv1.ListenerConditionConflicted),
 		status.ConditionProgrammed:              string(gwv1.GatewayConditionProgrammed),
@@ -316,5 +319,41 @@ func TestConflicts(t *testing.T) {
 	want := []string{status.ReasonProtocolConflict, status.ReasonProtocolConflict, "", "", status.ReasonHostnameConflict, status.ReasonHostnameConflict, ""}
 	if d := cmp.Diff(want, conflicts(gw)); d != "" {
 		t.Errorf("conflicts (-want +got):\n%s", d)
+	}
+}
+
+// TestPortUnavailable: with Objects.Ports, a listener on a port requests
+// do not arrive on is not Accepted (PortUnavailable) nor Programmed, a
+// route attached only there is not attached (NoMatchingParent), and the
+// listener on a served port serves as before.
+func TestPortUnavailable(t *testing.T) {
+	other := listener("other", "", gwv1.NamespacesFromAll)
+	other.Port = 8080
+	gw := gateway("infra", "gw", "ours", listener("web", "", gwv1.NamespacesFromAll), other)
+	parent := func(section string) []gwv1.ParentReference {
+		return []gwv1.ParentReference{{Name: "gw", Namespace: new(gwv1.Namespace("infra")), SectionName: new(gwv1.SectionName(section))}}
+	}
+	rule := gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{toService("", "svc", 80)}}
+	o := Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{gw},
+		HTTPRoutes: []*gwv1.HTTPRoute{httpRoute("app", "web", parent("web"), nil, rule), httpRoute("app", "other", parent("other"), nil, rule)},
+		Ports:      []match.Listener{{Port: 80}, {Port: 443, TLS: true}}}
+	tr := TranslateAll(o)
+	if len(tr.HTTPRoutes) != 1 || tr.HTTPRoutes[0].Name != "web" || tr.HTTPRoutes[0].Listener != (match.Listener{Port: 80}) {
+		t.Fatalf("routes %v", tr.HTTPRoutes)
+	}
+	g, _ := tr.Status.Gateway(gw, nil, metav1.Now())
+	if g == nil || len(g.Status.Listeners) != 2 {
+		t.Fatalf("Gateway status %v", g)
+	}
+	want := []brief{{"Accepted", "False", "PortUnavailable"}, {"Conflicted", "False", "NoConflicts"}, {"ResolvedRefs", "True", "ResolvedRefs"}, {"Programmed", "False", "Invalid"}}
+	if got := briefs(g.Status.Listeners[1].Conditions); !slices.Equal(got, want) {
+		t.Errorf("listener other: %v, want %v", got, want)
+	}
+	if got := briefs(g.Status.Listeners[0].Conditions); got[0] != (brief{"Accepted", "True", "Accepted"}) || got[3] != (brief{"Programmed", "True", "Programmed"}) {
+		t.Errorf("listener web: %v", got)
+	}
+	r, _ := tr.Status.HTTPRoute(o.HTTPRoutes[1], metav1.Now())
+	if r == nil || briefs(r.Status.Parents[0].Conditions)[0] != (brief{"Accepted", "False", "NoMatchingParent"}) {
+		t.Errorf("route other: %v", r)
 	}
 }

@@ -3,6 +3,7 @@ package gatewayapi
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,6 +48,11 @@ type Objects struct {
 	// Services and Secrets are read by TranslateAll's status only.
 	Services []*corev1.Service
 	Secrets  []*corev1.Secret
+	// Ports are the Gateway ports and protocols requests arrive on (the
+	// data plane's listeners as router.Options.GatewayPorts publishes
+	// them); a listener on another is not served (PortUnavailable). Nil
+	// serves every port.
+	Ports []match.Listener
 }
 
 // Translate turns Gateways of a GatewayClass with ControllerName and the
@@ -63,9 +69,7 @@ func Translate(o Objects) ([]*compile.HTTPRoute, []compile.Warning) {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
 	for _, r := range routes {
-		if cr := t.route(r); cr != nil {
-			out = append(out, cr)
-		}
+		out = append(out, t.route(r)...)
 	}
 	return out, t.warnings
 }
@@ -78,6 +82,8 @@ type translator struct {
 	gateways map[nsName]*gwv1.Gateway
 	nsLabels map[string]labels.Set
 	warnings []compile.Warning
+	// hostnamesOn are the served listeners' hostnames by view (views.go).
+	hostnamesOn map[match.Listener][]string
 	statusState
 }
 
@@ -105,27 +111,42 @@ func (t *translator) warn(reason compile.Reason, r *gwv1.HTTPRoute, field, msg s
 		Object: compile.Ref{Kind: compile.HTTPRouteKind, Namespace: r.Namespace, Name: r.Name}, Field: field, Message: msg})
 }
 
-// route translates one HTTPRoute, or returns nil when no parent of ours
-// accepts it.
-func (t *translator) route(r *gwv1.HTTPRoute) *compile.HTTPRoute {
-	hosts, attached := t.attach(r)
+// route translates one HTTPRoute into one compile route per Gateway
+// listener port and protocol it is attached to, or none when no parent of
+// ours accepts it.
+func (t *translator) route(r *gwv1.HTTPRoute) []*compile.HTTPRoute {
+	byListener, attached := t.attach(r)
 	if !attached {
 		return nil
 	}
-	cr := &compile.HTTPRoute{Namespace: r.Namespace, Name: r.Name, Created: r.CreationTimestamp.Time, Hostnames: hosts}
+	var rules []compile.HTTPRouteRule
 	for i := range r.Spec.Rules {
 		if rule, ok := t.rule(r, i); ok {
-			cr.Rules = append(cr.Rules, rule)
+			rules = append(rules, rule)
 		}
 	}
-	return cr
+	var out []*compile.HTTPRoute
+	for _, l := range slices.SortedFunc(maps.Keys(byListener), compareListeners) {
+		hosts := byListener[l]
+		if len(hosts) == 0 {
+			continue // every host is another listener's (shadowed)
+		}
+		slices.Sort(hosts)
+		out = append(out, &compile.HTTPRoute{Namespace: r.Namespace, Name: r.Name, Created: r.CreationTimestamp.Time,
+			Hostnames: slices.Compact(hosts), Rules: rules, Listener: l})
+	}
+	return out
 }
 
 // attach finds the listeners the route's parentRefs attach it to and the
-// hosts it is served on there: the intersection of the listener's and the
-// route's hostnames (Gateway API, HTTPRoute hostnames). "" is the
-// catch-all. attached is false when no parentRef attaches it.
-func (t *translator) attach(r *gwv1.HTTPRoute) (hosts []string, attached bool) {
+// hosts it is served on there, by listener port and protocol: the
+// intersection of the listener's and the route's hostnames (Gateway API,
+// HTTPRoute hostnames), "" for the catch-all, less those that a listener
+// on the same port with a more specific hostname takes wholly (a request
+// is served by the routes of the listener whose hostname matches it most
+// specifically, SPEC §20). attached is false when no parentRef attaches it.
+func (t *translator) attach(r *gwv1.HTTPRoute) (hosts map[match.Listener][]string, attached bool) {
+	hosts = map[match.Listener][]string{}
 	for i, p := range r.Spec.ParentRefs {
 		field := "spec.parentRefs[" + strconv.Itoa(i) + "]"
 		if g := deref(p.Group, Group); g != Group || deref(p.Kind, "Gateway") != "Gateway" {
@@ -141,7 +162,7 @@ func (t *translator) attach(r *gwv1.HTTPRoute) (hosts []string, attached bool) {
 			if p.SectionName != nil && *p.SectionName != l.Name || p.Port != nil && *p.Port != l.Port {
 				continue
 			}
-			if l.Protocol != gwv1.HTTPProtocolType && l.Protocol != gwv1.HTTPSProtocolType || t.conflicted(gw, &l) {
+			if !t.served(gw, &l) {
 				continue
 			}
 			found = true
@@ -154,19 +175,25 @@ func (t *translator) attach(r *gwv1.HTTPRoute) (hosts []string, attached bool) {
 				continue
 			}
 			attached = true
-			hosts = append(hosts, hs...)
+			ml := viewOf(&l)
+			for _, h := range hs {
+				if !t.shadowed(ml, string(deref(l.Hostname, "")), h) {
+					hosts[ml] = append(hosts[ml], h)
+				} else if _, ok := hosts[ml]; !ok {
+					hosts[ml] = nil
+				}
+			}
 		}
 		switch {
 		case !found:
-			t.warn(NotAttached, r, field, fmt.Sprintf("Gateway %s/%s has no HTTP or HTTPS listener that matches the sectionName and port; the route is not attached there", ns, p.Name))
+			t.warn(NotAttached, r, field, fmt.Sprintf("Gateway %s/%s has no HTTP or HTTPS listener on a served port that matches the sectionName and port; the route is not attached there", ns, p.Name))
 		case !allowed:
 			t.warn(NotAttached, r, field, fmt.Sprintf("no listener of Gateway %s/%s allows HTTPRoutes from namespace %q (allowedRoutes kinds and namespaces); the route is not attached there", ns, p.Name, r.Namespace))
 		case !attached:
 			t.warn(NotAttached, r, "spec.hostnames", fmt.Sprintf("no hostname matches a listener of Gateway %s/%s; the route is not attached there", ns, p.Name))
 		}
 	}
-	slices.Sort(hosts)
-	return slices.Compact(hosts), attached
+	return hosts, attached
 }
 
 // allows applies a listener's allowedRoutes to an HTTPRoute in ns.
@@ -243,8 +270,8 @@ func (t *translator) rule(r *gwv1.HTTPRoute, i int) (compile.HTTPRouteRule, bool
 	if src.Retry != nil {
 		t.warn(Unsupported, r, field+".retry", "retry is not served yet; the rule is served without it")
 	}
-	if src.SessionPersistence != nil {
-		t.warn(Unsupported, r, field+".sessionPersistence", "session persistence is not served yet; the rule is served without it")
+	if sp := src.SessionPersistence; sp != nil {
+		out.Affinity, out.AffinityField = t.sessionPersistence(r, field+".sessionPersistence", sp), field+".sessionPersistence"
 	}
 	for j, f := range src.Filters {
 		ff := field + ".filters[" + strconv.Itoa(j) + "]"

@@ -73,7 +73,11 @@ func TestTranslateHostnames(t *testing.T) {
 	}{
 		{"no hostnames anywhere: catch-all", "any", nil, []string{""}},
 		{"route hostnames on a hostless listener", "any", []gwv1.Hostname{"a.test", "*.b.test"}, []string{"*.b.test", "a.test"}},
-		{"listener wildcard narrows to the route's name", "wild", []gwv1.Hostname{"shop.example.com", "other.test"}, []string{"shop.example.com"}},
+		{"listener wildcard narrows to the route's name", "wild", []gwv1.Hostname{"a.example.com", "other.test"}, []string{"a.example.com"}},
+		// shop.example.com's requests go to the listener of that name,
+		// the most specific, whose routes do not include this one.
+		{"a more specific listener takes a name", "wild", []gwv1.Hostname{"shop.example.com", "a.example.com"}, []string{"a.example.com"}},
+		{"a more specific listener takes a name from the hostless", "any", []gwv1.Hostname{"shop.example.com", "x.test"}, []string{"x.test"}},
 		{"route wildcard narrows to the listener's name", "exact", []gwv1.Hostname{"*.example.com"}, []string{"shop.example.com"}},
 		{"route without hostnames takes the listener's", "wild", nil, []string{"*.example.com"}},
 		{"every listener: the union", "", []gwv1.Hostname{"shop.example.com"}, []string{"shop.example.com"}},
@@ -179,6 +183,7 @@ func TestTranslateRules(t *testing.T) {
 				Matches:  []compile.HTTPRouteMatch{{Field: "spec.rules[2]", Type: match.Prefix, Path: "/"}},
 				Backends: []compile.WeightedBackend{{Service: compile.ServiceRef{Namespace: "granted", Name: "g", Port: "80"}, Weight: 1, Field: "spec.rules[2].backendRefs[0]"}}},
 		},
+		Listener: match.Listener{Port: 80},
 	}}
 	if diff := cmp.Diff(want, routes); diff != "" {
 		t.Error(diff)

@@ -142,6 +142,10 @@ type config struct {
 	gatewayRecheck   time.Duration // how often to look for the Gateway API CRDs; 0: defaultGatewayRecheck
 	gatewaySyncWait  time.Duration // how long the first table waits for their caches; 0: defaultGatewaySyncWait
 
+	// gatewayHTTPPort and gatewayHTTPSPort are the Gateway listener ports
+	// the -http-addr and -https-addr listeners serve (SPEC §20).
+	gatewayHTTPPort, gatewayHTTPSPort int
+
 	electionID        string
 	electionNamespace string
 	identity          string
@@ -256,6 +260,8 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 	fs.BoolVar(&c.options.EnableSSLPassthrough, "enable-ssl-passthrough", false, "serve the ssl-passthrough annotation: the TLS listener splices such hosts' connections to their backend by SNI, unterminated")
 	fs.StringVar(&c.httpAddr, "http-addr", "127.0.0.1:8080", "plain HTTP listen address (HTTP/1.1 and cleartext HTTP/2)")
 	fs.StringVar(&c.httpsAddr, "https-addr", "", "TLS listen address; empty turns TLS off")
+	fs.IntVar(&c.gatewayHTTPPort, "gateway-http-port", 80, "the Gateway listener port the -http-addr listener serves: Gateway API routes of HTTP listeners on this port are served there (the port a Service publishes it as)")
+	fs.IntVar(&c.gatewayHTTPSPort, "gateway-https-port", 443, "the Gateway listener port the -https-addr listener serves: Gateway API routes of HTTPS listeners on this port are served there")
 	fs.StringVar(&c.debugAddr, "debug-addr", "127.0.0.1:8081", "address of /metrics, /debug/table, /debug/warnings, /healthz and /readyz; empty turns it off")
 
 	fs.StringVar(&c.options.TCPServices, "tcp-services-configmap", "", "namespace/name of ingress-nginx's TCP services ConfigMap (\"port\": \"namespace/service:port[:PROXY][:PROXY]\"): each port is listened on at start; with -manifests, a ConfigMap of that name in the folder")
@@ -315,6 +321,14 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 		}
 	}
 
+	for _, p := range []struct {
+		name string
+		v    int
+	}{{"gateway-http-port", c.gatewayHTTPPort}, {"gateway-https-port", c.gatewayHTTPSPort}} {
+		if p.v < 1 || p.v > 65535 {
+			return config{}, fmt.Errorf("%w: -%s %d is not a port", errUsage, p.name, p.v)
+		}
+	}
 	if c.httpAddr == "" && c.httpsAddr == "" {
 		return config{}, fmt.Errorf("%w: -http-addr and -https-addr are both empty: nothing would serve traffic", errUsage)
 	}

@@ -406,7 +406,7 @@ func (c *clusterController) gatewayObjects(snap compile.Snapshot) (gatewayapi.Ob
 		return gatewayapi.Objects{}, false
 	}
 	all := labels.Everything()
-	o := gatewayapi.Objects{Services: snap.Services, Secrets: snap.Secrets}
+	o := gatewayapi.Objects{Services: snap.Services, Secrets: snap.Secrets, Ports: servedGatewayPorts(c.cfg)}
 	o.GatewayClasses, _ = l.classes.List(all) // a cache lister never fails
 	o.Gateways, _ = l.gateways.List(all)
 	o.HTTPRoutes, _ = l.routes.List(all)

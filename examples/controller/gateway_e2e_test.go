@@ -178,6 +178,47 @@ func TestE2EGatewayAPI(t *testing.T) {
 		return res.StatusCode == http.StatusOK
 	})
 
+	// The HTTPS listener's route never answers plain HTTP (SPEC §20)...
+	status, body := tc.get(t, "secure.test", "/s")
+	require.Equal(t, http.StatusNotFound, status, "plain HTTP to secure.test answered %q", body)
+	// ...and an HTTP listener's route redirecting to HTTPS redirects
+	// there, while HTTPS still serves the application: the standard
+	// setup, which -translate -to gateway writes.
+	https := gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestRedirect,
+		RequestRedirect: &gwv1.HTTPRequestRedirectFilter{Scheme: new("https"), StatusCode: new(301)}}
+	_, err = api.HTTPRoutes(app).Create(ctx, &gwv1.HTTPRoute{
+		ObjectMeta: metav1.ObjectMeta{Namespace: app, Name: "to-https"},
+		Spec: gwv1.HTTPRouteSpec{
+			CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{{
+				Name: "gw", Namespace: new(gwv1.Namespace(infra)), SectionName: new(gwv1.SectionName("http"))}}},
+			Hostnames: []gwv1.Hostname{"secure.test"},
+			Rules:     []gwv1.HTTPRouteRule{{Filters: []gwv1.HTTPRouteFilter{https}}},
+		},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	noFollow := &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	t.Cleanup(noFollow.CloseIdleConnections)
+	var location string
+	waitFor(t, 10*time.Second, "plain HTTP to secure.test to redirect to HTTPS", func() bool {
+		req, err := http.NewRequest(http.MethodGet, "http://"+tc.HTTPAddr+"/s", nil)
+		require.NoError(t, err)
+		req.Host = "secure.test"
+		res, err := noFollow.Do(req)
+		if err != nil {
+			return false
+		}
+		res.Body.Close()
+		location = res.Header.Get("Location")
+		return res.StatusCode == http.StatusMovedPermanently && location == "https://secure.test/s"
+	}, func() string { return "last Location: " + location })
+	req, err := http.NewRequest(http.MethodGet, "https://"+tc.HTTPSAddr+"/s", nil)
+	require.NoError(t, err)
+	req.Host = "secure.test"
+	res, err := client.Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode, "HTTPS to secure.test once HTTP redirects")
+
 	// Status, as the leader writes it.
 	type cond struct{ Type, Status, Reason string }
 	conds := func(cs []metav1.Condition) []cond {
@@ -216,7 +257,7 @@ func TestE2EGatewayAPI(t *testing.T) {
 		require.NoError(t, err)
 		ls := gw.Status.Listeners
 		return slices.Equal(conds(gw.Status.Conditions), []cond{accepted, {"Programmed", "True", "Programmed"}}) &&
-			len(ls) == 2 && ls[0].AttachedRoutes == 3 && ls[1].AttachedRoutes == 1 &&
+			len(ls) == 2 && ls[0].AttachedRoutes == 4 && ls[1].AttachedRoutes == 1 && // ls[0]: same, cross, refused, to-https
 			len(gw.Status.Addresses) == 1 && gw.Status.Addresses[0].Value == "192.0.2.9"
 	}, func() string { return fmt.Sprintf("last: %+v", gw.Status) })
 	for _, l := range gw.Status.Listeners {
@@ -235,7 +276,7 @@ func TestE2EGatewayAPI(t *testing.T) {
 	tc2 := e.startControllerAs(t, rc, "", func(c *config) {
 		c.namespace, c.electionNamespace, c.identity = "", sa.Namespace, "replica-b"
 	})
-	status, body := tc2.get(t, "gw.test", "/x")
+	status, body = tc2.get(t, "gw.test", "/x")
 	require.Equal(t, http.StatusOK, status, body)
 	require.NotContains(t, tc2.logs.String(), "not installed")
 

@@ -11,12 +11,14 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/match"
 	"ramjet.dev/ramjet/router"
 	"ramjet.dev/ramjet/router/configmap"
 	"ramjet.dev/ramjet/router/h1"
@@ -218,6 +220,8 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 		l.listeners = append(l.listeners, tln)
 		l.serve = append(l.serve, serveTraffic(srv, tln))
 	}
+	// The ports as bound, which ":0" leaves to the system.
+	rt.SetGatewayPorts(gatewayPorts(l.inst.HTTPAddr, l.inst.HTTPSAddr, cfg))
 	if cfg.debugAddr != "" {
 		ln, err := open(cfg.debugAddr)
 		if err != nil {
@@ -386,7 +390,31 @@ func routerOptions(cfg config, log *slog.Logger, m *metrics) router.Options {
 		cfg.tracing.set(cfg.otel)
 		o.Tracer = cfg.tracing
 	}
+	o.GatewayPorts = gatewayPorts(cfg.httpAddr, cfg.httpsAddr, cfg)
 	return o
+}
+
+// gatewayPorts maps the ports of the -http-addr and -https-addr listeners
+// (httpAddr, httpsAddr: as given, or as bound) to the Gateway listener
+// ports they serve (-gateway-http-port, -gateway-https-port; 0 is 80 and
+// 443); nil when neither needs mapping.
+func gatewayPorts(httpAddr, httpsAddr string, cfg config) map[int]int32 {
+	var m map[int]int32
+	for _, l := range []struct {
+		addr string
+		port int
+	}{{httpAddr, cmp.Or(cfg.gatewayHTTPPort, 80)}, {httpsAddr, cmp.Or(cfg.gatewayHTTPSPort, 443)}} {
+		_, p, err := net.SplitHostPort(l.addr)
+		n, _ := strconv.Atoi(p)
+		if err != nil || n == 0 || n == l.port {
+			continue
+		}
+		if m == nil {
+			m = make(map[int]int32)
+		}
+		m[n] = int32(l.port)
+	}
+	return m
 }
 
 // configMapRouterOptions are the router's settings a ConfigMap gives over
@@ -424,4 +452,18 @@ func requestObserver(cfg config, m *metrics) func(router.Record) {
 		}
 	}
 	return observers(access, m.observer())
+}
+
+// servedGatewayPorts are the Gateway ports and protocols requests arrive
+// on: -gateway-http-port over plain HTTP when -http-addr is set,
+// -gateway-https-port over TLS when -https-addr is (SPEC §20).
+func servedGatewayPorts(cfg config) []match.Listener {
+	ports := []match.Listener{}
+	if cfg.httpAddr != "" {
+		ports = append(ports, match.Listener{Port: int32(cmp.Or(cfg.gatewayHTTPPort, 80))})
+	}
+	if cfg.httpsAddr != "" {
+		ports = append(ports, match.Listener{Port: int32(cmp.Or(cfg.gatewayHTTPSPort, 443)), TLS: true})
+	}
+	return ports
 }

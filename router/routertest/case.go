@@ -160,6 +160,11 @@ type Request struct {
 	Headers map[string]string `json:"headers,omitempty"`
 	// Scheme is "http" or "https".
 	Scheme string `json:"scheme"`
+	// Port is the local port the request arrives on; 0 is 80, or 443
+	// for https. ServerName is the TLS server name (SNI) an https
+	// request's connection was made for; "" is the Host's name.
+	Port       int    `json:"port,omitempty"`
+	ServerName string `json:"serverName,omitempty"`
 	// Body is sent as the request body; BodySize sends that many bytes
 	// instead. Content-Length is added unless Headers frame the body
 	// themselves (Content-Length or Transfer-Encoding), which then goes
@@ -193,6 +198,12 @@ func (r Request) String() string {
 	fmt.Fprintf(&b, "%s %s host=%q", r.Method, quoteIfOdd(r.Path), r.Host)
 	if r.Scheme == "https" {
 		b.WriteString(" scheme=https")
+	}
+	if r.Port != 0 {
+		fmt.Fprintf(&b, " port=%d", r.Port)
+	}
+	if r.ServerName != "" {
+		fmt.Fprintf(&b, " sni=%q", r.ServerName)
 	}
 	if r.ClientAddress != defaultClientAddress {
 		fmt.Fprintf(&b, " client=%s", r.ClientAddress)
@@ -455,6 +466,8 @@ type fileRequest struct {
 	BodySize      *int              `json:"bodySize"`
 	ClientAddress *string           `json:"clientAddress"`
 	Scheme        string            `json:"scheme"`
+	Port          int               `json:"port"`
+	ServerName    string            `json:"serverName"`
 	Repeat        *int              `json:"repeat"`
 	Session       bool              `json:"session"`
 	Digest        *DigestLogin      `json:"digest"`
@@ -1037,6 +1050,13 @@ func (fr fileRequest) request() (Request, error) {
 	}
 	if !isToken(r.Method) {
 		return r, fmt.Errorf("method: %q is not an HTTP method token", r.Method)
+	}
+	if fr.Port < 0 || fr.Port > 65535 {
+		return r, fmt.Errorf("port: %d is not a port", fr.Port)
+	}
+	r.Port, r.ServerName = fr.Port, fr.ServerName
+	if r.ServerName != "" && fr.Scheme != "https" {
+		return r, errors.New("serverName: only an https request has one")
 	}
 	switch r.Scheme {
 	case "":

@@ -511,9 +511,12 @@ func buildRequest(r Request) (*http.Request, error) {
 			Version:           tls.VersionTLS13,
 			HandshakeComplete: true,
 			CipherSuite:       tls.TLS_AES_128_GCM_SHA256,
-			ServerName:        serverName(r.Host),
+			ServerName:        orString(r.ServerName, serverName(r.Host)),
 			PeerCertificates:  r.ClientCertificate,
 		}
+	}
+	if r.Port != 0 {
+		port = r.Port
 	}
 	local := net.TCPAddrFromAddrPort(netip.AddrPortFrom(serverIP, uint16(port)))
 	return req.WithContext(context.WithValue(req.Context(), http.LocalAddrContextKey, local)), nil
@@ -938,4 +941,12 @@ func (s *caseSpan) End(e *router.SpanEnd) {
 	s.h.mu.Lock()
 	s.h.spans = append(s.h.spans, e.Name)
 	s.h.mu.Unlock()
+}
+
+// orString is a unless it is empty, then b.
+func orString(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

@@ -1,0 +1,105 @@
+package gatewayapi
+
+import (
+	"strings"
+	"testing"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"ramjet.dev/ramjet/compile"
+)
+
+// TestFromIngressNeverFailsOpen: an Ingress with authentication, a client
+// address restriction or ModSecurity becomes no route at all (it would
+// serve its requests unchecked) and is listed with the annotation; a plain
+// Ingress beside it is converted.
+func TestFromIngressNeverFailsOpen(t *testing.T) {
+	class := "nginx"
+	pt := networkingv1.PathTypePrefix
+	ing := func(name string, annotations map[string]string) *networkingv1.Ingress {
+		return &networkingv1.Ingress{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Annotations: annotations},
+			Spec: networkingv1.IngressSpec{IngressClassName: &class, Rules: []networkingv1.IngressRule{{
+				Host: name + ".example.com",
+				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
+					Path: "/", PathType: &pt, Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+						Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}},
+			}}},
+		}
+	}
+	snap := compile.Snapshot{
+		IngressClasses: []*networkingv1.IngressClass{{ObjectMeta: metav1.ObjectMeta{Name: class}, Spec: networkingv1.IngressClassSpec{Controller: "k8s.io/ingress-nginx"}}},
+		Ingresses: []*networkingv1.Ingress{
+			ing("plain", nil),
+			ing("authurl", map[string]string{nginxPrefix + "auth-url": "http://auth.ns.svc/check"}),
+			ing("ranges", map[string]string{nginxPrefix + "whitelist-source-range": "10.0.0.0/8"}),
+			ing("waf", map[string]string{nginxPrefix + "enable-modsecurity": "true"}),
+		},
+	}
+	m := FromIngress(snap, FromIngressOptions{Compile: compile.Options{IngressClass: class, ControllerName: "k8s.io/ingress-nginx"}})
+	var routes []string
+	for _, r := range m.HTTPRoutes {
+		routes = append(routes, r.Name)
+		for _, name := range []string{"authurl", "ranges", "waf"} {
+			if strings.HasPrefix(r.Name, name+"-") {
+				t.Errorf("HTTPRoute %s serves Ingress %s without its check", r.Name, name)
+			}
+		}
+	}
+	if len(routes) == 0 {
+		t.Fatal("the plain Ingress is not converted")
+	}
+	listed := map[string]string{}
+	for _, u := range m.Unconverted {
+		if strings.Contains(u.Why, "not converted") {
+			listed[u.Name] = strings.TrimPrefix(u.Annotation, nginxPrefix)
+		}
+	}
+	want := map[string]string{"authurl": "auth-url", "ranges": "whitelist-source-range", "waf": "enable-modsecurity"}
+	for name, key := range want {
+		if listed[name] != key {
+			t.Errorf("Ingress %s listed under %q, want %q (all: %v)", name, listed[name], key, m.Unconverted)
+		}
+	}
+}
+
+// TestFromIngressNamesValid: a long host and Ingress name still make
+// valid object and listener names (at most 253 bytes, a DNS subdomain or
+// label), distinct for distinct hosts.
+func TestFromIngressNamesValid(t *testing.T) {
+	class := "nginx"
+	pt := networkingv1.PathTypePrefix
+	label := strings.Repeat("a", 60)
+	long := func(c string) string {
+		return strings.Join([]string{label, label, label, c + "x"}, ".") + ".example.com"
+	} // 200+ bytes
+	rule := func(host string) networkingv1.IngressRule {
+		return networkingv1.IngressRule{Host: host, IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
+			Path: "/", PathType: &pt, Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+				Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}}}
+	}
+	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: strings.Repeat("n", 200)},
+		Spec: networkingv1.IngressSpec{IngressClassName: &class, Rules: []networkingv1.IngressRule{rule(long("a")), rule(long("b"))}}}
+	snap := compile.Snapshot{
+		IngressClasses: []*networkingv1.IngressClass{{ObjectMeta: metav1.ObjectMeta{Name: class}, Spec: networkingv1.IngressClassSpec{Controller: "k8s.io/ingress-nginx"}}},
+		Ingresses:      []*networkingv1.Ingress{ing},
+	}
+	m := FromIngress(snap, FromIngressOptions{Compile: compile.Options{IngressClass: class, ControllerName: "k8s.io/ingress-nginx"}})
+	seen := map[string]bool{}
+	for _, r := range m.HTTPRoutes {
+		if errs := validation.IsDNS1123Subdomain(r.Name); len(errs) > 0 || seen[r.Name] {
+			t.Errorf("HTTPRoute name %q: %v (or repeated)", r.Name, errs)
+		}
+		seen[r.Name] = true
+	}
+	if len(m.HTTPRoutes) != 2 || len(m.Gateways) != 1 {
+		t.Fatalf("%d routes, %d Gateways", len(m.HTTPRoutes), len(m.Gateways))
+	}
+	for _, l := range m.Gateways[0].Spec.Listeners {
+		if errs := validation.IsDNS1123Subdomain(string(l.Name)); len(errs) > 0 {
+			t.Errorf("listener name %q: %v", l.Name, errs)
+		}
+	}
+}

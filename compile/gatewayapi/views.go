@@ -1,0 +1,90 @@
+package gatewayapi
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// viewOf is the match.Listener of an HTTP or HTTPS listener: its port, and
+// TLS for HTTPS.
+func viewOf(l *gwv1.Listener) match.Listener {
+	return match.Listener{Port: int32(l.Port), TLS: l.Protocol == gwv1.HTTPSProtocolType}
+}
+
+func compareListeners(a, b match.Listener) int {
+	return cmp.Or(cmp.Compare(a.Port, b.Port), cmp.Compare(b2i(a.TLS), b2i(b.TLS)))
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// served reports whether listener l of gw serves routes: an HTTP or HTTPS
+// listener free of conflicts, on a port requests arrive on.
+func (t *translator) served(gw *gwv1.Gateway, l *gwv1.Listener) bool {
+	return (l.Protocol == gwv1.HTTPProtocolType || l.Protocol == gwv1.HTTPSProtocolType) && !t.conflicted(gw, l) && t.portServed(l)
+}
+
+// portServed reports whether requests arrive on l's port and protocol
+// (Objects.Ports; every one when nil).
+func (t *translator) portServed(l *gwv1.Listener) bool {
+	return t.objs.Ports == nil || slices.Contains(t.objs.Ports, viewOf(l))
+}
+
+// servedListeners are the hostnames of every listener of our Gateways that
+// serves routes, by port and protocol: match's views claim them and tell
+// misdirected requests by them.
+func (t *translator) servedListeners() []match.ListenerHost {
+	var out []match.ListenerHost
+	for _, gw := range t.sortedGateways() {
+		for i := range gw.Spec.Listeners {
+			l := &gw.Spec.Listeners[i]
+			if t.served(gw, l) {
+				out = append(out, match.ListenerHost{Listener: viewOf(l), Hostname: string(deref(l.Hostname, ""))})
+			}
+		}
+	}
+	return out
+}
+
+// specificity ranks a listener hostname by the Gateway API's listener
+// precedence: none, then wildcards by their number of labels, then a name.
+func specificity(h string) int {
+	switch {
+	case h == "":
+		return 0
+	case strings.HasPrefix(h, "*."):
+		return 1 + strings.Count(h, ".")
+	}
+	return 1 << 20
+}
+
+// shadowed reports whether host h of a route attached to a listener with
+// hostname lh on view l is never reached there: another served listener
+// on l with a more specific hostname matches every name h does, so takes
+// all of h's requests.
+func (t *translator) shadowed(l match.Listener, lh, h string) bool {
+	if t.hostnamesOn == nil {
+		t.hostnamesOn = map[match.Listener][]string{}
+		for _, x := range t.servedListeners() {
+			t.hostnamesOn[x.Listener] = append(t.hostnamesOn[x.Listener], x.Hostname)
+		}
+	}
+	for _, other := range t.hostnamesOn[l] {
+		if specificity(other) <= specificity(lh) || other == "" {
+			continue
+		}
+		if other == h || covers(other, h) {
+			return true
+		}
+	}
+	return false
+}

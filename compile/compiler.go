@@ -26,13 +26,16 @@ type Compiler struct {
 	// between calls, and reuse then stops where they matter.
 	Options Options
 
-	seen     *seenSnapshot
-	last     Result
-	lastOpts Options
-	compiled bool
+	seen      *seenSnapshot
+	couplings *couplings // nil until rebuilt after a snapshot with duplicates
+	splice    *splice    // nil when the last result cannot be spliced into
+	last      Result
+	lastOpts  Options
+	compiled  bool
 
-	// Reuses counts the compiles answered with the previous result.
-	reuses int
+	// reuses counts the compiles answered with the previous result, and
+	// recompiles those that compiled only what a change reached.
+	reuses, recompiles int
 }
 
 // Compile compiles s with c.Options: Compile(s, c.Options), reusing the
@@ -43,14 +46,47 @@ func (c *Compiler) Compile(s Snapshot) Result {
 		c.seen = newSeenSnapshot()
 	}
 	same := c.seen.update(&s)
-	if c.compiled && same && sameOptions(c.lastOpts, o) {
-		c.reuses++
-		return c.last.clone()
+	c.updateCouplings()
+	if c.compiled && sameOptions(c.lastOpts, o) {
+		if same {
+			c.reuses++
+			return c.last.clone()
+		}
+		if r, ok := c.recompile(&s, o); ok {
+			c.recompiles++
+			c.last = r
+			return c.last.clone()
+		}
 	}
 	c.last = Compile(s, o)
 	c.lastOpts = cloneOptions(o)
 	c.compiled = true
+	c.splice = nil
+	if !c.seen.ingresses.dup {
+		c.splice = newSplice(c.last, &c.seen.ingresses)
+	}
 	return c.last.clone()
+}
+
+// updateCouplings brings the Ingresses' couplings up to the snapshot.
+func (c *Compiler) updateCouplings() {
+	k := &c.seen.ingresses
+	switch {
+	case k.dup:
+		c.couplings = nil
+	case c.couplings == nil:
+		c.couplings = newCouplings()
+		for key, e := range k.m {
+			c.couplings.add(key, e.obj)
+		}
+	default:
+		for _, ch := range k.changes {
+			c.couplings.remove(ch.key)
+			if ch.new != nil {
+				c.couplings.add(ch.key, ch.new)
+			}
+		}
+	}
 }
 
 // clone gives the caller its own slices, so that one appending to the
@@ -122,18 +158,19 @@ func newConfigMapSource(cm *corev1.ConfigMap, o ConfigMapOptions) *configMapSour
 // seenSnapshot is the previous snapshot's objects by kind and name, to
 // tell which objects of the next one are new.
 type seenSnapshot struct {
-	gen            uint64
-	ingresses      seenKind[networkingv1.Ingress]
-	classes        seenKind[networkingv1.IngressClass]
-	services       seenKind[corev1.Service]
-	slices         seenKind[discoveryv1.EndpointSlice]
-	secrets        seenKind[corev1.Secret]
-	configMaps     seenKind[corev1.ConfigMap]
-	httpRoutes     []*HTTPRoute
-	listenerCerts  []*ListenerCertificate
-	warnings       []Warning
-	initialised    bool
-	lastHadChanges bool
+	gen           uint64
+	ingresses     seenKind[networkingv1.Ingress]
+	classes       seenKind[networkingv1.IngressClass]
+	services      seenKind[corev1.Service]
+	slices        seenKind[discoveryv1.EndpointSlice]
+	secrets       seenKind[corev1.Secret]
+	configMaps    seenKind[corev1.ConfigMap]
+	httpRoutes    []*HTTPRoute
+	listenerCerts []*ListenerCertificate
+	warnings      []Warning
+	initialised   bool
+	// otherChanged: the route sources' routes, certificates or warnings.
+	otherChanged bool
 }
 
 func newSeenSnapshot() *seenSnapshot {
@@ -153,6 +190,7 @@ func newSeenSnapshot() *seenSnapshot {
 func (p *seenSnapshot) update(s *Snapshot) bool {
 	p.gen++
 	same := p.initialised
+	p.otherChanged = false
 	same = p.ingresses.update(p.gen, s.Ingresses, ingressKey) && same
 	same = p.classes.update(p.gen, s.IngressClasses, classKey) && same
 	same = p.services.update(p.gen, s.Services, serviceKey) && same
@@ -160,14 +198,15 @@ func (p *seenSnapshot) update(s *Snapshot) bool {
 	same = p.secrets.update(p.gen, s.Secrets, secretKey) && same
 	same = p.configMaps.update(p.gen, s.ConfigMaps, configMapKey) && same
 	if !slices.Equal(p.httpRoutes, s.HTTPRoutes) {
-		p.httpRoutes, same = slices.Clone(s.HTTPRoutes), false
+		p.httpRoutes, p.otherChanged = slices.Clone(s.HTTPRoutes), true
 	}
 	if !slices.Equal(p.listenerCerts, s.ListenerCertificates) {
-		p.listenerCerts, same = slices.Clone(s.ListenerCertificates), false
+		p.listenerCerts, p.otherChanged = slices.Clone(s.ListenerCertificates), true
 	}
 	if !slices.Equal(p.warnings, s.Warnings) {
-		p.warnings, same = slices.Clone(s.Warnings), false
+		p.warnings, p.otherChanged = slices.Clone(s.Warnings), true
 	}
+	same = same && !p.otherChanged
 	p.initialised = true
 	return same
 }
@@ -176,15 +215,24 @@ func (p *seenSnapshot) update(s *Snapshot) bool {
 type seenKind[T any] struct {
 	m    map[objKey]*seenObject[T]
 	same func(a, b *T) bool
-	// dup is set when the previous snapshot held two objects of one
-	// name: which one Compile keeps depends on both, so such a snapshot
-	// is never taken as unchanged.
-	dup bool
+	// dup is set when the snapshot held two objects of one name, and
+	// prevDup when the one before did: which one Compile keeps depends on
+	// both, so such snapshots are compiled in full.
+	dup, prevDup bool
+	// changed says the last update found a change, and changes lists
+	// them: added (old nil), replaced, removed (new nil).
+	changed bool
+	changes []seenChange[T]
 }
 
 type seenObject[T any] struct {
 	obj *T
 	gen uint64
+}
+
+type seenChange[T any] struct {
+	key      objKey
+	old, new *T
 }
 
 // update records objs under gen and reports whether they are the
@@ -193,7 +241,7 @@ func (k *seenKind[T]) update(gen uint64, objs []*T, key func(*T) objKey) bool {
 	if k.m == nil {
 		k.m = make(map[objKey]*seenObject[T], len(objs))
 	}
-	same := !k.dup
+	k.changes = k.changes[:0]
 	dup := false
 	n := 0
 	for _, o := range objs {
@@ -206,9 +254,9 @@ func (k *seenKind[T]) update(gen uint64, objs []*T, key func(*T) objKey) bool {
 		switch {
 		case e == nil:
 			k.m[kk] = &seenObject[T]{obj: o, gen: gen}
-			same = false
+			k.changes = append(k.changes, seenChange[T]{key: kk, new: o})
 		case e.gen == gen:
-			dup, same = true, false
+			dup = true
 			if e.obj != o {
 				e.obj = o
 			}
@@ -216,7 +264,7 @@ func (k *seenKind[T]) update(gen uint64, objs []*T, key func(*T) objKey) bool {
 			e.gen = gen
 		default:
 			if !k.same(e.obj, o) {
-				same = false
+				k.changes = append(k.changes, seenChange[T]{key: kk, old: e.obj, new: o})
 			}
 			e.obj, e.gen = o, gen
 		}
@@ -224,18 +272,19 @@ func (k *seenKind[T]) update(gen uint64, objs []*T, key func(*T) objKey) bool {
 	if len(k.m) != n || dup {
 		for kk, e := range k.m {
 			if e.gen != gen {
+				k.changes = append(k.changes, seenChange[T]{key: kk, old: e.obj})
 				delete(k.m, kk)
-				same = false
 			}
 		}
 	}
-	k.dup = dup
-	return same
+	k.prevDup, k.dup = k.dup, dup
+	k.changed = len(k.changes) > 0 || dup || k.prevDup
+	return !k.changed
 }
 
-func ingressKey(o *networkingv1.Ingress) objKey  { return objKey{o.Namespace, o.Name} }
+func ingressKey(o *networkingv1.Ingress) objKey    { return objKey{o.Namespace, o.Name} }
 func classKey(o *networkingv1.IngressClass) objKey { return objKey{"", o.Name} }
-func serviceKey(o *corev1.Service) objKey         { return objKey{o.Namespace, o.Name} }
+func serviceKey(o *corev1.Service) objKey          { return objKey{o.Namespace, o.Name} }
 func sliceKey(o *discoveryv1.EndpointSlice) objKey {
 	return objKey{o.Namespace, o.Name}
 }

@@ -496,6 +496,9 @@ func (q *sequence) check(t testing.TB, c *compile.Compiler) {
 	c.Options = q.opts
 	got := c.Compile(q.snap)
 	want := compile.Compile(q.snap, q.opts)
+	if why := compile.CompilerCheck(c); why != "" {
+		t.Fatalf("after %q: %s\nsteps: %q", q.log[len(q.log)-1], why, q.log)
+	}
 	if got.Table.Digest() != want.Table.Digest() || got.String() != want.String() || !equalRefs(got.Claimed, want.Claimed) {
 		t.Fatalf("after %q the Compiler's result differs from Compile's\nsteps: %q\n--- Compile:\n%s\n--- Compiler:\n%s",
 			q.log[len(q.log)-1], q.log, want.String(), got.String())

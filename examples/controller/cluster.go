@@ -65,8 +65,10 @@ type clusterController struct {
 	// its warnings become Events.
 	last atomic.Pointer[compile.Result]
 
-	// Owned by the rebuild loop: what the log has already been told.
-	logged map[compile.Warning]bool
+	// Owned by the rebuild loop: what the log has already been told, and
+	// the compiler that reuses the previous rebuild's work (SPEC §17).
+	logged   map[compile.Warning]bool
+	compiler compile.Compiler
 
 	// leads hands each term's context from the elector to the status
 	// writer, a worker of its own so that shutdown waits for it.
@@ -557,7 +559,8 @@ func (c *clusterController) rebuild() {
 		applyLive(c.router, cfg, c.cfg)
 	}
 	began := time.Now()
-	res := compile.Compile(snap, compileOptions(cfg, snap.Services))
+	c.compiler.Options = compileOptions(cfg, snap.Services)
+	res := c.compiler.Compile(snap)
 	res.Warnings = append(res.Warnings, c.waf.prepare(cfg.modSecurity, res.Table)...)
 	took := time.Since(began)
 	gen, changed := c.router.Publish(res.Table)

@@ -371,12 +371,12 @@ const (
 type Router struct {
 	state atomic.Pointer[serving]
 	mu    sync.Mutex // serializes Publish
-
-	registry    *balance.Registry
-	sweep       bool // the registry is ours alone
 	// unswept counts the balancers built since the last sweep: what a
 	// sweep could find released is at most what they replaced.
 	unswept int
+
+	registry    *balance.Registry
+	sweep       bool // the registry is ours alone
 	proxy       *httputil.ReverseProxy
 	h1          *h1.Pool // HTTP backends, unless Options.Transport is set
 	observer    func(Record)

@@ -571,3 +571,73 @@ func FuzzRecompile(f *testing.F) {
 		}
 	})
 }
+
+// TestRecompileWhileServing looks up every path of each table while the
+// next one is recompiled from it, as a router serves the last table while
+// a controller compiles the next: under -race, a recompile that wrote to
+// what the previous table holds would be reported.
+func TestRecompileWhileServing(t *testing.T) {
+	var s compile.Snapshot
+	for i := range 300 {
+		id := strconv.Itoa(i)
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "svc-" + id},
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}}}
+		ready := true
+		sl := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "svc-" + id + "-a",
+			Labels: map[string]string{discoveryv1.LabelServiceName: svc.Name}},
+			AddressType: discoveryv1.AddressTypeIPv4, Ports: []discoveryv1.EndpointPort{{Name: ptrTo("http"), Port: ptrTo(int32(8080))}},
+			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.0.1." + strconv.Itoa(i%250+1)}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}}}
+		s.Services = append(s.Services, svc)
+		s.EndpointSlices = append(s.EndpointSlices, sl)
+		s.Ingresses = append(s.Ingresses, servingIngress(i, 0))
+	}
+	c := &compile.Compiler{Options: compile.Options{WatchIngressWithoutClass: true}}
+	prev := c.Compile(s)
+	for step := range 40 {
+		done := make(chan struct{})
+		go func(tab *match.Table) {
+			defer close(done)
+			for i := range 300 {
+				id := strconv.Itoa(i)
+				tab.Lookup("host-"+id+".example.com", "/exact")
+				tab.Lookup("host-"+id+".example.com", "/prefix/x")
+				tab.Lookup("host-"+id+".example.com", "/r1/x")
+			}
+		}(prev.Table)
+		i := (step * 7) % 300
+		next := s
+		next.Ingresses = append([]*networkingv1.Ingress(nil), s.Ingresses...)
+		next.Ingresses[i] = servingIngress(i, step+1)
+		res := c.Compile(next)
+		<-done
+		if want := compile.Compile(next, c.Options); res.String() != want.String() {
+			t.Fatalf("step %d: the Compiler's result differs from Compile's", step)
+		}
+		s, prev = next, res
+	}
+}
+
+// servingIngress is Ingress i of TestRecompileWhileServing, its version v
+// with v regex paths more than the first.
+func servingIngress(i, v int) *networkingv1.Ingress {
+	id := strconv.Itoa(i)
+	exact, prefix := networkingv1.PathTypeExact, networkingv1.PathTypePrefix
+	impl := networkingv1.PathTypeImplementationSpecific
+	be := networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "svc-" + id, Port: networkingv1.ServiceBackendPort{Name: "http"}}}
+	paths := []networkingv1.HTTPIngressPath{{Path: "/exact", PathType: &exact, Backend: be}, {Path: "/prefix/", PathType: &prefix, Backend: be}}
+	ann := map[string]string{}
+	if i%3 == 0 {
+		ann["nginx.ingress.kubernetes.io/use-regex"] = "true"
+		for r := range v%4 + 1 {
+			paths = append(paths, networkingv1.HTTPIngressPath{Path: "/r" + strconv.Itoa(r+1) + "/.*", PathType: &impl, Backend: be})
+		}
+	}
+	return &networkingv1.Ingress{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "ing-" + id, Annotations: ann,
+			CreationTimestamp: metav1.NewTime(time.Date(2024, 1, 1, 0, 0, i, 0, time.UTC)), ResourceVersion: strconv.Itoa(v)},
+		Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: "host-" + id + ".example.com",
+			IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: paths}}}}},
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }

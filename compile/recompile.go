@@ -357,11 +357,16 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 	// that match.New owns them, and the small compile's.
 	prev := c.last.Table
 	vhosts := make([]*match.VirtualHost, 0, prev.Size().VirtualHosts+len(subHosts))
+	var cl hostCloner
 	for vh := range prev.VirtualHosts() {
-		if hosts[vh.Name] {
-			continue
+		if !hosts[vh.Name] {
+			cl.count(vh)
 		}
-		vhosts = append(vhosts, cloneHost(vh))
+	}
+	for vh := range prev.VirtualHosts() {
+		if !hosts[vh.Name] {
+			vhosts = append(vhosts, cl.clone(vh))
+		}
 	}
 	vhosts = append(vhosts, subHosts...)
 	backends := make([]*match.Backend, 0, prev.Size().Backends+len(subBackends))
@@ -430,19 +435,38 @@ func affectedGlobalOK(c *Compiler, k objKey) bool {
 	return true
 }
 
-// cloneHost copies a host of a published table and its routes, for a new
-// table to own: match.New sorts, prepares and indexes what it is given,
-// and the feature values they point to, which New never writes, are
-// shared.
-func cloneHost(vh *match.VirtualHost) *match.VirtualHost {
-	n := *vh
-	routes := make([]match.Route, len(vh.Routes))
-	n.Routes = make([]*match.Route, len(vh.Routes))
-	for i, r := range vh.Routes {
-		routes[i] = *r
-		n.Routes[i] = &routes[i]
+// hostCloner copies hosts of a published table and their routes, for a
+// new table to own: match.New sorts, prepares and indexes what it is
+// given, and the feature values they point to, which New never writes,
+// are shared. The copies are cut from one allocation each of hosts,
+// routes and route pointers, counted first.
+type hostCloner struct {
+	nhosts, nroutes int
+	hosts           []match.VirtualHost
+	routes          []match.Route
+	ptrs            []*match.Route
+}
+
+func (c *hostCloner) count(vh *match.VirtualHost) {
+	c.nhosts++
+	c.nroutes += len(vh.Routes)
+}
+
+func (c *hostCloner) clone(vh *match.VirtualHost) *match.VirtualHost {
+	if c.hosts == nil {
+		c.hosts = make([]match.VirtualHost, 0, c.nhosts)
+		c.routes = make([]match.Route, 0, c.nroutes)
+		c.ptrs = make([]*match.Route, 0, c.nroutes)
 	}
-	return &n
+	c.hosts = append(c.hosts, *vh)
+	n := &c.hosts[len(c.hosts)-1]
+	start := len(c.ptrs)
+	for _, r := range vh.Routes {
+		c.routes = append(c.routes, *r)
+		c.ptrs = append(c.ptrs, &c.routes[len(c.routes)-1])
+	}
+	n.Routes = c.ptrs[start:len(c.ptrs):len(c.ptrs)]
+	return n
 }
 
 // newSplice records the claims of a full compile's result for the next

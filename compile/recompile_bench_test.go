@@ -10,17 +10,18 @@ import (
 // iteration and compiles it with a Compiler that compiled the previous
 // one: an Ingress (a path added, then removed again), or, with
 // "-endpoints", one EndpointSlice's addresses. Each result is checked
-// against Compile's digest before the timing starts.
+// against Compile's digest before the timing starts. "-full" times
+// Compile of the same snapshots, for a comparison within one run.
 func BenchmarkRecompile(b *testing.B) {
 	for _, n := range []int{1000, 10000, 50000} {
-		for _, kind := range []string{"", "-endpoints"} {
+		for _, kind := range []string{"", "-endpoints", "-full"} {
 			b.Run(strconv.Itoa(n)+kind, func(b *testing.B) {
 				base := benchSnapshot(n)
 				versions := make([]Snapshot, 2)
 				for v := range versions {
 					s := base
 					i := n / 2
-					if kind == "" {
+					if kind != "-endpoints" {
 						s.Ingresses = slices.Clone(base.Ingresses)
 						ing := base.Ingresses[i].DeepCopy()
 						if v == 1 {
@@ -37,6 +38,15 @@ func BenchmarkRecompile(b *testing.B) {
 						s.EndpointSlices[i] = sl
 					}
 					versions[v] = s
+				}
+				if kind == "-full" {
+					b.ReportAllocs()
+					v := 0
+					for b.Loop() {
+						v++
+						Compile(versions[v%2], Options{})
+					}
+					return
 				}
 				c := &Compiler{}
 				for v := range 3 {

@@ -107,15 +107,15 @@ func sameOptions(a, b Options) bool {
 }
 
 func sameConfigMap(a, b *ConfigMap) bool {
-	if a == b {
-		return true
+	if a == nil || b == nil {
+		return a == b
 	}
-	if a == nil || b == nil || a.src == nil || b.src == nil {
+	// The options functions come from the source alone, when parsed; every
+	// other field is compared as well, as ReadHeaders and a caller may
+	// change them after parsing.
+	if len(a.options) != len(b.options) || len(a.options) > 0 && (a.src == nil || b.src == nil) {
 		return false
 	}
-	// The options functions come from the source alone; every other field
-	// is compared as well, as ReadHeaders and a caller may change them
-	// after parsing.
 	return reflect.DeepEqual(a.src, b.src) && a.Ref == b.Ref && slices.Equal(a.Keys, b.Keys) &&
 		maps.Equal(a.Extensions, b.Extensions) && reflect.DeepEqual(a.Router, b.Router) &&
 		maps.Equal(a.locations, b.locations) && slices.Equal(a.blockCIDRs, b.blockCIDRs) && slices.Equal(a.warnings, b.warnings)
@@ -134,6 +134,13 @@ func cloneOptions(o Options) Options {
 	if o.GlobalAuth != nil {
 		g := *o.GlobalAuth
 		o.GlobalAuth = &g
+	}
+	if o.ConfigMap != nil {
+		// A copy: the caller's may be read into again (ReadHeaders).
+		cm := *o.ConfigMap
+		cm.Keys, cm.warnings = slices.Clone(cm.Keys), slices.Clone(cm.warnings)
+		cm.locations, cm.Extensions = maps.Clone(cm.locations), maps.Clone(cm.Extensions)
+		o.ConfigMap = &cm
 	}
 	return o
 }

@@ -36,6 +36,7 @@ type Compiler struct {
 	// reuses counts the compiles answered with the previous result, and
 	// recompiles those that compiled only what a change reached.
 	reuses, recompiles int
+	fullReasons        map[string]int
 }
 
 // Compile compiles s with c.Options: Compile(s, c.Options), reusing the

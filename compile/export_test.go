@@ -51,3 +51,6 @@ func CompilerCheck(c *Compiler) string {
 	}
 	return ""
 }
+
+// CompilerFullReasons counts why c compiled in full when it tried not to.
+func CompilerFullReasons(c *Compiler) map[string]int { return c.fullReasons }

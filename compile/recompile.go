@@ -173,7 +173,7 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 		len(s.HTTPRoutes) > 0 || len(s.ListenerCertificates) > 0 || len(s.Warnings) > 0 ||
 		p.ingresses.dup || p.ingresses.prevDup || p.services.dup || p.services.prevDup || p.slices.dup || p.slices.prevDup ||
 		c.splice == nil || c.couplings == nil {
-		return Result{}, false
+		return c.fullCompile("input")
 	}
 	o = o.WithConfigMap()
 	var global *objKey
@@ -225,14 +225,14 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 	limit := len(cp.facts)/4 + 16
 	for len(queue) > 0 || len(svcQueue) > 0 || len(hostQueue) > 0 {
 		if len(affected) > limit {
-			return Result{}, false // too much to gain
+			return c.fullCompile("too many") // too much to gain
 		}
 		switch {
 		case len(queue) > 0:
 			f := queue[0]
 			queue = queue[1:]
 			if f.global {
-				return Result{}, false
+				return c.fullCompile("coupled Ingress")
 			}
 			for _, h := range f.hosts {
 				if !hosts[h] {
@@ -247,7 +247,7 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 			k := svcQueue[0]
 			svcQueue = svcQueue[1:]
 			if global != nil && *global == k {
-				return Result{}, false
+				return c.fullCompile("global default backend")
 			}
 			for _, ik := range cp.bySvc[k] {
 				addIngress(ik)
@@ -282,7 +282,7 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 		}
 	}
 	if global != nil && !affectedGlobalOK(c, *global) {
-		return Result{}, false
+		return c.fullCompile("global default backend changed")
 	}
 	small := Compile(sub, c.Options)
 
@@ -297,15 +297,15 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 			continue
 		}
 		if !hosts[vh.Name] {
-			return Result{}, false
+			return c.fullCompile("host outside")
 		}
 		subHosts = append(subHosts, vh)
 	}
 	if small.Table.Size().Certificates > 0 {
-		return Result{}, false
+		return c.fullCompile("certificates")
 	}
 	for range small.Table.TLSHosts() {
-		return Result{}, false
+		return c.fullCompile("TLS hosts")
 	}
 	var subBackends []*match.Backend
 	for be := range small.Table.Backends() {
@@ -314,7 +314,7 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 			if global != nil && k == *global {
 				continue
 			}
-			return Result{}, false
+			return c.fullCompile("backend outside")
 		}
 		subBackends = append(subBackends, be)
 	}
@@ -335,7 +335,7 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 		case !inSet(w.Object) && w.Object.Kind != "Ingress" && w.Object.Kind != "Service" && w.Object.Kind != "EndpointSlice":
 			subOthers = append(subOthers, w)
 		case !inSet(w.Object) || w.Winner.Kind != "" && !inSet(w.Winner) && w.Winner.Kind == "Ingress":
-			return Result{}, false
+			return c.fullCompile("warning outside")
 		}
 	}
 	warnings := make([]Warning, 0, len(c.last.Warnings)+len(small.Warnings))
@@ -349,7 +349,7 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 		}
 	}
 	if !slices.Equal(others, subOthers) {
-		return Result{}, false
+		return c.fullCompile("other warnings")
 	}
 	warnings = append(warnings, small.Warnings...)
 
@@ -386,7 +386,7 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 	}
 	table, err := match.New(match.Spec{VirtualHosts: vhosts, Backends: backends, Certificates: certs, TLSHosts: tlsHosts, Inputs: o.digestInputs()})
 	if err != nil {
-		return Result{}, false
+		return c.fullCompile("match.New")
 	}
 
 	// Ingress order: the previous claims the change did not reach, merged
@@ -415,6 +415,15 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 	}
 	c.splice = &splice{claims: claims}
 	return Result{Table: table, Warnings: sortWarnings(warnings), Claimed: refs}, true
+}
+
+// fullCompile counts why a recompile was not possible, and says so.
+func (c *Compiler) fullCompile(why string) (Result, bool) {
+	if c.fullReasons == nil {
+		c.fullReasons = map[string]int{}
+	}
+	c.fullReasons[why]++
+	return Result{}, false
 }
 
 // affectedGlobalOK reports whether the global default backend's Service

@@ -219,10 +219,13 @@ func (p *seenSnapshot) update(s *Snapshot) bool {
 	return same
 }
 
-// seenKind is one kind's objects of the previous snapshot by key.
+// seenKind is one kind's objects of the previous snapshot, by pointer
+// (an unchanged object is found by a cheap lookup) and by key (to tell a
+// replaced object from an added one).
 type seenKind[T any] struct {
-	m    map[objKey]*seenObject[T]
-	same func(a, b *T) bool
+	m     map[objKey]*seenObject[T]
+	byPtr map[*T]*seenObject[T]
+	same  func(a, b *T) bool
 	// dup is set when the snapshot held two objects of one name, and
 	// prevDup when the one before did: which one Compile keeps depends on
 	// both, so such snapshots are compiled in full.
@@ -231,10 +234,12 @@ type seenKind[T any] struct {
 	// them: added (old nil), replaced, removed (new nil).
 	changed bool
 	changes []seenChange[T]
+	fresh   []*T
 }
 
 type seenObject[T any] struct {
 	obj *T
+	key objKey
 	gen uint64
 }
 
@@ -248,8 +253,10 @@ type seenChange[T any] struct {
 func (k *seenKind[T]) update(gen uint64, objs []*T, key func(*T) objKey) bool {
 	if k.m == nil {
 		k.m = make(map[objKey]*seenObject[T], len(objs))
+		k.byPtr = make(map[*T]*seenObject[T], len(objs))
 	}
 	k.changes = k.changes[:0]
+	k.fresh = k.fresh[:0]
 	dup := false
 	n := 0
 	for _, o := range objs {
@@ -257,24 +264,37 @@ func (k *seenKind[T]) update(gen uint64, objs []*T, key func(*T) objKey) bool {
 			continue
 		}
 		n++
+		e := k.byPtr[o]
+		switch {
+		case e == nil:
+			k.fresh = append(k.fresh, o)
+		case e.gen == gen:
+			dup = true // the same object twice
+		default:
+			e.gen = gen
+		}
+	}
+	for _, o := range k.fresh {
 		kk := key(o)
 		e := k.m[kk]
 		switch {
 		case e == nil:
-			k.m[kk] = &seenObject[T]{obj: o, gen: gen}
+			e = &seenObject[T]{obj: o, key: kk, gen: gen}
+			k.m[kk] = e
+			k.byPtr[o] = e
 			k.changes = append(k.changes, seenChange[T]{key: kk, new: o})
 		case e.gen == gen:
 			dup = true
-			if e.obj != o {
-				e.obj = o
-			}
-		case e.obj == o:
-			e.gen = gen
+			delete(k.byPtr, e.obj)
+			e.obj = o
+			k.byPtr[o] = e
 		default:
 			if !k.same(e.obj, o) {
 				k.changes = append(k.changes, seenChange[T]{key: kk, old: e.obj, new: o})
 			}
+			delete(k.byPtr, e.obj)
 			e.obj, e.gen = o, gen
+			k.byPtr[o] = e
 		}
 	}
 	if len(k.m) != n || dup {
@@ -282,9 +302,11 @@ func (k *seenKind[T]) update(gen uint64, objs []*T, key func(*T) objKey) bool {
 			if e.gen != gen {
 				k.changes = append(k.changes, seenChange[T]{key: kk, old: e.obj})
 				delete(k.m, kk)
+				delete(k.byPtr, e.obj)
 			}
 		}
 	}
+	clear(k.fresh)
 	k.prevDup, k.dup = k.dup, dup
 	k.changed = len(k.changes) > 0 || dup || k.prevDup
 	return !k.changed

@@ -1980,6 +1980,35 @@
 // AllowLoopbackEndpoints (§8), and a file that does not parse leaves the
 // previous table serving.
 //
+// A rebuild's result is what compiling everything gives, but the work need
+// not be total. compile.Compiler, a value the caller keeps, compiles one
+// snapshot after another with compile.Compile's result (table text,
+// warnings, digest, claimed Ingresses) and reuses the previous compile's
+// work: an unchanged snapshot (the same objects, or objects equal in every
+// field a compile reads: a status, resourceVersion or managedFields write
+// changes nothing) with equal options returns the previous result; a
+// change to Ingresses, Services or EndpointSlices compiles only the
+// Ingresses it reaches through the hosts and Services they name (closed
+// over both, old and new versions) and splices their hosts and backends
+// into the previous table, whose other hosts are copied and indexed
+// afresh by match.New (the digest is computed as always). Everything else
+// compiles in full: a change to IngressClasses, Secrets, ConfigMaps or
+// the options; a snapshot with Gateway API routes or listener
+// certificates; a reached Ingress that is coupled further (a rule without
+// a host or with a wildcard, spec.defaultBackend, spec.tls, an annotation
+// naming a Secret, server-alias, from-to-www-redirect, default-backend,
+// custom-http-errors, ssl-passthrough); a change reaching the global
+// default backend's Service, or more than a quarter of the Ingresses; and
+// a small compile that produced a host, backend, certificate or warning
+// outside what it was given. The snapshot's objects must not be modified
+// once compiled, as an informer's never are. TestRecompileEqualsCompile
+// and FuzzRecompile replay random changes of every kind over the case
+// files' objects and compare after each step; the example controller
+// rebuilds with a Compiler (-manifests mode compiles in full), and
+// router.Publish keeps the balancers of the backends the serving table
+// has too, sweeping the registry once the new ones are a sixteenth of the
+// live ones.
+//
 // # 18. Case files
 //
 // A case file is YAML: one case or a list of cases. Package routertest

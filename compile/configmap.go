@@ -65,6 +65,9 @@ type ConfigMap struct {
 	// options are the option keys, applied to a copy of Options.
 	options  []func(*Options)
 	warnings []Warning
+	// src is what ParseConfigMapFor read, for Compiler to tell two
+	// parses of one ConfigMap alike (compiler.go).
+	src *configMapSource
 }
 
 // DefaultLogFormat is ingress-nginx's log-format-upstream default.
@@ -258,7 +261,7 @@ type ConfigMapOptions struct {
 // keys itself.
 func ParseConfigMapFor(cm *corev1.ConfigMap, o ConfigMapOptions) *ConfigMap {
 	keep := o.Keep
-	c := &ConfigMap{}
+	c := &ConfigMap{src: newConfigMapSource(cm, o)}
 	if cm == nil {
 		c.Router, _ = configmap.Parse("", "", nil)
 		return c

@@ -410,6 +410,9 @@ const (
 type Router struct {
 	state atomic.Pointer[serving]
 	mu    sync.Mutex // serializes Publish
+	// unswept counts the balancers built since the last sweep: what a
+	// sweep could find released is at most what they replaced.
+	unswept int
 
 	registry    *balance.Registry
 	sweep       bool // the registry is ours alone
@@ -666,7 +669,8 @@ func (r *Router) Publish(t *match.Table) (generation uint64, changed bool) {
 	if cur != nil && (cur.table == t || t.Digest() == cur.table.Digest()) {
 		return cur.gen, false
 	}
-	next := &serving{table: t, balancers: r.balancers(t), splits: r.splits(t), routeSplits: r.routeSplits(t), mirrorShares: mirrorShares(t), gen: 1}
+	balancers, built := r.balancers(t, cur)
+	next := &serving{table: t, balancers: balancers, splits: r.splits(t), routeSplits: r.routeSplits(t), mirrorShares: mirrorShares(t), gen: 1}
 	if cur != nil {
 		next.gen = cur.gen + 1
 	}
@@ -674,7 +678,14 @@ func (r *Router) Publish(t *match.Table) (generation uint64, changed bool) {
 	if r.ocsp != nil {
 		r.ocsp.sync(t)
 	}
-	if r.sweep {
+	r.unswept += built
+	// A sweep visits every live balancer: after a change that replaced a
+	// few of many (a table recompiled from the last, SPEC §17) it waits
+	// until the replaced ones are a sixteenth of the live ones, so its
+	// cost is spread over the changes; what it would release is only
+	// released later.
+	if r.sweep && r.unswept*16 >= len(next.balancers) {
+		r.unswept = 0
 		// The previous table's balancers count as live too: a request may
 		// have loaded that state and not picked yet, and its pick must
 		// land on the counter a newer balancer for the address shares.
@@ -697,16 +708,27 @@ func (r *Router) Publish(t *match.Table) (generation uint64, changed bool) {
 }
 
 // balancers gives every backend the table can return, listed or referenced
-// from a route or fallback, its balancer.
-func (r *Router) balancers(t *match.Table) map[*match.Backend]*balance.Balancer {
-	m := make(map[*match.Backend]*balance.Balancer, t.Size().Backends)
+// from a route or fallback, its balancer: the serving one's for a backend
+// the serving table has too (a table never changes its backends, so the
+// same backend has the same configuration), else a new one. built counts
+// the new ones.
+func (r *Router) balancers(t *match.Table, cur *serving) (m map[*match.Backend]*balance.Balancer, built int) {
+	m = make(map[*match.Backend]*balance.Balancer, t.Size().Backends)
 	add := func(b *match.Backend) {
 		if b == nil {
 			return
 		}
-		if _, ok := m[b]; !ok {
-			m[b] = r.registry.Balancer(balance.Config{ID: b.ID, Endpoints: b.Endpoints, Algorithm: b.Algorithm, HashKey: b.HashKey, HashSubset: int(b.HashSubset), Affinity: affinityMode(b)})
+		if _, ok := m[b]; ok {
+			return
 		}
+		if cur != nil {
+			if bal, ok := cur.balancers[b]; ok {
+				m[b] = bal
+				return
+			}
+		}
+		built++
+		m[b] = r.registry.Balancer(balance.Config{ID: b.ID, Endpoints: b.Endpoints, Algorithm: b.Algorithm, HashKey: b.HashKey, HashSubset: int(b.HashSubset), Affinity: affinityMode(b)})
 	}
 	for b := range t.Backends() {
 		add(b)
@@ -720,7 +742,7 @@ func (r *Router) balancers(t *match.Table) map[*match.Backend]*balance.Balancer 
 	for s := range t.L4Services() {
 		add(s.Backend) // round-robin, as ingress-nginx's stream balancer (SPEC §22)
 	}
-	return m
+	return m, built
 }
 
 // Table returns the serving table, nil before the first Publish.

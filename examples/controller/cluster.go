@@ -66,8 +66,10 @@ type clusterController struct {
 	// its warnings become Events.
 	last atomic.Pointer[compile.Result]
 
-	// Owned by the rebuild loop: what the log has already been told.
-	logged map[compile.Warning]bool
+	// Owned by the rebuild loop: what the log has already been told, and
+	// the compiler that reuses the previous rebuild's work (SPEC §17).
+	logged   map[compile.Warning]bool
+	compiler compile.Compiler
 	// unclaimed is the unclaimed Ingresses' note last logged.
 	unclaimed string
 
@@ -602,7 +604,8 @@ func (c *clusterController) rebuild() {
 	}
 	began := time.Now()
 	opts := compileOptions(cfg, snap.Services)
-	res := compile.Compile(snap, opts)
+	c.compiler.Options = opts
+	res := c.compiler.Compile(snap)
 	res.Warnings = append(res.Warnings, c.waf.prepare(cfg.modSecurity, res.Table)...)
 	took := time.Since(began)
 	gen, changed := c.router.Publish(res.Table)

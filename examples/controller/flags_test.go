@@ -31,12 +31,14 @@ func TestParseFlags(t *testing.T) {
 		healthPath:   "/healthz",
 		maxBodySize:  1 << 20,
 
-		udpMaxSessions:  defaultUDPSessions,
-		metricsPerHost:  true,
-		enableAccessLog: true,
-		accessLogFormat: "upstreaminfo",
-		podName:         "ramjet-7d9f-abcde",
-		podNamespace:    "ingress",
+		udpMaxSessions:   defaultUDPSessions,
+		gatewayHTTPPort:  80,
+		gatewayHTTPSPort: 443,
+		metricsPerHost:   true,
+		enableAccessLog:  true,
+		accessLogFormat:  "upstreaminfo",
+		podName:          "ramjet-7d9f-abcde",
+		podNamespace:     "ingress",
 	}
 	cluster := offline
 	cluster.manifests = ""

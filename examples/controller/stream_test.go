@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,17 +27,38 @@ import (
 // streamPort returns a port no listener of proto holds on 127.0.0.1 now.
 func streamPort(t testing.TB, proto string) int {
 	t.Helper()
-	if proto == "udp" {
-		c, err := net.ListenPacket("udp", "127.0.0.1:0")
-		require.NoError(t, err)
-		defer c.Close()
-		return c.LocalAddr().(*net.UDPAddr).Port
+	// Below Linux's ephemeral range (32768 and up), so that no listener a
+	// test binds on port 0 meanwhile (the controller's -debug-addr) takes
+	// it between this check and the controller's bind.
+	for range 1000 {
+		port := 20000 + int(nextStreamPort.Add(1)%12000)
+		addr := "127.0.0.1:" + strconv.Itoa(port)
+		if proto == "udp" {
+			c, err := net.ListenPacket("udp", addr)
+			if err != nil {
+				continue
+			}
+			c.Close()
+			return port
+		}
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		return port
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	t.Fatal("no free port between 20000 and 32000")
+	return 0
 }
+
+// nextStreamPort walks the ports streamPort hands out, from a random start
+// so that test binaries running at once rarely meet.
+var nextStreamPort = func() *atomic.Uint32 {
+	var n atomic.Uint32
+	n.Store(uint32(rand.IntN(12000)))
+	return &n
+}()
 
 // tcpBackend answers each connection with its name, then echoes every
 // line it reads, prefixed with what a PROXY header said (when one came).

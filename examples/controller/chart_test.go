@@ -336,7 +336,7 @@ func TestChart(t *testing.T) {
 			objs := decodeChart(t, renderChart(t, "edge", "ingress", tt.overrides))
 			d := findNamed[*appsv1.Deployment](t, objs, "edge")
 			c := d.Spec.Template.Spec.Containers[0]
-			cfg, _, err := parseChartArgs(t, c.Args, d.Namespace)
+			cfg, err := parseChartArgs(t, c.Args, d.Namespace)
 			if tt.wantFlagErrors != "" {
 				require.ErrorContains(t, err, tt.wantFlagErrors)
 				return

@@ -30,32 +30,14 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// chartPendingFlags are flags the chart renders as ingress-nginx's chart
-// does for features other branches are building (the admission webhook,
-// the TCP/UDP services). While the controller still refuses one
-// (ingressNginxFlags lists it), parseChartArgs checks its value and
-// leaves it out of the parse; once the controller takes it, it is parsed
-// like any other.
-var chartPendingFlags = []string{"validating-webhook", "validating-webhook-certificate", "validating-webhook-key", "tcp-services-configmap", "udp-services-configmap"}
-
 // parseChartArgs parses a rendered container's arguments with the
-// controller's own flag parser.
-func parseChartArgs(t *testing.T, args []string, namespace string) (config, map[string]string, error) {
+// controller's own flag parser: every flag the chart renders (the webhook's
+// and the TCP/UDP services' too) is one the controller takes.
+func parseChartArgs(t *testing.T, args []string, namespace string) (config, error) {
 	t.Helper()
-	pending := map[string]string{}
-	var rest []string
-	for _, a := range args {
-		name, value, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if _, refused := ingressNginxFlags[name]; refused && slices.Contains(chartPendingFlags, name) {
-			pending[name] = value
-			continue
-		}
-		rest = append(rest, a)
-	}
-	cfg, err := parseFlags(rest, new(bytes.Buffer), func(k string) string {
+	return parseFlags(args, new(bytes.Buffer), func(k string) string {
 		return map[string]string{"POD_NAME": "edge-abc", "POD_NAMESPACE": namespace}[k]
 	})
-	return cfg, pending, err
 }
 
 // decodeChart decodes every rendered document: the Kubernetes kinds
@@ -132,7 +114,7 @@ func TestChartIngressNginxDefaults(t *testing.T) {
 	objs := decodeChart(t, rendered)
 	d := findNamed[*appsv1.Deployment](t, objs, "edge")
 	c := d.Spec.Template.Spec.Containers[0]
-	cfg, _, err := parseChartArgs(t, c.Args, "ingress")
+	cfg, err := parseChartArgs(t, c.Args, "ingress")
 	require.NoError(t, err, "%q", c.Args)
 	checkPodHardening(t, d, cfg)
 
@@ -180,7 +162,7 @@ func TestChartEveryKey(t *testing.T) {
 	require.Equal(t, ns, d.Namespace)
 	pod := d.Spec.Template.Spec
 	c := pod.Containers[0]
-	cfg, _, err := parseChartArgs(t, c.Args, ns)
+	cfg, err := parseChartArgs(t, c.Args, ns)
 	require.NoError(t, err, "%q", c.Args)
 	args := argValues(c.Args)
 
@@ -531,7 +513,7 @@ func TestChartDaemonSet(t *testing.T) {
 	require.Zero(t, countOf[*appsv1.Deployment](objs))
 	require.Zero(t, countOf[*policyv1.PodDisruptionBudget](objs))
 	require.Zero(t, countOf[*autoscalingv2.HorizontalPodAutoscaler](objs))
-	cfg, _, err := parseChartArgs(t, ds.Spec.Template.Spec.Containers[0].Args, "ingress")
+	cfg, err := parseChartArgs(t, ds.Spec.Template.Spec.Containers[0].Args, "ingress")
 	require.NoError(t, err)
 	checkPodHardening(t, &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: ds.Spec.Template}}, cfg)
 }

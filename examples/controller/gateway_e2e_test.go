@@ -269,8 +269,9 @@ func TestE2EGatewayAPI(t *testing.T) {
 	}, func() string { return fmt.Sprintf("last: %+v", gw.Status) })
 	for _, l := range gw.Status.Listeners {
 		require.Equal(t, []cond{accepted, {"Conflicted", "False", "NoConflicts"}, resolved, {"Programmed", "True", "Programmed"}}, conds(l.Conditions), "listener %s", l.Name)
-		require.Len(t, l.SupportedKinds, 1)
+		require.Len(t, l.SupportedKinds, 2)
 		require.Equal(t, gwv1.Kind("HTTPRoute"), l.SupportedKinds[0].Kind)
+		require.Equal(t, gwv1.Kind("GRPCRoute"), l.SupportedKinds[1].Kind)
 	}
 	waitFor(t, 10*time.Second, "the GatewayClass's status", func() bool {
 		c, err := api.GatewayClasses().Get(ctx, "ramjet", metav1.GetOptions{})

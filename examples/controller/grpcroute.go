@@ -82,7 +82,7 @@ func (c *clusterController) discoverGRPCRoutes(ctx context.Context) {
 	case err != nil:
 		c.log.Warn("cannot ask discovery for GRPCRoutes; asking again later", "err", err)
 	case !found:
-		c.log.Info("the GRPCRoute CRD is not installed: GRPCRoutes are not served; it is picked up once installed")
+		c.log.Info("no GRPCRoute CRD (gateway.networking.k8s.io/v1 grpcroutes): GRPCRoutes are not served; it is picked up once installed")
 	default:
 		if c.gw.grpc.factory, c.gw.grpc.pending, err = c.grpcInformers(); err != nil {
 			c.log.Error("GRPCRoute watch; GRPCRoutes are not served", "err", err)

@@ -201,10 +201,43 @@ func (t *translator) grpcKindConflicts(routes []*compile.HTTPRoute) []*compile.H
 	older := func(a, b *compile.HTTPRoute) bool {
 		return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name)) < 0
 	}
+	// The HTTPRoutes by listener and host, so that each GRPCRoute host
+	// looks up the few that can share it.
+	type hostKey struct {
+		l match.Listener
+		h string
+	}
+	byHost := map[hostKey][]*compile.HTTPRoute{}
+	byListener := map[match.Listener][]*compile.HTTPRoute{}
+	for _, h := range http {
+		byListener[h.Listener] = append(byListener[h.Listener], h)
+		for _, x := range h.Hostnames {
+			byHost[hostKey{h.Listener, x}] = append(byHost[hostKey{h.Listener, x}], h)
+		}
+	}
+	candidates := func(g *compile.HTTPRoute) []*compile.HTTPRoute {
+		var out []*compile.HTTPRoute
+		for _, x := range g.Hostnames {
+			if x == "" || strings.HasPrefix(x, "*.") {
+				return byListener[g.Listener] // every name, or names below: rare, so scanned
+			}
+			out = append(out, byHost[hostKey{g.Listener, x}]...)
+			out = append(out, byHost[hostKey{g.Listener, ""}]...)
+			for rest := x; ; {
+				i := strings.IndexByte(rest, '.')
+				if i < 0 {
+					break
+				}
+				rest = rest[i+1:]
+				out = append(out, byHost[hostKey{g.Listener, "*." + rest}]...)
+			}
+		}
+		return out
+	}
 	dropped := map[*compile.HTTPRoute]bool{}
 	for _, g := range grpc {
-		for _, h := range http {
-			if g.Listener != h.Listener || dropped[g] || dropped[h] || !hostsIntersect(g.Hostnames, h.Hostnames) {
+		for _, h := range candidates(g) {
+			if dropped[g] || dropped[h] || !hostsIntersect(g.Hostnames, h.Hostnames) {
 				continue
 			}
 			win, lose := g, h

@@ -2,6 +2,7 @@ package gatewayapi
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -104,4 +105,27 @@ func TestGRPCRouteStatus(t *testing.T) {
 	if d := cmp.Diff([][]string{{"HTTPRoute", "GRPCRoute"}, {"HTTPRoute"}}, kinds); d != "" {
 		t.Errorf("supportedKinds (-want +got):\n%s", d)
 	}
+}
+
+// FuzzGRPCMatch reads any method and header match: no panic, and a match
+// it accepts carries what was asked (an Exact name is a gRPC name).
+func FuzzGRPCMatch(f *testing.F) {
+	f.Add("pkg.Svc", "Get", "Exact", "version", "Exact")
+	f.Add("pkg\\..*", "(Get|Put)", "RegularExpression", "v", "RegularExpression")
+	f.Add("a/b", "", "Exact", "", "Prefix")
+	f.Add("", "", "Other", "x", "")
+	f.Fuzz(func(t *testing.T, svc, method, typ, header, headerType string) {
+		m := gwv1.GRPCRouteMatch{Method: &gwv1.GRPCMethodMatch{Type: new(gwv1.GRPCMethodMatchType(typ)), Service: &svc, Method: &method},
+			Headers: []gwv1.GRPCHeaderMatch{{Name: gwv1.GRPCHeaderName(header), Value: "v", Type: new(gwv1.GRPCHeaderMatchType(headerType))}}}
+		cm, why, _ := grpcMatch(m)
+		if why != "" {
+			return
+		}
+		if cm.GRPC == nil || cm.GRPC.Service != svc || cm.GRPC.Method != method || len(cm.Headers) != 1 {
+			t.Fatalf("accepted as %+v", cm)
+		}
+		if !cm.GRPC.Regex && (strings.Contains(svc, "/") || strings.Contains(method, "/")) {
+			t.Fatalf("an Exact name with a slash accepted: %q %q", svc, method)
+		}
+	})
 }

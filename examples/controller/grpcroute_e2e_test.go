@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"net"
 	"net/http"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -48,11 +51,12 @@ func (g *grpcAwareTransport) RoundTrip(req *http.Request) (*http.Response, error
 
 // TestE2EGRPCRoute: a controller serving the Gateway API before the
 // GRPCRoute CRD is installed says GRPCRoutes are not served, picks the
-// CRD up once installed, and serves a GRPCRoute over h2c on its HTTP
-// listener to a real gRPC server (grpc-go's health service): the matched
-// method answers, another method of the service is UNIMPLEMENTED, a
-// header match picks its own backend; the leader writes the route's
-// status (SPEC §20). It runs with the shipped RBAC.
+// CRD up once installed, and serves a GRPCRoute to real gRPC servers
+// (grpc-go's health service) over h2c on its HTTP listener and over TLS
+// (ALPN h2) on its HTTPS one: the matched method answers, a header match
+// picks its own backend, a method no rule takes is UNIMPLEMENTED; the
+// leader writes the route's status (SPEC §20). It runs with the shipped
+// RBAC.
 func TestE2EGRPCRoute(t *testing.T) {
 	e := startE2E(t)
 	ctx := context.Background()
@@ -86,6 +90,7 @@ func TestE2EGRPCRoute(t *testing.T) {
 		c.namespace, c.electionNamespace = "", sa.Namespace
 		c.gatewayRecheck = 100 * time.Millisecond
 		c.backendTransport = newGRPCAwareTransport()
+		c.httpsAddr = "127.0.0.1:0"
 	})
 	waitFor(t, 20*time.Second, "the controller to serve the Gateway API", func() bool {
 		return strings.Contains(tc.logs.String(), "serving the Gateway API")
@@ -104,10 +109,17 @@ func TestE2EGRPCRoute(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "ramjet"}, Spec: gwv1.GatewayClassSpec{ControllerName: gatewayapi.ControllerName},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
+	cert := selfSignedPair(t, "grpcs.test", 11)
+	_, err = e.client.CoreV1().Secrets(app).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: app, Name: "grpcs-cert"}, Type: corev1.SecretTypeTLS, Data: cert,
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
 	_, err = api.Gateways(app).Create(ctx, &gwv1.Gateway{
 		ObjectMeta: metav1.ObjectMeta{Namespace: app, Name: "gw"},
 		Spec: gwv1.GatewaySpec{GatewayClassName: "ramjet", Listeners: []gwv1.Listener{
 			{Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType},
+			{Name: "https", Port: 443, Protocol: gwv1.HTTPSProtocolType, Hostname: new(gwv1.Hostname("grpcs.test")),
+				TLS: &gwv1.ListenerTLSConfig{CertificateRefs: []gwv1.SecretObjectReference{{Name: "grpcs-cert"}}}},
 		}},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
@@ -121,7 +133,7 @@ func TestE2EGRPCRoute(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: app, Name: "health"},
 		Spec: gwv1.GRPCRouteSpec{
 			CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{{Name: "gw"}}},
-			Hostnames:       []gwv1.Hostname{"grpc.test"},
+			Hostnames:       []gwv1.Hostname{"grpc.test", "grpcs.test"},
 			Rules: []gwv1.GRPCRouteRule{
 				{Matches: []gwv1.GRPCRouteMatch{{Method: check}}, BackendRefs: to("stable")},
 				{Matches: []gwv1.GRPCRouteMatch{{Method: check, Headers: []gwv1.GRPCHeaderMatch{{Name: "x-track", Value: "canary"}}}}, BackendRefs: to("canary")},
@@ -165,6 +177,20 @@ func TestE2EGRPCRoute(t *testing.T) {
 	err = cc.Invoke(c, "/grpc.health.v1.Health/List", &healthpb.HealthCheckRequest{}, &healthpb.HealthCheckResponse{})
 	require.Equal(t, codes.Unimplemented, status.Code(err), "%v", err)
 
+	// Over TLS (ALPN h2) on the HTTPS listener, with its certificate.
+	roots := x509.NewCertPool()
+	require.True(t, roots.AppendCertsFromPEM(cert[corev1.TLSCertKey]))
+	tlsConn, err := grpc.NewClient("passthrough:///"+tc.HTTPSAddr,
+		grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{ServerName: "grpcs.test", RootCAs: roots})))
+	require.NoError(t, err)
+	t.Cleanup(func() { tlsConn.Close() })
+	waitFor(t, 20*time.Second, "the GRPCRoute to answer over TLS", func() bool {
+		c, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		res, err := healthpb.NewHealthClient(tlsConn).Check(c, &healthpb.HealthCheckRequest{Service: "ramjet.test.Stable"})
+		return err == nil && res.Status == healthpb.HealthCheckResponse_SERVING
+	})
+
 	waitFor(t, 20*time.Second, "the GRPCRoute's status", func() bool {
 		r, err := api.GRPCRoutes(app).Get(ctx, "health", metav1.GetOptions{})
 		if err != nil || len(r.Status.Parents) != 1 {
@@ -177,6 +203,8 @@ func TestE2EGRPCRoute(t *testing.T) {
 	})
 	gw, err := api.Gateways(app).Get(ctx, "gw", metav1.GetOptions{})
 	require.NoError(t, err)
-	require.Len(t, gw.Status.Listeners, 1)
-	require.Equal(t, int32(1), gw.Status.Listeners[0].AttachedRoutes)
+	require.Len(t, gw.Status.Listeners, 2)
+	for _, l := range gw.Status.Listeners {
+		require.Equal(t, int32(1), l.AttachedRoutes, "listener %s", l.Name)
+	}
 }

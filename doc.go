@@ -2578,6 +2578,42 @@
 //     Secret warns as for an Ingress (SecretNotFound, SecretInvalid). A
 //     listener certificate does not make its hosts TLS hosts: plain HTTP
 //     to them is not redirected (the Gateway says what plain HTTP gets).
+//   - GRPCRoute v1 on the same listeners and table (Objects.GRPCRoutes;
+//     the manifest loader reads kind GRPCRoute v1). A gRPC call is an
+//     HTTP/2 POST to /<service>/<method>, served over TLS (ALPN h2) on
+//     HTTPS listeners and over h2c with prior knowledge on HTTP ones, so
+//     a method match is a path match (compile.GRPCMethodMatch): an Exact
+//     service and method is the Exact path /service/method, an Exact
+//     service alone the Prefix /service, and a method alone,
+//     RegularExpression service and method (RE2, whole name,
+//     case-sensitive: match.CompileRegexExactCase) and a rule without a
+//     method match are Regex routes ranked by the characters of service,
+//     then method they match. With the table's own order (Exact, Prefix,
+//     Regex) this is the GRPCRoute precedence: characters of the matching
+//     hostname, of service, of method, then more header matches, then the
+//     oldest route, namespace/name and rule order. Header matches (Exact,
+//     RegularExpression; of several with one name the first) are the
+//     route's conditions, as an HTTPRoute's. backendRefs are weighted and
+//     checked as an HTTPRoute's (ReferenceGrants from GRPCRoutes), and
+//     each backend a GRPCRoute sends to is dialled as gRPC (cleartext
+//     HTTP/2, the backend-protocol GRPC path, §8) unless an Ingress
+//     serving it decides otherwise (GRPC or GRPCS kept; any other warns
+//     AnnotationConflict on the GRPCRoute, and its calls answer 502).
+//     Filters RequestHeaderModifier, ResponseHeaderModifier and
+//     RequestMirror as an HTTPRoute's; ExtensionRef, a filter on a
+//     backendRef, or one type twice is refused with a warning. An
+//     HTTPRoute and a GRPCRoute on one listener whose hostnames intersect:
+//     the older (then the first by namespace/name) is served there, the
+//     other warns RouteKindConflict and is not accepted (reason
+//     RouteKindConflict). A call no route takes answers grpc-status 12
+//     (UNIMPLEMENTED), a trailers-only answer (§13). Status as for an
+//     HTTPRoute, except that a match ramjet cannot read (an unknown type,
+//     an Exact name that is not a gRPC name, a pattern that does not
+//     compile) makes the route Accepted False with reason
+//     UnsupportedValue, as the GRPCRoute API asks; listeners list
+//     HTTPRoute and GRPCRoute in supportedKinds (those allowedRoutes
+//     names), and one whose allowedRoutes.kinds leaves GRPCRoute out does
+//     not attach it (NotAllowedByListeners).
 //   - Listeners that conflict (one port under two protocols, or one port
 //     and hostname twice) are both left out, with Conflicted status.
 //   - Status, decided by package status from what TranslateAll found
@@ -2623,7 +2659,7 @@
 // backends are served without it, warned. Read without a warning yet: a Service
 // port's appProtocol (a kubernetes.io/h2c port is spoken HTTP/1.1).
 //
-// Conformance: each HTTPRoute test of the suite
+// Conformance: each HTTPRoute and GRPCRoute test of the suite
 // (sigs.k8s.io/gateway-api/conformance/tests/<test>.go, v1.6.3) is a case
 // file, compile/gatewayapi/testdata/cases/<test>.yaml, citing it, with the
 // suite's manifests; its notes name the test's features and count the
@@ -2636,13 +2672,15 @@
 // TestFeatureReport renders this from them and fails when a case file
 // fails:
 //
-// 53 suite tests are case files: 230 of their requests pass (11 of them
+// 58 suite tests are case files: 256 of their requests pass (11 of them
 // checked in part, 6 checked by Go tests beside the case files) and 32
 // are not served yet.
 // The suite's features these tests cover, each passing in every
 // request of its tests that is served:
 //
-//   - Gateway (Core): 53 tests, 11 requests checked in part, 6 requests checked by Go tests, 32 requests not served yet
+//   - GRPCRoute (Core): 5 tests
+//   - GRPCRouteNamedRouteRule (Extended): 1 test
+//   - Gateway (Core): 58 tests, 11 requests checked in part, 6 requests checked by Go tests, 32 requests not served yet
 //   - GatewayHTTPSListenerDetectMisdirectedRequests (Extended): 1 test
 //   - GatewayPort8080 (Extended): 1 test
 //   - HTTPRoute (Core): 53 tests, 11 requests checked in part, 6 requests checked by Go tests, 32 requests not served yet

@@ -101,6 +101,7 @@ var buildSteps = []func(*builder){
 	(*builder).orderClaims,                // each backend's serving Ingresses, oldest first
 	(*builder).applyBackendAnnotations,    // §11.1: service-upstream, default-backend
 	(*builder).decideProtocols,            // §8, §11.1: backend-protocol, oldest decides
+	(*builder).decideRouteProtocols,       // §20: GRPCRoutes' backends are dialled as gRPC
 	(*builder).decideBalancing,            // §9, §11.3: load-balance, upstream-hash-by, oldest decides
 	(*builder).decideAffinity,             // §9: session affinity, oldest decides; sticky canaries share it
 	(*builder).applyRouteAffinity,         // §20: route sources' session persistence on their backends
@@ -203,6 +204,8 @@ type builder struct {
 
 	// regexps caches compiled patterns (or their error) by pattern.
 	regexps map[string]regexResult
+	// grpcBackends are the backends GRPCRoutes send to (grpcroute.go).
+	grpcBackends map[*backendInfo]grpcUse
 
 	// Backends in creation order, and the global default's resolution.
 	backendList []*backendInfo

@@ -30,6 +30,10 @@ type HTTPRoute struct {
 	Hostnames []string
 	// Rules in declaration order; among equal matches the first wins.
 	Rules []HTTPRouteRule
+	// Kind is the route's Kind in warnings and sources: HTTPRoute when
+	// "", or GRPCRouteKind, whose matches carry GRPC and whose backends
+	// are dialled as gRPC.
+	Kind string
 	// Listener, when not zero, is the Gateway listener port and protocol
 	// the route is attached to: its hosts are served only to requests
 	// that arrived there (match.Listener, SPEC §20). Zero serves them on
@@ -145,6 +149,9 @@ type HTTPRouteMatch struct {
 	// candidate by the Gateway API's precedence (match.Conditions).
 	Method               string
 	Headers, QueryParams []match.ValueMatch
+	// GRPC, on a GRPCRoute's match, is its method match; compile sets
+	// Type and Path from it (grpcPath). Nil there matches every method.
+	GRPC *GRPCMethodMatch
 }
 
 // WeightedBackend is a Service port and its share of a rule's requests.
@@ -163,7 +170,7 @@ type WeightedBackend struct {
 // HTTPRouteKind is the Kind of an HTTPRoute in warnings and sources.
 const HTTPRouteKind = "HTTPRoute"
 
-func (r *HTTPRoute) ref() Ref { return Ref{Kind: HTTPRouteKind, Namespace: r.Namespace, Name: r.Name} }
+func (r *HTTPRoute) ref() Ref { return Ref{Kind: r.kind(), Namespace: r.Namespace, Name: r.Name} }
 
 // buildHTTPRoutes places the routes' rules after the Ingresses' paths,
 // routes oldest first, then by namespace/name, then in rule and match
@@ -225,6 +232,9 @@ func (b *builder) buildHTTPRoutes() {
 				}
 				for _, m := range matches {
 					order++
+					if hr.kind() == GRPCRouteKind {
+						m.Type, m.Path, _ = grpcPath(m.GRPC)
+					}
 					msn := sn
 					if rule.Redirect != nil {
 						if msn, ok = b.redirectSnippet(hr, rule, sn, m); !ok {
@@ -314,6 +324,7 @@ func (b *builder) ruleBackendRef(hr *HTTPRoute, wb *WeightedBackend) *match.Back
 		return nil
 	}
 	r.backend.used = true
+	b.noteGRPCBackend(hr, wb.Field, r.backend)
 	return r.backend.b
 }
 
@@ -348,6 +359,7 @@ func (b *builder) ruleMirrors(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Respon
 			continue
 		}
 		r.backend.used = true
+		b.noteGRPCBackend(hr, rm.Field, r.backend)
 		m := &match.Mirror{
 			Target:    "http://" + svc.Name + "." + svc.Namespace + ".svc$request_uri",
 			Backend:   r.backend.b,
@@ -402,7 +414,7 @@ func conditions(m HTTPRouteMatch) *match.Conditions {
 // an earlier declaration of the same key wins; it returns the route added,
 // nil for none.
 func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatch, to routeTarget, rw *match.Rewrite, sn *match.Snippet, order int, seen map[condKey]*match.Route) *match.Route {
-	key, re, why := b.httpRouteKey(m)
+	key, re, why := b.routeKeyOf(hr, m)
 	if why != "" {
 		b.warn(PathRejected, hr.ref(), m.Field+".path", "path "+strconv.Quote(m.Path)+" "+why+"; it is not served")
 		return nil
@@ -411,12 +423,15 @@ func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatc
 	*r = match.Route{
 		Type:     m.Type,
 		Path:     key,
-		Source:   match.Source{Kind: HTTPRouteKind, Namespace: hr.Namespace, Name: hr.Name, Field: m.Field},
+		Source:   match.Source{Kind: hr.kind(), Namespace: hr.Namespace, Name: hr.Name, Field: m.Field},
 		Order:    order,
 		Regexp:   re,
 		Backend:  to.backend,
 		Split:    to.split,
 		Location: match.Location{Response: to.response, Policy: to.policy, Rewrite: rw, Snippet: sn},
+	}
+	if hr.kind() == GRPCRouteKind {
+		_, _, r.OrderPath = grpcPath(m.GRPC)
 	}
 	if when := conditions(m); when != nil {
 		c, err := match.NewConditions(*when)
@@ -430,9 +445,9 @@ func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatc
 		k := condKey{v, routeKey{m.Type, key}, conditionsKey(c)}
 		if w := seen[k]; w != nil {
 			b.conflict(RouteConflict, hr.ref(), m.Field,
-				fmt.Sprintf("%s: %s path %q with the same method, header and query matches is declared by HTTPRoute %s/%s %s, which goes first; this one is not served",
-					hostLabel(v.vh.Name), m.Type, m.Path, w.Source.Namespace, w.Source.Name, w.Source.Field),
-				Ref{Kind: HTTPRouteKind, Namespace: w.Source.Namespace, Name: w.Source.Name}, w.Source.Field)
+				fmt.Sprintf("%s: %s path %q with the same method, header and query matches is declared by %s %s/%s %s, which goes first; this one is not served",
+					hostLabel(v.vh.Name), m.Type, m.Path, w.Source.Kind, w.Source.Namespace, w.Source.Name, w.Source.Field),
+				Ref{Kind: w.Source.Kind, Namespace: w.Source.Namespace, Name: w.Source.Name}, w.Source.Field)
 			return nil
 		}
 		seen[k] = r
@@ -462,8 +477,8 @@ func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatc
 				where = "this one is not served on listener " + l.String()
 			}
 			b.conflict(RouteConflict, ing.ref(), src.Field,
-				fmt.Sprintf("%s: %s path %q is the same route as the older HTTPRoute %s/%s; %s",
-					hostLabel(v.vh.Name), m.Type, m.Path, hr.Namespace, hr.Name, where),
+				fmt.Sprintf("%s: %s path %q is the same route as the older %s %s/%s; %s",
+					hostLabel(v.vh.Name), m.Type, m.Path, hr.kind(), hr.Namespace, hr.Name, where),
 				hr.ref(), m.Field)
 			if v.route(routeKey{m.Type, key}) == winner {
 				v.replaceRoute(winner, r)
@@ -479,13 +494,13 @@ func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatc
 			ingressRef(src.Namespace, src.Name), src.Field)
 		return nil
 	}
-	why = "an older HTTPRoute, or one as old that goes first by namespace/name"
+	why = "an older " + src.Kind + ", or one as old that goes first by namespace/name"
 	if src.Namespace == hr.Namespace && src.Name == hr.Name {
-		why = "an earlier rule or match of this HTTPRoute"
+		why = "an earlier rule or match of this " + hr.kind()
 	}
 	b.conflict(RouteConflict, hr.ref(), m.Field,
 		fmt.Sprintf("%s: %s path %q is the same route as %s; this one is not served", hostLabel(v.vh.Name), m.Type, m.Path, why),
-		Ref{Kind: HTTPRouteKind, Namespace: src.Namespace, Name: src.Name}, src.Field)
+		Ref{Kind: src.Kind, Namespace: src.Namespace, Name: src.Name}, src.Field)
 	return nil
 }
 

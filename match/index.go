@@ -328,7 +328,9 @@ func (vh *VirtualHost) sortRoutes() {
 	if ordered {
 		seen := make(map[string]bool)
 		routes = slices.DeleteFunc(routes, func(r *Route) bool {
-			if r.Type != Regex {
+			// Routes with conditions are told apart by them (compile
+			// keeps one per path and conditions).
+			if r.Type != Regex || r.When != nil {
 				return false
 			}
 			dup := seen[r.Path]

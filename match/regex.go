@@ -52,16 +52,33 @@ const backtrackBytesPerPatternByte = 32
 // longer than the timeout. Possessive quantifiers (a++) are accepted by neither engine: such
 // a pattern fails to compile.
 type Regexp struct {
-	pattern  string
-	prefix   string // literal prefix, lower case; see literalPrefix
-	linear   *regexp.Regexp
-	backtrk  *regexp2.Regexp
-	timeouts atomic.Uint64
+	pattern string
+	// exactCase: compiled by CompileRegexExactCase, letters match only
+	// as written.
+	exactCase bool
+	prefix    string // literal prefix, lower case; see literalPrefix
+	linear    *regexp.Regexp
+	backtrk   *regexp2.Regexp
+	timeouts  atomic.Uint64
 }
 
 // CompileRegex compiles pattern (already stripped of a leading "^"). A
 // timeout <= 0 means DefaultMatchTimeout.
 func CompileRegex(pattern string, timeout time.Duration) (*Regexp, error) {
+	return compileRegex(pattern, timeout, true)
+}
+
+// CompileRegexExactCase is CompileRegex for a pattern whose letters match
+// only as written (the Gateway API's GRPCRoute RegularExpression method
+// match is case-sensitive), on the same engines and limits.
+func CompileRegexExactCase(pattern string, timeout time.Duration) (*Regexp, error) {
+	return compileRegex(pattern, timeout, false)
+}
+
+// ExactCase reports a pattern compiled by CompileRegexExactCase.
+func (r *Regexp) ExactCase() bool { return r.exactCase }
+
+func compileRegex(pattern string, timeout time.Duration, fold bool) (*Regexp, error) {
 	if timeout <= 0 {
 		timeout = DefaultMatchTimeout
 	}
@@ -70,7 +87,9 @@ func CompileRegex(pattern string, timeout time.Duration) (*Regexp, error) {
 	}
 	expr := "^(?:" + pattern + ")"
 	if parsed, err := syntax.Parse(expr, syntax.Perl); err == nil {
-		parsed = foldASCII(parsed)
+		if fold {
+			parsed = foldASCII(parsed)
+		}
 		// Simplify expands counted repetition into copies, so a short pattern
 		// can cost hundreds of MiB before its size is known: reject what is
 		// clearly too large from the parse tree, and measure the rest exactly.
@@ -86,12 +105,12 @@ func CompileRegex(pattern string, timeout time.Duration) (*Regexp, error) {
 		}
 		re, err := regexp.Compile(parsed.String())
 		if err == nil {
-			r := &Regexp{pattern: pattern, linear: re, prefix: literalPrefix(parsed)}
+			r := &Regexp{pattern: pattern, linear: re, prefix: literalPrefix(parsed), exactCase: !fold}
 			if hasDollar(parsed) {
 				// Perl's $ also matches before a final newline, Go's only at
 				// the end. They differ only for a path ending in "\n" (a
 				// decoded %0A), which the backtracking engine then answers.
-				if r.backtrk, err = compileBacktracking(pattern, expr, timeout); err != nil {
+				if r.backtrk, err = compileBacktracking(pattern, expr, timeout, fold); err != nil {
 					return nil, err
 				}
 			}
@@ -99,24 +118,28 @@ func CompileRegex(pattern string, timeout time.Duration) (*Regexp, error) {
 		}
 		// Go's own limits (e.g. nesting) reject it: try the other engine.
 	}
-	re, err := compileBacktracking(pattern, expr, timeout)
+	re, err := compileBacktracking(pattern, expr, timeout, fold)
 	if err != nil {
 		return nil, err
 	}
-	return &Regexp{pattern: pattern, backtrk: re}, nil
+	return &Regexp{pattern: pattern, backtrk: re, exactCase: !fold}, nil
 }
 
 // compileBacktracking needs no size check of its own: its program grows
 // with the text, which CompileRegex bounds by MaxRegexPattern.
-func compileBacktracking(pattern, expr string, timeout time.Duration) (*regexp2.Regexp, error) {
+func compileBacktracking(pattern, expr string, timeout time.Duration, fold bool) (*regexp2.Regexp, error) {
 	// A back-reference matches caseless in PCRE ("(a)\1" matches "aA"),
 	// which only the engine's own IgnoreCase gives; such a pattern keeps it
 	// and with it Unicode folding (documented, §19).
 	opts := regexp2.None
-	if hasBackReference(expr) {
+	if fold && hasBackReference(expr) {
 		opts = regexp2.IgnoreCase
 	}
-	re, err := regexp2.Compile(foldASCIIText(asciiClasses(expr)), opts)
+	text := asciiClasses(expr)
+	if fold {
+		text = foldASCIIText(text)
+	}
+	re, err := regexp2.Compile(text, opts)
 	if err != nil {
 		// Say it in the pattern as written, not as rewritten.
 		if _, plain := regexp2.Compile(expr, opts); plain != nil {

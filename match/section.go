@@ -57,6 +57,7 @@ var sections = []*section{
 	&tracingSection,      // tracing.go
 	&serverTLSSection,    // servertls.go
 	&listenerSection,     // listener.go
+	&regexCaseSection,    // regexcase.go
 }
 
 // A digestPart is a share of the digest. One with no tag (the routing

@@ -24,7 +24,8 @@ import (
 // ReferenceGrant deleted), which pass when that test does.
 var notesRE = regexp.MustCompile(`^features: ([A-Za-z0-9, ]+?)(?:; not served: (\d+) \([^)]*\))?(?:; partly checked: (\d+) \([^)]*\))?(?:; in Go: (\d+) \([^)]*\))?$`)
 
-// TestFeatureReport runs the conformance case files (httproute-*.yaml,
+// TestFeatureReport runs the conformance case files (httproute-*.yaml and
+// grpcroute-*.yaml,
 // one per test of the suite, its features in notes) and renders which of
 // the suite's Gateway, ReferenceGrant and HTTPRoute features they cover,
 // each passing or with requests not served yet; doc.go §20 must hold that
@@ -34,6 +35,8 @@ var notesRE = regexp.MustCompile(`^features: ([A-Za-z0-9, ]+?)(?:; not served: (
 func TestFeatureReport(t *testing.T) {
 	Register()
 	files, err := filepath.Glob("testdata/cases/httproute-*.yaml")
+	grpc, _ := filepath.Glob("testdata/cases/grpcroute-*.yaml")
+	files = append(files, grpc...)
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no conformance case files: %v", err)
 	}
@@ -44,6 +47,7 @@ func TestFeatureReport(t *testing.T) {
 	}{
 		{features.GatewayCoreFeatures, "Core"}, {features.ReferenceGrantCoreFeatures, "Core"}, {features.HTTPRouteCoreFeatures, "Core"},
 		{features.GatewayExtendedFeatures, "Extended"}, {features.HTTPRouteExtendedFeatures, "Extended"},
+		{features.GRPCRouteCoreFeatures, "Core"}, {features.GRPCRouteExtendedFeatures, "Extended"},
 	} {
 		for f := range s.set {
 			level[f.Name] = s.level

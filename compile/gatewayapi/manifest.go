@@ -14,7 +14,8 @@ import (
 )
 
 // Extension is the manifest.Extension that reads Gateway API objects
-// (GatewayClass, Gateway, HTTPRoute and ReferenceGrant, v1 and v1beta1)
+// (GatewayClass, Gateway, HTTPRoute and ReferenceGrant, v1 and v1beta1;
+// GRPCRoute v1)
 // and Namespaces, whose labels allowedRoutes selectors match, and
 // translates them into the snapshot's HTTPRoutes and Warnings. Register
 // installs it.
@@ -43,6 +44,7 @@ func (Extension) Kinds() map[schema.GroupVersionKind]bool {
 		kinds[gv.WithKind("HTTPRoute")] = true
 		kinds[gv.WithKind("ReferenceGrant")] = true
 	}
+	kinds[schema.GroupVersion{Group: Group, Version: gwv1.GroupVersion.Version}.WithKind("GRPCRoute")] = true
 	return kinds
 }
 
@@ -78,6 +80,8 @@ func (Extension) Finish(objects []runtime.Object, snap *compile.Snapshot) {
 			o.HTTPRoutes = append(o.HTTPRoutes, x)
 		case *gwv1beta1.HTTPRoute:
 			o.HTTPRoutes = append(o.HTTPRoutes, (*gwv1.HTTPRoute)(x))
+		case *gwv1.GRPCRoute:
+			o.GRPCRoutes = append(o.GRPCRoutes, x)
 		case *gwv1.ReferenceGrant:
 			o.ReferenceGrants = append(o.ReferenceGrants, x)
 		case *gwv1beta1.ReferenceGrant:

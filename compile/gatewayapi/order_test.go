@@ -19,7 +19,7 @@ import (
 // compile must not depend on the order objects arrive in.
 func TestOrderIndependent(t *testing.T) {
 	Register()
-	tests, err := filepath.Glob("testdata/conformance/httproute-*.yaml")
+	tests, err := filepath.Glob("testdata/conformance/*route-*.yaml")
 	if err != nil || len(tests) == 0 {
 		t.Fatalf("no conformance manifests: %v", err)
 	}

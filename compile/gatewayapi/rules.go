@@ -77,7 +77,7 @@ func (t *translator) mirror(r *gwv1.HTTPRoute, field string, f *gwv1.HTTPRequest
 	ns := string(deref(ref.Namespace, gwv1.Namespace(r.Namespace)))
 	if ns != r.Namespace && !t.granted(r.Namespace, ns, string(ref.Name)) {
 		return invalid(RefNotPermitted, ".namespace",
-			"no ReferenceGrant in namespace "+ns+" lets HTTPRoutes of "+r.Namespace+" use Service "+string(ref.Name))
+			"no ReferenceGrant in namespace "+ns+" lets "+t.routeKind()+"s of "+r.Namespace+" use Service "+string(ref.Name))
 	}
 	m.Service = compile.ServiceRef{Namespace: ns, Name: string(ref.Name), Port: strconv.Itoa(int(*ref.Port))}
 	return m

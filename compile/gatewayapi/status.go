@@ -41,6 +41,8 @@ type Status struct {
 	classes  map[string][]metav1.Condition
 	gateways map[nsName]decidedGateway
 	routes   map[nsName][]gwv1.RouteParentStatus
+	// grpcRoutes are the GRPCRoutes' (grpcstatus.go).
+	grpcRoutes map[nsName][]gwv1.RouteParentStatus
 }
 
 type decidedGateway struct {
@@ -106,9 +108,20 @@ func (s *Status) Gateway(g *gwv1.Gateway, addresses []gwv1.GatewayStatusAddress,
 // status.parents written by other controllers stay as they are; entries of
 // ours for parents the route no longer names go.
 func (s *Status) HTTPRoute(r *gwv1.HTTPRoute, now metav1.Time) (*gwv1.HTTPRoute, bool) {
-	decided := s.routes[nsName{r.Namespace, r.Name}]
+	next, changed := mergeParents(r.Status.Parents, s.routes[nsName{r.Namespace, r.Name}], now)
+	if !changed {
+		return nil, false
+	}
+	out := r.DeepCopy()
+	out.Status.Parents = next
+	return out, true
+}
+
+// mergeParents is a route's status.parents with the decided entries of
+// ours merged in, and whether that differs from current.
+func mergeParents(current, decided []gwv1.RouteParentStatus, now metav1.Time) ([]gwv1.RouteParentStatus, bool) {
 	var next []gwv1.RouteParentStatus
-	for _, p := range r.Status.Parents {
+	for _, p := range current {
 		if p.ControllerName != ControllerName {
 			next = append(next, p)
 		}
@@ -116,10 +129,10 @@ func (s *Status) HTTPRoute(r *gwv1.HTTPRoute, now metav1.Time) (*gwv1.HTTPRoute,
 	changed := false
 	for _, d := range decided {
 		var old []metav1.Condition
-		if i := slices.IndexFunc(r.Status.Parents, func(o gwv1.RouteParentStatus) bool {
+		if i := slices.IndexFunc(current, func(o gwv1.RouteParentStatus) bool {
 			return o.ControllerName == ControllerName && reflect.DeepEqual(o.ParentRef, d.ParentRef)
 		}); i >= 0 {
-			old = r.Status.Parents[i].Conditions
+			old = current[i].Conditions
 		} else {
 			changed = true
 		}
@@ -129,12 +142,7 @@ func (s *Status) HTTPRoute(r *gwv1.HTTPRoute, now metav1.Time) (*gwv1.HTTPRoute,
 		next = append(next, d)
 	}
 	next = next[:min(len(next), maxParents)]
-	if !changed && len(next) == len(r.Status.Parents) {
-		return nil, false
-	}
-	out := r.DeepCopy()
-	out.Status.Parents = next
-	return out, true
+	return next, changed || len(next) != len(current)
 }
 
 // sortedGateways are our Gateways by namespace and name.
@@ -153,7 +161,8 @@ func (t *translator) sortedGateways() []*gwv1.Gateway {
 // are Translate's, whose Unsupported ones are what an accepted route does
 // not serve.
 func (t *translator) decideStatus(warnings []compile.Warning) *Status {
-	s := &Status{classes: map[string][]metav1.Condition{}, gateways: map[nsName]decidedGateway{}, routes: map[nsName][]gwv1.RouteParentStatus{}}
+	s := &Status{classes: map[string][]metav1.Condition{}, gateways: map[nsName]decidedGateway{}, routes: map[nsName][]gwv1.RouteParentStatus{},
+		grpcRoutes: map[nsName][]gwv1.RouteParentStatus{}}
 	t.listenerHosts = map[listenerKey][]string{}
 	t.attached = map[listenerKey]int32{}
 	t.services = make(map[nsName]bool, len(t.objs.Services))
@@ -170,6 +179,7 @@ func (t *translator) decideStatus(warnings []compile.Warning) *Status {
 		}
 	}
 	unsupported := map[nsName][]string{}
+	kindConflicts := kindConflictProblems(warnings, compile.HTTPRouteKind)
 	for _, w := range warnings {
 		if w.Reason == Unsupported && w.Object.Kind == compile.HTTPRouteKind {
 			k := nsName{w.Object.Namespace, w.Object.Name}
@@ -192,11 +202,12 @@ func (t *translator) decideStatus(warnings []compile.Warning) *Status {
 				refs, refsDone = t.backendProblems(r), true
 			}
 			f := status.RouteParentFacts{Generation: r.Generation, RefProblems: refs, Unsupported: unsupported[nsName{r.Namespace, r.Name}],
-				NotAccepted: t.attachFacts(r, i, gw, seen)}
+				NotAccepted: cmp.Or(t.attachFacts(r, i, gw, seen), kindConflicts[nsName{r.Namespace, r.Name}])}
 			s.routes[nsName{r.Namespace, r.Name}] = append(s.routes[nsName{r.Namespace, r.Name}], gwv1.RouteParentStatus{
 				ParentRef: p, ControllerName: ControllerName, Conditions: status.RouteParentConditions(f)})
 		}
 	}
+	t.decideGRPCStatus(s, warnings)
 	for _, gw := range t.sortedGateways() {
 		f := status.GatewayFacts{Generation: gw.Generation}
 		var lss []gwv1.ListenerStatus
@@ -234,17 +245,22 @@ func (t *translator) decideStatus(warnings []compile.Warning) *Status {
 }
 
 // routeKinds splits a listener's allowedRoutes kinds into those it cannot
-// serve and those it can (HTTPRoute, the default).
+// serve and those it can (HTTPRoute and GRPCRoute, the default).
 func routeKinds(l *gwv1.Listener) (invalid []string, supported []gwv1.RouteGroupKind) {
 	httpRoute := gwv1.RouteGroupKind{Group: new(gwv1.Group(Group)), Kind: "HTTPRoute"}
+	grpcRoute := gwv1.RouteGroupKind{Group: new(gwv1.Group(Group)), Kind: GRPCRouteKind}
 	if l.AllowedRoutes == nil || len(l.AllowedRoutes.Kinds) == 0 {
-		return nil, []gwv1.RouteGroupKind{httpRoute}
+		return nil, []gwv1.RouteGroupKind{httpRoute, grpcRoute}
 	}
 	supported = []gwv1.RouteGroupKind{}
 	for _, k := range l.AllowedRoutes.Kinds {
-		if k.Kind == "HTTPRoute" && deref(k.Group, Group) == Group {
-			if len(supported) == 0 {
-				supported = append(supported, httpRoute)
+		if (k.Kind == "HTTPRoute" || k.Kind == GRPCRouteKind) && deref(k.Group, Group) == Group {
+			rk := httpRoute
+			if k.Kind == GRPCRouteKind {
+				rk = grpcRoute
+			}
+			if !slices.ContainsFunc(supported, func(s gwv1.RouteGroupKind) bool { return s.Kind == rk.Kind }) {
+				supported = append(supported, rk)
 			}
 			continue
 		}
@@ -292,7 +308,7 @@ func (t *translator) attachFacts(r *gwv1.HTTPRoute, i int, gw *gwv1.Gateway, see
 			Message: field + ": Gateway " + gwName + " has no HTTP or HTTPS listener, free of conflicts and on a served port, that matches the sectionName and port"}
 	case !allowed:
 		return &status.Problem{Reason: status.ReasonNotAllowedByListeners,
-			Message: field + ": no listener of Gateway " + gwName + " allows HTTPRoutes from namespace " + r.Namespace}
+			Message: field + ": no listener of Gateway " + gwName + " allows " + t.routeKind() + "s from namespace " + r.Namespace}
 	case !attached:
 		return &status.Problem{Reason: status.ReasonNoMatchingListenerHostname,
 			Message: "spec.hostnames: no hostname matches a listener of Gateway " + gwName}

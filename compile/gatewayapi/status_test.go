@@ -235,11 +235,11 @@ func TestTranslateAllStatus(t *testing.T) {
 		gotL = append(gotL, ls{string(l.Name), l.AttachedRoutes, len(l.SupportedKinds), l.Conditions[0].Reason, l.Conditions[1].Reason})
 	}
 	if d := cmp.Diff([]ls{
-		{"all", 2, 1, "Accepted", "NoConflicts"}, // served and refs
-		{"same", 0, 1, "Accepted", "NoConflicts"},
+		{"all", 2, 2, "Accepted", "NoConflicts"}, // served and refs; HTTPRoute and GRPCRoute
+		{"same", 0, 2, "Accepted", "NoConflicts"},
 		{"tcp", 0, 0, "UnsupportedProtocol", "NoConflicts"},
-		{"dup1", 0, 1, "Accepted", "HostnameConflict"},
-		{"dup2", 0, 1, "Accepted", "HostnameConflict"},
+		{"dup1", 0, 2, "Accepted", "HostnameConflict"},
+		{"dup2", 0, 2, "Accepted", "HostnameConflict"},
 	}, gotL); d != "" {
 		t.Errorf("listeners (-want +got):\n%s", d)
 	}

@@ -43,6 +43,7 @@ type Objects struct {
 	GatewayClasses  []*gwv1.GatewayClass
 	Gateways        []*gwv1.Gateway
 	HTTPRoutes      []*gwv1.HTTPRoute
+	GRPCRoutes      []*gwv1.GRPCRoute
 	ReferenceGrants []*gwv1.ReferenceGrant
 	Namespaces      []*corev1.Namespace
 	// Services and Secrets are read by TranslateAll's status only.
@@ -71,6 +72,7 @@ func Translate(o Objects) ([]*compile.HTTPRoute, []compile.Warning) {
 	for _, r := range routes {
 		out = append(out, t.route(r)...)
 	}
+	out = t.grpcRoutes(out)
 	return out, t.warnings
 }
 
@@ -84,6 +86,9 @@ type translator struct {
 	warnings []compile.Warning
 	// hostnamesOn are the served listeners' hostnames by view (views.go).
 	hostnamesOn map[match.Listener][]string
+	// kind is the Kind of the route being translated: HTTPRoute when "",
+	// or GRPCRoute (grpcroute.go).
+	kind string
 	statusState
 }
 
@@ -108,7 +113,7 @@ func (t *translator) index() {
 
 func (t *translator) warn(reason compile.Reason, r *gwv1.HTTPRoute, field, msg string) {
 	t.warnings = append(t.warnings, compile.Warning{Reason: reason,
-		Object: compile.Ref{Kind: compile.HTTPRouteKind, Namespace: r.Namespace, Name: r.Name}, Field: field, Message: msg})
+		Object: compile.Ref{Kind: t.routeKind(), Namespace: r.Namespace, Name: r.Name}, Field: field, Message: msg})
 }
 
 // route translates one HTTPRoute into one compile route per Gateway
@@ -188,7 +193,7 @@ func (t *translator) attach(r *gwv1.HTTPRoute) (hosts map[match.Listener][]strin
 		case !found:
 			t.warn(NotAttached, r, field, fmt.Sprintf("Gateway %s/%s has no HTTP or HTTPS listener on a served port that matches the sectionName and port; the route is not attached there", ns, p.Name))
 		case !allowed:
-			t.warn(NotAttached, r, field, fmt.Sprintf("no listener of Gateway %s/%s allows HTTPRoutes from namespace %q (allowedRoutes kinds and namespaces); the route is not attached there", ns, p.Name, r.Namespace))
+			t.warn(NotAttached, r, field, fmt.Sprintf("no listener of Gateway %s/%s allows %ss from namespace %q (allowedRoutes kinds and namespaces); the route is not attached there", ns, p.Name, t.routeKind(), r.Namespace))
 		case !attached:
 			t.warn(NotAttached, r, "spec.hostnames", fmt.Sprintf("no hostname matches a listener of Gateway %s/%s; the route is not attached there", ns, p.Name))
 		}
@@ -202,7 +207,7 @@ func (t *translator) allows(gw *gwv1.Gateway, l *gwv1.Listener, ns string) bool 
 	var sel *metav1.LabelSelector
 	if a := l.AllowedRoutes; a != nil {
 		if len(a.Kinds) > 0 && !slices.ContainsFunc(a.Kinds, func(k gwv1.RouteGroupKind) bool {
-			return k.Kind == "HTTPRoute" && deref(k.Group, Group) == Group
+			return string(k.Kind) == t.routeKind() && deref(k.Group, Group) == Group
 		}) {
 			return false
 		}
@@ -384,7 +389,7 @@ func (t *translator) backend(r *gwv1.HTTPRoute, field string, b *gwv1.HTTPBacken
 	ns := string(deref(b.Namespace, gwv1.Namespace(r.Namespace)))
 	if ns != r.Namespace && !t.granted(r.Namespace, ns, string(b.Name)) {
 		return invalid(RefNotPermitted, ".namespace",
-			"no ReferenceGrant in namespace "+ns+" lets HTTPRoutes of "+r.Namespace+" use Service "+string(b.Name))
+			"no ReferenceGrant in namespace "+ns+" lets "+t.routeKind()+"s of "+r.Namespace+" use Service "+string(b.Name))
 	}
 	wb.Service = compile.ServiceRef{Namespace: ns, Name: string(b.Name), Port: strconv.Itoa(int(*b.Port))}
 	return wb, true
@@ -398,7 +403,7 @@ func (t *translator) granted(fromNS, toNS, name string) bool {
 			continue
 		}
 		from := slices.ContainsFunc(g.Spec.From, func(f gwv1.ReferenceGrantFrom) bool {
-			return f.Group == Group && f.Kind == "HTTPRoute" && string(f.Namespace) == fromNS
+			return f.Group == Group && string(f.Kind) == t.routeKind() && string(f.Namespace) == fromNS
 		})
 		to := slices.ContainsFunc(g.Spec.To, func(to gwv1.ReferenceGrantTo) bool {
 			return (to.Group == "" || to.Group == "core") && to.Kind == "Service" && (to.Name == nil || string(*to.Name) == name)

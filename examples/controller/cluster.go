@@ -233,7 +233,7 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 	if err := c.watch(); err != nil {
 		return nil, err
 	}
-	workers := []func(context.Context){c.runRebuilds, c.runElection, c.runStatus, c.runGateway}
+	workers := []func(context.Context){c.runRebuilds, c.runElection, c.runStatus, c.runGateway, c.runGRPCRoutes}
 	if cfg.webhookAddr != "" {
 		c.admission = newAdmission(cfg, log)
 		workers = append(workers, c.admission.run)

@@ -54,6 +54,8 @@ type gatewayWatch struct {
 	listers atomic.Pointer[gatewayListers]
 	// status is what the last rebuild decided; the leader writes it.
 	status atomic.Pointer[gatewayapi.Status]
+	// grpc watches GRPCRoutes when their CRD is there (grpcroute.go).
+	grpc grpcWatch
 }
 
 type gatewayListers struct {
@@ -115,7 +117,9 @@ func (c *clusterController) discoverGateway(ctx context.Context) {
 		if c.gw.factory, c.gw.nsFactory, c.gw.pending, err = c.gatewayInformers(); err != nil {
 			c.log.Error("Gateway API watches; Gateway API is not served", "err", err)
 			c.gw.factory = nil
+			return
 		}
+		c.discoverGRPCRoutes(ctx)
 	}
 }
 
@@ -180,6 +184,9 @@ func (c *clusterController) startGateway(ctx context.Context) {
 		c.gw.factory.Start(ctx.Done())
 		c.gw.nsFactory.Start(ctx.Done())
 	}
+	if c.gw.grpc.factory != nil {
+		c.gw.grpc.factory.Start(ctx.Done())
+	}
 }
 
 // waitGateway: a controller whose RBAC predates the Gateway API (an image
@@ -191,7 +198,7 @@ func (c *clusterController) waitGateway(ctx context.Context) bool {
 		return true
 	}
 	done := make(chan bool, 1)
-	go func() { done <- synced(ctx, c.gw.factory, c.gw.nsFactory) }()
+	go func() { done <- synced(ctx, c.gw.factory, c.gw.nsFactory) && c.grpcSynced(ctx) }()
 	wait := cmp.Or(c.cfg.gatewaySyncWait, defaultGatewaySyncWait)
 	t := time.NewTimer(wait)
 	defer t.Stop()
@@ -221,12 +228,16 @@ const defaultGatewaySyncWait = 30 * time.Second
 func (c *clusterController) serveGateway(l *gatewayListers) {
 	c.gw.listers.Store(l)
 	c.log.Info("serving the Gateway API", "controllerName", string(gatewayapi.ControllerName))
+	c.serveGRPCRoutes()
 }
 
 func (c *clusterController) stopGateway() {
 	if c.gw.factory != nil {
 		c.gw.factory.Shutdown()
 		c.gw.nsFactory.Shutdown()
+	}
+	if c.gw.grpc.factory != nil {
+		c.gw.grpc.factory.Shutdown()
 	}
 }
 
@@ -302,7 +313,7 @@ func (c *clusterController) translateGateway(snap *compile.Snapshot) {
 }
 
 // syncGatewayStatus writes the status of the last rebuild's decision into
-// every GatewayClass, Gateway and HTTPRoute of ours whose status differs
+// every GatewayClass, Gateway, HTTPRoute and GRPCRoute of ours whose status differs
 // from it (SPEC §20), by the name order of each kind. Gateways advertise
 // the Ingresses' addresses. It reports whether every write went through.
 func (c *clusterController) syncGatewayStatus(ctx context.Context, desired []networkingv1.IngressLoadBalancerIngress) bool {
@@ -360,6 +371,7 @@ func (c *clusterController) syncGatewayStatus(ctx context.Context, desired []net
 				func(fresh *gwv1.HTTPRoute) (*gwv1.HTTPRoute, bool) { return st.HTTPRoute(fresh, now) }))
 		}
 	}
+	c.syncGRPCRouteStatus(ctx, st, now, report2)
 	return ok
 }
 
@@ -368,7 +380,7 @@ func (c *clusterController) syncGatewayStatus(ctx context.Context, desired []net
 // written once more only if the decision still differs from it. A deleted
 // object is not an error; written is false when nothing was written.
 func writeStatus[T interface {
-	*gwv1.GatewayClass | *gwv1.Gateway | *gwv1.HTTPRoute
+	*gwv1.GatewayClass | *gwv1.Gateway | *gwv1.HTTPRoute | *gwv1.GRPCRoute
 	metav1.Object
 }](ctx context.Context, next T,
 	update func(context.Context, T, metav1.UpdateOptions) (T, error),
@@ -412,6 +424,7 @@ func (c *clusterController) gatewayObjects(snap compile.Snapshot) (gatewayapi.Ob
 	o.HTTPRoutes, _ = l.routes.List(all)
 	o.ReferenceGrants, _ = l.grants.List(all)
 	o.Namespaces, _ = l.namespaces.List(all)
+	c.listGRPCRoutes(&o)
 	return o, true
 }
 

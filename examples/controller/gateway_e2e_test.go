@@ -35,13 +35,25 @@ import (
 // until discovery serves them.
 func installGatewayCRDs(t *testing.T, e *e2e) {
 	t.Helper()
+	installCRDs(t, e, gatewayResources...)
+	c := &clusterController{client: e.client}
+	waitFor(t, 30*time.Second, "the Gateway API CRDs to be served", func() bool {
+		ok, _ := c.gatewayInstalled(context.Background())
+		return ok
+	})
+}
+
+// installCRDs creates the standard CRDs of the Gateway API resources
+// named (e.g. "grpcroutes").
+func installCRDs(t *testing.T, e *e2e, resources ...string) {
+	t.Helper()
 	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
 	require.NoError(t, err, "locating the sigs.k8s.io/gateway-api module")
 	dir := filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "standard")
 	dc, err := dynamic.NewForConfig(e.srv.Config)
 	require.NoError(t, err)
 	crds := dc.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
-	for _, res := range gatewayResources {
+	for _, res := range resources {
 		data, err := os.ReadFile(filepath.Join(dir, "gateway.networking.k8s.io_"+res+".yaml"))
 		require.NoError(t, err)
 		for doc := range bytes.SplitSeq(data, []byte("\n---")) {
@@ -54,11 +66,6 @@ func installGatewayCRDs(t *testing.T, e *e2e) {
 			require.NoError(t, err, "creating the CRD of %s", res)
 		}
 	}
-	c := &clusterController{client: e.client}
-	waitFor(t, 30*time.Second, "the Gateway API CRDs to be served", func() bool {
-		ok, _ := c.gatewayInstalled(context.Background())
-		return ok
-	})
 }
 
 // TestE2EGatewayAPI: a controller started before the Gateway API CRDs
@@ -262,8 +269,9 @@ func TestE2EGatewayAPI(t *testing.T) {
 	}, func() string { return fmt.Sprintf("last: %+v", gw.Status) })
 	for _, l := range gw.Status.Listeners {
 		require.Equal(t, []cond{accepted, {"Conflicted", "False", "NoConflicts"}, resolved, {"Programmed", "True", "Programmed"}}, conds(l.Conditions), "listener %s", l.Name)
-		require.Len(t, l.SupportedKinds, 1)
+		require.Len(t, l.SupportedKinds, 2)
 		require.Equal(t, gwv1.Kind("HTTPRoute"), l.SupportedKinds[0].Kind)
+		require.Equal(t, gwv1.Kind("GRPCRoute"), l.SupportedKinds[1].Kind)
 	}
 	waitFor(t, 10*time.Second, "the GatewayClass's status", func() bool {
 		c, err := api.GatewayClasses().Get(ctx, "ramjet", metav1.GetOptions{})

@@ -1,0 +1,131 @@
+package gatewayapi
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/status"
+)
+
+func grpcRoute(ns, name string, created int64, parents []gwv1.ParentReference, hosts []gwv1.Hostname, rules ...gwv1.GRPCRouteRule) *gwv1.GRPCRoute {
+	return &gwv1.GRPCRoute{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, CreationTimestamp: metav1.Unix(created, 0), Generation: 3},
+		Spec: gwv1.GRPCRouteSpec{CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: parents}, Hostnames: hosts, Rules: rules}}
+}
+
+func grpcBackend(name string) gwv1.GRPCBackendRef {
+	var b gwv1.GRPCBackendRef
+	b.Name = gwv1.ObjectName(name)
+	b.Port = new(gwv1.PortNumber(80))
+	return b
+}
+
+// TestGRPCRouteStatus: a GRPCRoute's parent entries say Accepted as an
+// HTTPRoute's do, except that a match ramjet cannot read is
+// UnsupportedValue (GRPCRoute API), a listener whose allowedRoutes kinds
+// leave GRPCRoute out is NotAllowedByListeners, and the younger of an
+// HTTPRoute and a GRPCRoute sharing a listener's hostname is not accepted.
+func TestGRPCRouteStatus(t *testing.T) {
+	parent := []gwv1.ParentReference{{Name: "gw"}}
+	httpOnly := listener("http-only", "only.example", gwv1.NamespacesFromSame)
+	httpOnly.Port = 8080
+	httpOnly.AllowedRoutes.Kinds = []gwv1.RouteGroupKind{{Kind: "HTTPRoute"}}
+	gw := gateway("app", "gw", "ours", listener("http", "", gwv1.NamespacesFromSame), httpOnly)
+	prefix := gwv1.GRPCHeaderMatchType("Prefix")
+	rule := gwv1.GRPCRouteRule{BackendRefs: []gwv1.GRPCBackendRef{grpcBackend("svc")}}
+	badRule := rule
+	badRule.Matches = []gwv1.GRPCRouteMatch{{Headers: []gwv1.GRPCHeaderMatch{{Type: &prefix, Name: "v", Value: "1"}}}}
+	missing := gwv1.GRPCRouteRule{BackendRefs: []gwv1.GRPCBackendRef{grpcBackend("missing")}}
+	o := Objects{
+		GatewayClasses: classes(),
+		Gateways:       []*gwv1.Gateway{gw},
+		GRPCRoutes: []*gwv1.GRPCRoute{
+			grpcRoute("app", "good", 10, parent, []gwv1.Hostname{"good.example"}, rule, missing),
+			grpcRoute("app", "bad-value", 10, parent, []gwv1.Hostname{"bad.example"}, badRule),
+			grpcRoute("app", "kind", 10, []gwv1.ParentReference{{Name: "gw", SectionName: new(gwv1.SectionName("http-only"))}}, nil, rule),
+			grpcRoute("app", "younger", 20, parent, []gwv1.Hostname{"*.shared.example"}, rule),
+			grpcRoute("app", "older", 5, parent, []gwv1.Hostname{"old.example"}, rule),
+		},
+		HTTPRoutes: []*gwv1.HTTPRoute{
+			httpRoute("app", "web", parent, []gwv1.Hostname{"www.shared.example"}, gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{toService("", "svc", 80)}}),
+			httpRoute("app", "web-younger", parent, []gwv1.Hostname{"old.example"}, gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{toService("", "svc", 80)}}),
+		},
+	}
+	o.HTTPRoutes[1].CreationTimestamp = metav1.Unix(30, 0)
+	tr := TranslateAll(o)
+	now := metav1.Unix(100, 0)
+	want := map[string][]brief{
+		"good":      {{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "False", status.ReasonBackendNotFound}},
+		"bad-value": {{"Accepted", "False", status.ReasonUnsupportedValue}, {"ResolvedRefs", "False", status.ReasonBackendNotFound}},
+		"kind":      {{"Accepted", "False", status.ReasonNotAllowedByListeners}, {"ResolvedRefs", "False", status.ReasonBackendNotFound}},
+		"younger":   {{"Accepted", "False", string(KindConflict)}, {"ResolvedRefs", "False", status.ReasonBackendNotFound}},
+		"older":     {{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "False", status.ReasonBackendNotFound}},
+	}
+	for _, r := range o.GRPCRoutes {
+		got, changed := tr.Status.GRPCRoute(r, now)
+		if !changed || len(got.Status.Parents) != 1 {
+			t.Fatalf("%s: no status written: %+v", r.Name, got)
+		}
+		if d := cmp.Diff(want[r.Name], briefs(got.Status.Parents[0].Conditions)); d != "" {
+			t.Errorf("%s (-want +got):\n%s", r.Name, d)
+		}
+		if g := got.Status.Parents[0].Conditions[0].ObservedGeneration; g != 3 {
+			t.Errorf("%s: observedGeneration %d", r.Name, g)
+		}
+		if again, changed := tr.Status.GRPCRoute(got, now); changed {
+			t.Errorf("%s: written again: %+v", r.Name, again.Status)
+		}
+	}
+	web, _ := tr.Status.HTTPRoute(o.HTTPRoutes[1], now)
+	if d := cmp.Diff([]brief{{"Accepted", "False", string(KindConflict)}, {"ResolvedRefs", "False", status.ReasonBackendNotFound}}, briefs(web.Status.Parents[0].Conditions)); d != "" {
+		t.Errorf("web-younger (-want +got):\n%s", d)
+	}
+	var served []string
+	for _, r := range tr.HTTPRoutes {
+		served = append(served, r.Kind+" "+r.Name+" "+strconv.Itoa(len(r.Rules)))
+	}
+	// bad-value is attached, without a rule to serve.
+	if d := cmp.Diff([]string{" web 1", compile.GRPCRouteKind + " bad-value 0", compile.GRPCRouteKind + " good 2", compile.GRPCRouteKind + " older 1"}, served); d != "" {
+		t.Errorf("routes served (-want +got):\n%s", d)
+	}
+	g, _ := tr.Status.Gateway(gw, nil, now)
+	var kinds [][]string
+	for _, l := range g.Status.Listeners {
+		var ks []string
+		for _, k := range l.SupportedKinds {
+			ks = append(ks, string(k.Kind))
+		}
+		kinds = append(kinds, ks)
+	}
+	if d := cmp.Diff([][]string{{"HTTPRoute", "GRPCRoute"}, {"HTTPRoute"}}, kinds); d != "" {
+		t.Errorf("supportedKinds (-want +got):\n%s", d)
+	}
+}
+
+// FuzzGRPCMatch reads any method and header match: no panic, and a match
+// it accepts carries what was asked (an Exact name is a gRPC name).
+func FuzzGRPCMatch(f *testing.F) {
+	f.Add("pkg.Svc", "Get", "Exact", "version", "Exact")
+	f.Add("pkg\\..*", "(Get|Put)", "RegularExpression", "v", "RegularExpression")
+	f.Add("a/b", "", "Exact", "", "Prefix")
+	f.Add("", "", "Other", "x", "")
+	f.Fuzz(func(t *testing.T, svc, method, typ, header, headerType string) {
+		m := gwv1.GRPCRouteMatch{Method: &gwv1.GRPCMethodMatch{Type: new(gwv1.GRPCMethodMatchType(typ)), Service: &svc, Method: &method},
+			Headers: []gwv1.GRPCHeaderMatch{{Name: gwv1.GRPCHeaderName(header), Value: "v", Type: new(gwv1.GRPCHeaderMatchType(headerType))}}}
+		cm, why, _ := grpcMatch(m)
+		if why != "" {
+			return
+		}
+		if cm.GRPC == nil || cm.GRPC.Service != svc || cm.GRPC.Method != method || len(cm.Headers) != 1 {
+			t.Fatalf("accepted as %+v", cm)
+		}
+		if !cm.GRPC.Regex && (strings.Contains(svc, "/") || strings.Contains(method, "/")) {
+			t.Fatalf("an Exact name with a slash accepted: %q %q", svc, method)
+		}
+	})
+}

@@ -2483,9 +2483,12 @@
 //     warns RouteNotAttached on spec.parentRefs[i] or spec.hostnames;
 //     parentRefs to other controllers' Gateways are not ours to judge.
 //   - Path matches Exact, PathPrefix (whole path elements, as an Ingress
-//     Prefix) and RegularExpression (as an ImplementationSpecific path,
-//     §4: case-insensitive and anchored at the start only); a rule without
-//     matches is PathPrefix "/". Precedence is the table's (§5): Exact,
+//     Prefix) and RegularExpression (the dialect of an ImplementationSpecific
+//     path, §4, anchored at the start only, but case-sensitive as the API
+//     defines it: match.Route.CaseSensitive, match.CompileCaseSensitiveRegex;
+//     a "(?i)" in the pattern folds case); a rule without matches is
+//     PathPrefix "/". An Ingress's regex mode on a shared host (§4) changes
+//     the Ingresses' paths only (case file gateway-regex-case). Precedence is the table's (§5): Exact,
 //     then the longest prefix, then regular expressions in order.
 //   - Matches on method, headers (Exact, RegularExpression) and query
 //     parameters (Exact, RegularExpression), as the route's conditions

@@ -203,6 +203,8 @@ type builder struct {
 
 	// regexps caches compiled patterns (or their error) by pattern.
 	regexps map[string]regexResult
+	// caseSensitiveRegexps are the Gateway API's patterns, made on first use.
+	caseSensitiveRegexps map[string]regexResult
 
 	// Backends in creation order, and the global default's resolution.
 	backendList []*backendInfo

@@ -409,14 +409,16 @@ func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatc
 	}
 	r := b.routeSlab.new()
 	*r = match.Route{
-		Type:     m.Type,
-		Path:     key,
-		Source:   match.Source{Kind: HTTPRouteKind, Namespace: hr.Namespace, Name: hr.Name, Field: m.Field},
-		Order:    order,
-		Regexp:   re,
-		Backend:  to.backend,
-		Split:    to.split,
-		Location: match.Location{Response: to.response, Policy: to.policy, Rewrite: rw, Snippet: sn},
+		Type:   m.Type,
+		Path:   key,
+		Source: match.Source{Kind: HTTPRouteKind, Namespace: hr.Namespace, Name: hr.Name, Field: m.Field},
+		Order:  order,
+		Regexp: re,
+		// Exact and PathPrefix are case-sensitive as every table path is.
+		CaseSensitive: m.Type == match.Regex,
+		Backend:       to.backend,
+		Split:         to.split,
+		Location:      match.Location{Response: to.response, Policy: to.policy, Rewrite: rw, Snippet: sn},
 	}
 	if when := conditions(m); when != nil {
 		c, err := match.NewConditions(*when)
@@ -518,11 +520,16 @@ func (b *builder) httpRouteKey(m HTTPRouteMatch) (key string, re *match.Regexp, 
 		}
 		return strings.TrimRight(path, "/"), nil, ""
 	case match.Regex:
+		// The Gateway API's RegularExpression is case-sensitive, unlike an
+		// Ingress pattern (SPEC §20).
 		path = strings.TrimPrefix(path, "^")
-		res, cached := b.regexps[path]
+		if b.caseSensitiveRegexps == nil {
+			b.caseSensitiveRegexps = make(map[string]regexResult)
+		}
+		res, cached := b.caseSensitiveRegexps[path]
 		if !cached {
-			res.re, res.err = match.CompileRegex(path, 0)
-			b.regexps[path] = res
+			res.re, res.err = match.CompileCaseSensitiveRegex(path, 0)
+			b.caseSensitiveRegexps[path] = res
 		}
 		if res.err != nil {
 			return "", nil, "is not a usable regular expression: " + res.err.Error()

@@ -52,16 +52,30 @@ const backtrackBytesPerPatternByte = 32
 // longer than the timeout. Possessive quantifiers (a++) are accepted by neither engine: such
 // a pattern fails to compile.
 type Regexp struct {
-	pattern  string
-	prefix   string // literal prefix, lower case; see literalPrefix
-	linear   *regexp.Regexp
-	backtrk  *regexp2.Regexp
-	timeouts atomic.Uint64
+	pattern string
+	prefix  string // literal prefix, lower case; see literalPrefix
+	// caseSensitive: compiled by CompileCaseSensitiveRegex, letters match
+	// only as written.
+	caseSensitive bool
+	linear        *regexp.Regexp
+	backtrk       *regexp2.Regexp
+	timeouts      atomic.Uint64
 }
 
 // CompileRegex compiles pattern (already stripped of a leading "^"). A
 // timeout <= 0 means DefaultMatchTimeout.
 func CompileRegex(pattern string, timeout time.Duration) (*Regexp, error) {
+	return compileRegex(pattern, timeout, false)
+}
+
+// CompileCaseSensitiveRegex is CompileRegex without the case folding: a
+// Gateway API RegularExpression path match, which the API defines as
+// case-sensitive (SPEC §20). The dialect is otherwise the same.
+func CompileCaseSensitiveRegex(pattern string, timeout time.Duration) (*Regexp, error) {
+	return compileRegex(pattern, timeout, true)
+}
+
+func compileRegex(pattern string, timeout time.Duration, caseSensitive bool) (*Regexp, error) {
 	if timeout <= 0 {
 		timeout = DefaultMatchTimeout
 	}
@@ -70,7 +84,9 @@ func CompileRegex(pattern string, timeout time.Duration) (*Regexp, error) {
 	}
 	expr := "^(?:" + pattern + ")"
 	if parsed, err := syntax.Parse(expr, syntax.Perl); err == nil {
-		parsed = foldASCII(parsed)
+		if !caseSensitive {
+			parsed = foldASCII(parsed)
+		}
 		// Simplify expands counted repetition into copies, so a short pattern
 		// can cost hundreds of MiB before its size is known: reject what is
 		// clearly too large from the parse tree, and measure the rest exactly.
@@ -86,12 +102,12 @@ func CompileRegex(pattern string, timeout time.Duration) (*Regexp, error) {
 		}
 		re, err := regexp.Compile(parsed.String())
 		if err == nil {
-			r := &Regexp{pattern: pattern, linear: re, prefix: literalPrefix(parsed)}
+			r := &Regexp{pattern: pattern, linear: re, prefix: literalPrefix(parsed), caseSensitive: caseSensitive}
 			if hasDollar(parsed) {
 				// Perl's $ also matches before a final newline, Go's only at
 				// the end. They differ only for a path ending in "\n" (a
 				// decoded %0A), which the backtracking engine then answers.
-				if r.backtrk, err = compileBacktracking(pattern, expr, timeout); err != nil {
+				if r.backtrk, err = compileBacktracking(pattern, expr, timeout, caseSensitive); err != nil {
 					return nil, err
 				}
 			}
@@ -99,24 +115,28 @@ func CompileRegex(pattern string, timeout time.Duration) (*Regexp, error) {
 		}
 		// Go's own limits (e.g. nesting) reject it: try the other engine.
 	}
-	re, err := compileBacktracking(pattern, expr, timeout)
+	re, err := compileBacktracking(pattern, expr, timeout, caseSensitive)
 	if err != nil {
 		return nil, err
 	}
-	return &Regexp{pattern: pattern, backtrk: re}, nil
+	return &Regexp{pattern: pattern, backtrk: re, caseSensitive: caseSensitive}, nil
 }
 
 // compileBacktracking needs no size check of its own: its program grows
 // with the text, which CompileRegex bounds by MaxRegexPattern.
-func compileBacktracking(pattern, expr string, timeout time.Duration) (*regexp2.Regexp, error) {
+func compileBacktracking(pattern, expr string, timeout time.Duration, caseSensitive bool) (*regexp2.Regexp, error) {
 	// A back-reference matches caseless in PCRE ("(a)\1" matches "aA"),
 	// which only the engine's own IgnoreCase gives; such a pattern keeps it
 	// and with it Unicode folding (documented, §19).
 	opts := regexp2.None
-	if hasBackReference(expr) {
-		opts = regexp2.IgnoreCase
+	text := asciiClasses(expr)
+	if !caseSensitive {
+		text = foldASCIIText(text)
+		if hasBackReference(expr) {
+			opts = regexp2.IgnoreCase
+		}
 	}
-	re, err := regexp2.Compile(foldASCIIText(asciiClasses(expr)), opts)
+	re, err := regexp2.Compile(text, opts)
 	if err != nil {
 		// Say it in the pattern as written, not as rewritten.
 		if _, plain := regexp2.Compile(expr, opts); plain != nil {
@@ -287,9 +307,12 @@ func asciiFoldInput(path string) string {
 }
 
 // MatchString reports whether path matches from its start. Case folds
-// ASCII only (see asciiFoldInput).
+// ASCII only (see asciiFoldInput), unless the pattern is case-sensitive.
 func (r *Regexp) MatchString(path string) bool {
-	ok, _ := r.match(asciiFoldInput(path))
+	if !r.caseSensitive {
+		path = asciiFoldInput(path)
+	}
+	ok, _ := r.match(path)
 	return ok
 }
 
@@ -320,6 +343,10 @@ func (r *Regexp) match(path string) (ok, timedOut bool) {
 
 // String returns the pattern as compiled, without the added anchor.
 func (r *Regexp) String() string { return r.pattern }
+
+// CaseSensitive reports whether the pattern was compiled by
+// CompileCaseSensitiveRegex.
+func (r *Regexp) CaseSensitive() bool { return r.caseSensitive }
 
 // Linear reports whether the pattern runs on the linear-time engine.
 func (r *Regexp) Linear() bool { return r.linear != nil }

@@ -508,7 +508,9 @@ func conditionsKey(c *match.Conditions) string {
 // or why the path is refused.
 func (b *builder) httpRouteKey(m HTTPRouteMatch) (key string, re *match.Regexp, why string) {
 	path := m.Path
-	if path == "" || path[0] != '/' {
+	// A pattern need not begin with "/" ("(?i)/api", ".*/v1"): the API
+	// asks that only of Exact and PathPrefix values.
+	if path == "" || path[0] != '/' && m.Type != match.Regex {
 		return "", nil, "does not begin with /"
 	}
 	switch m.Type {

@@ -2425,8 +2425,16 @@
 // namespace, with ReferenceGrants for the TLS Secrets), an HTTP listener
 // per host and an HTTPS one per host with a TLS Secret; one HTTPRoute per
 // Ingress and host, plus one with RequestRedirect rules on the HTTP
-// listener where ssl-redirect applies; Exact, PathPrefix and
-// RegularExpression paths; a host's spec.defaultBackend as a PathPrefix
+// listener where ssl-redirect applies; Exact and PathPrefix paths, and on
+// a host ingress-nginx matches by regular expression (use-regex or
+// rewrite-target among its Ingresses, or an ImplementationSpecific path
+// with regex syntax) RegularExpression ones, "(?i)" first where the
+// pattern has letters, since the API's are case-sensitive (elsewhere an
+// ImplementationSpecific path is the PathPrefix it is in ingress-nginx,
+// listed with what it no longer matches); object names that are not valid
+// (a class from an annotation, an Ingress read from a file) made valid
+// DNS-1123 subdomains with a hash of the original, at most 253 bytes and
+// apart from every other name; a host's spec.defaultBackend as a PathPrefix
 // "/" rule; server-alias as more hostnames; app-root, rewrite-target
 // without captures, upstream-vhost, x-forwarded-prefix, permanent- and
 // temporal-redirect, canary weights and headers, mirror-target to a

@@ -15,6 +15,7 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/yaml"
 
@@ -895,6 +896,32 @@ func fitName(name string, n int) string {
 	return strings.TrimRight(name[:n-9], "-.") + "-" + hex.EncodeToString(sum[:4])
 }
 
+// objectName is name when it is a valid object name (a DNS-1123
+// subdomain) of at most n bytes. Otherwise (an IngressClass named in an
+// annotation, "Nginx_Public"; an Ingress read from a file no API server
+// checked) it is name lower-cased, each dot-separated part's other bytes
+// as "-", followed by a hash of name, so that two names made valid stay
+// apart and differ from every valid one but by chance; then fitName.
+func objectName(name string, n int) string {
+	if len(validation.IsDNS1123Subdomain(name)) == 0 {
+		return fitName(name, n)
+	}
+	var parts []string
+	for _, p := range strings.Split(strings.ToLower(name), ".") {
+		if p = strings.Trim(nonLowerAlnum.ReplaceAllString(p, "-"), "-"); p != "" {
+			parts = append(parts, p)
+		}
+	}
+	sum := sha256.Sum256([]byte(name))
+	out := strings.Join(parts, ".")
+	if out == "" {
+		out = "x"
+	}
+	return fitName(out+"-"+hex.EncodeToString(sum[:4]), n)
+}
+
+var nonLowerAlnum = regexp.MustCompile(`[^a-z0-9]+`)
+
 // unique returns name, or name-2, name-3 … when used has it already, and
 // records what it returns: two hosts can share a label ("a-b.io",
 // "a.b.io"), and listener and route names must not.
@@ -917,9 +944,14 @@ func (c *converter) finish() Migration {
 	gwNames := make(map[string]bool) // namespace/name of the Gateways
 	for k := range c.gateways {
 		gkeys = append(gkeys, k)
-		gwNames[k.ns+"/"+k.name] = true
 	}
 	slices.SortFunc(gkeys, func(a, b nsName) int { return cmp.Or(cmp.Compare(a.ns, b.ns), cmp.Compare(a.name, b.name)) })
+	// Each class's first Gateway is named after it (made a valid name);
+	// the names are all taken before a class's next Gateway picks one.
+	first := make(map[nsName]string, len(gkeys))
+	for _, k := range gkeys {
+		first[k] = strings.TrimPrefix(unique(gwNames, k.ns+"/"+objectName(k.name, maxRouteName)), k.ns+"/")
+	}
 	for _, k := range gkeys {
 		gh := c.gateways[k]
 		hosts := make([]string, 0, len(gh.hosts))
@@ -936,13 +968,13 @@ func (c *converter) finish() Migration {
 			if gw == nil || len(gw.Spec.Listeners)+1+btoi(tls) > maxListeners {
 				// A Gateway holds 64 listeners: the class's next one
 				// takes the hosts that do not fit.
-				name := k.name
+				name := first[k]
 				if gw != nil {
-					name = strings.TrimPrefix(unique(gwNames, k.ns+"/"+k.name), k.ns+"/")
+					name = strings.TrimPrefix(unique(gwNames, k.ns+"/"+first[k]), k.ns+"/")
 				}
 				gw = &gwv1.Gateway{TypeMeta: metav1.TypeMeta{APIVersion: gwv1.GroupVersion.String(), Kind: "Gateway"},
 					ObjectMeta: metav1.ObjectMeta{Namespace: k.ns, Name: name}}
-				gw.Spec.GatewayClassName = gwv1.ObjectName(cmp.Or(c.opts.GatewayClassName, k.name))
+				gw.Spec.GatewayClassName = gwv1.ObjectName(cmp.Or(c.opts.GatewayClassName, objectName(k.name, maxRouteName)))
 				m.Gateways = append(m.Gateways, gw)
 			}
 			gh.label[h], gh.gateway[h] = unique(used, hostLabel(h)), gw.Name
@@ -976,7 +1008,7 @@ func (c *converter) finish() Migration {
 	for _, k := range keys {
 		g := c.routes[k]
 		gh, gk := c.gateway(g), c.gatewayOf(g)
-		name := strings.TrimPrefix(unique(names, g.key.ns+"/"+fitName(g.key.name+"-"+gh.label[g.key.host], maxRouteName)), g.key.ns+"/")
+		name := strings.TrimPrefix(unique(names, g.key.ns+"/"+objectName(g.key.name+"-"+gh.label[g.key.host], maxRouteName)), g.key.ns+"/")
 		parent := func(h string, proto gwv1.ProtocolType) gwv1.ParentReference {
 			p := gwv1.ParentReference{Name: gwv1.ObjectName(gh.gateway[h]), SectionName: ptr(gwv1.SectionName(listenerName(gh.label[h], proto)))}
 			if gk.ns != g.key.ns {

@@ -69,6 +69,8 @@ type HTTPRouteRule struct {
 	// ConnectTimeout and ReadTimeout), the shorter deciding: a backend
 	// too slow answers 504.
 	RequestTimeout, BackendRequestTimeout time.Duration
+	// Retry is the rule's retry (match.Retry), nil for none.
+	Retry *match.Retry
 	// Affinity, when set, is the rule's session persistence as the
 	// session affinity ramjet has (SPEC §9): its backend's cookie, set
 	// by this rule's routes (routeaffinity.go); AffinityField locates it.
@@ -376,10 +378,14 @@ func ruleTimeouts(rule *HTTPRouteRule) *match.Policy {
 	if t := rule.BackendRequestTimeout; t > 0 && (d == 0 || t < d) {
 		d = t
 	}
-	if d <= 0 {
+	if d <= 0 && rule.Retry == nil {
 		return nil
 	}
-	return &match.Policy{ConnectTimeout: d, ReadTimeout: d}
+	p := &match.Policy{ConnectTimeout: d, ReadTimeout: d}
+	if rule.Retry != nil {
+		p.Proxy = &match.Proxying{MaxTempFileSize: -1, Retry: rule.Retry}
+	}
+	return p
 }
 
 // condKey identifies a route with conditions: of two with the same host,

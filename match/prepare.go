@@ -316,6 +316,9 @@ func (p *preparer) preparePolicy(field **Policy) error {
 		*field = out
 		return nil
 	}
+	if err := checkRetry(retryOf(pol)); err != nil {
+		return err
+	}
 	allow, err := canonicalRanges(pol.Allow)
 	if err != nil {
 		return &fieldError{"Allow", err}

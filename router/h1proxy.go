@@ -37,6 +37,10 @@ func (r *Router) serveH1(x *exchange, req *http.Request) {
 	if p != nil && p.NextUpstreamTimeout > 0 {
 		began = time.Now()
 	}
+	var rr *match.Retry // a Gateway API rule's retry, which replaces proxy-next-upstream
+	if p != nil {
+		rr = p.Retry
+	}
 	for {
 		var dialAt time.Time
 		if !x.start.IsZero() {
@@ -47,7 +51,11 @@ func (r *Router) serveH1(x *exchange, req *http.Request) {
 			x.connectTime += time.Since(dialAt)
 		}
 		if err != nil {
-			if unreachable(err) && x.passOn(req, p, failureClass(err), true, began) {
+			if rr != nil && x.retryRoute(req, rr, true) {
+				fresh = false
+				continue
+			}
+			if rr == nil && unreachable(err) && x.passOn(req, p, failureClass(err), true, began) {
 				fresh = false
 				continue
 			}
@@ -71,7 +79,11 @@ func (r *Router) serveH1(x *exchange, req *http.Request) {
 				fresh = true
 				continue
 			}
-			if p != nil && p.NextUpstream != 0 && clientErr == nil &&
+			if rr != nil && clientErr == nil && x.retryRoute(req, rr, !pc.BodyStarted()) {
+				fresh = false
+				continue
+			}
+			if rr == nil && p != nil && p.NextUpstream != 0 && clientErr == nil &&
 				x.passOn(req, p, failureClass(err), !pc.BodyStarted(), began) {
 				fresh = false
 				continue
@@ -93,6 +105,11 @@ func (r *Router) serveH1(x *exchange, req *http.Request) {
 		if res.Status == http.StatusSwitchingProtocols {
 			r.switchProtocols(&t, res, upgrade)
 			return
+		}
+		if rr != nil && rr.Retries(res.Status) && x.retryRoute(req, rr, !pc.BodyStarted() && !pc.BodyUnsent()) {
+			pc.End(false)
+			fresh = false
+			continue
 		}
 		if p != nil {
 			// proxy-next-upstream http_<status>: the response is dropped

@@ -2541,13 +2541,15 @@
 //     evenly spread. A mirror whose backendRef is invalid, or whose
 //     Service or port does not exist, is dropped with a warning (and
 //     ResolvedRefs False on the route) while the rule serves its requests.
-//   - timeouts: request and backendRequest bound the connection to the
-//     backend and the wait for its response head (the location's connect
-//     and read timeouts, §11.4), the shorter one deciding, and a backend
-//     too slow answers 504; "0s" keeps the router's. Approximated: neither
-//     bounds the response body once its head has come, request does not
-//     count the time the client takes to send its body, and backendRequest
-//     bounds each retry's head as request does.
+//   - timeouts (match.Proxying's RequestTimeout and TryTimeout, router
+//     routetimeouts.go): request bounds the whole exchange with the
+//     backend from its first try, retries and backoff included, and
+//     backendRequest each try from its connection to its response's last
+//     byte. One that runs out before the response head answers 504 (a
+//     try's is retried under the rule's retry), after it the client's
+//     connection is cut; "0s" keeps the router's. The time the client
+//     takes to send the request head is not counted (the API allows
+//     starting once the request was received).
 //   - The URLRewrite filter, as a route rewrite (§11.1, match.Rewrite):
 //     hostname sets the Host the backend receives; ReplaceFullPath
 //     replaces the path, ReplacePrefixMatch (PathPrefix matches only) the

@@ -64,10 +64,10 @@ type HTTPRouteRule struct {
 	// dropped.
 	Mirrors []RequestMirror
 	// RequestTimeout and BackendRequestTimeout are the Gateway API's
-	// timeouts; 0 keeps the router's. Both bound the connection to the
-	// backend and the wait for its response head (match.Policy's
-	// ConnectTimeout and ReadTimeout), the shorter deciding: a backend
-	// too slow answers 504.
+	// timeouts; 0 keeps the router's. The first bounds the whole exchange
+	// with the backend, retries included, the second each try to its last
+	// response byte (match.Proxying); one that runs out before the
+	// response head answers 504.
 	RequestTimeout, BackendRequestTimeout time.Duration
 	// Retry is the rule's retry (match.Retry), nil for none.
 	Retry *match.Retry
@@ -381,11 +381,10 @@ func ruleTimeouts(rule *HTTPRouteRule) *match.Policy {
 	if d <= 0 && rule.Retry == nil {
 		return nil
 	}
-	p := &match.Policy{ConnectTimeout: d, ReadTimeout: d}
-	if rule.Retry != nil {
-		p.Proxy = &match.Proxying{MaxTempFileSize: -1, Retry: rule.Retry}
-	}
-	return p
+	// The exact bounds are the Proxying's; the connect and read timeouts
+	// only keep the router's own from cutting a longer one short.
+	return &match.Policy{ConnectTimeout: d, ReadTimeout: d, Proxy: &match.Proxying{MaxTempFileSize: -1, Retry: rule.Retry,
+		RequestTimeout: max(rule.RequestTimeout, 0), TryTimeout: max(rule.BackendRequestTimeout, 0)}}
 }
 
 // condKey identifies a route with conditions: of two with the same host,

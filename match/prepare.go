@@ -319,6 +319,9 @@ func (p *preparer) preparePolicy(field **Policy) error {
 	if err := checkRetry(retryOf(pol)); err != nil {
 		return err
 	}
+	if err := checkRouteTimeouts(proxyingOf(pol)); err != nil {
+		return err
+	}
 	allow, err := canonicalRanges(pol.Allow)
 	if err != nil {
 		return &fieldError{"Allow", err}

@@ -51,6 +51,14 @@ type Proxying struct {
 	// after a try that failed; nil: none. It is not proxy-next-upstream,
 	// which it overrides: see Retry.
 	Retry *Retry
+	// RequestTimeout and TryTimeout are a Gateway API rule's
+	// timeouts.request and timeouts.backendRequest (SPEC §20): the first
+	// bounds the whole exchange with the backend, every try and backoff
+	// included, the second each try, from its connection to the last byte
+	// of its response. One that runs out before the response head answers
+	// 504 (a try's is retried under Retry); after it, the client's
+	// connection is cut. 0: none.
+	RequestTimeout, TryTimeout time.Duration
 }
 
 // Retry is a Gateway API rule's retry: a try answered with one of Codes,
@@ -89,12 +97,43 @@ func checkRetry(r *Retry) error {
 	return nil
 }
 
+// checkRouteTimeouts refuses a negative timeout.
+func checkRouteTimeouts(p *Proxying) error {
+	switch {
+	case p == nil:
+	case p.RequestTimeout < 0:
+		return &fieldError{"Proxy.RequestTimeout", errors.New("is negative")}
+	case p.TryTimeout < 0:
+		return &fieldError{"Proxy.TryTimeout", errors.New("is negative")}
+	}
+	return nil
+}
+
 // retryOf is a policy's Retry, nil without.
 func retryOf(p *Policy) *Retry {
 	if pr := proxyingOf(p); pr != nil {
 		return pr.Retry
 	}
 	return nil
+}
+
+// hasRouteTries reports a policy with a Gateway API rule's retry or
+// timeouts.
+func hasRouteTries(p *Policy) bool {
+	pr := proxyingOf(p)
+	return pr != nil && (pr.Retry != nil || pr.RequestTimeout > 0 || pr.TryTimeout > 0)
+}
+
+func (e *encoder) routeTries(p *Policy) {
+	pr := proxyingOf(p)
+	if pr == nil {
+		e.flag(false)
+		return
+	}
+	e.flag(true)
+	e.num(int(pr.RequestTimeout))
+	e.num(int(pr.TryTimeout))
+	e.retry(pr.Retry)
 }
 
 func (e *encoder) retry(r *Retry) {
@@ -243,8 +282,8 @@ func proxyingText(p *Proxying) string {
 	if p.NextUpstreamTimeout > 0 {
 		parts = append(parts, "next-upstream-timeout="+p.NextUpstreamTimeout.String())
 	}
-	if len(parts) == 0 && p.Retry != nil {
-		return "" // a route's retry alone: its own line
+	if len(parts) == 0 && (p.Retry != nil || p.RequestTimeout > 0 || p.TryTimeout > 0) {
+		return "" // a route's retry and timeouts alone: their own lines
 	}
 	return "proxying " + strings.Join(parts, " ")
 }
@@ -271,12 +310,12 @@ var proxyingSection = section{
 		host:  func(e *encoder, vh *VirtualHost) { e.authOptions(authOptionsOf(vh.FallbackLocation.Auth)) },
 		route: func(e *encoder, r *Route) { e.authOptions(authOptionsOf(r.Auth)) },
 	}, {
-		tag: "route-retry",
+		tag: "route-tries",
 		hostHas: func(vh *VirtualHost) bool {
-			return retryOf(vh.FallbackLocation.Policy) != nil || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return retryOf(r.Policy) != nil })
+			return hasRouteTries(vh.FallbackLocation.Policy) || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return hasRouteTries(r.Policy) })
 		},
-		host:  func(e *encoder, vh *VirtualHost) { e.retry(retryOf(vh.FallbackLocation.Policy)) },
-		route: func(e *encoder, r *Route) { e.retry(retryOf(r.Policy)) },
+		host:  func(e *encoder, vh *VirtualHost) { e.routeTries(vh.FallbackLocation.Policy) },
+		route: func(e *encoder, r *Route) { e.routeTries(r.Policy) },
 	}},
 	text: textParts{
 		at: 85,
@@ -293,6 +332,9 @@ func proxyingLines(b *strings.Builder, p *Policy, a *Auth) {
 	}
 	if r := retryOf(p); r != nil {
 		b.WriteString("    " + retryText(r) + "\n")
+	}
+	if pr := proxyingOf(p); pr != nil && (pr.RequestTimeout > 0 || pr.TryTimeout > 0) {
+		b.WriteString("    timeouts request=" + pr.RequestTimeout.String() + " backend-request=" + pr.TryTimeout.String() + "\n")
 	}
 	if s := authOptionsText(authOptionsOf(a)); s != "" {
 		b.WriteString("    " + s + "\n")

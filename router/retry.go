@@ -24,8 +24,8 @@ const maxTries = 3
 // replaces the rule with nginx's conditions (see passOn).
 func (x *exchange) roundTrip(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
 	p := x.proxying()
-	if p != nil && p.Retry != nil {
-		return x.roundTripRetry(rt, req, p.Retry)
+	if p != nil && (p.Retry != nil || p.TryTimeout > 0) {
+		return x.roundTripRetry(rt, req, p.Retry, p.TryTimeout)
 	}
 	explicit := p != nil && p.NextUpstream != 0
 	if x.balancer.Len() < 2 || !explicit && !idempotent(req.Method) || explicit && p.NextUpstream&match.RetryOff != 0 {
@@ -104,7 +104,10 @@ func (b *unclosedBody) Close() error { return nil }
 
 // roundTripRetry is roundTrip under a Gateway API rule's retry (see
 // match.Retry and retryRoute).
-func (x *exchange) roundTripRetry(rt http.RoundTripper, req *http.Request, rr *match.Retry) (*http.Response, error) {
+func (x *exchange) roundTripRetry(rt http.RoundTripper, req *http.Request, rr *match.Retry, tryTimeout time.Duration) (*http.Response, error) {
+	if rr == nil {
+		return tryRoundTrip(rt, req, tryTimeout)
+	}
 	out := req
 	var body *unclosedBody
 	if req.Body != nil && req.Body != http.NoBody {
@@ -113,7 +116,7 @@ func (x *exchange) roundTripRetry(rt http.RoundTripper, req *http.Request, rr *m
 		out.Body = body
 	}
 	for {
-		res, err := rt.RoundTrip(out)
+		res, err := tryRoundTrip(rt, out, tryTimeout)
 		replayable := body == nil || !body.read
 		if err == nil {
 			if !rr.Retries(res.StatusCode) || !x.retryRoute(req, rr, replayable) {

@@ -178,6 +178,11 @@ func (r *Router) forward(s *requestState) {
 		ansNoEndpoints.write(x, s.grpc)
 		return
 	}
+	if p := x.proxying(); p != nil && p.RequestTimeout > 0 {
+		var cancel context.CancelFunc
+		req, cancel = withRequestTimeout(req, p.RequestTimeout)
+		defer cancel()
+	}
 	if r.h1 != nil && b.Protocol == match.HTTP {
 		r.serveH1(x, req)
 		return

@@ -76,14 +76,29 @@ func (bs *backends) handler(name string) http.Handler {
 			websocket.Handler(func(ws *websocket.Conn) { _, _ = io.Copy(ws, ws) }).ServeHTTP(w, r)
 			return
 		}
-		if q := r.URL.Query(); q.Get("uuid") != "" && q.Get("responseCode") != "" {
+		q := r.URL.Query()
+		n := 0
+		if q.Get("uuid") != "" {
 			bs.mu.Lock()
 			if bs.tries == nil {
 				bs.tries = map[string]int{}
 			}
 			bs.tries[q.Get("uuid")]++
-			n := bs.tries[q.Get("uuid")]
+			n = bs.tries[q.Get("uuid")]
 			bs.mu.Unlock()
+		}
+		// delayTries: only the uuid's first so many requests wait.
+		if k, err := strconv.Atoi(q.Get("delayTries")); err == nil && n > k {
+			q.Del("delay")
+		}
+		if d, err := time.ParseDuration(q.Get("delay")); err == nil {
+			select {
+			case <-time.After(d):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		if q.Get("responseCode") != "" {
 			after, _ := strconv.Atoi(q.Get("succeedAfter"))
 			if code, err := strconv.Atoi(q.Get("responseCode")); err == nil && n <= after {
 				w.Header().Set("X-Served-By", name)
@@ -91,14 +106,22 @@ func (bs *backends) handler(name string) http.Handler {
 				return
 			}
 		}
-		if d, err := time.ParseDuration(r.URL.Query().Get("delay")); err == nil {
-			select {
-			case <-time.After(d):
-			case <-r.Context().Done():
-				return
+		w.Header().Set("X-Served-By", name)
+		if d, err := time.ParseDuration(q.Get("drip")); err == nil {
+			// The head at once, then a byte every 50ms for d.
+			w.WriteHeader(http.StatusOK)
+			for end := time.Now().Add(d); time.Now().Before(end); {
+				if _, err := w.Write([]byte{'.'}); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+				select {
+				case <-time.After(50 * time.Millisecond):
+				case <-r.Context().Done():
+					return
+				}
 			}
 		}
-		w.Header().Set("X-Served-By", name)
 	})
 }
 

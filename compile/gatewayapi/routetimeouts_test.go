@@ -58,7 +58,7 @@ func TestRouteTimeoutsExact(t *testing.T) {
 	defer srv.Close()
 	port := srv.Listener.Addr().(*net.TCPAddr).Port
 	rt.SetGatewayPorts(map[int]int32{port: 80}) // the listeners' port
-	get := func(target string) (status int, body string, bodyErr error, took time.Duration) {
+	get := func(target string) (status int, body string, took time.Duration, bodyErr error) {
 		start := time.Now()
 		req, _ := http.NewRequest(http.MethodGet, srv.URL+target, nil)
 		req.Host = "192.0.2.1"
@@ -68,7 +68,7 @@ func TestRouteTimeoutsExact(t *testing.T) {
 		}
 		b, err := io.ReadAll(res.Body)
 		res.Body.Close()
-		return res.StatusCode, string(b), err, time.Since(start)
+		return res.StatusCode, string(b), time.Since(start), err
 	}
 	tries := func(uuid string) int {
 		bs.mu.Lock()
@@ -78,18 +78,18 @@ func TestRouteTimeoutsExact(t *testing.T) {
 
 	// Each try answers 500 after 100ms: the retries stop when the 300ms
 	// run out, with 504, after three or four tries rather than six.
-	code, _, _, took := get("/bounded?responseCode=500&succeedAfter=10&delay=100ms&uuid=b")
+	code, _, took, _ := get("/bounded?responseCode=500&succeedAfter=10&delay=100ms&uuid=b")
 	if n := tries("b"); code != http.StatusGatewayTimeout || n < 2 || n > 4 || took > 600*time.Millisecond {
 		t.Errorf("/bounded: %d after %v and %d tries; want 504 after about 300ms and at most 4 tries", code, took, n)
 	}
 	// A response whose head comes at once and whose body drips for a
 	// second is cut at 300ms, however often a byte comes.
-	code, body, bodyErr, took := get("/per-try?drip=1s&uuid=p")
+	code, body, took, bodyErr := get("/per-try?drip=1s&uuid=p")
 	if code != http.StatusOK || bodyErr == nil || len(body) > 10 || took > 700*time.Millisecond {
 		t.Errorf("/per-try: %d, %d body bytes, body error %v, after %v; want 200 cut off after about 300ms", code, len(body), bodyErr, took)
 	}
 	// The request timeout cuts a dripping body too.
-	code, body, bodyErr, _ = get("/whole?drip=1s")
+	code, body, _, bodyErr = get("/whole?drip=1s")
 	if code != http.StatusOK || bodyErr == nil || len(body) > 10 {
 		t.Errorf("/whole: %d, %d body bytes, body error %v; want 200 cut off", code, len(body), bodyErr)
 	}
@@ -99,7 +99,7 @@ func TestRouteTimeoutsExact(t *testing.T) {
 		t.Errorf("/per-try-retried: %d after %d tries; want 200 after 2", code, n)
 	}
 	// Without a retry, a try past its timeout answers 504.
-	code, _, _, took = get("/per-try?delay=1s&uuid=s")
+	code, _, took, _ = get("/per-try?delay=1s&uuid=s")
 	if code != http.StatusGatewayTimeout || took > 700*time.Millisecond {
 		t.Errorf("/per-try slow head: %d after %v; want 504 after about 300ms", code, took)
 	}

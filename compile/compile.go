@@ -206,6 +206,8 @@ type builder struct {
 	regexps map[string]regexResult
 	// grpcBackends are the backends GRPCRoutes send to (grpcroute.go).
 	grpcBackends map[*backendInfo]grpcUse
+	// caseSensitiveRegexps are the Gateway API's patterns, made on first use.
+	caseSensitiveRegexps map[string]regexResult
 
 	// Backends in creation order, and the global default's resolution.
 	backendList []*backendInfo

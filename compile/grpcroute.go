@@ -67,8 +67,8 @@ func grpcPath(g *GRPCMethodMatch) (typ match.PathType, path, orderPath string) {
 }
 
 // grpcRouteKey is httpRouteKey for a gRPC method match: its Regex
-// patterns are case-sensitive (CompileRegexExactCase), cached apart from
-// the folded ones.
+// patterns are case-sensitive (CompileCaseSensitiveRegex), cached with
+// the HTTPRoute ones.
 func (b *builder) grpcRouteKey(m HTTPRouteMatch) (key string, re *match.Regexp, why string) {
 	if m.Type != match.Regex {
 		if strings.Contains(m.Path[1:], "//") || m.Type == match.Exact && strings.Count(m.Path, "/") != 2 {
@@ -76,11 +76,13 @@ func (b *builder) grpcRouteKey(m HTTPRouteMatch) (key string, re *match.Regexp, 
 		}
 		return m.Path, nil, badSegment(m.Path)
 	}
-	ck := "\x00exact-case\x00" + m.Path
-	res, cached := b.regexps[ck]
+	if b.caseSensitiveRegexps == nil {
+		b.caseSensitiveRegexps = make(map[string]regexResult)
+	}
+	res, cached := b.caseSensitiveRegexps[m.Path]
 	if !cached {
-		res.re, res.err = match.CompileRegexExactCase(m.Path, 0)
-		b.regexps[ck] = res
+		res.re, res.err = match.CompileCaseSensitiveRegex(m.Path, 0)
+		b.caseSensitiveRegexps[m.Path] = res
 	}
 	if res.err != nil {
 		return "", nil, "is not a usable regular expression: " + res.err.Error()

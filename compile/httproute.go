@@ -68,11 +68,13 @@ type HTTPRouteRule struct {
 	// dropped.
 	Mirrors []RequestMirror
 	// RequestTimeout and BackendRequestTimeout are the Gateway API's
-	// timeouts; 0 keeps the router's. Both bound the connection to the
-	// backend and the wait for its response head (match.Policy's
-	// ConnectTimeout and ReadTimeout), the shorter deciding: a backend
-	// too slow answers 504.
+	// timeouts; 0 keeps the router's. The first bounds the whole exchange
+	// with the backend, retries included, the second each try to its last
+	// response byte (match.Proxying); one that runs out before the
+	// response head answers 504.
 	RequestTimeout, BackendRequestTimeout time.Duration
+	// Retry is the rule's retry (match.Retry), nil for none.
+	Retry *match.Retry
 	// Affinity, when set, is the rule's session persistence as the
 	// session affinity ramjet has (SPEC §9): its backend's cookie, set
 	// by this rule's routes (routeaffinity.go); AffinityField locates it.
@@ -388,10 +390,13 @@ func ruleTimeouts(rule *HTTPRouteRule) *match.Policy {
 	if t := rule.BackendRequestTimeout; t > 0 && (d == 0 || t < d) {
 		d = t
 	}
-	if d <= 0 {
+	if d <= 0 && rule.Retry == nil {
 		return nil
 	}
-	return &match.Policy{ConnectTimeout: d, ReadTimeout: d}
+	// The exact bounds are the Proxying's; the connect and read timeouts
+	// only keep the router's own from cutting a longer one short.
+	return &match.Policy{ConnectTimeout: d, ReadTimeout: d, Proxy: &match.Proxying{MaxTempFileSize: -1, Retry: rule.Retry,
+		RequestTimeout: max(rule.RequestTimeout, 0), TryTimeout: max(rule.BackendRequestTimeout, 0)}}
 }
 
 // condKey identifies a route with conditions: of two with the same host,
@@ -421,14 +426,16 @@ func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatc
 	}
 	r := b.routeSlab.new()
 	*r = match.Route{
-		Type:     m.Type,
-		Path:     key,
-		Source:   match.Source{Kind: hr.kind(), Namespace: hr.Namespace, Name: hr.Name, Field: m.Field},
-		Order:    order,
-		Regexp:   re,
-		Backend:  to.backend,
-		Split:    to.split,
-		Location: match.Location{Response: to.response, Policy: to.policy, Rewrite: rw, Snippet: sn},
+		Type:   m.Type,
+		Path:   key,
+		Source: match.Source{Kind: hr.kind(), Namespace: hr.Namespace, Name: hr.Name, Field: m.Field},
+		Order:  order,
+		Regexp: re,
+		// Exact and PathPrefix are case-sensitive as every table path is.
+		CaseSensitive: m.Type == match.Regex,
+		Backend:       to.backend,
+		Split:         to.split,
+		Location:      match.Location{Response: to.response, Policy: to.policy, Rewrite: rw, Snippet: sn},
 	}
 	if hr.kind() == GRPCRouteKind {
 		_, _, r.OrderPath = grpcPath(m.GRPC)
@@ -521,7 +528,9 @@ func conditionsKey(c *match.Conditions) string {
 // or why the path is refused.
 func (b *builder) httpRouteKey(m HTTPRouteMatch) (key string, re *match.Regexp, why string) {
 	path := m.Path
-	if path == "" || path[0] != '/' {
+	// A pattern need not begin with "/" ("(?i)/api", ".*/v1"): the API
+	// asks that only of Exact and PathPrefix values.
+	if path == "" || path[0] != '/' && m.Type != match.Regex {
 		return "", nil, "does not begin with /"
 	}
 	switch m.Type {
@@ -533,11 +542,16 @@ func (b *builder) httpRouteKey(m HTTPRouteMatch) (key string, re *match.Regexp, 
 		}
 		return strings.TrimRight(path, "/"), nil, ""
 	case match.Regex:
+		// The Gateway API's RegularExpression is case-sensitive, unlike an
+		// Ingress pattern (SPEC §20).
 		path = strings.TrimPrefix(path, "^")
-		res, cached := b.regexps[path]
+		if b.caseSensitiveRegexps == nil {
+			b.caseSensitiveRegexps = make(map[string]regexResult)
+		}
+		res, cached := b.caseSensitiveRegexps[path]
 		if !cached {
-			res.re, res.err = match.CompileRegex(path, 0)
-			b.regexps[path] = res
+			res.re, res.err = match.CompileCaseSensitiveRegex(path, 0)
+			b.caseSensitiveRegexps[path] = res
 		}
 		if res.err != nil {
 			return "", nil, "is not a usable regular expression: " + res.err.Error()

@@ -20,6 +20,7 @@ var routeFieldsLeftZero = map[string]string{
 	"NoAffinityCookie": "set only on a backend with affinity, for the routes of Ingresses without it",
 	"When":             "an HTTPRoute's method, header and query matches; no Ingress sets them",
 	"Split":            "an HTTPRoute's weighted backendRefs; an Ingress's canary split lives on its backend",
+	"CaseSensitive":    "an HTTPRoute's RegularExpression; an Ingress's patterns fold case",
 }
 
 // routeFieldsWithoutFallback are the match.Route fields outside its
@@ -34,6 +35,7 @@ var routeFieldsWithoutFallback = map[string]string{
 	"NoAffinityCookie":      "the fallback's backend sets its cookie as its affinity says",
 	"When":                  "a route's conditions pass a request on; the fallback takes what no route took",
 	"Split":                 "an HTTPRoute's; the fallback has one backend",
+	"CaseSensitive":         "a Regex route's; a fallback matches no path",
 }
 
 // TestEveryLocationFeatureReachesRoutesAndFallbacks compiles an Ingress

@@ -128,7 +128,7 @@ var routeFeatures = []feature[*Route]{
 // routeFeatures: most routes have none, and are checked without a call.
 func routeHasFeatures(r *Route) bool {
 	return r.CORS != nil || r.Auth != nil || r.Rewrite != nil || r.Policy != nil || r.Response != nil || r.Redirect != nil ||
-		r.Type == Regex || r.When != nil || r.Split != nil
+		r.Type == Regex || r.CaseSensitive || r.When != nil || r.Split != nil
 }
 
 // inField is err's field within the feature's field, and err without it.
@@ -271,10 +271,23 @@ func authReady(a *Auth) bool {
 // route has none, as compile does with CompileRegex; a route keeps a
 // Regexp it was given.
 func prepareRegexp(r *Route) error {
-	if r.Type != Regex || r.Regexp != nil && (r.Regexp.linear != nil || r.Regexp.backtrk != nil) {
+	if r.Type != Regex {
+		if r.CaseSensitive {
+			return errors.New("CaseSensitive is for Regex routes; " + r.Type.String() + " paths are matched as written")
+		}
 		return nil
 	}
-	re, err := CompileRegex(r.Path, 0)
+	if r.Regexp != nil && (r.Regexp.linear != nil || r.Regexp.backtrk != nil) {
+		if r.Regexp.caseSensitive != r.CaseSensitive {
+			return errors.New("CaseSensitive is " + strconv.FormatBool(r.CaseSensitive) + " but the Regexp given was compiled otherwise")
+		}
+		return nil
+	}
+	compile := CompileRegex
+	if r.CaseSensitive {
+		compile = CompileCaseSensitiveRegex
+	}
+	re, err := compile(r.Path, 0)
 	if err != nil {
 		return err
 	}
@@ -302,6 +315,12 @@ func (p *preparer) preparePolicy(field **Policy) error {
 	if out, ok := p.policy[pol]; ok {
 		*field = out
 		return nil
+	}
+	if err := checkRetry(retryOf(pol)); err != nil {
+		return err
+	}
+	if err := checkRouteTimeouts(proxyingOf(pol)); err != nil {
+		return err
 	}
 	allow, err := canonicalRanges(pol.Allow)
 	if err != nil {

@@ -1,6 +1,8 @@
 package match
 
 import (
+	"cmp"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -45,6 +47,114 @@ type Proxying struct {
 	// NextUpstreamTimeout bounds the time in which a request may be
 	// passed to another endpoint (proxy-next-upstream-timeout); 0: none.
 	NextUpstreamTimeout time.Duration
+	// Retry, a Gateway API rule's retry (SPEC §20), sends a request again
+	// after a try that failed; nil: none. It is not proxy-next-upstream,
+	// which it overrides: see Retry.
+	Retry *Retry
+	// RequestTimeout and TryTimeout are a Gateway API rule's
+	// timeouts.request and timeouts.backendRequest (SPEC §20): the first
+	// bounds the whole exchange with the backend, every try and backoff
+	// included, the second each try, from its connection to the last byte
+	// of its response. One that runs out before the response head answers
+	// 504 (a try's is retried under Retry); after it, the client's
+	// connection is cut. 0: none.
+	RequestTimeout, TryTimeout time.Duration
+}
+
+// Retry is a Gateway API rule's retry: a try answered with one of Codes,
+// or one that failed before a response head came whole (the connection
+// could not be opened, broke or timed out), is sent again, at most
+// Attempts times after the first, Backoff after the failure. Each retry
+// goes to an endpoint of the backend not tried yet, or to the last one
+// when all were. A request whose body a try began to send is not sent
+// again; the method does not matter. The last try's answer is the
+// client's.
+type Retry struct {
+	Codes    []int
+	Attempts int
+	Backoff  time.Duration
+}
+
+// Retries reports whether a try answered status is retried.
+func (r *Retry) Retries(status int) bool { return slices.Contains(r.Codes, status) }
+
+// checkRetry refuses a retry the router cannot follow.
+func checkRetry(r *Retry) error {
+	if r == nil {
+		return nil
+	}
+	for _, c := range r.Codes {
+		if c < 100 || c > 599 {
+			return &fieldError{"Proxy.Retry.Codes", errors.New(strconv.Itoa(c) + " is not a status")}
+		}
+	}
+	if r.Attempts < 0 {
+		return &fieldError{"Proxy.Retry.Attempts", errors.New("is negative")}
+	}
+	if r.Backoff < 0 {
+		return &fieldError{"Proxy.Retry.Backoff", errors.New("is negative")}
+	}
+	return nil
+}
+
+// checkRouteTimeouts refuses a negative timeout.
+func checkRouteTimeouts(p *Proxying) error {
+	switch {
+	case p == nil:
+	case p.RequestTimeout < 0:
+		return &fieldError{"Proxy.RequestTimeout", errors.New("is negative")}
+	case p.TryTimeout < 0:
+		return &fieldError{"Proxy.TryTimeout", errors.New("is negative")}
+	}
+	return nil
+}
+
+// retryOf is a policy's Retry, nil without.
+func retryOf(p *Policy) *Retry {
+	if pr := proxyingOf(p); pr != nil {
+		return pr.Retry
+	}
+	return nil
+}
+
+// hasRouteTries reports a policy with a Gateway API rule's retry or
+// timeouts.
+func hasRouteTries(p *Policy) bool {
+	pr := proxyingOf(p)
+	return pr != nil && (pr.Retry != nil || pr.RequestTimeout > 0 || pr.TryTimeout > 0)
+}
+
+func (e *encoder) routeTries(p *Policy) {
+	pr := proxyingOf(p)
+	if pr == nil {
+		e.flag(false)
+		return
+	}
+	e.flag(true)
+	e.num(int(pr.RequestTimeout))
+	e.num(int(pr.TryTimeout))
+	e.retry(pr.Retry)
+}
+
+func (e *encoder) retry(r *Retry) {
+	e.flag(r != nil)
+	if r == nil {
+		return
+	}
+	e.num(len(r.Codes))
+	for _, c := range r.Codes {
+		e.num(c)
+	}
+	e.num(r.Attempts)
+	e.num(int(r.Backoff))
+}
+
+func retryText(r *Retry) string {
+	codes := make([]string, len(r.Codes))
+	for i, c := range r.Codes {
+		codes[i] = strconv.Itoa(c)
+	}
+	return "retry codes=" + cmp.Or(strings.Join(codes, ","), "none") + " attempts=" + strconv.Itoa(r.Attempts) + " backoff=" + r.Backoff.String()
 }
 
 // NextUpstream is a set of proxy-next-upstream conditions.
@@ -172,6 +282,9 @@ func proxyingText(p *Proxying) string {
 	if p.NextUpstreamTimeout > 0 {
 		parts = append(parts, "next-upstream-timeout="+p.NextUpstreamTimeout.String())
 	}
+	if len(parts) == 0 && (p.Retry != nil || p.RequestTimeout > 0 || p.TryTimeout > 0) {
+		return "" // a route's retry and timeouts alone: their own lines
+	}
 	return "proxying " + strings.Join(parts, " ")
 }
 
@@ -196,6 +309,13 @@ var proxyingSection = section{
 		},
 		host:  func(e *encoder, vh *VirtualHost) { e.authOptions(authOptionsOf(vh.FallbackLocation.Auth)) },
 		route: func(e *encoder, r *Route) { e.authOptions(authOptionsOf(r.Auth)) },
+	}, {
+		tag: "route-tries",
+		hostHas: func(vh *VirtualHost) bool {
+			return hasRouteTries(vh.FallbackLocation.Policy) || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return hasRouteTries(r.Policy) })
+		},
+		host:  func(e *encoder, vh *VirtualHost) { e.routeTries(vh.FallbackLocation.Policy) },
+		route: func(e *encoder, r *Route) { e.routeTries(r.Policy) },
 	}},
 	text: textParts{
 		at: 85,
@@ -209,6 +329,12 @@ var proxyingSection = section{
 func proxyingLines(b *strings.Builder, p *Policy, a *Auth) {
 	if s := proxyingText(proxyingOf(p)); s != "" {
 		b.WriteString("    " + s + "\n")
+	}
+	if r := retryOf(p); r != nil {
+		b.WriteString("    " + retryText(r) + "\n")
+	}
+	if pr := proxyingOf(p); pr != nil && (pr.RequestTimeout > 0 || pr.TryTimeout > 0) {
+		b.WriteString("    timeouts request=" + pr.RequestTimeout.String() + " backend-request=" + pr.TryTimeout.String() + "\n")
 	}
 	if s := authOptionsText(authOptionsOf(a)); s != "" {
 		b.WriteString("    " + s + "\n")

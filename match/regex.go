@@ -53,32 +53,29 @@ const backtrackBytesPerPatternByte = 32
 // a pattern fails to compile.
 type Regexp struct {
 	pattern string
-	// exactCase: compiled by CompileRegexExactCase, letters match only
-	// as written.
-	exactCase bool
-	prefix    string // literal prefix, lower case; see literalPrefix
-	linear    *regexp.Regexp
-	backtrk   *regexp2.Regexp
-	timeouts  atomic.Uint64
+	prefix  string // literal prefix, lower case; see literalPrefix
+	// caseSensitive: compiled by CompileCaseSensitiveRegex, letters match
+	// only as written.
+	caseSensitive bool
+	linear        *regexp.Regexp
+	backtrk       *regexp2.Regexp
+	timeouts      atomic.Uint64
 }
 
 // CompileRegex compiles pattern (already stripped of a leading "^"). A
 // timeout <= 0 means DefaultMatchTimeout.
 func CompileRegex(pattern string, timeout time.Duration) (*Regexp, error) {
-	return compileRegex(pattern, timeout, true)
-}
-
-// CompileRegexExactCase is CompileRegex for a pattern whose letters match
-// only as written (the Gateway API's GRPCRoute RegularExpression method
-// match is case-sensitive), on the same engines and limits.
-func CompileRegexExactCase(pattern string, timeout time.Duration) (*Regexp, error) {
 	return compileRegex(pattern, timeout, false)
 }
 
-// ExactCase reports a pattern compiled by CompileRegexExactCase.
-func (r *Regexp) ExactCase() bool { return r.exactCase }
+// CompileCaseSensitiveRegex is CompileRegex without the case folding: a
+// Gateway API RegularExpression path match, which the API defines as
+// case-sensitive (SPEC §20). The dialect is otherwise the same.
+func CompileCaseSensitiveRegex(pattern string, timeout time.Duration) (*Regexp, error) {
+	return compileRegex(pattern, timeout, true)
+}
 
-func compileRegex(pattern string, timeout time.Duration, fold bool) (*Regexp, error) {
+func compileRegex(pattern string, timeout time.Duration, caseSensitive bool) (*Regexp, error) {
 	if timeout <= 0 {
 		timeout = DefaultMatchTimeout
 	}
@@ -87,7 +84,7 @@ func compileRegex(pattern string, timeout time.Duration, fold bool) (*Regexp, er
 	}
 	expr := "^(?:" + pattern + ")"
 	if parsed, err := syntax.Parse(expr, syntax.Perl); err == nil {
-		if fold {
+		if !caseSensitive {
 			parsed = foldASCII(parsed)
 		}
 		// Simplify expands counted repetition into copies, so a short pattern
@@ -105,12 +102,12 @@ func compileRegex(pattern string, timeout time.Duration, fold bool) (*Regexp, er
 		}
 		re, err := regexp.Compile(parsed.String())
 		if err == nil {
-			r := &Regexp{pattern: pattern, linear: re, prefix: literalPrefix(parsed), exactCase: !fold}
+			r := &Regexp{pattern: pattern, linear: re, prefix: literalPrefix(parsed), caseSensitive: caseSensitive}
 			if hasDollar(parsed) {
 				// Perl's $ also matches before a final newline, Go's only at
 				// the end. They differ only for a path ending in "\n" (a
 				// decoded %0A), which the backtracking engine then answers.
-				if r.backtrk, err = compileBacktracking(pattern, expr, timeout, fold); err != nil {
+				if r.backtrk, err = compileBacktracking(pattern, expr, timeout, caseSensitive); err != nil {
 					return nil, err
 				}
 			}
@@ -118,26 +115,26 @@ func compileRegex(pattern string, timeout time.Duration, fold bool) (*Regexp, er
 		}
 		// Go's own limits (e.g. nesting) reject it: try the other engine.
 	}
-	re, err := compileBacktracking(pattern, expr, timeout, fold)
+	re, err := compileBacktracking(pattern, expr, timeout, caseSensitive)
 	if err != nil {
 		return nil, err
 	}
-	return &Regexp{pattern: pattern, backtrk: re, exactCase: !fold}, nil
+	return &Regexp{pattern: pattern, backtrk: re, caseSensitive: caseSensitive}, nil
 }
 
 // compileBacktracking needs no size check of its own: its program grows
 // with the text, which CompileRegex bounds by MaxRegexPattern.
-func compileBacktracking(pattern, expr string, timeout time.Duration, fold bool) (*regexp2.Regexp, error) {
+func compileBacktracking(pattern, expr string, timeout time.Duration, caseSensitive bool) (*regexp2.Regexp, error) {
 	// A back-reference matches caseless in PCRE ("(a)\1" matches "aA"),
 	// which only the engine's own IgnoreCase gives; such a pattern keeps it
 	// and with it Unicode folding (documented, §19).
 	opts := regexp2.None
-	if fold && hasBackReference(expr) {
-		opts = regexp2.IgnoreCase
-	}
 	text := asciiClasses(expr)
-	if fold {
+	if !caseSensitive {
 		text = foldASCIIText(text)
+		if hasBackReference(expr) {
+			opts = regexp2.IgnoreCase
+		}
 	}
 	re, err := regexp2.Compile(text, opts)
 	if err != nil {
@@ -310,9 +307,12 @@ func asciiFoldInput(path string) string {
 }
 
 // MatchString reports whether path matches from its start. Case folds
-// ASCII only (see asciiFoldInput).
+// ASCII only (see asciiFoldInput), unless the pattern is case-sensitive.
 func (r *Regexp) MatchString(path string) bool {
-	ok, _ := r.match(asciiFoldInput(path))
+	if !r.caseSensitive {
+		path = asciiFoldInput(path)
+	}
+	ok, _ := r.match(path)
 	return ok
 }
 
@@ -343,6 +343,10 @@ func (r *Regexp) match(path string) (ok, timedOut bool) {
 
 // String returns the pattern as compiled, without the added anchor.
 func (r *Regexp) String() string { return r.pattern }
+
+// CaseSensitive reports whether the pattern was compiled by
+// CompileCaseSensitiveRegex.
+func (r *Regexp) CaseSensitive() bool { return r.caseSensitive }
 
 // Linear reports whether the pattern runs on the linear-time engine.
 func (r *Regexp) Linear() bool { return r.linear != nil }

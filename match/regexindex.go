@@ -111,8 +111,7 @@ type regexOutcome struct {
 // matchRegexRoutes tries the host's regex routes in controller order (only
 // those the prefix index allows, if the host has one) within RegexBudget.
 func matchRegexRoutes(routes []*Route, idx *regexIndex, path string, q *Request) regexOutcome {
-	path = asciiFoldInput(path)
-	m := regexMatcher{path: path, start: time.Now()}
+	m := regexMatcher{path: asciiFoldInput(path), raw: path, start: time.Now()}
 	if idx == nil {
 		for _, r := range routes {
 			if m.try(r, q) {
@@ -127,7 +126,7 @@ func matchRegexRoutes(routes []*Route, idx *regexIndex, path string, q *Request)
 	for i := 0; n != nil; i++ {
 		if len(n.routes) > 0 {
 			if k == len(lists) {
-				return matchRegexRoutes(routes, nil, path, q)
+				return matchRegexRoutes(routes, nil, m.raw, q)
 			}
 			lists[k] = n.routes
 			k++
@@ -158,7 +157,8 @@ func matchRegexRoutes(routes []*Route, idx *regexIndex, path string, q *Request)
 
 // regexMatcher tries routes one by one against a path and keeps the time.
 type regexMatcher struct {
-	path  string
+	path  string // passed through asciiFoldInput
+	raw   string // as received, for case-sensitive patterns
 	start time.Time
 	tried int
 	out   regexOutcome
@@ -169,7 +169,11 @@ type regexMatcher struct {
 // ones, which take about a microsecond each.
 // A route whose conditions q does not meet counts as not matching.
 func (m *regexMatcher) try(r *Route, q *Request) bool {
-	ok, timedOut := r.Regexp.match(m.path)
+	path := m.path
+	if r.Regexp.caseSensitive {
+		path = m.raw
+	}
+	ok, timedOut := r.Regexp.match(path)
 	if ok && (r.When == nil || r.When.Matches(q)) {
 		m.out.route = r
 		return true

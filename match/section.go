@@ -50,14 +50,14 @@ var sections = []*section{
 	&tlsEndsSection,  // tlsends.go
 	&responseSection, // response.go
 	&snippetSection,
-	&conditionsSection,   // conditions.go
-	&splitSection,        // split.go
-	&deepWildcardSection, // wildcard.go
-	&streamSection,       // stream.go
-	&tracingSection,      // tracing.go
-	&serverTLSSection,    // servertls.go
-	&listenerSection,     // listener.go
-	&regexCaseSection,    // regexcase.go
+	&conditionsSection,    // conditions.go
+	&splitSection,         // split.go
+	&deepWildcardSection,  // wildcard.go
+	&streamSection,        // stream.go
+	&tracingSection,       // tracing.go
+	&serverTLSSection,     // servertls.go
+	&listenerSection,      // listener.go
+	&caseSensitiveSection, // casesensitive.go
 }
 
 // A digestPart is a share of the digest. One with no tag (the routing

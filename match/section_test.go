@@ -196,6 +196,7 @@ func sectionSpec(t *testing.T) Spec {
 						Access: []AccessRule{{All: true, Deny: true}}},
 					Tracing: &Tracing{OperationName: mustSpanName("HTTP $request_method $uri")}}},
 			{Type: Exact, Path: "/old", Backend: web, Order: 2, Redirect: &Redirect{Code: 301, URL: "https://new.example/"}},
+			{Type: Regex, Path: "/re/[a-z]+", Backend: web, Order: 3},
 		},
 	}
 	www := &VirtualHost{Name: "example.com", Actions: &HostActions{WWWTo: "www.example.com"}}
@@ -242,6 +243,7 @@ var sectionChanges = []struct {
 	{section: "server-tls", field: "VirtualHost.ServerTLS", change: "ciphers", mutate: func(s Spec) {
 		specHost(s, shop).ServerTLS = &ServerTLS{Ciphers: "ECDHE+AESGCM", CipherSuites: []uint16{0xc02f}}
 	}},
+	{section: "case-sensitive-regex", field: "Route.CaseSensitive", change: "on", mutate: func(s Spec) { specRoute(s, "/re/[a-z]+").CaseSensitive = true }},
 	{section: "listener", field: "VirtualHost.Listener", change: "on :443 tls", mutate: func(s Spec) { specHost(s, shop).Listener = Listener{Port: 443, TLS: true} }},
 	{section: "routing", field: "Backend.ID", change: "ID", mutate: func(s Spec) { specBackend(s, "prod/api:80").ID = "prod/api:8080" }},
 	{section: "routing", field: "Backend.Namespace", change: "namespace", mutate: func(s Spec) { specBackend(s, "prod/api:80").Namespace = "staging" }, sameText: "a backend line shows its ID"},

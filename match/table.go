@@ -212,6 +212,11 @@ type Route struct {
 
 	// Regexp is the compiled pattern; set only for Regex routes.
 	Regexp *Regexp
+	// CaseSensitive, on a Regex route, matches the pattern's letters only
+	// as written (a Gateway API RegularExpression, SPEC §20) instead of
+	// folding ASCII case as an Ingress pattern does (§4). A Regexp given
+	// with the route must agree (CompileCaseSensitiveRegex).
+	CaseSensitive bool
 
 	// SSLRedirect and ForceSSLRedirect are the declaring Ingress's
 	// ssl-redirect (default: the --ssl-redirect option) and

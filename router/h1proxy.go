@@ -1,6 +1,7 @@
 package router
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -19,7 +20,6 @@ import (
 // second goroutine, so that a backend answering before it read the whole
 // body cannot stall the exchange.
 func (r *Router) serveH1(x *exchange, req *http.Request) {
-	ctx := req.Context()
 	upgrade := upgradeType(req.Header)
 	length := req.ContentLength
 	hasBody := req.Body != nil && req.Body != http.NoBody
@@ -37,17 +37,38 @@ func (r *Router) serveH1(x *exchange, req *http.Request) {
 	if p != nil && p.NextUpstreamTimeout > 0 {
 		began = time.Now()
 	}
+	var rr *match.Retry // a Gateway API rule's retry, which replaces proxy-next-upstream
+	var tryTimeout time.Duration
+	if p != nil {
+		rr, tryTimeout = p.Retry, p.TryTimeout
+	}
+	outer := req
 	for {
 		var dialAt time.Time
 		if !x.start.IsZero() {
 			dialAt = time.Now()
 		}
+		// Each try under the route's backend request timeout, from its
+		// connection to its response's last byte; released when the
+		// exchange ends.
+		req := outer
+		if tryTimeout > 0 {
+			var cancel context.CancelFunc
+			req, cancel = withTryTimeout(outer, tryTimeout)
+			defer cancel()
+		}
+		ctx := req.Context()
 		pc, err := r.h1.Get(ctx, x.endpoint.Addr, fresh, x.timeouts.connect)
 		if !dialAt.IsZero() && (err != nil || !pc.Reused()) {
 			x.connectTime += time.Since(dialAt)
 		}
 		if err != nil {
-			if unreachable(err) && x.passOn(req, p, failureClass(err), true, began) {
+			err = routeTimedOut(ctx, err)
+			if rr != nil && x.retryRoute(outer, rr, true) {
+				fresh = false
+				continue
+			}
+			if rr == nil && unreachable(err) && x.passOn(outer, p, failureClass(err), true, began) {
 				fresh = false
 				continue
 			}
@@ -57,6 +78,7 @@ func (r *Router) serveH1(x *exchange, req *http.Request) {
 		t := h1Try{pc: pc, x: x, req: req}
 		res, err := t.send(upgrade, length)
 		if err != nil {
+			err = routeTimedOut(ctx, err)
 			// Once a sender started on the body it may be blocked reading
 			// it, so the body cannot be handed to another try even if
 			// nothing of it has been read yet.
@@ -71,8 +93,12 @@ func (r *Router) serveH1(x *exchange, req *http.Request) {
 				fresh = true
 				continue
 			}
-			if p != nil && p.NextUpstream != 0 && clientErr == nil &&
-				x.passOn(req, p, failureClass(err), !pc.BodyStarted(), began) {
+			if rr != nil && clientErr == nil && x.retryRoute(outer, rr, !pc.BodyStarted()) {
+				fresh = false
+				continue
+			}
+			if rr == nil && p != nil && p.NextUpstream != 0 && clientErr == nil &&
+				x.passOn(outer, p, failureClass(err), !pc.BodyStarted(), began) {
 				fresh = false
 				continue
 			}
@@ -94,11 +120,16 @@ func (r *Router) serveH1(x *exchange, req *http.Request) {
 			r.switchProtocols(&t, res, upgrade)
 			return
 		}
+		if rr != nil && rr.Retries(res.Status) && x.retryRoute(outer, rr, !pc.BodyStarted() && !pc.BodyUnsent()) {
+			pc.End(false)
+			fresh = false
+			continue
+		}
 		if p != nil {
 			// proxy-next-upstream http_<status>: the response is dropped
 			// for another endpoint's, unless none is left to try.
 			if c := match.StatusCondition(res.Status); c != 0 && p.NextUpstream&c != 0 &&
-				x.passOn(req, p, c, !pc.BodyStarted() && !pc.BodyUnsent(), began) {
+				x.passOn(outer, p, c, !pc.BodyStarted() && !pc.BodyUnsent(), began) {
 				pc.End(false)
 				fresh = false
 				continue

@@ -393,6 +393,17 @@ func (r *Router) exchangeFailed(x *exchange, req *http.Request, err error) {
 		}
 		return
 	}
+	if err := routeTimedOut(req.Context(), nil); err != nil {
+		// The route's request timeout ran out (SPEC §20): 504, as for a
+		// backend too slow.
+		x.reason = ansUpstreamTimeout.reason
+		r.logger.Warn("backend request failed",
+			"backend", x.backend.ID, "endpoint", x.endpoint.Addr, "reason", x.reason, "error", err)
+		if x.status == 0 {
+			ansUpstreamTimeout.write(x, x.grpc)
+		}
+		return
+	}
 	if req.Context().Err() != nil {
 		// The client went away; nobody is left to read an answer.
 		x.status, x.reason = 499, ReasonClientClosed

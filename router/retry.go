@@ -24,6 +24,9 @@ const maxTries = 3
 // replaces the rule with nginx's conditions (see passOn).
 func (x *exchange) roundTrip(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
 	p := x.proxying()
+	if p != nil && (p.Retry != nil || p.TryTimeout > 0) {
+		return x.roundTripRetry(rt, req, p.Retry, p.TryTimeout)
+	}
 	explicit := p != nil && p.NextUpstream != 0
 	if x.balancer.Len() < 2 || !explicit && !idempotent(req.Method) || explicit && p.NextUpstream&match.RetryOff != 0 {
 		return rt.RoundTrip(req)
@@ -98,3 +101,72 @@ func (b *unclosedBody) Read(p []byte) (int, error) {
 }
 
 func (b *unclosedBody) Close() error { return nil }
+
+// roundTripRetry is roundTrip under a Gateway API rule's retry (see
+// match.Retry and retryRoute).
+func (x *exchange) roundTripRetry(rt http.RoundTripper, req *http.Request, rr *match.Retry, tryTimeout time.Duration) (*http.Response, error) {
+	if rr == nil {
+		return tryRoundTrip(rt, req, tryTimeout)
+	}
+	out := req
+	var body *unclosedBody
+	if req.Body != nil && req.Body != http.NoBody {
+		body = &unclosedBody{r: req.Body}
+		out = shallowCopy(req)
+		out.Body = body
+	}
+	for {
+		res, err := tryRoundTrip(rt, out, tryTimeout)
+		replayable := body == nil || !body.read
+		if err == nil {
+			if !rr.Retries(res.StatusCode) || !x.retryRoute(req, rr, replayable) {
+				return res, nil
+			}
+			res.Body.Close()
+		} else if !x.retryRoute(req, rr, replayable) {
+			return nil, err
+		}
+		if out == req {
+			out = shallowCopy(req)
+		}
+		u := *req.URL
+		u.Host = x.endpoint.Addr
+		out.URL = &u
+	}
+}
+
+// retryRoute reports whether a try that failed is sent again under a
+// Gateway API rule's retry rr, and readies it: the retries left, a
+// request body no try began to send (replayable), a client still there;
+// then it waits rr.Backoff and moves the request to an endpoint not tried
+// yet, or keeps the last one when every endpoint was tried (a retry is
+// not a next upstream: one endpoint is retried too). The caller checks
+// that a response's status is one rr retries.
+func (x *exchange) retryRoute(req *http.Request, rr *match.Retry, replayable bool) bool {
+	ctx := req.Context()
+	if !replayable || ctx.Err() != nil || int(x.retries) >= rr.Attempts {
+		return false
+	}
+	x.retries++
+	if rr.Backoff > 0 {
+		t := time.NewTimer(rr.Backoff)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		}
+	}
+	if x.tried == nil {
+		x.tried = x.triedBuf[:0]
+	}
+	if e, ok := x.pickEndpoint(x.tried); ok {
+		if x.picked {
+			x.endpoint.Release()
+		}
+		x.endpoint, x.picked = e, true
+		x.tried = append(x.tried, e)
+		x.tries++
+	}
+	return true
+}

@@ -178,6 +178,11 @@ func (r *Router) forward(s *requestState) {
 		ansNoEndpoints.write(x, s.grpc)
 		return
 	}
+	if p := x.proxying(); p != nil && p.RequestTimeout > 0 {
+		var cancel context.CancelFunc
+		req, cancel = withRequestTimeout(req, p.RequestTimeout)
+		defer cancel()
+	}
 	if r.h1 != nil && b.Protocol == match.HTTP {
 		r.serveH1(x, req)
 		return
@@ -299,7 +304,7 @@ func (r *Router) finish(x *exchange, req *http.Request) {
 		Status:       x.status,
 		Backend:      x.backend.ID,
 		Reason:       x.reason,
-		Tries:        x.tries,
+		Tries:        int(x.tries),
 		Request:      req,
 		RequestID:    x.requestID,
 		ClientAddr:   r.clientAddrText(req, x.realIP),
@@ -359,7 +364,9 @@ type exchange struct {
 	// so up to maxTries cost no allocation.
 	tried    []balance.Endpoint
 	triedBuf [maxTries]balance.Endpoint
-	tries    int
+	// tries counts the endpoints picked, retries the tries a Gateway API
+	// rule's retry added (retryRoute); one word for both.
+	tries, retries int32
 	// maxTries bounds tries (proxy-next-upstream-tries; negative: every
 	// endpoint once), timeouts the exchange (see upstreamPolicy).
 	maxTries int
@@ -434,7 +441,7 @@ func (c *exchangeContext) Value(key any) any {
 // pick moves the request to an endpoint not tried yet for it, releasing
 // the one it held; false when none is left or the tries are used up.
 func (x *exchange) pick() bool {
-	if x.maxTries > 0 && x.tries >= x.maxTries {
+	if x.maxTries > 0 && int(x.tries) >= x.maxTries {
 		return false
 	}
 	if x.tried == nil {

@@ -1,6 +1,7 @@
 package gatewayapi
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -60,6 +61,10 @@ type seenRequest struct {
 type backends struct {
 	mu   sync.Mutex
 	seen []seenRequest
+	// tries counts the requests of each "uuid" query parameter, for the
+	// retry simulation of the suite's echo backend: responseCode until
+	// more than succeedAfter requests of the uuid came, then 200.
+	tries map[string]int
 }
 
 func (bs *backends) handler(name string) http.Handler {
@@ -71,14 +76,52 @@ func (bs *backends) handler(name string) http.Handler {
 			websocket.Handler(func(ws *websocket.Conn) { _, _ = io.Copy(ws, ws) }).ServeHTTP(w, r)
 			return
 		}
-		if d, err := time.ParseDuration(r.URL.Query().Get("delay")); err == nil {
+		q := r.URL.Query()
+		n := 0
+		if q.Get("uuid") != "" {
+			bs.mu.Lock()
+			if bs.tries == nil {
+				bs.tries = map[string]int{}
+			}
+			bs.tries[q.Get("uuid")]++
+			n = bs.tries[q.Get("uuid")]
+			bs.mu.Unlock()
+		}
+		// delayTries: only the uuid's first so many requests wait.
+		if k, err := strconv.Atoi(q.Get("delayTries")); err == nil && n > k {
+			q.Del("delay")
+		}
+		if d, err := time.ParseDuration(q.Get("delay")); err == nil {
 			select {
 			case <-time.After(d):
 			case <-r.Context().Done():
 				return
 			}
 		}
+		if q.Get("responseCode") != "" {
+			after, _ := strconv.Atoi(q.Get("succeedAfter"))
+			if code, err := strconv.Atoi(q.Get("responseCode")); err == nil && n <= after {
+				w.Header().Set("X-Served-By", name)
+				w.WriteHeader(code)
+				return
+			}
+		}
 		w.Header().Set("X-Served-By", name)
+		if d, err := time.ParseDuration(q.Get("drip")); err == nil {
+			// The head at once, then a byte every 50ms for d.
+			w.WriteHeader(http.StatusOK)
+			for end := time.Now().Add(d); time.Now().Before(end); {
+				if _, err := w.Write([]byte{'.'}); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+				select {
+				case <-time.After(50 * time.Millisecond):
+				case <-r.Context().Done():
+					return
+				}
+			}
+		}
 	})
 }
 
@@ -218,6 +261,67 @@ func TestConformanceTimeout(t *testing.T) {
 				t.Errorf("%s.go: %s: %d from %q, want %d", c.test, c.path, code, by, c.status)
 			}
 		})
+	}
+}
+
+// TestConformanceRetry: httproute-retry.go sends requests whose backend
+// (the suite's echo backend, simulated here by a uuid's count) fails with
+// a status until it succeeds, and wants 200 where the retries the route
+// allows are enough and the failing status otherwise, or where the status
+// is not retried. Each Service has one endpoint: retries go to it again.
+func TestConformanceRetry(t *testing.T) {
+	rt, bs := serveSuite(t, loadConformance(t, "httproute-retry"))
+	for i, c := range []struct {
+		path                   string
+		code, after, status, n int // n: requests the backend receives
+	}{
+		{"/retry/code-500-attempts-3", 500, 2, 200, 3},
+		{"/retry/code-500-attempts-3", 500, 4, 500, 4},
+		{"/retry/code-500-attempts-3", 503, 2, 503, 1},
+		{"/retry/code-all-attempts-2", 500, 1, 200, 2},
+		{"/retry/code-all-attempts-2", 500, 3, 500, 3},
+		{"/retry/code-all-attempts-2", 502, 1, 200, 2},
+		{"/retry/code-all-attempts-2", 502, 3, 502, 3},
+		{"/retry/code-all-attempts-2", 503, 1, 200, 2},
+		{"/retry/code-all-attempts-2", 503, 3, 503, 3},
+		{"/retry/code-all-attempts-2", 504, 1, 200, 2},
+		{"/retry/code-all-attempts-2", 504, 3, 504, 3},
+	} {
+		uuid := "u" + strconv.Itoa(i)
+		target := fmt.Sprintf("%s?responseCode=%d&succeedAfter=%d&uuid=%s", c.path, c.code, c.after, uuid)
+		code, by := send(rt, "GET", "", target, nil)
+		bs.mu.Lock()
+		n := bs.tries[uuid]
+		bs.mu.Unlock()
+		if code != c.status || by != v3 || n != c.n {
+			t.Errorf("httproute-retry.go: %s: %d from %q after %d requests to the backend, want %d after %d", target, code, by, n, c.status, c.n)
+		}
+	}
+}
+
+// A try that fails before a response (the endpoint refuses connections)
+// is retried too, on another endpoint when the backend has one, and a
+// POST whose body was not sent is retried as a GET is.
+func TestRetryConnectionErrors(t *testing.T) {
+	snap := loadConformance(t, "httproute-retry")
+	rt, _ := serveSuite(t, snap)
+	// infra-backend-v3 gets a second endpoint: 127.0.0.2 on the live
+	// server's port, where nothing listens (the server has 127.0.0.1).
+	for _, sl := range snap.EndpointSlices {
+		if sl.Namespace+"/"+sl.Name == v3 {
+			sl.Endpoints = append(sl.Endpoints, discoveryv1.Endpoint{Addresses: []string{"127.0.0.2"}, Conditions: discoveryv1.EndpointConditions{Ready: new(true)}})
+		}
+	}
+	rt.Publish(compile.Compile(*snap, compile.Options{AllowLoopbackEndpoints: true}).Table)
+	for i := range 20 {
+		method := "GET"
+		if i%2 == 1 {
+			method = "POST"
+		}
+		code, by := send(rt, method, "", "/retry/code-500-attempts-3?i="+strconv.Itoa(i), nil)
+		if code != http.StatusOK || by != v3 {
+			t.Errorf("%s %d: %d from %q, want 200 from the live endpoint after a retry", method, i, code, by)
+		}
 	}
 }
 

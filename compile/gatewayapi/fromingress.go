@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/url"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/yaml"
 
@@ -240,6 +242,9 @@ func btoi(b bool) int {
 }
 
 type converter struct {
+	// literal: the host being converted matches every path as written
+	// (literalHost).
+	literal   bool
 	opts      FromIngressOptions
 	ingresses map[nsName]*networkingv1.Ingress
 	class     map[nsName]string
@@ -367,12 +372,19 @@ func olderIngress(a, b *networkingv1.Ingress) bool {
 // host converts one virtual host's routes and fallback.
 func (c *converter) host(vh *match.VirtualHost) {
 	matchesAll, regex := false, false
+	c.literal = c.literalHost(vh)
 	for _, r := range vh.Routes {
 		if r.Source.Kind != "" || r.Source.Name == "" || c.withheld[nsName{r.Source.Namespace, r.Source.Name}] {
 			continue
 		}
 		matchesAll = matchesAll || r.Type == match.Prefix && r.Path == ""
-		regex = regex || r.Type == match.Regex
+		if r.Type == match.Regex {
+			if p := c.declared(r.Source); c.literal && p != nil {
+				matchesAll = matchesAll || cmp.Or(p.Path, "/") == "/"
+			} else {
+				regex = true
+			}
+		}
 		g := c.group(r.Source, vh)
 		if g == nil {
 			continue
@@ -411,6 +423,58 @@ func (c *converter) host(vh *match.VirtualHost) {
 	if rule, ok := c.rule(r); ok {
 		c.add(g, vh, rule, vh.ForceSSLRedirect || vh.SSLRedirect && vh.TLS, vh.ForceSSLRedirect)
 	}
+}
+
+// literalHost reports whether ingress-nginx matches every Ingress path of
+// vh as written: the host is not in regex mode (no use-regex or
+// rewrite-target among its Ingresses, none of its Exact or Prefix paths
+// made a pattern) and no ImplementationSpecific path has regular
+// expression syntax ("." aside, which such a path mostly means
+// literally). Its paths then become PathPrefix and Exact matches, which
+// every implementation reads alike, where a RegularExpression would
+// outrank nothing a PathPrefix "/" does.
+func (c *converter) literalHost(vh *match.VirtualHost) bool {
+	for _, r := range vh.Routes {
+		if r.Source.Kind != "" || r.Source.Name == "" {
+			continue
+		}
+		ing := c.ingresses[nsName{r.Source.Namespace, r.Source.Name}]
+		if ing == nil {
+			continue
+		}
+		a := ing.Annotations
+		if a[nginxPrefix+"use-regex"] == "true" || a[nginxPrefix+"rewrite-target"] != "" || a[ramjetPrefix+"use-regex"] == "true" {
+			return false
+		}
+		p := c.declared(r.Source)
+		if r.Type != match.Regex || p == nil {
+			continue
+		}
+		if p.PathType != nil && (*p.PathType == networkingv1.PathTypePrefix || *p.PathType == networkingv1.PathTypeExact) ||
+			strings.ContainsAny(p.Path, `*+?()[]{}|\^$`) {
+			return false
+		}
+	}
+	return true
+}
+
+// declared is the Ingress path a route of the table was declared by, nil
+// for another route (a host's default backend, app-root).
+func (c *converter) declared(src match.Source) *networkingv1.HTTPIngressPath {
+	ing := c.ingresses[nsName{src.Namespace, src.Name}]
+	if ing == nil || src.Kind != "" {
+		return nil
+	}
+	var i, j int
+	if n, err := fmt.Sscanf(src.Field, "spec.rules[%d].http.paths[%d]", &i, &j); n != 2 || err != nil ||
+		src.Field != pathFieldOf(i, j) || i >= len(ing.Spec.Rules) || ing.Spec.Rules[i].HTTP == nil || j >= len(ing.Spec.Rules[i].HTTP.Paths) {
+		return nil
+	}
+	return &ing.Spec.Rules[i].HTTP.Paths[j]
+}
+
+func pathFieldOf(i, j int) string {
+	return "spec.rules[" + strconv.Itoa(i) + "].http.paths[" + strconv.Itoa(j) + "]"
 }
 
 // appRoot is app-root as an Exact "/" rule that redirects (302) to it,
@@ -477,13 +541,38 @@ func (c *converter) rule(r *match.Route) (gwv1.HTTPRouteRule, bool) {
 	ns, name := r.Source.Namespace, r.Source.Name
 	var rule gwv1.HTTPRouteRule
 	m := gwv1.HTTPRouteMatch{Path: &gwv1.HTTPPathMatch{}}
-	switch r.Type {
-	case match.Exact:
+	switch p := c.declared(r.Source); {
+	case r.Type == match.Exact:
 		m.Path.Type, m.Path.Value = ptr(gwv1.PathMatchExact), ptr(r.Path)
-	case match.Prefix:
+	case r.Type == match.Prefix:
 		m.Path.Type, m.Path.Value = ptr(gwv1.PathMatchPathPrefix), ptr(cmp.Or(r.Path, "/"))
+	case c.literal && p != nil && p.PathType != nil && *p.PathType == networkingv1.PathTypeExact:
+		m.Path.Type, m.Path.Value = ptr(gwv1.PathMatchExact), ptr(p.Path)
+	case c.literal && p != nil:
+		// A literal path of a host ingress-nginx does not match by regular
+		// expression: the prefix it is there. ramjet's own reading of an
+		// ImplementationSpecific path (§4) matches more, and so does
+		// nginx's prefix of bytes.
+		path := cmp.Or(p.Path, "/")
+		m.Path.Type, m.Path.Value = ptr(gwv1.PathMatchPathPrefix), ptr(path)
+		if path != "/" {
+			other := strings.TrimSuffix(path, "/") // what a prefix of bytes matches and PathPrefix does not, or the other way
+			if strings.HasSuffix(path, "/") {
+				other = " and " + other + " too, which ingress-nginx's prefix of bytes does not"
+			} else {
+				other = ", not " + other + "x (ingress-nginx's prefix of bytes)"
+			}
+			c.note(ns, name, r.Source.Field+".pathType", "ImplementationSpecific path "+strconv.Quote(path)+
+				" becomes PathPrefix: it matches the paths below it"+other+", not other letter cases (ramjet's case-insensitive regular expression)")
+		}
 	default:
-		m.Path.Type, m.Path.Value = ptr(gwv1.PathMatchRegularExpression), ptr(r.Path)
+		// The Gateway API's RegularExpression is case-sensitive (SPEC §20);
+		// the Ingress's pattern is not (§4).
+		re := r.Path
+		if strings.IndexFunc(re, func(c rune) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }) >= 0 {
+			re = "(?i)" + re
+		}
+		m.Path.Type, m.Path.Value = ptr(gwv1.PathMatchRegularExpression), ptr(re)
 	}
 	rule.Matches = []gwv1.HTTPRouteMatch{m}
 	if rd := r.Redirect; rd != nil {
@@ -807,6 +896,32 @@ func fitName(name string, n int) string {
 	return strings.TrimRight(name[:n-9], "-.") + "-" + hex.EncodeToString(sum[:4])
 }
 
+// objectName is name when it is a valid object name (a DNS-1123
+// subdomain) of at most n bytes. Otherwise (an IngressClass named in an
+// annotation, "Nginx_Public"; an Ingress read from a file no API server
+// checked) it is name lower-cased, each dot-separated part's other bytes
+// as "-", followed by a hash of name, so that two names made valid stay
+// apart and differ from every valid one but by chance; then fitName.
+func objectName(name string, n int) string {
+	if len(validation.IsDNS1123Subdomain(name)) == 0 {
+		return fitName(name, n)
+	}
+	var parts []string
+	for _, p := range strings.Split(strings.ToLower(name), ".") {
+		if p = strings.Trim(nonLowerAlnum.ReplaceAllString(p, "-"), "-"); p != "" {
+			parts = append(parts, p)
+		}
+	}
+	sum := sha256.Sum256([]byte(name))
+	out := strings.Join(parts, ".")
+	if out == "" {
+		out = "x"
+	}
+	return fitName(out+"-"+hex.EncodeToString(sum[:4]), n)
+}
+
+var nonLowerAlnum = regexp.MustCompile(`[^a-z0-9]+`)
+
 // unique returns name, or name-2, name-3 … when used has it already, and
 // records what it returns: two hosts can share a label ("a-b.io",
 // "a.b.io"), and listener and route names must not.
@@ -829,9 +944,14 @@ func (c *converter) finish() Migration {
 	gwNames := make(map[string]bool) // namespace/name of the Gateways
 	for k := range c.gateways {
 		gkeys = append(gkeys, k)
-		gwNames[k.ns+"/"+k.name] = true
 	}
 	slices.SortFunc(gkeys, func(a, b nsName) int { return cmp.Or(cmp.Compare(a.ns, b.ns), cmp.Compare(a.name, b.name)) })
+	// Each class's first Gateway is named after it (made a valid name);
+	// the names are all taken before a class's next Gateway picks one.
+	first := make(map[nsName]string, len(gkeys))
+	for _, k := range gkeys {
+		first[k] = strings.TrimPrefix(unique(gwNames, k.ns+"/"+objectName(k.name, maxRouteName)), k.ns+"/")
+	}
 	for _, k := range gkeys {
 		gh := c.gateways[k]
 		hosts := make([]string, 0, len(gh.hosts))
@@ -848,13 +968,13 @@ func (c *converter) finish() Migration {
 			if gw == nil || len(gw.Spec.Listeners)+1+btoi(tls) > maxListeners {
 				// A Gateway holds 64 listeners: the class's next one
 				// takes the hosts that do not fit.
-				name := k.name
+				name := first[k]
 				if gw != nil {
-					name = strings.TrimPrefix(unique(gwNames, k.ns+"/"+k.name), k.ns+"/")
+					name = strings.TrimPrefix(unique(gwNames, k.ns+"/"+first[k]), k.ns+"/")
 				}
 				gw = &gwv1.Gateway{TypeMeta: metav1.TypeMeta{APIVersion: gwv1.GroupVersion.String(), Kind: "Gateway"},
 					ObjectMeta: metav1.ObjectMeta{Namespace: k.ns, Name: name}}
-				gw.Spec.GatewayClassName = gwv1.ObjectName(cmp.Or(c.opts.GatewayClassName, k.name))
+				gw.Spec.GatewayClassName = gwv1.ObjectName(cmp.Or(c.opts.GatewayClassName, objectName(k.name, maxRouteName)))
 				m.Gateways = append(m.Gateways, gw)
 			}
 			gh.label[h], gh.gateway[h] = unique(used, hostLabel(h)), gw.Name
@@ -888,7 +1008,7 @@ func (c *converter) finish() Migration {
 	for _, k := range keys {
 		g := c.routes[k]
 		gh, gk := c.gateway(g), c.gatewayOf(g)
-		name := strings.TrimPrefix(unique(names, g.key.ns+"/"+fitName(g.key.name+"-"+gh.label[g.key.host], maxRouteName)), g.key.ns+"/")
+		name := strings.TrimPrefix(unique(names, g.key.ns+"/"+objectName(g.key.name+"-"+gh.label[g.key.host], maxRouteName)), g.key.ns+"/")
 		parent := func(h string, proto gwv1.ProtocolType) gwv1.ParentReference {
 			p := gwv1.ParentReference{Name: gwv1.ObjectName(gh.gateway[h]), SectionName: ptr(gwv1.SectionName(listenerName(gh.label[h], proto)))}
 			if gk.ns != g.key.ns {

@@ -156,7 +156,7 @@ func grpcMatch(m gwv1.GRPCRouteMatch) (cm compile.HTTPRouteMatch, why, at string
 		case gwv1.GRPCMethodMatchRegularExpression:
 			gm.Regex = true
 			for _, p := range []struct{ v, f string }{{gm.Service, ".method.service"}, {gm.Method, ".method.method"}} {
-				if _, err := match.CompileRegexExactCase(p.v, 0); err != nil {
+				if _, err := match.CompileCaseSensitiveRegex(p.v, 0); err != nil {
 					return cm, "regular expression " + strconv.Quote(p.v) + " does not compile: " + err.Error(), p.f
 				}
 			}

@@ -1,6 +1,8 @@
 package gatewayapi
 
 import (
+	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -101,5 +103,61 @@ func TestFromIngressNamesValid(t *testing.T) {
 		if errs := validation.IsDNS1123Subdomain(string(l.Name)); len(errs) > 0 {
 			t.Errorf("listener name %q: %v", l.Name, errs)
 		}
+	}
+}
+
+// TestFromIngressNamesMadeValid: a class named in an annotation and an
+// Ingress name no API server checked (a file) that are not valid object
+// names become valid ones, apart from each other and from the valid names
+// they resemble, the same whatever the order of the objects.
+func TestFromIngressNamesMadeValid(t *testing.T) {
+	class := "Nginx_Public"
+	pt := networkingv1.PathTypePrefix
+	ing := func(name, host string) *networkingv1.Ingress {
+		return &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Annotations: map[string]string{"kubernetes.io/ingress.class": class}},
+			Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: host, IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
+				Paths: []networkingv1.HTTPIngressPath{{Path: "/", PathType: &pt, Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+					Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}}}}}}
+	}
+	snap := compile.Snapshot{Ingresses: []*networkingv1.Ingress{ing("Bad_Name", "a.example.com"), ing("bad-name", "c.example.com"), ing("..Odd..Name-", "b.example.com")}}
+	opts := FromIngressOptions{Compile: compile.Options{IngressClass: class, ControllerName: "k8s.io/ingress-nginx"}}
+	m := FromIngress(snap, opts)
+	names := map[string]bool{}
+	valid := func(kind, name string) {
+		t.Helper()
+		if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+			t.Errorf("%s name %q: %v", kind, name, errs)
+		}
+		if names[kind+" "+name] {
+			t.Errorf("%s name %q twice", kind, name)
+		}
+		names[kind+" "+name] = true
+	}
+	if len(m.Gateways) != 1 || len(m.HTTPRoutes) != 3 {
+		t.Fatalf("%d Gateways, %d HTTPRoutes; want 1, 3", len(m.Gateways), len(m.HTTPRoutes))
+	}
+	for _, g := range m.Gateways {
+		valid("Gateway", g.Name)
+		valid("GatewayClass", string(g.Spec.GatewayClassName))
+		if !strings.HasPrefix(g.Name, "nginx-public-") {
+			t.Errorf("Gateway %q, want nginx-public-<hash>", g.Name)
+		}
+	}
+	for _, r := range m.HTTPRoutes {
+		valid("HTTPRoute", r.Name)
+	}
+	if !names["HTTPRoute bad-name-c-example-com"] {
+		t.Errorf("a valid Ingress name is kept: routes %v", names)
+	}
+	var a, b bytes.Buffer
+	if err := m.WriteYAML(&a); err != nil {
+		t.Fatal(err)
+	}
+	slices.Reverse(snap.Ingresses)
+	if err := FromIngress(snap, opts).WriteYAML(&b); err != nil {
+		t.Fatal(err)
+	}
+	if a.String() != b.String() {
+		t.Errorf("the output depends on the order of the Ingresses")
 	}
 }

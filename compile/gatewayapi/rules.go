@@ -1,6 +1,7 @@
 package gatewayapi
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -105,6 +106,40 @@ func (t *translator) timeouts(r *gwv1.HTTPRoute, field string, to *gwv1.HTTPRout
 		*d.into = v
 	}
 	return true
+}
+
+// defaultRetryAttempts is a retry's attempts when it names none (the
+// Gateway API leaves it to the implementation): one retry, Envoy's too.
+const defaultRetryAttempts = 1
+
+// retry is a rule's retry for the router (match.Retry, SPEC §20): the
+// codes, attempts (default defaultRetryAttempts) and backoff. ok is false
+// when a value is not one (the rule is not served).
+func (t *translator) retry(r *gwv1.HTTPRoute, field string, rt *gwv1.HTTPRouteRetry) (*match.Retry, bool) {
+	out := &match.Retry{Attempts: deref(rt.Attempts, defaultRetryAttempts)}
+	for j, c := range rt.Codes {
+		if c < 400 || c > 599 {
+			t.warn(Unsupported, r, field+".codes["+strconv.Itoa(j)+"]", "code "+strconv.Itoa(int(c))+" is not a status from 400 to 599; the rule is not served")
+			return nil, false
+		}
+		if !slices.Contains(out.Codes, int(c)) {
+			out.Codes = append(out.Codes, int(c))
+		}
+	}
+	slices.Sort(out.Codes)
+	if out.Attempts < 0 {
+		t.warn(Unsupported, r, field+".attempts", "attempts "+strconv.Itoa(out.Attempts)+" is negative; the rule is not served")
+		return nil, false
+	}
+	if rt.Backoff != nil {
+		v, err := time.ParseDuration(string(*rt.Backoff))
+		if err != nil || v < 0 {
+			t.warn(Unsupported, r, field+".backoff", "backoff "+strconv.Quote(string(*rt.Backoff))+" is not a duration; the rule is not served")
+			return nil, false
+		}
+		out.Backoff = v
+	}
+	return out, true
 }
 
 // sessionPersistence maps a rule's sessionPersistence onto the session

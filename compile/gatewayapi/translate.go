@@ -273,7 +273,11 @@ func (t *translator) rule(r *gwv1.HTTPRoute, i int) (compile.HTTPRouteRule, bool
 	// Fields this translation does not serve yet change no answer of the
 	// rule's own, so the rule is served without them, and says so.
 	if src.Retry != nil {
-		t.warn(Unsupported, r, field+".retry", "retry is not served yet; the rule is served without it")
+		rt, ok := t.retry(r, field+".retry", src.Retry)
+		if !ok {
+			return out, false
+		}
+		out.Retry = rt
 	}
 	if sp := src.SessionPersistence; sp != nil {
 		out.Affinity, out.AffinityField = t.sessionPersistence(r, field+".sessionPersistence", sp), field+".sessionPersistence"

@@ -107,7 +107,7 @@ func gatewayGaps(snap compile.Snapshot, opts compile.Options) []gatewayGap {
 // writeGatewayGaps is the report's section on what the Gateway API
 // conversion leaves out.
 func writeGatewayGaps(w io.Writer, gaps []gatewayGap) {
-	fmt.Fprintln(w, "\nNo Gateway API equivalent (left out by -translate -to gateway)")
+	fmt.Fprintln(w, "\nNo exact Gateway API equivalent (left out by -translate -to gateway, or changed as said)")
 	if len(gaps) == 0 {
 		fmt.Fprintln(w, "  none: every annotation carries over")
 		return

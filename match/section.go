@@ -57,6 +57,7 @@ var sections = []*section{
 	&tracingSection,      // tracing.go
 	&serverTLSSection,    // servertls.go
 	&listenerSection,     // listener.go
+	&passthroughSection,  // tlsroute.go
 }
 
 // A digestPart is a share of the digest. One with no tag (the routing

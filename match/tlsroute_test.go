@@ -1,0 +1,106 @@
+package match
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func passthroughTable(t *testing.T) *Table {
+	t.Helper()
+	a := &Backend{ID: "ns/a:443", Namespace: "ns", Name: "a", Port: 443}
+	b := &Backend{ID: "ns/b:443", Namespace: "ns", Name: "b", Port: 443}
+	tls443 := Listener{Port: 443, TLS: true}
+	route := func(lh, h string, be *Backend) *PassthroughRoute {
+		r := &PassthroughRoute{Listener: tls443, ListenerHostname: lh, Hostname: h,
+			Source: Source{Kind: "TLSRoute", Namespace: "ns", Name: h}}
+		if be != nil {
+			r.Split = &Split{Alternatives: []Alternative{{Backend: be, Weight: 1}}}
+		}
+		return r
+	}
+	tbl, err := New(Spec{
+		Backends: []*Backend{a, b},
+		PassthroughRoutes: []*PassthroughRoute{
+			route("*.example.com", "abc.example.com", a),
+			route("*.example.com", "*.example.com", b),
+			route("", "*.org", a),
+			route("", "invalid.net", nil),
+		},
+		PassthroughListeners: []PassthroughListener{{Listener: tls443, Hostname: "*.example.com"}, {Listener: tls443}, {Listener: tls443, Hostname: "idle.io"}},
+		// An HTTPS listener on the same port, more specific than the TLS one
+		// for its name.
+		Listeners: []ListenerHost{{Listener: tls443, Hostname: "www.example.com"}, {Listener: Listener{Port: 8443, TLS: true}}},
+	})
+	require.NoError(t, err)
+	return tbl
+}
+
+func TestPassthroughOn(t *testing.T) {
+	tbl := passthroughTable(t)
+	tls443 := Listener{Port: 443, TLS: true}
+	for _, c := range []struct {
+		l       Listener
+		sni     string
+		backend string // "" with claimed: refused
+		claimed bool
+	}{
+		{tls443, "abc.example.com", "ns/a:443", true},
+		{tls443, "ABC.example.com.", "ns/a:443", true},
+		{tls443, "other.example.com", "ns/b:443", true},
+		{tls443, "deep.other.example.com", "ns/b:443", true},
+		{tls443, "www.example.com", "", false}, // the HTTPS listener's
+		{tls443, "x.org", "ns/a:443", true},
+		{tls443, "invalid.net", "", true}, // a route without a backend
+		{tls443, "nomatch.net", "", true}, // the "" TLS listener's, no route
+		{tls443, "idle.io", "", true},     // a listener without routes
+		{tls443, "", "", true},
+		{Listener{Port: 8443, TLS: true}, "abc.example.com", "", false},
+		{Listener{Port: 443}, "abc.example.com", "", false},
+	} {
+		r, claimed := tbl.PassthroughOn(c.l, c.sni)
+		assert.Equal(t, c.claimed, claimed, "%v %q", c.l, c.sni)
+		got := ""
+		if r != nil && r.Split != nil && r.Split.Alternatives[0].Backend != nil {
+			got = r.Split.Alternatives[0].Backend.ID
+		}
+		assert.Equal(t, c.backend, got, "%v %q", c.l, c.sni)
+	}
+	assert.True(t, tbl.HasPassthrough())
+	text := tbl.String()
+	for _, line := range []string{
+		"tls-listener 443 *.example.com passthrough\n",
+		"tls-listener 443 idle.io passthrough\n",
+		"tls-listener 443 www.example.com terminate\n",
+		"tls-route 443 *.example.com abc.example.com -> 1*ns/a:443 from TLSRoute ns/abc.example.com\n",
+		"tls-route 443 * invalid.net -> refused from TLSRoute ns/invalid.net\n",
+	} {
+		assert.Contains(t, text, line)
+	}
+	assert.NotContains(t, text, "tls-listener 8443", "a port without passthrough listeners")
+}
+
+// A table without passthrough routes keeps its digest: the part is new.
+func TestPassthroughDigest(t *testing.T) {
+	be := &Backend{ID: "ns/a:443", Namespace: "ns", Name: "a", Port: 443}
+	spec := func(routes ...*PassthroughRoute) Spec {
+		return Spec{Backends: []*Backend{be}, VirtualHosts: []*VirtualHost{{Name: "x", Routes: []*Route{{Type: Prefix, Path: "", Backend: be}}}}, PassthroughRoutes: routes}
+	}
+	plain, err := New(spec())
+	require.NoError(t, err)
+	with, err := New(spec(&PassthroughRoute{Listener: Listener{Port: 443, TLS: true}, Hostname: "a.io",
+		Split: &Split{Alternatives: []Alternative{{Backend: be, Weight: 1}}}}))
+	require.NoError(t, err)
+	other, err := New(spec(&PassthroughRoute{Listener: Listener{Port: 443, TLS: true}, Hostname: "b.io",
+		Split: &Split{Alternatives: []Alternative{{Backend: be, Weight: 1}}}}))
+	require.NoError(t, err)
+	assert.False(t, plain.HasPassthrough())
+	assert.NotEqual(t, plain.Digest(), with.Digest())
+	assert.NotEqual(t, with.Digest(), other.Digest())
+	assert.False(t, strings.Contains(plain.String(), "tls-"))
+
+	_, err = New(spec(&PassthroughRoute{Listener: Listener{Port: 443}, Hostname: "a.io"}))
+	assert.Error(t, err, "a passthrough route on a plain port")
+}

@@ -41,6 +41,8 @@ type Status struct {
 	classes  map[string][]metav1.Condition
 	gateways map[nsName]decidedGateway
 	routes   map[nsName][]gwv1.RouteParentStatus
+	// tlsRoutes are the TLSRoutes' (tlsroute.go).
+	tlsRoutes map[nsName][]gwv1.RouteParentStatus
 }
 
 type decidedGateway struct {
@@ -153,7 +155,8 @@ func (t *translator) sortedGateways() []*gwv1.Gateway {
 // are Translate's, whose Unsupported ones are what an accepted route does
 // not serve.
 func (t *translator) decideStatus(warnings []compile.Warning) *Status {
-	s := &Status{classes: map[string][]metav1.Condition{}, gateways: map[nsName]decidedGateway{}, routes: map[nsName][]gwv1.RouteParentStatus{}}
+	s := &Status{classes: map[string][]metav1.Condition{}, gateways: map[nsName]decidedGateway{}, routes: map[nsName][]gwv1.RouteParentStatus{},
+		tlsRoutes: map[nsName][]gwv1.RouteParentStatus{}}
 	t.listenerHosts = map[listenerKey][]string{}
 	t.attached = map[listenerKey]int32{}
 	t.services = make(map[nsName]bool, len(t.objs.Services))
@@ -197,6 +200,7 @@ func (t *translator) decideStatus(warnings []compile.Warning) *Status {
 				ParentRef: p, ControllerName: ControllerName, Conditions: status.RouteParentConditions(f)})
 		}
 	}
+	t.translateTLSRoutes(s)
 	for _, gw := range t.sortedGateways() {
 		f := status.GatewayFacts{Generation: gw.Generation}
 		var lss []gwv1.ListenerStatus
@@ -218,6 +222,8 @@ func (t *translator) decideStatus(warnings []compile.Warning) *Status {
 				fallthrough
 			case gwv1.HTTPProtocolType:
 				lf.InvalidRouteKinds, ls.SupportedKinds = routeKinds(l)
+			case gwv1.TLSProtocolType:
+				t.tlsListenerFacts(l, &lf, &ls)
 			default:
 				lf.UnsupportedProtocol = string(l.Protocol)
 			}

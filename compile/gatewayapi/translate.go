@@ -43,6 +43,7 @@ type Objects struct {
 	GatewayClasses  []*gwv1.GatewayClass
 	Gateways        []*gwv1.Gateway
 	HTTPRoutes      []*gwv1.HTTPRoute
+	TLSRoutes       []*gwv1.TLSRoute
 	ReferenceGrants []*gwv1.ReferenceGrant
 	Namespaces      []*corev1.Namespace
 	// Services and Secrets are read by TranslateAll's status only.
@@ -84,6 +85,10 @@ type translator struct {
 	warnings []compile.Warning
 	// hostnamesOn are the served listeners' hostnames by view (views.go).
 	hostnamesOn map[match.Listener][]string
+	// tlsRoutes and tlsWarnings are what translateTLSRoutes made of
+	// the TLSRoutes (tlsroute.go).
+	tlsRoutes   []*compile.TLSRoute
+	tlsWarnings []compile.Warning
 	statusState
 }
 

@@ -66,9 +66,10 @@ func (t *Table) HasPassthrough() bool { return len(t.tlsPorts) > 0 }
 
 // PassthroughOn decides a TLS connection that arrived on listener l
 // naming serverName (SNI): claimed is false when it is for an HTTPS
-// listener or none (terminate it as any other); when it is true the
-// connection belongs to a TLS passthrough listener, and r is the route
-// that takes it, nil when none does (refuse the connection).
+// listener, or for no listener but an Ingress's host (terminate it as
+// any other); when it is true the connection belongs to a TLS passthrough
+// listener, or to none and no Ingress, and r is the route that takes it,
+// nil when none does (refuse the connection).
 func (t *Table) PassthroughOn(l Listener, serverName string) (r *PassthroughRoute, claimed bool) {
 	if len(t.tlsPorts) == 0 {
 		return nil, false
@@ -80,7 +81,10 @@ func (t *Table) PassthroughOn(l Listener, serverName string) (r *PassthroughRout
 	name := trimDot(lowerASCII(serverName))
 	lh, ok := mostSpecific(name, p.hostnames, p.anyName)
 	if !ok {
-		return nil, false
+		// No listener on the port accepts the name: a Gateway refuses
+		// it, unless an Ingress serves it (every listener serves the
+		// Ingresses' hosts).
+		return nil, !t.ingressServes(name)
 	}
 	rs := p.passthrough[lh]
 	if rs == nil {
@@ -100,6 +104,14 @@ func (t *Table) PassthroughOn(l Listener, serverName string) (r *PassthroughRout
 		i += j + 1
 	}
 	return rs.any, true
+}
+
+// ingressServes reports whether a host without a Listener serves name:
+// an Ingress's host, or a catch-all with routes or a fallback that an
+// Ingress or the default backend gave it.
+func (t *Table) ingressServes(name string) bool {
+	vh := t.hostSet.host(name).vh
+	return vh != nil && (vh.Name != "" || len(vh.Routes) > 0 || vh.Fallback != nil)
 }
 
 // mostSpecific is the hostname among hostnames that name belongs to by

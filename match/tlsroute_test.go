@@ -104,3 +104,25 @@ func TestPassthroughDigest(t *testing.T) {
 	_, err = New(spec(&PassthroughRoute{Listener: Listener{Port: 443}, Hostname: "a.io"}))
 	assert.Error(t, err, "a passthrough route on a plain port")
 }
+
+// A name no listener on the port accepts is refused, unless an Ingress
+// (a host without a Listener) serves it.
+func TestPassthroughUnlistenedName(t *testing.T) {
+	be := &Backend{ID: "ns/a:443", Namespace: "ns", Name: "a", Port: 443}
+	tls443 := Listener{Port: 443, TLS: true}
+	tbl, err := New(Spec{
+		Backends:     []*Backend{be},
+		VirtualHosts: []*VirtualHost{{Name: "ingress.org", Routes: []*Route{{Type: Prefix, Path: "", Backend: be}}}},
+		PassthroughRoutes: []*PassthroughRoute{{Listener: tls443, ListenerHostname: "*.example.com", Hostname: "*.example.com",
+			Split: &Split{Alternatives: []Alternative{{Backend: be, Weight: 1}}}}},
+	})
+	require.NoError(t, err)
+	r, claimed := tbl.PassthroughOn(tls443, "x.example.com")
+	assert.True(t, claimed)
+	assert.NotNil(t, r)
+	r, claimed = tbl.PassthroughOn(tls443, "other.net")
+	assert.True(t, claimed, "no listener, no Ingress: refused")
+	assert.Nil(t, r)
+	_, claimed = tbl.PassthroughOn(tls443, "ingress.org")
+	assert.False(t, claimed, "an Ingress's host is terminated")
+}

@@ -223,7 +223,7 @@ func (t *translator) decideStatus(warnings []compile.Warning) *Status {
 			case gwv1.HTTPProtocolType:
 				lf.InvalidRouteKinds, ls.SupportedKinds = routeKinds(l)
 			case gwv1.TLSProtocolType:
-				t.tlsListenerFacts(l, &lf, &ls)
+				t.tlsListenerFacts(gw, l, &lf, &ls)
 			default:
 				lf.UnsupportedProtocol = string(l.Protocol)
 			}

@@ -38,7 +38,27 @@ func passthroughListener(l *gwv1.Listener) bool {
 // through: a TLS listener in Passthrough mode, free of conflicts, on a
 // TLS port requests arrive on.
 func (t *translator) tlsServed(gw *gwv1.Gateway, l *gwv1.Listener) bool {
-	return passthroughListener(l) && !t.conflicted(gw, l) && t.portServed(l)
+	return passthroughListener(l) && !t.conflicted(gw, l) && t.portServed(l) && !t.takenByHTTPS(gw, l)
+}
+
+// takenByHTTPS reports whether a served HTTPS listener of another of our
+// Gateways has TLS listener l's port and hostname: Gateways share the
+// data plane's ports, and of the two the HTTPS listener keeps the names,
+// so that a Gateway added beside never takes an HTTPS listener's
+// connections; l is Conflicted (HostnameConflict).
+func (t *translator) takenByHTTPS(gw *gwv1.Gateway, l *gwv1.Listener) bool {
+	for _, other := range t.gateways {
+		if other == gw {
+			continue
+		}
+		for i := range other.Spec.Listeners {
+			o := &other.Spec.Listeners[i]
+			if o.Protocol == gwv1.HTTPSProtocolType && o.Port == l.Port && deref(o.Hostname, "") == deref(l.Hostname, "") && t.served(other, o) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // tlsAllows applies a TLS listener's allowedRoutes to a TLSRoute in ns:
@@ -60,7 +80,10 @@ func (t *translator) tlsAllows(gw *gwv1.Gateway, l *gwv1.Listener, ns string) bo
 
 // tlsListenerFacts states what status decides a TLS listener by, and its
 // supported kinds.
-func (t *translator) tlsListenerFacts(l *gwv1.Listener, lf *status.ListenerFacts, ls *gwv1.ListenerStatus) {
+func (t *translator) tlsListenerFacts(gw *gwv1.Gateway, l *gwv1.Listener, lf *status.ListenerFacts, ls *gwv1.ListenerStatus) {
+	if lf.Conflict == "" && passthroughListener(l) && t.takenByHTTPS(gw, l) {
+		lf.Conflict = status.ReasonHostnameConflict
+	}
 	if !passthroughListener(l) {
 		lf.UnsupportedValue = "tls.mode " + string(tlsMode(l)) + " is not served on a TLS listener; ramjet passes TLS listeners' connections through (tls.mode Passthrough), and terminates TLS on HTTPS listeners"
 		ls.SupportedKinds = []gwv1.RouteGroupKind{}

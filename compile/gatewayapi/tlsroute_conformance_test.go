@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -240,7 +241,8 @@ func TestConformanceTLSRoutePassthrough(t *testing.T) {
 }
 
 // tlsSuiteObjects is suiteObjects with the test's TLSRoutes and
-// ReferenceGrants too.
+// ReferenceGrants too, and of the Gateways only the test's own: the
+// suite gives each an address of its own, where ramjet's share ports.
 func tlsSuiteObjects(t *testing.T, test string) Objects {
 	t.Helper()
 	o := suiteObjects(t, test)
@@ -248,6 +250,9 @@ func tlsSuiteObjects(t *testing.T, test string) Objects {
 	if err != nil {
 		t.Fatal(err)
 	}
+	o.Gateways = slices.DeleteFunc(o.Gateways, func(g *gwv1.Gateway) bool {
+		return !strings.Contains(string(data), "\n  name: "+g.Name+"\n")
+	})
 	for doc := range strings.SplitSeq(string(data), "\n---") {
 		var meta metav1.TypeMeta
 		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {

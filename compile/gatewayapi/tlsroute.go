@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -237,6 +238,16 @@ func (t *translator) grantedTo(kind, fromNS, toNS, name string) bool {
 // after decideStatus has indexed Services and before it decides the
 // Gateways' listeners.
 func (t *translator) translateTLSRoutes(s *Status) {
+	for _, gw := range t.sortedGateways() {
+		for i := range gw.Spec.Listeners {
+			if l := &gw.Spec.Listeners[i]; l.Protocol == gwv1.TLSProtocolType && !passthroughListener(l) {
+				t.tlsWarnings = append(t.tlsWarnings, compile.Warning{Reason: Unsupported,
+					Object:  compile.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name},
+					Field:   "spec.listeners[" + strconv.Itoa(i) + "].tls.mode",
+					Message: "tls.mode " + string(tlsMode(l)) + " is not served on a TLS listener (only Passthrough is; HTTPS listeners terminate TLS); the listener is not served"})
+			}
+		}
+	}
 	for _, r := range t.sortedTLSRoutes() {
 		var backends []compile.WeightedBackend
 		var problems []status.Problem
@@ -267,7 +278,7 @@ func (t *translator) translateTLSRoutes(s *Status) {
 				if problem.Reason == status.ReasonNoMatchingListenerHostname {
 					f = "spec.hostnames"
 				}
-				t.warnTLS(NotAttached, r, f, problem.Message+"; the route is not attached there")
+				t.warnTLS(NotAttached, r, f, strings.TrimPrefix(problem.Message, f+": ")+"; the route is not attached there")
 			}
 			for _, a := range atts {
 				k := listenerKey{a.gw, a.l.Name}

@@ -62,6 +62,7 @@ type gatewayListers struct {
 	routes     gwlisters.HTTPRouteLister
 	grants     gwlisters.ReferenceGrantLister
 	namespaces corelisters.NamespaceLister
+	tlsRoutes  *tlsRouteLister // nil without a TLSRoute CRD (gateway_tlsroute.go)
 }
 
 // initGateway makes the Gateway API client. Custom resources speak JSON,
@@ -145,9 +146,13 @@ func (c *clusterController) gatewayInformers() (gwinformers.SharedInformerFactor
 		},
 		DeleteFunc: func(any) { c.changed() },
 	}
-	for _, inf := range []cache.SharedIndexInformer{
+	infs := []cache.SharedIndexInformer{
 		v1.GatewayClasses().Informer(), v1.Gateways().Informer(), v1.HTTPRoutes().Informer(), v1.ReferenceGrants().Informer(), ns.Informer(),
-	} {
+	}
+	if inf, tl := c.tlsRouteInformer(f); inf != nil {
+		infs, l.tlsRoutes = append(infs, inf), tl
+	}
+	for _, inf := range infs {
 		if err := inf.SetTransform(c.transform()); err != nil {
 			return nil, nil, nil, err
 		}
@@ -360,6 +365,7 @@ func (c *clusterController) syncGatewayStatus(ctx context.Context, desired []net
 				func(fresh *gwv1.HTTPRoute) (*gwv1.HTTPRoute, bool) { return st.HTTPRoute(fresh, now) }))
 		}
 	}
+	c.syncTLSRouteStatus(ctx, l, st, now, report)
 	return ok
 }
 
@@ -412,6 +418,7 @@ func (c *clusterController) gatewayObjects(snap compile.Snapshot) (gatewayapi.Ob
 	o.HTTPRoutes, _ = l.routes.List(all)
 	o.ReferenceGrants, _ = l.grants.List(all)
 	o.Namespaces, _ = l.namespaces.List(all)
+	o.TLSRoutes = l.tlsRoutes.list()
 	return o, true
 }
 

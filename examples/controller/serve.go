@@ -212,11 +212,10 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 		// AES-128-GCM, and end connections on a suite RFC 9113 prohibits.
 		srv.TLSConfig.CipherSuites = nil
 		srv.HTTP2 = &http.HTTP2Config{PermitProhibitedCipherSuites: true}
-		var passthrough func(string) (string, func(), bool)
-		if cfg.options.EnableSSLPassthrough {
-			passthrough = rt.PassthroughEndpoint
-		}
-		tln := newTLSListener(ln, tcfg, headerTimeout, log, passthrough, !ownLoop)
+		// ssl-passthrough hosts (--enable-ssl-passthrough) and Gateway
+		// TLS passthrough listeners (SPEC §12, §20); the ClientHello is
+		// read first only while the table has some.
+		tln := newTLSListener(ln, tcfg, headerTimeout, log, rt.PassthroughFor, rt.PeeksClientHello, !ownLoop)
 		l.listeners = append(l.listeners, tln)
 		l.serve = append(l.serve, serveTraffic(srv, tln))
 	}

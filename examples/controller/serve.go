@@ -215,7 +215,14 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 		// ssl-passthrough hosts (--enable-ssl-passthrough) and Gateway
 		// TLS passthrough listeners (SPEC §12, §20); the ClientHello is
 		// read first only while the table has some.
-		tln := newTLSListener(ln, tcfg, headerTimeout, log, rt.PassthroughFor, rt.PeeksClientHello, !ownLoop)
+		passthrough := rt.PassthroughFor
+		if m := cfg.streamEndpoint; m != nil {
+			passthrough = func(port int, name string) (string, func(), router.PassthroughVerdict) {
+				addr, release, v := rt.PassthroughFor(port, name)
+				return m(addr), release, v
+			}
+		}
+		tln := newTLSListener(ln, tcfg, headerTimeout, log, passthrough, rt.PeeksClientHello, !ownLoop)
 		l.listeners = append(l.listeners, tln)
 		l.serve = append(l.serve, serveTraffic(srv, tln))
 	}

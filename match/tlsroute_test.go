@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func passthroughTable(t *testing.T) *Table {
+func passthroughTable(t testing.TB) *Table {
 	t.Helper()
 	a := &Backend{ID: "ns/a:443", Namespace: "ns", Name: "a", Port: 443}
 	b := &Backend{ID: "ns/b:443", Namespace: "ns", Name: "b", Port: 443}
@@ -125,4 +125,36 @@ func TestPassthroughUnlistenedName(t *testing.T) {
 	assert.Nil(t, r)
 	_, claimed = tbl.PassthroughOn(tls443, "ingress.org")
 	assert.False(t, claimed, "an Ingress's host is terminated")
+}
+
+// FuzzPassthroughOn: a ClientHello's server name is the client's to
+// choose. Any name decides without panicking, the same way whatever its
+// case and a trailing dot, and a route returned is one of the table's on
+// that listener.
+func FuzzPassthroughOn(f *testing.F) {
+	for _, s := range []string{"", "abc.example.com", "x.org", ".", "..", "*.example.com", "a..example.com", ".example.com", "www.example.com.", "idle.io", "\x00", "é.example.com"} {
+		f.Add(s)
+	}
+	tbl := passthroughTable(f)
+	tls443 := Listener{Port: 443, TLS: true}
+	f.Fuzz(func(t *testing.T, name string) {
+		r, claimed := tbl.PassthroughOn(tls443, name)
+		if r != nil {
+			if !claimed || r.Listener != tls443 {
+				t.Fatalf("%q: route %+v, claimed %v", name, r, claimed)
+			}
+		}
+		if strings.HasSuffix(name, ".") {
+			return
+		}
+		upper := []byte(name) // byte by byte: a name need not be UTF-8
+		for i, c := range upper {
+			if 'a' <= c && c <= 'z' {
+				upper[i] = c - 'a' + 'A'
+			}
+		}
+		if r2, claimed2 := tbl.PassthroughOn(tls443, string(upper)+"."); r2 != r || claimed2 != claimed {
+			t.Fatalf("%q: %v %v; upper-case with a dot: %v %v", name, r, claimed, r2, claimed2)
+		}
+	})
 }

@@ -2600,7 +2600,10 @@
 //     listener takes but no route of it does, one whose chosen backendRef
 //     is invalid (its share, as for an HTTPRoute's 500) or has no ready
 //     endpoint, and one no listener on the port accepts when no Ingress
-//     serves the name (an Ingress's host is terminated as before). Of two
+//     serves the name. Every listener serves the Ingresses' hosts: one
+//     that names the server name more specifically than the TLS
+//     listener's route (or the listener, without one) keeps it, and is
+//     terminated as before. Of two
 //     TLSRoutes naming one hostname on one listener the older keeps it
 //     (RouteConflict); a TLSRoute's rules beyond the first, which match
 //     nothing of their own, warn and are left out. The example controller

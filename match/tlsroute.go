@@ -66,10 +66,11 @@ func (t *Table) HasPassthrough() bool { return len(t.tlsPorts) > 0 }
 
 // PassthroughOn decides a TLS connection that arrived on listener l
 // naming serverName (SNI): claimed is false when it is for an HTTPS
-// listener, or for no listener but an Ingress's host (terminate it as
-// any other); when it is true the connection belongs to a TLS passthrough
-// listener, or to none and no Ingress, and r is the route that takes it,
-// nil when none does (refuse the connection).
+// listener, or for an Ingress's host that names it more specifically
+// than a TLS listener's route (or the listener) does (terminate it as any
+// other); when it is true the connection belongs to a TLS passthrough
+// listener, or to no listener and no Ingress, and r is the route that
+// takes it, nil when none does (refuse the connection).
 func (t *Table) PassthroughOn(l Listener, serverName string) (r *PassthroughRoute, claimed bool) {
 	if len(t.tlsPorts) == 0 {
 		return nil, false
@@ -90,12 +91,29 @@ func (t *Table) PassthroughOn(l Listener, serverName string) (r *PassthroughRout
 	if rs == nil {
 		return nil, false // an HTTPS listener's
 	}
+	r = rs.route(name)
+	taken := lh
+	if r != nil {
+		taken = r.Hostname
+	}
+	// Every listener serves the Ingresses' hosts: one that names the
+	// server name more specifically than the route (or, without one, the
+	// listener) keeps it, terminated.
+	if vh := t.hostSet.host(name).vh; vh != nil && vh.Name != "" && specificity(vh.Name) > specificity(taken) {
+		return nil, false
+	}
+	return r, true
+}
+
+// route is the route that takes name: the exact one, else the wildcard
+// with the most labels, else the one without hostnames; nil for none.
+func (rs *sniRoutes) route(name string) *PassthroughRoute {
 	if r := rs.exact[name]; r != nil && name != "" {
-		return r, true
+		return r
 	}
 	for i := strings.IndexByte(name, '.'); i > 0 && i < len(name)-1; {
 		if r := rs.wildcard[name[i+1:]]; r != nil {
-			return r, true
+			return r
 		}
 		j := strings.IndexByte(name[i+1:], '.')
 		if j < 0 {
@@ -103,7 +121,19 @@ func (t *Table) PassthroughOn(l Listener, serverName string) (r *PassthroughRout
 		}
 		i += j + 1
 	}
-	return rs.any, true
+	return rs.any
+}
+
+// specificity ranks a hostname by the Gateway API's precedence: none,
+// then wildcards by their number of labels, then a name.
+func specificity(h string) int {
+	switch {
+	case h == "":
+		return 0
+	case strings.HasPrefix(h, "*."):
+		return 1 + strings.Count(h, ".")
+	}
+	return 1 << 20
 }
 
 // ingressServes reports whether a host without a Listener serves name:

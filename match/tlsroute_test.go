@@ -125,6 +125,30 @@ func TestPassthroughUnlistenedName(t *testing.T) {
 	assert.Nil(t, r)
 	_, claimed = tbl.PassthroughOn(tls443, "ingress.org")
 	assert.False(t, claimed, "an Ingress's host is terminated")
+
+	// Beside a TLS listener without a hostname, an Ingress's host keeps
+	// the names it takes more specifically than the route.
+	tbl, err = New(Spec{
+		Backends: []*Backend{be},
+		VirtualHosts: []*VirtualHost{
+			{Name: "shop.example.com", Routes: []*Route{{Type: Prefix, Path: "", Backend: be}}},
+			{Name: "*.example.com", Routes: []*Route{{Type: Prefix, Path: "", Backend: be}}},
+			{Name: "*.org", Routes: []*Route{{Type: Prefix, Path: "", Backend: be}}},
+		},
+		PassthroughRoutes: []*PassthroughRoute{{Listener: tls443, Hostname: "*.example.com",
+			Split: &Split{Alternatives: []Alternative{{Backend: be, Weight: 1}}}}},
+		PassthroughListeners: []PassthroughListener{{Listener: tls443}},
+	})
+	require.NoError(t, err)
+	for name, want := range map[string]bool{
+		"shop.example.com": false, // the Ingress's exact name
+		"db.example.com":   true,  // the route's wildcard, as specific as the Ingress's
+		"x.org":            false, // the Ingress's wildcard over the listener's none
+		"x.net":            true,  // the listener's, no route: refused
+	} {
+		_, claimed := tbl.PassthroughOn(tls443, name)
+		assert.Equal(t, want, claimed, name)
+	}
 }
 
 // FuzzPassthroughOn: a ClientHello's server name is the client's to

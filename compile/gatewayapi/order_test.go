@@ -23,6 +23,11 @@ func TestOrderIndependent(t *testing.T) {
 	if err != nil || len(tests) == 0 {
 		t.Fatalf("no conformance manifests: %v", err)
 	}
+	tlsTests, err := filepath.Glob("testdata/conformance/tlsroute-*.yaml")
+	if err != nil || len(tlsTests) == 0 {
+		t.Fatalf("no TLSRoute conformance manifests: %v", err)
+	}
+	tests = append(tests, tlsTests...)
 	rng := rand.New(rand.NewPCG(27, 20))
 	for _, test := range tests {
 		t.Run(filepath.Base(test), func(t *testing.T) {
@@ -55,7 +60,7 @@ func compileDocs(t *testing.T, docs [][]byte) compile.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(snap.HTTPRoutes) == 0 && len(snap.Warnings) == 0 {
+	if len(snap.HTTPRoutes) == 0 && len(snap.TLSRoutes) == 0 && len(snap.Listeners) == 0 && len(snap.Warnings) == 0 {
 		t.Fatal("the Extension read no route")
 	}
 	return compile.Compile(*snap, compile.Options{})

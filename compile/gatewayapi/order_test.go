@@ -27,7 +27,13 @@ func TestOrderIndependent(t *testing.T) {
 	if err != nil || len(tlsTests) == 0 {
 		t.Fatalf("no TLSRoute conformance manifests: %v", err)
 	}
-	tests = append(tests, tlsTests...)
+	for _, f := range tlsTests {
+		// A lone TLS listener without a hostname, which the base's HTTPS
+		// listener of another Gateway takes: nothing is served to order.
+		if filepath.Base(f) != "tlsroute-listener-passthrough-supported-kinds.yaml" {
+			tests = append(tests, f)
+		}
+	}
 	rng := rand.New(rand.NewPCG(27, 20))
 	for _, test := range tests {
 		t.Run(filepath.Base(test), func(t *testing.T) {
@@ -60,7 +66,7 @@ func compileDocs(t *testing.T, docs [][]byte) compile.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(snap.HTTPRoutes) == 0 && len(snap.TLSRoutes) == 0 && len(snap.Listeners) == 0 && len(snap.Warnings) == 0 {
+	if len(snap.HTTPRoutes) == 0 && len(snap.TLSRoutes) == 0 && len(snap.PassthroughListeners) == 0 && len(snap.Warnings) == 0 {
 		t.Fatal("the Extension read no route")
 	}
 	return compile.Compile(*snap, compile.Options{})

@@ -2412,7 +2412,8 @@
 // Manifests: gatewayapi.Register adds a manifest.Extension to the loader
 // (compile/manifest), so manifest.Load and Decode, and everything built on
 // them, read GatewayClass, Gateway, HTTPRoute and ReferenceGrant (v1 and
-// v1beta1) and Namespaces as strictly as Ingresses (an error names file,
+// v1beta1), TLSRoute (v1, and the experimental channel's v1alpha3 and
+// v1alpha2) and Namespaces as strictly as Ingresses (an error names file,
 // document, object and field) and translate them once every file is read.
 // A manifest.Reader reads several pieces as one folder; case files (§18)
 // read their inline objects and includes so. examples/check registers it:
@@ -2629,6 +2630,56 @@
 //     not attach it (NotAllowedByListeners).
 //   - Listeners that conflict (one port under two protocols, or one port
 //     and hostname twice) are both left out, with Conflicted status.
+//   - TLSRoute, on listeners with protocol TLS and tls.mode Passthrough:
+//     a TLS connection's server name (SNI) is matched against the
+//     TLSRoutes' hostnames, intersected with the listener's as for an
+//     HTTPRoute (an exact name, then the wildcard with more labels, any
+//     depth below it, then a route without hostnames under a listener
+//     without one), and the connection is spliced, TLS and all, to an
+//     endpoint of one of the route's backendRefs, chosen by weight in the
+//     rotation of match.Split; ramjet never terminates it
+//     (compile.TLSRoute, match.PassthroughRoute,
+//     router.Router.PassthroughFor, which ssl-passthrough (§12) goes
+//     through too). A TLS listener shares its port with the HTTPS
+//     listeners there, both beginning with a TLS handshake: the listener
+//     whose hostname the server name matches most specifically decides
+//     whether the connection is passed through or terminated, so an HTTPS
+//     listener "www.example.com" keeps its name beside a TLS listener
+//     "*.example.com". A connection refused: one whose name the TLS
+//     listener takes but no route of it does, one whose chosen backendRef
+//     is invalid (its share, as for an HTTPRoute's 500) or has no ready
+//     endpoint, and one no listener on the port accepts when no Ingress
+//     serves the name. Every listener serves the Ingresses' hosts: one
+//     that names the server name more specifically than the TLS
+//     listener's route (or the listener, without one) keeps it, and is
+//     terminated as before. Of two
+//     TLSRoutes naming one hostname on one listener the older keeps it
+//     (RouteConflict); a TLSRoute's rules beyond the first, which match
+//     nothing of their own, warn and are left out. The example controller
+//     serves TLS listeners on --gateway-https-port, through its
+//     -https-addr listener, which reads a connection's ClientHello first
+//     only while the table passes some connection through; a TLS listener
+//     on another port is PortUnavailable. A TLS listener whose port and
+//     hostname a served HTTPS listener of another Gateway has is
+//     Conflicted (HostnameConflict): Gateways share the controller's
+//     ports, and the HTTPS listener keeps its names. Status: the listener
+//     lists TLSRoute in supportedKinds (InvalidRouteKinds for any other
+//     kind) and counts its TLSRoutes in attachedRoutes; each TLSRoute
+//     parentRef of ours gets Accepted (False: NoMatchingParent,
+//     NotAllowedByListeners for an HTTP or HTTPS listener or allowedRoutes
+//     without TLSRoute, NoMatchingListenerHostname) and ResolvedRefs
+//     (False: BackendNotFound, InvalidKind, RefNotPermitted, the
+//     ReferenceGrant naming kind TLSRoute). A TLS listener in tls.mode
+//     Terminate (the Extended feature TLSRouteModeTerminate) is not
+//     served: its listener is Accepted False, reason UnsupportedValue,
+//     and the Gateway warns GatewayFeatureUnsupported on
+//     spec.listeners[i].tls.mode; HTTPS listeners are where ramjet
+//     terminates TLS, and a terminated TLSRoute would be an HTTPS route
+//     without HTTP. Terminate and Passthrough TLS listeners on one port
+//     conflict (ProtocolConflict), as the suite asks of an implementation
+//     without TLSRouteModeMixed. The table's text lists the listeners and
+//     routes ("tls-listener", "tls-route" lines) and a new digest part
+//     covers them, so tables without TLSRoutes keep their digest.
 //   - Status, decided by package status from what TranslateAll found
 //     (status.GatewayConditions, status.RouteParentConditions) and written
 //     by the leader of the example controller, only where it changed:
@@ -2688,6 +2739,21 @@
 // backend slower than a timeout, a ReferenceGrant deleted mid-test, a
 // WebSocket conversation, and the conditions of the tests that check
 // status only (their case files check what the routes serve).
+// The suite's TLSRoute tests are Go tests (tlsroute_conformance_test.go):
+// the connections of tlsroute-simple-same-namespace,
+// tlsroute-hostname-intersection (each Gateway on an address of its own,
+// as the suite gives it), tlsroute-invalid-backendref-nonexistent,
+// -unknown-kind and tlsroute-invalid-reference-grant are made to loopback
+// TLS backends through the router's passthrough decision and splice
+// (TestConformanceTLSRoutePassthrough), and the route and listener
+// conditions of these and of tlsroute-invalid-no-matching-listener,
+// -no-matching-listener-hostname, tlsroute-listener-passthrough-supported-kinds,
+// -terminate-not-supported and -mixed-termination-not-supported are
+// checked (TestConformanceTLSRouteStatus). Not served, as argued above:
+// tlsroute-terminate-simple-same-namespace,
+// tlsroute-mixed-termination-same-namespace and
+// tlsroute-listener-terminate-supported-kinds, which need
+// TLSRouteModeTerminate.
 // TestFeatureReport renders this from them and fails when a case file
 // fails:
 //

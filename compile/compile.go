@@ -96,6 +96,7 @@ var buildSteps = []func(*builder){
 	(*builder).checkRewrites,              // §11.1: rewrites that will not do what they say
 	(*builder).buildRoutes,                // §4, §7: paths, route keys, conflicts, backends (§8)
 	(*builder).buildHTTPRoutes,            // §20: route sources' rules beside the Ingresses' paths
+	(*builder).buildTLSRoutes,             // §20: TLS passthrough routes by SNI
 	(*builder).buildDefaultBackends,       // §6
 	(*builder).attachCanaries,             // §10: canaries join their primaries' backends
 	(*builder).orderClaims,                // each backend's serving Ingresses, oldest first
@@ -237,6 +238,8 @@ type builder struct {
 	table    *match.Table
 	// l4 are the TCP and UDP services (stream.go).
 	l4 []*match.L4Service
+	// passthroughRoutes are the TLS passthrough routes (tlsroute.go).
+	passthroughRoutes []*match.PassthroughRoute
 
 	// globalAuthX is Options.GlobalAuth parsed (authoptions.go).
 	globalAuthX    *match.ExternalAuth
@@ -278,6 +281,9 @@ func (b *builder) assemble() {
 		Inputs:         b.opts.digestInputs(),
 		L4Services:     b.l4,
 		StreamSettings: b.opts.StreamSettings,
+
+		PassthroughRoutes:    b.passthroughRoutes,
+		PassthroughListeners: b.snap.PassthroughListeners,
 	})
 	if err != nil {
 		// Every value here came from match's constructors or was checked

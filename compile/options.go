@@ -49,6 +49,11 @@ type Snapshot struct {
 	// of the table claims its hostnames and tells misdirected requests
 	// (match.Table.Misdirected, SPEC §20).
 	Listeners []match.ListenerHost
+	// TLSRoutes are TLS passthrough routes by server name (SPEC §20): the
+	// Gateway API's TLSRoutes as compile/gatewayapi translates them, on
+	// the listeners PassthroughListeners names (with or without routes).
+	TLSRoutes            []*TLSRoute
+	PassthroughListeners []match.ListenerHost
 }
 
 // ServiceRef names a Service port: "namespace/name:port", the port a

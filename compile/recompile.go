@@ -173,7 +173,7 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 		len(s.HTTPRoutes) > 0 || len(s.ListenerCertificates) > 0 || len(s.Warnings) > 0 ||
 		// Gateway listeners and TCP/UDP services are table-wide: their
 		// Services' changes reach no host, so nothing here would follow them.
-		len(s.Listeners) > 0 || o.TCPServices != "" || o.UDPServices != "" ||
+		len(s.Listeners) > 0 || len(s.TLSRoutes) > 0 || len(s.PassthroughListeners) > 0 || o.TCPServices != "" || o.UDPServices != "" ||
 		p.ingresses.dup || p.ingresses.prevDup || p.services.dup || p.services.prevDup || p.slices.dup || p.slices.prevDup ||
 		c.splice == nil || c.couplings == nil {
 		return c.fullCompile("input")

@@ -75,6 +75,8 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	s.HTTPRoutes = append(s.HTTPRoutes, o.HTTPRoutes...)
 	s.Warnings = append(s.Warnings, o.Warnings...)
 	s.ListenerCertificates = append(s.ListenerCertificates, o.ListenerCertificates...)
+	s.TLSRoutes = append(s.TLSRoutes, o.TLSRoutes...)
+	s.PassthroughListeners = append(s.PassthroughListeners, o.PassthroughListeners...)
 }
 
 // Refs names every object of the snapshot, in snapshot order: Ingresses,

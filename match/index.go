@@ -42,6 +42,13 @@ type Spec struct {
 	// StreamSettings are their settings; nil: DefaultStreamSettings.
 	L4Services     []*L4Service
 	StreamSettings *StreamSettings
+	// PassthroughRoutes are the Gateway TLSRoutes' hostnames on TLS
+	// passthrough listeners, PassthroughListeners those listeners'
+	// hostnames (with or without routes), in any order (tlsroute.go).
+	// Listeners' hostnames on the same ports are the HTTPS listeners'
+	// there, which keep the names they match more specifically.
+	PassthroughRoutes    []*PassthroughRoute
+	PassthroughListeners []PassthroughListener
 }
 
 // New builds a Table from s in one step: it sorts the hosts, routes,
@@ -96,6 +103,9 @@ func New(s Spec) (*Table, error) {
 	t.indexCertificates(s.Certificates)
 	t.indexTLSHosts(s.TLSHosts)
 	t.indexPassthrough()
+	if err := t.indexPassthroughRoutes(s.PassthroughRoutes, s.Listeners, s.PassthroughListeners); err != nil {
+		return nil, err
+	}
 	if err := t.indexL4(s.L4Services, s.StreamSettings); err != nil {
 		return nil, err
 	}

@@ -58,6 +58,7 @@ var sections = []*section{
 	&serverTLSSection,     // servertls.go
 	&listenerSection,      // listener.go
 	&caseSensitiveSection, // casesensitive.go
+	&passthroughSection,   // tlsroute.go
 }
 
 // A digestPart is a share of the digest. One with no tag (the routing

@@ -367,6 +367,12 @@ type Table struct {
 	tlsExact      map[string]bool
 	tlsWildcard   map[string]bool // keyed by the suffix after "*."
 	passthrough   map[string]*Backend
+	// The Gateway TLS passthrough listeners by port, their routes and
+	// listeners (tlsroute.go).
+	tlsPorts             map[Listener]*tlsPort
+	passthroughRoutes    []*PassthroughRoute
+	passthroughListeners []ListenerHost
+	terminatingListeners []ListenerHost
 	// l4 are the TCP and UDP services by protocol and port, stream their
 	// settings (stream.go).
 	l4     []*L4Service

@@ -156,6 +156,7 @@ func (t *Table) writeText(b *strings.Builder) {
 		}
 	}
 	t.writeL4Text(b)
+	t.writePassthroughText(b)
 }
 
 // quoteText writes s bare unless that would be ambiguous on a line.

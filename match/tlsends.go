@@ -299,6 +299,10 @@ func (t *Table) Passthrough(serverName string) *Backend {
 	return t.passthrough[trimDot(lowerASCII(serverName))]
 }
 
+// HasSSLPassthrough reports whether some host's TLS connections pass
+// through (ssl-passthrough, Passthrough).
+func (t *Table) HasSSLPassthrough() bool { return len(t.passthrough) > 0 }
+
 // indexPassthrough maps each passthrough host to its backend.
 func (t *Table) indexPassthrough() {
 	for _, vh := range t.hosts {

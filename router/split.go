@@ -33,7 +33,7 @@ func (r *Router) routeSplits(t *match.Table) map[*match.Split]*balance.Split {
 			}
 		}
 	}
-	return m
+	return r.passthroughSplits(t, m)
 }
 
 // Share is one backend of a route's weighted split as Lookup reports it

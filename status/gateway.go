@@ -1,6 +1,7 @@
 package status
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 
@@ -75,6 +76,13 @@ type ListenerFacts struct {
 	// UnsupportedProtocol is the listener's protocol when it is neither
 	// HTTP nor HTTPS, else "".
 	UnsupportedProtocol string
+	// UnsupportedValue, when set, names a field of the listener whose
+	// value is not served and why (a TLS listener's tls.mode Terminate):
+	// the listener is not Accepted, reason UnsupportedValue.
+	UnsupportedValue string
+	// Kinds are the route kinds the listener serves, named in the
+	// message of InvalidRouteKinds; nil: HTTPRoute.
+	Kinds []string
 	// PortUnavailable: the data plane receives no requests on the
 	// listener's port and protocol (see the controller's port flags).
 	PortUnavailable bool
@@ -114,13 +122,15 @@ func GatewayConditions(f GatewayFacts) (gateway []metav1.Condition, listeners []
 	accepted, programmed, invalid := 0, 0, 0
 	for _, l := range f.Listeners {
 		var cs []metav1.Condition
-		ok := l.UnsupportedProtocol == "" && !l.PortUnavailable
+		ok := l.UnsupportedProtocol == "" && l.UnsupportedValue == "" && !l.PortUnavailable
 		switch {
 		case ok:
 			cs = append(cs, cond(ConditionAccepted, true, ReasonAccepted, "the listener is served", g))
 			accepted++
 		case l.UnsupportedProtocol != "":
 			cs = append(cs, cond(ConditionAccepted, false, ReasonUnsupportedProtocol, "protocol "+l.UnsupportedProtocol+" is not served; only HTTP and HTTPS are", g))
+		case l.UnsupportedValue != "":
+			cs = append(cs, cond(ConditionAccepted, false, ReasonUnsupportedValue, l.UnsupportedValue, g))
 		default:
 			cs = append(cs, cond(ConditionAccepted, false, ReasonPortUnavailable, "no request reaches this port and protocol: the controller serves other Gateway ports", g))
 		}
@@ -136,7 +146,7 @@ func GatewayConditions(f GatewayFacts) (gateway []metav1.Condition, listeners []
 			ok = false
 		case len(l.InvalidRouteKinds) > 0:
 			cs = append(cs, cond(ConditionResolvedRefs, false, ReasonInvalidRouteKinds,
-				"route kinds "+strings.Join(l.InvalidRouteKinds, ", ")+" are not served; only HTTPRoute is", g))
+				"route kinds "+strings.Join(l.InvalidRouteKinds, ", ")+" are not served; the listener serves "+cmp.Or(strings.Join(l.Kinds, ", "), "HTTPRoute"), g))
 		default:
 			cs = append(cs, cond(ConditionResolvedRefs, true, ReasonResolvedRefs, "every reference resolves", g))
 		}

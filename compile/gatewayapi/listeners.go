@@ -24,7 +24,12 @@ type Translation struct {
 	// Listeners go into compile.Snapshot.Listeners: the hostnames of the
 	// served listeners by port and protocol (SPEC §20).
 	Listeners []match.ListenerHost
-	Warnings  []compile.Warning
+	// TLSRoutes and PassthroughListeners go into compile.Snapshot's
+	// fields of those names: the TLSRoutes on TLS passthrough listeners,
+	// and those listeners' hostnames.
+	TLSRoutes            []*compile.TLSRoute
+	PassthroughListeners []match.ListenerHost
+	Warnings             []compile.Warning
 	// Status holds the decided status of the GatewayClasses, Gateways and
 	// HTTPRoutes of ours; it writes nothing.
 	Status *Status
@@ -36,6 +41,8 @@ func (tr *Translation) AddTo(s *compile.Snapshot) {
 	s.HTTPRoutes = append(s.HTTPRoutes, tr.HTTPRoutes...)
 	s.ListenerCertificates = append(s.ListenerCertificates, tr.ListenerCertificates...)
 	s.Listeners = append(s.Listeners, tr.Listeners...)
+	s.TLSRoutes = append(s.TLSRoutes, tr.TLSRoutes...)
+	s.PassthroughListeners = append(s.PassthroughListeners, tr.PassthroughListeners...)
 	s.Warnings = append(s.Warnings, tr.Warnings...)
 }
 
@@ -52,6 +59,8 @@ func TranslateAll(o Objects) Translation {
 	tr := Translation{HTTPRoutes: routes, Status: t.decideStatus(warnings), Listeners: t.servedListeners()}
 	t.listenerCertificates(&tr) // after decideStatus: the hosts of each listener's routes
 	tr.Warnings = append(warnings, t.certWarnings...)
+	tr.Warnings = append(tr.Warnings, t.tlsWarnings...)
+	tr.TLSRoutes, tr.PassthroughListeners = t.tlsRoutes, t.servedPassthroughListeners()
 	return tr
 }
 
@@ -69,6 +78,10 @@ func conflicts(gw *gwv1.Gateway) []string {
 			}
 			switch {
 			case family(ls[i].Protocol) != family(ls[j].Protocol):
+				out[i] = status.ReasonProtocolConflict
+			case ls[i].Protocol == gwv1.TLSProtocolType && ls[j].Protocol == gwv1.TLSProtocolType && tlsMode(&ls[i]) != tlsMode(&ls[j]):
+				// Terminate and Passthrough TLS listeners on one port
+				// (tlsroute.go).
 				out[i] = status.ReasonProtocolConflict
 			case deref(ls[i].Hostname, "") == deref(ls[j].Hostname, "") && out[i] == "":
 				out[i] = status.ReasonHostnameConflict

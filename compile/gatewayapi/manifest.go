@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwv1alpha2 "sigs.k8s.io/gateway-api/apis/v1alpha2"
+	gwv1alpha3 "sigs.k8s.io/gateway-api/apis/v1alpha3"
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"ramjet.dev/ramjet/compile"
@@ -15,7 +17,7 @@ import (
 
 // Extension is the manifest.Extension that reads Gateway API objects
 // (GatewayClass, Gateway, HTTPRoute and ReferenceGrant, v1 and v1beta1;
-// GRPCRoute v1)
+// GRPCRoute v1; TLSRoute v1, v1alpha3 and v1alpha2)
 // and Namespaces, whose labels allowedRoutes selectors match, and
 // translates them into the snapshot's HTTPRoutes and Warnings. Register
 // installs it.
@@ -32,7 +34,8 @@ func Register() { registerOnce() }
 var registerOnce = sync.OnceFunc(func() { manifest.Register(Extension{}) })
 
 // Kinds lists the kinds read: the Gateway API's in v1 and v1beta1 (the
-// versions the conformance suite's manifests use), and v1 Namespace.
+// versions the conformance suite's manifests use), TLSRoute in v1,
+// v1alpha3 and v1alpha2 (the experimental channel's), and v1 Namespace.
 func (Extension) Kinds() map[schema.GroupVersionKind]bool {
 	kinds := map[schema.GroupVersionKind]bool{
 		corev1.SchemeGroupVersion.WithKind("Namespace"): false,
@@ -45,13 +48,16 @@ func (Extension) Kinds() map[schema.GroupVersionKind]bool {
 		kinds[gv.WithKind("ReferenceGrant")] = true
 	}
 	kinds[schema.GroupVersion{Group: Group, Version: gwv1.GroupVersion.Version}.WithKind("GRPCRoute")] = true
+	for _, v := range tlsRouteVersions {
+		kinds[schema.GroupVersion{Group: Group, Version: v}.WithKind(tlsRouteKind)] = true
+	}
 	return kinds
 }
 
 // AddToScheme registers the Gateway API's v1 and v1beta1 types and the
 // core ones (for Namespace).
 func (Extension) AddToScheme(s *runtime.Scheme) error {
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, gwv1.Install, gwv1beta1.Install} {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, gwv1.Install, gwv1beta1.Install, gwv1alpha2.Install, gwv1alpha3.Install} {
 		if err := add(s); err != nil {
 			return err
 		}
@@ -84,6 +90,8 @@ func (Extension) Finish(objects []runtime.Object, snap *compile.Snapshot) {
 			o.GRPCRoutes = append(o.GRPCRoutes, x)
 		case *gwv1.ReferenceGrant:
 			o.ReferenceGrants = append(o.ReferenceGrants, x)
+		case *gwv1.TLSRoute, *gwv1alpha2.TLSRoute, *gwv1alpha3.TLSRoute:
+			o.TLSRoutes = append(o.TLSRoutes, TLSRouteV1(x))
 		case *gwv1beta1.ReferenceGrant:
 			o.ReferenceGrants = append(o.ReferenceGrants, (*gwv1.ReferenceGrant)(x))
 		}

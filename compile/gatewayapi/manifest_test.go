@@ -11,6 +11,7 @@ import (
 
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/compile/manifest"
+	"ramjet.dev/ramjet/match"
 )
 
 const gatewayAndClass = `apiVersion: gateway.networking.k8s.io/v1
@@ -58,9 +59,9 @@ apiVersion: v1
 kind: Namespace
 metadata: {name: backends}
 ---
-apiVersion: gateway.networking.k8s.io/v1
-kind: TLSRoute
-metadata: {name: tls, namespace: infra}
+apiVersion: gateway.networking.k8s.io/v1alpha2
+kind: TCPRoute
+metadata: {name: tcp, namespace: infra}
 `
 	snap, skipped, err := manifest.Decode("gw.yaml", []byte(stream))
 	if err != nil {
@@ -74,7 +75,7 @@ metadata: {name: tls, namespace: infra}
 		len(r.Rules) != 1 || len(r.Rules[0].Backends) != 1 || r.Rules[0].Backends[0].Service.String() != "backends/api:80" {
 		t.Errorf("route %+v", r)
 	}
-	if want := []string{"gw.yaml#6: gateway.networking.k8s.io/v1 TLSRoute infra/tls skipped"}; !slices.Equal(skipped, want) {
+	if want := []string{"gw.yaml#6: gateway.networking.k8s.io/v1alpha2 TCPRoute infra/tcp skipped"}; !slices.Equal(skipped, want) {
 		t.Errorf("skipped %q, want %q", skipped, want)
 	}
 }
@@ -181,4 +182,50 @@ func FuzzDecodeGatewayAPI(f *testing.F) {
 			t.Fatalf("two reads compile differently:\n%s\n%s", a, b)
 		}
 	})
+}
+
+// TestDecodeTLSRoute: a TLSRoute is read in v1 and in the experimental
+// channel's v1alpha3 and v1alpha2, each attached to the Gateway's TLS
+// passthrough listener.
+func TestDecodeTLSRoute(t *testing.T) {
+	Register()
+	for _, v := range []string{"v1", "v1alpha3", "v1alpha2"} {
+		t.Run(v, func(t *testing.T) {
+			stream := `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: ramjet}
+spec: {controllerName: ramjet.dev/gateway}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: infra}
+spec:
+  gatewayClassName: ramjet
+  listeners: [{name: tls, port: 443, protocol: TLS, tls: {mode: Passthrough}}]
+---
+apiVersion: gateway.networking.k8s.io/` + v + `
+kind: TLSRoute
+metadata: {name: db, namespace: infra}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [db.example.com]
+  rules: [{backendRefs: [{name: db, port: 5432, weight: 3}]}]
+`
+			snap, skipped, err := manifest.Decode("tls.yaml", []byte(stream))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(skipped) != 0 || len(snap.TLSRoutes) != 1 {
+				t.Fatalf("skipped %q, TLSRoutes %+v; want one", skipped, snap.TLSRoutes)
+			}
+			r := snap.TLSRoutes[0]
+			if r.Listener != (match.Listener{Port: 443, TLS: true}) || !slices.Equal(r.Hostnames, []string{"db.example.com"}) ||
+				len(r.Backends) != 1 || r.Backends[0].Service.String() != "infra/db:5432" || r.Backends[0].Weight != 3 {
+				t.Errorf("route %+v", r)
+			}
+			if len(snap.PassthroughListeners) != 1 {
+				t.Errorf("passthrough listeners %+v, want the Gateway's", snap.PassthroughListeners)
+			}
+		})
+	}
 }

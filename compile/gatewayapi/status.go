@@ -43,6 +43,8 @@ type Status struct {
 	routes   map[nsName][]gwv1.RouteParentStatus
 	// grpcRoutes are the GRPCRoutes' (grpcstatus.go).
 	grpcRoutes map[nsName][]gwv1.RouteParentStatus
+	// tlsRoutes are the TLSRoutes' (tlsroute.go).
+	tlsRoutes map[nsName][]gwv1.RouteParentStatus
 }
 
 type decidedGateway struct {
@@ -162,7 +164,7 @@ func (t *translator) sortedGateways() []*gwv1.Gateway {
 // not serve.
 func (t *translator) decideStatus(warnings []compile.Warning) *Status {
 	s := &Status{classes: map[string][]metav1.Condition{}, gateways: map[nsName]decidedGateway{}, routes: map[nsName][]gwv1.RouteParentStatus{},
-		grpcRoutes: map[nsName][]gwv1.RouteParentStatus{}}
+		grpcRoutes: map[nsName][]gwv1.RouteParentStatus{}, tlsRoutes: map[nsName][]gwv1.RouteParentStatus{}}
 	t.listenerHosts = map[listenerKey][]string{}
 	t.attached = map[listenerKey]int32{}
 	t.services = make(map[nsName]bool, len(t.objs.Services))
@@ -208,6 +210,7 @@ func (t *translator) decideStatus(warnings []compile.Warning) *Status {
 		}
 	}
 	t.decideGRPCStatus(s, warnings)
+	t.translateTLSRoutes(s)
 	for _, gw := range t.sortedGateways() {
 		f := status.GatewayFacts{Generation: gw.Generation}
 		var lss []gwv1.ListenerStatus
@@ -229,6 +232,8 @@ func (t *translator) decideStatus(warnings []compile.Warning) *Status {
 				fallthrough
 			case gwv1.HTTPProtocolType:
 				lf.InvalidRouteKinds, ls.SupportedKinds = routeKinds(l)
+			case gwv1.TLSProtocolType:
+				t.tlsListenerFacts(gw, l, &lf, &ls)
 			default:
 				lf.UnsupportedProtocol = string(l.Protocol)
 			}

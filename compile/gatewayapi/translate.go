@@ -44,6 +44,7 @@ type Objects struct {
 	Gateways        []*gwv1.Gateway
 	HTTPRoutes      []*gwv1.HTTPRoute
 	GRPCRoutes      []*gwv1.GRPCRoute
+	TLSRoutes       []*gwv1.TLSRoute
 	ReferenceGrants []*gwv1.ReferenceGrant
 	Namespaces      []*corev1.Namespace
 	// Services and Secrets are read by TranslateAll's status only.
@@ -89,6 +90,10 @@ type translator struct {
 	// kind is the Kind of the route being translated: HTTPRoute when "",
 	// or GRPCRoute (grpcroute.go).
 	kind string
+	// tlsRoutes and tlsWarnings are what translateTLSRoutes made of
+	// the TLSRoutes (tlsroute.go).
+	tlsRoutes   []*compile.TLSRoute
+	tlsWarnings []compile.Warning
 	statusState
 }
 

@@ -10,10 +10,10 @@ import (
 	"ramjet.dev/ramjet/match"
 )
 
-// viewOf is the match.Listener of an HTTP or HTTPS listener: its port, and
-// TLS for HTTPS.
+// viewOf is the match.Listener of an HTTP, HTTPS or TLS listener: its
+// port, and TLS for HTTPS and TLS.
 func viewOf(l *gwv1.Listener) match.Listener {
-	return match.Listener{Port: int32(l.Port), TLS: l.Protocol == gwv1.HTTPSProtocolType}
+	return match.Listener{Port: int32(l.Port), TLS: l.Protocol == gwv1.HTTPSProtocolType || l.Protocol == gwv1.TLSProtocolType}
 }
 
 func compareListeners(a, b match.Listener) int {

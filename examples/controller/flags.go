@@ -173,8 +173,9 @@ type config struct {
 	// backendTransport, when set, carries every proxied request instead
 	// of the router's own transports (tests reach their backends with it).
 	backendTransport http.RoundTripper
-	// streamEndpoint, when set, maps each TCP and UDP service endpoint
-	// ("ip:port") to the address dialled (tests reach theirs with it).
+	// streamEndpoint, when set, maps each TCP and UDP service endpoint,
+	// and each TLS passthrough endpoint, ("ip:port") to the address
+	// dialled (tests reach theirs with it).
 	streamEndpoint func(string) string
 }
 

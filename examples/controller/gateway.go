@@ -64,6 +64,7 @@ type gatewayListers struct {
 	routes     gwlisters.HTTPRouteLister
 	grants     gwlisters.ReferenceGrantLister
 	namespaces corelisters.NamespaceLister
+	tlsRoutes  *tlsRouteLister // nil without a TLSRoute CRD (gateway_tlsroute.go)
 }
 
 // initGateway makes the Gateway API client. Custom resources speak JSON,
@@ -149,9 +150,13 @@ func (c *clusterController) gatewayInformers() (gwinformers.SharedInformerFactor
 		},
 		DeleteFunc: func(any) { c.changed() },
 	}
-	for _, inf := range []cache.SharedIndexInformer{
+	infs := []cache.SharedIndexInformer{
 		v1.GatewayClasses().Informer(), v1.Gateways().Informer(), v1.HTTPRoutes().Informer(), v1.ReferenceGrants().Informer(), ns.Informer(),
-	} {
+	}
+	if inf, tl := c.tlsRouteInformer(f); inf != nil {
+		infs, l.tlsRoutes = append(infs, inf), tl
+	}
+	for _, inf := range infs {
 		if err := inf.SetTransform(c.transform()); err != nil {
 			return nil, nil, nil, err
 		}
@@ -372,6 +377,7 @@ func (c *clusterController) syncGatewayStatus(ctx context.Context, desired []net
 		}
 	}
 	c.syncGRPCRouteStatus(ctx, st, now, report2)
+	c.syncTLSRouteStatus(ctx, l, st, now, report)
 	return ok
 }
 
@@ -425,6 +431,7 @@ func (c *clusterController) gatewayObjects(snap compile.Snapshot) (gatewayapi.Ob
 	o.ReferenceGrants, _ = l.grants.List(all)
 	o.Namespaces, _ = l.namespaces.List(all)
 	c.listGRPCRoutes(&o)
+	o.TLSRoutes = l.tlsRoutes.list()
 	return o, true
 }
 

@@ -212,11 +212,17 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 		// AES-128-GCM, and end connections on a suite RFC 9113 prohibits.
 		srv.TLSConfig.CipherSuites = nil
 		srv.HTTP2 = &http.HTTP2Config{PermitProhibitedCipherSuites: true}
-		var passthrough func(string) (string, func(), bool)
-		if cfg.options.EnableSSLPassthrough {
-			passthrough = rt.PassthroughEndpoint
+		// ssl-passthrough hosts (--enable-ssl-passthrough) and Gateway
+		// TLS passthrough listeners (SPEC §12, §20); the ClientHello is
+		// read first only while the table has some.
+		passthrough := rt.PassthroughFor
+		if m := cfg.streamEndpoint; m != nil {
+			passthrough = func(port int, name string) (string, func(), router.PassthroughVerdict) {
+				addr, release, v := rt.PassthroughFor(port, name)
+				return m(addr), release, v
+			}
 		}
-		tln := newTLSListener(ln, tcfg, headerTimeout, log, passthrough, !ownLoop)
+		tln := newTLSListener(ln, tcfg, headerTimeout, log, passthrough, rt.PeeksClientHello, !ownLoop)
 		l.listeners = append(l.listeners, tln)
 		l.serve = append(l.serve, serveTraffic(srv, tln))
 	}

@@ -26,10 +26,14 @@ type tlsListener struct {
 	config           *tls.Config
 	handshakeTimeout time.Duration
 	log              *slog.Logger
-	// passthrough, when set (--enable-ssl-passthrough), names the
-	// endpoint a connection's SNI is spliced to unterminated (see
-	// router.Router.PassthroughEndpoint).
-	passthrough func(serverName string) (addr string, release func(), ok bool)
+	// passthrough, when set, decides a connection by the local port it
+	// arrived on and its SNI: spliced unterminated to an endpoint (an
+	// ssl-passthrough host's, a Gateway TLS listener's), refused, or
+	// terminated (router.Router.PassthroughFor); peek says whether the
+	// serving table passes any connection through, so that only then is
+	// the ClientHello read first.
+	passthrough func(localPort int, serverName string) (addr string, release func(), v router.PassthroughVerdict)
+	peek        func() bool
 	// guard wraps HTTP/1 connections in h1.GuardFramingConn, for
 	// net/http's server; the controller's own loop (-http1-server
 	// ramjet) refuses those framings itself and gets the bare *tls.Conn.
@@ -41,14 +45,14 @@ type tlsListener struct {
 	cancel context.CancelFunc
 }
 
-// newTLSListener starts accepting on ln; passthrough is nil unless
-// --enable-ssl-passthrough; guard: see tlsListener.guard. Everything the handshakes read is set here,
-// before the first one starts.
+// newTLSListener starts accepting on ln; passthrough and peek: see
+// tlsListener, nil for none; guard: see tlsListener.guard. Everything the
+// handshakes read is set here, before the first one starts.
 func newTLSListener(ln net.Listener, config *tls.Config, handshakeTimeout time.Duration, log *slog.Logger,
-	passthrough func(serverName string) (addr string, release func(), ok bool), guard bool) *tlsListener {
+	passthrough func(localPort int, serverName string) (string, func(), router.PassthroughVerdict), peek func() bool, guard bool) *tlsListener {
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &tlsListener{
-		Listener: ln, config: config, handshakeTimeout: handshakeTimeout, log: log, passthrough: passthrough,
+		Listener: ln, config: config, handshakeTimeout: handshakeTimeout, log: log, passthrough: passthrough, peek: peek,
 		ready: make(chan net.Conn), errs: make(chan error), ctx: ctx, cancel: cancel, guard: guard,
 	}
 	go l.acceptLoop()
@@ -95,12 +99,25 @@ func (l *tlsListener) handshake(c net.Conn) {
 		_ = c.SetDeadline(time.Now().Add(l.handshakeTimeout))
 	}
 	raw := c
-	if l.passthrough != nil {
+	if l.passthrough != nil && (l.peek == nil || l.peek()) {
 		name, replay, err := router.PeekClientHello(c)
 		if err == nil {
-			if addr, release, ok := l.passthrough(name); ok {
+			port := 0
+			if a, ok := c.LocalAddr().(*net.TCPAddr); ok {
+				port = a.Port
+			}
+			switch addr, release, v := l.passthrough(port, name); v {
+			case router.Splice:
 				defer release()
 				l.splice(replay, addr)
+				return
+			case router.Refuse:
+				// A Gateway TLS listener's name without a route, or
+				// whose backend is invalid or has no endpoint.
+				if l.log.Enabled(l.ctx, slog.LevelDebug) {
+					l.log.Debug("TLS passthrough: connection refused", "client", c.RemoteAddr().String(), "serverName", name)
+				}
+				_ = c.Close()
 				return
 			}
 		}

@@ -42,7 +42,8 @@ func newUDPBatch(size int) *udpBatch {
 func (b *udpBatch) data(i int) []byte { return b.bufs[i][:b.lens[i]] }
 
 // udpOut is datagrams to send, each to its address; the data is not
-// copied.
+// copied. It holds one batch's worth (udpBatchSlots): the datagrams of
+// one read, sent on before the next.
 type udpOut struct {
 	data  [][]byte
 	addrs []netip.AddrPort
@@ -64,8 +65,6 @@ func (o *udpOut) reset() {
 	clear(o.data) // let the buffers go
 	o.data, o.addrs = o.data[:0], o.addrs[:0]
 }
-
-func (o *udpOut) full() bool { return len(o.data) == cap(o.data) }
 
 // udpSocket is a UDP socket read and written in batches.
 type udpSocket struct {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // A burst of datagrams from one client, sent without waiting, is relayed
@@ -34,7 +35,12 @@ func TestStreamUDPBurst(t *testing.T) {
 	}()
 	_, port, _ := net.SplitHostPort(echo.LocalAddr().String())
 	p := streamPort(t, "udp")
-	inst, _, _ := startStreams(t, streamManifests(nil, map[int]string{p: "default/echo:53"}, nil, port, ""), nil)
+	// A short proxy-stream-timeout lets the session end before the
+	// controller's shutdown runs out.
+	cm := "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: ingress-nginx}\ndata: {proxy-stream-timeout: \"1\"}\n"
+	inst, _, _ := startStreams(t, streamManifests(nil, map[int]string{p: "default/echo:53"}, nil, port, cm), func(c *config) {
+		c.configMap = &types.NamespacedName{Namespace: "ingress-nginx", Name: "cfg"}
+	})
 	to, err := net.ResolveUDPAddr("udp", inst.streams.Addrs()["udp/"+strconv.Itoa(p)])
 	require.NoError(t, err)
 

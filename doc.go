@@ -234,7 +234,15 @@
 //     those names, the global-auth-* keys (all but
 //     global-auth-snippet) Options.GlobalAuth, and enable-opentelemetry,
 //     opentelemetry-trust-incoming-span and opentelemetry-operation-name
-//     Options.Tracing (§23).
+//     Options.Tracing (§23), and the stream keys proxy-stream-timeout,
+//     proxy-stream-next-upstream, proxy-stream-next-upstream-timeout,
+//     proxy-stream-next-upstream-tries and proxy-stream-responses
+//     Options.StreamSettings, which every TCP and UDP service follows
+//     (§22). Of ingress-nginx's other stream keys, stream-snippet warns
+//     traffic-moves when set, log-format-stream,
+//     stream-access-log-path and disable-stream-access-log are cosmetic
+//     (there is no stream access log), and proxy-protocol-header-timeout, which ingress-nginx
+//     applies to its TLS passthrough listener only, is cosmetic too.
 //   - Keys an embedder serves itself (ParseConfigMapFor's ExtensionKeys,
 //     in ConfigMap.Extensions, unwarned): the example controller's
 //     enable-modsecurity, enable-owasp-modsecurity-crs and
@@ -2898,14 +2906,17 @@
 // connections at once until the restart. TCP connections are spliced
 // (splice(2) on Linux: no copy through user space, no allocation per
 // read); with the PROXY protocol from clients a header must come within
-// 5 s, and its source is the client's address when the peer is trusted
-// by -proxy-real-ip-cidr (none given: every peer, ingress-nginx's default
-// 0.0.0.0/0). ingress-nginx sends the backend the client address of a
-// decoded header only with enable-real-ip; ramjet always does (§19). A
-// half-closed connection stays open the other way (nginx's
+// 30 s (nginx's stream proxy_protocol_timeout), and its source is the
+// client's address when the peer is trusted by -proxy-real-ip-cidr
+// (none given: every peer, ingress-nginx's default 0.0.0.0/0).
+// ingress-nginx sends the backend the client address of a decoded header
+// only with enable-real-ip; ramjet always does (§19), and an entry that
+// both decodes and sends warns L4ServiceDiffers unless the ConfigMap sets
+// enable-real-ip. A half-closed connection stays open the other way (nginx's
 // proxy_half_close off closes both). UDP datagrams are relayed per client
 // address through a session of their own, answers sent back from the
-// listening socket; the session table is bounded
+// listening socket, read and written in batches (recvmmsg and sendmmsg
+// on Linux) with no allocation per datagram; the session table is bounded
 // (-udp-max-sessions), so a flood of new client addresses is dropped at
 // the bound rather than growing memory. Every rebuild's endpoints apply to
 // new connections and sessions; those already open keep theirs. On

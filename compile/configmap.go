@@ -235,6 +235,7 @@ var configMapTuning = setOf(
 	"debug-connections", "enable-access-log-for-default-backend", "skip-access-log-urls",
 	"syslog-host", "syslog-port", "enable-syslog", "client-header-buffer-size", "gzip-disable",
 	"proxy-protocol-header-timeout", "log-format-escape-none",
+	"stream-access-log-path", "disable-stream-access-log",
 )
 
 // ParseConfigMap reads an ingress-nginx ConfigMap. keep names keys whose

@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -155,4 +156,37 @@ func TestConfigMapReadHeadersVariables(t *testing.T) {
 		`data[proxy-set-headers] ConfigMap ingress/up: header "X-Dollar": a "$" names no variable (a header value expands $host, $http_host, $server_name, $scheme, $request_uri, $uri, $document_uri, $args, $query_string, $remote_addr, $request_method, $http_<name>, $cookie_<name>, $arg_<name>, $namespace, $ingress_name, $service_name, $service_port, $location_path); left out`,
 		`data[proxy-set-headers] ConfigMap ingress/up: header "X-Open": "${" is not closed; left out`,
 	}, got)
+}
+
+// The stream keys of ingress-nginx v1.15: the proxy-stream-* keys are
+// read into Options.StreamSettings; the log keys of a stream access log
+// ramjet does not write, and proxy-protocol-header-timeout (ingress-nginx's
+// TLS passthrough listener's), change nothing a client sees.
+func TestParseConfigMapStreamKeys(t *testing.T) {
+	c := ParseConfigMap(mkConfigMap("ingress", "nginx", map[string]string{
+		"proxy-stream-timeout": "30", "proxy-stream-next-upstream": "false", "proxy-stream-next-upstream-timeout": "5s",
+		"proxy-stream-next-upstream-tries": "0", "proxy-stream-responses": "2",
+		"log-format-stream": "[$remote_addr]", "stream-access-log-path": "/dev/stdout", "disable-stream-access-log": "true",
+		"proxy-protocol-header-timeout": "10s", "enable-real-ip": "true", "proxy-real-ip-cidr": "10.0.0.0/8",
+	}))
+	assert.Equal(t, []string{"enable-real-ip", "proxy-real-ip-cidr", "proxy-stream-next-upstream", "proxy-stream-next-upstream-timeout",
+		"proxy-stream-next-upstream-tries", "proxy-stream-responses", "proxy-stream-timeout"}, c.Keys)
+	assert.True(t, c.Router.EnableRealIP)
+	var got []string
+	for _, w := range c.Warnings() {
+		got = append(got, string(w.Reason)+" "+w.Field+" "+string(w.Severity()))
+	}
+	assert.Equal(t, []string{
+		"ConfigMapKeyIgnored data[disable-stream-access-log] cosmetic",
+		"ConfigMapKeyIgnored data[log-format-stream] cosmetic",
+		"ConfigMapKeyIgnored data[proxy-protocol-header-timeout] cosmetic",
+		"ConfigMapKeyIgnored data[stream-access-log-path] cosmetic",
+	}, got)
+	o := Options{}
+	for _, apply := range c.options {
+		apply(&o)
+	}
+	require.NotNil(t, o.StreamSettings)
+	assert.Equal(t, "30s false 5s 0 2", fmt.Sprint(o.StreamSettings.Timeout, o.StreamSettings.NextUpstream,
+		o.StreamSettings.NextUpstreamTimeout, o.StreamSettings.NextUpstreamTries, o.StreamSettings.Responses))
 }

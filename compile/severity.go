@@ -57,6 +57,7 @@ var reasonSeverity = map[Reason]Severity{
 	L4ServiceRejected:       Cosmetic,       // ingress-nginx serves no such entry either
 	L4ServicePartIgnored:    Cosmetic,       // ignored as ingress-nginx ignores it
 	L4ServicesNotFound:      Cosmetic,       // no TCP/UDP port under either
+	L4ServiceDiffers:        TrafficMoves,   // the backend is told another client address
 }
 
 // asRamjetDoes are unsupported nginx annotations whose value asks for what

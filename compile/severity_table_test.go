@@ -56,6 +56,7 @@ func TestSeverityRationale(t *testing.T) {
 		SnippetCrossesIngress:     {TrafficMoves, "a server-snippet answers paths another Ingress declares"},
 		L4ServiceRejected:         {Cosmetic, "a malformed entry, or one on the controller's own port: ingress-nginx serves no such stream server either"},
 		L4ServicePartIgnored:      {Cosmetic, "a part ingress-nginx ignores too (PROXY in the UDP map, parts past the fourth)"},
+		L4ServiceDiffers:          {TrafficMoves, "the backend's PROXY header names the client, where ingress-nginx without enable-real-ip names the peer: a backend that checks the address answers otherwise"},
 		L4ServicesNotFound:        {Cosmetic, "no TCP/UDP ports under either while the ConfigMap is missing"},
 	}
 	for r, want := range rationale {

@@ -86,6 +86,9 @@ func (b *builder) l4Services(ref string, proto match.L4Protocol) {
 		for _, why := range e.ignored {
 			b.warn(L4ServicePartIgnored, obj, field, why)
 		}
+		if e.decode && e.encode && !b.enableRealIP() {
+			b.warn(L4ServiceDiffers, obj, field, "the backend's PROXY header names the client its own PROXY header names (from a peer the embedder trusts); ingress-nginx names the connecting peer unless enable-real-ip is on (SPEC §19)")
+		}
 		src := match.Source{Kind: "ConfigMap", Namespace: ns, Name: name, Field: field}
 		b.l4 = append(b.l4, &match.L4Service{
 			Protocol: proto, Port: port, ServicePort: e.port, Source: src,
@@ -93,6 +96,11 @@ func (b *builder) l4Services(ref string, proto match.L4Protocol) {
 			Backend: b.l4Backend(obj, field, proto, e),
 		})
 	}
+}
+
+// enableRealIP is the ConfigMap's enable-real-ip.
+func (b *builder) enableRealIP() bool {
+	return b.opts.ConfigMap != nil && b.opts.ConfigMap.Router.EnableRealIP
 }
 
 // l4Port reads a ConfigMap key as a port number.

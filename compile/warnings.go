@@ -65,9 +65,13 @@ const (
 	// served (a malformed key or value, a port taken). L4ServicePartIgnored:
 	// a part of it is ignored, as ingress-nginx ignores it.
 	// L4ServicesNotFound: the ConfigMap a flag names does not exist.
+	// L4ServiceDiffers: the entry is served otherwise than by ingress-nginx
+	// (SPEC §19): a PROXY header decoded and sent on names the client
+	// where ingress-nginx, without enable-real-ip, names the peer.
 	L4ServiceRejected    Reason = "L4ServiceRejected"
 	L4ServicePartIgnored Reason = "L4ServicePartIgnored"
 	L4ServicesNotFound   Reason = "L4ServicesNotFound"
+	L4ServiceDiffers     Reason = "L4ServiceDiffers"
 )
 
 // Ref names a Kubernetes object: what a warning is about, or who won a

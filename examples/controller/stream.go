@@ -30,9 +30,10 @@ import (
 // a flood of new client addresses.
 const defaultUDPSessions = 1024
 
-// proxyHeaderTimeout bounds the wait for a client's PROXY header, as
-// ingress-nginx's proxy-protocol-header-timeout default (5s).
-const proxyHeaderTimeout = 5 * time.Second
+// proxyHeaderTimeout bounds the wait for a client's PROXY header: nginx's
+// stream proxy_protocol_timeout default (30s), which ingress-nginx leaves
+// (its proxy-protocol-header-timeout is its TLS passthrough listener's).
+const proxyHeaderTimeout = 30 * time.Second
 
 // streams is the controller's TCP and UDP listeners.
 type streams struct {
@@ -191,7 +192,11 @@ func (s *streams) bind(k portKey) error {
 	if err != nil {
 		return err
 	}
-	r := newUDPRelay(s, k.port, pc.(*net.UDPConn))
+	r, err := newUDPRelay(s, k.port, pc.(*net.UDPConn))
+	if err != nil {
+		pc.Close()
+		return err
+	}
 	s.udp[k.port] = r
 	s.wg.Go(r.readLoop)
 	return nil

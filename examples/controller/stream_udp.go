@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,12 +25,22 @@ const udpBufferSize = 16 << 10
 // another, balanced anew, on the same socket. A session idle for
 // proxy-stream-timeout ends. At most max sessions exist: a datagram from
 // a new address beyond them is dropped, so a flood of addresses costs no
-// more than max sockets and buffers.
+// more than max sockets (a session holds a buffer only while it has
+// answers to send on).
+//
+// One goroutine reads the clients' datagrams and one per session the
+// backend's answers, each a batch at a time (stream_udpbatch.go): a
+// batch's sessions are looked up under one lock, and the datagrams of
+// one session are sent on in one write, with no allocation.
 type udpRelay struct {
 	s    *streams
 	port int32
 	conn *net.UDPConn
+	sock *udpSocket
 	max  int
+	// out and sess are readLoop's, kept between batches.
+	out  *udpOut
+	sess []*udpSession
 
 	mu       sync.Mutex
 	sessions map[netip.AddrPort]*udpSession
@@ -37,8 +48,16 @@ type udpRelay struct {
 	closed   bool
 }
 
-func newUDPRelay(s *streams, port int32, conn *net.UDPConn) *udpRelay {
-	return &udpRelay{s: s, port: port, conn: conn, max: s.maxSessions, sessions: make(map[netip.AddrPort]*udpSession)}
+func newUDPRelay(s *streams, port int32, conn *net.UDPConn) (*udpRelay, error) {
+	sock, err := newUDPSocket(conn, &clientBatches)
+	if err != nil {
+		return nil, err
+	}
+	return &udpRelay{
+		s: s, port: port, conn: conn, sock: sock, max: s.maxSessions,
+		out: newUDPOut(), sess: make([]*udpSession, 0, udpBatchSlots),
+		sessions: make(map[netip.AddrPort]*udpSession),
+	}, nil
 }
 
 // Sessions returns how many client sessions are open.
@@ -50,59 +69,80 @@ func (r *udpRelay) Sessions() int {
 
 // readLoop reads client datagrams until the socket closes.
 func (r *udpRelay) readLoop() {
-	buf := make([]byte, 64<<10)
 	for {
-		n, from, err := r.conn.ReadFromUDPAddrPort(buf)
+		b, err := r.sock.read()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
 			continue // an ICMP error reported on the socket, say
 		}
-		r.relay(buf[:n], from)
+		r.relay(b)
+		r.sock.release(b)
 	}
 }
 
-// relay sends one client datagram to the client's session's endpoint.
-func (r *udpRelay) relay(b []byte, from netip.AddrPort) {
-	from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+// relay sends a batch of client datagrams to their sessions' endpoints.
+func (r *udpRelay) relay(b *udpBatch) {
+	now := time.Now().UnixNano()
+	sess := r.sess[:0]
+	var full, failed int
 	r.mu.Lock()
-	sess := r.sessions[from]
-	if sess == nil {
+	for i := range b.n {
+		from := netip.AddrPortFrom(b.addrs[i].Addr().Unmap(), b.addrs[i].Port())
+		s := r.sessions[from]
 		switch {
+		case s != nil:
 		case r.draining:
-			r.mu.Unlock()
-			return
 		case len(r.sessions) >= r.max:
-			r.mu.Unlock()
-			r.s.metrics.error(match.UDP, r.port, nil, "sessions_full")
-			return
+			full++
+		default:
+			var err error
+			if s, err = r.open(from); err != nil {
+				failed++
+				break
+			}
+			r.sessions[from] = s
+			r.s.wg.Go(s.answerLoop)
 		}
-		var err error
-		sess, err = r.open(from)
-		if err != nil {
-			r.mu.Unlock()
-			r.s.metrics.error(match.UDP, r.port, nil, "socket")
-			return
-		}
-		r.sessions[from] = sess
-		r.s.wg.Go(sess.answerLoop)
+		sess = append(sess, s)
 	}
 	r.mu.Unlock()
-	sess.send(b)
+	for range full {
+		r.s.metrics.error(match.UDP, r.port, nil, "sessions_full")
+	}
+	for range failed {
+		r.s.metrics.error(match.UDP, r.port, nil, "socket")
+	}
+	// The datagrams of a session that follow each other go in one write.
+	for i := 0; i < len(sess); {
+		j := i + 1
+		for j < len(sess) && sess[j] == sess[i] {
+			j++
+		}
+		if sess[i] != nil {
+			sess[i].send(b, i, j, now, r.out)
+		}
+		i = j
+	}
+	clear(sess)
+	r.sess = sess[:0]
 }
 
 // open makes a session's socket. r.mu is held.
 func (r *udpRelay) open(client netip.AddrPort) (*udpSession, error) {
-	network := "udp4"
-	if client.Addr().Is6() {
-		network = "udp6"
-	}
-	up, err := net.ListenUDP(network, nil)
+	// Of both families where the host has both, so that any endpoint can
+	// be reached whatever the client's.
+	up, err := net.ListenUDP("udp", nil)
 	if err != nil {
 		return nil, err
 	}
-	s := &udpSession{r: r, client: client, up: up, buf: make([]byte, udpBufferSize)}
+	sock, err := newUDPSocket(up, &answerBatches)
+	if err != nil {
+		up.Close()
+		return nil, err
+	}
+	s := &udpSession{r: r, client: client, up: sock}
 	s.last.Store(time.Now().UnixNano())
 	return s, nil
 }
@@ -137,7 +177,7 @@ func (r *udpRelay) close() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, s := range r.sessions {
-		s.up.Close()
+		s.up.conn.Close()
 	}
 	r.closed = true
 	r.conn.Close()
@@ -147,8 +187,7 @@ func (r *udpRelay) close() {
 type udpSession struct {
 	r      *udpRelay
 	client netip.AddrPort
-	up     *net.UDPConn
-	buf    []byte
+	up     *udpSocket
 	last   atomic.Int64 // UnixNano of the last datagram either way
 
 	mu sync.Mutex
@@ -164,26 +203,38 @@ type udpSession struct {
 	timeout   time.Duration
 }
 
-// send forwards a client datagram, starting an exchange when none is in
-// progress.
-func (s *udpSession) send(b []byte) {
+// send forwards the client datagrams b's slots i to j-1 (this session's),
+// starting an exchange when none is in progress, through out.
+func (s *udpSession) send(b *udpBatch, i, j int, now int64, out *udpOut) {
+	var m *serviceMetrics
+	bytes := 0
 	s.mu.Lock()
-	if !s.active && !s.begin() {
-		s.mu.Unlock()
-		return
+	for k := i; k < j; k++ {
+		if !s.active && !s.begin() {
+			continue
+		}
+		if s.metrics != m {
+			m.in(bytes)
+			m, bytes = s.metrics, 0
+		}
+		s.sent++
+		bytes += b.lens[k]
+		out.add(b.data(k), s.to)
+		if s.responses == 0 {
+			s.finish()
+		}
 	}
-	to, m := s.to, s.metrics
-	s.sent++
-	s.last.Store(time.Now().UnixNano())
-	finished := s.responses == 0
-	if finished {
-		s.finish()
+	if len(out.data) > 0 {
+		s.last.Store(now)
 	}
 	s.mu.Unlock()
-	m.in(len(b))
-	if _, err := s.up.WriteToUDPAddrPort(b, to); err != nil {
-		m.failed("connect")
+	m.in(bytes)
+	if failed, _ := s.up.send(out); failed > 0 {
+		for range failed {
+			m.failed("connect")
+		}
 	}
+	out.reset()
 }
 
 // begin picks the exchange's endpoint from the serving table. s.mu is held.
@@ -209,14 +260,13 @@ func (s *udpSession) begin() bool {
 		m.failed("no_endpoint")
 		return false
 	}
-	if s.client.Addr().Is4() != to.Addr().Is4() {
-		// The session's socket is of the client's family; an endpoint
-		// of the other one is reached through a mapped address.
-		to = netip.AddrPortFrom(netip.AddrFrom16(to.Addr().As16()), to.Port())
-	}
 	s.ep, s.to, s.active = e, to, true
 	s.sent, s.answered, s.responses = 0, 0, route.Settings.Responses
-	s.metrics, s.timeout = m, route.Settings.Timeout
+	s.metrics = m
+	if s.timeout != route.Settings.Timeout {
+		s.timeout = route.Settings.Timeout
+		s.arm()
+	}
 	m.accepted()
 	return true
 }
@@ -231,29 +281,31 @@ func (s *udpSession) finish() {
 }
 
 // answerLoop sends the backend's answers to the client until the session
-// idles out or its socket closes.
+// idles out or its socket closes. The read deadline is moved on only when
+// it passes or proxy-stream-timeout changes, not at every answer.
 func (s *udpSession) answerLoop() {
 	defer s.r.end(s)
 	defer func() {
 		s.mu.Lock()
 		s.finish()
 		s.mu.Unlock()
-		s.up.Close()
+		s.up.conn.Close()
 	}()
+	s.mu.Lock()
+	s.arm()
+	s.mu.Unlock()
 	for {
-		s.mu.Lock()
-		timeout := s.timeout
-		s.mu.Unlock()
-		if timeout == 0 {
-			timeout = match.DefaultStreamSettings.Timeout
-		}
-		_ = s.up.SetReadDeadline(time.Unix(0, s.last.Load()).Add(timeout))
-		n, from, err := s.up.ReadFromUDPAddrPort(s.buf)
+		b, err := s.up.read()
 		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				if time.Since(time.Unix(0, s.last.Load())) >= timeout {
-					return // idle
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				s.mu.Lock()
+				idle := time.Since(time.Unix(0, s.last.Load())) >= s.idleTimeout()
+				if !idle {
+					s.arm()
+				}
+				s.mu.Unlock()
+				if idle {
+					return
 				}
 				continue
 			}
@@ -262,21 +314,52 @@ func (s *udpSession) answerLoop() {
 			}
 			continue // an ICMP port unreachable from the endpoint, say
 		}
-		s.mu.Lock()
+		s.answer(b)
+		s.up.release(b)
+	}
+}
+
+// idleTimeout is proxy-stream-timeout as the last exchange had it. s.mu
+// is held.
+func (s *udpSession) idleTimeout() time.Duration {
+	if s.timeout == 0 {
+		return match.DefaultStreamSettings.Timeout
+	}
+	return s.timeout
+}
+
+// arm sets the read deadline to when the session idles out, but for
+// datagrams to come. s.mu is held.
+func (s *udpSession) arm() {
+	_ = s.up.conn.SetReadDeadline(time.Unix(0, s.last.Load()).Add(s.idleTimeout()))
+}
+
+// answer sends a batch of the backend's answers on to the client.
+func (s *udpSession) answer(b *udpBatch) {
+	out := b.out
+	bytes := 0
+	s.mu.Lock()
+	m := s.metrics
+	for i := range b.n {
+		from := b.addrs[i]
 		if !s.active || from.Port() != s.to.Port() || from.Addr().Unmap() != s.to.Addr().Unmap() {
 			// An answer after its exchange ended, or from elsewhere.
-			s.mu.Unlock()
 			continue
 		}
 		s.answered++
-		s.last.Store(time.Now().UnixNano())
-		m := s.metrics
+		bytes += b.lens[i]
+		out.add(b.data(i), s.client)
 		if s.answered >= s.responses*s.sent {
 			s.finish()
 		}
-		s.mu.Unlock()
-		m.out(n)
-		if _, err := s.r.conn.WriteToUDPAddrPort(s.buf[:n], s.client); err != nil {
+	}
+	if len(out.data) > 0 {
+		s.last.Store(time.Now().UnixNano())
+	}
+	s.mu.Unlock()
+	m.out(bytes)
+	if failed, _ := s.r.sock.send(out); failed > 0 {
+		for range failed {
 			m.failed("reset")
 		}
 	}

@@ -64,6 +64,9 @@ type Settings struct {
 	// TrustForwardedFor: use-forwarded-headers or enable-real-ip (nginx's
 	// realip module reads forwarded-for-header from proxy-real-ip-cidr peers).
 	TrustForwardedFor bool
+	// EnableRealIP: enable-real-ip, which alone lets ingress-nginx's
+	// stream services take the client address from a PROXY header.
+	EnableRealIP bool
 	// ComputeFullForwardedFor: compute-full-forwarded-for, which acts only
 	// with use-forwarded-headers (a flag or the key).
 	ComputeFullForwardedFor bool
@@ -269,6 +272,7 @@ func Parse(namespace, name string, data map[string]string, keep ...string) (Sett
 	// nginx's realip module runs with either key; X-Forwarded-Proto and the
 	// full X-Forwarded-For only with use-forwarded-headers.
 	s.TrustForwardedFor = s.TrustForwardedProto || p.realIP
+	s.EnableRealIP = p.realIP
 	if _, ok := data["proxy-real-ip-cidr"]; !ok && s.TrustForwardedFor && !slices.Contains(keep, "proxy-real-ip-cidr") {
 		// ingress-nginx's default is 0.0.0.0/0; ramjet trusts no peer
 		// unless told, so a client cannot forge its address.

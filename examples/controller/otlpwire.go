@@ -60,32 +60,30 @@ const (
 	spanFlagsIsRemote    = 0x200
 )
 
-// otlpEncoder writes OTLP messages. Nested messages are written in place
-// and their length prefix fixed up afterwards, so that nothing is
-// encoded twice: each open message reserves a fixed-width length.
+// otlpEncoder writes OTLP messages. A nested message is written in
+// place after a one-byte length, moved up in the rare case it needs more.
 type otlpEncoder struct {
 	b []byte
 }
 
-// lenWidth is the width of a reserved length: a varint of up to 2^28-1
-// bytes, padded (protobuf readers accept non-minimal varints).
-const lenWidth = 4
-
 // open starts a length-delimited field and returns where its length goes.
 func (e *otlpEncoder) open(num protowire.Number) int {
 	e.b = protowire.AppendTag(e.b, num, protowire.BytesType)
-	at := len(e.b)
-	e.b = append(e.b, 0x80, 0x80, 0x80, 0)
-	return at
+	e.b = append(e.b, 0)
+	return len(e.b) - 1
 }
 
 // close writes the length of the field open returned at.
 func (e *otlpEncoder) close(at int) {
-	n := len(e.b) - at - lenWidth
-	e.b[at] = byte(n) | 0x80
-	e.b[at+1] = byte(n>>7) | 0x80
-	e.b[at+2] = byte(n>>14) | 0x80
-	e.b[at+3] = byte(n >> 21)
+	n := len(e.b) - at - 1
+	if n < 0x80 {
+		e.b[at] = byte(n)
+		return
+	}
+	w := protowire.SizeVarint(uint64(n))
+	e.b = append(e.b, make([]byte, w-1)...)
+	copy(e.b[at+w:], e.b[at+1:at+1+n])
+	protowire.AppendVarint(e.b[at:at], uint64(n))
 }
 
 func (e *otlpEncoder) bytes(num protowire.Number, v []byte) {

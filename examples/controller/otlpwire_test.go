@@ -146,7 +146,9 @@ func TestOTLPMatchesSDK(t *testing.T) {
 		},
 		{
 			parent: router.TraceContext{TraceID: [16]byte{0xab, 3}, SpanID: [8]byte{0xcd, 4}, Flags: 3, State: "not a state"},
-			end:    router.SpanEnd{Name: strings.Repeat("long name ", 20), Status: 200, Time: start.Add(time.Hour)},
+			// Lengths of two and three bytes.
+			end: router.SpanEnd{Name: strings.Repeat("long name ", 20), Status: 200, Time: start.Add(time.Hour),
+				Attributes: []router.SpanAttribute{{Key: "http.user_agent", Value: strings.Repeat("x", 20000)}}},
 		},
 	}
 

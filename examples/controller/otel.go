@@ -140,7 +140,8 @@ func (s otelSettings) endpoint() string {
 type liveTracer struct {
 	log *slog.Logger
 
-	mu       sync.Mutex // serializes set
+	mu       sync.Mutex // serializes set and shutdown
+	closed   bool
 	settings otelSettings
 	cur      atomic.Pointer[otelProvider]
 }
@@ -167,7 +168,7 @@ func (l *liveTracer) set(s otelSettings) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	old := l.cur.Load()
-	if old != nil && s == l.settings {
+	if l.closed || old != nil && s == l.settings {
 		return
 	}
 	p, err := newOtelProvider(l.log, s)
@@ -298,6 +299,20 @@ func (s *otelSpan) End(e *router.SpanEnd) {
 	}
 	*s = otelSpan{}
 	spanPool.Put(s)
+}
+
+// shutdown exports the spans ended so far, within ctx, and stops the
+// exporter: the controller's last step once its listeners are shut down,
+// inside the shutdown timeout. Spans ended later are dropped; a nil l
+// does nothing.
+func (l *liveTracer) shutdown(ctx context.Context) error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	return l.cur.Load().shutdown(ctx)
 }
 
 // forceFlush exports the spans ended so far.

@@ -51,8 +51,6 @@ func newOTLPReceiver(t testing.TB) *otlpReceiver {
 	return r
 }
 
-func newOTLPReceiverB(b *testing.B) string { return newOTLPReceiver(b).addr }
-
 func (r *otlpReceiver) Export(_ context.Context, req *collectortrace.ExportTraceServiceRequest) (*collectortrace.ExportTraceServiceResponse, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

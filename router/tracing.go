@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"ramjet.dev/ramjet/match"
 )
@@ -91,8 +92,14 @@ func (c TraceContext) Sampled() bool { return c.Flags&1 != 0 }
 
 // Traceparent is c as a traceparent header value (version 00).
 func (c TraceContext) Traceparent() string {
-	const hexDigits = "0123456789abcdef"
 	var b [55]byte
+	c.appendTraceparent(&b)
+	return string(b[:])
+}
+
+// appendTraceparent writes c's traceparent into b.
+func (c TraceContext) appendTraceparent(b *[55]byte) {
+	const hexDigits = "0123456789abcdef"
 	b[0], b[1], b[2] = '0', '0', '-'
 	i := 3
 	for _, x := range c.TraceID {
@@ -107,7 +114,6 @@ func (c TraceContext) Traceparent() string {
 	}
 	b[i] = '-'
 	b[i+1], b[i+2] = hexDigits[c.Flags>>4], hexDigits[c.Flags&15]
-	return string(b[:])
 }
 
 // ParseTraceparent reads a traceparent header value as the W3C
@@ -186,9 +192,13 @@ func incomingContext(h http.Header) TraceContext {
 
 // injectContext puts c on h as traceparent and tracestate, replacing the
 // client's, as the module's opentelemetry_propagate sets them with
-// proxy_set_header (an empty tracestate is not sent).
-func injectContext(h http.Header, c TraceContext) {
-	h["Traceparent"] = []string{c.Traceparent()}
+// proxy_set_header (an empty tracestate is not sent). The traceparent's
+// text and its value slice are tw's, so that they cost no allocation of
+// their own: they live as long as the request.
+func injectContext(h http.Header, c TraceContext, tw *tracedWriter) {
+	c.appendTraceparent(&tw.traceparent)
+	tw.value[0] = unsafe.String(&tw.traceparent[0], len(tw.traceparent))
+	h["Traceparent"] = tw.value[:]
 	if c.State != "" {
 		h["Tracestate"] = []string{c.State}
 	} else {
@@ -237,10 +247,11 @@ func (r *Router) startSpan(s *requestState) {
 		start = time.Now()
 	}
 	tw := &tracedWriter{w: s.w, tracing: t, start: start}
-	tw.span = r.tracer.StartSpan(parent, r.spanName(s, t), start)
+	tw.name, tw.nameRoute, tw.namePath = r.spanName(s, t), s.d.res.Route, s.d.path
+	tw.span = r.tracer.StartSpan(parent, tw.name, start)
 	if c := tw.span.Context(); c.IsValid() {
 		// A span without a context (a no-op tracer's) sends none.
-		injectContext(s.req.Header, c)
+		injectContext(s.req.Header, c, tw)
 	}
 	s.w, s.trace = tw, tw
 }
@@ -270,7 +281,12 @@ func (r *Router) endSpan(s *requestState) {
 	tw := s.trace
 	req := s.req
 	e := &tw.end
-	e.Name = r.spanName(s, tw.tracing)
+	if tw.tracing.OperationName.IsZero() && s.d.res.Route == tw.nameRoute && s.d.path == tw.namePath {
+		// The location's name as at the start, not made again.
+		e.Name = tw.name
+	} else {
+		e.Name = r.spanName(s, tw.tracing)
+	}
 	e.Status = tw.status
 	e.Error = tw.status >= 500
 	e.Time = time.Now()
@@ -335,8 +351,17 @@ type tracedWriter struct {
 	tracing *match.Tracing
 	span    Span
 	start   time.Time
-	end     SpanEnd
-	attrs   [12]SpanAttribute
+	// name is the span's name at the start, for the location nameRoute
+	// and the path namePath.
+	name      string
+	nameRoute *match.Route
+	namePath  string
+	end       SpanEnd
+	attrs     [12]SpanAttribute
+	// traceparent is the text of the Traceparent header's value, never
+	// changed once set; value is the header's slice.
+	traceparent [55]byte
+	value       [1]string
 }
 
 func (t *tracedWriter) Header() http.Header { return t.w.Header() }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"os"
 	"slices"
@@ -13,11 +15,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	corev1 "k8s.io/api/core/v1"
@@ -143,17 +140,22 @@ func (s otelSettings) endpoint() string {
 type liveTracer struct {
 	log *slog.Logger
 
-	mu       sync.Mutex // serializes set
+	mu       sync.Mutex // serializes set and shutdown
+	closed   bool
 	settings otelSettings
 	cur      atomic.Pointer[otelProvider]
 }
 
+// otelProvider makes and exports the spans of one set of settings.
 type otelProvider struct {
-	tp     *sdktrace.TracerProvider
-	tracer trace.Tracer
+	sampler sdktrace.Sampler
+	batcher *otlpBatcher // nil: no collector
 }
 
 func newLiveTracer(log *slog.Logger) *liveTracer {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	return &liveTracer{log: log}
 }
 
@@ -166,103 +168,159 @@ func (l *liveTracer) set(s otelSettings) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	old := l.cur.Load()
-	if old != nil && s == l.settings {
+	if l.closed || old != nil && s == l.settings {
 		return
 	}
-	p, err := newOtelProvider(s)
+	p, err := newOtelProvider(l.log, s)
 	if err != nil {
 		l.log.Warn("OpenTelemetry exporter not made; spans are made and propagated but not exported", "error", err)
 	}
 	l.settings = s
 	l.cur.Store(p)
 	if old != nil {
+		// What the old exporter holds goes out in the background.
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			_ = old.tp.Shutdown(ctx)
+			_ = old.shutdown(ctx)
 		}()
 	}
 }
 
-// newOtelProvider builds the SDK's provider for s: an OTLP/gRPC exporter
-// to the collector behind a batch processor, or none without a
-// collector. The exporter connects lazily: an absent collector never
-// holds up a request.
-func newOtelProvider(s otelSettings) (*otelProvider, error) {
+// otelScope is the instrumentation scope of the spans, the module's
+// tracer name.
+const otelScope = "nginx"
+
+// newOtelProvider builds the provider for s: the SDK's sampler the keys
+// name, and spans batched and exported over OTLP/gRPC to the collector
+// (otlpbatch.go), or none without a collector. The exporter connects
+// lazily: an absent collector never holds up a request.
+func newOtelProvider(log *slog.Logger, s otelSettings) (*otelProvider, error) {
 	service := s.ServiceName
 	if v := os.Getenv("OTEL_SERVICE_NAME"); v != "" {
 		service = v
 	}
-	opts := []sdktrace.TracerProviderOption{
-		sdktrace.WithSampler(s.sdkSampler()),
-		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", service))),
-	}
+	p := &otelProvider{sampler: s.sdkSampler()}
 	var err error
 	if ep := s.endpoint(); ep != "" {
-		var exp *otlptrace.Exporter
-		exp, err = otlptracegrpc.New(context.Background(), otlptracegrpc.WithEndpoint(ep), otlptracegrpc.WithInsecure())
-		if err == nil {
-			opts = append(opts, sdktrace.WithBatcher(exp,
-				sdktrace.WithMaxQueueSize(s.MaxQueueSize),
-				sdktrace.WithBatchTimeout(s.ScheduleDelay),
-				sdktrace.WithMaxExportBatchSize(min(s.MaxExportBatchSize, s.MaxQueueSize))))
-		}
+		p.batcher, err = newOTLPBatcher(log, ep, service, s)
 	}
-	tp := sdktrace.NewTracerProvider(opts...)
-	return &otelProvider{tp: tp, tracer: tp.Tracer("nginx")}, err
+	return p, err
 }
 
-// StartSpan starts a server span under the parent the router trusted.
+// shutdown exports the spans p holds, within ctx.
+func (p *otelProvider) shutdown(ctx context.Context) error {
+	if p == nil || p.batcher == nil {
+		return nil
+	}
+	return p.batcher.Shutdown(ctx)
+}
+
+// The spans are the SDK's as far as the sampler and what is exported go,
+// without its span object: a span lives from StartSpan to End only, its
+// record reused for the next (the router reads Context right after
+// StartSpan and ends a span once), and is written into the export batch
+// as it ends. The SDK's span, snapshot and exporter cost several times
+// the rest of the request (issue 39); TestOTLPMatchesSDK holds the two
+// to the same message.
+
+// otelSpan is one request's server span.
+type otelSpan struct {
+	p            *otelProvider
+	traceID      trace.TraceID
+	spanID       trace.SpanID
+	parentID     trace.SpanID
+	remoteParent bool
+	flags        byte
+	state        string
+	start        time.Time
+}
+
+var spanPool = sync.Pool{New: func() any { return new(otelSpan) }}
+
+// StartSpan starts a server span under the parent the router trusted,
+// sampled as the SDK's sampler decides.
 func (l *liveTracer) StartSpan(parent router.TraceContext, name string, start time.Time) router.Span {
+	p := l.cur.Load()
+	s := spanPool.Get().(*otelSpan)
+	*s = otelSpan{p: p, start: start}
 	ctx := context.Background()
+	var pflags byte
 	if parent.IsValid() {
 		ts, _ := trace.ParseTraceState(parent.State)
 		ctx = trace.ContextWithRemoteSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
 			TraceID: parent.TraceID, SpanID: parent.SpanID, TraceFlags: trace.TraceFlags(parent.Flags),
 			TraceState: ts, Remote: true,
 		}))
+		s.traceID, s.parentID, s.remoteParent, pflags = parent.TraceID, parent.SpanID, true, parent.Flags
+	} else {
+		s.traceID = newTraceID()
 	}
-	_, span := l.cur.Load().tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start))
-	return otelSpan{span}
+	s.spanID = newSpanID()
+	res := p.sampler.ShouldSample(sdktrace.SamplingParameters{ParentContext: ctx, TraceID: s.traceID, Name: name, Kind: trace.SpanKindServer})
+	// As the SDK: the parent's flags, with sampled as decided; the
+	// sampler's trace state.
+	s.flags = pflags &^ byte(trace.FlagsSampled)
+	if res.Decision == sdktrace.RecordAndSample {
+		s.flags |= byte(trace.FlagsSampled)
+	}
+	if res.Tracestate.Len() > 0 {
+		s.state = res.Tracestate.String()
+	}
+	return s
+}
+
+// newTraceID and newSpanID are random IDs, never all zero, as the SDK's
+// generator makes them.
+func newTraceID() (id trace.TraceID) {
+	for !id.IsValid() {
+		binary.NativeEndian.PutUint64(id[:8], rand.Uint64())
+		binary.NativeEndian.PutUint64(id[8:], rand.Uint64())
+	}
+	return id
+}
+
+func newSpanID() (id trace.SpanID) {
+	for !id.IsValid() {
+		binary.NativeEndian.PutUint64(id[:], rand.Uint64())
+	}
+	return id
+}
+
+func (s *otelSpan) Context() router.TraceContext {
+	return router.TraceContext{TraceID: s.traceID, SpanID: s.spanID, Flags: s.flags, State: s.state}
+}
+
+// End exports a sampled span with its name, attributes and status (Error
+// for a 5xx answer, else Ok, as the module sets it), and frees s.
+func (s *otelSpan) End(e *router.SpanEnd) {
+	if s.flags&byte(trace.FlagsSampled) != 0 && s.p.batcher != nil {
+		s.p.batcher.add(s, e)
+	}
+	*s = otelSpan{}
+	spanPool.Put(s)
+}
+
+// shutdown exports the spans ended so far, within ctx, and stops the
+// exporter: the controller's last step once its listeners are shut down,
+// inside the shutdown timeout. Spans ended later are dropped; a nil l
+// does nothing.
+func (l *liveTracer) shutdown(ctx context.Context) error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	return l.cur.Load().shutdown(ctx)
 }
 
 // forceFlush exports the spans ended so far.
 func (l *liveTracer) forceFlush(ctx context.Context) error {
-	if p := l.cur.Load(); p != nil {
-		return p.tp.ForceFlush(ctx)
+	if p := l.cur.Load(); p != nil && p.batcher != nil {
+		return p.batcher.ForceFlush(ctx)
 	}
 	return nil
-}
-
-type otelSpan struct{ s trace.Span }
-
-func (o otelSpan) Context() router.TraceContext {
-	sc := o.s.SpanContext()
-	return router.TraceContext{TraceID: sc.TraceID(), SpanID: sc.SpanID(), Flags: byte(sc.TraceFlags()), State: sc.TraceState().String()}
-}
-
-func (o otelSpan) End(e *router.SpanEnd) {
-	s := o.s
-	if !s.IsRecording() {
-		s.End()
-		return
-	}
-	s.SetName(e.Name)
-	attrs := make([]attribute.KeyValue, len(e.Attributes))
-	for i, a := range e.Attributes {
-		if a.IsInt {
-			attrs[i] = attribute.Int64(a.Key, a.Int)
-		} else {
-			attrs[i] = attribute.String(a.Key, a.Value)
-		}
-	}
-	s.SetAttributes(attrs...)
-	if e.Error {
-		s.SetStatus(codes.Error, "")
-	} else {
-		s.SetStatus(codes.Ok, "")
-	}
-	s.End(trace.WithTimestamp(e.Time))
 }
 
 // otelWarnings says when tracing is on and nothing will receive the

@@ -2,55 +2,126 @@ package main
 
 import (
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"google.golang.org/grpc"
 
 	"ramjet.dev/ramjet/router"
 )
 
-// BenchmarkOtelSpan is the exporter's cost of one request's span, as the
-// router makes it: start, the module's attributes, end, batched and
-// exported over OTLP/gRPC to an in-process collector.
+// countingCollector is an OTLP/gRPC endpoint that takes every export
+// without decoding it, so that a benchmark counts the exporter's work
+// and little of the collector's.
+func countingCollector(b *testing.B) (addr string, bytes *atomic.Int64) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	bytes = new(atomic.Int64)
+	s := grpc.NewServer(grpc.ForceServerCodecV2(rawCodec{}), grpc.UnknownServiceHandler(func(_ any, st grpc.ServerStream) error {
+		var m exportResponse
+		if err := st.RecvMsg(&m); err != nil {
+			return err
+		}
+		bytes.Add(int64(len(m.b)))
+		return st.SendMsg(rawMessage{})
+	}))
+	go func() { _ = s.Serve(l) }()
+	b.Cleanup(s.Stop)
+	return l.Addr().String(), bytes
+}
+
+var benchAttrs = []router.SpanAttribute{
+	{Key: "http.method", Value: "GET"}, {Key: "http.flavor", Value: "1.1"}, {Key: "http.target", Value: "/api/v1/items?id=42"},
+	{Key: "http.server_name", Value: "shop.example.com"}, {Key: "http.host", Value: "shop.example.com"},
+	{Key: "http.user_agent", Value: "bench"}, {Key: "http.status_code", Int: 200, IsInt: true},
+	{Key: "http.scheme", Value: "http"}, {Key: "net.host.port", Int: 8080, IsInt: true},
+	{Key: "net.peer.ip", Value: "127.0.0.1"}, {Key: "net.peer.port", Int: 40000, IsInt: true},
+}
+
+// BenchmarkOtelSpan is the controller's cost of one request's span, as
+// the router makes it: start (sampled, AlwaysOn), the module's
+// attributes, end, batched and exported over OTLP/gRPC to a collector on
+// loopback that does not decode.
 func BenchmarkOtelSpan(b *testing.B) {
-	rcv := newOTLPReceiverB(b)
-	_, port, _ := net.SplitHostPort(rcv)
+	addr, sent := countingCollector(b)
+	_, port, _ := net.SplitHostPort(addr)
 	s := defaultOtelSettings()
 	s.CollectorHost, s.CollectorPort = "127.0.0.1", port
 	l := newLiveTracer(nil)
 	l.set(s)
-	attrs := []router.SpanAttribute{
-		{Key: "http.method", Value: "GET"}, {Key: "http.flavor", Value: "1.1"}, {Key: "http.target", Value: "/api/v1/items?id=42"},
-		{Key: "http.server_name", Value: "shop.example.com"}, {Key: "http.host", Value: "shop.example.com"},
-		{Key: "http.user_agent", Value: "bench"}, {Key: "http.status_code", Int: 200, IsInt: true},
-		{Key: "http.scheme", Value: "http"}, {Key: "net.host.port", Int: 8080, IsInt: true},
-		{Key: "net.peer.ip", Value: "127.0.0.1"}, {Key: "net.peer.port", Int: 40000, IsInt: true},
-	}
+	end := &router.SpanEnd{Name: "/", Attributes: benchAttrs, Status: 200}
 	b.ReportAllocs()
+	n := 0
 	for b.Loop() {
 		sp := l.StartSpan(router.TraceContext{}, "/", time.Now())
 		_ = sp.Context()
-		sp.End(&router.SpanEnd{Name: "/", Attributes: attrs, Status: 200, Time: time.Now()})
+		end.Time = time.Now()
+		sp.End(end)
+		// Each batch exported before the next fills, as under load
+		// with the default queue, so that no span is dropped.
+		if n++; n%s.MaxExportBatchSize == 0 {
+			_ = l.forceFlush(b.Context())
+		}
 	}
 	b.StopTimer()
 	_ = l.forceFlush(b.Context())
+	p := l.cur.Load()
+	if p.batcher.lost > 0 {
+		b.ReportMetric(float64(p.batcher.lost)/float64(b.N), "dropped/op")
+	}
+	b.ReportMetric(float64(sent.Load())/float64(b.N), "sent-B/op")
 }
 
-// BenchmarkOtelSpanNoExport is BenchmarkOtelSpan with no exporter: the
-// SDK's span alone.
+// BenchmarkOtelSpanSDK is BenchmarkOtelSpan through OpenTelemetry's SDK
+// span, batch span processor and otlptrace exporter, as the controller
+// exported before: the reference the hand-written path is measured
+// against.
+func BenchmarkOtelSpanSDK(b *testing.B) {
+	addr, sent := countingCollector(b)
+	exp, err := otlptrace.New(b.Context(), otlptracegrpc.NewClient(otlptracegrpc.WithEndpoint(addr), otlptracegrpc.WithInsecure()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := defaultOtelSettings()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(s.sdkSampler()),
+		sdktrace.WithBatcher(exp, sdktrace.WithMaxQueueSize(s.MaxQueueSize), sdktrace.WithBatchTimeout(s.ScheduleDelay), sdktrace.WithMaxExportBatchSize(s.MaxExportBatchSize)),
+		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", "nginx"))))
+	tracer := tp.Tracer("nginx")
+	end := &router.SpanEnd{Name: "/", Attributes: benchAttrs, Status: 200}
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		start := time.Now()
+		end.Time = time.Now()
+		sdkServerSpan(tracer, router.TraceContext{}, "/", start, end)
+		if n++; n%s.MaxExportBatchSize == 0 {
+			_ = tp.ForceFlush(b.Context())
+		}
+	}
+	b.StopTimer()
+	_ = tp.Shutdown(b.Context())
+	b.ReportMetric(float64(sent.Load())/float64(b.N), "sent-B/op")
+}
+
+// BenchmarkOtelSpanNoExport is BenchmarkOtelSpan with no collector: the
+// span's IDs and sampling alone.
 func BenchmarkOtelSpanNoExport(b *testing.B) {
 	l := newLiveTracer(nil)
 	l.set(defaultOtelSettings())
-	attrs := []router.SpanAttribute{
-		{Key: "http.method", Value: "GET"}, {Key: "http.flavor", Value: "1.1"}, {Key: "http.target", Value: "/api/v1/items?id=42"},
-		{Key: "http.server_name", Value: "shop.example.com"}, {Key: "http.host", Value: "shop.example.com"},
-		{Key: "http.user_agent", Value: "bench"}, {Key: "http.status_code", Int: 200, IsInt: true},
-		{Key: "http.scheme", Value: "http"}, {Key: "net.host.port", Int: 8080, IsInt: true},
-		{Key: "net.peer.ip", Value: "127.0.0.1"}, {Key: "net.peer.port", Int: 40000, IsInt: true},
-	}
+	end := &router.SpanEnd{Name: "/", Attributes: benchAttrs, Status: 200}
 	b.ReportAllocs()
 	for b.Loop() {
 		sp := l.StartSpan(router.TraceContext{}, "/", time.Now())
 		_ = sp.Context()
-		sp.End(&router.SpanEnd{Name: "/", Attributes: attrs, Status: 200, Time: time.Now()})
+		end.Time = time.Now()
+		sp.End(end)
 	}
 }

@@ -51,8 +51,6 @@ func newOTLPReceiver(t testing.TB) *otlpReceiver {
 	return r
 }
 
-func newOTLPReceiverB(b *testing.B) string { return newOTLPReceiver(b).addr }
-
 func (r *otlpReceiver) Export(_ context.Context, req *collectortrace.ExportTraceServiceRequest) (*collectortrace.ExportTraceServiceResponse, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -312,4 +310,47 @@ func (r *otlpReceiver) targets(target string) []*tracepb.Span {
 		}
 	}
 	return out
+}
+
+// TestOpenTelemetryShutdownFlush: the span of the last request before
+// the controller stops reaches the collector with the shutdown, not
+// after the batch delay (here an hour), and the shutdown waits for it.
+func TestOpenTelemetryShutdownFlush(t *testing.T) {
+	rcv := newOTLPReceiver(t)
+	_, rcvPort, _ := net.SplitHostPort(rcv.addr)
+	backend, auth := newTraceHeaders(t), newTraceHeaders(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "app.yaml"), tracingManifests(backend.port, auth.port))
+	writeFile(t, filepath.Join(dir, "configmap.yaml"), otelConfigMap(map[string]string{"enable-opentelemetry": "true",
+		"otlp-collector-host": "127.0.0.1", "otlp-collector-port": rcvPort, "otel-schedule-delay-millis": "3600000"}))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inst, err := start(ctx, config{
+		manifests:    dir,
+		configMap:    &types.NamespacedName{Namespace: "ingress", Name: "nginx"},
+		httpAddr:     "127.0.0.1:0",
+		pollInterval: time.Hour,
+		drain:        50 * time.Millisecond,
+	}, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	require.NoError(t, err)
+	client := &http.Client{Timeout: 10 * time.Second}
+	defer client.CloseIdleConnections()
+	req, err := http.NewRequest(http.MethodGet, "http://"+inst.HTTPAddr+"/traced/last", nil)
+	require.NoError(t, err)
+	req.Host = "app.test"
+	res, err := client.Do(req)
+	require.NoError(t, err)
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	tp, _ := backend.get("/traced/last")
+	time.Sleep(100 * time.Millisecond)
+	require.Zero(t, rcv.count(), "no span is exported before the batch delay or the shutdown")
+
+	cancel()
+	require.NoError(t, inst.Wait())
+	require.Equal(t, 1, rcv.count(), "the shutdown exported the span")
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	assert.Equal(t, tp[36:52], hex.EncodeToString(rcv.spans[0].span.SpanId), "the last request's span")
 }

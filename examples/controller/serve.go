@@ -307,6 +307,11 @@ func (l *listening) run(stop context.Context, ctx context.Context, cancel contex
 			}
 		}
 		errs = append(errs, <-streamsDone)
+		// Every request has ended its span: send them to the collector
+		// in what is left of the timeout (otel.go).
+		if err := cfg.tracing.shutdown(sctx); err != nil {
+			errs = append(errs, err)
+		}
 		servingWG.Wait()
 		cancel()
 		workerWG.Wait()

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"ramjet.dev/ramjet/router"
+)
+
+// The OTLP trace protocol's wire format (opentelemetry-proto,
+// trace/v1/trace.proto, common/v1/common.proto), written straight from a
+// server span as it ends into the batch's byte slice. OpenTelemetry's SDK
+// span and exporter first build a span object, snapshot it, copy it into
+// generated protobuf structs and marshal those by reflection; at a span
+// per request that was most of tracing's cost (issue 39). The message is
+// the one the SDK's span and otlptrace's exporter send for the same span,
+// field for field: TestOTLPMatchesSDK decodes both and compares.
+
+// Field numbers, by message.
+const (
+	// ExportTraceServiceRequest
+	fRequestResourceSpans = 1
+	// ResourceSpans
+	fResourceSpansResource   = 1
+	fResourceSpansScopeSpans = 2
+	// Resource
+	fResourceAttributes = 1
+	// ScopeSpans
+	fScopeSpansScope = 1
+	fScopeSpansSpans = 2
+	// InstrumentationScope
+	fScopeName    = 1
+	fScopeVersion = 2
+	// Span
+	fSpanTraceID      = 1
+	fSpanSpanID       = 2
+	fSpanTraceState   = 3
+	fSpanParentSpanID = 4
+	fSpanName         = 5
+	fSpanKind         = 6
+	fSpanStart        = 7
+	fSpanEnd          = 8
+	fSpanAttributes   = 9
+	fSpanStatus       = 15
+	fSpanFlags        = 16
+	// Status
+	fStatusCode = 3
+	// Status.StatusCode
+	statusCodeOk    = 1
+	statusCodeError = 2
+	// KeyValue
+	fKeyValueKey   = 1
+	fKeyValueValue = 2
+	// AnyValue
+	fAnyString = 1
+	fAnyInt    = 3
+
+	// SpanFlags: the parent's remoteness is known, and it is remote.
+	spanFlagsHasIsRemote = 0x100
+	spanFlagsIsRemote    = 0x200
+)
+
+// otlpEncoder writes OTLP messages. A nested message is written in
+// place after a one-byte length, moved up in the rare case it needs more.
+type otlpEncoder struct {
+	b []byte
+}
+
+// open starts a length-delimited field and returns where its length goes.
+func (e *otlpEncoder) open(num protowire.Number) int {
+	e.b = protowire.AppendTag(e.b, num, protowire.BytesType)
+	e.b = append(e.b, 0)
+	return len(e.b) - 1
+}
+
+// close writes the length of the field open returned at.
+func (e *otlpEncoder) close(at int) {
+	n := len(e.b) - at - 1
+	if n < 0x80 {
+		e.b[at] = byte(n)
+		return
+	}
+	w := protowire.SizeVarint(uint64(n))
+	e.b = append(e.b, make([]byte, w-1)...)
+	copy(e.b[at+w:], e.b[at+1:at+1+n])
+	protowire.AppendVarint(e.b[at:at], uint64(n))
+}
+
+func (e *otlpEncoder) bytes(num protowire.Number, v []byte) {
+	e.b = protowire.AppendTag(e.b, num, protowire.BytesType)
+	e.b = protowire.AppendBytes(e.b, v)
+}
+
+// str writes a string field; proto3 leaves out an empty one.
+func (e *otlpEncoder) str(num protowire.Number, v string) {
+	if v == "" {
+		return
+	}
+	e.b = protowire.AppendTag(e.b, num, protowire.BytesType)
+	e.b = protowire.AppendString(e.b, v)
+}
+
+func (e *otlpEncoder) varint(num protowire.Number, v uint64) {
+	if v == 0 {
+		return
+	}
+	e.b = protowire.AppendTag(e.b, num, protowire.VarintType)
+	e.b = protowire.AppendVarint(e.b, v)
+}
+
+func (e *otlpEncoder) fixed64(num protowire.Number, v uint64) {
+	if v == 0 {
+		return
+	}
+	e.b = protowire.AppendTag(e.b, num, protowire.Fixed64Type)
+	e.b = protowire.AppendFixed64(e.b, v)
+}
+
+func (e *otlpEncoder) fixed32(num protowire.Number, v uint32) {
+	if v == 0 {
+		return
+	}
+	e.b = protowire.AppendTag(e.b, num, protowire.Fixed32Type)
+	e.b = protowire.AppendFixed32(e.b, v)
+}
+
+// attribute writes one KeyValue field num: a string, or an integer. A
+// oneof member is written even when zero or empty, unlike a scalar
+// proto3 field: a receiver tells int 0 from no value by it.
+func (e *otlpEncoder) attribute(num protowire.Number, key string, a router.SpanAttribute) {
+	at := e.open(num)
+	e.str(fKeyValueKey, key)
+	v := e.open(fKeyValueValue)
+	if a.IsInt {
+		e.b = protowire.AppendTag(e.b, fAnyInt, protowire.VarintType)
+		e.b = protowire.AppendVarint(e.b, uint64(a.Int))
+	} else {
+		e.b = protowire.AppendTag(e.b, fAnyString, protowire.BytesType)
+		e.b = protowire.AppendString(e.b, a.Value)
+	}
+	e.close(v)
+	e.close(at)
+}
+
+// span writes a server span as a Span field num: what the SDK's span
+// holds for it and otlptrace sends (status always present, the flags
+// saying whether the parent is remote).
+func (e *otlpEncoder) span(num protowire.Number, s *otelSpan, end *router.SpanEnd) {
+	at := e.open(num)
+	e.bytes(fSpanTraceID, s.traceID[:])
+	e.bytes(fSpanSpanID, s.spanID[:])
+	e.str(fSpanTraceState, s.state)
+	if s.remoteParent {
+		e.bytes(fSpanParentSpanID, s.parentID[:])
+	}
+	e.str(fSpanName, end.Name)
+	e.varint(fSpanKind, uint64(trace.SpanKindServer))
+	e.fixed64(fSpanStart, unixNano(s.start.UnixNano()))
+	e.fixed64(fSpanEnd, unixNano(end.Time.UnixNano()))
+	for _, a := range end.Attributes {
+		e.attribute(fSpanAttributes, a.Key, a)
+	}
+	st := e.open(fSpanStatus)
+	if end.Error {
+		e.varint(fStatusCode, statusCodeError)
+	} else {
+		e.varint(fStatusCode, statusCodeOk)
+	}
+	e.close(st)
+	flags := uint32(s.flags) | spanFlagsHasIsRemote
+	if s.remoteParent {
+		flags |= spanFlagsIsRemote
+	}
+	e.fixed32(fSpanFlags, flags)
+	e.close(at)
+}
+
+func unixNano(n int64) uint64 { return uint64(max(0, n)) }
+
+// resourceField is the Resource field of a ResourceSpans with the
+// service.name attribute.
+func resourceField(service string) []byte {
+	var e otlpEncoder
+	at := e.open(fResourceSpansResource)
+	e.attribute(fResourceAttributes, "service.name", router.SpanAttribute{Value: service})
+	e.close(at)
+	return e.b
+}
+
+// scopeField is the InstrumentationScope field of a ScopeSpans.
+func scopeField(name, version string) []byte {
+	var e otlpEncoder
+	at := e.open(fScopeSpansScope)
+	e.str(fScopeName, name)
+	e.str(fScopeVersion, version)
+	e.close(at)
+	return e.b
+}

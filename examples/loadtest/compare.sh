@@ -13,9 +13,12 @@
 #   https-resume  the same, each client worker resuming the session of its
 #                 previous connection (tlsload -resume; how many
 #                 handshakes resumed is printed per run, on stderr)
-#   h2            HTTP/2 over TLS (h2load, H2_CLIENTS=8 connections with
-#                 H2_STREAMS=8 streams each; Debian: apt-get install
-#                 nghttp2-client)
+#   h2            HTTP/2 over TLS (h2load, H2_CLIENTS=24 connections with
+#                 H2_STREAMS=3 streams each; Debian: apt-get install
+#                 nghttp2-client). Each connection makes 1,000 requests,
+#                 however long they take: nginx ends a connection after
+#                 keepalive_requests (ingress-nginx's keep-alive-requests,
+#                 1000), and h2load does not reconnect
 #   grpc          gRPC unary calls over TLS (grpcload -role client,
 #                 GRPC_CLIENTS=8 connections with GRPC_STREAMS=8 calls in
 #                 flight each) to a Go gRPC backend (grpcload -role
@@ -91,8 +94,8 @@ set -euo pipefail
 ROUNDS=${ROUNDS:-5}
 SECS=${SECONDS_PER_ROUND:-6}
 CONNS=${CONNECTIONS:-64}
-H2_CLIENTS=${H2_CLIENTS:-8}
-H2_STREAMS=${H2_STREAMS:-8}
+H2_CLIENTS=${H2_CLIENTS:-24}
+H2_STREAMS=${H2_STREAMS:-3}
 GRPC_CLIENTS=${GRPC_CLIENTS:-8}
 GRPC_STREAMS=${GRPC_STREAMS:-8}
 BASE_PORT=${BASE_PORT:-18080}
@@ -341,11 +344,12 @@ mode_configs() {
 	done
 }
 
-# h2 SECONDS ADDR runs h2load and prints its figures as wrk's summary
-# lines, the p99 from its per-request log (microseconds, third column).
+# h2 PER-CONNECTION ADDR runs h2load, PER-CONNECTION requests on each
+# connection, and prints its figures as wrk's summary lines, the p99 from
+# its per-request log (microseconds, third column).
 h2() {
 	local out log=$work/h2load.log st
-	out=$("${pin_load[@]}" h2load -c "$H2_CLIENTS" -m "$H2_STREAMS" -D "$1" --log-file="$log" "https://$2/" 2>&1) || true
+	out=$("${pin_load[@]}" h2load -c "$H2_CLIENTS" -m "$H2_STREAMS" -n "$((H2_CLIENTS * $1))" --log-file="$log" "https://$2/" 2>&1) || true
 	awk '/^requests:/ { print "  " $8 " requests in" } /^finished in/ { sub(",", "", $4); print "Requests/sec: " $4 }' <<<"$out"
 	awk -F'\t' '{ print $3 }' "$log" | sort -n | awk '{ v[NR] = $1 } END { if (NR) { i = int(NR * 0.99); if (i < 1) i = 1; printf "     99%%   %.2fms\n", v[i] / 1000 } }'
 	st=$(awk '/^status codes:/ { print $5 + $7 + $9 }' <<<"$out")
@@ -353,8 +357,8 @@ h2() {
 	grep -q '^requests:.* 0 failed, 0 errored' <<<"$out" || grep '^requests:' <<<"$out" | sed 's/^/Socket errors: /'
 }
 
-# load MODE CONFIG SECONDS puts MODE's load on CONFIG and prints a summary
-# in wrk's format.
+# load MODE CONFIG SECONDS [warm-up] puts MODE's load on CONFIG and prints
+# a summary in wrk's format.
 load() {
 	local t=${taddr[$2]:-}
 	case $1 in
@@ -362,13 +366,13 @@ load() {
 	https) "${pin_load[@]}" wrk -t1 -c"$CONNS" -d"$3s" --latency "https://$t/" ;;
 	https-new) "${pin_load[@]}" "$work/tlsload" -addr "$t" -c "$CONNS" -d "$3s" ;;
 	https-resume) "${pin_load[@]}" "$work/tlsload" -addr "$t" -c "$CONNS" -d "$3s" -resume ;;
-	h2) h2 "$3" "$t" ;;
+	h2) h2 "$([[ ${4:-} == warm-up ]] && echo 100 || echo 1000)" "$t" ;;
 	grpc) "${pin_load[@]}" "$work/grpcload" -role client -addr "$t" -c "$GRPC_CLIENTS" -streams "$GRPC_STREAMS" -d "$3s" ;;
 	esac
 }
 
 for m in $MODES; do # warm up connections, pools and session caches
-	for c in $(mode_configs "$m"); do load "$m" "$c" 1 >/dev/null; done
+	for c in $(mode_configs "$m"); do load "$m" "$c" 1 warm-up >/dev/null; done
 done
 
 # CPU time (user+system, clock ticks) used so far by a process and its

@@ -11,6 +11,7 @@ import (
 
 	"ramjet.dev/ramjet/router"
 	"ramjet.dev/ramjet/router/h1"
+	"ramjet.dev/ramjet/router/rawsock"
 )
 
 // serveTLS serves rt over TLS on addr as the example controller serves its
@@ -59,7 +60,7 @@ func (l *handshakeListener) accept() {
 		}
 		go func() {
 			_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-			tc := tls.Server(c, l.cfg)
+			tc := tls.Server(rawsock.NetConn(c), l.cfg) // as the controller's
 			if err := tc.HandshakeContext(l.ctx); err != nil {
 				_ = c.Close()
 				return

@@ -32,8 +32,8 @@
 # ssl_session_tickets off, ssl_buffer_size 4k, ssl_ecdh_curve auto, HTTP/2
 # on the TLS listener (nginx before 1.25.1 spells "http2 on" as "listen
 # ... ssl http2"), keep-alive; ramjet runs its defaults, which are those.
-# The TLS modes run the configs that serve TLS: nginx, router-loop and
-# controller.
+# The TLS modes run the configs that serve TLS: nginx, router-loop,
+# router-loop-gotls and controller(-otel).
 #
 # The configs (CONFIGS, default "backend nginx router-loop controller"):
 #
@@ -51,6 +51,10 @@
 #                   HTTP/1.1 server loop, and over TLS behind a handshake
 #                   listener as the controller's (upstreams/tls.go): an
 #                   embedder serving the router with the library's server
+#   router-loop-gotls  router-loop with its TLS connections' sockets read
+#                   and written by Go's own calls instead of raw ones
+#                   (upstreams -tls-raw=false): a measuring device for
+#                   rawsock.NetConn (issue 41)
 #   router-rawloop  the router behind a minimal HTTP/1.1 loop instead of
 #                   http.Server: a measuring device for what net/http's
 #                   server costs (upstreams/rawloop.go)
@@ -310,6 +314,7 @@ for c in $CONFIGS; do
 	case $c in
 	backend) ;;
 	router-loop) start "$c" -role "$c" -listen "$addr" -backend "$backend" "${extra[@]}" "${tlsarg[@]}" ;;
+	router-loop-gotls) start "$c" -role router-loop -tls-raw=false -listen "$addr" -backend "$backend" "${extra[@]}" "${tlsarg[@]}" ;;
 	router | router-nethttp | router-rawloop | proxy) start "$c" -role "$c" -listen "$addr" -backend "$backend" "${extra[@]}" ;;
 	router-[0-9]*) start "$c" -role router -ingresses "${c#router-}" -listen "$addr" -backend "$backend" "${extra[@]}" ;;
 	router-loop-[0-9]*) start "$c" -role router-loop -ingresses "${c#router-loop-}" -listen "$addr" -backend "$backend" "${extra[@]}" ;;
@@ -333,7 +338,7 @@ for c in $CONFIGS; do
 	esac
 	configs+=("$c")
 	url[$c]=${url[$c]:-http://$addr/}
-	case $c in nginx | router-loop | controller | controller-otel) ! $tls_modes || taddr[$c]=$tls ;; esac
+	case $c in nginx | router-loop | router-loop-gotls | controller | controller-otel) ! $tls_modes || taddr[$c]=$tls ;; esac
 done
 
 # mode_configs MODE: the configs that serve it.

@@ -74,6 +74,7 @@ func main() {
 	flag.StringVar(&extra.certFile, "cert", "", "PEM certificate: the routers' default certificate and the Secret load/tls")
 	flag.StringVar(&extra.keyFile, "key", "", "PEM private key of -cert")
 	flag.StringVar(&extra.tlsListen, "tls-listen", "", "router-loop: also serve HTTPS (HTTP/1.1 and HTTP/2) on this address; needs -cert and -key")
+	flag.BoolVar(&extra.tlsRaw, "tls-raw", true, "with -tls-listen: TLS connections' sockets read and written raw (rawsock.NetConn), as the controller's; false measures Go's own socket calls")
 	flag.Parse()
 	if err := run(*role, *listen, *backend, *ingresses, *size, *maxRun, *cpuProfile); err != nil {
 		fmt.Fprintln(os.Stderr, "upstreams:", err)
@@ -84,6 +85,7 @@ func main() {
 // extra is what issue 41's modes add: gRPC and TLS.
 var extra struct {
 	grpcBackend, certFile, keyFile, tlsListen string
+	tlsRaw                                    bool
 }
 
 func run(role, listen, backendAddr string, ingresses, size int, maxRun time.Duration, cpuProfile string) error {

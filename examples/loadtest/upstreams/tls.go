@@ -60,7 +60,10 @@ func (l *handshakeListener) accept() {
 		}
 		go func() {
 			_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-			tc := tls.Server(rawsock.NetConn(c), l.cfg) // as the controller's
+			if extra.tlsRaw {
+				c = rawsock.NetConn(c) // as the controller's
+			}
+			tc := tls.Server(c, l.cfg)
 			if err := tc.HandshakeContext(l.ctx); err != nil {
 				_ = c.Close()
 				return

@@ -109,6 +109,7 @@ import (
 	"ramjet.dev/ramjet/match"
 	"ramjet.dev/ramjet/router/configmap"
 	"ramjet.dev/ramjet/router/h1"
+	"ramjet.dev/ramjet/router/rawsock"
 )
 
 // Options configures a Router. The zero value is usable.
@@ -653,6 +654,16 @@ func defaultTransports(connect, read time.Duration) (h1, h2c, h2 *http.Transport
 	h2 = base()
 	h2.Protocols = new(http.Protocols)
 	h2.Protocols.SetHTTP2(true)
+	// The HTTP/2 (gRPC) backends' sockets are read and written raw, as
+	// the HTTP/1 pool's are (rawsock).
+	rawDial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dialer.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return rawsock.NetConn(c), nil
+	}
+	h2c.DialContext, h2.DialContext = rawDial, rawDial
 	return h1, h2c, h2
 }
 

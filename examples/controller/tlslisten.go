@@ -11,6 +11,7 @@ import (
 
 	"ramjet.dev/ramjet/router"
 	"ramjet.dev/ramjet/router/h1"
+	"ramjet.dev/ramjet/router/rawsock"
 )
 
 // tlsListener does the TLS handshake of each connection ln accepts, each in
@@ -125,7 +126,9 @@ func (l *tlsListener) handshake(c net.Conn) {
 		// reads the same bytes again and answers as without passthrough.
 		c = replay
 	}
-	tc := tls.Server(c, l.config)
+	// Its socket read and written raw, as the HTTP/1 loop reads plain
+	// connections (rawsock): the TLS records of HTTPS and HTTP/2 alike.
+	tc := tls.Server(rawsock.NetConn(c), l.config)
 	if err := tc.HandshakeContext(l.ctx); err != nil {
 		// A client speaking plain HTTP gets a plain answer, as from
 		// net/http's own TLS listener.

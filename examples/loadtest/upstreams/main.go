@@ -22,6 +22,15 @@
 //	                    example controller's -manifests (compare.sh's
 //	                    controller config)
 //
+// With -grpc-backend the objects add an Ingress for the host grpc.load
+// with backend-protocol GRPC to that gRPC server (examples/loadtest/grpcload);
+// with -cert and -key (PEM files) a kubernetes.io/tls Secret load/tls
+// holding them, for the controller's -default-ssl-certificate, and the
+// routers serve them as their default certificate. router-loop with
+// -tls-listen serves HTTPS there too, as the controller does: the
+// handshake first (ingress-nginx's TLS defaults), then HTTP/1.1 to the
+// loop and HTTP/2 (ALPN h2) to net/http's server (issue 41).
+//
 // It listens on -listen, which must be a loopback address, prints "ready"
 // once it does and exits on SIGINT/SIGTERM, or by itself after -max.
 // -cpuprofile writes a CPU profile of the whole run.
@@ -29,6 +38,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"encoding/base64"
 	"flag"
 	"fmt"
 	"io"
@@ -59,6 +70,11 @@ func main() {
 	size := flag.Int("body", 100, "response body size in bytes (backend)")
 	maxRun := flag.Duration("max", 15*time.Minute, "exit after this long whatever happens")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	flag.StringVar(&extra.grpcBackend, "grpc-backend", "", "gRPC backend address: adds the grpc.load Ingress (backend-protocol GRPC)")
+	flag.StringVar(&extra.certFile, "cert", "", "PEM certificate: the routers' default certificate and the Secret load/tls")
+	flag.StringVar(&extra.keyFile, "key", "", "PEM private key of -cert")
+	flag.StringVar(&extra.tlsListen, "tls-listen", "", "router-loop: also serve HTTPS (HTTP/1.1 and HTTP/2) on this address; needs -cert and -key")
+	flag.BoolVar(&extra.tlsRaw, "tls-raw", true, "with -tls-listen: TLS connections' sockets read and written raw (rawsock.NetConn), as the controller's; false measures Go's own socket calls")
 	flag.Parse()
 	if err := run(*role, *listen, *backend, *ingresses, *size, *maxRun, *cpuProfile); err != nil {
 		fmt.Fprintln(os.Stderr, "upstreams:", err)
@@ -66,8 +82,20 @@ func main() {
 	}
 }
 
+// extra is what issue 41's modes add: gRPC and TLS.
+var extra struct {
+	grpcBackend, certFile, keyFile, tlsListen string
+	tlsRaw                                    bool
+}
+
 func run(role, listen, backendAddr string, ingresses, size int, maxRun time.Duration, cpuProfile string) error {
-	for _, a := range []string{listen, backendAddr} {
+	addrs := []string{listen, backendAddr}
+	for _, a := range []string{extra.grpcBackend, extra.tlsListen} {
+		if a != "" {
+			addrs = append(addrs, a)
+		}
+	}
+	for _, a := range addrs {
 		if h, _, err := net.SplitHostPort(a); err != nil || !net.ParseIP(h).IsLoopback() {
 			return fmt.Errorf("%s: only loopback addresses", a)
 		}
@@ -75,8 +103,15 @@ func run(role, listen, backendAddr string, ingresses, size int, maxRun time.Dura
 	if ingresses < 1 {
 		return fmt.Errorf("-ingresses %d: at least the catch-all", ingresses)
 	}
+	if (extra.certFile == "") != (extra.keyFile == "") || (extra.tlsListen != "" && (extra.certFile == "" || role != "router-loop")) {
+		return fmt.Errorf("-cert and -key go together; -tls-listen needs both and -role router-loop")
+	}
 	if role == "manifests" {
-		_, err := io.WriteString(os.Stdout, manifests(backendAddr, ingresses))
+		doc, err := manifestsWithExtras(backendAddr, ingresses)
+		if err != nil {
+			return err
+		}
+		_, err = io.WriteString(os.Stdout, doc)
 		return err
 	}
 	h, cleanup, err := handler(role, backendAddr, ingresses, size)
@@ -113,6 +148,13 @@ func run(role, listen, backendAddr string, ingresses, size int, maxRun time.Dura
 		s := &h1.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 75 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
 		go func() { _ = s.Serve(ln) }()
 		defer s.Close()
+		if extra.tlsListen != "" {
+			stop, err := serveTLS(h.(*router.Router), extra.tlsListen)
+			if err != nil {
+				return err
+			}
+			defer stop()
+		}
 	default:
 		s := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
 		go func() { _ = s.Serve(ln) }()
@@ -150,6 +192,13 @@ func handler(role, backendAddr string, ingresses, size int) (http.Handler, func(
 			return nil, nil, fmt.Errorf("the table has warnings: %v", res.Warnings)
 		}
 		o := router.Options{Logger: slog.New(slog.DiscardHandler)}
+		if extra.certFile != "" {
+			cert, err := tls.LoadX509KeyPair(extra.certFile, extra.keyFile)
+			if err != nil {
+				return nil, nil, err
+			}
+			o.DefaultCertificate = &cert
+		}
 		if role == "router-nethttp" {
 			o.Transport = nethttp()
 		}
@@ -177,11 +226,66 @@ func handler(role, backendAddr string, ingresses, size int) (http.Handler, func(
 // Service, each for a host of its own, which requests to the catch-all
 // never match.
 func snapshot(backendAddr string, n int) compile.Snapshot {
-	s, _, err := manifest.Decode("upstreams.yaml", []byte(manifests(backendAddr, n)))
+	doc, err := manifestsWithExtras(backendAddr, n)
+	if err != nil {
+		panic(err) // checked by run before
+	}
+	s, _, err := manifest.Decode("upstreams.yaml", []byte(doc))
 	if err != nil {
 		panic(err) // the document is built from constants
 	}
 	return *s
+}
+
+// manifestsWithExtras is manifests and what -grpc-backend and -cert add.
+func manifestsWithExtras(backendAddr string, n int) (string, error) {
+	doc := manifests(backendAddr, n)
+	if a := extra.grpcBackend; a != "" {
+		ip, port, _ := net.SplitHostPort(a)
+		doc += fmt.Sprintf(`---
+apiVersion: v1
+kind: Service
+metadata: {name: grpc, namespace: load}
+spec: {ports: [{name: grpc, port: 50051, targetPort: %[2]s}]}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: grpc-1, namespace: load, labels: {kubernetes.io/service-name: grpc}}
+addressType: IPv4
+ports: [{name: grpc, port: %[2]s}]
+endpoints: [{addresses: [%[1]s]}]
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: grpc
+  namespace: load
+  annotations: {nginx.ingress.kubernetes.io/backend-protocol: GRPC}
+spec:
+  ingressClassName: ramjet
+  rules:
+  - host: grpc.load
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: grpc, port: {number: 50051}}}}]}
+`, ip, port)
+	}
+	if extra.certFile != "" {
+		crt, err := os.ReadFile(extra.certFile)
+		if err != nil {
+			return "", err
+		}
+		key, err := os.ReadFile(extra.keyFile)
+		if err != nil {
+			return "", err
+		}
+		doc += fmt.Sprintf(`---
+apiVersion: v1
+kind: Secret
+metadata: {name: tls, namespace: load}
+type: kubernetes.io/tls
+data: {tls.crt: %s, tls.key: %s}
+`, base64.StdEncoding.EncodeToString(crt), base64.StdEncoding.EncodeToString(key))
+	}
+	return doc, nil
 }
 
 // manifests is snapshot's objects as one YAML document, as the example

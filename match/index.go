@@ -99,6 +99,18 @@ func New(s Spec) (*Table, error) {
 	if err := t.indexL4(s.L4Services, s.StreamSettings); err != nil {
 		return nil, err
 	}
+	var sm summer
+	t.hostSums = make([]sum, len(t.hosts))
+	for i, vh := range t.hosts {
+		t.hostSums[i] = sm.host(vh)
+	}
+	t.backendSums = make([]sum, len(t.backends))
+	for i, be := range t.backends {
+		t.backendSums[i] = sm.backend(be)
+	}
+	t.nextID = uint32(len(t.hosts))
+	t.spec = Spec{Certificates: s.Certificates, TLSHosts: s.TLSHosts, Listeners: s.Listeners,
+		Inputs: s.Inputs, L4Services: s.L4Services, StreamSettings: s.StreamSettings}
 	t.digest = digest(t, s.Inputs)
 	return t, nil
 }

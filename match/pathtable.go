@@ -3,6 +3,7 @@ package match
 import (
 	"hash/maphash"
 	"math/bits"
+	"slices"
 )
 
 // pathTable is one open-addressing hash table over the Exact and Prefix keys
@@ -14,6 +15,7 @@ type pathTable struct {
 	seed  maphash.Seed
 	slots []pathSlot // a power of two, at most half full
 	mask  uint64
+	used  int // slots in use
 }
 
 // pathSlot is empty when it holds neither route.
@@ -59,10 +61,67 @@ func (pt *pathTable) slot(host uint32, key string) *pathSlot {
 		s := &pt.slots[i]
 		if s.exact == nil && s.prefix == nil {
 			s.hash, s.key, s.host = h, key, host
+			pt.used++
 			return s
 		}
 		if s.hash == h && s.host == host && s.key == key {
 			return s
 		}
 	}
+}
+
+// clone copies the table for Update to change.
+func (pt *pathTable) clone() pathTable {
+	c := *pt
+	c.slots = slices.Clone(pt.slots)
+	return c
+}
+
+// full reports whether adding keys more keys would fill the table past
+// half.
+func (pt *pathTable) full(keys int) bool {
+	return 2*(pt.used+keys) > len(pt.slots)
+}
+
+// removeHost removes the keys of the host numbered id, vh, indexed with
+// indexHost: each Exact and Prefix key but the root prefix.
+func (pt *pathTable) removeHost(id uint32, vh *VirtualHost) {
+	for _, r := range vh.Routes {
+		if r.Type == Exact || r.Type == Prefix && r.Path != "" {
+			pt.remove(id, r.Path)
+		}
+	}
+}
+
+// remove empties the slot of (host, key), if any, and shifts the slots
+// probed after it back, so that every probe still finds its key before an
+// empty slot (linear probing's deletion without tombstones).
+func (pt *pathTable) remove(host uint32, key string) {
+	h := pt.hash(host, key)
+	i := h & pt.mask
+	for {
+		s := &pt.slots[i]
+		if s.exact == nil && s.prefix == nil {
+			return
+		}
+		if s.hash == h && s.host == host && s.key == key {
+			break
+		}
+		i = (i + 1) & pt.mask
+	}
+	for j := (i + 1) & pt.mask; ; j = (j + 1) & pt.mask {
+		s := &pt.slots[j]
+		if s.exact == nil && s.prefix == nil {
+			break
+		}
+		// s stays when its home slot lies cyclically in (i, j].
+		home := s.hash & pt.mask
+		if i <= j && i < home && home <= j || i > j && (i < home || home <= j) {
+			continue
+		}
+		pt.slots[i] = *s
+		i = j
+	}
+	pt.slots[i] = pathSlot{}
+	pt.used--
 }

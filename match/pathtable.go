@@ -11,12 +11,20 @@ import (
 // slot holding the full hash, so a miss compares no key bytes, and a hit
 // reads the key once: at 100,000 routes a lookup's cost is its cache misses,
 // and this keeps them to one or two per candidate.
+//
+// The slots are cut in pages, so that a table Update builds shares the
+// pages it does not write with the table it came from.
 type pathTable struct {
 	seed  maphash.Seed
-	slots []pathSlot // a power of two, at most half full
-	mask  uint64
-	used  int // slots in use
+	pages [][]pathSlot // pathPage slots each, or fewer in a one-page table
+	mask  uint64       // slots - 1, slots a power of two, at most half full
+	used  int          // slots in use
+	// owned, while Update writes the table, marks the pages it copied.
+	owned []bool
 }
+
+// pathPageBits is log2 of a page's slots: 48 KiB of slots.
+const pathPageBits = 10
 
 // pathSlot is empty when it holds neither route.
 type pathSlot struct {
@@ -28,8 +36,28 @@ type pathSlot struct {
 }
 
 func newPathTable(keys int) pathTable {
-	n := uint64(1) << bits.Len(uint(max(2*keys, 8)-1))
-	return pathTable{seed: maphash.MakeSeed(), slots: make([]pathSlot, n), mask: n - 1}
+	// Room beyond half full for a few keys more, for Update.
+	n := uint64(1) << bits.Len(uint(2*keys+63))
+	slots := make([]pathSlot, n)
+	page := min(n, 1<<pathPageBits)
+	pages := make([][]pathSlot, 0, n/page)
+	for i := uint64(0); i < n; i += page {
+		pages = append(pages, slots[i:i+page:i+page])
+	}
+	return pathTable{seed: maphash.MakeSeed(), pages: pages, mask: n - 1}
+}
+
+func (pt *pathTable) at(i uint64) *pathSlot {
+	return &pt.pages[i>>pathPageBits][i&(1<<pathPageBits-1)]
+}
+
+// mut is the slot at i for writing: in a page of this table's own.
+func (pt *pathTable) mut(i uint64) *pathSlot {
+	if p := i >> pathPageBits; pt.owned != nil && !pt.owned[p] {
+		pt.pages[p] = slices.Clone(pt.pages[p])
+		pt.owned[p] = true
+	}
+	return pt.at(i)
 }
 
 func (pt *pathTable) hash(host uint32, key string) uint64 {
@@ -42,7 +70,7 @@ func (pt *pathTable) hash(host uint32, key string) uint64 {
 func (pt *pathTable) find(host uint32, key string) *pathSlot {
 	h := pt.hash(host, key)
 	for i := h & pt.mask; ; i = (i + 1) & pt.mask {
-		s := &pt.slots[i]
+		s := pt.at(i)
 		if s.exact == nil && s.prefix == nil {
 			return nil
 		}
@@ -58,29 +86,35 @@ func (pt *pathTable) find(host uint32, key string) *pathSlot {
 func (pt *pathTable) slot(host uint32, key string) *pathSlot {
 	h := pt.hash(host, key)
 	for i := h & pt.mask; ; i = (i + 1) & pt.mask {
-		s := &pt.slots[i]
+		s := pt.at(i)
 		if s.exact == nil && s.prefix == nil {
+			s = pt.mut(i)
 			s.hash, s.key, s.host = h, key, host
 			pt.used++
 			return s
 		}
 		if s.hash == h && s.host == host && s.key == key {
-			return s
+			return pt.mut(i)
 		}
 	}
 }
 
-// clone copies the table for Update to change.
+// clone is the table for Update to change: it shares the pages until it
+// writes them.
 func (pt *pathTable) clone() pathTable {
 	c := *pt
-	c.slots = slices.Clone(pt.slots)
+	c.pages = slices.Clone(pt.pages)
+	c.owned = make([]bool, len(pt.pages))
 	return c
 }
+
+// done ends Update's writing.
+func (pt *pathTable) done() { pt.owned = nil }
 
 // full reports whether adding keys more keys would fill the table past
 // half.
 func (pt *pathTable) full(keys int) bool {
-	return 2*(pt.used+keys) > len(pt.slots)
+	return 2*(pt.used+keys) > int(pt.mask+1)
 }
 
 // removeHost removes the keys of the host numbered id, vh, indexed with
@@ -100,7 +134,7 @@ func (pt *pathTable) remove(host uint32, key string) {
 	h := pt.hash(host, key)
 	i := h & pt.mask
 	for {
-		s := &pt.slots[i]
+		s := pt.at(i)
 		if s.exact == nil && s.prefix == nil {
 			return
 		}
@@ -110,7 +144,7 @@ func (pt *pathTable) remove(host uint32, key string) {
 		i = (i + 1) & pt.mask
 	}
 	for j := (i + 1) & pt.mask; ; j = (j + 1) & pt.mask {
-		s := &pt.slots[j]
+		s := pt.at(j)
 		if s.exact == nil && s.prefix == nil {
 			break
 		}
@@ -119,9 +153,9 @@ func (pt *pathTable) remove(host uint32, key string) {
 		if i <= j && i < home && home <= j || i > j && (i < home || home <= j) {
 			continue
 		}
-		pt.slots[i] = *s
+		*pt.mut(i) = *s
 		i = j
 	}
-	pt.slots[i] = pathSlot{}
+	*pt.mut(i) = pathSlot{}
 	pt.used--
 }

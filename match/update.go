@@ -1,6 +1,7 @@
 package match
 
 import (
+	"iter"
 	"maps"
 	"slices"
 	"strings"
@@ -139,6 +140,7 @@ func (t *Table) Update(c Changes) (*Table, error) {
 	goneList := slices.Sorted(maps.Keys(goneIDs))
 	n.backends, n.backendSums = splice(t.backends, t.backendSums, newBackends, newSums, goneList, func(be *Backend) string { return be.ID })
 
+	n.paths.done()
 	n.digest = digest(n, n.spec.Inputs)
 	return n, nil
 }
@@ -315,4 +317,15 @@ func splice[T any](old []T, oldSums []sum, added []T, addedSums []sum, gone []st
 	}
 	copyTo(len(old))
 	return out, outSums
+}
+
+// BackendsWithIDPrefix yields, sorted, the backends whose ID begins with
+// prefix, found by binary search.
+func (t *Table) BackendsWithIDPrefix(prefix string) iter.Seq[*Backend] {
+	i, _ := slices.BinarySearchFunc(t.backends, prefix, func(be *Backend, p string) int { return strings.Compare(be.ID, p) })
+	j := i
+	for j < len(t.backends) && strings.HasPrefix(t.backends[j].ID, prefix) {
+		j++
+	}
+	return seq(t.backends[i:j])
 }

@@ -31,18 +31,18 @@ type Compiler struct {
 	// slicesBySvc are the EndpointSlices' keys by their Service; nil
 	// until rebuilt after a snapshot with duplicates.
 	slicesBySvc map[objKey][]objKey
-	splice    *splice    // nil when the last result cannot be spliced into
-	last      Result
-	lastOpts  Options
-	compiled  bool
+	splice      *splice // nil when the last result cannot be spliced into
+	last        Result
+	lastOpts    Options
+	compiled    bool
 
 	// reuses counts the compiles answered with the previous result, and
 	// recompiles those that compiled only what a change reached.
 	reuses, recompiles int
 	// shared counts the recompiles whose table shared the previous one's
 	// unchanged hosts.
-	shared int
-	fullReasons        map[string]int
+	shared      int
+	fullReasons map[string]int
 }
 
 // Compile compiles s with c.Options: Compile(s, c.Options), reusing the

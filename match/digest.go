@@ -57,7 +57,7 @@ func (s *summer) enc() *encoder {
 		s.e = newEncoder()
 	} else {
 		s.e.h.Reset()
-		s.e.buf = s.e.buf[:0]
+		s.e.buf, s.e.flushed = s.e.buf[:0], false
 	}
 	return s.e
 }
@@ -111,6 +111,8 @@ func (s *summer) backend(be *Backend) sum {
 type encoder struct {
 	h   hash.Hash
 	buf []byte
+	// flushed: some of the encoding went to h.
+	flushed bool
 	// mem backs buf, allocated with the encoder: the sections' encode
 	// functions take it by pointer, so it lives on the heap anyway. Less
 	// than 64 KiB, so that with the encoder it fits a 64 KiB allocation.
@@ -170,6 +172,7 @@ func (e *encoder) flushIfFull() {
 	if len(e.buf) >= 32<<10 {
 		e.h.Write(e.buf)
 		e.buf = e.buf[:0]
+		e.flushed = true
 	}
 }
 
@@ -178,10 +181,14 @@ func (e *encoder) sum() string {
 	return hex.EncodeToString(e.h.Sum(nil))
 }
 
-func (e *encoder) sumTo() (s sum) {
+// sumTo is the sum of what was encoded since the encoder was reset: in
+// one call, without allocating, when it all fits the buffer.
+func (e *encoder) sumTo() sum {
+	if !e.flushed {
+		return sha256.Sum256(e.buf)
+	}
 	e.h.Write(e.buf)
-	e.h.Sum(s[:0])
-	return s
+	return sum(e.h.Sum(nil))
 }
 
 func newEncoder() *encoder {

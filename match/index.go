@@ -9,7 +9,8 @@ import (
 // Spec is everything a Table is built from. New takes ownership of what it
 // points to: the hosts' Routes are sorted in place and their indexes built,
 // so a VirtualHost, Route, Backend or Certificate belongs to exactly one
-// table and is never modified once New returns. The feature values they
+// table (and to the tables Update builds from it, which share what they do
+// not change) and is never modified once New returns. The feature values they
 // point to (CORS, Auth, Rewrite, Policy, Extensions, ...) may be shared by
 // any number of tables, built at once or not: New only reads them.
 type Spec struct {

@@ -167,7 +167,7 @@ func benchmarkScale(b *testing.B, n int) {
 	// Endpoint-only changes: one Service's EndpointSlice moved between
 	// two pods, until the answer comes from the other.
 	pods := []*pod{a, startPod(b, "B", 92, port, 0)}
-	slice, err := client.DiscoveryV1().EndpointSlices(ns).Get(ctx, "s00001", metav1.GetOptions{})
+	slice, err := client.DiscoveryV1().EndpointSlices(ns).Get(ctx, "s00001-1", metav1.GetOptions{})
 	require.NoError(b, err)
 	var endpointLatencies []time.Duration
 	for i := range 10 {

@@ -1923,10 +1923,15 @@
 // part of the digest and of the text in one section of package match, and
 // a test fails when a field of match.Route, VirtualHost, Backend or
 // Location belongs to no section, or when a Location field changes the
-// digest on a route but not on a fallback. It walks sorted lists only,
-// never a map, and reads no clock. Sources and declaration order are left
-// out, and warnings are not part of the table: renaming an Ingress
-// republishes nothing.
+// digest on a route but not on a fallback. Each host (with its fallback
+// and routes) and each backend is encoded and hashed on its own; the
+// digest hashes the options, those sums in the table's order (hosts by
+// name, backends by ID) and the table-wide parts (TLS hosts,
+// certificates, listeners, TCP/UDP services), so a table built from the
+// previous one with match.Table.Update hashes only what changed. It walks
+// sorted lists only, never a map, and reads no clock. Sources and
+// declaration order are left out, and warnings are not part of the table:
+// renaming an Ingress republishes nothing.
 //
 // A table may be built anywhere, not only by compile: New prepares each
 // feature value written as a struct literal as its constructor would
@@ -1997,9 +2002,14 @@
 // changes nothing) with equal options returns the previous result; a
 // change to Ingresses, Services or EndpointSlices compiles only the
 // Ingresses it reaches through the hosts and Services they name (closed
-// over both, old and new versions) and splices their hosts and backends
-// into the previous table, whose other hosts are copied and indexed
-// afresh by match.New (the digest is computed as always). Everything else
+// over both, old and new versions) and hands their hosts and backends to
+// match.Table.Update, which builds the next table from the previous one:
+// the unchanged hosts and backends are shared with it, with their entries
+// in the lookup index (copied page by page where it changes) and their
+// digest sums (§15), so the work follows the change, not the table; the
+// claimed Ingresses, the unclaimed summary and the warnings are merged
+// the same way. An endpoint-only change recompiles the Ingresses that
+// name the Service (usually one) and nothing else. Everything else
 // compiles in full: a change to IngressClasses, Secrets, ConfigMaps or
 // the options; a snapshot with Gateway API routes or listener
 // certificates; a reached Ingress that is coupled further (a rule without

@@ -28,15 +28,21 @@ type Compiler struct {
 
 	seen      *seenSnapshot
 	couplings *couplings // nil until rebuilt after a snapshot with duplicates
-	splice    *splice    // nil when the last result cannot be spliced into
-	last      Result
-	lastOpts  Options
-	compiled  bool
+	// slicesBySvc are the EndpointSlices' keys by their Service; nil
+	// until rebuilt after a snapshot with duplicates.
+	slicesBySvc map[objKey][]objKey
+	splice      *splice // nil when the last result cannot be spliced into
+	last        Result
+	lastOpts    Options
+	compiled    bool
 
 	// reuses counts the compiles answered with the previous result, and
 	// recompiles those that compiled only what a change reached.
 	reuses, recompiles int
-	fullReasons        map[string]int
+	// shared counts the recompiles whose table shared the previous one's
+	// unchanged hosts.
+	shared      int
+	fullReasons map[string]int
 }
 
 // Compile compiles s with c.Options: Compile(s, c.Options), reusing the
@@ -48,6 +54,7 @@ func (c *Compiler) Compile(s Snapshot) Result {
 	}
 	same := c.seen.update(&s)
 	c.updateCouplings()
+	c.updateSlices()
 	if c.compiled && sameOptions(c.lastOpts, o) {
 		if same {
 			c.reuses++
@@ -85,6 +92,35 @@ func (c *Compiler) updateCouplings() {
 			c.couplings.remove(ch.key)
 			if ch.new != nil {
 				c.couplings.add(ch.key, ch.new)
+			}
+		}
+	}
+}
+
+// updateSlices brings the EndpointSlices' index up to the snapshot.
+func (c *Compiler) updateSlices() {
+	k := &c.seen.slices
+	svc := func(sl *discoveryv1.EndpointSlice) objKey {
+		return objKey{sl.Namespace, sl.Labels[discoveryv1.LabelServiceName]}
+	}
+	switch {
+	case k.dup:
+		c.slicesBySvc = nil
+	case c.slicesBySvc == nil:
+		c.slicesBySvc = make(map[objKey][]objKey, len(k.m))
+		for key, e := range k.m {
+			c.slicesBySvc[svc(e.obj)] = append(c.slicesBySvc[svc(e.obj)], key)
+		}
+	default:
+		for _, ch := range k.changes {
+			if ch.old != nil {
+				s := svc(ch.old)
+				if c.slicesBySvc[s] = deleteKey(c.slicesBySvc[s], ch.key); len(c.slicesBySvc[s]) == 0 {
+					delete(c.slicesBySvc, s)
+				}
+			}
+			if ch.new != nil {
+				c.slicesBySvc[svc(ch.new)] = append(c.slicesBySvc[svc(ch.new)], ch.key)
 			}
 		}
 	}

@@ -8,6 +8,8 @@ func CompilerReuses(c *Compiler) int { return c.reuses }
 
 func CompilerRecompiles(c *Compiler) int { return c.recompiles }
 
+func CompilerShared(c *Compiler) int { return c.shared }
+
 // CompilerCheck reports how c's kept state disagrees with the snapshot it
 // last compiled: the couplings index against one built afresh.
 func CompilerCheck(c *Compiler) string {

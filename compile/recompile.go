@@ -8,6 +8,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 
+	"ramjet.dev/ramjet/classify"
 	"ramjet.dev/ramjet/match"
 )
 
@@ -169,7 +170,7 @@ type splice struct {
 // snapshot; ok is false when it cannot, and the caller compiles in full.
 func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 	p := c.seen
-	if p.classes.changed || p.secrets.changed || p.configMaps.changed || p.otherChanged ||
+	if c.slicesBySvc == nil || p.classes.changed || p.secrets.changed || p.configMaps.changed || p.otherChanged ||
 		len(s.HTTPRoutes) > 0 || len(s.ListenerCertificates) > 0 || len(s.Warnings) > 0 ||
 		// Gateway listeners and TCP/UDP services are table-wide: their
 		// Services' changes reach no host, so nothing here would follow them.
@@ -279,9 +280,11 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 			sub.Services = append(sub.Services, e.obj)
 		}
 	}
-	for _, sl := range s.EndpointSlices {
-		if sl != nil && services[objKey{sl.Namespace, sl.Labels[discoveryv1.LabelServiceName]}] {
-			sub.EndpointSlices = append(sub.EndpointSlices, sl)
+	for k := range services {
+		for _, sk := range c.slicesBySvc[k] {
+			if e := p.slices.m[sk]; e != nil {
+				sub.EndpointSlices = append(sub.EndpointSlices, e.obj)
+			}
 		}
 	}
 	if global != nil && !affectedGlobalOK(c, *global) {
@@ -354,71 +357,131 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 	if !slices.Equal(others, subOthers) {
 		return c.fullCompile("other warnings")
 	}
-	warnings = append(warnings, small.Warnings...)
+	warnings = mergeWarnings(warnings, small.Warnings)
 
-	// The table: the previous hosts the change did not reach, copied so
-	// that match.New owns them, and the small compile's.
+	// The table: the previous one with the hosts the change reached
+	// replaced by the small compile's, and the backends of the Services
+	// it reached.
 	prev := c.last.Table
-	vhosts := make([]*match.VirtualHost, 0, prev.Size().VirtualHosts+len(subHosts))
-	var cl hostCloner
-	for vh := range prev.VirtualHosts() {
-		if !hosts[vh.Name] {
-			cl.count(vh)
+	ch := match.Changes{VirtualHosts: subHosts, Backends: subBackends}
+	for h := range hosts {
+		ch.RemoveHosts = append(ch.RemoveHosts, h)
+	}
+	for k := range services {
+		if global != nil && k == *global {
+			continue
+		}
+		for be := range prev.BackendsWithIDPrefix(k.ns + "/" + k.name + ":") {
+			if be.Namespace == k.ns && be.Name == k.name {
+				ch.RemoveBackends = append(ch.RemoveBackends, be.ID)
+			}
 		}
 	}
-	for vh := range prev.VirtualHosts() {
-		if !hosts[vh.Name] {
-			vhosts = append(vhosts, cl.clone(vh))
-		}
-	}
-	vhosts = append(vhosts, subHosts...)
-	backends := make([]*match.Backend, 0, prev.Size().Backends+len(subBackends))
-	for be := range prev.Backends() {
-		if !services[objKey{be.Namespace, be.Name}] || global != nil && (objKey{be.Namespace, be.Name}) == *global {
-			backends = append(backends, be)
-		}
-	}
-	backends = append(backends, subBackends...)
-	var certs []*match.Certificate
-	for ct := range prev.Certificates() {
-		certs = append(certs, ct)
-	}
-	var tlsHosts []string
-	for h := range prev.TLSHosts() {
-		tlsHosts = append(tlsHosts, h)
-	}
-	table, err := match.New(match.Spec{VirtualHosts: vhosts, Backends: backends, Certificates: certs, TLSHosts: tlsHosts, Inputs: o.digestInputs()})
+	table, err := prev.Update(ch)
 	if err != nil {
-		return c.fullCompile("match.New")
+		return c.fullCompile("match.Update")
+	}
+	if table.VirtualHostByName("") == prev.VirtualHostByName("") {
+		c.shared++ // Update shared the hosts it did not change
 	}
 
 	// Ingress order: the previous claims the change did not reach, merged
 	// with the small compile's.
-	claims := make([]claimOrder, 0, len(c.splice.claims)+len(small.Claimed))
-	var subClaims []claimOrder
+	subClaims := make([]claimOrder, 0, len(small.Claimed))
 	for _, r := range small.Claimed {
 		subClaims = append(subClaims, orderOf(p.ingresses.m[objKey{r.Namespace, r.Name}].obj))
 	}
 	slices.SortFunc(subClaims, compareClaims)
-	i := 0
-	for _, cl := range c.splice.claims {
-		if affected[cl.objKey] {
+	claimed, refs := c.mergeClaims(affected, subClaims)
+	c.splice = &splice{claims: claimed}
+	return Result{Table: table, Warnings: warnings, Claimed: refs, Unclaimed: c.unclaimed(s, o)}, true
+}
+
+// mergeClaims returns the previous claims without those of the affected
+// Ingresses, with sub (sorted) merged in, and their Refs. The previous
+// ones are found by binary search, from the objects the previous compile
+// saw; when they are sub, the previous claims are the answer.
+func (c *Compiler) mergeClaims(affected map[objKey]bool, sub []claimOrder) ([]claimOrder, []Ref) {
+	prev := c.splice.claims
+	oldObj := map[objKey]*networkingv1.Ingress{}
+	for _, ch := range c.seen.ingresses.changes {
+		oldObj[ch.key] = ch.old
+	}
+	var gone []int // positions in prev, sorted
+	for k := range affected {
+		ing, changed := oldObj[k]
+		if !changed {
+			ing = c.seen.ingresses.m[k].obj
+		}
+		if ing == nil {
 			continue
 		}
-		for i < len(subClaims) && compareClaims(subClaims[i], cl) < 0 {
-			claims = append(claims, subClaims[i])
-			i++
+		o := orderOf(ing)
+		if i, ok := slices.BinarySearchFunc(prev, o, compareClaims); ok && prev[i] == o {
+			gone = append(gone, i)
 		}
+	}
+	slices.Sort(gone)
+	if len(gone) == len(sub) {
+		same := true
+		for i, g := range gone {
+			same = same && prev[g] == sub[i]
+		}
+		if same {
+			return prev, c.last.Claimed
+		}
+	}
+	claims := make([]claimOrder, 0, len(prev)-len(gone)+len(sub))
+	at := 0 // next in prev
+	// copyTo copies prev[at:end] but the positions in gone.
+	copyTo := func(end int) {
+		for len(gone) > 0 && gone[0] < end {
+			claims = append(claims, prev[at:gone[0]]...)
+			at = gone[0] + 1
+			gone = gone[1:]
+		}
+		claims = append(claims, prev[at:end]...)
+		at = end
+	}
+	for _, cl := range sub {
+		end, _ := slices.BinarySearchFunc(prev, cl, compareClaims)
+		copyTo(max(end, at))
 		claims = append(claims, cl)
 	}
-	claims = append(claims, subClaims[i:]...)
+	copyTo(len(prev))
 	refs := make([]Ref, len(claims))
 	for i, cl := range claims {
 		refs[i] = cl.ref
 	}
-	c.splice = &splice{claims: claims}
-	return Result{Table: table, Warnings: sortWarnings(warnings), Claimed: refs,
-		Unclaimed: SummarizeUnclaimed(s.Ingresses, s.IngressClasses, o)}, true
+	return claims, refs
+}
+
+// unclaimed is SummarizeUnclaimed of s: the previous summary with the
+// count of Ingresses moved, when every changed Ingress is claimed before
+// and after (the classes did not change, or the compile is full).
+func (c *Compiler) unclaimed(s *Snapshot, o Options) Unclaimed {
+	cl := classify.New(s.IngressClasses, o.claimOptions())
+	u := c.last.Unclaimed
+	for _, ch := range c.seen.ingresses.changes {
+		for _, ing := range []*networkingv1.Ingress{ch.old, ch.new} {
+			if ing == nil {
+				continue
+			}
+			if claimed, _ := cl.Decide(ing); !claimed {
+				return SummarizeUnclaimed(s.Ingresses, s.IngressClasses, o)
+			}
+		}
+		switch {
+		case ch.old == nil:
+			u.Read++
+			u.Claimed++
+		case ch.new == nil:
+			u.Read--
+			u.Claimed--
+		}
+	}
+	u.Groups = slices.Clone(u.Groups)
+	return u
 }
 
 // fullCompile counts why a recompile was not possible, and says so.
@@ -448,40 +511,6 @@ func affectedGlobalOK(c *Compiler, k objKey) bool {
 	return true
 }
 
-// hostCloner copies hosts of a published table and their routes, for a
-// new table to own: match.New sorts, prepares and indexes what it is
-// given, and the feature values they point to, which New never writes,
-// are shared. The copies are cut from one allocation each of hosts,
-// routes and route pointers, counted first.
-type hostCloner struct {
-	nhosts, nroutes int
-	hosts           []match.VirtualHost
-	routes          []match.Route
-	ptrs            []*match.Route
-}
-
-func (c *hostCloner) count(vh *match.VirtualHost) {
-	c.nhosts++
-	c.nroutes += len(vh.Routes)
-}
-
-func (c *hostCloner) clone(vh *match.VirtualHost) *match.VirtualHost {
-	if c.hosts == nil {
-		c.hosts = make([]match.VirtualHost, 0, c.nhosts)
-		c.routes = make([]match.Route, 0, c.nroutes)
-		c.ptrs = make([]*match.Route, 0, c.nroutes)
-	}
-	c.hosts = append(c.hosts, *vh)
-	n := &c.hosts[len(c.hosts)-1]
-	start := len(c.ptrs)
-	for _, r := range vh.Routes {
-		c.routes = append(c.routes, *r)
-		c.ptrs = append(c.ptrs, &c.routes[len(c.routes)-1])
-	}
-	n.Routes = c.ptrs[start:len(c.ptrs):len(c.ptrs)]
-	return n
-}
-
 // newSplice records the claims of a full compile's result for the next
 // recompile.
 func newSplice(res Result, ingresses *seenKind[networkingv1.Ingress]) *splice {
@@ -494,4 +523,19 @@ func newSplice(res Result, ingresses *seenKind[networkingv1.Ingress]) *splice {
 		claims = append(claims, orderOf(e.obj))
 	}
 	return &splice{claims: claims}
+}
+
+// mergeWarnings merges two sorted lists of warnings as sortWarnings sorts
+// their concatenation: in order, duplicates once.
+func mergeWarnings(a, b []Warning) []Warning {
+	out := make([]Warning, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if compareWarnings(b[0], a[0]) < 0 {
+			out, b = append(out, b[0]), b[1:]
+		} else {
+			out, a = append(out, a[0]), a[1:]
+		}
+	}
+	out = append(append(out, a...), b...)
+	return slices.Compact(out)
 }

@@ -16,12 +16,9 @@ var balancingSection = section{
 	digest: []digestPart{{
 		tag:        "balancing",
 		backendHas: func(be *Backend) bool { return be.Algorithm != balance.RoundRobin },
-		table: func(e *encoder, t *Table) {
-			e.num(len(t.backends))
-			for _, be := range t.backends {
-				e.num(int(be.Algorithm))
-				e.str(be.HashKey.String())
-			}
+		backend: func(e *encoder, be *Backend) {
+			e.num(int(be.Algorithm))
+			e.str(be.HashKey.String())
 		},
 	}, {
 		// Subsets joined later, under a tag of their own, so tables

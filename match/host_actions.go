@@ -149,6 +149,7 @@ func (t *Table) indexAliases() {
 		if vh.Actions == nil || len(vh.Actions.Aliases) == 0 || vh.Name == "" {
 			continue
 		}
+		t.aliases = true
 		var hi hostIndex
 		if suffix, ok := strings.CutPrefix(vh.Name, "*."); ok {
 			hi = t.wildcardHosts[suffix]

@@ -9,7 +9,8 @@ import (
 // Spec is everything a Table is built from. New takes ownership of what it
 // points to: the hosts' Routes are sorted in place and their indexes built,
 // so a VirtualHost, Route, Backend or Certificate belongs to exactly one
-// table and is never modified once New returns. The feature values they
+// table (and to the tables Update builds from it, which share what they do
+// not change) and is never modified once New returns. The feature values they
 // point to (CORS, Auth, Rewrite, Policy, Extensions, ...) may be shared by
 // any number of tables, built at once or not: New only reads them.
 type Spec struct {
@@ -109,6 +110,19 @@ func New(s Spec) (*Table, error) {
 	if err := t.indexL4(s.L4Services, s.StreamSettings); err != nil {
 		return nil, err
 	}
+	var sm summer
+	t.hostSums = make([]sum, len(t.hosts))
+	for i, vh := range t.hosts {
+		t.hostSums[i] = sm.host(vh)
+	}
+	t.backendSums = make([]sum, len(t.backends))
+	for i, be := range t.backends {
+		t.backendSums[i] = sm.backend(be)
+	}
+	t.nextID = uint32(len(t.hosts))
+	t.spec = Spec{Certificates: s.Certificates, TLSHosts: s.TLSHosts, Listeners: s.Listeners,
+		Inputs: s.Inputs, L4Services: s.L4Services, StreamSettings: s.StreamSettings,
+		PassthroughRoutes: s.PassthroughRoutes, PassthroughListeners: s.PassthroughListeners}
 	t.digest = digest(t, s.Inputs)
 	return t, nil
 }

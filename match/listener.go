@@ -218,8 +218,9 @@ var listenerSection = section{
 			e.flag(vh.Listener.TLS)
 		},
 	}, {
-		tag:     "listener-hosts",
-		hostHas: func(vh *VirtualHost) bool { return vh.Listener != Listener{} },
+		tag: "listener-hosts",
+		// Views are built where some host has a Listener.
+		tableHas: func(t *Table) bool { return len(t.views) > 0 },
 		table: func(e *encoder, t *Table) {
 			e.num(len(t.listenerHosts))
 			for _, lh := range t.listenerHosts {

@@ -3,6 +3,7 @@ package match
 import (
 	"hash/maphash"
 	"math/bits"
+	"slices"
 )
 
 // pathTable is one open-addressing hash table over the Exact and Prefix keys
@@ -10,11 +11,20 @@ import (
 // slot holding the full hash, so a miss compares no key bytes, and a hit
 // reads the key once: at 100,000 routes a lookup's cost is its cache misses,
 // and this keeps them to one or two per candidate.
+//
+// The slots are cut in pages, so that a table Update builds shares the
+// pages it does not write with the table it came from.
 type pathTable struct {
 	seed  maphash.Seed
-	slots []pathSlot // a power of two, at most half full
-	mask  uint64
+	pages [][]pathSlot // pathPage slots each, or fewer in a one-page table
+	mask  uint64       // slots - 1, slots a power of two, at most half full
+	used  int          // slots in use
+	// owned, while Update writes the table, marks the pages it copied.
+	owned []bool
 }
+
+// pathPageBits is log2 of a page's slots: 48 KiB of slots.
+const pathPageBits = 10
 
 // pathSlot is empty when it holds neither route.
 type pathSlot struct {
@@ -26,8 +36,28 @@ type pathSlot struct {
 }
 
 func newPathTable(keys int) pathTable {
-	n := uint64(1) << bits.Len(uint(max(2*keys, 8)-1))
-	return pathTable{seed: maphash.MakeSeed(), slots: make([]pathSlot, n), mask: n - 1}
+	// Room beyond half full for a few keys more, for Update.
+	n := uint64(1) << bits.Len(uint(2*keys+63))
+	slots := make([]pathSlot, n)
+	page := min(n, 1<<pathPageBits)
+	pages := make([][]pathSlot, 0, n/page)
+	for i := uint64(0); i < n; i += page {
+		pages = append(pages, slots[i:i+page:i+page])
+	}
+	return pathTable{seed: maphash.MakeSeed(), pages: pages, mask: n - 1}
+}
+
+func (pt *pathTable) at(i uint64) *pathSlot {
+	return &pt.pages[i>>pathPageBits][i&(1<<pathPageBits-1)]
+}
+
+// mut is the slot at i for writing: in a page of this table's own.
+func (pt *pathTable) mut(i uint64) *pathSlot {
+	if p := i >> pathPageBits; pt.owned != nil && !pt.owned[p] {
+		pt.pages[p] = slices.Clone(pt.pages[p])
+		pt.owned[p] = true
+	}
+	return pt.at(i)
 }
 
 func (pt *pathTable) hash(host uint32, key string) uint64 {
@@ -40,7 +70,7 @@ func (pt *pathTable) hash(host uint32, key string) uint64 {
 func (pt *pathTable) find(host uint32, key string) *pathSlot {
 	h := pt.hash(host, key)
 	for i := h & pt.mask; ; i = (i + 1) & pt.mask {
-		s := &pt.slots[i]
+		s := pt.at(i)
 		if s.exact == nil && s.prefix == nil {
 			return nil
 		}
@@ -56,13 +86,76 @@ func (pt *pathTable) find(host uint32, key string) *pathSlot {
 func (pt *pathTable) slot(host uint32, key string) *pathSlot {
 	h := pt.hash(host, key)
 	for i := h & pt.mask; ; i = (i + 1) & pt.mask {
-		s := &pt.slots[i]
+		s := pt.at(i)
 		if s.exact == nil && s.prefix == nil {
+			s = pt.mut(i)
 			s.hash, s.key, s.host = h, key, host
+			pt.used++
 			return s
 		}
 		if s.hash == h && s.host == host && s.key == key {
-			return s
+			return pt.mut(i)
 		}
 	}
+}
+
+// clone is the table for Update to change: it shares the pages until it
+// writes them.
+func (pt *pathTable) clone() pathTable {
+	c := *pt
+	c.pages = slices.Clone(pt.pages)
+	c.owned = make([]bool, len(pt.pages))
+	return c
+}
+
+// done ends Update's writing.
+func (pt *pathTable) done() { pt.owned = nil }
+
+// full reports whether adding keys more keys would fill the table past
+// half.
+func (pt *pathTable) full(keys int) bool {
+	return 2*(pt.used+keys) > int(pt.mask+1)
+}
+
+// removeHost removes the keys of the host numbered id, vh, indexed with
+// indexHost: each Exact and Prefix key but the root prefix.
+func (pt *pathTable) removeHost(id uint32, vh *VirtualHost) {
+	for _, r := range vh.Routes {
+		if r.Type == Exact || r.Type == Prefix && r.Path != "" {
+			pt.remove(id, r.Path)
+		}
+	}
+}
+
+// remove empties the slot of (host, key), if any, and shifts the slots
+// probed after it back, so that every probe still finds its key before an
+// empty slot (linear probing's deletion without tombstones).
+func (pt *pathTable) remove(host uint32, key string) {
+	h := pt.hash(host, key)
+	i := h & pt.mask
+	for {
+		s := pt.at(i)
+		if s.exact == nil && s.prefix == nil {
+			return
+		}
+		if s.hash == h && s.host == host && s.key == key {
+			break
+		}
+		i = (i + 1) & pt.mask
+	}
+	for j := (i + 1) & pt.mask; ; j = (j + 1) & pt.mask {
+		s := pt.at(j)
+		if s.exact == nil && s.prefix == nil {
+			break
+		}
+		// s stays when its home slot lies cyclically in (i, j].
+		home := s.hash & pt.mask
+		if i <= j && i < home && home <= j || i > j && (i < home || home <= j) {
+			continue
+		}
+		*pt.mut(i) = *s
+		i = j
+	}
+	*pt.mut(i) = pathSlot{}
+	pt.used--
 }

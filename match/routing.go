@@ -15,7 +15,7 @@ var routingSection = section{
 	route:   []string{"Type", "Path", "Backend", "SSLRedirect", "ForceSSLRedirect"},
 	host:    []string{"Name", "Routes", "Fallback", "TLS", "SSLRedirect", "ForceSSLRedirect"},
 	backend: []string{"ID", "Namespace", "Name", "Port", "Protocol", "State", "Endpoints"},
-	digest:  []digestPart{{table: encodeRouting}},
+	digest:  []digestPart{{host: encodeRoutingHost, route: encodeRoutingRoute, backend: encodeRoutingBackend, table: encodeRoutingTable}},
 	text: textParts{
 		at: 10,
 		hostSuffix: func(b *strings.Builder, vh *VirtualHost) {
@@ -32,35 +32,35 @@ var routingSection = section{
 	},
 }
 
-func encodeRouting(e *encoder, t *Table) {
-	e.num(len(t.hosts))
-	for _, vh := range t.hosts {
-		e.str(vh.Name)
-		e.flag(vh.TLS)
-		e.flag(vh.SSLRedirect)
-		e.flag(vh.ForceSSLRedirect)
-		e.backendRef(vh.Fallback)
-		e.num(len(vh.Routes))
-		for _, r := range vh.Routes {
-			e.num(int(r.Type))
-			e.str(r.Path)
-			e.backendRef(r.Backend)
-			e.flag(r.SSLRedirect)
-			e.flag(r.ForceSSLRedirect)
-		}
-	}
+func encodeRoutingHost(e *encoder, vh *VirtualHost) {
+	e.str(vh.Name)
+	e.flag(vh.TLS)
+	e.flag(vh.SSLRedirect)
+	e.flag(vh.ForceSSLRedirect)
+	e.backendRef(vh.Fallback)
+	e.num(len(vh.Routes))
+}
 
-	e.num(len(t.backends))
-	for _, be := range t.backends {
-		e.str(be.ID)
-		e.str(be.Namespace)
-		e.str(be.Name)
-		e.num(int(be.Port))
-		e.num(int(be.Protocol))
-		e.num(int(be.State))
-		e.strs(be.Endpoints)
-	}
+func encodeRoutingRoute(e *encoder, r *Route) {
+	e.num(int(r.Type))
+	e.str(r.Path)
+	e.backendRef(r.Backend)
+	e.flag(r.SSLRedirect)
+	e.flag(r.ForceSSLRedirect)
+}
 
+func encodeRoutingBackend(e *encoder, be *Backend) {
+	e.str(be.ID)
+	e.str(be.Namespace)
+	e.str(be.Name)
+	e.num(int(be.Port))
+	e.num(int(be.Protocol))
+	e.num(int(be.State))
+	e.strs(be.Endpoints)
+}
+
+// encodeRoutingTable is what routing holds beyond hosts and backends.
+func encodeRoutingTable(e *encoder, t *Table) {
 	// TLS hosts decide the redirect even where no virtual host has the name.
 	e.strs(t.tlsHosts)
 

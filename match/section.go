@@ -62,13 +62,13 @@ var sections = []*section{
 }
 
 // A digestPart is a share of the digest. One with no tag (the routing
-// section) is always encoded, first. Every other part is optional: it opens
-// with its tag and is encoded only when some host (with its fallback and
-// routes) or backend has the feature, as hostHas and backendHas report, so
-// a table without the feature encodes as if the part did not exist and a
-// new part changes no published digest. Each part's encoding is
-// self-delimiting, so presence is unambiguous. hostHas looks at a host's
-// routes itself: one call per host keeps the walk for presence cheap.
+// section) is always encoded. Every other part is optional: it opens with
+// its tag and is encoded, in a host's or backend's own encoding (see
+// digest), only for a host (with its fallback and routes) or backend that
+// has the feature, as hostHas and backendHas report, and in the table's
+// only when tableHas does; so a table without the feature encodes as if
+// the part did not exist and a new part changes no published digest. Each
+// part's encoding is self-delimiting, so presence is unambiguous.
 type digestPart struct {
 	tag        string
 	hostHas    func(*VirtualHost) bool
@@ -76,12 +76,12 @@ type digestPart struct {
 	// tableHas, for a part about the table as a whole, is asked once.
 	tableHas func(*Table) bool
 
-	// table encodes the part in one go, for a part that is not one entry
-	// per host, route and backend.
+	// table encodes what the part holds of the table as a whole, after
+	// every host and backend.
 	table func(*encoder, *Table)
-	// Otherwise each host's entry is followed by its routes', then come
-	// the backends'. Adjacent parts with one tag are one part of the
-	// digest: per host, route or backend, each part's entry in list order.
+	// A host's entry is followed by its routes'. Adjacent parts with one
+	// tag are one part of the digest: per host, route or backend, each
+	// part's entry in list order.
 	host    func(*encoder, *VirtualHost)
 	route   func(*encoder, *Route)
 	backend func(*encoder, *Backend)
@@ -101,15 +101,18 @@ type textParts struct {
 	backendSuffix, backendLines                          func(*strings.Builder, *Backend)
 }
 
-// digestBlock is the parts encoded under one tag, their encoders gathered
-// in list order.
+// digestBlock is the parts encoded under one tag, their encoders and
+// presence predicates gathered in list order.
 type digestBlock struct {
-	tag     string
-	parts   []*digestPart
-	table   func(*encoder, *Table)
-	host    []func(*encoder, *VirtualHost)
-	route   []func(*encoder, *Route)
-	backend []func(*encoder, *Backend)
+	tag        string
+	parts      []*digestPart
+	table      func(*encoder, *Table)
+	host       []func(*encoder, *VirtualHost)
+	route      []func(*encoder, *Route)
+	backend    []func(*encoder, *Backend)
+	hostHas    []func(*VirtualHost) bool
+	backendHas []func(*Backend) bool
+	tableHas   []func(*Table) bool
 }
 
 // digestBlocks are the sections' digest parts in digest order.
@@ -121,10 +124,13 @@ func blocksOf(secs []*section) []digestBlock {
 		for i := range s.digest {
 			p := &s.digest[i]
 			if n := len(blocks); n == 0 || p.tag == "" || blocks[n-1].tag != p.tag {
-				blocks = append(blocks, digestBlock{tag: p.tag, table: p.table})
+				blocks = append(blocks, digestBlock{tag: p.tag})
 			}
 			b := &blocks[len(blocks)-1]
 			b.parts = append(b.parts, p)
+			if p.table != nil {
+				b.table = p.table
+			}
 			if p.host != nil {
 				b.host = append(b.host, p.host)
 			}
@@ -134,123 +140,50 @@ func blocksOf(secs []*section) []digestBlock {
 			if p.backend != nil {
 				b.backend = append(b.backend, p.backend)
 			}
+			if p.hostHas != nil {
+				b.hostHas = append(b.hostHas, p.hostHas)
+			}
+			if p.backendHas != nil {
+				b.backendHas = append(b.backendHas, p.backendHas)
+			}
+			if p.tableHas != nil {
+				b.tableHas = append(b.tableHas, p.tableHas)
+			}
 		}
 	}
 	return blocks
 }
 
-// encode writes the block's entries after its tag.
-func (b *digestBlock) encode(e *encoder, t *Table) {
-	if b.table != nil {
-		b.table(e, t)
-		return
-	}
-	if len(b.host) > 0 || len(b.route) > 0 {
-		for _, vh := range t.hosts {
-			for _, f := range b.host {
-				f(e, vh)
-			}
-			for _, r := range vh.Routes {
-				for _, f := range b.route {
-					f(e, r)
-				}
-			}
+// hostPresent, backendPresent and tablePresent report whether the block
+// encodes an entry for the host, the backend, or the table as a whole.
+func (b *digestBlock) hostPresent(vh *VirtualHost) bool {
+	for _, has := range b.hostHas {
+		if has(vh) {
+			return true
 		}
 	}
-	if len(b.backend) > 0 {
-		for _, be := range t.backends {
-			for _, f := range b.backend {
-				f(e, be)
-			}
-		}
-	}
+	return false
 }
 
-// presence is what the walk for the optional blocks' presence asks: each
-// block's has predicates, by what they look at, with the block's bit.
-type presence struct {
-	always uint64 // blocks with no tag
-	// table are the blocks a tableHas predicate decides.
-	table []tableHas
-	// The blocks some host predicate asks for, and some backend
-	// predicate: when all are found, the walk stops.
-	hostBits, backendBits uint64
-	host                  []hostHas
-	backend               []backendHas
+func (b *digestBlock) backendPresent(be *Backend) bool {
+	for _, has := range b.backendHas {
+		if has(be) {
+			return true
+		}
+	}
+	return false
 }
 
-type (
-	hostHas struct {
-		bit uint64
-		has func(*VirtualHost) bool
+func (b *digestBlock) tablePresent(t *Table) bool {
+	if b.tag == "" {
+		return true
 	}
-	backendHas struct {
-		bit uint64
-		has func(*Backend) bool
-	}
-	tableHas struct {
-		bit uint64
-		has func(*Table) bool
-	}
-)
-
-var digestPresence = presenceOf(digestBlocks)
-
-func presenceOf(blocks []digestBlock) presence {
-	var p presence
-	for i, b := range blocks {
-		bit := uint64(1) << i
-		if b.tag == "" {
-			p.always |= bit
-			continue
-		}
-		for _, part := range b.parts {
-			if part.hostHas != nil {
-				p.host = append(p.host, hostHas{bit, part.hostHas})
-				p.hostBits |= bit
-			}
-			if part.backendHas != nil {
-				p.backend = append(p.backend, backendHas{bit, part.backendHas})
-				p.backendBits |= bit
-			}
-			if part.tableHas != nil {
-				p.table = append(p.table, tableHas{bit, part.tableHas})
-			}
+	for _, has := range b.tableHas {
+		if has(t) {
+			return true
 		}
 	}
-	return p
-}
-
-// present returns the bits of the blocks t encodes, in one walk over its
-// hosts and backends that stops asking a block once it is found.
-func (p *presence) present(t *Table) uint64 {
-	found := p.always
-	for _, c := range p.table {
-		if c.has(t) {
-			found |= c.bit
-		}
-	}
-	for _, vh := range t.hosts {
-		if found&p.hostBits == p.hostBits {
-			break
-		}
-		for _, c := range p.host {
-			if found&c.bit == 0 && c.has(vh) {
-				found |= c.bit
-			}
-		}
-	}
-	for _, be := range t.backends {
-		if found&p.backendBits == p.backendBits {
-			break
-		}
-		for _, c := range p.backend {
-			if found&c.bit == 0 && c.has(be) {
-				found |= c.bit
-			}
-		}
-	}
-	return found
+	return false
 }
 
 // textPlaces are the sections' text parts by place, each in text order.

@@ -377,6 +377,17 @@ type Table struct {
 	// settings (stream.go).
 	l4     []*L4Service
 	stream StreamSettings
+
+	// hostSums and backendSums are the digest's sums of each host and
+	// backend, in the order of hosts and backends (digest.go).
+	hostSums, backendSums []sum
+	// nextID is the path table's number for a host Update adds: hosts
+	// keep theirs from table to table (update.go).
+	nextID uint32
+	// aliases: some host has aliases (indexAliases).
+	aliases bool
+	// spec is what New was given besides hosts and backends, for Update.
+	spec Spec
 }
 
 // Digest is the hex SHA-256 of everything that affects a response

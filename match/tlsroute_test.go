@@ -1,6 +1,7 @@
 package match
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -181,4 +182,26 @@ func FuzzPassthroughOn(f *testing.F) {
 			t.Fatalf("%q: %v %v; upper-case with a dot: %v %v", name, r, claimed, r2, claimed2)
 		}
 	})
+}
+
+// Update on a table with Gateway TLS passthrough keeps its listeners and
+// routes: a host added beside them answers, and the passthrough answers
+// and digest are New's.
+func TestUpdateKeepsPassthroughRoutes(t *testing.T) {
+	tbl := passthroughTable(t)
+	next, err := tbl.Update(Changes{VirtualHosts: []*VirtualHost{{Name: "added.test"}}})
+	require.NoError(t, err)
+	want, err := New(func() Spec {
+		s := tbl.spec
+		s.Backends = tbl.backends
+		s.VirtualHosts = append(slices.Clone(tbl.hosts), &VirtualHost{Name: "added.test"})
+		return s
+	}())
+	require.NoError(t, err)
+	assert.Equal(t, want.String(), next.String())
+	assert.Equal(t, want.Digest(), next.Digest())
+	r, claimed := next.PassthroughOn(Listener{Port: 443, TLS: true}, "abc.example.com")
+	require.True(t, claimed)
+	require.NotNil(t, r)
+	assert.Equal(t, "ns/a:443", r.Split.Alternatives[0].Backend.ID)
 }

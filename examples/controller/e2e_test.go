@@ -139,11 +139,14 @@ func (e *e2e) startControllerAs(t testing.TB, rc *rest.Config, ns string, tweak 
 			t.Logf("log of controller %s:\n%s", cfg.identity, logs)
 		}
 	})
-	waitFor(t, 20*time.Second, "controller "+cfg.identity+" to publish its first table", func() bool {
+	waitFor(t, firstTableTimeout, "controller "+cfg.identity+" to publish its first table", func() bool {
 		return inst.cluster.ready.Load()
 	})
 	return tc
 }
+
+// firstTableTimeout bounds the wait for a controller's first table.
+var firstTableTimeout = 20 * time.Second
 
 // stop shuts the controller down and waits for it, releasing its Lease.
 func (tc *testController) stop(t testing.TB) {

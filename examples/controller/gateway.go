@@ -385,10 +385,7 @@ func (c *clusterController) syncGatewayStatus(ctx context.Context, desired []net
 // lag a write by someone else: on a conflict the object is read again and
 // written once more only if the decision still differs from it. A deleted
 // object is not an error; written is false when nothing was written.
-func writeStatus[T interface {
-	*gwv1.GatewayClass | *gwv1.Gateway | *gwv1.HTTPRoute | *gwv1.GRPCRoute
-	metav1.Object
-}](ctx context.Context, next T,
+func writeStatus[T metav1.Object](ctx context.Context, next T,
 	update func(context.Context, T, metav1.UpdateOptions) (T, error),
 	get func(context.Context, string, metav1.GetOptions) (T, error),
 	redecide func(T) (T, bool)) (written bool, err error) {

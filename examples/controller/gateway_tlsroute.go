@@ -121,10 +121,10 @@ func (c *clusterController) syncTLSRouteStatus(ctx context.Context, l *gatewayLi
 		switch api := c.gw.client; tl.version {
 		case gwv1.GroupVersion.Version:
 			rs := api.GatewayV1().TLSRoutes(o.Namespace)
-			written, err = writeRouteStatus(ctx, next, rs.UpdateStatus, rs.Get, redecide)
+			written, err = writeStatus(ctx, next, rs.UpdateStatus, rs.Get, redecide)
 		case gwv1alpha3.GroupVersion.Version:
 			rs := api.GatewayV1alpha3().TLSRoutes(o.Namespace)
-			written, err = writeRouteStatus(ctx, (*gwv1alpha3.TLSRoute)(next), rs.UpdateStatus, rs.Get,
+			written, err = writeStatus(ctx, (*gwv1alpha3.TLSRoute)(next), rs.UpdateStatus, rs.Get,
 				func(fresh *gwv1alpha3.TLSRoute) (*gwv1alpha3.TLSRoute, bool) {
 					r, ok := redecide((*gwv1.TLSRoute)(fresh))
 					return (*gwv1alpha3.TLSRoute)(r), ok
@@ -144,7 +144,7 @@ func (c *clusterController) syncTLSRouteStatus(ctx context.Context, l *gatewayLi
 				report("TLSRoute", key, false, getErr)
 				continue
 			}
-			written, err = writeRouteStatus(ctx, alpha2(next, cur), rs.UpdateStatus, rs.Get,
+			written, err = writeStatus(ctx, alpha2(next, cur), rs.UpdateStatus, rs.Get,
 				func(fresh *gwv1alpha2.TLSRoute) (*gwv1alpha2.TLSRoute, bool) {
 					r, ok := redecide(gatewayapi.TLSRouteV1(fresh))
 					if !ok {
@@ -155,27 +155,4 @@ func (c *clusterController) syncTLSRouteStatus(ctx context.Context, l *gatewayLi
 		}
 		report("TLSRoute", key, written, err)
 	}
-}
-
-// writeRouteStatus is writeStatus for a route kind of any version.
-func writeRouteStatus[T metav1.Object](ctx context.Context, next T,
-	update func(context.Context, T, metav1.UpdateOptions) (T, error),
-	get func(context.Context, string, metav1.GetOptions) (T, error),
-	redecide func(T) (T, bool)) (written bool, err error) {
-	opts := metav1.UpdateOptions{FieldManager: fieldManager}
-	_, err = update(ctx, next, opts)
-	if apierrors.IsConflict(err) {
-		fresh, getErr := get(ctx, next.GetName(), metav1.GetOptions{})
-		if getErr != nil {
-			err = getErr
-		} else if again, changed := redecide(fresh); !changed {
-			return false, nil
-		} else {
-			_, err = update(ctx, again, opts)
-		}
-	}
-	if apierrors.IsNotFound(err) {
-		return false, nil
-	}
-	return err == nil, err
 }

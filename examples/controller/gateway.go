@@ -127,16 +127,10 @@ func (c *clusterController) discoverGateway(ctx context.Context) {
 // gatewayInformers makes the informers and listers of the Gateway API
 // objects, limited to -namespace like Ingresses (GatewayClasses and
 // Namespaces are cluster-scoped).
-func (c *clusterController) gatewayInformers() (gwinformers.SharedInformerFactory, informers.SharedInformerFactory, *gatewayListers, error) {
-	f := gwinformers.NewSharedInformerFactoryWithOptions(c.gw.client, c.cfg.resync, gwinformers.WithNamespace(c.cfg.namespace))
-	nsf := informers.NewSharedInformerFactory(c.client, c.cfg.resync)
-	v1 := f.Gateway().V1()
-	ns := nsf.Core().V1().Namespaces()
-	l := &gatewayListers{
-		classes: v1.GatewayClasses().Lister(), gateways: v1.Gateways().Lister(), routes: v1.HTTPRoutes().Lister(),
-		grants: v1.ReferenceGrants().Lister(), namespaces: ns.Lister(),
-	}
-	specChanged := cache.ResourceEventHandlerFuncs{
+// gatewayHandler is the event handler of every Gateway API kind: a spec
+// change rebuilds, a status-only change has the status writer look again.
+func (c *clusterController) gatewayHandler() cache.ResourceEventHandlerFuncs {
+	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(any) { c.changed() },
 		UpdateFunc: func(old, cur any) {
 			switch {
@@ -150,6 +144,18 @@ func (c *clusterController) gatewayInformers() (gwinformers.SharedInformerFactor
 		},
 		DeleteFunc: func(any) { c.changed() },
 	}
+}
+
+func (c *clusterController) gatewayInformers() (gwinformers.SharedInformerFactory, informers.SharedInformerFactory, *gatewayListers, error) {
+	f := gwinformers.NewSharedInformerFactoryWithOptions(c.gw.client, c.cfg.resync, gwinformers.WithNamespace(c.cfg.namespace))
+	nsf := informers.NewSharedInformerFactory(c.client, c.cfg.resync)
+	v1 := f.Gateway().V1()
+	ns := nsf.Core().V1().Namespaces()
+	l := &gatewayListers{
+		classes: v1.GatewayClasses().Lister(), gateways: v1.Gateways().Lister(), routes: v1.HTTPRoutes().Lister(),
+		grants: v1.ReferenceGrants().Lister(), namespaces: ns.Lister(),
+	}
+	specChanged := c.gatewayHandler()
 	infs := []cache.SharedIndexInformer{
 		v1.GatewayClasses().Informer(), v1.Gateways().Informer(), v1.HTTPRoutes().Informer(), v1.ReferenceGrants().Informer(), ns.Informer(),
 	}

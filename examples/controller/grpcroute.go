@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/tools/cache"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 	gwlisters "sigs.k8s.io/gateway-api/pkg/client/listers/apis/v1"
@@ -55,19 +54,7 @@ func (c *clusterController) grpcInformers() (gwinformers.SharedInformerFactory, 
 	if err := inf.Informer().SetTransform(c.transform()); err != nil {
 		return nil, nil, err
 	}
-	_, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(any) { c.changed() },
-		UpdateFunc: func(old, cur any) {
-			switch {
-			case redelivered(old, cur):
-			case sameSpec(old, cur):
-				c.kickStatus()
-			default:
-				c.changed()
-			}
-		},
-		DeleteFunc: func(any) { c.changed() },
-	})
+	_, err := inf.Informer().AddEventHandler(c.gatewayHandler())
 	if err != nil {
 		return nil, nil, err
 	}

@@ -67,8 +67,8 @@ func grpcPath(g *GRPCMethodMatch) (typ match.PathType, path, orderPath string) {
 }
 
 // grpcRouteKey is httpRouteKey for a gRPC method match: its Regex
-// patterns are case-sensitive (CompileCaseSensitiveRegex), cached with
-// the HTTPRoute ones.
+// patterns are case-sensitive, as the HTTPRoute ones
+// (caseSensitiveRegex).
 func (b *builder) grpcRouteKey(m HTTPRouteMatch) (key string, re *match.Regexp, why string) {
 	if m.Type != match.Regex {
 		if strings.Contains(m.Path[1:], "//") || m.Type == match.Exact && strings.Count(m.Path, "/") != 2 {
@@ -76,18 +76,11 @@ func (b *builder) grpcRouteKey(m HTTPRouteMatch) (key string, re *match.Regexp, 
 		}
 		return m.Path, nil, badSegment(m.Path)
 	}
-	if b.caseSensitiveRegexps == nil {
-		b.caseSensitiveRegexps = make(map[string]regexResult)
+	re, why = b.caseSensitiveRegex(m.Path)
+	if why != "" {
+		return "", nil, why
 	}
-	res, cached := b.caseSensitiveRegexps[m.Path]
-	if !cached {
-		res.re, res.err = match.CompileCaseSensitiveRegex(m.Path, 0)
-		b.caseSensitiveRegexps[m.Path] = res
-	}
-	if res.err != nil {
-		return "", nil, "is not a usable regular expression: " + res.err.Error()
-	}
-	return m.Path, res.re, ""
+	return m.Path, re, ""
 }
 
 // noteGRPCBackend records that a GRPCRoute sends to backend bi, which

@@ -545,20 +545,27 @@ func (b *builder) httpRouteKey(m HTTPRouteMatch) (key string, re *match.Regexp, 
 		// The Gateway API's RegularExpression is case-sensitive, unlike an
 		// Ingress pattern (SPEC §20).
 		path = strings.TrimPrefix(path, "^")
-		if b.caseSensitiveRegexps == nil {
-			b.caseSensitiveRegexps = make(map[string]regexResult)
-		}
-		res, cached := b.caseSensitiveRegexps[path]
-		if !cached {
-			res.re, res.err = match.CompileCaseSensitiveRegex(path, 0)
-			b.caseSensitiveRegexps[path] = res
-		}
-		if res.err != nil {
-			return "", nil, "is not a usable regular expression: " + res.err.Error()
-		}
-		return path, res.re, ""
+		re, why := b.caseSensitiveRegex(path)
+		return path, re, why
 	}
 	return "", nil, "has an unknown match type"
+}
+
+// caseSensitiveRegex compiles a Gateway API pattern once per compile, or
+// says why it cannot be used.
+func (b *builder) caseSensitiveRegex(pattern string) (*match.Regexp, string) {
+	if b.caseSensitiveRegexps == nil {
+		b.caseSensitiveRegexps = make(map[string]regexResult)
+	}
+	res, cached := b.caseSensitiveRegexps[pattern]
+	if !cached {
+		res.re, res.err = match.CompileCaseSensitiveRegex(pattern, 0)
+		b.caseSensitiveRegexps[pattern] = res
+	}
+	if res.err != nil {
+		return nil, "is not a usable regular expression: " + res.err.Error()
+	}
+	return res.re, ""
 }
 
 // ruleRewrites prepares the rule's URLRewrite for each kind of match it

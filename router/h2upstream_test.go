@@ -7,8 +7,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -166,4 +168,73 @@ func TestGRPCUpstreamHeadersNotIndexed(t *testing.T) {
 		assert.False(t, b.indexes, "call %d: a header was added to the backend's dynamic table", i)
 		assert.GreaterOrEqual(t, b.fields, 10, "call %d: the pseudo-headers, the client's and the forwarding ones", i)
 	}
+}
+
+// TestHTTP2BodyStallEnds: a gRPC body over HTTP/2 that stalls between
+// reads for the client body timeout ends the call (SPEC §13), and one
+// that keeps coming inside it does not.
+func TestHTTP2BodyStallEnds(t *testing.T) {
+	grpcBackend := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, err := io.Copy(io.Discard, r.Body)
+		if err != nil {
+			return
+		}
+		w.Header().Set("Content-Type", "application/grpc")
+		w.Header().Set("Trailer", "Grpc-Status")
+		_, _ = w.Write([]byte{0, 0, 0, 0, byte(n)})
+		w.Header().Set("Grpc-Status", "0")
+	}))
+	grpcBackend.Config.Protocols = new(http.Protocols)
+	grpcBackend.Config.Protocols.SetUnencryptedHTTP2(true)
+	grpcBackend.Start()
+	defer grpcBackend.Close()
+	addr := grpcBackend.Listener.Addr().String()
+
+	rs := newRecords()
+	const bodyTimeout = 300 * time.Millisecond
+	r := newTestRouter(Options{Observer: rs.observe, ClientBodyTimeout: bodyTimeout})
+	r.Publish(table("d", vhost("", nil,
+		route(match.Prefix, "/pkg.Svc", backend("prod/grpc:50051", match.GRPC, match.Serving, addr)))))
+	defer r.CloseIdleConnections()
+	front := h1AndH2CServer(t, r)
+	client := &http.Client{Transport: h2cTransport(t), Timeout: 10 * time.Second}
+
+	call := func(body io.Reader) (*http.Response, time.Duration) {
+		req, err := http.NewRequest(http.MethodPost, front.URL+"/pkg.Svc/Get", body)
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/grpc")
+		req.Header.Set("Te", "trailers")
+		start := time.Now()
+		res, err := client.Do(req)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res, time.Since(start)
+	}
+
+	// Five bytes every 100 ms, inside the timeout, then the end.
+	pr, pw := io.Pipe()
+	go func() {
+		for range 5 {
+			time.Sleep(100 * time.Millisecond)
+			_, _ = pw.Write([]byte{1})
+		}
+		pw.Close()
+	}()
+	res, took := call(pr)
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, "0", res.Trailer.Get("Grpc-Status"), "a body that keeps coming is proxied")
+	assert.Less(t, took, 5*time.Second)
+
+	// Two bytes, then nothing: the call ends after the body timeout.
+	pr, pw = io.Pipe()
+	defer pw.Close()
+	go func() { _, _ = pw.Write([]byte{1, 2}) }()
+	res, took = call(pr)
+	assert.Equal(t, http.StatusRequestTimeout, res.StatusCode)
+	assert.NotEmpty(t, res.Header.Get("Grpc-Status"), "answered as gRPC")
+	assert.GreaterOrEqual(t, took, bodyTimeout)
+	assert.Less(t, took, 5*time.Second)
+	assert.Equal(t, ReasonClientTimeout, rs.last(t).Reason)
+	assert.Zero(t, r.InFlight(addr))
 }

@@ -73,22 +73,26 @@ func hpackIndexes(block []byte) (indexes bool, fields int, err error) {
 	for len(block) > 0 {
 		b := block[0]
 		var idx uint64
+		literal := true
 		switch {
 		case b&0x80 != 0: // indexed field
 			_, err = integer(7)
+			literal = false
 			fields++
-			continue
 		case b&0xc0 == 0x40: // literal, incremental indexing
 			indexes = true
 			idx, err = integer(6)
 		case b&0xe0 == 0x20: // dynamic table size update
 			_, err = integer(5)
-			continue
+			literal = false
 		default: // literal without indexing or never indexed
 			idx, err = integer(4)
 		}
 		if err != nil {
 			return indexes, fields, err
+		}
+		if !literal {
+			continue
 		}
 		if idx == 0 {
 			if err := skipString(); err != nil {

@@ -1795,7 +1795,10 @@
 //   - router.Options.Transport replaces every upstream transport, HTTP
 //     backends' own pool included; router.DefaultTransport(o) is the
 //     default set (timeouts, h2c for GRPC, HTTP/2 for GRPCS, byte-exact
-//     targets), which a wrapper keeps. Retries, the router's answers and
+//     targets), which a wrapper keeps. Request headers go to GRPC and GRPCS
+//     backends without HPACK's dynamic table, as nginx's grpc_pass sends
+//     them: each call's X-Request-ID is new, and indexing it cost the proxy
+//     CPU on every call. Retries, the router's answers and
 //     the forwarded headers stay the router's either way.
 //   - Each request ends in one router.Record for Options.Observer: the
 //     generation; the method, host and target; the status and, for the

@@ -105,6 +105,7 @@ func (r *Router) checkBody(s *requestState) bool {
 	cb := &clientBody{r: req.Body, timeout: r.bodyTimeout, limit: maxBody}
 	if r.bodyTimeout > 0 {
 		cb.rc = http.NewResponseController(w)
+		cb.timed = req.ProtoMajor == 2
 	}
 	req.Body = cb
 	if !s.grpc && !stream {
@@ -141,6 +142,13 @@ type clientBody struct {
 	// the handler asks (see answer).
 	err  atomic.Pointer[error]
 	done bool // io.EOF seen
+	// timed: the wait between reads is kept by timer, which ends the
+	// stream's body through rc only when it fires (HTTP/2). An HTTP/2
+	// read deadline is a message to the connection's serve loop and a
+	// timer of its own: moving it before every read cost three such
+	// messages per gRPC call. Under mu.
+	timed bool
+	timer *time.Timer
 	// spill is the temporary file holding the body, nil when none (see
 	// buffer); closed as the request ends.
 	spill *spillBody
@@ -164,7 +172,7 @@ func (b *clientBody) Read(p []byte) (int, error) {
 		p = p[:b.limit-total+1]
 	}
 	if b.timeout > 0 {
-		b.setDeadline(time.Now().Add(b.timeout))
+		b.arm()
 	}
 	n, err := b.r.Read(p)
 	total += int64(n)
@@ -186,19 +194,47 @@ func (b *clientBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// clearDeadline lifts the read deadline once the body is over, so it
-// cannot cut off the server's own reads on the connection.
-func (b *clientBody) clearDeadline() {
-	if b.timeout > 0 {
-		b.setDeadline(time.Time{})
+// arm starts the wait for the next read: a read deadline, or timer.
+func (b *clientBody) arm() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case b.rc == nil:
+	case !b.timed:
+		_ = b.rc.SetReadDeadline(time.Now().Add(b.timeout))
+	case b.timer == nil:
+		b.timer = time.AfterFunc(b.timeout, b.expire)
+	default:
+		b.timer.Reset(b.timeout)
 	}
 }
 
-func (b *clientBody) setDeadline(t time.Time) {
+// expire ends a timed body that waited too long for its next read: a
+// deadline already past makes the HTTP/2 server end the stream's body
+// with os.ErrDeadlineExceeded at once, which the read under way returns.
+func (b *clientBody) expire() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.rc != nil {
-		_ = b.rc.SetReadDeadline(t)
+		_ = b.rc.SetReadDeadline(time.Unix(1, 0))
+	}
+}
+
+// clearDeadline lifts the read deadline once the body is over, so it
+// cannot cut off the server's own reads on the connection.
+func (b *clientBody) clearDeadline() {
+	if b.timeout <= 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case b.timed:
+		if b.timer != nil {
+			b.timer.Stop()
+		}
+	case b.rc != nil:
+		_ = b.rc.SetReadDeadline(time.Time{})
 	}
 }
 
@@ -215,6 +251,9 @@ func (b *clientBody) detach() {
 	}
 	b.mu.Lock()
 	b.rc = nil
+	if b.timer != nil {
+		b.timer.Stop()
+	}
 	b.mu.Unlock()
 	if b.spill != nil {
 		b.spill.Close()

@@ -1,0 +1,244 @@
+package router
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// h2Frame is one HTTP/2 frame as read off the wire.
+type h2Frame struct {
+	typ, flags byte
+	stream     uint32
+	payload    []byte
+}
+
+func readH2Frame(r io.Reader) (h2Frame, error) {
+	var h [9]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return h2Frame{}, err
+	}
+	f := h2Frame{typ: h[3], flags: h[4], stream: binary.BigEndian.Uint32(h[5:]) &^ (1 << 31)}
+	f.payload = make([]byte, int(h[0])<<16|int(h[1])<<8|int(h[2]))
+	_, err := io.ReadFull(r, f.payload)
+	return f, err
+}
+
+// hpackIndexes reports whether a header block (RFC 7541 §6) asks the
+// receiver to add any field to its dynamic table (a literal with
+// incremental indexing, 01xxxxxx), and how many fields it holds.
+func hpackIndexes(block []byte) (indexes bool, fields int, err error) {
+	integer := func(prefix uint) (uint64, error) {
+		if len(block) == 0 {
+			return 0, errors.New("truncated")
+		}
+		mask := byte(1<<prefix - 1)
+		v := uint64(block[0] & mask)
+		block = block[1:]
+		if v < uint64(mask) {
+			return v, nil
+		}
+		for shift := uint(0); ; shift += 7 {
+			if len(block) == 0 || shift > 56 {
+				return 0, errors.New("bad integer")
+			}
+			b := block[0]
+			block = block[1:]
+			v += uint64(b&0x7f) << shift
+			if b&0x80 == 0 {
+				return v, nil
+			}
+		}
+	}
+	skipString := func() error {
+		n, err := integer(7)
+		if err != nil || n > uint64(len(block)) {
+			return errors.New("bad string")
+		}
+		block = block[n:]
+		return nil
+	}
+	for len(block) > 0 {
+		b := block[0]
+		var idx uint64
+		literal := true
+		switch {
+		case b&0x80 != 0: // indexed field
+			_, err = integer(7)
+			literal = false
+			fields++
+		case b&0xc0 == 0x40: // literal, incremental indexing
+			indexes = true
+			idx, err = integer(6)
+		case b&0xe0 == 0x20: // dynamic table size update
+			_, err = integer(5)
+			literal = false
+		default: // literal without indexing or never indexed
+			idx, err = integer(4)
+		}
+		if err != nil {
+			return indexes, fields, err
+		}
+		if !literal {
+			continue
+		}
+		if idx == 0 {
+			if err := skipString(); err != nil {
+				return indexes, fields, err
+			}
+		}
+		if err := skipString(); err != nil {
+			return indexes, fields, err
+		}
+		fields++
+	}
+	return indexes, fields, nil
+}
+
+// TestGRPCUpstreamHeadersNotIndexed: request headers go to an HTTP/2
+// backend without HPACK's dynamic table, as nginx's grpc_pass sends them.
+// Every call has a new X-Request-ID: indexing it would insert and evict
+// a table entry per call on the proxy's CPU for no gain.
+func TestGRPCUpstreamHeadersNotIndexed(t *testing.T) {
+	type block struct {
+		indexes bool
+		fields  int
+		err     error
+	}
+	blocks := make(chan block, 8)
+	addr := rawServer(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		preface := make([]byte, len("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"))
+		if _, err := io.ReadFull(br, preface); err != nil {
+			return
+		}
+		// An empty SETTINGS, then the ACK of the client's.
+		_, _ = c.Write([]byte{0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 4, 1, 0, 0, 0, 0})
+		for {
+			f, err := readH2Frame(br)
+			if err != nil {
+				return
+			}
+			if f.typ != 1 { // HEADERS
+				continue
+			}
+			p := f.payload
+			if f.flags&0x8 != 0 { // PADDED
+				p = p[1 : len(p)-int(p[0])]
+			}
+			if f.flags&0x20 != 0 { // PRIORITY
+				p = p[5:]
+			}
+			if f.flags&0x4 == 0 {
+				blocks <- block{err: errors.New("header block continued: not expected for a small request")}
+				return
+			}
+			ix, n, err := hpackIndexes(p)
+			blocks <- block{ix, n, err}
+			// RST_STREAM (CANCEL): the router answers the call itself.
+			rst := []byte{0, 0, 4, 3, 0, 0, 0, 0, 0, 0, 0, 0, 8}
+			binary.BigEndian.PutUint32(rst[5:9], f.stream)
+			_, _ = c.Write(rst)
+		}
+	})
+	r := newTestRouter(Options{})
+	r.Publish(table("d", vhost("", nil,
+		route(match.Prefix, "/pkg.Svc", backend("prod/grpc:50051", match.GRPC, match.Serving, addr)))))
+	front := h1AndH2CServer(t, r)
+	client := &http.Client{Transport: h2cTransport(t)}
+	for i := range 3 {
+		req, err := http.NewRequest(http.MethodPost, front.URL+"/pkg.Svc/Get", strings.NewReader("\x00\x00\x00\x00\x00"))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/grpc")
+		req.Header.Set("Te", "trailers")
+		req.Header.Set("X-Custom", strings.Repeat("v", 40))
+		res, err := client.Do(req)
+		require.NoError(t, err)
+		_ = body(t, res)
+		b := <-blocks
+		require.NoError(t, b.err, "call %d", i)
+		assert.False(t, b.indexes, "call %d: a header was added to the backend's dynamic table", i)
+		assert.GreaterOrEqual(t, b.fields, 10, "call %d: the pseudo-headers, the client's and the forwarding ones", i)
+	}
+}
+
+// TestHTTP2BodyStallEnds: a gRPC body over HTTP/2 that stalls between
+// reads for the client body timeout ends the call (SPEC §13), and one
+// that keeps coming inside it does not.
+func TestHTTP2BodyStallEnds(t *testing.T) {
+	grpcBackend := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, err := io.Copy(io.Discard, r.Body)
+		if err != nil {
+			return
+		}
+		w.Header().Set("Content-Type", "application/grpc")
+		w.Header().Set("Trailer", "Grpc-Status")
+		_, _ = w.Write([]byte{0, 0, 0, 0, byte(n)})
+		w.Header().Set("Grpc-Status", "0")
+	}))
+	grpcBackend.Config.Protocols = new(http.Protocols)
+	grpcBackend.Config.Protocols.SetUnencryptedHTTP2(true)
+	grpcBackend.Start()
+	defer grpcBackend.Close()
+	addr := grpcBackend.Listener.Addr().String()
+
+	rs := newRecords()
+	const bodyTimeout = 300 * time.Millisecond
+	r := newTestRouter(Options{Observer: rs.observe, ClientBodyTimeout: bodyTimeout})
+	r.Publish(table("d", vhost("", nil,
+		route(match.Prefix, "/pkg.Svc", backend("prod/grpc:50051", match.GRPC, match.Serving, addr)))))
+	defer r.CloseIdleConnections()
+	front := h1AndH2CServer(t, r)
+	client := &http.Client{Transport: h2cTransport(t), Timeout: 10 * time.Second}
+
+	call := func(body io.Reader) (*http.Response, time.Duration) {
+		req, err := http.NewRequest(http.MethodPost, front.URL+"/pkg.Svc/Get", body)
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/grpc")
+		req.Header.Set("Te", "trailers")
+		start := time.Now()
+		res, err := client.Do(req)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res, time.Since(start)
+	}
+
+	// Five bytes every 100 ms, inside the timeout, then the end.
+	pr, pw := io.Pipe()
+	go func() {
+		for range 5 {
+			time.Sleep(100 * time.Millisecond)
+			_, _ = pw.Write([]byte{1})
+		}
+		pw.Close()
+	}()
+	res, took := call(pr)
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, "0", res.Trailer.Get("Grpc-Status"), "a body that keeps coming is proxied")
+	assert.Less(t, took, 5*time.Second)
+
+	// Two bytes, then nothing: the call ends after the body timeout.
+	pr, pw = io.Pipe()
+	defer pw.Close()
+	go func() { _, _ = pw.Write([]byte{1, 2}) }()
+	res, took = call(pr)
+	assert.Equal(t, http.StatusRequestTimeout, res.StatusCode)
+	assert.NotEmpty(t, res.Header.Get("Grpc-Status"), "answered as gRPC")
+	assert.GreaterOrEqual(t, took, bodyTimeout)
+	assert.Less(t, took, 5*time.Second)
+	assert.Equal(t, ReasonClientTimeout, rs.last(t).Reason)
+	assert.Zero(t, r.InFlight(addr))
+}

@@ -260,7 +260,6 @@ type Route struct {
 	// Split shares the route's requests among weighted backends, some of
 	// which may be invalid (split.go); nil when Backend takes them all.
 	Split *Split
-
 }
 
 // chainEntry is a route of a chain and its conditions.

@@ -235,30 +235,29 @@ func compileChecks(c *Conditions) []valueCheck {
 // meets reports whether q meets every check, as Conditions.Matches does.
 func meets(checks []valueCheck, q *Request) bool {
 	for i := range checks {
-		c := &checks[i]
-		if c.query {
-			if !queryMatches(q.Query, c.name, c.value, c.pattern) {
-				return false
-			}
-			continue
-		}
-		vs := q.Header[c.name]
-		if len(vs) == 0 {
-			return false
-		}
-		v := vs[0]
-		if len(vs) > 1 {
-			v = strings.Join(vs, ", ")
-		}
-		if c.pattern == nil {
-			if v != c.value {
-				return false
-			}
-		} else if !c.pattern.matchValue(v) {
+		if !checks[i].meets(q) {
 			return false
 		}
 	}
 	return true
+}
+
+func (c *valueCheck) meets(q *Request) bool {
+	if c.query {
+		return queryMatches(q.Query, c.name, c.value, c.pattern)
+	}
+	vs := q.Header[c.name]
+	if len(vs) == 0 {
+		return false
+	}
+	v := vs[0]
+	if len(vs) > 1 {
+		v = strings.Join(vs, ", ")
+	}
+	if c.pattern == nil {
+		return v == c.value
+	}
+	return c.pattern.matchValue(v)
 }
 
 // maxFiniteMatches bounds the strings finiteMatches lists.

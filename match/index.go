@@ -298,7 +298,12 @@ func newChainEntry(r *Route) chainEntry {
 	e := chainEntry{r: r}
 	if c := r.When; c != nil {
 		e.method = c.Method
-		e.checks = compileChecks(c)
+		if checks := compileChecks(c); len(checks) > 0 {
+			e.check = checks[0]
+			if len(checks) > 1 {
+				e.more = checks[1:]
+			}
+		}
 	}
 	return e
 }

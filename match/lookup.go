@@ -180,7 +180,10 @@ func firstMet(r *Route, q *Request) *Route {
 		if e.method != "" && (q == nil || e.method != q.Method) {
 			continue
 		}
-		if e.checks == nil || q != nil && meets(e.checks, q) {
+		if e.check.name == "" {
+			return e.r
+		}
+		if q != nil && e.check.meets(q) && (e.more == nil || meets(e.more, q)) {
 			return e.r
 		}
 	}

@@ -262,13 +262,15 @@ type Route struct {
 	Split *Split
 }
 
-// chainEntry is a route of a chain and its conditions.
+// chainEntry is a route of a chain and its conditions, laid out so that
+// trying a route reads the chain's own memory only: the method, then the
+// header and query parameter matches cheapest first, the first of them
+// (check, empty name for none) inline and the others in more.
 type chainEntry struct {
-	// method is the conditions' method; checks their header and query
-	// parameter matches, cheapest first (nil for none).
 	method string
-	checks []valueCheck
 	r      *Route
+	check  valueCheck
+	more   []valueCheck
 }
 
 // VirtualHost is everything served under one host name.

@@ -166,15 +166,25 @@ func (c *Conditions) Matches(q *Request) bool {
 // and matches its value, decoding as it compares so an exact match does
 // not allocate.
 func (v *ValueMatch) matchQuery(query string) bool {
+	var pattern *ValueMatch
+	if v.Regex {
+		pattern = v
+	}
+	return queryMatches(query, v.Name, v.Value, pattern)
+}
+
+// queryMatches is matchQuery for the parameter name: its value equals
+// value, or matches pattern when one is given.
+func queryMatches(query, name, value string, pattern *ValueMatch) bool {
 	for query != "" {
 		var pair string
 		pair, query, _ = strings.Cut(query, "&")
-		name, val, _ := strings.Cut(pair, "=")
-		if !unescapedEqual(name, v.Name) {
+		n, val, _ := strings.Cut(pair, "=")
+		if !unescapedEqual(n, name) {
 			continue
 		}
-		if !v.Regex {
-			return unescapedEqual(val, v.Value)
+		if pattern == nil {
+			return unescapedEqual(val, value)
 		}
 		if strings.ContainsAny(val, "%+") {
 			d, err := url.QueryUnescape(val)
@@ -183,9 +193,71 @@ func (v *ValueMatch) matchQuery(query string) bool {
 			}
 			val = d
 		}
-		return v.matchValue(val)
+		return pattern.matchValue(val)
 	}
 	return false
+}
+
+// valueCheck is a header or query parameter condition as a lookup checks
+// it, in a route's chain entry: the name (canonical for a header) and an
+// exact value inline, a pattern through its ValueMatch.
+type valueCheck struct {
+	name, value string
+	pattern     *ValueMatch // nil for an exact value
+	query       bool
+}
+
+// compileChecks lists c's header and query parameter conditions, which
+// must all hold, cheapest first: exact headers, exact query parameters,
+// then patterns.
+func compileChecks(c *Conditions) []valueCheck {
+	n := len(c.Headers) + len(c.Query)
+	if n == 0 {
+		return nil
+	}
+	out := make([]valueCheck, 0, n)
+	for _, regex := range []bool{false, true} {
+		for k, vs := range [][]ValueMatch{c.Headers, c.Query} {
+			for i := range vs {
+				if v := &vs[i]; v.Regex == regex {
+					vc := valueCheck{name: v.Name, value: v.Value, query: k == 1}
+					if regex {
+						vc.pattern = v
+					}
+					out = append(out, vc)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// meets reports whether q meets every check, as Conditions.Matches does.
+func meets(checks []valueCheck, q *Request) bool {
+	for i := range checks {
+		if !checks[i].meets(q) {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *valueCheck) meets(q *Request) bool {
+	if c.query {
+		return queryMatches(q.Query, c.name, c.value, c.pattern)
+	}
+	vs := q.Header[c.name]
+	if len(vs) == 0 {
+		return false
+	}
+	v := vs[0]
+	if len(vs) > 1 {
+		v = strings.Join(vs, ", ")
+	}
+	if c.pattern == nil {
+		return v == c.value
+	}
+	return c.pattern.matchValue(v)
 }
 
 // maxFiniteMatches bounds the strings finiteMatches lists.

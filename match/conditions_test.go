@@ -245,3 +245,58 @@ func FuzzFiniteMatches(f *testing.F) {
 		}
 	})
 }
+
+// FuzzChainChecks: the conditions a lookup checks in a route's chain
+// entry (compiled, cheapest first) decide as Conditions.Matches does, for
+// a route alone on its key and for one ahead of an unconditional route.
+func FuzzChainChecks(f *testing.F) {
+	f.Add("GET", "version", "two", false, "tenant", "blue", false, "GET", "two", "", "tenant=blue&x=1")
+	f.Add("", "color", "^(red|blue)$", true, "v", "^[12]$", true, "POST", "red", "blue", "v=2")
+	f.Add("", "x-a", "1", false, "", "", false, "HEAD", "1", "2", "")
+	f.Add("PUT", "", "", false, "q", "a b", false, "PUT", "", "", "q=a+b")
+	f.Add("", "v", "^a", true, "n", "%zz", false, "GET", "abc", "", "n=%25zz&n=1")
+	f.Add("GET", "version", "two", false, "tenant", "blue", false, "GET", "two", "", "tenant=red&tenant=blue")
+	f.Fuzz(func(t *testing.T, method, hname, hval string, hre bool, qname, qval string, qre bool, reqMethod, h1, h2, query string) {
+		var c Conditions
+		c.Method = method
+		if hname != "" {
+			c.Headers = []ValueMatch{{Name: hname, Value: hval, Regex: hre}, {Name: "X-Second", Value: hval}}
+		}
+		if qname != "" {
+			c.Query = []ValueMatch{{Name: qname, Value: qval, Regex: qre}}
+		}
+		when, err := NewConditions(c)
+		if err != nil {
+			return
+		}
+		q := &Request{Method: reqMethod, Header: map[string][]string{}, Query: query}
+		if hname != "" {
+			name := http.CanonicalHeaderKey(hname)
+			for _, v := range []string{h1, h2} {
+				if v != "" {
+					q.Header[name] = append(q.Header[name], v)
+				}
+			}
+			q.Header["X-Second"] = []string{hval}
+		}
+		want := when.Matches(q)
+		alone := condRoute(Prefix, "/a", 0, when)
+		other := condRoute(Prefix, "/a", 1, nil)
+		tab, err := New(Spec{VirtualHosts: []*VirtualHost{
+			{Name: "alone.test", Routes: []*Route{alone}},
+			{Name: "chain.test", Routes: []*Route{other, alone}},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tab.LookupRequest("alone.test", "/a/b", q).Route == alone; got != want {
+			t.Fatalf("alone: lookup says %v, Matches %v (%+v, %+v)", got, want, when, q)
+		}
+		if got := tab.LookupRequest("chain.test", "/a", q).Route == alone; got != want {
+			t.Fatalf("chain: lookup says %v, Matches %v (%+v, %+v)", got, want, when, q)
+		}
+		if got := tab.LookupRequest("alone.test", "/a", nil).Route == alone; got != when.Matches(nil) {
+			t.Fatalf("nil request: lookup says %v, Matches %v", got, !got)
+		}
+	})
+}

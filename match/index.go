@@ -295,11 +295,14 @@ type hostIndex struct {
 
 // newChainEntry is r with its conditions as a chain holds them.
 func newChainEntry(r *Route) chainEntry {
-	e := chainEntry{when: r.When, r: r}
+	e := chainEntry{r: r}
 	if c := r.When; c != nil {
 		e.method = c.Method
-		if len(c.Headers) == 0 && len(c.Query) == 0 {
-			e.when = nil
+		if checks := compileChecks(c); len(checks) > 0 {
+			e.check = checks[0]
+			if len(checks) > 1 {
+				e.more = checks[1:]
+			}
 		}
 	}
 	return e
@@ -307,9 +310,13 @@ func newChainEntry(r *Route) chainEntry {
 
 // chain appends r to the routes of its key, which head begins (nil for
 // none), and returns the head: routes come sorted, so the chain is in
-// precedence order.
+// precedence order. A route with conditions heads a chain even alone, so
+// a lookup reads its checks the one way (firstMet).
 func chain(head, r *Route) *Route {
 	if head == nil {
+		if r.When != nil {
+			r.chain = []chainEntry{newChainEntry(r)}
+		}
 		return r
 	}
 	if head.chain == nil {

@@ -88,8 +88,10 @@ func compareListeners(a, b Listener) int {
 // Listener, as LookupRequest looks.
 func (t *Table) LookupOn(l Listener, host, path string, q *Request) Result {
 	hs := &t.hostSet
-	if v := t.views[l]; v != nil {
-		hs = &v.hostSet
+	if len(t.views) > 0 {
+		if v := t.views[l]; v != nil {
+			hs = &v.hostSet
+		}
 	}
 	hi := hs.host(host)
 	if hi.conds {

@@ -170,19 +170,20 @@ func (t *Table) routeWhen(hi *hostIndex, path string, q *Request) (*Route, regex
 }
 
 // firstMet is the first route of r's key, r's chain if it has one,
-// whose conditions q meets.
+// whose conditions q meets. A route with conditions always has a chain.
 func firstMet(r *Route, q *Request) *Route {
 	if r == nil || r.chain == nil {
-		if r == nil || r.When == nil || r.When.Matches(q) {
-			return r
-		}
-		return nil
+		return r
 	}
-	for _, e := range r.chain {
+	for i := range r.chain {
+		e := &r.chain[i]
 		if e.method != "" && (q == nil || e.method != q.Method) {
 			continue
 		}
-		if e.when == nil || e.when.Matches(q) {
+		if e.check.name == "" {
+			return e.r
+		}
+		if q != nil && e.check.meets(q) && (e.more == nil || meets(e.more, q)) {
 			return e.r
 		}
 	}

@@ -26,14 +26,19 @@ type pathTable struct {
 // pathPageBits is log2 of a page's slots: 48 KiB of slots.
 const pathPageBits = 10
 
-// pathSlot is empty when it holds neither route.
+// pathSlot is empty when its hash is 0: a slot in use has the hash's top
+// bit set (usedBit), so a probe that misses reads only the first eight
+// bytes of each slot, and those never straddle a cache line.
 type pathSlot struct {
 	hash   uint64
-	key    string
-	host   uint32
 	exact  *Route
 	prefix *Route
+	host   uint32
+	key    string
 }
+
+// usedBit marks a slot's hash as in use; no mask reaches it.
+const usedBit = 1 << 63
 
 func newPathTable(keys int) pathTable {
 	// Room beyond half full for a few keys more, for Update.
@@ -63,19 +68,25 @@ func (pt *pathTable) mut(i uint64) *pathSlot {
 func (pt *pathTable) hash(host uint32, key string) uint64 {
 	// maphash output is uniform in every bit; adding a per-host odd multiple
 	// keeps the same key of different hosts apart.
-	return maphash.String(pt.seed, key) + uint64(host)*0x9e3779b97f4a7c15
+	return (maphash.String(pt.seed, key) + uint64(host)*0x9e3779b97f4a7c15) | usedBit
 }
 
-// find returns the slot of (host, key), or nil.
+// find returns the slot of (host, key), or nil. The page is looked up
+// once, and again only when a probe runs past its end.
 func (pt *pathTable) find(host uint32, key string) *pathSlot {
 	h := pt.hash(host, key)
-	for i := h & pt.mask; ; i = (i + 1) & pt.mask {
-		s := pt.at(i)
-		if s.exact == nil && s.prefix == nil {
-			return nil
-		}
+	i := h & pt.mask
+	page := pt.pages[i>>pathPageBits]
+	for {
+		s := &page[i&(1<<pathPageBits-1)]
 		if s.hash == h && s.host == host && s.key == key {
 			return s
+		}
+		if s.hash == 0 {
+			return nil
+		}
+		if i = (i + 1) & pt.mask; i&(1<<pathPageBits-1) == 0 {
+			page = pt.pages[i>>pathPageBits]
 		}
 	}
 }
@@ -87,7 +98,7 @@ func (pt *pathTable) slot(host uint32, key string) *pathSlot {
 	h := pt.hash(host, key)
 	for i := h & pt.mask; ; i = (i + 1) & pt.mask {
 		s := pt.at(i)
-		if s.exact == nil && s.prefix == nil {
+		if s.hash == 0 {
 			s = pt.mut(i)
 			s.hash, s.key, s.host = h, key, host
 			pt.used++
@@ -135,7 +146,7 @@ func (pt *pathTable) remove(host uint32, key string) {
 	i := h & pt.mask
 	for {
 		s := pt.at(i)
-		if s.exact == nil && s.prefix == nil {
+		if s.hash == 0 {
 			return
 		}
 		if s.hash == h && s.host == host && s.key == key {
@@ -145,7 +156,7 @@ func (pt *pathTable) remove(host uint32, key string) {
 	}
 	for j := (i + 1) & pt.mask; ; j = (j + 1) & pt.mask {
 		s := pt.at(j)
-		if s.exact == nil && s.prefix == nil {
+		if s.hash == 0 {
 			break
 		}
 		// s stays when its home slot lies cyclically in (i, j].

@@ -236,7 +236,10 @@ type clientExchange struct {
 // it costs a request five allocations and ~2.5% of the router's CPU under
 // net/http's server (context.AfterFunc on the request's context, issue
 // 26), while most heads arrive well within it; a client that goes away
-// before is noticed at HookAfter, not at once.
+// before is noticed once the wait passes HookAfter, not at once. The
+// deadline that times it is kept from one exchange to the next on a busy
+// connection (issue 41), so the hook may be set up to twice HookAfter in,
+// never later than the read timeout.
 const HookAfter = 50 * time.Millisecond
 
 // hook makes a client that goes away end the exchange with the backend,

@@ -42,10 +42,14 @@ type Conn struct {
 	reused bool // it served a request before this one
 	// writeDeadline: a send timeout left a write deadline set.
 	writeDeadline bool
-	peek          peeker   // looks at it as it is taken from the pool (see idle.go)
-	abort         func()   // closes c; made once so that hooking it to a request does not allocate
-	head          Response // the response being read, its buffers kept for the next one
-	ex            clientExchange
+	// rdl is the read deadline this connection's exchanges set last, kept
+	// from one exchange to the next (see setReadDeadline); zero when there
+	// is none or a body sender may have moved it.
+	rdl   time.Time
+	peek  peeker   // looks at it as it is taken from the pool (see idle.go)
+	abort func()   // closes c; made once so that hooking it to a request does not allocate
+	head  Response // the response being read, its buffers kept for the next one
+	ex    clientExchange
 }
 
 // NewPool makes a pool whose dials give up after connect.
@@ -232,7 +236,10 @@ type clientExchange struct {
 // it costs a request five allocations and ~2.5% of the router's CPU under
 // net/http's server (context.AfterFunc on the request's context, issue
 // 26), while most heads arrive well within it; a client that goes away
-// before is noticed at HookAfter, not at once.
+// before is noticed once the wait passes HookAfter, not at once. The
+// deadline that times it is kept from one exchange to the next on a busy
+// connection (issue 41), so the hook may be set up to twice HookAfter in,
+// never later than the read timeout.
 const HookAfter = 50 * time.Millisecond
 
 // hook makes a client that goes away end the exchange with the backend,
@@ -334,10 +341,25 @@ func (pc *Conn) Next() (*Response, error) {
 				dl, tick = c, true
 			}
 		}
-		if ex.body != nil {
+		switch {
+		case ex.body != nil:
+			pc.rdl = time.Time{} // the sender's to move from now on
 			ex.body.setHeaderDeadline(pc)
-		} else {
-			_ = pc.c.SetReadDeadline(dl)
+		case tick:
+			// The tick only decides when the client-cancellation hook is
+			// set: one set less than HookAfter ago still falls within
+			// HookAfter after dl, and is kept, so that a busy connection
+			// moves its deadline once per HookAfter instead of twice per
+			// request (with the lift below).
+			late := dl.Add(HookAfter)
+			if late.After(deadline) {
+				late = deadline
+			}
+			if pc.rdl.Before(dl) || pc.rdl.After(late) {
+				pc.setReadDeadline(late)
+			}
+		default:
+			pc.setReadDeadline(dl)
 		}
 		if ex.held {
 			ex.held = false
@@ -363,17 +385,22 @@ func (pc *Conn) Next() (*Response, error) {
 		ex.received = true
 		if tick && !headBuffered(pc.br) {
 			// The rest of the head is read under the read timeout.
-			_ = pc.c.SetReadDeadline(deadline)
+			pc.setReadDeadline(deadline)
 		}
 		res := &pc.head
 		if err := res.read(pc.br, req.Method, &ex.budget); err != nil {
 			return nil, err
 		}
 		if res.Status >= 200 || res.Status == http.StatusSwitchingProtocols {
-			if ex.body != nil {
+			switch {
+			case ex.body != nil:
 				ex.body.headReceived(pc)
-			} else {
-				_ = pc.c.SetReadDeadline(time.Time{})
+			case res.Status != http.StatusSwitchingProtocols && !res.Chunked && res.Length >= 0 && int64(pc.br.Buffered()) >= res.Length:
+				// The whole body came with the head: nothing reads the
+				// socket before the next exchange sets its own deadline,
+				// and the look at a pooled connection minds none (idle.go).
+			default:
+				pc.setReadDeadline(time.Time{}) // the body is bounded by the client
 			}
 			if ex.waiting {
 				ex.bodyUnsent = true
@@ -389,6 +416,12 @@ func (pc *Conn) Next() (*Response, error) {
 		}
 		return res, nil
 	}
+}
+
+// setReadDeadline sets the connection's read deadline and remembers it.
+func (pc *Conn) setReadDeadline(t time.Time) {
+	pc.rdl = t
+	_ = pc.c.SetReadDeadline(t)
 }
 
 // BodyStarted reports that a sender started on the request body: it may

@@ -149,7 +149,7 @@ func parsePlainHead(buf []byte, s *headScratch, reuse bool) (h plainHead, n int,
 		rest = rest[j+2:]
 		colon := strings.IndexByte(l, ':')
 		key := textproto.CanonicalMIMEHeaderKey(l[:colon])
-		v := strings.Trim(l[colon+1:], " \t")
+		v := trimOWS(l[colon+1:])
 		if vv, dup := s.header[key]; dup {
 			s.header[key] = append(vv, v)
 			continue

@@ -11,9 +11,10 @@ import (
 // from it: one non-blocking MSG_PEEK.
 type peeker struct {
 	rc syscall.RawConn
-	// nowFn is handed to rc.Read, made once per connection so that looking
-	// does not allocate.
-	nowFn func(fd uintptr) bool
+	// nowFn is handed to rc.Control (which, unlike Read, minds no read
+	// deadline: the look does not wait), made once per connection so that
+	// looking does not allocate.
+	nowFn func(fd uintptr)
 	clean bool    // set by nowFn
 	buf   [1]byte // never consumed
 }
@@ -28,10 +29,9 @@ func (p *peeker) init(c net.Conn) {
 		return
 	}
 	p.rc = rc
-	p.nowFn = func(fd uintptr) bool {
+	p.nowFn = func(fd uintptr) {
 		_, _, err := syscall.Recvfrom(int(fd), p.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 		p.clean = err == syscall.EAGAIN || err == syscall.EWOULDBLOCK
-		return true
 	}
 }
 
@@ -40,7 +40,7 @@ func (p *peeker) now() bool {
 	if p.rc == nil {
 		return true
 	}
-	if err := p.rc.Read(p.nowFn); err != nil {
+	if err := p.rc.Control(p.nowFn); err != nil {
 		return false
 	}
 	return p.clean

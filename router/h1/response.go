@@ -225,7 +225,7 @@ func (h *Response) readFields(br *bufio.Reader, budget *int) error {
 		if line[0] == ' ' || line[0] == '\t' {
 			return errFoldedResponse
 		}
-		line = bytes.Trim(line, " \t")
+		line = trimOWS(line)
 		colon := bytes.IndexByte(line, ':')
 		if colon <= 0 {
 			return errMalformedField
@@ -234,7 +234,7 @@ func (h *Response) readFields(br *bufio.Reader, budget *int) error {
 		if !validValue(value) {
 			return errMalformedField
 		}
-		value = bytes.TrimLeft(value, " \t")
+		value = trimLeftOWS(value)
 		s := headSpan{ks: int32(len(h.scratch))}
 		h.scratch = append(h.scratch, name...)
 		canon := h.scratch[s.ks:]
@@ -298,7 +298,7 @@ func (h *Response) frame(method string) error {
 			te = f.Value
 			teCount++
 		case "Content-Length":
-			v := strings.Trim(f.Value, " \t")
+			v := trimOWS(f.Value)
 			if clCount > 0 && v != cl {
 				return errContentLength
 			}
@@ -342,7 +342,7 @@ func (h *Response) frame(method string) error {
 			for v != "" {
 				var name string
 				name, v, _ = strings.Cut(v, ",")
-				name = strings.Trim(name, " \t")
+				name = trimOWS(name)
 				if name == "" {
 					continue
 				}
@@ -423,7 +423,7 @@ func (h *Response) CopyTo(dst http.Header, hide func(key string) bool) {
 		}
 		v := f.Value
 		if f.Key == "Content-Length" && h.lengths > 1 {
-			v = strings.Trim(v, " \t")
+			v = trimOWS(v)
 		}
 		if old := dst[f.Key]; old != nil {
 			// Never into the spare capacity of a slice another map may

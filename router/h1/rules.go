@@ -77,7 +77,7 @@ func ListsToken(values []string, token string) bool {
 		for v != "" {
 			var tok string
 			tok, v, _ = strings.Cut(v, ",")
-			if strings.EqualFold(strings.Trim(tok, " \t"), token) { // optional whitespace: SP and HTAB
+			if strings.EqualFold(trimOWS(tok), token) { // optional whitespace: SP and HTAB
 				return true
 			}
 		}
@@ -110,4 +110,27 @@ func hasToken(v, token string) bool {
 		}
 	}
 	return false
+}
+
+// trimOWS and trimLeftOWS drop optional whitespace (SP and HTAB) from a
+// field line or value: what strings.Trim(s, " \t") does, without the
+// cutset table it builds on every call (issue 41: those calls were ~1% of
+// the loop's CPU).
+func trimOWS[S ~string | ~[]byte](s S) S {
+	i, j := 0, len(s)
+	for i < j && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	for j > i && (s[j-1] == ' ' || s[j-1] == '\t') {
+		j--
+	}
+	return s[i:j]
+}
+
+func trimLeftOWS[S ~string | ~[]byte](s S) S {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	return s[i:]
 }

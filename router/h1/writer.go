@@ -56,7 +56,7 @@ func (w *response) reset(req *http.Request) {
 	w.status, w.wroteHeader, w.committed, w.handlerDone = 0, false, false, false
 	w.contentLength, w.written, w.chunking, w.closeAfter, w.badCL = -1, 0, false, false, false
 	w.isHEAD = req.Method == "HEAD"
-	conn := req.Header.Get("Connection")
+	conn := headerGet(req.Header, "Connection")
 	w.wants10KA = req.ProtoMajor == 1 && req.ProtoMinor == 0 && hasToken(conn, "keep-alive")
 	w.wantsClose = req.Close || hasToken(conn, "close")
 	w.trailers = w.trailers[:0]
@@ -115,7 +115,7 @@ func (w *response) WriteHeader(code int) {
 	if _, ok := w.header["Trailer"]; ok {
 		w.snapshot = w.header.Clone()
 	}
-	if cl := w.header.Get("Content-Length"); cl != "" {
+	if cl := headerGet(w.header, "Content-Length"); cl != "" {
 		v, err := strconv.ParseInt(cl, 10, 64)
 		if err == nil && v >= 0 {
 			w.contentLength = v
@@ -305,15 +305,15 @@ func (w *response) commit(p []byte) {
 			}
 		}
 	}
-	te := header.Get("Transfer-Encoding")
+	te := headerGet(header, "Transfer-Encoding")
 	hasTE := te != ""
 	var setCL, setConn, setTE, setCT string
-	if w.handlerDone && !hasTrailers && !hasTE && bodyAllowedForStatus(w.status) && header.Get("Content-Length") == "" && !w.badCL && (!w.isHEAD || len(p) > 0) {
+	if w.handlerDone && !hasTrailers && !hasTE && bodyAllowedForStatus(w.status) && headerGet(header, "Content-Length") == "" && !w.badCL && (!w.isHEAD || len(p) > 0) {
 		w.contentLength = int64(len(p))
 		setCL = "set"
 	}
 	if w.wants10KA && keepAlives {
-		if header.Get("Content-Length") != "" && header.Get("Connection") == "keep-alive" {
+		if headerGet(header, "Content-Length") != "" && headerGet(header, "Connection") == "keep-alive" {
 			w.closeAfter = false
 		}
 	}
@@ -325,7 +325,7 @@ func (w *response) commit(p []byte) {
 	} else if !w.req.ProtoAtLeast(1, 1) || w.wantsClose {
 		w.closeAfter = true
 	}
-	if header.Get("Connection") == "close" || !keepAlives {
+	if headerGet(header, "Connection") == "close" || !keepAlives {
 		w.closeAfter = true
 	}
 	if w.req.ContentLength != 0 && !w.closeAfter && !c.b.drain() {
@@ -338,7 +338,7 @@ func (w *response) commit(p []byte) {
 	code := w.status
 	if bodyAllowedForStatus(code) {
 		_, haveType := header["Content-Type"]
-		if header.Get("Content-Encoding") == "" && !haveType && !hasTE && len(p) > 0 {
+		if headerGet(header, "Content-Encoding") == "" && !haveType && !hasTE && len(p) > 0 {
 			setCT = http.DetectContentType(p)
 		}
 	} else {
@@ -377,7 +377,7 @@ func (w *response) commit(p []byte) {
 	if w.chunking {
 		del("Content-Length")
 	}
-	if w.closeAfter && (!keepAlives || !hasCloseToken(header.Get("Connection"))) && !isProtocolSwitch(code, header) {
+	if w.closeAfter && (!keepAlives || !hasCloseToken(headerGet(header, "Connection"))) && !isProtocolSwitch(code, header) {
 		del("Connection")
 		if w.req.ProtoAtLeast(1, 1) {
 			setConn = "close"
@@ -424,12 +424,16 @@ func (w *response) commit(p []byte) {
 func hasCloseToken(v string) bool { return hasToken(v, "close") }
 
 func isProtocolSwitch(code int, h http.Header) bool {
-	return code == http.StatusSwitchingProtocols && h.Get("Upgrade") != "" && httpguts.HeaderValuesContainsToken(h["Connection"], "Upgrade")
+	return code == http.StatusSwitchingProtocols && headerGet(h, "Upgrade") != "" && httpguts.HeaderValuesContainsToken(h["Connection"], "Upgrade")
 }
 
 func (w *response) writeStatusLine(code int) {
 	bw := w.c.bw
 	if w.req.ProtoAtLeast(1, 1) {
+		if code == http.StatusOK {
+			bw.WriteString("HTTP/1.1 200 OK\r\n")
+			return
+		}
 		bw.WriteString("HTTP/1.1 ")
 	} else {
 		bw.WriteString("HTTP/1.0 ")
@@ -467,10 +471,10 @@ func (w *response) writeFields(header http.Header, skip func(string) bool) {
 var newlineToSpace = strings.NewReplacer("\n", " ", "\r", " ")
 
 func cleanValue(v string) string {
-	if strings.ContainsAny(v, "\r\n") {
+	if strings.IndexByte(v, '\n') >= 0 || strings.IndexByte(v, '\r') >= 0 {
 		v = newlineToSpace.Replace(v)
 	}
-	return strings.Trim(v, " \t")
+	return trimOWS(v)
 }
 
 // The Date header is made at most once a second.
@@ -525,4 +529,14 @@ func (w *response) SetReadDeadline(t time.Time) error {
 func (w *response) SetWriteDeadline(t time.Time) error {
 	w.wroteWriteDeadline = true
 	return w.c.rwc.SetWriteDeadline(t)
+}
+
+// headerGet is Header.Get for a key already in canonical form, the constants
+// above: a map lookup without canonicalizing the key on every call
+// (issue 41: Header.Get in commit was ~1% of the loop's CPU).
+func headerGet(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }

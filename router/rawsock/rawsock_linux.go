@@ -19,13 +19,14 @@ type Conn struct {
 
 	// The functions handed to rc, made once so that a call does not
 	// allocate, and what they work on.
-	readFn, writeFn, sendFn, pendingFn func(fd uintptr) bool
-	rp, wp                             []byte
-	rn, wn                             int
-	rerr, werr                         syscall.Errno
-	sent                               bool // sendFn: the write is done, the wait began
-	pending                            bool // pendingFn's answer
-	peek                               [1]byte
+	readFn, writeFn, sendFn func(fd uintptr) bool
+	pendingFn               func(fd uintptr)
+	rp, wp                  []byte
+	rn, wn                  int
+	rerr, werr              syscall.Errno
+	sent                    bool // sendFn: the write is done, the wait began
+	pending                 bool // pendingFn's answer
+	peek                    [1]byte
 
 	held    []byte // Writes held for Send
 	holding bool
@@ -92,10 +93,9 @@ func (s *Conn) sendNow(fd uintptr) bool {
 	return false
 }
 
-func (s *Conn) pendingNow(fd uintptr) bool {
+func (s *Conn) pendingNow(fd uintptr) {
 	_, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&s.peek[0])), 1, syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
 	s.pending = e != syscall.EAGAIN
-	return true
 }
 
 // Read reads as net.Conn's Read does.
@@ -177,9 +177,12 @@ func (s *Conn) Send() error {
 const maxHeld = 16 << 10
 
 // Pending reports whether anything waits to be read on the socket, data
-// or the peer's close, without taking it: one non-blocking MSG_PEEK.
+// or the peer's close, without taking it: one non-blocking MSG_PEEK. A
+// read deadline, even one that passed, does not stop it (the look does
+// not wait), so a pooled connection may keep the deadline its last
+// exchange left instead of paying a call to lift it (h1.Conn).
 func (s *Conn) Pending() bool {
-	if err := s.rc.Read(s.pendingFn); err != nil {
+	if err := s.rc.Control(s.pendingFn); err != nil {
 		return true
 	}
 	return s.pending

@@ -309,6 +309,25 @@ func TestPending(t *testing.T) {
 	}
 }
 
+// TestPendingPastDeadline: the look does not wait, so a read deadline
+// that passed does not stop it; a pooled connection keeps the deadline its
+// last exchange left (h1.Conn) and is still looked at, not taken for one
+// the backend wrote to.
+func TestPendingPastDeadline(t *testing.T) {
+	s, c, peer := pair(t)
+	if err := c.SetReadDeadline(time.Now().Add(-time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if s.Pending() {
+		t.Fatal("Pending on a quiet connection whose read deadline passed")
+	}
+	peer.Write([]byte("x"))
+	time.Sleep(20 * time.Millisecond)
+	if !s.Pending() {
+		t.Fatal("a byte sent is not pending past the deadline")
+	}
+}
+
 // One reader and one writer at a time, as a proxy's body copy and its
 // response read use a connection.
 func TestConcurrentReadWrite(t *testing.T) {

@@ -63,6 +63,9 @@ type HTTPRouteRule struct {
 	// Redirect, when set, answers with a redirect instead of proxying
 	// (the Gateway API's RequestRedirect filter).
 	Redirect *RequestRedirect
+	// CORS, when set, is the rule's cross-origin policy (the Gateway
+	// API's CORS filter, route_cors.go).
+	CORS *CORSFilter
 	// Mirrors copy each request, or a share of them, to other Services
 	// (the Gateway API's RequestMirror filters); their answers are
 	// dropped.
@@ -228,6 +231,9 @@ func (b *builder) buildHTTPRoutes() {
 				if !ok || !b.checkRedirect(hr, rule) {
 					continue
 				}
+				if to.cors, ok = b.ruleCORS(hr, rule); !ok {
+					continue
+				}
 				matches := rule.Matches
 				if len(matches) == 0 {
 					matches = []HTTPRouteMatch{{Field: rule.Field, Type: match.Prefix, Path: "/"}}
@@ -337,6 +343,7 @@ type routeTarget struct {
 	split    *match.Split
 	response *match.Response
 	policy   *match.Policy
+	cors     *match.CORS
 }
 
 // ruleMirrors builds the Response that sends the rule's mirrored copies,
@@ -435,7 +442,7 @@ func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatc
 		CaseSensitive: m.Type == match.Regex,
 		Backend:       to.backend,
 		Split:         to.split,
-		Location:      match.Location{Response: to.response, Policy: to.policy, Rewrite: rw, Snippet: sn},
+		Location:      match.Location{Response: to.response, Policy: to.policy, Rewrite: rw, Snippet: sn, CORS: to.cors},
 	}
 	if hr.kind() == GRPCRouteKind {
 		_, _, r.OrderPath = grpcPath(m.GRPC)

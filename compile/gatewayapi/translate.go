@@ -296,6 +296,9 @@ func (t *translator) rule(r *gwv1.HTTPRoute, i int) (compile.HTTPRouteRule, bool
 		case f.Type == gwv1.HTTPRouteFilterResponseHeaderModifier && f.ResponseHeaderModifier != nil && out.ResponseHeaders == nil:
 			out.ResponseHeaders = headerModifier(ff, f.ResponseHeaderModifier)
 			continue
+		case f.Type == gwv1.HTTPRouteFilterCORS && f.CORS != nil && out.CORS == nil:
+			out.CORS = corsFilter(ff, f.CORS)
+			continue
 		case f.Type == gwv1.HTTPRouteFilterRequestMirror && f.RequestMirror != nil:
 			out.Mirrors = append(out.Mirrors, t.mirror(r, ff, f.RequestMirror))
 			continue

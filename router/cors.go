@@ -28,8 +28,9 @@ type policyHeaders struct {
 	// sends them whatever the status.
 	cookies       []string
 	alwaysCookies bool
-	// snippet holds the snippet's response header edits (snippet.go).
-	snippet *match.SnippetResult
+	// snippet holds the snippet's response header edits (snippet.go),
+	// backend those of the weighted backend chosen (split.go), made after.
+	snippet, backend *match.SnippetResult
 }
 
 // apply sets the headers on h for a final answer with status.
@@ -42,6 +43,9 @@ func (p *policyHeaders) apply(h http.Header, status int) {
 	}
 	if p.snippet != nil {
 		match.ApplyResponse(p.snippet.Response, h, status)
+	}
+	if p.backend != nil {
+		match.ApplyResponse(p.backend.Response, h, status)
 	}
 }
 

@@ -564,3 +564,30 @@ func TestConformanceStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestConformanceBackendHeaders:
+// httproute-request-header-modifier-backend-weights.go sends 100 requests
+// to a rule split between two backendRefs, each with a
+// RequestHeaderModifier setting Backend to its own name, and wants every
+// request received by the backend its header names.
+func TestConformanceBackendHeaders(t *testing.T) {
+	const test = "httproute-request-header-modifier-backend-weights"
+	rt, bs := serveSuite(t, loadConformance(t, test))
+	for i := range 100 {
+		if code, _ := send(rt, "", "", "/", nil); code != http.StatusOK {
+			t.Fatalf("%s.go: request %d answered %d, want 200", test, i, code)
+		}
+	}
+	counts := map[string]int{}
+	for _, b := range []string{v1, v2} {
+		for _, s := range bs.received(b, "/") {
+			counts[b]++
+			if got := s.header.Values("Backend"); len(got) != 1 || !strings.HasSuffix(b, "/"+got[0]) {
+				t.Errorf("%s.go: %s received Backend %q, want its own name once", test, b, got)
+			}
+		}
+	}
+	if counts[v1]+counts[v2] != 100 || counts[v1] != 50 {
+		t.Errorf("%s.go: the backends received %v, want 50 each of the 100 requests", test, counts)
+	}
+}

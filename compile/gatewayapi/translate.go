@@ -391,8 +391,7 @@ func (t *translator) backend(r *gwv1.HTTPRoute, field string, b *gwv1.HTTPBacken
 	if g, k := deref(b.Group, ""), deref(b.Kind, "Service"); (g != "" && g != "core") || k != "Service" {
 		return invalid(Unsupported, ".kind", "backend "+string(k)+" is not a Service")
 	}
-	if len(b.Filters) > 0 {
-		t.warn(Unsupported, r, field+".filters", "backendRef filters are not served yet; the backend is not served")
+	if !t.backendFilters(r, field, b.Filters, &wb) {
 		return wb, false
 	}
 	if b.Port == nil {

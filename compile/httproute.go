@@ -349,6 +349,7 @@ func (b *builder) ruleBackendRef(hr *HTTPRoute, wb *WeightedBackend) *match.Back
 	}
 	r.backend.used = true
 	b.noteGRPCBackend(hr, wb.Field, r.backend)
+	b.noteRouteBackend(hr, wb.Field, r.backend)
 	return r.backend.b
 }
 
@@ -385,6 +386,7 @@ func (b *builder) ruleMirrors(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Respon
 		}
 		r.backend.used = true
 		b.noteGRPCBackend(hr, rm.Field, r.backend)
+		b.noteRouteBackend(hr, rm.Field, r.backend)
 		m := &match.Mirror{
 			Target:    "http://" + svc.Name + "." + svc.Namespace + ".svc$request_uri",
 			Backend:   r.backend.b,

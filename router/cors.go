@@ -29,8 +29,8 @@ type policyHeaders struct {
 	cookies       []string
 	alwaysCookies bool
 	// snippet holds the snippet's response header edits (snippet.go),
-	// backend those of the weighted backend chosen (split.go), made after.
-	snippet, backend *match.SnippetResult
+	// then those of the weighted backend chosen (split.go).
+	snippet *match.SnippetResult
 }
 
 // apply sets the headers on h for a final answer with status.
@@ -43,9 +43,6 @@ func (p *policyHeaders) apply(h http.Header, status int) {
 	}
 	if p.snippet != nil {
 		match.ApplyResponse(p.snippet.Response, h, status)
-	}
-	if p.backend != nil {
-		match.ApplyResponse(p.backend.Response, h, status)
 	}
 }
 

@@ -112,7 +112,8 @@ func (r *Router) splitRequest(s *requestState, sp *match.Split) bool {
 
 // backendHeaders makes the header edits of the alternative chosen (a
 // Gateway API backendRef's filters), after the route's own: on the
-// request sent to it, and on its answer (policyHeaders.backend).
+// request sent to it, and on its answer (policyHeaders.snippet, after the
+// route's).
 func (r *Router) backendHeaders(s *requestState, sn *match.Snippet) {
 	res := sn.Run(r.snippetRequest(s.req, &s.d, false))
 	if len(res.Request) > 0 {
@@ -132,6 +133,12 @@ func (r *Router) backendHeaders(s *requestState, sn *match.Snippet) {
 		s.req = &out
 	}
 	if len(res.Response) > 0 {
-		s.ph.backend = &res
+		if s.ph.snippet != nil {
+			// After the route's own edits, which this request keeps.
+			merged := *s.ph.snippet
+			merged.Response = append(merged.Response[:len(merged.Response):len(merged.Response)], res.Response...)
+			res = merged
+		}
+		s.ph.snippet = &res
 	}
 }

@@ -43,6 +43,10 @@ type backendInfo struct {
 	// decisions; an Ingress appears once per run of consecutive references
 	// until orderClaims sorts them and drops repeats.
 	claims []*ingress
+	// port is the Service port it resolved to, nil for none; its
+	// appProtocol decides how a route source's backend is dialled
+	// (appprotocol.go).
+	port *corev1.ServicePort
 }
 
 // servicePort renders an Ingress's Service port as written: the number, or
@@ -165,7 +169,7 @@ func (b *builder) resolve(ns, name, port string) *resolution {
 		be.ID = ns + "/" + name + ":" + port
 	}
 	bi := b.infoSlab.new()
-	bi.b, bi.written = be, port
+	bi.b, bi.written, bi.port = be, port, sp
 	if e.backends == nil {
 		e.backends = make([]*backendInfo, 0, 2)
 	}

@@ -103,6 +103,7 @@ var buildSteps = []func(*builder){
 	(*builder).applyBackendAnnotations,    // §11.1: service-upstream, default-backend
 	(*builder).decideProtocols,            // §8, §11.1: backend-protocol, oldest decides
 	(*builder).decideRouteProtocols,       // §20: GRPCRoutes' backends are dialled as gRPC
+	(*builder).decideAppProtocols,         // §20: HTTPRoutes' backends by their Service port's appProtocol
 	(*builder).decideBalancing,            // §9, §11.3: load-balance, upstream-hash-by, oldest decides
 	(*builder).decideAffinity,             // §9: session affinity, oldest decides; sticky canaries share it
 	(*builder).applyRouteAffinity,         // §20: route sources' session persistence on their backends
@@ -207,6 +208,8 @@ type builder struct {
 	regexps map[string]regexResult
 	// grpcBackends are the backends GRPCRoutes send to (grpcroute.go).
 	grpcBackends map[*backendInfo]grpcUse
+	// routeBackends are the backends HTTPRoutes send to (appprotocol.go).
+	routeBackends map[*backendInfo]grpcUse
 	// caseSensitiveRegexps are the Gateway API's patterns, made on first use.
 	caseSensitiveRegexps map[string]regexResult
 

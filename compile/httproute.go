@@ -63,6 +63,9 @@ type HTTPRouteRule struct {
 	// Redirect, when set, answers with a redirect instead of proxying
 	// (the Gateway API's RequestRedirect filter).
 	Redirect *RequestRedirect
+	// CORS, when set, is the rule's cross-origin policy (the Gateway
+	// API's CORS filter, route_cors.go).
+	CORS *CORSFilter
 	// Mirrors copy each request, or a share of them, to other Services
 	// (the Gateway API's RequestMirror filters); their answers are
 	// dropped.
@@ -167,6 +170,10 @@ type WeightedBackend struct {
 	// its share of the requests answers 500. A Service or port that does
 	// not exist is found invalid by compile.
 	Invalid string
+	// RequestHeaders and ResponseHeaders edit the headers of the requests
+	// sent to this backend and of its answers only, after the rule's (the
+	// Gateway API's filters on a backendRef; match.Alternative.Snippet).
+	RequestHeaders, ResponseHeaders *HeaderModifier
 }
 
 // HTTPRouteKind is the Kind of an HTTPRoute in warnings and sources.
@@ -228,6 +235,9 @@ func (b *builder) buildHTTPRoutes() {
 				if !ok || !b.checkRedirect(hr, rule) {
 					continue
 				}
+				if to.cors, ok = b.ruleCORS(hr, rule); !ok {
+					continue
+				}
 				matches := rule.Matches
 				if len(matches) == 0 {
 					matches = []HTTPRouteMatch{{Field: rule.Field, Type: match.Prefix, Path: "/"}}
@@ -275,8 +285,13 @@ func (b *builder) ruleBackend(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Backen
 			"the rule names no backend; its requests answer 500")
 		return nil, &match.Split{Alternatives: []match.Alternative{{Weight: 1}}}
 	}
+	// A backend with filters of its own is an alternative of a split,
+	// even alone, which carries them (match.Alternative.Snippet).
+	filtered := slices.ContainsFunc(rule.Backends, func(wb WeightedBackend) bool {
+		return wb.Invalid == "" && (wb.RequestHeaders != nil || wb.ResponseHeaders != nil)
+	})
 	var alts []match.Alternative
-	if len(rule.Backends) > 1 {
+	if len(rule.Backends) > 1 || filtered {
 		alts = make([]match.Alternative, len(rule.Backends))
 	}
 	var first, be *match.Backend
@@ -287,20 +302,27 @@ func (b *builder) ruleBackend(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Backen
 			positive++
 		}
 		be = b.ruleBackendRef(hr, wb)
+		var sn *match.Snippet
+		if be != nil {
+			var ok bool
+			if sn, ok = b.headerSnippet(hr, wb.RequestHeaders, wb.ResponseHeaders, wb.Field+".filters", "the backend, whose share of the requests answers 500,"); !ok {
+				be = nil // its share answers 500, as an invalid reference's
+			}
+		}
 		if be == nil {
 			invalid++
 		} else if first == nil && wb.Weight > 0 {
 			first = be
 		}
 		if alts != nil {
-			alts[i] = match.Alternative{Backend: be, Weight: int(max(wb.Weight, 0))}
+			alts[i] = match.Alternative{Backend: be, Weight: int(max(wb.Weight, 0)), Snippet: sn}
 		}
 	}
 	if positive == 0 {
 		b.warn(BackendUnsupported, hr.ref(), rule.Field+".backendRefs",
 			"every backend has weight 0; the rule's requests answer 500")
 	}
-	if positive == 1 && invalid == 0 && first != nil {
+	if positive == 1 && invalid == 0 && first != nil && !filtered {
 		return first, nil
 	}
 	if alts == nil { // one backend, invalid or of weight 0
@@ -327,6 +349,7 @@ func (b *builder) ruleBackendRef(hr *HTTPRoute, wb *WeightedBackend) *match.Back
 	}
 	r.backend.used = true
 	b.noteGRPCBackend(hr, wb.Field, r.backend)
+	b.noteRouteBackend(hr, wb.Field, r.backend)
 	return r.backend.b
 }
 
@@ -337,6 +360,7 @@ type routeTarget struct {
 	split    *match.Split
 	response *match.Response
 	policy   *match.Policy
+	cors     *match.CORS
 }
 
 // ruleMirrors builds the Response that sends the rule's mirrored copies,
@@ -362,6 +386,7 @@ func (b *builder) ruleMirrors(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Respon
 		}
 		r.backend.used = true
 		b.noteGRPCBackend(hr, rm.Field, r.backend)
+		b.noteRouteBackend(hr, rm.Field, r.backend)
 		m := &match.Mirror{
 			Target:    "http://" + svc.Name + "." + svc.Namespace + ".svc$request_uri",
 			Backend:   r.backend.b,
@@ -435,7 +460,7 @@ func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatc
 		CaseSensitive: m.Type == match.Regex,
 		Backend:       to.backend,
 		Split:         to.split,
-		Location:      match.Location{Response: to.response, Policy: to.policy, Rewrite: rw, Snippet: sn},
+		Location:      match.Location{Response: to.response, Policy: to.policy, Rewrite: rw, Snippet: sn, CORS: to.cors},
 	}
 	if hr.kind() == GRPCRouteKind {
 		_, _, r.OrderPath = grpcPath(m.GRPC)
@@ -628,25 +653,31 @@ func (b *builder) ruleRewrites(hr *HTTPRoute, rule *HTTPRouteRule) (map[match.Pa
 // literal there only without "$", and an empty one would clear the
 // header, so such values refuse the rule.
 func (b *builder) ruleHeaders(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Snippet, bool) {
-	if rule.RequestHeaders == nil && rule.ResponseHeaders == nil {
+	return b.headerSnippet(hr, rule.RequestHeaders, rule.ResponseHeaders, rule.Field+".filters", "the rule")
+}
+
+// headerSnippet is ruleHeaders for a request and a response modifier
+// (either nil); what names what a refusal leaves unserved.
+func (b *builder) headerSnippet(hr *HTTPRoute, reqHM, respHM *HeaderModifier, field, what string) (*match.Snippet, bool) {
+	if reqHM == nil && respHM == nil {
 		return nil, true
 	}
 	var ops []match.SnippetOp
-	for _, hm := range []*HeaderModifier{rule.RequestHeaders, rule.ResponseHeaders} {
+	for _, hm := range []*HeaderModifier{reqHM, respHM} {
 		if hm == nil {
 			continue
 		}
-		request := hm == rule.RequestHeaders
+		request := hm == reqHM
 		for _, name := range hm.Remove {
 			if !validHeaderName(name) {
-				b.warn(RuleRejected, hr.ref(), hm.Field, "header name "+strconv.Quote(name)+" is not a token; the rule is not served")
+				b.warn(RuleRejected, hr.ref(), hm.Field, "header name "+strconv.Quote(name)+" is not a token; "+what+" is not served")
 				return nil, false
 			}
 		}
 		for _, h := range slices.Concat(hm.Set, hm.Add) {
 			if h.Value == "" || strings.Contains(h.Value, "$") || !validHeaderName(h.Name) {
 				b.warn(RuleRejected, hr.ref(), hm.Field, "header "+strconv.Quote(h.Name)+": "+strconv.Quote(h.Value)+
-					" is not served (an empty value, a \"$\" or a name that is not a token); the rule is not served")
+					" is not served (an empty value, a \"$\" or a name that is not a token); "+what+" is not served")
 				return nil, false
 			}
 		}
@@ -679,7 +710,7 @@ func (b *builder) ruleHeaders(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Snippe
 	}
 	sn, err := match.NewSnippet(match.Snippet{Ops: ops})
 	if err != nil {
-		b.warn(RuleRejected, hr.ref(), rule.Field+".filters", err.Error()+"; the rule is not served")
+		b.warn(RuleRejected, hr.ref(), field, err.Error()+"; "+what+" is not served")
 		return nil, false
 	}
 	return sn, true

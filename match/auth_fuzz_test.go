@@ -33,3 +33,43 @@ func FuzzCORSOrigin(f *testing.F) {
 		}
 	})
 }
+
+// gatewayOriginRE is the Gateway API's CORSOrigin pattern, less "*" alone
+// (AnyOrigin's) and a host "*" (any host).
+var gatewayOriginRE = regexp.MustCompile(`^(https?)://((\*\.)?([a-zA-Z0-9\-]+\.)*[a-zA-Z0-9-]+)(:([0-9]{1,5}))?$`)
+
+// FuzzGatewayCORSOrigin compares the Gateway form's Allows with a regular
+// expression written from the API's text for an allowed origin the API
+// accepts: the scheme and host without regard to ASCII case, a leading
+// "*" any number of labels, and a port the scheme's default when not
+// written, on either side.
+func FuzzGatewayCORSOrigin(f *testing.F) {
+	f.Add("https://*.bar.com", "https://xpto.www.bar.com")
+	f.Add("https://www.foo.com", "https://www.foo.com:443")
+	f.Add("http://a.test:8080", "http://A.TEST:8080")
+	f.Add("https://*.bar.com", "https://bar.com")
+	f.Add("https://*.bar.com", "https://a..bar.com")
+	f.Add("http://x.test:80", "http://x.test")
+	f.Fuzz(func(t *testing.T, pattern, origin string) {
+		c := NewCORS(CORS{Gateway: true, Origins: []string{pattern}})
+		got := c.Allows(origin)
+		m := gatewayOriginRE.FindStringSubmatch(pattern)
+		if m == nil || !utf8.ValidString(origin) || strings.Contains(origin, "[") {
+			return
+		}
+		scheme, host, port := lowerASCII(m[1]), lowerASCII(m[2]), m[6]
+		def := map[string]string{"http": "80", "https": "443"}[scheme]
+		hostRE := regexp.QuoteMeta(host)
+		if strings.HasPrefix(host, "*.") {
+			hostRE = `[a-z0-9\-]+(\.[a-z0-9\-]+)*` + regexp.QuoteMeta(host[1:])
+		}
+		portRE := ":" + regexp.QuoteMeta(port)
+		if port == "" || port == def {
+			portRE = "(:" + def + ")?"
+		}
+		re := regexp.MustCompile(`^` + scheme + `://` + hostRE + portRE + `$`)
+		if want := re.MatchString(lowerASCII(origin)); got != want {
+			t.Fatalf("pattern %q origin %q: Allows %v, regexp %v", pattern, origin, got, want)
+		}
+	})
+}

@@ -50,6 +50,12 @@ type CORS struct {
 	// all (Origins empty, AnyOrigin false), as ingress-nginx sets no
 	// origin check then.
 	Closed string
+	// Gateway serves the policy as the Gateway API's CORS filter
+	// (HTTPCORSFilter, SPEC §20) rather than as ingress-nginx's
+	// annotations (see gatewayCORS); Methods, Headers and ExposeHeaders
+	// are then lists joined with ", ", "" for none, and Methods or
+	// Headers "*" allows any.
+	Gateway bool
 
 	// The header values, each a one-element slice with no spare capacity,
 	// shared by every response: appending to one copies it.
@@ -60,6 +66,8 @@ type corsHeaders struct {
 	star, credentials, methods, headers, expose, maxAge []string
 	// patterns are Origins split at their wildcard.
 	patterns []originPattern
+	// origins are Origins parsed for the Gateway form.
+	origins []gatewayOrigin
 }
 
 // originPattern is an allowed origin: literal, or prefix + one DNS label +
@@ -87,6 +95,20 @@ func NewCORS(c CORS) *CORS {
 	if c.ExposeHeaders != "" {
 		out.hdr.expose = one(c.ExposeHeaders)
 	}
+	if c.Gateway {
+		out.hdr.origins = parseGatewayOrigins(out.Origins)
+		if c.MaxAge <= 0 {
+			out.MaxAge = DefaultGatewayCORSMaxAge
+			out.hdr.maxAge = one(strconv.Itoa(out.MaxAge))
+		}
+		if c.Methods == "" {
+			out.hdr.methods = nil
+		}
+		if c.Headers == "" {
+			out.hdr.headers = nil
+		}
+		return &out
+	}
 	for _, o := range out.Origins {
 		p := originPattern{prefix: o}
 		if i := strings.IndexByte(o, '*'); i >= 0 {
@@ -106,6 +128,9 @@ func one(s string) []string { return []string{s}[:1:1] }
 // a Kelvin sign never passes for an allowed "localhost" or "k". A wildcard
 // stands for one label of letters, digits and '-'.
 func (c *CORS) Allows(origin string) bool {
+	if c.Gateway {
+		return c.gatewayAllows(origin)
+	}
 	if c.AnyOrigin {
 		return true
 	}
@@ -140,6 +165,10 @@ func (p originPattern) matches(origin string) bool {
 // origin is the request's Origin values (echoed, first value only, unless
 // AnyOrigin). It allocates nothing once h has room for the keys.
 func (c *CORS) SetHeaders(h map[string][]string, origin []string) {
+	if c.Gateway {
+		c.setGatewayHeaders(h, origin)
+		return
+	}
 	if c.AnyOrigin || len(origin) == 0 {
 		h["Access-Control-Allow-Origin"] = c.hdr.star
 	} else {
@@ -191,6 +220,9 @@ func corsText(c *CORS) string {
 		return "cors closed (" + c.Closed + " rejected: no origin allowed)"
 	}
 	s := "cors origin "
+	if c.Gateway {
+		s = "cors (Gateway API) origin "
+	}
 	if c.AnyOrigin {
 		s += "*"
 	} else if len(c.Origins) == 0 {

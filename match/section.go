@@ -59,6 +59,7 @@ var sections = []*section{
 	&listenerSection,      // listener.go
 	&caseSensitiveSection, // casesensitive.go
 	&passthroughSection,   // tlsroute.go
+	&gatewayCORSSection,   // gatewaycors.go
 }
 
 // A digestPart is a share of the digest. One with no tag (the routing

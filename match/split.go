@@ -23,6 +23,11 @@ type Split struct {
 type Alternative struct {
 	Backend *Backend // nil: invalid
 	Weight  int
+	// Snippet, when set, edits the headers of the requests sent to this
+	// backend and of its answers only (the Gateway API's filters on a
+	// backendRef), after the route's own (Location.Snippet). Only its
+	// header steps run; build it with NewSnippet.
+	Snippet *Snippet
 }
 
 // Weights are the alternatives' weights in order.
@@ -32,6 +37,12 @@ func (s *Split) Weights() []int {
 		w[i] = a.Weight
 	}
 	return w
+}
+
+// splitHasSnippets reports a route whose split edits some backend's
+// headers.
+func splitHasSnippets(r *Route) bool {
+	return r.Split != nil && slices.ContainsFunc(r.Split.Alternatives, func(a Alternative) bool { return a.Snippet != nil })
 }
 
 func checkSplit(s *Split) error {
@@ -64,6 +75,21 @@ var splitSection = section{
 				}
 			}
 		},
+	}, {
+		// Per-backend header edits joined later, under a tag of their own,
+		// so tables without them keep their digest.
+		tag: "weighted-backend-filters",
+		hostHas: func(vh *VirtualHost) bool {
+			return slices.ContainsFunc(vh.Routes, splitHasSnippets)
+		},
+		route: func(e *encoder, r *Route) {
+			e.flag(splitHasSnippets(r))
+			if splitHasSnippets(r) {
+				for _, a := range r.Split.Alternatives {
+					e.snippet(a.Snippet)
+				}
+			}
+		},
 	}},
 	text: textParts{
 		at: 16,
@@ -78,6 +104,17 @@ var splitSection = section{
 					id = a.Backend.ID
 				}
 				b.WriteString(" " + strconv.Itoa(a.Weight) + "*" + id)
+			}
+		},
+		routeLines: func(b *strings.Builder, _ *VirtualHost, r *Route) {
+			if !splitHasSnippets(r) {
+				return
+			}
+			for i, a := range r.Split.Alternatives {
+				if a.Snippet != nil {
+					b.WriteString("    split " + strconv.Itoa(i) + " only:\n")
+					snippetLines(b, "      ", a.Snippet)
+				}
 			}
 		},
 	},

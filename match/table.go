@@ -46,6 +46,10 @@ const (
 	HTTPS
 	GRPC
 	GRPCS
+	// H2C is HTTP/2 with prior knowledge over cleartext, any request
+	// (a Service port with appProtocol kubernetes.io/h2c, SPEC §20); GRPC
+	// is dialled so too, for gRPC requests only.
+	H2C
 )
 
 func (p Protocol) String() string {
@@ -58,6 +62,8 @@ func (p Protocol) String() string {
 		return "GRPC"
 	case GRPCS:
 		return "GRPCS"
+	case H2C:
+		return "H2C"
 	}
 	return fmt.Sprintf("Protocol(%d)", p)
 }

@@ -10,8 +10,13 @@ import (
 // preflight the route's policy allows.
 const ReasonCORSPreflight = "cors-preflight"
 
+// ReasonCORSPreflightDenied is the Record.Reason of the 204 without CORS
+// headers answering a preflight whose Origin a Gateway API CORS filter
+// does not allow (match.CORS.Gateway).
+const ReasonCORSPreflightDenied = "cors-preflight-denied"
+
 // stepPreflight applies the location's CORS policy (serveCORS).
-var stepPreflight = step{name: "cors preflight", reasons: []string{ReasonCORSPreflight}}
+var stepPreflight = step{name: "cors preflight", reasons: []string{ReasonCORSPreflight, ReasonCORSPreflightDenied}}
 
 // policyHeaders are the response headers a route's policies add to a
 // proxied answer: the CORS headers, which replace any the backend sent
@@ -23,7 +28,8 @@ type policyHeaders struct {
 	// sends them whatever the status.
 	cookies       []string
 	alwaysCookies bool
-	// snippet holds the snippet's response header edits (snippet.go).
+	// snippet holds the snippet's response header edits (snippet.go),
+	// then those of the weighted backend chosen (split.go).
 	snippet *match.SnippetResult
 }
 
@@ -71,6 +77,9 @@ func (r *Router) serveCORS(s *requestState) bool {
 	if len(origin) > 0 {
 		first = origin[0]
 	}
+	if c.Gateway {
+		return r.serveGatewayCORS(s, c, origin, first)
+	}
 	if !c.Allows(first) {
 		return false
 	}
@@ -80,6 +89,38 @@ func (r *Router) serveCORS(s *requestState) bool {
 	if req.Method != http.MethodOptions {
 		return false
 	}
+	r.answerPreflight(s, ReasonCORSPreflight)
+	return true
+}
+
+// serveGatewayCORS is serveCORS for a Gateway API CORS filter (the
+// Gateway form of match.CORS): a preflight, an OPTIONS request with an
+// Origin and an Access-Control-Request-Method, is answered 204 here, with
+// the CORS headers only when the origin is allowed; any other request
+// from an allowed origin goes on with the headers set for its answer.
+func (r *Router) serveGatewayCORS(s *requestState, c *match.CORS, origin []string, first string) bool {
+	req := s.req
+	method := req.Header["Access-Control-Request-Method"]
+	allowed := c.Allows(first)
+	if req.Method != http.MethodOptions || first == "" || len(method) == 0 {
+		if allowed {
+			s.ph.cors, s.ph.origin = c, origin
+			c.SetHeaders(s.w.Header(), origin)
+		}
+		return false
+	}
+	reason := ReasonCORSPreflightDenied
+	if allowed {
+		c.SetPreflightHeaders(s.w.Header(), origin, method, req.Header["Access-Control-Request-Headers"])
+		reason = ReasonCORSPreflight
+	}
+	r.answerPreflight(s, reason)
+	return true
+}
+
+// answerPreflight writes the empty 204 answering a preflight.
+func (r *Router) answerPreflight(s *requestState, reason string) {
+	h := s.w.Header()
 	h["Content-Type"] = preflightType
 	h["Content-Length"] = preflightLength
 	s.w.WriteHeader(http.StatusNoContent)
@@ -88,8 +129,7 @@ func (r *Router) serveCORS(s *requestState) bool {
 			s.d.backend = s.d.res.Backend
 		}
 		rec := r.record(s)
-		rec.Status, rec.Reason = http.StatusNoContent, ReasonCORSPreflight
+		rec.Status, rec.Reason = http.StatusNoContent, reason
 		r.observer(rec)
 	}
-	return true
 }

@@ -277,7 +277,7 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	rt := h1
 	switch x.backend.Protocol {
-	case match.GRPC:
+	case match.GRPC, match.H2C:
 		rt = h2c
 	case match.GRPCS:
 		rt = h2

@@ -104,5 +104,41 @@ func (r *Router) splitRequest(s *requestState, sp *match.Split) bool {
 		r.refuse(s, a)
 		return true
 	}
+	if sn := sp.Alternatives[i].Snippet; sn != nil {
+		r.backendHeaders(s, sn)
+	}
 	return false
+}
+
+// backendHeaders makes the header edits of the alternative chosen (a
+// Gateway API backendRef's filters), after the route's own: on the
+// request sent to it, and on its answer (policyHeaders.snippet, after the
+// route's).
+func (r *Router) backendHeaders(s *requestState, sn *match.Snippet) {
+	res := sn.Run(r.snippetRequest(s.req, &s.d, false))
+	if len(res.Request) > 0 {
+		h := s.req.Header.Clone()
+		if h == nil {
+			h = http.Header{}
+		}
+		host, dropped := match.ApplyRequest(res.Request, h)
+		if host != "" {
+			s.d.act.host = host
+		}
+		if dropped > 0 {
+			r.headersDropped.Add(uint64(dropped))
+		}
+		out := *s.req
+		out.Header = h
+		s.req = &out
+	}
+	if len(res.Response) > 0 {
+		if s.ph.snippet != nil {
+			// After the route's own edits, which this request keeps.
+			merged := *s.ph.snippet
+			merged.Response = append(merged.Response[:len(merged.Response):len(merged.Response)], res.Response...)
+			res = merged
+		}
+		s.ph.snippet = &res
+	}
 }

@@ -55,7 +55,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.h1.RoundTrip(req)
 	}
 	switch x.backend.Protocol {
-	case match.GRPC:
+	case match.GRPC, match.H2C:
 		return t.h2c.RoundTrip(req)
 	case match.GRPCS:
 		return t.h2.RoundTrip(req)

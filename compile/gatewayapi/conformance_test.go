@@ -52,6 +52,7 @@ var modifiedSent = map[string]string{"X-Header-Remove": "remove-val", "X-Header-
 type seenRequest struct {
 	backend, target string
 	header          http.Header
+	proto           string
 }
 
 // backends serves every Service of a world on loopback: each answers 200
@@ -70,7 +71,7 @@ type backends struct {
 func (bs *backends) handler(name string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		bs.mu.Lock()
-		bs.seen = append(bs.seen, seenRequest{name, r.URL.RequestURI(), r.Header.Clone()})
+		bs.seen = append(bs.seen, seenRequest{name, r.URL.RequestURI(), r.Header.Clone(), r.Proto})
 		bs.mu.Unlock()
 		if r.URL.Path == "/ws" {
 			websocket.Handler(func(ws *websocket.Conn) { _, _ = io.Copy(ws, ws) }).ServeHTTP(w, r)
@@ -146,7 +147,9 @@ func serveSuite(t *testing.T, snap *compile.Snapshot) (*router.Router, *backends
 }
 
 // serveSuiteOn is serveSuite for a router whose local ports are the
-// Gateway ports gatewayPorts says (router.Options.GatewayPorts).
+// Gateway ports gatewayPorts says (router.Options.GatewayPorts). A
+// Service port with appProtocol kubernetes.io/h2c is a server of its own
+// that speaks only HTTP/2 with prior knowledge, as the suite's is.
 func serveSuiteOn(t *testing.T, snap *compile.Snapshot, gatewayPorts map[int]int32) (*router.Router, *backends) {
 	t.Helper()
 	bs := &backends{}
@@ -165,7 +168,11 @@ func serveSuiteOn(t *testing.T, snap *compile.Snapshot, gatewayPorts map[int]int
 				Conditions: discoveryv1.EndpointConditions{Ready: new(true)}}},
 		}
 		for _, sp := range svc.Spec.Ports {
-			sl.Ports = append(sl.Ports, discoveryv1.EndpointPort{Name: new(sp.Name), Port: new(int32(port))})
+			p := port
+			if sp.AppProtocol != nil && *sp.AppProtocol == compile.AppProtocolH2C {
+				p = h2cOnly(t, bs.handler(name))
+			}
+			sl.Ports = append(sl.Ports, discoveryv1.EndpointPort{Name: new(sp.Name), Port: new(int32(p))})
 		}
 		snap.EndpointSlices = append(snap.EndpointSlices, sl)
 	}
@@ -176,6 +183,17 @@ func serveSuiteOn(t *testing.T, snap *compile.Snapshot, gatewayPorts map[int]int
 	rt := router.New(router.Options{Logger: slog.New(slog.DiscardHandler), GatewayPorts: gatewayPorts})
 	rt.Publish(res.Table)
 	return rt, bs
+}
+
+// h2cOnly serves h on a loopback port that speaks HTTP/2 with prior
+// knowledge only, and returns the port.
+func h2cOnly(t *testing.T, h http.Handler) int {
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.Protocols = new(http.Protocols)
+	srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv.Listener.Addr().(*net.TCPAddr).Port
 }
 
 // send serves one request and returns the status and the backend that
@@ -562,5 +580,73 @@ func TestConformanceStatus(t *testing.T) {
 		if c.ObservedGeneration != 2 {
 			t.Errorf("%s.go: %s observedGeneration %d, want 2", test, c.Type, c.ObservedGeneration)
 		}
+	}
+}
+
+// TestConformanceBackendHeaders:
+// httproute-request-header-modifier-backend-weights.go sends 100 requests
+// to a rule split between two backendRefs, each with a
+// RequestHeaderModifier setting Backend to its own name, and wants every
+// request received by the backend its header names.
+func TestConformanceBackendHeaders(t *testing.T) {
+	const test = "httproute-request-header-modifier-backend-weights"
+	rt, bs := serveSuite(t, loadConformance(t, test))
+	for i := range 100 {
+		if code, _ := send(rt, "", "", "/", nil); code != http.StatusOK {
+			t.Fatalf("%s.go: request %d answered %d, want 200", test, i, code)
+		}
+	}
+	counts := map[string]int{}
+	for _, b := range []string{v1, v2} {
+		for _, s := range bs.received(b, "/") {
+			counts[b]++
+			if got := s.header.Values("Backend"); len(got) != 1 || !strings.HasSuffix(b, "/"+got[0]) {
+				t.Errorf("%s.go: %s received Backend %q, want its own name once", test, b, got)
+			}
+		}
+	}
+	if counts[v1]+counts[v2] != 100 || counts[v1] != 50 {
+		t.Errorf("%s.go: the backends received %v, want 50 each of the 100 requests", test, counts)
+	}
+}
+
+// TestConformanceBackendH2C: httproute-backend-protocol-h2c.go sends an
+// HTTP/2 request with prior knowledge to the Gateway for a route whose
+// Service port has appProtocol kubernetes.io/h2c, whose backend speaks
+// only that, and wants it answered 200 by infra-backend-v1. The router is
+// a real server here, taking h2c as it does for gRPC.
+func TestConformanceBackendH2C(t *testing.T) {
+	const test = "httproute-backend-protocol-h2c"
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, bs := serveSuiteOn(t, loadConformance(t, test), map[int]int32{ln.Addr().(*net.TCPAddr).Port: 80})
+	srv := httptest.NewUnstartedServer(rt)
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Config.Protocols = new(http.Protocols)
+	srv.Config.Protocols.SetHTTP1(true)
+	srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	tr := &http.Transport{Protocols: new(http.Protocols)}
+	tr.Protocols.SetUnencryptedHTTP2(true)
+	t.Cleanup(tr.CloseIdleConnections)
+	req, err := http.NewRequest(http.MethodGet, "http://"+ln.Addr().String()+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = "192.0.2.1"
+	res, err := (&http.Client{Transport: tr, Timeout: 5 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatalf("%s.go: %v", test, err)
+	}
+	_ = res.Body.Close()
+	if res.StatusCode != http.StatusOK || res.ProtoMajor != 2 || res.Header.Get("X-Served-By") != v1 {
+		t.Fatalf("%s.go: answered %d over %s by %q, want 200 over HTTP/2 by %s", test, res.StatusCode, res.Proto, res.Header.Get("X-Served-By"), v1)
+	}
+	if got := bs.received(v1, "/"); len(got) != 1 || got[0].proto != "HTTP/2.0" {
+		t.Errorf("%s.go: %s received %v, want one HTTP/2 request", test, v1, got)
 	}
 }

@@ -160,7 +160,8 @@ spec:
 // translate and compile to the same table and warnings twice.
 func FuzzDecodeGatewayAPI(f *testing.F) {
 	Register()
-	for _, name := range []string{"base.yaml", "httproute-hostname-intersection.yaml", "httproute-rewrite-path.yaml", "httproute-redirect-path.yaml", "httproute-reference-grant.yaml"} {
+	for _, name := range []string{"base.yaml", "httproute-hostname-intersection.yaml", "httproute-rewrite-path.yaml", "httproute-redirect-path.yaml", "httproute-reference-grant.yaml",
+		"httproute-cors.yaml", "httproute-request-header-modifier-backend-weights.yaml", "httproute-backend-protocol-h2c.yaml"} {
 		data, err := os.ReadFile("testdata/conformance/" + name)
 		if err != nil {
 			f.Fatal(err)

@@ -296,6 +296,9 @@ func (t *translator) rule(r *gwv1.HTTPRoute, i int) (compile.HTTPRouteRule, bool
 		case f.Type == gwv1.HTTPRouteFilterResponseHeaderModifier && f.ResponseHeaderModifier != nil && out.ResponseHeaders == nil:
 			out.ResponseHeaders = headerModifier(ff, f.ResponseHeaderModifier)
 			continue
+		case f.Type == gwv1.HTTPRouteFilterCORS && f.CORS != nil && out.CORS == nil:
+			out.CORS = corsFilter(ff, f.CORS)
+			continue
 		case f.Type == gwv1.HTTPRouteFilterRequestMirror && f.RequestMirror != nil:
 			out.Mirrors = append(out.Mirrors, t.mirror(r, ff, f.RequestMirror))
 			continue
@@ -388,8 +391,7 @@ func (t *translator) backend(r *gwv1.HTTPRoute, field string, b *gwv1.HTTPBacken
 	if g, k := deref(b.Group, ""), deref(b.Kind, "Service"); (g != "" && g != "core") || k != "Service" {
 		return invalid(Unsupported, ".kind", "backend "+string(k)+" is not a Service")
 	}
-	if len(b.Filters) > 0 {
-		t.warn(Unsupported, r, field+".filters", "backendRef filters are not served yet; the backend is not served")
+	if !t.backendFilters(r, field, b.Filters, &wb) {
 		return wb, false
 	}
 	if b.Port == nil {

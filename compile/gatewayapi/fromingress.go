@@ -171,7 +171,8 @@ const noEquivalent = "no Gateway API field or filter expresses it"
 //     rewrite-target without captures (URLRewrite ReplaceFullPath),
 //     upstream-vhost (URLRewrite hostname), x-forwarded-prefix
 //     (RequestHeaderModifier), permanent-redirect and temporal-redirect
-//     (RequestRedirect; the query is kept where nginx drops it), canary
+//     (RequestRedirect; the query is kept where nginx drops it, so they
+//     and app-root are listed too), canary
 //     by weight (weighted backendRefs) and by header (rules with a header
 //     match: the value, the pattern, or "always" and "never"),
 //     mirror-target to a cluster Service (RequestMirror), and a
@@ -180,7 +181,13 @@ const noEquivalent = "no Gateway API field or filter expresses it"
 //
 // Every other nginx.ingress.kubernetes.io/ or ramjet.dev/ annotation of a
 // claimed Ingress, and each of those above whose value has no equivalent,
-// is listed in Unconverted with the reason.
+// is listed in Unconverted with the reason. It never fails open: what
+// checks a request with no Gateway API form keeps its Ingress (guard.go)
+// or host (guardedHost) out of the objects altogether; a host listed
+// under spec.tls without a rule of its own gets listeners and routes
+// under its name (tlsHostsWithoutRules); /.well-known/acme-challenge is
+// served unredirected on the HTTP listener as ingress-nginx serves it
+// (acme.go).
 func FromIngress(s compile.Snapshot, o FromIngressOptions) Migration {
 	s.HTTPRoutes = nil // the migration is of the Ingresses alone
 	res := compile.Compile(s, o.Compile)

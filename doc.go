@@ -2464,13 +2464,40 @@
 // as their filters, matches and backendRefs. Every other annotation is
 // listed per Ingress with why it has no equivalent. It never fails open:
 // an Ingress whose routes authenticate (auth-url, auth-type), restrict
-// client addresses (whitelist-, allowlist-, denylist-source-range) or run
-// ModSecurity becomes no route at all and is listed with that annotation.
-// A rule that redirects of its own (permanent-redirect, app-root) does so
-// on plain HTTP too, as ramjet answers it before the HTTPS redirect; the
+// client addresses (whitelist-, allowlist-, denylist-source-range), run
+// ModSecurity or carry a snippet that can answer a request itself (allow,
+// deny, return) becomes no route at all and is listed with that
+// annotation; a host checked as a whole (client certificates, auth-tls-*,
+// or a server-snippet location block, which may guard another Ingress's
+// path) is not converted, and every Ingress on it is listed. A host listed
+// under spec.tls without a rule of its own gets its HTTP and HTTPS
+// listeners and the routes of the host that serves it (a wildcard, or the
+// catch-all) under its name, so its plain HTTP is redirected as
+// ingress-nginx redirects it, not served by the catch-all's HTTP listener.
+// /.well-known/acme-challenge is never redirected: a rule wholly under it
+// stays unredirected on the HTTP listener, and the longest redirected
+// PathPrefix rule holding it gets a twin there with PathPrefix
+// /.well-known/acme-challenge (a redirected regular expression matching
+// it is listed instead: no pattern form leaves those paths out). A rule
+// that redirects of its own (permanent-redirect, app-root) does so on
+// plain HTTP too, as ramjet answers it before the HTTPS redirect; it is
+// listed, since its RequestRedirect keeps the request's query, which
+// nginx's return drops (app-root also keeps the Host header's port there,
+// where RequestRedirect writes the listener's), and no Gateway API field
+// says otherwise. Also listed, with the route converted: an upstream-vhost
+// with a port (URLRewrite's hostname takes none; a RequestHeaderModifier
+// on Host is refused by Envoy Gateway and Istio), so the Host is left as
+// sent; a canary's cookie, on the canary and its primary; the ConfigMap's
+// proxy-body-size (HTTPRoute has no body limit). An invalid
+// canary-by-header-pattern sends every request with the header to the
+// primary, as ingress-nginx's balancer gives up on the canary then. The
 // HTTPS redirect keeps a trailing slash ingress-nginx drops (no
-// RequestRedirect says otherwise). examples/check
-// -translate -to gateway prints the objects, and -report the list.
+// RequestRedirect says otherwise). examples/check -translate -to gateway
+// prints the objects, and -report the list. TestFromIngressRoundTripCases
+// sends every request of every case file to both tables; what still
+// differs is argued case by case there (the Gateway API's 500 for a
+// missing Service, the precedence of patterns, a wildcard's depth, a
+// canary skipped for want of endpoints at request time).
 //
 // Served now:
 //
@@ -2727,8 +2754,13 @@
 //     nothing of their own, warn and are left out. The example controller
 //     serves TLS listeners on --gateway-https-port, through its
 //     -https-addr listener, which reads a connection's ClientHello first
-//     only while the table passes some connection through; a TLS listener
-//     on another port is PortUnavailable. A TLS listener whose port and
+//     only while the table passes some connection through. Each Gateway
+//     port maps to one listener of the controller, and TLS is read on the
+//     HTTPS one alone: a TLS listener on another port, the plain-HTTP
+//     one included, is not served (Accepted False, PortUnavailable, the
+//     message naming the ports served) and its TLSRoutes are not
+//     attached; a data plane that listened on each Gateway port would
+//     serve it, and router.Options.GatewayPorts can map more ports. A TLS listener whose port and
 //     hostname a served HTTPS listener of another Gateway has is
 //     Conflicted (HostnameConflict): Gateways share the controller's
 //     ports, and the HTTPS listener keeps its names. Status: the listener
@@ -2892,7 +2924,11 @@
 // Service with it. Review.Warnings are the compile's warnings about the
 // Ingress, exactly those of compiling the whole snapshot with it (a test
 // reviews every Ingress of every case file, and a new copy of each, both
-// ways). ReviewRoute does the same for a Gateway API route.
+// ways). ReviewRoute does the same for an HTTPRoute or GRPCRoute, and
+// ReviewTLSRoute for a TLSRoute (with the translation's passthrough
+// listeners and the other TLSRoutes, whose older claim on a hostname
+// warns RouteConflict); the webhook reads TLSRoutes in v1, v1alpha3 and
+// v1alpha2.
 //
 // Review.Refusal is set exactly where ingress-nginx v1.15's webhook
 // refuses (compile.NginxRefusal, then its host/path check), with its

@@ -9,6 +9,8 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"ramjet.dev/ramjet/match"
 )
 
 // Compiler compiles one snapshot after another, reusing what it computed
@@ -214,7 +216,10 @@ type seenSnapshot struct {
 	httpRoutes    []*HTTPRoute
 	listenerCerts []*ListenerCertificate
 	warnings      []Warning
-	initialised   bool
+	// The Gateway listeners and TLS passthrough routes (§20).
+	listeners, passthroughListeners []match.ListenerHost
+	tlsRoutes                       []*TLSRoute
+	initialised                     bool
 	// otherChanged: the route sources' routes, certificates or warnings.
 	otherChanged bool
 }
@@ -251,6 +256,12 @@ func (p *seenSnapshot) update(s *Snapshot) bool {
 	}
 	if !slices.Equal(p.warnings, s.Warnings) {
 		p.warnings, p.otherChanged = slices.Clone(s.Warnings), true
+	}
+	if !slices.Equal(p.listeners, s.Listeners) || !slices.Equal(p.passthroughListeners, s.PassthroughListeners) {
+		p.listeners, p.passthroughListeners, p.otherChanged = slices.Clone(s.Listeners), slices.Clone(s.PassthroughListeners), true
+	}
+	if !slices.Equal(p.tlsRoutes, s.TLSRoutes) {
+		p.tlsRoutes, p.otherChanged = slices.Clone(s.TLSRoutes), true
 	}
 	same = same && !p.otherChanged
 	p.initialised = true

@@ -12,6 +12,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 
 	"ramjet.dev/ramjet/classify"
+	"ramjet.dev/ramjet/match"
 )
 
 // Admission review (SPEC §21): an Ingress about to be created or changed
@@ -160,6 +161,47 @@ func (r *Reviewer) ReviewRoute(ref Ref, routes []*HTTPRoute, warnings []Warning)
 	}
 	s := r.subset(related, routes)
 	s.Warnings = warnings
+	return warningsAbout(Compile(s, r.opts).Warnings, ref)
+}
+
+// ReviewTLSRoute returns the warnings about the TLSRoute ref that
+// compiling routes (the translation's TLSRoutes, with the route under
+// review in it) on listeners (its passthrough listeners) and warnings
+// (the translation's) gives, with the Ingresses that name the route's
+// hostnames (an ssl-passthrough host shares the server names).
+func (r *Reviewer) ReviewTLSRoute(ref Ref, routes []*TLSRoute, listeners []match.ListenerHost, warnings []Warning) []Warning {
+	var related []*networkingv1.Ingress
+	seen := map[objKey]bool{}
+	for _, rt := range routes {
+		if rt.Namespace != ref.Namespace || rt.Name != ref.Name {
+			continue
+		}
+		for _, h := range rt.Hostnames {
+			for _, ing := range r.byHost[h] {
+				if k := (objKey{ing.Namespace, ing.Name}); !seen[k] {
+					seen[k] = true
+					related = append(related, ing)
+				}
+			}
+		}
+	}
+	s := r.subset(related, []*HTTPRoute{})
+	s.TLSRoutes, s.PassthroughListeners, s.Warnings = routes, listeners, warnings
+	services := map[objKey]bool{}
+	for _, svc := range s.Services {
+		services[objKey{svc.Namespace, svc.Name}] = true
+	}
+	for _, rt := range routes {
+		for _, b := range rt.Backends {
+			if k := (objKey{b.Service.Namespace, b.Service.Name}); !services[k] && b.Service.Name != "" {
+				services[k] = true
+				if svc := r.services[k]; svc != nil {
+					s.Services = append(s.Services, svc)
+				}
+				s.EndpointSlices = append(s.EndpointSlices, r.slices[k]...)
+			}
+		}
+	}
 	return warningsAbout(Compile(s, r.opts).Warnings, ref)
 }
 

@@ -86,6 +86,9 @@ type ListenerFacts struct {
 	// PortUnavailable: the data plane receives no requests on the
 	// listener's port and protocol (see the controller's port flags).
 	PortUnavailable bool
+	// PortWhy, with PortUnavailable, says which ports are served instead
+	// (the condition's message); "" gives a generic one.
+	PortWhy string
 	// Conflict is ReasonHostnameConflict or ReasonProtocolConflict when
 	// another listener of the Gateway claims its port and hostname, or
 	// its port with another protocol; "" for none.
@@ -132,7 +135,11 @@ func GatewayConditions(f GatewayFacts) (gateway []metav1.Condition, listeners []
 		case l.UnsupportedValue != "":
 			cs = append(cs, cond(ConditionAccepted, false, ReasonUnsupportedValue, l.UnsupportedValue, g))
 		default:
-			cs = append(cs, cond(ConditionAccepted, false, ReasonPortUnavailable, "no request reaches this port and protocol: the controller serves other Gateway ports", g))
+			msg := "no request reaches this port and protocol: the controller serves other Gateway ports"
+			if l.PortWhy != "" {
+				msg = "no request reaches this port and protocol: " + l.PortWhy
+			}
+			cs = append(cs, cond(ConditionAccepted, false, ReasonPortUnavailable, msg, g))
 		}
 		if l.Conflict != "" {
 			cs = append(cs, cond(ConditionConflicted, true, l.Conflict, conflictMessage(l.Conflict), g))

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"regexp"
 	"slices"
@@ -170,7 +171,8 @@ const noEquivalent = "no Gateway API field or filter expresses it"
 //     rewrite-target without captures (URLRewrite ReplaceFullPath),
 //     upstream-vhost (URLRewrite hostname), x-forwarded-prefix
 //     (RequestHeaderModifier), permanent-redirect and temporal-redirect
-//     (RequestRedirect; the query is kept where nginx drops it), canary
+//     (RequestRedirect; the query is kept where nginx drops it, so they
+//     and app-root are listed too), canary
 //     by weight (weighted backendRefs) and by header (rules with a header
 //     match: the value, the pattern, or "always" and "never"),
 //     mirror-target to a cluster Service (RequestMirror), and a
@@ -179,7 +181,13 @@ const noEquivalent = "no Gateway API field or filter expresses it"
 //
 // Every other nginx.ingress.kubernetes.io/ or ramjet.dev/ annotation of a
 // claimed Ingress, and each of those above whose value has no equivalent,
-// is listed in Unconverted with the reason.
+// is listed in Unconverted with the reason. It never fails open: what
+// checks a request with no Gateway API form keeps its Ingress (guard.go)
+// or host (guardedHost) out of the objects altogether; a host listed
+// under spec.tls without a rule of its own gets listeners and routes
+// under its name (tlsHostsWithoutRules); /.well-known/acme-challenge is
+// served unredirected on the HTTP listener as ingress-nginx serves it
+// (acme.go).
 func FromIngress(s compile.Snapshot, o FromIngressOptions) Migration {
 	s.HTTPRoutes = nil // the migration is of the Ingresses alone
 	res := compile.Compile(s, o.Compile)
@@ -199,7 +207,35 @@ func FromIngress(s compile.Snapshot, o FromIngressOptions) Migration {
 	for vh := range res.Table.VirtualHosts() {
 		c.host(vh)
 	}
+	c.tlsHostsWithoutRules(res.Table)
 	return c.finish()
+}
+
+// tlsHostsWithoutRules converts, for each host listed under spec.tls that
+// has no rule of its own, the host that serves its requests (a wildcard,
+// or the catch-all) once more under its name: ingress-nginx serves it
+// there with its certificate and redirects its plain HTTP (SPEC §12), and
+// only a listener pair of its own, HTTPS with the certificate and HTTP
+// with the redirect, does that in Gateway API terms. Without them its
+// plain HTTP would be served by the catch-all's HTTP listener, unredirected.
+func (c *converter) tlsHostsWithoutRules(tab *match.Table) {
+	for h := range tab.TLSHosts() {
+		if tab.VirtualHostByName(h) != nil {
+			continue
+		}
+		vh := tab.ServerFor(h)
+		if vh == nil || vh.Name == h || vh.Actions != nil && slices.Contains(vh.Actions.Aliases, h) {
+			continue // no host serves it, or it is a name of one already
+		}
+		as := *vh
+		as.Name, as.TLS = h, true
+		if vh.Actions != nil {
+			acts := *vh.Actions
+			acts.Aliases = nil // the serving host's names have their listeners
+			as.Actions = &acts
+		}
+		c.host(&as)
+	}
 }
 
 type routeKey struct {
@@ -253,6 +289,9 @@ type converter struct {
 	routes    map[routeKey]*routeGroup
 	gateways  map[nsName]*gatewayHosts // namespace, class
 	withheld  map[nsName]bool          // Ingresses not converted at all (guard.go)
+	// acme are the rules of the host being converted that can serve
+	// /.well-known/acme-challenge (acme.go).
+	acme []acmeRule
 }
 
 // classes finds each claimed Ingress's class as ramjet reads it: the
@@ -369,8 +408,19 @@ func olderIngress(a, b *networkingv1.Ingress) bool {
 	return cmp.Or(a.CreationTimestamp.Compare(b.CreationTimestamp.Time), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name)) < 0
 }
 
-// host converts one virtual host's routes and fallback.
+// host converts one virtual host's routes and fallback, unless a check
+// of the whole host has no Gateway API form (guardedHost).
 func (c *converter) host(vh *match.VirtualHost) {
+	if c.guardedHost(vh) {
+		return
+	}
+	c.acme = c.acme[:0]
+	c.hostRules(vh)
+	c.acmeTwins()
+}
+
+// hostRules converts the host's routes and fallback.
+func (c *converter) hostRules(vh *match.VirtualHost) {
 	matchesAll, regex := false, false
 	c.literal = c.literalHost(vh)
 	for _, r := range vh.Routes {
@@ -396,9 +446,9 @@ func (c *converter) host(vh *match.VirtualHost) {
 		c.add(g, vh, rule, r.ForceSSLRedirect || r.SSLRedirect && vh.TLS, r.ForceSSLRedirect)
 		if cr, ok := c.canaryHeaderRule(r, rule); ok {
 			c.add(g, vh, cr, r.ForceSSLRedirect || r.SSLRedirect && vh.TLS, r.ForceSSLRedirect)
-			if nr, ok := canaryNeverRule(r, rule); ok {
-				c.add(g, vh, nr, r.ForceSSLRedirect || r.SSLRedirect && vh.TLS, r.ForceSSLRedirect)
-			}
+		}
+		if nr, ok := canaryNeverRule(r, rule); ok {
+			c.add(g, vh, nr, r.ForceSSLRedirect || r.SSLRedirect && vh.TLS, r.ForceSSLRedirect)
 		}
 	}
 	c.appRoot(vh)
@@ -421,7 +471,14 @@ func (c *converter) host(vh *match.VirtualHost) {
 	r := &match.Route{Type: match.Prefix, Backend: vh.Fallback, Source: src,
 		Location: match.Location{Rewrite: fl.Rewrite, Response: fl.Response, Snippet: fl.Snippet}}
 	if rule, ok := c.rule(r); ok {
-		c.add(g, vh, rule, vh.ForceSSLRedirect || vh.SSLRedirect && vh.TLS, vh.ForceSSLRedirect)
+		redirect := vh.ForceSSLRedirect || vh.SSLRedirect && vh.TLS
+		c.add(g, vh, rule, redirect, vh.ForceSSLRedirect)
+		if cr, ok := c.canaryHeaderRule(r, rule); ok {
+			c.add(g, vh, cr, redirect, vh.ForceSSLRedirect)
+		}
+		if nr, ok := canaryNeverRule(r, rule); ok {
+			c.add(g, vh, nr, redirect, vh.ForceSSLRedirect)
+		}
 	}
 }
 
@@ -498,6 +555,8 @@ func (c *converter) appRoot(vh *match.VirtualHost) {
 		Filters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gwv1.HTTPRequestRedirectFilter{
 			Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: ptr(a.AppRoot)}, StatusCode: ptr(302)}}},
 	}
+	c.note(src.Namespace, src.Name, nginxPrefix+"app-root", "ingress-nginx's redirect drops the request's query and keeps the Host header's port; "+
+		"the RequestRedirect keeps the query and writes the listener's port, and no Gateway API field does otherwise")
 	c.add(g, vh, rule, false, false)
 }
 
@@ -522,8 +581,11 @@ func (c *converter) add(g *routeGroup, vh *match.VirtualHost, rule gwv1.HTTPRout
 	}
 	// A rule that answers with a redirect of its own (permanent-redirect,
 	// temporal-redirect, app-root) answers so on plain HTTP too: the
-	// router, as ingress-nginx, answers it before the HTTPS redirect.
-	if !sslRedirect || slices.ContainsFunc(rule.Filters, func(f gwv1.HTTPRouteFilter) bool { return f.Type == gwv1.HTTPRouteFilterRequestRedirect }) {
+	// router, as ingress-nginx, answers it before the HTTPS redirect. So
+	// does one whose paths are all HTTP-01 challenges, never redirected.
+	ownRedirect := slices.ContainsFunc(rule.Filters, func(f gwv1.HTTPRouteFilter) bool { return f.Type == gwv1.HTTPRouteFilterRequestRedirect })
+	c.acmeCandidate(g, rule, sslRedirect && !ownRedirect)
+	if !sslRedirect || ownRedirect || underACME(rule) {
 		g.httpOnly = append(g.httpOnly, rule)
 		return
 	}
@@ -576,17 +638,27 @@ func (c *converter) rule(r *match.Route) (gwv1.HTTPRouteRule, bool) {
 	}
 	rule.Matches = []gwv1.HTTPRouteMatch{m}
 	if rd := r.Redirect; rd != nil {
+		key := nginxPrefix + "temporal-redirect" // which wins when both are set
+		if ing := c.ingresses[nsName{ns, name}]; ing != nil && ing.Annotations[key] == "" {
+			key = nginxPrefix + "permanent-redirect"
+		}
 		f, why := requestRedirect(rd)
 		if why != "" {
-			key := nginxPrefix + "temporal-redirect" // which wins when both are set
-			if ing := c.ingresses[nsName{ns, name}]; ing != nil && ing.Annotations[key] == "" {
-				key = nginxPrefix + "permanent-redirect"
-			}
 			c.note(ns, name, key, why)
 			return rule, false
 		}
+		// nginx's return drops the request's query; a RequestRedirect
+		// keeps it and has no field that drops it.
+		c.note(ns, name, key, "ingress-nginx redirects to the URL as written, dropping the request's query; the RequestRedirect keeps it, and no Gateway API field drops it")
 		rule.Filters = append(rule.Filters, gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: f})
 		return rule, true
+	}
+	if ing := c.ingresses[nsName{ns, name}]; r.Policy != nil && r.Policy.MaxBodySize != 0 && ing != nil && ing.Annotations[nginxPrefix+"proxy-body-size"] == "" {
+		// The ConfigMap's proxy-body-size bounds the Ingress's requests;
+		// HTTPRoute has no field for a limit, and a route keeps the
+		// implementation's own (the annotation is listed as it is).
+		c.note(ns, name, nginxPrefix+"proxy-body-size", "the ConfigMap's proxy-body-size bounds this Ingress's request bodies; "+
+			"HTTPRoute has no body limit, so a route keeps the implementation's (ramjet's router: 1m)")
 	}
 	if rw := r.Rewrite; rw != nil {
 		c.rewrite(&rule, r, rw)
@@ -611,6 +683,9 @@ func (c *converter) rule(r *match.Route) (gwv1.HTTPRouteRule, bool) {
 		return rule, true
 	}
 	rule.BackendRefs = []gwv1.HTTPBackendRef{backendRef(b, ns, nil)}
+	if cn := canary(b); cn != nil {
+		c.canaryNotes(r, cn)
+	}
 	if cn := canary(b); cn != nil && cn.Weight > 0 {
 		w := min(cn.Weight, cn.WeightTotal)
 		rule.BackendRefs[0].Weight = ptr(int32(cn.WeightTotal - w))
@@ -626,6 +701,21 @@ func canary(b *match.Backend) *match.Canary {
 	return b.Traffic.Canary
 }
 
+// canaryNotes lists what of a canary no rule carries: its cookie (on the
+// primary too, whose route then splits its requests with the cookie by
+// the weight alone) and a session kept on it.
+func (c *converter) canaryNotes(r *match.Route, cn *match.Canary) {
+	cs := cn.Source
+	if cn.Cookie != "" {
+		c.note(cs.Namespace, cs.Name, nginxPrefix+"canary-by-cookie", unconvertedWhy["canary-by-cookie"])
+		c.note(r.Source.Namespace, r.Source.Name, nginxPrefix+"canary-by-cookie", "canary Ingress "+cs.Namespace+"/"+cs.Name+
+			" sends requests with cookie "+cn.Cookie+" by its value, which HTTPRoute cannot match; on the route they go by the weight")
+	}
+	if cn.Sticky {
+		c.note(cs.Namespace, cs.Name, nginxPrefix+"affinity-canary-behavior", "a session kept on the canary needs session persistence, which HTTPRoute does not serve")
+	}
+}
+
 // canaryHeaderRule is the rule that sends requests carrying the canary
 // header to the canary (canary-by-header, -value, -pattern): the route's
 // rule with a header match and the canary as its only backend. Gateway
@@ -637,13 +727,6 @@ func (c *converter) canaryHeaderRule(r *match.Route, rule gwv1.HTTPRouteRule) (g
 	cn := canary(r.Backend)
 	if cn == nil {
 		return rule, false
-	}
-	cs := cn.Source
-	if cn.Cookie != "" {
-		c.note(cs.Namespace, cs.Name, nginxPrefix+"canary-by-cookie", unconvertedWhy["canary-by-cookie"])
-	}
-	if cn.Sticky {
-		c.note(cs.Namespace, cs.Name, nginxPrefix+"affinity-canary-behavior", "a session kept on the canary needs session persistence, which HTTPRoute does not serve")
 	}
 	if cn.Header == "" {
 		return rule, false
@@ -671,16 +754,26 @@ func (c *converter) canaryHeaderRule(r *match.Route, rule gwv1.HTTPRouteRule) (g
 }
 
 // canaryNeverRule keeps a request with the canary header set to "never"
-// on the primary when a weight would send some of it to the canary.
+// on the primary when a weight would send some of it to the canary; with
+// a canary-by-header-pattern that does not compile, a request with the
+// header at all (ingress-nginx's balancer.lua gives up on the canary when
+// ngx.re.match fails).
 func canaryNeverRule(r *match.Route, rule gwv1.HTTPRouteRule) (gwv1.HTTPRouteRule, bool) {
-	cn := canary(r.Backend)
-	if cn.Header == "" || cn.HeaderValue != "" || cn.HeaderPattern != nil || cn.HeaderPatternError || len(rule.BackendRefs) < 2 {
+	if r.Backend == nil || len(rule.BackendRefs) == 0 {
 		return rule, false
+	}
+	cn := canary(r.Backend)
+	if cn == nil || cn.Header == "" || cn.HeaderValue != "" || cn.HeaderPattern != nil || len(rule.BackendRefs) < 2 {
+		return rule, false
+	}
+	hm := gwv1.HTTPHeaderMatch{Name: gwv1.HTTPHeaderName(cn.Header), Value: "never"}
+	if cn.HeaderPatternError {
+		hm.Type, hm.Value = ptr(gwv1.HeaderMatchRegularExpression), ".*"
 	}
 	out := rule
 	out.Matches = slices.Clone(rule.Matches)
 	for i := range out.Matches {
-		out.Matches[i].Headers = []gwv1.HTTPHeaderMatch{{Name: gwv1.HTTPHeaderName(cn.Header), Value: "never"}}
+		out.Matches[i].Headers = []gwv1.HTTPHeaderMatch{hm}
 	}
 	primary := rule.BackendRefs[0]
 	primary.Weight = nil
@@ -755,10 +848,10 @@ func (c *converter) rewrite(rule *gwv1.HTTPRouteRule, r *match.Route, rw *match.
 		}
 	}
 	if rw.Host != "" {
-		if strings.Contains(rw.Host, "$") {
-			c.note(ns, name, prefix+"upstream-vhost", "host "+strconv.Quote(rw.Host)+" uses variables; URLRewrite sets a literal hostname")
+		if h, why := rewriteHostname(rw.Host); why != "" {
+			c.note(ns, name, prefix+"upstream-vhost", why)
 		} else {
-			u.Hostname = ptr(gwv1.PreciseHostname(rw.Host))
+			u.Hostname = ptr(gwv1.PreciseHostname(h))
 		}
 	}
 	if u.Path != nil || u.Hostname != nil {
@@ -771,6 +864,29 @@ func (c *converter) rewrite(rule *gwv1.HTTPRouteRule, r *match.Route, rw *match.
 			addRequestHeader(rule, gwv1.HTTPHeader{Name: "X-Forwarded-Prefix", Value: rw.ForwardedPrefix}, "")
 		}
 	}
+}
+
+// rewriteHostname is upstream-vhost as URLRewrite's hostname, or why it
+// cannot be one. The hostname is a PreciseHostname: a lower-case DNS name
+// or IPv4 address without a port (a Host header is case-insensitive, so
+// the name is lower-cased). A port has no form: URLRewrite takes none, and
+// a RequestHeaderModifier on Host is refused by Envoy Gateway and Istio
+// and ignored by others, so a route that sent another Host than the
+// Ingress does would be a guess; the Host is left as the client sent it
+// and the Ingress is listed.
+func rewriteHostname(host string) (string, string) {
+	if strings.Contains(host, "$") {
+		return "", "host " + strconv.Quote(host) + " uses variables; URLRewrite sets a literal hostname"
+	}
+	h := strings.ToLower(host)
+	if len(validation.IsDNS1123Subdomain(h)) == 0 {
+		return h, ""
+	}
+	if name, port, err := net.SplitHostPort(host); err == nil && port != "" {
+		return "", "host " + strconv.Quote(host) + " has a port (" + port + "), which URLRewrite's hostname cannot carry (" + strconv.Quote(name) +
+			" without it would be another Host than ingress-nginx sends, and a RequestHeaderModifier on Host is refused by Envoy Gateway and Istio); the requests keep the Host the client sent"
+	}
+	return "", "host " + strconv.Quote(host) + " is not a DNS name or IPv4 address, which is all URLRewrite's hostname takes; the requests keep the Host the client sent"
 }
 
 // addRequestHeader sets (or with remove, removes) a request header in the

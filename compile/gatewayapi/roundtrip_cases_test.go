@@ -16,28 +16,33 @@ import (
 )
 
 // roundTripExcepted are the root case files whose requests the Gateway
-// API objects cannot answer as the Ingresses do, each with why; a
-// request of theirs is still compared, and one that agrees fails the
-// test, so the list cannot go stale.
+// API objects cannot answer as the Ingresses do, each with why: a
+// difference no Gateway API form removes, which the migration cannot
+// list per Ingress either (it depends on the request or on endpoints at
+// request time, or is the Gateway API's own rule). A request of theirs is
+// still compared, and an excepted case in which every request agrees (or
+// none is compared) fails the test, so the list cannot go stale.
 var roundTripExcepted = map[string]string{
-	"backends.yaml unservable-backends":                         "a route to a missing Service answers 500, an Ingress 503 (SPEC §20, seed 002)",
-	"dataplane.yaml router-answers":                             "a route to a missing Service answers 500, an Ingress 503 (SPEC §20, seed 002)",
-	"redirect-approot.yaml app-root":                            "RequestRedirect keeps the query, which ingress-nginx's app-root redirect drops",
-	"configmap-policy.yaml configmap-proxy-body-size":           "the ConfigMap's proxy-body-size bounds Ingress locations only; a route has no body limit of its own",
-	"regex-mode-priority.yaml declared-paths-sort-first":        "ingress-nginx orders a regex host's patterns by the declared paths, which the RegularExpression matches no longer carry",
-	"hosts.yaml host-normalization-and-wildcards":               "a Gateway API wildcard hostname matches any number of labels, an Ingress's one (SPEC §3, §20)",
-	"rewrite-headers.yaml upstream-vhost":                       "an upstream-vhost with a port has no URLRewrite hostname form; the route is refused",
-	"upstream-vhost-vars.yaml upstream-vhost variables":         "an upstream-vhost with a port has no URLRewrite hostname form; the route is refused",
-	"snippet-relocate.yaml snippet-crosses-ingress":             "a snippet that answers requests of another Ingress's paths has no filter form",
-	"canary-backends.yaml health":                               "a canary whose Service has no ready endpoints is skipped by ingress-nginx; a weighted backendRef keeps its share",
-	"canary-backends.yaml canary-default-backend":               "a cookie canary has no HTTPRoute match form",
-	"canary-header-pattern.yaml canary-header-pattern":          "a canary-by-header-pattern PCRE is matched by the Gateway API's RE2 header match, which reads some patterns otherwise",
-	"configmap-policy.yaml configmap-proxy-body-size-unlimited": "the ConfigMap's proxy-body-size bounds Ingress locations only; a route keeps the router's default limit",
-	"redirect-permanent.yaml permanent-redirect-default-code":   "RequestRedirect keeps the query, which permanent-redirect drops",
-	"rewrite-headers.yaml upstream-vhost-with-rewrite":          "an upstream-vhost with a port has no URLRewrite hostname form; the route is refused",
-	"tls.yaml sni-and-redirect":                                 "RequestRedirect writes the listener's lower-case hostname, and ingress-nginx never redirects /.well-known/acme-challenge, which the HTTP listener's redirect route does",
-	"tls.yaml redirect-annotations":                             "ingress-nginx never redirects /.well-known/acme-challenge, which the HTTP listener's redirect route does",
-	"tls.yaml tls-host-without-a-rule":                          "a TLS host without a rule of its own gets no HTTPS listener, so nothing redirects its plain HTTP",
+	// The Gateway API fixes 500 for a backendRef that resolves to nothing
+	// (HTTPRoute backendRefs: "MUST return a 500"), where ingress-nginx
+	// answers 503; SPEC §20 and seed 002 follow the Gateway API.
+	"backends.yaml unservable-backends": "a route to a missing Service answers 500, an Ingress 503 (SPEC §20, seed 002)",
+	"dataplane.yaml router-answers":     "a route to a missing Service answers 500, an Ingress 503 (SPEC §20, seed 002)",
+	// ingress-nginx orders a regex host's locations by the paths the
+	// Ingresses declared; a RegularExpression match carries the pattern
+	// only, and the Gateway API leaves the precedence of patterns to the
+	// implementation, so no field carries that order.
+	"regex-mode-priority.yaml declared-paths-sort-first": "ingress-nginx orders a regex host's patterns by the declared paths, which the RegularExpression matches no longer carry",
+	// A Gateway API wildcard matches names of any depth (Hostname: "*"
+	// matches one or more labels); an Ingress wildcard one label. No
+	// hostname says "one label only", and listing every Ingress beside a
+	// wildcard would list nearly all.
+	"hosts.yaml host-normalization-and-wildcards": "a Gateway API wildcard hostname matches any number of labels, an Ingress's one (SPEC §3, §20)",
+	// ingress-nginx skips a canary whose Service has no ready endpoint
+	// when the request comes; backendRef weights are fixed in the object,
+	// and whether a Service has endpoints is decided at request time, not
+	// by the migration.
+	"canary-backends.yaml health": "a canary whose Service has no ready endpoints is skipped by ingress-nginx; a weighted backendRef keeps its share",
 }
 
 // TestFromIngressRoundTripCases converts the Ingresses of every case file
@@ -62,7 +67,12 @@ func TestFromIngressRoundTripCases(t *testing.T) {
 			continue
 		}
 		m, back, _ := migrate(t, c.Objects, FromIngressOptions{Compile: c.Options})
+		file := strings.TrimPrefix(c.File, "../../testdata/cases/")
+		why, excepted := roundTripExcepted[file+" "+c.Name]
 		if len(m.HTTPRoutes) == 0 {
+			if excepted {
+				t.Errorf("%s (%s) is excepted (%s), but no route is converted: drop it from roundTripExcepted", file, c.Name, why)
+			}
 			continue
 		}
 		if !seen[c.File] {
@@ -79,8 +89,6 @@ func TestFromIngressRoundTripCases(t *testing.T) {
 				}
 			}
 		}
-		file := strings.TrimPrefix(c.File, "../../testdata/cases/")
-		why, excepted := roundTripExcepted[file+" "+c.Name]
 		differs := false
 		gc := c
 		gc.Objects.Ingresses = nil
@@ -126,7 +134,9 @@ func TestFromIngressRoundTripCases(t *testing.T) {
 				continue
 			}
 			differs = true
-			if !excepted {
+			if excepted {
+				t.Logf("EXCEPTED %s (%s) requests[%d] %s:\n  Ingresses:   %s\n  Gateway API: %s", file, c.Name, i, r, a, b)
+			} else {
 				t.Errorf("%s (%s) requests[%d] %s:\n  Ingresses:   %s\n  Gateway API: %s", file, c.Name, i, r, a, b)
 			}
 		}
@@ -175,8 +185,15 @@ func gatewayClassNames(m Migration) map[string]bool {
 // RequestRedirect says (doc.go §20), so that one is dropped here.
 func outcomeKey(o routertest.Outcome, path string) string {
 	loc := o.ResponseHeaders.Get("Location")
-	if u, err := url.Parse(loc); err == nil && u.Host != "" && u.Path == "" {
-		loc += "/"
+	if u, err := url.Parse(loc); err == nil && u.Host != "" {
+		// The host is case-insensitive (RFC 3986 §6.2.2.1): nginx's
+		// redirect writes the Host header as sent, a RequestRedirect may
+		// write it lower-cased.
+		if u.Path == "" {
+			u.Path = "/"
+		}
+		u.Host = strings.ToLower(u.Host)
+		loc = u.String()
 	}
 	if p, q, _ := strings.Cut(path, "?"); q == "" && o.Status == http.StatusPermanentRedirect && len(p) > 1 && strings.HasSuffix(p, "/") && strings.HasPrefix(loc, "https://") {
 		if u, err := url.Parse(loc); err == nil && u.Path == p {

@@ -219,7 +219,7 @@ func (t *translator) decideStatus(warnings []compile.Warning) *Status {
 			l := &gw.Spec.Listeners[li]
 			lf := status.ListenerFacts{Name: string(l.Name), Conflict: conf[li], AttachedRoutes: t.attached[listenerKey{gw, l.Name}]}
 			if (l.Protocol == gwv1.HTTPProtocolType || l.Protocol == gwv1.HTTPSProtocolType) && !t.portServed(l) {
-				lf.PortUnavailable = true
+				lf.PortUnavailable, lf.PortWhy = true, t.portWhy(l)
 			}
 			ls := gwv1.ListenerStatus{Name: l.Name, SupportedKinds: []gwv1.RouteGroupKind{}, AttachedRoutes: lf.AttachedRoutes}
 			switch l.Protocol {

@@ -89,7 +89,9 @@ func (t *translator) tlsListenerFacts(gw *gwv1.Gateway, l *gwv1.Listener, lf *st
 		ls.SupportedKinds = []gwv1.RouteGroupKind{}
 		return
 	}
-	lf.PortUnavailable = !t.portServed(l)
+	if !t.portServed(l) {
+		lf.PortUnavailable, lf.PortWhy = true, t.portWhy(l)
+	}
 	lf.Kinds = []string{tlsRouteKind}
 	ls.SupportedKinds = []gwv1.RouteGroupKind{}
 	tlsRoute := gwv1.RouteGroupKind{Group: new(gwv1.Group(Group)), Kind: tlsRouteKind}

@@ -3,6 +3,7 @@ package gatewayapi
 import (
 	"cmp"
 	"slices"
+	"strconv"
 	"strings"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -37,6 +38,40 @@ func (t *translator) served(gw *gwv1.Gateway, l *gwv1.Listener) bool {
 // (Objects.Ports; every one when nil).
 func (t *translator) portServed(l *gwv1.Listener) bool {
 	return t.objs.Ports == nil || slices.Contains(t.objs.Ports, viewOf(l))
+}
+
+// portWhy says, for a listener on a port and protocol no request arrives
+// on, which the data plane serves (Objects.Ports): each Gateway port maps
+// to one listener of the controller (--gateway-http-port to its plain
+// HTTP listener, --gateway-https-port to its TLS one, where HTTPS
+// listeners are terminated and TLS passthrough listeners spliced by SNI).
+// A TLS listener on the plain-HTTP port is not served: that listener
+// reads HTTP, not ClientHellos.
+func (t *translator) portWhy(l *gwv1.Listener) string {
+	var plain, tls []string
+	for _, p := range t.objs.Ports {
+		if p.TLS {
+			tls = append(tls, strconv.Itoa(int(p.Port)))
+		} else {
+			plain = append(plain, strconv.Itoa(int(p.Port)))
+		}
+	}
+	served := "the controller serves "
+	switch {
+	case len(plain) > 0 && len(tls) > 0:
+		served += "HTTP on Gateway port " + strings.Join(plain, ", ") + ", and HTTPS and TLS passthrough on " + strings.Join(tls, ", ")
+	case len(tls) > 0:
+		served += "HTTPS and TLS passthrough on Gateway port " + strings.Join(tls, ", ") + " alone"
+	case len(plain) > 0:
+		served += "HTTP on Gateway port " + strings.Join(plain, ", ") + " alone"
+	default:
+		served += "no Gateway port"
+	}
+	served += " (--gateway-http-port, --gateway-https-port)"
+	if l.Protocol != gwv1.HTTPProtocolType && slices.Contains(t.objs.Ports, match.Listener{Port: int32(l.Port)}) {
+		served += "; port " + strconv.Itoa(int(l.Port)) + " is its plain-HTTP listener, which reads no TLS"
+	}
+	return served
 }
 
 // servedListeners are the hostnames of every listener of our Gateways that

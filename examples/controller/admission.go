@@ -20,8 +20,11 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwv1alpha2 "sigs.k8s.io/gateway-api/apis/v1alpha2"
+	gwv1alpha3 "sigs.k8s.io/gateway-api/apis/v1alpha3"
 
 	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/compile/gatewayapi"
 )
 
 // The validating admission webhook (SPEC §21), ingress-nginx's
@@ -46,9 +49,10 @@ type reviewSource struct {
 	snap     compile.Snapshot
 	opts     compile.Options
 	settings compile.AdmissionSettings
-	// routes translates the Gateway API objects with route in place of
-	// its old version; nil when the Gateway API is not served.
-	routes func(route *gwv1.HTTPRoute) ([]*compile.HTTPRoute, []compile.Warning)
+	// gateway translates the Gateway API objects after an edit that puts
+	// the route under review in place of its old version (withRoute); nil
+	// when the Gateway API is not served.
+	gateway func(edit func(*gatewayapi.Objects)) gatewayapi.Translation
 }
 
 type admission struct {
@@ -219,22 +223,16 @@ func (a *admission) review(req *admissionv1.AdmissionRequest) *admissionv1.Admis
 			return allowed
 		}
 		warnings, refusal, annotations = res.Warnings, res.Refusal, ing.Annotations
-	case metav1.GroupKind{Group: gwv1.GroupName, Kind: "HTTPRoute"}:
+	case metav1.GroupKind{Group: gwv1.GroupName, Kind: "HTTPRoute"}, metav1.GroupKind{Group: gwv1.GroupName, Kind: "GRPCRoute"},
+		metav1.GroupKind{Group: gwv1.GroupName, Kind: "TLSRoute"}:
 		src := a.latest.Load()
-		if src.routes == nil {
+		if src.gateway == nil {
 			return allowed
 		}
-		var route gwv1.HTTPRoute
-		if err := json.Unmarshal(req.Object.Raw, &route); err != nil {
-			return refused(http.StatusBadRequest, "cannot read the HTTPRoute: "+err.Error())
+		var resp *admissionv1.AdmissionResponse
+		if warnings, resp = reviewRoute(rv, src.gateway, req); resp != nil {
+			return resp
 		}
-		route.Namespace = cmpOr(route.Namespace, req.Namespace)
-		if route.CreationTimestamp.IsZero() {
-			route.CreationTimestamp = metav1.Now()
-		}
-		routes, tw := src.routes(&route)
-		ref := compile.Ref{Kind: compile.HTTPRouteKind, Namespace: route.Namespace, Name: route.Name}
-		warnings = rv.ReviewRoute(ref, routes, tw)
 	default:
 		return allowed // not a kind ramjet compiles
 	}
@@ -258,6 +256,54 @@ func (a *admission) review(req *admissionv1.AdmissionRequest) *admissionv1.Admis
 		resp.Result = &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusBadRequest, Reason: metav1.StatusReasonBadRequest, Message: refusal}
 	}
 	return resp
+}
+
+// reviewRoute reviews a Gateway API route (SPEC §21): translated with the
+// Gateway API objects, itself in place of its old version, and compiled
+// with the Ingresses that share its hosts. resp is set only when the
+// object cannot be read.
+func reviewRoute(rv *compile.Reviewer, gateway func(func(*gatewayapi.Objects)) gatewayapi.Translation, req *admissionv1.AdmissionRequest) ([]compile.Warning, *admissionv1.AdmissionResponse) {
+	kind := req.Kind.Kind
+	var obj metav1.Object
+	var edit func(*gatewayapi.Objects)
+	var err error
+	switch {
+	case kind == "HTTPRoute":
+		r := &gwv1.HTTPRoute{}
+		err, obj, edit = json.Unmarshal(req.Object.Raw, r), r, func(o *gatewayapi.Objects) { o.HTTPRoutes = withRoute(o.HTTPRoutes, r) }
+	case kind == "GRPCRoute":
+		r := &gwv1.GRPCRoute{}
+		err, obj, edit = json.Unmarshal(req.Object.Raw, r), r, func(o *gatewayapi.Objects) { o.GRPCRoutes = withRoute(o.GRPCRoutes, r) }
+	default:
+		// TLSRoute: v1, or an experimental channel's version, read as v1.
+		var r *gwv1.TLSRoute
+		switch req.Kind.Version {
+		case gwv1alpha2.GroupVersion.Version:
+			a2 := &gwv1alpha2.TLSRoute{}
+			err, r = json.Unmarshal(req.Object.Raw, a2), gatewayapi.TLSRouteV1(a2)
+		case gwv1alpha3.GroupVersion.Version:
+			a3 := &gwv1alpha3.TLSRoute{}
+			err, r = json.Unmarshal(req.Object.Raw, a3), gatewayapi.TLSRouteV1(a3)
+		default:
+			r = &gwv1.TLSRoute{}
+			err = json.Unmarshal(req.Object.Raw, r)
+		}
+		obj, edit = r, func(o *gatewayapi.Objects) { o.TLSRoutes = withRoute(o.TLSRoutes, r) }
+	}
+	if err != nil {
+		return nil, refused(http.StatusBadRequest, "cannot read the "+kind+": "+err.Error())
+	}
+	obj.SetNamespace(cmpOr(obj.GetNamespace(), req.Namespace))
+	if ts := obj.GetCreationTimestamp(); ts.IsZero() {
+		// Stamped by the API server before validating webhooks run.
+		obj.SetCreationTimestamp(metav1.Now())
+	}
+	tr := gateway(edit)
+	ref := compile.Ref{Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	if kind == "TLSRoute" {
+		return rv.ReviewTLSRoute(ref, tr.TLSRoutes, tr.PassthroughListeners, tr.Warnings), nil
+	}
+	return rv.ReviewRoute(ref, tr.HTTPRoutes, tr.Warnings), nil
 }
 
 func refused(code int32, msg string) *admissionv1.AdmissionResponse {

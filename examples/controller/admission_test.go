@@ -212,7 +212,7 @@ func TestAdmissionHTTPRoute(t *testing.T) {
 		return out.Response
 	}
 	a := newAdmission(config{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	a.offer(&reviewSource{snap: *snap, routes: routesWith(objs)})
+	a.offer(&reviewSource{snap: *snap, gateway: translateWith(objs)})
 	ok := post(a, route("web"))
 	require.True(t, ok.Allowed)
 	require.Empty(t, ok.Warnings)
@@ -223,10 +223,10 @@ func TestAdmissionHTTPRoute(t *testing.T) {
 	require.Contains(t, missing.Warnings[0], "ServiceNotFound spec.rules[0].backendRefs[0]")
 
 	strict := newAdmission(config{admissionRejectSeverity: compile.TrafficMoves}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	strict.offer(&reviewSource{snap: *snap, routes: routesWith(objs)})
+	strict.offer(&reviewSource{snap: *snap, gateway: translateWith(objs)})
 	require.True(t, post(strict, route("gone")).Allowed, "a missing Service answers 500 under both: cosmetic")
 	strict = newAdmission(config{admissionRejectSeverity: compile.Cosmetic}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	strict.offer(&reviewSource{snap: *snap, routes: routesWith(objs)})
+	strict.offer(&reviewSource{snap: *snap, gateway: translateWith(objs)})
 	require.False(t, post(strict, route("gone")).Allowed)
 }
 

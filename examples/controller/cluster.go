@@ -233,7 +233,8 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 	if err := c.watch(); err != nil {
 		return nil, err
 	}
-	workers := []func(context.Context){c.runRebuilds, c.runElection, c.runStatus, c.runGateway, c.runGRPCRoutes}
+	workers := []func(context.Context){c.runRebuilds, c.runElection, c.runStatus, c.runGateway,
+		func(ctx context.Context) { c.gw.grpc.runLate(ctx, c) }, func(ctx context.Context) { c.gw.tls.runLate(ctx, c) }}
 	if cfg.webhookAddr != "" {
 		c.admission = newAdmission(cfg, log)
 		workers = append(workers, c.admission.run)
@@ -616,7 +617,7 @@ func (c *clusterController) rebuild() {
 	c.metrics.published(&res, changed, time.Now())
 	c.last.Store(&res)
 	c.ready.Store(true)
-	c.admission.offer(&reviewSource{snap: snap, opts: opts, settings: compile.ReadAdmissionSettings(cmData), routes: c.gatewayRoutes(snap)})
+	c.admission.offer(&reviewSource{snap: snap, opts: opts, settings: compile.ReadAdmissionSettings(cmData), gateway: c.gatewayRoutes(snap)})
 	c.logWarnings(res.Warnings)
 	c.unclaimed = logUnclaimed(c.log, &res, c.unclaimed)
 

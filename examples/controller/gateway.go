@@ -54,8 +54,10 @@ type gatewayWatch struct {
 	listers atomic.Pointer[gatewayListers]
 	// status is what the last rebuild decided; the leader writes it.
 	status atomic.Pointer[gatewayapi.Status]
-	// grpc watches GRPCRoutes when their CRD is there (grpcroute.go).
-	grpc grpcWatch
+	// grpc and tls watch GRPCRoutes and TLSRoutes when their CRDs are
+	// there, at start or later (grpcroute.go, gateway_tlsroute.go).
+	grpc lateWatch[gwlisters.GRPCRouteLister]
+	tls  lateWatch[tlsRouteLister]
 }
 
 type gatewayListers struct {
@@ -64,7 +66,6 @@ type gatewayListers struct {
 	routes     gwlisters.HTTPRouteLister
 	grants     gwlisters.ReferenceGrantLister
 	namespaces corelisters.NamespaceLister
-	tlsRoutes  *tlsRouteLister // nil without a TLSRoute CRD (gateway_tlsroute.go)
 }
 
 // initGateway makes the Gateway API client. Custom resources speak JSON,
@@ -78,6 +79,8 @@ func (c *clusterController) initGateway(rc *rest.Config) error {
 	}
 	c.gw.client = client
 	c.gw.initial = make(chan struct{})
+	c.grpcWatch()
+	c.tlsWatch()
 	return nil
 }
 
@@ -120,7 +123,8 @@ func (c *clusterController) discoverGateway(ctx context.Context) {
 			c.gw.factory = nil
 			return
 		}
-		c.discoverGRPCRoutes(ctx)
+		c.gw.grpc.discover(ctx, c)
+		c.gw.tls.discover(ctx, c)
 	}
 }
 
@@ -159,9 +163,6 @@ func (c *clusterController) gatewayInformers() (gwinformers.SharedInformerFactor
 	infs := []cache.SharedIndexInformer{
 		v1.GatewayClasses().Informer(), v1.Gateways().Informer(), v1.HTTPRoutes().Informer(), v1.ReferenceGrants().Informer(), ns.Informer(),
 	}
-	if inf, tl := c.tlsRouteInformer(f); inf != nil {
-		infs, l.tlsRoutes = append(infs, inf), tl
-	}
 	for _, inf := range infs {
 		if err := inf.SetTransform(c.transform()); err != nil {
 			return nil, nil, nil, err
@@ -195,9 +196,8 @@ func (c *clusterController) startGateway(ctx context.Context) {
 		c.gw.factory.Start(ctx.Done())
 		c.gw.nsFactory.Start(ctx.Done())
 	}
-	if c.gw.grpc.factory != nil {
-		c.gw.grpc.factory.Start(ctx.Done())
-	}
+	c.gw.grpc.start(ctx)
+	c.gw.tls.start(ctx)
 }
 
 // waitGateway: a controller whose RBAC predates the Gateway API (an image
@@ -209,7 +209,9 @@ func (c *clusterController) waitGateway(ctx context.Context) bool {
 		return true
 	}
 	done := make(chan bool, 1)
-	go func() { done <- synced(ctx, c.gw.factory, c.gw.nsFactory) && c.grpcSynced(ctx) }()
+	go func() {
+		done <- synced(ctx, c.gw.factory, c.gw.nsFactory) && c.gw.grpc.synced(ctx) && c.gw.tls.synced(ctx)
+	}()
 	wait := cmp.Or(c.cfg.gatewaySyncWait, defaultGatewaySyncWait)
 	t := time.NewTimer(wait)
 	defer t.Stop()
@@ -239,7 +241,8 @@ const defaultGatewaySyncWait = 30 * time.Second
 func (c *clusterController) serveGateway(l *gatewayListers) {
 	c.gw.listers.Store(l)
 	c.log.Info("serving the Gateway API", "controllerName", string(gatewayapi.ControllerName))
-	c.serveGRPCRoutes()
+	c.gw.grpc.serve(c)
+	c.gw.tls.serve(c)
 }
 
 func (c *clusterController) stopGateway() {
@@ -247,9 +250,8 @@ func (c *clusterController) stopGateway() {
 		c.gw.factory.Shutdown()
 		c.gw.nsFactory.Shutdown()
 	}
-	if c.gw.grpc.factory != nil {
-		c.gw.grpc.factory.Shutdown()
-	}
+	c.gw.grpc.stop()
+	c.gw.tls.stop()
 }
 
 func synced(ctx context.Context, f gwinformers.SharedInformerFactory, nsf informers.SharedInformerFactory) bool {
@@ -383,7 +385,7 @@ func (c *clusterController) syncGatewayStatus(ctx context.Context, desired []net
 		}
 	}
 	c.syncGRPCRouteStatus(ctx, st, now, report2)
-	c.syncTLSRouteStatus(ctx, l, st, now, report)
+	c.syncTLSRouteStatus(ctx, st, now, report)
 	return ok
 }
 
@@ -434,14 +436,14 @@ func (c *clusterController) gatewayObjects(snap compile.Snapshot) (gatewayapi.Ob
 	o.ReferenceGrants, _ = l.grants.List(all)
 	o.Namespaces, _ = l.namespaces.List(all)
 	c.listGRPCRoutes(&o)
-	o.TLSRoutes = l.tlsRoutes.list()
+	o.TLSRoutes = c.gw.tls.lister.Load().list()
 	return o, true
 }
 
 // gatewayRoutes is the admission webhook's view of the Gateway API at
-// this rebuild (nil when it is not served): the routes and warnings the
-// translation gives with route in place of its old version.
-func (c *clusterController) gatewayRoutes(snap compile.Snapshot) func(route *gwv1.HTTPRoute) ([]*compile.HTTPRoute, []compile.Warning) {
+// this rebuild (nil when it is not served): the translation of its
+// objects with the route under review in place of its old version.
+func (c *clusterController) gatewayRoutes(snap compile.Snapshot) func(edit func(*gatewayapi.Objects)) gatewayapi.Translation {
 	if c.admission == nil {
 		return nil
 	}
@@ -449,18 +451,24 @@ func (c *clusterController) gatewayRoutes(snap compile.Snapshot) func(route *gwv
 	if !ok {
 		return nil
 	}
-	return routesWith(o)
+	return translateWith(o)
 }
 
-// routesWith translates o with a route in place of its old version.
-func routesWith(o gatewayapi.Objects) func(route *gwv1.HTTPRoute) ([]*compile.HTTPRoute, []compile.Warning) {
-	return func(route *gwv1.HTTPRoute) ([]*compile.HTTPRoute, []compile.Warning) {
+// translateWith translates o after edit, which puts a route in place of
+// its old version (withRoute) in a copy of o's lists.
+func translateWith(o gatewayapi.Objects) func(edit func(*gatewayapi.Objects)) gatewayapi.Translation {
+	return func(edit func(*gatewayapi.Objects)) gatewayapi.Translation {
 		objs := o
-		objs.HTTPRoutes = slices.DeleteFunc(slices.Clone(o.HTTPRoutes), func(r *gwv1.HTTPRoute) bool {
-			return r.Namespace == route.Namespace && r.Name == route.Name
-		})
-		objs.HTTPRoutes = append(objs.HTTPRoutes, route)
-		tr := gatewayapi.TranslateAll(objs)
-		return tr.HTTPRoutes, tr.Warnings
+		edit(&objs)
+		return gatewayapi.TranslateAll(objs)
 	}
+}
+
+// withRoute is list without route's old version (by namespace and name),
+// then route; list itself is not written.
+func withRoute[T metav1.Object](list []T, route T) []T {
+	out := slices.DeleteFunc(slices.Clone(list), func(r T) bool {
+		return r.GetNamespace() == route.GetNamespace() && r.GetName() == route.GetName()
+	})
+	return append(out, route)
 }

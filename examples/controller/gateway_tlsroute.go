@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -41,6 +42,29 @@ func (c *clusterController) tlsRouteVersion() string {
 		}
 	}
 	return ""
+}
+
+// tlsWatch sets up the TLSRoute lateWatch: a TLSRoute CRD installed
+// after start is picked up without a restart, in the newest version then
+// served.
+func (c *clusterController) tlsWatch() {
+	w := &c.gw.tls
+	w.kind = "TLSRoute"
+	w.served = func(context.Context) (bool, error) { return c.tlsRouteVersion() != "", nil }
+	w.informers = func() (gwinformers.SharedInformerFactory, *tlsRouteLister, error) {
+		f := gwinformers.NewSharedInformerFactoryWithOptions(c.gw.client, c.cfg.resync, gwinformers.WithNamespace(c.cfg.namespace))
+		inf, l := c.tlsRouteInformer(f)
+		if inf == nil {
+			return nil, nil, errors.New("no TLSRoute version is served")
+		}
+		if err := inf.SetTransform(c.transform()); err != nil {
+			return nil, nil, err
+		}
+		if _, err := inf.AddEventHandler(c.gatewayHandler()); err != nil {
+			return nil, nil, err
+		}
+		return f, l, nil
+	}
 }
 
 // tlsRouteLister lists the cached TLSRoutes as v1, and keeps the version
@@ -103,9 +127,9 @@ func (c *clusterController) tlsRouteInformer(f gwinformers.SharedInformerFactory
 // syncTLSRouteStatus writes the decided status of every TLSRoute whose
 // status differs from it, in the version watched; report is
 // syncGatewayStatus's.
-func (c *clusterController) syncTLSRouteStatus(ctx context.Context, l *gatewayListers, st *gatewayapi.Status, now metav1.Time,
+func (c *clusterController) syncTLSRouteStatus(ctx context.Context, st *gatewayapi.Status, now metav1.Time,
 	report func(kind, key string, written bool, err error)) {
-	tl := l.tlsRoutes
+	tl := c.gw.tls.lister.Load()
 	if tl == nil {
 		return
 	}

@@ -1,0 +1,127 @@
+package gatewayapi
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+
+	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/compile/manifest"
+	"ramjet.dev/ramjet/router"
+)
+
+// compareServed migrates the Ingresses of objects and sends each request
+// (host and path, plain HTTP) to the table of the Ingresses and to the
+// table of the Gateway API objects, which must answer alike.
+func compareServed(t *testing.T, objects string, opts compile.Options, requests ...string) Migration {
+	t.Helper()
+	snap, _, err := manifest.Decode("in.yaml", []byte(objects))
+	if err != nil {
+		t.Fatal(err)
+	}
+	withEndpoints(snap)
+	m, back, _ := migrate(t, *snap, FromIngressOptions{Compile: opts})
+	gs := *snap
+	gs.Ingresses, gs.HTTPRoutes = nil, back.HTTPRoutes
+	ra := router.New(router.Options{Logger: slog.New(slog.DiscardHandler), Transport: recorder{}})
+	ra.Publish(compile.Compile(*snap, opts).Table)
+	rb := router.New(router.Options{Logger: slog.New(slog.DiscardHandler), Transport: recorder{}})
+	rb.Publish(compile.Compile(gs, opts).Table)
+	for _, r := range requests {
+		host, path, _ := strings.Cut(r, "/")
+		want, got := serve(ra, "http", host, "/"+path), serve(rb, "http", host, "/"+path)
+		if want != got {
+			t.Errorf("http://%s/%s: Ingresses %q, Gateway API %q", host, path, want, got)
+		}
+	}
+	return m
+}
+
+const acmeObjects = `
+apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: {name: nginx}
+spec: {controller: k8s.io/ingress-nginx}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: root, namespace: demo}
+spec: {ports: [{port: 80, targetPort: 8080}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: wellknown, namespace: demo}
+spec: {ports: [{port: 80, targetPort: 8080}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: deep, namespace: demo}
+spec: {ports: [{port: 80, targetPort: 8080}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: open, namespace: demo}
+spec: {ports: [{port: 80, targetPort: 8080}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: solver, namespace: demo}
+spec: {ports: [{port: 8089, targetPort: 8080}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: app, namespace: demo, creationTimestamp: "2024-01-01T00:00:00Z"}
+spec:
+  ingressClassName: nginx
+  tls: [{hosts: [a.example.com, b.example.com], secretName: cert}]
+  rules:
+    - host: a.example.com
+      http:
+        paths:
+          - {path: /, pathType: Prefix, backend: {service: {name: root, port: {number: 80}}}}
+          - {path: /.well-known, pathType: Prefix, backend: {service: {name: wellknown, port: {number: 80}}}}
+          - {path: /.well-known/acme-challenge/deep, pathType: Prefix, backend: {service: {name: deep, port: {number: 80}}}}
+    - host: b.example.com
+      http:
+        paths:
+          - {path: /, pathType: Prefix, backend: {service: {name: root, port: {number: 80}}}}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: open
+  namespace: demo
+  creationTimestamp: "2024-01-02T00:00:00Z"
+  annotations: {nginx.ingress.kubernetes.io/ssl-redirect: "false"}
+spec:
+  ingressClassName: nginx
+  rules:
+    - host: b.example.com
+      http: {paths: [{path: /.well-known/, pathType: Prefix, backend: {service: {name: open, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: solver, namespace: demo, creationTimestamp: "2024-01-03T00:00:00Z"}
+spec:
+  ingressClassName: nginx
+  rules:
+    - host: a.example.com
+      http: {paths: [{path: /.well-known/acme-challenge/t0k3n, pathType: Exact, backend: {service: {name: solver, port: {number: 8089}}}}]}
+`
+
+// TestFromIngressACMEChallenge: the HTTP listener serves
+// /.well-known/acme-challenge as the route that matches it does, where
+// the rest of a TLS host is redirected: through a twin of the longest
+// redirected prefix that holds it, not one that a longer unredirected
+// prefix outranks, and not in place of a longer path.
+func TestFromIngressACMEChallenge(t *testing.T) {
+	m := compareServed(t, acmeObjects, compile.Options{IngressClass: "nginx", ControllerName: "k8s.io/ingress-nginx"},
+		"a.example.com/x", "a.example.com/", "a.example.com/.well-known/x",
+		"a.example.com/.well-known/acme-challenge", "a.example.com/.well-known/acme-challenge/", "a.example.com/.well-known/acme-challenge/x",
+		"a.example.com/.well-known/acme-challenge/deep/x", "a.example.com/.well-known/acme-challenge/t0k3n",
+		"a.example.com/.well-known/acme-challengex",
+		"b.example.com/x", "b.example.com/.well-known/acme-challenge/x", "b.example.com/.well-known/x")
+	if len(m.Unconverted) != 0 {
+		t.Errorf("unconverted: %v", m.Unconverted)
+	}
+}

@@ -288,7 +288,15 @@
 //     file's ConfigMap sets Brotli without one, so a case run as loaded
 //     answers nothing in br); and, not router options but in the same
 //     Settings for the embedder's listeners and access log (the example
-//     controller's), use-proxy-protocol and log-format-upstream
+//     controller's), use-proxy-protocol, large-client-header-buffers
+//     and client-header-buffer-size (router/h1.Server's HeaderBuffers:
+//     an HTTP/1 request line longer than one of the large buffers
+//     answers 414, a header line longer than one, or a head whose lines,
+//     none split between two buffers, need more of them than there are,
+//     400 "Request Header Or Cookie Too Large", as nginx's
+//     ngx_http_alloc_large_header_buffer; over HTTP/2, and under the
+//     example controller's -http1-server net/http, net/http bounds the
+//     head at number×size instead: §13), and log-format-upstream
 //     with log-format-escape-json (its access log in nginx's variable
 //     syntax: $remote_addr, $remote_user, $host, $request,
 //     $request_method, $request_uri, $uri, $args, $scheme,
@@ -1694,9 +1702,23 @@
 //     short complete body, chunked, trailers, HEAD, 1xx, 204 and 304,
 //     Connection: close), Flush, Hijack, http.ResponseController's
 //     deadlines, the header and idle timeouts, the 1 MiB header limit
-//     (431) and Shutdown's drain. Connections that negotiate h2 over TLS,
+//     (431; with HeaderBuffers, nginx's large_client_header_buffers
+//     instead, §1: 414 for the request line, 400 "Request Header Or
+//     Cookie Too Large" for the fields, and the connection closed) and
+//     Shutdown's drain. Connections that negotiate h2 over TLS,
 //     and cleartext HTTP/2 with prior knowledge, are handed to net/http's
-//     server, with the same handler and settings. A differential fuzz
+//     server, with the same handler and settings. Its head limit is
+//     http.Server.MaxHeaderBytes (the example controller sets
+//     number×size of large-client-header-buffers, 32 KiB by default): it
+//     advertises SETTINGS_MAX_HEADER_LIST_SIZE of that plus 320 (32 bytes
+//     a field counted for ten fields), answers a longer header list 431
+//     on its stream, and ends the connection (GOAWAY) when one field is
+//     longer than the whole limit or a frame carries more than twice
+//     what is left of it; a field longer than one buffer is served.
+//     nginx's HTTP/2 instead ends the connection (GOAWAY
+//     ENHANCE_YOUR_CALM) on a field longer than one buffer or a list over
+//     number×size; Go's client never sends a list over the advertised
+//     size, failing the request itself. A differential fuzz
 //     test sends the same bytes to both servers and compares what the
 //     handler sees and what the client gets. Its deliberate differences:
 //     the framing refusal above is made by the loop itself; the request's

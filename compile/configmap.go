@@ -233,7 +233,7 @@ var configMapTuning = setOf(
 	"enable-multi-accept", "use-geoip", "main-snippet",
 	"bind-address", "enable-ipv6", "disable-ipv6-dns", "resolver", "log-format-stream",
 	"debug-connections", "enable-access-log-for-default-backend", "skip-access-log-urls",
-	"syslog-host", "syslog-port", "enable-syslog", "client-header-buffer-size", "gzip-disable",
+	"syslog-host", "syslog-port", "enable-syslog", "gzip-disable",
 	"proxy-protocol-header-timeout", "log-format-escape-none",
 	"stream-access-log-path", "disable-stream-access-log",
 )

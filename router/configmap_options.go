@@ -13,10 +13,11 @@ import (
 // Brotli follow use-gzip and enable-brotli, Brotli keeping o's encoder
 // (the embedder's). The listeners' and access log's keys
 // (use-proxy-protocol, log-format-upstream, log-format-escape-json,
-// use-http2, large-client-header-buffers) are the embedder's to read
-// from s; the TLS keys set o.TLS, which TLSConfig and GetCertificate
-// serve (enable-ocsp: StapleOCSP). Call SetConfigMapOptions with the result
-// to apply a changed ConfigMap while serving.
+// use-http2, large-client-header-buffers, client-header-buffer-size)
+// are the embedder's to read from s; the TLS keys set o.TLS, which
+// TLSConfig and GetCertificate serve (enable-ocsp: StapleOCSP). Call
+// SetConfigMapOptions with the result to apply a changed ConfigMap while
+// serving.
 func (o *Options) ApplyConfigMap(s configmap.Settings) {
 	has := func(keys ...string) bool {
 		return slices.ContainsFunc(keys, func(k string) bool { return slices.Contains(s.Keys, k) })

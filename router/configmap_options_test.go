@@ -67,8 +67,9 @@ func TestApplyConfigMapEveryKey(t *testing.T) {
 		"log-format-escape-json":      {value: "true"},
 		"use-http2":                   {value: "false"},
 		"large-client-header-buffers": {value: "4 16k"},
+		"client-header-buffer-size":   {value: "2k"},
 	}
-	embedder := []string{"use-proxy-protocol", "log-format-upstream", "log-format-escape-json", "use-http2", "large-client-header-buffers"}
+	embedder := []string{"use-proxy-protocol", "log-format-upstream", "log-format-escape-json", "use-http2", "large-client-header-buffers", "client-header-buffer-size"}
 	read := func(data map[string]string) (configmap.Settings, Options) {
 		s, warns := configmap.Parse("ingress", "nginx", data)
 		warns = append(warns, s.ReadHeaders(func(string) (map[string]string, bool) { return map[string]string{"X-A": "1"}, true })...)

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -275,12 +276,26 @@ func (r *Router) spanName(s *requestState, t *match.Tracing) string {
 	return n.String()
 }
 
+// spanEnds hold what a span ends with, for the span's End call only:
+// the traced request's own allocation stays small.
+var spanEnds = sync.Pool{New: func() any { return new(spanEndBuf) }}
+
+// spanEndBuf is a SpanEnd with room for its attributes and the client
+// address's text.
+type spanEndBuf struct {
+	end   SpanEnd
+	attrs [12]SpanAttribute
+	ip    [64]byte
+}
+
 // endSpan ends the request's span once the answer is written, with the
 // module's attributes.
 func (r *Router) endSpan(s *requestState) {
 	tw := s.trace
 	req := s.req
-	e := &tw.end
+	buf := spanEnds.Get().(*spanEndBuf)
+	defer spanEnds.Put(buf)
+	e := &buf.end
 	if tw.tracing.OperationName.IsZero() && s.d.res.Route == tw.nameRoute && s.d.path == tw.namePath {
 		// The location's name as at the start, not made again.
 		e.Name = tw.name
@@ -290,7 +305,7 @@ func (r *Router) endSpan(s *requestState) {
 	e.Status = tw.status
 	e.Error = tw.status >= 500
 	e.Time = time.Now()
-	a := tw.attrs[:0]
+	a := buf.attrs[:0]
 	str := func(k, v string) { a = append(a, SpanAttribute{Key: k, Value: v}) }
 	num := func(k string, n int) { a = append(a, SpanAttribute{Key: k, Int: int64(n), IsInt: true}) }
 	str("http.method", req.Method)
@@ -310,7 +325,9 @@ func (r *Router) endSpan(s *requestState) {
 			num("net.host.port", ta.Port)
 		}
 	}
-	str("net.peer.ip", r.ClientAddr(req).String())
+	// The address's text in buf, as String would make it.
+	ip := r.ClientAddr(req).AppendTo(buf.ip[:0])
+	str("net.peer.ip", unsafe.String(unsafe.SliceData(ip), len(ip)))
 	if _, port, err := net.SplitHostPort(req.RemoteAddr); err == nil {
 		if p, err := strconv.Atoi(port); err == nil {
 			num("net.peer.port", p)
@@ -318,6 +335,9 @@ func (r *Router) endSpan(s *requestState) {
 	}
 	e.Attributes = a
 	tw.span.End(e)
+	// Nothing of the request stays in the pool.
+	clear(a)
+	*e = SpanEnd{}
 }
 
 // httpFlavor is the module's http.flavor: "1.0", "1.1", "2.0", else "".
@@ -356,8 +376,6 @@ type tracedWriter struct {
 	name      string
 	nameRoute *match.Route
 	namePath  string
-	end       SpanEnd
-	attrs     [12]SpanAttribute
 	// traceparent is the text of the Traceparent header's value, never
 	// changed once set; value is the header's slice.
 	traceparent [55]byte

@@ -2,123 +2,203 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+	"k8s.io/apimachinery/pkg/types"
 )
 
-// large-client-header-buffers "4 8k" (config.go NewDefault,
-// nginx.tmpl:272 large_client_header_buffers): nginx answers 414 to a
-// request line longer than one buffer and 400 "Request Header Or Cookie
-// Too Large" to a header field longer than one, or to fields that fill
-// every buffer.
-func TestHeaderBuffers(t *testing.T) {
-	h := headerBuffers(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }), 4, 8<<10)
-	serve := func(target string, header map[string]string) *httptest.ResponseRecorder {
-		req := httptest.NewRequest(http.MethodGet, target, nil)
-		for k, v := range header {
-			req.Header.Set(k, v)
-		}
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, req)
-		return w
-	}
-	assert.Equal(t, 204, serve("/"+strings.Repeat("a", 8000), nil).Code)
-	w := serve("/"+strings.Repeat("a", 8200), nil)
-	assert.Equal(t, 414, w.Code)
-	w = serve("/", map[string]string{"Cookie": strings.Repeat("c", 8200)})
-	assert.Equal(t, 400, w.Code)
-	assert.Contains(t, w.Body.String(), "Request Header Or Cookie Too Large")
-	assert.Equal(t, 204, serve("/", map[string]string{"Cookie": strings.Repeat("c", 8000)}).Code)
-	// Fields each within a buffer, all together over the four.
-	many := map[string]string{}
-	for _, k := range []string{"A", "B", "C"} {
-		many["X-"+k] = strings.Repeat("v", 8000)
-	}
-	assert.Equal(t, 204, serve("/", many).Code)
-	many["X-D"], many["X-E"] = strings.Repeat("v", 8000), strings.Repeat("v", 1000)
-	w = serve("/", many)
-	assert.Equal(t, 400, w.Code)
-	assert.Contains(t, w.Body.String(), "Request Header Or Cookie Too Large")
-}
-
-// Through the controller's listeners, under either HTTP/1 server: heads
-// of every size over the buffers get nginx's answers, never 431 (net/http
-// answers 431 past netHTTPHeadRoom only).
+// The traffic listeners with ingress-nginx's large-client-header-buffers
+// and client-header-buffer-size (config.go NewDefault "4 8k" and "1k";
+// nginx.tmpl's large_client_header_buffers and client_header_buffer_size).
+// nginx docs (ngx_http_core_module, large_client_header_buffers): "A
+// request line cannot exceed the size of one buffer, or the 414
+// (Request-URI Too Large) error is returned to the client. A request
+// header field cannot exceed the size of one buffer as well, or the 400
+// (Bad Request) error is returned". Under the controller's own HTTP/1
+// loop (router/h1.HeaderBuffers, whose tests cover the packing) those are
+// the answers; under -http1-server net/http and over HTTP/2, net/http's,
+// bounded at number×size: 431.
 func TestHeaderBuffersListeners(t *testing.T) {
-	for _, value := range []string{http1Ramjet, http1NetHTTP} {
-		cfg := config{manifests: t.TempDir(), httpAddr: "127.0.0.1:0", pollInterval: time.Hour, http1Server: value}
-		ctx, cancel := context.WithCancel(context.Background())
-		inst, err := start(ctx, cfg, slog.New(slog.DiscardHandler))
-		require.NoError(t, err)
-		for _, tc := range []struct {
+	line := func(n int) string {
+		return "GET /" + strings.Repeat("a", n-len("GET / HTTP/1.1\r\n")) + " HTTP/1.1\r\n"
+	}
+	field := func(name string, n int) string { return name + ": " + strings.Repeat("v", n-len(name)-4) + "\r\n" }
+	host := "Host: a.test\r\n"
+	get := func(line string, fields ...string) string { return line + host + strings.Join(fields, "") + "\r\n" }
+	for _, tc := range []struct {
+		name   string
+		server string
+		keys   string // the ConfigMap's data
+		cases  []struct {
+			head string
+			code int
+		}
+	}{
+		{"ramjet, ingress-nginx's defaults", http1Ramjet, "", []struct {
 			head string
 			code int
 		}{
-			{"GET / HTTP/1.1\r\nHost: a.test\r\n\r\n", 404},
-			{"GET /" + strings.Repeat("a", 9000) + " HTTP/1.1\r\nHost: a.test\r\n\r\n", 414},
-			{"GET /" + strings.Repeat("a", 50000) + " HTTP/1.1\r\nHost: a.test\r\n\r\n", 414},
-			{"GET / HTTP/1.1\r\nHost: a.test\r\nCookie: " + strings.Repeat("c", 9000) + "\r\n\r\n", 400},
-			{"GET / HTTP/1.1\r\nHost: a.test\r\nCookie: " + strings.Repeat("c", 50000) + "\r\n\r\n", 400},
-			{"GET / HTTP/1.1\r\nHost: a.test\r\n" + strings.Repeat("X-A: "+strings.Repeat("a", 7000)+"\r\n", 5) + "\r\n", 400},
-			{"GET / HTTP/1.1\r\nHost: a.test\r\n" + strings.Repeat("X-A: "+strings.Repeat("a", 7000)+"\r\n", 9) + "\r\n", 400},
-		} {
-			c, err := net.Dial("tcp", inst.HTTPAddr)
-			require.NoError(t, err)
-			_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-			go io.WriteString(c, tc.head)
-			res, err := http.ReadResponse(bufio.NewReader(c), nil)
-			require.NoError(t, err, value)
-			body, _ := io.ReadAll(res.Body)
-			assert.Equal(t, tc.code, res.StatusCode, "%s: head of %d bytes", value, len(tc.head))
-			if tc.code == 400 {
-				assert.Contains(t, string(body), "Request Header Or Cookie Too Large", value)
-			}
-			c.Close()
-		}
-		// HTTP/2 (cleartext, prior knowledge): 400 for a field, :path
-		// too, over a buffer or a list over all, never 431.
-		h2c := new(http.Protocols)
-		h2c.SetUnencryptedHTTP2(true)
-		client := &http.Client{Transport: &http.Transport{Protocols: h2c}}
-		for _, tc := range []struct {
-			path   string
-			header http.Header
-			code   int
+			{get("GET / HTTP/1.1\r\n"), 404},
+			{get(line(8192)), 404},
+			{get(line(8193)), 414},
+			{get(line(50000)), 414},
+			{get("GET / HTTP/1.1\r\n", field("Cookie", 8192)), 404},
+			{get("GET / HTTP/1.1\r\n", field("Cookie", 8193)), 400},
+			{get("GET / HTTP/1.1\r\n", field("Cookie", 50000)), 400},
+			// A buffer each: four fit, the fifth finds none.
+			{get("GET / HTTP/1.1\r\n", strings.Repeat(field("X-A", 4100), 4)), 404},
+			{get("GET / HTTP/1.1\r\n", strings.Repeat(field("X-A", 4100), 5)), 400},
+		}},
+		{"ramjet, 2 16k after 16k", http1Ramjet, "{large-client-header-buffers: \"2 16k\", client-header-buffer-size: \"16k\"}", []struct {
+			head string
+			code int
 		}{
-			{"/", nil, 404},
-			{"/" + strings.Repeat("a", 9000), nil, 400},
-			{"/", http.Header{"Cookie": {strings.Repeat("c", 9000)}}, 400},
-			{"/", http.Header{"Cookie": {strings.Repeat("c", 50000)}}, 400},
-			{"/", http.Header{"X-A": {strings.Repeat("a", 7000)}, "X-B": {strings.Repeat("a", 7000)}, "X-C": {strings.Repeat("a", 7000)}, "X-D": {strings.Repeat("a", 7000)}, "X-E": {strings.Repeat("a", 7000)}}, 400},
-		} {
-			req, err := http.NewRequest(http.MethodGet, "http://"+inst.HTTPAddr+tc.path, nil)
+			{get(line(16384)), 404},
+			{get(line(16385)), 414},
+			// The first buffer holds the head's start, two more the rest.
+			{get("GET / HTTP/1.1\r\n", strings.Repeat(field("X-A", 10000), 3)), 404},
+			{get("GET / HTTP/1.1\r\n", strings.Repeat(field("X-A", 10000), 4)), 400},
+		}},
+		{"net/http", http1NetHTTP, "", []struct {
+			head string
+			code int
+		}{
+			{get(line(8193)), 404},
+			{get("GET / HTTP/1.1\r\n", field("Cookie", 8193)), 404},
+			// Over number×size and net/http's 4 KiB of slack.
+			{get("GET / HTTP/1.1\r\n", field("Cookie", 4*8192+4096+100)), 431},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := config{manifests: dir, httpAddr: "127.0.0.1:0", pollInterval: time.Hour, http1Server: tc.server}
+			if tc.keys != "" {
+				cfg.configMap = &types.NamespacedName{Namespace: "ingress", Name: "nginx"}
+				cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nginx, namespace: ingress}\ndata: " + tc.keys + "\n"
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "configmap.yaml"), []byte(cm), 0o644))
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			inst, err := start(ctx, cfg, slog.New(slog.DiscardHandler))
 			require.NoError(t, err)
-			req.Host = "a.test"
-			for k, v := range tc.header {
-				req.Header[k] = v
+			for _, c := range tc.cases {
+				code, body := sendHead(t, inst.HTTPAddr, c.head)
+				assert.Equal(t, c.code, code, "head of %d bytes", len(c.head))
+				switch c.code {
+				case 400:
+					assert.Equal(t, "400 Request Header Or Cookie Too Large\n", body)
+				case 414:
+					assert.Equal(t, "414 Request-URI Too Large\n", body)
+				}
 			}
-			res, err := client.Do(req)
-			require.NoError(t, err, value)
-			body, _ := io.ReadAll(res.Body)
-			res.Body.Close()
-			assert.Equal(t, 2, res.ProtoMajor)
-			assert.Equal(t, tc.code, res.StatusCode, "%s: HTTP/2 %s", value, tc.path[:min(len(tc.path), 10)])
-			if tc.code == 400 {
-				assert.Contains(t, string(body), "Request Header Or Cookie Too Large", value)
+			cancel()
+			require.NoError(t, inst.Wait())
+		})
+	}
+}
+
+// sendHead sends head on a new connection and reads the answer.
+func sendHead(t *testing.T, addr, head string) (int, string) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	go io.WriteString(c, head)
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(body)
+}
+
+// Over HTTP/2 (cleartext, prior knowledge) the limit is net/http's: it
+// advertises SETTINGS_MAX_HEADER_LIST_SIZE of number×size plus 320 (RFC
+// 9113's 32 bytes a field for ten fields) and answers a longer list 431;
+// a field longer than one buffer, which nginx refuses (ngx_http_v2.c:
+// "client sent too large header field", GOAWAY ENHANCE_YOUR_CALM), is
+// served.
+func TestHeaderBuffersHTTP2(t *testing.T) {
+	cfg := config{manifests: t.TempDir(), httpAddr: "127.0.0.1:0", pollInterval: time.Hour}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inst, err := start(ctx, cfg, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+
+	h2c := new(http.Protocols)
+	h2c.SetUnencryptedHTTP2(true)
+	client := &http.Client{Transport: &http.Transport{Protocols: h2c}}
+	req, err := http.NewRequest(http.MethodGet, "http://"+inst.HTTPAddr+"/", nil)
+	require.NoError(t, err)
+	req.Host = "a.test"
+	req.Header.Set("Cookie", strings.Repeat("c", 9000))
+	res, err := client.Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, 2, res.ProtoMajor)
+	assert.Equal(t, 404, res.StatusCode, "a field over one buffer")
+	client.CloseIdleConnections()
+
+	// A list over the advertised size, sent as a client that ignores it.
+	c, err := net.Dial("tcp", inst.HTTPAddr)
+	require.NoError(t, err)
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	_, err = io.WriteString(c, http2.ClientPreface)
+	require.NoError(t, err)
+	fr := http2.NewFramer(c, c)
+	require.NoError(t, fr.WriteSettings())
+	var block bytes.Buffer
+	enc := hpack.NewEncoder(&block)
+	for _, f := range [][2]string{{":method", "GET"}, {":scheme", "http"}, {":authority", "a.test"}, {":path", "/"}} {
+		require.NoError(t, enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]}))
+	}
+	for _, name := range []string{"x-a", "x-b", "x-c", "x-d", "x-e"} {
+		require.NoError(t, enc.WriteField(hpack.HeaderField{Name: name, Value: strings.Repeat("a", 6700)}))
+	}
+	b := block.Bytes()
+	const frame = 16 << 10
+	first := b[:min(len(b), frame)]
+	require.NoError(t, fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: first, EndStream: true, EndHeaders: len(b) <= frame}))
+	for b = b[len(first):]; len(b) > 0; {
+		n := min(len(b), frame)
+		require.NoError(t, fr.WriteContinuation(1, n == len(b), b[:n]))
+		b = b[n:]
+	}
+	var settings uint32
+	dec := hpack.NewDecoder(4096, nil)
+	for {
+		f, err := fr.ReadFrame()
+		require.NoError(t, err)
+		switch f := f.(type) {
+		case *http2.SettingsFrame:
+			if v, ok := f.Value(http2.SettingMaxHeaderListSize); ok {
+				settings = v
 			}
+		case *http2.HeadersFrame:
+			fields, err := dec.DecodeFull(f.HeaderBlockFragment())
+			require.NoError(t, err)
+			assert.Equal(t, uint32(4*8192+320), settings, "SETTINGS_MAX_HEADER_LIST_SIZE")
+			assert.Equal(t, ":status", fields[0].Name)
+			assert.Equal(t, "431", fields[0].Value)
+			cancel()
+			require.NoError(t, inst.Wait())
+			return
+		case *http2.GoAwayFrame:
+			t.Fatalf("GOAWAY %v", f.ErrCode)
 		}
-		client.CloseIdleConnections()
-		cancel()
-		require.NoError(t, inst.Wait())
 	}
 }

@@ -234,6 +234,8 @@ type otelSpan struct {
 	flags        byte
 	state        string
 	start        time.Time
+	// enc is where End encodes the span, kept with the record.
+	enc otlpEncoder
 }
 
 var spanPool = sync.Pool{New: func() any { return new(otelSpan) }}
@@ -243,7 +245,7 @@ var spanPool = sync.Pool{New: func() any { return new(otelSpan) }}
 func (l *liveTracer) StartSpan(parent router.TraceContext, name string, start time.Time) router.Span {
 	p := l.cur.Load()
 	s := spanPool.Get().(*otelSpan)
-	*s = otelSpan{p: p, start: start}
+	*s = otelSpan{p: p, start: start, enc: s.enc}
 	ctx := context.Background()
 	var pflags byte
 	if parent.IsValid() {
@@ -297,7 +299,11 @@ func (s *otelSpan) End(e *router.SpanEnd) {
 	if s.flags&byte(trace.FlagsSampled) != 0 && s.p.batcher != nil {
 		s.p.batcher.add(s, e)
 	}
-	*s = otelSpan{}
+	enc := s.enc
+	if cap(enc.b) > 16<<10 {
+		enc.b = nil
+	}
+	*s = otelSpan{enc: enc}
 	spanPool.Put(s)
 }
 

@@ -128,6 +128,13 @@ func (e *otlpEncoder) fixed32(num protowire.Number, v uint32) {
 // oneof member is written even when zero or empty, unlike a scalar
 // proto3 field: a receiver tells int 0 from no value by it.
 func (e *otlpEncoder) attribute(num protowire.Number, key string, a router.SpanAttribute) {
+	if !e.shortAttribute(num, key, a) {
+		e.nestedAttribute(num, key, a)
+	}
+}
+
+// nestedAttribute is attribute by nested messages, for any lengths.
+func (e *otlpEncoder) nestedAttribute(num protowire.Number, key string, a router.SpanAttribute) {
 	at := e.open(num)
 	e.str(fKeyValueKey, key)
 	v := e.open(fKeyValueValue)
@@ -140,6 +147,44 @@ func (e *otlpEncoder) attribute(num protowire.Number, key string, a router.SpanA
 	}
 	e.close(v)
 	e.close(at)
+}
+
+// shortAttribute writes what attribute writes when every length in it
+// is one byte, as nearly every attribute's are, in one pass: tags and
+// lengths as bytes, no message opened and closed.
+func (e *otlpEncoder) shortAttribute(num protowire.Number, key string, a router.SpanAttribute) bool {
+	const (
+		tagKey    = fKeyValueKey<<3 | byte(protowire.BytesType)
+		tagValue  = fKeyValueValue<<3 | byte(protowire.BytesType)
+		tagString = fAnyString<<3 | byte(protowire.BytesType)
+		tagInt    = fAnyInt<<3 | byte(protowire.VarintType)
+	)
+	if num >= 16 || len(key) == 0 || len(key) >= 0x80 {
+		return false
+	}
+	var anyLen int
+	if a.IsInt {
+		anyLen = 1 + protowire.SizeVarint(uint64(a.Int))
+	} else {
+		if len(a.Value) >= 0x80 {
+			return false
+		}
+		anyLen = 2 + len(a.Value)
+	}
+	kvLen := 2 + len(key) + 2 + anyLen
+	if kvLen >= 0x80 {
+		return false
+	}
+	b := append(e.b, byte(num)<<3|byte(protowire.BytesType), byte(kvLen), tagKey, byte(len(key)))
+	b = append(b, key...)
+	b = append(b, tagValue, byte(anyLen))
+	if a.IsInt {
+		b = protowire.AppendVarint(append(b, tagInt), uint64(a.Int))
+	} else {
+		b = append(append(b, tagString, byte(len(a.Value))), a.Value...)
+	}
+	e.b = b
+	return true
 }
 
 // span writes a server span as a Span field num: what the SDK's span

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/encoding/protowire"
 	gproto "google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 	"ramjet.dev/ramjet/router"
@@ -249,4 +250,31 @@ func TestOTLPPartialSuccess(t *testing.T) {
 	n, msg = (&exportResponse{}).partialSuccess()
 	require.Zero(t, n)
 	require.Empty(t, msg)
+}
+
+// The one-pass attribute writes the bytes of the nested one, at the
+// lengths where one byte stops being enough.
+func TestShortAttribute(t *testing.T) {
+	var cases []router.SpanAttribute
+	for _, n := range []int{0, 1, 100, 119, 120, 121, 126, 127, 128, 300} {
+		cases = append(cases, router.SpanAttribute{Value: strings.Repeat("v", n)})
+	}
+	for _, n := range []int64{0, 1, 127, 128, 1 << 40, -1} {
+		cases = append(cases, router.SpanAttribute{Int: n, IsInt: true})
+	}
+	short := 0
+	for _, key := range []string{"k", "http.user_agent", strings.Repeat("k", 100), strings.Repeat("k", 127), strings.Repeat("k", 128)} {
+		for _, a := range cases {
+			for _, num := range []protowire.Number{fSpanAttributes, fResourceAttributes} {
+				var one, nested otlpEncoder
+				one.attribute(num, key, a)
+				nested.nestedAttribute(num, key, a)
+				require.Equal(t, nested.b, one.b, "key of %d, %+v", len(key), a)
+				if (&otlpEncoder{}).shortAttribute(num, key, a) {
+					short++
+				}
+			}
+		}
+	}
+	require.Greater(t, short, 20, "the one-pass form is taken")
 }

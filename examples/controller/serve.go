@@ -112,13 +112,17 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 	// newTrafficServer serves the router's listeners: behind PROXY
 	// protocol with X-Forwarded-For believed, a connection whose header
 	// named no client has the peer for its client.
-	// The header keys of the listeners (headerbuffers.go, use-http2).
+	// The header keys of the listeners: use-http2 and the head's buffers
+	// (large-client-header-buffers, client-header-buffer-size), which
+	// bound HTTP/1 heads as nginx does in the loop (h1.HeaderBuffers:
+	// 414, 400). HTTP/2, and HTTP/1 under -http1-server net/http, are
+	// net/http's: a head over number×size (with net/http's slack) 431.
 	hk := cfg.routerKeys.Headers
 	if hk.LargeBufferSize == 0 {
 		hk = configmap.DefaultHeaders()
 	}
 	newTrafficServer := func() *http.Server {
-		srv := newServer(headerBuffers(rt, hk.LargeBufferNumber, hk.LargeBufferSize))
+		srv := newServer(rt)
 		srv.MaxHeaderBytes = hk.LargeBufferNumber * hk.LargeBufferSize
 		if cfg.useProxyProtocol {
 			// Whether X-Forwarded-For is believed can change live
@@ -142,16 +146,11 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 	serveTraffic := func(srv *http.Server, ln net.Listener) func() error {
 		l.servers = append(l.servers, srv)
 		if !ownLoop {
-			// net/http answers a head it stops reading (HTTP/1 and
-			// HTTP/2) 431: it reads further, so that headerBuffers
-			// answers as nginx does.
-			srv.MaxHeaderBytes += netHTTPHeadRoom
 			return func() error { return srv.Serve(ln) }
 		}
 		loop := &h1.Server{
 			Handler:           srv.Handler,
-			MaxHeaderBytes:    srv.MaxHeaderBytes,
-			HeadTooLarge:      headTooLargeAnswer,
+			HeaderBuffers:     h1.HeaderBuffers{First: hk.FirstBufferSize, Number: hk.LargeBufferNumber, Size: hk.LargeBufferSize},
 			ReadHeaderTimeout: srv.ReadHeaderTimeout,
 			IdleTimeout:       srv.IdleTimeout,
 			ErrorLog:          srv.ErrorLog,
@@ -159,8 +158,6 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 			Fallback:          srv,
 		}
 		l.loops = append(l.loops, loop)
-		// HTTP/2, handed over, is net/http's (see above).
-		srv.MaxHeaderBytes += netHTTPHeadRoom
 		return func() error { return loop.Serve(ln) }
 	}
 

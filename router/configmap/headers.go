@@ -17,8 +17,13 @@ type Headers struct {
 	// LargeBufferNumber and LargeBufferSize: large-client-header-buffers
 	// ("4 8k"), nginx's large_client_header_buffers: a request line longer
 	// than one buffer is answered 414, a header field longer than one 400,
-	// a head larger than all of them 400. For the listeners.
+	// a head its lines do not pack into them 400. For the listeners
+	// (router/h1.HeaderBuffers).
 	LargeBufferNumber, LargeBufferSize int
+	// FirstBufferSize: client-header-buffer-size ("1k"),
+	// client_header_buffer_size, the buffer a head is read into before
+	// any of the large ones. For the listeners.
+	FirstBufferSize int
 	// Underscores: enable-underscores-in-headers ("false"),
 	// underscores_in_headers: request header names with '_' are passed on.
 	Underscores bool
@@ -39,7 +44,7 @@ type Headers struct {
 
 // DefaultHeaders are ingress-nginx's defaults of the header keys.
 func DefaultHeaders() Headers {
-	return Headers{LargeBufferNumber: 4, LargeBufferSize: 8 << 10, IgnoreInvalid: true, GenerateRequestID: true, UseHTTP2: true}
+	return Headers{LargeBufferNumber: 4, LargeBufferSize: 8 << 10, FirstBufferSize: 1 << 10, IgnoreInvalid: true, GenerateRequestID: true, UseHTTP2: true}
 }
 
 func init() {
@@ -65,6 +70,14 @@ func init() {
 		n, size, err := ParseHeaderBuffers(v)
 		p.s.Headers.LargeBufferNumber, p.s.Headers.LargeBufferSize = n, size
 		return err
+	}}
+	Keys["client-header-buffer-size"] = Key{read: func(p *parse, v string) error {
+		n, err := parseNginxSize(strings.TrimSpace(v))
+		if err != nil || n < 1 || n > 1<<20 {
+			return errors.New("want a size from 1 to 1m, such as 1k")
+		}
+		p.s.Headers.FirstBufferSize = int(n)
+		return nil
 	}}
 	Keys["enable-underscores-in-headers"] = boolKey(func(h *Headers) *bool { return &h.Underscores })
 	Keys["ignore-invalid-headers"] = boolKey(func(h *Headers) *bool { return &h.IgnoreInvalid })

@@ -438,23 +438,40 @@ func (c *conn) readRequest(connCtx context.Context, first bool) (req *http.Reque
 		_, _ = c.br.Discard(n)
 	}
 	c.fields.reading = false
+	bufs := &c.srv.HeaderBuffers
 	defer func() {
 		if err != nil && c.cr.remain == 0 {
 			err = errTooLarge
-			if f := c.srv.HeadTooLarge; f != nil {
+			if bufs.on() {
 				// The field lines are read only after the request line.
-				code, body := f(!c.fields.reading)
-				err = &badRequest{code: code, body: body}
+				err = errHeadersTooLarge
+				if !c.fields.reading {
+					err = errLineTooLarge
+				}
 			}
 		}
 		c.cr.setLimit(-1)
 	}()
-	buf, _ := c.br.Peek(c.br.Buffered())
+	c.fields.lens = c.fields.lens[:0]
+	c.fields.track = bufs.on()
+	remain, buffered := c.cr.remain, c.br.Buffered()
+	buf, _ := c.br.Peek(buffered)
 	ph, n, plain := parsePlainHead(buf, &c.scratch, c.req != nil)
 	if plain {
+		if bufs.on() && !bufs.fits(n) {
+			line := bytes.IndexByte(buf, '\n') + 1
+			if err := bufs.judge(line, buf[line:n]); err != nil {
+				return nil, err
+			}
+		}
 		_, _ = c.br.Discard(n)
 	} else if ph, err = readHead(c.tp, &c.fields); err != nil {
 		return nil, err
+	} else if n = int(remain-c.cr.remain) + buffered - c.br.Buffered(); bufs.on() && !bufs.fits(n) {
+		// The request line is what the head read before its fields.
+		if err := bufs.judgeLines(n-c.fields.n, c.fields.lens); err != nil {
+			return nil, err
+		}
 	}
 	defer func() {
 		if err == io.EOF { // as after the request line (readHead)
@@ -591,6 +608,11 @@ type fieldReader struct {
 	raw     []byte
 	src     bytes.Reader
 	tp      *textproto.Reader
+	// With track, lens are the lengths of the lines read, for
+	// HeaderBuffers; n is their sum.
+	track bool
+	lens  []int32
+	n     int
 }
 
 // maxKeptFields bounds the field buffer a connection keeps between heads.
@@ -612,12 +634,18 @@ func (fr *fieldReader) read(br *bufio.Reader) (folded bool, err error) {
 		}
 	}()
 	start := true // at the start of a line
+	lineStart := 0
 	for {
 		line, err := br.ReadSlice('\n')
 		if start && len(line) > 0 && (line[0] == ' ' || line[0] == '\t') {
 			folded = true
 		}
 		raw = append(raw, line...)
+		if err == nil && fr.track {
+			fr.lens = append(fr.lens, int32(len(raw)-lineStart))
+			lineStart = len(raw)
+		}
+		fr.n = len(raw)
 		switch {
 		case err == bufio.ErrBufferFull:
 			start = false // the line goes on
@@ -636,11 +664,17 @@ func (fr *fieldReader) done() {
 	if cap(fr.raw) > maxKeptFields {
 		fr.raw = nil
 	}
+	if cap(fr.lens) > maxKeptFields/64 {
+		fr.lens = nil
+	}
 	fr.src.Reset(nil)
 }
 
 // headLimit is how much a request head may read from the connection.
 func (c *conn) headLimit() int64 {
+	if b := &c.srv.HeaderBuffers; b.on() {
+		return b.limit()
+	}
 	maxHeader := c.srv.MaxHeaderBytes
 	if maxHeader <= 0 {
 		maxHeader = http.DefaultMaxHeaderBytes
@@ -797,6 +831,9 @@ func (cr *connReader) Read(p []byte) (int, error) {
 		p[0] = cr.byteBuf[0]
 		cr.hasByte = false
 		cr.mu.Unlock()
+		if cr.remain > 0 {
+			cr.remain-- // a head's byte too (HeaderBuffers counts them)
+		}
 		return 1, nil
 	}
 	cr.mu.Unlock()

@@ -92,16 +92,17 @@ type Server struct {
 	// deadline that often, not once per request.
 	ReadHeaderTimeout, IdleTimeout time.Duration
 	// MaxHeaderBytes bounds a request head (0: http.DefaultMaxHeaderBytes),
-	// with net/http's 4 KiB of slack; over it: 431.
+	// with net/http's 4 KiB of slack; over it: 431. HeaderBuffers, when
+	// set, bound heads in its place.
 	MaxHeaderBytes int
-	// HeadTooLarge, when set, gives the answer to a head over
-	// MaxHeaderBytes in place of 431: its status code and body (sent as
-	// text/plain, then the connection closes). requestLine reports that
-	// the request line itself did not end within the limit. nginx answers
-	// 414 to a request line and 400 "Request Header Or Cookie Too Large"
-	// to header fields that outgrow large_client_header_buffers.
-	HeadTooLarge func(requestLine bool) (code int, body string)
-	ErrorLog     *log.Logger
+	// HeaderBuffers bound request heads as nginx's buffers do (ingress-nginx's
+	// large-client-header-buffers): a request line that does not fit one
+	// buffer answers 414, a header line or a head that does not fit them
+	// 400 "Request Header Or Cookie Too Large", and the connection closes.
+	// They bound HTTP/1 only: the HTTP/2 connections handed to Fallback
+	// are bounded by its MaxHeaderBytes, as net/http bounds them.
+	HeaderBuffers HeaderBuffers
+	ErrorLog      *log.Logger
 	// ConnContext modifies the context of each connection, as
 	// http.Server's.
 	ConnContext func(ctx context.Context, c net.Conn) context.Context

@@ -313,7 +313,7 @@
 // naming it: ConfigMapKeyRejected for a value that does not parse (the
 // default stays), ConfigMapKeyUnsupported for a key ramjet lacks
 // (traffic-moves where answers change, such as http-redirect-code or
-// block-user-agents; feature-missing otherwise, such as hide-headers),
+// block-user-agents; feature-missing otherwise, such as default-type),
 // ConfigMapKeyIgnored for nginx's own
 // tuning (worker-processes, buffers, caches): compile adds them to
 // Result.Warnings, on the ConfigMap, field "data[key]". The example

@@ -2690,7 +2690,10 @@
 //     use too), kubernetes.io/ws, http and none with HTTP/1.1, which
 //     carries WebSocket upgrades; any other value warns BackendUnsupported
 //     on the Service's spec.ports[i].appProtocol and is dialled with
-//     HTTP/1.1. A backend an Ingress serves keeps the protocol the
+//     HTTP/1.1, and the route's ResolvedRefs is False with
+//     UnsupportedProtocol, as the API asks (its share is still dialled,
+//     where the API would answer 500: the port may speak HTTP/1.1 after
+//     all, and the warning names it). A backend an Ingress serves keeps the protocol the
 //     Ingresses decide (ingress-nginx reads no appProtocol), an h2c port
 //     there warning on the HTTPRoute's backendRef, and a GRPCRoute's is
 //     dialled as gRPC.

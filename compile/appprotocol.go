@@ -77,3 +77,15 @@ func servicePortField(b *builder, bi *backendInfo) string {
 	}
 	return "spec.ports.appProtocol"
 }
+
+// AppProtocolServed reports whether ramjet speaks a Service port's
+// appProtocol ap to an HTTPRoute's backend: unset, http, kubernetes.io/ws
+// and kubernetes.io/h2c. Another is dialled as HTTP/1.1, warned, and the
+// route's ResolvedRefs is False with UnsupportedProtocol.
+func AppProtocolServed(ap string) bool {
+	switch ap {
+	case "", "http", AppProtocolWS, AppProtocolH2C:
+		return true
+	}
+	return false
+}

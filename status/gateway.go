@@ -34,7 +34,8 @@ const (
 	// Gateways.
 	ReasonListenersNotValid = "ListenersNotValid"
 
-	// Listeners.
+	// Listeners, and a route's backendRef to a port whose appProtocol is
+	// not spoken.
 	ReasonUnsupportedProtocol   = "UnsupportedProtocol"
 	ReasonPortUnavailable       = "PortUnavailable"
 	ReasonInvalidCertificateRef = "InvalidCertificateRef"
@@ -205,7 +206,8 @@ type RouteParentFacts struct {
 	// a match); the route is still Accepted, with a message saying so.
 	Unsupported []string
 	// RefProblems are the route's refused backendRefs
-	// (ReasonBackendNotFound, ReasonRefNotPermitted, ReasonInvalidKind).
+	// (ReasonBackendNotFound, ReasonRefNotPermitted, ReasonInvalidKind,
+	// ReasonUnsupportedProtocol).
 	RefProblems []Problem
 }
 

@@ -123,5 +123,5 @@ func (t *translator) grpcBackendProblems(g *gwv1.GRPCRoute) []status.Problem {
 		}
 		shell.Spec.Rules = append(shell.Spec.Rules, hr)
 	}
-	return t.backendProblems(shell)
+	return t.backendProblems(shell, false)
 }

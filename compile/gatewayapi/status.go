@@ -19,9 +19,9 @@ import (
 type statusState struct {
 	conflictsOf   map[*gwv1.Gateway][]string
 	certWarnings  []compile.Warning
-	listenerHosts map[listenerKey][]string // hosts of the routes attached to a listener
-	attached      map[listenerKey]int32    // how many routes are attached to a listener
-	services      map[nsName]bool          // Objects.Services, made by decideStatus
+	listenerHosts map[listenerKey][]string   // hosts of the routes attached to a listener
+	attached      map[listenerKey]int32      // how many routes are attached to a listener
+	services      map[nsName]*corev1.Service // Objects.Services, made by decideStatus
 	secrets       map[nsName]*corev1.Secret
 }
 
@@ -167,9 +167,9 @@ func (t *translator) decideStatus(warnings []compile.Warning) *Status {
 		grpcRoutes: map[nsName][]gwv1.RouteParentStatus{}, tlsRoutes: map[nsName][]gwv1.RouteParentStatus{}}
 	t.listenerHosts = map[listenerKey][]string{}
 	t.attached = map[listenerKey]int32{}
-	t.services = make(map[nsName]bool, len(t.objs.Services))
+	t.services = make(map[nsName]*corev1.Service, len(t.objs.Services))
 	for _, svc := range t.objs.Services {
-		t.services[nsName{svc.Namespace, svc.Name}] = true
+		t.services[nsName{svc.Namespace, svc.Name}] = svc
 	}
 	t.secrets = make(map[nsName]*corev1.Secret, len(t.objs.Secrets))
 	for _, sec := range t.objs.Secrets {
@@ -201,7 +201,7 @@ func (t *translator) decideStatus(warnings []compile.Warning) *Status {
 				continue // not ours to judge
 			}
 			if !refsDone {
-				refs, refsDone = t.backendProblems(r), true
+				refs, refsDone = t.backendProblems(r, true), true
 			}
 			f := status.RouteParentFacts{Generation: r.Generation, RefProblems: refs, Unsupported: unsupported[nsName{r.Namespace, r.Name}],
 				NotAccepted: cmp.Or(t.attachFacts(r, i, gw, seen), kindConflicts[nsName{r.Namespace, r.Name}])}
@@ -322,22 +322,26 @@ func (t *translator) attachFacts(r *gwv1.HTTPRoute, i int, gw *gwv1.Gateway, see
 }
 
 // backendProblems are r's backendRefs that do not resolve: another kind
-// than a core Service, another namespace without a ReferenceGrant, or a
-// Service that does not exist.
-func (t *translator) backendProblems(r *gwv1.HTTPRoute) []status.Problem {
+// than a core Service, another namespace without a ReferenceGrant, a
+// Service that does not exist, or (an HTTPRoute's) a Service port whose
+// appProtocol ramjet does not speak (UnsupportedProtocol, as the API's
+// BackendRef text asks; with appProtocols, as a GRPCRoute's backends are
+// dialled as gRPC whatever the port says).
+func (t *translator) backendProblems(r *gwv1.HTTPRoute, appProtocols bool) []status.Problem {
 	var out []status.Problem
 	for i := range r.Spec.Rules {
 		type ref struct {
-			field string
-			b     gwv1.BackendObjectReference
+			field  string
+			b      gwv1.BackendObjectReference
+			mirror bool
 		}
 		var refs []ref
 		for j, b := range r.Spec.Rules[i].BackendRefs {
-			refs = append(refs, ref{fmt.Sprintf("spec.rules[%d].backendRefs[%d]", i, j), b.BackendObjectReference})
+			refs = append(refs, ref{fmt.Sprintf("spec.rules[%d].backendRefs[%d]", i, j), b.BackendObjectReference, false})
 		}
 		for j, f := range r.Spec.Rules[i].Filters {
 			if f.Type == gwv1.HTTPRouteFilterRequestMirror && f.RequestMirror != nil {
-				refs = append(refs, ref{fmt.Sprintf("spec.rules[%d].filters[%d].requestMirror.backendRef", i, j), f.RequestMirror.BackendRef})
+				refs = append(refs, ref{fmt.Sprintf("spec.rules[%d].filters[%d].requestMirror.backendRef", i, j), f.RequestMirror.BackendRef, true})
 			}
 		}
 		for _, rf := range refs {
@@ -349,10 +353,26 @@ func (t *translator) backendProblems(r *gwv1.HTTPRoute) []status.Problem {
 			case ns != r.Namespace && !t.granted(r.Namespace, ns, string(b.Name)):
 				out = append(out, status.Problem{Reason: status.ReasonRefNotPermitted,
 					Message: field + ": no ReferenceGrant in namespace " + ns + " lets HTTPRoutes of " + r.Namespace + " use Service " + string(b.Name)})
-			case !t.services[nsName{ns, string(b.Name)}]:
+			case t.services[nsName{ns, string(b.Name)}] == nil:
 				out = append(out, status.Problem{Reason: status.ReasonBackendNotFound, Message: field + ": Service " + ns + "/" + string(b.Name) + " not found"})
+			case appProtocols && !rf.mirror && b.Port != nil:
+				if ap := appProtocol(t.services[nsName{ns, string(b.Name)}], int32(*b.Port)); !compile.AppProtocolServed(ap) {
+					out = append(out, status.Problem{Reason: status.ReasonUnsupportedProtocol,
+						Message: field + ": Service " + ns + "/" + string(b.Name) + " port " + strconv.Itoa(int(*b.Port)) + " has appProtocol " + strconv.Quote(ap) + ", which ramjet does not speak"})
+				}
 			}
 		}
 	}
 	return out
+}
+
+// appProtocol is the appProtocol of svc's port number port ("" when unset
+// or when svc has no such port: compile warns about the missing port).
+func appProtocol(svc *corev1.Service, port int32) string {
+	for _, p := range svc.Spec.Ports {
+		if p.Port == port && p.AppProtocol != nil {
+			return *p.AppProtocol
+		}
+	}
+	return ""
 }

@@ -154,6 +154,10 @@ func TestTranslateAllStatus(t *testing.T) {
 		return gwv1.ParentReference{Name: "gw", Namespace: new(gwv1.Namespace("infra")), SectionName: new(gwv1.SectionName(section))}
 	}
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "svc"}}
+	// A port whose appProtocol ramjet does not speak: UnsupportedProtocol
+	// (the API's BackendRef text); h2c is spoken.
+	wss := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "wss"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{
+		{Port: 80, AppProtocol: new("kubernetes.io/h2c")}, {Port: 443, AppProtocol: new("kubernetes.io/wss")}}}}
 	rule := func(refs ...gwv1.HTTPBackendRef) gwv1.HTTPRouteRule { return gwv1.HTTPRouteRule{BackendRefs: refs} }
 	other := toService("", "svc", 80)
 	other.Kind = new(gwv1.Kind("Bucket"))
@@ -166,6 +170,8 @@ func TestTranslateAllStatus(t *testing.T) {
 		httpRoute("app", "conflicted", []gwv1.ParentReference{parent("dup1")}, nil, rule(toService("", "svc", 80))),
 		httpRoute("app", "refs", []gwv1.ParentReference{parent("all")}, nil,
 			rule(toService("", "missing", 80)), rule(toService("elsewhere", "svc", 80)), rule(other)),
+		httpRoute("app", "h2c", []gwv1.ParentReference{parent("all")}, nil, rule(toService("", "wss", 80))),
+		httpRoute("app", "wss", []gwv1.ParentReference{parent("all")}, nil, rule(toService("", "wss", 443))),
 		// Another controller's parent: not ours to write.
 		httpRoute("app", "theirs", []gwv1.ParentReference{{Name: "else"}}, nil, rule(toService("", "svc", 80))),
 	}
@@ -174,7 +180,7 @@ func TestTranslateAllStatus(t *testing.T) {
 	}
 	cls := classes()
 	cls[0].Generation = 3
-	tr := TranslateAll(Objects{GatewayClasses: cls, Gateways: []*gwv1.Gateway{gw}, HTTPRoutes: routes, Services: []*corev1.Service{svc}})
+	tr := TranslateAll(Objects{GatewayClasses: cls, Gateways: []*gwv1.Gateway{gw}, HTTPRoutes: routes, Services: []*corev1.Service{svc, wss}})
 	now := metav1.NewTime(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 
 	want := map[string][]brief{
@@ -184,6 +190,8 @@ func TestTranslateAllStatus(t *testing.T) {
 		"no-section": {{"Accepted", "False", "NoMatchingParent"}, {"ResolvedRefs", "True", "ResolvedRefs"}},
 		"conflicted": {{"Accepted", "False", "NoMatchingParent"}, {"ResolvedRefs", "True", "ResolvedRefs"}},
 		"refs":       {{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "False", "BackendNotFound"}},
+		"h2c":        {{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "True", "ResolvedRefs"}},
+		"wss":        {{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "False", string(gwv1.RouteReasonUnsupportedProtocol)}},
 	}
 	for _, r := range routes {
 		got, changed := tr.Status.HTTPRoute(r, now)
@@ -235,7 +243,7 @@ func TestTranslateAllStatus(t *testing.T) {
 		gotL = append(gotL, ls{string(l.Name), l.AttachedRoutes, len(l.SupportedKinds), l.Conditions[0].Reason, l.Conditions[1].Reason})
 	}
 	if d := cmp.Diff([]ls{
-		{"all", 2, 2, "Accepted", "NoConflicts"}, // served and refs; HTTPRoute and GRPCRoute
+		{"all", 4, 2, "Accepted", "NoConflicts"}, // served, refs, h2c and wss; HTTPRoute and GRPCRoute
 		{"same", 0, 2, "Accepted", "NoConflicts"},
 		{"tcp", 0, 0, "UnsupportedProtocol", "NoConflicts"},
 		{"dup1", 0, 2, "Accepted", "HostnameConflict"},

@@ -169,7 +169,8 @@
 // (self-signed, made by router.New, unless given); whether to trust a
 // client's X-Forwarded-Proto (TrustForwardedProto, for a TLS-terminating
 // load balancer in front); the connect (ConnectTimeout, 5 s) and
-// response-header (ReadTimeout, 60 s) timeouts to backends; and the client
+// read (ReadTimeout, 60 s: the response headers, then each wait between
+// two reads of the body) timeouts to backends; and the client
 // limits of §13: MaxBodySize (1 MiB, ingress-nginx's proxy-body-size; a
 // negative value means none), ClientBodyTimeout (60 s), and IdleTimeout
 // (75 s) and ClientHeaderTimeout (60 s), which Router.ConfigureServer puts
@@ -2320,10 +2321,12 @@
 //     location there (nginx.tmpl:1417-1419), after its declared-body
 //     check, its denial and its CORS preflight and headers; here answered
 //     before the location, as a server-level redirect (documented).
-//   - proxy-read-timeout: between two reads of the whole response there;
-//     here the wait for the response headers, as the router's read
-//     timeout (§13), so a long stream or WebSocket is never cut by it
-//     (documented). proxy-send-timeout and proxy-connect-timeout on a
+//   - proxy-read-timeout: between two reads of the whole response there,
+//     a WebSocket's too; here between two reads of the response head and
+//     body (§13), but a tunnel after 101 is bounded by its two ends only,
+//     so an idle WebSocket is never cut by it (documented). On the fast
+//     path a stall is cut between three quarters of the timeout and the
+//     timeout after the read began. proxy-send-timeout and proxy-connect-timeout on a
 //     router given its own Options.Transport: that transport's settings
 //     apply (documented).
 //   - A backend's response head (status line and header fields) larger

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"ramjet.dev/ramjet/match"
@@ -319,7 +320,11 @@ func modifyResponse(res *http.Response) error {
 		return nil
 	}
 	if x != nil {
-		x.body = watchedBody{ReadCloser: res.Body, x: x, res: res}
+		body := res.Body
+		if x.timeouts.read > 0 {
+			body = &stallBody{ReadCloser: body, read: x.timeouts.read}
+		}
+		x.body = watchedBody{ReadCloser: body, x: x, res: res}
 		// Over HTTP/1 only announced fields are passed on; HTTP/2 frames a
 		// trailer apart from the header, and gRPC servers send theirs
 		// unannounced.
@@ -369,6 +374,49 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
+}
+
+// stallBody bounds the wait for each read of a backend's body on the
+// net/http way out by read (proxy-read-timeout, as nginx's
+// proxy_read_timeout between two reads; SPEC §13): a read that waits
+// longer closes the body, which ends the exchange. The time spent writing
+// to the client between reads does not count. (The fast path moves its
+// connection's read deadline instead: h1.Conn.Body.)
+type stallBody struct {
+	io.ReadCloser
+	read    time.Duration
+	timer   *time.Timer
+	stalled atomic.Bool
+}
+
+// errBodyStalled is the read error of a body that stalled past the read
+// timeout.
+var errBodyStalled = errors.New("the backend's response body stalled past the read timeout (proxy-read-timeout)")
+
+func (b *stallBody) Read(p []byte) (int, error) {
+	if b.timer == nil {
+		b.timer = time.AfterFunc(b.read, b.stall)
+	} else {
+		b.timer.Reset(b.read)
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.timer.Stop()
+	if err != nil && err != io.EOF && b.stalled.Load() {
+		err = errBodyStalled
+	}
+	return n, err
+}
+
+func (b *stallBody) stall() {
+	b.stalled.Store(true)
+	_ = b.ReadCloser.Close()
+}
+
+func (b *stallBody) Close() error {
+	if b.timer != nil {
+		b.timer.Stop()
+	}
+	return b.ReadCloser.Close()
 }
 
 // proxyError answers a request whose exchange with the backend failed

@@ -50,8 +50,10 @@
 //     headers within Options.ReadTimeout answers 504, as nginx does; any
 //     other failure before the response 502. A failure after the response
 //     started cuts the client's connection: the status is already sent.
-//     Options.ReadTimeout bounds the wait for headers only; a backend that
-//     stalls mid-body is bounded by the client, which can go away.
+//     Options.ReadTimeout bounds the wait for headers, and then each wait
+//     for the next piece of the body, as nginx's proxy_read_timeout does
+//     between two reads: a body that stalls that long is cut. A tunnel
+//     after 101 is bounded by its two ends.
 //   - Answers to gRPC requests (Content-Type application/grpc...) are
 //     trailers-only: Content-Type application/grpc, grpc-status mapped from
 //     the HTTP status, grpc-message with the reason, no body.
@@ -166,7 +168,9 @@ type Options struct {
 	// ConnectTimeout bounds dialling a backend (and its TLS handshake). 0: 5s.
 	ConnectTimeout time.Duration
 	// ReadTimeout bounds the wait for a backend's response headers once the
-	// request is sent; when it expires the answer is 504. 0: 60s.
+	// request is sent (when it expires the answer is 504), and then each
+	// wait for more of the body (when it expires the client's connection
+	// is cut), as nginx's proxy_read_timeout. 0: 60s.
 	ReadTimeout time.Duration
 	// TrustForwardedProto takes the client's scheme from the first value
 	// of X-Forwarded-Proto when the connection itself is not TLS: set it

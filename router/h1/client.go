@@ -395,12 +395,14 @@ func (pc *Conn) Next() (*Response, error) {
 			switch {
 			case ex.body != nil:
 				ex.body.headReceived(pc)
+				pc.rdl = time.Time{} // cleared under the sender's lock
 			case res.Status != http.StatusSwitchingProtocols && !res.Chunked && res.Length >= 0 && int64(pc.br.Buffered()) >= res.Length:
 				// The whole body came with the head: nothing reads the
 				// socket before the next exchange sets its own deadline,
 				// and the look at a pooled connection minds none (idle.go).
 			default:
-				pc.setReadDeadline(time.Time{}) // the body is bounded by the client
+				// The body's reads move it on (awaitBody).
+				pc.setReadDeadline(time.Time{})
 			}
 			if ex.waiting {
 				ex.bodyUnsent = true
@@ -415,6 +417,22 @@ func (pc *Conn) Next() (*Response, error) {
 			continue
 		}
 		return res, nil
+	}
+}
+
+// awaitBody bounds the wait for the next piece of the response body by
+// read, as nginx's proxy_read_timeout bounds the wait between two reads:
+// the deadline is moved to now+read when less than three quarters of read
+// is left, so a stall ends the exchange between 3/4·read and read after
+// the read began, with one deadline call per quarter of read at most.
+func (pc *Conn) awaitBody(read time.Duration) {
+	if s := pc.ex.body; s != nil {
+		s.bodyDeadline(pc)
+		return
+	}
+	now := time.Now()
+	if pc.rdl.IsZero() || pc.rdl.Sub(now) < read-read/4 {
+		pc.setReadDeadline(now.Add(read))
 	}
 }
 
@@ -466,7 +484,7 @@ func (pc *Conn) WatchClient() {
 // Trailer reads what follows a chunked one.
 func (pc *Conn) Body() io.Reader {
 	res := &pc.head
-	pc.ex.resBody = responseBody{br: pc.br, remaining: res.Length}
+	pc.ex.resBody = responseBody{br: pc.br, remaining: res.Length, pc: pc, read: pc.ex.req.Read}
 	if res.Chunked && res.Length != 0 {
 		pc.ex.resBody.chunks = httputil.NewChunkedReader(pc.br)
 	}

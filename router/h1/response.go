@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Response is the head of a backend's HTTP/1.1 response, read straight from
@@ -514,9 +515,16 @@ type responseBody struct {
 	br        *bufio.Reader
 	chunks    io.Reader
 	remaining int64
+	// pc and read bound the wait between two reads of the backend's body
+	// (proxy-read-timeout, SPEC §13), when read > 0.
+	pc   *Conn
+	read time.Duration
 }
 
 func (b *responseBody) Read(p []byte) (int, error) {
+	if b.read > 0 && b.br.Buffered() == 0 && (b.chunks != nil || b.remaining != 0) {
+		b.pc.awaitBody(b.read)
+	}
 	switch {
 	case b.chunks != nil:
 		return b.chunks.Read(p)

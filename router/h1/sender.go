@@ -53,17 +53,29 @@ func (s *bodySender) setHeaderDeadline(pc *Conn) {
 	}
 }
 
+// sent starts the wait for the response, its head or the next piece of
+// its body, once the body is sent.
 func (s *bodySender) sent(pc *Conn) {
 	s.mu.Lock()
 	s.sentAt = time.Now()
-	if !s.headDone {
-		_ = pc.c.SetReadDeadline(s.sentAt.Add(s.timeout))
+	_ = pc.c.SetReadDeadline(s.sentAt.Add(s.timeout))
+	s.mu.Unlock()
+}
+
+// bodyDeadline bounds the wait for the next piece of the response body by
+// the read timeout (proxy-read-timeout between two reads), but only once
+// the request body is sent: until then sent will set it, as a long upload
+// is not a slow backend.
+func (s *bodySender) bodyDeadline(pc *Conn) {
+	s.mu.Lock()
+	if !s.sentAt.IsZero() {
+		_ = pc.c.SetReadDeadline(time.Now().Add(s.timeout))
 	}
 	s.mu.Unlock()
 }
 
-// headReceived lifts the deadline for good: the response body is bounded
-// by the client, not by ReadTimeout.
+// headReceived lifts the head's deadline: the body's reads set their own
+// (bodyDeadline).
 func (s *bodySender) headReceived(pc *Conn) {
 	s.mu.Lock()
 	s.headDone = true

@@ -41,8 +41,11 @@ type Compiler struct {
 	reuses, recompiles int
 	// shared counts the recompiles whose table shared the previous one's
 	// unchanged hosts.
-	shared      int
-	fullReasons map[string]int
+	shared int
+	// endpointOnly counts the recompiles that changed backends' endpoint
+	// lists alone.
+	endpointOnly int
+	fullReasons  map[string]int
 }
 
 // Compile compiles s with c.Options: Compile(s, c.Options), reusing the

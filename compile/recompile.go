@@ -226,6 +226,15 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 			}
 		}
 	}
+	if len(p.ingresses.changes) == 0 && len(p.services.changes) == 0 {
+		if r, ok := c.endpointsOnly(o, global); ok {
+			c.endpointOnly++
+			if r.Table.VirtualHostByName("") == c.last.Table.VirtualHostByName("") {
+				c.shared++
+			}
+			return r, true
+		}
+	}
 	limit := len(cp.facts)/4 + 16
 	for len(queue) > 0 || len(svcQueue) > 0 || len(hostQueue) > 0 {
 		if len(affected) > limit {
@@ -296,6 +305,13 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 	sliceKeys := map[objKey]bool{}
 	for _, sl := range sub.EndpointSlices {
 		sliceKeys[objKey{sl.Namespace, sl.Name}] = true
+	}
+	// A removed slice, or one now of another Service, takes its
+	// warnings along.
+	for _, ch := range p.slices.changes {
+		if ch.old != nil {
+			sliceKeys[ch.key] = true
+		}
 	}
 	var subHosts []*match.VirtualHost
 	for vh := range small.Table.VirtualHosts() {

@@ -275,7 +275,13 @@ type seenKind[T any] struct {
 	// them: added (old nil), replaced, removed (new nil).
 	changed bool
 	changes []seenChange[T]
-	fresh   []*T
+	fresh   []int // positions in objs
+	// order is the previous objs, and entries their entries by position:
+	// a caller that lists its objects in the same order each time has
+	// them found without a map lookup.
+	order   []*T
+	entries []*seenObject[T]
+	next    []*seenObject[T]
 }
 
 type seenObject[T any] struct {
@@ -300,22 +306,32 @@ func (k *seenKind[T]) update(gen uint64, objs []*T, key func(*T) objKey) bool {
 	k.fresh = k.fresh[:0]
 	dup := false
 	n := 0
-	for _, o := range objs {
+	inOrder := len(k.order) == len(objs)
+	next := slices.Grow(k.next[:0], len(objs))[:len(objs)]
+	for i, o := range objs {
 		if o == nil {
+			next[i] = nil
 			continue
 		}
 		n++
-		e := k.byPtr[o]
+		var e *seenObject[T]
+		if inOrder && k.order[i] == o && k.entries[i] != nil && k.entries[i].obj == o {
+			e = k.entries[i]
+		} else {
+			e = k.byPtr[o]
+		}
+		next[i] = e
 		switch {
 		case e == nil:
-			k.fresh = append(k.fresh, o)
+			k.fresh = append(k.fresh, i)
 		case e.gen == gen:
 			dup = true // the same object twice
 		default:
 			e.gen = gen
 		}
 	}
-	for _, o := range k.fresh {
+	for _, i := range k.fresh {
+		o := objs[i]
 		kk := key(o)
 		e := k.m[kk]
 		switch {
@@ -337,6 +353,7 @@ func (k *seenKind[T]) update(gen uint64, objs []*T, key func(*T) objKey) bool {
 			e.obj, e.gen = o, gen
 			k.byPtr[o] = e
 		}
+		next[i] = e
 	}
 	if len(k.m) != n || dup {
 		for kk, e := range k.m {
@@ -347,7 +364,9 @@ func (k *seenKind[T]) update(gen uint64, objs []*T, key func(*T) objKey) bool {
 			}
 		}
 	}
-	clear(k.fresh)
+	k.order = append(k.order[:0], objs...)
+	k.entries, k.next = next, k.entries
+	clear(k.next) // the entries of removed objects go
 	k.prevDup, k.dup = k.dup, dup
 	k.changed = len(k.changes) > 0 || dup || k.prevDup
 	return !k.changed

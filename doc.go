@@ -2008,8 +2008,15 @@
 // in the lookup index (copied page by page where it changes) and their
 // digest sums (§15), so the work follows the change, not the table; the
 // claimed Ingresses, the unclaimed summary and the warnings are merged
-// the same way. An endpoint-only change recompiles the Ingresses that
-// name the Service (usually one) and nothing else. Everything else
+// the same way. An endpoint-only change (EndpointSlices alone) compiles
+// no Ingress: the backends of the slices' Services get their new endpoint
+// lists (and warnings about the slices' addresses), and the hosts naming
+// them are copied to point at the new backends (match.Changes.Endpoints);
+// unless an Ingress naming the Service decides by endpoints or is referred
+// to beyond its hosts (spec.defaultBackend, canary, service-upstream,
+// default-backend, custom-http-errors and the other coupling annotations
+// below), when the Ingresses naming the Service are recompiled as for any
+// change. Everything else
 // compiles in full: a change to IngressClasses, Secrets, ConfigMaps or
 // the options; a snapshot with Gateway API routes or listener
 // certificates; a reached Ingress that is coupled further (a rule without

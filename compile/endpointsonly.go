@@ -63,13 +63,14 @@ func (c *Compiler) endpointsOnly(o Options, global *objKey) (Result, bool) {
 	}
 
 	prev := c.last.Table
+	streams := streamServices(prev)
 	b := &builder{opts: o}
 	var hosts []string
 	endpoints := map[string][]string{}
 	var oldWarnings, newWarnings []Warning
 	sliceRefs := map[Ref]bool{}
 	for k, now := range after {
-		if global != nil && *global == k {
+		if global != nil && *global == k || streams[k] {
 			return Result{}, false
 		}
 		for _, ik := range cp.bySvc[k] {

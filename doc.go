@@ -2023,7 +2023,9 @@
 // a host or with a wildcard, spec.defaultBackend, spec.tls, an annotation
 // naming a Secret, server-alias, from-to-www-redirect, default-backend,
 // custom-http-errors, ssl-passthrough); a change reaching the global
-// default backend's Service, or more than a quarter of the Ingresses; and
+// default backend's Service or a TCP or UDP service's Service (those are
+// otherwise kept from the previous table, with their warnings), or more
+// than a quarter of the Ingresses; and
 // a small compile that produced a host, backend, certificate or warning
 // outside what it was given. The snapshot's objects must not be modified
 // once compiled, as an informer's never are. TestRecompileEqualsCompile

@@ -2034,15 +2034,24 @@
 // in the lookup index (copied page by page where it changes) and their
 // digest sums (§15), so the work follows the change, not the table; the
 // claimed Ingresses, the unclaimed summary and the warnings are merged
-// the same way. An endpoint-only change recompiles the Ingresses that
-// name the Service (usually one) and nothing else. Everything else
+// the same way. An endpoint-only change (EndpointSlices alone) compiles
+// no Ingress: the backends of the slices' Services get their new endpoint
+// lists (and warnings about the slices' addresses), and the hosts naming
+// them are copied to point at the new backends (match.Changes.Endpoints);
+// unless an Ingress naming the Service decides by endpoints or is referred
+// to beyond its hosts (spec.defaultBackend, canary, service-upstream,
+// default-backend, custom-http-errors and the other coupling annotations
+// below), when the Ingresses naming the Service are recompiled as for any
+// change. Everything else
 // compiles in full: a change to IngressClasses, Secrets, ConfigMaps or
 // the options; a snapshot with Gateway API routes or listener
 // certificates; a reached Ingress that is coupled further (a rule without
 // a host or with a wildcard, spec.defaultBackend, spec.tls, an annotation
 // naming a Secret, server-alias, from-to-www-redirect, default-backend,
 // custom-http-errors, ssl-passthrough); a change reaching the global
-// default backend's Service, or more than a quarter of the Ingresses; and
+// default backend's Service or a TCP or UDP service's Service (those are
+// otherwise kept from the previous table, with their warnings), or more
+// than a quarter of the Ingresses; and
 // a small compile that produced a host, backend, certificate or warning
 // outside what it was given. The snapshot's objects must not be modified
 // once compiled, as an informer's never are. TestRecompileEqualsCompile

@@ -42,7 +42,8 @@ type backendInfo struct {
 	// claims are the Ingresses serving it, for the protocol and balancing
 	// decisions; an Ingress appears once per run of consecutive references
 	// until orderClaims sorts them and drops repeats.
-	claims []*ingress
+	claims    []*ingress
+	claimsBuf [1]*ingress
 	// port is the Service port it resolved to, nil for none; its
 	// appProtocol decides how a route source's backend is dialled
 	// (appprotocol.go).
@@ -91,6 +92,9 @@ func (b *builder) useBackend(ing *ingress, svc *networkingv1.IngressServiceBacke
 		bi := r.backend
 		bi.used = true
 		if n := len(bi.claims); n == 0 || bi.claims[n-1] != ing {
+			if bi.claims == nil {
+				bi.claims = bi.claimsBuf[:0]
+			}
 			bi.claims = append(bi.claims, ing)
 		}
 	}
@@ -109,7 +113,7 @@ func (b *builder) resolve(ns, name, port string) *resolution {
 	r := b.resolveSlab.new()
 	r.port = port
 	if e.refs == nil {
-		e.refs = make([]*resolution, 0, 4)
+		e.refs = e.refsBuf[:0]
 	}
 	e.refs = append(e.refs, r)
 	portLabel := func() string {
@@ -161,7 +165,8 @@ func (b *builder) resolve(ns, name, port string) *resolution {
 	be := b.backendSlab.new()
 	*be = match.Backend{Namespace: ns, Name: name, Port: number, State: state}
 	if sp != nil {
-		be.ID = ns + "/" + name + ":" + strconv.Itoa(int(number))
+		var num [10]byte
+		be.ID = b.strs.concat(ns, "/", name, ":", string(strconv.AppendInt(num[:0], int64(number), 10)))
 		if state == match.Serving {
 			be.Endpoints = b.endpoints(e, sp.Name)
 		}
@@ -171,7 +176,7 @@ func (b *builder) resolve(ns, name, port string) *resolution {
 	bi := b.infoSlab.new()
 	bi.b, bi.written, bi.port = be, port, sp
 	if e.backends == nil {
-		e.backends = make([]*backendInfo, 0, 2)
+		e.backends = e.backendsBuf[:0]
 	}
 	e.backends = append(e.backends, bi)
 	b.backendList = append(b.backendList, bi)
@@ -283,8 +288,8 @@ func (b *builder) endpointsOf(e *serviceEntry, portName string, proto corev1.Pro
 		ends = append(ends, len(text))
 	}
 	b.textBuf = text
-	all := string(text)
-	eps := make([]string, len(addrs))
+	all := b.strs.bytes(text)
+	eps := b.strWindows.take(len(addrs))
 	start := 0
 	for i, end := range ends {
 		eps[i] = all[start:end]

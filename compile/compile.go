@@ -162,6 +162,8 @@ type vhost struct {
 	// routeIndex finds a route by key once the host has many; a few are
 	// scanned (see route).
 	routeIndex map[routeKey]*match.Route
+	// routeSlices supply the first room for the host's routes.
+	routeSlices *window[*match.Route]
 	// regex is set when the host is in ingress-nginx's regex mode (rewrite.go).
 	regex *regexMode
 }
@@ -234,6 +236,9 @@ type builder struct {
 	hostSlab    slab[match.VirtualHost]
 	vhostSlab   slab[vhost]
 	resolveSlab slab[resolution]
+	strs        strArena
+	strWindows  window[string]
+	routeSlices window[*match.Route]
 	endpointBuf []netip.AddrPort
 	textBuf     []byte
 

@@ -43,8 +43,11 @@ type Compiler struct {
 	reuses, recompiles int
 	// shared counts the recompiles whose table shared the previous one's
 	// unchanged hosts.
-	shared      int
-	fullReasons map[string]int
+	shared int
+	// endpointOnly counts the recompiles that changed backends' endpoint
+	// lists alone.
+	endpointOnly int
+	fullReasons  map[string]int
 }
 
 // Compile compiles s with c.Options: Compile(s, c.Options), reusing the
@@ -283,7 +286,13 @@ type seenKind[T any] struct {
 	// them: added (old nil), replaced, removed (new nil).
 	changed bool
 	changes []seenChange[T]
-	fresh   []*T
+	fresh   []int // positions in objs
+	// order is the previous objs, and entries their entries by position:
+	// a caller that lists its objects in the same order each time has
+	// them found without a map lookup.
+	order   []*T
+	entries []*seenObject[T]
+	next    []*seenObject[T]
 }
 
 type seenObject[T any] struct {
@@ -308,22 +317,32 @@ func (k *seenKind[T]) update(gen uint64, objs []*T, key func(*T) objKey) bool {
 	k.fresh = k.fresh[:0]
 	dup := false
 	n := 0
-	for _, o := range objs {
+	inOrder := len(k.order) == len(objs)
+	next := slices.Grow(k.next[:0], len(objs))[:len(objs)]
+	for i, o := range objs {
 		if o == nil {
+			next[i] = nil
 			continue
 		}
 		n++
-		e := k.byPtr[o]
+		var e *seenObject[T]
+		if inOrder && k.order[i] == o && k.entries[i] != nil && k.entries[i].obj == o {
+			e = k.entries[i]
+		} else {
+			e = k.byPtr[o]
+		}
+		next[i] = e
 		switch {
 		case e == nil:
-			k.fresh = append(k.fresh, o)
+			k.fresh = append(k.fresh, i)
 		case e.gen == gen:
 			dup = true // the same object twice
 		default:
 			e.gen = gen
 		}
 	}
-	for _, o := range k.fresh {
+	for _, i := range k.fresh {
+		o := objs[i]
 		kk := key(o)
 		e := k.m[kk]
 		switch {
@@ -345,6 +364,7 @@ func (k *seenKind[T]) update(gen uint64, objs []*T, key func(*T) objKey) bool {
 			e.obj, e.gen = o, gen
 			k.byPtr[o] = e
 		}
+		next[i] = e
 	}
 	if len(k.m) != n || dup {
 		for kk, e := range k.m {
@@ -355,7 +375,9 @@ func (k *seenKind[T]) update(gen uint64, objs []*T, key func(*T) objKey) bool {
 			}
 		}
 	}
-	clear(k.fresh)
+	k.order = append(k.order[:0], objs...)
+	k.entries, k.next = next, k.entries
+	clear(k.next) // the entries of removed objects go
 	k.prevDup, k.dup = k.dup, dup
 	k.changed = len(k.changes) > 0 || dup || k.prevDup
 	return !k.changed

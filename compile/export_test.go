@@ -10,6 +10,10 @@ func CompilerRecompiles(c *Compiler) int { return c.recompiles }
 
 func CompilerShared(c *Compiler) int { return c.shared }
 
+// CompilerEndpointOnly is how many recompiles changed backends' endpoint
+// lists alone.
+func CompilerEndpointOnly(c *Compiler) int { return c.endpointOnly }
+
 // CompilerCheck reports how c's kept state disagrees with the snapshot it
 // last compiled: the couplings index against one built afresh.
 func CompilerCheck(c *Compiler) string {

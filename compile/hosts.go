@@ -40,6 +40,7 @@ func (b *builder) newVhost(name string, creator *ingress) *vhost {
 	v.vh = b.hostSlab.new()
 	v.vh.Name = name
 	v.creator, v.settingsFrom = creator, creator
+	v.routeSlices = &b.routeSlices
 	b.vhosts[name] = v
 	b.vhostOrder = append(b.vhostOrder, v)
 	return v

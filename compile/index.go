@@ -21,6 +21,10 @@ type serviceEntry struct {
 	// ports.
 	refs     []*resolution
 	backends []*backendInfo
+	// Room for the usual few, in place of an allocation each.
+	slicesBuf   [1]*discoveryv1.EndpointSlice
+	refsBuf     [2]*resolution
+	backendsBuf [1]*backendInfo
 }
 
 // indexObjects indexes Services with their EndpointSlices (by the Service
@@ -54,6 +58,9 @@ func (b *builder) indexObjects() {
 			continue
 		}
 		e := b.serviceEntry(sl.Namespace, name)
+		if e.slices == nil {
+			e.slices = e.slicesBuf[:0]
+		}
 		e.slices = append(e.slices, sl)
 	}
 

@@ -41,7 +41,11 @@ func (v *vhost) route(k routeKey) *match.Route {
 // addRoute appends r to v and keeps the index, once there is one.
 func (v *vhost) addRoute(r *match.Route) {
 	if v.vh.Routes == nil {
-		v.vh.Routes = make([]*match.Route, 0, 4)
+		if v.routeSlices != nil {
+			v.vh.Routes = v.routeSlices.take(4)[:0]
+		} else {
+			v.vh.Routes = make([]*match.Route, 0, 4)
+		}
 	}
 	v.vh.Routes = append(v.vh.Routes, r)
 	switch {

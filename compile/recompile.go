@@ -172,9 +172,9 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 	p := c.seen
 	if c.slicesBySvc == nil || p.classes.changed || p.secrets.changed || p.configMaps.changed || p.otherChanged ||
 		len(s.HTTPRoutes) > 0 || len(s.ListenerCertificates) > 0 || len(s.Warnings) > 0 ||
-		// Gateway listeners and TCP/UDP services are table-wide: their
-		// Services' changes reach no host, so nothing here would follow them.
-		len(s.Listeners) > 0 || len(s.TLSRoutes) > 0 || len(s.PassthroughListeners) > 0 || o.TCPServices != "" || o.UDPServices != "" ||
+		// Gateway listeners are table-wide: their Services' changes
+		// reach no host, so nothing here would follow them.
+		len(s.Listeners) > 0 || len(s.TLSRoutes) > 0 || len(s.PassthroughListeners) > 0 ||
 		p.ingresses.dup || p.ingresses.prevDup || p.services.dup || p.services.prevDup || p.slices.dup || p.slices.prevDup ||
 		c.splice == nil || c.couplings == nil {
 		return c.fullCompile("input")
@@ -224,6 +224,15 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 					addSvc(objKey{sl.Namespace, name})
 				}
 			}
+		}
+	}
+	if len(p.ingresses.changes) == 0 && len(p.services.changes) == 0 {
+		if r, ok := c.endpointsOnly(o, global); ok {
+			c.endpointOnly++
+			if r.Table.VirtualHostByName("") == c.last.Table.VirtualHostByName("") {
+				c.shared++
+			}
+			return r, true
 		}
 	}
 	limit := len(cp.facts)/4 + 16
@@ -290,12 +299,30 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 	if global != nil && !affectedGlobalOK(c, *global) {
 		return c.fullCompile("global default backend changed")
 	}
-	small := Compile(sub, c.Options)
+	// TCP and UDP services are kept from the previous table, with their
+	// warnings, unless the change reached one's Service.
+	streams := streamServices(c.last.Table)
+	for k := range services {
+		if streams[k] {
+			return c.fullCompile("TCP/UDP service")
+		}
+	}
+	streamRefs := streamConfigMaps(o)
+	subOpts := c.Options
+	subOpts.TCPServices, subOpts.UDPServices = "", ""
+	small := Compile(sub, subOpts)
 
 	// Check that the small compile stayed within what it was given.
 	sliceKeys := map[objKey]bool{}
 	for _, sl := range sub.EndpointSlices {
 		sliceKeys[objKey{sl.Namespace, sl.Name}] = true
+	}
+	// A removed slice, or one now of another Service, takes its
+	// warnings along.
+	for _, ch := range p.slices.changes {
+		if ch.old != nil {
+			sliceKeys[ch.key] = true
+		}
 	}
 	var subHosts []*match.VirtualHost
 	for vh := range small.Table.VirtualHosts() {
@@ -338,6 +365,8 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 	var others, subOthers []Warning
 	for _, w := range small.Warnings {
 		switch {
+		case streamRefs[w.Object]:
+			// The ConfigMap's own warnings, which the previous result has.
 		case !inSet(w.Object) && w.Object.Kind != "Ingress" && w.Object.Kind != "Service" && w.Object.Kind != "EndpointSlice":
 			subOthers = append(subOthers, w)
 		case !inSet(w.Object) || w.Winner.Kind != "" && !inSet(w.Winner) && w.Winner.Kind == "Ingress":
@@ -347,6 +376,8 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 	warnings := make([]Warning, 0, len(c.last.Warnings)+len(small.Warnings))
 	for _, w := range c.last.Warnings {
 		switch {
+		case streamRefs[w.Object]:
+			warnings = append(warnings, w)
 		case w.Object.Kind != "Ingress" && w.Object.Kind != "Service" && w.Object.Kind != "EndpointSlice":
 			others = append(others, w)
 		case inSet(w.Object) || w.Winner.Kind == "Ingress" && inSet(w.Winner):
@@ -538,4 +569,30 @@ func mergeWarnings(a, b []Warning) []Warning {
 	}
 	out = append(append(out, a...), b...)
 	return slices.Compact(out)
+}
+
+// streamServices are the Services the table's TCP and UDP services name,
+// found or not.
+func streamServices(t *match.Table) map[objKey]bool {
+	var m map[objKey]bool
+	for l4 := range t.L4Services() {
+		if m == nil {
+			m = map[objKey]bool{}
+		}
+		m[objKey{l4.Backend.Namespace, l4.Backend.Name}] = true
+	}
+	return m
+}
+
+// streamConfigMaps are the TCP and UDP services ConfigMaps of o, whose
+// warnings a recompile keeps.
+func streamConfigMaps(o Options) map[Ref]bool {
+	m := map[Ref]bool{}
+	for _, ref := range []string{o.TCPServices, o.UDPServices} {
+		if ref != "" {
+			ns, name, _ := strings.Cut(ref, "/")
+			m[Ref{Kind: "ConfigMap", Namespace: ns, Name: name}] = true
+		}
+	}
+	return m
 }

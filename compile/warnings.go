@@ -180,9 +180,27 @@ func compareWarnings(a, b Warning) int {
 func ruleField(i int) string { return "spec.rules[" + strconv.Itoa(i) + "]" }
 
 func pathField(i, j int) string {
+	if i < len(pathFields) && j < len(pathFields[i]) {
+		return pathFields[i][j]
+	}
+	return pathFieldText(i, j)
+}
+
+func pathFieldText(i, j int) string {
 	return "spec.rules[" + strconv.Itoa(i) + "].http.paths[" + strconv.Itoa(j) + "]"
 }
 
 func tlsField(i int) string { return "spec.tls[" + strconv.Itoa(i) + "]" }
 
 func annotationField(key string) string { return "metadata.annotations[" + key + "]" }
+
+// pathFields are the fields of the first rules' first paths, which nearly
+// every route has: one string each, not one per route.
+var pathFields = func() (f [4][32]string) {
+	for i := range f {
+		for j := range f[i] {
+			f[i][j] = pathFieldText(i, j)
+		}
+	}
+	return f
+}()

@@ -344,13 +344,18 @@ func (s *lengthSet) has(n int) bool {
 // keeping the first: with OrderPath, two Regex routes of one key need not
 // be neighbours, and the one nginx tries first is the one that answers.
 func (vh *VirtualHost) sortRoutes() {
-	routes := make([]*Route, 0, len(vh.Routes))
+	// The host is New's to sort: its routes are sorted in place unless
+	// nil ones must be dropped first.
+	routes := vh.Routes
 	ordered := false
 	for _, r := range vh.Routes {
-		if r != nil {
-			routes = append(routes, r)
-			ordered = ordered || r.OrderPath != ""
+		if r == nil {
+			routes = slices.DeleteFunc(slices.Clone(vh.Routes), func(r *Route) bool { return r == nil })
+			break
 		}
+	}
+	for _, r := range routes {
+		ordered = ordered || r.OrderPath != ""
 	}
 	slices.SortStableFunc(routes, CompareRoutes)
 	routes = slices.CompactFunc(routes, func(a, b *Route) bool {

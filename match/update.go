@@ -22,6 +22,14 @@ type Changes struct {
 	// ID; RemoveBackends are the IDs of backends to drop.
 	Backends       []*Backend
 	RemoveBackends []string
+	// Endpoints give backends of the table new endpoints by ID, the rest
+	// of each backend as it was (an endpoint-only change). EndpointHosts
+	// must name every host whose routes or fallback refer to one of them:
+	// Update copies those hosts to refer to the new backends. A changed
+	// backend that something else refers to (a canary, an error backend,
+	// a mirror) is an error.
+	Endpoints     map[string][]string
+	EndpointHosts []string
 }
 
 // Update returns the table New builds from t's spec with c applied: the
@@ -34,6 +42,12 @@ type Changes struct {
 // TLS passthrough, host aliases or passthrough among the changes), it copies t's hosts and
 // builds the table with New.
 func (t *Table) Update(c Changes) (*Table, error) {
+	if len(c.Endpoints) > 0 {
+		var err error
+		if c, err = t.withEndpoints(c); err != nil {
+			return nil, err
+		}
+	}
 	if !t.canUpdate(c) {
 		return t.rebuild(c)
 	}

@@ -155,9 +155,10 @@ func TestUpdateEqualsNew(t *testing.T) {
 		checkUpdates(t, seed)
 	}
 	require.Greater(t, fastUpdates, 300, "Update took its own path")
+	require.Greater(t, endpointUpdates, 200, "endpoint-only changes")
 }
 
-var fastUpdates int
+var fastUpdates, endpointUpdates int
 
 func FuzzUpdate(f *testing.F) {
 	for seed := range uint64(8) {
@@ -205,7 +206,33 @@ func checkUpdates(t *testing.T, seed uint64) {
 		var c Changes
 		changedHosts := map[string]bool{}
 		changedBackends := map[string]bool{}
+		endpointsOnly := r.IntN(4) == 0
+		copied := map[string]bool{} // hosts Update copies for Endpoints
+		if endpointsOnly {
+			// Backends' endpoints alone change: Update copies the hosts
+			// naming them, as Changes.EndpointHosts says.
+			c.Endpoints = map[string][]string{}
+			for range 1 + r.IntN(2) {
+				id := "b" + strconv.Itoa(r.IntN(5))
+				n, ok := m.backends[id]
+				if !ok {
+					continue
+				}
+				m.backends[id] = (n + 1 + r.IntN(2)) % 3
+				c.Endpoints[id] = m.backend(id).Endpoints
+			}
+			for name, hm := range m.hosts {
+				if slices.ContainsFunc(hostBackends(hm), func(id string) bool { _, ok := c.Endpoints[id]; return ok }) {
+					c.EndpointHosts = append(c.EndpointHosts, name)
+					copied[name] = true
+				}
+			}
+			endpointUpdates++
+		}
 		for range 1 + r.IntN(3) {
+			if endpointsOnly {
+				break
+			}
 			switch r.IntN(4) {
 			case 0, 1: // a host replaced or added
 				name := names[r.IntN(len(names))]
@@ -265,6 +292,15 @@ func checkUpdates(t *testing.T, seed uint64) {
 			routes += len(vh.Routes)
 		}
 		fast := tab.canUpdate(c) && !tab.paths.full(routes)
+		if endpointsOnly {
+			ec, err := tab.withEndpoints(c)
+			require.NoError(t, err)
+			routes = 0
+			for _, vh := range ec.VirtualHosts {
+				routes += len(vh.Routes)
+			}
+			fast = tab.canUpdate(ec) && !tab.paths.full(routes)
+		}
 		next, err := tab.Update(c)
 		require.NoError(t, err)
 		want := full()
@@ -279,7 +315,7 @@ func checkUpdates(t *testing.T, seed uint64) {
 		for _, host := range probe {
 			for _, path := range []string{"/", "/a", "/a/", "/a/b", "/a/b/c", "/b", "/c/d", "/x", "/A"} {
 				w, g := want.Lookup(host, path), next.Lookup(host, path)
-				require.Equal(t, describe(w), describe(g), "seed %d step %d: %s%s", seed, step, host, path)
+				require.Equal(t, describe(w), describe(g), "seed %d step %d (endpoints %v %v): %s%s", seed, step, c.Endpoints, c.EndpointHosts, host, path)
 			}
 		}
 		if fast {
@@ -302,7 +338,7 @@ func checkUpdates(t *testing.T, seed uint64) {
 			require.Equal(t, used, next.paths.used)
 			// Update shared the hosts it did not change.
 			for name := range m.hosts {
-				if !changedHosts[name] {
+				if !changedHosts[name] && !copied[name] {
 					require.Same(t, tab.VirtualHostByName(name), next.VirtualHostByName(name), "seed %d step %d: %q", seed, step, name)
 				}
 			}

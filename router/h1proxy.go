@@ -120,10 +120,19 @@ func (r *Router) serveH1(x *exchange, req *http.Request) {
 			r.switchProtocols(&t, res, upgrade)
 			return
 		}
-		if rr != nil && rr.Retries(res.Status) && x.retryRoute(outer, rr, !pc.BodyStarted() && !pc.BodyUnsent()) {
-			pc.End(false)
-			fresh = false
-			continue
+		if rr != nil && rr.Retries(res.Status) {
+			if x.retryRoute(outer, rr, !pc.BodyStarted() && !pc.BodyUnsent()) {
+				pc.End(false)
+				fresh = false
+				continue
+			}
+			// An answer to retry that came as the request timeout ran out
+			// is the timeout's: 504, as a try it cut off.
+			if terr := routeTimedOut(outer.Context(), nil); terr != nil {
+				pc.End(false)
+				r.exchangeFailed(x, req, terr)
+				return
+			}
 		}
 		if p != nil {
 			// proxy-next-upstream http_<status>: the response is dropped

@@ -119,7 +119,16 @@ func (x *exchange) roundTripRetry(rt http.RoundTripper, req *http.Request, rr *m
 		res, err := tryRoundTrip(rt, out, tryTimeout)
 		replayable := body == nil || !body.read
 		if err == nil {
-			if !rr.Retries(res.StatusCode) || !x.retryRoute(req, rr, replayable) {
+			if !rr.Retries(res.StatusCode) {
+				return res, nil
+			}
+			if !x.retryRoute(req, rr, replayable) {
+				// An answer to retry that came as the request timeout ran
+				// out is the timeout's: 504, as a try it cut off.
+				if terr := routeTimedOut(req.Context(), nil); terr != nil {
+					res.Body.Close()
+					return nil, terr
+				}
 				return res, nil
 			}
 			res.Body.Close()

@@ -27,9 +27,12 @@ func benchSnapshot(n int) Snapshot {
 		s.Ingresses = append(s.Ingresses, mkIngress("ns-"+strconv.Itoa(i%50), "ing-"+id, int64(i/10),
 			withRules(mkRule("host-"+id+".example.com", exact("/exact", svc, 80), prefix("/prefix/", svc, "http")))))
 		s.Services = append(s.Services, mkService("ns-"+strconv.Itoa(i%50), svc, "http:80:8080"))
-		a, b := strconv.Itoa(i/250), strconv.Itoa(i%250)
+		// Valid addresses however many Services: past 62,500 the second
+		// octet moves on (10.4-10.6, ...), as an octet over 255 would not
+		// parse and the benchmark would time the rejection instead.
+		a, b, z := strconv.Itoa(i/250%250), strconv.Itoa(i%250), i/62500*3
 		s.EndpointSlices = append(s.EndpointSlices, mkSlice("ns-"+strconv.Itoa(i%50), svc, svc+"-abc", "http", 8080,
-			"10.1."+a+"."+b, "10.2."+a+"."+b, "10.3."+a+"."+b))
+			"10."+strconv.Itoa(1+z)+"."+a+"."+b, "10."+strconv.Itoa(2+z)+"."+a+"."+b, "10."+strconv.Itoa(3+z)+"."+a+"."+b))
 	}
 	return s
 }

@@ -64,20 +64,7 @@ func (r *Router) runSnippet(s *requestState) bool {
 		return true
 	}
 	if len(res.Request) > 0 {
-		h := s.req.Header.Clone()
-		if h == nil {
-			h = http.Header{}
-		}
-		host, dropped := match.ApplyRequest(res.Request, h)
-		if host != "" {
-			s.d.act.host = host
-		}
-		if dropped > 0 {
-			r.headersDropped.Add(uint64(dropped))
-		}
-		out := *s.req
-		out.Header = h
-		s.req = &out
+		r.editRequest(s, res.Request)
 	}
 	if res.Target != "" {
 		s.d.act.target = res.Target
@@ -256,4 +243,25 @@ func originForm(target string) string {
 		return rest[i:]
 	}
 	return "/"
+}
+
+// editRequest makes a snippet's (or a backendRef's) request header edits
+// on a copy of the request, which the exchange sends from then on: a Host
+// edit becomes the upstream Host; edits ApplyRequest drops are counted
+// in headersDropped.
+func (r *Router) editRequest(s *requestState, edits []match.HeaderEdit) {
+	h := s.req.Header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	host, dropped := match.ApplyRequest(edits, h)
+	if host != "" {
+		s.d.act.host = host
+	}
+	if dropped > 0 {
+		r.headersDropped.Add(uint64(dropped))
+	}
+	out := *s.req
+	out.Header = h
+	s.req = &out
 }

@@ -117,20 +117,7 @@ func (r *Router) splitRequest(s *requestState, sp *match.Split) bool {
 func (r *Router) backendHeaders(s *requestState, sn *match.Snippet) {
 	res := sn.Run(r.snippetRequest(s.req, &s.d, false))
 	if len(res.Request) > 0 {
-		h := s.req.Header.Clone()
-		if h == nil {
-			h = http.Header{}
-		}
-		host, dropped := match.ApplyRequest(res.Request, h)
-		if host != "" {
-			s.d.act.host = host
-		}
-		if dropped > 0 {
-			r.headersDropped.Add(uint64(dropped))
-		}
-		out := *s.req
-		out.Header = h
-		s.req = &out
+		r.editRequest(s, res.Request)
 	}
 	if len(res.Response) > 0 {
 		if s.ph.snippet != nil {

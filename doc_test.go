@@ -225,3 +225,52 @@ func TestContractCitations(t *testing.T) {
 		}
 	}
 }
+
+// TestLibraryImports keeps the library's dependencies to the modules its
+// go.mod may name: Kubernetes' API types, go-cmp, testify, regexp2, x/exp
+// and x/crypto. Anything else (client-go, x/net, Prometheus, OpenTelemetry)
+// belongs in a module of its own under examples/ or compile/gatewayapi.
+func TestLibraryImports(t *testing.T) {
+	allowed := []string{
+		"ramjet.dev/ramjet", "k8s.io/api", "k8s.io/apimachinery",
+		"github.com/google/go-cmp", "github.com/stretchr/testify",
+		"github.com/dlclark/regexp2", "golang.org/x/exp", "golang.org/x/crypto",
+	}
+	within := func(path, mod string) bool { return path == mod || strings.HasPrefix(path, mod+"/") }
+	fset := token.NewFileSet()
+	files := 0
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != "." && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil && path != "." {
+				return filepath.SkipDir // a module of its own
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		files++
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if first, _, _ := strings.Cut(p, "/"); !strings.Contains(first, ".") {
+				continue // the standard library
+			}
+			if !slices.ContainsFunc(allowed, func(m string) bool { return within(p, m) }) {
+				t.Errorf("%s imports %s: the library's go.mod keeps it out", path, p)
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.Greater(t, files, 100, "walked the library's packages")
+}

@@ -19,8 +19,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/net/http/httpguts"
-
 	"ramjet.dev/ramjet/router/rawsock"
 )
 
@@ -522,15 +520,15 @@ func (c *conn) readRequest(connCtx context.Context, first bool) (req *http.Reque
 	if req.ProtoAtLeast(1, 1) && (!haveHost || len(hosts) == 0) && !isH2Upgrade && method != "CONNECT" {
 		return nil, badRequestError("missing required Host header")
 	}
-	if len(hosts) == 1 && !httpguts.ValidHostHeader(hosts[0]) {
+	if len(hosts) == 1 && !validHost(hosts[0]) {
 		return nil, badRequestError("malformed Host header")
 	}
 	for k, vv := range h {
-		if !httpguts.ValidHeaderFieldName(k) {
+		if !validFieldName(k) {
 			return nil, badRequestError("invalid header name")
 		}
 		for _, v := range vv {
-			if !httpguts.ValidHeaderFieldValue(v) {
+			if !validFieldValue(v) {
 				return nil, badRequestError("invalid header value")
 			}
 		}
@@ -775,9 +773,9 @@ func shouldClose(major, minor int, h http.Header) bool {
 		return true
 	}
 	conv := h["Connection"]
-	hasClose := httpguts.HeaderValuesContainsToken(conv, "close")
+	hasClose := ListsToken(conv, "close")
 	if major == 1 && minor == 0 {
-		return hasClose || !httpguts.HeaderValuesContainsToken(conv, "keep-alive")
+		return hasClose || !ListsToken(conv, "keep-alive")
 	}
 	return hasClose
 }

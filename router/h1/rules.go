@@ -22,6 +22,60 @@ var tokenByte = alnumAnd("!#$%&'*+-.^_`|~")
 // isTokenByte reports a byte allowed in a token: a method, a field name.
 func isTokenByte(c byte) bool { return tokenByte[c] }
 
+// hostByte: the bytes a Host field may hold, as net/http's server allows
+// them: a reg-name, an IP literal with its brackets and zone, a port.
+var hostByte = alnumAnd("!$%&'()*+,-.:;=[]_~")
+
+// validHost reports a Host value net/http's server would take: only
+// hostByte bytes. Like net/http it does not parse the host further.
+func validHost(h string) bool {
+	for i := 0; i < len(h); i++ {
+		if !hostByte[h[i]] {
+			return false
+		}
+	}
+	return true
+}
+
+// validFieldName reports a field name: a non-empty token.
+func validFieldName(k string) bool {
+	for i := 0; i < len(k); i++ {
+		if !tokenByte[k[i]] {
+			return false
+		}
+	}
+	return k != ""
+}
+
+// validFieldValue reports a field value without control bytes other than
+// HTAB (RFC 9110 section 5.5): obs-text is let through as net/http does.
+func validFieldValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// equalFoldASCII compares a token case-insensitively in ASCII only, as
+// nginx and net/http do: no Unicode folding ("K" is not "k").
+func equalFoldASCII(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if x == y {
+			continue
+		}
+		if x|0x20 != y|0x20 || x|0x20 < 'a' || x|0x20 > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
 // parseContentLength reads a Content-Length value as net/http does:
 // optional whitespace around decimal digits, at most 2^63-1.
 func parseContentLength(cl string) (int64, error) {
@@ -77,7 +131,7 @@ func ListsToken(values []string, token string) bool {
 		for v != "" {
 			var tok string
 			tok, v, _ = strings.Cut(v, ",")
-			if strings.EqualFold(trimOWS(tok), token) { // optional whitespace: SP and HTAB
+			if equalFoldASCII(trimOWS(tok), token) { // optional whitespace: SP and HTAB
 				return true
 			}
 		}

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"golang.org/x/net/http/httpguts"
 )
 
 // response is the connection's http.ResponseWriter, reused per request.
@@ -248,7 +246,7 @@ func (w *response) writeTrailers() {
 	bw := w.c.bw
 	write := func(k string, vv []string) {
 		for _, v := range vv {
-			if !httpguts.ValidHeaderFieldName(k) {
+			if !validFieldName(k) {
 				continue
 			}
 			bw.WriteString(k)
@@ -424,7 +422,7 @@ func (w *response) commit(p []byte) {
 func hasCloseToken(v string) bool { return hasToken(v, "close") }
 
 func isProtocolSwitch(code int, h http.Header) bool {
-	return code == http.StatusSwitchingProtocols && headerGet(h, "Upgrade") != "" && httpguts.HeaderValuesContainsToken(h["Connection"], "Upgrade")
+	return code == http.StatusSwitchingProtocols && headerGet(h, "Upgrade") != "" && ListsToken(h["Connection"], "Upgrade")
 }
 
 func (w *response) writeStatusLine(code int) {
@@ -456,7 +454,7 @@ func (w *response) writeStatusLine(code int) {
 func (w *response) writeFields(header http.Header, skip func(string) bool) {
 	bw := w.c.bw
 	for k, vv := range header {
-		if !httpguts.ValidHeaderFieldName(k) || skip(k) {
+		if !validFieldName(k) || skip(k) {
 			continue
 		}
 		for _, v := range vv {

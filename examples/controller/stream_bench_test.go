@@ -49,8 +49,9 @@ func sink(b *testing.B) (addr string, read chan int64) {
 // MB/s is end to end: the clock stops when the sink has read every byte,
 // after the writer's half-close went through. Compare spliced with
 // direct (the budget: spliced ≥ 90% of direct) and allocs/op (per 64 KiB
-// write, the whole process: the budget is none per read). With -count
-// the cases alternate, so ratios compare runs under the same load.
+// write, the whole process: the budget is none per read). -count runs
+// each case that many times in a row: for ratios under the same load,
+// run the binary in a loop with -test.count 1, so the cases alternate.
 //
 //   - relay is the floor of any splice proxy: Go's splice between the two
 //     connections (TCPConn.ReadFrom, what spliced uses), no deadline, no

@@ -72,3 +72,27 @@ func TestSpliceSlowReaderLosesNothing(t *testing.T) {
 	in.Close()
 	require.NoError(t, <-done)
 }
+
+// A backend that stops reading with bytes still to write to it idles
+// the connection out: no byte moves either way, and the splice ends at
+// the idle timeout (noticed within a quarter more), not at the client's
+// leisure.
+func TestSpliceStalledBackendIdlesOut(t *testing.T) {
+	in, client := tcpPair(t)
+	backend, _ := tcpPair(t) // the backend's end never reads
+	const idle = 400 * time.Millisecond
+	go func() {
+		buf := make([]byte, 64<<10)
+		for {
+			if _, err := in.Write(buf); err != nil {
+				return
+			}
+		}
+	}()
+	start := time.Now()
+	err := splice(client, backend, idle, nil)
+	took := time.Since(start)
+	require.ErrorIs(t, err, errIdle)
+	require.GreaterOrEqual(t, took, idle)
+	require.Less(t, took, 3*idle, "closed long after the timeout")
+}

@@ -20,14 +20,19 @@ const (
 // splice(2), waiting in Go's netpoller (the sockets are non-blocking), so
 // that a deadline leaves what it read in the pipe.
 type splicer struct {
-	src, dst syscall.RawConn
-	p        *kernelPipe
-	inPipe   int
+	srcConn, dstConn *net.TCPConn
+	src, dst         syscall.RawConn
+	p                *kernelPipe
+	inPipe           int
 	// n and err are the last fillFD/flushFD's result.
 	n   int
 	err error
 	// fillFD and flushFD are bound once: no allocation per read.
 	fillFD, flushFD func(fd uintptr) bool
+	spliced         bool
+	// copier takes over when the first splice(2) is refused (EINVAL: not
+	// for this socket), as Go's own splice falls back to a copy.
+	copier *copier
 }
 
 func newMover(dst, src *net.TCPConn) (mover, error) {
@@ -43,19 +48,32 @@ func newMover(dst, src *net.TCPConn) (mover, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &splicer{src: sc, dst: dc, p: p}
+	s := &splicer{srcConn: src, dstConn: dst, src: sc, dst: dc, p: p}
 	s.fillFD = s.fillFrom
 	s.flushFD = s.flushTo
 	return s, nil
 }
 
-func (s *splicer) buffered() int { return s.inPipe }
+func (s *splicer) buffered() int {
+	if s.copier != nil {
+		return s.copier.buffered()
+	}
+	return s.inPipe
+}
 
 func (s *splicer) fill() (int, error) {
+	if s.copier != nil {
+		return s.copier.fill()
+	}
 	s.n, s.err = 0, nil
 	if err := s.src.Read(s.fillFD); err != nil {
 		return 0, err
 	}
+	if s.err == syscall.EINVAL && !s.spliced {
+		s.copier = newCopier(s.dstConn, s.srcConn)
+		return s.copier.fill()
+	}
+	s.spliced = true
 	return s.n, s.err
 }
 
@@ -80,6 +98,9 @@ func (s *splicer) fillFrom(fd uintptr) bool {
 }
 
 func (s *splicer) flush() (int, error) {
+	if s.copier != nil {
+		return s.copier.flush()
+	}
 	s.n, s.err = 0, nil
 	err := s.dst.Write(s.flushFD)
 	if s.err != nil {

@@ -28,12 +28,28 @@ func tcpPair(t testing.TB) (*net.TCPConn, *net.TCPConn) {
 // timeout (but less than the timeout) loses no byte: what the splice
 // had read from the client when its write waited past the deadline is
 // still written, in order.
+// The copy without splice(2) keeps them too.
 func TestSpliceSlowReaderLosesNothing(t *testing.T) {
+	t.Run("splice", func(t *testing.T) {
+		testSlowReader(t, func(client, backend *net.TCPConn, idle time.Duration) error {
+			return splice(client, backend, idle, nil)
+		})
+	})
+	t.Run("copy", func(t *testing.T) {
+		testSlowReader(t, func(client, backend *net.TCPConn, idle time.Duration) error {
+			p := &pipe{idle: idle}
+			p.last.Store(time.Now().UnixNano())
+			return p.move(newCopier(backend, client), backend, client, func(int) {})
+		})
+	})
+}
+
+func testSlowReader(t *testing.T, relay func(client, backend *net.TCPConn, idle time.Duration) error) {
 	in, client := tcpPair(t)   // the writer's end, the proxy's client side
 	backend, out := tcpPair(t) // the proxy's backend side, the reader's end
 	const idle = 800 * time.Millisecond
 	done := make(chan error, 1)
-	go func() { done <- splice(client, backend, idle, nil) }()
+	go func() { done <- relay(client, backend, idle) }()
 
 	const size = 24 << 20
 	go func() {

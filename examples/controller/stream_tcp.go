@@ -259,6 +259,11 @@ func (p *pipe) copy(dst, src *net.TCPConn, count func(int)) error {
 		return err
 	}
 	defer mv.close()
+	return p.move(mv, dst, src, count)
+}
+
+// move is copy with the given mover.
+func (p *pipe) move(mv mover, dst, src *net.TCPConn, count func(int)) error {
 	period := max(p.idle/4, time.Millisecond)
 	deadlines := func(now time.Time) {
 		_ = src.SetReadDeadline(now.Add(period))

@@ -42,16 +42,30 @@ func sink(b *testing.B) (addr string, read chan int64) {
 	return ln.Addr().String(), read
 }
 
-// BenchmarkStreamTCP moves 64 KiB writes over one connection, directly to
-// a loopback sink and through a TCP service spliced to it, the writer,
-// the sink and (spliced) the controller in this process: compare the two
-// MB/s (the budget: spliced ≥ 90% of direct) and allocs/op (per 64 KiB
-// write, the whole process: the budget is none per read). With -count
-// the two alternate, so a ratio compares runs under the same load.
+// BenchmarkStreamTCP moves 64 KiB writes over one connection to a
+// loopback sink: directly, through a TCP service of the controller, and
+// through bare relays with none of the controller's code. Every case has
+// the same writer and the same sink (64 KiB reads) in this process, and
+// MB/s is end to end: the clock stops when the sink has read every byte,
+// after the writer's half-close went through. Compare spliced with
+// direct (the budget: spliced ≥ 90% of direct) and allocs/op (per 64 KiB
+// write, the whole process: the budget is none per read). -count runs
+// each case that many times in a row: for ratios under the same load,
+// run the binary in a loop with -test.count 1, so the cases alternate.
+//
+//   - relay is the floor of any splice proxy: Go's splice between the two
+//     connections (TCPConn.ReadFrom, what spliced uses), no deadline, no
+//     metrics, one direction only. spliced ÷ relay is the controller's
+//     own cost; relay ÷ direct is the second loopback TCP traversal's.
+//   - relay-bounded is relay with 256 KiB socket buffers on its two legs
+//     (SO_RCVBUF from the writer, SO_SNDBUF to the sink): on one core it
+//     shows how much of the hop's cost is the bytes in flight (with
+//     autotuned buffers megabytes of them, read by the sink after they
+//     have left the cache).
+//
 // cpu-µs/op is the process's CPU time (user and system) per write: on a
-// machine without idle cores throughput follows it, and a spliced byte
-// crosses the loopback TCP stack twice. load1 is the load average at the
-// end of the run.
+// machine without idle cores throughput follows it. load1 is the load
+// average at the end of the run.
 func BenchmarkStreamTCP(b *testing.B) {
 	const size = 64 << 10
 	run := func(b *testing.B, addr string, read chan int64) {
@@ -89,6 +103,52 @@ func BenchmarkStreamTCP(b *testing.B) {
 		inst, _, _ := startStreams(b, streamManifests(map[int]string{p: "default/echo:9000"}, nil, []string{port}, "", ""), nil)
 		run(b, inst.streams.Addrs()["tcp/"+strconv.Itoa(p)], read)
 	})
+	b.Run("relay", func(b *testing.B) {
+		addr, read := sink(b)
+		run(b, bareRelay(b, addr, 0), read)
+	})
+	b.Run("relay-bounded", func(b *testing.B) {
+		addr, read := sink(b)
+		run(b, bareRelay(b, addr, 256<<10), read)
+	})
+}
+
+// bareRelay listens on loopback and relays each connection's bytes to to
+// with Go's splice (TCPConn.ReadFrom), one direction, then half-closes:
+// a splice proxy without the controller. buffers > 0 fixes the relay's
+// receive buffer from the client and send buffer to to.
+func bareRelay(b *testing.B, to string, buffers int) string {
+	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	require.NoError(b, err)
+	b.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.AcceptTCP()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				d, err := net.Dial("tcp", to)
+				if err != nil {
+					return
+				}
+				back := d.(*net.TCPConn)
+				defer back.Close()
+				if buffers > 0 {
+					_ = c.SetReadBuffer(buffers)
+					_ = back.SetWriteBuffer(buffers)
+				}
+				if _, err := back.ReadFrom(c); err == nil {
+					_ = back.CloseWrite()
+				}
+				// Wait for the sink's close, so the relay's end does not
+				// reset what is still in flight.
+				_, _ = back.Read(make([]byte, 1))
+			}()
+		}
+	}()
+	return ln.Addr().String()
 }
 
 // BenchmarkStreamUDP relays question and answer datagrams through a UDP

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"io"
 	"net"
 	"os"
 	"sync"
@@ -197,18 +196,16 @@ func (c *tcpConn) abort() {
 	c.mu.Unlock()
 }
 
-// spliceChunk is how much one splice call may move before the deadlines
-// are set again.
-const spliceChunk = 1 << 20
-
 // splice copies both ways between client and backend until both have
 // ended their side (each end's close is passed on as a half-close), one
 // fails, or no byte moved either way for idle. Between TCP connections on
-// Linux the copy is splice(2): no copy through user space, no allocation
-// per read. A splice call reports what it moved only when it returns, so
-// each returns at least every quarter of idle (its deadline): the last
-// move is known a quarter late at most, and an idle connection closes
-// between idle and one and a half idle after its last byte.
+// Linux the copy is splice(2) through a pipe of each direction's own: no
+// copy through user space, no allocation per read, and bytes read from
+// one end wait in the pipe, not lost, when the other end's write has to
+// wait past a deadline. The deadlines are not moved per read: they fire
+// every quarter of idle, and a connection whose last byte moved idle ago
+// or more is then closed, between idle and one and a quarter idle after
+// its last byte.
 func splice(client, backend *net.TCPConn, idle time.Duration, m *serviceMetrics) error {
 	p := &pipe{idle: idle}
 	p.last.Store(time.Now().UnixNano())
@@ -243,32 +240,76 @@ type pipe struct {
 	last atomic.Int64 // UnixNano
 }
 
+// mover moves one direction's bytes: fill reads what src has (waiting
+// for some) into its buffer when that is empty, flush writes the buffer
+// to dst. Bytes stay buffered across a deadline's error.
+type mover interface {
+	// fill reads into the empty buffer; 0 bytes and no error is src's end.
+	fill() (int, error)
+	// flush writes the buffer out, n of it before an error.
+	flush() (int, error)
+	buffered() int
+	close()
+}
+
 // copy moves src's bytes to dst until src ends, then half-closes dst.
 func (p *pipe) copy(dst, src *net.TCPConn, count func(int)) error {
-	lr := &io.LimitedReader{R: src}
+	mv, err := newMover(dst, src)
+	if err != nil {
+		return err
+	}
+	defer mv.close()
+	return p.move(mv, dst, src, count)
+}
+
+// move is copy with the given mover.
+func (p *pipe) move(mv mover, dst, src *net.TCPConn, count func(int)) error {
 	period := max(p.idle/4, time.Millisecond)
-	for {
-		deadline := time.Now().Add(period)
-		_ = src.SetReadDeadline(deadline)
-		_ = dst.SetWriteDeadline(deadline)
-		lr.N = spliceChunk
-		n, err := dst.ReadFrom(lr)
-		now := time.Now().UnixNano()
-		if n > 0 {
-			count(int(n))
-			p.last.Store(now)
+	deadlines := func(now time.Time) {
+		_ = src.SetReadDeadline(now.Add(period))
+		_ = dst.SetWriteDeadline(now.Add(period))
+	}
+	deadlines(time.Now())
+	// expired reports whether the connection idled out, else sets the
+	// next deadlines.
+	expired := func() bool {
+		now := time.Now()
+		if time.Duration(now.UnixNano()-p.last.Load()) >= p.idle {
+			return true
 		}
-		switch {
-		case err == nil && lr.N > 0: // src's end
-			_ = dst.CloseWrite()
-			return nil
-		case err == nil:
-		case errors.Is(err, os.ErrDeadlineExceeded):
-			if time.Duration(now-p.last.Load()) >= p.idle {
+		deadlines(now)
+		return false
+	}
+	for {
+		if mv.buffered() == 0 {
+			n, err := mv.fill()
+			switch {
+			case n > 0:
+				p.last.Store(time.Now().UnixNano())
+			case err == nil: // src's end
+				_ = dst.CloseWrite()
+				return nil
+			case errors.Is(err, os.ErrDeadlineExceeded):
+				if expired() {
+					return errIdle
+				}
+				continue
+			default:
+				return err
+			}
+		}
+		n, err := mv.flush()
+		if n > 0 {
+			count(n)
+			p.last.Store(time.Now().UnixNano())
+		}
+		if err != nil {
+			if !errors.Is(err, os.ErrDeadlineExceeded) {
+				return err
+			}
+			if expired() {
 				return errIdle
 			}
-		default:
-			return err
 		}
 	}
 }

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"net"
+	"runtime"
+	"sync"
+	"syscall"
+)
+
+// spliceMove is how much one splice(2) may move, and the size asked of
+// each pipe: the default /proc/sys/fs/pipe-max-size, as Go's own splice.
+const spliceMove = 1 << 20
+
+const (
+	spliceMoveFlag     = 0x1 // SPLICE_F_MOVE
+	spliceNonblockFlag = 0x2 // SPLICE_F_NONBLOCK: the pipe's side never blocks
+)
+
+// splicer moves bytes from a socket through a pipe into another with
+// splice(2), waiting in Go's netpoller (the sockets are non-blocking), so
+// that a deadline leaves what it read in the pipe.
+type splicer struct {
+	srcConn, dstConn *net.TCPConn
+	src, dst         syscall.RawConn
+	p                *kernelPipe
+	inPipe           int
+	// n and err are the last fillFD/flushFD's result.
+	n   int
+	err error
+	// fillFD and flushFD are bound once: no allocation per read.
+	fillFD, flushFD func(fd uintptr) bool
+	spliced         bool
+	// copier takes over when the first splice(2) is refused (EINVAL: not
+	// for this socket), as Go's own splice falls back to a copy.
+	copier *copier
+}
+
+func newMover(dst, src *net.TCPConn) (mover, error) {
+	sc, err := src.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	dc, err := dst.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	p, err := getPipe()
+	if err != nil {
+		return nil, err
+	}
+	s := &splicer{srcConn: src, dstConn: dst, src: sc, dst: dc, p: p}
+	s.fillFD = s.fillFrom
+	s.flushFD = s.flushTo
+	return s, nil
+}
+
+func (s *splicer) buffered() int {
+	if s.copier != nil {
+		return s.copier.buffered()
+	}
+	return s.inPipe
+}
+
+func (s *splicer) fill() (int, error) {
+	if s.copier != nil {
+		return s.copier.fill()
+	}
+	s.n, s.err = 0, nil
+	if err := s.src.Read(s.fillFD); err != nil {
+		return 0, err
+	}
+	if s.err == syscall.EINVAL && !s.spliced {
+		s.copier = newCopier(s.dstConn, s.srcConn)
+		return s.copier.fill()
+	}
+	s.spliced = true
+	return s.n, s.err
+}
+
+// fillFrom splices what the socket fd has into the empty pipe; false
+// (wait until readable) when it has nothing yet.
+func (s *splicer) fillFrom(fd uintptr) bool {
+	for {
+		n, err := syscall.Splice(int(fd), nil, s.p.w, nil, spliceMove, spliceMoveFlag|spliceNonblockFlag)
+		switch err {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false
+		case nil:
+			s.n = int(n)
+			s.inPipe += int(n)
+		default:
+			s.err = err
+		}
+		return true
+	}
+}
+
+func (s *splicer) flush() (int, error) {
+	if s.copier != nil {
+		return s.copier.flush()
+	}
+	s.n, s.err = 0, nil
+	err := s.dst.Write(s.flushFD)
+	if s.err != nil {
+		err = s.err
+	}
+	return s.n, err
+}
+
+// flushTo splices the whole pipe into the socket fd; false (wait until
+// writable) when the socket's buffer is full.
+func (s *splicer) flushTo(fd uintptr) bool {
+	for s.inPipe > 0 {
+		n, err := syscall.Splice(s.p.r, nil, int(fd), nil, s.inPipe, spliceMoveFlag|spliceNonblockFlag)
+		switch err {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false
+		case nil:
+			s.n += int(n)
+			s.inPipe -= int(n)
+		default:
+			s.err = err
+			return true
+		}
+	}
+	return true
+}
+
+func (s *splicer) close() {
+	putPipe(s.p, s.inPipe)
+	s.p = nil
+}
+
+// kernelPipe is a pipe's two ends. Pipes are pooled, as Go's splice
+// pools them, so a connection costs no pipe(2) when one is free; one the
+// pool drops is closed by its cleanup.
+type kernelPipe struct {
+	r, w    int
+	cleanup runtime.Cleanup
+}
+
+var pipes = sync.Pool{New: func() any {
+	var fds [2]int
+	if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
+		return err
+	}
+	// Ignored error: a smaller pipe works, with more calls.
+	_, _ = fcntl(fds[0], syscall.F_SETPIPE_SZ, spliceMove)
+	p := &kernelPipe{r: fds[0], w: fds[1]}
+	p.cleanup = runtime.AddCleanup(p, closePipe, fds)
+	return p
+}}
+
+func getPipe() (*kernelPipe, error) {
+	switch v := pipes.Get().(type) {
+	case *kernelPipe:
+		return v, nil
+	case error:
+		return nil, v
+	}
+	panic("unreachable")
+}
+
+// putPipe pools an empty pipe and closes one that still holds bytes.
+func putPipe(p *kernelPipe, inPipe int) {
+	if inPipe != 0 {
+		p.cleanup.Stop()
+		closePipe([2]int{p.r, p.w})
+		return
+	}
+	pipes.Put(p)
+}
+
+func closePipe(fds [2]int) {
+	syscall.Close(fds[0])
+	syscall.Close(fds[1])
+}
+
+func fcntl(fd, cmd, arg int) (int, error) {
+	r, _, e := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), uintptr(cmd), uintptr(arg))
+	if e != 0 {
+		return int(r), e
+	}
+	return int(r), nil
+}

@@ -488,15 +488,24 @@ func (ms *modSecurity) hook(w http.ResponseWriter, req *http.Request, m router.M
 	}
 	tx := e.waf.NewTransactionWithID(transactionID(txTemplate, req))
 	// The body read into the transaction is handed on to the backend, so
-	// the transaction closes only when the request is done.
+	// the transaction closes only when the request is done. A client that
+	// leaves ends the request's context while this hook may still be
+	// inspecting, or the backend still reading the body from the
+	// transaction's buffer: the guard makes the close wait for both.
+	g := &txGuard{}
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	context.AfterFunc(req.Context(), func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.closed = true
 		tx.ProcessLogging()
 		_ = tx.Close()
 	})
 	if tx.IsRuleEngineOff() {
 		return false
 	}
-	it := ms.inspect(tx, w, req, m)
+	it := ms.inspect(tx, g, w, req, m)
 	if it == nil {
 		return false
 	}
@@ -522,8 +531,31 @@ func (ms *modSecurity) hook(w http.ResponseWriter, req *http.Request, m router.M
 	return true
 }
 
+// txGuard orders a transaction's close after the hook's work and between
+// reads of the body from the transaction's buffer.
+type txGuard struct {
+	mu     sync.Mutex
+	closed bool
+}
+
+// guardedReader reads the inspected body from the transaction's buffer
+// while the transaction is open.
+type guardedReader struct {
+	g *txGuard
+	r io.Reader
+}
+
+func (b *guardedReader) Read(p []byte) (int, error) {
+	b.g.mu.Lock()
+	defer b.g.mu.Unlock()
+	if b.g.closed {
+		return 0, context.Canceled // the request is over
+	}
+	return b.r.Read(p)
+}
+
 // inspect runs the request phases and returns the interruption, if any.
-func (ms *modSecurity) inspect(tx types.Transaction, w http.ResponseWriter, req *http.Request, m router.Match) *types.Interruption {
+func (ms *modSecurity) inspect(tx types.Transaction, g *txGuard, w http.ResponseWriter, req *http.Request, m router.Match) *types.Interruption {
 	client, cport := splitAddr(req.RemoteAddr)
 	server, sport := "", 0
 	if a, ok := req.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
@@ -558,7 +590,7 @@ func (ms *modSecurity) inspect(tx types.Transaction, w http.ResponseWriter, req 
 			return it
 		}
 		if rest, rerr := tx.RequestBodyReader(); rerr == nil {
-			req.Body = &inspectedBody{Reader: io.MultiReader(rest, req.Body), Closer: req.Body}
+			req.Body = &inspectedBody{Reader: io.MultiReader(&guardedReader{g: g, r: rest}, req.Body), Closer: req.Body}
 		}
 		if err != nil {
 			// The router's body step answers a body that failed (400,

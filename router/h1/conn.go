@@ -327,7 +327,8 @@ func (c *conn) serve(base context.Context) {
 }
 
 // armWait bounds the wait for the next request that writes the end of a
-// response (flushAndAwait). Past it the connection waits as an idle one,
+// response (flushAndAwait), which ends between half of it and it after it
+// began. Past it the connection waits as an idle one,
 // and stays unarmed until a request is there at the first read again. It
 // is well above the 10 ms in which the runtime looks at the poller even
 // when busy, so that a request that came is seldom taken for none.
@@ -380,7 +381,12 @@ func (c *conn) earlySend() {
 // whether the wait ended with something to read; false with an error: the
 // write failed.
 func (c *conn) flushAndAwait() (ready bool, err error) {
-	c.setReadDeadline(time.Now().Add(armWait))
+	// The deadline set for an earlier wait is kept while it falls at least
+	// half of armWait from now: a busy connection moves it once per half
+	// of armWait, not once per request.
+	if want := time.Now().Add(armWait); c.rdl.Before(want.Add(-armWait/2)) || c.rdl.After(want) {
+		c.setReadDeadline(want)
+	}
 	c.raw.Hold()
 	_ = c.bw.Flush() // into the hold
 	ready, err = c.raw.SendAwait()

@@ -49,14 +49,9 @@ import (
 	"syscall"
 
 	"k8s.io/klog/v2"
-
-	"ramjet.dev/ramjet/router"
 )
 
 func main() {
-	// A collection per 64 MiB allocated at least, not per doubling of a
-	// small heap (issue 41); unless GOGC is set.
-	router.GCHeadroom(64 << 20)
 	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }
 

@@ -144,9 +144,7 @@ func run(role, listen, backendAddr string, ingresses, size int, maxRun time.Dura
 		go serveRawLoop(ln, h)
 		defer ln.Close()
 	case "router-loop":
-		// The controller's settings (-http1-server ramjet), and its
-		// collector's headroom.
-		defer router.GCHeadroom(64 << 20)()
+		// The controller's settings (-http1-server ramjet).
 		s := &h1.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 75 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
 		go func() { _ = s.Serve(ln) }()
 		defer s.Close()

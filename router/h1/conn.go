@@ -66,6 +66,14 @@ type conn struct {
 	// and written raw (see rawsock)
 	rd io.Reader
 	wr io.Writer
+	// raw is rwc's socket read and written raw, nil when it is not a plain
+	// TCP one. With it, the end of a response and the wait for the next
+	// request are one call (see flushAndAwait) while arm is set and
+	// armSkip, the requests to serve before trying again after a client
+	// sent early (armBackoff the next such stretch), is zero.
+	raw                 *rawsock.Conn
+	arm                 bool
+	armSkip, armBackoff uint16
 
 	ctx *reqCtx // the current request's
 	req *http.Request
@@ -101,7 +109,7 @@ func newConn(s *Server, rwc net.Conn) *conn {
 	c.srv, c.rwc, c.accepted = s, rwc, time.Now()
 	c.rd, c.wr = rwc, rwc
 	if raw := rawsock.New(rwc); raw != nil {
-		c.rd, c.wr = raw, raw
+		c.rd, c.wr, c.raw, c.arm = raw, raw, raw, true
 	}
 	c.state.Store(stateNew)
 	return c
@@ -130,6 +138,7 @@ func (c *conn) release() {
 	c.cr.hasByte, c.cr.aborted, c.cr.watch, c.cr.done, c.cr.remain = false, false, false, false, -1
 	c.rdl = time.Time{}
 	c.rwc, c.rd, c.wr, c.srv, c.tls, c.req, c.ctx, c.werr, c.lastMethod = nil, nil, nil, nil, nil, nil, nil, nil, ""
+	c.raw, c.arm, c.armSkip, c.armBackoff = nil, false, 0, 0
 	c.b.reset()
 	connPool.Put(c)
 }
@@ -204,6 +213,9 @@ func (c *conn) serve(base context.Context) {
 		idleTimeout = headerTimeout
 	}
 	first := true
+	// armed: how the wait for this request that wrote the previous
+	// response's end ended (flushAndAwait), notArmed if there was none.
+	armed := notArmed
 	for {
 		if !first {
 			// Idle until the first byte of the next request.
@@ -212,21 +224,8 @@ func (c *conn) serve(base context.Context) {
 			}
 			// As net/http: four bytes, so that a stray CRLF after a body
 			// followed by the client's close is no request.
-			if c.br.Buffered() < 4 {
-				if idleTimeout > 0 {
-					c.idleDeadline(idleTimeout)
-				} else {
-					c.setReadDeadline(time.Time{})
-				}
-				// Yield first: under load the other connections run, and by
-				// the time this one runs again its next request has
-				// usually come, read without a wait; a read that finds
-				// nothing yet is a system call and a park more per request
-				// (issue 26). Idle, the yield costs a scheduler pass.
-				runtime.Gosched()
-				if _, err := c.br.Peek(4); err != nil {
-					return
-				}
+			if c.br.Buffered() < 4 && !c.awaitRequest(idleTimeout, armed) {
+				return
 			}
 			if !c.state.CompareAndSwap(stateIdle, stateActive) {
 				return // closed by Shutdown
@@ -274,7 +273,7 @@ func (c *conn) serve(base context.Context) {
 		} else if _, ok := req.Header["Expect"]; ok && req.Header.Get("Expect") != "" {
 			w.Header().Set("Connection", "close")
 			w.WriteHeader(http.StatusExpectationFailed)
-			w.finish()
+			w.finish(true)
 			return
 		}
 		if req.Body == http.NoBody {
@@ -291,7 +290,10 @@ func (c *conn) serve(base context.Context) {
 			return
 		}
 		c.cr.abortPendingRead()
-		w.finish()
+		// The response's end stays in the buffer when the wait for the next
+		// request writes it; every way out below flushes it.
+		arm := c.armable(w, headerTimeout, idleTimeout)
+		w.finish(!arm)
 		if w.wroteWriteDeadline {
 			_ = c.rwc.SetWriteDeadline(time.Time{})
 		}
@@ -308,7 +310,148 @@ func (c *conn) serve(base context.Context) {
 			c.rdl = time.Time{} // moved by the handler or the watch
 		}
 		c.next()
+		armed = notArmed
+		if arm {
+			ready, err := c.flushAndAwait()
+			if err != nil {
+				return
+			}
+			armed = armedTimeout
+			if ready {
+				armed = armedReady
+			}
+		}
 	}
+}
+
+// armWait bounds the wait for the next request that writes the end of a
+// response (flushAndAwait), which ends between half of it and it after it
+// began. Past it the connection waits as an idle one,
+// and stays unarmed until a request is there at the first read again. It
+// is well above the 10 ms in which the runtime looks at the poller even
+// when busy, so that a request that came is seldom taken for none.
+const armWait = 50 * time.Millisecond
+
+// maxArmBackoff bounds the requests a connection serves unarmed after its
+// client sent early (see earlySend).
+const maxArmBackoff = 1024
+
+// armable reports whether the end of the response w is written together
+// with the wait for the next request: on a raw socket of a client whose
+// last request was there at once and that did not send early, when the
+// response leaves no write deadline to honour and the head and idle waits
+// are timed (the wait's deadline stays for the next head, as the head's
+// own).
+func (c *conn) armable(w *response, headerTimeout, idleTimeout time.Duration) bool {
+	if c.raw == nil || !c.arm || c.armSkip > 0 || w.wroteWriteDeadline || headerTimeout <= 0 || idleTimeout <= armWait {
+		return false
+	}
+	if c.br.Buffered() > 0 {
+		// The client sent more before this response: it pipelines, and
+		// a request of it that came after the last read would not wake
+		// the wait (see flushAndAwait).
+		c.earlySend()
+		return false
+	}
+	return true
+}
+
+// earlySend notes a client that sent before it had the response: the
+// connection is served unarmed for a stretch, doubled each time, so that
+// a client that pipelines pays armWait seldom, and one taken for it
+// under a passing overload is armed again soon.
+func (c *conn) earlySend() {
+	c.arm = false
+	c.armBackoff = min(max(2*c.armBackoff, 1), maxArmBackoff)
+	c.armSkip = c.armBackoff
+}
+
+// flushAndAwait writes what is left of the response and waits, in the same
+// call, until the client sends something or armWait passes (rawsock.Send):
+// a client that sends its next request when it has this response would
+// otherwise find the loop's first read of it empty, a system call and a
+// park more per request than nginx pays. The wait is armed before the
+// write, so a request sent in answer to it is not missed. Bytes that came
+// after the last read and before the write may not wake it (the poller's
+// readiness is reset when a wait is armed): a client that pipelines is
+// not armed (armable), and one that sent early anyway is read once
+// armWait passed, and left unarmed for a while (awaitRequest). It reports
+// whether the wait ended with something to read; false with an error: the
+// write failed.
+func (c *conn) flushAndAwait() (ready bool, err error) {
+	// The deadline set for an earlier wait is kept while it falls at least
+	// half of armWait from now: a busy connection moves it once per half
+	// of armWait, not once per request.
+	if want := time.Now().Add(armWait); c.rdl.Before(want.Add(-armWait/2)) || c.rdl.After(want) {
+		c.setReadDeadline(want)
+	}
+	c.raw.Hold()
+	_ = c.bw.Flush() // into the hold
+	ready, err = c.raw.SendAwait()
+	if err != nil && c.werr == nil {
+		c.werr = err
+	}
+	return ready, err
+}
+
+// Armed waits, and how they ended (awaitRequest).
+const (
+	notArmed     = iota
+	armedReady   // something came to read
+	armedTimeout // armWait passed, or the wait failed
+)
+
+// awaitRequest waits for the first bytes of the next request, after an
+// armed wait (flushAndAwait) that ended as armed says, and reports
+// whether they came.
+func (c *conn) awaitRequest(idleTimeout time.Duration, armed int) bool {
+	if armed == armedReady {
+		_, err := c.br.Peek(4)
+		if err == nil {
+			return true
+		}
+		if !isTimeout(err) {
+			return false
+		}
+		// Something came, but armWait passed before the loop ran again
+		// (a busy process): read it under the idle deadline, armed still.
+	} else if armed == armedTimeout {
+		c.arm = false // wait as an idle connection
+	}
+	if idleTimeout > 0 {
+		c.idleDeadline(idleTimeout)
+	} else {
+		c.setReadDeadline(time.Time{})
+	}
+	if armed == notArmed {
+		// Yield first: under load the other connections run, and by
+		// the time this one runs again its next request has
+		// usually come, read without a wait; a read that finds
+		// nothing yet is a system call and a park more per request
+		// (issue 26). Idle, the yield costs a scheduler pass.
+		runtime.Gosched()
+	}
+	if _, err := c.br.Peek(4); err != nil {
+		return false
+	}
+	if c.raw == nil {
+		return true
+	}
+	if armed == notArmed && c.armSkip > 0 {
+		c.armSkip--
+	}
+	if !c.raw.Waited() {
+		switch {
+		case armed == armedTimeout:
+			// It was there when the armed wait ran out without waking:
+			// sent before the response, most likely (see flushAndAwait).
+			c.earlySend()
+		case armed == notArmed && c.armSkip == 0:
+			// The request was there at once: the client answers quickly.
+			c.arm = true
+		}
+	}
+	return true
 }
 
 // idleSlack is how much longer than IdleTimeout the wait for a request may

@@ -80,7 +80,11 @@ import (
 //     taken before it returned, answers http.ErrBodyReadAfterClose once
 //     the next request began.
 //   - The idle wait may last up to a tenth longer than IdleTimeout (one
-//     second at most), and a head that came whole is not timed.
+//     second at most), and 50 ms more after a response written with the
+//     wait for the next request (a client that sends its next request
+//     once it has the answer, on a plain TCP connection); a head that
+//     came whole is not timed. Shutdown counts a connection as idle only
+//     once that wait ended, 50 ms at most after its response.
 //   - No http.ServerContextKey value; http.LocalAddrContextKey is set.
 type Server struct {
 	Handler http.Handler
@@ -88,8 +92,8 @@ type Server struct {
 	// first byte (for the first request, from the accept), unless the
 	// whole head came with that byte; IdleTimeout the wait for the first
 	// byte of the next one (0: ReadHeaderTimeout), which may last a tenth
-	// longer, one second at most: a busy connection moves its idle
-	// deadline that often, not once per request.
+	// longer, one second at most, and 50 ms more: a busy connection moves
+	// its idle deadline that often, not once per request.
 	ReadHeaderTimeout, IdleTimeout time.Duration
 	// MaxHeaderBytes bounds a request head (0: http.DefaultMaxHeaderBytes),
 	// with net/http's 4 KiB of slack; over it: 431. HeaderBuffers, when

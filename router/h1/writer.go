@@ -214,8 +214,9 @@ func (w *response) FlushError() error {
 	return w.c.bw.Flush()
 }
 
-// finish ends the response after the handler returned.
-func (w *response) finish() {
+// finish ends the response after the handler returned; with flush it
+// writes what is left of it too.
+func (w *response) finish(flush bool) {
 	w.handlerDone = true
 	if !w.wroteHeader {
 		w.WriteHeader(http.StatusOK)
@@ -231,7 +232,9 @@ func (w *response) finish() {
 		w.writeTrailers()
 		bw.WriteString("\r\n")
 	}
-	bw.Flush()
+	if flush {
+		bw.Flush()
+	}
 }
 
 // reuse reports whether the connection may carry another request.

@@ -25,7 +25,9 @@ type Conn struct {
 	rn, wn                  int
 	rerr, werr              syscall.Errno
 	sent                    bool // sendFn: the write is done, the wait began
+	ready                   bool // sendFn: the wait ended with the socket readable
 	pending                 bool // pendingFn's answer
+	waited                  bool // the last Read found nothing at first and waited
 	peek                    [1]byte
 
 	held    []byte // Writes held for Send
@@ -54,6 +56,7 @@ func (s *Conn) readNow(fd uintptr) bool {
 		case syscall.EINTR:
 			continue
 		case syscall.EAGAIN:
+			s.waited = true
 			return false
 		}
 		s.rn, s.rerr = r, e
@@ -84,6 +87,7 @@ func (s *Conn) writeNow(fd uintptr) bool {
 // socket to become readable.
 func (s *Conn) sendNow(fd uintptr) bool {
 	if s.sent {
+		s.ready = true
 		return true // readable
 	}
 	if !s.writeNow(fd) || s.werr != 0 {
@@ -103,7 +107,7 @@ func (s *Conn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	s.rp, s.rn, s.rerr = p, 0, 0
+	s.rp, s.rn, s.rerr, s.waited = p, 0, 0, false
 	err := s.rc.Read(s.readFn)
 	s.rp = nil
 	switch {
@@ -152,8 +156,16 @@ func (s *Conn) Hold() {
 // it) the next Read reports why. If the socket's buffer cannot take it
 // all at once, Send writes the rest as Write does and does not wait.
 func (s *Conn) Send() error {
+	_, err := s.SendAwait()
+	return err
+}
+
+// SendAwait is Send, and reports whether its wait ended with the socket
+// readable (rather than by the read deadline, a close, or not at all):
+// the next Read then finds something, even if the deadline passed since.
+func (s *Conn) SendAwait() (ready bool, err error) {
 	s.holding = false
-	s.wp, s.wn, s.werr, s.sent = s.held, 0, 0, false
+	s.wp, s.wn, s.werr, s.sent, s.ready = s.held, 0, 0, false, false
 	_ = s.rc.Read(s.sendFn) // a failed wait is the next Read's
 	rest, sent, werr := s.wp, s.sent, s.werr
 	s.wp = nil
@@ -162,16 +174,20 @@ func (s *Conn) Send() error {
 	}
 	switch {
 	case werr != 0:
-		return s.opError("write", werr)
+		return false, s.opError("write", werr)
 	case sent:
-		return nil
+		return s.ready, nil
 	}
 	// The buffer was full, or the wait could not begin (a deadline already
 	// past, or closed): the rest is written as Write would, which reports
 	// a closed connection; a deadline is the next Read's.
-	_, err := s.Write(rest)
-	return err
+	_, err = s.Write(rest)
+	return false, err
 }
+
+// Waited reports whether the last Read found nothing to read at first and
+// waited for the socket.
+func (s *Conn) Waited() bool { return s.waited }
 
 // maxHeld is the largest hold buffer kept for the next Send.
 const maxHeld = 16 << 10

@@ -20,3 +20,5 @@ func (*Conn) Write([]byte) (int, error) { return 0, errNone }
 func (*Conn) Hold()                     {}
 func (*Conn) Send() error               { return errNone }
 func (*Conn) Pending() bool             { return true }
+func (*Conn) SendAwait() (bool, error)  { return false, errNone }
+func (*Conn) Waited() bool              { return false }

@@ -352,3 +352,41 @@ func TestConcurrentReadWrite(t *testing.T) {
 		t.Fatalf("read %d, %v", got, err)
 	}
 }
+
+// SendAwait tells a wait that ended with something to read from one the
+// deadline ended; Waited tells a Read that had to wait from one that found
+// its bytes there.
+func TestSendAwaitAndWaited(t *testing.T) {
+	s, c, peer := pair(t)
+	go func() {
+		buf := make([]byte, 4)
+		io.ReadFull(peer, buf)
+		time.Sleep(20 * time.Millisecond)
+		peer.Write([]byte("pong"))
+	}()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	s.Hold()
+	s.Write([]byte("ping"))
+	if ready, err := s.SendAwait(); !ready || err != nil {
+		t.Fatalf("SendAwait answered: %v, %v", ready, err)
+	}
+	buf := make([]byte, 4)
+	if _, err := io.ReadFull(s, buf); err != nil || string(buf) != "pong" || s.Waited() {
+		t.Fatalf("read %q, %v, waited %v after the wait", buf, err, s.Waited())
+	}
+	c.SetReadDeadline(time.Now().Add(30 * time.Millisecond))
+	s.Hold()
+	s.Write([]byte("ping"))
+	if ready, err := s.SendAwait(); ready || err != nil {
+		t.Fatalf("SendAwait that timed out answered: %v, %v", ready, err)
+	}
+	go func() {
+		io.ReadFull(peer, make([]byte, 4))
+		time.Sleep(20 * time.Millisecond)
+		peer.Write([]byte("late"))
+	}()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.ReadFull(s, buf); err != nil || string(buf) != "late" || !s.Waited() {
+		t.Fatalf("read %q, %v, waited %v", buf, err, s.Waited())
+	}
+}

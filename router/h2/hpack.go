@@ -113,10 +113,13 @@ func newDecoder(tableSize uint32, maxString int) *decoder {
 	return &decoder{table: dynTable{max: tableSize, maxAllowed: tableSize}, maxString: maxString}
 }
 
-// decode decodes a whole header block, calling emit with each field in
-// order. An error from emit stops it and is returned as it is; any other
+// fieldSink takes decoded fields in order.
+type fieldSink interface{ field(f field) error }
+
+// decode decodes a whole header block, passing each field to sink in
+// order. An error from sink stops it and is returned as it is; any other
 // error is a COMPRESSION_ERROR.
-func (d *decoder) decode(b []byte, emit func(f field) error) error {
+func (d *decoder) decode(b []byte, sink fieldSink) error {
 	first := true
 	for len(b) > 0 {
 		c := b[0]
@@ -131,7 +134,7 @@ func (d *decoder) decode(b []byte, emit func(f field) error) error {
 			if !ok {
 				return errCompression
 			}
-			if err := emit(f); err != nil {
+			if err := sink.field(f); err != nil {
 				return err
 			}
 		case c&0xe0 == 0x20: // dynamic table size update (§6.3)
@@ -176,7 +179,7 @@ func (d *decoder) decode(b []byte, emit func(f field) error) error {
 			if index {
 				d.table.add(f)
 			}
-			if err := emit(f); err != nil {
+			if err := sink.field(f); err != nil {
 				return err
 			}
 		}

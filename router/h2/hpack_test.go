@@ -16,9 +16,13 @@ func unhex(t testing.TB, s string) []byte {
 	return b
 }
 
+type sinkFunc func(field) error
+
+func (s sinkFunc) field(f field) error { return s(f) }
+
 func decodeAll(d *decoder, b []byte) ([]field, error) {
 	var out []field
-	err := d.decode(b, func(f field) error { out = append(out, f); return nil })
+	err := d.decode(b, sinkFunc(func(f field) error { out = append(out, f); return nil }))
 	return out, err
 }
 
@@ -228,13 +232,13 @@ func FuzzHPACKDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		d := newDecoder(256, 64)
 		var out []field
-		_ = d.decode(b, func(fl field) error {
+		_ = d.decode(b, sinkFunc(func(fl field) error {
 			if len(fl.name) > 64 || len(fl.value) > 64 {
 				t.Fatalf("field over the bound: %d, %d", len(fl.name), len(fl.value))
 			}
 			out = append(out, fl)
 			return nil
-		})
+		}))
 		if d.table.size > 256 {
 			t.Fatalf("table over its size: %d", d.table.size)
 		}

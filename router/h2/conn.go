@@ -97,7 +97,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 
 var errConnClosed = errors.New("h2: connection closed")
 
-func (c *conn) serve() {
+func (c *conn) serve(sawPreface bool) {
 	defer c.close(errConnClosed)
 	first := c.srv.ReadHeaderTimeout
 	if first <= 0 {
@@ -117,14 +117,16 @@ func (c *conn) serve() {
 	c.flushLocked()
 	c.mu.Unlock()
 
-	pre, err := c.br.Peek(prefaceLen)
-	if err != nil || string(pre) != clientPreface {
-		if err == nil {
-			c.fail(connError{codeProtocol, "bad preface"})
+	if !sawPreface {
+		pre, err := c.br.Peek(prefaceLen)
+		if err != nil || string(pre) != clientPreface {
+			if err == nil {
+				c.fail(connError{codeProtocol, "bad preface"})
+			}
+			return
 		}
-		return
+		_, _ = c.br.Discard(prefaceLen)
 	}
-	_, _ = c.br.Discard(prefaceLen)
 	c.rdl = time.Time{}
 	if first > 0 {
 		c.rdl = time.Now().Add(first)
@@ -279,6 +281,10 @@ func (c *conn) close(err error) {
 func (c *conn) goAway() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.goAwayLocked()
+}
+
+func (c *conn) goAwayLocked() {
 	if c.goingAway || c.closed {
 		return
 	}
@@ -801,6 +807,10 @@ func (c *conn) endHeaders(id uint32, endStream bool) error {
 	}
 	c.running++
 	dispatch(st)
+	if c.srv.keepAlivesOff.Load() || c.srv.shutdown.Load() {
+		// Draining: this request is the connection's last.
+		c.goAwayLocked()
+	}
 	return nil
 }
 

@@ -69,9 +69,10 @@ type Server struct {
 	// ConnContext modifies each connection's context, as http.Server's.
 	ConnContext func(ctx context.Context, c net.Conn) context.Context
 
-	mu       sync.Mutex
-	conns    map[*conn]struct{}
-	shutdown atomic.Bool
+	mu            sync.Mutex
+	conns         map[*conn]struct{}
+	shutdown      atomic.Bool
+	keepAlivesOff atomic.Bool
 }
 
 const (
@@ -127,7 +128,11 @@ func (s *Server) logf(format string, args ...any) {
 // ServeConn serves c, a connection whose next bytes are the client's
 // preface, until it ends; it closes c. A TLS connection's state comes
 // from its ConnectionState method.
-func (s *Server) ServeConn(c net.Conn) {
+func (s *Server) ServeConn(c net.Conn) { s.serveConn(c, false) }
+
+// serveConn serves c; sawPreface: the client's preface was read from it
+// already.
+func (s *Server) serveConn(c net.Conn, sawPreface bool) {
 	if s.shutdown.Load() {
 		c.Close()
 		return
@@ -148,7 +153,7 @@ func (s *Server) ServeConn(c net.Conn) {
 		// Shutdown began while this one was being added.
 		sc.goAway()
 	}
-	sc.serve()
+	sc.serve(sawPreface)
 }
 
 // Shutdown sends every connection GOAWAY, lets the streams under way
@@ -191,8 +196,10 @@ func (s *Server) Close() error {
 }
 
 // SetKeepAlivesEnabled(false) sends every connection GOAWAY, as
-// http.Server's does for HTTP/2; connections then end with their streams.
+// http.Server's does for HTTP/2; connections then end with their streams,
+// and a new connection serves one request.
 func (s *Server) SetKeepAlivesEnabled(v bool) {
+	s.keepAlivesOff.Store(!v)
 	if v {
 		return
 	}
@@ -251,4 +258,38 @@ func work(st *stream) {
 		workers.mu.Unlock()
 		st = <-ch
 	}
+}
+
+// ConfigureServer makes hs hand its HTTP/2 connections to s, as
+// golang.org/x/net/http2's ConfigureServer does for that package: those
+// that negotiated "h2" over TLS and, when hs.Protocols allow cleartext
+// HTTP/2, those with prior knowledge. s.Handler nil: hs.Handler (or
+// http.DefaultServeMux). hs's Shutdown sends s's connections GOAWAY and
+// waits for them as for its own.
+func ConfigureServer(hs *http.Server, s *Server) {
+	if hs.TLSNextProto == nil {
+		hs.TLSNextProto = make(map[string]func(*http.Server, *tls.Conn, http.Handler))
+	}
+	if s.Handler == nil {
+		s.Handler = hs.Handler
+		if s.Handler == nil {
+			s.Handler = http.DefaultServeMux
+		}
+	}
+	hs.TLSNextProto["h2"] = func(_ *http.Server, c *tls.Conn, _ http.Handler) { s.ServeConn(c) }
+	// net/http's key for cleartext HTTP/2 with prior knowledge: the
+	// tls.Conn it passes wraps the plain connection, whose preface net/http
+	// has read.
+	hs.TLSNextProto["unencrypted_http2"] = func(_ *http.Server, c *tls.Conn, _ http.Handler) {
+		u, ok := c.NetConn().(interface{ UnencryptedNetConn() net.Conn })
+		if !ok {
+			c.Close()
+			return
+		}
+		s.serveConn(u.UnencryptedNetConn(), true)
+	}
+	hs.RegisterOnShutdown(func() {
+		s.shutdown.Store(true)
+		s.SetKeepAlivesEnabled(false)
+	})
 }

@@ -15,6 +15,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -209,5 +210,48 @@ func TestContextCancelledOnReset(t *testing.T) {
 	res.Body.Close()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestConfigureServer serves through net/http's server: HTTP/2 over TLS
+// and cleartext with prior knowledge reach this package's server.
+func TestConfigureServer(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, own := w.(*responseWriter)
+		fmt.Fprintf(w, "%s %v %v", r.Proto, own, r.TLS != nil)
+	})
+	ts := httptest.NewUnstartedServer(h)
+	ts.EnableHTTP2 = true
+	ConfigureServer(ts.Config, &Server{ErrorLog: log.New(io.Discard, "", 0)})
+	ts.StartTLS()
+	defer ts.Close()
+	res, err := ts.Client().Get(ts.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if string(b) != "HTTP/2.0 true true" {
+		t.Errorf("TLS: %q", b)
+	}
+
+	hc := httptest.NewUnstartedServer(h)
+	hc.Config.Protocols = new(http.Protocols)
+	hc.Config.Protocols.SetHTTP1(true)
+	hc.Config.Protocols.SetUnencryptedHTTP2(true)
+	ConfigureServer(hc.Config, &Server{ErrorLog: log.New(io.Discard, "", 0)})
+	hc.Start()
+	defer hc.Close()
+	tr := &http.Transport{Protocols: new(http.Protocols)}
+	tr.Protocols.SetUnencryptedHTTP2(true)
+	defer tr.CloseIdleConnections()
+	res, err = (&http.Client{Transport: tr}).Get(hc.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	if string(b) != "HTTP/2.0 true false" {
+		t.Errorf("h2c: %q", b)
 	}
 }

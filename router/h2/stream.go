@@ -41,7 +41,7 @@ type stream struct {
 	url  url.URL
 	hdr  http.Header
 	vals []string // the header values' backing store
-	ctx  streamCtx
+	ctx  *streamCtx
 	rw   responseWriter
 
 	state       streamState
@@ -70,22 +70,37 @@ func getStream(c *conn, id uint32) *stream {
 	st, _ := streamPool.Get().(*stream)
 	if st == nil {
 		st = &stream{hdr: make(http.Header)}
-		st.tmpl = new(http.Request).WithContext(&st.ctx)
+		st.newContext()
 		st.req = new(http.Request)
 		st.rw.st = st
 		st.rw.header = make(http.Header)
 	}
 	st.c, st.id = c, id
-	st.ctx.Context, st.ctx.st = c.ctx, st
+	st.ctx.Context, st.ctx.c = c.ctx, c
 	st.declared = -1
 	return st
 }
 
-// release returns st to the pool, unless something may still hold it:
-// a context the handler waited on, a timer.
+// newContext gives st a context (and the request template holding it)
+// of its own.
+func (st *stream) newContext() {
+	st.ctx = new(streamCtx)
+	st.tmpl = new(http.Request).WithContext(st.ctx)
+}
+
+// release returns st to the pool, unless a timer may still fire on it. A
+// context the handler waited on may be held by what it started (a
+// transport's watch): the next use gets a new one.
 func (st *stream) release() {
-	if st.ctx.observed || st.timer != nil || st.windowWait != nil {
+	if st.timer != nil || st.windowWait != nil {
 		return
+	}
+	ctx, tmpl := st.ctx, st.tmpl
+	if ctx.observed {
+		st.newContext()
+		ctx, tmpl = st.ctx, st.tmpl
+	} else {
+		*ctx = streamCtx{}
 	}
 	gen := st.gen + 1
 	clear(st.hdr)
@@ -97,9 +112,9 @@ func (st *stream) release() {
 	if cap(body) > 64<<10 {
 		body = nil
 	}
-	tmpl, req := st.tmpl, st.req
+	req := st.req
 	*req = http.Request{}
-	*st = stream{gen: gen, tmpl: tmpl, req: req, hdr: hdr, vals: vals, body: body}
+	*st = stream{gen: gen, tmpl: tmpl, ctx: ctx, req: req, hdr: hdr, vals: vals, body: body}
 	st.rw = responseWriter{st: st, header: header, buf: rbuf, hbuf: hbuf}
 	st.hp.cookies = cookies
 	streamPool.Put(st)
@@ -570,7 +585,7 @@ func (b *requestBody) Close() error {
 // for is not reused.
 type streamCtx struct {
 	context.Context
-	st       *stream
+	c        *conn
 	done     chan struct{}
 	err      error
 	observed bool
@@ -578,10 +593,12 @@ type streamCtx struct {
 }
 
 func (x *streamCtx) Done() <-chan struct{} {
-	c := x.st.c
+	c := x.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	x.observed = true
+	if !x.observed {
+		x.observed = true
+	}
 	if x.done == nil {
 		x.done = make(chan struct{})
 		if x.err != nil {
@@ -592,7 +609,7 @@ func (x *streamCtx) Done() <-chan struct{} {
 }
 
 func (x *streamCtx) Err() error {
-	c := x.st.c
+	c := x.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return x.err
@@ -601,10 +618,12 @@ func (x *streamCtx) Err() error {
 // AfterFunc lets context.AfterFunc and WithCancel children wait on the
 // stream without a goroutine each.
 func (x *streamCtx) AfterFunc(f func()) func() bool {
-	c := x.st.c
+	c := x.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	x.observed = true
+	if !x.observed {
+		x.observed = true
+	}
 	if x.err != nil {
 		go f()
 		return func() bool { return false }

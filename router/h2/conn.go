@@ -232,8 +232,8 @@ func (c *conn) moveReadDeadline() {
 }
 
 // fail ends the connection with GOAWAY and e's code, then reads what
-// the client still sends for a second, so that it sees the GOAWAY rather
-// than a reset.
+// the client still sends for a second before closing, so that it sees the
+// GOAWAY rather than a reset.
 func (c *conn) fail(e connError) {
 	c.mu.Lock()
 	if !c.closed {
@@ -242,11 +242,14 @@ func (c *conn) fail(e connError) {
 		if !c.flushing {
 			c.flushLocked()
 		}
+		for _, st := range c.streams {
+			st.abort(errConnClosed)
+		}
 	}
 	c.mu.Unlock()
-	c.close(e)
 	_ = c.nc.SetReadDeadline(time.Now().Add(time.Second))
 	_, _ = io.Copy(io.Discard, c.nc)
+	c.close(e)
 }
 
 // close ends every stream and closes the connection.

@@ -190,7 +190,11 @@ func (w *responseWriter) send(final bool, extra []byte) error {
 		data, more = more, nil
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	// Whatever way out, what was queued goes out (a reset included).
+	defer func() {
+		c.queued()
+		c.mu.Unlock()
+	}()
 	if err := st.aborted; err != nil {
 		return err
 	}
@@ -237,8 +241,7 @@ func (w *responseWriter) send(final bool, extra []byte) error {
 			c.closeStream(st)
 		}
 	}
-	c.queued()
-	return c.werr
+	return nil
 }
 
 // waitWindow waits, under mu, until st may send a byte: both windows

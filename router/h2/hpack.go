@@ -400,7 +400,7 @@ func appendString[S ~string | ~[]byte](dst []byte, s S) []byte {
 // appendField appends name: value as a literal never indexed by this
 // encoder (§6.2.2, "without indexing"), naming a static entry when one
 // has the name. name must be lower case.
-func appendField[S ~string | ~[]byte](dst []byte, name S, value string) []byte {
+func appendField[N, V ~string | ~[]byte](dst []byte, name N, value V) []byte {
 	if i, ok := staticName[string(name)]; ok {
 		dst = appendInt(dst, 0, 4, uint64(i))
 	} else {

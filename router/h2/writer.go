@@ -22,6 +22,7 @@ type responseWriter struct {
 	buf         []byte // body not yet sent
 	hbuf        []byte // header blocks being encoded
 	trailers    []string
+	length      int // a Content-Length to add to the head, -1: none
 }
 
 func (w *responseWriter) Header() http.Header { return w.header }
@@ -48,7 +49,7 @@ func (w *responseWriter) WriteHeader(code int) {
 	}
 	w.wroteHeader = true
 	w.status = code
-	w.declared = -1
+	w.declared, w.length = -1, -1
 	if v := w.header["Content-Length"]; len(v) > 0 {
 		if n, err := strconv.ParseInt(v[0], 10, 64); err == nil && n >= 0 {
 			w.declared = n
@@ -152,7 +153,7 @@ func (w *responseWriter) finish() {
 	if !w.sentHeader && w.declared < 0 && len(w.trailers) == 0 && bodyAllowed(w.status) &&
 		w.st.req.Method != http.MethodHead && !w.hasPrefixTrailers() {
 		// Written whole: its length is known, as net/http sends it.
-		w.header["Content-Length"] = []string{strconv.Itoa(len(w.buf))}
+		w.length = len(w.buf)
 	}
 	_ = w.send(true, nil)
 }
@@ -335,6 +336,10 @@ func (w *responseWriter) encodeHead(b []byte, status int, first []byte) []byte {
 		}
 	}
 	if status >= 200 {
+		if w.length >= 0 {
+			var n [20]byte
+			b = appendField(b, "content-length", strconv.AppendInt(n[:0], int64(w.length), 10))
+		}
 		if _, ok := h["Date"]; !ok {
 			b = appendField(b, "date", httpDate())
 		}

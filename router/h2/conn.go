@@ -38,6 +38,7 @@ type conn struct {
 	rdl          time.Time // read deadline set
 	writeTimeout time.Duration
 	canon        map[string]string // canonical field names seen
+	started      bool              // the client's first SETTINGS came
 
 	mu sync.Mutex
 	// cond wakes writers waiting for window or for room in wbuf, and body
@@ -146,7 +147,7 @@ func (c *conn) serve(sawPreface bool) {
 				c.fail(connError{codeProtocol, "the first frame is not SETTINGS"})
 				return
 			}
-			settings = true
+			settings, c.started = true, true
 			c.moveReadDeadline()
 		}
 		if err := c.process(fh, payload); err != nil {
@@ -204,7 +205,7 @@ func (c *conn) stillWanted() bool {
 	c.mu.Lock()
 	active, since, closed := c.active, c.idleSince, c.closed
 	c.mu.Unlock()
-	if closed || idle <= 0 || c.rdl.IsZero() {
+	if closed || idle <= 0 || c.rdl.IsZero() || !c.started {
 		return false
 	}
 	now := time.Now()

@@ -290,3 +290,20 @@ func TestFlowControlAccounting(t *testing.T) {
 		t.Fatalf("GOAWAY %d", code)
 	}
 }
+
+// TestPrefaceTimeout: a client that sends no preface is cut after
+// ReadHeaderTimeout, not IdleTimeout.
+func TestPrefaceTimeout(t *testing.T) {
+	s := &Server{ReadHeaderTimeout: 100 * time.Millisecond, IdleTimeout: time.Minute,
+		Handler: http.NotFoundHandler(), ErrorLog: log.New(io.Discard, "", 0)}
+	cc, sc := net.Pipe()
+	defer cc.Close()
+	go func() { _, _ = io.Copy(io.Discard, cc) }()
+	done := make(chan struct{})
+	go func() { s.ServeConn(sc); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("still open")
+	}
+}

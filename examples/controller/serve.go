@@ -143,9 +143,9 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 	}
 	var ownH2 bool
 	switch cfg.http2Server {
-	case http1Ramjet:
+	case "", http1Ramjet:
 		ownH2 = ownLoop
-	case "", http1NetHTTP:
+	case http1NetHTTP:
 	default:
 		return nil, fmt.Errorf("-http2-server: %q is neither %q nor %q", cfg.http2Server, http1Ramjet, http1NetHTTP)
 	}

@@ -307,3 +307,30 @@ func TestPrefaceTimeout(t *testing.T) {
 		t.Fatal("still open")
 	}
 }
+
+// TestConnectionCloseGoesAway: a handler's "Connection: close" is not
+// sent, but ends the connection gracefully, as net/http's server does.
+func TestConnectionCloseGoesAway(t *testing.T) {
+	s := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Connection", "close")
+		_, _ = io.WriteString(w, "bye")
+	})}
+	rc := dialRaw(t, s)
+	rc.frame(frameHeaders, flagEndHeaders|flagEndStream, 1, request("/"))
+	_, p, err := rc.next(frameHeaders)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields []field
+	if err := newDecoder(4096, 1<<10).decode(p, sinkFunc(func(f field) error { fields = append(fields, f); return nil })); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fields {
+		if f.name == "connection" {
+			t.Errorf("sent %v", f)
+		}
+	}
+	if code := rc.goAway(); code != codeNo {
+		t.Fatalf("GOAWAY %d", code)
+	}
+}

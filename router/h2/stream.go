@@ -22,10 +22,7 @@ const (
 	stateClosed
 )
 
-var (
-	errStreamReset = errors.New("h2: stream reset")
-	errBodyClosed  = errors.New("h2: request body closed")
-)
+var errStreamReset = errors.New("h2: stream reset")
 
 // stream is one request and its response. The fields from state on are
 // under c.mu; the request, the header parser and the response writer are

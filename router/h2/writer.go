@@ -208,6 +208,11 @@ func (w *responseWriter) send(final bool, extra []byte) error {
 		ended = final && len(data) == 0 && len(trailers) == 0
 		c.appendHeaders(st.id, head, ended)
 		w.sentHeader = true
+		if v := w.header["Connection"]; len(v) > 0 && strings.EqualFold(v[0], "close") {
+			// Not sent over HTTP/2, but taken as net/http's server takes
+			// it: the connection ends once its streams are done.
+			c.goAwayLocked()
+		}
 	}
 	for len(data) > 0 {
 		if err := c.waitWindow(st); err != nil {

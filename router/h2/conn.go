@@ -314,13 +314,11 @@ func (c *conn) closeLocked() {
 		return
 	}
 	c.closed = true
-	if c.werr == nil {
-		c.werr = errConnClosed
-	}
 	c.cond.Broadcast()
 	if !c.flushing {
 		c.nc.Close()
 	}
+	// Otherwise the write under way writes what is queued, then closes.
 	go c.cancel()
 }
 
@@ -357,6 +355,9 @@ func (c *conn) flushLocked() {
 	}
 	c.flushing = false
 	if c.closed || c.werr != nil {
+		if c.werr == nil {
+			c.werr = errConnClosed
+		}
 		c.nc.Close()
 		if !c.closed {
 			c.closed = true

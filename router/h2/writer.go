@@ -120,6 +120,8 @@ func (st *stream) writeErr() error {
 		return st.aborted
 	case c.werr != nil:
 		return c.werr
+	case c.closed:
+		return errConnClosed
 	}
 	return nil
 }
@@ -201,6 +203,9 @@ func (w *responseWriter) send(final bool, extra []byte) error {
 	}
 	if c.werr != nil {
 		return c.werr
+	}
+	if c.closed {
+		return errConnClosed
 	}
 	ended := false
 	if head != nil {

@@ -36,8 +36,9 @@
 // It keeps net/http's server semantics for what it serves (parsing,
 // keep-alive, one request at a time, bodies and their limits, 100-continue,
 // response framing, trailers, Flush, Hijack, deadlines) and hands what it
-// does not serve to an http.Server: TLS connections that negotiated h2,
-// and cleartext HTTP/2 with prior knowledge. The deliberate differences
+// does not serve, TLS connections that negotiated h2 and cleartext HTTP/2
+// with prior knowledge, to router/h2's server (Server.HTTP2) or an
+// http.Server (Server.Fallback). The deliberate differences
 // from net/http's server are listed on Server and tested.
 package h1
 

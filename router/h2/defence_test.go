@@ -334,3 +334,33 @@ func TestConnectionCloseGoesAway(t *testing.T) {
 		t.Fatalf("GOAWAY %d", code)
 	}
 }
+
+// TestBodyReadAfterReturn: a body read after the handler returned fails,
+// even once its stream serves another request.
+func TestBodyReadAfterReturn(t *testing.T) {
+	bodies := make(chan io.Reader, 1)
+	s := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/keep" {
+			bodies <- r.Body
+		}
+		_, _ = io.WriteString(w, "ok")
+	})}
+	rc := dialRaw(t, s)
+	rc.frame(frameHeaders, flagEndHeaders, 1, request("/keep"))
+	body := <-bodies
+	if _, _, err := rc.next(frameData); err != nil {
+		t.Fatal(err)
+	}
+	// Later requests, whose streams may reuse the first's, with bodies.
+	for id := uint32(3); id < 13; id += 2 {
+		rc.frame(frameHeaders, flagEndHeaders, id, request("/"))
+		rc.frame(frameData, flagEndStream, id, []byte("later"))
+		if _, _, err := rc.next(frameData); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc.frame(frameData, flagEndStream, 1, []byte("first"))
+	if n, err := body.Read(make([]byte, 10)); err == nil || n != 0 {
+		t.Fatalf("read %d, %v", n, err)
+	}
+}

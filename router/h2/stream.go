@@ -360,7 +360,7 @@ func (st *stream) build(endStream bool) error {
 		st.continued = true
 	default:
 		req.ContentLength = st.declared
-		req.Body = &requestBody{st: st, gen: st.gen}
+		req.Body = &requestBody{st: st, c: c, gen: st.gen}
 		st.continued = !h.expect100
 	}
 	return nil
@@ -487,12 +487,12 @@ var commonCanonical = func() map[string]string {
 // request's.
 type requestBody struct {
 	st  *stream
+	c   *conn // st's when the body was made: st may serve another since
 	gen uint64
 }
 
 func (b *requestBody) Read(p []byte) (int, error) {
-	st := b.st
-	c := st.c
+	st, c := b.st, b.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if st.gen != b.gen || st.bodyClosed {
@@ -559,8 +559,7 @@ func (st *stream) credit(n int64) {
 }
 
 func (b *requestBody) Close() error {
-	st := b.st
-	c := st.c
+	st, c := b.st, b.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if st.gen != b.gen || st.bodyClosed {

@@ -39,6 +39,11 @@ type conn struct {
 	writeTimeout time.Duration
 	canon        map[string]string // canonical field names seen
 	started      bool              // the client's first SETTINGS came
+	pending      []*stream         // requests of this pass, handlers not started
+	ready        []*stream
+	// resets counts the client's resets of streams not yet answered,
+	// answered the streams answered whole (rapid reset, onRST).
+	resets, answered int
 
 	mu sync.Mutex
 	// cond wakes writers waiting for window or for room in wbuf, and body
@@ -159,16 +164,22 @@ func (c *conn) serve(sawPreface bool) {
 		}
 		_, _ = c.br.Discard(int(fh.length))
 		if c.br.Buffered() < frameHeaderLen {
-			// The end of what one read brought: send what the pass queued.
+			// The end of what one read brought: start the handlers of the
+			// requests it completed, then send what the pass queued.
 			c.mu.Lock()
 			if c.closed {
 				c.mu.Unlock()
 				return
 			}
+			ready := c.startable()
 			if !c.flushing && len(c.wbuf) > 0 {
 				c.flushLocked()
 			}
 			c.mu.Unlock()
+			for i, st := range ready {
+				dispatch(st)
+				ready[i] = nil
+			}
 		}
 	}
 }
@@ -552,6 +563,14 @@ func (c *conn) onRST(fh frameHeader, p []byte) error {
 		}
 		return nil
 	}
+	// Rapid reset: streams reset before their answer are counted against
+	// those answered; a client whose resets run far ahead is cut.
+	if !st.sentEnd {
+		c.resets++
+		if c.resets > resetAllowance && c.resets > 4*c.answered {
+			return connError{codeEnhanceYourCalm, "too many streams reset"}
+		}
+	}
 	st.abort(errStreamReset)
 	c.closeStream(st)
 	return nil
@@ -810,13 +829,37 @@ func (c *conn) endHeaders(id uint32, endStream bool) error {
 		c.waiting = append(c.waiting, st)
 		return nil
 	}
+	// The handler starts at the end of the pass (serve), so that a body
+	// that came with the head is checked first, and a stream the same
+	// pass reset never runs.
 	c.running++
-	dispatch(st)
+	c.pending = append(c.pending, st)
 	if c.srv.keepAlivesOff.Load() || c.srv.shutdown.Load() {
 		// Draining: this request is the connection's last.
 		c.goAwayLocked()
 	}
 	return nil
+}
+
+// startable takes the streams of the pass whose handlers may start; those
+// reset meanwhile are let go. Under mu.
+func (c *conn) startable() []*stream {
+	ready := c.ready[:0]
+	for i, st := range c.pending {
+		c.pending[i] = nil
+		if st.aborted != nil {
+			c.running--
+			st.handlerDone = true
+			if st.state == stateClosed {
+				st.release()
+			}
+			continue
+		}
+		ready = append(ready, st)
+	}
+	c.pending = c.pending[:0]
+	c.ready = ready
+	return ready
 }
 
 // trailers handles a second header block on st: its trailers, which end

@@ -113,10 +113,39 @@ func TestRapidReset(t *testing.T) {
 	rst := binary.BigEndian.AppendUint32(nil, uint32(codeCancel))
 	for id := uint32(1); id < 2*(4+4*4+2); id += 2 {
 		rc.frame(frameHeaders, flagEndHeaders|flagEndStream, id, request("/"))
+		// One stream per read: each handler starts before its reset.
+		time.Sleep(5 * time.Millisecond)
 		rc.frame(frameRSTStream, 0, id, rst)
 	}
 	if code := rc.goAway(); code != codeEnhanceYourCalm {
 		t.Fatalf("GOAWAY %d", code)
+	}
+}
+
+// TestRapidResetCounted: a client that resets its streams before their
+// answer, faster than any handler starts, is cut once its resets run far
+// ahead of the streams answered; streams reset within the read that
+// opened them run no handler at all.
+func TestRapidResetCounted(t *testing.T) {
+	ran := make(chan struct{}, 1000)
+	s := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ran <- struct{}{}
+		<-r.Context().Done()
+	})}
+	rc := dialRaw(t, s)
+	rst := binary.BigEndian.AppendUint32(nil, uint32(codeCancel))
+	var burst []byte
+	for id := uint32(1); id < 2*(resetAllowance+10); id += 2 {
+		block := request("/")
+		burst = append(appendFrameHeader(burst, len(block), frameHeaders, flagEndHeaders|flagEndStream, id), block...)
+		burst = append(appendFrameHeader(burst, 4, frameRSTStream, 0, id), rst...)
+	}
+	rc.write(burst)
+	if code := rc.goAway(); code != codeEnhanceYourCalm {
+		t.Fatalf("GOAWAY %d", code)
+	}
+	if len(ran) > resetAllowance/2 {
+		t.Errorf("%d handlers ran for streams reset in the read that opened them", len(ran))
 	}
 }
 

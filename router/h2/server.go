@@ -76,6 +76,9 @@ type Server struct {
 }
 
 const (
+	// resetAllowance is how many streams a client may reset before their
+	// answer beyond four times those answered (rapid reset, conn.onRST).
+	resetAllowance = 200
 	// The windows this server grants: per stream and for the connection
 	// (net/http's sizes).
 	streamWindow = 1 << 20

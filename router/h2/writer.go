@@ -248,6 +248,7 @@ func (w *responseWriter) send(final bool, extra []byte) error {
 			c.wbuf = appendFrameHeader(c.wbuf, 0, frameData, flagEndStream, st.id)
 		}
 		st.sentEnd = true
+		c.answered++
 		if st.state == stateHalfClosed {
 			c.closeStream(st)
 		}

@@ -23,10 +23,14 @@
 // Content-Length added to a response written whole, Date and sniffed
 // Content-Type; its bounds: SETTINGS_MAX_HEADER_LIST_SIZE (MaxHeaderBytes
 // plus 320, over it 431), max concurrent streams, no more handlers
-// running than that with at most four times as many waiting (rapid reset:
-// past it GOAWAY ENHANCE_YOUR_CALM), a bounded header block (CONTINUATION
-// floods), a bounded write queue (SETTINGS and PING floods make the reader
-// wait for the client to read), the idle timeout.
+// running than that with at most four times as many waiting, a bounded
+// header block (CONTINUATION floods), a bounded write queue (SETTINGS and
+// PING floods make the reader wait for the client to read), the idle
+// timeout. Against rapid reset it also counts the client's resets of
+// streams not yet answered: past 200 and four times the streams answered,
+// GOAWAY ENHANCE_YOUR_CALM; and handlers start at the end of the pass
+// over what one read brought, so a stream reset (or found malformed) in
+// the read that opened it runs no handler.
 //
 // Where it differs from net/http's: no server push and no extended
 // CONNECT; streams are not prioritised (RFC 9113 deprecates the scheme);

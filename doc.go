@@ -296,8 +296,8 @@
 //     none split between two buffers, need more of them than there are,
 //     400 "Request Header Or Cookie Too Large", as nginx's
 //     ngx_http_alloc_large_header_buffer; over HTTP/2, and under the
-//     example controller's -http1-server net/http, net/http bounds the
-//     head at number×size instead: §13), and log-format-upstream
+//     example controller's -http1-server net/http, the head is bounded
+//     at number×size instead: §13), and log-format-upstream
 //     with log-format-escape-json (its access log in nginx's variable
 //     syntax: $remote_addr, $remote_user, $host, $request,
 //     $request_method, $request_uri, $uri, $args, $scheme,
@@ -1707,15 +1707,24 @@
 //     instead, §1: 414 for the request line, 400 "Request Header Or
 //     Cookie Too Large" for the fields, and the connection closed) and
 //     Shutdown's drain. Connections that negotiate h2 over TLS,
-//     and cleartext HTTP/2 with prior knowledge, are handed to net/http's
-//     server, with the same handler and settings. Its head limit is
-//     http.Server.MaxHeaderBytes (the example controller sets
-//     number×size of large-client-header-buffers, 32 KiB by default): it
-//     advertises SETTINGS_MAX_HEADER_LIST_SIZE of that plus 320 (32 bytes
-//     a field counted for ten fields), answers a longer header list 431
-//     on its stream, and ends the connection (GOAWAY) when one field is
-//     longer than the whole limit or a frame carries more than twice
-//     what is left of it; a field longer than one buffer is served.
+//     and cleartext HTTP/2 with prior knowledge, are served by router/h2,
+//     the project's own HTTP/2 server (RFC 9113, HPACK written there; it
+//     passes h2spec), when h1.Server.HTTP2 is set (the example
+//     controller's default, -http2-server ramjet), else handed to
+//     net/http's server; either way with the same handler and settings.
+//     router/h2 keeps net/http's HTTP/2 semantics for the handler (see
+//     its package documentation) and runs each handler on a pooled
+//     worker that writes its own frames, the writes of concurrent
+//     streams coalesced (issue 41). The head limit is MaxHeaderBytes
+//     (the example controller sets number×size of
+//     large-client-header-buffers, 32 KiB by default): both servers
+//     advertise SETTINGS_MAX_HEADER_LIST_SIZE of that plus 320 (32 bytes
+//     a field counted for ten fields) and answer a longer header list 431
+//     on its stream; router/h2 decodes any header block up to 64 KiB
+//     past the limit to answer it so, and ends the connection (GOAWAY
+//     ENHANCE_YOUR_CALM) past that, where net/http's ends it when one
+//     field is longer than the whole limit or a frame carries more than
+//     twice what is left of it; a field longer than one buffer is served.
 //     nginx's HTTP/2 instead ends the connection (GOAWAY
 //     ENHANCE_YOUR_CALM) on a field longer than one buffer or a list over
 //     number×size; Go's client never sends a list over the advertised

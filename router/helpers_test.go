@@ -2,10 +2,12 @@ package router
 
 import (
 	"io"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router/h2"
 )
 
 // echoBackend is an endpoint that reports what it received in response
@@ -229,9 +232,20 @@ func h1AndH2CServer(t testing.TB, h http.Handler) *httptest.Server {
 	s.Config.Protocols = new(http.Protocols)
 	s.Config.Protocols.SetHTTP1(true)
 	s.Config.Protocols.SetUnencryptedHTTP2(true)
+	ownH2(s.Config)
 	s.Start()
 	t.Cleanup(s.Close)
 	return s
+}
+
+// ownH2 has s serve HTTP/2 with router/h2, the project's own server,
+// unless RAMJET_TEST_H2SERVER=net/http asks for net/http's: the router's
+// HTTP/2 tests run against either.
+func ownH2(s *http.Server) {
+	if os.Getenv("RAMJET_TEST_H2SERVER") == "net/http" {
+		return
+	}
+	h2.ConfigureServer(s, &h2.Server{ErrorLog: log.New(io.Discard, "", 0)})
 }
 
 // h2cTransport speaks cleartext HTTP/2 with prior knowledge; its idle

@@ -24,6 +24,9 @@
 //   - Cleartext HTTP/2 with prior knowledge (gRPC clients without TLS):
 //     set http.Server.Protocols with SetHTTP1(true) and
 //     SetUnencryptedHTTP2(true); ServeHTTP needs nothing else.
+//   - HTTP/2 by the project's own server (router/h2; its BenchmarkServe
+//     takes about a third of net/http's time per small answer): set
+//     router/h1.Server.HTTP2, or h2.ConfigureServer on an http.Server.
 //   - Put the Router behind your own handler rather than under an
 //     http.ServeMux pattern: ServeMux cleans paths and redirects before the
 //     Router sees them, and the backend must get the request-target byte

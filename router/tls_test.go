@@ -107,6 +107,7 @@ func TestTLSListener(t *testing.T) {
 	front := httptest.NewUnstartedServer(r)
 	front.TLS = r.TLSConfig()
 	front.EnableHTTP2 = true
+	ownH2(front.Config)
 	front.StartTLS()
 	defer front.Close()
 

@@ -166,6 +166,9 @@ type config struct {
 	// http1Server serves HTTP/1 on the traffic listeners: http1Ramjet
 	// (or "") the loop of router/h1, http1NetHTTP net/http's.
 	http1Server string
+	// http2Server serves the HTTP/2 the loop hands over: http1Ramjet (or
+	// "") router/h2, http1NetHTTP net/http's.
+	http2Server string
 	// Server timeouts (SPEC §13); zero means the default.
 	idleTimeout     time.Duration
 	headerTimeout   time.Duration
@@ -248,6 +251,7 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 	fs.BoolVar(&c.useProxyProtocol, "use-proxy-protocol", false, "read a PROXY protocol v1/v2 header on every HTTP and HTTPS connection (behind a load balancer that sends it, such as an AWS NLB); see -proxy-real-ip-cidr for whose header is believed")
 	fs.StringVar(&configMap, "configmap", "", "namespace/name of an ingress-nginx ConfigMap whose keys set what no flag given here sets (see README); with -manifests, a ConfigMap of that name in the folder")
 	fs.StringVar(&c.http1Server, "http1-server", "", "who serves HTTP/1 on the traffic listeners: "+http1Ramjet+" (the default: the controller's own loop, which hands HTTP/2 to net/http) or "+http1NetHTTP+" (net/http's server for everything)")
+	fs.StringVar(&c.http2Server, "http2-server", "", "who serves HTTP/2 (over TLS, and cleartext with prior knowledge) when -http1-server is "+http1Ramjet+": "+http1Ramjet+" (the default: router/h2, the project's own server) or "+http1NetHTTP+" (net/http's)")
 	fs.BoolVar(&c.enableMetrics, "enable-metrics", false, "serve Prometheus metrics at /metrics on -debug-addr (ingress-nginx's metric names)")
 	fs.BoolVar(&c.metricsPerHost, "metrics-per-host", true, "label request metrics with the Ingress rule's host")
 	fs.BoolVar(&c.metricsPerUndefinedHost, "metrics-per-undefined-host", false, "also count requests no Ingress rule's host answered, with host=\"_\" (needs -metrics-per-host)")

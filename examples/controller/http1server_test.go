@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ramjet.dev/ramjet/router"
+	"ramjet.dev/ramjet/router/h2"
 )
 
 // TestHTTP1Server: -http1-server picks who serves HTTP/1 on the traffic
@@ -71,4 +72,37 @@ func TestHTTP1ServerFraming(t *testing.T) {
 		cancel()
 		require.NoError(t, inst.Wait())
 	}
+}
+
+// TestHTTP2Server: -http2-server picks who serves the HTTP/2 the loop
+// hands over: router/h2 by default (with the listener's timeouts and
+// header bound), net/http's server when asked, and nothing of the loop's
+// under -http1-server net/http.
+func TestHTTP2Server(t *testing.T) {
+	rt := router.New(router.Options{Logger: slog.New(slog.DiscardHandler)})
+	for _, tc := range []struct {
+		h1, h2 string
+		own    bool
+	}{{"", "", true}, {"", http1Ramjet, true}, {"", http1NetHTTP, false}, {http1NetHTTP, http1Ramjet, false}} {
+		l, err := listen(config{httpAddr: "127.0.0.1:0", httpsAddr: "127.0.0.1:0", http1Server: tc.h1, http2Server: tc.h2},
+			rt, nil, http.NotFoundHandler(), new(atomic.Bool), slog.New(slog.DiscardHandler))
+		require.NoError(t, err, tc)
+		for i, loop := range l.loops {
+			if !tc.own {
+				assert.Nil(t, loop.HTTP2, tc)
+				continue
+			}
+			s, ok := loop.HTTP2.(*h2.Server)
+			require.True(t, ok, tc)
+			assert.Equal(t, l.servers[i].IdleTimeout, s.IdleTimeout)
+			assert.Equal(t, l.servers[i].ReadHeaderTimeout, s.ReadHeaderTimeout)
+			assert.Equal(t, l.servers[i].MaxHeaderBytes, s.MaxHeaderBytes)
+		}
+		if !tc.own && tc.h1 == "" {
+			assert.Len(t, l.loops, 2)
+		}
+		l.close()
+	}
+	_, err := listen(config{httpAddr: "127.0.0.1:0", http2Server: "nginx"}, rt, nil, http.NotFoundHandler(), new(atomic.Bool), slog.New(slog.DiscardHandler))
+	require.ErrorContains(t, err, "-http2-server")
 }

@@ -22,6 +22,7 @@ import (
 	"ramjet.dev/ramjet/router"
 	"ramjet.dev/ramjet/router/configmap"
 	"ramjet.dev/ramjet/router/h1"
+	"ramjet.dev/ramjet/router/h2"
 )
 
 // instance is a started controller: its bound addresses and the servers
@@ -140,6 +141,14 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 	default:
 		return nil, fmt.Errorf("-http1-server: %q is neither %q nor %q", cfg.http1Server, http1Ramjet, http1NetHTTP)
 	}
+	var ownH2 bool
+	switch cfg.http2Server {
+	case "", http1Ramjet:
+		ownH2 = ownLoop
+	case http1NetHTTP:
+	default:
+		return nil, fmt.Errorf("-http2-server: %q is neither %q nor %q", cfg.http2Server, http1Ramjet, http1NetHTTP)
+	}
 	// serveTraffic serves a traffic listener: with the loop, HTTP/1 is the
 	// loop's and srv serves what it hands over (HTTP/2 over TLS and with
 	// prior knowledge), with the same handler, timeouts and ConnContext.
@@ -156,6 +165,16 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 			ErrorLog:          srv.ErrorLog,
 			ConnContext:       srv.ConnContext,
 			Fallback:          srv,
+		}
+		if ownH2 {
+			loop.HTTP2 = &h2.Server{
+				Handler:           srv.Handler,
+				IdleTimeout:       srv.IdleTimeout,
+				ReadHeaderTimeout: srv.ReadHeaderTimeout,
+				MaxHeaderBytes:    srv.MaxHeaderBytes,
+				ErrorLog:          srv.ErrorLog,
+				ConnContext:       srv.ConnContext,
+			}
 		}
 		l.loops = append(l.loops, loop)
 		return func() error { return loop.Serve(ln) }

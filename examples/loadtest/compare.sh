@@ -33,7 +33,7 @@
 # on the TLS listener (nginx before 1.25.1 spells "http2 on" as "listen
 # ... ssl http2"), keep-alive; ramjet runs its defaults, which are those.
 # The TLS modes run the configs that serve TLS: nginx, router-loop,
-# router-loop-gotls and controller(-otel).
+# router-loop-h2net, router-loop-gotls and controller(-otel).
 #
 # The configs (CONFIGS, default "backend nginx router-loop controller"):
 #
@@ -51,6 +51,9 @@
 #                   HTTP/1.1 server loop, and over TLS behind a handshake
 #                   listener as the controller's (upstreams/tls.go): an
 #                   embedder serving the router with the library's server
+#   router-loop-h2net  router-loop with net/http's HTTP/2 server in place
+#                   of router/h2's (upstreams -http2-server net/http): what
+#                   router/h2 changes (issue 41)
 #   router-loop-gotls  router-loop with its TLS connections' sockets read
 #                   and written by Go's own calls instead of raw ones
 #                   (upstreams -tls-raw=false): a measuring device for
@@ -314,6 +317,7 @@ for c in $CONFIGS; do
 	case $c in
 	backend) ;;
 	router-loop) start "$c" -role "$c" -listen "$addr" -backend "$backend" "${extra[@]}" "${tlsarg[@]}" ;;
+	router-loop-h2net) start "$c" -role router-loop -http2-server net/http -listen "$addr" -backend "$backend" "${extra[@]}" "${tlsarg[@]}" ;;
 	router-loop-gotls) start "$c" -role router-loop -tls-raw=false -listen "$addr" -backend "$backend" "${extra[@]}" "${tlsarg[@]}" ;;
 	router | router-nethttp | router-rawloop | proxy) start "$c" -role "$c" -listen "$addr" -backend "$backend" "${extra[@]}" ;;
 	router-[0-9]*) start "$c" -role router -ingresses "${c#router-}" -listen "$addr" -backend "$backend" "${extra[@]}" ;;
@@ -338,7 +342,7 @@ for c in $CONFIGS; do
 	esac
 	configs+=("$c")
 	url[$c]=${url[$c]:-http://$addr/}
-	case $c in nginx | router-loop | router-loop-gotls | controller | controller-otel) ! $tls_modes || taddr[$c]=$tls ;; esac
+	case $c in nginx | router-loop | router-loop-h2net | router-loop-gotls | controller | controller-otel) ! $tls_modes || taddr[$c]=$tls ;; esac
 done
 
 # mode_configs MODE: the configs that serve it.

@@ -36,8 +36,9 @@
 // It keeps net/http's server semantics for what it serves (parsing,
 // keep-alive, one request at a time, bodies and their limits, 100-continue,
 // response framing, trailers, Flush, Hijack, deadlines) and hands what it
-// does not serve to an http.Server: TLS connections that negotiated h2,
-// and cleartext HTTP/2 with prior knowledge. The deliberate differences
+// does not serve, TLS connections that negotiated h2 and cleartext HTTP/2
+// with prior knowledge, to router/h2's server (Server.HTTP2) or an
+// http.Server (Server.Fallback). The deliberate differences
 // from net/http's server are listed on Server and tested.
 package h1
 
@@ -116,6 +117,11 @@ type Server struct {
 	// HTTP/2 preface. Nil: such connections are served as HTTP/1 (and
 	// fail as net/http's HTTP/1-only server fails them).
 	Fallback *http.Server
+	// HTTP2, if set, serves the connections Fallback would (router/h2's
+	// Server), each on the goroutine that accepted it; Fallback then
+	// serves none, but its Protocols still say whether cleartext HTTP/2
+	// is taken.
+	HTTP2 ConnServer
 
 	mu        sync.Mutex
 	listeners map[*net.Listener]struct{}
@@ -126,6 +132,15 @@ type Server struct {
 
 	shutdown      atomic.Bool
 	keepAlivesOff atomic.Bool
+}
+
+// ConnServer serves connections handed over whole (router/h2.Server).
+type ConnServer interface {
+	// ServeConn serves c until it ends, and closes it.
+	ServeConn(c net.Conn)
+	Shutdown(ctx context.Context) error
+	Close() error
+	SetKeepAlivesEnabled(v bool)
 }
 
 // Serve accepts connections on ln and serves each on its own goroutine
@@ -146,7 +161,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		delete(s.listeners, &ln)
 		s.mu.Unlock()
 	}()
-	if s.Fallback != nil {
+	if s.Fallback != nil && s.HTTP2 == nil {
 		s.startFallback(ln.Addr())
 	}
 	base := context.Background()
@@ -207,6 +222,10 @@ func (s *Server) startFallback(addr net.Addr) {
 // handOver gives c to the fallback server; it reports false when there is
 // none or it is closed.
 func (s *Server) handOver(c net.Conn) bool {
+	if s.HTTP2 != nil {
+		s.HTTP2.ServeConn(c)
+		return true
+	}
 	if s.handoff == nil {
 		return false
 	}
@@ -225,6 +244,9 @@ func (s *Server) SetKeepAlivesEnabled(v bool) {
 	if s.Fallback != nil {
 		s.Fallback.SetKeepAlivesEnabled(v)
 	}
+	if s.HTTP2 != nil {
+		s.HTTP2.SetKeepAlivesEnabled(v)
+	}
 	if !v {
 		s.closeIdle(false)
 	}
@@ -239,9 +261,20 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.shutdown.Store(true)
 	lnErr := s.closeListeners()
 	var fbErr chan error
-	if s.Fallback != nil {
+	if s.Fallback != nil || s.HTTP2 != nil {
 		fbErr = make(chan error, 1)
-		go func() { fbErr <- s.Fallback.Shutdown(ctx) }()
+		go func() {
+			var err error
+			if s.Fallback != nil {
+				err = s.Fallback.Shutdown(ctx)
+			}
+			if s.HTTP2 != nil {
+				if err2 := s.HTTP2.Shutdown(ctx); err == nil {
+					err = err2
+				}
+			}
+			fbErr <- err
+		}()
 	}
 	wait := time.Millisecond
 	timer := time.NewTimer(wait)
@@ -278,6 +311,11 @@ func (s *Server) Close() error {
 	s.mu.Unlock()
 	if s.Fallback != nil {
 		if ferr := s.Fallback.Close(); err == nil {
+			err = ferr
+		}
+	}
+	if s.HTTP2 != nil {
+		if ferr := s.HTTP2.Close(); err == nil {
 			err = ferr
 		}
 	}

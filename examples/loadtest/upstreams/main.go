@@ -74,6 +74,7 @@ func main() {
 	flag.StringVar(&extra.certFile, "cert", "", "PEM certificate: the routers' default certificate and the Secret load/tls")
 	flag.StringVar(&extra.keyFile, "key", "", "PEM private key of -cert")
 	flag.StringVar(&extra.tlsListen, "tls-listen", "", "router-loop: also serve HTTPS (HTTP/1.1 and HTTP/2) on this address; needs -cert and -key")
+	flag.StringVar(&extra.http2Server, "http2-server", "ramjet", "router-loop: who serves HTTP/2 over TLS: ramjet (router/h2, as the controller's -http2-server default) or net/http")
 	flag.BoolVar(&extra.tlsRaw, "tls-raw", true, "with -tls-listen: TLS connections' sockets read and written raw (rawsock.NetConn), as the controller's; false measures Go's own socket calls")
 	flag.Parse()
 	if err := run(*role, *listen, *backend, *ingresses, *size, *maxRun, *cpuProfile); err != nil {
@@ -86,6 +87,7 @@ func main() {
 var extra struct {
 	grpcBackend, certFile, keyFile, tlsListen string
 	tlsRaw                                    bool
+	http2Server                               string
 }
 
 func run(role, listen, backendAddr string, ingresses, size int, maxRun time.Duration, cpuProfile string) error {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -11,6 +12,7 @@ import (
 
 	"ramjet.dev/ramjet/router"
 	"ramjet.dev/ramjet/router/h1"
+	"ramjet.dev/ramjet/router/h2"
 	"ramjet.dev/ramjet/router/rawsock"
 )
 
@@ -18,7 +20,8 @@ import (
 // -https-addr: the router's TLS configuration (ingress-nginx's defaults,
 // the session cache), each handshake in a goroutine of its own before the
 // connection is handed to router/h1's loop, which passes those that
-// negotiated h2 to net/http's HTTP/2 server. It returns what stops it.
+// negotiated h2 to router/h2's server (-http2-server ramjet) or net/http's
+// (net/http). It returns what stops it.
 func serveTLS(rt *router.Router, addr string) (func(), error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -35,6 +38,14 @@ func serveTLS(rt *router.Router, addr string) (func(), error) {
 	}
 	s := &h1.Server{Handler: rt, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 75 * time.Second,
 		ErrorLog: log.New(io.Discard, "", 0), Fallback: fallback}
+	switch extra.http2Server {
+	case "ramjet":
+		s.HTTP2 = &h2.Server{Handler: rt, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 75 * time.Second,
+			ErrorLog: log.New(io.Discard, "", 0)}
+	case "net/http":
+	default:
+		return nil, fmt.Errorf("-http2-server: %q is neither ramjet nor net/http", extra.http2Server)
+	}
 	hl := &handshakeListener{Listener: ln, cfg: cfg, ready: make(chan net.Conn)}
 	hl.ctx, hl.cancel = context.WithCancel(context.Background())
 	go hl.accept()

@@ -1,0 +1,654 @@
+package h2
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+type streamState uint8
+
+const (
+	stateOpen       streamState = iota
+	stateHalfClosed             // the client sent END_STREAM
+	stateClosed
+)
+
+var errStreamReset = errors.New("h2: stream reset")
+
+// stream is one request and its response. The fields from state on are
+// under c.mu; the request, the header parser and the response writer are
+// the handler's (the reader's until it dispatches).
+type stream struct {
+	c   *conn
+	id  uint32
+	gen uint64 // counts the stream's uses; a late body read sees it moved
+
+	hp   headerParser
+	req  *http.Request
+	tmpl *http.Request // req with only its context, to reset it from
+	url  url.URL
+	hdr  http.Header
+	vals []string // the header values' backing store
+	ctx  *streamCtx
+	rw   responseWriter
+
+	state       streamState
+	aborted     error // the stream was reset, or its connection ended
+	handlerDone bool
+	sentEnd     bool // our END_STREAM went out
+	sendWindow  int64
+	recvWindow  int64
+	recvCredit  int64 // stream window consumed, not yet given back
+	declared    int64 // the request's Content-Length, -1 when none
+	received    int64
+	body        []byte // request body received, not yet read
+	bodyR       int
+	bodyEnd     bool  // END_STREAM received
+	bodyErr     error // a read deadline passed
+	bodyClosed  bool  // the handler is done with the body
+	continued   bool  // 100 Continue sent, or not wanted
+	timer       *time.Timer
+	windowWait  *time.Timer
+	windowLate  bool
+}
+
+var streamPool sync.Pool
+
+func getStream(c *conn, id uint32) *stream {
+	st, _ := streamPool.Get().(*stream)
+	if st == nil {
+		st = &stream{hdr: make(http.Header)}
+		st.newContext()
+		st.req = new(http.Request)
+		st.rw.st = st
+		st.rw.header = make(http.Header)
+	}
+	st.c, st.id = c, id
+	st.ctx.Context, st.ctx.c = c.ctx, c
+	st.declared = -1
+	return st
+}
+
+// newContext gives st a context (and the request template holding it)
+// of its own.
+func (st *stream) newContext() {
+	st.ctx = new(streamCtx)
+	st.tmpl = new(http.Request).WithContext(st.ctx)
+}
+
+// release returns st to the pool, unless a timer may still fire on it. A
+// context the handler waited on may be held by what it started (a
+// transport's watch): the next use gets a new one.
+func (st *stream) release() {
+	if st.timer != nil || st.windowWait != nil {
+		return
+	}
+	ctx, tmpl := st.ctx, st.tmpl
+	if ctx.observed {
+		st.newContext()
+		ctx, tmpl = st.ctx, st.tmpl
+	} else {
+		*ctx = streamCtx{}
+	}
+	gen := st.gen + 1
+	clear(st.hdr)
+	clear(st.vals)
+	clear(st.rw.header)
+	vals, hdr, header, body := st.vals[:0], st.hdr, st.rw.header, st.body[:0]
+	rbuf, hbuf := st.rw.buf[:0], st.rw.hbuf[:0]
+	cookies := st.hp.cookies[:0]
+	if cap(body) > 64<<10 {
+		body = nil
+	}
+	req := st.req
+	*req = http.Request{}
+	*st = stream{gen: gen, tmpl: tmpl, ctx: ctx, req: req, hdr: hdr, vals: vals, body: body}
+	st.rw = responseWriter{st: st, header: header, buf: rbuf, hbuf: hbuf}
+	st.hp.cookies = cookies
+	streamPool.Put(st)
+}
+
+// abort ends st from the connection's side: the handler's context is
+// cancelled, a body read or a write under way fails. Under c.mu.
+func (st *stream) abort(err error) {
+	if st.aborted != nil {
+		return
+	}
+	st.aborted = err
+	st.ctx.cancelLocked()
+	st.c.cond.Broadcast()
+}
+
+// expireBody ends the body's read: its read deadline passed. Under c.mu.
+func (st *stream) expireBody() {
+	if !st.bodyEnd && st.bodyErr == nil {
+		st.bodyErr = errDeadline
+		st.c.cond.Broadcast()
+	}
+}
+
+// run is the handler's goroutine's part.
+func (st *stream) run() {
+	c := st.c
+	if st.hp.tooLarge {
+		headerTooLarge(&st.rw)
+		st.rw.finish()
+	} else if st.serve() {
+		st.rw.finish()
+	} else {
+		c.mu.Lock()
+		if st.state != stateClosed && !c.closed {
+			c.resetLocked(st, codeInternal)
+			c.queued()
+		}
+		c.mu.Unlock()
+	}
+	c.mu.Lock()
+	if st.timer != nil {
+		st.timer.Stop()
+		st.timer = nil
+	}
+	if st.windowWait != nil {
+		st.windowWait.Stop()
+		st.windowWait = nil
+	}
+	st.ctx.cancelLocked()
+	c.mu.Unlock()
+	c.handlerDone(st)
+}
+
+// serve runs the handler and reports whether it returned (rather than
+// panicked).
+func (st *stream) serve() (ok bool) {
+	defer func() {
+		if ok {
+			return
+		}
+		if v := recover(); v != nil && v != http.ErrAbortHandler {
+			const size = 64 << 10
+			buf := make([]byte, size)
+			buf = buf[:runtime.Stack(buf, false)]
+			st.c.srv.logf("http2: panic serving %v: %v\n%s", st.c.remote, v, buf)
+		}
+	}()
+	st.c.srv.Handler.ServeHTTP(&st.rw, st.req)
+	return true
+}
+
+// headerTooLarge answers a request whose header list is over
+// SETTINGS_MAX_HEADER_LIST_SIZE, as net/http's HTTP/2 server does.
+func headerTooLarge(w http.ResponseWriter) {
+	const body = "<h1>HTTP Error 431</h1><p>Request Header Field(s) Too Large</p>"
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(http.StatusRequestHeaderFieldsTooLarge)
+	_, _ = io.WriteString(w, body)
+}
+
+// headerParser takes a request's fields from the decoder and checks
+// them (RFC 9113 §8.2, §8.3).
+type headerParser struct {
+	st        *stream
+	max, size uint32
+	tooLarge  bool // the list is over max: answered 431
+	bad       bool // malformed: the stream is reset
+	regular   bool // a regular field was seen
+	method    string
+	scheme    string
+	path      string
+	authority string
+	host      string
+	seen      uint8
+	expect100 bool
+	cookies   []string
+}
+
+const (
+	seenMethod = 1 << iota
+	seenScheme
+	seenPath
+	seenAuthority
+)
+
+func (h *headerParser) reset(st *stream, max uint32) {
+	cookies := h.cookies[:0]
+	*h = headerParser{st: st, max: max, cookies: cookies}
+}
+
+func (h *headerParser) pseudo(bit uint8, dst *string, v string) {
+	if h.seen&bit != 0 || h.regular {
+		h.bad = true
+	}
+	h.seen |= bit
+	*dst = v
+}
+
+func (h *headerParser) field(f field) error {
+	h.size += f.size()
+	if h.size > h.max {
+		h.tooLarge = true
+	}
+	if h.tooLarge || h.bad {
+		return nil // decoding goes on, for HPACK's state
+	}
+	if !validValue(f.value) {
+		h.bad = true
+		return nil
+	}
+	if len(f.name) > 0 && f.name[0] == ':' {
+		switch f.name {
+		case ":method":
+			h.pseudo(seenMethod, &h.method, f.value)
+		case ":scheme":
+			h.pseudo(seenScheme, &h.scheme, f.value)
+		case ":path":
+			h.pseudo(seenPath, &h.path, f.value)
+		case ":authority":
+			h.pseudo(seenAuthority, &h.authority, f.value)
+		default:
+			h.bad = true
+		}
+		return nil
+	}
+	h.regular = true
+	if !validName(f.name) {
+		h.bad = true
+		return nil
+	}
+	switch f.name {
+	case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade":
+		h.bad = true
+		return nil
+	case "te":
+		if f.value != "trailers" {
+			h.bad = true
+			return nil
+		}
+	case "cookie":
+		// Cookie fields are joined into one (§8.2.3).
+		h.cookies = append(h.cookies, f.value)
+		return nil
+	case "host":
+		if h.host == "" {
+			h.host = f.value
+		}
+		return nil
+	case "content-length":
+		n, err := strconv.ParseUint(f.value, 10, 63)
+		if err != nil || h.st.declared >= 0 && h.st.declared != int64(n) {
+			h.bad = true
+			return nil
+		}
+		h.st.declared = int64(n)
+	case "expect":
+		h.expect100 = strings.EqualFold(f.value, "100-continue")
+	}
+	h.st.add(h.st.c.canonical(f.name), f.value)
+	return nil
+}
+
+func (h *headerParser) valid() bool {
+	if h.tooLarge {
+		return true
+	}
+	if h.seen&seenMethod == 0 || h.method == "" {
+		return false
+	}
+	if h.method == http.MethodConnect {
+		return h.seen&(seenScheme|seenPath) == 0 && h.authority != ""
+	}
+	return h.seen&seenScheme != 0 && h.seen&seenPath != 0 && h.path != "" && h.scheme != ""
+}
+
+// add appends a header value, its slice carved from one backing array.
+func (st *stream) add(key, value string) {
+	if vs, ok := st.hdr[key]; ok {
+		st.hdr[key] = append(vs, value)
+		return
+	}
+	i := len(st.vals)
+	st.vals = append(st.vals, value)
+	st.hdr[key] = st.vals[i : i+1 : i+1]
+}
+
+// build makes the request from the parsed fields.
+func (st *stream) build(endStream bool) error {
+	c, h := st.c, &st.hp
+	req := st.req
+	*req = *st.tmpl
+	req.Proto, req.ProtoMajor, req.ProtoMinor = "HTTP/2.0", 2, 0
+	req.Header = st.hdr
+	req.RemoteAddr = c.remote
+	req.TLS = c.tls
+	if h.tooLarge {
+		req.Method, req.URL = http.MethodGet, &st.url
+		return nil
+	}
+	if len(h.cookies) > 0 {
+		st.add("Cookie", strings.Join(h.cookies, "; "))
+	}
+	req.Method = h.method
+	req.Host = h.authority
+	if req.Host == "" {
+		req.Host = h.host
+	}
+	if h.method == http.MethodConnect {
+		st.url = url.URL{Host: h.authority}
+		req.RequestURI = h.authority
+	} else {
+		if err := parsePath(&st.url, h.path); err != nil {
+			return err
+		}
+		req.RequestURI = h.path
+	}
+	req.URL = &st.url
+	switch {
+	case endStream:
+		if st.declared > 0 {
+			return errors.New("h2: Content-Length without a body")
+		}
+		req.ContentLength = 0
+		req.Body = http.NoBody
+		st.continued = true
+	default:
+		req.ContentLength = st.declared
+		req.Body = &requestBody{st: st, c: c, gen: st.gen}
+		st.continued = !h.expect100
+	}
+	return nil
+}
+
+// parsePath sets u from a request's :path as url.ParseRequestURI does,
+// without its allocations for a path of plain characters.
+func parsePath(u *url.URL, p string) error {
+	path, query, hasQuery := strings.Cut(p, "?")
+	if len(path) > 0 && path[0] == '/' && (!hasQuery || query != "") && plainPath(path) && !strings.ContainsRune(query, '#') && !hasCTL(query) {
+		*u = url.URL{Path: path, RawQuery: query}
+		return nil
+	}
+	v, err := url.ParseRequestURI(p)
+	if err != nil {
+		return err
+	}
+	*u = *v
+	return nil
+}
+
+// plainPath: bytes url.URL keeps as they are in a path (no RawPath).
+func plainPath(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("-_.~$&+,/:;=@", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func hasCTL(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
+// validName: a field name of token characters in lower case.
+func validName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x80 || !tokenChar[c] || 'A' <= c && c <= 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+// validValue: no NUL, CR, LF or other control bytes but HTAB (RFC 9113
+// §8.2.1).
+func validValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+var tokenChar = func() (t [128]bool) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = true
+		t[c-'a'+'A'] = true
+	}
+	for _, c := range "!#$%&'*+-.^_`|~" {
+		t[c] = true
+	}
+	return t
+}()
+
+// canonical is a lower-case field name in net/http's canonical form,
+// kept per connection for the names its requests repeat.
+func (c *conn) canonical(name string) string {
+	if k, ok := commonCanonical[name]; ok {
+		return k
+	}
+	if k, ok := c.canon[name]; ok {
+		return k
+	}
+	k := textproto.CanonicalMIMEHeaderKey(name)
+	if c.canon == nil {
+		c.canon = make(map[string]string)
+	}
+	if len(c.canon) < 128 {
+		c.canon[name] = k
+	}
+	return k
+}
+
+var commonCanonical = func() map[string]string {
+	m := make(map[string]string)
+	for _, k := range []string{
+		"Accept", "Accept-Charset", "Accept-Encoding", "Accept-Language", "Accept-Ranges",
+		"Authorization", "Cache-Control", "Content-Encoding", "Content-Language", "Content-Length",
+		"Content-Type", "Cookie", "Date", "Etag", "Expect", "From", "Grpc-Accept-Encoding",
+		"Grpc-Encoding", "Grpc-Timeout", "If-Match", "If-Modified-Since", "If-None-Match",
+		"If-Range", "If-Unmodified-Since", "Origin", "Pragma", "Range", "Referer", "Te",
+		"Traceparent", "Tracestate", "User-Agent", "Via", "X-Forwarded-For", "X-Forwarded-Host",
+		"X-Forwarded-Proto", "X-Real-Ip", "X-Request-Id", "Sec-Fetch-Dest", "Sec-Fetch-Mode",
+		"Sec-Fetch-Site", "Sec-Ch-Ua", "Sec-Ch-Ua-Mobile", "Sec-Ch-Ua-Platform", "Priority",
+		"Upgrade-Insecure-Requests", "Dnt", "Content-Disposition", "Content-Range",
+	} {
+		m[strings.ToLower(k)] = k
+	}
+	return m
+}()
+
+// requestBody is a request's body: what the reader received for the
+// stream. It is the one allocation of a request with a body, so that a
+// read after the handler returned fails rather than read a later
+// request's.
+type requestBody struct {
+	st  *stream
+	c   *conn // st's when the body was made: st may serve another since
+	gen uint64
+}
+
+func (b *requestBody) Read(p []byte) (int, error) {
+	st, c := b.st, b.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st.gen != b.gen || st.bodyClosed {
+		return 0, http.ErrBodyReadAfterClose
+	}
+	if !st.continued {
+		st.continued = true
+		if !st.rw.sentHeader && st.aborted == nil && !c.closed {
+			c.waitRoom()
+			c.appendHeaders(st.id, []byte{0x08, 3, '1', '0', '0'}, false)
+			c.queued()
+		}
+	}
+	for {
+		if st.gen != b.gen {
+			return 0, http.ErrBodyReadAfterClose
+		}
+		if st.bodyR < len(st.body) {
+			n := copy(p, st.body[st.bodyR:])
+			st.bodyR += n
+			if st.bodyR == len(st.body) {
+				st.body, st.bodyR = st.body[:0], 0
+			}
+			st.credit(int64(n))
+			if st.bodyEnd && st.bodyR == len(st.body) {
+				return n, io.EOF
+			}
+			return n, nil
+		}
+		switch {
+		case st.bodyEnd:
+			return 0, io.EOF
+		case st.bodyErr != nil:
+			return 0, st.bodyErr
+		case st.aborted != nil:
+			return 0, st.aborted
+		case st.bodyClosed:
+			return 0, http.ErrBodyReadAfterClose
+		}
+		c.cond.Wait()
+	}
+}
+
+// credit gives n bytes the handler read back to the windows. Under c.mu.
+func (st *stream) credit(n int64) {
+	c := st.c
+	if c.closed {
+		return
+	}
+	before := len(c.wbuf)
+	if !st.bodyEnd && st.state == stateOpen {
+		st.recvCredit += n
+		if st.recvCredit >= streamWindow/2 {
+			c.waitRoom()
+			c.wbuf = appendWindowUpdate(c.wbuf, st.id, uint32(st.recvCredit))
+			st.recvWindow += st.recvCredit
+			st.recvCredit = 0
+		}
+	}
+	c.creditLocked(n)
+	if len(c.wbuf) != before {
+		c.queued()
+	}
+}
+
+func (b *requestBody) Close() error {
+	st, c := b.st, b.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st.gen != b.gen || st.bodyClosed {
+		return nil
+	}
+	st.bodyClosed = true
+	if n := len(st.body) - st.bodyR; n > 0 {
+		st.body, st.bodyR = st.body[:0], 0
+		c.creditLocked(int64(n))
+		c.queued()
+	}
+	c.cond.Broadcast()
+	return nil
+}
+
+// streamCtx is a request's context: the connection's values, cancelled
+// when the stream or the connection ends or the handler returns. Its Done
+// channel is made only when asked for; a stream whose context was asked
+// for is not reused.
+type streamCtx struct {
+	context.Context
+	c        *conn
+	done     chan struct{}
+	err      error
+	observed bool
+	after    []func()
+}
+
+func (x *streamCtx) Done() <-chan struct{} {
+	c := x.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !x.observed {
+		x.observed = true
+	}
+	if x.done == nil {
+		x.done = make(chan struct{})
+		if x.err != nil {
+			close(x.done)
+		}
+	}
+	return x.done
+}
+
+func (x *streamCtx) Err() error {
+	c := x.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return x.err
+}
+
+// AfterFunc lets context.AfterFunc and WithCancel children wait on the
+// stream without a goroutine each.
+func (x *streamCtx) AfterFunc(f func()) func() bool {
+	c := x.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !x.observed {
+		x.observed = true
+	}
+	if x.err != nil {
+		go f()
+		return func() bool { return false }
+	}
+	i := len(x.after)
+	x.after = append(x.after, f)
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if x.err != nil || i >= len(x.after) || x.after[i] == nil {
+			return false
+		}
+		x.after[i] = nil
+		return true
+	}
+}
+
+func (x *streamCtx) cancelLocked() {
+	if x.err != nil {
+		return
+	}
+	x.err = context.Canceled
+	if x.done != nil {
+		close(x.done)
+	}
+	for _, f := range x.after {
+		if f != nil {
+			go f()
+		}
+	}
+	x.after = nil
+}

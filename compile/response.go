@@ -228,7 +228,7 @@ func (b *builder) responseOf(ing *ingress) *match.Response {
 	out, err := match.NewResponse(spec)
 	if err != nil {
 		// Every value was checked as it was read: a refusal is a bug here.
-		panic("compile: response of Ingress " + ing.key + ": " + err.Error())
+		panic("compile: response of Ingress " + ing.name() + ": " + err.Error())
 	}
 	rv.built = out
 	return out
@@ -254,7 +254,7 @@ func (b *builder) standIn(ing *ingress, rp *match.Response, be *match.Backend, f
 	spec.StandIn = &match.StandIn{Service: svc, Port: port}
 	out, err := match.NewResponse(spec)
 	if err != nil {
-		panic("compile: response of Ingress " + ing.key + ": " + err.Error()) // rp was made by NewResponse
+		panic("compile: response of Ingress " + ing.name() + ": " + err.Error()) // rp was made by NewResponse
 	}
 	return out
 }

@@ -248,7 +248,7 @@ func (b *builder) markRegexHosts() {
 			told = append(told, v)
 			first := v.regex.causes[0]
 			b.conflict(RegexModeHost, ing.ref(), ruleField(i)+".host",
-				hostLabel(v.vh.Name)+" is in ingress-nginx's regex mode because Ingress "+first.ing.key+" sets "+first.key+
+				hostLabel(v.vh.Name)+" is in ingress-nginx's regex mode because Ingress "+first.ing.name()+" sets "+first.key+
 					": this Ingress's Exact and Prefix paths there are matched as case-insensitive regular expressions anchored at the start (a Prefix /p as ^/p/ and ^/p, an Exact /p as ^/p), tried longest first",
 				first.ing.ref(), annotationField(first.key))
 		}

@@ -191,7 +191,7 @@ type builder struct {
 	// paths mostly name one Service.
 	lastService *serviceEntry
 	lastKey     objKey
-	secrets  map[objKey]*corev1.Secret
+	secrets     map[objKey]*corev1.Secret
 	// parsed caches each Secret's key pair, so a Secret that many
 	// Ingresses name is parsed once.
 	parsed map[objKey]*parsedSecret

@@ -57,8 +57,8 @@ type annotationValues struct {
 	// when the Ingress sets none, which is most of them.
 	redirect *redirectAnnotations
 	// rewrite holds rewrite-target, use-regex, upstream-vhost and
-	// x-forwarded-prefix (rewrite.go).
-	rewrite rewriteValues
+	// x-forwarded-prefix (rewrite.go); nil when the Ingress sets none.
+	rewrite *rewriteValues
 	// traffic holds the canary and session affinity annotations (canary.go,
 	// affinity.go).
 	traffic *trafficValues

@@ -545,6 +545,10 @@ func (b *builder) readLocationDefaults(ing *ingress) {
 		r := *d.ann.response
 		ing.ann.response = &r
 	}
+	if d.ann.rewrite != nil {
+		r := *d.ann.rewrite
+		ing.ann.rewrite = &r
+	}
 }
 
 // prepareDefaults adds the ConfigMap's warnings and parses its location

@@ -187,7 +187,7 @@ func (b *builder) anyResponse() bool {
 		if ing.ann.response != nil || ing.redirectAnns().defaultService != "" {
 			return true
 		}
-		if h := ing.ann.rewrite.vhost; strings.IndexByte(h, '$') >= 0 && sampleVhost(h) != h {
+		if h := ing.ann.rewriteR().vhost; strings.IndexByte(h, '$') >= 0 && sampleVhost(h) != h {
 			return true
 		}
 	}

@@ -41,6 +41,7 @@ func BenchmarkRecompile(b *testing.B) {
 				}
 				if kind == "-full" {
 					b.ReportAllocs()
+					defer reportCPU(b)()
 					v := 0
 					for b.Loop() {
 						v++
@@ -59,11 +60,13 @@ func BenchmarkRecompile(b *testing.B) {
 					b.Fatal("no recompile")
 				}
 				b.ReportAllocs()
+				stop := reportCPU(b)
 				v := 0
 				for b.Loop() {
 					v++
 					c.Compile(versions[v%2])
 				}
+				stop()
 				if c.recompiles < v {
 					b.Fatalf("%d of %d compiles recompiled", c.recompiles, v)
 				}

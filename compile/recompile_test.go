@@ -648,6 +648,9 @@ func (q *sequence) check(t testing.TB, c *compile.Compiler) {
 		t.Fatalf("after %q the Compiler's result differs from Compile's\nsteps: %q\n--- Compile:\n%s\n--- Compiler:\n%s",
 			q.log[len(q.log)-1], q.log, want.String()+fmt.Sprintf("unclaimed %+v\n", want.Unclaimed), got.String()+fmt.Sprintf("unclaimed %+v\n", got.Unclaimed))
 	}
+	if a, b := passthroughText(want.Table), passthroughText(got.Table); a != b {
+		t.Fatalf("after %q the Compiler's passthrough routes reach\n%s\nCompile's\n%s\nsteps: %q", q.log[len(q.log)-1], b, a, q.log)
+	}
 	// The lookup index answers as Compile's: each host by name, and a
 	// name below each, on each route's path, one below and one beside,
 	// on each listener too.
@@ -668,6 +671,24 @@ func (q *sequence) check(t testing.TB, c *compile.Compiler) {
 			}
 		}
 	}
+}
+
+// passthroughText is where the TLS passthrough routes send, endpoints
+// included.
+func passthroughText(t *match.Table) string {
+	var b strings.Builder
+	for _, r := range t.PassthroughRoutes() {
+		b.WriteString(r.Listener.String() + " " + r.ListenerHostname + " " + r.Hostname + ":")
+		if r.Split != nil {
+			for _, a := range r.Split.Alternatives {
+				if a.Backend != nil {
+					b.WriteString(" " + a.Backend.ID + " " + strings.Join(a.Backend.Endpoints, ","))
+				}
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 // lookupText is what a lookup answered, by name.

@@ -561,7 +561,7 @@ func (q *sequence) gatewayStep() {
 		q.note("add listener " + lh.Listener.String() + " " + lh.Hostname)
 	case 1:
 		if len(s.PassthroughListeners) > 0 && ch.IntN(3) == 0 {
-			s.PassthroughListeners = s.PassthroughListeners[:len(s.PassthroughListeners)-1:len(s.PassthroughListeners)-1]
+			s.PassthroughListeners = s.PassthroughListeners[: len(s.PassthroughListeners)-1 : len(s.PassthroughListeners)-1]
 			q.note("delete passthrough listener")
 			return
 		}

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -454,5 +455,29 @@ func TestUpdateGateway(t *testing.T) {
 				require.Equal(t, wc, gc, "%d → %d: %s", i, j, name)
 			}
 		}
+	}
+}
+
+// TestSortByKey holds sortByKey to slices.SortStableFunc.
+func TestSortByKey(t *testing.T) {
+	type item struct {
+		k       string
+		tie, id int
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for n := range 200 {
+		s := make([]*item, n)
+		for i := range s {
+			s[i] = &item{k: strconv.Itoa(r.IntN(n/3 + 1)), tie: r.IntN(3), id: i}
+		}
+		want := slices.Clone(s)
+		slices.SortStableFunc(want, func(a, b *item) int {
+			if c := strings.Compare(a.k, b.k); c != 0 {
+				return c
+			}
+			return a.tie - b.tie
+		})
+		sortByKey(s, func(x *item) string { return x.k }, func(a, b *item) int { return a.tie - b.tie })
+		require.Equal(t, want, s)
 	}
 }

@@ -2051,9 +2051,17 @@
 // to beyond its hosts (spec.defaultBackend, canary, service-upstream,
 // default-backend, custom-http-errors and the other coupling annotations
 // below), when the Ingresses naming the Service are recompiled as for any
-// change. Everything else
-// compiles in full: a change to IngressClasses, Secrets, ConfigMaps or
-// the options; a snapshot with Gateway API routes or listener
+// change. Gateway listeners and TLS passthrough (§20), few and
+// table-wide, do not stop a recompile: every recompile reaches the
+// Services of every TLSRoute (before the change and after) and compiles
+// all TLSRoutes with the Ingresses it reaches, their passthrough routes
+// and warnings replacing the previous ones whole, and the listeners' own
+// hosts (each listener's copy of the catch-all, and an empty host for
+// each listener hostname no host serves) are made again from the new
+// table's hosts (match.Changes.Gateway); a change to listeners,
+// passthrough listeners or TLSRoutes alone is recompiled so. Everything
+// else compiles in full: a change to IngressClasses, Secrets, ConfigMaps
+// or the options; a snapshot with HTTPRoutes, GRPCRoutes or listener
 // certificates; a reached Ingress that is coupled further (a rule without
 // a host or with a wildcard, spec.defaultBackend, spec.tls, an annotation
 // naming a Secret, server-alias, from-to-www-redirect, default-backend,

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"ramjet.dev/ramjet/balance"
 	"ramjet.dev/ramjet/match"
 )
 
@@ -30,20 +29,9 @@ type annotationValues struct {
 	// preserveTrailingSlash keeps the trailing slash in that redirect.
 	preserveTrailingSlash bool
 
-	// load-balance and upstream-hash-by as parsed (balance.go), each with
-	// the annotation that set it ("" when unset); ewma: load-balance said
-	// "ewma".
-	loadBalance    balance.Algorithm
-	loadBalanceKey string
-	ewma           bool
-	hashBy         balance.HashKey
-	hashByKey      string
-	// algorithm and hashKey are what the Ingress asks for its backends, once
-	// resolveBalancing has combined the two; algorithmKey is the annotation
-	// that decided, "" for the default.
-	algorithm    balance.Algorithm
-	hashKey      balance.HashKey
-	algorithmKey string
+	// balancing holds load-balance and upstream-hash-by (balance.go); nil
+	// when the Ingress sets neither: the default.
+	balancing *balanceValues
 	// subset holds upstream-hash-by-subset and -subset-size (balance.go);
 	// nil when the Ingress sets neither, which is most of them.
 	subset *subsetValues
@@ -57,8 +45,8 @@ type annotationValues struct {
 	// when the Ingress sets none, which is most of them.
 	redirect *redirectAnnotations
 	// rewrite holds rewrite-target, use-regex, upstream-vhost and
-	// x-forwarded-prefix (rewrite.go).
-	rewrite rewriteValues
+	// x-forwarded-prefix (rewrite.go); nil when the Ingress sets none.
+	rewrite *rewriteValues
 	// traffic holds the canary and session affinity annotations (canary.go,
 	// affinity.go).
 	traffic *trafficValues

@@ -70,12 +70,48 @@ func applyUpstreamHashBySubsetSize(v *annotationValues, key, value string) error
 // annotations say how an Ingress wants its backends balanced; the oldest
 // Ingress serving a backend decides.
 
+// balanceValues are load-balance and upstream-hash-by as parsed, each with
+// the annotation that set it ("" when unset); ewma: load-balance said
+// "ewma".
+type balanceValues struct {
+	loadBalance    balance.Algorithm
+	loadBalanceKey string
+	ewma           bool
+	hashBy         balance.HashKey
+	hashByKey      string
+	// algorithm and hashKey are what the Ingress asks for its backends, once
+	// resolveBalancing has combined the two; algorithmKey is the annotation
+	// that decided, "" for the default.
+	algorithm    balance.Algorithm
+	hashKey      balance.HashKey
+	algorithmKey string
+}
+
+// noBalancing is what an Ingress that sets neither annotation asks for;
+// shared, never written.
+var noBalancing balanceValues
+
+func (v *annotationValues) balancingW() *balanceValues {
+	if v.balancing == nil {
+		v.balancing = new(balanceValues)
+	}
+	return v.balancing
+}
+
+func (v *annotationValues) balancingR() *balanceValues {
+	if v.balancing == nil {
+		return &noBalancing
+	}
+	return v.balancing
+}
+
 func applyLoadBalance(v *annotationValues, key, value string) error {
 	p, substituted, err := balance.ParseAlgorithm(value)
 	if err != nil {
 		return annotationError(key, "load-balance", err)
 	}
-	v.loadBalance, v.loadBalanceKey, v.ewma = p, key, substituted
+	w := v.balancingW()
+	w.loadBalance, w.loadBalanceKey, w.ewma = p, key, substituted
 	return nil
 }
 
@@ -84,7 +120,8 @@ func applyUpstreamHashBy(v *annotationValues, key, value string) error {
 	if err != nil {
 		return annotationError(key, "upstream-hash-by", err)
 	}
-	v.hashBy, v.hashByKey = k, key
+	w := v.balancingW()
+	w.hashBy, w.hashByKey = k, key
 	return nil
 }
 
@@ -111,8 +148,11 @@ func annotationError(key, name string, err error) error {
 //     hash: AnnotationRejected, and the Ingress asks for round_robin.
 //   - "ewma" is served as least_conn: AnnotationSubstituted.
 func (b *builder) resolveBalancing(ing *ingress) {
-	v := &ing.ann
 	b.resolveHashSubset(ing)
+	v := ing.ann.balancing
+	if v == nil {
+		return // the default
+	}
 	switch {
 	case v.hashByKey != "":
 		v.algorithm, v.hashKey, v.algorithmKey = balance.Hash, v.hashBy, v.hashByKey
@@ -140,7 +180,7 @@ func (b *builder) resolveHashSubset(ing *ingress) {
 		return
 	}
 	switch {
-	case v.on && ing.ann.hashByKey == "":
+	case v.on && ing.ann.balancingR().hashByKey == "":
 		b.warn(AnnotationRejected, ing.ref(), annotationField(v.onKey),
 			v.onKey+" has no effect without a valid upstream-hash-by to hash")
 	case v.on:
@@ -171,7 +211,8 @@ func balancingText(p balance.Algorithm, k balance.HashKey, subset int) string {
 // case-insensitively: nginx variable, header and cookie names are matched
 // without regard to case, so $http_X_User and $http_x_user hash alike.
 func sameBalancing(x, y *annotationValues) bool {
-	return x.algorithm == y.algorithm && strings.EqualFold(x.hashKey.String(), y.hashKey.String()) && x.hashSubset() == y.hashSubset()
+	xb, yb := x.balancingR(), y.balancingR()
+	return xb.algorithm == yb.algorithm && strings.EqualFold(xb.hashKey.String(), yb.hashKey.String()) && x.hashSubset() == y.hashSubset()
 }
 
 // decideBalancing sets each backend's algorithm and hash key (SPEC §9). When
@@ -186,19 +227,21 @@ func (b *builder) decideBalancing() {
 			continue
 		}
 		owner := bi.claims[0]
-		bi.b.Algorithm, bi.b.HashKey, bi.b.HashSubset = owner.ann.algorithm, owner.ann.hashKey, int32(owner.ann.hashSubset())
+		ob := owner.ann.balancingR()
+		bi.b.Algorithm, bi.b.HashKey, bi.b.HashSubset = ob.algorithm, ob.hashKey, int32(owner.ann.hashSubset())
 		for _, ing := range bi.claims[1:] {
 			if sameBalancing(&ing.ann, &owner.ann) {
 				continue
 			}
-			key := ing.ann.algorithmKey
-			asked := balancingText(ing.ann.algorithm, ing.ann.hashKey, ing.ann.hashSubset())
+			ib := ing.ann.balancingR()
+			key := ib.algorithmKey
+			asked := balancingText(ib.algorithm, ib.hashKey, ing.ann.hashSubset())
 			if key == "" {
 				key = NativePrefix + "load-balance"
 				asked += " (neither load-balance nor upstream-hash-by is set)"
 			}
 			b.conflict(AnnotationConflict, ing.ref(), annotationField(key),
-				"backend "+bi.b.ID+" is balanced "+balancingText(owner.ann.algorithm, owner.ann.hashKey, owner.ann.hashSubset())+
+				"backend "+bi.b.ID+" is balanced "+balancingText(ob.algorithm, ob.hashKey, owner.ann.hashSubset())+
 					", as the oldest Ingress serving it decides; this Ingress asks for "+asked,
 				owner.ref(), "")
 		}

@@ -17,16 +17,36 @@ import (
 // order (SPEC §7): creationTimestamp ascending, ties by namespace/name
 // descending, as ingress-nginx orders them.
 func (b *builder) claimIngresses() {
-	unique := make(map[string]*networkingv1.Ingress, len(b.snap.Ingresses))
+	// The snapshot's order, and an index only to find duplicates: an
+	// informer's snapshot has none, and Ingress objects are read in the
+	// order they were allocated.
+	ings := make([]*networkingv1.Ingress, 0, len(b.snap.Ingresses))
+	at := make(map[objKey]int32, len(b.snap.Ingresses))
 	for _, ing := range b.snap.Ingresses {
-		if ing != nil {
-			keepOne(unique, ing.Namespace+"/"+ing.Name, ing)
+		if ing == nil {
+			continue
 		}
+		k := objKey{ing.Namespace, ing.Name}
+		if i, dup := at[k]; dup {
+			if precedes(ing, ings[i]) {
+				ings[i] = ing
+			}
+			continue
+		}
+		at[k] = int32(len(ings))
+		ings = append(ings, ing)
 	}
 	c := classify.New(b.snap.IngressClasses, b.opts.claimOptions())
-	all := make([]ingress, 0, len(unique))
 	tally := newUnclaimedTally(b.snap.IngressClasses, b.opts)
-	for key, obj := range unique {
+	// The claimed ones are sorted by a small key, and their build state
+	// laid out in Ingress order, which is the order every step reads it.
+	type claimKey struct {
+		sec  int64
+		nsec int32
+		i    int32 // in ings
+	}
+	keys := make([]claimKey, 0, len(ings))
+	for i, obj := range ings {
 		claimed, finding := c.Decide(obj)
 		tally.add(obj, claimed)
 		if finding != nil {
@@ -34,27 +54,61 @@ func (b *builder) claimIngresses() {
 		}
 		if claimed {
 			created := obj.CreationTimestamp.Time
-			all = append(all, ingress{obj: obj, key: key, createdSec: created.Unix(), createdNsec: created.Nanosecond()})
+			keys = append(keys, claimKey{sec: created.Unix(), nsec: int32(created.Nanosecond()), i: int32(i)})
 		}
 	}
-	b.ingresses = make([]*ingress, len(all))
-	for i := range all {
-		b.ingresses[i] = &all[i]
-	}
-	slices.SortFunc(b.ingresses, func(x, y *ingress) int {
-		if c := cmp.Compare(x.createdSec, y.createdSec); c != 0 {
+	slices.SortFunc(keys, func(x, y claimKey) int {
+		if c := cmp.Compare(x.sec, y.sec); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(x.createdNsec, y.createdNsec); c != 0 {
+		if c := cmp.Compare(x.nsec, y.nsec); c != 0 {
 			return c
 		}
-		return strings.Compare(y.key, x.key) // descending
+		a, o := ings[x.i], ings[y.i]
+		return compareJoined(o.Namespace, o.Name, a.Namespace, a.Name) // namespace/name descending
 	})
+	all := make([]ingress, len(keys))
+	b.ingresses = make([]*ingress, len(keys))
+	b.claimed = make([]Ref, len(keys))
+	for r, k := range keys {
+		ing := &all[r]
+		ing.obj, ing.rank, ing.createdSec, ing.createdNsec = ings[k.i], r, k.sec, int(k.nsec)
+		b.ingresses[r] = ing
+		b.claimed[r] = ing.ref()
+	}
 	b.unclaimed = tally.summary()
-	b.claimed = make([]Ref, len(b.ingresses))
-	for i, ing := range b.ingresses {
-		ing.rank = i
-		b.claimed[i] = ing.ref()
+}
+
+// compareJoined compares a1+"/"+a2 with b1+"/"+b2 without building them:
+// Ingress order's tie-break is by "namespace/name".
+func compareJoined(a1, a2, b1, b2 string) int {
+	if a1 == b1 {
+		return strings.Compare(a2, b2)
+	}
+	if n := min(len(a1), len(b1)); a1[:n] != b1[:n] {
+		return strings.Compare(a1[:n], b1[:n])
+	}
+	// One first part is a prefix of the other: compare byte by byte.
+	at := func(p1, p2 string, i int) (byte, bool) {
+		switch {
+		case i < len(p1):
+			return p1[i], true
+		case i == len(p1):
+			return '/', true
+		case i-len(p1)-1 < len(p2):
+			return p2[i-len(p1)-1], true
+		}
+		return 0, false
+	}
+	for i := 0; ; i++ {
+		x, okx := at(a1, a2, i)
+		y, oky := at(b1, b2, i)
+		switch {
+		case !okx || !oky:
+			return cmp.Compare(len(a1)+len(a2), len(b1)+len(b2))
+		case x != y:
+			return cmp.Compare(x, y)
+		}
 	}
 }
 

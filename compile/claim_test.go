@@ -197,3 +197,21 @@ func TestSummarizeUnclaimed(t *testing.T) {
 	require.Empty(t, all.Describe(FlagSpelling))
 	require.True(t, SummarizeUnclaimed(nil, nil, Options{}).All())
 }
+
+// TestCompareJoined holds compareJoined to comparing the joined strings,
+// over parts that are prefixes of each other and hold "/" themselves.
+func TestCompareJoined(t *testing.T) {
+	parts := []string{"", "a", "a-b", "a/b", "ab", "a/", "b", "a.", "-", "/", "aa", "a0"}
+	for _, a1 := range parts {
+		for _, a2 := range parts {
+			for _, b1 := range parts {
+				for _, b2 := range parts {
+					want := strings.Compare(a1+"/"+a2, b1+"/"+b2)
+					if got := compareJoined(a1, a2, b1, b2); got != want {
+						t.Fatalf("compareJoined(%q, %q, %q, %q) = %d, want %d", a1, a2, b1, b2, got, want)
+					}
+				}
+			}
+		}
+	}
+}

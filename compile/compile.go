@@ -122,7 +122,8 @@ var buildSteps = []func(*builder){
 // ingress is one claimed Ingress with what the build learned about it.
 type ingress struct {
 	obj *networkingv1.Ingress
-	// key is "namespace/name".
+	// key names a pseudo-Ingress (configmap.go), which has no obj; name
+	// gives every Ingress's.
 	key string
 	// rank is the position in Ingress order (SPEC §7), 0 the oldest.
 	rank int
@@ -135,6 +136,14 @@ type ingress struct {
 	rules []ruleHost
 	// defaultBackendOK: spec.defaultBackend is set and names a Service.
 	defaultBackendOK bool
+}
+
+// name is "namespace/name", or a pseudo-Ingress's key.
+func (ing *ingress) name() string {
+	if ing.obj == nil {
+		return ing.key
+	}
+	return ing.obj.Namespace + "/" + ing.obj.Name
 }
 
 // ref names the Ingress in warnings.
@@ -178,7 +187,11 @@ type builder struct {
 
 	// Indexes by namespace and name.
 	services map[objKey]*serviceEntry
-	secrets  map[objKey]*corev1.Secret
+	// lastService is the entry serviceEntry found last: an Ingress's
+	// paths mostly name one Service.
+	lastService *serviceEntry
+	lastKey     objKey
+	secrets     map[objKey]*corev1.Secret
 	// parsed caches each Secret's key pair, so a Secret that many
 	// Ingresses name is parsed once.
 	parsed map[objKey]*parsedSecret
@@ -259,10 +272,11 @@ type builder struct {
 
 func newBuilder(s Snapshot, o Options) *builder {
 	return &builder{
-		snap:    s,
-		opts:    o.WithConfigMap(),
-		regexps: make(map[string]regexResult),
-		vhosts:  make(map[string]*vhost, len(s.Ingresses)+1),
+		snap:       s,
+		opts:       o.WithConfigMap(),
+		regexps:    make(map[string]regexResult),
+		vhosts:     make(map[string]*vhost, len(s.Ingresses)+1),
+		vhostOrder: make([]*vhost, 0, len(s.Ingresses)+1),
 	}
 }
 
@@ -273,7 +287,7 @@ func (b *builder) assemble() {
 	for _, v := range b.vhostOrder {
 		hosts = append(hosts, v.vh)
 	}
-	var backends []*match.Backend
+	backends := make([]*match.Backend, 0, len(b.backendList))
 	for _, bi := range b.backendList {
 		if bi.used {
 			backends = append(backends, bi.b)

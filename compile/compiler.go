@@ -47,7 +47,10 @@ type Compiler struct {
 	// endpointOnly counts the recompiles that changed backends' endpoint
 	// lists alone.
 	endpointOnly int
-	fullReasons  map[string]int
+	// listenerRecompiles and passthroughRecompiles count the recompiles
+	// of snapshots with Gateway listeners and with TLSRoutes.
+	listenerRecompiles, passthroughRecompiles int
+	fullReasons                               map[string]int
 }
 
 // Compile compiles s with c.Options: Compile(s, c.Options), reusing the
@@ -67,6 +70,12 @@ func (c *Compiler) Compile(s Snapshot) Result {
 		}
 		if r, ok := c.recompile(&s, o); ok {
 			c.recompiles++
+			if len(s.Listeners) > 0 {
+				c.listenerRecompiles++
+			}
+			if len(s.TLSRoutes) > 0 {
+				c.passthroughRecompiles++
+			}
 			c.last = r
 			return c.last.clone()
 		}
@@ -219,12 +228,14 @@ type seenSnapshot struct {
 	httpRoutes    []*HTTPRoute
 	listenerCerts []*ListenerCertificate
 	warnings      []Warning
-	// The Gateway listeners and TLS passthrough routes (§20).
+	// The Gateway listeners and TLS passthrough routes (§20), and the
+	// routes of the snapshot before.
 	listeners, passthroughListeners []match.ListenerHost
-	tlsRoutes                       []*TLSRoute
+	tlsRoutes, oldTLSRoutes         []*TLSRoute
 	initialised                     bool
-	// otherChanged: the route sources' routes, certificates or warnings.
-	otherChanged bool
+	// otherChanged: the route sources' routes, certificates or warnings;
+	// gatewayChanged: the listeners or TLS passthrough routes.
+	otherChanged, gatewayChanged bool
 }
 
 func newSeenSnapshot() *seenSnapshot {
@@ -260,13 +271,16 @@ func (p *seenSnapshot) update(s *Snapshot) bool {
 	if !slices.Equal(p.warnings, s.Warnings) {
 		p.warnings, p.otherChanged = slices.Clone(s.Warnings), true
 	}
+	p.gatewayChanged = false
 	if !slices.Equal(p.listeners, s.Listeners) || !slices.Equal(p.passthroughListeners, s.PassthroughListeners) {
-		p.listeners, p.passthroughListeners, p.otherChanged = slices.Clone(s.Listeners), slices.Clone(s.PassthroughListeners), true
+		p.listeners, p.passthroughListeners, p.gatewayChanged = slices.Clone(s.Listeners), slices.Clone(s.PassthroughListeners), true
 	}
-	if !slices.Equal(p.tlsRoutes, s.TLSRoutes) {
-		p.tlsRoutes, p.otherChanged = slices.Clone(s.TLSRoutes), true
+	p.oldTLSRoutes = p.tlsRoutes
+	// By content: a translation makes new values for the same routes.
+	if !slices.EqualFunc(p.tlsRoutes, s.TLSRoutes, func(a, b *TLSRoute) bool { return a == b || a != nil && b != nil && reflect.DeepEqual(*a, *b) }) {
+		p.tlsRoutes, p.gatewayChanged = slices.Clone(s.TLSRoutes), true
 	}
-	same = same && !p.otherChanged
+	same = same && !p.otherChanged && !p.gatewayChanged
 	p.initialised = true
 	return same
 }

@@ -420,7 +420,7 @@ func checkLocationDefault(key, v string) error {
 		_, why, _ := strings.Cut(err.Error(), ": ")
 		return fmt.Errorf("%s", cutSemicolon(why, err.Error()))
 	}
-	if key == "load-balance" && scratch.loadBalance.String() == "hash" {
+	if key == "load-balance" && scratch.balancingR().loadBalance.String() == "hash" {
 		return fmt.Errorf(`"hash" needs upstream-hash-by`)
 	}
 	return nil
@@ -545,6 +545,14 @@ func (b *builder) readLocationDefaults(ing *ingress) {
 		r := *d.ann.response
 		ing.ann.response = &r
 	}
+	if d.ann.rewrite != nil {
+		r := *d.ann.rewrite
+		ing.ann.rewrite = &r
+	}
+	if d.ann.balancing != nil {
+		bv := *d.ann.balancing
+		ing.ann.balancing = &bv
+	}
 }
 
 // prepareDefaults adds the ConfigMap's warnings and parses its location
@@ -564,7 +572,7 @@ func (b *builder) prepareDefaults() {
 	}
 	// As resolveBalancing decides, without its warnings, which
 	// ParseConfigMap gave for the key.
-	switch v := &d.ann; {
+	switch v := d.ann.balancingR(); {
 	case v.hashByKey != "":
 		v.algorithm, v.hashKey, v.algorithmKey = balance.Hash, v.hashBy, v.hashByKey
 	case v.loadBalanceKey != "":

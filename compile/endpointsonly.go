@@ -22,7 +22,9 @@ import (
 
 // endpointsOnly recompiles an endpoint-only change; ok is false when it
 // cannot, and the caller recompiles the Ingresses naming the Services.
-func (c *Compiler) endpointsOnly(o Options, global *objKey) (Result, bool) {
+// TLSRoutes' Services (tlsServices) are recompiled with the routes, and
+// with Gateway listeners (views) the catch-all is also theirs.
+func (c *Compiler) endpointsOnly(o Options, global *objKey, tlsServices map[objKey]bool, views bool) (Result, bool) {
 	p, cp := c.seen, c.couplings
 	// Each reached Service's slices before and after the change.
 	before := map[objKey][]*discoveryv1.EndpointSlice{}
@@ -70,7 +72,7 @@ func (c *Compiler) endpointsOnly(o Options, global *objKey) (Result, bool) {
 	var oldWarnings, newWarnings []Warning
 	sliceRefs := map[Ref]bool{}
 	for k, now := range after {
-		if global != nil && *global == k || streams[k] {
+		if global != nil && *global == k || streams[k] || tlsServices[k] {
 			return Result{}, false
 		}
 		for _, ik := range cp.bySvc[k] {
@@ -79,6 +81,9 @@ func (c *Compiler) endpointsOnly(o Options, global *objKey) (Result, bool) {
 				return Result{}, false
 			}
 			hosts = append(hosts, cp.facts[ik].hosts...)
+		}
+		if views && slices.Contains(hosts, "") {
+			return Result{}, false // the listeners' copies of the catch-all would keep the old endpoints
 		}
 		for _, sl := range before[k] {
 			sliceRefs[Ref{Kind: "EndpointSlice", Namespace: sl.Namespace, Name: sl.Name}] = true

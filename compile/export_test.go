@@ -14,6 +14,12 @@ func CompilerShared(c *Compiler) int { return c.shared }
 // lists alone.
 func CompilerEndpointOnly(c *Compiler) int { return c.endpointOnly }
 
+// CompilerGatewayRecompiles is how many recompiles had Gateway listeners,
+// and how many TLSRoutes.
+func CompilerGatewayRecompiles(c *Compiler) (listeners, passthrough int) {
+	return c.listenerRecompiles, c.passthroughRecompiles
+}
+
 // CompilerCheck reports how c's kept state disagrees with the snapshot it
 // last compiled: the couplings index against one built afresh.
 func CompilerCheck(c *Compiler) string {

@@ -76,12 +76,16 @@ func (b *builder) indexObjects() {
 // serviceEntry returns the entry for ns/name, adding an empty one (a
 // missing Service) when there is none.
 func (b *builder) serviceEntry(ns, name string) *serviceEntry {
+	if b.lastService != nil && b.lastKey.name == name && b.lastKey.ns == ns {
+		return b.lastService
+	}
 	k := objKey{ns, name}
 	e, ok := b.services[k]
 	if !ok {
 		e = &serviceEntry{}
 		b.services[k] = e
 	}
+	b.lastService, b.lastKey = e, k
 	return e
 }
 

@@ -91,6 +91,17 @@ func (b *builder) assembleViews(hosts []*match.VirtualHost) []*match.VirtualHost
 		}
 		out = append(out, b.viewCopy(base.vh, vh.Listener, vh))
 	}
+	return append(out, listenerViews(b.snap.Listeners, views, b.views.hosts, func(h string) bool { return b.vhosts[h] != nil },
+		func(l match.Listener) *match.VirtualHost { return b.viewCopy(b.catchAll.vh, l, nil) })...)
+}
+
+// listenerViews are the hosts each listener of views gets beside its
+// route sources' hosts (own): its catch-all (catchAll), unless own has
+// one, and an empty host for each of its hostnames in ls that neither own
+// nor the hosts without a Listener (served) have.
+func listenerViews(ls []match.ListenerHost, views map[match.Listener]bool, own map[match.Listener]map[string]*vhost,
+	served func(string) bool, catchAll func(match.Listener) *match.VirtualHost) []*match.VirtualHost {
+	var out []*match.VirtualHost
 	for _, l := range slices.SortedFunc(func(yield func(match.Listener) bool) {
 		for l := range views {
 			if !yield(l) {
@@ -109,23 +120,43 @@ func (b *builder) assembleViews(hosts []*match.VirtualHost) []*match.VirtualHost
 		}
 		return -1
 	}) {
-		own := b.views.hosts[l]
-		if own[""] == nil {
-			out = append(out, b.viewCopy(b.catchAll.vh, l, nil))
+		hosts := own[l]
+		if hosts[""] == nil {
+			out = append(out, catchAll(l))
 		}
-		for _, lh := range b.snap.Listeners {
+		claimed := map[string]bool{}
+		for _, lh := range ls {
 			h := lh.Hostname
-			if lh.Listener != l || h == "" || own[h] != nil || b.vhosts[h] != nil || invalidHost(h) != "" {
+			if lh.Listener != l || h == "" || hosts[h] != nil || claimed[h] || served(h) || invalidHost(h) != "" {
 				continue
 			}
-			if own == nil {
-				own = make(map[string]*vhost)
-			}
-			own[h] = &vhost{} // claimed once
+			claimed[h] = true
 			out = append(out, &match.VirtualHost{Name: h, Listener: l, DeepWildcard: strings.HasPrefix(h, "*.")})
 		}
 	}
 	return out
+}
+
+// gatewayViews are the views of the listeners of ls (assembleViews),
+// without route sources' hosts, of a table whose catch-all is catchAll
+// and whose hosts without a Listener served names.
+func gatewayViews(ls []match.ListenerHost, catchAll *match.VirtualHost, served func(string) bool) []*match.VirtualHost {
+	views := map[match.Listener]bool{}
+	for _, lh := range ls {
+		if lh.Listener != (match.Listener{}) {
+			views[lh.Listener] = true
+		}
+	}
+	return listenerViews(ls, views, nil, served, func(l match.Listener) *match.VirtualHost {
+		vh := *catchAll
+		vh.Listener = l
+		vh.Routes = make([]*match.Route, len(catchAll.Routes))
+		for i, r := range catchAll.Routes {
+			c := *r
+			vh.Routes[i] = &c
+		}
+		return &vh
+	})
 }
 
 // viewCopy is base as listener l serves it: a copy with copies of its

@@ -99,7 +99,7 @@ func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkin
 	if !ok {
 		return
 	}
-	if p.PathType != nil && *p.PathType == networkingv1.PathTypeImplementationSpecific && v.regex == nil && !ing.ann.rewrite.useRegex {
+	if p.PathType != nil && *p.PathType == networkingv1.PathTypeImplementationSpecific && v.regex == nil && !ing.ann.rewriteR().useRegex {
 		b.warnCaseInsensitive(ing, field, p.Path)
 	}
 	var backend *match.Backend

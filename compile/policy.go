@@ -268,7 +268,7 @@ func (ing *ingress) requestPolicy() *match.Policy {
 			exempt = pv.limitWhitelist
 		}
 		p.RateLimit = &match.RateLimit{
-			Zone:        ing.key,
+			Zone:        ing.name(),
 			RPS:         pv.rps.n,
 			RPM:         pv.rpm.n,
 			Connections: pv.conn.n,

@@ -20,9 +20,17 @@ import (
 // affinity the oldest Ingress decides). An Ingress coupled in any other
 // way (the catch-all, a default backend, TLS, aliases, Secrets and
 // Services named by annotations) makes the recompile a full compile, and
-// so does a change to anything but Ingresses, Services and EndpointSlices,
-// or a snapshot with another route source. The splice is checked against
-// what the small compile produced, and a surprise is a full compile too.
+// so does a change to anything but Ingresses, Services, EndpointSlices and
+// Gateway listeners and TLS passthrough, or a snapshot with HTTPRoutes.
+// The splice is checked against what the small compile produced, and a
+// surprise is a full compile too.
+//
+// Gateway listeners and TLS passthrough are table-wide, and few: every
+// recompile reaches the Services of every TLSRoute, before the change and
+// after, so that the small compile has all of them; its passthrough routes
+// and TLSRoute warnings replace the previous ones whole, and the
+// listeners' hosts (each listener's catch-all and its hostnames no host
+// serves) are made again from the new table's hosts.
 
 // ingressFacts are what couples an Ingress to others.
 type ingressFacts struct {
@@ -172,9 +180,6 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 	p := c.seen
 	if c.slicesBySvc == nil || p.classes.changed || p.secrets.changed || p.configMaps.changed || p.otherChanged ||
 		len(s.HTTPRoutes) > 0 || len(s.ListenerCertificates) > 0 || len(s.Warnings) > 0 ||
-		// Gateway listeners are table-wide: their Services' changes
-		// reach no host, so nothing here would follow them.
-		len(s.Listeners) > 0 || len(s.TLSRoutes) > 0 || len(s.PassthroughListeners) > 0 ||
 		p.ingresses.dup || p.ingresses.prevDup || p.services.dup || p.services.prevDup || p.slices.dup || p.slices.prevDup ||
 		c.splice == nil || c.couplings == nil {
 		return c.fullCompile("input")
@@ -226,14 +231,19 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 			}
 		}
 	}
-	if len(p.ingresses.changes) == 0 && len(p.services.changes) == 0 {
-		if r, ok := c.endpointsOnly(o, global); ok {
+	gateway := p.gatewayChanged || len(s.Listeners) > 0 || len(s.TLSRoutes) > 0 || len(s.PassthroughListeners) > 0
+	tlsServices := routeServices(p.oldTLSRoutes, s.TLSRoutes)
+	if len(p.ingresses.changes) == 0 && len(p.services.changes) == 0 && !p.gatewayChanged {
+		if r, ok := c.endpointsOnly(o, global, tlsServices, len(s.Listeners) > 0); ok {
 			c.endpointOnly++
 			if r.Table.VirtualHostByName("") == c.last.Table.VirtualHostByName("") {
 				c.shared++
 			}
 			return r, true
 		}
+	}
+	for k := range tlsServices {
+		addSvc(k)
 	}
 	limit := len(cp.facts)/4 + 16
 	for len(queue) > 0 || len(svcQueue) > 0 || len(hostQueue) > 0 {
@@ -275,7 +285,8 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 	}
 
 	// The small compile: the affected Ingresses with their Services.
-	sub := Snapshot{IngressClasses: s.IngressClasses, Secrets: s.Secrets, ConfigMaps: s.ConfigMaps}
+	sub := Snapshot{IngressClasses: s.IngressClasses, Secrets: s.Secrets, ConfigMaps: s.ConfigMaps,
+		Listeners: s.Listeners, TLSRoutes: s.TLSRoutes, PassthroughListeners: s.PassthroughListeners}
 	for k := range affected {
 		if e := p.ingresses.m[k]; e != nil {
 			sub.Ingresses = append(sub.Ingresses, e.obj)
@@ -325,10 +336,12 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 		}
 	}
 	var subHosts []*match.VirtualHost
+	subNames := map[string]bool{}
 	for vh := range small.Table.VirtualHosts() {
-		if vh.Name == "" {
-			continue
+		if vh.Name == "" || vh.Listener != (match.Listener{}) {
+			continue // the catch-all and the listeners' hosts are the previous table's, or made below
 		}
+		subNames[vh.Name] = true
 		if !hosts[vh.Name] {
 			return c.fullCompile("host outside")
 		}
@@ -367,6 +380,8 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 		switch {
 		case streamRefs[w.Object]:
 			// The ConfigMap's own warnings, which the previous result has.
+		case w.Object.Kind == TLSRouteKind:
+			// Every TLSRoute was compiled: their warnings replace the previous ones.
 		case !inSet(w.Object) && w.Object.Kind != "Ingress" && w.Object.Kind != "Service" && w.Object.Kind != "EndpointSlice":
 			subOthers = append(subOthers, w)
 		case !inSet(w.Object) || w.Winner.Kind != "" && !inSet(w.Winner) && w.Winner.Kind == "Ingress":
@@ -378,6 +393,7 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 		switch {
 		case streamRefs[w.Object]:
 			warnings = append(warnings, w)
+		case w.Object.Kind == TLSRouteKind:
 		case w.Object.Kind != "Ingress" && w.Object.Kind != "Service" && w.Object.Kind != "EndpointSlice":
 			others = append(others, w)
 		case inSet(w.Object) || w.Winner.Kind == "Ingress" && inSet(w.Winner):
@@ -406,6 +422,19 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 			if be.Namespace == k.ns && be.Name == k.name {
 				ch.RemoveBackends = append(ch.RemoveBackends, be.ID)
 			}
+		}
+	}
+	if gateway {
+		// The listeners' hosts of the new table's hosts: the previous
+		// ones but those recompiled, and the small compile's.
+		served := func(h string) bool {
+			return subNames[h] || !hosts[h] && prev.VirtualHostByName(h) != nil
+		}
+		ch.Gateway = &match.GatewayChanges{
+			Listeners:            s.Listeners,
+			ListenerHosts:        gatewayViews(s.Listeners, prev.VirtualHostByName(""), served),
+			PassthroughRoutes:    small.Table.PassthroughRoutes(),
+			PassthroughListeners: s.PassthroughListeners,
 		}
 	}
 	table, err := prev.Update(ch)
@@ -522,6 +551,25 @@ func (c *Compiler) fullCompile(why string) (Result, bool) {
 	}
 	c.fullReasons[why]++
 	return Result{}, false
+}
+
+// routeServices are the Services the TLSRoutes of a and b send to.
+func routeServices(a, b []*TLSRoute) map[objKey]bool {
+	var m map[objKey]bool
+	for _, routes := range [][]*TLSRoute{a, b} {
+		for _, tr := range routes {
+			if tr == nil {
+				continue
+			}
+			for _, wb := range tr.Backends {
+				if m == nil {
+					m = map[objKey]bool{}
+				}
+				m[objKey{wb.Service.Namespace, wb.Service.Name}] = true
+			}
+		}
+	}
+	return m
 }
 
 // affectedGlobalOK reports whether the global default backend's Service

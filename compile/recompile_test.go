@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -144,7 +145,7 @@ func (q *sequence) step() {
 	q.serial++
 	ch := q.ch
 	s := &q.snap
-	switch k := ch.IntN(16); {
+	switch k := ch.IntN(17); {
 	case k < 6:
 		q.ingressStep()
 	case k < 8:
@@ -159,6 +160,8 @@ func (q *sequence) step() {
 		q.configMapStep()
 	case k == 13 && !q.ingressesOnly:
 		q.routeStep()
+	case k == 15:
+		q.gatewayStep()
 	case k == 13 || k == 14:
 		// The same objects again, in another order, some as equal copies.
 		n := compile.Snapshot{
@@ -166,6 +169,14 @@ func (q *sequence) step() {
 			Services: shuffled(ch, s.Services), EndpointSlices: shuffled(ch, s.EndpointSlices),
 			Secrets: shuffled(ch, s.Secrets), ConfigMaps: shuffled(ch, s.ConfigMaps),
 			HTTPRoutes: s.HTTPRoutes, Warnings: s.Warnings, ListenerCertificates: s.ListenerCertificates,
+			Listeners: s.Listeners, PassthroughListeners: s.PassthroughListeners, TLSRoutes: shuffled(ch, s.TLSRoutes),
+		}
+		if len(n.TLSRoutes) > 0 && ch.IntN(2) == 0 {
+			// An equal copy, as a translation makes on every rebuild.
+			i := ch.IntN(len(n.TLSRoutes))
+			tr := *n.TLSRoutes[i]
+			tr.Hostnames, tr.Backends = append([]string(nil), tr.Hostnames...), append([]compile.WeightedBackend(nil), tr.Backends...)
+			n.TLSRoutes = replace(n.TLSRoutes, i, &tr)
 		}
 		if len(n.Ingresses) > 0 && ch.IntN(2) == 0 {
 			i := ch.IntN(len(n.Ingresses))
@@ -521,6 +532,88 @@ func (q *sequence) routeStep() {
 	q.note("add HTTPRoute " + r.Name)
 }
 
+// gatewayStep changes what the Gateway API adds beside routes: a
+// listener's hostname (HTTP or HTTPS, served or not by an Ingress's
+// host), a TLS passthrough listener, or a TLSRoute on one, to the pool's
+// Services.
+func (q *sequence) gatewayStep() {
+	ch, s := q.ch, &q.snap
+	listeners := []match.Listener{{Port: 80}, {Port: 443, TLS: true}, {Port: 8443, TLS: true}}
+	hostname := func() string {
+		switch ch.IntN(5) {
+		case 0:
+			return ""
+		case 1:
+			return "*." + strings.TrimPrefix(pick(ch, q.p.hosts), "*.")
+		}
+		return pick(ch, q.p.hosts)
+	}
+	switch ch.IntN(3) {
+	case 0:
+		if len(s.Listeners) > 0 && ch.IntN(3) == 0 {
+			i := ch.IntN(len(s.Listeners))
+			s.Listeners = append(append([]match.ListenerHost(nil), s.Listeners[:i]...), s.Listeners[i+1:]...)
+			q.note("delete listener")
+			return
+		}
+		lh := match.ListenerHost{Listener: pick(ch, listeners), Hostname: hostname()}
+		s.Listeners = append(append([]match.ListenerHost(nil), s.Listeners...), lh)
+		q.note("add listener " + lh.Listener.String() + " " + lh.Hostname)
+	case 1:
+		if len(s.PassthroughListeners) > 0 && ch.IntN(3) == 0 {
+			s.PassthroughListeners = s.PassthroughListeners[: len(s.PassthroughListeners)-1 : len(s.PassthroughListeners)-1]
+			q.note("delete passthrough listener")
+			return
+		}
+		lh := match.ListenerHost{Listener: pick(ch, listeners[1:]), Hostname: hostname()}
+		s.PassthroughListeners = append(append([]match.ListenerHost(nil), s.PassthroughListeners...), lh)
+		q.note("add passthrough listener " + lh.Listener.String() + " " + lh.Hostname)
+	default:
+		if len(s.TLSRoutes) > 0 && ch.IntN(3) == 0 {
+			i := ch.IntN(len(s.TLSRoutes))
+			q.note("delete TLSRoute " + s.TLSRoutes[i].Name)
+			s.TLSRoutes = replace(s.TLSRoutes, i, nil)
+			return
+		}
+		backend := func(i int) compile.WeightedBackend {
+			svc := pick(ch, q.p.services)
+			port := "443"
+			if len(svc.Spec.Ports) > 0 && ch.IntN(4) > 0 {
+				port = strconv.Itoa(int(svc.Spec.Ports[0].Port))
+			}
+			wb := compile.WeightedBackend{Service: compile.ServiceRef{Namespace: svc.Namespace, Name: svc.Name, Port: port},
+				Weight: int32(ch.IntN(3)), Field: "spec.rules[0].backendRefs[" + strconv.Itoa(i) + "]"}
+			if ch.IntN(8) == 0 {
+				wb.Invalid = "a kind that is not a Service"
+			}
+			return wb
+		}
+		tr := &compile.TLSRoute{
+			Namespace: "default", Name: "tls-" + strconv.Itoa(q.serial%7),
+			Created:  time.Date(2024, 1, 1+ch.IntN(3), 0, 0, 0, 0, time.UTC),
+			Listener: pick(ch, listeners), ListenerHostname: hostname(),
+			Field: "spec.rules[0]",
+		}
+		for range ch.IntN(3) {
+			tr.Hostnames = append(tr.Hostnames, hostname())
+		}
+		for i := range ch.IntN(3) {
+			tr.Backends = append(tr.Backends, backend(i))
+		}
+		if len(tr.Backends) > 0 {
+			tr.Namespace = tr.Backends[0].Service.Namespace
+		}
+		i := slices.IndexFunc(s.TLSRoutes, func(r *compile.TLSRoute) bool { return r.Namespace == tr.Namespace && r.Name == tr.Name })
+		if i >= 0 {
+			s.TLSRoutes = replace(s.TLSRoutes, i, tr)
+			q.note("update TLSRoute " + tr.Name)
+		} else {
+			s.TLSRoutes = add(s.TLSRoutes, tr)
+			q.note("add TLSRoute " + tr.Name)
+		}
+	}
+}
+
 // optionsStep takes another case's options, or the same options rebuilt
 // as a controller builds them on every rebuild.
 func (q *sequence) optionsStep() {
@@ -555,8 +648,13 @@ func (q *sequence) check(t testing.TB, c *compile.Compiler) {
 		t.Fatalf("after %q the Compiler's result differs from Compile's\nsteps: %q\n--- Compile:\n%s\n--- Compiler:\n%s",
 			q.log[len(q.log)-1], q.log, want.String()+fmt.Sprintf("unclaimed %+v\n", want.Unclaimed), got.String()+fmt.Sprintf("unclaimed %+v\n", got.Unclaimed))
 	}
+	if a, b := passthroughText(want.Table), passthroughText(got.Table); a != b {
+		t.Fatalf("after %q the Compiler's passthrough routes reach\n%s\nCompile's\n%s\nsteps: %q", q.log[len(q.log)-1], b, a, q.log)
+	}
 	// The lookup index answers as Compile's: each host by name, and a
-	// name below each, on each route's path, one below and one beside.
+	// name below each, on each route's path, one below and one beside,
+	// on each listener too.
+	listeners := append([]match.Listener{{}}, want.Table.Listeners()...)
 	for vh := range want.Table.VirtualHosts() {
 		names := []string{vh.Name, "x." + strings.TrimPrefix(vh.Name, "*.")}
 		paths := []string{"/", "/nothing-here"}
@@ -565,12 +663,32 @@ func (q *sequence) check(t testing.TB, c *compile.Compiler) {
 		}
 		for _, name := range names {
 			for _, path := range paths {
-				if a, b := lookupText(want.Table.Lookup(name, path)), lookupText(got.Table.Lookup(name, path)); a != b {
-					t.Fatalf("after %q the Compiler's table answers %s%s with %s, Compile's with %s\nsteps: %q", q.log[len(q.log)-1], name, path, b, a, q.log)
+				for _, l := range listeners {
+					if a, b := lookupText(want.Table.LookupOn(l, name, path, nil)), lookupText(got.Table.LookupOn(l, name, path, nil)); a != b {
+						t.Fatalf("after %q the Compiler's table answers %s%s on %s with %s, Compile's with %s\nsteps: %q", q.log[len(q.log)-1], name, path, l, b, a, q.log)
+					}
 				}
 			}
 		}
 	}
+}
+
+// passthroughText is where the TLS passthrough routes send, endpoints
+// included.
+func passthroughText(t *match.Table) string {
+	var b strings.Builder
+	for _, r := range t.PassthroughRoutes() {
+		b.WriteString(r.Listener.String() + " " + r.ListenerHostname + " " + r.Hostname + ":")
+		if r.Split != nil {
+			for _, a := range r.Split.Alternatives {
+				if a.Backend != nil {
+					b.WriteString(" " + a.Backend.ID + " " + strings.Join(a.Backend.Endpoints, ","))
+				}
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 // lookupText is what a lookup answered, by name.
@@ -616,7 +734,7 @@ func TestRecompileEqualsCompile(t *testing.T) {
 	if testing.Short() {
 		sequences = 60
 	}
-	reused, recompiled, shared, endpointOnly := 0, 0, 0, 0
+	reused, recompiled, shared, endpointOnly, listeners, passthrough := 0, 0, 0, 0, 0, 0
 	reasons := map[string]int{}
 	for n := range sequences {
 		rng := rand.New(rand.NewPCG(40, uint64(n)))
@@ -636,18 +754,20 @@ func TestRecompileEqualsCompile(t *testing.T) {
 		recompiled += compile.CompilerRecompiles(c)
 		shared += compile.CompilerShared(c)
 		endpointOnly += compile.CompilerEndpointOnly(c)
+		l, p := compile.CompilerGatewayRecompiles(c)
+		listeners, passthrough = listeners+l, passthrough+p
 		for k, v := range compile.CompilerFullReasons(c) {
 			reasons[k] += v
 		}
 	}
 	t.Logf("compiled in full instead: %v", reasons)
 	// The test is no proof unless the reuse happens.
-	if reused == 0 || recompiled == 0 || shared < recompiled/2 || endpointOnly < recompiled/20 {
-		t.Fatalf("%d compiles reused the previous result, %d recompiled what changed, %d of them sharing the previous table's hosts and %d changing endpoint lists alone: want some of each, and most recompiles sharing",
-			reused, recompiled, shared, endpointOnly)
+	if reused == 0 || recompiled == 0 || shared < recompiled/2 || endpointOnly < recompiled/20 || listeners < recompiled/20 || passthrough < recompiled/20 {
+		t.Fatalf("%d compiles reused the previous result, %d recompiled what changed, %d of them sharing the previous table's hosts, %d changing endpoint lists alone, %d with Gateway listeners and %d with TLSRoutes: want some of each, and most recompiles sharing",
+			reused, recompiled, shared, endpointOnly, listeners, passthrough)
 	}
-	t.Logf("of %d compiles, %d reused the previous result and %d compiled only what changed, %d of them sharing the previous table's unchanged hosts, %d changing endpoint lists alone",
-		sequences*(steps+1), reused, recompiled, shared, endpointOnly)
+	t.Logf("of %d compiles, %d reused the previous result and %d compiled only what changed, %d of them sharing the previous table's unchanged hosts, %d changing endpoint lists alone, %d with Gateway listeners, %d with TLSRoutes",
+		sequences*(steps+1), reused, recompiled, shared, endpointOnly, listeners, passthrough)
 }
 
 func FuzzRecompile(f *testing.F) {

@@ -187,7 +187,7 @@ func (b *builder) anyResponse() bool {
 		if ing.ann.response != nil || ing.redirectAnns().defaultService != "" {
 			return true
 		}
-		if h := ing.ann.rewrite.vhost; strings.IndexByte(h, '$') >= 0 && sampleVhost(h) != h {
+		if h := ing.ann.rewriteR().vhost; strings.IndexByte(h, '$') >= 0 && sampleVhost(h) != h {
 			return true
 		}
 	}
@@ -228,7 +228,7 @@ func (b *builder) responseOf(ing *ingress) *match.Response {
 	out, err := match.NewResponse(spec)
 	if err != nil {
 		// Every value was checked as it was read: a refusal is a bug here.
-		panic("compile: response of Ingress " + ing.key + ": " + err.Error())
+		panic("compile: response of Ingress " + ing.name() + ": " + err.Error())
 	}
 	rv.built = out
 	return out
@@ -254,7 +254,7 @@ func (b *builder) standIn(ing *ingress, rp *match.Response, be *match.Backend, f
 	spec.StandIn = &match.StandIn{Service: svc, Port: port}
 	out, err := match.NewResponse(spec)
 	if err != nil {
-		panic("compile: response of Ingress " + ing.key + ": " + err.Error()) // rp was made by NewResponse
+		panic("compile: response of Ingress " + ing.name() + ": " + err.Error()) // rp was made by NewResponse
 	}
 	return out
 }

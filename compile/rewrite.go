@@ -52,6 +52,24 @@ type rewriteValues struct {
 	builtDone [2]bool
 }
 
+func (v *annotationValues) rewriteW() *rewriteValues {
+	if v.rewrite == nil {
+		v.rewrite = new(rewriteValues)
+	}
+	return v.rewrite
+}
+
+// rewriteR reads an Ingress's rewrite annotations; noRewrite, shared and
+// never written, when it sets none.
+func (v *annotationValues) rewriteR() *rewriteValues {
+	if v.rewrite == nil {
+		return &noRewrite
+	}
+	return v.rewrite
+}
+
+var noRewrite rewriteValues
+
 func native(key string) bool { return strings.HasPrefix(key, NativePrefix) }
 
 func syntaxOf(key string) match.RewriteSyntax {
@@ -72,7 +90,8 @@ var (
 func applyRewriteTarget(v *annotationValues, key, value string) error {
 	if value == "" && !native(key) {
 		// ingress-nginx reads an empty value as unset.
-		v.rewrite.target, v.rewrite.targetKey = "", ""
+		rw := v.rewriteW()
+		rw.target, rw.targetKey = "", ""
 		return nil
 	}
 	if !native(key) && (!nginxPathWithCapture.MatchString(value) || strings.ContainsAny(value, "\r\n")) {
@@ -85,12 +104,14 @@ func applyRewriteTarget(v *annotationValues, key, value string) error {
 	if _, err := match.NewRewrite(match.Rewrite{Target: value, Syntax: syntaxOf(key)}); err != nil {
 		return errors.New(key + ": " + err.Error() + "; not applied")
 	}
-	v.rewrite.target, v.rewrite.targetKey = value, key
+	rw := v.rewriteW()
+	rw.target, rw.targetKey = value, key
 	return nil
 }
 
 var applyUseRegex = boolAnnotation(func(v *annotationValues, key string, on bool) {
-	v.rewrite.useRegex, v.rewrite.useRegexKey = on, key
+	rw := v.rewriteW()
+	rw.useRegex, rw.useRegexKey = on, key
 })
 
 func applyUpstreamVhost(v *annotationValues, key, value string) error {
@@ -98,7 +119,8 @@ func applyUpstreamVhost(v *annotationValues, key, value string) error {
 	if !native(key) {
 		h = strings.TrimSpace(value)
 		if h == "" {
-			v.rewrite.vhost, v.rewrite.vhostKey = "", ""
+			rw := v.rewriteW()
+			rw.vhost, rw.vhostKey = "", ""
 			return nil
 		}
 		if !nginxServerName.MatchString(h) {
@@ -112,7 +134,8 @@ func applyUpstreamVhost(v *annotationValues, key, value string) error {
 	if _, err := match.NewRewrite(match.Rewrite{Host: sampleVhost(h)}); err != nil {
 		return errors.New(key + ": " + err.Error() + "; not applied, the backend receives the client's Host")
 	}
-	v.rewrite.vhost, v.rewrite.vhostKey = h, key
+	rw := v.rewriteW()
+	rw.vhost, rw.vhostKey = h, key
 	return nil
 }
 
@@ -122,7 +145,8 @@ func applyXForwardedPrefix(v *annotationValues, key, value string) error {
 		p = strings.TrimSpace(value)
 		if p == "" {
 			// ingress-nginx sets no header for an empty value.
-			v.rewrite.prefix, v.rewrite.prefixKey = "", ""
+			rw := v.rewriteW()
+			rw.prefix, rw.prefixKey = "", ""
 			return nil
 		}
 		if !nginxPathWithCapture.MatchString(strings.ReplaceAll(p, " ", "")) || strings.ContainsAny(p, "\r\n") {
@@ -135,7 +159,8 @@ func applyXForwardedPrefix(v *annotationValues, key, value string) error {
 	if _, err := match.NewRewrite(match.Rewrite{ForwardedPrefix: p, ForwardedPrefixSet: true, Syntax: syntaxOf(key)}); err != nil {
 		return errors.New(key + ": " + err.Error() + "; not applied")
 	}
-	v.rewrite.prefix, v.rewrite.prefixKey = p, key
+	rw := v.rewriteW()
+	rw.prefix, rw.prefixKey = p, key
 	return nil
 }
 
@@ -189,7 +214,7 @@ func (v *rewriteValues) nginxRegex(path string) (string, bool) {
 func (b *builder) markRegexHosts() {
 	var regexHosts []*vhost
 	for _, ing := range b.ingresses {
-		rv := &ing.ann.rewrite
+		rv := ing.ann.rewriteR()
 		if (rv.useRegexKey == "" || native(rv.useRegexKey)) && (rv.targetKey == "" || native(rv.targetKey)) {
 			continue
 		}
@@ -248,7 +273,7 @@ func (b *builder) markRegexHosts() {
 			told = append(told, v)
 			first := v.regex.causes[0]
 			b.conflict(RegexModeHost, ing.ref(), ruleField(i)+".host",
-				hostLabel(v.vh.Name)+" is in ingress-nginx's regex mode because Ingress "+first.ing.key+" sets "+first.key+
+				hostLabel(v.vh.Name)+" is in ingress-nginx's regex mode because Ingress "+first.ing.name()+" sets "+first.key+
 					": this Ingress's Exact and Prefix paths there are matched as case-insensitive regular expressions anchored at the start (a Prefix /p as ^/p/ and ^/p, an Exact /p as ^/p), tried longest first",
 				first.ing.ref(), annotationField(first.key))
 		}
@@ -276,7 +301,7 @@ type pathKey struct {
 // ramjet.dev/use-regex, when Exact and Prefix paths become patterns.
 // ok is false when a pattern does not compile (PathRejected).
 func (b *builder) modeKeys(ing *ingress, v *vhost, field string, p *networkingv1.HTTPIngressPath, k pathKey, buf []pathKey) ([]pathKey, bool) {
-	rv := &ing.ann.rewrite
+	rv := ing.ann.rewriteR()
 	scoped := rv.useRegex && native(rv.useRegexKey)
 	if k.typ == match.Regex || (v.regex == nil && !scoped) {
 		return append(buf, k), true
@@ -325,7 +350,7 @@ func (b *builder) modeKeys(ing *ingress, v *vhost, field string, p *networkingv1
 // Ingress's own paths (SPEC §11.1), so with one the fallback keeps only the
 // upstream-vhost.
 func (b *builder) fallbackRewrite(ing *ingress) *match.Rewrite {
-	rv := &ing.ann.rewrite
+	rv := ing.ann.rewriteR()
 	if !native(rv.targetKey) && !native(rv.prefixKey) {
 		return b.routeRewrite(ing, "/")
 	}
@@ -340,7 +365,10 @@ func (b *builder) fallbackRewrite(ing *ingress) *match.Rewrite {
 }
 
 func (b *builder) routeRewrite(ing *ingress, path string) *match.Rewrite {
-	rv := &ing.ann.rewrite
+	rv := ing.ann.rewrite
+	if rv == nil {
+		return nil // nothing to rewrite: no annotation set one
+	}
 	withTarget := rv.targetKey != "" && (native(rv.targetKey) || rv.nginxRewrites(path))
 	i := 0
 	if withTarget {
@@ -389,7 +417,7 @@ func (b *builder) routeRewrite(ing *ingress, path string) *match.Rewrite {
 // URL, which nginx would send as is and ramjet sends with a leading "/".
 func (b *builder) checkRewrites() {
 	for _, ing := range b.ingresses {
-		rv := &ing.ann.rewrite
+		rv := ing.ann.rewriteR()
 		if t := rv.target; rv.targetKey != "" && !strings.HasPrefix(t, "/") {
 			rw, err := match.NewRewrite(match.Rewrite{Target: t, Syntax: syntaxOf(rv.targetKey)})
 			if err == nil && !rw.Redirect() {

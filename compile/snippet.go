@@ -697,7 +697,7 @@ func (b *builder) applySnippets() {
 			}
 			if first, taken := server[v]; taken && first != ing {
 				b.warn(SnippetNoEffect, ing.ref(), annotationField(sv.server.key),
-					hostLabel(v.vh.Name)+": the server-snippet of Ingress "+first.key+" applies to this host, as ingress-nginx takes the first; this one does nothing there")
+					hostLabel(v.vh.Name)+": the server-snippet of Ingress "+first.name()+" applies to this host, as ingress-nginx takes the first; this one does nothing there")
 				continue
 			}
 			server[v] = ing
@@ -752,7 +752,7 @@ func (b *builder) warnCrossings(ing *ingress, v *vhost) {
 	why := map[string][]string{}
 	for _, r := range v.vh.Routes {
 		src := r.Source
-		if src.Kind == "" && src.Ingress() == ing.key || src.Name == "" {
+		if src.Kind == "" && src.Namespace == ing.obj.Namespace && src.Name == ing.obj.Name || src.Name == "" {
 			continue
 		}
 		obj := cmp.Or(src.Kind, "Ingress") + " " + src.Ingress()

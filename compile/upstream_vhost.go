@@ -78,7 +78,7 @@ func (b *builder) expandRouteVhost(ing *ingress, rw *match.Rewrite, field string
 	if rw == nil || ing == nil {
 		return rw
 	}
-	tmpl := ing.ann.rewrite.vhost
+	tmpl := ing.ann.rewriteR().vhost
 	if rw.Host == "" || sampleVhost(tmpl) == tmpl {
 		return rw // no build-time variable
 	}
@@ -88,7 +88,7 @@ func (b *builder) expandRouteVhost(ing *ingress, rw *match.Rewrite, field string
 	spec.Host = h
 	out, err := match.NewRewrite(spec)
 	if err != nil && (field != defaultBackendField || ing.obj.Spec.DefaultBackend != nil) {
-		key := ing.ann.rewrite.vhostKey
+		key := ing.ann.rewriteR().vhostKey
 		b.warn(AnnotationRejected, ing.ref(), annotationField(key),
 			key+" "+strconv.Quote(tmpl)+" expands to "+strconv.Quote(h)+" for "+field+", which is no Host header; not applied to that path, whose backend receives the client's Host")
 	}

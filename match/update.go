@@ -30,6 +30,20 @@ type Changes struct {
 	// a mirror) is an error.
 	Endpoints     map[string][]string
 	EndpointHosts []string
+	// Gateway, when set, replaces the table's Gateway listener parts:
+	// nil keeps them.
+	Gateway *GatewayChanges
+}
+
+// GatewayChanges are what a table holds of Gateway listeners (SPEC §20),
+// as New takes them from a Spec: the listeners' hostnames, every host
+// with a Listener (Update takes ownership of them as New does), and TLS
+// passthrough.
+type GatewayChanges struct {
+	Listeners            []ListenerHost
+	ListenerHosts        []*VirtualHost
+	PassthroughRoutes    []*PassthroughRoute
+	PassthroughListeners []PassthroughListener
 }
 
 // Update returns the table New builds from t's spec with c applied: the
@@ -165,7 +179,7 @@ func (t *Table) Update(c Changes) (*Table, error) {
 func (t *Table) canUpdate(c Changes) bool {
 	// Gateway TLS passthrough is indexed by listener beside the hosts
 	// (tlsroute.go): New indexes it again.
-	if len(t.views) > 0 || len(t.tlsPorts) > 0 || len(t.passthroughRoutes) > 0 || t.aliases || t.nextID >= 1<<31 {
+	if len(t.views) > 0 || len(t.tlsPorts) > 0 || len(t.passthroughRoutes) > 0 || t.aliases || t.nextID >= 1<<31 || c.Gateway != nil {
 		return false
 	}
 	for _, vh := range c.VirtualHosts {
@@ -212,6 +226,7 @@ func (s *hostSet) remove(name string) {
 }
 
 // rebuild is Update by New, on copies of t's hosts: t's own belong to t.
+// The hosts with a Listener are kept unless c.Gateway replaces them.
 func (t *Table) rebuild(c Changes) (*Table, error) {
 	gone := make(map[string]bool)
 	for _, name := range c.RemoveHosts {
@@ -222,15 +237,21 @@ func (t *Table) rebuild(c Changes) (*Table, error) {
 			gone[vh.Name] = true
 		}
 	}
+	kept := func(vh *VirtualHost) bool {
+		if vh.Listener != (Listener{}) {
+			return c.Gateway == nil
+		}
+		return !gone[vh.Name]
+	}
 	var cl hostCloner
 	for _, vh := range t.hosts {
-		if !gone[vh.Name] || vh.Listener != (Listener{}) {
+		if kept(vh) {
 			cl.count(vh)
 		}
 	}
 	hosts := slices.Clone(c.VirtualHosts)
 	for _, vh := range t.hosts {
-		if !gone[vh.Name] || vh.Listener != (Listener{}) {
+		if kept(vh) {
 			hosts = append(hosts, cl.clone(vh))
 		}
 	}
@@ -250,6 +271,10 @@ func (t *Table) rebuild(c Changes) (*Table, error) {
 		}
 	}
 	s := t.spec
+	if g := c.Gateway; g != nil {
+		hosts = append(hosts, g.ListenerHosts...)
+		s.Listeners, s.PassthroughRoutes, s.PassthroughListeners = g.Listeners, g.PassthroughRoutes, g.PassthroughListeners
+	}
 	s.VirtualHosts, s.Backends = hosts, backends
 	return New(s)
 }

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -369,4 +370,114 @@ func describe(r Result) string {
 		s += " -> " + r.Backend.ID + " " + strconv.Itoa(len(r.Backend.Endpoints))
 	}
 	return s
+}
+
+// TestUpdateGateway: Changes.Gateway replaces a table's listeners, its
+// hosts with a Listener and its TLS passthrough, keeping its other hosts
+// and backends: the result is New's of the spec so changed, in text,
+// digest and answers.
+func TestUpdateGateway(t *testing.T) {
+	https, plain := Listener{Port: 443, TLS: true}, Listener{Port: 80}
+	db := func() *Backend {
+		return &Backend{ID: "ns/db:5432", Namespace: "ns", Name: "db", Port: 5432, Endpoints: []string{"10.0.1.1:5432"}}
+	}
+	web := func() *Backend {
+		return &Backend{ID: "ns/web:80", Namespace: "ns", Name: "web", Port: 80, Endpoints: []string{"10.0.0.1:8080"}}
+	}
+	type gateway struct {
+		listeners []ListenerHost
+		views     []string // listener hosts by name, on https
+		routes    []string // passthrough hostnames on https
+	}
+	spec := func(g gateway) Spec {
+		be, dbe := web(), db()
+		s := Spec{
+			VirtualHosts: []*VirtualHost{
+				{Name: "", Routes: []*Route{{Type: Prefix, Backend: be}}},
+				{Name: "a.test", Routes: []*Route{{Type: Exact, Path: "/a", Backend: be}}},
+			},
+			Backends:  []*Backend{be, dbe},
+			Listeners: g.listeners,
+			Inputs:    []byte("in"),
+		}
+		for _, name := range g.views {
+			s.VirtualHosts = append(s.VirtualHosts, &VirtualHost{Name: name, Listener: https})
+		}
+		for _, h := range g.routes {
+			s.PassthroughRoutes = append(s.PassthroughRoutes, &PassthroughRoute{Listener: https, ListenerHostname: "db.tls", Hostname: h,
+				Source: Source{Kind: "TLSRoute", Namespace: "ns", Name: "db"}, Split: &Split{Alternatives: []Alternative{{Backend: dbe, Weight: 1}}}})
+		}
+		if len(g.routes) > 0 {
+			s.PassthroughListeners = []PassthroughListener{{Listener: https, Hostname: "db.tls"}}
+		}
+		return s
+	}
+	gateways := []gateway{
+		{},
+		{listeners: []ListenerHost{{Listener: https, Hostname: "b.test"}}, views: []string{"", "b.test"}},
+		{listeners: []ListenerHost{{Listener: https}, {Listener: plain, Hostname: "a.test"}}, views: []string{""}, routes: []string{"db.tls"}},
+		{routes: []string{"db.tls", "*.tls"}},
+	}
+	for i, from := range gateways {
+		for j, to := range gateways {
+			old, err := New(spec(from))
+			require.NoError(t, err)
+			want, err := New(spec(to))
+			require.NoError(t, err)
+			next := spec(to)
+			var listenerHosts []*VirtualHost
+			for _, vh := range next.VirtualHosts {
+				if vh.Listener != (Listener{}) {
+					listenerHosts = append(listenerHosts, vh)
+				}
+			}
+			// The passthrough routes' backend is the one the table keeps.
+			dbe := old.backends[slices.IndexFunc(old.backends, func(be *Backend) bool { return be.ID == "ns/db:5432" })]
+			for _, r := range next.PassthroughRoutes {
+				r.Split.Alternatives[0].Backend = dbe
+			}
+			got, err := old.Update(Changes{Gateway: &GatewayChanges{Listeners: next.Listeners, ListenerHosts: listenerHosts,
+				PassthroughRoutes: next.PassthroughRoutes, PassthroughListeners: next.PassthroughListeners}})
+			require.NoError(t, err)
+			require.Equal(t, want.String(), got.String(), "%d → %d", i, j)
+			require.Equal(t, want.Digest(), got.Digest(), "%d → %d", i, j)
+			for _, l := range []Listener{{}, https, plain} {
+				for _, host := range []string{"a.test", "b.test", "c.test"} {
+					w, g := want.LookupOn(l, host, "/a", nil), got.LookupOn(l, host, "/a", nil)
+					require.Equal(t, w.Host.Name, g.Host.Name, "%d → %d: %s on %s", i, j, host, l)
+					require.Equal(t, w.Backend == nil, g.Backend == nil, "%d → %d: %s on %s", i, j, host, l)
+				}
+			}
+			for _, name := range []string{"db.tls", "x.tls"} {
+				w, wc := want.PassthroughOn(https, name)
+				g, gc := got.PassthroughOn(https, name)
+				require.Equal(t, w == nil, g == nil, "%d → %d: %s", i, j, name)
+				require.Equal(t, wc, gc, "%d → %d: %s", i, j, name)
+			}
+		}
+	}
+}
+
+// TestSortByKey holds sortByKey to slices.SortStableFunc.
+func TestSortByKey(t *testing.T) {
+	type item struct {
+		k       string
+		tie, id int
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for n := range 200 {
+		s := make([]*item, n)
+		for i := range s {
+			s[i] = &item{k: strconv.Itoa(r.IntN(n/3 + 1)), tie: r.IntN(3), id: i}
+		}
+		want := slices.Clone(s)
+		slices.SortStableFunc(want, func(a, b *item) int {
+			if c := strings.Compare(a.k, b.k); c != 0 {
+				return c
+			}
+			return a.tie - b.tie
+		})
+		sortByKey(s, func(x *item) string { return x.k }, func(a, b *item) int { return a.tie - b.tie })
+		require.Equal(t, want, s)
+	}
 }

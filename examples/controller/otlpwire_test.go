@@ -223,7 +223,7 @@ func TestOTLPBatcherQueueFull(t *testing.T) {
 	b, err := newOTLPBatcher(nil, r.addr, "nginx", s)
 	require.NoError(t, err)
 	l := newLiveTracer(nil)
-	l.cur.Store(&otelProvider{sampler: s.sdkSampler(), batcher: b})
+	l.cur.Store(&otelProvider{sampler: s.sampler(), batcher: b})
 	start := time.Now()
 	for range 100 {
 		l.StartSpan(router.TraceContext{}, "/", time.Now()).End(&router.SpanEnd{Name: "/", Time: time.Now()})

@@ -125,3 +125,16 @@ func BenchmarkOtelSpanNoExport(b *testing.B) {
 		sp.End(end)
 	}
 }
+
+// BenchmarkOTLPEncodeSpan is the encoding of one request's span, as the
+// batch takes it.
+func BenchmarkOTLPEncodeSpan(b *testing.B) {
+	s := &otelSpan{traceID: newTraceID(), spanID: newSpanID(), flags: 1, start: time.Now()}
+	end := &router.SpanEnd{Name: "/", Attributes: benchAttrs, Status: 200, Time: s.start.Add(time.Millisecond)}
+	b.ReportAllocs()
+	for b.Loop() {
+		s.enc.b = s.enc.b[:0]
+		s.enc.span(fScopeSpansSpans, s, end)
+	}
+	b.ReportMetric(float64(len(s.enc.b)), "B/span")
+}

@@ -59,6 +59,7 @@ func BenchmarkOtelSpan(b *testing.B) {
 	l.set(s)
 	end := &router.SpanEnd{Name: "/", Attributes: benchAttrs, Status: 200}
 	b.ReportAllocs()
+	defer reportCPUns(b, processCPU())
 	n := 0
 	for b.Loop() {
 		sp := l.StartSpan(router.TraceContext{}, "/", time.Now())
@@ -97,6 +98,7 @@ func BenchmarkOtelSpanSDK(b *testing.B) {
 	tracer := tp.Tracer("nginx")
 	end := &router.SpanEnd{Name: "/", Attributes: benchAttrs, Status: 200}
 	b.ReportAllocs()
+	defer reportCPUns(b, processCPU())
 	n := 0
 	for b.Loop() {
 		start := time.Now()
@@ -118,6 +120,7 @@ func BenchmarkOtelSpanNoExport(b *testing.B) {
 	l.set(defaultOtelSettings())
 	end := &router.SpanEnd{Name: "/", Attributes: benchAttrs, Status: 200}
 	b.ReportAllocs()
+	defer reportCPUns(b, processCPU())
 	for b.Loop() {
 		sp := l.StartSpan(router.TraceContext{}, "/", time.Now())
 		_ = sp.Context()
@@ -132,9 +135,17 @@ func BenchmarkOTLPEncodeSpan(b *testing.B) {
 	s := &otelSpan{traceID: newTraceID(), spanID: newSpanID(), flags: 1, start: time.Now()}
 	end := &router.SpanEnd{Name: "/", Attributes: benchAttrs, Status: 200, Time: s.start.Add(time.Millisecond)}
 	b.ReportAllocs()
+	defer reportCPUns(b, processCPU())
 	for b.Loop() {
 		s.enc.b = s.enc.b[:0]
 		s.enc.span(fScopeSpansSpans, s, end)
 	}
 	b.ReportMetric(float64(len(s.enc.b)), "B/span")
+}
+
+// reportCPUns reports cpu-ns/op, the process's CPU time (user and system)
+// per operation since start: on a shared machine steadier than the wall
+// clock, and it counts the exporter's goroutines.
+func reportCPUns(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
 }

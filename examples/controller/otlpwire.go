@@ -88,11 +88,6 @@ func (e *otlpEncoder) close(at int) {
 	protowire.AppendVarint(e.b[at:at], uint64(n))
 }
 
-func (e *otlpEncoder) bytes(num protowire.Number, v []byte) {
-	e.b = protowire.AppendTag(e.b, num, protowire.BytesType)
-	e.b = protowire.AppendBytes(e.b, v)
-}
-
 // str writes a string field; proto3 leaves out an empty one.
 func (e *otlpEncoder) str(num protowire.Number, v string) {
 	if v == "" {
@@ -102,28 +97,12 @@ func (e *otlpEncoder) str(num protowire.Number, v string) {
 	e.b = protowire.AppendString(e.b, v)
 }
 
-func (e *otlpEncoder) varint(num protowire.Number, v uint64) {
-	if v == 0 {
-		return
-	}
-	e.b = protowire.AppendTag(e.b, num, protowire.VarintType)
-	e.b = protowire.AppendVarint(e.b, v)
-}
-
 func (e *otlpEncoder) fixed64(num protowire.Number, v uint64) {
 	if v == 0 {
 		return
 	}
 	e.b = protowire.AppendTag(e.b, num, protowire.Fixed64Type)
 	e.b = protowire.AppendFixed64(e.b, v)
-}
-
-func (e *otlpEncoder) fixed32(num protowire.Number, v uint32) {
-	if v == 0 {
-		return
-	}
-	e.b = protowire.AppendTag(e.b, num, protowire.Fixed32Type)
-	e.b = protowire.AppendFixed32(e.b, v)
 }
 
 // attribute writes one KeyValue field num: a string, or an integer. A

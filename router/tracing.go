@@ -247,7 +247,7 @@ func (r *Router) startSpan(s *requestState) {
 	if start.IsZero() {
 		start = time.Now()
 	}
-	tw := &tracedWriter{w: s.w, tracing: t, start: start}
+	tw := &tracedWriter{w: s.w, tracing: t}
 	tw.name, tw.nameRoute, tw.namePath = r.spanName(s, t), s.d.res.Route, s.d.path
 	tw.span = r.tracer.StartSpan(parent, tw.name, start)
 	if c := tw.span.Context(); c.IsValid() {
@@ -370,7 +370,6 @@ type tracedWriter struct {
 	status  int
 	tracing *match.Tracing
 	span    Span
-	start   time.Time
 	// name is the span's name at the start, for the location nameRoute
 	// and the path namePath.
 	name      string

@@ -15,7 +15,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	corev1 "k8s.io/api/core/v1"
 
@@ -108,21 +107,50 @@ func otelInt(set func(*otelSettings, int)) func(c *config, v string) error {
 	}
 }
 
-// sdkSampler is the sampler the settings name, as the module builds it.
-func (s otelSettings) sdkSampler() sdktrace.Sampler {
-	var root sdktrace.Sampler
-	switch s.Sampler {
-	case "AlwaysOff":
-		root = sdktrace.NeverSample()
-	case "TraceIdRatioBased":
-		root = sdktrace.TraceIDRatioBased(s.Ratio)
+// otelSampler decides as the SDK sampler the settings name (sdkSampler,
+// otel_sampling_test.go: ParentBased around AlwaysOn, AlwaysOff or
+// TraceIDRatioBased, as the module builds it) without the SDK's call:
+// that needs a context carrying the parent, made and read per span. The
+// SDK's samplers keep the parent's trace state; TestSamplerMatchesSDK
+// holds the two to the same decisions.
+type otelSampler struct {
+	// parentBased: a valid (remote) parent's sampled flag decides.
+	parentBased bool
+	// all samples every root span, none none; else a root span is
+	// sampled when the trace ID's last 8 bytes, shifted right once, are
+	// below bound (TraceIDRatioBased).
+	all, none bool
+	bound     uint64
+}
+
+// sampler is the sampler s names.
+func (s otelSettings) sampler() otelSampler {
+	o := otelSampler{parentBased: s.ParentBased}
+	switch {
+	case s.Sampler == "AlwaysOff":
+		o.none = true
+	case s.Sampler != "TraceIdRatioBased" || s.Ratio >= 1:
+		o.all = true
+	case s.Ratio <= 0:
+		o.none = true
 	default:
-		root = sdktrace.AlwaysSample()
+		o.bound = uint64(s.Ratio * (1 << 63))
 	}
-	if s.ParentBased {
-		return sdktrace.ParentBased(root)
+	return o
+}
+
+// sample reports whether a span of trace id under parent (the zero
+// context for none) is sampled.
+func (o otelSampler) sample(parent router.TraceContext, id trace.TraceID) bool {
+	switch {
+	case o.parentBased && parent.IsValid():
+		return parent.Sampled()
+	case o.all:
+		return true
+	case o.none:
+		return false
 	}
-	return root
+	return binary.BigEndian.Uint64(id[8:16])>>1 < o.bound
 }
 
 // endpoint is where spans go, "" for nowhere.
@@ -148,7 +176,7 @@ type liveTracer struct {
 
 // otelProvider makes and exports the spans of one set of settings.
 type otelProvider struct {
-	sampler sdktrace.Sampler
+	sampler otelSampler
 	batcher *otlpBatcher // nil: no collector
 }
 
@@ -191,8 +219,7 @@ func (l *liveTracer) set(s otelSettings) {
 // tracer name.
 const otelScope = "nginx"
 
-// newOtelProvider builds the provider for s: the SDK's sampler the keys
-// name, and spans batched and exported over OTLP/gRPC to the collector
+// newOtelProvider builds the provider for s: the sampler the keys name, and spans batched and exported over OTLP/gRPC to the collector
 // (otlpbatch.go), or none without a collector. The exporter connects
 // lazily: an absent collector never holds up a request.
 func newOtelProvider(log *slog.Logger, s otelSettings) (*otelProvider, error) {
@@ -200,7 +227,7 @@ func newOtelProvider(log *slog.Logger, s otelSettings) (*otelProvider, error) {
 	if v := os.Getenv("OTEL_SERVICE_NAME"); v != "" {
 		service = v
 	}
-	p := &otelProvider{sampler: s.sdkSampler()}
+	p := &otelProvider{sampler: s.sampler()}
 	var err error
 	if ep := s.endpoint(); ep != "" {
 		p.batcher, err = newOTLPBatcher(log, ep, service, s)
@@ -242,32 +269,28 @@ var spanPool = sync.Pool{New: func() any { return new(otelSpan) }}
 
 // StartSpan starts a server span under the parent the router trusted,
 // sampled as the SDK's sampler decides.
-func (l *liveTracer) StartSpan(parent router.TraceContext, name string, start time.Time) router.Span {
+func (l *liveTracer) StartSpan(parent router.TraceContext, _ string, start time.Time) router.Span {
 	p := l.cur.Load()
 	s := spanPool.Get().(*otelSpan)
 	*s = otelSpan{p: p, start: start, enc: s.enc}
-	ctx := context.Background()
 	var pflags byte
 	if parent.IsValid() {
-		ts, _ := trace.ParseTraceState(parent.State)
-		ctx = trace.ContextWithRemoteSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{
-			TraceID: parent.TraceID, SpanID: parent.SpanID, TraceFlags: trace.TraceFlags(parent.Flags),
-			TraceState: ts, Remote: true,
-		}))
 		s.traceID, s.parentID, s.remoteParent, pflags = parent.TraceID, parent.SpanID, true, parent.Flags
+		if parent.State != "" {
+			// The parent's trace state as the SDK reads and writes it
+			// (none for one it cannot read).
+			if ts, err := trace.ParseTraceState(parent.State); err == nil && ts.Len() > 0 {
+				s.state = ts.String()
+			}
+		}
 	} else {
 		s.traceID = newTraceID()
 	}
 	s.spanID = newSpanID()
-	res := p.sampler.ShouldSample(sdktrace.SamplingParameters{ParentContext: ctx, TraceID: s.traceID, Name: name, Kind: trace.SpanKindServer})
-	// As the SDK: the parent's flags, with sampled as decided; the
-	// sampler's trace state.
+	// As the SDK: the parent's flags, with sampled as decided.
 	s.flags = pflags &^ byte(trace.FlagsSampled)
-	if res.Decision == sdktrace.RecordAndSample {
+	if p.sampler.sample(parent, s.traceID) {
 		s.flags |= byte(trace.FlagsSampled)
-	}
-	if res.Tracestate.Len() > 0 {
-		s.state = res.Tracestate.String()
 	}
 	return s
 }

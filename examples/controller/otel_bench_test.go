@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/mem"
 
 	"ramjet.dev/ramjet/router"
 )
@@ -25,17 +26,26 @@ func countingCollector(b *testing.B) (addr string, bytes *atomic.Int64) {
 		b.Fatal(err)
 	}
 	bytes = new(atomic.Int64)
-	s := grpc.NewServer(grpc.ForceServerCodecV2(rawCodec{}), grpc.UnknownServiceHandler(func(_ any, st grpc.ServerStream) error {
-		var m exportResponse
-		if err := st.RecvMsg(&m); err != nil {
+	s := grpc.NewServer(grpc.ForceServerCodecV2(countingCodec{}), grpc.UnknownServiceHandler(func(_ any, st grpc.ServerStream) error {
+		var n int
+		if err := st.RecvMsg(&n); err != nil {
 			return err
 		}
-		bytes.Add(int64(len(m.b)))
+		bytes.Add(int64(n))
 		return st.SendMsg(rawMessage{})
 	}))
 	go func() { _ = s.Serve(l) }()
 	b.Cleanup(s.Stop)
 	return l.Addr().String(), bytes
+}
+
+// countingCodec receives a message as its length, without copying it,
+// and sends rawMessage.
+type countingCodec struct{ rawCodec }
+
+func (countingCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	*v.(*int) = data.Len()
+	return nil
 }
 
 var benchAttrs = []router.SpanAttribute{
@@ -59,6 +69,7 @@ func BenchmarkOtelSpan(b *testing.B) {
 	l.set(s)
 	end := &router.SpanEnd{Name: "/", Attributes: benchAttrs, Status: 200}
 	b.ReportAllocs()
+	defer reportCPUns(b, processCPU())
 	n := 0
 	for b.Loop() {
 		sp := l.StartSpan(router.TraceContext{}, "/", time.Now())
@@ -97,6 +108,7 @@ func BenchmarkOtelSpanSDK(b *testing.B) {
 	tracer := tp.Tracer("nginx")
 	end := &router.SpanEnd{Name: "/", Attributes: benchAttrs, Status: 200}
 	b.ReportAllocs()
+	defer reportCPUns(b, processCPU())
 	n := 0
 	for b.Loop() {
 		start := time.Now()
@@ -118,10 +130,32 @@ func BenchmarkOtelSpanNoExport(b *testing.B) {
 	l.set(defaultOtelSettings())
 	end := &router.SpanEnd{Name: "/", Attributes: benchAttrs, Status: 200}
 	b.ReportAllocs()
+	defer reportCPUns(b, processCPU())
 	for b.Loop() {
 		sp := l.StartSpan(router.TraceContext{}, "/", time.Now())
 		_ = sp.Context()
 		end.Time = time.Now()
 		sp.End(end)
 	}
+}
+
+// BenchmarkOTLPEncodeSpan is the encoding of one request's span, as the
+// batch takes it.
+func BenchmarkOTLPEncodeSpan(b *testing.B) {
+	s := &otelSpan{traceID: newTraceID(), spanID: newSpanID(), flags: 1, start: time.Now()}
+	end := &router.SpanEnd{Name: "/", Attributes: benchAttrs, Status: 200, Time: s.start.Add(time.Millisecond)}
+	b.ReportAllocs()
+	defer reportCPUns(b, processCPU())
+	for b.Loop() {
+		s.enc.b = s.enc.b[:0]
+		s.enc.span(fScopeSpansSpans, s, end)
+	}
+	b.ReportMetric(float64(len(s.enc.b)), "B/span")
+}
+
+// reportCPUns reports cpu-ns/op, the process's CPU time (user and system)
+// per operation since start: on a shared machine steadier than the wall
+// clock, and it counts the exporter's goroutines.
+func reportCPUns(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/binary"
+
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/encoding/protowire"
 
@@ -86,11 +88,6 @@ func (e *otlpEncoder) close(at int) {
 	protowire.AppendVarint(e.b[at:at], uint64(n))
 }
 
-func (e *otlpEncoder) bytes(num protowire.Number, v []byte) {
-	e.b = protowire.AppendTag(e.b, num, protowire.BytesType)
-	e.b = protowire.AppendBytes(e.b, v)
-}
-
 // str writes a string field; proto3 leaves out an empty one.
 func (e *otlpEncoder) str(num protowire.Number, v string) {
 	if v == "" {
@@ -100,28 +97,12 @@ func (e *otlpEncoder) str(num protowire.Number, v string) {
 	e.b = protowire.AppendString(e.b, v)
 }
 
-func (e *otlpEncoder) varint(num protowire.Number, v uint64) {
-	if v == 0 {
-		return
-	}
-	e.b = protowire.AppendTag(e.b, num, protowire.VarintType)
-	e.b = protowire.AppendVarint(e.b, v)
-}
-
 func (e *otlpEncoder) fixed64(num protowire.Number, v uint64) {
 	if v == 0 {
 		return
 	}
 	e.b = protowire.AppendTag(e.b, num, protowire.Fixed64Type)
 	e.b = protowire.AppendFixed64(e.b, v)
-}
-
-func (e *otlpEncoder) fixed32(num protowire.Number, v uint32) {
-	if v == 0 {
-		return
-	}
-	e.b = protowire.AppendTag(e.b, num, protowire.Fixed32Type)
-	e.b = protowire.AppendFixed32(e.b, v)
 }
 
 // attribute writes one KeyValue field num: a string, or an integer. A
@@ -189,35 +170,69 @@ func (e *otlpEncoder) shortAttribute(num protowire.Number, key string, a router.
 
 // span writes a server span as a Span field num: what the SDK's span
 // holds for it and otlptrace sends (status always present, the flags
-// saying whether the parent is remote).
+// saying whether the parent is remote). Its length goes in two bytes
+// reserved ahead (a span is rarely under 128 or over 16383 bytes), its
+// fixed-size fields are written whole.
 func (e *otlpEncoder) span(num protowire.Number, s *otelSpan, end *router.SpanEnd) {
-	at := e.open(num)
-	e.bytes(fSpanTraceID, s.traceID[:])
-	e.bytes(fSpanSpanID, s.spanID[:])
+	const (
+		tagTraceID = fSpanTraceID<<3 | byte(protowire.BytesType)
+		tagSpanID  = fSpanSpanID<<3 | byte(protowire.BytesType)
+		tagParent  = fSpanParentSpanID<<3 | byte(protowire.BytesType)
+		tagKind    = fSpanKind<<3 | byte(protowire.VarintType)
+		tagCode    = fStatusCode<<3 | byte(protowire.VarintType)
+	)
+	b := protowire.AppendTag(e.b, num, protowire.BytesType)
+	at := len(b)
+	b = append(b, 0, 0, tagTraceID, 16)
+	b = append(b, s.traceID[:]...)
+	b = append(b, tagSpanID, 8)
+	b = append(b, s.spanID[:]...)
+	e.b = b
 	e.str(fSpanTraceState, s.state)
 	if s.remoteParent {
-		e.bytes(fSpanParentSpanID, s.parentID[:])
+		e.b = append(append(e.b, tagParent, 8), s.parentID[:]...)
 	}
 	e.str(fSpanName, end.Name)
-	e.varint(fSpanKind, uint64(trace.SpanKindServer))
+	b = append(e.b, tagKind, byte(trace.SpanKindServer))
+	e.b = b
 	e.fixed64(fSpanStart, unixNano(s.start.UnixNano()))
 	e.fixed64(fSpanEnd, unixNano(end.Time.UnixNano()))
 	for _, a := range end.Attributes {
 		e.attribute(fSpanAttributes, a.Key, a)
 	}
-	st := e.open(fSpanStatus)
+	code := byte(statusCodeOk)
 	if end.Error {
-		e.varint(fStatusCode, statusCodeError)
-	} else {
-		e.varint(fStatusCode, statusCodeOk)
+		code = statusCodeError
 	}
-	e.close(st)
+	b = protowire.AppendTag(e.b, fSpanStatus, protowire.BytesType)
+	b = append(b, 2, tagCode, code)
 	flags := uint32(s.flags) | spanFlagsHasIsRemote
 	if s.remoteParent {
 		flags |= spanFlagsIsRemote
 	}
-	e.fixed32(fSpanFlags, flags)
-	e.close(at)
+	b = protowire.AppendTag(b, fSpanFlags, protowire.Fixed32Type)
+	e.b = binary.LittleEndian.AppendUint32(b, flags)
+	e.closeReserved(at)
+}
+
+// closeReserved writes the length of a field whose two bytes at at were
+// reserved for it: the length in them, moved down a byte when it takes
+// one, up when it takes more than two.
+func (e *otlpEncoder) closeReserved(at int) {
+	n := len(e.b) - at - 2
+	switch {
+	case n < 0x80:
+		copy(e.b[at+1:], e.b[at+2:])
+		e.b = e.b[:len(e.b)-1]
+		e.b[at] = byte(n)
+	case n < 0x4000:
+		e.b[at], e.b[at+1] = byte(n)|0x80, byte(n>>7)
+	default:
+		w := protowire.SizeVarint(uint64(n))
+		e.b = append(e.b, make([]byte, w-2)...)
+		copy(e.b[at+w:], e.b[at+2:at+2+n])
+		protowire.AppendVarint(e.b[at:at], uint64(n))
+	}
 }
 
 func unixNano(n int64) uint64 { return uint64(max(0, n)) }

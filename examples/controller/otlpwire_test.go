@@ -122,7 +122,8 @@ func sdkServerSpan(tracer trace.Tracer, parent router.TraceContext, name string,
 // message OpenTelemetry's SDK span and OTLP/gRPC exporter send for the
 // same requests: roots and children of a remote parent, trace state
 // (and an invalid one), sampled and not, string and integer attributes
-// (empty and zero ones too), Ok and Error; and each span's context, the
+// (empty and zero ones too), none, Ok and Error, spans whose length takes
+// one, two and three bytes; and each span's context, the
 // one propagated, is the SDK span's.
 func TestOTLPMatchesSDK(t *testing.T) {
 	type request struct {
@@ -151,6 +152,8 @@ func TestOTLPMatchesSDK(t *testing.T) {
 			end: router.SpanEnd{Name: strings.Repeat("long name ", 20), Status: 200, Time: start.Add(time.Hour),
 				Attributes: []router.SpanAttribute{{Key: "http.user_agent", Value: strings.Repeat("x", 20000)}}},
 		},
+		// A span under 128 bytes: its length in one byte.
+		{end: router.SpanEnd{Name: "/", Status: 200, Time: start.Add(time.Millisecond)}},
 	}
 
 	official := newRequestReceiver(t)
@@ -183,7 +186,7 @@ func TestOTLPMatchesSDK(t *testing.T) {
 	wantReqs, gotReqs := official.requests(), ours.requests()
 	require.Len(t, gotReqs, 1)
 	require.Len(t, wantReqs, 1)
-	require.Len(t, gotReqs[0].ResourceSpans[0].ScopeSpans[0].Spans, 3, "the sampled spans")
+	require.Len(t, gotReqs[0].ResourceSpans[0].ScopeSpans[0].Spans, 4, "the sampled spans")
 	if d := cmp.Diff(wantReqs[0], gotReqs[0], protocmp.Transform()); d != "" {
 		t.Errorf("the controller's request differs from the SDK's (-SDK +controller):\n%s", d)
 	}
@@ -223,7 +226,7 @@ func TestOTLPBatcherQueueFull(t *testing.T) {
 	b, err := newOTLPBatcher(nil, r.addr, "nginx", s)
 	require.NoError(t, err)
 	l := newLiveTracer(nil)
-	l.cur.Store(&otelProvider{sampler: s.sdkSampler(), batcher: b})
+	l.cur.Store(&otelProvider{sampler: s.sampler(), batcher: b})
 	start := time.Now()
 	for range 100 {
 		l.StartSpan(router.TraceContext{}, "/", time.Now()).End(&router.SpanEnd{Name: "/", Time: time.Now()})

@@ -293,39 +293,6 @@ type hostIndex struct {
 	regexIdx  *regexIndex // nil below regexIndexMin regex routes
 }
 
-// newChainEntry is r with its conditions as a chain holds them.
-func newChainEntry(r *Route) chainEntry {
-	e := chainEntry{r: r}
-	if c := r.When; c != nil {
-		e.method = c.Method
-		if checks := compileChecks(c); len(checks) > 0 {
-			e.check = checks[0]
-			if len(checks) > 1 {
-				e.more = checks[1:]
-			}
-		}
-	}
-	return e
-}
-
-// chain appends r to the routes of its key, which head begins (nil for
-// none), and returns the head: routes come sorted, so the chain is in
-// precedence order. A route with conditions heads a chain even alone, so
-// a lookup reads its checks the one way (firstMet).
-func chain(head, r *Route) *Route {
-	if head == nil {
-		if r.When != nil {
-			r.chain = []chainEntry{newChainEntry(r)}
-		}
-		return r
-	}
-	if head.chain == nil {
-		head.chain = []chainEntry{newChainEntry(head)}
-	}
-	head.chain = append(head.chain, newChainEntry(r))
-	return head
-}
-
 // lengthSet records which key lengths exist, so a lookup skips probes for
 // candidates no key could equal. Lengths from 127 up share the last bit.
 type lengthSet [2]uint64
@@ -377,32 +344,62 @@ func (vh *VirtualHost) sortRoutes() {
 	vh.Routes = routes
 }
 
-// indexHost adds the host's Exact and Prefix keys to the path table and
-// collects its Regex routes.
+// indexHost adds the host's Exact and Prefix keys to the path table,
+// collects its Regex routes and lays out its chains (chains.go).
 func (t *Table) indexHost(id uint32, vh *VirtualHost) hostIndex {
 	hi := hostIndex{vh: vh, id: id}
 	vh.regex = nil
-	for _, r := range vh.Routes {
-		r.chain = nil
+	vh.chains = hostChains{}
+	var keys []keyRoutes
+	chained := false
+	routes := vh.Routes
+	for i := 0; i < len(routes); {
+		r := routes[i]
 		hi.conds = hi.conds || r.When != nil
-		switch r.Type {
-		case Exact:
-			s := t.paths.slot(id, r.Path)
-			s.exact = chain(s.exact, r)
-			hi.keyLens.add(len(r.Path))
-		case Prefix:
-			if r.Path == "" {
-				hi.rootPrefix = chain(hi.rootPrefix, r)
-				continue
+		if r.Type == Regex {
+			if r.Regexp != nil {
+				vh.regex = append(vh.regex, r)
 			}
-			s := t.paths.slot(id, r.Path)
-			s.prefix = chain(s.prefix, r)
+			i++
+			continue
+		}
+		// The routes of one key and type follow each other (sortRoutes).
+		k := keyRoutes{start: i, end: i + 1, exact: r.Type == Exact}
+		for k.end < len(routes) && routes[k.end].Type == r.Type && routes[k.end].Path == r.Path {
+			hi.conds = hi.conds || routes[k.end].When != nil
+			k.end++
+		}
+		i = k.end
+		chained = chained || k.chained(routes)
+		switch {
+		case r.Type == Exact:
+			k.slot = t.paths.slot(id, r.Path)
+			k.slot.exact = r
+			// Until buildChains, the index of these routes in keys.
+			k.slot.chains = uint32(len(keys)) + 1
+			hi.keyLens.add(len(r.Path))
+		case r.Path == "":
+			hi.rootPrefix = r
+		default:
+			k.slot = t.paths.slot(id, r.Path)
+			if k.slot.exact != nil {
+				keys[k.slot.chains-1].pair = len(keys) + 1
+				k.paired = true
+			}
+			k.slot.prefix = r
+			k.slot.chains = 0
 			hi.keyLens.add(len(r.Path))
 			hi.prefixLens.add(len(r.Path))
 			hi.maxPrefix = max(hi.maxPrefix, len(r.Path))
-		case Regex:
-			if r.Regexp != nil {
-				vh.regex = append(vh.regex, r)
+		}
+		keys = append(keys, k)
+	}
+	if chained {
+		buildChains(vh, keys)
+	} else {
+		for _, k := range keys {
+			if k.slot != nil {
+				k.slot.chains = 0
 			}
 		}
 	}

@@ -126,8 +126,7 @@ func (hc *hostChains) meets(off uint32, q *Request) bool {
 
 func (c *valueCheck) meets(q *Request) bool {
 	if c.query {
-		val, ok := queryParam(q.Query, c.name)
-		return ok && paramMatches(val, c.value, c.pattern)
+		return queryMatches(q.Query, c.name, c.value, c.pattern)
 	}
 	v, ok := headerValue(q.Header, c.name)
 	if !ok {

@@ -182,8 +182,45 @@ func headerValue(h map[string][]string, name string) (string, bool) {
 // queryMatches is matchQuery for the parameter name: its value equals
 // value, or matches pattern when one is given.
 func queryMatches(query, name, value string, pattern *ValueMatch) bool {
+	if strings.IndexByte(query, '%') < 0 && strings.IndexByte(query, '+') < 0 {
+		// Nothing to decode: names and values compare as written.
+		val, ok := plainQueryParam(query, name)
+		if !ok {
+			return false
+		}
+		if pattern == nil {
+			return val == value
+		}
+		return pattern.matchValue(val)
+	}
 	val, ok := queryParam(query, name)
 	return ok && paramMatches(val, value, pattern)
+}
+
+// plainQueryParam is queryParam for a query without '%' or '+': a pair
+// is the parameter when it begins with name and then '=', '&' or its end.
+func plainQueryParam(query, name string) (string, bool) {
+	for query != "" {
+		if len(query) >= len(name) && query[:len(name)] == name {
+			rest := query[len(name):]
+			if rest == "" || rest[0] == '&' {
+				return "", true
+			}
+			if rest[0] == '=' {
+				val := rest[1:]
+				if j := strings.IndexByte(val, '&'); j >= 0 {
+					val = val[:j]
+				}
+				return val, true
+			}
+		}
+		j := strings.IndexByte(query, '&')
+		if j < 0 {
+			break
+		}
+		query = query[j+1:]
+	}
+	return "", false
 }
 
 // queryParam is the value, still escaped, of the first parameter of the

@@ -4,19 +4,30 @@ package match
 // several) as a lookup tries them. Each such key's routes are a chain of
 // entries in precedence order, its Exact routes before its Prefix ones,
 // and the chains of all the host's keys lie one after another in entries,
-// their header and query parameter checks in checks. A lookup that passes
-// over several candidates of a host so reads a few neighbouring cache
-// lines of the host's own, and no route before it is chosen.
+// their header and query parameter checks in checks. A host of a few such
+// routes holds them in the header's own arrays, so that a lookup passing
+// over several candidates of a host reads a few neighbouring cache lines,
+// and no route before it is chosen.
 //
 // A path slot's chains, or root for the root Prefix, is 1 + the offset of
 // its key's chain in entries; 0 means the key has one route of each type
 // at most, none with conditions, which the slot (hostIndex.rootPrefix)
-// holds. Built by indexHost.
+// holds. Built by indexHost; never copied, as entries and checks may
+// point into it.
 type hostChains struct {
 	entries []chainEntry
 	checks  []valueCheck
 	root    uint32
+
+	inlineEntries [inlineEntries]chainEntry
+	inlineChecks  [inlineChecks]valueCheck
 }
+
+// The entries and checks a hostChains holds itself: 640 bytes in all.
+const (
+	inlineEntries = 12
+	inlineChecks  = 8
+)
 
 // chainEntry is a route of a chain: its method condition as a methodCode,
 // and where its checks begin in hostChains.checks (the last has last
@@ -156,10 +167,11 @@ func (k *keyRoutes) chained(routes []*Route) bool {
 	return k.end-k.start > 1 || routes[k.start].When != nil
 }
 
-// buildChains lays out the chains of vh's keys, given in the order of
-// vh.Routes, and sets their slots' and the root's offsets.
-func buildChains(vh *VirtualHost, keys []keyRoutes) {
-	hc := &vh.chains
+// buildChains lays out the chains of the keys, given in the order of
+// routes, and sets their slots' and the root's offsets.
+func buildChains(routes []*Route, keys []keyRoutes) *hostChains {
+	hc := new(hostChains)
+	hc.entries, hc.checks = hc.inlineEntries[:0], hc.inlineChecks[:0]
 	for i := range keys {
 		k := &keys[i]
 		if k.paired {
@@ -169,7 +181,7 @@ func buildChains(vh *VirtualHost, keys []keyRoutes) {
 		if k.pair > 0 {
 			pair = &keys[k.pair-1]
 		}
-		if !k.chained(vh.Routes) && (pair == nil || !pair.chained(vh.Routes)) {
+		if !k.chained(routes) && (pair == nil || !pair.chained(routes)) {
 			if k.slot != nil {
 				k.slot.chains = 0
 			}
@@ -181,12 +193,13 @@ func buildChains(vh *VirtualHost, keys []keyRoutes) {
 		} else {
 			hc.root = off
 		}
-		hc.addRoutes(vh.Routes[k.start:k.end], k.exact)
+		hc.addRoutes(routes[k.start:k.end], k.exact)
 		if pair != nil {
-			hc.addRoutes(vh.Routes[pair.start:pair.end], false)
+			hc.addRoutes(routes[pair.start:pair.end], false)
 		}
 		hc.entries[len(hc.entries)-1].flags |= entryLast
 	}
+	return hc
 }
 
 // addRoutes appends the routes and their checks: exact headers, exact

@@ -2,6 +2,7 @@ package match
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strings"
 )
@@ -285,12 +286,15 @@ type hostIndex struct {
 	keyLens    lengthSet // lengths of the host's Exact and Prefix keys
 	prefixLens lengthSet // lengths of its Prefix keys
 	id         uint32    // the host's number in the path table
-	// conds: some route of the host has conditions, so a lookup there
-	// takes the path that checks them (routeWhen). Beside id, where it
-	// costs the slot no space.
-	conds     bool
-	maxPrefix int         // longest Prefix key
+	// maxPrefix is the longest Prefix key's length (at most MaxInt32,
+	// which no request path reaches), beside id, where it costs the slot
+	// no space.
+	maxPrefix int32
 	regexIdx  *regexIndex // nil below regexIndexMin regex routes
+	// chains, when some route of the host has conditions, are its keys'
+	// routes as a lookup that checks them tries them (routeWhen); nil
+	// for none.
+	chains *hostChains
 }
 
 // lengthSet records which key lengths exist, so a lookup skips probes for
@@ -349,13 +353,12 @@ func (vh *VirtualHost) sortRoutes() {
 func (t *Table) indexHost(id uint32, vh *VirtualHost) hostIndex {
 	hi := hostIndex{vh: vh, id: id}
 	vh.regex = nil
-	vh.chains = hostChains{}
 	var keys []keyRoutes
-	chained := false
+	conds, chained := false, false
 	routes := vh.Routes
 	for i := 0; i < len(routes); {
 		r := routes[i]
-		hi.conds = hi.conds || r.When != nil
+		conds = conds || r.When != nil
 		if r.Type == Regex {
 			if r.Regexp != nil {
 				vh.regex = append(vh.regex, r)
@@ -366,7 +369,7 @@ func (t *Table) indexHost(id uint32, vh *VirtualHost) hostIndex {
 		// The routes of one key and type follow each other (sortRoutes).
 		k := keyRoutes{start: i, end: i + 1, exact: r.Type == Exact}
 		for k.end < len(routes) && routes[k.end].Type == r.Type && routes[k.end].Path == r.Path {
-			hi.conds = hi.conds || routes[k.end].When != nil
+			conds = conds || routes[k.end].When != nil
 			k.end++
 		}
 		i = k.end
@@ -390,12 +393,12 @@ func (t *Table) indexHost(id uint32, vh *VirtualHost) hostIndex {
 			k.slot.chains = 0
 			hi.keyLens.add(len(r.Path))
 			hi.prefixLens.add(len(r.Path))
-			hi.maxPrefix = max(hi.maxPrefix, len(r.Path))
+			hi.maxPrefix = int32(min(max(int(hi.maxPrefix), len(r.Path)), math.MaxInt32))
 		}
 		keys = append(keys, k)
 	}
-	if chained {
-		buildChains(vh, keys)
+	if conds || chained {
+		hi.chains = buildChains(vh.Routes, keys)
 	} else {
 		for _, k := range keys {
 			if k.slot != nil {

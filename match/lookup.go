@@ -48,7 +48,7 @@ func (r Result) Location() Location {
 // is the lookup that checks them.
 func (t *Table) Lookup(host, path string) Result {
 	hi := t.host(host)
-	if hi.conds {
+	if hi.chains != nil {
 		r, re := t.routeWhen(&hi, path, nil)
 		return hi.result(r, re)
 	}
@@ -63,7 +63,7 @@ func (t *Table) Lookup(host, path string) Result {
 // condition.
 func (t *Table) LookupRequest(host, path string, q *Request) Result {
 	hi := t.host(host)
-	if hi.conds {
+	if hi.chains != nil {
 		r, re := t.routeWhen(&hi, path, q)
 		return hi.result(r, re)
 	}
@@ -119,7 +119,7 @@ func (t *Table) route(hi *hostIndex, path string) (*Route, regexOutcome) {
 	}
 	// Shorter Prefix candidates end just before a '/', longest first, so
 	// "/foo" is tried for "/foo/bar" and "/foo/" but never for "/foobar".
-	for i := min(len(path)-1, hi.maxPrefix); i > 0; i-- {
+	for i := min(len(path)-1, int(hi.maxPrefix)); i > 0; i-- {
 		if path[i] == '/' && hi.prefixLens.has(i) {
 			if s := t.paths.find(hi.id, path[:i]); s != nil && s.prefix != nil {
 				return s.prefix, regexOutcome{}
@@ -140,7 +140,7 @@ func (t *Table) route(hi *hostIndex, path string) (*Route, regexOutcome) {
 // key's routes are tried in their chain's order, and a key none of whose
 // routes q meets passes the request on to the next key.
 func (t *Table) routeWhen(hi *hostIndex, path string, q *Request) (*Route, regexOutcome) {
-	hc := &hi.vh.chains
+	hc := hi.chains
 	method := methodAny
 	if q != nil {
 		method = methodCode(q.Method)
@@ -158,7 +158,7 @@ func (t *Table) routeWhen(hi *hostIndex, path string, q *Request) (*Route, regex
 			}
 		}
 	}
-	for i := min(len(path)-1, hi.maxPrefix); i > 0; i-- {
+	for i := min(len(path)-1, int(hi.maxPrefix)); i > 0; i-- {
 		if path[i] == '/' && hi.prefixLens.has(i) {
 			if s := t.paths.find(hi.id, path[:i]); s != nil {
 				if s.chains != 0 {

@@ -25,7 +25,6 @@ var unencoded = map[string]string{
 	"Route.Regexp":               "is compiled from Path, which the digest carries",
 	"VirtualHost.FallbackSource": "says which declaration chose the fallback, for the text and debugging",
 	"VirtualHost.regex":          "is the Regex routes in order, derived from Routes by New",
-	"VirtualHost.chains":         "chains the routes of each key with conditions, derived from Routes by New",
 }
 
 // sectionClaims maps "Type.Field" to the sections claiming it; a field

@@ -323,9 +323,6 @@ type VirtualHost struct {
 	// regex holds the Regex routes in controller order, built by New;
 	// the Exact and Prefix index lives in the Table (see index.go).
 	regex []*Route
-	// chains are the routes of its keys with conditions as a lookup
-	// tries them (chains.go), built by New.
-	chains hostChains
 }
 
 // Certificate is a parsed TLS key pair and the host names it is served for.

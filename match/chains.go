@@ -1,5 +1,7 @@
 package match
 
+import "strings"
+
 // hostChains holds a host's keys whose routes have conditions (or are
 // several) as a lookup tries them. Each such key's routes are a chain of
 // entries in precedence order, its Exact routes before its Prefix ones,
@@ -107,46 +109,43 @@ func methodCode(m string) uint8 {
 
 // met is the first route of the chain at off, Exact routes only when
 // exact (the key is the whole path), whose conditions q meets; method is
-// q's methodCode (methodAny for a nil q).
+// q's methodCode (methodAny for a nil q). The checks are written out here,
+// an exact header's inline, as every candidate runs them.
 func (hc *hostChains) met(off uint32, exact bool, q *Request, method uint8) *Route {
-	for i := off; ; i++ {
-		e := &hc.entries[i]
+	entries, checks := hc.entries, hc.checks
+	for i := int(off); i < len(entries); i++ {
+		e := &entries[i]
 		if (exact || e.flags&entryExact == 0) &&
-			(e.method == methodAny || e.method == method && (method != methodOther || e.r.When.Method == q.Method)) &&
-			(e.flags&entryChecks == 0 || q != nil && hc.meets(e.checks, q)) {
-			return e.r
+			(e.method == methodAny || e.method == method && (method != methodOther || e.r.When.Method == q.Method)) {
+			if e.flags&entryChecks == 0 {
+				return e.r
+			}
+			ok := q != nil
+			for j := int(e.checks); ok && j < len(checks); j++ {
+				c := &checks[j]
+				switch {
+				case c.query:
+					ok = queryMatches(q.Query, c.name, c.value, c.pattern)
+				case c.pattern == nil:
+					vs := q.Header[c.name]
+					ok = len(vs) == 1 && vs[0] == c.value || len(vs) > 1 && strings.Join(vs, ", ") == c.value
+				default:
+					v, found := headerValue(q.Header, c.name)
+					ok = found && c.pattern.matchValue(v)
+				}
+				if c.last {
+					break
+				}
+			}
+			if ok {
+				return e.r
+			}
 		}
 		if e.flags&entryLast != 0 {
-			return nil
+			break
 		}
 	}
-}
-
-// meets reports whether q meets the checks from off to the route's last.
-func (hc *hostChains) meets(off uint32, q *Request) bool {
-	for i := off; ; i++ {
-		c := &hc.checks[i]
-		if !c.meets(q) {
-			return false
-		}
-		if c.last {
-			return true
-		}
-	}
-}
-
-func (c *valueCheck) meets(q *Request) bool {
-	if c.query {
-		return queryMatches(q.Query, c.name, c.value, c.pattern)
-	}
-	v, ok := headerValue(q.Header, c.name)
-	if !ok {
-		return false
-	}
-	if c.pattern != nil {
-		return c.pattern.matchValue(v)
-	}
-	return v == c.value
+	return nil
 }
 
 // keyRoutes are the routes of one key and type, vh.Routes[start:end],

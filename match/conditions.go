@@ -198,10 +198,14 @@ func queryMatches(query, name, value string, pattern *ValueMatch) bool {
 }
 
 // plainQueryParam is queryParam for a query without '%' or '+': a pair
-// is the parameter when it begins with name and then '=', '&' or its end.
+// is the parameter when it begins with name and then '=', '&' or its end,
+// and name holds neither '=' nor '&', which no pair's name holds here.
 func plainQueryParam(query, name string) (string, bool) {
 	for query != "" {
 		if len(query) >= len(name) && query[:len(name)] == name {
+			if strings.IndexByte(name, '=') >= 0 || strings.IndexByte(name, '&') >= 0 {
+				break
+			}
 			rest := query[len(name):]
 			if rest == "" || rest[0] == '&' {
 				return "", true

@@ -59,6 +59,7 @@ type valueCheck struct {
 	name, value string
 	pattern     *ValueMatch // nil for an exact value
 	query       bool
+	pairName    bool // pairName(name), for a query parameter
 	last        bool // the route's last check
 }
 
@@ -125,7 +126,7 @@ func (hc *hostChains) met(off uint32, exact bool, q *Request, method uint8) *Rou
 				c := &checks[j]
 				switch {
 				case c.query:
-					ok = queryMatches(q.Query, c.name, c.value, c.pattern)
+					ok = queryNameMatches(q.Query, c.name, c.pairName, c.value, c.pattern)
 				case c.pattern == nil:
 					vs := q.Header[c.name]
 					ok = len(vs) == 1 && vs[0] == c.value || len(vs) > 1 && strings.Join(vs, ", ") == c.value
@@ -218,7 +219,7 @@ func (hc *hostChains) addRoutes(routes []*Route, exact bool) {
 					for k, vs := range [][]ValueMatch{c.Headers, c.Query} {
 						for i := range vs {
 							if v := &vs[i]; v.Regex == regex {
-								vc := valueCheck{name: v.Name, value: v.Value, query: k == 1}
+								vc := valueCheck{name: v.Name, value: v.Value, query: k == 1, pairName: pairName(v.Name)}
 								if regex {
 									vc.pattern = v
 								}

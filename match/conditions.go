@@ -182,8 +182,22 @@ func headerValue(h map[string][]string, name string) (string, bool) {
 // queryMatches is matchQuery for the parameter name: its value equals
 // value, or matches pattern when one is given.
 func queryMatches(query, name, value string, pattern *ValueMatch) bool {
+	return queryNameMatches(query, name, pairName(name), value, pattern)
+}
+
+// pairName reports whether name may be a pair's name as written: one
+// holding '=' or '&' is not.
+func pairName(name string) bool {
+	return strings.IndexByte(name, '=') < 0 && strings.IndexByte(name, '&') < 0
+}
+
+// queryNameMatches is queryMatches given pairName(name).
+func queryNameMatches(query, name string, pair bool, value string, pattern *ValueMatch) bool {
 	if strings.IndexByte(query, '%') < 0 && strings.IndexByte(query, '+') < 0 {
 		// Nothing to decode: names and values compare as written.
+		if !pair {
+			return false
+		}
 		val, ok := plainQueryParam(query, name)
 		if !ok {
 			return false
@@ -197,15 +211,12 @@ func queryMatches(query, name, value string, pattern *ValueMatch) bool {
 	return ok && paramMatches(val, value, pattern)
 }
 
-// plainQueryParam is queryParam for a query without '%' or '+': a pair
-// is the parameter when it begins with name and then '=', '&' or its end,
-// and name holds neither '=' nor '&', which no pair's name holds here.
+// plainQueryParam is queryParam for a query without '%' or '+' and a
+// name without '=' or '&' (pairName): a pair is the parameter when it
+// begins with name and then '=', '&' or its end.
 func plainQueryParam(query, name string) (string, bool) {
 	for query != "" {
 		if len(query) >= len(name) && query[:len(name)] == name {
-			if strings.IndexByte(name, '=') >= 0 || strings.IndexByte(name, '&') >= 0 {
-				break
-			}
 			rest := query[len(name):]
 			if rest == "" || rest[0] == '&' {
 				return "", true

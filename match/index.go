@@ -353,12 +353,20 @@ func (vh *VirtualHost) sortRoutes() {
 func (t *Table) indexHost(id uint32, vh *VirtualHost) hostIndex {
 	hi := hostIndex{vh: vh, id: id}
 	vh.regex = nil
-	var keys []keyRoutes
-	conds, chained := false, false
 	routes := vh.Routes
+	// Only a host with conditions, or with several routes of one key,
+	// has chains; the others keep their keys in the slots alone, without
+	// allocating.
+	chained := false
+	for i, r := range routes {
+		if r.When != nil || i > 0 && r.Type != Regex && routes[i-1].Type == r.Type && routes[i-1].Path == r.Path {
+			chained = true
+			break
+		}
+	}
+	var keys []keyRoutes
 	for i := 0; i < len(routes); {
 		r := routes[i]
-		conds = conds || r.When != nil
 		if r.Type == Regex {
 			if r.Regexp != nil {
 				vh.regex = append(vh.regex, r)
@@ -369,23 +377,24 @@ func (t *Table) indexHost(id uint32, vh *VirtualHost) hostIndex {
 		// The routes of one key and type follow each other (sortRoutes).
 		k := keyRoutes{start: i, end: i + 1, exact: r.Type == Exact}
 		for k.end < len(routes) && routes[k.end].Type == r.Type && routes[k.end].Path == r.Path {
-			conds = conds || routes[k.end].When != nil
 			k.end++
 		}
 		i = k.end
-		chained = chained || k.chained(routes)
 		switch {
 		case r.Type == Exact:
 			k.slot = t.paths.slot(id, r.Path)
 			k.slot.exact = r
-			// Until buildChains, the index of these routes in keys.
-			k.slot.chains = uint32(len(keys)) + 1
+			k.slot.chains = 0
+			if chained {
+				// Until buildChains, the index of these routes in keys.
+				k.slot.chains = uint32(len(keys)) + 1
+			}
 			hi.keyLens.add(len(r.Path))
 		case r.Path == "":
 			hi.rootPrefix = r
 		default:
 			k.slot = t.paths.slot(id, r.Path)
-			if k.slot.exact != nil {
+			if chained && k.slot.exact != nil {
 				keys[k.slot.chains-1].pair = len(keys) + 1
 				k.paired = true
 			}
@@ -395,16 +404,12 @@ func (t *Table) indexHost(id uint32, vh *VirtualHost) hostIndex {
 			hi.prefixLens.add(len(r.Path))
 			hi.maxPrefix = int32(min(max(int(hi.maxPrefix), len(r.Path)), math.MaxInt32))
 		}
-		keys = append(keys, k)
-	}
-	if conds || chained {
-		hi.chains = buildChains(vh.Routes, keys)
-	} else {
-		for _, k := range keys {
-			if k.slot != nil {
-				k.slot.chains = 0
-			}
+		if chained {
+			keys = append(keys, k)
 		}
+	}
+	if chained {
+		hi.chains = buildChains(routes, keys)
 	}
 	if len(vh.regex) >= regexIndexMin {
 		hi.regexIdx = newRegexIndex(vh.regex)

@@ -1,11 +1,9 @@
 package match
 
 import (
-	"encoding/binary"
+	"hash/maphash"
 	"math/bits"
-	"math/rand/v2"
 	"slices"
-	"unsafe"
 )
 
 // pathTable is one open-addressing hash table over the Exact and Prefix keys
@@ -17,7 +15,7 @@ import (
 // The slots are cut in pages, so that a table Update builds shares the
 // pages it does not write with the table it came from.
 type pathTable struct {
-	seed  uint64
+	seed  maphash.Seed
 	pages [][]pathSlot // pathPage slots each, or fewer in a one-page table
 	mask  uint64       // slots - 1, slots a power of two, at most half full
 	used  int          // slots in use
@@ -55,7 +53,7 @@ func newPathTable(keys int) pathTable {
 	for i := uint64(0); i < n; i += page {
 		pages = append(pages, slots[i:i+page:i+page])
 	}
-	return pathTable{seed: rand.Uint64(), pages: pages, mask: n - 1}
+	return pathTable{seed: maphash.MakeSeed(), pages: pages, mask: n - 1}
 }
 
 func (pt *pathTable) at(i uint64) *pathSlot {
@@ -72,62 +70,9 @@ func (pt *pathTable) mut(i uint64) *pathSlot {
 }
 
 func (pt *pathTable) hash(host uint32, key string) uint64 {
-	// The host is hashed with the key, so that the same key of
-	// different hosts lands anywhere in the table.
-	return hashKey(pt.seed^uint64(host)*0x9e3779b97f4a7c15, key) | usedBit
-}
-
-// hashKey is wyhash, as Go's runtime hashes strings where it has no AES
-// instructions, under a random seed: a key of up to 16 bytes, as most
-// paths are, is two loads and two multiplications, where maphash.String
-// calls through three functions.
-func hashKey(seed uint64, key string) uint64 {
-	const (
-		k0 = 0xa0761d6478bd642f
-		k1 = 0xe7037ed1a0b428db
-		k2 = 0x8ebc6af09c88c6e3
-		k3 = 0x589965cc75374cc3
-		m5 = 0x1d8e4e27c47d124f
-	)
-	b := unsafe.Slice(unsafe.StringData(key), len(key))
-	n := len(b)
-	seed ^= k0
-	var x, y uint64
-	switch {
-	case n == 0:
-		return seed
-	case n < 4:
-		x = uint64(b[0]) | uint64(b[n>>1])<<8 | uint64(b[n-1])<<16
-	case n <= 8:
-		x = uint64(binary.LittleEndian.Uint32(b))
-		y = uint64(binary.LittleEndian.Uint32(b[n-4:]))
-	case n <= 16:
-		x = binary.LittleEndian.Uint64(b)
-		y = binary.LittleEndian.Uint64(b[n-8:])
-	default:
-		if n > 48 {
-			s1, s2 := seed, seed
-			for ; len(b) > 48; b = b[48:] {
-				seed = mix(binary.LittleEndian.Uint64(b)^k1, binary.LittleEndian.Uint64(b[8:])^seed)
-				s1 = mix(binary.LittleEndian.Uint64(b[16:])^k2, binary.LittleEndian.Uint64(b[24:])^s1)
-				s2 = mix(binary.LittleEndian.Uint64(b[32:])^k3, binary.LittleEndian.Uint64(b[40:])^s2)
-			}
-			seed ^= s1 ^ s2
-		}
-		for ; len(b) > 16; b = b[16:] {
-			seed = mix(binary.LittleEndian.Uint64(b)^k1, binary.LittleEndian.Uint64(b[8:])^seed)
-		}
-		// The last 16 bytes of the key, some of them hashed above.
-		b = unsafe.Slice(unsafe.StringData(key), len(key))[len(key)-16:]
-		x = binary.LittleEndian.Uint64(b)
-		y = binary.LittleEndian.Uint64(b[8:])
-	}
-	return mix(m5^uint64(n), mix(x^k1, y^seed))
-}
-
-func mix(a, b uint64) uint64 {
-	hi, lo := bits.Mul64(a, b)
-	return hi ^ lo
+	// maphash output is uniform in every bit; adding a per-host odd multiple
+	// keeps the same key of different hosts apart.
+	return (maphash.String(pt.seed, key) + uint64(host)*0x9e3779b97f4a7c15) | usedBit
 }
 
 // find returns the slot of (host, key), or nil. The page is looked up

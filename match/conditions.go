@@ -142,15 +142,8 @@ func (c *Conditions) Matches(q *Request) bool {
 	}
 	for i := range c.Headers {
 		h := &c.Headers[i]
-		vs := q.Header[h.Name]
-		if len(vs) == 0 {
-			return false
-		}
-		v := vs[0]
-		if len(vs) > 1 {
-			v = strings.Join(vs, ", ")
-		}
-		if !h.matchValue(v) {
+		v, ok := headerValue(q.Header, h.Name)
+		if !ok || !h.matchValue(v) {
 			return false
 		}
 	}
@@ -173,91 +166,134 @@ func (v *ValueMatch) matchQuery(query string) bool {
 	return queryMatches(query, v.Name, v.Value, pattern)
 }
 
+// headerValue is the value of the header name (canonical): its one
+// value, or its values joined with ", ".
+func headerValue(h map[string][]string, name string) (string, bool) {
+	vs := h[name]
+	switch len(vs) {
+	case 0:
+		return "", false
+	case 1:
+		return vs[0], true
+	}
+	return strings.Join(vs, ", "), true
+}
+
 // queryMatches is matchQuery for the parameter name: its value equals
 // value, or matches pattern when one is given.
 func queryMatches(query, name, value string, pattern *ValueMatch) bool {
-	for query != "" {
-		var pair string
-		pair, query, _ = strings.Cut(query, "&")
-		n, val, _ := strings.Cut(pair, "=")
-		if !unescapedEqual(n, name) {
-			continue
+	return queryNameMatches(query, name, pairName(name), value, pattern)
+}
+
+// pairName reports whether name may be a pair's name as written: one
+// holding '=' or '&' is not.
+func pairName(name string) bool {
+	return strings.IndexByte(name, '=') < 0 && strings.IndexByte(name, '&') < 0
+}
+
+// queryNameMatches is queryMatches given pairName(name).
+func queryNameMatches(query, name string, pair bool, value string, pattern *ValueMatch) bool {
+	if strings.IndexByte(query, '%') < 0 && strings.IndexByte(query, '+') < 0 {
+		// Nothing to decode: names and values compare as written.
+		if !pair {
+			return false
+		}
+		val, ok := plainQueryParam(query, name)
+		if !ok {
+			return false
 		}
 		if pattern == nil {
-			return unescapedEqual(val, value)
-		}
-		if strings.ContainsAny(val, "%+") {
-			d, err := url.QueryUnescape(val)
-			if err != nil {
-				return false
-			}
-			val = d
+			return val == value
 		}
 		return pattern.matchValue(val)
 	}
-	return false
+	val, ok := queryParam(query, name)
+	return ok && paramMatches(val, value, pattern)
 }
 
-// valueCheck is a header or query parameter condition as a lookup checks
-// it, in a route's chain entry: the name (canonical for a header) and an
-// exact value inline, a pattern through its ValueMatch.
-type valueCheck struct {
-	name, value string
-	pattern     *ValueMatch // nil for an exact value
-	query       bool
-}
-
-// compileChecks lists c's header and query parameter conditions, which
-// must all hold, cheapest first: exact headers, exact query parameters,
-// then patterns.
-func compileChecks(c *Conditions) []valueCheck {
-	n := len(c.Headers) + len(c.Query)
-	if n == 0 {
-		return nil
-	}
-	out := make([]valueCheck, 0, n)
-	for _, regex := range []bool{false, true} {
-		for k, vs := range [][]ValueMatch{c.Headers, c.Query} {
-			for i := range vs {
-				if v := &vs[i]; v.Regex == regex {
-					vc := valueCheck{name: v.Name, value: v.Value, query: k == 1}
-					if regex {
-						vc.pattern = v
-					}
-					out = append(out, vc)
+// plainQueryParam is queryParam for a query without '%' or '+' and a
+// name without '=' or '&' (pairName): a pair is the parameter when it
+// begins with name and then '=', '&' or its end.
+func plainQueryParam(query, name string) (string, bool) {
+	for query != "" {
+		if len(query) >= len(name) && query[:len(name)] == name {
+			rest := query[len(name):]
+			if rest == "" || rest[0] == '&' {
+				return "", true
+			}
+			if rest[0] == '=' {
+				val := rest[1:]
+				if j := strings.IndexByte(val, '&'); j >= 0 {
+					val = val[:j]
 				}
+				return val, true
 			}
 		}
+		j := strings.IndexByte(query, '&')
+		if j < 0 {
+			break
+		}
+		query = query[j+1:]
 	}
-	return out
+	return "", false
 }
 
-// meets reports whether q meets every check, as Conditions.Matches does.
-func meets(checks []valueCheck, q *Request) bool {
-	for i := range checks {
-		if !checks[i].meets(q) {
-			return false
+// queryParam is the value, still escaped, of the first parameter of the
+// escaped query whose name decodes to name ('+' to space, %XX; a
+// malformed escape matches no name). One pass over the query, without
+// allocating.
+func queryParam(query, name string) (string, bool) {
+	for len(query) > 0 {
+		// The pair's name ends at the first '=' or '&'.
+		i, escaped := 0, false
+		for ; i < len(query); i++ {
+			c := query[i]
+			if c == '=' || c == '&' {
+				break
+			}
+			if c == '%' || c == '+' {
+				escaped = true
+			}
+		}
+		n := query[:i]
+		found := n == name
+		if escaped {
+			found = unescapedEqual(n, name)
+		}
+		val := ""
+		query = query[i:]
+		if len(query) > 0 && query[0] == '=' {
+			val = query[1:]
+			if j := strings.IndexByte(val, '&'); j >= 0 {
+				val, query = val[:j], val[j:]
+			} else {
+				query = ""
+			}
+		}
+		if found {
+			return val, true
+		}
+		if len(query) > 0 { // at the '&'
+			query = query[1:]
 		}
 	}
-	return true
+	return "", false
 }
 
-func (c *valueCheck) meets(q *Request) bool {
-	if c.query {
-		return queryMatches(q.Query, c.name, c.value, c.pattern)
+// paramMatches matches a query parameter's value, still escaped: it
+// decodes to value, or, when a pattern is given, matches it.
+func paramMatches(val, value string, pattern *ValueMatch) bool {
+	if pattern == nil {
+		return unescapedEqual(val, value)
 	}
-	vs := q.Header[c.name]
-	if len(vs) == 0 {
-		return false
+	if strings.ContainsAny(val, "%+") {
+		d, err := url.QueryUnescape(val)
+		if err != nil {
+			return false
+		}
+		val = d
 	}
-	v := vs[0]
-	if len(vs) > 1 {
-		v = strings.Join(vs, ", ")
-	}
-	if c.pattern == nil {
-		return v == c.value
-	}
-	return c.pattern.matchValue(v)
+	return pattern.matchValue(val)
 }
 
 // maxFiniteMatches bounds the strings finiteMatches lists.

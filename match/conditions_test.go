@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -297,6 +298,73 @@ func FuzzChainChecks(f *testing.F) {
 		}
 		if got := tab.LookupRequest("alone.test", "/a", nil).Route == alone; got != when.Matches(nil) {
 			t.Fatalf("nil request: lookup says %v, Matches %v", got, !got)
+		}
+	})
+}
+
+// refQueryMatches is the query parameter match written plainly, pair by
+// pair with strings.Cut: the reference FuzzQueryParam holds the one-pass
+// scan to.
+func refQueryMatches(query, name, value string, pattern *ValueMatch) bool {
+	for query != "" {
+		var pair string
+		pair, query, _ = strings.Cut(query, "&")
+		n, val, _ := strings.Cut(pair, "=")
+		if !unescapedEqual(n, name) {
+			continue
+		}
+		if pattern == nil {
+			return unescapedEqual(val, value)
+		}
+		d, err := url.QueryUnescape(val)
+		if err != nil {
+			return false
+		}
+		return pattern.matchValue(d)
+	}
+	return false
+}
+
+// FuzzQueryParam: the query scan a lookup does decides as the plain
+// reference, for exact values and patterns.
+func FuzzQueryParam(f *testing.F) {
+	for _, s := range [][3]string{
+		{"tenant=blue&page=3", "tenant", "blue"},
+		{"a=1&b=2", "b", "2"},
+		{"q=a+b", "q", "a b"},
+		{"q=a%20b&q=c", "q", "a b"},
+		{"q=c&q=a+b", "q", "a b"},
+		{"q=a%2", "q", "a%2"},
+		{"%71=x", "q", "x"},
+		{"q+r=1&q r=2", "q r", "1"},
+		{"a%zz=1&a=2", "a", "2"},
+		{"&&=&a", "a", ""},
+		{"a==b&a=c", "a", "=b"},
+		{"n=%25zz&n=1", "n", "%zz"},
+		{"x%", "x%", ""},
+		{"", "", ""},
+		{"a&", "", ""},
+		{"a=1&&b", "", ""},
+		{"xa=1&a=2", "a", "2"},
+		{"a=b&c=1", "a=b", "1"},
+		{"a&b=1", "a&b", "1"},
+		{"aa=1&a", "a", ""},
+		{"a=b&c", "a=b", ""},
+		{"a&b", "a&b", ""},
+	} {
+		f.Add(s[0], s[1], s[2])
+	}
+	f.Fuzz(func(t *testing.T, query, name, value string) {
+		if got, want := queryMatches(query, name, value, nil), refQueryMatches(query, name, value, nil); got != want {
+			t.Fatalf("%q %q=%q: scan says %v, the reference %v", query, name, value, got, want)
+		}
+		re, err := regexp.Compile(regexp.QuoteMeta(value) + "$")
+		if err != nil {
+			return // not UTF-8
+		}
+		pattern := &ValueMatch{Name: name, Value: value, Regex: true, re: re}
+		if got, want := queryMatches(query, name, value, pattern), refQueryMatches(query, name, value, pattern); got != want {
+			t.Fatalf("%q %q~%q: scan says %v, the reference %v", query, name, value, got, want)
 		}
 	})
 }

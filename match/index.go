@@ -2,6 +2,7 @@ package match
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strings"
 )
@@ -287,45 +288,15 @@ type hostIndex struct {
 	keyLens    lengthSet // lengths of the host's Exact and Prefix keys
 	prefixLens lengthSet // lengths of its Prefix keys
 	id         uint32    // the host's number in the path table
-	// conds: some route of the host has conditions, so a lookup there
-	// takes the path that checks them (routeWhen). Beside id, where it
-	// costs the slot no space.
-	conds     bool
-	maxPrefix int         // longest Prefix key
+	// maxPrefix is the longest Prefix key's length (at most MaxInt32,
+	// which no request path reaches), beside id, where it costs the slot
+	// no space.
+	maxPrefix int32
 	regexIdx  *regexIndex // nil below regexIndexMin regex routes
-}
-
-// newChainEntry is r with its conditions as a chain holds them.
-func newChainEntry(r *Route) chainEntry {
-	e := chainEntry{r: r}
-	if c := r.When; c != nil {
-		e.method = c.Method
-		if checks := compileChecks(c); len(checks) > 0 {
-			e.check = checks[0]
-			if len(checks) > 1 {
-				e.more = checks[1:]
-			}
-		}
-	}
-	return e
-}
-
-// chain appends r to the routes of its key, which head begins (nil for
-// none), and returns the head: routes come sorted, so the chain is in
-// precedence order. A route with conditions heads a chain even alone, so
-// a lookup reads its checks the one way (firstMet).
-func chain(head, r *Route) *Route {
-	if head == nil {
-		if r.When != nil {
-			r.chain = []chainEntry{newChainEntry(r)}
-		}
-		return r
-	}
-	if head.chain == nil {
-		head.chain = []chainEntry{newChainEntry(head)}
-	}
-	head.chain = append(head.chain, newChainEntry(r))
-	return head
+	// chains, when some route of the host has conditions, are its keys'
+	// routes as a lookup that checks them tries them (routeWhen); nil
+	// for none.
+	chains *hostChains
 }
 
 // lengthSet records which key lengths exist, so a lookup skips probes for
@@ -379,34 +350,68 @@ func (vh *VirtualHost) sortRoutes() {
 	vh.Routes = routes
 }
 
-// indexHost adds the host's Exact and Prefix keys to the path table and
-// collects its Regex routes.
+// indexHost adds the host's Exact and Prefix keys to the path table,
+// collects its Regex routes and lays out its chains (chains.go).
 func (t *Table) indexHost(id uint32, vh *VirtualHost) hostIndex {
 	hi := hostIndex{vh: vh, id: id}
 	vh.regex = nil
-	for _, r := range vh.Routes {
-		r.chain = nil
-		hi.conds = hi.conds || r.When != nil
-		switch r.Type {
-		case Exact:
-			s := t.paths.slot(id, r.Path)
-			s.exact = chain(s.exact, r)
-			hi.keyLens.add(len(r.Path))
-		case Prefix:
-			if r.Path == "" {
-				hi.rootPrefix = chain(hi.rootPrefix, r)
-				continue
-			}
-			s := t.paths.slot(id, r.Path)
-			s.prefix = chain(s.prefix, r)
-			hi.keyLens.add(len(r.Path))
-			hi.prefixLens.add(len(r.Path))
-			hi.maxPrefix = max(hi.maxPrefix, len(r.Path))
-		case Regex:
+	routes := vh.Routes
+	// Only a host with conditions, or with several routes of one key,
+	// has chains; the others keep their keys in the slots alone, without
+	// allocating.
+	chained := false
+	for i, r := range routes {
+		if r.When != nil || i > 0 && r.Type != Regex && routes[i-1].Type == r.Type && routes[i-1].Path == r.Path {
+			chained = true
+			break
+		}
+	}
+	var keys []keyRoutes
+	for i := 0; i < len(routes); {
+		r := routes[i]
+		if r.Type == Regex {
 			if r.Regexp != nil {
 				vh.regex = append(vh.regex, r)
 			}
+			i++
+			continue
 		}
+		// The routes of one key and type follow each other (sortRoutes).
+		k := keyRoutes{start: i, end: i + 1, exact: r.Type == Exact}
+		for k.end < len(routes) && routes[k.end].Type == r.Type && routes[k.end].Path == r.Path {
+			k.end++
+		}
+		i = k.end
+		switch {
+		case r.Type == Exact:
+			k.slot = t.paths.slot(id, r.Path)
+			k.slot.exact = r
+			k.slot.chains = 0
+			if chained {
+				// Until buildChains, the index of these routes in keys.
+				k.slot.chains = uint32(len(keys)) + 1
+			}
+			hi.keyLens.add(len(r.Path))
+		case r.Path == "":
+			hi.rootPrefix = r
+		default:
+			k.slot = t.paths.slot(id, r.Path)
+			if chained && k.slot.exact != nil {
+				keys[k.slot.chains-1].pair = len(keys) + 1
+				k.paired = true
+			}
+			k.slot.prefix = r
+			k.slot.chains = 0
+			hi.keyLens.add(len(r.Path))
+			hi.prefixLens.add(len(r.Path))
+			hi.maxPrefix = int32(min(max(int(hi.maxPrefix), len(r.Path)), math.MaxInt32))
+		}
+		if chained {
+			keys = append(keys, k)
+		}
+	}
+	if chained {
+		hi.chains = buildChains(routes, keys)
 	}
 	if len(vh.regex) >= regexIndexMin {
 		hi.regexIdx = newRegexIndex(vh.regex)

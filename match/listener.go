@@ -94,7 +94,7 @@ func (t *Table) LookupOn(l Listener, host, path string, q *Request) Result {
 		}
 	}
 	hi := hs.host(host)
-	if hi.conds {
+	if hi.chains != nil {
 		r, re := t.routeWhen(&hi, path, q)
 		return hi.result(r, re)
 	}

@@ -116,7 +116,6 @@ func listenerBenchTable(tb testing.TB, two bool) (*Table, []benchRequest) {
 		index[vh.Name] = i
 		for _, r := range vh.Routes {
 			c := *r
-			c.chain = nil
 			nvh.Routes = append(nvh.Routes, &c)
 		}
 		hosts = append(hosts, nvh)

@@ -48,7 +48,7 @@ func (r Result) Location() Location {
 // is the lookup that checks them.
 func (t *Table) Lookup(host, path string) Result {
 	hi := t.host(host)
-	if hi.conds {
+	if hi.chains != nil {
 		r, re := t.routeWhen(&hi, path, nil)
 		return hi.result(r, re)
 	}
@@ -63,7 +63,7 @@ func (t *Table) Lookup(host, path string) Result {
 // condition.
 func (t *Table) LookupRequest(host, path string, q *Request) Result {
 	hi := t.host(host)
-	if hi.conds {
+	if hi.chains != nil {
 		r, re := t.routeWhen(&hi, path, q)
 		return hi.result(r, re)
 	}
@@ -119,7 +119,7 @@ func (t *Table) route(hi *hostIndex, path string) (*Route, regexOutcome) {
 	}
 	// Shorter Prefix candidates end just before a '/', longest first, so
 	// "/foo" is tried for "/foo/bar" and "/foo/" but never for "/foobar".
-	for i := min(len(path)-1, hi.maxPrefix); i > 0; i-- {
+	for i := min(len(path)-1, int(hi.maxPrefix)); i > 0; i-- {
 		if path[i] == '/' && hi.prefixLens.has(i) {
 			if s := t.paths.find(hi.id, path[:i]); s != nil && s.prefix != nil {
 				return s.prefix, regexOutcome{}
@@ -140,54 +140,49 @@ func (t *Table) route(hi *hostIndex, path string) (*Route, regexOutcome) {
 // key's routes are tried in their chain's order, and a key none of whose
 // routes q meets passes the request on to the next key.
 func (t *Table) routeWhen(hi *hostIndex, path string, q *Request) (*Route, regexOutcome) {
+	hc := hi.chains
+	method := methodAny
+	if q != nil {
+		method = methodCode(q.Method)
+	}
 	if hi.keyLens.has(len(path)) {
 		if s := t.paths.find(hi.id, path); s != nil {
-			if r := firstMet(s.exact, q); r != nil {
-				return r, regexOutcome{}
-			}
-			if r := firstMet(s.prefix, q); r != nil {
-				return r, regexOutcome{}
+			if s.chains != 0 {
+				if r := hc.met(s.chains-1, true, q, method); r != nil {
+					return r, regexOutcome{}
+				}
+			} else if s.exact != nil {
+				return s.exact, regexOutcome{}
+			} else if s.prefix != nil {
+				return s.prefix, regexOutcome{}
 			}
 		}
 	}
-	for i := min(len(path)-1, hi.maxPrefix); i > 0; i-- {
+	for i := min(len(path)-1, int(hi.maxPrefix)); i > 0; i-- {
 		if path[i] == '/' && hi.prefixLens.has(i) {
 			if s := t.paths.find(hi.id, path[:i]); s != nil {
-				if r := firstMet(s.prefix, q); r != nil {
-					return r, regexOutcome{}
+				if s.chains != 0 {
+					if r := hc.met(s.chains-1, false, q, method); r != nil {
+						return r, regexOutcome{}
+					}
+				} else if s.prefix != nil {
+					return s.prefix, regexOutcome{}
 				}
 			}
 		}
 	}
-	if r := firstMet(hi.rootPrefix, q); r != nil {
-		return r, regexOutcome{}
+	if hc.root != 0 {
+		if r := hc.met(hc.root-1, false, q, method); r != nil {
+			return r, regexOutcome{}
+		}
+	} else if hi.rootPrefix != nil {
+		return hi.rootPrefix, regexOutcome{}
 	}
 	if len(hi.vh.regex) == 0 {
 		return nil, regexOutcome{}
 	}
 	out := matchRegexRoutes(hi.vh.regex, hi.regexIdx, path, q)
 	return out.route, out
-}
-
-// firstMet is the first route of r's key, r's chain if it has one,
-// whose conditions q meets. A route with conditions always has a chain.
-func firstMet(r *Route, q *Request) *Route {
-	if r == nil || r.chain == nil {
-		return r
-	}
-	for i := range r.chain {
-		e := &r.chain[i]
-		if e.method != "" && (q == nil || e.method != q.Method) {
-			continue
-		}
-		if e.check.name == "" {
-			return e.r
-		}
-		if q != nil && e.check.meets(q) && (e.more == nil || meets(e.more, q)) {
-			return e.r
-		}
-	}
-	return nil
 }
 
 // isIPv4 reports whether s is a dotted-quad IPv4 address, cheaply enough to

@@ -1,12 +1,14 @@
 package match
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -437,4 +439,44 @@ func TestIsIPv4(t *testing.T) {
 			t.Errorf("isIPv4(%q) = %v, want %v", s, got, want)
 		}
 	}
+}
+
+// TestPathTableSpreadsKeys: the path table's hash spreads keys that differ
+// in a few bytes, or only in their host, so linear probing stays short: the
+// mean probe for a key present is under 2 slots and none runs past 64.
+func TestPathTableSpreadsKeys(t *testing.T) {
+	type key struct {
+		host uint32
+		path string
+	}
+	var keys []key
+	for h := range uint32(2000) {
+		for _, p := range []string{"", "/", "/a", "/api", "/api/v1", "/api/v1/users", "/static/img/icons/social", fmt.Sprintf("/tenant/%06d/orders/and/a/long/tail/of/segments", h)} {
+			keys = append(keys, key{h, p})
+		}
+	}
+	for i := range 20000 {
+		keys = append(keys, key{7, fmt.Sprintf("/k%d", i)}, key{8, strings.Repeat("x", i%97)})
+	}
+	pt := newPathTable(len(keys))
+	for _, k := range keys {
+		pt.slot(k.host, k.path)
+	}
+	total, longest := 0, 0
+	for _, k := range keys {
+		h := pt.hash(k.host, k.path)
+		n := 1
+		for i := h & pt.mask; ; i = (i + 1) & pt.mask {
+			if s := pt.at(i); s.hash == h && s.host == k.host && s.key == k.path {
+				break
+			}
+			n++
+		}
+		total += n
+		longest = max(longest, n)
+	}
+	mean := float64(total) / float64(len(keys))
+	assert.Less(t, mean, 2.0, "mean probe")
+	assert.Less(t, longest, 64, "longest probe")
+	t.Logf("%d keys: mean probe %.2f, longest %d", len(keys), mean, longest)
 }

@@ -34,6 +34,10 @@ type pathSlot struct {
 	exact  *Route
 	prefix *Route
 	host   uint32
+	// chains, in a host with conditions, is 1 + the offset of the key's
+	// chain in the host's (hostChains); 0 when exact and prefix answer.
+	// In the padding after host, so the slot keeps its size.
+	chains uint32
 	key    string
 }
 

@@ -24,7 +24,6 @@ var unencoded = map[string]string{
 	"Route.OrderPath":            "places a Regex route in controller order; the digest has its effect, the order the routes are encoded in",
 	"Route.Regexp":               "is compiled from Path, which the digest carries",
 	"VirtualHost.FallbackSource": "says which declaration chose the fallback, for the text and debugging",
-	"Route.chain":                "chains the routes of one key, derived from Routes by New",
 	"VirtualHost.regex":          "is the Regex routes in order, derived from Routes by New",
 }
 

@@ -204,12 +204,7 @@ type Route struct {
 	// "/"); the pattern without a leading "^" for Regex.
 	Path    string
 	Backend *Backend
-	// chain, on the first route of a key that several routes share or
-	// of one with conditions, is every route of the key in precedence
-	// order with its conditions; set by New. Beside Backend, so a lookup
-	// that reads the one finds the other in the same cache line.
-	chain  []chainEntry
-	Source Source
+	Source  Source
 	// Order is the declaration's rank in Ingress order, then rule index,
 	// then path index (SPEC §7): the last tie-breaker of controller order.
 	Order int
@@ -266,17 +261,6 @@ type Route struct {
 	// Split shares the route's requests among weighted backends, some of
 	// which may be invalid (split.go); nil when Backend takes them all.
 	Split *Split
-}
-
-// chainEntry is a route of a chain and its conditions, laid out so that
-// trying a route reads the chain's own memory only: the method, then the
-// header and query parameter matches cheapest first, the first of them
-// (check, empty name for none) inline and the others in more.
-type chainEntry struct {
-	method string
-	r      *Route
-	check  valueCheck
-	more   []valueCheck
 }
 
 // VirtualHost is everything served under one host name.

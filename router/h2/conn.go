@@ -592,6 +592,9 @@ func (c *conn) streamError(id uint32, code errCode) error {
 // resetLocked sends RST_STREAM for st and closes it.
 func (c *conn) resetLocked(st *stream, code errCode) {
 	c.waitRoom()
+	if st.state == stateClosed {
+		return // closed while waitRoom let go of mu
+	}
 	c.wbuf = appendRSTStream(c.wbuf, st.id, code)
 	st.abort(errStreamReset)
 	c.closeStream(st)
@@ -632,6 +635,12 @@ func (c *conn) creditLocked(n int64) {
 	c.recvCredit += n
 	if c.recvCredit >= connWindow/2 && !c.closed {
 		c.waitRoom()
+		// waitRoom lets go of mu: another credit may have sent what is
+		// owed, and a WINDOW_UPDATE of 0 on the connection is a
+		// connection error (RFC 9113 section 6.9).
+		if c.recvCredit == 0 || c.closed {
+			return
+		}
 		c.wbuf = appendWindowUpdate(c.wbuf, 0, uint32(c.recvCredit))
 		c.recvWindow += c.recvCredit
 		c.recvCredit = 0

@@ -547,9 +547,13 @@ func (st *stream) credit(n int64) {
 		st.recvCredit += n
 		if st.recvCredit >= streamWindow/2 {
 			c.waitRoom()
-			c.wbuf = appendWindowUpdate(c.wbuf, st.id, uint32(st.recvCredit))
-			st.recvWindow += st.recvCredit
-			st.recvCredit = 0
+			// As for the connection's: nothing to send once the wait is
+			// over and the credit was sent, or the stream closed.
+			if st.recvCredit > 0 && st.state == stateOpen && !c.closed {
+				c.wbuf = appendWindowUpdate(c.wbuf, st.id, uint32(st.recvCredit))
+				st.recvWindow += st.recvCredit
+				st.recvCredit = 0
+			}
 		}
 	}
 	c.creditLocked(n)

@@ -393,3 +393,79 @@ func TestBodyReadAfterReturn(t *testing.T) {
 		t.Fatalf("read %d, %v", n, err)
 	}
 }
+
+// TestNoZeroWindowUpdate: handlers that read bodies while the write buffer
+// is over its bound wait for room before they give the connection's window
+// back; once one of them sent what was owed, the others send nothing: a
+// WINDOW_UPDATE of 0 on the connection is a connection error (RFC 9113
+// §6.9), which Go's client answers by closing the connection.
+func TestNoZeroWindowUpdate(t *testing.T) {
+	s := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/write" {
+			chunk := make([]byte, 64<<10)
+			for range 128 { // 8 MiB each: one blocks in the write, the other fills the buffer
+				if _, err := w.Write(chunk); err != nil {
+					return
+				}
+			}
+			return
+		}
+		_, _ = io.Copy(io.Discard, r.Body)
+	})}
+	rc := dialRaw(t, s)
+	if tc, ok := rc.c.(*net.TCPConn); ok {
+		_ = tc.SetReadBuffer(16 << 10) // the server's writes block soon
+	}
+	rc.frame(frameSettings, 0, 0, appendSetting(nil, settingInitialWindowSize, 1<<30))
+	rc.frame(frameWindowUpdate, 0, 0, binary.BigEndian.AppendUint32(nil, 1<<30))
+	rc.frame(frameHeaders, flagEndHeaders|flagEndStream, 1, request("/write"))
+	rc.frame(frameHeaders, flagEndHeaders|flagEndStream, 3, request("/write"))
+	time.Sleep(100 * time.Millisecond) // the write buffer is over its bound
+	post := func(path string) []byte {
+		b := []byte{0x83, 0x86} // :method POST, :scheme http
+		b = appendField(b, ":path", path)
+		return appendField(b, ":authority", "h2.test")
+	}
+	const writers, readers, body = 2, 8, 120 << 10 // 960 KiB: past half the connection's window
+	chunk := make([]byte, defaultFrameSize)
+	for i := range readers {
+		id := uint32(5 + 2*i)
+		rc.frame(frameHeaders, flagEndHeaders, id, post("/read"))
+		for sent := 0; sent < body; sent += len(chunk) {
+			flags := uint8(0)
+			if sent+len(chunk) >= body {
+				flags = flagEndStream
+			}
+			rc.frame(frameData, flags, id, chunk)
+		}
+	}
+	time.Sleep(100 * time.Millisecond) // the readers' credits wait for room
+	ended, updates := 0, 0
+	for ended < writers+readers {
+		var h [frameHeaderLen]byte
+		if _, err := io.ReadFull(rc.br, h[:]); err != nil {
+			t.Fatalf("after %d streams ended: %v", ended, err)
+		}
+		fh := parseFrameHeader(h[:])
+		p := make([]byte, fh.length)
+		if _, err := io.ReadFull(rc.br, p); err != nil {
+			t.Fatal(err)
+		}
+		switch fh.typ {
+		case frameWindowUpdate:
+			updates++
+			if inc := binary.BigEndian.Uint32(p) & (1<<31 - 1); inc == 0 {
+				t.Fatalf("WINDOW_UPDATE of 0 on stream %d", fh.stream)
+			}
+		case frameGoAway, frameRSTStream:
+			t.Fatalf("frame type %d on stream %d", fh.typ, fh.stream)
+		case frameHeaders, frameData:
+			if fh.flags&flagEndStream != 0 {
+				ended++
+			}
+		}
+	}
+	if updates < 2 {
+		t.Fatalf("%d WINDOW_UPDATEs: the window read was not given back", updates)
+	}
+}

@@ -667,11 +667,11 @@ func (c *conn) readRequest(connCtx context.Context, first bool) (req *http.Reque
 		return nil, badRequestError("malformed Host header")
 	}
 	for k, vv := range h {
-		if !validFieldName(k) {
+		if !isToken(k) {
 			return nil, badRequestError("invalid header name")
 		}
 		for _, v := range vv {
-			if !validFieldValue(v) {
+			if !validValue(v) {
 				return nil, badRequestError("invalid header value")
 			}
 		}
@@ -703,7 +703,7 @@ func readHead(tp *textproto.Reader, fr *fieldReader) (h plainHead, err error) {
 	if !ok1 || !ok2 {
 		return h, errors.New("malformed HTTP request")
 	}
-	if !validMethod(method) {
+	if !isToken(method) {
 		return h, errors.New("invalid method")
 	}
 	major, minor, ok := http.ParseHTTPVersion(proto)
@@ -921,15 +921,6 @@ func shouldClose(major, minor int, h http.Header) bool {
 		return hasClose || !ListsToken(conv, "keep-alive")
 	}
 	return hasClose
-}
-
-func validMethod(m string) bool {
-	for i := 0; i < len(m); i++ {
-		if !tokenByte[m[i]] {
-			return false
-		}
-	}
-	return len(m) > 0
 }
 
 // connReader is what the connection's bufio.Reader reads from: it bounds

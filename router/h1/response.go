@@ -274,17 +274,6 @@ func canonicalizeName(a []byte) bool {
 	return len(a) > 0
 }
 
-// validValue reports a field value of visible ASCII, obs-text, spaces and
-// tabs: no control bytes.
-func validValue(v []byte) bool {
-	for _, c := range v {
-		if c < ' ' && c != '\t' || c == 0x7f {
-			return false
-		}
-	}
-	return true
-}
-
 // frame decides, from the fields, how the body is delimited and whether
 // the connection may carry another request, as net/http's readTransfer
 // does for a response.

@@ -37,19 +37,20 @@ func validHost(h string) bool {
 	return true
 }
 
-// validFieldName reports a field name: a non-empty token.
-func validFieldName(k string) bool {
-	for i := 0; i < len(k); i++ {
-		if !tokenByte[k[i]] {
+// isToken reports a non-empty token: a method, a field name.
+func isToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !tokenByte[s[i]] {
 			return false
 		}
 	}
-	return k != ""
+	return s != ""
 }
 
-// validFieldValue reports a field value without control bytes other than
-// HTAB (RFC 9110 section 5.5): obs-text is let through as net/http does.
-func validFieldValue(v string) bool {
+// validValue reports a field value (or reason phrase) without control
+// bytes other than HTAB (RFC 9110 section 5.5): visible ASCII, spaces and
+// obs-text, which net/http lets through too.
+func validValue[S ~string | ~[]byte](v S) bool {
 	for i := 0; i < len(v); i++ {
 		if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
 			return false

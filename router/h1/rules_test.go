@@ -26,8 +26,8 @@ func TestFieldRules(t *testing.T) {
 		{"X-Foo", true}, {"x_foo", true}, {"a!#$%&'*+-.^_`|~9", true},
 		{"", false}, {"X Foo", false}, {"X:Foo", false}, {"Ä", false}, {"X\tF", false},
 	} {
-		if got := validFieldName(tc.name); got != tc.ok {
-			t.Errorf("validFieldName(%q) = %v, want %v", tc.name, got, tc.ok)
+		if got := isToken(tc.name); got != tc.ok {
+			t.Errorf("isToken(%q) = %v, want %v", tc.name, got, tc.ok)
 		}
 	}
 	for _, tc := range []struct {
@@ -37,8 +37,8 @@ func TestFieldRules(t *testing.T) {
 		{"plain", true}, {"a\tb c", true}, {"caf\xc3\xa9", true}, {"\x80\xff", true}, {"", true},
 		{"a\rb", false}, {"a\nb", false}, {"a\x00", false}, {"a\x7f", false}, {"\x1f", false},
 	} {
-		if got := validFieldValue(tc.value); got != tc.ok {
-			t.Errorf("validFieldValue(%q) = %v, want %v", tc.value, got, tc.ok)
+		if got := validValue(tc.value); got != tc.ok {
+			t.Errorf("validValue(%q) = %v, want %v", tc.value, got, tc.ok)
 		}
 	}
 	for _, tc := range []struct {

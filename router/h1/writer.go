@@ -249,7 +249,7 @@ func (w *response) writeTrailers() {
 	bw := w.c.bw
 	write := func(k string, vv []string) {
 		for _, v := range vv {
-			if !validFieldName(k) {
+			if !isToken(k) {
 				continue
 			}
 			bw.WriteString(k)
@@ -457,7 +457,7 @@ func (w *response) writeStatusLine(code int) {
 func (w *response) writeFields(header http.Header, skip func(string) bool) {
 	bw := w.c.bw
 	for k, vv := range header {
-		if !validFieldName(k) || skip(k) {
+		if !isToken(k) || skip(k) {
 			continue
 		}
 		for _, v := range vv {

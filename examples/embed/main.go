@@ -15,10 +15,11 @@
 //   - Serve it with router/h1's Server, ramjet's HTTP/1 server: it calls
 //     the handler with net/http's server semantics for a fraction of the
 //     CPU, and refuses the request framings nginx refuses. It hands
-//     HTTP/2 to an http.Server (Fallback): cleartext HTTP/2 (gRPC clients
-//     with prior knowledge) is switched on there with Protocols
-//     SetUnencryptedHTTP2. net/http's server alone works too, its
-//     listener wrapped in h1.GuardFraming.
+//     HTTP/2 connections (cleartext with prior knowledge, as gRPC clients
+//     send, and "h2" over TLS) to router/h2's Server (h1.Server.HTTP2),
+//     and anything else it does not serve to an http.Server (Fallback).
+//     net/http's server alone works too, its listener wrapped in
+//     h1.GuardFraming, with h2.ConfigureServer for its HTTP/2.
 //   - TLS: serve the same handler on a listener with Router.TLSConfig();
 //     certificates come from the table and rotate with it.
 //   - Publish a new table whenever the objects change; requests in flight
@@ -56,6 +57,7 @@ import (
 	"ramjet.dev/ramjet/compile/manifest"
 	"ramjet.dev/ramjet/router"
 	"ramjet.dev/ramjet/router/h1"
+	rh2 "ramjet.dev/ramjet/router/h2"
 )
 
 // requireHeader is this embedder's own annotation: the request header an
@@ -147,6 +149,13 @@ func start(manifests, addr string, logger *slog.Logger) (*app, error) {
 		MaxHeaderBytes:    h2.MaxHeaderBytes,
 		ErrorLog:          h2.ErrorLog,
 		Fallback:          h2,
+		HTTP2: &rh2.Server{
+			Handler:           h2.Handler,
+			IdleTimeout:       h2.IdleTimeout,
+			ReadHeaderTimeout: h2.ReadHeaderTimeout,
+			MaxHeaderBytes:    h2.MaxHeaderBytes,
+			ErrorLog:          h2.ErrorLog,
+		},
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

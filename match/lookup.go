@@ -47,7 +47,7 @@ func (r Result) Location() Location {
 // A route with conditions (Route.When) never matches here: LookupRequest
 // is the lookup that checks them.
 func (t *Table) Lookup(host, path string) Result {
-	hi := t.host(host)
+	hi := t.hostSet.host(host)
 	if hi.chains != nil {
 		r, re := t.routeWhen(&hi, path, nil)
 		return hi.result(r, re)
@@ -62,7 +62,7 @@ func (t *Table) Lookup(host, path string) Result {
 // such routes is looked up exactly as Lookup does. A nil q meets no
 // condition.
 func (t *Table) LookupRequest(host, path string, q *Request) Result {
-	hi := t.host(host)
+	hi := t.hostSet.host(host)
 	if hi.chains != nil {
 		r, re := t.routeWhen(&hi, path, q)
 		return hi.result(r, re)
@@ -84,10 +84,20 @@ func (hi *hostIndex) result(r *Route, re regexOutcome) Result {
 
 func (t *Table) host(name string) hostIndex { return t.hostSet.host(name) }
 
+// host is the virtual host of name: its exact host, else a wildcard's or
+// the catch-all (notExact). Small enough to inline into Lookup,
+// LookupRequest and LookupOn, so that an exact host costs them the map
+// access alone, without a call that copies its hostIndex out twice
+// (about 25 of 615 instructions of a plain lookup).
 func (t *hostSet) host(name string) hostIndex {
 	if hi, ok := t.exactHosts[name]; ok {
 		return hi
 	}
+	return t.notExact(name)
+}
+
+// notExact is the virtual host of a name no exact host has.
+func (t *hostSet) notExact(name string) hostIndex {
 	if len(t.wildcardHosts) > 0 && !isIPv4(name) {
 		// One label: everything up to the first dot, which must be non-empty.
 		// An IP literal is never a wildcard's name ("*.0.0.1" is a valid

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -280,4 +281,26 @@ func TestShortAttribute(t *testing.T) {
 		}
 	}
 	require.Greater(t, short, 20, "the one-pass form is taken")
+}
+
+// TestOTLPDialRaw: the exporter's connection reads and writes its socket
+// with raw calls (router/rawsock) on Linux, and an HTTPS proxy in the
+// environment leaves the dialing to gRPC, which goes through it.
+func TestOTLPDialRaw(t *testing.T) {
+	t.Setenv("HTTPS_PROXY", "")
+	t.Setenv("https_proxy", "")
+	require.False(t, otlpProxied())
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	c, err := otlpDial(t.Context(), l.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	if runtime.GOOS == "linux" {
+		w, ok := c.(interface{ NetConn() net.Conn })
+		require.True(t, ok, "%T is not rawsock's", c)
+		require.IsType(t, &net.TCPConn{}, w.NetConn())
+	}
+	t.Setenv("HTTPS_PROXY", "http://proxy.example:3128")
+	require.True(t, otlpProxied())
 }

@@ -98,19 +98,28 @@ func (c TraceContext) Traceparent() string {
 	return string(b[:])
 }
 
-// appendTraceparent writes c's traceparent into b.
+// appendTraceparent writes c's traceparent into b, as every traced
+// request sends on: two digits a byte, by table.
 func (c TraceContext) appendTraceparent(b *[55]byte) {
 	b[0], b[1], b[2], b[35], b[52] = '0', '0', '-', '-', '-'
 	for i, x := range c.TraceID {
-		b[3+2*i], b[4+2*i] = hexDigits[x>>4], hexDigits[x&15]
+		b[3+2*i], b[4+2*i] = hexPairs[x][0], hexPairs[x][1]
 	}
 	for i, x := range c.SpanID {
-		b[36+2*i], b[37+2*i] = hexDigits[x>>4], hexDigits[x&15]
+		b[36+2*i], b[37+2*i] = hexPairs[x][0], hexPairs[x][1]
 	}
-	b[53], b[54] = hexDigits[c.Flags>>4], hexDigits[c.Flags&15]
+	b[53], b[54] = hexPairs[c.Flags][0], hexPairs[c.Flags][1]
 }
 
 const hexDigits = "0123456789abcdef"
+
+// hexPairs is a byte's two lower-case hex digits.
+var hexPairs = func() (t [256][2]byte) {
+	for i := range t {
+		t[i] = [2]byte{hexDigits[i>>4], hexDigits[i&15]}
+	}
+	return t
+}()
 
 // hexValue is a lower-case hex digit's value, 0xff for any other byte.
 var hexValue = func() (t [256]byte) {

@@ -263,7 +263,7 @@ func TestShortAttribute(t *testing.T) {
 	for _, n := range []int{0, 1, 100, 119, 120, 121, 126, 127, 128, 300} {
 		cases = append(cases, router.SpanAttribute{Value: strings.Repeat("v", n)})
 	}
-	for _, n := range []int64{0, 1, 127, 128, 1 << 40, -1} {
+	for _, n := range []int64{0, 1, 127, 128, 200, 16383, 16384, 65535, 1<<21 - 1, 1 << 21, 1 << 40, -1} {
 		cases = append(cases, router.SpanAttribute{Int: n, IsInt: true})
 	}
 	short := 0

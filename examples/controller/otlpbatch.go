@@ -80,11 +80,11 @@ func otlpTarget(endpoint string) string {
 // client and backend connections are. gRPC's socket calls are Go's, which
 // tell the scheduler they are in the kernel: each export's calls woke a
 // sleeping sysmon into polling every 20 µs for a millisecond or more, and
-// a batch's writes on loopback (which run the collector's TCP receive
-// too) were long enough to have the processor taken away and another
-// thread woken. On the load harness that doubled the controller's context
-// switches per request (0.13 to 0.25) and cost about 1 µs of sysmon per
-// traced request, as much as making and encoding the span.
+// a call sysmon finds still in the kernel (a batch's writes on loopback
+// run the collector's TCP receive too) can have its processor handed to
+// another thread. On the load harness that doubled the controller's
+// context switches per request (0.13 to 0.25) and cost about 1 µs of
+// sysmon per traced request, half what making and encoding the span cost.
 func otlpDial(ctx context.Context, addr string) (net.Conn, error) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", addr)

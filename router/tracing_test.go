@@ -290,3 +290,76 @@ func BenchmarkHandlerAloneTraced(b *testing.B) {
 	b.Cleanup(r.CloseIdleConnections)
 	benchHandler(b, r)
 }
+
+// parseTraceparentByDigit is ParseTraceparent as it was first written,
+// digit by digit: FuzzParseTraceparent holds the table-driven one to it.
+func parseTraceparentByDigit(v string) (TraceContext, bool) {
+	var c TraceContext
+	if len(v) < 55 || v[2] != '-' || v[35] != '-' || v[52] != '-' {
+		return c, false
+	}
+	digits := func(s string) (byte, bool) {
+		var n byte
+		for i := range 2 {
+			switch d := s[i]; {
+			case d >= '0' && d <= '9':
+				n = n<<4 | (d - '0')
+			case d >= 'a' && d <= 'f':
+				n = n<<4 | (d - 'a' + 10)
+			default:
+				return 0, false
+			}
+		}
+		return n, true
+	}
+	ver, ok := digits(v[0:2])
+	if !ok || ver == 0xff || ver == 0 && len(v) != 55 || ver != 0 && len(v) > 55 && v[55] != '-' {
+		return c, false
+	}
+	for i := range c.TraceID {
+		if c.TraceID[i], ok = digits(v[3+2*i : 5+2*i]); !ok {
+			return TraceContext{}, false
+		}
+	}
+	for i := range c.SpanID {
+		if c.SpanID[i], ok = digits(v[36+2*i : 38+2*i]); !ok {
+			return TraceContext{}, false
+		}
+	}
+	if c.Flags, ok = digits(v[53:55]); !ok || !c.IsValid() {
+		return TraceContext{}, false
+	}
+	return c, true
+}
+
+// FuzzParseTraceparent: the header a client sends is read as the
+// digit-by-digit reading does, and a context read from a version-00
+// header writes that header back.
+func FuzzParseTraceparent(f *testing.F) {
+	for _, s := range []string{
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+		"01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00-future",
+		"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+		"00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+		"ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+		"00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01",
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0z",
+		"0g-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-",
+		"cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-09x",
+		"",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		got, ok := ParseTraceparent(v)
+		want, wantOK := parseTraceparentByDigit(v)
+		if ok != wantOK || got != want {
+			t.Fatalf("ParseTraceparent(%q) = %+v, %v; digit by digit %+v, %v", v, got, ok, want, wantOK)
+		}
+		if ok && v[:2] == "00" && got.Traceparent() != v {
+			t.Fatalf("ParseTraceparent(%q).Traceparent() = %q", v, got.Traceparent())
+		}
+	})
+}

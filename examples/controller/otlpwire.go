@@ -159,8 +159,19 @@ func (e *otlpEncoder) shortAttribute(num protowire.Number, key string, a router.
 	b := append(e.b, byte(num)<<3|byte(protowire.BytesType), byte(kvLen), tagKey, byte(len(key)))
 	b = append(b, key...)
 	b = append(b, tagValue, byte(anyLen))
-	if a.IsInt {
-		b = protowire.AppendVarint(append(b, tagInt), uint64(a.Int))
+	if v := uint64(a.Int); a.IsInt {
+		// Statuses and ports take two or three bytes: written here,
+		// without AppendVarint's call.
+		switch {
+		case v < 1<<7:
+			b = append(b, tagInt, byte(v))
+		case v < 1<<14:
+			b = append(b, tagInt, byte(v)|0x80, byte(v>>7))
+		case v < 1<<21:
+			b = append(b, tagInt, byte(v)|0x80, byte(v>>7)|0x80, byte(v>>14))
+		default:
+			b = protowire.AppendVarint(append(b, tagInt), v)
+		}
 	} else {
 		b = append(append(b, tagString, byte(len(a.Value))), a.Value...)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -262,7 +263,7 @@ func TestShortAttribute(t *testing.T) {
 	for _, n := range []int{0, 1, 100, 119, 120, 121, 126, 127, 128, 300} {
 		cases = append(cases, router.SpanAttribute{Value: strings.Repeat("v", n)})
 	}
-	for _, n := range []int64{0, 1, 127, 128, 1 << 40, -1} {
+	for _, n := range []int64{0, 1, 127, 128, 200, 16383, 16384, 65535, 1<<21 - 1, 1 << 21, 1 << 40, -1} {
 		cases = append(cases, router.SpanAttribute{Int: n, IsInt: true})
 	}
 	short := 0
@@ -280,4 +281,26 @@ func TestShortAttribute(t *testing.T) {
 		}
 	}
 	require.Greater(t, short, 20, "the one-pass form is taken")
+}
+
+// TestOTLPDialRaw: the exporter's connection reads and writes its socket
+// with raw calls (router/rawsock) on Linux, and an HTTPS proxy in the
+// environment leaves the dialing to gRPC, which goes through it.
+func TestOTLPDialRaw(t *testing.T) {
+	t.Setenv("HTTPS_PROXY", "")
+	t.Setenv("https_proxy", "")
+	require.False(t, otlpProxied())
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	c, err := otlpDial(t.Context(), l.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	if runtime.GOOS == "linux" {
+		w, ok := c.(interface{ NetConn() net.Conn })
+		require.True(t, ok, "%T is not rawsock's", c)
+		require.IsType(t, &net.TCPConn{}, w.NetConn())
+	}
+	t.Setenv("HTTPS_PROXY", "http://proxy.example:3128")
+	require.True(t, otlpProxied())
 }

@@ -21,19 +21,17 @@ func (b *builder) claimIngresses() {
 	// informer's snapshot has none, and Ingress objects are read in the
 	// order they were allocated.
 	ings := make([]*networkingv1.Ingress, 0, len(b.snap.Ingresses))
-	at := make(map[objKey]int32, len(b.snap.Ingresses))
+	at := newNameIndex(len(b.snap.Ingresses), func(i int32) (string, string) { return ings[i].Namespace, ings[i].Name })
 	for _, ing := range b.snap.Ingresses {
 		if ing == nil {
 			continue
 		}
-		k := objKey{ing.Namespace, ing.Name}
-		if i, dup := at[k]; dup {
+		if i, dup := at.add(ing.Namespace, ing.Name, int32(len(ings))); dup {
 			if precedes(ing, ings[i]) {
 				ings[i] = ing
 			}
 			continue
 		}
-		at[k] = int32(len(ings))
 		ings = append(ings, ing)
 	}
 	c := classify.New(b.snap.IngressClasses, b.opts.claimOptions())

@@ -186,7 +186,7 @@ type builder struct {
 	opts Options
 
 	// Indexes by namespace and name.
-	services map[objKey]*serviceEntry
+	services nameIndex[*serviceEntry]
 	// lastService is the entry serviceEntry found last: an Ingress's
 	// paths mostly name one Service.
 	lastService *serviceEntry

@@ -163,7 +163,8 @@ func (b *builder) resolve(ns, name, port string) *resolution {
 		}
 	}
 	if why != (resolveIssue{}) {
-		r.why = &why
+		issue := why
+		r.why = &issue
 	}
 
 	// A resolved port is identified by its number, so "80" and "http"

@@ -83,13 +83,12 @@ func (b *builder) serviceEntry(ns, name string) *serviceEntry {
 	if b.lastService != nil && b.lastKey.name == name && b.lastKey.ns == ns {
 		return b.lastService
 	}
-	k := objKey{ns, name}
 	e, ok := b.services.get(ns, name)
 	if !ok {
-		e = &serviceEntry{missing: &k}
+		e = &serviceEntry{missing: &objKey{ns, name}}
 		b.services.add(ns, name, e)
 	}
-	b.lastService, b.lastKey = e, k
+	b.lastService, b.lastKey = e, objKey{ns, name}
 	return e
 }
 

@@ -250,7 +250,7 @@ func (b *builder) attachCanaries() {
 			if rule.HTTP == nil {
 				continue
 			}
-			v := b.vhosts[rule.Host]
+			v := b.vhostOf(rule.Host)
 			for j := range rule.HTTP.Paths {
 				b.attachPath(ing, v, rule.Host, pathField(i, j), &rule.HTTP.Paths[j])
 			}

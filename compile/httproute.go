@@ -490,7 +490,7 @@ func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatc
 	if winner == nil && v.vh.Listener != (match.Listener{}) {
 		// A listener's host holds only routes; the Ingresses' paths of
 		// the same name are served there too (assembleViews).
-		if base := b.vhosts[v.vh.Name]; base != nil {
+		if base := b.vhostOf(v.vh.Name); base != nil {
 			if w := base.route(routeKey{m.Type, key}); w != nil && !b.views.displaced[v.vh.Listener][w] {
 				winner = w
 			}

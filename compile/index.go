@@ -38,6 +38,7 @@ func (e *serviceEntry) key() (ns, name string) {
 // and name.
 func (b *builder) indexObjects() {
 	entries := make([]serviceEntry, 0, len(b.snap.Services))
+	b.backendList = make([]*backendInfo, 0, len(b.snap.Services)) // most Services have one backend
 	b.services = newNameIndex(len(b.snap.Services), (*serviceEntry).key)
 	for _, svc := range b.snap.Services {
 		if svc == nil {

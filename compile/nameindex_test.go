@@ -3,6 +3,7 @@ package compile
 import (
 	"hash/maphash"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -36,27 +37,42 @@ func TestNameIndexCollisions(t *testing.T) {
 	}
 }
 
+// TestNameIndex fills an index past several growths with names whose
+// hashes collide in a few ways: every name must be found, and only those.
 func TestNameIndex(t *testing.T) {
 	real := nameHash
 	t.Cleanup(func() { nameHash = real })
-	nameHash = func(maphash.Seed, string, string) uint64 { return 1 }
-	keys := []objKey{{"a", "b"}, {"a", "c"}, {"b", "b"}, {"ab", ""}}
-	x := newNameIndex(0, func(i int) (string, string) { return keys[i].ns, keys[i].name })
-	for i, k := range keys {
-		_, ok := x.get(k.ns, k.name)
-		require.False(t, ok, k)
-		v, dup := x.add(k.ns, k.name, i)
-		require.False(t, dup, k)
-		require.Equal(t, i, v)
+	for name, h := range map[string]func(maphash.Seed, string, string) uint64{
+		"real":  real,
+		"equal": func(maphash.Seed, string, string) uint64 { return 1 },
+		"zero":  func(maphash.Seed, string, string) uint64 { return 0 },
+		"few":   func(_ maphash.Seed, ns, name string) uint64 { return uint64(len(ns)+len(name)) % 5 },
+		"high":  func(_ maphash.Seed, ns, name string) uint64 { return uint64(len(ns)+len(name)) << 40 },
+	} {
+		nameHash = h
+		var keys []objKey
+		for i := range 300 {
+			keys = append(keys, objKey{"ns-" + strconv.Itoa(i%7), "n" + strconv.Itoa(i)})
+		}
+		x := newNameIndex(0, func(i int) (string, string) { return keys[i].ns, keys[i].name })
+		for i, k := range keys {
+			_, ok := x.get(k.ns, k.name)
+			require.False(t, ok, "%s: %v found before it was added", name, k)
+			v, dup := x.add(k.ns, k.name, i)
+			require.False(t, dup, "%s: %v", name, k)
+			require.Equal(t, i, v)
+		}
+		for i, k := range keys {
+			v, ok := x.get(k.ns, k.name)
+			require.True(t, ok, "%s: %v not found", name, k)
+			require.Equal(t, i, v)
+			v, dup := x.add(k.ns, k.name, 999)
+			require.True(t, dup, "%s: %v", name, k)
+			require.Equal(t, i, v)
+		}
+		for _, k := range []objKey{{"ns-1", "n0"}, {"ns-0", "n"}, {"", ""}, {"ns-0n", "0"}} {
+			_, ok := x.get(k.ns, k.name)
+			require.False(t, ok, "%s: %v found", name, k)
+		}
 	}
-	for i, k := range keys {
-		v, ok := x.get(k.ns, k.name)
-		require.True(t, ok, k)
-		require.Equal(t, i, v)
-		v, dup := x.add(k.ns, k.name, 99)
-		require.True(t, dup, k)
-		require.Equal(t, i, v)
-	}
-	_, ok := x.get("a", "d")
-	require.False(t, ok)
 }

@@ -22,6 +22,14 @@ type resolution struct {
 	port string // as written
 
 	backend *backendInfo
+	// next is the Service's next resolution (serviceEntry.refs).
+	next *resolution
+	// why is nil when the port resolved cleanly, as nearly every one does.
+	why *resolveIssue
+}
+
+// resolveIssue is what is wrong with a resolution.
+type resolveIssue struct {
 	// problem is "", ServiceNotFound, ServicePortNotFound or
 	// ExternalNameUnsupported; message explains it, without the consequence.
 	problem Reason
@@ -29,6 +37,14 @@ type resolution struct {
 	// targetMsg is set when the port matched only a targetPort
 	// (ingress-nginx's quirk).
 	targetMsg string
+}
+
+// issue returns what is wrong with r, the zero value when nothing is.
+func (r *resolution) issue() resolveIssue {
+	if r.why == nil {
+		return resolveIssue{}
+	}
+	return *r.why
 }
 
 // backendInfo is one backend under construction.
@@ -66,14 +82,14 @@ func servicePort(p networkingv1.ServiceBackendPort) string {
 // its protocol.
 func (b *builder) useBackend(ing *ingress, svc *networkingv1.IngressServiceBackend, field, suffix string, used bool) *match.Backend {
 	r := b.resolve(ing.obj.Namespace, svc.Name, servicePort(svc.Port))
-	switch r.problem {
+	switch r.issue().problem {
 	case ServiceNotFound, ExternalNameUnsupported:
-		b.warn(r.problem, ing.ref(), field+suffix+".name", r.message+"; requests answer 503")
+		b.warn(r.issue().problem, ing.ref(), field+suffix+".name", r.issue().message+"; requests answer 503")
 	case ServicePortNotFound:
-		b.warn(r.problem, ing.ref(), field+suffix+".port", r.message+"; requests answer 503")
+		b.warn(r.issue().problem, ing.ref(), field+suffix+".port", r.issue().message+"; requests answer 503")
 	}
-	if r.targetMsg != "" {
-		b.warn(PortMatchedTargetPort, ing.ref(), field+suffix+".port", r.targetMsg)
+	if r.issue().targetMsg != "" {
+		b.warn(PortMatchedTargetPort, ing.ref(), field+suffix+".port", r.issue().targetMsg)
 	}
 	if p := svc.Port; p.Number != 0 && p.Name != "" {
 		// The API server refuses both, but files and hand-built objects
@@ -105,17 +121,13 @@ func (b *builder) useBackend(ing *ingress, svc *networkingv1.IngressServiceBacke
 // Service port, by number or by name, share one backend.
 func (b *builder) resolve(ns, name, port string) *resolution {
 	e := b.serviceEntry(ns, name)
-	for _, r := range e.refs {
+	for r := e.refs; r != nil; r = r.next {
 		if r.port == port {
 			return r
 		}
 	}
 	r := b.resolveSlab.new()
 	r.port = port
-	if e.refs == nil {
-		e.refs = e.refsBuf[:0]
-	}
-	e.refs = append(e.refs, r)
 	portLabel := func() string {
 		if port == "" {
 			return "(none given)"
@@ -126,39 +138,46 @@ func (b *builder) resolve(ns, name, port string) *resolution {
 	svc := e.svc
 	state := match.Serving
 	var sp *corev1.ServicePort
+	var why resolveIssue
 	switch {
 	case svc == nil:
 		state = match.ServiceNotFound
-		r.problem = ServiceNotFound
-		r.message = "Service " + ns + "/" + name + " not found"
+		why.problem = ServiceNotFound
+		why.message = "Service " + ns + "/" + name + " not found"
 	default:
 		var viaTargetPort bool
 		sp, viaTargetPort = findServicePort(svc, port)
 		if viaTargetPort {
-			r.targetMsg = "port " + portLabel() + " is not a port number or name of Service " + ns + "/" + name +
+			why.targetMsg = "port " + portLabel() + " is not a port number or name of Service " + ns + "/" + name +
 				"; it matched the targetPort of port " + strconv.Itoa(int(sp.Port)) + " (ingress-nginx compatibility), which is used"
 		}
 		switch {
 		case svc.Spec.Type == corev1.ServiceTypeExternalName:
 			state = match.ExternalName
-			r.problem = ExternalNameUnsupported
-			r.message = "Service " + ns + "/" + name + " is of type ExternalName, which is not followed"
+			why.problem = ExternalNameUnsupported
+			why.message = "Service " + ns + "/" + name + " is of type ExternalName, which is not followed"
 		case sp == nil:
 			state = match.PortNotFound
-			r.problem = ServicePortNotFound
-			r.message = "Service " + ns + "/" + name + " has no port " + portLabel()
+			why.problem = ServicePortNotFound
+			why.message = "Service " + ns + "/" + name + " has no port " + portLabel()
 		}
+	}
+	if why != (resolveIssue{}) {
+		issue := why
+		r.why = &issue
 	}
 
 	// A resolved port is identified by its number, so "80" and "http"
-	// share a backend; an unresolved one by the port as written.
+	// share a backend; an unresolved one by the port as written. The
+	// Service's backends are those of its resolutions so far.
 	var number int32
 	if sp != nil {
 		number = sp.Port
 	}
-	for _, bi := range e.backends {
-		if bi.b.Port == number && (number != 0 || bi.written == port) {
+	for q := e.refs; q != nil; q = q.next {
+		if bi := q.backend; bi.b.Port == number && (number != 0 || bi.written == port) {
 			r.backend = bi
+			r.next, e.refs = e.refs, r
 			return r
 		}
 	}
@@ -175,12 +194,9 @@ func (b *builder) resolve(ns, name, port string) *resolution {
 	}
 	bi := b.infoSlab.new()
 	bi.b, bi.written, bi.port = be, port, sp
-	if e.backends == nil {
-		e.backends = e.backendsBuf[:0]
-	}
-	e.backends = append(e.backends, bi)
 	b.backendList = append(b.backendList, bi)
 	r.backend = bi
+	r.next, e.refs = e.refs, r
 	return r
 }
 

@@ -250,7 +250,7 @@ func (b *builder) attachCanaries() {
 			if rule.HTTP == nil {
 				continue
 			}
-			v := b.vhosts[rule.Host]
+			v := b.vhostOf(rule.Host)
 			for j := range rule.HTTP.Paths {
 				b.attachPath(ing, v, rule.Host, pathField(i, j), &rule.HTTP.Paths[j])
 			}
@@ -321,14 +321,14 @@ func (b *builder) attachDefault(ing *ingress, svc *networkingv1.IngressServiceBa
 func (b *builder) canaryBackend(ing *ingress, svc *networkingv1.IngressServiceBackend, field, suffix string) *match.Backend {
 	r := b.resolve(ing.obj.Namespace, svc.Name, servicePort(svc.Port))
 	const consequence = "; the requests this canary's rules choose answer 500"
-	switch r.problem {
+	switch r.issue().problem {
 	case ServiceNotFound, ExternalNameUnsupported:
-		b.warn(r.problem, ing.ref(), field+suffix+".name", r.message+consequence)
+		b.warn(r.issue().problem, ing.ref(), field+suffix+".name", r.issue().message+consequence)
 	case ServicePortNotFound:
-		b.warn(r.problem, ing.ref(), field+suffix+".port", r.message+consequence)
+		b.warn(r.issue().problem, ing.ref(), field+suffix+".port", r.issue().message+consequence)
 	}
-	if r.targetMsg != "" {
-		b.warn(PortMatchedTargetPort, ing.ref(), field+suffix+".port", r.targetMsg)
+	if r.issue().targetMsg != "" {
+		b.warn(PortMatchedTargetPort, ing.ref(), field+suffix+".port", r.issue().targetMsg)
 	}
 	return r.backend.b
 }

@@ -21,19 +21,17 @@ func (b *builder) claimIngresses() {
 	// informer's snapshot has none, and Ingress objects are read in the
 	// order they were allocated.
 	ings := make([]*networkingv1.Ingress, 0, len(b.snap.Ingresses))
-	at := make(map[objKey]int32, len(b.snap.Ingresses))
+	at := newNameIndex(len(b.snap.Ingresses), func(i int32) (string, string) { return ings[i].Namespace, ings[i].Name })
 	for _, ing := range b.snap.Ingresses {
 		if ing == nil {
 			continue
 		}
-		k := objKey{ing.Namespace, ing.Name}
-		if i, dup := at[k]; dup {
+		if i, dup := at.add(ing.Namespace, ing.Name, int32(len(ings))); dup {
 			if precedes(ing, ings[i]) {
 				ings[i] = ing
 			}
 			continue
 		}
-		at[k] = int32(len(ings))
 		ings = append(ings, ing)
 	}
 	c := classify.New(b.snap.IngressClasses, b.opts.claimOptions())
@@ -43,7 +41,8 @@ func (b *builder) claimIngresses() {
 	type claimKey struct {
 		sec  int64
 		nsec int32
-		i    int32 // in ings
+		i    int32  // in ings
+		name uint64 // joinedPrefix: most ties are told apart without reading the Ingress
 	}
 	keys := make([]claimKey, 0, len(ings))
 	for i, obj := range ings {
@@ -54,7 +53,7 @@ func (b *builder) claimIngresses() {
 		}
 		if claimed {
 			created := obj.CreationTimestamp.Time
-			keys = append(keys, claimKey{sec: created.Unix(), nsec: int32(created.Nanosecond()), i: int32(i)})
+			keys = append(keys, claimKey{sec: created.Unix(), nsec: int32(created.Nanosecond()), i: int32(i), name: joinedPrefix(obj.Namespace, obj.Name)})
 		}
 	}
 	slices.SortFunc(keys, func(x, y claimKey) int {
@@ -64,8 +63,12 @@ func (b *builder) claimIngresses() {
 		if c := cmp.Compare(x.nsec, y.nsec); c != 0 {
 			return c
 		}
+		// namespace/name descending
+		if x.name != y.name {
+			return cmp.Compare(y.name, x.name)
+		}
 		a, o := ings[x.i], ings[y.i]
-		return compareJoined(o.Namespace, o.Name, a.Namespace, a.Name) // namespace/name descending
+		return compareJoined(o.Namespace, o.Name, a.Namespace, a.Name)
 	})
 	all := make([]ingress, len(keys))
 	b.ingresses = make([]*ingress, len(keys))
@@ -77,6 +80,24 @@ func (b *builder) claimIngresses() {
 		b.claimed[r] = ing.ref()
 	}
 	b.unclaimed = tally.summary()
+}
+
+// joinedPrefix is the first 8 bytes of ns+"/"+name, big-endian, padded
+// with zeros. Where two differ they order as the strings do; where they are
+// equal the strings must be compared.
+func joinedPrefix(ns, name string) uint64 {
+	var p uint64
+	n := 0
+	add := func(s string) {
+		for i := 0; i < len(s) && n < 8; i++ {
+			p |= uint64(s[i]) << (56 - 8*n)
+			n++
+		}
+	}
+	add(ns)
+	add("/")
+	add(name)
+	return p
 }
 
 // compareJoined compares a1+"/"+a2 with b1+"/"+b2 without building them:

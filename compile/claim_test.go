@@ -215,3 +215,28 @@ func TestCompareJoined(t *testing.T) {
 		}
 	}
 }
+
+// TestJoinedPrefix holds that prefixes that differ order namespace/name
+// as the joined strings do.
+func TestJoinedPrefix(t *testing.T) {
+	parts := []string{"", "a", "a-b", "a/b", "ab", "a/", "b", "a\x00", "\x00", "abcdefgh", "abcdefg", "abcdefghi", "abcdefgh\x00", "zz\xff", "ns-1", "ns-10"}
+	for _, a1 := range parts {
+		for _, a2 := range parts {
+			for _, b1 := range parts {
+				for _, b2 := range parts {
+					pa, pb := joinedPrefix(a1, a2), joinedPrefix(b1, b2)
+					if pa == pb {
+						continue
+					}
+					got := 1
+					if pa < pb {
+						got = -1
+					}
+					if want := strings.Compare(a1+"/"+a2, b1+"/"+b2); got != want {
+						t.Fatalf("joinedPrefix orders %q/%q and %q/%q %d, want %d", a1, a2, b1, b2, got, want)
+					}
+				}
+			}
+		}
+	}
+}

@@ -186,7 +186,7 @@ type builder struct {
 	opts Options
 
 	// Indexes by namespace and name.
-	services map[objKey]*serviceEntry
+	services nameIndex[*serviceEntry]
 	// lastService is the entry serviceEntry found last: an Ingress's
 	// paths mostly name one Service.
 	lastService *serviceEntry
@@ -209,7 +209,7 @@ type builder struct {
 	canaries []*ingress
 
 	// Virtual hosts by name ("" is the catch-all) and in creation order.
-	vhosts     map[string]*vhost
+	vhosts     nameIndex[*vhost]
 	vhostOrder []*vhost
 	catchAll   *vhost
 
@@ -275,7 +275,7 @@ func newBuilder(s Snapshot, o Options) *builder {
 		snap:       s,
 		opts:       o.WithConfigMap(),
 		regexps:    make(map[string]regexResult),
-		vhosts:     make(map[string]*vhost, len(s.Ingresses)+1),
+		vhosts:     newNameIndex(len(s.Ingresses)+1, vhostKey),
 		vhostOrder: make([]*vhost, 0, len(s.Ingresses)+1),
 	}
 }

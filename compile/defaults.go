@@ -91,10 +91,10 @@ func (b *builder) globalFallback(v *vhost) {
 	if b.global == nil {
 		b.global = b.resolve(ref.Namespace, ref.Name, ref.Port)
 		object := Ref{Kind: "Service", Namespace: ref.Namespace, Name: ref.Name}
-		if b.global.targetMsg != "" {
-			b.warn(PortMatchedTargetPort, object, GlobalDefaultBackendField, b.global.targetMsg)
+		if b.global.issue().targetMsg != "" {
+			b.warn(PortMatchedTargetPort, object, GlobalDefaultBackendField, b.global.issue().targetMsg)
 		}
-		if why := b.global.message; why != "" {
+		if why := b.global.issue().message; why != "" {
 			b.warn(DefaultBackendUnavailable, object, GlobalDefaultBackendField,
 				"global default backend "+ref.String()+": "+why+"; unmatched requests answer 404")
 		} else if len(b.global.backend.b.Endpoints) == 0 {
@@ -102,7 +102,7 @@ func (b *builder) globalFallback(v *vhost) {
 				"global default backend "+ref.String()+" has no ready endpoints; unmatched requests answer 404")
 		}
 	}
-	if b.global.problem != "" || len(b.global.backend.b.Endpoints) == 0 {
+	if b.global.issue().problem != "" || len(b.global.backend.b.Endpoints) == 0 {
 		return
 	}
 	b.global.backend.used = true

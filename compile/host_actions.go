@@ -170,7 +170,7 @@ func (b *builder) wwwRedirects(hosts []*vhost, www map[*vhost]*ingress, certs ma
 			b.rejectAnnotation(ing, a, "would redirect from "+strconv.Quote(from)+", which is not a valid host name", "no redirect is made for it")
 			continue
 		}
-		if other := b.vhosts[from]; other != nil {
+		if other := b.vhostOf(from); other != nil {
 			msg := hostLabel(to) + ": no redirect from " + strconv.Quote(from) + ", which is a host of its own, as in ingress-nginx"
 			if other.creator == nil {
 				b.warn(AnnotationConflict, ing.ref(), annotationField(a.key), msg)
@@ -223,7 +223,7 @@ func (b *builder) aliases(wwwNames map[string]bool, certs map[string]*parsedSecr
 		field := annotationField(ing.redirectAnns().alias.key)
 		var kept []string
 		for _, name := range ing.redirectAnns().aliases {
-			other := b.vhosts[name]
+			other := b.vhostOf(name)
 			switch {
 			case name == v.vh.Name:
 				continue

@@ -26,7 +26,7 @@ func (b *builder) buildHosts() {
 					"host "+strconv.Quote(host)+" "+why+"; the rule is not served")
 				continue
 			}
-			v, ok := b.vhosts[host]
+			v, ok := b.vhostNamed(host)
 			if !ok {
 				v = b.newVhost(host, ing)
 			}
@@ -35,13 +35,29 @@ func (b *builder) buildHosts() {
 	}
 }
 
+// vhostNamed returns the virtual host called name.
+func (b *builder) vhostNamed(name string) (*vhost, bool) { return b.vhosts.get("", name) }
+
+// vhostOf is the virtual host called name, nil when there is none.
+func (b *builder) vhostOf(name string) *vhost {
+	v, _ := b.vhosts.get("", name)
+	return v
+}
+
+func (b *builder) hasVhost(name string) bool {
+	_, ok := b.vhosts.get("", name)
+	return ok
+}
+
+func vhostKey(v *vhost) (string, string) { return "", v.vh.Name }
+
 func (b *builder) newVhost(name string, creator *ingress) *vhost {
 	v := b.vhostSlab.new()
 	v.vh = b.hostSlab.new()
 	v.vh.Name = name
 	v.creator, v.settingsFrom = creator, creator
 	v.routeSlices = &b.routeSlices
-	b.vhosts[name] = v
+	b.vhosts.add("", name, v)
 	b.vhostOrder = append(b.vhostOrder, v)
 	return v
 }

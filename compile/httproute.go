@@ -339,12 +339,12 @@ func (b *builder) ruleBackendRef(hr *HTTPRoute, wb *WeightedBackend) *match.Back
 	}
 	svc := wb.Service
 	r := b.resolve(svc.Namespace, svc.Name, svc.Port)
-	switch r.problem {
+	switch r.issue().problem {
 	case ServiceNotFound, ExternalNameUnsupported:
-		b.warn(r.problem, hr.ref(), wb.Field+".name", r.message+"; its share of the requests answers 500")
+		b.warn(r.issue().problem, hr.ref(), wb.Field+".name", r.issue().message+"; its share of the requests answers 500")
 		return nil
 	case ServicePortNotFound:
-		b.warn(r.problem, hr.ref(), wb.Field+".port", r.message+"; its share of the requests answers 500")
+		b.warn(r.issue().problem, hr.ref(), wb.Field+".port", r.issue().message+"; its share of the requests answers 500")
 		return nil
 	}
 	r.backend.used = true
@@ -380,8 +380,8 @@ func (b *builder) ruleMirrors(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Respon
 		}
 		svc := rm.Service
 		r := b.resolve(svc.Namespace, svc.Name, svc.Port)
-		if r.problem != "" {
-			b.warn(r.problem, hr.ref(), rm.Field+".requestMirror.backendRef", r.message+"; the rule is served without this mirror")
+		if r.issue().problem != "" {
+			b.warn(r.issue().problem, hr.ref(), rm.Field+".requestMirror.backendRef", r.issue().message+"; the rule is served without this mirror")
 			continue
 		}
 		r.backend.used = true
@@ -490,7 +490,7 @@ func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatc
 	if winner == nil && v.vh.Listener != (match.Listener{}) {
 		// A listener's host holds only routes; the Ingresses' paths of
 		// the same name are served there too (assembleViews).
-		if base := b.vhosts[v.vh.Name]; base != nil {
+		if base := b.vhostOf(v.vh.Name); base != nil {
 			if w := base.route(routeKey{m.Type, key}); w != nil && !b.views.displaced[v.vh.Listener][w] {
 				winner = w
 			}

@@ -12,19 +12,25 @@ import (
 
 // serviceEntry gathers everything known about one Service name: the Service
 // (nil when missing), its EndpointSlices, and the port references resolved
-// against it so far. One map probe per reference finds it all.
+// against it so far. One index probe per reference finds it all.
 type serviceEntry struct {
-	svc    *corev1.Service
-	slices []*discoveryv1.EndpointSlice
-	// refs memoizes resolutions by the port as written; backends holds the
-	// distinct backends they resolved to. Both are short: a Service has few
-	// ports.
-	refs     []*resolution
-	backends []*backendInfo
-	// Room for the usual few, in place of an allocation each.
-	slicesBuf   [1]*discoveryv1.EndpointSlice
-	refsBuf     [2]*resolution
-	backendsBuf [1]*backendInfo
+	svc *corev1.Service
+	// missing names the Service when svc is nil.
+	missing *objKey
+	slices  []*discoveryv1.EndpointSlice
+	// refs memoizes resolutions by the port as written, a list through
+	// resolution.next: a Service has few ports.
+	refs *resolution
+	// Room for the usual one slice, in place of an allocation.
+	slicesBuf [1]*discoveryv1.EndpointSlice
+}
+
+// key is the namespace and name the entry is under.
+func (e *serviceEntry) key() (ns, name string) {
+	if e.svc != nil {
+		return e.svc.Namespace, e.svc.Name
+	}
+	return e.missing.ns, e.missing.name
 }
 
 // indexObjects indexes Services with their EndpointSlices (by the Service
@@ -32,20 +38,19 @@ type serviceEntry struct {
 // and name.
 func (b *builder) indexObjects() {
 	entries := make([]serviceEntry, 0, len(b.snap.Services))
-	b.services = make(map[objKey]*serviceEntry, len(b.snap.Services))
+	b.backendList = make([]*backendInfo, 0, len(b.snap.Services)) // most Services have one backend
+	b.services = newNameIndex(len(b.snap.Services), (*serviceEntry).key)
 	for _, svc := range b.snap.Services {
 		if svc == nil {
 			continue
 		}
-		k := objKey{svc.Namespace, svc.Name}
-		if e, dup := b.services[k]; dup {
+		entries = append(entries, serviceEntry{svc: svc}) // within its capacity: entries never move
+		if e, dup := b.services.add(svc.Namespace, svc.Name, &entries[len(entries)-1]); dup {
+			entries = entries[:len(entries)-1]
 			if precedes(svc, e.svc) {
 				e.svc = svc
 			}
-			continue
 		}
-		entries = append(entries, serviceEntry{svc: svc})
-		b.services[k] = &entries[len(entries)-1]
 	}
 	// Every slice of a Service contributes; their union does not depend on
 	// order, so duplicate slices need no tie-break.
@@ -79,13 +84,12 @@ func (b *builder) serviceEntry(ns, name string) *serviceEntry {
 	if b.lastService != nil && b.lastKey.name == name && b.lastKey.ns == ns {
 		return b.lastService
 	}
-	k := objKey{ns, name}
-	e, ok := b.services[k]
+	e, ok := b.services.get(ns, name)
 	if !ok {
-		e = &serviceEntry{}
-		b.services[k] = e
+		e = &serviceEntry{missing: &objKey{ns, name}}
+		b.services.add(ns, name, e)
 	}
-	b.lastService, b.lastKey = e, k
+	b.lastService, b.lastKey = e, objKey{ns, name}
 	return e
 }
 

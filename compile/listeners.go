@@ -32,7 +32,7 @@ func (s *viewState) displace(l match.Listener, r *match.Route) {
 // the routes only until assembleViews adds the Ingresses' paths.
 func (b *builder) routeVhost(l match.Listener, host string) *vhost {
 	if l == (match.Listener{}) {
-		v, ok := b.vhosts[host]
+		v, ok := b.vhostNamed(host)
 		if !ok {
 			v = b.newVhost(host, nil)
 		}
@@ -84,14 +84,14 @@ func (b *builder) assembleViews(hosts []*match.VirtualHost) []*match.VirtualHost
 			out = append(out, vh)
 			continue
 		}
-		base := b.vhosts[vh.Name]
+		base := b.vhostOf(vh.Name)
 		if base == nil {
 			out = append(out, vh)
 			continue
 		}
 		out = append(out, b.viewCopy(base.vh, vh.Listener, vh))
 	}
-	return append(out, listenerViews(b.snap.Listeners, views, b.views.hosts, func(h string) bool { return b.vhosts[h] != nil },
+	return append(out, listenerViews(b.snap.Listeners, views, b.views.hosts, func(h string) bool { return b.hasVhost(h) },
 		func(l match.Listener) *match.VirtualHost { return b.viewCopy(b.catchAll.vh, l, nil) })...)
 }
 

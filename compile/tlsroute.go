@@ -98,11 +98,11 @@ func (b *builder) tlsRouteSplit(tr *TLSRoute) *match.Split {
 		if wb.Invalid == "" {
 			svc := wb.Service
 			r := b.resolve(svc.Namespace, svc.Name, svc.Port)
-			switch r.problem {
+			switch r.issue().problem {
 			case ServiceNotFound, ExternalNameUnsupported:
-				b.warn(r.problem, tr.ref(), wb.Field+".name", r.message+"; its share of the connections is refused")
+				b.warn(r.issue().problem, tr.ref(), wb.Field+".name", r.issue().message+"; its share of the connections is refused")
 			case ServicePortNotFound:
-				b.warn(r.problem, tr.ref(), wb.Field+".port", r.message+"; its share of the connections is refused")
+				b.warn(r.issue().problem, tr.ref(), wb.Field+".port", r.issue().message+"; its share of the connections is refused")
 			default:
 				r.backend.used = true
 				be = r.backend.b

@@ -22,3 +22,6 @@ func (*Conn) Send() error               { return errNone }
 func (*Conn) Pending() bool             { return true }
 func (*Conn) SendAwait() (bool, error)  { return false, errNone }
 func (*Conn) Waited() bool              { return false }
+func (*Conn) ResetWaited()              {}
+func (*Conn) OneRecord() bool           { return false }
+func (*Conn) layered()                  {}

@@ -13,7 +13,9 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -327,5 +329,65 @@ func BenchmarkServerTLS(b *testing.B) {
 				b.Fatalf("response %q", buf)
 			}
 		})
+	}
+}
+
+// readCalls is the process's count of read system calls so far
+// (/proc/self/io's syscr: every read(2), those that find nothing too).
+func readCalls(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		t.Skip("no /proc/self/io:", err)
+	}
+	for l := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "syscr: "); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Skip("no syscr in /proc/self/io")
+	return 0
+}
+
+// A TLS connection over rawsock.NetConn whose client sends each request
+// once it has the answer is armed: the server reads the socket once per
+// request, its wait for the next one being the write's (flushAndAwait),
+// where an unarmed one reads, finds nothing and waits, then reads again.
+// The client reads once or twice (EAGAIN first), so a request costs the
+// process at most three reads armed; unarmed (socket=go, or the arming
+// off) 3.6-4 here.
+func TestTLSArmedReadsOncePerRequest(t *testing.T) {
+	perRequest := func(raw bool) float64 {
+		addr := serveTLS(t, &Server{
+			ReadHeaderTimeout: time.Minute, IdleTimeout: time.Minute,
+			Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }),
+		}, raw)
+		c, _, br := dialTLS(t, addr)
+		get := func() {
+			io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+			if _, body := readResponse(t, br, "GET"); body != "ok" {
+				t.Fatalf("body %q", body)
+			}
+		}
+		for range 20 {
+			get()
+		}
+		const n = 400
+		start := readCalls(t)
+		for range n {
+			get()
+		}
+		return float64(readCalls(t)-start) / n
+	}
+	armed, unarmed := perRequest(true), perRequest(false)
+	t.Logf("read calls per request: %.2f over rawsock.NetConn, %.2f over the TCP connection", armed, unarmed)
+	// A wait that outlasts armWait on a loaded machine costs a read more,
+	// and the connection a stretch unarmed: some slack.
+	if armed > 3.25 {
+		t.Errorf("%.2f read calls per request over rawsock.NetConn (%.2f unarmed): not armed", armed, unarmed)
 	}
 }

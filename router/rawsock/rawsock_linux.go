@@ -273,3 +273,23 @@ func (s *Conn) layered() { s.shared, s.rec = true, new(records) }
 // it has not yet handed up is that record's, and nothing waits in its
 // buffer that the socket would not announce. False for other Conns.
 func (s *Conn) OneRecord() bool { return s.rec != nil && s.rec.one }
+
+// AckNow makes c's socket acknowledge what it received at once, where the
+// kernel would delay the acknowledgement (TCP_QUICKACK), for a server that
+// read a TLS handshake's last message and writes nothing before the
+// client's request: a client that leaves Nagle's algorithm on holds that
+// request until the acknowledgement comes, 40 ms or more later. Go's TLS
+// 1.3 server sends its session tickets before the client's Finished, so
+// nothing else acknowledges it (OpenSSL's, as nginx's, sends them after).
+// Nothing is done when c is not a *net.TCPConn.
+func AckNow(c net.Conn) {
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = rc.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_QUICKACK, 1) })
+}

@@ -25,3 +25,6 @@ func (*Conn) Waited() bool              { return false }
 func (*Conn) ResetWaited()              {}
 func (*Conn) OneRecord() bool           { return false }
 func (*Conn) layered()                  {}
+
+// AckNow does nothing here (TCP_QUICKACK is Linux's).
+func AckNow(net.Conn) {}

@@ -144,6 +144,10 @@ func (l *tlsListener) handshake(c net.Conn) {
 		return
 	}
 	_ = raw.SetDeadline(time.Time{})
+	// The client's Finished is acknowledged now: a client with Nagle's
+	// algorithm on would otherwise hold its first request for the
+	// kernel's delayed acknowledgement (rawsock.AckNow).
+	rawsock.AckNow(raw)
 	var hc net.Conn = tc
 	if l.guard && tc.ConnectionState().NegotiatedProtocol != "h2" {
 		hc = h1.GuardFramingConn(tc)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -136,4 +137,42 @@ func TestListenersRefuseAmbiguousFraming(t *testing.T) {
 		assert.Equal(t, "Client sent an HTTP request to an HTTPS server.\n", string(body))
 	})
 	assert.Equal(t, []string{"/h1", "/h2"}, seen())
+}
+
+// TestTLSFirstRequestNotHeld: a client that leaves Nagle's algorithm on
+// (Python's, many others) writes its first request right after its
+// Finished, and holds it until that is acknowledged; the listener
+// acknowledges it at once (rawsock.AckNow) rather than after the kernel's
+// delayed acknowledgement, 40 ms or more, which the first request of every
+// such connection waited. The quickest of a few connections is timed.
+func TestTLSFirstRequestNotHeld(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("TCP_QUICKACK is Linux's")
+	}
+	port, _ := schemeBackend(t)
+	inst, cancel := startOfflineApp(t, port, func(*config) {})
+	t.Cleanup(func() {
+		cancel()
+		_ = inst.Wait()
+	})
+	quickest := time.Hour
+	for range 5 {
+		raw, err := net.Dial("tcp", inst.HTTPSAddr)
+		require.NoError(t, err)
+		require.NoError(t, raw.(*net.TCPConn).SetNoDelay(false))
+		c := tls.Client(raw, &tls.Config{ServerName: "app.test", InsecureSkipVerify: true, NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS13})
+		require.NoError(t, c.SetDeadline(time.Now().Add(10*time.Second)))
+		require.NoError(t, c.Handshake())
+		start := time.Now()
+		_, err = io.WriteString(c, "GET /first HTTP/1.1\r\nHost: app.test\r\n\r\n")
+		require.NoError(t, err)
+		res, err := http.ReadResponse(bufio.NewReader(c), nil)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, res.Body)
+		quickest = min(quickest, time.Since(start))
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		c.Close()
+	}
+	t.Logf("quickest first request: %v", quickest)
+	assert.Less(t, quickest, 25*time.Millisecond, "the first request waited for a delayed acknowledgement")
 }

@@ -74,6 +74,10 @@ type conn struct {
 	raw                 *rawsock.Conn
 	arm                 bool
 	armSkip, armBackoff uint16
+	// layered: raw is the socket under rwc, a TLS connection over
+	// rawsock.NetConn, which reads and writes it; the wait is the
+	// socket's, the records rwc's.
+	layered bool
 
 	ctx *reqCtx // the current request's
 	req *http.Request
@@ -110,6 +114,8 @@ func newConn(s *Server, rwc net.Conn) *conn {
 	c.rd, c.wr = rwc, rwc
 	if raw := rawsock.New(rwc); raw != nil {
 		c.rd, c.wr, c.raw, c.arm = raw, raw, raw, true
+	} else if raw := rawsock.Under(rwc); raw != nil {
+		c.raw, c.arm, c.layered = raw, true, true
 	}
 	c.state.Store(stateNew)
 	return c
@@ -138,7 +144,8 @@ func (c *conn) release() {
 	c.cr.hasByte, c.cr.aborted, c.cr.watch, c.cr.done, c.cr.remain = false, false, false, false, -1
 	c.rdl = time.Time{}
 	c.rwc, c.rd, c.wr, c.srv, c.tls, c.req, c.ctx, c.werr, c.lastMethod = nil, nil, nil, nil, nil, nil, nil, nil, ""
-	c.raw, c.arm, c.armSkip, c.armBackoff = nil, false, 0, 0
+	c.raw, c.arm, c.armSkip, c.armBackoff, c.layered = nil, false, 0, 0, false
+	c.cr.full = false
 	c.b.reset()
 	connPool.Put(c)
 }
@@ -353,6 +360,14 @@ func (c *conn) armable(w *response, headerTimeout, idleTimeout time.Duration) bo
 		c.earlySend()
 		return false
 	}
+	// Bytes read from the socket that the loop's buffer has not seen do
+	// not wake the wait either: the watch's byte, what the last read could
+	// not take (it filled the buffer), and over TLS whatever the TLS layer
+	// holds, which it may when the last read of the socket did not end
+	// with the one record it completed.
+	if c.cr.hasByte || c.cr.full || c.layered && !c.raw.OneRecord() {
+		return false
+	}
 	return true
 }
 
@@ -430,6 +445,11 @@ func (c *conn) awaitRequest(idleTimeout time.Duration, armed int) bool {
 		// nothing yet is a system call and a park more per request
 		// (issue 26). Idle, the yield costs a scheduler pass.
 		runtime.Gosched()
+	}
+	if c.raw != nil {
+		// Over TLS the request may come from the TLS layer's buffer,
+		// without a read of the socket.
+		c.raw.ResetWaited()
 	}
 	if _, err := c.br.Peek(4); err != nil {
 		return false
@@ -940,6 +960,9 @@ type connReader struct {
 	// watch: the handler asked for the context's Done; done: the body is
 	// read to its end (or there is none), so the connection is free.
 	watch, done bool
+	// full: the last read filled what it was given, so more may wait
+	// where it read from (the socket, or a TLS layer's buffer).
+	full bool
 }
 
 func (cr *connReader) setLimit(n int64) { cr.remain = n }
@@ -961,7 +984,7 @@ func (cr *connReader) Read(p []byte) (int, error) {
 	}
 	if cr.hasByte {
 		p[0] = cr.byteBuf[0]
-		cr.hasByte = false
+		cr.hasByte, cr.full = false, true // the rest is where it was read from
 		cr.mu.Unlock()
 		if cr.remain > 0 {
 			cr.remain-- // a head's byte too (HeaderBuffers counts them)
@@ -970,6 +993,7 @@ func (cr *connReader) Read(p []byte) (int, error) {
 	}
 	cr.mu.Unlock()
 	n, err := cr.c.rd.Read(p)
+	cr.full = n == len(p)
 	if cr.remain > 0 {
 		cr.remain -= int64(n)
 	}

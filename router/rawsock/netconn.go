@@ -8,11 +8,16 @@ import "net"
 // connection's socket calls are Go's own, and pay what the package
 // comment says raw calls spare. Deadlines, Close and the addresses are
 // c's. Where New is nil, NetConn is c itself.
+//
+// The layer's Close may write (a TLS close_notify) while the loop above it
+// is in Send, so the Conn under a NetConn orders its writes with a lock;
+// it also follows the TLS records it reads (OneRecord).
 func NetConn(c net.Conn) net.Conn {
 	raw := New(c)
 	if raw == nil {
 		return c
 	}
+	raw.layered()
 	return &netConn{Conn: c, raw: raw}
 }
 
@@ -27,3 +32,54 @@ func (c *netConn) Write(p []byte) (int, error) { return c.raw.Write(p) }
 // NetConn is the connection under the raw calls, for code that looks
 // through wrappers (as *tls.Conn's NetConn).
 func (c *netConn) NetConn() net.Conn { return c.Conn }
+
+// Under is the Conn beneath c, a TLS connection (any connection with a
+// NetConn method) over a NetConn, for a server loop that reads and writes
+// through c and ends a response with Hold and SendAwait on the socket; nil
+// when c is not one.
+func Under(c net.Conn) *Conn {
+	if u, ok := c.(interface{ NetConn() net.Conn }); ok {
+		if nc, ok := u.NetConn().(*netConn); ok {
+			return nc.raw
+		}
+	}
+	return nil
+}
+
+// records follows the TLS records in the bytes read from a socket, as
+// their headers give their lengths.
+type records struct {
+	left int     // bytes of the current record's body still to come
+	hdr  [5]byte // a record header read in part
+	hn   int     // its bytes so far
+	// one: the last read began at a record's start and ended at the end
+	// of the one record it completed.
+	one bool
+}
+
+func (r *records) read(p []byte) {
+	aligned := r.left == 0 && r.hn == 0
+	done := 0
+	for len(p) > 0 {
+		if r.left > 0 {
+			k := min(r.left, len(p))
+			r.left -= k
+			p = p[k:]
+			if r.left == 0 {
+				done++
+			}
+			continue
+		}
+		k := copy(r.hdr[r.hn:], p)
+		r.hn += k
+		p = p[k:]
+		if r.hn == len(r.hdr) {
+			r.hn = 0
+			r.left = int(r.hdr[3])<<8 | int(r.hdr[4])
+			if r.left == 0 {
+				done++
+			}
+		}
+	}
+	r.one = aligned && done == 1 && r.left == 0 && r.hn == 0
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"syscall"
 	"unsafe"
 )
@@ -21,9 +22,9 @@ type Conn struct {
 	// allocate, and what they work on.
 	readFn, writeFn, sendFn func(fd uintptr) bool
 	pendingFn               func(fd uintptr)
-	rp, wp                  []byte
+	rp, wp, sp              []byte
 	rn, wn                  int
-	rerr, werr              syscall.Errno
+	rerr, werr, serr        syscall.Errno
 	sent                    bool // sendFn: the write is done, the wait began
 	ready                   bool // sendFn: the wait ended with the socket readable
 	pending                 bool // pendingFn's answer
@@ -32,6 +33,18 @@ type Conn struct {
 
 	held    []byte // Writes held for Send
 	holding bool
+
+	// shared: another goroutine may write while Send runs (a TLS layer's
+	// Close writes its close_notify alert whenever it is called), so
+	// writes, the hold and Send's write take wmu. unlock: Send's write
+	// left wmu locked (sendNow lets go of it once it wrote).
+	shared bool
+	wmu    sync.Mutex
+	unlock bool
+
+	// rec follows the TLS records read, for a Conn under a TLS layer
+	// (NetConn): see OneRecord.
+	rec *records
 }
 
 // New is a Conn on c's socket, or nil when c is not a *net.TCPConn.
@@ -66,34 +79,47 @@ func (s *Conn) readNow(fd uintptr) bool {
 
 // writeNow writes all of wp it can; false: the socket's buffer is full.
 func (s *Conn) writeNow(fd uintptr) bool {
-	for len(s.wp) > 0 {
-		r, e := sysWrite(fd, s.wp)
+	var full bool
+	s.wp, s.wn, s.werr, full = writeAll(fd, s.wp, s.wn)
+	return !full
+}
+
+// writeAll writes all of p it can, adding what it wrote to n; full: the
+// socket's buffer is full.
+func writeAll(fd uintptr, p []byte, n int) (rest []byte, _ int, _ syscall.Errno, full bool) {
+	for len(p) > 0 {
+		r, e := sysWrite(fd, p)
 		switch e {
 		case 0:
-			s.wn += r
-			s.wp = s.wp[r:]
+			n += r
+			p = p[r:]
 		case syscall.EINTR:
 		case syscall.EAGAIN:
-			return false
+			return p, n, 0, true
 		default:
-			s.werr = e
-			return true
+			return p, n, e, false
 		}
 	}
-	return true
+	return p, n, 0, false
 }
 
 // sendNow runs under rc.Read: first it writes, then it waits for the
-// socket to become readable.
+// socket to become readable. Its fields are its own (sp, serr), as a
+// shared Conn's Write may run while it waits.
 func (s *Conn) sendNow(fd uintptr) bool {
 	if s.sent {
 		s.ready = true
 		return true // readable
 	}
-	if !s.writeNow(fd) || s.werr != 0 {
+	var full bool
+	if s.sp, _, s.serr, full = writeAll(fd, s.sp, 0); full || s.serr != 0 {
 		return true // the caller finishes the write, or fails
 	}
 	s.sent = true
+	if s.unlock {
+		s.unlock = false
+		s.wmu.Unlock() // written: a close alert may follow while this waits
+	}
 	return false
 }
 
@@ -110,6 +136,9 @@ func (s *Conn) Read(p []byte) (int, error) {
 	s.rp, s.rn, s.rerr, s.waited = p, 0, 0, false
 	err := s.rc.Read(s.readFn)
 	s.rp = nil
+	if s.rec != nil {
+		s.rec.read(p[:s.rn])
+	}
 	switch {
 	case err != nil:
 		return 0, err
@@ -123,6 +152,14 @@ func (s *Conn) Read(p []byte) (int, error) {
 
 // Write writes as net.Conn's Write does, unless Hold was called.
 func (s *Conn) Write(p []byte) (int, error) {
+	if s.shared {
+		s.wmu.Lock()
+		defer s.wmu.Unlock()
+	}
+	return s.write(p)
+}
+
+func (s *Conn) write(p []byte) (int, error) {
 	if s.holding {
 		s.held = append(s.held, p...)
 		return len(p), nil
@@ -141,6 +178,10 @@ func (s *Conn) Write(p []byte) (int, error) {
 
 // Hold keeps what is written from now on for Send.
 func (s *Conn) Hold() {
+	if s.shared {
+		s.wmu.Lock()
+		defer s.wmu.Unlock()
+	}
 	s.holding = true
 	s.held = s.held[:0]
 }
@@ -164,11 +205,20 @@ func (s *Conn) Send() error {
 // readable (rather than by the read deadline, a close, or not at all):
 // the next Read then finds something, even if the deadline passed since.
 func (s *Conn) SendAwait() (ready bool, err error) {
+	if s.shared {
+		s.wmu.Lock()
+		s.unlock = true
+	}
 	s.holding = false
-	s.wp, s.wn, s.werr, s.sent, s.ready = s.held, 0, 0, false, false
+	s.sp, s.serr, s.sent, s.ready = s.held, 0, false, false
 	_ = s.rc.Read(s.sendFn) // a failed wait is the next Read's
-	rest, sent, werr := s.wp, s.sent, s.werr
-	s.wp = nil
+	rest, sent, werr := s.sp, s.sent, s.serr
+	s.sp = nil
+	if s.unlock {
+		// Not written in the wait: the write below takes the lock again.
+		s.unlock = false
+		s.wmu.Unlock()
+	}
 	if cap(s.held) > maxHeld {
 		s.held = nil
 	}
@@ -186,8 +236,13 @@ func (s *Conn) SendAwait() (ready bool, err error) {
 }
 
 // Waited reports whether the last Read found nothing to read at first and
-// waited for the socket.
+// waited for the socket, since ResetWaited when that was called later.
 func (s *Conn) Waited() bool { return s.waited }
+
+// ResetWaited forgets the last Read's wait, so that Waited tells whether
+// a Read waited since: a layer above that reads from its own buffer (TLS)
+// may serve the next bytes without a Read.
+func (s *Conn) ResetWaited() { s.waited = false }
 
 // maxHeld is the largest hold buffer kept for the next Send.
 const maxHeld = 16 << 10
@@ -206,4 +261,35 @@ func (s *Conn) Pending() bool {
 
 func (s *Conn) opError(op string, e syscall.Errno) error {
 	return &net.OpError{Op: op, Net: "tcp", Source: s.c.LocalAddr(), Addr: s.c.RemoteAddr(), Err: os.NewSyscallError(op, e)}
+}
+
+// layered readies a Conn for a layer above it (NetConn).
+func (s *Conn) layered() { s.shared, s.rec = true, new(records) }
+
+// OneRecord reports whether the last Read of a Conn under NetConn began at
+// a TLS record's start and ended at the end of the one record it
+// completed. A TLS layer reads its socket only when it holds no whole
+// record, so then it holds nothing more once it took that record: whatever
+// it has not yet handed up is that record's, and nothing waits in its
+// buffer that the socket would not announce. False for other Conns.
+func (s *Conn) OneRecord() bool { return s.rec != nil && s.rec.one }
+
+// AckNow makes c's socket acknowledge what it received at once, where the
+// kernel would delay the acknowledgement (TCP_QUICKACK), for a server that
+// read a TLS handshake's last message and writes nothing before the
+// client's request: a client that leaves Nagle's algorithm on holds that
+// request until the acknowledgement comes, 40 ms or more later. Go's TLS
+// 1.3 server sends its session tickets before the client's Finished, so
+// nothing else acknowledges it (OpenSSL's, as nginx's, sends them after).
+// Nothing is done when c is not a *net.TCPConn.
+func AckNow(c net.Conn) {
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = rc.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_QUICKACK, 1) })
 }

@@ -22,3 +22,9 @@ func (*Conn) Send() error               { return errNone }
 func (*Conn) Pending() bool             { return true }
 func (*Conn) SendAwait() (bool, error)  { return false, errNone }
 func (*Conn) Waited() bool              { return false }
+func (*Conn) ResetWaited()              {}
+func (*Conn) OneRecord() bool           { return false }
+func (*Conn) layered()                  {}
+
+// AckNow does nothing here (TCP_QUICKACK is Linux's).
+func AckNow(net.Conn) {}

@@ -80,6 +80,7 @@ func (l *handshakeListener) accept() {
 				return
 			}
 			_ = c.SetDeadline(time.Time{})
+			rawsock.AckNow(c) // as the controller's
 			select {
 			case l.ready <- tc:
 			case <-l.ctx.Done():

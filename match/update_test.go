@@ -333,7 +333,7 @@ func checkUpdates(t *testing.T, seed uint64) {
 			for i := range next.paths.mask + 1 {
 				if sl := next.paths.at(i); sl.hash != 0 {
 					used++
-					require.True(t, ids[sl.host], "seed %d step %d: a removed host's key %q", seed, step, sl.key)
+					require.True(t, ids[sl.host], "seed %d step %d: a removed host's key %q", seed, step, sl.keyString())
 				}
 			}
 			require.Equal(t, used, next.paths.used)

@@ -1,0 +1,17 @@
+package match
+
+import (
+	"testing"
+	"unsafe"
+)
+
+// TestPathSlotSize holds a slot at 40 bytes on 64-bit platforms: the path
+// table of a large table is its largest allocation.
+func TestPathSlotSize(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("32-bit platform")
+	}
+	if got := unsafe.Sizeof(pathSlot{}); got != 40 {
+		t.Fatalf("pathSlot is %d bytes, want 40", got)
+	}
+}

@@ -50,7 +50,19 @@ type pathSlot struct {
 
 // is reports whether the slot holds (host, key), whose hash is h.
 func (s *pathSlot) is(h, host uint32, key string) bool {
-	return s.hash == h && s.host == host && unsafe.String(s.key, s.keyLen) == key
+	if s.hash != h || s.host != host || int(s.keyLen) != len(key) {
+		return false
+	}
+	// The string made by hand, as unsafe.String's checks cost a lookup
+	// instructions on every hit.
+	k := stringHeader{s.key, len(key)}
+	return *(*string)(unsafe.Pointer(&k)) == key
+}
+
+// stringHeader is a string's representation.
+type stringHeader struct {
+	data *byte
+	len  int
 }
 
 // keyString is the slot's key.

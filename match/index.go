@@ -79,7 +79,7 @@ type Spec struct {
 // backend, and the field.
 func New(s Spec) (*Table, error) {
 	t := &Table{
-		hostSet: hostSet{wildcardHosts: make(map[string]hostIndex)},
+		hostSet:       hostSet{wildcardHosts: make(map[string]hostIndex)},
 		exactCerts:    make(map[string]*Certificate),
 		wildcardCerts: make(map[string]*Certificate),
 	}

@@ -479,5 +479,11 @@ func TestSortByKey(t *testing.T) {
 		})
 		sortByKey(s, func(x *item) string { return x.k }, func(a, b *item) int { return a.tie - b.tie })
 		require.Equal(t, want, s)
+		// Sorted already: left as it is.
+		sortByKey(s, func(x *item) string { return x.k }, func(a, b *item) int { return a.tie - b.tie })
+		require.Equal(t, want, s)
+		// Ties left to position, on sorted keys.
+		sortByKey(s, func(x *item) string { return x.k }, nil)
+		require.Equal(t, want, s)
 	}
 }

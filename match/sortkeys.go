@@ -1,7 +1,6 @@
 package match
 
 import (
-	"cmp"
 	"math"
 	"slices"
 	"strings"
@@ -42,15 +41,19 @@ func sortByKey[T any](s []T, key func(T) string, tie func(a, b T) int) {
 		}
 		tmp[i] = keyed{unsafe.StringData(k), uint32(len(k)), uint32(i), v}
 	}
-	str := func(p *byte, n uint32) string {
-		h := stringHeader{p, int(n)}
-		return *(*string)(unsafe.Pointer(&h))
-	}
 	slices.SortFunc(tmp, func(a, b keyed) int {
-		if c := compareKeyed(str(a.k, a.n), str(b.k, b.n), a.v, b.v, tie); c != 0 {
+		// compareKeyed written out: as a generic call it costs the
+		// comparison about as much again.
+		ka, kb := stringHeader{a.k, int(a.n)}, stringHeader{b.k, int(b.n)}
+		if c := strings.Compare(*(*string)(unsafe.Pointer(&ka)), *(*string)(unsafe.Pointer(&kb))); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.i, b.i)
+		if tie != nil {
+			if c := tie(a.v, b.v); c != 0 {
+				return c
+			}
+		}
+		return int(a.i) - int(b.i)
 	})
 	for i := range tmp {
 		s[i] = tmp[i].v

@@ -79,12 +79,7 @@ type Spec struct {
 // backend, and the field.
 func New(s Spec) (*Table, error) {
 	t := &Table{
-		hostSet: hostSet{
-			// Sized for every host: grown one doubling at a time, the map
-			// of a large table was allocated about twice over.
-			exactHosts:    make(map[string]hostIndex, len(s.VirtualHosts)),
-			wildcardHosts: make(map[string]hostIndex),
-		},
+		hostSet:       hostSet{wildcardHosts: make(map[string]hostIndex)},
 		exactCerts:    make(map[string]*Certificate),
 		wildcardCerts: make(map[string]*Certificate),
 	}
@@ -145,7 +140,7 @@ func (t *Table) indexHosts(hosts []*VirtualHost, ls []ListenerHost, p *preparer)
 		t.hosts = slices.Insert(t.hosts, 0, &VirtualHost{})
 	}
 
-	keys := 0
+	keys, exact := 0, 0
 	for _, vh := range t.hosts {
 		vh.sortRoutes()
 		// While the host's routes are in cache: a pass of its own over
@@ -153,8 +148,19 @@ func (t *Table) indexHosts(hosts []*VirtualHost, ls []ListenerHost, p *preparer)
 		if err := p.host(vh); err != nil {
 			return err
 		}
-		keys += len(vh.Routes)
+		for _, r := range vh.Routes {
+			if r.Type == Exact || r.Type == Prefix && r.Path != "" {
+				keys++
+			}
+		}
+		if suffix, wild := strings.CutPrefix(vh.Name, "*."); vh.Listener == (Listener{}) && vh.Name != "" && (!wild || suffix == "") {
+			exact++
+		}
 	}
+	// Sized for the keys and exact hosts there are: grown one doubling at
+	// a time, the map of a large table was allocated about twice over, and
+	// Regex routes and root prefixes take no slot.
+	t.exactHosts = make(map[string]hostIndex, exact)
 	t.paths = newPathTable(keys)
 	seenRegexp := make(map[*Regexp]bool)
 	var own map[Listener][]hostIndex

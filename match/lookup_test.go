@@ -466,8 +466,8 @@ func TestPathTableSpreadsKeys(t *testing.T) {
 	for _, k := range keys {
 		h := pt.hash(k.host, k.path)
 		n := 1
-		for i := h & pt.mask; ; i = (i + 1) & pt.mask {
-			if s := pt.at(i); s.hash == h && s.host == k.host && s.key == k.path {
+		for i := uint64(h) & pt.mask; ; i = (i + 1) & pt.mask {
+			if s := pt.at(i); s.is(h, k.host, k.path) {
 				break
 			}
 			n++

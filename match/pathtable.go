@@ -2,8 +2,10 @@ package match
 
 import (
 	"hash/maphash"
+	"math"
 	"math/bits"
 	"slices"
+	"unsafe"
 )
 
 // pathTable is one open-addressing hash table over the Exact and Prefix keys
@@ -27,22 +29,47 @@ type pathTable struct {
 const pathPageBits = 10
 
 // pathSlot is empty when its hash is 0: a slot in use has the hash's top
-// bit set (usedBit), so a probe that misses reads only the first eight
-// bytes of each slot, and those never straddle a cache line.
+// bit set (usedBit), so a probe that misses reads only the first four
+// bytes of each slot, and those never straddle a cache line. The key is
+// held as its bytes and a 32-bit length, and the hash in 32 bits, so a
+// slot is 40 bytes, not 48: a large table's slots are a fifth fewer bytes
+// for New to fault in and for the GC to scan, and a probe's run of slots
+// spans fewer cache lines. A slot's home is hash & mask, and a table has
+// fewer than 1<<31 slots, so the hash's low 31 bits place it.
 type pathSlot struct {
-	hash   uint64
+	hash   uint32
+	host   uint32
 	exact  *Route
 	prefix *Route
-	host   uint32
+	key    *byte
+	keyLen uint32
 	// chains, in a host with conditions, is 1 + the offset of the key's
 	// chain in the host's (hostChains); 0 when exact and prefix answer.
-	// In the padding after host, so the slot keeps its size.
 	chains uint32
-	key    string
 }
 
+// is reports whether the slot holds (host, key), whose hash is h.
+func (s *pathSlot) is(h, host uint32, key string) bool {
+	if s.hash != h || s.host != host || int(s.keyLen) != len(key) {
+		return false
+	}
+	// The string made by hand, as unsafe.String's checks cost a lookup
+	// instructions on every hit.
+	k := stringHeader{s.key, len(key)}
+	return *(*string)(unsafe.Pointer(&k)) == key
+}
+
+// stringHeader is a string's representation.
+type stringHeader struct {
+	data *byte
+	len  int
+}
+
+// keyString is the slot's key.
+func (s *pathSlot) keyString() string { return unsafe.String(s.key, s.keyLen) }
+
 // usedBit marks a slot's hash as in use; no mask reaches it.
-const usedBit = 1 << 63
+const usedBit = 1 << 31
 
 func newPathTable(keys int) pathTable {
 	// Room beyond half full for a few keys more, for Update.
@@ -69,21 +96,21 @@ func (pt *pathTable) mut(i uint64) *pathSlot {
 	return pt.at(i)
 }
 
-func (pt *pathTable) hash(host uint32, key string) uint64 {
+func (pt *pathTable) hash(host uint32, key string) uint32 {
 	// maphash output is uniform in every bit; adding a per-host odd multiple
 	// keeps the same key of different hosts apart.
-	return (maphash.String(pt.seed, key) + uint64(host)*0x9e3779b97f4a7c15) | usedBit
+	return uint32(maphash.String(pt.seed, key)+uint64(host)*0x9e3779b97f4a7c15) | usedBit
 }
 
 // find returns the slot of (host, key), or nil. The page is looked up
 // once, and again only when a probe runs past its end.
 func (pt *pathTable) find(host uint32, key string) *pathSlot {
 	h := pt.hash(host, key)
-	i := h & pt.mask
+	i := uint64(h) & pt.mask
 	page := pt.pages[i>>pathPageBits]
 	for {
 		s := &page[i&(1<<pathPageBits-1)]
-		if s.hash == h && s.host == host && s.key == key {
+		if s.is(h, host, key) {
 			return s
 		}
 		if s.hash == 0 {
@@ -99,16 +126,21 @@ func (pt *pathTable) find(host uint32, key string) *pathSlot {
 // the caller sets a route in it straight away. Capacity was reserved by
 // newPathTable.
 func (pt *pathTable) slot(host uint32, key string) *pathSlot {
+	if uint64(len(key)) > math.MaxUint32 {
+		// No path a request can carry is this long; a slot's length is 32 bits.
+		panic("match: path key longer than 4 GiB")
+	}
 	h := pt.hash(host, key)
-	for i := h & pt.mask; ; i = (i + 1) & pt.mask {
+	for i := uint64(h) & pt.mask; ; i = (i + 1) & pt.mask {
 		s := pt.at(i)
 		if s.hash == 0 {
 			s = pt.mut(i)
-			s.hash, s.key, s.host = h, key, host
+			s.hash, s.host = h, host
+			s.key, s.keyLen = unsafe.StringData(key), uint32(len(key))
 			pt.used++
 			return s
 		}
-		if s.hash == h && s.host == host && s.key == key {
+		if s.is(h, host, key) {
 			return pt.mut(i)
 		}
 	}
@@ -147,13 +179,13 @@ func (pt *pathTable) removeHost(id uint32, vh *VirtualHost) {
 // empty slot (linear probing's deletion without tombstones).
 func (pt *pathTable) remove(host uint32, key string) {
 	h := pt.hash(host, key)
-	i := h & pt.mask
+	i := uint64(h) & pt.mask
 	for {
 		s := pt.at(i)
 		if s.hash == 0 {
 			return
 		}
-		if s.hash == h && s.host == host && s.key == key {
+		if s.is(h, host, key) {
 			break
 		}
 		i = (i + 1) & pt.mask
@@ -164,7 +196,7 @@ func (pt *pathTable) remove(host uint32, key string) {
 			break
 		}
 		// s stays when its home slot lies cyclically in (i, j].
-		home := s.hash & pt.mask
+		home := uint64(s.hash) & pt.mask
 		if i <= j && i < home && home <= j || i > j && (i < home || home <= j) {
 			continue
 		}

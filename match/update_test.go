@@ -333,7 +333,7 @@ func checkUpdates(t *testing.T, seed uint64) {
 			for i := range next.paths.mask + 1 {
 				if sl := next.paths.at(i); sl.hash != 0 {
 					used++
-					require.True(t, ids[sl.host], "seed %d step %d: a removed host's key %q", seed, step, sl.key)
+					require.True(t, ids[sl.host], "seed %d step %d: a removed host's key %q", seed, step, sl.keyString())
 				}
 			}
 			require.Equal(t, used, next.paths.used)
@@ -478,6 +478,12 @@ func TestSortByKey(t *testing.T) {
 			return a.tie - b.tie
 		})
 		sortByKey(s, func(x *item) string { return x.k }, func(a, b *item) int { return a.tie - b.tie })
+		require.Equal(t, want, s)
+		// Sorted already: left as it is.
+		sortByKey(s, func(x *item) string { return x.k }, func(a, b *item) int { return a.tie - b.tie })
+		require.Equal(t, want, s)
+		// Ties left to position, on sorted keys.
+		sortByKey(s, func(x *item) string { return x.k }, nil)
 		require.Equal(t, want, s)
 	}
 }

@@ -47,49 +47,55 @@ func BenchmarkServer(b *testing.B) {
 			}
 			defer c.Close()
 			br := bufio.NewReaderSize(c, 4096)
-			// Learn the response's length once: its head is fixed but for
-			// the date, which has a fixed length.
-			c.Write(req)
-			res, err := http.ReadResponse(br, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			io.Copy(io.Discard, res.Body)
-			c.Write(req)
-			n := 0
-			for {
-				line, err := br.ReadSlice('\n')
-				if err != nil {
-					b.Fatal(err)
-				}
-				n += len(line)
-				if len(line) == 2 {
-					break
-				}
-			}
-			n += 100
-			br.Discard(100)
-			buf := make([]byte, n)
-			b.ReportAllocs()
-			b.ResetTimer()
-			// cpu-ns/op: the whole process's, client included, which a
-			// loaded machine inflates less than the wall time.
-			start := cpuTime()
-			for range b.N {
-				if _, err := c.Write(req); err != nil {
-					b.Fatal(err)
-				}
-				if _, err := io.ReadFull(br, buf); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.StopTimer()
-			if cpu := cpuTime(); cpu > 0 {
-				b.ReportMetric(float64(cpu-start)/float64(b.N), "cpu-ns/op")
-			}
-			if !bytes.HasPrefix(buf, []byte("HTTP/1.1 200 OK\r\n")) || !bytes.Contains(buf, []byte("Content-Length: "+strconv.Itoa(len(body)))) {
-				b.Fatalf("response %q", buf)
-			}
+			benchRoundTrips(b, c, br, req, len(body))
 		})
+	}
+}
+
+// benchRoundTrips times b.N requests req on c, each read back whole as a
+// response of the length the first one had (its head is fixed but for the
+// date, which has a fixed length), and reports the whole process's CPU
+// time per request (client included), which a loaded machine inflates less
+// than the wall time.
+func benchRoundTrips(b *testing.B, c net.Conn, br *bufio.Reader, req []byte, bodyLen int) {
+	b.Helper()
+	c.Write(req)
+	res, err := http.ReadResponse(br, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	io.Copy(io.Discard, res.Body)
+	c.Write(req)
+	n := 0
+	for {
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			b.Fatal(err)
+		}
+		n += len(line)
+		if len(line) == 2 {
+			break
+		}
+	}
+	n += bodyLen
+	br.Discard(bodyLen)
+	buf := make([]byte, n)
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := cpuTime()
+	for range b.N {
+		if _, err := c.Write(req); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.ReadFull(br, buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	if cpu := cpuTime(); cpu > 0 {
+		b.ReportMetric(float64(cpu-start)/float64(b.N), "cpu-ns/op")
+	}
+	if !bytes.HasPrefix(buf, []byte("HTTP/1.1 200 OK\r\n")) || !bytes.Contains(buf, []byte("Content-Length: "+strconv.Itoa(bodyLen))) {
+		b.Fatalf("response %q", buf)
 	}
 }

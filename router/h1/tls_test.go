@@ -289,45 +289,7 @@ func BenchmarkServerTLS(b *testing.B) {
 			addr := serveTLS(b, &Server{Handler: h, ReadHeaderTimeout: time.Minute, IdleTimeout: time.Minute}, sock == "raw")
 			c, _, br := dialTLS(b, addr)
 			_ = c.SetDeadline(time.Time{})
-			c.Write(req)
-			res, err := http.ReadResponse(br, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			io.Copy(io.Discard, res.Body)
-			c.Write(req)
-			n := 0
-			for {
-				line, err := br.ReadSlice('\n')
-				if err != nil {
-					b.Fatal(err)
-				}
-				n += len(line)
-				if len(line) == 2 {
-					break
-				}
-			}
-			n += 100
-			br.Discard(100)
-			buf := make([]byte, n)
-			b.ReportAllocs()
-			b.ResetTimer()
-			start := cpuTime()
-			for range b.N {
-				if _, err := c.Write(req); err != nil {
-					b.Fatal(err)
-				}
-				if _, err := io.ReadFull(br, buf); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.StopTimer()
-			if cpu := cpuTime(); cpu > 0 {
-				b.ReportMetric(float64(cpu-start)/float64(b.N), "cpu-ns/op")
-			}
-			if !bytes.HasPrefix(buf, []byte("HTTP/1.1 200 OK\r\n")) || !bytes.Contains(buf, []byte("Content-Length: "+strconv.Itoa(len(body)))) {
-				b.Fatalf("response %q", buf)
-			}
+			benchRoundTrips(b, c, br, req, len(body))
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package h1
 
 import (
+	"bufio"
 	"io"
 	"net/http"
 	"testing"
@@ -14,19 +15,34 @@ import (
 // and must end within armWait, not at the idle timeout. Once and again
 // after the connection was armed by quick requests.
 func TestRequestSentDuringResponseIsServed(t *testing.T) {
+	requestSentDuringResponse(t, false)
+}
+
+// requestSentDuringResponse runs TestRequestSentDuringResponseIsServed on
+// plain TCP, or over TLS on rawsock.NetConn.
+func requestSentDuringResponse(t *testing.T, overTLS bool) {
 	started := make(chan struct{}, 1)
 	release := make(chan struct{})
-	addr := serve(t, &Server{
+	s := &Server{
 		ReadHeaderTimeout: time.Minute, IdleTimeout: time.Minute,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if overTLS && r.TLS == nil {
+				t.Error("no TLS state")
+			}
 			if r.URL.Path == "/slow" {
 				started <- struct{}{}
 				<-release
 			}
 			io.WriteString(w, r.URL.Path)
 		}),
-	})
-	c, br := dial(t, addr)
+	}
+	var c io.Writer
+	var br *bufio.Reader
+	if overTLS {
+		c, _, br = dialTLS(t, serveTLS(t, s, true))
+	} else {
+		c, br = dial(t, serve(t, s))
+	}
 	get := func(path string) {
 		t.Helper()
 		if _, err := io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: a\r\n\r\n"); err != nil {

@@ -18,13 +18,7 @@ import (
 // router answers for a backend. The client is a raw connection reading a
 // response of known length, so allocations are the server's.
 func BenchmarkServer(b *testing.B) {
-	body := bytes.Repeat([]byte("a"), 100)
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain")
-		w.Header().Set("Content-Length", "100")
-		w.Write(body)
-	})
-	req := []byte("GET /bench?x=1 HTTP/1.1\r\nHost: bench.test\r\nUser-Agent: wrk\r\nAccept: */*\r\nX-Request-Id: 123\r\n\r\n")
+	h, body, req := benchExchange()
 	for _, server := range []string{"net/http", "h1"} {
 		b.Run("server="+server, func(b *testing.B) {
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -98,4 +92,17 @@ func benchRoundTrips(b *testing.B, c net.Conn, br *bufio.Reader, req []byte, bod
 	if !bytes.HasPrefix(buf, []byte("HTTP/1.1 200 OK\r\n")) || !bytes.Contains(buf, []byte("Content-Length: "+strconv.Itoa(bodyLen))) {
 		b.Fatalf("response %q", buf)
 	}
+}
+
+// benchExchange is the server benchmarks' exchange: a handler answering
+// 100 bytes with a Content-Length, as the router answers for a backend,
+// and a GET with the headers wrk sends plus a few.
+func benchExchange() (h http.Handler, body, req []byte) {
+	body = bytes.Repeat([]byte("a"), 100)
+	h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Set("Content-Length", "100")
+		w.Write(body)
+	})
+	return h, body, []byte("GET /bench?x=1 HTTP/1.1\r\nHost: bench.test\r\nUser-Agent: wrk\r\nAccept: */*\r\nX-Request-Id: 123\r\n\r\n")
 }

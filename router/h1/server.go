@@ -84,9 +84,9 @@ import (
 //     second at most), and 50 ms more after a response written with the
 //     wait for the next request (a client that sends its next request
 //     once it has the answer, on a plain TCP connection or a TLS one
-//     over rawsock.NetConn); a head that
-//     came whole is not timed. Shutdown counts a connection as idle only
-//     once that wait ended, 50 ms at most after its response.
+//     over rawsock.NetConn); a head that came whole is not timed.
+//     Shutdown counts a connection as idle only once that wait ended,
+//     50 ms at most after its response.
 //   - No http.ServerContextKey value; http.LocalAddrContextKey is set.
 type Server struct {
 	Handler http.Handler

@@ -133,51 +133,7 @@ func dialTLS(tb testing.TB, addr string) (*tls.Conn, *recordWriter, *bufio.Reade
 // while the previous one is being served is answered within the bound, as
 // on plain TCP (TestRequestSentDuringResponseIsServed).
 func TestTLSRequestSentDuringResponseIsServed(t *testing.T) {
-	started := make(chan struct{}, 1)
-	release := make(chan struct{})
-	addr := serveTLS(t, &Server{
-		ReadHeaderTimeout: time.Minute, IdleTimeout: time.Minute,
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.TLS == nil {
-				t.Error("no TLS state")
-			}
-			if r.URL.Path == "/slow" {
-				started <- struct{}{}
-				<-release
-			}
-			io.WriteString(w, r.URL.Path)
-		}),
-	}, true)
-	c, _, br := dialTLS(t, addr)
-	get := func(path string) {
-		t.Helper()
-		if _, err := io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: a\r\n\r\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for round := range 3 {
-		for range 5 {
-			get("/quick")
-			if _, body := readResponse(t, br, "GET"); body != "/quick" {
-				t.Fatalf("round %d: body %q", round, body)
-			}
-		}
-		get("/slow")
-		<-started
-		get("/next")
-		time.Sleep(20 * time.Millisecond)
-		release <- struct{}{}
-		if _, body := readResponse(t, br, "GET"); body != "/slow" {
-			t.Fatalf("round %d: body %q", round, body)
-		}
-		start := time.Now()
-		if _, body := readResponse(t, br, "GET"); body != "/next" {
-			t.Fatalf("round %d: body %q", round, body)
-		}
-		if d := time.Since(start); d > 10*armWait {
-			t.Fatalf("round %d: the early request was answered after %v", round, d)
-		}
-	}
+	requestSentDuringResponse(t, true)
 }
 
 // A TLS client that pipelines, its requests in records of their own that
@@ -277,13 +233,7 @@ func TestTLSCloseDuringArmedWaits(t *testing.T) {
 // P-256): the loop on a TLS connection over rawsock.NetConn, as the
 // controller serves HTTPS (raw), and over the TCP connection itself (go).
 func BenchmarkServerTLS(b *testing.B) {
-	body := bytes.Repeat([]byte("a"), 100)
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain")
-		w.Header().Set("Content-Length", "100")
-		w.Write(body)
-	})
-	req := []byte("GET /bench?x=1 HTTP/1.1\r\nHost: bench.test\r\nUser-Agent: wrk\r\nAccept: */*\r\nX-Request-Id: 123\r\n\r\n")
+	h, body, req := benchExchange()
 	for _, sock := range []string{"raw", "go"} {
 		b.Run("socket="+sock, func(b *testing.B) {
 			addr := serveTLS(b, &Server{Handler: h, ReadHeaderTimeout: time.Minute, IdleTimeout: time.Minute}, sock == "raw")

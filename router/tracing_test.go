@@ -255,6 +255,32 @@ func TestTracingOffAllocs(t *testing.T) {
 	assert.Equal(t, without, with, "allocations per request with a Tracer and no traced location")
 }
 
+// A traced request costs the router no allocation of its own: its
+// writer, the span's attributes and the traceparent's text are pooled.
+func TestTracingAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	addr := cannedBackend(t)
+	req := httptest.NewRequest(http.MethodGet, "/api/v1/items?id=42", nil)
+	req.Host = "shop.example.com"
+	req.Header.Set("User-Agent", "bench")
+	w := &discardWriter{h: make(http.Header)}
+	allocs := func(tr *match.Tracing) float64 {
+		web := httpBackend("prod/web:80", addr)
+		api := route(match.Prefix, "/api", web)
+		api.Tracing = tr
+		r := newTestRouter(Options{Tracer: nopTracer{}})
+		r.Publish(table("traced allocs", vhost("shop.example.com", nil, api)))
+		defer r.CloseIdleConnections()
+		w.serveOK(t, r, req) // dials
+		return testing.AllocsPerRun(200, func() { w.serveOK(t, r, req) })
+	}
+	off := allocs(nil)
+	on := allocs(&match.Tracing{TrustIncomingSpan: true})
+	assert.Equal(t, off, on, "allocations per traced request against an untraced one")
+}
+
 func netTCPAddr(s string) net.TCPAddr {
 	a, err := net.ResolveTCPAddr("tcp", s)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -388,4 +389,72 @@ func FuzzParseTraceparent(f *testing.F) {
 			t.Fatalf("ParseTraceparent(%q).Traceparent() = %q", v, got.Traceparent())
 		}
 	})
+}
+
+// FuzzIPv4Peer holds ipv4Peer to the general reading of a peer address
+// it stands in for: the address as peerAddr parses and String writes it,
+// the port as net.SplitHostPort and strconv.Atoi read it.
+func FuzzIPv4Peer(f *testing.F) {
+	for _, s := range []string{"127.0.0.1:40000", "10.0.0.255:1", "0.0.0.0:0", "1.2.3.4:080", "01.2.3.4:80", "1.2.3.256:80",
+		"1.2.3:80", "1.2.3.4.5:80", "[::1]:80", "::1", "1.2.3.4", "1.2.3.4:", "1.2.3.4:+80", "1.2.3.4:-1", "255.255.255.255:65535", "1..3.4:80"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, remote string) {
+		ip, port, ok := ipv4Peer(remote)
+		if !ok {
+			return
+		}
+		a := peerAddr(remote)
+		require.True(t, a.Is4(), "%q: not an IPv4 address to peerAddr", remote)
+		assert.Equal(t, a.String(), ip, "%q: address", remote)
+		_, p, err := net.SplitHostPort(remote)
+		require.NoError(t, err, remote)
+		n, err := strconv.Atoi(p)
+		require.NoError(t, err, remote)
+		assert.Equal(t, n, port, "%q: port", remote)
+	})
+}
+
+// A mirror's copy carries the traceparent of its own request's span,
+// though it is sent after the request is over and its pooled writer,
+// which held the traceparent's text, serves the next ones.
+func TestTracingMirror(t *testing.T) {
+	sink, addr := newMirrorSink(t)
+	_, webAddr := echoBackend(t, "web")
+	web := httpBackend("prod/web:80", webAddr)
+	tt := &testTracer{}
+	r := newTestRouter(Options{Tracer: tt})
+	t.Cleanup(r.CloseIdleConnections)
+	tab := responseTable(web, &match.Response{Mirror: &match.Mirror{Target: "http://" + addr + "$request_uri", Host: "shadow.internal"}})
+	for vh := range tab.VirtualHosts() {
+		for _, rt := range vh.Routes {
+			rt.Tracing = &match.Tracing{}
+		}
+	}
+	r.Publish(tab)
+	const n = 20
+	for range n {
+		req := httptest.NewRequest(http.MethodGet, "/orders", nil)
+		req.Host = "app.example.com"
+		rec := httptest.NewRecorder()
+		r.ServeHTTP(rec, req)
+		require.Equal(t, http.StatusOK, rec.Code)
+	}
+	want := map[string]bool{}
+	tt.mu.Lock()
+	for _, s := range tt.spans {
+		want[s.ctx.Traceparent()] = true
+	}
+	tt.mu.Unlock()
+	require.Len(t, want, n)
+	for range n {
+		sink.next(t)
+	}
+	got := map[string]bool{}
+	sink.mu.Lock()
+	for _, c := range sink.reqs {
+		got[c.header.Get("Traceparent")] = true
+	}
+	sink.mu.Unlock()
+	assert.Equal(t, want, got, "the traceparents the mirror copies carried")
 }

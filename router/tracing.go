@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -372,38 +371,32 @@ func (r *Router) endSpan(s *requestState) {
 // and the port, without parsing either twice. ok is false for any other
 // form, which the caller reads the general way.
 func ipv4Peer(remote string) (ip string, port int, ok bool) {
-	i := strings.LastIndexByte(remote, ':')
-	if i < 7 || i > 15 || len(remote)-i-1 < 1 || len(remote)-i-1 > 9 {
+	// Four fields of one to three digits, no leading zero (netip refuses
+	// those), none over 255, the last followed by ':'.
+	i := 0
+	for field := range 4 {
+		v, start := 0, i
+		for i < len(remote) && i-start < 3 && remote[i]-'0' <= 9 {
+			v = v*10 + int(remote[i]-'0')
+			i++
+		}
+		if i == start || v > 255 || remote[start] == '0' && i-start > 1 || i == len(remote) || remote[i] != "...:"[field] {
+			return "", 0, false
+		}
+		i++
+	}
+	ip = remote[:i-1]
+	if n := len(remote) - i; n < 1 || n > 9 {
 		return "", 0, false
 	}
-	for _, c := range []byte(remote[i+1:]) {
-		if c < '0' || c > '9' {
+	for ; i < len(remote); i++ {
+		d := remote[i] - '0'
+		if d > 9 {
 			return "", 0, false
 		}
-		port = port*10 + int(c-'0')
+		port = port*10 + int(d)
 	}
-	ip = remote[:i]
-	dots, v, digits := 0, 0, 0
-	for j := 0; j <= len(ip); j++ {
-		if j == len(ip) || ip[j] == '.' {
-			if digits == 0 || v > 255 {
-				return "", 0, false
-			}
-			if j < len(ip) {
-				dots++
-			}
-			v, digits = 0, 0
-			continue
-		}
-		c := ip[j]
-		if c < '0' || c > '9' || digits > 0 && v == 0 {
-			// Not a digit, or a leading zero (netip refuses those).
-			return "", 0, false
-		}
-		v = v*10 + int(c-'0')
-		digits++
-	}
-	return ip, port, dots == 3
+	return ip, port, true
 }
 
 // httpFlavor is the module's http.flavor: "1.0", "1.1", "2.0", else "".

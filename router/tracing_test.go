@@ -399,6 +399,10 @@ func FuzzIPv4Peer(f *testing.F) {
 		"1.2.3:80", "1.2.3.4.5:80", "[::1]:80", "::1", "1.2.3.4", "1.2.3.4:", "1.2.3.4:+80", "1.2.3.4:-1", "255.255.255.255:65535", "1..3.4:80"} {
 		f.Add(s)
 	}
+	for _, s := range []string{"127.0.0.1:40000", "10.0.0.255:1", "0.0.0.0:0", "1.2.3.4:080", "255.255.255.255:65535"} {
+		_, _, ok := ipv4Peer(s)
+		require.True(f, ok, "%q is read the short way", s)
+	}
 	f.Fuzz(func(t *testing.T, remote string) {
 		ip, port, ok := ipv4Peer(remote)
 		if !ok {

@@ -142,7 +142,8 @@ func BenchmarkOtelSpanNoExport(b *testing.B) {
 // BenchmarkOTLPEncodeSpan is the encoding of one request's span, as the
 // batch takes it.
 func BenchmarkOTLPEncodeSpan(b *testing.B) {
-	s := &otelSpan{traceID: newTraceID(), spanID: newSpanID(), flags: 1, start: time.Now()}
+	ids := idSource(1)
+	s := &otelSpan{traceID: ids.traceID(), spanID: ids.spanID(), flags: 1, start: time.Now()}
 	end := &router.SpanEnd{Name: "/", Attributes: benchAttrs, Status: 200, Time: s.start.Add(time.Millisecond)}
 	b.ReportAllocs()
 	defer reportCPUns(b, processCPU())

@@ -101,6 +101,7 @@ func (r *Router) authorize(s *requestState) bool {
 	if a == nil {
 		return false
 	}
+	s.traceHeaders()
 	req := s.req
 	if a.Basic != nil {
 		switch r.basicAuth(req, a.Basic) {

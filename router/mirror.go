@@ -64,6 +64,7 @@ func (r *Router) mirror(s *requestState, m *match.Mirror) {
 		r.mirrors.dropped.Add(1)
 		return
 	}
+	s.traceHeaders()
 	d := &s.d
 	// What the copy reads of the request is copied here: a server may
 	// reuse the request once the handler returned (the example

@@ -290,6 +290,7 @@ func (r *Router) errorPageExchange(s *requestState, x *exchange, code int, be *m
 	if be == nil {
 		return nil, errNoErrorBackend
 	}
+	s.traceHeaders()
 	bal := s.d.st.balancers[be]
 	if !be.Servable() || bal == nil {
 		return nil, errErrorBackendDown

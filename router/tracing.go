@@ -2,6 +2,7 @@ package router
 
 import (
 	"bufio"
+	"encoding/binary"
 	"net"
 	"net/http"
 	"strconv"
@@ -99,16 +100,30 @@ func (c TraceContext) Traceparent() string {
 }
 
 // appendTraceparent writes c's traceparent into b, as every traced
-// request sends on: two digits a byte, by table.
+// request sends on: the IDs four bytes at a time (hex8), the flags by
+// table.
 func (c TraceContext) appendTraceparent(b *[55]byte) {
 	b[0], b[1], b[2], b[35], b[52] = '0', '0', '-', '-', '-'
-	for i, x := range c.TraceID {
-		b[3+2*i], b[4+2*i] = hexPairs[x][0], hexPairs[x][1]
+	for i := 0; i < 16; i += 4 {
+		hex8(b[3+2*i:], binary.BigEndian.Uint32(c.TraceID[i:]))
 	}
-	for i, x := range c.SpanID {
-		b[36+2*i], b[37+2*i] = hexPairs[x][0], hexPairs[x][1]
+	for i := 0; i < 8; i += 4 {
+		hex8(b[36+2*i:], binary.BigEndian.Uint32(c.SpanID[i:]))
 	}
 	b[53], b[54] = hexPairs[c.Flags][0], hexPairs[c.Flags][1]
+}
+
+// hex8 writes x as eight lower-case hex digits at the start of dst: its
+// nibbles spread one a byte, each made a digit in the same word ('0' plus
+// the nibble, and 'a'-'0'-10 more where it is 10 or over, which adding 6
+// carries into the byte's bit 4).
+func hex8(dst []byte, x uint32) {
+	n := uint64(x)
+	n = (n | n<<16) & 0x0000ffff0000ffff
+	n = (n | n<<8) & 0x00ff00ff00ff00ff
+	n = (n | n<<4) & 0x0f0f0f0f0f0f0f0f
+	n += 0x3030303030303030 + (n+0x0606060606060606)>>4&0x0101010101010101*('a'-'0'-10)
+	binary.BigEndian.PutUint64(dst, n)
 }
 
 const hexDigits = "0123456789abcdef"
@@ -262,9 +277,47 @@ func (r *Router) startSpan(s *requestState) {
 	tw.span = r.tracer.StartSpan(parent, tw.name, start)
 	if c := tw.span.Context(); c.IsValid() {
 		// A span without a context (a no-op tracer's) sends none.
-		injectContext(s.req.Header, c, tw)
+		if len(s.req.Header) == 0 {
+			// No client header to replace: the context goes on the
+			// headers where they are sent on (traceHeaders), and the
+			// HTTP/1.1 backend's request head gets it written by itself
+			// (writeRequestHead), so that the steps between read a map
+			// still empty, as without tracing.
+			c.appendTraceparent(&tw.traceparent)
+			tw.value[0] = unsafe.String(&tw.traceparent[0], len(tw.traceparent))
+			tw.state, tw.pending = c.State, true
+		} else {
+			injectContext(s.req.Header, c, tw)
+		}
 	}
 	s.w, s.trace = tw, tw
+}
+
+// traceHeaders puts the span's context on the request's headers if it is
+// not there yet: before anything sends the headers on (the external auth
+// subrequest, a mirror, an error page's request, a backend not reached
+// over the HTTP/1.1 pool) or edits them (a snippet's edits, the
+// ConfigMap's proxy-set-headers), as injecting it at the start would
+// have.
+func (s *requestState) traceHeaders() {
+	if tw := s.trace; tw != nil && tw.pending {
+		tw.pending = false
+		h := s.req.Header
+		if tw.state != "" {
+			h["Tracestate"] = []string{tw.state}
+		}
+		h["Traceparent"] = tw.value[:]
+	}
+}
+
+// pendingTraceparent is the traceparent writeRequestHead writes for a
+// span whose context is not on the request's headers, "" for none; and
+// the tracestate with it.
+func (tw *tracedWriter) pendingTraceparent() (traceparent, tracestate string) {
+	if tw == nil || !tw.pending {
+		return "", ""
+	}
+	return tw.value[0], tw.state
 }
 
 // spanName is the span's name for the location s is at; tw keeps the
@@ -360,9 +413,20 @@ func (r *Router) endSpan(s *requestState) {
 	}
 	e.Attributes = a[:n]
 	tw.span.End(e)
-	// Nothing of the request stays in the pool.
-	*tw = tracedWriter{cacheRoute: tw.cacheRoute, cacheExact: tw.cacheExact, cacheName: tw.cacheName}
+	tw.reset(n)
 	tracedWriters.Put(tw)
+}
+
+// reset clears tw, whose first n attributes were used, for the pool:
+// nothing of the request stays, the fields that refer to it cleared one
+// by one (the text buffers are written over), the location name kept
+// (TestTracedWriterReset).
+func (tw *tracedWriter) reset(n int) {
+	clear(tw.attrs[:n])
+	tw.w, tw.status, tw.tracing, tw.span = nil, 0, nil, nil
+	tw.name, tw.nameRoute, tw.namePath = "", nil, ""
+	tw.value[0], tw.pending, tw.state = "", false, ""
+	tw.end = SpanEnd{}
 }
 
 // ipv4Peer reads a peer address "a.b.c.d:port" whose address is an IPv4
@@ -435,9 +499,13 @@ type tracedWriter struct {
 	nameRoute *match.Route
 	namePath  string
 	// traceparent is the text of the Traceparent header's value, never
-	// changed once set; value is the header's slice.
+	// changed once set; value is the header's slice. pending: the
+	// context is not on the request's headers yet (traceHeaders), state
+	// is its tracestate.
 	traceparent [55]byte
 	value       [1]string
+	pending     bool
+	state       string
 	// end is what the span ends with: its attributes in attrs, the
 	// client address's text in ip.
 	end   SpanEnd

@@ -2,13 +2,16 @@ package router
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -461,4 +464,131 @@ func TestTracingMirror(t *testing.T) {
 	}
 	sink.mu.Unlock()
 	assert.Equal(t, want, got, "the traceparents the mirror copies carried")
+}
+
+// A request without headers gets its span's context put on them only
+// where they are sent on: the backend (written into the request head over
+// the HTTP/1.1 pool, put on the headers for a Transport), the external
+// auth service and the error backend each get it once, as a request with
+// headers does.
+func TestTracingWithoutHeaders(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    Options
+	}{{"pool", Options{}}, {"transport", Options{Transport: &http.Transport{}}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			tt := &testTracer{}
+			tc.o.Tracer = tt
+			r := newTestRouter(tc.o)
+			t.Cleanup(r.CloseIdleConnections)
+			_, addr := echoBackend(t, "web")
+			web := httpBackend("prod/web:80", addr)
+			plain := route(match.Prefix, "/api", web)
+			plain.Tracing = &match.Tracing{TrustIncomingSpan: true}
+			svc := newAuthService(t)
+			authed := route(match.Prefix, "/app", web)
+			authed.Auth = externalAuth(t, svc.srv.URL+"/ok", nil)
+			authed.Tracing = &match.Tracing{}
+			missing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNotFound) }))
+			t.Cleanup(missing.Close)
+			_, errAddr := echoBackend(t, "errors")
+			errs := httpBackend("prod/errors:80", errAddr)
+			paged := route(match.Prefix, "/paged", httpBackend("prod/missing:80", missing.Listener.Addr().String()))
+			paged.Response = &match.Response{ErrorCodes: []int{404}, ErrorBackend: errs}
+			paged.Tracing = &match.Tracing{}
+			r.Publish(mustTable(match.Spec{
+				VirtualHosts: []*match.VirtualHost{vhost("shop.example.com", nil, plain, authed, paged)},
+				Backends:     []*match.Backend{web, errs, paged.Backend},
+			}))
+			for _, target := range []string{"/api/x", "/app/x", "/paged/x"} {
+				req := httptest.NewRequest(http.MethodGet, target, nil)
+				req.Host = "shop.example.com"
+				clear(req.Header)
+				rec := httptest.NewRecorder()
+				r.ServeHTTP(rec, req)
+				res := rec.Result()
+				require.Equal(t, http.StatusOK, res.StatusCode, target)
+				want := tt.last(t).ctx.Traceparent()
+				assert.Equal(t, []string{want}, res.Header["Seen-Traceparent"], "%s: what the backend got", target)
+				assert.Empty(t, res.Header["Seen-Tracestate"], target)
+				if target == "/app/x" {
+					got, _ := svc.request()
+					assert.Equal(t, []string{want}, got.Header["Traceparent"], "what the auth service got")
+				}
+			}
+		})
+	}
+}
+
+// FuzzTraceparent holds the traceparent written by words to the one
+// fmt writes, and ParseTraceparent reads it back.
+func FuzzTraceparent(f *testing.F) {
+	f.Add([]byte{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36}, []byte{0, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7}, byte(1))
+	f.Add(make([]byte, 16), make([]byte, 8), byte(0))
+	f.Add([]byte("\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"), []byte("\x09\x0a\x99\xa9\x9a\xaa\x00\x10"), byte(0xff))
+	f.Fuzz(func(t *testing.T, trace, span []byte, flags byte) {
+		var c TraceContext
+		copy(c.TraceID[:], trace)
+		copy(c.SpanID[:], span)
+		c.Flags = flags
+		want := fmt.Sprintf("00-%x-%x-%02x", c.TraceID, c.SpanID, c.Flags)
+		require.Equal(t, want, c.Traceparent())
+		if c.IsValid() {
+			back, ok := ParseTraceparent(want)
+			require.True(t, ok)
+			require.Equal(t, c, back)
+		}
+	})
+}
+
+// A tracedWriter back in the pool holds nothing of its request but text
+// buffers written over by the next and the location name it keeps.
+func TestTracedWriterReset(t *testing.T) {
+	tw := new(tracedWriter)
+	v := reflect.ValueOf(tw).Elem()
+	for i := range v.NumField() {
+		f := reflect.NewAt(v.Field(i).Type(), unsafe.Pointer(v.Field(i).UnsafeAddr())).Elem()
+		fill(f)
+		require.False(t, f.IsZero(), v.Type().Field(i).Name)
+	}
+	tw.reset(len(tw.attrs))
+	kept := map[string]bool{"traceparent": true, "ip": true, "cacheRoute": true, "cacheExact": true, "cacheName": true}
+	for i := range v.NumField() {
+		name := v.Type().Field(i).Name
+		assert.Equal(t, kept[name], !v.Field(i).IsZero(), "field %s", name)
+	}
+}
+
+// fill makes v, settable, non-zero all through.
+func fill(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := range v.NumField() {
+			fill(reflect.NewAt(v.Field(i).Type(), unsafe.Pointer(v.Field(i).UnsafeAddr())).Elem())
+		}
+	case reflect.Array:
+		for i := range v.Len() {
+			fill(v.Index(i))
+		}
+	case reflect.String:
+		v.SetString("x")
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int64:
+		v.SetInt(1)
+	case reflect.Uint8, reflect.Uint64:
+		v.SetUint(1)
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+	case reflect.Interface:
+		if v.Type() == reflect.TypeFor[Span]() {
+			v.Set(reflect.ValueOf(nopSpan{}))
+		} else {
+			v.Set(reflect.ValueOf(&discardWriter{}))
+		}
+	default:
+		panic("fill: " + v.Kind().String())
+	}
 }

@@ -64,7 +64,6 @@ func (r *Router) mirror(s *requestState, m *match.Mirror) {
 		r.mirrors.dropped.Add(1)
 		return
 	}
-	s.traceHeaders()
 	d := &s.d
 	// What the copy reads of the request is copied here: a server may
 	// reuse the request once the handler returned (the example
@@ -75,6 +74,7 @@ func (r *Router) mirror(s *requestState, m *match.Mirror) {
 		// reused once the request is over (tracing.go).
 		tp[0] = strings.Clone(tp[0])
 	}
+	s.trace.putContext(req.Header, true)
 	go r.mirrors.send(m, req, mirrorCopy{path: d.path, query: d.query, proto: d.proto, host: d.host, hasQuery: d.hasQuery}, body)
 }
 

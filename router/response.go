@@ -290,7 +290,6 @@ func (r *Router) errorPageExchange(s *requestState, x *exchange, code int, be *m
 	if be == nil {
 		return nil, errNoErrorBackend
 	}
-	s.traceHeaders()
 	bal := s.d.st.balancers[be]
 	if !be.Servable() || bal == nil {
 		return nil, errErrorBackendDown
@@ -314,6 +313,7 @@ func (r *Router) errorPageExchange(s *requestState, x *exchange, code int, be *m
 			out.Header[k] = vs
 		}
 	}
+	s.trace.putContext(out.Header, false)
 	out.Host = req.Host
 	src := s.d.src
 	ns, ing := "", ""

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -214,23 +215,6 @@ func incomingContext(h http.Header) TraceContext {
 	return c
 }
 
-// injectContext puts c on h as traceparent and tracestate, replacing the
-// client's, as the module's opentelemetry_propagate sets them with
-// proxy_set_header (an empty tracestate is not sent). The traceparent's
-// text and its value slice are tw's, so that they cost no allocation of
-// their own: they live as long as the request. Tracestate goes first, so
-// that a request without one deletes from a map still empty of the other.
-func injectContext(h http.Header, c TraceContext, tw *tracedWriter) {
-	if c.State != "" {
-		h["Tracestate"] = []string{c.State}
-	} else {
-		delete(h, "Tracestate")
-	}
-	c.appendTraceparent(&tw.traceparent)
-	tw.value[0] = unsafe.String(&tw.traceparent[0], len(tw.traceparent))
-	h["Traceparent"] = tw.value[:]
-}
-
 // decorTrace starts the request's span, first of the decorations so
 // that it sees the status the client gets, whatever wraps the answer
 // after it (compression).
@@ -276,37 +260,54 @@ func (r *Router) startSpan(s *requestState) {
 	tw.name, tw.nameRoute, tw.namePath = r.spanName(s, t, tw), s.d.res.Route, s.d.path
 	tw.span = r.tracer.StartSpan(parent, tw.name, start)
 	if c := tw.span.Context(); c.IsValid() {
-		// A span without a context (a no-op tracer's) sends none.
-		if len(s.req.Header) == 0 {
-			// No client header to replace: the context goes on the
-			// headers where they are sent on (traceHeaders), and the
-			// HTTP/1.1 backend's request head gets it written by itself
-			// (writeRequestHead), so that the steps between read a map
-			// still empty, as without tracing.
-			c.appendTraceparent(&tw.traceparent)
-			tw.value[0] = unsafe.String(&tw.traceparent[0], len(tw.traceparent))
-			tw.state, tw.pending = c.State, true
-		} else {
-			injectContext(s.req.Header, c, tw)
-		}
+		// A span without a context (a no-op tracer's) sends none. The
+		// context goes on the request's headers, in place of the
+		// client's, where they are sent on (traceHeaders); the HTTP/1.1
+		// backend's request head gets it written by itself
+		// (writeRequestHead). The steps between see the client's
+		// headers, as nginx's see the client's and the module's
+		// proxy_set_header sets the upstream request's only, and a map
+		// without those headers is left as it is.
+		c.appendTraceparent(&tw.traceparent)
+		tw.value[0] = unsafe.String(&tw.traceparent[0], len(tw.traceparent))
+		tw.state, tw.pending = c.State, true
 	}
 	s.w, s.trace = tw, tw
 }
 
 // traceHeaders puts the span's context on the request's headers if it is
-// not there yet: before anything sends the headers on (the external auth
+// not there yet, before anything sends the headers on (the external auth
 // subrequest, a mirror, an error page's request, a backend not reached
 // over the HTTP/1.1 pool) or edits them (a snippet's edits, the
-// ConfigMap's proxy-set-headers), as injecting it at the start would
-// have.
+// ConfigMap's proxy-set-headers): traceparent and tracestate replace the
+// client's, as the module's opentelemetry_propagate sets them with
+// proxy_set_header (an empty tracestate is not sent). The traceparent's
+// text and its value slice are the tracedWriter's, so that they cost no
+// allocation of their own.
 func (s *requestState) traceHeaders() {
 	if tw := s.trace; tw != nil && tw.pending {
+		tw.putContext(s.req.Header, false)
 		tw.pending = false
-		h := s.req.Header
-		if tw.state != "" {
-			h["Tracestate"] = []string{tw.state}
-		}
+	}
+}
+
+// putContext puts the span's context on h, a copy of the request's
+// headers sent on (the external auth subrequest's, an error page
+// request's, a mirror's, which outlives the request), when it is not on
+// the request's own; tw may be nil.
+func (tw *tracedWriter) putContext(h http.Header, outlives bool) {
+	if tw == nil || !tw.pending {
+		return
+	}
+	if outlives {
+		h["Traceparent"] = []string{strings.Clone(tw.value[0])}
+	} else {
 		h["Traceparent"] = tw.value[:]
+	}
+	if tw.state != "" {
+		h["Tracestate"] = []string{tw.state}
+	} else {
+		delete(h, "Tracestate")
 	}
 }
 

@@ -466,12 +466,14 @@ func TestTracingMirror(t *testing.T) {
 	assert.Equal(t, want, got, "the traceparents the mirror copies carried")
 }
 
-// A request without headers gets its span's context put on them only
-// where they are sent on: the backend (written into the request head over
-// the HTTP/1.1 pool, put on the headers for a Transport), the external
-// auth service and the error backend each get it once, as a request with
-// headers does.
-func TestTracingWithoutHeaders(t *testing.T) {
+// The span's context goes on the request's headers, in place of the
+// client's, only where they are sent on: the backend (written into the
+// request head over the HTTP/1.1 pool, put on the headers for a
+// Transport), the external auth service and the error backend each get
+// it once, with the tracestate the span has; a Hook, as nginx's access
+// phase, sees the client's headers. With headers from the client and
+// without.
+func TestTracingHeadersSentOn(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		o    Options
@@ -479,6 +481,11 @@ func TestTracingWithoutHeaders(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tt := &testTracer{}
 			tc.o.Tracer = tt
+			var hooked []string
+			tc.o.Hook = func(_ http.ResponseWriter, req *http.Request, _ Match) bool {
+				hooked = req.Header["Traceparent"]
+				return false
+			}
 			r := newTestRouter(tc.o)
 			t.Cleanup(r.CloseIdleConnections)
 			_, addr := echoBackend(t, "web")
@@ -495,50 +502,38 @@ func TestTracingWithoutHeaders(t *testing.T) {
 			errs := httpBackend("prod/errors:80", errAddr)
 			paged := route(match.Prefix, "/paged", httpBackend("prod/missing:80", missing.Listener.Addr().String()))
 			paged.Response = &match.Response{ErrorCodes: []int{404}, ErrorBackend: errs}
-			paged.Tracing = &match.Tracing{}
+			paged.Tracing = &match.Tracing{TrustIncomingSpan: true}
 			r.Publish(mustTable(match.Spec{
 				VirtualHosts: []*match.VirtualHost{vhost("shop.example.com", nil, plain, authed, paged)},
 				Backends:     []*match.Backend{web, errs, paged.Backend},
 			}))
-			for _, target := range []string{"/api/x", "/app/x", "/paged/x"} {
-				req := httptest.NewRequest(http.MethodGet, target, nil)
-				req.Host = "shop.example.com"
-				clear(req.Header)
-				rec := httptest.NewRecorder()
-				r.ServeHTTP(rec, req)
-				res := rec.Result()
-				require.Equal(t, http.StatusOK, res.StatusCode, target)
-				want := tt.last(t).ctx.Traceparent()
-				assert.Equal(t, []string{want}, res.Header["Seen-Traceparent"], "%s: what the backend got", target)
-				assert.Empty(t, res.Header["Seen-Tracestate"], target)
-				if target == "/app/x" {
-					got, _ := svc.request()
-					assert.Equal(t, []string{want}, got.Header["Traceparent"], "what the auth service got")
+			for _, client := range []http.Header{{}, {"Traceparent": {clientParent}, "Tracestate": {"vendor=1"}, "User-Agent": {"curl/8"}}} {
+				for _, target := range []string{"/api/x", "/app/x", "/paged/x"} {
+					req := httptest.NewRequest(http.MethodGet, target, nil)
+					req.Host = "shop.example.com"
+					req.Header = client.Clone()
+					rec := httptest.NewRecorder()
+					r.ServeHTTP(rec, req)
+					res := rec.Result()
+					require.Equal(t, http.StatusOK, res.StatusCode, target)
+					s := tt.last(t)
+					want := s.ctx.Traceparent()
+					assert.Equal(t, []string{want}, res.Header["Seen-Traceparent"], "%s %v: what the backend got", target, client)
+					if s.ctx.State != "" {
+						assert.Equal(t, []string{s.ctx.State}, res.Header["Seen-Tracestate"], "%s %v", target, client)
+					} else {
+						assert.Empty(t, res.Header["Seen-Tracestate"], "%s %v", target, client)
+					}
+					if target == "/app/x" {
+						got, _ := svc.request()
+						assert.Equal(t, []string{want}, got.Header["Traceparent"], "what the auth service got")
+						assert.Empty(t, got.Header["Tracestate"], "what the auth service got")
+					}
+					assert.Equal(t, client["Traceparent"], hooked, "%s %v: what the hook saw", target, client)
 				}
 			}
 		})
 	}
-}
-
-// FuzzTraceparent holds the traceparent written by words to the one
-// fmt writes, and ParseTraceparent reads it back.
-func FuzzTraceparent(f *testing.F) {
-	f.Add([]byte{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36}, []byte{0, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7}, byte(1))
-	f.Add(make([]byte, 16), make([]byte, 8), byte(0))
-	f.Add([]byte("\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"), []byte("\x09\x0a\x99\xa9\x9a\xaa\x00\x10"), byte(0xff))
-	f.Fuzz(func(t *testing.T, trace, span []byte, flags byte) {
-		var c TraceContext
-		copy(c.TraceID[:], trace)
-		copy(c.SpanID[:], span)
-		c.Flags = flags
-		want := fmt.Sprintf("00-%x-%x-%02x", c.TraceID, c.SpanID, c.Flags)
-		require.Equal(t, want, c.Traceparent())
-		if c.IsValid() {
-			back, ok := ParseTraceparent(want)
-			require.True(t, ok)
-			require.Equal(t, c, back)
-		}
-	})
 }
 
 // A tracedWriter back in the pool holds nothing of its request but text
@@ -591,4 +586,25 @@ func fill(v reflect.Value) {
 	default:
 		panic("fill: " + v.Kind().String())
 	}
+}
+
+// FuzzTraceparent holds the traceparent written by words to the one
+// fmt writes, and ParseTraceparent reads it back.
+func FuzzTraceparent(f *testing.F) {
+	f.Add([]byte{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36}, []byte{0, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7}, byte(1))
+	f.Add(make([]byte, 16), make([]byte, 8), byte(0))
+	f.Add([]byte("\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"), []byte("\x09\x0a\x99\xa9\x9a\xaa\x00\x10"), byte(0xff))
+	f.Fuzz(func(t *testing.T, trace, span []byte, flags byte) {
+		var c TraceContext
+		copy(c.TraceID[:], trace)
+		copy(c.SpanID[:], span)
+		c.Flags = flags
+		want := fmt.Sprintf("00-%x-%x-%02x", c.TraceID, c.SpanID, c.Flags)
+		require.Equal(t, want, c.Traceparent())
+		if c.IsValid() {
+			back, ok := ParseTraceparent(want)
+			require.True(t, ok)
+			require.Equal(t, c, back)
+		}
+	})
 }

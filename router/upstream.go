@@ -64,8 +64,11 @@ func writeRequestHead(bw *bufio.Writer, x *exchange, req *http.Request, upgrade 
 	bw.WriteString(x.backendHost(req))
 	bw.WriteString("\r\n")
 	conn := req.Header["Connection"]
+	tp, ts := trace.pendingTraceparent()
 	for k, vs := range req.Header {
-		if skipRequestHeader(k, x.headers()) || len(conn) > 0 && h1.ListsToken(conn, k) || x.act.replacesHeader(k) {
+		if skipRequestHeader(k, x.headers()) || len(conn) > 0 && h1.ListsToken(conn, k) || x.act.replacesHeader(k) ||
+			tp != "" && (k == "Traceparent" || k == "Tracestate") {
+			// The span's context replaces the client's.
 			continue
 		}
 		for _, v := range vs {
@@ -76,7 +79,7 @@ func writeRequestHead(bw *bufio.Writer, x *exchange, req *http.Request, upgrade 
 		writeHeader(bw, "Connection", "Upgrade")
 		writeHeader(bw, "Upgrade", upgrade)
 	}
-	if tp, ts := trace.pendingTraceparent(); tp != "" {
+	if tp != "" {
 		writeHeader(bw, "Traceparent", tp)
 		if ts != "" {
 			writeHeader(bw, "Tracestate", ts)

@@ -2,7 +2,6 @@ package router
 
 import (
 	"bufio"
-	"encoding/binary"
 	"net"
 	"net/http"
 	"strconv"
@@ -101,30 +100,16 @@ func (c TraceContext) Traceparent() string {
 }
 
 // appendTraceparent writes c's traceparent into b, as every traced
-// request sends on: the IDs four bytes at a time (hex8), the flags by
-// table.
+// request sends on: two digits a byte, by table.
 func (c TraceContext) appendTraceparent(b *[55]byte) {
 	b[0], b[1], b[2], b[35], b[52] = '0', '0', '-', '-', '-'
-	for i := 0; i < 16; i += 4 {
-		hex8(b[3+2*i:], binary.BigEndian.Uint32(c.TraceID[i:]))
+	for i, x := range c.TraceID {
+		b[3+2*i], b[4+2*i] = hexPairs[x][0], hexPairs[x][1]
 	}
-	for i := 0; i < 8; i += 4 {
-		hex8(b[36+2*i:], binary.BigEndian.Uint32(c.SpanID[i:]))
+	for i, x := range c.SpanID {
+		b[36+2*i], b[37+2*i] = hexPairs[x][0], hexPairs[x][1]
 	}
 	b[53], b[54] = hexPairs[c.Flags][0], hexPairs[c.Flags][1]
-}
-
-// hex8 writes x as eight lower-case hex digits at the start of dst: its
-// nibbles spread one a byte, each made a digit in the same word ('0' plus
-// the nibble, and 'a'-'0'-10 more where it is 10 or over, which adding 6
-// carries into the byte's bit 4).
-func hex8(dst []byte, x uint32) {
-	n := uint64(x)
-	n = (n | n<<16) & 0x0000ffff0000ffff
-	n = (n | n<<8) & 0x00ff00ff00ff00ff
-	n = (n | n<<4) & 0x0f0f0f0f0f0f0f0f
-	n += 0x3030303030303030 + (n+0x0606060606060606)>>4&0x0101010101010101*('a'-'0'-10)
-	binary.BigEndian.PutUint64(dst, n)
 }
 
 const hexDigits = "0123456789abcdef"

@@ -20,7 +20,7 @@ import (
 // countingCollector is an OTLP/gRPC endpoint that takes every export
 // without decoding it, so that a benchmark counts the exporter's work
 // and little of the collector's.
-func countingCollector(b *testing.B) (addr string, bytes *atomic.Int64) {
+func countingCollector(b testing.TB) (addr string, bytes *atomic.Int64) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)

@@ -3135,8 +3135,10 @@
 // http.status_code, http.scheme, net.host.port, net.peer.ip,
 // net.peer.port) and the status Error for an answer of 500 or more. Its
 // W3C context (traceparent, and tracestate when there is one) goes to
-// the backend and to the external auth service (auth-url), in place of
-// the client's. An answer made before any location (a www or app-root
+// the backend and to the external auth service (auth-url), a mirror and
+// the error backend, in place of the client's, as the module's
+// proxy_set_header sets it: the router's steps between, an
+// Options.Hook among them, see the client's headers. An answer made before any location (a www or app-root
 // redirect, a request that cannot be routed) is not traced, as nginx's
 // module starts its span in the location. Without a Tracer, or on a
 // location that is not traced, a request costs nothing more and its

@@ -134,7 +134,7 @@ func (r *Router) authorize(s *requestState) bool {
 		if rt := s.d.res.Route; rt != nil {
 			loc = rt.Path
 		}
-		ans, ok := r.externalAuth(s.w, req, s.d.host, s.d.proto, loc, a.External, &s.ph)
+		ans, ok := r.externalAuth(s.w, req, s.d.host, s.d.proto, loc, a.External, &s.ph, s.trace)
 		if !ok {
 			r.refuse(s, ans)
 			return true
@@ -393,7 +393,7 @@ func (cc *credCache) put(key [sha256.Size]byte, ok bool) {
 // request), 401 is passed on (or redirected to the sign-in page), 403 is
 // passed on, anything else — another status, a failure, the timeout — is
 // 500. No body is sent.
-func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, proto, loc string, x *match.ExternalAuth, ph *policyHeaders) (answer, bool) {
+func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, proto, loc string, x *match.ExternalAuth, ph *policyHeaders, trace *tracedWriter) (answer, bool) {
 	path, query, hasQuery, _ := requestTarget(req)
 	uri := path
 	if hasQuery {
@@ -433,6 +433,7 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 		sub.Host = h
 	}
 	authHeaders(sub.Header, req, &vars, x, xff)
+	trace.putContext(sub.Header, false)
 	var res *http.Response
 	var key [sha256.Size]byte
 	o := x.Options

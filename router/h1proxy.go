@@ -19,7 +19,7 @@ import (
 // client from the connection's buffer. Only a request body is written on a
 // second goroutine, so that a backend answering before it read the whole
 // body cannot stall the exchange.
-func (r *Router) serveH1(x *exchange, req *http.Request) {
+func (r *Router) serveH1(x *exchange, req *http.Request, trace *tracedWriter) {
 	upgrade := upgradeType(req.Header)
 	length := req.ContentLength
 	hasBody := req.Body != nil && req.Body != http.NoBody
@@ -75,7 +75,7 @@ func (r *Router) serveH1(x *exchange, req *http.Request) {
 			r.exchangeFailed(x, req, err)
 			return
 		}
-		t := h1Try{pc: pc, x: x, req: req}
+		t := h1Try{pc: pc, x: x, req: req, trace: trace}
 		res, err := t.send(upgrade, length)
 		if err != nil {
 			err = routeTimedOut(ctx, err)
@@ -168,6 +168,9 @@ type h1Try struct {
 	pc  *h1.Conn
 	x   *exchange
 	req *http.Request
+	// trace is the request's span, whose context the request head
+	// carries; nil when the request is not traced.
+	trace *tracedWriter
 }
 
 // send writes the request and reads the head of the final response.
@@ -183,7 +186,7 @@ func (t *h1Try) send(upgrade string, length int64) (*h1.Response, error) {
 		Send:    t.x.timeouts.send, Read: t.x.timeouts.read,
 		MaxHead: headBudget(t.x.proxying()),
 	})
-	writeRequestHead(bw, t.x, req, upgrade, length)
+	writeRequestHead(bw, t.x, req, upgrade, length, t.trace)
 	informed := 0
 	for {
 		res, err := t.pc.Next()

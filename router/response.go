@@ -313,6 +313,7 @@ func (r *Router) errorPageExchange(s *requestState, x *exchange, code int, be *m
 			out.Header[k] = vs
 		}
 	}
+	s.trace.putContext(out.Header, false)
 	out.Host = req.Host
 	src := s.d.src
 	ns, ing := "", ""

@@ -128,10 +128,15 @@ var stepProxy = step{name: "proxy", reasons: []string{
 // forward proxies the request to an endpoint of the backend chosen.
 func (r *Router) forward(s *requestState) {
 	req, d := s.req, &s.d
+	b := s.ch.backend
+	if s.cmh != nil || r.h1 == nil || b.Protocol != match.HTTP {
+		// Only the HTTP/1.1 pool's request head writes a pending trace
+		// context itself (tracing.go).
+		s.traceHeaders()
+	}
 	if s.cmh != nil {
 		s.cmh.setProxied(req.Header)
 	}
-	b := s.ch.backend
 	live := r.live.Load()
 	x := &exchange{
 		w:                s.w,
@@ -184,7 +189,7 @@ func (r *Router) forward(s *requestState) {
 		defer cancel()
 	}
 	if r.h1 != nil && b.Protocol == match.HTTP {
-		r.serveH1(x, req)
+		r.serveH1(x, req, s.trace)
 		return
 	}
 	x.ctx = exchangeContext{Context: req.Context(), x: x}

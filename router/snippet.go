@@ -250,6 +250,7 @@ func originForm(target string) string {
 // edit becomes the upstream Host; edits ApplyRequest drops are counted
 // in headersDropped.
 func (r *Router) editRequest(s *requestState, edits []match.HeaderEdit) {
+	s.traceHeaders()
 	h := s.req.Header.Clone()
 	if h == nil {
 		h = http.Header{}

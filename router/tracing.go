@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -199,22 +200,6 @@ func incomingContext(h http.Header) TraceContext {
 	return c
 }
 
-// injectContext puts c on h as traceparent and tracestate, replacing the
-// client's, as the module's opentelemetry_propagate sets them with
-// proxy_set_header (an empty tracestate is not sent). The traceparent's
-// text and its value slice are tw's, so that they cost no allocation of
-// their own: they live as long as the request.
-func injectContext(h http.Header, c TraceContext, tw *tracedWriter) {
-	c.appendTraceparent(&tw.traceparent)
-	tw.value[0] = unsafe.String(&tw.traceparent[0], len(tw.traceparent))
-	h["Traceparent"] = tw.value[:]
-	if c.State != "" {
-		h["Tracestate"] = []string{c.State}
-	} else {
-		delete(h, "Tracestate")
-	}
-}
-
 // decorTrace starts the request's span, first of the decorations so
 // that it sees the status the client gets, whatever wraps the answer
 // after it (compression).
@@ -255,97 +240,213 @@ func (r *Router) startSpan(s *requestState) {
 	if start.IsZero() {
 		start = time.Now()
 	}
-	tw := &tracedWriter{w: s.w, tracing: t}
-	tw.name, tw.nameRoute, tw.namePath = r.spanName(s, t), s.d.res.Route, s.d.path
+	tw := tracedWriters.Get().(*tracedWriter)
+	tw.w, tw.tracing = s.w, t
+	tw.name, tw.nameRoute, tw.namePath = r.spanName(s, t, tw), s.d.res.Route, s.d.path
 	tw.span = r.tracer.StartSpan(parent, tw.name, start)
 	if c := tw.span.Context(); c.IsValid() {
-		// A span without a context (a no-op tracer's) sends none.
-		injectContext(s.req.Header, c, tw)
+		// A span without a context (a no-op tracer's) sends none. The
+		// context goes on the request's headers, in place of the
+		// client's, where they are sent on (traceHeaders); the HTTP/1.1
+		// backend's request head gets it written by itself
+		// (writeRequestHead). The steps between see the client's
+		// headers, as nginx's see the client's and the module's
+		// proxy_set_header sets the upstream request's only, and a map
+		// without those headers is left as it is.
+		c.appendTraceparent(&tw.traceparent)
+		tw.value[0] = unsafe.String(&tw.traceparent[0], len(tw.traceparent))
+		tw.state, tw.pending = c.State, true
 	}
 	s.w, s.trace = tw, tw
 }
 
-// spanName is the span's name for the location s is at.
-func (r *Router) spanName(s *requestState, t *match.Tracing) string {
+// traceHeaders puts the span's context on the request's headers if it is
+// not there yet, before anything sends the headers on (the external auth
+// subrequest, a mirror, an error page's request, a backend not reached
+// over the HTTP/1.1 pool) or edits them (a snippet's edits, the
+// ConfigMap's proxy-set-headers): traceparent and tracestate replace the
+// client's, as the module's opentelemetry_propagate sets them with
+// proxy_set_header (an empty tracestate is not sent). The traceparent's
+// text and its value slice are the tracedWriter's, so that they cost no
+// allocation of their own.
+func (s *requestState) traceHeaders() {
+	if tw := s.trace; tw != nil && tw.pending {
+		tw.putContext(s.req.Header, false)
+		tw.pending = false
+	}
+}
+
+// putContext puts the span's context on h, a copy of the request's
+// headers sent on (the external auth subrequest's, an error page
+// request's, a mirror's, which outlives the request), when it is not on
+// the request's own; tw may be nil.
+func (tw *tracedWriter) putContext(h http.Header, outlives bool) {
+	if tw == nil || !tw.pending {
+		return
+	}
+	if outlives {
+		h["Traceparent"] = []string{strings.Clone(tw.value[0])}
+	} else {
+		h["Traceparent"] = tw.value[:]
+	}
+	if tw.state != "" {
+		h["Tracestate"] = []string{tw.state}
+	} else {
+		delete(h, "Tracestate")
+	}
+}
+
+// pendingTraceparent is the traceparent writeRequestHead writes for a
+// span whose context is not on the request's headers, "" for none; and
+// the tracestate with it.
+func (tw *tracedWriter) pendingTraceparent() (traceparent, tracestate string) {
+	if tw == nil || !tw.pending {
+		return "", ""
+	}
+	return tw.value[0], tw.state
+}
+
+// spanName is the span's name for the location s is at; tw keeps the
+// last location name it made.
+func (r *Router) spanName(s *requestState, t *match.Tracing, tw *tracedWriter) string {
 	n := t.OperationName
 	switch {
 	case n.IsZero():
 		path := s.d.path
-		if rt := s.d.res.Route; rt != nil && rt.Type == match.Prefix && rt.Path != "" {
+		rt := s.d.res.Route
+		if rt != nil && rt.Type == match.Prefix && rt.Path != "" {
 			// Only a prefix's own path names its exact twin.
 			if clean, err := match.NormalizePath(beforeFragment(path)); err == nil {
 				path = clean
 			}
 		}
-		return match.LocationSpanName(s.d.res.Route, path)
+		// The name depends on the route and whether path is the route's
+		// own, and a prefix's or a regex's is made anew each time: the
+		// writer, pooled, keeps the last, holding its route.
+		exact := rt != nil && path == rt.Path
+		if rt != nil && rt == tw.cacheRoute && exact == tw.cacheExact {
+			return tw.cacheName
+		}
+		name := match.LocationSpanName(rt, path)
+		tw.cacheRoute, tw.cacheExact, tw.cacheName = rt, exact, name
+		return name
 	case n.HasVariables():
 		return n.Expand(r.snippetRequest(s.req, &s.d, false))
 	}
 	return n.String()
 }
 
-// spanEnds hold what a span ends with, for the span's End call only:
-// the traced request's own allocation stays small.
-var spanEnds = sync.Pool{New: func() any { return new(spanEndBuf) }}
-
-// spanEndBuf is a SpanEnd with room for its attributes and the client
-// address's text.
-type spanEndBuf struct {
-	end   SpanEnd
-	attrs [12]SpanAttribute
-	ip    [64]byte
-}
+// tracedWriters hold the writers of traced requests, reused: a traced
+// request allocates nothing of its own. A writer goes back once its span
+// ended, as ServeHTTP returns: nothing of the request is used after that
+// (the traceparent a mirror sends on is its own copy, mirror.go).
+var tracedWriters = sync.Pool{New: func() any { return new(tracedWriter) }}
 
 // endSpan ends the request's span once the answer is written, with the
-// module's attributes.
+// module's attributes, and frees the request's tracedWriter.
 func (r *Router) endSpan(s *requestState) {
 	tw := s.trace
 	req := s.req
-	buf := spanEnds.Get().(*spanEndBuf)
-	defer spanEnds.Put(buf)
-	e := &buf.end
+	e := &tw.end
 	if tw.tracing.OperationName.IsZero() && s.d.res.Route == tw.nameRoute && s.d.path == tw.namePath {
 		// The location's name as at the start, not made again.
 		e.Name = tw.name
 	} else {
-		e.Name = r.spanName(s, tw.tracing)
+		e.Name = r.spanName(s, tw.tracing, tw)
 	}
 	e.Status = tw.status
 	e.Error = tw.status >= 500
 	e.Time = time.Now()
-	a := buf.attrs[:0]
-	str := func(k, v string) { a = append(a, SpanAttribute{Key: k, Value: v}) }
-	num := func(k string, n int) { a = append(a, SpanAttribute{Key: k, Int: int64(n), IsInt: true}) }
-	str("http.method", req.Method)
-	str("http.flavor", httpFlavor(req))
-	str("http.target", receivedTarget(req))
-	str("http.server_name", serverName(&s.d))
+	a := &tw.attrs
+	a[0] = SpanAttribute{Key: "http.method", Value: req.Method}
+	a[1] = SpanAttribute{Key: "http.flavor", Value: httpFlavor(req)}
+	a[2] = SpanAttribute{Key: "http.target", Value: receivedTarget(req)}
+	a[3] = SpanAttribute{Key: "http.server_name", Value: serverName(&s.d)}
+	n := 4
 	if req.Host != "" {
-		str("http.host", req.Host)
+		a[n] = SpanAttribute{Key: "http.host", Value: req.Host}
+		n++
 	}
 	if ua := req.Header["User-Agent"]; len(ua) > 0 {
-		str("http.user_agent", ua[0])
+		a[n] = SpanAttribute{Key: "http.user_agent", Value: ua[0]}
+		n++
 	}
-	num("http.status_code", tw.status)
-	str("http.scheme", s.d.proto)
-	if a2, ok := req.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
-		if ta, ok := a2.(*net.TCPAddr); ok {
-			num("net.host.port", ta.Port)
+	a[n] = SpanAttribute{Key: "http.status_code", Int: int64(tw.status), IsInt: true}
+	a[n+1] = SpanAttribute{Key: "http.scheme", Value: s.d.proto}
+	n += 2
+	if la, ok := req.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr); ok {
+		a[n] = SpanAttribute{Key: "net.host.port", Int: int64(la.Port), IsInt: true}
+		n++
+	}
+	ip, port, ok := ipv4Peer(req.RemoteAddr)
+	if !ok || len(r.live.Load().realIPFrom) > 0 {
+		// The client's address as ClientAddr has it, in tw as String
+		// would make it, and the peer's port.
+		b := r.ClientAddr(req).AppendTo(tw.ip[:0])
+		ip = unsafe.String(unsafe.SliceData(b), len(b))
+		port, ok = -1, false
+		if _, p, err := net.SplitHostPort(req.RemoteAddr); err == nil {
+			if p, err := strconv.Atoi(p); err == nil {
+				port, ok = p, true
+			}
 		}
 	}
-	// The address's text in buf, as String would make it.
-	ip := r.ClientAddr(req).AppendTo(buf.ip[:0])
-	str("net.peer.ip", unsafe.String(unsafe.SliceData(ip), len(ip)))
-	if _, port, err := net.SplitHostPort(req.RemoteAddr); err == nil {
-		if p, err := strconv.Atoi(port); err == nil {
-			num("net.peer.port", p)
-		}
+	a[n] = SpanAttribute{Key: "net.peer.ip", Value: ip}
+	n++
+	if ok {
+		a[n] = SpanAttribute{Key: "net.peer.port", Int: int64(port), IsInt: true}
+		n++
 	}
-	e.Attributes = a
+	e.Attributes = a[:n]
 	tw.span.End(e)
-	// Nothing of the request stays in the pool.
-	clear(a)
-	*e = SpanEnd{}
+	tw.reset(n)
+	tracedWriters.Put(tw)
+}
+
+// reset clears tw, whose first n attributes were used, for the pool:
+// nothing of the request stays, the fields that refer to it cleared one
+// by one (the text buffers are written over), the location name kept
+// (TestTracedWriterReset).
+func (tw *tracedWriter) reset(n int) {
+	clear(tw.attrs[:n])
+	tw.w, tw.status, tw.tracing, tw.span = nil, 0, nil, nil
+	tw.name, tw.nameRoute, tw.namePath = "", nil, ""
+	tw.value[0], tw.pending, tw.state = "", false, ""
+	tw.end = SpanEnd{}
+}
+
+// ipv4Peer reads a peer address "a.b.c.d:port" whose address is an IPv4
+// address in its canonical text (as the kernel's peer addresses are), so
+// that the text is what ClientAddr's String would be: the address's text
+// and the port, without parsing either twice. ok is false for any other
+// form, which the caller reads the general way.
+func ipv4Peer(remote string) (ip string, port int, ok bool) {
+	// Four fields of one to three digits, no leading zero (netip refuses
+	// those), none over 255, the last followed by ':'.
+	i := 0
+	for field := range 4 {
+		v, start := 0, i
+		for i < len(remote) && i-start < 3 && remote[i]-'0' <= 9 {
+			v = v*10 + int(remote[i]-'0')
+			i++
+		}
+		if i == start || v > 255 || remote[start] == '0' && i-start > 1 || i == len(remote) || remote[i] != "...:"[field] {
+			return "", 0, false
+		}
+		i++
+	}
+	ip = remote[:i-1]
+	if n := len(remote) - i; n < 1 || n > 9 {
+		return "", 0, false
+	}
+	for ; i < len(remote); i++ {
+		d := remote[i] - '0'
+		if d > 9 {
+			return "", 0, false
+		}
+		port = port*10 + int(d)
+	}
+	return ip, port, true
 }
 
 // httpFlavor is the module's http.flavor: "1.0", "1.1", "2.0", else "".
@@ -372,7 +473,7 @@ func serverName(d *decision) string {
 }
 
 // tracedWriter notes the status a traced request is answered with, and
-// holds the span and what it ends with in one allocation.
+// holds the span and what it ends with (tracedWriters).
 type tracedWriter struct {
 	w       http.ResponseWriter
 	status  int
@@ -384,9 +485,24 @@ type tracedWriter struct {
 	nameRoute *match.Route
 	namePath  string
 	// traceparent is the text of the Traceparent header's value, never
-	// changed once set; value is the header's slice.
+	// changed once set; value is the header's slice. pending: the
+	// context is not on the request's headers yet (traceHeaders), state
+	// is its tracestate.
 	traceparent [55]byte
 	value       [1]string
+	pending     bool
+	state       string
+	// end is what the span ends with: its attributes in attrs, the
+	// client address's text in ip.
+	end   SpanEnd
+	attrs [12]SpanAttribute
+	ip    [64]byte
+	// cacheName is the location name spanName made last, for the route
+	// cacheRoute and a path that was (cacheExact) or was not the route's
+	// own; it outlives the request.
+	cacheRoute *match.Route
+	cacheExact bool
+	cacheName  string
 }
 
 func (t *tracedWriter) Header() http.Header { return t.w.Header() }

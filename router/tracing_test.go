@@ -2,12 +2,16 @@ package router
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -255,6 +259,32 @@ func TestTracingOffAllocs(t *testing.T) {
 	assert.Equal(t, without, with, "allocations per request with a Tracer and no traced location")
 }
 
+// A traced request costs the router no allocation of its own: its
+// writer, the span's attributes and the traceparent's text are pooled.
+func TestTracingAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	addr := cannedBackend(t)
+	req := httptest.NewRequest(http.MethodGet, "/api/v1/items?id=42", nil)
+	req.Host = "shop.example.com"
+	req.Header.Set("User-Agent", "bench")
+	w := &discardWriter{h: make(http.Header)}
+	allocs := func(tr *match.Tracing) float64 {
+		web := httpBackend("prod/web:80", addr)
+		api := route(match.Prefix, "/api", web)
+		api.Tracing = tr
+		r := newTestRouter(Options{Tracer: nopTracer{}})
+		r.Publish(table("traced allocs", vhost("shop.example.com", nil, api)))
+		defer r.CloseIdleConnections()
+		w.serveOK(t, r, req) // dials
+		return testing.AllocsPerRun(200, func() { w.serveOK(t, r, req) })
+	}
+	off := allocs(nil)
+	on := allocs(&match.Tracing{TrustIncomingSpan: true})
+	assert.Equal(t, off, on, "allocations per traced request against an untraced one")
+}
+
 func netTCPAddr(s string) net.TCPAddr {
 	a, err := net.ResolveTCPAddr("tcp", s)
 	if err != nil {
@@ -360,6 +390,221 @@ func FuzzParseTraceparent(f *testing.F) {
 		}
 		if ok && v[:2] == "00" && got.Traceparent() != v {
 			t.Fatalf("ParseTraceparent(%q).Traceparent() = %q", v, got.Traceparent())
+		}
+	})
+}
+
+// FuzzIPv4Peer holds ipv4Peer to the general reading of a peer address
+// it stands in for: the address as peerAddr parses and String writes it,
+// the port as net.SplitHostPort and strconv.Atoi read it.
+func FuzzIPv4Peer(f *testing.F) {
+	for _, s := range []string{"127.0.0.1:40000", "10.0.0.255:1", "0.0.0.0:0", "1.2.3.4:080", "01.2.3.4:80", "1.2.3.256:80",
+		"1.2.3:80", "1.2.3.4.5:80", "[::1]:80", "::1", "1.2.3.4", "1.2.3.4:", "1.2.3.4:+80", "1.2.3.4:-1", "255.255.255.255:65535", "1..3.4:80"} {
+		f.Add(s)
+	}
+	for _, s := range []string{"127.0.0.1:40000", "10.0.0.255:1", "0.0.0.0:0", "1.2.3.4:080", "255.255.255.255:65535"} {
+		_, _, ok := ipv4Peer(s)
+		require.True(f, ok, "%q is read the short way", s)
+	}
+	f.Fuzz(func(t *testing.T, remote string) {
+		ip, port, ok := ipv4Peer(remote)
+		if !ok {
+			return
+		}
+		a := peerAddr(remote)
+		require.True(t, a.Is4(), "%q: not an IPv4 address to peerAddr", remote)
+		assert.Equal(t, a.String(), ip, "%q: address", remote)
+		_, p, err := net.SplitHostPort(remote)
+		require.NoError(t, err, remote)
+		n, err := strconv.Atoi(p)
+		require.NoError(t, err, remote)
+		assert.Equal(t, n, port, "%q: port", remote)
+	})
+}
+
+// A mirror's copy carries the traceparent of its own request's span,
+// though it is sent after the request is over and its pooled writer,
+// which held the traceparent's text, serves the next ones.
+func TestTracingMirror(t *testing.T) {
+	sink, addr := newMirrorSink(t)
+	_, webAddr := echoBackend(t, "web")
+	web := httpBackend("prod/web:80", webAddr)
+	tt := &testTracer{}
+	r := newTestRouter(Options{Tracer: tt})
+	t.Cleanup(r.CloseIdleConnections)
+	tab := responseTable(web, &match.Response{Mirror: &match.Mirror{Target: "http://" + addr + "$request_uri", Host: "shadow.internal"}})
+	for vh := range tab.VirtualHosts() {
+		for _, rt := range vh.Routes {
+			rt.Tracing = &match.Tracing{}
+		}
+	}
+	r.Publish(tab)
+	const n = 20
+	for range n {
+		req := httptest.NewRequest(http.MethodGet, "/orders", nil)
+		req.Host = "app.example.com"
+		rec := httptest.NewRecorder()
+		r.ServeHTTP(rec, req)
+		require.Equal(t, http.StatusOK, rec.Code)
+	}
+	want := map[string]bool{}
+	tt.mu.Lock()
+	for _, s := range tt.spans {
+		want[s.ctx.Traceparent()] = true
+	}
+	tt.mu.Unlock()
+	require.Len(t, want, n)
+	for range n {
+		sink.next(t)
+	}
+	got := map[string]bool{}
+	sink.mu.Lock()
+	for _, c := range sink.reqs {
+		got[c.header.Get("Traceparent")] = true
+	}
+	sink.mu.Unlock()
+	assert.Equal(t, want, got, "the traceparents the mirror copies carried")
+}
+
+// The span's context goes on the request's headers, in place of the
+// client's, only where they are sent on: the backend (written into the
+// request head over the HTTP/1.1 pool, put on the headers for a
+// Transport), the external auth service and the error backend each get
+// it once, with the tracestate the span has; a Hook, as nginx's access
+// phase, sees the client's headers. With headers from the client and
+// without.
+func TestTracingHeadersSentOn(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    Options
+	}{{"pool", Options{}}, {"transport", Options{Transport: &http.Transport{}}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			tt := &testTracer{}
+			tc.o.Tracer = tt
+			var hooked []string
+			tc.o.Hook = func(_ http.ResponseWriter, req *http.Request, _ Match) bool {
+				hooked = req.Header["Traceparent"]
+				return false
+			}
+			r := newTestRouter(tc.o)
+			t.Cleanup(r.CloseIdleConnections)
+			_, addr := echoBackend(t, "web")
+			web := httpBackend("prod/web:80", addr)
+			plain := route(match.Prefix, "/api", web)
+			plain.Tracing = &match.Tracing{TrustIncomingSpan: true}
+			svc := newAuthService(t)
+			authed := route(match.Prefix, "/app", web)
+			authed.Auth = externalAuth(t, svc.srv.URL+"/ok", nil)
+			authed.Tracing = &match.Tracing{}
+			missing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNotFound) }))
+			t.Cleanup(missing.Close)
+			_, errAddr := echoBackend(t, "errors")
+			errs := httpBackend("prod/errors:80", errAddr)
+			paged := route(match.Prefix, "/paged", httpBackend("prod/missing:80", missing.Listener.Addr().String()))
+			paged.Response = &match.Response{ErrorCodes: []int{404}, ErrorBackend: errs}
+			paged.Tracing = &match.Tracing{TrustIncomingSpan: true}
+			r.Publish(mustTable(match.Spec{
+				VirtualHosts: []*match.VirtualHost{vhost("shop.example.com", nil, plain, authed, paged)},
+				Backends:     []*match.Backend{web, errs, paged.Backend},
+			}))
+			for _, client := range []http.Header{{}, {"Traceparent": {clientParent}, "Tracestate": {"vendor=1"}, "User-Agent": {"curl/8"}}} {
+				for _, target := range []string{"/api/x", "/app/x", "/paged/x"} {
+					req := httptest.NewRequest(http.MethodGet, target, nil)
+					req.Host = "shop.example.com"
+					req.Header = client.Clone()
+					rec := httptest.NewRecorder()
+					r.ServeHTTP(rec, req)
+					res := rec.Result()
+					require.Equal(t, http.StatusOK, res.StatusCode, target)
+					s := tt.last(t)
+					want := s.ctx.Traceparent()
+					assert.Equal(t, []string{want}, res.Header["Seen-Traceparent"], "%s %v: what the backend got", target, client)
+					if s.ctx.State != "" {
+						assert.Equal(t, []string{s.ctx.State}, res.Header["Seen-Tracestate"], "%s %v", target, client)
+					} else {
+						assert.Empty(t, res.Header["Seen-Tracestate"], "%s %v", target, client)
+					}
+					if target == "/app/x" {
+						got, _ := svc.request()
+						assert.Equal(t, []string{want}, got.Header["Traceparent"], "what the auth service got")
+						assert.Empty(t, got.Header["Tracestate"], "what the auth service got")
+					}
+					assert.Equal(t, client["Traceparent"], hooked, "%s %v: what the hook saw", target, client)
+				}
+			}
+		})
+	}
+}
+
+// A tracedWriter back in the pool holds nothing of its request but text
+// buffers written over by the next and the location name it keeps.
+func TestTracedWriterReset(t *testing.T) {
+	tw := new(tracedWriter)
+	v := reflect.ValueOf(tw).Elem()
+	for i := range v.NumField() {
+		f := reflect.NewAt(v.Field(i).Type(), unsafe.Pointer(v.Field(i).UnsafeAddr())).Elem()
+		fill(f)
+		require.False(t, f.IsZero(), v.Type().Field(i).Name)
+	}
+	tw.reset(len(tw.attrs))
+	kept := map[string]bool{"traceparent": true, "ip": true, "cacheRoute": true, "cacheExact": true, "cacheName": true}
+	for i := range v.NumField() {
+		name := v.Type().Field(i).Name
+		assert.Equal(t, kept[name], !v.Field(i).IsZero(), "field %s", name)
+	}
+}
+
+// fill makes v, settable, non-zero all through.
+func fill(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := range v.NumField() {
+			fill(reflect.NewAt(v.Field(i).Type(), unsafe.Pointer(v.Field(i).UnsafeAddr())).Elem())
+		}
+	case reflect.Array:
+		for i := range v.Len() {
+			fill(v.Index(i))
+		}
+	case reflect.String:
+		v.SetString("x")
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int64:
+		v.SetInt(1)
+	case reflect.Uint8, reflect.Uint64:
+		v.SetUint(1)
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+	case reflect.Interface:
+		if v.Type() == reflect.TypeFor[Span]() {
+			v.Set(reflect.ValueOf(nopSpan{}))
+		} else {
+			v.Set(reflect.ValueOf(&discardWriter{}))
+		}
+	default:
+		panic("fill: " + v.Kind().String())
+	}
+}
+
+// FuzzTraceparent holds the traceparent written by words to the one
+// fmt writes, and ParseTraceparent reads it back.
+func FuzzTraceparent(f *testing.F) {
+	f.Add([]byte{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36}, []byte{0, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7}, byte(1))
+	f.Add(make([]byte, 16), make([]byte, 8), byte(0))
+	f.Add([]byte("\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"), []byte("\x09\x0a\x99\xa9\x9a\xaa\x00\x10"), byte(0xff))
+	f.Fuzz(func(t *testing.T, trace, span []byte, flags byte) {
+		var c TraceContext
+		copy(c.TraceID[:], trace)
+		copy(c.SpanID[:], span)
+		c.Flags = flags
+		want := fmt.Sprintf("00-%x-%x-%02x", c.TraceID, c.SpanID, c.Flags)
+		require.Equal(t, want, c.Traceparent())
+		if c.IsValid() {
+			back, ok := ParseTraceparent(want)
+			require.True(t, ok)
+			require.Equal(t, c, back)
 		}
 	})
 }

@@ -42,9 +42,10 @@ func teTrailers(h http.Header) bool {
 
 // writeRequestHead writes the request line and headers of the request to
 // the backend straight into the connection's buffer: the client's headers
-// without hop-by-hop ones, then the forwarded headers of SPEC §13. Nothing
-// is copied into a header map first.
-func writeRequestHead(bw *bufio.Writer, x *exchange, req *http.Request, upgrade string, length int64) {
+// without hop-by-hop ones, the trace context of the request's span (trace,
+// nil when not traced) when it is not on the headers, then the forwarded
+// headers of SPEC §13. Nothing is copied into a header map first.
+func writeRequestHead(bw *bufio.Writer, x *exchange, req *http.Request, upgrade string, length int64, trace *tracedWriter) {
 	bw.WriteString(req.Method)
 	bw.WriteByte(' ')
 	bw.WriteString(x.path)
@@ -63,8 +64,11 @@ func writeRequestHead(bw *bufio.Writer, x *exchange, req *http.Request, upgrade 
 	bw.WriteString(x.backendHost(req))
 	bw.WriteString("\r\n")
 	conn := req.Header["Connection"]
+	tp, ts := trace.pendingTraceparent()
 	for k, vs := range req.Header {
-		if skipRequestHeader(k, x.headers()) || len(conn) > 0 && h1.ListsToken(conn, k) || x.act.replacesHeader(k) {
+		if skipRequestHeader(k, x.headers()) || len(conn) > 0 && h1.ListsToken(conn, k) || x.act.replacesHeader(k) ||
+			tp != "" && (k == "Traceparent" || k == "Tracestate") {
+			// The span's context replaces the client's.
 			continue
 		}
 		for _, v := range vs {
@@ -74,6 +78,12 @@ func writeRequestHead(bw *bufio.Writer, x *exchange, req *http.Request, upgrade 
 	if upgrade != "" && !http10 {
 		writeHeader(bw, "Connection", "Upgrade")
 		writeHeader(bw, "Upgrade", upgrade)
+	}
+	if tp != "" {
+		writeHeader(bw, "Traceparent", tp)
+		if ts != "" {
+			writeHeader(bw, "Tracestate", ts)
+		}
 	}
 	if teTrailers(req.Header) {
 		writeHeader(bw, "Te", "trailers")

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"log/slog"
+	"math/bits"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -261,18 +262,20 @@ type otelSpan struct {
 	flags        byte
 	state        string
 	start        time.Time
-	// enc is where End encodes the span, kept with the record.
+	// enc is where End encodes the span, kept with the record, and ids
+	// the record's ID generator.
 	enc otlpEncoder
+	ids idSource
 }
 
-var spanPool = sync.Pool{New: func() any { return new(otelSpan) }}
+var spanPool = sync.Pool{New: func() any { return &otelSpan{ids: idSource(rand.Uint64())} }}
 
 // StartSpan starts a server span under the parent the router trusted,
 // sampled as the SDK's sampler decides.
 func (l *liveTracer) StartSpan(parent router.TraceContext, _ string, start time.Time) router.Span {
 	p := l.cur.Load()
 	s := spanPool.Get().(*otelSpan)
-	*s = otelSpan{p: p, start: start, enc: s.enc}
+	*s = otelSpan{p: p, start: start, enc: s.enc, ids: s.ids}
 	var pflags byte
 	if parent.IsValid() {
 		s.traceID, s.parentID, s.remoteParent, pflags = parent.TraceID, parent.SpanID, true, parent.Flags
@@ -284,9 +287,9 @@ func (l *liveTracer) StartSpan(parent router.TraceContext, _ string, start time.
 			}
 		}
 	} else {
-		s.traceID = newTraceID()
+		s.traceID = s.ids.traceID()
 	}
-	s.spanID = newSpanID()
+	s.spanID = s.ids.spanID()
 	// As the SDK: the parent's flags, with sampled as decided.
 	s.flags = pflags &^ byte(trace.FlagsSampled)
 	if p.sampler.sample(parent, s.traceID) {
@@ -295,19 +298,30 @@ func (l *liveTracer) StartSpan(parent router.TraceContext, _ string, start time.
 	return s
 }
 
-// newTraceID and newSpanID are random IDs, never all zero, as the SDK's
-// generator makes them.
-func newTraceID() (id trace.TraceID) {
+// idSource makes random trace and span IDs, never all zero, as the
+// SDK's generator does (math/rand, not a cryptographic source): wyrand,
+// seeded from the runtime's random source as its record is made. Each
+// pooled record has its own, so that a span's three random words cost
+// no call into the runtime's generator and no lock.
+type idSource uint64
+
+func (g *idSource) next() uint64 {
+	*g += 0xa0761d6478bd642f
+	hi, lo := bits.Mul64(uint64(*g), uint64(*g^0xe7037ed1a0b428db))
+	return hi ^ lo
+}
+
+func (g *idSource) traceID() (id trace.TraceID) {
 	for !id.IsValid() {
-		binary.NativeEndian.PutUint64(id[:8], rand.Uint64())
-		binary.NativeEndian.PutUint64(id[8:], rand.Uint64())
+		binary.NativeEndian.PutUint64(id[:8], g.next())
+		binary.NativeEndian.PutUint64(id[8:], g.next())
 	}
 	return id
 }
 
-func newSpanID() (id trace.SpanID) {
+func (g *idSource) spanID() (id trace.SpanID) {
 	for !id.IsValid() {
-		binary.NativeEndian.PutUint64(id[:], rand.Uint64())
+		binary.NativeEndian.PutUint64(id[:], g.next())
 	}
 	return id
 }
@@ -326,7 +340,7 @@ func (s *otelSpan) End(e *router.SpanEnd) {
 	if cap(enc.b) > 16<<10 {
 		enc.b = nil
 	}
-	*s = otelSpan{enc: enc}
+	*s = otelSpan{enc: enc, ids: s.ids}
 	spanPool.Put(s)
 }
 

@@ -20,7 +20,7 @@ import (
 // countingCollector is an OTLP/gRPC endpoint that takes every export
 // without decoding it, so that a benchmark counts the exporter's work
 // and little of the collector's.
-func countingCollector(b *testing.B) (addr string, bytes *atomic.Int64) {
+func countingCollector(b testing.TB) (addr string, bytes *atomic.Int64) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -142,7 +142,8 @@ func BenchmarkOtelSpanNoExport(b *testing.B) {
 // BenchmarkOTLPEncodeSpan is the encoding of one request's span, as the
 // batch takes it.
 func BenchmarkOTLPEncodeSpan(b *testing.B) {
-	s := &otelSpan{traceID: newTraceID(), spanID: newSpanID(), flags: 1, start: time.Now()}
+	ids := idSource(1)
+	s := &otelSpan{traceID: ids.traceID(), spanID: ids.spanID(), flags: 1, start: time.Now()}
 	end := &router.SpanEnd{Name: "/", Attributes: benchAttrs, Status: 200, Time: s.start.Add(time.Millisecond)}
 	b.ReportAllocs()
 	defer reportCPUns(b, processCPU())

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"log/slog"
 	"net"
 	"net/http"
@@ -12,13 +13,14 @@ import (
 
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/compile/manifest"
+	"ramjet.dev/ramjet/match"
 	"ramjet.dev/ramjet/router"
 )
 
 // cannedHTTPBackend answers every request head it reads with the same
 // small response, allocating nothing per request, so that a benchmark
 // counts the router's work and its tracing.
-func cannedHTTPBackend(b *testing.B) string {
+func cannedHTTPBackend(b testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -73,57 +75,100 @@ func (w *discardResponse) Write(p []byte) (int, error) { return len(p), nil }
 //
 //	go test -run '^$' -bench TracedHandler -count 8 . | benchstat -col /tracing -
 func BenchmarkTracedHandler(b *testing.B) {
-	backend := cannedHTTPBackend(b)
-	_, port, _ := net.SplitHostPort(backend)
-	objects := strings.Replace(appManifests(port), "  name: app\n  namespace: t\nspec:\n  ingressClassName",
-		"  name: app\n  namespace: t\n  annotations: {nginx.ingress.kubernetes.io/enable-opentelemetry: \"true\"}\nspec:\n  ingressClassName", 1)
-	snap, _, err := manifest.Decode("objects.yaml", []byte(objects))
-	if err != nil {
-		b.Fatal(err)
-	}
-	res := compile.Compile(*snap, compile.Options{AllowLoopbackEndpoints: true})
-	if len(res.Warnings) > 0 {
-		b.Fatal(res.Warnings)
-	}
-	addr, _ := countingCollector(b)
-	_, cport, _ := net.SplitHostPort(addr)
-	s := defaultOtelSettings()
-	s.CollectorHost, s.CollectorPort = "127.0.0.1", cport
-	tracer := newLiveTracer(nil)
-	tracer.set(s)
-	b.Cleanup(func() { _ = tracer.shutdown(b.Context()) })
+	th := newTracedHandler(b)
 	for _, tc := range []struct {
 		name   string
 		tracer router.Tracer
-	}{{"off", nil}, {"on", tracer}} {
+	}{{"off", nil}, {"on", th.tracer}} {
 		b.Run("tracing="+tc.name, func(b *testing.B) {
-			rt := router.New(router.Options{Logger: slog.New(slog.DiscardHandler), Tracer: tc.tracer})
-			rt.Publish(res.Table)
-			b.Cleanup(rt.CloseIdleConnections)
-			req := httptest.NewRequest(http.MethodGet, "/api/v1/items?id=42", nil)
-			req.Host = "app.test"
-			req.Header.Set("User-Agent", "bench")
-			w := &discardResponse{h: make(http.Header)}
-			serve := func() {
-				clear(w.h)
-				w.status = 0
-				rt.ServeHTTP(w, req)
-				if w.status != http.StatusOK {
-					b.Fatalf("status %d", w.status)
-				}
-			}
-			serve() // dials
+			serve := th.server(b, tc.tracer)
 			spans := 0
 			b.ReportAllocs()
 			defer reportCPUns(b, processCPU())
 			for b.Loop() {
 				serve()
-				if spans++; tc.tracer != nil && spans%s.MaxExportBatchSize == 0 {
+				if spans++; tc.tracer != nil && spans%th.settings.MaxExportBatchSize == 0 {
 					// Each batch exported before the next fills, as
 					// under load with the default queue: none dropped.
-					_ = tracer.forceFlush(b.Context())
+					_ = th.tracer.forceFlush(b.Context())
 				}
 			}
 		})
 	}
+}
+
+// A traced request, its span exported, allocates no more than an
+// untraced one: the router's writer and the span's record are pooled,
+// the span is encoded into the batch's reused buffer, and an export's
+// own allocations, a few per batch of 512 spans, come to less than one
+// a request.
+func TestTracedHandlerAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	th := newTracedHandler(t)
+	allocs := func(tracer router.Tracer) float64 {
+		serve := th.server(t, tracer)
+		return testing.AllocsPerRun(2000, serve)
+	}
+	off, on := allocs(nil), allocs(th.tracer)
+	if on > off {
+		t.Errorf("a traced request allocates %.0f times, an untraced one %.0f", on, off)
+	}
+}
+
+// tracedHandler is the table of a traced location proxied to a canned
+// backend, and the controller's tracer exporting to a collector on
+// loopback that does not decode (AlwaysOn: every span encoded, batched
+// and exported over OTLP/gRPC).
+type tracedHandler struct {
+	table    *match.Table
+	tracer   *liveTracer
+	settings otelSettings
+}
+
+func newTracedHandler(tb testing.TB) *tracedHandler {
+	backend := cannedHTTPBackend(tb)
+	_, port, _ := net.SplitHostPort(backend)
+	objects := strings.Replace(appManifests(port), "  name: app\n  namespace: t\nspec:\n  ingressClassName",
+		"  name: app\n  namespace: t\n  annotations: {nginx.ingress.kubernetes.io/enable-opentelemetry: \"true\"}\nspec:\n  ingressClassName", 1)
+	snap, _, err := manifest.Decode("objects.yaml", []byte(objects))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	res := compile.Compile(*snap, compile.Options{AllowLoopbackEndpoints: true})
+	if len(res.Warnings) > 0 {
+		tb.Fatal(res.Warnings)
+	}
+	addr, _ := countingCollector(tb)
+	_, cport, _ := net.SplitHostPort(addr)
+	s := defaultOtelSettings()
+	s.CollectorHost, s.CollectorPort = "127.0.0.1", cport
+	tracer := newLiveTracer(nil)
+	tracer.set(s)
+	tb.Cleanup(func() { _ = tracer.shutdown(context.Background()) })
+	return &tracedHandler{table: res.Table, tracer: tracer, settings: s}
+}
+
+// server is a router with tracer (nil for none) serving th's table, and
+// a function that sends it one request, the connection to the backend
+// dialled.
+func (th *tracedHandler) server(tb testing.TB, tracer router.Tracer) func() {
+	rt := router.New(router.Options{Logger: slog.New(slog.DiscardHandler), Tracer: tracer})
+	rt.Publish(th.table)
+	tb.Cleanup(rt.CloseIdleConnections)
+	req := httptest.NewRequest(http.MethodGet, "/api/v1/items?id=42", nil)
+	req.Host = "app.test"
+	req.Header.Set("User-Agent", "bench")
+	w := &discardResponse{h: make(http.Header)}
+	serve := func() {
+		clear(w.h)
+		w.status = 0
+		rt.ServeHTTP(w, req)
+		if w.status != http.StatusOK {
+			tb.Fatalf("status %d", w.status)
+		}
+	}
+	serve() // dials
+	return serve
 }

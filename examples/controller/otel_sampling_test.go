@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
@@ -118,4 +119,28 @@ func TestSamplerMatchesSDK(t *testing.T) {
 		}
 		t.Logf("%s: %d sampled", name, sampled)
 	}
+}
+
+// The records' ID generators make distinct IDs whose sampled share under
+// TraceIdRatioBased is the ratio, as random ones are.
+func TestIDSource(t *testing.T) {
+	s := defaultOtelSettings()
+	s.Sampler, s.Ratio = "TraceIdRatioBased", 0.25
+	smp := s.sampler()
+	traces := map[trace.TraceID]bool{}
+	spans := map[trace.SpanID]bool{}
+	sampled := 0
+	const n = 200000
+	gens := []idSource{idSource(rand.Uint64()), idSource(rand.Uint64()), idSource(rand.Uint64()), idSource(rand.Uint64())}
+	for i := range n {
+		g := &gens[i%len(gens)]
+		id, sid := g.traceID(), g.spanID()
+		traces[id], spans[sid] = true, true
+		if smp.sample(router.TraceContext{}, id) {
+			sampled++
+		}
+	}
+	assert.Len(t, traces, n, "distinct trace IDs")
+	assert.Len(t, spans, n, "distinct span IDs")
+	assert.InDelta(t, 0.25, float64(sampled)/n, 0.01, "the sampled share")
 }

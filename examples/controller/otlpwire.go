@@ -109,7 +109,7 @@ func (e *otlpEncoder) fixed64(num protowire.Number, v uint64) {
 // oneof member is written even when zero or empty, unlike a scalar
 // proto3 field: a receiver tells int 0 from no value by it.
 func (e *otlpEncoder) attribute(num protowire.Number, key string, a router.SpanAttribute) {
-	if !e.shortAttribute(num, key, a) {
+	if !e.shortAttribute(num, key, &a) {
 		e.nestedAttribute(num, key, a)
 	}
 }
@@ -133,7 +133,7 @@ func (e *otlpEncoder) nestedAttribute(num protowire.Number, key string, a router
 // shortAttribute writes what attribute writes when every length in it
 // is one byte, as nearly every attribute's are, in one pass: tags and
 // lengths as bytes, no message opened and closed.
-func (e *otlpEncoder) shortAttribute(num protowire.Number, key string, a router.SpanAttribute) bool {
+func (e *otlpEncoder) shortAttribute(num protowire.Number, key string, a *router.SpanAttribute) bool {
 	const (
 		tagKey    = fKeyValueKey<<3 | byte(protowire.BytesType)
 		tagValue  = fKeyValueValue<<3 | byte(protowire.BytesType)
@@ -183,47 +183,77 @@ func (e *otlpEncoder) shortAttribute(num protowire.Number, key string, a router.
 // holds for it and otlptrace sends (status always present, the flags
 // saying whether the parent is remote). Its length goes in two bytes
 // reserved ahead (a span is rarely under 128 or over 16383 bytes), its
-// fixed-size fields are written whole.
+// fixed-size fields are written whole, tags as the constant bytes they
+// are. TestOTLPSpanBytes holds it to the span written field by field.
 func (e *otlpEncoder) span(num protowire.Number, s *otelSpan, end *router.SpanEnd) {
 	const (
 		tagTraceID = fSpanTraceID<<3 | byte(protowire.BytesType)
 		tagSpanID  = fSpanSpanID<<3 | byte(protowire.BytesType)
 		tagParent  = fSpanParentSpanID<<3 | byte(protowire.BytesType)
 		tagKind    = fSpanKind<<3 | byte(protowire.VarintType)
+		tagStart   = fSpanStart<<3 | byte(protowire.Fixed64Type)
+		tagEnd     = fSpanEnd<<3 | byte(protowire.Fixed64Type)
+		tagStatus  = fSpanStatus<<3 | byte(protowire.BytesType)
 		tagCode    = fStatusCode<<3 | byte(protowire.VarintType)
+		// Field 16 (flags), fixed32, takes a tag of two bytes.
+		tagFlags0, tagFlags1 = byte(fSpanFlags<<3|byte(protowire.Fixed32Type)) | 0x80, byte(fSpanFlags >> 4)
 	)
-	b := protowire.AppendTag(e.b, num, protowire.BytesType)
+	b := e.b
+	if num < 16 {
+		b = append(b, byte(num)<<3|byte(protowire.BytesType))
+	} else {
+		b = protowire.AppendTag(b, num, protowire.BytesType)
+	}
 	at := len(b)
 	b = append(b, 0, 0, tagTraceID, 16)
 	b = append(b, s.traceID[:]...)
 	b = append(b, tagSpanID, 8)
 	b = append(b, s.spanID[:]...)
-	e.b = b
-	e.str(fSpanTraceState, s.state)
+	b = appendStringField(b, fSpanTraceState, s.state)
 	if s.remoteParent {
-		e.b = append(append(e.b, tagParent, 8), s.parentID[:]...)
+		b = append(append(b, tagParent, 8), s.parentID[:]...)
 	}
-	e.str(fSpanName, end.Name)
-	b = append(e.b, tagKind, byte(trace.SpanKindServer))
+	b = appendStringField(b, fSpanName, end.Name)
+	b = append(b, tagKind, byte(trace.SpanKindServer))
+	if v := unixNano(s.start.UnixNano()); v != 0 {
+		b = binary.LittleEndian.AppendUint64(append(b, tagStart), v)
+	}
+	if v := unixNano(end.Time.UnixNano()); v != 0 {
+		b = binary.LittleEndian.AppendUint64(append(b, tagEnd), v)
+	}
 	e.b = b
-	e.fixed64(fSpanStart, unixNano(s.start.UnixNano()))
-	e.fixed64(fSpanEnd, unixNano(end.Time.UnixNano()))
-	for _, a := range end.Attributes {
-		e.attribute(fSpanAttributes, a.Key, a)
+	for i := range end.Attributes {
+		a := &end.Attributes[i]
+		if !e.shortAttribute(fSpanAttributes, a.Key, a) {
+			e.nestedAttribute(fSpanAttributes, a.Key, *a)
+		}
 	}
 	code := byte(statusCodeOk)
 	if end.Error {
 		code = statusCodeError
 	}
-	b = protowire.AppendTag(e.b, fSpanStatus, protowire.BytesType)
-	b = append(b, 2, tagCode, code)
 	flags := uint32(s.flags) | spanFlagsHasIsRemote
 	if s.remoteParent {
 		flags |= spanFlagsIsRemote
 	}
-	b = protowire.AppendTag(b, fSpanFlags, protowire.Fixed32Type)
+	b = append(e.b, tagStatus, 2, tagCode, code, tagFlags0, tagFlags1)
 	e.b = binary.LittleEndian.AppendUint32(b, flags)
 	e.closeReserved(at)
+}
+
+// appendStringField appends a string field num (under 16) of v; proto3
+// leaves out an empty one.
+func appendStringField(b []byte, num protowire.Number, v string) []byte {
+	if v == "" {
+		return b
+	}
+	b = append(b, byte(num)<<3|byte(protowire.BytesType))
+	if len(v) < 0x80 {
+		b = append(b, byte(len(v)))
+	} else {
+		b = protowire.AppendVarint(b, uint64(len(v)))
+	}
+	return append(b, v...)
 }
 
 // closeReserved writes the length of a field whose two bytes at at were

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"net"
 	"runtime"
 	"strings"
@@ -274,7 +275,7 @@ func TestShortAttribute(t *testing.T) {
 				one.attribute(num, key, a)
 				nested.nestedAttribute(num, key, a)
 				require.Equal(t, nested.b, one.b, "key of %d, %+v", len(key), a)
-				if (&otlpEncoder{}).shortAttribute(num, key, a) {
+				if (&otlpEncoder{}).shortAttribute(num, key, &a) {
 					short++
 				}
 			}
@@ -303,4 +304,90 @@ func TestOTLPDialRaw(t *testing.T) {
 	}
 	t.Setenv("HTTPS_PROXY", "http://proxy.example:3128")
 	require.True(t, otlpProxied())
+}
+
+// spanByParts is span as it was first written, field by field: what
+// TestOTLPSpanBytes holds span to.
+func (e *otlpEncoder) spanByParts(num protowire.Number, s *otelSpan, end *router.SpanEnd) {
+	const (
+		tagTraceID = fSpanTraceID<<3 | byte(protowire.BytesType)
+		tagSpanID  = fSpanSpanID<<3 | byte(protowire.BytesType)
+		tagParent  = fSpanParentSpanID<<3 | byte(protowire.BytesType)
+		tagKind    = fSpanKind<<3 | byte(protowire.VarintType)
+		tagCode    = fStatusCode<<3 | byte(protowire.VarintType)
+	)
+	b := protowire.AppendTag(e.b, num, protowire.BytesType)
+	at := len(b)
+	b = append(b, 0, 0, tagTraceID, 16)
+	b = append(b, s.traceID[:]...)
+	b = append(b, tagSpanID, 8)
+	b = append(b, s.spanID[:]...)
+	e.b = b
+	e.str(fSpanTraceState, s.state)
+	if s.remoteParent {
+		e.b = append(append(e.b, tagParent, 8), s.parentID[:]...)
+	}
+	e.str(fSpanName, end.Name)
+	b = append(e.b, tagKind, byte(trace.SpanKindServer))
+	e.b = b
+	e.fixed64(fSpanStart, unixNano(s.start.UnixNano()))
+	e.fixed64(fSpanEnd, unixNano(end.Time.UnixNano()))
+	for _, a := range end.Attributes {
+		e.attribute(fSpanAttributes, a.Key, a)
+	}
+	code := byte(statusCodeOk)
+	if end.Error {
+		code = statusCodeError
+	}
+	b = protowire.AppendTag(e.b, fSpanStatus, protowire.BytesType)
+	b = append(b, 2, tagCode, code)
+	flags := uint32(s.flags) | spanFlagsHasIsRemote
+	if s.remoteParent {
+		flags |= spanFlagsIsRemote
+	}
+	b = protowire.AppendTag(b, fSpanFlags, protowire.Fixed32Type)
+	e.b = binary.LittleEndian.AppendUint32(b, flags)
+	e.closeReserved(at)
+}
+
+// TestOTLPSpanBytes: span writes the bytes of the span written field by
+// field, for parents and none, trace states, names, times, attributes of
+// every kind and lengths of one, two and three bytes, zero and empty
+// ones, a key left empty, and the fields numbered under and over 16.
+func TestOTLPSpanBytes(t *testing.T) {
+	start := time.Unix(1700000000, 123456789)
+	var attrs []router.SpanAttribute
+	for _, n := range []int{0, 1, 100, 119, 120, 121, 126, 127, 128, 300, 20000} {
+		attrs = append(attrs, router.SpanAttribute{Key: "http.user_agent", Value: strings.Repeat("v", n)})
+	}
+	for _, n := range []int64{0, 1, 127, 128, 200, 16383, 16384, 65535, 1<<21 - 1, 1 << 21, 1 << 40, -1} {
+		attrs = append(attrs, router.SpanAttribute{Key: "net.peer.port", Int: n, IsInt: true})
+	}
+	attrs = append(attrs, router.SpanAttribute{Value: "no key"}, router.SpanAttribute{Key: strings.Repeat("k", 130), Value: "v"})
+	spans := []otelSpan{
+		{traceID: trace.TraceID{1}, spanID: trace.SpanID{2}, flags: 1, start: start},
+		{traceID: trace.TraceID{1}, spanID: trace.SpanID{2}, parentID: trace.SpanID{3}, remoteParent: true, flags: 3, state: "a=b,c=d", start: start},
+		{traceID: trace.TraceID{1}, spanID: trace.SpanID{2}, state: strings.Repeat("s", 200)},
+		{traceID: trace.TraceID{1}, spanID: trace.SpanID{2}, start: time.Unix(0, 0)},
+	}
+	ends := []router.SpanEnd{
+		{Name: "/", Status: 200, Time: start.Add(time.Millisecond)},
+		{Name: "", Status: 500, Error: true},
+		{Name: strings.Repeat("long name ", 20), Attributes: attrs[:3], Time: start.Add(time.Second)},
+		{Name: "/api/", Attributes: benchAttrs, Status: 200, Time: start.Add(time.Millisecond)},
+	}
+	for i := range attrs {
+		ends = append(ends, router.SpanEnd{Name: "/x", Attributes: attrs[i : i+1], Time: start}, router.SpanEnd{Name: "/y", Attributes: attrs[:i+1], Time: start})
+	}
+	for i := range spans {
+		for j := range ends {
+			for _, num := range []protowire.Number{fScopeSpansSpans, 1, 15, 16, 20} {
+				var one, parts otlpEncoder
+				one.b, parts.b = []byte("prefix"), []byte("prefix")
+				one.span(num, &spans[i], &ends[j])
+				parts.spanByParts(num, &spans[i], &ends[j])
+				require.Equal(t, parts.b, one.b, "span %d, end %d, field %d", i, j, num)
+			}
+		}
+	}
 }

@@ -461,10 +461,7 @@ func (w *response) writeFields(header http.Header, skip func(string) bool) {
 			continue
 		}
 		for _, v := range vv {
-			bw.WriteString(k)
-			bw.WriteString(": ")
-			bw.WriteString(cleanValue(v))
-			bw.WriteString("\r\n")
+			WriteField(bw, k, cleanValue(v))
 		}
 	}
 }

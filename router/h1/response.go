@@ -242,7 +242,7 @@ func (h *Response) readFields(br *bufio.Reader, budget *int) error {
 		if !canonicalizeName(canon) {
 			return errMalformedField
 		}
-		if k, ok := commonResponseFields[string(canon)]; ok {
+		if k := commonResponseField(canon); k != "" {
 			s.key = k
 			h.scratch = h.scratch[:s.ks]
 		}
@@ -467,8 +467,7 @@ func (h *Response) readTrailer(br *bufio.Reader) (http.Header, error) {
 
 // commonResponseFields are the names most responses carry, so that they
 // need no string of their own.
-var commonResponseFields = func() map[string]string {
-	m := map[string]string{}
+var commonResponseFields = func() (t [256]string) {
 	for _, k := range []string{
 		"Accept-Ranges", "Access-Control-Allow-Credentials", "Access-Control-Allow-Headers",
 		"Access-Control-Allow-Methods", "Access-Control-Allow-Origin", "Access-Control-Expose-Headers",
@@ -481,10 +480,36 @@ var commonResponseFields = func() map[string]string {
 		"Vary", "Via", "Www-Authenticate", "X-Content-Type-Options", "X-Frame-Options",
 		"X-Powered-By", "X-Request-Id", "X-Xss-Protection",
 	} {
-		m[k] = k
+		i := fieldSlot(k)
+		if t[i] != "" {
+			panic("h1: common response fields " + t[i] + " and " + k + " share a slot")
+		}
+		t[i] = k
 	}
-	return m
+	return t
 }()
+
+// fieldSlot is the slot in commonResponseFields of a canonical field name
+// of two bytes or more: a hash of its length and first and last two
+// bytes, with a multiplier found to give the table's names a slot each
+// (its initialization checks it). It costs a fifth of a map lookup.
+func fieldSlot[S string | []byte](k S) byte {
+	n := len(k)
+	x := uint32(n&0xff) | uint32(k[0])<<8 | uint32(k[n-1])<<16 | uint32(k[n-2])<<24
+	return byte(x * 0x8611a141 >> 24)
+}
+
+// commonResponseField is the interned copy of the canonical field name k,
+// "" when k is not one of commonResponseFields.
+func commonResponseField(k []byte) string {
+	if len(k) < 2 {
+		return ""
+	}
+	if c := commonResponseFields[fieldSlot(k)]; c == string(k) {
+		return c
+	}
+	return ""
+}
 
 // HopByHop reports a response field a proxy must not pass on (RFC 9110
 // §7.6.1).

@@ -322,3 +322,26 @@ func FuzzH1Head(f *testing.F) {
 func folded(data string) bool {
 	return strings.Contains(data, "\n ") || strings.Contains(data, "\n\t")
 }
+
+// Every name of commonResponseFields is found in its slot (the table's
+// initialization refuses two in one), as itself; any other name is not.
+func TestCommonResponseField(t *testing.T) {
+	n := 0
+	for _, k := range commonResponseFields {
+		if k == "" {
+			continue
+		}
+		n++
+		if got := commonResponseField([]byte(k)); got != k {
+			t.Errorf("commonResponseField(%q) = %q", k, got)
+		}
+	}
+	if n != 48 {
+		t.Errorf("%d names in the table, want 48", n)
+	}
+	for _, k := range []string{"", "A", "Xy", "X-Custom", "Content-Lengths", "Content-Lenght", "Date-", "Vara", "Te-"} {
+		if got := commonResponseField([]byte(k)); got != "" {
+			t.Errorf("commonResponseField(%q) = %q, want none", k, got)
+		}
+	}
+}

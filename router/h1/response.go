@@ -407,6 +407,10 @@ func (h *Response) CopyTo(dst http.Header, hide func(key string) bool) {
 	var one [1]string
 	conn := h.connection(&one)
 	var vals []string
+	// Into an empty map, the names of a short head are looked up only
+	// when an earlier field had them too (a scan of the fields before is
+	// cheaper than a lookup up to about this many).
+	fresh := len(dst) == 0 && len(h.Fields) <= 16
 	for i, f := range h.Fields {
 		if !h.forwarded(i, conn, hide) {
 			continue
@@ -415,11 +419,13 @@ func (h *Response) CopyTo(dst http.Header, hide func(key string) bool) {
 		if f.Key == "Content-Length" && h.lengths > 1 {
 			v = trimOWS(v)
 		}
-		if old := dst[f.Key]; old != nil {
-			// Never into the spare capacity of a slice another map may
-			// share.
-			dst[f.Key] = append(old[:len(old):len(old)], v)
-			continue
+		if !fresh || h.repeated(i) {
+			if old := dst[f.Key]; old != nil {
+				// Never into the spare capacity of a slice another map
+				// may share.
+				dst[f.Key] = append(old[:len(old):len(old)], v)
+				continue
+			}
 		}
 		if vals == nil {
 			vals = make([]string, len(h.Fields)-i)
@@ -427,6 +433,17 @@ func (h *Response) CopyTo(dst http.Header, hide func(key string) bool) {
 		vals[0] = v
 		dst[f.Key], vals = vals[:1:1], vals[1:]
 	}
+}
+
+// repeated reports whether a field before the i-th has its name.
+func (h *Response) repeated(i int) bool {
+	k := h.Fields[i].Key
+	for _, f := range h.Fields[:i] {
+		if f.Key == k {
+			return true
+		}
+	}
+	return false
 }
 
 // Get is the first value of the named field, "" if none.

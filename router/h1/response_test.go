@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -167,6 +168,29 @@ func TestH1HeadCopyToAppends(t *testing.T) {
 	assert.Equal(t, []string{"Origin"}, shared[:1])
 	assert.Equal(t, "", shared[:2][1], "the shared slice's spare capacity was written")
 	assert.Equal(t, []string{"1"}, dst["X-New"])
+}
+
+// Into an empty map, a repeated field's values are gathered under its
+// name in order, in a short head (which skips the lookups of names seen
+// first) and a long one alike.
+func TestH1HeadCopyToRepeated(t *testing.T) {
+	for _, extra := range []int{0, 20} {
+		head := "HTTP/1.1 200 OK\r\nSet-Cookie: a=1\r\nVary: Accept\r\nset-cookie: b=2\r\n"
+		for i := range extra {
+			head += fmt.Sprintf("X-F%d: %d\r\n", i, i)
+		}
+		head += "Vary: Origin\r\nContent-Length: 0\r\nSet-Cookie: c=3\r\n\r\n"
+		h, _, err := readResponseHead(t, head, http.MethodGet)
+		require.NoError(t, err)
+		dst := http.Header{}
+		h.CopyTo(dst, hidden)
+		assert.Equal(t, []string{"a=1", "b=2", "c=3"}, dst["Set-Cookie"], "%d more fields", extra)
+		assert.Equal(t, []string{"Accept", "Origin"}, dst["Vary"], "%d more fields", extra)
+		assert.Equal(t, []string{"0"}, dst["Content-Length"], "%d more fields", extra)
+		assert.Len(t, dst, 3+extra)
+		dst["Vary"] = append(dst["Vary"], "X")
+		assert.Equal(t, []string{"0"}, dst["Content-Length"], "an append to one value wrote over another")
+	}
 }
 
 func TestH1HeadAllocations(t *testing.T) {

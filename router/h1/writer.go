@@ -286,12 +286,17 @@ func (w *response) commit(p []byte) {
 			nx++
 		}
 	}
+	// Trailers are announced (Trailer) or set under http.TrailerPrefix;
+	// looking for the latter takes a pass over the map, made only when
+	// it decides something (setCL below).
 	hasTrailers := false
-	for k := range header {
-		if strings.HasPrefix(k, http.TrailerPrefix) {
-			hasTrailers = true
-			break
+	prefixTrailers := func() bool {
+		for k := range header {
+			if strings.HasPrefix(k, http.TrailerPrefix) {
+				return true
+			}
 		}
+		return false
 	}
 	for _, v := range header["Trailer"] {
 		hasTrailers = true
@@ -309,7 +314,7 @@ func (w *response) commit(p []byte) {
 	te := headerGet(header, "Transfer-Encoding")
 	hasTE := te != ""
 	var setCL, setConn, setTE, setCT string
-	if w.handlerDone && !hasTrailers && !hasTE && bodyAllowedForStatus(w.status) && headerGet(header, "Content-Length") == "" && !w.badCL && (!w.isHEAD || len(p) > 0) {
+	if w.handlerDone && !hasTrailers && !hasTE && bodyAllowedForStatus(w.status) && headerGet(header, "Content-Length") == "" && !w.badCL && (!w.isHEAD || len(p) > 0) && !prefixTrailers() {
 		w.contentLength = int64(len(p))
 		setCL = "set"
 	}

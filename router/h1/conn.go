@@ -916,7 +916,12 @@ func (c *conn) readTransfer(req *http.Request) error {
 	default:
 		req.Body = http.NoBody
 	}
-	if vv, ok := h["Trailer"]; ok && chunked {
+	var vv []string
+	announced := false
+	if chunked { // a Trailer counts only then: not looked up otherwise
+		vv, announced = h["Trailer"]
+	}
+	if announced {
 		delete(h, "Trailer")
 		trailer := make(http.Header)
 		var err error

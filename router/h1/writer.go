@@ -280,8 +280,15 @@ func (w *response) commit(p []byte) {
 	}
 	var exclude [6]string
 	nx := 0
+	// tePresent is whether header has Transfer-Encoding, which del
+	// asks below, often: looked up once.
+	teValues, tePresent := header["Transfer-Encoding"]
 	del := func(k string) {
-		if _, ok := header[k]; ok && nx < len(exclude) {
+		present := tePresent
+		if k != "Transfer-Encoding" {
+			_, present = header[k]
+		}
+		if present && nx < len(exclude) {
 			exclude[nx] = k
 			nx++
 		}
@@ -311,7 +318,10 @@ func (w *response) commit(p []byte) {
 			}
 		}
 	}
-	te := headerGet(header, "Transfer-Encoding")
+	te := ""
+	if len(teValues) > 0 {
+		te = teValues[0]
+	}
 	hasTE := te != ""
 	var setCL, setConn, setTE, setCT string
 	if w.handlerDone && !hasTrailers && !hasTE && bodyAllowedForStatus(w.status) && headerGet(header, "Content-Length") == "" && !w.badCL && (!w.isHEAD || len(p) > 0) && !prefixTrailers() {
@@ -344,7 +354,7 @@ func (w *response) commit(p []byte) {
 	code := w.status
 	if bodyAllowedForStatus(code) {
 		_, haveType := header["Content-Type"]
-		if headerGet(header, "Content-Encoding") == "" && !haveType && !hasTE && len(p) > 0 {
+		if !haveType && !hasTE && len(p) > 0 && headerGet(header, "Content-Encoding") == "" {
 			setCT = http.DetectContentType(p)
 		}
 	} else {

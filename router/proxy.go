@@ -500,6 +500,10 @@ const copyBufferSize = 32 << 10
 
 var copyBuffers = sync.Pool{New: func() any { return new([copyBufferSize]byte) }}
 
+// exchanges are the exchanges of requests served over the router's own
+// pool (Router.forward).
+var exchanges = sync.Pool{New: func() any { return new(exchange) }}
+
 func (bufferPool) Get() []byte { return copyBuffers.Get().(*[copyBufferSize]byte)[:] }
 
 func (bufferPool) Put(b []byte) {

@@ -129,7 +129,9 @@ var stepProxy = step{name: "proxy", reasons: []string{
 func (r *Router) forward(s *requestState) {
 	req, d := s.req, &s.d
 	b := s.ch.backend
-	if s.cmh != nil || r.h1 == nil || b.Protocol != match.HTTP {
+	// own: the exchange goes over the router's own HTTP/1.1 pool.
+	own := r.h1 != nil && b.Protocol == match.HTTP
+	if s.cmh != nil || !own {
 		// Only the HTTP/1.1 pool's request head writes a pending trace
 		// context itself (tracing.go).
 		s.traceHeaders()
@@ -138,7 +140,27 @@ func (r *Router) forward(s *requestState) {
 		s.cmh.setProxied(req.Header)
 	}
 	live := r.live.Load()
-	x := &exchange{
+	// An exchange over the router's own pool ends on this goroutine
+	// (serveH1), so it is taken from exchanges and given back once over:
+	// the largest allocation of a request otherwise, and most of the
+	// garbage collector's work under load. One handed to the reverse
+	// proxy may be reached from its goroutines later, through the
+	// request's context (x.ctx), and is left to the collector.
+	var x *exchange
+	ended := false // forward returned, not a panic (a response broken off)
+	if own {
+		x = exchanges.Get().(*exchange)
+		// Run last, after finish and the error page.
+		defer func() {
+			if ended {
+				*x = exchange{}
+				exchanges.Put(x)
+			}
+		}()
+	} else {
+		x = new(exchange)
+	}
+	*x = exchange{
 		w:                s.w,
 		gen:              d.st.gen,
 		host:             d.host,
@@ -181,6 +203,7 @@ func (r *Router) forward(s *requestState) {
 	if !x.pick() {
 		x.reason = ansNoEndpoints.reason
 		ansNoEndpoints.write(x, s.grpc)
+		ended = true
 		return
 	}
 	if p := x.proxying(); p != nil && p.RequestTimeout > 0 {
@@ -188,8 +211,9 @@ func (r *Router) forward(s *requestState) {
 		req, cancel = withRequestTimeout(req, p.RequestTimeout)
 		defer cancel()
 	}
-	if r.h1 != nil && b.Protocol == match.HTTP {
+	if own {
 		r.serveH1(x, req, s.trace)
+		ended = true
 		return
 	}
 	x.ctx = exchangeContext{Context: req.Context(), x: x}

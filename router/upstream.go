@@ -105,12 +105,7 @@ func writeRequestHead(bw *bufio.Writer, x *exchange, req *http.Request, upgrade 
 	bw.WriteString("\r\n")
 }
 
-func writeHeader(bw *bufio.Writer, k, v string) {
-	bw.WriteString(k)
-	bw.WriteString(": ")
-	bw.WriteString(v)
-	bw.WriteString("\r\n")
-}
+func writeHeader(bw *bufio.Writer, k, v string) { h1.WriteField(bw, k, v) }
 
 // writeJoined writes the values of a repeated header as one, comma-separated.
 func writeJoined(bw *bufio.Writer, vs []string) {
@@ -158,6 +153,36 @@ func writeForwarded(bw *bufio.Writer, f *forwarding) {
 	}
 	if f.originalURI != "" {
 		writeHeader(bw, "X-Original-Uri", f.originalURI)
+	}
+	// The fields every request gets, put together in bw's buffer and
+	// copied once when they fit (see h1.WriteField).
+	const fixed = len("X-Forwarded-Port: 65535\r\nX-Forwarded-Proto: \r\nX-Scheme: \r\nX-Forwarded-Scheme: \r\nX-Request-Id: \r\n") + 2*16
+	if fixed+len(f.portText)+3*len(f.proto)+len(f.requestID) <= bw.Available() {
+		b := append(bw.AvailableBuffer(), "X-Forwarded-Port: "...)
+		if f.port != 0 {
+			b = strconv.AppendInt(b, int64(f.port), 10)
+		} else {
+			b = append(b, f.portText...)
+		}
+		b = append(b, "\r\nX-Forwarded-Proto: "...)
+		b = append(b, f.proto...)
+		b = append(b, "\r\nX-Scheme: "...)
+		b = append(b, f.proto...)
+		b = append(b, "\r\nX-Forwarded-Scheme: "...)
+		b = append(b, f.proto...)
+		b = append(b, "\r\n"...)
+		switch {
+		case f.requestID != "":
+			b = append(b, "X-Request-Id: "...)
+			b = append(b, f.requestID...)
+			b = append(b, "\r\n"...)
+		case !f.noID:
+			b = append(b, "X-Request-Id: "...)
+			b = appendRequestID(b)
+			b = append(b, "\r\n"...)
+		}
+		bw.Write(b)
+		return
 	}
 	bw.WriteString("X-Forwarded-Port: ")
 	if f.port != 0 {

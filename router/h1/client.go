@@ -25,8 +25,10 @@ type Pool struct {
 	maxIdle int           // per address
 	idleFor time.Duration // an idle connection older than this is closed
 
-	mu   sync.Mutex
-	idle map[string][]*Conn
+	mu sync.Mutex
+	// idle holds each address's idle connections behind a pointer, so
+	// that taking one and putting one back cost one lookup each.
+	idle map[string]*[]*Conn
 }
 
 // Conn is one connection to a backend with its buffers, and the exchange
@@ -58,7 +60,7 @@ func NewPool(connect time.Duration) *Pool {
 		dialer:  net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second},
 		maxIdle: 64,
 		idleFor: 60 * time.Second,
-		idle:    map[string][]*Conn{},
+		idle:    map[string]*[]*Conn{},
 	}
 }
 
@@ -119,10 +121,14 @@ func (p *Pool) takeIdle(addr string) *Conn {
 	now := time.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for l := p.idle[addr]; len(l) > 0; l = p.idle[addr] {
-		pc := l[len(l)-1]
-		l[len(l)-1] = nil
-		p.idle[addr] = l[:len(l)-1]
+	l := p.idle[addr]
+	if l == nil {
+		return nil
+	}
+	for len(*l) > 0 {
+		pc := (*l)[len(*l)-1]
+		(*l)[len(*l)-1] = nil
+		*l = (*l)[:len(*l)-1]
 		if now.Sub(pc.idleAt) < p.idleFor {
 			return pc
 		}
@@ -144,8 +150,13 @@ func (p *Pool) put(pc *Conn) {
 	pc.ex = clientExchange{}
 	pc.idleAt = time.Now()
 	p.mu.Lock()
-	if l := p.idle[pc.addr]; len(l) < p.maxIdle {
-		p.idle[pc.addr] = append(l, pc)
+	l := p.idle[pc.addr]
+	if l == nil {
+		l = new([]*Conn)
+		p.idle[pc.addr] = l
+	}
+	if len(*l) < p.maxIdle {
+		*l = append(*l, pc)
 		p.mu.Unlock()
 		return
 	}
@@ -157,10 +168,10 @@ func (p *Pool) put(pc *Conn) {
 func (p *Pool) CloseIdle() {
 	p.mu.Lock()
 	idle := p.idle
-	p.idle = map[string][]*Conn{}
+	p.idle = map[string]*[]*Conn{}
 	p.mu.Unlock()
 	for _, l := range idle {
-		for _, pc := range l {
+		for _, pc := range *l {
 			pc.Close()
 		}
 	}

@@ -582,6 +582,22 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
+// checkFields refuses a head whose field names are not tokens or whose
+// values hold control bytes.
+func checkFields(h http.Header) error {
+	for k, vv := range h {
+		if !isToken(k) {
+			return badRequestError("invalid header name")
+		}
+		for _, v := range vv {
+			if !validValue(v) {
+				return badRequestError("invalid header value")
+			}
+		}
+	}
+	return nil
+}
+
 // readRequest reads a request head and sets up its body, with the rules
 // of net/http's server (readRequest, readTransfer), into the connection's
 // request.
@@ -686,14 +702,11 @@ func (c *conn) readRequest(connCtx context.Context, first bool) (req *http.Reque
 	if len(hosts) == 1 && !validHost(hosts[0]) {
 		return nil, badRequestError("malformed Host header")
 	}
-	for k, vv := range h {
-		if !isToken(k) {
-			return nil, badRequestError("invalid header name")
-		}
-		for _, v := range vv {
-			if !validValue(v) {
-				return nil, badRequestError("invalid header value")
-			}
+	// parsePlainHead checked every name and value byte before it made
+	// the map; a head read by the other path is checked here.
+	if !plain {
+		if err := checkFields(h); err != nil {
+			return nil, err
 		}
 	}
 	delete(h, "Host")
@@ -868,7 +881,7 @@ func (c *conn) readTransfer(req *http.Request) error {
 		chunked = http11 // else ignored, as net/http does (and then 505)
 	}
 	var n int64
-	cls := h["Content-Length"]
+	cls, haveCL := h["Content-Length"]
 	if len(cls) > 1 {
 		first := textproto.TrimString(cls[0])
 		for _, ct := range cls[1:] {
@@ -884,7 +897,7 @@ func (c *conn) readTransfer(req *http.Request) error {
 		if n, err = parseContentLength(cls[0]); err != nil {
 			return err
 		}
-	} else if !chunked {
+	} else if !chunked && haveCL {
 		delete(h, "Content-Length")
 	}
 	b := &c.b
@@ -903,7 +916,12 @@ func (c *conn) readTransfer(req *http.Request) error {
 	default:
 		req.Body = http.NoBody
 	}
-	if vv, ok := h["Trailer"]; ok && chunked {
+	var vv []string
+	announced := false
+	if chunked { // a Trailer counts only then: not looked up otherwise
+		vv, announced = h["Trailer"]
+	}
+	if announced {
 		delete(h, "Trailer")
 		trailer := make(http.Header)
 		var err error

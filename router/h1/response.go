@@ -242,7 +242,7 @@ func (h *Response) readFields(br *bufio.Reader, budget *int) error {
 		if !canonicalizeName(canon) {
 			return errMalformedField
 		}
-		if k, ok := commonResponseFields[string(canon)]; ok {
+		if k := commonResponseField(canon); k != "" {
 			s.key = k
 			h.scratch = h.scratch[:s.ks]
 		}
@@ -407,6 +407,10 @@ func (h *Response) CopyTo(dst http.Header, hide func(key string) bool) {
 	var one [1]string
 	conn := h.connection(&one)
 	var vals []string
+	// Into an empty map, the names of a short head are looked up only
+	// when an earlier field had them too (a scan of the fields before is
+	// cheaper than a lookup up to about this many).
+	fresh := len(dst) == 0 && len(h.Fields) <= 16
 	for i, f := range h.Fields {
 		if !h.forwarded(i, conn, hide) {
 			continue
@@ -415,11 +419,13 @@ func (h *Response) CopyTo(dst http.Header, hide func(key string) bool) {
 		if f.Key == "Content-Length" && h.lengths > 1 {
 			v = trimOWS(v)
 		}
-		if old := dst[f.Key]; old != nil {
-			// Never into the spare capacity of a slice another map may
-			// share.
-			dst[f.Key] = append(old[:len(old):len(old)], v)
-			continue
+		if !fresh || h.repeated(i) {
+			if old := dst[f.Key]; old != nil {
+				// Never into the spare capacity of a slice another map
+				// may share.
+				dst[f.Key] = append(old[:len(old):len(old)], v)
+				continue
+			}
 		}
 		if vals == nil {
 			vals = make([]string, len(h.Fields)-i)
@@ -427,6 +433,17 @@ func (h *Response) CopyTo(dst http.Header, hide func(key string) bool) {
 		vals[0] = v
 		dst[f.Key], vals = vals[:1:1], vals[1:]
 	}
+}
+
+// repeated reports whether a field before the i-th has its name.
+func (h *Response) repeated(i int) bool {
+	k := h.Fields[i].Key
+	for _, f := range h.Fields[:i] {
+		if f.Key == k {
+			return true
+		}
+	}
+	return false
 }
 
 // Get is the first value of the named field, "" if none.
@@ -467,8 +484,7 @@ func (h *Response) readTrailer(br *bufio.Reader) (http.Header, error) {
 
 // commonResponseFields are the names most responses carry, so that they
 // need no string of their own.
-var commonResponseFields = func() map[string]string {
-	m := map[string]string{}
+var commonResponseFields = func() (t [256]string) {
 	for _, k := range []string{
 		"Accept-Ranges", "Access-Control-Allow-Credentials", "Access-Control-Allow-Headers",
 		"Access-Control-Allow-Methods", "Access-Control-Allow-Origin", "Access-Control-Expose-Headers",
@@ -481,10 +497,36 @@ var commonResponseFields = func() map[string]string {
 		"Vary", "Via", "Www-Authenticate", "X-Content-Type-Options", "X-Frame-Options",
 		"X-Powered-By", "X-Request-Id", "X-Xss-Protection",
 	} {
-		m[k] = k
+		i := fieldSlot(k)
+		if t[i] != "" {
+			panic("h1: common response fields " + t[i] + " and " + k + " share a slot")
+		}
+		t[i] = k
 	}
-	return m
+	return t
 }()
+
+// fieldSlot is the slot in commonResponseFields of a canonical field name
+// of two bytes or more: a hash of its length and first and last two
+// bytes, with a multiplier found to give the table's names a slot each
+// (its initialization checks it). It costs a fifth of a map lookup.
+func fieldSlot[S string | []byte](k S) byte {
+	n := len(k)
+	x := uint32(n&0xff) | uint32(k[0])<<8 | uint32(k[n-1])<<16 | uint32(k[n-2])<<24
+	return byte(x * 0x8611a141 >> 24)
+}
+
+// commonResponseField is the interned copy of the canonical field name k,
+// "" when k is not one of commonResponseFields.
+func commonResponseField(k []byte) string {
+	if len(k) < 2 {
+		return ""
+	}
+	if c := commonResponseFields[fieldSlot(k)]; c == string(k) {
+		return c
+	}
+	return ""
+}
 
 // HopByHop reports a response field a proxy must not pass on (RFC 9110
 // §7.6.1).

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -169,6 +170,29 @@ func TestH1HeadCopyToAppends(t *testing.T) {
 	assert.Equal(t, []string{"1"}, dst["X-New"])
 }
 
+// Into an empty map, a repeated field's values are gathered under its
+// name in order, in a short head (which skips the lookups of names seen
+// first) and a long one alike.
+func TestH1HeadCopyToRepeated(t *testing.T) {
+	for _, extra := range []int{0, 20} {
+		head := "HTTP/1.1 200 OK\r\nSet-Cookie: a=1\r\nVary: Accept\r\nset-cookie: b=2\r\n"
+		for i := range extra {
+			head += fmt.Sprintf("X-F%d: %d\r\n", i, i)
+		}
+		head += "Vary: Origin\r\nContent-Length: 0\r\nSet-Cookie: c=3\r\n\r\n"
+		h, _, err := readResponseHead(t, head, http.MethodGet)
+		require.NoError(t, err)
+		dst := http.Header{}
+		h.CopyTo(dst, hidden)
+		assert.Equal(t, []string{"a=1", "b=2", "c=3"}, dst["Set-Cookie"], "%d more fields", extra)
+		assert.Equal(t, []string{"Accept", "Origin"}, dst["Vary"], "%d more fields", extra)
+		assert.Equal(t, []string{"0"}, dst["Content-Length"], "%d more fields", extra)
+		assert.Len(t, dst, 3+extra)
+		dst["Vary"] = append(dst["Vary"], "X")
+		assert.Equal(t, []string{"0"}, dst["Content-Length"], "an append to one value wrote over another")
+	}
+}
+
 func TestH1HeadAllocations(t *testing.T) {
 	const resp = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nDate: Mon, 30 Nov 2026 15:00:00 GMT\r\nContent-Length: 3\r\nX-Backend: a\r\n\r\n"
 	r := strings.NewReader(resp)
@@ -321,4 +345,27 @@ func FuzzH1Head(f *testing.F) {
 // net/textproto reads as the continuation of the field before.
 func folded(data string) bool {
 	return strings.Contains(data, "\n ") || strings.Contains(data, "\n\t")
+}
+
+// Every name of commonResponseFields is found in its slot (the table's
+// initialization refuses two in one), as itself; any other name is not.
+func TestCommonResponseField(t *testing.T) {
+	n := 0
+	for _, k := range commonResponseFields {
+		if k == "" {
+			continue
+		}
+		n++
+		if got := commonResponseField([]byte(k)); got != k {
+			t.Errorf("commonResponseField(%q) = %q", k, got)
+		}
+	}
+	if n != 48 {
+		t.Errorf("%d names in the table, want 48", n)
+	}
+	for _, k := range []string{"", "A", "Xy", "X-Custom", "Content-Lengths", "Content-Lenght", "Date-", "Vara", "Te-"} {
+		if got := commonResponseField([]byte(k)); got != "" {
+			t.Errorf("commonResponseField(%q) = %q, want none", k, got)
+		}
+	}
 }

@@ -112,7 +112,7 @@ func forbiddenTrailer(canonical string) bool {
 // expectsContinue reports a request that waits for 100 Continue before it
 // sends its body: net/http's rule, for its server and its Transport alike.
 func expectsContinue(h http.Header) bool {
-	return hasToken(h.Get("Expect"), "100-continue")
+	return hasToken(headerGet(h, "Expect"), "100-continue") // Get would canonicalize "Expect" again
 }
 
 // headBuffered reports whether br holds a whole message head, so that

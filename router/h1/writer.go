@@ -280,18 +280,30 @@ func (w *response) commit(p []byte) {
 	}
 	var exclude [6]string
 	nx := 0
+	// tePresent is whether header has Transfer-Encoding, which del
+	// asks below, often: looked up once.
+	teValues, tePresent := header["Transfer-Encoding"]
 	del := func(k string) {
-		if _, ok := header[k]; ok && nx < len(exclude) {
+		present := tePresent
+		if k != "Transfer-Encoding" {
+			_, present = header[k]
+		}
+		if present && nx < len(exclude) {
 			exclude[nx] = k
 			nx++
 		}
 	}
+	// Trailers are announced (Trailer) or set under http.TrailerPrefix;
+	// looking for the latter takes a pass over the map, made only when
+	// it decides something (setCL below).
 	hasTrailers := false
-	for k := range header {
-		if strings.HasPrefix(k, http.TrailerPrefix) {
-			hasTrailers = true
-			break
+	prefixTrailers := func() bool {
+		for k := range header {
+			if strings.HasPrefix(k, http.TrailerPrefix) {
+				return true
+			}
 		}
+		return false
 	}
 	for _, v := range header["Trailer"] {
 		hasTrailers = true
@@ -306,10 +318,13 @@ func (w *response) commit(p []byte) {
 			}
 		}
 	}
-	te := headerGet(header, "Transfer-Encoding")
+	te := ""
+	if len(teValues) > 0 {
+		te = teValues[0]
+	}
 	hasTE := te != ""
 	var setCL, setConn, setTE, setCT string
-	if w.handlerDone && !hasTrailers && !hasTE && bodyAllowedForStatus(w.status) && headerGet(header, "Content-Length") == "" && !w.badCL && (!w.isHEAD || len(p) > 0) {
+	if w.handlerDone && !hasTrailers && !hasTE && bodyAllowedForStatus(w.status) && headerGet(header, "Content-Length") == "" && !w.badCL && (!w.isHEAD || len(p) > 0) && !prefixTrailers() {
 		w.contentLength = int64(len(p))
 		setCL = "set"
 	}
@@ -339,7 +354,7 @@ func (w *response) commit(p []byte) {
 	code := w.status
 	if bodyAllowedForStatus(code) {
 		_, haveType := header["Content-Type"]
-		if headerGet(header, "Content-Encoding") == "" && !haveType && !hasTE && len(p) > 0 {
+		if !haveType && !hasTE && len(p) > 0 && headerGet(header, "Content-Encoding") == "" {
 			setCT = http.DetectContentType(p)
 		}
 	} else {
@@ -461,10 +476,7 @@ func (w *response) writeFields(header http.Header, skip func(string) bool) {
 			continue
 		}
 		for _, v := range vv {
-			bw.WriteString(k)
-			bw.WriteString(": ")
-			bw.WriteString(cleanValue(v))
-			bw.WriteString("\r\n")
+			WriteField(bw, k, cleanValue(v))
 		}
 	}
 }

@@ -356,6 +356,8 @@ func (r *Router) endSpan(s *requestState) {
 	}
 	e.Status = tw.status
 	e.Error = tw.status >= 500
+	// One time.Now (two clock reads) costs fewer instructions than the
+	// start's time plus the monotonic time since (time.Since, Add).
 	e.Time = time.Now()
 	a := &tw.attrs
 	a[0] = SpanAttribute{Key: "http.method", Value: req.Method}
@@ -422,20 +424,38 @@ func (tw *tracedWriter) reset(n int) {
 // form, which the caller reads the general way.
 func ipv4Peer(remote string) (ip string, port int, ok bool) {
 	// Four fields of one to three digits, no leading zero (netip refuses
-	// those), none over 255, the last followed by ':'.
-	i := 0
-	for field := range 4 {
-		v, start := 0, i
-		for i < len(remote) && i-start < 3 && remote[i]-'0' <= 9 {
-			v = v*10 + int(remote[i]-'0')
-			i++
+	// those), none over 255, the last followed by ':': one pass, a
+	// digit's test first, as nearly every byte is one.
+	i, v, digits, dots := 0, 0, 0, 0
+	for ; i < len(remote); i++ {
+		c := remote[i]
+		if d := int(c - '0'); d <= 9 {
+			if digits > 0 && v == 0 {
+				return "", 0, false
+			}
+			if v = v*10 + d; v > 255 {
+				return "", 0, false
+			}
+			digits++
+			continue
 		}
-		if i == start || v > 255 || remote[start] == '0' && i-start > 1 || i == len(remote) || remote[i] != "...:"[field] {
+		if digits == 0 {
 			return "", 0, false
 		}
-		i++
+		if c == ':' && dots == 3 {
+			break
+		}
+		if c != '.' || dots == 3 {
+			return "", 0, false
+		}
+		dots++
+		v, digits = 0, 0
 	}
-	ip = remote[:i-1]
+	if i == len(remote) {
+		return "", 0, false
+	}
+	ip = remote[:i]
+	i++
 	if n := len(remote) - i; n < 1 || n > 9 {
 		return "", 0, false
 	}

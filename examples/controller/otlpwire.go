@@ -222,12 +222,7 @@ func (e *otlpEncoder) span(num protowire.Number, s *otelSpan, end *router.SpanEn
 		b = binary.LittleEndian.AppendUint64(append(b, tagEnd), v)
 	}
 	e.b = b
-	for i := range end.Attributes {
-		a := &end.Attributes[i]
-		if !e.shortAttribute(fSpanAttributes, a.Key, a) {
-			e.nestedAttribute(fSpanAttributes, a.Key, *a)
-		}
-	}
+	e.spanAttributes(end.Attributes)
 	code := byte(statusCodeOk)
 	if end.Error {
 		code = statusCodeError
@@ -239,6 +234,58 @@ func (e *otlpEncoder) span(num protowire.Number, s *otelSpan, end *router.SpanEn
 	b = append(e.b, tagStatus, 2, tagCode, code, tagFlags0, tagFlags1)
 	e.b = binary.LittleEndian.AppendUint32(b, flags)
 	e.closeReserved(at)
+}
+
+// spanAttributes writes attrs as the span's attributes, as attribute
+// does: an attribute whose lengths take one byte each (nearly all) by
+// shortAttribute's appends, written here in the loop without its call
+// and its checks of the field number; any other by nestedAttribute.
+func (e *otlpEncoder) spanAttributes(attrs []router.SpanAttribute) {
+	const (
+		tagAttr   = fSpanAttributes<<3 | byte(protowire.BytesType)
+		tagKey    = fKeyValueKey<<3 | byte(protowire.BytesType)
+		tagValue  = fKeyValueValue<<3 | byte(protowire.BytesType)
+		tagString = fAnyString<<3 | byte(protowire.BytesType)
+		tagInt    = fAnyInt<<3 | byte(protowire.VarintType)
+	)
+	b := e.b
+	for i := range attrs {
+		a := &attrs[i]
+		k := len(a.Key)
+		if a.IsInt {
+			v := uint64(a.Int)
+			if k == 0 || v >= 1<<21 || 5+k+3 >= 0x80 {
+				e.b = b
+				e.nestedAttribute(fSpanAttributes, a.Key, *a)
+				b = e.b
+				continue
+			}
+			// Statuses and ports take two or three bytes.
+			switch {
+			case v < 1<<7:
+				b = append(b, tagAttr, byte(6+k), tagKey, byte(k))
+				b = append(append(b, a.Key...), tagValue, 2, tagInt, byte(v))
+			case v < 1<<14:
+				b = append(b, tagAttr, byte(7+k), tagKey, byte(k))
+				b = append(append(b, a.Key...), tagValue, 3, tagInt, byte(v)|0x80, byte(v>>7))
+			default:
+				b = append(b, tagAttr, byte(8+k), tagKey, byte(k))
+				b = append(append(b, a.Key...), tagValue, 4, tagInt, byte(v)|0x80, byte(v>>7)|0x80, byte(v>>14))
+			}
+			continue
+		}
+		vl := len(a.Value)
+		if k == 0 || 6+k+vl >= 0x80 {
+			e.b = b
+			e.nestedAttribute(fSpanAttributes, a.Key, *a)
+			b = e.b
+			continue
+		}
+		b = append(b, tagAttr, byte(6+k+vl), tagKey, byte(k))
+		b = append(append(b, a.Key...), tagValue, byte(2+vl), tagString, byte(vl))
+		b = append(b, a.Value...)
+	}
+	e.b = b
 }
 
 // appendStringField appends a string field num (under 16) of v; proto3

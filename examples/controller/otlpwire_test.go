@@ -364,6 +364,11 @@ func TestOTLPSpanBytes(t *testing.T) {
 		attrs = append(attrs, router.SpanAttribute{Key: "net.peer.port", Int: n, IsInt: true})
 	}
 	attrs = append(attrs, router.SpanAttribute{Value: "no key"}, router.SpanAttribute{Key: strings.Repeat("k", 130), Value: "v"})
+	for _, n := range []int{112, 115, 117, 118, 119, 120, 121, 122, 126, 127} {
+		// Keys whose KeyValue's length stops fitting a byte.
+		key := strings.Repeat("k", n)
+		attrs = append(attrs, router.SpanAttribute{Key: key, Int: 300, IsInt: true}, router.SpanAttribute{Key: key, Int: 5, IsInt: true}, router.SpanAttribute{Key: key, Value: "ab"})
+	}
 	spans := []otelSpan{
 		{traceID: trace.TraceID{1}, spanID: trace.SpanID{2}, flags: 1, start: start},
 		{traceID: trace.TraceID{1}, spanID: trace.SpanID{2}, parentID: trace.SpanID{3}, remoteParent: true, flags: 3, state: "a=b,c=d", start: start},

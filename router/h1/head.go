@@ -112,10 +112,8 @@ func parsePlainHead(buf []byte, s *headScratch, reuse bool) (h plainHead, n int,
 				return h, 0, false
 			}
 		}
-		for _, c := range l[colon+1:] {
-			if c < ' ' && c != '\t' || c == 0x7f {
-				return h, 0, false
-			}
+		if !validValue(l[colon+1:]) {
+			return h, 0, false
 		}
 	}
 

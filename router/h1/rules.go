@@ -51,12 +51,30 @@ func isToken(s string) bool {
 // bytes other than HTAB (RFC 9110 section 5.5): visible ASCII, spaces and
 // obs-text, which net/http lets through too.
 func validValue[S ~string | ~[]byte](v S) bool {
-	for i := 0; i < len(v); i++ {
+	i := 0
+	// Eight bytes at a time while none is below a space or DEL; a word
+	// with one (a tab, most likely) is checked by bytes from there.
+	for ; i+8 <= len(v); i += 8 {
+		w := uint64(v[i]) | uint64(v[i+1])<<8 | uint64(v[i+2])<<16 | uint64(v[i+3])<<24 |
+			uint64(v[i+4])<<32 | uint64(v[i+5])<<40 | uint64(v[i+6])<<48 | uint64(v[i+7])<<56
+		if hasCtl(w) {
+			break
+		}
+	}
+	for ; i < len(v); i++ {
 		if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
 			return false
 		}
 	}
 	return true
+}
+
+// hasCtl reports whether a byte of w is below 0x20 or is 0x7f (exact for
+// the word as a whole, not for which byte).
+func hasCtl(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	d := w ^ (ones * 0x7f)
+	return ((w-ones*0x20)&^w|(d-ones)&^d)&highs != 0
 }
 
 // equalFoldASCII compares a token case-insensitively in ASCII only, as

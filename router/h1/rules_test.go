@@ -60,3 +60,37 @@ func TestFieldRules(t *testing.T) {
 		}
 	}
 }
+
+// validValue reads eight bytes at a time: every byte value at every place
+// of values 1 to 20 bytes long, around other bytes that pass and that do
+// not (a tab, DEL, 0x80, 0xff), gives what a byte-by-byte check gives.
+func TestValidValueWords(t *testing.T) {
+	byBytes := func(v []byte) bool {
+		for _, c := range v {
+			if c < ' ' && c != '\t' || c == 0x7f {
+				return false
+			}
+		}
+		return true
+	}
+	for _, fill := range []byte{'a', '\t', 0x7e, 0x80, 0xff, 0x7f, 0x1f} {
+		for n := 1; n <= 20; n++ {
+			v := make([]byte, n)
+			for i := range v {
+				v[i] = fill
+			}
+			for at := 0; at < n; at++ {
+				for c := 0; c < 256; c++ {
+					v[at] = byte(c)
+					if got, want := validValue(v), byBytes(v); got != want {
+						t.Fatalf("validValue(%q) = %v, want %v", v, got, want)
+					}
+					if got, want := validValue(string(v)), byBytes(v); got != want {
+						t.Fatalf("validValue(string %q) = %v, want %v", v, got, want)
+					}
+				}
+				v[at] = fill
+			}
+		}
+	}
+}

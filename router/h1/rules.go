@@ -54,9 +54,10 @@ func validValue[S ~string | ~[]byte](v S) bool {
 	i := 0
 	// Eight bytes at a time while none is below a space or DEL; a word
 	// with one (a tab, most likely) is checked by bytes from there.
-	for ; i+8 <= len(v); i += 8 {
-		w := uint64(v[i]) | uint64(v[i+1])<<8 | uint64(v[i+2])<<16 | uint64(v[i+3])<<24 |
-			uint64(v[i+4])<<32 | uint64(v[i+5])<<40 | uint64(v[i+6])<<48 | uint64(v[i+7])<<56
+	for ; len(v)-i >= 8; i += 8 {
+		b := v[i : i+8]
+		w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 		if hasCtl(w) {
 			break
 		}

@@ -1,6 +1,10 @@
 package h1
 
-import "testing"
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
 
 // The field checks the server applies to a request head, as net/http's
 // server applies them (its httpguts rules), so a request refused by one
@@ -91,6 +95,42 @@ func TestValidValueWords(t *testing.T) {
 				}
 				v[at] = fill
 			}
+		}
+	}
+}
+
+// parseContentLength takes what strconv.ParseUint takes in 63 bits, from
+// digits only, around the bound.
+func TestParseContentLength(t *testing.T) {
+	for _, cl := range []string{
+		"0", "100", "007", " 42 ", "9223372036854775807", "9223372036854775808",
+		"9223372036854775810", "18446744073709551615", "18446744073709551616",
+		"99999999999999999999", "922337203685477580", "9223372036854775799",
+		"", " ", "+1", "-1", "1_0", "0x10", "1 2", "12a",
+	} {
+		n, err := parseContentLength(cl)
+		want, werr := strconv.ParseUint(strings.TrimSpace(cl), 10, 63)
+		digits := strings.TrimSpace(cl) != "" && strings.Trim(strings.TrimSpace(cl), "0123456789") == ""
+		if !digits {
+			werr = strconv.ErrSyntax
+		}
+		if (err != nil) != (werr != nil) || err == nil && uint64(n) != want {
+			t.Errorf("parseContentLength(%q) = %d, %v; want %d, %v", cl, n, err, want, werr)
+		}
+	}
+}
+
+// parseDecimal is strconv.ParseInt(s, 10, 64) for any s.
+func TestParseDecimal(t *testing.T) {
+	for _, s := range []string{
+		"", "0", "100", "007", "+100", "-1", " 1", "1 ", "1_0", "0x1", "12a",
+		"999999999999999999", "9223372036854775807", "9223372036854775808",
+		"-9223372036854775808", "99999999999999999999", "٣",
+	} {
+		n, err := parseDecimal(s)
+		want, werr := strconv.ParseInt(s, 10, 64)
+		if n != want || (err == nil) != (werr == nil) {
+			t.Errorf("parseDecimal(%q) = %d, %v; want %d, %v", s, n, err, want, werr)
 		}
 	}
 }

@@ -146,7 +146,7 @@ func parsePlainHead(buf []byte, s *headScratch, reuse bool) (h plainHead, n int,
 		l := rest[:j]
 		rest = rest[j+2:]
 		colon := strings.IndexByte(l, ':')
-		key := textproto.CanonicalMIMEHeaderKey(l[:colon])
+		key := canonicalRequestKey(l[:colon])
 		v := trimOWS(l[colon+1:])
 		if vv, dup := s.header[key]; dup {
 			s.header[key] = append(vv, v)
@@ -175,4 +175,18 @@ func alnumAnd(extra string) (t [256]bool) {
 		t[c] = true
 	}
 	return t
+}
+
+// canonicalRequestKey is textproto.CanonicalMIMEHeaderKey(k) for a token
+// k: the names clients send most, sent canonical, are kept as they are
+// after one switch, instead of a pass over their bytes and a map lookup.
+func canonicalRequestKey(k string) string {
+	switch k {
+	case "Host", "User-Agent", "Accept", "Accept-Encoding", "Accept-Language", "Connection",
+		"Content-Length", "Content-Type", "Cookie", "Authorization", "Referer", "Origin",
+		"Cache-Control", "Upgrade-Insecure-Requests", "X-Forwarded-For", "X-Request-Id",
+		"If-None-Match", "If-Modified-Since", "Pragma", "Priority":
+		return k
+	}
+	return textproto.CanonicalMIMEHeaderKey(k)
 }

@@ -468,6 +468,9 @@ func (t *Table) IsTLSHost(host string) bool {
 	if t.tlsExact[host] {
 		return true
 	}
+	if len(t.tlsWildcard) == 0 {
+		return false
+	}
 	if i := strings.IndexByte(host, '.'); i > 0 && !isIPv4(host) {
 		return t.tlsWildcard[host[i+1:]]
 	}

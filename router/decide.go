@@ -372,6 +372,27 @@ var hostByte = func() (t [256]bool) {
 	return t
 }()
 
+// Classes of Host bytes for validHost: one table load per byte, and most
+// bytes are hostPlain.
+const (
+	hostRefused = iota
+	hostPlain
+	hostDot
+	hostColon
+	hostOpen
+	hostClose
+)
+
+var hostClass = func() (t [256]uint8) {
+	for c, ok := range hostByte {
+		if ok {
+			t[c] = hostPlain
+		}
+	}
+	t['.'], t[':'], t['['], t[']'] = hostDot, hostColon, hostOpen, hostClose
+	return t
+}()
+
 // validHost reports whether a request's Host is one both nginx
 // (ngx_http_validate_host) and net/http's HTTP/1 server accept, whatever
 // the protocol it came by: only hostByte bytes (no space, TAB, '/', '?',
@@ -386,25 +407,28 @@ func validHost(h string) bool {
 	)
 	state, hostLen, lastDot := usual, len(h), -2
 	for i := 0; i < len(h); i++ {
-		c := h[i]
-		if !hostByte[c] {
-			return false
+		k := hostClass[h[i]]
+		for k == hostPlain && i+1 < len(h) {
+			i++
+			k = hostClass[h[i]]
 		}
-		switch c {
-		case '.':
+		switch k {
+		case hostRefused:
+			return false
+		case hostDot:
 			if lastDot == i-1 {
 				return false
 			}
 			lastDot = i
-		case ':':
+		case hostColon:
 			if state == usual {
 				hostLen, state = i, rest
 			}
-		case '[':
+		case hostOpen:
 			if i == 0 {
 				state = literal
 			}
-		case ']':
+		case hostClose:
 			if state == literal {
 				hostLen, state = i+1, rest
 			}

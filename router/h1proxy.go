@@ -294,7 +294,27 @@ func contains(l []string, s string) bool {
 
 func isEventStream(h http.Header) bool {
 	ct := h["Content-Type"]
-	return len(ct) > 0 && strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct[0])), "text/event-stream")
+	if len(ct) == 0 {
+		return false
+	}
+	// strings.ToLower then HasPrefix, without the copy: no rune lowers to
+	// an ASCII letter of the prefix but ASCII ones (İ and K lower to i and
+	// k), so an ASCII fold decides the same.
+	const p = "text/event-stream"
+	v := strings.TrimSpace(ct[0])
+	if len(v) < len(p) {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		c := v[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != p[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // passedTrailers are the announced trailer fields a client may be given:

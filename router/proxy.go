@@ -3,13 +3,13 @@ package router
 import (
 	"crypto/rand"
 	"crypto/tls"
-	"encoding/hex"
 	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -546,8 +546,16 @@ func appendRequestID(dst []byte) []byte {
 		_, _ = rand.Read(b.buf[:]) // never fails (crypto/rand crashes the program instead)
 		b.off = 0
 	}
-	dst = hex.AppendEncode(dst, b.buf[b.off:b.off+16])
+	src := (*[16]byte)(b.buf[b.off : b.off+16])
+	dst = slices.Grow(dst, 32)
+	n := len(dst)
+	out := (*[32]byte)(dst[n : n+32])
+	// Two digits a byte from one load of hexPairs (tracing.go).
+	for i, c := range src {
+		d := hexPairs[c]
+		out[2*i], out[2*i+1] = d[0], d[1]
+	}
 	b.off += 16
 	idBlocks.Put(b)
-	return dst
+	return dst[:n+32]
 }

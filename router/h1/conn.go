@@ -397,8 +397,9 @@ func (c *conn) flushAndAwait() (ready bool, err error) {
 	// The deadline set for an earlier wait is kept while it falls at least
 	// half of armWait from now: a busy connection moves it once per half
 	// of armWait, not once per request.
-	if want := time.Now().Add(armWait); c.rdl.Before(want.Add(-armWait/2)) || c.rdl.After(want) {
-		c.setReadDeadline(want)
+	now := time.Now()
+	if left := c.rdl.Sub(now); left < armWait/2 || left > armWait {
+		c.setReadDeadline(now.Add(armWait))
 	}
 	c.raw.Hold()
 	_ = c.bw.Flush() // into the hold

@@ -112,10 +112,8 @@ func parsePlainHead(buf []byte, s *headScratch, reuse bool) (h plainHead, n int,
 				return h, 0, false
 			}
 		}
-		for _, c := range l[colon+1:] {
-			if c < ' ' && c != '\t' || c == 0x7f {
-				return h, 0, false
-			}
+		if !validValue(l[colon+1:]) {
+			return h, 0, false
 		}
 	}
 
@@ -148,7 +146,7 @@ func parsePlainHead(buf []byte, s *headScratch, reuse bool) (h plainHead, n int,
 		l := rest[:j]
 		rest = rest[j+2:]
 		colon := strings.IndexByte(l, ':')
-		key := textproto.CanonicalMIMEHeaderKey(l[:colon])
+		key := canonicalRequestKey(l[:colon])
 		v := trimOWS(l[colon+1:])
 		if vv, dup := s.header[key]; dup {
 			s.header[key] = append(vv, v)
@@ -177,4 +175,18 @@ func alnumAnd(extra string) (t [256]bool) {
 		t[c] = true
 	}
 	return t
+}
+
+// canonicalRequestKey is textproto.CanonicalMIMEHeaderKey(k) for a token
+// k: the names clients send most, sent canonical, are kept as they are
+// after one switch, instead of a pass over their bytes and a map lookup.
+func canonicalRequestKey(k string) string {
+	switch k {
+	case "Host", "User-Agent", "Accept", "Accept-Encoding", "Accept-Language", "Connection",
+		"Content-Length", "Content-Type", "Cookie", "Authorization", "Referer", "Origin",
+		"Cache-Control", "Upgrade-Insecure-Requests", "X-Forwarded-For", "X-Request-Id",
+		"If-None-Match", "If-Modified-Since", "Pragma", "Priority":
+		return k
+	}
+	return textproto.CanonicalMIMEHeaderKey(k)
 }

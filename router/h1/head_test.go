@@ -121,3 +121,19 @@ func TestPlainHeadAllocs(t *testing.T) {
 		t.Fatalf("%v allocations per head, want 1", n)
 	}
 }
+
+// canonicalRequestKey is textproto.CanonicalMIMEHeaderKey for the names
+// it keeps as they are, and for others in any case.
+func TestCanonicalRequestKey(t *testing.T) {
+	for _, k := range []string{
+		"Host", "host", "HOST", "User-Agent", "user-agent", "Accept", "Accept-Encoding",
+		"Accept-Language", "Connection", "Content-Length", "Content-Type", "Cookie",
+		"Authorization", "Referer", "Origin", "Cache-Control", "Upgrade-Insecure-Requests",
+		"X-Forwarded-For", "x-forwarded-for", "X-Request-Id", "X-Request-ID", "If-None-Match",
+		"If-Modified-Since", "Pragma", "Priority", "Sec-Fetch-Mode", "x_y", "Te", "TE",
+	} {
+		if got, want := canonicalRequestKey(k), textproto.CanonicalMIMEHeaderKey(k); got != want {
+			t.Errorf("canonicalRequestKey(%q) = %q, want %q", k, got, want)
+		}
+	}
+}

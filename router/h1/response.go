@@ -237,14 +237,19 @@ func (h *Response) readFields(br *bufio.Reader, budget *int) error {
 		}
 		value = trimLeftOWS(value)
 		s := headSpan{ks: int32(len(h.scratch))}
-		h.scratch = append(h.scratch, name...)
-		canon := h.scratch[s.ks:]
-		if !canonicalizeName(canon) {
-			return errMalformedField
-		}
-		if k := commonResponseField(canon); k != "" {
+		if k := commonResponseField(name); k != "" {
+			// Sent canonical already (a token then): nothing to copy.
 			s.key = k
-			h.scratch = h.scratch[:s.ks]
+		} else {
+			h.scratch = append(h.scratch, name...)
+			canon := h.scratch[s.ks:]
+			if !canonicalizeName(canon) {
+				return errMalformedField
+			}
+			if k := commonResponseField(canon); k != "" {
+				s.key = k
+				h.scratch = h.scratch[:s.ks]
+			}
 		}
 		s.ke = int32(len(h.scratch))
 		s.contLength = s.key == "Content-Length"

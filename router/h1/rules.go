@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/textproto"
 	"strconv"
@@ -51,12 +52,31 @@ func isToken(s string) bool {
 // bytes other than HTAB (RFC 9110 section 5.5): visible ASCII, spaces and
 // obs-text, which net/http lets through too.
 func validValue[S ~string | ~[]byte](v S) bool {
-	for i := 0; i < len(v); i++ {
+	i := 0
+	// Eight bytes at a time while none is below a space or DEL; a word
+	// with one (a tab, most likely) is checked by bytes from there.
+	for ; len(v)-i >= 8; i += 8 {
+		b := v[i : i+8]
+		w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		if hasCtl(w) {
+			break
+		}
+	}
+	for ; i < len(v); i++ {
 		if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
 			return false
 		}
 	}
 	return true
+}
+
+// hasCtl reports whether a byte of w is below 0x20 or is 0x7f (exact for
+// the word as a whole, not for which byte).
+func hasCtl(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	d := w ^ (ones * 0x7f)
+	return ((w-ones*0x20)&^w|(d-ones)&^d)&highs != 0
 }
 
 // equalFoldASCII compares a token case-insensitively in ASCII only, as
@@ -89,11 +109,37 @@ func parseContentLength(cl string) (int64, error) {
 			return -1, fmt.Errorf("bad Content-Length %q", cl)
 		}
 	}
-	n, err := strconv.ParseUint(cl, 10, 63)
-	if err != nil {
-		return -1, fmt.Errorf("bad Content-Length %q", cl)
+	// The digits are checked: only the bound is left (strconv.ParseUint's
+	// 63 bits, here without its general loop).
+	var n uint64
+	for i := 0; i < len(cl); i++ {
+		if n > math.MaxInt64/10 {
+			return -1, fmt.Errorf("bad Content-Length %q", cl)
+		}
+		n = n*10 + uint64(cl[i]-'0')
+		if n > math.MaxInt64 {
+			return -1, fmt.Errorf("bad Content-Length %q", cl)
+		}
 	}
 	return int64(n), nil
+}
+
+// parseDecimal is strconv.ParseInt(s, 10, 64), quicker for up to 18
+// digits without a sign (as a Content-Length is written): those cannot
+// overflow.
+func parseDecimal(s string) (int64, error) {
+	if len(s) == 0 || len(s) > 18 {
+		return strconv.ParseInt(s, 10, 64)
+	}
+	var n int64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return strconv.ParseInt(s, 10, 64)
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, nil
 }
 
 // refusedFraming is nginx's refusal of a request's body framing (SPEC §13):

@@ -114,7 +114,7 @@ func (w *response) WriteHeader(code int) {
 		w.snapshot = w.header.Clone()
 	}
 	if cl := headerGet(w.header, "Content-Length"); cl != "" {
-		v, err := strconv.ParseInt(cl, 10, 64)
+		v, err := parseDecimal(cl)
 		if err == nil && v >= 0 {
 			w.contentLength = v
 		} else {

@@ -109,9 +109,8 @@ func (e *otlpEncoder) fixed64(num protowire.Number, v uint64) {
 // oneof member is written even when zero or empty, unlike a scalar
 // proto3 field: a receiver tells int 0 from no value by it.
 func (e *otlpEncoder) attribute(num protowire.Number, key string, a router.SpanAttribute) {
-	if !e.shortAttribute(num, key, &a) {
-		e.nestedAttribute(num, key, a)
-	}
+	a.Key = key
+	e.attributes(num, []router.SpanAttribute{a})
 }
 
 // nestedAttribute is attribute by nested messages, for any lengths.
@@ -128,55 +127,6 @@ func (e *otlpEncoder) nestedAttribute(num protowire.Number, key string, a router
 	}
 	e.close(v)
 	e.close(at)
-}
-
-// shortAttribute writes what attribute writes when every length in it
-// is one byte, as nearly every attribute's are, in one pass: tags and
-// lengths as bytes, no message opened and closed.
-func (e *otlpEncoder) shortAttribute(num protowire.Number, key string, a *router.SpanAttribute) bool {
-	const (
-		tagKey    = fKeyValueKey<<3 | byte(protowire.BytesType)
-		tagValue  = fKeyValueValue<<3 | byte(protowire.BytesType)
-		tagString = fAnyString<<3 | byte(protowire.BytesType)
-		tagInt    = fAnyInt<<3 | byte(protowire.VarintType)
-	)
-	if num >= 16 || len(key) == 0 || len(key) >= 0x80 {
-		return false
-	}
-	var anyLen int
-	if a.IsInt {
-		anyLen = 1 + protowire.SizeVarint(uint64(a.Int))
-	} else {
-		if len(a.Value) >= 0x80 {
-			return false
-		}
-		anyLen = 2 + len(a.Value)
-	}
-	kvLen := 2 + len(key) + 2 + anyLen
-	if kvLen >= 0x80 {
-		return false
-	}
-	b := append(e.b, byte(num)<<3|byte(protowire.BytesType), byte(kvLen), tagKey, byte(len(key)))
-	b = append(b, key...)
-	b = append(b, tagValue, byte(anyLen))
-	if v := uint64(a.Int); a.IsInt {
-		// Statuses and ports take two or three bytes: written here,
-		// without AppendVarint's call.
-		switch {
-		case v < 1<<7:
-			b = append(b, tagInt, byte(v))
-		case v < 1<<14:
-			b = append(b, tagInt, byte(v)|0x80, byte(v>>7))
-		case v < 1<<21:
-			b = append(b, tagInt, byte(v)|0x80, byte(v>>7)|0x80, byte(v>>14))
-		default:
-			b = protowire.AppendVarint(append(b, tagInt), v)
-		}
-	} else {
-		b = append(append(b, tagString, byte(len(a.Value))), a.Value...)
-	}
-	e.b = b
-	return true
 }
 
 // span writes a server span as a Span field num: what the SDK's span
@@ -222,7 +172,7 @@ func (e *otlpEncoder) span(num protowire.Number, s *otelSpan, end *router.SpanEn
 		b = binary.LittleEndian.AppendUint64(append(b, tagEnd), v)
 	}
 	e.b = b
-	e.spanAttributes(end.Attributes)
+	e.attributes(fSpanAttributes, end.Attributes)
 	code := byte(statusCodeOk)
 	if end.Error {
 		code = statusCodeError
@@ -236,18 +186,25 @@ func (e *otlpEncoder) span(num protowire.Number, s *otelSpan, end *router.SpanEn
 	e.closeReserved(at)
 }
 
-// spanAttributes writes attrs as the span's attributes, as attribute
-// does: an attribute whose lengths take one byte each (nearly all) by
-// shortAttribute's appends, written here in the loop without its call
-// and its checks of the field number; any other by nestedAttribute.
-func (e *otlpEncoder) spanAttributes(attrs []router.SpanAttribute) {
+// attributes writes attrs as KeyValue fields num, as nestedAttribute
+// does. An attribute whose lengths take one byte each (nearly all of a
+// span's) is written by appends of tags and lengths as bytes, with no
+// message opened and closed; any other, or a field number of two tag
+// bytes, by nestedAttribute.
+func (e *otlpEncoder) attributes(num protowire.Number, attrs []router.SpanAttribute) {
 	const (
-		tagAttr   = fSpanAttributes<<3 | byte(protowire.BytesType)
 		tagKey    = fKeyValueKey<<3 | byte(protowire.BytesType)
 		tagValue  = fKeyValueValue<<3 | byte(protowire.BytesType)
 		tagString = fAnyString<<3 | byte(protowire.BytesType)
 		tagInt    = fAnyInt<<3 | byte(protowire.VarintType)
 	)
+	if num >= 16 {
+		for _, a := range attrs {
+			e.nestedAttribute(num, a.Key, a)
+		}
+		return
+	}
+	tagAttr := byte(num)<<3 | byte(protowire.BytesType)
 	b := e.b
 	for i := range attrs {
 		a := &attrs[i]
@@ -256,7 +213,7 @@ func (e *otlpEncoder) spanAttributes(attrs []router.SpanAttribute) {
 			v := uint64(a.Int)
 			if k == 0 || v >= 1<<21 || 5+k+3 >= 0x80 {
 				e.b = b
-				e.nestedAttribute(fSpanAttributes, a.Key, *a)
+				e.nestedAttribute(num, a.Key, *a)
 				b = e.b
 				continue
 			}
@@ -277,7 +234,7 @@ func (e *otlpEncoder) spanAttributes(attrs []router.SpanAttribute) {
 		vl := len(a.Value)
 		if k == 0 || 6+k+vl >= 0x80 {
 			e.b = b
-			e.nestedAttribute(fSpanAttributes, a.Key, *a)
+			e.nestedAttribute(num, a.Key, *a)
 			b = e.b
 			continue
 		}

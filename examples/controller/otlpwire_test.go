@@ -257,9 +257,10 @@ func TestOTLPPartialSuccess(t *testing.T) {
 	require.Empty(t, msg)
 }
 
-// The one-pass attribute writes the bytes of the nested one, at the
-// lengths where one byte stops being enough.
-func TestShortAttribute(t *testing.T) {
+// The one-pass attributes write the bytes of the nested ones, at the
+// lengths where one byte stops being enough, one by one and in a run
+// where the two forms alternate.
+func TestAttributes(t *testing.T) {
 	var cases []router.SpanAttribute
 	for _, n := range []int{0, 1, 100, 119, 120, 121, 126, 127, 128, 300} {
 		cases = append(cases, router.SpanAttribute{Value: strings.Repeat("v", n)})
@@ -267,21 +268,24 @@ func TestShortAttribute(t *testing.T) {
 	for _, n := range []int64{0, 1, 127, 128, 200, 16383, 16384, 65535, 1<<21 - 1, 1 << 21, 1 << 40, -1} {
 		cases = append(cases, router.SpanAttribute{Int: n, IsInt: true})
 	}
-	short := 0
-	for _, key := range []string{"k", "http.user_agent", strings.Repeat("k", 100), strings.Repeat("k", 127), strings.Repeat("k", 128)} {
-		for _, a := range cases {
-			for _, num := range []protowire.Number{fSpanAttributes, fResourceAttributes} {
+	for _, num := range []protowire.Number{fSpanAttributes, fResourceAttributes, 16} {
+		var all []router.SpanAttribute
+		var allNested otlpEncoder
+		for _, key := range []string{"", "k", "http.user_agent", strings.Repeat("k", 100), strings.Repeat("k", 127), strings.Repeat("k", 128)} {
+			for _, a := range cases {
 				var one, nested otlpEncoder
 				one.attribute(num, key, a)
 				nested.nestedAttribute(num, key, a)
-				require.Equal(t, nested.b, one.b, "key of %d, %+v", len(key), a)
-				if (&otlpEncoder{}).shortAttribute(num, key, &a) {
-					short++
-				}
+				require.Equal(t, nested.b, one.b, "field %d, key of %d, %+v", num, len(key), a)
+				a.Key = key
+				all = append(all, a)
+				allNested.nestedAttribute(num, key, a)
 			}
 		}
+		var run otlpEncoder
+		run.attributes(num, all)
+		require.Equal(t, allNested.b, run.b, "field %d, all in one run", num)
 	}
-	require.Greater(t, short, 20, "the one-pass form is taken")
 }
 
 // TestOTLPDialRaw: the exporter's connection reads and writes its socket
@@ -333,7 +337,7 @@ func (e *otlpEncoder) spanByParts(num protowire.Number, s *otelSpan, end *router
 	e.fixed64(fSpanStart, unixNano(s.start.UnixNano()))
 	e.fixed64(fSpanEnd, unixNano(end.Time.UnixNano()))
 	for _, a := range end.Attributes {
-		e.attribute(fSpanAttributes, a.Key, a)
+		e.nestedAttribute(fSpanAttributes, a.Key, a)
 	}
 	code := byte(statusCodeOk)
 	if end.Error {

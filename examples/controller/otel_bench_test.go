@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"net"
 	"sync/atomic"
 	"testing"
@@ -56,17 +57,25 @@ var benchAttrs = []router.SpanAttribute{
 	{Key: "net.peer.ip", Value: "127.0.0.1"}, {Key: "net.peer.port", Int: 40000, IsInt: true},
 }
 
-// BenchmarkOtelSpan is the controller's cost of one request's span, as
-// the router makes it: start (sampled, AlwaysOn), the module's
-// attributes, end, batched and exported over OTLP/gRPC to a collector on
-// loopback that does not decode.
-func BenchmarkOtelSpan(b *testing.B) {
-	addr, sent := countingCollector(b)
+// countingTracer is the controller's tracer with its default settings,
+// exporting to a countingCollector, whose byte count it returns.
+func countingTracer(tb testing.TB) (*liveTracer, otelSettings, *atomic.Int64) {
+	addr, sent := countingCollector(tb)
 	_, port, _ := net.SplitHostPort(addr)
 	s := defaultOtelSettings()
 	s.CollectorHost, s.CollectorPort = "127.0.0.1", port
 	l := newLiveTracer(nil)
 	l.set(s)
+	tb.Cleanup(func() { _ = l.shutdown(context.Background()) })
+	return l, s, sent
+}
+
+// BenchmarkOtelSpan is the controller's cost of one request's span, as
+// the router makes it: start (sampled, AlwaysOn), the module's
+// attributes, end, batched and exported over OTLP/gRPC to a collector on
+// loopback that does not decode.
+func BenchmarkOtelSpan(b *testing.B) {
+	l, s, sent := countingTracer(b)
 	end := &router.SpanEnd{Name: "/", Attributes: benchAttrs, Status: 200}
 	b.ReportAllocs()
 	defer reportCPUns(b, processCPU())

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"log/slog"
 	"net"
 	"net/http"
@@ -140,13 +139,7 @@ func newTracedHandler(tb testing.TB) *tracedHandler {
 	if len(res.Warnings) > 0 {
 		tb.Fatal(res.Warnings)
 	}
-	addr, _ := countingCollector(tb)
-	_, cport, _ := net.SplitHostPort(addr)
-	s := defaultOtelSettings()
-	s.CollectorHost, s.CollectorPort = "127.0.0.1", cport
-	tracer := newLiveTracer(nil)
-	tracer.set(s)
-	tb.Cleanup(func() { _ = tracer.shutdown(context.Background()) })
+	tracer, s, _ := countingTracer(tb)
 	return &tracedHandler{table: res.Table, tracer: tracer, settings: s}
 }
 

@@ -440,6 +440,40 @@ func (h *Response) CopyTo(dst http.Header, hide func(key string) bool) {
 	}
 }
 
+// appendForwarded appends to dst the fields CopyTo would add to an empty
+// map, in the order they came.
+func (h *Response) appendForwarded(dst []Field, hide func(key string) bool) []Field {
+	var one [1]string
+	conn := h.connection(&one)
+	for i, f := range h.Fields {
+		if !h.forwarded(i, conn, hide) {
+			continue
+		}
+		if f.Key == "Content-Length" && h.lengths > 1 {
+			f.Value = trimOWS(f.Value)
+		}
+		dst = append(dst, f)
+	}
+	return dst
+}
+
+// ForwardedValue is the first value of the named field among those
+// CopyTo passes on, "" if none: what the client's header map would hold
+// first under key.
+func (h *Response) ForwardedValue(key string, hide func(key string) bool) string {
+	var one [1]string
+	conn := h.connection(&one)
+	for i, f := range h.Fields {
+		if f.Key == key && h.forwarded(i, conn, hide) {
+			if key == "Content-Length" && h.lengths > 1 {
+				return trimOWS(f.Value)
+			}
+			return f.Value
+		}
+	}
+	return ""
+}
+
 // repeated reports whether a field before the i-th has its name.
 func (h *Response) repeated(i int) bool {
 	k := h.Fields[i].Key

@@ -1,0 +1,92 @@
+package h1
+
+// Hider reports a backend response field the client is not to get: a
+// proxy's policy (its hidden headers), beside the hop-by-hop fields no
+// client gets.
+type Hider interface {
+	Hidden(key string) bool
+}
+
+// Relayer is implemented by the server's ResponseWriter, for a proxy that
+// passes a backend's response on as it came. Relay(res, hide) is
+// res.CopyTo(w.Header(), hide.Hidden) followed by w.WriteHeader(res.Status),
+// with the same head on the wire, but the status line and the fields are
+// written straight from res, in the order the backend sent them, without
+// going through the header map: as nginx passes a response head on. The
+// map is filled from them only if Header is called afterwards, which then
+// sees what CopyTo would have left there.
+//
+// Relay does nothing and reports false unless no status was written yet,
+// the header map is empty and res is a final response other than 101
+// Switching Protocols.
+type Relayer interface {
+	Relay(res *Response, hide Hider) bool
+}
+
+var _ Relayer = (*response)(nil)
+
+func (w *response) Relay(res *Response, hide Hider) bool {
+	if w.wroteHeader || len(w.header) != 0 || res.Status < 200 || res.Status > 999 ||
+		w.c.state.Load() == stateHijacked {
+		return false
+	}
+	w.relayed = res.appendForwarded(w.relayed[:0], hide.Hidden)
+	w.relaying = true
+	// The facts commit decides from, as gather would take them from the
+	// map CopyTo fills: the forwarded fields have no Transfer-Encoding,
+	// Connection, Trailer or trailer-prefixed name (hop-by-hop, or not a
+	// token), and none but the first Content-Length.
+	f := &w.rf
+	*f = headFacts{}
+	ceSeen := false
+	for _, fl := range w.relayed {
+		switch fl.Key {
+		case "Content-Length":
+			f.hasCL, f.cl = true, fl.Value
+		case "Content-Type":
+			f.hasCT = true
+		case "Content-Encoding":
+			if !ceSeen {
+				ceSeen, f.ce = true, fl.Value
+			}
+		case "Date":
+			f.hasDate = true
+		}
+	}
+	// As WriteHeader with a final status: no 100 Continue any more.
+	w.continueMu.Lock()
+	w.canContinue.Store(false)
+	w.continueMu.Unlock()
+	w.wroteHeader, w.status = true, res.Status
+	w.declaredLength(f.cl)
+	return true
+}
+
+// unrelay puts the relayed fields into the header map, as CopyTo would
+// have (each name's values in the order they came), for a caller that
+// looks at the header after Relay; the head is then written from the map,
+// which was empty until now.
+func (w *response) unrelay() {
+	w.relaying = false
+	h := w.header
+	for _, f := range w.relayed {
+		h[f.Key] = append(h[f.Key], f.Value)
+	}
+}
+
+// writeRelayed writes the relayed fields but those excluded. Their names
+// are tokens and their values have neither CR, LF nor surrounding
+// whitespace (Response.read refuses or trims them), so they are written
+// as they are, where writeFields cleans a map's.
+func (w *response) writeRelayed(excluded []string) {
+	bw := w.c.bw
+next:
+	for _, f := range w.relayed {
+		for _, x := range excluded {
+			if x == f.Key {
+				continue next
+			}
+		}
+		WriteField(bw, f.Key, f.Value)
+	}
+}

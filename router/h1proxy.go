@@ -240,7 +240,7 @@ func (t *h1Try) respond(res *h1.Response) bool {
 	// and of server-sent events, buffer the rest.
 	var flush bool
 	if x.relay(res, declared) {
-		flush = res.Length < 0 || isEventStreamType(res.ForwardedValue("Content-Type", x.headers().hidden))
+		flush = res.Length < 0 || relaysEventStream(res, x.headers())
 	} else {
 		h := x.w.Header()
 		res.CopyTo(h, x.headers().hidden)

@@ -31,3 +31,15 @@ func (hs *headerSettings) Hidden(k string) bool { return hs.hidden(k) }
 func (p *policyHeaders) none() bool {
 	return p.cors == nil && len(p.cookies) == 0 && p.snippet == nil
 }
+
+// relaysEventStream is isEventStream of the header relay left unfilled:
+// the first Content-Type the client gets is of server-sent events. Only
+// a response with such a field at all is looked at further.
+func relaysEventStream(res *h1.Response, hs *headerSettings) bool {
+	for _, f := range res.Fields {
+		if f.Key == "Content-Type" && isEventStreamType(f.Value) {
+			return isEventStreamType(res.ForwardedValue("Content-Type", hs.hidden))
+		}
+	}
+	return false
+}

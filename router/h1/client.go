@@ -428,12 +428,16 @@ func (pc *Conn) Next() (*Response, error) {
 			return nil, err
 		}
 		ex.received = true
-		if tick && !headBuffered(pc.br) {
-			// The rest of the head is read under the read timeout.
-			pc.setReadDeadline(deadline)
-		}
 		res := &pc.head
-		if err := res.read(pc.br, req.Method, &ex.budget); err != nil {
+		done, err := res.readBuffered(pc.br, req.Method, &ex.budget)
+		if !done {
+			if tick {
+				// The rest of the head is read under the read timeout.
+				pc.setReadDeadline(deadline)
+			}
+			err = res.readLines(pc.br, req.Method, &ex.budget)
+		}
+		if err != nil {
 			return nil, err
 		}
 		if res.Status >= 200 || res.Status == http.StatusSwitchingProtocols {

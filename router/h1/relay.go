@@ -30,7 +30,7 @@ func (w *response) Relay(res *Response, hide Hider) bool {
 		w.c.state.Load() == stateHijacked {
 		return false
 	}
-	w.relayed = res.appendForwarded(w.relayed[:0], hide.Hidden)
+	w.relayed = res.appendForwarded(w.relayed[:0], hide)
 	w.relaying = true
 	// The facts commit decides from, as gather would take them from the
 	// map CopyTo fills: the forwarded fields have no Transfer-Encoding,
@@ -53,10 +53,7 @@ func (w *response) Relay(res *Response, hide Hider) bool {
 			f.hasDate = true
 		}
 	}
-	// As WriteHeader with a final status: no 100 Continue any more.
-	w.continueMu.Lock()
-	w.canContinue.Store(false)
-	w.continueMu.Unlock()
+	w.noContinue() // as WriteHeader with a final status
 	w.wroteHeader, w.status = true, res.Status
 	w.declaredLength(f.cl)
 	return true

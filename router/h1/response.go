@@ -82,8 +82,40 @@ var (
 // bytes are taken from budget, which the informational responses before
 // a final one share with it (see MaxResponseHead).
 func (h *Response) read(br *bufio.Reader, method string, budget *int) error {
+	if done, err := h.readBuffered(br, method, budget); done {
+		return err
+	}
+	return h.readLines(br, method, budget)
+}
+
+// readBuffered is read when the head lies whole in br's buffer, as it
+// mostly does: the lines are taken from the buffer, not read one by one.
+// Otherwise it reads nothing, leaves budget alone and reports false:
+// reading the head would wait for the connection.
+func (h *Response) readBuffered(br *bufio.Reader, method string, budget *int) (done bool, err error) {
+	n := br.Buffered()
+	if n == 0 {
+		return false, nil
+	}
+	b, _ := br.Peek(n)
+	lr := headReader{buf: b}
+	left := *budget
+	if err = h.readFrom(&lr, method, &left); err == errIncomplete {
+		return false, nil
+	}
+	*budget = left
+	_, _ = br.Discard(lr.off) // what read would have taken
+	return true, err
+}
+
+// readLines is read, a line at a time from br.
+func (h *Response) readLines(br *bufio.Reader, method string, budget *int) error {
+	return h.readFrom(&headReader{br: br}, method, budget)
+}
+
+func (h *Response) readFrom(lr *headReader, method string, budget *int) error {
 	h.reset()
-	line, err := readHeadLine(br, budget, &h.long)
+	line, err := lr.line(budget, &h.long)
 	if err != nil {
 		return err
 	}
@@ -93,7 +125,7 @@ func (h *Response) read(br *bufio.Reader, method string, budget *int) error {
 	// The reason phrase is the first thing in scratch: it shares the
 	// fields' string.
 	reasonEnd := len(h.scratch)
-	if err := h.readFields(br, budget); err != nil {
+	if err := h.readFields(lr, budget); err != nil {
 		return err
 	}
 	text := string(h.scratch)
@@ -107,6 +139,40 @@ func (h *Response) read(br *bufio.Reader, method string, budget *int) error {
 		h.Fields = append(h.Fields, Field{Key: k, Value: text[s.vs:s.ve]})
 	}
 	return h.frame(method)
+}
+
+// headReader gives a head's lines: from buf, a window on a reader's
+// buffer, when it is set (errIncomplete once a line runs past it), from
+// br otherwise.
+type headReader struct {
+	br  *bufio.Reader
+	buf []byte
+	off int // bytes of buf taken
+}
+
+// errIncomplete: the head runs past the buffered bytes.
+var errIncomplete = errors.New("h1: head not buffered whole")
+
+// line is readHeadLine's, from buf or br.
+func (lr *headReader) line(budget *int, long *[]byte) ([]byte, error) {
+	if lr.buf == nil {
+		return readHeadLine(lr.br, budget, long)
+	}
+	rest := lr.buf[lr.off:]
+	i := bytes.IndexByte(rest, '\n')
+	if i < 0 {
+		return nil, errIncomplete
+	}
+	lr.off += i + 1
+	*budget -= i + 1
+	if *budget < 0 {
+		return nil, errHeadTooLarge
+	}
+	line := rest[:i]
+	if i > 0 && line[i-1] == '\r' {
+		line = line[:i-1]
+	}
+	return line, nil
 }
 
 func (h *Response) reset() {
@@ -214,9 +280,9 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 // to spans. A continuation line (obs-fold) is refused: net/textproto
 // would join it to the value before, nginx answers 502, and a field read
 // differently by two parsers is how responses get smuggled.
-func (h *Response) readFields(br *bufio.Reader, budget *int) error {
+func (h *Response) readFields(lr *headReader, budget *int) error {
 	for {
-		line, err := readHeadLine(br, budget, &h.long)
+		line, err := lr.line(budget, &h.long)
 		if err != nil {
 			return err
 		}
@@ -441,18 +507,29 @@ func (h *Response) CopyTo(dst http.Header, hide func(key string) bool) {
 }
 
 // appendForwarded appends to dst the fields CopyTo would add to an empty
-// map, in the order they came.
-func (h *Response) appendForwarded(dst []Field, hide func(key string) bool) []Field {
+// map, in the order they came. It decides as forwarded does, in one pass:
+// a Content-Length after the first is dropped whether or not the first
+// was passed on.
+func (h *Response) appendForwarded(dst []Field, hide Hider) []Field {
 	var one [1]string
 	conn := h.connection(&one)
-	for i, f := range h.Fields {
-		if !h.forwarded(i, conn, hide) {
+	seenCL := false
+	for i := range h.Fields {
+		f := &h.Fields[i]
+		if f.Key == "Content-Length" {
+			again := seenCL
+			seenCL = true
+			if again || h.Chunked && h.Length < 0 {
+				continue
+			}
+		}
+		if HopByHop(f.Key) || hide.Hidden(f.Key) || len(conn) > 0 && ListsToken(conn, f.Key) {
 			continue
 		}
+		dst = append(dst, *f)
 		if f.Key == "Content-Length" && h.lengths > 1 {
-			f.Value = trimOWS(f.Value)
+			dst[len(dst)-1].Value = trimOWS(f.Value)
 		}
-		dst = append(dst, f)
 	}
 	return dst
 }
@@ -500,7 +577,7 @@ func (h *Response) readTrailer(br *bufio.Reader) (http.Header, error) {
 	h.spans = h.spans[:0]
 	h.scratch = h.scratch[:0]
 	budget := maxTrailer
-	if err := h.readFields(br, &budget); err != nil {
+	if err := h.readFields(&headReader{br: br}, &budget); err != nil {
 		if err == errHeadTooLarge {
 			err = errTrailerTooLarge
 		}

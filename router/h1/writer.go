@@ -98,6 +98,17 @@ func (w *response) sendContinue() {
 	}
 }
 
+// noContinue is for a response that begins: no 100 Continue any more.
+// Only the server sets canContinue, before the handler runs: once false
+// it stays so, and needs no lock to be left so.
+func (w *response) noContinue() {
+	if w.canContinue.Load() {
+		w.continueMu.Lock()
+		w.canContinue.Store(false)
+		w.continueMu.Unlock()
+	}
+}
+
 func (w *response) WriteHeader(code int) {
 	if w.c.state.Load() == stateHijacked {
 		w.c.srv.logf("http: response.WriteHeader on hijacked connection")
@@ -111,10 +122,7 @@ func (w *response) WriteHeader(code int) {
 		panic("invalid WriteHeader code " + strconv.Itoa(code))
 	}
 	if code < 101 || code > 199 {
-		// The response begins: no 100 Continue any more.
-		w.continueMu.Lock()
-		w.canContinue.Store(false)
-		w.continueMu.Unlock()
+		w.noContinue()
 	}
 	if code >= 100 && code <= 199 && code != http.StatusSwitchingProtocols {
 		w.continueMu.Lock()

@@ -31,6 +31,7 @@ func (w *response) Relay(res *Response, hide Hider) bool {
 		return false
 	}
 	w.relayed = res.appendForwarded(w.relayed[:0], hide)
+	w.relayText = res.text
 	w.relaying = true
 	// The facts commit decides from, as gather would take them from the
 	// map CopyTo fills: the forwarded fields have no Transfer-Encoding,
@@ -71,19 +72,40 @@ func (w *response) unrelay() {
 	}
 }
 
-// writeRelayed writes the relayed fields but those excluded. Their names
-// are tokens and their values have neither CR, LF nor surrounding
-// whitespace (Response.read refuses or trims them), so they are written
-// as they are, where writeFields cleans a map's.
+// relayedField is a field Relay passes on, and where its line
+// "Name: value\r\n" lies in the head's text.
+type relayedField struct {
+	Field
+	ls, le int32
+}
+
+// writeRelayed writes the relayed fields but those excluded: the lines
+// Response.read made of them, those that lie one after the other in one
+// write. Their names are tokens and their values have neither CR, LF nor
+// surrounding whitespace (read refuses or trims them), so the lines are
+// written as they are, where writeFields cleans a map's values.
 func (w *response) writeRelayed(excluded []string) {
 	bw := w.c.bw
-next:
-	for _, f := range w.relayed {
-		for _, x := range excluded {
-			if x == f.Key {
-				continue next
-			}
+	text := w.relayText
+	fields := w.relayed
+	for i := 0; i < len(fields); i++ {
+		if isExcluded(fields[i].Key, excluded) {
+			continue
 		}
-		WriteField(bw, f.Key, f.Value)
+		start, end := fields[i].ls, fields[i].le
+		for i+1 < len(fields) && fields[i+1].ls == end && !isExcluded(fields[i+1].Key, excluded) {
+			i++
+			end = fields[i].le
+		}
+		bw.WriteString(text[start:end])
 	}
+}
+
+func isExcluded(k string, excluded []string) bool {
+	for _, x := range excluded {
+		if x == k {
+			return true
+		}
+	}
+	return false
 }

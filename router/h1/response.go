@@ -39,8 +39,9 @@ type Response struct {
 	// passed on as one, trimmed, as net/http does.
 	lengths int
 
-	scratch []byte     // the fields' bytes before they become one string
+	scratch []byte     // the fields' lines before they become one string
 	spans   []headSpan // where each field lies in scratch
+	text    string     // scratch as that string
 	long    []byte     // a line longer than the reader's buffer
 }
 
@@ -48,11 +49,12 @@ type Response struct {
 // of commonResponseFields, others share the head's one string.
 type Field struct{ Key, Value string }
 
+// headSpan is where a field lies in scratch: its name, its value, and its
+// line "Name: value\r\n" from ks to ve+2.
 type headSpan struct {
-	key        string // the interned name, "" when it lies in scratch
-	ks, ke     int32
-	vs, ve     int32
-	contLength bool // Content-Length: forwarded once, and not with chunked
+	key    string // the interned name, "" when not a common one
+	ks, ke int32
+	vs, ve int32
 }
 
 // MaxResponseHead bounds a response head, status line and fields, with
@@ -129,6 +131,7 @@ func (h *Response) readFrom(lr *headReader, method string, budget *int) error {
 		return err
 	}
 	text := string(h.scratch)
+	h.text = text
 	h.Reason = text[:reasonEnd]
 	h.Fields = h.Fields[:0]
 	for _, s := range h.spans {
@@ -180,7 +183,7 @@ func (h *Response) reset() {
 	h.Fields = h.Fields[:0]
 	h.spans = h.spans[:0]
 	h.scratch = h.scratch[:0]
-	h.Reason = ""
+	h.text, h.Reason = "", ""
 	h.Trailer = nil
 	h.Length, h.Chunked, h.Close, h.lengths = 0, false, false, 0
 }
@@ -302,26 +305,33 @@ func (h *Response) readFields(lr *headReader, budget *int) error {
 			return errMalformedField
 		}
 		value = trimLeftOWS(value)
+		// The field goes to scratch as the line a proxy writes of it,
+		// "Name: value\r\n", name canonical: a line that came so is
+		// copied whole.
 		s := headSpan{ks: int32(len(h.scratch))}
-		if k := commonResponseField(name); k != "" {
-			// Sent canonical already (a token then): nothing to copy.
+		k := commonResponseField(name)
+		if k != "" && colon+1 < len(line) && line[colon+1] == ' ' && len(line)-len(value) == colon+2 {
+			h.scratch = append(h.scratch, line...)
 			s.key = k
+			s.ke = s.ks + int32(colon)
+			s.vs = s.ke + 2
 		} else {
 			h.scratch = append(h.scratch, name...)
-			canon := h.scratch[s.ks:]
-			if !canonicalizeName(canon) {
-				return errMalformedField
+			if k == "" {
+				canon := h.scratch[s.ks:]
+				if !canonicalizeName(canon) {
+					return errMalformedField
+				}
+				k = commonResponseField(canon)
 			}
-			if k := commonResponseField(canon); k != "" {
-				s.key = k
-				h.scratch = h.scratch[:s.ks]
-			}
+			s.key = k
+			s.ke = int32(len(h.scratch))
+			h.scratch = append(h.scratch, ": "...)
+			s.vs = int32(len(h.scratch))
+			h.scratch = append(h.scratch, value...)
 		}
-		s.ke = int32(len(h.scratch))
-		s.contLength = s.key == "Content-Length"
-		s.vs = int32(len(h.scratch))
-		h.scratch = append(h.scratch, value...)
 		s.ve = int32(len(h.scratch))
+		h.scratch = append(h.scratch, "\r\n"...)
 		h.spans = append(h.spans, s)
 	}
 }
@@ -507,10 +517,10 @@ func (h *Response) CopyTo(dst http.Header, hide func(key string) bool) {
 }
 
 // appendForwarded appends to dst the fields CopyTo would add to an empty
-// map, in the order they came. It decides as forwarded does, in one pass:
-// a Content-Length after the first is dropped whether or not the first
-// was passed on.
-func (h *Response) appendForwarded(dst []Field, hide Hider) []Field {
+// map, in the order they came, with their lines in h.text. It decides as
+// forwarded does, in one pass: a Content-Length after the first is
+// dropped whether or not the first was passed on.
+func (h *Response) appendForwarded(dst []relayedField, hide Hider) []relayedField {
 	var one [1]string
 	conn := h.connection(&one)
 	seenCL := false
@@ -526,10 +536,8 @@ func (h *Response) appendForwarded(dst []Field, hide Hider) []Field {
 		if HopByHop(f.Key) || hide.Hidden(f.Key) || len(conn) > 0 && ListsToken(conn, f.Key) {
 			continue
 		}
-		dst = append(dst, *f)
-		if f.Key == "Content-Length" && h.lengths > 1 {
-			dst[len(dst)-1].Value = trimOWS(f.Value)
-		}
+		s := &h.spans[i]
+		dst = append(dst, relayedField{Field: *f, ls: s.ks, le: s.ve + 2})
 	}
 	return dst
 }

@@ -39,9 +39,10 @@ type response struct {
 	// relayed are a backend's fields given to Relay, in the order they
 	// came, while relaying: the head is written from them rather than
 	// from header, which stays empty until Header is called (relay.go).
-	relayed  []Field
-	relaying bool
-	rf       headFacts // relayed's, gathered as Relay took them
+	relayed   []relayedField
+	relayText string // the relayed fields' lines lie in it
+	relaying  bool
+	rf        headFacts // relayed's, gathered as Relay took them
 
 	wroteWriteDeadline bool
 	wroteReadDeadline  bool // the handler moved the read deadline
@@ -69,6 +70,7 @@ func (w *response) reset(req *http.Request) {
 		clear(w.relayed) // the strings of the last response
 		w.relayed = w.relayed[:0]
 	}
+	w.relayText = ""
 	w.relaying = false
 	w.wroteWriteDeadline, w.wroteReadDeadline = false, false
 	w.canContinue.Store(false)

@@ -54,7 +54,7 @@ type Conn struct {
 	bw     *bufio.Writer
 	addr   string
 	list   *idleList // addr's in pool.idle
-	idleAt time.Time
+	idleAt time.Duration // idleClock when it was put back
 	reused bool // it served a request before this one
 	// writeDeadline: a send timeout left a write deadline set.
 	writeDeadline bool
@@ -89,6 +89,13 @@ func (p *Pool) listOf(addr string) *idleList {
 }
 
 const bufferSize = 4 << 10
+
+// clockBase starts the clock that times idle connections: idleClock reads
+// the monotonic clock only, at about half the cost of time.Now, twice per
+// pooled exchange.
+var clockBase = time.Now()
+
+func idleClock() time.Duration { return time.Since(clockBase) }
 
 var (
 	clientReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, bufferSize) }}
@@ -145,7 +152,7 @@ func (p *Pool) Get(ctx context.Context, addr string, fresh bool, connect time.Du
 // takeIdle takes the most recently used idle connection to addr that has
 // not been idle too long, closing the ones that have.
 func (p *Pool) takeIdle(addr string) *Conn {
-	now := time.Now()
+	now := idleClock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	l := p.last
@@ -159,7 +166,7 @@ func (p *Pool) takeIdle(addr string) *Conn {
 		pc := l.conns[len(l.conns)-1]
 		l.conns[len(l.conns)-1] = nil
 		l.conns = l.conns[:len(l.conns)-1]
-		if now.Sub(pc.idleAt) < p.idleFor {
+		if now-pc.idleAt < p.idleFor {
 			return pc
 		}
 		pc.Close()
@@ -178,7 +185,7 @@ func (p *Pool) put(pc *Conn) {
 	}
 	pc.head.release()
 	pc.ex = clientExchange{}
-	pc.idleAt = time.Now()
+	pc.idleAt = idleClock()
 	p.mu.Lock()
 	l := pc.list
 	if l == nil || l.dropped {

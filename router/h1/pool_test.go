@@ -43,3 +43,23 @@ func TestPoolPutAfterCloseIdle(t *testing.T) {
 		t.Errorf("%d connections to %s, want 1", n, addr)
 	}
 }
+
+// TestPoolIdleExpiry: a connection idle longer than idleFor is closed when
+// next looked at, one idle less long is reused.
+func TestPoolIdleExpiry(t *testing.T) {
+	addr, conns := okBackend(t)
+	p := NewPool(time.Second)
+	defer p.CloseIdle()
+	p.idleFor = 200 * time.Millisecond
+	first := poolExchange(t, p, addr)
+	if got := poolExchange(t, p, addr); got != first {
+		t.Fatal("a connection idle for less than idleFor was not reused")
+	}
+	time.Sleep(300 * time.Millisecond)
+	if got := poolExchange(t, p, addr); got == first || got.Reused() {
+		t.Fatal("a connection idle for longer than idleFor was reused")
+	}
+	if n := conns.Load(); n != 2 {
+		t.Errorf("%d backend connections, want 2", n)
+	}
+}

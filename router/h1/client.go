@@ -53,9 +53,9 @@ type Conn struct {
 	br     *bufio.Reader
 	bw     *bufio.Writer
 	addr   string
-	list   *idleList // addr's in pool.idle
+	list   *idleList     // addr's in pool.idle
 	idleAt time.Duration // idleClock when it was put back
-	reused bool // it served a request before this one
+	reused bool          // it served a request before this one
 	// writeDeadline: a send timeout left a write deadline set.
 	writeDeadline bool
 	// rdl is the read deadline this connection's exchanges set last, kept

@@ -40,17 +40,18 @@ func (w *response) Relay(res *Response, hide Hider) bool {
 	f := &w.rf
 	*f = headFacts{}
 	ceSeen := false
-	for _, fl := range w.relayed {
-		switch fl.Key {
-		case "Content-Length":
+	for i := range w.relayed {
+		fl := &w.relayed[i]
+		switch fl.kind {
+		case kindLength:
 			f.hasCL, f.cl = true, fl.Value
-		case "Content-Type":
+		case kindType:
 			f.hasCT = true
-		case "Content-Encoding":
+		case kindEncoding:
 			if !ceSeen {
 				ceSeen, f.ce = true, fl.Value
 			}
-		case "Date":
+		case kindDate:
 			f.hasDate = true
 		}
 	}
@@ -76,6 +77,7 @@ func (w *response) unrelay() {
 // "Name: value\r\n" lies in the head's text.
 type relayedField struct {
 	Field
+	kind   fieldKind
 	ls, le int32
 }
 

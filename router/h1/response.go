@@ -42,6 +42,7 @@ type Response struct {
 	scratch []byte     // the fields' lines before they become one string
 	spans   []headSpan // where each field lies in scratch
 	text    string     // scratch as that string
+	kinds   fieldKind  // of all the fields
 	long    []byte     // a line longer than the reader's buffer
 }
 
@@ -55,6 +56,47 @@ type headSpan struct {
 	key    string // the interned name, "" when not a common one
 	ks, ke int32
 	vs, ve int32
+	kind   fieldKind
+}
+
+// fieldKind marks the fields framing and forwarding look for, so that they
+// are found without comparing names: read knows them as it interns them.
+type fieldKind uint8
+
+const (
+	kindHop        fieldKind = 1 << iota // hop-by-hop (HopByHop)
+	kindLength                           // Content-Length
+	kindTE                               // Transfer-Encoding
+	kindConnection                       // Connection
+	kindTrailer                          // Trailer
+	kindType                             // Content-Type
+	kindEncoding                         // Content-Encoding
+	kindDate                             // Date
+)
+
+// kindOf is the kind of the canonical name k.
+func kindOf(k string) fieldKind {
+	var kind fieldKind
+	if HopByHop(k) {
+		kind = kindHop
+	}
+	switch k {
+	case "Content-Length":
+		kind |= kindLength
+	case "Transfer-Encoding":
+		kind |= kindTE
+	case "Connection":
+		kind |= kindConnection
+	case "Trailer":
+		kind |= kindTrailer
+	case "Content-Type":
+		kind |= kindType
+	case "Content-Encoding":
+		kind |= kindEncoding
+	case "Date":
+		kind |= kindDate
+	}
+	return kind
 }
 
 // MaxResponseHead bounds a response head, status line and fields, with
@@ -186,6 +228,7 @@ func (h *Response) reset() {
 	h.text, h.Reason = "", ""
 	h.Trailer = nil
 	h.Length, h.Chunked, h.Close, h.lengths = 0, false, false, 0
+	h.kinds = 0
 }
 
 // release drops what the head holds of its last response, and its
@@ -309,10 +352,10 @@ func (h *Response) readFields(lr *headReader, budget *int) error {
 		// "Name: value\r\n", name canonical: a line that came so is
 		// copied whole.
 		s := headSpan{ks: int32(len(h.scratch))}
-		k := commonResponseField(name)
+		slot, k := commonResponseField(name)
 		if k != "" && colon+1 < len(line) && line[colon+1] == ' ' && len(line)-len(value) == colon+2 {
 			h.scratch = append(h.scratch, line...)
-			s.key = k
+			s.key, s.kind = k, commonFieldKinds[slot]
 			s.ke = s.ks + int32(colon)
 			s.vs = s.ke + 2
 		} else {
@@ -322,7 +365,12 @@ func (h *Response) readFields(lr *headReader, budget *int) error {
 				if !canonicalizeName(canon) {
 					return errMalformedField
 				}
-				k = commonResponseField(canon)
+				slot, k = commonResponseField(canon)
+			}
+			if k != "" {
+				s.kind = commonFieldKinds[slot]
+			} else {
+				s.kind = kindOf(string(h.scratch[s.ks:]))
 			}
 			s.key = k
 			s.ke = int32(len(h.scratch))
@@ -332,6 +380,7 @@ func (h *Response) readFields(lr *headReader, budget *int) error {
 		}
 		s.ve = int32(len(h.scratch))
 		h.scratch = append(h.scratch, "\r\n"...)
+		h.kinds |= s.kind
 		h.spans = append(h.spans, s)
 	}
 }
@@ -363,23 +412,24 @@ func (h *Response) frame(method string) error {
 	teCount, clCount := 0, 0
 	hasClose, hasKeepAlive := false, false
 	var trailer []string
-	for _, f := range h.Fields {
-		switch f.Key {
-		case "Transfer-Encoding":
+	for i := 0; i < len(h.Fields) && h.kinds&(kindTE|kindLength|kindConnection|kindTrailer) != 0; i++ {
+		f := &h.Fields[i]
+		switch h.spans[i].kind &^ kindHop {
+		case kindTE:
 			te = f.Value
 			teCount++
-		case "Content-Length":
+		case kindLength:
 			v := trimOWS(f.Value)
 			if clCount > 0 && v != cl {
 				return errContentLength
 			}
 			cl = v
 			clCount++
-		case "Connection":
+		case kindConnection:
 			v := []string{f.Value}
 			hasClose = hasClose || ListsToken(v, "close")
 			hasKeepAlive = hasKeepAlive || ListsToken(v, "keep-alive")
-		case "Trailer":
+		case kindTrailer:
 			trailer = append(trailer, f.Value)
 		}
 	}
@@ -522,22 +572,24 @@ func (h *Response) CopyTo(dst http.Header, hide func(key string) bool) {
 // dropped whether or not the first was passed on.
 func (h *Response) appendForwarded(dst []relayedField, hide Hider) []relayedField {
 	var one [1]string
-	conn := h.connection(&one)
+	var conn []string
+	if h.kinds&kindConnection != 0 {
+		conn = h.connection(&one)
+	}
 	seenCL := false
 	for i := range h.Fields {
-		f := &h.Fields[i]
-		if f.Key == "Content-Length" {
+		f, s := &h.Fields[i], &h.spans[i]
+		if s.kind&kindLength != 0 {
 			again := seenCL
 			seenCL = true
 			if again || h.Chunked && h.Length < 0 {
 				continue
 			}
 		}
-		if HopByHop(f.Key) || hide.Hidden(f.Key) || len(conn) > 0 && ListsToken(conn, f.Key) {
+		if s.kind&kindHop != 0 || hide.Hidden(f.Key) || len(conn) > 0 && ListsToken(conn, f.Key) {
 			continue
 		}
-		s := &h.spans[i]
-		dst = append(dst, relayedField{Field: *f, ls: s.ks, le: s.ve + 2})
+		dst = append(dst, relayedField{Field: *f, kind: s.kind, ls: s.ks, le: s.ve + 2})
 	}
 	return dst
 }
@@ -640,16 +692,27 @@ func fieldSlot[S string | []byte](k S) byte {
 	return byte(x * 0x8611a141 >> 24)
 }
 
-// commonResponseField is the interned copy of the canonical field name k,
-// "" when k is not one of commonResponseFields.
-func commonResponseField(k []byte) string {
+// commonFieldKinds are the kinds of commonResponseFields, slot by slot.
+var commonFieldKinds = func() (t [256]fieldKind) {
+	for i, k := range commonResponseFields {
+		if k != "" {
+			t[i] = kindOf(k)
+		}
+	}
+	return t
+}()
+
+// commonResponseField is the interned copy of the canonical field name k
+// and its slot, "" when k is not one of commonResponseFields.
+func commonResponseField(k []byte) (byte, string) {
 	if len(k) < 2 {
-		return ""
+		return 0, ""
 	}
-	if c := commonResponseFields[fieldSlot(k)]; c == string(k) {
-		return c
+	slot := fieldSlot(k)
+	if c := commonResponseFields[slot]; c == string(k) {
+		return slot, c
 	}
-	return ""
+	return 0, ""
 }
 
 // HopByHop reports a response field a proxy must not pass on (RFC 9110

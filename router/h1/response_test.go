@@ -359,7 +359,7 @@ func TestCommonResponseField(t *testing.T) {
 			continue
 		}
 		n++
-		if got := commonResponseField([]byte(k)); got != k {
+		if _, got := commonResponseField([]byte(k)); got != k {
 			t.Errorf("commonResponseField(%q) = %q", k, got)
 		}
 	}
@@ -367,7 +367,7 @@ func TestCommonResponseField(t *testing.T) {
 		t.Errorf("%d names in the table, want 48", n)
 	}
 	for _, k := range []string{"", "A", "Xy", "X-Custom", "Content-Lengths", "Content-Lenght", "Date-", "Vara", "Te-"} {
-		if got := commonResponseField([]byte(k)); got != "" {
+		if _, got := commonResponseField([]byte(k)); got != "" {
 			t.Errorf("commonResponseField(%q) = %q, want none", k, got)
 		}
 	}
@@ -425,5 +425,40 @@ func TestH1HeadBuffered(t *testing.T) {
 				bufferedLikeLines(t, data, method, budget)
 			}
 		}
+	}
+}
+
+// TestFieldKinds: read marks each field with the kind of its name, as
+// kindOf gives it, whether the name is a common one sent canonical,
+// one sent otherwise, or another.
+func TestFieldKinds(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("HTTP/1.1 200 OK\r\n")
+	names := []string{"Proxy-Connection", "Proxy-Authorization", "X-Custom", "content-length", "CONNECTION", "date"}
+	for _, k := range commonResponseFields {
+		if k != "" && k != "Content-Length" && k != "Transfer-Encoding" {
+			names = append(names, k)
+		}
+	}
+	for _, k := range names {
+		b.WriteString(k + ": 1\r\n")
+	}
+	b.WriteString("\r\n")
+	h, _, err := readResponseHead(t, b.String(), "GET")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all fieldKind
+	for i, f := range h.Fields {
+		if got, want := h.spans[i].kind, kindOf(f.Key); got != want {
+			t.Errorf("%s: kind %b, want %b", f.Key, got, want)
+		}
+		if got := h.spans[i].kind&kindHop != 0; got != HopByHop(f.Key) {
+			t.Errorf("%s: hop-by-hop %v", f.Key, got)
+		}
+		all |= h.spans[i].kind
+	}
+	if h.kinds != all {
+		t.Errorf("kinds %b, want %b", h.kinds, all)
 	}
 }

@@ -100,6 +100,9 @@ func equalFoldASCII(a, b string) bool {
 // parseContentLength reads a Content-Length value as net/http does:
 // optional whitespace around decimal digits, at most 2^63-1.
 func parseContentLength(cl string) (int64, error) {
+	if n, ok := shortDecimal(cl); ok {
+		return n, nil
+	}
 	cl = textproto.TrimString(cl)
 	if cl == "" {
 		return -1, errors.New("bad Content-Length")
@@ -124,22 +127,32 @@ func parseContentLength(cl string) (int64, error) {
 	return int64(n), nil
 }
 
-// parseDecimal is strconv.ParseInt(s, 10, 64), quicker for up to 18
-// digits without a sign (as a Content-Length is written): those cannot
-// overflow.
-func parseDecimal(s string) (int64, error) {
+// shortDecimal reads a value of 1 to 18 digits and nothing else, which
+// cannot overflow: as most lengths are sent, without the trimming and the
+// bound the general case needs.
+func shortDecimal(s string) (int64, bool) {
 	if len(s) == 0 || len(s) > 18 {
-		return strconv.ParseInt(s, 10, 64)
+		return 0, false
 	}
 	var n int64
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c < '0' || c > '9' {
-			return strconv.ParseInt(s, 10, 64)
+			return 0, false
 		}
 		n = n*10 + int64(c-'0')
 	}
-	return n, nil
+	return n, true
+}
+
+// parseDecimal is strconv.ParseInt(s, 10, 64), quicker for up to 18
+// digits without a sign (as a Content-Length is written): those cannot
+// overflow.
+func parseDecimal(s string) (int64, error) {
+	if n, ok := shortDecimal(s); ok {
+		return n, nil
+	}
+	return strconv.ParseInt(s, 10, 64)
 }
 
 // refusedFraming is nginx's refusal of a request's body framing (SPEC §13):

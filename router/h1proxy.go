@@ -250,6 +250,22 @@ func (t *h1Try) respond(res *h1.Response) bool {
 		x.WriteHeader(res.Status)
 		flush = res.Length < 0 || isEventStream(h)
 	}
+	if b, ok := t.pc.WholeBody(); ok {
+		// It came with the head: one write, without a copy buffer, as the
+		// loop below would make it.
+		if len(b) > 0 {
+			if _, werr := x.Write(b); werr != nil {
+				return false
+			}
+			if flush {
+				if ferr := http.NewResponseController(x.w).Flush(); ferr != nil && x.writeErr == nil {
+					x.writeErr = ferr
+					return false
+				}
+			}
+		}
+		return !res.Close
+	}
 	t.pc.WatchClient()
 	buf := copyBuffers.Get().(*[copyBufferSize]byte)
 	defer copyBuffers.Put(buf)

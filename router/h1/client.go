@@ -547,6 +547,21 @@ func (pc *Conn) Body() io.Reader {
 	return &pc.ex.resBody
 }
 
+// WholeBody takes the final response's body when it came whole with the
+// head: a length, all of it in the connection's buffer. The bytes are
+// valid until the connection is ended; false when the body is to be read
+// with Body.
+func (pc *Conn) WholeBody() ([]byte, bool) {
+	res := &pc.head
+	if res.Chunked || res.Length < 0 || int64(pc.br.Buffered()) < res.Length {
+		return nil, false
+	}
+	n := int(res.Length)
+	b, _ := pc.br.Peek(n)
+	_, _ = pc.br.Discard(n)
+	return b, true
+}
+
 // Trailer reads the trailer after a chunked body's last chunk; nil when
 // the body is not chunked.
 func (pc *Conn) Trailer() (http.Header, error) {

@@ -63,3 +63,45 @@ func TestPoolIdleExpiry(t *testing.T) {
 		t.Errorf("%d backend connections, want 2", n)
 	}
 }
+
+// TestWholeBody: a body that came with its head is taken in one piece and
+// the connection goes back to the pool; one still on its way is left to
+// Body.
+func TestWholeBody(t *testing.T) {
+	addr, conns := okBackend(t)
+	p := NewPool(time.Second)
+	defer p.CloseIdle()
+	for range 2 {
+		pc, err := p.Get(context.Background(), addr, false, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bw := pc.Begin(Request{Ctx: context.Background(), Method: "GET", Header: http.Header{}, Read: time.Minute, MaxHead: 1 << 16})
+		bw.WriteString("GET / HTTP/1.1\r\nHost: backend\r\n\r\n")
+		if _, err := pc.Next(); err != nil {
+			t.Fatal(err)
+		}
+		b, ok := pc.WholeBody()
+		if !ok || string(b) != "ok\n" {
+			t.Fatalf("WholeBody: %q, %v", b, ok)
+		}
+		pc.End(true)
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections, want 1 (reused after WholeBody)", n)
+	}
+
+	// A length not all buffered yet, and a chunked body.
+	for _, head := range []string{"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"} {
+		res, br, err := readResponseHead(t, head, "GET")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = br.Peek(br.Buffered())
+		pc := &Conn{br: br, head: *res}
+		if b, ok := pc.WholeBody(); ok {
+			t.Errorf("%q: WholeBody took %q", head, b)
+		}
+	}
+}

@@ -1,8 +1,6 @@
 package router
 
-import (
-	"ramjet.dev/ramjet/router/h1"
-)
+import "ramjet.dev/ramjet/router/h1"
 
 // relay writes the backend's response head to the client straight from
 // res when the client is served by router/h1's server and nothing has to
@@ -24,7 +22,7 @@ func (x *exchange) relay(res *h1.Response, declared []string) bool {
 	return true
 }
 
-// Hidden is hidden, for h1.Relayer.
+// Hidden is hidden: the settings are the h1.Hider Relay takes.
 func (hs *headerSettings) Hidden(k string) bool { return hs.hidden(k) }
 
 // none reports that apply sets nothing, whatever the status.

@@ -569,7 +569,9 @@ func (h *Response) CopyTo(dst http.Header, hide func(key string) bool) {
 // appendForwarded appends to dst the fields CopyTo would add to an empty
 // map, in the order they came, with their lines in h.text. It decides as
 // forwarded does, in one pass: a Content-Length after the first is
-// dropped whether or not the first was passed on.
+// dropped whether or not the first was passed on. (CopyTo's trimming of
+// a repeated Content-Length changes nothing here: readFields trims every
+// value.)
 func (h *Response) appendForwarded(dst []relayedField, hide Hider) []relayedField {
 	var one [1]string
 	var conn []string

@@ -69,6 +69,7 @@ func (w *response) reset(req *http.Request) {
 	if len(w.relayed) > 0 {
 		clear(w.relayed) // the strings of the last response
 		w.relayed = w.relayed[:0]
+		w.rf = headFacts{}
 	}
 	w.relayText = ""
 	w.relaying = false

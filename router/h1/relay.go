@@ -90,6 +90,17 @@ func (w *response) writeRelayed(excluded []string) {
 	bw := w.c.bw
 	text := w.relayText
 	fields := w.relayed
+	if len(excluded) == 0 && len(fields) > 0 {
+		// As mostly: every field, their lines one after the other.
+		whole := true
+		for i := 1; i < len(fields) && whole; i++ {
+			whole = fields[i].ls == fields[i-1].le
+		}
+		if whole {
+			bw.WriteString(text[fields[0].ls:fields[len(fields)-1].le])
+			return
+		}
+	}
 	for i := 0; i < len(fields); i++ {
 		if isExcluded(fields[i].Key, excluded) {
 			continue

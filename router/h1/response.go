@@ -220,8 +220,9 @@ func (lr *headReader) line(budget *int, long *[]byte) ([]byte, error) {
 	return line, nil
 }
 
+// reset readies h for the next head on the connection. The strings of the
+// last one may stay in Fields' spare room until release drops them.
 func (h *Response) reset() {
-	clear(h.Fields) // the strings of the previous response
 	h.Fields = h.Fields[:0]
 	h.spans = h.spans[:0]
 	h.scratch = h.scratch[:0]
@@ -234,6 +235,7 @@ func (h *Response) reset() {
 // release drops what the head holds of its last response, and its
 // buffers if a large head grew them.
 func (h *Response) release() {
+	clear(h.Fields[:cap(h.Fields)]) // the strings of the last response
 	h.reset()
 	if cap(h.scratch) > 16<<10 {
 		h.scratch = nil

@@ -1739,7 +1739,8 @@
 //     connection's next request unless something waited on the context
 //     (net/http's rule already forbids using them after ServeHTTP returns;
 //     a mirror's copy takes its own copy of the headers); header fields go
-//     out in map order, chunks follow the handler's writes, the idle wait
+//     out in map order (but a relayed backend head: below), chunks follow
+//     the handler's writes, the idle wait
 //     may last a tenth longer than its timeout (a second at most), and
 //     the context carries no http.ServerContextKey. Plain TCP sockets, on
 //     both sides of the router, are read and written with raw system
@@ -1810,7 +1811,13 @@
 //     forwarded, action and request-ID fields) into the buffer Conn.Begin
 //     hands it with the body and timeouts, reads each head back from
 //     Conn.Next, copies Conn.Body and Conn.Trailer to the client and ends
-//     the connection with Conn.End; the wire (dialing, the idle check, the
+//     the connection with Conn.End. When nothing else puts headers on the
+//     answer (no policy, request ID, HSTS or ConfigMap header, no error
+//     page, compression or tracing wrapping the writer) and the client is
+//     served by the loop, the head goes to the client straight from the
+//     parsed fields in the backend's order, as nginx passes it on, rather
+//     than through the header map (h1.Relayer, the same bytes but for the
+//     order); the wire (dialing, the idle check, the
 //     body's sender, deadlines, framing, watching the client) is h1's, and
 //     which informational responses are relayed, retries, buffering and
 //     the fields hidden from the client stay the router's. The rest go through net/http's transports. TLS to backends does not verify their certificates, like

@@ -235,16 +235,37 @@ func (t *h1Try) inform(res *h1.Response) {
 // read to its end.
 func (t *h1Try) respond(res *h1.Response) bool {
 	x := t.x
-	h := x.w.Header()
-	res.CopyTo(h, x.headers().hidden)
 	declared := passedTrailers(res.Trailer)
-	if len(declared) > 0 {
-		h["Trailer"] = declared
-	}
-	x.WriteHeader(res.Status)
 	// As ReverseProxy: flush every piece of a response of unknown length
 	// and of server-sent events, buffer the rest.
-	flush := res.Length < 0 || isEventStream(h)
+	var flush bool
+	if x.relay(res, declared) {
+		flush = res.Length < 0 || relaysEventStream(res, x.headers())
+	} else {
+		h := x.w.Header()
+		res.CopyTo(h, x.headers().hidden)
+		if len(declared) > 0 {
+			h["Trailer"] = declared
+		}
+		x.WriteHeader(res.Status)
+		flush = res.Length < 0 || isEventStream(h)
+	}
+	if b, ok := t.pc.WholeBody(); ok {
+		// It came with the head: one write, without a copy buffer, as the
+		// loop below would make it.
+		if len(b) > 0 {
+			if _, werr := x.Write(b); werr != nil {
+				return false
+			}
+			if flush {
+				if ferr := http.NewResponseController(x.w).Flush(); ferr != nil && x.writeErr == nil {
+					x.writeErr = ferr
+					return false
+				}
+			}
+		}
+		return !res.Close
+	}
 	t.pc.WatchClient()
 	buf := copyBuffers.Get().(*[copyBufferSize]byte)
 	defer copyBuffers.Put(buf)
@@ -275,9 +296,12 @@ func (t *h1Try) respond(res *h1.Response) bool {
 		x.readErr = err
 		return false
 	}
-	for k, vs := range trailer {
-		if contains(declared, k) {
-			h[k] = vs
+	if len(declared) > 0 {
+		h := x.w.Header()
+		for k, vs := range trailer {
+			if contains(declared, k) {
+				h[k] = vs
+			}
 		}
 	}
 	return !res.Close
@@ -294,14 +318,16 @@ func contains(l []string, s string) bool {
 
 func isEventStream(h http.Header) bool {
 	ct := h["Content-Type"]
-	if len(ct) == 0 {
-		return false
-	}
+	return len(ct) > 0 && isEventStreamType(ct[0])
+}
+
+// isEventStreamType reports a Content-Type value of server-sent events.
+func isEventStreamType(ct string) bool {
 	// strings.ToLower then HasPrefix, without the copy: no rune lowers to
 	// an ASCII letter of the prefix but ASCII ones (İ and K lower to i and
 	// k), so an ASCII fold decides the same.
 	const p = "text/event-stream"
-	v := strings.TrimSpace(ct[0])
+	v := strings.TrimSpace(ct)
 	if len(v) < len(p) {
 		return false
 	}

@@ -26,9 +26,22 @@ type Pool struct {
 	idleFor time.Duration // an idle connection older than this is closed
 
 	mu sync.Mutex
-	// idle holds each address's idle connections behind a pointer, so
-	// that taking one and putting one back cost one lookup each.
-	idle map[string]*[]*Conn
+	// idle holds each address's idle connections behind a pointer, which
+	// a connection keeps, so that putting it back costs no lookup; last
+	// is the list taken from last, which spares the lookup of a take
+	// while requests go to one address.
+	idle     map[string]*idleList
+	last     *idleList
+	lastAddr string
+}
+
+// idleList is one address's idle connections, the most recently used
+// last.
+type idleList struct {
+	conns []*Conn
+	// dropped: CloseIdle took it out of the pool; a connection that
+	// still points to it looks its address up again.
+	dropped bool
 }
 
 // Conn is one connection to a backend with its buffers, and the exchange
@@ -40,8 +53,9 @@ type Conn struct {
 	br     *bufio.Reader
 	bw     *bufio.Writer
 	addr   string
-	idleAt time.Time
-	reused bool // it served a request before this one
+	list   *idleList     // addr's in pool.idle
+	idleAt time.Duration // idleClock when it was put back
+	reused bool          // it served a request before this one
 	// writeDeadline: a send timeout left a write deadline set.
 	writeDeadline bool
 	// rdl is the read deadline this connection's exchanges set last, kept
@@ -60,11 +74,28 @@ func NewPool(connect time.Duration) *Pool {
 		dialer:  net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second},
 		maxIdle: 64,
 		idleFor: 60 * time.Second,
-		idle:    map[string]*[]*Conn{},
+		idle:    map[string]*idleList{},
 	}
 }
 
+// listOf is addr's idle list, made if it has none; mu is held.
+func (p *Pool) listOf(addr string) *idleList {
+	l := p.idle[addr]
+	if l == nil {
+		l = new(idleList)
+		p.idle[addr] = l
+	}
+	return l
+}
+
 const bufferSize = 4 << 10
+
+// clockBase starts the clock that times idle connections: idleClock reads
+// the monotonic clock only, at about half the cost of time.Now, twice per
+// pooled exchange.
+var clockBase = time.Now()
+
+func idleClock() time.Duration { return time.Since(clockBase) }
 
 var (
 	clientReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, bufferSize) }}
@@ -112,24 +143,30 @@ func (p *Pool) Get(ctx context.Context, addr string, fresh bool, connect time.Du
 		pc.peek.init(c)
 	}
 	pc.abort = func() { _ = c.Close() }
+	p.mu.Lock()
+	pc.list = p.listOf(addr)
+	p.mu.Unlock()
 	return pc, nil
 }
 
 // takeIdle takes the most recently used idle connection to addr that has
 // not been idle too long, closing the ones that have.
 func (p *Pool) takeIdle(addr string) *Conn {
-	now := time.Now()
+	now := idleClock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	l := p.idle[addr]
-	if l == nil {
-		return nil
+	l := p.last
+	if l == nil || p.lastAddr != addr {
+		if l = p.idle[addr]; l == nil {
+			return nil
+		}
+		p.last, p.lastAddr = l, addr
 	}
-	for len(*l) > 0 {
-		pc := (*l)[len(*l)-1]
-		(*l)[len(*l)-1] = nil
-		*l = (*l)[:len(*l)-1]
-		if now.Sub(pc.idleAt) < p.idleFor {
+	for len(l.conns) > 0 {
+		pc := l.conns[len(l.conns)-1]
+		l.conns[len(l.conns)-1] = nil
+		l.conns = l.conns[:len(l.conns)-1]
+		if now-pc.idleAt < p.idleFor {
 			return pc
 		}
 		pc.Close()
@@ -148,15 +185,15 @@ func (p *Pool) put(pc *Conn) {
 	}
 	pc.head.release()
 	pc.ex = clientExchange{}
-	pc.idleAt = time.Now()
+	pc.idleAt = idleClock()
 	p.mu.Lock()
-	l := p.idle[pc.addr]
-	if l == nil {
-		l = new([]*Conn)
-		p.idle[pc.addr] = l
+	l := pc.list
+	if l == nil || l.dropped {
+		l = p.listOf(pc.addr)
+		pc.list = l
 	}
-	if len(*l) < p.maxIdle {
-		*l = append(*l, pc)
+	if len(l.conns) < p.maxIdle {
+		l.conns = append(l.conns, pc)
 		p.mu.Unlock()
 		return
 	}
@@ -168,10 +205,14 @@ func (p *Pool) put(pc *Conn) {
 func (p *Pool) CloseIdle() {
 	p.mu.Lock()
 	idle := p.idle
-	p.idle = map[string]*[]*Conn{}
+	p.idle = map[string]*idleList{}
+	p.last, p.lastAddr = nil, ""
+	for _, l := range idle {
+		l.dropped = true
+	}
 	p.mu.Unlock()
 	for _, l := range idle {
-		for _, pc := range *l {
+		for _, pc := range l.conns {
 			pc.Close()
 		}
 	}
@@ -394,12 +435,16 @@ func (pc *Conn) Next() (*Response, error) {
 			return nil, err
 		}
 		ex.received = true
-		if tick && !headBuffered(pc.br) {
-			// The rest of the head is read under the read timeout.
-			pc.setReadDeadline(deadline)
-		}
 		res := &pc.head
-		if err := res.read(pc.br, req.Method, &ex.budget); err != nil {
+		done, err := res.readBuffered(pc.br, req.Method, &ex.budget)
+		if !done {
+			if tick {
+				// The rest of the head is read under the read timeout.
+				pc.setReadDeadline(deadline)
+			}
+			err = res.readLines(pc.br, req.Method, &ex.budget)
+		}
+		if err != nil {
 			return nil, err
 		}
 		if res.Status >= 200 || res.Status == http.StatusSwitchingProtocols {
@@ -500,6 +545,21 @@ func (pc *Conn) Body() io.Reader {
 		pc.ex.resBody.chunks = httputil.NewChunkedReader(pc.br)
 	}
 	return &pc.ex.resBody
+}
+
+// WholeBody takes the final response's body when it came whole with the
+// head: a length, all of it in the connection's buffer. The bytes are
+// valid until the connection is ended; false when the body is to be read
+// with Body.
+func (pc *Conn) WholeBody() ([]byte, bool) {
+	res := &pc.head
+	if res.Chunked || res.Length < 0 || int64(pc.br.Buffered()) < res.Length {
+		return nil, false
+	}
+	n := int(res.Length)
+	b, _ := pc.br.Peek(n)
+	_, _ = pc.br.Discard(n)
+	return b, true
 }
 
 // Trailer reads the trailer after a chunked body's last chunk; nil when

@@ -39,8 +39,10 @@ type Response struct {
 	// passed on as one, trimmed, as net/http does.
 	lengths int
 
-	scratch []byte     // the fields' bytes before they become one string
+	scratch []byte     // the fields' lines before they become one string
 	spans   []headSpan // where each field lies in scratch
+	text    string     // scratch as that string
+	kinds   fieldKind  // of all the fields
 	long    []byte     // a line longer than the reader's buffer
 }
 
@@ -48,11 +50,53 @@ type Response struct {
 // of commonResponseFields, others share the head's one string.
 type Field struct{ Key, Value string }
 
+// headSpan is where a field lies in scratch: its name, its value, and its
+// line "Name: value\r\n" from ks to ve+2.
 type headSpan struct {
-	key        string // the interned name, "" when it lies in scratch
-	ks, ke     int32
-	vs, ve     int32
-	contLength bool // Content-Length: forwarded once, and not with chunked
+	key    string // the interned name, "" when not a common one
+	ks, ke int32
+	vs, ve int32
+	kind   fieldKind
+}
+
+// fieldKind marks the fields framing and forwarding look for, so that they
+// are found without comparing names: read knows them as it interns them.
+type fieldKind uint8
+
+const (
+	kindHop        fieldKind = 1 << iota // hop-by-hop (HopByHop)
+	kindLength                           // Content-Length
+	kindTE                               // Transfer-Encoding
+	kindConnection                       // Connection
+	kindTrailer                          // Trailer
+	kindType                             // Content-Type
+	kindEncoding                         // Content-Encoding
+	kindDate                             // Date
+)
+
+// kindOf is the kind of the canonical name k.
+func kindOf(k string) fieldKind {
+	var kind fieldKind
+	if HopByHop(k) {
+		kind = kindHop
+	}
+	switch k {
+	case "Content-Length":
+		kind |= kindLength
+	case "Transfer-Encoding":
+		kind |= kindTE
+	case "Connection":
+		kind |= kindConnection
+	case "Trailer":
+		kind |= kindTrailer
+	case "Content-Type":
+		kind |= kindType
+	case "Content-Encoding":
+		kind |= kindEncoding
+	case "Date":
+		kind |= kindDate
+	}
+	return kind
 }
 
 // MaxResponseHead bounds a response head, status line and fields, with
@@ -82,8 +126,40 @@ var (
 // bytes are taken from budget, which the informational responses before
 // a final one share with it (see MaxResponseHead).
 func (h *Response) read(br *bufio.Reader, method string, budget *int) error {
+	if done, err := h.readBuffered(br, method, budget); done {
+		return err
+	}
+	return h.readLines(br, method, budget)
+}
+
+// readBuffered is read when the head lies whole in br's buffer, as it
+// mostly does: the lines are taken from the buffer, not read one by one.
+// Otherwise it reads nothing, leaves budget alone and reports false:
+// reading the head would wait for the connection.
+func (h *Response) readBuffered(br *bufio.Reader, method string, budget *int) (done bool, err error) {
+	n := br.Buffered()
+	if n == 0 {
+		return false, nil
+	}
+	b, _ := br.Peek(n)
+	lr := headReader{buf: b}
+	left := *budget
+	if err = h.readFrom(&lr, method, &left); err == errIncomplete {
+		return false, nil
+	}
+	*budget = left
+	_, _ = br.Discard(lr.off) // what read would have taken
+	return true, err
+}
+
+// readLines is read, a line at a time from br.
+func (h *Response) readLines(br *bufio.Reader, method string, budget *int) error {
+	return h.readFrom(&headReader{br: br}, method, budget)
+}
+
+func (h *Response) readFrom(lr *headReader, method string, budget *int) error {
 	h.reset()
-	line, err := readHeadLine(br, budget, &h.long)
+	line, err := lr.line(budget, &h.long)
 	if err != nil {
 		return err
 	}
@@ -93,10 +169,11 @@ func (h *Response) read(br *bufio.Reader, method string, budget *int) error {
 	// The reason phrase is the first thing in scratch: it shares the
 	// fields' string.
 	reasonEnd := len(h.scratch)
-	if err := h.readFields(br, budget); err != nil {
+	if err := h.readFields(lr, budget); err != nil {
 		return err
 	}
 	text := string(h.scratch)
+	h.text = text
 	h.Reason = text[:reasonEnd]
 	h.Fields = h.Fields[:0]
 	for _, s := range h.spans {
@@ -109,19 +186,56 @@ func (h *Response) read(br *bufio.Reader, method string, budget *int) error {
 	return h.frame(method)
 }
 
+// headReader gives a head's lines: from buf, a window on a reader's
+// buffer, when it is set (errIncomplete once a line runs past it), from
+// br otherwise.
+type headReader struct {
+	br  *bufio.Reader
+	buf []byte
+	off int // bytes of buf taken
+}
+
+// errIncomplete: the head runs past the buffered bytes.
+var errIncomplete = errors.New("h1: head not buffered whole")
+
+// line is readHeadLine's, from buf or br.
+func (lr *headReader) line(budget *int, long *[]byte) ([]byte, error) {
+	if lr.buf == nil {
+		return readHeadLine(lr.br, budget, long)
+	}
+	rest := lr.buf[lr.off:]
+	i := bytes.IndexByte(rest, '\n')
+	if i < 0 {
+		return nil, errIncomplete
+	}
+	lr.off += i + 1
+	*budget -= i + 1
+	if *budget < 0 {
+		return nil, errHeadTooLarge
+	}
+	line := rest[:i]
+	if i > 0 && line[i-1] == '\r' {
+		line = line[:i-1]
+	}
+	return line, nil
+}
+
+// reset readies h for the next head on the connection. The strings of the
+// last one may stay in Fields' spare room until release drops them.
 func (h *Response) reset() {
-	clear(h.Fields) // the strings of the previous response
 	h.Fields = h.Fields[:0]
 	h.spans = h.spans[:0]
 	h.scratch = h.scratch[:0]
-	h.Reason = ""
+	h.text, h.Reason = "", ""
 	h.Trailer = nil
 	h.Length, h.Chunked, h.Close, h.lengths = 0, false, false, 0
+	h.kinds = 0
 }
 
 // release drops what the head holds of its last response, and its
 // buffers if a large head grew them.
 func (h *Response) release() {
+	clear(h.Fields[:cap(h.Fields)]) // the strings of the last response
 	h.reset()
 	if cap(h.scratch) > 16<<10 {
 		h.scratch = nil
@@ -214,9 +328,9 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 // to spans. A continuation line (obs-fold) is refused: net/textproto
 // would join it to the value before, nginx answers 502, and a field read
 // differently by two parsers is how responses get smuggled.
-func (h *Response) readFields(br *bufio.Reader, budget *int) error {
+func (h *Response) readFields(lr *headReader, budget *int) error {
 	for {
-		line, err := readHeadLine(br, budget, &h.long)
+		line, err := lr.line(budget, &h.long)
 		if err != nil {
 			return err
 		}
@@ -236,26 +350,39 @@ func (h *Response) readFields(br *bufio.Reader, budget *int) error {
 			return errMalformedField
 		}
 		value = trimLeftOWS(value)
+		// The field goes to scratch as the line a proxy writes of it,
+		// "Name: value\r\n", name canonical: a line that came so is
+		// copied whole.
 		s := headSpan{ks: int32(len(h.scratch))}
-		if k := commonResponseField(name); k != "" {
-			// Sent canonical already (a token then): nothing to copy.
-			s.key = k
+		slot, k := commonResponseField(name)
+		if k != "" && colon+1 < len(line) && line[colon+1] == ' ' && len(line)-len(value) == colon+2 {
+			h.scratch = append(h.scratch, line...)
+			s.key, s.kind = k, commonFieldKinds[slot]
+			s.ke = s.ks + int32(colon)
+			s.vs = s.ke + 2
 		} else {
 			h.scratch = append(h.scratch, name...)
-			canon := h.scratch[s.ks:]
-			if !canonicalizeName(canon) {
-				return errMalformedField
+			if k == "" {
+				canon := h.scratch[s.ks:]
+				if !canonicalizeName(canon) {
+					return errMalformedField
+				}
+				slot, k = commonResponseField(canon)
 			}
-			if k := commonResponseField(canon); k != "" {
-				s.key = k
-				h.scratch = h.scratch[:s.ks]
+			if k != "" {
+				s.kind = commonFieldKinds[slot]
+			} else {
+				s.kind = kindOf(string(h.scratch[s.ks:]))
 			}
+			s.key = k
+			s.ke = int32(len(h.scratch))
+			h.scratch = append(h.scratch, ": "...)
+			s.vs = int32(len(h.scratch))
+			h.scratch = append(h.scratch, value...)
 		}
-		s.ke = int32(len(h.scratch))
-		s.contLength = s.key == "Content-Length"
-		s.vs = int32(len(h.scratch))
-		h.scratch = append(h.scratch, value...)
 		s.ve = int32(len(h.scratch))
+		h.scratch = append(h.scratch, "\r\n"...)
+		h.kinds |= s.kind
 		h.spans = append(h.spans, s)
 	}
 }
@@ -287,23 +414,24 @@ func (h *Response) frame(method string) error {
 	teCount, clCount := 0, 0
 	hasClose, hasKeepAlive := false, false
 	var trailer []string
-	for _, f := range h.Fields {
-		switch f.Key {
-		case "Transfer-Encoding":
+	for i := 0; i < len(h.Fields) && h.kinds&(kindTE|kindLength|kindConnection|kindTrailer) != 0; i++ {
+		f := &h.Fields[i]
+		switch h.spans[i].kind &^ kindHop {
+		case kindTE:
 			te = f.Value
 			teCount++
-		case "Content-Length":
+		case kindLength:
 			v := trimOWS(f.Value)
 			if clCount > 0 && v != cl {
 				return errContentLength
 			}
 			cl = v
 			clCount++
-		case "Connection":
+		case kindConnection:
 			v := []string{f.Value}
 			hasClose = hasClose || ListsToken(v, "close")
 			hasKeepAlive = hasKeepAlive || ListsToken(v, "keep-alive")
-		case "Trailer":
+		case kindTrailer:
 			trailer = append(trailer, f.Value)
 		}
 	}
@@ -440,6 +568,53 @@ func (h *Response) CopyTo(dst http.Header, hide func(key string) bool) {
 	}
 }
 
+// appendForwarded appends to dst the fields CopyTo would add to an empty
+// map, in the order they came, with their lines in h.text. It decides as
+// forwarded does, in one pass: a Content-Length after the first is
+// dropped whether or not the first was passed on. (CopyTo's trimming of
+// a repeated Content-Length changes nothing here: readFields trims every
+// value.)
+func (h *Response) appendForwarded(dst []relayedField, hide Hider) []relayedField {
+	var one [1]string
+	var conn []string
+	if h.kinds&kindConnection != 0 {
+		conn = h.connection(&one)
+	}
+	seenCL := false
+	for i := range h.Fields {
+		f, s := &h.Fields[i], &h.spans[i]
+		if s.kind&kindLength != 0 {
+			again := seenCL
+			seenCL = true
+			if again || h.Chunked && h.Length < 0 {
+				continue
+			}
+		}
+		if s.kind&kindHop != 0 || hide.Hidden(f.Key) || len(conn) > 0 && ListsToken(conn, f.Key) {
+			continue
+		}
+		dst = append(dst, relayedField{Field: *f, kind: s.kind, ls: s.ks, le: s.ve + 2})
+	}
+	return dst
+}
+
+// ForwardedValue is the first value of the named field among those
+// CopyTo passes on, "" if none: what the client's header map would hold
+// first under key.
+func (h *Response) ForwardedValue(key string, hide func(key string) bool) string {
+	var one [1]string
+	conn := h.connection(&one)
+	for i, f := range h.Fields {
+		if f.Key == key && h.forwarded(i, conn, hide) {
+			if key == "Content-Length" && h.lengths > 1 {
+				return trimOWS(f.Value)
+			}
+			return f.Value
+		}
+	}
+	return ""
+}
+
 // repeated reports whether a field before the i-th has its name.
 func (h *Response) repeated(i int) bool {
 	k := h.Fields[i].Key
@@ -466,7 +641,7 @@ func (h *Response) readTrailer(br *bufio.Reader) (http.Header, error) {
 	h.spans = h.spans[:0]
 	h.scratch = h.scratch[:0]
 	budget := maxTrailer
-	if err := h.readFields(br, &budget); err != nil {
+	if err := h.readFields(&headReader{br: br}, &budget); err != nil {
 		if err == errHeadTooLarge {
 			err = errTrailerTooLarge
 		}
@@ -521,16 +696,27 @@ func fieldSlot[S string | []byte](k S) byte {
 	return byte(x * 0x8611a141 >> 24)
 }
 
-// commonResponseField is the interned copy of the canonical field name k,
-// "" when k is not one of commonResponseFields.
-func commonResponseField(k []byte) string {
+// commonFieldKinds are the kinds of commonResponseFields, slot by slot.
+var commonFieldKinds = func() (t [256]fieldKind) {
+	for i, k := range commonResponseFields {
+		if k != "" {
+			t[i] = kindOf(k)
+		}
+	}
+	return t
+}()
+
+// commonResponseField is the interned copy of the canonical field name k
+// and its slot, "" when k is not one of commonResponseFields.
+func commonResponseField(k []byte) (byte, string) {
 	if len(k) < 2 {
-		return ""
+		return 0, ""
 	}
-	if c := commonResponseFields[fieldSlot(k)]; c == string(k) {
-		return c
+	slot := fieldSlot(k)
+	if c := commonResponseFields[slot]; c == string(k) {
+		return slot, c
 	}
-	return ""
+	return 0, ""
 }
 
 // HopByHop reports a response field a proxy must not pass on (RFC 9110

@@ -242,6 +242,9 @@ func FuzzH1Head(f *testing.F) {
 		if head {
 			method = http.MethodHead
 		}
+		for _, budget := range []int{MaxResponseHead, len(data) / 2} {
+			bufferedLikeLines(t, data, method, budget)
+		}
 		gbr := bufio.NewReaderSize(strings.NewReader(data), bufferSize)
 		want, werr := http.ReadResponse(gbr, &http.Request{Method: method})
 		h, br, err := readResponseHead(t, data, method)
@@ -356,7 +359,7 @@ func TestCommonResponseField(t *testing.T) {
 			continue
 		}
 		n++
-		if got := commonResponseField([]byte(k)); got != k {
+		if _, got := commonResponseField([]byte(k)); got != k {
 			t.Errorf("commonResponseField(%q) = %q", k, got)
 		}
 	}
@@ -364,8 +367,98 @@ func TestCommonResponseField(t *testing.T) {
 		t.Errorf("%d names in the table, want 48", n)
 	}
 	for _, k := range []string{"", "A", "Xy", "X-Custom", "Content-Lengths", "Content-Lenght", "Date-", "Vara", "Te-"} {
-		if got := commonResponseField([]byte(k)); got != "" {
+		if _, got := commonResponseField([]byte(k)); got != "" {
 			t.Errorf("commonResponseField(%q) = %q, want none", k, got)
 		}
+	}
+}
+
+// bufferedLikeLines requires a head read from the reader's buffer, as the
+// client reads one that came whole, to be the head read a line at a time:
+// the same fields, framing, error, budget left and bytes left.
+func bufferedLikeLines(t *testing.T, data, method string, budget int) {
+	t.Helper()
+	lbr := bufio.NewReaderSize(strings.NewReader(data), bufferSize)
+	lh, lbudget := new(Response), budget
+	lerr := lh.readLines(lbr, method, &lbudget)
+	bbr := bufio.NewReaderSize(strings.NewReader(data), bufferSize)
+	_, _ = bbr.Peek(min(len(data), bufferSize))
+	bh, bbudget := new(Response), budget
+	berr := bh.read(bbr, method, &bbudget)
+	if fmt.Sprint(lerr) != fmt.Sprint(berr) {
+		t.Fatalf("%q: a line at a time: %v; from the buffer: %v", data, lerr, berr)
+	}
+	if lerr != nil {
+		return
+	}
+	require.Equal(t, lbudget, bbudget, "budget left")
+	require.Equal(t, lh.Status, bh.Status)
+	require.Equal(t, lh.Reason, bh.Reason)
+	require.Equal(t, lh.Fields, bh.Fields)
+	require.Equal(t, [2]int{lh.major, lh.minor}, [2]int{bh.major, bh.minor})
+	require.Equal(t, []any{lh.Length, lh.Chunked, lh.Close, lh.Trailer, lh.lengths},
+		[]any{bh.Length, bh.Chunked, bh.Close, bh.Trailer, bh.lengths})
+	lrest, _ := io.ReadAll(lbr)
+	brest, _ := io.ReadAll(bbr)
+	require.Equal(t, string(lrest), string(brest), "bytes after the head")
+}
+
+// TestH1HeadBuffered: the heads FuzzH1Head starts from, and heads longer
+// than the buffer or the budget, read alike from the buffer and a line at
+// a time.
+func TestH1HeadBuffered(t *testing.T) {
+	long := "HTTP/1.1 200 OK\r\nX-Long: " + strings.Repeat("v", 5000) + "\r\nContent-Length: 0\r\n\r\n"
+	many := "HTTP/1.1 200 OK\r\n" + strings.Repeat("X-Field: some value\r\n", 300) + "\r\n"
+	for _, data := range []string{
+		"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\nabcHTTP/1.1 200 OK\r\n",
+		"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n",
+		"HTTP/1.1 200 OK\nX: y\n\nbody",
+		"HTTP/1.1 200 OK\r\nX: y\r\n\r",
+		"HTTP/1.1 200 OK\r\nX : y\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nX-F: a\r\n  b\r\n\r\n",
+		"HTTP/1.1 2000 OK\r\n\r\n",
+		"\r\nHTTP/1.1 200 OK\r\n\r\n",
+		"", long, many,
+	} {
+		for _, budget := range []int{MaxResponseHead, 40, len(data) - 3, len(data)} {
+			for _, method := range []string{"GET", "HEAD"} {
+				bufferedLikeLines(t, data, method, budget)
+			}
+		}
+	}
+}
+
+// TestFieldKinds: read marks each field with the kind of its name, as
+// kindOf gives it, whether the name is a common one sent canonical,
+// one sent otherwise, or another.
+func TestFieldKinds(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("HTTP/1.1 200 OK\r\n")
+	names := []string{"Proxy-Connection", "Proxy-Authorization", "X-Custom", "content-length", "CONNECTION", "date"}
+	for _, k := range commonResponseFields {
+		if k != "" && k != "Content-Length" && k != "Transfer-Encoding" {
+			names = append(names, k)
+		}
+	}
+	for _, k := range names {
+		b.WriteString(k + ": 1\r\n")
+	}
+	b.WriteString("\r\n")
+	h, _, err := readResponseHead(t, b.String(), "GET")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all fieldKind
+	for i, f := range h.Fields {
+		if got, want := h.spans[i].kind, kindOf(f.Key); got != want {
+			t.Errorf("%s: kind %b, want %b", f.Key, got, want)
+		}
+		if got := h.spans[i].kind&kindHop != 0; got != HopByHop(f.Key) {
+			t.Errorf("%s: hop-by-hop %v", f.Key, got)
+		}
+		all |= h.spans[i].kind
+	}
+	if h.kinds != all {
+		t.Errorf("kinds %b, want %b", h.kinds, all)
 	}
 }

@@ -100,6 +100,9 @@ func equalFoldASCII(a, b string) bool {
 // parseContentLength reads a Content-Length value as net/http does:
 // optional whitespace around decimal digits, at most 2^63-1.
 func parseContentLength(cl string) (int64, error) {
+	if n, ok := shortDecimal(cl); ok {
+		return n, nil
+	}
 	cl = textproto.TrimString(cl)
 	if cl == "" {
 		return -1, errors.New("bad Content-Length")
@@ -124,22 +127,32 @@ func parseContentLength(cl string) (int64, error) {
 	return int64(n), nil
 }
 
-// parseDecimal is strconv.ParseInt(s, 10, 64), quicker for up to 18
-// digits without a sign (as a Content-Length is written): those cannot
-// overflow.
-func parseDecimal(s string) (int64, error) {
+// shortDecimal reads a value of 1 to 18 digits and nothing else, which
+// cannot overflow: as most lengths are sent, without the trimming and the
+// bound the general case needs.
+func shortDecimal(s string) (int64, bool) {
 	if len(s) == 0 || len(s) > 18 {
-		return strconv.ParseInt(s, 10, 64)
+		return 0, false
 	}
 	var n int64
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c < '0' || c > '9' {
-			return strconv.ParseInt(s, 10, 64)
+			return 0, false
 		}
 		n = n*10 + int64(c-'0')
 	}
-	return n, nil
+	return n, true
+}
+
+// parseDecimal is strconv.ParseInt(s, 10, 64), quicker for up to 18
+// digits without a sign (as a Content-Length is written): those cannot
+// overflow.
+func parseDecimal(s string) (int64, error) {
+	if n, ok := shortDecimal(s); ok {
+		return n, nil
+	}
+	return strconv.ParseInt(s, 10, 64)
 }
 
 // refusedFraming is nginx's refusal of a request's body framing (SPEC §13):
@@ -165,10 +178,28 @@ func expectsContinue(h http.Header) bool {
 // reading it cannot wait: an empty line ("\r\n" or a bare "\n", as the
 // head parsers end it) after the start line. Empty lines before the start
 // line do not count (a server skips them between requests).
+//
+// It looks at each line's end once, up to the head's: where two searches
+// of the whole buffer for either ending cost most of a thousand
+// instructions a request, a head of a few lines and the body behind it
+// take a few dozen here.
 func headBuffered(br *bufio.Reader) bool {
 	b, _ := br.Peek(br.Buffered())
-	b = bytes.TrimLeft(b, "\r\n")
-	return bytes.Contains(b, []byte("\n\r\n")) || bytes.Contains(b, []byte("\n\n"))
+	i := 0
+	for i < len(b) && (b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	b = b[i:]
+	for {
+		j := bytes.IndexByte(b, '\n')
+		if j < 0 {
+			return false
+		}
+		b = b[j+1:]
+		if len(b) > 0 && b[0] == '\n' || len(b) > 1 && b[0] == '\r' && b[1] == '\n' {
+			return true
+		}
+	}
 }
 
 // ListsToken reports whether a comma-separated field (Connection, TE),

@@ -102,21 +102,37 @@ func TestValidValueWords(t *testing.T) {
 // parseContentLength takes what strconv.ParseUint takes in 63 bits, from
 // digits only, around the bound.
 func TestParseContentLength(t *testing.T) {
-	for _, cl := range []string{
-		"0", "100", "007", " 42 ", "9223372036854775807", "9223372036854775808",
-		"9223372036854775810", "18446744073709551615", "18446744073709551616",
-		"99999999999999999999", "922337203685477580", "9223372036854775799",
-		"", " ", "+1", "-1", "1_0", "0x10", "1 2", "12a",
-	} {
-		n, err := parseContentLength(cl)
-		want, werr := strconv.ParseUint(strings.TrimSpace(cl), 10, 63)
-		digits := strings.TrimSpace(cl) != "" && strings.Trim(strings.TrimSpace(cl), "0123456789") == ""
-		if !digits {
-			werr = strconv.ErrSyntax
-		}
-		if (err != nil) != (werr != nil) || err == nil && uint64(n) != want {
-			t.Errorf("parseContentLength(%q) = %d, %v; want %d, %v", cl, n, err, want, werr)
-		}
+	for _, cl := range parseContentLengthSeeds {
+		checkParseContentLength(t, cl)
+	}
+}
+
+func FuzzParseContentLength(f *testing.F) {
+	for _, cl := range parseContentLengthSeeds {
+		f.Add(cl)
+	}
+	f.Fuzz(checkParseContentLength)
+}
+
+var parseContentLengthSeeds = []string{
+	"0", "100", "007", " 42 ", "9223372036854775807", "9223372036854775808",
+	"9223372036854775810", "18446744073709551615", "18446744073709551616",
+	"99999999999999999999", "922337203685477580", "9223372036854775799",
+	"", " ", "+1", "-1", "1_0", "0x10", "1 2", "12a", "123456789012345678", "1234567890123456789",
+	"\t5", "5\r\n",
+}
+
+// checkParseContentLength holds parseContentLength to net/http's rule:
+// digits within ASCII whitespace, at most 2^63-1.
+func checkParseContentLength(t *testing.T, cl string) {
+	trimmed := strings.Trim(cl, " \t\r\n")
+	want, werr := strconv.ParseUint(trimmed, 10, 63)
+	if trimmed == "" || strings.Trim(trimmed, "0123456789") != "" {
+		werr = strconv.ErrSyntax
+	}
+	n, err := parseContentLength(cl)
+	if (err != nil) != (werr != nil) || err == nil && uint64(n) != want {
+		t.Errorf("parseContentLength(%q) = %d, %v; want %d, %v", cl, n, err, want, werr)
 	}
 }
 

@@ -36,6 +36,13 @@ type response struct {
 	wantsClose    bool
 	trailers      []string // declared trailer keys
 	pending       []byte   // body held before the head is sent
+	// relayed are a backend's fields given to Relay, in the order they
+	// came, while relaying: the head is written from them rather than
+	// from header, which stays empty until Header is called (relay.go).
+	relayed   []relayedField
+	relayText string // the relayed fields' lines lie in it
+	relaying  bool
+	rf        headFacts // relayed's, gathered as Relay took them
 
 	wroteWriteDeadline bool
 	wroteReadDeadline  bool // the handler moved the read deadline
@@ -59,11 +66,23 @@ func (w *response) reset(req *http.Request) {
 	w.wantsClose = req.Close || hasToken(conn, "close")
 	w.trailers = w.trailers[:0]
 	w.pending = w.pending[:0]
+	if len(w.relayed) > 0 {
+		clear(w.relayed) // the strings of the last response
+		w.relayed = w.relayed[:0]
+		w.rf = headFacts{}
+	}
+	w.relayText = ""
+	w.relaying = false
 	w.wroteWriteDeadline, w.wroteReadDeadline = false, false
 	w.canContinue.Store(false)
 }
 
-func (w *response) Header() http.Header { return w.header }
+func (w *response) Header() http.Header {
+	if w.relaying {
+		w.unrelay()
+	}
+	return w.header
+}
 
 // sendContinue writes 100 Continue before the body's first read, unless
 // the response has begun.
@@ -82,6 +101,17 @@ func (w *response) sendContinue() {
 	}
 }
 
+// noContinue is for a response that begins: no 100 Continue any more.
+// Only the server sets canContinue, before the handler runs: once false
+// it stays so, and needs no lock to be left so.
+func (w *response) noContinue() {
+	if w.canContinue.Load() {
+		w.continueMu.Lock()
+		w.canContinue.Store(false)
+		w.continueMu.Unlock()
+	}
+}
+
 func (w *response) WriteHeader(code int) {
 	if w.c.state.Load() == stateHijacked {
 		w.c.srv.logf("http: response.WriteHeader on hijacked connection")
@@ -95,10 +125,7 @@ func (w *response) WriteHeader(code int) {
 		panic("invalid WriteHeader code " + strconv.Itoa(code))
 	}
 	if code < 101 || code > 199 {
-		// The response begins: no 100 Continue any more.
-		w.continueMu.Lock()
-		w.canContinue.Store(false)
-		w.continueMu.Unlock()
+		w.noContinue()
 	}
 	if code >= 100 && code <= 199 && code != http.StatusSwitchingProtocols {
 		w.continueMu.Lock()
@@ -113,18 +140,25 @@ func (w *response) WriteHeader(code int) {
 	if _, ok := w.header["Trailer"]; ok {
 		w.snapshot = w.header.Clone()
 	}
-	if cl := headerGet(w.header, "Content-Length"); cl != "" {
-		v, err := parseDecimal(cl)
-		if err == nil && v >= 0 {
-			w.contentLength = v
-		} else {
-			w.c.srv.logf("http: invalid Content-Length of %q", cl)
-			// As net/http: it deletes it from the handler's header, but
-			// writes the snapshot it took when the handler first asked
-			// for the header, which still has it; no Content-Length is
-			// computed either.
-			w.badCL = true
-		}
+	w.declaredLength(headerGet(w.header, "Content-Length"))
+}
+
+// declaredLength takes the Content-Length the head declares ("" when
+// none) as the body's length.
+func (w *response) declaredLength(cl string) {
+	if cl == "" {
+		return
+	}
+	v, err := parseDecimal(cl)
+	if err == nil && v >= 0 {
+		w.contentLength = v
+	} else {
+		w.c.srv.logf("http: invalid Content-Length of %q", cl)
+		// As net/http: it deletes it from the handler's header, but
+		// writes the snapshot it took when the handler first asked
+		// for the header, which still has it; no Content-Length is
+		// computed either.
+		w.badCL = true
 	}
 }
 
@@ -269,7 +303,9 @@ func (w *response) writeTrailers() {
 }
 
 // commit writes the head, as net/http's chunkWriter.writeHeader decides
-// it; p is the body held so far.
+// it; p is the body held so far. The fields it decides from are gathered
+// in one pass over the header (or taken from the relayed fields), not
+// looked up one by one.
 func (w *response) commit(p []byte) {
 	w.committed = true
 	c := w.c
@@ -278,38 +314,26 @@ func (w *response) commit(p []byte) {
 	if w.snapshot != nil {
 		header = w.snapshot
 	}
+	var f headFacts
+	if w.relaying {
+		f = w.rf
+	} else {
+		f.gather(header)
+	}
 	var exclude [6]string
 	nx := 0
-	// tePresent is whether header has Transfer-Encoding, which del
-	// asks below, often: looked up once.
-	teValues, tePresent := header["Transfer-Encoding"]
-	del := func(k string) {
-		present := tePresent
-		if k != "Transfer-Encoding" {
-			_, present = header[k]
-		}
+	del := func(k string, present bool) {
 		if present && nx < len(exclude) {
 			exclude[nx] = k
 			nx++
 		}
 	}
-	// Trailers are announced (Trailer) or set under http.TrailerPrefix;
-	// looking for the latter takes a pass over the map, made only when
-	// it decides something (setCL below).
 	hasTrailers := false
-	prefixTrailers := func() bool {
-		for k := range header {
-			if strings.HasPrefix(k, http.TrailerPrefix) {
-				return true
-			}
-		}
-		return false
-	}
-	for _, v := range header["Trailer"] {
+	for _, v := range f.trailer {
 		hasTrailers = true
-		for f := range strings.SplitSeq(v, ",") {
-			if f = strings.TrimSpace(f); f != "" {
-				k := http.CanonicalHeaderKey(f)
+		for name := range strings.SplitSeq(v, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				k := http.CanonicalHeaderKey(name)
 				switch k {
 				case "Transfer-Encoding", "Trailer", "Content-Length":
 				default:
@@ -318,100 +342,100 @@ func (w *response) commit(p []byte) {
 			}
 		}
 	}
-	te := ""
-	if len(teValues) > 0 {
-		te = teValues[0]
-	}
+	te := f.te
 	hasTE := te != ""
 	var setCL, setConn, setTE, setCT string
-	if w.handlerDone && !hasTrailers && !hasTE && bodyAllowedForStatus(w.status) && headerGet(header, "Content-Length") == "" && !w.badCL && (!w.isHEAD || len(p) > 0) && !prefixTrailers() {
+	if w.handlerDone && !hasTrailers && !hasTE && bodyAllowedForStatus(w.status) && f.cl == "" && !w.badCL && (!w.isHEAD || len(p) > 0) && !f.prefixTrailer {
 		w.contentLength = int64(len(p))
 		setCL = "set"
 	}
 	if w.wants10KA && keepAlives {
-		if headerGet(header, "Content-Length") != "" && headerGet(header, "Connection") == "keep-alive" {
+		if f.cl != "" && f.conn == "keep-alive" {
 			w.closeAfter = false
 		}
 	}
 	hasCL := w.contentLength != -1
 	if w.wants10KA && (w.isHEAD || hasCL || !bodyAllowedForStatus(w.status)) {
-		if _, ok := header["Connection"]; !ok {
+		if !f.hasConn {
 			setConn = "keep-alive"
 		}
 	} else if !w.req.ProtoAtLeast(1, 1) || w.wantsClose {
 		w.closeAfter = true
 	}
-	if headerGet(header, "Connection") == "close" || !keepAlives {
+	if f.conn == "close" || !keepAlives {
 		w.closeAfter = true
 	}
 	if w.req.ContentLength != 0 && !w.closeAfter && !c.b.drain() {
 		w.closeAfter = true
 		if c.b.limitHit {
-			del("Connection")
+			del("Connection", f.hasConn)
 			setConn = "close"
 		}
 	}
 	code := w.status
 	if bodyAllowedForStatus(code) {
-		_, haveType := header["Content-Type"]
-		if !haveType && !hasTE && len(p) > 0 && headerGet(header, "Content-Encoding") == "" {
+		if !f.hasCT && !hasTE && len(p) > 0 && f.ce == "" {
 			setCT = http.DetectContentType(p)
 		}
 	} else {
 		if code == http.StatusNotModified {
-			del("Content-Type")
+			del("Content-Type", f.hasCT)
 		}
-		del("Content-Length")
-		del("Transfer-Encoding")
+		del("Content-Length", f.hasCL)
+		del("Transfer-Encoding", f.hasTE)
 	}
 	if hasCL && hasTE && te != "identity" {
 		c.srv.logf("http: WriteHeader called with both Transfer-Encoding of %q and a Content-Length of %d", te, w.contentLength)
-		del("Content-Length")
+		del("Content-Length", f.hasCL)
 		hasCL = false
 	}
 	switch {
 	case w.isHEAD || !bodyAllowedForStatus(code) || code == http.StatusNoContent:
-		del("Transfer-Encoding")
+		del("Transfer-Encoding", f.hasTE)
 	case hasCL:
-		del("Transfer-Encoding")
+		del("Transfer-Encoding", f.hasTE)
 	case w.req.ProtoAtLeast(1, 1):
 		if hasTE && te == "identity" {
 			w.chunking = false
 			w.closeAfter = true
-			del("Transfer-Encoding")
+			del("Transfer-Encoding", f.hasTE)
 		} else {
 			w.chunking = true
 			setTE = "chunked"
 			if hasTE && te == "chunked" {
-				del("Transfer-Encoding")
+				del("Transfer-Encoding", f.hasTE)
 			}
 		}
 	default:
 		w.closeAfter = true
-		del("Transfer-Encoding")
+		del("Transfer-Encoding", f.hasTE)
 	}
 	if w.chunking {
-		del("Content-Length")
+		del("Content-Length", f.hasCL)
 	}
-	if w.closeAfter && (!keepAlives || !hasCloseToken(headerGet(header, "Connection"))) && !isProtocolSwitch(code, header) {
-		del("Connection")
+	if w.closeAfter && (!keepAlives || !hasCloseToken(f.conn)) && !isProtocolSwitch(code, header) {
+		del("Connection", f.hasConn)
 		if w.req.ProtoAtLeast(1, 1) {
 			setConn = "close"
 		}
 	}
 	w.writeStatusLine(code)
 	excluded := exclude[:nx]
-	w.writeFields(header, func(k string) bool {
-		if strings.HasPrefix(k, http.TrailerPrefix) {
-			return true
-		}
-		for _, x := range excluded {
-			if x == k {
+	if w.relaying {
+		w.writeRelayed(excluded)
+	} else {
+		w.writeFields(header, func(k string) bool {
+			if strings.HasPrefix(k, http.TrailerPrefix) {
 				return true
 			}
-		}
-		return false
-	})
+			for _, x := range excluded {
+				if x == k {
+					return true
+				}
+			}
+			return false
+		})
+	}
 	bw := c.bw
 	if setCL != "" {
 		bw.WriteString("Content-Length: ")
@@ -429,12 +453,51 @@ func (w *response) commit(p []byte) {
 	if setTE != "" {
 		bw.WriteString("Transfer-Encoding: chunked\r\n")
 	}
-	if _, ok := header["Date"]; !ok {
+	if !f.hasDate {
 		bw.WriteString("Date: ")
 		bw.Write(appendDate(w.dateBuf[:0]))
 		bw.WriteString("\r\n")
 	}
 	bw.WriteString("\r\n")
+}
+
+// headFacts are the fields of a head commit decides its framing from.
+type headFacts struct {
+	te, cl, conn, ce                      string // the first values, "" when none
+	hasTE, hasCL, hasConn, hasCT, hasDate bool   // present, with a value or not
+	trailer                               []string
+	prefixTrailer                         bool // a field under http.TrailerPrefix
+}
+
+// gather takes the facts from a header map in one pass: for the few
+// fields a response has, cheaper than a lookup of each.
+func (f *headFacts) gather(h http.Header) {
+	for k, vv := range h {
+		first := ""
+		if len(vv) > 0 {
+			first = vv[0]
+		}
+		switch k {
+		case "Transfer-Encoding":
+			f.hasTE, f.te = true, first
+		case "Content-Length":
+			f.hasCL, f.cl = true, first
+		case "Connection":
+			f.hasConn, f.conn = true, first
+		case "Content-Type":
+			f.hasCT = true
+		case "Content-Encoding":
+			f.ce = first
+		case "Date":
+			f.hasDate = true
+		case "Trailer":
+			f.trailer = vv
+		default:
+			if strings.HasPrefix(k, http.TrailerPrefix) {
+				f.prefixTrailer = true
+			}
+		}
+	}
 }
 
 func hasCloseToken(v string) bool { return hasToken(v, "close") }

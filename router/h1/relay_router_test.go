@@ -1,0 +1,141 @@
+package h1_test
+
+import (
+	"bufio"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"ramjet.dev/ramjet/router"
+	"ramjet.dev/ramjet/router/h1"
+)
+
+// rawBackend answers every request with head and body as they are
+// written, from the hijacked connection, which it then closes.
+func rawBackend(head, body string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		brw.WriteString(head + body)
+		brw.Flush()
+	})
+}
+
+// headLines reads a response head and returns its field lines in order.
+func headLines(t *testing.T, br *bufio.Reader) (status string, fields []string) {
+	t.Helper()
+	for {
+		l, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		l = strings.TrimSuffix(l, "\r\n")
+		if l == "" {
+			return status, fields
+		}
+		if status == "" {
+			status = l
+		} else {
+			fields = append(fields, l)
+		}
+	}
+}
+
+const orderedHead = "HTTP/1.1 200 OK\r\nX-B: 1\r\nSet-Cookie: a=1\r\nX-A: 2\r\nServer: backend\r\nContent-Type: text/plain\r\n" +
+	"Set-Cookie: b=2\r\nKeep-Alive: timeout=5\r\nConnection: keep-alive, X-Secret\r\nX-Secret: s\r\n" +
+	"Date: Mon, 02 Jan 2006 15:04:05 GMT\r\nContent-Length: 2\r\n\r\n"
+
+// TestRouterRelaysFieldsInOrder: a backend's response head reaches the
+// client with its fields in the order the backend sent them (as nginx
+// passes them on), without the hop-by-hop fields, those Connection names
+// and Server.
+func TestRouterRelaysFieldsInOrder(t *testing.T) {
+	addr := serveRouter(t, rawBackend(orderedHead, "ok"), router.Options{})
+	c, br := h1.Dial(t, addr)
+	for range 2 {
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n")
+		status, fields := headLines(t, br)
+		want := []string{"X-B: 1", "Set-Cookie: a=1", "X-A: 2", "Content-Type: text/plain", "Set-Cookie: b=2",
+			"Date: Mon, 02 Jan 2006 15:04:05 GMT", "Content-Length: 2"}
+		if status != "HTTP/1.1 200 OK" || !slices.Equal(fields, want) {
+			t.Fatalf("%s\n%q\nwant the fields\n%q", status, fields, want)
+		}
+		if b, err := io.ReadAll(io.LimitReader(br, 2)); err != nil || string(b) != "ok" {
+			t.Fatalf("body %q, %v", b, err)
+		}
+	}
+}
+
+// TestRouterHeadersOverRelayed: when the route puts headers of its own on
+// the answer (here CORS), the head goes through the header map, with the
+// same fields.
+func TestRouterHeadersOverRelayed(t *testing.T) {
+	addr := serveRouter(t, rawBackend(orderedHead, "ok"), router.Options{},
+		`nginx.ingress.kubernetes.io/enable-cors: "true"`)
+	c, br := h1.Dial(t, addr)
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: a.test\r\nOrigin: https://o.test\r\n\r\n")
+	res, body := h1.ReadResponse(t, br, "GET")
+	if res.StatusCode != 200 || body != "ok" {
+		t.Fatalf("status %d body %q", res.StatusCode, body)
+	}
+	h := res.Header
+	if got := h.Values("Set-Cookie"); !slices.Equal(got, []string{"a=1", "b=2"}) || h.Get("X-A") != "2" || h.Get("X-B") != "1" {
+		t.Errorf("backend fields: %v", h)
+	}
+	for _, k := range []string{"Server", "X-Secret", "Keep-Alive", "Connection"} {
+		if _, ok := h[k]; ok {
+			t.Errorf("%s passed on: %v", k, h)
+		}
+	}
+	if h.Get("Access-Control-Allow-Origin") == "" {
+		t.Errorf("no CORS headers: %v", h)
+	}
+}
+
+// TestRouterRelaysEventStreamFlushed: server-sent events of a declared
+// length are flushed as they come, like those of unknown length.
+func TestRouterRelaysEventStreamFlushed(t *testing.T) {
+	next := make(chan struct{})
+	addr := serveRouter(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Content-Length", "18")
+		io.WriteString(w, "data: 1\n\n")
+		http.NewResponseController(w).Flush()
+		select {
+		case <-next:
+		case <-r.Context().Done():
+			return
+		}
+		io.WriteString(w, "data: 2\n\n")
+	}), router.Options{})
+	c, br := h1.Dial(t, addr)
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n")
+	status, _ := headLines(t, br)
+	if status != "HTTP/1.1 200 OK" {
+		t.Fatal(status)
+	}
+	got := make(chan string, 1)
+	go func() {
+		b := make([]byte, 9)
+		_, err := io.ReadFull(br, b)
+		if err != nil {
+			got <- err.Error()
+		}
+		got <- string(b)
+	}()
+	select {
+	case s := <-got:
+		if s != "data: 1\n\n" {
+			t.Fatalf("first event %q", s)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the first event did not arrive while the backend waited")
+	}
+	close(next)
+}

@@ -85,7 +85,10 @@ type conn struct {
 	b   body
 
 	lastMethod string
-	werr       error // the first write error on the connection
+	// has are the framing fields the current request's head holds (see
+	// fieldSet).
+	has  fieldSet
+	werr error // the first write error on the connection
 	// headDeadline: the read deadline is still the request head's.
 	headDeadline bool
 	// rdl is the read deadline the loop set last; zero when there is none
@@ -272,12 +275,14 @@ func (c *conn) serve(base context.Context) {
 		// next wait sets its own, but a watch or a Hijack, which lift it.
 		w := &c.w
 		w.reset(req)
-		if expectsContinue(req.Header) {
+		// Without an Expect field there is nothing to look up.
+		expect := c.has&hasExpect != 0
+		if expect && expectsContinue(req.Header) {
 			if req.ProtoAtLeast(1, 1) && req.ContentLength != 0 {
 				c.b.expect, c.b.expectBody = true, true
 				w.canContinue.Store(true)
 			}
-		} else if _, ok := req.Header["Expect"]; ok && req.Header.Get("Expect") != "" {
+		} else if expect && req.Header.Get("Expect") != "" {
 			w.Header().Set("Connection", "close")
 			w.WriteHeader(http.StatusExpectationFailed)
 			w.finish(true)
@@ -657,7 +662,11 @@ func (c *conn) readRequest(connCtx context.Context, first bool) (req *http.Reque
 		}
 	}()
 	method, target, proto, major, minor, u, h := ph.method, ph.target, ph.proto, ph.major, ph.minor, ph.url, ph.header
-	hosts, haveHost := h["Host"]
+	hosts, haveHost := ph.hosts, ph.hosts != nil
+	if ph.hostsInHeader {
+		hosts, haveHost = h["Host"]
+	}
+	c.has = ph.has
 	if len(hosts) > 1 {
 		return nil, errors.New("too many Host headers")
 	}
@@ -680,19 +689,25 @@ func (c *conn) readRequest(connCtx context.Context, first bool) (req *http.Reque
 	if req.Host == "" && len(hosts) == 1 {
 		req.Host = hosts[0]
 	}
-	if hp, ok := h["Pragma"]; ok && len(hp) > 0 && hp[0] == "no-cache" {
-		if _, cc := h["Cache-Control"]; !cc {
-			h["Cache-Control"] = []string{"no-cache"}
+	if ph.has&hasPragma != 0 {
+		if hp, ok := h["Pragma"]; ok && len(hp) > 0 && hp[0] == "no-cache" {
+			if _, cc := h["Cache-Control"]; !cc {
+				h["Cache-Control"] = []string{"no-cache"}
+			}
 		}
 	}
-	req.Close = shouldClose(major, minor, h)
-	if err := c.readTransfer(req); err != nil {
+	var conv []string
+	if ph.has&hasConnection != 0 {
+		conv = h["Connection"]
+	}
+	req.Close = shouldClose(major, minor, conv)
+	if err := c.readTransfer(req, ph.has); err != nil {
 		return nil, err
 	}
 	if major != 1 && !(major == 2 && minor == 0 && method == "PRI" && target == "*") {
 		return nil, errVersion
 	}
-	isH2Upgrade := method == "PRI" && len(h) == 0 && target == "*" && proto == "HTTP/2.0"
+	isH2Upgrade := method == "PRI" && len(h)+len(ph.hosts) == 0 && target == "*" && proto == "HTTP/2.0"
 	if isH2Upgrade {
 		req.ContentLength = -1
 		req.Close = true
@@ -710,7 +725,9 @@ func (c *conn) readRequest(connCtx context.Context, first bool) (req *http.Reque
 			return nil, err
 		}
 	}
-	delete(h, "Host")
+	if ph.hostsInHeader {
+		delete(h, "Host")
+	}
 	return req, nil
 }
 
@@ -769,7 +786,8 @@ func readHead(tp *textproto.Reader, fr *fieldReader) (h plainHead, err error) {
 	if err != nil {
 		return h, err
 	}
-	return plainHead{method: method, target: target, proto: proto, major: major, minor: minor, url: u, header: http.Header(mh)}, nil
+	return plainHead{method: method, target: target, proto: proto, major: major, minor: minor, url: u, header: http.Header(mh),
+		hostsInHeader: true, has: hasAll}, nil
 }
 
 // errObsFold is answered as a malformed head: 400 and close.
@@ -859,11 +877,17 @@ func (c *conn) headLimit() int64 {
 
 // readTransfer sets the request's body framing as net/http's readTransfer
 // does for a request, refusing what nginx refuses (see Server).
-func (c *conn) readTransfer(req *http.Request) error {
+// has are the framing fields the head holds: the others are not looked up.
+func (c *conn) readTransfer(req *http.Request, has fieldSet) error {
 	h := req.Header
 	chunked := false
 	// As net/http, HTTP/0.0 is framed as 1.1 (and then refused).
 	http11 := req.ProtoAtLeast(1, 1) || req.ProtoMajor == 0 && req.ProtoMinor == 0
+	if has&(hasTransferEncoding|hasContentLength) == 0 {
+		req.Body = http.NoBody
+		c.b.req = req
+		return nil
+	}
 	if raw, present := h["Transfer-Encoding"]; present {
 		unsupported := http11 && (len(raw) != 1 || !strings.EqualFold(raw[0], "chunked"))
 		// The framing refusal stands where GuardFraming stood:
@@ -919,7 +943,7 @@ func (c *conn) readTransfer(req *http.Request) error {
 	}
 	var vv []string
 	announced := false
-	if chunked { // a Trailer counts only then: not looked up otherwise
+	if chunked && has&hasTrailer != 0 { // a Trailer counts only then: not looked up otherwise
 		vv, announced = h["Trailer"]
 	}
 	if announced {
@@ -950,11 +974,11 @@ func (c *conn) readTransfer(req *http.Request) error {
 	return nil
 }
 
-func shouldClose(major, minor int, h http.Header) bool {
+// shouldClose reads the request's Connection field values conv.
+func shouldClose(major, minor int, conv []string) bool {
 	if major < 1 {
 		return true
 	}
-	conv := h["Connection"]
 	hasClose := ListsToken(conv, "close")
 	if major == 1 && minor == 0 {
 		return hasClose || !ListsToken(conv, "keep-alive")

@@ -29,6 +29,49 @@ type plainHead struct {
 	major, minor          int
 	url                   *url.URL
 	header                http.Header
+	// hosts are the Host field's values, which a plain parse keeps out of
+	// header (the server takes Host out of it anyway: one map insert, a
+	// lookup and a delete fewer per request, and every later lookup in a
+	// map left empty is a length test); nil when there is none. A head
+	// read by textproto leaves them in header and hostsInHeader set.
+	hosts         []string
+	hostsInHeader bool
+	// has are the framing fields present in header; every bit when the
+	// head was read by textproto.
+	has fieldSet
+}
+
+// fieldSet says which of the fields the server looks up while it reads a
+// request are present, so that it looks up only those.
+type fieldSet uint8
+
+const (
+	hasConnection fieldSet = 1 << iota
+	hasPragma
+	hasTransferEncoding
+	hasContentLength
+	hasTrailer
+	hasExpect
+	hasAll fieldSet = 1<<iota - 1
+)
+
+// fieldBit is the fieldSet bit of the canonical name key, 0 for others.
+func fieldBit(key string) fieldSet {
+	switch key {
+	case "Connection":
+		return hasConnection
+	case "Pragma":
+		return hasPragma
+	case "Transfer-Encoding":
+		return hasTransferEncoding
+	case "Content-Length":
+		return hasContentLength
+	case "Trailer":
+		return hasTrailer
+	case "Expect":
+		return hasExpect
+	}
+	return 0
 }
 
 // headScratch is what a connection reuses from one head to the next: only
@@ -148,6 +191,16 @@ func parsePlainHead(buf []byte, s *headScratch, reuse bool) (h plainHead, n int,
 		colon := strings.IndexByte(l, ':')
 		key := canonicalRequestKey(l[:colon])
 		v := trimOWS(l[colon+1:])
+		if key == "Host" {
+			if h.hosts == nil {
+				vals = append(vals, v)
+				h.hosts = vals[len(vals)-1 : len(vals) : len(vals)]
+			} else {
+				h.hosts = append(h.hosts, v)
+			}
+			continue
+		}
+		h.has |= fieldBit(key)
 		if vv, dup := s.header[key]; dup {
 			s.header[key] = append(vv, v)
 			continue

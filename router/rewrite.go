@@ -1,7 +1,6 @@
 package router
 
 import (
-	"bufio"
 	"net/http"
 	"strings"
 
@@ -100,9 +99,9 @@ func (a *routeAction) replacesHeader(k string) bool {
 
 // writeActionHeaders writes the action's headers into the fast path's
 // request head.
-func writeActionHeaders(bw *bufio.Writer, x *exchange) {
+func writeActionHeaders(hb *headBuf, x *exchange) {
 	if x.act.prefixSet {
-		writeHeader(bw, "X-Forwarded-Prefix", x.act.prefix)
+		hb.field("X-Forwarded-Prefix", x.act.prefix)
 	}
 }
 

@@ -119,10 +119,7 @@ func forwardingOf(in *http.Request, x *exchange) forwarding {
 			break
 		}
 	}
-	ip, _, err := net.SplitHostPort(in.RemoteAddr)
-	if err != nil {
-		ip = in.RemoteAddr
-	}
+	ip := splitPeer(in.RemoteAddr)
 	f.peer, f.client = ip, ip
 	if x.realIP != "" {
 		f.client = x.realIP
@@ -139,6 +136,37 @@ func forwardingOf(in *http.Request, x *exchange) forwarding {
 		}
 	}
 	return f
+}
+
+// splitPeer is the host of RemoteAddr as net.SplitHostPort splits it, or
+// the whole of it when that fails. The usual "a.b.c.d:port" is split in one
+// pass over its bytes; anything with brackets or another colon is left to
+// SplitHostPort.
+func splitPeer(addr string) string {
+	colon := -1
+	for i := 0; i < len(addr); i++ {
+		switch addr[i] {
+		case ':':
+			if colon >= 0 {
+				return splitPeerSlow(addr)
+			}
+			colon = i
+		case '[', ']':
+			return splitPeerSlow(addr)
+		}
+	}
+	if colon < 0 {
+		return addr // no port: SplitHostPort fails
+	}
+	return addr[:colon]
+}
+
+func splitPeerSlow(addr string) string {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	return host
 }
 
 // withheld reports a client request header that never reaches a backend,

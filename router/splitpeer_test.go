@@ -9,6 +9,8 @@ var splitPeerSeeds = []string{
 	"192.0.2.7:5555", "127.0.0.1:80", "a.test:1", ":80", "1.2.3.4:", ":", "", "1.2.3.4", "host",
 	"[::1]:80", "[::1]", "[::1]:", "::1", "::1:80", "[fe80::1%eth0]:443", "[a]b:1", "a]b:1", "a[b:1",
 	"1.2.3.4:80:90", "[1.2.3.4]:80", "[]:80", "[:80", "]:80", "x:[80]", "x:8]0",
+	"a:bc", "ab:c", "abc:", "abcd:e", "abcde:", "0123456789012345678901234567890123456789012345678901234567890:1",
+	"01234567890123456789012345678901234567890123456789012345678901:1", "01234567890123456789012345678901234567890123456789012345678901:[",
 }
 
 // splitPeerRef is what splitPeer replaces.
@@ -39,4 +41,19 @@ func FuzzSplitPeer(f *testing.F) {
 			t.Fatalf("splitPeer(%q) = %q, SplitHostPort %q", s, got, want)
 		}
 	})
+}
+
+func BenchmarkSplitPeer(b *testing.B) {
+	for _, s := range []string{"127.0.0.1:54321", "[::1]:54321"} {
+		b.Run(s, func(b *testing.B) {
+			for b.Loop() {
+				splitPeer(s)
+			}
+		})
+		b.Run("SplitHostPort/"+s, func(b *testing.B) {
+			for b.Loop() {
+				splitPeerRef(s)
+			}
+		})
+	}
 }

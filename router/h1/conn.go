@@ -91,6 +91,9 @@ type conn struct {
 	werr error // the first write error on the connection
 	// headDeadline: the read deadline is still the request head's.
 	headDeadline bool
+	// headEnd is where in the buffer the next head's first CRLF CRLF is,
+	// when headWhole found it; -1 when not known.
+	headEnd int
 	// rdl is the read deadline the loop set last; zero when there is none
 	// or something else may have moved it.
 	rdl time.Time
@@ -121,6 +124,7 @@ func newConn(s *Server, rwc net.Conn) *conn {
 		c.raw, c.arm, c.layered = raw, true, true
 	}
 	c.state.Store(stateNew)
+	c.headEnd = -1
 	return c
 }
 
@@ -243,7 +247,7 @@ func (c *conn) serve(base context.Context) {
 			if headerTimeout > 0 {
 				// A head that came whole is read from the buffer: no
 				// deadline of its own (one deadline call fewer per request).
-				if !headBuffered(c.br) {
+				if !c.headWhole() {
 					c.setReadDeadline(time.Now().Add(headerTimeout))
 				}
 			} else if idleTimeout > 0 {
@@ -480,6 +484,22 @@ func (c *conn) awaitRequest(idleTimeout time.Duration, armed int) bool {
 	return true
 }
 
+// headWhole is headBuffered for the head the loop reads next, which notes
+// in headEnd where its empty line is when the head starts at once with a
+// request line, so that parsePlainHead does not search for it again.
+func (c *conn) headWhole() bool {
+	b, _ := c.br.Peek(c.br.Buffered())
+	if len(b) == 0 || b[0] == '\r' || b[0] == '\n' {
+		// Empty lines first (skipped), or nothing yet.
+		return headBuffered(c.br)
+	}
+	if i := bytes.Index(b, []byte("\r\n\r\n")); i >= 0 {
+		c.headEnd = i
+		return true
+	}
+	return headBuffered(c.br) // a head whose lines end in a bare LF
+}
+
 // idleSlack is how much longer than IdleTimeout the wait for a request may
 // last, at most (see idleDeadline).
 const idleSlack = time.Second
@@ -639,7 +659,8 @@ func (c *conn) readRequest(connCtx context.Context, first bool) (req *http.Reque
 	c.fields.track = bufs.on()
 	remain, buffered := c.cr.remain, c.br.Buffered()
 	buf, _ := c.br.Peek(buffered)
-	ph, n, plain := parsePlainHead(buf, &c.scratch, c.req != nil)
+	ph, n, plain := parsePlainHead(buf, c.headEnd, &c.scratch, c.req != nil)
+	c.headEnd = -1
 	if plain {
 		if bufs.on() && !bufs.fits(n) {
 			line := bytes.IndexByte(buf, '\n') + 1

@@ -83,10 +83,13 @@ type headScratch struct {
 }
 
 // parsePlainHead parses the head at the start of buf if it is whole there
-// and plain, returning its length; reuse says whether the scratch may be
-// reused, or must be made anew.
-func parsePlainHead(buf []byte, s *headScratch, reuse bool) (h plainHead, n int, ok bool) {
-	end := bytes.Index(buf, []byte("\r\n\r\n"))
+// and plain, returning its length; end is where the first CRLF CRLF of buf
+// is when the caller found it already, -1 when not known. reuse says
+// whether the scratch may be reused, or must be made anew.
+func parsePlainHead(buf []byte, end int, s *headScratch, reuse bool) (h plainHead, n int, ok bool) {
+	if end < 0 {
+		end = bytes.Index(buf, []byte("\r\n\r\n"))
+	}
 	if end < 0 {
 		return h, 0, false
 	}

@@ -104,7 +104,16 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	// out, panics included, once the exchange is over.
 	defer func() { s.ticket.release() }()
 	for i := 0; i < len(requestSteps); i++ {
-		if r.run(requestSteps[i], &s) {
+		st := requestSteps[i]
+		if st.decided {
+			// decide's answer, here at its place; nothing else to run.
+			if s.d.ans.status != 0 && s.d.at == st {
+				r.answerDecided(&s)
+				return
+			}
+			continue
+		}
+		if r.run(st, &s) {
 			return
 		}
 		if s.relocated {
@@ -160,30 +169,16 @@ func (r *Router) forward(s *requestState) {
 	} else {
 		x = new(exchange)
 	}
-	*x = exchange{
-		w:                s.w,
-		gen:              d.st.gen,
-		host:             d.host,
-		proto:            d.proto,
-		grpc:             s.grpc,
-		backend:          b,
-		vhost:            d.res.Host,
-		route:            d.res.Route,
-		balancer:         s.bal,
-		path:             d.path,
-		query:            d.query,
-		hasQuery:         d.hasQuery,
-		reqBody:          s.body,
-		start:            s.start,
-		requestID:        s.id,
-		returnID:         r.returnRequestID,
-		hsts:             s.hsts,
-		cmh:              s.cmh,
-		fullForwardedFor: live.fullForwardedFor,
-		hdr:              &live.headers,
-		realIP:           r.realIP(req),
-		choice:           s.ch,
-		added:            s.ph,
+	// x is zero (new, or cleared before it went back to exchanges): only
+	// the fields this request has are set, rather than the whole exchange
+	// written over once more.
+	x.w, x.gen, x.host, x.proto, x.grpc = s.w, d.st.gen, d.host, d.proto, s.grpc
+	x.backend, x.vhost, x.route, x.balancer = b, d.res.Host, d.res.Route, s.bal
+	x.path, x.query, x.hasQuery = d.path, d.query, d.hasQuery
+	x.reqBody, x.start, x.requestID, x.returnID, x.hsts, x.cmh = s.body, s.start, s.id, r.returnRequestID, s.hsts, s.cmh
+	x.fullForwardedFor, x.hdr, x.realIP, x.choice = live.fullForwardedFor, &live.headers, r.realIP(req), s.ch
+	if s.ph.any() {
+		x.added = s.ph
 	}
 	if s.id == "" && r.observer != nil && !live.headers.noRequestID {
 		// The record names the ID the backend gets, so it is made here

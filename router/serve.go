@@ -84,7 +84,7 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if r.observer != nil {
 		s.start = time.Now()
 	}
-	s.d = r.decide(req, s.grpc)
+	r.decideTarget(&s.d, req, s.grpc, "") // s.d is zero
 	if s.d.res.RegexTimedOut || s.d.res.RegexBudgetExceeded {
 		r.regexTrouble(s.d.res, s.d.host)
 	}

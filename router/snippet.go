@@ -92,7 +92,8 @@ func (r *Router) relocate(s *requestState, target string) bool {
 		return true
 	}
 	s.uriChanges++
-	s.d = r.decideTarget(s.req, s.grpc, target)
+	s.d = decision{}
+	r.decideTarget(&s.d, s.req, s.grpc, target)
 	s.loc = s.d.res.Location()
 	s.ph, s.snippet, s.relocated = policyHeaders{}, nil, true
 	return false
@@ -128,7 +129,8 @@ func (r *Router) followRewrites(req *http.Request, grpc bool, d decision) (_ dec
 			break
 		}
 		target = res.Target
-		d = r.decideTarget(req, grpc, target)
+		d = decision{}
+		r.decideTarget(&d, req, grpc, target)
 	}
 	return d, target
 }

@@ -1137,7 +1137,7 @@ type reqCtx struct {
 	mu              sync.Mutex
 	done            chan struct{}
 	err             error
-	asked           bool
+	asked           atomic.Bool // Done was called (read without mu: observed)
 	afters          []*afterFunc
 }
 
@@ -1176,7 +1176,7 @@ func (x *reqCtx) Done() <-chan struct{} {
 	x.mu.Lock()
 	if x.done == nil {
 		x.done = make(chan struct{})
-		x.asked = true
+		x.asked.Store(true)
 		if x.err != nil {
 			close(x.done)
 			x.mu.Unlock()
@@ -1216,10 +1216,6 @@ func (x *reqCtx) cancel() {
 
 // observed reports whether anyone asked for Done, and so may hold the
 // context past the request.
-func (x *reqCtx) observed() bool {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.asked
-}
+func (x *reqCtx) observed() bool { return x.asked.Load() }
 
 func (x *reqCtx) String() string { return "h1 request context" }

@@ -281,7 +281,8 @@ func (r *Router) decideTarget(d *decision, req *http.Request, grpc bool, target 
 	// From here on the answer is the location's. A denied location
 	// answers before anything else of it; past that its CORS headers
 	// apply.
-	if a, denied := deniedAnswer(d.res.Location()); denied {
+	loc := d.res.Location()
+	if a, denied := deniedAnswer(&loc); denied {
 		d.at, d.ans, d.backend = &stepDenied, a, d.res.Backend
 		return
 	}
@@ -292,19 +293,19 @@ func (r *Router) decideTarget(d *decision, req *http.Request, grpc bool, target 
 	}
 	if d.proto == "http" && redirects(d.res, clean, st.table, d.host) {
 		d.plain = true
-		loc, ok := httpsLocation(req.Host, d.path, d.query, d.hasQuery, preserveTrailingSlash(d.res))
+		to, ok := httpsLocation(req.Host, d.path, d.query, d.hasQuery, preserveTrailingSlash(d.res))
 		if !ok {
 			d.ans = ansNoHostToTLS
 			return
 		}
-		d.location, d.ans = loc, ansSSLRedirect
+		d.location, d.ans = to, ansSSLRedirect
 		return
 	}
 	// Answers from here on come after the location's rate limits, source
 	// ranges and authentication (stepLimits, stepAuth: only serving
 	// applies them).
 	d.at = &stepNoBackend
-	d.pol = d.res.Location().Policy
+	d.pol = loc.Policy
 	b := d.res.Backend
 	split := d.res.Route != nil && d.res.Route.Split != nil
 	if b == nil {

@@ -85,7 +85,8 @@ func writeRequestHeadRef(bw *bufio.Writer, x *exchange, req *http.Request, upgra
 	case req.Method == http.MethodPost || req.Method == http.MethodPut || req.Method == http.MethodPatch:
 		bw.WriteString("Content-Length: 0\r\n")
 	}
-	f := forwardingOf(req, x)
+	var f forwarding
+	forwardingOf(&f, req, x)
 	writeForwardedRef(bw, &f)
 	if x.act.prefixSet {
 		writeFieldRef(bw, "X-Forwarded-Prefix", x.act.prefix)

@@ -99,10 +99,10 @@ type forwarding struct {
 	originalURI  string
 }
 
-// forwardingOf works out the forwarded values of the exchange x for its
-// inbound request.
-func forwardingOf(in *http.Request, x *exchange) forwarding {
-	f := forwarding{full: x.fullForwardedFor, host: in.Host, proto: x.proto, noID: x.headers().noRequestID}
+// forwardingOf works out into f, zero, the forwarded values of the
+// exchange x for its inbound request.
+func forwardingOf(f *forwarding, in *http.Request, x *exchange) {
+	f.full, f.host, f.proto, f.noID = x.fullForwardedFor, in.Host, x.proto, x.headers().noRequestID
 	for _, v := range in.Header["X-Forwarded-Host"] {
 		if v != "" {
 			f.originalHost = in.Header["X-Forwarded-Host"]
@@ -135,7 +135,6 @@ func forwardingOf(in *http.Request, x *exchange) forwarding {
 			f.requestID = id[0]
 		}
 	}
-	return f
 }
 
 // splitPeer is the host of RemoteAddr as net.SplitHostPort splits it, or
@@ -184,7 +183,8 @@ func withheld(k string, hs *headerSettings) bool {
 // values share the backing array x.forwarded, each capped so appending to
 // one cannot touch another.
 func setForwarded(in *http.Request, h http.Header, x *exchange) {
-	f := forwardingOf(in, x)
+	var f forwarding
+	forwardingOf(&f, in, x)
 	for k := range h {
 		if withheld(k, x.headers()) {
 			delete(h, k)

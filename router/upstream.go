@@ -91,7 +91,8 @@ func writeRequestHead(bw *bufio.Writer, x *exchange, req *http.Request, upgrade 
 	case req.Method == http.MethodPost || req.Method == http.MethodPut || req.Method == http.MethodPatch:
 		hb.str("\r\nContent-Length: 0")
 	}
-	f := forwardingOf(req, x)
+	var f forwarding
+	forwardingOf(&f, req, x)
 	writeForwarded(&hb, &f)
 	writeActionHeaders(&hb, x)
 	hb.str("\r\n\r\n")

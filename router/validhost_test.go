@@ -30,3 +30,43 @@ func TestValidHost(t *testing.T) {
 		}
 	}
 }
+
+// validHost is validHostStates on every input class: each byte class at
+// each place of short Hosts, and whatever the fuzzer finds.
+func TestValidHostFast(t *testing.T) {
+	alphabet := []string{"a", "0", ".", ":", "[", "]", "/", " ", "\xe9", "_"}
+	var walk func(h string, n int)
+	walk = func(h string, n int) {
+		if got, want := validHost(h), validHostStates(h); got != want {
+			t.Errorf("validHost(%q) = %v, validHostStates %v", h, got, want)
+		}
+		if n == 0 {
+			return
+		}
+		for _, c := range alphabet {
+			walk(h+c, n-1)
+		}
+	}
+	walk("", 6)
+	for _, h := range validHostSeeds {
+		if got, want := validHost(h), validHostStates(h); got != want {
+			t.Errorf("validHost(%q) = %v, validHostStates %v", h, got, want)
+		}
+	}
+}
+
+var validHostSeeds = []string{
+	"example.com", "example.com.", "example.com:8080", "127.0.0.1:19801", "[::1]", "[::1]:80", "a.:80", ".:80",
+	".:1.2", "a.:1.2", "a:1..2", "a:b:c", "::1", "[::1].", "x[y]:80", "h.test..", "abcd.efgh.ijkl.mnop:1234",
+}
+
+func FuzzValidHost(f *testing.F) {
+	for _, h := range validHostSeeds {
+		f.Add(h)
+	}
+	f.Fuzz(func(t *testing.T, h string) {
+		if got, want := validHost(h), validHostStates(h); got != want {
+			t.Fatalf("validHost(%q) = %v, validHostStates %v", h, got, want)
+		}
+	})
+}

@@ -326,7 +326,6 @@ func (r *Router) decideTarget(d *decision, req *http.Request, grpc bool, target 
 		return
 	}
 	d.bal, d.ans = st.backendFor(b, grpc)
-	return
 }
 
 // backendFor is the balancer of backend b for a request (grpc: a gRPC

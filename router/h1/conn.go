@@ -642,23 +642,35 @@ func (c *conn) readRequest(connCtx context.Context, first bool) (req *http.Reque
 	}
 	c.fields.reading = false
 	bufs := &c.srv.HeaderBuffers
-	defer func() {
-		if err != nil && c.cr.remain == 0 {
-			err = errTooLarge
-			if bufs.on() {
-				// The field lines are read only after the request line.
-				err = errHeadersTooLarge
-				if !c.fields.reading {
-					err = errLineTooLarge
-				}
+	// What follows returns its errors to be judged here rather than through
+	// defers: a function with as many ways out as it has is not given
+	// open-coded defers, and the runtime's cost more than the rest of it.
+	req, err = c.readHeadInto(connCtx, bufs)
+	if err != nil && c.cr.remain == 0 {
+		err = errTooLarge
+		if bufs.on() {
+			// The field lines are read only after the request line.
+			err = errHeadersTooLarge
+			if !c.fields.reading {
+				err = errLineTooLarge
 			}
 		}
-		c.cr.setLimit(-1)
-	}()
+	}
+	c.cr.setLimit(-1)
+	if err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// readHeadInto is readRequest past its start: the head read and parsed,
+// then the connection's request set up from it (setUpRequest).
+func (c *conn) readHeadInto(connCtx context.Context, bufs *HeaderBuffers) (*http.Request, error) {
 	c.fields.lens = c.fields.lens[:0]
 	c.fields.track = bufs.on()
 	remain, buffered := c.cr.remain, c.br.Buffered()
 	buf, _ := c.br.Peek(buffered)
+	var err error
 	ph, n, plain := parsePlainHead(buf, c.headEnd, &c.scratch, c.req != nil)
 	c.headEnd = -1
 	if plain {
@@ -677,11 +689,16 @@ func (c *conn) readRequest(connCtx context.Context, first bool) (req *http.Reque
 			return nil, err
 		}
 	}
-	defer func() {
-		if err == io.EOF { // as after the request line (readHead)
-			err = io.ErrUnexpectedEOF
-		}
-	}()
+	req, err := c.setUpRequest(connCtx, &ph, plain)
+	if err == io.EOF { // as after the request line (readHead)
+		err = io.ErrUnexpectedEOF
+	}
+	return req, err
+}
+
+// setUpRequest sets the connection's request up from the head ph, read by
+// parsePlainHead when plain, else by readHead.
+func (c *conn) setUpRequest(connCtx context.Context, ph *plainHead, plain bool) (req *http.Request, err error) {
 	method, target, proto, major, minor, u, h := ph.method, ph.target, ph.proto, ph.major, ph.minor, ph.url, ph.header
 	hosts, haveHost := ph.hosts, ph.hosts != nil
 	if ph.hostsInHeader {

@@ -265,8 +265,8 @@ func TestRequestHeadWriter(t *testing.T) {
 		{name: "length", length: 12345},
 		{name: "chunked", length: -1},
 		{name: "post", req: with(func(r *http.Request) { r.Method = "POST" })},
-		{name: "https", x: func(x *exchange) { x.proto = "https" }},
-		{name: "other scheme", x: func(x *exchange) { x.proto = "h" }},
+		{name: "https", x: func(x *exchange) { x.https = true }},
+		{name: "own id block", x: func(x *exchange) { x.ids = newIDBlock() }},
 	}
 	idShape := regexp.MustCompile(`X-Request-Id: [0-9a-f]{32}\r\n`)
 	for _, c := range cases {
@@ -275,7 +275,7 @@ func TestRequestHeadWriter(t *testing.T) {
 		}
 		write := func(size int, f func(*bufio.Writer, *exchange, *http.Request, string, int64, *tracedWriter)) string {
 			req := c.req()
-			x := &exchange{path: "/p", query: "q=1", hasQuery: true, proto: "http"}
+			x := &exchange{path: "/p", query: "q=1", hasQuery: true}
 			if c.x != nil {
 				c.x(x)
 			}
@@ -306,4 +306,26 @@ func sameHead(a, b string) bool {
 	slices.Sort(la)
 	slices.Sort(lb)
 	return slices.Equal(la, lb)
+}
+
+// writeForwarded writes a scheme other than http and https, which no
+// exchange has today, field by field as writeForwardedRef does.
+func TestWriteForwardedOtherScheme(t *testing.T) {
+	f := forwarding{peer: "192.0.2.1", client: "192.0.2.1", host: "a", port: 80, proto: "h", requestID: "id"}
+	var got, want bytes.Buffer
+	bw := bufio.NewWriter(&got)
+	hb := headBuf{bw: bw, b: bw.AvailableBuffer()}
+	hb.str("GET / HTTP/1.1\r\nHost: a")
+	writeForwarded(&hb, &f)
+	hb.str("\r\n\r\n")
+	hb.done()
+	_ = bw.Flush()
+	rw := bufio.NewWriter(&want)
+	rw.WriteString("GET / HTTP/1.1\r\nHost: a\r\n")
+	writeForwardedRef(rw, &f)
+	rw.WriteString("\r\n")
+	_ = rw.Flush()
+	if got.String() != want.String() {
+		t.Fatalf("%q\nwant\n%q", got.String(), want.String())
+	}
 }

@@ -92,6 +92,8 @@ type forwarding struct {
 	// (generate-request-id "false").
 	requestID string
 	noID      bool
+	// ids are the exchange's own request ID block (nil: one from idBlocks).
+	ids *idBlock
 	// originalHost is the client's X-Forwarded-Host, joined, sent as
 	// X-Original-Forwarded-Host; originalURI the request's URI as
 	// received, sent as X-Original-URI with proxy-add-original-uri-header.
@@ -102,7 +104,10 @@ type forwarding struct {
 // forwardingOf works out into f, zero, the forwarded values of the
 // exchange x for its inbound request.
 func forwardingOf(f *forwarding, in *http.Request, x *exchange) {
-	f.full, f.host, f.proto, f.noID = x.fullForwardedFor, in.Host, x.proto, x.headers().noRequestID
+	f.full, f.host, f.proto, f.noID = x.fullForwardedFor, in.Host, "http", x.headers().noRequestID
+	if x.https {
+		f.proto = "https"
+	}
 	for _, v := range in.Header["X-Forwarded-Host"] {
 		if v != "" {
 			f.originalHost = in.Header["X-Forwarded-Host"]
@@ -129,6 +134,7 @@ func forwardingOf(f *forwarding, in *http.Request, x *exchange) {
 	} else {
 		f.portText = serverPort(in)
 	}
+	f.ids = x.ids
 	// Exactly one, the client's first, as nginx's $http_x_request_id.
 	if f.requestID = x.requestID; f.requestID == "" {
 		if id := in.Header["X-Request-Id"]; len(id) > 0 {
@@ -539,7 +545,7 @@ type idBlock struct {
 	off int
 }
 
-var idBlocks = sync.Pool{New: func() any { return &idBlock{off: len(idBlock{}.buf)} }}
+var idBlocks = sync.Pool{New: func() any { return newIDBlock() }}
 
 // decorRequestID returns the request's ID to the client
 // (Options.ReturnRequestID).
@@ -562,6 +568,16 @@ func newRequestID() string {
 // appendRequestID appends a new request ID to dst.
 func appendRequestID(dst []byte) []byte {
 	b := idBlocks.Get().(*idBlock)
+	dst = b.appendID(dst)
+	idBlocks.Put(b)
+	return dst
+}
+
+// newIDBlock is an empty block: its first ID reads the random bytes.
+func newIDBlock() *idBlock { return &idBlock{off: len(idBlock{}.buf)} }
+
+// appendID appends a new request ID from b to dst.
+func (b *idBlock) appendID(dst []byte) []byte {
 	if b.off+16 > len(b.buf) {
 		_, _ = rand.Read(b.buf[:]) // never fails (crypto/rand crashes the program instead)
 		b.off = 0
@@ -576,6 +592,5 @@ func appendRequestID(dst []byte) []byte {
 		out[2*i], out[2*i+1] = d[0], d[1]
 	}
 	b.off += 16
-	idBlocks.Put(b)
 	return dst[:n+32]
 }

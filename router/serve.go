@@ -159,20 +159,25 @@ func (r *Router) forward(s *requestState) {
 	ended := false // forward returned, not a panic (a response broken off)
 	if own {
 		x = exchanges.Get().(*exchange)
+		if x.ids == nil {
+			x.ids = newIDBlock()
+		}
 		// Run last, after finish and the error page.
 		defer func() {
 			if ended {
+				ids := x.ids
 				*x = exchange{}
+				x.ids = ids
 				exchanges.Put(x)
 			}
 		}()
 	} else {
 		x = new(exchange)
 	}
-	// x is zero (new, or cleared before it went back to exchanges): only
-	// the fields this request has are set, rather than the whole exchange
-	// written over once more.
-	x.w, x.gen, x.host, x.proto, x.grpc = s.w, d.st.gen, d.host, d.proto, s.grpc
+	// x is zero but for its ids (new, or cleared before it went back to
+	// exchanges): only the fields this request has are set, rather than the
+	// whole exchange written over once more.
+	x.w, x.gen, x.host, x.https, x.grpc = s.w, d.st.gen, d.host, d.proto == "https", s.grpc
 	x.backend, x.vhost, x.route, x.balancer = b, d.res.Host, d.res.Route, s.bal
 	x.path, x.query, x.hasQuery = d.path, d.query, d.hasQuery
 	x.reqBody, x.start, x.requestID, x.returnID, x.hsts, x.cmh = s.body, s.start, s.id, r.returnRequestID, s.hsts, s.cmh
@@ -380,9 +385,10 @@ type exchange struct {
 	// effect; hasQuery, the target as received had a '?'; verbatim, the
 	// outgoing URL cannot carry the target byte for byte (see
 	// verbatimTransport); returnID, the request ID goes on the response;
-	// hsts, setHSTS put the router's Strict-Transport-Security value first.
-	picked, grpc, fullForwardedFor, hasQuery, verbatim, returnID, hsts bool
-	informed                                                           uint8 // informational responses relayed (see maxInformational)
+	// hsts, setHSTS put the router's Strict-Transport-Security value first;
+	// https, the client's scheme was https (clientProto), else http.
+	picked, grpc, fullForwardedFor, hasQuery, verbatim, returnID, hsts, https bool
+	informed                                                                  uint8 // informational responses relayed (see maxInformational)
 	// tried holds every endpoint picked for this request, the current one
 	// last; a retry never picks one of them again. It starts on triedBuf,
 	// so up to maxTries cost no allocation.
@@ -395,8 +401,6 @@ type exchange struct {
 	// endpoint once), timeouts the exchange (see upstreamPolicy).
 	maxTries int
 	timeouts timeouts
-	// proto is the scheme the client used ("http" or "https").
-	proto string
 	// readErr is the error that broke off the backend's response body,
 	// writeErr the one that broke off the write to the client.
 	readErr, writeErr error
@@ -441,6 +445,10 @@ type exchange struct {
 	forwarded [9]string
 	// hdr are the header keys' settings (headers.go).
 	hdr *headerSettings
+	// ids is the request ID block of an exchange of the router's own pool
+	// (nil for others), kept with it from one request to the next: its IDs
+	// cost no trip to idBlocks.
+	ids *idBlock
 }
 
 // gotHeader notes that the response headers arrived.

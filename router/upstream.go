@@ -261,6 +261,10 @@ func writeForwarded(hb *headBuf, f *forwarding) {
 	case !f.noID:
 		var id [32]byte
 		hb.str("\r\nX-Request-Id: ")
-		hb.bytes(appendRequestID(id[:0]))
+		if f.ids != nil {
+			hb.bytes(f.ids.appendID(id[:0]))
+		} else {
+			hb.bytes(appendRequestID(id[:0]))
+		}
 	}
 }

@@ -403,61 +403,8 @@ var hostClass = func() (t [256]uint8) {
 // the protocol it came by: only hostByte bytes (no space, TAB, '/', '?',
 // '#', '\'), no empty label ("h.test.."), and a host before the port that
 // is not empty once one trailing dot is dropped (":80", an unbracketed
-// "::1", "."). It is validHostStates, with the Host without brackets (all
-// but IPv6 literals) told from one pass that ORs the bytes' classes, four
-// at a time, and vector searches.
+// "::1", ".").
 func validHost(h string) bool {
-	var m uint8
-	i := 0
-	for ; i+4 <= len(h); i += 4 {
-		_ = h[i+3]
-		m |= hostFlag[h[i]] | hostFlag[h[i+1]] | hostFlag[h[i+2]] | hostFlag[h[i+3]]
-	}
-	for ; i < len(h); i++ {
-		m |= hostFlag[h[i]]
-	}
-	switch {
-	case m&flagRefused != 0:
-		return false
-	case m&flagBracket != 0:
-		return validHostStates(h)
-	}
-	hostLen := len(h) // the host before the port: up to the first colon
-	if m&flagColon != 0 {
-		hostLen = strings.IndexByte(h, ':')
-	}
-	if m&flagDot != 0 {
-		if strings.Contains(h, "..") {
-			return false // an empty label
-		}
-		if strings.LastIndexByte(h, '.') == hostLen-1 {
-			hostLen-- // one trailing dot, if the last dot of all
-		}
-	}
-	return hostLen > 0
-}
-
-// The flags hostFlag ORs for validHost: 0 for the plain bytes.
-const (
-	flagDot = 1 << iota
-	flagColon
-	flagBracket
-	flagRefused
-)
-
-var hostFlag = func() (t [256]uint8) {
-	for c, ok := range hostByte {
-		if !ok {
-			t[c] = flagRefused
-		}
-	}
-	t['.'], t[':'], t['['], t[']'] = flagDot, flagColon, flagBracket, flagBracket
-	return t
-}()
-
-// validHostStates is validHost as a state machine over the bytes, for
-// every Host: the one validHost leaves Hosts with brackets to.
-func validHostStates(h string) bool {
 	const (
 		usual = iota
 		literal

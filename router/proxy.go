@@ -3,7 +3,6 @@ package router
 import (
 	"crypto/rand"
 	"crypto/tls"
-	"encoding/binary"
 	"errors"
 	"io"
 	"net"
@@ -574,33 +573,6 @@ func appendRequestID(dst []byte) []byte {
 	return dst
 }
 
-// hexID writes src in lower-case hex to out, eight bytes at a time in
-// 64-bit words: their nibbles spread a byte apart, then each made its
-// digit with the same arithmetic in every byte.
-func hexID(out *[32]byte, src *[16]byte) {
-	for k := range 2 {
-		v := binary.BigEndian.Uint64(src[8*k:])
-		hi, lo := v>>4&0x0f0f0f0f0f0f0f0f, v&0x0f0f0f0f0f0f0f0f
-		binary.BigEndian.PutUint64(out[16*k:], hexLanes(spreadBytes(uint32(hi>>32))<<8|spreadBytes(uint32(lo>>32))))
-		binary.BigEndian.PutUint64(out[16*k+8:], hexLanes(spreadBytes(uint32(hi))<<8|spreadBytes(uint32(lo))))
-	}
-}
-
-// spreadBytes puts the four bytes of x a byte apart: 0 b0 0 b1 0 b2 0 b3.
-func spreadBytes(x uint32) uint64 {
-	v := uint64(x)
-	v = (v | v<<16) & 0x0000ffff0000ffff
-	return (v | v<<8) & 0x00ff00ff00ff00ff
-}
-
-// hexLanes turns each byte of v, a nibble, into its lower-case hex digit:
-// '0' added, and 39 more ('a'-'0'-10) where the nibble is over 9, which
-// is where adding 6 carries into the byte's bit 4.
-func hexLanes(v uint64) uint64 {
-	over9 := (v + 0x0606060606060606) >> 4 & 0x0101010101010101
-	return v + 0x3030303030303030 + over9*0x27
-}
-
 // newIDBlock is an empty block: its first ID reads the random bytes.
 func newIDBlock() *idBlock { return &idBlock{off: len(idBlock{}.buf)} }
 
@@ -613,7 +585,12 @@ func (b *idBlock) appendID(dst []byte) []byte {
 	src := (*[16]byte)(b.buf[b.off : b.off+16])
 	dst = slices.Grow(dst, 32)
 	n := len(dst)
-	hexID((*[32]byte)(dst[n:n+32]), src)
+	out := (*[32]byte)(dst[n : n+32])
+	// Two digits a byte from one load of hexPairs (tracing.go).
+	for i, c := range src {
+		d := hexPairs[c]
+		out[2*i], out[2*i+1] = d[0], d[1]
+	}
 	b.off += 16
 	return dst[:n+32]
 }

@@ -1,7 +1,6 @@
 package router
 
 import (
-	"crypto/rand"
 	"encoding/hex"
 	"strings"
 	"testing"
@@ -22,33 +21,5 @@ func TestAppendRequestID(t *testing.T) {
 				t.Fatalf("appendRequestID(%q) = %q: not lower-case hex", prefix, out)
 			}
 		}
-	}
-}
-
-// hexID is encoding/hex on every byte value at every place, and on
-// random IDs.
-func TestHexID(t *testing.T) {
-	check := func(src [16]byte) {
-		var out [32]byte
-		hexID(&out, &src)
-		if want := hex.EncodeToString(src[:]); string(out[:]) != want {
-			t.Fatalf("hexID(%x) = %q, want %q", src, out, want)
-		}
-	}
-	for c := range 256 {
-		for i := range 16 {
-			var src [16]byte
-			src[i] = byte(c)
-			check(src)
-			for j := range src {
-				src[j] = byte(c + j*17)
-			}
-			check(src)
-		}
-	}
-	for range 10000 {
-		var src [16]byte
-		_, _ = rand.Read(src[:])
-		check(src)
 	}
 }

@@ -28,30 +28,15 @@ func isTokenByte(c byte) bool { return tokenByte[c] }
 var hostByte = alnumAnd("!$%&'()*+,-.:;=[]_~")
 
 // validHost reports a Host value net/http's server would take: only
-// hostByte bytes. Like net/http it does not parse the host further. The
-// bytes are judged four at a time, by ANDing their hostOK entries.
+// hostByte bytes. Like net/http it does not parse the host further.
 func validHost(h string) bool {
-	ok := uint8(1)
-	i := 0
-	for ; i+4 <= len(h); i += 4 {
-		_ = h[i+3]
-		ok &= hostOK[h[i]] & hostOK[h[i+1]] & hostOK[h[i+2]] & hostOK[h[i+3]]
-	}
-	for ; i < len(h); i++ {
-		ok &= hostOK[h[i]]
-	}
-	return ok == 1
-}
-
-// hostOK is hostByte as 1 and 0.
-var hostOK = func() (t [256]uint8) {
-	for c, ok := range hostByte {
-		if ok {
-			t[c] = 1
+	for i := 0; i < len(h); i++ {
+		if !hostByte[h[i]] {
+			return false
 		}
 	}
-	return t
-}()
+	return true
+}
 
 // isToken reports a non-empty token: a method, a field name.
 func isToken(s string) bool {

@@ -134,28 +134,3 @@ func TestParseDecimal(t *testing.T) {
 		}
 	}
 }
-
-// validHost is the byte-at-a-time hostByte test for every byte value at
-// every place of Hosts of one to nine bytes (the four-at-a-time part and
-// the tail).
-func TestValidHostBytes(t *testing.T) {
-	ref := func(h string) bool {
-		for i := 0; i < len(h); i++ {
-			if !hostByte[h[i]] {
-				return false
-			}
-		}
-		return true
-	}
-	for n := 1; n <= 9; n++ {
-		for at := 0; at < n; at++ {
-			for c := range 256 {
-				b := []byte(strings.Repeat("a", n))
-				b[at] = byte(c)
-				if got, want := validHost(string(b)), ref(string(b)); got != want {
-					t.Fatalf("validHost(%q) = %v, want %v", b, got, want)
-				}
-			}
-		}
-	}
-}

@@ -287,9 +287,11 @@ func (r *Router) decideTarget(d *decision, req *http.Request, grpc bool, target 
 		return
 	}
 	d.at = &stepLocated
-	if d.act, d.ans, d.location = routeActionOf(d.res, d.host, clean, d.query, d.proto); d.ans.status != 0 {
-		d.plain = d.location != ""
-		return
+	if loc.Rewrite != nil {
+		if d.act, d.ans, d.location = routeActionOf(&d.res, loc.Rewrite, d.host, clean, d.query, d.proto); d.ans.status != 0 {
+			d.plain = d.location != ""
+			return
+		}
 	}
 	if d.proto == "http" && redirects(d.res, clean, st.table, d.host) {
 		d.plain = true

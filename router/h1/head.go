@@ -140,9 +140,11 @@ func parsePlainHead(buf []byte, end int, s *headScratch, reuse bool) (h plainHea
 			return h, 0, false
 		}
 	}
-	// The header lines, checked before anything is made.
+	// The header lines, checked before anything is made; where the first
+	// ones end and have their colon is kept for the pass that makes them.
+	var spans [16]lineSpan
 	fields := 0
-	for rest := raw[i+2:]; len(rest) > 0; fields++ {
+	for at, rest := i+2, raw[i+2:]; len(rest) > 0; fields++ {
 		j := bytes.IndexByte(rest, '\r')
 		if rest[j+1] != '\n' {
 			return h, 0, false
@@ -153,6 +155,10 @@ func parsePlainHead(buf []byte, end int, s *headScratch, reuse bool) (h plainHea
 		if colon <= 0 {
 			return h, 0, false
 		}
+		if fields < len(spans) {
+			spans[fields] = lineSpan{colon: int32(at + colon), end: int32(at + j)}
+		}
+		at += j + 2
 		for _, c := range l[:colon] {
 			if !tokenByte[c] {
 				return h, 0, false
@@ -187,13 +193,17 @@ func parsePlainHead(buf []byte, end int, s *headScratch, reuse bool) (h plainHea
 		}
 	}
 	vals := s.vals
-	for rest := str[i+2:]; len(rest) > 0; {
-		j := strings.IndexByte(rest, '\r')
-		l := rest[:j]
-		rest = rest[j+2:]
-		colon := strings.IndexByte(l, ':')
-		key := canonicalRequestKey(l[:colon])
-		v := trimOWS(l[colon+1:])
+	for k, start := 0, i+2; k < fields; k++ {
+		var end, colon int
+		if k < len(spans) {
+			end, colon = int(spans[k].end), int(spans[k].colon)
+		} else {
+			end = start + strings.IndexByte(str[start:], '\r')
+			colon = start + strings.IndexByte(str[start:end], ':')
+		}
+		key := canonicalRequestKey(str[start:colon])
+		v := trimOWS(str[colon+1 : end])
+		start = end + 2
 		if key == "Host" {
 			if h.hosts == nil {
 				vals = append(vals, v)
@@ -217,6 +227,9 @@ func parsePlainHead(buf []byte, end int, s *headScratch, reuse bool) (h plainHea
 	h.header = s.header
 	return h, end + 4, true
 }
+
+// lineSpan is where in a head a field line's colon and CR are.
+type lineSpan struct{ colon, end int32 }
 
 // pathByte: the bytes net/url keeps as they are in a path (no RawPath is
 // set, nothing is unescaped).

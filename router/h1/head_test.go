@@ -36,6 +36,8 @@ var plainHeadSeeds = []string{
 	"GET / HTTP/1.1\r\n\r\n",
 	"GET / HTTP/1.1\r\nHost: a\r\n",
 	"GET / HTTP/1.1\r\nhost: a\r\nHOST: b\r\n\r\n",
+	"GET /many HTTP/1.1\r\nA1: 1\r\nA2: 2\r\nA3: 3\r\nA4: 4\r\nA5: 5\r\nA6: 6\r\nA7: 7\r\nA8: 8\r\nA9: 9\r\n" +
+		"A10: 10\r\nA11: 11\r\nA12: 12\r\nA13: 13\r\nA14: 14\r\nA15: 15\r\nA16: 16\r\nx-a17:  17 \r\nHost: h\r\nA1: again\r\nconnection: close\r\n\r\n",
 	"POST / HTTP/1.1\r\nHost: a\r\nconnection: close\r\nPragma: no-cache\r\nTransfer-Encoding: chunked\r\nTrailer: x\r\nexpect: 100-continue\r\nContent-Length: 1\r\n\r\n",
 }
 
@@ -103,6 +105,7 @@ func TestPlainHeadTakes(t *testing.T) {
 		"GET / HTTP/1.1\r\nHost: a\r\n\r\n",
 		"POST /up HTTP/1.0\r\nhost: a\r\ncontent-length: 3\r\n\r\nabc",
 		"GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\r\nx-a: 2\r\nX-B:\t two \t\r\nX-Empty:   \r\n\r\n",
+		plainHeadSeeds[len(plainHeadSeeds)-2], // more lines than parsePlainHead keeps spans of
 	} {
 		if _, _, ok := parsePlainHead([]byte(s), -1, new(headScratch), false); !ok {
 			t.Errorf("%q is not taken as plain", s)

@@ -504,7 +504,9 @@ func (x *exchange) WriteHeader(code int) {
 	}
 	if (code >= 200 || code == http.StatusSwitchingProtocols) && x.status == 0 {
 		x.status = code
-		x.added.apply(x.w.Header(), code)
+		if x.added.any() {
+			x.added.apply(x.w.Header(), code)
+		}
 		if x.returnID {
 			// Over whatever the backend sent: the client gets the ID the
 			// router logged and forwarded.

@@ -97,6 +97,8 @@ type conn struct {
 	// rdl is the read deadline the loop set last; zero when there is none
 	// or something else may have moved it.
 	rdl time.Time
+	// localAddr is the connection context's http.LocalAddrContextKey value.
+	localAddr any
 }
 
 var connPool = sync.Pool{New: func() any {
@@ -151,6 +153,7 @@ func (c *conn) release() {
 	c.cr.hasByte, c.cr.aborted, c.cr.watch, c.cr.done, c.cr.remain = false, false, false, false, -1
 	c.rdl = time.Time{}
 	c.rwc, c.rd, c.wr, c.srv, c.tls, c.req, c.ctx, c.werr, c.lastMethod = nil, nil, nil, nil, nil, nil, nil, nil, ""
+	c.localAddr = nil
 	c.raw, c.arm, c.armSkip, c.armBackoff, c.layered = nil, false, 0, 0, false
 	c.cr.full = false
 	c.b.reset()
@@ -196,6 +199,7 @@ func (c *conn) serve(base context.Context) {
 	if s.ConnContext != nil {
 		ctx = s.ConnContext(ctx, c.rwc)
 	}
+	c.localAddr = ctx.Value(http.LocalAddrContextKey)
 	// The first head's limit counts from the connection's first byte, as
 	// net/http's.
 	c.cr.setLimit(c.headLimit())
@@ -717,7 +721,7 @@ func (c *conn) setUpRequest(connCtx context.Context, ph *plainHead, plain bool) 
 		c.req = new(http.Request).WithContext(c.ctx)
 	}
 	req = c.req
-	c.ctx.Context, c.ctx.err = connCtx, nil
+	c.ctx.Context, c.ctx.err, c.ctx.localAddr = connCtx, nil, c.localAddr
 	// Every exported field is set: the value is reused.
 	req.Form, req.PostForm, req.MultipartForm, req.Trailer, req.TransferEncoding = nil, nil, nil, nil, nil
 	req.Response, req.GetBody, req.Pattern, req.ContentLength = nil, nil, "", 0
@@ -1150,12 +1154,15 @@ var aLongTimeAgo = time.Unix(1, 0)
 // request instead of being made anew.
 type reqCtx struct {
 	context.Context // the connection's, for Value and Deadline
-	c               *conn
-	mu              sync.Mutex
-	done            chan struct{}
-	err             error
-	asked           atomic.Bool // Done was called (read without mu: observed)
-	afters          []*afterFunc
+	// localAddr is the connection context's http.LocalAddrContextKey
+	// value, which a proxy asks for every request (Value).
+	localAddr any
+	c         *conn
+	mu        sync.Mutex
+	done      chan struct{}
+	err       error
+	asked     atomic.Bool // Done was called (read without mu: observed)
+	afters    []*afterFunc
 }
 
 // afterFunc is a function registered with AfterFunc.
@@ -1236,3 +1243,12 @@ func (x *reqCtx) cancel() {
 func (x *reqCtx) observed() bool { return x.asked.Load() }
 
 func (x *reqCtx) String() string { return "h1 request context" }
+
+// Value answers http.LocalAddrContextKey from localAddr, without a walk
+// down the connection context's chain; any other key from that chain.
+func (x *reqCtx) Value(key any) any {
+	if key == http.LocalAddrContextKey {
+		return x.localAddr
+	}
+	return x.Context.Value(key)
+}

@@ -97,10 +97,15 @@ func (r *Router) checkBodySize(s *requestState) bool {
 // both upstream paths consult when the exchange fails (nil when there is
 // no body), and reports whether it answered, refusing the body.
 func (r *Router) checkBody(s *requestState) bool {
-	w, req := s.w, s.req
-	if req.Body == nil || req.Body == http.NoBody {
+	if s.req.Body == nil || s.req.Body == http.NoBody {
 		return false
 	}
+	return r.wrapBody(s)
+}
+
+// wrapBody is checkBody for a request with a body.
+func (r *Router) wrapBody(s *requestState) bool {
+	w, req := s.w, s.req
 	maxBody, memory, stream := r.bodyLimits(s.d.pol)
 	cb := &clientBody{r: req.Body, timeout: r.bodyTimeout, limit: maxBody}
 	if r.bodyTimeout > 0 {

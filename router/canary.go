@@ -29,6 +29,12 @@ func (r *Router) steerRequest(s *requestState) bool {
 	if rt := s.d.res.Route; rt != nil && rt.Split != nil && r.splitRequest(s, rt.Split) {
 		return true
 	}
+	if s.d.backend.Traffic == nil {
+		// No canary, no affinity: the backend decide chose (steer's answer
+		// for it, without building one).
+		s.ch, s.bal = choice{backend: s.d.backend}, s.d.bal
+		return false
+	}
 	ch, a, refused := s.d.st.steer(s.d.backend, s.d.res.Route, s.req)
 	if refused {
 		s.d.backend = ch.backend

@@ -33,6 +33,11 @@ type policyHeaders struct {
 	snippet *match.SnippetResult
 }
 
+// any reports whether p holds anything to apply.
+func (p *policyHeaders) any() bool {
+	return p.cors != nil || p.origin != nil || p.cookies != nil || p.alwaysCookies || p.snippet != nil
+}
+
 // apply sets the headers on h for a final answer with status.
 func (p *policyHeaders) apply(h http.Header, status int) {
 	if p.cors != nil {

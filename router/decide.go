@@ -197,18 +197,23 @@ var (
 
 // decide routes req with the serving table: the router's own answer, or
 // the backend and balancer to proxy to. It has no side effects.
-func (r *Router) decide(req *http.Request, grpc bool) decision { return r.decideTarget(req, grpc, "") }
+func (r *Router) decide(req *http.Request, grpc bool) (d decision) {
+	r.decideTarget(&d, req, grpc, "")
+	return d
+}
 
-// decideTarget is decide for target, an escaped path and query that
-// replaces the request's own ("" keeps it): a URI a snippet rewrote, which
-// nginx searches the location for again (snippet.go).
-func (r *Router) decideTarget(req *http.Request, grpc bool, target string) (d decision) {
+// decideTarget is decide into d, which is zero, for target, an escaped
+// path and query that replaces the request's own ("" keeps it): a URI a
+// snippet rewrote, which nginx searches the location for again
+// (snippet.go). Filling the caller's decision in place spares a request
+// the copy of a returned one (ServeHTTP's is in its requestState).
+func (r *Router) decideTarget(d *decision, req *http.Request, grpc bool, target string) {
 	d.at = &stepUnlocated
 	d.host = match.NormalizeHost(req.Host)
 	st := r.state.Load()
 	if st == nil {
 		d.ans = ansNoTable
-		return d
+		return
 	}
 	d.st = st
 	if req.Host == "" && req.ProtoAtLeast(1, 1) {
@@ -216,11 +221,11 @@ func (r *Router) decideTarget(req *http.Request, grpc bool, target string) (d de
 		// one the backend would see its own address as the Host. nginx
 		// answers 400; HTTP/1.0 may omit it and gets the catch-all.
 		d.ans = ansNoHost
-		return d
+		return
 	}
 	if req.Host != "" && !validHost(req.Host) {
 		d.ans = ansMalformedHost
-		return d
+		return
 	}
 	ok := true
 	if target == "" {
@@ -239,7 +244,7 @@ func (r *Router) decideTarget(req *http.Request, grpc bool, target string) (d de
 		case hasUserinfo(req.RequestURI):
 			d.ans = ansUserinfo
 		}
-		return d
+		return
 	}
 	clean, err := match.NormalizePath(beforeFragment(d.path))
 	if err != nil {
@@ -252,13 +257,13 @@ func (r *Router) decideTarget(req *http.Request, grpc bool, target string) (d de
 		case errors.Is(err, match.ErrNUL):
 			d.ans = ansPathNUL
 		}
-		return d
+		return
 	}
 	if st.table.HasListeners() {
 		l := r.listenerOf(req)
 		if req.TLS != nil && st.table.Misdirected(l, match.NormalizeHost(req.TLS.ServerName), d.host) {
 			d.ans = ansMisdirected
-			return d
+			return
 		}
 		d.res = st.table.LookupOn(l, d.host, clean, &match.Request{Method: req.Method, Header: req.Header, Query: d.query})
 	} else {
@@ -271,35 +276,38 @@ func (r *Router) decideTarget(req *http.Request, grpc bool, target string) (d de
 		if unrouted {
 			d.src = nil
 		}
-		return d
+		return
 	}
 	// From here on the answer is the location's. A denied location
 	// answers before anything else of it; past that its CORS headers
 	// apply.
-	if a, denied := deniedAnswer(d.res.Location()); denied {
+	loc := d.res.Location()
+	if a, denied := deniedAnswer(&loc); denied {
 		d.at, d.ans, d.backend = &stepDenied, a, d.res.Backend
-		return d
+		return
 	}
 	d.at = &stepLocated
-	if d.act, d.ans, d.location = routeActionOf(d.res, d.host, clean, d.query, d.proto); d.ans.status != 0 {
-		d.plain = d.location != ""
-		return d
+	if loc.Rewrite != nil {
+		if d.act, d.ans, d.location = routeActionOf(&d.res, loc.Rewrite, d.host, clean, d.query, d.proto); d.ans.status != 0 {
+			d.plain = d.location != ""
+			return
+		}
 	}
 	if d.proto == "http" && redirects(d.res, clean, st.table, d.host) {
 		d.plain = true
-		loc, ok := httpsLocation(req.Host, d.path, d.query, d.hasQuery, preserveTrailingSlash(d.res))
+		to, ok := httpsLocation(req.Host, d.path, d.query, d.hasQuery, preserveTrailingSlash(d.res))
 		if !ok {
 			d.ans = ansNoHostToTLS
-			return d
+			return
 		}
-		d.location, d.ans = loc, ansSSLRedirect
-		return d
+		d.location, d.ans = to, ansSSLRedirect
+		return
 	}
 	// Answers from here on come after the location's rate limits, source
 	// ranges and authentication (stepLimits, stepAuth: only serving
 	// applies them).
 	d.at = &stepNoBackend
-	d.pol = d.res.Location().Policy
+	d.pol = loc.Policy
 	b := d.res.Backend
 	split := d.res.Route != nil && d.res.Route.Split != nil
 	if b == nil {
@@ -310,17 +318,16 @@ func (r *Router) decideTarget(req *http.Request, grpc bool, target string) (d de
 		case d.res.RegexBudgetExceeded:
 			d.ans = ansRegexBudget
 		}
-		return d
+		return
 	}
 	d.backend = b
 	d.at = &stepPending
 	if split {
 		// The weighted choice is made when serving (splitRequest), which
 		// checks the backend it chose.
-		return d
+		return
 	}
 	d.bal, d.ans = st.backendFor(b, grpc)
-	return d
 }
 
 // backendFor is the balancer of backend b for a request (grpc: a gRPC

@@ -43,6 +43,15 @@ func (r *Router) serveH1(x *exchange, req *http.Request, trace *tracedWriter) {
 		rr, tryTimeout = p.Retry, p.TryTimeout
 	}
 	outer := req
+	// The tries' timeouts, released when the exchange ends, last first:
+	// one deferred call rather than a defer in the loop, which would cost
+	// every request the runtime's defer handling.
+	var cancelTries func()
+	defer func() {
+		if cancelTries != nil {
+			cancelTries()
+		}
+	}()
 	for {
 		var dialAt time.Time
 		if !x.start.IsZero() {
@@ -55,7 +64,7 @@ func (r *Router) serveH1(x *exchange, req *http.Request, trace *tracedWriter) {
 		if tryTimeout > 0 {
 			var cancel context.CancelFunc
 			req, cancel = withTryTimeout(outer, tryTimeout)
-			defer cancel()
+			cancelTries = chainCancel(cancel, cancelTries)
 		}
 		ctx := req.Context()
 		pc, err := r.h1.Get(ctx, x.endpoint.Addr, fresh, x.timeouts.connect)
@@ -160,6 +169,17 @@ func (r *Router) serveH1(x *exchange, req *http.Request, trace *tracedWriter) {
 			panic(http.ErrAbortHandler)
 		}
 		return
+	}
+}
+
+// chainCancel is cancel, then then (when not nil).
+func chainCancel(cancel context.CancelFunc, then func()) func() {
+	if then == nil {
+		return cancel
+	}
+	return func() {
+		cancel()
+		then()
 	}
 }
 

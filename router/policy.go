@@ -37,7 +37,7 @@ var stepDenied = step{name: "denied location", decided: true}
 
 // deniedAnswer is the answer of a location that stepDenied refuses, and
 // whether it is one.
-func deniedAnswer(loc match.Location) (answer, bool) {
+func deniedAnswer(loc *match.Location) (answer, bool) {
 	switch {
 	case loc.Policy != nil && loc.Policy.DenyAll:
 		return ansLocationDenied, true
@@ -56,6 +56,10 @@ var stepLimits = step{name: "limits", reasons: []string{ReasonRateLimited, Reaso
 // applyLimits admits the request past the location's limits (admit) and
 // keeps its ticket, or answers the refusal.
 func (r *Router) applyLimits(s *requestState) bool {
+	if !limits(s.d.pol) {
+		s.ticket = connTicket{}
+		return false
+	}
 	t, a, refused := r.admit(s.req, s.d.pol)
 	if refused {
 		if s.d.backend == nil {
@@ -76,6 +80,11 @@ func limitAnswer(code int) answer {
 	return answer{code, ReasonRateLimited, strconv.Itoa(code) + " " + http.StatusText(code) + ": too many requests from this client address\n"}
 }
 
+// limits reports whether policy p limits or filters requests at all.
+func limits(p *match.Policy) bool {
+	return p != nil && (p.RateLimit != nil || p.Allow != nil || p.Deny != nil || p.DenyAll)
+}
+
 // admit applies a location's rate limits and source ranges, in nginx's
 // order: limit_req and limit_conn (the preaccess phase, 503) before allow
 // and deny (the access phase, 403). The ticket counts the request against
@@ -83,7 +92,7 @@ func limitAnswer(code int) answer {
 // With no policy, or one without ranges and limits, it reads nothing of
 // the request.
 func (r *Router) admit(req *http.Request, p *match.Policy) (connTicket, answer, bool) {
-	if p == nil || (p.RateLimit == nil && p.Allow == nil && p.Deny == nil && !p.DenyAll) {
+	if !limits(p) {
 		return connTicket{}, answer{}, false
 	}
 	client := r.ClientAddr(req)

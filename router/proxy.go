@@ -92,6 +92,8 @@ type forwarding struct {
 	// (generate-request-id "false").
 	requestID string
 	noID      bool
+	// ids are the exchange's own request ID block (nil: one from idBlocks).
+	ids *idBlock
 	// originalHost is the client's X-Forwarded-Host, joined, sent as
 	// X-Original-Forwarded-Host; originalURI the request's URI as
 	// received, sent as X-Original-URI with proxy-add-original-uri-header.
@@ -99,10 +101,13 @@ type forwarding struct {
 	originalURI  string
 }
 
-// forwardingOf works out the forwarded values of the exchange x for its
-// inbound request.
-func forwardingOf(in *http.Request, x *exchange) forwarding {
-	f := forwarding{full: x.fullForwardedFor, host: in.Host, proto: x.proto, noID: x.headers().noRequestID}
+// forwardingOf works out into f, zero, the forwarded values of the
+// exchange x for its inbound request.
+func forwardingOf(f *forwarding, in *http.Request, x *exchange) {
+	f.full, f.host, f.proto, f.noID = x.fullForwardedFor, in.Host, "http", x.headers().noRequestID
+	if x.https {
+		f.proto = "https"
+	}
 	for _, v := range in.Header["X-Forwarded-Host"] {
 		if v != "" {
 			f.originalHost = in.Header["X-Forwarded-Host"]
@@ -119,10 +124,7 @@ func forwardingOf(in *http.Request, x *exchange) forwarding {
 			break
 		}
 	}
-	ip, _, err := net.SplitHostPort(in.RemoteAddr)
-	if err != nil {
-		ip = in.RemoteAddr
-	}
+	ip := splitPeer(in.RemoteAddr)
 	f.peer, f.client = ip, ip
 	if x.realIP != "" {
 		f.client = x.realIP
@@ -132,13 +134,36 @@ func forwardingOf(in *http.Request, x *exchange) forwarding {
 	} else {
 		f.portText = serverPort(in)
 	}
+	f.ids = x.ids
 	// Exactly one, the client's first, as nginx's $http_x_request_id.
 	if f.requestID = x.requestID; f.requestID == "" {
 		if id := in.Header["X-Request-Id"]; len(id) > 0 {
 			f.requestID = id[0]
 		}
 	}
-	return f
+}
+
+// splitPeer is the host of RemoteAddr as net.SplitHostPort splits it, or
+// the whole of it when that fails. The usual "a.b.c.d:port", one colon and
+// no bracket, is told by four vector searches; anything else is left to
+// SplitHostPort.
+func splitPeer(addr string) string {
+	i := strings.IndexByte(addr, ':')
+	if i < 0 {
+		return addr // no port: SplitHostPort fails
+	}
+	if strings.IndexByte(addr[i+1:], ':') >= 0 || strings.IndexByte(addr, '[') >= 0 || strings.IndexByte(addr, ']') >= 0 {
+		return splitPeerSlow(addr)
+	}
+	return addr[:i]
+}
+
+func splitPeerSlow(addr string) string {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	return host
 }
 
 // withheld reports a client request header that never reaches a backend,
@@ -164,7 +189,8 @@ func withheld(k string, hs *headerSettings) bool {
 // values share the backing array x.forwarded, each capped so appending to
 // one cannot touch another.
 func setForwarded(in *http.Request, h http.Header, x *exchange) {
-	f := forwardingOf(in, x)
+	var f forwarding
+	forwardingOf(&f, in, x)
 	for k := range h {
 		if withheld(k, x.headers()) {
 			delete(h, k)
@@ -519,7 +545,7 @@ type idBlock struct {
 	off int
 }
 
-var idBlocks = sync.Pool{New: func() any { return &idBlock{off: len(idBlock{}.buf)} }}
+var idBlocks = sync.Pool{New: func() any { return newIDBlock() }}
 
 // decorRequestID returns the request's ID to the client
 // (Options.ReturnRequestID).
@@ -542,6 +568,16 @@ func newRequestID() string {
 // appendRequestID appends a new request ID to dst.
 func appendRequestID(dst []byte) []byte {
 	b := idBlocks.Get().(*idBlock)
+	dst = b.appendID(dst)
+	idBlocks.Put(b)
+	return dst
+}
+
+// newIDBlock is an empty block: its first ID reads the random bytes.
+func newIDBlock() *idBlock { return &idBlock{off: len(idBlock{}.buf)} }
+
+// appendID appends a new request ID from b to dst.
+func (b *idBlock) appendID(dst []byte) []byte {
 	if b.off+16 > len(b.buf) {
 		_, _ = rand.Read(b.buf[:]) // never fails (crypto/rand crashes the program instead)
 		b.off = 0
@@ -556,6 +592,5 @@ func appendRequestID(dst []byte) []byte {
 		out[2*i], out[2*i+1] = d[0], d[1]
 	}
 	b.off += 16
-	idBlocks.Put(b)
 	return dst[:n+32]
 }

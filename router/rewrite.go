@@ -1,7 +1,6 @@
 package router
 
 import (
-	"bufio"
 	"net/http"
 	"strings"
 
@@ -51,17 +50,14 @@ type routeAction struct {
 	prefixSet bool
 }
 
-// routeActionOf works out the rewrite of a request matched to res, whose
-// normalized path is clean and query (as received) query. When the rewrite
+// routeActionOf works out the rewrite rw (not nil) of the location of a
+// request matched to res, whose normalized path is clean and query (as
+// received) query. When the rewrite
 // answers the request itself, ans is that answer (status 0 otherwise) and
 // location its Location: a redirect, or a 500 when what it would build is
 // over match.MaxRewriteTarget. It writes nothing: decide calls it, so
 // Lookup reports the answer too.
-func routeActionOf(res match.Result, host, clean, query, proto string) (a routeAction, ans answer, location string) {
-	rw := res.Location().Rewrite
-	if rw == nil {
-		return a, ans, ""
-	}
+func routeActionOf(res *match.Result, rw *match.Rewrite, host, clean, query, proto string) (a routeAction, ans answer, location string) {
 	out := rw.Apply(res.Route, clean, query, proto, host)
 	switch {
 	case out.Overflow:
@@ -100,9 +96,9 @@ func (a *routeAction) replacesHeader(k string) bool {
 
 // writeActionHeaders writes the action's headers into the fast path's
 // request head.
-func writeActionHeaders(bw *bufio.Writer, x *exchange) {
+func writeActionHeaders(hb *headBuf, x *exchange) {
 	if x.act.prefixSet {
-		writeHeader(bw, "X-Forwarded-Prefix", x.act.prefix)
+		hb.field("X-Forwarded-Prefix", x.act.prefix)
 	}
 }
 

@@ -84,7 +84,7 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if r.observer != nil {
 		s.start = time.Now()
 	}
-	s.d = r.decide(req, s.grpc)
+	r.decideTarget(&s.d, req, s.grpc, "") // s.d is zero
 	if s.d.res.RegexTimedOut || s.d.res.RegexBudgetExceeded {
 		r.regexTrouble(s.d.res, s.d.host)
 	}
@@ -104,7 +104,16 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	// out, panics included, once the exchange is over.
 	defer func() { s.ticket.release() }()
 	for i := 0; i < len(requestSteps); i++ {
-		if r.run(requestSteps[i], &s) {
+		st := requestSteps[i]
+		if st.decided {
+			// decide's answer, here at its place; nothing else to run.
+			if s.d.ans.status != 0 && s.d.at == st {
+				r.answerDecided(&s)
+				return
+			}
+			continue
+		}
+		if r.run(st, &s) {
 			return
 		}
 		if s.relocated {
@@ -150,40 +159,31 @@ func (r *Router) forward(s *requestState) {
 	ended := false // forward returned, not a panic (a response broken off)
 	if own {
 		x = exchanges.Get().(*exchange)
+		if x.ids == nil {
+			x.ids = newIDBlock()
+		}
 		// Run last, after finish and the error page.
 		defer func() {
 			if ended {
+				ids := x.ids
 				*x = exchange{}
+				x.ids = ids
 				exchanges.Put(x)
 			}
 		}()
 	} else {
 		x = new(exchange)
 	}
-	*x = exchange{
-		w:                s.w,
-		gen:              d.st.gen,
-		host:             d.host,
-		proto:            d.proto,
-		grpc:             s.grpc,
-		backend:          b,
-		vhost:            d.res.Host,
-		route:            d.res.Route,
-		balancer:         s.bal,
-		path:             d.path,
-		query:            d.query,
-		hasQuery:         d.hasQuery,
-		reqBody:          s.body,
-		start:            s.start,
-		requestID:        s.id,
-		returnID:         r.returnRequestID,
-		hsts:             s.hsts,
-		cmh:              s.cmh,
-		fullForwardedFor: live.fullForwardedFor,
-		hdr:              &live.headers,
-		realIP:           r.realIP(req),
-		choice:           s.ch,
-		added:            s.ph,
+	// x is zero but for its ids (new, or cleared before it went back to
+	// exchanges): only the fields this request has are set, rather than the
+	// whole exchange written over once more.
+	x.w, x.gen, x.host, x.https, x.grpc = s.w, d.st.gen, d.host, d.proto == "https", s.grpc
+	x.backend, x.vhost, x.route, x.balancer = b, d.res.Host, d.res.Route, s.bal
+	x.path, x.query, x.hasQuery = d.path, d.query, d.hasQuery
+	x.reqBody, x.start, x.requestID, x.returnID, x.hsts, x.cmh = s.body, s.start, s.id, r.returnRequestID, s.hsts, s.cmh
+	x.fullForwardedFor, x.hdr, x.realIP, x.choice = live.fullForwardedFor, &live.headers, r.realIP(req), s.ch
+	if s.ph.any() {
+		x.added = s.ph
 	}
 	if s.id == "" && r.observer != nil && !live.headers.noRequestID {
 		// The record names the ID the backend gets, so it is made here
@@ -385,9 +385,10 @@ type exchange struct {
 	// effect; hasQuery, the target as received had a '?'; verbatim, the
 	// outgoing URL cannot carry the target byte for byte (see
 	// verbatimTransport); returnID, the request ID goes on the response;
-	// hsts, setHSTS put the router's Strict-Transport-Security value first.
-	picked, grpc, fullForwardedFor, hasQuery, verbatim, returnID, hsts bool
-	informed                                                           uint8 // informational responses relayed (see maxInformational)
+	// hsts, setHSTS put the router's Strict-Transport-Security value first;
+	// https, the client's scheme was https (clientProto), else http.
+	picked, grpc, fullForwardedFor, hasQuery, verbatim, returnID, hsts, https bool
+	informed                                                                  uint8 // informational responses relayed (see maxInformational)
 	// tried holds every endpoint picked for this request, the current one
 	// last; a retry never picks one of them again. It starts on triedBuf,
 	// so up to maxTries cost no allocation.
@@ -400,8 +401,6 @@ type exchange struct {
 	// endpoint once), timeouts the exchange (see upstreamPolicy).
 	maxTries int
 	timeouts timeouts
-	// proto is the scheme the client used ("http" or "https").
-	proto string
 	// readErr is the error that broke off the backend's response body,
 	// writeErr the one that broke off the write to the client.
 	readErr, writeErr error
@@ -446,6 +445,10 @@ type exchange struct {
 	forwarded [9]string
 	// hdr are the header keys' settings (headers.go).
 	hdr *headerSettings
+	// ids is the request ID block of an exchange of the router's own pool
+	// (nil for others), kept with it from one request to the next: its IDs
+	// cost no trip to idBlocks.
+	ids *idBlock
 }
 
 // gotHeader notes that the response headers arrived.
@@ -501,7 +504,9 @@ func (x *exchange) WriteHeader(code int) {
 	}
 	if (code >= 200 || code == http.StatusSwitchingProtocols) && x.status == 0 {
 		x.status = code
-		x.added.apply(x.w.Header(), code)
+		if x.added.any() {
+			x.added.apply(x.w.Header(), code)
+		}
 		if x.returnID {
 			// Over whatever the backend sent: the client gets the ID the
 			// router logged and forwarded.

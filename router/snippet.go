@@ -38,7 +38,7 @@ var (
 
 // runSnippet runs the location's snippet and reports whether it answered.
 func (r *Router) runSnippet(s *requestState) bool {
-	sn, sl := snippetOf(&s.d, s.loc)
+	sn, sl := snippetOf(&s.d, s.loc.Snippet)
 	if sn == nil && sl == nil {
 		return false
 	}
@@ -92,17 +92,18 @@ func (r *Router) relocate(s *requestState, target string) bool {
 		return true
 	}
 	s.uriChanges++
-	s.d = r.decideTarget(s.req, s.grpc, target)
+	s.d = decision{}
+	r.decideTarget(&s.d, s.req, s.grpc, target)
 	s.loc = s.d.res.Location()
 	s.ph, s.snippet, s.relocated = policyHeaders{}, nil, true
 	return false
 }
 
 // snippetOf is the snippet that runs for a request decided as d, whose
-// location is loc: that of the server-snippet location block nginx would
-// choose over the route (sl), else the location's own.
-func snippetOf(d *decision, loc match.Location) (sn *match.Snippet, sl *match.SnippetLocation) {
-	sn = loc.Snippet
+// location's snippet is locSnippet: that of the server-snippet location
+// block nginx would choose over the route (sl), else the location's own.
+func snippetOf(d *decision, locSnippet *match.Snippet) (sn *match.Snippet, sl *match.SnippetLocation) {
+	sn = locSnippet
 	if vh := d.res.Host; vh != nil && len(vh.SnippetLocations) > 0 {
 		if clean, err := match.NormalizePath(beforeFragment(d.path)); err == nil {
 			if sl = match.SnippetLocationFor(vh, d.res, clean); sl != nil {
@@ -119,7 +120,7 @@ func snippetOf(d *decision, loc match.Location) (sn *match.Snippet, sl *match.Sn
 // snippet runs unless decide's answer comes before it.
 func (r *Router) followRewrites(req *http.Request, grpc bool, d decision) (_ decision, target string) {
 	for n := 0; n < maxURIChanges && d.st != nil && !answersBefore(&d, &stepSnippet); n++ {
-		sn, _ := snippetOf(&d, d.res.Location())
+		sn, _ := snippetOf(&d, d.res.Location().Snippet)
 		if sn == nil {
 			break
 		}
@@ -128,7 +129,8 @@ func (r *Router) followRewrites(req *http.Request, grpc bool, d decision) (_ dec
 			break
 		}
 		target = res.Target
-		d = r.decideTarget(req, grpc, target)
+		d = decision{}
+		r.decideTarget(&d, req, grpc, target)
 	}
 	return d, target
 }

@@ -24,6 +24,39 @@ type step struct {
 	// they count requests, ask a service, read the body, or are the
 	// hook's or the canary's (see Decision.LeavesToServing).
 	decided bool
+	// kind is what run switches on: a small number, so that the switch is
+	// one indexed jump rather than a comparison per step before it. Set
+	// once from the step's address (stepKinds).
+	kind stepKind
+}
+
+// stepKind numbers the steps run calls a function for.
+type stepKind uint8
+
+const (
+	kindNone stepKind = iota // a decided step, or not in requestSteps
+	kindClientCert
+	kindPreflight
+	kindLimits
+	kindAuth
+	kindHook
+	kindSteer
+	kindBodySize
+	kindBody
+	kindSnippet
+	kindAllowDeny
+)
+
+// stepKinds gives each step of requestSteps its kind.
+func init() {
+	kinds := map[*step]stepKind{
+		&stepClientCert: kindClientCert, &stepPreflight: kindPreflight, &stepLimits: kindLimits,
+		&stepAuth: kindAuth, &stepHook: kindHook, &stepSteer: kindSteer, &stepBodySize: kindBodySize,
+		&stepBody: kindBody, &stepSnippet: kindSnippet, &stepAllowDeny: kindAllowDeny,
+	}
+	for _, st := range requestSteps {
+		st.kind = kinds[st]
+	}
 }
 
 // requestSteps are what ServeHTTP does with a request once decide has
@@ -76,26 +109,26 @@ func (r *Router) run(st *step, s *requestState) bool {
 	if st.decided {
 		return s.d.ans.status != 0 && s.d.at == st && r.answerDecided(s)
 	}
-	switch st {
-	case &stepClientCert:
+	switch st.kind {
+	case kindClientCert:
 		return r.checkClientCert(s)
-	case &stepPreflight:
+	case kindPreflight:
 		return r.serveCORS(s)
-	case &stepLimits:
+	case kindLimits:
 		return r.applyLimits(s)
-	case &stepAuth:
+	case kindAuth:
 		return r.authorize(s)
-	case &stepHook:
+	case kindHook:
 		return r.runHook(s)
-	case &stepSteer:
+	case kindSteer:
 		return r.steerRequest(s)
-	case &stepBodySize:
+	case kindBodySize:
 		return r.checkBodySize(s)
-	case &stepBody:
+	case kindBody:
 		return r.checkBody(s)
-	case &stepSnippet:
+	case kindSnippet:
 		return r.runSnippet(s)
-	case &stepAllowDeny:
+	case kindAllowDeny:
 		return r.checkSnippetAccess(s)
 	}
 	panic("router: request step " + st.name + " has no case in run")

@@ -130,3 +130,24 @@ func TestRequestSteps(t *testing.T) {
 		}()
 	}
 }
+
+// Every step run calls a function for has a kind of its own, and the
+// decided steps none.
+func TestStepKinds(t *testing.T) {
+	seen := map[stepKind]string{}
+	for _, st := range requestSteps {
+		if st.decided {
+			if st.kind != kindNone {
+				t.Errorf("decided step %q has kind %d", st.name, st.kind)
+			}
+			continue
+		}
+		if st.kind == kindNone {
+			t.Errorf("step %q has no kind: run has no case for it", st.name)
+		}
+		if other, dup := seen[st.kind]; dup {
+			t.Errorf("steps %q and %q share kind %d", st.name, other, st.kind)
+		}
+		seen[st.kind] = st.name
+	}
+}

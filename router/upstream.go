@@ -44,27 +44,66 @@ func teTrailers(h http.Header) bool {
 // the backend straight into the connection's buffer: the client's headers
 // without hop-by-hop ones, the trace context of the request's span (trace,
 // nil when not traced) when it is not on the headers, then the forwarded
-// headers of SPEC §13. Nothing is copied into a header map first.
+// headers of SPEC §13. Nothing is copied into a header map first, and the
+// head is put together in bw's free buffer and handed to it in one write
+// when it fits there (headBuf). Each field line is written with the line
+// end before it rather than after, so that the text between two values is
+// one piece: a field the router sets costs two appends.
 func writeRequestHead(bw *bufio.Writer, x *exchange, req *http.Request, upgrade string, length int64, trace *tracedWriter) {
-	bw.WriteString(req.Method)
-	bw.WriteByte(' ')
-	bw.WriteString(x.path)
+	hb := headBuf{bw: bw, b: bw.AvailableBuffer()}
+	hb.str(req.Method)
+	hb.str(" ")
+	hb.str(x.path)
 	if x.hasQuery {
-		bw.WriteByte('?')
-		bw.WriteString(x.query)
+		hb.str("?")
+		hb.str(x.query)
 	}
 	http10 := false
 	if p := x.proxying(); p != nil && p.HTTP10 {
 		// proxy-http-version 1.0: the connection ends with the response.
 		http10 = true
-		bw.WriteString(" HTTP/1.0\r\nConnection: close\r\nHost: ")
+		hb.str(" HTTP/1.0\r\nConnection: close\r\nHost: ")
 	} else {
-		bw.WriteString(" HTTP/1.1\r\nHost: ")
+		hb.str(" HTTP/1.1\r\nHost: ")
 	}
-	bw.WriteString(x.backendHost(req))
-	bw.WriteString("\r\n")
+	hb.str(x.backendHost(req))
+	if len(req.Header) > 0 {
+		writeClientFields(&hb, x, req, trace)
+	}
+	if upgrade != "" && !http10 {
+		hb.str("\r\nConnection: Upgrade\r\nUpgrade: ")
+		hb.str(upgrade)
+	}
+	if tp, ts := trace.pendingTraceparent(); tp != "" {
+		hb.field("Traceparent", tp)
+		if ts != "" {
+			hb.field("Tracestate", ts)
+		}
+	}
+	switch {
+	case length > 0:
+		var n [20]byte
+		hb.str("\r\nContent-Length: ")
+		hb.bytes(strconv.AppendInt(n[:0], length, 10))
+	case length < 0:
+		// No Trailer: the client's trailer is not passed on (see bodySender).
+		hb.str("\r\nTransfer-Encoding: chunked")
+	case req.Method == http.MethodPost || req.Method == http.MethodPut || req.Method == http.MethodPatch:
+		hb.str("\r\nContent-Length: 0")
+	}
+	var f forwarding
+	forwardingOf(&f, req, x)
+	writeForwarded(&hb, &f)
+	writeActionHeaders(&hb, x)
+	hb.str("\r\n\r\n")
+	hb.done()
+}
+
+// writeClientFields writes the client's header fields that are passed on,
+// and TE: trailers when the client accepts trailers.
+func writeClientFields(hb *headBuf, x *exchange, req *http.Request, trace *tracedWriter) {
 	conn := req.Header["Connection"]
-	tp, ts := trace.pendingTraceparent()
+	tp, _ := trace.pendingTraceparent()
 	for k, vs := range req.Header {
 		if skipRequestHeader(k, x.headers()) || len(conn) > 0 && h1.ListsToken(conn, k) || x.act.replacesHeader(k) ||
 			tp != "" && (k == "Traceparent" || k == "Tracestate") {
@@ -72,137 +111,160 @@ func writeRequestHead(bw *bufio.Writer, x *exchange, req *http.Request, upgrade 
 			continue
 		}
 		for _, v := range vs {
-			writeHeader(bw, k, v)
-		}
-	}
-	if upgrade != "" && !http10 {
-		writeHeader(bw, "Connection", "Upgrade")
-		writeHeader(bw, "Upgrade", upgrade)
-	}
-	if tp != "" {
-		writeHeader(bw, "Traceparent", tp)
-		if ts != "" {
-			writeHeader(bw, "Tracestate", ts)
+			hb.field(k, v)
 		}
 	}
 	if teTrailers(req.Header) {
-		writeHeader(bw, "Te", "trailers")
+		hb.str("\r\nTe: trailers")
 	}
-	switch {
-	case length > 0:
-		bw.WriteString("Content-Length: ")
-		bw.Write(strconv.AppendInt(bw.AvailableBuffer(), length, 10))
-		bw.WriteString("\r\n")
-	case length < 0:
-		// No Trailer: the client's trailer is not passed on (see bodySender).
-		bw.WriteString("Transfer-Encoding: chunked\r\n")
-	case req.Method == http.MethodPost || req.Method == http.MethodPut || req.Method == http.MethodPatch:
-		bw.WriteString("Content-Length: 0\r\n")
-	}
-	f := forwardingOf(req, x)
-	writeForwarded(bw, &f)
-	writeActionHeaders(bw, x)
-	bw.WriteString("\r\n")
 }
 
 func writeHeader(bw *bufio.Writer, k, v string) { h1.WriteField(bw, k, v) }
 
-// writeJoined writes the values of a repeated header as one, comma-separated.
-func writeJoined(bw *bufio.Writer, vs []string) {
+// headBuf puts a head together in the free part of bw's buffer (b, a
+// window on it) and hands it to bw with one Write (done): a dozen fields
+// written to bw one by one cost a call, a bounds check and a copy each,
+// and the Write copies b onto itself once. A piece that does not fit in
+// what is left goes to bw the usual way, which sends what bw holds, and b
+// starts again on bw's free buffer after it.
+type headBuf struct {
+	bw *bufio.Writer
+	b  []byte
+}
+
+func (h *headBuf) str(s string) {
+	if len(s) > cap(h.b)-len(h.b) {
+		h.strSlow(s)
+		return
+	}
+	h.b = append(h.b, s...)
+}
+
+func (h *headBuf) strSlow(s string) {
+	h.bw.Write(h.b)
+	h.bw.WriteString(s)
+	h.b = h.bw.AvailableBuffer()
+}
+
+// bytes is str for a short p on the caller's stack, which it keeps there:
+// only the rare piece that does not fit is copied to the heap.
+func (h *headBuf) bytes(p []byte) {
+	if len(p) > cap(h.b)-len(h.b) {
+		h.strSlow(string(p))
+		return
+	}
+	h.b = append(h.b, p...)
+}
+
+// field writes the field line "k: v", after the line end of the one
+// before it.
+func (h *headBuf) field(k, v string) {
+	if len(k)+len(v)+4 > cap(h.b)-len(h.b) {
+		h.strSlow("\r\n")
+		h.str(k)
+		h.str(": ")
+		h.str(v)
+		return
+	}
+	b := append(h.b, "\r\n"...)
+	b = append(b, k...)
+	b = append(b, ": "...)
+	h.b = append(b, v...)
+}
+
+// joined writes the values of a repeated header as one, comma-separated.
+func (h *headBuf) joined(vs []string) {
 	for i, v := range vs {
 		if i > 0 {
-			bw.WriteString(", ")
+			h.str(", ")
 		}
-		bw.WriteString(v)
+		h.str(v)
 	}
 }
 
+// done hands what b holds to bw.
+func (h *headBuf) done() {
+	h.bw.Write(h.b)
+	h.b = nil
+}
+
+// The fields of the client's scheme, the same for every request of it:
+// ingress-nginx sets X-Scheme and X-Forwarded-Scheme, as
+// X-Forwarded-Proto, to $pass_access_scheme.
+const (
+	schemeFieldsHTTP  = "\r\nX-Forwarded-Proto: http\r\nX-Scheme: http\r\nX-Forwarded-Scheme: http"
+	schemeFieldsHTTPS = "\r\nX-Forwarded-Proto: https\r\nX-Scheme: https\r\nX-Forwarded-Scheme: https"
+)
+
 // writeForwarded writes what setForwarded sets, without building strings.
-func writeForwarded(bw *bufio.Writer, f *forwarding) {
+func writeForwarded(hb *headBuf, f *forwarding) {
 	switch {
 	case !f.full:
 		if f.client != "" {
-			writeHeader(bw, "X-Forwarded-For", f.client)
+			hb.str("\r\nX-Forwarded-For: ")
+			hb.str(f.client)
 		}
 	case len(f.prior) > 0 || f.peer != "":
-		bw.WriteString("X-Forwarded-For: ")
-		writeJoined(bw, f.prior)
+		hb.str("\r\nX-Forwarded-For: ")
+		hb.joined(f.prior)
 		if f.peer != "" {
 			if len(f.prior) > 0 {
-				bw.WriteString(", ")
+				hb.str(", ")
 			}
-			bw.WriteString(f.peer)
+			hb.str(f.peer)
 		}
-		bw.WriteString("\r\n")
 	}
 	if f.client != "" {
-		writeHeader(bw, "X-Real-Ip", f.client)
+		hb.str("\r\nX-Real-Ip: ")
+		hb.str(f.client)
 	}
 	if len(f.prior) > 0 {
-		bw.WriteString("X-Original-Forwarded-For: ")
-		writeJoined(bw, f.prior)
-		bw.WriteString("\r\n")
+		hb.str("\r\nX-Original-Forwarded-For: ")
+		hb.joined(f.prior)
 	}
 	if f.host != "" {
-		writeHeader(bw, "X-Forwarded-Host", f.host)
+		hb.str("\r\nX-Forwarded-Host: ")
+		hb.str(f.host)
 	}
 	if len(f.originalHost) > 0 {
-		bw.WriteString("X-Original-Forwarded-Host: ")
-		writeJoined(bw, f.originalHost)
-		bw.WriteString("\r\n")
+		hb.str("\r\nX-Original-Forwarded-Host: ")
+		hb.joined(f.originalHost)
 	}
 	if f.originalURI != "" {
-		writeHeader(bw, "X-Original-Uri", f.originalURI)
+		hb.str("\r\nX-Original-Uri: ")
+		hb.str(f.originalURI)
 	}
-	// The fields every request gets, put together in bw's buffer and
-	// copied once when they fit (see h1.WriteField).
-	const fixed = len("X-Forwarded-Port: 65535\r\nX-Forwarded-Proto: \r\nX-Scheme: \r\nX-Forwarded-Scheme: \r\nX-Request-Id: \r\n") + 2*16
-	if fixed+len(f.portText)+3*len(f.proto)+len(f.requestID) <= bw.Available() {
-		b := append(bw.AvailableBuffer(), "X-Forwarded-Port: "...)
-		if f.port != 0 {
-			b = strconv.AppendInt(b, int64(f.port), 10)
-		} else {
-			b = append(b, f.portText...)
-		}
-		b = append(b, "\r\nX-Forwarded-Proto: "...)
-		b = append(b, f.proto...)
-		b = append(b, "\r\nX-Scheme: "...)
-		b = append(b, f.proto...)
-		b = append(b, "\r\nX-Forwarded-Scheme: "...)
-		b = append(b, f.proto...)
-		b = append(b, "\r\n"...)
-		switch {
-		case f.requestID != "":
-			b = append(b, "X-Request-Id: "...)
-			b = append(b, f.requestID...)
-			b = append(b, "\r\n"...)
-		case !f.noID:
-			b = append(b, "X-Request-Id: "...)
-			b = appendRequestID(b)
-			b = append(b, "\r\n"...)
-		}
-		bw.Write(b)
-		return
-	}
-	bw.WriteString("X-Forwarded-Port: ")
+	hb.str("\r\nX-Forwarded-Port: ")
 	if f.port != 0 {
-		bw.Write(strconv.AppendInt(bw.AvailableBuffer(), int64(f.port), 10))
+		var n [20]byte
+		hb.bytes(strconv.AppendInt(n[:0], int64(f.port), 10))
 	} else {
-		bw.WriteString(f.portText)
+		hb.str(f.portText)
 	}
-	bw.WriteString("\r\nX-Forwarded-Proto: ")
-	bw.WriteString(f.proto)
-	bw.WriteString("\r\nX-Scheme: ")
-	bw.WriteString(f.proto)
-	bw.WriteString("\r\nX-Forwarded-Scheme: ")
-	bw.WriteString(f.proto)
-	bw.WriteString("\r\n")
+	switch f.proto {
+	case "http":
+		hb.str(schemeFieldsHTTP)
+	case "https":
+		hb.str(schemeFieldsHTTPS)
+	default:
+		hb.str("\r\nX-Forwarded-Proto: ")
+		hb.str(f.proto)
+		hb.str("\r\nX-Scheme: ")
+		hb.str(f.proto)
+		hb.str("\r\nX-Forwarded-Scheme: ")
+		hb.str(f.proto)
+	}
 	switch {
 	case f.requestID != "":
-		writeHeader(bw, "X-Request-Id", f.requestID)
+		hb.str("\r\nX-Request-Id: ")
+		hb.str(f.requestID)
 	case !f.noID:
-		bw.WriteString("X-Request-Id: ")
-		bw.Write(appendRequestID(bw.AvailableBuffer()))
-		bw.WriteString("\r\n")
+		var id [32]byte
+		hb.str("\r\nX-Request-Id: ")
+		if f.ids != nil {
+			hb.bytes(f.ids.appendID(id[:0]))
+		} else {
+			hb.bytes(appendRequestID(id[:0]))
+		}
 	}
 }

@@ -85,12 +85,20 @@ type conn struct {
 	b   body
 
 	lastMethod string
-	werr       error // the first write error on the connection
+	// has are the framing fields the current request's head holds (see
+	// fieldSet).
+	has  fieldSet
+	werr error // the first write error on the connection
 	// headDeadline: the read deadline is still the request head's.
 	headDeadline bool
+	// headEnd is where in the buffer the next head's first CRLF CRLF is,
+	// when headWhole found it; -1 when not known.
+	headEnd int
 	// rdl is the read deadline the loop set last; zero when there is none
 	// or something else may have moved it.
 	rdl time.Time
+	// localAddr is the connection context's http.LocalAddrContextKey value.
+	localAddr any
 }
 
 var connPool = sync.Pool{New: func() any {
@@ -118,6 +126,7 @@ func newConn(s *Server, rwc net.Conn) *conn {
 		c.raw, c.arm, c.layered = raw, true, true
 	}
 	c.state.Store(stateNew)
+	c.headEnd = -1
 	return c
 }
 
@@ -144,6 +153,7 @@ func (c *conn) release() {
 	c.cr.hasByte, c.cr.aborted, c.cr.watch, c.cr.done, c.cr.remain = false, false, false, false, -1
 	c.rdl = time.Time{}
 	c.rwc, c.rd, c.wr, c.srv, c.tls, c.req, c.ctx, c.werr, c.lastMethod = nil, nil, nil, nil, nil, nil, nil, nil, ""
+	c.localAddr = nil
 	c.raw, c.arm, c.armSkip, c.armBackoff, c.layered = nil, false, 0, 0, false
 	c.cr.full = false
 	c.b.reset()
@@ -189,6 +199,7 @@ func (c *conn) serve(base context.Context) {
 	if s.ConnContext != nil {
 		ctx = s.ConnContext(ctx, c.rwc)
 	}
+	c.localAddr = ctx.Value(http.LocalAddrContextKey)
 	// The first head's limit counts from the connection's first byte, as
 	// net/http's.
 	c.cr.setLimit(c.headLimit())
@@ -240,7 +251,7 @@ func (c *conn) serve(base context.Context) {
 			if headerTimeout > 0 {
 				// A head that came whole is read from the buffer: no
 				// deadline of its own (one deadline call fewer per request).
-				if !headBuffered(c.br) {
+				if !c.headWhole() {
 					c.setReadDeadline(time.Now().Add(headerTimeout))
 				}
 			} else if idleTimeout > 0 {
@@ -272,12 +283,14 @@ func (c *conn) serve(base context.Context) {
 		// next wait sets its own, but a watch or a Hijack, which lift it.
 		w := &c.w
 		w.reset(req)
-		if expectsContinue(req.Header) {
+		// Without an Expect field there is nothing to look up.
+		expect := c.has&hasExpect != 0
+		if expect && expectsContinue(req.Header) {
 			if req.ProtoAtLeast(1, 1) && req.ContentLength != 0 {
 				c.b.expect, c.b.expectBody = true, true
 				w.canContinue.Store(true)
 			}
-		} else if _, ok := req.Header["Expect"]; ok && req.Header.Get("Expect") != "" {
+		} else if expect && req.Header.Get("Expect") != "" {
 			w.Header().Set("Connection", "close")
 			w.WriteHeader(http.StatusExpectationFailed)
 			w.finish(true)
@@ -475,6 +488,22 @@ func (c *conn) awaitRequest(idleTimeout time.Duration, armed int) bool {
 	return true
 }
 
+// headWhole is headBuffered for the head the loop reads next, which notes
+// in headEnd where its empty line is when the head starts at once with a
+// request line, so that parsePlainHead does not search for it again.
+func (c *conn) headWhole() bool {
+	b, _ := c.br.Peek(c.br.Buffered())
+	if len(b) == 0 || b[0] == '\r' || b[0] == '\n' {
+		// Empty lines first (skipped), or nothing yet.
+		return headBuffered(c.br)
+	}
+	if i := bytes.Index(b, []byte("\r\n\r\n")); i >= 0 {
+		c.headEnd = i
+		return true
+	}
+	return headBuffered(c.br) // a head whose lines end in a bare LF
+}
+
 // idleSlack is how much longer than IdleTimeout the wait for a request may
 // last, at most (see idleDeadline).
 const idleSlack = time.Second
@@ -617,24 +646,37 @@ func (c *conn) readRequest(connCtx context.Context, first bool) (req *http.Reque
 	}
 	c.fields.reading = false
 	bufs := &c.srv.HeaderBuffers
-	defer func() {
-		if err != nil && c.cr.remain == 0 {
-			err = errTooLarge
-			if bufs.on() {
-				// The field lines are read only after the request line.
-				err = errHeadersTooLarge
-				if !c.fields.reading {
-					err = errLineTooLarge
-				}
+	// What follows returns its errors to be judged here rather than through
+	// defers: a function with as many ways out as it has is not given
+	// open-coded defers, and the runtime's cost more than the rest of it.
+	req, err = c.readHeadInto(connCtx, bufs)
+	if err != nil && c.cr.remain == 0 {
+		err = errTooLarge
+		if bufs.on() {
+			// The field lines are read only after the request line.
+			err = errHeadersTooLarge
+			if !c.fields.reading {
+				err = errLineTooLarge
 			}
 		}
-		c.cr.setLimit(-1)
-	}()
+	}
+	c.cr.setLimit(-1)
+	if err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// readHeadInto is readRequest past its start: the head read and parsed,
+// then the connection's request set up from it (setUpRequest).
+func (c *conn) readHeadInto(connCtx context.Context, bufs *HeaderBuffers) (*http.Request, error) {
 	c.fields.lens = c.fields.lens[:0]
 	c.fields.track = bufs.on()
 	remain, buffered := c.cr.remain, c.br.Buffered()
 	buf, _ := c.br.Peek(buffered)
-	ph, n, plain := parsePlainHead(buf, &c.scratch, c.req != nil)
+	var err error
+	ph, n, plain := parsePlainHead(buf, c.headEnd, &c.scratch, c.req != nil)
+	c.headEnd = -1
 	if plain {
 		if bufs.on() && !bufs.fits(n) {
 			line := bytes.IndexByte(buf, '\n') + 1
@@ -651,13 +693,22 @@ func (c *conn) readRequest(connCtx context.Context, first bool) (req *http.Reque
 			return nil, err
 		}
 	}
-	defer func() {
-		if err == io.EOF { // as after the request line (readHead)
-			err = io.ErrUnexpectedEOF
-		}
-	}()
+	req, err := c.setUpRequest(connCtx, &ph, plain)
+	if err == io.EOF { // as after the request line (readHead)
+		err = io.ErrUnexpectedEOF
+	}
+	return req, err
+}
+
+// setUpRequest sets the connection's request up from the head ph, read by
+// parsePlainHead when plain, else by readHead.
+func (c *conn) setUpRequest(connCtx context.Context, ph *plainHead, plain bool) (req *http.Request, err error) {
 	method, target, proto, major, minor, u, h := ph.method, ph.target, ph.proto, ph.major, ph.minor, ph.url, ph.header
-	hosts, haveHost := h["Host"]
+	hosts, haveHost := ph.hosts, ph.hosts != nil
+	if ph.hostsInHeader {
+		hosts, haveHost = h["Host"]
+	}
+	c.has = ph.has
 	if len(hosts) > 1 {
 		return nil, errors.New("too many Host headers")
 	}
@@ -670,7 +721,7 @@ func (c *conn) readRequest(connCtx context.Context, first bool) (req *http.Reque
 		c.req = new(http.Request).WithContext(c.ctx)
 	}
 	req = c.req
-	c.ctx.Context, c.ctx.err = connCtx, nil
+	c.ctx.Context, c.ctx.err, c.ctx.localAddr = connCtx, nil, c.localAddr
 	// Every exported field is set: the value is reused.
 	req.Form, req.PostForm, req.MultipartForm, req.Trailer, req.TransferEncoding = nil, nil, nil, nil, nil
 	req.Response, req.GetBody, req.Pattern, req.ContentLength = nil, nil, "", 0
@@ -680,19 +731,25 @@ func (c *conn) readRequest(connCtx context.Context, first bool) (req *http.Reque
 	if req.Host == "" && len(hosts) == 1 {
 		req.Host = hosts[0]
 	}
-	if hp, ok := h["Pragma"]; ok && len(hp) > 0 && hp[0] == "no-cache" {
-		if _, cc := h["Cache-Control"]; !cc {
-			h["Cache-Control"] = []string{"no-cache"}
+	if ph.has&hasPragma != 0 {
+		if hp, ok := h["Pragma"]; ok && len(hp) > 0 && hp[0] == "no-cache" {
+			if _, cc := h["Cache-Control"]; !cc {
+				h["Cache-Control"] = []string{"no-cache"}
+			}
 		}
 	}
-	req.Close = shouldClose(major, minor, h)
-	if err := c.readTransfer(req); err != nil {
+	var conv []string
+	if ph.has&hasConnection != 0 {
+		conv = h["Connection"]
+	}
+	req.Close = shouldClose(major, minor, conv)
+	if err := c.readTransfer(req, ph.has); err != nil {
 		return nil, err
 	}
 	if major != 1 && !(major == 2 && minor == 0 && method == "PRI" && target == "*") {
 		return nil, errVersion
 	}
-	isH2Upgrade := method == "PRI" && len(h) == 0 && target == "*" && proto == "HTTP/2.0"
+	isH2Upgrade := method == "PRI" && len(h)+len(ph.hosts) == 0 && target == "*" && proto == "HTTP/2.0"
 	if isH2Upgrade {
 		req.ContentLength = -1
 		req.Close = true
@@ -710,7 +767,9 @@ func (c *conn) readRequest(connCtx context.Context, first bool) (req *http.Reque
 			return nil, err
 		}
 	}
-	delete(h, "Host")
+	if ph.hostsInHeader {
+		delete(h, "Host")
+	}
 	return req, nil
 }
 
@@ -769,7 +828,8 @@ func readHead(tp *textproto.Reader, fr *fieldReader) (h plainHead, err error) {
 	if err != nil {
 		return h, err
 	}
-	return plainHead{method: method, target: target, proto: proto, major: major, minor: minor, url: u, header: http.Header(mh)}, nil
+	return plainHead{method: method, target: target, proto: proto, major: major, minor: minor, url: u, header: http.Header(mh),
+		hostsInHeader: true, has: hasAll}, nil
 }
 
 // errObsFold is answered as a malformed head: 400 and close.
@@ -859,11 +919,17 @@ func (c *conn) headLimit() int64 {
 
 // readTransfer sets the request's body framing as net/http's readTransfer
 // does for a request, refusing what nginx refuses (see Server).
-func (c *conn) readTransfer(req *http.Request) error {
+// has are the framing fields the head holds: the others are not looked up.
+func (c *conn) readTransfer(req *http.Request, has fieldSet) error {
 	h := req.Header
 	chunked := false
 	// As net/http, HTTP/0.0 is framed as 1.1 (and then refused).
 	http11 := req.ProtoAtLeast(1, 1) || req.ProtoMajor == 0 && req.ProtoMinor == 0
+	if has&(hasTransferEncoding|hasContentLength) == 0 {
+		req.Body = http.NoBody
+		c.b.req = req
+		return nil
+	}
 	if raw, present := h["Transfer-Encoding"]; present {
 		unsupported := http11 && (len(raw) != 1 || !strings.EqualFold(raw[0], "chunked"))
 		// The framing refusal stands where GuardFraming stood:
@@ -919,7 +985,7 @@ func (c *conn) readTransfer(req *http.Request) error {
 	}
 	var vv []string
 	announced := false
-	if chunked { // a Trailer counts only then: not looked up otherwise
+	if chunked && has&hasTrailer != 0 { // a Trailer counts only then: not looked up otherwise
 		vv, announced = h["Trailer"]
 	}
 	if announced {
@@ -950,11 +1016,11 @@ func (c *conn) readTransfer(req *http.Request) error {
 	return nil
 }
 
-func shouldClose(major, minor int, h http.Header) bool {
+// shouldClose reads the request's Connection field values conv.
+func shouldClose(major, minor int, conv []string) bool {
 	if major < 1 {
 		return true
 	}
-	conv := h["Connection"]
 	hasClose := ListsToken(conv, "close")
 	if major == 1 && minor == 0 {
 		return hasClose || !ListsToken(conv, "keep-alive")
@@ -1088,12 +1154,15 @@ var aLongTimeAgo = time.Unix(1, 0)
 // request instead of being made anew.
 type reqCtx struct {
 	context.Context // the connection's, for Value and Deadline
-	c               *conn
-	mu              sync.Mutex
-	done            chan struct{}
-	err             error
-	asked           bool
-	afters          []*afterFunc
+	// localAddr is the connection context's http.LocalAddrContextKey
+	// value, which a proxy asks for every request (Value).
+	localAddr any
+	c         *conn
+	mu        sync.Mutex
+	done      chan struct{}
+	err       error
+	asked     atomic.Bool // Done was called (read without mu: observed)
+	afters    []*afterFunc
 }
 
 // afterFunc is a function registered with AfterFunc.
@@ -1131,7 +1200,7 @@ func (x *reqCtx) Done() <-chan struct{} {
 	x.mu.Lock()
 	if x.done == nil {
 		x.done = make(chan struct{})
-		x.asked = true
+		x.asked.Store(true)
 		if x.err != nil {
 			close(x.done)
 			x.mu.Unlock()
@@ -1171,10 +1240,15 @@ func (x *reqCtx) cancel() {
 
 // observed reports whether anyone asked for Done, and so may hold the
 // context past the request.
-func (x *reqCtx) observed() bool {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.asked
-}
+func (x *reqCtx) observed() bool { return x.asked.Load() }
 
 func (x *reqCtx) String() string { return "h1 request context" }
+
+// Value answers http.LocalAddrContextKey from localAddr, without a walk
+// down the connection context's chain; any other key from that chain.
+func (x *reqCtx) Value(key any) any {
+	if key == http.LocalAddrContextKey {
+		return x.localAddr
+	}
+	return x.Context.Value(key)
+}

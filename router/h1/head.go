@@ -29,6 +29,49 @@ type plainHead struct {
 	major, minor          int
 	url                   *url.URL
 	header                http.Header
+	// hosts are the Host field's values, which a plain parse keeps out of
+	// header (the server takes Host out of it anyway: one map insert, a
+	// lookup and a delete fewer per request, and every later lookup in a
+	// map left empty is a length test); nil when there is none. A head
+	// read by textproto leaves them in header and hostsInHeader set.
+	hosts         []string
+	hostsInHeader bool
+	// has are the framing fields present in header; every bit when the
+	// head was read by textproto.
+	has fieldSet
+}
+
+// fieldSet says which of the fields the server looks up while it reads a
+// request are present, so that it looks up only those.
+type fieldSet uint8
+
+const (
+	hasConnection fieldSet = 1 << iota
+	hasPragma
+	hasTransferEncoding
+	hasContentLength
+	hasTrailer
+	hasExpect
+	hasAll fieldSet = 1<<iota - 1
+)
+
+// fieldBit is the fieldSet bit of the canonical name key, 0 for others.
+func fieldBit(key string) fieldSet {
+	switch key {
+	case "Connection":
+		return hasConnection
+	case "Pragma":
+		return hasPragma
+	case "Transfer-Encoding":
+		return hasTransferEncoding
+	case "Content-Length":
+		return hasContentLength
+	case "Trailer":
+		return hasTrailer
+	case "Expect":
+		return hasExpect
+	}
+	return 0
 }
 
 // headScratch is what a connection reuses from one head to the next: only
@@ -40,10 +83,13 @@ type headScratch struct {
 }
 
 // parsePlainHead parses the head at the start of buf if it is whole there
-// and plain, returning its length; reuse says whether the scratch may be
-// reused, or must be made anew.
-func parsePlainHead(buf []byte, s *headScratch, reuse bool) (h plainHead, n int, ok bool) {
-	end := bytes.Index(buf, []byte("\r\n\r\n"))
+// and plain, returning its length; end is where the first CRLF CRLF of buf
+// is when the caller found it already, -1 when not known. reuse says
+// whether the scratch may be reused, or must be made anew.
+func parsePlainHead(buf []byte, end int, s *headScratch, reuse bool) (h plainHead, n int, ok bool) {
+	if end < 0 {
+		end = bytes.Index(buf, []byte("\r\n\r\n"))
+	}
 	if end < 0 {
 		return h, 0, false
 	}
@@ -94,9 +140,11 @@ func parsePlainHead(buf []byte, s *headScratch, reuse bool) (h plainHead, n int,
 			return h, 0, false
 		}
 	}
-	// The header lines, checked before anything is made.
+	// The header lines, checked before anything is made; where the first
+	// ones end and have their colon is kept for the pass that makes them.
+	var spans [16]lineSpan
 	fields := 0
-	for rest := raw[i+2:]; len(rest) > 0; fields++ {
+	for at, rest := i+2, raw[i+2:]; len(rest) > 0; fields++ {
 		j := bytes.IndexByte(rest, '\r')
 		if rest[j+1] != '\n' {
 			return h, 0, false
@@ -107,6 +155,10 @@ func parsePlainHead(buf []byte, s *headScratch, reuse bool) (h plainHead, n int,
 		if colon <= 0 {
 			return h, 0, false
 		}
+		if fields < len(spans) {
+			spans[fields] = lineSpan{colon: int32(at + colon), end: int32(at + j)}
+		}
+		at += j + 2
 		for _, c := range l[:colon] {
 			if !tokenByte[c] {
 				return h, 0, false
@@ -141,13 +193,27 @@ func parsePlainHead(buf []byte, s *headScratch, reuse bool) (h plainHead, n int,
 		}
 	}
 	vals := s.vals
-	for rest := str[i+2:]; len(rest) > 0; {
-		j := strings.IndexByte(rest, '\r')
-		l := rest[:j]
-		rest = rest[j+2:]
-		colon := strings.IndexByte(l, ':')
-		key := canonicalRequestKey(l[:colon])
-		v := trimOWS(l[colon+1:])
+	for k, start := 0, i+2; k < fields; k++ {
+		var end, colon int
+		if k < len(spans) {
+			end, colon = int(spans[k].end), int(spans[k].colon)
+		} else {
+			end = start + strings.IndexByte(str[start:], '\r')
+			colon = start + strings.IndexByte(str[start:end], ':')
+		}
+		key := canonicalRequestKey(str[start:colon])
+		v := trimOWS(str[colon+1 : end])
+		start = end + 2
+		if key == "Host" {
+			if h.hosts == nil {
+				vals = append(vals, v)
+				h.hosts = vals[len(vals)-1 : len(vals) : len(vals)]
+			} else {
+				h.hosts = append(h.hosts, v)
+			}
+			continue
+		}
+		h.has |= fieldBit(key)
 		if vv, dup := s.header[key]; dup {
 			s.header[key] = append(vv, v)
 			continue
@@ -161,6 +227,9 @@ func parsePlainHead(buf []byte, s *headScratch, reuse bool) (h plainHead, n int,
 	h.header = s.header
 	return h, end + 4, true
 }
+
+// lineSpan is where in a head a field line's colon and CR are.
+type lineSpan struct{ colon, end int32 }
 
 // pathByte: the bytes net/url keeps as they are in a path (no RawPath is
 // set, nothing is unescaped).

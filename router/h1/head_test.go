@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"net/textproto"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -34,6 +35,10 @@ var plainHeadSeeds = []string{
 	"G\xc3\xa9T / HTTP/1.1\r\nHost: a\r\n\r\n",
 	"GET / HTTP/1.1\r\n\r\n",
 	"GET / HTTP/1.1\r\nHost: a\r\n",
+	"GET / HTTP/1.1\r\nhost: a\r\nHOST: b\r\n\r\n",
+	"GET /many HTTP/1.1\r\nA1: 1\r\nA2: 2\r\nA3: 3\r\nA4: 4\r\nA5: 5\r\nA6: 6\r\nA7: 7\r\nA8: 8\r\nA9: 9\r\n" +
+		"A10: 10\r\nA11: 11\r\nA12: 12\r\nA13: 13\r\nA14: 14\r\nA15: 15\r\nA16: 16\r\nx-a17:  17 \r\nHost: h\r\nA1: again\r\nconnection: close\r\n\r\n",
+	"POST / HTTP/1.1\r\nHost: a\r\nconnection: close\r\nPragma: no-cache\r\nTransfer-Encoding: chunked\r\nTrailer: x\r\nexpect: 100-continue\r\nContent-Length: 1\r\n\r\n",
 }
 
 // FuzzPlainHead holds parsePlainHead to net/textproto's parse (readHead):
@@ -45,13 +50,19 @@ func FuzzPlainHead(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var s headScratch
-		_, _, primed := parsePlainHead([]byte("GET /prime?x HTTP/1.1\r\nHost: p\r\nX-A: prime\r\nX-Prime: 1\r\n\r\n"), &s, false)
+		_, _, primed := parsePlainHead([]byte("GET /prime?x HTTP/1.1\r\nHost: p\r\nX-A: prime\r\nX-Prime: 1\r\n\r\n"), -1, &s, false)
 		if !primed {
 			t.Fatal("the priming head is not plain")
 		}
-		got, n, ok := parsePlainHead(b, &s, true)
+		got, n, ok := parsePlainHead(b, -1, &s, true)
 		if !ok {
 			return
+		}
+		// With the end found by the caller (headWhole), the same.
+		var s2 headScratch
+		known, n2, ok2 := parsePlainHead(b, bytes.Index(b, []byte("\r\n\r\n")), &s2, false)
+		if !ok2 || n2 != n || !reflect.DeepEqual(known, got) {
+			t.Fatalf("%q: parsed with its end known: %v %d %+v, without %d %+v", b, ok2, n2, known, n, got)
 		}
 		src := bytes.NewReader(b)
 		br := bufio.NewReader(src)
@@ -69,8 +80,22 @@ func FuzzPlainHead(f *testing.F) {
 		if !reflect.DeepEqual(*got.url, *want.url) {
 			t.Fatalf("%q: URL %#v, textproto %#v", b, *got.url, *want.url)
 		}
-		if !reflect.DeepEqual(got.header, want.header) {
-			t.Fatalf("%q: header %q, textproto %q", b, got.header, want.header)
+		// The plain parse keeps Host out of the map: with it put back,
+		// the map is textproto's.
+		if got.hostsInHeader || got.header["Host"] != nil {
+			t.Fatalf("%q: Host in the header map", b)
+		}
+		full := got.header.Clone()
+		if got.hosts != nil {
+			full["Host"] = got.hosts
+		}
+		if !reflect.DeepEqual(full, want.header) {
+			t.Fatalf("%q: header %q and Host %q, textproto %q", b, got.header, got.hosts, want.header)
+		}
+		for _, k := range []string{"Connection", "Pragma", "Transfer-Encoding", "Content-Length", "Trailer", "Expect"} {
+			if _, present := want.header[k]; present != (got.has&fieldBit(k) != 0) {
+				t.Fatalf("%q: %s present %v, in the field set %v", b, k, present, !present)
+			}
 		}
 	})
 }
@@ -80,8 +105,9 @@ func TestPlainHeadTakes(t *testing.T) {
 		"GET / HTTP/1.1\r\nHost: a\r\n\r\n",
 		"POST /up HTTP/1.0\r\nhost: a\r\ncontent-length: 3\r\n\r\nabc",
 		"GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\r\nx-a: 2\r\nX-B:\t two \t\r\nX-Empty:   \r\n\r\n",
+		plainHeadSeeds[len(plainHeadSeeds)-2], // more lines than parsePlainHead keeps spans of
 	} {
-		if _, _, ok := parsePlainHead([]byte(s), new(headScratch), false); !ok {
+		if _, _, ok := parsePlainHead([]byte(s), -1, new(headScratch), false); !ok {
 			t.Errorf("%q is not taken as plain", s)
 		}
 	}
@@ -93,7 +119,7 @@ func TestPlainHeadTakes(t *testing.T) {
 		"GET / HTTP/1.1\r\nHost: a\r\n",
 		"CONNECT a:443 HTTP/1.1\r\nHost: a\r\n\r\n",
 	} {
-		if _, _, ok := parsePlainHead([]byte(s), new(headScratch), false); ok {
+		if _, _, ok := parsePlainHead([]byte(s), -1, new(headScratch), false); ok {
 			t.Errorf("%q is taken as plain", s)
 		}
 	}
@@ -102,7 +128,7 @@ func TestPlainHeadTakes(t *testing.T) {
 // A value slice is capped: a handler's append cannot write over the next
 // key's value in the shared backing array.
 func TestPlainHeadAppendCopies(t *testing.T) {
-	h, _, ok := parsePlainHead([]byte("GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\r\nX-B: 2\r\n\r\n"), new(headScratch), false)
+	h, _, ok := parsePlainHead([]byte("GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\r\nX-B: 2\r\n\r\n"), -1, new(headScratch), false)
 	if !ok {
 		t.Fatal("not plain")
 	}
@@ -116,8 +142,8 @@ func TestPlainHeadAppendCopies(t *testing.T) {
 func TestPlainHeadAllocs(t *testing.T) {
 	head := []byte("GET /bench?x=1 HTTP/1.1\r\nHost: bench.test\r\nUser-Agent: wrk\r\nAccept: */*\r\nX-Request-Id: 123\r\n\r\n")
 	var s headScratch
-	parsePlainHead(head, &s, false)
-	if n := testing.AllocsPerRun(100, func() { parsePlainHead(head, &s, true) }); n != 1 {
+	parsePlainHead(head, -1, &s, false)
+	if n := testing.AllocsPerRun(100, func() { parsePlainHead(head, -1, &s, true) }); n != 1 {
 		t.Fatalf("%v allocations per head, want 1", n)
 	}
 }
@@ -134,6 +160,24 @@ func TestCanonicalRequestKey(t *testing.T) {
 	} {
 		if got, want := canonicalRequestKey(k), textproto.CanonicalMIMEHeaderKey(k); got != want {
 			t.Errorf("canonicalRequestKey(%q) = %q, want %q", k, got, want)
+		}
+	}
+}
+
+// headWhole is headBuffered for every buffer, and the end it notes is the
+// first CRLF CRLF's.
+func TestHeadWhole(t *testing.T) {
+	extra := []string{"", "\r\n", "\r\nGET / HTTP/1.1\r\n\r\n", "\nGET / HTTP/1.1\n\n", "GET / HTTP/1.1\n\n",
+		"GET / HTTP/1.1\r\nHost: a\n\r\n", "GET / HTTP/1.1\r\nHost: a\r\n", "\r\n\r\n", "X\r\n\r\n"}
+	for _, in := range append(plainHeadSeeds, extra...) {
+		c := &conn{br: bufio.NewReader(strings.NewReader(in)), headEnd: -1}
+		_, _ = c.br.Peek(len(in))
+		want := headBuffered(c.br)
+		if got := c.headWhole(); got != want {
+			t.Errorf("%q: headWhole %v, headBuffered %v", in, got, want)
+		}
+		if c.headEnd >= 0 && c.headEnd != strings.Index(in, "\r\n\r\n") {
+			t.Errorf("%q: end %d", in, c.headEnd)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -647,5 +648,35 @@ func TestHeadTooLarge(t *testing.T) {
 	res, body := readResponse(t, br, "GET")
 	if res.StatusCode != 431 || body != "431 Request Header Fields Too Large" || !res.Close {
 		t.Fatalf("got %d %q, close %v", res.StatusCode, body, res.Close)
+	}
+}
+
+// A request's context answers http.LocalAddrContextKey with the
+// connection's local address, or with what ConnContext put there instead,
+// on every request of a connection; other keys from ConnContext's chain.
+func TestRequestContextLocalAddr(t *testing.T) {
+	type otherKey struct{}
+	for _, override := range []bool{false, true} {
+		s := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, "%v %v", r.Context().Value(http.LocalAddrContextKey), r.Context().Value(otherKey{}))
+		})}
+		s.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
+			if override {
+				ctx = context.WithValue(ctx, http.LocalAddrContextKey, "elsewhere")
+			}
+			return context.WithValue(ctx, otherKey{}, "other")
+		}
+		addr := serve(t, s)
+		c, br := dial(t, addr)
+		want := addr + " other"
+		if override {
+			want = "elsewhere other"
+		}
+		for range 3 {
+			io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+			if _, body := readResponse(t, br, "GET"); body != want {
+				t.Fatalf("override %v: context values %q, want %q", override, body, want)
+			}
+		}
 	}
 }

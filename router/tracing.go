@@ -2,6 +2,7 @@ package router
 
 import (
 	"bufio"
+	"encoding/binary"
 	"net"
 	"net/http"
 	"strconv"
@@ -100,16 +101,31 @@ func (c TraceContext) Traceparent() string {
 }
 
 // appendTraceparent writes c's traceparent into b, as every traced
-// request sends on: two digits a byte, by table.
-func (c TraceContext) appendTraceparent(b *[55]byte) {
+// request sends on: four bytes at a time as eight digits (hex8).
+func (c *TraceContext) appendTraceparent(b *[55]byte) {
 	b[0], b[1], b[2], b[35], b[52] = '0', '0', '-', '-', '-'
-	for i, x := range c.TraceID {
-		b[3+2*i], b[4+2*i] = hexPairs[x][0], hexPairs[x][1]
-	}
-	for i, x := range c.SpanID {
-		b[36+2*i], b[37+2*i] = hexPairs[x][0], hexPairs[x][1]
-	}
+	t, sp := &c.TraceID, &c.SpanID
+	binary.LittleEndian.PutUint64(b[3:], hex8(t[0:4]))
+	binary.LittleEndian.PutUint64(b[11:], hex8(t[4:8]))
+	binary.LittleEndian.PutUint64(b[19:], hex8(t[8:12]))
+	binary.LittleEndian.PutUint64(b[27:], hex8(t[12:16]))
+	binary.LittleEndian.PutUint64(b[36:], hex8(sp[0:4]))
+	binary.LittleEndian.PutUint64(b[44:], hex8(sp[4:8]))
 	b[53], b[54] = hexPairs[c.Flags][0], hexPairs[c.Flags][1]
+}
+
+// hex8 is the eight lower-case hex digits of p's four bytes, the first
+// in the low byte: each byte's nibbles spread to bytes of their own,
+// then each nibble made its digit, '0' to '9' or 'a' to 'f', all eight
+// at once.
+func hex8(p []byte) uint64 {
+	x := uint64(binary.LittleEndian.Uint32(p))
+	x = (x | x<<16) & 0x0000ffff0000ffff
+	x = (x | x<<8) & 0x00ff00ff00ff00ff
+	// The high nibble first, in the low byte of its 16 bits.
+	x = x>>4&0x000f000f000f000f | (x&0x000f000f000f000f)<<8
+	letters := (x + 0x0606060606060606) >> 4 & 0x0101010101010101
+	return x + 0x3030303030303030 + letters*('a'-'0'-10)
 }
 
 const hexDigits = "0123456789abcdef"
@@ -253,8 +269,7 @@ func (r *Router) startSpan(s *requestState) {
 		// headers, as nginx's see the client's and the module's
 		// proxy_set_header sets the upstream request's only, and a map
 		// without those headers is left as it is.
-		c.appendTraceparent(&tw.traceparent)
-		tw.value[0] = unsafe.String(&tw.traceparent[0], len(tw.traceparent))
+		tw.setTraceparent(&c)
 		tw.state, tw.pending = c.State, true
 	}
 	s.w, s.trace = tw, tw
@@ -296,14 +311,32 @@ func (tw *tracedWriter) putContext(h http.Header, outlives bool) {
 	}
 }
 
-// pendingTraceparent is the traceparent writeRequestHead writes for a
-// span whose context is not on the request's headers, "" for none; and
-// the tracestate with it.
-func (tw *tracedWriter) pendingTraceparent() (traceparent, tracestate string) {
+// pendingTraceparent is the Traceparent field writeRequestHead writes
+// for a span whose context is not on the request's headers, "" for
+// none: the whole line, "Traceparent: <value>\r\n", written at once; and
+// the tracestate's value with it.
+func (tw *tracedWriter) pendingTraceparent() (field, tracestate string) {
 	if tw == nil || !tw.pending {
 		return "", ""
 	}
-	return tw.value[0], tw.state
+	return unsafe.String(&tw.field[0], len(tw.field)), tw.state
+}
+
+// tracedFieldName is the start of the Traceparent field tracedWriter
+// keeps, the value after it.
+const tracedFieldName = "Traceparent: "
+
+// setTraceparent writes c's traceparent into tw's field, whose name and
+// line end stay from one request to the next, and makes it the header
+// value.
+func (tw *tracedWriter) setTraceparent(c *TraceContext) {
+	if tw.field[0] == 0 {
+		copy(tw.field[:], tracedFieldName)
+		copy(tw.field[len(tracedFieldName)+55:], "\r\n")
+	}
+	v := (*[55]byte)(tw.field[len(tracedFieldName):])
+	c.appendTraceparent(v)
+	tw.value[0] = unsafe.String(&v[0], len(v))
 }
 
 // spanName is the span's name for the location s is at; tw keeps the
@@ -504,14 +537,14 @@ type tracedWriter struct {
 	name      string
 	nameRoute *match.Route
 	namePath  string
-	// traceparent is the text of the Traceparent header's value, never
-	// changed once set; value is the header's slice. pending: the
-	// context is not on the request's headers yet (traceHeaders), state
-	// is its tracestate.
-	traceparent [55]byte
-	value       [1]string
-	pending     bool
-	state       string
+	// field is the Traceparent header field's line, its value never
+	// changed once set; value is the header's slice, the value's text
+	// in field. pending: the context is not on the request's headers yet
+	// (traceHeaders), state is its tracestate.
+	field   [len(tracedFieldName) + 55 + 2]byte
+	value   [1]string
+	pending bool
+	state   string
 	// end is what the span ends with: its attributes in attrs, the
 	// client address's text in ip.
 	end   SpanEnd

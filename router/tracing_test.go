@@ -547,7 +547,7 @@ func TestTracedWriterReset(t *testing.T) {
 		require.False(t, f.IsZero(), v.Type().Field(i).Name)
 	}
 	tw.reset(len(tw.attrs))
-	kept := map[string]bool{"traceparent": true, "ip": true, "cacheRoute": true, "cacheExact": true, "cacheName": true}
+	kept := map[string]bool{"field": true, "ip": true, "cacheRoute": true, "cacheExact": true, "cacheName": true}
 	for i := range v.NumField() {
 		name := v.Type().Field(i).Name
 		assert.Equal(t, kept[name], !v.Field(i).IsZero(), "field %s", name)

@@ -80,7 +80,7 @@ func writeRequestHead(bw *bufio.Writer, x *exchange, req *http.Request, upgrade 
 		writeHeader(bw, "Upgrade", upgrade)
 	}
 	if tp != "" {
-		writeHeader(bw, "Traceparent", tp)
+		bw.WriteString(tp) // the whole field (tracing.go)
 		if ts != "" {
 			writeHeader(bw, "Tracestate", ts)
 		}

@@ -35,6 +35,20 @@ type Tracer interface {
 	StartSpan(parent TraceContext, name string, start time.Time) Span
 }
 
+// SpanRestarter is a Tracer that starts a span in the record of one
+// that ended: the router keeps a traced request's span with its own
+// pooled state of the request and hands it back to start a later
+// request's, so that a traced request takes one pooled object, not the
+// router's and the tracer's. A Tracer that implements it must leave a
+// span that ended to the router: not reuse it itself.
+type SpanRestarter interface {
+	Tracer
+	// RestartSpan is StartSpan in the record of ended, a span that this
+	// or another Tracer returned and that ended, or nil. A span it cannot
+	// restart (another Tracer's) it leaves, and makes one anew.
+	RestartSpan(ended Span, parent TraceContext, name string, start time.Time) Span
+}
+
 // Span is one server span.
 type Span interface {
 	// Context is the span's trace context, sent on as traceparent and
@@ -259,7 +273,12 @@ func (r *Router) startSpan(s *requestState) {
 	tw := tracedWriters.Get().(*tracedWriter)
 	tw.w, tw.tracing = s.w, t
 	tw.name, tw.nameRoute, tw.namePath = r.spanName(s, t, tw), s.d.res.Route, s.d.path
-	tw.span = r.tracer.StartSpan(parent, tw.name, start)
+	if r.restarter != nil {
+		// The span tw kept from its last request, or nil.
+		tw.span = r.restarter.RestartSpan(tw.span, parent, tw.name, start)
+	} else {
+		tw.span = r.tracer.StartSpan(parent, tw.name, start)
+	}
 	if c := tw.span.Context(); c.IsValid() {
 		// A span without a context (a no-op tracer's) sends none. The
 		// context goes on the request's headers, in place of the
@@ -434,17 +453,21 @@ func (r *Router) endSpan(s *requestState) {
 	}
 	e.Attributes = a[:n]
 	tw.span.End(e)
-	tw.reset(n)
+	tw.reset(n, r.restarter != nil)
 	tracedWriters.Put(tw)
 }
 
 // reset clears tw, whose first n attributes were used, for the pool:
 // nothing of the request stays, the fields that refer to it cleared one
-// by one (the text buffers are written over), the location name kept
-// (TestTracedWriterReset).
-func (tw *tracedWriter) reset(n int) {
+// by one (the text buffers are written over), the location name kept,
+// and the span that ended when keepSpan, for a SpanRestarter to start
+// the next in (TestTracedWriterReset).
+func (tw *tracedWriter) reset(n int, keepSpan bool) {
 	clear(tw.attrs[:n])
-	tw.w, tw.status, tw.tracing, tw.span = nil, 0, nil, nil
+	if !keepSpan {
+		tw.span = nil
+	}
+	tw.w, tw.status, tw.tracing = nil, 0, nil
 	tw.name, tw.nameRoute, tw.namePath = "", nil, ""
 	tw.value[0], tw.pending, tw.state = "", false, ""
 	tw.end = SpanEnd{}
@@ -588,3 +611,9 @@ func (t *tracedWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 func (t *tracedWriter) FlushError() error { return http.NewResponseController(t.w).Flush() }
 
 func (t *tracedWriter) Unwrap() http.ResponseWriter { return t.w }
+
+// asRestarter is t as a SpanRestarter, nil when it is not one.
+func asRestarter(t Tracer) SpanRestarter {
+	rs, _ := t.(SpanRestarter)
+	return rs
+}

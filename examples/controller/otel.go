@@ -264,9 +264,7 @@ type otelSpan struct {
 	flags        byte
 	state        string
 	start        time.Time
-	// enc is where End encodes the span, kept with the record, and ids
-	// the record's ID generator.
-	enc otlpEncoder
+	// ids is the record's ID generator.
 	ids idSource
 }
 
@@ -286,7 +284,7 @@ func (l *liveTracer) RestartSpan(ended router.Span, parent router.TraceContext, 
 	if !ok {
 		s = &otelSpan{ids: idSource(rand.Uint64())}
 	}
-	*s = otelSpan{p: p, start: start, enc: s.enc, ids: s.ids}
+	*s = otelSpan{p: p, start: start, ids: s.ids}
 	var pflags byte
 	if parent.IsValid() {
 		s.traceID, s.parentID, s.remoteParent, pflags = parent.TraceID, parent.SpanID, true, parent.Flags
@@ -343,14 +341,11 @@ func (s *otelSpan) Context() router.TraceContext {
 
 // End exports a sampled span with its name, attributes and status (Error
 // for a 5xx answer, else Ok, as the module sets it). s keeps nothing of
-// the request, its provider or a large buffer: the router may restart
-// it (RestartSpan), or drop it.
+// the request nor its provider: the router may restart it
+// (RestartSpan), or drop it.
 func (s *otelSpan) End(e *router.SpanEnd) {
 	if s.flags&byte(trace.FlagsSampled) != 0 && s.p.batcher != nil {
 		s.p.batcher.add(s, e)
-	}
-	if cap(s.enc.b) > 16<<10 {
-		s.enc.b = nil
 	}
 	s.p, s.state = nil, ""
 }

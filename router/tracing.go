@@ -480,38 +480,41 @@ func (tw *tracedWriter) reset(n int, keepSpan bool) {
 // form, which the caller reads the general way.
 func ipv4Peer(remote string) (ip string, port int, ok bool) {
 	// Four fields of one to three digits, no leading zero (netip refuses
-	// those), none over 255, the last followed by ':': one pass, a
-	// digit's test first, as nearly every byte is one.
-	i, v, digits, dots := 0, 0, 0, 0
-	for ; i < len(remote); i++ {
-		c := remote[i]
-		if d := int(c - '0'); d <= 9 {
-			if digits > 0 && v == 0 {
-				return "", 0, false
-			}
-			if v = v*10 + d; v > 255 {
-				return "", 0, false
-			}
-			digits++
-			continue
-		}
-		if digits == 0 {
+	// those), none over 255, each followed by '.' and the last by ':':
+	// a field's digits read one by one, unrolled.
+	i := 0
+	for f := range 4 {
+		if i >= len(remote) {
 			return "", 0, false
 		}
-		if c == ':' && dots == 3 {
-			break
-		}
-		if c != '.' || dots == 3 {
+		v := int(remote[i] - '0')
+		if v > 9 {
 			return "", 0, false
 		}
-		dots++
-		v, digits = 0, 0
+		i++
+		if i < len(remote) && remote[i]-'0' <= 9 {
+			if v == 0 {
+				return "", 0, false
+			}
+			v = v*10 + int(remote[i]-'0')
+			i++
+			if i < len(remote) && remote[i]-'0' <= 9 {
+				if v = v*10 + int(remote[i]-'0'); v > 255 {
+					return "", 0, false
+				}
+				i++
+			}
+		}
+		sep := byte('.')
+		if f == 3 {
+			sep = ':'
+		}
+		if i >= len(remote) || remote[i] != sep {
+			return "", 0, false
+		}
+		i++
 	}
-	if i == len(remote) {
-		return "", 0, false
-	}
-	ip = remote[:i]
-	i++
+	ip = remote[:i-1]
 	if n := len(remote) - i; n < 1 || n > 9 {
 		return "", 0, false
 	}

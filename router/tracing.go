@@ -459,11 +459,14 @@ func (r *Router) endSpan(s *requestState) {
 
 // reset clears tw, whose first n attributes were used, for the pool:
 // nothing of the request stays, the fields that refer to it cleared one
-// by one (the text buffers are written over), the location name kept,
-// and the span that ended when keepSpan, for a SpanRestarter to start
-// the next in (TestTracedWriterReset).
+// by one (the text buffers are written over; of an attribute, its value:
+// its key is a constant, its number no reference), the location name
+// kept, and the span that ended when keepSpan, for a SpanRestarter to
+// start the next in (TestTracedWriterReset).
 func (tw *tracedWriter) reset(n int, keepSpan bool) {
-	clear(tw.attrs[:n])
+	for i := range tw.attrs[:n] {
+		tw.attrs[i].Value = ""
+	}
 	if !keepSpan {
 		tw.span = nil
 	}

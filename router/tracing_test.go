@@ -553,6 +553,14 @@ func TestTracedWriterReset(t *testing.T) {
 	kept := map[string]bool{"field": true, "ip": true, "cacheRoute": true, "cacheExact": true, "cacheName": true}
 	for i := range v.NumField() {
 		name := v.Type().Field(i).Name
+		if name == "attrs" {
+			// What refers to the request, the values, is gone; the
+			// constant keys and the numbers may stay.
+			for j, a := range tw.attrs {
+				assert.Empty(t, a.Value, "attribute %d", j)
+			}
+			continue
+		}
 		assert.Equal(t, kept[name], !v.Field(i).IsZero(), "field %s", name)
 	}
 	// For a SpanRestarter, the span that ended stays too.

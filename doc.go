@@ -3136,7 +3136,12 @@
 // an OTLP/gRPC exporter (its README lists the exporter keys:
 // otlp-collector-host and -port, otel-service-name, otel-sampler,
 // otel-sampler-ratio, otel-sampler-parent-based, otel-max-queuesize,
-// otel-schedule-delay-millis, otel-max-export-batch-size). The span has
+// otel-schedule-delay-millis, otel-max-export-batch-size). A Tracer that
+// is also a router.SpanRestarter is handed back, for a later request, a
+// span that ended, kept with the router's pooled state of the request,
+// and starts the new span in its record: a traced request then takes one
+// pooled object, not one of the router's and one of the tracer's (the
+// example controller's does). The span has
 // the attributes ingress-nginx's module sets (http.method, http.flavor,
 // http.target, http.server_name, http.host, http.user_agent,
 // http.status_code, http.scheme, net.host.port, net.peer.ip,

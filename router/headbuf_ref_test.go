@@ -66,7 +66,7 @@ func writeRequestHeadRef(bw *bufio.Writer, x *exchange, req *http.Request, upgra
 		writeFieldRef(bw, "Upgrade", upgrade)
 	}
 	if tp != "" {
-		writeFieldRef(bw, "Traceparent", tp)
+		writeFieldRef(bw, "Traceparent", tp[len(tracedFieldName):])
 		if ts != "" {
 			writeFieldRef(bw, "Tracestate", ts)
 		}
@@ -222,6 +222,7 @@ func TestRequestHeadWriter(t *testing.T) {
 	long := strings.Repeat("v", 5000)
 	tw := &tracedWriter{pending: true, state: "k=v"}
 	tw.value[0] = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	copy(tw.field[:], tracedFieldName+tw.value[0])
 	http10 := &match.Route{Location: match.Location{Policy: &match.Policy{Proxy: &match.Proxying{HTTP10: true}}}}
 	cases := []headCase{
 		{name: "plain", req: base},

@@ -428,6 +428,7 @@ type Router struct {
 	h1          *h1.Pool // HTTP backends, unless Options.Transport is set
 	observer    func(Record)
 	tracer      Tracer
+	restarter   SpanRestarter // tracer, when it is one
 	hook        Hook
 	logger      *slog.Logger
 	defaultCert *tls.Certificate
@@ -545,6 +546,7 @@ func New(o Options) *Router {
 		registry:    o.Registry,
 		observer:    o.Observer,
 		tracer:      o.Tracer,
+		restarter:   asRestarter(o.Tracer),
 		hook:        o.Hook,
 		logger:      o.Logger,
 		defaultCert: o.DefaultCertificate,

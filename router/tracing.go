@@ -2,6 +2,7 @@ package router
 
 import (
 	"bufio"
+	"encoding/binary"
 	"net"
 	"net/http"
 	"strconv"
@@ -32,6 +33,20 @@ type Tracer interface {
 	// starts a trace of its own. name is the span's name as the request
 	// starts; SpanEnd.Name is its final one.
 	StartSpan(parent TraceContext, name string, start time.Time) Span
+}
+
+// SpanRestarter is a Tracer that starts a span in the record of one
+// that ended: the router keeps a traced request's span with its own
+// pooled state of the request and hands it back to start a later
+// request's, so that a traced request takes one pooled object, not the
+// router's and the tracer's. A Tracer that implements it must leave a
+// span that ended to the router: not reuse it itself.
+type SpanRestarter interface {
+	Tracer
+	// RestartSpan is StartSpan in the record of ended, a span that this
+	// or another Tracer returned and that ended, or nil. A span it cannot
+	// restart (another Tracer's) it leaves, and makes one anew.
+	RestartSpan(ended Span, parent TraceContext, name string, start time.Time) Span
 }
 
 // Span is one server span.
@@ -100,16 +115,31 @@ func (c TraceContext) Traceparent() string {
 }
 
 // appendTraceparent writes c's traceparent into b, as every traced
-// request sends on: two digits a byte, by table.
-func (c TraceContext) appendTraceparent(b *[55]byte) {
+// request sends on: four bytes at a time as eight digits (hex8).
+func (c *TraceContext) appendTraceparent(b *[55]byte) {
 	b[0], b[1], b[2], b[35], b[52] = '0', '0', '-', '-', '-'
-	for i, x := range c.TraceID {
-		b[3+2*i], b[4+2*i] = hexPairs[x][0], hexPairs[x][1]
-	}
-	for i, x := range c.SpanID {
-		b[36+2*i], b[37+2*i] = hexPairs[x][0], hexPairs[x][1]
-	}
+	t, sp := &c.TraceID, &c.SpanID
+	binary.LittleEndian.PutUint64(b[3:], hex8(t[0:4]))
+	binary.LittleEndian.PutUint64(b[11:], hex8(t[4:8]))
+	binary.LittleEndian.PutUint64(b[19:], hex8(t[8:12]))
+	binary.LittleEndian.PutUint64(b[27:], hex8(t[12:16]))
+	binary.LittleEndian.PutUint64(b[36:], hex8(sp[0:4]))
+	binary.LittleEndian.PutUint64(b[44:], hex8(sp[4:8]))
 	b[53], b[54] = hexPairs[c.Flags][0], hexPairs[c.Flags][1]
+}
+
+// hex8 is the eight lower-case hex digits of p's four bytes, the first
+// in the low byte: each byte's nibbles spread to bytes of their own,
+// then each nibble made its digit, '0' to '9' or 'a' to 'f', all eight
+// at once.
+func hex8(p []byte) uint64 {
+	x := uint64(binary.LittleEndian.Uint32(p))
+	x = (x | x<<16) & 0x0000ffff0000ffff
+	x = (x | x<<8) & 0x00ff00ff00ff00ff
+	// The high nibble first, in the low byte of its 16 bits.
+	x = x>>4&0x000f000f000f000f | (x&0x000f000f000f000f)<<8
+	letters := (x + 0x0606060606060606) >> 4 & 0x0101010101010101
+	return x + 0x3030303030303030 + letters*('a'-'0'-10)
 }
 
 const hexDigits = "0123456789abcdef"
@@ -243,7 +273,12 @@ func (r *Router) startSpan(s *requestState) {
 	tw := tracedWriters.Get().(*tracedWriter)
 	tw.w, tw.tracing = s.w, t
 	tw.name, tw.nameRoute, tw.namePath = r.spanName(s, t, tw), s.d.res.Route, s.d.path
-	tw.span = r.tracer.StartSpan(parent, tw.name, start)
+	if r.restarter != nil {
+		// The span tw kept from its last request, or nil.
+		tw.span = r.restarter.RestartSpan(tw.span, parent, tw.name, start)
+	} else {
+		tw.span = r.tracer.StartSpan(parent, tw.name, start)
+	}
 	if c := tw.span.Context(); c.IsValid() {
 		// A span without a context (a no-op tracer's) sends none. The
 		// context goes on the request's headers, in place of the
@@ -253,8 +288,7 @@ func (r *Router) startSpan(s *requestState) {
 		// headers, as nginx's see the client's and the module's
 		// proxy_set_header sets the upstream request's only, and a map
 		// without those headers is left as it is.
-		c.appendTraceparent(&tw.traceparent)
-		tw.value[0] = unsafe.String(&tw.traceparent[0], len(tw.traceparent))
+		tw.setTraceparent(&c)
 		tw.state, tw.pending = c.State, true
 	}
 	s.w, s.trace = tw, tw
@@ -296,14 +330,32 @@ func (tw *tracedWriter) putContext(h http.Header, outlives bool) {
 	}
 }
 
-// pendingTraceparent is the traceparent writeRequestHead writes for a
-// span whose context is not on the request's headers, "" for none; and
-// the tracestate with it.
-func (tw *tracedWriter) pendingTraceparent() (traceparent, tracestate string) {
+// pendingTraceparent is the Traceparent field writeRequestHead writes
+// for a span whose context is not on the request's headers, "" for
+// none: the whole field with the line end before it, as the head writer
+// puts lines ("\r\nTraceparent: <value>"), written at once; and the
+// tracestate's value with it.
+func (tw *tracedWriter) pendingTraceparent() (field, tracestate string) {
 	if tw == nil || !tw.pending {
 		return "", ""
 	}
-	return tw.value[0], tw.state
+	return unsafe.String(&tw.field[0], len(tw.field)), tw.state
+}
+
+// tracedFieldName is the start of the Traceparent field tracedWriter
+// keeps, the value after it.
+const tracedFieldName = "\r\nTraceparent: "
+
+// setTraceparent writes c's traceparent into tw's field, whose name and
+// line end stay from one request to the next, and makes it the header
+// value.
+func (tw *tracedWriter) setTraceparent(c *TraceContext) {
+	if tw.field[0] == 0 {
+		copy(tw.field[:], tracedFieldName)
+	}
+	v := (*[55]byte)(tw.field[len(tracedFieldName):])
+	c.appendTraceparent(v)
+	tw.value[0] = unsafe.String(&v[0], len(v))
 }
 
 // spanName is the span's name for the location s is at; tw keeps the
@@ -401,17 +453,24 @@ func (r *Router) endSpan(s *requestState) {
 	}
 	e.Attributes = a[:n]
 	tw.span.End(e)
-	tw.reset(n)
+	tw.reset(n, r.restarter != nil)
 	tracedWriters.Put(tw)
 }
 
 // reset clears tw, whose first n attributes were used, for the pool:
 // nothing of the request stays, the fields that refer to it cleared one
-// by one (the text buffers are written over), the location name kept
-// (TestTracedWriterReset).
-func (tw *tracedWriter) reset(n int) {
-	clear(tw.attrs[:n])
-	tw.w, tw.status, tw.tracing, tw.span = nil, 0, nil, nil
+// by one (the text buffers are written over; of an attribute, its value:
+// its key is a constant, its number no reference), the location name
+// kept, and the span that ended when keepSpan, for a SpanRestarter to
+// start the next in (TestTracedWriterReset).
+func (tw *tracedWriter) reset(n int, keepSpan bool) {
+	for i := range tw.attrs[:n] {
+		tw.attrs[i].Value = ""
+	}
+	if !keepSpan {
+		tw.span = nil
+	}
+	tw.w, tw.status, tw.tracing = nil, 0, nil
 	tw.name, tw.nameRoute, tw.namePath = "", nil, ""
 	tw.value[0], tw.pending, tw.state = "", false, ""
 	tw.end = SpanEnd{}
@@ -424,38 +483,41 @@ func (tw *tracedWriter) reset(n int) {
 // form, which the caller reads the general way.
 func ipv4Peer(remote string) (ip string, port int, ok bool) {
 	// Four fields of one to three digits, no leading zero (netip refuses
-	// those), none over 255, the last followed by ':': one pass, a
-	// digit's test first, as nearly every byte is one.
-	i, v, digits, dots := 0, 0, 0, 0
-	for ; i < len(remote); i++ {
-		c := remote[i]
-		if d := int(c - '0'); d <= 9 {
-			if digits > 0 && v == 0 {
-				return "", 0, false
-			}
-			if v = v*10 + d; v > 255 {
-				return "", 0, false
-			}
-			digits++
-			continue
-		}
-		if digits == 0 {
+	// those), none over 255, each followed by '.' and the last by ':':
+	// a field's digits read one by one, unrolled.
+	i := 0
+	for f := range 4 {
+		if i >= len(remote) {
 			return "", 0, false
 		}
-		if c == ':' && dots == 3 {
-			break
-		}
-		if c != '.' || dots == 3 {
+		v := int(remote[i] - '0')
+		if v > 9 {
 			return "", 0, false
 		}
-		dots++
-		v, digits = 0, 0
+		i++
+		if i < len(remote) && remote[i]-'0' <= 9 {
+			if v == 0 {
+				return "", 0, false
+			}
+			v = v*10 + int(remote[i]-'0')
+			i++
+			if i < len(remote) && remote[i]-'0' <= 9 {
+				if v = v*10 + int(remote[i]-'0'); v > 255 {
+					return "", 0, false
+				}
+				i++
+			}
+		}
+		sep := byte('.')
+		if f == 3 {
+			sep = ':'
+		}
+		if i >= len(remote) || remote[i] != sep {
+			return "", 0, false
+		}
+		i++
 	}
-	if i == len(remote) {
-		return "", 0, false
-	}
-	ip = remote[:i]
-	i++
+	ip = remote[:i-1]
 	if n := len(remote) - i; n < 1 || n > 9 {
 		return "", 0, false
 	}
@@ -504,14 +566,14 @@ type tracedWriter struct {
 	name      string
 	nameRoute *match.Route
 	namePath  string
-	// traceparent is the text of the Traceparent header's value, never
-	// changed once set; value is the header's slice. pending: the
-	// context is not on the request's headers yet (traceHeaders), state
-	// is its tracestate.
-	traceparent [55]byte
-	value       [1]string
-	pending     bool
-	state       string
+	// field is the Traceparent header field's line, its value never
+	// changed once set; value is the header's slice, the value's text
+	// in field. pending: the context is not on the request's headers yet
+	// (traceHeaders), state is its tracestate.
+	field   [len(tracedFieldName) + 55]byte
+	value   [1]string
+	pending bool
+	state   string
 	// end is what the span ends with: its attributes in attrs, the
 	// client address's text in ip.
 	end   SpanEnd
@@ -555,3 +617,9 @@ func (t *tracedWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 func (t *tracedWriter) FlushError() error { return http.NewResponseController(t.w).Flush() }
 
 func (t *tracedWriter) Unwrap() http.ResponseWriter { return t.w }
+
+// asRestarter is t as a SpanRestarter, nil when it is not one.
+func asRestarter(t Tracer) SpanRestarter {
+	rs, _ := t.(SpanRestarter)
+	return rs
+}

@@ -33,6 +33,7 @@ type testSpan struct {
 	start  string
 	end    SpanEnd
 	ended  bool
+	tracer *restartTracer // the restartTracer that restarts it
 }
 
 func (tr *testTracer) StartSpan(parent TraceContext, name string, _ time.Time) Span {
@@ -123,7 +124,9 @@ func tracingRouter(t *testing.T, tr *match.Tracing, o Options) (*Router, *testTr
 	api := route(match.Prefix, "/api", web)
 	api.Tracing = tr
 	tt := &testTracer{}
-	o.Tracer = tt
+	if o.Tracer == nil {
+		o.Tracer = tt
+	}
 	r := newTestRouter(o)
 	r.Publish(table("tracing", vhost("shop.example.com", nil, api, route(match.Prefix, "/plain", web))))
 	return r, tt
@@ -546,12 +549,77 @@ func TestTracedWriterReset(t *testing.T) {
 		fill(f)
 		require.False(t, f.IsZero(), v.Type().Field(i).Name)
 	}
-	tw.reset(len(tw.attrs))
-	kept := map[string]bool{"traceparent": true, "ip": true, "cacheRoute": true, "cacheExact": true, "cacheName": true}
+	tw.reset(len(tw.attrs), false)
+	kept := map[string]bool{"field": true, "ip": true, "cacheRoute": true, "cacheExact": true, "cacheName": true}
 	for i := range v.NumField() {
 		name := v.Type().Field(i).Name
+		if name == "attrs" {
+			// What refers to the request, the values, is gone; the
+			// constant keys and the numbers may stay.
+			for j, a := range tw.attrs {
+				assert.Empty(t, a.Value, "attribute %d", j)
+			}
+			continue
+		}
 		assert.Equal(t, kept[name], !v.Field(i).IsZero(), "field %s", name)
 	}
+	// For a SpanRestarter, the span that ended stays too.
+	tw.span = nopSpan{}
+	tw.reset(len(tw.attrs), true)
+	assert.Equal(t, Span(nopSpan{}), tw.span)
+}
+
+// restartTracer is a testTracer that restarts the spans it made.
+type restartTracer struct {
+	testTracer
+	restarts, anew int
+}
+
+func (tr *restartTracer) RestartSpan(ended Span, parent TraceContext, name string, start time.Time) Span {
+	s, ok := ended.(*testSpan)
+	if !ok || s.tracer != tr {
+		tr.anew++
+		s := tr.StartSpan(parent, name, start).(*testSpan)
+		s.tracer = tr
+		return s
+	}
+	if !s.ended {
+		panic("restarted before it ended")
+	}
+	tr.restarts++
+	n := tr.StartSpan(parent, name, start).(*testSpan)
+	*s = *n
+	s.tracer = tr
+	tr.mu.Lock()
+	tr.spans[len(tr.spans)-1] = s
+	tr.mu.Unlock()
+	return s
+}
+
+// A SpanRestarter is handed back the spans that ended, kept with the
+// router's pooled state: after the first, traced requests start theirs
+// in them, each span as StartSpan's would be; a span of another router's
+// Tracer, kept in the same pool, is handed to it too, and it makes its
+// own.
+func TestTracingRestartSpan(t *testing.T) {
+	rt := &restartTracer{}
+	r, _ := tracingRouter(t, &match.Tracing{TrustIncomingSpan: true}, Options{Tracer: rt})
+	other, ot := tracingRouter(t, &match.Tracing{}, Options{})
+	for i := range 20 {
+		res := traced(r, "/api/items", http.Header{"Traceparent": {clientParent}})
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		s := rt.last(t)
+		require.True(t, s.ended)
+		assert.Equal(t, "/api/", s.end.Name)
+		assert.Equal(t, clientParent, s.parent.Traceparent())
+		assert.Equal(t, s.ctx.Traceparent(), res.Header.Get("Seen-Traceparent"), "request %d", i)
+		if i%5 == 4 {
+			traced(other, "/api/items", nil)
+		}
+	}
+	assert.Equal(t, 20, rt.restarts+rt.anew)
+	assert.Positive(t, rt.restarts, "no span was restarted")
+	assert.Equal(t, 4, ot.count(), "the other router's spans")
 }
 
 // fill makes v, settable, non-zero all through.

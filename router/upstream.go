@@ -75,7 +75,7 @@ func writeRequestHead(bw *bufio.Writer, x *exchange, req *http.Request, upgrade 
 		hb.str(upgrade)
 	}
 	if tp, ts := trace.pendingTraceparent(); tp != "" {
-		hb.field("Traceparent", tp)
+		hb.str(tp) // the whole field, its line end first (tracing.go)
 		if ts != "" {
 			hb.field("Tracestate", ts)
 		}

@@ -245,12 +245,14 @@ func (p *otelProvider) shutdown(ctx context.Context) error {
 }
 
 // The spans are the SDK's as far as the sampler and what is exported go,
-// without its span object: a span lives from StartSpan to End only, its
-// record reused for the next (the router reads Context right after
-// StartSpan and ends a span once), and is written into the export batch
-// as it ends. The SDK's span, snapshot and exporter cost several times
+// without its span object: a span lives from its start to End only, its
+// record restarted for a later request by the router, which keeps it
+// (the router reads Context right after the start and ends a span once),
+// and is written into the export batch as it ends. The SDK's span, snapshot and exporter cost several times
 // the rest of the request (issue 39); TestOTLPMatchesSDK holds the two
 // to the same message.
+
+var _ router.SpanRestarter = (*liveTracer)(nil)
 
 // otelSpan is one request's server span.
 type otelSpan struct {
@@ -262,20 +264,27 @@ type otelSpan struct {
 	flags        byte
 	state        string
 	start        time.Time
-	// enc is where End encodes the span, kept with the record, and ids
-	// the record's ID generator.
-	enc otlpEncoder
+	// ids is the record's ID generator.
 	ids idSource
 }
 
-var spanPool = sync.Pool{New: func() any { return &otelSpan{ids: idSource(rand.Uint64())} }}
-
 // StartSpan starts a server span under the parent the router trusted,
-// sampled as the SDK's sampler decides.
-func (l *liveTracer) StartSpan(parent router.TraceContext, _ string, start time.Time) router.Span {
+// sampled as the SDK's sampler decides, in a record of its own.
+func (l *liveTracer) StartSpan(parent router.TraceContext, name string, start time.Time) router.Span {
+	return l.RestartSpan(nil, parent, name, start)
+}
+
+// RestartSpan is StartSpan in the record of ended, a span of this
+// controller that ended (router.SpanRestarter): the router keeps it with
+// its own pooled state of a traced request, so that a span costs no pool
+// of its own.
+func (l *liveTracer) RestartSpan(ended router.Span, parent router.TraceContext, _ string, start time.Time) router.Span {
 	p := l.cur.Load()
-	s := spanPool.Get().(*otelSpan)
-	*s = otelSpan{p: p, start: start, enc: s.enc, ids: s.ids}
+	s, ok := ended.(*otelSpan)
+	if !ok {
+		s = &otelSpan{ids: idSource(rand.Uint64())}
+	}
+	*s = otelSpan{p: p, start: start, ids: s.ids}
 	var pflags byte
 	if parent.IsValid() {
 		s.traceID, s.parentID, s.remoteParent, pflags = parent.TraceID, parent.SpanID, true, parent.Flags
@@ -331,17 +340,14 @@ func (s *otelSpan) Context() router.TraceContext {
 }
 
 // End exports a sampled span with its name, attributes and status (Error
-// for a 5xx answer, else Ok, as the module sets it), and frees s.
+// for a 5xx answer, else Ok, as the module sets it). s keeps nothing of
+// the request nor its provider: the router may restart it
+// (RestartSpan), or drop it.
 func (s *otelSpan) End(e *router.SpanEnd) {
 	if s.flags&byte(trace.FlagsSampled) != 0 && s.p.batcher != nil {
 		s.p.batcher.add(s, e)
 	}
-	enc := s.enc
-	if cap(enc.b) > 16<<10 {
-		enc.b = nil
-	}
-	*s = otelSpan{enc: enc, ids: s.ids}
-	spanPool.Put(s)
+	s.p, s.state = nil, ""
 }
 
 // shutdown exports the spans ended so far, within ctx, and stops the

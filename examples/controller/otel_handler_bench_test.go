@@ -97,10 +97,10 @@ func BenchmarkTracedHandler(b *testing.B) {
 }
 
 // A traced request, its span exported, allocates no more than an
-// untraced one: the router's writer and the span's record are pooled,
-// the span is encoded into the batch's reused buffer, and an export's
-// own allocations, a few per batch of 512 spans, come to less than one
-// a request.
+// untraced one: the router's writer is pooled, the span's record kept
+// with it and restarted (router.SpanRestarter), the span is encoded into
+// the batch's reused buffer, and an export's own allocations, a few per
+// batch of 512 spans, come to less than one a request.
 func TestTracedHandlerAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")

@@ -130,13 +130,11 @@ func newOTLPBatcher(log *slog.Logger, endpoint, service string, s otelSettings) 
 	return b, nil
 }
 
-// add writes the sampled span s, ending with e, into the current batch:
-// encoded in s's own buffer first, so that the batch's lock is held for a
-// copy only.
+// add writes the sampled span s, ending with e, into the current batch,
+// encoded in place: a span's encoding (about a microsecond's third)
+// under the batch's lock costs less than encoding it apart and copying
+// it in, and the lock is taken once a request.
 func (b *otlpBatcher) add(s *otelSpan, e *router.SpanEnd) {
-	enc := &s.enc
-	enc.b = enc.b[:0]
-	enc.span(fScopeSpansSpans, s, e)
 	b.mu.Lock()
 	if b.stopped || b.queued+b.curSpans() >= b.queueSize {
 		b.dropped++
@@ -151,7 +149,7 @@ func (b *otlpBatcher) add(s *otelSpan, e *router.SpanEnd) {
 		default:
 		}
 	}
-	b.cur.enc.b = append(b.cur.enc.b, enc.b...)
+	b.cur.enc.span(fScopeSpansSpans, s, e)
 	b.cur.spans++
 	if b.cur.spans >= b.batchSize {
 		b.queued += b.cur.spans

@@ -295,11 +295,17 @@ func TestTLSArmedReadsOncePerRequest(t *testing.T) {
 		}
 		return float64(readCalls(t)-start) / n
 	}
-	armed, unarmed := perRequest(true), perRequest(false)
-	t.Logf("read calls per request: %.2f over rawsock.NetConn, %.2f over the TCP connection", armed, unarmed)
 	// A wait that outlasts armWait on a loaded machine costs a read more,
-	// and the connection a stretch unarmed: some slack.
-	if armed > 3.25 {
-		t.Errorf("%.2f read calls per request over rawsock.NetConn (%.2f unarmed): not armed", armed, unarmed)
+	// and the connection a stretch unarmed: some slack, and three tries
+	// (unarmed, every try reads about 3.7 times a request).
+	for try := 1; ; try++ {
+		armed, unarmed := perRequest(true), perRequest(false)
+		t.Logf("read calls per request: %.2f over rawsock.NetConn, %.2f over the TCP connection", armed, unarmed)
+		if armed <= 3.25 {
+			return
+		}
+		if try == 3 {
+			t.Fatalf("%.2f read calls per request over rawsock.NetConn (%.2f unarmed) in each of %d tries: not armed", armed, unarmed, try)
+		}
 	}
 }

@@ -43,7 +43,7 @@ const (
 
 // stepAuth applies the location's authentication (authorize). A location
 // whose authentication cannot be served is denied before it (stepDenied).
-var stepAuth = step{name: "auth", reasons: []string{
+var stepAuth = step{name: "auth", kind: kindAuth, reasons: []string{
 	ReasonUnauthorized, ReasonAuthForbidden, ReasonAuthSignin, ReasonAuthError, ReasonAuthBusy, ReasonAuthLockout,
 }}
 

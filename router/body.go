@@ -46,13 +46,13 @@ const (
 // (its CORS preflight and headers, its redirects) and its access phase
 // (rate limits, source ranges, authentication), so such a request spends
 // no rate and asks no auth service.
-var stepBodySize = step{name: "declared body size", reasons: []string{ReasonBodyTooLarge}}
+var stepBodySize = step{name: "declared body size", kind: kindBodySize, reasons: []string{ReasonBodyTooLarge}}
 
 // stepBody limits, times and buffers the request body (checkBody). A body
 // streamed to the backend can fail the same ways while it is proxied. It
 // answers ReasonBodyTooLarge too, for a body that grows past the limit;
 // stepBodySize declares it.
-var stepBody = step{name: "body", reasons: []string{ReasonBadBody, ReasonClientTimeout, ReasonBodyTempFile}}
+var stepBody = step{name: "body", kind: kindBody, reasons: []string{ReasonBadBody, ReasonClientTimeout, ReasonBodyTempFile}}
 
 var (
 	ansBadBody       = answer{http.StatusBadRequest, ReasonBadBody, "400 Bad Request: malformed request body\n"}

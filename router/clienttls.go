@@ -44,7 +44,7 @@ var (
 // stepClientCert judges the client's certificate (checkClientCert): first
 // of all, as nginx refuses a request for its certificate before it looks
 // at anything else of it.
-var stepClientCert = step{name: "client certificate", reasons: []string{
+var stepClientCert = step{name: "client certificate", kind: kindClientCert, reasons: []string{
 	ReasonClientCertMissing, ReasonClientCertInvalid, ReasonClientCertForbidden, ReasonClientCertErrorPage, ReasonMisdirected}}
 
 // The headers ingress-nginx sets towards the backend of a host with

@@ -16,7 +16,7 @@ const ReasonCORSPreflight = "cors-preflight"
 const ReasonCORSPreflightDenied = "cors-preflight-denied"
 
 // stepPreflight applies the location's CORS policy (serveCORS).
-var stepPreflight = step{name: "cors preflight", reasons: []string{ReasonCORSPreflight, ReasonCORSPreflightDenied}}
+var stepPreflight = step{name: "cors preflight", kind: kindPreflight, reasons: []string{ReasonCORSPreflight, ReasonCORSPreflightDenied}}
 
 // policyHeaders are the response headers a route's policies add to a
 // proxied answer: the CORS headers, which replace any the backend sent

@@ -31,7 +31,7 @@ type Hook func(w http.ResponseWriter, req *http.Request, m Match) (answered bool
 const ReasonHook = "hook"
 
 // stepHook runs Options.Hook (runHook).
-var stepHook = step{name: "hook", reasons: []string{ReasonHook}}
+var stepHook = step{name: "hook", kind: kindHook, reasons: []string{ReasonHook}}
 
 // runHook runs the hook, if there is one, for a request the table sent to
 // a backend and, when it answered, records that.

@@ -51,7 +51,7 @@ func deniedAnswer(loc *match.Location) (answer, bool) {
 
 // stepLimits applies the location's rate limits and source ranges
 // (applyLimits): they count requests, so only serving applies them.
-var stepLimits = step{name: "limits", reasons: []string{ReasonRateLimited, ReasonSourceDenied}}
+var stepLimits = step{name: "limits", kind: kindLimits, reasons: []string{ReasonRateLimited, ReasonSourceDenied}}
 
 // applyLimits admits the request past the location's limits (admit) and
 // keeps its ticket, or answers the refusal.

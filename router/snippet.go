@@ -32,8 +32,8 @@ const (
 )
 
 var (
-	stepSnippet   = step{name: "snippet", reasons: []string{ReasonSnippetReturn, ReasonSnippetNoLocation, ReasonSnippetCycle}}
-	stepAllowDeny = step{name: "snippet access", reasons: []string{ReasonSnippetDenied}}
+	stepSnippet   = step{name: "snippet", kind: kindSnippet, reasons: []string{ReasonSnippetReturn, ReasonSnippetNoLocation, ReasonSnippetCycle}}
+	stepAllowDeny = step{name: "snippet access", kind: kindAllowDeny, reasons: []string{ReasonSnippetDenied}}
 )
 
 // runSnippet runs the location's snippet and reports whether it answered.

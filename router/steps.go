@@ -25,8 +25,7 @@ type step struct {
 	// hook's or the canary's (see Decision.LeavesToServing).
 	decided bool
 	// kind is what run switches on: a small number, so that the switch is
-	// one indexed jump rather than a comparison per step before it. Set
-	// once from the step's address (stepKinds).
+	// one indexed jump rather than a comparison per step before it.
 	kind stepKind
 }
 
@@ -46,18 +45,6 @@ const (
 	kindSnippet
 	kindAllowDeny
 )
-
-// stepKinds gives each step of requestSteps its kind.
-func init() {
-	kinds := map[*step]stepKind{
-		&stepClientCert: kindClientCert, &stepPreflight: kindPreflight, &stepLimits: kindLimits,
-		&stepAuth: kindAuth, &stepHook: kindHook, &stepSteer: kindSteer, &stepBodySize: kindBodySize,
-		&stepBody: kindBody, &stepSnippet: kindSnippet, &stepAllowDeny: kindAllowDeny,
-	}
-	for _, st := range requestSteps {
-		st.kind = kinds[st]
-	}
-}
 
 // requestSteps are what ServeHTTP does with a request once decide has
 // routed it, in order: each may answer the request and end it; the

@@ -367,6 +367,11 @@ func (pc *Conn) Next() (*Response, error) {
 			length = 0
 			req.Length = 0
 		}
+		if ex.held {
+			// The flush is the hold's last write, of bw's own buffer:
+			// Send writes it from there.
+			pc.raw.Borrow()
+		}
 		if err := pc.bw.Flush(); err != nil {
 			return nil, noResponse{err}
 		}

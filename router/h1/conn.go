@@ -415,6 +415,12 @@ func (c *conn) flushAndAwait() (ready bool, err error) {
 		c.setReadDeadline(now.Add(armWait))
 	}
 	c.raw.Hold()
+	if !c.layered {
+		// The flush is the hold's one write, of bw's own buffer, which
+		// stays as it is until SendAwait returns: sent from there. (A TLS
+		// layer writes its records from a buffer it reuses.)
+		c.raw.Borrow()
+	}
 	_ = c.bw.Flush() // into the hold
 	ready, err = c.raw.SendAwait()
 	if err != nil && c.werr == nil {

@@ -33,6 +33,10 @@ type Conn struct {
 
 	held    []byte // Writes held for Send
 	holding bool
+	// borrow: the next Write under Hold is the hold's last (see Borrow);
+	// borrowed is that Write's bytes, kept instead of copied into held.
+	borrow   bool
+	borrowed []byte
 
 	// shared: another goroutine may write while Send runs (a TLS layer's
 	// Close writes its close_notify alert whenever it is called), so
@@ -161,6 +165,16 @@ func (s *Conn) Write(p []byte) (int, error) {
 
 func (s *Conn) write(p []byte) (int, error) {
 	if s.holding {
+		if s.borrow && len(s.held) == 0 && s.borrowed == nil {
+			s.borrow, s.borrowed = false, p
+			return len(p), nil
+		}
+		s.borrow = false
+		if s.borrowed != nil {
+			// Not the last after all: what was kept is copied while the
+			// caller has not yet touched it.
+			s.held, s.borrowed = append(s.held, s.borrowed...), nil
+		}
 		s.held = append(s.held, p...)
 		return len(p), nil
 	}
@@ -184,6 +198,21 @@ func (s *Conn) Hold() {
 	}
 	s.holding = true
 	s.held = s.held[:0]
+	s.borrow, s.borrowed = false, nil
+}
+
+// Borrow tells a Conn under Hold that the next Write is the last before
+// Send: it keeps that Write's bytes where they are instead of copying
+// them, when nothing else is held, so the caller must not change them
+// until Send returns. A buffered writer's Flush just before Send is such a
+// Write: it hands over its buffer once and writes nothing more into it
+// until it is written to again.
+func (s *Conn) Borrow() {
+	if s.shared {
+		s.wmu.Lock()
+		defer s.wmu.Unlock()
+	}
+	s.borrow = s.holding
 }
 
 // Send writes what was written since Hold and waits until the socket has
@@ -209,8 +238,11 @@ func (s *Conn) SendAwait() (ready bool, err error) {
 		s.wmu.Lock()
 		s.unlock = true
 	}
-	s.holding = false
+	s.holding, s.borrow = false, false
 	s.sp, s.serr, s.sent, s.ready = s.held, 0, false, false
+	if s.borrowed != nil {
+		s.sp, s.borrowed = s.borrowed, nil
+	}
 	_ = s.rc.Read(s.sendFn) // a failed wait is the next Read's
 	rest, sent, werr := s.sp, s.sent, s.serr
 	s.sp = nil

@@ -18,6 +18,7 @@ var errNone = errors.New("rawsock: no raw socket on this system")
 func (*Conn) Read([]byte) (int, error)  { return 0, errNone }
 func (*Conn) Write([]byte) (int, error) { return 0, errNone }
 func (*Conn) Hold()                     {}
+func (*Conn) Borrow()                   {}
 func (*Conn) Send() error               { return errNone }
 func (*Conn) Pending() bool             { return true }
 func (*Conn) SendAwait() (bool, error)  { return false, errNone }

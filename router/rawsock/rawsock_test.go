@@ -390,3 +390,106 @@ func TestSendAwaitAndWaited(t *testing.T) {
 		t.Fatalf("read %q, %v, waited %v", buf, err, s.Waited())
 	}
 }
+
+// Borrow keeps the last write's bytes where they are: Send writes what
+// they hold when it runs, so the write was not copied.
+func TestBorrowSendsFromPlace(t *testing.T) {
+	s, c, peer := pair(t)
+	go io.Copy(peer, peer) // echo
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := []byte("ping")
+	s.Hold()
+	s.Borrow()
+	s.Write(buf)
+	copy(buf, "PONG") // before Send: what Send writes
+	if err := s.Send(); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 4)
+	if _, err := io.ReadFull(s, got); err != nil || string(got) != "PONG" {
+		t.Fatalf("echoed %q, %v: the borrowed bytes were copied, not sent from place", got, err)
+	}
+	// Without Borrow a held write is a copy.
+	s.Hold()
+	s.Write(buf)
+	copy(buf, "zzzz")
+	if err := s.Send(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(s, got); err != nil || string(got) != "PONG" {
+		t.Fatalf("echoed %q, %v: a held write changed after it was made", got, err)
+	}
+}
+
+// A write after the borrowed one (the caller was wrong about the last):
+// the borrowed bytes are copied then, as they were, and everything goes
+// in order. Borrow after other held writes copies as Write does.
+func TestBorrowThenMore(t *testing.T) {
+	s, c, peer := pair(t)
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	peer.SetReadDeadline(time.Now().Add(5 * time.Second))
+	first, second := []byte("abc"), []byte("def")
+	s.Hold()
+	s.Borrow()
+	s.Write(first)
+	s.Write(second)
+	copy(first, "xxx")
+	copy(second, "yyy")
+	s.Borrow()
+	s.Write([]byte("ghi"))
+	go func() { time.Sleep(20 * time.Millisecond); peer.Write([]byte("!")) }()
+	if err := s.Send(); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 9)
+	if _, err := io.ReadFull(peer, got); err != nil || string(got) != "abcdefghi" {
+		t.Fatalf("peer read %q, %v", got, err)
+	}
+	if _, err := io.ReadFull(s, got[:1]); err != nil {
+		t.Fatal(err)
+	}
+	// A Borrow before Hold lends nothing later.
+	read := make(chan string, 1)
+	go func() {
+		b := make([]byte, 3)
+		_, err := io.ReadFull(peer, b)
+		if err == nil {
+			peer.Write([]byte("!"))
+		}
+		read <- string(b)
+	}()
+	s.Borrow()
+	s.Hold()
+	b := []byte("jkl")
+	s.Write(b)
+	copy(b, "zzz")
+	if err := s.Send(); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-read; r != "jkl" {
+		t.Fatalf("peer read %q", r)
+	}
+}
+
+// A borrowed write larger than the socket's buffer is written whole and in
+// order, the rest as Write would.
+func TestBorrowLarge(t *testing.T) {
+	s, c, peer := pair(t)
+	want := bytes.Repeat([]byte("abcdefgh"), 1<<19) // 4 MiB
+	got := make(chan []byte)
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		b, _ := io.ReadAll(io.LimitReader(peer, int64(len(want))))
+		got <- b
+	}()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	s.Hold()
+	s.Borrow()
+	s.Write(want)
+	if err := s.Send(); err != nil {
+		t.Fatal(err)
+	}
+	if b := <-got; !bytes.Equal(b, want) {
+		t.Fatalf("the peer read %d bytes, not what was borrowed", len(b))
+	}
+}

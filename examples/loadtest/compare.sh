@@ -75,7 +75,14 @@
 # The load tool (wrk, tlsload, h2load or grpcload) runs pinned to CPU 0,
 # the proxy and the backend pinned together to CPU 1, 64 connections, in
 # ROUNDS rounds of SECONDS_PER_ROUND seconds per mode, the configs in a
-# rotating order within each round. Per mode, config and round it prints
+# rotating order within each round. A round is cut into SLICES slices
+# (default 3; h2, whose runs are counted in requests, takes one): each
+# config has its turn in every slice, and its round's figures are the
+# sums over its slices (p99: their mean). On a shared machine the speed of
+# the core drifts over seconds (the backend, the same program for every
+# config, has seen its own CPU per request move by half between two
+# configs' turns), and the shorter turns let every config meet the same
+# drift. Per mode, config and round it prints
 # req/s, p99, the CPU time per request of the proxy process alone and of
 # the backend (utime+stime from /proc/<pid>/stat, before and after, over
 # the requests the load tool counted), and the ratios to nginx within the
@@ -87,6 +94,7 @@
 #   examples/loadtest/compare.sh                  # every mode, 5 rounds of 6 s
 #   MODES="https h2" examples/loadtest/compare.sh # these modes only
 #   ROUNDS=3 SECONDS_PER_ROUND=4 examples/loadtest/compare.sh
+#   SLICES=1 examples/loadtest/compare.sh         # one turn per config and round
 #   CONFIGS="nginx router" MODES=http examples/loadtest/compare.sh
 #   INGRESSES=1000 examples/loadtest/compare.sh   # adds router-1000
 #   PROFILE=router-loop examples/loadtest/compare.sh # CPU profiles of these proxies
@@ -100,6 +108,7 @@ set -euo pipefail
 
 ROUNDS=${ROUNDS:-5}
 SECS=${SECONDS_PER_ROUND:-6}
+SLICES=${SLICES:-3}
 CONNS=${CONNECTIONS:-64}
 H2_CLIENTS=${H2_CLIENTS:-24}
 H2_STREAMS=${H2_STREAMS:-3}
@@ -404,7 +413,7 @@ p99_ms() { awk '$1 == "99%" { v = $2; if (v ~ /us$/) m = 0.001; else if (v ~ /ms
 
 pinning="load on CPU $LOAD_CPU, proxy and backend on CPU $PROXY_CPU"
 [[ -z ${NOPIN:-} ]] || pinning="none"
-echo "$(date -u '+%F %H:%M') UTC, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'); pinning: $pinning; $CONNS connections (h2: $H2_CLIENTS×$H2_STREAMS streams, grpc: $GRPC_CLIENTS×$GRPC_STREAMS calls); $ROUNDS rounds of ${SECS}s"
+echo "$(date -u '+%F %H:%M') UTC, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'); pinning: $pinning; $CONNS connections (h2: $H2_CLIENTS×$H2_STREAMS streams, grpc: $GRPC_CLIENTS×$GRPC_STREAMS calls); $ROUNDS rounds of ${SECS}s, each in $SLICES slices"
 echo
 echo "| mode | round | config | req/s | req/s vs nginx | p99 ms | p99 vs nginx | proxy µs/req | proxy CPU vs nginx | backend µs/req |"
 echo "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
@@ -438,18 +447,31 @@ for m in $MODES; do
 		order=()
 		# Rotate the order so that no config always follows the same one.
 		for i in $(seq 0 $((n - 1))); do order+=("${mc[$(((i + r) % n))]}"); done
+		slices=$SLICES secs=$SECS
+		[[ $m != h2 ]] || slices=1
+		secs=$(awk -v s="$SECS" -v n="$slices" 'BEGIN { v = int(s / n + 0.5); print (v < 1) ? 1 : v }')
+		declare -A ticks=() bticks=() nreq=() busy=() p99s=()
+		for _ in $(seq "$slices"); do
+			for c in "${order[@]}"; do
+				p=${proc[$c]:-${proc[backend]}}
+				t0=$(cpu_ticks "$p") b0=$(cpu_ticks "$bp")
+				out=$(load "$m" "$c" "$secs")
+				t1=$(cpu_ticks "$p") b1=$(cpu_ticks "$bp")
+				if grep -q 'Non-2xx\|Socket errors' <<<"$out"; then grep 'Non-2xx\|Socket errors' <<<"$out" | sed "s/^/$m round $r $c: /" >&2; fi
+				if [[ $m == https-resume ]]; then awk -v m="$m round $r $c: " '/requests in/ { print m $5 " of " $1 " handshakes resumed" }' <<<"$out" >&2; fi
+				n=$(awk '/requests in/ { print $1 }' <<<"$out")
+				ticks[$c]=$((${ticks[$c]:-0} + t1 - t0)) bticks[$c]=$((${bticks[$c]:-0} + b1 - b0))
+				nreq[$c]=$((${nreq[$c]:-0} + ${n:-0}))
+				# The seconds the load ran, from its own count and rate.
+				busy[$c]=$(awk -v b="${busy[$c]:-0}" -v n="${n:-0}" -v r="$(awk '/^Requests\/sec:/ { print $2 }' <<<"$out")" 'BEGIN { printf "%.6f", b + ((r > 0) ? n / r : 0) }')
+				p99s[$c]+="$(p99_ms <<<"$out") "
+			done
+		done
 		for c in "${order[@]}"; do
-			p=${proc[$c]:-${proc[backend]}}
-			t0=$(cpu_ticks "$p") b0=$(cpu_ticks "$bp")
-			out=$(load "$m" "$c" "$SECS")
-			t1=$(cpu_ticks "$p") b1=$(cpu_ticks "$bp")
-			if grep -q 'Non-2xx\|Socket errors' <<<"$out"; then grep 'Non-2xx\|Socket errors' <<<"$out" | sed "s/^/$m round $r $c: /" >&2; fi
-			if [[ $m == https-resume ]]; then awk -v m="$m round $r $c: " '/requests in/ { print m $5 " of " $1 " handshakes resumed" }' <<<"$out" >&2; fi
-			reqs=$(awk '/requests in/ { print $1 }' <<<"$out")
-			rate[$m,$r,$c]=$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' <<<"$out")
-			p99[$m,$r,$c]=$(p99_ms <<<"$out")
-			cpu[$m,$r,$c]=$(us_per_req $((t1 - t0)) "$reqs")
-			bcpu[$m,$r,$c]=$(us_per_req $((b1 - b0)) "$reqs")
+			rate[$m,$r,$c]=$(awk -v n="${nreq[$c]}" -v t="${busy[$c]}" 'BEGIN { if (t > 0) printf "%.0f", n / t }')
+			p99[$m,$r,$c]=$(tr ' ' '\n' <<<"${p99s[$c]}" | awk 'NF { s += $1; k++ } END { if (k) printf "%.2f", s / k }')
+			cpu[$m,$r,$c]=$(us_per_req "${ticks[$c]}" "${nreq[$c]}")
+			bcpu[$m,$r,$c]=$(us_per_req "${bticks[$c]}" "${nreq[$c]}")
 		done
 		for c in "${mc[@]}"; do
 			row "$m" "$r" "$c" "${rate[$m,$r,$c]}" "${p99[$m,$r,$c]}" "${cpu[$m,$r,$c]}" "${bcpu[$m,$r,$c]}" \

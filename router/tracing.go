@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router/h1"
 )
 
 // Tracing (SPEC §23): a location the table traces (match.Location.Tracing,
@@ -601,6 +602,20 @@ func (t *tracedWriter) Write(p []byte) (int, error) {
 		t.status = http.StatusOK
 	}
 	return t.w.Write(p)
+}
+
+// Relay lets a traced response head go to the client as an untraced one
+// does, straight from the backend's fields (h1.Relayer), when the writer
+// under it can; the status is noted as WriteHeader notes it.
+func (t *tracedWriter) Relay(res *h1.Response, hide h1.Hider) bool {
+	rl, ok := t.w.(h1.Relayer)
+	if !ok || !rl.Relay(res, hide) {
+		return false
+	}
+	if t.status == 0 {
+		t.status = res.Status // Relay takes final answers only
+	}
+	return true
 }
 
 // Hijack is an Upgrade's tunnel once the backend answered 101.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -69,6 +70,65 @@ func TestRouterRelaysFieldsInOrder(t *testing.T) {
 		if b, err := io.ReadAll(io.LimitReader(br, 2)); err != nil || string(b) != "ok" {
 			t.Fatalf("body %q, %v", b, err)
 		}
+	}
+}
+
+// statusTracer is a router.Tracer whose spans note the status they end
+// with.
+type statusTracer struct {
+	mu     sync.Mutex
+	status []int
+}
+
+type statusSpan struct{ tr *statusTracer }
+
+func (tr *statusTracer) StartSpan(router.TraceContext, string, time.Time) router.Span {
+	return statusSpan{tr}
+}
+
+func (s statusSpan) Context() router.TraceContext {
+	return router.TraceContext{TraceID: [16]byte{15: 1}, SpanID: [8]byte{7: 1}, Flags: 1}
+}
+
+func (s statusSpan) End(e *router.SpanEnd) {
+	s.tr.mu.Lock()
+	s.tr.status = append(s.tr.status, e.Status)
+	s.tr.mu.Unlock()
+}
+
+// TestRouterRelaysTracedInOrder: a traced request's response head is
+// relayed as an untraced one's (the fields in the backend's order, which
+// the header map would not keep), and its span still ends with the
+// status.
+func TestRouterRelaysTracedInOrder(t *testing.T) {
+	tr := new(statusTracer)
+	addr := serveRouter(t, rawBackend(orderedHead, "ok"), router.Options{Tracer: tr},
+		`nginx.ingress.kubernetes.io/enable-opentelemetry: "true"`)
+	c, br := h1.Dial(t, addr)
+	for range 2 {
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n")
+		status, fields := headLines(t, br)
+		want := []string{"X-B: 1", "Set-Cookie: a=1", "X-A: 2", "Content-Type: text/plain", "Set-Cookie: b=2",
+			"Date: Mon, 02 Jan 2006 15:04:05 GMT", "Content-Length: 2"}
+		if status != "HTTP/1.1 200 OK" || !slices.Equal(fields, want) {
+			t.Fatalf("%s\n%q\nwant the fields\n%q", status, fields, want)
+		}
+		if b, err := io.ReadAll(io.LimitReader(br, 2)); err != nil || string(b) != "ok" {
+			t.Fatalf("body %q, %v", b, err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		tr.mu.Lock()
+		got := slices.Clone(tr.status)
+		tr.mu.Unlock()
+		if slices.Equal(got, []int{200, 200}) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("spans ended with %v, want [200 200]", got)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

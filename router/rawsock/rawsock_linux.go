@@ -171,8 +171,8 @@ func (s *Conn) write(p []byte) (int, error) {
 		}
 		s.borrow = false
 		if s.borrowed != nil {
-			// Not the last after all: what was kept is copied while the
-			// caller has not yet touched it.
+			// Not the last after all: what was kept is copied now, as
+			// Borrow's caller still leaves it.
 			s.held, s.borrowed = append(s.held, s.borrowed...), nil
 		}
 		s.held = append(s.held, p...)
@@ -204,9 +204,10 @@ func (s *Conn) Hold() {
 // Borrow tells a Conn under Hold that the next Write is the last before
 // Send: it keeps that Write's bytes where they are instead of copying
 // them, when nothing else is held, so the caller must not change them
-// until Send returns. A buffered writer's Flush just before Send is such a
-// Write: it hands over its buffer once and writes nothing more into it
-// until it is written to again.
+// until Send returns (a Write after it copies them then, as they are). A
+// buffered writer's Flush just before Send is such a Write: it hands over
+// its buffer once and writes nothing more into it until it is written to
+// again.
 func (s *Conn) Borrow() {
 	if s.shared {
 		s.wmu.Lock()

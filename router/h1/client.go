@@ -55,7 +55,10 @@ type Conn struct {
 	addr   string
 	list   *idleList     // addr's in pool.idle
 	idleAt time.Duration // idleClock when it was put back
-	reused bool          // it served a request before this one
+	// takenAt is idleClock when Get handed it out, the time the exchange's
+	// read deadline counts from.
+	takenAt time.Duration
+	reused  bool // it served a request before this one
 	// writeDeadline: a send timeout left a write deadline set.
 	writeDeadline bool
 	// rdl is the read deadline this connection's exchanges set last, kept
@@ -97,6 +100,11 @@ var clockBase = time.Now()
 
 func idleClock() time.Duration { return time.Since(clockBase) }
 
+// monoNow is the time from the monotonic clock alone: one clock read where
+// time.Now makes two (the wall clock's too), for deadlines, which go by
+// the monotonic reading.
+func monoNow() time.Time { return clockBase.Add(idleClock()) }
+
 var (
 	clientReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, bufferSize) }}
 	clientWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, bufferSize) }}
@@ -109,12 +117,13 @@ var (
 // pool's bounds the dial instead.
 func (p *Pool) Get(ctx context.Context, addr string, fresh bool, connect time.Duration) (*Conn, error) {
 	for !fresh {
-		pc := p.takeIdle(addr)
+		now := idleClock()
+		pc := p.takeIdle(addr, now)
 		if pc == nil {
 			break
 		}
 		if pc.idleClean() {
-			pc.reused = true
+			pc.reused, pc.takenAt = true, now
 			return pc, nil
 		}
 		pc.Close()
@@ -146,13 +155,13 @@ func (p *Pool) Get(ctx context.Context, addr string, fresh bool, connect time.Du
 	p.mu.Lock()
 	pc.list = p.listOf(addr)
 	p.mu.Unlock()
+	pc.takenAt = idleClock()
 	return pc, nil
 }
 
 // takeIdle takes the most recently used idle connection to addr that has
 // not been idle too long, closing the ones that have.
-func (p *Pool) takeIdle(addr string) *Conn {
-	now := idleClock()
+func (p *Pool) takeIdle(addr string, now time.Duration) *Conn {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	l := p.last
@@ -375,7 +384,9 @@ func (pc *Conn) Next() (*Response, error) {
 		if err := pc.bw.Flush(); err != nil {
 			return nil, noResponse{err}
 		}
-		ex.deadline = time.Now().Add(req.Read)
+		// From when Get handed the connection out, microseconds ago:
+		// no clock read of its own.
+		ex.deadline = clockBase.Add(pc.takenAt + req.Read)
 		ex.waiting = length != 0 && expectsContinue(req.Header)
 		if length != 0 && !ex.waiting {
 			ex.body = startBody(pc, req.Body, length, req.Read, req.Send)

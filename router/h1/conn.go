@@ -410,7 +410,7 @@ func (c *conn) flushAndAwait() (ready bool, err error) {
 	// The deadline set for an earlier wait is kept while it falls at least
 	// half of armWait from now: a busy connection moves it once per half
 	// of armWait, not once per request.
-	now := time.Now()
+	now := monoNow()
 	if left := c.rdl.Sub(now); left < armWait/2 || left > armWait {
 		c.setReadDeadline(now.Add(armWait))
 	}

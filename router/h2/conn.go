@@ -60,6 +60,7 @@ type conn struct {
 	wbuf       []byte
 	spare      []byte
 	flushing   bool
+	flushSoon  bool // flushLater is on its way (queuedSoon)
 	werr       error
 	wdl        time.Time // write deadline set
 	closed     bool
@@ -386,6 +387,33 @@ func (c *conn) queued() {
 	if !c.flushing && len(c.wbuf) > 0 {
 		c.flushLocked()
 	}
+}
+
+// queuedSoon is queued for a flush: the write is left to a goroutine of
+// its own, which runs once the flushing handler blocks or another
+// processor is free, so that frames the handler queues before then (its
+// next piece, its trailers) leave in the same write. Go's scheduler runs
+// a goroutine just started next on its processor.
+func (c *conn) queuedSoon() {
+	if c.flushing || c.flushSoon || len(c.wbuf) == 0 {
+		// A write under way takes the frames along; so does the one
+		// scheduled.
+		return
+	}
+	if len(c.wbuf) > wbufLimit {
+		// A handler flushing faster than it blocks writes as it goes.
+		c.flushLocked()
+		return
+	}
+	c.flushSoon = true
+	go c.flushLater()
+}
+
+func (c *conn) flushLater() {
+	c.mu.Lock()
+	c.flushSoon = false
+	c.queued()
+	c.mu.Unlock()
 }
 
 // waitRoom waits, under mu, while wbuf is over its bound and a write is

@@ -25,6 +25,13 @@ type rawClient struct {
 
 func dialRaw(t *testing.T, s *Server) *rawClient {
 	t.Helper()
+	return dialRawVia(t, s, nil)
+}
+
+// dialRawVia is dialRaw with the server's side of the connection given to
+// wrap first (nil: as it is).
+func dialRawVia(t *testing.T, s *Server, wrap func(net.Conn) net.Conn) *rawClient {
+	t.Helper()
 	if s.ErrorLog == nil {
 		s.ErrorLog = log.New(io.Discard, "", 0)
 	}
@@ -38,6 +45,9 @@ func dialRaw(t *testing.T, s *Server) *rawClient {
 		c, err := ln.Accept()
 		ln.Close()
 		if err == nil {
+			if wrap != nil {
+				c = wrap(c)
+			}
 			s.ServeConn(c)
 		}
 	}()

@@ -91,7 +91,7 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 		w.buf = append(w.buf, p...)
 		return len(p), nil
 	}
-	if err := w.send(false, p); err != nil {
+	if err := w.send(false, p, false); err != nil {
 		return 0, err
 	}
 	return len(p), nil
@@ -129,11 +129,16 @@ func (st *stream) writeErr() error {
 // Flush sends the header and the body held so far.
 func (w *responseWriter) Flush() { _ = w.FlushError() }
 
+// FlushError queues the header and the body held so far and has them
+// written as soon as the handler lets go of the processor (queuedSoon):
+// a proxy flushes each piece it relays, and what it relays next, often
+// the end of the response, is then already there to leave in the same
+// write.
 func (w *responseWriter) FlushError() error {
 	if !w.wroteHeader {
 		w.WriteHeader(http.StatusOK)
 	}
-	return w.send(false, nil)
+	return w.send(false, nil, true)
 }
 
 // SetReadDeadline bounds the wait for the request body, as net/http's
@@ -157,7 +162,7 @@ func (w *responseWriter) finish() {
 		// Written whole: its length is known, as net/http sends it.
 		w.length = len(w.buf)
 	}
-	_ = w.send(true, nil)
+	_ = w.send(true, nil, false)
 }
 
 func (w *responseWriter) hasPrefixTrailers() bool {
@@ -171,7 +176,8 @@ func (w *responseWriter) hasPrefixTrailers() bool {
 
 // send writes the head if not yet sent, the held body and extra, and
 // with final the end: END_STREAM on the last frame, or the trailers.
-func (w *responseWriter) send(final bool, extra []byte) error {
+// With soon the write is left to queuedSoon.
+func (w *responseWriter) send(final bool, extra []byte, soon bool) error {
 	st := w.st
 	c := st.c
 	var head []byte
@@ -195,7 +201,11 @@ func (w *responseWriter) send(final bool, extra []byte) error {
 	c.mu.Lock()
 	// Whatever way out, what was queued goes out (a reset included).
 	defer func() {
-		c.queued()
+		if soon {
+			c.queuedSoon()
+		} else {
+			c.queued()
+		}
 		c.mu.Unlock()
 	}()
 	if err := st.aborted; err != nil {

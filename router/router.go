@@ -666,13 +666,14 @@ func defaultTransports(connect, read time.Duration) (h1, h2c, h2 *http.Transport
 	h2.Protocols.SetHTTP2(true)
 	h2.HTTP2 = upstreamHTTP2()
 	// The HTTP/2 (gRPC) backends' sockets are read and written raw, as
-	// the HTTP/1 pool's are (rawsock).
+	// the HTTP/1 pool's are (rawsock), and their writes leave together
+	// (writeBehind).
 	rawDial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dialer.DialContext(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
-		return rawsock.NetConn(c), nil
+		return newWriteBehind(rawsock.NetConn(c)), nil
 	}
 	h2c.DialContext, h2.DialContext = rawDial, rawDial
 	return h1, h2c, h2

@@ -97,7 +97,7 @@
 #   SLICES=1 examples/loadtest/compare.sh         # one turn per config and round
 #   CONFIGS="nginx router" MODES=http examples/loadtest/compare.sh
 #   INGRESSES=1000 examples/loadtest/compare.sh   # adds router-1000
-#   PROFILE=router-loop examples/loadtest/compare.sh # CPU profiles of these proxies
+#   PROFILE=router-loop examples/loadtest/compare.sh # CPU and allocation profiles of these proxies
 #   NOPIN=1 examples/loadtest/compare.sh          # no pinning
 #
 # Everything listens on 127.0.0.1 (ports BASE_PORT=18080 and up, TLS 1000
@@ -154,6 +154,9 @@ cleanup() {
 		cp "$work/$c.pprof" "./$c.pprof"
 		cp "$work/upstreams" "./upstreams.bin"
 		echo "CPU profile of $c: go tool pprof -top upstreams.bin $c.pprof" >&2
+		[[ -s $work/$c.allocs ]] || continue
+		cp "$work/$c.allocs" "./$c.allocs"
+		echo "allocations of $c: go tool pprof -sample_index=alloc_space -top upstreams.bin $c.allocs" >&2
 	done
 	rm -rf "$work"
 }
@@ -171,7 +174,7 @@ start() {
 	local name=$1
 	shift
 	local prof=()
-	[[ " ${PROFILE:-} " != *" $name "* ]] || prof=(-cpuprofile "$work/$name.pprof")
+	[[ " ${PROFILE:-} " != *" $name "* ]] || prof=(-cpuprofile "$work/$name.pprof" -memprofile "$work/$name.allocs")
 	"${pin_proxy[@]}" "$work/upstreams" -max 30m "${prof[@]}" "$@" >"$work/$name.out" &
 	pids+=($!)
 	proc[$name]=$!

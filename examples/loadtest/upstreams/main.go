@@ -75,6 +75,7 @@ func main() {
 	flag.StringVar(&extra.keyFile, "key", "", "PEM private key of -cert")
 	flag.StringVar(&extra.tlsListen, "tls-listen", "", "router-loop: also serve HTTPS (HTTP/1.1 and HTTP/2) on this address; needs -cert and -key")
 	flag.StringVar(&extra.http2Server, "http2-server", "ramjet", "router-loop: who serves HTTP/2 over TLS: ramjet (router/h2, as the controller's -http2-server default) or net/http")
+	flag.StringVar(&extra.memProfile, "memprofile", "", "write an allocation profile of the run to this file as it ends")
 	flag.BoolVar(&extra.tlsRaw, "tls-raw", true, "with -tls-listen: TLS connections' sockets read and written raw (rawsock.NetConn), as the controller's; false measures Go's own socket calls")
 	flag.Parse()
 	if err := run(*role, *listen, *backend, *ingresses, *size, *maxRun, *cpuProfile); err != nil {
@@ -86,6 +87,7 @@ func main() {
 // extra is what issue 41's modes add: gRPC and TLS.
 var extra struct {
 	grpcBackend, certFile, keyFile, tlsListen string
+	memProfile                                string
 	tlsRaw                                    bool
 	http2Server                               string
 }
@@ -136,6 +138,14 @@ func run(role, listen, backendAddr string, ingresses, size int, maxRun time.Dura
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if extra.memProfile != "" {
+		defer func() {
+			if f, err := os.Create(extra.memProfile); err == nil {
+				_ = pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}()
 	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {

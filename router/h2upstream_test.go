@@ -242,3 +242,85 @@ func TestHTTP2BodyStallEnds(t *testing.T) {
 	assert.Equal(t, ReasonClientTimeout, rs.last(t).Reason)
 	assert.Zero(t, r.InFlight(addr))
 }
+
+// TestGRPCForwardedHeadersOnce: over the default transport the forwarding
+// headers go to an HTTP/2 backend under lower-case names (setForwarded),
+// each once: a client's forged ones and a ProxySetHeaders one of the same
+// names are replaced, not sent beside them, and Te: trailers passes.
+func TestGRPCForwardedHeadersOnce(t *testing.T) {
+	seen := make(chan http.Header, 1)
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen <- r.Header.Clone()
+		w.Header().Set("Content-Type", "application/grpc")
+		w.Header().Set("Trailer", "Grpc-Status")
+		_, _ = w.Write([]byte("\x00\x00\x00\x00\x00"))
+		w.Header().Set("Grpc-Status", "0")
+	}))
+	s.Config.Protocols = new(http.Protocols)
+	s.Config.Protocols.SetUnencryptedHTTP2(true)
+	s.Start()
+	t.Cleanup(s.Close)
+	r := newTestRouter(Options{ProxySetHeaders: http.Header{"X-Forwarded-Host": {"set.by.configmap"}, "X-Team": {"payments"}}})
+	r.Publish(table("d", vhost("", nil,
+		route(match.Prefix, "/pkg.Svc", backend("prod/grpc:50051", match.GRPC, match.Serving, strings.TrimPrefix(s.URL, "http://"))))))
+	front := h1AndH2CServer(t, r)
+	client := &http.Client{Transport: h2cTransport(t)}
+	req, err := http.NewRequest(http.MethodPost, front.URL+"/pkg.Svc/Get", strings.NewReader("\x00\x00\x00\x00\x00"))
+	require.NoError(t, err)
+	req.Host = "grpc.test"
+	req.Header.Set("Content-Type", "application/grpc")
+	req.Header.Set("Te", "trailers")
+	req.Header.Set("X-Real-Ip", "203.0.113.9")
+	req.Header.Set("X-Forwarded-Port", "1")
+	req.Header.Set("Grpc-Timeout", "5S")
+	res, err := client.Do(req)
+	require.NoError(t, err)
+	_ = body(t, res)
+	assert.Equal(t, "0", res.Trailer.Get("Grpc-Status"))
+	h := <-seen
+	for _, k := range []string{"X-Forwarded-For", "X-Real-Ip", "X-Forwarded-Host", "X-Forwarded-Port", "X-Forwarded-Proto",
+		"X-Scheme", "X-Forwarded-Scheme", "X-Request-Id", "Te", "Grpc-Timeout", "X-Team"} {
+		assert.Len(t, h[k], 1, "%s: %q", k, h[k])
+	}
+	assert.Equal(t, "127.0.0.1", h.Get("X-Real-Ip"))
+	assert.Equal(t, "grpc.test", h.Get("X-Forwarded-Host"))
+	assert.NotEqual(t, "1", h.Get("X-Forwarded-Port"))
+	assert.Equal(t, "trailers", h.Get("Te"))
+	assert.Len(t, h.Get("X-Request-Id"), 32)
+}
+
+// TestSetForwardedLowerNames: for net/http's HTTP/2 client the names the
+// router sets are lower-case already, so that it does not lower-case (and
+// allocate) each per call; Te moves with them.
+func TestSetForwardedLowerNames(t *testing.T) {
+	in := httptest.NewRequest(http.MethodPost, "http://grpc.test/pkg.Svc/Get", nil)
+	in.RemoteAddr = "192.0.2.7:5000"
+	out := http.Header{"Te": {"trailers"}, "Content-Type": {"application/grpc"}}
+	x := &exchange{backend: &match.Backend{Protocol: match.GRPC}, lowerNames: true}
+	setForwarded(in, out, x)
+	for k := range out {
+		if k == "Content-Type" {
+			continue // the client's own, which net/http knows
+		}
+		assert.Equal(t, strings.ToLower(k), k)
+	}
+	for _, k := range []string{"x-real-ip", "x-forwarded-for", "x-forwarded-host", "x-forwarded-port", "x-forwarded-proto", "x-scheme", "x-forwarded-scheme", "x-request-id", "te"} {
+		assert.Len(t, out[k], 1, k)
+	}
+	n := testing.AllocsPerRun(100, func() {
+		out := http.Header{"Te": {"trailers"}, "Content-Type": {"application/grpc"}}
+		setForwarded(in, out, x)
+		for k := range out {
+			_ = strings.ToLower(k) // as net/http's HTTP/2 client does
+		}
+	})
+	x.lowerNames = false
+	m := testing.AllocsPerRun(100, func() {
+		out := http.Header{"Te": {"trailers"}, "Content-Type": {"application/grpc"}}
+		setForwarded(in, out, x)
+		for k := range out {
+			_ = strings.ToLower(k)
+		}
+	})
+	assert.Less(t, n, m-5, "allocations with lower-case names %v, canonical %v", n, m)
+}

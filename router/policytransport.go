@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"ramjet.dev/ramjet/router/h2"
 )
 
 // Locations with their own proxy-connect-timeout, proxy-read-timeout or
@@ -23,8 +25,9 @@ const maxTransportVariants = 64
 
 // transportSet is what upstream needs for one set of timeouts.
 type transportSet struct {
-	h1, h2c, h2 *http.Transport
-	verbatim    *verbatimTransport
+	h1, h2   *http.Transport
+	h2c      *h2.Client
+	verbatim *verbatimTransport
 }
 
 type transportVariants struct {
@@ -69,9 +72,9 @@ func newTransportSet(t timeouts) *transportSet {
 }
 
 func (s *transportSet) closeIdle() {
-	for _, t := range []*http.Transport{s.h1, s.h2c, s.h2} {
-		t.CloseIdleConnections()
-	}
+	s.h1.CloseIdleConnections()
+	s.h2c.CloseIdleConnections()
+	s.h2.CloseIdleConnections()
 }
 
 // closeIdle closes the idle connections of every kept set.

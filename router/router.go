@@ -114,6 +114,7 @@ import (
 	"ramjet.dev/ramjet/match"
 	"ramjet.dev/ramjet/router/configmap"
 	"ramjet.dev/ramjet/router/h1"
+	"ramjet.dev/ramjet/router/h2"
 	"ramjet.dev/ramjet/router/rawsock"
 )
 
@@ -638,7 +639,7 @@ func (r *Router) ConfigureServer(s *http.Server) {
 }
 
 // defaultTransports builds the pooled transports used when Options has none.
-func defaultTransports(connect, read time.Duration) (h1, h2c, h2 *http.Transport) {
+func defaultTransports(connect, read time.Duration) (t1 *http.Transport, t2c *h2.Client, t2 *http.Transport) {
 	dialer := &net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}
 	base := func() *http.Transport {
 		return &http.Transport{
@@ -656,27 +657,35 @@ func defaultTransports(connect, read time.Duration) (h1, h2c, h2 *http.Transport
 			TLSClientConfig:    &tls.Config{InsecureSkipVerify: true}, // see Options.Transport
 		}
 	}
-	h1 = base()
-	h2c = base()
-	h2c.Protocols = new(http.Protocols)
-	h2c.Protocols.SetUnencryptedHTTP2(true)
-	h2c.HTTP2 = upstreamHTTP2()
-	h2 = base()
-	h2.Protocols = new(http.Protocols)
-	h2.Protocols.SetHTTP2(true)
-	h2.HTTP2 = upstreamHTTP2()
+	t1 = base()
+	t2 = base()
+	t2.Protocols = new(http.Protocols)
+	t2.Protocols.SetHTTP2(true)
+	t2.HTTP2 = upstreamHTTP2()
 	// The HTTP/2 (gRPC) backends' sockets are read and written raw, as
-	// the HTTP/1 pool's are (rawsock), and their writes leave together
-	// (writeBehind).
-	rawDial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+	// the HTTP/1 pool's are (rawsock). Cleartext ones go through the
+	// router's own HTTP/2 client, which queues a call's frames and writes
+	// them together itself; net/http's (over TLS) has its writes leave
+	// together through writeBehind.
+	t2c = &h2.Client{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dialer.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return rawsock.NetConn(c), nil
+		},
+		ResponseHeaderTimeout: read,
+		IdleConnTimeout:       60 * time.Second,
+	}
+	t2.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dialer.DialContext(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
 		return newWriteBehind(rawsock.NetConn(c)), nil
 	}
-	h2c.DialContext, h2.DialContext = rawDial, rawDial
-	return h1, h2c, h2
+	return t1, t2c, t2
 }
 
 // upstreamHTTP2 is the HTTP/2 (gRPC) backends' connection setting. Request

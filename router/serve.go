@@ -178,7 +178,7 @@ func (r *Router) forward(s *requestState) {
 	// exchanges): only the fields this request has are set, rather than the
 	// whole exchange written over once more.
 	x.w, x.gen, x.host, x.https, x.grpc = s.w, d.st.gen, d.host, d.proto == "https", s.grpc
-	x.lowerNames = r.h1 != nil && (b.Protocol == match.GRPC || b.Protocol == match.GRPCS || b.Protocol == match.H2C)
+	x.lowerNames = r.h1 != nil && b.Protocol == match.GRPCS
 	x.backend, x.vhost, x.route, x.balancer = b, d.res.Host, d.res.Route, s.bal
 	x.path, x.query, x.hasQuery = d.path, d.query, d.hasQuery
 	x.reqBody, x.start, x.requestID, x.returnID, x.hsts, x.cmh = s.body, s.start, s.id, r.returnRequestID, s.hsts, s.cmh

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router/h2"
 )
 
 // DefaultTransport returns the transports a Router built with o uses when
@@ -44,8 +45,9 @@ func DefaultTransport(o Options) *Transport {
 
 // Transport is the Router's default set of transports (see DefaultTransport).
 type Transport struct {
-	h1, h2c, h2 *http.Transport
-	verbatim    *verbatimTransport
+	h1, h2   *http.Transport
+	h2c      *h2.Client
+	verbatim *verbatimTransport
 }
 
 // RoundTrip sends req with the transport its backend's protocol needs.

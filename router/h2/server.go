@@ -1,7 +1,9 @@
 // Package h2 is ramjet's HTTP/2 server (RFC 9113, with HPACK, RFC 7541,
 // written here): it serves an http.Handler on connections that negotiated
 // "h2" over TLS, or that began with the HTTP/2 preface (h2c with prior
-// knowledge), handed over by router/h1's loop (h1.Server.HTTP2).
+// knowledge), handed over by router/h1's loop (h1.Server.HTTP2). Client
+// is its counterpart toward gRPC backends: an http.RoundTripper over
+// cleartext HTTP/2 (client.go).
 //
 // It is built to spend little per request (issue 41: net/http's HTTP/2
 // server cost the router 1.8× nginx's CPU per request). One goroutine per

@@ -446,19 +446,23 @@ var tokenChar = func() (t [128]bool) {
 
 // canonical is a lower-case field name in net/http's canonical form,
 // kept per connection for the names its requests repeat.
-func (c *conn) canonical(name string) string {
+func (c *conn) canonical(name string) string { return canonicalIn(&c.canon, name) }
+
+// canonicalIn is name in canonical form, from net/http's common names or
+// the cache, which it adds to (up to 128 names).
+func canonicalIn(cache *map[string]string, name string) string {
 	if k, ok := commonCanonical[name]; ok {
 		return k
 	}
-	if k, ok := c.canon[name]; ok {
+	if k, ok := (*cache)[name]; ok {
 		return k
 	}
 	k := textproto.CanonicalMIMEHeaderKey(name)
-	if c.canon == nil {
-		c.canon = make(map[string]string)
+	if *cache == nil {
+		*cache = make(map[string]string)
 	}
-	if len(c.canon) < 128 {
-		c.canon[name] = k
+	if len(*cache) < 128 {
+		(*cache)[name] = k
 	}
 	return k
 }

@@ -139,7 +139,7 @@ func (c *Client) conn(ctx context.Context, addr string) (*clientConn, error) {
 	for {
 		c.mu.Lock()
 		for _, cc := range c.conns[addr] {
-			if cc.hasRoom() {
+			if cc.reserve() {
 				c.mu.Unlock()
 				return cc, nil
 			}
@@ -168,6 +168,7 @@ func (c *Client) conn(ctx context.Context, addr string) (*clientConn, error) {
 		delete(c.dials, addr)
 		if d.err == nil {
 			c.conns[addr] = append(c.conns[addr], d.cc)
+			d.cc.reserve()
 		}
 		c.mu.Unlock()
 		close(d.done)
@@ -282,6 +283,7 @@ type clientConn struct {
 	mu         sync.Mutex
 	cond       sync.Cond // body writers waiting for window or room
 	streams    map[uint32]*clientStream
+	reserved   int // slots taken by calls about to open (reserve)
 	nextID     uint32
 	maxStreams uint32 // the server's SETTINGS_MAX_CONCURRENT_STREAMS
 	sendWindow int64
@@ -302,12 +304,17 @@ type clientConn struct {
 	sawSets    bool
 }
 
-// hasRoom reports whether cc may take another stream. Under Client.mu.
-func (cc *clientConn) hasRoom() bool {
+// reserve takes a stream slot of cc for a call about to open, if it has
+// one; open gives the reservation back. Under Client.mu.
+func (cc *clientConn) reserve() bool {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
-	return !cc.closed && !cc.goingAway && cc.werr == nil &&
-		uint32(len(cc.streams)) < cc.maxStreams && cc.nextID < 1<<31-2
+	if cc.closed || cc.goingAway || cc.werr != nil || cc.nextID+2*uint32(cc.reserved) >= 1<<31-2 ||
+		uint32(len(cc.streams)+cc.reserved) >= cc.maxStreams {
+		return false
+	}
+	cc.reserved++
+	return true
 }
 
 // clientStream is one call.
@@ -360,7 +367,11 @@ func (st *clientStream) claimRetry() bool {
 func (cc *clientConn) open(req *http.Request, hasBody bool) (*clientStream, error) {
 	st := &clientStream{cc: cc, req: req, wake: make(chan struct{}, 1), recvWindow: clientStreamWindow}
 	cc.mu.Lock()
-	if cc.closed || cc.goingAway || cc.werr != nil || uint32(len(cc.streams)) >= cc.maxStreams || cc.nextID >= 1<<31-2 {
+	reserved := cc.reserved > 0
+	if reserved {
+		cc.reserved--
+	}
+	if !reserved || cc.closed || cc.goingAway || cc.werr != nil {
 		cc.mu.Unlock()
 		return nil, errConnGone
 	}

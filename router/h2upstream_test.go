@@ -324,3 +324,57 @@ func TestSetForwardedLowerNames(t *testing.T) {
 	})
 	assert.Less(t, n, m-5, "allocations with lower-case names %v, canonical %v", n, m)
 }
+
+// TestGRPCStreamsBothWaysThroughRouter: a bidirectional gRPC stream
+// through the router, over the router's own HTTP/2 server and client,
+// each message answered before the next is sent, then the status.
+func TestGRPCStreamsBothWaysThroughRouter(t *testing.T) {
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/grpc")
+		w.Header().Set("Trailer", "Grpc-Status")
+		w.WriteHeader(200)
+		w.(http.Flusher).Flush()
+		buf := make([]byte, 64)
+		for {
+			n, err := r.Body.Read(buf)
+			if n > 0 {
+				_, _ = w.Write([]byte(strings.ToUpper(string(buf[:n]))))
+				w.(http.Flusher).Flush()
+			}
+			if err != nil {
+				break
+			}
+		}
+		w.Header().Set("Grpc-Status", "0")
+	}))
+	s.Config.Protocols = new(http.Protocols)
+	s.Config.Protocols.SetUnencryptedHTTP2(true)
+	s.Start()
+	t.Cleanup(s.Close)
+	r := newTestRouter(Options{})
+	r.Publish(table("d", vhost("", nil,
+		route(match.Prefix, "/pkg.Chat", backend("prod/grpc:50051", match.GRPC, match.Serving, strings.TrimPrefix(s.URL, "http://"))))))
+	front := h1AndH2CServer(t, r)
+	client := &http.Client{Transport: h2cTransport(t)}
+	pr, pw := io.Pipe()
+	req, err := http.NewRequest(http.MethodPost, front.URL+"/pkg.Chat/Talk", pr)
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/grpc")
+	req.Header.Set("Te", "trailers")
+	res, err := client.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	buf := make([]byte, 64)
+	for _, m := range []string{"one", "two", "three"} {
+		_, err := pw.Write([]byte(m))
+		require.NoError(t, err)
+		n, err := io.ReadAtLeast(res.Body, buf, len(m))
+		require.NoError(t, err, "answer to %q", m)
+		assert.Equal(t, strings.ToUpper(m), string(buf[:n]))
+	}
+	require.NoError(t, pw.Close())
+	rest, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	assert.Empty(t, rest)
+	assert.Equal(t, "0", res.Trailer.Get("Grpc-Status"))
+}

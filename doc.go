@@ -1834,12 +1834,13 @@
 //   - router.Options.Transport replaces every upstream transport, HTTP
 //     backends' own pool included; router.DefaultTransport(o) is the
 //     default set (timeouts, h2c for GRPC, HTTP/2 for GRPCS, byte-exact
-//     targets), which a wrapper keeps. GRPC (and H2C) backends are called
-//     through router/h2's Client, the project's own HTTP/2 client: a call
-//     is its HEADERS and DATA queued and written in one write, its body
-//     sent by a goroutine of its own while the answer is read, where
-//     net/http's HTTP/2 client (kept for GRPCS) spent most of a proxied
-//     unary call's CPU (issue 41). Request headers go to GRPC and GRPCS
+//     targets), which a wrapper keeps. GRPC, GRPCS (and H2C) backends are
+//     called through router/h2's Client, the project's own HTTP/2 client
+//     (cleartext, or TLS with "h2" by ALPN): a call is its HEADERS and
+//     DATA queued and written in one write, its body sent by a goroutine
+//     of its own while the answer is read, where net/http's HTTP/2
+//     client spent most of a proxied unary call's CPU (issue 41).
+//     Request headers go to GRPC and GRPCS
 //     backends without HPACK's dynamic table, as nginx's grpc_pass sends
 //     them: each call's X-Request-ID is new, and indexing it cost the proxy
 //     CPU on every call. Retries, the router's answers and

@@ -244,9 +244,9 @@ func TestHTTP2BodyStallEnds(t *testing.T) {
 }
 
 // TestGRPCForwardedHeadersOnce: over the default transport the forwarding
-// headers go to an HTTP/2 backend under lower-case names (setForwarded),
-// each once: a client's forged ones and a ProxySetHeaders one of the same
-// names are replaced, not sent beside them, and Te: trailers passes.
+// headers go to an HTTP/2 backend each once: a client's forged ones and a
+// ProxySetHeaders one of the same names are replaced, not sent beside
+// them, and Te: trailers passes.
 func TestGRPCForwardedHeadersOnce(t *testing.T) {
 	seen := make(chan http.Header, 1)
 	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -287,42 +287,6 @@ func TestGRPCForwardedHeadersOnce(t *testing.T) {
 	assert.NotEqual(t, "1", h.Get("X-Forwarded-Port"))
 	assert.Equal(t, "trailers", h.Get("Te"))
 	assert.Len(t, h.Get("X-Request-Id"), 32)
-}
-
-// TestSetForwardedLowerNames: for net/http's HTTP/2 client the names the
-// router sets are lower-case already, so that it does not lower-case (and
-// allocate) each per call; Te moves with them.
-func TestSetForwardedLowerNames(t *testing.T) {
-	in := httptest.NewRequest(http.MethodPost, "http://grpc.test/pkg.Svc/Get", nil)
-	in.RemoteAddr = "192.0.2.7:5000"
-	out := http.Header{"Te": {"trailers"}, "Content-Type": {"application/grpc"}}
-	x := &exchange{backend: &match.Backend{Protocol: match.GRPC}, lowerNames: true}
-	setForwarded(in, out, x)
-	for k := range out {
-		if k == "Content-Type" {
-			continue // the client's own, which net/http knows
-		}
-		assert.Equal(t, strings.ToLower(k), k)
-	}
-	for _, k := range []string{"x-real-ip", "x-forwarded-for", "x-forwarded-host", "x-forwarded-port", "x-forwarded-proto", "x-scheme", "x-forwarded-scheme", "x-request-id", "te"} {
-		assert.Len(t, out[k], 1, k)
-	}
-	n := testing.AllocsPerRun(100, func() {
-		out := http.Header{"Te": {"trailers"}, "Content-Type": {"application/grpc"}}
-		setForwarded(in, out, x)
-		for k := range out {
-			_ = strings.ToLower(k) // as net/http's HTTP/2 client does
-		}
-	})
-	x.lowerNames = false
-	m := testing.AllocsPerRun(100, func() {
-		out := http.Header{"Te": {"trailers"}, "Content-Type": {"application/grpc"}}
-		setForwarded(in, out, x)
-		for k := range out {
-			_ = strings.ToLower(k)
-		}
-	})
-	assert.Less(t, n, m-5, "allocations with lower-case names %v, canonical %v", n, m)
 }
 
 // TestGRPCStreamsBothWaysThroughRouter: a bidirectional gRPC stream

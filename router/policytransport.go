@@ -11,9 +11,9 @@ import (
 )
 
 // Locations with their own proxy-connect-timeout, proxy-read-timeout or
-// proxy-send-timeout (SPEC §11.4) reach HTTPS and gRPC backends through
-// net/http transports, whose dial, handshake and response-header timeouts
-// are fixed per transport. So each distinct set of timeouts gets its own
+// proxy-send-timeout (SPEC §11.4) reach HTTPS backends through net/http
+// transports and gRPC ones through router/h2 clients, whose dial,
+// handshake and response-header timeouts are fixed per transport. So each distinct set of timeouts gets its own
 // set of transports, made the first time a request needs it and kept
 // (with its idle connections) for the next: a request pays a read-locked
 // map lookup, never an allocation. Distinct sets come from annotation
@@ -25,8 +25,8 @@ const maxTransportVariants = 64
 
 // transportSet is what upstream needs for one set of timeouts.
 type transportSet struct {
-	h1, h2   *http.Transport
-	h2c      *h2.Client
+	h1       *http.Transport
+	h2c, h2  *h2.Client
 	verbatim *verbatimTransport
 }
 

@@ -201,19 +201,6 @@ func setForwarded(in *http.Request, h http.Header, x *exchange) {
 		v = append(v, value)
 		h[key] = v[len(v)-1 : len(v) : len(v)]
 	}
-	if x.lowerNames {
-		// net/http's HTTP/2 client lower-cases on every request each name
-		// it does not know, an allocation each: these it finds lower-case
-		// already. The client's own of these names were withheld above.
-		set = func(key, value string) {
-			v = append(v, value)
-			h[lowerForwarded(key)] = v[len(v)-1 : len(v) : len(v)]
-		}
-		if te, ok := h["Te"]; ok {
-			delete(h, "Te")
-			h["te"] = te
-		}
-	}
 	prior := ""
 	if len(f.prior) > 0 {
 		prior = strings.Join(f.prior, ", ")
@@ -260,36 +247,6 @@ func setForwarded(in *http.Request, h http.Header, x *exchange) {
 	case !f.noID:
 		set("X-Request-Id", newRequestID())
 	}
-}
-
-// lowerForwarded is a name setForwarded sets, lower-cased without an
-// allocation.
-func lowerForwarded(k string) string {
-	switch k {
-	case "X-Forwarded-For":
-		return "x-forwarded-for"
-	case "X-Real-Ip":
-		return "x-real-ip"
-	case "X-Original-Forwarded-For":
-		return "x-original-forwarded-for"
-	case "X-Forwarded-Host":
-		return "x-forwarded-host"
-	case "X-Original-Forwarded-Host":
-		return "x-original-forwarded-host"
-	case "X-Original-Uri":
-		return "x-original-uri"
-	case "X-Forwarded-Port":
-		return "x-forwarded-port"
-	case "X-Forwarded-Proto":
-		return "x-forwarded-proto"
-	case "X-Scheme":
-		return "x-scheme"
-	case "X-Forwarded-Scheme":
-		return "x-forwarded-scheme"
-	case "X-Request-Id":
-		return "x-request-id"
-	}
-	return strings.ToLower(k)
 }
 
 // serverPort is the port the client connected to when the handler runs

@@ -639,34 +639,28 @@ func (r *Router) ConfigureServer(s *http.Server) {
 }
 
 // defaultTransports builds the pooled transports used when Options has none.
-func defaultTransports(connect, read time.Duration) (t1 *http.Transport, t2c *h2.Client, t2 *http.Transport) {
+func defaultTransports(connect, read time.Duration) (t1 *http.Transport, t2c, t2 *h2.Client) {
 	dialer := &net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}
-	base := func() *http.Transport {
-		return &http.Transport{
-			// Never an environment proxy: backends are pod addresses.
-			Proxy:                 nil,
-			DialContext:           dialer.DialContext,
-			MaxIdleConnsPerHost:   64,
-			IdleConnTimeout:       60 * time.Second,
-			TLSHandshakeTimeout:   connect,
-			ResponseHeaderTimeout: read,
-			ExpectContinueTimeout: time.Second,
-			// A proxy must pass bodies through untouched, never ask for
-			// gzip and decode it behind the client's back.
-			DisableCompression: true,
-			TLSClientConfig:    &tls.Config{InsecureSkipVerify: true}, // see Options.Transport
-		}
+	t1 = &http.Transport{
+		// Never an environment proxy: backends are pod addresses.
+		Proxy:                 nil,
+		DialContext:           dialer.DialContext,
+		MaxIdleConnsPerHost:   64,
+		IdleConnTimeout:       60 * time.Second,
+		TLSHandshakeTimeout:   connect,
+		ResponseHeaderTimeout: read,
+		ExpectContinueTimeout: time.Second,
+		// A proxy must pass bodies through untouched, never ask for
+		// gzip and decode it behind the client's back.
+		DisableCompression: true,
+		TLSClientConfig:    &tls.Config{InsecureSkipVerify: true}, // see Options.Transport
 	}
-	t1 = base()
-	t2 = base()
-	t2.Protocols = new(http.Protocols)
-	t2.Protocols.SetHTTP2(true)
-	t2.HTTP2 = upstreamHTTP2()
-	// The HTTP/2 (gRPC) backends' sockets are read and written raw, as
-	// the HTTP/1 pool's are (rawsock). Cleartext ones go through the
-	// router's own HTTP/2 client, which queues a call's frames and writes
-	// them together itself; net/http's (over TLS) has its writes leave
-	// together through writeBehind.
+	// The HTTP/2 (gRPC) backends are called through router/h2's own
+	// client, their sockets read and written raw as the HTTP/1 pool's are
+	// (rawsock). Header fields go without HPACK's dynamic table, as
+	// nginx's grpc_pass sends them: every call carries a new X-Request-ID
+	// (and often a new X-Forwarded-For), so indexing would insert and
+	// evict entries on every call.
 	t2c = &h2.Client{
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			c, err := dialer.DialContext(ctx, network, addr)
@@ -678,24 +672,10 @@ func defaultTransports(connect, read time.Duration) (t1 *http.Transport, t2c *h2
 		ResponseHeaderTimeout: read,
 		IdleConnTimeout:       60 * time.Second,
 	}
-	t2.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dialer.DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return newWriteBehind(rawsock.NetConn(c)), nil
-	}
+	t2 = t2c.Clone()
+	t2.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} // see Options.Transport
+	t2.TLSHandshakeTimeout = connect
 	return t1, t2c, t2
-}
-
-// upstreamHTTP2 is the HTTP/2 (gRPC) backends' connection setting. Request
-// headers are sent without HPACK's dynamic table, as nginx's grpc_pass
-// sends them: every call carries a new X-Request-ID (and often a new
-// X-Forwarded-For), so indexing would insert and evict entries on every
-// call, which cost the proxy more CPU than the bytes it saves on the
-// backend link.
-func upstreamHTTP2() *http.HTTP2Config {
-	return &http.HTTP2Config{MaxEncoderHeaderTableSize: 1}
 }
 
 // Publish makes t the serving table, unless its digest equals the serving

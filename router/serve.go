@@ -178,7 +178,6 @@ func (r *Router) forward(s *requestState) {
 	// exchanges): only the fields this request has are set, rather than the
 	// whole exchange written over once more.
 	x.w, x.gen, x.host, x.https, x.grpc = s.w, d.st.gen, d.host, d.proto == "https", s.grpc
-	x.lowerNames = r.h1 != nil && b.Protocol == match.GRPCS
 	x.backend, x.vhost, x.route, x.balancer = b, d.res.Host, d.res.Route, s.bal
 	x.path, x.query, x.hasQuery = d.path, d.query, d.hasQuery
 	x.reqBody, x.start, x.requestID, x.returnID, x.hsts, x.cmh = s.body, s.start, s.id, r.returnRequestID, s.hsts, s.cmh
@@ -387,11 +386,9 @@ type exchange struct {
 	// outgoing URL cannot carry the target byte for byte (see
 	// verbatimTransport); returnID, the request ID goes on the response;
 	// hsts, setHSTS put the router's Strict-Transport-Security value first;
-	// https, the client's scheme was https (clientProto), else http;
-	// lowerNames, the headers the router sets go to net/http's HTTP/2
-	// client under lower-case names (setForwarded).
-	picked, grpc, fullForwardedFor, hasQuery, verbatim, returnID, hsts, https, lowerNames bool
-	informed                                                                              uint8 // informational responses relayed (see maxInformational)
+	// https, the client's scheme was https (clientProto), else http.
+	picked, grpc, fullForwardedFor, hasQuery, verbatim, returnID, hsts, https bool
+	informed                                                                  uint8 // informational responses relayed (see maxInformational)
 	// tried holds every endpoint picked for this request, the current one
 	// last; a retry never picks one of them again. It starts on triedBuf,
 	// so up to maxTries cost no allocation.

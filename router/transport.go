@@ -45,8 +45,8 @@ func DefaultTransport(o Options) *Transport {
 
 // Transport is the Router's default set of transports (see DefaultTransport).
 type Transport struct {
-	h1, h2   *http.Transport
-	h2c      *h2.Client
+	h1       *http.Transport
+	h2c, h2  *h2.Client
 	verbatim *verbatimTransport
 }
 

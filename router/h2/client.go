@@ -3,6 +3,7 @@ package h2
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -15,11 +16,12 @@ import (
 )
 
 // Client is an HTTP/2 client for a proxy's gRPC backends: cleartext with
-// prior knowledge (h2c) over the connections DialContext opens. It is an
-// http.RoundTripper meant to sit behind httputil.ReverseProxy, in place of
-// net/http's HTTP/2 transport, whose per-call work (a goroutine and a
-// select per call, each request header validated and lower-cased, HEADERS
-// flushed apart from DATA) is most of a proxied unary call's CPU.
+// prior knowledge (h2c), or over TLS, on the connections DialContext
+// opens. It is an http.RoundTripper meant to sit behind
+// httputil.ReverseProxy, in place of net/http's HTTP/2 transport, whose
+// per-call work (a goroutine and a select per call, each request header
+// validated and lower-cased, HEADERS flushed apart from DATA) is most of
+// a proxied unary call's CPU.
 //
 // Calls to one address share its connections, up to the server's
 // SETTINGS_MAX_CONCURRENT_STREAMS each; a request body is sent by a
@@ -37,6 +39,12 @@ type Client struct {
 	// IdleConnTimeout closes a connection that has had no call for this
 	// long; zero: 90 s.
 	IdleConnTimeout time.Duration
+	// TLSClientConfig, when set, has every connection speak TLS ("h2"
+	// negotiated by ALPN) and calls be https: the config's ServerName, or
+	// the address's host, names the server. Nil: cleartext, calls http.
+	TLSClientConfig *tls.Config
+	// TLSHandshakeTimeout bounds a TLS handshake; zero: 10 s.
+	TLSHandshakeTimeout time.Duration
 
 	mu    sync.Mutex
 	conns map[string][]*clientConn
@@ -82,9 +90,13 @@ func (e StreamError) Error() string {
 // RoundTrip sends req on a stream of a connection to req.URL.Host and
 // returns the response once its head has come.
 func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
+	scheme, port := "http", "80"
+	if c.TLSClientConfig != nil {
+		scheme, port = "https", "443"
+	}
 	addr := req.URL.Host
 	if _, _, err := net.SplitHostPort(addr); err != nil {
-		addr = net.JoinHostPort(addr, "80")
+		addr = net.JoinHostPort(addr, port)
 	}
 	hasBody := req.Body != nil && req.Body != http.NoBody
 	closeBody := func() {
@@ -92,9 +104,9 @@ func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Body.Close()
 		}
 	}
-	if req.URL.Scheme != "http" && req.URL.Scheme != "" {
+	if req.URL.Scheme != scheme && !(req.URL.Scheme == "" && scheme == "http") {
 		closeBody()
-		return nil, fmt.Errorf("h2: scheme %q: the client speaks cleartext HTTP/2 only", req.URL.Scheme)
+		return nil, fmt.Errorf("h2: scheme %q: this client speaks %s", req.URL.Scheme, scheme)
 	}
 	ctx := req.Context()
 	for tries := 0; ; tries++ {
@@ -188,6 +200,11 @@ func (c *Client) dial(ctx context.Context, addr string) (*clientConn, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.TLSClientConfig != nil {
+		if nc, err = c.handshake(ctx, nc, addr); err != nil {
+			return nil, err
+		}
+	}
 	cc := &clientConn{
 		cl:         c,
 		nc:         nc,
@@ -247,6 +264,42 @@ func (c *Client) dial(ctx context.Context, addr string) (*clientConn, error) {
 		return nil, err
 	}
 	return cc, nil
+}
+
+// handshake runs TLS on nc, "h2" required of ALPN.
+func (c *Client) handshake(ctx context.Context, nc net.Conn, addr string) (net.Conn, error) {
+	cfg := c.TLSClientConfig.Clone()
+	cfg.NextProtos = []string{"h2"}
+	if cfg.ServerName == "" {
+		cfg.ServerName, _, _ = net.SplitHostPort(addr)
+	}
+	d := c.TLSHandshakeTimeout
+	if d <= 0 {
+		d = 10 * time.Second
+	}
+	hctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	tc := tls.Client(nc, cfg)
+	if err := tc.HandshakeContext(hctx); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	if p := tc.ConnectionState().NegotiatedProtocol; p != "h2" {
+		tc.Close()
+		return nil, fmt.Errorf("h2: backend %s negotiated %q over TLS, not h2", addr, p)
+	}
+	return tc, nil
+}
+
+// Clone is a Client of c's settings and no connections.
+func (c *Client) Clone() *Client {
+	return &Client{
+		DialContext:           c.DialContext,
+		ResponseHeaderTimeout: c.ResponseHeaderTimeout,
+		IdleConnTimeout:       c.IdleConnTimeout,
+		TLSClientConfig:       c.TLSClientConfig.Clone(),
+		TLSHandshakeTimeout:   c.TLSHandshakeTimeout,
+	}
 }
 
 func (c *Client) drop(cc *clientConn) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -498,4 +499,36 @@ func FuzzClientResponse(f *testing.F) {
 			t.Fatal("the call outlived its backend's connection")
 		}
 	})
+}
+
+// TestClientTLS: with TLSClientConfig the client speaks TLS, "h2" by
+// ALPN, and refuses a server that will not negotiate it.
+func TestClientTLS(t *testing.T) {
+	s := httptest.NewUnstartedServer(http.HandlerFunc(echoUnary))
+	s.EnableHTTP2 = true
+	s.StartTLS()
+	t.Cleanup(s.Close)
+	c := &Client{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
+	t.Cleanup(c.CloseIdleConnections)
+	addr := strings.TrimPrefix(s.URL, "https://")
+	req, _ := http.NewRequest(http.MethodPost, "https://"+addr+"/pkg.Svc/Get", strings.NewReader("hi"))
+	res, err := c.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil || string(b) != "hi" || res.Trailer.Get("Grpc-Status") != "0" {
+		t.Fatalf("over TLS: %q, %v, trailers %v", b, err, res.Trailer)
+	}
+	if _, err := c.RoundTrip(grpcRequest(t, context.Background(), addr, "/", strings.NewReader("x"))); err == nil {
+		t.Fatal("an http call went out on a TLS client")
+	}
+
+	h1 := httptest.NewTLSServer(http.HandlerFunc(echoUnary)) // HTTP/1.1 only
+	t.Cleanup(h1.Close)
+	req, _ = http.NewRequest(http.MethodPost, h1.URL+"/pkg.Svc/Get", strings.NewReader("hi"))
+	if _, err := c.RoundTrip(req); err == nil || !strings.Contains(err.Error(), "not h2") && !strings.Contains(err.Error(), "no application protocol") {
+		t.Fatalf("a server without h2: %v", err)
+	}
 }

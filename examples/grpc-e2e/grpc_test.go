@@ -330,3 +330,95 @@ func TestGRPCToTLSHostInTheClear(t *testing.T) {
 	require.Len(t, rg.records, 1)
 	assert.Equal(t, router.ReasonSSLRedirect, rg.records[0].Reason)
 }
+
+// TestGRPCSBackend: a backend of backend-protocol GRPCS, a gRPC server
+// behind TLS, is called over TLS with "h2" by ALPN: unary calls and a
+// server stream go through, an error status too.
+func TestGRPCSBackend(t *testing.T) {
+	hs := health.NewServer()
+	hs.SetServingStatus(service, healthpb.HealthCheckResponse_SERVING)
+	crt, key, _ := selfSigned(t, "shop.prod.svc")
+	cert, err := tls.X509KeyPair(crt, key)
+	require.NoError(t, err)
+	gs := grpc.NewServer(grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}})))
+	healthpb.RegisterHealthServer(gs, hs)
+	bl, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = gs.Serve(bl) }()
+	t.Cleanup(gs.Stop)
+	ip, port, err := net.SplitHostPort(bl.Addr().String())
+	require.NoError(t, err)
+	doc := fmt.Sprintf(`
+apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: {name: ramjet}
+spec: {controller: ramjet.dev/ingress}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: secure, namespace: prod}
+spec: {ports: [{name: grpcs, port: 50051, targetPort: %[2]s}]}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: secure-1, namespace: prod, labels: {kubernetes.io/service-name: secure}}
+addressType: IPv4
+ports: [{name: grpcs, port: %[2]s}]
+endpoints: [{addresses: [%[1]s]}]
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: secure
+  namespace: prod
+  annotations: {nginx.ingress.kubernetes.io/backend-protocol: GRPCS}
+spec:
+  ingressClassName: ramjet
+  rules:
+  - host: secure.example.com
+    http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: secure, port: {name: grpcs}}}}]}
+`, ip, port)
+	snap, skipped, err := manifest.Decode("grpcs.yaml", []byte(doc))
+	require.NoError(t, err)
+	require.Empty(t, skipped)
+	res := compile.Compile(*snap, compile.Options{AllowLoopbackEndpoints: true})
+	require.Empty(t, res.Warnings)
+	r := router.New(router.Options{Logger: slog.New(slog.DiscardHandler)})
+	r.Publish(res.Table)
+	t.Cleanup(r.CloseIdleConnections)
+	protocols := new(http.Protocols)
+	protocols.SetUnencryptedHTTP2(true)
+	pl, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := &http.Server{Handler: r, Protocols: protocols, ReadHeaderTimeout: 5 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+	go func() { _ = srv.Serve(pl) }()
+	t.Cleanup(func() { srv.Close() })
+	cc, err := grpc.NewClient("passthrough:///"+pl.Addr().String(),
+		grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithAuthority("secure.example.com"))
+	require.NoError(t, err)
+	t.Cleanup(func() { cc.Close() })
+	hc := healthpb.NewHealthClient(cc)
+
+	got, err := hc.Check(ctx(t), &healthpb.HealthCheckRequest{Service: service})
+	require.NoError(t, err)
+	assert.Equal(t, healthpb.HealthCheckResponse_SERVING, got.Status)
+	_, err = hc.Check(ctx(t), &healthpb.HealthCheckRequest{Service: "no.such.Service"})
+	assert.Equal(t, codes.NotFound, status.Code(err), "%v", err)
+
+	c, cancel := context.WithCancel(ctx(t))
+	defer cancel()
+	stream, err := hc.Watch(c, &healthpb.HealthCheckRequest{Service: service})
+	require.NoError(t, err)
+	msg, err := stream.Recv()
+	require.NoError(t, err)
+	assert.Equal(t, healthpb.HealthCheckResponse_SERVING, msg.Status)
+	hs.SetServingStatus(service, healthpb.HealthCheckResponse_NOT_SERVING)
+	msg, err = stream.Recv()
+	require.NoError(t, err)
+	assert.Equal(t, healthpb.HealthCheckResponse_NOT_SERVING, msg.Status)
+	cancel()
+	_, err = stream.Recv()
+	assert.Equal(t, codes.Canceled, status.Code(err))
+	bl.Close()
+	assert.Eventually(t, func() bool { return r.InFlight(bl.Addr().String()) == 0 }, 5*time.Second, 10*time.Millisecond)
+}

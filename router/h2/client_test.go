@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -530,5 +531,59 @@ func TestClientTLS(t *testing.T) {
 	req, _ = http.NewRequest(http.MethodPost, h1.URL+"/pkg.Svc/Get", strings.NewReader("hi"))
 	if _, err := c.RoundTrip(req); err == nil || !strings.Contains(err.Error(), "not h2") && !strings.Contains(err.Error(), "no application protocol") {
 		t.Fatalf("a server without h2: %v", err)
+	}
+}
+
+// TestClientLeavesNoGoroutines: once calls of every ending (answered,
+// reset, cancelled, body closed early) are over and the idle connections
+// closed, no goroutine of the client's is left.
+func TestClientLeavesNoGoroutines(t *testing.T) {
+	addr, _, srv := h2cBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/reset":
+			panic(http.ErrAbortHandler)
+		case "/slow":
+			<-r.Context().Done()
+			return
+		case "/stream":
+			for range 100 {
+				if _, err := w.Write(make([]byte, 16<<10)); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+			}
+			return
+		}
+		echoUnary(w, r)
+	}, nil)
+	c := newTestClient(t)
+	before := runtime.NumGoroutine()
+	for i := range 50 {
+		for _, path := range []string{"/ok", "/reset", "/slow", "/stream"} {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+			if path != "/slow" {
+				ctx, cancel = context.WithCancel(context.Background())
+			}
+			res, err := c.RoundTrip(grpcRequest(t, ctx, addr, path, strings.NewReader(strings.Repeat("x", i))))
+			if err == nil {
+				if path == "/stream" {
+					_, _ = io.ReadFull(res.Body, make([]byte, 1000))
+				} else {
+					_, _ = io.ReadAll(res.Body)
+				}
+				res.Body.Close()
+			}
+			cancel()
+		}
+	}
+	c.CloseIdleConnections()
+	srv.CloseClientConnections()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<16)
+		t.Fatalf("%d goroutines, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
 	}
 }

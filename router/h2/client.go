@@ -163,9 +163,11 @@ func (c *Client) conn(ctx context.Context, addr string) (*clientConn, error) {
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
-			if d.err != nil {
+			if d.err != nil && !errors.Is(d.err, context.Canceled) && !errors.Is(d.err, context.DeadlineExceeded) {
 				return nil, d.err
 			}
+			// Dialled, or the dial's own caller gave up (its context is
+			// not this call's): look again.
 			continue
 		}
 		d := &dialing{done: make(chan struct{})}

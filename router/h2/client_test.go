@@ -587,3 +587,35 @@ func TestClientLeavesNoGoroutines(t *testing.T) {
 		t.Fatalf("%d goroutines, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
 	}
 }
+
+// TestClientSharedDialOutlivesItsCaller: a call that waits for another's
+// dial does not fail because that other call gave up.
+func TestClientSharedDialOutlivesItsCaller(t *testing.T) {
+	addr, _, _ := h2cBackend(t, echoUnary, nil)
+	var d net.Dialer
+	c := &Client{DialContext: func(ctx context.Context, network, a string) (net.Conn, error) {
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return d.DialContext(ctx, network, a)
+	}}
+	t.Cleanup(c.CloseIdleConnections)
+	impatient, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	first := make(chan error, 1)
+	go func() {
+		_, err := c.RoundTrip(grpcRequest(t, impatient, addr, "/", strings.NewReader("x")))
+		first <- err
+	}()
+	time.Sleep(5 * time.Millisecond) // the first call's dial is under way
+	res, err := c.RoundTrip(grpcRequest(t, context.Background(), addr, "/", strings.NewReader("x")))
+	if err != nil {
+		t.Fatalf("the patient call failed with the impatient one's dial: %v", err)
+	}
+	res.Body.Close()
+	if err := <-first; !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("the impatient call: %v", err)
+	}
+}

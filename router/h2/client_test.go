@@ -619,3 +619,25 @@ func TestClientSharedDialOutlivesItsCaller(t *testing.T) {
 		t.Fatalf("the impatient call: %v", err)
 	}
 }
+
+// TestClientLargeHeaderBlock: a request header block over one frame goes
+// as HEADERS and CONTINUATION frames, and a response's long one comes back.
+func TestClientLargeHeaderBlock(t *testing.T) {
+	addr, _, _ := h2cBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Echo", r.Header.Get("X-Big"))
+	}, func(s *http.Server) {
+		s.HTTP2 = &http.HTTP2Config{MaxReadFrameSize: 16 << 10} // frames of 16 KiB at most
+	})
+	c := newTestClient(t)
+	big := strings.Repeat("b", 40<<10)
+	req := grpcRequest(t, context.Background(), addr, "/", strings.NewReader("x"))
+	req.Header.Set("X-Big", big)
+	res, err := c.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.Header.Get("X-Echo") != big {
+		t.Fatalf("the backend saw %d bytes of a %d-byte header", len(res.Header.Get("X-Echo")), len(big))
+	}
+}

@@ -37,8 +37,9 @@ type tlsVariantKey struct {
 }
 
 type tlsVariants struct {
-	mu   sync.RWMutex
-	sets map[tlsVariantKey]*transportSet
+	netHTTP2 bool // Options.NetHTTP2Client
+	mu       sync.RWMutex
+	sets     map[tlsVariantKey]*transportSet
 }
 
 // backendTLSOf is the exchange's backend TLS setting: the route's, else
@@ -79,10 +80,10 @@ func (v *tlsVariants) forTLS(bt *match.BackendTLS, t timeouts) *transportSet {
 	if v.sets == nil {
 		v.sets = make(map[tlsVariantKey]*transportSet)
 	}
-	s = newTransportSet(t)
+	s = newTransportSet(t, v.netHTTP2)
 	cfg := backendTLSConfig(bt)
 	s.h1.TLSClientConfig = cfg
-	s.h2.TLSClientConfig = cfg.Clone()
+	setTLSConfig(s.h2, cfg.Clone())
 	s.verbatim.tlsConfig = cfg
 	v.sets[k] = s
 	return s

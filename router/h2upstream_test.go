@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router/h2"
 )
 
 // h2Frame is one HTTP/2 frame as read off the wire.
@@ -290,9 +291,18 @@ func TestGRPCForwardedHeadersOnce(t *testing.T) {
 }
 
 // TestGRPCStreamsBothWaysThroughRouter: a bidirectional gRPC stream
-// through the router, over the router's own HTTP/2 server and client,
-// each message answered before the next is sent, then the status.
+// through the router, over the router's own HTTP/2 server and client (or
+// net/http's client, Options.NetHTTP2Client), each message answered
+// before the next is sent, then the status.
 func TestGRPCStreamsBothWaysThroughRouter(t *testing.T) {
+	for _, netHTTP2 := range []bool{false, true} {
+		t.Run(map[bool]string{false: "router/h2", true: "net/http"}[netHTTP2], func(t *testing.T) {
+			testGRPCStreamsBothWays(t, netHTTP2)
+		})
+	}
+}
+
+func testGRPCStreamsBothWays(t *testing.T, netHTTP2 bool) {
 	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/grpc")
 		w.Header().Set("Trailer", "Grpc-Status")
@@ -315,7 +325,9 @@ func TestGRPCStreamsBothWaysThroughRouter(t *testing.T) {
 	s.Config.Protocols.SetUnencryptedHTTP2(true)
 	s.Start()
 	t.Cleanup(s.Close)
-	r := newTestRouter(Options{})
+	r := newTestRouter(Options{NetHTTP2Client: netHTTP2})
+	_, own := r.proxy.Transport.(*upstream).h2c.(*h2.Client)
+	require.Equal(t, !netHTTP2, own, "the client for GRPC backends")
 	r.Publish(table("d", vhost("", nil,
 		route(match.Prefix, "/pkg.Chat", backend("prod/grpc:50051", match.GRPC, match.Serving, strings.TrimPrefix(s.URL, "http://"))))))
 	front := h1AndH2CServer(t, r)

@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"sync"
 	"time"
-
-	"ramjet.dev/ramjet/router/h2"
 )
 
 // Locations with their own proxy-connect-timeout, proxy-read-timeout or
@@ -26,13 +24,14 @@ const maxTransportVariants = 64
 // transportSet is what upstream needs for one set of timeouts.
 type transportSet struct {
 	h1       *http.Transport
-	h2c, h2  *h2.Client
+	h2c, h2  http.RoundTripper // router/h2's Client, or net/http's (Options.NetHTTP2Client)
 	verbatim *verbatimTransport
 }
 
 type transportVariants struct {
-	mu   sync.RWMutex
-	sets map[timeouts]*transportSet
+	netHTTP2 bool // Options.NetHTTP2Client
+	mu       sync.RWMutex
+	sets     map[timeouts]*transportSet
 }
 
 // forTimeouts returns the transports for t, and whether they were made for
@@ -49,7 +48,7 @@ func (v *transportVariants) forTimeouts(t timeouts) (*transportSet, bool) {
 	if s = v.sets[t]; s != nil {
 		return s, false
 	}
-	s = newTransportSet(t)
+	s = newTransportSet(t, v.netHTTP2)
 	if len(v.sets) >= maxTransportVariants {
 		return s, true
 	}
@@ -60,12 +59,14 @@ func (v *transportVariants) forTimeouts(t timeouts) (*transportSet, bool) {
 	return s, false
 }
 
-func newTransportSet(t timeouts) *transportSet {
+func newTransportSet(t timeouts, netHTTP2 bool) *transportSet {
 	s := &transportSet{}
-	s.h1, s.h2c, s.h2 = defaultTransports(t.connect, t.read)
+	s.h1, s.h2c, s.h2 = defaultTransports(t.connect, t.read, netHTTP2)
 	if t.send > 0 {
 		dial := sendTimeoutDialer(&net.Dialer{Timeout: t.connect, KeepAlive: 30 * time.Second}, t.send)
-		s.h1.DialContext, s.h2c.DialContext, s.h2.DialContext = dial, dial, dial
+		s.h1.DialContext = dial
+		setDial(s.h2c, dial)
+		setDial(s.h2, dial)
 	}
 	s.verbatim = &verbatimTransport{dialer: &net.Dialer{Timeout: t.connect}, handshake: t.connect, header: t.read}
 	return s
@@ -73,8 +74,8 @@ func newTransportSet(t timeouts) *transportSet {
 
 func (s *transportSet) closeIdle() {
 	s.h1.CloseIdleConnections()
-	s.h2c.CloseIdleConnections()
-	s.h2.CloseIdleConnections()
+	closeIdle(s.h2c)
+	closeIdle(s.h2)
 }
 
 // closeIdle closes the idle connections of every kept set.

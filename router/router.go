@@ -140,6 +140,12 @@ type Options struct {
 	// than replace it, wrap DefaultTransport(o), which says what a
 	// Transport given here takes over.
 	Transport http.RoundTripper
+	// NetHTTP2Client sends calls to GRPC, GRPCS and H2C backends through
+	// net/http's HTTP/2 transport rather than router/h2's Client, which
+	// the default transports use otherwise: a way back should a backend
+	// and the project's client disagree, at about twice the proxy's CPU
+	// per unary call. Ignored when Transport is set.
+	NetHTTP2Client bool
 	// Registry holds the counters that outlive tables. Nil: a new one,
 	// owned by the Router, which sweeps idle counters of removed backends
 	// and addresses after each Publish. Routers may share one; a shared
@@ -600,10 +606,10 @@ func New(o Options) *Router {
 	r.timeouts = timeouts{connect: connect, read: read}
 	up := &upstream{h1: o.Transport, h2c: o.Transport, h2: o.Transport}
 	if o.Transport == nil {
-		up.h1, up.h2c, up.h2 = defaultTransports(connect, read)
+		up.h1, up.h2c, up.h2 = defaultTransports(connect, read, o.NetHTTP2Client)
 		up.verbatim = &verbatimTransport{dialer: &net.Dialer{Timeout: connect}, handshake: connect, header: read}
-		up.base, up.variants = r.timeouts, &transportVariants{}
-		up.backendTLS = &tlsVariants{}
+		up.base, up.variants = r.timeouts, &transportVariants{netHTTP2: o.NetHTTP2Client}
+		up.backendTLS = &tlsVariants{netHTTP2: o.NetHTTP2Client}
 		r.h1 = h1.NewPool(connect)
 	}
 	r.auth.rt, r.auth.timeout = up.h1, cmp.Or(o.AuthTimeout, DefaultAuthTimeout)
@@ -638,44 +644,94 @@ func (r *Router) ConfigureServer(s *http.Server) {
 	}
 }
 
-// defaultTransports builds the pooled transports used when Options has none.
-func defaultTransports(connect, read time.Duration) (t1 *http.Transport, t2c, t2 *h2.Client) {
+// defaultTransports builds the pooled transports used when Options has
+// none; netHTTP2 (Options.NetHTTP2Client) has the HTTP/2 ones be
+// net/http's.
+func defaultTransports(connect, read time.Duration, netHTTP2 bool) (t1 *http.Transport, t2c, t2 http.RoundTripper) {
 	dialer := &net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}
-	t1 = &http.Transport{
-		// Never an environment proxy: backends are pod addresses.
-		Proxy:                 nil,
-		DialContext:           dialer.DialContext,
-		MaxIdleConnsPerHost:   64,
-		IdleConnTimeout:       60 * time.Second,
-		TLSHandshakeTimeout:   connect,
-		ResponseHeaderTimeout: read,
-		ExpectContinueTimeout: time.Second,
-		// A proxy must pass bodies through untouched, never ask for
-		// gzip and decode it behind the client's back.
-		DisableCompression: true,
-		TLSClientConfig:    &tls.Config{InsecureSkipVerify: true}, // see Options.Transport
+	base := func() *http.Transport {
+		return &http.Transport{
+			// Never an environment proxy: backends are pod addresses.
+			Proxy:                 nil,
+			DialContext:           dialer.DialContext,
+			MaxIdleConnsPerHost:   64,
+			IdleConnTimeout:       60 * time.Second,
+			TLSHandshakeTimeout:   connect,
+			ResponseHeaderTimeout: read,
+			ExpectContinueTimeout: time.Second,
+			// A proxy must pass bodies through untouched, never ask for
+			// gzip and decode it behind the client's back.
+			DisableCompression: true,
+			TLSClientConfig:    &tls.Config{InsecureSkipVerify: true}, // see Options.Transport
+		}
 	}
-	// The HTTP/2 (gRPC) backends are called through router/h2's own
-	// client, their sockets read and written raw as the HTTP/1 pool's are
-	// (rawsock). Header fields go without HPACK's dynamic table, as
-	// nginx's grpc_pass sends them: every call carries a new X-Request-ID
-	// (and often a new X-Forwarded-For), so indexing would insert and
-	// evict entries on every call.
-	t2c = &h2.Client{
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := dialer.DialContext(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			return rawsock.NetConn(c), nil
-		},
-		ResponseHeaderTimeout: read,
-		IdleConnTimeout:       60 * time.Second,
+	// The HTTP/2 (gRPC) backends' sockets are read and written raw, as
+	// the HTTP/1 pool's are (rawsock). Header fields go without HPACK's
+	// dynamic table, as nginx's grpc_pass sends them: every call carries a
+	// new X-Request-ID (and often a new X-Forwarded-For), so indexing
+	// would insert and evict entries on every call.
+	rawDial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dialer.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return rawsock.NetConn(c), nil
 	}
-	t2 = t2c.Clone()
-	t2.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} // see Options.Transport
-	t2.TLSHandshakeTimeout = connect
-	return t1, t2c, t2
+	if netHTTP2 {
+		h2c, h2 := base(), base()
+		h2c.Protocols = new(http.Protocols)
+		h2c.Protocols.SetUnencryptedHTTP2(true)
+		h2.Protocols = new(http.Protocols)
+		h2.Protocols.SetHTTP2(true)
+		for _, t := range []*http.Transport{h2c, h2} {
+			t.HTTP2 = &http.HTTP2Config{MaxEncoderHeaderTableSize: 1}
+			t.DialContext = rawDial
+		}
+		return base(), h2c, h2
+	}
+	c := &h2.Client{DialContext: rawDial, ResponseHeaderTimeout: read, IdleConnTimeout: 60 * time.Second}
+	tc := c.Clone()
+	tc.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} // see Options.Transport
+	tc.TLSHandshakeTimeout = connect
+	return base(), c, tc
+}
+
+// setDial has an HTTP/2 transport of either kind dial with dial.
+func setDial(rt http.RoundTripper, dial func(ctx context.Context, network, addr string) (net.Conn, error)) {
+	switch t := rt.(type) {
+	case *h2.Client:
+		t.DialContext = dial
+	case *http.Transport:
+		t.DialContext = dial
+	}
+}
+
+// setTLSConfig has an HTTP/2 transport of either kind dial TLS with cfg.
+func setTLSConfig(rt http.RoundTripper, cfg *tls.Config) {
+	switch t := rt.(type) {
+	case *h2.Client:
+		t.TLSClientConfig = cfg
+	case *http.Transport:
+		t.TLSClientConfig = cfg
+	}
+}
+
+// cloneTransport is a copy of an HTTP/2 transport of either kind, with
+// no connections.
+func cloneTransport(rt http.RoundTripper) http.RoundTripper {
+	switch t := rt.(type) {
+	case *h2.Client:
+		return t.Clone()
+	case *http.Transport:
+		return t.Clone()
+	}
+	return rt
+}
+
+func closeIdle(rt http.RoundTripper) {
+	if c, ok := rt.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
 }
 
 // Publish makes t the serving table, unless its digest equals the serving

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"ramjet.dev/ramjet/match"
-	"ramjet.dev/ramjet/router/h2"
 )
 
 // DefaultTransport returns the transports a Router built with o uses when
@@ -38,7 +37,7 @@ import (
 // 504 answers and the forwarded headers stay the Router's in both cases.
 func DefaultTransport(o Options) *Transport {
 	connect, read := optionTimeouts(o)
-	h1, h2c, h2 := defaultTransports(connect, read)
+	h1, h2c, h2 := defaultTransports(connect, read, o.NetHTTP2Client)
 	return &Transport{h1: h1, h2c: h2c, h2: h2,
 		verbatim: &verbatimTransport{dialer: &net.Dialer{Timeout: connect}, handshake: connect, header: read}}
 }
@@ -46,7 +45,7 @@ func DefaultTransport(o Options) *Transport {
 // Transport is the Router's default set of transports (see DefaultTransport).
 type Transport struct {
 	h1       *http.Transport
-	h2c, h2  *h2.Client
+	h2c, h2  http.RoundTripper
 	verbatim *verbatimTransport
 }
 
@@ -72,9 +71,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // with cfg (client certificates for mTLS, a CA to verify against) in place
 // of the default, which does not verify.
 func (t *Transport) WithTLSConfig(cfg *tls.Config) *Transport {
-	c := &Transport{h1: t.h1.Clone(), h2c: t.h2c, h2: t.h2.Clone()}
+	c := &Transport{h1: t.h1.Clone(), h2c: t.h2c, h2: cloneTransport(t.h2)}
 	c.h1.TLSClientConfig = cfg.Clone()
-	c.h2.TLSClientConfig = cfg.Clone()
+	setTLSConfig(c.h2, cfg.Clone())
 	v := *t.verbatim
 	v.tlsConfig = cfg.Clone()
 	c.verbatim = &v
@@ -84,8 +83,8 @@ func (t *Transport) WithTLSConfig(cfg *tls.Config) *Transport {
 // CloseIdleConnections closes the idle connections of every transport.
 func (t *Transport) CloseIdleConnections() {
 	t.h1.CloseIdleConnections()
-	t.h2c.CloseIdleConnections()
-	t.h2.CloseIdleConnections()
+	closeIdle(t.h2c)
+	closeIdle(t.h2)
 }
 
 // optionTimeouts are o's connect and read timeouts, defaults filled in.

@@ -169,6 +169,9 @@ type config struct {
 	// http2Server serves the HTTP/2 the loop hands over: http1Ramjet (or
 	// "") router/h2, http1NetHTTP net/http's.
 	http2Server string
+	// netHTTP2Client: -http2-client net/http, gRPC backends called through
+	// net/http's HTTP/2 transport rather than router/h2's client.
+	netHTTP2Client bool
 	// Server timeouts (SPEC §13); zero means the default.
 	idleTimeout     time.Duration
 	headerTimeout   time.Duration
@@ -251,6 +254,7 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 	fs.BoolVar(&c.useProxyProtocol, "use-proxy-protocol", false, "read a PROXY protocol v1/v2 header on every HTTP and HTTPS connection (behind a load balancer that sends it, such as an AWS NLB); see -proxy-real-ip-cidr for whose header is believed")
 	fs.StringVar(&configMap, "configmap", "", "namespace/name of an ingress-nginx ConfigMap whose keys set what no flag given here sets (see README); with -manifests, a ConfigMap of that name in the folder")
 	fs.StringVar(&c.http1Server, "http1-server", "", "who serves HTTP/1 on the traffic listeners: "+http1Ramjet+" (the default: the controller's own loop, which hands HTTP/2 to net/http) or "+http1NetHTTP+" (net/http's server for everything)")
+	http2Client := fs.String("http2-client", http1Ramjet, "who calls GRPC, GRPCS and H2C backends: "+http1Ramjet+" (the default: router/h2's client, the project's own) or "+http1NetHTTP+" (net/http's HTTP/2 transport, about twice the proxy's CPU per unary call: a way back should a backend and the project's client disagree)")
 	fs.StringVar(&c.http2Server, "http2-server", "", "who serves HTTP/2 (over TLS, and cleartext with prior knowledge) when -http1-server is "+http1Ramjet+": "+http1Ramjet+" (the default: router/h2, the project's own server) or "+http1NetHTTP+" (net/http's)")
 	fs.BoolVar(&c.enableMetrics, "enable-metrics", false, "serve Prometheus metrics at /metrics on -debug-addr (ingress-nginx's metric names)")
 	fs.BoolVar(&c.metricsPerHost, "metrics-per-host", true, "label request metrics with the Ingress rule's host")
@@ -333,6 +337,13 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 		if p.v < 1 || p.v > 65535 {
 			return config{}, fmt.Errorf("%w: -%s %d is not a port", errUsage, p.name, p.v)
 		}
+	}
+	switch *http2Client {
+	case http1Ramjet:
+	case http1NetHTTP:
+		c.netHTTP2Client = true
+	default:
+		return config{}, fmt.Errorf("%w: -http2-client %q is neither %q nor %q", errUsage, *http2Client, http1Ramjet, http1NetHTTP)
 	}
 	if c.httpAddr == "" && c.httpsAddr == "" {
 		return config{}, fmt.Errorf("%w: -http-addr and -https-addr are both empty: nothing would serve traffic", errUsage)

@@ -78,6 +78,12 @@ func TestParseFlags(t *testing.T) {
 		},
 		{name: "cluster defaults", args: nil, base: cluster, want: func(*config) {}},
 		{
+			name: "net/http's HTTP/2 client", args: []string{"-manifests", "m", "-http2-client", "net/http"}, base: offline,
+			want: func(c *config) { c.netHTTP2Client = true },
+		},
+		{name: "the default HTTP/2 client named", args: []string{"-manifests", "m", "-http2-client", "ramjet"}, base: offline, want: func(*config) {}},
+		{name: "an unknown HTTP/2 client", args: []string{"-manifests", "m", "-http2-client", "curl"}, wantErr: `-http2-client "curl" is neither "ramjet" nor "net/http"`},
+		{
 			name: "cluster, no downward API",
 			args: []string{"-pod-name", "replica-1"},
 			env:  map[string]string{},
@@ -365,5 +371,16 @@ func TestWebhookFlags(t *testing.T) {
 		_, err := parseFlags(strings.Fields(args), io.Discard, env)
 		require.ErrorIs(t, err, errUsage, args)
 		require.ErrorContains(t, err, want, args)
+	}
+}
+
+// TestHTTP2ClientReachesRouter: -http2-client net/http is the router's
+// Options.NetHTTP2Client.
+func TestHTTP2ClientReachesRouter(t *testing.T) {
+	for _, v := range []string{"ramjet", "net/http"} {
+		c, err := parseFlags([]string{"-manifests", "m", "-http2-client", v}, io.Discard, func(string) string { return "" })
+		require.NoError(t, err)
+		o := routerOptions(c, slog.New(slog.DiscardHandler), nil)
+		require.Equal(t, v == "net/http", o.NetHTTP2Client, v)
 	}
 }

@@ -413,6 +413,7 @@ func warningAttrs(w compile.Warning) []any {
 func routerOptions(cfg config, log *slog.Logger, m *metrics) router.Options {
 	o := configMapRouterOptions(cfg)
 	o.Transport, o.Logger, o.Observer, o.MaxBodySize = cfg.backendTransport, log, requestObserver(cfg, m), cfg.maxBodySize
+	o.NetHTTP2Client = cfg.netHTTP2Client
 	if cfg.tracing != nil {
 		cfg.tracing.set(cfg.otel)
 		o.Tracer = cfg.tracing

@@ -88,3 +88,66 @@ func TestBackendBodyStall(t *testing.T) {
 		}
 	}
 }
+
+// TestGRPCBodyStall: a gRPC backend's answer that stalls between two
+// reads for the read timeout ends the call through router/h2's client too,
+// and one whose messages keep coming is served whole.
+func TestGRPCBodyStall(t *testing.T) {
+	const read = 400 * time.Millisecond
+	for _, stall := range []bool{false, true} {
+		t.Run(map[bool]string{false: "trickling", true: "stalled"}[stall], func(t *testing.T) {
+			release := make(chan struct{})
+			s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/grpc")
+				for i := range 4 {
+					if i > 0 {
+						time.Sleep(read / 3)
+					}
+					_, _ = w.Write([]byte{0, 0, 0, 0, 1, byte('a' + i)})
+					w.(http.Flusher).Flush()
+					if stall {
+						select {
+						case <-release:
+						case <-r.Context().Done():
+						}
+						return
+					}
+				}
+				w.Header().Set(http.TrailerPrefix+"Grpc-Status", "0")
+			}))
+			s.Config.Protocols = new(http.Protocols)
+			s.Config.Protocols.SetUnencryptedHTTP2(true)
+			s.Start()
+			t.Cleanup(s.Close)
+			t.Cleanup(func() { close(release) })
+			r := newTestRouter(Options{ReadTimeout: read})
+			r.Publish(table("d", vhost("", nil,
+				route(match.Prefix, "/", backend("prod/grpc:50051", match.GRPC, match.Serving, s.Listener.Addr().String())))))
+			t.Cleanup(r.CloseIdleConnections)
+			front := h1AndH2CServer(t, r)
+			client := &http.Client{Transport: h2cTransport(t)}
+			req, _ := http.NewRequest(http.MethodPost, front.URL+"/pkg.Svc/Watch", bytes.NewReader([]byte{0, 0, 0, 0, 0}))
+			req.Header.Set("Content-Type", "application/grpc")
+			req.Header.Set("Te", "trailers")
+			start := time.Now()
+			res, err := client.Do(req)
+			var body []byte
+			if err == nil {
+				body, err = io.ReadAll(res.Body)
+				res.Body.Close()
+			}
+			took := time.Since(start)
+			if !stall {
+				assert.NoError(t, err)
+				assert.Len(t, body, 24)
+				assert.Equal(t, "0", res.Trailer.Get("Grpc-Status"))
+				assert.Greater(t, took, read, "the messages took longer than the timeout in all")
+				return
+			}
+			if err == nil && res.Trailer.Get("Grpc-Status") == "0" {
+				t.Fatalf("a stalled answer ended as a success after %v", took)
+			}
+			assert.Less(t, took, 10*read, "the stall ended the call")
+		})
+	}
+}

@@ -8,6 +8,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
+	"net/textproto"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -353,4 +356,36 @@ func testGRPCStreamsBothWays(t *testing.T, netHTTP2 bool) {
 	require.NoError(t, err)
 	assert.Empty(t, rest)
 	assert.Equal(t, "0", res.Trailer.Get("Grpc-Status"))
+}
+
+// TestH2CInformational: an HTTP/2 backend's 103 Early Hints reaches the
+// client through router/h2's client, as an HTTP/1 backend's does.
+func TestH2CInformational(t *testing.T) {
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Link", "</style.css>; rel=preload")
+		w.WriteHeader(http.StatusEarlyHints)
+		w.Header().Del("Link")
+		_, _ = io.WriteString(w, "final\n")
+	}))
+	s.Config.Protocols = new(http.Protocols)
+	s.Config.Protocols.SetUnencryptedHTTP2(true)
+	s.Start()
+	t.Cleanup(s.Close)
+	r := newTestRouter(Options{})
+	r.Publish(table("d", vhost("", nil,
+		route(match.Prefix, "/", backend("prod/h2c:80", match.H2C, match.Serving, strings.TrimPrefix(s.URL, "http://"))))))
+	t.Cleanup(r.CloseIdleConnections)
+	front := httptest.NewServer(r)
+	t.Cleanup(front.Close)
+	var hints []string
+	trace := &httptrace.ClientTrace{Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
+		hints = append(hints, strconv.Itoa(code)+" "+h.Get("Link"))
+		return nil
+	}}
+	req, err := http.NewRequest(http.MethodGet, front.URL+"/", nil)
+	require.NoError(t, err)
+	res, err := front.Client().Do(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
+	require.NoError(t, err)
+	assert.Equal(t, "final\n", body(t, res))
+	assert.Equal(t, []string{"103 </style.css>; rel=preload"}, hints)
 }

@@ -9,6 +9,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
+	"net/textproto"
 	"strconv"
 	"strings"
 	"sync"
@@ -1267,6 +1269,19 @@ func (cc *clientConn) endHeaders() error {
 		if rs.status < 200 {
 			if end || rs.status == http.StatusSwitchingProtocols {
 				st.failLocked(errors.New("h2: malformed informational response"), codeProtocol)
+				return nil
+			}
+			// Passed on as net/http's transport passes it, to the
+			// request's httptrace (ReverseProxy relays it from there),
+			// with mu let go: the callback writes to the client.
+			if trace := httptrace.ContextClientTrace(st.req.Context()); trace != nil && trace.Got1xxResponse != nil {
+				h := rs.header()
+				cc.mu.Unlock()
+				err := trace.Got1xxResponse(rs.status, textproto.MIMEHeader(h))
+				cc.mu.Lock()
+				if err != nil {
+					st.failLocked(err, codeCancel)
+				}
 			}
 			return nil
 		}

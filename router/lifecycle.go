@@ -23,8 +23,6 @@ func (r *Router) CloseIdleConnections() {
 	// With Options.Transport all three are the same transport; closing its
 	// idle connections again is harmless.
 	for _, rt := range []http.RoundTripper{up.h1, up.h2c, up.h2} {
-		if c, ok := rt.(interface{ CloseIdleConnections() }); ok {
-			c.CloseIdleConnections()
-		}
+		closeIdle(rt)
 	}
 }

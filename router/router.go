@@ -728,6 +728,7 @@ func cloneTransport(rt http.RoundTripper) http.RoundTripper {
 	return rt
 }
 
+// closeIdle closes rt's idle connections, if it keeps any.
 func closeIdle(rt http.RoundTripper) {
 	if c, ok := rt.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()

@@ -433,8 +433,9 @@ func (cc *clientConn) open(req *http.Request, hasBody bool) (*clientStream, erro
 		return nil, errConnGone
 	}
 	start := len(cc.wbuf)
+	// On an error nothing was queued: the block is built past wbuf's
+	// length and wbuf set to it only once whole.
 	if err := cc.appendRequestHeaders(req, hasBody); err != nil {
-		cc.wbuf = cc.wbuf[:start]
 		cc.mu.Unlock()
 		return nil, err
 	}
@@ -522,13 +523,11 @@ func (cc *clientConn) appendRequestHeaders(req *http.Request, hasBody bool) erro
 			continue // from req.ContentLength
 		}
 		if !validHeaderName(k) {
-			cc.wbuf = b[:at]
 			return fmt.Errorf("h2: request header name %q is not valid", k)
 		}
 		name := lowerName(lower[:], k)
 		for _, v := range vv {
 			if !validValue(v) {
-				cc.wbuf = b[:at]
 				return fmt.Errorf("h2: request header %q has a value HTTP/2 forbids", k)
 			}
 			b = appendRawField(b, name, v)
@@ -875,11 +874,7 @@ func (b *clientBody) Read(p []byte) (int, error) {
 			return 0, http.ErrBodyReadAfterClose
 		}
 		if st.bodyR < len(st.body) {
-			n := copy(p, st.body[st.bodyR:])
-			st.bodyR += n
-			if st.bodyR == len(st.body) {
-				st.body, st.bodyR = st.body[:0], 0
-			}
+			n := takeBuffered(p, &st.body, &st.bodyR)
 			st.giveBack(int64(n))
 			var err error
 			if st.ended && len(st.body) == 0 {

@@ -515,11 +515,7 @@ func (b *requestBody) Read(p []byte) (int, error) {
 			return 0, http.ErrBodyReadAfterClose
 		}
 		if st.bodyR < len(st.body) {
-			n := copy(p, st.body[st.bodyR:])
-			st.bodyR += n
-			if st.bodyR == len(st.body) {
-				st.body, st.bodyR = st.body[:0], 0
-			}
+			n := takeBuffered(p, &st.body, &st.bodyR)
 			st.credit(int64(n))
 			if st.bodyEnd && st.bodyR == len(st.body) {
 				return n, io.EOF
@@ -538,6 +534,17 @@ func (b *requestBody) Read(p []byte) (int, error) {
 		}
 		c.cond.Wait()
 	}
+}
+
+// takeBuffered copies into p what body holds past *r, and empties body
+// (keeping its array) once all of it was taken.
+func takeBuffered(p []byte, body *[]byte, r *int) int {
+	n := copy(p, (*body)[*r:])
+	*r += n
+	if *r == len(*body) {
+		*body, *r = (*body)[:0], 0
+	}
+	return n
 }
 
 // credit gives n bytes the handler read back to the windows. Under c.mu.

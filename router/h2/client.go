@@ -113,6 +113,9 @@ func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	for tries := 0; ; tries++ {
 		cc, err := c.conn(ctx, addr)
+		if err == errConnGone && tries < 3 {
+			continue
+		}
 		if err != nil {
 			closeBody()
 			return nil, err
@@ -129,6 +132,9 @@ func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err == errRefused && tries < 3 && st.claimRetry() {
 			// Nothing of the call was processed nor of its body read.
 			continue
+		}
+		if err != nil {
+			st.abandonBody()
 		}
 		return res, err
 	}
@@ -180,17 +186,33 @@ func (c *Client) conn(ctx context.Context, addr string) (*clientConn, error) {
 		c.dials[addr] = d
 		c.mu.Unlock()
 		d.cc, d.err = c.dial(ctx, addr)
+		room := false
 		c.mu.Lock()
 		delete(c.dials, addr)
 		if d.err == nil {
 			c.conns[addr] = append(c.conns[addr], d.cc)
-			d.cc.reserve()
+			room = d.cc.reserve()
 		}
 		c.mu.Unlock()
 		close(d.done)
-		// Its own dial is the caller's, room or not (a server that allows
-		// no stream fails the call rather than being dialled forever).
-		return d.cc, d.err
+		if d.err != nil {
+			return nil, d.err
+		}
+		if !room {
+			// Gone already, or a server that allows no stream: that one
+			// fails the call rather than being dialled again and again.
+			d.cc.mu.Lock()
+			none := d.cc.maxStreams == 0 && !d.cc.closed && !d.cc.goingAway
+			d.cc.mu.Unlock()
+			d.cc.closeIfIdle()
+			// One closed before it joined the pool missed its drop.
+			c.drop(d.cc)
+			if none {
+				return nil, fmt.Errorf("h2: backend %s allows no streams (SETTINGS_MAX_CONCURRENT_STREAMS 0)", addr)
+			}
+			return nil, errConnGone
+		}
+		return d.cc, nil
 	}
 }
 
@@ -262,6 +284,10 @@ func (c *Client) dial(ctx context.Context, addr string) (*clientConn, error) {
 	}
 	if err != nil {
 		cc.closeLocked(err)
+	} else {
+		// Idle from the start: a connection whose first call fails
+		// before its stream opens is closed in time like any other.
+		cc.idleCheck()
 	}
 	cc.mu.Unlock()
 	if err != nil {
@@ -398,6 +424,9 @@ type clientStream struct {
 	retired    bool // refused before that: the call went out again
 	closedBody bool // the response body was closed
 	removed    bool
+
+	reqBody  io.ReadCloser // the request's body, nil without one
+	bodyOnce sync.Once
 }
 
 func (st *clientStream) signal() {
@@ -452,6 +481,7 @@ func (cc *clientConn) open(req *http.Request, hasBody bool) (*clientStream, erro
 	cc.queueSoon()
 	cc.mu.Unlock()
 	if hasBody {
+		st.reqBody = req.Body
 		go st.writeBody(req.Body)
 	}
 	return st, nil
@@ -499,7 +529,11 @@ func (cc *clientConn) appendRequestHeaders(req *http.Request, hasBody bool) erro
 	default:
 		b = appendField(b, ":method", method)
 	}
-	b = append(b, 0x86) // :scheme http
+	if req.URL.Scheme == "https" {
+		b = append(b, 0x87) // :scheme https; RoundTrip let it through only over TLS
+	} else {
+		b = append(b, 0x86) // :scheme http
+	}
 	if path == "/" {
 		b = append(b, 0x84)
 	} else {
@@ -615,6 +649,10 @@ func (st *clientStream) failLocked(err error, code errCode) {
 	if st.err == nil && !(st.ended && st.bodyR == len(st.body)) {
 		st.err = err
 	}
+	if st.res != nil {
+		// RoundTrip has its answer: no retry will want the body.
+		st.abandonBody()
+	}
 	if st.removed || st.sentEnd && st.ended {
 		st.signal()
 		return
@@ -729,7 +767,7 @@ func (st *clientStream) writeBody(body io.ReadCloser) {
 	// again.
 	st.taken = true
 	cc.mu.Unlock()
-	defer body.Close()
+	defer st.closeReqBody()
 	bp := bodyBuffers.Get().(*[]byte)
 	defer bodyBuffers.Put(bp)
 	buf := *bp
@@ -747,6 +785,22 @@ func (st *clientStream) writeBody(body io.ReadCloser) {
 }
 
 var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, defaultFrameSize); return &b }}
+
+// closeReqBody closes the request body once, whoever comes first: the
+// body writer as it ends, or abandonBody.
+func (st *clientStream) closeReqBody() {
+	st.bodyOnce.Do(func() { st.reqBody.Close() })
+}
+
+// abandonBody closes the request body of a call that stops sending it,
+// so that a body writer blocked in its Read returns: a RoundTripper
+// closes the body, on errors too. In a goroutine, as mu may be held and
+// an inbound body's Close may wait on its connection.
+func (st *clientStream) abandonBody() {
+	if st.reqBody != nil {
+		go st.closeReqBody()
+	}
+}
 
 // errStreamDone stops a body writer whose stream ended or was reset.
 var errStreamDone = errors.New("h2: stream done")
@@ -921,6 +975,7 @@ func (st *clientStream) stopRequest() {
 		cc.wbuf = appendRSTStream(cc.wbuf, st.id, codeCancel)
 		cc.queueSoon()
 	}
+	st.abandonBody()
 	st.sentEnd = true
 	cc.cond.Broadcast()
 	cc.release(st)
@@ -1070,6 +1125,7 @@ func (cc *clientConn) process(fh frameHeader, p []byte) error {
 				st.failLocked(errRefused, noReset)
 			case code == codeNo && st.ended:
 				// The answer is whole; the server wants no more body.
+				st.abandonBody()
 				cc.cond.Broadcast()
 				cc.release(st)
 			default:
@@ -1179,7 +1235,11 @@ func (cc *clientConn) onWindowUpdate(fh frameHeader, p []byte) error {
 		}
 		cc.sendWindow += n
 	} else if st := cc.streams[fh.stream]; st != nil {
-		if n == 0 || st.sendWindow+n > 1<<31-1 {
+		switch {
+		case n == 0: // §6.9: PROTOCOL_ERROR, where an overflow is FLOW_CONTROL_ERROR
+			st.failLocked(errors.New("h2: stream window update of 0"), codeProtocol)
+			return nil
+		case st.sendWindow+n > 1<<31-1:
 			st.failLocked(errors.New("h2: stream window update out of range"), codeFlowControl)
 			return nil
 		}
@@ -1220,7 +1280,7 @@ func (cc *clientConn) onData(fh frameHeader, p []byte) error {
 	}
 	st.recvWindow -= size
 	if pad := size - int64(len(q)); pad > 0 {
-		cc.credit(pad) // padding is never read
+		st.giveBack(pad) // padding is never read; it counted against both windows
 	}
 	if st.closedBody {
 		cc.credit(int64(len(q)))
@@ -1242,8 +1302,7 @@ func (cc *clientConn) endHeaders() error {
 	cc.hdrStream = 0
 	var rs respSink
 	rs.cc = cc
-	err := cc.dec.decode(block, &rs)
-	if err != nil && err != errRespBad {
+	if err := cc.dec.decode(block, &rs); err != nil {
 		cc.connError(codeCompression)
 		return errors.New("h2: malformed response header block")
 	}
@@ -1254,7 +1313,7 @@ func (cc *clientConn) endHeaders() error {
 		return nil
 	}
 	switch {
-	case err != nil || rs.size > clientMaxHeader:
+	case rs.bad || rs.size > clientMaxHeader:
 		st.failLocked(fmt.Errorf("h2: malformed or too large response header from the backend"), codeProtocol)
 	case st.res == nil:
 		if rs.status == 0 {
@@ -1300,8 +1359,6 @@ func (cc *clientConn) endHeaders() error {
 	return nil
 }
 
-var errRespBad = errors.New("h2: malformed response field")
-
 // respSink collects a response header block's fields.
 type respSink struct {
 	cc     *clientConn
@@ -1309,31 +1366,38 @@ type respSink struct {
 	size   uint32
 	fields []field
 	sawReg bool
+	bad    bool // a malformed field: the stream fails, the block is still decoded
 }
 
+// field never stops the decoder: the rest of a block it refuses still
+// updates the dynamic table the server's later blocks refer to.
 func (s *respSink) field(f field) error {
 	s.size += f.size()
-	if s.size > clientMaxHeader {
-		return nil // decoding goes on for HPACK's state; endHeaders refuses it
+	if s.size > clientMaxHeader || s.bad {
+		return nil // endHeaders refuses it
 	}
 	if len(f.name) > 0 && f.name[0] == ':' {
 		if f.name != ":status" || s.status != 0 || s.sawReg || len(f.value) != 3 {
-			return errRespBad
+			s.bad = true
+			return nil
 		}
 		n, err := strconv.Atoi(f.value)
 		if err != nil || n < 100 {
-			return errRespBad
+			s.bad = true
+			return nil
 		}
 		s.status = n
 		return nil
 	}
 	s.sawReg = true
 	if !validName(f.name) || !validValue(f.value) {
-		return errRespBad
+		s.bad = true
+		return nil
 	}
 	switch f.name {
 	case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade":
-		return errRespBad
+		s.bad = true
+		return nil
 	}
 	s.fields = append(s.fields, f)
 	return nil

@@ -126,6 +126,10 @@ type config struct {
 	// are options.TCPServices and options.UDPServices.
 	udpMaxSessions int
 
+	// cpuProfile is where a CPU profile of the whole run goes, for a
+	// profile-guided build (default.pgo).
+	cpuProfile string
+
 	// Offline mode: set when manifests is not empty.
 	manifests    string
 	demoBackends bool
@@ -271,6 +275,7 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 	fs.StringVar(&c.httpsAddr, "https-addr", "", "TLS listen address; empty turns TLS off")
 	fs.IntVar(&c.gatewayHTTPPort, "gateway-http-port", 80, "the Gateway listener port the -http-addr listener serves: Gateway API routes of HTTP listeners on this port are served there (the port a Service publishes it as)")
 	fs.IntVar(&c.gatewayHTTPSPort, "gateway-https-port", 443, "the Gateway listener port the -https-addr listener serves: Gateway API routes of HTTPS listeners on this port are served there")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the run, from start to shutdown, to this file: for a profile-guided build (default.pgo, see README); empty writes none")
 	fs.StringVar(&c.debugAddr, "debug-addr", "127.0.0.1:8081", "address of /metrics, /debug/table, /debug/warnings, /healthz and /readyz; empty turns it off")
 
 	fs.StringVar(&c.options.TCPServices, "tcp-services-configmap", "", "namespace/name of ingress-nginx's TCP services ConfigMap (\"port\": \"namespace/service:port[:PROXY][:PROXY]\"): each port is listened on at start; with -manifests, a ConfigMap of that name in the folder")

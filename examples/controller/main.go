@@ -45,6 +45,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -97,6 +98,15 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		stop()
 	}()
 
+	if cfg.cpuProfile != "" {
+		stopProfile, err := startCPUProfile(cfg.cpuProfile)
+		if err != nil {
+			logger.Error("cannot start", "err", err)
+			return 1
+		}
+		defer stopProfile()
+	}
+
 	inst, err := start(ctx, cfg, logger)
 	if err != nil {
 		logger.Error("cannot start", "err", err)
@@ -121,4 +131,21 @@ func start(ctx context.Context, cfg config, log *slog.Logger) (*instance, error)
 		return nil, err
 	}
 	return startCluster(ctx, cfg, log, restConfig)
+}
+
+// startCPUProfile profiles the process into path until the returned
+// function runs.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }

@@ -98,6 +98,7 @@
 #   CONFIGS="nginx router" MODES=http examples/loadtest/compare.sh
 #   INGRESSES=1000 examples/loadtest/compare.sh   # adds router-1000
 #   PROFILE=router-loop examples/loadtest/compare.sh # CPU and allocation profiles of these proxies
+#                                                    # (controller, controller-otel: CPU only)
 #   NOPIN=1 examples/loadtest/compare.sh          # no pinning
 #
 # Everything listens on 127.0.0.1 (ports BASE_PORT=18080 and up, TLS 1000
@@ -152,8 +153,10 @@ cleanup() {
 	for c in ${PROFILE:-}; do
 		[[ -s $work/$c.pprof ]] || continue
 		cp "$work/$c.pprof" "./$c.pprof"
-		cp "$work/upstreams" "./upstreams.bin"
-		echo "CPU profile of $c: go tool pprof -top upstreams.bin $c.pprof" >&2
+		local bin=upstreams
+		[[ $c != controller* ]] || bin=ramjet-controller
+		cp "$work/$bin" "./$bin.bin"
+		echo "CPU profile of $c: go tool pprof -top $bin.bin $c.pprof" >&2
 		[[ -s $work/$c.allocs ]] || continue
 		cp "$work/$c.allocs" "./$c.allocs"
 		echo "allocations of $c: go tool pprof -sample_index=alloc_space -top upstreams.bin $c.allocs" >&2
@@ -162,7 +165,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-(cd "$root" && go build -o "$work/upstreams" ./examples/loadtest/upstreams && go build -o "$work/tlsload" ./examples/loadtest/tlsload)
+# The routers are built with the controller's profile (default.pgo), as
+# the controller is, so that router-loop and controller compare the same
+# compiled router (issue 35).
+(cd "$root" && go build -pgo="$root/examples/controller/default.pgo" -o "$work/upstreams" ./examples/loadtest/upstreams &&
+	go build -o "$work/tlsload" ./examples/loadtest/tlsload)
 
 backend=127.0.0.1:$BASE_PORT
 grpc_backend=127.0.0.1:$((BASE_PORT + 999))
@@ -210,7 +217,7 @@ fi
 # -default-ssl-certificate; controller-otel's turns tracing on and exports
 # to an otlpsink on the load CPU (a collector is another machine's work).
 start_controller() {
-	local name=$1 addr=$2 dir=$work/$1.d data="{}" tlsargs=()
+	local name=$1 addr=$2 dir=$work/$1.d data="{}" tlsargs=() prof=()
 	if [[ ! -x $work/ramjet-controller ]]; then
 		(cd "$root/examples/controller" && go build -o "$work/ramjet-controller" . && go build -o "$work/otlpsink" ./otlpsink)
 	fi
@@ -224,13 +231,14 @@ start_controller() {
 		data="{enable-opentelemetry: \"true\", otlp-collector-host: \"127.0.0.1\", otlp-collector-port: \"${sink#*:}\"}"
 	fi
 	if [[ -n ${3:-} ]]; then tlsargs=(-https-addr "$3" -default-ssl-certificate load/tls); fi
+	[[ " ${PROFILE:-} " != *" $name "* ]] || prof=(-cpuprofile "$work/$name.pprof")
 	mkdir -p "$dir"
 	# The objects the router configs load, so that router-loop and
 	# controller serve the same table (issue 35), and the ConfigMap.
 	"$work/upstreams" -role manifests -backend "$backend" "${extra[@]}" >"$dir/app.yaml"
 	printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nginx, namespace: ingress}\ndata: %s\n' "$data" >"$dir/configmap.yaml"
 	"${pin_proxy[@]}" timeout 30m "$work/ramjet-controller" -manifests "$dir" -configmap ingress/nginx -http-addr "$addr" -debug-addr "" \
-		"${tlsargs[@]}" -enable-access-log=false >"$work/$name.out" 2>&1 &
+		"${tlsargs[@]}" "${prof[@]}" -enable-access-log=false >"$work/$name.out" 2>&1 &
 	pids+=($!)
 	proc[$name]=$!
 	for _ in $(seq 300); do curl -sf "http://$addr/" >/dev/null 2>&1 && return; sleep 0.1; done

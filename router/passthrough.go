@@ -84,9 +84,11 @@ func (p *PeekedConn) Read(b []byte) (int, error) {
 }
 
 // Splice sends p (the peeked bytes, then the rest) to backend and
-// backend's bytes back to p's connection until either side ends, then
-// closes both. io.Copy between *net.TCPConn uses splice(2) on Linux: no
-// copy through user space, no allocation per byte.
+// backend's bytes back to p's connection until both sides end, then
+// closes both. Either side's end (FIN) is passed on to the other as its
+// own, the other direction still flowing, as between the two directly;
+// an error either way closes both. io.Copy between *net.TCPConn uses
+// splice(2) on Linux: no copy through user space, no allocation per byte.
 func (p *PeekedConn) Splice(backend net.Conn) {
 	defer p.Conn.Close()
 	defer backend.Close()
@@ -97,10 +99,12 @@ func (p *PeekedConn) Splice(backend net.Conn) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, _ = io.Copy(p.Conn, backend)
-		// The backend is finished: closing the client's connection ends
-		// the other copy too.
-		_ = p.Conn.Close()
+		_, err := io.Copy(p.Conn, backend)
+		cw, ok := p.Conn.(interface{ CloseWrite() error })
+		if err != nil || !ok || cw.CloseWrite() != nil {
+			// Closing the client's connection ends the other copy too.
+			_ = p.Conn.Close()
+		}
 	}()
 	_, _ = io.Copy(backend, p.Conn)
 	// The client is finished sending; the backend may still answer.

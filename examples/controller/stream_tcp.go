@@ -47,7 +47,8 @@ func (l *tcpListener) acceptLoop() {
 // entry asks, an endpoint dialled (with retries), then both ways spliced
 // until both ends finish or the connection idles out.
 func (l *tcpListener) serve(c *net.TCPConn) {
-	client := &tcpConn{client: c}
+	ctx, cancel := context.WithCancel(context.Background())
+	client := &tcpConn{client: c, cancel: cancel}
 	l.s.track(client)
 	defer l.s.untrack(client)
 	defer client.abort()
@@ -79,14 +80,16 @@ func (l *tcpListener) serve(c *net.TCPConn) {
 		m.failed("no_endpoint")
 		return
 	}
-	backend, ep, err := dialStream(route, l.s.dialAddr)
+	backend, ep, err := dialStream(ctx, route, l.s.dialAddr)
 	if err != nil {
 		m.failed("connect")
 		l.s.log.Debug("tcp service: no endpoint could be reached; connection closed", "port", l.port, "err", err)
 		return
 	}
 	defer ep.Release()
-	client.setBackend(backend)
+	if !client.setBackend(backend) {
+		return // aborted as the dial ended: backend closed
+	}
 	if route.Service.EncodeProxyProtocol {
 		// nginx's proxy_protocol on: version 1, the client and the address
 		// it connected to.
@@ -137,7 +140,7 @@ func readProxyHeader(c net.Conn, timeout time.Duration) (src net.Addr, rest []by
 // gives (proxy-stream-next-upstream), at most NextUpstreamTries tries
 // within NextUpstreamTimeout. The endpoint counts as in flight until its
 // Release.
-func dialStream(route router.Stream, dialAddr func(string) string) (*net.TCPConn, balance.Endpoint, error) {
+func dialStream(ctx context.Context, route router.Stream, dialAddr func(string) string) (*net.TCPConn, balance.Endpoint, error) {
 	st := route.Settings
 	tries := 1
 	var deadline time.Time
@@ -159,14 +162,14 @@ func dialStream(route router.Stream, dialAddr func(string) string) (*net.TCPConn
 			break
 		}
 		d := net.Dialer{Timeout: st.ConnectTimeout, Deadline: deadline}
-		conn, err := d.DialContext(context.Background(), "tcp", dialAddr(e.Addr))
+		conn, err := d.DialContext(ctx, "tcp", dialAddr(e.Addr))
 		if err == nil {
 			return conn.(*net.TCPConn), e, nil
 		}
 		e.Release()
 		tried = append(tried, e)
 		lastErr = err
-		if !deadline.IsZero() && !time.Now().Before(deadline) {
+		if ctx.Err() != nil || !deadline.IsZero() && !time.Now().Before(deadline) {
 			break
 		}
 	}
@@ -174,22 +177,33 @@ func dialStream(route router.Stream, dialAddr func(string) string) (*net.TCPConn
 }
 
 // tcpConn is a client connection and, once dialled, its backend's; abort
-// closes both.
+// closes both, and stops a dial under way (cancel), so that a shutdown's
+// timeout is not held by an endpoint that drops SYNs.
 type tcpConn struct {
-	client *net.TCPConn
-	mu     sync.Mutex
-	back   *net.TCPConn
+	client  *net.TCPConn
+	cancel  context.CancelFunc
+	mu      sync.Mutex
+	back    *net.TCPConn
+	aborted bool
 }
 
-func (c *tcpConn) setBackend(b *net.TCPConn) {
+// setBackend keeps b for abort; after abort it closes b and is false.
+func (c *tcpConn) setBackend(b *net.TCPConn) bool {
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.aborted {
+		b.Close()
+		return false
+	}
 	c.back = b
-	c.mu.Unlock()
+	return true
 }
 
 func (c *tcpConn) abort() {
+	c.cancel()
 	c.client.Close()
 	c.mu.Lock()
+	c.aborted = true
 	if c.back != nil {
 		c.back.Close()
 	}

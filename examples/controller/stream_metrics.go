@@ -18,7 +18,7 @@ import (
 //	ramjet_stream_connections_total  TCP connections proxied, UDP exchanges started
 //	ramjet_stream_active_connections TCP connections and UDP exchanges in progress
 //	ramjet_stream_bytes_total        bytes relayed, direction "in" (from clients) or "out" (to them)
-//	ramjet_stream_errors_total       by reason: no_service, no_endpoint, connect, proxy_protocol, reset, sessions_full, socket
+//	ramjet_stream_errors_total       by reason: no_service, no_endpoint, connect, proxy_protocol, reset, sessions_full, socket, timeout (a UDP exchange unanswered for proxy-stream-timeout)
 //
 // The series are bounded by the ConfigMaps' entries, whatever clients send.
 type streamMetrics struct {

@@ -201,6 +201,12 @@ type udpSession struct {
 	responses int
 	metrics   *serviceMetrics
 	timeout   time.Duration
+	// heard is UnixNano of the exchange's start or its last answer: an
+	// exchange unanswered for proxy-stream-timeout ends at the client's
+	// next datagram, which starts another with the balancer's pick, so
+	// that a client asking again from the same address does not stay
+	// with an endpoint that is gone or silent.
+	heard int64
 }
 
 // send forwards the client datagrams b's slots i to j-1 (this session's),
@@ -210,7 +216,11 @@ func (s *udpSession) send(b *udpBatch, i, j int, now int64, out *udpOut) {
 	bytes := 0
 	s.mu.Lock()
 	for k := i; k < j; k++ {
-		if !s.active && !s.begin() {
+		if s.active && now-s.heard >= int64(s.idleTimeout()) {
+			s.metrics.failed("timeout")
+			s.finish()
+		}
+		if !s.active && !s.begin(now) {
 			continue
 		}
 		if s.metrics != m {
@@ -238,7 +248,7 @@ func (s *udpSession) send(b *udpBatch, i, j int, now int64, out *udpOut) {
 }
 
 // begin picks the exchange's endpoint from the serving table. s.mu is held.
-func (s *udpSession) begin() bool {
+func (s *udpSession) begin(now int64) bool {
 	route, ok := s.r.s.rt.Stream(match.UDP, s.r.port)
 	if !ok {
 		s.r.s.metrics.error(match.UDP, s.r.port, nil, "no_service")
@@ -260,7 +270,7 @@ func (s *udpSession) begin() bool {
 		m.failed("no_endpoint")
 		return false
 	}
-	s.ep, s.to, s.active = e, to, true
+	s.ep, s.to, s.active, s.heard = e, to, true, now
 	s.sent, s.answered, s.responses = 0, 0, route.Settings.Responses
 	s.metrics = m
 	if s.timeout != route.Settings.Timeout {
@@ -338,6 +348,7 @@ func (s *udpSession) arm() {
 func (s *udpSession) answer(b *udpBatch) {
 	out := b.out
 	bytes := 0
+	now := time.Now().UnixNano()
 	s.mu.Lock()
 	m := s.metrics
 	for i := range b.n {
@@ -347,6 +358,7 @@ func (s *udpSession) answer(b *udpBatch) {
 			continue
 		}
 		s.answered++
+		s.heard = now
 		bytes += b.lens[i]
 		out.add(b.data(i), s.client)
 		if s.answered >= s.responses*s.sent {
@@ -354,7 +366,7 @@ func (s *udpSession) answer(b *udpBatch) {
 		}
 	}
 	if len(out.data) > 0 {
-		s.last.Store(time.Now().UnixNano())
+		s.last.Store(now)
 	}
 	s.mu.Unlock()
 	m.out(bytes)

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"net"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// A UDP client that asks again from the same address (a resolver's
+// retry, a forwarder's fixed socket) while its exchange waits on an
+// endpoint that never answers is moved to another endpoint once the
+// exchange has gone unanswered for proxy-stream-timeout: the endpoint may
+// have left the table, or be silent. Here the only endpoint is a dead
+// port; the Service then moves to a live one, and the client, asking
+// every 100 ms, is answered within a few seconds (proxy-stream-timeout
+// 1 s).
+func TestUDPExchangeMovesOffSilentEndpoint(t *testing.T) {
+	// A port nobody answers on.
+	deadConn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	require.NoError(t, err)
+	_, dead, _ := net.SplitHostPort(deadConn.LocalAddr().String())
+	deadConn.Close()
+	live := startUDPBackend(t, "live")
+
+	p := streamPort(t, "udp")
+	cm := "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: ingress-nginx}\ndata: {proxy-stream-timeout: \"1\"}\n"
+	inst, _, dir := startStreams(t, streamManifests(nil, map[int]string{p: "default/echo:53"}, nil, dead, cm), func(c *config) {
+		c.configMap = &types.NamespacedName{Namespace: "ingress-nginx", Name: "cfg"}
+	})
+	to, err := net.ResolveUDPAddr("udp", inst.streams.Addrs()["udp/"+strconv.Itoa(p)])
+	require.NoError(t, err)
+	client, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	require.NoError(t, err)
+	defer client.Close()
+
+	answered := make(chan string, 100)
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			n, _, err := client.ReadFromUDP(buf)
+			if err != nil {
+				return
+			}
+			answered <- string(buf[:n])
+		}
+	}()
+	ask := func(d time.Duration) (got []string) {
+		end := time.Now().Add(d)
+		for time.Now().Before(end) {
+			_, err := client.WriteToUDP([]byte("q"), to)
+			require.NoError(t, err)
+			time.Sleep(100 * time.Millisecond)
+		}
+		for {
+			select {
+			case a := <-answered:
+				got = append(got, a)
+			default:
+				return got
+			}
+		}
+	}
+	require.Empty(t, ask(300*time.Millisecond), "the dead endpoint answers nothing")
+
+	// The Service's endpoint moves to the live backend.
+	writeFile(t, filepath.Join(dir, "app.yaml"), streamManifests(nil, map[int]string{p: "default/echo:53"}, nil, live, cm))
+	// A fresh client address (a new socket each try: an address that
+	// asked before the move is stuck itself) is answered by the live one.
+	require.Eventually(t, func() bool {
+		other, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		if err != nil {
+			return false
+		}
+		defer other.Close()
+		_, _ = other.WriteToUDP([]byte("fresh"), to)
+		_ = other.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		buf := make([]byte, 100)
+		n, _, err := other.ReadFromUDP(buf)
+		return err == nil && string(buf[:n]) == "live fresh"
+	}, 3*time.Second, 10*time.Millisecond, "the table moved to the live endpoint")
+
+	got := ask(3 * time.Second)
+	assert.NotEmpty(t, got, "the retrying client was never answered in 3 s after its endpoint left the table (proxy-stream-timeout 1 s)")
+}

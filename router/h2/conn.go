@@ -617,11 +617,16 @@ func (c *conn) streamError(id uint32, code errCode) error {
 	return nil
 }
 
-// resetLocked sends RST_STREAM for st and closes it.
+// resetLocked sends RST_STREAM for st, a stream of c.streams, and closes
+// it. The caller must not use st afterwards: closing it may release it.
 func (c *conn) resetLocked(st *stream, code errCode) {
+	id := st.id
 	c.waitRoom()
-	if st.state == stateClosed {
-		return // closed while waitRoom let go of mu
+	if c.streams[id] != st {
+		// Closed while waitRoom let go of mu, and maybe released to the
+		// pool already (zeroed, or serving another request): only a
+		// stream still registered under its id is st's to reset.
+		return
 	}
 	c.wbuf = appendRSTStream(c.wbuf, st.id, code)
 	st.abort(errStreamReset)
@@ -629,6 +634,8 @@ func (c *conn) resetLocked(st *stream, code errCode) {
 }
 
 // closeStream removes st from the connection (both ends done, or reset).
+// A stream whose handler is done goes back to the pool here: the caller
+// must not use st afterwards.
 func (c *conn) closeStream(st *stream) {
 	if st.state == stateClosed {
 		return
@@ -642,6 +649,12 @@ func (c *conn) closeStream(st *stream) {
 		c.recvCredit += int64(n)
 		st.body, st.bodyR = st.body[:0], 0
 	}
+	// Released before what follows may let go of mu (creditLocked,
+	// flushLocked): once it is closed, handlerDone may release it too, and
+	// a stream released twice would serve two requests at once.
+	if st.handlerDone {
+		st.release()
+	}
 	c.creditLocked(0)
 	if c.active == 0 {
 		c.idleSince = time.Now()
@@ -651,9 +664,6 @@ func (c *conn) closeStream(st *stream) {
 			}
 			c.closeLocked()
 		}
-	}
-	if st.handlerDone {
-		st.release()
 	}
 }
 
@@ -692,42 +702,36 @@ func (c *conn) onData(fh frameHeader, p []byte) error {
 	c.recvWindow -= n
 	st := c.streams[fh.stream]
 	if st == nil || st.state != stateOpen {
-		// Flow control counts it all the same (§6.9).
-		c.creditLocked(n)
 		if st == nil && fh.stream > c.maxStreamID {
 			return connError{codeProtocol, "DATA on an idle stream"}
 		}
-		if st != nil {
-			c.resetLocked(st, codeStreamClosed)
-			return nil
-		}
-		c.waitRoom()
-		c.wbuf = appendRSTStream(c.wbuf, fh.stream, codeStreamClosed)
+		// Flow control counts it all the same (§6.9).
+		c.resetCredited(st, fh.stream, n, codeStreamClosed)
 		return nil
 	}
 	if n > st.recvWindow {
-		c.creditLocked(n)
-		c.resetLocked(st, codeFlowControl)
+		c.resetCredited(st, fh.stream, n, codeFlowControl)
 		return nil
 	}
 	st.recvWindow -= n
-	// Padding is given back at once.
+	// What goes back to the connection window at once (padding, a body
+	// the handler is done with) is counted here and sent at the end:
+	// sending it may let go of mu, and st may not outlive that.
 	if pad := n - int64(len(data)); pad > 0 {
 		st.recvWindow += pad
-		c.creditLocked(pad)
+		c.recvCredit += pad
 		if !st.bodyEnd && fh.flags&flagEndStream == 0 {
 			st.recvCredit += pad
 		}
 	}
 	st.received += int64(len(data))
 	if st.declared >= 0 && st.received > st.declared {
-		c.creditLocked(int64(len(data)))
-		c.resetLocked(st, codeProtocol)
+		c.resetCredited(st, fh.stream, int64(len(data)), codeProtocol)
 		return nil
 	}
 	if st.bodyClosed {
 		// The handler is done with the body: what comes is dropped.
-		c.creditLocked(int64(len(data)))
+		c.recvCredit += int64(len(data))
 	} else if len(data) > 0 {
 		if st.bodyR > 0 && st.bodyR == len(st.body) {
 			st.body, st.bodyR = st.body[:0], 0
@@ -736,9 +740,25 @@ func (c *conn) onData(fh frameHeader, p []byte) error {
 		c.cond.Broadcast()
 	}
 	if fh.flags&flagEndStream != 0 {
-		return c.endRemote(st)
+		_ = c.endRemote(st) // which may release st
 	}
+	c.creditLocked(0)
 	return nil
+}
+
+// resetCredited resets stream id (st, nil when it is closed) for a DATA
+// frame refused, whose n bytes go back to the connection window. The
+// credit is counted before the reset and sent after it: sending it may
+// let go of mu, and st may not outlive that.
+func (c *conn) resetCredited(st *stream, id uint32, n int64, code errCode) {
+	c.recvCredit += n
+	if st != nil {
+		c.resetLocked(st, code)
+	} else {
+		c.waitRoom()
+		c.wbuf = appendRSTStream(c.wbuf, id, code)
+	}
+	c.creditLocked(0)
 }
 
 // endRemote is the client's END_STREAM on st.
@@ -815,7 +835,7 @@ func (c *conn) endHeaders(id uint32, endStream bool) error {
 			}
 			return connError{codeStreamClosed, "HEADERS on a closed stream"}
 		}
-		return c.trailers(st, endStream)
+		return c.trailers(id, endStream)
 	}
 	c.maxStreamID = id
 	st = getStream(c, id)
@@ -899,15 +919,24 @@ func (c *conn) startable() []*stream {
 	return ready
 }
 
-// trailers handles a second header block on st: its trailers, which end
-// the stream.
-func (c *conn) trailers(st *stream, endStream bool) error {
+// trailers handles a second header block on stream id: its trailers,
+// which end the stream.
+func (c *conn) trailers(id uint32, endStream bool) error {
 	var tp trailerSink
 	if err := c.dec.decode(c.hdrBlock, &tp); err != nil {
 		return connError{codeCompression, err.Error()}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// The block was decoded without mu: the stream is looked up again, as
+	// its handler's side may have reset it meanwhile and released it.
+	st := c.streams[id]
+	if st == nil {
+		// Closed meanwhile by the handler's side (reset, or answered after
+		// the client's END_STREAM): the block is ignored, as frames on a
+		// stream this end reset are (§5.1).
+		return nil
+	}
 	if st.state != stateOpen {
 		c.resetLocked(st, codeStreamClosed)
 		return nil

@@ -505,9 +505,14 @@ func (b *requestBody) Read(p []byte) (int, error) {
 	if !st.continued {
 		st.continued = true
 		if !st.rw.sentHeader && st.aborted == nil && !c.closed {
+			id := st.id
 			c.waitRoom()
-			c.appendHeaders(st.id, []byte{0x08, 3, '1', '0', '0'}, false)
-			c.queued()
+			// waitRoom let go of mu: the stream may have been reset, or
+			// answered, or (its handler done) released meanwhile.
+			if c.streams[id] == st && !st.rw.sentHeader && st.aborted == nil && !c.closed {
+				c.appendHeaders(id, []byte{0x08, 3, '1', '0', '0'}, false)
+				c.queued()
+			}
 		}
 	}
 	for {
@@ -557,10 +562,12 @@ func (st *stream) credit(n int64) {
 	if !st.bodyEnd && st.state == stateOpen {
 		st.recvCredit += n
 		if st.recvCredit >= streamWindow/2 {
+			id := st.id
 			c.waitRoom()
 			// As for the connection's: nothing to send once the wait is
-			// over and the credit was sent, or the stream closed.
-			if st.recvCredit > 0 && st.state == stateOpen && !c.closed {
+			// over and the credit was sent, or the stream closed (and,
+			// were the body read after its handler returned, released).
+			if c.streams[id] == st && st.recvCredit > 0 && st.state == stateOpen && !c.closed {
 				c.wbuf = appendWindowUpdate(c.wbuf, st.id, uint32(st.recvCredit))
 				st.recvWindow += st.recvCredit
 				st.recvCredit = 0

@@ -1,0 +1,358 @@
+package h2
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Edge cases of the server: streams ending on one side while the other
+// side lets go of the connection's lock, graceful shutdown racing the
+// client, floods of control frames, flow control and HPACK settings.
+
+// postRequest is a POST's header block (no END_STREAM: a body follows).
+func postRequest(path string) []byte {
+	b := []byte{0x83, 0x86} // :method POST, :scheme http
+	b = appendField(b, ":path", path)
+	return appendField(b, ":authority", "h2.test")
+}
+
+// inChild runs scenario in a child test process, for scenarios whose
+// failure crashes the process: it reports the child's output, and whether
+// this is the parent (which checks the output) rather than the child.
+func inChild(t *testing.T, scenario func(t *testing.T)) (out string, parent bool) {
+	t.Helper()
+	if os.Getenv("H2_EDGE_CHILD") == t.Name() {
+		scenario(t)
+		fmt.Println("SCENARIO DONE")
+		return "", false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "H2_EDGE_CHILD="+t.Name())
+	b, _ := cmd.CombinedOutput()
+	return string(b), true
+}
+
+// checkChild fails t if the child's output shows a panic, or that its
+// scenario did not run through.
+func checkChild(t *testing.T, out string) {
+	t.Helper()
+	if i := strings.Index(out, "panic:"); i >= 0 {
+		t.Fatalf("the server process crashed:\n%s", excerpt(out, i))
+	}
+	if !strings.Contains(out, "SCENARIO DONE") {
+		t.Fatalf("the scenario did not run through:\n%s", out)
+	}
+}
+
+// excerpt is up to 40 lines of out from i.
+func excerpt(out string, i int) string {
+	lines := strings.SplitAfterN(out[i:], "\n", 41)
+	if len(lines) > 40 {
+		lines = lines[:40]
+	}
+	return strings.Join(lines, "")
+}
+
+// gateConn is a server connection whose writes block while its gate is
+// shut: a client that stopped reading, made deterministic.
+type gateConn struct {
+	net.Conn
+	mu      sync.Mutex
+	gate    chan struct{}
+	blocked chan struct{}
+}
+
+func newGateConn(c net.Conn) *gateConn {
+	return &gateConn{Conn: c, blocked: make(chan struct{}, 1)}
+}
+
+func (g *gateConn) Write(p []byte) (int, error) {
+	g.mu.Lock()
+	ch := g.gate
+	g.mu.Unlock()
+	if ch != nil {
+		select {
+		case g.blocked <- struct{}{}:
+		default:
+		}
+		<-ch
+	}
+	return g.Conn.Write(p)
+}
+
+func (g *gateConn) shut() {
+	g.mu.Lock()
+	g.gate = make(chan struct{})
+	g.mu.Unlock()
+}
+
+func (g *gateConn) open() {
+	g.mu.Lock()
+	if g.gate != nil {
+		close(g.gate)
+		g.gate = nil
+	}
+	g.mu.Unlock()
+}
+
+func (g *gateConn) Close() error {
+	g.open()
+	return g.Conn.Close()
+}
+
+// waitFor polls cond under c.mu until it holds, for up to 10 s.
+func waitFor(t *testing.T, c *conn, what string, cond func() bool) {
+	t.Helper()
+	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(time.Millisecond) {
+		c.mu.Lock()
+		ok := cond()
+		c.mu.Unlock()
+		if ok {
+			return
+		}
+	}
+	buf := make([]byte, 1<<20)
+	t.Fatalf("timed out waiting for %s\n%s", what, buf[:runtime.Stack(buf, true)])
+}
+
+// inGoroutine reports whether some goroutine is, at the call, within
+// every one of funcs (parts of its stack's frames, such as
+// "h2.(*conn).trailers(").
+func inGoroutine(funcs ...string) bool {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		all := true
+		for _, f := range funcs {
+			if !strings.Contains(g, f) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// waitGoroutine waits up to 10 s for a goroutine within every one of
+// funcs (inGoroutine), and reports whether one came.
+func waitGoroutine(funcs ...string) bool {
+	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(200 * time.Microsecond) {
+		if inGoroutine(funcs...) {
+			return true
+		}
+	}
+	return false
+}
+
+// bigBlock is a header block of about 3 MiB, fields name: 64 KiB values,
+// Huffman-coded: one that takes a while to decode (some 25 ms, 300 ms
+// under the race detector), after the fields of head.
+func bigBlock(head []byte, name string) []byte {
+	block := append([]byte(nil), head...)
+	value := strings.Repeat("a", 64<<10)
+	for len(block) < 3<<20 {
+		block = appendField(block, name, value)
+	}
+	return block
+}
+
+// headerFrames is block as HEADERS and CONTINUATION frames on stream id,
+// flags (END_STREAM) on the HEADERS frame.
+func headerFrames(block []byte, id uint32, flags uint8) []byte {
+	var frames []byte
+	for rest, typ := block, uint8(frameHeaders); len(rest) > 0; typ = frameContinuation {
+		n := min(len(rest), defaultFrameSize)
+		f := uint8(0)
+		if typ == frameHeaders {
+			f = flags
+		}
+		if n == len(rest) {
+			f |= flagEndHeaders
+		}
+		frames = append(appendFrameHeader(frames, n, typ, f, id), rest[:n]...)
+		rest = rest[n:]
+	}
+	return frames
+}
+
+// nextAny reads the next frame.
+func (rc *rawClient) nextAny() (frameHeader, []byte, error) {
+	var h [frameHeaderLen]byte
+	if _, err := io.ReadFull(rc.br, h[:]); err != nil {
+		return frameHeader{}, nil, err
+	}
+	fh := parseFrameHeader(h[:])
+	p := make([]byte, fh.length)
+	_, err := io.ReadFull(rc.br, p)
+	return fh, p, err
+}
+
+// TestServerResetAfterClientEndsStreamNoPanic: a handler that answers a
+// POST whole without reading it has its stream reset (RST_STREAM
+// NO_ERROR) as it returns; that reset waits for room in the write queue,
+// letting go of the connection's lock. When the client ends its upload
+// meanwhile, the stream closes (and, its handler done, goes back to the
+// pool) under the waiting reset, which then finds it closed and does
+// nothing more: the process carries on. Run in a child process, as a
+// stream used after its release crashes it.
+func TestServerResetAfterClientEndsStreamNoPanic(t *testing.T) {
+	if out, parent := inChild(t, resetAfterClientEndsStream); parent {
+		checkChild(t, out)
+	}
+}
+
+func resetAfterClientEndsStream(t *testing.T) {
+	goA, goB := make(chan struct{}), make(chan struct{})
+	bStream := make(chan *stream, 1)
+	s := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/a": // a large answer: its write is under way when B ends
+			<-goA
+			_, _ = w.Write(make([]byte, 1<<20))
+		case "/b": // answers a POST without reading it, with trailers
+			w.Header().Set("Trailer", "X-Big")
+			w.WriteHeader(200)
+			w.(http.Flusher).Flush()
+			bStream <- w.(*responseWriter).st
+			<-goB
+			// Big trailers put the write queue over wbufLimit as B ends,
+			// as other streams' writes do on a busy connection.
+			w.Header().Set("X-Big", strings.Repeat("a", 600<<10))
+		}
+	})}
+	gates := make(chan *gateConn, 1)
+	rc := dialRawVia(t, s, func(c net.Conn) net.Conn { g := newGateConn(c); gates <- g; return g })
+	g := <-gates
+	rc.frame(frameSettings, 0, 0, appendSetting(nil, settingInitialWindowSize, 1<<30))
+	rc.frame(frameWindowUpdate, 0, 0, binary.BigEndian.AppendUint32(nil, 1<<30))
+	rc.frame(frameHeaders, flagEndHeaders|flagEndStream, 1, request("/a"))
+	rc.frame(frameHeaders, flagEndHeaders, 3, postRequest("/b"))
+	st := <-bStream
+	for {
+		fh, _, err := rc.next(frameHeaders)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fh.stream == 3 {
+			break
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, rc.br) }()
+	c := st.c
+	waitFor(t, c, "nothing queued", func() bool { return !c.flushing && !c.flushSoon && len(c.wbuf) == 0 })
+
+	// The client reads slowly: A's write blocks.
+	g.shut()
+	close(goA)
+	<-g.blocked
+	// B returns; its handlerDone waits for room to reset the stream.
+	close(goB)
+	waitFor(t, c, "B's handlerDone waiting in resetLocked", func() bool {
+		return st.handlerDone && st.sentEnd && st.state == stateOpen && len(c.wbuf) > wbufLimit
+	})
+	// The client ends its upload meanwhile.
+	rc.frame(frameData, flagEndStream, 3, nil)
+	waitFor(t, c, "stream 3 closed", func() bool { return c.streams[3] == nil })
+	// The client reads again: B's reset goes on, and ends.
+	g.open()
+	for start := time.Now(); inGoroutine("h2.(*conn).handlerDone("); time.Sleep(time.Millisecond) {
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("handlerDone did not return")
+		}
+	}
+}
+
+// TestServerTrailersOfStreamResetMeanwhileIgnored: trailers are decoded
+// without the connection's lock. When the handler returns meanwhile (its
+// stream reset, the request not being whole, and released to the pool),
+// the trailers are ignored once decoded: the stream is looked up again,
+// not taken as it was found before. Malformed trailers (no END_STREAM)
+// reset nothing more, and the process carries on; trailers that end the
+// stream leave the released stream as the pool has it, for the next
+// request to start afresh. Run in a child process, as a stream used after
+// its release may crash it.
+func TestServerTrailersOfStreamResetMeanwhileIgnored(t *testing.T) {
+	if out, parent := inChild(t, trailersOfStreamResetMeanwhile); parent {
+		checkChild(t, out)
+	}
+}
+
+func trailersOfStreamResetMeanwhile(t *testing.T) {
+	block := bigBlock(nil, "x-t")
+	for _, end := range []uint8{0, flagEndStream} {
+		// The trailers' decode and the handler's end are timed against
+		// each other by watching the reader's stack: a few attempts, in
+		// case the decode ended before the handler did.
+		for attempt := 0; ; attempt++ {
+			if trailersWhileHandlerReturns(t, headerFrames(block, 1, end), end != 0) {
+				break
+			}
+			t.Logf("attempt %d: the trailers were decoded before the handler returned", attempt)
+			if attempt == 4 {
+				break
+			}
+		}
+	}
+}
+
+// trailersWhileHandlerReturns sends trailers, and has the handler return
+// while they are decoded; it reports whether that timing was had.
+func trailersWhileHandlerReturns(t *testing.T, trailers []byte, endStream bool) bool {
+	started, release := make(chan *stream, 1), make(chan struct{})
+	s := &Server{MaxHeaderBytes: 8 << 20, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		started <- w.(*responseWriter).st
+		<-release // answers without reading the body
+	})}
+	rc := dialRaw(t, s)
+	defer rc.c.Close()
+	rc.frame(frameHeaders, flagEndHeaders, 1, postRequest("/"))
+	st := <-started
+	c := st.c
+	rc.write(trailers)
+	if !waitGoroutine("h2.(*conn).trailers(", "h2.(*decoder).decode(") {
+		t.Fatal("the trailers were not decoded")
+	}
+	c.mu.Lock()
+	gen := st.gen
+	c.mu.Unlock()
+	close(release)
+	waitFor(t, c, "the stream released", func() bool { return st.gen != gen })
+	timed := inGoroutine("h2.(*conn).trailers(", "h2.(*decoder).decode(")
+	// The connection serves on, past the trailers.
+	rc.frame(framePing, 0, 0, []byte("12345678"))
+	for {
+		fh, p, err := rc.nextAny()
+		if err != nil {
+			t.Fatalf("no PING ACK: %v", err)
+		}
+		if fh.typ == frameGoAway {
+			t.Fatalf("GOAWAY %d", binary.BigEndian.Uint32(p[4:]))
+		}
+		if fh.typ == framePing && fh.flags&flagAck != 0 {
+			break
+		}
+	}
+	// Nothing else takes streams from the pool meanwhile.
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if timed && (st.gen != gen+1 || st.state != stateOpen || st.bodyEnd || st.c != nil) {
+		t.Fatalf("trailers (END_STREAM %v) changed the released stream: gen +%d, state %d, bodyEnd %v", endStream, st.gen-gen, st.state, st.bodyEnd)
+	}
+	return timed
+}

@@ -356,3 +356,66 @@ func trailersWhileHandlerReturns(t *testing.T, trailers []byte, endStream bool) 
 	}
 	return timed
 }
+
+// onlyConn is s's one connection, once it has one.
+func onlyConn(t *testing.T, s *Server) *conn {
+	t.Helper()
+	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(time.Millisecond) {
+		s.mu.Lock()
+		for c := range s.conns {
+			s.mu.Unlock()
+			return c
+		}
+		s.mu.Unlock()
+	}
+	t.Fatal("no connection")
+	return nil
+}
+
+// TestServerRequestContextOutlivesHandler: a request's context, and those
+// derived from it for work that goes on after the answer
+// (context.WithoutCancel, context.WithValue), keep the connection's
+// values once the handler returned and its stream went back to the pool.
+func TestServerRequestContextOutlivesHandler(t *testing.T) {
+	type key struct{}
+	ctxs := make(chan context.Context, 1)
+	s := &Server{
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(ctx, key{}, "this connection")
+		},
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// Work that goes on after the answer: an audit log, say.
+			ctxs <- context.WithoutCancel(r.Context())
+			_, _ = io.WriteString(w, "ok")
+		}),
+	}
+	rc := dialRaw(t, s)
+	rc.frame(frameHeaders, flagEndHeaders|flagEndStream, 1, request("/"))
+	if _, _, err := rc.next(frameData); err != nil {
+		t.Fatal(err)
+	}
+	bg := <-ctxs
+	c := onlyConn(t, s)
+	// The handler returned, and its stream was released with it.
+	waitFor(t, c, "the handler done", func() bool { return c.running == 0 })
+	var v any
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				t.Fatalf("Value on a context derived from the request's, after the handler returned: panic %v", p)
+			}
+		}()
+		v = bg.Value(key{})
+	}()
+	if v != "this connection" {
+		t.Fatalf("Value = %v", v)
+	}
+	// A later request on the connection leaves it as it is.
+	rc.frame(frameHeaders, flagEndHeaders|flagEndStream, 3, request("/"))
+	if _, _, err := rc.next(frameData); err != nil {
+		t.Fatal(err)
+	}
+	if bg2 := <-ctxs; bg2.Value(key{}) != "this connection" || bg.Value(key{}) != "this connection" {
+		t.Fatalf("Values %v, %v", bg.Value(key{}), bg2.Value(key{}))
+	}
+}

@@ -34,11 +34,10 @@ type stream struct {
 
 	hp   headerParser
 	req  *http.Request
-	tmpl *http.Request // req with only its context, to reset it from
 	url  url.URL
 	hdr  http.Header
-	vals []string // the header values' backing store
-	ctx  *streamCtx
+	vals []string   // the header values' backing store
+	ctx  *streamCtx // the request's own: never reused
 	rw   responseWriter
 
 	state       streamState
@@ -67,37 +66,25 @@ func getStream(c *conn, id uint32) *stream {
 	st, _ := streamPool.Get().(*stream)
 	if st == nil {
 		st = &stream{hdr: make(http.Header)}
-		st.newContext()
 		st.req = new(http.Request)
 		st.rw.st = st
 		st.rw.header = make(http.Header)
 	}
 	st.c, st.id = c, id
-	st.ctx.Context, st.ctx.c = c.ctx, c
+	// Each request has a context of its own, the one allocation of a
+	// request without a body: contexts derived from it (WithoutCancel,
+	// WithValue) may outlive the request for good, and must keep its
+	// values, not see a later request's.
+	st.ctx = &streamCtx{Context: c.ctx, c: c}
 	st.declared = -1
 	return st
 }
 
-// newContext gives st a context (and the request template holding it)
-// of its own.
-func (st *stream) newContext() {
-	st.ctx = new(streamCtx)
-	st.tmpl = new(http.Request).WithContext(st.ctx)
-}
-
-// release returns st to the pool, unless a timer may still fire on it. A
-// context the handler waited on may be held by what it started (a
-// transport's watch): the next use gets a new one.
+// release returns st to the pool, unless a timer may still fire on it.
+// The request's context stays as it is, cancelled, for whatever holds it.
 func (st *stream) release() {
 	if st.timer != nil || st.windowWait != nil {
 		return
-	}
-	ctx, tmpl := st.ctx, st.tmpl
-	if ctx.observed {
-		st.newContext()
-		ctx, tmpl = st.ctx, st.tmpl
-	} else {
-		*ctx = streamCtx{}
 	}
 	gen := st.gen + 1
 	clear(st.hdr)
@@ -111,7 +98,7 @@ func (st *stream) release() {
 	}
 	req := st.req
 	*req = http.Request{}
-	*st = stream{gen: gen, tmpl: tmpl, ctx: ctx, req: req, hdr: hdr, vals: vals, body: body}
+	*st = stream{gen: gen, req: req, hdr: hdr, vals: vals, body: body}
 	st.rw = responseWriter{st: st, header: header, buf: rbuf, hbuf: hbuf}
 	st.hp.cookies = cookies
 	streamPool.Put(st)
@@ -323,7 +310,10 @@ func (st *stream) add(key, value string) {
 func (st *stream) build(endStream bool) error {
 	c, h := st.c, &st.hp
 	req := st.req
-	*req = *st.tmpl
+	// WithContext is the one way to set a request's context; the copy it
+	// makes does not escape, and stays on the stack.
+	var zero http.Request
+	*req = *zero.WithContext(st.ctx)
 	req.Proto, req.ProtoMajor, req.ProtoMinor = "HTTP/2.0", 2, 0
 	req.Header = st.hdr
 	req.RemoteAddr = c.remote
@@ -599,14 +589,13 @@ func (b *requestBody) Close() error {
 
 // streamCtx is a request's context: the connection's values, cancelled
 // when the stream or the connection ends or the handler returns. Its Done
-// channel is made only when asked for; a stream whose context was asked
-// for is not reused.
+// channel is made only when asked for. It is never reused: what the
+// handler derives from it may outlive the request.
 type streamCtx struct {
 	context.Context
 	c        *conn
 	done     chan struct{}
-	err      error
-	observed bool
+	canceled bool // its error is context.Canceled
 	after    []func()
 }
 
@@ -614,12 +603,9 @@ func (x *streamCtx) Done() <-chan struct{} {
 	c := x.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !x.observed {
-		x.observed = true
-	}
 	if x.done == nil {
 		x.done = make(chan struct{})
-		if x.err != nil {
+		if x.canceled {
 			close(x.done)
 		}
 	}
@@ -630,7 +616,10 @@ func (x *streamCtx) Err() error {
 	c := x.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return x.err
+	if x.canceled {
+		return context.Canceled
+	}
+	return nil
 }
 
 // AfterFunc lets context.AfterFunc and WithCancel children wait on the
@@ -639,10 +628,7 @@ func (x *streamCtx) AfterFunc(f func()) func() bool {
 	c := x.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !x.observed {
-		x.observed = true
-	}
-	if x.err != nil {
+	if x.canceled {
 		go f()
 		return func() bool { return false }
 	}
@@ -651,7 +637,7 @@ func (x *streamCtx) AfterFunc(f func()) func() bool {
 	return func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		if x.err != nil || i >= len(x.after) || x.after[i] == nil {
+		if x.canceled || i >= len(x.after) || x.after[i] == nil {
 			return false
 		}
 		x.after[i] = nil
@@ -660,10 +646,10 @@ func (x *streamCtx) AfterFunc(f func()) func() bool {
 }
 
 func (x *streamCtx) cancelLocked() {
-	if x.err != nil {
+	if x.canceled {
 		return
 	}
-	x.err = context.Canceled
+	x.canceled = true
 	if x.done != nil {
 		close(x.done)
 	}

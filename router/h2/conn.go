@@ -25,11 +25,10 @@ type conn struct {
 	cancel context.CancelFunc
 	br     *bufio.Reader
 
-	dec         *decoder
-	maxHeader   uint32 // SETTINGS_MAX_HEADER_LIST_SIZE advertised
-	maxStreams  uint32
-	maxStreamID uint32 // the highest stream the client opened
-	recvWindow  int64  // what the client may still send on the connection
+	dec        *decoder
+	maxHeader  uint32 // SETTINGS_MAX_HEADER_LIST_SIZE advertised
+	maxStreams uint32
+	recvWindow int64 // what the client may still send on the connection
 	// The header block being read: its stream, flags and fragments.
 	hdrStream    uint32
 	hdrFlags     uint8
@@ -66,7 +65,11 @@ type conn struct {
 	closed     bool
 	goingAway  bool   // GOAWAY sent: no new streams past goAwayID
 	goAwayID   uint32 // the last stream served
-	idleSince  time.Time
+	// maxStreamID is the highest stream the client opened: set once its
+	// header block is decoded, so that a GOAWAY naming it (goAwayLocked,
+	// from any goroutine) names a stream that is then served.
+	maxStreamID uint32
+	idleSince   time.Time
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -837,7 +840,6 @@ func (c *conn) endHeaders(id uint32, endStream bool) error {
 		}
 		return c.trailers(id, endStream)
 	}
-	c.maxStreamID = id
 	st = getStream(c, id)
 	st.hp.reset(st, c.maxHeader)
 	if err := c.dec.decode(c.hdrBlock, &st.hp); err != nil {
@@ -847,8 +849,18 @@ func (c *conn) endHeaders(id uint32, endStream bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
+		// A GOAWAY sent while the block was decoded did not name the
+		// stream: the client may send it again.
 		st.release()
 		return errConnClosed
+	}
+	// The stream is opened from here: a GOAWAY names it from now on, and
+	// it is served. One sent while its block was decoded did not name it:
+	// it is not served.
+	c.maxStreamID = id
+	if c.goingAway && id > c.goAwayID {
+		st.release()
+		return nil
 	}
 	if c.hdrSelfDep || st.hp.bad || !st.hp.valid() {
 		st.release()

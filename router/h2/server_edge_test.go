@@ -419,3 +419,39 @@ func TestServerRequestContextOutlivesHandler(t *testing.T) {
 		t.Fatalf("Values %v, %v", bg.Value(key{}), bg2.Value(key{}))
 	}
 }
+
+// TestServerGoAwayDuringHeaderDecodeLosesNoRequest: a graceful shutdown
+// whose GOAWAY goes out while a request's header block is being decoded
+// either names the request as taken and serves it, or leaves it out of
+// its last stream, so that the client may send it again: a request is
+// never named taken, then dropped.
+func TestServerGoAwayDuringHeaderDecodeLosesNoRequest(t *testing.T) {
+	s := &Server{MaxHeaderBytes: 8 << 20, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "ok")
+	})}
+	rc := dialRaw(t, s)
+	frames := headerFrames(bigBlock(request("/"), "x-h"), 1, flagEndStream)
+	go func() { _, _ = rc.c.Write(frames) }()
+	if !waitGoroutine("h2.(*conn).endHeaders(", "h2.(*decoder).decode(") {
+		t.Fatal("the block was not decoded")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	go func() { _ = s.Shutdown(ctx) }()
+	last := uint32(0)
+	for {
+		fh, p, err := rc.nextAny()
+		if err != nil {
+			if last >= 1 {
+				t.Fatalf("GOAWAY named stream %d as the last taken, then the connection closed without answering stream 1 (%v)", last, err)
+			}
+			return // not taken: the client may send it again
+		}
+		switch {
+		case fh.typ == frameGoAway:
+			last = binary.BigEndian.Uint32(p)
+		case fh.typ == frameHeaders && fh.stream == 1:
+			return
+		}
+	}
+}

@@ -253,7 +253,13 @@ func (c *conn) moveReadDeadline() {
 func (c *conn) fail(e connError) {
 	c.mu.Lock()
 	if !c.closed {
-		c.wbuf = appendGoAway(c.wbuf, c.maxStreamID, e.code)
+		// A GOAWAY's last stream never grows (§6.8): streams past a
+		// graceful one's were ignored.
+		last := c.maxStreamID
+		if c.goingAway {
+			last = min(last, c.goAwayID)
+		}
+		c.wbuf = appendGoAway(c.wbuf, last, e.code)
 		c.goingAway = true
 		if !c.flushing {
 			c.flushLocked()
@@ -708,6 +714,12 @@ func (c *conn) onData(fh frameHeader, p []byte) error {
 		if st == nil && fh.stream > c.maxStreamID {
 			return connError{codeProtocol, "DATA on an idle stream"}
 		}
+		if st == nil && c.goingAway && fh.stream > c.goAwayID {
+			// A stream past GOAWAY's last one, not served: its frames are
+			// ignored (§6.8), its DATA counted for flow control.
+			c.creditLocked(n)
+			return nil
+		}
 		// Flow control counts it all the same (§6.9).
 		c.resetCredited(st, fh.stream, n, codeStreamClosed)
 		return nil
@@ -834,7 +846,13 @@ func (c *conn) endHeaders(id uint32, endStream bool) error {
 				return connError{codeCompression, err.Error()}
 			}
 			if going {
-				return nil // past GOAWAY's last stream: not served
+				// Past GOAWAY's last stream: not served, but seen, so that
+				// the frames that follow on it are ignored rather than
+				// taken for frames on an idle stream (§6.8).
+				c.mu.Lock()
+				c.maxStreamID = max(c.maxStreamID, id)
+				c.mu.Unlock()
+				return nil
 			}
 			return connError{codeStreamClosed, "HEADERS on a closed stream"}
 		}

@@ -455,3 +455,70 @@ func TestServerGoAwayDuringHeaderDecodeLosesNoRequest(t *testing.T) {
 		}
 	}
 }
+
+// TestServerIgnoresFramesPastGoAway: during a graceful shutdown, HEADERS
+// and DATA the client sent on a stream past GOAWAY's last stream, before
+// the GOAWAY reached it, are ignored (RFC 9113 §6.8): the connection
+// stays up, and the stream in flight is answered whole.
+func TestServerIgnoresFramesPastGoAway(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	werr := make(chan error, 1)
+	s := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			close(started)
+			<-release
+			_, err := io.WriteString(w, "done")
+			if err == nil {
+				err = http.NewResponseController(w).Flush()
+			}
+			werr <- err
+			return
+		}
+		_, _ = io.Copy(io.Discard, r.Body)
+	})}
+	rc := dialRaw(t, s)
+	rc.frame(frameHeaders, flagEndHeaders|flagEndStream, 1, request("/slow"))
+	<-started
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	go func() { _ = s.Shutdown(ctx) }()
+	_, p, err := rc.next(frameGoAway)
+	if err != nil || binary.BigEndian.Uint32(p) != 1 {
+		t.Fatalf("GOAWAY %x %v", p, err)
+	}
+	// A POST the client sent before the GOAWAY reached it, then a PING,
+	// answered once the server has read what came before it.
+	rc.frame(frameHeaders, flagEndHeaders, 3, postRequest("/upload"))
+	rc.frame(frameData, flagEndStream, 3, []byte("payload"))
+	rc.frame(frameWindowUpdate, 0, 3, binary.BigEndian.AppendUint32(nil, 100))
+	rc.frame(framePing, 0, 0, []byte("12345678"))
+	for pinged := false; !pinged; {
+		fh, p, err := rc.nextAny()
+		switch {
+		case err != nil:
+			t.Fatalf("no PING ACK: %v", err)
+		case fh.typ == frameGoAway:
+			t.Fatalf("second GOAWAY, code %d", binary.BigEndian.Uint32(p[4:]))
+		case fh.typ == frameRSTStream:
+			t.Errorf("RST_STREAM %d on stream %d, past GOAWAY's last", binary.BigEndian.Uint32(p), fh.stream)
+		case fh.typ == framePing && fh.flags&flagAck != 0:
+			pinged = true
+		}
+	}
+	close(release)
+	if err := <-werr; err != nil {
+		t.Errorf("the in-flight handler's write failed: %v", err)
+	}
+	for {
+		fh, p, err := rc.nextAny()
+		if err != nil {
+			t.Fatalf("stream 1 not answered: %v", err)
+		}
+		if fh.typ == frameGoAway {
+			t.Fatalf("second GOAWAY, code %d: the shutdown aborted stream 1", binary.BigEndian.Uint32(p[4:]))
+		}
+		if fh.typ == frameData && fh.stream == 1 && fh.flags&flagEndStream != 0 {
+			return
+		}
+	}
+}

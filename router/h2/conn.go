@@ -425,10 +425,19 @@ func (c *conn) flushLater() {
 	c.mu.Unlock()
 }
 
-// waitRoom waits, under mu, while wbuf is over its bound and a write is
-// under way.
+// waitRoom waits, under mu, while wbuf is over its bound: for the write
+// under way, or, with none, writing wbuf out itself. A caller that queues
+// without writing, as the reader does until the end of its pass, would
+// otherwise grow wbuf without bound: a client's SETTINGS or PING flood,
+// sent faster than it reads the acknowledgements, in frames that never
+// leave a read ending on a frame boundary, made one pass last as long as
+// the flood.
 func (c *conn) waitRoom() {
-	for len(c.wbuf) > wbufLimit && c.flushing && c.werr == nil {
+	for len(c.wbuf) > wbufLimit && c.werr == nil {
+		if !c.flushing {
+			c.flushLocked()
+			continue
+		}
 		c.cond.Wait()
 	}
 }

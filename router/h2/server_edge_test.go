@@ -522,3 +522,57 @@ func TestServerIgnoresFramesPastGoAway(t *testing.T) {
 		}
 	}
 }
+
+// TestServerControlFrameFloodBoundsWriteQueue: a client that sends
+// SETTINGS frames faster than it reads their ACKs, in frames that never
+// leave a read of the server ending on a frame boundary, finds the reader
+// waiting for it to read: the write queue stays within its bound. Reads
+// are full whenever the client sends faster than the reader processes;
+// fullReads makes that so under the race detector too.
+func TestServerControlFrameFloodBoundsWriteQueue(t *testing.T) {
+	s := &Server{Handler: http.NotFoundHandler()}
+	rc := dialRawVia(t, s, func(c net.Conn) net.Conn { return fullReads{c} })
+	if tc, ok := rc.c.(*net.TCPConn); ok {
+		_ = tc.SetReadBuffer(16 << 10) // the client reads nothing
+	}
+	c := onlyConn(t, s)
+	// 15-byte frames: a full read of the reader's 20,489-byte buffer
+	// leaves 14 bytes, short of a frame header.
+	one := appendFrameHeader(nil, 6, frameSettings, 0, 0)
+	one = appendSetting(one, settingEnablePush, 0)
+	burst := make([]byte, 0, len(one)<<16)
+	for range 1 << 16 {
+		burst = append(burst, one...)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		deadline := time.Now().Add(2 * time.Second)
+		_ = rc.c.SetWriteDeadline(deadline)
+		for time.Now().Before(deadline) {
+			if _, err := rc.c.Write(burst); err != nil {
+				return
+			}
+		}
+	}()
+	most := 0
+	for {
+		select {
+		case <-done:
+			if most > 2*wbufLimit {
+				t.Fatalf("the write queue grew to %d bytes (bound %d)", most, wbufLimit)
+			}
+			return
+		case <-time.After(time.Millisecond):
+		}
+		c.mu.Lock()
+		most = max(most, len(c.wbuf))
+		c.mu.Unlock()
+	}
+}
+
+// fullReads is a server connection whose reads fill the buffer given, as
+// reads do when the client sends faster than the server reads.
+type fullReads struct{ net.Conn }
+
+func (f fullReads) Read(p []byte) (int, error) { return io.ReadFull(f.Conn, p) }

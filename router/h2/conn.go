@@ -740,9 +740,10 @@ func (c *conn) onData(fh frameHeader, p []byte) error {
 	st.recvWindow -= n
 	// What goes back to the connection window at once (padding, a body
 	// the handler is done with) is counted here and sent at the end:
-	// sending it may let go of mu, and st may not outlive that.
+	// sending it may let go of mu, and st may not outlive that. Padding
+	// goes back to the stream with the credit of the body read (credit),
+	// whose WINDOW_UPDATE adds it to recvWindow as it tells the client.
 	if pad := n - int64(len(data)); pad > 0 {
-		st.recvWindow += pad
 		c.recvCredit += pad
 		if !st.bodyEnd && fh.flags&flagEndStream == 0 {
 			st.recvCredit += pad

@@ -576,3 +576,63 @@ func TestServerControlFrameFloodBoundsWriteQueue(t *testing.T) {
 type fullReads struct{ net.Conn }
 
 func (f fullReads) Read(p []byte) (int, error) { return io.ReadFull(f.Conn, p) }
+
+// TestServerPaddingCountsOnceInStreamWindow: DATA padding uses the
+// stream's window like data, and comes back to it once, with the
+// WINDOW_UPDATE that tells the client: until then, data past what is left
+// of the window is a flow-control error.
+func TestServerPaddingCountsOnceInStreamWindow(t *testing.T) {
+	hold := make(chan struct{})
+	defer close(hold)
+	s := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-hold // reads nothing
+	})}
+	rc := dialRaw(t, s)
+	rc.frame(frameHeaders, flagEndHeaders, 1, postRequest("/"))
+	// 2048 frames of padding only: 512 KiB of the stream's 1 MiB window
+	// (streamWindow, advertised in SETTINGS_INITIAL_WINDOW_SIZE).
+	pad := make([]byte, 256)
+	pad[0] = 255
+	var b []byte
+	for range 2048 {
+		b = append(appendFrameHeader(b, len(pad), frameData, flagPadded, 1), pad...)
+	}
+	rc.write(b)
+	// The connection's window comes back for the padding (512 KiB).
+	var conn uint32
+	for conn < 512<<10 {
+		fh, p, err := rc.next(frameWindowUpdate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fh.stream == 0 {
+			conn += binary.BigEndian.Uint32(p)
+		}
+	}
+	// The stream's window is 512 KiB; the connection's 1 MiB. 768 KiB of
+	// data on the stream is past its window.
+	data := make([]byte, defaultFrameSize)
+	b = b[:0]
+	for range 48 {
+		b = append(appendFrameHeader(b, len(data), frameData, 0, 1), data...)
+	}
+	rc.write(b)
+	rc.frame(framePing, 0, 0, []byte("12345678"))
+	for {
+		fh, p, err := rc.nextAny()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case fh.typ == frameRSTStream && fh.stream == 1:
+			if code := errCode(binary.BigEndian.Uint32(p)); code != codeFlowControl {
+				t.Fatalf("RST_STREAM %d", code)
+			}
+			return
+		case fh.typ == framePing && fh.flags&flagAck != 0:
+			t.Fatal("768 KiB of DATA within a 512 KiB stream window were taken without FLOW_CONTROL_ERROR")
+		case fh.typ == frameGoAway:
+			t.Fatalf("GOAWAY %d", binary.BigEndian.Uint32(p[4:]))
+		}
+	}
+}

@@ -55,6 +55,11 @@ type conn struct {
 	sendWindow int64 // the connection's send window
 	peerWindow int64 // the client's SETTINGS_INITIAL_WINDOW_SIZE
 	peerFrame  int   // the client's SETTINGS_MAX_FRAME_SIZE
+	// The encoder's dynamic table size: the HPACK default until the client
+	// lowers SETTINGS_HEADER_TABLE_SIZE below it; tableCut, the next header
+	// block must say so first (appendHeaders).
+	tableSize  uint32
+	tableCut   bool
 	recvCredit int64 // connection window consumed, not yet given back
 	wbuf       []byte
 	spare      []byte
@@ -87,6 +92,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 		sendWindow:   defaultWindow,
 		peerWindow:   defaultWindow,
 		peerFrame:    defaultFrameSize,
+		tableSize:    4096,
 		wbuf:         make([]byte, 0, 16<<10),
 		spare:        make([]byte, 0, 16<<10),
 		idleSince:    time.Now(),
@@ -546,9 +552,16 @@ func (c *conn) onSettings(fh frameHeader, p []byte) error {
 				return connError{codeProtocol, "SETTINGS_MAX_FRAME_SIZE out of range"}
 			}
 			c.peerFrame = int(v)
+		case settingHeaderTableSize:
+			// The encoder indexes nothing, but a table size lowered
+			// below its own must be acknowledged with a dynamic table
+			// size update (RFC 7541 §4.2), which nghttp2 requires. A size
+			// raised is left unused (an encoder may use less).
+			if v < c.tableSize {
+				c.tableSize, c.tableCut = v, true
+			}
 		}
-		// SETTINGS_HEADER_TABLE_SIZE does not matter to an encoder that
-		// indexes nothing; the rest are advisory or unknown.
+		// The rest are advisory or unknown.
 	}
 	c.waitRoom()
 	c.wbuf = appendFrameHeader(c.wbuf, 0, frameSettings, flagAck, 0)

@@ -5,8 +5,10 @@ import "errors"
 // HPACK (RFC 7541): the decoder reads the client's header blocks with the
 // static and dynamic tables; the encoder writes the server's fields as
 // literals that are never indexed (RFC 7541 §6.2.2), so that the encoder
-// keeps no table and a client's SETTINGS_HEADER_TABLE_SIZE never matters
-// to it (§4.2: an encoder may use less than the decoder allows).
+// keeps no table, and a client's SETTINGS_HEADER_TABLE_SIZE matters to it
+// only when lowered below the table size in use, which the next block
+// must then acknowledge with a dynamic table size update (§4.2,
+// conn.appendHeaders).
 
 // errCompression is a header block that cannot be decoded: a connection
 // error of type COMPRESSION_ERROR (RFC 9113 §4.3).

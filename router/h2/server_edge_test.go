@@ -636,3 +636,63 @@ func TestServerPaddingCountsOnceInStreamWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestServerAcknowledgesLoweredHeaderTableSize: after a client lowers
+// SETTINGS_HEADER_TABLE_SIZE below 4096, the server's next header block
+// starts with a dynamic table size update (RFC 7541 §4.2), which nghttp2
+// (curl's, nginx's and envoy's HTTP/2 library) requires; nghttp -c 0,
+// when installed, gets its answer.
+func TestServerAcknowledgesLoweredHeaderTableSize(t *testing.T) {
+	s := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "ok")
+	})}
+	rc := dialRaw(t, s)
+	rc.frame(frameSettings, 0, 0, appendSetting(nil, settingHeaderTableSize, 0))
+	rc.frame(frameHeaders, flagEndHeaders|flagEndStream, 1, request("/"))
+	_, p, err := rc.next(frameHeaders)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p) < 1 || p[0] != 0x20 {
+		t.Errorf("the first header block after SETTINGS_HEADER_TABLE_SIZE=0 starts with %x, not a dynamic table size update to 0", p[:min(len(p), 1)])
+	}
+	// Once said, the update is not repeated.
+	rc.frame(frameHeaders, flagEndHeaders|flagEndStream, 3, request("/"))
+	if _, p, err = rc.next(frameHeaders); err != nil {
+		t.Fatal(err)
+	}
+	if len(p) > 0 && p[0]&0xe0 == 0x20 {
+		t.Errorf("the second header block starts with a dynamic table size update too")
+	}
+	// nghttp2 itself, when installed.
+	nghttp, err := exec.LookPath("nghttp")
+	if err != nil {
+		return
+	}
+	run := func(args ...string) (string, error) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		go func() {
+			c, err := ln.Accept()
+			if err == nil {
+				(&Server{Handler: s.Handler, ErrorLog: s.ErrorLog}).ServeConn(c)
+			}
+		}()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, nghttp, append(args, "http://"+ln.Addr().String()+"/")...).CombinedOutput()
+		return string(out), err
+	}
+	if out, err := run(); err != nil || out != "ok" {
+		t.Logf("nghttp fails without -c too: %v %s", err, out)
+		return
+	}
+	if out, err := run("-c", "0"); err != nil || out != "ok" {
+		verbose, _ := run("-v", "-c", "0")
+		lines := strings.Split(strings.TrimSpace(verbose), "\n")
+		t.Errorf("nghttp -c 0: %v %q\n%s", err, out, strings.Join(lines[max(0, len(lines)-4):], "\n"))
+	}
+}

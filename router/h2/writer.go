@@ -311,22 +311,32 @@ func (c *conn) waitWindow(st *stream) error {
 }
 
 // appendHeaders appends a header block as HEADERS and CONTINUATION
-// frames no larger than the client's SETTINGS_MAX_FRAME_SIZE. Under mu.
+// frames no larger than the client's SETTINGS_MAX_FRAME_SIZE, led by a
+// dynamic table size update when the client lowered the table's size
+// since the last block (RFC 7541 §4.2). Under mu: blocks go out in the
+// order they are appended here.
 func (c *conn) appendHeaders(id uint32, block []byte, endStream bool) {
 	flags := uint8(0)
 	if endStream {
 		flags = flagEndStream
 	}
+	var lead []byte
+	var update [6]byte
+	if c.tableCut {
+		c.tableCut = false
+		lead = appendInt(update[:0], 0x20, 5, uint64(c.tableSize))
+	}
 	typ := uint8(frameHeaders)
 	for {
-		n := min(len(block), c.peerFrame)
+		n := min(len(lead)+len(block), c.peerFrame) - len(lead)
 		f := flags
 		if n == len(block) {
 			f |= flagEndHeaders
 		}
-		c.wbuf = appendFrameHeader(c.wbuf, n, typ, f, id)
+		c.wbuf = appendFrameHeader(c.wbuf, len(lead)+n, typ, f, id)
+		c.wbuf = append(c.wbuf, lead...)
 		c.wbuf = append(c.wbuf, block[:n]...)
-		block = block[n:]
+		block, lead = block[n:], nil
 		if len(block) == 0 {
 			return
 		}

@@ -148,15 +148,17 @@ func (c *conn) release() {
 	if c.state.Load() == stateHijacked {
 		return
 	}
+	// The body first: its reset waits for a read of it still under way
+	// (a goroutine the handler left reading), which reads c.br.
+	c.b.reset()
 	c.br.Reset(&c.cr)
 	c.bw.Reset(connWriter{c})
-	c.cr.hasByte, c.cr.aborted, c.cr.watch, c.cr.done, c.cr.remain = false, false, false, false, -1
+	c.cr.hasByte, c.cr.aborted, c.cr.watch, c.cr.done, c.cr.remain, c.cr.wctx = false, false, false, false, -1, nil
 	c.rdl = time.Time{}
 	c.rwc, c.rd, c.wr, c.srv, c.tls, c.req, c.ctx, c.werr, c.lastMethod = nil, nil, nil, nil, nil, nil, nil, nil, ""
 	c.localAddr = nil
 	c.raw, c.arm, c.armSkip, c.armBackoff, c.layered = nil, false, 0, 0, false
 	c.cr.full = false
-	c.b.reset()
 	connPool.Put(c)
 }
 
@@ -309,6 +311,8 @@ func (c *conn) serve(base context.Context) {
 			hijacked = true
 			return
 		}
+		// The watch ends with the handler, for good: a read of the body's
+		// end from here on (finish's drain) does not start it again.
 		c.cr.abortPendingRead()
 		// The response's end stays in the buffer when the wait for the next
 		// request writes it; every way out below flushes it.
@@ -538,7 +542,11 @@ func (c *conn) next() {
 		c.ctx, c.req = nil, nil
 	}
 	c.b.reset()
-	c.cr.watch = false
+	// The drain may have read the last request's body to its end after
+	// the watch stopped: that end is not this request's. (No read of the
+	// last request's body reaches bodyDone past b.reset, which waits for
+	// one under way and makes later ones fail.)
+	c.cr.done = false
 }
 
 // serveOptions answers "OPTIONS *", as net/http does before any handler.
@@ -1050,7 +1058,14 @@ type connReader struct {
 	byteBuf [1]byte
 	// watch: the handler asked for the context's Done; done: the body is
 	// read to its end (or there is none), so the connection is free.
+	// Both are the current request's: abortPendingRead, as the handler
+	// returns, clears them, and only a request whose handler runs sets
+	// watch again (wantWatch).
 	watch, done bool
+	// wctx is the context the watch cancels when the client goes away:
+	// the one whose handler asked for it, held here so that the
+	// background read never looks at c.ctx, which the loop moves on.
+	wctx *reqCtx
 	// full: the last read filled what it was given, so more may wait
 	// where it read from (the socket, or a TLS layer's buffer).
 	full bool
@@ -1102,11 +1117,16 @@ func (cr *connReader) bodyDone() {
 	}
 }
 
-// wantWatch is called when the handler first asks for the context's Done.
-func (cr *connReader) wantWatch() {
+// wantWatch is called when x's Done is first asked for. A context whose
+// request is over (canceled as its handler returned) starts nothing: its
+// connection has moved on, to its next request or to another client.
+func (cr *connReader) wantWatch(x *reqCtx) {
 	cr.mu.Lock()
 	defer cr.mu.Unlock()
-	cr.watch = true
+	if x.Err() != nil {
+		return
+	}
+	cr.watch, cr.wctx = true, x
 	if cr.done {
 		cr.startLocked()
 	}
@@ -1127,29 +1147,32 @@ func (cr *connReader) backgroundRead() {
 	if n == 1 {
 		cr.hasByte = true
 	}
-	if err != nil && !(cr.aborted && isTimeout(err)) {
-		// The client went away (or the connection failed).
-		cr.c.ctx.cancel()
+	if err != nil && !(cr.aborted && isTimeout(err)) && cr.wctx != nil {
+		// The client went away (or the connection failed). Canceling a
+		// context whose request ended does nothing.
+		cr.wctx.cancel()
 	}
 	cr.aborted, cr.inRead = false, false
 	cr.mu.Unlock()
 	cr.cond.Broadcast()
 }
 
-// abortPendingRead stops the watch before the connection is read again.
+// abortPendingRead stops the watch before the connection is read again,
+// and clears it: until the next request's handler asks for it, nothing
+// starts it again, however the body is read to its end meanwhile.
 func (cr *connReader) abortPendingRead() {
 	cr.mu.Lock()
-	defer cr.mu.Unlock()
-	cr.done = false
-	if !cr.inRead {
-		return
+	cr.done, cr.watch = false, false
+	if cr.inRead {
+		cr.aborted = true
+		_ = cr.c.rwc.SetReadDeadline(aLongTimeAgo)
+		for cr.inRead {
+			cr.cond.Wait()
+		}
+		_ = cr.c.rwc.SetReadDeadline(time.Time{})
 	}
-	cr.aborted = true
-	_ = cr.c.rwc.SetReadDeadline(aLongTimeAgo)
-	for cr.inRead {
-		cr.cond.Wait()
-	}
-	_ = cr.c.rwc.SetReadDeadline(time.Time{})
+	cr.wctx = nil // after the read, which may cancel it
+	cr.mu.Unlock()
 }
 
 var aLongTimeAgo = time.Unix(1, 0)
@@ -1213,7 +1236,7 @@ func (x *reqCtx) Done() <-chan struct{} {
 			return x.done
 		}
 		x.mu.Unlock()
-		x.c.cr.wantWatch()
+		x.c.cr.wantWatch(x)
 		return x.done
 	}
 	x.mu.Unlock()

@@ -113,6 +113,18 @@ func (r *Router) wrapBody(s *requestState) bool {
 		cb.timed = req.ProtoMajor == 2
 	}
 	req.Body = cb
+	if s.grpc || stream {
+		// The body is read on as the response goes out (a backend may
+		// answer before it has it all): the server must leave it to its
+		// reader, not drain it as the response begins, which would take
+		// bytes from under the body's sender and end what it forwards
+		// short (net/http's rule for a handler that did not read it).
+		rc := cb.rc
+		if rc == nil {
+			rc = http.NewResponseController(w)
+		}
+		_ = rc.EnableFullDuplex()
+	}
 	if !s.grpc && !stream {
 		if a, failed := cb.buffer(req, memory, r.bodyTempDir); failed {
 			// The rest of the body is unread: the connection cannot carry

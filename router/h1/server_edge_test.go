@@ -144,3 +144,55 @@ func TestEdgeWatchWaitsForThisRequestsBody(t *testing.T) {
 		t.Fatalf("second: %d %q, want 200 \"wxyz\"", res.StatusCode, b)
 	}
 }
+
+// TestEdgeFullDuplexBodyStaysWithHandler: a handler that called
+// EnableFullDuplex reads the request body while it writes the response
+// (an echo, piece by piece): the response's first flush sends the head
+// without draining the body, every byte of which reaches the handler. A
+// part it leaves unread is drained once it returned, and the kept-alive
+// connection serves the next request.
+func TestEdgeFullDuplexBodyStaysWithHandler(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == "GET" {
+			io.WriteString(w, "next")
+			return
+		}
+		rc := http.NewResponseController(w)
+		if err := rc.EnableFullDuplex(); err != nil {
+			t.Error(err)
+		}
+		buf := make([]byte, 4)
+		for range 2 {
+			if _, err := io.ReadFull(r.Body, buf); err != nil {
+				return
+			}
+			w.Write(buf)
+			rc.Flush()
+		}
+		// The rest is left unread.
+	})
+	addr, logBuf := serveLogged(t, &Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 5 * time.Second})
+	c, br := dial(t, addr)
+	_ = c.SetDeadline(time.Now().Add(3 * time.Second))
+	io.WriteString(c, "POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n4\r\naaaa\r\n")
+	res, err := http.ReadResponse(br, &http.Request{Method: "POST"})
+	if err != nil {
+		t.Fatalf("no response head while the client holds back its body: %v\nserver log:\n%s", err, firstLines(logBuf.String(), 8))
+	}
+	echo := make([]byte, 4)
+	if _, err := io.ReadFull(res.Body, echo); err != nil || string(echo) != "aaaa" {
+		t.Fatalf("first echo %q, %v", echo, err)
+	}
+	io.WriteString(c, "4\r\nbbbb\r\n")
+	if _, err := io.ReadFull(res.Body, echo); err != nil || string(echo) != "bbbb" {
+		t.Fatalf("second echo %q, %v", echo, err)
+	}
+	io.WriteString(c, "4\r\ncccc\r\n0\r\n\r\n")
+	if rest, err := io.ReadAll(res.Body); err != nil || len(rest) != 0 || res.Close {
+		t.Fatalf("response end: %q, %v, close=%v", rest, err, res.Close)
+	}
+	io.WriteString(c, "GET /2 HTTP/1.1\r\nHost: a\r\n\r\n")
+	if res, body := readResponse(t, br, "GET"); res.StatusCode != 200 || body != "next" {
+		t.Fatalf("next request: %d %q", res.StatusCode, body)
+	}
+}

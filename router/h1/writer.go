@@ -47,6 +47,12 @@ type response struct {
 	wroteWriteDeadline bool
 	wroteReadDeadline  bool // the handler moved the read deadline
 
+	// fullDuplex: the handler reads the request body while it writes the
+	// response (EnableFullDuplex), so the head is sent without draining
+	// the body; drainLater: the drain is left to finish, after the
+	// handler returned.
+	fullDuplex, drainLater bool
+
 	continueMu  sync.Mutex
 	canContinue atomic.Bool
 
@@ -74,6 +80,7 @@ func (w *response) reset(req *http.Request) {
 	w.relayText = ""
 	w.relaying = false
 	w.wroteWriteDeadline, w.wroteReadDeadline = false, false
+	w.fullDuplex, w.drainLater = false, false
 	w.canContinue.Store(false)
 }
 
@@ -259,6 +266,11 @@ func (w *response) finish(flush bool) {
 		w.commit(w.pending)
 		w.writeBody(w.pending, "")
 		w.pending = w.pending[:0]
+	} else if w.drainLater && !w.closeAfter && !w.c.b.drain() {
+		// The head went out as the handler still read the body: what it
+		// left unread is dropped now, and unless that ends it the
+		// connection closes after the response.
+		w.closeAfter = true
 	}
 	bw := w.c.bw
 	if w.chunking {
@@ -365,11 +377,17 @@ func (w *response) commit(p []byte) {
 	if f.conn == "close" || !keepAlives {
 		w.closeAfter = true
 	}
-	if w.req.ContentLength != 0 && !w.closeAfter && !c.b.drain() {
-		w.closeAfter = true
-		if c.b.limitHit {
-			del("Connection", f.hasConn)
-			setConn = "close"
+	if w.req.ContentLength != 0 && !w.closeAfter {
+		if w.fullDuplex && !w.handlerDone {
+			// The body is the handler's to read on: draining it here
+			// would take bytes from under its reader.
+			w.drainLater = true
+		} else if !c.b.drain() {
+			w.closeAfter = true
+			if c.b.limitHit {
+				del("Connection", f.hasConn)
+				setConn = "close"
+			}
 		}
 	}
 	code := w.status
@@ -594,6 +612,16 @@ func (w *response) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	c.state.Store(stateHijacked)
 	c.srv.untrack(c)
 	return c.rwc, bufio.NewReadWriter(c.br, bufio.NewWriter(c.rwc)), nil
+}
+
+// EnableFullDuplex is http.ResponseController's, as net/http's: the
+// handler goes on reading the request body after the response began, so
+// the head is sent without draining the body (net/http's rule for a
+// handler that does not read it); what is left unread when the handler
+// returns is drained then.
+func (w *response) EnableFullDuplex() error {
+	w.fullDuplex = true
+	return nil
 }
 
 // SetReadDeadline and SetWriteDeadline are http.ResponseController's.

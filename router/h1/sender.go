@@ -1,6 +1,7 @@
 package h1
 
 import (
+	"errors"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -100,8 +101,22 @@ func (s *bodySender) run(pc *Conn, body io.Reader, length int64) {
 	chunked := length < 0
 	buf := sendBuffers.Get().(*[sendBufferSize]byte)
 	defer sendBuffers.Put(buf)
+	var total int64 // bytes read of the body
 	for {
 		n, rerr := body.Read(buf[:])
+		total += int64(n)
+		switch {
+		case chunked:
+		case total > length:
+			// More than the head declared: written, they would be read as
+			// the start of another request.
+			n, rerr = 0, errBodyLength
+		case rerr == io.EOF && total < length:
+			// Ended short: the backend would wait for the rest, or read
+			// the next request's bytes as it, and a retry could not tell
+			// a complete body from this one.
+			rerr = errBodyLength
+		}
 		if n > 0 {
 			if chunked {
 				bw.Write(appendHex(bw.AvailableBuffer(), n))
@@ -165,6 +180,10 @@ func (s *bodySender) writeFailure() error {
 	}
 	return nil
 }
+
+// errBodyLength is a request body whose length is not the Content-Length
+// its head declared.
+var errBodyLength = errors.New("h1: request body length differs from its Content-Length")
 
 func appendHex(b []byte, n int) []byte {
 	const digits = "0123456789abcdef"

@@ -47,7 +47,14 @@ func (r *Router) serveH1(x *exchange, req *http.Request, trace *tracedWriter) {
 	// one deferred call rather than a defer in the loop, which would cost
 	// every request the runtime's defer handling.
 	var cancelTries func()
+	// sender ends when the body sender of the last try that started one
+	// does: a sender may outlive its exchange, and the handler does not
+	// return before it (see awaitSender).
+	var sender <-chan struct{}
 	defer func() {
+		if sender != nil {
+			r.awaitSender(x, sender)
+		}
 		if cancelTries != nil {
 			cancelTries()
 		}
@@ -86,6 +93,9 @@ func (r *Router) serveH1(x *exchange, req *http.Request, trace *tracedWriter) {
 		}
 		t := h1Try{pc: pc, x: x, req: req, trace: trace}
 		res, err := t.send(upgrade, length)
+		if s := pc.BodySender(); s != nil {
+			sender = s
+		}
 		if err != nil {
 			err = routeTimedOut(ctx, err)
 			// Once a sender started on the body it may be blocked reading
@@ -170,6 +180,33 @@ func (r *Router) serveH1(x *exchange, req *http.Request, trace *tracedWriter) {
 		}
 		return
 	}
+}
+
+// awaitSender waits for a body sender still running as the exchange
+// ends, which happens when the backend answered before it had the whole
+// body: the sender may be blocked reading the client's body, and a read
+// of it once the handler returned would race the server for the client's
+// connection, which by then reads the next request. The backend's
+// connection was closed under it (End), so it ends with the read under
+// way: the answer is flushed first, for a client that sends the rest of
+// its body only once it has it, and that read is bounded by the client
+// body timeout. Without that timeout, or without a whole answer to flush
+// (none, the backend's broken off, the client gone), the read is cut
+// short at once with a read deadline already past. The server then
+// drains what is left of the body, or closes the connection, as for any
+// body a handler left unread.
+func (r *Router) awaitSender(x *exchange, sender <-chan struct{}) {
+	select {
+	case <-sender:
+		return
+	default:
+	}
+	rc := http.NewResponseController(x.w)
+	answered := x.status != 0 && x.reason != ReasonClientClosed && x.readErr == nil
+	if r.bodyTimeout <= 0 || !answered || rc.Flush() != nil {
+		_ = rc.SetReadDeadline(time.Unix(1, 0))
+	}
+	<-sender
 }
 
 // chainCancel is cancel, then then (when not nil).

@@ -6,6 +6,10 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,8 +21,12 @@ import (
 // backendAddr over router/h1's server, its handler wrapped by wrap when
 // not nil, and returns the router's address.
 func h1EdgeRouter(t *testing.T, backendAddr string, pol *match.Policy, wrap func(http.Handler) http.Handler) string {
+	return h1EdgeRouterWith(t, Options{}, backendAddr, pol, wrap)
+}
+
+func h1EdgeRouterWith(t *testing.T, o Options, backendAddr string, pol *match.Policy, wrap func(http.Handler) http.Handler) string {
 	t.Helper()
-	r := newTestRouter(Options{})
+	r := newTestRouter(o)
 	b := httpBackend("prod/web:80", backendAddr)
 	rt := route(match.Prefix, "/", b)
 	if pol != nil {
@@ -105,5 +113,151 @@ func TestStreamedBodyReachesEchoingBackendWhole(t *testing.T) {
 		}
 	case <-time.After(3 * time.Second):
 		t.Fatal("the backend never got the body's end")
+	}
+}
+
+// earlyAnswerBackend answers every request at once, before it reads the
+// body, which it reads after.
+func earlyAnswerBackend(t *testing.T) string {
+	return rawServer(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+			io.Copy(io.Discard, req.Body)
+		}
+	})
+}
+
+// lateReads wraps a handler and counts the reads of a request body that
+// end after the handler returned.
+type lateReads struct {
+	n atomic.Int32
+}
+
+func (l *lateReads) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Body == nil || req.Body == http.NoBody {
+			next.ServeHTTP(w, req)
+			return
+		}
+		b := &lateBody{ReadCloser: req.Body, l: l}
+		req.Body = b
+		next.ServeHTTP(w, req)
+		b.returned.Store(true)
+	})
+}
+
+type lateBody struct {
+	io.ReadCloser
+	l        *lateReads
+	returned atomic.Bool
+}
+
+func (b *lateBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if b.returned.Load() {
+		b.l.n.Add(1)
+	}
+	return n, err
+}
+
+// TestStreamedBodyNotReadAfterHandler: with request buffering off, a
+// backend that answers before it read the body ends the exchange while
+// the router's body sender still waits on the client's body. The
+// router's handler returns only once the sender is done with that body:
+// no read of it ends after the handler returned, when the server's loop
+// has moved on to the client's next request, and the process lives on
+// when the client then closes its connection. The exchanges run in a
+// child process, whose death the test reports.
+func TestStreamedBodyNotReadAfterHandler(t *testing.T) {
+	if os.Getenv("H1_EDGE_LATE_READ_CHILD") == "1" {
+		lateReadChild(t)
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestStreamedBodyNotReadAfterHandler$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "H1_EDGE_LATE_READ_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		if i := strings.Index(string(out), "goroutine "); i > 0 {
+			if j := strings.Index(string(out[i:]), "\n\n"); j > 0 {
+				out = out[:i+j]
+			}
+		}
+		t.Fatalf("the router's process failed: %v\n%s", err, out)
+	}
+}
+
+func lateReadChild(t *testing.T) {
+	var late lateReads
+	addr := h1EdgeRouter(t, earlyAnswerBackend(t), &match.Policy{StreamRequestBody: true}, late.wrap)
+	for range 20 {
+		c, br := h1EdgeDial(t, addr)
+		io.WriteString(c, "POST /up HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\n\r\n")
+		time.Sleep(30 * time.Millisecond) // the backend answered; the sender waits for the body
+		io.WriteString(c, "abcd")
+		res, err := http.ReadResponse(br, &http.Request{Method: "POST"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.ReadAll(res.Body)
+		c.Close()
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if n := late.n.Load(); n != 0 {
+		t.Fatalf("%d reads of a request body ended after the router's handler returned", n)
+	}
+}
+
+// TestStreamedBodyEarlyAnswerReachesClient: with request buffering off,
+// a backend's answer that came before the body is the client's before
+// the body is: a client that sends its body only once it has the answer
+// gets it. With a client body timeout, the router waits under it for the
+// body's end, and the connection then carries the next request; without
+// one, the body's read is cut short and the connection closes after the
+// answer.
+func TestStreamedBodyEarlyAnswerReachesClient(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		timeout time.Duration
+	}{
+		{"body timeout", 0}, // the router's default
+		{"no body timeout", -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr := h1EdgeRouterWith(t, Options{ClientBodyTimeout: tc.timeout}, earlyAnswerBackend(t), &match.Policy{StreamRequestBody: true}, nil)
+			c, br := h1EdgeDial(t, addr)
+			_ = c.SetDeadline(time.Now().Add(3 * time.Second))
+			io.WriteString(c, "POST /up HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\n\r\n")
+			res, err := http.ReadResponse(br, &http.Request{Method: "POST"})
+			if err != nil {
+				t.Fatalf("no answer while the client holds back its body: %v", err)
+			}
+			if b, err := io.ReadAll(res.Body); err != nil || string(b) != "ok" {
+				t.Fatalf("answer %q, %v", b, err)
+			}
+			if tc.timeout < 0 {
+				if !res.Close {
+					t.Fatal("the connection stays open with the body unread")
+				}
+				return
+			}
+			if res.Close {
+				t.Fatal("the connection closes, though the body's end is to come")
+			}
+			io.WriteString(c, "abcd")
+			io.WriteString(c, "GET /next HTTP/1.1\r\nHost: a\r\n\r\n")
+			res, err = http.ReadResponse(br, &http.Request{Method: "GET"})
+			if err != nil {
+				t.Fatalf("the next request on the connection: %v", err)
+			}
+			if b, err := io.ReadAll(res.Body); err != nil || string(b) != "ok" {
+				t.Fatalf("next answer %q, %v", b, err)
+			}
+		})
 	}
 }

@@ -519,6 +519,28 @@ func (pc *Conn) setReadDeadline(t time.Time) {
 // if nothing of it has been read yet.
 func (pc *Conn) BodyStarted() bool { return pc.ex.body != nil }
 
+// BodySender is closed when the exchange's body sender has ended, nil
+// when no sender started. It stays valid after End: a sender may outlive
+// the exchange, still reading the request body, and whoever owns that
+// body waits on it before letting the body go.
+func (pc *Conn) BodySender() <-chan struct{} {
+	if s := pc.ex.body; s != nil {
+		return s.done
+	}
+	return nil
+}
+
+// AwaitBody waits for the body sender to end and returns what broke it
+// off, nil when the body was sent whole or none was sent.
+func (pc *Conn) AwaitBody() error {
+	s := pc.ex.body
+	if s == nil {
+		return nil
+	}
+	<-s.done
+	return s.err
+}
+
 // BodyUnsent reports a request that declared a body it never sent: the
 // backend answered before its 100 Continue.
 func (pc *Conn) BodyUnsent() bool { return pc.ex.bodyUnsent }

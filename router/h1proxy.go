@@ -448,7 +448,14 @@ func hiddenResponseHeader(k string) bool { return k == "Server" }
 
 // switchProtocols tunnels an Upgrade once the backend answered 101: the
 // client's connection is taken over from the server and bytes are copied
-// both ways until either side closes.
+// both ways until either side closes. A body the request declared (its
+// sender may still wait for it when the 101 comes, as the client may send
+// it only then) is the backend's before anything of the new protocol: the
+// tunnel starts once the sender forwarded it whole, which its reads and
+// writes bound by the client body and send timeouts, and a body that
+// failed closes both connections, the 101 being already the client's.
+// Until then the sender alone reads the client's connection and writes
+// the backend's, so their bytes stay in order.
 func (r *Router) switchProtocols(t *h1Try, res *h1.Response, upgrade string) {
 	x, pc := t.x, t.pc
 	got := res.Get("Upgrade")
@@ -470,7 +477,6 @@ func (r *Router) switchProtocols(t *h1Try, res *h1.Response, upgrade string) {
 	}
 	defer cc.Close()
 	defer pc.Close()
-	bc, br := pc.Tunnel()
 	brw.WriteString("HTTP/1.1 101")
 	if res.Reason != "" {
 		brw.WriteString(" ")
@@ -488,6 +494,10 @@ func (r *Router) switchProtocols(t *h1Try, res *h1.Response, upgrade string) {
 	if err := brw.Flush(); err != nil {
 		return
 	}
+	if err := pc.AwaitBody(); err != nil {
+		return
+	}
+	bc, br := pc.Tunnel()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

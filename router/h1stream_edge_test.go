@@ -261,3 +261,83 @@ func TestStreamedBodyEarlyAnswerReachesClient(t *testing.T) {
 		})
 	}
 }
+
+// TestUpgradeBodyPrecedesTunnel: an Upgrade request that declares a body,
+// which the backend answers with 101 before the body came. The client
+// gets the 101, then sends its body and the new protocol's bytes: the
+// backend gets the body whole, then the tunnelled bytes, in the order the
+// client sent them, as the tunnel starts only once the body sender is
+// done with the client's connection and the backend's.
+func TestUpgradeBodyPrecedesTunnel(t *testing.T) {
+	got := make(chan string, 1)
+	backend := rawServer(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		if _, err := http.ReadRequest(br); err != nil {
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
+		_ = c.SetReadDeadline(time.Now().Add(3 * time.Second))
+		// The body's 10 bytes, as the request framed them, then the
+		// tunnel's, to the client's half-close.
+		b, _ := io.ReadAll(br)
+		got <- string(b)
+	})
+	addr := h1EdgeRouter(t, backend, &match.Policy{StreamRequestBody: true}, nil)
+	c, br := h1EdgeDial(t, addr)
+	io.WriteString(c, "GET /ws HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nContent-Length: 10\r\n\r\n")
+	line, err := br.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(line, "HTTP/1.1 101") {
+		t.Fatalf("status line %q, want a 101", line)
+	}
+	// The 101 came before the body: its 10 bytes, then 190 of the tunnel.
+	for range 20 {
+		io.WriteString(c, "0123456789")
+		time.Sleep(5 * time.Millisecond)
+	}
+	c.(*net.TCPConn).CloseWrite()
+	want := strings.Repeat("0123456789", 20)
+	select {
+	case b := <-got:
+		if b != want {
+			t.Fatalf("the backend got %d bytes after the request head: %q\nwant the client's 10-byte body then its 190 tunnelled bytes, in order", len(b), b)
+		}
+	case <-time.After(4 * time.Second):
+		t.Fatal("the backend never got the tunnel's end")
+	}
+}
+
+// TestUpgradeTunnelOutlivesReadTimeout: the read timeout the body sender
+// of an Upgrade's body sets as it ends (the wait for a response) is not
+// left on the tunnel, which its two ends bound: the backend's bytes sent
+// after it passed still reach the client.
+func TestUpgradeTunnelOutlivesReadTimeout(t *testing.T) {
+	const read = 200 * time.Millisecond
+	backend := rawServer(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
+		if _, err := io.Copy(io.Discard, req.Body); err != nil {
+			return
+		}
+		time.Sleep(3 * read)
+		io.WriteString(c, "hello")
+	})
+	addr := h1EdgeRouter(t, backend, &match.Policy{StreamRequestBody: true, ReadTimeout: read}, nil)
+	c, br := h1EdgeDial(t, addr)
+	io.WriteString(c, "GET /ws HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nContent-Length: 4\r\n\r\n")
+	res, err := http.ReadResponse(br, &http.Request{Method: "GET"})
+	if err != nil || res.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("%v %v, want a 101", res, err)
+	}
+	io.WriteString(c, "abcd")
+	b := make([]byte, 5)
+	if _, err := io.ReadFull(br, b); err != nil || string(b) != "hello" {
+		t.Fatalf("the client got %q, %v from the tunnel; want \"hello\"", b, err)
+	}
+}

@@ -649,9 +649,14 @@ func (pc *Conn) Detach() bool {
 }
 
 // Tunnel hands over the connection after a 101, with what was read of it
-// past the response head; the caller closes it with Close. A tunnel is
-// bounded by its two ends, not by the request's send timeout.
+// past the response head; the caller closes it with Close, and waits
+// first for a body sender (AwaitBody), which writes the connection until
+// it ends. A tunnel is bounded by its two ends, not by the request's send
+// timeout nor by the read timeout the sender set as it ended.
 func (pc *Conn) Tunnel() (net.Conn, *bufio.Reader) {
 	_ = pc.c.SetWriteDeadline(time.Time{})
+	if pc.ex.body != nil {
+		_ = pc.c.SetReadDeadline(time.Time{})
+	}
 	return pc.c, pc.br
 }

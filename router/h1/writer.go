@@ -601,6 +601,11 @@ func (w *response) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		w.writeBody(w.pending, "")
 		w.pending = w.pending[:0]
 	}
+	// As net/http's: no 100 Continue once hijacked. A body reader still
+	// at its first read (the sender of an Upgrade's body) would write it
+	// to bw under the hijacker, whose bytes these are; noContinue waits
+	// for one being written.
+	w.noContinue()
 	c.cr.abortPendingRead()
 	if err := c.bw.Flush(); err != nil {
 		return nil, nil, err

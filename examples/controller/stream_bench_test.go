@@ -172,6 +172,20 @@ func BenchmarkStreamUDP(b *testing.B) {
 		require.NoError(b, err)
 		udpLoad(b, to)
 	})
+	// Bound to every address, as deployed: each datagram's destination is
+	// read and each answer sent from it (IP_PKTINFO).
+	b.Run("relayed-any", func(b *testing.B) {
+		echo := startUDPBackendB(b)
+		p := streamPort(b, "udp")
+		inst, _, _ := startStreams(b, streamManifests(nil, map[int]string{p: "default/echo:53"}, nil, echo, ""), func(c *config) {
+			c.httpAddr = ":0"
+		})
+		_, port, err := net.SplitHostPort(inst.streams.Addrs()["udp/"+strconv.Itoa(p)])
+		require.NoError(b, err)
+		to, err := net.ResolveUDPAddr("udp", "127.0.0.1:"+port)
+		require.NoError(b, err)
+		udpLoad(b, to)
+	})
 }
 
 // udpLoad sends b.N questions to to, window of them in flight, and

@@ -207,6 +207,10 @@ type udpSession struct {
 	// that a client asking again from the same address does not stay
 	// with an endpoint that is gone or silent.
 	heard int64
+	// local is the address the client's last datagram was sent to, where
+	// the listening socket says (bound to every address): answers go out
+	// from it, as a client that connected its socket takes no other.
+	local netip.Addr
 }
 
 // send forwards the client datagrams b's slots i to j-1 (this session's),
@@ -229,7 +233,8 @@ func (s *udpSession) send(b *udpBatch, i, j int, now int64, out *udpOut) {
 		}
 		s.sent++
 		bytes += b.lens[k]
-		out.add(b.data(k), s.to)
+		s.local = b.locals[k]
+		out.add(b.data(k), s.to, netip.Addr{})
 		if s.responses == 0 {
 			s.finish()
 		}
@@ -360,7 +365,7 @@ func (s *udpSession) answer(b *udpBatch) {
 		s.answered++
 		s.heard = now
 		bytes += b.lens[i]
-		out.add(b.data(i), s.client)
+		out.add(b.data(i), s.client, s.local)
 		if s.answered >= s.responses*s.sent {
 			s.finish()
 		}

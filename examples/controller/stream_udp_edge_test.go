@@ -12,6 +12,47 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
+// With the listeners on every address (the deployment's --http-addr=:8080),
+// a UDP service's answer comes from the address the client sent its
+// datagram to: a connected UDP client (every DNS stub resolver) drops a
+// datagram from any other source. Here the client asks 127.0.0.2, one of
+// the host's addresses, which is not the source the kernel would pick.
+func TestUDPAnswerFromAddressAsked(t *testing.T) {
+	dns := startUDPBackend(t, "dns")
+	p := streamPort(t, "udp")
+	cm := "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: ingress-nginx}\ndata: {proxy-stream-timeout: \"1\"}\n"
+	inst, _, _ := startStreams(t, streamManifests(nil, map[int]string{p: "default/echo:53"}, nil, dns, cm), func(c *config) {
+		c.configMap = &types.NamespacedName{Namespace: "ingress-nginx", Name: "cfg"}
+		c.httpAddr = ":0" // every address, as deploy/deployment.yaml's :8080
+	})
+	t.Logf("udp service bound at %s", inst.streams.Addrs()["udp/"+strconv.Itoa(p)])
+
+	// An unconnected socket shows where the answer came from.
+	probe, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	require.NoError(t, err)
+	defer probe.Close()
+	to := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 2), Port: p}
+	_, err = probe.WriteToUDP([]byte("q1"), to)
+	require.NoError(t, err)
+	buf := make([]byte, 2048)
+	require.NoError(t, probe.SetReadDeadline(time.Now().Add(3*time.Second)))
+	n, from, err := probe.ReadFromUDP(buf)
+	require.NoError(t, err)
+	t.Logf("asked %s, answer %q came from %s", to, buf[:n], from)
+
+	// A connected client, as a stub resolver.
+	c, err := net.DialUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}, to)
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.Write([]byte("q2"))
+	require.NoError(t, err)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(2*time.Second)))
+	n, err = c.Read(buf)
+	require.NoError(t, err, "a connected client asking %s got no answer", to)
+	require.Equal(t, "dns q2", string(buf[:n]))
+	require.Equal(t, to.String(), from.String(), "the answer's source address")
+}
+
 // A UDP client that asks again from the same address (a resolver's
 // retry, a forwarder's fixed socket) while its exchange waits on an
 // endpoint that never answers is moved to another endpoint once the

@@ -17,12 +17,20 @@ type mmsghdr struct {
 // udpSocketSys reads with recvmmsg through the runtime's poller: the
 // socket stays non-blocking and a read that finds nothing waits as a
 // goroutine, as net's own reads do.
+//
+// A socket bound to every address (a service port on the deployment's
+// --http-addr=:8080) asks the kernel for each datagram's destination
+// address (IP_PKTINFO, IPV6_RECVPKTINFO), and its answers go out from
+// that address (the same control message on send), as nginx's do: else
+// the kernel picks the source by route, and a client that connected its
+// socket to the address it asked (every stub resolver) drops the answer.
 type udpSocketSys struct {
-	rc     syscall.RawConn
-	v6     bool // AF_INET6: IPv4 peers are written as mapped addresses
-	readFn func(fd uintptr) bool
-	got    *udpBatch
-	err    error
+	rc      syscall.RawConn
+	v6      bool // AF_INET6: IPv4 peers are written as mapped addresses
+	pktinfo bool // datagrams' destinations are read
+	readFn  func(fd uintptr) bool
+	got     *udpBatch
+	err     error
 }
 
 func (y *udpSocketSys) init(s *udpSocket) error {
@@ -38,13 +46,28 @@ func (y *udpSocketSys) init(s *udpSocket) error {
 	if serr != nil {
 		return serr
 	}
-	_, y.v6 = sa.(*unix.SockaddrInet6)
+	var wildcard bool
+	switch sa := sa.(type) {
+	case *unix.SockaddrInet4:
+		wildcard = sa.Addr == [4]byte{}
+	case *unix.SockaddrInet6:
+		y.v6, wildcard = true, sa.Addr == [16]byte{}
+	}
+	if wildcard {
+		if err := rc.Control(func(fd uintptr) { serr = enablePktinfo(int(fd), y.v6) }); err != nil {
+			return err
+		}
+		if serr != nil {
+			return serr
+		}
+		y.pktinfo = true
+	}
 	y.rc = rc
 	// The batch is taken from the pool only when a datagram is there to
 	// be read, and put back when the socket had none.
 	y.readFn = func(fd uintptr) bool {
 		b := s.pool.Get().(*udpBatch)
-		n, err := b.sys.recv(fd)
+		n, err := b.sys.recv(fd, y.pktinfo)
 		if err == unix.EAGAIN {
 			s.pool.Put(b)
 			return false
@@ -89,13 +112,29 @@ func (s *udpSocket) send(o *udpOut) (failed int, err error) {
 	return o.sys.failed, nil
 }
 
-// udpBatchSys are a batch's recvmmsg arguments, each slot's buffer and
-// address.
+// enablePktinfo asks for datagrams' destination addresses: an AF_INET6
+// socket gets IPv4 ones (of mapped peers) by IP_PKTINFO too.
+func enablePktinfo(fd int, v6 bool) error {
+	if v6 {
+		if err := unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_RECVPKTINFO, 1); err != nil {
+			return err
+		}
+	}
+	return unix.SetsockoptInt(fd, unix.IPPROTO_IP, unix.IP_PKTINFO, 1)
+}
+
+// pktinfoSpace is a slot's control buffer: one IPv6 packet-info message,
+// the larger of the two.
+var pktinfoSpace = unix.CmsgSpace(unix.SizeofInet6Pktinfo)
+
+// udpBatchSys are a batch's recvmmsg arguments, each slot's buffer,
+// address and control buffer.
 type udpBatchSys struct {
 	b     *udpBatch
 	msgs  []mmsghdr
 	iovs  []unix.Iovec
 	names []unix.RawSockaddrInet6
+	ctl   []byte
 }
 
 func (y *udpBatchSys) init(b *udpBatch) {
@@ -103,6 +142,7 @@ func (y *udpBatchSys) init(b *udpBatch) {
 	y.msgs = make([]mmsghdr, len(b.bufs))
 	y.iovs = make([]unix.Iovec, len(b.bufs))
 	y.names = make([]unix.RawSockaddrInet6, len(b.bufs))
+	y.ctl = make([]byte, len(b.bufs)*pktinfoSpace)
 	for i := range y.msgs {
 		y.iovs[i].Base = &b.bufs[i][0]
 		y.iovs[i].SetLen(len(b.bufs[i]))
@@ -113,11 +153,20 @@ func (y *udpBatchSys) init(b *udpBatch) {
 	}
 }
 
-// recv is one recvmmsg without waiting.
-func (y *udpBatchSys) recv(fd uintptr) (int, error) {
+// recv is one recvmmsg without waiting; with pktinfo each datagram's
+// destination address is read too.
+func (y *udpBatchSys) recv(fd uintptr, pktinfo bool) (int, error) {
 	for i := range y.msgs {
-		y.msgs[i].hdr.Namelen = unix.SizeofSockaddrInet6
-		y.msgs[i].hdr.Flags = 0
+		h := &y.msgs[i].hdr
+		h.Namelen = unix.SizeofSockaddrInet6
+		h.Flags = 0
+		if pktinfo {
+			h.Control = &y.ctl[i*pktinfoSpace]
+			h.SetControllen(pktinfoSpace)
+		} else {
+			h.Control = nil
+			h.SetControllen(0)
+		}
 		y.msgs[i].len = 0
 	}
 	for {
@@ -133,9 +182,35 @@ func (y *udpBatchSys) recv(fd uintptr) (int, error) {
 		for i := range n {
 			y.b.lens[i] = int(y.msgs[i].len)
 			y.b.addrs[i] = fromSockaddr(&y.names[i])
+			y.b.locals[i] = netip.Addr{}
+			if pktinfo {
+				c := y.ctl[i*pktinfoSpace:]
+				y.b.locals[i] = destination(c[:min(int(y.msgs[i].hdr.Controllen), pktinfoSpace)])
+			}
 		}
 		return n, nil
 	}
+}
+
+// destination reads the packet-info message of a datagram's control
+// data: the address it was sent to, or the zero Addr.
+func destination(c []byte) netip.Addr {
+	for len(c) >= unix.CmsgLen(0) {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&c[0]))
+		l := int(h.Len)
+		if l < unix.CmsgLen(0) || l > len(c) {
+			break
+		}
+		data := c[unix.CmsgLen(0):l]
+		switch {
+		case h.Level == unix.IPPROTO_IP && h.Type == unix.IP_PKTINFO && len(data) >= unix.SizeofInet4Pktinfo:
+			return netip.AddrFrom4((*unix.Inet4Pktinfo)(unsafe.Pointer(&data[0])).Addr)
+		case h.Level == unix.IPPROTO_IPV6 && h.Type == unix.IPV6_PKTINFO && len(data) >= unix.SizeofInet6Pktinfo:
+			return netip.AddrFrom16((*unix.Inet6Pktinfo)(unsafe.Pointer(&data[0])).Addr)
+		}
+		c = c[min(unix.CmsgSpace(l-unix.CmsgLen(0)), len(c)):]
+	}
+	return netip.Addr{}
 }
 
 // udpOutSys are an udpOut's sendmmsg arguments and the progress of its
@@ -144,6 +219,7 @@ type udpOutSys struct {
 	msgs    []mmsghdr
 	iovs    []unix.Iovec
 	names   []unix.RawSockaddrInet6
+	ctl     []byte
 	writeFn func(fd uintptr) bool
 	// done are the datagrams written or skipped, failed those skipped.
 	done, failed int
@@ -154,6 +230,7 @@ func (y *udpOutSys) init(o *udpOut) {
 	y.msgs = make([]mmsghdr, n)
 	y.iovs = make([]unix.Iovec, n)
 	y.names = make([]unix.RawSockaddrInet6, n)
+	y.ctl = make([]byte, n*pktinfoSpace)
 	y.writeFn = func(fd uintptr) bool {
 		for y.done < len(o.data) {
 			r, _, e := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&y.msgs[y.done])), uintptr(len(o.data)-y.done), unix.MSG_DONTWAIT, 0, 0)
@@ -192,7 +269,30 @@ func (y *udpOutSys) prepare(o *udpOut, v6 bool) {
 			h.Name = (*byte)(unsafe.Pointer(&y.names[i]))
 			h.Namelen = n
 		}
+		if from := o.froms[i]; from.IsValid() {
+			c := y.ctl[i*pktinfoSpace : (i+1)*pktinfoSpace]
+			h.Control = &c[0]
+			h.SetControllen(sourcePktinfo(c, from))
+		}
 	}
+}
+
+// sourcePktinfo writes into c the packet-info message that sends a
+// datagram from the address from, and returns its length.
+func sourcePktinfo(c []byte, from netip.Addr) int {
+	clear(c)
+	h := (*unix.Cmsghdr)(unsafe.Pointer(&c[0]))
+	data := unsafe.Pointer(&c[unix.CmsgLen(0)])
+	if from.Unmap().Is4() {
+		h.Level, h.Type = unix.IPPROTO_IP, unix.IP_PKTINFO
+		h.SetLen(unix.CmsgLen(unix.SizeofInet4Pktinfo))
+		(*unix.Inet4Pktinfo)(data).Spec_dst = from.Unmap().As4()
+		return unix.CmsgSpace(unix.SizeofInet4Pktinfo)
+	}
+	h.Level, h.Type = unix.IPPROTO_IPV6, unix.IPV6_PKTINFO
+	h.SetLen(unix.CmsgLen(unix.SizeofInet6Pktinfo))
+	(*unix.Inet6Pktinfo)(data).Addr = from.As16()
+	return unix.CmsgSpace(unix.SizeofInet6Pktinfo)
 }
 
 // fromSockaddr reads an AF_INET or AF_INET6 address.

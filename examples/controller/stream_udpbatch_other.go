@@ -7,7 +7,9 @@ import (
 	"net"
 )
 
-// Without recvmmsg and sendmmsg, a batch is one datagram.
+// Without recvmmsg and sendmmsg, a batch is one datagram; a datagram's
+// destination is not read, and answers go out from the address the
+// kernel picks.
 
 type udpSocketSys struct{}
 

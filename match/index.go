@@ -454,7 +454,9 @@ func (t *Table) Certificate(serverName string) *Certificate {
 	if c, ok := t.exactCerts[name]; ok {
 		return c
 	}
-	if i := strings.IndexByte(name, '.'); i > 0 {
+	// An IPv4 literal is no name under a wildcard, as in routing
+	// (IsTLSHost, notExact): "*.0.0.1" must not answer for 10.0.0.1.
+	if i := strings.IndexByte(name, '.'); i > 0 && !isIPv4(name) {
 		if c, ok := t.wildcardCerts[name[i+1:]]; ok {
 			return c
 		}

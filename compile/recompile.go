@@ -34,7 +34,10 @@ import (
 
 // ingressFacts are what couples an Ingress to others.
 type ingressFacts struct {
-	// hosts are its rule hosts.
+	// hosts are its rule hosts and the names it acts on without a rule:
+	// its server-alias names, the www twins of from-to-www-redirect and
+	// its spec.tls hosts. A change on any of them must reach it; such an
+	// Ingress is global, so reaching it compiles everything.
 	hosts []string
 	// services are the Services its rules name, in its namespace.
 	services []objKey
@@ -62,22 +65,50 @@ func factsOf(ing *networkingv1.Ingress) ingressFacts {
 	if b := spec.DefaultBackend; b != nil && b.Service != nil {
 		addSvc(b.Service.Name)
 	}
+	addHost := func(h string) {
+		if !slices.Contains(f.hosts, h) {
+			f.hosts = append(f.hosts, h)
+		}
+	}
+	touch := func(h string) {
+		if h = strings.ToLower(strings.TrimSuffix(strings.TrimSpace(h), ".")); h != "" {
+			addHost(h)
+		}
+	}
+	for _, t := range spec.TLS {
+		for _, h := range t.Hosts {
+			touch(h)
+		}
+	}
+	www := false
 	for k, v := range ing.Annotations {
 		name := k[strings.LastIndexByte(k, '/')+1:]
 		if slices.Contains(couplingAnnotations, name) || strings.Contains(name, "secret") {
 			f.global = true
 		}
-		if name == "default-backend" {
+		switch name {
+		case "default-backend":
 			// The Service it names must reach this Ingress when it changes.
 			addSvc(strings.TrimSpace(v))
+		case "server-alias":
+			for item := range strings.SplitSeq(v, ",") {
+				touch(item)
+			}
+		case "from-to-www-redirect":
+			www = true
 		}
 	}
 	for _, r := range spec.Rules {
 		if r.Host == "" || strings.HasPrefix(r.Host, "*") {
 			f.global = true
 		}
-		if !slices.Contains(f.hosts, r.Host) {
-			f.hosts = append(f.hosts, r.Host)
+		addHost(r.Host)
+		if www && r.Host != "" {
+			if bare, ok := strings.CutPrefix(r.Host, "www."); ok {
+				touch(bare)
+			} else {
+				touch("www." + r.Host)
+			}
 		}
 		if r.HTTP == nil {
 			continue

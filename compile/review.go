@@ -286,6 +286,9 @@ func (r *Reviewer) subset(ings []*networkingv1.Ingress, routes []*HTTPRoute) Sna
 		}
 		for k, v := range ing.Annotations {
 			if strings.HasSuffix(k, "-secret") {
+				// Trimmed as the compile reads it (auth.go, secretRef), or
+				// the review would find no Secret the compile finds.
+				v = strings.TrimSpace(v)
 				ns, name, ok := strings.Cut(v, "/")
 				if !ok {
 					ns, name = ing.Namespace, v

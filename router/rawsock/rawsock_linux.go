@@ -76,6 +76,9 @@ func (s *Conn) readNow(fd uintptr) bool {
 			s.waited = true
 			return false
 		}
+		if e != 0 {
+			r = 0 // the call returned -1
+		}
 		s.rn, s.rerr = r, e
 		return true
 	}
@@ -140,7 +143,7 @@ func (s *Conn) Read(p []byte) (int, error) {
 	s.rp, s.rn, s.rerr, s.waited = p, 0, 0, false
 	err := s.rc.Read(s.readFn)
 	s.rp = nil
-	if s.rec != nil {
+	if s.rec != nil && err == nil && s.rn > 0 {
 		s.rec.read(p[:s.rn])
 	}
 	switch {

@@ -144,18 +144,22 @@ func (r *Router) respondBuffered(t *h1Try, res *h1.Response, p *match.Proxying, 
 		x.readErr = err
 	}
 	done := err == nil && whole
-	if done {
-		// All of it is here: the backend's connection is free before the
-		// client has read a byte.
-		pc.End(reuse && !res.Close)
-	}
+	// res is the connection's head: it is copied before End gives the
+	// connection back, as the pool clears the head and the next request
+	// on the connection reads its own into it.
 	h := x.w.Header()
 	res.CopyTo(h, x.headers().hidden)
 	declared := passedTrailers(res.Trailer)
 	if len(declared) > 0 {
 		h["Trailer"] = declared
 	}
-	x.WriteHeader(res.Status)
+	status := res.Status
+	if done {
+		// All of it is here: the backend's connection is free before the
+		// client has read a byte.
+		pc.End(reuse && !res.Close)
+	}
+	x.WriteHeader(status)
 	if _, werr := x.Write(mem.Bytes()); werr != nil {
 		if !done {
 			pc.End(false)

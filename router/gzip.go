@@ -115,6 +115,9 @@ func (w *gzipWriter) WriteHeader(code int) {
 	}
 	if w.used != nil {
 		delete(h, "Content-Length")
+		// Ranges would be of the identity body, which a Range request
+		// gets uncompressed (206 is never compressed): nginx clears it.
+		delete(h, "Accept-Ranges")
 		h["Content-Encoding"] = []string{w.used.coding}
 		h.Add("Vary", "Accept-Encoding")
 		if et := h.Get("Etag"); et != "" && !strings.HasPrefix(et, "W/") {

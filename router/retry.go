@@ -76,12 +76,14 @@ func shallowCopy(req *http.Request) *http.Request {
 	return c
 }
 
+// idempotent is nginx's reading: every method but POST, LOCK and PATCH
+// may go to another endpoint (SPEC §13), WebDAV's PROPFIND or MKCOL too.
 func idempotent(method string) bool {
 	switch method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, http.MethodPut, http.MethodDelete:
-		return true
+	case http.MethodPost, "LOCK", http.MethodPatch:
+		return false
 	}
-	return false
+	return true
 }
 
 // unclosedBody hands a request body to one try after another: Close is

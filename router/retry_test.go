@@ -86,7 +86,9 @@ func TestRetryMethods(t *testing.T) {
 		{http.MethodPost, "", false},
 		{http.MethodPost, "a body", false},
 		{http.MethodPatch, "a body", false},
-		{"PROPFIND", "", false},
+		{"LOCK", "", false},
+		{"PROPFIND", "", true}, // every method but POST, LOCK and PATCH (SPEC §13)
+		{"MKCOL", "", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.method+" "+tt.body, func(t *testing.T) {

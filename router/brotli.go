@@ -54,9 +54,7 @@ var decorCompress = decoration{name: "compression"}
 // compressing wraps w when req accepts a coding live compresses in; the
 // caller calls finish on the writer returned, when it is not w.
 func compressing(w http.ResponseWriter, req *http.Request, live *liveSettings) (http.ResponseWriter, *gzipWriter) {
-	// A HEAD answer keeps the backend's Content-Length, uncompressed, as
-	// nginx's filters skip a header-only answer.
-	if live.gzip == nil && live.brotli == nil || req.Method == http.MethodHead {
+	if live.gzip == nil && live.brotli == nil {
 		return w, nil
 	}
 	var gz, br *gzipConfig

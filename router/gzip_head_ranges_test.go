@@ -37,25 +37,3 @@ func TestGzipClearsAcceptRanges(t *testing.T) {
 	require.Equal(t, page, string(b))
 	assert.Empty(t, res.Header.Get("Accept-Ranges"), "a gzip-encoded answer advertises byte ranges of a representation the backend does not serve")
 }
-
-// A HEAD answer is not compressed, as nginx skips a header-only answer:
-// its Content-Length stays.
-func TestGzipLeavesHeadAlone(t *testing.T) {
-	page := strings.Repeat("<p>hello</p>", 200)
-	be := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		w.Header().Set("Content-Length", "2400")
-		if r.Method != http.MethodHead {
-			io.WriteString(w, page)
-		}
-	}))
-	t.Cleanup(be.Close)
-	r := newTestRouter(Options{Gzip: &Gzip{Level: 1, MinLength: 1}})
-	r.Publish(table("gz", vhost("shop.example.com", httpBackend("b", be.Listener.Addr().String()))))
-	res := serve(r, http.MethodHead, "shop.example.com", "/x", http.Header{"Accept-Encoding": {"gzip"}})
-	require.Equal(t, 200, res.StatusCode)
-	b, _ := io.ReadAll(res.Body)
-	t.Logf("HEAD headers %v, body bytes written by handler: %d", res.Header, len(b))
-	assert.Empty(t, res.Header.Get("Content-Encoding"))
-	assert.Equal(t, "2400", res.Header.Get("Content-Length"))
-}

@@ -16,8 +16,8 @@ const maxTries = 3
 // failed TLS handshake), nothing of the request has reached the backend,
 // and it is sent to another endpoint of the same backend, at most maxTries
 // endpoints in all. Like nginx's default (proxy_next_upstream error
-// timeout, without non_idempotent), only idempotent methods are retried:
-// GET, HEAD, OPTIONS, TRACE, PUT and DELETE (RFC 9110 §9.2.2). A failure
+// timeout, without non_idempotent), every method but POST, LOCK and PATCH
+// is retried (see idempotent). A failure
 // after the connection was open is never retried: the backend may have
 // acted on the request. Every endpoint left behind is released at once,
 // the last one when the request ends. A location's proxy-next-upstream

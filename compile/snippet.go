@@ -484,7 +484,7 @@ func snippetOps(d *nginxconf.Directive, scope snippetScope) ([]match.SnippetOp, 
 			return nil, "nginx does not allow proxy_set_header inside if; ramjet does nothing instead"
 		}
 
-		ops = append(ops, match.SnippetOp{Kind: match.OpSetInput, Name: a[0], Value: a[1], Always: true})
+		ops = append(ops, match.SnippetOp{Kind: match.OpSetUpstream, Name: a[0], Value: a[1], Always: true})
 	case "proxy_hide_header":
 		if len(a) != 1 {
 			return nil, "takes one name; ramjet does nothing instead"

@@ -58,11 +58,17 @@ const (
 	// present), more_clear_input_headers.
 	OpSetInput
 	OpClearInput
+	// OpSetUpstream is proxy_set_header: it sets a header of the request
+	// proxied to the backend only, so what runs before the proxying
+	// (authentication, the auth service's subrequest, canary rules) reads
+	// the client's own, as in nginx. more_set_input_headers (OpSetInput)
+	// edits the client's request in the rewrite phase instead.
+	OpSetUpstream
 )
 
 var kindNames = [...]string{OpIf: "if", OpReturn: "return", OpRewrite: "rewrite", OpSetHeader: "more_set_headers",
 	OpClearHeader: "more_clear_headers", OpAddHeader: "add_header", OpExpires: "expires", OpHideHeader: "proxy_hide_header",
-	OpSetInput: "set_input_header", OpClearInput: "more_clear_input_headers"}
+	OpSetInput: "set_input_header", OpClearInput: "more_clear_input_headers", OpSetUpstream: "proxy_set_header"}
 
 func (k SnippetKind) String() string {
 	if int(k) < len(kindNames) && kindNames[k] != "" {
@@ -504,7 +510,7 @@ func (s *Snippet) run(ops []SnippetOp, r *SnippetRequest, res *SnippetResult, ur
 		case OpSetHeader, OpClearHeader, OpAddHeader, OpExpires, OpHideHeader:
 			res.Response = append(res.Response, HeaderEdit{Kind: op.Kind, Name: op.Name, Value: expand(op.tmpl, r),
 				Statuses: op.Statuses, Types: op.Types, Always: op.Always})
-		case OpSetInput, OpClearInput:
+		case OpSetInput, OpClearInput, OpSetUpstream:
 			res.Request = append(res.Request, HeaderEdit{Kind: op.Kind, Name: op.Name, Value: expand(op.tmpl, r),
 				Types: op.Types, Always: op.Always})
 		}
@@ -1030,7 +1036,7 @@ func opText(op *SnippetOp) string {
 		if op.Flag != "" {
 			w = append(w, op.Flag)
 		}
-	case OpSetInput:
+	case OpSetInput, OpSetUpstream:
 		w = append(w, "set request header", op.Name, strconv.Quote(op.Value))
 		if !op.Always {
 			w = append(w, "if present")

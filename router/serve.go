@@ -136,6 +136,9 @@ var stepProxy = step{name: "proxy", reasons: []string{
 
 // forward proxies the request to an endpoint of the backend chosen.
 func (r *Router) forward(s *requestState) {
+	if len(s.upstreamEdits) > 0 {
+		r.editRequest(s, s.upstreamEdits)
+	}
 	req, d := s.req, &s.d
 	b := s.ch.backend
 	// own: the exchange goes over the router's own HTTP/1.1 pool.

@@ -64,7 +64,20 @@ func (r *Router) runSnippet(s *requestState) bool {
 		return true
 	}
 	if len(res.Request) > 0 {
-		r.editRequest(s, res.Request)
+		// proxy_set_header edits wait for the proxying (forward): what
+		// runs before it reads the client's request, as nginx's access
+		// phase and auth subrequest do.
+		var now []match.HeaderEdit
+		for _, e := range res.Request {
+			if e.Kind == match.OpSetUpstream {
+				s.upstreamEdits = append(s.upstreamEdits, e)
+			} else {
+				now = append(now, e)
+			}
+		}
+		if len(now) > 0 {
+			r.editRequest(s, now)
+		}
 	}
 	if res.Target != "" {
 		s.d.act.target = res.Target
@@ -95,7 +108,7 @@ func (r *Router) relocate(s *requestState, target string) bool {
 	s.d = decision{}
 	r.decideTarget(&s.d, s.req, s.grpc, target)
 	s.loc = s.d.res.Location()
-	s.ph, s.snippet, s.relocated = policyHeaders{}, nil, true
+	s.ph, s.snippet, s.relocated, s.upstreamEdits = policyHeaders{}, nil, true, nil
 	return false
 }
 

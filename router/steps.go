@@ -149,8 +149,10 @@ type requestState struct {
 	// hsts: setHSTS put the Strict-Transport-Security header.
 	hsts bool
 	// snippet is what the location's snippet did (snippet.go); nil
-	// without one.
-	snippet *match.SnippetResult
+	// without one. upstreamEdits are its proxy_set_header edits, made on
+	// the request as it is proxied (forward).
+	snippet       *match.SnippetResult
+	upstreamEdits []match.HeaderEdit
 	// uriChanges counts the times a snippet's rewrite moved the request to
 	// the location of its new URI; relocated says the steps start over.
 	uriChanges uint8

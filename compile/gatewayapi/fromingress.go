@@ -923,7 +923,9 @@ func (c *converter) snippet(rule *gwv1.HTTPRouteRule, r *match.Route) {
 		ok = ok && op.Cond == nil && len(op.Then) == 0 && len(op.Statuses) == 0 && len(op.Types) == 0 &&
 			!strings.Contains(op.Value, "$") && !strings.HasSuffix(op.Name, "*")
 		switch op.Kind {
-		case match.OpSetInput:
+		case match.OpSetInput, match.OpSetUpstream:
+			// proxy_set_header edits only what the backend gets; a
+			// RequestHeaderModifier does that too.
 			ok = ok && op.Always
 		case match.OpSetHeader, match.OpClearHeader, match.OpClearInput:
 		default:
@@ -937,9 +939,9 @@ func (c *converter) snippet(rule *gwv1.HTTPRouteRule, r *match.Route) {
 	var resp gwv1.HTTPHeaderFilter
 	for _, op := range sn.Ops {
 		switch {
-		case op.Kind == match.OpSetInput && op.Value != "":
+		case (op.Kind == match.OpSetInput || op.Kind == match.OpSetUpstream) && op.Value != "":
 			addRequestHeader(rule, gwv1.HTTPHeader{Name: gwv1.HTTPHeaderName(op.Name), Value: op.Value}, "")
-		case op.Kind == match.OpSetInput, op.Kind == match.OpClearInput:
+		case op.Kind == match.OpSetInput, op.Kind == match.OpSetUpstream, op.Kind == match.OpClearInput:
 			addRequestHeader(rule, gwv1.HTTPHeader{}, op.Name)
 		case op.Kind == match.OpSetHeader && op.Value != "":
 			resp.Set = append(resp.Set, gwv1.HTTPHeader{Name: gwv1.HTTPHeaderName(op.Name), Value: op.Value})

@@ -469,6 +469,11 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 		for _, name := range x.ResponseHeaders {
 			delete(req.Header, name)
 			if v := res.Header[name]; len(v) > 0 {
+				if len(v) > 1 {
+					// One field, its lines joined as nginx's
+					// $upstream_http_<name> joins them.
+					v = []string{strings.Join(v, ", ")}
+				}
 				req.Header[name] = v[:1:1]
 				// The client's field of that name is gone; its
 				// Connection header must not take the service's too.

@@ -419,3 +419,23 @@ func TestCredCacheBounded(t *testing.T) {
 	long := []byte(strings.Repeat("p", 600))
 	assert.NotEqual(t, credKey(c, long), credKey(c, long[:599]), "passwords past the key buffer are keyed whole")
 }
+
+// TestExternalAuthResponseHeaderLines: a named header the service sends
+// on several lines reaches the backend as nginx's $upstream_http_<name>
+// holds it, every line joined with ", ", not only the first.
+func TestExternalAuthResponseHeaderLines(t *testing.T) {
+	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header()["X-Groups"] = []string{"readers", "admins"}
+	}))
+	t.Cleanup(svc.Close)
+	r, _ := authRouter(t, Options{}, externalAuth(t, svc.URL+"/", func(x *match.ExternalAuth) {
+		x.ResponseHeaders = []string{"X-Groups"}
+	}))
+	req := httptest.NewRequest(http.MethodGet, "/app", nil)
+	req.Host = "shop.example.com"
+	rec := httptest.NewRecorder()
+	r.ServeHTTP(rec, req)
+	res := rec.Result()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, []string{"readers, admins"}, res.Header.Values("Seen-X-Groups"))
+}

@@ -439,3 +439,28 @@ func TestExternalAuthResponseHeaderLines(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	assert.Equal(t, []string{"readers, admins"}, res.Header.Values("Seen-X-Groups"))
 }
+
+// TestAuthAlwaysSetCookieOnRouterAnswers: with auth-always-set-cookie the
+// auth service's Set-Cookie goes on every answer of the location, the
+// router's own after authentication included (nginx's "add_header
+// Set-Cookie $auth_cookie always"); without it, only on the statuses
+// add_header uses, which a 503 is not.
+func TestAuthAlwaysSetCookieOnRouterAnswers(t *testing.T) {
+	svc := newAuthService(t)
+	for _, always := range []bool{true, false} {
+		rt := route(match.Prefix, "/app", httpBackend("prod/web:80"))
+		rt.Auth = externalAuth(t, svc.srv.URL+"/ok", func(x *match.ExternalAuth) { x.AlwaysSetCookie = always })
+		r := newTestRouter(Options{})
+		r.Publish(table("auth", vhost("shop.example.com", nil, rt)))
+		req := httptest.NewRequest(http.MethodGet, "/app", nil)
+		req.Host = "shop.example.com"
+		rec := httptest.NewRecorder()
+		r.ServeHTTP(rec, req)
+		require.Equal(t, http.StatusServiceUnavailable, rec.Code, "no endpoints")
+		if always {
+			assert.Equal(t, []string{"session=abc"}, rec.Result().Header.Values("Set-Cookie"))
+		} else {
+			assert.Empty(t, rec.Result().Header.Values("Set-Cookie"))
+		}
+	}
+}

@@ -242,6 +242,12 @@ func (r *Router) refuse(s *requestState, a answer) { r.reply(s, a, s.grpc) }
 // reply writes the router's answer a, gRPC-shaped when grpc, and records
 // it.
 func (r *Router) reply(s *requestState, a answer, grpc bool) {
+	if p := &s.ph; len(p.cookies) > 0 && (p.alwaysCookies || addHeaderStatus(a.status)) {
+		// The auth service's cookie goes on the location's answers past
+		// authentication, as nginx's add_header puts it on them.
+		h := s.w.Header()
+		h["Set-Cookie"] = append(h["Set-Cookie"], p.cookies...)
+	}
 	if s.ph.snippet != nil {
 		// The location's snippet headers go on its every answer.
 		match.ApplyResponse(s.ph.snippet.Response, s.w.Header(), a.status)

@@ -464,3 +464,50 @@ func TestAuthAlwaysSetCookieOnRouterAnswers(t *testing.T) {
 		}
 	}
 }
+
+// TestAuthCacheKeyCookie: $cookie_<name> in auth-cache-key is nginx's:
+// the first cookie whose name matches in any case, its value as sent.
+// A cookie Go's parser refuses (a quoted value with a backslash, as
+// Python's http.cookies writes a comma) or names in another case must
+// not read as no cookie, or the service's 200 for it would be kept under
+// the key of requests without one, and served to them.
+func TestAuthCacheKeyCookie(t *testing.T) {
+	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.Contains(r.Header.Get("Cookie"), "=") {
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+	}))
+	t.Cleanup(svc.Close)
+	key, err := match.ParseVarTemplate("$cookie_session")
+	require.NoError(t, err)
+	for _, cookie := range []string{`session="a\054b"`, `Session=alice`, `other=1, session=bob`} {
+		r, _ := authRouter(t, Options{}, externalAuth(t, svc.URL+"/", func(x *match.ExternalAuth) {
+			x.Options = &match.ExternalAuthOptions{CacheKey: &key, CacheValid: []match.AuthCacheValid{{Codes: []int{200, 401}, TTL: time.Minute}}}
+		}))
+		res := serve(r, http.MethodGet, "shop.example.com", "/app", http.Header{"Cookie": {cookie}})
+		body(t, res)
+		require.Equal(t, http.StatusOK, res.StatusCode, cookie)
+		res = serve(r, http.MethodGet, "shop.example.com", "/app", nil)
+		body(t, res)
+		assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "after %s, a request without the cookie", cookie)
+	}
+}
+
+func TestAuthVarsCookie(t *testing.T) {
+	for _, tc := range []struct{ header, want string }{
+		{"session=abc", "abc"},
+		{"a=1; SESSION=abc; session=def", "abc"},
+		{`session="a\054b"`, `"a\054b"`},
+		{"a=1, session=abc", "abc"},
+		{"sessionid=1; session = abc", "abc"},
+		{"a=session=1", ""},
+		{"session", ""},
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		req.Header["Cookie"] = []string{tc.header}
+		v := authVars{req: req}
+		ref, err := match.ParseVarTemplate("$cookie_session")
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, v.expand(&ref), tc.header)
+	}
+}

@@ -96,12 +96,18 @@ func (st *serving) steer(b *match.Backend, rt *match.Route, req *http.Request) (
 }
 
 // toCanary applies the canary's rules in ingress-nginx's order: a session
-// pinned to the canary, the header (value, else pattern, else
+// pinned to the primary stays there, one pinned to the canary goes to it,
+// then the header (value, else pattern, else
 // "always"/"never"), the cookie ("always"/"never"), then the weight. A rule
 // that does not decide passes the request to the next; a pattern that
 // does not compile decides for the primary (balancer.lua:243-250).
 func (st *serving) toCanary(primary *match.Backend, c *match.Canary, req *http.Request) bool {
-	if c.Sticky && st.pinned(c, req) {
+	// The primary's own sessions first (balancer.lua:195-198): else each
+	// request of a session would risk the weight's move to the canary.
+	if st.pinned(primary, req) {
+		return false
+	}
+	if c.Sticky && st.pinned(c.Backend, req) {
 		return true
 	}
 	if c.Header != "" {
@@ -153,16 +159,19 @@ func (st *serving) toCanary(primary *match.Backend, c *match.Canary, req *http.R
 	return i == 1
 }
 
-// pinned reports a request whose affinity cookie names the canary's
-// backend: it stays on the canary while the canary has ready endpoints.
-func (st *serving) pinned(c *match.Canary, req *http.Request) bool {
-	aff := c.Backend.Traffic.Affinity
-	v, ok := balance.Cookie(req, aff.CookieName)
+// pinned reports a request whose affinity cookie names backend b (false
+// when b has no affinity), as ingress-nginx's is_affinitized: the cookie's
+// backend token alone decides, not whether its endpoint is still live.
+func (st *serving) pinned(b *match.Backend, req *http.Request) bool {
+	if b.Traffic == nil || b.Traffic.Affinity == nil {
+		return false
+	}
+	v, ok := balance.Cookie(req, b.Traffic.Affinity.CookieName)
 	if !ok {
 		return false
 	}
 	_, token := splitSession(v)
-	bal := st.balancers[c.Backend]
+	bal := st.balancers[b]
 	return bal != nil && token != "" && token == bal.Token()
 }
 

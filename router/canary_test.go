@@ -200,3 +200,46 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// A request whose affinity cookie names the primary stays on the primary,
+// whatever the canary's header, cookie and weight say, in sticky and
+// legacy mode alike (ingress-nginx's balancer.lua: a request already
+// affinitized to the primary keeps it). Otherwise each request of a
+// session would have the canary's weight of a chance to move to it, and
+// with sticky affinity stay there.
+func TestCanaryKeepsSessionPinnedToPrimary(t *testing.T) {
+	for _, sticky := range []bool{true, false} {
+		t.Run(fmt.Sprint("sticky=", sticky), func(t *testing.T) {
+			aff := &match.SessionAffinity{Mode: balance.Persistent, CookieName: "aff"}
+			next := httpBackend("prod/web-next:80", "10.0.2.1:8080")
+			if sticky {
+				next.Traffic = &match.Traffic{Affinity: aff}
+			}
+			web := httpBackend("prod/web:80", "10.0.1.1:8080", "10.0.1.2:8080")
+			web.Traffic = &match.Traffic{Affinity: aff, Canary: &match.Canary{Backend: next, Header: "X-Canary", Cookie: "canary",
+				Weight: 50, WeightTotal: 100, Sticky: sticky}}
+			vh := vhost("shop.example.com", nil, route(match.Prefix, "/", web))
+			ct := &countingTransport{counts: map[string]int{}}
+			r := newTestRouter(Options{Transport: ct})
+			r.Publish(mustTable(match.Spec{VirtualHosts: []*match.VirtualHost{vh}, Backends: []*match.Backend{next, web}}))
+			bal := r.state.Load().balancers[web]
+			e, fresh, ok := bal.PickSession("", "")
+			require.True(t, ok)
+			e.Release()
+			cookie := "aff=" + fresh + "|" + bal.Token()
+			for i := range 20 {
+				h := http.Header{"Cookie": {cookie}}
+				switch i % 4 {
+				case 1:
+					h.Set("X-Canary", "always")
+				case 2:
+					h.Add("Cookie", "canary=always")
+				}
+				res := serve(r, "GET", "shop.example.com", "/", h)
+				require.Equal(t, 200, res.StatusCode)
+				require.Empty(t, res.Header.Get("Set-Cookie"), "request %d", i)
+			}
+			require.Empty(t, cmp.Diff(map[string]int{"prod/web:80": 20}, ct.counts))
+		})
+	}
+}

@@ -131,6 +131,11 @@ func (k HashKey) String() string { return k.expr }
 // IsZero reports whether k is the zero value (no expression).
 func (k HashKey) IsZero() bool { return k.source == noKey }
 
+// IsRemoteAddr reports whether k is $remote_addr, whose value a caller
+// that knows the client better than RemoteAddr does (a trusted
+// X-Forwarded-For) passes instead of Key's.
+func (k HashKey) IsRemoteAddr() bool { return k.source == remoteAddrKey }
+
 // extract returns the request's key, or "" when the request lacks it (no
 // such header or cookie, or an empty value). The result is a substring of
 // the request's own strings: it never allocates.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -249,4 +250,40 @@ func BenchmarkPick(b *testing.B) {
 			}
 		})
 	}
+}
+
+// hash by $remote_addr hashes the client address the realip rules found,
+// as nginx's $remote_addr is once real_ip_header has been applied: behind
+// a trusted load balancer, clients spread by their own addresses instead
+// of all landing on the endpoint of the balancer's address.
+func TestHashRemoteAddrIsTheClient(t *testing.T) {
+	eps := []string{"10.0.0.1:80", "10.0.0.2:80", "10.0.0.3:80", "10.0.0.4:80"}
+	web := balancedBackend("prod/web:80", balance.Hash, "$remote_addr", eps...)
+	bt := &balanceTransport{}
+	r := newTestRouter(Options{Transport: bt, TrustForwardedFor: true, ProxyRealIPCIDR: []netip.Prefix{netip.MustParsePrefix("10.9.0.0/16")}})
+	r.Publish(table("one", vhost("", nil, route(match.Prefix, "/", web))))
+
+	endpointOf := func(peer, xff string) string {
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		req.Host, req.RemoteAddr = "web", peer
+		if xff != "" {
+			req.Header.Set("X-Forwarded-For", xff)
+		}
+		rec := httptest.NewRecorder()
+		r.ServeHTTP(rec, req)
+		require.Equal(t, http.StatusOK, rec.Code)
+		bt.mu.Lock()
+		defer bt.mu.Unlock()
+		return bt.last
+	}
+	spread := map[string]bool{}
+	for i := range 40 {
+		client := fmt.Sprintf("203.0.113.%d", i+1)
+		ep := endpointOf("10.9.0.5:4000", client)
+		spread[ep] = true
+		// The same client, through another balancer or directly, keeps its endpoint.
+		require.Equal(t, ep, endpointOf("10.9.0.6:4001", client+", 10.9.0.7"), client)
+		require.Equal(t, ep, endpointOf(client+":5000", ""), client)
+	}
+	assert.Len(t, spread, len(eps), "40 clients behind one balancer reach every endpoint")
 }

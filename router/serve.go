@@ -203,6 +203,10 @@ func (r *Router) forward(s *requestState) {
 		defer r.endResponse(s, x)
 	}
 	x.key = s.bal.Key(req)
+	if x.realIP != "" && x.key != "" && s.bal.HashKey().IsRemoteAddr() {
+		// nginx's $remote_addr is the client the realip rules found.
+		x.key = x.realIP
+	}
 	if !x.pick() {
 		x.reason = ansNoEndpoints.reason
 		ansNoEndpoints.write(x, s.grpc)

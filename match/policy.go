@@ -85,7 +85,9 @@ func (p *Policy) Admits(a netip.Addr) bool {
 	if !a.IsValid() {
 		return p.Allow == nil
 	}
-	a = a.Unmap()
+	// Prefix.Contains never matches an address with a zone (a link-local
+	// peer's): nginx compares the address alone.
+	a = a.Unmap().WithZone("")
 	if ContainsAddr(p.Deny, a) {
 		return false
 	}

@@ -627,7 +627,7 @@ func (c *SnippetCond) holds(r *SnippetRequest) bool {
 
 // Allows reports whether the snippet's allow/deny rules let addr in.
 func (s *Snippet) Allows(addr netip.Addr) bool {
-	addr = addr.Unmap()
+	addr = addr.Unmap().WithZone("") // as Policy.Admits
 	for _, a := range s.Access {
 		if a.All || a.Prefix.Contains(addr) {
 			return !a.Deny

@@ -238,3 +238,10 @@ func TestSnippetCookie(t *testing.T) {
 	r.Header = map[string][]string{"Cookie": {"team=red"}}
 	assert.Equal(t, "red", v.Expand(r))
 }
+
+// An address's zone does not take it out of a snippet's deny.
+func TestSnippetAllowsIgnoresZone(t *testing.T) {
+	s := &Snippet{Access: []AccessRule{{Deny: true, Prefix: netip.MustParsePrefix("fe80::/10")}, {All: true}}}
+	require.False(t, s.Allows(netip.MustParseAddr("fe80::1%eth0")))
+	require.True(t, s.Allows(netip.MustParseAddr("2001:db8::1")))
+}

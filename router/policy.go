@@ -123,7 +123,7 @@ func (r *Router) admit(req *http.Request, p *match.Policy) (connTicket, answer, 
 // counted by none, as nginx accounts a request only once all its limit_req
 // zones passed.
 func (r *Router) limit(rl *match.RateLimit, client netip.Addr) (connTicket, bool) {
-	if !client.IsValid() || match.ContainsAddr(rl.Exempt, client.Unmap()) {
+	if !client.IsValid() || match.ContainsAddr(rl.Exempt, client.Unmap().WithZone("")) {
 		// nginx keys an exempt client with the empty string, which no zone
 		// counts; an unknown peer address has no key either.
 		return connTicket{}, true

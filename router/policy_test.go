@@ -399,3 +399,32 @@ func TestPolicyBodySize(t *testing.T) {
 		}
 	}
 }
+
+// A link-local peer's address carries its interface (fe80::1%eth0), which
+// netip.Prefix.Contains never matches: the zone must not take a client out
+// of a denied range, as nginx compares the address bits alone. The limit
+// exemption reads the address the same way.
+func TestSourceRangesIgnoreZone(t *testing.T) {
+	_, addr := echoBackend(t, "web")
+	r := newTestRouter(Options{})
+	defer r.CloseIdleConnections()
+	web := httpBackend("prod/web:80", addr)
+	denyLinkLocal := &match.Policy{Deny: []netip.Prefix{netip.MustParsePrefix("fe80::/10")}}
+	denyV6 := &match.Policy{Deny: []netip.Prefix{netip.MustParsePrefix("::/0")}}
+	allowLinkLocal := &match.Policy{Allow: []netip.Prefix{netip.MustParsePrefix("fe80::/10")}}
+	r.Publish(table("z", vhost("acl", nil, policyRoute("/deny", web, denyLinkLocal), policyRoute("/v6", web, denyV6),
+		policyRoute("/allow", web, allowLinkLocal))))
+	for path, want := range map[string]int{"/deny": 403, "/v6": 403, "/allow": 200} {
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		req.Host, req.RemoteAddr = "acl", "[fe80::1%eth0]:4000"
+		rec := httptest.NewRecorder()
+		r.ServeHTTP(rec, req)
+		require.Equal(t, want, rec.Code, path)
+	}
+
+	limited := &match.RateLimit{Zone: "prod/z", RPS: 1, Exempt: []netip.Prefix{netip.MustParsePrefix("fe80::/10")}}
+	for i := range 5 {
+		_, ok := r.limit(limited, netip.MustParseAddr("fe80::1%eth0"))
+		require.True(t, ok, "an exempt link-local client, request %d", i)
+	}
+}

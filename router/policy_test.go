@@ -428,3 +428,28 @@ func TestSourceRangesIgnoreZone(t *testing.T) {
 		require.True(t, ok, "an exempt link-local client, request %d", i)
 	}
 }
+
+// A gRPC client refused with limit-req-status-code 429 reads UNAVAILABLE,
+// and one answered 401 UNAUTHENTICATED, as gRPC maps those HTTP statuses
+// (doc/http-grpc-status-mapping.md): clients retry UNAVAILABLE, never
+// UNKNOWN.
+func TestGRPCCodeOfLimitAnswer(t *testing.T) {
+	r := newTestRouter(Options{LimitReqStatusCode: 429, Transport: &balanceTransport{}})
+	web := backend("prod/web:80", match.GRPC, match.Serving, "10.0.0.1:80")
+	r.Publish(table("g", vhost("g", nil, policyRoute("/", web, &match.Policy{RateLimit: &match.RateLimit{Zone: "prod/g", RPS: 1}}))))
+	var codes []int
+	var status []string
+	for range 2 {
+		req := httptest.NewRequest(http.MethodPost, "/svc.Echo/Say", nil)
+		req.Host, req.RemoteAddr = "g", "203.0.113.1:4000"
+		req.Header.Set("Content-Type", "application/grpc")
+		rec := httptest.NewRecorder()
+		r.ServeHTTP(rec, req)
+		codes, status = append(codes, rec.Code), append(status, rec.Header().Get("Grpc-Status"))
+	}
+	require.Equal(t, []int{200, 429}, codes)
+	require.Equal(t, "14", status[1])
+	for code, want := range map[int]string{401: "16", 429: "14", 400: "13", 403: "7", 404: "12", 502: "14", 503: "14", 504: "14", 500: "2", 413: "2"} {
+		assert.Equal(t, want, grpcCode(code), code)
+	}
+}

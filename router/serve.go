@@ -63,11 +63,13 @@ func grpcCode(status int) string {
 	switch status {
 	case http.StatusBadRequest:
 		return "13" // INTERNAL
+	case http.StatusUnauthorized:
+		return "16" // UNAUTHENTICATED
 	case http.StatusForbidden:
 		return "7" // PERMISSION_DENIED
 	case http.StatusNotFound:
 		return "12" // UNIMPLEMENTED
-	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		return "14" // UNAVAILABLE
 	}
 	return "2" // UNKNOWN

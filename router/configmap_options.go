@@ -14,7 +14,9 @@ import (
 // (the embedder's). The listeners' and access log's keys
 // (use-proxy-protocol, log-format-upstream, log-format-escape-json,
 // use-http2, large-client-header-buffers, client-header-buffer-size)
-// are the embedder's to read from s; the TLS keys set o.TLS, which
+// are the embedder's to read from s (use-proxy-protocol "true" only keeps
+// enable-real-ip from trusting X-Forwarded-For; an embedder whose
+// listeners read PROXY headers by a flag does the same); the TLS keys set o.TLS, which
 // TLSConfig and GetCertificate serve (enable-ocsp: StapleOCSP). Call
 // SetConfigMapOptions with the result to apply a changed ConfigMap while
 // serving.
@@ -32,6 +34,11 @@ func (o *Options) ApplyConfigMap(s configmap.Settings) {
 	// adds TrustForwardedFor alone.
 	if has("use-forwarded-headers", "enable-real-ip") {
 		o.TrustForwardedFor = o.TrustForwardedProto || has("enable-real-ip") && s.TrustForwardedFor
+	}
+	// Behind PROXY protocol nginx's realip reads the PROXY header, and
+	// X-Forwarded-For only with use-forwarded-headers (SPEC §13).
+	if has("use-proxy-protocol") && s.UseProxyProtocol && !o.TrustForwardedProto {
+		o.TrustForwardedFor = false
 	}
 	if has("compute-full-forwarded-for") {
 		o.ComputeFullForwardedFor = s.ComputeFullForwardedFor

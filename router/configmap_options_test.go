@@ -123,3 +123,25 @@ func TestApplyConfigMapKeepsOthers(t *testing.T) {
 	assert.Equal(t, 4, o.Brotli.Level)
 	assert.NotNil(t, o.Brotli.NewEncoder)
 }
+
+// enable-real-ip behind PROXY protocol reads the PROXY header, never
+// X-Forwarded-For: ingress-nginx's real_ip_header is proxy_protocol unless
+// use-forwarded-headers is on too (nginx.tmpl's realip block). Trusting
+// the header there would let a client inside proxy-real-ip-cidr (all of
+// them, with ingress-nginx's 0.0.0.0/0) name any address it likes.
+func TestApplyConfigMapRealIPBehindProxyProtocol(t *testing.T) {
+	for _, tt := range []struct {
+		data map[string]string
+		want bool
+	}{
+		{map[string]string{"enable-real-ip": "true"}, true},
+		{map[string]string{"enable-real-ip": "true", "use-proxy-protocol": "true"}, false},
+		{map[string]string{"enable-real-ip": "true", "use-proxy-protocol": "true", "use-forwarded-headers": "true"}, true},
+		{map[string]string{"use-proxy-protocol": "true", "use-forwarded-headers": "true"}, true},
+	} {
+		s, _ := configmap.Parse("ingress", "nginx", tt.data)
+		var o Options
+		o.ApplyConfigMap(s)
+		assert.Equal(t, tt.want, o.TrustForwardedFor, "%v", tt.data)
+	}
+}

@@ -311,3 +311,22 @@ func TestConfigMapSettingsLines(t *testing.T) {
 		`ConfigMap ingress/nginx: not found; the flags' settings apply (cosmetic)`,
 	}, s.lines(), "back to the start's use-proxy-protocol (absent)")
 }
+
+// enable-real-ip with -use-proxy-protocol (a flag, not the key) reads the
+// PROXY header alone, as ingress-nginx's real_ip_header proxy_protocol:
+// X-Forwarded-For is believed only with use-forwarded-headers too.
+func TestRealIPBehindProxyProtocolFlag(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		data map[string]string
+		want bool
+	}{
+		{nil, map[string]string{"enable-real-ip": "true"}, true},
+		{[]string{"-use-proxy-protocol"}, map[string]string{"enable-real-ip": "true"}, false},
+		{[]string{"-use-proxy-protocol"}, map[string]string{"enable-real-ip": "true", "use-forwarded-headers": "true"}, true},
+		{[]string{"-use-proxy-protocol", "-use-forwarded-headers"}, map[string]string{"enable-real-ip": "true"}, true},
+	} {
+		_, cfg := newConfigMapSettings(flagsWith(t, tt.args...), tt.data, true, slog.New(slog.DiscardHandler))
+		assert.Equal(t, tt.want, configMapRouterOptions(cfg).TrustForwardedFor, "%v %v", tt.args, tt.data)
+	}
+}

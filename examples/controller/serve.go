@@ -456,6 +456,10 @@ func configMapRouterOptions(cfg config) router.Options {
 		ProxyRealIPCIDR:         cfg.proxyRealIPCIDR,
 	}
 	o.ApplyConfigMap(cfg.routerKeys)
+	if cfg.useProxyProtocol && !o.TrustForwardedProto {
+		// enable-real-ip behind PROXY protocol reads the PROXY header alone.
+		o.TrustForwardedFor = false
+	}
 	if o.Brotli != nil {
 		o.Brotli.NewEncoder = newBrotliEncoder
 	}

@@ -218,9 +218,13 @@ func (w *responseWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // X-Request-ID, X-Forwarded-For and the client's Host. nginx sends the
 // error backend's status and head as they are (error_page code =
 // @location); so does the router, with the location's own response
-// headers (CORS, HSTS, the request ID) set again.
+// headers (CORS, the request ID) and the router's (Server, HSTS, the
+// ConfigMap's add-headers) set again.
 func (r *Router) serveErrorPage(s *requestState, x *exchange, rw *responseWriter) {
 	h := rw.w.Header()
+	// The decorations' Server and HSTS go on the error page as on every
+	// answer; the backend's head, which follows them, does not.
+	server, hsts := h["Server"], h["Strict-Transport-Security"]
 	clear(h)
 	x.written = 0
 	status, a := 0, answer{}
@@ -252,8 +256,14 @@ func (r *Router) serveErrorPage(s *requestState, x *exchange, rw *responseWriter
 	if x.returnID {
 		h["X-Request-Id"] = []string{x.requestID}
 	}
-	if x.hsts {
-		keepHSTS(h)
+	if server != nil {
+		h["Server"] = server
+	}
+	if x.hsts && len(hsts) > 0 {
+		h["Strict-Transport-Security"] = hsts[:1:1]
+	}
+	if x.cmh != nil {
+		x.cmh.setAdded(h)
 	}
 	if a.status != 0 {
 		a.write(rw.w, false)

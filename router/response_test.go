@@ -331,3 +331,26 @@ func BenchmarkMirror(b *testing.B) {
 		})
 	}
 }
+
+// An error page is the location's answer like any other: it carries the
+// router's HSTS, Server and ConfigMap add-headers as every answer does
+// (nginx's header filters run on the error location's answer too), over
+// what the error backend sent.
+func TestCustomErrorPageKeepsRouterHeaders(t *testing.T) {
+	errs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Strict-Transport-Security", "max-age=1")
+		w.Header().Set("X-Added", "from the error backend")
+		_, _ = io.WriteString(w, "error page\n")
+	}))
+	t.Cleanup(errs.Close)
+	r := newTestRouter(Options{ServerTokens: "ramjet", AddHeaders: http.Header{"X-Added": {"1"}}})
+	t.Cleanup(r.CloseIdleConnections)
+	eb := httpBackend("prod/errors:80", errs.Listener.Addr().String())
+	r.Publish(responseTable(httpBackend("prod/web:80", errorStatusBackend(t)), &match.Response{ErrorCodes: []int{404}, ErrorBackend: eb}, eb))
+	res := serve(r, http.MethodGet, "app.example.com", "https://app.example.com/", http.Header{"X-Answer": {"404"}})
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, "error page\n", body(t, res))
+	assert.Equal(t, []string{DefaultHSTS}, res.Header.Values("Strict-Transport-Security"))
+	assert.Equal(t, []string{"ramjet"}, res.Header.Values("Server"))
+	assert.Equal(t, []string{"1"}, res.Header.Values("X-Added"))
+}

@@ -238,8 +238,9 @@ func (r *Router) serveErrorPage(s *requestState, x *exchange, rw *responseWriter
 		a = ansErrorPageFailed
 	default:
 		defer res.Body.Close()
+		hs := x.headers()
 		for k, vs := range res.Header {
-			if !skipResponseHeader(k) {
+			if !skipResponseHeader(k) && !hs.hidden(k) {
 				h[k] = vs
 			}
 		}

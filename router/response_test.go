@@ -354,3 +354,21 @@ func TestCustomErrorPageKeepsRouterHeaders(t *testing.T) {
 	assert.Equal(t, []string{"ramjet"}, res.Header.Values("Server"))
 	assert.Equal(t, []string{"1"}, res.Header.Values("X-Added"))
 }
+
+// hide-headers (proxy_hide_header at nginx's http level) applies to the
+// error backend's answer too: the error location proxies like any other.
+func TestCustomErrorPageHidesHeaders(t *testing.T) {
+	errs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("X-Powered-By", "errors 1.0")
+		_, _ = io.WriteString(w, "error page\n")
+	}))
+	t.Cleanup(errs.Close)
+	r := newTestRouter(Options{HideHeaders: []string{"X-Powered-By"}})
+	t.Cleanup(r.CloseIdleConnections)
+	eb := httpBackend("prod/errors:80", errs.Listener.Addr().String())
+	r.Publish(responseTable(httpBackend("prod/web:80", errorStatusBackend(t)), &match.Response{ErrorCodes: []int{404}, ErrorBackend: eb}, eb))
+	res := serve(r, http.MethodGet, "app.example.com", "/", http.Header{"X-Answer": {"404"}})
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, "error page\n", body(t, res))
+	assert.Empty(t, res.Header.Values("X-Powered-By"))
+}

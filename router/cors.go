@@ -123,6 +123,14 @@ func (r *Router) serveGatewayCORS(s *requestState, c *match.CORS, origin []strin
 	return true
 }
 
+// clearCORSHeaders removes the headers match.CORS.SetHeaders sets.
+func clearCORSHeaders(h http.Header) {
+	for _, k := range [...]string{"Access-Control-Allow-Origin", "Access-Control-Allow-Credentials", "Access-Control-Allow-Methods",
+		"Access-Control-Allow-Headers", "Access-Control-Expose-Headers", "Access-Control-Max-Age"} {
+		delete(h, k)
+	}
+}
+
 // answerPreflight writes the empty 204 answering a preflight.
 func (r *Router) answerPreflight(s *requestState, reason string) {
 	h := s.w.Header()

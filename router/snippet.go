@@ -108,6 +108,11 @@ func (r *Router) relocate(s *requestState, target string) bool {
 	s.d = decision{}
 	r.decideTarget(&s.d, s.req, s.grpc, target)
 	s.loc = s.d.res.Location()
+	if s.ph.cors != nil {
+		// The first location's CORS headers are on the answer already;
+		// the new location's policy alone decides what goes out.
+		clearCORSHeaders(s.w.Header())
+	}
 	s.ph, s.snippet, s.relocated, s.upstreamEdits = policyHeaders{}, nil, true, nil
 	return false
 }

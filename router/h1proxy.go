@@ -162,7 +162,7 @@ func (r *Router) serveH1(x *exchange, req *http.Request, trace *tracedWriter) {
 				fresh = false
 				continue
 			}
-			if p.Buffering && !pc.BodyUnsent() {
+			if p.Buffering && !pc.BodyUnsent() && !x.intercepts(res.Status) {
 				r.respondBuffered(&t, res, p, !p.HTTP10)
 				if x.readErr != nil {
 					panic(http.ErrAbortHandler)
@@ -322,6 +322,10 @@ func (t *h1Try) respond(res *h1.Response) bool {
 			}
 		}
 		return !res.Close
+	}
+	if x.intercepts(res.Status) {
+		// The body is dropped unread; the connection cannot be reused.
+		return false
 	}
 	t.pc.WatchClient()
 	buf := copyBuffers.Get().(*[copyBufferSize]byte)

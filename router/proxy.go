@@ -345,6 +345,12 @@ func modifyResponse(res *http.Response) error {
 	if res.StatusCode == http.StatusSwitchingProtocols || res.Body == nil || res.Body == http.NoBody {
 		return nil
 	}
+	if x != nil && x.intercepts(res.StatusCode) {
+		// Replaced by an error page: the body is dropped unread.
+		res.Body.Close()
+		res.Body = http.NoBody
+		return nil
+	}
 	if x != nil {
 		body := res.Body
 		if x.timeouts.read > 0 {

@@ -126,6 +126,15 @@ type responseWriter struct {
 
 func (w *responseWriter) Header() http.Header { return w.w.Header() }
 
+// intercepts reports whether the exchange's answer with status is
+// replaced by an error page. Its body is then never read: nginx's
+// proxy_intercept_errors finalizes the upstream on the head, so a slow or
+// stalled body does not hold the error page back.
+func (x *exchange) intercepts(status int) bool {
+	w, ok := x.w.(*responseWriter)
+	return ok && w.codes != nil && status >= 300 && w.codes.Intercepts(status)
+}
+
 func (w *responseWriter) WriteHeader(code int) {
 	if w.caught != 0 {
 		return

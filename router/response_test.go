@@ -372,3 +372,49 @@ func TestCustomErrorPageHidesHeaders(t *testing.T) {
 	assert.Equal(t, "error page\n", body(t, res))
 	assert.Empty(t, res.Header.Values("X-Powered-By"))
 }
+
+// An intercepted status is replaced as soon as its head is in, as nginx's
+// proxy_intercept_errors finalizes the upstream on the head: the backend's
+// body, which the client never gets, is not waited for, on either upstream
+// path and with proxy-buffering on.
+func TestCustomErrorPageDoesNotWaitForTheBody(t *testing.T) {
+	release := make(chan struct{})
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Length", "100")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.(http.Flusher).Flush()
+		<-release // the body never comes while the test waits
+	}))
+	t.Cleanup(web.Close)
+	t.Cleanup(func() { close(release) })
+	_, errAddr := echoBackend(t, "errors")
+	for _, tc := range []struct {
+		name   string
+		o      Options
+		policy *match.Policy
+	}{
+		{"pool", Options{}, nil},
+		{"pool buffering", Options{}, &match.Policy{Proxy: &match.Proxying{Buffering: true}}},
+		{"transport", Options{Transport: &http.Transport{}}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newTestRouter(tc.o)
+			t.Cleanup(r.CloseIdleConnections)
+			eb := httpBackend("prod/errors:80", errAddr)
+			rt := route(match.Prefix, "/", httpBackend("prod/web:80", web.Listener.Addr().String()))
+			rt.Response = &match.Response{ErrorCodes: []int{503}, ErrorBackend: eb}
+			rt.Policy = tc.policy
+			r.Publish(mustTable(match.Spec{VirtualHosts: []*match.VirtualHost{vhost("app.example.com", nil, rt)}, Backends: []*match.Backend{rt.Backend, eb}}))
+			done := make(chan *http.Response, 1)
+			go func() { done <- serve(r, http.MethodGet, "app.example.com", "/", nil) }()
+			select {
+			case res := <-done:
+				assert.Equal(t, http.StatusOK, res.StatusCode)
+				assert.Equal(t, "503", res.Header.Get("Seen-X-Code"))
+				assert.Equal(t, "errors\n", body(t, res))
+			case <-time.After(3 * time.Second):
+				t.Fatal("no error page 3 s after the backend's 503 head came")
+			}
+		})
+	}
+}

@@ -295,7 +295,12 @@ func (r *Router) decideTarget(d *decision, req *http.Request, grpc bool, target 
 	}
 	if d.proto == "http" && redirects(d.res, clean, st.table, d.host) {
 		d.plain = true
-		to, ok := httpsLocation(req.Host, d.path, d.query, d.hasQuery, preserveTrailingSlash(d.res))
+		path, query, hasQuery := d.path, d.query, d.hasQuery
+		if target != "" {
+			// nginx redirects to $request_uri, which no rewrite changes.
+			path, query, hasQuery, _ = requestTarget(req)
+		}
+		to, ok := httpsLocation(req.Host, path, query, hasQuery, preserveTrailingSlash(d.res))
 		if !ok {
 			d.ans = ansNoHostToTLS
 			return

@@ -47,7 +47,8 @@ var roundTripExcepted = map[string]string{
 	// the location of an Ingress the migration lists (its snippet is not
 	// converted) to another Ingress's, which is converted; a request is
 	// judged by the location that answered it, so it is compared.
-	"snippet-relocate.yaml snippet-rewrite-leaves-cors-behind": "the request passes through a listed Ingress's snippet rewrite before the converted Ingress that answers it",
+	"snippet-relocate.yaml snippet-rewrite-leaves-cors-behind":  "the request passes through a listed Ingress's snippet rewrite before the converted Ingress that answers it",
+	"snippet-relocate.yaml snippet-rewrite-then-https-redirect": "the request passes through a listed Ingress's snippet rewrite before the converted Ingress that answers it",
 }
 
 // TestFromIngressRoundTripCases converts the Ingresses of every case file

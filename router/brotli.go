@@ -41,7 +41,7 @@ func newBrotliConfig(b *Brotli) *gzipConfig {
 	if b == nil || b.NewEncoder == nil {
 		return nil
 	}
-	c := &gzipConfig{Gzip: Gzip{Level: min(max(b.Level, 0), 11), MinLength: b.MinLength, Types: b.Types}, coding: "br"}
+	c := &gzipConfig{Gzip: Gzip{Level: min(max(b.Level, 0), 11), MinLength: b.MinLength, Types: lowerTypes(b.Types)}, coding: "br"}
 	c.pool.New = func() any { return b.NewEncoder(c.Level) }
 	return c
 }

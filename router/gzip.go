@@ -39,12 +39,23 @@ func newGzipConfig(g *Gzip) *gzipConfig {
 		return nil
 	}
 	c := &gzipConfig{Gzip: *g, coding: "gzip"}
+	c.Types = lowerTypes(g.Types)
 	c.Level = min(max(c.Level, 1), gzip.BestCompression)
 	c.pool.New = func() any {
 		zw, _ := gzip.NewWriterLevel(io.Discard, c.Level)
 		return zw
 	}
 	return c
+}
+
+// lowerTypes is types lower-cased, as nginx's gzip_types and brotli_types
+// hash them and the Content-Type is compared.
+func lowerTypes(types []string) []string {
+	out := make([]string, len(types))
+	for i, t := range types {
+		out[i] = strings.ToLower(t)
+	}
+	return out
 }
 
 // acceptsGzip reports whether req takes a gzip answer.
@@ -80,11 +91,17 @@ func (c *gzipConfig) compress(status int, h http.Header) bool {
 			return false
 		}
 	}
+	if slices.Contains(c.Types, "*") {
+		// nginx's "*" takes any answer, one without a Content-Type too.
+		return true
+	}
+	// nginx compares only the type before the parameters, however
+	// malformed they are: ParseMediaType returns it with that error.
 	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
-	if err != nil {
+	if err != nil && err != mime.ErrInvalidMediaParameter {
 		return false
 	}
-	return mt == "text/html" || slices.Contains(c.Types, "*") || slices.Contains(c.Types, mt)
+	return mt == "text/html" || slices.Contains(c.Types, mt)
 }
 
 // gzipWriter compresses an answer when compress says so, deciding at its

@@ -79,3 +79,36 @@ func TestAcceptsGzip(t *testing.T) {
 	req.ProtoMinor = 0
 	assert.False(t, acceptsGzip(req), "gzip_http_version 1.1")
 }
+
+// TestGzipTypeAsNginxReadsIt: nginx matches gzip_types, lower-cased,
+// against the Content-Type up to its first ';', whatever the parameters
+// after it, and "*" against every answer, one without a Content-Type
+// included (ngx_http_test_content_type).
+func TestGzipTypeAsNginxReadsIt(t *testing.T) {
+	json := newGzipConfig(&Gzip{Types: []string{"application/json"}})
+	any := newGzipConfig(&Gzip{Types: []string{"*"}})
+	upper := newGzipConfig(&Gzip{Types: []string{"Application/JSON"}})
+	for _, tc := range []struct {
+		name string
+		c    *gzipConfig
+		ct   []string
+		want bool
+	}{
+		{"malformed parameter", json, []string{"application/json; charset=utf-8; v"}, true},
+		{"empty parameters", json, []string{"text/html;;"}, true},
+		{"unterminated quote", json, []string{`application/json; charset="utf-8`}, true},
+		{"other type, malformed", json, []string{"image/png; x"}, false},
+		{"star, no type", any, nil, true},
+		{"star, malformed", any, []string{"image/png;;"}, true},
+		{"no type", json, nil, false},
+		{"types compare without case", upper, []string{"application/json"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := http.Header{}
+			if tc.ct != nil {
+				h["Content-Type"] = tc.ct
+			}
+			assert.Equal(t, tc.want, tc.c.compress(http.StatusOK, h))
+		})
+	}
+}

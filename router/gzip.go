@@ -137,8 +137,14 @@ func (w *gzipWriter) WriteHeader(code int) {
 		delete(h, "Accept-Ranges")
 		h["Content-Encoding"] = []string{w.used.coding}
 		h.Add("Vary", "Accept-Encoding")
-		if et := h.Get("Etag"); et != "" && !strings.HasPrefix(et, "W/") {
-			h.Set("Etag", "W/"+et) // nginx weakens a strong ETag it compresses
+		// nginx weakens a strong ETag it compresses, and drops one that is
+		// neither weak nor quoted (ngx_http_weak_etag).
+		switch et := h.Get("Etag"); {
+		case et == "", len(et) > 2 && strings.HasPrefix(et, "W/"):
+		case strings.HasPrefix(et, `"`):
+			h.Set("Etag", "W/"+et)
+		default:
+			delete(h, "Etag")
 		}
 		w.zw = w.used.pool.Get().(Encoder)
 		w.zw.Reset(w.ResponseWriter)

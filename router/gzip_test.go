@@ -112,3 +112,25 @@ func TestGzipTypeAsNginxReadsIt(t *testing.T) {
 		})
 	}
 }
+
+// TestGzipWeakensETag: nginx's ngx_http_weak_etag on a compressed answer
+// keeps a weak ETag, prefixes W/ to a strong one, and drops one that is
+// neither, as it cannot name the compressed body.
+func TestGzipWeakensETag(t *testing.T) {
+	c := newGzipConfig(&Gzip{Types: []string{"text/plain"}})
+	for etag, want := range map[string][]string{
+		`"v1"`:   {`W/"v1"`},
+		`W/"v1"`: {`W/"v1"`},
+		`v1`:     nil,
+		`W/`:     nil,
+	} {
+		rec := httptest.NewRecorder()
+		w := &gzipWriter{ResponseWriter: rec, c: c}
+		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Set("Etag", etag)
+		w.WriteHeader(http.StatusOK)
+		w.finish()
+		assert.Equal(t, "gzip", rec.Result().Header.Get("Content-Encoding"))
+		assert.Equal(t, want, rec.Result().Header.Values("Etag"), etag)
+	}
+}

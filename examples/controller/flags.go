@@ -350,6 +350,13 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 	default:
 		return config{}, fmt.Errorf("%w: -http2-client %q is neither %q nor %q", errUsage, *http2Client, http1Ramjet, http1NetHTTP)
 	}
+	for _, s := range []struct{ name, v string }{{"http1-server", c.http1Server}, {"http2-server", c.http2Server}} {
+		// Checked here, not when the listeners start, so a typo exits 2
+		// before anything is loaded or bound.
+		if s.v != "" && s.v != http1Ramjet && s.v != http1NetHTTP {
+			return config{}, fmt.Errorf("%w: -%s %q is neither %q nor %q", errUsage, s.name, s.v, http1Ramjet, http1NetHTTP)
+		}
+	}
 	if c.httpAddr == "" && c.httpsAddr == "" {
 		return config{}, fmt.Errorf("%w: -http-addr and -https-addr are both empty: nothing would serve traffic", errUsage)
 	}

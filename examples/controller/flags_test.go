@@ -335,6 +335,8 @@ func TestRunExitCodes(t *testing.T) {
 		{name: "cluster, malformed publish address", args: []string{"--publish-address", "10.0.0.256"}, code: 2, stderr: `"10.0.0.256" is not a valid IP address`},
 		{name: "ingress-nginx flag", args: []string{"--maxmind-license-key=secret"}, code: 2, stderr: "controller: usage: --maxmind-license-key=secret is an ingress-nginx flag ramjet does not implement: ramjet has no GeoIP"},
 		{name: "unknown flag", args: []string{"--nope"}, code: 2, stderr: "controller: usage: unknown flag --nope (controller -h lists the flags)\n"},
+		{name: "unknown HTTP/1 server", args: []string{"-manifests", "m", "-http1-server", "nginx"}, code: 2, stderr: `controller: usage: -http1-server "nginx" is neither "ramjet" nor "net/http"`},
+		{name: "unknown HTTP/2 server", args: []string{"-manifests", "m", "-http2-server", "h2o"}, code: 2, stderr: `controller: usage: -http2-server "h2o" is neither "ramjet" nor "net/http"`},
 		{name: "cluster, missing kubeconfig", args: []string{"--kubeconfig", "/nonexistent/kubeconfig", "--http-addr", "127.0.0.1:0", "--debug-addr", ""}, code: 1, stderr: "-kubeconfig /nonexistent/kubeconfig"},
 	}
 	for _, tt := range tests {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -385,4 +386,50 @@ func TestHTTP2ClientReachesRouter(t *testing.T) {
 		o := routerOptions(c, slog.New(slog.DiscardHandler), nil)
 		require.Equal(t, v == "net/http", o.NetHTTP2Client, v)
 	}
+}
+
+// TestReadmeFlagDefaults holds the README's flag table to the defaults the
+// flags have: a row whose default is one literal value names the value
+// the command line starts with.
+func TestReadmeFlagDefaults(t *testing.T) {
+	var usage bytes.Buffer
+	_, err := parseFlags([]string{"-h"}, &usage, func(string) string { return "" })
+	require.ErrorIs(t, err, flag.ErrHelp)
+	// PrintDefaults: "  -name type" then the help, ending in
+	// (default X) unless the default is the zero value.
+	defaults := map[string]string{}
+	name := ""
+	for line := range strings.Lines(usage.String()) {
+		if f := strings.Fields(line); strings.HasPrefix(line, "  -") && len(f) > 0 {
+			name = strings.TrimPrefix(f[0], "-")
+			defaults[name] = ""
+			if len(f) == 1 {
+				defaults[name] = "false" // a bool
+			}
+		}
+		if m := regexp.MustCompile(`\(default "?([^")]*)"?\)\s*$`).FindStringSubmatch(line); m != nil && name != "" {
+			defaults[name] = m[1]
+		}
+	}
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	row := regexp.MustCompile("^\\| `--([a-z0-9-]+)`(?: \\(`--[a-z-]+`\\))? \\| `([^`]*)`")
+	checked := 0
+	for line := range strings.Lines(string(readme)) {
+		m := row.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		def, ok := defaults[m[1]]
+		require.True(t, ok, "README lists --%s, which is not a flag", m[1])
+		if def == "" {
+			continue // an empty default the help explains in words
+		}
+		if d, err := time.ParseDuration(def); err == nil && d == 0 {
+			def = "0"
+		}
+		require.Equal(t, def, m[2], "README's default of --%s", m[1])
+		checked++
+	}
+	require.Greater(t, checked, 10, "the README's flag table was read")
 }

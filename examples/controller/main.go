@@ -24,8 +24,9 @@
 // /debug/table on -debug-addr shows the table being served, /metrics (with
 // -enable-metrics) ingress-nginx's Prometheus metrics and ramjet's own,
 // /healthz answers once the process is up and /readyz once the first table
-// is published. Each request gets an access log line on stdout (text or
-// JSON, -access-log-format; off with -enable-access-log=false); RAMJET_LOG
+// is published. Each request gets an access log line on stdout
+// (ingress-nginx's default log-format-upstream, else text or JSON,
+// -access-log-format; off with -enable-access-log=false); RAMJET_LOG
 // sets the level of the rest: debug, info, warn or error.
 //
 // SIGTERM fails /readyz and drains for -shutdown-grace-period before the

@@ -141,7 +141,7 @@ func TestE2EOps(t *testing.T) {
 		web := map[string]string{
 			"namespace": ns, "ingress": "web", "service": "a", "host": "app.test", "path": "/one",
 			"status": "200", "method": "GET", "canary": "",
-			"controller_namespace": "ingress", "controller_class": "ramjet", "controller_pod": "replica-a",
+			"controller_namespace": "ingress", "controller_class": "ramjet.dev/ingress", "controller_pod": "replica-a",
 		}
 		wild := map[string]string{"namespace": ns, "ingress": "wild", "service": "a", "host": "*.wild.test", "path": "/", "status": "200"}
 		notFound := map[string]string{"namespace": "", "ingress": "", "service": "", "host": "app.test", "path": "", "status": "404"}

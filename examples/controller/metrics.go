@@ -73,7 +73,9 @@ type metrics struct {
 }
 
 // metricsIdentity are the constant labels ingress-nginx puts on every
-// series it owns: where the controller runs and which class it serves.
+// series it owns: where the controller runs and which class it serves,
+// named as ingress-nginx names it, by its controller value
+// (--controller-class), so its alerts' selectors carry over.
 type metricsIdentity struct {
 	namespace, class, pod string
 }
@@ -93,7 +95,7 @@ func newMetrics(cfg config, extra ...prometheus.Collector) *metrics {
 	if !cfg.enableMetrics {
 		return nil
 	}
-	id := metricsIdentity{namespace: cfg.podNamespace, class: cmp.Or(cfg.options.IngressClass, compile.DefaultIngressClass), pod: cmp.Or(cfg.identity, cfg.podName)}
+	id := metricsIdentity{namespace: cfg.podNamespace, class: cmp.Or(cfg.options.ControllerName, compile.DefaultControllerName), pod: cmp.Or(cfg.identity, cfg.podName)}
 	m := &metrics{
 		registry:         prometheus.NewRegistry(),
 		id:               id,

@@ -93,7 +93,7 @@ func TestMetricsCertificatesOrphansConnect(t *testing.T) {
 		}
 	}
 	v, n := sc.sum("nginx_ingress_controller_ssl_expire_time_seconds", map[string]string{
-		"namespace": "shop", "class": "ramjet", "host": "shop.example.com", "secret_name": "shop-tls", "identifier": "-4242"})
+		"namespace": "shop", "class": "ramjet.dev/ingress", "host": "shop.example.com", "secret_name": "shop-tls", "identifier": "-4242"})
 	assert.Equal(t, 1, n)
 	assert.Equal(t, float64(expiry.Unix()), v)
 	_, n = sc.sum("nginx_ingress_controller_ssl_certificate_info", map[string]string{

@@ -275,7 +275,7 @@ func TestMetricsRequestLabels(t *testing.T) {
 			}
 			for _, x := range s {
 				if strings.HasPrefix(x.name, "nginx_ingress_controller_") && x.labels["controller_pod"] != "" {
-					require.Equal(t, map[string]string{"controller_namespace": "ingress", "controller_class": "ramjet", "controller_pod": "ramjet-0"},
+					require.Equal(t, map[string]string{"controller_namespace": "ingress", "controller_class": "ramjet.dev/ingress", "controller_pod": "ramjet-0"},
 						map[string]string{"controller_namespace": x.labels["controller_namespace"], "controller_class": x.labels["controller_class"], "controller_pod": x.labels["controller_pod"]})
 				}
 			}
@@ -446,5 +446,30 @@ func BenchmarkAccessLog(b *testing.B) {
 				log(r)
 			}
 		})
+	}
+}
+
+// ingress-nginx's controller_class label (and the certificate metrics'
+// class) is its --controller-class, the IngressClass controller value,
+// not the class name: a migration that keeps --controller-class keeps the
+// series its alerts and dashboards select.
+func TestMetricsControllerClassIsControllerValue(t *testing.T) {
+	for _, tt := range []struct {
+		opts compile.Options
+		want string
+	}{
+		{compile.Options{IngressClass: "nginx", ControllerName: "k8s.io/ingress-nginx"}, "k8s.io/ingress-nginx"},
+		{compile.Options{}, compile.DefaultControllerName},
+	} {
+		m := newMetrics(metricsConfig(func(c *config) { c.options = tt.opts }))
+		m.observe(proxied("shop.example.com", "shop.example.com", apiRoute))
+		seen := 0
+		for _, x := range scrapeMetrics(t, m) {
+			if v, ok := x.labels["controller_class"]; ok {
+				require.Equal(t, tt.want, v, "%s%v", x.name, x.labels)
+				seen++
+			}
+		}
+		require.NotZero(t, seen)
 	}
 }

@@ -581,12 +581,12 @@ func TestStreamMetrics(t *testing.T) {
 			return false
 		}
 		body = resp
-		return strings.Contains(body, `ramjet_stream_bytes_total{controller_class="ramjet",controller_namespace="",controller_pod="",direction="in",`+labels+`} 6`) &&
-			strings.Contains(body, `ramjet_stream_active_connections{controller_class="ramjet",controller_namespace="",controller_pod="",`+labels+`} 0`)
+		return strings.Contains(body, `ramjet_stream_bytes_total{controller_class="ramjet.dev/ingress",controller_namespace="",controller_pod="",direction="in",`+labels+`} 6`) &&
+			strings.Contains(body, `ramjet_stream_active_connections{controller_class="ramjet.dev/ingress",controller_namespace="",controller_pod="",`+labels+`} 0`)
 	}, 5*time.Second, 20*time.Millisecond, "metrics:\n%s", body)
-	assert.Contains(t, body, `ramjet_stream_connections_total{controller_class="ramjet",controller_namespace="",controller_pod="",`+labels+`} 1`)
+	assert.Contains(t, body, `ramjet_stream_connections_total{controller_class="ramjet.dev/ingress",controller_namespace="",controller_pod="",`+labels+`} 1`)
 	assert.Regexp(t, `ramjet_stream_bytes_total\{[^}]*direction="out",`+labels+`\} \d+`, body)
-	assert.Contains(t, body, fmt.Sprintf(`ramjet_stream_errors_total{controller_class="ramjet",controller_namespace="",controller_pod="",namespace="default",port="%d",protocol="tcp",reason="no_endpoint",service="nothing"} 1`, missing))
+	assert.Contains(t, body, fmt.Sprintf(`ramjet_stream_errors_total{controller_class="ramjet.dev/ingress",controller_namespace="",controller_pod="",namespace="default",port="%d",protocol="tcp",reason="no_endpoint",service="nothing"} 1`, missing))
 }
 
 func httpGet(url string) (string, error) {

@@ -59,8 +59,12 @@ type routeVerdict struct {
 type compileWarning = string
 
 func runExplain(paths []string, fs *flag.FlagSet, o *translateOptions, er explainRequest, asJSON bool, stdout, stderr io.Writer) int {
-	if er.host == "" && er.path == "" {
-		fmt.Fprintln(stderr, "check: -explain needs -host and -path")
+	hostSet := false
+	fs.Visit(func(f *flag.Flag) { hostSet = hostSet || f.Name == "host" })
+	if !hostSet {
+		// -path defaults to /, -host to nothing; a request without a
+		// Host is explained only when asked for with -host "".
+		fmt.Fprintln(stderr, "check: -explain needs -host (and -path, / by default)")
 		return 2
 	}
 	if er.path == "" {

@@ -77,6 +77,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 
 	"ramjet.dev/ramjet/router/routertest"
 )
@@ -160,6 +161,31 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()
+		return 2
+	}
+	modes := 0
+	for _, on := range []bool{*translate, *migrate, *explainFlag} {
+		if on {
+			modes++
+		}
+	}
+	if modes > 1 {
+		fmt.Fprintln(stderr, "check: -translate, -report and -explain are alternatives: give one")
+		return 2
+	}
+	// A mode's own flag without it would otherwise do nothing, silently.
+	var stray string
+	fs.Visit(func(f *flag.Flag) {
+		switch {
+		case stray != "":
+		case f.Name == "strict" && !*migrate:
+			stray = "check: -strict goes with -report"
+		case slices.Contains([]string{"host", "path", "method", "header", "https"}, f.Name) && !*explainFlag:
+			stray = "check: -" + f.Name + " goes with -explain"
+		}
+	})
+	if stray != "" {
+		fmt.Fprintln(stderr, stray)
 		return 2
 	}
 	if *to != toTable && (*to != toGateway || !*translate) || *gatewayNS != "" && *to != toGateway {

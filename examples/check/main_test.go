@@ -462,3 +462,29 @@ func TestCheckVersion(t *testing.T) {
 	_, stdout, _ := checkRun("-version")
 	require.Contains(t, stdout, "  Build:          0123abc\n", "a build without version control information")
 }
+
+// -translate, -report and -explain are modes: two of them, or a mode's
+// own flag without its mode, is a usage error rather than one of them
+// silently winning or the flag silently doing nothing.
+func TestModeFlagsConflict(t *testing.T) {
+	for _, args := range [][]string{
+		{"-translate", "-report", "../../examples/manifests"},
+		{"-report", "-explain", "-host", "shop.example.com", "../../examples/manifests"},
+		{"-translate", "-explain", "-host", "shop.example.com", "../../examples/manifests"},
+	} {
+		code, stdout, stderr := checkRun(args...)
+		require.Equal(t, 2, code, "%v: %s", args, stdout)
+		require.Contains(t, stderr, "check: -translate, -report and -explain are alternatives: give one", args)
+	}
+	for args, want := range map[string]string{
+		"-strict ../../testdata/cases":                               "check: -strict goes with -report",
+		"-translate -strict ../../examples/manifests":                "check: -strict goes with -report",
+		"-translate -host shop.example.com ../../examples/manifests": "check: -host goes with -explain",
+		"-report -path /x ../../examples/manifests":                  "check: -path goes with -explain",
+		"-https ../../testdata/cases":                                "check: -https goes with -explain",
+	} {
+		code, stdout, stderr := checkRun(strings.Fields(args)...)
+		require.Equal(t, 2, code, "%s: %s", args, stdout)
+		require.Contains(t, stderr, want, args)
+	}
+}

@@ -66,8 +66,11 @@ type controller struct {
 	streams *streams
 
 	// Owned by the goroutine that calls poll.
-	seen    []fileState
-	lastErr string
+	seen []fileState
+	// seenLoads is whether seen is a file set that loaded: the folder
+	// coming back as it was recovers only then.
+	seenLoads bool
+	lastErr   string
 }
 
 // load reads the manifests, compiles them and publishes the result. On
@@ -140,7 +143,7 @@ func (c *controller) load() error {
 func (c *controller) poll() {
 	files, err := scanManifests(c.cfg.manifests)
 	if err == nil && slices.Equal(files, c.seen) {
-		if c.lastErr != "" {
+		if c.lastErr != "" && c.seenLoads {
 			c.lastErr = "" // a folder that vanished came back as it was
 			c.metrics.loadRecovered()
 		}
@@ -149,6 +152,7 @@ func (c *controller) poll() {
 	if err == nil {
 		c.seen = files
 		err = c.load()
+		c.seenLoads = err == nil
 	}
 	if err == nil {
 		c.lastErr = ""
@@ -213,7 +217,7 @@ func startOffline(parent context.Context, cfg config, log *slog.Logger) (_ *inst
 	if err != nil {
 		return nil, fmt.Errorf("-manifests: %w", err)
 	}
-	c.seen = files
+	c.seen, c.seenLoads = files, true
 	if err := c.load(); err != nil {
 		return nil, fmt.Errorf("loading %s: %w", cfg.manifests, err)
 	}

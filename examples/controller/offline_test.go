@@ -392,3 +392,46 @@ endpoints: [{addresses: [127.0.0.1], conditions: {ready: true}}]
 	require.Equal(t, http.StatusOK, status, body)
 	require.Equal(t, "A /z", body, "the Ingress beside it")
 }
+
+// config_last_reload_successful stays 0 for as long as the folder fails
+// to load, not only until the next poll finds the same broken files, and
+// goes back to 1 when the folder loads again or comes back as it was.
+func TestOfflineReloadMetricFollowsTheFolder(t *testing.T) {
+	port := namedBackend(t, "A")
+	dir := t.TempDir()
+	folder := filepath.Join(dir, "m")
+	require.NoError(t, os.Mkdir(folder, 0o755))
+	writeFile(t, filepath.Join(folder, "app.yaml"), appManifests(port))
+	logs := &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	inst, err := start(ctx, config{
+		manifests: folder, httpAddr: "127.0.0.1:0", debugAddr: "127.0.0.1:0",
+		pollInterval: 10 * time.Millisecond, enableMetrics: true, metricsPerHost: true,
+	}, slog.New(slog.NewTextHandler(logs, nil)))
+	require.NoError(t, err)
+	defer func() {
+		cancel()
+		_ = inst.Wait()
+	}()
+	client := &http.Client{}
+	defer client.CloseIdleConnections()
+	reloadOK := func() float64 {
+		return scrapeURL(t, client, inst.DebugAddr).value("nginx_ingress_controller_config_last_reload_successful", nil)
+	}
+	require.Equal(t, 1.0, reloadOK())
+
+	broken := filepath.Join(folder, "broken.yaml")
+	writeFile(t, broken, "apiVersion: v1\nkind: Service\nmetadata: [unterminated\n")
+	waitFor(t, 10*time.Second, "the load error", func() bool { return logs.count("cannot load manifests") > 0 })
+	time.Sleep(100 * time.Millisecond) // polls that find the same broken files
+	require.Equal(t, 0.0, reloadOK(), "the folder still does not load")
+
+	require.NoError(t, os.Remove(broken))
+	waitFor(t, 10*time.Second, "the fixed folder", func() bool { return reloadOK() == 1 })
+
+	// A folder that vanishes and comes back as it was recovers too.
+	require.NoError(t, os.Rename(folder, folder+".away"))
+	waitFor(t, 10*time.Second, "the vanished folder", func() bool { return reloadOK() == 0 })
+	require.NoError(t, os.Rename(folder+".away", folder))
+	waitFor(t, 10*time.Second, "the folder back", func() bool { return reloadOK() == 1 })
+}

@@ -9,7 +9,9 @@ import (
 	"encoding/pem"
 	"maps"
 	"math/big"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,4 +117,18 @@ func TestMetricsCertificatesOrphansConnect(t *testing.T) {
 	m.published(&res, true, time.Now())
 	_, n = scrapeMetrics(t, m).sum("nginx_ingress_controller_ssl_expire_time_seconds", nil)
 	assert.Equal(t, 0, n)
+}
+
+// The README's Metrics section names each of these series the controller
+// serves, and does not say it is missing.
+func TestReadmeListsCollectorMetrics(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	text := string(readme)
+	for name := range nginxCollectorLabels {
+		name = strings.TrimSuffix(name, "_count")
+		short := strings.TrimPrefix(name, "nginx_ingress_controller_")
+		require.Contains(t, text, "`"+name+"`", "the README's metrics table lists %s", name)
+		require.NotContains(t, text, "there is no `"+short+"`", "the README says %s is missing", short)
+	}
 }

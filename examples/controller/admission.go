@@ -53,6 +53,9 @@ type reviewSource struct {
 	// the route under review in place of its old version (withRoute); nil
 	// when the Gateway API is not served.
 	gateway func(edit func(*gatewayapi.Objects)) gatewayapi.Translation
+	// waf is the warning about an Ingress whose ModSecurity rules do not
+	// build (its paths would answer 503), nil for none; nil when unset.
+	waf func(*networkingv1.Ingress) *compile.Warning
 }
 
 type admission struct {
@@ -223,6 +226,17 @@ func (a *admission) review(req *admissionv1.AdmissionRequest) *admissionv1.Admis
 			return allowed
 		}
 		warnings, refusal, annotations = res.Warnings, res.Refusal, ing.Annotations
+		if src := a.latest.Load(); src.waf != nil && ing.DeletionTimestamp == nil {
+			// The WAF is the controller's, not the compile's: nginx -t
+			// fails on rules libmodsecurity refuses, so ingress-nginx's
+			// webhook refuses them.
+			if w := src.waf(&ing); w != nil {
+				warnings = append(warnings, *w)
+				if refusal == "" {
+					refusal = warningText(*w)
+				}
+			}
+		}
 	case metav1.GroupKind{Group: gwv1.GroupName, Kind: "HTTPRoute"}, metav1.GroupKind{Group: gwv1.GroupName, Kind: "GRPCRoute"},
 		metav1.GroupKind{Group: gwv1.GroupName, Kind: "TLSRoute"}:
 		src := a.latest.Load()

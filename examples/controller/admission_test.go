@@ -255,3 +255,35 @@ func TestAdmissionIndexesAheadWhileReviewed(t *testing.T) {
 	a.offer(second)
 	waitFor(t, 5*time.Second, "the next table to be indexed ahead", func() bool { return indexed() == second })
 }
+
+// With snippets allowed, an Ingress whose ModSecurity rules Coraza
+// refuses would answer 503 on every path once served; ingress-nginx's
+// webhook refuses it (nginx -t fails on the rules), and so does this one,
+// with the warning the rebuild would log.
+func TestAdmissionRefusesModSecurityRulesThatDoNotBuild(t *testing.T) {
+	snap, _, err := manifest.Decode("objects.yaml", []byte(admissionObjects))
+	require.NoError(t, err)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	waf := newModSecurity(config{}, log)
+	a := newAdmission(config{}, log)
+	a.offer(&reviewSource{snap: *snap, opts: compile.Options{ExtensionKeys: modSecurityKeys,
+		AllowSnippetAnnotations: true, AnnotationsRiskLevel: "Critical"}, waf: waf.checker(modSecuritySettings{})})
+
+	bad := ingressReview(t, a, admissionv1.Create, admissionIngress("waf", "shop.example.com", "/cart",
+		"nginx.ingress.kubernetes.io/enable-modsecurity", "true",
+		"nginx.ingress.kubernetes.io/modsecurity-snippet", "SecRuleEngine On\nSecRule ARGS \"@nosuchop x\" \"id:1,deny\""))
+	require.False(t, bad.Allowed)
+	require.Contains(t, bad.Result.Message, "ModSecurity rules refused by Coraza")
+	require.Len(t, bad.Warnings, 1)
+	require.Contains(t, bad.Warnings[0], "AnnotationRejected metadata.annotations[nginx.ingress.kubernetes.io/modsecurity-snippet]: ")
+
+	good := ingressReview(t, a, admissionv1.Create, admissionIngress("waf", "shop.example.com", "/cart",
+		"nginx.ingress.kubernetes.io/enable-modsecurity", "true",
+		"nginx.ingress.kubernetes.io/modsecurity-snippet", "SecRuleEngine On\nSecRule ARGS \"@contains x\" \"id:1,deny\""))
+	require.True(t, good.Allowed, good.Result)
+	require.Empty(t, good.Warnings)
+
+	off := ingressReview(t, a, admissionv1.Create, admissionIngress("waf", "shop.example.com", "/cart",
+		"nginx.ingress.kubernetes.io/modsecurity-snippet", "SecRule ARGS \"@nosuchop x\" \"id:1,deny\""))
+	require.True(t, off.Allowed, "without enable-modsecurity the snippet is not read")
+}

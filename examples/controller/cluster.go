@@ -617,7 +617,8 @@ func (c *clusterController) rebuild() {
 	c.metrics.published(&res, changed, time.Now())
 	c.last.Store(&res)
 	c.ready.Store(true)
-	c.admission.offer(&reviewSource{snap: snap, opts: opts, settings: compile.ReadAdmissionSettings(cmData), gateway: c.gatewayRoutes(snap)})
+	c.admission.offer(&reviewSource{snap: snap, opts: opts, settings: compile.ReadAdmissionSettings(cmData), gateway: c.gatewayRoutes(snap),
+		waf: c.waf.checker(cfg.modSecurity)})
 	c.logWarnings(res.Warnings)
 	c.unclaimed = logUnclaimed(c.log, &res, c.unclaimed)
 

@@ -22,6 +22,7 @@ import (
 	coreruleset "github.com/corazawaf/coraza-coreruleset/v4"
 	"github.com/corazawaf/coraza/v3"
 	"github.com/corazawaf/coraza/v3/types"
+	networkingv1 "k8s.io/api/networking/v1"
 
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/compile/nginxconf"
@@ -411,6 +412,47 @@ func (ms *modSecurity) prepare(g modSecuritySettings, table *match.Table) []comp
 	}
 	ms.state.Store(st)
 	return warns
+}
+
+// checker is the admission webhook's view of the WAF under g: the warning
+// prepare would give ing, nil when its locations need no WAF or their
+// rules build. Engines of the serving state are reused; others are built
+// and dropped, outside mu, so that a review never holds up a table.
+func (ms *modSecurity) checker(g modSecuritySettings) func(*networkingv1.Ingress) *compile.Warning {
+	return func(ing *networkingv1.Ingress) *compile.Warning {
+		ext := map[string]string{}
+		for _, k := range modSecurityKeys {
+			if v, ok := ing.Annotations[compile.NativePrefix+k]; ok {
+				ext[k] = v // ramjet.dev/ wins, as compile.Options.ExtensionKeys says
+			} else if v, ok := ing.Annotations[compile.NginxPrefix+k]; ok {
+				ext[k] = v
+			}
+		}
+		st := &wafState{global: g}
+		on, key, _ := st.location(match.NewExtensions(ext))
+		if !on {
+			return nil
+		}
+		var e, global *wafEngine
+		if cur := ms.state.Load(); cur != nil && cur.global == g {
+			e, global = cur.engines[key], cur.engines[wafKey{}]
+		}
+		if e == nil {
+			e = ms.build(g, key)
+		}
+		if e.err == nil {
+			return nil
+		}
+		var globalErr error
+		if g.Enable {
+			if global == nil {
+				global = ms.build(g, wafKey{})
+			}
+			globalErr = global.err
+		}
+		w := modSecurityWarning(match.Source{Namespace: ing.Namespace, Name: ing.Name}, key, e.err, globalErr)
+		return &w
+	}
 }
 
 // modSecurityWarning says that an Ingress's rules did not build; global

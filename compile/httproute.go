@@ -810,14 +810,20 @@ func (b *builder) redirectSnippet(hr *HTTPRoute, rule *HTTPRouteRule, headers *m
 		// The Gateway API's ReplacePrefixMatch table: the matched prefix
 		// alone becomes the replacement ("/" for an empty one), a trailing
 		// slash after it is kept, and the rest follows without doubling
-		// the slash between them.
+		// the slash between them. The rest is taken from the decoded
+		// $uri, any byte included, and written encoded again, so the
+		// Location names the path the request did.
 		key := regexp.QuoteMeta(strings.TrimRight(m.Path, "/"))
 		repl := strings.TrimRight(rd.Path, "/")
+		rest := withArgs(base + repl + "$1")
+		for i := range rest {
+			rest[i].Then[0].EscapeCaptures = true
+		}
 		return []match.SnippetOp{
 			{Kind: match.OpIf, Cond: &match.SnippetCond{Var: "uri", Op: "~", Operand: "^" + key + "$"},
 				Then: withArgs(base + cmp.Or(repl, "/"))},
-			{Kind: match.OpIf, Cond: &match.SnippetCond{Var: "uri", Op: "~", Operand: "^" + key + "(/.*)$"},
-				Then: withArgs(base + repl + "$1")},
+			{Kind: match.OpIf, Cond: &match.SnippetCond{Var: "uri", Op: "~", Operand: "^" + key + "(/(?s:.*))$"},
+				Then: rest},
 		}
 	}
 	if scheme == "" && (rd.Port == 80 || rd.Port == 443) {

@@ -96,6 +96,11 @@ type SnippetOp struct {
 	Types    []string
 	// Always: add_header … always; for more_set_input_headers, not -r.
 	Always bool
+	// EscapeCaptures, on a return, writes $1…$9 percent-encoded as path
+	// text, as a rewrite's redirect does: a capture of the decoded $uri
+	// then leaves the Location the same path (a decoded "%3F" does not
+	// start a query). nginx's own return copies captures as they are.
+	EscapeCaptures bool
 
 	re *regexp.Regexp
 	// tmpl is Value parsed (Text for return). A rewrite's is split where
@@ -496,7 +501,11 @@ func (s *Snippet) run(ops []SnippetOp, r *SnippetRequest, res *SnippetResult, ur
 			if !stopped {
 				stopped = true
 				res.Status = op.Code
-				text := expand(op.tmpl, r)
+				var esc func(*strings.Builder, string)
+				if op.EscapeCaptures {
+					esc = urltemplate.EscapePath
+				}
+				text := expandCaps(op.tmpl, r, esc)
 				if IsRedirect(op.Code) {
 					res.Location = absolute(text, r)
 				} else {
@@ -984,7 +993,9 @@ func (e *encoder) ops(ops []SnippetOp) {
 			e.num(s)
 		}
 		e.strs(op.Types)
-		e.flag(op.Always)
+		// One byte for both flags: ops without EscapeCaptures encode as
+		// they did before it.
+		e.raw([]byte{byte(boolInt(op.Always) | boolInt(op.EscapeCaptures)<<1)})
 	}
 }
 
@@ -1030,6 +1041,9 @@ func opText(op *SnippetOp) string {
 		w = append(w, "return", strconv.Itoa(op.Code))
 		if op.Value != "" {
 			w = append(w, strconv.Quote(op.Value))
+		}
+		if op.EscapeCaptures {
+			w = append(w, "escaping captures")
 		}
 	case OpRewrite:
 		w = append(w, "rewrite", strconv.Quote(op.Pattern), strconv.Quote(op.Value))

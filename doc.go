@@ -2778,7 +2778,8 @@
 //     AnnotationConflict on the GRPCRoute, and its calls answer 502).
 //     Filters RequestHeaderModifier, ResponseHeaderModifier and
 //     RequestMirror as an HTTPRoute's; ExtensionRef, a filter on a
-//     backendRef, or one type twice is refused with a warning. An
+//     backendRef, or one type twice is refused with a warning (a rule's
+//     calls then answer an error, as an HTTPRoute rule's do). An
 //     HTTPRoute and a GRPCRoute on one listener whose hostnames intersect:
 //     the older (then the first by namespace/name) is served there, the
 //     other warns RouteKindConflict and is not accepted (reason
@@ -2875,9 +2876,11 @@
 // (GatewayFeatureUnsupported unless said otherwise): header and query
 // parameter match types other than Exact and RegularExpression (the match
 // is left out); the filters ExternalAuth and ExtensionRef,
-// or one filter type twice (RequestMirror excepted), on a rule (the rule
-// is left out) and filters on a backendRef other than the header
-// modifiers (the backend is left out).
+// or one filter type twice (RequestMirror excepted), on a rule (the
+// rule's requests answer 500: the API does not let a filter that cannot
+// be applied be skipped, and they must not reach another rule without it)
+// and filters on a backendRef other than the header modifiers (the
+// backend is left out).
 // An Ingress sharing a wildcard host with an HTTPRoute matches any depth
 // there too (§3).
 // Not served by design: Gateways on addresses of their own. ramjet is one

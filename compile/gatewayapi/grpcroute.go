@@ -88,6 +88,10 @@ func (t *translator) grpcRule(g *gwv1.GRPCRoute, shell *gwv1.HTTPRoute, i int) (
 	if sp := src.SessionPersistence; sp != nil {
 		out.Affinity, out.AffinityField = t.sessionPersistence(shell, field+".sessionPersistence", sp), field+".sessionPersistence"
 	}
+	// A filter that cannot be applied answers the rule's requests 500, as
+	// an HTTPRoute's does (rule).
+	unservedField := ""
+filters:
 	for j, f := range src.Filters {
 		ff := field + ".filters[" + strconv.Itoa(j) + "]"
 		switch {
@@ -98,8 +102,9 @@ func (t *translator) grpcRule(g *gwv1.GRPCRoute, shell *gwv1.HTTPRoute, i int) (
 		case f.Type == gwv1.GRPCRouteFilterRequestMirror && f.RequestMirror != nil:
 			out.Mirrors = append(out.Mirrors, t.mirror(shell, ff, f.RequestMirror))
 		default:
-			t.warn(Unsupported, shell, ff, "filter "+string(f.Type)+" is not served here (or given twice, or without its settings); the rule is not served")
-			return out, false
+			t.warn(Unsupported, shell, ff, "filter "+string(f.Type)+" is not served here (or given twice, or without its settings); the rule's requests answer 500")
+			unservedField = ff
+			break filters
 		}
 	}
 	for j, m := range src.Matches {
@@ -117,6 +122,10 @@ func (t *translator) grpcRule(g *gwv1.GRPCRoute, shell *gwv1.HTTPRoute, i int) (
 	}
 	if len(src.Matches) == 0 {
 		out.Matches = []compile.HTTPRouteMatch{{Field: field}}
+	}
+	if unservedField != "" {
+		return compile.HTTPRouteRule{Field: field, Matches: out.Matches,
+			Backends: []compile.WeightedBackend{{Field: unservedField, Weight: 1, Invalid: "a filter that is not served"}}}, true
 	}
 	for j, b := range src.BackendRefs {
 		bf := field + ".backendRefs[" + strconv.Itoa(j) + "]"

@@ -287,6 +287,11 @@ func (t *translator) rule(r *gwv1.HTTPRoute, i int) (compile.HTTPRouteRule, bool
 	if sp := src.SessionPersistence; sp != nil {
 		out.Affinity, out.AffinityField = t.sessionPersistence(r, field+".sessionPersistence", sp), field+".sessionPersistence"
 	}
+	// A filter that cannot be applied is not skipped: the requests it
+	// would have processed answer 500 (Gateway API, HTTPRouteFilter type),
+	// rather than fall through to another rule that lacks it.
+	var unserved, unservedField string
+filters:
 	for j, f := range src.Filters {
 		ff := field + ".filters[" + strconv.Itoa(j) + "]"
 		switch {
@@ -304,14 +309,14 @@ func (t *translator) rule(r *gwv1.HTTPRoute, i int) (compile.HTTPRouteRule, bool
 			continue
 		case f.Type == gwv1.HTTPRouteFilterRequestRedirect && f.RequestRedirect != nil && out.Redirect == nil:
 			if out.Redirect = redirect(ff, f.RequestRedirect); out.Redirect == nil {
-				t.warn(Unsupported, r, ff+".requestRedirect.path", "a path modifier without its value; the rule is not served")
-				return out, false
+				unserved, unservedField = "a path modifier without its value", ff+".requestRedirect.path"
+				break filters
 			}
 			continue
 		}
 		if f.Type != gwv1.HTTPRouteFilterURLRewrite || f.URLRewrite == nil || out.Rewrite != nil {
-			t.warn(Unsupported, r, ff, "filter "+string(f.Type)+" is not served yet here; the rule is not served")
-			return out, false
+			unserved, unservedField = "filter "+string(f.Type)+" is not served here (or given twice, or without its settings)", ff
+			break filters
 		}
 		u := f.URLRewrite
 		out.Rewrite, out.FilterField = &compile.URLRewrite{}, ff
@@ -325,12 +330,15 @@ func (t *translator) rule(r *gwv1.HTTPRoute, i int) (compile.HTTPRouteRule, bool
 			case p.Type == gwv1.PrefixMatchHTTPPathModifier && p.ReplacePrefixMatch != nil:
 				out.Rewrite.Path, out.Rewrite.PathSet, out.Rewrite.ReplacePrefix = *p.ReplacePrefixMatch, true, true
 			default:
-				t.warn(Unsupported, r, ff+".urlRewrite.path", "path modifier "+strconv.Quote(string(p.Type))+" without its value; the rule is not served")
-				return out, false
+				unserved, unservedField = "path modifier "+strconv.Quote(string(p.Type))+" without its value", ff+".urlRewrite.path"
+				break filters
 			}
 		}
 	}
-	if !t.timeouts(r, field, src.Timeouts, &out) {
+	if unserved != "" {
+		t.warn(Unsupported, r, unservedField, unserved+"; the rule's requests answer 500")
+		out = compile.HTTPRouteRule{Field: field, Backends: []compile.WeightedBackend{{Field: unservedField, Weight: 1, Invalid: unserved}}}
+	} else if !t.timeouts(r, field, src.Timeouts, &out) {
 		return out, false
 	}
 	for j, m := range src.Matches {
@@ -344,6 +352,9 @@ func (t *translator) rule(r *gwv1.HTTPRoute, i int) (compile.HTTPRouteRule, bool
 	}
 	if len(src.Matches) == 0 {
 		out.Matches = []compile.HTTPRouteMatch{{Field: field, Type: match.Prefix, Path: "/"}}
+	}
+	if unserved != "" {
+		return out, true
 	}
 	for j, b := range src.BackendRefs {
 		bf := field + ".backendRefs[" + strconv.Itoa(j) + "]"

@@ -179,6 +179,12 @@ func TestTranslateRules(t *testing.T) {
 					// invalid: its share answers 500
 					{Weight: 1, Field: "spec.rules[0].backendRefs[2]", Invalid: "no ReferenceGrant in namespace other lets HTTPRoutes of app use Service c"},
 				}},
+			// a filter without its settings is not skipped: the rule's
+			// requests answer 500
+			{Field: "spec.rules[1]",
+				Matches: []compile.HTTPRouteMatch{{Field: "spec.rules[1]", Type: match.Prefix, Path: "/"}},
+				Backends: []compile.WeightedBackend{{Weight: 1, Field: "spec.rules[1].filters[0]",
+					Invalid: "filter RequestRedirect is not served here (or given twice, or without its settings)"}}},
 			{Field: "spec.rules[2]",
 				Matches:  []compile.HTTPRouteMatch{{Field: "spec.rules[2]", Type: match.Prefix, Path: "/"}},
 				Backends: []compile.WeightedBackend{{Service: compile.ServiceRef{Namespace: "granted", Name: "g", Port: "80"}, Weight: 1, Field: "spec.rules[2].backendRefs[0]"}}},
@@ -210,7 +216,8 @@ func ns(name string, kv ...string) *corev1.Namespace {
 }
 
 // TestTranslateURLRewrite: URLRewrite's hostname and path modifiers map to
-// compile.URLRewrite; a second filter of another type refuses the rule.
+// compile.URLRewrite; a filter without its settings makes the rule answer
+// 500.
 func TestTranslateURLRewrite(t *testing.T) {
 	gw := gateway("app", "gw", "ours", listener("http", "", gwv1.NamespacesFromSame))
 	rw := func(host string, p *gwv1.HTTPPathModifier) gwv1.HTTPRouteFilter {
@@ -227,8 +234,11 @@ func TestTranslateURLRewrite(t *testing.T) {
 		gwv1.HTTPRouteRule{Filters: []gwv1.HTTPRouteFilter{rw("c.test", nil), {Type: gwv1.HTTPRouteFilterRequestHeaderModifier}}, BackendRefs: be},
 	)
 	routes, ws := Translate(Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{gw}, HTTPRoutes: []*gwv1.HTTPRoute{route}})
-	if len(routes) != 1 || len(routes[0].Rules) != 2 {
+	if len(routes) != 1 || len(routes[0].Rules) != 3 {
 		t.Fatalf("routes %+v", routes)
+	}
+	if r := routes[0].Rules[2]; r.Rewrite != nil || len(r.Backends) != 1 || r.Backends[0].Invalid == "" {
+		t.Errorf("rule with an unserved filter: %+v, want only an invalid backend", r)
 	}
 	got := []compile.URLRewrite{*routes[0].Rules[0].Rewrite, *routes[0].Rules[1].Rewrite}
 	want := []compile.URLRewrite{{Hostname: "b.test", Path: "/x", PathSet: true, ReplacePrefix: true}, {Path: "/y", PathSet: true}}

@@ -207,8 +207,9 @@ func (t *translator) grpcKindConflicts(routes []*compile.HTTPRoute) []*compile.H
 	if len(grpc) == 0 || len(http) == 0 {
 		return routes
 	}
+	// On a full tie the GRPCRoute goes first, so that one always does.
 	older := func(a, b *compile.HTTPRoute) bool {
-		return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name)) < 0
+		return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name), cmp.Compare(b.Kind, a.Kind)) < 0
 	}
 	// The HTTPRoutes by listener and host, so that each GRPCRoute host
 	// looks up the few that can share it.
@@ -243,22 +244,36 @@ func (t *translator) grpcKindConflicts(routes []*compile.HTTPRoute) []*compile.H
 		}
 		return out
 	}
-	dropped := map[*compile.HTTPRoute]bool{}
+	// The routes each one shares a hostname with, of the other kind.
+	rivals := map[*compile.HTTPRoute][]*compile.HTTPRoute{}
 	for _, g := range grpc {
+		seen := map[*compile.HTTPRoute]bool{}
 		for _, h := range candidates(g) {
-			if dropped[g] || dropped[h] || !hostsIntersect(g.Hostnames, h.Hostnames) {
-				continue
+			if !seen[h] && hostsIntersect(g.Hostnames, h.Hostnames) {
+				seen[h] = true
+				rivals[g], rivals[h] = append(rivals[g], h), append(rivals[h], g)
 			}
-			win, lose := g, h
-			if older(h, g) {
-				win, lose = h, g
-			}
-			dropped[lose] = true
-			t.warnings = append(t.warnings, compile.Warning{Reason: KindConflict,
-				Object:  compile.Ref{Kind: cmp.Or(lose.Kind, compile.HTTPRouteKind), Namespace: lose.Namespace, Name: lose.Name},
-				Field:   "spec.hostnames",
-				Message: fmt.Sprintf("%s %s/%s, older or first by namespace/name, shares a hostname on listener %s; this route is not served there", cmp.Or(win.Kind, compile.HTTPRouteKind), win.Namespace, win.Name, lose.Listener.String())})
 		}
+	}
+	// Oldest first, a route is accepted unless an accepted older rival
+	// holds the hostname: one that lost to another takes nothing.
+	contenders := slices.Collect(maps.Keys(rivals))
+	slices.SortFunc(contenders, func(a, b *compile.HTTPRoute) int {
+		return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name),
+			cmp.Compare(b.Kind, a.Kind), compareListeners(a.Listener, b.Listener))
+	})
+	dropped := map[*compile.HTTPRoute]bool{}
+	for _, lose := range contenders {
+		i := slices.IndexFunc(rivals[lose], func(x *compile.HTTPRoute) bool { return !dropped[x] && older(x, lose) })
+		if i < 0 {
+			continue
+		}
+		win := rivals[lose][i]
+		dropped[lose] = true
+		t.warnings = append(t.warnings, compile.Warning{Reason: KindConflict,
+			Object:  compile.Ref{Kind: cmp.Or(lose.Kind, compile.HTTPRouteKind), Namespace: lose.Namespace, Name: lose.Name},
+			Field:   "spec.hostnames",
+			Message: fmt.Sprintf("%s %s/%s, older or first by namespace/name, shares a hostname on listener %s; this route is not served there", cmp.Or(win.Kind, compile.HTTPRouteKind), win.Namespace, win.Name, lose.Listener.String())})
 	}
 	return slices.DeleteFunc(routes, func(r *compile.HTTPRoute) bool { return dropped[r] })
 }

@@ -129,3 +129,46 @@ func FuzzGRPCMatch(f *testing.F) {
 		}
 	})
 }
+
+// TestKindConflictLoserTakesNoOther: of an HTTPRoute and a GRPCRoute whose
+// hostnames intersect on a listener the older is accepted; a route that
+// conflicts only with one that lost such a conflict is accepted, whatever
+// the names' order. Here the GRPCRoute loses to the older HTTPRoute "z-old"
+// on old.example, so the younger HTTPRoute "a-new" on new.example, which
+// only the GRPCRoute shares, is served.
+func TestKindConflictLoserTakesNoOther(t *testing.T) {
+	parent := []gwv1.ParentReference{{Name: "gw"}}
+	gw := gateway("app", "gw", "ours", listener("http", "", gwv1.NamespacesFromSame))
+	be := gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{toService("", "svc", 80)}}
+	o := Objects{
+		GatewayClasses: classes(),
+		Gateways:       []*gwv1.Gateway{gw},
+		GRPCRoutes: []*gwv1.GRPCRoute{grpcRoute("app", "calls", 20, parent, []gwv1.Hostname{"new.example", "old.example"},
+			gwv1.GRPCRouteRule{BackendRefs: []gwv1.GRPCBackendRef{grpcBackend("svc")}})},
+		HTTPRoutes: []*gwv1.HTTPRoute{
+			httpRoute("app", "z-old", parent, []gwv1.Hostname{"old.example"}, be),
+			httpRoute("app", "a-new", parent, []gwv1.Hostname{"new.example"}, be),
+		},
+	}
+	o.HTTPRoutes[0].CreationTimestamp = metav1.Unix(10, 0)
+	o.HTTPRoutes[1].CreationTimestamp = metav1.Unix(30, 0)
+	tr := TranslateAll(o)
+	var served []string
+	for _, r := range tr.HTTPRoutes {
+		served = append(served, r.Kind+" "+r.Name)
+	}
+	if d := cmp.Diff([]string{" a-new", " z-old"}, served); d != "" {
+		t.Errorf("routes served (-want +got):\n%s", d)
+	}
+	now := metav1.Unix(100, 0)
+	for _, r := range o.HTTPRoutes {
+		got, _ := tr.Status.HTTPRoute(r, now)
+		if d := cmp.Diff(brief{"Accepted", "True", "Accepted"}, briefs(got.Status.Parents[0].Conditions)[0]); d != "" {
+			t.Errorf("%s (-want +got):\n%s", r.Name, d)
+		}
+	}
+	g, _ := tr.Status.GRPCRoute(o.GRPCRoutes[0], now)
+	if d := cmp.Diff(brief{"Accepted", "False", string(KindConflict)}, briefs(g.Status.Parents[0].Conditions)[0]); d != "" {
+		t.Errorf("calls (-want +got):\n%s", d)
+	}
+}

@@ -253,14 +253,21 @@ func (t *translator) translateTLSRoutes(s *Status) {
 		var backends []compile.WeightedBackend
 		var problems []status.Problem
 		var unsupported []string
-		if len(r.Spec.Rules) > 0 {
-			backends, problems = t.tlsBackends(r, 0)
-		}
-		for i := 1; i < len(r.Spec.Rules); i++ {
-			f := "spec.rules[" + strconv.Itoa(i) + "]"
-			msg := "a TLSRoute rule matches nothing of its own, so the first rule takes every connection; this rule is not served"
-			t.warnTLS(Unsupported, r, f, msg)
-			unsupported = append(unsupported, f+": "+msg)
+		// The rules are judged, with warnings, once a parentRef names a
+		// Gateway of ours: a route of other controllers' Gateways only is
+		// not ours to warn about, as an HTTPRoute's is not.
+		judged := false
+		judge := func() {
+			judged = true
+			if len(r.Spec.Rules) > 0 {
+				backends, problems = t.tlsBackends(r, 0)
+			}
+			for i := 1; i < len(r.Spec.Rules); i++ {
+				f := "spec.rules[" + strconv.Itoa(i) + "]"
+				msg := "a TLSRoute rule matches nothing of its own, so the first rule takes every connection; this rule is not served"
+				t.warnTLS(Unsupported, r, f, msg)
+				unsupported = append(unsupported, f+": "+msg)
+			}
 		}
 		seen := map[listenerKey]bool{}
 		key := nsName{r.Namespace, r.Name}
@@ -272,6 +279,9 @@ func (t *translator) translateTLSRoutes(s *Status) {
 			gw := t.gateways[nsName{ns, string(p.Name)}]
 			if gw == nil {
 				continue // not ours to judge
+			}
+			if !judged {
+				judge()
 			}
 			atts, problem := t.attachTLS(r, i, gw)
 			if problem != nil {

@@ -1,0 +1,33 @@
+package gatewayapi
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// TestTLSRouteOfAnotherControllerIsNotJudged: a TLSRoute whose parents are
+// all another controller's Gateways is not ours, as an HTTPRoute's is
+// not: ramjet warns about nothing in it (its backendRefs, its rules) and
+// decides no status for it.
+func TestTLSRouteOfAnotherControllerIsNotJudged(t *testing.T) {
+	theirs := gateway("infra", "theirs", "theirs", gwv1.Listener{Name: "tls", Port: 443, Protocol: gwv1.TLSProtocolType,
+		TLS: &gwv1.ListenerTLSConfig{Mode: new(gwv1.TLSModePassthrough)}})
+	var ref gwv1.BackendRef
+	ref.Name, ref.Namespace, ref.Port = "db", new(gwv1.Namespace("elsewhere")), new(gwv1.PortNumber(5432))
+	r := &gwv1.TLSRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "r"},
+		Spec: gwv1.TLSRouteSpec{CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{{Name: "theirs", Namespace: new(gwv1.Namespace("infra"))}}},
+			Hostnames: []gwv1.Hostname{"db.example"},
+			Rules:     []gwv1.TLSRouteRule{{BackendRefs: []gwv1.BackendRef{ref}}, {BackendRefs: []gwv1.BackendRef{ref}}}}}
+	tr := TranslateAll(Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{theirs}, TLSRoutes: []*gwv1.TLSRoute{r}})
+	for _, w := range tr.Warnings {
+		t.Errorf("warning about another controller's TLSRoute: %v", w)
+	}
+	if len(tr.TLSRoutes) != 0 {
+		t.Errorf("served: %+v", tr.TLSRoutes)
+	}
+	if got, changed := tr.Status.TLSRoute(r, metav1.Unix(1, 0)); changed {
+		t.Errorf("status decided: %+v", got.Status)
+	}
+}

@@ -452,6 +452,11 @@ func (st *clientStream) claimRetry() bool {
 // handed to a writer of its own.
 func (cc *clientConn) open(req *http.Request, hasBody bool) (*clientStream, error) {
 	st := &clientStream{cc: cc, req: req, wake: make(chan struct{}, 1), recvWindow: clientStreamWindow}
+	if hasBody {
+		// Set before the stream is registered: the read loop may abandon
+		// the body as soon as it finds the stream.
+		st.reqBody = req.Body
+	}
 	cc.mu.Lock()
 	reserved := cc.reserved > 0
 	if reserved {
@@ -481,7 +486,6 @@ func (cc *clientConn) open(req *http.Request, hasBody bool) (*clientStream, erro
 	cc.queueSoon()
 	cc.mu.Unlock()
 	if hasBody {
-		st.reqBody = req.Body
 		go st.writeBody(req.Body)
 	}
 	return st, nil

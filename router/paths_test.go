@@ -189,7 +189,14 @@ func TestUpstreamPathsStreamedBodyFailures(t *testing.T) {
 				head := make([]byte, len("HTTP/1.1 200"))
 				n, _ := io.ReadFull(c, head)
 				assert.Equal(t, "HTTP/1.1 "+strconv.Itoa(tt.wantStatus), string(head[:n]))
-				rec := rs.last(t)
+				// The record comes as ServeHTTP returns, which may be
+				// after the head reached the client.
+				var rec Record
+				select {
+				case rec = <-rs.ch:
+				case <-time.After(5 * time.Second):
+					t.Fatal("no record 5 s after the answer's head")
+				}
 				assert.Equal(t, tt.wantReason, rec.Reason)
 				assert.Zero(t, r.InFlight(addr))
 				mu.Lock()

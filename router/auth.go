@@ -444,7 +444,7 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 		if cached {
 			// A remembered answer stands for the service's: it is not asked.
 			key = authCacheKey(o, x, loc, &av)
-			if e, hit := r.auth.answers.get(key, time.Now()); hit {
+			if e, hit := r.auth.answers.get(key, time.Now(), req.Header); hit {
 				res = &http.Response{StatusCode: e.status, Header: e.header.Clone(), Body: http.NoBody}
 			}
 		}
@@ -458,7 +458,7 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 			return ansAuthError, false
 		}
 		if cached {
-			r.auth.answers.put(key, o, res.StatusCode, res.Header, time.Now())
+			r.auth.answers.put(key, o, res.StatusCode, res.Header, time.Now(), req.Header)
 		}
 	}
 	defer res.Body.Close()

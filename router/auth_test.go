@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -510,4 +511,50 @@ func TestAuthVarsCookie(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, tc.want, v.expand(&ref), tc.header)
 	}
+}
+
+// TestAuthCacheVary: an answer whose Vary names request headers depends on
+// more than auth-cache-key; nginx's cache keeps it per value of those
+// headers and serves it only to requests that send the same ones. "Vary:
+// *" is never kept.
+func TestAuthCacheVary(t *testing.T) {
+	var calls atomic.Int32
+	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("Vary", r.URL.Query().Get("vary"))
+		if r.Header.Get("Authorization") != "Bearer good" {
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+	}))
+	t.Cleanup(svc.Close)
+	key, err := match.ParseVarTemplate("$cookie_session")
+	require.NoError(t, err)
+	newRouter := func(vary string) *Router {
+		r, _ := authRouter(t, Options{}, externalAuth(t, svc.URL+"/?vary="+vary, func(x *match.ExternalAuth) {
+			x.Options = &match.ExternalAuthOptions{CacheKey: &key, CacheValid: []match.AuthCacheValid{{Codes: []int{200, 401}, TTL: time.Minute}}}
+		}))
+		return r
+	}
+	status := func(r *Router, auth string) int {
+		h := http.Header{}
+		if auth != "" {
+			h.Set("Authorization", auth)
+		}
+		res := serve(r, http.MethodGet, "shop.example.com", "/app", h)
+		body(t, res)
+		return res.StatusCode
+	}
+
+	r := newRouter("Accept-Encoding,%20authorization")
+	require.Equal(t, http.StatusOK, status(r, "Bearer good"))
+	require.Equal(t, http.StatusOK, status(r, "Bearer good"))
+	assert.EqualValues(t, 1, calls.Load(), "the same variant is answered from the cache")
+	assert.Equal(t, http.StatusUnauthorized, status(r, ""), "another Authorization, the same key")
+	assert.EqualValues(t, 2, calls.Load())
+
+	calls.Store(0)
+	r = newRouter("*")
+	status(r, "Bearer good")
+	status(r, "Bearer good")
+	assert.EqualValues(t, 2, calls.Load(), "Vary: * is not kept")
 }

@@ -138,23 +138,39 @@ type authCached struct {
 	status  int
 	header  http.Header
 	expires time.Time
+	// vary are the request headers the answer's Vary names, and variant
+	// the digest of the values they had: nginx's cache keeps such an
+	// answer per variant and serves it to that variant only.
+	vary    []string
+	variant [sha256.Size]byte
 }
 
-func (c *authCache) get(k [sha256.Size]byte, now time.Time) (authCached, bool) {
+// get returns the answer kept for k that answers a request with header
+// req (its Vary variant), if there is one.
+func (c *authCache) get(k [sha256.Size]byte, now time.Time, req http.Header) (authCached, bool) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	e, ok := c.entries[k]
-	if !ok || !now.Before(e.expires) {
+	c.mu.Unlock()
+	if !ok || !now.Before(e.expires) || len(e.vary) > 0 && varyVariant(e.vary, req) != e.variant {
 		return authCached{}, false
 	}
 	return e, true
 }
 
-// put keeps an answer of status for its time (see cacheTTL), if any.
-func (c *authCache) put(k [sha256.Size]byte, o *match.ExternalAuthOptions, status int, h http.Header, now time.Time) {
+// put keeps an answer of status to a request with header req for its
+// time (see cacheTTL), if any.
+func (c *authCache) put(k [sha256.Size]byte, o *match.ExternalAuthOptions, status int, h http.Header, now time.Time, req http.Header) {
 	ttl := cacheTTL(o, status, h)
 	if ttl <= 0 {
 		return
+	}
+	vary, ok := varyNames(h)
+	if !ok {
+		return
+	}
+	var variant [sha256.Size]byte
+	if len(vary) > 0 {
+		variant = varyVariant(vary, req)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -171,7 +187,39 @@ func (c *authCache) put(k [sha256.Size]byte, o *match.ExternalAuthOptions, statu
 			return
 		}
 	}
-	c.entries[k] = authCached{status: status, header: h.Clone(), expires: now.Add(ttl)}
+	c.entries[k] = authCached{status: status, header: h.Clone(), expires: now.Add(ttl), vary: vary, variant: variant}
+}
+
+// varyNames are the request headers an answer's Vary names, canonical;
+// ok is false for "*", an answer nginx's cache never keeps.
+func varyNames(h http.Header) (names []string, ok bool) {
+	for _, v := range h["Vary"] {
+		for f := range strings.SplitSeq(v, ",") {
+			switch f = strings.TrimSpace(f); f {
+			case "":
+			case "*":
+				return nil, false
+			default:
+				names = append(names, http.CanonicalHeaderKey(f))
+			}
+		}
+	}
+	return names, true
+}
+
+// varyVariant digests the values req has of the headers names.
+func varyVariant(names []string, req http.Header) [sha256.Size]byte {
+	d := sha256.New()
+	for _, n := range names {
+		for _, v := range req[n] {
+			d.Write([]byte(v))
+			d.Write([]byte{'\n'})
+		}
+		d.Write([]byte{0})
+	}
+	var sum [sha256.Size]byte
+	d.Sum(sum[:0])
+	return sum
 }
 
 // cacheTTL is how long nginx's proxy_cache keeps an answer: not at all

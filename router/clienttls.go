@@ -92,7 +92,7 @@ func (r *Router) checkClientCert(s *requestState) bool {
 		if len(cs.PeerCertificates) > 0 && c.Verify != match.VerifyOff {
 			leaf = cs.PeerCertificates[0]
 			verify = "SUCCESS"
-			if err := verifyClientChain(c, cs.PeerCertificates); err != nil {
+			if err := r.chains.verify(c, cs.PeerCertificates); err != nil {
 				verify = "FAILED:" + opensslVerifyError(err)
 				if c.Verify != match.VerifyOptionalNoCA || !isUnknownAuthority(err) {
 					return r.clientCertRefused(s, c, ansClientCertInvalid)
@@ -150,6 +150,49 @@ func verifyClientChain(c *match.ClientTLS, certs []*x509.Certificate) error {
 		return err
 	}
 	return chainDepth(chains, c.VerifyDepth)
+}
+
+// chainVerdicts remembers the verdict on each connection's client chain
+// for a host's settings, so that a chain is verified once per connection,
+// as nginx verifies it once, in the handshake. Verified on every request,
+// a chain the client made up would have each request of an HTTP/2
+// connection pay for up to 100 signature checks. A connection's chain is
+// known by its PeerCertificates array, which every request of the
+// connection shares (a certificate alone is not: resumed sessions share
+// parsed certificates across connections). The set is bounded, and
+// starts over when full.
+type chainVerdicts struct {
+	mu sync.Mutex
+	m  map[chainKey]error
+	// verified counts the chains verified.
+	verified atomic.Uint64
+}
+
+type chainKey struct {
+	chain *(*x509.Certificate) // &PeerCertificates[0]
+	n     int
+	c     *match.ClientTLS
+}
+
+const maxChainVerdicts = 4096
+
+func (v *chainVerdicts) verify(c *match.ClientTLS, certs []*x509.Certificate) error {
+	k := chainKey{&certs[0], len(certs), c}
+	v.mu.Lock()
+	err, ok := v.m[k]
+	v.mu.Unlock()
+	if ok {
+		return err
+	}
+	err = verifyClientChain(c, certs)
+	v.verified.Add(1)
+	v.mu.Lock()
+	if v.m == nil || len(v.m) >= maxChainVerdicts {
+		v.m = make(map[chainKey]error)
+	}
+	v.m[k] = err
+	v.mu.Unlock()
+	return err
 }
 
 var errChainTooLong = errors.New("certificate chain too long")

@@ -451,6 +451,9 @@ type Router struct {
 	tls configmap.TLS
 	// ocsp staples OCSP responses (ocsp.go); nil unless enable-ocsp.
 	ocsp *stapler
+	// chains are the verdicts on connections' client certificate chains
+	// (clienttls.go).
+	chains chainVerdicts
 	// gatewayPorts is Options.GatewayPorts, or what SetGatewayPorts set.
 	gatewayPorts atomic.Pointer[map[int]int32]
 	// hsts is the Strict-Transport-Security value (see hstsValue); nil:

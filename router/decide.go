@@ -152,12 +152,12 @@ var stepDecide = step{name: "decide", decided: true, reasons: []string{
 // The request steps that write decide's answer (see decision.at).
 var (
 	// stepUnlocated: no table, a request that cannot be routed, and the
-	// server-level redirects (the www twin's, app-root's, a route's
-	// permanent- or temporal-redirect): they come before the location,
-	// so its CORS headers are not added.
+	// server-level redirects (the www twin's, app-root's): they come
+	// before the location, so its CORS headers are not added.
 	stepUnlocated = step{name: "unlocated answer", decided: true}
-	// stepLocated: the rewrite's redirect or refusal and the HTTPS
-	// redirect, past the CORS preflight and before the rate limits.
+	// stepLocated: a route's permanent- or temporal-redirect, the
+	// rewrite's redirect or refusal and the HTTPS redirect, past the CORS
+	// preflight and the snippet and before the rate limits.
 	stepLocated = step{name: "located answer", decided: true}
 	// stepNoBackend: nothing matched (404), past authentication.
 	stepNoBackend = step{name: "no backend", decided: true}
@@ -271,8 +271,10 @@ func (r *Router) decideTarget(d *decision, req *http.Request, grpc bool, target 
 	}
 	d.src = matched(d.res)
 	d.proto = r.clientProto(req)
-	if a, loc, unrouted, ok := r.redirectAction(req, d.res, d.host, d.path, d.query, d.hasQuery, clean); ok {
-		d.ans, d.location, d.plain = a, loc, true
+	redirect, redirectTo, unrouted, redirected := r.redirectAction(req, d.res, d.host, d.path, d.query, d.hasQuery, clean)
+	if redirected && redirect.reason != ReasonRedirect {
+		// The www twin's and app-root's, from the server block.
+		d.ans, d.location, d.plain = redirect, redirectTo, true
 		if unrouted {
 			d.src = nil
 		}
@@ -287,6 +289,13 @@ func (r *Router) decideTarget(d *decision, req *http.Request, grpc bool, target 
 		return
 	}
 	d.at = &stepLocated
+	if redirected {
+		// permanent- or temporal-redirect: the location's "return", past
+		// its CORS preflight and snippet, before its rewrite and the
+		// HTTPS redirect.
+		d.ans, d.location, d.plain = redirect, redirectTo, true
+		return
+	}
 	if loc.Rewrite != nil {
 		if d.act, d.ans, d.location = routeActionOf(&d.res, loc.Rewrite, d.host, clean, d.query, d.proto); d.ans.status != 0 {
 			d.plain = d.location != ""

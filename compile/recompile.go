@@ -384,16 +384,34 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 	for range small.Table.TLSHosts() {
 		return c.fullCompile("TLS hosts")
 	}
-	var subBackends []*match.Backend
+	var subBackends, globalBackends []*match.Backend
 	for be := range small.Table.Backends() {
 		k := objKey{be.Namespace, be.Name}
-		if !services[k] || global != nil && k == *global {
-			if global != nil && k == *global {
-				continue
-			}
+		if global != nil && k == *global {
+			globalBackends = append(globalBackends, be)
+			continue
+		}
+		if !services[k] {
 			return c.fullCompile("backend outside")
 		}
 		subBackends = append(subBackends, be)
+	}
+	if global != nil {
+		// The table lists the global default backend while something
+		// uses it (response.go). The previous table's entry stays when
+		// the small compile uses it too, and the small compile's goes in
+		// when it is the first user; whether a host the change did not
+		// reach still uses it the previous table does not say.
+		prevListed := false
+		for be := range c.last.Table.BackendsWithIDPrefix(global.ns + "/" + global.name + ":") {
+			prevListed = prevListed || be.Namespace == global.ns && be.Name == global.name
+		}
+		switch {
+		case len(globalBackends) > 0 && !prevListed:
+			subBackends = append(subBackends, globalBackends...)
+		case len(globalBackends) == 0 && prevListed:
+			return c.fullCompile("global default backend use")
+		}
 	}
 	inSet := func(r Ref) bool {
 		switch r.Kind {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // Ingress prod/w (older) has server-alias alias.example.com, and team v
@@ -123,4 +124,27 @@ func TestRecompileKeepsTLSHostOfAnotherIngress(t *testing.T) {
 	require.True(t, incr.Table.VirtualHostByName("x.example.com").TLS, "incremental: x.example.com lost VirtualHost.TLS")
 	require.Equal(t, fresh.Table.Digest(), incr.Table.Digest())
 	require.Equal(t, fresh.String(), incr.String())
+}
+
+// With the ConfigMap's custom-http-errors, every location's error pages
+// come from the global default backend, which the table lists while
+// something uses it. Here it has no ready endpoints, so no host's
+// fallback uses it: the first Ingress added makes it listed, and
+// deleting the last one unlists it, in the incremental Compiler as in
+// Compile.
+func TestRecompileGlobalErrorBackendUse(t *testing.T) {
+	opts := Options{DefaultBackend: &ServiceRef{Namespace: "e2e", Name: "errors", Port: "80"}, CustomHTTPErrors: []int{404, 503}}
+	snap := func(names ...string) Snapshot {
+		objs := []runtime.Object{mkService("e2e", "errors", ":8080:"), mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.5")}
+		for i, n := range names {
+			objs = append(objs, mkIngress("prod", n, int64(i+1), withRules(mkRule(n+".example.com", prefix("/", "web", 80)))))
+		}
+		return mkSnapshot(objs...)
+	}
+	c := Compiler{Options: opts}
+	for i, s := range []Snapshot{snap(), snap("a"), snap("a", "b"), snap("b"), snap()} {
+		fresh := Compile(s, opts)
+		incr := c.Compile(s)
+		require.Equal(t, fresh.String(), incr.String(), "step %d", i)
+	}
 }

@@ -1,6 +1,7 @@
 package router
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -126,6 +127,45 @@ func TestRealIPForwarded(t *testing.T) {
 				assert.Equal(t, tt.wantReal, rec.Header().Get("X-Seen-Real-Ip"))
 				assert.Equal(t, tt.wantXFF, rec.Header()["X-Seen-Xff"])
 				assert.Equal(t, tt.wantOriginal, rec.Header()["X-Seen-Original"])
+			})
+		}
+	}
+}
+
+// With forwarded-for-header naming another header, X-Original-Forwarded-For
+// carries that header's value, as ingress-nginx sends
+// $http_<forwarded-for-header> there; the full X-Forwarded-For still
+// appends the peer to the client's X-Forwarded-For ($http_x_forwarded_for).
+func TestOriginalForwardedForFollowsForwardedForHeader(t *testing.T) {
+	addr, _ := countingBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Seen-Real-Ip", r.Header.Get("X-Real-Ip"))
+		w.Header()["X-Seen-Xff"] = r.Header["X-Forwarded-For"]
+		w.Header()["X-Seen-Original"] = r.Header["X-Original-Forwarded-For"]
+	})
+	lb := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+	for _, path := range []string{"own", "net/http"} {
+		for _, full := range []bool{false, true} {
+			t.Run(fmt.Sprint(path, " full=", full), func(t *testing.T) {
+				o := Options{TrustForwardedFor: true, ComputeFullForwardedFor: full, ProxyRealIPCIDR: lb, ForwardedForHeader: "X-Client-Chain"}
+				if path == "net/http" {
+					o.Transport = http.DefaultTransport
+				}
+				r, _ := singleBackendRouter(t, addr, o)
+				req := httptest.NewRequest(http.MethodGet, "/", nil)
+				req.Host, req.RemoteAddr = "web", "10.0.0.5:1000"
+				req.Header.Set("X-Client-Chain", "203.0.113.9")
+				req.Header.Set("X-Forwarded-For", "1.1.1.1")
+				rec := httptest.NewRecorder()
+				r.ServeHTTP(rec, req)
+				require.Equal(t, http.StatusOK, rec.Code)
+				_, _ = io.Copy(io.Discard, rec.Body)
+				assert.Equal(t, "203.0.113.9", rec.Header().Get("X-Seen-Real-Ip"))
+				wantXFF := []string{"203.0.113.9"}
+				if full {
+					wantXFF = []string{"1.1.1.1, 10.0.0.5"}
+				}
+				assert.Equal(t, wantXFF, rec.Header()["X-Seen-Xff"])
+				assert.Equal(t, []string{"203.0.113.9"}, rec.Header()["X-Seen-Original"])
 			})
 		}
 	}

@@ -125,9 +125,9 @@ func writeForwardedRef(bw *bufio.Writer, f *forwarding) {
 	if f.client != "" {
 		writeFieldRef(bw, "X-Real-Ip", f.client)
 	}
-	if len(f.prior) > 0 {
+	if len(f.original) > 0 {
 		bw.WriteString("X-Original-Forwarded-For: ")
-		writeJoinedRef(bw, f.prior)
+		writeJoinedRef(bw, f.original)
 		bw.WriteString("\r\n")
 	}
 	if f.host != "" {

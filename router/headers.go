@@ -1,6 +1,9 @@
 package router
 
-import "slices"
+import (
+	"net/http"
+	"slices"
+)
 
 // The header keys of an ingress-nginx ConfigMap (SPEC §1), as nginx.tmpl
 // writes them at the http level:
@@ -19,6 +22,10 @@ import "slices"
 //   - proxy-add-original-uri-header: proxy_set_header X-Original-URI
 //     $request_uri (Options.OriginalURIHeader).
 //
+// X-Original-Forwarded-For is the client's forwarded-for-header
+// (proxy_set_header X-Original-Forwarded-For $http_<forwarded-for-header>),
+// X-Forwarded-For unless the key names another (Options.ForwardedForHeader).
+//
 // X-Original-Forwarded-Host is always set as nginx.tmpl sets it
 // (proxy_set_header X-Original-Forwarded-Host $http_x_forwarded_host):
 // the client's X-Forwarded-Host, and none when it sent none.
@@ -29,14 +36,21 @@ type headerSettings struct {
 	underscores, keepBadNames bool
 	noRequestID               bool
 	originalURI               bool
+	// originalFor is Options.ForwardedForHeader, canonical, when it is
+	// not X-Forwarded-For: X-Original-Forwarded-For carries it.
+	originalFor string
 }
 
 func newHeaderSettings(o Options) headerSettings {
-	return headerSettings{
+	hs := headerSettings{
 		hide:        slices.Clone(o.HideHeaders),
 		underscores: o.UnderscoresInHeaders, keepBadNames: o.KeepInvalidHeaders,
 		noRequestID: o.NoRequestID, originalURI: o.OriginalURIHeader,
 	}
+	if h := http.CanonicalHeaderKey(o.ForwardedForHeader); h != "" && h != "X-Forwarded-For" {
+		hs.originalFor = h
+	}
+	return hs
 }
 
 // defaultHeaderSettings are ingress-nginx's defaults.

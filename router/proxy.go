@@ -75,13 +75,14 @@ type forwarding struct {
 	// is judged by (Router.ClientAddr): X-Real-IP, and X-Forwarded-For
 	// unless full.
 	peer, client string
-	// prior is the client's X-Forwarded-For, passed on as
-	// X-Original-Forwarded-For; with full (Options.ComputeFullForwardedFor)
-	// X-Forwarded-For is prior with peer appended, nginx's
-	// "$http_x_forwarded_for, $realip_remote_addr".
-	prior []string
-	full  bool
-	host  string // X-Forwarded-Host: the client's Host
+	// prior is the client's X-Forwarded-For; with full
+	// (Options.ComputeFullForwardedFor) X-Forwarded-For is prior with peer
+	// appended, nginx's "$http_x_forwarded_for, $realip_remote_addr".
+	// original is the client's forwarded-for-header (prior unless it is
+	// another), passed on as X-Original-Forwarded-For.
+	prior, original []string
+	full            bool
+	host            string // X-Forwarded-Host: the client's Host
 	// port is the listener's port (nginx's $server_port); 0 when the
 	// handler runs without a listener, and portText says it instead.
 	port     int
@@ -118,11 +119,10 @@ func forwardingOf(f *forwarding, in *http.Request, x *exchange) {
 		f.originalURI = in.RequestURI
 	}
 	// An empty header is none, as nginx sends no empty header.
-	for _, v := range in.Header["X-Forwarded-For"] {
-		if v != "" {
-			f.prior = in.Header["X-Forwarded-For"]
-			break
-		}
+	f.prior = nonEmpty(in.Header["X-Forwarded-For"])
+	f.original = f.prior
+	if h := x.headers().originalFor; h != "" {
+		f.original = nonEmpty(in.Header[h])
 	}
 	ip := splitPeer(in.RemoteAddr)
 	f.peer, f.client = ip, ip
@@ -141,6 +141,17 @@ func forwardingOf(f *forwarding, in *http.Request, x *exchange) {
 			f.requestID = id[0]
 		}
 	}
+}
+
+// nonEmpty is a header's values, nil when none is non-empty: an empty
+// header is none, as nginx sends no empty header.
+func nonEmpty(vs []string) []string {
+	for _, v := range vs {
+		if v != "" {
+			return vs
+		}
+	}
+	return nil
 }
 
 // splitPeer is the host of RemoteAddr as net.SplitHostPort splits it, or
@@ -220,8 +231,8 @@ func setForwarded(in *http.Request, h http.Header, x *exchange) {
 	if f.client != "" {
 		set("X-Real-Ip", f.client)
 	}
-	if prior != "" {
-		set("X-Original-Forwarded-For", prior)
+	if len(f.original) > 0 {
+		set("X-Original-Forwarded-For", strings.Join(f.original, ", "))
 	}
 	if f.host != "" {
 		set("X-Forwarded-Host", f.host)

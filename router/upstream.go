@@ -218,9 +218,9 @@ func writeForwarded(hb *headBuf, f *forwarding) {
 		hb.str("\r\nX-Real-Ip: ")
 		hb.str(f.client)
 	}
-	if len(f.prior) > 0 {
+	if len(f.original) > 0 {
 		hb.str("\r\nX-Original-Forwarded-For: ")
-		hb.joined(f.prior)
+		hb.joined(f.original)
 	}
 	if f.host != "" {
 		hb.str("\r\nX-Forwarded-Host: ")

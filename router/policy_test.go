@@ -453,3 +453,24 @@ func TestGRPCCodeOfLimitAnswer(t *testing.T) {
 		assert.Equal(t, want, grpcCode(code), code)
 	}
 }
+
+// A zone with limit-connections alone that finds no room for a client
+// answers limit-conn-status-code, as nginx's limit_conn answers its own
+// status when its zone is full; with a rate the limit_req status stands.
+func TestLimiterFullSetAnswersConnStatus(t *testing.T) {
+	l, clock := testLimiter(limitWays)
+	key := l.zoneKey("prod/full")
+	conn := &rateLimits{conns: 1}
+	for i := range limitWays {
+		a := l.client(netip.AddrFrom4([4]byte{10, 0, 0, byte(i)}))
+		_, ok := l.take(key, &a, conn, clock.now())
+		require.True(t, ok)
+	}
+	ninth := l.client(netip.MustParseAddr("10.0.0.99"))
+	tk, ok := l.take(key, &ninth, conn, clock.now())
+	require.False(t, ok)
+	require.True(t, tk.connRefused, "only limit_conn could have found no room")
+	tk, ok = l.take(key, &ninth, &rateLimits{milliRPS: 1000, burstRPS: 5000, conns: 1}, clock.now())
+	require.False(t, ok)
+	require.False(t, tk.connRefused, "limit_req runs first")
+}

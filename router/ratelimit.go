@@ -191,7 +191,10 @@ func (l *limiter) take(key uint64, cl *client, lim *rateLimits, now int64) (conn
 	defer s.mu.Unlock()
 	c, fresh := s.slot(key, &cl.addr, now)
 	if c == nil {
-		return connTicket{}, false // every slot of the set is in flight
+		// Every slot of the set is in flight. Without a rate only
+		// limit_conn keeps state, and nginx answers its status when its
+		// zone has no room.
+		return connTicket{connRefused: lim.milliRPS == 0 && lim.milliRPM == 0}, false
 	}
 	var rps, rpm int64
 	if lim.milliRPS > 0 {

@@ -61,7 +61,10 @@ type peerIsClientKey struct{}
 // listener uses it for a header that named no client (v1 UNKNOWN, v2
 // LOCAL): the peer is then the load balancer itself, which wrote no
 // X-Forwarded-For, so the header came from the client; ingress-nginx then
-// takes the connection's address too. f is called only when the answer
+// takes the connection's address too. A marked connection is read as
+// PROXY protocol's in one more way: when f reports false and the local
+// address (the header's destination) has port 443, the request counts as
+// https, as ingress-nginx's use-proxy-protocol does. f is called only when the answer
 // matters (the peer is trusted), once the request has been read, so it
 // may look at what the connection read first without holding up the
 // server's accept loop; it must be safe to call from several goroutines.

@@ -1,6 +1,7 @@
 package router
 
 import (
+	"net"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -160,11 +161,11 @@ func isNameByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_'
 }
 
-// clientProto is the scheme the client used: "https" over TLS, or when
-// trusted, the first value of X-Forwarded-Proto set by a load balancer in
-// front.
+// clientProto is the scheme the client used: "https" over TLS, through a
+// PROXY protocol header naming port 443 (proxiedHTTPS), or when trusted,
+// the first value of X-Forwarded-Proto set by a load balancer in front.
 func (r *Router) clientProto(req *http.Request) string {
-	if req.TLS != nil {
+	if req.TLS != nil || proxiedHTTPS(req) {
 		return "https"
 	}
 	if r.live.Load().trustForwardedProto {
@@ -176,4 +177,20 @@ func (r *Router) clientProto(req *http.Request) string {
 		}
 	}
 	return "http"
+}
+
+// proxiedHTTPS reports a request read through a PROXY protocol header
+// (PeerIsClient marks the connection) that named a client and destination
+// port 443: the load balancer terminated TLS there, as ingress-nginx with
+// use-proxy-protocol assumes (lua_ingress.lua, proxy_protocol_server_port
+// "443"); redirecting it to https would loop through the balancer. The
+// connection's local address is the header's destination then.
+func proxiedHTTPS(req *http.Request) bool {
+	ctx := req.Context()
+	f, _ := ctx.Value(peerIsClientKey{}).(func() bool)
+	if f == nil {
+		return false
+	}
+	a, _ := ctx.Value(http.LocalAddrContextKey).(*net.TCPAddr)
+	return a != nil && a.Port == 443 && !f()
 }

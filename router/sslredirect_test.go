@@ -1,7 +1,9 @@
 package router
 
 import (
+	"context"
 	"crypto/tls"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -188,4 +190,45 @@ func TestRedirectGRPC(t *testing.T) {
 	assert.Equal(t, http.StatusPermanentRedirect, res.StatusCode)
 	assert.Equal(t, "https://shop.example.com/api/pkg.S/M", res.Header.Get("Location"))
 	assert.Empty(t, res.Header.Get("Grpc-Status"))
+}
+
+// A request read through a PROXY protocol header (a connection marked
+// with PeerIsClient) whose destination port is 443 came through a load
+// balancer that terminated TLS there: ingress-nginx with use-proxy-protocol
+// takes it as https (lua_ingress.lua: proxy_protocol_server_port "443"),
+// so it is not redirected, which would loop through the balancer forever,
+// and the backend reads X-Forwarded-Proto https. A header that named no
+// client (the mark says true) and a connection without the mark prove
+// nothing.
+func TestProxyProtocolPort443IsHTTPS(t *testing.T) {
+	_, addr := echoBackend(t, "web")
+	r := newTestRouter(Options{})
+	r.Publish(redirectTable(addr))
+	for _, tt := range []struct {
+		name       string
+		marked     bool
+		peerClient bool
+		port       int
+		want       int
+	}{
+		{"PROXY to 443", true, false, 443, 200},
+		{"PROXY to 80", true, false, 80, 308},
+		{"PROXY naming no client", true, true, 443, 308},
+		{"no PROXY header", false, false, 443, 308},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodGet, "/api", nil)
+			req.Host = "shop.example.com"
+			ctx := context.WithValue(req.Context(), http.LocalAddrContextKey, &net.TCPAddr{IP: net.IPv4(10, 0, 0, 1), Port: tt.port})
+			if tt.marked {
+				ctx = PeerIsClient(ctx, func() bool { return tt.peerClient })
+			}
+			rec := httptest.NewRecorder()
+			r.ServeHTTP(rec, req.WithContext(ctx))
+			require.Equal(t, tt.want, rec.Code)
+			if tt.want == 200 {
+				assert.Equal(t, []string{"https"}, rec.Header().Values("Seen-X-Forwarded-Proto"))
+			}
+		})
+	}
 }

@@ -24,8 +24,13 @@ const maxTries = 3
 // replaces the rule with nginx's conditions (see passOn).
 func (x *exchange) roundTrip(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
 	p := x.proxying()
-	if p != nil && (p.Retry != nil || p.TryTimeout > 0) {
+	if p != nil && p.Retry != nil {
 		return x.roundTripRetry(rt, req, p.Retry, p.TryTimeout)
+	}
+	if p != nil && p.TryTimeout > 0 {
+		// A rule's backend request timeout without a retry bounds each
+		// try, which a dial failure still passes on as below.
+		rt = tryTimeoutTransport{rt, p.TryTimeout}
 	}
 	explicit := p != nil && p.NextUpstream != 0
 	if x.balancer.Len() < 2 || !explicit && !idempotent(req.Method) || explicit && p.NextUpstream&match.RetryOff != 0 {
@@ -104,12 +109,20 @@ func (b *unclosedBody) Read(p []byte) (int, error) {
 
 func (b *unclosedBody) Close() error { return nil }
 
-// roundTripRetry is roundTrip under a Gateway API rule's retry (see
-// match.Retry and retryRoute).
+// tryTimeoutTransport sends each try under a route's backend request
+// timeout (tryRoundTrip).
+type tryTimeoutTransport struct {
+	rt http.RoundTripper
+	d  time.Duration
+}
+
+func (t tryTimeoutTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	return tryRoundTrip(t.rt, req, t.d)
+}
+
+// roundTripRetry is roundTrip under a Gateway API rule's retry rr (see
+// match.Retry and retryRoute), each try under tryTimeout.
 func (x *exchange) roundTripRetry(rt http.RoundTripper, req *http.Request, rr *match.Retry, tryTimeout time.Duration) (*http.Response, error) {
-	if rr == nil {
-		return tryRoundTrip(rt, req, tryTimeout)
-	}
 	out := req
 	var body *unclosedBody
 	if req.Body != nil && req.Body != http.NoBody {

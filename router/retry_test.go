@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -162,4 +163,37 @@ func TestRetryLimits(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBackendRequestTimeoutKeepsDialRetry: a Gateway API rule's
+// backendRequest timeout without a retry bounds each try, and a dial
+// failure still goes on to another endpoint, as on every route (SPEC §13),
+// on a backend dialled through net/http's transport (H2C) too.
+func TestBackendRequestTimeoutKeepsDialRetry(t *testing.T) {
+	live := func() string {
+		s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+		s.Config.Protocols = new(http.Protocols)
+		s.Config.Protocols.SetUnencryptedHTTP2(true)
+		s.Start()
+		t.Cleanup(s.Close)
+		return strings.TrimPrefix(s.URL, "http://")
+	}
+	dead := deadAddr(t)
+	be := backend("prod/h2c:80", match.H2C, match.Serving, dead, live(), live())
+	rt := route(match.Prefix, "/", be)
+	rt.Location.Policy = &match.Policy{Proxy: &match.Proxying{MaxTempFileSize: -1, TryTimeout: 10 * time.Second}}
+	rs := newRecords()
+	r := newTestRouter(Options{Observer: rs.observe})
+	r.Publish(mustTable(match.Spec{VirtualHosts: []*match.VirtualHost{vhost("", nil, rt)}, Backends: []*match.Backend{be}}))
+
+	for range 9 {
+		res := serve(r, http.MethodGet, "web", "/", nil)
+		body(t, res)
+		require.Equal(t, http.StatusOK, res.StatusCode)
+	}
+	tries := map[int]int{}
+	for _, rec := range rs.all {
+		tries[rec.Tries]++
+	}
+	assert.Greater(t, tries[2], 0, "some requests were sent to the dead endpoint first")
 }

@@ -2531,9 +2531,11 @@
 // client addresses (whitelist-, allowlist-, denylist-source-range), run
 // ModSecurity or carry a snippet that can answer a request itself (allow,
 // deny, return) becomes no route at all and is listed with that
-// annotation; a host checked as a whole (client certificates, auth-tls-*,
-// or a server-snippet location block, which may guard another Ingress's
-// path) is not converted, and every Ingress on it is listed. A host listed
+// annotation, and so does every other Ingress's path on its hosts (a "/"
+// there would take its requests), each Ingress listed; a host checked as
+// a whole (client certificates, auth-tls-*, or a server-snippet location
+// block, which may guard another Ingress's path) is not converted, and
+// every Ingress on it is listed. A host listed
 // under spec.tls without a rule of its own gets its HTTP and HTTPS
 // listeners and the routes of the host that serves it (a wildcard, or the
 // catch-all) under its name, so its plain HTTP is redirected as

@@ -411,7 +411,7 @@ func olderIngress(a, b *networkingv1.Ingress) bool {
 // host converts one virtual host's routes and fallback, unless a check
 // of the whole host has no Gateway API form (guardedHost).
 func (c *converter) host(vh *match.VirtualHost) {
-	if c.guardedHost(vh) {
+	if c.guardedHost(vh) || c.sharesWithheld(vh) {
 		return
 	}
 	c.acme = c.acme[:0]

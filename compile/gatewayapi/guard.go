@@ -1,6 +1,8 @@
 package gatewayapi
 
 import (
+	"slices"
+
 	"ramjet.dev/ramjet/match"
 )
 
@@ -103,6 +105,36 @@ func (c *converter) guardedHost(vh *match.VirtualHost) bool {
 	note(vh.FallbackSource)
 	if vh.Actions != nil {
 		note(vh.Actions.AppRootSource)
+	}
+	return true
+}
+
+// sharesWithheld reports whether a path of vh is an Ingress's that
+// guarded withheld. The host is then not converted at all: the other
+// Ingresses' paths there (a "/" above all) would take that Ingress's
+// requests and serve them unchecked. Each of those Ingresses is listed.
+func (c *converter) sharesWithheld(vh *match.VirtualHost) bool {
+	ours := func(src match.Source) bool {
+		return src.Kind == "" && src.Name != "" && c.ingresses[nsName{src.Namespace, src.Name}] != nil
+	}
+	i := slices.IndexFunc(vh.Routes, func(r *match.Route) bool {
+		return ours(r.Source) && c.withheld[nsName{r.Source.Namespace, r.Source.Name}]
+	})
+	if i < 0 {
+		return false
+	}
+	w := vh.Routes[i].Source
+	note := func(src match.Source) {
+		if ours(src) && !c.withheld[nsName{src.Namespace, src.Name}] {
+			c.note(src.Namespace, src.Name, src.Field, hostName(vh.Name)+" also serves Ingress "+w.Namespace+"/"+w.Name+
+				", which is not converted for its check; the host is not converted, so that no route serves that Ingress's requests unchecked")
+		}
+	}
+	for _, r := range vh.Routes {
+		note(r.Source)
+	}
+	if vh.Fallback != nil {
+		note(vh.FallbackSource)
 	}
 	return true
 }

@@ -161,3 +161,51 @@ func TestFromIngressNamesMadeValid(t *testing.T) {
 		t.Errorf("the output depends on the order of the Ingresses")
 	}
 }
+
+// TestFromIngressSharedHostNeverFailsOpen: when an Ingress with a check is
+// not converted, another Ingress's paths on the same host are not either:
+// its "/" would take the checked Ingress's /admin and serve it unchecked.
+// That Ingress is listed; Ingresses of other hosts are converted.
+func TestFromIngressSharedHostNeverFailsOpen(t *testing.T) {
+	class := "nginx"
+	pt := networkingv1.PathTypePrefix
+	ing := func(name, host, path string, annotations map[string]string) *networkingv1.Ingress {
+		return &networkingv1.Ingress{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Annotations: annotations},
+			Spec: networkingv1.IngressSpec{IngressClassName: &class, Rules: []networkingv1.IngressRule{{
+				Host: host,
+				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
+					Path: path, PathType: &pt, Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+						Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}},
+			}}},
+		}
+	}
+	snap := compile.Snapshot{
+		IngressClasses: []*networkingv1.IngressClass{{ObjectMeta: metav1.ObjectMeta{Name: class}, Spec: networkingv1.IngressClassSpec{Controller: "k8s.io/ingress-nginx"}}},
+		Ingresses: []*networkingv1.Ingress{
+			ing("admin", "shop.example.com", "/admin", map[string]string{nginxPrefix + "auth-url": "http://auth.ns.svc/check"}),
+			ing("site", "shop.example.com", "/", nil),
+			ing("blog", "blog.example.com", "/", nil),
+		},
+	}
+	m := FromIngress(snap, FromIngressOptions{Compile: compile.Options{IngressClass: class, ControllerName: "k8s.io/ingress-nginx"}})
+	var served []string
+	for _, r := range m.HTTPRoutes {
+		for _, h := range r.Spec.Hostnames {
+			served = append(served, string(h))
+			if h == "shop.example.com" {
+				t.Errorf("HTTPRoute %s serves shop.example.com, whose /admin Ingress %s checks, without the check", r.Name, "admin")
+			}
+		}
+	}
+	if !slices.Contains(served, "blog.example.com") {
+		t.Errorf("blog.example.com is not converted: %v", served)
+	}
+	listed := false
+	for _, u := range m.Unconverted {
+		listed = listed || u.Name == "site"
+	}
+	if !listed {
+		t.Errorf("Ingress site is not listed: %v", m.Unconverted)
+	}
+}

@@ -2535,7 +2535,9 @@
 // there would take its requests), each Ingress listed; a host checked as
 // a whole (client certificates, auth-tls-*, or a server-snippet location
 // block, which may guard another Ingress's path) is not converted, and
-// every Ingress on it is listed. A host listed
+// every Ingress on it is listed. A host not converted keeps its name as
+// listeners without routes, so that a wildcard's or the catch-all's
+// routes do not take its requests (they answer 404). A host listed
 // under spec.tls without a rule of its own gets its HTTP and HTTPS
 // listeners and the routes of the host that serves it (a wildcard, or the
 // catch-all) under its name, so its plain HTTP is redirected as

@@ -375,6 +375,37 @@ func (c *converter) group(src match.Source, vh *match.VirtualHost) *routeGroup {
 	return g
 }
 
+// holdHost keeps the name of a host that is not converted as listeners
+// without routes in the Gateways of its Ingresses: a listener's hostname
+// goes before a wildcard's and the catch-all's, so the host's requests
+// answer 404 rather than reach another host's routes unchecked.
+func (c *converter) holdHost(vh *match.VirtualHost) {
+	hold := func(src match.Source) {
+		k := nsName{src.Namespace, src.Name}
+		if src.Kind != "" || c.ingresses[k] == nil {
+			return
+		}
+		g := &routeGroup{key: routeKey{src.Namespace, src.Name, vh.Name}, class: c.class[k]}
+		gh := c.gateway(g)
+		if gh == nil {
+			gh = &gatewayHosts{hosts: make(map[string]bool), tls: make(map[string]nsName)}
+			c.gateways[c.gatewayOf(g)] = gh
+		}
+		gh.hosts[vh.Name] = true
+		if vh.TLS {
+			if secret, ok := c.tlsSecret(src.Namespace, g.class, vh.Name); ok {
+				gh.tls[vh.Name] = secret
+			}
+		}
+	}
+	for _, r := range vh.Routes {
+		hold(r.Source)
+	}
+	if vh.Fallback != nil {
+		hold(vh.FallbackSource)
+	}
+}
+
 // gatewayOf is the namespace and name of the route's Gateway.
 func (c *converter) gatewayOf(g *routeGroup) nsName {
 	return nsName{cmp.Or(c.opts.GatewayNamespace, g.key.ns), g.class}
@@ -412,6 +443,7 @@ func olderIngress(a, b *networkingv1.Ingress) bool {
 // of the whole host has no Gateway API form (guardedHost).
 func (c *converter) host(vh *match.VirtualHost) {
 	if c.guardedHost(vh) || c.sharesWithheld(vh) {
+		c.holdHost(vh)
 		return
 	}
 	c.acme = c.acme[:0]

@@ -6,11 +6,16 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/router/routertest"
 )
 
 // TestFromIngressNeverFailsOpen: an Ingress with authentication, a client
@@ -207,5 +212,61 @@ func TestFromIngressSharedHostNeverFailsOpen(t *testing.T) {
 	}
 	if !listed {
 		t.Errorf("Ingress site is not listed: %v", m.Unconverted)
+	}
+}
+
+// TestFromIngressWithheldHostNotServedByOthers: the name of a host whose
+// only Ingress is not converted for its check is not served by a route of
+// another host either (the catch-all's, or a wildcard's), which would
+// answer its requests unchecked: served from the Gateway API objects,
+// such a request is not proxied to the other Ingress's backend.
+func TestFromIngressWithheldHostNotServedByOthers(t *testing.T) {
+	class := "nginx"
+	pt := networkingv1.PathTypePrefix
+	ing := func(name, host, svc string, annotations map[string]string) *networkingv1.Ingress {
+		return &networkingv1.Ingress{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Annotations: annotations},
+			Spec: networkingv1.IngressSpec{IngressClassName: &class, Rules: []networkingv1.IngressRule{{
+				Host: host,
+				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
+					Path: "/", PathType: &pt, Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+						Name: svc, Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}},
+			}}},
+		}
+	}
+	svc := func(name string) *corev1.Service {
+		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name},
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}}}
+	}
+	admin, site, wild := svc("admin"), svc("site"), svc("wild")
+	auth := map[string]string{nginxPrefix + "auth-url": "http://auth.ns.svc/check"}
+	for _, tt := range []struct{ name, otherHost, other string }{
+		{"catch-all", "", "site"},
+		{"wildcard", "*.example.com", "wild"},
+	} {
+		snap := compile.Snapshot{
+			IngressClasses: []*networkingv1.IngressClass{{ObjectMeta: metav1.ObjectMeta{Name: class}, Spec: networkingv1.IngressClassSpec{Controller: "k8s.io/ingress-nginx"}}},
+			Ingresses:      []*networkingv1.Ingress{ing("admin", "admin.example.com", "admin", auth), ing("other", tt.otherHost, tt.other, nil)},
+			Services:       []*corev1.Service{admin, site, wild},
+			EndpointSlices: []*discoveryv1.EndpointSlice{readySlice(admin, 1), readySlice(site, 2), readySlice(wild, 3)},
+		}
+		m, _, _ := migrate(t, snap, FromIngressOptions{Compile: compile.Options{IngressClass: class, ControllerName: "k8s.io/ingress-nginx"}})
+		var classes []*gwv1.GatewayClass
+		for name := range gatewayClassNames(m) {
+			classes = append(classes, &gwv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: gwv1.GatewayClassSpec{ControllerName: ControllerName}})
+		}
+		gc := routertest.Case{Name: tt.name, Objects: compile.Snapshot{Services: snap.Services, EndpointSlices: snap.EndpointSlices},
+			Requests: []routertest.Request{{Host: "admin.example.com", Path: "/", Method: "GET", Scheme: "http", Repeat: 1}, {Host: "admin.example.com", Path: "/", Method: "GET", Scheme: "https", Repeat: 1}}}
+		tr := TranslateAll(Objects{GatewayClasses: classes, Gateways: m.Gateways, HTTPRoutes: m.HTTPRoutes, ReferenceGrants: m.ReferenceGrants, Services: snap.Services})
+		tr.AddTo(&gc.Objects)
+		res := routertest.Run(gc)
+		if res.Error != "" {
+			t.Fatalf("%s: %s", tt.name, res.Error)
+		}
+		for _, r := range res.Requests {
+			if r.Got.Service != "" {
+				t.Errorf("%s: %s://admin.example.com/ is proxied to %s, unchecked", tt.name, r.Request.Scheme, r.Got.Service)
+			}
+		}
 	}
 }

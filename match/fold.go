@@ -12,8 +12,9 @@ import (
 // engines fold Unicode when asked to ignore case, so neither is asked:
 // the pattern is rewritten to spell out the ASCII folds itself, on the
 // parse tree for Go's engine (foldASCII) and on the text for regexp2
-// (foldASCIIText). A case flag written inside a pattern ("(?i)", "(?-i)")
-// keeps the engine's own meaning (documented, §19).
+// (foldASCIIText). A pattern that turns case folding off inside ("(?-i)")
+// is compiled with the engine's own folding instead, which keeps that
+// scope, at the cost of Unicode folding elsewhere in it (documented, §19).
 
 // foldASCII returns re, parsed case-sensitive, with every ASCII letter
 // matching both cases: literals get the FoldCase flag on their ASCII runs
@@ -286,6 +287,40 @@ func hasBackReference(expr string) bool {
 			return true
 		}
 		i += escapeLen(expr[i:]) - 1
+	}
+	return false
+}
+
+// turnsCaseOff reports whether a pattern turns caseless matching off with
+// an inline flag group ("(?-i)", "(?s-i:"), outside classes and escapes.
+func turnsCaseOff(expr string) bool {
+	inClass := false
+	for i := 0; i < len(expr); i++ {
+		switch c := expr[i]; {
+		case c == '\\':
+			i++
+		case inClass:
+			inClass = c != ']'
+		case c == '[':
+			inClass = true
+			// A ']' right after "[" or "[^" is a literal.
+			if i+1 < len(expr) && expr[i+1] == '^' {
+				i++
+			}
+			if i+1 < len(expr) && expr[i+1] == ']' {
+				i++
+			}
+		case c == '(' && strings.HasPrefix(expr[i+1:], "?"):
+			j := i + 2
+			for j < len(expr) && (isASCIILetter(expr[j]) || expr[j] == '-') {
+				j++
+			}
+			if j < len(expr) && (expr[j] == ')' || expr[j] == ':') {
+				if _, off, ok := strings.Cut(expr[i+2:j], "-"); ok && strings.IndexByte(off, 'i') >= 0 {
+					return true
+				}
+			}
+		}
 	}
 	return false
 }

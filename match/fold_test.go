@@ -71,3 +71,40 @@ func TestFoldASCIIText(t *testing.T) {
 		assert.Equal(t, tt.want, foldASCIIText(tt.in), tt.in)
 	}
 }
+
+// TestRegexInlineCaseOff: under nginx's ~*, a pattern that turns caseless
+// matching off with an inline flag ("(?-i)", "(?-i:...)", "(?s-i)") matches
+// those letters only as written, on either engine.
+func TestRegexInlineCaseOff(t *testing.T) {
+	tests := []struct {
+		pattern string
+		match   []string
+		noMatch []string
+	}{
+		{`/shop/(?-i:Cart)`, []string{"/shop/Cart", "/SHOP/Cart"}, []string{"/shop/cart", "/shop/CART"}},
+		{`/a(?-i)B`, []string{"/aB", "/AB"}, []string{"/ab", "/Ab"}},
+		{`/a(?s-i)B`, []string{"/AB"}, []string{"/Ab"}},
+		{`/a(?-i:B)c`, []string{"/ABC", "/aBc"}, []string{"/abc"}},
+		// Not flags: a class, an escaped parenthesis; ASCII folding only.
+		{`/[(?\-i)]é`, []string{"/-é", "/Ié"}, []string{"/-É"}},
+		{`/\(?-ié`, []string{"/(-Ié", "/-ié"}, []string{"/-IÉ"}},
+	}
+	for _, tt := range tests {
+		for _, engine := range []struct {
+			name, suffix string
+			linear       bool
+		}{{"linear", "", true}, {"backtracking", "(?=.*)", false}} {
+			t.Run(engine.name+" "+tt.pattern, func(t *testing.T) {
+				re, err := CompileRegex(tt.pattern+engine.suffix, time.Second)
+				require.NoError(t, err)
+				require.Equal(t, engine.linear, re.Linear(), "engine")
+				for _, p := range tt.match {
+					assert.True(t, re.MatchString(p), "should match %q", p)
+				}
+				for _, p := range tt.noMatch {
+					assert.False(t, re.MatchString(p), "should not match %q", p)
+				}
+			})
+		}
+	}
+}

@@ -83,8 +83,16 @@ func compileRegex(pattern string, timeout time.Duration, caseSensitive bool) (*R
 		return nil, fmt.Errorf("regex %q: %d bytes long, over the %d-byte limit", truncate(pattern), len(pattern), MaxRegexPattern)
 	}
 	expr := "^(?:" + pattern + ")"
-	if parsed, err := syntax.Parse(expr, syntax.Perl); err == nil {
-		if !caseSensitive {
+	// A pattern that turns caseless matching off inline must keep that
+	// scope, which folding the whole pattern would erase: it is left to the
+	// engine's own case folding (Unicode, documented, §19).
+	engineFold := !caseSensitive && turnsCaseOff(pattern)
+	flags := syntax.Perl
+	if engineFold {
+		flags |= syntax.FoldCase
+	}
+	if parsed, err := syntax.Parse(expr, flags); err == nil {
+		if !caseSensitive && !engineFold {
 			parsed = foldASCII(parsed)
 		}
 		// Simplify expands counted repetition into copies, so a short pattern
@@ -130,11 +138,16 @@ func compileBacktracking(pattern, expr string, timeout time.Duration, caseSensit
 	// and with it Unicode folding (documented, §19).
 	opts := regexp2.None
 	text := asciiClasses(expr)
-	if !caseSensitive {
+	switch {
+	case caseSensitive:
+	case turnsCaseOff(expr):
+		// foldASCIIText would fold inside the (?-i) scope too.
+		opts = regexp2.IgnoreCase
+	case hasBackReference(expr):
 		text = foldASCIIText(text)
-		if hasBackReference(expr) {
-			opts = regexp2.IgnoreCase
-		}
+		opts = regexp2.IgnoreCase
+	default:
+		text = foldASCIIText(text)
 	}
 	re, err := regexp2.Compile(text, opts)
 	if err != nil {

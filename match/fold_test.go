@@ -1,6 +1,7 @@
 package match
 
 import (
+	"strings"
 	"time"
 
 	"testing"
@@ -94,6 +95,43 @@ func TestRegexInlineCaseOff(t *testing.T) {
 			name, suffix string
 			linear       bool
 		}{{"linear", "", true}, {"backtracking", "(?=.*)", false}} {
+			t.Run(engine.name+" "+tt.pattern, func(t *testing.T) {
+				re, err := CompileRegex(tt.pattern+engine.suffix, time.Second)
+				require.NoError(t, err)
+				require.Equal(t, engine.linear, re.Linear(), "engine")
+				for _, p := range tt.match {
+					assert.True(t, re.MatchString(p), "should match %q", p)
+				}
+				for _, p := range tt.noMatch {
+					assert.False(t, re.MatchString(p), "should not match %q", p)
+				}
+			})
+		}
+	}
+}
+
+// TestRegexSpaceClassHasVT: PCRE's \s (nginx's regex engine, PCRE 8.34 on
+// and PCRE2) is [\t\n\x0B\f\r ], vertical tab included; Go's \s leaves it
+// out. Both engines must mean PCRE's.
+func TestRegexSpaceClassHasVT(t *testing.T) {
+	tests := []struct {
+		pattern string
+		match   []string
+		noMatch []string
+	}{
+		{`/a\sb`, []string{"/a b", "/a\x0bb", "/A\tB"}, []string{"/a_b"}},
+		{`/a[\s]b`, []string{"/a\x0bb"}, []string{"/a_b"}},
+		{`/a\Sb`, []string{"/a_b"}, []string{"/a\x0bb", "/a b"}},
+		{`/\Q\s\E`, []string{`/\s`, `/\S`}, []string{"/ "}},
+	}
+	for _, tt := range tests {
+		for _, engine := range []struct {
+			name, suffix string
+			linear       bool
+		}{{"linear", "", true}, {"backtracking", "(?=.*)", false}} {
+			if engine.suffix != "" && strings.Contains(tt.pattern, `\Q`) {
+				continue // regexp2 has no \Q...\E
+			}
 			t.Run(engine.name+" "+tt.pattern, func(t *testing.T) {
 				re, err := CompileRegex(tt.pattern+engine.suffix, time.Second)
 				require.NoError(t, err)

@@ -91,7 +91,9 @@ func compileRegex(pattern string, timeout time.Duration, caseSensitive bool) (*R
 	if engineFold {
 		flags |= syntax.FoldCase
 	}
-	if parsed, err := syntax.Parse(expr, flags); err == nil {
+	// Go's \s leaves out the vertical tab that PCRE's has: both engines get
+	// the ASCII sets spelled out.
+	if parsed, err := syntax.Parse(asciiClasses(expr), flags); err == nil {
 		if !caseSensitive && !engineFold {
 			parsed = foldASCII(parsed)
 		}
@@ -233,13 +235,25 @@ const maxPooledRunes = 8192
 // asciiClasses rewrites \d, \w and \s (and their negations outside a
 // character class) to their ASCII sets: regexp2 gives them Unicode meaning
 // ("\d" matches "١"), PCRE without UTF mode, which nginx uses, does not
-// (SPEC §13). Go's engine already means ASCII. \b keeps regexp2's meaning.
+// (SPEC §13); Go's \s lacks PCRE's vertical tab. \b keeps each engine's
+// meaning.
 func asciiClasses(expr string) string {
 	var b strings.Builder
 	inClass := false
 	for i := 0; i < len(expr); i++ {
 		c := expr[i]
 		switch {
+		case c == '\\' && i+1 < len(expr) && expr[i+1] == 'Q' && !inClass:
+			// Quoted text up to \E is literal.
+			end := strings.Index(expr[i+2:], `\E`)
+			if end < 0 {
+				end = len(expr) - i - 2
+			} else {
+				end += 2
+			}
+			b.WriteString(expr[i : i+2+end])
+			i += 1 + end
+			continue
 		case c == '\\' && i+1 < len(expr):
 			sub, ok := asciiClass(expr[i+1], inClass)
 			if !ok {

@@ -368,7 +368,9 @@
 // port dropped (everything from the first ':', except that a bracketed IPv6
 // literal keeps its brackets), ASCII letters lower-cased and one trailing dot
 // dropped. A wildcard "*.example.com" matches exactly one more label:
-// foo.example.com, not foo.bar.example.com, not example.com. A wildcard an
+// foo.example.com, not foo.bar.example.com, not example.com; that label is
+// letters, digits, '_' and '-', as ingress-nginx's server_name regex
+// ^(?<subdomain>[\w-]+)\.example\.com$ takes it. A wildcard an
 // HTTPRoute names (§20) matches any number of labels, as the Gateway API
 // says: foo.bar.example.com too ("any-depth" in the table text), the
 // longest wildcard first. An IPv4 literal never matches a wildcard.

@@ -103,7 +103,7 @@ func (t *hostSet) notExact(name string) hostIndex {
 		// An IP literal is never a wildcard's name ("*.0.0.1" is a valid
 		// host), so it goes to the catch-all (SPEC §5).
 		if i := strings.IndexByte(name, '.'); i > 0 {
-			if hi, ok := t.wildcardHosts[name[i+1:]]; ok {
+			if hi, ok := t.wildcardHosts[name[i+1:]]; ok && (wordLabel(name[:i]) || hi.vh.DeepWildcard || !ownWildcard(hi.vh.Name, name[i+1:])) {
 				return hi
 			}
 		}
@@ -193,6 +193,26 @@ func (t *Table) routeWhen(hi *hostIndex, path string, q *Request) (*Route, regex
 	}
 	out := matchRegexRoutes(hi.vh.regex, hi.regexIdx, path, q)
 	return out.route, out
+}
+
+// wordLabel reports whether a first label is one an Ingress wildcard host
+// takes: ingress-nginx writes "*.rest" as the server_name regex
+// ^(?<subdomain>[\w-]+)\.rest$, so another byte there (a quote, '%', '*',
+// non-ASCII) leaves the name to the catch-all. The name is lower case.
+func wordLabel(l string) bool {
+	for i := 0; i < len(l); i++ {
+		if c := l[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// ownWildcard reports whether the wildcard key suffix is the host's own
+// name "*.suffix" rather than one of its aliases, which nginx reads as a
+// server_name wildcard of its own.
+func ownWildcard(name, suffix string) bool {
+	return len(name) == len(suffix)+2 && name[2:] == suffix
 }
 
 // isIPv4 reports whether s is a dotted-quad IPv4 address, cheaply enough to

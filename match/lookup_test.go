@@ -122,7 +122,7 @@ func TestLookup(t *testing.T) {
 		{"top-level alternation stays anchored", "x.apps.example.com", "/x/legacy", "*.apps.example.com", "", true},
 		{"alternation second branch", "x.apps.example.com", "/legacy/y", "*.apps.example.com", "prod/legacy:80", false},
 		{"wildcard one label", "foo.example.com", "/anything", "*.example.com", "prod/wild:80", false},
-		{"wildcard label '*' literally", "*.example.com", "/", "*.example.com", "prod/wild:80", false},
+		{"wildcard label '*' literally is no word label", "*.example.com", "/", "", "prod/catchall:80", false},
 		{"wildcard not two labels", "a.b.example.com", "/anything", "", "prod/catchall:80", false},
 		{"wildcard not the bare domain", "example.com", "/anything", "", "prod/catchall:80", false},
 		{"wildcard not an empty label", ".example.com", "/anything", "", "prod/catchall:80", false},

@@ -55,3 +55,37 @@ func TestAnyNameCertificate(t *testing.T) {
 	assert.Nil(t, none.Certificate("other.example"))
 	assert.Nil(t, none.Certificate(""))
 }
+
+// TestWildcardLabelBytes: ingress-nginx serves an Ingress wildcard host as
+// the server_name regex ^(?<subdomain>[\w-]+)\.rest$, so only a first label
+// of letters, digits, '_' and '-' reaches it; any other name goes to the
+// catch-all. A deep (Gateway API) wildcard and an alias keep taking any label.
+func TestWildcardLabelBytes(t *testing.T) {
+	be := func(id string) *Backend { return &Backend{ID: id, Endpoints: []string{"10.0.0.1:80"}} }
+	wild, deep, alias, any := be("wild"), be("deep"), be("alias"), be("any")
+	tab := mustNew(t, Spec{VirtualHosts: []*VirtualHost{
+		{Fallback: any},
+		{Name: "*.example.com", Fallback: wild},
+		{Name: "*.gw.test", DeepWildcard: true, Fallback: deep},
+		{Name: "aliased.test", Fallback: alias, Actions: &HostActions{Aliases: []string{"*.alias.test"}}},
+	}})
+	for host, want := range map[string]*Backend{
+		"a.example.com":          wild,
+		"a_b-9.example.com":      wild,
+		"x'or'1.example.com":     any,
+		"*.example.com":          any,
+		"a%41.example.com":       any,
+		"a~b.example.com":        any,
+		"\xc3\xa9.example.com":   any,
+		"x'y.gw.test":            deep,
+		"x!y.alias.test":         alias,
+		"plain.alias.test":       alias,
+		"x.y.plain.example.com":  any,
+		"a-.example.com":         wild,
+		"-.example.com":          wild,
+		"__.example.com":         wild,
+		"0123456789.example.com": wild,
+	} {
+		assert.Same(t, want, tab.Lookup(host, "/").Backend, host)
+	}
+}

@@ -213,6 +213,7 @@ func (v *rewriteValues) nginxRegex(path string) (string, bool) {
 // regex mode, so a build without them pays one pass over the Ingresses.
 func (b *builder) markRegexHosts() {
 	var regexHosts []*vhost
+	var rootPrefix map[*vhost]bool
 	for _, ing := range b.ingresses {
 		rv := ing.ann.rewriteR()
 		if (rv.useRegexKey == "" || native(rv.useRegexKey)) && (rv.targetKey == "" || native(rv.targetKey)) {
@@ -221,22 +222,37 @@ func (b *builder) markRegexHosts() {
 		for i := range ing.obj.Spec.Rules {
 			rule := &ing.obj.Spec.Rules[i]
 			v := ing.rules[i].vhost
-			if v == nil || rule.HTTP == nil {
+			if v == nil {
 				continue
 			}
-			for j := range rule.HTTP.Paths {
-				key, ok := rv.nginxRegex(declaredPath(&rule.HTTP.Paths[j]))
-				if !ok {
-					continue
+			key, ok := "", false
+			if rule.HTTP != nil {
+				for j := range rule.HTTP.Paths {
+					if key, ok = rv.nginxRegex(declaredPath(&rule.HTTP.Paths[j])); ok {
+						break
+					}
 				}
-				if v.regex == nil {
-					v.regex = &regexMode{exact: make(map[string]bool)}
-					regexHosts = append(regexHosts, v)
+			}
+			if !ok && v.creator == ing {
+				// The host's default location "/" carries its creator's
+				// annotations until a Prefix "/" path takes it over, and
+				// ingress-nginx counts it like any location.
+				if key, ok = rv.nginxRegex("/"); ok {
+					if rootPrefix == nil {
+						rootPrefix = b.rootPrefixHosts()
+					}
+					ok = !rootPrefix[v]
 				}
-				if n := len(v.regex.causes); n == 0 || v.regex.causes[n-1].ing != ing {
-					v.regex.causes = append(v.regex.causes, regexCause{ing, key})
-				}
-				break
+			}
+			if !ok {
+				continue
+			}
+			if v.regex == nil {
+				v.regex = &regexMode{exact: make(map[string]bool)}
+				regexHosts = append(regexHosts, v)
+			}
+			if n := len(v.regex.causes); n == 0 || v.regex.causes[n-1].ing != ing {
+				v.regex.causes = append(v.regex.causes, regexCause{ing, key})
 			}
 		}
 	}
@@ -278,6 +294,26 @@ func (b *builder) markRegexHosts() {
 				first.ing.ref(), annotationField(first.key))
 		}
 	}
+}
+
+// rootPrefixHosts are the hosts some Ingress declares a Prefix "/" path
+// on: ingress-nginx gives that path the host's default location.
+func (b *builder) rootPrefixHosts() map[*vhost]bool {
+	hosts := make(map[*vhost]bool)
+	for _, ing := range b.ingresses {
+		for i := range ing.obj.Spec.Rules {
+			rule := &ing.obj.Spec.Rules[i]
+			if v := ing.rules[i].vhost; v != nil && rule.HTTP != nil {
+				for j := range rule.HTTP.Paths {
+					p := &rule.HTTP.Paths[j]
+					if declaredPath(p) == "/" && p.PathType != nil && *p.PathType == networkingv1.PathTypePrefix {
+						hosts[v] = true
+					}
+				}
+			}
+		}
+	}
+	return hosts
 }
 
 func (m *regexMode) caused(ing *ingress) bool {

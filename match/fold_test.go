@@ -146,3 +146,39 @@ func TestRegexSpaceClassHasVT(t *testing.T) {
 		}
 	}
 }
+
+// TestRegexPOSIXClasses: PCRE reads a POSIX class ("[[:digit:]]") inside a
+// bracket; regexp2 does not, so on the backtracking engine the class must
+// be spelled out (ASCII, as PCRE without UTF mode has it).
+func TestRegexPOSIXClasses(t *testing.T) {
+	tests := []struct {
+		pattern string
+		match   []string
+		noMatch []string
+	}{
+		{`/[[:digit:]]+$`, []string{"/123"}, []string{"/12a", "/:d]"}},
+		{`/[[:alpha:]_]+$`, []string{"/aB_c"}, []string{"/a1"}},
+		{`/[^[:alnum:]]`, []string{"/-"}, []string{"/a", "/Z", "/0"}},
+		{`/x[[:space:]]`, []string{"/x ", "/x\x0b"}, []string{"/xa"}},
+		{`/[[:upper:]]`, []string{"/A", "/a"}, []string{"/1"}},
+		{`/[[:xdigit:][:punct:]]+$`, []string{"/fF09.!~"}, []string{"/g"}},
+	}
+	for _, tt := range tests {
+		for _, engine := range []struct {
+			name, suffix string
+			linear       bool
+		}{{"linear", "", true}, {"backtracking", "(?=.*)", false}} {
+			t.Run(engine.name+" "+tt.pattern, func(t *testing.T) {
+				re, err := CompileRegex(tt.pattern+engine.suffix, time.Second)
+				require.NoError(t, err)
+				require.Equal(t, engine.linear, re.Linear(), "engine")
+				for _, p := range tt.match {
+					assert.True(t, re.MatchString(p), "should match %q", p)
+				}
+				for _, p := range tt.noMatch {
+					assert.False(t, re.MatchString(p), "should not match %q", p)
+				}
+			})
+		}
+	}
+}

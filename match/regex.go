@@ -277,12 +277,40 @@ func asciiClasses(expr string) string {
 				i++
 			}
 			continue
+		case c == '[' && inClass && i+1 < len(expr) && expr[i+1] == ':':
+			// A POSIX class, which regexp2 does not read.
+			if end := strings.Index(expr[i+2:], ":]"); end >= 0 {
+				if set, ok := posixClasses[expr[i+2:i+2+end]]; ok {
+					b.WriteString(set)
+					i += 3 + end
+					continue
+				}
+			}
 		case c == ']' && inClass:
 			inClass = false
 		}
 		b.WriteByte(c)
 	}
 	return b.String()
+}
+
+// posixClasses spell out PCRE's POSIX classes, ASCII only, for use inside
+// a bracket. The negated forms ("[:^alpha:]") are left as they are.
+var posixClasses = map[string]string{
+	"alpha":  "a-zA-Z",
+	"digit":  "0-9",
+	"alnum":  "0-9A-Za-z",
+	"upper":  "A-Z",
+	"lower":  "a-z",
+	"space":  "\\t\\n\\x0B\\f\\r ",
+	"blank":  "\\t ",
+	"punct":  "!-/:-@\\[-`{-~",
+	"xdigit": "0-9A-Fa-f",
+	"word":   "0-9A-Za-z_",
+	"cntrl":  "\\x00-\\x1F\\x7F",
+	"print":  "\\x20-\\x7E",
+	"graph":  "\\x21-\\x7E",
+	"ascii":  "\\x00-\\x7F",
 }
 
 func asciiClass(c byte, inClass bool) (string, bool) {

@@ -229,6 +229,9 @@ func newNginxAccessLog(w io.Writer, format string, escapeJSON bool) (observe fun
 	var mu sync.Mutex
 	buf := make([]byte, 0, 512)
 	return func(r router.Record) {
+		if r.NoAccessLog {
+			return // enable-access-log: "false": nginx's access_log off in the location
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		buf = buf[:0]

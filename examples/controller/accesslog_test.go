@@ -90,3 +90,22 @@ func TestAccessLogSkipsUnlogged(t *testing.T) {
 		require.Contains(t, out.String(), "/loud", format)
 	}
 }
+
+// enable-access-log: "false" silences the location in ingress-nginx's
+// default line and in a log-format-upstream of the ConfigMap too (nginx's
+// access_log off in the location, whatever the format).
+func TestNginxAccessLogSkipsUnlogged(t *testing.T) {
+	var out bytes.Buffer
+	logs := map[string]func(router.Record){
+		"upstreaminfo": newAccessLog(&out, accessLogUpstreamInfo),
+	}
+	logs["log-format-upstream"], _ = newNginxAccessLog(&out, "$status $request_uri", false)
+	logs["log-format-escape-json"], _ = newNginxAccessLog(&out, "$status $request_uri", true)
+	for name, log := range logs {
+		out.Reset()
+		log(router.Record{Method: "GET", Host: "a.example.com", Path: "/quiet", Status: 200, NoAccessLog: true})
+		require.Empty(t, out.String(), name)
+		log(router.Record{Method: "GET", Host: "a.example.com", Path: "/loud", Status: 200})
+		require.Contains(t, out.String(), "/loud", name)
+	}
+}

@@ -159,7 +159,7 @@ func (x *exchange) upstreamPolicy(r *Router, p *match.Policy) {
 		x.timeouts.send = p.SendTimeout
 	}
 	if p.NextUpstreamTries != 0 {
-		x.maxTries = p.NextUpstreamTries
+		x.maxTries = int32(max(min(p.NextUpstreamTries, math.MaxInt32), math.MinInt32))
 	}
 }
 

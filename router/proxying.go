@@ -70,7 +70,7 @@ func (x *exchange) passOn(req *http.Request, p *match.Proxying, cond match.NextU
 		return false
 	}
 	if p == nil || p.NextUpstream == 0 {
-		return cond&(match.RetryError|match.RetryTimeout) != 0 && idempotent(req.Method) && x.pick()
+		return cond&(match.RetryError|match.RetryTimeout) != 0 && idempotent(req.Method) && x.passTo(cond)
 	}
 	n := p.NextUpstream
 	switch {
@@ -81,7 +81,43 @@ func (x *exchange) passOn(req *http.Request, p *match.Proxying, cond match.NextU
 	case p.NextUpstreamTimeout > 0 && time.Since(began) >= p.NextUpstreamTimeout:
 		return false
 	}
-	return x.pick()
+	return x.passTo(cond)
+}
+
+// passTo moves the request to another endpoint after a try failed with
+// cond, and notes that try for the record; false when none is left.
+func (x *exchange) passTo(cond match.NextUpstream) bool {
+	from := x.endpoint.Addr
+	if !x.pick() {
+		return false
+	}
+	if !x.upstreamStart.IsZero() { // an Observer reads the record
+		if x.passed == nil {
+			x.passed = new([]Try)
+		}
+		*x.passed = append(*x.passed, Try{Endpoint: from, Status: condStatus(cond), Ended: time.Since(x.upstreamStart)})
+	}
+	return true
+}
+
+// condStatus is the status nginx's $upstream_status gives a try that
+// failed with cond (ngx_http_upstream_next).
+func condStatus(cond match.NextUpstream) int {
+	switch cond {
+	case match.RetryTimeout, match.Retry504:
+		return http.StatusGatewayTimeout
+	case match.Retry500:
+		return http.StatusInternalServerError
+	case match.Retry503:
+		return http.StatusServiceUnavailable
+	case match.Retry403:
+		return http.StatusForbidden
+	case match.Retry404:
+		return http.StatusNotFound
+	case match.Retry429:
+		return http.StatusTooManyRequests
+	}
+	return http.StatusBadGateway
 }
 
 // Response buffering defaults as ingress-nginx writes them.

@@ -197,3 +197,30 @@ func TestBackendRequestTimeoutKeepsDialRetry(t *testing.T) {
 	}
 	assert.Greater(t, tries[2], 0, "some requests were sent to the dead endpoint first")
 }
+
+// TestRecordNamesEveryTry: a request passed on from an endpoint it could
+// not reach records that try before the one that answered, as nginx's
+// $upstream_addr and $upstream_status list every try ("a, b"; "502, 200").
+func TestRecordNamesEveryTry(t *testing.T) {
+	dead := deadAddr(t)
+	live := bodyEcho(t)
+	rs := newRecords()
+	r := newTestRouter(Options{Observer: rs.observe})
+	// Round-robin starts with the first endpoint: the dead one.
+	r.Publish(table("d", vhost("", nil, route(match.Prefix, "/", httpBackend("prod/web:80", dead, live)))))
+	res := serve(r, http.MethodGet, "web", "/", nil)
+	body(t, res)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	rec := rs.raw[len(rs.raw)-1]
+	require.Equal(t, 2, rec.Tries)
+	assert.Equal(t, live, rec.Endpoint)
+	require.Len(t, rec.PassedOn, 1, "the try that failed")
+	assert.Equal(t, dead, rec.PassedOn[0].Endpoint)
+	assert.Equal(t, http.StatusBadGateway, rec.PassedOn[0].Status, "nginx's status for a try that failed with an error")
+	assert.LessOrEqual(t, rec.PassedOn[0].Ended, rec.UpstreamTime)
+
+	r.Publish(table("d2", vhost("", nil, route(match.Prefix, "/", httpBackend("prod/web:80", live)))))
+	res = serve(r, http.MethodGet, "web", "/", nil)
+	body(t, res)
+	assert.Empty(t, rs.raw[len(rs.raw)-1].PassedOn, "one try, nothing passed on")
+}

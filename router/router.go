@@ -343,6 +343,10 @@ type Record struct {
 	// Tries is the number of endpoints the request was sent to (more than
 	// one when connecting failed and it was retried); 0 when not proxied.
 	Tries int
+	// PassedOn are the tries before Endpoint's that failed and passed the
+	// request on to another endpoint, in order, as nginx's $upstream_addr
+	// and $upstream_status list them before the last; nil when none did.
+	PassedOn []Try
 
 	// Request is the request as the router received it, for fields the
 	// record does not copy (User-Agent, Referer, TLS). It is valid only
@@ -393,6 +397,20 @@ type Record struct {
 	// access-logged (enable-access-log: "false"); an access log skips the
 	// record, metrics still count it.
 	NoAccessLog bool
+}
+
+// Try is a try of a request that failed and passed it on to another
+// endpoint (proxy_next_upstream).
+type Try struct {
+	// Endpoint is the "ip:port" tried.
+	Endpoint string
+	// Status is what nginx logs for the try: 502 for an error or an
+	// invalid header, 504 for a timeout, else the backend's status that
+	// proxy-next-upstream names (http_503: 503).
+	Status int
+	// Ended is when the try ended, from the first try's send (the start
+	// of UpstreamTime).
+	Ended time.Duration
 }
 
 // Service names a backend's Kubernetes Service port.

@@ -362,6 +362,9 @@ func (r *Router) finish(x *exchange, req *http.Request) {
 	if x.picked {
 		rec.Endpoint = x.endpoint.Addr
 	}
+	if x.passed != nil {
+		rec.PassedOn = *x.passed
+	}
 	res := match.Result{Host: x.vhost, Route: x.route, Backend: x.backend}
 	if src := matched(res); src != nil {
 		rec.Route = *src
@@ -404,17 +407,23 @@ type exchange struct {
 	// https, the client's scheme was https (clientProto), else http.
 	picked, grpc, fullForwardedFor, hasQuery, verbatim, returnID, hsts, https bool
 	informed                                                                  uint8 // informational responses relayed (see maxInformational)
+	// retries counts the tries a Gateway API rule's retry added
+	// (retryRoute); it fills the flags' word.
+	retries int32
 	// tried holds every endpoint picked for this request, the current one
 	// last; a retry never picks one of them again. It starts on triedBuf,
 	// so up to maxTries cost no allocation.
 	tried    []balance.Endpoint
 	triedBuf [maxTries]balance.Endpoint
-	// tries counts the endpoints picked, retries the tries a Gateway API
-	// rule's retry added (retryRoute); one word for both.
-	tries, retries int32
-	// maxTries bounds tries (proxy-next-upstream-tries; negative: every
-	// endpoint once), timeouts the exchange (see upstreamPolicy).
-	maxTries int
+	// tries counts the endpoints picked; maxTries bounds them
+	// (proxy-next-upstream-tries; negative: every endpoint once). One
+	// word for both.
+	tries, maxTries int32
+	// passed are the tries that passed the request on, for the record
+	// (nil without an Observer, or with one try): a pointer, as retries
+	// are rare.
+	passed *[]Try
+	// timeouts bound the exchange (see upstreamPolicy).
 	timeouts timeouts
 	// readErr is the error that broke off the backend's response body,
 	// writeErr the one that broke off the write to the client.
@@ -488,7 +497,7 @@ func (c *exchangeContext) Value(key any) any {
 // pick moves the request to an endpoint not tried yet for it, releasing
 // the one it held; false when none is left or the tries are used up.
 func (x *exchange) pick() bool {
-	if x.maxTries > 0 && int(x.tries) >= x.maxTries {
+	if x.maxTries > 0 && x.tries >= x.maxTries {
 		return false
 	}
 	if x.tried == nil {

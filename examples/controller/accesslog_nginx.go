@@ -58,21 +58,32 @@ var nginxLogVars = map[string]nginxLogVar{
 	"time_local":   func(r *router.Record) string { return r.Start.Format("02/Jan/2006:15:04:05 -0700") },
 	"req_id":       func(r *router.Record) string { return r.RequestID },
 	"upstream_addr": func(r *router.Record) string {
-		return r.Endpoint
+		return upstreamList(r, func(t router.Try) string { return t.Endpoint }, r.Endpoint)
 	},
 	"upstream_status": func(r *router.Record) string {
 		if r.Tries == 0 {
 			return ""
 		}
-		return strconv.Itoa(r.Status)
+		return upstreamList(r, func(t router.Try) string { return strconv.Itoa(t.Status) }, strconv.Itoa(r.Status))
 	},
-	"upstream_response_time": upstreamSeconds(func(r *router.Record) time.Duration { return r.UpstreamTime }),
-	"upstream_header_time":   upstreamSeconds(func(r *router.Record) time.Duration { return r.UpstreamHeaderTime }),
+	"upstream_response_time": func(r *router.Record) string {
+		if r.Tries == 0 {
+			return ""
+		}
+		// Each try's own time: the failed ones' ends split UpstreamTime.
+		var prev time.Duration
+		return upstreamList(r, func(t router.Try) string {
+			d := t.Ended - prev
+			prev = t.Ended
+			return nginxSeconds(d)
+		}, nginxSeconds(r.UpstreamTime-passedTime(r)))
+	},
+	"upstream_header_time": upstreamSeconds(func(r *router.Record) time.Duration { return r.UpstreamHeaderTime }),
 	"upstream_response_length": func(r *router.Record) string {
 		if r.Tries == 0 {
 			return ""
 		}
-		return strconv.FormatInt(r.BytesOut, 10)
+		return upstreamList(r, func(router.Try) string { return "0" }, strconv.FormatInt(r.BytesOut, 10))
 	},
 	"proxy_upstream_name": func(r *router.Record) string {
 		// ingress-nginx names an upstream namespace-service-port; the
@@ -162,6 +173,29 @@ func remoteUser(r *router.Record) string {
 // milliseconds.
 func nginxSeconds(d time.Duration) string {
 	return strconv.FormatFloat(seconds(d), 'f', 3, 64)
+}
+
+// upstreamList is an $upstream_* value over every try, as nginx lists
+// it: each passed-on try's value, then the last try's, joined by ", ".
+func upstreamList(r *router.Record, each func(router.Try) string, last string) string {
+	if len(r.PassedOn) == 0 {
+		return last
+	}
+	var b strings.Builder
+	for _, t := range r.PassedOn {
+		b.WriteString(each(t))
+		b.WriteString(", ")
+	}
+	b.WriteString(last)
+	return b.String()
+}
+
+// passedTime is how long the tries before the last took.
+func passedTime(r *router.Record) time.Duration {
+	if n := len(r.PassedOn); n > 0 {
+		return r.PassedOn[n-1].Ended
+	}
+	return 0
 }
 
 func upstreamSeconds(f func(*router.Record) time.Duration) nginxLogVar {

@@ -96,3 +96,16 @@ func TestConfigMapLogFormat(t *testing.T) {
 	assert.Equal(t, "$status $bogus", c.logFormat)
 	assert.True(t, c.logFormatEscapeJSON)
 }
+
+// TestNginxAccessLogRetries: a request passed on from one endpoint to
+// another lists every try in the upstream variables, as nginx does
+// ("a, b"), the failed try first.
+func TestNginxAccessLogRetries(t *testing.T) {
+	var out bytes.Buffer
+	log, _ := newNginxAccessLog(&out, `$upstream_addr|$upstream_status|$upstream_response_time|$upstream_response_length`, false)
+	rec := nginxLogRecord()
+	rec.Tries = 2
+	rec.PassedOn = []router.Try{{Endpoint: "10.0.1.9:8080", Status: 502, Ended: 3 * time.Millisecond}}
+	log(rec)
+	assert.Equal(t, "10.0.1.9:8080, 10.0.1.1:8080|502, 200|0.003, 1.197|0, 512\n", out.String())
+}

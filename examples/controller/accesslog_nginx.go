@@ -54,8 +54,9 @@ var nginxLogVars = map[string]nginxLogVar{
 	"msec": func(r *router.Record) string {
 		return strconv.FormatFloat(float64(r.Start.Add(r.Duration).UnixMilli())/1000, 'f', 3, 64)
 	},
-	"time_iso8601": func(r *router.Record) string { return r.Start.Format("2006-01-02T15:04:05-07:00") },
-	"time_local":   func(r *router.Record) string { return r.Start.Format("02/Jan/2006:15:04:05 -0700") },
+	// nginx's times are when it writes the line: the request's end.
+	"time_iso8601": func(r *router.Record) string { return r.Start.Add(r.Duration).Format("2006-01-02T15:04:05-07:00") },
+	"time_local":   func(r *router.Record) string { return r.Start.Add(r.Duration).Format("02/Jan/2006:15:04:05 -0700") },
 	"req_id":       func(r *router.Record) string { return r.RequestID },
 	"upstream_addr": func(r *router.Record) string {
 		return upstreamList(r, func(t router.Try) string { return t.Endpoint }, r.Endpoint)

@@ -44,13 +44,13 @@ func TestNginxAccessLog(t *testing.T) {
 	assert.Empty(t, unknown, "ingress-nginx's default format")
 	log(nginxLogRecord())
 	// $request_length: the request line, headers and body (120 bytes) as received.
-	assert.Equal(t, `192.0.2.1 - alice [04/Mar/2026:05:06:07 +0000] "GET /shop/cart?item=7 HTTP/1.1" 200 512 "-" "curl/8 \x22x\x22" 288 1.234 [prod-web-80] [-] 10.0.1.1:8080 512 1.200 200 abc123`+"\n", out.String())
+	assert.Equal(t, `192.0.2.1 - alice [04/Mar/2026:05:06:08 +0000] "GET /shop/cart?item=7 HTTP/1.1" 200 512 "-" "curl/8 \x22x\x22" 288 1.234 [prod-web-80] [-] 10.0.1.1:8080 512 1.200 200 abc123`+"\n", out.String())
 
 	out.Reset()
 	log, unknown = newNginxAccessLog(&out, `$host ${scheme}://$uri $args $time_iso8601 $namespace/$ingress_name $service_name:$service_port $http_x_forwarded_for $cookie_session $upstream_header_time $nope $geoip_country $nope`, false)
 	assert.Equal(t, []string{"nope", "geoip_country"}, unknown, "each unknown variable once")
 	log(nginxLogRecord())
-	assert.Equal(t, "shop.example.com https:///shop/cart item=7 2026-03-04T05:06:07+00:00 prod/shop web:80 203.0.113.9 4f1c 1.100 - - -\n", out.String())
+	assert.Equal(t, "shop.example.com https:///shop/cart item=7 2026-03-04T05:06:08+00:00 prod/shop web:80 203.0.113.9 4f1c 1.100 - - -\n", out.String())
 
 	// A request the router answered itself: no upstream values.
 	out.Reset()
@@ -108,4 +108,16 @@ func TestNginxAccessLogRetries(t *testing.T) {
 	rec.PassedOn = []router.Try{{Endpoint: "10.0.1.9:8080", Status: 502, Ended: 3 * time.Millisecond}}
 	log(rec)
 	assert.Equal(t, "10.0.1.9:8080, 10.0.1.1:8080|502, 200|0.003, 1.197|0, 512\n", out.String())
+}
+
+// TestNginxAccessLogTimeIsTheEnd: $time_local and $time_iso8601 are when
+// nginx writes the line, the request's end, as $msec is; a long request
+// is not logged at the time it began.
+func TestNginxAccessLogTimeIsTheEnd(t *testing.T) {
+	var out bytes.Buffer
+	log, _ := newNginxAccessLog(&out, `[$time_local] $time_iso8601 $msec`, false)
+	rec := nginxLogRecord()
+	rec.Duration = 90 * time.Second
+	log(rec)
+	assert.Equal(t, "[04/Mar/2026:05:07:37 +0000] 2026-03-04T05:07:37+00:00 1772600857.000\n", out.String())
 }

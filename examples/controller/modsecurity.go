@@ -618,8 +618,7 @@ func (ms *modSecurity) inspect(tx types.Transaction, g *txGuard, w http.Response
 		return it
 	}
 	limit, stream := ms.bodyLimit(m)
-	if tx.IsRequestBodyAccessible() && req.Body != nil && req.Body != http.NoBody && !stream &&
-		!strings.HasPrefix(req.Header.Get("Content-Type"), "application/grpc") {
+	if tx.IsRequestBodyAccessible() && req.Body != nil && req.Body != http.NoBody && !stream && !isGRPC(req) {
 		var r io.Reader = &deadlineReader{r: req.Body, rc: http.NewResponseController(w), timeout: ms.bodyTimeout}
 		if limit > 0 {
 			// One byte more than the limit: the router's body step
@@ -642,6 +641,19 @@ func (ms *modSecurity) inspect(tx types.Transaction, g *txGuard, w http.Response
 	}
 	it, _ := tx.ProcessRequestBody()
 	return it
+}
+
+// isGRPC tells a gRPC request as the router does (SPEC §13): only those
+// stream past the body inspection, since a stream may never end; any
+// other body, application/grpc-web included, reaches an HTTP backend and
+// is inspected.
+func isGRPC(req *http.Request) bool {
+	const p = "application/grpc"
+	v := req.Header["Content-Type"]
+	if len(v) == 0 || len(v[0]) < len(p) || !strings.EqualFold(v[0][:len(p)], p) {
+		return false
+	}
+	return len(v[0]) == len(p) || v[0][len(p)] == '+' || v[0][len(p)] == ';'
 }
 
 // bodyLimit is the location's body limit (0: none) and whether its body

@@ -318,3 +318,28 @@ func TestModSecurityClientLeaves(t *testing.T) {
 	assert.Equal(t, http.StatusOK, status)
 	assert.Equal(t, "POST /comment body="+fmt.Sprint(len(form))+":"+form, body)
 }
+
+// TestModSecurityInspectsNonGRPCBody: a body the router sends to an HTTP
+// backend is inspected whatever its Content-Type; only a gRPC request (as
+// the router tells one: application/grpc, +proto, ;params) streams past
+// the WAF. A Content-Type that merely starts with "application/grpc"
+// (grpc-web, grpcx) would otherwise carry a body past the rules.
+func TestModSecurityInspectsNonGRPCBody(t *testing.T) {
+	inst, _ := startWAF(t, map[string]map[string]string{
+		"on.test": {"enable-modsecurity": "true",
+			"modsecurity-snippet": "SecRuleEngine On\nSecRequestBodyAccess On\n" +
+				"SecAction \"id:1000,phase:1,pass,nolog,ctl:forceRequestBodyVariable=On\"\n" +
+				"SecRule REQUEST_BODY \"@contains evilpayload\" \"id:1001,phase:2,deny,status:403\""},
+	}, modSecuritySettings{})
+	for _, ct := range []string{"text/plain", "application/grpc-web", "application/grpcx", "application/grpc-web-text"} {
+		req, err := http.NewRequest(http.MethodPost, "http://"+inst.HTTPAddr+"/upload", strings.NewReader("x=evilpayload"))
+		require.NoError(t, err)
+		req.Host = "on.test"
+		req.Header.Set("Content-Type", ct)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusForbidden, resp.StatusCode, "%s: %s", ct, b)
+	}
+}

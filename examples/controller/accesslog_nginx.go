@@ -155,18 +155,22 @@ func header(r *router.Record, name string) string {
 }
 
 // remoteUser is the user name of a basic Authorization header, as nginx's
-// $remote_user decodes it (the password is not checked here).
+// $remote_user decodes it (ngx_http_auth_basic_user: the scheme in any
+// case, and no user unless a ':' follows one); the password is not
+// checked here.
 func remoteUser(r *router.Record) string {
 	v := header(r, "Authorization")
-	enc, ok := strings.CutPrefix(v, "Basic ")
-	if !ok {
+	if len(v) < len("Basic ") || !strings.EqualFold(v[:len("Basic ")], "Basic ") {
 		return ""
 	}
-	dec, err := base64.StdEncoding.DecodeString(strings.TrimSpace(enc))
+	dec, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v[len("Basic "):]))
 	if err != nil {
 		return ""
 	}
-	user, _, _ := strings.Cut(string(dec), ":")
+	user, _, ok := strings.Cut(string(dec), ":")
+	if !ok {
+		return ""
+	}
 	return user
 }
 

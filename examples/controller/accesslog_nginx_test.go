@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"crypto/tls"
+	"encoding/base64"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -120,4 +121,25 @@ func TestNginxAccessLogTimeIsTheEnd(t *testing.T) {
 	rec.Duration = 90 * time.Second
 	log(rec)
 	assert.Equal(t, "[04/Mar/2026:05:07:37 +0000] 2026-03-04T05:07:37+00:00 1772600857.000\n", out.String())
+}
+
+// TestNginxRemoteUser: $remote_user as nginx's ngx_http_auth_basic_user
+// reads it: the scheme in any case, spaces after it skipped, and no user
+// when the decoded credentials hold no ':' or begin with one.
+func TestNginxRemoteUser(t *testing.T) {
+	enc := base64.StdEncoding.EncodeToString
+	for auth, want := range map[string]string{
+		"Basic " + enc([]byte("alice:secret")):   "alice",
+		"basic " + enc([]byte("alice:secret")):   "alice",
+		"BASIC   " + enc([]byte("alice:secret")): "alice",
+		"Basic " + enc([]byte("alice:")):         "alice",
+		"Basic " + enc([]byte("alice")):          "",
+		"Basic " + enc([]byte(":secret")):        "",
+		"Bearer " + enc([]byte("alice:secret")):  "",
+		"Basic !!!":                              "",
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		req.Header.Set("Authorization", auth)
+		assert.Equal(t, want, remoteUser(&router.Record{Request: req}), auth)
+	}
 }

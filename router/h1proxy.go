@@ -508,7 +508,10 @@ func (r *Router) switchProtocols(t *h1Try, res *h1.Response, upgrade string) {
 		_, _ = io.Copy(bc, brw.Reader)
 		closeWrite(bc)
 	}()
-	_, _ = io.Copy(cc, br)
+	// What the backend sends through the tunnel is the response's body
+	// to nginx ($body_bytes_sent).
+	n, _ := io.Copy(cc, br)
+	x.written += n
 	// One side is finished: closing both ends the other copy.
 	_ = cc.Close()
 	_ = bc.Close()

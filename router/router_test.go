@@ -761,3 +761,56 @@ func TestUpgradeTunnelled(t *testing.T) {
 	}
 	assert.Zero(t, r.InFlight(addr))
 }
+
+// TestUpgradeRecordCountsTunnelBytes: the record of a tunnelled Upgrade
+// counts the bytes the backend sent the client through the tunnel, as
+// nginx's $body_bytes_sent and $bytes_sent do for a WebSocket.
+func TestUpgradeRecordCountsTunnelBytes(t *testing.T) {
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, rw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		_, _ = rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n")
+		_ = rw.Flush()
+		line, err := rw.ReadString('\n')
+		if err != nil {
+			return
+		}
+		_, _ = rw.WriteString(line + line)
+		_ = rw.Flush()
+	}))
+	defer echo.Close()
+	addr := echo.Listener.Addr().String()
+	rs := newRecords()
+	r := newTestRouter(Options{Observer: rs.observe})
+	r.Publish(table("d", vhost("", nil, route(match.Prefix, "/", httpBackend("prod/echo:80", addr)))))
+	front := httptest.NewServer(r)
+	defer front.Close()
+
+	c, err := net.Dial("tcp", front.Listener.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = io.WriteString(c, "GET /ws HTTP/1.1\r\nHost: echo\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n")
+	require.NoError(t, err)
+	br := bufio.NewReader(c)
+	res, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusSwitchingProtocols, res.StatusCode)
+	_, err = io.WriteString(c, "ping\n")
+	require.NoError(t, err)
+	rest, err := io.ReadAll(br)
+	require.NoError(t, err)
+	assert.Equal(t, "ping\nping\n", string(rest))
+	select {
+	case <-rs.ch:
+	case <-time.After(5 * time.Second):
+		t.Fatal("tunnel did not end")
+	}
+	rs.mu.Lock()
+	rec := rs.raw[len(rs.raw)-1]
+	rs.mu.Unlock()
+	assert.Equal(t, http.StatusSwitchingProtocols, rec.Status)
+	assert.Equal(t, int64(len("ping\nping\n")), rec.BytesOut, "the tunnel's bytes to the client")
+}

@@ -143,3 +143,16 @@ func TestNginxRemoteUser(t *testing.T) {
 		assert.Equal(t, want, remoteUser(&router.Record{Request: req}), auth)
 	}
 }
+
+// TestNginxAccessLogNoUpstreamResponse: a backend that sent no response
+// (unreachable, or silent past the read timeout) logs
+// $upstream_response_length 0, as nginx does; the bytes of the router's
+// own 502 or 504 are $body_bytes_sent, not the backend's.
+func TestNginxAccessLogNoUpstreamResponse(t *testing.T) {
+	var out bytes.Buffer
+	log, _ := newNginxAccessLog(&out, `$status $body_bytes_sent $upstream_addr $upstream_status $upstream_response_length`, false)
+	rec := nginxLogRecord()
+	rec.Status, rec.Reason, rec.BytesOut, rec.UpstreamHeaderTime = 502, router.ReasonUpstreamUnreachable, 51, 0
+	log(rec)
+	assert.Equal(t, "502 51 10.0.1.1:8080 502 0\n", out.String())
+}

@@ -145,3 +145,28 @@ func TestRecordClientAddr(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordKeepsClientHeadersUnderProxySetHeaders: the ConfigMap's
+// proxy-set-headers reach the backend and leave the record's request as
+// the client sent it, as nginx's proxy_set_header leaves $http_<name> and
+// $request_length alone.
+func TestRecordKeepsClientHeadersUnderProxySetHeaders(t *testing.T) {
+	got := make(chan string, 2)
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get("X-Team") + "|" + r.Header.Get("X-Env")
+	}))
+	t.Cleanup(backend.Close)
+	rs := newRecords()
+	r := newTestRouter(Options{Observer: rs.observe, ProxySetHeaders: http.Header{"X-Team": {"payments"}, "X-Env": {"prod"}}})
+	r.Publish(table("d", vhost("", nil, route(match.Prefix, "/", httpBackend("prod/web:80", backend.Listener.Addr().String())))))
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	req.Host = "web"
+	req.Header.Set("X-Env", "client")
+	w := httptest.NewRecorder()
+	r.ServeHTTP(w, req)
+	require.Equal(t, http.StatusOK, w.Code)
+	assert.Equal(t, "payments|prod", <-got, "the backend gets the set values")
+	rec := rs.raw[len(rs.raw)-1]
+	assert.Empty(t, rec.Request.Header.Values("X-Team"), "not sent by the client")
+	assert.Equal(t, "client", rec.Request.Header.Get("X-Env"), "as the client sent it")
+}

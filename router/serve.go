@@ -150,7 +150,20 @@ func (r *Router) forward(s *requestState) {
 		// context itself (tracing.go).
 		s.traceHeaders()
 	}
+	// logged is the request the record shows: the ConfigMap's
+	// proxy-set-headers are for the backend, and like nginx's
+	// proxy_set_header they change neither $http_<name> nor
+	// $request_length, so with an Observer they go on a copy.
+	logged := req
 	if s.cmh != nil {
+		if r.observer != nil && len(s.cmh.proxy) > 0 {
+			out := *req
+			out.Header = req.Header.Clone()
+			if out.Header == nil {
+				out.Header = http.Header{}
+			}
+			req, s.req = &out, &out
+		}
 		s.cmh.setProxied(req.Header)
 	}
 	live := r.live.Load()
@@ -198,7 +211,7 @@ func (r *Router) forward(s *requestState) {
 	d.act.apply(x)
 	x.upstreamPolicy(r, d.pol)
 	// finish releases the endpoint on every way out, panics included.
-	defer r.finish(x, req)
+	defer r.finish(x, logged)
 	if rp := s.loc.Response; rp != nil {
 		// Before finish records the request: the error page's answer.
 		r.startResponse(s, x, rp)

@@ -14,13 +14,14 @@ import (
 // writer and the event handlers read, and drops the rest before it is
 // cached: managedFields everywhere; kubectl's last-applied-configuration
 // (a second copy of the whole object on everything created by
-// kubectl apply); of a Service, the selector and the spec fields no
-// route or status address reads; of an EndpointSlice, its annotations,
-// labels other than the Service name and manager, and each endpoint's
-// topology and pod reference; of a Namespace, all but its name and labels.
+// kubectl apply) everywhere but on Ingresses; of a Service, the selector
+// and the spec fields no route or status address reads; of an
+// EndpointSlice, its annotations, labels other than the Service name and
+// manager, and each endpoint's topology and pod reference; of a
+// Namespace, all but its name and labels.
 //
-// Ingress annotations other than last-applied-configuration stay: they
-// are the routing, and statusOnly compares them.
+// Ingress annotations stay: they are the routing, statusOnly compares
+// them, and a status write sends them back.
 func trimObject(obj any) (any, error) {
 	a, err := meta.Accessor(obj)
 	if err != nil {
@@ -28,6 +29,12 @@ func trimObject(obj any) (any, error) {
 		return obj, nil
 	}
 	a.SetManagedFields(nil)
+	if _, ok := obj.(*networkingv1.Ingress); ok {
+		// The status writer sends the cached Ingress back whole, and an
+		// Ingress status update takes its metadata too: without the
+		// annotation it would erase it, and kubectl apply's next merge.
+		return obj, nil
+	}
 	if ann := a.GetAnnotations(); ann != nil {
 		if _, ok := ann[corev1.LastAppliedConfigAnnotation]; ok {
 			delete(ann, corev1.LastAppliedConfigAnnotation)

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestStatusWriteKeepsLastAppliedConfiguration: an Ingress status update
+// takes the metadata sent with it, so writing the status must not drop
+// kubectl's last-applied-configuration, the base of the next kubectl apply.
+func TestStatusWriteKeepsLastAppliedConfiguration(t *testing.T) {
+	e := startE2E(t)
+	ctx := context.Background()
+	ns := e.namespace(t, "lastapplied")
+	e.app(t, ns, "a", backendPort(t, namedBackend(t, "A")))
+	ing := newIngress(ns, "mine", "ramjet", "mine.test", "a", "/")
+	ing.Annotations = map[string]string{corev1.LastAppliedConfigAnnotation: `{"kind":"Ingress"}`}
+	e.createIngress(t, ing)
+	e.startController(t, ns, func(c *config) { c.publishAddresses = []string{"192.0.2.1"} })
+	waitFor(t, 10*time.Second, "the status", func() bool {
+		return cmp.Equal(ips("192.0.2.1"), e.ingressStatus(t, ns, "mine"))
+	})
+	got, err := e.client.NetworkingV1().Ingresses(ns).Get(ctx, "mine", metav1.GetOptions{})
+	require.NoError(t, err)
+	require.Equal(t, `{"kind":"Ingress"}`, got.Annotations[corev1.LastAppliedConfigAnnotation])
+}

@@ -75,7 +75,10 @@ type clusterController struct {
 
 	// leads hands each term's context from the elector to the status
 	// writer, a worker of its own so that shutdown waits for it.
-	leads   chan context.Context
+	leads chan context.Context
+	// renewed is when the last renewal of the Lease that went through was
+	// sent (renewalLock); nil before the first.
+	renewed atomic.Pointer[time.Time]
 	deduper *status.EventDeduper
 	// eventsFound is false until this term has read the Events already
 	// posted; owned by the status writer.
@@ -704,10 +707,38 @@ func (c *clusterController) runElection(ctx context.Context) {
 
 // newLock is the Lease the replicas elect a leader with.
 func (c *clusterController) newLock() resourcelock.Interface {
-	return &resourcelock.LeaseLock{
+	return &renewalLock{Interface: &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Namespace: c.cfg.electionNamespace, Name: c.cfg.electionID},
 		Client:     c.client.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: c.cfg.identity},
+	}, renewed: &c.renewed}
+}
+
+// renewalLock records in renewed when each write of this replica's hold
+// on the Lease that went through was sent: the others count the lease
+// duration from no earlier than that.
+type renewalLock struct {
+	resourcelock.Interface
+	renewed *atomic.Pointer[time.Time]
+}
+
+func (l *renewalLock) Create(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
+	sent := time.Now()
+	err := l.Interface.Create(ctx, r)
+	l.record(sent, r, err)
+	return err
+}
+
+func (l *renewalLock) Update(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
+	sent := time.Now()
+	err := l.Interface.Update(ctx, r)
+	l.record(sent, r, err)
+	return err
+}
+
+func (l *renewalLock) record(sent time.Time, r resourcelock.LeaderElectionRecord, err error) {
+	if err == nil && r.HolderIdentity == l.Identity() {
+		l.renewed.Store(&sent)
 	}
 }
 

@@ -58,16 +58,35 @@ func (c *clusterController) lead(term context.Context) {
 	defer timer.Stop()
 	backoff := time.Duration(0)
 	for {
-		if c.syncStatus(term) {
+		// client-go ends the term only once its renewals have failed for
+		// the renew deadline, and with ReleaseOnCancel a renew deadline
+		// later still: past the lease duration, when another replica may
+		// lead. The writes stop a renew deadline after the last renewal
+		// went out instead, before anyone else can hold the Lease, and
+		// resume if a renewal gets through again.
+		var renewed time.Time // monotonic: a wall clock step moves nothing
+		if r := c.renewed.Load(); r != nil {
+			renewed = *r
+		}
+		pass, cancel := context.WithDeadline(term, renewed.Add(c.cfg.renewDeadline))
+		lapsed := pass.Err() != nil
+		switch {
+		case lapsed:
+		case c.syncStatus(pass):
 			backoff = 0
-		} else {
+		default:
 			backoff = min(max(2*backoff, minStatusRetry), maxStatusRetry)
 		}
+		cancel()
 		wait := time.Duration(-1)
 		if backoff > 0 {
 			wait = backoff
 		}
-		if at, ok := c.deduper.NextRepost(); ok && (wait < 0 || time.Until(at) < wait) {
+		if lapsed && (wait < 0 || c.cfg.retryPeriod < wait) {
+			wait = c.cfg.retryPeriod
+		}
+		// A repost due while lapsed waits for the pass after a renewal.
+		if at, ok := c.deduper.NextRepost(); ok && !lapsed && (wait < 0 || time.Until(at) < wait) {
 			wait = max(time.Until(at), 0)
 		}
 		if wait >= 0 {

@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -83,6 +84,9 @@ type clusterController struct {
 	// eventsFound is false until this term has read the Events already
 	// posted; owned by the status writer.
 	eventsFound bool
+	// written are the Ingress statuses this term wrote lately; owned by
+	// the status writer.
+	written map[types.NamespacedName]statusWrite
 
 	// cert is -default-ssl-certificate, read from a watch of that one
 	// Secret (it may be of any type, in any namespace); nil without it.

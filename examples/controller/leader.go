@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
 
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/status"
@@ -29,6 +31,20 @@ const (
 	minStatusRetry = time.Second
 	maxStatusRetry = 30 * time.Second
 )
+
+// statusRewriteAfter is how long after writing an Ingress's status the
+// writer leaves it alone when it differs again, changed by someone else:
+// two writers that disagree (two installations claiming the same Ingress)
+// would otherwise trade writes as fast as the API server takes them.
+const statusRewriteAfter = 30 * time.Second
+
+// statusWrite is an Ingress status this term wrote.
+type statusWrite struct {
+	addresses string    // addressList of the status written
+	at        time.Time // when
+	over      string    // the resourceVersion it was written over
+	warned    bool      // the change by someone else has been logged
+}
 
 // runStatus writes status and posts Events for each term this replica
 // leads; between terms it only waits.
@@ -53,6 +69,7 @@ func (c *clusterController) lead(term context.Context) {
 	// the Events of an earlier leader do: the first pass reads them.
 	c.deduper.Reset()
 	c.eventsFound = false
+	clear(c.written)
 
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -130,7 +147,22 @@ func (c *clusterController) syncStatus(term context.Context) bool {
 	}
 	desired := status.Desired(src)
 	ok := true
+	now := time.Now()
+	maps.DeleteFunc(c.written, func(_ types.NamespacedName, w statusWrite) bool { return now.Sub(w.at) >= statusRewriteAfter })
 	for _, u := range status.Updates(claimed, desired, !c.cfg.noStatusUpdate) {
+		key := types.NamespacedName{Namespace: u.Namespace, Name: u.Name}
+		if w, found := c.written[key]; found && w.addresses == addressList(u.Status) {
+			// Written lately and changed since, unless the cache has
+			// not caught up with the write yet: again once it is due.
+			if cached := c.lookupIngress(u.Namespace, u.Name); !w.warned && cached != nil && cached.ResourceVersion != w.over {
+				c.log.Warn("someone else changed the Ingress status this replica wrote; it is written again no sooner than "+statusRewriteAfter.String()+" after",
+					"ingress", key.String(), "written", w.addresses, "now", addressList(cached.Status))
+				w.warned = true
+				c.written[key] = w
+			}
+			ok = false
+			continue
+		}
 		if err := c.applyStatus(term, desired, u); err != nil {
 			if term.Err() != nil {
 				return false
@@ -216,6 +248,7 @@ func (c *clusterController) applyStatus(ctx context.Context, desired []networkin
 		return nil // deleted since
 	}
 	api := c.client.NetworkingV1().Ingresses(u.Namespace)
+	over := cached.ResourceVersion
 	obj := cached.DeepCopy()
 	obj.Status = u.Status
 	_, err := api.UpdateStatus(ctx, obj, metav1.UpdateOptions{FieldManager: fieldManager})
@@ -228,6 +261,7 @@ func (c *clusterController) applyStatus(ctx context.Context, desired []networkin
 		} else if again := status.Updates([]*networkingv1.Ingress{fresh}, desired, true); len(again) == 0 {
 			return nil // already right
 		} else {
+			over = fresh.ResourceVersion
 			fresh.Status = again[0].Status
 			_, err = api.UpdateStatus(ctx, fresh, metav1.UpdateOptions{FieldManager: fieldManager})
 		}
@@ -239,6 +273,10 @@ func (c *clusterController) applyStatus(ctx context.Context, desired []networkin
 		return err
 	}
 	c.log.Info("Ingress status written", "ingress", u.Namespace+"/"+u.Name, "addresses", addressList(u.Status))
+	if c.written == nil {
+		c.written = make(map[types.NamespacedName]statusWrite)
+	}
+	c.written[types.NamespacedName{Namespace: u.Namespace, Name: u.Name}] = statusWrite{addresses: addressList(u.Status), at: time.Now(), over: over}
 	return nil
 }
 

@@ -30,3 +30,24 @@ func TestStatusWriteKeepsLastAppliedConfiguration(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, `{"kind":"Ingress"}`, got.Annotations[corev1.LastAppliedConfigAnnotation])
 }
+
+// TestStatusFightIsNotAHotLoop: two controllers that claim the same
+// Ingress and advertise different addresses (two installations of one
+// class) each rewrite what the other wrote, but not as fast as the API
+// server takes the writes.
+func TestStatusFightIsNotAHotLoop(t *testing.T) {
+	e := startE2E(t)
+	ns := e.namespace(t, "fight")
+	e.app(t, ns, "a", backendPort(t, namedBackend(t, "A")))
+	e.createIngress(t, newIngress(ns, "app", "ramjet", "app.test", "a", "/"))
+	writes := watchWrites(t, e, ns)
+	one := e.startController(t, ns, func(c *config) { c.identity, c.publishAddresses = "one", []string{"192.0.2.1"} })
+	two := e.startController(t, ns, func(c *config) {
+		c.identity, c.electionID, c.publishAddresses = "two", "other-leader", []string{"192.0.2.2"}
+	})
+	waitFor(t, 10*time.Second, "both to lead", func() bool { return one.cluster.leading.Load() && two.cluster.leading.Load() })
+	time.Sleep(3 * time.Second)
+	if n := writes.statuses("app"); n > 4 {
+		t.Fatalf("%d status writes on Ingress app in 3 s", n)
+	}
+}

@@ -201,8 +201,11 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 	var settings *configMapSettings
 	if ref := cfg.configMap; ref != nil {
 		// The router and listeners are made with what it says at start.
+		// The read waits while the API server refuses connections
+		// (dialUntilAccepted): the stop signal ends it, as nothing else
+		// would yet.
 		var data map[string]string
-		cm, err := client.CoreV1().ConfigMaps(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+		cm, err := client.CoreV1().ConfigMaps(ref.Namespace).Get(parent, ref.Name, metav1.GetOptions{})
 		switch {
 		case err == nil:
 			data = cm.Data

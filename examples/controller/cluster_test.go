@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -11,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 )
 
 // debounceRun feeds debounce the signals of schedule (offsets from the
@@ -196,4 +200,32 @@ current-context: x
 
 	_, err = kubeConfig(filepath.Join(t.TempDir(), "missing"))
 	require.ErrorContains(t, err, "-kubeconfig")
+}
+
+// TestStopWhileReadingTheConfigMapAtStart: with -configmap, start reads the
+// ConfigMap first; an API server that refuses connections keeps that read
+// waiting (dialUntilAccepted), and the stop signal must still end it.
+func TestStopWhileReadingTheConfigMapAtStart(t *testing.T) {
+	cfg := config{httpAddr: "127.0.0.1:0", electionID: "x", electionNamespace: "default", identity: "x",
+		configMap: &types.NamespacedName{Namespace: "ingress", Name: "ramjet"}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	ln.Close() // refused from now on
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		inst, err := startCluster(ctx, cfg, slog.New(slog.DiscardHandler), &rest.Config{Host: "http://" + addr})
+		if err == nil {
+			err = inst.Wait()
+		}
+		done <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("start did not end after the stop signal while the API server refused connections")
+	}
 }

@@ -87,6 +87,8 @@ type clusterController struct {
 	// written are the Ingress statuses this term wrote lately; owned by
 	// the status writer.
 	written map[types.NamespacedName]statusWrite
+	// gwWritten are the Gateway API statuses it wrote lately (writeStatus).
+	gwWritten map[string]statusWrite
 
 	// cert is -default-ssl-certificate, read from a watch of that one
 	// Secret (it may be of any type, in any namespace); nil without it.

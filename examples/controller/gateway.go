@@ -3,6 +3,8 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -15,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
@@ -352,7 +355,7 @@ func (c *clusterController) syncGatewayStatus(ctx context.Context, desired []net
 			}
 			return
 		}
-		if ctx.Err() == nil {
+		if ctx.Err() == nil && !errors.Is(err, errRewriteDeferred) {
 			c.log.Warn("cannot write "+kind+" status; will retry", "object", key, "err", err)
 		}
 		ok = false
@@ -364,7 +367,7 @@ func (c *clusterController) syncGatewayStatus(ctx context.Context, desired []net
 	classes, _ := l.classes.List(all)
 	for _, o := range sortedByName(classes) {
 		if next, changed := st.GatewayClass(o, now); changed {
-			report2("GatewayClass", o.Name)(writeStatus(ctx, next, api.GatewayClasses().UpdateStatus, api.GatewayClasses().Get,
+			report2("GatewayClass", o.Name)(writeStatus(ctx, c.gatewayWritten(), next, api.GatewayClasses().UpdateStatus, api.GatewayClasses().Get,
 				func(fresh *gwv1.GatewayClass) (*gwv1.GatewayClass, bool) { return st.GatewayClass(fresh, now) }))
 		}
 	}
@@ -372,7 +375,7 @@ func (c *clusterController) syncGatewayStatus(ctx context.Context, desired []net
 	for _, o := range sortedByName(gateways) {
 		if next, changed := st.Gateway(o, addrs, now); changed {
 			gws := api.Gateways(o.Namespace)
-			report2("Gateway", o.Namespace+"/"+o.Name)(writeStatus(ctx, next, gws.UpdateStatus, gws.Get,
+			report2("Gateway", o.Namespace+"/"+o.Name)(writeStatus(ctx, c.gatewayWritten(), next, gws.UpdateStatus, gws.Get,
 				func(fresh *gwv1.Gateway) (*gwv1.Gateway, bool) { return st.Gateway(fresh, addrs, now) }))
 		}
 	}
@@ -380,7 +383,7 @@ func (c *clusterController) syncGatewayStatus(ctx context.Context, desired []net
 	for _, o := range sortedByName(routes) {
 		if next, changed := st.HTTPRoute(o, now); changed {
 			rs := api.HTTPRoutes(o.Namespace)
-			report2("HTTPRoute", o.Namespace+"/"+o.Name)(writeStatus(ctx, next, rs.UpdateStatus, rs.Get,
+			report2("HTTPRoute", o.Namespace+"/"+o.Name)(writeStatus(ctx, c.gatewayWritten(), next, rs.UpdateStatus, rs.Get,
 				func(fresh *gwv1.HTTPRoute) (*gwv1.HTTPRoute, bool) { return st.HTTPRoute(fresh, now) }))
 		}
 	}
@@ -393,10 +396,23 @@ func (c *clusterController) syncGatewayStatus(ctx context.Context, desired []net
 // lag a write by someone else: on a conflict the object is read again and
 // written once more only if the decision still differs from it. A deleted
 // object is not an error; written is false when nothing was written.
-func writeStatus[T metav1.Object](ctx context.Context, next T,
+//
+// A status written lately (written, within statusRewriteAfter) that
+// differs again is not written before that is over: errRewriteDeferred.
+func writeStatus[T metav1.Object](ctx context.Context, written map[string]statusWrite, next T,
 	update func(context.Context, T, metav1.UpdateOptions) (T, error),
 	get func(context.Context, string, metav1.GetOptions) (T, error),
-	redecide func(T) (T, bool)) (written bool, err error) {
+	redecide func(T) (T, bool)) (_ bool, err error) {
+	key := fmt.Sprintf("%T %s/%s", next, next.GetNamespace(), next.GetName())
+	fingerprint := statusFingerprint(next)
+	if w, ok := written[key]; ok && w.addresses == fingerprint {
+		return false, errRewriteDeferred
+	}
+	defer func() {
+		if err == nil {
+			written[key] = statusWrite{addresses: fingerprint, at: time.Now()}
+		}
+	}()
 	opts := metav1.UpdateOptions{FieldManager: fieldManager}
 	_, err = update(ctx, next, opts)
 	if apierrors.IsConflict(err) {
@@ -413,6 +429,48 @@ func writeStatus[T metav1.Object](ctx context.Context, next T,
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// errRewriteDeferred is writeStatus's answer for a status it wrote lately
+// that someone else changed since.
+var errRewriteDeferred = errors.New("written lately and changed since by someone else: written again later")
+
+// gatewayWritten are the Gateway API statuses this term wrote lately, by
+// kind and name, without those written statusRewriteAfter ago or more.
+func (c *clusterController) gatewayWritten() map[string]statusWrite {
+	if c.gwWritten == nil {
+		c.gwWritten = make(map[string]statusWrite)
+	}
+	now := time.Now()
+	maps.DeleteFunc(c.gwWritten, func(_ string, w statusWrite) bool { return now.Sub(w.at) >= statusRewriteAfter })
+	return c.gwWritten
+}
+
+// statusFingerprint is obj's status less its conditions' transition
+// times, which a decision made again sets anew.
+func statusFingerprint(obj any) string {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return ""
+	}
+	var strip func(any)
+	strip = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			delete(x, "lastTransitionTime")
+			for _, e := range x {
+				strip(e)
+			}
+		case []any:
+			for _, e := range x {
+				strip(e)
+			}
+		}
+	}
+	st := u["status"]
+	strip(st)
+	b, _ := json.Marshal(st)
+	return string(b)
 }
 
 func sortedByName[T metav1.Object](items []T) []T {

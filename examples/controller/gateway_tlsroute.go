@@ -145,10 +145,10 @@ func (c *clusterController) syncTLSRouteStatus(ctx context.Context, st *gatewaya
 		switch api := c.gw.client; tl.version {
 		case gwv1.GroupVersion.Version:
 			rs := api.GatewayV1().TLSRoutes(o.Namespace)
-			written, err = writeStatus(ctx, next, rs.UpdateStatus, rs.Get, redecide)
+			written, err = writeStatus(ctx, c.gatewayWritten(), next, rs.UpdateStatus, rs.Get, redecide)
 		case gwv1alpha3.GroupVersion.Version:
 			rs := api.GatewayV1alpha3().TLSRoutes(o.Namespace)
-			written, err = writeStatus(ctx, (*gwv1alpha3.TLSRoute)(next), rs.UpdateStatus, rs.Get,
+			written, err = writeStatus(ctx, c.gatewayWritten(), (*gwv1alpha3.TLSRoute)(next), rs.UpdateStatus, rs.Get,
 				func(fresh *gwv1alpha3.TLSRoute) (*gwv1alpha3.TLSRoute, bool) {
 					r, ok := redecide((*gwv1.TLSRoute)(fresh))
 					return (*gwv1alpha3.TLSRoute)(r), ok
@@ -168,7 +168,7 @@ func (c *clusterController) syncTLSRouteStatus(ctx context.Context, st *gatewaya
 				report("TLSRoute", key, false, getErr)
 				continue
 			}
-			written, err = writeStatus(ctx, alpha2(next, cur), rs.UpdateStatus, rs.Get,
+			written, err = writeStatus(ctx, c.gatewayWritten(), alpha2(next, cur), rs.UpdateStatus, rs.Get,
 				func(fresh *gwv1alpha2.TLSRoute) (*gwv1alpha2.TLSRoute, bool) {
 					r, ok := redecide(gatewayapi.TLSRouteV1(fresh))
 					if !ok {

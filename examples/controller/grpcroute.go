@@ -72,7 +72,7 @@ func (c *clusterController) syncGRPCRouteStatus(ctx context.Context, st *gateway
 	for _, o := range sortedByName(routes) {
 		if next, changed := st.GRPCRoute(o, now); changed {
 			rs := c.gw.client.GatewayV1().GRPCRoutes(o.Namespace)
-			report("GRPCRoute", o.Namespace+"/"+o.Name)(writeStatus(ctx, next, rs.UpdateStatus, rs.Get,
+			report("GRPCRoute", o.Namespace+"/"+o.Name)(writeStatus(ctx, c.gatewayWritten(), next, rs.UpdateStatus, rs.Get,
 				func(fresh *gwv1.GRPCRoute) (*gwv1.GRPCRoute, bool) { return st.GRPCRoute(fresh, now) }))
 		}
 	}

@@ -40,7 +40,7 @@ const statusRewriteAfter = 30 * time.Second
 
 // statusWrite is an Ingress status this term wrote.
 type statusWrite struct {
-	addresses string    // addressList of the status written
+	addresses string    // addressList of the status written (statusFingerprint for the Gateway API)
 	at        time.Time // when
 	over      string    // the resourceVersion it was written over
 	warned    bool      // the change by someone else has been logged
@@ -70,6 +70,7 @@ func (c *clusterController) lead(term context.Context) {
 	c.deduper.Reset()
 	c.eventsFound = false
 	clear(c.written)
+	clear(c.gwWritten)
 
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()

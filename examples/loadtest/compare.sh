@@ -237,7 +237,10 @@ start_controller() {
 	# controller serve the same table (issue 35), and the ConfigMap.
 	"$work/upstreams" -role manifests -backend "$backend" "${extra[@]}" >"$dir/app.yaml"
 	printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nginx, namespace: ingress}\ndata: %s\n' "$data" >"$dir/configmap.yaml"
-	"${pin_proxy[@]}" timeout 30m "$work/ramjet-controller" -manifests "$dir" -configmap ingress/nginx -http-addr "$addr" -debug-addr "" \
+	# --foreground: timeout passes a stop on to the controller once, not to
+	# its process group as well; a second signal would end the controller
+	# at once, before its -cpuprofile is written.
+	"${pin_proxy[@]}" timeout --foreground 30m "$work/ramjet-controller" -manifests "$dir" -configmap ingress/nginx -http-addr "$addr" -debug-addr "" \
 		"${tlsargs[@]}" "${prof[@]}" -enable-access-log=false >"$work/$name.out" 2>&1 &
 	pids+=($!)
 	proc[$name]=$!

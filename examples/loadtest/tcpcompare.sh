@@ -59,7 +59,7 @@ kind: ConfigMap
 metadata: {name: tcp-services, namespace: ingress-nginx}
 data: {"$((BASE + 2))": "default/sink:9000"}
 YAML
-"${pin[@]}" timeout 30m "$work/controller" -manifests "$work/m" -tcp-services-configmap ingress-nginx/tcp-services \
+"${pin[@]}" timeout --foreground 30m "$work/controller" -manifests "$work/m" -tcp-services-configmap ingress-nginx/tcp-services \
 	-http-addr 127.0.0.1:$((BASE + 3)) -https-addr "" -debug-addr "" -enable-access-log=false >"$work/controller.log" 2>&1 &
 pids+=($!)
 targets="direct=$sink"

@@ -69,6 +69,7 @@ type peerIsClientKey struct{}
 // may look at what the connection read first without holding up the
 // server's accept loop; it must be safe to call from several goroutines.
 func PeerIsClient(ctx context.Context, f func() bool) context.Context {
+	peersMarked.Store(true)
 	return context.WithValue(ctx, peerIsClientKey{}, f)
 }
 

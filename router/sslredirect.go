@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 
 	"ramjet.dev/ramjet/match"
 )
@@ -179,6 +180,11 @@ func (r *Router) clientProto(req *http.Request) string {
 	return "http"
 }
 
+// peersMarked is whether PeerIsClient ever marked a connection in this
+// process, so that a router without PROXY protocol listeners skips the
+// request context lookup of proxiedHTTPS on every request.
+var peersMarked atomic.Bool
+
 // proxiedHTTPS reports a request read through a PROXY protocol header
 // (PeerIsClient marks the connection) that named a client and destination
 // port 443: the load balancer terminated TLS there, as ingress-nginx with
@@ -186,6 +192,9 @@ func (r *Router) clientProto(req *http.Request) string {
 // "443"); redirecting it to https would loop through the balancer. The
 // connection's local address is the header's destination then.
 func proxiedHTTPS(req *http.Request) bool {
+	if !peersMarked.Load() {
+		return false // no connection was ever marked: no context to search
+	}
 	ctx := req.Context()
 	f, _ := ctx.Value(peerIsClientKey{}).(func() bool)
 	if f == nil {

@@ -150,11 +150,8 @@ func (k HashKey) extract(r *http.Request) string {
 			return vs[0]
 		}
 	case cookieKey:
-		for _, line := range r.Header["Cookie"] {
-			if v, ok := cookieValue(line, k.name); ok {
-				return v
-			}
-		}
+		v, _ := Cookie(r, k.name)
+		return v
 	}
 	return ""
 }
@@ -177,89 +174,4 @@ func hostOf(addr string) string {
 		return addr
 	}
 	return addr[:i]
-}
-
-// cookieValue finds name in one Cookie field line ("a=1; b=2"), comparing
-// names case-insensitively; spaces around names and values are ignored.
-func cookieValue(line, name string) (string, bool) {
-	if strings.ContainsAny(name, ";=") || trimSpace(name) != name {
-		return cookieValueSplit(line, name) // no real cookie name; kept exact
-	}
-	// One pass: each pair is checked by its start, without cutting it out
-	// first; most pairs differ in the first bytes or the length.
-	for line != "" {
-		line = trimLeftSpace(line)
-		if len(line) > len(name) && equalFoldASCII(line[:len(name)], name) {
-			if rest := trimLeftSpace(line[len(name):]); rest != "" && rest[0] == '=' {
-				v := rest[1:]
-				if k := strings.IndexByte(v, ';'); k >= 0 {
-					v = v[:k]
-				}
-				return trimSpace(v), true
-			}
-		}
-		k := strings.IndexByte(line, ';')
-		if k < 0 {
-			break
-		}
-		line = line[k+1:]
-	}
-	return "", false
-}
-
-// equalFoldASCII compares case-insensitively in ASCII only, as nginx does.
-func equalFoldASCII(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range len(a) {
-		if lowerASCII(a[i]) != lowerASCII(b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func lowerASCII(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
-}
-
-// cookieValueSplit is cookieValue by cutting the line into pairs.
-func cookieValueSplit(line, name string) (string, bool) {
-	for line != "" {
-		var part string
-		if i := strings.IndexByte(line, ';'); i >= 0 {
-			part, line = line[:i], line[i+1:]
-		} else {
-			part, line = line, ""
-		}
-		eq := strings.IndexByte(part, '=')
-		if eq < 0 {
-			continue
-		}
-		if equalFoldASCII(trimSpace(part[:eq]), name) {
-			return trimSpace(part[eq+1:]), true
-		}
-	}
-	return "", false
-}
-
-func trimLeftSpace(s string) string {
-	for s != "" && (s[0] == ' ' || s[0] == '\t') {
-		s = s[1:]
-	}
-	return s
-}
-
-func trimSpace(s string) string {
-	for s != "" && (s[0] == ' ' || s[0] == '\t') {
-		s = s[1:]
-	}
-	for s != "" && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
-		s = s[:len(s)-1]
-	}
-	return s
 }

@@ -2,7 +2,6 @@ package balance
 
 import (
 	"fmt"
-	"net/http"
 	"strconv"
 )
 
@@ -186,16 +185,4 @@ func (b *Balancer) indexOf(e Endpoint) int {
 		}
 	}
 	return 0
-}
-
-// Cookie returns the value of the named cookie in the request's Cookie
-// headers; names compare case-insensitively in ASCII, as nginx's
-// $cookie_<name> does. It never allocates.
-func Cookie(r *http.Request, name string) (string, bool) {
-	for _, line := range r.Header["Cookie"] {
-		if v, ok := cookieValue(line, name); ok {
-			return v, true
-		}
-	}
-	return "", false
 }

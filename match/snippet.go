@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"ramjet.dev/ramjet/balance"
 	"ramjet.dev/ramjet/match/urltemplate"
 	"ramjet.dev/ramjet/match/vars"
 )
@@ -312,23 +313,11 @@ func (r *SnippetRequest) variable(v vars.Ref) string {
 	case vars.HTTP:
 		return strings.Join(r.Header[textproto.CanonicalMIMEHeaderKey(strings.ReplaceAll(v.Name, "_", "-"))], ", ")
 	case vars.Cookie:
-		return cookie(r.Header["Cookie"], v.Name)
+		c, _ := balance.CookieValue(r.Header["Cookie"], v.Name)
+		return c
 	case vars.Arg:
 		for kv := range strings.SplitSeq(r.Args, "&") {
 			if k, val, _ := strings.Cut(kv, "="); EqualFoldASCII(k, v.Name) {
-				return val
-			}
-		}
-	}
-	return ""
-}
-
-// cookie is the value of the first cookie named name in the Cookie
-// headers, as nginx's $cookie_<name> reads it.
-func cookie(headers []string, name string) string {
-	for _, h := range headers {
-		for c := range strings.SplitSeq(h, ";") {
-			if k, val, ok := strings.Cut(strings.TrimSpace(c), "="); ok && k == name {
 				return val
 			}
 		}

@@ -237,6 +237,9 @@ func TestSnippetCookie(t *testing.T) {
 	require.NoError(t, err)
 	r.Header = map[string][]string{"Cookie": {"team=red"}}
 	assert.Equal(t, "red", v.Expand(r))
+	// nginx's reading: names in any case, a ',' ends a pair before the one sought.
+	r.Header = map[string][]string{"Cookie": {"a=1, BETA=1; Team=green"}}
+	assert.Equal(t, SnippetResult{Status: 200, Body: "beta green"}, s.Run(r))
 }
 
 // An address's zone does not take it out of a snippet's deny.

@@ -503,6 +503,8 @@ func TestAuthVarsCookie(t *testing.T) {
 		{"sessionid=1; session = abc", "abc"},
 		{"a=session=1", ""},
 		{"session", ""},
+		{"session;session=abc", ""},
+		{"a=1, session=abc ;b=2", "abc "},
 	} {
 		req := httptest.NewRequest(http.MethodGet, "/", nil)
 		req.Header["Cookie"] = []string{tc.header}

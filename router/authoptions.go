@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"ramjet.dev/ramjet/balance"
 	"ramjet.dev/ramjet/match"
 	"ramjet.dev/ramjet/match/vars"
 )
@@ -50,41 +51,13 @@ func (v *authVars) value(x vars.Ref) string {
 	case vars.HTTP:
 		return strings.Join(req.Header[http.CanonicalHeaderKey(strings.ReplaceAll(x.Name, "_", "-"))], ", ")
 	case vars.Cookie:
-		return cookieVar(req.Header["Cookie"], x.Name)
+		c, _ := balance.Cookie(req, x.Name)
+		return c
 	case vars.Arg:
 		for kv := range strings.SplitSeq(req.URL.RawQuery, "&") {
 			if k, val, _ := strings.Cut(kv, "="); k == x.Name {
 				return val
 			}
-		}
-	}
-	return ""
-}
-
-// cookieVar is $cookie_<name> as nginx reads it
-// (ngx_http_parse_multi_header_lines): the first cookie of the Cookie
-// lines whose name matches in any ASCII case, its value as sent, up to
-// the next ';'. Go's Request.Cookie matches names exactly and skips a
-// value it finds malformed (a quoted one with a backslash); a cache key
-// would then read such a request as having no cookie, and share the
-// answer of requests without one.
-func cookieVar(lines []string, name string) string {
-	for _, s := range lines {
-		for s != "" {
-			if len(s) >= len(name) && match.EqualFoldASCII(s[:len(name)], name) {
-				if v, ok := strings.CutPrefix(strings.TrimLeft(s[len(name):], " "), "="); ok {
-					v = strings.TrimLeft(v, " ")
-					if i := strings.IndexByte(v, ';'); i >= 0 {
-						v = v[:i]
-					}
-					return v
-				}
-			}
-			i := strings.IndexAny(s, ";,")
-			if i < 0 {
-				break
-			}
-			s = strings.TrimLeft(s[i+1:], " ")
 		}
 	}
 	return ""

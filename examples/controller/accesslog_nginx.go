@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"ramjet.dev/ramjet/balance"
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/match/vars"
 	"ramjet.dev/ramjet/router"
@@ -137,10 +138,10 @@ var nginxLogPrefixes = map[string]func(name string) nginxLogVar{
 			if r.Request == nil {
 				return ""
 			}
-			if c, err := r.Request.Cookie(name); err == nil {
-				return c.Value
-			}
-			return ""
+			// The router's reader: Go's Request.Cookie matches names
+			// exactly and refuses values nginx logs as sent.
+			v, _ := balance.Cookie(r.Request, name)
+			return v
 		}
 	},
 }

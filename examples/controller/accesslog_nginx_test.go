@@ -53,9 +53,17 @@ func TestNginxAccessLog(t *testing.T) {
 	log(nginxLogRecord())
 	assert.Equal(t, "shop.example.com https:///shop/cart item=7 2026-03-04T05:06:08+00:00 prod/shop web:80 203.0.113.9 4f1c 1.100 - - -\n", out.String())
 
-	// A request the router answered itself: no upstream values.
+	// $cookie_<name> is the router's: nginx's reading, names in any case.
 	out.Reset()
 	rec := nginxLogRecord()
+	rec.Request.Header.Set("Cookie", `a=1, SESSION="7\0542"`)
+	log, _ = newNginxAccessLog(&out, `$cookie_session`, false)
+	log(rec)
+	assert.Equal(t, `\x227\x5C0542\x22`+"\n", out.String())
+
+	// A request the router answered itself: no upstream values.
+	out.Reset()
+	rec = nginxLogRecord()
 	rec.Tries, rec.Endpoint, rec.Status = 0, "", 404
 	log, _ = newNginxAccessLog(&out, `$status $upstream_addr $upstream_status $upstream_response_time`, false)
 	log(rec)

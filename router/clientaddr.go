@@ -12,10 +12,10 @@ import (
 // Options.TrustForwardedFor and the peer inside Options.ProxyRealIPCIDR,
 // the client its X-Forwarded-For (Options.ForwardedForHeader) names, as nginx's realip module with
 // real_ip_recursive on: the last address in that header not itself inside
-// those ranges (the first one when all are). A header entry that is not an
-// address makes the whole header untrusted, so the peer counts; so does a
-// connection marked with PeerIsClient. The zero Addr means the peer
-// address could not be read.
+// those ranges (the first one when all are). An entry that is not an
+// address stops the walk at the address read before it (the peer when it
+// is the last entry). A connection marked with PeerIsClient counts as the
+// peer. The zero Addr means the peer address could not be read.
 func (r *Router) ClientAddr(req *http.Request) netip.Addr {
 	peer := peerAddr(req.RemoteAddr)
 	live := r.live.Load()
@@ -28,26 +28,31 @@ func (r *Router) ClientAddr(req *http.Request) netip.Addr {
 	client := peer
 	xff := req.Header[live.forwardedFor]
 	for i := len(xff) - 1; i >= 0; i-- {
+		// Entries end at ',' or ' ', read from the right as nginx's
+		// ngx_http_get_forwarded_addr_internal reads them: one that is not
+		// an address (or a line that starts with a separator) ends the
+		// walk, and the last address read stands: the peer or a trusted
+		// hop, never a value written left of it.
 		rest := xff[i]
-		for rest != "" {
+		for {
+			rest = strings.TrimRight(rest, " ,")
+			j := strings.LastIndexAny(rest, " ,")
 			part := rest
-			if j := strings.LastIndexByte(rest, ','); j >= 0 {
-				part, rest = rest[j+1:], rest[:j]
-			} else {
-				rest = ""
-			}
-			part = strings.TrimSpace(part)
-			if part == "" {
-				continue
+			if j > 0 {
+				part = rest[j+1:]
 			}
 			a, ok := parseForwardedAddr(part)
 			if !ok {
-				return peer
+				return client
 			}
 			client = a
 			if !live.trustedProxy(a) {
 				return a
 			}
+			if j <= 0 {
+				break
+			}
+			rest = rest[:j]
 		}
 	}
 	return client
@@ -129,6 +134,9 @@ func parseForwardedAddr(s string) (netip.Addr, bool) {
 		ap, err2 := netip.ParseAddrPort(s)
 		if err2 != nil {
 			return netip.Addr{}, false
+		}
+		if ap.Port() == 0 {
+			return netip.Addr{}, false // nginx's ngx_parse_addr_port wants 1-65535
 		}
 		a = ap.Addr()
 	}

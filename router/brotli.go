@@ -61,7 +61,7 @@ func compressing(w http.ResponseWriter, req *http.Request, live *liveSettings) (
 	if live.gzip != nil && acceptsGzip(req) {
 		gz = live.gzip
 	}
-	if live.brotli != nil && accepts(req, "br") {
+	if live.brotli != nil && acceptsBrotli(req) {
 		br = live.brotli
 	}
 	if gz == nil && br == nil {
@@ -69,4 +69,66 @@ func compressing(w http.ResponseWriter, req *http.Request, live *liveSettings) (
 	}
 	gw := &gzipWriter{ResponseWriter: w, c: gz, br: br}
 	return gw, gw
+}
+
+// acceptsBrotli reports whether req takes a br answer, as ngx_brotli's
+// check_accept_encoding reads the first Accept-Encoding line: the first
+// "br", in any case, between ' ' or ',' and ' ', ',' or ';', is declined
+// only by a zero q written in lower case ("q=0", "q = 0.00"); any other
+// parameter accepts. Unlike gzip it has no HTTP version test.
+func acceptsBrotli(req *http.Request) bool {
+	ae := req.Header["Accept-Encoding"]
+	if len(ae) == 0 {
+		return false
+	}
+	s := ae[0]
+	// at reads past the end as nginx reads the NUL after a header value.
+	at := func(i int) byte {
+		if i < len(s) {
+			return s[i]
+		}
+		return 0
+	}
+	p := 0
+	for {
+		i := indexFoldASCII(s[p:], "br")
+		if i < 0 {
+			return false
+		}
+		i += p
+		p = i + len("br")
+		if (i == 0 || s[i-1] == ' ' || s[i-1] == ',') && (p == len(s) || s[p] == ' ' || s[p] == ',' || s[p] == ';') {
+			break
+		}
+	}
+	skip := func() {
+		for at(p) == ' ' {
+			p++
+		}
+	}
+	for _, want := range []byte(";q=") {
+		skip()
+		if at(p) != want {
+			return true
+		}
+		p++
+	}
+	skip()
+	if at(p) != '0' {
+		return true
+	}
+	if at(p+1) != '.' {
+		return false
+	}
+	p += 2
+	for range 3 {
+		switch c := at(p); {
+		case c < '0' || c > '9':
+			return false
+		case c > '0':
+			return true
+		}
+		p++
+	}
+	return false
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"ramjet.dev/ramjet/match"
 )
 
 // Gzip compresses answers as ingress-nginx's use-gzip does (nginx.tmpl:
@@ -58,24 +60,98 @@ func lowerTypes(types []string) []string {
 	return out
 }
 
-// acceptsGzip reports whether req takes a gzip answer.
-func acceptsGzip(req *http.Request) bool { return accepts(req, "gzip") }
-
-// accepts reports whether req takes an answer in the coding want.
-func accepts(req *http.Request, want string) bool {
-	if !req.ProtoAtLeast(1, 1) {
+// acceptsGzip reports whether req takes a gzip answer, as nginx's
+// ngx_http_gzip_ok decides: HTTP/1.1 or later (gzip_http_version 1.1) and
+// the first Accept-Encoding line accepting gzip.
+func acceptsGzip(req *http.Request) bool {
+	ae := req.Header["Accept-Encoding"]
+	if !req.ProtoAtLeast(1, 1) || len(ae) == 0 {
 		return false
 	}
-	for _, v := range req.Header["Accept-Encoding"] {
-		for part := range strings.SplitSeq(v, ",") {
-			coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-			if strings.EqualFold(strings.TrimSpace(coding), want) {
-				q := strings.ReplaceAll(params, " ", "")
-				return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
-			}
+	return strings.HasPrefix(ae[0], "gzip,") || gzipAccepted(ae[0])
+}
+
+// gzipAccepted is ngx_http_gzip_accept_encoding: the first "gzip", in any
+// case, that starts an entry decides; after it only spaces, then ',', the
+// end, or ";q=" with a q that ngx_http_gzip_quantity reads as above zero.
+// Anything else (another parameter, "q=abc") declines, where RFC 9110
+// would ignore it: clients that send it get what nginx sent them.
+func gzipAccepted(ae string) bool {
+	p := 0
+	for {
+		i := indexFoldASCII(ae[p:], "gzip")
+		if i < 0 {
+			return false
+		}
+		i += p
+		p = i + len("gzip")
+		if i == 0 || ae[i-1] == ',' || ae[i-1] == ' ' {
+			break
 		}
 	}
-	return false
+	for ; p < len(ae) && ae[p] == ' '; p++ {
+	}
+	switch {
+	case p == len(ae) || ae[p] == ',':
+		return true
+	case ae[p] != ';':
+		return false
+	}
+	for p++; p < len(ae) && ae[p] == ' '; p++ {
+	}
+	switch {
+	case p == len(ae):
+		return true
+	case ae[p] != 'q' && ae[p] != 'Q':
+		return false
+	}
+	p++
+	if p+2 > len(ae) || ae[p] != '=' {
+		return false
+	}
+	return gzipQuantity(ae[p+1:]) > 0
+}
+
+// gzipQuantity is ngx_http_gzip_quantity: 0 for a q of zero, for one that
+// is not "0" or "1" with at most three decimals, and for one above 1 (it
+// adds up the decimals: only zero or not means anything).
+func gzipQuantity(s string) int {
+	if s[0] != '0' && s[0] != '1' {
+		return 0
+	}
+	q := int(s[0]-'0') * 100
+	if len(s) == 1 || s[1] == ',' || s[1] == ' ' {
+		return q
+	}
+	if s[1] != '.' {
+		return 0
+	}
+	n := 0
+	for _, c := range []byte(s[2:]) {
+		if c == ',' || c == ' ' {
+			break
+		}
+		if c < '0' || c > '9' {
+			return 0
+		}
+		q += int(c - '0')
+		n++
+	}
+	if q > 100 || n > 3 {
+		return 0
+	}
+	return q
+}
+
+// indexFoldASCII is the index of the first sub in s in any ASCII case,
+// as nginx's ngx_strcasestrn finds it; -1 when there is none.
+func indexFoldASCII(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if match.EqualFoldASCII(s[i:i+len(sub)], sub) {
+			return i
+		}
+	}
+	return -1
 }
 
 // compress decides for an answer with status and headers h.

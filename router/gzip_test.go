@@ -66,9 +66,17 @@ func TestGzipWriter(t *testing.T) {
 	}
 }
 
+// TestAcceptsGzip: the first Accept-Encoding line as nginx's
+// ngx_http_gzip_accept_encoding reads it: the first "gzip" that starts an
+// entry decides, and a q that is not a number from 0.001 to 1 with at most
+// three decimals declines.
 func TestAcceptsGzip(t *testing.T) {
 	for v, want := range map[string]bool{
 		"gzip": true, "deflate, GZIP;q=0.5": true, "br": false, "gzip;q=0": false, "gzip; q=0.000": false, "": false,
+		"gzip,deflate": true, "gzip ;q=1.0": true, "gzip;Q=0.001": true, "deflate,gzip": true, "x-gzip, gzip": true,
+		"gzip;Q=0": false, "gzip;q=abc": false, "gzip;q=": false, "gzip;q=1.5": false, "gzip;q=0.0001": false,
+		"gzip;level=1": false, "gzipx": false, "gzip;q=0, gzip": false, "x-gzip": false, "gzip;q=0.": false,
+		"gzip;q=1 ": true, "gzip;q=0.5,br": true,
 	} {
 		req := httptest.NewRequest(http.MethodGet, "/", nil)
 		req.Header.Set("Accept-Encoding", v)
@@ -78,6 +86,31 @@ func TestAcceptsGzip(t *testing.T) {
 	req.Header.Set("Accept-Encoding", "gzip")
 	req.ProtoMinor = 0
 	assert.False(t, acceptsGzip(req), "gzip_http_version 1.1")
+	req = httptest.NewRequest(http.MethodGet, "/", nil)
+	req.Header["Accept-Encoding"] = []string{"deflate", "gzip"}
+	assert.False(t, acceptsGzip(req), "nginx reads the first Accept-Encoding line")
+}
+
+// TestAcceptsBrotli: ngx_brotli's check_accept_encoding: a "br" entry is
+// declined only by a q of zero written "q=0", "q=0.", "q=0.0" ... in lower
+// case; any other parameter accepts. It has no HTTP version test.
+func TestAcceptsBrotli(t *testing.T) {
+	for v, want := range map[string]bool{
+		"br": true, "gzip, br": true, "BR": true, "br;q=0": false, "br; q = 0.000": false, "br;q=0.": false,
+		"br;q=0.5": true, "br;q=0.001": true, "br;Q=0": true, "br;q=abc": true, "br;level=1": true,
+		"brotli": false, "xbr, br": true, "br;q=0, br": false, "gzip": false, "": false,
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		req.Header.Set("Accept-Encoding", v)
+		assert.Equal(t, want, acceptsBrotli(req), v)
+	}
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	req.Header.Set("Accept-Encoding", "br")
+	req.ProtoMinor = 0
+	assert.True(t, acceptsBrotli(req), "no HTTP version test")
+	req = httptest.NewRequest(http.MethodGet, "/", nil)
+	req.Header["Accept-Encoding"] = []string{"gzip", "br"}
+	assert.False(t, acceptsBrotli(req), "nginx reads the first Accept-Encoding line")
 }
 
 // TestGzipTypeAsNginxReadsIt: nginx matches gzip_types, lower-cased,

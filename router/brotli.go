@@ -64,10 +64,13 @@ func compressing(w http.ResponseWriter, req *http.Request, live *liveSettings) (
 	if live.brotli != nil && acceptsBrotli(req) {
 		br = live.brotli
 	}
-	if gz == nil && br == nil {
+	if gz == nil && br == nil && live.gzip == nil {
 		return w, nil
 	}
 	gw := &gzipWriter{ResponseWriter: w, c: gz, br: br}
+	if live.gzip != nil {
+		gw.varyGz, gw.varyBr = live.gzip, live.brotli
+	}
 	return gw, gw
 }
 

@@ -191,6 +191,12 @@ type gzipWriter struct {
 	used    *gzipConfig // the one that compresses
 	zw      Encoder
 	decided bool
+
+	// varyGz and varyBr are use-gzip's and enable-brotli's when use-gzip
+	// is on: an answer either could compress carries Vary: Accept-Encoding
+	// even when this client gets it as is, as gzip_vary on (which
+	// ingress-nginx sets with use-gzip) sends it.
+	varyGz, varyBr *gzipConfig
 }
 
 func (w *gzipWriter) WriteHeader(code int) {
@@ -205,6 +211,9 @@ func (w *gzipWriter) WriteHeader(code int) {
 		w.used = w.br
 	case w.c != nil && w.c.compress(code, h):
 		w.used = w.c
+	}
+	if w.used == nil && w.varyGz != nil && (w.varyGz.compress(code, h) || w.varyBr != nil && w.varyBr.compress(code, h)) {
+		h.Add("Vary", "Accept-Encoding")
 	}
 	if w.used != nil {
 		delete(h, "Content-Length")

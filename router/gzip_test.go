@@ -167,3 +167,41 @@ func TestGzipWeakensETag(t *testing.T) {
 		assert.Equal(t, want, rec.Result().Header.Values("Etag"), etag)
 	}
 }
+
+// TestGzipVary: with use-gzip, ingress-nginx's gzip_vary on sends "Vary:
+// Accept-Encoding" on every answer gzip could compress (status, type,
+// length), whether or not this client accepts gzip, so a shared cache
+// never hands the identity answer to a client that asked for gzip, or
+// the reverse. brotli's eligible answers set it too, but only gzip_vary
+// turns it on.
+func TestGzipVary(t *testing.T) {
+	gz := &Gzip{Level: 1, MinLength: 1, Types: []string{"text/plain"}}
+	br := &Brotli{Level: 5, MinLength: 1, Types: []string{"text/plain"}, NewEncoder: func(int) Encoder {
+		zw, _ := gzip.NewWriterLevel(io.Discard, 1)
+		return zw
+	}}
+	get := func(r *Router, accept string) *http.Response {
+		t.Helper()
+		h := http.Header{}
+		if accept != "" {
+			h.Set("Accept-Encoding", accept)
+		}
+		res := serve(r, http.MethodGet, "shop.example.com", "/x", h)
+		require.Equal(t, http.StatusNotFound, res.StatusCode)
+		return res
+	}
+	r := newTestRouter(Options{Gzip: gz})
+	r.Publish(table("vary", vhost("shop.example.com", nil)))
+	for _, accept := range []string{"", "identity", "gzip;q=0", "gzip"} {
+		assert.Equal(t, []string{"Accept-Encoding"}, get(r, accept).Header.Values("Vary"), accept)
+	}
+	r.SetConfigMapOptions(Options{Gzip: &Gzip{Level: 1, MinLength: 1 << 20}})
+	assert.Empty(t, get(r, "").Header.Values("Vary"), "an answer below gzip-min-length")
+
+	r.SetConfigMapOptions(Options{Gzip: &Gzip{Level: 1, MinLength: 1 << 20}, Brotli: br})
+	assert.Equal(t, []string{"Accept-Encoding"}, get(r, "").Header.Values("Vary"), "brotli could compress it")
+
+	r.SetConfigMapOptions(Options{Brotli: br})
+	assert.Empty(t, get(r, "").Header.Values("Vary"), "without use-gzip, no gzip_vary")
+	assert.Equal(t, []string{"Accept-Encoding"}, get(r, "br").Header.Values("Vary"), "a compressed answer")
+}

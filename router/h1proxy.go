@@ -446,9 +446,17 @@ func trailerPassed(k string) bool {
 // ones the router hides.
 func skipResponseHeader(k string) bool { return h1.HopByHop(k) || hiddenResponseHeader(k) }
 
-// hiddenResponseHeader: Server is hidden as nginx's proxy_hide_header
-// does (servertokens.go).
-func hiddenResponseHeader(k string) bool { return k == "Server" }
+// hiddenResponseHeader: what nginx's proxy_hide_header hides by default
+// (ngx_http_proxy_hide_headers): Server (servertokens.go), X-Pad and the
+// X-Accel-* instructions to nginx, such as an internal redirect's path.
+// Date, the list's first, is the server's to write.
+func hiddenResponseHeader(k string) bool {
+	switch k {
+	case "Server", "X-Pad", "X-Accel-Expires", "X-Accel-Redirect", "X-Accel-Limit-Rate", "X-Accel-Buffering", "X-Accel-Charset":
+		return true
+	}
+	return false
+}
 
 // switchProtocols tunnels an Upgrade once the backend answered 101: the
 // client's connection is taken over from the server and bytes are copied

@@ -71,10 +71,10 @@ func (hs *headerSettings) invalidName(k string) bool {
 	return false
 }
 
-// hidden reports a backend response header the client never gets: Server
-// (servertokens.go) and hide-headers'.
+// hidden reports a backend response header the client never gets:
+// proxy_hide_header's defaults (hiddenResponseHeader) and hide-headers'.
 func (hs *headerSettings) hidden(k string) bool {
-	return k == "Server" || len(hs.hide) > 0 && slices.Contains(hs.hide, k)
+	return hiddenResponseHeader(k) || len(hs.hide) > 0 && slices.Contains(hs.hide, k)
 }
 
 // headers are the exchange's header settings; the defaults for one made

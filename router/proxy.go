@@ -341,7 +341,11 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 // The trailer fields ReverseProxy announces (res.Trailer's names) are
 // the passed ones (see trailerPassed); the body sees to the values.
 func modifyResponse(res *http.Response) error {
-	delete(res.Header, "Server") // as skipResponseHeader (servertokens.go)
+	for k := range res.Header {
+		if hiddenResponseHeader(k) {
+			delete(res.Header, k) // as skipResponseHeader (servertokens.go)
+		}
+	}
 	x, _ := res.Request.Context().Value(exchangeKey{}).(*exchange)
 	if x != nil {
 		for _, k := range x.headers().hide {

@@ -44,3 +44,28 @@ func TestServerTokens(t *testing.T) {
 		})
 	}
 }
+
+// TestProxyHiddenHeaders: besides Server, nginx's proxy_hide_header hides
+// X-Pad and the X-Accel-* fields by default (ngx_http_proxy_hide_headers):
+// instructions to nginx, such as an internal X-Accel-Redirect path, never
+// reach the client.
+func TestProxyHiddenHeaders(t *testing.T) {
+	hidden := []string{"X-Pad", "X-Accel-Expires", "X-Accel-Redirect", "X-Accel-Limit-Rate", "X-Accel-Buffering", "X-Accel-Charset"}
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		for _, k := range hidden {
+			w.Header().Set(k, "1")
+		}
+		w.Header().Set("X-Accel-Other", "kept")
+	}))
+	t.Cleanup(s.Close)
+	for _, o := range []Options{{}, {Transport: http.DefaultTransport}} {
+		r := newTestRouter(o)
+		r.Publish(table("hide", vhost("shop.example.com", nil, route(match.Prefix, "/", httpBackend("prod/web:80", s.Listener.Addr().String())))))
+		res := serve(r, http.MethodGet, "shop.example.com", "/x", nil)
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		for _, k := range hidden {
+			assert.Empty(t, res.Header.Values(k), "%s (transport %v)", k, o.Transport != nil)
+		}
+		assert.Equal(t, "kept", res.Header.Get("X-Accel-Other"))
+	}
+}

@@ -1179,7 +1179,9 @@
 // authentication. An invalid auth-realm is sent empty and the location
 // stays protected; an invalid auth-signin passes the 401 on. auth-secret
 // without auth-type protects nothing, as there, and warns
-// AnnotationRejected. The table's text shows the authentication under its
+// AnnotationRejected; so does an empty auth-url, which ingress-nginx
+// ignores too: the paths get no external authentication of their own (the
+// global one, if any). The table's text shows the authentication under its
 // route and fallback lines (the Secret's name and how many users it holds,
 // never a hash); the digest covers it, the passwords included, so a rotated
 // Secret publishes a new table.

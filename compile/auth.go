@@ -222,6 +222,13 @@ var (
 func (b *builder) resolveExternalAuth(ing *ingress) (ext *match.ExternalAuth, denied string) {
 	raw := &ing.ann.access
 	u, ok := raw.get("auth-url")
+	if ok && strings.TrimSpace(u.value) == "" {
+		// ingress-nginx reads an empty auth-url as no auth-url at all
+		// (its parser's invalid-content error skips the annotation): the
+		// location is served without external auth, or with the global one.
+		b.rejectAccess(ing, u.key, "is empty; as in ingress-nginx, the paths get no external authentication of their own")
+		ok = false
+	}
 	if !ok {
 		for _, k := range []string{"auth-method", "auth-signin", "auth-signin-redirect-param", "auth-response-headers", "auth-request-redirect", "auth-always-set-cookie"} {
 			if a, ok := raw.get(k); ok {

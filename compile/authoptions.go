@@ -346,7 +346,7 @@ func (b *builder) applyGlobalAuth(ing *ingress) {
 	if !enabled || global == nil {
 		return
 	}
-	if _, own := a.get("auth-url"); own {
+	if u, own := a.get("auth-url"); own && strings.TrimSpace(u.value) != "" {
 		return
 	}
 	if a.auth == nil {

@@ -1161,7 +1161,9 @@
 // and the service's Set-Cookie goes to the client with a successful answer
 // (any answer with auth-always-set-cookie). A 401 is passed on with the
 // service's WWW-Authenticate, or with auth-signin becomes a 302 to the
-// sign-in URL, whose rd parameter (auth-signin-redirect-param) is added as
+// sign-in URL (one starting with "/" made absolute with the scheme and host
+// name, as nginx's absolute_redirect makes it), whose rd parameter
+// (auth-signin-redirect-param) is added as
 // $pass_access_scheme://$http_host$escaped_request_uri unless the URL sets
 // it; a 403 is passed on; anything else, a failure, or no answer within
 // router.Options.AuthTimeout (10 s) is 500. The subrequest goes through

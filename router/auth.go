@@ -483,8 +483,16 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 		ph.cookies, ph.alwaysCookies = cookies, x.AlwaysSetCookie
 		return answer{}, true
 	case res.StatusCode == http.StatusUnauthorized && x.Signin != nil:
+		loc := x.Signin.Expand(&vars)
+		if strings.HasPrefix(loc, "/") && host != "" {
+			// nginx's absolute_redirect: its header filter completes a
+			// Location starting with "/" with the scheme and the host
+			// name, without the port (ingress-nginx sets port_in_redirect
+			// off).
+			loc = proto + "://" + host + loc
+		}
 		h := w.Header()
-		h.Set("Location", x.Signin.Expand(&vars))
+		h.Set("Location", loc)
 		if len(cookies) > 0 {
 			h["Set-Cookie"] = cookies
 		}

@@ -237,6 +237,8 @@ func TestExternalAuthAnswers(t *testing.T) {
 	require.NoError(t, err)
 	signinOwn, err := urltemplate.SigninURL("https://$host/oauth2/start?rd=$escaped_request_uri", "")
 	require.NoError(t, err)
+	signinRel, err := urltemplate.SigninURL("/oauth2/start", "")
+	require.NoError(t, err)
 	tests := []struct {
 		name    string
 		path    string
@@ -258,6 +260,8 @@ func TestExternalAuthAnswers(t *testing.T) {
 				"Set-Cookie": "tried=1"}},
 		{name: "sign-in URL with variables and its own rd", path: "/deny", mod: func(x *match.ExternalAuth) { x.Signin = &signinOwn },
 			status: 302, headers: map[string]string{"Location": "https://shop.example.com/oauth2/start?rd=%2Fapp%2Fx%3Fa%3Db%26c%3Dd"}},
+		{name: "a relative sign-in URL is made absolute, as nginx's absolute_redirect does", path: "/deny", mod: func(x *match.ExternalAuth) { x.Signin = &signinRel },
+			status: 302, headers: map[string]string{"Location": "http://shop.example.com/oauth2/start?rd=http://shop.example.com%2Fapp%2Fx%3Fa%3Db%26c%3Dd"}},
 		{name: "403 is passed on", path: "/forbid", status: 403, reason: ReasonAuthForbidden},
 		{name: "a redirect is an error", path: "/redirect", status: 500, reason: ReasonAuthError},
 		{name: "5xx is an error", path: "/fail", status: 500, reason: ReasonAuthError},

@@ -1165,10 +1165,12 @@
 // name, as nginx's absolute_redirect makes it), whose rd parameter
 // (auth-signin-redirect-param) is added as
 // $pass_access_scheme://$http_host$escaped_request_uri unless the URL sets
-// it; a 403 is passed on; anything else, a failure, or no answer within
-// router.Options.AuthTimeout (10 s) is 500. The subrequest goes through
-// router.Options.Transport when set. With both kinds, basic is checked
-// first.
+// it; a 403 is passed on; anything else, a failure, or a timeout is 500:
+// ingress-nginx's auth location has nginx's default timeouts, 60 s to
+// connect and 60 s for the answer, whatever the location's proxy-*-timeout
+// say (router.Options.AuthTimeout may bound the whole subrequest too). The
+// subrequest goes through router.Options.Transport when set. With both
+// kinds, basic is checked first.
 //
 // Authentication fails closed, and each rejected value warns. A location
 // whose authentication ingress-nginx denies (a missing Secret or key auth,

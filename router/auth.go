@@ -20,9 +20,13 @@ import (
 	"ramjet.dev/ramjet/router/h1"
 )
 
-// DefaultAuthTimeout bounds an external-auth subrequest when
-// Options.AuthTimeout is 0.
-const DefaultAuthTimeout = 10 * time.Second
+// The timeouts of an external-auth subrequest: ingress-nginx's auth
+// location sets no proxy_*_timeout (nginx.tmpl), so nginx's defaults
+// apply there, whatever the location's proxy-*-timeout say.
+const (
+	authConnectTimeout = 60 * time.Second // proxy_connect_timeout
+	authReadTimeout    = 60 * time.Second // proxy_read_timeout
+)
 
 // Reasons of the answers of a location's authentication.
 const (
@@ -65,9 +69,13 @@ var (
 
 // authState is what authentication keeps across requests and tables.
 type authState struct {
-	// rt carries external-auth subrequests: Options.Transport, else the
-	// router's pooled net/http transport. timeout bounds each one whole.
-	rt      http.RoundTripper
+	// rt carries the router's own requests (mirrors, error pages):
+	// Options.Transport, else the router's pooled net/http transport. ext
+	// carries external-auth subrequests: Options.Transport, else a pool
+	// of its own with the auth location's timeouts (authTransport).
+	// timeout bounds each subrequest whole (Options.AuthTimeout; 0: no
+	// bound but those).
+	rt, ext http.RoundTripper
 	timeout time.Duration
 	cache   credCache
 	// answers are the auth services' cached answers (authoptions.go).
@@ -391,7 +399,7 @@ func (cc *credCache) put(key [sha256.Size]byte, ok bool) {
 // externalAuth sends the subrequest ingress-nginx's auth_request sends and
 // maps its answer: 2xx passes (copying auth-response-headers to the
 // request), 401 is passed on (or redirected to the sign-in page), 403 is
-// passed on, anything else — another status, a failure, the timeout — is
+// passed on, anything else — another status, a failure, a timeout — is
 // 500. No body is sent.
 func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, proto, loc string, x *match.ExternalAuth, ph *policyHeaders, trace *tracedWriter) (answer, bool) {
 	path, query, hasQuery, _ := requestTarget(req)
@@ -421,7 +429,10 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 	if method == "" {
 		method = http.MethodGet
 	}
-	ctx, cancel := context.WithTimeout(context.WithValue(req.Context(), externalAuthKey{}, true), r.auth.timeout)
+	ctx, cancel := context.WithCancel(context.WithValue(req.Context(), externalAuthKey{}, true))
+	if r.auth.timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, r.auth.timeout)
+	}
 	defer cancel()
 	sub, err := http.NewRequestWithContext(ctx, method, x.URL.Expand(&vars), nil)
 	if err != nil {
@@ -450,7 +461,7 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 		}
 	}
 	if res == nil {
-		res, err = r.auth.rt.RoundTrip(sub)
+		res, err = r.auth.ext.RoundTrip(sub)
 		if err != nil {
 			if req.Context().Err() == nil {
 				r.logger.Warn("external auth request failed", "url", sub.URL.Redacted(), "error", err)
@@ -462,7 +473,12 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 		}
 	}
 	defer res.Body.Close()
+	// nginx reads no body of the answer (auth_request's subrequest is
+	// header_only); it is drained for the connection's reuse, as long as
+	// the read timeout allows.
+	drain := time.AfterFunc(authReadTimeout, cancel)
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
+	drain.Stop()
 	cookies := res.Header["Set-Cookie"]
 	switch {
 	case res.StatusCode >= 200 && res.StatusCode < 300:
@@ -516,6 +532,16 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 }
 
 type externalAuthKey struct{}
+
+// authTransport is t for external-auth subrequests, with the auth
+// location's timeouts.
+func authTransport(t *http.Transport) *http.Transport {
+	a := t.Clone()
+	a.DialContext = (&net.Dialer{Timeout: authConnectTimeout, KeepAlive: 30 * time.Second}).DialContext
+	a.TLSHandshakeTimeout = authConnectTimeout
+	a.ResponseHeaderTimeout = authReadTimeout
+	return a
+}
 
 // IsExternalAuth reports whether a request is a subrequest the router sends
 // to an external auth service (auth-url), so that a RoundTripper given in

@@ -240,11 +240,13 @@ type Options struct {
 	// and client address, allocated once; the least recently used idle
 	// entry gives way when it is full. 0: DefaultRateLimitEntries.
 	RateLimitEntries int
-	// AuthTimeout bounds a whole external-auth subrequest (auth-url):
-	// connecting, the answer and reading it. When it passes the request
-	// answers 500, as nginx answers a failed auth request. 0:
-	// DefaultAuthTimeout (10 s). The subrequest goes through Transport
-	// when set, else through the pooled HTTP/1.1 transport New builds.
+	// AuthTimeout, when more than 0, bounds a whole external-auth
+	// subrequest (auth-url): connecting, the answer and reading it. When
+	// it passes the request answers 500, as nginx answers a failed auth
+	// request. 0: no bound but those of ingress-nginx's auth location,
+	// nginx's defaults: 60 s to connect, 60 s for the answer. The
+	// subrequest goes through Transport when set, else through a pooled
+	// HTTP/1.1 transport New builds with those timeouts.
 	AuthTimeout time.Duration
 	// HSTS is the Strict-Transport-Security value sent on every answer
 	// to a request that came over TLS, the router's own answers and
@@ -632,8 +634,12 @@ func New(o Options) *Router {
 		up.base, up.variants = r.timeouts, &transportVariants{netHTTP2: o.NetHTTP2Client}
 		up.backendTLS = &tlsVariants{netHTTP2: o.NetHTTP2Client}
 		r.h1 = h1.NewPool(connect)
+		r.auth.ext = authTransport(up.h1.(*http.Transport))
 	}
-	r.auth.rt, r.auth.timeout = up.h1, cmp.Or(o.AuthTimeout, DefaultAuthTimeout)
+	r.auth.rt, r.auth.timeout = up.h1, o.AuthTimeout
+	if r.auth.ext == nil {
+		r.auth.ext = up.h1
+	}
 	r.auth.digest.init()
 	r.mirrors.send = r.sendMirror
 	if n := passwordCheckSlots(o.PasswordChecks); n > 0 {

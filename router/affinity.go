@@ -85,7 +85,7 @@ func (x *exchange) pickEndpoint(tried []balance.Endpoint) (balance.Endpoint, boo
 		h.Del("Set-Cookie")
 	}
 	h.Add("Set-Cookie", sessionCookie(ch, fresh+"|"+x.balancer.Token(), time.Now()))
-	ch.session = fresh
+	ch.session, ch.setCookie = fresh, true
 	return e, ok
 }
 

@@ -69,6 +69,9 @@ type choice struct {
 	// https: the request came over TLS, which makes the cookie Secure.
 	noCookie bool
 	https    bool
+	// setCookie: the exchange set the session's cookie, which an error
+	// page keeps (serveErrorPage).
+	setCookie bool
 }
 
 // steer decides between a primary backend and its canary (SPEC §10), then

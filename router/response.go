@@ -226,9 +226,9 @@ func (w *responseWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // X-Namespace, X-Ingress-Name, X-Service-Name, X-Service-Port,
 // X-Request-ID, X-Forwarded-For and the client's Host. nginx sends the
 // error backend's status and head as they are (error_page code =
-// @location); so does the router, with the location's own response
-// headers (CORS, the request ID) and the router's (Server, HSTS, the
-// ConfigMap's add-headers) set again.
+// @location); so does the router, with the session cookie the exchange
+// set, the location's own response headers (CORS, the request ID) and the
+// router's (Server, HSTS, the ConfigMap's add-headers) set again.
 func (r *Router) serveErrorPage(s *requestState, x *exchange, rw *responseWriter) {
 	h := rw.w.Header()
 	// The decorations' Server and HSTS go on the error page as on every
@@ -254,6 +254,12 @@ func (r *Router) serveErrorPage(s *requestState, x *exchange, rw *responseWriter
 			}
 		}
 		status = res.StatusCode
+	}
+	if ch := &x.choice; ch.setCookie {
+		// The sticky balancer set it on the request's answer before the
+		// backend's head came; nginx's error_page clears none of those.
+		c := sessionCookie(ch, ch.session+"|"+x.balancer.Token(), time.Now())
+		h["Set-Cookie"] = append([]string{c}, h["Set-Cookie"]...)
 	}
 	if a.status != 0 {
 		status = a.status

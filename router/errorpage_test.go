@@ -1,7 +1,9 @@
 package router
 
 import (
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"testing"
 
@@ -30,4 +32,57 @@ func TestCustomErrorPageKeepsAffinityCookie(t *testing.T) {
 	cookies := res.Header.Values("Set-Cookie")
 	require.Len(t, cookies, 1)
 	assert.Regexp(t, regexp.MustCompile(`^route=[0-9a-f]{16}\|[^;]+; Path=/; HttpOnly$`), cookies[0])
+}
+
+// firstWrite is a ResponseWriter that tells when the first body bytes
+// reach it and lets the test hold them there.
+type firstWrite struct {
+	h        http.Header
+	code     int
+	wrote    chan struct{}
+	proceed  chan struct{}
+	once     bool
+	received []byte
+}
+
+func (w *firstWrite) Header() http.Header { return w.h }
+func (w *firstWrite) WriteHeader(c int)   { w.code = c }
+func (w *firstWrite) Write(p []byte) (int, error) {
+	if !w.once {
+		w.once = true
+		close(w.wrote)
+		<-w.proceed
+	}
+	w.received = append(w.received, p...)
+	return len(p), nil
+}
+
+// The error backend's endpoint stays in flight while its page is relayed,
+// as any backend's does until its answer is read: least_conn and the
+// counters see the request it is serving.
+func TestCustomErrorPageHoldsItsEndpoint(t *testing.T) {
+	errs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "error page\n")
+	}))
+	t.Cleanup(errs.Close)
+	errAddr := errs.Listener.Addr().String()
+	r := newTestRouter(Options{})
+	t.Cleanup(r.CloseIdleConnections)
+	eb := httpBackend("prod/errors:80", errAddr)
+	r.Publish(responseTable(httpBackend("prod/web:80", errorStatusBackend(t)), &match.Response{ErrorCodes: []int{404}, ErrorBackend: eb}, eb))
+	w := &firstWrite{h: http.Header{}, wrote: make(chan struct{}), proceed: make(chan struct{})}
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	req.Host = "app.example.com"
+	req.Header.Set("X-Answer", "404")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.ServeHTTP(w, req)
+	}()
+	<-w.wrote
+	assert.Equal(t, int64(1), r.InFlight(errAddr), "the error backend is serving the page")
+	close(w.proceed)
+	<-done
+	assert.Equal(t, "error page\n", string(w.received))
+	assert.Zero(t, r.InFlight(errAddr))
 }

@@ -324,7 +324,13 @@ func (r *Router) errorPageExchange(s *requestState, x *exchange, code int, be *m
 	if !ok {
 		return nil, errErrorBackendDown
 	}
-	defer e.Release()
+	// The endpoint is in flight until its page is read (the body's Close).
+	kept := false
+	defer func() {
+		if !kept {
+			e.Release()
+		}
+	}()
 	req := s.req
 	target := "/"
 	if d := &s.d; d.hasQuery {
@@ -376,7 +382,8 @@ func (r *Router) errorPageExchange(s *requestState, x *exchange, code int, be *m
 		cancel()
 		return nil, err
 	}
-	res.Body = cancelOnClose{res.Body, cancel}
+	kept = true
+	res.Body = cancelOnClose{res.Body, func() { cancel(); e.Release() }}
 	return res, nil
 }
 

@@ -399,6 +399,11 @@ type SnippetResult struct {
 	// location's policies and its snippet run with Relocated set. The
 	// header edits are then that location's, so none are returned here.
 	Relocate bool
+	// ServerPhase: the relocation is the server-snippet's, made in
+	// nginx's server rewrite phase, whose later directives (ingress-nginx's
+	// app-root "if") then see the new URI; a location's rewrite searches
+	// the location again without that phase.
+	ServerPhase bool
 	// ownAdds: an if that held has add_header of its own.
 	ownAdds bool
 }
@@ -438,7 +443,9 @@ func (s *Snippet) Run(r *SnippetRequest) SnippetResult {
 	if res.Status == 0 && (uri != r.URI || args != r.Args) {
 		// The location is chosen after the server's rewrite phase, for the
 		// URI it left.
-		return relocate(uri, args)
+		res := relocate(uri, args)
+		res.ServerPhase = true
+		return res
 	}
 	res.Relocate = false // a server-level break or last ends only the server's phase
 	s.run(loc, r, &res, &uri, &args, res.Status != 0)

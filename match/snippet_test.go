@@ -95,7 +95,7 @@ func TestSnippetRunServerPhase(t *testing.T) {
 		{Kind: OpSetHeader, Name: "L", Value: "location"},
 	}})
 	r := &SnippetRequest{URI: "/old/x", RequestURI: "/old/x"}
-	assert.Equal(t, SnippetResult{Relocate: true, Target: "/new/x"}, s.Run(r))
+	assert.Equal(t, SnippetResult{Relocate: true, Target: "/new/x", ServerPhase: true}, s.Run(r))
 
 	// In the location /new/x landed in, the server's rewrite does not run again.
 	r = &SnippetRequest{URI: "/new/x", RequestURI: "/old/x", Relocated: true}

@@ -198,16 +198,19 @@ var (
 // decide routes req with the serving table: the router's own answer, or
 // the backend and balancer to proxy to. It has no side effects.
 func (r *Router) decide(req *http.Request, grpc bool) (d decision) {
-	r.decideTarget(&d, req, grpc, "")
+	r.decideTarget(&d, req, grpc, "", true)
 	return d
 }
 
 // decideTarget is decide into d, which is zero, for target, an escaped
 // path and query that replaces the request's own ("" keeps it): a URI a
 // snippet rewrote, which nginx searches the location for again
-// (snippet.go). Filling the caller's decision in place spares a request
-// the copy of a returned one (ServeHTTP's is in its requestState).
-func (r *Router) decideTarget(d *decision, req *http.Request, grpc bool, target string) {
+// (snippet.go). serverPhase: the server block's rewrite phase (app-root)
+// runs for it, as it does for a request and after a server-snippet's
+// rewrite, but not after a location's. Filling the caller's decision in
+// place spares a request the copy of a returned one (ServeHTTP's is in
+// its requestState).
+func (r *Router) decideTarget(d *decision, req *http.Request, grpc bool, target string, serverPhase bool) {
 	d.at = &stepUnlocated
 	d.host = match.NormalizeHost(req.Host)
 	st := r.state.Load()
@@ -271,7 +274,7 @@ func (r *Router) decideTarget(d *decision, req *http.Request, grpc bool, target 
 	}
 	d.src = matched(d.res)
 	d.proto = r.clientProto(req)
-	redirect, redirectTo, unrouted, redirected := r.redirectAction(req, d.res, d.host, d.path, d.query, d.hasQuery, clean)
+	redirect, redirectTo, unrouted, redirected := r.redirectAction(req, d.res, d.host, d.path, d.query, d.hasQuery, clean, serverPhase)
 	if redirected && redirect.reason != ReasonRedirect {
 		// The www twin's and app-root's, from the server block.
 		d.ans, d.location, d.plain = redirect, redirectTo, true

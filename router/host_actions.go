@@ -43,9 +43,10 @@ var ansNoHostToRedirect = answer{http.StatusBadRequest, ReasonBadHost, "400 Bad 
 // the answer, its Location ("" when the answer carries none), whether the
 // answer names no declaration (the www twin is a server of its own), and
 // whether there is a redirect at all. path and query are the
-// request-target as received, clean the normalized path. It writes
+// request-target as received, clean the normalized path; appRoot says
+// whether the server's app-root check runs (decideTarget). It writes
 // nothing: decide calls it, so Lookup reports the same redirect.
-func (r *Router) redirectAction(req *http.Request, res match.Result, host, path, query string, hasQuery bool, clean string) (a answer, location string, unrouted, ok bool) {
+func (r *Router) redirectAction(req *http.Request, res match.Result, host, path, query string, hasQuery bool, clean string, appRoot bool) (a answer, location string, unrouted, ok bool) {
 	h := res.Host.Actions
 	var rd *match.Redirect
 	switch {
@@ -67,7 +68,7 @@ func (r *Router) redirectAction(req *http.Request, res match.Result, host, path,
 		uri = strings.TrimSuffix(uri, "/")
 		loc := scheme + "://" + h.WWWTo + ":" + r.redirectPort(req, scheme) + uri
 		return redirectAnswer(http.StatusPermanentRedirect, ReasonWWWRedirect, loc), loc, true, true
-	case h != nil && h.AppRoot != "" && clean == "/":
+	case h != nil && h.AppRoot != "" && clean == "/" && appRoot:
 		hostPort, ok := hostAsSent(req.Host)
 		if !ok {
 			return ansNoHostToRedirect, "", false, true

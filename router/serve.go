@@ -86,7 +86,7 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if r.observer != nil {
 		s.start = time.Now()
 	}
-	r.decideTarget(&s.d, req, s.grpc, "") // s.d is zero
+	r.decideTarget(&s.d, req, s.grpc, "", true) // s.d is zero
 	if s.d.res.RegexTimedOut || s.d.res.RegexBudgetExceeded {
 		r.regexTrouble(s.d.res, s.d.host)
 	}

@@ -47,7 +47,7 @@ func (r *Router) runSnippet(s *requestState) bool {
 		res = sn.Run(r.snippetRequest(s.req, &s.d, s.uriChanges > 0))
 	}
 	if res.Relocate {
-		return r.relocate(s, res.Target)
+		return r.relocate(s, res.Target, res.ServerPhase)
 	}
 	s.snippet = &res
 	if sl != nil && res.Status == 0 {
@@ -97,16 +97,17 @@ var ansRewriteCycle = answer{http.StatusInternalServerError, ReasonSnippetCycle,
 // relocate routes the request again for the URI a snippet's rewrite left,
 // as nginx searches the location again: the steps start over with the
 // location the URI lands in, so its redirects, limits and authentication
-// run, and its snippet runs without the server's rewrite phase. One change
-// past maxURIChanges answers 500, as nginx's rewrite cycle does.
-func (r *Router) relocate(s *requestState, target string) bool {
+// run, and its snippet runs without the server's rewrite phase (app-root
+// is checked only after a server-snippet's rewrite). One change past
+// maxURIChanges answers 500, as nginx's rewrite cycle does.
+func (r *Router) relocate(s *requestState, target string, serverPhase bool) bool {
 	if s.uriChanges == maxURIChanges {
 		r.refuse(s, ansRewriteCycle)
 		return true
 	}
 	s.uriChanges++
 	s.d = decision{}
-	r.decideTarget(&s.d, s.req, s.grpc, target)
+	r.decideTarget(&s.d, s.req, s.grpc, target, serverPhase)
 	s.loc = s.d.res.Location()
 	if s.ph.cors != nil {
 		// The first location's CORS headers are on the answer already;
@@ -148,7 +149,7 @@ func (r *Router) followRewrites(req *http.Request, grpc bool, d decision) (_ dec
 		}
 		target = res.Target
 		d = decision{}
-		r.decideTarget(&d, req, grpc, target)
+		r.decideTarget(&d, req, grpc, target, res.ServerPhase)
 	}
 	return d, target
 }

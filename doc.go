@@ -1272,7 +1272,8 @@
 //     seconds after the request came, at most limit-rate-after +
 //     limit-rate × (t + 1 s) body bytes have been sent.
 //   - mirror-target (an http or https URL; the path may use $request_uri,
-//     $uri, $args, $query_string, $is_args, $host and $scheme),
+//     the request-target as received even after a snippet's rewrite, $uri,
+//     $args, $query_string, $is_args, $host and $scheme),
 //     mirror-request-body ("on", the default, or "off") and mirror-host
 //     (the copy's Host; by default the target's host name): a copy of each
 //     request is sent, with the client's method, headers and body, on a

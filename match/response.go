@@ -195,18 +195,20 @@ func validMirrorHost(h string) bool {
 	return true
 }
 
-// URL builds the URL a copy of a request is sent to: escaped path and
-// query are the request's as received, host its normalized host and
-// scheme the client's.
-func (m *Mirror) URL(path, query string, hasQuery bool, scheme, host string) string {
-	return m.URLAt(m.authority, path, query, hasQuery, scheme, host)
+// URL builds the URL a copy of a request is sent to: requestURI is
+// $request_uri, the request-target as received, which no rewrite changes;
+// escaped path and query are the URI and arguments the request has when
+// the copy is sent ($uri, $args), host its normalized host and scheme the
+// client's.
+func (m *Mirror) URL(requestURI, path, query, scheme, host string) string {
+	return m.URLAt(m.authority, requestURI, path, query, scheme, host)
 }
 
 // URLAt is URL with another authority in place of Target's: an endpoint
 // of Backend.
-func (m *Mirror) URLAt(authority, path, query string, hasQuery bool, scheme, host string) string {
+func (m *Mirror) URLAt(authority, requestURI, path, query, scheme, host string) string {
 	var b strings.Builder
-	b.Grow(len(m.scheme) + 3 + len(authority) + len(path) + len(query) + 16)
+	b.Grow(len(m.scheme) + 3 + len(authority) + len(requestURI) + len(path) + len(query) + 16)
 	b.WriteString(m.scheme + "://" + authority)
 	if !m.vars {
 		switch {
@@ -225,10 +227,7 @@ func (m *Mirror) URLAt(authority, path, query string, hasQuery bool, scheme, hos
 		case vars.None:
 			b.WriteString(p.Lit)
 		case vars.RequestURI:
-			b.WriteString(path)
-			if hasQuery {
-				b.WriteString("?" + query)
-			}
+			b.WriteString(requestURI)
 		case vars.URI:
 			b.WriteString(path)
 		case vars.Args:

@@ -29,7 +29,11 @@ func TestMirrorURL(t *testing.T) {
 	} {
 		m, err := NewMirror(Mirror{Target: tc.target, Host: "h", Source: "/_mirror-uid"})
 		require.NoError(t, err, tc.target)
-		assert.Equal(t, tc.want, m.URL(tc.path, tc.query, tc.hasQuery, "https", "shop.example.com"), tc.target)
+		requestURI := tc.path
+		if tc.hasQuery {
+			requestURI += "?" + tc.query
+		}
+		assert.Equal(t, tc.want, m.URL(requestURI, tc.path, tc.query, "https", "shop.example.com"), tc.target)
 	}
 	for _, bad := range []string{"ftp://m/", "m/x", "http://$host/x", "http:///x", "http://m/$remote_addr", "http://m/${uri", "http://u@m/"} {
 		_, err := NewMirror(Mirror{Target: bad, Host: "h"})

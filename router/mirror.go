@@ -75,14 +75,22 @@ func (r *Router) mirror(s *requestState, m *match.Mirror) {
 		tp[0] = strings.Clone(tp[0])
 	}
 	s.trace.putContext(req.Header, true)
-	go r.mirrors.send(m, req, mirrorCopy{path: d.path, query: d.query, proto: d.proto, host: d.host, hasQuery: d.hasQuery}, body)
+	// $request_uri is the request-target as received, also after a
+	// snippet's rewrite moved the request (d then holds the new URI).
+	requestURI := d.path
+	if path, query, hasQuery, ok := requestTarget(s.req); ok {
+		requestURI = path
+		if hasQuery {
+			requestURI += "?" + query
+		}
+	}
+	go r.mirrors.send(m, req, mirrorCopy{requestURI: requestURI, path: d.path, query: d.query, proto: d.proto, host: d.host}, body)
 }
 
 // mirrorCopy is what a copy needs from the request's decision, copied
 // because the decision lives on the handler's stack.
 type mirrorCopy struct {
-	path, query, proto, host string
-	hasQuery                 bool
+	requestURI, path, query, proto, host string
 }
 
 // sendMirror sends the copy and reads its answer away: req is mirror's
@@ -97,9 +105,9 @@ func (r *Router) sendMirror(m *match.Mirror, req *http.Request, c mirrorCopy, bo
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	url := m.URL(c.path, c.query, c.hasQuery, c.proto, c.host)
+	url := m.URL(c.requestURI, c.path, c.query, c.proto, c.host)
 	if b := m.Backend; b != nil {
-		url = m.URLAt(b.Endpoints[r.mirrors.turn.Add(1)%uint64(len(b.Endpoints))], c.path, c.query, c.hasQuery, c.proto, c.host)
+		url = m.URLAt(b.Endpoints[r.mirrors.turn.Add(1)%uint64(len(b.Endpoints))], c.requestURI, c.path, c.query, c.proto, c.host)
 	}
 	out, err := http.NewRequestWithContext(ctx, req.Method, url, rd)
 	if err != nil {

@@ -1209,9 +1209,11 @@
 // expanded key, for auth-cache-duration (comma-separated "[code ...]
 // time" as nginx's proxy_cache_valid, default "200 202 401 5m"), so a
 // request whose key was answered is not asked for again; an answer
-// setting a cookie, or whose Cache-Control says no-store, no-cache or
-// private, is not kept, and its max-age replaces the duration, as
-// nginx's proxy_cache does. A bad key warns and nothing is cached; a bad
+// setting a cookie is not kept, and one that says how long it may be kept
+// says it as nginx's proxy_cache reads it: X-Accel-Expires (0: not kept),
+// else Cache-Control (no-store, no-cache or private: not kept; s-maxage,
+// else max-age), else Expires (a past or bad date: not kept), else the
+// duration applies. A bad key warns and nothing is cached; a bad
 // duration denies the location (503), as ingress-nginx denies it.
 // auth-keepalive, -requests, -timeout and -share-vars are read and shown
 // with ingress-nginx's rules (a negative count, a variable in the URL's

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -563,4 +564,60 @@ func TestAuthCacheVary(t *testing.T) {
 	status(r, "Bearer good")
 	status(r, "Bearer good")
 	assert.EqualValues(t, 2, calls.Load(), "Vary: * is not kept")
+}
+
+// TestAuthCacheHeaders: whether an answer is kept follows nginx's
+// proxy_cache (ngx_http_upstream_process_accel_expires, _cache_control,
+// _expires): X-Accel-Expires first (0: never), then Cache-Control
+// (no-cache, no-store or private anywhere in it: never; s-maxage before
+// max-age; 0: never), then Expires (a past or bad date: never), then
+// auth-cache-duration.
+func TestAuthCacheHeaders(t *testing.T) {
+	var calls atomic.Int32
+	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		for _, kv := range r.URL.Query()["h"] {
+			k, v, _ := strings.Cut(kv, ":")
+			w.Header().Add(k, v)
+		}
+	}))
+	t.Cleanup(svc.Close)
+	key, err := match.ParseVarTemplate("$host")
+	require.NoError(t, err)
+	future := time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)
+	for _, tc := range []struct {
+		name    string
+		headers []string
+		kept    bool
+	}{
+		{"auth-cache-duration alone", nil, true},
+		{"X-Accel-Expires 0", []string{"X-Accel-Expires:0"}, false},
+		{"X-Accel-Expires over Cache-Control", []string{"Cache-Control:no-cache", "X-Accel-Expires:60"}, true},
+		{"X-Accel-Expires at a time", []string{"X-Accel-Expires:@4102444800", "Cache-Control:private"}, true},
+		{"s-maxage before max-age", []string{"Cache-Control:s-maxage=0, max-age=60"}, false},
+		{"no-cache with a field name", []string{`Cache-Control:no-cache="Set-Cookie"`}, false},
+		{"a bad max-age", []string{"Cache-Control:max-age=soon"}, false},
+		{"Expires in the past", []string{"Expires:Thu, 01 Jan 1970 00:00:00 GMT"}, false},
+		{"Expires not a date", []string{"Expires:0"}, false},
+		{"Expires to come", []string{"Expires:" + future}, true},
+		{"max-age over a past Expires", []string{"Expires:Thu, 01 Jan 1970 00:00:00 GMT", "Cache-Control:max-age=60"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := url.Values{"h": tc.headers}
+			r, _ := authRouter(t, Options{}, externalAuth(t, svc.URL+"/?"+q.Encode(), func(x *match.ExternalAuth) {
+				x.Options = &match.ExternalAuthOptions{CacheKey: &key, CacheValid: []match.AuthCacheValid{{Codes: []int{200}, TTL: time.Minute}}}
+			}))
+			calls.Store(0)
+			for range 2 {
+				res := serve(r, http.MethodGet, "shop.example.com", "/app", nil)
+				body(t, res)
+				require.Equal(t, http.StatusOK, res.StatusCode)
+			}
+			want := int32(2)
+			if tc.kept {
+				want = 1
+			}
+			assert.Equal(t, want, calls.Load(), "calls to the service")
+		})
+	}
 }

@@ -3,7 +3,6 @@ package router
 import (
 	"crypto/sha256"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -133,7 +132,7 @@ func (c *authCache) get(k [sha256.Size]byte, now time.Time, req http.Header) (au
 // put keeps an answer of status to a request with header req for its
 // time (see cacheTTL), if any.
 func (c *authCache) put(k [sha256.Size]byte, o *match.ExternalAuthOptions, status int, h http.Header, now time.Time, req http.Header) {
-	ttl := cacheTTL(o, status, h)
+	ttl := cacheTTL(o, status, h, now)
 	if ttl <= 0 {
 		return
 	}
@@ -195,26 +194,77 @@ func varyVariant(names []string, req http.Header) [sha256.Size]byte {
 	return sum
 }
 
-// cacheTTL is how long nginx's proxy_cache keeps an answer: not at all
-// when it sets a cookie or its Cache-Control says no-store, no-cache or
-// private; its max-age when it has one; else auth-cache-duration's time
-// for its status.
-func cacheTTL(o *match.ExternalAuthOptions, status int, h http.Header) time.Duration {
+// cacheTTL is how long nginx's proxy_cache keeps an answer that came at
+// now (ngx_http_upstream_process_accel_expires, _cache_control and
+// _expires): not at all when it sets a cookie; else as X-Accel-Expires
+// says (0: not at all; @t: until t); else as Cache-Control says, where
+// no-cache, no-store or private anywhere keep it not at all and s-maxage,
+// else max-age, says how long (0 or not a number: not at all); else until
+// Expires (a past or bad date: not at all); else auth-cache-duration's
+// time for its status.
+func cacheTTL(o *match.ExternalAuthOptions, status int, h http.Header, now time.Time) time.Duration {
 	if len(h["Set-Cookie"]) > 0 {
 		return 0
 	}
-	for _, v := range h["Cache-Control"] {
-		for d := range strings.SplitSeq(strings.ToLower(v), ",") {
-			d = strings.TrimSpace(d)
-			switch {
-			case d == "no-store", d == "no-cache", d == "private":
-				return 0
-			case strings.HasPrefix(d, "max-age="):
-				if n, err := strconv.Atoi(d[len("max-age="):]); err == nil {
-					return time.Duration(n) * time.Second
-				}
+	if v := h["X-Accel-Expires"]; len(v) > 0 {
+		at, abs := strings.CutPrefix(v[0], "@")
+		if n, ok := digits(at); ok {
+			if abs {
+				return time.Unix(n, 0).Sub(now)
 			}
+			return time.Duration(n) * time.Second
 		}
 	}
+	if cc := strings.ToLower(strings.Join(h["Cache-Control"], ", ")); cc != "" {
+		if strings.Contains(cc, "no-cache") || strings.Contains(cc, "no-store") || strings.Contains(cc, "private") {
+			return 0
+		}
+		i, n := strings.Index(cc, "s-maxage="), len("s-maxage=")
+		if i < 0 {
+			i, n = strings.Index(cc, "max-age="), len("max-age=")
+		}
+		if i >= 0 {
+			v := cc[i+n:]
+			if j := strings.IndexAny(v, ",; "); j >= 0 {
+				v = v[:j]
+			}
+			if v == "" {
+				return 0
+			}
+			secs, ok := digits(v)
+			if !ok {
+				return 0
+			}
+			return time.Duration(secs) * time.Second
+		}
+	}
+	if v := h["Expires"]; len(v) > 0 {
+		t, err := http.ParseTime(v[0])
+		if err != nil || t.Before(now) {
+			return 0
+		}
+		return t.Sub(now)
+	}
 	return o.TTLFor(status)
+}
+
+// maxCacheSeconds caps a time an answer names, so that it stays a Duration.
+const maxCacheSeconds = 1 << 32
+
+// digits reads a whole number of ASCII digits, as nginx's ngx_atoi does,
+// capped at maxCacheSeconds; ok is false for anything else.
+func digits(s string) (n int64, ok bool) {
+	if s == "" {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if n < maxCacheSeconds {
+			n = n*10 + int64(c-'0')
+		}
+	}
+	return min(n, maxCacheSeconds), true
 }

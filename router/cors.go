@@ -143,6 +143,6 @@ func (r *Router) answerPreflight(s *requestState, reason string) {
 		}
 		rec := r.record(s)
 		rec.Status, rec.Reason = http.StatusNoContent, reason
-		r.observer(rec)
+		r.observe(s.w, rec)
 	}
 }

@@ -197,6 +197,19 @@ type gzipWriter struct {
 	// even when this client gets it as is, as gzip_vary on (which
 	// ingress-nginx sets with use-gzip) sends it.
 	varyGz, varyBr *gzipConfig
+	// sent counts the compressed bytes written on (gzipSink), for the
+	// record's BytesOut.
+	sent int64
+}
+
+// gzipSink is the gzipWriter as the encoder's destination: it counts what
+// the encoder sends, which is what the client gets.
+type gzipSink gzipWriter
+
+func (s *gzipSink) Write(p []byte) (int, error) {
+	n, err := s.ResponseWriter.Write(p)
+	s.sent += int64(n)
+	return n, err
 }
 
 func (w *gzipWriter) WriteHeader(code int) {
@@ -232,7 +245,7 @@ func (w *gzipWriter) WriteHeader(code int) {
 			delete(h, "Etag")
 		}
 		w.zw = w.used.pool.Get().(Encoder)
-		w.zw.Reset(w.ResponseWriter)
+		w.zw.Reset((*gzipSink)(w))
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
@@ -269,4 +282,23 @@ func (w *gzipWriter) finish() {
 		w.used.pool.Put(w.zw)
 		w.zw = nil
 	}
+}
+
+// compressed is the gzipWriter compressing the answer written to w, found
+// down the writers' Unwrap chain; nil when the answer is not compressed.
+func compressed(w http.ResponseWriter) *gzipWriter {
+	for w != nil {
+		if gw, ok := w.(*gzipWriter); ok {
+			if gw.used == nil {
+				return nil
+			}
+			return gw
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return nil
+		}
+		w = u.Unwrap()
+	}
+	return nil
 }

@@ -61,7 +61,7 @@ func (r *Router) runHook(s *requestState) bool {
 	if rec.Status == 0 {
 		rec.Status = http.StatusOK // net/http sends 200 when nothing was written
 	}
-	r.observer(rec)
+	r.observe(s.w, rec)
 	return true
 }
 

@@ -393,8 +393,14 @@ type Record struct {
 	// gRPC), which does not report it.
 	UpstreamConnectTime time.Duration
 	// BytesIn counts the request body bytes read from the client; BytesOut
-	// the response body bytes written to the client (headers not counted).
+	// the response body bytes sent to the client, compressed when the
+	// router compressed the answer (nginx's $body_bytes_sent; headers not
+	// counted).
 	BytesIn, BytesOut int64
+	// UpstreamBytes counts the response body bytes the backend sent
+	// and the router relayed, before any compression
+	// ($upstream_response_length); 0 when not proxied.
+	UpstreamBytes int64
 	// NoAccessLog: the location that answered asks not to be
 	// access-logged (enable-access-log: "false"); an access log skips the
 	// record, metrics still count it.

@@ -280,7 +280,7 @@ func (r *Router) reply(s *requestState, a answer, grpc bool) {
 	if !grpc {
 		rec.BytesOut = int64(len(a.body))
 	}
-	r.observer(rec)
+	r.observe(s.w, rec)
 }
 
 // record fills in what a record knows from the decision alone.
@@ -314,6 +314,18 @@ func (r *Router) record(s *requestState) Record {
 		rec.Service = Service{Namespace: b.Namespace, Name: b.Name, Port: b.Port}
 	}
 	return rec
+}
+
+// observe hands rec, the record of an answer written to w, to the
+// Observer. A compressed answer's stream is ended first, so that BytesOut
+// counts every byte the client got, as nginx's $body_bytes_sent counts
+// what its gzip filter sent.
+func (r *Router) observe(w http.ResponseWriter, rec Record) {
+	if gw := compressed(w); gw != nil {
+		gw.finish()
+		rec.BytesOut = gw.sent
+	}
+	r.observer(rec)
 }
 
 // clientAddrText is ClientAddr as text for the record; realIP is the one
@@ -392,8 +404,12 @@ func (r *Router) finish(x *exchange, req *http.Request) {
 		rec.UpstreamTime = now.Sub(x.upstreamStart)
 		rec.UpstreamConnectTime = x.connectTime
 		rec.UpstreamHeaderTime = x.headerAfter
+		if x.headerAfter > 0 {
+			// A response came: what was relayed is the backend's.
+			rec.UpstreamBytes = x.written
+		}
 	}
-	r.observer(rec)
+	r.observe(x.w, rec)
 }
 
 // exchange is one proxied request: the choice made for it and what was

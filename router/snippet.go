@@ -245,7 +245,7 @@ func (r *Router) snippetAnswer(s *requestState, status int, reason, location, bo
 		rec := r.record(s)
 		rec.Status, rec.Reason = status, reason
 		rec.BytesOut = int64(len(body))
-		r.observer(rec)
+		r.observe(s.w, rec)
 	}
 }
 

@@ -85,12 +85,7 @@ var nginxLogVars = map[string]nginxLogVar{
 		if r.Tries == 0 {
 			return ""
 		}
-		last := strconv.FormatInt(r.BytesOut, 10)
-		if r.UpstreamHeaderTime == 0 {
-			// No response came: what the client got is the router's own.
-			last = "0"
-		}
-		return upstreamList(r, func(router.Try) string { return "0" }, last)
+		return upstreamList(r, func(router.Try) string { return "0" }, strconv.FormatInt(r.UpstreamBytes, 10))
 	},
 	"proxy_upstream_name": func(r *router.Record) string {
 		// ingress-nginx names an upstream namespace-service-port; the

@@ -33,7 +33,7 @@ func nginxLogRecord() router.Record {
 		Service:     router.Service{Namespace: "prod", Name: "web", Port: 80},
 		Start:       time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC), Duration: 1234 * time.Millisecond,
 		UpstreamTime: 1200 * time.Millisecond, UpstreamHeaderTime: 1100 * time.Millisecond,
-		BytesIn: 120, BytesOut: 512,
+		BytesIn: 120, BytesOut: 512, UpstreamBytes: 512,
 	}
 }
 
@@ -160,7 +160,7 @@ func TestNginxAccessLogNoUpstreamResponse(t *testing.T) {
 	var out bytes.Buffer
 	log, _ := newNginxAccessLog(&out, `$status $body_bytes_sent $upstream_addr $upstream_status $upstream_response_length`, false)
 	rec := nginxLogRecord()
-	rec.Status, rec.Reason, rec.BytesOut, rec.UpstreamHeaderTime = 502, router.ReasonUpstreamUnreachable, 51, 0
+	rec.Status, rec.Reason, rec.BytesOut, rec.UpstreamHeaderTime, rec.UpstreamBytes = 502, router.ReasonUpstreamUnreachable, 51, 0, 0
 	log(rec)
 	assert.Equal(t, "502 51 10.0.1.1:8080 502 0\n", out.String())
 }

@@ -287,18 +287,8 @@ func (w *gzipWriter) finish() {
 // compressed is the gzipWriter compressing the answer written to w, found
 // down the writers' Unwrap chain; nil when the answer is not compressed.
 func compressed(w http.ResponseWriter) *gzipWriter {
-	for w != nil {
-		if gw, ok := w.(*gzipWriter); ok {
-			if gw.used == nil {
-				return nil
-			}
-			return gw
-		}
-		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
-		if !ok {
-			return nil
-		}
-		w = u.Unwrap()
+	if gw, ok := underneath[*gzipWriter](w); ok && gw.used != nil {
+		return gw
 	}
 	return nil
 }

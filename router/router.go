@@ -397,6 +397,12 @@ type Record struct {
 	// router compressed the answer (nginx's $body_bytes_sent; headers not
 	// counted).
 	BytesIn, BytesOut int64
+	// HeaderBytes is the size of the response head sent: the status line,
+	// the header fields and the empty line, as HTTP/1.1 writes them (with
+	// the Date a server adds; not Connection). BytesOut + HeaderBytes is
+	// nginx's $bytes_sent, near enough: the router sits above the server
+	// and does not see the wire. 0 when no status was written.
+	HeaderBytes int64
 	// UpstreamBytes counts the response body bytes the backend sent
 	// and the router relayed, before any compression
 	// ($upstream_response_length); 0 when not proxied.

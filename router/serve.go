@@ -325,7 +325,52 @@ func (r *Router) observe(w http.ResponseWriter, rec Record) {
 		gw.finish()
 		rec.BytesOut = gw.sent
 	}
+	if rec.Status != 0 {
+		// The server's own count when it keeps one (router/h1's),
+		// else what the head would take.
+		if hw, ok := underneath[interface{ HeadBytes() int64 }](w); ok && hw.HeadBytes() > 0 {
+			rec.HeaderBytes = hw.HeadBytes()
+		} else {
+			rec.HeaderBytes = headBytes(rec.Status, w.Header())
+		}
+	}
 	r.observer(rec)
+}
+
+// underneath is the first writer down w's Unwrap chain (w included) that
+// is a T.
+func underneath[T any](w http.ResponseWriter) (T, bool) {
+	for w != nil {
+		if t, ok := w.(T); ok {
+			return t, true
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			break
+		}
+		w = u.Unwrap()
+	}
+	var zero T
+	return zero, false
+}
+
+// headBytes is the size of a response head with status and header h as
+// HTTP/1.1 writes it: the status line, each field (trailers excepted), the
+// Date a server adds when h has none, and the empty line.
+func headBytes(status int, h http.Header) int64 {
+	n := len("HTTP/1.1 000 ") + len(http.StatusText(status)) + len("\r\n")
+	for k, vs := range h {
+		if strings.HasPrefix(k, http.TrailerPrefix) {
+			continue
+		}
+		for _, v := range vs {
+			n += len(k) + len(": ") + len(v) + len("\r\n")
+		}
+	}
+	if _, ok := h["Date"]; !ok {
+		n += len("Date: Mon, 02 Jan 2006 15:04:05 GMT\r\n")
+	}
+	return int64(n + len("\r\n"))
 }
 
 // clientAddrText is ClientAddr as text for the record; realIP is the one

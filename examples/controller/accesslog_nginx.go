@@ -49,7 +49,7 @@ var nginxLogVars = map[string]nginxLogVar{
 	},
 	"status":          func(r *router.Record) string { return strconv.Itoa(r.Status) },
 	"body_bytes_sent": func(r *router.Record) string { return strconv.FormatInt(r.BytesOut, 10) },
-	"bytes_sent":      func(r *router.Record) string { return strconv.FormatInt(r.BytesOut, 10) },
+	"bytes_sent":      func(r *router.Record) string { return strconv.FormatInt(r.HeaderBytes+r.BytesOut, 10) },
 	"request_length":  func(r *router.Record) string { return strconv.FormatInt(requestLength(*r), 10) },
 	"request_time":    func(r *router.Record) string { return nginxSeconds(r.Duration) },
 	"msec": func(r *router.Record) string {

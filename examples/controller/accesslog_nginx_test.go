@@ -33,7 +33,7 @@ func nginxLogRecord() router.Record {
 		Service:     router.Service{Namespace: "prod", Name: "web", Port: 80},
 		Start:       time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC), Duration: 1234 * time.Millisecond,
 		UpstreamTime: 1200 * time.Millisecond, UpstreamHeaderTime: 1100 * time.Millisecond,
-		BytesIn: 120, BytesOut: 512, UpstreamBytes: 512,
+		BytesIn: 120, BytesOut: 512, HeaderBytes: 180, UpstreamBytes: 512,
 	}
 }
 
@@ -52,6 +52,12 @@ func TestNginxAccessLog(t *testing.T) {
 	assert.Equal(t, []string{"nope", "geoip_country"}, unknown, "each unknown variable once")
 	log(nginxLogRecord())
 	assert.Equal(t, "shop.example.com https:///shop/cart item=7 2026-03-04T05:06:08+00:00 prod/shop web:80 203.0.113.9 4f1c 1.100 - - -\n", out.String())
+
+	// $bytes_sent counts the head, $body_bytes_sent not.
+	out.Reset()
+	log, _ = newNginxAccessLog(&out, `$body_bytes_sent $bytes_sent`, false)
+	log(nginxLogRecord())
+	assert.Equal(t, "512 692\n", out.String())
 
 	// $cookie_<name> is the router's: nginx's reading, names in any case.
 	out.Reset()

@@ -231,8 +231,11 @@ func (m *metrics) observe(r router.Record) {
 	m.requests.WithLabelValues(labels...).Inc()
 	m.requestTime.WithLabelValues(labels...).Observe(r.Duration.Seconds())
 	m.requestSize.WithLabelValues(labels...).Observe(float64(requestLength(r)))
-	m.responseSize.WithLabelValues(labels...).Observe(float64(r.BytesOut))
-	m.bytesSent.WithLabelValues(labels...).Observe(float64(r.BytesOut))
+	// ingress-nginx's monitor.lua observes $bytes_sent, head and body,
+	// for both.
+	sent := float64(r.HeaderBytes + r.BytesOut)
+	m.responseSize.WithLabelValues(labels...).Observe(sent)
+	m.bytesSent.WithLabelValues(labels...).Observe(sent)
 	if r.Tries > 0 {
 		// As nginx's $upstream_* variables: only for proxied requests.
 		if r.UpstreamHeaderTime > 0 {

@@ -150,7 +150,7 @@ func proxied(host, vhost string, route *match.Route) router.Record {
 		VirtualHost: vhost, MatchedRoute: route, Service: router.Service{Namespace: "shop", Name: "api", Port: 80},
 		Start: time.Unix(1700000000, 0), Duration: 250 * time.Millisecond,
 		UpstreamHeaderTime: 200 * time.Millisecond, UpstreamTime: 240 * time.Millisecond,
-		BytesIn: 0, BytesOut: 55,
+		BytesIn: 0, BytesOut: 55, HeaderBytes: 120,
 	}
 }
 
@@ -305,8 +305,10 @@ func TestMetricsValues(t *testing.T) {
 		{"nginx_ingress_controller_request_duration_seconds_sum", 2.25},
 		{"nginx_ingress_controller_header_duration_seconds_sum", 0.4},
 		{"nginx_ingress_controller_response_duration_seconds_sum", 0.48},
-		{"nginx_ingress_controller_response_size_sum", 110},
-		{"nginx_ingress_controller_bytes_sent_sum", 110},
+		// Head and body, as ingress-nginx's monitor.lua observes
+		// $bytes_sent for both.
+		{"nginx_ingress_controller_response_size_sum", 350},
+		{"nginx_ingress_controller_bytes_sent_sum", 350},
 	} {
 		got, n := s.sum(tt.name, ok)
 		require.Equal(t, 1, n, "%s: one series", tt.name)

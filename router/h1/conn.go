@@ -89,6 +89,9 @@ type conn struct {
 	// fieldSet).
 	has  fieldSet
 	werr error // the first write error on the connection
+	// flushed counts the bytes bw has handed to wr, for the size of a
+	// response head (response.HeadBytes).
+	flushed int64
 	// headDeadline: the read deadline is still the request head's.
 	headDeadline bool
 	// headEnd is where in the buffer the next head's first CRLF CRLF is,
@@ -135,6 +138,7 @@ type connWriter struct{ c *conn }
 
 func (w connWriter) Write(p []byte) (int, error) {
 	n, err := w.c.wr.Write(p)
+	w.c.flushed += int64(n)
 	if err != nil && w.c.werr == nil {
 		w.c.werr = err
 	}

@@ -28,6 +28,7 @@ type response struct {
 	handlerDone   bool
 	contentLength int64 // declared or computed; -1: none
 	written       int64
+	headBytes     int64 // the head's size, once committed
 	chunking      bool
 	closeAfter    bool
 	isHEAD        bool
@@ -66,6 +67,7 @@ func (w *response) reset(req *http.Request) {
 	w.req, w.snapshot = req, nil
 	w.status, w.wroteHeader, w.committed, w.handlerDone = 0, false, false, false
 	w.contentLength, w.written, w.chunking, w.closeAfter, w.badCL = -1, 0, false, false, false
+	w.headBytes = 0
 	w.isHEAD = req.Method == "HEAD"
 	conn := headerGet(req.Header, "Connection")
 	w.wants10KA = req.ProtoMajor == 1 && req.ProtoMinor == 0 && hasToken(conn, "keep-alive")
@@ -437,6 +439,8 @@ func (w *response) commit(p []byte) {
 			setConn = "close"
 		}
 	}
+	bw := c.bw
+	headStart := c.flushed + int64(bw.Buffered())
 	w.writeStatusLine(code)
 	excluded := exclude[:nx]
 	if w.relaying {
@@ -454,7 +458,6 @@ func (w *response) commit(p []byte) {
 			return false
 		})
 	}
-	bw := c.bw
 	if setCL != "" {
 		bw.WriteString("Content-Length: ")
 		bw.Write(strconv.AppendInt(w.clenBuf[:0], w.contentLength, 10))
@@ -477,6 +480,30 @@ func (w *response) commit(p []byte) {
 		bw.WriteString("\r\n")
 	}
 	bw.WriteString("\r\n")
+	w.headBytes = c.flushed + int64(bw.Buffered()) - headStart
+}
+
+// HeadBytes is the size of the response head (status line, fields, empty
+// line), for the router's record, as nginx's $bytes_sent counts it: as sent
+// once committed; before, while relaying, as the relayed lines and the
+// status line and Date that go with them (the Connection and framing
+// fields commit may add are not known yet); else 0, the header map then
+// being the caller's to size.
+func (w *response) HeadBytes() int64 {
+	if w.committed {
+		return w.headBytes
+	}
+	if !w.relaying {
+		return 0
+	}
+	n := len("HTTP/1.1 000 ") + len(http.StatusText(w.status)) + len("\r\n\r\n")
+	for i := range w.relayed {
+		n += int(w.relayed[i].le - w.relayed[i].ls)
+	}
+	if !w.rf.hasDate {
+		n += len("Date: Mon, 02 Jan 2006 15:04:05 GMT\r\n")
+	}
+	return int64(n)
 }
 
 // headFacts are the fields of a head commit decides its framing from.

@@ -232,9 +232,9 @@ var configMapTuning = setOf(
 	"lua-shared-dicts", "plugins", "nginx-status-ipv4-whitelist", "nginx-status-ipv6-whitelist",
 	"enable-multi-accept", "use-geoip", "main-snippet",
 	"bind-address", "enable-ipv6", "disable-ipv6-dns", "resolver", "log-format-stream",
-	"debug-connections", "enable-access-log-for-default-backend", "skip-access-log-urls",
+	"debug-connections",
 	"syslog-host", "syslog-port", "enable-syslog", "gzip-disable",
-	"proxy-protocol-header-timeout", "log-format-escape-none",
+	"proxy-protocol-header-timeout",
 	"stream-access-log-path", "disable-stream-access-log",
 )
 

@@ -62,14 +62,18 @@ func TestApplyConfigMapEveryKey(t *testing.T) {
 		"generate-request-id":           {value: "false"},
 		"proxy-add-original-uri-header": {value: "true"},
 		// The embedder's: the listeners and the access log.
-		"use-proxy-protocol":          {value: "true"},
-		"log-format-upstream":         {value: "$status"},
-		"log-format-escape-json":      {value: "true"},
-		"use-http2":                   {value: "false"},
-		"large-client-header-buffers": {value: "4 16k"},
-		"client-header-buffer-size":   {value: "2k"},
+		"use-proxy-protocol":                    {value: "true"},
+		"log-format-upstream":                   {value: "$status"},
+		"log-format-escape-json":                {value: "true"},
+		"log-format-escape-none":                {value: "true"},
+		"skip-access-log-urls":                  {value: "/health"},
+		"enable-access-log-for-default-backend": {value: "true"},
+		"use-http2":                             {value: "false"},
+		"large-client-header-buffers":           {value: "4 16k"},
+		"client-header-buffer-size":             {value: "2k"},
 	}
-	embedder := []string{"use-proxy-protocol", "log-format-upstream", "log-format-escape-json", "use-http2", "large-client-header-buffers", "client-header-buffer-size"}
+	embedder := []string{"use-proxy-protocol", "log-format-upstream", "log-format-escape-json", "log-format-escape-none",
+		"skip-access-log-urls", "enable-access-log-for-default-backend", "use-http2", "large-client-header-buffers", "client-header-buffer-size"}
 	read := func(data map[string]string) (configmap.Settings, Options) {
 		s, warns := configmap.Parse("ingress", "nginx", data)
 		warns = append(warns, s.ReadHeaders(func(string) (map[string]string, bool) { return map[string]string{"X-A": "1"}, true })...)

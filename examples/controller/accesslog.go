@@ -4,11 +4,14 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/router"
+	"ramjet.dev/ramjet/router/configmap"
 )
 
 // Access log formats (--access-log-format).
@@ -26,7 +29,7 @@ const (
 // RAMJET_LOG: like nginx's access_log, it is on unless turned off.
 func newAccessLog(w io.Writer, format string) func(router.Record) {
 	if format == accessLogUpstreamInfo {
-		observe, _ := newNginxAccessLog(w, compile.DefaultLogFormat, false)
+		observe, _ := newNginxAccessLog(w, compile.DefaultLogFormat, escapeDefault)
 		return observe
 	}
 	opts := &slog.HandlerOptions{
@@ -48,6 +51,72 @@ func newAccessLog(w io.Writer, format string) func(router.Record) {
 		}
 		h.Handle(context.Background(), accessRecord(r))
 	}
+}
+
+// accessLogKeys are the ConfigMap's keys for the access log.
+type accessLogKeys struct {
+	// format is log-format-upstream ("": the -access-log-format line).
+	format string
+	// escape is log-format-escape-none or -json.
+	escape logEscape
+	// defaultBackend is enable-access-log-for-default-backend.
+	defaultBackend bool
+	// skip are skip-access-log-urls.
+	skip []string
+}
+
+func accessLogKeysOf(s configmap.Settings) accessLogKeys {
+	k := accessLogKeys{format: s.LogFormat, defaultBackend: s.AccessLogDefaultBackend, skip: s.SkipAccessLogURLs}
+	// nginx.tmpl tests escape-none first.
+	switch {
+	case s.LogFormatEscapeNone:
+		k.escape = escapeNone
+	case s.LogFormatEscapeJSON:
+		k.escape = escapeJSON
+	}
+	return k
+}
+
+func (k accessLogKeys) equal(o accessLogKeys) bool {
+	return k.format == o.format && k.escape == o.escape && k.defaultBackend == o.defaultBackend && slices.Equal(k.skip, o.skip)
+}
+
+// accessLog is the access log the keys ask for, writing to w; format is
+// -access-log-format.
+func (k accessLogKeys) accessLog(w io.Writer, format string) func(router.Record) {
+	log := newAccessLog(w, format)
+	if k.format != "" {
+		log, _ = newNginxAccessLog(w, k.format, k.escape)
+	}
+	skip := make(map[string]bool, len(k.skip))
+	for _, u := range k.skip {
+		skip[strings.ToLower(u)] = true
+	}
+	defaultBackend := k.defaultBackend
+	return func(r router.Record) {
+		if !defaultBackend && defaultServerLocation(r) {
+			return
+		}
+		// nginx.tmpl's map $request_uri $loggable: nginx's map matches
+		// strings in any case.
+		if len(skip) > 0 && skip[strings.ToLower(r.Path)] {
+			return
+		}
+		log(r)
+	}
+}
+
+// defaultServerLocation reports whether r was answered by what
+// ingress-nginx's default server answers with its own location "/", whose
+// access_log is off unless enable-access-log-for-default-backend: a host
+// no rule names (the catch-all, or no virtual host) where no rule matched
+// and no Ingress's spec.defaultBackend served, that is, the global default
+// backend or the 404 in its place.
+func defaultServerLocation(r router.Record) bool {
+	if r.VirtualHost != "" || r.Route.Name != "" {
+		return false
+	}
+	return r.Route.Field == compile.GlobalDefaultBackendField || r.Reason == router.ReasonNoRoute || r.Reason == router.ReasonRegexBudget
 }
 
 // accessRecord is the log record of one request. Durations are seconds

@@ -260,11 +260,21 @@ func lookupLogVar(name string) nginxLogVar {
 	return nil
 }
 
+// logEscape is a log_format's escape parameter
+// (log-format-escape-json, log-format-escape-none).
+type logEscape uint8
+
+const (
+	escapeDefault logEscape = iota
+	escapeJSON
+	escapeNone
+)
+
 // newNginxAccessLog returns an observer writing one line per request to w
-// in format, its values escaped as nginx's log_format escape=default (or
-// escape=json with escapeJSON) escapes them; unknown names the variables
-// it cannot fill.
-func newNginxAccessLog(w io.Writer, format string, escapeJSON bool) (observe func(router.Record), unknown []string) {
+// in format, its values escaped as nginx's log_format escape=default,
+// escape=json or escape=none escapes them; unknown names the variables it
+// cannot fill.
+func newNginxAccessLog(w io.Writer, format string, escape logEscape) (observe func(router.Record), unknown []string) {
 	parts, unknown := parseNginxLogFormat(format)
 	var mu sync.Mutex
 	buf := make([]byte, 0, 512)
@@ -282,7 +292,9 @@ func newNginxAccessLog(w io.Writer, format string, escapeJSON bool) (observe fun
 			}
 			v := p.v(&r)
 			switch {
-			case escapeJSON:
+			case escape == escapeNone:
+				buf = append(buf, v...) // an absent value is nothing, as with escape=json
+			case escape == escapeJSON:
 				buf = appendJSONEscaped(buf, v)
 			case v == "":
 				buf = append(buf, '-')

@@ -41,21 +41,21 @@ func nginxLogRecord() router.Record {
 // variables people add, filled from a record as nginx fills them.
 func TestNginxAccessLog(t *testing.T) {
 	var out bytes.Buffer
-	log, unknown := newNginxAccessLog(&out, `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $request_length $request_time [$proxy_upstream_name] [$proxy_alternative_upstream_name] $upstream_addr $upstream_response_length $upstream_response_time $upstream_status $req_id`, false)
+	log, unknown := newNginxAccessLog(&out, `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $request_length $request_time [$proxy_upstream_name] [$proxy_alternative_upstream_name] $upstream_addr $upstream_response_length $upstream_response_time $upstream_status $req_id`, escapeDefault)
 	assert.Empty(t, unknown, "ingress-nginx's default format")
 	log(nginxLogRecord())
 	// $request_length: the request line, headers and body (120 bytes) as received.
 	assert.Equal(t, `192.0.2.1 - alice [04/Mar/2026:05:06:08 +0000] "GET /shop/cart?item=7 HTTP/1.1" 200 512 "-" "curl/8 \x22x\x22" 288 1.234 [prod-web-80] [-] 10.0.1.1:8080 512 1.200 200 abc123`+"\n", out.String())
 
 	out.Reset()
-	log, unknown = newNginxAccessLog(&out, `$host ${scheme}://$uri $args $time_iso8601 $namespace/$ingress_name $service_name:$service_port $http_x_forwarded_for $cookie_session $upstream_header_time $nope $geoip_country $nope`, false)
+	log, unknown = newNginxAccessLog(&out, `$host ${scheme}://$uri $args $time_iso8601 $namespace/$ingress_name $service_name:$service_port $http_x_forwarded_for $cookie_session $upstream_header_time $nope $geoip_country $nope`, escapeDefault)
 	assert.Equal(t, []string{"nope", "geoip_country"}, unknown, "each unknown variable once")
 	log(nginxLogRecord())
 	assert.Equal(t, "shop.example.com https:///shop/cart item=7 2026-03-04T05:06:08+00:00 prod/shop web:80 203.0.113.9 4f1c 1.100 - - -\n", out.String())
 
 	// $bytes_sent counts the head, $body_bytes_sent not.
 	out.Reset()
-	log, _ = newNginxAccessLog(&out, `$body_bytes_sent $bytes_sent`, false)
+	log, _ = newNginxAccessLog(&out, `$body_bytes_sent $bytes_sent`, escapeDefault)
 	log(nginxLogRecord())
 	assert.Equal(t, "512 692\n", out.String())
 
@@ -63,7 +63,7 @@ func TestNginxAccessLog(t *testing.T) {
 	out.Reset()
 	rec := nginxLogRecord()
 	rec.Request.Header.Set("Cookie", `a=1, SESSION="7\0542"`)
-	log, _ = newNginxAccessLog(&out, `$cookie_session`, false)
+	log, _ = newNginxAccessLog(&out, `$cookie_session`, escapeDefault)
 	log(rec)
 	assert.Equal(t, `\x227\x5C0542\x22`+"\n", out.String())
 
@@ -71,7 +71,7 @@ func TestNginxAccessLog(t *testing.T) {
 	out.Reset()
 	rec = nginxLogRecord()
 	rec.Tries, rec.Endpoint, rec.Status = 0, "", 404
-	log, _ = newNginxAccessLog(&out, `$status $upstream_addr $upstream_status $upstream_response_time`, false)
+	log, _ = newNginxAccessLog(&out, `$status $upstream_addr $upstream_status $upstream_response_time`, escapeDefault)
 	log(rec)
 	assert.Equal(t, "404 - - -\n", out.String())
 }
@@ -80,7 +80,7 @@ func TestNginxAccessLog(t *testing.T) {
 // string and logs an empty value as "".
 func TestNginxAccessLogJSON(t *testing.T) {
 	var out bytes.Buffer
-	log, _ := newNginxAccessLog(&out, `{"ua": "$http_user_agent", "ref": "$http_referer", "status": $status}`, true)
+	log, _ := newNginxAccessLog(&out, `{"ua": "$http_user_agent", "ref": "$http_referer", "status": $status}`, escapeJSON)
 	log(nginxLogRecord())
 	assert.Equal(t, `{"ua": "curl/8 \"x\"", "ref": "", "status": 200}`+"\n", out.String())
 }
@@ -108,8 +108,8 @@ func TestConfigMapLogFormat(t *testing.T) {
 	require.Len(t, warns, 1)
 	assert.Equal(t, "log-format-upstream", warns[0].key)
 	assert.Contains(t, warns[0].message, "$bogus")
-	assert.Equal(t, "$status $bogus", c.logFormat)
-	assert.True(t, c.logFormatEscapeJSON)
+	assert.Equal(t, "$status $bogus", c.logKeys.format)
+	assert.Equal(t, escapeJSON, c.logKeys.escape)
 }
 
 // TestNginxAccessLogRetries: a request passed on from one endpoint to
@@ -117,7 +117,7 @@ func TestConfigMapLogFormat(t *testing.T) {
 // ("a, b"), the failed try first.
 func TestNginxAccessLogRetries(t *testing.T) {
 	var out bytes.Buffer
-	log, _ := newNginxAccessLog(&out, `$upstream_addr|$upstream_status|$upstream_response_time|$upstream_response_length`, false)
+	log, _ := newNginxAccessLog(&out, `$upstream_addr|$upstream_status|$upstream_response_time|$upstream_response_length`, escapeDefault)
 	rec := nginxLogRecord()
 	rec.Tries = 2
 	rec.PassedOn = []router.Try{{Endpoint: "10.0.1.9:8080", Status: 502, Ended: 3 * time.Millisecond}}
@@ -130,7 +130,7 @@ func TestNginxAccessLogRetries(t *testing.T) {
 // is not logged at the time it began.
 func TestNginxAccessLogTimeIsTheEnd(t *testing.T) {
 	var out bytes.Buffer
-	log, _ := newNginxAccessLog(&out, `[$time_local] $time_iso8601 $msec`, false)
+	log, _ := newNginxAccessLog(&out, `[$time_local] $time_iso8601 $msec`, escapeDefault)
 	rec := nginxLogRecord()
 	rec.Duration = 90 * time.Second
 	log(rec)
@@ -164,7 +164,7 @@ func TestNginxRemoteUser(t *testing.T) {
 // own 502 or 504 are $body_bytes_sent, not the backend's.
 func TestNginxAccessLogNoUpstreamResponse(t *testing.T) {
 	var out bytes.Buffer
-	log, _ := newNginxAccessLog(&out, `$status $body_bytes_sent $upstream_addr $upstream_status $upstream_response_length`, false)
+	log, _ := newNginxAccessLog(&out, `$status $body_bytes_sent $upstream_addr $upstream_status $upstream_response_length`, escapeDefault)
 	rec := nginxLogRecord()
 	rec.Status, rec.Reason, rec.BytesOut, rec.UpstreamHeaderTime, rec.UpstreamBytes = 502, router.ReasonUpstreamUnreachable, 51, 0, 0
 	log(rec)

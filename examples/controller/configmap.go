@@ -76,7 +76,7 @@ func applyConfigMap(c *config, cm *corev1.ConfigMap, set []string, others ...*co
 	if slices.Contains(parsed.Router.Keys, "use-proxy-protocol") {
 		c.useProxyProtocol = parsed.Router.UseProxyProtocol
 	}
-	c.logFormat, c.logFormatEscapeJSON = parsed.Router.LogFormat, parsed.Router.LogFormatEscapeJSON
+	c.logKeys = accessLogKeysOf(parsed.Router)
 	var warns []configMapWarning
 	// The ModSecurity keys are the controller's (modsecurity.go); they
 	// follow every rebuild.
@@ -241,40 +241,36 @@ func applyLive(r *router.Router, cfg, start config) {
 	o := configMapRouterOptions(cfg)
 	o.ProxyRealIPCIDR = start.proxyRealIPCIDR
 	r.SetConfigMapOptions(o)
-	cfg.accessLog.set(cfg.logFormat, cfg.logFormatEscapeJSON)
+	cfg.accessLog.set(cfg.logKeys)
 	cfg.tracing.set(cfg.otel)
 }
 
-// liveAccessLog is the access log in the format log-format-upstream and
-// log-format-escape-json give at the latest rebuild (the -access-log-format
-// one without), swapped whole: each line is one write, so the old and the
-// new log never mix within a line.
+// liveAccessLog is the access log as the ConfigMap's access log keys give
+// it at the latest rebuild (in the -access-log-format format without
+// log-format-upstream), swapped whole: each line is one write, so the old
+// and the new log never mix within a line.
 type liveAccessLog struct {
 	out    io.Writer
 	format string // -access-log-format
 
-	mu        sync.Mutex // serializes set
-	logFormat string
-	escape    bool
-	cur       atomic.Pointer[func(router.Record)]
+	mu   sync.Mutex // serializes set
+	keys accessLogKeys
+	cur  atomic.Pointer[func(router.Record)]
 }
 
-// set switches to logFormat and escape when they differ from the
-// current ones; a nil l (no access log) does nothing.
-func (l *liveAccessLog) set(logFormat string, escape bool) {
+// set switches to keys when they differ from the current ones; a nil l
+// (no access log) does nothing.
+func (l *liveAccessLog) set(keys accessLogKeys) {
 	if l == nil {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.cur.Load() != nil && logFormat == l.logFormat && escape == l.escape {
+	if l.cur.Load() != nil && keys.equal(l.keys) {
 		return
 	}
-	f := newAccessLog(l.out, l.format)
-	if logFormat != "" {
-		f, _ = newNginxAccessLog(l.out, logFormat, escape)
-	}
-	l.logFormat, l.escape = logFormat, escape
+	f := keys.accessLog(l.out, l.format)
+	l.keys = keys
 	l.cur.Store(&f)
 }
 

@@ -280,16 +280,16 @@ func TestOfflineConfigMap(t *testing.T) {
 func TestLiveAccessLog(t *testing.T) {
 	var out bytes.Buffer
 	l := &liveAccessLog{out: &out, format: accessLogJSON}
-	l.set("$status $host", false)
+	l.set(accessLogKeys{format: "$status $host"})
 	rec := router.Record{Status: 200, Host: "a.test"}
 	l.observe(rec)
-	l.set("$status $host", false)
+	l.set(accessLogKeys{format: "$status $host"})
 	l.observe(rec)
-	l.set("[$status]", false)
+	l.set(accessLogKeys{format: "[$status]"})
 	l.observe(rec)
 	assert.Equal(t, "200 a.test\n200 a.test\n[200]\n", out.String())
 	out.Reset()
-	l.set("", false)
+	l.set(accessLogKeys{format: ""})
 	l.observe(rec)
 	assert.Contains(t, out.String(), `"status":200`)
 }

@@ -85,10 +85,8 @@ type config struct {
 	// routerKeys are the ConfigMap's router keys, which
 	// configMapRouterOptions applies over the flags' settings (zero: none).
 	routerKeys configmap.Settings
-	// logFormat is log-format-upstream: the access log in nginx's
-	// log_format syntax ("": the -access-log-format one).
-	logFormat           string
-	logFormatEscapeJSON bool
+	// logKeys are the ConfigMap's access log keys (accesslog.go).
+	logKeys accessLogKeys
 	// accessLog is the access log whose format follows
 	// log-format-upstream (configmap.go); nil without --configmap, shared
 	// by the copies of the configuration.

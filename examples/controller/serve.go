@@ -475,12 +475,10 @@ func requestObserver(cfg config, m *metrics) func(router.Record) {
 		if out == nil {
 			out = os.Stdout
 		}
-		access = newAccessLog(out, cfg.accessLogFormat)
+		access = cfg.logKeys.accessLog(out, cfg.accessLogFormat)
 		if cfg.accessLog != nil {
-			cfg.accessLog.set(cfg.logFormat, cfg.logFormatEscapeJSON)
+			cfg.accessLog.set(cfg.logKeys)
 			access = cfg.accessLog.observe
-		} else if cfg.logFormat != "" {
-			access, _ = newNginxAccessLog(out, cfg.logFormat, cfg.logFormatEscapeJSON)
 		}
 	}
 	return observers(access, m.observer())

@@ -101,6 +101,15 @@ type Settings struct {
 	// options; LogFormat "" is ingress-nginx's default format).
 	LogFormat           string
 	LogFormatEscapeJSON bool
+	// LogFormatEscapeNone is log-format-escape-none: no escaping, over
+	// LogFormatEscapeJSON. AccessLogDefaultBackend is
+	// enable-access-log-for-default-backend: log the default server's own
+	// location (hosts no rule names), off as in ingress-nginx.
+	// SkipAccessLogURLs is skip-access-log-urls: the request URIs not
+	// logged. For the embedder's access log too.
+	LogFormatEscapeNone     bool
+	AccessLogDefaultBackend bool
+	SkipAccessLogURLs       []string
 
 	// TLS: the ssl-* keys and enable-ocsp (tls.go).
 	TLS TLS
@@ -208,6 +217,24 @@ var Keys = map[string]Key{
 	"log-format-escape-json": {Live: true, read: func(p *parse, v string) (err error) {
 		p.s.LogFormatEscapeJSON, err = ParseBool(v)
 		return err
+	}},
+	"log-format-escape-none": {Live: true, read: func(p *parse, v string) (err error) {
+		p.s.LogFormatEscapeNone, err = ParseBool(v)
+		return err
+	}},
+	"enable-access-log-for-default-backend": {Live: true, read: func(p *parse, v string) (err error) {
+		p.s.AccessLogDefaultBackend, err = ParseBool(v)
+		return err
+	}},
+	"skip-access-log-urls": {Live: true, read: func(p *parse, v string) error {
+		// ingress-nginx splits on commas and trims each (splitAndTrimSpace).
+		p.s.SkipAccessLogURLs = nil
+		for u := range strings.SplitSeq(v, ",") {
+			if u = strings.TrimSpace(u); u != "" {
+				p.s.SkipAccessLogURLs = append(p.s.SkipAccessLogURLs, u)
+			}
+		}
+		return nil
 	}},
 	"server-tokens": {Live: true, read: func(p *parse, v string) error {
 		on, err := ParseBool(v)

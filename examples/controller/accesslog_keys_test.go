@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router"
+)
+
+// TestConfigMapAccessLogKeys: enable-access-log-for-default-backend,
+// skip-access-log-urls and log-format-escape-none shape the access log as
+// ingress-nginx's template does: the default server's own location
+// (a host no rule names, served by the default backend or answering 404)
+// is logged only when asked, a $request_uri listed in skip-access-log-urls
+// (nginx's map: exact, any case) is not logged, and escape=none writes
+// values as they are, over escape=json.
+func TestConfigMapAccessLogKeys(t *testing.T) {
+	unmatched := router.Record{Method: "GET", Host: "stranger.test", Path: "/unmatched", Status: 404, Reason: router.ReasonNoRoute}
+	viaDefault := router.Record{Method: "GET", Host: "stranger.test", Path: "/via-default", Status: 200, Tries: 1,
+		Route: match.Source{Field: compile.GlobalDefaultBackendField}}
+	namedHost := router.Record{Method: "GET", Host: "a.example.com", VirtualHost: "a.example.com", Path: "/named-host-fallback", Status: 200, Tries: 1,
+		Route: match.Source{Field: compile.GlobalDefaultBackendField}}
+	named404 := router.Record{Method: "GET", Host: "a.example.com", VirtualHost: "a.example.com", Path: "/named-host-404", Status: 404, Reason: router.ReasonNoRoute}
+	badPath := router.Record{Method: "GET", Host: "stranger.test", Path: "/../bad", Status: 400, Reason: router.ReasonBadPath}
+	at := func(path string) router.Record {
+		return router.Record{Method: "GET", Host: "a.example.com", VirtualHost: "a.example.com", Path: path, Status: 200,
+			Route: match.Source{Namespace: "prod", Name: "web"}}
+	}
+	for _, tc := range []struct {
+		name   string
+		data   map[string]string
+		recs   []router.Record
+		logged []string // the paths logged, in order
+	}{
+		{"the default server's location is not logged by default", nil,
+			[]router.Record{unmatched, viaDefault, namedHost, named404, badPath},
+			[]string{"/named-host-fallback", "/named-host-404", "/../bad"}},
+		{"enable-access-log-for-default-backend", map[string]string{"enable-access-log-for-default-backend": "true"},
+			[]router.Record{unmatched, viaDefault, namedHost},
+			[]string{"/unmatched", "/via-default", "/named-host-fallback"}},
+		{"skip-access-log-urls", map[string]string{"skip-access-log-urls": " /health, /Metrics ,"},
+			[]router.Record{at("/health"), at("/metrics"), at("/health?x=1"), at("/healthz"), at("/")},
+			[]string{"/health?x=1", "/healthz", "/"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, format := range []string{accessLogUpstreamInfo, accessLogText, accessLogJSON} {
+				c := flagsWith(t, "-access-log-format", format)
+				data := map[string]string{"log-format-upstream": "$request_uri"}
+				if format != accessLogUpstreamInfo {
+					data = map[string]string{} // the -access-log-format line
+				}
+				for k, v := range tc.data {
+					data[k] = v
+				}
+				require.Empty(t, applyConfigMap(&c, cmData(data), c.flagsSet))
+				var out bytes.Buffer
+				c.accessLogOut = &out
+				c.accessLog = &liveAccessLog{out: &out, format: c.accessLogFormat}
+				observe := requestObserver(c, nil)
+				require.NotNil(t, observe)
+				var want []string
+				for _, r := range tc.recs {
+					out.Reset()
+					observe(r)
+					if out.Len() > 0 {
+						want = append(want, r.Path)
+					}
+				}
+				assert.Equal(t, tc.logged, want, format)
+			}
+		})
+	}
+}
+
+// TestConfigMapLogFormatEscapeNone: log-format-escape-none writes values
+// as they are, and wins over log-format-escape-json, as nginx.tmpl tests
+// it first.
+func TestConfigMapLogFormatEscapeNone(t *testing.T) {
+	req := httptest.NewRequest("GET", "/", nil)
+	req.Header.Set("User-Agent", "a \"quoted\" \\ agent")
+	rec := router.Record{Method: "GET", Host: "a.example.com", VirtualHost: "a.example.com", Path: "/", Status: 200, Request: req}
+	for _, tc := range []struct {
+		data map[string]string
+		want string
+	}{
+		{map[string]string{}, `a \x22quoted\x22 \x5C agent` + "\n"},
+		{map[string]string{"log-format-escape-json": "true"}, `a \"quoted\" \\ agent` + "\n"},
+		{map[string]string{"log-format-escape-none": "true"}, `a "quoted" \ agent` + "\n"},
+		{map[string]string{"log-format-escape-none": "true", "log-format-escape-json": "true"}, `a "quoted" \ agent` + "\n"},
+	} {
+		c := flagsWith(t)
+		tc.data["log-format-upstream"] = "$http_user_agent"
+		require.Empty(t, applyConfigMap(&c, cmData(tc.data), c.flagsSet))
+		var out bytes.Buffer
+		c.accessLogOut = &out
+		c.accessLog = &liveAccessLog{out: &out, format: c.accessLogFormat}
+		requestObserver(c, nil)(rec)
+		assert.Equal(t, tc.want, out.String(), "%v", tc.data)
+	}
+}

@@ -481,7 +481,7 @@ func (r *Router) switchProtocols(t *h1Try, res *h1.Response, upgrade string) {
 		x.status, x.reason = 499, ReasonClientClosed
 		return
 	}
-	cc, brw, err := x.Hijack()
+	cc, brw, err := x.hijack()
 	if err != nil {
 		pc.End(false)
 		r.exchangeFailed(x, t.req, err)

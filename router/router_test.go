@@ -764,8 +764,19 @@ func TestUpgradeTunnelled(t *testing.T) {
 
 // TestUpgradeRecordCountsTunnelBytes: the record of a tunnelled Upgrade
 // counts the bytes the backend sent the client through the tunnel, as
-// nginx's $body_bytes_sent and $bytes_sent do for a WebSocket.
+// nginx's $body_bytes_sent and $bytes_sent do for a WebSocket, over the
+// router's own HTTP/1.1 pool and over ReverseProxy (HTTPS and gRPC
+// backends, Options.Transport).
 func TestUpgradeRecordCountsTunnelBytes(t *testing.T) {
+	for _, tr := range []struct {
+		name string
+		rt   http.RoundTripper
+	}{{"fast", nil}, {"nethttp", &http.Transport{}}} {
+		t.Run(tr.name, func(t *testing.T) { testUpgradeRecordCountsTunnelBytes(t, tr.rt) })
+	}
+}
+
+func testUpgradeRecordCountsTunnelBytes(t *testing.T, rt http.RoundTripper) {
 	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, rw, err := http.NewResponseController(w).Hijack()
 		if err != nil {
@@ -784,7 +795,7 @@ func TestUpgradeRecordCountsTunnelBytes(t *testing.T) {
 	defer echo.Close()
 	addr := echo.Listener.Addr().String()
 	rs := newRecords()
-	r := newTestRouter(Options{Observer: rs.observe})
+	r := newTestRouter(Options{Observer: rs.observe, Transport: rt})
 	r.Publish(table("d", vhost("", nil, route(match.Prefix, "/", httpBackend("prod/echo:80", addr)))))
 	front := httptest.NewServer(r)
 	defer front.Close()
@@ -803,6 +814,8 @@ func TestUpgradeRecordCountsTunnelBytes(t *testing.T) {
 	rest, err := io.ReadAll(br)
 	require.NoError(t, err)
 	assert.Equal(t, "ping\nping\n", string(rest))
+	// ReverseProxy's tunnel ends when both directions have.
+	require.NoError(t, c.Close())
 	select {
 	case <-rs.ch:
 	case <-time.After(5 * time.Second):

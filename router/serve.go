@@ -3,11 +3,13 @@ package router
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"ramjet.dev/ramjet/balance"
@@ -427,7 +429,7 @@ func (r *Router) finish(x *exchange, req *http.Request) {
 		Service:      Service{Namespace: x.backend.Namespace, Name: x.backend.Name, Port: x.backend.Port},
 		Start:        x.start,
 		Duration:     now.Sub(x.start),
-		BytesOut:     x.written,
+		BytesOut:     atomic.LoadInt64(&x.written), // a tunnel's copy may still count (tunnelConn)
 	}
 	if x.picked {
 		rec.Endpoint = x.endpoint.Addr
@@ -451,7 +453,7 @@ func (r *Router) finish(x *exchange, req *http.Request) {
 		rec.UpstreamHeaderTime = x.headerAfter
 		if x.headerAfter > 0 {
 			// A response came: what was relayed is the backend's.
-			rec.UpstreamBytes = x.written
+			rec.UpstreamBytes = rec.BytesOut
 		}
 	}
 	r.observe(x.w, rec)
@@ -644,11 +646,46 @@ func (x *exchange) Unwrap() http.ResponseWriter { return x.w }
 // backend answered 101, which it then writes on the hijacked connection
 // itself rather than through WriteHeader.
 func (x *exchange) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, rw, err := x.hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	// What the backend sends through the tunnel is the response's body to
+	// nginx ($body_bytes_sent), as serveH1's tunnel counts it.
+	return &tunnelConn{Conn: c, x: x}, rw, nil
+}
+
+// hijack takes the client's connection for a tunnel, as Hijack without
+// the count: serveH1 counts its own copy.
+func (x *exchange) hijack() (net.Conn, *bufio.ReadWriter, error) {
 	c, rw, err := http.NewResponseController(x.w).Hijack()
 	if err == nil && x.status == 0 {
 		x.status = http.StatusSwitchingProtocols
 	}
 	return c, rw, err
+}
+
+// tunnelConn is the client's side of a tunnel ReverseProxy copies the
+// backend's bytes to. The copy may outlive ServeHTTP by a moment (when the
+// other direction failed first), so the count is added atomically.
+type tunnelConn struct {
+	net.Conn
+	x *exchange
+}
+
+func (c *tunnelConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	atomic.AddInt64(&c.x.written, int64(n))
+	return n, err
+}
+
+// CloseWrite passes the backend's end of the stream on, as ReverseProxy
+// does on a connection that can half-close.
+func (c *tunnelConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return errors.ErrUnsupported
 }
 
 // requestTarget splits the request-target as received into its escaped

@@ -118,6 +118,9 @@ type responseWriter struct {
 	// that was, whose head and body are then dropped.
 	codes  *match.Response
 	caught int
+	// page is the error backend's exchange, for the record; nil until
+	// one is asked.
+	page *ErrorPage
 	// rate is bytes per second past after bytes (0: no pacing), sent the
 	// body bytes written, start when the request came.
 	rate, after, sent int64
@@ -237,7 +240,8 @@ func (r *Router) serveErrorPage(s *requestState, x *exchange, rw *responseWriter
 	clear(h)
 	x.written = 0
 	status, a := 0, answer{}
-	res, err := r.errorPageExchange(s, x, rw.caught, s.loc.Response.ErrorBackend)
+	start := time.Now()
+	res, err := r.errorPageExchange(s, x, rw, s.loc.Response.ErrorBackend)
 	switch {
 	case err == errNoErrorBackend:
 		a = ansErrorPageNone
@@ -284,6 +288,9 @@ func (r *Router) serveErrorPage(s *requestState, x *exchange, rw *responseWriter
 	if a.status != 0 {
 		a.write(rw.w, false)
 		x.written = int64(len(a.body))
+		if rw.page != nil {
+			rw.page.Status, rw.page.Time = a.status, time.Since(start)
+		}
 		return
 	}
 	rw.w.WriteHeader(status)
@@ -292,6 +299,7 @@ func (r *Router) serveErrorPage(s *requestState, x *exchange, rw *responseWriter
 	if err != nil && x.writeErr == nil {
 		x.writeErr = err
 	}
+	rw.page.Status, rw.page.Time, rw.page.Bytes = status, time.Since(start), n
 }
 
 type errorPageKey struct{}
@@ -312,7 +320,8 @@ const (
 )
 
 // errorPageExchange asks the error backend for the page of status code.
-func (r *Router) errorPageExchange(s *requestState, x *exchange, code int, be *match.Backend) (*http.Response, error) {
+func (r *Router) errorPageExchange(s *requestState, x *exchange, rw *responseWriter, be *match.Backend) (*http.Response, error) {
+	code := rw.caught
 	if be == nil {
 		return nil, errNoErrorBackend
 	}
@@ -331,6 +340,7 @@ func (r *Router) errorPageExchange(s *requestState, x *exchange, code int, be *m
 			e.Release()
 		}
 	}()
+	rw.page = &ErrorPage{Intercepted: code, Endpoint: e.Addr}
 	req := s.req
 	target := "/"
 	if d := &s.d; d.hasQuery {

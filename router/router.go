@@ -407,10 +407,31 @@ type Record struct {
 	// and the router relayed, before any compression
 	// ($upstream_response_length); 0 when not proxied.
 	UpstreamBytes int64
+	// ErrorPage is the error backend's exchange when an error page
+	// (custom-http-errors) replaced the backend's answer, which nginx's
+	// $upstream_* variables list after " : "; Status and BytesOut are
+	// then the page's, Endpoint, Tries, PassedOn and UpstreamHeaderTime
+	// the intercepted exchange's (UpstreamBytes 0: its body is dropped).
+	// nil when no error backend was asked.
+	ErrorPage *ErrorPage
 	// NoAccessLog: the location that answered asks not to be
 	// access-logged (enable-access-log: "false"); an access log skips the
 	// record, metrics still count it.
 	NoAccessLog bool
+}
+
+// ErrorPage is the second upstream exchange of an intercepted answer.
+type ErrorPage struct {
+	// Intercepted is the backend's status the page replaced.
+	Intercepted int
+	// Endpoint is the error backend's "ip:port" asked for the page;
+	// Status what it answered (502 when that failed).
+	Endpoint string
+	Status   int
+	// Time runs from the page's request until its body ended (part of
+	// UpstreamTime); Bytes counts its body.
+	Time  time.Duration
+	Bytes int64
 }
 
 // Try is a try of a request that failed and passed it on to another

@@ -455,6 +455,9 @@ func (r *Router) finish(x *exchange, req *http.Request) {
 			// A response came: what was relayed is the backend's.
 			rec.UpstreamBytes = rec.BytesOut
 		}
+		if rw, ok := x.w.(*responseWriter); ok && rw.page != nil {
+			rec.ErrorPage, rec.UpstreamBytes = rw.page, 0
+		}
 	}
 	r.observe(x.w, rec)
 }

@@ -60,32 +60,44 @@ var nginxLogVars = map[string]nginxLogVar{
 	"time_local":   func(r *router.Record) string { return r.Start.Add(r.Duration).Format("02/Jan/2006:15:04:05 -0700") },
 	"req_id":       func(r *router.Record) string { return r.RequestID },
 	"upstream_addr": func(r *router.Record) string {
-		return upstreamList(r, func(t router.Try) string { return t.Endpoint }, r.Endpoint)
+		return upstreamList(r, func(t router.Try) string { return t.Endpoint }, r.Endpoint) +
+			errorPageLeg(r, func(p *router.ErrorPage) string { return p.Endpoint })
 	},
 	"upstream_status": func(r *router.Record) string {
 		if r.Tries == 0 {
 			return ""
 		}
-		return upstreamList(r, func(t router.Try) string { return strconv.Itoa(t.Status) }, strconv.Itoa(r.Status))
+		last := r.Status
+		if r.ErrorPage != nil {
+			last = r.ErrorPage.Intercepted
+		}
+		return upstreamList(r, func(t router.Try) string { return strconv.Itoa(t.Status) }, strconv.Itoa(last)) +
+			errorPageLeg(r, func(p *router.ErrorPage) string { return strconv.Itoa(p.Status) })
 	},
 	"upstream_response_time": func(r *router.Record) string {
 		if r.Tries == 0 {
 			return ""
 		}
-		// Each try's own time: the failed ones' ends split UpstreamTime.
-		var prev time.Duration
+		// Each try's own time: the failed ones' ends split UpstreamTime,
+		// and the error page's exchange takes its end.
+		var prev, page time.Duration
+		if r.ErrorPage != nil {
+			page = r.ErrorPage.Time
+		}
 		return upstreamList(r, func(t router.Try) string {
 			d := t.Ended - prev
 			prev = t.Ended
 			return nginxSeconds(d)
-		}, nginxSeconds(r.UpstreamTime-passedTime(r)))
+		}, nginxSeconds(r.UpstreamTime-passedTime(r)-page)) +
+			errorPageLeg(r, func(p *router.ErrorPage) string { return nginxSeconds(p.Time) })
 	},
 	"upstream_header_time": upstreamSeconds(func(r *router.Record) time.Duration { return r.UpstreamHeaderTime }),
 	"upstream_response_length": func(r *router.Record) string {
 		if r.Tries == 0 {
 			return ""
 		}
-		return upstreamList(r, func(router.Try) string { return "0" }, strconv.FormatInt(r.UpstreamBytes, 10))
+		return upstreamList(r, func(router.Try) string { return "0" }, strconv.FormatInt(r.UpstreamBytes, 10)) +
+			errorPageLeg(r, func(p *router.ErrorPage) string { return strconv.FormatInt(p.Bytes, 10) })
 	},
 	"proxy_upstream_name": func(r *router.Record) string {
 		// ingress-nginx names an upstream namespace-service-port; the
@@ -194,6 +206,16 @@ func upstreamList(r *router.Record, each func(router.Try) string, last string) s
 	}
 	b.WriteString(last)
 	return b.String()
+}
+
+// errorPageLeg is an $upstream_* value's part for the error page's
+// exchange, after nginx's " : " (an internal redirect's new upstream); ""
+// without one.
+func errorPageLeg(r *router.Record, f func(*router.ErrorPage) string) string {
+	if r.ErrorPage == nil {
+		return ""
+	}
+	return " : " + f(r.ErrorPage)
 }
 
 // passedTime is how long the tries before the last took.

@@ -170,3 +170,17 @@ func TestNginxAccessLogNoUpstreamResponse(t *testing.T) {
 	log(rec)
 	assert.Equal(t, "502 51 10.0.1.1:8080 502 0\n", out.String())
 }
+
+// TestNginxAccessLogErrorPage: an error page's exchange follows the
+// intercepted one in the $upstream_* variables after " : ", as nginx lists
+// the upstream of an internal redirect.
+func TestNginxAccessLogErrorPage(t *testing.T) {
+	var out bytes.Buffer
+	log, _ := newNginxAccessLog(&out, `$status $upstream_addr|$upstream_status|$upstream_response_time|$upstream_response_length`, escapeDefault)
+	rec := nginxLogRecord()
+	rec.Status, rec.UpstreamBytes, rec.BytesOut = 404, 0, 9
+	rec.PassedOn = []router.Try{{Endpoint: "10.0.1.9:8080", Status: 502, Ended: 3 * time.Millisecond}}
+	rec.ErrorPage = &router.ErrorPage{Intercepted: 503, Endpoint: "10.0.9.9:8080", Status: 404, Time: 200 * time.Millisecond, Bytes: 9}
+	log(rec)
+	assert.Equal(t, "404 10.0.1.9:8080, 10.0.1.1:8080 : 10.0.9.9:8080|502, 503 : 404|0.003, 0.997 : 0.200|0, 0 : 9\n", out.String())
+}

@@ -138,7 +138,7 @@ func (r *Router) limit(rl *match.RateLimit, client netip.Addr) (connTicket, bool
 		// nginx keeps r/m as thousandths a second, rounded down.
 		lim.milliRPM, lim.burstRPM = max(int64(rl.RPM)*1000/60, 1), int64(rl.BurstRPM)*1000
 	}
-	return l.take(l.zoneKey(rl.Zone), &cl, &lim, l.clock())
+	return l.zone(rl.Zone).take(&cl, &lim, l.clock())
 }
 
 // upstreamPolicy sets the exchange's timeouts and tries from the

@@ -202,7 +202,7 @@ func TestRateLimitFlood(t *testing.T) {
 	took := time.Since(began)
 	heapAfter := heap()
 
-	capacity, used, bytes := r.limits.usage()
+	capacity, used, bytes := r.limits.zone("prod/flooded").usage()
 	t.Logf("flood: %d addresses, %d requests in %v; %d refused by the limit, %d admitted",
 		addresses, 3*addresses, took.Round(time.Millisecond), limitedN.Load(), otherN.Load())
 	t.Logf("limiter: %d of %d entries used, %d bytes, allocated once at the first limited request", used, capacity, bytes)

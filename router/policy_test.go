@@ -37,10 +37,10 @@ func TestLimiterLeakyBucket(t *testing.T) {
 	l, clock := testLimiter(1024)
 	addr := l.client(netip.MustParseAddr("203.0.113.1"))
 	other := l.client(netip.MustParseAddr("203.0.113.2"))
-	key := l.zoneKey("prod/shop")
+	z := l.zone("prod/shop")
 	lim := &rateLimits{milliRPS: 2000, burstRPS: 3000}
 	take := func(a *client) bool {
-		_, ok := l.take(key, a, lim, clock.now())
+		_, ok := z.take(a, lim, clock.now())
 		return ok
 	}
 
@@ -62,7 +62,7 @@ func TestLimiterLeakyBucket(t *testing.T) {
 	}
 	require.False(t, take(&addr))
 
-	_, ok := l.take(l.zoneKey("prod/other"), &addr, lim, clock.now())
+	_, ok := l.zone("prod/other").take(&addr, lim, clock.now())
 	require.True(t, ok, "another zone counts apart")
 }
 
@@ -82,7 +82,8 @@ func TestLimitBothRates(t *testing.T) {
 		require.False(t, ok, "the per-minute limit refuses")
 	}
 	cl := r.limits.client(addr)
-	slot := r.limits.set(r.limits.zoneKey(rl.Zone), &cl).find(r.limits.zoneKey(rl.Zone), &cl.addr)
+	z := r.limits.zone(rl.Zone)
+	slot := z.set(&cl).find(z.key, &cl.addr)
 	require.NotNil(t, slot)
 	require.Zero(t, slot.rps.excess, "the refused requests were not counted per second")
 	// The per-minute rate drains a request in 62.5 s (nginx's integer rate
@@ -100,49 +101,50 @@ func TestLimitBothRates(t *testing.T) {
 // refuses.
 func TestLimiterBounded(t *testing.T) {
 	l, clock := testLimiter(64)
-	capacity, used, bytes := l.usage()
+	z := l.zone("prod/flood")
+	capacity, used, bytes := z.usage()
 	require.Equal(t, 64, capacity)
 	require.Zero(t, used)
-	key := l.zoneKey("prod/flood")
 	rate := &rateLimits{milliRPS: 1000, burstRPS: 5000}
 	conn := &rateLimits{conns: 1}
 
 	held := l.client(netip.MustParseAddr("192.0.2.200"))
-	ticket, ok := l.take(key, &held, conn, clock.now())
+	ticket, ok := z.take(&held, conn, clock.now())
 	require.True(t, ok)
 	for i := range 10_000 {
 		a := l.client(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}))
 		clock.ms.Add(1)
-		_, ok := l.take(key, &a, rate, clock.now())
+		_, ok := z.take(&a, rate, clock.now())
 		require.True(t, ok)
 	}
-	capacity, used, bytes2 := l.usage()
+	capacity, used, bytes2 := z.usage()
 	require.Equal(t, 64, capacity)
 	require.Equal(t, 64, used)
 	require.Equal(t, bytes, bytes2)
-	_, ok = l.take(key, &held, conn, clock.now())
+	_, ok = z.take(&held, conn, clock.now())
 	require.False(t, ok, "the counter in flight survived the flood")
 	ticket.release()
-	t2, ok := l.take(key, &held, conn, clock.now())
+	t2, ok := z.take(&held, conn, clock.now())
 	require.True(t, ok, "released")
 	t2.release()
 
 	// One set, all eight slots in flight: a ninth address is refused.
-	one, clock1 := testLimiter(limitWays)
+	l1, clock1 := testLimiter(limitWays)
+	one := l1.zone("prod/flood")
 	var tickets []connTicket
 	for i := range limitWays {
-		a := one.client(netip.AddrFrom4([4]byte{10, 0, 0, byte(i)}))
-		tk, ok := one.take(key, &a, conn, clock1.now())
+		a := l1.client(netip.AddrFrom4([4]byte{10, 0, 0, byte(i)}))
+		tk, ok := one.take(&a, conn, clock1.now())
 		require.True(t, ok)
 		tickets = append(tickets, tk)
 	}
-	ninth := one.client(netip.MustParseAddr("10.0.0.99"))
-	_, ok = one.take(key, &ninth, conn, clock1.now())
+	ninth := l1.client(netip.MustParseAddr("10.0.0.99"))
+	_, ok = one.take(&ninth, conn, clock1.now())
 	require.False(t, ok)
-	_, ok = one.take(key, &ninth, rate, clock1.now())
+	_, ok = one.take(&ninth, rate, clock1.now())
 	require.False(t, ok)
 	tickets[3].release()
-	_, ok = one.take(key, &ninth, conn, clock1.now())
+	_, ok = one.take(&ninth, conn, clock1.now())
 	require.True(t, ok, "a released slot is taken")
 }
 
@@ -459,18 +461,77 @@ func TestGRPCCodeOfLimitAnswer(t *testing.T) {
 // status when its zone is full; with a rate the limit_req status stands.
 func TestLimiterFullSetAnswersConnStatus(t *testing.T) {
 	l, clock := testLimiter(limitWays)
-	key := l.zoneKey("prod/full")
+	z := l.zone("prod/full")
 	conn := &rateLimits{conns: 1}
 	for i := range limitWays {
 		a := l.client(netip.AddrFrom4([4]byte{10, 0, 0, byte(i)}))
-		_, ok := l.take(key, &a, conn, clock.now())
+		_, ok := z.take(&a, conn, clock.now())
 		require.True(t, ok)
 	}
 	ninth := l.client(netip.MustParseAddr("10.0.0.99"))
-	tk, ok := l.take(key, &ninth, conn, clock.now())
+	tk, ok := z.take(&ninth, conn, clock.now())
 	require.False(t, ok)
 	require.True(t, tk.connRefused, "only limit_conn could have found no room")
-	tk, ok = l.take(key, &ninth, &rateLimits{milliRPS: 1000, burstRPS: 5000, conns: 1}, clock.now())
+	tk, ok = z.take(&ninth, &rateLimits{milliRPS: 1000, burstRPS: 5000, conns: 1}, clock.now())
 	require.False(t, ok)
 	require.False(t, tk.connRefused, "limit_req runs first")
+}
+
+// Each Ingress's limits have their own table, as each ingress-nginx
+// Ingress has its own limit_conn_zone and limit_req_zone: requests in
+// flight from many addresses to one zone cannot get another zone's
+// clients refused, and a flood of addresses cannot evict another zone's
+// rate counters.
+func TestLimitZonesApart(t *testing.T) {
+	r := newTestRouter(Options{RateLimitEntries: 64})
+	r.limits.clock = (&fakeClock{}).now
+	flooded := &match.RateLimit{Zone: "prod/flooded", Connections: 1}
+	var held []connTicket
+	for i := range 10_000 {
+		if tk, ok := r.limit(flooded, netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})); ok {
+			held = append(held, tk)
+		}
+	}
+	require.Len(t, held, 64, "the flooded zone's table is full of requests in flight")
+	quiet := &match.RateLimit{Zone: "prod/quiet", Connections: 1}
+	for i := range 256 {
+		tk, ok := r.limit(quiet, netip.AddrFrom4([4]byte{192, 0, 2, byte(i)}))
+		require.True(t, ok, "a client of another Ingress, %d", i)
+		tk.release()
+	}
+	for _, tk := range held {
+		tk.release()
+	}
+
+	// A rate counter of one zone outlives a flood of addresses in another.
+	rate := &match.RateLimit{Zone: "prod/rate", RPM: 1, BurstRPM: 0}
+	client := netip.MustParseAddr("198.51.100.7")
+	_, ok := r.limit(rate, client)
+	require.True(t, ok)
+	flood := &match.RateLimit{Zone: "prod/flood", RPM: 1, BurstRPM: 0}
+	for i := range 10_000 {
+		r.limit(flood, netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}))
+	}
+	_, ok = r.limit(rate, client)
+	require.False(t, ok, "the client's counter was not evicted by another zone's flood")
+}
+
+// A zone's counters survive a rebuild that keeps its Ingress; a zone the
+// published table no longer has is dropped.
+func TestLimitZonesFollowTable(t *testing.T) {
+	r := newTestRouter(Options{})
+	r.limits.clock = (&fakeClock{}).now
+	web := httpBackend("prod/web:80", "10.0.0.1:80")
+	rl := &match.RateLimit{Zone: "prod/shop", RPM: 1}
+	limited := &match.Policy{RateLimit: rl}
+	r.Publish(table("one", vhost("shop", nil, policyRoute("/", web, limited))))
+	client := netip.MustParseAddr("198.51.100.7")
+	_, ok := r.limit(rl, client)
+	require.True(t, ok)
+	r.Publish(table("two", vhost("shop", nil, policyRoute("/", web, limited)), vhost("other", nil, route(match.Prefix, "/", web))))
+	_, ok = r.limit(rl, client)
+	require.False(t, ok, "the rebuild kept the counter")
+	assert.Zero(t, testing.AllocsPerRun(100, func() { r.limit(rl, client) }), "a zone is found without allocating")
+	r.Publish(table("three", vhost("other", nil, route(match.Prefix, "/", web))))
+	require.NotContains(t, *r.limits.zones.Load(), "prod/shop")
 }

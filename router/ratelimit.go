@@ -5,41 +5,57 @@ import (
 	"math/bits"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"ramjet.dev/ramjet/match"
 )
 
-// DefaultRateLimitEntries is how many (zone, client address) counters the
-// rate limiter holds unless Options.RateLimitEntries says otherwise:
-// 65,536 entries of 89 bytes, 5.6 MiB per Router, allocated when a
-// request first meets a rate limit; ingress-nginx gives each Ingress's
-// zone 5 MB.
+// DefaultRateLimitEntries is how many client address counters each zone
+// (the Ingress's limits) holds unless Options.RateLimitEntries says
+// otherwise: 65,536 entries of 89 bytes, 5.6 MiB per zone, allocated when
+// a request first meets the zone's limits; ingress-nginx gives each
+// Ingress's zones 5 MB each.
 const DefaultRateLimitEntries = 1 << 16
 
 // limiter holds the counters of limit-rps, limit-rpm and limit-connections
-// (SPEC §11.5) for every zone and client address, in a table of fixed size
-// allocated once: memory does not grow with the number of addresses,
-// however many send requests. The table is set-associative: a key hashes
-// (with a per-Router random seed, so clients cannot aim at one set) to a
-// set of 8 slots under one lock; a key not in its set takes a free slot or
-// the least recently used one. Evicting an idle counter loses nothing; an
-// evicted rate counter starts again from empty, as nginx's limit_req does
-// when its zone is full and it drops the oldest states. A connection
-// counter with requests in flight is never evicted; a request that finds
-// its set full of them is refused (503), as nginx refuses when its zone
-// has no room.
+// (SPEC §11.5): one table per zone, as ingress-nginx gives each Ingress its
+// own limit_req_zone and limit_conn_zone, so that no Ingress's clients can
+// push another's out or take the room another's need. Each table has a
+// fixed size, allocated once: memory does not grow with the number of
+// addresses, however many send requests. A table is set-associative: an
+// address hashes (with a per-Router random seed, so clients cannot aim at
+// one set) to a set of 8 slots under one lock; an address not in its set
+// takes a free slot or the least recently used one. Evicting an idle
+// counter loses nothing; an evicted rate counter starts again from empty,
+// as nginx's limit_req does when its zone is full and it drops the oldest
+// states. A connection counter with requests in flight is never evicted; a
+// request that finds its set full of them is refused (503), as nginx
+// refuses when its zone has no room.
 //
-// Counters are keyed by zone name, not by table: they survive every
-// rebuild, and a zone whose Ingress is gone simply ages out.
+// Zones are kept by name, not by table: their counters survive every
+// rebuild that keeps their Ingress, and Publish drops the zones its table
+// no longer has.
 type limiter struct {
 	seed  maphash.Seed
-	alloc sync.Once // sets are allocated on first use
-	n     int
-	sets  []limitSet
-	shift uint // 64 - log2(len(sets))
+	n     int  // sets per zone
+	shift uint // 64 - log2(n)
 	start time.Time
 	// clock returns milliseconds on a monotonic clock; tests replace it.
 	clock func() int64
+	// zones is read without a lock; mu orders its replacements.
+	mu    sync.Mutex
+	zones atomic.Pointer[map[string]*limitZone]
+}
+
+// limitZone is one zone's table.
+type limitZone struct {
+	key   uint64    // the zone's hash, mixed into its sets' (set)
+	alloc sync.Once // sets are allocated on first use
+	n     int
+	shift uint
+	sets  []limitSet
 }
 
 const limitWays = 8
@@ -88,20 +104,80 @@ func newLimiter(entries int) *limiter {
 	return l
 }
 
-// allocate makes the table, once: a Router that serves no rate limit
-// never holds it.
-func (l *limiter) allocate() {
-	l.alloc.Do(func() { l.sets = make([]limitSet, l.n) })
-}
-
 func (l *limiter) sinceStart() int64 { return time.Since(l.start).Milliseconds() }
 
-// Entries reports the capacity and the slots in use, and the bytes the
-// table holds; for tests and metrics.
-func (l *limiter) usage() (capacity, used int, bytes uintptr) {
-	l.allocate()
-	for i := range l.sets {
-		s := &l.sets[i]
+// zone returns the named zone's table, made on its first request when
+// Publish did not make it (a request still on a replaced table).
+func (l *limiter) zone(name string) *limitZone {
+	if m := l.zones.Load(); m != nil {
+		if z := (*m)[name]; z != nil {
+			return z
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	old := l.zones.Load()
+	if old != nil && (*old)[name] != nil {
+		return (*old)[name]
+	}
+	m := make(map[string]*limitZone, 1)
+	if old != nil {
+		m = make(map[string]*limitZone, len(*old)+1)
+		for k, z := range *old {
+			m[k] = z
+		}
+	}
+	z := l.newZone(name)
+	m[name] = z
+	l.zones.Store(&m)
+	return z
+}
+
+func (l *limiter) newZone(name string) *limitZone {
+	return &limitZone{key: maphash.String(l.seed, name) | 1, n: l.n, shift: l.shift}
+}
+
+// retain makes the zones of t's rate limits, keeping the counters of those
+// the serving table has, and drops the others: a zone whose Ingress is gone
+// holds no memory past the requests still in flight under it.
+func (l *limiter) retain(t *match.Table) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var old map[string]*limitZone
+	if p := l.zones.Load(); p != nil {
+		old = *p
+	}
+	m := make(map[string]*limitZone)
+	add := func(p *match.Policy) {
+		if p == nil || p.RateLimit == nil || p.RateLimit.Closed || m[p.RateLimit.Zone] != nil {
+			return
+		}
+		name := p.RateLimit.Zone
+		if m[name] = old[name]; m[name] == nil {
+			m[name] = l.newZone(name)
+		}
+	}
+	for vh := range t.VirtualHosts() {
+		add(vh.FallbackLocation.Policy)
+		for _, rt := range vh.Routes {
+			add(rt.Policy)
+		}
+	}
+	l.zones.Store(&m)
+}
+
+// allocate makes the zone's table, once: a zone that meets no request
+// never holds it.
+func (z *limitZone) allocate() {
+	z.alloc.Do(func() { z.sets = make([]limitSet, z.n) })
+}
+
+// usage reports the capacity and the slots in use, and the bytes the
+// zone's table holds; for tests and metrics.
+func (z *limitZone) usage() (capacity, used int, bytes uintptr) {
+	z.allocate()
+	for i := range z.sets {
+		s := &z.sets[i]
 		s.mu.Lock()
 		for j := range s.slots {
 			if s.slots[j].key != 0 {
@@ -110,19 +186,16 @@ func (l *limiter) usage() (capacity, used int, bytes uintptr) {
 		}
 		s.mu.Unlock()
 	}
-	return len(l.sets) * limitWays, used, uintptr(len(l.sets)) * unsafe.Sizeof(limitSet{})
+	return len(z.sets) * limitWays, used, uintptr(len(z.sets)) * unsafe.Sizeof(limitSet{})
 }
 
-// zoneKey names a zone in the table; never 0.
-func (l *limiter) zoneKey(zone string) uint64 { return maphash.String(l.seed, zone) | 1 }
-
-// set is where a key's counters live. The address is hashed with the
+// set is where a client's counters live. The address is hashed with the
 // Router's seed (see client), the zone mixed in.
-func (l *limiter) set(key uint64, c *client) *limitSet {
-	h := c.hash ^ key
+func (z *limitZone) set(c *client) *limitSet {
+	h := c.hash ^ z.key
 	h *= 0xff51afd7ed558ccd
 	h ^= h >> 33
-	return &l.sets[(h>>l.shift)&uint64(len(l.sets)-1)]
+	return &z.sets[(h>>z.shift)&uint64(len(z.sets)-1)]
 }
 
 // client is a client address as the limiter counts it, hashed once per
@@ -184,12 +257,12 @@ type rateLimits struct {
 // take an excess past its burst is refused), each accounted only when all
 // pass, then the requests in flight (limit_conn). The ticket is held until
 // the request ends; the zero ticket when no limit_conn applies.
-func (l *limiter) take(key uint64, cl *client, lim *rateLimits, now int64) (connTicket, bool) {
-	l.allocate()
-	s := l.set(key, cl)
+func (z *limitZone) take(cl *client, lim *rateLimits, now int64) (connTicket, bool) {
+	z.allocate()
+	s := z.set(cl)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, fresh := s.slot(key, &cl.addr, now)
+	c, fresh := s.slot(z.key, &cl.addr, now)
 	if c == nil {
 		// Every slot of the set is in flight. Without a rate only
 		// limit_conn keeps state, and nginx answers its status when its

@@ -69,15 +69,17 @@
 // What the Router keeps besides the table is bounded, whatever clients
 // send:
 //
-//   - Rate limits (SPEC §11.5): one table of Options.RateLimitEntries
-//     counters (DefaultRateLimitEntries, 65,536, of 89 bytes each: 5.6 MiB
-//     per Router), shared by all zones and allocated when a request first
-//     meets a rate limit. It is set-associative: a (zone, client address)
-//     key hashes, with a per-Router random seed so that clients cannot aim
-//     at one set, to a set of 8 entries under one lock; a new key takes a
-//     free entry of its set or the least recently used one without
-//     requests in flight, and a request whose set holds only entries with
-//     requests in flight answers 503.
+//   - Rate limits (SPEC §11.5): a table of Options.RateLimitEntries
+//     counters (DefaultRateLimitEntries, 65,536, of 89 bytes each: 5.6 MiB)
+//     per zone, that is per Ingress of the serving table with rate limits,
+//     as ingress-nginx gives each its own zones, allocated when a request
+//     first meets the zone; one Ingress's clients cannot take another's
+//     room. It is set-associative: a client address hashes, with a
+//     per-Router random seed so that clients cannot aim at one set, to a
+//     set of 8 entries under one lock; a new address takes a free entry of
+//     its set or the least recently used one without requests in flight,
+//     and a request whose set holds only entries with requests in flight
+//     answers 503.
 //   - Password checks (SPEC §11.7): the outcomes of bcrypt and MD5-crypt
 //     checks are cached in 16 shards of 256 entries (4,096 in all,
 //     132 KiB), each keyed by the SHA-256 of the stored hash and the
@@ -235,10 +237,11 @@ type Options struct {
 	// (0: DefaultIdleTimeout, 75 s) and how long a client may take to send
 	// the request headers (0: DefaultClientHeaderTimeout, 60 s).
 	IdleTimeout, ClientHeaderTimeout time.Duration
-	// RateLimitEntries is the size of the table of rate-limit counters
-	// (limit-rps, limit-rpm, limit-connections), one entry per zone, kind
-	// and client address, allocated once; the least recently used idle
-	// entry gives way when it is full. 0: DefaultRateLimitEntries.
+	// RateLimitEntries is the size of each zone's table of rate-limit
+	// counters (limit-rps, limit-rpm, limit-connections; a zone per
+	// Ingress), one entry per client address, allocated once; the least
+	// recently used idle entry gives way when it is full. 0:
+	// DefaultRateLimitEntries.
 	RateLimitEntries int
 	// AuthTimeout, when more than 0, bounds a whole external-auth
 	// subrequest (auth-url): connecting, the answer and reading it. When
@@ -813,6 +816,7 @@ func (r *Router) Publish(t *match.Table) (generation uint64, changed bool) {
 	if cur != nil {
 		next.gen = cur.gen + 1
 	}
+	r.limits.retain(t)
 	r.state.Store(next)
 	if r.ocsp != nil {
 		r.ocsp.sync(t)

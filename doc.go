@@ -2691,13 +2691,13 @@
 //     trailing slash after the prefix is kept and none is doubled
 //     (compile/gatewayapi's case file gateway-replace-prefix). A value
 //     with "$" or a prefix replacement on another match type warns
-//     RuleRejected and leaves the rule out.
+//     RuleRejected and the rule's requests answer 500.
 //   - RequestHeaderModifier and ResponseHeaderModifier, as the route's
 //     snippet steps (§11.9, which edit headers both ways whether or not
 //     snippet annotations are allowed): set replaces, add appends
 //     ",value" to a present request header and adds a response header
 //     line, remove clears. An empty value, one with "$" or a name that is
-//     not a token warns RuleRejected and leaves the rule out.
+//     not a token warns RuleRejected and the rule's requests answer 500.
 //   - RequestRedirect, as a snippet return (§11.9) before the backend is
 //     looked at, so a redirect rule needs no backendRefs: scheme,
 //     hostname and port replace the request's ($scheme, $host; a port is
@@ -2706,7 +2706,7 @@
 //     the matched segments, keeping the query; otherwise the request's
 //     path and query follow as received. statusCode 301, 302 (default),
 //     303, 307 or 308. Combined with URLRewrite, or with "$", "?" or "#"
-//     in a part, it warns RuleRejected and leaves the rule out.
+//     in a part, it warns RuleRejected and the rule's requests answer 500.
 //   - The CORS filter, as the route's CORS policy in its Gateway form
 //     (match.CORS with Gateway set, compile.CORSFilter; the ingress-nginx
 //     form of §11.6 is unchanged): only a request with an Origin
@@ -2730,7 +2730,10 @@
 //     another origin is served as without the filter. A value the API
 //     refuses ("*" beside other origins, methods or headers, a method not
 //     in its list, a name that is not a token, exposeHeaders "*" with
-//     allowCredentials) warns RuleRejected and leaves the rule out. A new
+//     allowCredentials) warns RuleRejected and the rule's requests answer
+//     500, as for every rule filter refused here: the API does not let a
+//     filter that cannot be applied be skipped, and the requests must not
+//     fall through to another rule that lacks it. A new
 //     digest part ("cors-gateway") covers the form, so other tables keep
 //     their digest.
 //   - Filters on a backendRef: RequestHeaderModifier and

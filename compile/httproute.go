@@ -221,22 +221,10 @@ func (b *builder) buildHTTPRoutes() {
 			}
 			for i := range hr.Rules {
 				rule := &hr.Rules[i]
-				to := routeTarget{policy: ruleTimeouts(rule)}
-				to.backend, to.split = b.ruleBackend(hr, rule)
-				var ok bool
-				if to.response, ok = b.ruleMirrors(hr, rule); !ok {
-					continue
-				}
-				rws, ok := b.ruleRewrites(hr, rule)
-				if !ok {
-					continue
-				}
-				sn, ok := b.ruleHeaders(hr, rule)
-				if !ok || !b.checkRedirect(hr, rule) {
-					continue
-				}
-				if to.cors, ok = b.ruleCORS(hr, rule); !ok {
-					continue
+				to, rws, sn, ok := b.ruleFilters(hr, rule)
+				if ok {
+					to.policy = ruleTimeouts(rule)
+					to.backend, to.split = b.ruleBackend(hr, rule)
 				}
 				matches := rule.Matches
 				if len(matches) == 0 {
@@ -247,19 +235,46 @@ func (b *builder) buildHTTPRoutes() {
 					if hr.kind() == GRPCRouteKind {
 						m.Type, m.Path, _ = grpcPath(m.GRPC)
 					}
-					msn := sn
-					if rule.Redirect != nil {
-						if msn, ok = b.redirectSnippet(hr, rule, sn, m); !ok {
-							continue
+					mto, msn := to, sn
+					if ok && rule.Redirect != nil {
+						var built bool
+						if msn, built = b.redirectSnippet(hr, rule, sn, m); !built {
+							mto, msn = refusedTarget(), nil
 						}
 					}
-					if r := b.declareHTTPRouteMatch(hr, v, m, to, rws[m.Type], msn, order, seen); r != nil {
+					if r := b.declareHTTPRouteMatch(hr, v, m, mto, rws[m.Type], msn, order, seen); r != nil {
 						b.noteRouteAffinity(hr, rule, r)
 					}
 				}
 			}
 		}
 	}
+}
+
+// ruleFilters builds what the rule's filters do: mirrors, rewrites, header
+// edits, CORS, and checks its redirect. A filter it refuses is not skipped:
+// ok is false and the target answers the rule's requests 500, as the
+// Gateway API asks of a filter that cannot be applied (HTTPRouteFilter),
+// rather than let them fall through to another rule that lacks it.
+func (b *builder) ruleFilters(hr *HTTPRoute, rule *HTTPRouteRule) (to routeTarget, rws map[match.PathType]*match.Rewrite, sn *match.Snippet, ok bool) {
+	if to.response, ok = b.ruleMirrors(hr, rule); !ok {
+		return refusedTarget(), nil, nil, false
+	}
+	if rws, ok = b.ruleRewrites(hr, rule); !ok {
+		return refusedTarget(), nil, nil, false
+	}
+	if sn, ok = b.ruleHeaders(hr, rule); !ok || !b.checkRedirect(hr, rule) {
+		return refusedTarget(), nil, nil, false
+	}
+	if to.cors, ok = b.ruleCORS(hr, rule); !ok {
+		return refusedTarget(), nil, nil, false
+	}
+	return to, rws, sn, true
+}
+
+// refusedTarget answers 500: one invalid alternative takes every request.
+func refusedTarget() routeTarget {
+	return routeTarget{split: &match.Split{Alternatives: []match.Alternative{{Weight: 1}}}}
 }
 
 // compareHTTPRoutes orders routes oldest first, then by namespace/name.
@@ -305,7 +320,7 @@ func (b *builder) ruleBackend(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Backen
 		var sn *match.Snippet
 		if be != nil {
 			var ok bool
-			if sn, ok = b.headerSnippet(hr, wb.RequestHeaders, wb.ResponseHeaders, wb.Field+".filters", "the backend, whose share of the requests answers 500,"); !ok {
+			if sn, ok = b.headerSnippet(hr, wb.RequestHeaders, wb.ResponseHeaders, wb.Field+".filters", "the backend, whose share of the requests answers 500, is not served"); !ok {
 				be = nil // its share answers 500, as an invalid reference's
 			}
 		}
@@ -403,7 +418,7 @@ func (b *builder) ruleMirrors(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Respon
 	}
 	out, err := match.NewResponse(resp)
 	if err != nil {
-		b.warn(RuleRejected, hr.ref(), rule.Mirrors[0].Field, err.Error()+"; the rule is not served")
+		b.warn(RuleRejected, hr.ref(), rule.Mirrors[0].Field, err.Error()+"; the rule's requests answer 500")
 		return nil, false
 	}
 	return out, true
@@ -605,7 +620,7 @@ func (b *builder) ruleRewrites(hr *HTTPRoute, rule *HTTPRouteRule) (map[match.Pa
 		return nil, true
 	}
 	refuse := func(field, why string) (map[match.PathType]*match.Rewrite, bool) {
-		b.warn(RuleRejected, hr.ref(), rule.FilterField+field, why+"; the rule is not served")
+		b.warn(RuleRejected, hr.ref(), rule.FilterField+field, why+"; the rule's requests answer 500")
 		return nil, false
 	}
 	if strings.Contains(u.Path, "$") || strings.Contains(u.Hostname, "$") {
@@ -653,12 +668,12 @@ func (b *builder) ruleRewrites(hr *HTTPRoute, rule *HTTPRouteRule) (map[match.Pa
 // literal there only without "$", and an empty one would clear the
 // header, so such values refuse the rule.
 func (b *builder) ruleHeaders(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Snippet, bool) {
-	return b.headerSnippet(hr, rule.RequestHeaders, rule.ResponseHeaders, rule.Field+".filters", "the rule")
+	return b.headerSnippet(hr, rule.RequestHeaders, rule.ResponseHeaders, rule.Field+".filters", "the rule's requests answer 500")
 }
 
 // headerSnippet is ruleHeaders for a request and a response modifier
-// (either nil); what names what a refusal leaves unserved.
-func (b *builder) headerSnippet(hr *HTTPRoute, reqHM, respHM *HeaderModifier, field, what string) (*match.Snippet, bool) {
+// (either nil); refused says what a refusal does.
+func (b *builder) headerSnippet(hr *HTTPRoute, reqHM, respHM *HeaderModifier, field, refused string) (*match.Snippet, bool) {
 	if reqHM == nil && respHM == nil {
 		return nil, true
 	}
@@ -670,14 +685,14 @@ func (b *builder) headerSnippet(hr *HTTPRoute, reqHM, respHM *HeaderModifier, fi
 		request := hm == reqHM
 		for _, name := range hm.Remove {
 			if !validHeaderName(name) {
-				b.warn(RuleRejected, hr.ref(), hm.Field, "header name "+strconv.Quote(name)+" is not a token; "+what+" is not served")
+				b.warn(RuleRejected, hr.ref(), hm.Field, "header name "+strconv.Quote(name)+" is not a token; "+refused)
 				return nil, false
 			}
 		}
 		for _, h := range slices.Concat(hm.Set, hm.Add) {
 			if h.Value == "" || strings.Contains(h.Value, "$") || !validHeaderName(h.Name) {
 				b.warn(RuleRejected, hr.ref(), hm.Field, "header "+strconv.Quote(h.Name)+": "+strconv.Quote(h.Value)+
-					" is not served (an empty value, a \"$\" or a name that is not a token); "+what+" is not served")
+					" is not served (an empty value, a \"$\" or a name that is not a token); "+refused)
 				return nil, false
 			}
 		}
@@ -710,7 +725,7 @@ func (b *builder) headerSnippet(hr *HTTPRoute, reqHM, respHM *HeaderModifier, fi
 	}
 	sn, err := match.NewSnippet(match.Snippet{Ops: ops})
 	if err != nil {
-		b.warn(RuleRejected, hr.ref(), field, err.Error()+"; "+what+" is not served")
+		b.warn(RuleRejected, hr.ref(), field, err.Error()+"; "+refused)
 		return nil, false
 	}
 	return sn, true
@@ -757,7 +772,7 @@ func (b *builder) checkRedirect(hr *HTTPRoute, rule *HTTPRouteRule) bool {
 		why = "replacePrefixMatch needs PathPrefix matches"
 	}
 	if why != "" {
-		b.warn(RuleRejected, hr.ref(), rd.Field+".requestRedirect", why+"; the rule is not served")
+		b.warn(RuleRejected, hr.ref(), rd.Field+".requestRedirect", why+"; the rule's requests answer 500")
 		return false
 	}
 	return true
@@ -838,7 +853,7 @@ func (b *builder) redirectSnippet(hr *HTTPRoute, rule *HTTPRouteRule, headers *m
 	ops = append(ops, redirect(base)...)
 	sn, err := match.NewSnippet(match.Snippet{Ops: ops})
 	if err != nil {
-		b.warn(RuleRejected, hr.ref(), rd.Field+".requestRedirect", "the redirect does not build: "+err.Error()+"; "+m.Field+" is not served")
+		b.warn(RuleRejected, hr.ref(), rd.Field+".requestRedirect", "the redirect does not build: "+err.Error()+"; "+m.Field+"'s requests answer 500")
 		return nil, false
 	}
 	return sn, true

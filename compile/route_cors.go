@@ -42,7 +42,7 @@ func (b *builder) ruleCORS(hr *HTTPRoute, rule *HTTPRouteRule) (*match.CORS, boo
 		return nil, true
 	}
 	refuse := func(field, why string) (*match.CORS, bool) {
-		b.warn(RuleRejected, hr.ref(), f.Field+".cors."+field, why+"; the rule is not served")
+		b.warn(RuleRejected, hr.ref(), f.Field+".cors."+field, why+"; the rule's requests answer 500")
 		return nil, false
 	}
 	c := match.CORS{Gateway: true, Credentials: f.AllowCredentials, MaxAge: int(f.MaxAge)}

@@ -456,9 +456,11 @@ func TestGRPCCodeOfLimitAnswer(t *testing.T) {
 	}
 }
 
-// A zone with limit-connections alone that finds no room for a client
-// answers limit-conn-status-code, as nginx's limit_conn answers its own
-// status when its zone is full; with a rate the limit_req status stands.
+// A zone with limit-connections that finds no room for a client answers
+// limit-conn-status-code, as nginx's limit_conn answers its own status
+// when its zone is full. A client without a counter is new to limit_req,
+// whose own zone would admit it, so a rate beside the limit changes
+// nothing; a zone of rates alone answers the limit_req status.
 func TestLimiterFullSetAnswersConnStatus(t *testing.T) {
 	l, clock := testLimiter(limitWays)
 	z := l.zone("prod/full")
@@ -474,7 +476,10 @@ func TestLimiterFullSetAnswersConnStatus(t *testing.T) {
 	require.True(t, tk.connRefused, "only limit_conn could have found no room")
 	tk, ok = z.take(&ninth, &rateLimits{milliRPS: 1000, burstRPS: 5000, conns: 1}, clock.now())
 	require.False(t, ok)
-	require.False(t, tk.connRefused, "limit_req runs first")
+	require.True(t, tk.connRefused, "limit_req admits a new client; limit_conn has no room")
+	tk, ok = z.take(&ninth, &rateLimits{milliRPS: 1000, burstRPS: 5000}, clock.now())
+	require.False(t, ok)
+	require.False(t, tk.connRefused, "no limit_conn")
 }
 
 // Each Ingress's limits have their own table, as each ingress-nginx

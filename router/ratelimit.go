@@ -264,10 +264,10 @@ func (z *limitZone) take(cl *client, lim *rateLimits, now int64) (connTicket, bo
 	defer s.mu.Unlock()
 	c, fresh := s.slot(z.key, &cl.addr, now)
 	if c == nil {
-		// Every slot of the set is in flight. Without a rate only
-		// limit_conn keeps state, and nginx answers its status when its
-		// zone has no room.
-		return connTicket{connRefused: lim.milliRPS == 0 && lim.milliRPM == 0}, false
+		// Every slot of the set is in flight. The client has no counter,
+		// so nginx's limit_req, whose zone is its own, would admit it as
+		// new; limit_conn then has no room and answers its status.
+		return connTicket{connRefused: lim.conns > 0 || lim.milliRPS == 0 && lim.milliRPM == 0}, false
 	}
 	var rps, rpm int64
 	if lim.milliRPS > 0 {

@@ -209,6 +209,10 @@ func applyLimitExempt(field func(*policyValues) *[]netip.Prefix) func(v *annotat
 	return func(v *annotationValues, key, value string) error {
 		ranges, err := ParseSourceRanges(value)
 		if err != nil {
+			if value != "" {
+				// Set, so that limit-allowlist's alias is not read in its place.
+				*field(v.requestW()) = []netip.Prefix{}
+			}
 			return fmt.Errorf("%s %q: %v; no client is exempt from the rate limits", key, value, err)
 		}
 		v.requestW().set = true
@@ -266,6 +270,9 @@ func (ing *ingress) requestPolicy() *match.Policy {
 		exempt := pv.limitAllowlist
 		if exempt == nil {
 			exempt = pv.limitWhitelist
+		}
+		if len(exempt) == 0 {
+			exempt = nil // a rejected list exempts nobody
 		}
 		p.RateLimit = &match.RateLimit{
 			Zone:        ing.name(),

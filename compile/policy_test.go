@@ -216,6 +216,30 @@ func TestPolicyRejected(t *testing.T) {
 	}
 }
 
+// A limit-allowlist that does not parse exempts nobody, even beside a
+// valid limit-whitelist: the alias is read only when the name is unset or
+// empty (ingress-nginx's AnnotationAliases), and ingress-nginx would not
+// exempt the alias's clients over a name it refuses.
+func TestLimitAllowlistRejected(t *testing.T) {
+	tab, ws := compileOK(t, protocolSnapshot(
+		NginxPrefix+"limit-rps", "5",
+		NginxPrefix+"limit-allowlist", "10.0.0.0/40",
+		NginxPrefix+"limit-whitelist", "192.168.0.0/16",
+		"kubernetes.io/ingress.class", "ramjet"), Options{})
+	require.Equal(t, []short{{AnnotationRejected, "Ingress prod/shop", "metadata.annotations[" + NginxPrefix + "limit-allowlist]"}}, shorten(ws))
+	rl := tab.Lookup("shop.example.com", "/").Route.Policy.RateLimit
+	require.NotNil(t, rl)
+	require.Empty(t, rl.Exempt, "no client is exempt")
+
+	tab, _ = compileOK(t, protocolSnapshot(
+		NginxPrefix+"limit-rps", "5",
+		NginxPrefix+"limit-allowlist", "",
+		NginxPrefix+"limit-whitelist", "192.168.0.0/16",
+		"kubernetes.io/ingress.class", "ramjet"), Options{})
+	require.Equal(t, []netip.Prefix{netip.MustParsePrefix("192.168.0.0/16")}, tab.Lookup("shop.example.com", "/").Route.Policy.RateLimit.Exempt,
+		"an empty name reads the alias")
+}
+
 // Annotation values from untrusted objects: the parsers never panic, and
 // what they accept is in range and canonical.
 func FuzzPolicyValues(f *testing.F) {

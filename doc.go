@@ -177,8 +177,8 @@
 // on an http.Server that sets none of its own; the peers trusted to name
 // the client (ProxyRealIPCIDR), whether their X-Forwarded-For is believed
 // (TrustForwardedFor) and passed on whole (ComputeFullForwardedFor); and
-// the size of each
-// zone's rate-limit table (RateLimitEntries, §11.5). The status address source is
+// the rate-limit counters the zones
+// share (RateLimitEntries, §11.5). The status address source is
 // a status.Source (-publish-address or -publish-service; -no-status-update
 // writes nothing, §16).
 //
@@ -1041,10 +1041,10 @@
 // The rate-limit counters are not in the table: they live in the
 // router.Router, keyed by the zone's name and the client address, so every
 // rebuild that keeps their Ingress keeps them. Their memory is bounded, like
-// nginx's fixed-size zones: a table of router.Options.RateLimitEntries
-// entries per zone (per Ingress, as ingress-nginx gives each Ingress its
-// own zones, so one Ingress's clients cannot evict another's or take their
-// room), allocated when a limited request first arrives; the router package
+// nginx's fixed-size zones: a table per zone (per Ingress, as
+// ingress-nginx gives each Ingress its own zones, so one Ingress's clients
+// cannot evict another's or take their room), the zones sharing
+// router.Options.RateLimitEntries entries, each at least 4,096, allocated when a limited request first arrives; the router package
 // documentation has its sizes and layout. A new client takes a free entry
 // or the least recently used idle one of those its address may take, so a
 // flood from any number of addresses evicts idle counters (an evicted

@@ -540,3 +540,34 @@ func TestLimitZonesFollowTable(t *testing.T) {
 	r.Publish(table("three", vhost("other", nil, route(match.Prefix, "/", web))))
 	require.NotContains(t, *r.limits.zones.Load(), "prod/shop")
 }
+
+// TestLimitZonesShareTheBudget: the zones of a table share
+// RateLimitEntries, each at least minZoneEntries, so that many
+// rate-limited Ingresses do not each take a whole budget.
+func TestLimitZonesShareTheBudget(t *testing.T) {
+	web := httpBackend("prod/web:80", "10.0.0.1:80")
+	tableOf := func(zones int) *match.Table {
+		var routes []*match.Route
+		for i := range zones {
+			p := &match.Policy{RateLimit: &match.RateLimit{Zone: fmt.Sprintf("prod/shop-%d", i), RPM: 1}}
+			routes = append(routes, policyRoute(fmt.Sprintf("/%d", i), web, p))
+		}
+		return table("zones", vhost("shop", nil, routes...))
+	}
+	capacity := func(r *Router, zone string) int {
+		c, _, _ := (*r.limits.zones.Load())[zone].usage()
+		return c
+	}
+	r := newTestRouter(Options{})
+	r.Publish(tableOf(1))
+	assert.Equal(t, DefaultRateLimitEntries, capacity(r, "prod/shop-0"), "one zone has the whole budget")
+	r.Publish(tableOf(4))
+	assert.Equal(t, DefaultRateLimitEntries, capacity(r, "prod/shop-0"), "a zone keeps its size, and its counters")
+	assert.Equal(t, DefaultRateLimitEntries/4, capacity(r, "prod/shop-3"))
+	r.Publish(tableOf(100))
+	assert.Equal(t, minZoneEntries, capacity(r, "prod/shop-99"), "never under the least")
+
+	small := newTestRouter(Options{RateLimitEntries: 64})
+	small.Publish(tableOf(3))
+	assert.Equal(t, 64, capacity(small, "prod/shop-2"), "a budget under the least is each zone's")
+}

@@ -12,12 +12,20 @@ import (
 	"ramjet.dev/ramjet/match"
 )
 
-// DefaultRateLimitEntries is how many client address counters each zone
-// (the Ingress's limits) holds unless Options.RateLimitEntries says
-// otherwise: 65,536 entries of 89 bytes, 5.6 MiB per zone, allocated when
-// a request first meets the zone's limits; ingress-nginx gives each
-// Ingress's zones 5 MB each.
+// DefaultRateLimitEntries is how many client address counters the zones
+// (each Ingress's limits) share unless Options.RateLimitEntries says
+// otherwise: 65,536 entries of 89 bytes, 5.6 MiB, split evenly among the
+// zones of the serving table, each given at least minZoneEntries. A
+// zone's table is allocated when a request first meets its limits.
 const DefaultRateLimitEntries = 1 << 16
+
+// minZoneEntries is the least a zone gets when many share the budget
+// (356 KiB): enough sets of 8 that a few thousand clients in flight at
+// once rarely fill one. So the memory a table's limits can take grows
+// with its rate-limited Ingresses past the budget, by at most this each,
+// rather than by a whole budget each: with 1,000 such Ingresses, 348 MiB
+// once all have had traffic, where ingress-nginx reserves 5 MB a zone.
+const minZoneEntries = 4096
 
 // limiter holds the counters of limit-rps, limit-rpm and limit-connections
 // (SPEC §11.5): one table per zone, as ingress-nginx gives each Ingress its
@@ -39,8 +47,7 @@ const DefaultRateLimitEntries = 1 << 16
 // no longer has.
 type limiter struct {
 	seed  maphash.Seed
-	n     int  // sets per zone
-	shift uint // 64 - log2(n)
+	n     int // sets in all zones together, a power of two
 	start time.Time
 	// clock returns milliseconds on a monotonic clock; tests replace it.
 	clock func() int64
@@ -90,15 +97,10 @@ func newLimiter(entries int) *limiter {
 		entries = DefaultRateLimitEntries
 	}
 	sets := max(1, entries/limitWays)
-	n := 1 << bits.Len(uint(sets-1)) // a power of two, at least entries
 	l := &limiter{
 		seed:  maphash.MakeSeed(),
-		n:     n,
-		shift: uint(64 - bits.TrailingZeros(uint(n))),
+		n:     1 << bits.Len(uint(sets-1)), // a power of two, at least entries
 		start: time.Now(),
-	}
-	if n == 1 {
-		l.shift = 63 // any hash lands in set 0 (h>>63 is 0 or 1; see set)
 	}
 	l.clock = l.sinceStart
 	return l
@@ -127,14 +129,25 @@ func (l *limiter) zone(name string) *limitZone {
 			m[k] = z
 		}
 	}
-	z := l.newZone(name)
+	z := l.newZone(name, len(m)+1)
 	m[name] = z
 	l.zones.Store(&m)
 	return z
 }
 
-func (l *limiter) newZone(name string) *limitZone {
-	return &limitZone{key: maphash.String(l.seed, name) | 1, n: l.n, shift: l.shift}
+// newZone makes a zone that is one of zones sharing the budget: its share
+// of the sets, a power of two, at least minZoneEntries' worth (or the
+// whole budget when that is smaller). A zone keeps its size while it
+// lives, so that its counters survive rebuilds that change the count.
+func (l *limiter) newZone(name string, zones int) *limitZone {
+	least := min(l.n, minZoneEntries/limitWays)
+	n := max(least, l.n/max(1, zones))
+	n = 1 << (bits.Len(uint(n)) - 1) // down to a power of two
+	shift := uint(64 - bits.TrailingZeros(uint(n)))
+	if n == 1 {
+		shift = 63 // any hash lands in set 0 (h>>63 is 0 or 1; see set)
+	}
+	return &limitZone{key: maphash.String(l.seed, name) | 1, n: n, shift: shift}
 }
 
 // retain makes the zones of t's rate limits, keeping the counters of those
@@ -149,18 +162,19 @@ func (l *limiter) retain(t *match.Table) {
 	}
 	m := make(map[string]*limitZone)
 	add := func(p *match.Policy) {
-		if p == nil || p.RateLimit == nil || p.RateLimit.Closed || m[p.RateLimit.Zone] != nil {
-			return
-		}
-		name := p.RateLimit.Zone
-		if m[name] = old[name]; m[name] == nil {
-			m[name] = l.newZone(name)
+		if p != nil && p.RateLimit != nil && !p.RateLimit.Closed {
+			m[p.RateLimit.Zone] = old[p.RateLimit.Zone] // nil for a new zone
 		}
 	}
 	for vh := range t.VirtualHosts() {
 		add(vh.FallbackLocation.Policy)
 		for _, rt := range vh.Routes {
 			add(rt.Policy)
+		}
+	}
+	for name, z := range m {
+		if z == nil {
+			m[name] = l.newZone(name, len(m))
 		}
 	}
 	l.zones.Store(&m)

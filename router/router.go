@@ -69,10 +69,11 @@
 // What the Router keeps besides the table is bounded, whatever clients
 // send:
 //
-//   - Rate limits (SPEC §11.5): a table of Options.RateLimitEntries
-//     counters (DefaultRateLimitEntries, 65,536, of 89 bytes each: 5.6 MiB)
-//     per zone, that is per Ingress of the serving table with rate limits,
-//     as ingress-nginx gives each its own zones, allocated when a request
+//   - Rate limits (SPEC §11.5): a table of counters per zone, that is per
+//     Ingress of the serving table with rate limits, as ingress-nginx
+//     gives each its own zones; the zones share Options.RateLimitEntries
+//     counters (DefaultRateLimitEntries, 65,536, of 89 bytes each:
+//     5.6 MiB), each at least 4,096 (356 KiB), allocated when a request
 //     first meets the zone; one Ingress's clients cannot take another's
 //     room. It is set-associative: a client address hashes, with a
 //     per-Router random seed so that clients cannot aim at one set, to a
@@ -237,11 +238,12 @@ type Options struct {
 	// (0: DefaultIdleTimeout, 75 s) and how long a client may take to send
 	// the request headers (0: DefaultClientHeaderTimeout, 60 s).
 	IdleTimeout, ClientHeaderTimeout time.Duration
-	// RateLimitEntries is the size of each zone's table of rate-limit
-	// counters (limit-rps, limit-rpm, limit-connections; a zone per
-	// Ingress), one entry per client address, allocated once; the least
-	// recently used idle entry gives way when it is full. 0:
-	// DefaultRateLimitEntries.
+	// RateLimitEntries is how many rate-limit counters (limit-rps,
+	// limit-rpm, limit-connections), one per client address and zone,
+	// the zones (one per Ingress) share: each zone made by a Publish gets
+	// an even share, at least 4,096 (or all of them when fewer), and
+	// keeps it while it lives; the least recently used idle entry gives
+	// way when a zone is full. 0: DefaultRateLimitEntries.
 	RateLimitEntries int
 	// AuthTimeout, when more than 0, bounds a whole external-auth
 	// subrequest (auth-url): connecting, the answer and reading it. When

@@ -324,6 +324,15 @@ func TestChart(t *testing.T) {
 			wantFlagErrors: "--profiler-port=10245 is an ingress-nginx flag ramjet does not implement",
 		},
 		{
+			// Gateway listeners are on the ports the Service publishes
+			// (SPEC §20): the controller must know them.
+			name:        "Service ports other than 80 and 443",
+			overrides:   map[string]any{"controller": map[string]any{"service": map[string]any{"ports": map[string]any{"http": 8000, "https": 8443}}}},
+			class:       "ramjet",
+			replicas:    2,
+			serviceType: corev1.ServiceTypeLoadBalancer,
+		},
+		{
 			name:        "one replica, ClusterIP",
 			overrides:   map[string]any{"controller": map[string]any{"replicaCount": 1, "service": map[string]any{"type": "ClusterIP"}}},
 			class:       "ramjet",
@@ -351,8 +360,10 @@ func TestChart(t *testing.T) {
 			require.Equal(t, tt.serviceType, svc.Spec.Type)
 			require.Equal(t, d.Spec.Template.Labels, svc.Spec.Selector)
 			require.Equal(t, &types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}, cfg.publishService)
+			gatewayPorts := map[string]int{"http": cfg.gatewayHTTPPort, "https": cfg.gatewayHTTPSPort}
 			for _, p := range svc.Spec.Ports {
 				require.NotEqual(t, "debug", p.TargetPort.String(), "no Service port reaches the debug listener")
+				require.EqualValues(t, p.Port, gatewayPorts[p.Name], "--gateway-%s-port is the Service's %s port", p.Name, p.Name)
 			}
 
 			class := findNamed[*networkingv1.IngressClass](t, objs, cfg.options.IngressClass)

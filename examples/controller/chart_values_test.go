@@ -270,6 +270,8 @@ func TestChartEveryKey(t *testing.T) {
 	require.Equal(t, corev1.ServicePort{Name: "edge-9000-tcp", Port: 9000, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromString("edge-9000-tcp"), NodePort: 30900}, svcPorts["edge-9000-tcp"])
 	require.Equal(t, corev1.ServicePort{Name: "edge-5353-udp", Port: 5353, Protocol: corev1.ProtocolUDP, TargetPort: intstr.FromString("edge-5353-udp"), NodePort: 30953}, svcPorts["edge-5353-udp"])
 	require.Len(t, svcPorts, 5)
+	require.Equal(t, 8000, cfg.gatewayHTTPPort, "the Service's http port")
+	require.Equal(t, 8443, cfg.gatewayHTTPSPort, "the Service's https port")
 
 	// ConfigMaps: the main one, the header maps it names, the TCP/UDP maps.
 	cm := findNamed[*corev1.ConfigMap](t, objs, "edge-controller")

@@ -79,6 +79,9 @@ ValidatingWebhookConfiguration it patches, and the Jobs' service account. */}}
 - --election-id={{ default (printf "%s-leader" .Release.Name) .Values.controller.electionID }}
 - --http-addr=:8080
 - --https-addr=:8444
+{{- /* Gateway listeners name the ports clients reach: the Service's. */}}
+- --gateway-http-port={{ .Values.controller.service.ports.http }}
+- --gateway-https-port={{ .Values.controller.service.ports.https }}
 - --debug-addr=:{{ .Values.controller.metrics.port }}
 - --enable-metrics={{ .Values.controller.metrics.enabled }}
 - --shutdown-grace-period={{ .Values.controller.shutdownGracePeriod }}

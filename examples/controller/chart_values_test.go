@@ -21,7 +21,9 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
@@ -570,3 +572,20 @@ func chartDocs(t *testing.T, rendered string) map[string]any {
 }
 
 func asString(v any) string { s, _ := v.(string); return s }
+
+// ingress-nginx's documented affinity and topologySpreadConstraints
+// examples render, and their selectors pick the controller's pods: a
+// selector that picks nothing spreads nothing, and says nothing.
+func TestChartIngressNginxSelectors(t *testing.T) {
+	objs := decodeChart(t, renderChart(t, "edge", "ingress", readValuesFile(t, "ingress-nginx-selectors.yaml")))
+	d := findNamed[*appsv1.Deployment](t, objs, "edge")
+	pod := d.Spec.Template
+	terms := pod.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	require.Len(t, terms, 1)
+	require.Len(t, pod.Spec.TopologySpreadConstraints, 1)
+	for _, sel := range []*metav1.LabelSelector{terms[0].LabelSelector, pod.Spec.TopologySpreadConstraints[0].LabelSelector} {
+		s, err := metav1.LabelSelectorAsSelector(sel)
+		require.NoError(t, err)
+		require.True(t, s.Matches(labels.Set(pod.Labels)), "%s does not select the pod's labels %v", s, pod.Labels)
+	}
+}

@@ -3,6 +3,13 @@
 {{- default .Release.Namespace .Values.namespaceOverride -}}
 {{- end -}}
 
+{{/* The chart's name as ingress-nginx's values examples include it (the
+pods' app.kubernetes.io/name), so a copied affinity or
+topologySpreadConstraints renders and selects the controller's pods. */}}
+{{- define "ingress-nginx.name" -}}
+ramjet
+{{- end -}}
+
 {{/* The labels that select the controller's pods. */}}
 {{- define "ramjet.selectorLabels" -}}
 app.kubernetes.io/name: ramjet

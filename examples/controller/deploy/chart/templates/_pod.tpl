@@ -3,6 +3,9 @@
 metadata:
   labels:
     {{- include "ramjet.labels" . | nindent 4 }}
+    {{- /* ingress-nginx's pods carry it, and its documented selectors
+    name it; not in the selector, which a Deployment cannot change. */}}
+    app.kubernetes.io/component: controller
     {{- with .Values.controller.podLabels }}
     {{- toYaml . | nindent 4 }}
     {{- end }}

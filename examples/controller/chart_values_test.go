@@ -498,12 +498,12 @@ func TestChartNotesIgnored(t *testing.T) {
 	require.NotContains(t, notes, "ignored")
 	_, notes = renderChartNotes(t, "edge", "ingress", map[string]any{"controller": map[string]any{
 		"enableAnnotationValidations": true, // ingress-nginx's default
-		"hostPort":                    map[string]any{"enabled": true},
+		"hostNetwork":                 true,
 		"image":                       map[string]any{"registry": "mirror.example", "image": "ingress-nginx/controller"},
 		"livenessProbe":               map[string]any{"initialDelaySeconds": 30},
 	}, "dhParam": "LS0t"})
 	require.NotContains(t, notes, "enableAnnotationValidations")
-	for _, key := range []string{"controller.hostPort.enabled", "controller.image", "controller.livenessProbe", "dhParam"} {
+	for _, key := range []string{"controller.hostNetwork", "controller.image", "controller.livenessProbe", "dhParam"} {
 		require.Contains(t, notes, "  - "+key+": ", notes)
 	}
 }
@@ -588,4 +588,22 @@ func TestChartIngressNginxSelectors(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, s.Matches(labels.Set(pod.Labels)), "%s does not select the pod's labels %v", s, pod.Labels)
 	}
+}
+
+// controller.hostPort, ingress-nginx's bare-metal setup (often with kind:
+// DaemonSet): each node's ports reach the pod's listeners, TCP and UDP
+// services' ports included.
+func TestChartHostPort(t *testing.T) {
+	rendered, notes := renderChartNotes(t, "edge", "ingress", map[string]any{
+		"controller": map[string]any{"kind": "DaemonSet", "hostPort": map[string]any{"enabled": true, "ports": map[string]any{"http": 8000}}},
+		"tcp":        map[string]any{"9000": "apps/db:5432"},
+		"udp":        map[string]any{"5353": "kube-system/kube-dns:53"},
+	})
+	ds := findNamed[*appsv1.DaemonSet](t, decodeChart(t, rendered), "edge")
+	hostPorts := map[string]int32{}
+	for _, p := range ds.Spec.Template.Spec.Containers[0].Ports {
+		hostPorts[p.Name] = p.HostPort
+	}
+	require.Equal(t, map[string]int32{"http": 8000, "https": 443, "9000-tcp": 9000, "5353-udp": 5353, "metrics": 0, "webhook": 0}, hostPorts)
+	require.NotContains(t, notes, "hostPort")
 }

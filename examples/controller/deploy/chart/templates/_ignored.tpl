@@ -34,10 +34,7 @@ controller.electionTTL:
   why: the Lease timings are client-go's defaults
 controller.hostNetwork:
   default: false
-  why: ramjet listens on unprivileged ports; reach it through controller.service
-controller.hostPort.enabled:
-  default: false
-  why: ramjet listens on unprivileged ports; reach it through controller.service
+  why: ramjet listens on unprivileged ports; reach it through controller.hostPort or controller.service
 controller.networkPolicy.enabled:
   default: false
   why: no NetworkPolicy is rendered

@@ -112,9 +112,15 @@ spec:
         - name: http
           containerPort: 8080
           protocol: TCP
+          {{- if .Values.controller.hostPort.enabled }}
+          hostPort: {{ .Values.controller.hostPort.ports.http | default 80 }}
+          {{- end }}
         - name: https
           containerPort: 8444
           protocol: TCP
+          {{- if .Values.controller.hostPort.enabled }}
+          hostPort: {{ .Values.controller.hostPort.ports.https | default 443 }}
+          {{- end }}
         # /healthz, /readyz, /metrics and /debug/*.
         - name: {{ .Values.controller.metrics.portName }}
           containerPort: {{ .Values.controller.metrics.port }}
@@ -128,11 +134,17 @@ spec:
         - name: {{ include "ramjet.streamPortName" (dict "prefix" $.Values.portNamePrefix "port" $port "proto" "tcp") }}
           containerPort: {{ $port }}
           protocol: TCP
+          {{- if $.Values.controller.hostPort.enabled }}
+          hostPort: {{ $port }}
+          {{- end }}
         {{- end }}
         {{- range $port, $_ := .Values.udp }}
         - name: {{ include "ramjet.streamPortName" (dict "prefix" $.Values.portNamePrefix "port" $port "proto" "udp") }}
           containerPort: {{ $port }}
           protocol: UDP
+          {{- if $.Values.controller.hostPort.enabled }}
+          hostPort: {{ $port }}
+          {{- end }}
         {{- end }}
       lifecycle:
         preStop:

@@ -607,3 +607,57 @@ func TestChartHostPort(t *testing.T) {
 	require.Equal(t, map[string]int32{"http": 8000, "https": 443, "9000-tcp": 9000, "5353-udp": 5353, "metrics": 0, "webhook": 0}, hostPorts)
 	require.NotContains(t, notes, "hostPort")
 }
+
+// controller.service.internal: ingress-nginx's second, internal load
+// balancer, with the external Service's ports unless it names its own, and
+// the one status is published from when there is no external Service.
+func TestChartInternalService(t *testing.T) {
+	internal := map[string]any{
+		"enabled":     true,
+		"annotations": map[string]any{"service.beta.kubernetes.io/aws-load-balancer-internal": "true"},
+		"labels":      map[string]any{"lb": "internal"},
+		"ports":       map[string]any{"https": 8443},
+		"nodePorts":   map[string]any{"tcp": map[string]any{"9000": 30900}},
+	}
+	objs := decodeChart(t, renderChart(t, "edge", "ingress", map[string]any{
+		"controller": map[string]any{"service": map[string]any{"internal": internal}},
+		"tcp":        map[string]any{"9000": "apps/db:5432"},
+	}))
+	d := findNamed[*appsv1.Deployment](t, objs, "edge")
+	cfg, err := parseChartArgs(t, d.Spec.Template.Spec.Containers[0].Args, "ingress")
+	require.NoError(t, err)
+	require.Equal(t, &types.NamespacedName{Namespace: "ingress", Name: "edge"}, cfg.publishService, "the external Service, while there is one")
+	ext := findNamed[*corev1.Service](t, objs, "edge")
+	svc := findNamed[*corev1.Service](t, objs, "edge-internal")
+	require.Equal(t, "true", svc.Annotations["service.beta.kubernetes.io/aws-load-balancer-internal"])
+	require.Equal(t, "internal", svc.Labels["lb"])
+	require.Equal(t, corev1.ServiceTypeLoadBalancer, svc.Spec.Type, "the external Service's type")
+	require.True(t, selects(svc.Spec.Selector, d.Spec.Template.Labels))
+	ports := map[string]corev1.ServicePort{}
+	for _, p := range svc.Spec.Ports {
+		ports[p.Name] = p
+	}
+	require.Equal(t, corev1.ServicePort{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromString("http"), AppProtocol: ptr("http")}, ports["http"])
+	require.Equal(t, corev1.ServicePort{Name: "https", Port: 8443, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromString("https"), AppProtocol: ptr("https")}, ports["https"])
+	require.Equal(t, corev1.ServicePort{Name: "9000-tcp", Port: 9000, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromString("9000-tcp"), NodePort: 30900}, ports["9000-tcp"])
+	require.Len(t, ports, 3)
+	for _, p := range ext.Spec.Ports {
+		require.Zero(t, p.NodePort, "the internal Service's nodePorts are its own")
+	}
+
+	// Without the external Service, status comes from the internal one.
+	objs = decodeChart(t, renderChart(t, "edge", "ingress", map[string]any{
+		"controller": map[string]any{"service": map[string]any{"internal": internal, "external": map[string]any{"enabled": false}}},
+	}))
+	var names []string
+	for _, o := range objs {
+		if s, ok := o.(*corev1.Service); ok {
+			names = append(names, s.Name)
+		}
+	}
+	require.ElementsMatch(t, []string{"edge-internal", "edge-admission"}, names)
+	d = findNamed[*appsv1.Deployment](t, objs, "edge")
+	cfg, err = parseChartArgs(t, d.Spec.Template.Spec.Containers[0].Args, "ingress")
+	require.NoError(t, err)
+	require.Equal(t, &types.NamespacedName{Namespace: "ingress", Name: "edge-internal"}, cfg.publishService)
+}

@@ -80,8 +80,13 @@ ValidatingWebhookConfiguration it patches, and the Jobs' service account. */}}
 {{- $ns := include "ramjet.namespace" . -}}
 - --ingress-class={{ .Values.controller.ingressClass }}
 - --controller-class={{ .Values.controller.ingressClassResource.controllerValue }}
-{{- if and .Values.controller.publishService.enabled .Values.controller.service.enabled .Values.controller.service.external.enabled }}
+{{- if and .Values.controller.publishService.enabled .Values.controller.service.enabled }}
+{{- if .Values.controller.service.external.enabled }}
 - --publish-service={{ default (printf "%s/%s" $ns .Release.Name) .Values.controller.publishService.pathOverride }}
+{{- else if .Values.controller.service.internal.enabled }}
+{{- /* As ingress-nginx's chart: the path, overridden or not, plus -internal. */}}
+- --publish-service={{ default (printf "%s/%s" $ns .Release.Name) .Values.controller.publishService.pathOverride }}-internal
+{{- end }}
 {{- end }}
 - --election-id={{ default (printf "%s-leader" .Release.Name) .Values.controller.electionID }}
 - --http-addr=:8080

@@ -71,9 +71,6 @@ controller.lifecycle:
 controller.extraModules:
   default: []
   why: they are nginx modules
-controller.service.internal.enabled:
-  default: false
-  why: no internal Service is rendered
 controller.admissionWebhooks.certManager.enabled:
   default: false
   why: the webhook's certificate comes from kube-webhook-certgen

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -660,4 +661,28 @@ func TestChartInternalService(t *testing.T) {
 	cfg, err = parseChartArgs(t, d.Spec.Template.Spec.Containers[0].Args, "ingress")
 	require.NoError(t, err)
 	require.Equal(t, &types.NamespacedName{Namespace: "ingress", Name: "edge-internal"}, cfg.publishService)
+}
+
+// controller.networkPolicy: in a namespace that denies traffic by default,
+// the policy admits every port the pod serves.
+func TestChartNetworkPolicy(t *testing.T) {
+	objs := decodeChart(t, renderChart(t, "edge", "ingress", map[string]any{
+		"controller": map[string]any{"networkPolicy": map[string]any{"enabled": true}},
+		"tcp":        map[string]any{"9000": "apps/db:5432"},
+		"udp":        map[string]any{"5353": "kube-system/kube-dns:53"},
+	}))
+	d := findNamed[*appsv1.Deployment](t, objs, "edge")
+	np := findNamed[*networkingv1.NetworkPolicy](t, objs, "edge")
+	require.Equal(t, "ingress", np.Namespace)
+	require.True(t, selects(np.Spec.PodSelector.MatchLabels, d.Spec.Template.Labels))
+	require.Len(t, np.Spec.Ingress, 1)
+	allowed := map[string]bool{}
+	for _, p := range np.Spec.Ingress[0].Ports {
+		allowed[string(*p.Protocol)+"/"+p.Port.String()] = true
+	}
+	for _, p := range d.Spec.Template.Spec.Containers[0].Ports {
+		require.True(t, allowed[string(p.Protocol)+"/"+p.Name] || allowed[fmt.Sprint(p.Protocol, "/", p.ContainerPort)],
+			"container port %s (%d/%s) is not admitted: %v", p.Name, p.ContainerPort, p.Protocol, allowed)
+	}
+	require.Equal(t, []networkingv1.NetworkPolicyEgressRule{{}}, np.Spec.Egress, "the controller reaches backends, the API server and collectors")
 }

@@ -35,9 +35,6 @@ controller.electionTTL:
 controller.hostNetwork:
   default: false
   why: ramjet listens on unprivileged ports; reach it through controller.hostPort or controller.service
-controller.networkPolicy.enabled:
-  default: false
-  why: no NetworkPolicy is rendered
 controller.scope.namespaceSelector:
   default: ""
   why: ramjet watches one namespace (scope.enabled) or all

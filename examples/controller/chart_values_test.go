@@ -686,3 +686,23 @@ func TestChartNetworkPolicy(t *testing.T) {
 	}
 	require.Equal(t, []networkingv1.NetworkPolicyEgressRule{{}}, np.Spec.Egress, "the controller reaches backends, the API server and collectors")
 }
+
+// A tcp:/udp: port below 1024 (SSH's 22, DNS's 53) can be bound: the
+// controller runs as non-root without capabilities, so the pod lowers
+// net.ipv4.ip_unprivileged_port_start to it, a sysctl Pod Security
+// "restricted" allows; a values file's own setting is kept.
+func TestChartPrivilegedStreamPorts(t *testing.T) {
+	sysctls := func(overrides map[string]any) []corev1.Sysctl {
+		t.Helper()
+		d := findNamed[*appsv1.Deployment](t, decodeChart(t, renderChart(t, "edge", "ingress", overrides)), "edge")
+		cfg, err := parseChartArgs(t, d.Spec.Template.Spec.Containers[0].Args, "ingress")
+		require.NoError(t, err)
+		checkPodHardening(t, d, cfg)
+		return d.Spec.Template.Spec.SecurityContext.Sysctls
+	}
+	low := map[string]any{"tcp": map[string]any{"2222": "apps/git:22", "22": "apps/git:22"}, "udp": map[string]any{"53": "kube-system/kube-dns:53"}}
+	require.Equal(t, []corev1.Sysctl{{Name: "net.ipv4.ip_unprivileged_port_start", Value: "22"}}, sysctls(low))
+	require.Empty(t, sysctls(map[string]any{"tcp": map[string]any{"9000": "apps/db:5432"}}))
+	low["controller"] = map[string]any{"sysctls": map[string]any{"net.ipv4.ip_unprivileged_port_start": "0"}}
+	require.Equal(t, []corev1.Sysctl{{Name: "net.ipv4.ip_unprivileged_port_start", Value: "0"}}, sysctls(low))
+}

@@ -57,7 +57,17 @@ spec:
     seccompProfile:
       type: RuntimeDefault
     {{- end }}
-    {{- with .Values.controller.sysctls }}
+    {{- /* The controller has no capabilities: a tcp:/udp: port below 1024
+    is bound only with the unprivileged range lowered to it. */}}
+    {{- $sysctls := deepCopy (.Values.controller.sysctls | default dict) }}
+    {{- $low := 1024 }}
+    {{- range $port, $_ := merge (dict) (.Values.tcp | default dict) (.Values.udp | default dict) }}
+    {{- if lt (int $port) $low }}{{ $low = int $port }}{{ end }}
+    {{- end }}
+    {{- if and (lt $low 1024) (not (hasKey $sysctls "net.ipv4.ip_unprivileged_port_start")) }}
+    {{- $_ := set $sysctls "net.ipv4.ip_unprivileged_port_start" $low }}
+    {{- end }}
+    {{- with $sysctls }}
     sysctls:
       {{- range $name, $value := . }}
       - name: {{ $name | quote }}

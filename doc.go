@@ -1477,7 +1477,10 @@
 //     stays in a server-side cache and the client resumes through the
 //     ticket extension holding only its name (Go has no TLS 1.2 session
 //     IDs); tickets on: Go's encrypted tickets, valid for the timeout.
-//     ssl-early-data "true" warns: Go's server takes no 0-RTT data. The
+//     ssl-early-data "true" warns: Go's server takes no 0-RTT data.
+//     ssl-reject-handshake "true" refuses a handshake naming no host of
+//     the table (nor a name a table certificate is for), or no name, with
+//     the unrecognized_name alert, as nginx's default server does. The
 //     ssl-ciphers annotation sets a host's suites, the first Ingress of
 //     the host with it deciding (match.VirtualHost.ServerTLS);
 //     ssl-prefer-server-ciphers "false" warns (Go always prefers its own

@@ -55,6 +55,7 @@ func TestApplyConfigMapEveryKey(t *testing.T) {
 		"ssl-session-tickets":    {value: "true"},
 		"ssl-early-data":         {value: "true"},
 		"enable-ocsp":            {value: "true"},
+		"ssl-reject-handshake":   {value: "true"},
 		// The header keys.
 		"hide-headers":                  {value: "X-Powered-By"},
 		"enable-underscores-in-headers": {value: "true"},

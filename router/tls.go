@@ -9,6 +9,8 @@ import (
 	"crypto/x509/pkix"
 	"math/big"
 	"time"
+
+	"ramjet.dev/ramjet/match"
 )
 
 // GetCertificate chooses the certificate for a TLS handshake (SPEC §12):
@@ -16,12 +18,23 @@ import (
 // else the default certificate. A certificate rotates when a table with a
 // new one is published; the listener never restarts. With enable-ocsp the
 // certificate carries its OCSP response once one is in (StapleOCSP).
+// With ssl-reject-handshake it is nil for a name that neither a host nor
+// a certificate of the table is for, and for no name: crypto/tls then
+// refuses the handshake with the unrecognized_name alert, as nginx's
+// default server does.
 func (r *Router) GetCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
 	cert := r.defaultCert
-	if st := r.state.Load(); st != nil && hello != nil && hello.ServerName != "" {
-		if c := st.table.Certificate(hello.ServerName); c != nil && c.Cert != nil {
-			cert = c.Cert
-		}
+	st := r.state.Load()
+	named := st != nil && hello != nil && hello.ServerName != ""
+	var c *match.Certificate
+	if named {
+		c = st.table.Certificate(hello.ServerName)
+	}
+	if r.tls.RejectHandshake && c == nil && (!named || !servesName(st.table, hello.ServerName)) {
+		return nil, nil
+	}
+	if c != nil && c.Cert != nil {
+		cert = c.Cert
 	}
 	if r.ocsp != nil {
 		cert = r.ocsp.staple(cert, time.Now())
@@ -49,6 +62,18 @@ func (r *Router) TLSConfig() *tls.Config {
 	cfg.GetConfigForClient = r.GetConfigForClient(cfg)
 	return cfg
 }
+
+// servesName reports whether a host of t, not the catch-all, serves the
+// SNI name: nginx's server block other than the default server "_".
+func servesName(t *match.Table, name string) bool {
+	vh := t.ServerFor(name)
+	return vh != nil && vh.Name != ""
+}
+
+// DefaultCertificate is the certificate GetCertificate serves to a name
+// no table certificate is for (Options.DefaultCertificate, else the
+// self-signed one New made), before OCSP stapling.
+func (r *Router) DefaultCertificate() *tls.Certificate { return r.defaultCert }
 
 // selfSigned makes the default certificate served to names no table
 // certificate covers, like ingress-nginx's fake certificate.

@@ -259,3 +259,31 @@ spec:
 	_, err = handshake(addr, &tls.Config{ServerName: "shop.example.com", MaxVersion: tls.VersionTLS12, CipherSuites: gcm})
 	require.NoError(t, err)
 }
+
+// ssl-reject-handshake "true" (nginx.tmpl: ssl_reject_handshake on in the
+// default server "_"): a handshake that names no host of the table, or
+// names none, is refused with nginx's unrecognized_name alert instead of
+// getting the default certificate; a table host, even without a
+// certificate of its own, still gets one.
+func TestTLSRejectHandshake(t *testing.T) {
+	r, addr := tlsRouter(t, map[string]string{"ssl-reject-handshake": "true"})
+	crt, key, _ := pemPair(t, "shop.example.com")
+	snap := shopManifests(t, "shop.example.com", "10.0.0.1:8080", crt, key)
+	snap.Ingresses[0].Spec.Rules = append(snap.Ingresses[0].Spec.Rules, snap.Ingresses[0].Spec.Rules[0])
+	snap.Ingresses[0].Spec.Rules[1].Host = "plain.example.com"
+	r.Publish(compile.Compile(snap, compile.Options{}).Table)
+	for _, name := range []string{"shop.example.com", "plain.example.com", "SHOP.example.com."} {
+		_, err := handshake(addr, &tls.Config{ServerName: name})
+		assert.NoError(t, err, name)
+	}
+	for _, name := range []string{"other.example.com", ""} {
+		_, err := handshake(addr, &tls.Config{ServerName: name})
+		require.Error(t, err, "%q", name)
+		assert.Contains(t, err.Error(), "unrecognized name", "%q", name)
+	}
+	// Off (the default), an unknown name gets the default certificate.
+	r, addr = tlsRouter(t, nil)
+	r.Publish(compile.Compile(snap, compile.Options{}).Table)
+	_, err := handshake(addr, &tls.Config{ServerName: "other.example.com"})
+	assert.NoError(t, err)
+}

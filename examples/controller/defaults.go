@@ -134,9 +134,9 @@ func (d *defaultCertificate) getCertificate(rt *router.Router) func(*tls.ClientH
 	if d == nil {
 		return nil
 	}
-	// No server name never matches a table certificate: this is the
-	// router's fallback.
-	fallback, _ := rt.GetCertificate(&tls.ClientHelloInfo{})
+	// A handshake ssl-reject-handshake refuses gets no certificate (nil),
+	// not this one.
+	fallback := rt.DefaultCertificate()
 	return func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
 		c, err := rt.GetCertificate(hello)
 		if c == fallback {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/base64"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -205,4 +207,30 @@ func TestOfflineIngressNginxFlags(t *testing.T) {
 			require.Equal(t, http.StatusOK, status, body)
 		})
 	}
+}
+
+// ssl-reject-handshake "true" with --default-ssl-certificate: a host of
+// the table without a certificate of its own still gets the Secret's
+// default certificate, and a name no host is for is refused, not given
+// the default certificate.
+func TestOfflineRejectHandshakeDefaultCertificate(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "app.yaml"), appManifests(namedBackend(t, "A"))+"---\n"+tlsIngress+
+		"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: nginx, namespace: t}\ndata: {ssl-reject-handshake: \"true\"}\n")
+	writeFile(t, filepath.Join(dir, "cert.yaml"), secretManifest("default-cert", selfSignedPair(t, "default.test", 1)))
+	cfg, err := parseFlags([]string{"-manifests", dir, "-configmap", "t/nginx", "-default-ssl-certificate", "t/default-cert",
+		"-http-addr", "127.0.0.1:0", "-https-addr", "127.0.0.1:0", "-debug-addr", "127.0.0.1:0", "-poll-interval", "10ms",
+		"-enable-access-log=false"}, &bytes.Buffer{}, func(string) string { return "" })
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	inst, err := start(ctx, cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	require.NoError(t, err)
+	defer func() {
+		cancel()
+		require.NoError(t, inst.Wait())
+	}()
+	assert.Equal(t, int64(1), servedSerial(t, inst.HTTPSAddr, "app.test"))
+	_, err = tls.Dial("tcp", inst.HTTPSAddr, &tls.Config{ServerName: "unknown.test", InsecureSkipVerify: true})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "unrecognized name")
 }

@@ -12,11 +12,12 @@ import (
 
 // The TLS keys (SPEC §12): ssl-protocols, ssl-ciphers, ssl-ecdh-curve,
 // ssl-session-cache, ssl-session-cache-size, ssl-session-timeout,
-// ssl-session-tickets, ssl-early-data and enable-ocsp, read as
-// ingress-nginx v1.15 writes them into nginx.conf (nginx.tmpl, the http
-// block: ssl_protocols, ssl_ciphers, ssl_ecdh_curve, ssl_session_*,
-// ssl_early_data) and turned into what Go's crypto/tls can do. What Go
-// cannot do is said in a warning naming what is served instead.
+// ssl-session-tickets, ssl-early-data, ssl-reject-handshake and
+// enable-ocsp, read as ingress-nginx v1.15 writes them into nginx.conf
+// (nginx.tmpl, the http block: ssl_protocols, ssl_ciphers,
+// ssl_ecdh_curve, ssl_session_*, ssl_early_data; the default server's
+// ssl_reject_handshake) and turned into what Go's crypto/tls can do. What
+// Go cannot do is said in a warning naming what is served instead.
 
 // TLS is what the TLS keys say, for router.Options.TLS. The zero value is not the default: see
 // DefaultTLS.
@@ -47,6 +48,11 @@ type TLS struct {
 	// EnableOCSP: enable-ocsp ("false"): the router staples each served
 	// certificate's OCSP response (router.Router.StapleOCSP).
 	EnableOCSP bool
+	// RejectHandshake: ssl-reject-handshake ("false"): a handshake that
+	// names no host the table serves, or no name at all, is refused, as
+	// nginx's default server refuses it, instead of getting the default
+	// certificate.
+	RejectHandshake bool
 }
 
 // DefaultCiphers is ingress-nginx's ssl-ciphers default (config.go,
@@ -114,6 +120,10 @@ func init() {
 			return err
 		},
 		"enable-ocsp": func(p *parse, v string) (err error) { p.s.TLS.EnableOCSP, err = ParseBool(v); return err },
+		"ssl-reject-handshake": func(p *parse, v string) (err error) {
+			p.s.TLS.RejectHandshake, err = ParseBool(v)
+			return err
+		},
 	} {
 		Keys[k] = Key{read: read}
 	}

@@ -237,6 +237,7 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 	ropts.Hook = c.waf.hook
 	c.router = router.New(ropts)
 	c.metrics.watchRouter(c.router)
+	c.metrics.servesDefault(c.cert.served(c.router))
 	c.streams = newStreams(cfg, c.router, log, c.metrics)
 	// An invalid election setting is a start error, not a later surprise.
 	if _, err := c.newElector(); err != nil {

@@ -128,6 +128,20 @@ func parseKeyPair(sec *corev1.Secret) (*tls.Certificate, string, error) {
 	return &pair, hex.EncodeToString(sum[:]), nil
 }
 
+// served returns what serves the default certificate now and its Secret
+// ("namespace/name"): the loaded one, else the router's self-signed one
+// (no Secret).
+func (d *defaultCertificate) served(rt *router.Router) func() (*tls.Certificate, string) {
+	return func() (*tls.Certificate, string) {
+		if d != nil {
+			if own := d.cur.Load(); own != nil {
+				return own, d.ref.String()
+			}
+		}
+		return rt.DefaultCertificate(), ""
+	}
+}
+
 // getCertificate wraps the router's certificate choice: where it falls back
 // to its own default, the loaded default certificate is served instead.
 func (d *defaultCertificate) getCertificate(rt *router.Router) func(*tls.ClientHelloInfo) (*tls.Certificate, error) {

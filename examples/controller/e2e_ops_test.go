@@ -183,14 +183,15 @@ func TestE2EOps(t *testing.T) {
 		require.Equal(t, float64(wildRequests), delta("nginx_ingress_controller_requests", wild))
 		require.Equal(t, float64(missRequests), delta("nginx_ingress_controller_requests", notFound))
 		// Hosts no rule names are not counted (ingress-nginx's default),
-		// and no label ever holds a Host a client made up.
+		// and no label ever holds a Host a client made up; "_" is the
+		// default server's, whose default certificate has its ssl series.
 		hosts := map[string]bool{}
 		for _, s := range after {
 			if h, ok := s.labels["host"]; ok && strings.HasPrefix(s.name, "nginx_ingress_controller_") {
 				hosts[h] = true
 			}
 		}
-		require.Equal(t, map[string]bool{"app.test": true, "*.wild.test": true}, hosts)
+		require.Equal(t, map[string]bool{"app.test": true, "*.wild.test": true, "_": true}, hosts)
 
 		// The controller's own series.
 		require.Equal(t, 1.0, after.value("nginx_ingress_controller_config_last_reload_successful", nil))

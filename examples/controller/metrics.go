@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"crypto/tls"
 	"encoding/binary"
 	"encoding/hex"
 	"log/slog"
@@ -58,6 +59,11 @@ type metrics struct {
 	requestSize, responseSize       *prometheus.HistogramVec
 	bytesSent                       *prometheus.HistogramVec
 	retries                         *prometheus.CounterVec
+
+	// defaultCert is the default certificate served now and its Secret
+	// (servesDefault); lastDefault the one the series were set with.
+	defaultCert func() (*tls.Certificate, string)
+	lastDefault *tls.Certificate
 
 	configHash, configSuccess, configSuccessTime prometheus.Gauge
 	reloads, reloadErrors                        prometheus.Counter
@@ -355,12 +361,24 @@ func (m *metrics) published(res *compile.Result, changed bool, now time.Time) {
 		m.warnings.WithLabelValues(reason).Set(float64(n))
 	}
 	m.configSuccess.Set(1)
-	if !changed || res.Table == nil {
+	if res.Table == nil {
+		return
+	}
+	// A rotated default certificate changes its series, not the digest.
+	var def *tls.Certificate
+	secret := ""
+	if m.defaultCert != nil {
+		def, secret = m.defaultCert()
+	}
+	if changed || def != m.lastDefault {
+		m.lastDefault = def
+		m.tables.set(res.Table, m.id.class, def, secret)
+	}
+	if !changed {
 		return
 	}
 	m.publishes.Inc()
 	m.reloads.Inc()
-	m.tables.set(res.Table, m.id.class)
 	m.configHash.Set(digestHash(res.Table.Digest()))
 	m.configSuccessTime.Set(float64(now.Unix()))
 	size := res.Table.Size()

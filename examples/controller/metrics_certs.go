@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"crypto/x509"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,7 +17,12 @@ import (
 // orphan_ingress per Ingress whose backend has no Service ("no-service") or
 // no endpoints ("no-endpoint"), as the controller's createUpstreams counts
 // them. They are set anew from every published table, so a certificate or
-// Ingress gone from the table is gone from the scrape.
+// Ingress gone from the table is gone from the scrape. The default
+// certificate has series for the default server "_" and for each TLS host
+// of the table served it, as ingress-nginx's createServers gives it to
+// them, labelled with its --default-ssl-certificate Secret (no namespace
+// and name for the self-signed one, as for ingress-nginx's fake
+// certificate); they are set anew when it rotates too.
 
 var (
 	sslLabelHost    = []string{"namespace", "class", "host", "secret_name", "identifier"}
@@ -51,30 +57,23 @@ func (tm tableMetrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{tm.sslExpire, tm.sslInfo, tm.orphan}
 }
 
-// set replaces the series with those of t.
-func (tm tableMetrics) set(t *match.Table, class string) {
+// set replaces the series with those of t and of def, the default
+// certificate served now (nil: none known), from the Secret secret
+// ("namespace/name", "" for a self-signed one).
+func (tm tableMetrics) set(t *match.Table, class string, def *tls.Certificate, secret string) {
 	tm.sslExpire.Reset()
 	tm.sslInfo.Reset()
 	for c := range t.Certificates() {
-		leaf := certLeaf(c)
-		if leaf == nil || leaf.SerialNumber == nil {
-			continue
-		}
-		ns, name := splitRef(c.Secret)
-		// SSLCert.Identifier: the issuer's serialNumber attribute and the
-		// certificate's serial.
-		id := leaf.Issuer.SerialNumber + "-" + leaf.SerialNumber.String()
-		org := ""
-		if len(leaf.Issuer.Organization) > 0 {
-			org = leaf.Issuer.Organization[0]
-		}
-		for _, host := range c.Hosts {
-			if host == match.AnyName {
-				continue
+		tm.setCert(certLeaf(c), c.Secret, class, c.Hosts)
+	}
+	if def != nil {
+		hosts := []string{"_"}
+		for vh := range t.VirtualHosts() {
+			if vh.TLS && vh.Name != "" && t.Certificate(vh.Name) == nil {
+				hosts = append(hosts, vh.Name)
 			}
-			tm.sslExpire.WithLabelValues(ns, class, host, name, id).Set(float64(leaf.NotAfter.Unix()))
-			tm.sslInfo.WithLabelValues(ns, class, host, name, id, org, leaf.Issuer.CommonName, leaf.SerialNumber.String(), leaf.PublicKeyAlgorithm.String()).Set(1)
 		}
+		tm.setCert(certLeaf(&match.Certificate{Cert: def}), secret, class, hosts)
 	}
 	tm.orphan.Reset()
 	seen := map[[3]string]bool{}
@@ -101,6 +100,37 @@ func (tm tableMetrics) set(t *match.Table, class string) {
 		for _, r := range vh.Routes {
 			mark(r.Source, r.Backend)
 		}
+	}
+}
+
+// setCert sets the series of the certificate leaf from the Secret secret
+// for hosts.
+func (tm tableMetrics) setCert(leaf *x509.Certificate, secret, class string, hosts []string) {
+	if leaf == nil || leaf.SerialNumber == nil {
+		return
+	}
+	ns, name := splitRef(secret)
+	// SSLCert.Identifier: the issuer's serialNumber attribute and the
+	// certificate's serial.
+	id := leaf.Issuer.SerialNumber + "-" + leaf.SerialNumber.String()
+	org := ""
+	if len(leaf.Issuer.Organization) > 0 {
+		org = leaf.Issuer.Organization[0]
+	}
+	for _, host := range hosts {
+		if host == match.AnyName {
+			continue
+		}
+		tm.sslExpire.WithLabelValues(ns, class, host, name, id).Set(float64(leaf.NotAfter.Unix()))
+		tm.sslInfo.WithLabelValues(ns, class, host, name, id, org, leaf.Issuer.CommonName, leaf.SerialNumber.String(), leaf.PublicKeyAlgorithm.String()).Set(1)
+	}
+}
+
+// servesDefault names where published reads the default certificate
+// served now and its Secret ("namespace/name", "" for none).
+func (m *metrics) servesDefault(f func() (*tls.Certificate, string)) {
+	if m != nil {
+		m.defaultCert = f
 	}
 }
 

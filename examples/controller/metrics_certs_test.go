@@ -4,6 +4,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -131,4 +132,48 @@ func TestReadmeListsCollectorMetrics(t *testing.T) {
 		require.Contains(t, text, "`"+name+"`", "the README's metrics table lists %s", name)
 		require.NotContains(t, text, "there is no `"+short+"`", "the README says %s is missing", short)
 	}
+}
+
+// The default certificate has its series too, as ingress-nginx gives
+// them to the default server "_" and to each TLS host served the default
+// certificate (createServers: SSLCert = getDefaultSSLCertificate()),
+// labelled with the --default-ssl-certificate Secret: an alert on its
+// expiry works. A rotated default certificate replaces its series though
+// the table, and so its digest, did not change.
+func TestMetricsDefaultCertificate(t *testing.T) {
+	m := newMetrics(metricsConfig(nil))
+	first := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	cur, _, err := parseKeyPair(tlsSecret(t, "ingress", "default-tls", first, "default.test"))
+	require.NoError(t, err)
+	m.servesDefault(func() (*tls.Certificate, string) { return cur, "ingress/default-tls" })
+	s := metricsSnapshot(false)
+	s.Secrets = append(s.Secrets, tlsSecret(t, "shop", "shop-tls", first.AddDate(1, 0, 0), "shop.example.com"))
+	s.Ingresses[0].Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{"shop.example.com"}, SecretName: "shop-tls"}}
+	// A TLS host without a Secret of its own is served the default one.
+	s.Ingresses[1].Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{"broken.example.com"}}}
+	res := compile.Compile(s, compile.Options{IngressClass: "ramjet", ControllerName: compile.DefaultControllerName})
+	m.published(&res, true, time.Now())
+	sc := scrapeMetrics(t, m)
+	for _, host := range []string{"_", "broken.example.com"} {
+		v, n := sc.sum("nginx_ingress_controller_ssl_expire_time_seconds", map[string]string{
+			"namespace": "ingress", "class": "ramjet.dev/ingress", "host": host, "secret_name": "default-tls", "identifier": "-4242"})
+		assert.Equal(t, 1, n, host)
+		assert.Equal(t, float64(first.Unix()), v, host)
+		_, n = sc.sum("nginx_ingress_controller_ssl_certificate_info", map[string]string{
+			"namespace": "ingress", "host": host, "secret_name": "default-tls", "issuer_common_name": "default.test"})
+		assert.Equal(t, 1, n, host)
+	}
+	_, n := sc.sum("nginx_ingress_controller_ssl_expire_time_seconds", map[string]string{"host": "shop.example.com", "secret_name": "shop-tls"})
+	assert.Equal(t, 1, n)
+	_, n = sc.sum("nginx_ingress_controller_ssl_expire_time_seconds", nil)
+	assert.Equal(t, 3, n)
+
+	// The default certificate rotates; the table is the same.
+	second := first.AddDate(0, 6, 0)
+	cur, _, err = parseKeyPair(tlsSecret(t, "ingress", "default-tls", second, "default.test"))
+	require.NoError(t, err)
+	m.published(&res, false, time.Now())
+	v, n := scrapeMetrics(t, m).sum("nginx_ingress_controller_ssl_expire_time_seconds", map[string]string{"host": "_"})
+	assert.Equal(t, 1, n)
+	assert.Equal(t, float64(second.Unix()), v)
 }

@@ -196,6 +196,7 @@ func startOffline(parent context.Context, cfg config, log *slog.Logger) (_ *inst
 	ropts.Hook = c.waf.hook
 	c.router = router.New(ropts)
 	c.metrics.watchRouter(c.router)
+	c.metrics.servesDefault(c.cert.served(c.router))
 	c.streams = newStreams(cfg, c.router, log, c.metrics)
 	defer func() {
 		if err != nil {

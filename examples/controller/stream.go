@@ -24,7 +24,7 @@ import (
 // connection or datagram looked up in the serving table as it comes, so
 // that endpoints follow every rebuild. A port that appears later waits for
 // a restart, as ingress-nginx reloads nginx for it; one that disappears
-// closes its connections until then.
+// closes new connections until then, and its open ones after goneGrace.
 
 // defaultUDPSessions bounds each UDP port's client table: the memory of
 // a flood of new client addresses.
@@ -34,6 +34,12 @@ const defaultUDPSessions = 1024
 // stream proxy_protocol_timeout default (30s), which ingress-nginx leaves
 // (its proxy-protocol-header-timeout is its TLS passthrough listener's).
 const proxyHeaderTimeout = 30 * time.Second
+
+// goneGrace is how long the open connections of a TCP port whose entry
+// went are served on: ingress-nginx's worker-shutdown-timeout default,
+// as long as nginx's old workers serve theirs after the reload that
+// drops the port.
+const goneGrace = 240 * time.Second
 
 // streams is the controller's TCP and UDP listeners.
 type streams struct {
@@ -50,6 +56,9 @@ type streams struct {
 	// endpoint maps an endpoint to the address dialled (config.streamEndpoint).
 	endpoint func(string) string
 
+	// goneGrace is the constant's, shortened by tests.
+	goneGrace time.Duration
+
 	mu      sync.Mutex
 	started bool
 	closed  bool
@@ -57,6 +66,9 @@ type streams struct {
 	udp     map[int32]*udpRelay
 	// warned are the ports already warned about, by protocol and port.
 	warned map[portKey]string
+	// gone are the timers that close the open connections of the TCP
+	// ports whose entry went, by port.
+	gone map[int32]*time.Timer
 	// conns are the open TCP connections, client and backend, closed
 	// when the shutdown timeout runs out.
 	conns map[*tcpConn]struct{}
@@ -78,10 +90,10 @@ func newStreams(cfg config, rt *router.Router, log *slog.Logger, m *metrics) *st
 		max = defaultUDPSessions
 	}
 	return &streams{
-		rt: rt, log: log, host: host, trusted: cfg.proxyRealIPCIDR, maxSessions: max,
+		rt: rt, log: log, host: host, trusted: cfg.proxyRealIPCIDR, maxSessions: max, goneGrace: goneGrace,
 		metrics: m.streamMetrics(), endpoint: cfg.streamEndpoint,
 		tcp: make(map[int32]*tcpListener), udp: make(map[int32]*udpRelay),
-		warned: make(map[portKey]string), conns: make(map[*tcpConn]struct{}),
+		warned: make(map[portKey]string), gone: make(map[int32]*time.Timer), conns: make(map[*tcpConn]struct{}),
 	}
 }
 
@@ -130,16 +142,45 @@ func (s *streams) update(t *match.Table) error {
 		if want[k] {
 			if s.warned[k] == "gone" {
 				delete(s.warned, k)
+				if tm := s.gone[k.port]; k.proto == match.TCP && tm != nil {
+					tm.Stop()
+					delete(s.gone, k.port)
+				}
 				s.log.Info("the "+k.proto.String()+" service is back on its port", "port", k.port)
 			}
 			continue
 		}
 		if s.warned[k] != "gone" {
 			s.warned[k] = "gone"
-			s.log.Warn("the "+k.proto.String()+" service of this port is gone: its connections are closed, and the port stays bound until a restart", "port", k.port)
+			if k.proto == match.UDP {
+				s.log.Warn("the udp service of this port is gone: new exchanges are dropped, and the port stays bound until a restart", "port", k.port)
+				continue
+			}
+			s.log.Warn("the tcp service of this port is gone: new connections are closed, open ones are served on for the grace nginx's old workers get (worker-shutdown-timeout), and the port stays bound until a restart", "port", k.port, "grace", s.goneGrace)
+			s.closeAfter(k.port)
 		}
 	}
 	return nil
+}
+
+// closeAfter closes the open connections of TCP port once goneGrace has
+// passed, unless its entry is back by then. s.mu is held.
+func (s *streams) closeAfter(port int32) {
+	var t *time.Timer
+	t = time.AfterFunc(s.goneGrace, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.gone[port] != t {
+			return // back meanwhile
+		}
+		delete(s.gone, port)
+		for c := range s.conns {
+			if c.port == port {
+				c.abort()
+			}
+		}
+	})
+	s.gone[port] = t
 }
 
 // close releases every listener at once, for a start that failed. s.mu

@@ -48,7 +48,7 @@ func (l *tcpListener) acceptLoop() {
 // until both ends finish or the connection idles out.
 func (l *tcpListener) serve(c *net.TCPConn) {
 	ctx, cancel := context.WithCancel(context.Background())
-	client := &tcpConn{client: c, cancel: cancel}
+	client := &tcpConn{client: c, port: l.port, cancel: cancel}
 	l.s.track(client)
 	defer l.s.untrack(client)
 	defer client.abort()
@@ -181,6 +181,7 @@ func dialStream(ctx context.Context, route router.Stream, dialAddr func(string) 
 // timeout is not held by an endpoint that drops SYNs.
 type tcpConn struct {
 	client  *net.TCPConn
+	port    int32
 	cancel  context.CancelFunc
 	mu      sync.Mutex
 	back    *net.TCPConn

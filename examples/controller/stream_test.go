@@ -22,6 +22,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/types"
+
+	"ramjet.dev/ramjet/match"
 )
 
 // streamPort returns a port no listener of proto holds on 127.0.0.1 now.
@@ -425,7 +427,7 @@ func TestStreamUDP(t *testing.T) {
 // An endpoint rollout: connections opened before it keep their endpoint
 // and work on; connections during it all succeed; after it, new ones go
 // to the new endpoint. A port added later waits for a restart; one
-// removed closes its connections.
+// removed closes new connections.
 func TestStreamTCPRollout(t *testing.T) {
 	a := startTCPBackend(t, "a", false)
 	b := startTCPBackend(t, "b", false)
@@ -491,7 +493,7 @@ func TestStreamTCPRollout(t *testing.T) {
 	assert.Nil(t, inst.streams.tcp[int32(added)], "and is not bound until a restart")
 	inst.streams.mu.Unlock()
 
-	// The entry goes: its port closes connections at once.
+	// The entry goes: its port closes new connections at once.
 	writeFile(t, filepath.Join(dir, "app.yaml"), streamManifests(nil, nil, []string{b.port()}, "", ""))
 	require.Eventually(t, func() bool {
 		c, err := net.Dial("tcp", addr)
@@ -503,6 +505,46 @@ func TestStreamTCPRollout(t *testing.T) {
 		_, err = c.Read(make([]byte, 1))
 		return err == io.EOF
 	}, 5*time.Second, 20*time.Millisecond)
+}
+
+// A port whose entry goes closes new connections at once and serves the
+// open ones on for the grace nginx's old workers get after a reload
+// (worker-shutdown-timeout), then closes them; the port stays bound.
+func TestStreamTCPRemovedPort(t *testing.T) {
+	b := startTCPBackend(t, "b", false)
+	p := streamPort(t, "tcp")
+	inst, _, dir := startStreams(t, streamManifests(map[int]string{p: "default/echo:9000"}, nil, []string{b.port()}, "", ""), nil)
+	inst.streams.mu.Lock()
+	inst.streams.goneGrace = 500 * time.Millisecond
+	inst.streams.mu.Unlock()
+	addr := inst.streams.Addrs()["tcp/"+strconv.Itoa(p)]
+	c, br, _ := dialLine(t, addr)
+	defer c.Close()
+
+	writeFile(t, filepath.Join(dir, "app.yaml"), streamManifests(nil, nil, []string{b.port()}, "", ""))
+	require.Eventually(t, func() bool {
+		inst.streams.mu.Lock()
+		defer inst.streams.mu.Unlock()
+		return inst.streams.warned[portKey{match.TCP, int32(p)}] == "gone"
+	}, 5*time.Second, 10*time.Millisecond)
+	gone := time.Now()
+	fmt.Fprintf(c, "after\n")
+	line, err := br.ReadString('\n')
+	require.NoError(t, err)
+	assert.Equal(t, "b: after\n", line, "the open connection is served on")
+
+	n, err := net.Dial("tcp", addr)
+	require.NoError(t, err, "the port stays bound")
+	n.SetReadDeadline(time.Now().Add(time.Second))
+	_, err = n.Read(make([]byte, 1))
+	assert.Equal(t, io.EOF, err, "a new connection is closed at once")
+	n.Close()
+
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
+	_, err = br.ReadString('\n')
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, os.ErrDeadlineExceeded, "the open connection is closed when the grace runs out")
+	assert.GreaterOrEqual(t, time.Since(gone), 400*time.Millisecond)
 }
 
 // On shutdown the listeners stop accepting; an open connection finishes

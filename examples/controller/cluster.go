@@ -624,7 +624,7 @@ func (c *clusterController) rebuild() {
 	took := time.Since(began)
 	gen, changed := c.router.Publish(res.Table)
 	if err := c.streams.update(c.router.Table()); err != nil {
-		c.log.Error("cannot listen for TCP and UDP services; they are not served until a restart", "err", err)
+		c.log.Error("cannot listen on some TCP and UDP service ports; they are not served until a restart, the others are", "err", err)
 	}
 	n := c.rebuilds.Add(1)
 	c.metrics.published(&res, changed, time.Now())

@@ -122,17 +122,14 @@ func (s *streams) update(t *match.Table) error {
 				s.warned[k] = "failed"
 			}
 		}
-		if len(errs) > 0 {
-			s.close()
-			return errors.Join(errs...)
+		if bound := s.boundPorts(); len(bound) > 0 {
+			s.log.Info("listening for TCP and UDP services", "ports", bound)
 		}
-		if len(want) > 0 {
-			s.log.Info("listening for TCP and UDP services", "ports", s.boundPorts())
-		}
-		return nil
+		return errors.Join(errs...)
 	}
 	for k := range want {
-		if s.bound(k) || s.warned[k] == "new" {
+		// A port that failed at start was reported then.
+		if s.bound(k) || s.warned[k] == "new" || s.warned[k] == "failed" {
 			continue
 		}
 		s.warned[k] = "new"

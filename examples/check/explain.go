@@ -81,6 +81,10 @@ func runExplain(paths []string, fs *flag.FlagSet, o *translateOptions, er explai
 		}
 		return 2
 	}
+	if nothingRead(snap) {
+		fmt.Fprintln(stderr, nothingReadMessage(paths))
+		return 2
+	}
 	req, err := buildExplainRequest(er)
 	if err != nil {
 		fmt.Fprintln(stderr, "check: the request does not parse:", err)

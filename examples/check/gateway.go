@@ -39,6 +39,10 @@ func runGateway(paths []string, fs *flag.FlagSet, o *translateOptions, gatewayNS
 		}
 		return 2
 	}
+	if nothingRead(snap) {
+		fmt.Fprintln(stderr, nothingReadMessage(paths))
+		return 2
+	}
 	opts, notes := claimOptions(fs, o, snap)
 	for _, n := range notes {
 		fmt.Fprintln(stderr, "note:", n)

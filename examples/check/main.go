@@ -29,7 +29,8 @@
 // With -translate it reads manifests (files or folders, as the example
 // controller's -manifests does), compiles them and prints the table and
 // warnings: as text (the golden format), or with -json as a stable JSON
-// form. It exits 2 when the manifests cannot be loaded.
+// form. It exits 2 when the manifests cannot be loaded or hold no object
+// it reads, as every mode does.
 //
 // With -translate -to gateway it prints instead the Gateway API objects
 // that serve the same as the Ingresses (gatewayapi.FromIngress, what

@@ -213,7 +213,7 @@ func runReport(paths []string, fs *flag.FlagSet, o *translateOptions, asJSON, st
 	if nothingRead(snap) {
 		// Every document unreadable, or no manifests at all: a report of
 		// nothing would read as a clean migration.
-		errs := append([]string{fmt.Sprintf("check: nothing could be read from %s: no Ingress, IngressClass, Service, EndpointSlice, Secret, ConfigMap or Gateway API object", strings.Join(paths, ", "))}, unreadable...)
+		errs := append([]string{nothingReadMessage(paths)}, unreadable...)
 		if asJSON {
 			return encode(migration{Errors: errs, Unreadable: unreadable, Skipped: skipped, Ingress: []ingFind{}, Other: []finding{}, ByTopic: []topic{}}, 2, stdout, stderr)
 		}
@@ -253,6 +253,12 @@ func runReport(paths []string, fs *flag.FlagSet, o *translateOptions, asJSON, st
 func nothingRead(s *compile.Snapshot) bool {
 	return len(s.Ingresses)+len(s.IngressClasses)+len(s.Services)+len(s.EndpointSlices)+len(s.Secrets)+
 		len(s.ConfigMaps)+len(s.HTTPRoutes)+len(s.Warnings)+len(s.ListenerCertificates) == 0
+}
+
+// nothingReadMessage is every mode's error for input nothingRead: an
+// empty table or report would read as a clean translation.
+func nothingReadMessage(paths []string) string {
+	return fmt.Sprintf("check: nothing could be read from %s: no Ingress, IngressClass, Service, EndpointSlice, Secret, ConfigMap or Gateway API object", strings.Join(paths, ", "))
 }
 
 func buildMigration(snap compile.Snapshot, res compile.Result, snippetsOn bool) migration {

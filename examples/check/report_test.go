@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -339,4 +340,25 @@ spec: {backend: {serviceName: web, servicePort: 80}}
 	code, _, stderr = checkRun("-report", empty)
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "nothing could be read")
+}
+
+// The other modes agree with -report on input with nothing to read: an
+// empty folder, or one of kinds ramjet does not read, exits 2 rather
+// than printing an empty table as if it were the translation.
+func TestNothingReadEveryMode(t *testing.T) {
+	empty := t.TempDir()
+	others := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(others, "app.yaml"), []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: prod}\n"), 0o644))
+	for _, dir := range []string{empty, others} {
+		for _, mode := range [][]string{{"-translate"}, {"-translate", "-json"}, {"-translate", "-to", "gateway"}, {"-explain", "-host", "a.example.com"}, {"-report"}} {
+			code, stdout, stderr := checkRun(append(mode, dir)...)
+			assert.Equal(t, 2, code, "%v %s: %s", mode, dir, stdout)
+			if slices.Contains(mode, "-json") {
+				assert.Contains(t, stdout, "nothing could be read from "+dir, mode)
+				continue
+			}
+			assert.Contains(t, stderr, "nothing could be read from "+dir, mode)
+			assert.Empty(t, stdout, mode)
+		}
+	}
 }

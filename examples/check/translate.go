@@ -89,8 +89,14 @@ func runTranslate(paths []string, fs *flag.FlagSet, o *translateOptions, asJSON 
 		return 2
 	}
 	snap, skipped, err := manifest.Load(paths...)
-	if err != nil {
-		errs := messages(err)
+	var errs []string
+	switch {
+	case err != nil:
+		errs = messages(err)
+	case nothingRead(snap):
+		errs = []string{nothingReadMessage(paths)}
+	}
+	if errs != nil {
 		if asJSON {
 			return encode(struct {
 				Errors []string `json:"errors"`

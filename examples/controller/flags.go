@@ -385,6 +385,11 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 	if !strings.HasPrefix(c.healthPath, "/") || slices.Contains([]string{"/readyz", "/metrics", "/debug/table", "/debug/warnings"}, c.healthPath) {
 		return config{}, fmt.Errorf("%w: -health-check-path %q: want a path starting with / that the debug listener does not already serve", errUsage, c.healthPath)
 	}
+	if c.enableMetrics && c.debugAddr == "" {
+		// Metrics collected that nothing serves would look like a
+		// scrape target gone quiet.
+		return config{}, fmt.Errorf("%w: -enable-metrics: /metrics is served on -debug-addr, which is empty: give it an address, or leave metrics off", errUsage)
+	}
 	if c.metricsPerUndefinedHost && !c.metricsPerHost {
 		// As ingress-nginx refuses it.
 		return config{}, fmt.Errorf("%w: -metrics-per-undefined-host=true must be passed with -metrics-per-host=true", errUsage)

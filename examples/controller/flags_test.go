@@ -180,6 +180,7 @@ func TestParseFlags(t *testing.T) {
 			},
 		},
 		{name: "undefined hosts without hosts", args: []string{"--metrics-per-host=false", "--metrics-per-undefined-host"}, wantErr: "-metrics-per-undefined-host=true must be passed with -metrics-per-host=true"},
+		{name: "metrics without the debug listener", args: []string{"--enable-metrics", "--debug-addr="}, wantErr: "-enable-metrics: /metrics is served on -debug-addr, which is empty"},
 		{name: "access log format", args: []string{"--access-log-format=combined"}, wantErr: `-access-log-format "combined": want upstreaminfo, text or json`},
 		{name: "proxy-body-size", args: []string{"--proxy-body-size=8m"}, base: cluster, want: func(c *config) { c.maxBodySize = 8 << 20 }},
 		{name: "proxy-body-size 0 is no limit", args: []string{"--proxy-body-size", "0"}, base: cluster, want: func(c *config) { c.maxBodySize = -1 }},

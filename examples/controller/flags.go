@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/netip"
 	"os"
@@ -353,6 +354,20 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 		// before anything is loaded or bound.
 		if s.v != "" && s.v != http1Ramjet && s.v != http1NetHTTP {
 			return config{}, fmt.Errorf("%w: -%s %q is neither %q nor %q", errUsage, s.name, s.v, http1Ramjet, http1NetHTTP)
+		}
+	}
+	for _, a := range []struct{ name, v string }{{"http-addr", c.httpAddr}, {"https-addr", c.httpsAddr}, {"debug-addr", c.debugAddr}, {"validating-webhook", c.webhookAddr}} {
+		// Checked here so that a typo exits 2 before anything is loaded
+		// or bound, not 1 once the manifests compiled.
+		if a.v == "" {
+			continue
+		}
+		_, port, err := net.SplitHostPort(a.v)
+		if err == nil {
+			_, err = net.LookupPort("tcp", port)
+		}
+		if err != nil {
+			return config{}, fmt.Errorf("%w: -%s %q: %v", errUsage, a.name, a.v, err)
 		}
 	}
 	if c.httpAddr == "" && c.httpsAddr == "" {

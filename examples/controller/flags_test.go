@@ -180,6 +180,8 @@ func TestParseFlags(t *testing.T) {
 			},
 		},
 		{name: "undefined hosts without hosts", args: []string{"--metrics-per-host=false", "--metrics-per-undefined-host"}, wantErr: "-metrics-per-undefined-host=true must be passed with -metrics-per-host=true"},
+		{name: "listen port out of range", args: []string{"--http-addr=127.0.0.1:99999"}, wantErr: `-http-addr "127.0.0.1:99999": address 99999: invalid port`},
+		{name: "listen address without a port", args: []string{"--debug-addr=localhost"}, wantErr: `-debug-addr "localhost": address localhost: missing port in address`},
 		{name: "metrics without the debug listener", args: []string{"--enable-metrics", "--debug-addr="}, wantErr: "-enable-metrics: /metrics is served on -debug-addr, which is empty"},
 		{name: "access log format", args: []string{"--access-log-format=combined"}, wantErr: `-access-log-format "combined": want upstreaminfo, text or json`},
 		{name: "proxy-body-size", args: []string{"--proxy-body-size=8m"}, base: cluster, want: func(c *config) { c.maxBodySize = 8 << 20 }},

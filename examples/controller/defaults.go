@@ -31,7 +31,7 @@ func compileOptions(cfg config, services []*corev1.Service) compile.Options {
 	opts := cfg.options
 	opts.ExtensionKeys = modSecurityKeys // served by the hook (modsecurity.go)
 	// No TCP or UDP service takes a port of the controller's own (stream.go).
-	opts.ReservedPorts = ownPorts(cfg.httpAddr, cfg.httpsAddr, cfg.debugAddr)
+	opts.ReservedPorts = ownPorts(cfg.httpAddr, cfg.httpsAddr, cfg.debugAddr, cfg.webhookAddr)
 	ref := cfg.defaultBackendService
 	if ref == nil {
 		return opts

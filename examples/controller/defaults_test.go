@@ -234,3 +234,10 @@ func TestOfflineRejectHandshakeDefaultCertificate(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "unrecognized name")
 }
+
+// No TCP or UDP service takes a port of the controller's listeners, the
+// admission webhook's among them: it would fail to bind.
+func TestCompileOptionsReservedPorts(t *testing.T) {
+	cfg := config{httpAddr: ":8080", httpsAddr: ":8443", debugAddr: "127.0.0.1:10254", webhookAddr: ":9443"}
+	require.ElementsMatch(t, []int{8080, 8443, 10254, 9443}, compileOptions(cfg, nil).ReservedPorts)
+}

@@ -283,16 +283,17 @@ func (s *streams) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 	}
 	s.mu.Lock()
-	n := len(s.conns)
+	n, sessions := len(s.conns), 0
 	for c := range s.conns {
 		c.abort()
 	}
 	for _, r := range s.udp {
+		sessions += r.Sessions()
 		r.close()
 	}
 	s.mu.Unlock()
 	<-done
-	return fmt.Errorf("streams: %d TCP connections were still open when the shutdown timeout ran out", n)
+	return fmt.Errorf("streams: %d TCP connections and %d UDP sessions were still open when the shutdown timeout ran out", n, sessions)
 }
 
 // dialAddr is the address endpoint addr is reached at.

@@ -589,7 +589,7 @@ func TestStreamDrain(t *testing.T) {
 	waited[inst2] = true
 	err = inst2.Wait()
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "TCP connections were still open")
+	assert.Contains(t, err.Error(), "1 TCP connections and 0 UDP sessions were still open")
 	_, err = br.ReadString('\n')
 	assert.Error(t, err, "closed at the timeout")
 	c.Close()

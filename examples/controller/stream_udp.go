@@ -42,9 +42,12 @@ type udpRelay struct {
 	out  *udpOut
 	sess []*udpSession
 
+	// draining is set by drain: no session for a new client, and a
+	// session ends once no exchange is in progress.
+	draining atomic.Bool
+
 	mu       sync.Mutex
 	sessions map[netip.AddrPort]*udpSession
-	draining bool
 	closed   bool
 }
 
@@ -93,7 +96,7 @@ func (r *udpRelay) relay(b *udpBatch) {
 		s := r.sessions[from]
 		switch {
 		case s != nil:
-		case r.draining:
+		case r.draining.Load():
 		case len(r.sessions) >= r.max:
 			full++
 		default:
@@ -153,19 +156,28 @@ func (r *udpRelay) end(s *udpSession) {
 	if r.sessions[s.client] == s {
 		delete(r.sessions, s.client)
 	}
-	if r.draining && len(r.sessions) == 0 && !r.closed {
+	if r.draining.Load() && len(r.sessions) == 0 && !r.closed {
 		r.closed = true
 		r.conn.Close()
 	}
 	r.mu.Unlock()
 }
 
-// drain stops sessions for new clients; the socket closes once the open
-// ones have ended (answers go out from it).
+// drain stops sessions for new clients and ends those with no exchange
+// in progress, the others when theirs ends, as nginx's UDP session ends
+// with its answers; the socket closes once all have ended (answers go out
+// from it).
 func (r *udpRelay) drain() {
+	r.draining.Store(true)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.draining = true
+	for _, s := range r.sessions {
+		s.mu.Lock()
+		if !s.active {
+			s.up.conn.Close()
+		}
+		s.mu.Unlock()
+	}
 	if len(r.sessions) == 0 && !r.closed {
 		r.closed = true
 		r.conn.Close()
@@ -224,7 +236,8 @@ func (s *udpSession) send(b *udpBatch, i, j int, now int64, out *udpOut) {
 			s.metrics.failed("timeout")
 			s.finish()
 		}
-		if !s.active && !s.begin(now) {
+		// Draining, a session takes no new exchange.
+		if !s.active && (s.r.draining.Load() || !s.begin(now)) {
 			continue
 		}
 		if s.metrics != m {
@@ -242,6 +255,7 @@ func (s *udpSession) send(b *udpBatch, i, j int, now int64, out *udpOut) {
 	if len(out.data) > 0 {
 		s.last.Store(now)
 	}
+	over := !s.active
 	s.mu.Unlock()
 	m.in(bytes)
 	if failed, _ := s.up.send(out); failed > 0 {
@@ -250,6 +264,17 @@ func (s *udpSession) send(b *udpBatch, i, j int, now int64, out *udpOut) {
 		}
 	}
 	out.reset()
+	s.endIfDrained(over)
+}
+
+// endIfDrained ends the session when the relay drains and no exchange is
+// in progress (over, as seen under s.mu after the last change to it):
+// drain ends the sessions idle when it starts, this those whose exchange
+// ends later.
+func (s *udpSession) endIfDrained(over bool) {
+	if over && s.r.draining.Load() {
+		s.up.conn.Close()
+	}
 }
 
 // begin picks the exchange's endpoint from the serving table. s.mu is held.
@@ -373,6 +398,7 @@ func (s *udpSession) answer(b *udpBatch) {
 	if len(out.data) > 0 {
 		s.last.Store(now)
 	}
+	over := !s.active
 	s.mu.Unlock()
 	m.out(bytes)
 	if failed, _ := s.r.sock.send(out); failed > 0 {
@@ -380,4 +406,5 @@ func (s *udpSession) answer(b *udpBatch) {
 			m.failed("reset")
 		}
 	}
+	s.endIfDrained(over)
 }

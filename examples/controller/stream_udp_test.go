@@ -83,3 +83,28 @@ func TestStreamUDPBurst(t *testing.T) {
 	}
 	assert.Equal(t, 1, sizes, "the long question reached the backend whole")
 }
+
+// On shutdown a UDP session with no exchange in progress ends at once, as
+// nginx's UDP session ends with its answers: a client that asked a minute
+// ago does not hold the shutdown for proxy-stream-timeout (600s) and fail
+// it at the shutdown timeout.
+func TestStreamUDPDrainEndsAnsweredSessions(t *testing.T) {
+	dns := startUDPBackend(t, "dns")
+	p := streamPort(t, "udp")
+	inst, cancel, _ := startStreams(t, streamManifests(nil, map[int]string{p: "default/echo:53"}, nil, dns, ""), func(c *config) {
+		c.shutdownTimeout = 3 * time.Second
+	})
+	to, err := net.ResolveUDPAddr("udp", inst.streams.Addrs()["udp/"+strconv.Itoa(p)])
+	require.NoError(t, err)
+	client, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	require.NoError(t, err)
+	defer client.Close()
+	answer, _ := udpAsk(t, client, to, "q")
+	require.Equal(t, "dns q", answer)
+
+	began := time.Now()
+	cancel()
+	waited[inst] = true
+	require.NoError(t, inst.Wait())
+	assert.Less(t, time.Since(began), 2*time.Second)
+}

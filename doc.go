@@ -1287,9 +1287,12 @@
 //     subrequest's, "/_mirror-<Ingress UID>", else that path; the client's
 //     query follows either. At most router.MirrorInFlight copies are in
 //     flight per Router; one more is dropped and counted
-//     (router.Stats.MirrorsDropped), as is one whose body is not held in
-//     memory. A target ramjet cannot serve (a variable in its host, another
-//     variable, no scheme) is AnnotationRejected and nothing is mirrored.
+//     (router.Stats.MirrorsDropped), as is one of a gRPC body. As nginx's
+//     mirror_request_body, a location that mirrors the body reads it whole
+//     first (into its temporary file past client-body-buffer-size), even
+//     with proxy-request-buffering "off". A target ramjet cannot serve (a
+//     variable in its host, another variable, no scheme) is
+//     AnnotationRejected and nothing is mirrored.
 //   - enable-access-log: "false" marks the location's records
 //     (router.Record.NoAccessLog), which the example controller's access
 //     log skips; metrics still count them. enable-rewrite-log: "true" logs
@@ -2344,8 +2347,8 @@
 //     port's number here (documented).
 //   - mirror-target: every copy is sent there, as a subrequest with the
 //     body nginx buffered; here at most router.MirrorInFlight copies are
-//     in flight per Router and a body held in a temporary file or streamed
-//     to the backend is not mirrored, the copy dropped and counted
+//     in flight per Router, and a gRPC body, which is never read whole, is
+//     not mirrored, the copy dropped and counted
 //     (router.Stats.MirrorsDropped). A target ingress-nginx's validator
 //     refuses still leaves a mirror directive there, whose subrequest goes
 //     to the server's own locations; here nothing is mirrored

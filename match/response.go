@@ -69,6 +69,15 @@ func (r *Response) Intercepts(status int) bool {
 	return found
 }
 
+// MirrorsBody reports whether a mirror of the location sends the request
+// body (false for a nil Response).
+func (r *Response) MirrorsBody() bool {
+	if r == nil {
+		return false
+	}
+	return r.Mirror != nil && !r.Mirror.NoBody || slices.ContainsFunc(r.Mirrors, func(m *Mirror) bool { return !m.NoBody })
+}
+
 // Mirror is a location's mirror-target: a copy of each request is sent to
 // Target, and its answer ignored.
 type Mirror struct {

@@ -107,6 +107,11 @@ func (r *Router) checkBody(s *requestState) bool {
 func (r *Router) wrapBody(s *requestState) bool {
 	w, req := s.w, s.req
 	maxBody, memory, stream := r.bodyLimits(s.d.pol)
+	if stream && s.loc.Response.MirrorsBody() {
+		// nginx's mirror_request_body reads the body whole first,
+		// whatever proxy_request_buffering says.
+		stream = false
+	}
 	cb := &clientBody{r: req.Body, timeout: r.bodyTimeout, limit: maxBody}
 	if r.bodyTimeout > 0 {
 		cb.rc = http.NewResponseController(w)
@@ -393,6 +398,10 @@ type spillBody struct {
 	f    *os.File
 	name string // still to remove on Close; "" once unlinked
 	once sync.Once
+	// refs counts who holds the file open: the request, and each
+	// mirrored copy still sending it (share), which outlives the request.
+	refs atomic.Int32
+	size int64 // once filled
 }
 
 func newSpill(dir string) (*spillBody, error) {
@@ -401,6 +410,7 @@ func newSpill(dir string) (*spillBody, error) {
 		return nil, err
 	}
 	s := &spillBody{f: f, name: f.Name()}
+	s.refs.Store(1)
 	if os.Remove(s.name) == nil {
 		s.name = ""
 	}
@@ -424,21 +434,43 @@ func (s *spillBody) fill(head []byte, body io.Reader) (int64, error) {
 	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
 		return 0, err
 	}
-	return int64(len(head)) + n, nil
+	s.size = int64(len(head)) + n
+	return s.size, nil
 }
 
 func (s *spillBody) Read(p []byte) (int, error) { return s.f.Read(p) }
 
-// Close closes and removes the file, once: both the transport and the
-// handler's way out (clientBody.release) close it.
+// Close gives up the request's hold on the file, once: both the transport
+// and the handler's way out (clientBody.release) close it. The file is
+// closed and removed when no mirrored copy still reads it.
 func (s *spillBody) Close() error {
-	s.once.Do(func() {
-		_ = s.f.Close()
-		if s.name != "" {
-			_ = os.Remove(s.name)
-		}
-	})
+	s.once.Do(s.release)
 	return nil
+}
+
+func (s *spillBody) release() {
+	if s.refs.Add(-1) > 0 {
+		return
+	}
+	_ = s.f.Close()
+	if s.name != "" {
+		_ = os.Remove(s.name)
+	}
+}
+
+// hold keeps the file open for a mirrored copy, which reads it with ReadAt
+// (leaving the request's reading where it is) and calls release when
+// done; false once the file is closed.
+func (s *spillBody) hold() bool {
+	for {
+		n := s.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if s.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
 }
 
 // heldBody is a request body read whole before a backend was chosen. The

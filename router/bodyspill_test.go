@@ -395,3 +395,22 @@ func TestRequestBufferingOff(t *testing.T) {
 	assert.Equal(t, http.StatusOK, res.StatusCode)
 	assert.Equal(t, digestOf(payload), body(t, res))
 }
+
+// A mirrored copy holding a body's temporary file keeps it readable after
+// the request closed it, and the file closes when the copy lets go.
+func TestSpillHeldByMirror(t *testing.T) {
+	s, err := newSpill(t.TempDir())
+	require.NoError(t, err)
+	_, err = s.fill([]byte("head-"), strings.NewReader("rest"))
+	require.NoError(t, err)
+	require.True(t, s.hold())
+	require.NoError(t, s.Close())
+	require.NoError(t, s.Close(), "the transport and the handler both close it")
+	got, err := io.ReadAll(io.NewSectionReader(s.f, 0, s.size))
+	require.NoError(t, err)
+	assert.Equal(t, "head-rest", string(got))
+	s.release()
+	_, err = s.f.ReadAt(make([]byte, 1), 0)
+	assert.ErrorIs(t, err, os.ErrClosed)
+	assert.False(t, s.hold(), "a closed file is not held again")
+}

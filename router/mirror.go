@@ -21,7 +21,7 @@ type mirrorState struct {
 	// send sends one copy on its own goroutine: Router.sendMirror, which
 	// BenchmarkMirror replaces to count the request's own allocations
 	// apart from the copy's.
-	send func(m *match.Mirror, req *http.Request, c mirrorCopy, body []byte)
+	send func(m *match.Mirror, req *http.Request, c mirrorCopy)
 }
 
 type mirrorKey struct{}
@@ -33,12 +33,15 @@ func IsMirror(ctx context.Context) bool { return ctx.Value(mirrorKey{}) != nil }
 
 // mirror sends a copy of the request to the location's mirror target, as
 // nginx's mirror module does, on a goroutine of its own: the real request
-// neither waits for it nor learns how it went. At most MirrorInFlight
-// copies are in flight; one over that, or one whose body is not held in
-// memory (a body streamed to the backend, or held in a temporary file),
-// is not sent and is counted in Stats.MirrorsDropped. Taking the copy
-// costs the request the goroutine and a copy of its method, host and
-// headers; everything else is done on that goroutine.
+// neither waits for it nor learns how it went. The body is the one read
+// whole before the backend was chosen (wrapBody reads it so for a location
+// that mirrors it, as mirror_request_body does), in memory or in its
+// temporary file, which the copy keeps open until it is sent. At most
+// MirrorInFlight copies are in flight; one over that, or one of a gRPC
+// body (read as the call goes), is not sent and is counted in
+// Stats.MirrorsDropped. Taking the copy costs the request the goroutine
+// and a copy of its method, host and headers; everything else is done on
+// that goroutine.
 //
 // A mirror with a share (the Gateway API's percent or fraction) copies
 // exactly that share of its requests, spread evenly (mirrorShares); one
@@ -50,21 +53,24 @@ func (r *Router) mirror(s *requestState, m *match.Mirror) {
 	if m.Backend != nil && len(m.Backend.Endpoints) == 0 {
 		return
 	}
-	var body []byte
+	d := &s.d
+	c := mirrorCopy{path: d.path, query: d.query, proto: d.proto, host: d.host}
 	if !m.NoBody && s.req.Body != nil && s.req.Body != http.NoBody {
-		held, ok := s.req.Body.(*heldBody)
-		if !ok {
+		switch b := s.req.Body.(type) {
+		case *heldBody:
+			c.body = b.b
+		case *spillBody:
+			c.spill = b
+		default:
 			r.mirrors.dropped.Add(1)
 			return
 		}
-		body = held.b
 	}
-	if r.mirrors.inFlight.Add(1) > MirrorInFlight {
+	if r.mirrors.inFlight.Add(1) > MirrorInFlight || c.spill != nil && !c.spill.hold() {
 		r.mirrors.inFlight.Add(-1)
 		r.mirrors.dropped.Add(1)
 		return
 	}
-	d := &s.d
 	// What the copy reads of the request is copied here: a server may
 	// reuse the request once the handler returned (the example
 	// controller's own HTTP/1 loop does), and the copy outlives it.
@@ -77,33 +83,41 @@ func (r *Router) mirror(s *requestState, m *match.Mirror) {
 	s.trace.putContext(req.Header, true)
 	// $request_uri is the request-target as received, also after a
 	// snippet's rewrite moved the request (d then holds the new URI).
-	requestURI := d.path
+	c.requestURI = d.path
 	if path, query, hasQuery, ok := requestTarget(s.req); ok {
-		requestURI = path
+		c.requestURI = path
 		if hasQuery {
-			requestURI += "?" + query
+			c.requestURI += "?" + query
 		}
 	}
-	go r.mirrors.send(m, req, mirrorCopy{requestURI: requestURI, path: d.path, query: d.query, proto: d.proto, host: d.host}, body)
+	go r.mirrors.send(m, req, c)
 }
 
 // mirrorCopy is what a copy needs from the request's decision, copied
-// because the decision lives on the handler's stack.
+// because the decision lives on the handler's stack, and the body it
+// sends: body, or the file spill the copy holds open (nil for none).
 type mirrorCopy struct {
 	requestURI, path, query, proto, host string
+	body                                 []byte
+	spill                                *spillBody
 }
 
 // sendMirror sends the copy and reads its answer away: req is mirror's
 // copy of the request's method, host and headers. nginx's mirror subrequest passes the client's
 // headers (its mirror location sets only Host), and its body when
 // mirror-request-body is on.
-func (r *Router) sendMirror(m *match.Mirror, req *http.Request, c mirrorCopy, body []byte) {
+func (r *Router) sendMirror(m *match.Mirror, req *http.Request, c mirrorCopy) {
 	defer r.mirrors.inFlight.Add(-1)
 	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), mirrorKey{}, true), r.timeouts.connect+r.timeouts.read)
 	defer cancel()
 	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
+	size := int64(-1)
+	switch {
+	case c.spill != nil:
+		defer c.spill.release()
+		rd, size = io.NewSectionReader(c.spill.f, 0, c.spill.size), c.spill.size
+	case c.body != nil:
+		rd, size = bytes.NewReader(c.body), int64(len(c.body))
 	}
 	url := m.URL(c.requestURI, c.path, c.query, c.proto, c.host)
 	if b := m.Backend; b != nil {
@@ -123,9 +137,9 @@ func (r *Router) sendMirror(m *match.Mirror, req *http.Request, c mirrorCopy, bo
 	if m.Host == "" {
 		out.Host = req.Host
 	}
-	if body != nil {
-		out.ContentLength = int64(len(body))
-		out.Header["Content-Length"] = []string{strconv.Itoa(len(body))}
+	if size >= 0 {
+		out.ContentLength = size
+		out.Header["Content-Length"] = []string{strconv.FormatInt(size, 10)}
 	}
 	res, err := r.auth.rt.RoundTrip(out)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -318,7 +319,7 @@ func BenchmarkMirror(b *testing.B) {
 			r := newTestRouter(Options{Transport: tr})
 			b.Cleanup(r.CloseIdleConnections)
 			if tc.stub {
-				r.mirrors.send = func(*match.Mirror, *http.Request, mirrorCopy, []byte) { r.mirrors.inFlight.Add(-1) }
+				r.mirrors.send = func(*match.Mirror, *http.Request, mirrorCopy) { r.mirrors.inFlight.Add(-1) }
 			}
 			rt := route(match.Prefix, "/api", web)
 			rt.Response = tc.resp
@@ -415,6 +416,48 @@ func TestCustomErrorPageDoesNotWaitForTheBody(t *testing.T) {
 			case <-time.After(3 * time.Second):
 				t.Fatal("no error page 3 s after the backend's 503 head came")
 			}
+		})
+	}
+}
+
+// A body is mirrored whatever its size and however the location passes
+// it on: nginx's mirror_request_body reads the body whole before the
+// subrequests (a longer one into its temporary file, which both then
+// read), turning proxy-request-buffering off. The backend gets the whole
+// body too.
+func TestMirrorCopiesEveryBody(t *testing.T) {
+	sink, addr := newMirrorSink(t)
+	back := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		_, _ = io.WriteString(w, strconv.Itoa(len(b)))
+	}))
+	t.Cleanup(back.Close)
+	web := httpBackend("prod/web:80", back.Listener.Addr().String())
+	payload := strings.Repeat("0123456789abcdef", 4<<10) // 64 KiB: past the 8 KiB held in memory
+	for _, tc := range []struct {
+		name   string
+		policy *match.Policy
+	}{
+		{"held in a temporary file", nil},
+		{"proxy-request-buffering off", &match.Policy{StreamRequestBody: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newTestRouter(Options{})
+			t.Cleanup(r.CloseIdleConnections)
+			rt := route(match.Prefix, "/", web)
+			rt.Response = &match.Response{Mirror: &match.Mirror{Target: "http://" + addr + "$request_uri", Host: "shadow.internal"}}
+			rt.Policy = tc.policy
+			r.Publish(mustTable(match.Spec{VirtualHosts: []*match.VirtualHost{vhost("app.example.com", nil, rt)}, Backends: []*match.Backend{web}}))
+			req := httptest.NewRequest(http.MethodPost, "/upload", strings.NewReader(payload))
+			req.Host = "app.example.com"
+			rec := httptest.NewRecorder()
+			r.ServeHTTP(rec, req)
+			assert.Equal(t, http.StatusOK, rec.Code)
+			assert.Equal(t, strconv.Itoa(len(payload)), rec.Body.String(), "the backend's body")
+			c := sink.next(t)
+			assert.Equal(t, "/upload", c.uri)
+			assert.True(t, c.body == payload, "the copy's body: %d bytes of %d", len(c.body), len(payload))
+			assert.Zero(t, r.Stats().MirrorsDropped)
 		})
 	}
 }

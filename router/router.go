@@ -553,8 +553,8 @@ type Stats struct {
 	// (match.RegexBudget) without a match.
 	RegexBudgetExceeded uint64
 	// MirrorsDropped counts mirrored copies (mirror-target) not sent:
-	// MirrorInFlight were in flight already, or the body was not held in
-	// memory. MirrorsFailed counts copies whose exchange failed.
+	// MirrorInFlight were in flight already, or the body was a gRPC
+	// stream. MirrorsFailed counts copies whose exchange failed.
 	MirrorsDropped, MirrorsFailed uint64
 	// HeadersDropped counts header values not sent because, their
 	// variables expanded, they held CR, LF, NUL or another control byte

@@ -1285,9 +1285,11 @@
 //     request neither waits for it nor fails with it. A target without
 //     variables follows proxy_pass: with no path the copy's path is the
 //     subrequest's, "/_mirror-<Ingress UID>", else that path; the client's
-//     query follows either. At most router.MirrorInFlight copies are in
-//     flight per Router; one more is dropped and counted
-//     (router.Stats.MirrorsDropped), as is one of a gRPC body. As nginx's
+//     query follows either. $uri is the subrequest's path too, as in
+//     nginx, where $request_uri and $args are the request's. At most
+//     router.MirrorInFlight copies are in flight per Router; one more is
+//     dropped and counted (router.Stats.MirrorsDropped), as is one of a
+//     gRPC body. As nginx's
 //     mirror_request_body, a location that mirrors the body reads it whole
 //     first (into its temporary file past client-body-buffer-size), even
 //     with proxy-request-buffering "off". A target ramjet cannot serve (a

@@ -85,7 +85,8 @@ type Mirror struct {
 	// then a path that may use $request_uri, $uri, $args, $is_args,
 	// $host and $scheme. A target without variables keeps nginx's
 	// proxy_pass rule: with no path it is sent Source, with one that
-	// path, and the request's query follows either.
+	// path, and the request's query follows either. As in nginx's
+	// subrequest, $uri is Source (the request's path when Source is "").
 	Target string
 	// Host is the Host header the copy carries (mirror-host; by default
 	// the target's host name).
@@ -208,7 +209,7 @@ func validMirrorHost(h string) bool {
 // $request_uri, the request-target as received, which no rewrite changes;
 // escaped path and query are the URI and arguments the request has when
 // the copy is sent ($uri, $args), host its normalized host and scheme the
-// client's.
+// client's. $uri is Source when set, the subrequest's URI.
 func (m *Mirror) URL(requestURI, path, query, scheme, host string) string {
 	return m.URLAt(m.authority, requestURI, path, query, scheme, host)
 }
@@ -238,6 +239,12 @@ func (m *Mirror) URLAt(authority, requestURI, path, query, scheme, host string) 
 		case vars.RequestURI:
 			b.WriteString(requestURI)
 		case vars.URI:
+			if m.Source != "" {
+				// nginx's mirror subrequest has the URI Source; it shares
+				// the request's $request_uri and arguments.
+				b.WriteString(m.Source)
+				continue
+			}
 			b.WriteString(path)
 		case vars.Args:
 			b.WriteString(query)

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The copy's URL follows nginx: with variables, the target as expanded;
-// without, proxy_pass's rule (no path: the subrequest's; a path: that
+// The copy's URL follows nginx: with variables, the target as expanded
+// in the subrequest ($uri is its own URI); without, proxy_pass's rule (no path: the subrequest's; a path: that
 // path), the client's query after either.
 func TestMirrorURL(t *testing.T) {
 	for _, tc := range []struct {
@@ -21,7 +21,7 @@ func TestMirrorURL(t *testing.T) {
 		{"https://test.env.com$request_uri", "/a", "", true, "https://test.env.com/a?"},
 		{"http://m:8080/copy$is_args$args", "/a", "q=2", true, "http://m:8080/copy?q=2"},
 		{"http://m:8080/copy$is_args$args", "/a", "", false, "http://m:8080/copy"},
-		{"http://m/${uri}/x", "/p", "q", true, "http://m//p/x"},
+		{"http://m/${uri}/x", "/p", "q", true, "http://m//_mirror-uid/x"}, // the subrequest's URI
 		{"http://m/$scheme/$host", "/p", "", false, "http://m/https/shop.example.com"},
 		{"http://localhost/mirror", "/a", "q=1", true, "http://localhost/mirror?q=1"},
 		{"http://localhost", "/a", "q=1", true, "http://localhost/_mirror-uid?q=1"},

@@ -203,6 +203,12 @@ func TestMirrorCopy(t *testing.T) {
 	assert.Equal(t, "/_mirror-uid?q=1", c.uri, "proxy_pass without a URI passes the subrequest's, with the query")
 	assert.Empty(t, c.body, "mirror-request-body off")
 	assert.Equal(t, "PUT", c.method)
+
+	// $uri is the subrequest's URI; $request_uri and $args are the
+	// request's, which the subrequest shares.
+	r.Publish(responseTable(web, &match.Response{Mirror: &match.Mirror{Target: "http://" + addr + "/copy$uri$is_args$args", Host: "h", Source: "/_mirror-uid"}}))
+	_ = body(t, serve(r, http.MethodGet, "app.example.com", "/a/b?q=1", nil))
+	assert.Equal(t, "/copy/_mirror-uid?q=1", sink.next(t).uri)
 }
 
 // A mirror target that never answers neither delays nor fails the real

@@ -900,7 +900,8 @@
 // canary-by-header-pattern, canary-by-cookie, canary-weight and
 // canary-weight-total; §10 says what they do. canary is a boolean in Go's
 // syntax; canary-weight and canary-weight-total are whole numbers (decimal,
-// optionally signed, within 32 bits); canary-by-header and canary-by-cookie
+// optionally signed, within 32 bits, no spaces: ingress-nginx refuses " 10"
+// and weighs 0 of 100); canary-by-header and canary-by-cookie
 // name a header or cookie (an HTTP token); canary-by-header-value is any
 // value without a line break or NUL; canary-by-header-pattern is a
 // non-empty regular expression in Go's syntax. A value that does not parse

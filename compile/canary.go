@@ -59,9 +59,11 @@ var applyCanary = boolAnnotation(func(v *annotationValues, key string, on bool) 
 })
 
 // canaryInt parses an integer as ingress-nginx's canary-weight does:
-// decimal, optionally signed.
+// decimal, optionally signed, as written (strconv.Atoi), so that a value
+// it refuses, a space around the digits included, is refused here too
+// (it then weighs 0, of a total of 100).
 func canaryInt(key, value string) (int, error) {
-	n, err := strconv.Atoi(strings.TrimSpace(value))
+	n, err := strconv.Atoi(value)
 	if err != nil || n < -1<<31 || n > 1<<31-1 {
 		return 0, fmt.Errorf("%s %q is not a whole number; not applied", key, value)
 	}

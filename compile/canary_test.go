@@ -126,3 +126,52 @@ func TestPCRERefuses(t *testing.T) {
 		require.Equal(t, want, canaryPatternRE.MatchString(pattern), pattern)
 	}
 }
+
+// canaryOf compiles a primary and a canary Ingress with the annotations
+// kv (without prefix) and returns the canary the primary's backend gets,
+// and the warnings.
+func canaryOf(t *testing.T, kv ...string) (*match.Canary, []Warning) {
+	t.Helper()
+	anns := []string{NginxPrefix + "canary", "true"}
+	for i := 0; i < len(kv); i += 2 {
+		anns = append(anns, NginxPrefix+kv[i], kv[i+1])
+	}
+	s := mkSnapshot(
+		mkService("prod", "api", ":80:"), mkSlice("prod", "api", "a", "", 80, "10.0.0.1"),
+		mkService("prod", "api-canary", ":80:"), mkSlice("prod", "api-canary", "a", "", 80, "10.0.0.2"),
+		mkIngress("prod", "primary", 1, withRules(mkRule("shop.example.com", prefix("/", "api", 80)))),
+		mkIngress("prod", "canary", 2, withAnnotations(anns...), withRules(mkRule("shop.example.com", prefix("/", "api-canary", 80)))),
+	)
+	tab, ws := compileOK(t, s, Options{})
+	be := tab.Lookup("shop.example.com", "/").Backend
+	require.NotNil(t, be.Traffic)
+	return be.Traffic.Canary, ws
+}
+
+// The canary's weights are read as ingress-nginx's ValidateInt reads them
+// (strconv.Atoi of the value as written): one with a space is refused, and
+// ingress-nginx then weighs 0 of 100, so the canary takes no weighted share.
+func TestCanaryWeightAsNginxReadsIt(t *testing.T) {
+	field := func(k string) string { return "metadata.annotations[" + NginxPrefix + k + "]" }
+	for _, tc := range []struct {
+		name          string
+		kv            []string
+		weight, total int
+		warnings      []short
+	}{
+		{"plain", []string{"canary-weight", "10", "canary-weight-total", "200"}, 10, 200, nil},
+		{"weight with a space", []string{"canary-weight", " 10"}, 0, 100,
+			[]short{{AnnotationRejected, "Ingress prod/canary", field("canary-weight")}}},
+		{"total with a space", []string{"canary-weight", "10", "canary-weight-total", "200 "}, 10, 100,
+			[]short{{AnnotationRejected, "Ingress prod/canary", field("canary-weight-total")}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, ws := canaryOf(t, tc.kv...)
+			if diff := cmp.Diff(tc.warnings, shorten(ws), cmpEmpty); diff != "" {
+				t.Fatalf("warnings (-want +got):\n%s\n%s", diff, warningText(ws))
+			}
+			require.NotNil(t, c)
+			require.Equal(t, [2]int{tc.weight, tc.total}, [2]int{c.Weight, c.WeightTotal})
+		})
+	}
+}

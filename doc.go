@@ -903,7 +903,10 @@
 // optionally signed, within 32 bits, no spaces: ingress-nginx refuses " 10"
 // and weighs 0 of 100); canary-by-header and canary-by-cookie
 // name a header or cookie (an HTTP token); canary-by-header-value is any
-// value without a line break or NUL; canary-by-header-pattern is a
+// value without a line break or NUL (under ingress-nginx's prefix, letters,
+// digits and /-._~: as its validator takes them, trimmed: another value is
+// not applied, so the header decides by "always" and "never", as there);
+// canary-by-header-pattern is a
 // non-empty regular expression in Go's syntax. A value that does not parse
 // warns AnnotationRejected and is not applied, except that
 // canary-by-header-pattern follows ingress-nginx: a value with a byte its

@@ -111,7 +111,17 @@ func applyCanaryHeader(v *annotationValues, key, value string) error {
 	return nil
 }
 
+// applyCanaryHeaderValue reads the value; under ingress-nginx's prefix as
+// its validator (canary/main.go, parser.BasicCharsRegex with spaces
+// removed) and parser (trimmed) read it: a value it refuses is unset
+// there, so the header decides by "always" and "never", as here.
 func applyCanaryHeaderValue(v *annotationValues, key, value string) error {
+	if !native(key) {
+		if !matches(reBasicChars, true)(value) {
+			return fmt.Errorf("%s %q holds a byte ingress-nginx's validator refuses (only letters, digits and /-._~:); not applied, so the header decides by \"always\" and \"never\"", key, value)
+		}
+		value = strings.TrimSpace(value)
+	}
 	if strings.ContainsAny(value, "\r\n\x00") {
 		return fmt.Errorf("%s %q holds a line break or NUL, which no header value can; not applied", key, value)
 	}

@@ -175,3 +175,29 @@ func TestCanaryWeightAsNginxReadsIt(t *testing.T) {
 		})
 	}
 }
+
+// canary-by-header-value under ingress-nginx's prefix passes its validator
+// (letters, digits and /-._~: once spaces are removed) and is trimmed;
+// a value it refuses is unset there, so the header decides by "always"
+// and "never".
+func TestCanaryHeaderValueAsNginxReadsIt(t *testing.T) {
+	field := "metadata.annotations[" + NginxPrefix + "canary-by-header-value]"
+	for _, tc := range []struct {
+		value, want string
+		warnings    []short
+	}{
+		{"v1.2_x-y~z:/w", "v1.2_x-y~z:/w", nil},
+		{" v1 ", "v1", nil},
+		{"v=1", "", []short{{AnnotationRejected, "Ingress prod/canary", field}}},
+		{"a,b", "", []short{{AnnotationRejected, "Ingress prod/canary", field}}},
+	} {
+		t.Run(tc.value, func(t *testing.T) {
+			c, ws := canaryOf(t, "canary-by-header", "X-Canary", "canary-by-header-value", tc.value)
+			if diff := cmp.Diff(tc.warnings, shorten(ws), cmpEmpty); diff != "" {
+				t.Fatalf("warnings (-want +got):\n%s\n%s", diff, warningText(ws))
+			}
+			require.Equal(t, "X-Canary", c.Header)
+			require.Equal(t, tc.want, c.HeaderValue)
+		})
+	}
+}

@@ -712,7 +712,11 @@
 //   - An nginx.ingress.kubernetes.io/ annotation ramjet does not implement
 //     warns AnnotationUnsupported, once per key and Ingress, so a migration
 //     lists exactly what does not carry over. One whose value does not parse
-//     warns AnnotationRejected.
+//     warns AnnotationRejected. Values are read as ingress-nginx reads them:
+//     a boolean or number as written (" 10" is refused), and the strings
+//     its parser trims (backend-protocol, load-balance, upstream-hash-by,
+//     canary-by-header, canary-by-cookie and the session-cookie-* values)
+//     with spaces around them dropped.
 //
 // Annotations under a prefix the embedder registers in
 // compile.Options.ExtensionPrefixes ("example.com/") are neither read nor

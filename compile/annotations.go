@@ -200,10 +200,21 @@ func (b *builder) nginxAnnotation(ing *ingress, key, name, value string) {
 	if _, shadowed := ing.obj.Annotations[NativePrefix+name]; shadowed {
 		return
 	}
+	if nginxTrimmed[name] {
+		value = strings.TrimSpace(value)
+	}
 	if err := spec.apply(&ing.ann, key, value); err != nil {
 		b.warn(AnnotationRejected, ing.ref(), annotationField(key), err.Error())
 	}
 }
+
+// nginxTrimmed are the string annotations whose ingress-nginx validator
+// ignores spaces (it removes them, or trims the value) and whose value
+// its parser then trims (parser.GetStringAnnotation): " GRPC" is GRPC
+// there. Booleans and numbers are read as written (a space refuses them
+// there too); the other keys' parsers take spaces as ingress-nginx does.
+var nginxTrimmed = setOf("backend-protocol", "load-balance", "upstream-hash-by", "canary-by-header", "canary-by-cookie",
+	"session-cookie-name", "session-cookie-path", "session-cookie-domain", "session-cookie-expires", "session-cookie-max-age")
 
 // boolAnnotation applies a boolean annotation through set.
 func boolAnnotation(set func(v *annotationValues, key string, on bool)) func(v *annotationValues, key, value string) error {

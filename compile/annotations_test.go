@@ -199,3 +199,53 @@ func TestOldestDecidesThroughDefaultBackend(t *testing.T) {
 		require.Equal(t, "Ingress prod/old", w.WinnerText())
 	}
 }
+
+// A string annotation ingress-nginx reads with GetStringAnnotation, whose
+// validator ignores spaces and whose parser trims the value, means the
+// same with spaces around it: " GRPC" is GRPC there.
+func TestNginxStringAnnotationsTrimmed(t *testing.T) {
+	snap := func(primary, canary []string) Snapshot {
+		return mkSnapshot(
+			mkService("prod", "api", ":80:"), mkSlice("prod", "api", "a", "", 80, "10.0.0.1"),
+			mkService("prod", "api-canary", ":80:"), mkSlice("prod", "api-canary", "a", "", 80, "10.0.0.2"),
+			mkIngress("prod", "primary", 1, withAnnotations(primary...), withRules(mkRule("shop.example.com", prefix("/", "api", 80)))),
+			mkIngress("prod", "canary", 2, withAnnotations(append([]string{NginxPrefix + "canary", "true"}, canary...)...),
+				withRules(mkRule("shop.example.com", prefix("/", "api-canary", 80)))),
+		)
+	}
+	affinity := []string{NginxPrefix + "affinity", "cookie"}
+	for _, tc := range []struct {
+		key, value string
+		with       []string // the primary's other annotations
+		onCanary   bool
+	}{
+		{key: "backend-protocol", value: "GRPC"},
+		{key: "load-balance", value: "ewma"},
+		{key: "upstream-hash-by", value: "$request_uri"},
+		{key: "canary-by-header", value: "X-Canary", onCanary: true},
+		{key: "canary-by-cookie", value: "beta", onCanary: true},
+		{key: "session-cookie-name", value: "route", with: affinity},
+		{key: "session-cookie-path", value: "/app", with: affinity},
+		{key: "session-cookie-domain", value: "example.com", with: affinity},
+		{key: "session-cookie-expires", value: "3600", with: affinity},
+		{key: "session-cookie-max-age", value: "3600", with: affinity},
+	} {
+		t.Run(tc.key, func(t *testing.T) {
+			build := func(value string) (string, []Warning) {
+				kv := []string{NginxPrefix + tc.key, value}
+				s := snap(append(kv, tc.with...), nil)
+				if tc.onCanary {
+					s = snap(tc.with, kv)
+				}
+				tab, ws := compileOK(t, s, Options{})
+				return tab.String(), ws
+			}
+			want, _ := build(tc.value)
+			got, ws := build(" " + tc.value + " ")
+			require.Equal(t, want, got)
+			for _, w := range ws {
+				require.NotEqual(t, AnnotationRejected, w.Reason, w.Message)
+			}
+		})
+	}
+}

@@ -931,7 +931,9 @@
 // subsets it warns and has no effect), affinity (cookie) and
 // affinity-mode (balanced or persistent), both in lower case as
 // ingress-nginx's validator wants them ("Cookie" is no affinity),
-// affinity-canary-behavior (sticky or legacy) and the session-cookie-*
+// affinity-canary-behavior (sticky or legacy, in lower case under
+// nginx.ingress.kubernetes.io/, where "Legacy" is refused and the canary
+// stays sticky) and the session-cookie-*
 // settings; §9 says what they do and which Ingress decides for a backend.
 // session-cookie-name is an HTTP token; session-cookie-path starts with
 // "/", and it and session-cookie-domain are printable ASCII without spaces

@@ -78,8 +78,16 @@ func applyAffinityMode(v *annotationValues, key, value string) error {
 	return nil
 }
 
+// applyAffinityCanaryBehavior reads sticky or legacy, trimmed; under
+// ingress-nginx's prefix in lower case only, as its validator takes them
+// (sessionaffinity/main.go: ValidateOptions, case-sensitive), "Legacy"
+// leaving the canary sticky there.
 func applyAffinityCanaryBehavior(v *annotationValues, key, value string) error {
-	switch strings.ToLower(strings.TrimSpace(value)) {
+	value = strings.TrimSpace(value)
+	if native(key) {
+		value = strings.ToLower(value)
+	}
+	switch value {
 	case "sticky":
 		v.trafficW().affinity.canaryBehavior = stickyCanary
 	case "legacy":

@@ -132,6 +132,12 @@ func TestPCRERefuses(t *testing.T) {
 // and the warnings.
 func canaryOf(t *testing.T, kv ...string) (*match.Canary, []Warning) {
 	t.Helper()
+	return canaryWith(t, nil, kv...)
+}
+
+// canaryWith is canaryOf with the primary's annotations (with prefix).
+func canaryWith(t *testing.T, primary []string, kv ...string) (*match.Canary, []Warning) {
+	t.Helper()
 	anns := []string{NginxPrefix + "canary", "true"}
 	for i := 0; i < len(kv); i += 2 {
 		anns = append(anns, NginxPrefix+kv[i], kv[i+1])
@@ -139,7 +145,7 @@ func canaryOf(t *testing.T, kv ...string) (*match.Canary, []Warning) {
 	s := mkSnapshot(
 		mkService("prod", "api", ":80:"), mkSlice("prod", "api", "a", "", 80, "10.0.0.1"),
 		mkService("prod", "api-canary", ":80:"), mkSlice("prod", "api-canary", "a", "", 80, "10.0.0.2"),
-		mkIngress("prod", "primary", 1, withRules(mkRule("shop.example.com", prefix("/", "api", 80)))),
+		mkIngress("prod", "primary", 1, withAnnotations(primary...), withRules(mkRule("shop.example.com", prefix("/", "api", 80)))),
 		mkIngress("prod", "canary", 2, withAnnotations(anns...), withRules(mkRule("shop.example.com", prefix("/", "api-canary", 80)))),
 	)
 	tab, ws := compileOK(t, s, Options{})
@@ -200,4 +206,18 @@ func TestCanaryHeaderValueAsNginxReadsIt(t *testing.T) {
 			require.Equal(t, tc.want, c.HeaderValue)
 		})
 	}
+}
+
+// affinity-canary-behavior is sticky or legacy in lower case under
+// ingress-nginx's prefix, as its validator is case-sensitive: "Legacy" is
+// refused there and the canary stays sticky.
+func TestAffinityCanaryBehaviorCase(t *testing.T) {
+	field := "metadata.annotations[" + NginxPrefix + "affinity-canary-behavior]"
+	affinity := []string{NginxPrefix + "affinity", "cookie"}
+	c, ws := canaryWith(t, affinity, "canary-by-header", "X-Canary", "affinity-canary-behavior", " legacy")
+	require.Empty(t, ws, warningText(ws))
+	require.False(t, c.Sticky)
+	c, ws = canaryWith(t, affinity, "canary-by-header", "X-Canary", "affinity-canary-behavior", "Legacy")
+	require.Equal(t, []short{{AnnotationRejected, "Ingress prod/canary", field}}, shorten(ws))
+	require.True(t, c.Sticky)
 }

@@ -335,7 +335,8 @@ func (b *builder) applyGlobalAuth(ing *ingress) {
 	a := &ing.ann.access
 	enabled := true
 	if e, ok := a.get("enable-global-auth"); ok {
-		v, err := strconv.ParseBool(strings.TrimSpace(e.value))
+		// As written: ingress-nginx refuses " false" and applies it.
+		v, err := strconv.ParseBool(e.value)
 		if err != nil {
 			b.rejectAccess(ing, e.key, strconv.Quote(e.value)+" is not a boolean; the global authentication applies")
 		} else {

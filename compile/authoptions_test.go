@@ -114,3 +114,27 @@ func FuzzProxyingValues(f *testing.F) {
 		require.GreaterOrEqual(t, p.nextTO, time.Duration(0))
 	})
 }
+
+// enable-global-auth is a boolean as written, as ingress-nginx's
+// GetBoolAnnotation reads it: " false" is refused there, and the global
+// authentication then applies; so it does here.
+func TestEnableGlobalAuthAsWritten(t *testing.T) {
+	o := Options{GlobalAuth: &GlobalAuth{URL: "http://auth.example.com/check"}}
+	for _, tc := range []struct {
+		value    string
+		global   bool
+		rejected bool
+	}{
+		{"false", false, false},
+		{"true", true, false},
+		{" false", true, true},
+		{"no", true, true},
+	} {
+		t.Run(tc.value, func(t *testing.T) {
+			tab, ws := compileOK(t, protocolSnapshot(NginxPrefix+"enable-global-auth", tc.value), o)
+			auth := tab.Lookup("shop.example.com", "/").Route.Auth
+			require.Equal(t, tc.global, auth != nil && auth.External != nil, warningText(ws))
+			require.Equal(t, tc.rejected, len(ws) == 1 && ws[0].Reason == AnnotationRejected, warningText(ws))
+		})
+	}
+}

@@ -629,7 +629,11 @@
 // session is placed by the policy; in balanced mode the session is a key
 // that consistent hashing (§9's ring) maps to an endpoint, so that adding
 // endpoints moves about 1/n of the sessions onto them, and a new session
-// gets a new key from the backend's cursor. A request whose cookie names a
+// gets a new key from the backend's cursor. The cookie is read as
+// lua-resty-cookie reads it for ingress-nginx's sticky balancers, not as
+// $cookie_<name>: its name exactly, the last of several (a browser sends
+// one set on a shorter path after one set on a longer path), its value to
+// the next ';' or tab. A request whose cookie names a
 // live endpoint of the backend goes there and gets no new cookie;
 // otherwise the endpoint is chosen as above and the answer sets the cookie,
 // its attributes in the order ingress-nginx's lua-resty-cookie writes them:

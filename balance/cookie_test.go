@@ -5,11 +5,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // TestCookie: $cookie_<name> as nginx 1.27 (ingress-nginx v1.15) reads it,
-// for every caller: session affinity, canary-by-cookie, upstream-hash-by,
+// for every caller but session affinity (StickyCookie): canary-by-cookie, upstream-hash-by,
 // snippets and the auth cache key.
 func TestCookie(t *testing.T) {
 	tests := []struct {
@@ -61,4 +62,34 @@ func FuzzCookie(f *testing.F) {
 		require.True(t, strings.Contains(line, v))
 		require.NotContains(t, v, ";")
 	})
+}
+
+// TestStickyCookie: the affinity cookie as lua-resty-cookie reads
+// $http_cookie for ingress-nginx's sticky balancers.
+func TestStickyCookie(t *testing.T) {
+	for _, tc := range []struct {
+		lines []string
+		want  string
+		found bool
+	}{
+		{nil, "", false},
+		{[]string{"route=a|t"}, "a|t", true},
+		{[]string{"x=1; route=a|t; y=2"}, "a|t", true},
+		{[]string{"Route=a|t"}, "", false},               // the name matches exactly
+		{[]string{"route=a; route=b"}, "b", true},        // the last pair wins
+		{[]string{"route=a", "x=1; route=b"}, "b", true}, // over the lines joined
+		{[]string{"route=a b; x=1"}, "a b", true},        // a space stays in the value
+		{[]string{"route=a\tb"}, "a", true},              // a tab ends it
+		{[]string{"route=a, x=1"}, "a, x=1", true},       // a ',' does not
+		{[]string{"flag; route=a"}, "", false},           // the name runs to '='
+		{[]string{"flag", "route=a"}, "", false},         // across lines too
+		{[]string{" \troute=a"}, "a", true},              // spaces and tabs before a pair
+		{[]string{"route="}, "", true},                   // empty
+		{[]string{"route=a;"}, "a", true},
+	} {
+		got, found := StickyCookie(tc.lines, "route")
+		assert.Equal(t, tc.found, found, "%q", tc.lines)
+		assert.Equal(t, tc.want, got, "%q", tc.lines)
+	}
+	assert.Zero(t, testing.AllocsPerRun(100, func() { StickyCookie([]string{"a=1; route=x|y"}, "route") }))
 }

@@ -38,7 +38,7 @@ func (st *serving) readSession(ch *choice, a *match.SessionAffinity, rt *match.R
 	if a.ConditionalSameSiteNone && a.SameSite == "None" {
 		ch.userAgent = req.Header.Get("User-Agent")
 	}
-	v, ok := balance.Cookie(req, a.CookieName)
+	v, ok := balance.StickyCookie(req.Header["Cookie"], a.CookieName)
 	if !ok {
 		return
 	}

@@ -169,7 +169,7 @@ func (st *serving) pinned(b *match.Backend, req *http.Request) bool {
 	if b.Traffic == nil || b.Traffic.Affinity == nil {
 		return false
 	}
-	v, ok := balance.Cookie(req, b.Traffic.Affinity.CookieName)
+	v, ok := balance.StickyCookie(req.Header["Cookie"], b.Traffic.Affinity.CookieName)
 	if !ok {
 		return false
 	}

@@ -316,11 +316,7 @@ func (r *SnippetRequest) variable(v vars.Ref) string {
 		c, _ := balance.CookieValue(r.Header["Cookie"], v.Name)
 		return c
 	case vars.Arg:
-		for kv := range strings.SplitSeq(r.Args, "&") {
-			if k, val, _ := strings.Cut(kv, "="); EqualFoldASCII(k, v.Name) {
-				return val
-			}
-		}
+		return ArgValue(r.Args, v.Name)
 	}
 	return ""
 }
@@ -1075,4 +1071,17 @@ func opText(op *SnippetOp) string {
 		w = append(w, "type "+strings.Join(op.Types, ","))
 	}
 	return strings.Join(w, " ")
+}
+
+// ArgValue is $arg_<name> of the query args as nginx's ngx_http_arg reads
+// it: the first argument whose name is name in any ASCII case and is
+// followed by '=', its value running to the next '&'. An argument without
+// '=' names no value.
+func ArgValue(args, name string) string {
+	for kv := range strings.SplitSeq(args, "&") {
+		if k, val, ok := strings.Cut(kv, "="); ok && EqualFoldASCII(k, name) {
+			return val
+		}
+	}
+	return ""
 }

@@ -248,3 +248,12 @@ func TestSnippetAllowsIgnoresZone(t *testing.T) {
 	require.False(t, s.Allows(netip.MustParseAddr("fe80::1%eth0")))
 	require.True(t, s.Allows(netip.MustParseAddr("2001:db8::1")))
 }
+
+// TestArgValue: $arg_<name> as ngx_http_arg reads it; an argument without
+// '=' is skipped, not read as empty.
+func TestArgValue(t *testing.T) {
+	assert.Equal(t, "d", ArgValue("tenant&tenant=d", "tenant"))
+	assert.Equal(t, "b", ArgValue("x=1&Tenant=b&tenant=c", "tenant"))
+	assert.Equal(t, "", ArgValue("xtenant=1", "tenant"))
+	assert.Equal(t, "", ArgValue("", "tenant"))
+}

@@ -520,6 +520,25 @@ func TestAuthVarsCookie(t *testing.T) {
 	}
 }
 
+// TestAuthVarsArg: $arg_<name> in auth-cache-key and auth-proxy-set-headers
+// as nginx's ngx_http_arg reads it: the name in any case, with '='.
+func TestAuthVarsArg(t *testing.T) {
+	for _, tc := range []struct{ query, want string }{
+		{"tenant=a", "a"},
+		{"TENANT=a", "a"},
+		{"x=1&Tenant=b&tenant=c", "b"},
+		{"tenant&tenant=d", "d"},
+		{"xtenant=1", ""},
+		{"tenant=", ""},
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/?"+tc.query, nil)
+		v := authVars{req: req}
+		ref, err := match.ParseVarTemplate("$arg_tenant")
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, v.expand(&ref), tc.query)
+	}
+}
+
 // TestAuthCacheVary: an answer whose Vary names request headers depends on
 // more than auth-cache-key; nginx's cache keeps it per value of those
 // headers and serves it only to requests that send the same ones. "Vary:

@@ -53,11 +53,7 @@ func (v *authVars) value(x vars.Ref) string {
 		c, _ := balance.Cookie(req, x.Name)
 		return c
 	case vars.Arg:
-		for kv := range strings.SplitSeq(req.URL.RawQuery, "&") {
-			if k, val, _ := strings.Cut(kv, "="); k == x.Name {
-				return val
-			}
-		}
+		return match.ArgValue(req.URL.RawQuery, x.Name)
 	}
 	return ""
 }

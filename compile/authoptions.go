@@ -257,7 +257,7 @@ func (b *builder) authKeepalive(ing *ingress, x *match.ExternalAuth, o *match.Ex
 		o.Keepalive, o.KeepaliveRequests, o.KeepaliveTimeout = conns, reqs, time.Duration(min(secs, maxTimeoutSeconds))*time.Second
 	}
 	if s, ok := raw.get("auth-keepalive-share-vars"); ok {
-		v, err := strconv.ParseBool(strings.TrimSpace(s.value))
+		v, err := strconv.ParseBool(s.value)
 		if err != nil {
 			b.rejectAccess(ing, s.key, strconv.Quote(s.value)+" is not a boolean; false applies")
 		}

@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -135,6 +136,22 @@ func TestEnableGlobalAuthAsWritten(t *testing.T) {
 			auth := tab.Lookup("shop.example.com", "/").Route.Auth
 			require.Equal(t, tc.global, auth != nil && auth.External != nil, warningText(ws))
 			require.Equal(t, tc.rejected, len(ws) == 1 && ws[0].Reason == AnnotationRejected, warningText(ws))
+		})
+	}
+}
+
+// Boolean annotations are read as written, as ingress-nginx's
+// GetBoolAnnotation reads them: " true" is refused there, the annotation
+// then absent, and so here.
+func TestBooleanAnnotationsAsWritten(t *testing.T) {
+	for _, key := range []string{"ssl-passthrough", "ssl-prefer-server-ciphers", "enable-opentelemetry"} {
+		t.Run(key, func(t *testing.T) {
+			_, ws := compileOK(t, protocolSnapshot(NginxPrefix+key, " true"), Options{})
+			rejected := false
+			for _, w := range ws {
+				rejected = rejected || w.Reason == AnnotationRejected && strings.Contains(w.Field, key)
+			}
+			require.True(t, rejected, warningText(ws))
 		})
 	}
 }

@@ -36,7 +36,7 @@ func (b *builder) applyServerTLS() {
 	parsed := make(map[*ingress]*match.ServerTLS)
 	for _, ing := range b.ingresses {
 		if pv, ok := ing.ann.access.get("ssl-prefer-server-ciphers"); ok {
-			if on, err := strconv.ParseBool(strings.TrimSpace(pv.value)); err != nil {
+			if on, err := strconv.ParseBool(pv.value); err != nil {
 				b.rejectAccess(ing, pv.key, "not a boolean (true or false); not applied")
 			} else if !on {
 				b.warn(AnnotationSubstituted, ing.ref(), annotationField(pv.key),

@@ -178,7 +178,7 @@ func (b *builder) resolvePassthrough(ing *ingress) bool {
 	if !ok {
 		return false
 	}
-	on, err := strconv.ParseBool(strings.TrimSpace(a.value))
+	on, err := strconv.ParseBool(a.value)
 	switch {
 	case err != nil:
 		b.rejectAccess(ing, a.key, strconv.Quote(a.value)+" is not a boolean (true or false); not applied")
@@ -398,7 +398,7 @@ func (b *builder) resolveClientTLS(ing *ingress) *match.ClientTLS {
 		}
 	}
 	if a, ok := raw.get("auth-tls-pass-certificate-to-upstream"); ok {
-		if on, err := strconv.ParseBool(strings.TrimSpace(a.value)); err == nil {
+		if on, err := strconv.ParseBool(a.value); err == nil {
 			c.PassCertificate = on
 		} else {
 			b.rejectAccess(ing, a.key, strconv.Quote(a.value)+" is not a boolean (true or false); not applied (ingress-nginx drops the whole Ingress)")

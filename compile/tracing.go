@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
-	"strings"
 
 	"ramjet.dev/ramjet/match"
 	"ramjet.dev/ramjet/router/configmap"
@@ -119,7 +118,7 @@ func (b *builder) resolveTracing(ing *ingress) {
 	set, on := false, false
 	if t.enable.set() {
 		var err error
-		on, err = strconv.ParseBool(strings.TrimSpace(t.enable.value))
+		on, err = strconv.ParseBool(t.enable.value)
 		if err != nil {
 			b.rejectAnnotation(ing, t.enable, "is not a boolean (true or false)", "ingress-nginx ignores it, and so does ramjet")
 		} else {
@@ -142,7 +141,7 @@ func (b *builder) resolveTracing(ing *ingress) {
 	global, _ := match.ParseSpanName(opts.OperationName) // Options.Validate checked it
 	trust := !opts.DistrustIncomingSpan
 	if t.trust.set() {
-		v, err := strconv.ParseBool(strings.TrimSpace(t.trust.value))
+		v, err := strconv.ParseBool(t.trust.value)
 		if err != nil {
 			b.rejectAnnotation(ing, t.trust, "is not a boolean (true or false)", fmt.Sprintf("the ConfigMap's trust (%t) applies", trust))
 		} else {

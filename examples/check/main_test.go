@@ -488,3 +488,21 @@ func TestModeFlagsConflict(t *testing.T) {
 		require.Contains(t, stderr, want, args)
 	}
 }
+
+// A ConfigMap flag that is not namespace/name is refused, as the
+// controller refuses it, rather than matching nothing and leaving
+// ingress-nginx's defaults in force with exit 0.
+func TestConfigMapFlagsWantNamespace(t *testing.T) {
+	for _, args := range [][]string{
+		{"-translate", "-configmap", "foo", "../../examples/manifests"},
+		{"-report", "-configmap", "foo", "../../examples/manifests"},
+		{"-translate", "-tcp-services-configmap", "foo", "../../examples/manifests"},
+		{"-report", "-udp-services-configmap", "a/b/c", "../../examples/manifests"},
+	} {
+		code, stdout, stderr := checkRun(args...)
+		require.Equal(t, 2, code, "%v: %s", args, stdout)
+		require.Contains(t, stderr, "want namespace/name of a ConfigMap", args)
+	}
+	code, _, stderr := checkRun("-translate", "-configmap", "ingress-nginx/ingress-nginx-controller", "../../examples/manifests")
+	require.Equal(t, 0, code, stderr)
+}

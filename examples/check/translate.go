@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/compile/manifest"
@@ -78,6 +81,14 @@ func (o *translateOptions) compile() (compile.Options, error) {
 			return co, fmt.Errorf("-default-backend: %w", err)
 		}
 		co.DefaultBackend = &ref
+	}
+	if o.configMap != "" {
+		// As the controller's -configmap: a bare name would otherwise
+		// match nothing and leave ingress-nginx's defaults in force.
+		ns, name, ok := strings.Cut(o.configMap, "/")
+		if !ok || len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
+			return co, fmt.Errorf("-configmap %q: want namespace/name of a ConfigMap", o.configMap)
+		}
 	}
 	return co, co.Validate()
 }

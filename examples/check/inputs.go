@@ -319,13 +319,18 @@ func keepReadable(data []byte, bad map[int][]int) ([]byte, error) {
 
 // plural is "n thing" or "n things" ("n Ingresses").
 func plural(n int, thing string) string {
-	if n == 1 {
-		return strconv.Itoa(n) + " " + thing
+	return strconv.Itoa(n) + " " + noun(n, thing)
+}
+
+// noun is thing in the number n asks for.
+func noun(n int, thing string) string {
+	switch {
+	case n == 1:
+		return thing
+	case strings.HasSuffix(thing, "s"):
+		return thing + "es"
 	}
-	if strings.HasSuffix(thing, "s") {
-		return strconv.Itoa(n) + " " + thing + "es"
-	}
-	return strconv.Itoa(n) + " " + thing + "s"
+	return thing + "s"
 }
 
 // checkSpelling spells a claiming setting as this command's flag, for

@@ -437,9 +437,21 @@ func writeMigration(w io.Writer, m migration) {
 	}
 	if len(m.Other) > 0 {
 		fmt.Fprintln(w, "\nOther objects")
+		// One heading per object: m.Other is ordered by severity first,
+		// so an object's findings are gathered under its first place.
+		var objects []string
+		byObject := map[string][]finding{}
 		for _, f := range m.Other {
-			fmt.Fprintf(w, "  %s\n", f.Object)
-			line(f)
+			if _, seen := byObject[f.Object]; !seen {
+				objects = append(objects, f.Object)
+			}
+			byObject[f.Object] = append(byObject[f.Object], f)
+		}
+		for _, o := range objects {
+			fmt.Fprintf(w, "  %s\n", o)
+			for _, f := range byObject[o] {
+				line(f)
+			}
 		}
 	}
 	if len(m.Unreadable) > 0 {
@@ -453,11 +465,11 @@ func writeMigration(w io.Writer, m migration) {
 	writeAdmissionRefusals(w, m.AdmissionRefused)
 	fmt.Fprintln(w, "\nTotals by annotation or reason")
 	for _, t := range m.ByTopic {
-		fmt.Fprintf(w, "  %-15s %-55s %3d findings, %3d Ingresses\n", t.Severity, t.Topic, t.Findings, t.Ingresses)
+		fmt.Fprintf(w, "  %-15s %-55s %3d %-9s %3d %s\n", t.Severity, t.Topic, t.Findings, noun(t.Findings, "finding")+",", t.Ingresses, noun(t.Ingresses, "Ingress"))
 	}
 	switch {
 	case m.Totals.TrafficMoves > 0:
-		fmt.Fprintf(w, "\n%d findings move traffic: review them before switching\n", m.Totals.TrafficMoves)
+		fmt.Fprintf(w, "\n%s traffic: review them before switching\n", plural(m.Totals.TrafficMoves, "finding")+map[bool]string{true: " moves", false: " move"}[m.Totals.TrafficMoves == 1])
 	case len(m.Unreadable) > 0:
 		fmt.Fprintln(w, "\nnothing read moves traffic, but not everything was read")
 	default:

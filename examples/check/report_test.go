@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"ramjet.dev/ramjet/compile"
 )
 
 const (
@@ -361,4 +362,19 @@ func TestNothingReadEveryMode(t *testing.T) {
 			assert.Empty(t, stdout, mode)
 		}
 	}
+}
+
+// Findings on one object other than an Ingress sit under one heading,
+// although the report orders them by severity first.
+func TestReportOtherObjectsOneHeading(t *testing.T) {
+	cm := "ConfigMap ingress-nginx/ingress-nginx-controller"
+	m := migration{Other: []finding{
+		{Severity: compile.FeatureMissing, Reason: "ConfigMapKeyUnsupported", Object: cm, Field: "data[a]", Instead: "ignored"},
+		{Severity: compile.FeatureMissing, Reason: "ServiceNotFound", Object: "Service demo/x", Field: "spec", Instead: "absent"},
+		{Severity: compile.Cosmetic, Reason: "ConfigMapKeyIgnored", Object: cm, Field: "data[b]", Instead: "ignored"},
+	}}
+	var out strings.Builder
+	writeMigration(&out, m)
+	require.Equal(t, 1, strings.Count(out.String(), "  "+cm+"\n"), out.String())
+	require.Less(t, strings.Index(out.String(), "data[b]"), strings.Index(out.String(), "Service demo/x"), out.String())
 }

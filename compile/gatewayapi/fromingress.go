@@ -689,7 +689,11 @@ func (c *converter) rule(r *match.Route) (gwv1.HTTPRouteRule, bool) {
 		// The ConfigMap's proxy-body-size bounds the Ingress's requests;
 		// HTTPRoute has no field for a limit, and a route keeps the
 		// implementation's own (the annotation is listed as it is).
-		c.note(ns, name, nginxPrefix+"proxy-body-size", "the ConfigMap's proxy-body-size bounds this Ingress's request bodies; "+
+		bound := "bounds this Ingress's request bodies"
+		if r.Policy.MaxBodySize < 0 {
+			bound = "lifts the limit on this Ingress's request bodies"
+		}
+		c.note(ns, name, nginxPrefix+"proxy-body-size", "the ConfigMap's proxy-body-size "+bound+"; "+
 			"HTTPRoute has no body limit, so a route keeps the implementation's (ramjet's router: 1m)")
 	}
 	if rw := r.Rewrite; rw != nil {
@@ -1215,7 +1219,7 @@ func (c *converter) finish() Migration {
 				delete(c.notes[k], key)
 				continue
 			}
-			if short == "configuration-snippet" && !c.snippets[k] {
+			if short == "configuration-snippet" && !c.snippets[k] && !c.withheld[k] {
 				m.Unconverted = append(m.Unconverted, Unconverted{Namespace: k.ns, Name: k.name, Annotation: key,
 					Why: "ramjet does not apply it under these options (allow-snippet-annotations, annotations-risk-level), so neither do the objects"})
 				continue

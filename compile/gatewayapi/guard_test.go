@@ -270,3 +270,63 @@ func TestFromIngressWithheldHostNotServedByOthers(t *testing.T) {
 		}
 	}
 }
+
+// A configuration-snippet that ramjet applies, on an Ingress withheld for
+// another annotation, is not listed as a snippet ramjet does not apply.
+func TestWithheldSnippetNotCalledUnapplied(t *testing.T) {
+	class := "nginx"
+	pt := networkingv1.PathTypePrefix
+	snap := compile.Snapshot{
+		IngressClasses: []*networkingv1.IngressClass{{ObjectMeta: metav1.ObjectMeta{Name: class}, Spec: networkingv1.IngressClassSpec{Controller: "k8s.io/ingress-nginx"}}},
+		Ingresses: []*networkingv1.Ingress{{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "app", Annotations: map[string]string{
+				nginxPrefix + "configuration-snippet":  `more_set_headers "X-Frame-Options: DENY";`,
+				nginxPrefix + "whitelist-source-range": "10.0.0.0/8",
+			}},
+			Spec: networkingv1.IngressSpec{IngressClassName: &class, Rules: []networkingv1.IngressRule{{
+				Host: "app.example.com",
+				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
+					Path: "/", PathType: &pt, Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+						Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}},
+			}}},
+		}},
+	}
+	opts := compile.Options{IngressClass: class, ControllerName: "k8s.io/ingress-nginx", AllowSnippetAnnotations: true, AnnotationsRiskLevel: "Critical"}
+	m := FromIngress(snap, FromIngressOptions{Compile: opts})
+	for _, u := range m.Unconverted {
+		if strings.Contains(u.Why, "does not apply it") {
+			t.Errorf("%s listed as not applied, though ramjet applies it: %s", u.Annotation, u.Why)
+		}
+	}
+}
+
+// The ConfigMap's proxy-body-size "0" lifts the limit; the note says so
+// rather than that it bounds the bodies.
+func TestConfigMapBodySizeUnlimitedNote(t *testing.T) {
+	class := "nginx"
+	pt := networkingv1.PathTypePrefix
+	snap := compile.Snapshot{
+		IngressClasses: []*networkingv1.IngressClass{{ObjectMeta: metav1.ObjectMeta{Name: class}, Spec: networkingv1.IngressClassSpec{Controller: "k8s.io/ingress-nginx"}}},
+		Ingresses: []*networkingv1.Ingress{{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "app"},
+			Spec: networkingv1.IngressSpec{IngressClassName: &class, Rules: []networkingv1.IngressRule{{
+				Host: "app.example.com",
+				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
+					Path: "/", PathType: &pt, Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+						Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}},
+			}}},
+		}},
+	}
+	for size, want := range map[string]string{"0": "lifts the limit", "8m": "bounds this Ingress's request bodies"} {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ingress-nginx", Name: "ingress-nginx-controller"}, Data: map[string]string{"proxy-body-size": size}}
+		opts := compile.Options{IngressClass: class, ControllerName: "k8s.io/ingress-nginx", ConfigMap: compile.ParseConfigMap(cm)}
+		m := FromIngress(snap, FromIngressOptions{Compile: opts})
+		found := false
+		for _, u := range m.Unconverted {
+			found = found || u.Annotation == nginxPrefix+"proxy-body-size" && strings.Contains(u.Why, want)
+		}
+		if !found {
+			t.Errorf("proxy-body-size %q: no note saying %q: %v", size, want, m.Unconverted)
+		}
+	}
+}

@@ -469,7 +469,11 @@ func writeMigration(w io.Writer, m migration) {
 	}
 	switch {
 	case m.Totals.TrafficMoves > 0:
-		fmt.Fprintf(w, "\n%s traffic: review them before switching\n", plural(m.Totals.TrafficMoves, "finding")+map[bool]string{true: " moves", false: " move"}[m.Totals.TrafficMoves == 1])
+		if m.Totals.TrafficMoves == 1 {
+			fmt.Fprintln(w, "\n1 finding moves traffic: review it before switching")
+		} else {
+			fmt.Fprintf(w, "\n%d findings move traffic: review them before switching\n", m.Totals.TrafficMoves)
+		}
 	case len(m.Unreadable) > 0:
 		fmt.Fprintln(w, "\nnothing read moves traffic, but not everything was read")
 	default:

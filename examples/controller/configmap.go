@@ -43,6 +43,9 @@ var flagKeys = []string{"ssl-redirect", "use-forwarded-headers", "compute-full-f
 type configMapWarning struct {
 	key, message string
 	severity     compile.Severity
+	// compiled: the library's own warning, which every compile with the
+	// ConfigMap carries too; the settings neither log nor list it again.
+	compiled bool
 }
 
 func (w configMapWarning) String() string {
@@ -89,13 +92,13 @@ func applyConfigMap(c *config, cm *corev1.ConfigMap, set []string, others ...*co
 			apply, severity = otelConfigMapKeys[key], compile.FeatureMissing
 		}
 		if err := apply(c, strings.TrimSpace(v)); err != nil {
-			warns = append(warns, configMapWarning{key, fmt.Sprintf("value %q: %v; ingress-nginx's default is kept", v, err), severity})
+			warns = append(warns, configMapWarning{key, fmt.Sprintf("value %q: %v; ingress-nginx's default is kept", v, err), severity, false})
 		}
 	}
 	warns = append(warns, otelWarnings(c, parsed, cm)...)
 	for _, w := range parsed.Warnings() {
 		key := strings.TrimSuffix(strings.TrimPrefix(w.Field, "data["), "]")
-		warns = append(warns, configMapWarning{key, w.Message, w.Severity()})
+		warns = append(warns, configMapWarning{key, w.Message, w.Severity(), true})
 	}
 	return warns
 }
@@ -151,20 +154,22 @@ func (s *configMapSettings) update(data map[string]string, found bool, others ..
 	cm.Namespace, cm.Name = s.ref.Namespace, s.ref.Name
 	warns := applyConfigMap(&c, cm, s.set, others...)
 	if !found {
-		warns = append(warns, configMapWarning{"", "not found; the flags' settings apply", compile.Cosmetic})
+		warns = append(warns, configMapWarning{"", "not found; the flags' settings apply", compile.Cosmetic, false})
 	}
 	for _, key := range slices.Sorted(maps.Keys(configmap.Keys)) {
 		old, had := s.start[key]
 		cur, has := data[key]
 		if atStart(key) && (old != cur || had != has) && !slices.Contains(s.set, key) {
-			warns = append(warns, configMapWarning{key, "changed since start; it takes effect when the controller restarts", compile.TrafficMoves})
+			warns = append(warns, configMapWarning{key, "changed since start; it takes effect when the controller restarts", compile.TrafficMoves, false})
 		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !slices.Equal(warns, s.warnings) {
 		for _, w := range warns {
-			s.log.Warn(w.message, "configmap", s.ref.String(), "key", w.key, "severity", string(w.severity))
+			if !w.compiled {
+				s.log.Warn(w.message, "configmap", s.ref.String(), "key", w.key, "severity", string(w.severity))
+			}
 		}
 		s.warnings = warns
 	}
@@ -178,9 +183,11 @@ func (s *configMapSettings) lines() []string {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]string, len(s.warnings))
-	for i, w := range s.warnings {
-		out[i] = "ConfigMap " + s.ref.String() + ": " + w.String()
+	var out []string
+	for _, w := range s.warnings {
+		if !w.compiled {
+			out = append(out, "ConfigMap "+s.ref.String()+": "+w.String())
+		}
 	}
 	return out
 }

@@ -80,7 +80,7 @@ func TestE2EConfigMap(t *testing.T) {
 	require.Equal(t, http.StatusTooManyRequests, status, "limit-req-status-code: 429, without a restart")
 	waitFor(t, 10*time.Second, "the use-proxy-protocol edit to be warned", func() bool {
 		_, body := get(t, tc.http, "http://"+tc.DebugAddr+"/debug/warnings", "")
-		return strings.Contains(body, `key "use-proxy-protocol": changed since start`) && strings.Contains(body, `"worker-processes"`) &&
+		return strings.Contains(body, `key "use-proxy-protocol": changed since start`) && strings.Contains(body, `data[worker-processes]`) &&
 			!strings.Contains(body, `key "limit-req-status-code": changed`)
 	})
 }

@@ -246,7 +246,8 @@ func TestOfflineConfigMap(t *testing.T) {
 
 	status, body := get(t, client, "http://"+inst.DebugAddr+"/debug/warnings", "")
 	require.Equal(t, http.StatusOK, status)
-	assert.Contains(t, body, `ConfigMap ingress/nginx: key "worker-processes": tunes nginx itself`)
+	assert.Contains(t, body, `ConfigMapKeyIgnored ConfigMap ingress/nginx data[worker-processes]: tunes nginx itself`)
+	assert.Equal(t, 1, strings.Count(body, "worker-processes"), "the ConfigMap's warning is listed once:\n%s", body)
 
 	// ssl-redirect, hsts and the router keys (server-tokens) follow the
 	// ConfigMap without a restart.

@@ -379,5 +379,5 @@ func otelWarnings(c *config, parsed *compile.ConfigMap, cm *corev1.ConfigMap) []
 	if !on || !slices.Contains(parsed.Keys, "enable-opentelemetry") || c.otel.endpoint() != "" {
 		return nil
 	}
-	return []configMapWarning{{"otlp-collector-host", "enable-opentelemetry is on and no collector is named: spans are made and their context propagated, but not exported", compile.FeatureMissing}}
+	return []configMapWarning{{"otlp-collector-host", "enable-opentelemetry is on and no collector is named: spans are made and their context propagated, but not exported", compile.FeatureMissing, false}}
 }

@@ -447,11 +447,18 @@ func dialUntilAccepted(dial func(ctx context.Context, network, addr string) (net
 		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	}
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var refused error
 		for {
 			conn, err := dial(ctx, network, addr)
+			if err != nil && refused != nil && ended(ctx) {
+				// The context ended during a retry: the refusal says
+				// why, the dial's own deadline error does not.
+				return nil, refused
+			}
 			if err == nil || !errors.Is(err, syscall.ECONNREFUSED) {
 				return conn, err
 			}
+			refused = err
 			t := time.NewTimer(redialInterval)
 			select {
 			case <-ctx.Done():
@@ -461,6 +468,13 @@ func dialUntilAccepted(dial func(ctx context.Context, network, addr string) (net
 			}
 		}
 	}
+}
+
+// ended reports whether ctx is done or at its deadline: a dial bounded by
+// the deadline can fail at it before ctx reports itself done.
+func ended(ctx context.Context) bool {
+	dl, ok := ctx.Deadline()
+	return ctx.Err() != nil || ok && !time.Now().Before(dl)
 }
 
 // transform is what the informers do with each object before caching it:

@@ -76,8 +76,11 @@ func (x *exchange) pickEndpoint(tried []balance.Endpoint) (balance.Endpoint, boo
 	if !ok || fresh == "" || ch.noCookie {
 		return e, ok
 	}
-	if x.tries > 0 && !ch.affinity.ChangeOnFailure && ch.session != "" {
-		// The session keeps its endpoint: the next request tries it again.
+	if x.tries > 0 && !ch.affinity.ChangeOnFailure && ch.session != "" && !ch.setCookie {
+		// The request's session keeps its endpoint: the next request
+		// tries it again. A session this exchange began names the
+		// endpoint that serves it, as the sticky balancer sets the
+		// cookie again for the retry's pick.
 		return e, ok
 	}
 	h := x.w.Header()

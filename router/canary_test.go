@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -119,6 +120,47 @@ func TestAffinityChangeOnFailure(t *testing.T) {
 			res = serve(r, "GET", "shop.example.com", "/", http.Header{"Cookie": {set[:len("route=")+33]}})
 			require.Equal(t, "live", res.Header.Get("X-Backend"))
 			require.Empty(t, res.Header.Get("Set-Cookie"), "the moved session is live")
+		})
+	}
+}
+
+// A request with no session whose first endpoint fails to connect is
+// served by another; the cookie it is given names the endpoint that
+// served it, as ingress-nginx's sticky balancer sets the cookie again on
+// the retry's new pick (sticky.lua balance): the endpoint that failed was
+// never the session's, so change-on-failure has nothing to keep.
+func TestAffinityNewSessionRetried(t *testing.T) {
+	_, live := echoBackend(t, "live")
+	dead := deadAddr(t)
+	for _, change := range []bool{false, true} {
+		t.Run(fmt.Sprint("change-on-failure=", change), func(t *testing.T) {
+			web := httpBackend("prod/web:80", dead, live)
+			web.Traffic = &match.Traffic{Affinity: &match.SessionAffinity{Mode: balance.Persistent, CookieName: "route", ChangeOnFailure: change}}
+			r := newTestRouter(Options{})
+			r.Publish(table("", vhost("shop.example.com", nil, route(match.Prefix, "/", web))))
+			bal := r.state.Load().balancers[web]
+			// Turn the cursor until the dead endpoint is next.
+			for {
+				e, _ := bal.Pick("")
+				e.Release()
+				if e.Addr == live {
+					break
+				}
+			}
+			// The first new session goes to the dead endpoint.
+			res := serve(r, "GET", "shop.example.com", "/", nil)
+			require.Equal(t, 200, res.StatusCode)
+			require.Equal(t, "live", res.Header.Get("X-Backend"))
+			set := res.Header.Values("Set-Cookie")
+			require.Len(t, set, 1)
+			value, _, _ := strings.Cut(strings.TrimPrefix(set[0], "route="), ";")
+			session, token := splitSession(value)
+			require.Equal(t, bal.Token(), token)
+			e, fresh, ok := bal.PickSession(session, "")
+			require.True(t, ok)
+			e.Release()
+			require.Equal(t, live, e.Addr, "the cookie names the endpoint that served")
+			require.Empty(t, fresh)
 		})
 	}
 }

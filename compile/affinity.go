@@ -258,13 +258,25 @@ func (b *builder) decideAffinity() {
 			}
 		}
 	}
+	// A canary's own affinity annotations are not read: ingress-nginx
+	// skips a canary's upstream before reading them
+	// (internal/ingress/controller/controller.go:806-808).
+	for _, ing := range b.canaries {
+		a := &ing.ann.trafficR().affinity
+		for _, key := range append([]string{a.key}, a.settingKeys...) {
+			if key != "" {
+				b.warn(AnnotationRejected, ing.ref(), annotationField(key),
+					key+" has no effect on a canary Ingress: its backend takes the primary's session affinity (affinity-canary-behavior sticky) or none (legacy)")
+			}
+		}
+	}
 	for _, bi := range b.backendList {
 		var owner *ingress
 		var want *match.SessionAffinity
 		for _, ing := range bi.claims {
 			asked := ing.sessionAffinity()
 			switch {
-			case asked == nil:
+			case asked == nil, ing.ann.trafficR().canaryKey != "":
 			case owner == nil:
 				owner, want = ing, asked
 			case !sameAffinity(want, asked):

@@ -462,16 +462,23 @@ func (b *builder) orderClaims() {
 // decideProtocols sets each backend's protocol (SPEC §8, §11.1). When the
 // Ingresses serving one backend disagree, the oldest decides and each other
 // one gets AnnotationConflict. An Ingress without backend-protocol asks for
-// HTTP, the default.
+// HTTP, the default. A canary Ingress has no say: ingress-nginx reaches a
+// canary through its primary's location, with that location's protocol,
+// so a backend only canaries serve is dialled as its first primary is.
 func (b *builder) decideProtocols() {
+	canaryOnly := map[*match.Backend]*backendInfo{}
 	for _, bi := range b.backendList {
-		if len(bi.claims) == 0 {
+		i := slices.IndexFunc(bi.claims, func(ing *ingress) bool { return ing.ann.trafficR().canaryKey == "" })
+		if i < 0 {
+			if len(bi.claims) > 0 {
+				canaryOnly[bi.b] = bi
+			}
 			continue
 		}
-		owner := bi.claims[0]
+		owner := bi.claims[i]
 		bi.b.Protocol = owner.ann.protocol
-		for _, ing := range bi.claims[1:] {
-			if ing.ann.protocol == owner.ann.protocol {
+		for _, ing := range bi.claims[i+1:] {
+			if ing.ann.protocol == owner.ann.protocol || ing.ann.trafficR().canaryKey != "" {
 				continue
 			}
 			key := ing.ann.protocolKey
@@ -484,6 +491,28 @@ func (b *builder) decideProtocols() {
 				"backend "+bi.b.ID+" is dialled as "+owner.ann.protocol.String()+
 					", as the oldest Ingress serving it decides; this Ingress asks for "+asked,
 				owner.ref(), "")
+		}
+	}
+	for _, bi := range b.backendList {
+		if bi.b.Traffic == nil || bi.b.Traffic.Canary == nil {
+			continue
+		}
+		if cb := canaryOnly[bi.b.Traffic.Canary.Backend]; cb != nil {
+			cb.b.Protocol = bi.b.Protocol
+			delete(canaryOnly, cb.b)
+		}
+	}
+	warned := map[*ingress]bool{}
+	for _, bi := range b.backendList {
+		for _, ing := range bi.claims {
+			key := ing.ann.protocolKey
+			if key == "" || ing.ann.trafficR().canaryKey == "" || ing.ann.protocol == bi.b.Protocol || warned[ing] {
+				continue
+			}
+			warned[ing] = true
+			b.warn(AnnotationRejected, ing.ref(), annotationField(key),
+				key+" has no effect on a canary Ingress: backend "+bi.b.ID+" is dialled as "+bi.b.Protocol.String()+
+					", as its primary's backend is, or as an ordinary Ingress serving it decides")
 		}
 	}
 }

@@ -374,7 +374,7 @@ func (b *builder) attach(ing *ingress, field string, svc *networkingv1.IngressSe
 	primary.Traffic.Canary = &c
 
 	// The canary's backend is served: listed in the table, and the canary
-	// Ingress has a say in its protocol and balancing.
+	// Ingress has a say in its balancing (not its protocol: decideProtocols).
 	bi := b.resolve(ing.obj.Namespace, svc.Name, servicePort(svc.Port)).backend
 	bi.used = true
 	if !slices.Contains(bi.claims, ing) {

@@ -1,9 +1,6 @@
 package balance
 
-import (
-	"fmt"
-	"strconv"
-)
+import "fmt"
 
 // Affinity is cookie session affinity (SPEC §9, ingress-nginx's affinity
 // and affinity-mode): once a session is placed on an endpoint, its cookie
@@ -108,7 +105,7 @@ func (b *Balancer) Token() string {
 }
 
 // PickSession is Pick for a request of a session. value is the session
-// part of the request's cookie ("" when it has none for this backend).
+// part of the request's cookie ("" for none), whichever backend set it.
 // When it names an endpoint that may be picked and is not among tried,
 // that endpoint is returned and fresh is "". Otherwise a new endpoint is
 // chosen (balanced: on the ring by a new session key; persistent: by the
@@ -168,12 +165,11 @@ func (b *Balancer) sessionEndpoint(value string) int {
 		}
 		return -1
 	}
-	if len(value) != 16 || b.ring == nil {
+	if b.ring == nil {
 		return -1
 	}
-	if _, err := strconv.ParseUint(value, 16, 64); err != nil {
-		return -1
-	}
+	// Any key is placed, as resty.chash finds one for any string: a key
+	// another backend (or ingress-nginx) made keeps its endpoint here too.
 	return int(uint32(b.ring.points[b.ring.search(hashString(value))]))
 }
 

@@ -14,16 +14,29 @@ import (
 // "<session>|<backend token>", the layout ingress-nginx uses: the session
 // part names the endpoint without revealing its address (see
 // balance.Balancer.PickSession), the token names the backend, so that one
-// cookie can pin a request to a canary and a cookie of another backend
-// is never read as this one's.
+// cookie can pin a request to a canary. As ingress-nginx's sticky
+// balancer, a backend reads the session part whichever backend set it: a
+// balanced backend places any key on its ring, so two backends sharing a
+// cookie name and path keep their sessions instead of replacing each
+// other's cookie at every request.
 
-// splitSession splits a cookie value at its last '|'.
+// splitSession splits a cookie value as ingress-nginx's sticky balancer
+// does (sticky.lua get_cookie_parsed, util/split.lua split_string): at
+// each '|', empty parts left out; the first part is the session, the
+// second the backend token.
 func splitSession(v string) (session, token string) {
-	i := strings.LastIndexByte(v, '|')
-	if i < 0 {
-		return "", ""
+	part := func() string {
+		v = strings.TrimLeft(v, "|")
+		i := strings.IndexByte(v, '|')
+		if i < 0 {
+			i = len(v)
+		}
+		p := v[:i]
+		v = v[i:]
+		return p
 	}
-	return v[:i], v[i+1:]
+	session = part()
+	return session, part()
 }
 
 // readSession fills the session part of ch for backend affinity a.
@@ -38,13 +51,8 @@ func (st *serving) readSession(ch *choice, a *match.SessionAffinity, rt *match.R
 	if a.ConditionalSameSiteNone && a.SameSite == "None" {
 		ch.userAgent = req.Header.Get("User-Agent")
 	}
-	v, ok := balance.StickyCookie(req.Header["Cookie"], a.CookieName)
-	if !ok {
-		return
-	}
-	session, token := splitSession(v)
-	if bal := st.balancers[ch.backend]; bal != nil && token == bal.Token() {
-		ch.session = session
+	if v, ok := balance.StickyCookie(req.Header["Cookie"], a.CookieName); ok {
+		ch.session, _ = splitSession(v)
 	}
 }
 

@@ -59,8 +59,8 @@ type choice struct {
 	backend *match.Backend
 	// affinity is the chosen backend's session affinity, nil without.
 	affinity *match.SessionAffinity
-	// session is the request's session value for the chosen backend ("" for
-	// none); cookiePath the path a new cookie is set for; userAgent is read
+	// session is the session part of the request's cookie ("" for none),
+	// whichever backend set it; cookiePath the path a new cookie is set for; userAgent is read
 	// for conditional-samesite-none.
 	session    string
 	cookiePath string

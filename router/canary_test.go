@@ -165,6 +165,48 @@ func TestAffinityNewSessionRetried(t *testing.T) {
 	}
 }
 
+// endpointTransport answers 200 and counts requests per endpoint.
+type endpointTransport struct{ counts map[string]int }
+
+func (c *endpointTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	_, addr, _ := EndpointFromContext(req.Context())
+	c.counts[addr]++
+	return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
+}
+
+// Two backends of one host with balanced affinity and the same cookie
+// name, on / and /api: a browser sends /api's cookie and then /'s, and
+// the last of a name is the one read (StickyCookie). ingress-nginx's
+// sticky balancer places a session by the cookie's key whichever backend
+// set it (sticky.lua balance reads the key, not the backend part), so
+// /api's requests stay on one endpoint and are given no new cookie;
+// reading another backend's cookie as no session moved them at every
+// request.
+func TestAffinityCookieOfAnotherBackend(t *testing.T) {
+	aff := &match.SessionAffinity{Mode: balance.Balanced, CookieName: "INGRESSCOOKIE"}
+	web := httpBackend("prod/web:80", "10.0.1.1:8080", "10.0.1.2:8080", "10.0.1.3:8080")
+	web.Traffic = &match.Traffic{Affinity: aff}
+	api := httpBackend("prod/api:80", "10.0.2.1:8080", "10.0.2.2:8080", "10.0.2.3:8080")
+	api.Traffic = &match.Traffic{Affinity: aff}
+	et := &endpointTransport{counts: map[string]int{}}
+	r := newTestRouter(Options{Transport: et})
+	r.Publish(table("", vhost("shop.example.com", nil, route(match.Prefix, "/", web), route(match.Prefix, "/api", api))))
+	cookie := func(res *http.Response) string {
+		v, _, _ := strings.Cut(res.Header.Get("Set-Cookie"), ";")
+		require.NotEmpty(t, v)
+		return v
+	}
+	apiCookie := cookie(serve(r, "GET", "shop.example.com", "/api/", nil))
+	webCookie := cookie(serve(r, "GET", "shop.example.com", "/", nil))
+	clear(et.counts)
+	for i := range 6 {
+		res := serve(r, "GET", "shop.example.com", "/api/", http.Header{"Cookie": {apiCookie + "; " + webCookie}})
+		require.Equal(t, 200, res.StatusCode)
+		require.Empty(t, res.Header.Get("Set-Cookie"), "request %d", i)
+	}
+	require.Len(t, et.counts, 1, "one endpoint: %v", et.counts)
+}
+
 func TestSessionCookie(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	old := "Mozilla/5.0 (iPhone; CPU iPhone OS 12_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/12.0 Mobile/15E148 Safari/604.1"

@@ -250,7 +250,7 @@ func (b *builder) splitCanaries() {
 
 // attachCanaries attaches each canary Ingress's paths to their primaries,
 // oldest canary first. A canary path needs a primary route with the same
-// host, path and path type (ingress-nginx's merge); its spec.defaultBackend
+// host, path (as written) and path type (ingress-nginx's merge); its spec.defaultBackend
 // attaches to every route of the catch-all host and to the catch-all's
 // fallback when an Ingress set it. Each primary backend takes one canary:
 // the oldest that names it wins, later ones get CanaryConflict. A canary
@@ -294,6 +294,17 @@ func (b *builder) attachPath(ing *ingress, v *vhost, host, field string, p *netw
 		}
 	}
 	canary := b.canaryBackend(ing, p.Backend.Service, field, ".backend.service")
+	if primary != nil {
+		// ingress-nginx merges a canary only into a location whose path is
+		// the canary's as written (controller.go mergeAlternativeBackends):
+		// /shop does not take from /shop/, one route here.
+		if written, ok := b.writtenPath(primary.Source); ok && written != p.Path {
+			b.warn(CanaryWithoutPrimary, ing.ref(), field,
+				fmt.Sprintf("%s: the %s path %q is served by %s, whose path is written %q; as in ingress-nginx a canary path attaches only to the same path as written, so this one serves nothing",
+					hostLabel(host), typ, p.Path, primary.Source.String(), written))
+			return
+		}
+	}
 	if primary == nil {
 		b.warn(CanaryWithoutPrimary, ing.ref(), field,
 			fmt.Sprintf("%s: no Ingress serves %s path %q, so this canary path has no primary to take traffic from and serves nothing",
@@ -301,6 +312,28 @@ func (b *builder) attachPath(ing *ingress, v *vhost, host, field string, p *netw
 		return
 	}
 	b.attach(ing, field, p.Backend.Service, primary.Backend, canary, fmt.Sprintf("%s %s path %q", hostLabel(host), typ, p.Path))
+}
+
+// writtenPath is the path of the Ingress path that declared src as
+// ingress-nginx names its location: as written, "/" for none. ok is false
+// for what an Ingress path did not declare.
+func (b *builder) writtenPath(src match.Source) (string, bool) {
+	ing := b.ingressOf(src)
+	var i, j int
+	if ing == nil || ing.obj == nil {
+		return "", false
+	}
+	if n, err := fmt.Sscanf(src.Field, "spec.rules[%d].http.paths[%d]", &i, &j); n != 2 || err != nil {
+		return "", false
+	}
+	rules := ing.obj.Spec.Rules
+	if i >= len(rules) || rules[i].HTTP == nil || j >= len(rules[i].HTTP.Paths) {
+		return "", false
+	}
+	if p := rules[i].HTTP.Paths[j].Path; p != "" {
+		return p, true
+	}
+	return "/", true
 }
 
 // attachDefault attaches a canary's spec.defaultBackend to the catch-all.

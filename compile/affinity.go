@@ -258,18 +258,6 @@ func (b *builder) decideAffinity() {
 			}
 		}
 	}
-	// A canary's own affinity annotations are not read: ingress-nginx
-	// skips a canary's upstream before reading them
-	// (internal/ingress/controller/controller.go:806-808).
-	for _, ing := range b.canaries {
-		a := &ing.ann.trafficR().affinity
-		for _, key := range append([]string{a.key}, a.settingKeys...) {
-			if key != "" {
-				b.warn(AnnotationRejected, ing.ref(), annotationField(key),
-					key+" has no effect on a canary Ingress: its backend takes the primary's session affinity (affinity-canary-behavior sticky) or none (legacy)")
-			}
-		}
-	}
 	for _, bi := range b.backendList {
 		var owner *ingress
 		var want *match.SessionAffinity
@@ -311,6 +299,43 @@ func (b *builder) decideAffinity() {
 				c.Backend.Traffic = &match.Traffic{}
 			}
 			c.Backend.Traffic.Affinity = t.Affinity
+		}
+	}
+	b.warnCanaryAffinity()
+}
+
+// warnCanaryAffinity warns about a canary Ingress's affinity annotations
+// that its backends do not follow. They are not read: ingress-nginx skips
+// a canary's upstream before reading them
+// (internal/ingress/controller/controller.go:806-808), and a sticky canary
+// takes its primary's (:1597-1599). A canary asking for what its primary
+// has, as one copied from its primary does, is not warned.
+func (b *builder) warnCanaryAffinity() {
+	var warned map[*ingress]bool
+	for _, bi := range b.backendList {
+		var got *match.SessionAffinity
+		if bi.b.Traffic != nil {
+			got = bi.b.Traffic.Affinity
+		}
+		for _, ing := range bi.claims {
+			a := &ing.ann.trafficR().affinity
+			if ing.ann.trafficR().canaryKey == "" || warned[ing] || a.key == "" && len(a.settingKeys) == 0 {
+				continue
+			}
+			if asked := ing.sessionAffinity(); asked != nil && sameAffinity(asked, got) {
+				continue
+			}
+			if warned == nil {
+				warned = map[*ingress]bool{}
+			}
+			warned[ing] = true
+			for _, key := range append([]string{a.key}, a.settingKeys...) {
+				if key != "" {
+					b.warn(AnnotationRejected, ing.ref(), annotationField(key),
+						key+" has no effect on a canary Ingress, which takes its primary's session affinity (affinity-canary-behavior sticky) or none (legacy): backend "+
+							bi.b.ID+" has "+affinityText(got))
+				}
+			}
 		}
 	}
 }

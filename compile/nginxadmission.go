@@ -10,6 +10,8 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"ramjet.dev/ramjet/router/configmap"
 )
 
 // What ingress-nginx v1.15's validating webhook refuses (SPEC §21), read
@@ -59,6 +61,24 @@ func ReadAdmissionSettings(data map[string]string) AdmissionSettings {
 		}
 	}
 	return s
+}
+
+// The ConfigMap keys the webhook reads are the ConfigMap's too, so they are
+// not reported as missing: strict-validate-path-type changes no answer,
+// as in ingress-nginx; the word blocklist's other half, ingress-nginx's
+// sync leaving out an Ingress that already holds a word, is not served.
+func init() {
+	ConfigMapKeys["strict-validate-path-type"] = ConfigMapKey{Option: func(_ *Options, v string) error {
+		_, err := configmap.ParseBool(v)
+		return err
+	}}
+	configMapByValue["annotation-value-word-blocklist"] = func(v string) (Reason, Severity, string) {
+		if v == "" {
+			return ConfigMapKeyIgnored, Cosmetic, "empty; ignored"
+		}
+		return ConfigMapKeyUnsupported, TrafficMoves, "the validating webhook refuses an Ingress with one of these words in an " + NginxPrefix +
+			" value, as ingress-nginx's does; an Ingress that already holds one is still served, where ingress-nginx's sync leaves it out"
+	}
 }
 
 // nginxRisk is an annotation's risk level in ingress-nginx.

@@ -142,3 +142,32 @@ func FuzzNginxRefusal(f *testing.F) {
 		}
 	})
 }
+
+// The ConfigMap keys only the webhook reads are implemented keys of the
+// ConfigMap: strict-validate-path-type changes no answer, in ingress-nginx
+// either, and is not reported as missing; a value that does not parse is
+// (the webhook keeps the strict default). The word blocklist's webhook
+// half is served, its sync half (ingress-nginx leaves out an Ingress
+// already holding a word) is not, which its warning says.
+func TestAdmissionConfigMapKeys(t *testing.T) {
+	warnings := func(data map[string]string) []string {
+		var out []string
+		for _, w := range ParseConfigMap(mkConfigMap("ingress", "nginx", data)).Warnings() {
+			out = append(out, string(w.Reason)+" "+w.Field+" "+string(w.Severity())+": "+w.Message)
+		}
+		return out
+	}
+	require.Empty(t, warnings(map[string]string{"strict-validate-path-type": "false"}))
+	require.Empty(t, warnings(map[string]string{"strict-validate-path-type": "true"}))
+	require.Equal(t, []string{`ConfigMapKeyRejected data[strict-validate-path-type] traffic-moves: value "maybe": want true or false; ingress-nginx's default is kept`},
+		warnings(map[string]string{"strict-validate-path-type": "maybe"}))
+	require.False(t, ReadAdmissionSettings(map[string]string{"strict-validate-path-type": "maybe"}).LaxPathType, "the webhook keeps the default too")
+	require.Contains(t, ParseConfigMap(mkConfigMap("ingress", "nginx", map[string]string{"strict-validate-path-type": "false"})).Keys, "strict-validate-path-type")
+
+	require.Equal(t, []string{"ConfigMapKeyIgnored data[annotation-value-word-blocklist] cosmetic: empty; ignored"},
+		warnings(map[string]string{"annotation-value-word-blocklist": ""}))
+	require.Equal(t, []string{"ConfigMapKeyUnsupported data[annotation-value-word-blocklist] traffic-moves: " +
+		"the validating webhook refuses an Ingress with one of these words in an nginx.ingress.kubernetes.io/ value, as ingress-nginx's does; " +
+		"an Ingress that already holds one is still served, where ingress-nginx's sync leaves it out"},
+		warnings(map[string]string{"annotation-value-word-blocklist": "load_module,lua_package"}))
+}

@@ -6,6 +6,12 @@
 //	curl -H 'Host: shop.example.com' localhost:8080/api/x
 //	kill -HUP <pid>    # recompile the folder and publish the new table
 //
+// The manifests' endpoints are on 127.0.0.1:18081-18086, where nothing
+// listens unless the example controller's echo servers do (without them
+// the curl answers 502):
+//
+//	go run ./examples/controller -manifests examples/manifests -demo-backends -http-addr 127.0.0.1:8090
+//
 // What an embedder decides, and this program shows:
 //
 //   - The router is an http.Handler. Put it behind your own handler, not

@@ -68,7 +68,7 @@ var ingressNginxFlags = map[string]string{
 	"post-shutdown-grace-period":      "ramjet exits as soon as it has drained (--shutdown-grace-period); remove the flag",
 	"deep-inspect":                    "ramjet checks every path and annotation when it compiles; remove the flag",
 	"dynamic-configuration-retries":   "ramjet publishes in memory and cannot fail to apply a table; remove the flag",
-	"disable-sync-events":             "ramjet posts no Sync Events, only Warning Events; remove the flag",
+	"disable-sync-events":             "ramjet posts no Sync Events, only Warning Events (as with --disable-sync-events); remove the flag",
 	"enable-topology-aware-routing":   "ramjet balances over every ready endpoint; remove the flag",
 	"maxmind-mirror":                  adviceMaxmind,
 	"maxmind-license-key":             adviceMaxmind,
@@ -101,7 +101,7 @@ var ingressNginxNoop = map[string]bool{
 	"enable-ssl-chain-completion":   false,
 	"ingress-class-by-name":         false,
 	"enable-topology-aware-routing": false,
-	"disable-sync-events":           false,
+	"disable-sync-events":           true, // ramjet posts none
 	"profiling":                     false,
 	"logtostderr":                   true,
 }

@@ -34,6 +34,8 @@ func TestForeignFlags(t *testing.T) {
 		{name: "after a positional argument", args: []string{"extra", "--maxmind-license-key=x"}, wantRest: []string{"extra", "--maxmind-license-key=x"}},
 		{name: "help", args: []string{"--help", "--maxmind-license-key=x"}, wantRest: []string{"--help", "--maxmind-license-key=x"}},
 		{name: "default-valued no-ops dropped", args: []string{"--profiling=false", "-ingress-class=x", "--logtostderr", "--profiling=0"}, wantRest: []string{"-ingress-class=x"}, wantNoop: []string{"profiling", "logtostderr"}},
+		{name: "Sync Events off is what ramjet does", args: []string{"--disable-sync-events", "-ingress-class=x", "--disable-sync-events=true"}, wantRest: []string{"-ingress-class=x"}, wantNoop: []string{"disable-sync-events"}},
+		{name: "Sync Events on are not posted", args: []string{"--disable-sync-events=false"}, wantErr: "--disable-sync-events=false is an ingress-nginx flag ramjet does not implement: ramjet posts no Sync Events"},
 		{name: "maxmind-license-key", args: []string{"--maxmind-license-key=secret"}, wantErr: "ramjet has no GeoIP"},
 		{name: "maxmind-license-key, value apart", args: []string{"--maxmind-license-key", "secret"}, wantErr: "--maxmind-license-key is an ingress-nginx flag ramjet does not implement"},
 		{name: "full test", args: []string{"--disable-full-test"}, wantErr: "never runs nginx -t"},

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	admissionv1beta1 "k8s.io/api/admission/v1beta1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -148,7 +149,7 @@ func parseRejectSeverity(s string) (compile.Severity, error) {
 
 func (a *admission) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
-		http.Error(w, "POST an admission.k8s.io/v1 AdmissionReview", http.StatusMethodNotAllowed)
+		http.Error(w, "POST an admission.k8s.io/v1 or v1beta1 AdmissionReview", http.StatusMethodNotAllowed)
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxReviewBody+1))
@@ -175,8 +176,14 @@ func (a *admission) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	began := time.Now()
 	resp := a.review(review.Request)
 	resp.UID = review.Request.UID
+	// The API server reads the answer as the version it sent; v1beta1's
+	// response has v1's fields.
+	version := admissionv1.SchemeGroupVersion.String()
+	if review.APIVersion == admissionv1beta1.SchemeGroupVersion.String() {
+		version = review.APIVersion
+	}
 	out := admissionv1.AdmissionReview{
-		TypeMeta: metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "AdmissionReview"},
+		TypeMeta: metav1.TypeMeta{APIVersion: version, Kind: "AdmissionReview"},
 		Response: resp,
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -287,3 +287,26 @@ func TestAdmissionRefusesModSecurityRulesThatDoNotBuild(t *testing.T) {
 		"nginx.ingress.kubernetes.io/modsecurity-snippet", "SecRule ARGS \"@nosuchop x\" \"id:1,deny\""))
 	require.True(t, off.Allowed, "without enable-modsecurity the snippet is not read")
 }
+
+// The API server sends an AdmissionReview in the first version the
+// webhook configuration lists and reads the answer as that version: a
+// v1beta1 review answered as v1 fails to decode there, and the webhook's
+// verdict is lost to the failure policy.
+func TestAdmissionAnswersInTheReviewsVersion(t *testing.T) {
+	a := testAdmission(t, "")
+	raw, err := json.Marshal(admissionIngress("dup", "shop.example.com", "/api"))
+	require.NoError(t, err)
+	for _, version := range []string{"admission.k8s.io/v1beta1", "admission.k8s.io/v1"} {
+		body := `{"apiVersion":"` + version + `","kind":"AdmissionReview","request":{"uid":"u-1",` +
+			`"kind":{"group":"networking.k8s.io","version":"v1","kind":"Ingress"},"namespace":"prod","name":"dup","operation":"CREATE","object":` + string(raw) + `}}`
+		rec := httptest.NewRecorder()
+		a.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body)))
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		var out admissionv1.AdmissionReview
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &out))
+		require.Equal(t, version, out.APIVersion)
+		require.Equal(t, "AdmissionReview", out.Kind)
+		require.Equal(t, types.UID("u-1"), out.Response.UID)
+		require.False(t, out.Response.Allowed, "the host/path of prod/owner")
+	}
+}

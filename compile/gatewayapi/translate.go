@@ -116,6 +116,21 @@ func (t *translator) index() {
 	}
 }
 
+// namespaceLabels are the labels of namespace ns, with the
+// kubernetes.io/metadata.name the API server gives every Namespace (the
+// Gateway API's way to select one by name), which a Namespace read from
+// a file, or not read at all, lacks.
+func (t *translator) namespaceLabels(ns string) labels.Set {
+	ls := t.nsLabels[ns]
+	if v, ok := ls[corev1.LabelMetadataName]; ok && v == ns {
+		return ls
+	}
+	out := make(labels.Set, len(ls)+1)
+	maps.Copy(out, ls)
+	out[corev1.LabelMetadataName] = ns
+	return out
+}
+
 func (t *translator) warn(reason compile.Reason, r *gwv1.HTTPRoute, field, msg string) {
 	t.warnings = append(t.warnings, compile.Warning{Reason: reason,
 		Object: compile.Ref{Kind: t.routeKind(), Namespace: r.Namespace, Name: r.Name}, Field: field, Message: msg})
@@ -228,7 +243,7 @@ func (t *translator) allows(gw *gwv1.Gateway, l *gwv1.Listener, ns string) bool 
 		return ns == gw.Namespace
 	case gwv1.NamespacesFromSelector:
 		s, err := metav1.LabelSelectorAsSelector(sel)
-		return err == nil && sel != nil && s.Matches(t.nsLabels[ns])
+		return err == nil && sel != nil && s.Matches(t.namespaceLabels(ns))
 	}
 	return false
 }

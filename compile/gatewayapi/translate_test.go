@@ -105,11 +105,17 @@ func TestTranslateHostnames(t *testing.T) {
 func TestTranslateAttachment(t *testing.T) {
 	sel := listener("sel", "", gwv1.NamespacesFromSelector)
 	sel.AllowedRoutes.Namespaces.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"team": "shop"}}
+	// The API server labels every Namespace with its name; one read from
+	// a file, or not read at all, has that label all the same.
+	byName := listener("byname", "", gwv1.NamespacesFromSelector)
+	byName.AllowedRoutes.Namespaces.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+		{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpIn, Values: []string{"shop", "undeclared"}}}}
 	objs := Objects{
 		GatewayClasses: classes(),
 		Gateways: []*gwv1.Gateway{
 			gateway("infra", "same", "ours", listener("http", "", gwv1.NamespacesFromSame)),
 			gateway("infra", "sel", "ours", sel),
+			gateway("infra", "byname", "ours", byName),
 			gateway("infra", "other", "theirs", listener("http", "", gwv1.NamespacesFromAll)),
 		},
 		Namespaces: []*corev1.Namespace{ns("shop", "team", "shop"), ns("blog", "team", "blog")},
@@ -124,6 +130,9 @@ func TestTranslateAttachment(t *testing.T) {
 		{"shop", "same", false, 1},
 		{"shop", "sel", true, 0},
 		{"blog", "sel", false, 1},
+		{"shop", "byname", true, 0},
+		{"undeclared", "byname", true, 0},
+		{"blog", "byname", false, 1},
 		{"infra", "other", false, 0}, // another controller's Gateway: not ours to warn about
 	} {
 		o := objs

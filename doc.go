@@ -2923,8 +2923,9 @@
 // or one filter type twice (RequestMirror excepted), on a rule (the
 // rule's requests answer 500: the API does not let a filter that cannot
 // be applied be skipped, and they must not reach another rule without it)
-// and filters on a backendRef other than the header modifiers (the
-// backend is left out).
+// and filters on a backendRef other than the header modifiers, and any on
+// a GRPCRoute's backendRef (that backend's share answers 500, for the
+// same reason, and is not handed to the other backends).
 // An Ingress sharing a wildcard host with an HTTPRoute matches any depth
 // there too (§3).
 // Not served by design: Gateways on addresses of their own. ramjet is one

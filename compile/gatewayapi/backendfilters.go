@@ -11,9 +11,10 @@ import (
 // backendFilters translates the filters of a backendRef, which apply
 // only to the requests sent to that backend: RequestHeaderModifier and
 // ResponseHeaderModifier, once each (compile.WeightedBackend). Any other
-// filter there warns and leaves the backend out (ok false), as the API
-// leaves their support to the implementation.
-func (t *translator) backendFilters(r *gwv1.HTTPRoute, field string, filters []gwv1.HTTPRouteFilter, wb *compile.WeightedBackend) (ok bool) {
+// filter there warns and says why (unserved), and the backend's share
+// answers 500, as a filter that cannot be applied must not be skipped
+// (Gateway API, HTTPRouteFilter).
+func (t *translator) backendFilters(r *gwv1.HTTPRoute, field string, filters []gwv1.HTTPRouteFilter, wb *compile.WeightedBackend) (unserved string) {
 	for j, f := range filters {
 		ff := field + ".filters[" + strconv.Itoa(j) + "]"
 		switch {
@@ -22,9 +23,10 @@ func (t *translator) backendFilters(r *gwv1.HTTPRoute, field string, filters []g
 		case f.Type == gwv1.HTTPRouteFilterResponseHeaderModifier && f.ResponseHeaderModifier != nil && wb.ResponseHeaders == nil:
 			wb.ResponseHeaders = headerModifier(ff, f.ResponseHeaderModifier)
 		default:
-			t.warn(Unsupported, r, ff, "filter "+string(f.Type)+" on a backendRef is not served (RequestHeaderModifier and ResponseHeaderModifier are, once each); the backend is not served")
-			return false
+			unserved = "filter " + string(f.Type) + " on a backendRef is not served (RequestHeaderModifier and ResponseHeaderModifier are, once each)"
+			t.warn(Unsupported, r, ff, unserved+"; its share of the requests answers 500")
+			return unserved
 		}
 	}
-	return true
+	return ""
 }

@@ -130,7 +130,11 @@ filters:
 	for j, b := range src.BackendRefs {
 		bf := field + ".backendRefs[" + strconv.Itoa(j) + "]"
 		if len(b.Filters) > 0 {
-			t.warn(Unsupported, shell, bf+".filters", "backendRef filters are not served on a GRPCRoute; the backend is not served")
+			// Refused, not skipped: the other backends would take its
+			// share without its filters.
+			why := "backendRef filters are not served on a GRPCRoute"
+			t.warn(Unsupported, shell, bf+".filters", why+"; its share of the requests answers 500")
+			out.Backends = append(out.Backends, compile.WeightedBackend{Field: bf, Weight: deref(b.Weight, 1), Invalid: why})
 			continue
 		}
 		if wb, ok := t.backend(shell, bf, &gwv1.HTTPBackendRef{BackendRef: b.BackendRef}); ok {

@@ -417,8 +417,11 @@ func (t *translator) backend(r *gwv1.HTTPRoute, field string, b *gwv1.HTTPBacken
 	if g, k := deref(b.Group, ""), deref(b.Kind, "Service"); (g != "" && g != "core") || k != "Service" {
 		return invalid(Unsupported, ".kind", "backend "+string(k)+" is not a Service")
 	}
-	if !t.backendFilters(r, field, b.Filters, &wb) {
-		return wb, false
+	if why := t.backendFilters(r, field, b.Filters, &wb); why != "" {
+		// Not skipped: the requests sent here would miss the filter, and
+		// the other backends would take a share that is not theirs.
+		wb.Invalid = why
+		return wb, true
 	}
 	if b.Port == nil {
 		return invalid(Unsupported, ".port", "a Service backendRef needs a port")

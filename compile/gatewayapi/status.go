@@ -286,11 +286,11 @@ func (t *translator) attachFacts(r *gwv1.HTTPRoute, i int, gw *gwv1.Gateway, see
 		if p.SectionName != nil && *p.SectionName != l.Name || p.Port != nil && *p.Port != l.Port {
 			continue
 		}
-		if !t.served(gw, l) {
+		if !t.served(gw, l) && !t.tlsServed(gw, l) {
 			continue
 		}
 		found = true
-		if !t.allows(gw, l, r.Namespace) {
+		if !t.served(gw, l) || !t.allows(gw, l, r.Namespace) {
 			continue
 		}
 		allowed = true

@@ -141,12 +141,15 @@ func TestTranslateAllTLS(t *testing.T) {
 func TestTranslateAllStatus(t *testing.T) {
 	tcpL := listener("tcp", "", gwv1.NamespacesFromAll)
 	tcpL.Protocol, tcpL.Port = gwv1.TCPProtocolType, 9000
+	passL := listener("passthrough", "", gwv1.NamespacesFromAll)
+	passL.Protocol, passL.Port, passL.TLS = gwv1.TLSProtocolType, 443, &gwv1.ListenerTLSConfig{Mode: new(gwv1.TLSModePassthrough)}
 	gw := gateway("infra", "gw", "ours",
 		listener("all", "*.example.com", gwv1.NamespacesFromAll),
 		listener("same", "", gwv1.NamespacesFromSame),
 		tcpL,
 		// Two HTTP listeners on one port and hostname: both conflicted.
 		listener("dup1", "dup.test", gwv1.NamespacesFromAll), listener("dup2", "dup.test", gwv1.NamespacesFromAll),
+		passL,
 	)
 	gw.Generation = 4
 	gw.Spec.Listeners[3].Port, gw.Spec.Listeners[4].Port = 8080, 8080
@@ -167,6 +170,8 @@ func TestTranslateAllStatus(t *testing.T) {
 		httpRoute("app", "wrong-ns", []gwv1.ParentReference{parent("same")}, nil, rule(toService("", "svc", 80))),
 		httpRoute("app", "wrong-host", []gwv1.ParentReference{parent("all")}, []gwv1.Hostname{"a.test"}, rule(toService("", "svc", 80))),
 		httpRoute("app", "no-section", []gwv1.ParentReference{parent("nope")}, nil, rule(toService("", "svc", 80))),
+		// A served listener whose protocol takes TLSRoutes only.
+		httpRoute("app", "on-passthrough", []gwv1.ParentReference{parent("passthrough")}, nil, rule(toService("", "svc", 80))),
 		httpRoute("app", "conflicted", []gwv1.ParentReference{parent("dup1")}, nil, rule(toService("", "svc", 80))),
 		httpRoute("app", "refs", []gwv1.ParentReference{parent("all")}, nil,
 			rule(toService("", "missing", 80)), rule(toService("elsewhere", "svc", 80)), rule(other)),
@@ -184,14 +189,15 @@ func TestTranslateAllStatus(t *testing.T) {
 	now := metav1.NewTime(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 
 	want := map[string][]brief{
-		"served":     {{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "True", "ResolvedRefs"}},
-		"wrong-ns":   {{"Accepted", "False", "NotAllowedByListeners"}, {"ResolvedRefs", "True", "ResolvedRefs"}},
-		"wrong-host": {{"Accepted", "False", "NoMatchingListenerHostname"}, {"ResolvedRefs", "True", "ResolvedRefs"}},
-		"no-section": {{"Accepted", "False", "NoMatchingParent"}, {"ResolvedRefs", "True", "ResolvedRefs"}},
-		"conflicted": {{"Accepted", "False", "NoMatchingParent"}, {"ResolvedRefs", "True", "ResolvedRefs"}},
-		"refs":       {{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "False", "BackendNotFound"}},
-		"h2c":        {{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "True", "ResolvedRefs"}},
-		"wss":        {{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "False", string(gwv1.RouteReasonUnsupportedProtocol)}},
+		"served":         {{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "True", "ResolvedRefs"}},
+		"wrong-ns":       {{"Accepted", "False", "NotAllowedByListeners"}, {"ResolvedRefs", "True", "ResolvedRefs"}},
+		"wrong-host":     {{"Accepted", "False", "NoMatchingListenerHostname"}, {"ResolvedRefs", "True", "ResolvedRefs"}},
+		"no-section":     {{"Accepted", "False", "NoMatchingParent"}, {"ResolvedRefs", "True", "ResolvedRefs"}},
+		"on-passthrough": {{"Accepted", "False", "NotAllowedByListeners"}, {"ResolvedRefs", "True", "ResolvedRefs"}},
+		"conflicted":     {{"Accepted", "False", "NoMatchingParent"}, {"ResolvedRefs", "True", "ResolvedRefs"}},
+		"refs":           {{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "False", "BackendNotFound"}},
+		"h2c":            {{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "True", "ResolvedRefs"}},
+		"wss":            {{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "False", string(gwv1.RouteReasonUnsupportedProtocol)}},
 	}
 	for _, r := range routes {
 		got, changed := tr.Status.HTTPRoute(r, now)
@@ -217,7 +223,7 @@ func TestTranslateAllStatus(t *testing.T) {
 			t.Errorf("route %s: an unchanged decision is written again", r.Name)
 		}
 	}
-	refs, _ := tr.Status.HTTPRoute(routes[5], now)
+	refs, _ := tr.Status.HTTPRoute(routes[6], now)
 	if m := refs.Status.Parents[0].Conditions[1].Message; m != "spec.rules[0].backendRefs[0]: Service app/missing not found; "+
 		"spec.rules[1].backendRefs[0]: no ReferenceGrant in namespace elsewhere lets HTTPRoutes of app use Service svc; "+
 		"spec.rules[2].backendRefs[0]: Bucket is not a core Service" {
@@ -248,6 +254,7 @@ func TestTranslateAllStatus(t *testing.T) {
 		{"tcp", 0, 0, "UnsupportedProtocol", "NoConflicts"},
 		{"dup1", 0, 2, "Accepted", "HostnameConflict"},
 		{"dup2", 0, 2, "Accepted", "HostnameConflict"},
+		{"passthrough", 0, 1, "Accepted", "NoConflicts"},
 	}, gotL); d != "" {
 		t.Errorf("listeners (-want +got):\n%s", d)
 	}

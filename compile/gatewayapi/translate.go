@@ -187,11 +187,13 @@ func (t *translator) attach(r *gwv1.HTTPRoute) (hosts map[match.Listener][]strin
 			if p.SectionName != nil && *p.SectionName != l.Name || p.Port != nil && *p.Port != l.Port {
 				continue
 			}
-			if !t.served(gw, &l) {
+			// A TLS passthrough listener is there, but by its protocol
+			// it allows TLSRoutes only: NotAllowedByListeners.
+			if !t.served(gw, &l) && !t.tlsServed(gw, &l) {
 				continue
 			}
 			found = true
-			if !t.allows(gw, &l, r.Namespace) {
+			if !t.served(gw, &l) || !t.allows(gw, &l, r.Namespace) {
 				continue
 			}
 			allowed = true

@@ -355,6 +355,10 @@ func (t *translator) backendProblems(r *gwv1.HTTPRoute, appProtocols bool) []sta
 					Message: field + ": no ReferenceGrant in namespace " + ns + " lets HTTPRoutes of " + r.Namespace + " use Service " + string(b.Name)})
 			case t.services[nsName{ns, string(b.Name)}] == nil:
 				out = append(out, status.Problem{Reason: status.ReasonBackendNotFound, Message: field + ": Service " + ns + "/" + string(b.Name) + " not found"})
+			case b.Port != nil && !hasPort(t.services[nsName{ns, string(b.Name)}], int32(*b.Port)):
+				// Its share answers 500 as a missing Service's does.
+				out = append(out, status.Problem{Reason: status.ReasonBackendNotFound,
+					Message: field + ": Service " + ns + "/" + string(b.Name) + " has no port " + strconv.Itoa(int(*b.Port))})
 			case appProtocols && !rf.mirror && b.Port != nil:
 				if ap := appProtocol(t.services[nsName{ns, string(b.Name)}], int32(*b.Port)); !compile.AppProtocolServed(ap) {
 					out = append(out, status.Problem{Reason: status.ReasonUnsupportedProtocol,
@@ -366,8 +370,13 @@ func (t *translator) backendProblems(r *gwv1.HTTPRoute, appProtocols bool) []sta
 	return out
 }
 
+// hasPort reports whether svc has port number port.
+func hasPort(svc *corev1.Service, port int32) bool {
+	return slices.ContainsFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return p.Port == port })
+}
+
 // appProtocol is the appProtocol of svc's port number port ("" when unset
-// or when svc has no such port: compile warns about the missing port).
+// or when svc has no such port).
 func appProtocol(svc *corev1.Service, port int32) string {
 	for _, p := range svc.Spec.Ports {
 		if p.Port == port && p.AppProtocol != nil {

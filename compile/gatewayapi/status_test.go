@@ -156,7 +156,7 @@ func TestTranslateAllStatus(t *testing.T) {
 	parent := func(section string) gwv1.ParentReference {
 		return gwv1.ParentReference{Name: "gw", Namespace: new(gwv1.Namespace("infra")), SectionName: new(gwv1.SectionName(section))}
 	}
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "svc"}}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "svc"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
 	// A port whose appProtocol ramjet does not speak: UnsupportedProtocol
 	// (the API's BackendRef text); h2c is spoken.
 	wss := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "wss"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{
@@ -176,6 +176,8 @@ func TestTranslateAllStatus(t *testing.T) {
 		httpRoute("app", "refs", []gwv1.ParentReference{parent("all")}, nil,
 			rule(toService("", "missing", 80)), rule(toService("elsewhere", "svc", 80)), rule(other)),
 		httpRoute("app", "h2c", []gwv1.ParentReference{parent("all")}, nil, rule(toService("", "wss", 80))),
+		// The Service is there but not the port: its share answers 500.
+		httpRoute("app", "no-port", []gwv1.ParentReference{parent("all")}, nil, rule(toService("", "svc", 81))),
 		httpRoute("app", "wss", []gwv1.ParentReference{parent("all")}, nil, rule(toService("", "wss", 443))),
 		// Another controller's parent: not ours to write.
 		httpRoute("app", "theirs", []gwv1.ParentReference{{Name: "else"}}, nil, rule(toService("", "svc", 80))),
@@ -197,6 +199,7 @@ func TestTranslateAllStatus(t *testing.T) {
 		"conflicted":     {{"Accepted", "False", "NoMatchingParent"}, {"ResolvedRefs", "True", "ResolvedRefs"}},
 		"refs":           {{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "False", "BackendNotFound"}},
 		"h2c":            {{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "True", "ResolvedRefs"}},
+		"no-port":        {{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "False", "BackendNotFound"}},
 		"wss":            {{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "False", string(gwv1.RouteReasonUnsupportedProtocol)}},
 	}
 	for _, r := range routes {
@@ -249,7 +252,7 @@ func TestTranslateAllStatus(t *testing.T) {
 		gotL = append(gotL, ls{string(l.Name), l.AttachedRoutes, len(l.SupportedKinds), l.Conditions[0].Reason, l.Conditions[1].Reason})
 	}
 	if d := cmp.Diff([]ls{
-		{"all", 4, 2, "Accepted", "NoConflicts"}, // served, refs, h2c and wss; HTTPRoute and GRPCRoute
+		{"all", 5, 2, "Accepted", "NoConflicts"}, // served, refs, h2c, no-port and wss; HTTPRoute and GRPCRoute
 		{"same", 0, 2, "Accepted", "NoConflicts"},
 		{"tcp", 0, 0, "UnsupportedProtocol", "NoConflicts"},
 		{"dup1", 0, 2, "Accepted", "HostnameConflict"},

@@ -203,9 +203,12 @@ func (t *translator) tlsBackends(r *gwv1.TLSRoute, rule int) ([]compile.Weighted
 				"no ReferenceGrant in namespace "+ns+" lets TLSRoutes of "+r.Namespace+" use Service "+string(b.Name))
 		default:
 			wb.Service = compile.ServiceRef{Namespace: ns, Name: string(b.Name), Port: strconv.Itoa(int(*b.Port))}
-			if t.services[nsName{ns, string(b.Name)}] == nil {
-				// compile warns, and refuses the share.
+			// compile warns, and refuses the share.
+			if svc := t.services[nsName{ns, string(b.Name)}]; svc == nil {
 				problems = append(problems, status.Problem{Reason: status.ReasonBackendNotFound, Message: field + ": Service " + ns + "/" + string(b.Name) + " not found"})
+			} else if !hasPort(svc, int32(*b.Port)) {
+				problems = append(problems, status.Problem{Reason: status.ReasonBackendNotFound,
+					Message: field + ": Service " + ns + "/" + string(b.Name) + " has no port " + strconv.Itoa(int(*b.Port))})
 			}
 		}
 		out = append(out, wb)

@@ -3,6 +3,8 @@ package gatewayapi
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
@@ -29,5 +31,36 @@ func TestTLSRouteOfAnotherControllerIsNotJudged(t *testing.T) {
 	}
 	if got, changed := tr.Status.TLSRoute(r, metav1.Unix(1, 0)); changed {
 		t.Errorf("status decided: %+v", got.Status)
+	}
+}
+
+// TestTLSRouteBackendPortNotFound: a backendRef to a port its Service does
+// not have refuses its share of the connections, so its ResolvedRefs is
+// False, BackendNotFound, as a missing Service's is.
+func TestTLSRouteBackendPortNotFound(t *testing.T) {
+	gw := gateway("infra", "gw", "ours", gwv1.Listener{Name: "tls", Port: 443, Protocol: gwv1.TLSProtocolType,
+		TLS: &gwv1.ListenerTLSConfig{Mode: new(gwv1.TLSModePassthrough)}, AllowedRoutes: &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{From: new(gwv1.NamespacesFromAll)}}})
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "db"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 5432}}}}
+	for _, tt := range []struct {
+		port int32
+		want []brief
+	}{
+		{5432, []brief{{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "True", "ResolvedRefs"}}},
+		{5433, []brief{{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "False", "BackendNotFound"}}},
+	} {
+		var ref gwv1.BackendRef
+		ref.Name, ref.Port = "db", new(gwv1.PortNumber(tt.port))
+		r := &gwv1.TLSRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "r"},
+			Spec: gwv1.TLSRouteSpec{CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{{Name: "gw", Namespace: new(gwv1.Namespace("infra"))}}},
+				Hostnames: []gwv1.Hostname{"db.example"},
+				Rules:     []gwv1.TLSRouteRule{{BackendRefs: []gwv1.BackendRef{ref}}}}}
+		tr := TranslateAll(Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{gw}, TLSRoutes: []*gwv1.TLSRoute{r}, Services: []*corev1.Service{svc}})
+		got, _ := tr.Status.TLSRoute(r, metav1.Unix(1, 0))
+		if len(got.Status.Parents) != 1 {
+			t.Fatalf("port %d: parents %+v", tt.port, got.Status.Parents)
+		}
+		if d := cmp.Diff(tt.want, briefs(got.Status.Parents[0].Conditions)); d != "" {
+			t.Errorf("port %d (-want +got):\n%s", tt.port, d)
+		}
 	}
 }

@@ -105,6 +105,12 @@ func TestGRPCRouteStatus(t *testing.T) {
 	if d := cmp.Diff([][]string{{"HTTPRoute", "GRPCRoute"}, {"HTTPRoute"}}, kinds); d != "" {
 		t.Errorf("supportedKinds (-want +got):\n%s", d)
 	}
+	// Only routes whose Accepted is True count (Gateway API,
+	// ListenerStatus.AttachedRoutes): good, older and web, not bad-value,
+	// younger and web-younger.
+	if n := g.Status.Listeners[0].AttachedRoutes; n != 3 {
+		t.Errorf("listener http: %d routes attached, want 3", n)
+	}
 }
 
 // FuzzGRPCMatch reads any method and header match: no panic, and a match

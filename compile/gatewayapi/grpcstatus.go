@@ -1,6 +1,7 @@
 package gatewayapi
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -73,13 +74,7 @@ func (t *translator) decideGRPCStatus(s *Status, warnings []compile.Warning) {
 			if !refsDone {
 				refs, refsDone = t.grpcBackendProblems(g), true
 			}
-			notAccepted := t.attachFacts(shell, i, gw, seen)
-			if notAccepted == nil {
-				notAccepted = badValue
-			}
-			if notAccepted == nil {
-				notAccepted = conflicts[k]
-			}
+			notAccepted := t.attachFacts(shell, i, gw, seen, cmp.Or(badValue, conflicts[k]))
 			f := status.RouteParentFacts{Generation: g.Generation, RefProblems: refs, Unsupported: unsupported[k], NotAccepted: notAccepted}
 			s.grpcRoutes[k] = append(s.grpcRoutes[k], gwv1.RouteParentStatus{
 				ParentRef: p, ControllerName: ControllerName, Conditions: status.RouteParentConditions(f)})

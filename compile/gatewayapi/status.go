@@ -204,7 +204,7 @@ func (t *translator) decideStatus(warnings []compile.Warning) *Status {
 				refs, refsDone = t.backendProblems(r, true), true
 			}
 			f := status.RouteParentFacts{Generation: r.Generation, RefProblems: refs, Unsupported: unsupported[nsName{r.Namespace, r.Name}],
-				NotAccepted: cmp.Or(t.attachFacts(r, i, gw, seen), kindConflicts[nsName{r.Namespace, r.Name}])}
+				NotAccepted: t.attachFacts(r, i, gw, seen, kindConflicts[nsName{r.Namespace, r.Name}])}
 			s.routes[nsName{r.Namespace, r.Name}] = append(s.routes[nsName{r.Namespace, r.Name}], gwv1.RouteParentStatus{
 				ParentRef: p, ControllerName: ControllerName, Conditions: status.RouteParentConditions(f)})
 		}
@@ -274,13 +274,17 @@ func routeKinds(l *gwv1.Listener) (invalid []string, supported []gwv1.RouteGroup
 	return invalid, supported
 }
 
-// attachFacts finds why parentRef i of r does not attach to gw, as
-// attach does, or nil when it does; it counts the route on each listener
-// it attaches to (once per listener, in seen) and records the hosts.
-func (t *translator) attachFacts(r *gwv1.HTTPRoute, i int, gw *gwv1.Gateway, seen map[listenerKey]bool) *status.Problem {
+// attachFacts finds why parentRef i of r is not accepted by gw: why it
+// does not attach, as attach finds, else refused, the reason it is not
+// accepted anyway; nil when it is accepted. It records the hosts of each
+// listener it attaches to, and counts an accepted route there (once per
+// listener, in seen): a listener's attachedRoutes counts only routes
+// whose Accepted is True (Gateway API, ListenerStatus).
+func (t *translator) attachFacts(r *gwv1.HTTPRoute, i int, gw *gwv1.Gateway, seen map[listenerKey]bool, refused *status.Problem) *status.Problem {
 	p := r.Spec.ParentRefs[i]
 	field := "spec.parentRefs[" + strconv.Itoa(i) + "]"
 	found, allowed, attached := false, false, false
+	var keys []listenerKey
 	for li := range gw.Spec.Listeners {
 		l := &gw.Spec.Listeners[li]
 		if p.SectionName != nil && *p.SectionName != l.Name || p.Port != nil && *p.Port != l.Port {
@@ -300,11 +304,16 @@ func (t *translator) attachFacts(r *gwv1.HTTPRoute, i int, gw *gwv1.Gateway, see
 		}
 		attached = true
 		k := listenerKey{gw, l.Name}
-		if !seen[k] {
-			seen[k] = true
-			t.attached[k]++
-		}
+		keys = append(keys, k)
 		t.listenerHosts[k] = append(t.listenerHosts[k], hosts...)
+	}
+	if attached && refused == nil {
+		for _, k := range keys {
+			if !seen[k] {
+				seen[k] = true
+				t.attached[k]++
+			}
+		}
 	}
 	gwName := gw.Namespace + "/" + gw.Name
 	switch {
@@ -318,7 +327,7 @@ func (t *translator) attachFacts(r *gwv1.HTTPRoute, i int, gw *gwv1.Gateway, see
 		return &status.Problem{Reason: status.ReasonNoMatchingListenerHostname,
 			Message: "spec.hostnames: no hostname matches a listener of Gateway " + gwName}
 	}
-	return nil
+	return refused
 }
 
 // backendProblems are r's backendRefs that do not resolve: another kind

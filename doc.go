@@ -2925,7 +2925,11 @@
 // be applied be skipped, and they must not reach another rule without it)
 // and filters on a backendRef other than the header modifiers, and any on
 // a GRPCRoute's backendRef (that backend's share answers 500, for the
-// same reason, and is not handed to the other backends).
+// same reason, and is not handed to the other backends); a Gateway's
+// client certificate validation (spec.tls.frontend: the HTTPS listeners
+// it applies to are not accepted, UnsupportedValue, rather than served to
+// clients without a certificate; with AllowInsecureFallback they are
+// served without asking for one).
 // An Ingress sharing a wildcard host with an HTTPRoute matches any depth
 // there too (§3).
 // Not served by design: Gateways on addresses of their own. ramjet is one

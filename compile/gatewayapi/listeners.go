@@ -59,6 +59,7 @@ func TranslateAll(o Objects) Translation {
 	tr := Translation{HTTPRoutes: routes, Status: t.decideStatus(warnings), Listeners: t.servedListeners()}
 	t.listenerCertificates(&tr) // after decideStatus: the hosts of each listener's routes
 	tr.Warnings = append(warnings, t.certWarnings...)
+	tr.Warnings = append(tr.Warnings, t.validationWarnings()...)
 	tr.Warnings = append(tr.Warnings, t.tlsWarnings...)
 	tr.TLSRoutes, tr.PassthroughListeners = t.tlsRoutes, t.servedPassthroughListeners()
 	return tr

@@ -221,6 +221,10 @@ func (t *translator) decideStatus(warnings []compile.Warning) *Status {
 			if (l.Protocol == gwv1.HTTPProtocolType || l.Protocol == gwv1.HTTPSProtocolType) && !t.portServed(l) {
 				lf.PortUnavailable, lf.PortWhy = true, t.portWhy(l)
 			}
+			if requiresClientCertificates(gw, l) {
+				_, field := frontendValidation(gw, l)
+				lf.UnsupportedValue = field + ": client certificate validation is not served; the listener is not served rather than served to clients without a valid certificate"
+			}
 			ls := gwv1.ListenerStatus{Name: l.Name, SupportedKinds: []gwv1.RouteGroupKind{}, AttachedRoutes: lf.AttachedRoutes}
 			switch l.Protocol {
 			case gwv1.HTTPSProtocolType:

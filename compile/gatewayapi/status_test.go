@@ -375,3 +375,58 @@ func TestPortUnavailable(t *testing.T) {
 		t.Errorf("route other: %v", r)
 	}
 }
+
+// TestFrontendValidationNotServed: a Gateway asking HTTPS listeners to
+// require client certificates (spec.tls.frontend) is not served without
+// them: those listeners are not accepted (UnsupportedValue), attach no
+// route and serve no certificate, with a warning naming the field; a
+// port's own setting replaces the default, and AllowInsecureFallback,
+// which accepts connections without a certificate, is served and warned.
+func TestFrontendValidationNotServed(t *testing.T) {
+	validation := func(mode gwv1.FrontendValidationModeType) *gwv1.FrontendTLSValidation {
+		return &gwv1.FrontendTLSValidation{Mode: mode, CACertificateRefs: []gwv1.ObjectReference{{Kind: "ConfigMap", Name: "ca"}}}
+	}
+	plainPort := https("plain", "plain.example.com", secretRef("", "shop"))
+	plainPort.Port = 8443
+	fallbackPort := https("fallback", "fallback.example.com", secretRef("", "shop"))
+	fallbackPort.Port = 9443
+	gw := gateway("infra", "gw", "ours", https("mtls", "mtls.example.com", secretRef("", "shop")), plainPort, fallbackPort,
+		listener("http", "", gwv1.NamespacesFromAll))
+	gw.Spec.TLS = &gwv1.GatewayTLSConfig{Frontend: &gwv1.FrontendTLSConfig{
+		Default: gwv1.TLSConfig{Validation: validation("")},
+		PerPort: []gwv1.TLSPortConfig{{Port: 8443}, {Port: 9443, TLS: gwv1.TLSConfig{Validation: validation(gwv1.AllowInsecureFallback)}}},
+	}}
+	rule := gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{toService("", "svc", 80)}}
+	route := httpRoute("app", "r", []gwv1.ParentReference{{Name: "gw", Namespace: new(gwv1.Namespace("infra"))}}, nil, rule)
+	tr := TranslateAll(Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{gw}, HTTPRoutes: []*gwv1.HTTPRoute{route},
+		Secrets: []*corev1.Secret{tlsSecret(t, "infra", "shop", "*.example.com")}})
+
+	var hosts []string
+	for _, r := range tr.HTTPRoutes {
+		hosts = append(hosts, r.Listener.String()+" "+strings.Join(r.Hostnames, ","))
+	}
+	if d := cmp.Diff([]string{":80 ", ":8443 tls plain.example.com", ":9443 tls fallback.example.com"}, hosts); d != "" {
+		t.Errorf("routes served (-want +got):\n%s", d)
+	}
+	for _, c := range tr.ListenerCertificates {
+		if c.Field == "spec.listeners[0].tls.certificateRefs[0]" {
+			t.Errorf("the refused listener's certificate is served: %+v", c)
+		}
+	}
+	type short struct{ Reason, Field string }
+	var got []short
+	for _, w := range tr.Warnings {
+		got = append(got, short{string(w.Reason), w.Field})
+	}
+	if d := cmp.Diff([]short{{string(Unsupported), "spec.tls.frontend.default.validation"}, {string(Unsupported), "spec.tls.frontend.perPort[1].tls.validation"}}, got); d != "" {
+		t.Errorf("warnings (-want +got):\n%s", d)
+	}
+	g, _ := tr.Status.Gateway(gw, nil, metav1.Now())
+	var accepted []brief
+	for _, l := range g.Status.Listeners {
+		accepted = append(accepted, briefs(l.Conditions)[0])
+	}
+	if d := cmp.Diff([]brief{{"Accepted", "False", "UnsupportedValue"}, {"Accepted", "True", "Accepted"}, {"Accepted", "True", "Accepted"}, {"Accepted", "True", "Accepted"}}, accepted); d != "" {
+		t.Errorf("listeners (-want +got):\n%s", d)
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/match"
 )
 
@@ -29,9 +30,61 @@ func b2i(b bool) int {
 }
 
 // served reports whether listener l of gw serves routes: an HTTP or HTTPS
-// listener free of conflicts, on a port requests arrive on.
+// listener free of conflicts, on a port requests arrive on, that is not
+// asked to require client certificates.
 func (t *translator) served(gw *gwv1.Gateway, l *gwv1.Listener) bool {
-	return (l.Protocol == gwv1.HTTPProtocolType || l.Protocol == gwv1.HTTPSProtocolType) && !t.conflicted(gw, l) && t.portServed(l)
+	return (l.Protocol == gwv1.HTTPProtocolType || l.Protocol == gwv1.HTTPSProtocolType) && !t.conflicted(gw, l) && t.portServed(l) &&
+		!requiresClientCertificates(gw, l)
+}
+
+// frontendValidation is the client certificate validation gw's
+// spec.tls.frontend asks of HTTPS listener l (its port's entry, else the
+// default), nil for none, and the field that asks it.
+func frontendValidation(gw *gwv1.Gateway, l *gwv1.Listener) (*gwv1.FrontendTLSValidation, string) {
+	if l.Protocol != gwv1.HTTPSProtocolType || gw.Spec.TLS == nil || gw.Spec.TLS.Frontend == nil {
+		return nil, ""
+	}
+	f := gw.Spec.TLS.Frontend
+	for i, p := range f.PerPort {
+		if p.Port == l.Port {
+			return p.TLS.Validation, "spec.tls.frontend.perPort[" + strconv.Itoa(i) + "].tls.validation"
+		}
+	}
+	return f.Default.Validation, "spec.tls.frontend.default.validation"
+}
+
+// requiresClientCertificates reports an HTTPS listener whose Gateway asks
+// it to accept only clients with a valid certificate, which ramjet does
+// not verify there: the listener is not served, rather than served to
+// every client. AllowInsecureFallback accepts clients without one, so
+// such a listener is served (and warned, validationWarnings).
+func requiresClientCertificates(gw *gwv1.Gateway, l *gwv1.Listener) bool {
+	v, _ := frontendValidation(gw, l)
+	return v != nil && v.Mode != gwv1.AllowInsecureFallback
+}
+
+// validationWarnings warn, once per field, about the client certificate
+// validation of our Gateways' HTTPS listeners, which is not served.
+func (t *translator) validationWarnings() []compile.Warning {
+	var out []compile.Warning
+	for _, gw := range t.sortedGateways() {
+		seen := map[string]bool{}
+		for i := range gw.Spec.Listeners {
+			l := &gw.Spec.Listeners[i]
+			v, field := frontendValidation(gw, l)
+			if v == nil || seen[field] {
+				continue
+			}
+			seen[field] = true
+			msg := "client certificate validation is not served; the HTTPS listeners it applies to are not served rather than served to clients without a valid certificate"
+			if v.Mode == gwv1.AllowInsecureFallback {
+				msg = "client certificate validation is not served; with mode AllowInsecureFallback the HTTPS listeners it applies to are served without asking for a certificate"
+			}
+			out = append(out, compile.Warning{Reason: Unsupported, Object: compile.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name},
+				Field: field, Message: msg})
+		}
+	}
+	return out
 }
 
 // portServed reports whether requests arrive on l's port and protocol

@@ -2929,7 +2929,9 @@
 // client certificate validation (spec.tls.frontend: the HTTPS listeners
 // it applies to are not accepted, UnsupportedValue, rather than served to
 // clients without a certificate; with AllowInsecureFallback they are
-// served without asking for one).
+// served without asking for one); a Gateway's
+// infrastructure.parametersRef (ramjet reads no parameters: the Gateway is
+// not accepted, InvalidParameters, and serves nothing, as the API asks).
 // An Ingress sharing a wildcard host with an HTTPRoute matches any depth
 // there too (§3).
 // Not served by design: Gateways on addresses of their own. ramjet is one

@@ -33,6 +33,7 @@ const (
 
 	// Gateways.
 	ReasonListenersNotValid = "ListenersNotValid"
+	ReasonInvalidParameters = "InvalidParameters"
 
 	// Listeners, and a route's backendRef to a port whose appProtocol is
 	// not spoken.
@@ -107,6 +108,10 @@ type ListenerFacts struct {
 type GatewayFacts struct {
 	Generation int64
 	Listeners  []ListenerFacts
+	// InvalidParameters, when set, says why the Gateway's parametersRef
+	// cannot be used: the Gateway is not accepted (ReasonInvalidParameters)
+	// and serves nothing.
+	InvalidParameters string
 }
 
 // GatewayConditions decides a Gateway's conditions and those of each of
@@ -168,6 +173,10 @@ func GatewayConditions(f GatewayFacts) (gateway []metav1.Condition, listeners []
 			invalid++
 		}
 		listeners = append(listeners, cs)
+	}
+	if f.InvalidParameters != "" {
+		return []metav1.Condition{cond(ConditionAccepted, false, ReasonInvalidParameters, f.InvalidParameters, g),
+			cond(ConditionProgrammed, false, ReasonInvalid, "the Gateway is not accepted", g)}, listeners
 	}
 	switch {
 	case accepted == 0:

@@ -60,6 +60,7 @@ func TranslateAll(o Objects) Translation {
 	t.listenerCertificates(&tr) // after decideStatus: the hosts of each listener's routes
 	tr.Warnings = append(warnings, t.certWarnings...)
 	tr.Warnings = append(tr.Warnings, t.validationWarnings()...)
+	tr.Warnings = append(tr.Warnings, t.parametersWarnings()...)
 	tr.Warnings = append(tr.Warnings, t.tlsWarnings...)
 	tr.TLSRoutes, tr.PassthroughListeners = t.tlsRoutes, t.servedPassthroughListeners()
 	return tr

@@ -212,7 +212,7 @@ func (t *translator) decideStatus(warnings []compile.Warning) *Status {
 	t.decideGRPCStatus(s, warnings)
 	t.translateTLSRoutes(s)
 	for _, gw := range t.sortedGateways() {
-		f := status.GatewayFacts{Generation: gw.Generation}
+		f := status.GatewayFacts{Generation: gw.Generation, InvalidParameters: parametersProblem(gw)}
 		var lss []gwv1.ListenerStatus
 		conf := conflicts(gw)
 		for li := range gw.Spec.Listeners {
@@ -221,7 +221,9 @@ func (t *translator) decideStatus(warnings []compile.Warning) *Status {
 			if (l.Protocol == gwv1.HTTPProtocolType || l.Protocol == gwv1.HTTPSProtocolType) && !t.portServed(l) {
 				lf.PortUnavailable, lf.PortWhy = true, t.portWhy(l)
 			}
-			if requiresClientCertificates(gw, l) {
+			if f.InvalidParameters != "" {
+				lf.UnsupportedValue = "the Gateway is not accepted: " + f.InvalidParameters
+			} else if requiresClientCertificates(gw, l) {
 				_, field := frontendValidation(gw, l)
 				lf.UnsupportedValue = field + ": client certificate validation is not served; the listener is not served rather than served to clients without a valid certificate"
 			}

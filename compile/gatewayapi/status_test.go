@@ -305,6 +305,7 @@ func TestReasonsAreTheAPIs(t *testing.T) {
 		status.ReasonUnsupportedProtocol:        string(gwv1.ListenerReasonUnsupportedProtocol),
 		status.ReasonPortUnavailable:            string(gwv1.ListenerReasonPortUnavailable),
 		status.ReasonListenersNotValid:          string(gwv1.GatewayReasonListenersNotValid),
+		status.ReasonInvalidParameters:          string(gwv1.GatewayReasonInvalidParameters),
 		status.ConditionConflicted:              string(gwv1.ListenerConditionConflicted),
 		status.ConditionProgrammed:              string(gwv1.GatewayConditionProgrammed),
 		status.ConditionResolvedRefs:            string(gwv1.RouteConditionResolvedRefs),
@@ -428,5 +429,42 @@ func TestFrontendValidationNotServed(t *testing.T) {
 	}
 	if d := cmp.Diff([]brief{{"Accepted", "False", "UnsupportedValue"}, {"Accepted", "True", "Accepted"}, {"Accepted", "True", "Accepted"}, {"Accepted", "True", "Accepted"}}, accepted); d != "" {
 		t.Errorf("listeners (-want +got):\n%s", d)
+	}
+}
+
+// TestGatewayParametersRefNotServed: ramjet reads no parameters, so a
+// Gateway whose infrastructure.parametersRef names some is not accepted
+// (InvalidParameters, as the API and the suite's
+// gateway-invalid-parameters-ref ask) and serves nothing, with a warning
+// naming the field; its routes are not attached.
+func TestGatewayParametersRefNotServed(t *testing.T) {
+	gw := gateway("infra", "gw", "ours", listener("http", "", gwv1.NamespacesFromAll))
+	gw.Spec.Infrastructure = &gwv1.GatewayInfrastructure{ParametersRef: &gwv1.LocalParametersReference{Group: "example.com", Kind: "Params", Name: "p"}}
+	gw.Generation = 2
+	rule := gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{toService("", "svc", 80)}}
+	route := httpRoute("app", "r", []gwv1.ParentReference{{Name: "gw", Namespace: new(gwv1.Namespace("infra"))}}, nil, rule)
+	tr := TranslateAll(Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{gw}, HTTPRoutes: []*gwv1.HTTPRoute{route}})
+	if len(tr.HTTPRoutes) != 0 || len(tr.Listeners) != 0 {
+		t.Errorf("served: routes %+v, listeners %+v", tr.HTTPRoutes, tr.Listeners)
+	}
+	if !slices.ContainsFunc(tr.Warnings, func(w compile.Warning) bool {
+		return w.Reason == Unsupported && w.Object.Kind == "Gateway" && w.Field == "spec.infrastructure.parametersRef"
+	}) {
+		t.Errorf("no warning on spec.infrastructure.parametersRef: %v", tr.Warnings)
+	}
+	now := metav1.Unix(100, 0)
+	g, _ := tr.Status.Gateway(gw, nil, now)
+	if d := cmp.Diff([]brief{{"Accepted", "False", string(gwv1.GatewayReasonInvalidParameters)}, {"Programmed", "False", "Invalid"}}, briefs(g.Status.Conditions)); d != "" {
+		t.Errorf("gateway (-want +got):\n%s", d)
+	}
+	if c := g.Status.Conditions[0]; c.ObservedGeneration != 2 {
+		t.Errorf("observedGeneration %d", c.ObservedGeneration)
+	}
+	if l := g.Status.Listeners[0]; l.AttachedRoutes != 0 || l.Conditions[len(l.Conditions)-1].Status != metav1.ConditionFalse {
+		t.Errorf("listener %+v", l)
+	}
+	r, _ := tr.Status.HTTPRoute(route, now)
+	if c := r.Status.Parents[0].Conditions[0]; c.Status != metav1.ConditionFalse {
+		t.Errorf("route accepted: %+v", c)
 	}
 }

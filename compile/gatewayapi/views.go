@@ -34,7 +34,33 @@ func b2i(b bool) int {
 // asked to require client certificates.
 func (t *translator) served(gw *gwv1.Gateway, l *gwv1.Listener) bool {
 	return (l.Protocol == gwv1.HTTPProtocolType || l.Protocol == gwv1.HTTPSProtocolType) && !t.conflicted(gw, l) && t.portServed(l) &&
-		!requiresClientCertificates(gw, l)
+		!requiresClientCertificates(gw, l) && parametersProblem(gw) == ""
+}
+
+// parametersProblem says why gw is not accepted for its
+// infrastructure.parametersRef, "" when it names none: ramjet reads no
+// parameters, so every kind is one it does not support, and the API asks
+// that such a Gateway be rejected (InvalidParameters) rather than served
+// without them.
+func parametersProblem(gw *gwv1.Gateway) string {
+	if gw.Spec.Infrastructure == nil || gw.Spec.Infrastructure.ParametersRef == nil {
+		return ""
+	}
+	p := gw.Spec.Infrastructure.ParametersRef
+	return "spec.infrastructure.parametersRef: ramjet reads no parameters (" + string(p.Kind) + " " + string(p.Name) + " of group " +
+		strconv.Quote(string(p.Group)) + "); the Gateway is not served"
+}
+
+// parametersWarnings warn about our Gateways that parametersProblem refuses.
+func (t *translator) parametersWarnings() []compile.Warning {
+	var out []compile.Warning
+	for _, gw := range t.sortedGateways() {
+		if why := parametersProblem(gw); why != "" {
+			out = append(out, compile.Warning{Reason: Unsupported, Object: compile.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name},
+				Field: "spec.infrastructure.parametersRef", Message: strings.TrimPrefix(why, "spec.infrastructure.parametersRef: ")})
+		}
+	}
+	return out
 }
 
 // frontendValidation is the client certificate validation gw's

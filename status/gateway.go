@@ -83,7 +83,7 @@ type ListenerFacts struct {
 	// the listener is not Accepted, reason UnsupportedValue.
 	UnsupportedValue string
 	// Kinds are the route kinds the listener serves, named in the
-	// message of InvalidRouteKinds; nil: HTTPRoute.
+	// message of InvalidRouteKinds; nil: HTTPRoute, empty: none.
 	Kinds []string
 	// PortUnavailable: the data plane receives no requests on the
 	// listener's port and protocol (see the controller's port flags).
@@ -158,8 +158,12 @@ func GatewayConditions(f GatewayFacts) (gateway []metav1.Condition, listeners []
 			cs = append(cs, cond(ConditionResolvedRefs, false, l.CertificateProblems[0].Reason, joinProblems(l.CertificateProblems), g))
 			ok = false
 		case len(l.InvalidRouteKinds) > 0:
+			serves := "HTTPRoute"
+			if l.Kinds != nil {
+				serves = cmp.Or(strings.Join(l.Kinds, ", "), "none of the kinds it allows")
+			}
 			cs = append(cs, cond(ConditionResolvedRefs, false, ReasonInvalidRouteKinds,
-				"route kinds "+strings.Join(l.InvalidRouteKinds, ", ")+" are not served; the listener serves "+cmp.Or(strings.Join(l.Kinds, ", "), "HTTPRoute"), g))
+				"route kinds "+strings.Join(l.InvalidRouteKinds, ", ")+" are not served; the listener serves "+serves, g))
 		default:
 			cs = append(cs, cond(ConditionResolvedRefs, true, ReasonResolvedRefs, "every reference resolves", g))
 		}

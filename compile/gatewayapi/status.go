@@ -238,6 +238,10 @@ func (t *translator) decideStatus(warnings []compile.Warning) *Status {
 				fallthrough
 			case gwv1.HTTPProtocolType:
 				lf.InvalidRouteKinds, ls.SupportedKinds = routeKinds(l)
+				lf.Kinds = []string{}
+				for _, k := range ls.SupportedKinds {
+					lf.Kinds = append(lf.Kinds, string(k.Kind))
+				}
 			case gwv1.TLSProtocolType:
 				t.tlsListenerFacts(gw, l, &lf, &ls)
 			default:

@@ -468,3 +468,28 @@ func TestGatewayParametersRefNotServed(t *testing.T) {
 		t.Errorf("route accepted: %+v", c)
 	}
 }
+
+// TestInvalidRouteKindsMessage: the ResolvedRefs message of a listener
+// with route kinds it cannot serve names the kinds it does serve, or says
+// it serves none.
+func TestInvalidRouteKindsMessage(t *testing.T) {
+	mixed := listener("mixed", "", gwv1.NamespacesFromAll)
+	mixed.AllowedRoutes.Kinds = []gwv1.RouteGroupKind{{Kind: "GRPCRoute"}, {Kind: "TCPRoute"}}
+	only := listener("only", "only.example", gwv1.NamespacesFromAll)
+	only.AllowedRoutes.Kinds = []gwv1.RouteGroupKind{{Kind: "TCPRoute"}}
+	tlsOnly := listener("tls", "", gwv1.NamespacesFromAll)
+	tlsOnly.Protocol, tlsOnly.Port, tlsOnly.TLS = gwv1.TLSProtocolType, 443, &gwv1.ListenerTLSConfig{Mode: new(gwv1.TLSModePassthrough)}
+	tlsOnly.AllowedRoutes.Kinds = []gwv1.RouteGroupKind{{Kind: "HTTPRoute"}}
+	gw := gateway("infra", "gw", "ours", mixed, only, tlsOnly)
+	tr := TranslateAll(Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{gw}})
+	g, _ := tr.Status.Gateway(gw, nil, metav1.Unix(1, 0))
+	for i, want := range []string{
+		"route kinds TCPRoute are not served; the listener serves GRPCRoute",
+		"route kinds TCPRoute are not served; the listener serves none of the kinds it allows",
+		"route kinds HTTPRoute are not served; the listener serves none of the kinds it allows",
+	} {
+		if m := g.Status.Listeners[i].Conditions[2].Message; m != want {
+			t.Errorf("listener %s: %q, want %q", g.Status.Listeners[i].Name, m, want)
+		}
+	}
+}

@@ -108,6 +108,9 @@ func (t *translator) tlsListenerFacts(gw *gwv1.Gateway, l *gwv1.Listener, lf *st
 		}
 		lf.InvalidRouteKinds = append(lf.InvalidRouteKinds, string(k.Kind))
 	}
+	if len(ls.SupportedKinds) == 0 {
+		lf.Kinds = []string{} // its kinds leave TLSRoute out: it serves none
+	}
 }
 
 func tlsMode(l *gwv1.Listener) gwv1.TLSModeType {

@@ -178,3 +178,19 @@ func TestKindConflictLoserTakesNoOther(t *testing.T) {
 		t.Errorf("calls (-want +got):\n%s", d)
 	}
 }
+
+// TestGRPCRouteRefNotPermittedMessage: the ResolvedRefs message of a
+// GRPCRoute's cross-namespace backendRef without a ReferenceGrant names
+// the kind a grant must let in: GRPCRoutes.
+func TestGRPCRouteRefNotPermittedMessage(t *testing.T) {
+	gw := gateway("app", "gw", "ours", listener("http", "", gwv1.NamespacesFromSame))
+	b := grpcBackend("svc")
+	b.Namespace = new(gwv1.Namespace("other"))
+	r := grpcRoute("app", "calls", 10, []gwv1.ParentReference{{Name: "gw"}}, nil, gwv1.GRPCRouteRule{BackendRefs: []gwv1.GRPCBackendRef{b}})
+	tr := TranslateAll(Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{gw}, GRPCRoutes: []*gwv1.GRPCRoute{r}})
+	got, _ := tr.Status.GRPCRoute(r, metav1.Unix(1, 0))
+	c := got.Status.Parents[0].Conditions[1]
+	if want := "spec.rules[0].backendRefs[0]: no ReferenceGrant in namespace other lets GRPCRoutes of app use Service svc"; c.Reason != status.ReasonRefNotPermitted || c.Message != want {
+		t.Errorf("ResolvedRefs %s %q, want %s %q", c.Reason, c.Message, status.ReasonRefNotPermitted, want)
+	}
+}

@@ -371,7 +371,7 @@ func (t *translator) backendProblems(r *gwv1.HTTPRoute, appProtocols bool) []sta
 				out = append(out, status.Problem{Reason: status.ReasonInvalidKind, Message: field + ": " + string(k) + " is not a core Service"})
 			case ns != r.Namespace && !t.granted(r.Namespace, ns, string(b.Name)):
 				out = append(out, status.Problem{Reason: status.ReasonRefNotPermitted,
-					Message: field + ": no ReferenceGrant in namespace " + ns + " lets HTTPRoutes of " + r.Namespace + " use Service " + string(b.Name)})
+					Message: field + ": no ReferenceGrant in namespace " + ns + " lets " + t.routeKind() + "s of " + r.Namespace + " use Service " + string(b.Name)})
 			case t.services[nsName{ns, string(b.Name)}] == nil:
 				out = append(out, status.Problem{Reason: status.ReasonBackendNotFound, Message: field + ": Service " + ns + "/" + string(b.Name) + " not found"})
 			case b.Port != nil && !hasPort(t.services[nsName{ns, string(b.Name)}], int32(*b.Port)):

@@ -2931,7 +2931,10 @@
 // clients without a certificate; with AllowInsecureFallback they are
 // served without asking for one); a Gateway's
 // infrastructure.parametersRef (ramjet reads no parameters: the Gateway is
-// not accepted, InvalidParameters, and serves nothing, as the API asks).
+// not accepted, InvalidParameters, and serves nothing, as the API asks);
+// a Gateway's requested spec.addresses, its client certificate for
+// backends (spec.tls.backend) and listener tls.options, which change
+// nothing and warn naming the field.
 // An Ingress sharing a wildcard host with an HTTPRoute matches any depth
 // there too (§3).
 // Not served by design: Gateways on addresses of their own. ramjet is one

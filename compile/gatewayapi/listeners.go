@@ -61,6 +61,7 @@ func TranslateAll(o Objects) Translation {
 	tr.Warnings = append(warnings, t.certWarnings...)
 	tr.Warnings = append(tr.Warnings, t.validationWarnings()...)
 	tr.Warnings = append(tr.Warnings, t.parametersWarnings()...)
+	tr.Warnings = append(tr.Warnings, t.unservedFieldWarnings()...)
 	tr.Warnings = append(tr.Warnings, t.tlsWarnings...)
 	tr.TLSRoutes, tr.PassthroughListeners = t.tlsRoutes, t.servedPassthroughListeners()
 	return tr

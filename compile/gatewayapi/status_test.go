@@ -493,3 +493,26 @@ func TestInvalidRouteKindsMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestUnservedGatewayFieldsWarn: Gateway fields that change nothing here
+// warn naming the field, never dropped silently (SPEC §20): requested
+// addresses, a client certificate for backends, listener TLS options.
+func TestUnservedGatewayFieldsWarn(t *testing.T) {
+	l := https("https", "a.example.com", secretRef("", "shop"))
+	l.TLS.Options = map[gwv1.AnnotationKey]gwv1.AnnotationValue{"example.com/ciphers": "x"}
+	gw := gateway("infra", "gw", "ours", listener("http", "", gwv1.NamespacesFromAll), l)
+	gw.Spec.Addresses = []gwv1.GatewaySpecAddress{{Type: new(gwv1.IPAddressType), Value: "10.9.9.9"}}
+	gw.Spec.TLS = &gwv1.GatewayTLSConfig{Backend: &gwv1.GatewayBackendTLS{ClientCertificateRef: &gwv1.SecretObjectReference{Name: "client"}}}
+	tr := TranslateAll(Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{gw}, Secrets: []*corev1.Secret{tlsSecret(t, "infra", "shop", "a.example.com")}})
+	var got []string
+	for _, w := range tr.Warnings {
+		got = append(got, string(w.Reason)+" "+w.Object.String()+" "+w.Field)
+	}
+	if d := cmp.Diff([]string{
+		string(Unsupported) + " Gateway infra/gw spec.addresses",
+		string(Unsupported) + " Gateway infra/gw spec.tls.backend.clientCertificateRef",
+		string(Unsupported) + " Gateway infra/gw spec.listeners[1].tls.options",
+	}, got); d != "" {
+		t.Errorf("warnings (-want +got):\n%s", d)
+	}
+}

@@ -51,6 +51,30 @@ func parametersProblem(gw *gwv1.Gateway) string {
 		strconv.Quote(string(p.Group)) + "); the Gateway is not served"
 }
 
+// unservedFieldWarnings warn about the fields of our Gateways that change
+// nothing here, so that none is dropped silently (SPEC §20).
+func (t *translator) unservedFieldWarnings() []compile.Warning {
+	var out []compile.Warning
+	for _, gw := range t.sortedGateways() {
+		warn := func(field, msg string) {
+			out = append(out, compile.Warning{Reason: Unsupported, Object: compile.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name},
+				Field: field, Message: msg})
+		}
+		if len(gw.Spec.Addresses) > 0 {
+			warn("spec.addresses", "requested addresses are not assigned: every Gateway of the class is served on the controller's address, which status.addresses lists")
+		}
+		if gw.Spec.TLS != nil && gw.Spec.TLS.Backend != nil && gw.Spec.TLS.Backend.ClientCertificateRef != nil {
+			warn("spec.tls.backend.clientCertificateRef", "a client certificate for backends is not served: backends are dialled without one")
+		}
+		for i := range gw.Spec.Listeners {
+			if l := &gw.Spec.Listeners[i]; l.TLS != nil && len(l.TLS.Options) > 0 {
+				warn("spec.listeners["+strconv.Itoa(i)+"].tls.options", "TLS options are not served: the listener uses the controller's TLS settings")
+			}
+		}
+	}
+	return out
+}
+
 // parametersWarnings warn about our Gateways that parametersProblem refuses.
 func (t *translator) parametersWarnings() []compile.Warning {
 	var out []compile.Warning

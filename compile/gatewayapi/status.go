@@ -374,6 +374,8 @@ func (t *translator) backendProblems(r *gwv1.HTTPRoute, appProtocols bool) []sta
 					Message: field + ": no ReferenceGrant in namespace " + ns + " lets " + t.routeKind() + "s of " + r.Namespace + " use Service " + string(b.Name)})
 			case t.services[nsName{ns, string(b.Name)}] == nil:
 				out = append(out, status.Problem{Reason: status.ReasonBackendNotFound, Message: field + ": Service " + ns + "/" + string(b.Name) + " not found"})
+			case t.services[nsName{ns, string(b.Name)}].Spec.Type == corev1.ServiceTypeExternalName:
+				out = append(out, externalNameProblem(field, ns, string(b.Name)))
 			case b.Port != nil && !hasPort(t.services[nsName{ns, string(b.Name)}], int32(*b.Port)):
 				// Its share answers 500 as a missing Service's does.
 				out = append(out, status.Problem{Reason: status.ReasonBackendNotFound,
@@ -387,6 +389,14 @@ func (t *translator) backendProblems(r *gwv1.HTTPRoute, appProtocols bool) []sta
 		}
 	}
 	return out
+}
+
+// externalNameProblem is a backendRef to an ExternalName Service, which
+// compile does not dial (its share is refused): an unsupported kind of
+// backend, as the API's BackendObjectReference counts it.
+func externalNameProblem(field, ns, name string) status.Problem {
+	return status.Problem{Reason: status.ReasonInvalidKind,
+		Message: field + ": Service " + ns + "/" + name + " is of type ExternalName, which ramjet does not dial"}
 }
 
 // hasPort reports whether svc has port number port.

@@ -157,6 +157,8 @@ func TestTranslateAllStatus(t *testing.T) {
 		return gwv1.ParentReference{Name: "gw", Namespace: new(gwv1.Namespace("infra")), SectionName: new(gwv1.SectionName(section))}
 	}
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "svc"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	ext := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "ext"},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "db.example.net", Ports: []corev1.ServicePort{{Port: 80}}}}
 	// A port whose appProtocol ramjet does not speak: UnsupportedProtocol
 	// (the API's BackendRef text); h2c is spoken.
 	wss := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "wss"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{
@@ -178,6 +180,8 @@ func TestTranslateAllStatus(t *testing.T) {
 		httpRoute("app", "h2c", []gwv1.ParentReference{parent("all")}, nil, rule(toService("", "wss", 80))),
 		// The Service is there but not the port: its share answers 500.
 		httpRoute("app", "no-port", []gwv1.ParentReference{parent("all")}, nil, rule(toService("", "svc", 81))),
+		// An ExternalName Service is not dialled: its share answers 500.
+		httpRoute("app", "external", []gwv1.ParentReference{parent("all")}, nil, rule(toService("", "ext", 80))),
 		httpRoute("app", "wss", []gwv1.ParentReference{parent("all")}, nil, rule(toService("", "wss", 443))),
 		// Another controller's parent: not ours to write.
 		httpRoute("app", "theirs", []gwv1.ParentReference{{Name: "else"}}, nil, rule(toService("", "svc", 80))),
@@ -187,7 +191,7 @@ func TestTranslateAllStatus(t *testing.T) {
 	}
 	cls := classes()
 	cls[0].Generation = 3
-	tr := TranslateAll(Objects{GatewayClasses: cls, Gateways: []*gwv1.Gateway{gw}, HTTPRoutes: routes, Services: []*corev1.Service{svc, wss}})
+	tr := TranslateAll(Objects{GatewayClasses: cls, Gateways: []*gwv1.Gateway{gw}, HTTPRoutes: routes, Services: []*corev1.Service{svc, wss, ext}})
 	now := metav1.NewTime(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 
 	want := map[string][]brief{
@@ -200,6 +204,7 @@ func TestTranslateAllStatus(t *testing.T) {
 		"refs":           {{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "False", "BackendNotFound"}},
 		"h2c":            {{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "True", "ResolvedRefs"}},
 		"no-port":        {{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "False", "BackendNotFound"}},
+		"external":       {{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "False", "InvalidKind"}},
 		"wss":            {{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "False", string(gwv1.RouteReasonUnsupportedProtocol)}},
 	}
 	for _, r := range routes {
@@ -252,7 +257,7 @@ func TestTranslateAllStatus(t *testing.T) {
 		gotL = append(gotL, ls{string(l.Name), l.AttachedRoutes, len(l.SupportedKinds), l.Conditions[0].Reason, l.Conditions[1].Reason})
 	}
 	if d := cmp.Diff([]ls{
-		{"all", 5, 2, "Accepted", "NoConflicts"}, // served, refs, h2c, no-port and wss; HTTPRoute and GRPCRoute
+		{"all", 6, 2, "Accepted", "NoConflicts"}, // served, refs, h2c, no-port, external and wss; HTTPRoute and GRPCRoute
 		{"same", 0, 2, "Accepted", "NoConflicts"},
 		{"tcp", 0, 0, "UnsupportedProtocol", "NoConflicts"},
 		{"dup1", 0, 2, "Accepted", "HostnameConflict"},

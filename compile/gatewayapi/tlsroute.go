@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwv1alpha2 "sigs.k8s.io/gateway-api/apis/v1alpha2"
@@ -209,6 +210,8 @@ func (t *translator) tlsBackends(r *gwv1.TLSRoute, rule int) ([]compile.Weighted
 			// compile warns, and refuses the share.
 			if svc := t.services[nsName{ns, string(b.Name)}]; svc == nil {
 				problems = append(problems, status.Problem{Reason: status.ReasonBackendNotFound, Message: field + ": Service " + ns + "/" + string(b.Name) + " not found"})
+			} else if svc.Spec.Type == corev1.ServiceTypeExternalName {
+				problems = append(problems, externalNameProblem(field, ns, string(b.Name)))
 			} else if !hasPort(svc, int32(*b.Port)) {
 				problems = append(problems, status.Problem{Reason: status.ReasonBackendNotFound,
 					Message: field + ": Service " + ns + "/" + string(b.Name) + " has no port " + strconv.Itoa(int(*b.Port))})

@@ -36,7 +36,8 @@ func TestTLSRouteOfAnotherControllerIsNotJudged(t *testing.T) {
 
 // TestTLSRouteBackendPortNotFound: a backendRef to a port its Service does
 // not have refuses its share of the connections, so its ResolvedRefs is
-// False, BackendNotFound, as a missing Service's is.
+// False, BackendNotFound, as a missing Service's is; one to an
+// ExternalName Service, InvalidKind.
 func TestTLSRouteBackendPortNotFound(t *testing.T) {
 	gw := gateway("infra", "gw", "ours", gwv1.Listener{Name: "tls", Port: 443, Protocol: gwv1.TLSProtocolType,
 		TLS: &gwv1.ListenerTLSConfig{Mode: new(gwv1.TLSModePassthrough)}, AllowedRoutes: &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{From: new(gwv1.NamespacesFromAll)}}})
@@ -47,7 +48,13 @@ func TestTLSRouteBackendPortNotFound(t *testing.T) {
 	}{
 		{5432, []brief{{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "True", "ResolvedRefs"}}},
 		{5433, []brief{{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "False", "BackendNotFound"}}},
+		// An ExternalName Service is not dialled either.
+		{5432, []brief{{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "False", "InvalidKind"}}},
 	} {
+		if tt.want[1].Reason == "InvalidKind" {
+			svc = svc.DeepCopy()
+			svc.Spec.Type, svc.Spec.ExternalName = corev1.ServiceTypeExternalName, "db.example.net"
+		}
 		var ref gwv1.BackendRef
 		ref.Name, ref.Port = "db", new(gwv1.PortNumber(tt.port))
 		r := &gwv1.TLSRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "r"},

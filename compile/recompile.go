@@ -396,7 +396,21 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 		}
 		subBackends = append(subBackends, be)
 	}
-	if global != nil {
+	// The small compile's catch-all never has the rules-less Ingress whose
+	// spec.defaultBackend the table's catch-all may serve, so it falls
+	// back to the global default backend (using it, or warning that it
+	// cannot) where the table's does not. That says nothing unless a host
+	// the change reached falls back to it as well; with no host reached,
+	// nothing that uses it changed.
+	keepGlobal := false
+	if global != nil && c.last.Table.VirtualHostByName("").FallbackSource.Field == defaultBackendField &&
+		!slices.ContainsFunc(subHosts, func(vh *match.VirtualHost) bool { return vh.FallbackSource.Field != defaultBackendField }) {
+		if len(hosts) > 0 {
+			return c.fullCompile("global default backend use")
+		}
+		keepGlobal, globalBackends = true, nil
+	}
+	if global != nil && !keepGlobal {
 		// The table lists the global default backend while something
 		// uses it (response.go). The previous table's entry stays when
 		// the small compile uses it too, and the small compile's goes in
@@ -424,6 +438,12 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 		}
 		return false
 	}
+	// With keepGlobal the warnings about the global default backend are
+	// the previous ones.
+	aboutGlobal := func(w Warning) bool {
+		return keepGlobal && w.Field == GlobalDefaultBackendField && w.Object == Ref{Kind: "Service", Namespace: global.ns, Name: global.name}
+	}
+	small.Warnings = slices.DeleteFunc(small.Warnings, aboutGlobal)
 	var others, subOthers []Warning
 	for _, w := range small.Warnings {
 		switch {
@@ -440,7 +460,7 @@ func (c *Compiler) recompile(s *Snapshot, o Options) (Result, bool) {
 	warnings := make([]Warning, 0, len(c.last.Warnings)+len(small.Warnings))
 	for _, w := range c.last.Warnings {
 		switch {
-		case streamRefs[w.Object]:
+		case streamRefs[w.Object], aboutGlobal(w):
 			warnings = append(warnings, w)
 		case w.Object.Kind == TLSRouteKind:
 		case w.Object.Kind != "Ingress" && w.Object.Kind != "Service" && w.Object.Kind != "EndpointSlice":

@@ -148,3 +148,31 @@ func TestRecompileGlobalErrorBackendUse(t *testing.T) {
 		require.Equal(t, fresh.String(), incr.String(), "step %d", i)
 	}
 }
+
+// The catch-all's fallback is a rules-less Ingress's spec.defaultBackend,
+// so no host uses the global default backend: Compile neither lists it
+// nor warns about it. A change that reaches no Ingress (a Service no
+// Ingress names) must not make the incremental Compiler list it, or warn
+// that it is unavailable, because the small compile's catch-all lacks
+// that Ingress.
+func TestRecompileCatchAllKeepsGlobalDefaultUnused(t *testing.T) {
+	for _, global := range []string{"fallback", "missing"} {
+		t.Run(global, func(t *testing.T) {
+			opts := Options{DefaultBackend: &ServiceRef{Namespace: "kube-system", Name: global, Port: "80"}}
+			snap := func(unrelated ...runtime.Object) Snapshot {
+				objs := []runtime.Object{
+					mkService("kube-system", "fallback", ":80:"), mkSlice("kube-system", "fallback", "f", "", 80, "10.9.9.9"),
+					mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.5"),
+					mkIngress("prod", "bare", 1, withDefault("web", 80)),
+				}
+				return mkSnapshot(append(objs, unrelated...)...)
+			}
+			c := Compiler{Options: opts}
+			for i, s := range []Snapshot{snap(), snap(mkService("prod", "unrelated", ":80:"))} {
+				fresh := Compile(s, opts)
+				incr := c.Compile(s)
+				require.Equal(t, fresh.String(), incr.String(), "step %d", i)
+			}
+		})
+	}
+}

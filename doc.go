@@ -1598,7 +1598,9 @@
 //   - The matched route's Ingress decides; with no route matched, the
 //     Ingress that created the host (for the catch-all, the one whose
 //     spec.defaultBackend is its fallback), else the options.
-//     force-ssl-redirect redirects on any host; ssl-redirect (on unless
+//     force-ssl-redirect redirects on any host, but never what the
+//     catch-all's fallback serves (ingress-nginx keeps its catch-all
+//     location's own rewrite settings); ssl-redirect (on unless
 //     DisableSSLRedirect) only on a TLS host: a host listed under some
 //     claimed Ingress's spec.tls, by name or by a "*." entry one label up,
 //     even when its Secret is missing and even when no rule names it.

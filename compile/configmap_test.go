@@ -107,7 +107,9 @@ func TestCompileConfigMap(t *testing.T) {
 	text := res.Table.String()
 	assert.Contains(t, text, "from Ingress prod/a spec.rules[0].http.paths[0] force-ssl-redirect policy read=30s")
 	assert.Contains(t, text, "from Ingress prod/b spec.rules[0].http.paths[0] force-ssl-redirect policy read=1m30s")
-	assert.Contains(t, text, "host * catch-all\n  fallback none (404) force-ssl-redirect policy read=30s")
+	// The catch-all's location keeps its own rewrite settings (as in
+	// ingress-nginx), so force-ssl-redirect does not reach it.
+	assert.Contains(t, text, "host * catch-all\n  fallback none (404) policy read=30s")
 	require.Len(t, res.Warnings, 1)
 	assert.Equal(t, ConfigMapKeyUnsupported, res.Warnings[0].Reason)
 	assert.Equal(t, "data[bogus]", res.Warnings[0].Field)

@@ -129,6 +129,12 @@ func (b *builder) applyFallbackSettings() {
 				v.vh.ForceSSLRedirect = ing.ann.forceSSLRedirect
 			}
 		}
+		if v == b.catchAll {
+			// ingress-nginx gives its catch-all location the Ingress's
+			// annotations but keeps its own rewrite settings, whose
+			// force-ssl-redirect is false, ConfigMap or not.
+			v.vh.ForceSSLRedirect = false
+		}
 		if ing != nil {
 			v.vh.FallbackLocation = b.location(ing, nil, v)
 		} else {

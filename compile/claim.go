@@ -143,7 +143,7 @@ type Unclaimed struct {
 	// Claimed how many of them the options claim.
 	Read, Claimed int
 	// Groups are the unclaimed ones by what they name, the largest group
-	// first (ties by annotation, then class name).
+	// first (ties by annotation, then class name, then option).
 	Groups []UnclaimedGroup
 	// ControllerName is the controller name the options claim for, which
 	// an IngressClass must name to claim a group without an Option.
@@ -203,15 +203,25 @@ type unclaimedTally struct {
 	groups       map[unclaimedKey]*UnclaimedGroup
 }
 
-type unclaimedKey struct{ annotation, className string }
+// unclaimedKey tells an annotation with an empty value from none.
+type unclaimedKey struct {
+	annotated             bool
+	annotation, className string
+}
 
 func newUnclaimedTally(classes []*networkingv1.IngressClass, o Options) *unclaimedTally {
 	t := &unclaimedTally{controllerOf: make(map[string]string, len(classes))}
 	t.u.ControllerName = o.claimOptions().ControllerName
+	// Of two classes with one name, the one keepOne keeps, whatever the
+	// order.
+	byName := make(map[string]*networkingv1.IngressClass, len(classes))
 	for _, ic := range classes {
 		if ic != nil {
-			t.controllerOf[ic.Name] = ic.Spec.Controller
+			keepOne(byName, ic.Name, ic)
 		}
+	}
+	for name, ic := range byName {
+		t.controllerOf[name] = ic.Spec.Controller
 	}
 	return t
 }
@@ -225,7 +235,7 @@ func (t *unclaimedTally) add(ing *networkingv1.Ingress, claimed bool) {
 	var k unclaimedKey
 	annotation, annotated := ing.Annotations[classify.AnnotationIngressClass]
 	if annotated {
-		k.annotation = annotation
+		k.annotated, k.annotation = true, annotation
 	} else if ing.Spec.IngressClassName != nil {
 		k.className = *ing.Spec.IngressClassName
 	}
@@ -259,7 +269,8 @@ func (t *unclaimedTally) summary() Unclaimed {
 		u.Groups = append(u.Groups, *g)
 	}
 	slices.SortFunc(u.Groups, func(a, b UnclaimedGroup) int {
-		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Annotation, b.Annotation), strings.Compare(a.ClassName, b.ClassName))
+		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Annotation, b.Annotation), strings.Compare(a.ClassName, b.ClassName),
+			strings.Compare(a.Option, b.Option))
 	})
 	return u
 }

@@ -240,3 +240,34 @@ func TestJoinedPrefix(t *testing.T) {
 		}
 	}
 }
+
+// An Ingress annotated kubernetes.io/ingress.class="" and one naming no
+// class are two groups: only the second is claimed by
+// watch-ingress-without-class. Neither the groups nor their order depend
+// on the order Ingresses and IngressClasses are read in, duplicate class
+// names included.
+func TestSummarizeUnclaimedOrderIndependent(t *testing.T) {
+	ings := []*networkingv1.Ingress{
+		mkIngress("prod", "empty-annotation", 1, withClassName(""), withAnnotations("kubernetes.io/ingress.class", "")),
+		mkIngress("prod", "classless", 1, withClassName("")),
+		mkIngress("prod", "dup", 1, withClassName("dup")),
+	}
+	classes := []*networkingv1.IngressClass{mkClass("dup", "example.com/a"), mkClass("dup", "example.com/b")}
+	want := SummarizeUnclaimed(ings, classes, Options{})
+	require.Len(t, want.Groups, 3)
+	for _, g := range want.Groups {
+		if g.Example.Name == "empty-annotation" {
+			require.Equal(t, OptionIngressClass, g.Option)
+		}
+		if g.Example.Name == "classless" {
+			require.Equal(t, OptionWatchIngressWithoutClass, g.Option)
+		}
+	}
+	reversed := func(s []*networkingv1.Ingress) []*networkingv1.Ingress {
+		return []*networkingv1.Ingress{s[2], s[1], s[0]}
+	}
+	got := SummarizeUnclaimed(reversed(ings), []*networkingv1.IngressClass{classes[1], classes[0]}, Options{})
+	require.Equal(t, want, got)
+	snap := Snapshot{Ingresses: reversed(ings), IngressClasses: []*networkingv1.IngressClass{classes[1], classes[0]}}
+	require.Equal(t, want, Compile(snap, Options{}).Unclaimed)
+}

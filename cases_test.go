@@ -18,7 +18,8 @@ func TestCases(t *testing.T) {
 }
 
 // TestCasesOrderIndependent compiles every case with its objects shuffled
-// and requires the same digest, warnings and table (SPEC §15).
+// and requires the same digest, warnings, table, claimed Ingresses and
+// unclaimed summary (SPEC §15).
 func TestCasesOrderIndependent(t *testing.T) {
 	cases, err := routertest.LoadCases("testdata/cases")
 	require.NoError(t, err)
@@ -35,6 +36,12 @@ func TestCasesOrderIndependent(t *testing.T) {
 				}
 				if d := cmp.Diff(want.Table.String(), got.Table.String()); d != "" {
 					t.Fatalf("table depends on object order (-want +got):\n%s", d)
+				}
+				if d := cmp.Diff(want.Claimed, got.Claimed); d != "" {
+					t.Fatalf("claimed Ingresses depend on object order (-want +got):\n%s", d)
+				}
+				if d := cmp.Diff(want.Unclaimed, got.Unclaimed); d != "" {
+					t.Fatalf("unclaimed summary depends on object order (-want +got):\n%s", d)
 				}
 			}
 		})

@@ -40,7 +40,9 @@ func rateWarnings(s Snapshot, ws []Warning) []Warning {
 			if annotations == nil {
 				annotations = make(map[Ref]map[string]string, len(s.Ingresses))
 				for _, ing := range s.Ingresses {
-					annotations[ingressRef(ing.Namespace, ing.Name)] = ing.Annotations
+					if ing != nil { // skipped, as claimIngresses skips it
+						annotations[ingressRef(ing.Namespace, ing.Name)] = ing.Annotations
+					}
 				}
 			}
 			ann = annotations[w.Object]

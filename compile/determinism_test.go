@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -244,4 +245,17 @@ func deepCopySnapshot(s Snapshot) Snapshot {
 		out.Secrets = append(out.Secrets, o.DeepCopy())
 	}
 	return out
+}
+
+// A nil entry in the snapshot is skipped, here too when a warning is rated
+// with its Ingress's annotations: compiling never fails as a whole.
+func TestNilIngressBesideUnsupportedAnnotation(t *testing.T) {
+	s := mkSnapshot(mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.1"),
+		mkIngress("prod", "a", 1, withAnnotations(NginxPrefix+"proxy-cookie-path", "/ /app"),
+			withRules(mkRule("a.example.com", prefix("/", "web", 80)))))
+	s.Ingresses = append([]*networkingv1.Ingress{nil}, s.Ingresses...)
+	res := Compile(s, Options{})
+	require.Equal(t, "prod/web:80", served(res.Table, "a.example.com", "/"))
+	w := findWarning(t, res.Warnings, AnnotationUnsupported, "metadata.annotations["+NginxPrefix+"proxy-cookie-path]")
+	require.Equal(t, FeatureMissing, w.Severity())
 }

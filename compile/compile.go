@@ -29,7 +29,7 @@ func Compile(s Snapshot, o Options) Result {
 // the annotations of the Ingress it is about (Warning.SeverityFor), so
 // that whoever shows it later needs no snapshot to say the same.
 func rateWarnings(s Snapshot, ws []Warning) []Warning {
-	var annotations map[Ref]map[string]string
+	var ingresses map[Ref]*networkingv1.Ingress
 	for i := range ws {
 		w := &ws[i]
 		if w.Rated != "" {
@@ -37,15 +37,19 @@ func rateWarnings(s Snapshot, ws []Warning) []Warning {
 		}
 		var ann map[string]string
 		if w.Reason == AnnotationUnsupported && w.Object.Kind == "Ingress" {
-			if annotations == nil {
-				annotations = make(map[Ref]map[string]string, len(s.Ingresses))
+			if ingresses == nil {
+				// Of two copies of one Ingress, the one claimIngresses
+				// compiled.
+				ingresses = make(map[Ref]*networkingv1.Ingress, len(s.Ingresses))
 				for _, ing := range s.Ingresses {
 					if ing != nil { // skipped, as claimIngresses skips it
-						annotations[ingressRef(ing.Namespace, ing.Name)] = ing.Annotations
+						keepOne(ingresses, ingressRef(ing.Namespace, ing.Name), ing)
 					}
 				}
 			}
-			ann = annotations[w.Object]
+			if ing := ingresses[w.Object]; ing != nil {
+				ann = ing.Annotations
+			}
 		}
 		w.Rated = w.SeverityFor(ann)
 	}

@@ -259,3 +259,24 @@ func TestNilIngressBesideUnsupportedAnnotation(t *testing.T) {
 	w := findWarning(t, res.Warnings, AnnotationUnsupported, "metadata.annotations["+NginxPrefix+"proxy-cookie-path]")
 	require.Equal(t, FeatureMissing, w.Severity())
 }
+
+// Two copies of one Ingress (a folder of manifests can hold them) are
+// compiled as the copy claimIngresses keeps, whatever their order, and
+// its warnings are rated with that copy's annotations: a severity is part
+// of the warning, so it must not follow the copy read last.
+func TestDuplicateIngressRatedAsKept(t *testing.T) {
+	copyOf := func(cookiePath string) *networkingv1.Ingress {
+		return mkIngress("prod", "dup", 1, withAnnotations(NginxPrefix+"proxy-cookie-path", cookiePath),
+			withRules(mkRule("dup.example.com", prefix("/", "web", 80))))
+	}
+	a, b := copyOf("off"), copyOf("/ /app")
+	base := mkSnapshot(mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.1"))
+	ab, ba := base, base
+	ab.Ingresses = []*networkingv1.Ingress{a, b}
+	ba.Ingresses = []*networkingv1.Ingress{b, a}
+	want := Compile(ab, Options{}).Warnings
+	require.NotEmpty(t, want)
+	if diff := cmp.Diff(want, Compile(ba, Options{}).Warnings); diff != "" {
+		t.Fatalf("warnings depend on the order of the copies (-[a b] +[b a]):\n%s", diff)
+	}
+}

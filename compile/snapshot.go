@@ -83,23 +83,36 @@ func (s *Snapshot) Merge(o *Snapshot) {
 // IngressClasses, Services, EndpointSlices, Secrets, ConfigMaps.
 func (s *Snapshot) Refs() []Ref {
 	refs := make([]Ref, 0, len(s.Ingresses)+len(s.IngressClasses)+len(s.Services)+len(s.EndpointSlices)+len(s.Secrets)+len(s.ConfigMaps))
+	// A nil entry, which Compile skips, names nothing.
 	for _, o := range s.Ingresses {
-		refs = append(refs, Ref{Kind: "Ingress", Namespace: o.Namespace, Name: o.Name})
+		if o != nil {
+			refs = append(refs, Ref{Kind: "Ingress", Namespace: o.Namespace, Name: o.Name})
+		}
 	}
 	for _, o := range s.IngressClasses {
-		refs = append(refs, Ref{Kind: "IngressClass", Name: o.Name})
+		if o != nil {
+			refs = append(refs, Ref{Kind: "IngressClass", Name: o.Name})
+		}
 	}
 	for _, o := range s.Services {
-		refs = append(refs, Ref{Kind: "Service", Namespace: o.Namespace, Name: o.Name})
+		if o != nil {
+			refs = append(refs, Ref{Kind: "Service", Namespace: o.Namespace, Name: o.Name})
+		}
 	}
 	for _, o := range s.EndpointSlices {
-		refs = append(refs, Ref{Kind: "EndpointSlice", Namespace: o.Namespace, Name: o.Name})
+		if o != nil {
+			refs = append(refs, Ref{Kind: "EndpointSlice", Namespace: o.Namespace, Name: o.Name})
+		}
 	}
 	for _, o := range s.Secrets {
-		refs = append(refs, Ref{Kind: "Secret", Namespace: o.Namespace, Name: o.Name})
+		if o != nil {
+			refs = append(refs, Ref{Kind: "Secret", Namespace: o.Namespace, Name: o.Name})
+		}
 	}
 	for _, o := range s.ConfigMaps {
-		refs = append(refs, Ref{Kind: "ConfigMap", Namespace: o.Namespace, Name: o.Name})
+		if o != nil {
+			refs = append(refs, Ref{Kind: "ConfigMap", Namespace: o.Namespace, Name: o.Name})
+		}
 	}
 	return refs
 }

@@ -78,3 +78,16 @@ func TestSnapshotRefs(t *testing.T) {
 	}, s.Refs())
 	require.Equal(t, "IngressClass ramjet", s.Refs()[1].String())
 }
+
+// Refs names the objects a Compile reads: a nil entry, which Compile
+// skips, names nothing rather than panicking.
+func TestSnapshotRefsSkipsNil(t *testing.T) {
+	s := mkSnapshot(mkService("prod", "web", ":80:"))
+	s.Ingresses = append(s.Ingresses, nil)
+	s.IngressClasses = append(s.IngressClasses, nil)
+	s.Services = append(s.Services, nil)
+	s.EndpointSlices = append(s.EndpointSlices, nil)
+	s.Secrets = append(s.Secrets, nil)
+	s.ConfigMaps = append(s.ConfigMaps, nil)
+	require.Equal(t, []Ref{{Kind: "IngressClass", Name: "ramjet"}, {Kind: "Service", Namespace: "prod", Name: "web"}}, s.Refs())
+}

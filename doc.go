@@ -1594,7 +1594,9 @@
 // The plain-HTTP to HTTPS redirect:
 //
 //   - A request is plain when it did not arrive over TLS; X-Forwarded-Proto
-//     counts only with router.Options.TrustForwardedProto.
+//     counts only with router.Options.TrustForwardedProto, and then decides
+//     over TLS too, as ingress-nginx's use-forwarded-headers (a balancer
+//     that re-encrypts sends "http" for a plain-HTTP client).
 //   - The matched route's Ingress decides; with no route matched, the
 //     Ingress that created the host (for the catch-all, the one whose
 //     spec.defaultBackend is its fallback), else the options.

@@ -186,11 +186,12 @@ type Options struct {
 	// is cut), as nginx's proxy_read_timeout. 0: 60s.
 	ReadTimeout time.Duration
 	// TrustForwardedProto takes the client's scheme from the first value
-	// of X-Forwarded-Proto when the connection itself is not TLS: set it
-	// only behind a load balancer that terminates TLS and sets (never
-	// passes on) that header, like ingress-nginx's use-forwarded-headers.
-	// Off, anyone could skip the HTTPS redirect by sending the header, so
-	// only req.TLS counts.
+	// of X-Forwarded-Proto when one is sent, whether or not the connection
+	// itself is TLS (a balancer that re-encrypts sends "http" for a
+	// plain-HTTP client, which is then redirected): set it only behind a
+	// load balancer that terminates TLS and sets (never passes on) that
+	// header, like ingress-nginx's use-forwarded-headers. Off, anyone could
+	// skip the HTTPS redirect by sending the header, so only req.TLS counts.
 	TrustForwardedProto bool
 	// ProxyRealIPCIDR lists the peers trusted to say who the client is
 	// (--proxy-real-ip-cidr, SPEC §1): a load balancer or proxy in front.

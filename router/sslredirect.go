@@ -16,6 +16,7 @@ import (
 //     nil). X-Forwarded-Proto from the client is not trusted unless
 //     Options.TrustForwardedProto says a TLS-terminating load balancer in
 //     front sets it; otherwise anyone could skip the redirect by sending it.
+//     Trusted, it decides over TLS too (a balancer that re-encrypts).
 //   - The matched route's settings decide, else (no route matched) the
 //     virtual host's: force-ssl-redirect redirects on any host;
 //     ssl-redirect only on a host listed under some spec.tls, whether or not
@@ -162,20 +163,28 @@ func isNameByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_'
 }
 
-// clientProto is the scheme the client used: "https" over TLS, through a
-// PROXY protocol header naming port 443 (proxiedHTTPS), or when trusted,
-// the first value of X-Forwarded-Proto set by a load balancer in front.
+// clientProto is the scheme the client used: "https" through a PROXY
+// protocol header naming port 443 (proxiedHTTPS); when trusted, the first
+// value of X-Forwarded-Proto set by a load balancer in front, over TLS too,
+// as ingress-nginx's $pass_access_scheme: a balancer that re-encrypts says
+// "http" for a client that came over plain HTTP; else "https" over TLS.
 func (r *Router) clientProto(req *http.Request) string {
-	if req.TLS != nil || proxiedHTTPS(req) {
+	if proxiedHTTPS(req) {
 		return "https"
 	}
 	if r.live.Load().trustForwardedProto {
 		if v := req.Header["X-Forwarded-Proto"]; len(v) > 0 {
 			p, _, _ := strings.Cut(v[0], ",")
-			if match.EqualFoldASCII(strings.TrimSpace(p), "https") {
-				return "https"
+			if p = strings.TrimSpace(p); p != "" {
+				if match.EqualFoldASCII(p, "https") {
+					return "https"
+				}
+				return "http"
 			}
 		}
+	}
+	if req.TLS != nil {
+		return "https"
 	}
 	return "http"
 }

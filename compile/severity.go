@@ -70,6 +70,8 @@ var asRamjetDoes = map[string]func(value string) bool{
 	"proxy-redirect-from": isOff,
 	// OpenTracing is gone from ingress-nginx v1.15; off is its default.
 	"enable-opentracing": isFalse,
+	// The TLS redirect's Location without the port, as ramjet sends it.
+	"use-port-in-redirects": isFalse,
 	// Every access check must pass, as in ramjet (ingress-nginx reads a
 	// value other than "any" as "all").
 	"satisfy": func(v string) bool { return strings.TrimSpace(v) != "any" },
@@ -146,8 +148,8 @@ var nginxAnnotations = setOf(
 	"session-cookie-max-age", "session-cookie-name", "session-cookie-path", "session-cookie-samesite",
 	"session-cookie-secure", "ssl-ciphers", "ssl-passthrough", "ssl-prefer-server-ciphers",
 	"ssl-redirect", "stream-snippet", "temporal-redirect", "temporal-redirect-code", "upstream-hash-by",
-	"upstream-hash-by-subset", "upstream-hash-by-subset-size", "upstream-vhost", "use-regex",
-	"whitelist-source-range", "x-forwarded-prefix",
+	"upstream-hash-by-subset", "upstream-hash-by-subset-size", "upstream-vhost", "use-port-in-redirects",
+	"use-regex", "whitelist-source-range", "x-forwarded-prefix",
 )
 
 func setOf(keys ...string) map[string]bool {

@@ -216,8 +216,9 @@
 //   - Location keys, the defaults of the annotations of the same name,
 //     which an Ingress's own annotation overrides (ingress-nginx's
 //     annotation parsers default to them): force-ssl-redirect,
-//     proxy-body-size, client-body-buffer-size, proxy-connect-timeout,
-//     proxy-read-timeout, proxy-send-timeout, proxy-next-upstream-tries,
+//     preserve-trailing-slash, proxy-body-size, client-body-buffer-size,
+//     proxy-connect-timeout, proxy-read-timeout, proxy-send-timeout,
+//     proxy-next-upstream-tries,
 //     load-balance, upstream-hash-by, whitelist-source-range,
 //     denylist-source-range, disable-proxy-intercept-errors, limit-rate,
 //     limit-rate-after, proxy-buffering, proxy-buffer-size,

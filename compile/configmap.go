@@ -94,6 +94,7 @@ var ConfigMapKeys = map[string]ConfigMapKey{
 		return err
 	}},
 	"force-ssl-redirect":        {Location: true},
+	"preserve-trailing-slash":   {Location: true},
 	"proxy-body-size":           {Location: true},
 	"client-body-buffer-size":   {Location: true},
 	"proxy-connect-timeout":     {Location: true},
@@ -409,7 +410,7 @@ func checkLocationDefault(key, v string) error {
 			return fmt.Errorf("want a whole number")
 		}
 		v = strconv.FormatInt(n, 10)
-	case "force-ssl-redirect":
+	case "force-ssl-redirect", "preserve-trailing-slash":
 		if _, err := configmap.ParseBool(v); err != nil {
 			return err
 		}
@@ -445,7 +446,7 @@ func locationValue(key, v string) string {
 	case "proxy-connect-timeout", "proxy-read-timeout", "proxy-send-timeout", "proxy-next-upstream-tries":
 		n, _ := strconv.ParseInt(v, 0, 32)
 		return strconv.FormatInt(n, 10)
-	case "force-ssl-redirect":
+	case "force-ssl-redirect", "preserve-trailing-slash":
 		on, _ := configmap.ParseBool(v)
 		return strconv.FormatBool(on)
 	}

@@ -800,7 +800,9 @@
 //     is not an http(s) URL; so does ramjet, with AnnotationRejected.
 //   - server-alias: comma-separated further names of each host the Ingress
 //     has a rule for, reaching the whole host (every Ingress's routes, its
-//     fallback, TLS redirect and, where it covers the alias, certificate).
+//     fallback and, where it covers the alias, certificate and TLS
+//     redirect, as ingress-nginx has no certificate entry for an alias its
+//     certificate does not cover).
 //     For each host the oldest Ingress with aliases sets them (later ones:
 //     AnnotationConflict); an alias that is another host, or a www twin, is
 //     not served (AnnotationConflict); of two hosts with one alias the
@@ -1606,7 +1608,8 @@
 //     location's own rewrite settings); ssl-redirect (on unless
 //     DisableSSLRedirect) only on a TLS host: a host listed under some
 //     claimed Ingress's spec.tls, by name or by a "*." entry one label up,
-//     even when its Secret is missing and even when no rule names it.
+//     even when its Secret is missing and even when no rule names it, and
+//     a server-alias name of one that its certificate covers.
 //   - The answer is 308 to https://<the Host header without its
 //     port><request-target>, one trailing slash dropped (not before a
 //     query) unless preserve-trailing-slash is set. A redirect that is due

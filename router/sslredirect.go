@@ -20,7 +20,9 @@ import (
 //   - The matched route's settings decide, else (no route matched) the
 //     virtual host's: force-ssl-redirect redirects on any host;
 //     ssl-redirect only on a host listed under some spec.tls, whether or not
-//     its Secret is usable.
+//     its Secret is usable, and on a server-alias name of one only when the
+//     host's certificate covers it, as ingress-nginx gives an alias a
+//     certificate entry only then.
 //   - /.well-known/acme-challenge and everything under it is never
 //     redirected, so HTTP-01 challenges reach their solver.
 //   - The answer is 308 (method and body kept) to https://<host><request-uri>:
@@ -52,10 +54,28 @@ func redirects(res match.Result, clean string, t *match.Table, host string) bool
 	} else {
 		ssl, force = res.Host.SSLRedirect, res.Host.ForceSSLRedirect
 	}
-	if !force && !(ssl && (res.Host.TLS || t.IsTLSHost(host))) {
+	if !force && !(ssl && tlsHost(res.Host, t, host)) {
 		return false
 	}
 	return !isACMEChallenge(clean)
+}
+
+// tlsHost reports whether a request for host served by vh is for a TLS
+// host: one listed under some spec.tls, or vh's own name when vh is
+// listed. A name vh answers as an alias counts only when a certificate
+// covers it: an alias the host's certificate does not cover would be
+// redirected to an HTTPS name served the wrong certificate.
+func tlsHost(vh *match.VirtualHost, t *match.Table, host string) bool {
+	switch {
+	case vh.TLS && host == vh.Name, t.IsTLSHost(host):
+		return true
+	case !vh.TLS:
+		return false
+	}
+	if suffix, ok := strings.CutPrefix(vh.Name, "*"); ok && strings.HasSuffix(host, suffix) {
+		return true // a deep wildcard's name
+	}
+	return t.Certificate(host) != nil
 }
 
 // preserveTrailingSlash is the preserve-trailing-slash setting that applies

@@ -161,7 +161,9 @@ const noEquivalent = "no Gateway API field or filter expresses it"
 //     pattern, which ramjet reads case-insensitively and anchored at the
 //     start only; another implementation may read it otherwise.
 //   - server-alias names join the hostnames of every route of the host,
-//     with listeners of their own (the host's certificate on HTTPS).
+//     with listeners of their own (the host's certificate on HTTPS); an
+//     alias of a TLS host that its certificate does not cover is
+//     converted as a host of its own without TLS, never redirected.
 //   - A host's fallback from an Ingress's spec.defaultBackend becomes a
 //     PathPrefix "/" rule of that Ingress's route, where no route of the
 //     host already matches every path and no regular expression would be
@@ -205,7 +207,9 @@ func FromIngress(s compile.Snapshot, o FromIngressOptions) Migration {
 	c.classes(s.IngressClasses)
 	c.guarded(res.Table)
 	for vh := range res.Table.VirtualHosts() {
-		c.host(vh)
+		for _, h := range splitUncoveredAliases(res.Table, vh) {
+			c.host(h)
+		}
 	}
 	c.tlsHostsWithoutRules(res.Table)
 	return c.finish()
@@ -236,6 +240,34 @@ func (c *converter) tlsHostsWithoutRules(tab *match.Table) {
 		}
 		c.host(&as)
 	}
+}
+
+// splitUncoveredAliases returns vh to convert, with the server-alias
+// names of a TLS host that its certificate does not cover split off as a
+// host of their own without TLS: ramjet, as ingress-nginx, has no
+// certificate for them and does not redirect their plain HTTP, which a
+// route redirecting every hostname of the host would.
+func splitUncoveredAliases(tab *match.Table, vh *match.VirtualHost) []*match.VirtualHost {
+	if !vh.TLS || vh.Actions == nil || len(vh.Actions.Aliases) == 0 {
+		return []*match.VirtualHost{vh}
+	}
+	var covered, plain []string
+	for _, a := range vh.Actions.Aliases {
+		if tab.IsTLSHost(a) || tab.Certificate(a) != nil {
+			covered = append(covered, a)
+		} else {
+			plain = append(plain, a)
+		}
+	}
+	if len(plain) == 0 {
+		return []*match.VirtualHost{vh}
+	}
+	tls, open := *vh, *vh
+	tlsActs, openActs := *vh.Actions, *vh.Actions
+	tlsActs.Aliases, openActs.Aliases = covered, plain[1:]
+	tls.Actions, open.Actions = &tlsActs, &openActs
+	open.Name, open.TLS = plain[0], false
+	return []*match.VirtualHost{&tls, &open}
 }
 
 type routeKey struct {

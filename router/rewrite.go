@@ -18,7 +18,8 @@ import (
 //     before any HTTPS redirect: nginx runs the location's rewrite first.
 //   - upstream-vhost replaces the Host the backend receives;
 //     X-Forwarded-Host still carries the client's.
-//   - x-forwarded-prefix sets X-Forwarded-Prefix, replacing the client's.
+//   - x-forwarded-prefix sets X-Forwarded-Prefix, replacing the client's;
+//     one whose captures leave it empty removes it.
 //   - A target or prefix that would be longer than match.MaxRewriteTarget
 //     (a template repeating a capture grows with the path) answers 500
 //     instead, before the location's checks, as nginx's rewrite phase comes
@@ -45,7 +46,9 @@ type routeAction struct {
 	target string
 	// host is the Host the backend receives; "" keeps the client's.
 	host string
-	// prefix is X-Forwarded-Prefix, when prefixSet.
+	// prefix is X-Forwarded-Prefix, when prefixSet: the client's is
+	// replaced, and none is sent when prefix is empty, as nginx sends no
+	// proxy_set_header field whose value is empty.
 	prefix    string
 	prefixSet bool
 }
@@ -97,7 +100,7 @@ func (a *routeAction) replacesHeader(k string) bool {
 // writeActionHeaders writes the action's headers into the fast path's
 // request head.
 func writeActionHeaders(hb *headBuf, x *exchange) {
-	if x.act.prefixSet {
+	if x.act.prefix != "" {
 		hb.field("X-Forwarded-Prefix", x.act.prefix)
 	}
 }
@@ -108,7 +111,10 @@ func setActionHeaders(x *exchange, out *http.Request) {
 	if x.act.host != "" {
 		out.Host = x.act.host
 	}
-	if x.act.prefixSet {
+	switch {
+	case x.act.prefix != "":
 		out.Header["X-Forwarded-Prefix"] = []string{x.act.prefix}
+	case x.act.prefixSet:
+		delete(out.Header, "X-Forwarded-Prefix")
 	}
 }

@@ -36,7 +36,8 @@ func TestRewriteUpstreamPaths(t *testing.T) {
 		vhost("rw.example.com", be,
 			rewriteRoute(t, match.Regex, `/something(/|$)(.*)`, be, match.Rewrite{Target: "/$2", Host: "internal.svc:8080", ForwardedPrefix: "/something", ForwardedPrefixSet: true}),
 			rewriteRoute(t, match.Regex, `/moved/(.*)`, be, match.Rewrite{Target: "https://new.example.com/$1"}),
-			rewriteRoute(t, match.Prefix, "/api", be, match.Rewrite{Target: "/v2", Syntax: match.NativeSyntax})))
+			rewriteRoute(t, match.Prefix, "/api", be, match.Rewrite{Target: "/v2", Syntax: match.NativeSyntax}),
+			rewriteRoute(t, match.Regex, `/opt(x?)/(.*)`, be, match.Rewrite{Target: "/$2", ForwardedPrefix: "$1", ForwardedPrefixSet: true})))
 	tests := []struct {
 		target, host string
 		header       http.Header
@@ -44,6 +45,7 @@ func TestRewriteUpstreamPaths(t *testing.T) {
 		seenURI      string
 		seenHost     string
 		seenPrefix   string
+		noPrefix     bool // no X-Forwarded-Prefix at all, not even an empty one
 		location     string
 	}{
 		{target: "/something/new?a=1", status: 200, seenURI: "/new?a=1", seenHost: "internal.svc:8080", seenPrefix: "/something"},
@@ -51,6 +53,8 @@ func TestRewriteUpstreamPaths(t *testing.T) {
 		{target: "/api/users?id=1", status: 200, seenURI: "/v2/users?id=1", seenHost: "rw.example.com"},
 		{target: "//other/%41?", header: http.Header{"X-Forwarded-Prefix": {"/client"}}, status: 200, seenURI: "//other/%41?", seenHost: "rw.example.com", seenPrefix: "/client"},
 		{target: "/moved/a%20b?q", status: 302, location: "https://new.example.com/a%20b?q"},
+		{target: "/optx/a", status: 200, seenURI: "/a", seenHost: "rw.example.com", seenPrefix: "x"},
+		{target: "/opt/a", header: http.Header{"X-Forwarded-Prefix": {"/forged"}}, status: 200, seenURI: "/a", seenHost: "rw.example.com", noPrefix: true},
 	}
 	for _, p := range upstreamPaths {
 		t.Run(p.name, func(t *testing.T) {
@@ -69,6 +73,9 @@ func TestRewriteUpstreamPaths(t *testing.T) {
 				require.Equal(t, tt.seenURI, res.Header.Get("X-Seen-Uri"), tt.target)
 				require.Equal(t, tt.seenHost, res.Header.Get("X-Seen-Host"), tt.target)
 				require.Equal(t, tt.seenPrefix, res.Header.Get("Seen-X-Forwarded-Prefix"), tt.target)
+				if tt.noPrefix {
+					require.Empty(t, res.Header.Values("Seen-X-Forwarded-Prefix"), tt.target)
+				}
 				require.Equal(t, "rw.example.com", res.Header.Get("Seen-X-Forwarded-Host"), tt.target)
 			}
 		})

@@ -1611,8 +1611,9 @@
 //     even when its Secret is missing and even when no rule names it, and
 //     a server-alias name of one that its certificate covers.
 //   - The answer is 308 to https://<the Host header without its
-//     port><request-target>, one trailing slash dropped (not before a
-//     query) unless preserve-trailing-slash is set. A redirect that is due
+//     port><request-target>, its last byte dropped when it is "/" (as
+//     nginx drops it from $request_uri: "/a/?x" keeps its slash,
+//     "/a?next=/" loses the query's) unless preserve-trailing-slash is set. A redirect that is due
 //     but has no usable host answers 400 rather than serving in the clear.
 //   - /.well-known/acme-challenge and everything under it, judged on the
 //     normalized path, is never redirected, whichever route serves it (§19).
@@ -2604,8 +2605,8 @@
 // proxy-body-size (HTTPRoute has no body limit). An invalid
 // canary-by-header-pattern sends every request with the header to the
 // primary, as ingress-nginx's balancer gives up on the canary then. The
-// HTTPS redirect keeps a trailing slash ingress-nginx drops (no
-// RequestRedirect says otherwise). examples/check -translate -to gateway
+// HTTPS redirect keeps a trailing slash ingress-nginx drops, a query's
+// too (no RequestRedirect says otherwise). examples/check -translate -to gateway
 // prints the objects, and -report the list. TestFromIngressRoundTripCases
 // sends every request of every case file to both tables; what still
 // differs is argued case by case there (the Gateway API's 500 for a

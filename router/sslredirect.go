@@ -29,8 +29,8 @@ import (
 //     the Host header as sent minus its port (the redirect goes to 443), and
 //     the request-target as received. One trailing slash is dropped unless
 //     preserve-trailing-slash is set, as nginx drops the last byte of
-//     $request_uri: "/" becomes "https://host". A request-target with a
-//     query keeps its slash, so the query is never cut.
+//     $request_uri: "/" becomes "https://host", "/a?next=/" "/a?next=",
+//     and "/a/?x" keeps its slash.
 //   - A plain-HTTP request that must be redirected but names no usable host
 //     (no Host header, say, on a force-ssl-redirect catch-all) cannot be
 //     sent anywhere and answers 400 rather than being served in the clear.
@@ -102,8 +102,15 @@ func httpsLocation(rawHost, path, query string, hasQuery, preserveSlash bool) (s
 	if !ok || hasCTLOrSpace(path) || hasCTLOrSpace(query) {
 		return "", false
 	}
-	if !preserveSlash && !hasQuery && strings.HasSuffix(path, "/") {
-		path = path[:len(path)-1]
+	if !preserveSlash {
+		// nginx drops the last byte of $request_uri when it is "/", a
+		// query's included.
+		switch {
+		case hasQuery && strings.HasSuffix(query, "/"):
+			query = query[:len(query)-1]
+		case !hasQuery && strings.HasSuffix(path, "/"):
+			path = path[:len(path)-1]
+		}
 	}
 	n := len("https://") + len(host) + len(path)
 	if hasQuery {

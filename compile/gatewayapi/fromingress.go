@@ -153,8 +153,8 @@ const noEquivalent = "no Gateway API field or filter expresses it"
 //     route, <ingress>-<host>-http, on the HTTP listener with a
 //     RequestRedirect (308, ingress-nginx's default) on those rules (past
 //     the 16 rules a route holds, more routes, <name>-2 …); it
-//     keeps a trailing slash, which ingress-nginx drops unless
-//     preserve-trailing-slash is "true".
+//     keeps a trailing slash (a query's too), which ingress-nginx drops
+//     unless preserve-trailing-slash is "true".
 //   - Paths: Exact stays Exact, Prefix becomes PathPrefix, a regular
 //     expression (ImplementationSpecific, use-regex, a host in
 //     ingress-nginx's regex mode) becomes RegularExpression with ramjet's

@@ -206,6 +206,12 @@ func outcomeKey(o routertest.Outcome, path string) string {
 			u.Path = strings.TrimSuffix(p, "/")
 			loc = u.String()
 		}
+	} else if strings.HasSuffix(q, "/") && o.Status == http.StatusPermanentRedirect && strings.HasPrefix(loc, "https://") {
+		// A query's trailing slash, which ingress-nginx drops too.
+		if u, err := url.Parse(loc); err == nil && u.RawQuery == q {
+			u.RawQuery = strings.TrimSuffix(q, "/")
+			loc = u.String()
+		}
 	}
 	return fmt.Sprintf("%d backend=%q path=%q host=%q location=%q", o.Status, o.Service, o.ForwardedPath, o.ForwardedHost, loc)
 }

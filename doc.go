@@ -1086,7 +1086,8 @@
 // location, the router's own 401, 503 and 308 included, and replace any the
 // backend sent; an OPTIONS request that qualifies is the preflight and is
 // answered 204 by the router before the TLS redirect and authentication, as
-// ingress-nginx answers it. A request that does not qualify is served as if
+// ingress-nginx answers it (without a Content-Type, which nginx clears on a
+// 204 whatever its template sets). A request that does not qualify is served as if
 // CORS were off. The cors-* annotations do nothing without enable-cors.
 //
 // Each value is read as ingress-nginx reads it, and one that does not

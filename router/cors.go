@@ -60,10 +60,7 @@ func addHeaderStatus(status int) bool {
 	return false
 }
 
-var (
-	preflightType   = []string{"text/plain charset=UTF-8"}
-	preflightLength = []string{"0"}
-)
+var preflightLength = []string{"0"}
 
 // serveCORS applies the location's CORS policy (SPEC §6, §11.6): a request
 // whose Origin the policy allows gets the CORS headers on whatever answers
@@ -131,10 +128,11 @@ func clearCORSHeaders(h http.Header) {
 	}
 }
 
-// answerPreflight writes the empty 204 answering a preflight.
+// answerPreflight writes the empty 204 answering a preflight, without a
+// Content-Type: ingress-nginx's template sets one, but nginx's header
+// filter clears the content type of every 204.
 func (r *Router) answerPreflight(s *requestState, reason string) {
 	h := s.w.Header()
-	h["Content-Type"] = preflightType
 	h["Content-Length"] = preflightLength
 	s.w.WriteHeader(http.StatusNoContent)
 	if r.observer != nil {

@@ -165,7 +165,7 @@ var ConfigMapUnsupported = map[string]string{
 	"modsecurity-snippet":          "no ModSecurity (the example controller serves it)",
 	"block-user-agents":            "user agents are not blocked",
 	"block-referers":               "referers are not blocked",
-	"http-redirect-code":           "the plain-HTTP redirect answers 308",
+	"http-redirect-code":           "the HTTPS redirect and the from-to-www-redirect redirects answer 308",
 	"default-type":                 "a response without Content-Type gets none",
 	"location-snippet":             "snippets are not read",
 	"server-snippet":               "snippets are not read",

@@ -192,3 +192,15 @@ func TestParseConfigMapStreamKeys(t *testing.T) {
 	assert.Equal(t, "30s false 5s 0 2", fmt.Sprint(o.StreamSettings.Timeout, o.StreamSettings.NextUpstream,
 		o.StreamSettings.NextUpstreamTimeout, o.StreamSettings.NextUpstreamTries, o.StreamSettings.Responses))
 }
+
+// http-redirect-code is the status of ingress-nginx's TLS redirect and of
+// its from-to-www-redirect servers (nginx.tmpl's RedirectServers return
+// $all.Cfg.HTTPRedirectCode): the warning names both.
+func TestHTTPRedirectCodeWarning(t *testing.T) {
+	ws := ParseConfigMap(mkConfigMap("ingress", "nginx", map[string]string{"http-redirect-code": "301"})).Warnings()
+	require.Len(t, ws, 1)
+	assert.Equal(t, ConfigMapKeyUnsupported, ws[0].Reason)
+	assert.Contains(t, ws[0].Message, "HTTPS redirect")
+	assert.Contains(t, ws[0].Message, "from-to-www-redirect")
+	assert.Equal(t, TrafficMoves, ws[0].Severity())
+}

@@ -127,6 +127,7 @@ func (b *builder) applyFallbackSettings() {
 			v.vh.SSLRedirect = !b.opts.DisableSSLRedirect
 			if ing = b.fallbackDefaults(); ing != nil {
 				v.vh.ForceSSLRedirect = ing.ann.forceSSLRedirect
+				v.vh.PreserveTrailingSlash = ing.ann.preserveTrailingSlash
 			}
 		}
 		if v == b.catchAll {

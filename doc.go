@@ -1691,7 +1691,8 @@
 //     scheme), replacing any the client sent; X-Real-IP (the client
 //     address, router.Router.ClientAddr); exactly one X-Request-ID, the
 //     client's first value unless it is empty, else a new random one.
-//     Hop-by-hop headers are removed, and a field the client's Connection
+//     The client's Proxy header is dropped, as ingress-nginx clears it
+//     against httpoxy. Hop-by-hop headers are removed, and a field the client's Connection
 //     header names never removes one the router sets, auth-response-headers
 //     included; as
 //     nginx does by default, every request header whose name contains "_"

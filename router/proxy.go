@@ -196,14 +196,16 @@ func withheld(k string, hs *headerSettings) bool {
 }
 
 // setForwarded puts the forwarding headers of the exchange x into the
-// outgoing header map h and removes every withheld client header. The
+// outgoing header map h and removes every withheld client header, and
+// Proxy, which ingress-nginx's locations clear against httpoxy (a CGI
+// backend reads it as HTTP_PROXY; its auth location passes it). The
 // values share the backing array x.forwarded, each capped so appending to
 // one cannot touch another.
 func setForwarded(in *http.Request, h http.Header, x *exchange) {
 	var f forwarding
 	forwardingOf(&f, in, x)
 	for k := range h {
-		if withheld(k, x.headers()) {
+		if withheld(k, x.headers()) || k == "Proxy" {
 			delete(h, k)
 		}
 	}

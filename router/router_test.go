@@ -321,6 +321,29 @@ func TestHopByHopRemoved(t *testing.T) {
 	assert.Equal(t, "yes", res.Header.Get("Seen-X-Kept"))
 }
 
+// TestProxyHeaderCleared: ingress-nginx clears the client's Proxy header
+// (proxy_set_header Proxy "", against httpoxy): a CGI backend reads it as
+// HTTP_PROXY and would send its own outgoing requests through the proxy
+// the client names. Both upstream paths drop it.
+func TestProxyHeaderCleared(t *testing.T) {
+	_, addr := echoBackend(t, "web")
+	for _, via := range []string{"pool", "transport"} {
+		t.Run(via, func(t *testing.T) {
+			o := Options{}
+			if via == "transport" {
+				o.Transport = &http.Transport{}
+			}
+			r := newTestRouter(o)
+			r.Publish(table("d", vhost("", nil, route(match.Prefix, "/", httpBackend("prod/web:80", addr)))))
+			res := serve(r, http.MethodGet, "web", "/x", http.Header{"Proxy": {"http://attacker.test:3128"}, "X-Kept": {"yes"}})
+			body(t, res)
+			require.Equal(t, http.StatusOK, res.StatusCode)
+			assert.Empty(t, res.Header.Values("Seen-Proxy"))
+			assert.Equal(t, "yes", res.Header.Get("Seen-X-Kept"))
+		})
+	}
+}
+
 // rawRequest writes raw bytes to addr and reads one response.
 func rawRequest(t testing.TB, addr, raw string) *http.Response {
 	t.Helper()

@@ -10,11 +10,12 @@ import (
 
 // Request headers net/http's server leaves in the header map but a proxy
 // must not pass on: hop-by-hop headers (RFC 9110 §7.6.1), the framing the
-// fast path writes itself, and what no path forwards (see withheld).
+// fast path writes itself, Proxy (see setForwarded), and what no path
+// forwards (see withheld).
 func skipRequestHeader(k string, hs *headerSettings) bool {
 	switch k {
 	case "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
-		"Te", "Trailer", "Transfer-Encoding", "Upgrade", "Host", "Content-Length":
+		"Te", "Trailer", "Transfer-Encoding", "Upgrade", "Host", "Content-Length", "Proxy":
 		return true
 	}
 	return withheld(k, hs)

@@ -1015,8 +1015,10 @@
 //     followed by one blank at most, as ingress-nginx checks them. Set, it
 //     replaces §13's rule: a try that fails so moves the request to
 //     another endpoint within proxy-next-upstream-tries, a POST, LOCK or
-//     PATCH only with non_idempotent, never with off; when no endpoint is
-//     left the last answer stands. proxy-next-upstream-timeout (whole
+//     PATCH that reached a backend only with non_idempotent (one whose
+//     connection could not be opened goes on, as in nginx), never with
+//     off; when no endpoint is left the last answer stands.
+//     proxy-next-upstream-timeout (whole
 //     seconds, 0 for none; a unit under ramjet.dev/) starts no try past it.
 //     Rendered next-upstream=error,http_503 next-upstream-timeout=10s.
 //   - These six are served on the router's own HTTP/1.1 pool (HTTP

@@ -84,7 +84,7 @@ func (r *Router) serveH1(x *exchange, req *http.Request, trace *tracedWriter) {
 				fresh = false
 				continue
 			}
-			if rr == nil && unreachable(err) && x.passOn(outer, p, failureClass(err), true, began) {
+			if rr == nil && unreachable(err) && x.passOn(outer, p, failureClass(err), false, true, began) {
 				fresh = false
 				continue
 			}
@@ -117,7 +117,7 @@ func (r *Router) serveH1(x *exchange, req *http.Request, trace *tracedWriter) {
 				continue
 			}
 			if rr == nil && p != nil && p.NextUpstream != 0 && clientErr == nil &&
-				x.passOn(outer, p, failureClass(err), !pc.BodyStarted(), began) {
+				x.passOn(outer, p, failureClass(err), true, !pc.BodyStarted(), began) {
 				fresh = false
 				continue
 			}
@@ -157,7 +157,7 @@ func (r *Router) serveH1(x *exchange, req *http.Request, trace *tracedWriter) {
 			// proxy-next-upstream http_<status>: the response is dropped
 			// for another endpoint's, unless none is left to try.
 			if c := match.StatusCondition(res.Status); c != 0 && p.NextUpstream&c != 0 &&
-				x.passOn(outer, p, c, !pc.BodyStarted() && !pc.BodyUnsent(), began) {
+				x.passOn(outer, p, c, true, !pc.BodyStarted() && !pc.BodyUnsent(), began) {
 				pc.End(false)
 				fresh = false
 				continue

@@ -61,11 +61,11 @@ func failureClass(err error) match.NextUpstream {
 // to another endpoint, and picks it. Without proxy-next-upstream
 // (p nil, or its NextUpstream 0) that is the router's rule: only a
 // connection that could not be opened, for idempotent methods. With it,
-// nginx's: the conditions listed, non-idempotent methods only with
-// non_idempotent, never past proxy-next-upstream-timeout (began is when
-// the first try started). replayable says whether the request body can
-// be sent again.
-func (x *exchange) passOn(req *http.Request, p *match.Proxying, cond match.NextUpstream, replayable bool, began time.Time) bool {
+// nginx's: the conditions listed, non-idempotent methods that reached
+// the backend (sent) only with non_idempotent, never past
+// proxy-next-upstream-timeout (began is when the first try started).
+// replayable says whether the request body can be sent again.
+func (x *exchange) passOn(req *http.Request, p *match.Proxying, cond match.NextUpstream, sent, replayable bool, began time.Time) bool {
 	if req.Context().Err() != nil || x.balancer.Len() < 2 {
 		return false
 	}
@@ -76,7 +76,10 @@ func (x *exchange) passOn(req *http.Request, p *match.Proxying, cond match.NextU
 	switch {
 	case n&match.RetryOff != 0, n&cond == 0, !replayable:
 		return false
-	case !idempotent(req.Method) && n&match.RetryNonIdempotent == 0:
+	case sent && !idempotent(req.Method) && n&match.RetryNonIdempotent == 0:
+		// As ngx_http_upstream_next, which adds non_idempotent to the
+		// conditions once the request was sent: a connection that could
+		// not be opened carried nothing the backend could act on.
 		return false
 	case p.NextUpstreamTimeout > 0 && time.Since(began) >= p.NextUpstreamTimeout:
 		return false

@@ -109,9 +109,9 @@ func statusBackend(t testing.TB, status int) (string, *atomic.Int32) {
 }
 
 // proxy-next-upstream's conditions decide which failures move a request
-// to the other endpoint: a 503 only with http_503, a POST only with
-// non_idempotent, a refused connection never with off; the last answer
-// stands when no endpoint is left.
+// to the other endpoint: a 503 only with http_503, a POST that reached a
+// backend only with non_idempotent, a refused connection never with off;
+// the last answer stands when no endpoint is left.
 func TestProxyNextUpstreamConditions(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
@@ -132,6 +132,11 @@ func TestProxyNextUpstreamConditions(t *testing.T) {
 		{"refused retried with error", "error", http.MethodGet, 0, 200, 2},
 		{"refused not retried with off", "off", http.MethodGet, 0, 502, 1},
 		{"refused not retried with http_502 alone", "http_502", http.MethodGet, 0, 502, 1},
+		// nginx adds non_idempotent to a failure's conditions only once the
+		// request was sent (ngx_http_upstream_next): a connection that could
+		// not be opened carried nothing, so any method goes on.
+		{"refused POST retried with error", "error", http.MethodPost, 0, 200, 2},
+		{"refused PATCH retried with error timeout", "error timeout", http.MethodPatch, 0, 200, 2},
 	} {
 		for _, via := range []string{"pool", "transport"} {
 			t.Run(tt.name+" "+via, func(t *testing.T) {

@@ -55,13 +55,13 @@ func (x *exchange) roundTrip(rt http.RoundTripper, req *http.Request) (*http.Res
 		switch {
 		case err == nil:
 			c := match.StatusCondition(res.StatusCode)
-			if !explicit || c == 0 || p.NextUpstream&c == 0 || !x.passOn(req, p, c, replayable, began) {
+			if !explicit || c == 0 || p.NextUpstream&c == 0 || !x.passOn(req, p, c, true, replayable, began) {
 				return res, nil
 			}
 			res.Body.Close()
 		case !explicit && (!unreachable(err) || !replayable):
 			return nil, err
-		case !x.passOn(req, p, failureClass(err), replayable, began):
+		case !x.passOn(req, p, failureClass(err), !unreachable(err), replayable, began):
 			return nil, err
 		}
 		if out == req {

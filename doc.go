@@ -1016,7 +1016,8 @@
 //     replaces §13's rule: a try that fails so moves the request to
 //     another endpoint within proxy-next-upstream-tries, a POST, LOCK or
 //     PATCH that reached a backend only with non_idempotent (one whose
-//     connection could not be opened goes on, as in nginx), never with
+//     connection could not be opened goes on, as in nginx), nothing that
+//     reached a backend under proxy-request-buffering "off", never with
 //     off; when no endpoint is left the last answer stands.
 //     proxy-next-upstream-timeout (whole
 //     seconds, 0 for none; a unit under ramjet.dev/) starts no try past it.

@@ -20,17 +20,22 @@ import (
 // read from the table rather than kept in the exchange, which fills its
 // allocation size class.
 func (x *exchange) proxying() *match.Proxying {
-	var p *match.Policy
-	switch {
-	case x.route != nil:
-		p = x.route.Policy
-	case x.vhost != nil:
-		p = x.vhost.FallbackLocation.Policy
-	}
+	p := x.policy()
 	if p == nil {
 		return nil
 	}
 	return p.Proxy
+}
+
+// policy is the exchange's location's request policy; nil for none.
+func (x *exchange) policy() *match.Policy {
+	switch {
+	case x.route != nil:
+		return x.route.Policy
+	case x.vhost != nil:
+		return x.vhost.FallbackLocation.Policy
+	}
+	return nil
 }
 
 // headBudget is the largest response head accepted: proxy-buffer-size
@@ -62,9 +67,10 @@ func failureClass(err error) match.NextUpstream {
 // (p nil, or its NextUpstream 0) that is the router's rule: only a
 // connection that could not be opened, for idempotent methods. With it,
 // nginx's: the conditions listed, non-idempotent methods that reached
-// the backend (sent) only with non_idempotent, never past
-// proxy-next-upstream-timeout (began is when the first try started).
-// replayable says whether the request body can be sent again.
+// the backend (sent) only with non_idempotent, nothing sent under
+// proxy-request-buffering "off", never past proxy-next-upstream-timeout
+// (began is when the first try started). replayable says whether the
+// request body can be sent again.
 func (x *exchange) passOn(req *http.Request, p *match.Proxying, cond match.NextUpstream, sent, replayable bool, began time.Time) bool {
 	if req.Context().Err() != nil || x.balancer.Len() < 2 {
 		return false
@@ -80,6 +86,10 @@ func (x *exchange) passOn(req *http.Request, p *match.Proxying, cond match.NextU
 		// As ngx_http_upstream_next, which adds non_idempotent to the
 		// conditions once the request was sent: a connection that could
 		// not be opened carried nothing the backend could act on.
+		return false
+	case sent && x.policy().StreamRequestBody:
+		// nginx's request_body_no_buffering: the location passes nothing
+		// on once sent, with a body or without.
 		return false
 	case p.NextUpstreamTimeout > 0 && time.Since(began) >= p.NextUpstreamTimeout:
 		return false

@@ -188,6 +188,46 @@ func testNextUpstream(t *testing.T, o Options, next, method string, firstStatus,
 	assert.Zero(t, r.InFlight(second))
 }
 
+// proxy-request-buffering "off": nginx passes no request on once it was
+// sent (request_body_no_buffering in ngx_http_upstream_next), with a body
+// or without; one whose connection could not be opened still goes on.
+func TestProxyNextUpstreamUnbuffered(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		first int // 0: refuses connections
+		want  int
+		tries int
+	}{
+		{"503 kept", 503, 503, 1},
+		{"refused passed on", 0, 200, 2},
+	} {
+		for _, via := range []string{"pool", "transport"} {
+			t.Run(tt.name+" "+via, func(t *testing.T) {
+				o := Options{}
+				if via == "transport" {
+					o.Transport = &http.Transport{}
+				}
+				first := deadAddr(t)
+				if tt.first != 0 {
+					first, _ = statusBackend(t, tt.first)
+				}
+				second, _ := statusBackend(t, http.StatusOK)
+				rt := route(match.Prefix, "/", httpBackend("prod/web:80", first, second))
+				rt.Policy = &match.Policy{StreamRequestBody: true,
+					Proxy: &match.Proxying{NextUpstream: match.RetryError | match.Retry503, MaxTempFileSize: -1}}
+				recs := newRecords()
+				o.Observer = recs.observe
+				r := newTestRouter(o)
+				r.Publish(table("proxying", vhost("web", nil, rt)))
+				res := serve(r, http.MethodGet, "web", "/", nil)
+				body(t, res)
+				assert.Equal(t, tt.want, res.StatusCode)
+				assert.Equal(t, tt.tries, recs.last(t).Tries)
+			})
+		}
+	}
+}
+
 // proxy-next-upstream-timeout: no try starts past it.
 func TestProxyNextUpstreamTimeout(t *testing.T) {
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

@@ -447,12 +447,12 @@ func trailerPassed(k string) bool {
 func skipResponseHeader(k string) bool { return h1.HopByHop(k) || hiddenResponseHeader(k) }
 
 // hiddenResponseHeader: what nginx's proxy_hide_header hides by default
-// (ngx_http_proxy_hide_headers): Server (servertokens.go), X-Pad and the
-// X-Accel-* instructions to nginx, such as an internal redirect's path.
-// Date, the list's first, is the server's to write.
+// (ngx_http_proxy_hide_headers): Date, which the server then writes from
+// its own clock, Server (servertokens.go), X-Pad and the X-Accel-*
+// instructions to nginx, such as an internal redirect's path.
 func hiddenResponseHeader(k string) bool {
 	switch k {
-	case "Server", "X-Pad", "X-Accel-Expires", "X-Accel-Redirect", "X-Accel-Limit-Rate", "X-Accel-Buffering", "X-Accel-Charset":
+	case "Date", "Server", "X-Pad", "X-Accel-Expires", "X-Accel-Redirect", "X-Accel-Limit-Rate", "X-Accel-Buffering", "X-Accel-Charset":
 		return true
 	}
 	return false

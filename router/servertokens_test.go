@@ -46,11 +46,13 @@ func TestServerTokens(t *testing.T) {
 }
 
 // TestProxyHiddenHeaders: besides Server, nginx's proxy_hide_header hides
-// X-Pad and the X-Accel-* fields by default (ngx_http_proxy_hide_headers):
-// instructions to nginx, such as an internal X-Accel-Redirect path, never
-// reach the client.
+// Date, X-Pad and the X-Accel-* fields by default
+// (ngx_http_proxy_hide_headers): the client gets the proxy's clock, not a
+// backend's, and instructions to nginx, such as an internal
+// X-Accel-Redirect path, never reach it. (The recorder adds no Date of
+// its own; servers do.)
 func TestProxyHiddenHeaders(t *testing.T) {
-	hidden := []string{"X-Pad", "X-Accel-Expires", "X-Accel-Redirect", "X-Accel-Limit-Rate", "X-Accel-Buffering", "X-Accel-Charset"}
+	hidden := []string{"Date", "X-Pad", "X-Accel-Expires", "X-Accel-Redirect", "X-Accel-Limit-Rate", "X-Accel-Buffering", "X-Accel-Charset"}
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		for _, k := range hidden {
 			w.Header().Set(k, "1")

@@ -54,8 +54,9 @@ const orderedHead = "HTTP/1.1 200 OK\r\nX-B: 1\r\nSet-Cookie: a=1\r\nX-A: 2\r\nS
 
 // TestRouterRelaysFieldsInOrder: a backend's response head reaches the
 // client with its fields in the order the backend sent them (as nginx
-// passes them on), without the hop-by-hop fields, those Connection names
-// and Server.
+// passes them on), without the hop-by-hop fields, those Connection names,
+// Server and the backend's Date: the server writes its own, as nginx
+// hides the backend's (ngx_http_proxy_hide_headers).
 func TestRouterRelaysFieldsInOrder(t *testing.T) {
 	expectOrderedRelay(t, serveRouter(t, rawBackend(orderedHead, "ok"), router.Options{}))
 }
@@ -68,8 +69,21 @@ func expectOrderedRelay(t *testing.T, addr string) {
 	for range 2 {
 		io.WriteString(c, "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n")
 		status, fields := headLines(t, br)
-		want := []string{"X-B: 1", "Set-Cookie: a=1", "X-A: 2", "Content-Type: text/plain", "Set-Cookie: b=2",
-			"Date: Mon, 02 Jan 2006 15:04:05 GMT", "Content-Length: 2"}
+		dates := 0
+		fields = slices.DeleteFunc(fields, func(f string) bool {
+			if !strings.HasPrefix(f, "Date: ") {
+				return false
+			}
+			dates++
+			if strings.Contains(f, "2006") {
+				t.Errorf("the backend's %s reached the client", f)
+			}
+			return true
+		})
+		if dates != 1 {
+			t.Errorf("%d Date fields, want the server's one", dates)
+		}
+		want := []string{"X-B: 1", "Set-Cookie: a=1", "X-A: 2", "Content-Type: text/plain", "Set-Cookie: b=2", "Content-Length: 2"}
 		if status != "HTTP/1.1 200 OK" || !slices.Equal(fields, want) {
 			t.Fatalf("%s\n%q\nwant the fields\n%q", status, fields, want)
 		}

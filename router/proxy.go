@@ -537,6 +537,15 @@ func unreachable(err error) bool {
 	return errors.As(err, &rh) || errors.As(err, &alert) || errors.As(err, &verify)
 }
 
+// notConnected reports a try that failed before its connection was open,
+// so that nothing of the request was sent: unreachable, or a TLS
+// handshake past the connect timeout on net/http's transport (nginx's
+// "timeout" while connecting). The latter is still answered as a timeout.
+func notConnected(err error) bool {
+	// net/http does not export that error's type; its text is fixed.
+	return unreachable(err) || timedOut(err) && err.Error() == "net/http: TLS handshake timeout"
+}
+
 func timedOut(err error) bool {
 	var t interface{ Timeout() bool }
 	return errors.As(err, &t) && t.Timeout()

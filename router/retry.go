@@ -59,9 +59,9 @@ func (x *exchange) roundTrip(rt http.RoundTripper, req *http.Request) (*http.Res
 				return res, nil
 			}
 			res.Body.Close()
-		case !explicit && (!unreachable(err) || !replayable):
+		case !explicit && (!notConnected(err) || !replayable):
 			return nil, err
-		case !x.passOn(req, p, failureClass(err), !unreachable(err), replayable, began):
+		case !x.passOn(req, p, failureClass(err), !notConnected(err), replayable, began):
 			return nil, err
 		}
 		if out == req {

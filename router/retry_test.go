@@ -1,7 +1,9 @@
 package router
 
 import (
+	"crypto/tls"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -196,6 +198,58 @@ func TestBackendRequestTimeoutKeepsDialRetry(t *testing.T) {
 		tries[rec.Tries]++
 	}
 	assert.Greater(t, tries[2], 0, "some requests were sent to the dead endpoint first")
+}
+
+// TestRetryOnTLSHandshakeTimeout: an HTTPS endpoint that accepts the
+// connection but never completes the TLS handshake within the connect
+// timeout got nothing of the request, like one that refuses it: an
+// idempotent request goes on to another endpoint (nginx's "timeout"
+// while connecting, which its default proxy_next_upstream lists), the
+// try recorded 504. A POST still gets the timeout's 504 (SPEC §13).
+func TestRetryOnTLSHandshakeTimeout(t *testing.T) {
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { silent.Close() })
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+		}
+	}()
+	secure := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "secure\n")
+	}))
+	secure.TLS = &tls.Config{}
+	secure.StartTLS()
+	t.Cleanup(secure.Close)
+	for _, tt := range []struct {
+		method string
+		want   int
+		tries  int
+	}{{http.MethodGet, http.StatusOK, 2}, {http.MethodPost, http.StatusGatewayTimeout, 1}} {
+		t.Run(tt.method, func(t *testing.T) {
+			// Round-robin starts with the first endpoint: the silent one.
+			rt := route(match.Prefix, "/", backend("prod/tls:443", match.HTTPS, match.Serving, silent.Addr().String(), secure.Listener.Addr().String()))
+			rt.Policy = &match.Policy{ConnectTimeout: 200 * time.Millisecond}
+			rs := newRecords()
+			r := newTestRouter(Options{Observer: rs.observe})
+			t.Cleanup(r.CloseIdleConnections)
+			r.Publish(table("h", vhost("", nil, rt)))
+			res := serve(r, tt.method, "web", "/", nil)
+			body(t, res)
+			assert.Equal(t, tt.want, res.StatusCode)
+			rec := rs.raw[len(rs.raw)-1]
+			assert.Equal(t, tt.tries, rec.Tries)
+			if tt.tries == 2 {
+				require.Len(t, rec.PassedOn, 1)
+				assert.Equal(t, silent.Addr().String(), rec.PassedOn[0].Endpoint)
+				assert.Equal(t, http.StatusGatewayTimeout, rec.PassedOn[0].Status)
+			}
+		})
+	}
 }
 
 // TestRecordNamesEveryTry: a request passed on from an endpoint it could

@@ -232,8 +232,9 @@ type h1Try struct {
 
 // send writes the request and reads the head of the final response.
 // Informational responses are passed on to the client, at most
-// maxInformational of them, except the backend's 100 Continue: the
-// client's own comes from net/http's server when the body is first read.
+// maxInformational of them in all tries (none to HTTP/1.0), except the
+// backend's 100 Continue: the client's own comes from net/http's server
+// when the body is first read.
 func (t *h1Try) send(upgrade string, length int64) (*h1.Response, error) {
 	req := t.req
 	bw := t.pc.Begin(h1.Request{
@@ -244,14 +245,13 @@ func (t *h1Try) send(upgrade string, length int64) (*h1.Response, error) {
 		MaxHead: headBudget(t.x.proxying()),
 	})
 	writeRequestHead(bw, t.x, req, upgrade, length, t.trace)
-	informed := 0
 	for {
 		res, err := t.pc.Next()
 		if err != nil || res.Status >= 200 || res.Status == http.StatusSwitchingProtocols {
 			return res, err
 		}
-		if informed < maxInformational {
-			informed++
+		if t.x.informed < maxInformational {
+			t.x.informed++
 			t.inform(res)
 		}
 	}

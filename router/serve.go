@@ -205,6 +205,11 @@ func (r *Router) forward(s *requestState) {
 	if s.ph.any() {
 		x.added = s.ph
 	}
+	if req.ProtoMajor == 1 && req.ProtoMinor == 0 {
+		// No informational response to HTTP/1.0, which has none (RFC 9110
+		// §15.2): its client would take it for the final answer.
+		x.informed = maxInformational
+	}
 	if s.id == "" && r.observer != nil && !live.headers.noRequestID {
 		// The record names the ID the backend gets, so it is made here
 		// rather than as the request head is written.

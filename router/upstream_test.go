@@ -492,6 +492,34 @@ func TestH1Informational(t *testing.T) {
 	assert.Empty(t, res.Header.Get("Link"))
 }
 
+// TestInformationalNotToHTTP10: an HTTP/1.0 client gets no informational
+// response, which HTTP/1.0 does not have (RFC 9110 §15.2: a server must
+// not send one to it): it would read the 103 as the final answer and the
+// real one as its body. Only the final response reaches it, on either
+// upstream path.
+func TestInformationalNotToHTTP10(t *testing.T) {
+	const response = "HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n" +
+		"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+	for _, p := range upstreamPaths {
+		t.Run(p.name, func(t *testing.T) {
+			addr, _, _ := rawBackend(t, func(int) string { return response })
+			r, _ := singleBackendRouter(t, addr, Options{Transport: p.transport()})
+			front := httptest.NewServer(r)
+			defer front.Close()
+			c, err := net.Dial("tcp", front.Listener.Addr().String())
+			require.NoError(t, err)
+			defer c.Close()
+			_, err = io.WriteString(c, "GET / HTTP/1.0\r\nHost: web\r\n\r\n")
+			require.NoError(t, err)
+			res, err := http.ReadResponse(bufio.NewReader(c), nil)
+			require.NoError(t, err)
+			assert.Equal(t, http.StatusOK, res.StatusCode)
+			assert.Equal(t, "ok", body(t, res))
+			assert.Empty(t, res.Header.Get("Link"))
+		})
+	}
+}
+
 // TestH1UpgradeRefusedOrWrong: a backend that declines an Upgrade answers
 // as usual; one that switches to a protocol nobody asked for is a 502.
 func TestH1UpgradeRefusedOrWrong(t *testing.T) {

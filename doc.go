@@ -995,7 +995,8 @@
 //     memory and the rest in a temporary file (router.Options.BodyTempDir)
 //     of at most proxy-max-temp-file-size (1024m; "0": none), so a slow
 //     client holds no backend connection; past both the rest streams, as
-//     nginx stops buffering. proxy-buffer-size also bounds the response
+//     nginx stops buffering. A response with X-Accel-Buffering: no
+//     streams, as nginx lets it. proxy-buffer-size also bounds the response
 //     head: 502 beyond it, as nginx answers "upstream sent too big
 //     header". proxy-busy-buffers-size is checked and shown but changes
 //     nothing a client sees. Values are nginx sizes in bytes, k or m

@@ -162,7 +162,7 @@ func (r *Router) serveH1(x *exchange, req *http.Request, trace *tracedWriter) {
 				fresh = false
 				continue
 			}
-			if p.Buffering && !pc.BodyUnsent() && !x.intercepts(res.Status) {
+			if p.Buffering && !pc.BodyUnsent() && !x.intercepts(res.Status) && !accelUnbuffered(res) {
 				r.respondBuffered(&t, res, p, !p.HTTP10)
 				if x.readErr != nil {
 					panic(http.ErrAbortHandler)
@@ -180,6 +180,14 @@ func (r *Router) serveH1(x *exchange, req *http.Request, trace *tracedWriter) {
 		}
 		return
 	}
+}
+
+// accelUnbuffered reports a response that turns proxy-buffering off for
+// itself with X-Accel-Buffering: no (any case), as nginx reads the field
+// (ngx_http_upstream_process_buffering): an event stream or a long poll
+// reaches the client as it comes. The field itself is hidden.
+func accelUnbuffered(res *h1.Response) bool {
+	return strings.EqualFold(res.Get("X-Accel-Buffering"), "no")
 }
 
 // awaitSender waits for a body sender still running as the exchange

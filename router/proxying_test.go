@@ -297,6 +297,44 @@ func TestProxyBufferingSpills(t *testing.T) {
 	}
 }
 
+// X-Accel-Buffering: "no" from the backend turns proxy-buffering off for
+// its response, as nginx reads it (ngx_http_upstream_process_buffering):
+// an event stream or a long poll behind a buffered location reaches the
+// client as it comes, not once the backend ends it. The field itself is
+// still hidden.
+func TestProxyBufferingAccelNo(t *testing.T) {
+	release := make(chan struct{})
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("X-Accel-Buffering", "No")
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "data: first\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-time.After(10 * time.Second):
+		}
+		_, _ = io.WriteString(w, "data: last\n\n")
+	}))
+	t.Cleanup(s.Close)
+	defer close(release)
+	p := &match.Proxying{Buffering: true, MaxTempFileSize: -1}
+	r, _ := proxyingRouter(t, Options{BodyTempDir: t.TempDir()}, p, s.Listener.Addr().String())
+	front := httptest.NewServer(r)
+	t.Cleanup(front.Close)
+	c, err := net.Dial("tcp", front.Listener.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = io.WriteString(c, "GET / HTTP/1.1\r\nHost: web\r\n\r\n")
+	require.NoError(t, err)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(3*time.Second)))
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err, "the head waited for the end of the stream")
+	assert.Empty(t, res.Header.Get("X-Accel-Buffering"))
+	line, err := bufio.NewReader(res.Body).ReadString('\n')
+	require.NoError(t, err, "the first event waited for the end of the stream")
+	assert.Equal(t, "data: first\n", line)
+}
+
 // auth-cache-key: an answer the durations name is remembered per key, and
 // a request with the same key does not ask the service again; another key
 // does, and an answer the durations do not name is never remembered.

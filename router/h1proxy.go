@@ -510,6 +510,9 @@ func (r *Router) switchProtocols(t *h1Try, res *h1.Response, upgrade string) {
 	}
 	writeHeader(brw.Writer, "Connection", "Upgrade")
 	writeHeader(brw.Writer, "Upgrade", got)
+	// Written here past the server, which dates other answers; the
+	// backend's Date is hidden, and nginx dates the 101 from its clock.
+	writeHeader(brw.Writer, "Date", time.Now().UTC().Format(http.TimeFormat))
 	brw.WriteString("\r\n")
 	if err := brw.Flush(); err != nil {
 		return

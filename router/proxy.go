@@ -359,7 +359,13 @@ func modifyResponse(res *http.Response) error {
 			delete(res.Trailer, k)
 		}
 	}
-	if res.StatusCode == http.StatusSwitchingProtocols || res.Body == nil || res.Body == http.NoBody {
+	if res.StatusCode == http.StatusSwitchingProtocols {
+		// ReverseProxy writes the 101 itself, past the server that adds
+		// Date to other answers; nginx dates it too.
+		res.Header.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+		return nil
+	}
+	if res.Body == nil || res.Body == http.NoBody {
 		return nil
 	}
 	if x != nil && x.intercepts(res.StatusCode) {

@@ -286,7 +286,9 @@ func (h *headerParser) valid() bool {
 	if h.tooLarge {
 		return true
 	}
-	if h.seen&seenMethod == 0 || h.method == "" {
+	// A method is a token (RFC 9110 §9.1): one holding a space would
+	// write the client's words into an HTTP/1 backend's request line.
+	if h.seen&seenMethod == 0 || !isToken(h.method) {
 		return false
 	}
 	if h.method == http.MethodConnect {
@@ -407,6 +409,16 @@ func validName(s string) bool {
 		}
 	}
 	return true
+}
+
+// isToken: a non-empty token (RFC 9110 §5.6.2).
+func isToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 0x80 || !tokenChar[c] {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // validValue: no NUL, CR, LF or other control bytes but HTAB (RFC 9113

@@ -1,0 +1,57 @@
+package h2
+
+import (
+	"encoding/binary"
+	"net/http"
+	"testing"
+)
+
+// Requests RFC 9113 §8.3.1 calls malformed, which nginx refuses too, are
+// reset (PROTOCOL_ERROR) and never reach the handler: a proxy would
+// otherwise copy them into a backend's HTTP/1 request line.
+
+// refused sends block on stream 1 and reports whether the stream was
+// reset with PROTOCOL_ERROR before any answer; served: the handler ran.
+func refused(t *testing.T, block []byte) (reset, served bool) {
+	t.Helper()
+	ran := make(chan struct{}, 1)
+	s := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ran <- struct{}{} })}
+	rc := dialRaw(t, s)
+	rc.frame(frameHeaders, flagEndHeaders|flagEndStream, 1, block)
+	for {
+		fh, p, err := rc.nextAny()
+		if err != nil {
+			t.Fatalf("no answer on stream 1: %v", err)
+		}
+		if fh.stream != 1 {
+			continue
+		}
+		select {
+		case <-ran:
+			served = true
+		default:
+		}
+		return fh.typ == frameRSTStream && errCode(binary.BigEndian.Uint32(p)) == codeProtocol, served
+	}
+}
+
+// TestServerRefusesMethodNotAToken: a :method is a token (RFC 9110
+// §9.1), as router/h1 requires of the request line's; one holding a space
+// would put the client's own words into the backend's request line.
+func TestServerRefusesMethodNotAToken(t *testing.T) {
+	head := func(method string) []byte {
+		b := appendField(nil, ":method", method)
+		b = append(b, 0x86, 0x84) // :scheme http, :path /
+		return appendField(b, ":authority", "h2.test")
+	}
+	for _, m := range []string{"GET /admin", "GET\t/admin", "GET(", "G\"T", "GÉT"} {
+		if reset, served := refused(t, head(m)); !reset || served {
+			t.Errorf("method %q: reset %v, served %v; want reset, not served", m, reset, served)
+		}
+	}
+	for _, m := range []string{"GET", "PROPFIND", "M-SEARCH", "get"} {
+		if reset, served := refused(t, head(m)); reset || !served {
+			t.Errorf("method %q: reset %v, served %v; want served", m, reset, served)
+		}
+	}
+}

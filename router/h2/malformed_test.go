@@ -55,3 +55,33 @@ func TestServerRefusesMethodNotAToken(t *testing.T) {
 		}
 	}
 }
+
+// TestServerRefusesPathNotAbsolute: a :path is an absolute path with its
+// query, or "*" for OPTIONS (RFC 9113 §8.3.1), as nginx requires (it
+// answers any other 400); an absolute URI there was served as its path.
+func TestServerRefusesPathNotAbsolute(t *testing.T) {
+	head := func(method, path string) []byte {
+		b := appendField(nil, ":method", method)
+		b = append(b, 0x86) // :scheme http
+		b = appendField(b, ":path", path)
+		return appendField(b, ":authority", "h2.test")
+	}
+	for _, c := range []struct {
+		method, path string
+		ok           bool
+	}{
+		{"GET", "http://evil.test/x", false},
+		{"GET", "https://h2.test/", false},
+		{"GET", "x/y", false},
+		{"GET", "?q", false},
+		{"GET", "*", false},
+		{"OPTIONS", "*", true},
+		{"GET", "/x?y=http://z", true},
+		{"GET", "//x", true},
+	} {
+		reset, served := refused(t, head(c.method, c.path))
+		if reset == c.ok || served != c.ok {
+			t.Errorf("%s %q: reset %v, served %v; want served %v", c.method, c.path, reset, served, c.ok)
+		}
+	}
+}

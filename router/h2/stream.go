@@ -294,7 +294,10 @@ func (h *headerParser) valid() bool {
 	if h.method == http.MethodConnect {
 		return h.seen&(seenScheme|seenPath) == 0 && h.authority != ""
 	}
-	return h.seen&seenScheme != 0 && h.seen&seenPath != 0 && h.path != "" && h.scheme != ""
+	// The path is absolute, or "*" for OPTIONS (RFC 9113 §8.3.1): an
+	// absolute URI, which net/http's parser would take, is not a path.
+	pathOK := h.path != "" && (h.path[0] == '/' || h.path == "*" && h.method == http.MethodOptions)
+	return h.seen&seenScheme != 0 && h.seen&seenPath != 0 && pathOK && h.scheme != ""
 }
 
 // add appends a header value, its slice carved from one backing array.

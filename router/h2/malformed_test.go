@@ -85,3 +85,33 @@ func TestServerRefusesPathNotAbsolute(t *testing.T) {
 		}
 	}
 }
+
+// TestServerRefusesHostDisagreeing: a Host field naming another host than
+// :authority, or two Host fields, make a request malformed (RFC 9113
+// §8.3.1; nginx answers both 400): one was routed by :authority and the
+// other dropped, so the front and the back of a chain could route the
+// same request to different hosts.
+func TestServerRefusesHostDisagreeing(t *testing.T) {
+	for _, c := range []struct {
+		fields []string
+		ok     bool
+	}{
+		{[]string{":authority", "h2.test", "host", "other.test"}, false},
+		{[]string{":authority", "h2.test", "host", "h2.test:80"}, false},
+		{[]string{"host", "h2.test", "host", "other.test"}, false},
+		{[]string{"host", "h2.test", "host", "h2.test"}, false},
+		{[]string{":authority", "h2.test", "host", "h2.test"}, true},
+		{[]string{":authority", "h2.test", "host", "H2.Test"}, true},
+		{[]string{"host", "h2.test"}, true},
+		{[]string{":authority", "h2.test"}, true},
+	} {
+		b := []byte{0x82, 0x86, 0x84} // :method GET, :scheme http, :path /
+		for i := 0; i < len(c.fields); i += 2 {
+			b = appendField(b, c.fields[i], c.fields[i+1])
+		}
+		reset, served := refused(t, b)
+		if reset == c.ok || served != c.ok {
+			t.Errorf("%q: reset %v, served %v; want served %v", c.fields, reset, served, c.ok)
+		}
+	}
+}

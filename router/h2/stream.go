@@ -203,6 +203,7 @@ const (
 	seenScheme
 	seenPath
 	seenAuthority
+	seenHost // the Host field
 )
 
 func (h *headerParser) reset(st *stream, max uint32) {
@@ -264,9 +265,12 @@ func (h *headerParser) field(f field) error {
 		h.cookies = append(h.cookies, f.value)
 		return nil
 	case "host":
-		if h.host == "" {
-			h.host = f.value
+		if h.seen&seenHost != 0 {
+			h.bad = true // which one the backend would take is anyone's guess
+			return nil
 		}
+		h.seen |= seenHost
+		h.host = f.value
 		return nil
 	case "content-length":
 		n, err := strconv.ParseUint(f.value, 10, 63)
@@ -289,6 +293,12 @@ func (h *headerParser) valid() bool {
 	// A method is a token (RFC 9110 §9.1): one holding a space would
 	// write the client's words into an HTTP/1 backend's request line.
 	if h.seen&seenMethod == 0 || !isToken(h.method) {
+		return false
+	}
+	// A Host naming another host than :authority makes the request
+	// malformed (RFC 9113 §8.3.1): it is routed by one, and a server
+	// behind may take the other.
+	if h.seen&seenAuthority != 0 && h.seen&seenHost != 0 && !strings.EqualFold(h.host, h.authority) {
 		return false
 	}
 	if h.method == http.MethodConnect {

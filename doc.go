@@ -298,7 +298,9 @@
 //     400 "Request Header Or Cookie Too Large", as nginx's
 //     ngx_http_alloc_large_header_buffer; over HTTP/2, and under the
 //     example controller's -http1-server net/http, the head is bounded
-//     at number×size instead: §13), and log-format-upstream
+//     at number×size instead: §13), http2-max-concurrent-streams (128,
+//     the HTTP/2 servers' SETTINGS_MAX_CONCURRENT_STREAMS, as nginx's
+//     http2_max_concurrent_streams), and log-format-upstream
 //     with log-format-escape-json (its access log in nginx's variable
 //     syntax: $remote_addr, $remote_user, $host, $request,
 //     $request_method, $request_uri, $uri, $args, $scheme,

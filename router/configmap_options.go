@@ -13,7 +13,8 @@ import (
 // Brotli follow use-gzip and enable-brotli, Brotli keeping o's encoder
 // (the embedder's). The listeners' and access log's keys
 // (use-proxy-protocol, log-format-upstream, log-format-escape-json,
-// use-http2, large-client-header-buffers, client-header-buffer-size)
+// use-http2, http2-max-concurrent-streams, large-client-header-buffers,
+// client-header-buffer-size)
 // are the embedder's to read from s (use-proxy-protocol "true" only keeps
 // enable-real-ip from trusting X-Forwarded-For; an embedder whose
 // listeners read PROXY headers by a flag does the same); the TLS keys set o.TLS, which

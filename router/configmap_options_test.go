@@ -72,9 +72,11 @@ func TestApplyConfigMapEveryKey(t *testing.T) {
 		"use-http2":                             {value: "false"},
 		"large-client-header-buffers":           {value: "4 16k"},
 		"client-header-buffer-size":             {value: "2k"},
+		"http2-max-concurrent-streams":          {value: "64"},
 	}
 	embedder := []string{"use-proxy-protocol", "log-format-upstream", "log-format-escape-json", "log-format-escape-none",
-		"skip-access-log-urls", "enable-access-log-for-default-backend", "use-http2", "large-client-header-buffers", "client-header-buffer-size"}
+		"skip-access-log-urls", "enable-access-log-for-default-backend", "use-http2", "large-client-header-buffers", "client-header-buffer-size",
+		"http2-max-concurrent-streams"}
 	read := func(data map[string]string) (configmap.Settings, Options) {
 		s, warns := configmap.Parse("ingress", "nginx", data)
 		warns = append(warns, s.ReadHeaders(func(string) (map[string]string, bool) { return map[string]string{"X-A": "1"}, true })...)

@@ -202,3 +202,50 @@ func TestHeaderBuffersHTTP2(t *testing.T) {
 		}
 	}
 }
+
+// The HTTP/2 servers advertise ingress-nginx's http2-max-concurrent-streams
+// (config.go NewDefault 128; nginx.tmpl's http2_max_concurrent_streams),
+// or the ConfigMap's: a client opening more streams at once has the
+// excess refused (REFUSED_STREAM), as nginx refuses them.
+func TestHTTP2MaxConcurrentStreams(t *testing.T) {
+	for _, tc := range []struct {
+		server, keys string
+		want         uint32
+	}{
+		{http1Ramjet, "", 128},
+		{http1Ramjet, `{http2-max-concurrent-streams: "16"}`, 16},
+		{http1NetHTTP, "", 128},
+		{http1NetHTTP, `{http2-max-concurrent-streams: "16"}`, 16},
+	} {
+		t.Run(tc.server+" "+tc.keys, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := config{manifests: dir, httpAddr: "127.0.0.1:0", pollInterval: time.Hour, http2Server: tc.server}
+			if tc.keys != "" {
+				cfg.configMap = &types.NamespacedName{Namespace: "ingress", Name: "nginx"}
+				cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nginx, namespace: ingress}\ndata: " + tc.keys + "\n"
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "configmap.yaml"), []byte(cm), 0o644))
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			inst, err := start(ctx, cfg, slog.New(slog.DiscardHandler))
+			require.NoError(t, err)
+			c, err := net.Dial("tcp", inst.HTTPAddr)
+			require.NoError(t, err)
+			defer c.Close()
+			_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+			_, err = io.WriteString(c, http2.ClientPreface)
+			require.NoError(t, err)
+			fr := http2.NewFramer(c, c)
+			require.NoError(t, fr.WriteSettings())
+			f, err := fr.ReadFrame()
+			require.NoError(t, err)
+			sf, ok := f.(*http2.SettingsFrame)
+			require.True(t, ok, "the server's first frame is %v", f)
+			v, ok := sf.Value(http2.SettingMaxConcurrentStreams)
+			assert.True(t, ok, "SETTINGS_MAX_CONCURRENT_STREAMS sent")
+			assert.Equal(t, tc.want, v)
+			cancel()
+			require.NoError(t, inst.Wait())
+		})
+	}
+}

@@ -125,6 +125,8 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 	newTrafficServer := func() *http.Server {
 		srv := newServer(rt)
 		srv.MaxHeaderBytes = hk.LargeBufferNumber * hk.LargeBufferSize
+		// http2-max-concurrent-streams, for net/http's HTTP/2 and router/h2.
+		srv.HTTP2 = &http.HTTP2Config{MaxConcurrentStreams: hk.HTTP2MaxConcurrentStreams}
 		if cfg.useProxyProtocol {
 			// Whether X-Forwarded-For is believed can change live
 			// (use-forwarded-headers); the mark is read only then.
@@ -172,8 +174,10 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 				IdleTimeout:       srv.IdleTimeout,
 				ReadHeaderTimeout: srv.ReadHeaderTimeout,
 				MaxHeaderBytes:    srv.MaxHeaderBytes,
-				ErrorLog:          srv.ErrorLog,
-				ConnContext:       srv.ConnContext,
+				// SETTINGS_MAX_CONCURRENT_STREAMS, as nginx's.
+				MaxConcurrentStreams: uint32(srv.HTTP2.MaxConcurrentStreams),
+				ErrorLog:             srv.ErrorLog,
+				ConnContext:          srv.ConnContext,
 			}
 		}
 		l.loops = append(l.loops, loop)
@@ -227,7 +231,7 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 		// would refuse to serve HTTP/2 at all on a list without
 		// AES-128-GCM, and end connections on a suite RFC 9113 prohibits.
 		srv.TLSConfig.CipherSuites = nil
-		srv.HTTP2 = &http.HTTP2Config{PermitProhibitedCipherSuites: true}
+		srv.HTTP2.PermitProhibitedCipherSuites = true
 		// ssl-passthrough hosts (--enable-ssl-passthrough) and Gateway
 		// TLS passthrough listeners (SPEC §12, §20); the ClientHello is
 		// read first only while the table has some.

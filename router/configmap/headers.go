@@ -37,6 +37,11 @@ type Headers struct {
 	// UseHTTP2: use-http2 ("true"): "http2 on" on the HTTPS listener. For
 	// the listeners.
 	UseHTTP2 bool
+	// HTTP2MaxConcurrentStreams: http2-max-concurrent-streams ("128"),
+	// nginx's http2_max_concurrent_streams: the HTTP/2 servers'
+	// SETTINGS_MAX_CONCURRENT_STREAMS, past which a client's streams are
+	// refused. For the listeners.
+	HTTP2MaxConcurrentStreams int
 	// OriginalURI: proxy-add-original-uri-header ("false"): X-Original-URI
 	// with the request's URI goes to the backend.
 	OriginalURI bool
@@ -44,7 +49,8 @@ type Headers struct {
 
 // DefaultHeaders are ingress-nginx's defaults of the header keys.
 func DefaultHeaders() Headers {
-	return Headers{LargeBufferNumber: 4, LargeBufferSize: 8 << 10, FirstBufferSize: 1 << 10, IgnoreInvalid: true, GenerateRequestID: true, UseHTTP2: true}
+	return Headers{LargeBufferNumber: 4, LargeBufferSize: 8 << 10, FirstBufferSize: 1 << 10, IgnoreInvalid: true, GenerateRequestID: true, UseHTTP2: true,
+		HTTP2MaxConcurrentStreams: 128}
 }
 
 func init() {
@@ -84,6 +90,14 @@ func init() {
 	Keys["generate-request-id"] = boolKey(func(h *Headers) *bool { return &h.GenerateRequestID })
 	Keys["proxy-add-original-uri-header"] = boolKey(func(h *Headers) *bool { return &h.OriginalURI })
 	Keys["use-http2"] = Key{read: func(p *parse, v string) (err error) { p.s.Headers.UseHTTP2, err = ParseBool(v); return err }}
+	Keys["http2-max-concurrent-streams"] = Key{read: func(p *parse, v string) error {
+		n, err := strconv.ParseInt(v, 0, 32)
+		if err != nil || n < 1 {
+			return errors.New("want a number of streams, at least 1")
+		}
+		p.s.Headers.HTTP2MaxConcurrentStreams = int(n)
+		return nil
+	}}
 }
 
 // ParseHeaderBuffers reads large_client_header_buffers' "number size"

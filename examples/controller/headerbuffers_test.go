@@ -249,3 +249,45 @@ func TestHTTP2MaxConcurrentStreams(t *testing.T) {
 		})
 	}
 }
+
+// use-http2 "false" takes "http2 on" out of every server block of
+// nginx.tmpl, and nginx's "http2 on" is what lets a cleartext listener
+// read the HTTP/2 preface (prior knowledge) too: the HTTP listener then
+// serves HTTP/1 only, as the HTTPS one does.
+func TestUseHTTP2FalseCleartext(t *testing.T) {
+	for _, tc := range []struct {
+		server, keys string
+		h2           bool
+	}{
+		{http1Ramjet, "", true},
+		{http1Ramjet, `{use-http2: "false"}`, false},
+		{http1NetHTTP, `{use-http2: "false"}`, false},
+	} {
+		t.Run(tc.server+" "+tc.keys, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := config{manifests: dir, httpAddr: "127.0.0.1:0", pollInterval: time.Hour, http1Server: tc.server}
+			if tc.keys != "" {
+				cfg.configMap = &types.NamespacedName{Namespace: "ingress", Name: "nginx"}
+				cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nginx, namespace: ingress}\ndata: " + tc.keys + "\n"
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "configmap.yaml"), []byte(cm), 0o644))
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			inst, err := start(ctx, cfg, slog.New(slog.DiscardHandler))
+			require.NoError(t, err)
+			c, err := net.Dial("tcp", inst.HTTPAddr)
+			require.NoError(t, err)
+			defer c.Close()
+			_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+			_, err = io.WriteString(c, http2.ClientPreface)
+			require.NoError(t, err)
+			fr := http2.NewFramer(c, c)
+			require.NoError(t, fr.WriteSettings())
+			f, err := fr.ReadFrame()
+			_, settings := f.(*http2.SettingsFrame)
+			assert.Equal(t, tc.h2, err == nil && settings, "served as HTTP/2: %v %v", f, err)
+			cancel()
+			require.NoError(t, inst.Wait())
+		})
+	}
+}

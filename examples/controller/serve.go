@@ -192,7 +192,10 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 		l.inst.HTTPAddr = ln.Addr().String()
 		protocols := new(http.Protocols)
 		protocols.SetHTTP1(true)
-		protocols.SetUnencryptedHTTP2(true) // gRPC clients with prior knowledge
+		// gRPC clients with prior knowledge. use-http2 "false" takes "http2
+		// on" out of nginx.tmpl's servers, which in nginx also stops a
+		// cleartext listener reading the HTTP/2 preface.
+		protocols.SetUnencryptedHTTP2(hk.UseHTTP2)
 		srv := newTrafficServer()
 		srv.Protocols = protocols
 		if !ownLoop {

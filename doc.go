@@ -1658,7 +1658,9 @@
 //     ("http://h/p?q", whose authority net/http uses as the host). Any other
 //     form ("*", authority form), a target holding a space or control byte,
 //     and an absolute-form target with userinfo ("http://user@h/") answer
-//     400.
+//     400, as does a method that is not a token (bad-method: net/http's
+//     HTTP/2 server passes a :method holding spaces, which an HTTP/1
+//     backend's request line would otherwise carry).
 //   - An HTTP/1.1 request without a Host header or with an empty one, and an
 //     HTTP/2 request without :authority, answer 400. HTTP/1.0 may omit Host:
 //     such a request is served by the catch-all, and the backend then sees

@@ -140,7 +140,7 @@ type decision struct {
 // stepDecide declares the answers decide makes, which Lookup reports:
 // the steps below write them, each at its place in requestSteps.
 var stepDecide = step{name: "decide", decided: true, reasons: []string{
-	ReasonNoTable, ReasonBadHost, ReasonBadPath, // a request not routed
+	ReasonNoTable, ReasonBadHost, ReasonBadPath, ReasonBadMethod, // a request not routed
 	ReasonWWWRedirect, ReasonAppRoot, ReasonRedirect, // redirect_action.go
 	ReasonLocationDenied, ReasonAuthDenied, ReasonBackendTLSDenied, // stepDenied
 	ReasonRewriteRedirect, ReasonRewriteTooLong, // rewrite.go
@@ -185,6 +185,7 @@ var (
 	ansPathNUL         = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: decoded NUL in path\n"}
 	ansUserinfo        = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: the request-target carries userinfo\n"}
 	ansNoHost          = answer{http.StatusBadRequest, ReasonBadHost, "400 Bad Request: the request has no Host\n"}
+	ansBadMethod       = answer{http.StatusBadRequest, ReasonBadMethod, "400 Bad Request: the method is not a token\n"}
 	ansNoRoute         = answer{http.StatusNotFound, ReasonNoRoute, "404 Not Found: no route for this host and path\n"}
 	ansRegexBudget     = answer{http.StatusNotFound, ReasonRegexBudget, "404 Not Found: no route for this host and path within the match budget\n"}
 	ansNoEndpoints     = answer{http.StatusServiceUnavailable, ReasonNoEndpoints, "503 Service Unavailable: the backend has no ready endpoints\n"}
@@ -228,6 +229,10 @@ func (r *Router) decideTarget(d *decision, req *http.Request, grpc bool, target 
 	}
 	if req.Host != "" && !validHost(req.Host) {
 		d.ans = ansMalformedHost
+		return
+	}
+	if !validMethod(req.Method) {
+		d.ans = ansBadMethod
 		return
 	}
 	ok := true
@@ -416,6 +421,18 @@ var hostClass = func() (t [256]uint8) {
 	t['.'], t[':'], t['['], t[']'] = hostDot, hostColon, hostOpen, hostClose
 	return t
 }()
+
+// validMethod reports a method that is a token (RFC 9110 §9.1), as
+// nginx and router/h1 require of a request line's: net/http's HTTP/2
+// server passes a :method with spaces, which the router would copy into
+// an HTTP/1 backend's request line.
+func validMethod(m string) bool {
+	switch m {
+	case http.MethodGet, http.MethodPost, http.MethodHead:
+		return true
+	}
+	return isToken(m)
+}
 
 // validHost reports whether a request's Host is one both nginx
 // (ngx_http_validate_host) and net/http's HTTP/1 server accept, whatever

@@ -478,6 +478,7 @@ const (
 	ReasonSSLRedirect         = "ssl-redirect"         // 308: plain HTTP to a host served over HTTPS
 	ReasonBadHost             = "bad-host"             // 400: no Host, a malformed one, or a redirect is due but the Host names no host
 	ReasonRegexBudget         = "regex-budget"         // 404: the regex routes took the whole match budget
+	ReasonBadMethod           = "bad-method"           // 400: a method that is not a token
 )
 
 // Router is an http.Handler serving the most recently published table.

@@ -31,6 +31,31 @@ func TestTargetWithSpaceOrControlIsRefused(t *testing.T) {
 	}
 }
 
+// net/http's HTTP/2 server, which an embedder's http.Server runs over TLS,
+// takes any :method free of control bytes; copied into an HTTP/1
+// backend's request line, "GET /admin" would be read there as the
+// target. nginx answers a method that is not a token 400, as router/h1
+// and router/h2 refuse one.
+func TestMethodNotATokenIsRefused(t *testing.T) {
+	_, addr := echoBackend(t, "web")
+	rs := newRecords()
+	r := newTestRouter(Options{Observer: rs.observe})
+	r.Publish(table("one", vhost("", nil, route(match.Prefix, "/", httpBackend("prod/web:80", addr)))))
+	for _, method := range []string{"GET /admin", "GET\t/admin", "GET(", "GÉT"} {
+		req := httptest.NewRequest(http.MethodGet, "/public", nil)
+		req.Method = method // as net/http's HTTP/2 server would hand it over
+		req.Proto, req.ProtoMajor, req.ProtoMinor = "HTTP/2.0", 2, 0
+		rec := httptest.NewRecorder()
+		r.ServeHTTP(rec, req)
+		assert.Equal(t, http.StatusBadRequest, rec.Code, "%q", method)
+		got := rs.last(t)
+		assert.Empty(t, got.Endpoint, "%q must not reach a backend", method)
+		assert.Equal(t, ReasonBadMethod, got.Reason)
+	}
+	res := serve(r, "M-SEARCH", "h.test", "/public", nil)
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+}
+
 // A balancer of the table before the serving one can still be picked from
 // by a request that loaded that state; its counter must stay the one the
 // registry hands to newer balancers for the same address.

@@ -1668,7 +1668,8 @@
 //     or net/http's HTTP/1 server refuses answers 400 (bad-host): bytes
 //     outside a URI host and port (space, TAB, '/', '?', '#', '\',
 //     non-ASCII), an empty label ("h.test.."), or no host before the port
-//     ("::1", ":80").
+//     ("::1", ":80"); so does an HTTP/2 request whose Host field names
+//     another host than :authority, or that has two (RFC 9113 §8.3.1).
 //   - Who the client is (source ranges, rate limits, X-Real-IP,
 //     X-Forwarded-For, records): the peer. With
 //     router.Options.TrustForwardedFor (the controller's

@@ -235,6 +235,10 @@ func (r *Router) decideTarget(d *decision, req *http.Request, grpc bool, target 
 		d.ans = ansBadMethod
 		return
 	}
+	if req.ProtoMajor == 2 && !hostAgrees(req) {
+		d.ans = ansHostDisagrees
+		return
+	}
 	ok := true
 	if target == "" {
 		d.path, d.query, d.hasQuery, ok = requestTarget(req)
@@ -390,6 +394,19 @@ func backendRefusal(b *match.Backend) (answer, bool) {
 
 // ansMalformedHost answers a Host (or HTTP/2 :authority) nginx refuses.
 var ansMalformedHost = answer{http.StatusBadRequest, ReasonBadHost, "400 Bad Request: the Host is malformed\n"}
+
+var ansHostDisagrees = answer{http.StatusBadRequest, ReasonBadHost, "400 Bad Request: the Host field disagrees with :authority\n"}
+
+// hostAgrees reports an HTTP/2 request without a Host field, or with one
+// naming the host it is routed by: net/http's HTTP/2 server routes by
+// :authority and leaves a Host field beside it, which RFC 9113 §8.3.1
+// makes the request malformed when it differs (nginx answers 400; router/h2
+// refuses the stream), as it would be routed elsewhere by a proxy reading
+// Host.
+func hostAgrees(req *http.Request) bool {
+	h := req.Header["Host"]
+	return len(h) == 0 || len(h) == 1 && strings.EqualFold(h[0], req.Host)
+}
 
 // hostByte are the bytes net/http's HTTP/1 server accepts in a Host
 // (httpguts.ValidHostHeader): those of a URI's reg-name, IP literal and

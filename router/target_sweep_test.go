@@ -56,6 +56,45 @@ func TestMethodNotATokenIsRefused(t *testing.T) {
 	assert.Equal(t, http.StatusOK, res.StatusCode)
 }
 
+// net/http's HTTP/2 server routes by :authority and leaves a Host field
+// beside it in the header; one naming another host, or two, make the
+// request malformed (RFC 9113 §8.3.1), which nginx answers 400 and
+// router/h2 refuses: a proxy in front reading Host would have routed it
+// elsewhere.
+func TestHTTP2HostDisagreeingIsRefused(t *testing.T) {
+	_, addr := echoBackend(t, "web")
+	rs := newRecords()
+	r := newTestRouter(Options{Observer: rs.observe})
+	r.Publish(table("one", vhost("", nil, route(match.Prefix, "/", httpBackend("prod/web:80", addr)))))
+	for _, c := range []struct {
+		host []string
+		ok   bool
+	}{
+		{[]string{"other.test"}, false},
+		{[]string{"h.test", "h.test"}, false},
+		{[]string{"h.test"}, true},
+		{[]string{"H.Test"}, true},
+		{nil, true},
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		req.Proto, req.ProtoMajor, req.ProtoMinor = "HTTP/2.0", 2, 0
+		req.Host = "h.test" // :authority
+		if c.host != nil {
+			req.Header["Host"] = c.host
+		}
+		rec := httptest.NewRecorder()
+		r.ServeHTTP(rec, req)
+		got := rs.last(t)
+		if c.ok {
+			assert.Equal(t, http.StatusOK, rec.Code, "%q", c.host)
+			continue
+		}
+		assert.Equal(t, http.StatusBadRequest, rec.Code, "%q", c.host)
+		assert.Empty(t, got.Endpoint, "%q must not reach a backend", c.host)
+		assert.Equal(t, ReasonBadHost, got.Reason)
+	}
+}
+
 // A balancer of the table before the serving one can still be picked from
 // by a request that loaded that state; its counter must stay the one the
 // registry hands to newer balancers for the same address.

@@ -841,6 +841,12 @@
 // rejected on its own; redirect targets must be http or https URLs with a
 // host, or paths starting with a single "/"; app-root a path.
 //
+// ingress-nginx's deep inspection (on by default) ignores an Ingress whose
+// host, path, TLS host or TLS Secret name holds an nginx directive
+// (alias …;, root …;, *_by_lua*) or a system path (/etc/passwd,
+// /var/run/secrets, …); ramjet withholds it likewise, with PathRejected or
+// RuleRejected on the field (cosmetic: served by neither).
+//
 // Regex mode (nginx.ingress.kubernetes.io/ only). use-regex "true", or a
 // rewrite-target that differs from a path, on any Ingress puts that path's
 // host in ingress-nginx's regex mode: every path of the host, from every

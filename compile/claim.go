@@ -82,6 +82,32 @@ func (b *builder) claimIngresses() {
 	b.unclaimed = tally.summary()
 }
 
+// inspectIngresses withholds each claimed Ingress whose host, path or TLS
+// entry ingress-nginx's deep inspection refuses (nginx directives or
+// system paths in a value): its store ignores such an Ingress, on by
+// default (--deep-inspect), so ramjet serves nothing of it either.
+func (b *builder) inspectIngresses() {
+	kept := b.ingresses[:0]
+	for _, ing := range b.ingresses {
+		f := deepInspectFinding(ing.obj)
+		if f.what == "" {
+			kept = append(kept, ing)
+			continue
+		}
+		reason := RuleRejected
+		if f.what == "path" {
+			reason = PathRejected
+		}
+		what := map[string]string{"secret": "TLS Secret name", "tls host": "TLS host"}[f.what]
+		b.warn(reason, ing.ref(), f.field, cmp.Or(what, f.what)+" "+strconv.Quote(f.value)+
+			" holds what ingress-nginx's deep inspection refuses (an nginx directive or a system path); "+
+			"ingress-nginx ignores the whole Ingress over it, and so does ramjet: this Ingress creates no hosts, routes, fallbacks or certificates")
+		b.warnings[len(b.warnings)-1].Rated = Cosmetic // served by neither
+	}
+	clear(b.ingresses[len(kept):])
+	b.ingresses = kept
+}
+
 // joinedPrefix is the first 8 bytes of ns+"/"+name, big-endian, padded
 // with zeros. Where two differ they order as the strings do; where they are
 // equal the strings must be compared.

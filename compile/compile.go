@@ -93,6 +93,7 @@ func (r Result) WriteText(w io.Writer) error {
 var buildSteps = []func(*builder){
 	(*builder).indexObjects,               // Services with their EndpointSlices; Secrets
 	(*builder).claimIngresses,             // SPEC §2, and Ingress order (§7)
+	(*builder).inspectIngresses,           // withholds what ingress-nginx's deep inspection ignores
 	(*builder).prepareDefaults,            // §1: the ConfigMap's warnings and location defaults
 	(*builder).readAnnotations,            // §11
 	(*builder).resolveRedirectAnnotations, // §11.1: redirect and host annotations; withholds what ingress-nginx ignores

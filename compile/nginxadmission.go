@@ -483,44 +483,73 @@ func annotationRefusal(anns map[string]string, keys []string, level nginxRisk) s
 }
 
 // deepInspect is ingress-nginx's deep inspector over hosts, paths and TLS
-// Secret names.
+// Secret names: its webhook's refusal, "" when it has none.
 func deepInspect(ing *networkingv1.Ingress, s AdmissionSettings) string {
 	if s.NoDeepInspect {
 		return ""
 	}
-	refused := func(v string) bool {
-		for _, re := range deepInspectRefused {
-			if re.MatchString(v) {
-				return true
-			}
-		}
-		return false
-	}
+	f := deepInspectFinding(ing)
 	name := ing.Namespace + "/" + ing.Name
-	for _, rule := range ing.Spec.Rules {
-		if rule.Host != "" && refused(rule.Host) {
-			return fmt.Sprintf("invalid object: invalid host in ingress %s: invalid value found: %s", name, rule.Host)
+	switch f.what {
+	case "":
+		return ""
+	case "host":
+		return fmt.Sprintf("invalid object: invalid host in ingress %s: invalid value found: %s", name, f.value)
+	case "path":
+		return fmt.Sprintf("invalid object: invalid rule in ingress %s: invalid http path: invalid value found: %s", name, f.value)
+	case "secret":
+		return fmt.Sprintf("invalid object: invalid secret in ingress %s: invalid value found: %s", name, f.value)
+	}
+	return fmt.Sprintf("invalid object: invalid host in ingress tls config %s: invalid value found: %s", name, f.value)
+}
+
+// inspected is the first value of an Ingress the deep inspector refuses:
+// what it is ("host", "path", "secret", "tls host"; "" for none), its
+// field and the value.
+type inspected struct{ what, field, value string }
+
+// deepInspectFinding runs the deep inspector's patterns over ing's hosts,
+// paths and TLS entries, in ingress-nginx's order.
+func deepInspectFinding(ing *networkingv1.Ingress) inspected {
+	for i, rule := range ing.Spec.Rules {
+		if rule.Host != "" && deepInspectRefuses(rule.Host) {
+			return inspected{"host", ruleField(i) + ".host", rule.Host}
 		}
 		if rule.HTTP == nil {
 			continue
 		}
-		for _, p := range rule.HTTP.Paths {
-			if refused(p.Path) {
-				return fmt.Sprintf("invalid object: invalid rule in ingress %s: invalid http path: invalid value found: %s", name, p.Path)
+		for j, p := range rule.HTTP.Paths {
+			if deepInspectRefuses(p.Path) {
+				return inspected{"path", pathField(i, j) + ".path", p.Path}
 			}
 		}
 	}
-	for _, tls := range ing.Spec.TLS {
-		if refused(tls.SecretName) {
-			return fmt.Sprintf("invalid object: invalid secret in ingress %s: invalid value found: %s", name, tls.SecretName)
+	for i, tls := range ing.Spec.TLS {
+		if deepInspectRefuses(tls.SecretName) {
+			return inspected{"secret", tlsField(i) + ".secretName", tls.SecretName}
 		}
-		for _, h := range tls.Hosts {
-			if refused(h) {
-				return fmt.Sprintf("invalid object: invalid host in ingress tls config %s: invalid value found: %s", name, h)
+		for j, h := range tls.Hosts {
+			if deepInspectRefuses(h) {
+				return inspected{"tls host", tlsField(i) + ".hosts[" + strconv.Itoa(j) + "]", h}
 			}
 		}
 	}
-	return ""
+	return inspected{}
+}
+
+// deepInspectRefuses reports whether a pattern of deepInspectRefused
+// matches v. Each needs one of the substrings tested first, which spares
+// the regular expressions for nearly every value a compile reads.
+func deepInspectRefuses(v string) bool {
+	if !strings.Contains(v, ";") && !strings.Contains(v, "/etc/") && !strings.Contains(v, "/var/run/secrets") && !strings.Contains(v, "_by_lua") {
+		return false
+	}
+	for _, re := range deepInspectRefused {
+		if re.MatchString(v) {
+			return true
+		}
+	}
+	return false
 }
 
 // nginxStored reports whether ingress-nginx keeps ing in its store: its

@@ -424,6 +424,10 @@ type Record struct {
 	// access-logged (enable-access-log: "false"); an access log skips the
 	// record, metrics still count it.
 	NoAccessLog bool
+	// RequestLine is the request line as far as it was read, for a
+	// request the HTTP/1 server refused before any location (Reason
+	// ReasonRefused: nginx's $request, "" when none began); "" otherwise.
+	RequestLine string
 }
 
 // ErrorPage is the second upstream exchange of an intercepted answer.
@@ -479,6 +483,7 @@ const (
 	ReasonBadHost             = "bad-host"             // 400: no Host, a malformed one, or a redirect is due but the Host names no host
 	ReasonRegexBudget         = "regex-budget"         // 404: the regex routes took the whole match budget
 	ReasonBadMethod           = "bad-method"           // 400: a method that is not a token
+	ReasonRefused             = "refused"              // 400, 408, 414, 501, 505: the HTTP/1 server refused the head (Refused)
 )
 
 // Router is an http.Handler serving the most recently published table.

@@ -140,6 +140,7 @@ func accessRecord(r router.Record) slog.Record {
 	add("method", r.Method)
 	add("host", r.Host)
 	add("target", r.Path)
+	add("request_line", r.RequestLine)
 	if req := r.Request; req != nil {
 		add("proto", req.Proto)
 	}

@@ -33,6 +33,9 @@ var nginxLogVars = map[string]nginxLogVar{
 	"remote_user": remoteUser,
 	"host":        func(r *router.Record) string { return r.Host },
 	"request": func(r *router.Record) string {
+		if r.Reason == router.ReasonRefused {
+			return r.RequestLine // as far as the server read it
+		}
 		return r.Method + " " + r.Path + " " + proto(r)
 	},
 	"request_method":  func(r *router.Record) string { return r.Method },

@@ -203,6 +203,12 @@ func (m *metrics) handler(log *slog.Logger) http.Handler {
 // observe counts one answered request. It runs on the request's goroutine
 // after the answer was written.
 func (m *metrics) observe(r router.Record) {
+	if r.Reason == router.ReasonRefused {
+		// Refused before any location: ingress-nginx's monitor runs in
+		// its locations' log phase (log_by_lua), so nginx logs such a
+		// request but no request series counts it.
+		return
+	}
 	host := r.VirtualHost
 	if m.perHost && host == "" {
 		// No Ingress rule's host answered. ingress-nginx drops such

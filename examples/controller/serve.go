@@ -167,6 +167,8 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 			ErrorLog:          srv.ErrorLog,
 			ConnContext:       srv.ConnContext,
 			Fallback:          srv,
+			// Heads the loop refuses are logged as nginx logs them.
+			Refused: rt.Refused,
 		}
 		if ownH2 {
 			loop.HTTP2 = &h2.Server{

@@ -102,6 +102,10 @@ type conn struct {
 	rdl time.Time
 	// localAddr is the connection context's http.LocalAddrContextKey value.
 	localAddr any
+	// bad is the head of a request readHeadInto refused, when badSet and
+	// the server reports refusals (Server.Refused).
+	bad    plainHead
+	badSet bool
 }
 
 var connPool = sync.Pool{New: func() any {
@@ -277,7 +281,7 @@ func (c *conn) serve(base context.Context) {
 		req, err := c.readRequest(ctx, first)
 		first = false
 		if err != nil {
-			c.answerBadRequest(err)
+			c.refuse(ctx, err, headerTimeout)
 			return
 		}
 		c.headDeadline = headerTimeout > 0 && req.Body == http.NoBody
@@ -593,36 +597,113 @@ var (
 func badRequestError(text string) error { return &badRequest{code: 400, text: text} }
 
 // answerBadRequest answers a request whose head failed as net/http's
-// server does (nothing for a connection that ended or timed out).
-func (c *conn) answerBadRequest(err error) {
+// server does (nothing for a connection that ended or timed out), and
+// reports the status and sizes of the answer written (0 when none was) and
+// whether the connection lingers before it closes.
+func (c *conn) answerBadRequest(err error) (status int, head, body int64, linger bool) {
 	if err == io.EOF || isTimeout(err) {
-		return
+		return 0, 0, 0, false
 	}
 	var oe *net.OpError
 	if errors.As(err, &oe) && oe.Op == "read" {
-		return
+		return 0, 0, 0, false
 	}
 	const errorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
 	var br *badRequest
 	if !errors.As(err, &br) {
 		br = errFraming
 	}
-	status := strconv.Itoa(br.code) + " " + http.StatusText(br.code)
+	line := strconv.Itoa(br.code) + " " + http.StatusText(br.code)
 	if br.text != "" {
-		status += ": " + br.text
+		line += ": " + br.text
 	}
-	body := status
+	text := line
 	if br == errUnsupportedT {
-		body = "Unsupported transfer encoding"
+		text = "Unsupported transfer encoding"
 	}
 	if br.body != "" {
-		body = br.body
+		text = br.body
 	}
 	_ = c.rwc.SetWriteDeadline(time.Now().Add(lingerTime))
-	_, _ = io.WriteString(c.rwc, "HTTP/1.1 "+status+errorHeaders+body)
-	if br == errTooLarge || br == errFraming || br.body != "" {
+	_, _ = io.WriteString(c.rwc, "HTTP/1.1 "+line+errorHeaders+text)
+	head = int64(len("HTTP/1.1 ") + len(line) + len(errorHeaders))
+	return br.code, head, int64(len(text)), br == errTooLarge || br == errFraming || br.body != ""
+}
+
+// refuse answers a request whose head failed with err, and tells
+// Server.Refused of it as nginx logs it: with the status answered; 400 for
+// a head the client broke off and 408 for one that timed out (unanswered);
+// not at all when no request line began.
+func (c *conn) refuse(ctx context.Context, err error, headerTimeout time.Duration) {
+	report := c.srv.Refused
+	var start time.Time
+	if report != nil {
+		start = time.Now()
+	}
+	status, head, body, linger := c.answerBadRequest(err)
+	if report != nil {
+		line, began := c.refusedLine()
+		if b := &c.srv.HeaderBuffers; status == http.StatusRequestURITooLong && b.on() && len(line) > b.Size {
+			line = line[:b.Size] // what nginx's buffer held of it
+		}
+		switch {
+		case status != 0:
+		case !began:
+		case isTimeout(err):
+			status = http.StatusRequestTimeout
+			if !c.rdl.IsZero() && headerTimeout > 0 {
+				start = c.rdl.Add(-headerTimeout) // the head's deadline counts from its start
+			}
+		default:
+			status = http.StatusBadRequest
+		}
+		if status != 0 {
+			report(&Refusal{Request: c.refusedRequest(ctx), RequestLine: line, Status: status,
+				Start: start, Duration: time.Since(start), HeadBytes: head, BodyBytes: body})
+		}
+	}
+	if linger {
 		c.lingerClose()
 	}
+}
+
+// refusedLine is the request line of a refused head as far as it was
+// read, and whether one began (past any empty lines before it).
+func (c *conn) refusedLine() (string, bool) {
+	if c.badSet {
+		ph := &c.bad
+		return ph.method + " " + ph.target + " " + ph.proto, true
+	}
+	line := bytes.TrimLeft(c.fields.line, "\r\n")
+	if i := bytes.IndexAny(line, "\r\n"); i >= 0 {
+		line = line[:i]
+	}
+	return string(line), len(line) > 0 || c.fields.reading
+}
+
+// refusedRequest is what a refused head gave of its request, for
+// Server.Refused.
+func (c *conn) refusedRequest(ctx context.Context) *http.Request {
+	req := &http.Request{RemoteAddr: c.remote, TLS: c.tls, URL: new(url.URL), Header: make(http.Header)}
+	if c.badSet {
+		ph := &c.bad
+		req.Method, req.RequestURI, req.Proto, req.ProtoMajor, req.ProtoMinor = ph.method, ph.target, ph.proto, ph.major, ph.minor
+		if ph.url != nil {
+			req.URL = ph.url
+		}
+		if ph.header != nil {
+			req.Header = ph.header
+		}
+		hosts := ph.hosts
+		if ph.hostsInHeader {
+			hosts = ph.header["Host"]
+		}
+		req.Host = req.URL.Host
+		if req.Host == "" && len(hosts) > 0 {
+			req.Host = hosts[0]
+		}
+	}
+	return req.WithContext(ctx)
 }
 
 func isTimeout(err error) bool {
@@ -689,7 +770,9 @@ func (c *conn) readRequest(connCtx context.Context, first bool) (req *http.Reque
 // then the connection's request set up from it (setUpRequest).
 func (c *conn) readHeadInto(connCtx context.Context, bufs *HeaderBuffers) (*http.Request, error) {
 	c.fields.lens = c.fields.lens[:0]
+	c.fields.line = c.fields.line[:0]
 	c.fields.track = bufs.on()
+	c.badSet = false
 	remain, buffered := c.cr.remain, c.br.Buffered()
 	buf, _ := c.br.Peek(buffered)
 	var err error
@@ -699,7 +782,7 @@ func (c *conn) readHeadInto(connCtx context.Context, bufs *HeaderBuffers) (*http
 		if bufs.on() && !bufs.fits(n) {
 			line := bytes.IndexByte(buf, '\n') + 1
 			if err := bufs.judge(line, buf[line:n]); err != nil {
-				return nil, err
+				return nil, c.keepBad(&ph, err)
 			}
 		}
 		_, _ = c.br.Discard(n)
@@ -708,14 +791,26 @@ func (c *conn) readHeadInto(connCtx context.Context, bufs *HeaderBuffers) (*http
 	} else if n = int(remain-c.cr.remain) + buffered - c.br.Buffered(); bufs.on() && !bufs.fits(n) {
 		// The request line is what the head read before its fields.
 		if err := bufs.judgeLines(n-c.fields.n, c.fields.lens); err != nil {
-			return nil, err
+			return nil, c.keepBad(&ph, err)
 		}
 	}
 	req, err := c.setUpRequest(connCtx, &ph, plain)
 	if err == io.EOF { // as after the request line (readHead)
 		err = io.ErrUnexpectedEOF
 	}
-	return req, err
+	if err != nil {
+		return nil, c.keepBad(&ph, err)
+	}
+	return req, nil
+}
+
+// keepBad keeps ph, the head of a request refused with err, for
+// Server.Refused, and returns err.
+func (c *conn) keepBad(ph *plainHead, err error) error {
+	if c.srv.Refused != nil {
+		c.bad, c.badSet = *ph, true
+	}
+	return err
 }
 
 // setUpRequest sets the connection's request up from the head ph, read by
@@ -800,7 +895,7 @@ func (c *conn) setUpRequest(connCtx context.Context, ph *plainHead, plain bool) 
 // requests get smuggled. The field lines are read whole into fr first,
 // then parsed from there.
 func readHead(tp *textproto.Reader, fr *fieldReader) (h plainHead, err error) {
-	line, err := tp.ReadLine()
+	line, err := fr.readLine(tp.R)
 	if err != nil {
 		return h, err
 	}
@@ -858,9 +953,12 @@ var errObsFold = errors.New("a folded header line")
 type fieldReader struct {
 	// reading: the request line ended and the field lines are read.
 	reading bool
-	raw     []byte
-	src     bytes.Reader
-	tp      *textproto.Reader
+	// line is the request line as read, with its line ending; as far as
+	// it came when reading it failed (Server.Refused logs that much).
+	line []byte
+	raw  []byte
+	src  bytes.Reader
+	tp   *textproto.Reader
 	// With track, lens are the lengths of the lines read, for
 	// HeaderBuffers; n is their sum.
 	track bool
@@ -912,10 +1010,39 @@ func (fr *fieldReader) read(br *bufio.Reader) (folded bool, err error) {
 	}
 }
 
+// readLine reads a request line into fr.line and returns it without its
+// line ending, as textproto's ReadLine: a read that fails after it took
+// some bytes ends the line without an error, the next one fails.
+func (fr *fieldReader) readLine(br *bufio.Reader) (string, error) {
+	fr.line = fr.line[:0]
+	for {
+		l, err := br.ReadSlice('\n')
+		fr.line = append(fr.line, l...)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil && len(l) == 0 {
+			return "", err
+		}
+		break
+	}
+	line := fr.line
+	if n := len(line); n > 0 && line[n-1] == '\n' {
+		line = line[:n-1]
+		if n := len(line); n > 0 && line[n-1] == '\r' {
+			line = line[:n-1]
+		}
+	}
+	return string(line), nil
+}
+
 // done lets go of a large head's lines.
 func (fr *fieldReader) done() {
 	if cap(fr.raw) > maxKeptFields {
 		fr.raw = nil
+	}
+	if cap(fr.line) > maxKeptFields {
+		fr.line = nil
 	}
 	if cap(fr.lens) > maxKeptFields/64 {
 		fr.lens = nil

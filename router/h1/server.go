@@ -123,6 +123,13 @@ type Server struct {
 	// serves none, but its Protocols still say whether cleartext HTTP/2
 	// is taken.
 	HTTP2 ConnServer
+	// Refused, if set, is told of each request whose head the server ends
+	// without Handler, so that an embedder logs it as nginx logs it (every
+	// request a byte of which was read): one it refuses (400, 414, 431,
+	// 501, 505), one the client broke off (400) and one that timed out
+	// (408, unanswered). It runs on the connection's goroutine once
+	// the answer was written, before the connection closes.
+	Refused func(*Refusal)
 
 	mu        sync.Mutex
 	listeners map[*net.Listener]struct{}
@@ -133,6 +140,29 @@ type Server struct {
 
 	shutdown      atomic.Bool
 	keepAlivesOff atomic.Bool
+}
+
+// Refusal is a request the server ended itself (Server.Refused). It and
+// its Request are valid only during the call.
+type Refusal struct {
+	// Request is what the head gave of the request: RemoteAddr, TLS and
+	// the connection's context always; Method, RequestURI, URL, Proto,
+	// Host and Header once the whole head was read, else empty.
+	Request *http.Request
+	// RequestLine is the request line as far as it was read (nginx's
+	// $request), without its line ending.
+	RequestLine string
+	// Status is what nginx logs: the status answered, 400 for a head the
+	// client broke off, 408 for one that timed out.
+	Status int
+	// Start is when the server began to refuse it, or for a head that
+	// timed out, when its wait began; Duration runs from there until the
+	// answer was written.
+	Start    time.Time
+	Duration time.Duration
+	// HeadBytes and BodyBytes are the sizes of the answer's head and
+	// body; 0 when none was written.
+	HeadBytes, BodyBytes int64
 }
 
 // ConnServer serves connections handed over whole (router/h2.Server).

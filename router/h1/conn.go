@@ -293,18 +293,13 @@ func (c *conn) serve(base context.Context) {
 		// next wait sets its own, but a watch or a Hijack, which lift it.
 		w := &c.w
 		w.reset(req)
-		// Without an Expect field there is nothing to look up.
-		expect := c.has&hasExpect != 0
-		if expect && expectsContinue(req.Header) {
+		// Without an Expect field there is nothing to look up. Another
+		// expectation is ignored, as nginx ignores it (not 417).
+		if c.has&hasExpect != 0 && expectsContinue(req.Header) {
 			if req.ProtoAtLeast(1, 1) && req.ContentLength != 0 {
 				c.b.expect, c.b.expectBody = true, true
 				w.canContinue.Store(true)
 			}
-		} else if expect && req.Header.Get("Expect") != "" {
-			w.Header().Set("Connection", "close")
-			w.WriteHeader(http.StatusExpectationFailed)
-			w.finish(true)
-			return
 		}
 		if req.Body == http.NoBody {
 			c.cr.bodyDone()

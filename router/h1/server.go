@@ -64,6 +64,8 @@ import (
 //     one that begins with a space or tab, which net/http joins to the
 //     line before) answers 400 and closes the connection (as nginx, and
 //     as net/http behind GuardFraming).
+//   - An Expect field other than 100-continue is ignored, as nginx
+//     ignores it, where net/http answers 417.
 //   - The request's context is cancelled when the client goes only from
 //     the moment the handler first asks for its Done channel (context
 //     AfterFunc, WithCancel and select all do); Err alone does not start

@@ -190,6 +190,23 @@ func TestExpectContinueNotSentWhenRefused(t *testing.T) {
 	}
 }
 
+// An expectation other than 100-continue is ignored and the request
+// served, as nginx's ngx_http_test_expect ignores it (net/http answers
+// 417): no client behind ingress-nginx was refused for one.
+func TestExpectOtherServed(t *testing.T) {
+	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		w.Write(b)
+	})})
+	c, br := dial(t, addr)
+	for range 2 {
+		io.WriteString(c, "PUT / HTTP/1.1\r\nHost: a\r\nExpect: something-else\r\nContent-Length: 4\r\n\r\nbody")
+		if res, body := readResponse(t, br, "PUT"); res.StatusCode != 200 || body != "body" || res.Close {
+			t.Fatalf("%d %q close %v, want the body echoed on a kept connection", res.StatusCode, body, res.Close)
+		}
+	}
+}
+
 func TestHijackUpgrade(t *testing.T) {
 	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, brw, err := http.NewResponseController(w).Hijack()

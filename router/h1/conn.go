@@ -591,6 +591,11 @@ var (
 
 func badRequestError(text string) error { return &badRequest{code: 400, text: text} }
 
+// errDuplicate refuses a head with a field nginx takes once twice
+// (uniqueFields): two Content-Lengths, or two Transfer-Encodings, are
+// what requests are smuggled with, and nginx refuses them all.
+var errDuplicate = badRequestError("duplicate header line")
+
 // answerBadRequest answers a request whose head failed as net/http's
 // server does (nothing for a connection that ended or timed out), and
 // reports the status and sizes of the answer written (0 when none was) and
@@ -819,6 +824,16 @@ func (c *conn) setUpRequest(connCtx context.Context, ph *plainHead, plain bool) 
 	c.has = ph.has
 	if len(hosts) > 1 {
 		return nil, errors.New("too many Host headers")
+	}
+	if ph.dupUnique {
+		return nil, errDuplicate
+	}
+	if !plain {
+		for _, k := range uniqueFields {
+			if len(h[k]) > 1 {
+				return nil, errDuplicate
+			}
+		}
 	}
 	c.lastMethod = method
 

@@ -234,11 +234,21 @@ func (p *pair) compare(t testing.TB, raw []byte) {
 
 // followsNginx reports an input the loop serves as nginx does where
 // net/http does not (Server's doc), each tested on its own: one with an
-// Expect field other than 100-continue (a line of the body may count).
+// Expect field other than 100-continue, or a field nginx takes once
+// (uniqueFields) twice, in any of its requests (a line of a body may
+// count).
 func followsNginx(raw []byte) bool {
+	seen := map[string]int{}
 	for line := range bytes.Lines(raw) {
 		name, v, ok := bytes.Cut(line, []byte(":"))
-		if ok && strings.EqualFold(string(name), "Expect") && !strings.EqualFold(strings.TrimSpace(string(v)), "100-continue") {
+		if !ok {
+			continue
+		}
+		key := http.CanonicalHeaderKey(string(name))
+		if key == "Expect" && !strings.EqualFold(strings.TrimSpace(string(v)), "100-continue") {
+			return true
+		}
+		if seen[key]++; seen[key] > 1 && uniqueField(key) {
 			return true
 		}
 	}

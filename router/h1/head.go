@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/textproto"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -39,6 +40,9 @@ type plainHead struct {
 	// has are the framing fields present in header; every bit when the
 	// head was read by textproto.
 	has fieldSet
+	// dupUnique: a field nginx takes once came twice (uniqueField); set
+	// by parsePlainHead only.
+	dupUnique bool
 }
 
 // fieldSet says which of the fields the server looks up while it reads a
@@ -54,6 +58,15 @@ const (
 	hasExpect
 	hasAll fieldSet = 1<<iota - 1
 )
+
+// uniqueFields are the request fields nginx refuses to take twice
+// (ngx_http_headers_in's ngx_http_process_unique_header_line: "client sent
+// duplicate header line", 400), Host aside.
+var uniqueFields = []string{"Content-Length", "Transfer-Encoding", "Expect", "Authorization", "Content-Range",
+	"If-Modified-Since", "If-Unmodified-Since", "If-Match", "If-None-Match", "If-Range"}
+
+// uniqueField reports whether the canonical name key is one of uniqueFields.
+func uniqueField(key string) bool { return slices.Contains(uniqueFields, key) }
 
 // fieldBit is the fieldSet bit of the canonical name key, 0 for others.
 func fieldBit(key string) fieldSet {
@@ -216,6 +229,7 @@ func parsePlainHead(buf []byte, end int, s *headScratch, reuse bool) (h plainHea
 		h.has |= fieldBit(key)
 		if vv, dup := s.header[key]; dup {
 			s.header[key] = append(vv, v)
+			h.dupUnique = h.dupUnique || uniqueField(key)
 			continue
 		}
 		// Capped, so that a handler's append copies rather than writes

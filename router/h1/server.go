@@ -64,6 +64,9 @@ import (
 //     one that begins with a space or tab, which net/http joins to the
 //     line before) answers 400 and closes the connection (as nginx, and
 //     as net/http behind GuardFraming).
+//   - A field nginx takes once (Content-Length, Transfer-Encoding,
+//     Expect, Authorization, Content-Range, the If- fields) sent twice
+//     answers 400 and closes the connection, as nginx.
 //   - An Expect field other than 100-continue is ignored, as nginx
 //     ignores it, where net/http answers 417.
 //   - The request's context is cancelled when the client goes only from

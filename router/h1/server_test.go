@@ -207,6 +207,31 @@ func TestExpectOtherServed(t *testing.T) {
 	}
 }
 
+// A field nginx takes once, sent twice, is refused with 400 and the
+// connection closed, as nginx refuses it ("client sent duplicate header
+// line"), whether the head is read by the plain parse or textproto's
+// (the %7e target), even two equal Content-Lengths.
+func TestDuplicateUniqueFieldRefused(t *testing.T) {
+	var served atomic.Int32
+	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served.Add(1) })})
+	for _, target := range []string{"/", "/%7e"} {
+		for _, f := range []string{"Content-Length: 1", "Transfer-Encoding: chunked", "Expect: 100-continue", "Authorization: a",
+			"Content-Range: bytes 0-0/1", "If-Modified-Since: a", "If-Unmodified-Since: a", "If-Match: a", "If-None-Match: a", "If-Range: a"} {
+			c, br := dial(t, addr)
+			io.WriteString(c, "POST "+target+" HTTP/1.1\r\nHost: a\r\n"+f+"\r\n"+strings.ToLower(f)+"\r\n\r\nx")
+			if res, _ := readResponse(t, br, "POST"); res.StatusCode != 400 || !res.Close {
+				t.Errorf("%s twice to %s: %d, close %v", f, target, res.StatusCode, res.Close)
+			}
+		}
+	}
+	// Others may repeat.
+	c, br := dial(t, addr)
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\nAccept: a\r\nAccept: b\r\nCookie: a\r\nCookie: b\r\n\r\n")
+	if res, _ := readResponse(t, br, "GET"); res.StatusCode != 200 || served.Load() != 1 {
+		t.Fatalf("%d, served %d", res.StatusCode, served.Load())
+	}
+}
+
 func TestHijackUpgrade(t *testing.T) {
 	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, brw, err := http.NewResponseController(w).Hijack()

@@ -483,7 +483,7 @@ const (
 	ReasonBadHost             = "bad-host"             // 400: no Host, a malformed one, or a redirect is due but the Host names no host
 	ReasonRegexBudget         = "regex-budget"         // 404: the regex routes took the whole match budget
 	ReasonBadMethod           = "bad-method"           // 400: a method that is not a token
-	ReasonRefused             = "refused"              // 400, 408, 414, 501, 505: the HTTP/1 server refused the head (Refused)
+	ReasonRefused             = "refused"              // 400, 405, 408, 414, 501, 505: the HTTP/1 server refused the head (Refused)
 )
 
 // Router is an http.Handler serving the most recently published table.

@@ -304,8 +304,12 @@ func (c *conn) serve(base context.Context) {
 		if req.Body == http.NoBody {
 			c.cr.bodyDone()
 		}
+		var refused time.Time
 		if req.RequestURI == "*" && req.Method == "OPTIONS" {
 			serveOptions(w, req)
+		} else if req.Method == "TRACE" {
+			refused = time.Now()
+			notAllowed(w)
 		} else {
 			s.Handler.ServeHTTP(w, req)
 		}
@@ -321,6 +325,10 @@ func (c *conn) serve(base context.Context) {
 		// request writes it; every way out below flushes it.
 		arm := c.armable(w, headerTimeout, idleTimeout)
 		w.finish(!arm)
+		if !refused.IsZero() && s.Refused != nil {
+			s.Refused(&Refusal{Request: req, RequestLine: req.Method + " " + req.RequestURI + " " + req.Proto, Status: http.StatusMethodNotAllowed,
+				Start: refused, Duration: time.Since(refused), HeadBytes: w.HeadBytes(), BodyBytes: int64(len(notAllowedBody))})
+		}
 		if w.wroteWriteDeadline {
 			_ = c.rwc.SetWriteDeadline(time.Time{})
 		}
@@ -558,6 +566,21 @@ func serveOptions(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength != 0 {
 		_, _ = io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, 4<<10))
 	}
+}
+
+// notAllowedBody answers TRACE.
+const notAllowedBody = "405 Not Allowed\n"
+
+// notAllowed refuses a TRACE request as nginx does, once its head was read
+// (ngx_http_process_request_header: "client sent TRACE method"): 405, and
+// the connection stays open. A backend never sees one, so it cannot echo
+// the client's cookies and credentials back to a script.
+func notAllowed(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(len(notAllowedBody)))
+	w.WriteHeader(http.StatusMethodNotAllowed)
+	_, _ = io.WriteString(w, notAllowedBody)
 }
 
 // lingerClose half-closes and reads what the client still sends for a

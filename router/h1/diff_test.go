@@ -236,10 +236,13 @@ func (p *pair) compare(t testing.TB, raw []byte) {
 // net/http does not (Server's doc), each tested on its own: one with an
 // Expect field other than 100-continue, or a field nginx takes once
 // (uniqueFields) twice, in any of its requests (a line of a body may
-// count).
+// count), and TRACE.
 func followsNginx(raw []byte) bool {
 	seen := map[string]int{}
 	for line := range bytes.Lines(raw) {
+		if bytes.HasPrefix(line, []byte("TRACE ")) {
+			return true
+		}
 		name, v, ok := bytes.Cut(line, []byte(":"))
 		if !ok {
 			continue

@@ -106,3 +106,31 @@ func TestRefusedNotForServed(t *testing.T) {
 	case <-time.After(200 * time.Millisecond):
 	}
 }
+
+// TRACE never reaches the handler: it answers 405 as nginx answers it, on a
+// connection that stays open, and is reported as refused.
+func TestTraceNotAllowed(t *testing.T) {
+	got := make(chan Refusal, 1)
+	var methods []string
+	s := &Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { methods = append(methods, r.Method) }),
+		Refused: func(r *Refusal) { c := *r; c.Request = nil; got <- c },
+	}
+	addr := serve(t, s)
+	c, br := dial(t, addr)
+	io.WriteString(c, "TRACE /t HTTP/1.1\r\nHost: a\r\nCookie: secret\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n")
+	res, body := readResponse(t, br, "TRACE")
+	if res.StatusCode != 405 || res.Close || strings.Contains(body, "secret") {
+		t.Fatalf("%d close %v %q", res.StatusCode, res.Close, body)
+	}
+	if res, _ := readResponse(t, br, "GET"); res.StatusCode != 200 {
+		t.Fatalf("the next request: %d", res.StatusCode)
+	}
+	if len(methods) != 1 || methods[0] != "GET" {
+		t.Fatalf("the handler saw %v", methods)
+	}
+	r := <-got
+	if r.Status != 405 || r.RequestLine != "TRACE /t HTTP/1.1" || r.HeadBytes == 0 || r.BodyBytes != int64(len(body)) {
+		t.Fatalf("reported %+v", r)
+	}
+}

@@ -67,6 +67,7 @@ import (
 //   - A field nginx takes once (Content-Length, Transfer-Encoding,
 //     Expect, Authorization, Content-Range, the If- fields) sent twice
 //     answers 400 and closes the connection, as nginx.
+//   - TRACE answers 405 without the handler, as nginx answers it.
 //   - An Expect field other than 100-continue is ignored, as nginx
 //     ignores it, where net/http answers 417.
 //   - The request's context is cancelled when the client goes only from
@@ -131,9 +132,9 @@ type Server struct {
 	// Refused, if set, is told of each request whose head the server ends
 	// without Handler, so that an embedder logs it as nginx logs it (every
 	// request a byte of which was read): one it refuses (400, 414, 431,
-	// 501, 505), one the client broke off (400) and one that timed out
-	// (408, unanswered). It runs on the connection's goroutine once
-	// the answer was written, before the connection closes.
+	// 501, 505; 405 for TRACE, on a connection that stays open), one the
+	// client broke off (400) and one that timed out (408, unanswered). It
+	// runs on the connection's goroutine once the answer was written.
 	Refused func(*Refusal)
 
 	mu        sync.Mutex

@@ -614,6 +614,22 @@ var (
 
 func badRequestError(text string) error { return &badRequest{code: 400, text: text} }
 
+// errMethod refuses a method nginx does not read as one (nginxMethod).
+var errMethod = badRequestError("invalid method")
+
+// nginxMethod reports whether m is a method as nginx's request line
+// parser reads one: upper-case letters, '_' and '-' ("client sent invalid
+// method" otherwise, 400). A token nginx refuses, say "get", would
+// otherwise reach a backend no client of ingress-nginx ever reached with it.
+func nginxMethod(m string) bool {
+	for i := 0; i < len(m); i++ {
+		if c := m[i]; (c < 'A' || c > 'Z') && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return m != ""
+}
+
 // errDuplicate refuses a head with a field nginx takes once twice
 // (uniqueFields): two Content-Lengths, or two Transfer-Encodings, are
 // what requests are smuggled with, and nginx refuses them all.
@@ -840,6 +856,9 @@ func (c *conn) keepBad(ph *plainHead, err error) error {
 // parsePlainHead when plain, else by readHead.
 func (c *conn) setUpRequest(connCtx context.Context, ph *plainHead, plain bool) (req *http.Request, err error) {
 	method, target, proto, major, minor, u, h := ph.method, ph.target, ph.proto, ph.major, ph.minor, ph.url, ph.header
+	if !nginxMethod(method) {
+		return nil, errMethod
+	}
 	hosts, haveHost := ph.hosts, ph.hosts != nil
 	if ph.hostsInHeader {
 		hosts, haveHost = h["Host"]

@@ -232,6 +232,29 @@ func TestDuplicateUniqueFieldRefused(t *testing.T) {
 	}
 }
 
+// A method is what nginx's request line parser reads as one: upper-case
+// letters, '_' and '-'; any other token answers 400 and the handler never
+// sees it.
+func TestMethodAsNginxReadsIt(t *testing.T) {
+	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, r.Method) })})
+	for _, m := range []string{"get", "Get", "G.T", "GET1", "M!"} {
+		for _, target := range []string{"/", "/%7e"} {
+			c, br := dial(t, addr)
+			io.WriteString(c, m+" "+target+" HTTP/1.1\r\nHost: a\r\n\r\n")
+			if res, _ := readResponse(t, br, "GET"); res.StatusCode != 400 || !res.Close {
+				t.Errorf("%s %s: %d, close %v", m, target, res.StatusCode, res.Close)
+			}
+		}
+	}
+	for _, m := range []string{"GET", "PROPFIND", "VERSION-CONTROL", "X_Y"} {
+		c, br := dial(t, addr)
+		io.WriteString(c, m+" / HTTP/1.1\r\nHost: a\r\n\r\n")
+		if res, body := readResponse(t, br, m); res.StatusCode != 200 || body != m {
+			t.Errorf("%s: %d %q", m, res.StatusCode, body)
+		}
+	}
+}
+
 func TestHijackUpgrade(t *testing.T) {
 	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, brw, err := http.NewResponseController(w).Hijack()

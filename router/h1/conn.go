@@ -305,9 +305,7 @@ func (c *conn) serve(base context.Context) {
 			c.cr.bodyDone()
 		}
 		var refused time.Time
-		if req.RequestURI == "*" && req.Method == "OPTIONS" {
-			serveOptions(w, req)
-		} else if req.Method == "TRACE" {
+		if req.Method == "TRACE" {
 			refused = time.Now()
 			notAllowed(w)
 		} else {
@@ -560,14 +558,6 @@ func (c *conn) next() {
 	c.cr.done = false
 }
 
-// serveOptions answers "OPTIONS *", as net/http does before any handler.
-func serveOptions(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Length", "0")
-	if r.ContentLength != 0 {
-		_, _ = io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, 4<<10))
-	}
-}
-
 // notAllowedBody answers TRACE.
 const notAllowedBody = "405 Not Allowed\n"
 
@@ -613,6 +603,8 @@ var (
 )
 
 func badRequestError(text string) error { return &badRequest{code: 400, text: text} }
+
+var errAsteriskTarget = badRequestError("invalid request target")
 
 // errMethod refuses a method nginx does not read as one (nginxMethod).
 var errMethod = badRequestError("invalid method")
@@ -858,6 +850,11 @@ func (c *conn) setUpRequest(connCtx context.Context, ph *plainHead, plain bool) 
 	method, target, proto, major, minor, u, h := ph.method, ph.target, ph.proto, ph.major, ph.minor, ph.url, ph.header
 	if !nginxMethod(method) {
 		return nil, errMethod
+	}
+	if target == "*" && !(method == "PRI" && major == 2) {
+		// nginx reads a target as a path or an absolute URI, never "*"
+		// ("client sent invalid request"), so OPTIONS * answers 400.
+		return nil, errAsteriskTarget
 	}
 	hosts, haveHost := ph.hosts, ph.hosts != nil
 	if ph.hostsInHeader {

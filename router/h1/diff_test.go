@@ -236,15 +236,15 @@ func (p *pair) compare(t testing.TB, raw []byte) {
 // net/http does not (Server's doc), each tested on its own: one with an
 // Expect field other than 100-continue, or a field nginx takes once
 // (uniqueFields) twice, in any of its requests (a line of a body may
-// count), TRACE, and a method nginx does not read as one (in any line
-// that may be a request line).
+// count), TRACE, a method nginx does not read as one (in any line that
+// may be a request line), and a "*" target.
 func followsNginx(raw []byte) bool {
 	seen := map[string]int{}
 	for line := range bytes.Lines(raw) {
 		if m, rest, ok := bytes.Cut(bytes.TrimLeft(line, "\r\n"), []byte(" ")); ok && len(m) > 0 && !nginxMethod(string(m)) && bytes.Contains(rest, []byte(" HTTP/")) {
 			return true
 		}
-		if bytes.HasPrefix(line, []byte("TRACE ")) {
+		if bytes.HasPrefix(line, []byte("TRACE ")) || bytes.Contains(line, []byte(" * HTTP/")) {
 			return true
 		}
 		name, v, ok := bytes.Cut(line, []byte(":"))

@@ -69,7 +69,8 @@ import (
 //     answers 400 and closes the connection, as nginx.
 //   - A method other than upper-case letters, '_' and '-' answers 400,
 //     as nginx's parser refuses it; TRACE answers 405 without the
-//     handler, as nginx answers it.
+//     handler, as nginx answers it. A "*" target (OPTIONS *) answers
+//     400, as nginx's parser refuses it.
 //   - An Expect field other than 100-continue is ignored, as nginx
 //     ignores it, where net/http answers 417.
 //   - The request's context is cancelled when the client goes only from

@@ -255,6 +255,21 @@ func TestMethodAsNginxReadsIt(t *testing.T) {
 	}
 }
 
+// "OPTIONS *" answers 400, as nginx's request line parser refuses a
+// target that is neither a path nor an absolute URI; net/http answers it
+// 200 itself.
+func TestAsteriskTargetRefused(t *testing.T) {
+	var served atomic.Int32
+	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served.Add(1) })})
+	for _, m := range []string{"OPTIONS", "GET"} {
+		c, br := dial(t, addr)
+		io.WriteString(c, m+" * HTTP/1.1\r\nHost: a\r\n\r\n")
+		if res, _ := readResponse(t, br, m); res.StatusCode != 400 || !res.Close || served.Load() != 0 {
+			t.Errorf("%s *: %d, close %v, served %d", m, res.StatusCode, res.Close, served.Load())
+		}
+	}
+}
+
 func TestHijackUpgrade(t *testing.T) {
 	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, brw, err := http.NewResponseController(w).Hijack()

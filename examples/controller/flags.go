@@ -36,6 +36,10 @@ const (
 	// nginx's keepalive_timeout and client_header_timeout (SPEC §13).
 	defaultIdleTimeout   = 75 * time.Second
 	defaultHeaderTimeout = 60 * time.Second
+	// keepaliveRequests is ingress-nginx's keep-alive-requests default
+	// (nginx's keepalive_requests): the requests an HTTP/1 connection
+	// serves before it closes.
+	keepaliveRequests = 1000
 	// The values of -http1-server.
 	http1Ramjet  = "ramjet"
 	http1NetHTTP = "net/http"

@@ -164,6 +164,7 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 			HeaderBuffers:     h1.HeaderBuffers{First: hk.FirstBufferSize, Number: hk.LargeBufferNumber, Size: hk.LargeBufferSize},
 			ReadHeaderTimeout: srv.ReadHeaderTimeout,
 			IdleTimeout:       srv.IdleTimeout,
+			MaxRequests:       keepaliveRequests,
 			ErrorLog:          srv.ErrorLog,
 			ConnContext:       srv.ConnContext,
 			Fallback:          srv,

@@ -85,6 +85,8 @@ type conn struct {
 	b   body
 
 	lastMethod string
+	// served counts the requests read on the connection (MaxRequests).
+	served int
 	// has are the framing fields the current request's head holds (see
 	// fieldSet).
 	has  fieldSet
@@ -164,6 +166,7 @@ func (c *conn) release() {
 	c.cr.hasByte, c.cr.aborted, c.cr.watch, c.cr.done, c.cr.remain, c.cr.wctx = false, false, false, false, -1, nil
 	c.rdl = time.Time{}
 	c.rwc, c.rd, c.wr, c.srv, c.tls, c.req, c.ctx, c.werr, c.lastMethod = nil, nil, nil, nil, nil, nil, nil, nil, ""
+	c.served = 0
 	c.localAddr = nil
 	c.raw, c.arm, c.armSkip, c.armBackoff, c.layered = nil, false, 0, 0, false
 	c.cr.full = false
@@ -284,6 +287,7 @@ func (c *conn) serve(base context.Context) {
 			c.refuse(ctx, err, headerTimeout)
 			return
 		}
+		c.served++
 		c.headDeadline = headerTimeout > 0 && req.Body == http.NoBody
 		if headerTimeout > 0 && !c.headDeadline {
 			c.setReadDeadline(time.Time{})

@@ -106,6 +106,11 @@ type Server struct {
 	// longer, one second at most, and 50 ms more: a busy connection moves
 	// its idle deadline that often, not once per request.
 	ReadHeaderTimeout, IdleTimeout time.Duration
+	// MaxRequests is the most requests a connection serves (nginx's
+	// keepalive_requests, 1000 under ingress-nginx's keep-alive-requests):
+	// the last one's response closes it, so that long-lived clients
+	// reconnect and spread over the replicas. 0: no limit.
+	MaxRequests int
 	// MaxHeaderBytes bounds a request head (0: http.DefaultMaxHeaderBytes),
 	// with net/http's 4 KiB of slack; over it: 431. HeaderBuffers, when
 	// set, bound heads in its place.

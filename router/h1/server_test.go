@@ -270,6 +270,29 @@ func TestAsteriskTargetRefused(t *testing.T) {
 	}
 }
 
+// MaxRequests closes a connection with the response to its last request,
+// as nginx's keepalive_requests: "Connection: close", and a request
+// pipelined after it is not served.
+func TestMaxRequests(t *testing.T) {
+	var served atomic.Int32
+	addr := serve(t, &Server{MaxRequests: 3, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		io.WriteString(w, "ok")
+	})})
+	c, br := dial(t, addr)
+	for i := 1; i <= 3; i++ {
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+		res, _ := readResponse(t, br, "GET")
+		if res.Close != (i == 3) {
+			t.Fatalf("request %d: close %v", i, res.Close)
+		}
+	}
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+	if _, err := br.ReadByte(); err == nil || served.Load() != 3 {
+		t.Fatalf("a fourth request was answered (%v), served %d", err, served.Load())
+	}
+}
+
 func TestHijackUpgrade(t *testing.T) {
 	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, brw, err := http.NewResponseController(w).Hijack()

@@ -323,7 +323,7 @@ func (w *response) writeTrailers() {
 func (w *response) commit(p []byte) {
 	w.committed = true
 	c := w.c
-	keepAlives := c.srv.keepAlives()
+	keepAlives := c.srv.keepAlives() && (c.srv.MaxRequests <= 0 || c.served < c.srv.MaxRequests)
 	header := w.header
 	if w.snapshot != nil {
 		header = w.snapshot

@@ -1012,6 +1012,8 @@ type fieldReader struct {
 	raw  []byte
 	src  bytes.Reader
 	tp   *textproto.Reader
+	// dropped are the spans of raw whose lines read skips (invalidName).
+	dropped [][2]int
 	// With track, lens are the lengths of the lines read, for
 	// HeaderBuffers; n is their sum.
 	track bool
@@ -1030,6 +1032,9 @@ func (fr *fieldReader) read(br *bufio.Reader) (folded bool, err error) {
 	raw := fr.raw[:0]
 	defer func() {
 		fr.raw = raw
+		if len(fr.dropped) > 0 {
+			raw = dropSpans(raw, fr.dropped)
+		}
 		fr.src.Reset(raw)
 		if fr.tp == nil {
 			fr.tp = textproto.NewReader(bufio.NewReaderSize(&fr.src, bufSize))
@@ -1039,12 +1044,23 @@ func (fr *fieldReader) read(br *bufio.Reader) (folded bool, err error) {
 	}()
 	start := true // at the start of a line
 	lineStart := 0
+	// drop: the line being read is dropped from raw once it ends, from
+	// dropFrom; dropped are the spans of raw to drop.
+	drop, dropFrom := false, 0
+	fr.dropped = fr.dropped[:0]
 	for {
 		line, err := br.ReadSlice('\n')
 		if start && len(line) > 0 && (line[0] == ' ' || line[0] == '\t') {
 			folded = true
 		}
+		if start {
+			drop, dropFrom = invalidName(line), len(raw)
+		}
 		raw = append(raw, line...)
+		if err == nil && drop {
+			fr.dropped = append(fr.dropped, [2]int{dropFrom, len(raw)})
+			drop = false
+		}
 		if err == nil && fr.track {
 			fr.lens = append(fr.lens, int32(len(raw)-lineStart))
 			lineStart = len(raw)
@@ -1087,6 +1103,36 @@ func (fr *fieldReader) readLine(br *bufio.Reader) (string, error) {
 		}
 	}
 	return string(line), nil
+}
+
+// invalidName reports whether line, the start of a field line, has a name
+// nginx reads but calls invalid, and with ingress-nginx's default
+// ignore-invalid-headers drops without a word: one with a byte that is no
+// token byte, where net/http refuses the whole head. A name with a space,
+// a control byte or DEL stays, and is refused as nginx refuses it.
+func invalidName(line []byte) bool {
+	colon := bytes.IndexByte(line, ':')
+	if colon <= 0 {
+		return false
+	}
+	bad := false
+	for _, c := range line[:colon] {
+		if c <= ' ' || c == 0x7f {
+			return false
+		}
+		bad = bad || !tokenByte[c]
+	}
+	return bad
+}
+
+// dropSpans removes the spans from raw, in place.
+func dropSpans(raw []byte, spans [][2]int) []byte {
+	out, at := raw[:0], 0
+	for _, sp := range spans {
+		out = append(out, raw[at:sp[0]]...)
+		at = sp[1]
+	}
+	return append(out, raw[at:]...)
 }
 
 // done lets go of a large head's lines.

@@ -237,14 +237,15 @@ func (p *pair) compare(t testing.TB, raw []byte) {
 // Expect field other than 100-continue, or a field nginx takes once
 // (uniqueFields) twice, in any of its requests (a line of a body may
 // count), TRACE, a method nginx does not read as one (in any line that
-// may be a request line), and a "*" target.
+// may be a request line), a "*" target, and a field name that is no
+// token but that nginx reads (invalidName).
 func followsNginx(raw []byte) bool {
 	seen := map[string]int{}
 	for line := range bytes.Lines(raw) {
 		if m, rest, ok := bytes.Cut(bytes.TrimLeft(line, "\r\n"), []byte(" ")); ok && len(m) > 0 && !nginxMethod(string(m)) && bytes.Contains(rest, []byte(" HTTP/")) {
 			return true
 		}
-		if bytes.HasPrefix(line, []byte("TRACE ")) || bytes.Contains(line, []byte(" * HTTP/")) {
+		if bytes.HasPrefix(line, []byte("TRACE ")) || bytes.Contains(line, []byte(" * HTTP/")) || invalidName(line) {
 			return true
 		}
 		name, v, ok := bytes.Cut(line, []byte(":"))

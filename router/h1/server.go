@@ -71,6 +71,10 @@ import (
 //     as nginx's parser refuses it; TRACE answers 405 without the
 //     handler, as nginx answers it. A "*" target (OPTIONS *) answers
 //     400, as nginx's parser refuses it.
+//   - A field whose name holds a byte that is no token byte (but no
+//     space, control byte or DEL) is dropped, as nginx drops it under
+//     ingress-nginx's ignore-invalid-headers default, where net/http
+//     refuses the head; unless the name is longer than 4 KiB.
 //   - An Expect field other than 100-continue is ignored, as nginx
 //     ignores it, where net/http answers 417.
 //   - The request's context is cancelled when the client goes only from

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -290,6 +291,42 @@ func TestMaxRequests(t *testing.T) {
 	io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
 	if _, err := br.ReadByte(); err == nil || served.Load() != 3 {
 		t.Fatalf("a fourth request was answered (%v), served %d", err, served.Load())
+	}
+}
+
+// A field whose name nginx reads but calls invalid (a byte that is no
+// token byte) is dropped and the request served, as ingress-nginx's
+// ignore-invalid-headers default drops it; net/http refuses the head. A
+// name with a space or a control byte is still refused, as nginx refuses
+// it.
+func TestInvalidFieldNameDropped(t *testing.T) {
+	addr := serve(t, &Server{
+		HeaderBuffers: HeaderBuffers{Number: 4, Size: 8192},
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var names []string
+			for k := range r.Header {
+				names = append(names, k)
+			}
+			slices.Sort(names)
+			io.WriteString(w, strings.Join(names, ","))
+		})})
+	for _, tc := range []struct{ fields, want string }{
+		{"X@Y: 1\r\nX-A: a\r\n", "X-A"},
+		{"X-A: a\r\nContent/Type: x\r\n(b): 2\r\nX-B: b\r\n", "X-A,X-B"},
+		{"X-\xffA: 1\r\nX-A: a\r\n", "X-A"},
+	} {
+		c, br := dial(t, addr)
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n"+tc.fields+"\r\n")
+		if res, body := readResponse(t, br, "GET"); res.StatusCode != 200 || body != tc.want {
+			t.Errorf("%.40q: %d %q, want %q", tc.fields, res.StatusCode, body, tc.want)
+		}
+	}
+	for _, f := range []string{"Bad Name: x\r\n", "X\x01: x\r\n", ": x\r\n"} {
+		c, br := dial(t, addr)
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n"+f+"\r\n")
+		if res, _ := readResponse(t, br, "GET"); res.StatusCode != 400 {
+			t.Errorf("%q: %d, want 400", f, res.StatusCode)
+		}
 	}
 }
 

@@ -170,6 +170,14 @@ func (b *body) closedEarly() bool {
 	return b.earlyClose
 }
 
+// unread reports whether the request has a body not read to its end:
+// the client may still be sending it.
+func (b *body) unread() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.src != nil && !b.sawEOF
+}
+
 // drain is called as the head is sent (net/http's writeHeader): a body the
 // handler left unread is read and dropped, up to maxPostHandlerReadBytes,
 // so that the connection can carry the next request; past that, or after

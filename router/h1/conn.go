@@ -41,9 +41,14 @@ const (
 	// is sent, so that a short complete body gets a Content-Length, as
 	// net/http's 2 KiB buffer.
 	preCommit = 2 << 10
-	// lingerTime bounds the read after a half-close of a connection whose
-	// request was refused, so that the answer is not lost to a reset.
+	// lingerTime bounds the write of a refused head's answer.
 	lingerTime = 500 * time.Millisecond
+	// lingeringTime bounds the read after a half-close of a connection
+	// whose request body was left unread, so that the answer is not lost
+	// to a reset, and lingeringTimeout each wait for more of it: nginx's
+	// lingering_time and lingering_timeout.
+	lingeringTime    = 30 * time.Second
+	lingeringTimeout = 5 * time.Second
 )
 
 // conn is one client connection and everything reused across its
@@ -335,7 +340,7 @@ func (c *conn) serve(base context.Context) {
 			_ = c.rwc.SetWriteDeadline(time.Time{})
 		}
 		if !w.reuse() {
-			if c.b.limitHit || c.b.closedEarly() {
+			if c.b.limitHit || c.b.closedEarly() || c.b.unread() {
 				c.lingerClose()
 			}
 			return
@@ -577,15 +582,31 @@ func notAllowed(w http.ResponseWriter) {
 	_, _ = io.WriteString(w, notAllowedBody)
 }
 
-// lingerClose half-closes and reads what the client still sends for a
-// while, so that the answer is not lost to a reset.
+// lingerClose half-closes and reads what the client still sends, as
+// nginx's lingering close does: until the client stops for
+// lingeringTimeout, or lingeringTime passed, so that the answer is not
+// lost to a reset while a body is still on its way.
 func (c *conn) lingerClose() {
 	c.bw.Flush()
 	if cw, ok := c.rwc.(interface{ CloseWrite() error }); ok {
 		_ = cw.CloseWrite()
 	}
-	_ = c.rwc.SetReadDeadline(time.Now().Add(lingerTime))
-	_, _ = io.Copy(io.Discard, c.rwc)
+	var buf [4096]byte
+	end := time.Now().Add(lingeringTime)
+	for {
+		now := time.Now()
+		if !now.Before(end) {
+			return
+		}
+		d := now.Add(lingeringTimeout)
+		if d.After(end) {
+			d = end
+		}
+		_ = c.rwc.SetReadDeadline(d)
+		if _, err := c.rwc.Read(buf[:]); err != nil {
+			return
+		}
+	}
 }
 
 // badRequest is a head the loop refuses, answered with code and, as

@@ -820,3 +820,27 @@ func TestRequestContextLocalAddr(t *testing.T) {
 		}
 	}
 }
+
+// A connection closed on a refused body lingers as nginx's does
+// (lingering_time 30 s, lingering_timeout 5 s between reads): a client
+// still sending its body for seconds gets the answer, not a reset that
+// takes it away.
+func TestLingerWhileClientSends(t *testing.T) {
+	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Connection", "close")
+		http.Error(w, "too large", http.StatusRequestEntityTooLarge)
+	})})
+	c, br := dial(t, addr)
+	io.WriteString(c, "PUT / HTTP/1.1\r\nHost: a\r\nContent-Length: 100000000\r\n\r\n")
+	chunk := strings.Repeat("x", 16<<10)
+	for end := time.Now().Add(1500 * time.Millisecond); time.Now().Before(end); {
+		if _, err := io.WriteString(c, chunk); err != nil {
+			t.Fatalf("the connection closed under the body: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	res, body := readResponse(t, br, "PUT")
+	if res.StatusCode != 413 {
+		t.Fatalf("%d %q", res.StatusCode, body)
+	}
+}

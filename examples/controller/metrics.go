@@ -310,6 +310,11 @@ func requestLength(r router.Record) int64 {
 	if req == nil {
 		return n
 	}
+	if r.Reason == router.ReasonRefused && req.Method == "" {
+		// Refused before its head was read whole: nginx counts a head
+		// only from a request line it parsed.
+		return 0
+	}
 	n += int64(len(req.Method) + 1 + len(req.RequestURI) + 1 + len(req.Proto) + 2)
 	n += int64(len("Host: ") + len(req.Host) + 2)
 	for k, vs := range req.Header {

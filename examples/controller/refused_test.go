@@ -30,7 +30,7 @@ func TestRefusedHeadsLogged(t *testing.T) {
 
 	long := "GET /" + strings.Repeat("a", 9000) + " HTTP/1.1"
 	for _, tc := range []struct{ head, logged string }{
-		{"HELLO\r\n\r\n", `"HELLO" 400 `},
+		{"HELLO\r\n\r\n", `"HELLO" 400 15 "-" "-" 0 `},
 		{long + "\r\nHost: a.test\r\n\r\n", `"` + long[:8192] + `" 414 `},
 		{"GET / HTTP/1.1\r\nHost: a.test\r\nCookie: " + strings.Repeat("c", 9000) + "\r\n\r\n", `"GET / HTTP/1.1" 400 `},
 	} {

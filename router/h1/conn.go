@@ -89,7 +89,6 @@ type conn struct {
 	w   response
 	b   body
 
-	lastMethod string
 	// served counts the requests read on the connection (MaxRequests).
 	served int
 	// has are the framing fields the current request's head holds (see
@@ -170,7 +169,7 @@ func (c *conn) release() {
 	c.bw.Reset(connWriter{c})
 	c.cr.hasByte, c.cr.aborted, c.cr.watch, c.cr.done, c.cr.remain, c.cr.wctx = false, false, false, false, -1, nil
 	c.rdl = time.Time{}
-	c.rwc, c.rd, c.wr, c.srv, c.tls, c.req, c.ctx, c.werr, c.lastMethod = nil, nil, nil, nil, nil, nil, nil, nil, ""
+	c.rwc, c.rd, c.wr, c.srv, c.tls, c.req, c.ctx, c.werr = nil, nil, nil, nil, nil, nil, nil, nil
 	c.served = 0
 	c.localAddr = nil
 	c.raw, c.arm, c.armSkip, c.armBackoff, c.layered = nil, false, 0, 0, false
@@ -790,14 +789,14 @@ func (c *conn) readRequest(connCtx context.Context, first bool) (req *http.Reque
 	if !first {
 		c.cr.setLimit(c.headLimit())
 	}
-	if c.lastMethod == "POST" {
-		// RFC 7230 section 3 tolerance for old buggy clients.
-		peek, _ := c.br.Peek(4)
-		n := 0
-		for n < len(peek) && (peek[n] == '\r' || peek[n] == '\n') {
-			n++
+	// Empty lines before a request line are skipped, as nginx's parser
+	// skips them, not only after a POST (net/http's RFC 7230 tolerance).
+	for {
+		b, err := c.br.Peek(1)
+		if err != nil || b[0] != '\r' && b[0] != '\n' {
+			break
 		}
-		_, _ = c.br.Discard(n)
+		_, _ = c.br.Discard(1)
 	}
 	c.fields.reading = false
 	bufs := &c.srv.HeaderBuffers
@@ -899,7 +898,6 @@ func (c *conn) setUpRequest(connCtx context.Context, ph *plainHead, plain bool) 
 			}
 		}
 	}
-	c.lastMethod = method
 
 	if c.req == nil {
 		// The first request of the connection, or the one after a

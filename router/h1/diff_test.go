@@ -237,9 +237,18 @@ func (p *pair) compare(t testing.TB, raw []byte) {
 // Expect field other than 100-continue, or a field nginx takes once
 // (uniqueFields) twice, in any of its requests (a line of a body may
 // count), TRACE, a method nginx does not read as one (in any line that
-// may be a request line), a "*" target, and a field name that is no
-// token but that nginx reads (invalidName).
+// may be a request line), a "*" target, a field name that is no token
+// but that nginx reads (invalidName), and empty lines before a request
+// line (at the start, or after a head).
 func followsNginx(raw []byte) bool {
+	if len(raw) > 0 && (raw[0] == '\r' || raw[0] == '\n') {
+		return true
+	}
+	for _, gap := range []string{"\r\n\r\n\r\n", "\r\n\r\n\n", "\n\n\n", "\n\n\r\n"} {
+		if bytes.Contains(raw, []byte(gap)) {
+			return true
+		}
+	}
 	seen := map[string]int{}
 	for line := range bytes.Lines(raw) {
 		if m, rest, ok := bytes.Cut(bytes.TrimLeft(line, "\r\n"), []byte(" ")); ok && len(m) > 0 && !nginxMethod(string(m)) && bytes.Contains(rest, []byte(" HTTP/")) {

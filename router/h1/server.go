@@ -75,6 +75,8 @@ import (
 //     space, control byte or DEL) is dropped, as nginx drops it under
 //     ingress-nginx's ignore-invalid-headers default, where net/http
 //     refuses the head; unless the name is longer than 4 KiB.
+//   - Empty lines before a request line are skipped, as nginx skips
+//     them, where net/http skips a few after a POST only.
 //   - An Expect field other than 100-continue is ignored, as nginx
 //     ignores it, where net/http answers 417.
 //   - The request's context is cancelled when the client goes only from

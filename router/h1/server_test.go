@@ -844,3 +844,17 @@ func TestLingerWhileClientSends(t *testing.T) {
 		t.Fatalf("%d %q", res.StatusCode, body)
 	}
 }
+
+// Empty lines before a request line are skipped, as nginx's parser skips
+// them: at the start of a connection and between requests, whatever the
+// method before (net/http skips a few only after a POST).
+func TestEmptyLinesBeforeRequestLine(t *testing.T) {
+	addr := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, r.URL.Path) })})
+	c, br := dial(t, addr)
+	io.WriteString(c, "\r\n\n\r\nGET /one HTTP/1.1\r\nHost: a\r\n\r\n\r\n\r\n\r\nGET /two HTTP/1.1\r\nHost: a\r\n\r\n")
+	for _, want := range []string{"/one", "/two"} {
+		if res, body := readResponse(t, br, "GET"); res.StatusCode != 200 || body != want {
+			t.Fatalf("%d %q, want %q", res.StatusCode, body, want)
+		}
+	}
+}

@@ -59,7 +59,6 @@ type response struct {
 
 	statusBuf [3]byte
 	clenBuf   [20]byte
-	dateBuf   [29]byte
 }
 
 func (w *response) reset(req *http.Request) {
@@ -475,9 +474,7 @@ func (w *response) commit(p []byte) {
 		bw.WriteString("Transfer-Encoding: chunked\r\n")
 	}
 	if !f.hasDate {
-		bw.WriteString("Date: ")
-		bw.Write(appendDate(w.dateBuf[:0]))
-		bw.WriteString("\r\n")
+		bw.Write(dateField())
 	}
 	bw.WriteString("\r\n")
 	w.headBytes = c.flushed + int64(bw.Buffered()) - headStart
@@ -598,22 +595,34 @@ func cleanValue(v string) string {
 	return trimOWS(v)
 }
 
-// The Date header is made at most once a second.
-var dateCache struct {
-	mu   sync.Mutex
-	sec  int64
-	text [29]byte
+// dateLine is the Date field line ("Date: ...\r\n") for the wall-clock
+// second that ends when idleClock reaches until. It is never changed once
+// published.
+type dateLine struct {
+	until time.Duration
+	line  [len("Date: Mon, 02 Jan 2006 15:04:05 GMT\r\n")]byte
 }
 
-func appendDate(b []byte) []byte {
-	now := time.Now()
-	dateCache.mu.Lock()
-	defer dateCache.mu.Unlock()
-	if s := now.Unix(); s != dateCache.sec {
-		dateCache.sec = s
-		now.UTC().AppendFormat(dateCache.text[:0], http.TimeFormat)
+// dateNow is the current dateLine, made at most once a second: a request
+// reads the monotonic clock alone, as nginx's cached time spares a clock
+// read per request.
+var dateNow atomic.Pointer[dateLine]
+
+// dateField is the Date field line for now, to be written as it is.
+func dateField() []byte {
+	d := idleClock()
+	if l := dateNow.Load(); l != nil && d < l.until {
+		return l.line[:]
 	}
-	return append(b, dateCache.text[:]...)
+	// Read after d, so until falls at the second's end or just before it:
+	// a line is never served past its second.
+	now := time.Now()
+	l := &dateLine{until: d + time.Second - time.Duration(now.Nanosecond())}
+	b := append(l.line[:0], "Date: "...)
+	b = now.UTC().AppendFormat(b, http.TimeFormat)
+	_ = append(b, "\r\n"...)
+	dateNow.Store(l)
+	return l.line[:]
 }
 
 // Hijack hands the connection to the handler, as net/http's: the head,

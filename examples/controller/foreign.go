@@ -66,7 +66,7 @@ var ingressNginxFlags = map[string]string{
 	"stream-port":                     "nginx's internal port; remove the flag",
 	"internal-logger-address":         "nginx's internal syslog; remove the flag",
 	"post-shutdown-grace-period":      "ramjet exits as soon as it has drained (--shutdown-grace-period); remove the flag",
-	"deep-inspect":                    "ramjet checks every path and annotation when it compiles; remove the flag",
+	"deep-inspect":                    "ramjet always withholds, as ingress-nginx's deep inspection, an Ingress whose host, path or TLS entry holds an nginx directive or a system path; remove the flag",
 	"dynamic-configuration-retries":   "ramjet publishes in memory and cannot fail to apply a table; remove the flag",
 	"disable-sync-events":             "ramjet posts no Sync Events, only Warning Events (as with --disable-sync-events); remove the flag",
 	"enable-topology-aware-routing":   "ramjet balances over every ready endpoint; remove the flag",
@@ -102,6 +102,7 @@ var ingressNginxNoop = map[string]bool{
 	"ingress-class-by-name":         false,
 	"enable-topology-aware-routing": false,
 	"disable-sync-events":           true, // ramjet posts none
+	"deep-inspect":                  true, // ramjet's compile inspects as ingress-nginx's
 	"profiling":                     false,
 	"logtostderr":                   true,
 }

@@ -36,6 +36,8 @@ func TestForeignFlags(t *testing.T) {
 		{name: "default-valued no-ops dropped", args: []string{"--profiling=false", "-ingress-class=x", "--logtostderr", "--profiling=0"}, wantRest: []string{"-ingress-class=x"}, wantNoop: []string{"profiling", "logtostderr"}},
 		{name: "Sync Events off is what ramjet does", args: []string{"--disable-sync-events", "-ingress-class=x", "--disable-sync-events=true"}, wantRest: []string{"-ingress-class=x"}, wantNoop: []string{"disable-sync-events"}},
 		{name: "Sync Events on are not posted", args: []string{"--disable-sync-events=false"}, wantErr: "--disable-sync-events=false is an ingress-nginx flag ramjet does not implement: ramjet posts no Sync Events"},
+		{name: "deep inspection on is what ramjet does", args: []string{"--deep-inspect", "-ingress-class=x", "--deep-inspect=true"}, wantRest: []string{"-ingress-class=x"}, wantNoop: []string{"deep-inspect"}},
+		{name: "deep inspection cannot be turned off", args: []string{"--deep-inspect=false"}, wantErr: "--deep-inspect=false is an ingress-nginx flag ramjet does not implement: ramjet always withholds"},
 		{name: "maxmind-license-key", args: []string{"--maxmind-license-key=secret"}, wantErr: "ramjet has no GeoIP"},
 		{name: "maxmind-license-key, value apart", args: []string{"--maxmind-license-key", "secret"}, wantErr: "--maxmind-license-key is an ingress-nginx flag ramjet does not implement"},
 		{name: "full test", args: []string{"--disable-full-test"}, wantErr: "never runs nginx -t"},

@@ -98,8 +98,7 @@ func (b *builder) inspectIngresses() {
 		if f.what == "path" {
 			reason = PathRejected
 		}
-		what := map[string]string{"secret": "TLS Secret name", "tls host": "TLS host"}[f.what]
-		b.warn(reason, ing.ref(), f.field, cmp.Or(what, f.what)+" "+strconv.Quote(f.value)+
+		b.warn(reason, ing.ref(), f.field, f.what+" "+strconv.Quote(f.value)+
 			" holds what ingress-nginx's deep inspection refuses (an nginx directive or a system path); "+
 			"ingress-nginx ignores the whole Ingress over it, and so does ramjet: this Ingress creates no hosts, routes, fallbacks or certificates")
 		b.warnings[len(b.warnings)-1].Rated = Cosmetic // served by neither

@@ -497,14 +497,15 @@ func deepInspect(ing *networkingv1.Ingress, s AdmissionSettings) string {
 		return fmt.Sprintf("invalid object: invalid host in ingress %s: invalid value found: %s", name, f.value)
 	case "path":
 		return fmt.Sprintf("invalid object: invalid rule in ingress %s: invalid http path: invalid value found: %s", name, f.value)
-	case "secret":
+	case "TLS Secret name":
 		return fmt.Sprintf("invalid object: invalid secret in ingress %s: invalid value found: %s", name, f.value)
 	}
 	return fmt.Sprintf("invalid object: invalid host in ingress tls config %s: invalid value found: %s", name, f.value)
 }
 
 // inspected is the first value of an Ingress the deep inspector refuses:
-// what it is ("host", "path", "secret", "tls host"; "" for none), its
+// what it is, as a warning names it ("host", "path", "TLS Secret name",
+// "TLS host"; "" for none), its
 // field and the value.
 type inspected struct{ what, field, value string }
 
@@ -526,11 +527,11 @@ func deepInspectFinding(ing *networkingv1.Ingress) inspected {
 	}
 	for i, tls := range ing.Spec.TLS {
 		if deepInspectRefuses(tls.SecretName) {
-			return inspected{"secret", tlsField(i) + ".secretName", tls.SecretName}
+			return inspected{"TLS Secret name", tlsField(i) + ".secretName", tls.SecretName}
 		}
 		for j, h := range tls.Hosts {
 			if deepInspectRefuses(h) {
-				return inspected{"tls host", tlsField(i) + ".hosts[" + strconv.Itoa(j) + "]", h}
+				return inspected{"TLS host", tlsField(i) + ".hosts[" + strconv.Itoa(j) + "]", h}
 			}
 		}
 	}

@@ -1664,9 +1664,12 @@
 //     ("http://h/p?q", whose authority net/http uses as the host). Any other
 //     form ("*", authority form), a target holding a space or control byte,
 //     and an absolute-form target with userinfo ("http://user@h/") answer
-//     400, as does a method that is not a token (bad-method: net/http's
-//     HTTP/2 server passes a :method holding spaces, which an HTTP/1
-//     backend's request line would otherwise carry).
+//     400. What nginx refuses once it has read a head, before any
+//     location, is refused whichever server passed it on, as router/h1
+//     refuses it (refused, with the request line in the record): a method
+//     other than upper-case letters, '_' and '-' and a field nginx takes
+//     once (Content-Length, Authorization, the If- fields, ...) sent twice
+//     answer 400 (closing an HTTP/1 connection), TRACE 405.
 //   - An HTTP/1.1 request without a Host header or with an empty one, and an
 //     HTTP/2 request without :authority, answer 400. HTTP/1.0 may omit Host:
 //     such a request is served by the catch-all, and the backend then sees

@@ -7,6 +7,7 @@ import (
 
 	"ramjet.dev/ramjet/balance"
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router/h1"
 )
 
 // Match is what the serving table chose for a request: handed to
@@ -140,7 +141,7 @@ type decision struct {
 // stepDecide declares the answers decide makes, which Lookup reports:
 // the steps below write them, each at its place in requestSteps.
 var stepDecide = step{name: "decide", decided: true, reasons: []string{
-	ReasonNoTable, ReasonBadHost, ReasonBadPath, ReasonBadMethod, // a request not routed
+	ReasonNoTable, ReasonBadHost, ReasonBadPath, ReasonRefused, // a request not routed
 	ReasonWWWRedirect, ReasonAppRoot, ReasonRedirect, // redirect_action.go
 	ReasonLocationDenied, ReasonAuthDenied, ReasonBackendTLSDenied, // stepDenied
 	ReasonRewriteRedirect, ReasonRewriteTooLong, // rewrite.go
@@ -172,20 +173,29 @@ func (r *Router) answerDecided(s *requestState) bool {
 	if s.d.location != "" {
 		s.w.Header().Set("Location", s.d.location)
 	}
+	if s.d.ans.reason == ReasonRefused && s.d.ans.status == http.StatusBadRequest && s.req.ProtoMajor == 1 {
+		// nginx closes the connection after such a 400, as router/h1 does.
+		s.w.Header().Set("Connection", "close")
+	}
 	r.reply(s, s.d.ans, s.grpc && !s.d.plain)
 	return true
 }
 
 var (
-	ansNoTable         = answer{http.StatusServiceUnavailable, ReasonNoTable, "503 Service Unavailable: no routing table yet\n"}
-	ansBadTarget       = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: the request-target is not an absolute path\n"}
-	ansTargetBytes     = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: the request-target contains a space or control character\n"}
-	ansBadEscape       = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: malformed percent-encoding in path\n"}
-	ansPathClimbs      = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: path climbs above /\n"}
-	ansPathNUL         = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: decoded NUL in path\n"}
-	ansUserinfo        = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: the request-target carries userinfo\n"}
-	ansNoHost          = answer{http.StatusBadRequest, ReasonBadHost, "400 Bad Request: the request has no Host\n"}
-	ansBadMethod       = answer{http.StatusBadRequest, ReasonBadMethod, "400 Bad Request: the method is not a token\n"}
+	ansNoTable     = answer{http.StatusServiceUnavailable, ReasonNoTable, "503 Service Unavailable: no routing table yet\n"}
+	ansBadTarget   = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: the request-target is not an absolute path\n"}
+	ansTargetBytes = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: the request-target contains a space or control character\n"}
+	ansBadEscape   = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: malformed percent-encoding in path\n"}
+	ansPathClimbs  = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: path climbs above /\n"}
+	ansPathNUL     = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: decoded NUL in path\n"}
+	ansUserinfo    = answer{http.StatusBadRequest, ReasonBadPath, "400 Bad Request: the request-target carries userinfo\n"}
+	ansNoHost      = answer{http.StatusBadRequest, ReasonBadHost, "400 Bad Request: the request has no Host\n"}
+	// What nginx refuses once it has read a head, before any location,
+	// and router/h1 refuses with it (Refused): answered here for the
+	// servers that pass such a request on (net/http's, router/h2).
+	ansBadMethod       = answer{http.StatusBadRequest, ReasonRefused, "400 Bad Request: invalid method\n"}
+	ansDuplicate       = answer{http.StatusBadRequest, ReasonRefused, "400 Bad Request: duplicate header line\n"}
+	ansTraceRefused    = answer{http.StatusMethodNotAllowed, ReasonRefused, "405 Not Allowed\n"}
 	ansNoRoute         = answer{http.StatusNotFound, ReasonNoRoute, "404 Not Found: no route for this host and path\n"}
 	ansRegexBudget     = answer{http.StatusNotFound, ReasonRegexBudget, "404 Not Found: no route for this host and path within the match budget\n"}
 	ansNoEndpoints     = answer{http.StatusServiceUnavailable, ReasonNoEndpoints, "503 Service Unavailable: the backend has no ready endpoints\n"}
@@ -220,6 +230,14 @@ func (r *Router) decideTarget(d *decision, req *http.Request, grpc bool, target 
 		return
 	}
 	d.st = st
+	if !validMethod(req.Method) {
+		d.ans = ansBadMethod
+		return
+	}
+	if duplicateField(req.Header) {
+		d.ans = ansDuplicate
+		return
+	}
 	if req.Host == "" && req.ProtoAtLeast(1, 1) {
 		// HTTP/1.1 requires a Host, HTTP/2 an :authority (or Host); without
 		// one the backend would see its own address as the Host. nginx
@@ -229,10 +247,6 @@ func (r *Router) decideTarget(d *decision, req *http.Request, grpc bool, target 
 	}
 	if req.Host != "" && !validHost(req.Host) {
 		d.ans = ansMalformedHost
-		return
-	}
-	if !validMethod(req.Method) {
-		d.ans = ansBadMethod
 		return
 	}
 	if req.ProtoMajor == 2 && !hostAgrees(req) {
@@ -269,6 +283,13 @@ func (r *Router) decideTarget(d *decision, req *http.Request, grpc bool, target 
 		case errors.Is(err, match.ErrNUL):
 			d.ans = ansPathNUL
 		}
+		return
+	}
+	if req.Method == "TRACE" {
+		// nginx answers it once the head is read
+		// (ngx_http_process_request_header), as router/h1 does: a backend
+		// may echo the request back, credentials and cookies included.
+		d.ans = ansTraceRefused
 		return
 	}
 	if st.table.HasListeners() {
@@ -439,16 +460,32 @@ var hostClass = func() (t [256]uint8) {
 	return t
 }()
 
-// validMethod reports a method that is a token (RFC 9110 §9.1), as
-// nginx and router/h1 require of a request line's: net/http's HTTP/2
-// server passes a :method with spaces, which the router would copy into
-// an HTTP/1 backend's request line.
+// validMethod reports a method as nginx reads one, in a request line and
+// in an HTTP/2 :method alike (h1.NginxMethod): net/http's servers and
+// router/h2 pass any token ("get", which a backend may take for GET past
+// a rule on GET), and net/http's HTTP/2 server one with spaces, which the
+// router would copy into an HTTP/1 backend's request line.
 func validMethod(m string) bool {
 	switch m {
 	case http.MethodGet, http.MethodPost, http.MethodHead:
 		return true
 	}
-	return isToken(m)
+	return h1.NginxMethod(m)
+}
+
+// duplicateField reports a field nginx takes once sent twice
+// (h1.UniqueField): a backend may take the other value than the router
+// did, say the other Authorization or Content-Length. Over HTTP/1
+// router/h1 and net/http's server refuse two Content-Lengths first, but
+// net/http passes the rest on, as its HTTP/2 server and router/h2 pass
+// them all.
+func duplicateField(h http.Header) bool {
+	for k, vs := range h {
+		if len(vs) > 1 && h1.UniqueField(k) {
+			return true
+		}
+	}
+	return false
 }
 
 // validHost reports whether a request's Host is one both nginx

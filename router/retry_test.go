@@ -83,7 +83,6 @@ func TestRetryMethods(t *testing.T) {
 		{http.MethodGet, "", true},
 		{http.MethodHead, "", true},
 		{http.MethodOptions, "", true},
-		{http.MethodTrace, "", true},
 		{http.MethodDelete, "", true},
 		{http.MethodPut, "the whole body, sent again", true},
 		{http.MethodPost, "", false},

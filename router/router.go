@@ -425,8 +425,9 @@ type Record struct {
 	// record, metrics still count it.
 	NoAccessLog bool
 	// RequestLine is the request line as far as it was read, for a
-	// request the HTTP/1 server refused before any location (Reason
-	// ReasonRefused: nginx's $request, "" when none began); "" otherwise.
+	// request refused before any location (Reason ReasonRefused: nginx's
+	// $request, "" when none began; an HTTP/2 request's as nginx logs it,
+	// "GET / HTTP/2.0"); "" otherwise.
 	RequestLine string
 }
 
@@ -482,8 +483,11 @@ const (
 	ReasonSSLRedirect         = "ssl-redirect"         // 308: plain HTTP to a host served over HTTPS
 	ReasonBadHost             = "bad-host"             // 400: no Host, a malformed one, or a redirect is due but the Host names no host
 	ReasonRegexBudget         = "regex-budget"         // 404: the regex routes took the whole match budget
-	ReasonBadMethod           = "bad-method"           // 400: a method that is not a token
-	ReasonRefused             = "refused"              // 400, 405, 408, 414, 501, 505: the HTTP/1 server refused the head (Refused)
+	// ReasonRefused: 400, 405, 408, 414, 501, 505, what nginx refuses
+	// before any location: the HTTP/1 server refused the head (Refused),
+	// or the router refused what another server passed on (a method nginx
+	// does not read, a field nginx takes once sent twice: 400; TRACE: 405).
+	ReasonRefused = "refused"
 )
 
 // Router is an http.Handler serving the most recently published table.

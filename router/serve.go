@@ -284,6 +284,9 @@ func (r *Router) reply(s *requestState, a answer, grpc bool) {
 	}
 	rec := r.record(s)
 	rec.Status, rec.Reason = a.status, a.reason
+	if a.reason == ReasonRefused {
+		rec.RequestLine = s.req.Method + " " + s.req.RequestURI + " " + s.req.Proto
+	}
 	if !grpc {
 		rec.BytesOut = int64(len(a.body))
 	}

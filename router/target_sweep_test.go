@@ -50,7 +50,7 @@ func TestMethodNotATokenIsRefused(t *testing.T) {
 		assert.Equal(t, http.StatusBadRequest, rec.Code, "%q", method)
 		got := rs.last(t)
 		assert.Empty(t, got.Endpoint, "%q must not reach a backend", method)
-		assert.Equal(t, ReasonBadMethod, got.Reason)
+		assert.Equal(t, ReasonRefused, got.Reason)
 	}
 	res := serve(r, "M-SEARCH", "h.test", "/public", nil)
 	assert.Equal(t, http.StatusOK, res.StatusCode)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -50,4 +51,71 @@ func TestRefusedHeadsLogged(t *testing.T) {
 	}
 	cancel()
 	require.NoError(t, inst.Wait())
+}
+
+// TRACE, a method nginx does not read and a field nginx takes once sent
+// twice are logged the same whichever server read them: the HTTP/1 loop
+// refuses them itself, net/http's servers (-http1-server, -http2-server
+// net/http) and router/h2 leave them to the router, which refuses them
+// as the loop does. None reaches a backend or a request series.
+func TestRefusedLoggedOnEveryServer(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		http1, http2 string
+		h2c          bool
+	}{
+		{"loop", "", "", false},
+		{"net/http HTTP/1", http1NetHTTP, "", false},
+		{"router/h2", "", "", true},
+		{"net/http HTTP/2", "", http1NetHTTP, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			accessLog := &syncBuffer{}
+			cfg := config{manifests: t.TempDir(), httpAddr: "127.0.0.1:0", debugAddr: "127.0.0.1:0", pollInterval: time.Hour,
+				enableMetrics: true, enableAccessLog: true, accessLogFormat: accessLogUpstreamInfo, accessLogOut: accessLog,
+				http1Server: tc.http1, http2Server: tc.http2}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			inst, err := start(ctx, cfg, slog.New(slog.DiscardHandler))
+			require.NoError(t, err)
+			tr := &http.Transport{}
+			proto := "HTTP/1.1"
+			if tc.h2c {
+				tr.Protocols = new(http.Protocols)
+				tr.Protocols.SetUnencryptedHTTP2(true)
+				proto = "HTTP/2.0"
+			}
+			defer tr.CloseIdleConnections()
+			for _, c := range []struct {
+				method string
+				header http.Header
+				status int
+			}{
+				{"TRACE", nil, 405},
+				{"get", nil, 400},
+				{"GET", http.Header{"Authorization": {"Basic YTpi", "Basic Yzpk"}}, 400},
+			} {
+				req, err := http.NewRequest(c.method, "http://"+inst.HTTPAddr+"/r?x", nil)
+				require.NoError(t, err)
+				req.Host = "a.test"
+				for k, v := range c.header {
+					req.Header[k] = v
+				}
+				res, err := tr.RoundTrip(req)
+				require.NoError(t, err)
+				_, _ = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				assert.Equal(t, c.status, res.StatusCode, c.method)
+				logged := fmt.Sprintf(`"%s /r?x %s" %d `, c.method, proto, c.status)
+				require.Eventually(t, func() bool { return accessLog.count(logged) == 1 }, 5*time.Second, 10*time.Millisecond,
+					"want %q in %.300q", logged, accessLog.String())
+			}
+			s := scrapeURL(t, &http.Client{}, inst.DebugAddr)
+			for _, status := range []string{"400", "405"} {
+				assert.Zero(t, s.value("nginx_ingress_controller_requests", map[string]string{"status": status}), status)
+			}
+			cancel()
+			require.NoError(t, inst.Wait())
+		})
+	}
 }

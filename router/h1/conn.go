@@ -630,14 +630,16 @@ func badRequestError(text string) error { return &badRequest{code: 400, text: te
 
 var errAsteriskTarget = badRequestError("invalid request target")
 
-// errMethod refuses a method nginx does not read as one (nginxMethod).
+// errMethod refuses a method nginx does not read as one (NginxMethod).
 var errMethod = badRequestError("invalid method")
 
-// nginxMethod reports whether m is a method as nginx's request line
-// parser reads one: upper-case letters, '_' and '-' ("client sent invalid
-// method" otherwise, 400). A token nginx refuses, say "get", would
-// otherwise reach a backend no client of ingress-nginx ever reached with it.
-func nginxMethod(m string) bool {
+// NginxMethod reports whether m is a method as nginx's request line
+// parser reads one (and its HTTP/2 :method's): upper-case letters, '_'
+// and '-' ("client sent invalid method" otherwise, 400). A token nginx
+// refuses, say "get", would otherwise reach a backend no client of
+// ingress-nginx ever reached with it. The router refuses the same for the
+// servers that pass such a method on.
+func NginxMethod(m string) bool {
 	for i := 0; i < len(m); i++ {
 		if c := m[i]; (c < 'A' || c > 'Z') && c != '_' && c != '-' {
 			return false
@@ -872,7 +874,7 @@ func (c *conn) keepBad(ph *plainHead, err error) error {
 // parsePlainHead when plain, else by readHead.
 func (c *conn) setUpRequest(connCtx context.Context, ph *plainHead, plain bool) (req *http.Request, err error) {
 	method, target, proto, major, minor, u, h := ph.method, ph.target, ph.proto, ph.major, ph.minor, ph.url, ph.header
-	if !nginxMethod(method) {
+	if !NginxMethod(method) {
 		return nil, errMethod
 	}
 	if target == "*" && !(method == "PRI" && major == 2) {

@@ -251,7 +251,7 @@ func followsNginx(raw []byte) bool {
 	}
 	seen := map[string]int{}
 	for line := range bytes.Lines(raw) {
-		if m, rest, ok := bytes.Cut(bytes.TrimLeft(line, "\r\n"), []byte(" ")); ok && len(m) > 0 && !nginxMethod(string(m)) && bytes.Contains(rest, []byte(" HTTP/")) {
+		if m, rest, ok := bytes.Cut(bytes.TrimLeft(line, "\r\n"), []byte(" ")); ok && len(m) > 0 && !NginxMethod(string(m)) && bytes.Contains(rest, []byte(" HTTP/")) {
 			return true
 		}
 		if bytes.HasPrefix(line, []byte("TRACE ")) || bytes.Contains(line, []byte(" * HTTP/")) || invalidName(line) {

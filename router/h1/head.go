@@ -65,6 +65,11 @@ const (
 var uniqueFields = []string{"Content-Length", "Transfer-Encoding", "Expect", "Authorization", "Content-Range",
 	"If-Modified-Since", "If-Unmodified-Since", "If-Match", "If-None-Match", "If-Range"}
 
+// UniqueField reports whether name, in canonical form, is a field nginx
+// refuses to take twice (Host aside), which the router refuses for the
+// servers that pass it on twice.
+func UniqueField(name string) bool { return slices.Contains(uniqueFields, name) }
+
 // uniqueField reports whether the canonical name key is one of uniqueFields.
 func uniqueField(key string) bool { return slices.Contains(uniqueFields, key) }
 

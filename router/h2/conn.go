@@ -674,12 +674,9 @@ func (c *conn) closeStream(st *stream) {
 	st.state = stateClosed
 	delete(c.streams, st.id)
 	c.active--
-	// Request body the handler did not read goes back to the connection
-	// window.
-	if n := len(st.body) - st.bodyR; n > 0 {
-		c.recvCredit += int64(n)
-		st.body, st.bodyR = st.body[:0], 0
-	}
+	// Request body the handler did not read is dropped (its connection
+	// window came back as it was queued).
+	st.body, st.bodyR = st.body[:0], 0
 	// Released before what follows may let go of mu (creditLocked,
 	// flushLocked): once it is closed, handlerDone may release it too, and
 	// a stream released twice would serve two requests at once.
@@ -767,10 +764,13 @@ func (c *conn) onData(fh frameHeader, p []byte) error {
 		c.resetCredited(st, fh.stream, int64(len(data)), codeProtocol)
 		return nil
 	}
-	if st.bodyClosed {
-		// The handler is done with the body: what comes is dropped.
-		c.recvCredit += int64(len(data))
-	} else if len(data) > 0 {
+	// The connection's window comes back as the data is queued: what a
+	// stream holds is bounded by its own window, so a handler that stops
+	// reading holds back its stream alone, not every other on the
+	// connection (nginx gives the connection's back on receipt too).
+	c.recvCredit += int64(len(data))
+	// A body the handler is done with is dropped.
+	if !st.bodyClosed && len(data) > 0 {
 		if st.bodyR > 0 && st.bodyR == len(st.body) {
 			st.body, st.bodyR = st.body[:0], 0
 		}

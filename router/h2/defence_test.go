@@ -317,16 +317,19 @@ func TestFlowControlAccounting(t *testing.T) {
 	if _, _, err := rc.next(frameHeaders); err != nil {
 		t.Fatal(err)
 	}
-	// A frame past what the window allows.
+	// A frame past what the stream's window allows, its body unread: the
+	// connection's window came back as the data was queued, so it is the
+	// stream that is reset.
 	rc.frame(frameHeaders, flagEndHeaders, 3, request("/hold"))
 	big := strings.Repeat("x", defaultFrameSize)
-	for i := 0; i < connWindow/defaultFrameSize+8; i++ {
+	for i := 0; i < streamWindow/defaultFrameSize+8; i++ {
 		if _, err := rc.c.Write(append(appendFrameHeader(nil, len(big), frameData, 0, 3), big...)); err != nil {
 			break
 		}
 	}
-	if code := rc.goAway(); code != codeFlowControl {
-		t.Fatalf("GOAWAY %d", code)
+	fh, p, err := rc.next(frameRSTStream)
+	if err != nil || fh.stream != 3 || errCode(binary.BigEndian.Uint32(p)) != codeFlowControl {
+		t.Fatalf("RST_STREAM %d %x: %v", fh.stream, p, err)
 	}
 }
 

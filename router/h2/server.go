@@ -86,7 +86,9 @@ const (
 	// answer beyond four times those answered (rapid reset, conn.onRST).
 	resetAllowance = 200
 	// The windows this server grants: per stream and for the connection
-	// (net/http's sizes).
+	// (net/http's sizes). The connection's comes back as DATA is queued,
+	// so a connection holds at most MaxConcurrentStreams×streamWindow of
+	// request bodies not yet read.
 	streamWindow = 1 << 20
 	connWindow   = 1 << 20
 	// A header block over this many bytes, compressed, ends the connection

@@ -567,7 +567,8 @@ func takeBuffered(p []byte, body *[]byte, r *int) int {
 	return n
 }
 
-// credit gives n bytes the handler read back to the windows. Under c.mu.
+// credit gives n bytes the handler read back to the stream's window (the
+// connection's came back as they were queued). Under c.mu.
 func (st *stream) credit(n int64) {
 	c := st.c
 	if c.closed {
@@ -589,7 +590,6 @@ func (st *stream) credit(n int64) {
 			}
 		}
 	}
-	c.creditLocked(n)
 	if len(c.wbuf) != before {
 		c.queued()
 	}
@@ -603,11 +603,7 @@ func (b *requestBody) Close() error {
 		return nil
 	}
 	st.bodyClosed = true
-	if n := len(st.body) - st.bodyR; n > 0 {
-		st.body, st.bodyR = st.body[:0], 0
-		c.creditLocked(int64(n))
-		c.queued()
-	}
+	st.body, st.bodyR = st.body[:0], 0
 	c.cond.Broadcast()
 	return nil
 }

@@ -38,7 +38,8 @@ const (
 	defaultHeaderTimeout = 60 * time.Second
 	// keepaliveRequests is ingress-nginx's keep-alive-requests default
 	// (nginx's keepalive_requests): the requests an HTTP/1 connection
-	// serves before it closes.
+	// serves before it closes, the streams an HTTP/2 one serves before
+	// GOAWAY (router/h2; net/http's HTTP/2 server has no such bound).
 	keepaliveRequests = 1000
 	// The values of -http1-server.
 	http1Ramjet  = "ramjet"

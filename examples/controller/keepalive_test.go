@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,6 +40,35 @@ func TestKeepaliveRequests(t *testing.T) {
 	}
 	_, err = br.ReadByte()
 	assert.Equal(t, io.EOF, err)
+	cancel()
+	require.NoError(t, inst.Wait())
+}
+
+// An HTTP/2 connection (router/h2's) serves as many streams, and then
+// says GOAWAY, as nginx does since 1.19.7: its keepalive_requests counts
+// streams, so that a client kept on one connection still moves on.
+func TestKeepaliveRequestsHTTP2(t *testing.T) {
+	cfg := config{manifests: t.TempDir(), httpAddr: "127.0.0.1:0", pollInterval: time.Hour}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inst, err := start(ctx, cfg, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	var dials atomic.Int32
+	tr := &http.Transport{Protocols: new(http.Protocols), DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}}
+	tr.Protocols.SetUnencryptedHTTP2(true)
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	for i := 1; i <= keepaliveRequests+1; i++ {
+		res, err := client.Get("http://" + inst.HTTPAddr + "/")
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		require.Equal(t, 2, res.ProtoMajor)
+		require.Equal(t, int32(1+i/(keepaliveRequests+1)), dials.Load(), "request %d", i)
+	}
 	cancel()
 	require.NoError(t, inst.Wait())
 }

@@ -181,6 +181,8 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 				MaxConcurrentStreams: uint32(srv.HTTP2.MaxConcurrentStreams),
 				ErrorLog:             srv.ErrorLog,
 				ConnContext:          srv.ConnContext,
+				// keepalive_requests counts HTTP/2 streams too.
+				MaxRequests: keepaliveRequests,
 			}
 		}
 		l.loops = append(l.loops, loop)

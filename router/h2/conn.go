@@ -43,6 +43,7 @@ type conn struct {
 	// resets counts the client's resets of streams not yet answered,
 	// answered the streams answered whole (rapid reset, onRST).
 	resets, answered int
+	opened           int // streams served (Server.MaxRequests)
 
 	mu sync.Mutex
 	// cond wakes writers waiting for window or for room in wbuf, and body
@@ -923,6 +924,11 @@ func (c *conn) endHeaders(id uint32, endStream bool) error {
 	}
 	c.streams[id] = st
 	c.active++
+	c.opened++
+	if m := c.srv.MaxRequests; m > 0 && c.opened >= m {
+		// nginx's keepalive_requests: this stream is the connection's last.
+		c.goAwayLocked()
+	}
 	st.sendWindow = c.peerWindow
 	st.recvWindow = streamWindow
 	if endStream {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -480,5 +481,52 @@ func TestNoZeroWindowUpdate(t *testing.T) {
 	}
 	if updates < 2 {
 		t.Fatalf("%d WINDOW_UPDATEs: the window read was not given back", updates)
+	}
+}
+
+// TestMaxRequests: after MaxRequests streams, nginx's keepalive_requests
+// (1000 under ingress-nginx), the connection says GOAWAY naming the last
+// one, serves it, and closes, so that long-lived clients reconnect and
+// spread over the replicas as nginx's do.
+func TestMaxRequests(t *testing.T) {
+	s := &Server{MaxRequests: 3, Handler: http.NotFoundHandler()}
+	rc := dialRaw(t, s)
+	var goAways []string
+	answered := map[uint32]bool{}
+	read := func(until func() bool) error {
+		for !until() {
+			var h [frameHeaderLen]byte
+			if _, err := io.ReadFull(rc.br, h[:]); err != nil {
+				return err
+			}
+			fh := parseFrameHeader(h[:])
+			p := make([]byte, fh.length)
+			if _, err := io.ReadFull(rc.br, p); err != nil {
+				return err
+			}
+			switch fh.typ {
+			case frameHeaders:
+				answered[fh.stream] = true
+			case frameGoAway:
+				goAways = append(goAways, fmt.Sprintf("last %d code %d", binary.BigEndian.Uint32(p)&(1<<31-1), binary.BigEndian.Uint32(p[4:])))
+			}
+		}
+		return nil
+	}
+	for _, id := range []uint32{1, 3} {
+		rc.frame(frameHeaders, flagEndHeaders|flagEndStream, id, request("/"))
+		if err := read(func() bool { return answered[id] }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(goAways) != 0 {
+		t.Fatalf("GOAWAY before the last request: %v", goAways)
+	}
+	rc.frame(frameHeaders, flagEndHeaders|flagEndStream, 5, request("/"))
+	if err := read(func() bool { return false }); err == nil || !errors.Is(err, io.EOF) {
+		t.Fatalf("the connection did not close: %v", err)
+	}
+	if !answered[5] || len(goAways) != 1 || goAways[0] != "last 5 code 0" {
+		t.Fatalf("the last stream answered %v, GOAWAY %v", answered[5], goAways)
 	}
 }

@@ -70,6 +70,12 @@ type Server struct {
 	// MaxConcurrentStreams is SETTINGS_MAX_CONCURRENT_STREAMS. 0: 250, as
 	// net/http's.
 	MaxConcurrentStreams uint32
+	// MaxRequests is the most streams a connection serves (nginx's
+	// keepalive_requests, 1000 under ingress-nginx's keep-alive-requests):
+	// the last one opened sends GOAWAY naming it, and the connection
+	// closes once it is answered, so that long-lived clients reconnect
+	// and spread over the replicas. 0: no limit.
+	MaxRequests int
 	// ErrorLog receives handler panics. Nil: the log package's.
 	ErrorLog *log.Logger
 	// ConnContext modifies each connection's context, as http.Server's.

@@ -1668,8 +1668,8 @@
 //     location, is refused whichever server passed it on, as router/h1
 //     refuses it (refused, with the request line in the record): a method
 //     other than upper-case letters, '_' and '-' and a field nginx takes
-//     once (Content-Length, Authorization, the If- fields, ...) sent twice
-//     answer 400 (closing an HTTP/1 connection), TRACE 405.
+//     once (Host, Content-Length, Authorization, the If- fields, ...)
+//     sent twice answer 400 (closing an HTTP/1 connection), TRACE 405.
 //   - An HTTP/1.1 request without a Host header or with an empty one, and an
 //     HTTP/2 request without :authority, answer 400. HTTP/1.0 may omit Host:
 //     such a request is served by the catch-all, and the backend then sees
@@ -1678,7 +1678,8 @@
 //     outside a URI host and port (space, TAB, '/', '?', '#', '\',
 //     non-ASCII), an empty label ("h.test.."), or no host before the port
 //     ("::1", ":80"); so does an HTTP/2 request whose Host field names
-//     another host than :authority, or that has two (RFC 9113 §8.3.1).
+//     another host than :authority (RFC 9113 §8.3.1). Two Host fields are
+//     refused as the other fields nginx takes once.
 //   - Who the client is (source ranges, rate limits, X-Real-IP,
 //     X-Forwarded-For, records): the peer. With
 //     router.Options.TrustForwardedFor (the controller's

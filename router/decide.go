@@ -474,14 +474,14 @@ func validMethod(m string) bool {
 }
 
 // duplicateField reports a field nginx takes once sent twice
-// (h1.UniqueField): a backend may take the other value than the router
-// did, say the other Authorization or Content-Length. Over HTTP/1
-// router/h1 and net/http's server refuse two Content-Lengths first, but
-// net/http passes the rest on, as its HTTP/2 server and router/h2 pass
-// them all.
+// (h1.UniqueField, and Host): a backend may take the other value than the
+// router did, say the other Authorization or Content-Length. Over HTTP/1
+// router/h1 and net/http's server refuse two Content-Lengths or Hosts
+// first, but net/http passes the rest on, as its HTTP/2 server passes
+// them all (router/h2 resets a stream with two Hosts).
 func duplicateField(h http.Header) bool {
 	for k, vs := range h {
-		if len(vs) > 1 && h1.UniqueField(k) {
+		if len(vs) > 1 && (k == "Host" || h1.UniqueField(k)) {
 			return true
 		}
 	}

@@ -131,12 +131,14 @@ func lastRaw(t *testing.T, rs *records) Record {
 	return rs.raw[len(rs.raw)-1]
 }
 
-// Two Content-Length fields over HTTP/2, which no client library sends
-// but a raw client can: nginx refuses them ("client sent duplicate header
-// line"), and so does router/h1 over HTTP/1; the backend would take
-// either. net/http's HTTP/1 server, the one path left out, merges equal
-// values and refuses differing ones itself before any handler runs.
-func TestDuplicateContentLengthOverHTTP2Refused(t *testing.T) {
+// Fields nginx takes once, sent twice over HTTP/2, which no client library
+// sends but a raw client can: nginx refuses them ("client sent duplicate
+// header line", "duplicate host header"), and so does router/h1 over
+// HTTP/1; the backend would take either. router/h2 resets a stream with
+// two Host fields itself (RFC 9113 §8.3.1: malformed). net/http's HTTP/1
+// server, the one path left out, refuses two Hosts and differing
+// Content-Lengths itself before any handler runs, and merges equal ones.
+func TestDuplicateFieldsOverHTTP2Refused(t *testing.T) {
 	var reached atomic.Int32
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { reached.Add(1) }))
 	t.Cleanup(backend.Close)
@@ -147,44 +149,50 @@ func TestDuplicateContentLengthOverHTTP2Refused(t *testing.T) {
 		if name == "net/http HTTP/1" {
 			continue
 		}
-		c, err := net.Dial("tcp", url[len("http://"):])
-		require.NoError(t, err)
-		defer c.Close()
-		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-		var b []byte
-		for _, f := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", "/up"}, {":authority", "h.test"},
-			{"content-length", "2"}, {"content-length", "2"}} {
-			// A literal field without indexing, its name a literal too.
-			b = append(b, 0, byte(len(f[0])))
-			b = append(b, f[0]...)
-			b = append(b, byte(len(f[1])))
-			b = append(b, f[1]...)
-		}
-		out := []byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
-		out = appendRawFrame(out, 0x4, 0, 0, nil)            // SETTINGS
-		out = appendRawFrame(out, 0x1, 0x4, 1, b)            // HEADERS, END_HEADERS
-		out = appendRawFrame(out, 0x0, 0x1, 1, []byte("ab")) // DATA, END_STREAM
-		_, err = c.Write(out)
-		require.NoError(t, err)
-		br := bufio.NewReader(c)
-		for {
-			var h [9]byte
-			_, err := io.ReadFull(br, h[:])
-			require.NoError(t, err, name)
-			n := int(binary.BigEndian.Uint32(h[:4]) >> 8)
-			_, _ = br.Discard(n)
-			id := binary.BigEndian.Uint32(h[5:]) & (1<<31 - 1)
-			if id == 1 {
-				require.Equal(t, byte(0x1), h[3], "%s: stream 1 not answered with HEADERS", name)
-				break
+		for _, twice := range [][2]string{{"content-length", "2"}, {"host", "h.test"}} {
+			c, err := net.Dial("tcp", url[len("http://"):])
+			require.NoError(t, err)
+			defer c.Close()
+			_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+			var b []byte
+			for _, f := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", "/up"}, {":authority", "h.test"}, twice, twice} {
+				// A literal field without indexing, its name a literal too.
+				b = append(b, 0, byte(len(f[0])))
+				b = append(b, f[0]...)
+				b = append(b, byte(len(f[1])))
+				b = append(b, f[1]...)
 			}
+			out := []byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+			out = appendRawFrame(out, 0x4, 0, 0, nil)            // SETTINGS
+			out = appendRawFrame(out, 0x1, 0x4, 1, b)            // HEADERS, END_HEADERS
+			out = appendRawFrame(out, 0x0, 0x1, 1, []byte("ab")) // DATA, END_STREAM
+			_, err = c.Write(out)
+			require.NoError(t, err)
+			br := bufio.NewReader(c)
+			var typ byte
+			for {
+				var h [9]byte
+				_, err := io.ReadFull(br, h[:])
+				require.NoError(t, err, name)
+				n := int(binary.BigEndian.Uint32(h[:4]) >> 8)
+				_, _ = br.Discard(n)
+				if id := binary.BigEndian.Uint32(h[5:]) & (1<<31 - 1); id == 1 {
+					typ = h[3]
+					break
+				}
+			}
+			if name == "router/h2" && twice[0] == "host" {
+				assert.Equal(t, byte(0x3), typ, "%s %s: stream 1 not reset", name, twice[0])
+				continue
+			}
+			require.Equal(t, byte(0x1), typ, "%s %s: stream 1 not answered with HEADERS", name, twice[0])
+			rec := lastRaw(t, rs)
+			assert.Equal(t, 400, rec.Status, "%s %s", name, twice[0])
+			assert.Equal(t, ReasonRefused, rec.Reason, "%s %s", name, twice[0])
+			assert.Equal(t, "POST /up HTTP/2.0", rec.RequestLine, "%s %s", name, twice[0])
 		}
-		rec := lastRaw(t, rs)
-		assert.Equal(t, 400, rec.Status, name)
-		assert.Equal(t, ReasonRefused, rec.Reason, name)
-		assert.Equal(t, "POST /up HTTP/2.0", rec.RequestLine, name)
 	}
-	assert.Zero(t, reached.Load(), "the backend saw two Content-Lengths")
+	assert.Zero(t, reached.Load(), "the backend saw a field twice")
 }
 
 func appendRawFrame(b []byte, typ, flags uint8, stream uint32, p []byte) []byte {

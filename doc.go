@@ -1667,9 +1667,11 @@
 //     400. What nginx refuses once it has read a head, before any
 //     location, is refused whichever server passed it on, as router/h1
 //     refuses it (refused, with the request line in the record): a method
-//     other than upper-case letters, '_' and '-' and a field nginx takes
-//     once (Host, Content-Length, Authorization, the If- fields, ...)
-//     sent twice answer 400 (closing an HTTP/1 connection), TRACE 405.
+//     other than upper-case letters, '_' and '-', a "*" target (OPTIONS *;
+//     an http.Server answers it itself unless DisableGeneralOptionsHandler)
+//     and a field nginx takes once (Host, Content-Length, Authorization,
+//     the If- fields, ...) sent twice answer 400 (closing an HTTP/1
+//     connection), TRACE 405.
 //   - An HTTP/1.1 request without a Host header or with an empty one, and an
 //     HTTP/2 request without :authority, answer 400. HTTP/1.0 may omit Host:
 //     such a request is served by the catch-all, and the backend then sees

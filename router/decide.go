@@ -192,9 +192,11 @@ var (
 	ansNoHost      = answer{http.StatusBadRequest, ReasonBadHost, "400 Bad Request: the request has no Host\n"}
 	// What nginx refuses once it has read a head, before any location,
 	// and router/h1 refuses with it (Refused): answered here for the
-	// servers that pass such a request on (net/http's, router/h2).
-	ansBadMethod       = answer{http.StatusBadRequest, ReasonRefused, "400 Bad Request: invalid method\n"}
-	ansDuplicate       = answer{http.StatusBadRequest, ReasonRefused, "400 Bad Request: duplicate header line\n"}
+	// servers that pass such a request on (net/http's, router/h2), with
+	// the loop's bodies, so that $body_bytes_sent is the same.
+	ansBadMethod       = answer{http.StatusBadRequest, ReasonRefused, "400 Bad Request: invalid method"}
+	ansAsterisk        = answer{http.StatusBadRequest, ReasonRefused, "400 Bad Request: invalid request target"}
+	ansDuplicate       = answer{http.StatusBadRequest, ReasonRefused, "400 Bad Request: duplicate header line"}
 	ansTraceRefused    = answer{http.StatusMethodNotAllowed, ReasonRefused, "405 Not Allowed\n"}
 	ansNoRoute         = answer{http.StatusNotFound, ReasonNoRoute, "404 Not Found: no route for this host and path\n"}
 	ansRegexBudget     = answer{http.StatusNotFound, ReasonRegexBudget, "404 Not Found: no route for this host and path within the match budget\n"}
@@ -232,6 +234,12 @@ func (r *Router) decideTarget(d *decision, req *http.Request, grpc bool, target 
 	d.st = st
 	if !validMethod(req.Method) {
 		d.ans = ansBadMethod
+		return
+	}
+	if req.RequestURI == "*" {
+		// nginx reads a path or an absolute URI only (OPTIONS *: "client
+		// sent invalid request"), as router/h1 does.
+		d.ans = ansAsterisk
 		return
 	}
 	if duplicateField(req.Header) {

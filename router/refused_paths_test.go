@@ -26,11 +26,16 @@ import (
 func refusedPaths(t *testing.T, r http.Handler) map[string]string {
 	t.Helper()
 	paths := map[string]string{}
-	one := httptest.NewServer(r)
+	one := httptest.NewUnstartedServer(r)
+	// Else net/http answers OPTIONS * itself (200), never the router, over
+	// HTTP/1 and HTTP/2 alike.
+	one.Config.DisableGeneralOptionsHandler = true
+	one.Start()
 	t.Cleanup(one.Close)
 	paths["net/http HTTP/1"] = one.URL
 	for _, own := range []bool{false, true} {
 		s := httptest.NewUnstartedServer(r)
+		s.Config.DisableGeneralOptionsHandler = true
 		s.Config.Protocols = new(http.Protocols)
 		s.Config.Protocols.SetHTTP1(true)
 		s.Config.Protocols.SetUnencryptedHTTP2(true)
@@ -116,6 +121,32 @@ func TestRefusedOnEveryServerPath(t *testing.T) {
 		}
 	}
 	assert.Equal(t, int32(3*4), reached.Load(), "the backend saw a refused request")
+}
+
+// A "*" request-target (OPTIONS *) is refused as nginx's parser refuses
+// it, and router/h1 with it: 400, logged as refused, on every path.
+func TestAsteriskTargetRefusedOnEveryServerPath(t *testing.T) {
+	rs := newRecords()
+	r := newTestRouter(Options{Observer: rs.observe})
+	r.Publish(table("one", vhost("", nil, route(match.Prefix, "/", httpBackend("prod/web:80", deadAddr(t))))))
+	for name, url := range refusedPaths(t, r) {
+		proto := "HTTP/2.0"
+		tr := h2cTransport(t)
+		if name == "net/http HTTP/1" {
+			proto, tr = "HTTP/1.1", &http.Transport{}
+			t.Cleanup(tr.CloseIdleConnections)
+		}
+		req, err := http.NewRequest(http.MethodOptions, url, nil)
+		require.NoError(t, err)
+		req.URL.Opaque = "*"
+		res, err := tr.RoundTrip(req)
+		require.NoError(t, err, name)
+		res.Body.Close()
+		assert.Equal(t, 400, res.StatusCode, name)
+		rec := lastRaw(t, rs)
+		assert.Equal(t, ReasonRefused, rec.Reason, name)
+		assert.Equal(t, "OPTIONS * "+proto, rec.RequestLine, name)
+	}
 }
 
 // lastRaw waits for the next record and returns it whole.

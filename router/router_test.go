@@ -167,7 +167,7 @@ func TestAnswers(t *testing.T) {
 		{"truncated escape", "a.example.com", "/live/%2", nil, 400, "percent-encoding", ReasonBadPath, ""},
 		{"climbs", "a.example.com", "/live/../../etc", nil, 400, "climbs above /", ReasonBadPath, ""},
 		{"climbs encoded", "a.example.com", "/%2e%2e/x", nil, 400, "climbs above /", ReasonBadPath, ""},
-		{"asterisk", "a.example.com", "*", nil, 400, "not an absolute path", ReasonBadPath, ""},
+		{"asterisk", "a.example.com", "*", nil, 400, "invalid request target", ReasonRefused, ""}, // as router/h1 refuses it
 		{"authority form", "a.example.com", "a.example.com:443", nil, 400, "not an absolute path", ReasonBadPath, ""},
 		{"unreachable", "a.example.com", "/down", nil, 502, "could not be reached", ReasonUpstreamUnreachable, "prod/down:80"},
 		{"grpc to http backend", "a.example.com", "/live", grpcHeader, 502, "backend-protocol: GRPC", ReasonGRPCNotEnabled, "prod/live:80"},

@@ -53,8 +53,8 @@ func TestRefusedHeadsLogged(t *testing.T) {
 	require.NoError(t, inst.Wait())
 }
 
-// TRACE, a method nginx does not read and a field nginx takes once sent
-// twice are logged the same whichever server read them: the HTTP/1 loop
+// TRACE, a method nginx does not read, a field nginx takes once sent
+// twice and a "*" target are logged the same whichever server read them: the HTTP/1 loop
 // refuses them itself, net/http's servers (-http1-server, -http2-server
 // net/http) and router/h2 leave them to the router, which refuses them
 // as the loop does. None reaches a backend or a request series.
@@ -87,16 +87,24 @@ func TestRefusedLoggedOnEveryServer(t *testing.T) {
 			}
 			defer tr.CloseIdleConnections()
 			for _, c := range []struct {
-				method string
-				header http.Header
-				status int
+				method, target string
+				header         http.Header
+				status, bytes  int
 			}{
-				{"TRACE", nil, 405},
-				{"get", nil, 400},
-				{"GET", http.Header{"Authorization": {"Basic YTpi", "Basic Yzpk"}}, 400},
+				{"TRACE", "/r?x", nil, 405, len("405 Not Allowed\n")},
+				{"get", "/r?x", nil, 400, len("400 Bad Request: invalid method")},
+				{"GET", "/r?x", http.Header{"Authorization": {"Basic YTpi", "Basic Yzpk"}}, 400, len("400 Bad Request: duplicate header line")},
+				{"OPTIONS", "*", nil, 400, len("400 Bad Request: invalid request target")},
 			} {
-				req, err := http.NewRequest(c.method, "http://"+inst.HTTPAddr+"/r?x", nil)
+				target := c.target
+				if target == "*" {
+					target = ""
+				}
+				req, err := http.NewRequest(c.method, "http://"+inst.HTTPAddr+target, nil)
 				require.NoError(t, err)
+				if c.target == "*" {
+					req.URL.Opaque = "*"
+				}
 				req.Host = "a.test"
 				for k, v := range c.header {
 					req.Header[k] = v
@@ -106,9 +114,9 @@ func TestRefusedLoggedOnEveryServer(t *testing.T) {
 				_, _ = io.Copy(io.Discard, res.Body)
 				res.Body.Close()
 				assert.Equal(t, c.status, res.StatusCode, c.method)
-				logged := fmt.Sprintf(`"%s /r?x %s" %d `, c.method, proto, c.status)
+				logged := fmt.Sprintf(`"%s %s %s" %d %d `, c.method, c.target, proto, c.status, c.bytes)
 				require.Eventually(t, func() bool { return accessLog.count(logged) == 1 }, 5*time.Second, 10*time.Millisecond,
-					"want %q in %.300q", logged, accessLog.String())
+					"want %q in %.900q", logged, accessLog.String())
 			}
 			s := scrapeURL(t, &http.Client{}, inst.DebugAddr)
 			for _, status := range []string{"400", "405"} {

@@ -124,6 +124,9 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 	}
 	newTrafficServer := func() *http.Server {
 		srv := newServer(rt)
+		// OPTIONS * goes to the router, which refuses it as nginx and the
+		// loop do (400, logged), rather than net/http's own 200.
+		srv.DisableGeneralOptionsHandler = true
 		srv.MaxHeaderBytes = hk.LargeBufferNumber * hk.LargeBufferSize
 		// http2-max-concurrent-streams, for net/http's HTTP/2 and router/h2.
 		srv.HTTP2 = &http.HTTP2Config{MaxConcurrentStreams: hk.HTTP2MaxConcurrentStreams}

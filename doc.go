@@ -3133,8 +3133,10 @@
 //     name and protocol, with §8's readiness, duplicate and address rules
 //     (an endpoint that can never be a pod warns EndpointRejected).
 //   - The third part "PROXY" (any case) makes every connection start with
-//     a PROXY protocol header (v1 or v2) giving the client's address; the
-//     fourth, in an entry of exactly four parts, sends a v1 header naming
+//     a PROXY protocol header (v1 or v2) giving the client's address (as
+//     nginx reads it, a v2 header other than the PROXY command over TCP,
+//     such as LOCAL, UNSPEC, UDP or unix, gives none and the peer stays
+//     the client); the fourth, in an entry of exactly four parts, sends a v1 header naming
 //     the client to the backend. "ns/svc:80::PROXY" sends without
 //     decoding. Both apply to TCP only; in the UDP ConfigMap, and a part
 //     that is not "PROXY" or follows the fourth, they are ignored as

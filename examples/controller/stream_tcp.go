@@ -2,8 +2,11 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"sync"
@@ -118,7 +121,11 @@ func readProxyHeader(c net.Conn, timeout time.Duration) (src net.Addr, rest []by
 		return nil, nil, err
 	}
 	br := bufio.NewReaderSize(c, 512)
-	h, err := proxyproto.Read(br)
+	if b, perr := br.Peek(1); perr == nil && b[0] == proxyproto.SIGV2[0] {
+		src, err = readProxyV2(br)
+	} else {
+		src, err = readProxyV1(br)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -129,10 +136,78 @@ func readProxyHeader(c net.Conn, timeout time.Duration) (src net.Addr, rest []by
 		b, _ := br.Peek(n)
 		rest = append([]byte(nil), b...)
 	}
-	if h.Command.IsLocal() || h.SourceAddr == nil {
-		return nil, rest, nil
+	return src, rest, nil
+}
+
+// readProxyV1 reads a v1 header; UNKNOWN names no client.
+func readProxyV1(br *bufio.Reader) (net.Addr, error) {
+	h, err := proxyproto.Read(br)
+	if err != nil {
+		return nil, err
 	}
-	return h.SourceAddr, rest, nil
+	if h.Command.IsLocal() || h.SourceAddr == nil {
+		return nil, nil
+	}
+	return h.SourceAddr, nil
+}
+
+// proxyV2Max is the longest v2 header nginx reads
+// (NGX_PROXY_PROTOCOL_MAX_HEADER); a longer one closes the connection.
+const proxyV2Max = 4096
+
+// readProxyV2 reads a v2 header as nginx's ngx_proxy_protocol_v2_read
+// does: only the PROXY command over TCP of IPv4 or IPv6 names a client.
+// Any other command, transport or family (LOCAL, UNSPEC, UDP, unix, or a
+// value the specification leaves undefined) is skipped whole and names
+// none, the connection served on with its peer as the client, where a
+// stricter parser would close a connection nginx serves.
+func readProxyV2(br *bufio.Reader) (net.Addr, error) {
+	h, err := br.Peek(16)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(h[:12], proxyproto.SIGV2) {
+		return nil, proxyproto.ErrNoProxyProtocol
+	}
+	if v := h[12] >> 4; v != 2 {
+		return nil, fmt.Errorf("unknown PROXY protocol version %d", v)
+	}
+	n := int(binary.BigEndian.Uint16(h[14:16]))
+	if 16+n > proxyV2Max {
+		return nil, errors.New("PROXY protocol v2 header too large")
+	}
+	command, family, transport := h[12]&0x0f, h[13]>>4, h[13]&0x0f
+	if _, err := br.Discard(16); err != nil {
+		return nil, err
+	}
+	size := 0 // of the family's addresses
+	if command == 1 && transport == 1 {
+		switch family {
+		case 1:
+			size = 12
+		case 2:
+			size = 36
+		}
+	}
+	if size > n {
+		return nil, errors.New("PROXY protocol v2 address block too short")
+	}
+	var src net.Addr
+	if size > 0 {
+		b, err := br.Peek(size)
+		if err != nil {
+			return nil, err
+		}
+		ip := b[:4]
+		if size == 36 {
+			ip = b[:16]
+		}
+		src = &net.TCPAddr{IP: append(net.IP(nil), ip...), Port: int(binary.BigEndian.Uint16(b[size-4:]))}
+	}
+	if _, err := br.Discard(n); err != nil {
+		return nil, err
+	}
+	return src, nil
 }
 
 // dialStream connects to an endpoint of the route's backend: each try

@@ -203,6 +203,10 @@ type udpSession struct {
 	last   atomic.Int64 // UnixNano of the last datagram either way
 
 	mu sync.Mutex
+	// ended is set once the answer loop ends the session: a datagram the
+	// relay looked the session up for just before is dropped, as it
+	// would start an exchange nothing ends, its endpoint in flight for ever.
+	ended bool
 	// The exchange in progress: its endpoint (inflight while set), the
 	// datagrams sent and answered, and how many answers each expects.
 	ep        balance.Endpoint
@@ -231,6 +235,10 @@ func (s *udpSession) send(b *udpBatch, i, j int, now int64, out *udpOut) {
 	var m *serviceMetrics
 	bytes := 0
 	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return
+	}
 	for k := i; k < j; k++ {
 		if s.active && now-s.heard >= int64(s.idleTimeout()) {
 			s.metrics.failed("timeout")
@@ -327,6 +335,7 @@ func (s *udpSession) answerLoop() {
 	defer s.r.end(s)
 	defer func() {
 		s.mu.Lock()
+		s.ended = true
 		s.finish()
 		s.mu.Unlock()
 		s.up.conn.Close()

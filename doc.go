@@ -3188,8 +3188,10 @@
 // address through a session of their own, answers sent back from the
 // listening socket, read and written in batches (recvmmsg and sendmmsg
 // on Linux) with no allocation per datagram; the session table is bounded
-// (-udp-max-sessions), so a flood of new client addresses is dropped at
-// the bound rather than growing memory. Every rebuild's endpoints apply to
+// (-udp-max-sessions): at the bound a new client address takes the place
+// of a session with no exchange in progress (nginx's session ends with
+// its answers), and a flood of new addresses while every session has one
+// is dropped rather than growing memory. Every rebuild's endpoints apply to
 // new connections and sessions; those already open keep theirs. On
 // shutdown the listeners stop accepting when the drain period ends and
 // open connections get the shutdown timeout to finish.

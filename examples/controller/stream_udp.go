@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,10 +24,12 @@ const udpBufferSize = 16 << 10
 // picks an endpoint and lasts until the answers proxy-stream-responses
 // expects have come (nginx's UDP session); the next datagram starts
 // another, balanced anew, on the same socket. A session idle for
-// proxy-stream-timeout ends. At most max sessions exist: a datagram from
-// a new address beyond them is dropped, so a flood of addresses costs no
-// more than max sockets (a session holds a buffer only while it has
-// answers to send on).
+// proxy-stream-timeout ends. At most max sessions exist: a new address
+// beyond them takes the place of a session with no exchange in progress
+// (nginx's session ends with its answers, so it holds only those in
+// progress), and its datagram is dropped when every session has one, so a
+// flood of addresses costs no more than max sockets (a session holds a
+// buffer only while it has answers to send on).
 //
 // One goroutine reads the clients' datagrams and one per session the
 // backend's answers, each a batch at a time (stream_udpbatch.go): a
@@ -45,6 +48,9 @@ type udpRelay struct {
 	// draining is set by drain: no session for a new client, and a
 	// session ends once no exchange is in progress.
 	draining atomic.Bool
+	// exchanges counts the sessions with an exchange in progress: when
+	// it is every session, a full table has none to give up.
+	exchanges atomic.Int64
 
 	mu       sync.Mutex
 	sessions map[netip.AddrPort]*udpSession
@@ -97,7 +103,7 @@ func (r *udpRelay) relay(b *udpBatch) {
 		switch {
 		case s != nil:
 		case r.draining.Load():
-		case len(r.sessions) >= r.max:
+		case len(r.sessions) >= r.max && !r.evict(sess):
 			full++
 		default:
 			var err error
@@ -130,6 +136,30 @@ func (r *udpRelay) relay(b *udpBatch) {
 	}
 	clear(sess)
 	r.sess = sess[:0]
+}
+
+// evict ends a session with no exchange in progress, to make room for a
+// new client; busy are the sessions of the batch being relayed, which
+// stay. It reports whether one was ended. r.mu is held.
+func (r *udpRelay) evict(busy []*udpSession) bool {
+	if r.exchanges.Load() >= int64(len(r.sessions)) {
+		return false // a flood against a silent backend scans nothing
+	}
+	for _, s := range r.sessions {
+		if slices.Contains(busy, s) {
+			continue
+		}
+		s.mu.Lock()
+		idle := !s.active && !s.ended
+		s.ended = s.ended || idle
+		s.mu.Unlock()
+		if idle {
+			delete(r.sessions, s.client)
+			s.up.conn.Close()
+			return true
+		}
+	}
+	return false
 }
 
 // open makes a session's socket. r.mu is held.
@@ -203,9 +233,10 @@ type udpSession struct {
 	last   atomic.Int64 // UnixNano of the last datagram either way
 
 	mu sync.Mutex
-	// ended is set once the answer loop ends the session: a datagram the
-	// relay looked the session up for just before is dropped, as it
-	// would start an exchange nothing ends, its endpoint in flight for ever.
+	// ended is set once the answer loop ends the session, or evict: a
+	// datagram the relay looked the session up for just before is
+	// dropped, as it would start an exchange nothing ends, its endpoint
+	// in flight for ever.
 	ended bool
 	// The exchange in progress: its endpoint (inflight while set), the
 	// datagrams sent and answered, and how many answers each expects.
@@ -309,6 +340,7 @@ func (s *udpSession) begin(now int64) bool {
 		return false
 	}
 	s.ep, s.to, s.active, s.heard = e, to, true, now
+	s.r.exchanges.Add(1)
 	s.sent, s.answered, s.responses = 0, 0, route.Settings.Responses
 	s.metrics = m
 	if s.timeout != route.Settings.Timeout {
@@ -323,6 +355,7 @@ func (s *udpSession) begin(now int64) bool {
 func (s *udpSession) finish() {
 	if s.active {
 		s.active = false
+		s.r.exchanges.Add(-1)
 		s.ep.Release()
 		s.metrics.closed()
 	}

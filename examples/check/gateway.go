@@ -51,13 +51,16 @@ func runGateway(paths []string, fs *flag.FlagSet, o *translateOptions, gatewayNS
 		fmt.Fprintln(stderr, s)
 	}
 	m := gatewayapi.FromIngress(*snap, gatewayapi.FromIngressOptions{Compile: opts, GatewayNamespace: gatewayNS})
+	kept := l4Kept(*snap, opts)
 	if asJSON {
 		return encode(struct {
 			Gateways        any                      `json:"gateways"`
 			ReferenceGrants any                      `json:"referenceGrants"`
 			HTTPRoutes      any                      `json:"httpRoutes"`
 			Unconverted     []gatewayapi.Unconverted `json:"unconverted"`
-		}{m.Gateways, m.ReferenceGrants, m.HTTPRoutes, m.Unconverted}, 0, stdout, stderr)
+			// L4Services are kept as they are (l4Kept).
+			L4Services []jsonL4Service `json:"l4Services,omitempty"`
+		}{m.Gateways, m.ReferenceGrants, m.HTTPRoutes, m.Unconverted, kept}, 0, stdout, stderr)
 	}
 	if err := m.WriteYAML(stdout); err != nil {
 		fmt.Fprintln(stderr, err)
@@ -66,7 +69,22 @@ func runGateway(paths []string, fs *flag.FlagSet, o *translateOptions, gatewayNS
 	for _, u := range m.Unconverted {
 		fmt.Fprintf(stdout, "# not converted: Ingress %s/%s %s: %s\n", u.Namespace, u.Name, u.Annotation, u.Why)
 	}
+	for _, s := range kept {
+		fmt.Fprintf(stdout, "# kept: ConfigMap %s %s: %s %d -> %s is no Gateway API route (ramjet serves no TCPRoute or UDPRoute); "+
+			"the --%s-services-configmap that names this ConfigMap goes on serving it\n", s.ConfigMap, s.Field, s.Protocol, s.Port, s.Service, s.Protocol)
+	}
 	return 0
+}
+
+// l4Kept are the TCP and UDP services of the manifests (SPEC §22): no
+// Gateway API object carries them, and the controller's services
+// ConfigMaps serve them alike for Ingresses and Gateway API routes, so
+// the migration names them rather than leaving them out without a word.
+func l4Kept(snap compile.Snapshot, opts compile.Options) []jsonL4Service {
+	if opts.TCPServices == "" && opts.UDPServices == "" {
+		return nil
+	}
+	return l4ServicesOf(compile.Compile(snap, opts).Table)
 }
 
 // gatewayGap is an annotation (or field) that the Gateway API conversion

@@ -48,3 +48,43 @@ endpoints: [{addresses: [10.1.2.3]}]
 	assert.Contains(t, stdout, `"configMap": "ingress-nginx/ingress-nginx-tcp"`)
 	assert.NotContains(t, stdout, `"udp"`, "no UDP ConfigMap by default here")
 }
+
+// -translate -to gateway says what becomes of the TCP and UDP services:
+// no Gateway API object carries them (ramjet serves no TCPRoute or
+// UDPRoute), and the same ConfigMaps keep serving them; they are not
+// left out without a word.
+func TestTranslateToGatewayNamesL4Services(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "l4.yaml"), []byte(`apiVersion: v1
+kind: ConfigMap
+metadata: {name: ingress-nginx-tcp, namespace: ingress-nginx}
+data: {"5432": "db/postgres:5432:PROXY"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: ingress-nginx-udp, namespace: ingress-nginx}
+data: {"53": "db/postgres:dns"}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: postgres, namespace: db}
+spec: {ports: [{port: 5432}, {name: dns, port: 53, protocol: UDP}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: web, namespace: db}
+spec:
+  ingressClassName: nginx
+  rules: [{host: a.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: postgres, port: {number: 5432}}}}]}}]
+`), 0o644))
+	code, stdout, stderr := checkRun("-translate", "-to", "gateway", dir)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "kind: HTTPRoute")
+	assert.Contains(t, stdout, "\n# kept: ConfigMap ingress-nginx/ingress-nginx-tcp data[5432]: tcp 5432 -> db/postgres:5432")
+	assert.Contains(t, stdout, "\n# kept: ConfigMap ingress-nginx/ingress-nginx-udp data[53]: udp 53 -> db/postgres:dns")
+
+	code, stdout, stderr = checkRun("-translate", "-to", "gateway", "-json", dir)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, `"l4Services"`)
+	assert.Contains(t, stdout, `"configMap": "ingress-nginx/ingress-nginx-tcp"`)
+}

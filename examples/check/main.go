@@ -35,7 +35,8 @@
 // With -translate -to gateway it prints instead the Gateway API objects
 // that serve the same as the Ingresses (gatewayapi.FromIngress, what
 // ingress2gateway does): Gateways and HTTPRoutes as YAML kubectl apply
-// takes, then one comment line per annotation left out and why; with
+// takes, then one comment line per annotation left out and why, and one
+// per TCP or UDP service, which its ConfigMap goes on serving; with
 // -gateway-namespace one Gateway per IngressClass there, instead of one
 // per namespace and class.
 //

@@ -181,6 +181,20 @@ type jsonL4Service struct {
 	Field     string `json:"field"`
 }
 
+// l4ServicesOf lists t's TCP and UDP services.
+func l4ServicesOf(t *match.Table) []jsonL4Service {
+	var out []jsonL4Service
+	for s := range t.L4Services() {
+		out = append(out, jsonL4Service{
+			Protocol: s.Protocol.String(), Port: s.Port, Service: s.Backend.Namespace + "/" + s.Backend.Name + ":" + s.ServicePort,
+			State: s.Backend.State.String(), Endpoints: append([]string{}, s.Backend.Endpoints...),
+			DecodeProxyProtocol: s.DecodeProxyProtocol, EncodeProxyProtocol: s.EncodeProxyProtocol,
+			ConfigMap: s.Source.Namespace + "/" + s.Source.Name, Field: s.Source.Field,
+		})
+	}
+	return out
+}
+
 type jsonHost struct {
 	// Name is an exact host, a wildcard, or "" for the catch-all.
 	Name string `json:"name"`
@@ -276,14 +290,7 @@ func translation(res compile.Result, skipped []string) translated {
 	for c := range t.Certificates() {
 		out.Certificates = append(out.Certificates, jsonCertificate{Secret: c.Secret, Hosts: append([]string{}, c.Hosts...), Fingerprint: c.Fingerprint})
 	}
-	for s := range t.L4Services() {
-		out.L4Services = append(out.L4Services, jsonL4Service{
-			Protocol: s.Protocol.String(), Port: s.Port, Service: s.Backend.Namespace + "/" + s.Backend.Name + ":" + s.ServicePort,
-			State: s.Backend.State.String(), Endpoints: append([]string{}, s.Backend.Endpoints...),
-			DecodeProxyProtocol: s.DecodeProxyProtocol, EncodeProxyProtocol: s.EncodeProxyProtocol,
-			ConfigMap: s.Source.Namespace + "/" + s.Source.Name, Field: s.Source.Field,
-		})
-	}
+	out.L4Services = l4ServicesOf(t)
 	for _, w := range res.Warnings {
 		out.Warnings = append(out.Warnings, routertest.Warning{
 			Reason: string(w.Reason), Object: w.Object.String(), Field: w.Field, Message: w.Message, Winner: w.WinnerText(),

@@ -212,9 +212,10 @@ func readProxyV2(br *bufio.Reader) (net.Addr, error) {
 
 // dialStream connects to an endpoint of the route's backend: each try
 // within the connect timeout, on failure the next endpoint the balancer
-// gives (proxy-stream-next-upstream), at most NextUpstreamTries tries
-// within NextUpstreamTimeout. The endpoint counts as in flight until its
-// Release.
+// gives (proxy-stream-next-upstream), at most NextUpstreamTries tries,
+// another begun only within NextUpstreamTimeout: as nginx, that timeout
+// does not cut a try under way. The endpoint counts as in flight until
+// its Release.
 func dialStream(ctx context.Context, route router.Stream, dialAddr func(string) string) (*net.TCPConn, balance.Endpoint, error) {
 	st := route.Settings
 	tries := 1
@@ -236,7 +237,7 @@ func dialStream(ctx context.Context, route router.Stream, dialAddr func(string) 
 		if !ok {
 			break
 		}
-		d := net.Dialer{Timeout: st.ConnectTimeout, Deadline: deadline}
+		d := net.Dialer{Timeout: st.ConnectTimeout}
 		conn, err := d.DialContext(ctx, "tcp", dialAddr(e.Addr))
 		if err == nil {
 			return conn.(*net.TCPConn), e, nil

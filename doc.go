@@ -1294,9 +1294,12 @@
 //     X-Format (the client's Accept), X-Original-URI, X-Namespace,
 //     X-Ingress-Name, X-Service-Name, X-Service-Port, X-Request-ID and
 //     X-Forwarded-For, a header whose value would be empty left out, as
-//     nginx's proxy_set_header does. Without a default backend the answer
-//     is the 404 of ingress-nginx's built-in one; one without endpoints
-//     answers 503, one that fails 502 (router.ReasonErrorPage). gRPC
+//     nginx's proxy_set_header does. A default-backend Service without
+//     endpoints hands the error pages to the global default backend, as
+//     ingress-nginx makes its upstream only when it has endpoints. Without
+//     a default backend with endpoints the answer is the 404 of
+//     ingress-nginx's built-in one; one that fails answers 502
+//     (router.ReasonErrorPage). gRPC
 //     backends are never intercepted (grpc_pass has its own switch).
 //     disable-proxy-intercept-errors: "true" turns interception off for the
 //     location.

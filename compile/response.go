@@ -286,22 +286,25 @@ func (b *builder) globalResponse() *match.Response {
 // errorBackend answers an Ingress's custom-http-errors: its
 // default-backend Service's first port, as ingress-nginx's
 // custom-default-backend upstream, else the global default backend.
+// ingress-nginx makes that upstream only when the Service has endpoints;
+// without, the error pages go to the global one.
 func (b *builder) errorBackend(ing *ingress) *match.Backend {
 	if name := ing.redirectAnns().defaultService; name != "" {
 		if svc := b.serviceEntry(ing.obj.Namespace, name).svc; svc != nil && len(svc.Spec.Ports) > 0 {
-			bi := b.resolve(ing.obj.Namespace, name, strconv.Itoa(int(svc.Spec.Ports[0].Port))).backend
-			bi.used = true
-			return bi.b
+			if bi := b.resolve(ing.obj.Namespace, name, strconv.Itoa(int(svc.Spec.Ports[0].Port))).backend; bi.b.Servable() {
+				bi.used = true
+				return bi.b
+			}
 		}
-		// applyDefaultBackendAnnotation warned: the global one answers.
+		// applyDefaultBackendAnnotation warned of a missing Service.
 	}
 	return b.globalErrorBackend()
 }
 
 // globalErrorBackend is the global default backend, listed in the table
-// whatever its state (nil without one): the router answers 503 for it
+// whatever its state (nil without one): the router answers 404 for it
 // when it cannot serve, as nginx's upstream-default-backend without
-// endpoints does.
+// endpoints falls back to the built-in server that answers 404.
 func (b *builder) globalErrorBackend() *match.Backend {
 	ref := b.opts.DefaultBackend
 	if ref == nil {

@@ -20,15 +20,14 @@ import (
 
 // ReasonErrorPage is the Record.Reason of an answer the router made in
 // place of an intercepted status (custom-http-errors) because the error
-// backend could not give one: 404 when there is no default backend (as
-// ingress-nginx's built-in one answers), 503 when it has no endpoints, 502
+// backend could not give one: 404 when there is no default backend or it
+// has no endpoints (as ingress-nginx's built-in one then answers), 502
 // when it failed.
 const ReasonErrorPage = "error-page"
 
 var (
-	ansErrorPageNone        = answer{http.StatusNotFound, ReasonErrorPage, "404 Not Found: default backend - 404\n"}
-	ansErrorPageUnavailable = answer{http.StatusServiceUnavailable, ReasonErrorPage, "503 Service Unavailable: the default backend has no ready endpoints\n"}
-	ansErrorPageFailed      = answer{http.StatusBadGateway, ReasonErrorPage, "502 Bad Gateway: the default backend failed to answer\n"}
+	ansErrorPageNone   = answer{http.StatusNotFound, ReasonErrorPage, "404 Not Found: default backend - 404\n"}
+	ansErrorPageFailed = answer{http.StatusBadGateway, ReasonErrorPage, "502 Bad Gateway: the default backend failed to answer\n"}
 )
 
 // MirrorInFlight bounds the mirrored copies in flight per Router. A copy
@@ -245,8 +244,6 @@ func (r *Router) serveErrorPage(s *requestState, x *exchange, rw *responseWriter
 	switch {
 	case err == errNoErrorBackend:
 		a = ansErrorPageNone
-	case err == errErrorBackendDown:
-		a = ansErrorPageUnavailable
 	case err != nil:
 		a = ansErrorPageFailed
 	default:
@@ -314,10 +311,9 @@ type errorPageError string
 
 func (e errorPageError) Error() string { return string(e) }
 
-const (
-	errNoErrorBackend   = errorPageError("no default backend")
-	errErrorBackendDown = errorPageError("the default backend has no endpoints")
-)
+// errNoErrorBackend: no default backend, or one without endpoints, which
+// ingress-nginx replaces with its built-in server answering 404.
+const errNoErrorBackend = errorPageError("no default backend with endpoints")
 
 // errorPageExchange asks the error backend for the page of status code.
 func (r *Router) errorPageExchange(s *requestState, x *exchange, rw *responseWriter, be *match.Backend) (*http.Response, error) {
@@ -327,11 +323,11 @@ func (r *Router) errorPageExchange(s *requestState, x *exchange, rw *responseWri
 	}
 	bal := s.d.st.balancers[be]
 	if !be.Servable() || bal == nil {
-		return nil, errErrorBackendDown
+		return nil, errNoErrorBackend
 	}
 	e, ok := bal.Pick("")
 	if !ok {
-		return nil, errErrorBackendDown
+		return nil, errNoErrorBackend
 	}
 	// The endpoint is in flight until its page is read (the body's Close).
 	kept := false

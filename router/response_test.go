@@ -109,8 +109,9 @@ func TestCustomErrorPage(t *testing.T) {
 }
 
 // A failure the router answers itself in the exchange is intercepted as
-// nginx's own 502 is; without an error backend the page is the 404 of
-// ingress-nginx's built-in default backend.
+// nginx's own 502 is; without an error backend, or with one without
+// endpoints, the page is the 404 of ingress-nginx's built-in default
+// backend.
 func TestCustomErrorPageRouterAnswers(t *testing.T) {
 	rs := newRecords()
 	r := newTestRouter(Options{Observer: rs.observe, ConnectTimeout: time.Second})
@@ -132,8 +133,9 @@ func TestCustomErrorPageRouterAnswers(t *testing.T) {
 	down := httpBackend("prod/errors:80")
 	r.Publish(responseTable(httpBackend("prod/web:80", errorStatusBackend(t)), &match.Response{ErrorCodes: []int{404}, ErrorBackend: down}, down))
 	res = serve(r, http.MethodGet, "app.example.com", "/", http.Header{"X-Answer": {"404"}})
-	assert.Equal(t, http.StatusServiceUnavailable, res.StatusCode, "an error backend without endpoints")
-	_ = body(t, res)
+	assert.Equal(t, http.StatusNotFound, res.StatusCode, "an error backend without endpoints: ingress-nginx's built-in 404")
+	assert.Contains(t, body(t, res), "default backend - 404")
+	assert.Equal(t, ReasonErrorPage, rs.last(t).Reason)
 }
 
 // mirrorSink records the copies it receives.

@@ -592,7 +592,8 @@ var decorRequestID = decoration{name: "request id", headers: []string{"X-Request
 // requestIDOf is the request's ID: the client's first X-Request-ID, else
 // a new one.
 func requestIDOf(req *http.Request) string {
-	if id := req.Header["X-Request-Id"]; len(id) > 0 {
+	// An empty value is none, as nginx's map of $http_x_request_id reads "".
+	if id := req.Header["X-Request-Id"]; len(id) > 0 && id[0] != "" {
 		return id[0]
 	}
 	return newRequestID()

@@ -67,6 +67,9 @@ func (r *Router) startResponse(s *requestState, x *exchange, rp *match.Response)
 	rw := &responseWriter{w: x.w, ctx: s.req.Context(), rate: rp.LimitRate, after: rp.LimitRateAfter, start: time.Now()}
 	if intercept {
 		rw.codes = rp
+		// Made now, so that the backend and the error backend get the same
+		// one, as nginx's $req_id is one value per request.
+		x.requestIDOrNew(s.req)
 	}
 	x.w = rw
 }
@@ -394,9 +397,16 @@ func (r *Router) errorPageExchange(s *requestState, x *exchange, rw *responseWri
 }
 
 // requestIDOrNew is the request ID forwarded, made now if the exchange
-// has none yet (the error page needs the one the backend would have got).
+// has none yet (the error page needs the one the backend gets); with
+// generate-request-id "false" only the client's, "" when it sent none.
 func (x *exchange) requestIDOrNew(req *http.Request) string {
 	if x.requestID == "" {
+		if x.headers().noRequestID {
+			if id := req.Header["X-Request-Id"]; len(id) > 0 {
+				return id[0]
+			}
+			return ""
+		}
 		x.requestID = requestIDOf(req)
 	}
 	return x.requestID

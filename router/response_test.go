@@ -469,3 +469,61 @@ func TestMirrorCopiesEveryBody(t *testing.T) {
 		})
 	}
 }
+
+// The error backend gets the X-Request-ID the backend got, as nginx's
+// $req_id is one value per request: the client's, else one made for it
+// (a client's empty value counts as none), and none with
+// generate-request-id "false" when the client sent none.
+func TestCustomErrorPageRequestID(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		o      Options
+		header []string // the client's X-Request-ID; nil: none
+		none   bool     // no X-Request-ID is sent on
+	}{
+		{name: "none sent"},
+		{name: "an empty one sent", header: []string{""}},
+		{name: "the client's", header: []string{"rid-7"}},
+		{name: "none sent, generate-request-id off", o: Options{NoRequestID: true}, none: true},
+		{name: "the client's, generate-request-id off", o: Options{NoRequestID: true}, header: []string{"rid-8"}},
+		{name: "none sent, through a Transport", o: Options{Transport: &http.Transport{}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var seen []string
+			web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				seen = r.Header["X-Request-Id"]
+				mu.Unlock()
+				w.WriteHeader(http.StatusNotFound)
+			}))
+			t.Cleanup(web.Close)
+			r := newTestRouter(tc.o)
+			t.Cleanup(r.CloseIdleConnections)
+			_, errAddr := echoBackend(t, "errors")
+			errs := httpBackend("prod/errors:80", errAddr)
+			r.Publish(responseTable(httpBackend("prod/web:80", web.Listener.Addr().String()), &match.Response{ErrorCodes: []int{404}, ErrorBackend: errs}, errs))
+			h := http.Header{}
+			if tc.header != nil {
+				h["X-Request-Id"] = tc.header
+			}
+			res := serve(r, http.MethodGet, "app.example.com", "/", h)
+			require.Equal(t, http.StatusOK, res.StatusCode)
+			_ = body(t, res)
+			mu.Lock()
+			defer mu.Unlock()
+			page := res.Header["Seen-X-Request-Id"]
+			if tc.none {
+				assert.Nil(t, seen, "the backend")
+				assert.Nil(t, page, "the error backend")
+				return
+			}
+			require.Len(t, seen, 1)
+			assert.NotEmpty(t, seen[0])
+			if len(tc.header) > 0 && tc.header[0] != "" {
+				assert.Equal(t, tc.header[0], seen[0])
+			}
+			assert.Equal(t, seen, page, "the error backend gets the backend's X-Request-ID")
+		})
+	}
+}

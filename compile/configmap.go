@@ -188,6 +188,14 @@ var configMapMoves = setOf(
 // each gives the warning's reason, severity and message.
 var configMapByValue = map[string]func(v string) (Reason, Severity, string){
 	"use-geoip2": offByDefault("GeoIP2 is not supported by ramjet: the $geoip2_* variables are empty in logs and headers"),
+	// The key of the limit-rps, limit-rpm and limit-connections zones:
+	// another than the client address counts other groups of requests.
+	"limit-conn-zone-variable": func(v string) (Reason, Severity, string) {
+		if v == "$binary_remote_addr" || v == "$remote_addr" {
+			return ConfigMapKeyIgnored, Cosmetic, "the client address, ingress-nginx's default and what ramjet's rate limits count by; ignored"
+		}
+		return ConfigMapKeyUnsupported, TrafficMoves, "not implemented: limit-rps, limit-rpm and limit-connections count each client address, not each " + strconv.Quote(v)
+	},
 	"http-snippet": func(v string) (Reason, Severity, string) {
 		if v == "" {
 			return ConfigMapKeyIgnored, Cosmetic, "empty; ignored"

@@ -189,7 +189,10 @@ func TestSatisfySeverity(t *testing.T) {
 // answers requests ramjet does not; otherwise its maps and headers are
 // lost), stream-snippet (its TCP/UDP servers are not served),
 // use-geoip2 (false is the default and what ramjet does; true loses the
-// GeoIP2 variables). enable-opentracing's annotation: "false" is cosmetic,
+// GeoIP2 variables), limit-conn-zone-variable (the client address, its
+// default, is what ramjet's rate limits count by; another key counts
+// other groups of requests, so other requests are refused).
+// enable-opentracing's annotation: "false" is cosmetic,
 // "true" loses OpenTracing's spans (enable-opentelemetry is served, §23).
 func TestConfigMapValueSeverity(t *testing.T) {
 	for _, tt := range []struct {
@@ -202,6 +205,10 @@ func TestConfigMapValueSeverity(t *testing.T) {
 		{"stream-snippet", "server { listen 5432; proxy_pass db:5432; }", TrafficMoves},
 		{"use-geoip2", "true", FeatureMissing},
 		{"use-geoip2", "false", Cosmetic},
+		{"limit-conn-zone-variable", "$binary_remote_addr", Cosmetic},
+		{"limit-conn-zone-variable", " $remote_addr ", Cosmetic},
+		{"limit-conn-zone-variable", "$http_x_api_key", TrafficMoves},
+		{"limit-conn-zone-variable", "$server_name", TrafficMoves},
 	} {
 		cm := ParseConfigMap(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ingress", Name: "nginx"}, Data: map[string]string{tt.key: tt.value}})
 		ws := cm.Warnings()

@@ -220,14 +220,16 @@
 //     proxy-connect-timeout, proxy-read-timeout, proxy-send-timeout,
 //     proxy-next-upstream-tries,
 //     load-balance, upstream-hash-by, whitelist-source-range,
-//     denylist-source-range, disable-proxy-intercept-errors, limit-rate,
+//     denylist-source-range, limit-rate,
 //     limit-rate-after, proxy-buffering, proxy-buffer-size,
 //     proxy-buffers-number, proxy-busy-buffers-size,
 //     proxy-max-temp-file-size, proxy-request-buffering,
 //     proxy-http-version, proxy-next-upstream,
 //     proxy-next-upstream-timeout; and block-cidrs, denied (403) on every
 //     location without source ranges of its own, as nginx inherits an
-//     http-level deny only into locations without allow or deny rules.
+//     http-level deny only into locations without allow or deny rules;
+//     and disable-proxy-intercept-errors, which turns off the
+//     interception of the global custom-http-errors only (§11.8).
 //     Set compile.Options.ConfigMap: they are in the table's text and
 //     digest, the catch-all's fallback included.
 //   - Option keys: ssl-redirect overrides Options.DisableSSLRedirect,
@@ -1301,8 +1303,12 @@
 //     ingress-nginx's built-in one; one that fails answers 502
 //     (router.ReasonErrorPage). gRPC
 //     backends are never intercepted (grpc_pass has its own switch).
-//     disable-proxy-intercept-errors: "true" turns interception off for the
-//     location.
+//     disable-proxy-intercept-errors: "true" turns interception of the
+//     location's own list off, unless the global list is intercepted,
+//     as nginx inherits the http level's proxy_intercept_errors into a
+//     location that sets none. The ConfigMap key of that name turns off
+//     the global list's interception only (nginx's http level); it is not
+//     the annotation's default, which is "false".
 //   - limit-rate and limit-rate-after: whole kilobytes (strconv.Atoi, times
 //     1024, as ingress-nginx writes "<n>k"; zero or less is none, anything
 //     else AnnotationRejected). Per request, as nginx's limit_rate: by t

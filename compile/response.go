@@ -22,7 +22,7 @@ import (
 func init() {
 	keys := map[string]annotationSpec{
 		"custom-http-errors":             {apply: applyCustomHTTPErrors},
-		"disable-proxy-intercept-errors": {apply: responseBool(func(r *responseValues, on bool) { r.noIntercept = on }, "errors are intercepted")},
+		"disable-proxy-intercept-errors": {apply: applyDisableIntercept},
 		"limit-rate":                     {apply: applyLimitRate(func(r *responseValues) *int64 { return &r.limitRate })},
 		"limit-rate-after":               {apply: applyLimitRate(func(r *responseValues) *int64 { return &r.limitRateAfter })},
 		"mirror-target":                  {apply: applyMirrorText(func(r *responseValues) *string { return &r.mirrorTarget })},
@@ -38,7 +38,8 @@ func init() {
 type responseValues struct {
 	codes                     []int // custom-http-errors, sorted and unique
 	codesSet                  bool
-	noIntercept               bool
+	noIntercept               bool  // the annotation disable-proxy-intercept-errors
+	cfgNoIntercept            bool  // the ConfigMap key: http level, never the annotation's default
 	limitRate, limitRateAfter int64 // bytes
 	mirrorTarget, mirrorHost  string
 	mirrorNoBody              bool
@@ -108,6 +109,19 @@ func responseBool(set func(r *responseValues, on bool), def string) func(v *anno
 		set(v.responseW(), on)
 		return nil
 	}
+}
+
+// applyDisableIntercept reads disable-proxy-intercept-errors, the
+// ConfigMap's apart from the annotation's.
+func applyDisableIntercept(v *annotationValues, key, value string) error {
+	cfg := strings.HasPrefix(key, configMapKeyName)
+	return responseBool(func(r *responseValues, on bool) {
+		if cfg {
+			r.cfgNoIntercept = on
+		} else {
+			r.noIntercept = on
+		}
+	}, "errors are intercepted")(v, key, value)
 }
 
 // applyLimitRate reads limit-rate or limit-rate-after: a whole number of
@@ -212,12 +226,13 @@ func (b *builder) responseOf(ing *ingress) *match.Response {
 		LimitRate: rv.limitRate, LimitRateAfter: rv.limitRateAfter,
 		NoAccessLog: rv.noAccessLog, RewriteLog: rv.rewriteLog,
 	}
+	// nginx's proxy_intercept_errors: "on" in the location with codes of
+	// its own unless the annotation says otherwise, else the http level's.
 	switch {
-	case rv.noIntercept:
-	case rv.codesSet:
+	case rv.codesSet && (!rv.noIntercept || b.globalIntercepts()):
 		spec.ErrorCodes = rv.codes
 		spec.ErrorBackend = b.errorBackend(ing)
-	case len(b.globalCodes()) > 0:
+	case !rv.codesSet && b.globalIntercepts():
 		spec.ErrorCodes = b.globalCodes()
 		spec.ErrorBackend = b.globalErrorBackend()
 	}
@@ -267,10 +282,20 @@ func (b *builder) globalCodes() []int {
 	return slices.Compact(codes)
 }
 
+// globalIntercepts reports nginx's http-level proxy_intercept_errors:
+// "on" with the global custom-http-errors unless the ConfigMap's
+// disable-proxy-intercept-errors is "true".
+func (b *builder) globalIntercepts() bool {
+	if d := b.defaults; d != nil && d.ann.response != nil && d.ann.response.cfgNoIntercept {
+		return false
+	}
+	return len(b.globalCodes()) > 0
+}
+
 // globalResponse is the Response of a location without response
 // annotations: the global custom-http-errors, or nil.
 func (b *builder) globalResponse() *match.Response {
-	if len(b.globalCodes()) == 0 {
+	if !b.globalIntercepts() {
 		return nil
 	}
 	if b.globalResp == nil {

@@ -1281,8 +1281,10 @@
 //   - custom-http-errors: a comma-separated list of statuses from 400 to
 //     599 (spaces ignored, repeats dropped; any other value is
 //     AnnotationRejected and the global list applies). compile.Options
-//     CustomHTTPErrors, the ConfigMap key of that name (300 to 599), is the
-//     list of every location without its own. A listed status from the
+//     CustomHTTPErrors, the ConfigMap key of that name (300 to 599; an entry
+//     that is not one is left out with ConfigMapKeyRejected and the others
+//     kept, as ingress-nginx keeps them), is the list of every location
+//     without its own. A listed status from the
 //     backend, or from the router's own answers to a failed exchange (502,
 //     504), is replaced as nginx's proxy_intercept_errors
 //     with error_page code = @custom_... replaces it: the backend's head

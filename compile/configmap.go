@@ -119,9 +119,18 @@ var ConfigMapKeys = map[string]ConfigMapKey{
 	"proxy-http-version":             {Location: true},
 	"proxy-next-upstream":            {Location: true},
 	"proxy-next-upstream-timeout":    {Location: true},
-	"custom-http-errors": {Option: func(o *Options, v string) (err error) {
-		o.CustomHTTPErrors, err = ParseHTTPErrors(v, false)
-		return err
+	"custom-http-errors": {Option: func(o *Options, v string) error {
+		var dropped []string
+		o.CustomHTTPErrors, dropped = ConfigMapHTTPErrors(v)
+		if len(dropped) == 0 {
+			return nil
+		}
+		kept := "none is intercepted"
+		if len(o.CustomHTTPErrors) > 0 {
+			kept = "intercepted: " + strings.ReplaceAll(strings.Trim(fmt.Sprint(o.CustomHTTPErrors), "[]"), " ", ",")
+		}
+		return partialValue{fmt.Errorf("%s left out, not status codes from 300 to 599, as ingress-nginx leaves them out; %s",
+			strings.Join(dropped, ", "), kept)}
 	}},
 	"allow-snippet-annotations": {Option: func(o *Options, v string) (err error) {
 		o.AllowSnippetAnnotations, err = configmap.ParseBool(v)
@@ -329,8 +338,11 @@ func ParseConfigMapFor(cm *corev1.ConfigMap, o ConfigMapOptions) *ConfigMap {
 		case k.Option != nil:
 			var scratch Options
 			if err := k.Option(&scratch, v); err != nil {
-				c.reject(key, v, err)
-				continue
+				if _, partial := err.(partialValue); !partial {
+					c.reject(key, v, err)
+					continue
+				}
+				c.warn(ConfigMapKeyRejected, key, fmt.Sprintf("value %q: %v", v, err))
 			}
 			c.options = append(c.options, func(o *Options) { _ = k.Option(o, v) })
 		}
@@ -371,6 +383,10 @@ func (c *ConfigMap) Warnings() []Warning {
 func (c *ConfigMap) warn(reason Reason, key, message string) {
 	c.warnings = append(c.warnings, Warning{Reason: reason, Object: c.Ref, Field: configMapField(key), Message: message})
 }
+
+// partialValue is an option key's error for a value of which only some
+// is applied, as ingress-nginx applies it.
+type partialValue struct{ error }
 
 func (c *ConfigMap) reject(key, value string, err error) {
 	c.warn(ConfigMapKeyRejected, key, fmt.Sprintf("value %q: %v; ingress-nginx's default is kept", value, err))

@@ -97,6 +97,25 @@ func ParseHTTPErrors(value string, annotation bool) ([]int, error) {
 	return slices.Compact(codes), nil
 }
 
+// ConfigMapHTTPErrors reads the ConfigMap's custom-http-errors as
+// ingress-nginx's ReadConfig does: each comma-separated entry that is a
+// status code from 300 to 599 is kept, sorted and unique; the others are
+// left out and returned, so one wrong entry does not lose the list.
+func ConfigMapHTTPErrors(value string) (codes []int, dropped []string) {
+	for c := range strings.SplitSeq(value, ",") {
+		if c = strings.TrimSpace(c); c == "" {
+			continue
+		}
+		if n, err := strconv.Atoi(c); err == nil && n >= 300 && n <= 599 {
+			codes = append(codes, n)
+		} else {
+			dropped = append(dropped, c)
+		}
+	}
+	slices.Sort(codes)
+	return slices.Compact(codes), dropped
+}
+
 // responseBool reads a boolean response annotation as ingress-nginx's
 // GetBoolAnnotation does; a value that is no boolean keeps the default,
 // which def describes.

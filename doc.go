@@ -1302,7 +1302,8 @@
 //     endpoints hands the error pages to the global default backend, as
 //     ingress-nginx makes its upstream only when it has endpoints. Without
 //     a default backend with endpoints the answer is the 404 of
-//     ingress-nginx's built-in one; one that fails answers 502
+//     ingress-nginx's built-in one; one that does not answer within the
+//     connect and read timeouts answers 504, one that fails otherwise 502
 //     (router.ReasonErrorPage). gRPC
 //     backends are never intercepted (grpc_pass has its own switch).
 //     disable-proxy-intercept-errors: "true" turns interception of the

@@ -21,13 +21,14 @@ import (
 // ReasonErrorPage is the Record.Reason of an answer the router made in
 // place of an intercepted status (custom-http-errors) because the error
 // backend could not give one: 404 when there is no default backend or it
-// has no endpoints (as ingress-nginx's built-in one then answers), 502
-// when it failed.
+// has no endpoints (as ingress-nginx's built-in one then answers), 504
+// when it did not answer in time, 502 when it failed otherwise.
 const ReasonErrorPage = "error-page"
 
 var (
-	ansErrorPageNone   = answer{http.StatusNotFound, ReasonErrorPage, "404 Not Found: default backend - 404\n"}
-	ansErrorPageFailed = answer{http.StatusBadGateway, ReasonErrorPage, "502 Bad Gateway: the default backend failed to answer\n"}
+	ansErrorPageNone    = answer{http.StatusNotFound, ReasonErrorPage, "404 Not Found: default backend - 404\n"}
+	ansErrorPageFailed  = answer{http.StatusBadGateway, ReasonErrorPage, "502 Bad Gateway: the default backend failed to answer\n"}
+	ansErrorPageTimeout = answer{http.StatusGatewayTimeout, ReasonErrorPage, "504 Gateway Timeout: the default backend did not answer in time\n"}
 )
 
 // MirrorInFlight bounds the mirrored copies in flight per Router. A copy
@@ -247,6 +248,10 @@ func (r *Router) serveErrorPage(s *requestState, x *exchange, rw *responseWriter
 	switch {
 	case err == errNoErrorBackend:
 		a = ansErrorPageNone
+	case err != nil && timedOut(err):
+		// nginx's proxy_connect_timeout or proxy_read_timeout in the
+		// @custom_ location.
+		a = ansErrorPageTimeout
 	case err != nil:
 		a = ansErrorPageFailed
 	default:

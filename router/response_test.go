@@ -527,3 +527,34 @@ func TestCustomErrorPageRequestID(t *testing.T) {
 		})
 	}
 }
+
+// An error backend that does not answer in time gets nginx's 504, as the
+// @custom_ location's proxy_read_timeout gives; one that cannot be
+// reached, 502.
+func TestCustomErrorPageBackendTimeout(t *testing.T) {
+	rs := newRecords()
+	r := newTestRouter(Options{Observer: rs.observe, ConnectTimeout: 100 * time.Millisecond, ReadTimeout: 200 * time.Millisecond})
+	t.Cleanup(r.CloseIdleConnections)
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		select {
+		case <-release:
+		case <-req.Context().Done():
+		}
+	}))
+	t.Cleanup(slow.Close)
+	t.Cleanup(func() { close(release) })
+	web := httpBackend("prod/web:80", errorStatusBackend(t))
+	errs := httpBackend("prod/errors:80", slow.Listener.Addr().String())
+	r.Publish(responseTable(web, &match.Response{ErrorCodes: []int{404}, ErrorBackend: errs}, errs))
+	res := serve(r, http.MethodGet, "app.example.com", "/", http.Header{"X-Answer": {"404"}})
+	assert.Equal(t, http.StatusGatewayTimeout, res.StatusCode)
+	_ = body(t, res)
+	assert.Equal(t, ReasonErrorPage, rs.last(t).Reason)
+
+	dead := httpBackend("prod/errors:80", deadAddr(t))
+	r.Publish(responseTable(web, &match.Response{ErrorCodes: []int{404}, ErrorBackend: dead}, dead))
+	res = serve(r, http.MethodGet, "app.example.com", "/", http.Header{"X-Answer": {"404"}})
+	assert.Equal(t, http.StatusBadGateway, res.StatusCode)
+	_ = body(t, res)
+}

@@ -333,6 +333,14 @@ func noun(n int, thing string) string {
 	return thing + "s"
 }
 
+// verb is plural or singular, the form of a verb n subjects take.
+func verb(n int, plural, singular string) string {
+	if n == 1 {
+		return singular
+	}
+	return plural
+}
+
 // checkSpelling spells a claiming setting as this command's flag, for
 // compile.Unclaimed.Describe.
 func checkSpelling(option, value string) string {

@@ -388,7 +388,7 @@ func missingKind(m migration, r compile.Reason) string {
 
 func writeMigration(w io.Writer, m migration) {
 	fmt.Fprintf(w, "Migration report (ingress class %q, controller %q)\n", m.Settings[0], m.Settings[1])
-	fmt.Fprintf(w, "%d Ingresses claimed, %d of another class not covered; %d carry over unchanged", m.Claimed, m.Unclaimed, m.Clean)
+	fmt.Fprintf(w, "%s claimed, %d of another class not covered; %d %s over unchanged", plural(m.Claimed, "Ingress"), m.Unclaimed, m.Clean, verb(m.Clean, "carry", "carries"))
 	if m.CosmeticOnly > 0 {
 		fmt.Fprintf(w, ", %d more with cosmetic findings only", m.CosmeticOnly)
 	}
@@ -409,8 +409,8 @@ func writeMigration(w io.Writer, m migration) {
 		fmt.Fprintln(w, "no Services in the input: missing Services are not reported")
 	}
 	for _, a := range m.Missing {
-		fmt.Fprintf(w, "  left out: %s (%s on %s) that only say the input has no %s\n",
-			plural(a.Findings, "finding"), a.Reason, plural(a.Ingresses, "Ingress"), a.Kind)
+		fmt.Fprintf(w, "  left out: %s (%s on %s) that only %s the input has no %s\n",
+			plural(a.Findings, "finding"), a.Reason, plural(a.Ingresses, "Ingress"), verb(a.Findings, "say", "says"), a.Kind)
 	}
 	fmt.Fprintf(w, "findings: %d traffic-moves, %d feature-missing, %d cosmetic\n", m.Totals.TrafficMoves, m.Totals.FeatureMissing, m.Totals.Cosmetic)
 	line := func(f finding) {

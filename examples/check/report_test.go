@@ -168,7 +168,7 @@ func TestReportIngressOnlyDump(t *testing.T) {
 	assert.Contains(t, stdout, "networking.k8s.io/v1beta1 Ingress is not supported")
 	// Findings that only say the dump lacks a kind are summed once.
 	assert.Contains(t, stdout, "left out: 3 findings (ServiceNotFound on 3 Ingresses) that only say the input has no Services")
-	assert.Contains(t, stdout, "left out: 1 finding (SecretNotFound on 1 Ingress) that only say the input has no Secrets")
+	assert.Contains(t, stdout, "left out: 1 finding (SecretNotFound on 1 Ingress) that only says the input has no Secrets")
 	assert.NotContains(t, stdout, "[ServiceNotFound]")
 	// Severity reads the value, and keys ingress-nginx does not read are cosmetic.
 	assert.Contains(t, stdout, `cosmetic        nginx.ingress.kubernetes.io/proxy-redirect-from: "off" [AnnotationUnsupported]`)
@@ -377,4 +377,23 @@ func TestReportOtherObjectsOneHeading(t *testing.T) {
 	writeMigration(&out, m)
 	require.Equal(t, 1, strings.Count(out.String(), "  "+cm+"\n"), out.String())
 	require.Less(t, strings.Index(out.String(), "data[b]"), strings.Index(out.String(), "Service demo/x"), out.String())
+}
+
+func TestReportOneIngressSingular(t *testing.T) {
+	dir := t.TempDir()
+	dump := filepath.Join(dir, "dump.yaml")
+	require.NoError(t, os.WriteFile(dump, []byte(`apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: shop, namespace: prod}
+spec:
+  ingressClassName: nginx
+  tls: [{hosts: [a.example.com], secretName: shop-tls}]
+  rules: [{host: a.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}}]
+`), 0o644))
+
+	code, stdout, stderr := checkRun("-report", dump)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "\n1 Ingress claimed, 0 of another class not covered; 1 carries over unchanged\n")
+	assert.Contains(t, stdout, "left out: 1 finding (SecretNotFound on 1 Ingress) that only says the input has no Secrets\n")
+	assert.Contains(t, stdout, "left out: 1 finding (ServiceNotFound on 1 Ingress) that only says the input has no Services\n")
 }

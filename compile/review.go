@@ -37,6 +37,8 @@ type Reviewer struct {
 
 	byHost    map[string][]*networkingv1.Ingress // claimed, by each host they name ("" the catch-all)
 	byService map[objKey][]*networkingv1.Ingress // claimed, by each Service they name
+	stored    map[objKey]bool                    // claimed, whether ingress-nginx stores each (nginxStored)
+	order     map[objKey]int                     // claimed, their position in ingress-nginx's order (nginxOrder)
 	ingresses map[objKey]*networkingv1.Ingress
 	services  map[objKey]*corev1.Service
 	slices    map[objKey][]*discoveryv1.EndpointSlice // by Service
@@ -53,6 +55,7 @@ func NewReviewer(s Snapshot, o Options, settings AdmissionSettings) *Reviewer {
 		level:     riskLevel(o.WithConfigMap().AnnotationsRiskLevel),
 		byHost:    make(map[string][]*networkingv1.Ingress, len(s.Ingresses)),
 		byService: make(map[objKey][]*networkingv1.Ingress, len(s.Ingresses)),
+		stored:    make(map[objKey]bool, len(s.Ingresses)),
 		ingresses: make(map[objKey]*networkingv1.Ingress, len(s.Ingresses)),
 		services:  make(map[objKey]*corev1.Service, len(s.Services)),
 		slices:    make(map[objKey][]*discoveryv1.EndpointSlice, len(s.EndpointSlices)),
@@ -68,6 +71,9 @@ func NewReviewer(s Snapshot, o Options, settings AdmissionSettings) *Reviewer {
 		if ok, _ := r.classes.Decide(ing); !ok {
 			continue
 		}
+		// Once here rather than per review: every review of an Ingress
+		// sharing a Service with a thousand others would validate theirs.
+		r.stored[objKey{ing.Namespace, ing.Name}] = nginxStored(ing, r.level)
 		for _, h := range ingressHosts(ing) {
 			r.byHost[h] = append(r.byHost[h], ing)
 		}
@@ -75,6 +81,7 @@ func NewReviewer(s Snapshot, o Options, settings AdmissionSettings) *Reviewer {
 			r.byService[k] = append(r.byService[k], ing)
 		}
 	}
+	r.order = nginxOrder(r.ingresses, r.stored)
 	for _, svc := range s.Services {
 		if svc != nil {
 			keepOne(r.services, objKey{svc.Namespace, svc.Name}, svc)
@@ -122,17 +129,31 @@ func (r *Reviewer) Review(ing *networkingv1.Ingress) Review {
 	if ok, _ := r.classes.Decide(ing); !ok {
 		return Review{}
 	}
-	rv := Review{Claimed: true}
 	related := r.related(ing)
-	if ing.DeletionTimestamp == nil {
-		rv.Refusal = NginxRefusal(ing, r.opts, r.settings)
-		if rv.Refusal == "" {
-			rv.Refusal = r.overlap(ing, related)
-		}
-	}
+	rv := Review{Claimed: true, Refusal: r.refusal(ing, related)}
 	res := Compile(r.subset(append(related, ing), nil), r.opts)
 	rv.Warnings = warningsAbout(res.Warnings, ingressRef(ing.Namespace, ing.Name))
 	return rv
+}
+
+// Refusal is Review's Refusal alone, without the compile Review runs for
+// the warnings: reviewing every Ingress of a snapshot that way compiles
+// all the Ingresses sharing a Service once per Ingress.
+func (r *Reviewer) Refusal(ing *networkingv1.Ingress) string {
+	if ok, _ := r.classes.Decide(ing); !ok {
+		return ""
+	}
+	return r.refusal(ing, r.related(ing))
+}
+
+func (r *Reviewer) refusal(ing *networkingv1.Ingress, related []*networkingv1.Ingress) string {
+	if ing.DeletionTimestamp != nil {
+		return ""
+	}
+	if refusal := NginxRefusal(ing, r.opts, r.settings); refusal != "" {
+		return refusal
+	}
+	return r.overlap(ing, related)
 }
 
 // ReviewRoute returns the warnings about the route ref that compiling
@@ -406,19 +427,43 @@ type nginxLocation struct {
 	owner          *networkingv1.Ingress // nil: the default backend's
 }
 
+// nginxOrder numbers the claimed Ingresses (stored's keys) in the order
+// ingress-nginx builds its servers from them: oldest first, then by
+// namespace/name descending. Once per Reviewer, so that each review sorts
+// its related Ingresses by number rather than building keys to compare.
+func nginxOrder(ingresses map[objKey]*networkingv1.Ingress, claimed map[objKey]bool) map[objKey]int {
+	type keyed struct {
+		ing *networkingv1.Ingress
+		key string
+	}
+	all := make([]keyed, 0, len(claimed))
+	for k := range claimed {
+		ing := ingresses[k]
+		all = append(all, keyed{ing, ing.Namespace + "/" + ing.Name})
+	}
+	slices.SortFunc(all, func(a, b keyed) int {
+		if c := a.ing.CreationTimestamp.Time.Compare(b.ing.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(b.key, a.key)
+	})
+	order := make(map[objKey]int, len(all))
+	for i, k := range all {
+		order[objKey{k.ing.Namespace, k.ing.Name}] = i
+	}
+	return order
+}
+
 // overlap is the refusal of ing's host/path check against related, "" for none.
 func (r *Reviewer) overlap(ing *networkingv1.Ingress, related []*networkingv1.Ingress) string {
 	var ings []*networkingv1.Ingress
 	for _, other := range related {
-		if nginxStored(other, r.level) {
+		if r.stored[objKey{other.Namespace, other.Name}] {
 			ings = append(ings, other)
 		}
 	}
-	slices.SortStableFunc(ings, func(a, b *networkingv1.Ingress) int {
-		if c := a.CreationTimestamp.Time.Compare(b.CreationTimestamp.Time); c != 0 {
-			return c
-		}
-		return strings.Compare(b.Namespace+"/"+b.Name, a.Namespace+"/"+a.Name)
+	slices.SortFunc(ings, func(a, b *networkingv1.Ingress) int {
+		return cmp.Compare(r.order[objKey{a.Namespace, a.Name}], r.order[objKey{b.Namespace, b.Name}])
 	})
 	ings = append(ings, ing)
 	servers := nginxServers(ings)

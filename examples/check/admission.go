@@ -25,8 +25,8 @@ func admissionRefusals(snap compile.Snapshot, opts compile.Options, cmData map[s
 	r := compile.NewReviewer(snap, opts, compile.ReadAdmissionSettings(cmData))
 	var out []admissionRefusal
 	for _, ing := range snap.Ingresses {
-		if rv := r.Review(ing); rv.Refusal != "" {
-			out = append(out, admissionRefusal{Ingress: ing.Namespace + "/" + ing.Name, Refusal: rv.Refusal})
+		if refusal := r.Refusal(ing); refusal != "" {
+			out = append(out, admissionRefusal{Ingress: ing.Namespace + "/" + ing.Name, Refusal: refusal})
 		}
 	}
 	slices.SortFunc(out, func(a, b admissionRefusal) int { return strings.Compare(a.Ingress, b.Ingress) })

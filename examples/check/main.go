@@ -80,6 +80,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 
 	"ramjet.dev/ramjet/router/routertest"
 )
@@ -160,6 +161,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *showVersion {
 		printVersion(stdout)
 		return 0
+	}
+	if msg := flagAfterFiles(fs, args); msg != "" {
+		fmt.Fprintln(stderr, msg)
+		return 2
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()
@@ -260,6 +265,45 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, summary(rep))
 	return code
+}
+
+// flagAfterFiles is the usage error for a flag written after the files,
+// which the flag package leaves among them: "" when there is none. An
+// argument that names an existing file is a file, whatever its name.
+func flagAfterFiles(fs *flag.FlagSet, args []string) string {
+	rest := fs.Args()
+	var moved, files []string
+	misplaced := ""
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f := fs.Lookup(name)
+		if !strings.HasPrefix(a, "-") || f == nil {
+			files = append(files, a)
+			continue
+		}
+		if _, err := os.Stat(a); err == nil {
+			files = append(files, a)
+			continue
+		}
+		if misplaced == "" {
+			misplaced = a
+		}
+		moved = append(moved, a)
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); (!ok || !b.IsBoolFlag()) && !hasValue && i+1 < len(rest) {
+			i++
+			moved = append(moved, rest[i])
+		}
+	}
+	if misplaced == "" {
+		return ""
+	}
+	given := args[:len(args)-len(rest)]
+	if len(given) > 0 && given[len(given)-1] == "--" {
+		given = given[:len(given)-1]
+	}
+	command := append(append(append([]string{"check"}, given...), moved...), files...)
+	return fmt.Sprintf("check: flag %s after the files: flags go first (%s)", misplaced, strings.Join(command, " "))
 }
 
 type caseFile struct {

@@ -489,6 +489,30 @@ func TestModeFlagsConflict(t *testing.T) {
 	}
 }
 
+// Go's flag package stops at the first file argument, so a flag written
+// after the files was taken as a file ("stat -translate: no such file");
+// it is named as a misplaced flag instead.
+func TestFlagsAfterFiles(t *testing.T) {
+	for args, want := range map[string]string{
+		"../../testdata/cases -v":                                  "check: flag -v after the files: flags go first (check -v ../../testdata/cases)",
+		"../../examples/manifests -translate":                      "check: flag -translate after the files: flags go first (check -translate ../../examples/manifests)",
+		"-explain -host a ../../examples/manifests -path /x":       "check: flag -path after the files: flags go first (check -explain -host a -path /x ../../examples/manifests)",
+		"-report ../../examples/manifests --json":                  "check: flag --json after the files: flags go first (check -report --json ../../examples/manifests)",
+		"-translate ../../examples/manifests -ingress-class=nginx": "check: flag -ingress-class=nginx after the files: flags go first",
+	} {
+		code, stdout, stderr := checkRun(strings.Fields(args)...)
+		require.Equal(t, 2, code, "%s: %s", args, stdout)
+		require.Contains(t, stderr, want, args)
+		require.NotContains(t, stderr, "no such file", args)
+	}
+	// A file whose name starts with "-" is still a file.
+	dir := t.TempDir()
+	t.Chdir(dir)
+	require.NoError(t, os.WriteFile("-v", []byte("- name: x\n"), 0o644))
+	_, _, stderr := checkRun("--", "-v")
+	require.NotContains(t, stderr, "after the files")
+}
+
 // A ConfigMap flag that is not namespace/name is refused, as the
 // controller refuses it, rather than matching nothing and leaving
 // ingress-nginx's defaults in force with exit 0.

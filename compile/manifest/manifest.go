@@ -12,11 +12,13 @@ package manifest
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -622,6 +624,10 @@ func (d *decoder) document(pos Position, data, yamlSource []byte) {
 	}
 	decoded, _, err := dec.Decode(data, nil, nil)
 	if err != nil {
+		if field, berr := badBase64(data, err); field != "" {
+			d.fail(pos, obj, field, berr)
+			return
+		}
 		d.failDecode(pos, obj, err)
 		return
 	}
@@ -653,6 +659,39 @@ func (d *decoder) document(pos Position, data, yamlSource []byte) {
 		item.GetObjectKind().SetGroupVersionKind(itemGVK)
 		d.add(ipos, item)
 	}
+}
+
+// badBase64 names the data value at fault when err is a base64 error,
+// which the JSON decoder returns without saying where: "data[key]" and
+// the error, or "" when err is no such error or no value is found.
+func badBase64(data []byte, err error) (string, error) {
+	var corrupt base64.CorruptInputError
+	if !errors.As(err, &corrupt) {
+		return "", nil
+	}
+	var obj struct {
+		Data       map[string]any `json:"data"`
+		BinaryData map[string]any `json:"binaryData"`
+	}
+	if json.Unmarshal(data, &obj) != nil {
+		return "", nil
+	}
+	// A Secret's data, a ConfigMap's binaryData; each has a plain twin.
+	for _, m := range []struct {
+		field, plain string
+		values       map[string]any
+	}{{"data", "stringData", obj.Data}, {"binaryData", "data", obj.BinaryData}} {
+		for _, k := range slices.Sorted(maps.Keys(m.values)) {
+			v, ok := m.values[k].(string)
+			if !ok {
+				continue
+			}
+			if _, berr := base64.StdEncoding.DecodeString(v); berr != nil {
+				return fmt.Sprintf("%s[%s]", m.field, k), fmt.Errorf("%s[%s]: %w (%s takes a value as it is)", m.field, k, berr, m.plain)
+			}
+		}
+	}
+	return "", nil
 }
 
 // failDecode reports a decoding error; a strict one becomes one Error per

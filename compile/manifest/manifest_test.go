@@ -241,6 +241,16 @@ func TestErrorFields(t *testing.T) {
 			},
 		},
 		{
+			name: "a Secret value that is not base64",
+			data: "apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: x}\ntype: kubernetes.io/tls\ndata: {tls.crt: aGk=, tls.key: '!!!'}\n",
+			want: []Error{
+				{Position: doc(1, 1), Kind: "Secret", Namespace: "x", Name: "s", Field: "data[tls.key]"},
+			},
+			msgs: []string{
+				`in document 1 (line 1, Secret x/s): data[tls.key]: illegal base64 data at input byte 0 (stringData takes a value as it is)`,
+			},
+		},
+		{
 			name: "missing name, and a duplicate in a List",
 			data: "apiVersion: v1\nkind: Secret\nmetadata: {namespace: x}\n---\napiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Secret, metadata: {name: s}}\n- {apiVersion: v1, kind: Secret, metadata: {name: s}}\n",
 			want: []Error{

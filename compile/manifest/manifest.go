@@ -456,7 +456,11 @@ func (d *decoder) yamlStream(name string, data []byte) {
 		cursor += bytes.Count(doc, []byte("\n"))
 		jsonData, err := utilyaml.ToJSON(doc)
 		if err != nil {
-			d.fail(pos, object{}, "", errors.New(YAMLMessage(err, pos.Line)))
+			msg := YAMLMessage(err, pos.Line)
+			if bytes.Contains(doc, []byte("{{")) {
+				msg += "; the document holds {{ }}, " + unrendered
+			}
+			d.fail(pos, object{}, "", errors.New(msg))
 			continue
 		}
 		d.document(pos, jsonData, doc)
@@ -472,6 +476,10 @@ func isYAMLSeparator(line []byte) bool {
 	rest = bytes.TrimSpace(rest)
 	return len(rest) == 0 || rest[0] == '#'
 }
+
+// unrendered ends the message for a document that is still a Helm (or
+// other Go) template: kubectl would refuse it too, less helpfully.
+const unrendered = "a template's: render it first (helm template)"
 
 var yamlLine = regexp.MustCompile(`\bline (\d+)\b`)
 
@@ -598,6 +606,12 @@ func (d *decoder) document(pos Position, data, yamlSource []byte) {
 		}
 		d.skipped = append(d.skipped, line)
 		return
+	}
+	for _, f := range []struct{ field, value string }{{"metadata.name", h.name}, {"metadata.namespace", h.namespace}} {
+		if strings.Contains(f.value, "{{") {
+			d.fail(pos, obj, f.field, fmt.Errorf("%s %q holds {{ }}, %s", f.field, f.value, unrendered))
+			return
+		}
 	}
 	if read && namespaced && h.namespace == "" {
 		obj.namespace = metav1.NamespaceDefault

@@ -241,6 +241,22 @@ func TestErrorFields(t *testing.T) {
 			},
 		},
 		{
+			name: "a Helm template not rendered",
+			data: "apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Release.Name }}\n  labels:\n    {{- toYaml .Values.labels | nindent 4 }}\n",
+			want: []Error{{Position: doc(1, 1)}},
+			msgs: []string{
+				`in document 1 (line 1): yaml: line 5: did not find expected node content; the document holds {{ }}, a template's: render it first (helm template)`,
+			},
+		},
+		{
+			name: "a Helm template whose actions are quoted",
+			data: "apiVersion: v1\nkind: Service\nmetadata:\n  name: \"{{ .Release.Name }}\"\n  namespace: prod\n",
+			want: []Error{{Position: doc(1, 1), Kind: "Service", Namespace: "prod", Name: "{{ .Release.Name }}", Field: "metadata.name"}},
+			msgs: []string{
+				`in document 1 (line 1, Service prod/{{ .Release.Name }}): metadata.name "{{ .Release.Name }}" holds {{ }}, a template's: render it first (helm template)`,
+			},
+		},
+		{
 			name: "a Secret value that is not base64",
 			data: "apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: x}\ntype: kubernetes.io/tls\ndata: {tls.crt: aGk=, tls.key: '!!!'}\n",
 			want: []Error{

@@ -31,6 +31,7 @@ import (
 
 const passing = `
 name: no routes
+objects: []
 requests:
 - host: a.example.com
   path: /
@@ -43,6 +44,7 @@ requests:
 
 const failing = `
 - name: expects a route that does not exist
+  objects: []
   requests:
   - host: a.example.com
     path: /missing

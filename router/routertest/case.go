@@ -23,7 +23,7 @@
 //	                          # allowSnippetAnnotations, annotationsRiskLevel: Critical
 //	                          # configMap: ns/name of an ingress-nginx ConfigMap among the
 //	                          # objects, or its data inline ({proxy-body-size: 8m})
-//	objects:                  # ordinary manifests, as a YAML list
+//	objects:                  # required ([] for none): ordinary manifests, as a YAML list
 //	- apiVersion: networking.k8s.io/v1
 //	  kind: Ingress
 //	  ...
@@ -655,7 +655,10 @@ func parseCase(file string, tree any, raw json.RawMessage) (Case, []error) {
 		errs = append(errs, err)
 	}
 	snap, skipped, err := decodeObjects(file, fc.Objects)
-	if err != nil {
+	if fc.Objects == nil {
+		// Without it every request answers 404 and may well pass.
+		errs = append(errs, errors.New("objects: required ([] for none)"))
+	} else if err != nil {
 		errs = append(errs, unjoin(err)...)
 	} else {
 		c.Objects, c.Skipped = *snap, skipped

@@ -66,7 +66,7 @@ func TestConfigMapForwardedKeys(t *testing.T) {
 		{`{configMap: {use-forwarded-headers: "false", enable-real-ip: "false"}}`, false, false},
 		{`{useForwardedHeaders: true, configMap: {use-forwarded-headers: "false"}}`, true, true},
 	} {
-		cases, err := parseCases("forwarded.yaml", []byte("name: forwarded\noptions: "+tc.options+"\nrequests: [{host: a, path: /, expect: {status: 404}}]\n"))
+		cases, err := parseCases("forwarded.yaml", []byte("name: forwarded\noptions: "+tc.options+"\nobjects: []\nrequests: [{host: a, path: /, expect: {status: 404}}]\n"))
 		require.NoError(t, err, tc.options)
 		o := cases[0].Router
 		assert.Equal(t, [2]bool{tc.wantProto, tc.wantFor}, [2]bool{o.TrustForwardedProto, o.TrustForwardedFor}, "%s: TrustForwardedProto, TrustForwardedFor", tc.options)

@@ -107,6 +107,12 @@ func TestLoadCasesErrors(t *testing.T) {
 			`testdata/bad/duplicate-key.yaml: line 5: key "path" already set in map`,
 		}},
 		{"empty.yaml", []string{`testdata/bad/empty.yaml: no cases`}},
+		// Without objects every request answers 404, and a case expecting
+		// 404 would pass on nothing.
+		{"no-objects.yaml", []string{
+			`testdata/bad/no-objects.yaml: case "forgot the objects": objects: required ([] for none)`,
+			`testdata/bad/no-objects.yaml: case "objets misspelled": unknown key "objets"`,
+		}},
 		{"scalars.yaml", []string{
 			`testdata/bad/scalars.yaml: case #1: want a mapping, got string "just"`,
 			`testdata/bad/scalars.yaml: case #2: want a mapping, got string "strings"`,
@@ -350,7 +356,7 @@ func TestOptions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.yaml, func(t *testing.T) {
-			data := "name: x\noptions: " + tt.yaml + "\nrequests: [{host: a, path: /, expect: {status: 404}}]\n"
+			data := "name: x\noptions: " + tt.yaml + "\nobjects: []\nrequests: [{host: a, path: /, expect: {status: 404}}]\n"
 			cases, err := parseCases("inline.yaml", []byte(data))
 			require.NoError(t, err)
 			if d := cmp.Diff(tt.want, cases[0].Options); d != "" {

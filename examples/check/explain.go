@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"ramjet.dev/ramjet/compile"
-	"ramjet.dev/ramjet/compile/manifest"
 	"ramjet.dev/ramjet/match"
 	"ramjet.dev/ramjet/router"
 )
@@ -74,7 +73,7 @@ func runExplain(paths []string, fs *flag.FlagSet, o *translateOptions, er explai
 		fmt.Fprintln(stderr, "check:", err)
 		return 2
 	}
-	snap, _, err := manifest.Load(paths...)
+	snap, _, unreadable, err := loadLenient(paths)
 	if err != nil {
 		for _, e := range messages(err) {
 			fmt.Fprintln(stderr, e)
@@ -83,8 +82,15 @@ func runExplain(paths []string, fs *flag.FlagSet, o *translateOptions, er explai
 	}
 	if nothingRead(snap) {
 		fmt.Fprintln(stderr, nothingReadMessage(paths))
+		writeUnreadable(stderr, unreadable)
 		return 2
 	}
+	// The request is explained with what was read; the rest fails the run.
+	code := 0
+	if len(unreadable) > 0 {
+		code = 2
+	}
+	writeUnreadable(stderr, unreadable)
 	req, err := buildExplainRequest(er)
 	if err != nil {
 		fmt.Fprintln(stderr, "check: the request does not parse:", err)
@@ -103,10 +109,10 @@ func runExplain(paths []string, fs *flag.FlagSet, o *translateOptions, er explai
 		ex.Warnings = append(ex.Warnings, w.String())
 	}
 	if asJSON {
-		return encode(ex, 0, stdout, stderr)
+		return encode(ex, code, stdout, stderr)
 	}
 	writeExplanation(stdout, ex)
-	return 0
+	return code
 }
 
 // buildExplainRequest reads the request as a server would from the wire,

@@ -450,6 +450,43 @@ func TestTranslate(t *testing.T) {
 	require.Contains(t, errDoc.Errors[0], "portz")
 }
 
+// One document that cannot be read (a Secret value that is not base64)
+// no longer hides what the others compile to: -translate and -explain
+// name it on stderr, serve the rest, and still exit 2.
+func TestTranslateReadsPastABadDocument(t *testing.T) {
+	dir := t.TempDir()
+	writeCase(t, dir, "shop.yaml", `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: shop, namespace: prod}
+spec:
+  ingressClassName: nginx
+  rules: [{host: shop.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}}]
+`)
+	writeCase(t, dir, "secret.yaml", "apiVersion: v1\nkind: Secret\nmetadata: {name: tls, namespace: prod}\ndata: {tls.crt: '!!!'}\n")
+	bad := filepath.Join(dir, "secret.yaml") + " document 1 (line 1, Secret prod/tls): data[tls.crt]"
+
+	code, stdout, stderr := checkRun("-translate", dir)
+	require.Equal(t, 2, code, stderr)
+	require.Contains(t, stdout, "host shop.example.com\n")
+	require.Contains(t, stderr, "not read: "+bad)
+
+	code, stdout, _ = checkRun("-translate", "-json", dir)
+	require.Equal(t, 2, code)
+	var doc struct {
+		Hosts  []struct{ Name string } `json:"hosts"`
+		Errors []string                `json:"errors"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc))
+	require.Len(t, doc.Errors, 1)
+	require.Contains(t, doc.Errors[0], bad)
+	require.Len(t, doc.Hosts, 2, "the catch-all and shop.example.com")
+
+	code, stdout, stderr = checkRun("-explain", "-host", "shop.example.com", dir)
+	require.Equal(t, 2, code, stderr)
+	require.Contains(t, stdout, "winner   Prefix / (Ingress prod/shop spec.rules[0].http.paths[0])")
+	require.Contains(t, stderr, "not read: "+bad)
+}
+
 // --version prints the release, the revision and the Go version, and
 // exits 0 without arguments.
 func TestCheckVersion(t *testing.T) {

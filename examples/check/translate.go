@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"ramjet.dev/ramjet/compile"
-	"ramjet.dev/ramjet/compile/manifest"
 	"ramjet.dev/ramjet/match"
 	"ramjet.dev/ramjet/router/routertest"
 )
@@ -99,13 +98,13 @@ func runTranslate(paths []string, fs *flag.FlagSet, o *translateOptions, asJSON 
 		fmt.Fprintln(stderr, "check:", err)
 		return 2
 	}
-	snap, skipped, err := manifest.Load(paths...)
+	snap, skipped, unreadable, err := loadLenient(paths)
 	var errs []string
 	switch {
 	case err != nil:
 		errs = messages(err)
 	case nothingRead(snap):
-		errs = []string{nothingReadMessage(paths)}
+		errs = append([]string{nothingReadMessage(paths)}, unreadable...)
 	}
 	if errs != nil {
 		if asJSON {
@@ -128,11 +127,17 @@ func runTranslate(paths []string, fs *flag.FlagSet, o *translateOptions, asJSON 
 	if unclaimed != "" {
 		fmt.Fprintln(stderr, "warning:", unclaimed)
 	}
+	// What was read is translated; what was not still fails the run.
+	code := 0
+	if len(unreadable) > 0 {
+		code = 2
+	}
 	if asJSON {
 		tr := translation(res, skipped)
-		tr.Unclaimed = unclaimed
-		return encode(tr, 0, stdout, stderr)
+		tr.Unclaimed, tr.Errors = unclaimed, unreadable
+		return encode(tr, code, stdout, stderr)
 	}
+	writeUnreadable(stderr, unreadable)
 	// Skips go to stderr so that stdout is exactly the golden format.
 	for _, s := range skipped {
 		fmt.Fprintln(stderr, s)
@@ -141,7 +146,14 @@ func runTranslate(paths []string, fs *flag.FlagSet, o *translateOptions, asJSON 
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	return 0
+	return code
+}
+
+// writeUnreadable lists the documents that could not be read.
+func writeUnreadable(w io.Writer, unreadable []string) {
+	for _, u := range unreadable {
+		fmt.Fprintln(w, "not read:", u)
+	}
 }
 
 // The stable JSON form of a compiled table. Lists keep the table's own
@@ -164,6 +176,9 @@ type translated struct {
 	// Unclaimed says how many Ingresses read are not claimed and which
 	// flag claims them ("" when all are).
 	Unclaimed string `json:"unclaimed,omitempty"`
+	// Errors are the documents that could not be read, and so are not
+	// in the table (the exit code is then 2).
+	Errors []string `json:"errors,omitempty"`
 }
 
 // jsonL4Service is a TCP or UDP service: the port listened on and the

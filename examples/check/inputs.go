@@ -251,8 +251,8 @@ func leaves(err error) []error {
 	return []error{err}
 }
 
-// keepReadable returns the stream's documents as a JSON stream without
-// those bad names: a document whose list holds -1 is dropped, otherwise
+// keepReadable returns the stream's documents as a stream without
+// those bad names: a document whose list holds -1 is left out, otherwise
 // the listed items of its List. Documents are counted as manifest counts
 // them, so the positions of its errors apply.
 func keepReadable(data []byte, bad map[int][]int) ([]byte, error) {
@@ -287,25 +287,31 @@ func keepReadable(data []byte, bad map[int][]int) ([]byte, error) {
 			docs = append(docs, js)
 		}
 	}
+	// A document or item left out becomes null, which manifest reads as
+	// empty but counts, so that the others keep their positions. The
+	// documents are JSON in a YAML stream: a JSON stream must begin with
+	// an object.
 	var out bytes.Buffer
 	for i, doc := range docs {
+		out.WriteString("---\n")
 		items := bad[i+1]
-		if doc == nil || slices.Contains(items, -1) || bytes.Equal(bytes.TrimSpace(doc), []byte("null")) {
+		if doc == nil || slices.Contains(items, -1) {
+			out.WriteString("null\n")
 			continue
 		}
 		if len(items) > 0 {
 			var list map[string]any
 			if err := json.Unmarshal(doc, &list); err != nil {
+				out.WriteString("null\n")
 				continue
 			}
 			all, _ := list["items"].([]any)
-			keep := []any{}
-			for j, it := range all {
-				if !slices.Contains(items, j) {
-					keep = append(keep, it)
+			for _, j := range items {
+				if j >= 0 && j < len(all) {
+					all[j] = nil
 				}
 			}
-			list["items"] = keep
+			list["items"] = all
 			var err error
 			if doc, err = json.Marshal(list); err != nil {
 				return nil, err

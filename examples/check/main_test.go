@@ -487,6 +487,37 @@ spec:
 	require.Contains(t, stderr, "not read: "+bad)
 }
 
+// Reading past a bad document keeps every other document's number (and a
+// List item's index), so that a skip line points at the right one.
+func TestReadPastKeepsPositions(t *testing.T) {
+	dir := t.TempDir()
+	writeCase(t, dir, "all.yaml", `# a comment only
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: tls, namespace: prod}
+data: {tls.crt: '!!!'}
+---
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w, namespace: prod}
+---
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: networking.k8s.io/v1beta1, kind: Ingress, metadata: {name: old, namespace: prod}}
+- {apiVersion: example.com/v1, kind: Gadget, metadata: {name: g, namespace: prod}}
+- {apiVersion: v1, kind: Service, metadata: {name: web, namespace: prod}, spec: {ports: [{port: 80}]}}
+`)
+	code, _, stderr := checkRun("-translate", dir)
+	require.Equal(t, 2, code, stderr)
+	file := filepath.Join(dir, "all.yaml")
+	require.Contains(t, stderr, "not read: "+file+" document 2 (line 3, Secret prod/tls)")
+	require.Contains(t, stderr, "not read: "+file+" document 4 items[0] (line 12, Ingress prod/old)")
+	require.Contains(t, stderr, file+"#3: example.com/v1 Widget prod/w skipped")
+	require.Contains(t, stderr, file+"#4 items[1]: example.com/v1 Gadget prod/g skipped")
+}
+
 // --version prints the release, the revision and the Go version, and
 // exits 0 without arguments.
 func TestCheckVersion(t *testing.T) {

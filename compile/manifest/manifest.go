@@ -12,6 +12,7 @@ package manifest
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -522,7 +523,8 @@ func readHeader(data []byte) (h header, empty bool, field string, err error) {
 	if err := json.Unmarshal(data, &top); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) {
-			return header{}, false, "", fmt.Errorf("not a Kubernetes object: want a mapping with apiVersion and kind, got a %s", typeErr.Value)
+			got := map[string]string{"array": "a list", "number": "a number", "bool": "a boolean"}[typeErr.Value]
+			return header{}, false, "", fmt.Errorf("not a Kubernetes object: want a mapping with apiVersion and kind, got %s", cmp.Or(got, "a "+typeErr.Value))
 		}
 		return header{}, false, "", err
 	}

@@ -356,7 +356,7 @@ func TestDecode(t *testing.T) {
 			errs: []string{
 				`in document 1 (line 1): Service: missing apiVersion`,
 				`in document 2 (line 4): v1: missing kind`,
-				`in document 4 (line 11): not a Kubernetes object: want a mapping with apiVersion and kind, got a array`,
+				`in document 4 (line 11): not a Kubernetes object: want a mapping with apiVersion and kind, got a list`,
 				`in document 5 (line 14): not a Kubernetes object: want a mapping with apiVersion and kind, got a string`,
 				`in document 6 (line 16): apiVersion "a/b/c": want group/version or version`,
 				`in document 7 (line 19): apiVersion: want a string, got 1`,

@@ -214,7 +214,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runReport(fs.Args(), fs, topts, *asJSON, *strict, stdout, stderr)
 	}
 	if topts.set(fs) {
-		fmt.Fprintln(stderr, "check: compile options apply to -translate only; case files set their own")
+		fmt.Fprintln(stderr, "check: compile options apply to -translate, -explain and -report; case files set their own")
 		return 2
 	}
 	files, errs := load(fs.Args())

@@ -132,7 +132,7 @@ func TestRun(t *testing.T) {
 		{name: "no arguments", args: nil, code: 2, stderr: "usage: check [-json] [-v] [-update] FILE|DIR|GLOB..."},
 		{
 			name: "compile options belong to -translate", args: []string{"-ingress-class", "x", pass}, code: 2,
-			stderr: "check: compile options apply to -translate only",
+			stderr: "check: compile options apply to -translate, -explain and -report; case files set their own",
 		},
 	}
 	for _, tt := range tests {
@@ -516,6 +516,19 @@ items:
 	require.Contains(t, stderr, "not read: "+file+" document 4 items[0] (line 12, Ingress prod/old)")
 	require.Contains(t, stderr, file+"#3: example.com/v1 Widget prod/w skipped")
 	require.Contains(t, stderr, file+"#4 items[1]: example.com/v1 Gadget prod/g skipped")
+}
+
+// The compile options are -explain's and -report's as much as
+// -translate's, and -h says so.
+func TestCompileOptionsHelp(t *testing.T) {
+	code, _, stderr := checkRun("-h")
+	require.Equal(t, 0, code)
+	for _, name := range []string{"default-backend", "watch-ingress-without-class", "ssl-redirect", "allow-loopback-endpoints"} {
+		i := strings.Index(stderr, "  -"+name)
+		require.GreaterOrEqual(t, i, 0, name)
+		usage, _, _ := strings.Cut(stderr[i:], "\n  -")
+		require.NotContains(t, usage, "-translate:", name)
+	}
 }
 
 // --version prints the release, the revision and the Go version, and

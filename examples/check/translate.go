@@ -14,8 +14,8 @@ import (
 	"ramjet.dev/ramjet/router/routertest"
 )
 
-// translateOptions are the compile options -translate takes, named as the
-// example controller's flags.
+// translateOptions are the compile options -translate, -explain and
+// -report take, named as the example controller's flags.
 type translateOptions struct {
 	ingressClass, controllerName, defaultBackend  string
 	watchWithoutClass, sslRedirect, allowLoopback bool
@@ -39,10 +39,10 @@ func translateFlags(fs *flag.FlagSet) *translateOptions {
 	o := &translateOptions{}
 	fs.StringVar(&o.ingressClass, "ingress-class", nginxClass, "class answered for the kubernetes.io/ingress.class annotation (ramjet's when the input holds an IngressClass of ramjet's controller)")
 	fs.StringVar(&o.controllerName, "controller-name", nginxController, "matched against IngressClass.spec.controller (ramjet's when the input holds an IngressClass of ramjet's controller)")
-	fs.StringVar(&o.defaultBackend, "default-backend", "", "-translate: global default backend, namespace/name:port")
-	fs.BoolVar(&o.watchWithoutClass, "watch-ingress-without-class", false, "-translate: also claim Ingresses that name no class")
-	fs.BoolVar(&o.sslRedirect, "ssl-redirect", true, "-translate: redirect plain HTTP to HTTPS for TLS hosts")
-	fs.BoolVar(&o.allowLoopback, "allow-loopback-endpoints", false, "-translate: keep loopback endpoint addresses")
+	fs.StringVar(&o.defaultBackend, "default-backend", "", "global default backend, namespace/name:port")
+	fs.BoolVar(&o.watchWithoutClass, "watch-ingress-without-class", false, "also claim Ingresses that name no class")
+	fs.BoolVar(&o.sslRedirect, "ssl-redirect", true, "redirect plain HTTP to HTTPS for TLS hosts")
+	fs.BoolVar(&o.allowLoopback, "allow-loopback-endpoints", false, "keep loopback endpoint addresses (the demo manifests' echo servers), which are dropped as in a cluster")
 	fs.BoolVar(&o.sslPassthrough, "enable-ssl-passthrough", false, "serve the ssl-passthrough annotation, as the controller's flag")
 	fs.BoolVar(&o.allowSnippets, "allow-snippet-annotations", false, "ingress-nginx's allow-snippet-annotations: snippets apply only with it and -annotations-risk-level Critical")
 	fs.StringVar(&o.riskLevel, "annotations-risk-level", "", "ingress-nginx's annotations-risk-level (Critical, High, Medium, Low; default High)")

@@ -91,6 +91,10 @@ func runExplain(paths []string, fs *flag.FlagSet, o *translateOptions, er explai
 		code = 2
 	}
 	writeUnreadable(stderr, unreadable)
+	if err := er.check(); err != nil {
+		fmt.Fprintln(stderr, "check:", err)
+		return 2
+	}
 	req, err := buildExplainRequest(er)
 	if err != nil {
 		fmt.Fprintln(stderr, "check: the request does not parse:", err)
@@ -117,6 +121,33 @@ func runExplain(paths []string, fs *flag.FlagSet, o *translateOptions, er explai
 
 // buildExplainRequest reads the request as a server would from the wire,
 // so the target reaches Lookup exactly as written.
+// check refuses flags the request line and header lines they are written
+// into could not carry, naming the flag, so that the HTTP parser's
+// complaint about the assembled request is never the message.
+func (er explainRequest) check() error {
+	if er.method == "" || strings.IndexFunc(er.method, func(r rune) bool {
+		return r <= ' ' || r >= 0x7f || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r)
+	}) >= 0 {
+		return fmt.Errorf("-method %q is not an HTTP method (a token such as GET)", er.method)
+	}
+	if strings.IndexFunc(er.path, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
+		return fmt.Errorf("-path %q holds a space or a control character: write it percent-encoded, as a client sends it", er.path)
+	}
+	if !strings.HasPrefix(er.path, "/") && er.path != "*" && !strings.Contains(er.path, "://") {
+		return fmt.Errorf("-path %q is not a request-target: it starts with /, or is * or an absolute URL", er.path)
+	}
+	control := func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }
+	if strings.IndexFunc(er.host, control) >= 0 {
+		return fmt.Errorf("-host %q holds a control character", er.host)
+	}
+	for _, h := range er.headers {
+		if strings.IndexFunc(h, control) >= 0 {
+			return fmt.Errorf("-header %q holds a control character", h)
+		}
+	}
+	return nil
+}
+
 func buildExplainRequest(er explainRequest) (*http.Request, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: %s\r\n", er.method, er.path, er.host)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -148,4 +149,22 @@ func TestExplainNeedsHost(t *testing.T) {
 	code, stdout, stderr = checkRun("-explain", "-host", "", dir)
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "host     \"\"\n")
+}
+
+// A request flag that cannot be sent is named, with what is wrong with
+// it, rather than reported as the HTTP parser's complaint about the
+// request line the flags were pasted into.
+func TestExplainBadRequestFlags(t *testing.T) {
+	for args, want := range map[string]string{
+		"-method G\tT":       `check: -method "G\tT" is not an HTTP method (a token such as GET)`,
+		"-path /a\tb":        `check: -path "/a\tb" holds a space or a control character: write it percent-encoded, as a client sends it`,
+		"-path api":          `check: -path "api" is not a request-target: it starts with /, or is * or an absolute URL`,
+		"-header X-A:b\r\nY": `check: -header "X-A:b\r\nY" holds a control character`,
+		"-host a\r\nX: y":    `check: -host "a\r\nX: y" holds a control character`,
+	} {
+		flag, value, _ := strings.Cut(args, " ")
+		code, _, stderr := checkRun("-explain", "-host", "shop.example.com", flag, value, "../../examples/manifests")
+		require.Equal(t, 2, code, args)
+		require.Equal(t, want+"\n", stderr, args)
+	}
 }

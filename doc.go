@@ -2030,6 +2030,13 @@
 //	SnippetNoEffect           snippets off, or a snippet directive that does nothing there either (§11.9)
 //	SnippetCrossesIngress     a server-snippet can answer paths another Ingress of the host declares (§11.9)
 //	AnnotationUnanchored      an auth-tls-match-cn that matches anywhere in the subject DN, as in ingress-nginx (§12)
+//	ConfigMapKeyRejected      an ingress-nginx ConfigMap value that does not parse; the default stays (§1)
+//	ConfigMapKeyUnsupported   an ingress-nginx ConfigMap key ramjet does not implement (§1)
+//	ConfigMapKeyIgnored       a ConfigMap key that changes no answer here: it tunes nginx, or a flag decided (§1)
+//	L4ServiceRejected         a TCP or UDP services entry not served: malformed, or its port taken (§22)
+//	L4ServicePartIgnored      a part of such an entry ignored, as ingress-nginx ignores it (§22)
+//	L4ServicesNotFound        the TCP or UDP services ConfigMap a flag names does not exist (§22)
+//	L4ServiceDiffers          an entry served otherwise than by ingress-nginx: a PROXY header names the client (§19, §22)
 //
 // Worth alerting on: RuleRejected, PathRejected, EndpointRejected, the
 // Service, default backend and Secret reasons. The example controller logs

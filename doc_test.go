@@ -274,3 +274,38 @@ func TestLibraryImports(t *testing.T) {
 	require.NoError(t, err)
 	require.Greater(t, files, 100, "walked the library's packages")
 }
+
+// TestReasonsDocumented keeps every warning reason compile declares in the
+// contract's list of reasons (§14) and the README's table, which a user
+// reads to learn what a warning they got means.
+func TestReasonsDocumented(t *testing.T) {
+	decl := regexp.MustCompile(`(?m)^\s+[A-Z]\w*\s+Reason = "(\w+)"`)
+	files, err := filepath.Glob("compile/*.go")
+	require.NoError(t, err)
+	var reasons []string
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, m := range decl.FindAllStringSubmatch(string(src), -1) {
+			reasons = append(reasons, m[1])
+		}
+	}
+	require.Greater(t, len(reasons), 30, "found compile's reasons")
+	doc, err := os.ReadFile("doc.go")
+	require.NoError(t, err)
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	_, table, _ := strings.Cut(string(readme), "\n## Warnings\n")
+	table, _, _ = strings.Cut(table, "\n## ")
+	for _, r := range reasons {
+		if !regexp.MustCompile(`(?m)^//\t` + r + `\s`).Match(doc) {
+			t.Errorf("doc.go §14 does not list the reason %s", r)
+		}
+		if !regexp.MustCompile("(?m)^\\| `" + r + "`").MatchString(table) {
+			t.Errorf("README's Warnings table does not list the reason %s", r)
+		}
+	}
+}

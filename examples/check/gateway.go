@@ -10,7 +10,6 @@ import (
 
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/compile/gatewayapi"
-	"ramjet.dev/ramjet/compile/manifest"
 )
 
 // The migration view: -translate -to gateway prints, for an Ingress dump,
@@ -32,23 +31,33 @@ func runGateway(paths []string, fs *flag.FlagSet, o *translateOptions, gatewayNS
 		fmt.Fprintln(stderr, "check:", err)
 		return 2
 	}
-	snap, skipped, err := manifest.Load(paths...)
-	if err != nil {
-		for _, e := range messages(err) {
+	snap, skipped, unreadable, err := loadLenient(paths)
+	var errs []string
+	switch {
+	case err != nil:
+		errs = messages(err)
+	case nothingRead(snap):
+		errs = append([]string{nothingReadMessage(paths)}, unreadable...)
+	}
+	if errs != nil {
+		if asJSON {
+			return encode(struct {
+				Errors []string `json:"errors"`
+			}{errs}, 2, stdout, stderr)
+		}
+		for _, e := range errs {
 			fmt.Fprintln(stderr, e)
 		}
-		return 2
-	}
-	if nothingRead(snap) {
-		fmt.Fprintln(stderr, nothingReadMessage(paths))
 		return 2
 	}
 	opts, notes := claimOptions(fs, o, snap)
 	for _, n := range notes {
 		fmt.Fprintln(stderr, "note:", n)
 	}
-	for _, s := range skipped {
-		fmt.Fprintln(stderr, s)
+	// What was read is converted; what was not still fails the run.
+	code := 0
+	if len(unreadable) > 0 {
+		code = 2
 	}
 	m := gatewayapi.FromIngress(*snap, gatewayapi.FromIngressOptions{Compile: opts, GatewayNamespace: gatewayNS})
 	kept := l4Kept(*snap, opts)
@@ -60,7 +69,12 @@ func runGateway(paths []string, fs *flag.FlagSet, o *translateOptions, gatewayNS
 			Unconverted     []gatewayapi.Unconverted `json:"unconverted"`
 			// L4Services are kept as they are (l4Kept).
 			L4Services []jsonL4Service `json:"l4Services,omitempty"`
-		}{m.Gateways, m.ReferenceGrants, m.HTTPRoutes, m.Unconverted, kept}, 0, stdout, stderr)
+			Errors     []string        `json:"errors,omitempty"`
+		}{m.Gateways, m.ReferenceGrants, m.HTTPRoutes, m.Unconverted, kept, unreadable}, code, stdout, stderr)
+	}
+	writeUnreadable(stderr, unreadable)
+	for _, s := range skipped {
+		fmt.Fprintln(stderr, s)
 	}
 	if err := m.WriteYAML(stdout); err != nil {
 		fmt.Fprintln(stderr, err)
@@ -73,7 +87,7 @@ func runGateway(paths []string, fs *flag.FlagSet, o *translateOptions, gatewayNS
 		fmt.Fprintf(stdout, "# kept: ConfigMap %s %s: %s %d -> %s is no Gateway API route (ramjet serves no TCPRoute or UDPRoute); "+
 			"the --%s-services-configmap that names this ConfigMap goes on serving it\n", s.ConfigMap, s.Field, s.Protocol, s.Port, s.Service, s.Protocol)
 	}
-	return 0
+	return code
 }
 
 // l4Kept are the TCP and UDP services of the manifests (SPEC §22): no

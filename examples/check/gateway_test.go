@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -94,4 +95,41 @@ func TestReportGatewayGaps(t *testing.T) {
 	for i := 1; i < len(doc.GatewayAPI); i++ {
 		require.GreaterOrEqual(t, len(doc.GatewayAPI[i-1].Ingresses), len(doc.GatewayAPI[i].Ingresses), "the most widespread first")
 	}
+}
+
+// -to gateway reads past a document it cannot read, as -translate does,
+// and with -json says what it could not read in the document.
+func TestGatewayReadsPastABadDocument(t *testing.T) {
+	dir := t.TempDir()
+	writeCase(t, dir, "shop.yaml", `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: shop, namespace: prod}
+spec:
+  ingressClassName: nginx
+  rules: [{host: shop.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}}]
+`)
+	writeCase(t, dir, "secret.yaml", "apiVersion: v1\nkind: Secret\nmetadata: {name: tls, namespace: prod}\ndata: {tls.crt: '!!!'}\n")
+	bad := filepath.Join(dir, "secret.yaml") + " document 1 (line 1, Secret prod/tls): data[tls.crt]"
+
+	code, stdout, stderr := checkRun("-translate", "-to", "gateway", dir)
+	require.Equal(t, 2, code, stderr)
+	require.Contains(t, stdout, "name: shop-shop-example-com")
+	require.Contains(t, stderr, "not read: "+bad)
+
+	code, stdout, _ = checkRun("-translate", "-to", "gateway", "-json", dir)
+	require.Equal(t, 2, code)
+	var doc struct {
+		HTTPRoutes []any    `json:"httpRoutes"`
+		Errors     []string `json:"errors"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc))
+	require.Len(t, doc.HTTPRoutes, 1)
+	require.Len(t, doc.Errors, 1)
+	require.Contains(t, doc.Errors[0], bad)
+
+	// Nothing to read is an error document too.
+	code, stdout, _ = checkRun("-translate", "-to", "gateway", "-json", filepath.Join(dir, "nothing"))
+	require.Equal(t, 2, code)
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc))
+	require.Len(t, doc.Errors, 1)
 }

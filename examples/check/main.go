@@ -32,7 +32,8 @@
 // form. It exits 2 when the manifests cannot be loaded or hold no object
 // it reads, as every mode does. A document it cannot read (a malformed
 // object, a v1beta1 Ingress) is named on stderr ("errors" in the JSON)
-// and the rest translated, with exit code 2; -explain does the same.
+// and the rest translated, with exit code 2; -explain and -to gateway do
+// the same.
 //
 // With -translate -to gateway it prints instead the Gateway API objects
 // that serve the same as the Ingresses (gatewayapi.FromIngress, what

@@ -629,6 +629,18 @@ func parseCases(file string, data []byte) ([]Case, error) {
 
 // parseCase returns the case, or every problem found in it.
 func parseCase(file string, tree any, raw json.RawMessage) (Case, []error) {
+	if m, ok := tree.(map[string]any); ok && m["apiVersion"] != nil && m["kind"] != nil {
+		// A manifest where a case belongs: one problem, not one per field.
+		what := fmt.Sprint(m["kind"])
+		if md, ok := m["metadata"].(map[string]any); ok {
+			if ns, ok := md["namespace"].(string); ok && ns != "" {
+				what += " " + ns + "/" + fmt.Sprint(md["name"])
+			} else if name, ok := md["name"].(string); ok {
+				what += " " + name
+			}
+		}
+		return Case{}, []error{fmt.Errorf("a Kubernetes manifest (%s), not a case: list it under a case's objects, or read manifests with check -translate, -explain or -report", what)}
+	}
 	if problems := checkKeys(tree, reflect.TypeFor[fileCase](), ""); len(problems) > 0 {
 		return Case{}, problems
 	}

@@ -109,6 +109,11 @@ func TestLoadCasesErrors(t *testing.T) {
 		{"empty.yaml", []string{`testdata/bad/empty.yaml: no cases`}},
 		// Without objects every request answers 404, and a case expecting
 		// 404 would pass on nothing.
+		// A manifest given where a case file belongs says so once, not
+		// one unknown key per field.
+		{"manifest.yaml", []string{
+			`testdata/bad/manifest.yaml: case #1: a Kubernetes manifest (Service prod/web), not a case: list it under a case's objects, or read manifests with check -translate, -explain or -report`,
+		}},
 		{"no-objects.yaml", []string{
 			`testdata/bad/no-objects.yaml: case "forgot the objects": objects: required ([] for none)`,
 			`testdata/bad/no-objects.yaml: case "objets misspelled": unknown key "objets"`,

@@ -48,6 +48,10 @@ func (ps *parsedSecret) covers(h string) bool {
 //     CertificateHostMismatch and the next one, else the default, serves.
 //   - An entry without secretName asks for the default certificate: no
 //     warning. An invalid listed host warns RuleRejected and is skipped.
+//   - A rule host left without a certificate gets the first Secret of its
+//     own Ingress's spec.tls valid for it, oldest Ingress first, as in
+//     ingress-nginx (coveringSecret). It is no TLS host for that: only
+//     listed hosts are redirected (SPEC §12).
 func (b *builder) buildTLS() {
 	tlsHosts := make(map[string]bool)
 	chosen := make(map[string]bool)
@@ -97,6 +101,23 @@ func (b *builder) buildTLS() {
 			}
 		}
 	}
+	for _, ing := range b.ingresses {
+		if len(ing.obj.Spec.TLS) == 0 {
+			continue
+		}
+		for _, rh := range ing.rules {
+			if v := rh.vhost; v != nil && v.vh.Name != "" && !chosen[v.vh.Name] {
+				if ps := b.coveringSecret(ing, v.vh.Name); ps != nil {
+					h := v.vh.Name
+					chosen[h] = true
+					if len(ps.cert.Hosts) == 0 {
+						used = append(used, ps)
+					}
+					ps.cert.Hosts = append(ps.cert.Hosts, h)
+				}
+			}
+		}
+	}
 	for _, v := range b.vhostOrder {
 		v.vh.TLS = tlsHosts[v.vh.Name]
 	}
@@ -110,6 +131,27 @@ func (b *builder) buildTLS() {
 		slices.Sort(ps.cert.Hosts)
 		b.certs = append(b.certs, ps.cert)
 	}
+}
+
+// coveringSecret is the first Secret of ing's spec.tls whose certificate
+// is valid for h, a host of its rules that none of its entries lists, else
+// nil: ingress-nginx serves it to such a host (extractTLSSecretName's
+// search by SAN), so an entry with a secretName and no hosts covers the
+// rules it is valid for. A host the Ingress lists keeps its entry's Secret.
+func (b *builder) coveringSecret(ing *ingress, h string) *parsedSecret {
+	for i := range ing.obj.Spec.TLS {
+		if slices.ContainsFunc(ing.obj.Spec.TLS[i].Hosts, func(l string) bool { return strings.EqualFold(l, h) }) {
+			return nil
+		}
+	}
+	for i := range ing.obj.Spec.TLS {
+		if name := ing.obj.Spec.TLS[i].SecretName; name != "" {
+			if ps := b.secret(ing.obj.Namespace, name); ps.problem == "" && ps.covers(h) {
+				return ps
+			}
+		}
+	}
+	return nil
 }
 
 // secret parses the kubernetes.io/tls Secret ns/name once. A Secret of

@@ -212,11 +212,18 @@ var (
 func keyPair(id string) (crt, key []byte) {
 	certOnce.Do(func() {
 		// a, b and c cover every example.com name the tests list; narrow
-		// covers only narrow.example.com.
-		for _, id := range []string{"a", "b", "c", "narrow"} {
+		// covers only narrow.example.com; legacy and legacy-wild name
+		// theirs only by Common Name (no DNS names).
+		for _, id := range []string{"a", "b", "c", "narrow", "legacy", "legacy-wild"} {
 			names := []string{id + ".example.com", "*.example.com", "*.wild.example.com"}
-			if id == "narrow" {
+			cn := "test-" + id
+			switch id {
+			case "narrow":
 				names = names[:1]
+			case "legacy":
+				names, cn = nil, "Legacy.example.com"
+			case "legacy-wild":
+				names, cn = nil, "*.legacy.example.com"
 			}
 			priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 			if err != nil {
@@ -224,7 +231,7 @@ func keyPair(id string) (crt, key []byte) {
 			}
 			tmpl := &x509.Certificate{
 				SerialNumber: big.NewInt(1),
-				Subject:      pkix.Name{CommonName: "test-" + id},
+				Subject:      pkix.Name{CommonName: cn},
 				DNSNames:     names,
 				NotBefore:    time.Unix(0, 0),
 				NotAfter:     time.Unix(1<<33, 0),

@@ -25,12 +25,37 @@ type parsedSecret struct {
 
 // covers reports whether the certificate is valid for the TLS host h. A
 // wildcard host needs a certificate valid for every name it stands for, so
-// it is checked with one label no certificate names explicitly.
+// it is checked with one label no certificate names explicitly. A
+// certificate without DNS names is read by its Common Name, as
+// ingress-nginx's verifyHostname still reads it (Go's VerifyHostname no
+// longer does): such a certificate is served, not the default.
 func (ps *parsedSecret) covers(h string) bool {
 	if rest, ok := strings.CutPrefix(h, "*."); ok {
 		h = "ramjet-wildcard-check." + rest
 	}
-	return ps.leaf.VerifyHostname(h) == nil
+	if ps.leaf.VerifyHostname(h) == nil {
+		return true
+	}
+	return len(ps.leaf.DNSNames) == 0 && commonNameMatches(strings.ToLower(ps.leaf.Subject.CommonName), h)
+}
+
+// commonNameMatches is ingress-nginx's matchHostnames: label by label, a
+// "*" first label standing for any one label.
+func commonNameMatches(pattern, host string) bool {
+	pattern = strings.TrimSuffix(pattern, ".")
+	if pattern == "" {
+		return false
+	}
+	pl, hl := strings.Split(pattern, "."), strings.Split(host, ".")
+	if len(pl) != len(hl) {
+		return false
+	}
+	for i, p := range pl {
+		if p != hl[i] && (i != 0 || p != "*") {
+			return false
+		}
+	}
+	return true
 }
 
 // buildTLS reads every claimed Ingress's spec.tls (SPEC §12).

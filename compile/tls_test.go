@@ -148,6 +148,29 @@ func TestSecretParsedOnce(t *testing.T) {
 	}, shorten(sortWarnings(b.warnings)))
 }
 
+// A certificate without DNS names is read by its Common Name, as
+// ingress-nginx's verifyHostname reads it for such a host (createServers):
+// it serves the host instead of the default certificate.
+func TestCertificateCommonNameCovers(t *testing.T) {
+	s := mkSnapshot(
+		mkSecret("prod", "legacy", "legacy"), mkSecret("prod", "legacy-wild", "legacy-wild"),
+		mkIngress("prod", "shop", 1,
+			withTLS("legacy", "legacy.example.com", "other.example.com"),
+			withTLS("legacy-wild", "a.legacy.example.com", "*.legacy.example.com", "a.b.legacy.example.com")),
+	)
+	tab, ws := compileOK(t, s, Options{})
+	require.Equal(t, []short{
+		{CertificateHostMismatch, "Ingress prod/shop", "spec.tls[0].secretName"},
+		{CertificateHostMismatch, "Ingress prod/shop", "spec.tls[1].secretName"},
+	}, shorten(ws), warningText(ws))
+	require.Contains(t, ws[0].Message, `"other.example.com"`)
+	require.Contains(t, ws[1].Message, `"a.b.legacy.example.com"`)
+	require.Equal(t, "prod/legacy", tab.Certificate("legacy.example.com").Secret)
+	require.Equal(t, "prod/legacy-wild", tab.Certificate("a.legacy.example.com").Secret)
+	require.Equal(t, "prod/legacy-wild", tab.Certificate("x.legacy.example.com").Secret, "the wildcard TLS host")
+	require.Nil(t, tab.Certificate("other.example.com"))
+}
+
 // A listed certificate that is not valid for the host is skipped for it
 // (CertificateHostMismatch): the next Ingress's certificate that covers the
 // host serves, else the default (SPEC §19).

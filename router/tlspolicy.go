@@ -42,10 +42,7 @@ func applyTLSPolicy(cfg *tls.Config, p configmap.TLS) {
 	cfg.MinVersion, cfg.MaxVersion = p.MinVersion, p.MaxVersion
 	cfg.CipherSuites = p.CipherSuites
 	cfg.CurvePreferences = p.Curves
-	timeout := p.SessionTimeout
-	if timeout <= 0 {
-		timeout = 10 * time.Minute
-	}
+	timeout := sessionTimeout(p)
 	switch {
 	case p.SessionTickets:
 		enc := cfg
@@ -71,6 +68,19 @@ func applyTLSPolicy(cfg *tls.Config, p configmap.TLS) {
 	default:
 		cfg.SessionTicketsDisabled = true
 	}
+}
+
+// sessionTimeout is how long a session resumes: ssl-session-timeout, which
+// nginx.tmpl writes only with ssl-session-cache on; else nginx's default
+// ssl_session_timeout, 5 minutes, which session tickets then live.
+func sessionTimeout(p configmap.TLS) time.Duration {
+	switch {
+	case !p.SessionCache:
+		return 5 * time.Minute
+	case p.SessionTimeout <= 0:
+		return 10 * time.Minute
+	}
+	return p.SessionTimeout
 }
 
 // stamp and unstamp carry an issue time inside an encrypted ticket.

@@ -14,8 +14,9 @@ import (
 )
 
 // GetCertificate chooses the certificate for a TLS handshake (SPEC §12):
-// the serving table's certificate for the SNI name (exact, then wildcard),
-// else the default certificate. A certificate rotates when a table with a
+// the serving table's certificate for the SNI name (exact, then wildcard,
+// then one chosen for every name, which also serves a ClientHello without
+// a name), else the default certificate. A certificate rotates when a table with a
 // new one is published; the listener never restarts. With enable-ocsp the
 // certificate carries its OCSP response once one is in (StapleOCSP).
 // With ssl-reject-handshake it is nil for a name that neither a host nor
@@ -27,7 +28,7 @@ func (r *Router) GetCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, e
 	st := r.state.Load()
 	named := st != nil && hello != nil && hello.ServerName != ""
 	var c *match.Certificate
-	if named {
+	if st != nil && hello != nil {
 		c = st.table.Certificate(hello.ServerName)
 	}
 	if r.tls.RejectHandshake && c == nil && (!named || !servesName(st.table, hello.ServerName)) {

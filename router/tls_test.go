@@ -82,6 +82,25 @@ func TestGetCertificate(t *testing.T) {
 	}
 }
 
+// A certificate chosen for every name (a Gateway HTTPS listener without a
+// hostname) serves a ClientHello without a server name too, before the
+// default certificate (SPEC §20).
+func TestAnyNameCertificateWithoutSNI(t *testing.T) {
+	exact := testCert(t, "shop.example.com")
+	any := testCert(t, "gateway.example.com")
+	def := testCert(t, "default.invalid")
+	r := newTestRouter(Options{DefaultCertificate: def})
+	r.Publish(mustTable(match.Spec{Certificates: []*match.Certificate{
+		{Secret: "prod/shop-tls", Hosts: []string{"shop.example.com"}, Cert: exact},
+		{Secret: "infra/gw-tls", Hosts: []string{match.AnyName}, Cert: any},
+	}}))
+	for name, want := range map[string]*tls.Certificate{"shop.example.com": exact, "other.org": any, "": any} {
+		got, err := r.GetCertificate(&tls.ClientHelloInfo{ServerName: name})
+		require.NoError(t, err)
+		assert.Same(t, want, got, "server name %q", name)
+	}
+}
+
 func TestDefaultCertificateGenerated(t *testing.T) {
 	r := newTestRouter(Options{})
 	c, err := r.GetCertificate(&tls.ClientHelloInfo{ServerName: "anything.example"})

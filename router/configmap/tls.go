@@ -59,6 +59,10 @@ type TLS struct {
 // sslCiphers).
 const DefaultCiphers = "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:DHE-RSA-AES256-GCM-SHA384:DHE-RSA-AES128-GCM-SHA256"
 
+// NginxDefaultCiphers is nginx's own ssl_ciphers default, served when
+// ssl-ciphers is "": nginx.tmpl then writes no ssl_ciphers.
+const NginxDefaultCiphers = "HIGH:!aNULL:!MD5"
+
 // sessionsPerMB is nginx's count for ssl_session_cache: "one megabyte of
 // the cache contains about 4000 sessions".
 const sessionsPerMB = 4000
@@ -91,7 +95,11 @@ func init() {
 			return err
 		},
 		"ssl-ciphers": func(p *parse, v string) error {
-			suites, notes, err := ParseCiphers(v)
+			list := v
+			if list == "" {
+				list = NginxDefaultCiphers
+			}
+			suites, notes, err := ParseCiphers(list)
 			p.s.TLS.Ciphers, p.s.TLS.CipherSuites = v, suites
 			p.addNotes(notes)
 			return err

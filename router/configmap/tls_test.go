@@ -112,6 +112,19 @@ func TestParseTLSKeys(t *testing.T) {
 	assert.Equal(t, []string{"ssl-ciphers " + Rejected, "ssl-early-data " + Unsupported}, got)
 }
 
+// ssl-ciphers "" is a value in ingress-nginx (mapstructure sets it):
+// nginx.tmpl then writes no ssl_ciphers, and nginx serves its own default,
+// HIGH:!aNULL:!MD5.
+func TestEmptySSLCiphersIsNginxDefault(t *testing.T) {
+	s, warns := Parse("ingress-nginx", "cm", map[string]string{"ssl-ciphers": ""})
+	assert.Empty(t, warns)
+	want, _, err := ParseCiphers("HIGH:!aNULL:!MD5")
+	require.NoError(t, err)
+	assert.Equal(t, want, s.TLS.CipherSuites)
+	assert.Contains(t, s.TLS.CipherSuites, tls.TLS_RSA_WITH_AES_128_GCM_SHA256)
+	assert.Contains(t, s.TLS.CipherSuites, tls.TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA)
+}
+
 func FuzzParseCiphers(f *testing.F) {
 	for _, s := range []string{DefaultCiphers, "HIGH:!aNULL", "ECDHE+AESGCM:-AES128:+SHA1:@STRENGTH", "!ALL", "::", "+", "-", "@SECLEVEL=9", "a+b+c"} {
 		f.Add(s)

@@ -191,7 +191,9 @@ func TestSatisfySeverity(t *testing.T) {
 // use-geoip2 (false is the default and what ramjet does; true loses the
 // GeoIP2 variables), limit-conn-zone-variable (the client address, its
 // default, is what ramjet's rate limits count by; another key counts
-// other groups of requests, so other requests are refused).
+// other groups of requests, so other requests are refused),
+// no-tls-redirect-locations (its default is the ACME exemption ramjet
+// serves; another list redirects otherwise).
 // enable-opentracing's annotation: "false" is cosmetic,
 // "true" loses OpenTracing's spans (enable-opentelemetry is served, §23).
 func TestConfigMapValueSeverity(t *testing.T) {
@@ -209,6 +211,10 @@ func TestConfigMapValueSeverity(t *testing.T) {
 		{"limit-conn-zone-variable", " $remote_addr ", Cosmetic},
 		{"limit-conn-zone-variable", "$http_x_api_key", TrafficMoves},
 		{"limit-conn-zone-variable", "$server_name", TrafficMoves},
+		{"no-tls-redirect-locations", "/.well-known/acme-challenge", Cosmetic},
+		{"no-tls-redirect-locations", " /.well-known/acme-challenge, ", Cosmetic},
+		{"no-tls-redirect-locations", "/.well-known/acme-challenge,/healthz", TrafficMoves},
+		{"no-tls-redirect-locations", "", TrafficMoves},
 	} {
 		cm := ParseConfigMap(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ingress", Name: "nginx"}, Data: map[string]string{tt.key: tt.value}})
 		ws := cm.Warnings()

@@ -62,15 +62,20 @@ type conn struct {
 	tableSize  uint32
 	tableCut   bool
 	recvCredit int64 // connection window consumed, not yet given back
-	wbuf       []byte
-	spare      []byte
-	flushing   bool
-	flushSoon  bool // flushLater is on its way (queuedSoon)
-	werr       error
-	wdl        time.Time // write deadline set
-	closed     bool
-	goingAway  bool   // GOAWAY sent: no new streams past goAwayID
-	goAwayID   uint32 // the last stream served
+	// Request body bytes queued and not yet read, across streams, and the
+	// part of them whose connection window is held back until read: the
+	// window comes back as data is queued up to bufferedBound only.
+	buffered  int64
+	owed      int64
+	wbuf      []byte
+	spare     []byte
+	flushing  bool
+	flushSoon bool // flushLater is on its way (queuedSoon)
+	werr      error
+	wdl       time.Time // write deadline set
+	closed    bool
+	goingAway bool   // GOAWAY sent: no new streams past goAwayID
+	goAwayID  uint32 // the last stream served
 	// maxStreamID is the highest stream the client opened: set once its
 	// header block is decoded, so that a GOAWAY naming it (goAwayLocked,
 	// from any goroutine) names a stream that is then served.
@@ -675,8 +680,8 @@ func (c *conn) closeStream(st *stream) {
 	st.state = stateClosed
 	delete(c.streams, st.id)
 	c.active--
-	// Request body the handler did not read is dropped (its connection
-	// window came back as it was queued).
+	// Request body the handler did not read is dropped.
+	c.unbuffered(int64(len(st.body) - st.bodyR))
 	st.body, st.bodyR = st.body[:0], 0
 	// Released before what follows may let go of mu (creditLocked,
 	// flushLocked): once it is closed, handlerDone may release it too, and
@@ -712,6 +717,34 @@ func (c *conn) creditLocked(n int64) {
 		c.recvWindow += c.recvCredit
 		c.recvCredit = 0
 	}
+}
+
+// bufferedMore counts n bytes of request body queued. The connection's
+// window comes back at once while the connection's unread bodies stay
+// within bufferedBound: a handler that stops reading then holds back its
+// own stream alone (bounded by the stream's window), not every other on
+// the connection, as nginx gives the connection's window back on receipt.
+// Past the bound the window comes back only as bodies are read or
+// dropped, so a connection's memory stays bounded however many streams
+// hold their bodies. Under c.mu; the caller sends the credit.
+func (c *conn) bufferedMore(n int64) {
+	c.buffered += n
+	over := min(max(c.buffered-bufferedBound, 0), n)
+	c.recvCredit += n - over
+	c.owed += over
+}
+
+// unbuffered counts n bytes of request body read or dropped, giving back
+// the connection window held for them. Under c.mu; the caller sends the
+// credit.
+func (c *conn) unbuffered(n int64) {
+	if n <= 0 {
+		return
+	}
+	c.buffered -= n
+	pay := min(n, c.owed)
+	c.owed -= pay
+	c.recvCredit += pay
 }
 
 func (c *conn) onData(fh frameHeader, p []byte) error {
@@ -765,18 +798,16 @@ func (c *conn) onData(fh frameHeader, p []byte) error {
 		c.resetCredited(st, fh.stream, int64(len(data)), codeProtocol)
 		return nil
 	}
-	// The connection's window comes back as the data is queued: what a
-	// stream holds is bounded by its own window, so a handler that stops
-	// reading holds back its stream alone, not every other on the
-	// connection (nginx gives the connection's back on receipt too).
-	c.recvCredit += int64(len(data))
-	// A body the handler is done with is dropped.
+	// A body the handler is done with is dropped, its window given back.
 	if !st.bodyClosed && len(data) > 0 {
 		if st.bodyR > 0 && st.bodyR == len(st.body) {
 			st.body, st.bodyR = st.body[:0], 0
 		}
 		st.body = append(st.body, data...)
+		c.bufferedMore(int64(len(data)))
 		c.cond.Broadcast()
+	} else {
+		c.recvCredit += int64(len(data))
 	}
 	if fh.flags&flagEndStream != 0 {
 		_ = c.endRemote(st) // which may release st

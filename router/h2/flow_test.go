@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -81,5 +82,62 @@ func TestUnreadBodyStallsNoOtherStream(t *testing.T) {
 		if n := len(st.body) - st.bodyR; n > streamWindow {
 			t.Fatalf("the held stream buffers %d bytes, over its window %d", n, streamWindow)
 		}
+	}
+}
+
+// TestUnreadBodiesBoundedPerConnection: many streams whose bodies are not
+// read hold at most bufferedBound plus one connection window between them;
+// past the bound the connection's window comes back only as bodies are
+// read, so a client cannot make one connection hold a stream window per
+// stream.
+func TestUnreadBodiesBoundedPerConnection(t *testing.T) {
+	const held = 8 // × streamWindow, past bufferedBound+connWindow
+	hold := make(chan struct{})
+	s := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hold" {
+			<-hold
+		}
+	})}
+	addr, stop := serveTLS(t, s)
+	defer stop()
+	client := testClient()
+	defer client.CloseIdleConnections()
+	// One connection first, which the held requests then share.
+	res, err := client.Get("https://" + addr + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer close(hold)
+	for range held {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodPost, "https://"+addr+"/hold", io.LimitReader(zeros{}, 2*streamWindow))
+			if res, err := client.Do(req); err == nil {
+				res.Body.Close()
+			}
+		}()
+	}
+	c := onlyConn(t, s)
+	waitFor(t, c, "the held bodies to use up what the connection may hold", func() bool {
+		return len(c.streams) == held && c.buffered >= bufferedBound+connWindow/2
+	})
+	// Time for any window given back too early to be used.
+	time.Sleep(200 * time.Millisecond)
+	c.mu.Lock()
+	buffered := c.buffered
+	var sum int64
+	for _, st := range c.streams {
+		sum += int64(len(st.body) - st.bodyR)
+	}
+	c.mu.Unlock()
+	if buffered != sum {
+		t.Fatalf("counted %d bytes buffered, the streams hold %d", buffered, sum)
+	}
+	if buffered > bufferedBound+connWindow {
+		t.Fatalf("%d streams hold %d bytes unread, over %d", held, buffered, bufferedBound+connWindow)
 	}
 }

@@ -92,11 +92,13 @@ const (
 	// answer beyond four times those answered (rapid reset, conn.onRST).
 	resetAllowance = 200
 	// The windows this server grants: per stream and for the connection
-	// (net/http's sizes). The connection's comes back as DATA is queued,
-	// so a connection holds at most MaxConcurrentStreams×streamWindow of
-	// request bodies not yet read.
-	streamWindow = 1 << 20
-	connWindow   = 1 << 20
+	// (net/http's sizes). The connection's comes back as DATA is queued
+	// while the connection holds at most bufferedBound of request bodies
+	// not yet read (conn.bufferedMore), so a connection holds at most
+	// bufferedBound+connWindow of them.
+	streamWindow  = 1 << 20
+	connWindow    = 1 << 20
+	bufferedBound = 4 << 20
 	// A header block over this many bytes, compressed, ends the connection
 	// (a CONTINUATION flood); one up to it is decoded whole, so that a
 	// list over the advertised size answers 431 with HPACK's state intact.

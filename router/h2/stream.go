@@ -536,6 +536,7 @@ func (b *requestBody) Read(p []byte) (int, error) {
 		}
 		if st.bodyR < len(st.body) {
 			n := takeBuffered(p, &st.body, &st.bodyR)
+			c.unbuffered(int64(n))
 			st.credit(int64(n))
 			if st.bodyEnd && st.bodyR == len(st.body) {
 				return n, io.EOF
@@ -567,8 +568,8 @@ func takeBuffered(p []byte, body *[]byte, r *int) int {
 	return n
 }
 
-// credit gives n bytes the handler read back to the stream's window (the
-// connection's came back as they were queued). Under c.mu.
+// credit gives n bytes the handler read back to the stream's window, and
+// sends what is owed to the connection's (conn.unbuffered). Under c.mu.
 func (st *stream) credit(n int64) {
 	c := st.c
 	if c.closed {
@@ -590,6 +591,9 @@ func (st *stream) credit(n int64) {
 			}
 		}
 	}
+	if c.recvCredit >= connWindow/2 {
+		c.creditLocked(0)
+	}
 	if len(c.wbuf) != before {
 		c.queued()
 	}
@@ -603,8 +607,15 @@ func (b *requestBody) Close() error {
 		return nil
 	}
 	st.bodyClosed = true
+	c.unbuffered(int64(len(st.body) - st.bodyR))
 	st.body, st.bodyR = st.body[:0], 0
 	c.cond.Broadcast()
+	if before := len(c.wbuf); !c.closed {
+		c.creditLocked(0)
+		if len(c.wbuf) != before {
+			c.queued()
+		}
+	}
 	return nil
 }
 

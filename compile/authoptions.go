@@ -297,17 +297,11 @@ func (b *builder) authProxySetHeaders(ing *ingress, o *match.ExternalAuthOptions
 	case ns != ing.obj.Namespace:
 		return deny("ConfigMap " + ns + "/" + name + " is in another namespace, which ingress-nginx does not allow either")
 	}
-	var data map[string]string
-	found = false
-	for _, cm := range b.snap.ConfigMaps {
-		if cm.Namespace == ns && cm.Name == name {
-			data, found = cm.Data, true
-			break
-		}
-	}
-	if !found {
+	cm := findConfigMap(b.snap.ConfigMaps, ns, name)
+	if cm == nil {
 		return deny("ConfigMap " + ns + "/" + name + " not found")
 	}
+	data := cm.Data
 	headers := make([]match.AuthHeader, 0, len(data))
 	for k, val := range data {
 		if !authHeaderRE.MatchString(k) {

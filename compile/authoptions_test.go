@@ -155,3 +155,41 @@ func TestBooleanAnnotationsAsWritten(t *testing.T) {
 		})
 	}
 }
+
+// A nil ConfigMap in the snapshot is skipped, never dereferenced, and two
+// ConfigMaps of one namespace/name (a snapshot merged from two reads) give
+// the same headers in either order: the one add-headers, proxy-set-headers
+// and auth-proxy-set-headers all take is chosen as duplicates of other
+// kinds are (keepOne).
+func TestConfigMapReferencesNilAndDuplicates(t *testing.T) {
+	cm := func(data map[string]string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "hdrs"}, Data: data}
+	}
+	blue, green := cm(map[string]string{"X-Tenant": "blue"}), cm(map[string]string{"X-Tenant": "green"})
+	compileWith := func(cms ...*corev1.ConfigMap) (*match.Auth, []string, []string) {
+		s := mkSnapshot(
+			mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.1"),
+			mkIngress("prod", "app", 1, withAnnotations(NginxPrefix+"auth-url", "http://auth.example/ok", NginxPrefix+"auth-proxy-set-headers", "hdrs"),
+				withRules(mkRule("a.example.com", prefix("/", "web", 80)))),
+		)
+		s.ConfigMaps = cms
+		c := ParseConfigMap(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "ingress-nginx"},
+			Data: map[string]string{"add-headers": "hdrs", "proxy-set-headers": "prod/hdrs"}})
+		c.ReadHeaders(cms)
+		tab, _ := compileOK(t, s, Options{ConfigMap: c})
+		return tab.Lookup("a.example.com", "/").Route.Auth, c.Router.AddHeaders.Values("X-Tenant"), c.Router.ProxySetHeaders.Values("X-Tenant")
+	}
+	auth, add, set := compileWith(nil, blue, nil)
+	require.NotNil(t, auth.External)
+	require.NotNil(t, auth.External.Options)
+	assert.Equal(t, "blue", auth.External.Options.ProxySetHeaders[0].Value.Raw)
+	assert.Equal(t, []string{"blue"}, add)
+	assert.Equal(t, []string{"blue"}, set)
+
+	a1, add1, set1 := compileWith(blue, green)
+	a2, add2, set2 := compileWith(green, blue)
+	assert.Equal(t, a1.External.Options.ProxySetHeaders[0].Value.Raw, a2.External.Options.ProxySetHeaders[0].Value.Raw)
+	assert.Equal(t, add1, add2)
+	assert.Equal(t, set1, set2)
+	assert.Equal(t, add1, []string{a1.External.Options.ProxySetHeaders[0].Value.Raw}, "every reference takes the same copy")
+}

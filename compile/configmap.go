@@ -533,17 +533,26 @@ func (c *ConfigMap) ReadHeaders(cms []*corev1.ConfigMap) {
 		return
 	}
 	c.addRouterWarnings(c.Router.ReadHeaders(func(ref string) (map[string]string, bool) {
-		var found *corev1.ConfigMap
-		for _, cm := range cms {
-			if cm != nil && cm.Namespace+"/"+cm.Name == ref {
-				found = cm
-			}
-		}
+		ns, name, _ := strings.Cut(ref, "/")
+		found := findConfigMap(cms, ns, name)
 		if found == nil {
 			return nil, false
 		}
 		return found.Data, true
 	}))
+}
+
+// findConfigMap is the ConfigMap ns/name among cms, nil entries skipped;
+// of two copies (a snapshot merged from two reads) the one keepOne keeps,
+// so the choice does not depend on their order. Nil when there is none.
+func findConfigMap(cms []*corev1.ConfigMap, ns, name string) *corev1.ConfigMap {
+	var found *corev1.ConfigMap
+	for _, cm := range cms {
+		if cm != nil && cm.Namespace == ns && cm.Name == name && (found == nil || precedes(cm, found)) {
+			found = cm
+		}
+	}
+	return found
 }
 
 // WithConfigMap is o as the compile uses it: with the option keys of

@@ -51,12 +51,7 @@ func (b *builder) l4Services(ref string, proto match.L4Protocol) {
 		return
 	}
 	ns, name, _ := strings.Cut(ref, "/")
-	var cm *corev1.ConfigMap
-	for _, c := range b.snap.ConfigMaps {
-		if c != nil && c.Namespace == ns && c.Name == name {
-			cm = c
-		}
-	}
+	cm := findConfigMap(b.snap.ConfigMaps, ns, name)
 	obj := Ref{Kind: "ConfigMap", Namespace: ns, Name: name}
 	if cm == nil {
 		b.warn(L4ServicesNotFound, obj, "", "the "+proto.String()+" services ConfigMap is not found; no "+strings.ToUpper(proto.String())+" port is served")

@@ -270,7 +270,7 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 	fs.BoolVar(&c.reportStatusClasses, "report-status-classes", false, "label request metrics with status classes (2xx, 4xx) instead of codes")
 	fs.BoolVar(&c.enableAccessLog, "enable-access-log", true, "write one line per request to stdout")
 	fs.StringVar(&c.accessLogFormat, "access-log-format", accessLogUpstreamInfo, "access log format: upstreaminfo (ingress-nginx's default log-format-upstream), text (key=value) or json")
-	fs.StringVar(&c.healthPath, "health-check-path", "/healthz", "path of the liveness check on -debug-addr (readiness is /readyz)")
+	fs.StringVar(&c.healthPath, "health-check-path", "/healthz", "path of the liveness check on -debug-addr (readiness is /readyz), also answered 200 on the traffic listeners for names no Ingress rule claims, as ingress-nginx's catch-all server answers load balancers' checks")
 	fs.Var((*gracePeriod)(&c.drain), "shutdown-grace-period", "after SIGTERM, how long /readyz fails while the listeners keep serving, before they close: seconds (ingress-nginx's form) or a duration")
 	fs.BoolVar(&c.options.WatchIngressWithoutClass, "watch-ingress-without-class", false, "also serve Ingresses that name no class")
 	fs.BoolVar(&sslRedirect, "ssl-redirect", true, "redirect plain HTTP to HTTPS for hosts listed under spec.tls")

@@ -122,8 +122,9 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 	if hk.LargeBufferSize == 0 {
 		hk = configmap.DefaultHeaders()
 	}
+	traffic := catchAllHealth(rt, cfg.healthPath)
 	newTrafficServer := func() *http.Server {
-		srv := newServer(rt)
+		srv := newServer(traffic)
 		// OPTIONS * goes to the router, which refuses it as nginx and the
 		// loop do (400, logged), rather than net/http's own 200.
 		srv.DisableGeneralOptionsHandler = true

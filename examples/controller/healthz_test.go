@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The traffic listeners answer the health check path with 200 for names no
+// Ingress rule claims, as ingress-nginx's catch-all server ("_") does for
+// cloud load balancers probing port 80 (nginx.tmpl: "health checks in cloud
+// providers require the use of port 80"): a string prefix location, so a
+// hostless Ingress's "/" does not take it, while its longer prefix, and
+// every path of a host with rules of its own, go to the backend.
+func TestTrafficHealthCheckOnCatchAll(t *testing.T) {
+	port := namedBackend(t, "A")
+	dir := t.TempDir()
+	catchAll := `---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: catch
+  namespace: t
+spec:
+  ingressClassName: ramjet
+  rules:
+    - http:
+        paths:
+          - {path: /, pathType: Prefix, backend: {service: {name: app, port: {number: 80}}}}
+          - {path: /healthz/deep, pathType: Prefix, backend: {service: {name: app, port: {number: 80}}}}
+`
+	writeFile(t, filepath.Join(dir, "app.yaml"), appManifests(port)+catchAll)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inst, err := start(ctx, config{manifests: dir, httpAddr: "127.0.0.1:0", pollInterval: time.Hour}, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	client := &http.Client{}
+	for _, tt := range []struct {
+		host, path string
+		status     int
+		body       string
+	}{
+		{"lb.example", "/healthz", 200, ""},
+		{"", "/healthz", 200, ""},
+		{"10.0.0.1", "/healthzcheck", 200, ""},
+		{"lb.example", "/healthz/deep/x", 200, "A /healthz/deep/x"},
+		{"lb.example", "/other", 200, "A /other"},
+		{"app.test", "/healthz", 200, "A /healthz"},
+	} {
+		u := "http://" + inst.HTTPAddr + tt.path
+		status, body := get(t, client, u, tt.host)
+		assert.Equal(t, tt.status, status, "%s %s", tt.host, tt.path)
+		assert.Equal(t, tt.body, strings.TrimSpace(body), "%s %s", tt.host, tt.path)
+	}
+	cancel()
+	require.NoError(t, inst.Wait())
+}

@@ -302,7 +302,12 @@
 //     example controller's -http1-server net/http, the head is bounded
 //     at number×size instead: §13), http2-max-concurrent-streams (128,
 //     the HTTP/2 servers' SETTINGS_MAX_CONCURRENT_STREAMS, as nginx's
-//     http2_max_concurrent_streams), and log-format-upstream
+//     http2_max_concurrent_streams), the client connection keys
+//     keep-alive, keep-alive-requests, client-header-timeout and
+//     worker-shutdown-timeout (router.Options.IdleTimeout and
+//     ClientHeaderTimeout take the two timeouts, ClientBodyTimeout
+//     client-body-timeout; keep-alive "0" and the request count are
+//     the server's), and log-format-upstream
 //     with log-format-escape-json (its access log in nginx's variable
 //     syntax: $remote_addr, $remote_user, $host, $request,
 //     $request_method, $request_uri, $uri, $args, $scheme,

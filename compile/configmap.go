@@ -180,8 +180,6 @@ var ConfigMapUnsupported = map[string]string{
 	"server-snippet":               "snippets are not read",
 	"no-auth-locations":            "authentication applies to every location",
 	"proxy-redirect-from":          "Location headers are passed unchanged",
-	"client-header-timeout":        "the router's header timeout applies",
-	"client-body-timeout":          "the router's body timeout (60 s) applies",
 }
 
 // configMapMoves are the unsupported keys whose absence answers a request
@@ -252,7 +250,7 @@ func offByDefault(lost string) func(v string) (Reason, Severity, string) {
 // knob, and their warning is cosmetic.
 var configMapTuning = setOf(
 	"worker-processes", "max-worker-connections", "max-worker-open-files", "worker-cpu-affinity",
-	"worker-shutdown-timeout", "worker-rlimit-nofile", "reuse-port", "keep-alive", "keep-alive-requests",
+	"worker-rlimit-nofile", "reuse-port",
 	"upstream-keepalive-connections", "upstream-keepalive-timeout", "upstream-keepalive-requests",
 	"upstream-keepalive-time", "server-name-hash-bucket-size", "server-name-hash-max-size",
 	"map-hash-bucket-size", "proxy-headers-hash-bucket-size", "proxy-headers-hash-max-size",

@@ -14,7 +14,7 @@ import (
 // (the embedder's). The listeners' and access log's keys
 // (use-proxy-protocol, log-format-upstream, log-format-escape-json,
 // use-http2, http2-max-concurrent-streams, large-client-header-buffers,
-// client-header-buffer-size)
+// client-header-buffer-size, keep-alive-requests, worker-shutdown-timeout)
 // are the embedder's to read from s (use-proxy-protocol "true" only keeps
 // enable-real-ip from trusting X-Forwarded-For; an embedder whose
 // listeners read PROXY headers by a flag does the same); the TLS keys set o.TLS, which
@@ -86,6 +86,17 @@ func (o *Options) ApplyConfigMap(s configmap.Settings) {
 	}
 	if has("proxy-add-original-uri-header") {
 		o.OriginalURIHeader = s.Headers.OriginalURI
+	}
+	// keep-alive "0" (keep-alive off) and keep-alive-requests are the
+	// embedder's server's.
+	if has("keep-alive") && s.Connections.KeepAlive > 0 {
+		o.IdleTimeout = s.Connections.KeepAlive
+	}
+	if has("client-header-timeout") {
+		o.ClientHeaderTimeout = s.Connections.HeaderTimeout
+	}
+	if has("client-body-timeout") {
+		o.ClientBodyTimeout = s.Connections.BodyTimeout
 	}
 	if g := s.Gzip; g != nil {
 		o.Gzip = &Gzip{Level: g.Level, MinLength: g.MinLength, Types: g.Types}

@@ -62,6 +62,10 @@ func TestApplyConfigMapEveryKey(t *testing.T) {
 		"ignore-invalid-headers":        {value: "false"},
 		"generate-request-id":           {value: "false"},
 		"proxy-add-original-uri-header": {value: "true"},
+		// The client connection keys the router's options take.
+		"keep-alive":            {value: "30"},
+		"client-header-timeout": {value: "5"},
+		"client-body-timeout":   {value: "5"},
 		// The embedder's: the listeners and the access log.
 		"use-proxy-protocol":                    {value: "true"},
 		"log-format-upstream":                   {value: "$status"},
@@ -73,10 +77,12 @@ func TestApplyConfigMapEveryKey(t *testing.T) {
 		"large-client-header-buffers":           {value: "4 16k"},
 		"client-header-buffer-size":             {value: "2k"},
 		"http2-max-concurrent-streams":          {value: "64"},
+		"keep-alive-requests":                   {value: "100"},
+		"worker-shutdown-timeout":               {value: "30s"},
 	}
 	embedder := []string{"use-proxy-protocol", "log-format-upstream", "log-format-escape-json", "log-format-escape-none",
 		"skip-access-log-urls", "enable-access-log-for-default-backend", "use-http2", "large-client-header-buffers", "client-header-buffer-size",
-		"http2-max-concurrent-streams"}
+		"http2-max-concurrent-streams", "keep-alive-requests", "worker-shutdown-timeout"}
 	read := func(data map[string]string) (configmap.Settings, Options) {
 		s, warns := configmap.Parse("ingress", "nginx", data)
 		warns = append(warns, s.ReadHeaders(func(string) (map[string]string, bool) { return map[string]string{"X-A": "1"}, true })...)

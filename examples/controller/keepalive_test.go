@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -71,4 +72,78 @@ func TestKeepaliveRequestsHTTP2(t *testing.T) {
 	}
 	cancel()
 	require.NoError(t, inst.Wait())
+}
+
+// The ConfigMap's client connection keys set the HTTP/1 listeners as
+// nginx.tmpl's directives set nginx: keep-alive-requests
+// (keepalive_requests), keep-alive (keepalive_timeout, "0" closing every
+// connection after its response) and client-header-timeout
+// (client_header_timeout), and none of them warns.
+func TestConfigMapConnectionKeys(t *testing.T) {
+	serve := func(t *testing.T, data string) (*instance, *syncBuffer) {
+		dir := t.TempDir()
+		writeFile(t, filepath.Join(dir, "configmap.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nginx, namespace: ingress}\ndata:\n"+data)
+		cfg, err := parseFlags([]string{"-manifests", dir, "-configmap", "ingress/nginx", "-http-addr", "127.0.0.1:0",
+			"-debug-addr", "127.0.0.1:0", "-poll-interval", "1h", "-enable-access-log=false"}, io.Discard, func(string) string { return "" })
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		logs := &syncBuffer{}
+		inst, err := start(ctx, cfg, slog.New(slog.NewTextHandler(logs, nil)))
+		require.NoError(t, err)
+		t.Cleanup(func() {
+			cancel()
+			_ = inst.Wait()
+		})
+		return inst, logs
+	}
+	// closes sends n requests on one connection and reports which
+	// responses said they close it.
+	closes := func(t *testing.T, addr string, n int) []bool {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+		br := bufio.NewReader(c)
+		var out []bool
+		for range n {
+			if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n"); err != nil {
+				break
+			}
+			res, err := http.ReadResponse(br, nil)
+			if err != nil {
+				break
+			}
+			_, _ = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			out = append(out, res.Close)
+		}
+		return out
+	}
+
+	t.Run("keep-alive-requests", func(t *testing.T) {
+		inst, logs := serve(t, "  keep-alive-requests: \"3\"\n  keep-alive: \"10\"\n  client-body-timeout: \"20\"\n")
+		assert.Equal(t, []bool{false, false, true}, closes(t, inst.HTTPAddr, 5))
+		status, body := get(t, http.DefaultClient, "http://"+inst.DebugAddr+"/debug/warnings", "")
+		require.Equal(t, http.StatusOK, status)
+		for _, key := range []string{"keep-alive-requests", "keep-alive", "client-body-timeout"} {
+			assert.NotContains(t, body, "data["+key+"]")
+			assert.NotContains(t, logs.String(), "data["+key+"]")
+		}
+	})
+	t.Run("keep-alive off", func(t *testing.T) {
+		inst, _ := serve(t, "  keep-alive: \"0\"\n")
+		assert.Equal(t, []bool{true}, closes(t, inst.HTTPAddr, 2))
+	})
+	t.Run("client-header-timeout", func(t *testing.T) {
+		inst, _ := serve(t, "  client-header-timeout: \"1\"\n")
+		c, err := net.Dial("tcp", inst.HTTPAddr)
+		require.NoError(t, err)
+		defer c.Close()
+		_, err = io.WriteString(c, "GET / HTTP/1.1\r\nHost: a.test\r\n")
+		require.NoError(t, err)
+		began := time.Now()
+		_ = c.SetDeadline(began.Add(20 * time.Second))
+		_, _ = io.Copy(io.Discard, c)
+		assert.Less(t, time.Since(began), 10*time.Second, "an unfinished head is cut after client-header-timeout, not the default 60 s")
+	})
 }

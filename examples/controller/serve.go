@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -87,7 +88,8 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 		l.listeners = append(l.listeners, ln)
 		return ln, nil
 	}
-	headerTimeout := cmp.Or(cfg.headerTimeout, defaultHeaderTimeout)
+	conns := cfg.connections()
+	headerTimeout := conns.HeaderTimeout
 	// openTraffic opens a listener for requests, reading PROXY headers
 	// when asked to.
 	openTraffic := func(addr string) (net.Listener, error) {
@@ -105,7 +107,7 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 	newServer := func(h http.Handler) *http.Server {
 		return &http.Server{
 			Handler:           h,
-			IdleTimeout:       cmp.Or(cfg.idleTimeout, defaultIdleTimeout),
+			IdleTimeout:       cmp.Or(conns.KeepAlive, defaultIdleTimeout),
 			ReadHeaderTimeout: headerTimeout,
 			ErrorLog:          errorLog,
 		}
@@ -136,6 +138,9 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 			// (use-forwarded-headers); the mark is read only then.
 			srv.ConnContext = proxyPeerIsClient
 		}
+		// keep-alive "0": nginx's keepalive_timeout 0 closes every
+		// connection after its response.
+		srv.SetKeepAlivesEnabled(conns.KeepAlive > 0)
 		return srv
 	}
 
@@ -168,7 +173,7 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 			HeaderBuffers:     h1.HeaderBuffers{First: hk.FirstBufferSize, Number: hk.LargeBufferNumber, Size: hk.LargeBufferSize},
 			ReadHeaderTimeout: srv.ReadHeaderTimeout,
 			IdleTimeout:       srv.IdleTimeout,
-			MaxRequests:       keepaliveRequests,
+			MaxRequests:       conns.KeepAliveRequests,
 			ErrorLog:          srv.ErrorLog,
 			ConnContext:       srv.ConnContext,
 			Fallback:          srv,
@@ -186,9 +191,10 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 				ErrorLog:             srv.ErrorLog,
 				ConnContext:          srv.ConnContext,
 				// keepalive_requests counts HTTP/2 streams too.
-				MaxRequests: keepaliveRequests,
+				MaxRequests: conns.KeepAliveRequests,
 			}
 		}
+		loop.SetKeepAlivesEnabled(conns.KeepAlive > 0)
 		l.loops = append(l.loops, loop)
 		return func() error { return loop.Serve(ln) }
 	}
@@ -319,7 +325,7 @@ func (l *listening) run(stop context.Context, ctx context.Context, cancel contex
 			}
 			t.Stop()
 		}
-		timeout := cmp.Or(cfg.shutdownTimeout, defaultShutdownTimeout)
+		timeout := cfg.connections().ShutdownTimeout
 		log.Info("shutting down", "timeout", timeout)
 		sctx, stopTimeout := context.WithTimeout(context.Background(), timeout)
 		defer stopTimeout()
@@ -512,4 +518,32 @@ func servedGatewayPorts(cfg config) []match.Listener {
 		ports = append(ports, match.Listener{Port: int32(cmp.Or(cfg.gatewayHTTPSPort, 443)), TLS: true})
 	}
 	return ports
+}
+
+// connections are the client connection settings: the ConfigMap's keys
+// (keep-alive, keep-alive-requests, client-header-timeout,
+// worker-shutdown-timeout) where it sets them, else the controller's
+// defaults (ingress-nginx's, but a shutdown timeout of its own); the
+// timeouts tests set win.
+func (c config) connections() configmap.Connections {
+	k := configmap.Connections{KeepAlive: defaultIdleTimeout, KeepAliveRequests: keepaliveRequests,
+		HeaderTimeout: defaultHeaderTimeout, ShutdownTimeout: defaultShutdownTimeout}
+	set := c.routerKeys.Connections
+	for _, f := range []struct {
+		key string
+		do  func()
+	}{
+		{"keep-alive", func() { k.KeepAlive = set.KeepAlive }},
+		{"keep-alive-requests", func() { k.KeepAliveRequests = set.KeepAliveRequests }},
+		{"client-header-timeout", func() { k.HeaderTimeout = set.HeaderTimeout }},
+		{"worker-shutdown-timeout", func() { k.ShutdownTimeout = set.ShutdownTimeout }},
+	} {
+		if slices.Contains(c.routerKeys.Keys, f.key) {
+			f.do()
+		}
+	}
+	k.KeepAlive = cmp.Or(c.idleTimeout, k.KeepAlive)
+	k.HeaderTimeout = cmp.Or(c.headerTimeout, k.HeaderTimeout)
+	k.ShutdownTimeout = cmp.Or(c.shutdownTimeout, k.ShutdownTimeout)
+	return k
 }

@@ -115,6 +115,8 @@ type Settings struct {
 	TLS TLS
 	// Headers: the request and response header keys (headers.go).
 	Headers Headers
+	// Connections: the client connection keys (connections.go).
+	Connections Connections
 }
 
 // Compression is use-gzip's or enable-brotli's settings (router.Gzip,
@@ -259,7 +261,7 @@ func Parse(namespace, name string, data map[string]string, keep ...string) (Sett
 		gzip:   Compression{Level: 1, MinLength: 256, Types: DefaultGzipTypes},
 		brotli: Compression{Level: 4, MinLength: 20, Types: DefaultBrotliTypes},
 	}
-	s.TLS, s.Headers = DefaultTLS(), DefaultHeaders()
+	s.TLS, s.Headers, s.Connections = DefaultTLS(), DefaultHeaders(), DefaultConnections()
 	var warns []Warning
 	warn := s.warner(&warns)
 	hstsSet := false

@@ -1,0 +1,67 @@
+package configmap
+
+import (
+	"errors"
+	"strconv"
+	"time"
+)
+
+// Connections are the client connection keys, with ingress-nginx v1.15's
+// defaults (config.go NewDefault) and nginx.tmpl's use of them: numbers
+// of seconds, as nginx.tmpl writes them with an "s". For the listeners,
+// read when they are made, but BodyTimeout (router.Options).
+type Connections struct {
+	// KeepAlive: keep-alive (75), keepalive_timeout: how long an idle
+	// keep-alive connection stays open; 0 turns keep-alive off, each
+	// connection closing after its response.
+	KeepAlive time.Duration
+	// KeepAliveRequests: keep-alive-requests (1000), keepalive_requests:
+	// the most requests a connection serves ("0" serves one, as nginx).
+	KeepAliveRequests int
+	// HeaderTimeout: client-header-timeout (60), client_header_timeout.
+	HeaderTimeout time.Duration
+	// BodyTimeout: client-body-timeout (60), client_body_timeout: the
+	// longest wait between two reads of a request body
+	// (router.Options.ClientBodyTimeout).
+	BodyTimeout time.Duration
+	// ShutdownTimeout: worker-shutdown-timeout ("240s"), an nginx time:
+	// how long the requests in flight when the controller stops may take.
+	ShutdownTimeout time.Duration
+}
+
+// DefaultConnections are ingress-nginx's defaults of the connection keys.
+func DefaultConnections() Connections {
+	return Connections{KeepAlive: 75 * time.Second, KeepAliveRequests: 1000, HeaderTimeout: 60 * time.Second,
+		BodyTimeout: 60 * time.Second, ShutdownTimeout: 240 * time.Second}
+}
+
+func init() {
+	// seconds reads a number of seconds as ingress-nginx's int fields take
+	// it; nginx refuses a negative time, and times a client out at once
+	// at 0, so min is 1 but for keep-alive.
+	seconds := func(field func(c *Connections) *time.Duration, min int64) Key {
+		return Key{read: func(p *parse, v string) error {
+			n, err := strconv.ParseInt(v, 0, 32)
+			if err != nil || n < min {
+				return errors.New("want a number of seconds, at least " + strconv.FormatInt(min, 10))
+			}
+			*field(&p.s.Connections) = time.Duration(n) * time.Second
+			return nil
+		}}
+	}
+	Keys["keep-alive"] = seconds(func(c *Connections) *time.Duration { return &c.KeepAlive }, 0)
+	Keys["client-header-timeout"] = seconds(func(c *Connections) *time.Duration { return &c.HeaderTimeout }, 1)
+	Keys["client-body-timeout"] = seconds(func(c *Connections) *time.Duration { return &c.BodyTimeout }, 1)
+	Keys["keep-alive-requests"] = Key{read: func(p *parse, v string) error {
+		n, err := strconv.ParseInt(v, 0, 32)
+		if err != nil || n < 0 {
+			return errors.New("want a number of requests")
+		}
+		p.s.Connections.KeepAliveRequests = max(int(n), 1)
+		return nil
+	}}
+	Keys["worker-shutdown-timeout"] = Key{read: func(p *parse, v string) (err error) {
+		p.s.Connections.ShutdownTimeout, err = parseNginxTime(v)
+		return err
+	}}
+}

@@ -706,3 +706,17 @@ func TestChartPrivilegedStreamPorts(t *testing.T) {
 	low["controller"] = map[string]any{"sysctls": map[string]any{"net.ipv4.ip_unprivileged_port_start": "0"}}
 	require.Equal(t, []corev1.Sysctl{{Name: "net.ipv4.ip_unprivileged_port_start", Value: "0"}}, sysctls(low))
 }
+
+// controller.podAnnotations with the Prometheus annotations ingress-nginx's
+// monitoring guide has users set (its chart adds none of its own) render
+// once each, beside those the chart adds with metrics on: a key twice in
+// one mapping is a YAML error that fails the install. The values file's
+// win.
+func TestChartPodAnnotationsWithMetrics(t *testing.T) {
+	rendered := renderChart(t, "edge", "ingress", map[string]any{"controller": map[string]any{
+		"metrics":        map[string]any{"enabled": true},
+		"podAnnotations": map[string]any{"prometheus.io/scrape": "true", "prometheus.io/port": "9913", "team": "edge"},
+	}})
+	dep := findNamed[*appsv1.Deployment](t, decodeChart(t, rendered), "edge")
+	require.Equal(t, map[string]string{"prometheus.io/scrape": "true", "prometheus.io/port": "9913", "team": "edge"}, dep.Spec.Template.Annotations)
+}

@@ -10,12 +10,19 @@ metadata:
     {{- toYaml . | nindent 4 }}
     {{- end }}
   {{- if or .Values.controller.metrics.enabled .Values.controller.podAnnotations }}
+  {{- /* One mapping: podAnnotations may name the Prometheus keys too
+  (ingress-nginx's monitoring guide sets them there), and a key written
+  twice fails the install. The values file's win. */}}
+  {{- $annotations := dict }}
+  {{- if .Values.controller.metrics.enabled }}
+  {{- $_ := set $annotations "prometheus.io/scrape" "true" }}
+  {{- $_ := set $annotations "prometheus.io/port" (toString .Values.controller.metrics.port) }}
+  {{- end }}
+  {{- range $key, $value := .Values.controller.podAnnotations }}
+  {{- $_ := set $annotations $key $value }}
+  {{- end }}
   annotations:
-    {{- if .Values.controller.metrics.enabled }}
-    prometheus.io/scrape: "true"
-    prometheus.io/port: {{ .Values.controller.metrics.port | quote }}
-    {{- end }}
-    {{- range $key, $value := .Values.controller.podAnnotations }}
+    {{- range $key, $value := $annotations }}
     {{ $key }}: {{ $value | quote }}
     {{- end }}
   {{- end }}

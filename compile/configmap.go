@@ -251,8 +251,7 @@ func offByDefault(lost string) func(v string) (Reason, Severity, string) {
 var configMapTuning = setOf(
 	"worker-processes", "max-worker-connections", "max-worker-open-files", "worker-cpu-affinity",
 	"worker-rlimit-nofile", "reuse-port",
-	"upstream-keepalive-connections", "upstream-keepalive-timeout", "upstream-keepalive-requests",
-	"upstream-keepalive-time", "server-name-hash-bucket-size", "server-name-hash-max-size",
+	"server-name-hash-bucket-size", "server-name-hash-max-size",
 	"map-hash-bucket-size", "proxy-headers-hash-bucket-size", "proxy-headers-hash-max-size",
 	"variables-hash-bucket-size", "variables-hash-max-size",
 	"ssl-buffer-size", "error-log-level", "error-log-path",
@@ -265,6 +264,16 @@ var configMapTuning = setOf(
 	"proxy-protocol-header-timeout",
 	"stream-access-log-path", "disable-stream-access-log",
 )
+
+// configMapPool are the upstream keep-alive keys, each with what ramjet's
+// backend connection pool does in its place (router.Options.Transport):
+// no answer depends on them.
+var configMapPool = map[string]string{
+	"upstream-keepalive-connections": "ramjet keeps up to 64 idle connections per endpoint",
+	"upstream-keepalive-timeout":     "ramjet closes a backend connection idle for 60 s",
+	"upstream-keepalive-requests":    "ramjet reuses a backend connection for any number of requests",
+	"upstream-keepalive-time":        "ramjet reuses a backend connection for as long as it stays open",
+}
 
 // ParseConfigMap reads an ingress-nginx ConfigMap. keep names keys whose
 // setting the caller has already decided (a command-line flag for the same
@@ -326,6 +335,9 @@ func ParseConfigMapFor(cm *corev1.ConfigMap, o ConfigMapOptions) *ConfigMap {
 		case !ok && configMapByValue[key] != nil:
 			reason, sev, msg := configMapByValue[key](v)
 			c.warnings = append(c.warnings, Warning{Reason: reason, Object: c.Ref, Field: configMapField(key), Message: msg, Rated: sev})
+			continue
+		case !ok && configMapPool[key] != "":
+			c.warn(ConfigMapKeyIgnored, key, "not implemented: "+configMapPool[key]+"; no answer changes; ignored")
 			continue
 		case !ok && configMapTuning[key]:
 			c.warn(ConfigMapKeyIgnored, key, "tunes nginx itself, no answer changes; ignored")

@@ -204,3 +204,21 @@ func TestHTTPRedirectCodeWarning(t *testing.T) {
 	assert.Contains(t, ws[0].Message, "from-to-www-redirect")
 	assert.Equal(t, TrafficMoves, ws[0].Severity())
 }
+
+// The upstream keep-alive keys say what ramjet's backend connection pool
+// does in their place, not that they tune nginx alone: ramjet pools
+// backend connections too, with settings of its own.
+func TestParseConfigMapUpstreamKeepalive(t *testing.T) {
+	c := ParseConfigMap(mkConfigMap("ingress", "nginx", map[string]string{
+		"upstream-keepalive-connections": "0", "upstream-keepalive-timeout": "5",
+		"upstream-keepalive-requests": "100", "upstream-keepalive-time": "10m",
+	}))
+	ws := c.Warnings()
+	require.Len(t, ws, 4)
+	for _, w := range ws {
+		assert.Equal(t, ConfigMapKeyIgnored, w.Reason, w.Field)
+		assert.Equal(t, Cosmetic, w.Severity(), w.Field)
+		assert.Contains(t, w.Message, "not implemented: ramjet", w.Field)
+		assert.NotContains(t, w.Message, "tunes nginx itself", w.Field)
+	}
+}

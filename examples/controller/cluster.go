@@ -121,6 +121,9 @@ type listers struct {
 	services       []corelisters.ServiceLister
 	endpointSlices []discoverylisters.EndpointSliceLister
 	secrets        []corelisters.SecretLister
+	// configMaps are those of the Ingresses' namespaces, which
+	// auth-proxy-set-headers names.
+	configMaps []corelisters.ConfigMapLister
 }
 
 // stats are the cluster loop's counters; /metrics shows them.
@@ -360,6 +363,20 @@ func (c *clusterController) watch() error {
 		}
 		c.listers.ingresses = append(c.listers.ingresses, ing.Lister())
 		c.listers.classes = classes.Lister()
+
+		// The ConfigMaps auth-proxy-set-headers names, in the Ingress's
+		// namespace: every one, as ingress-nginx's store watches them,
+		// but Helm 2's release records (OWNER=TILLER), which it leaves
+		// out for their size.
+		cf := informers.NewSharedInformerFactoryWithOptions(c.client, c.cfg.resync,
+			informers.WithNamespace(ns),
+			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = "OWNER!=TILLER" }))
+		c.factories = append(c.factories, cf)
+		cms := cf.Core().V1().ConfigMaps()
+		if err := add(cms.Informer(), changed); err != nil {
+			return err
+		}
+		c.listers.configMaps = append(c.listers.configMaps, cms.Lister())
 
 		// Only kubernetes.io/tls Secrets serve certificates (SPEC §12) and
 		// only Opaque ones hold auth-secret passwords (§11.7): field
@@ -627,6 +644,9 @@ func (c *clusterController) rebuild() {
 		}
 		cmData = data
 		others, _ := c.configMap.ConfigMaps(c.settings.ref.Namespace).List(labels.Everything())
+		// add-headers and proxy-set-headers may name one in another
+		// watched namespace, as ingress-nginx's store finds it.
+		others = append(others, snap.ConfigMaps...)
 		cfg = c.settings.update(data, cm != nil, others...)
 		applyLive(c.router, cfg, c.cfg)
 	}
@@ -696,9 +716,21 @@ func (c *clusterController) snapshot() compile.Snapshot {
 		items, _ := l.List(everything)
 		s.Secrets = append(s.Secrets, items...)
 	}
-	for _, l := range c.streamConfigMaps {
+	for _, l := range c.listers.configMaps {
 		items, _ := l.List(everything)
 		s.ConfigMaps = append(s.ConfigMaps, items...)
+	}
+	if c.cfg.namespace == "" {
+		// The services ConfigMaps are among those already listed.
+		return s
+	}
+	for _, l := range c.streamConfigMaps {
+		items, _ := l.List(everything)
+		for _, cm := range items {
+			if cm.Namespace != c.cfg.namespace {
+				s.ConfigMaps = append(s.ConfigMaps, cm)
+			}
+		}
 	}
 	return s
 }

@@ -338,6 +338,16 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 			return config{}, fmt.Errorf("%w: -%s and -%s are the same setting: give one", errUsage, pair[0], pair[1])
 		}
 	}
+	// spelled is the name a flag was given by, an alias's when the
+	// command line used it, so that an error names what was written.
+	spelled := func(name string) string {
+		for _, pair := range aliases {
+			if pair[0] == name && slices.Contains(set, pair[1]) {
+				return pair[1]
+			}
+		}
+		return name
+	}
 
 	for _, p := range []struct {
 		name string
@@ -453,7 +463,7 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 
 	if c.namespace != "" {
 		if errs := validation.IsDNS1123Label(c.namespace); len(errs) > 0 {
-			return config{}, fmt.Errorf("%w: -namespace %q: %s", errUsage, c.namespace, strings.Join(errs, "; "))
+			return config{}, fmt.Errorf("%w: -%s %q: %s", errUsage, spelled("namespace"), c.namespace, strings.Join(errs, "; "))
 		}
 	}
 	if publishService != "" && publishAddress != "" {
@@ -469,11 +479,11 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 	c.noStatusUpdate = c.noStatusUpdate || !updateStatus
 	addrs, err := status.ParseAddresses(publishAddress)
 	if err != nil {
-		return config{}, fmt.Errorf("%w: -publish-address: %v", errUsage, err)
+		return config{}, fmt.Errorf("%w: -%s: %v", errUsage, spelled("publish-address"), err)
 	}
 	c.publishAddresses = addrs
 	if c.resync < 0 {
-		return config{}, fmt.Errorf("%w: -resync-period %v: must not be negative", errUsage, c.resync)
+		return config{}, fmt.Errorf("%w: -%s %v: must not be negative", errUsage, spelled("resync-period"), c.resync)
 	}
 	if errs := validation.IsDNS1123Subdomain(c.electionID); len(errs) > 0 {
 		return config{}, fmt.Errorf("%w: -election-id %q: %s", errUsage, c.electionID, strings.Join(errs, "; "))

@@ -246,6 +246,10 @@ func TestParseFlags(t *testing.T) {
 		{name: "publish service with bad name", args: []string{"-publish-service", "a/B_C"}, wantErr: `-publish-service "a/B_C"`},
 		{name: "bad publish address", args: []string{"-publish-address", "10.0.0.1,,x"}, wantErr: "-publish-address: option publish-address"},
 		{name: "bad namespace", args: []string{"-namespace", "Shop"}, wantErr: `-namespace "Shop"`},
+		// An alias's error names the spelling given.
+		{name: "bad watch namespace", args: []string{"--watch-namespace", "Shop"}, wantErr: `-watch-namespace "Shop"`},
+		{name: "negative sync period", args: []string{"--sync-period=-5m"}, wantErr: "-sync-period -5m0s: must not be negative"},
+		{name: "bad publish status address", args: []string{"--publish-status-address", "10.0.0.1,,x"}, wantErr: "-publish-status-address: option publish-address"},
 		{name: "bad election id", args: []string{"-election-id", "Leader!"}, wantErr: `-election-id "Leader!"`},
 		{name: "bad election namespace", args: []string{"-election-namespace", "a.b"}, wantErr: `-election-namespace "a.b"`},
 		{name: "negative resync", args: []string{"-resync-period", "-1s"}, wantErr: "must not be negative"},

@@ -105,6 +105,11 @@ var ingressNginxNoop = map[string]bool{
 	"deep-inspect":                  true, // ramjet's compile inspects as ingress-nginx's
 	"profiling":                     false,
 	"logtostderr":                   true,
+	// ramjet always validates annotations, and its webhook always
+	// compiles with the whole snapshot, as ingress-nginx's full test.
+	"enable-annotation-validation":    true,
+	"disable-full-test":               false,
+	"report-node-internal-ip-address": false,
 }
 
 // foreignFlags finds the flags fs does not define before Parse sees them,

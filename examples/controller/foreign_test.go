@@ -38,6 +38,8 @@ func TestForeignFlags(t *testing.T) {
 		{name: "Sync Events on are not posted", args: []string{"--disable-sync-events=false"}, wantErr: "--disable-sync-events=false is an ingress-nginx flag ramjet does not implement: ramjet posts no Sync Events"},
 		{name: "deep inspection on is what ramjet does", args: []string{"--deep-inspect", "-ingress-class=x", "--deep-inspect=true"}, wantRest: []string{"-ingress-class=x"}, wantNoop: []string{"deep-inspect"}},
 		{name: "deep inspection cannot be turned off", args: []string{"--deep-inspect=false"}, wantErr: "--deep-inspect=false is an ingress-nginx flag ramjet does not implement: ramjet always withholds"},
+		{name: "annotation validation on, the full test and no node IP are what ramjet does", args: []string{"--enable-annotation-validation=true", "--disable-full-test=false", "--report-node-internal-ip-address=false", "--enable-annotation-validation"}, wantRest: []string{}, wantNoop: []string{"enable-annotation-validation", "disable-full-test", "report-node-internal-ip-address"}},
+		{name: "annotation validation cannot be turned off", args: []string{"--enable-annotation-validation=false"}, wantErr: "ramjet always validates annotations"},
 		{name: "maxmind-license-key", args: []string{"--maxmind-license-key=secret"}, wantErr: "ramjet has no GeoIP"},
 		{name: "maxmind-license-key, value apart", args: []string{"--maxmind-license-key", "secret"}, wantErr: "--maxmind-license-key is an ingress-nginx flag ramjet does not implement"},
 		{name: "full test", args: []string{"--disable-full-test"}, wantErr: "never runs nginx -t"},

@@ -136,7 +136,7 @@ func (r *Router) clientCertRefused(s *requestState, c *match.ClientTLS, a answer
 }
 
 // verifyClientChain verifies the client's chain against the host's CAs,
-// no longer than VerifyDepth above the client's certificate.
+// with at most VerifyDepth intermediates (chainDepth).
 func verifyClientChain(c *match.ClientTLS, certs []*x509.Certificate) error {
 	opts := x509.VerifyOptions{Roots: c.Pool(), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
 	if len(certs) > 1 {
@@ -197,11 +197,13 @@ func (v *chainVerdicts) verify(c *match.ClientTLS, certs []*x509.Certificate) er
 
 var errChainTooLong = errors.New("certificate chain too long")
 
-// chainDepth accepts chains whose certificates above the leaf number at
-// most depth, as OpenSSL's verify depth counts them.
+// chainDepth accepts chains with at most depth CA certificates between
+// the leaf and the trust anchor, as OpenSSL (1.1.0 on) counts its verify
+// depth: 1, nginx's and ingress-nginx's default, accepts a certificate
+// issued by an intermediate of a trusted root.
 func chainDepth(chains [][]*x509.Certificate, depth int) error {
 	for _, ch := range chains {
-		if len(ch)-1 <= depth {
+		if len(ch)-2 <= depth {
 			return nil
 		}
 	}

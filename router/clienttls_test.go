@@ -77,3 +77,40 @@ func TestClientChainVerifiedOncePerConnection(t *testing.T) {
 	require.Equal(t, http.StatusOK, serveOn(again))
 	assert.EqualValues(t, 3, r.chains.verified.Load(), "a new connection's chain is verified")
 }
+
+// TestClientChainVerifyDepth: auth-tls-verify-depth counts the CA
+// certificates between the client's and the trust anchor, as OpenSSL
+// (1.1.0 on, ingress-nginx's) counts ssl_verify_depth: depth n accepts n
+// intermediates, so the default 1 accepts a certificate issued by an
+// intermediate whose root is in ca.crt ("openssl verify -verify_depth 1").
+func TestClientChainVerifyDepth(t *testing.T) {
+	root, rootKey := clientTestCert(t, "root", true, nil, nil)
+	inter1, inter1Key := clientTestCert(t, "inter1", true, root, rootKey)
+	inter2, inter2Key := clientTestCert(t, "inter2", true, inter1, inter1Key)
+	leaf0, _ := clientTestCert(t, "leaf0", false, root, rootKey)
+	leaf1, _ := clientTestCert(t, "leaf1", false, inter1, inter1Key)
+	leaf2, _ := clientTestCert(t, "leaf2", false, inter2, inter2Key)
+	chains := map[string][]*x509.Certificate{
+		"leaf0": {leaf0},
+		"leaf1": {leaf1, inter1},
+		"leaf2": {leaf2, inter2, inter1},
+	}
+	for _, tc := range []struct {
+		depth int
+		ok    []string
+		fail  []string
+	}{
+		{0, []string{"leaf0"}, []string{"leaf1", "leaf2"}},
+		{1, []string{"leaf0", "leaf1"}, []string{"leaf2"}},
+		{2, []string{"leaf0", "leaf1", "leaf2"}, nil},
+	} {
+		c, err := match.NewClientTLS(match.ClientTLS{Secret: "prod/ca", CAs: []*x509.Certificate{root}, Verify: match.VerifyOn, VerifyDepth: tc.depth})
+		require.NoError(t, err)
+		for _, name := range tc.ok {
+			assert.NoError(t, verifyClientChain(c, chains[name]), "depth %d %s", tc.depth, name)
+		}
+		for _, name := range tc.fail {
+			assert.ErrorIs(t, verifyClientChain(c, chains[name]), errChainTooLong, "depth %d %s", tc.depth, name)
+		}
+	}
+}

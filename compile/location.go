@@ -14,7 +14,7 @@ import (
 // value: BackendTLS (applyTLSEnds), Response (applyResponses) and Snippet
 // (applySnippets).
 func (b *builder) location(ing *ingress, p *networkingv1.HTTPIngressPath, v *vhost) match.Location {
-	loc := match.Location{Policy: ing.requestPolicy(), CORS: ing.ann.access.cors, Tracing: b.tracing(ing)}
+	loc := match.Location{Policy: ing.requestPolicy(), CORS: ing.ann.access.cors, Tracing: b.tracing(ing), Extensions: ing.ann.extensions}
 	if p != nil {
 		loc.Auth = pathAuth(ing, p.Path)
 		loc.Rewrite = b.routeRewrite(ing, declaredPath(p))

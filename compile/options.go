@@ -126,8 +126,9 @@ type Options struct {
 	AllowLoopbackEndpoints bool
 	// ExtensionPrefixes are the annotation prefixes an embedder reads
 	// itself, each a DNS subdomain ("example.com" or "example.com/"):
-	// annotations under them are carried into the table on the routes of
-	// their Ingress (match.Route.Extensions) for a router.Hook, and never
+	// annotations under them are carried into the table on the locations
+	// of their Ingress, its routes and the fallbacks it supplies
+	// (match.Location.Extensions), for a router.Hook, and never
 	// warned about. ramjet.dev/ and nginx.ingress.kubernetes.io/ are
 	// reserved.
 	ExtensionPrefixes []string

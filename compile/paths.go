@@ -142,7 +142,6 @@ func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkin
 		r.Backend = backend
 		r.SSLRedirect, r.ForceSSLRedirect = ing.redirects(b.opts)
 		r.PreserveTrailingSlash = ing.ann.preserveTrailingSlash
-		r.Extensions = ing.ann.extensions
 		r.OrderPath = orderPath
 		// Kept only where the backend turns out to have affinity
 		// (decideAffinity).

@@ -66,30 +66,42 @@ func (e *Extensions) All() iter.Seq2[string, string] {
 	}
 }
 
-// extensionsSection is the embedder's own settings of a route, which its
-// router.Hook answers by: two tables that differ only there differ.
+// extensionsSection is the embedder's own settings of a route or a
+// host's fallback, which its router.Hook answers by: two tables that
+// differ only there differ.
 var extensionsSection = section{
-	name:  "extensions",
-	route: []string{"Extensions"},
+	name:     "extensions",
+	location: []string{"Extensions"},
 	digest: []digestPart{{
 		tag: "extensions",
 		hostHas: func(vh *VirtualHost) bool {
 			return slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.Extensions.Len() > 0 })
 		},
-		route: func(e *encoder, r *Route) {
-			e.num(r.Extensions.Len())
-			for k, v := range r.Extensions.All() {
-				e.str(k)
-				e.str(v)
-			}
-		},
+		route: func(e *encoder, r *Route) { e.extensions(r.Extensions) },
+	}, {
+		// The fallback's joined later, under a tag of its own, so tables
+		// without them keep their digest.
+		tag:     "fallback-extensions",
+		hostHas: func(vh *VirtualHost) bool { return vh.FallbackLocation.Extensions.Len() > 0 },
+		host:    func(e *encoder, vh *VirtualHost) { e.extensions(vh.FallbackLocation.Extensions) },
 	}},
 	text: textParts{
 		at: 60, // last on a route line, after the settings ramjet acts on
 		routeSuffix: func(b *strings.Builder, _ *VirtualHost, r *Route) {
 			b.WriteString(extensionsText(r.Extensions))
 		},
+		fallbackSuffix: func(b *strings.Builder, vh *VirtualHost) {
+			b.WriteString(extensionsText(vh.FallbackLocation.Extensions))
+		},
 	},
+}
+
+func (e *encoder) extensions(x *Extensions) {
+	e.num(x.Len())
+	for k, v := range x.All() {
+		e.str(k)
+		e.str(v)
+	}
 }
 
 // extensionsText renders a route's extensions for the text form.

@@ -177,6 +177,7 @@ func sectionSpec(t *testing.T) Spec {
 			Response:   &Response{ErrorCodes: []int{404, 503}, ErrorBackend: web, NoAccessLog: true},
 			Snippet:    &Snippet{Ops: []SnippetOp{{Kind: OpAddHeader, Name: "X-A", Value: "1"}}},
 			Tracing:    &Tracing{TrustIncomingSpan: true},
+			Extensions: NewExtensions(map[string]string{"example.com/team": "shop"}),
 		},
 		ClientTLS:   &ClientTLS{Secret: "prod/ca", CAs: []*x509.Certificate{{Raw: []byte{2}}}, Verify: VerifyOn, VerifyDepth: 1},
 		Passthrough: web,
@@ -185,9 +186,9 @@ func sectionSpec(t *testing.T) Spec {
 		Actions: &HostActions{Aliases: []string{"store.example.com"}, AppRoot: "/app", Fallback: &Redirect{Code: 308, URL: "https://new.example/"}},
 		Routes: []*Route{
 			{Type: Prefix, Path: "/api", Backend: api, Order: 1, SSLRedirect: true, PreserveTrailingSlash: true,
-				Extensions: NewExtensions(map[string]string{"example.com/team": "a"}),
 				Location: Location{
-					Rewrite: &Rewrite{Host: "api.internal"}, Policy: policy(), CORS: cors(), Auth: auth(),
+					Extensions: NewExtensions(map[string]string{"example.com/team": "a"}),
+					Rewrite:    &Rewrite{Host: "api.internal"}, Policy: policy(), CORS: cors(), Auth: auth(),
 					BackendTLS: &BackendTLS{Secret: "prod/api-up", Name: "api.internal", ServerName: true},
 					Response:   &Response{LimitRate: 1024, Mirror: &Mirror{Target: "http://mirror.internal$request_uri", Host: "mirror.internal"}},
 					Snippet: &Snippet{Ops: []SnippetOp{{Kind: OpIf, Cond: &SnippetCond{Var: "host", Op: "=", Operand: "a.example"},
@@ -269,10 +270,14 @@ var sectionChanges = []struct {
 	{section: "https-redirect-trailing-slash", field: "Route.PreserveTrailingSlash", change: "off", mutate: func(s Spec) { specRoute(s, "/api").PreserveTrailingSlash = false }},
 	{section: "https-redirect-trailing-slash", field: "VirtualHost.PreserveTrailingSlash", change: "off", mutate: func(s Spec) { specHost(s, shop).PreserveTrailingSlash = false }},
 
-	{section: "extensions", field: "Route.Extensions", change: "value", mutate: func(s Spec) {
+	{section: "extensions", field: "Route.Location.Extensions", change: "value", mutate: func(s Spec) {
 		specRoute(s, "/api").Extensions = NewExtensions(map[string]string{"example.com/team": "b"})
 	}},
-	{section: "extensions", field: "Route.Extensions", change: "none", mutate: func(s Spec) { specRoute(s, "/api").Extensions = nil }},
+	{section: "extensions", field: "Route.Location.Extensions", change: "none", mutate: func(s Spec) { specRoute(s, "/api").Extensions = nil }},
+	{section: "extensions", field: "VirtualHost.FallbackLocation.Extensions", change: "value", mutate: func(s Spec) {
+		specHost(s, shop).FallbackLocation.Extensions = NewExtensions(map[string]string{"example.com/team": "b"})
+	}},
+	{section: "extensions", field: "VirtualHost.FallbackLocation.Extensions", change: "none", mutate: func(s Spec) { specHost(s, shop).FallbackLocation.Extensions = nil }},
 
 	{section: "redirects-and-aliases", field: "Route.Redirect", change: "code", mutate: func(s Spec) { specRoute(s, "/old").Redirect.Code = 302 }},
 	{section: "redirects-and-aliases", field: "Route.Redirect", change: "relative", mutate: func(s Spec) { specRoute(s, "/old").Redirect.Relative = true }},

@@ -194,6 +194,11 @@ type Location struct {
 	// Tracing is the location's OpenTelemetry server span (tracing.go);
 	// nil: the location is not traced.
 	Tracing *Tracing
+	// Extensions are the embedder's own annotations of the declaring
+	// Ingress (see Extensions), which its router.Hook serves by, on the
+	// host's fallback as on the routes; nil when it has none. Shared by
+	// the Ingress's locations: read it, never change it.
+	Extensions *Extensions
 }
 
 // Route is one declared path within a virtual host.
@@ -244,10 +249,6 @@ type Route struct {
 
 	// Regexp is the compiled pattern; set only for Regex routes.
 	Regexp *Regexp
-	// Extensions are the embedder's own annotations of the declaring
-	// Ingress (see Extensions); nil when it has none. Shared by the
-	// Ingress's routes: read it, never change it.
-	Extensions *Extensions
 	// Redirect, when set, is answered instead of proxying (permanent-redirect,
 	// temporal-redirect); Backend is still resolved and listed.
 	Redirect *Redirect

@@ -41,6 +41,19 @@ func (m Match) Source() match.Source {
 	return match.Source{}
 }
 
+// Extensions are the embedder's annotations of the location that
+// matched: the route's, else the fallback's (match.Location.Extensions);
+// nil when it has none.
+func (m Match) Extensions() *match.Extensions {
+	switch {
+	case m.Route != nil:
+		return m.Route.Extensions
+	case m.VirtualHost != nil && m.VirtualHost.Fallback != nil:
+		return m.VirtualHost.FallbackLocation.Extensions
+	}
+	return nil
+}
+
 // Decision is what ServeHTTP does with a request, as Lookup reports it.
 type Decision struct {
 	Match

@@ -11,9 +11,9 @@ import (
 // ingress-nginx checks access: a request refused by it
 // never reaches a backend, and a backend with no endpoints does not hide
 // the refusal. m is the table's choice, from the table the request is then
-// proxied with; m.Route.Extensions holds the route's embedder annotations
-// (see compile.Options.ExtensionPrefixes), m.Route is nil when the virtual
-// host's fallback serves the request.
+// proxied with; m.Extensions() holds the location's embedder annotations
+// (see compile.Options.ExtensionPrefixes), the route's or, when the virtual
+// host's fallback serves the request (m.Route nil), the fallback's.
 //
 // To answer, write the response to w and return true: the record then has
 // Reason ReasonHook and the status written. To pass the request on, return

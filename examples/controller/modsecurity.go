@@ -406,7 +406,7 @@ func (ms *modSecurity) prepare(g modSecuritySettings, table *match.Table) []comp
 				need(r.Extensions, r.Source)
 			}
 			if vh.Fallback != nil {
-				need(nil, vh.FallbackSource)
+				need(vh.FallbackLocation.Extensions, vh.FallbackSource)
 			}
 		}
 	}
@@ -512,10 +512,7 @@ func (ms *modSecurity) hook(w http.ResponseWriter, req *http.Request, m router.M
 	if st == nil {
 		return false
 	}
-	var ext *match.Extensions
-	if m.Route != nil {
-		ext = m.Route.Extensions
-	}
+	ext := m.Extensions()
 	if ext == nil && !st.global.Enable {
 		return false
 	}

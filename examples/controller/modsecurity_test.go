@@ -96,8 +96,14 @@ func bodyBackend(t testing.TB) (port string) {
 // startWAF serves hosts offline with the ConfigMap settings g.
 func startWAF(t *testing.T, hosts map[string]map[string]string, g modSecuritySettings) (*instance, *syncBuffer) {
 	t.Helper()
+	return startWAFManifests(t, wafManifests(bodyBackend(t), hosts), g)
+}
+
+// startWAFManifests serves manifests offline with the ConfigMap settings g.
+func startWAFManifests(t *testing.T, manifests string, g modSecuritySettings) (*instance, *syncBuffer) {
+	t.Helper()
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "app.yaml"), wafManifests(bodyBackend(t), hosts))
+	writeFile(t, filepath.Join(dir, "app.yaml"), manifests)
 	cfg := config{manifests: dir, httpAddr: "127.0.0.1:0", pollInterval: time.Hour, modSecurity: g}
 	// modsecurity-snippet is Critical-risk: ingress-nginx reads it only
 	// with these two ConfigMap keys set so.
@@ -342,4 +348,34 @@ func TestModSecurityInspectsNonGRPCBody(t *testing.T) {
 		resp.Body.Close()
 		assert.Equal(t, http.StatusForbidden, resp.StatusCode, "%s: %s", ct, b)
 	}
+}
+
+// TestModSecurityFallback: a request no path of a host matches is served
+// by the host's fallback with the location settings of the Ingress that
+// created the host, its WAF included, as ingress-nginx writes that
+// Ingress's annotations into the host's default location
+// (locationApplyAnnotations): on there when the Ingress turns it on, off
+// when it turns off the ConfigMap's.
+func TestModSecurityFallback(t *testing.T) {
+	ingress := func(host string, annotations map[string]string) string {
+		m := wafManifests(bodyBackend(t), map[string]map[string]string{host: annotations})
+		// Only /api is declared; the rest of the host falls back to the
+		// Ingress's spec.defaultBackend.
+		m = strings.Replace(m, "          - path: /\n", "          - path: /api\n", 1)
+		return strings.Replace(m, "spec:\n  ingressClassName: ramjet\n",
+			"spec:\n  ingressClassName: ramjet\n  defaultBackend:\n    service:\n      name: app\n      port:\n        number: 80\n", 1)
+	}
+	inst, _ := startWAFManifests(t, ingress("on.test", map[string]string{"enable-modsecurity": "true", "enable-owasp-core-rules": "true",
+		"modsecurity-snippet": "SecRuleEngine On"}), modSecuritySettings{})
+	status, body := send(t, inst, http.MethodGet, "on.test", "/api"+sqlInjection[1:], "")
+	require.Equal(t, http.StatusForbidden, status, "the declared path: %s", body)
+	status, body = send(t, inst, http.MethodGet, "on.test", sqlInjection, "")
+	assert.Equal(t, http.StatusForbidden, status, "the host's fallback: %s", body)
+
+	inst, _ = startWAFManifests(t, ingress("off.test", map[string]string{"enable-modsecurity": "false"}),
+		modSecuritySettings{Enable: true, OWASP: true, Snippet: "SecRuleEngine On"})
+	status, body = send(t, inst, http.MethodGet, "off.test", "/api"+sqlInjection[1:], "")
+	require.Equal(t, http.StatusOK, status, "the declared path: %s", body)
+	status, body = send(t, inst, http.MethodGet, "off.test", sqlInjection, "")
+	assert.Equal(t, http.StatusOK, status, "the host's fallback: %s", body)
 }

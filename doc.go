@@ -1131,9 +1131,9 @@
 // when the table is compiled. A request without matching credentials
 // answers 401 with WWW-Authenticate: Basic realm="<realm>"; the backend
 // never sees the Authorization header. Hashes: bcrypt ($2a$, $2b$, $2y$),
-// apr1 and $1$ MD5-crypt, {SHA}, {SSHA} and {PLAIN}, the schemes nginx
-// accepts on ingress-nginx's image except SHA-crypt ($5$, $6$) and DES
-// crypt, whose users cannot log in (SecretInvalid). The htpasswd file is
+// apr1 and $1$ MD5-crypt, SHA-crypt ($5$, $6$), {SHA}, {SSHA} and {PLAIN},
+// the schemes nginx accepts on ingress-nginx's image except DES crypt,
+// whose users cannot log in (SecretInvalid). The htpasswd file is
 // read as nginx reads it: "user:hash", the hash ending at the next ':', '#'
 // lines and blank lines skipped, the first line of a user winning; an entry
 // that cannot be used only locks that user out (SecretInvalid names it,
@@ -2381,8 +2381,8 @@
 //     location open there; it answers 503 here (AnnotationRejected). An
 //     htdigest line with a one-character user and realm is skipped there
 //     (a length check off by one); it logs in here.
-//   - SHA-crypt ($5$, $6$) and DES crypt password hashes: verified there;
-//     here those users cannot log in (SecretInvalid).
+//   - DES crypt password hashes: verified there; here those users cannot
+//     log in (SecretInvalid).
 //   - An EndpointSlice address that can never be a pod (loopback,
 //     link-local including the cloud metadata address, ...): dialled there;
 //     dropped here (EndpointRejected, §8). The same holds for the cluster IP

@@ -39,6 +39,11 @@ const (
 	// Plain: "{PLAIN}" and the password itself (RFC 2307; nginx accepts
 	// it, nobody should use it).
 	Plain
+	// SHA256Crypt and SHA512Crypt: SHA-crypt, "$5$" and "$6$" (openssl
+	// passwd -5/-6, mkpasswd), which musl's crypt verifies (shacrypt.go).
+	// Slow by design.
+	SHA256Crypt
+	SHA512Crypt
 )
 
 func (k HashKind) String() string {
@@ -55,12 +60,18 @@ func (k HashKind) String() string {
 		return "ssha"
 	case Plain:
 		return "plain"
+	case SHA256Crypt:
+		return "sha256-crypt"
+	case SHA512Crypt:
+		return "sha512-crypt"
 	}
 	return "HashKind(" + strconv.Itoa(int(k)) + ")"
 }
 
 // Slow reports a hash worth caching verified credentials for.
-func (k HashKind) Slow() bool { return k == Bcrypt || k == APR1 || k == MD5Crypt }
+func (k HashKind) Slow() bool {
+	return k == Bcrypt || k == APR1 || k == MD5Crypt || k == SHA256Crypt || k == SHA512Crypt
+}
 
 // Credential is one user's stored password.
 type Credential struct {
@@ -99,6 +110,12 @@ func (c Credential) Verify(password []byte) bool {
 		return subtle.ConstantTimeCompare(h.Sum(nil), raw[:sha1.Size]) == 1
 	case Plain:
 		return subtle.ConstantTimeCompare(password, []byte(c.Hash[len("{PLAIN}"):])) == 1
+	case SHA256Crypt, SHA512Crypt:
+		p, ok := parseSHACrypt(c.Hash, c.Kind)
+		if !ok || len(password) > shaCryptKeyMax {
+			return false
+		}
+		return subtle.ConstantTimeCompare(shaCrypt(c.Kind, p, password), []byte(c.Hash)) == 1
 	}
 	return false
 }
@@ -139,9 +156,16 @@ func parseCredential(hash string) (Credential, string) {
 	case strings.HasPrefix(hash, "{PLAIN}"):
 		return Credential{Plain, hash}, ""
 	case strings.HasPrefix(hash, "$5$"), strings.HasPrefix(hash, "$6$"):
-		return Credential{}, "uses SHA-crypt ($5$/$6$), which ramjet does not verify"
+		kind := SHA256Crypt
+		if hash[1] == '6' {
+			kind = SHA512Crypt
+		}
+		if _, ok := parseSHACrypt(hash, kind); !ok {
+			return Credential{}, "has a malformed " + kind.String() + " hash (musl's crypt never matches it)"
+		}
+		return Credential{kind, hash}, ""
 	}
-	return Credential{}, "has a password in no supported scheme (bcrypt, $apr1$, $1$, {SHA}, {SSHA}, {PLAIN}); plain text and DES crypt are not accepted"
+	return Credential{}, "has a password in no supported scheme (bcrypt, $apr1$, $1$, $5$, $6$, {SHA}, {SSHA}, {PLAIN}); plain text and DES crypt are not accepted"
 }
 
 func cryptChars(s string) bool {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"ramjet.dev/ramjet/compile"
@@ -54,7 +55,7 @@ func servedByController(f finding, annotations map[string]string, snippetsOn boo
 	if snippetsOn {
 		snippet = strings.ToLower(get("modsecurity-snippet"))
 	}
-	owasp := strings.TrimSpace(get("enable-owasp-core-rules")) == "true"
+	owasp, _ := strconv.ParseBool(get("enable-owasp-core-rules"))
 	on, responses := false, false
 	for line := range strings.Lines(snippet) {
 		fields := strings.Fields(line)

@@ -22,6 +22,9 @@ func TestServedByController(t *testing.T) {
 		{map[string]string{n + "modsecurity-transaction-id": "$request_id"}, "modsecurity-transaction-id", compile.Cosmetic, "served by the controller (Coraza"},
 		{map[string]string{n + "enable-modsecurity": "true", n + "modsecurity-snippet": "SecRuleEngine On\nSecRule ARGS \"x\" \"id:1,phase:1,deny\""}, "enable-modsecurity", compile.Cosmetic, "detect or refuse the same requests"},
 		{map[string]string{n + "enable-modsecurity": "true", n + "enable-owasp-core-rules": "true", n + "modsecurity-snippet": "SecRuleEngine On"}, "modsecurity-snippet", compile.FeatureMissing, "response phases"},
+		// ingress-nginx and the controller read the boolean with strconv.ParseBool.
+		{map[string]string{n + "enable-modsecurity": "true", n + "enable-owasp-core-rules": "True", n + "modsecurity-snippet": "SecRuleEngine On"}, "modsecurity-snippet", compile.FeatureMissing, "response phases"},
+		{map[string]string{n + "enable-modsecurity": "true", n + "enable-owasp-core-rules": "1", n + "modsecurity-snippet": "SecRuleEngine On"}, "modsecurity-snippet", compile.FeatureMissing, "response phases"},
 		{map[string]string{n + "enable-modsecurity": "true", n + "modsecurity-snippet": "SecRuleEngine On\nInclude /etc/nginx/owasp-modsecurity-crs/nginx-modsecurity.conf"}, "modsecurity-snippet", compile.FeatureMissing, "response phases"},
 		{map[string]string{n + "enable-modsecurity": "true", n + "modsecurity-snippet": "Include /etc/nginx/modsecurity/modsecurity.conf"}, "modsecurity-snippet", compile.Cosmetic, "served"},
 		{map[string]string{n + "enable-modsecurity": "true", n + "modsecurity-snippet": "Include /etc/nginx/owasp-modsecurity-crs/plugins/nextcloud-before.conf"}, "modsecurity-snippet", compile.TrafficMoves, "answer 503"},

@@ -735,9 +735,11 @@
 // Annotations under a prefix the embedder registers in
 // compile.Options.ExtensionPrefixes ("example.com/") are neither read nor
 // warned about: they are carried, as written, onto every route of their
-// Ingress (match.Route.Extensions) for the embedder's router.Options.Hook,
-// which runs for the matched route with the table the request is served
-// with and may answer the request or pass it on with headers of its own.
+// Ingress and the host fallbacks it supplies (match.Location.Extensions,
+// router.Match.Extensions) for the embedder's router.Options.Hook, which
+// runs for the matched route or fallback with the table the request is
+// served with and may answer the request or pass it on with headers of its
+// own.
 // They count in the digest. The reserved prefixes cannot be registered.
 // An ingress-nginx annotation ramjet does not implement and the embedder
 // serves itself is named in compile.Options.ExtensionKeys

@@ -639,7 +639,11 @@ func (b *builder) prepareDefaults() {
 
 // fallbackDefaults is the pseudo-Ingress whose settings serve the hosts no
 // Ingress supplies settings for (the catch-all without a default backend
-// Ingress): the location defaults and block-cidrs; nil without them.
+// Ingress): the location defaults and block-cidrs; nil without them. The
+// source ranges are not among them: ingress-nginx's default server
+// location is built without annotations (controller.go createServers),
+// which is where whitelist- and denylist-source-range reach a location,
+// so only the http level's block-cidrs deny applies there.
 func (b *builder) fallbackDefaults() *ingress {
 	if b.defaults == nil {
 		return nil
@@ -647,6 +651,9 @@ func (b *builder) fallbackDefaults() *ingress {
 	if b.fallback == nil {
 		f := &ingress{key: b.defaults.key}
 		b.readLocationDefaults(f)
+		if pv := f.ann.request; pv != nil {
+			pv.whitelist, pv.allowlist, pv.denylist = sourceRange{}, sourceRange{}, sourceRange{}
+		}
 		b.applyBlockCIDRs(f)
 		b.fallback = f
 	}

@@ -1588,8 +1588,12 @@
 //   - The request is then judged by its host, before anything else: over
 //     TLS, no certificate where one is required answers 400 "No required
 //     SSL certificate was sent", one that does not verify against ca.crt
-//     within the depth 400 "The SSL certificate error" (optional_no_ca
-//     passes an unknown issuer), or 302 to auth-tls-error-page instead; a
+//     within the depth (auth-tls-verify-depth intermediates, as OpenSSL
+//     counts), or that the Secret's ca.crl revokes (every certificate of
+//     the chain below the anchor needs a current CRL of its issuer there,
+//     as nginx's ssl_crl checks), 400 "The SSL certificate error"
+//     (optional_no_ca passes an unknown issuer), or 302 to
+//     auth-tls-error-page instead; a
 //     subject DN that does not match auth-tls-match-cn answers 403, over
 //     plain HTTP too, as the server block's "if" does. The value is a
 //     regular expression matched anywhere in the RFC 2253 subject DN, as
@@ -1598,8 +1602,8 @@
 //     with an anchored spelling: the value must begin with "CN=", so
 //     "CN=^|^CN=alice$", whose first branch never matches, passes only the
 //     DN CN=alice. A Secret that is
-//     missing, or a match-cn that does not parse, makes every request to
-//     the host answer 403. A Secret without ca.crt asks for nothing
+//     missing, a ca.crl that does not parse, or a match-cn that does not
+//     parse, makes every request to the host answer 403. A Secret without ca.crt asks for nothing
 //     (SecretInvalid). A request over a connection whose SNI named another
 //     host (HTTP/2 reuses connections) answers 421, as nginx does, so the
 //     client opens one for this host.

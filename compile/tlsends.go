@@ -233,6 +233,38 @@ func (b *builder) authSecret(ns, name string) (cas []*x509.Certificate, pair *tl
 	return cas, pair, "", ""
 }
 
+// parseCRLs reads a ca.crl as ingress-nginx accepts it (ssl.ConfigureCRL:
+// the first PEM block an "X509 CRL" that parses) and nginx's ssl_crl loads
+// it: every CRL of the file. nil for none.
+func parseCRLs(data []byte) ([]*x509.RevocationList, error) {
+	if len(data) == 0 {
+		return nil, nil
+	}
+	var crls []*x509.RevocationList
+	for {
+		var block *pem.Block
+		block, data = pem.Decode(data)
+		if block == nil {
+			break
+		}
+		if block.Type != "X509 CRL" {
+			if crls == nil {
+				return nil, errors.New("the first PEM block is not an X509 CRL")
+			}
+			continue
+		}
+		crl, err := x509.ParseRevocationList(block.Bytes)
+		if err != nil {
+			return nil, err
+		}
+		crls = append(crls, crl)
+	}
+	if crls == nil {
+		return nil, errors.New("no PEM block")
+	}
+	return crls, nil
+}
+
 func parseCAs(data []byte) ([]*x509.Certificate, error) {
 	var cas []*x509.Certificate
 	for {
@@ -375,7 +407,11 @@ func (b *builder) resolveClientTLS(ing *ingress) *match.ClientTLS {
 		b.warn(SecretInvalid, ing.ref(), annotationField(sa.key), sa.key+": Secret "+ns+"/"+name+" has no ca.crt: client certificates are not asked for, as in ingress-nginx")
 		return nil
 	}
-	c := match.ClientTLS{Secret: ns + "/" + name, CAs: cas, Verify: match.VerifyOn, VerifyDepth: 1}
+	crls, err := parseCRLs(secretData(b.secrets[objKey{ns, name}], "ca.crl"))
+	if err != nil {
+		return fail(SecretInvalid, "Secret "+ns+"/"+name+": ca.crl: "+err.Error())
+	}
+	c := match.ClientTLS{Secret: ns + "/" + name, CAs: cas, CRLs: crls, Verify: match.VerifyOn, VerifyDepth: 1}
 	if a, ok := raw.get("auth-tls-verify-client"); ok {
 		if v := strings.TrimSpace(a.value); authTLSVerify.MatchString(v) {
 			c.Verify = match.ClientVerify(v)

@@ -352,6 +352,9 @@ var sectionChanges = []struct {
 	{section: "tls-ends", field: "VirtualHost.ClientTLS", change: "optional", mutate: func(s Spec) { specHost(s, shop).ClientTLS.Verify = VerifyOptional }},
 	{section: "tls-ends", field: "VirtualHost.ClientTLS", change: "pass certificate", mutate: func(s Spec) { specHost(s, shop).ClientTLS.PassCertificate = true }},
 	{section: "tls-ends", field: "VirtualHost.ClientTLS", change: "match CN", mutate: func(s Spec) { specHost(s, shop).ClientTLS.MatchCN = "CN=a" }},
+	{section: "tls-ends", field: "VirtualHost.ClientTLS", change: "CRL", mutate: func(s Spec) {
+		specHost(s, shop).ClientTLS.CRLs = []*x509.RevocationList{{Raw: []byte{3}}}
+	}},
 	{section: "tls-ends", field: "VirtualHost.Passthrough", change: "none", mutate: func(s Spec) { specHost(s, shop).Passthrough = nil }},
 	{section: "snippets", field: "Route.Location.Snippet", change: "if operand", mutate: func(s Spec) { specRoute(s, "/api").Snippet.Ops[0].Cond.Operand = "c.example" }},
 	{section: "snippets", field: "Route.Location.Snippet", change: "return code", mutate: func(s Spec) { specRoute(s, "/api").Snippet.Ops[0].Then[0].Code = 302 }},

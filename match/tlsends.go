@@ -172,6 +172,11 @@ type ClientTLS struct {
 	Error string
 	// CAs verify client certificates (the Secret's ca.crt).
 	CAs []*x509.Certificate
+	// CRLs are the Secret's ca.crl: with any, every certificate of a
+	// client's chain below the trust anchor must be covered by a current
+	// CRL of its issuer and not be revoked, as nginx's ssl_crl checks
+	// (X509_V_FLAG_CRL_CHECK_ALL); nil for no revocation check.
+	CRLs []*x509.RevocationList
 	// Verify is auth-tls-verify-client; VerifyDepth the longest chain
 	// above the client's certificate (auth-tls-verify-depth, 1).
 	Verify      ClientVerify
@@ -269,8 +274,13 @@ func clientTLSLine(c *ClientTLS) string {
 	if c.MatchCN != "" {
 		s += " match-cn " + strconv.Quote(c.MatchCN)
 	}
+	if len(c.CRLs) > 0 {
+		s += " crl " + strconv.Itoa(len(c.CRLs))
+	}
 	return s
 }
+
+func hasClientCRLs(vh *VirtualHost) bool { return vh.ClientTLS != nil && len(vh.ClientTLS.CRLs) > 0 }
 
 // ClientTLS returns the client certificate authentication of the host a
 // TLS handshake names (SNI), chosen as a request's host is: exact, then
@@ -335,6 +345,21 @@ var tlsEndsSection = section{
 			e.backendRef(vh.Passthrough)
 		},
 		route: func(e *encoder, r *Route) { e.backendTLS(r.BackendTLS) },
+	}, {
+		// The client CRLs joined later, under a tag of their own, so
+		// tables without them keep their digest.
+		tag:     "client-crl",
+		hostHas: hasClientCRLs,
+		host: func(e *encoder, vh *VirtualHost) {
+			var crls []*x509.RevocationList
+			if vh.ClientTLS != nil {
+				crls = vh.ClientTLS.CRLs
+			}
+			e.num(len(crls))
+			for _, crl := range crls {
+				e.str(fingerprint(crl.Raw))
+			}
+		},
 	}},
 	text: textParts{
 		at: 90,

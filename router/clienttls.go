@@ -1,6 +1,7 @@
 package router
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"ramjet.dev/ramjet/match"
 )
@@ -149,7 +151,57 @@ func verifyClientChain(c *match.ClientTLS, certs []*x509.Certificate) error {
 	if err != nil {
 		return err
 	}
-	return chainDepth(chains, c.VerifyDepth)
+	if err := chainDepth(chains, c.VerifyDepth); err != nil || len(c.CRLs) == 0 {
+		return err
+	}
+	for _, ch := range chains {
+		if len(ch)-2 > c.VerifyDepth {
+			continue
+		}
+		if err = chainRevocation(ch, c.CRLs, time.Now()); err == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+// The revocation failures, as OpenSSL names them.
+var (
+	errCRLMissing  = errors.New("unable to get certificate CRL")
+	errCRLExpired  = errors.New("CRL has expired")
+	errCRLNotValid = errors.New("CRL is not yet valid")
+	errRevoked     = errors.New("certificate revoked")
+)
+
+// chainRevocation checks every certificate of a verified chain below its
+// trust anchor against the CRLs, as nginx's ssl_crl makes OpenSSL check
+// them (X509_V_FLAG_CRL_CHECK_ALL): its issuer's CRL must be there, signed
+// by the issuer and current, and must not list it.
+func chainRevocation(chain []*x509.Certificate, crls []*x509.RevocationList, now time.Time) error {
+	for i := 0; i+1 < len(chain); i++ {
+		cert, issuer := chain[i], chain[i+1]
+		var found *x509.RevocationList
+		for _, crl := range crls {
+			if bytes.Equal(crl.RawIssuer, issuer.RawSubject) && crl.CheckSignatureFrom(issuer) == nil {
+				found = crl
+				break
+			}
+		}
+		switch {
+		case found == nil:
+			return errCRLMissing
+		case now.Before(found.ThisUpdate):
+			return errCRLNotValid
+		case !found.NextUpdate.IsZero() && now.After(found.NextUpdate):
+			return errCRLExpired
+		}
+		for _, e := range found.RevokedCertificateEntries {
+			if e.SerialNumber != nil && e.SerialNumber.Cmp(cert.SerialNumber) == 0 {
+				return errRevoked
+			}
+		}
+	}
+	return nil
 }
 
 // chainVerdicts remembers the verdict on each connection's client chain
@@ -224,6 +276,8 @@ func opensslVerifyError(err error) string {
 		return "unable to get local issuer certificate"
 	case errors.Is(err, errChainTooLong):
 		return "certificate chain too long"
+	case errors.Is(err, errCRLMissing), errors.Is(err, errCRLExpired), errors.Is(err, errCRLNotValid), errors.Is(err, errRevoked):
+		return err.Error()
 	case errors.As(err, &inv) && inv.Reason == x509.Expired:
 		return "certificate has expired"
 	case errors.As(err, &inv) && inv.Reason == x509.IncompatibleUsage:

@@ -29,7 +29,7 @@ func clientTestCert(t *testing.T, cn string, ca bool, parent *x509.Certificate, 
 		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
 		IsCA: ca, BasicConstraintsValid: true,
-		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	}
 	if parent == nil {
@@ -111,6 +111,65 @@ func TestClientChainVerifyDepth(t *testing.T) {
 		}
 		for _, name := range tc.fail {
 			assert.ErrorIs(t, verifyClientChain(c, chains[name]), errChainTooLong, "depth %d %s", tc.depth, name)
+		}
+	}
+}
+
+// testCRL is a CRL of issuer revoking serials, current unless expired.
+func testCRL(t *testing.T, issuer *x509.Certificate, key *ecdsa.PrivateKey, expired bool, revoked ...*x509.Certificate) *x509.RevocationList {
+	t.Helper()
+	tmpl := &x509.RevocationList{Number: big.NewInt(1), ThisUpdate: time.Now().Add(-time.Hour), NextUpdate: time.Now().Add(time.Hour)}
+	if expired {
+		tmpl.ThisUpdate, tmpl.NextUpdate = time.Now().Add(-2*time.Hour), time.Now().Add(-time.Hour)
+	}
+	for _, c := range revoked {
+		tmpl.RevokedCertificateEntries = append(tmpl.RevokedCertificateEntries, x509.RevocationListEntry{SerialNumber: c.SerialNumber, RevocationTime: time.Now().Add(-time.Hour)})
+	}
+	der, err := x509.CreateRevocationList(rand.Reader, tmpl, issuer, key)
+	require.NoError(t, err)
+	crl, err := x509.ParseRevocationList(der)
+	require.NoError(t, err)
+	return crl
+}
+
+// TestClientChainCRL: with CRLs (the Secret's ca.crl), a revoked client
+// certificate is refused, and every certificate of the chain below the
+// trust anchor needs a current CRL of its issuer, as nginx's ssl_crl
+// checks them (OpenSSL's CRL_CHECK_ALL; "openssl verify -crl_check_all"
+// gives the same verdicts).
+func TestClientChainCRL(t *testing.T) {
+	root, rootKey := clientTestCert(t, "root", true, nil, nil)
+	inter, interKey := clientTestCert(t, "inter", true, root, rootKey)
+	leaf0, _ := clientTestCert(t, "leaf0", false, root, rootKey)
+	leaf1, _ := clientTestCert(t, "leaf1", false, inter, interKey)
+	leaf1b, _ := clientTestCert(t, "leaf1b", false, inter, interKey)
+	impostor, impostorKey := clientTestCert(t, "root", true, nil, nil) // the root's name, another key
+	rootCRL := testCRL(t, root, rootKey, false)
+	interCRL := testCRL(t, inter, interKey, false, leaf1)
+	for _, tc := range []struct {
+		name  string
+		crls  []*x509.RevocationList
+		chain []*x509.Certificate
+		want  string // opensslVerifyError's text, "" for a pass
+	}{
+		{"no CRLs, no check", nil, []*x509.Certificate{leaf1, inter}, ""},
+		{"covered by the root's CRL", []*x509.RevocationList{rootCRL}, []*x509.Certificate{leaf0}, ""},
+		{"the issuer's CRL is missing", []*x509.RevocationList{interCRL}, []*x509.Certificate{leaf0}, "unable to get certificate CRL"},
+		{"revoked", []*x509.RevocationList{rootCRL, interCRL}, []*x509.Certificate{leaf1, inter}, "certificate revoked"},
+		{"not revoked", []*x509.RevocationList{rootCRL, interCRL}, []*x509.Certificate{leaf1b, inter}, ""},
+		{"the intermediate's issuer has no CRL", []*x509.RevocationList{interCRL}, []*x509.Certificate{leaf1b, inter}, "unable to get certificate CRL"},
+		{"expired", []*x509.RevocationList{testCRL(t, root, rootKey, true)}, []*x509.Certificate{leaf0}, "CRL has expired"},
+		{"signed by another key", []*x509.RevocationList{testCRL(t, impostor, impostorKey, false)}, []*x509.Certificate{leaf0}, "unable to get certificate CRL"},
+	} {
+		c, err := match.NewClientTLS(match.ClientTLS{Secret: "prod/ca", CAs: []*x509.Certificate{root}, CRLs: tc.crls, Verify: match.VerifyOn, VerifyDepth: 1})
+		require.NoError(t, err)
+		err = verifyClientChain(c, tc.chain)
+		if tc.want == "" {
+			assert.NoError(t, err, tc.name)
+			continue
+		}
+		if assert.Error(t, err, tc.name) {
+			assert.Equal(t, tc.want, opensslVerifyError(err), tc.name)
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -47,7 +48,7 @@ func newTestCA(t *testing.T, cn string) *testCA {
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	require.NoError(t, err)
@@ -348,4 +349,71 @@ func TestClientCertificates(t *testing.T) {
 	assert.False(t, asked, "a host without auth-tls asks for no certificate")
 	assert.Equal(t, 200, code)
 	assert.Contains(t, body, "ssl-client-verify=forged\n", "headers of hosts without auth-tls are the client's own")
+}
+
+// TestClientCertificateCRL: the auth-tls-secret's ca.crl is checked as
+// nginx's ssl_crl checks it: a revoked client certificate gets the 400 of
+// a certificate that does not verify, the others pass; a ca.crl that does
+// not parse makes the Secret unusable, 403 to every request of the host,
+// as ingress-nginx answers when it cannot configure the CRL.
+func TestClientCertificateCRL(t *testing.T) {
+	ca := newTestCA(t, "client CA")
+	alice, _, _ := ca.issue(t, pkix.Name{CommonName: "alice"})
+	bob, _, _ := ca.issue(t, pkix.Name{CommonName: "bob"})
+	bobCert, err := x509.ParseCertificate(bob.Certificate[0])
+	require.NoError(t, err)
+	crl, err := x509.CreateRevocationList(rand.Reader, &x509.RevocationList{
+		Number: big.NewInt(1), ThisUpdate: time.Now().Add(-time.Hour), NextUpdate: time.Now().Add(time.Hour),
+		RevokedCertificateEntries: []x509.RevocationListEntry{{SerialNumber: bobCert.SerialNumber, RevocationTime: time.Now().Add(-time.Hour)}},
+	}, ca.cert, ca.key)
+	require.NoError(t, err)
+	crlPEM := pem.EncodeToMemory(&pem.Block{Type: "X509 CRL", Bytes: crl})
+
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = fmt.Fprintf(w, "ssl-client-verify=%s\n", r.Header.Get("ssl-client-verify"))
+	}))
+	defer backend.Close()
+	secrets := map[string]map[string][]byte{
+		"client-ca": {"ca.crt": ca.pem, "ca.crl": crlPEM},
+		"bad-crl":   {"ca.crt": ca.pem, "ca.crl": []byte("-----BEGIN X509 CRL-----\nbm90IGEgQ1JM\n-----END X509 CRL-----\n")},
+	}
+	snap := tlsEndsManifests(t, backend.Listener.Addr().String(), secrets,
+		tlsEndsIngress{"checked", "checked.example.com", "/", map[string]string{"auth-tls-secret": "prod/client-ca"}},
+		tlsEndsIngress{"broken", "broken.example.com", "/", map[string]string{"auth-tls-secret": "prod/bad-crl"}},
+	)
+	res := compile.Compile(snap, compile.Options{AllowLoopbackEndpoints: true})
+	require.True(t, slices.ContainsFunc(res.Warnings, func(w compile.Warning) bool {
+		return w.Reason == compile.SecretInvalid && w.Object.Name == "broken" && strings.Contains(w.Message, "ca.crl")
+	}), "%v", res.Warnings)
+	r := router.New(router.Options{Logger: slog.New(slog.DiscardHandler)})
+	r.Publish(res.Table)
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", r.TLSConfig())
+	require.NoError(t, err)
+	srv := &http.Server{Handler: r, ReadHeaderTimeout: 5 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+
+	get := func(host string, cert *tls.Certificate) (int, string) {
+		t.Helper()
+		tr := &http.Transport{TLSClientConfig: &tls.Config{ServerName: host, InsecureSkipVerify: true,
+			GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return cert, nil }}}
+		defer tr.CloseIdleConnections()
+		req, err := http.NewRequest(http.MethodGet, "https://"+ln.Addr().String()+"/", nil)
+		require.NoError(t, err)
+		req.Host = host
+		res, err := (&http.Client{Transport: tr}).Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		return res.StatusCode, string(b)
+	}
+	code, body := get("checked.example.com", &alice)
+	assert.Equal(t, 200, code, body)
+	assert.Contains(t, body, "ssl-client-verify=SUCCESS\n")
+	code, body = get("checked.example.com", &bob)
+	assert.Equal(t, 400, code, "revoked")
+	assert.Contains(t, body, "The SSL certificate error")
+	code, _ = get("broken.example.com", &alice)
+	assert.Equal(t, 403, code)
 }

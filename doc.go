@@ -1560,7 +1560,8 @@
 //   - ca.crt verifies the backend's certificate when proxy-ssl-verify is
 //     on, against proxy-ssl-name or else nginx's $proxy_host,
 //     "upstream_balancer", with at most proxy-ssl-verify-depth (1)
-//     certificates above it: a failure answers 502. tls.crt and tls.key,
+//     intermediates between it and the CA, as OpenSSL counts the depth: a
+//     failure answers 502. tls.crt and tls.key,
 //     beside a ca.crt, are presented as the client certificate.
 //     proxy-ssl-server-name on sends that name as SNI. Without ca.crt only
 //     the name and SNI apply (SecretInvalid when the Ingress asked for

@@ -39,8 +39,9 @@ type BackendTLS struct {
 	// key pair for the proxy only beside a CA).
 	ClientCert *tls.Certificate
 	// Verify checks the backend's certificate against CAs and Name
-	// (proxy-ssl-verify on); VerifyDepth bounds the chain above the leaf
-	// (proxy-ssl-verify-depth, 1 by default).
+	// (proxy-ssl-verify on); VerifyDepth bounds the intermediates between
+	// the leaf and the CA, as OpenSSL counts it (proxy-ssl-verify-depth, 1
+	// by default).
 	Verify      bool
 	VerifyDepth int
 	// Protocols are the TLS versions offered, sorted ("TLSv1.2",
@@ -177,8 +178,9 @@ type ClientTLS struct {
 	// CRL of its issuer and not be revoked, as nginx's ssl_crl checks
 	// (X509_V_FLAG_CRL_CHECK_ALL); nil for no revocation check.
 	CRLs []*x509.RevocationList
-	// Verify is auth-tls-verify-client; VerifyDepth the longest chain
-	// above the client's certificate (auth-tls-verify-depth, 1).
+	// Verify is auth-tls-verify-client; VerifyDepth the most
+	// intermediates between the client's certificate and the CA, as
+	// OpenSSL counts it (auth-tls-verify-depth, 1).
 	Verify      ClientVerify
 	VerifyDepth int
 	// ErrorPage is where a request without a valid certificate is

@@ -158,11 +158,14 @@ func (c *clusterController) collectors() []prometheus.Collector {
 			return 0
 		}
 	}
+	// As ingress-nginx's, with the controller_* labels of its other series.
+	leaderLabels := metricsIdentityOf(c.cfg).labels()
+	leaderLabels["name"] = c.cfg.electionID
 	return []prometheus.Collector{
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: nginxNamespace, Name: "leader_election_status",
 			Help:        "Gauge reporting status of the leader election, 0 indicates follower, 1 indicates leader. 'name' is the string used to identify the lease",
-			ConstLabels: prometheus.Labels{"name": c.cfg.electionID},
+			ConstLabels: leaderLabels,
 		}, b2f(&c.leading)),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "ramjet_watch_events_total", Help: "Watch events that can change the table"},
 			func() float64 { return float64(c.events.Load()) }),

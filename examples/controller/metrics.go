@@ -86,6 +86,11 @@ type metricsIdentity struct {
 	namespace, class, pod string
 }
 
+// metricsIdentityOf is the identity of the controller cfg runs.
+func metricsIdentityOf(cfg config) metricsIdentity {
+	return metricsIdentity{namespace: cfg.podNamespace, class: cmp.Or(cfg.options.ControllerName, compile.DefaultControllerName), pod: cmp.Or(cfg.identity, cfg.podName)}
+}
+
 func (id metricsIdentity) labels() prometheus.Labels {
 	return prometheus.Labels{
 		"controller_namespace": id.namespace,
@@ -101,7 +106,7 @@ func newMetrics(cfg config, extra ...prometheus.Collector) *metrics {
 	if !cfg.enableMetrics {
 		return nil
 	}
-	id := metricsIdentity{namespace: cfg.podNamespace, class: cmp.Or(cfg.options.ControllerName, compile.DefaultControllerName), pod: cmp.Or(cfg.identity, cfg.podName)}
+	id := metricsIdentityOf(cfg)
 	m := &metrics{
 		registry:         prometheus.NewRegistry(),
 		id:               id,

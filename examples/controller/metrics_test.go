@@ -475,3 +475,17 @@ func TestMetricsControllerClassIsControllerValue(t *testing.T) {
 		require.NotZero(t, seen)
 	}
 }
+
+// ingress-nginx's leader_election_status carries the controller_*
+// constant labels besides name, as every series of its controller
+// collector: alerts that select a controller by them find it.
+func TestMetricsLeaderElectionLabels(t *testing.T) {
+	cfg := metricsConfig(func(c *config) { c.electionID = "ramjet-leader" })
+	c := &clusterController{cfg: cfg}
+	c.leading.Store(true)
+	s := scrapeMetrics(t, newMetrics(cfg, c.collectors()...))
+	want := map[string]string{"name": "ramjet-leader", "controller_namespace": "ingress", "controller_class": compile.DefaultControllerName, "controller_pod": "ramjet-0"}
+	v, n := s.sum("nginx_ingress_controller_leader_election_status", want)
+	require.Equal(t, 1, n, "one series labelled %v", want)
+	require.Equal(t, 1.0, v)
+}

@@ -108,8 +108,10 @@ var nginxLogVars = map[string]nginxLogVar{
 		if primary, ok := servedByCanary(*r); ok {
 			return upstreamName(primary.ID)
 		}
-		if r.Reason == router.ReasonNoRoute {
-			return "upstream-default-backend" // nginx.tmpl's default server
+		if r.Reason == router.ReasonNoRoute || r.Route.Field == compile.GlobalDefaultBackendField {
+			// The default backend's upstream, whichever Service
+			// --default-backend-service names.
+			return "upstream-default-backend"
 		}
 		if r.Service.Name == "" {
 			return ""

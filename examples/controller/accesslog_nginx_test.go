@@ -184,3 +184,23 @@ func TestNginxAccessLogErrorPage(t *testing.T) {
 	log(rec)
 	assert.Equal(t, "404 10.0.1.9:8080, 10.0.1.1:8080 : 10.0.9.9:8080|502, 503 : 404|0.003, 0.997 : 0.200|0, 0 : 9\n", out.String())
 }
+
+// TestNginxAccessLogDefaultBackendUpstream: ingress-nginx names the
+// global default backend's upstream upstream-default-backend, whichever
+// Service --default-backend-service names, on the default server and on
+// a host's own default location alike; a Service an Ingress names keeps
+// its namespace-service-port.
+func TestNginxAccessLogDefaultBackendUpstream(t *testing.T) {
+	var out bytes.Buffer
+	log, _ := newNginxAccessLog(&out, `$proxy_upstream_name`, escapeDefault)
+	rec := nginxLogRecord()
+	rec.Route = match.Source{Field: compile.GlobalDefaultBackendField}
+	rec.Service = router.Service{Namespace: "ingress", Name: "default-http-backend", Port: 80}
+	log(rec)
+	rec.VirtualHost = ""
+	log(rec)
+	rec = nginxLogRecord()
+	rec.Route = match.Source{Namespace: "prod", Name: "shop", Field: "spec.defaultBackend"}
+	log(rec)
+	assert.Equal(t, "upstream-default-backend\nupstream-default-backend\nprod-web-80\n", out.String())
+}

@@ -23,7 +23,8 @@ import (
 // and logged as nginx logs a value it has not, "-".
 
 // nginxLogVar fills one variable from a record; "" is logged as "-" (or
-// "" with escape=json), as nginx logs an empty or absent value.
+// "" with escape=json), as nginx logs an absent value, unless a location
+// sets the variable (nginxLocationVars).
 type nginxLogVar func(r *router.Record) string
 
 // nginxLogVars are the variables a format can name, by name without "$";
@@ -138,6 +139,17 @@ var nginxLogVars = map[string]nginxLogVar{
 	"server_name": func(r *router.Record) string { return r.VirtualHost },
 }
 
+// nginxLocationVars are the variables ingress-nginx's locations set,
+// to "" when they name nothing: nginx logs such a value as nothing, and
+// "-" only for a request answered before any location.
+var nginxLocationVars = map[string]bool{
+	"proxy_alternative_upstream_name": true,
+	"namespace":                       true,
+	"ingress_name":                    true,
+	"service_name":                    true,
+	"service_port":                    true,
+}
+
 // nginxLogPrefixes are the variables named by a prefix and a name.
 var nginxLogPrefixes = map[string]func(name string) nginxLogVar{
 	// $http_x_forwarded_for: the request header X-Forwarded-For.
@@ -240,10 +252,12 @@ func upstreamSeconds(f func(*router.Record) time.Duration) nginxLogVar {
 	}
 }
 
-// logPart is a literal (v nil) or a variable of a parsed format.
+// logPart is a literal (v nil) or a variable of a parsed format;
+// located: a location sets it (nginxLocationVars).
 type logPart struct {
-	text string
-	v    nginxLogVar
+	text    string
+	v       nginxLogVar
+	located bool
 }
 
 // parseNginxLogFormat splits format into literals and variables ($name or
@@ -270,7 +284,7 @@ func parseNginxLogFormat(format string) (parts []logPart, unknown []string) {
 			}
 			v = func(*router.Record) string { return "" }
 		}
-		parts = append(parts, logPart{v: v})
+		parts = append(parts, logPart{v: v, located: nginxLocationVars[name]})
 	}
 	return parts, unknown
 }
@@ -324,7 +338,9 @@ func newNginxAccessLog(w io.Writer, format string, escape logEscape) (observe fu
 			case escape == escapeJSON:
 				buf = appendJSONEscaped(buf, v)
 			case v == "":
-				buf = append(buf, '-')
+				if !p.located || r.Reason == router.ReasonRefused {
+					buf = append(buf, '-')
+				}
 			default:
 				buf = appendNginxEscaped(buf, v)
 			}

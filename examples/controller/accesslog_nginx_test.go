@@ -45,7 +45,7 @@ func TestNginxAccessLog(t *testing.T) {
 	assert.Empty(t, unknown, "ingress-nginx's default format")
 	log(nginxLogRecord())
 	// $request_length: the request line, headers and body (120 bytes) as received.
-	assert.Equal(t, `192.0.2.1 - alice [04/Mar/2026:05:06:08 +0000] "GET /shop/cart?item=7 HTTP/1.1" 200 512 "-" "curl/8 \x22x\x22" 288 1.234 [prod-web-80] [-] 10.0.1.1:8080 512 1.200 200 abc123`+"\n", out.String())
+	assert.Equal(t, `192.0.2.1 - alice [04/Mar/2026:05:06:08 +0000] "GET /shop/cart?item=7 HTTP/1.1" 200 512 "-" "curl/8 \x22x\x22" 288 1.234 [prod-web-80] [] 10.0.1.1:8080 512 1.200 200 abc123`+"\n", out.String())
 
 	out.Reset()
 	log, unknown = newNginxAccessLog(&out, `$host ${scheme}://$uri $args $time_iso8601 $namespace/$ingress_name $service_name:$service_port $http_x_forwarded_for $cookie_session $upstream_header_time $nope $geoip_country $nope`, escapeDefault)
@@ -203,4 +203,24 @@ func TestNginxAccessLogDefaultBackendUpstream(t *testing.T) {
 	rec.Route = match.Source{Namespace: "prod", Name: "shop", Field: "spec.defaultBackend"}
 	log(rec)
 	assert.Equal(t, "upstream-default-backend\nupstream-default-backend\nprod-web-80\n", out.String())
+}
+
+// TestNginxAccessLogSetEmpty: nginx logs "-" for a variable without a
+// value, and nothing for one set to "": ingress-nginx's locations set
+// $proxy_alternative_upstream_name (and $namespace, $ingress_name,
+// $service_name, $service_port) to "" unless they name something, so its
+// default line reads "[]" for a request no canary took. A request refused
+// before any location has none of them.
+func TestNginxAccessLogSetEmpty(t *testing.T) {
+	var out bytes.Buffer
+	log, _ := newNginxAccessLog(&out, `[$proxy_upstream_name] [$proxy_alternative_upstream_name] "$namespace" "$ingress_name" "$service_name" "$service_port" "$http_referer"`, escapeDefault)
+	log(nginxLogRecord())
+	rec := nginxLogRecord()
+	rec.Tries, rec.Endpoint, rec.Status, rec.Reason, rec.Service, rec.Route, rec.VirtualHost = 0, "", 404, router.ReasonNoRoute, router.Service{}, match.Source{}, ""
+	log(rec)
+	rec.Status, rec.Reason, rec.RequestLine = 400, router.ReasonRefused, "GET /\x00"
+	log(rec)
+	assert.Equal(t, `[prod-web-80] [] "prod" "shop" "web" "80" "-"`+"\n"+
+		`[upstream-default-backend] [] "" "" "" "" "-"`+"\n"+
+		`[-] [-] "-" "-" "-" "-" "-"`+"\n", out.String())
 }

@@ -63,6 +63,6 @@ func TestAccessLogDefaultIsUpstreamInfo(t *testing.T) {
 	log(rec)
 	m = upstreamInfoLine.FindStringSubmatch(out.String())
 	require.NotNil(t, m, out.String())
-	assert.Contains(t, out.String(), "[upstream-default-backend] [-] - - - - -\n")
+	assert.Contains(t, out.String(), "[upstream-default-backend] [] - - - - -\n")
 	assert.Equal(t, compile.DefaultLogFormat, `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $request_length $request_time [$proxy_upstream_name] [$proxy_alternative_upstream_name] $upstream_addr $upstream_response_length $upstream_response_time $upstream_status $req_id`)
 }

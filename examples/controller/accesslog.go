@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"io"
 	"log/slog"
 	"slices"
@@ -63,10 +65,12 @@ type accessLogKeys struct {
 	defaultBackend bool
 	// skip are skip-access-log-urls.
 	skip []string
+	// noRequestID is generate-request-id "false".
+	noRequestID bool
 }
 
 func accessLogKeysOf(s configmap.Settings) accessLogKeys {
-	k := accessLogKeys{format: s.LogFormat, defaultBackend: s.AccessLogDefaultBackend, skip: s.SkipAccessLogURLs}
+	k := accessLogKeys{format: s.LogFormat, defaultBackend: s.AccessLogDefaultBackend, skip: s.SkipAccessLogURLs, noRequestID: !s.Headers.GenerateRequestID}
 	// nginx.tmpl tests escape-none first.
 	switch {
 	case s.LogFormatEscapeNone:
@@ -78,7 +82,8 @@ func accessLogKeysOf(s configmap.Settings) accessLogKeys {
 }
 
 func (k accessLogKeys) equal(o accessLogKeys) bool {
-	return k.format == o.format && k.escape == o.escape && k.defaultBackend == o.defaultBackend && slices.Equal(k.skip, o.skip)
+	return k.format == o.format && k.escape == o.escape && k.defaultBackend == o.defaultBackend && slices.Equal(k.skip, o.skip) &&
+		k.noRequestID == o.noRequestID
 }
 
 // accessLog is the access log the keys ask for, writing to w; format is
@@ -92,7 +97,7 @@ func (k accessLogKeys) accessLog(w io.Writer, format string) func(router.Record)
 	for _, u := range k.skip {
 		skip[strings.ToLower(u)] = true
 	}
-	defaultBackend := k.defaultBackend
+	defaultBackend, generateID := k.defaultBackend, !k.noRequestID
 	return func(r router.Record) {
 		if !defaultBackend && defaultServerLocation(r) {
 			return
@@ -102,8 +107,30 @@ func (k accessLogKeys) accessLog(w io.Writer, format string) func(router.Record)
 		if len(skip) > 0 && skip[strings.ToLower(r.Path)] {
 			return
 		}
+		if r.RequestID == "" {
+			// The router records none for an answer it made itself;
+			// nginx.tmpl's $req_id is the client's X-Request-ID, else
+			// (generate-request-id) a new one, for every request.
+			r.RequestID = clientRequestID(r, generateID)
+		}
 		log(r)
 	}
+}
+
+// clientRequestID is the client's first X-Request-ID, else a new random
+// ID when generate, else "".
+func clientRequestID(r router.Record, generate bool) string {
+	if r.Request != nil {
+		if id := r.Request.Header["X-Request-Id"]; len(id) > 0 {
+			return id[0]
+		}
+	}
+	if !generate {
+		return ""
+	}
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails
+	return hex.EncodeToString(b[:])
 }
 
 // defaultServerLocation reports whether r was answered by what

@@ -104,3 +104,40 @@ func TestConfigMapLogFormatEscapeNone(t *testing.T) {
 		assert.Equal(t, tc.want, out.String(), "%v", tc.data)
 	}
 }
+
+// TestAccessLogRequestIDAlwaysFilled: ingress-nginx's $req_id is the
+// client's X-Request-ID, else (generate-request-id, on by default) a new
+// random one, for every request, its own 404s included: the router
+// records none for an answer it made itself, so the log makes it.
+func TestAccessLogRequestIDAlwaysFilled(t *testing.T) {
+	own := router.Record{Method: "GET", Host: "a.example.com", VirtualHost: "a.example.com", Path: "/", Status: 404, Reason: router.ReasonNoRoute,
+		Request: httptest.NewRequest("GET", "/", nil)}
+	withHeader := own
+	withHeader.Request = httptest.NewRequest("GET", "/", nil)
+	withHeader.Request.Header.Set("X-Request-ID", "from-the-client")
+	proxied := own
+	proxied.RequestID = "0123456789abcdef0123456789abcdef"
+	for _, tc := range []struct {
+		data map[string]string
+		rec  router.Record
+		want string // a regular expression
+	}{
+		{nil, own, `^[0-9a-f]{32}\n$`},
+		{nil, withHeader, "^from-the-client\n$"},
+		{nil, proxied, "^0123456789abcdef0123456789abcdef\n$"},
+		{map[string]string{"generate-request-id": "false"}, own, "^-\n$"},
+		{map[string]string{"generate-request-id": "false"}, withHeader, "^from-the-client\n$"},
+	} {
+		c := flagsWith(t)
+		data := map[string]string{"log-format-upstream": "$req_id"}
+		for k, v := range tc.data {
+			data[k] = v
+		}
+		require.Empty(t, applyConfigMap(&c, cmData(data), c.flagsSet))
+		var out bytes.Buffer
+		c.accessLogOut = &out
+		c.accessLog = &liveAccessLog{out: &out, format: c.accessLogFormat}
+		requestObserver(c, nil)(tc.rec)
+		assert.Regexp(t, tc.want, out.String(), "%v", tc.data)
+	}
+}

@@ -32,7 +32,9 @@ import (
 // (internal/ingress/controller/nginx.go otelTmpl, defaults in
 // config.go): otlp-collector-host and -port, otel-service-name, the
 // sampler and the batch processor. As the module, the environment's
-// OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_SERVICE_NAME win over the keys.
+// OTEL_EXPORTER_OTLP_ENDPOINT wins over the collector keys; the service
+// name is the key's, which the SDK's Resource::Create puts over
+// OTEL_SERVICE_NAME.
 // The exporter follows the ConfigMap's changes: a new provider replaces
 // the old, which flushes what it holds.
 
@@ -224,14 +226,10 @@ const otelScope = "nginx"
 // (otlpbatch.go), or none without a collector. The exporter connects
 // lazily: an absent collector never holds up a request.
 func newOtelProvider(log *slog.Logger, s otelSettings) (*otelProvider, error) {
-	service := s.ServiceName
-	if v := os.Getenv("OTEL_SERVICE_NAME"); v != "" {
-		service = v
-	}
 	p := &otelProvider{sampler: s.sampler()}
 	var err error
 	if ep := s.endpoint(); ep != "" {
-		p.batcher, err = newOTLPBatcher(log, ep, service, s)
+		p.batcher, err = newOTLPBatcher(log, ep, s.ServiceName, s)
 	}
 	return p, err
 }

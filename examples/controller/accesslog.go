@@ -67,6 +67,25 @@ type accessLogKeys struct {
 	skip []string
 	// noRequestID is generate-request-id "false".
 	noRequestID bool
+	// off is disable-access-log or disable-http-access-log.
+	off bool
+}
+
+// accessLogConfigMapKeys are the access log's keys the controller reads
+// from the ConfigMap itself (compile.ConfigMapOptions.ExtensionKeys):
+// nginx.tmpl writes "access_log off" for either.
+var accessLogConfigMapKeys = map[string]func(c *config, v string) error{
+	"disable-access-log":      disableAccessLog,
+	"disable-http-access-log": disableAccessLog,
+}
+
+func disableAccessLog(c *config, v string) error {
+	off, err := configmap.ParseBool(v)
+	if err != nil {
+		return err
+	}
+	c.logKeys.off = c.logKeys.off || off
+	return nil
 }
 
 func accessLogKeysOf(s configmap.Settings) accessLogKeys {
@@ -83,12 +102,15 @@ func accessLogKeysOf(s configmap.Settings) accessLogKeys {
 
 func (k accessLogKeys) equal(o accessLogKeys) bool {
 	return k.format == o.format && k.escape == o.escape && k.defaultBackend == o.defaultBackend && slices.Equal(k.skip, o.skip) &&
-		k.noRequestID == o.noRequestID
+		k.noRequestID == o.noRequestID && k.off == o.off
 }
 
 // accessLog is the access log the keys ask for, writing to w; format is
 // -access-log-format.
 func (k accessLogKeys) accessLog(w io.Writer, format string) func(router.Record) {
+	if k.off {
+		return func(router.Record) {}
+	}
 	log := newAccessLog(w, format)
 	if k.format != "" {
 		log, _ = newNginxAccessLog(w, k.format, k.escape)

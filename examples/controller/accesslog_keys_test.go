@@ -141,3 +141,28 @@ func TestAccessLogRequestIDAlwaysFilled(t *testing.T) {
 		assert.Regexp(t, tc.want, out.String(), "%v", tc.data)
 	}
 }
+
+// TestConfigMapDisableAccessLog: disable-access-log and
+// disable-http-access-log turn the HTTP access log off, as nginx.tmpl's
+// "access_log off" for either, without a warning.
+func TestConfigMapDisableAccessLog(t *testing.T) {
+	rec := router.Record{Method: "GET", Host: "a.example.com", VirtualHost: "a.example.com", Path: "/", Status: 200,
+		Route: match.Source{Namespace: "prod", Name: "web"}}
+	for _, tc := range []struct {
+		data   map[string]string
+		logged bool
+	}{
+		{map[string]string{}, true},
+		{map[string]string{"disable-access-log": "true"}, false},
+		{map[string]string{"disable-http-access-log": "true"}, false},
+		{map[string]string{"disable-access-log": "false", "disable-http-access-log": "false"}, true},
+	} {
+		c := flagsWith(t)
+		require.Empty(t, applyConfigMap(&c, cmData(tc.data), c.flagsSet), "%v", tc.data)
+		var out bytes.Buffer
+		c.accessLogOut = &out
+		c.accessLog = &liveAccessLog{out: &out, format: c.accessLogFormat}
+		requestObserver(c, nil)(rec)
+		assert.Equal(t, tc.logged, out.Len() > 0, "%v: %q", tc.data, out.String())
+	}
+}

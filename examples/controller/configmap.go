@@ -67,7 +67,8 @@ func applyConfigMap(c *config, cm *corev1.ConfigMap, set []string, others ...*co
 			keep = append(keep, k)
 		}
 	}
-	extensions := slices.Concat(slices.Collect(maps.Keys(modSecurityConfigMapKeys)), slices.Collect(maps.Keys(otelConfigMapKeys)))
+	extensions := slices.Concat(slices.Collect(maps.Keys(modSecurityConfigMapKeys)), slices.Collect(maps.Keys(otelConfigMapKeys)),
+		slices.Collect(maps.Keys(accessLogConfigMapKeys)))
 	parsed := compile.ParseConfigMapFor(cm, compile.ConfigMapOptions{Keep: keep, ExtensionKeys: slices.Sorted(slices.Values(extensions))})
 	parsed.ReadHeaders(others)
 	c.options.ConfigMap = parsed
@@ -90,6 +91,9 @@ func applyConfigMap(c *config, cm *corev1.ConfigMap, set []string, others ...*co
 		apply, severity := modSecurityConfigMapKeys[key], compile.TrafficMoves
 		if apply == nil {
 			apply, severity = otelConfigMapKeys[key], compile.FeatureMissing
+		}
+		if apply == nil {
+			apply, severity = accessLogConfigMapKeys[key], compile.FeatureMissing
 		}
 		if err := apply(c, strings.TrimSpace(v)); err != nil {
 			warns = append(warns, configMapWarning{key, fmt.Sprintf("value %q: %v; ingress-nginx's default is kept", v, err), severity, false})

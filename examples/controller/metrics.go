@@ -234,6 +234,10 @@ func (m *metrics) observe(r router.Record) {
 	lv[3] = r.Route.Namespace
 	lv[4] = r.Route.Name
 	lv[5] = r.Service.Name
+	if r.Route.Field == compile.GlobalDefaultBackendField {
+		// ingress-nginx's default backend location names no Service.
+		lv[5] = ""
+	}
 	if primary, ok := servedByCanary(r); ok {
 		// As ingress-nginx: the location's Service is the primary's, and
 		// canary names the alternative upstream that took the request.
@@ -343,7 +347,8 @@ func methodLabel(m string) string {
 
 // pathLabel is the matched route's path as the table holds it, as
 // ingress-nginx's path label is the location's: "/" for a Prefix "/" and
-// for a default backend, "" when nothing matched.
+// for a default backend, "" when nothing matched or the global default
+// backend answered for the default server (its location has no Ingress).
 func pathLabel(r router.Record) string {
 	switch {
 	case r.MatchedRoute != nil:
@@ -352,6 +357,8 @@ func pathLabel(r router.Record) string {
 			return "/"
 		}
 		return p
+	case r.Route.Field == compile.GlobalDefaultBackendField && r.VirtualHost == "":
+		return ""
 	case r.Service.Name != "" || r.Route.Field != "":
 		return "/"
 	}

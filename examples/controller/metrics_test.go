@@ -489,3 +489,26 @@ func TestMetricsLeaderElectionLabels(t *testing.T) {
 	require.Equal(t, 1, n, "one series labelled %v", want)
 	require.Equal(t, 1.0, v)
 }
+
+// ingress-nginx's location of the global default backend names no
+// Service: the default server's has no Ingress at all (every label ""),
+// a host's own default location has the path "/". The default backend's
+// Service is --default-backend-service's, not a label value.
+func TestMetricsGlobalDefaultBackendLabels(t *testing.T) {
+	m := newMetrics(metricsConfig(func(c *config) { c.metricsPerUndefinedHost = true }))
+	viaDefault := func(vhost string) router.Record {
+		r := proxied("stranger.test", vhost, apiRoute)
+		r.MatchedRoute, r.Route, r.Backend = nil, match.Source{Field: compile.GlobalDefaultBackendField}, "ingress/default-http-backend:80"
+		r.Service = router.Service{Namespace: "ingress", Name: "default-http-backend", Port: 80}
+		return r
+	}
+	m.observe(viaDefault(""))
+	m.observe(viaDefault("shop.example.com"))
+	want := []map[string]string{
+		{"status": "200", "method": "GET", "path": "", "namespace": "", "ingress": "", "service": "", "canary": "", "host": "_"},
+		{"status": "200", "method": "GET", "path": "/", "namespace": "", "ingress": "", "service": "", "canary": "", "host": "shop.example.com"},
+	}
+	if diff := cmp.Diff(want, scrapeMetrics(t, m).labelSets("nginx_ingress_controller_requests")); diff != "" {
+		t.Errorf("request series (-want +got):\n%s", diff)
+	}
+}

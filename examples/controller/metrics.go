@@ -67,6 +67,8 @@ type metrics struct {
 
 	configHash, configSuccess, configSuccessTime prometheus.Gauge
 	reloads, reloadErrors                        prometheus.Counter
+	// hash is config_hash's value while loads succeed.
+	hash float64
 
 	rebuilds, publishes prometheus.Counter
 	warnings            *prometheus.GaugeVec
@@ -387,6 +389,8 @@ func (m *metrics) published(res *compile.Result, changed bool, now time.Time) {
 	if res.Table == nil {
 		return
 	}
+	m.hash = digestHash(res.Table.Digest())
+	m.configHash.Set(m.hash)
 	// A rotated default certificate changes its series, not the digest.
 	var def *tls.Certificate
 	secret := ""
@@ -402,7 +406,6 @@ func (m *metrics) published(res *compile.Result, changed bool, now time.Time) {
 	}
 	m.publishes.Inc()
 	m.reloads.Inc()
-	m.configHash.Set(digestHash(res.Table.Digest()))
 	m.configSuccessTime.Set(float64(now.Unix()))
 	size := res.Table.Size()
 	m.tableSize.WithLabelValues("virtual_hosts").Set(float64(size.VirtualHosts))
@@ -437,6 +440,7 @@ func (m *metrics) loadFailed() {
 		return
 	}
 	m.configSuccess.Set(0)
+	m.configHash.Set(0) // as ingress-nginx's ConfigSuccess(hash, false)
 	m.reloadErrors.Inc()
 }
 
@@ -445,6 +449,7 @@ func (m *metrics) loadFailed() {
 func (m *metrics) loadRecovered() {
 	if m != nil {
 		m.configSuccess.Set(1)
+		m.configHash.Set(m.hash)
 	}
 }
 

@@ -512,3 +512,26 @@ func TestMetricsGlobalDefaultBackendLabels(t *testing.T) {
 		t.Errorf("request series (-want +got):\n%s", diff)
 	}
 }
+
+// ingress-nginx's ConfigSuccess sets config_hash to 0 when a reload
+// fails and back to the running configuration's hash once it succeeds.
+func TestMetricsConfigHashOnFailedLoad(t *testing.T) {
+	m := newMetrics(metricsConfig(nil))
+	res := compile.Compile(metricsSnapshot(false), compile.Options{IngressClass: "ramjet", ControllerName: compile.DefaultControllerName})
+	hash := func() float64 {
+		v, n := scrapeMetrics(t, m).sum("nginx_ingress_controller_config_hash", nil)
+		require.Equal(t, 1, n)
+		return v
+	}
+	now := time.Unix(1700000000, 0)
+	m.published(&res, true, now)
+	want := digestHash(res.Table.Digest())
+	require.Equal(t, want, hash())
+	m.loadFailed()
+	require.Zero(t, hash(), "a failed load")
+	m.loadRecovered()
+	require.Equal(t, want, hash(), "the folder reads as the table serving again")
+	m.loadFailed()
+	m.published(&res, false, now.Add(time.Minute))
+	require.Equal(t, want, hash(), "the same table compiled again")
+}

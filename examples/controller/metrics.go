@@ -165,6 +165,11 @@ func newMetrics(cfg config, extra ...prometheus.Collector) *metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
+	// ingress-nginx's dashboard charts memory and CPU from its nginx
+	// process collector (nginx_ingress_controller_nginx_process_*, with
+	// the controller_* labels): here, the process that serves.
+	prometheus.WrapRegistererWith(constLabels, m.registry).MustRegister(
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{Namespace: nginxNamespace + "_nginx"}))
 	m.registry.MustRegister(m.connectTime)
 	m.registry.MustRegister(m.tables.collectors()...)
 	m.registry.MustRegister(extra...)

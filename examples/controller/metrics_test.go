@@ -535,3 +535,16 @@ func TestMetricsConfigHashOnFailedLoad(t *testing.T) {
 	m.published(&res, false, now.Add(time.Minute))
 	require.Equal(t, want, hash(), "the same table compiled again")
 }
+
+// ingress-nginx's dashboard charts the controller's memory and CPU from
+// its nginx process collector (nginx_ingress_controller_nginx_process_*,
+// with the controller_* labels); ramjet's process is the one serving.
+func TestMetricsNginxProcess(t *testing.T) {
+	s := scrapeMetrics(t, newMetrics(metricsConfig(nil)))
+	ids := map[string]string{"controller_namespace": "ingress", "controller_class": compile.DefaultControllerName, "controller_pod": "ramjet-0"}
+	for _, name := range []string{"nginx_ingress_controller_nginx_process_resident_memory_bytes", "nginx_ingress_controller_nginx_process_cpu_seconds_total"} {
+		v, n := s.sum(name, ids)
+		require.Equal(t, 1, n, name)
+		require.Positive(t, v, name)
+	}
+}

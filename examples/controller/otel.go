@@ -89,21 +89,21 @@ var otelConfigMapKeys = map[string]func(c *config, v string) error{
 		c.otel.ParentBased, err = strconv.ParseBool(v)
 		return err
 	},
-	"otel-max-queuesize":         otelInt(func(s *otelSettings, n int) { s.MaxQueueSize = n }),
-	"otel-max-export-batch-size": otelInt(func(s *otelSettings, n int) { s.MaxExportBatchSize = n }),
-	"otel-schedule-delay-millis": otelInt(func(s *otelSettings, n int) { s.ScheduleDelay = time.Duration(n) * time.Millisecond }),
+	"otel-max-queuesize":         otelInt(func(s *otelSettings, n int) { s.MaxQueueSize = max(n, 1) }),
+	"otel-max-export-batch-size": otelInt(func(s *otelSettings, n int) { s.MaxExportBatchSize = max(n, 1) }),
+	"otel-schedule-delay-millis": otelInt(func(s *otelSettings, n int) { s.ScheduleDelay = time.Duration(max(n, 0)) * time.Millisecond }),
 	// The module's configuration file: the controller configures the SDK
 	// itself, so the path names nothing it reads.
 	"opentelemetry-config": func(*config, string) error { return nil },
 }
 
-// otelInt is a key holding a positive 32-bit number, as ingress-nginx's
-// ConfigMap types them.
+// otelInt is a key holding a 32-bit number, as ingress-nginx's ConfigMap
+// types them; set clamps it as the module does (agent_config.cpp).
 func otelInt(set func(*otelSettings, int)) func(c *config, v string) error {
 	return func(c *config, v string) error {
 		n, err := strconv.ParseInt(v, 10, 32)
-		if err != nil || n <= 0 {
-			return fmt.Errorf("want a positive whole number")
+		if err != nil {
+			return fmt.Errorf("want a whole number")
 		}
 		set(&c.otel, int(n))
 		return nil

@@ -372,3 +372,19 @@ func TestOpenTelemetryServiceNameFromKey(t *testing.T) {
 	require.NotNil(t, p.batcher)
 	assert.Equal(t, resourceField("edge"), p.batcher.resource)
 }
+
+// TestOpenTelemetryBatchKeysClamped: ingress-nginx types the batch keys
+// as 32-bit integers and its module clamps them (agent_config.cpp: the
+// queue and batch sizes to at least 1, the delay to at least 0), so "0"
+// is a value it takes, not one to warn about and replace by the default.
+func TestOpenTelemetryBatchKeysClamped(t *testing.T) {
+	c := flagsWith(t)
+	warns := applyConfigMap(&c, cmData(map[string]string{"otel-schedule-delay-millis": "0", "otel-max-queuesize": "0", "otel-max-export-batch-size": "-3"}), c.flagsSet)
+	assert.Empty(t, warns)
+	assert.Equal(t, time.Duration(0), c.otel.ScheduleDelay)
+	assert.Equal(t, 1, c.otel.MaxQueueSize)
+	assert.Equal(t, 1, c.otel.MaxExportBatchSize)
+	warns = applyConfigMap(&c, cmData(map[string]string{"otel-max-queuesize": "many"}), c.flagsSet)
+	require.Len(t, warns, 1)
+	assert.Equal(t, 2048, c.otel.MaxQueueSize, "a value that is no number keeps the default")
+}

@@ -3108,7 +3108,11 @@
 // the Ingress, replacing its old version, with the claimed Ingresses that
 // share a host (its rules' and TLS hosts, their www twins, its
 // server-alias names, the wildcards covering them, the catch-all) or a
-// Service with it. Review.Warnings are the compile's warnings about the
+// Service with it. Of those sharing only a Service, alike in what decides
+// a shared backend (annotations, backends, paths, the kind of host; a
+// thousand tenants' Ingresses on one Service, say), the first two in
+// order stand for all, as the oldest that asks decides a backend's
+// settings. Review.Warnings are the compile's warnings about the
 // Ingress, exactly those of compiling the whole snapshot with it (a test
 // reviews every Ingress of every case file, and a new copy of each, both
 // ways). ReviewRoute does the same for an HTTPRoute or GRPCRoute, and

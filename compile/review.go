@@ -36,7 +36,7 @@ type Reviewer struct {
 	level    nginxRisk
 
 	byHost    map[string][]*networkingv1.Ingress // claimed, by each host they name ("" the catch-all)
-	byService map[objKey][]*networkingv1.Ingress // claimed, by each Service they name
+	byService map[objKey][]*networkingv1.Ingress // claimed, by each Service they name: the first two in order of each backendSignature
 	stored    map[objKey]bool                    // claimed, whether ingress-nginx stores each (nginxStored)
 	order     map[objKey]int                     // claimed, their position in ingress-nginx's order (nginxOrder)
 	ingresses map[objKey]*networkingv1.Ingress
@@ -82,6 +82,9 @@ func NewReviewer(s Snapshot, o Options, settings AdmissionSettings) *Reviewer {
 		}
 	}
 	r.order = nginxOrder(r.ingresses, r.stored)
+	for k, list := range r.byService {
+		r.byService[k] = r.firstOfEachSignature(list)
+	}
 	for _, svc := range s.Services {
 		if svc != nil {
 			keepOne(r.services, objKey{svc.Namespace, svc.Name}, svc)
@@ -234,6 +237,96 @@ func warningsAbout(ws []Warning, ref Ref) []Warning {
 		}
 	}
 	return out
+}
+
+// firstOfEachSignature keeps, of the Ingresses naming one Service, the
+// first two in order of each backendSignature. An Ingress related to the
+// one reviewed only through a Service changes its warnings and refusal
+// only through the backends they share, where the oldest Ingress that
+// asks for a setting decides (and, for the refusal, the oldest naming an
+// upstream): of Ingresses alike there, the first decides for all, and the
+// second stands in when the first is the one under review. A thousand
+// tenants' Ingresses on one Service, alike but for their hosts, then cost
+// the review two compiles' worth, not a thousand.
+func (r *Reviewer) firstOfEachSignature(list []*networkingv1.Ingress) []*networkingv1.Ingress {
+	slices.SortFunc(list, func(a, b *networkingv1.Ingress) int {
+		return cmp.Compare(r.order[objKey{a.Namespace, a.Name}], r.order[objKey{b.Namespace, b.Name}])
+	})
+	seen := make(map[string]int, 1)
+	out := list[:0:0]
+	var buf []byte
+	for _, ing := range list {
+		buf = backendSignature(buf[:0], ing, r.stored[objKey{ing.Namespace, ing.Name}])
+		if n := seen[string(buf)]; n < 2 {
+			seen[string(buf)] = n + 1
+			out = append(out, ing)
+		}
+	}
+	return out
+}
+
+// backendSignature appends what of ing can decide a backend it shares
+// with other Ingresses: its annotations, whether ingress-nginx stores it,
+// and its backends with the paths and kinds of host that declare them
+// (not the host names, which only relate Ingresses through byHost).
+func backendSignature(buf []byte, ing *networkingv1.Ingress, stored bool) []byte {
+	keys := make([]string, 0, len(ing.Annotations))
+	for k := range ing.Annotations {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		buf = append(buf, k...)
+		buf = append(buf, 0)
+		buf = append(buf, ing.Annotations[k]...)
+		buf = append(buf, 0)
+	}
+	buf = strconv.AppendBool(buf, stored)
+	backend := func(b *networkingv1.IngressBackend) {
+		buf = append(buf, 1)
+		if b.Service != nil {
+			buf = append(buf, b.Service.Name...)
+			buf = append(buf, 0)
+			buf = append(buf, b.Service.Port.Name...)
+			buf = append(buf, 0)
+			buf = strconv.AppendInt(buf, int64(b.Service.Port.Number), 10)
+		}
+		if b.Resource != nil {
+			buf = append(buf, 2)
+			buf = append(buf, b.Resource.Kind...)
+			buf = append(buf, 0)
+			buf = append(buf, b.Resource.Name...)
+		}
+	}
+	if b := ing.Spec.DefaultBackend; b != nil {
+		backend(b)
+	}
+	for _, rule := range ing.Spec.Rules {
+		// The kind of host: hostless rules share the catch-all, a wildcard
+		// matches otherwise, and a host compile refuses claims nothing.
+		switch h := rule.Host; {
+		case h == "":
+			buf = append(buf, 3)
+		case invalidHost(h) != "":
+			buf = append(buf, 4)
+		case strings.HasPrefix(h, "*."):
+			buf = append(buf, 5)
+		default:
+			buf = append(buf, 6)
+		}
+		if rule.HTTP == nil {
+			continue
+		}
+		for _, p := range rule.HTTP.Paths {
+			buf = append(buf, p.Path...)
+			buf = append(buf, 0)
+			if p.PathType != nil {
+				buf = append(buf, *p.PathType...)
+			}
+			backend(&p.Backend)
+		}
+	}
+	return buf
 }
 
 // related are the claimed Ingresses other than ing (by namespace and

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -88,4 +89,37 @@ func TestConfigMapHeadersValues(t *testing.T) {
 			t.Fatal("copied")
 		}
 	}))
+}
+
+// TestLimitStatusCode444Closes: limit-req-status-code 444 closes the
+// client's connection with no answer, as nginx's NGX_HTTP_CLOSE does, and
+// the record shows 444 with nothing sent, as nginx logs it.
+func TestLimitStatusCode444Closes(t *testing.T) {
+	rs := newRecords()
+	r := newTestRouter(Options{LimitReqStatusCode: 444, Observer: rs.observe, Transport: &balanceTransport{}})
+	web := httpBackend("prod/web:80", "10.0.0.1:80")
+	r.Publish(table("c", vhost("c", nil, policyRoute("/", web, &match.Policy{RateLimit: &match.RateLimit{Zone: "prod/c", RPM: 1}}))))
+	srv := httptest.NewServer(r)
+	defer srv.Close()
+	get := func() (*http.Response, error) {
+		req, err := http.NewRequest(http.MethodGet, srv.URL+"/", nil)
+		require.NoError(t, err)
+		req.Host = "c"
+		return srv.Client().Do(req)
+	}
+	res, err := get()
+	require.NoError(t, err)
+	res.Body.Close()
+	res, err = get()
+	if err == nil {
+		res.Body.Close()
+		t.Fatalf("over the limit: status %d, want the connection closed", res.StatusCode)
+	}
+	require.Eventually(t, func() bool { rs.mu.Lock(); defer rs.mu.Unlock(); return len(rs.raw) >= 2 }, 5*time.Second, 10*time.Millisecond)
+	rs.mu.Lock()
+	rec := rs.raw[1]
+	rs.mu.Unlock()
+	assert.Equal(t, 444, rec.Status)
+	assert.Equal(t, ReasonRateLimited, rec.Reason)
+	assert.Zero(t, rec.BytesOut+rec.HeaderBytes)
 }

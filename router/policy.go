@@ -72,10 +72,17 @@ func (r *Router) applyLimits(s *requestState) bool {
 	return false
 }
 
+// statusClose is nginx's 444 (NGX_HTTP_CLOSE): the connection is closed
+// with no answer, and the request logged with that status.
+const statusClose = 444
+
 // limitAnswer is the refusal of a rate limit answering code (0: 503).
 func limitAnswer(code int) answer {
-	if code == 0 || code == http.StatusServiceUnavailable {
+	switch code {
+	case 0, http.StatusServiceUnavailable:
 		return ansRateLimited
+	case statusClose:
+		return answer{statusClose, ReasonRateLimited, ""}
 	}
 	return answer{code, ReasonRateLimited, strconv.Itoa(code) + " " + http.StatusText(code) + ": too many requests from this client address\n"}
 }

@@ -277,7 +277,8 @@ type Options struct {
 	ForwardedForHeader string
 	// LimitReqStatusCode and LimitConnStatusCode answer a request over
 	// limit-rps or limit-rpm, and over limit-connections (ingress-nginx's
-	// limit-req-status-code and limit-conn-status-code). 0: 503.
+	// limit-req-status-code and limit-conn-status-code). 0: 503. 444 closes
+	// the connection with no answer, as nginx does.
 	LimitReqStatusCode, LimitConnStatusCode int
 	// AddHeaders are set on every answer, over a backend's of the same
 	// name, and ProxySetHeaders on every request sent to a backend, over

@@ -268,6 +268,9 @@ func (r *Router) refuse(s *requestState, a answer) { r.reply(s, a, s.grpc) }
 // reply writes the router's answer a, gRPC-shaped when grpc, and records
 // it.
 func (r *Router) reply(s *requestState, a answer, grpc bool) {
+	if a.status == statusClose {
+		r.closeConn(s, a)
+	}
 	if p := &s.ph; len(p.cookies) > 0 && (p.alwaysCookies || addHeaderStatus(a.status)) {
 		// The auth service's cookie goes on the location's answers past
 		// authentication, as nginx's add_header puts it on them.
@@ -291,6 +294,18 @@ func (r *Router) reply(s *requestState, a answer, grpc bool) {
 		rec.BytesOut = int64(len(a.body))
 	}
 	r.observe(s.w, rec)
+}
+
+// closeConn ends the request as nginx's 444 does: nothing is sent and
+// the client's connection (an HTTP/2 stream) is cut; the record shows 444
+// and no bytes.
+func (r *Router) closeConn(s *requestState, a answer) {
+	if r.observer != nil {
+		rec := r.record(s)
+		rec.Status, rec.Reason = a.status, a.reason
+		r.observer(rec)
+	}
+	panic(http.ErrAbortHandler)
 }
 
 // record fills in what a record knows from the decision alone.

@@ -42,6 +42,16 @@ func (r *Router) decorate(dc *decoration, s *requestState, live *liveSettings) {
 		}
 	case &decorRequestID:
 		if r.returnRequestID {
+			if live.headers.noRequestID {
+				// nginx's $req_id without generate-request-id: the
+				// client's, else none; an ID made here would reach the
+				// backend.
+				if id := s.req.Header["X-Request-Id"]; len(id) > 0 && id[0] != "" {
+					s.id = id[0]
+					s.w.Header()["X-Request-Id"] = []string{s.id}
+				}
+				break
+			}
 			s.id = requestIDOf(s.req)
 			s.w.Header()["X-Request-Id"] = []string{s.id}
 		}

@@ -7,6 +7,10 @@ import (
 	"net/http/httptest"
 	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"ramjet.dev/ramjet/match"
 )
 
 // Every decoration has a case in decorate and a name of its own, and sets
@@ -50,4 +54,24 @@ func TestDecorationsDeclared(t *testing.T) {
 			t.Errorf("decoration %q did not compress an answer that accepts gzip", dc.name)
 		}
 	}
+}
+
+// With generate-request-id "false", ReturnRequestID returns the client's
+// X-Request-ID and makes none: nginx's $req_id is then the client's or
+// empty, and an ID the backend never got would mislead whoever quotes it.
+func TestReturnRequestIDWithoutGenerating(t *testing.T) {
+	r := newTestRouter(Options{ReturnRequestID: true, NoRequestID: true})
+	t.Cleanup(r.CloseIdleConnections)
+	_, addr := echoBackend(t, "web")
+	r.Publish(table("rid", vhost("rid.test", nil, route(match.Prefix, "/", httpBackend("prod/web:80", addr)))))
+
+	res := serve(r, http.MethodGet, "rid.test", "/", nil)
+	_ = body(t, res)
+	assert.Nil(t, res.Header["Seen-X-Request-Id"], "the backend")
+	assert.Nil(t, res.Header["X-Request-Id"], "the client")
+
+	res = serve(r, http.MethodGet, "rid.test", "/", http.Header{"X-Request-Id": {"rid-1"}})
+	_ = body(t, res)
+	assert.Equal(t, []string{"rid-1"}, res.Header["Seen-X-Request-Id"], "the backend")
+	assert.Equal(t, []string{"rid-1"}, res.Header["X-Request-Id"], "the client")
 }

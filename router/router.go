@@ -161,7 +161,8 @@ type Options struct {
 	// ReturnRequestID sends the request's X-Request-ID (the client's, or
 	// the one generated for it) back to the client as a response header
 	// on every answer, the router's own included, so that a user can
-	// quote it when reporting a problem.
+	// quote it when reporting a problem. With NoRequestID only the
+	// client's is returned: none is made.
 	ReturnRequestID bool
 	// GatewayPorts maps the local port a request arrived on to the
 	// Gateway listener port it is published as (SPEC §20: the controller's

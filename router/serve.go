@@ -200,7 +200,7 @@ func (r *Router) forward(s *requestState) {
 	x.w, x.gen, x.host, x.https, x.grpc = s.w, d.st.gen, d.host, d.proto == "https", s.grpc
 	x.backend, x.vhost, x.route, x.balancer = b, d.res.Host, d.res.Route, s.bal
 	x.path, x.query, x.hasQuery = d.path, d.query, d.hasQuery
-	x.reqBody, x.start, x.requestID, x.returnID, x.hsts, x.cmh = s.body, s.start, s.id, r.returnRequestID, s.hsts, s.cmh
+	x.reqBody, x.start, x.requestID, x.returnID, x.hsts, x.cmh = s.body, s.start, s.id, s.id != "", s.hsts, s.cmh
 	x.fullForwardedFor, x.hdr, x.realIP, x.choice = live.fullForwardedFor, &live.headers, r.realIP(req), s.ch
 	if s.ph.any() {
 		x.added = s.ph

@@ -84,23 +84,8 @@ func (b *builder) buildDefaultBackends() {
 // globalFallback makes the global default backend v's fallback if it can
 // serve. It is resolved, and warned about, once.
 func (b *builder) globalFallback(v *vhost) {
-	ref := b.opts.DefaultBackend
-	if ref == nil {
+	if !b.resolveGlobal() {
 		return
-	}
-	if b.global == nil {
-		b.global = b.resolve(ref.Namespace, ref.Name, ref.Port)
-		object := Ref{Kind: "Service", Namespace: ref.Namespace, Name: ref.Name}
-		if b.global.issue().targetMsg != "" {
-			b.warn(PortMatchedTargetPort, object, GlobalDefaultBackendField, b.global.issue().targetMsg)
-		}
-		if why := b.global.issue().message; why != "" {
-			b.warn(DefaultBackendUnavailable, object, GlobalDefaultBackendField,
-				"global default backend "+ref.String()+": "+why+"; unmatched requests answer 404")
-		} else if len(b.global.backend.b.Endpoints) == 0 {
-			b.warn(DefaultBackendUnavailable, object, GlobalDefaultBackendField,
-				"global default backend "+ref.String()+" has no ready endpoints; unmatched requests answer 404")
-		}
 	}
 	if b.global.issue().problem != "" || len(b.global.backend.b.Endpoints) == 0 {
 		return
@@ -108,6 +93,32 @@ func (b *builder) globalFallback(v *vhost) {
 	b.global.backend.used = true
 	v.vh.Fallback = b.global.backend.b
 	v.vh.FallbackSource = match.Source{Field: GlobalDefaultBackendField}
+}
+
+// resolveGlobal resolves the global default backend into b.global, and
+// warns about it, once, whether fallbacks or error pages use it; false
+// without one.
+func (b *builder) resolveGlobal() bool {
+	ref := b.opts.DefaultBackend
+	if ref == nil {
+		return false
+	}
+	if b.global != nil {
+		return true
+	}
+	b.global = b.resolve(ref.Namespace, ref.Name, ref.Port)
+	object := Ref{Kind: "Service", Namespace: ref.Namespace, Name: ref.Name}
+	if b.global.issue().targetMsg != "" {
+		b.warn(PortMatchedTargetPort, object, GlobalDefaultBackendField, b.global.issue().targetMsg)
+	}
+	if why := b.global.issue().message; why != "" {
+		b.warn(DefaultBackendUnavailable, object, GlobalDefaultBackendField,
+			"global default backend "+ref.String()+": "+why+"; unmatched requests answer 404")
+	} else if len(b.global.backend.b.Endpoints) == 0 {
+		b.warn(DefaultBackendUnavailable, object, GlobalDefaultBackendField,
+			"global default backend "+ref.String()+" has no ready endpoints; unmatched requests answer 404")
+	}
+	return true
 }
 
 // applyFallbackSettings sets each virtual host's own location settings,

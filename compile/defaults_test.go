@@ -133,6 +133,17 @@ func TestDefaultBackends(t *testing.T) {
 			warnings: []short{{ServiceNotFound, "Ingress prod/new", "spec.defaultBackend.service.name"}},
 		},
 		{
+			name: "a global default missing that only error pages use still warns",
+			opts: Options{DefaultBackend: &ServiceRef{Namespace: "kube-system", Name: "notfound", Port: "80"}},
+			ings: []runtime.Object{
+				mkIngress("prod", "catch", 1, withDefault("a", 80)),
+				mkIngress("prod", "shop", 2, withDefault("b", 80), withAnnotations(NginxPrefix+"custom-http-errors", "503"),
+					withRules(mkRule("shop.example.com", prefix("/", "web", 80)))),
+			},
+			want:     []want{{"shop.example.com", "/zzz", "prod/web:80", ""}, {"", "/", "prod/a:80", ""}},
+			warnings: []short{{DefaultBackendUnavailable, "Service kube-system/notfound", "--default-backend"}},
+		},
+		{
 			name: "a resource default backend is unsupported; the global default applies",
 			opts: Options{DefaultBackend: global},
 			ings: []runtime.Object{func() runtime.Object {

@@ -350,12 +350,8 @@ func (b *builder) errorBackend(ing *ingress) *match.Backend {
 // when it cannot serve, as nginx's upstream-default-backend without
 // endpoints falls back to the built-in server that answers 404.
 func (b *builder) globalErrorBackend() *match.Backend {
-	ref := b.opts.DefaultBackend
-	if ref == nil {
+	if !b.resolveGlobal() {
 		return nil
-	}
-	if b.global == nil {
-		b.global = b.resolve(ref.Namespace, ref.Name, ref.Port)
 	}
 	b.global.backend.used = true
 	return b.global.backend.b

@@ -2420,7 +2420,12 @@
 //     rate limit, an upstream without endpoints) included; here the
 //     backend's answers and the router's answers to a failed exchange
 //     (502, 504), not the answers of the steps before it, nor the 503 of
-//     a backend without endpoints (documented, §11.8). The request to the
+//     a backend without endpoints (documented, §11.8). With
+//     disable-proxy-intercept-errors turning interception off, nginx's
+//     error_page directives stay and still replace the listed statuses
+//     nginx makes itself (a failed exchange's 502 and 504 among them),
+//     only the backend's pass; here nothing is replaced then, the
+//     router's own answers included (documented). The request to the
 //     error backend: the client's body re-sent there, none here; a port the
 //     path names by name is X-Service-Port's value there, the Service
 //     port's number here (documented).

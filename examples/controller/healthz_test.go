@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +12,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/router"
 )
 
 // The traffic listeners answer the health check path with 200 for names no
@@ -61,4 +65,32 @@ spec:
 	}
 	cancel()
 	require.NoError(t, inst.Wait())
+}
+
+// /nginx_status on the catch-all answers 403 but to the addresses
+// ingress-nginx's nginx-status-ipv4-whitelist and -ipv6-whitelist allow by
+// default (127.0.0.1, ::1): its location denies all others. There are no
+// stub_status counters, so an allowed address gets 404. A host with rules
+// of its own, or a longer prefix of the catch-all, is the backend's.
+func TestNginxStatusOnCatchAll(t *testing.T) {
+	rt := router.New(router.Options{Logger: slog.New(slog.DiscardHandler)})
+	res := compile.Compile(compile.Snapshot{}, compile.Options{})
+	rt.Publish(res.Table)
+	h := catchAllHealth(rt, "")
+	for _, tt := range []struct {
+		host, path, client string
+		status             int
+	}{
+		{"lb.example", "/nginx_status", "10.0.0.9:1000", http.StatusForbidden},
+		{"lb.example", "/nginx_status/x", "[2001:db8::1]:1000", http.StatusForbidden},
+		{"lb.example", "/nginx_status", "127.0.0.1:1000", http.StatusNotFound},
+		{"lb.example", "/nginx_status", "[::1]:1000", http.StatusNotFound},
+		{"lb.example", "/nginx", "10.0.0.9:1000", http.StatusNotFound},
+	} {
+		req := httptest.NewRequest(http.MethodGet, tt.path, nil)
+		req.Host, req.RemoteAddr = tt.host, tt.client
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		assert.Equal(t, tt.status, w.Code, "%s from %s", tt.path, tt.client)
+	}
 }

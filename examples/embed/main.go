@@ -202,21 +202,20 @@ func (a *app) shutdown(ctx context.Context) error {
 	return err
 }
 
-// requireHeaderHook enforces example.com/require-header on the routes of
-// the Ingresses that carry it. It runs with the table the request is then
-// proxied with, so a table published meanwhile cannot skip the check.
+// requireHeaderHook enforces example.com/require-header on the locations
+// of the Ingresses that carry it: their routes, and the host fallback
+// their spec.defaultBackend makes, which a check on m.Route alone would
+// let through. It runs with the table the request is then proxied with,
+// so a table published meanwhile cannot skip the check.
 func requireHeaderHook(w http.ResponseWriter, req *http.Request, m router.Match) bool {
-	if m.Route == nil {
-		return false
-	}
-	name, ok := m.Route.Extensions.Get(requireHeader)
+	name, ok := m.Extensions().Get(requireHeader)
 	if !ok {
 		return false
 	}
 	if req.Header.Get(name) == "" {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(http.StatusUnauthorized)
-		fmt.Fprintf(w, "401 Unauthorized: %s requires the %s header\n", m.Route.Source.Ingress(), name)
+		fmt.Fprintf(w, "401 Unauthorized: %s requires the %s header\n", m.Source().Ingress(), name)
 		return true
 	}
 	// Passed on, with a header telling the backend the check was made.

@@ -73,6 +73,18 @@ spec:
   rules:
   - host: shop.example.com
     http: {paths: [{path: /admin, pathType: Prefix, backend: {service: {name: api, port: {number: 80}}}}]}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: vault
+  namespace: shop
+  annotations: {example.com/require-header: X-Vault-Key}
+spec:
+  ingressClassName: ramjet
+  defaultBackend: {service: {name: api, port: {number: 80}}}
+  rules:
+  - host: vault.example.com
 `, ip, port)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "shop.yaml"), []byte(doc), 0o644))
 }
@@ -176,6 +188,16 @@ func TestEmbedded(t *testing.T) {
 	assert.Empty(t, res.Header.Get("X-Seen-Checked"), "another Ingress is not checked")
 	assert.Equal(t, "client-id-1", res.Header.Get("X-Request-Id"))
 	assert.Equal(t, int64(6), a.upstreamRequests.Load(), "every proxied request went through the wrapped default transport")
+
+	// The host fallback an annotated Ingress's spec.defaultBackend makes is
+	// that Ingress's location too: checked like its routes.
+	req, err := http.NewRequest(http.MethodGet, "http://"+a.addr+"/anything", nil)
+	require.NoError(t, err)
+	req.Host = "vault.example.com"
+	res, err = h1.Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "the fallback is checked too")
 
 	out := logs.String()
 	assert.Contains(t, out, `msg=routed requestID=client-id-1 client=127.0.0.1 vhost=shop.example.com ingress=shop/shop service=shop/api:80 endpoint=`+ip2+":"+port2+" status=200")

@@ -267,7 +267,13 @@
 //     proxy-real-ip-cidr, limit-req-status-code and limit-conn-status-code
 //     (LimitReqStatusCode, LimitConnStatusCode: the answer of a request
 //     over limit-rps or limit-rpm, and over limit-connections),
-//     add-headers and proxy-set-headers (AddHeaders on every answer over a
+//     block-user-agents and block-referers (BlockUserAgents,
+//     BlockReferers: 403 on every host, before anything else of it, to a
+//     request whose User-Agent or Referer an entry names: a string, the
+//     whole value without case, "~" a regex found anywhere in it, "~*"
+//     one without case, as nginx's map reads its keys; an entry nginx
+//     would not read as one word, or a regex that does not compile,
+//     rejects the key), add-headers and proxy-set-headers (AddHeaders on every answer over a
 //     backend's, ProxySetHeaders on every proxied request over the
 //     client's, read by ConfigMap.ReadHeaders
 //     (configmap.Settings.ReadHeaders) from the ConfigMaps they
@@ -324,7 +330,7 @@
 // naming it: ConfigMapKeyRejected for a value that does not parse (the
 // default stays), ConfigMapKeyUnsupported for a key ramjet lacks
 // (traffic-moves where answers change, such as http-redirect-code or
-// block-user-agents; feature-missing otherwise, such as default-type),
+// no-auth-locations; feature-missing otherwise, such as default-type),
 // ConfigMapKeyIgnored for nginx's own
 // tuning (worker-processes, buffers, caches): compile adds them to
 // Result.Warnings, on the ConfigMap, field "data[key]". The example

@@ -172,8 +172,6 @@ var ConfigMapUnsupported = map[string]string{
 	"enable-modsecurity":           "no ModSecurity (the example controller serves it)",
 	"enable-owasp-modsecurity-crs": "no OWASP core rules (the example controller serves them)",
 	"modsecurity-snippet":          "no ModSecurity (the example controller serves it)",
-	"block-user-agents":            "user agents are not blocked",
-	"block-referers":               "referers are not blocked",
 	"http-redirect-code":           "the HTTPS redirect and the from-to-www-redirect redirects answer 308",
 	"default-type":                 "a response without Content-Type gets none",
 	"location-snippet":             "snippets are not read",
@@ -187,7 +185,7 @@ var ConfigMapUnsupported = map[string]string{
 // of ConfigMapUnsupported leave answers as they are, without a feature.
 var configMapMoves = setOf(
 	"proxy-real-ip-cidr", "global-auth-snippet", "enable-modsecurity", "enable-owasp-modsecurity-crs", "modsecurity-snippet",
-	"block-user-agents", "block-referers", "http-redirect-code", "no-auth-locations", "location-snippet",
+	"http-redirect-code", "no-auth-locations", "location-snippet",
 	"server-snippet",
 )
 

@@ -75,14 +75,26 @@ func CompileCaseSensitiveRegex(pattern string, timeout time.Duration) (*Regexp, 
 	return compileRegex(pattern, timeout, true)
 }
 
+// CompileSearchRegex is the dialect of CompileRegex for a pattern that
+// may match anywhere in a value, as nginx's map and if match ("~" and,
+// case-insensitive, "~*"): MatchString then reports a match at any
+// position.
+func CompileSearchRegex(pattern string, caseSensitive bool) (*Regexp, error) {
+	return compileExpr(pattern, "(?:"+pattern+")", 0, caseSensitive)
+}
+
 func compileRegex(pattern string, timeout time.Duration, caseSensitive bool) (*Regexp, error) {
+	return compileExpr(pattern, "^(?:"+pattern+")", timeout, caseSensitive)
+}
+
+// compileExpr compiles expr, pattern with its anchoring.
+func compileExpr(pattern, expr string, timeout time.Duration, caseSensitive bool) (*Regexp, error) {
 	if timeout <= 0 {
 		timeout = DefaultMatchTimeout
 	}
 	if len(pattern) > MaxRegexPattern {
 		return nil, fmt.Errorf("regex %q: %d bytes long, over the %d-byte limit", truncate(pattern), len(pattern), MaxRegexPattern)
 	}
-	expr := "^(?:" + pattern + ")"
 	// A pattern that turns caseless matching off inline must keep that
 	// scope, which folding the whole pattern would erase: it is left to the
 	// engine's own case folding (Unicode, documented, §19).
@@ -112,7 +124,10 @@ func compileRegex(pattern string, timeout time.Duration, caseSensitive bool) (*R
 		}
 		re, err := regexp.Compile(parsed.String())
 		if err == nil {
-			r := &Regexp{pattern: pattern, linear: re, prefix: literalPrefix(parsed), caseSensitive: caseSensitive}
+			r := &Regexp{pattern: pattern, linear: re, caseSensitive: caseSensitive}
+			if strings.HasPrefix(expr, "^") {
+				r.prefix = literalPrefix(parsed)
+			}
 			if hasDollar(parsed) {
 				// Perl's $ also matches before a final newline, Go's only at
 				// the end. They differ only for a path ending in "\n" (a

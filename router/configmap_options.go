@@ -64,6 +64,12 @@ func (o *Options) ApplyConfigMap(s configmap.Settings) {
 	if has("proxy-set-headers") {
 		o.ProxySetHeaders = s.ProxySetHeaders
 	}
+	if has("block-user-agents") {
+		o.BlockUserAgents = s.BlockUserAgents
+	}
+	if has("block-referers") {
+		o.BlockReferers = s.BlockReferers
+	}
 	if has("server-tokens") {
 		o.ServerTokens = s.ServerTokens
 	}

@@ -45,6 +45,8 @@ func TestApplyConfigMapEveryKey(t *testing.T) {
 		"brotli-min-length":          {value: "1", with: map[string]string{"enable-brotli": "true"}},
 		"brotli-types":               {value: "text/x-a", with: map[string]string{"enable-brotli": "true"}},
 		"server-tokens":              {value: "true"},
+		"block-user-agents":          {value: "AlphaBot"},
+		"block-referers":             {value: "~*example\\.com"},
 		// The TLS keys (Options.TLS), each away from ingress-nginx's default.
 		"ssl-protocols":          {value: "TLSv1.3"},
 		"ssl-ciphers":            {value: "ECDHE-RSA-AES128-GCM-SHA256"},

@@ -154,7 +154,7 @@ type decision struct {
 // stepDecide declares the answers decide makes, which Lookup reports:
 // the steps below write them, each at its place in requestSteps.
 var stepDecide = step{name: "decide", decided: true, reasons: []string{
-	ReasonNoTable, ReasonBadHost, ReasonBadPath, ReasonRefused, // a request not routed
+	ReasonNoTable, ReasonBadHost, ReasonBadPath, ReasonRefused, ReasonBlocked, // a request not routed
 	ReasonWWWRedirect, ReasonAppRoot, ReasonRedirect, // redirect_action.go
 	ReasonLocationDenied, ReasonAuthDenied, ReasonBackendTLSDenied, // stepDenied
 	ReasonRewriteRedirect, ReasonRewriteTooLong, // rewrite.go
@@ -311,6 +311,12 @@ func (r *Router) decideTarget(d *decision, req *http.Request, grpc bool, target 
 		// (ngx_http_process_request_header), as router/h1 does: a backend
 		// may echo the request back, credentials and cookies included.
 		d.ans = ansTraceRefused
+		return
+	}
+	if target == "" && r.live.Load().blocked(req.Header) {
+		// The server's "if ($block_ua) { return 403; }", which
+		// ingress-nginx writes first in every server (nginx.tmpl).
+		d.ans = ansBlocked
 		return
 	}
 	if st.table.HasListeners() {

@@ -4,6 +4,9 @@ import (
 	"cmp"
 	"net/http"
 	"net/netip"
+	"strings"
+
+	"ramjet.dev/ramjet/match"
 )
 
 // liveSettings are the Options an ingress-nginx ConfigMap gives that a
@@ -31,6 +34,8 @@ type liveSettings struct {
 	brotli *gzipConfig
 	// serverTokens is Options.ServerTokens as a header value; nil: none.
 	serverTokens []string
+	// blockUA and blockRef are Options.BlockUserAgents and BlockReferers.
+	blockUA, blockRef *match.BlockList
 	// The header keys (headers.go): Options.HideHeaders,
 	// UnderscoresInHeaders, KeepInvalidHeaders, NoRequestID and
 	// OriginalURIHeader.
@@ -41,7 +46,7 @@ type liveSettings struct {
 // the Router that an ingress-nginx ConfigMap gives: TrustForwardedProto,
 // TrustForwardedFor, ProxyRealIPCIDR, ComputeFullForwardedFor,
 // ForwardedForHeader, LimitReqStatusCode, LimitConnStatusCode, Gzip,
-// Brotli, ServerTokens, the header keys (HideHeaders, UnderscoresInHeaders,
+// Brotli, ServerTokens, BlockUserAgents, BlockReferers, the header keys (HideHeaders, UnderscoresInHeaders,
 // KeepInvalidHeaders, NoRequestID, OriginalURIHeader), HSTS with DisableHSTS (SetHSTS), and AddHeaders with
 // ProxySetHeaders (SetConfigMapHeaders), as New reads them. The other
 // fields of o are not looked at. So the ConfigMap's keys change without a
@@ -56,6 +61,8 @@ func (r *Router) SetConfigMapOptions(o Options) {
 		brotli:              newBrotliConfig(o.Brotli),
 		serverTokens:        serverTokensValue(o.ServerTokens),
 		headers:             newHeaderSettings(o),
+		blockUA:             o.BlockUserAgents,
+		blockRef:            o.BlockReferers,
 	}
 	if o.TrustForwardedFor {
 		l.realIPFrom = normalizePrefixes(o.ProxyRealIPCIDR)
@@ -64,4 +71,14 @@ func (r *Router) SetConfigMapOptions(o Options) {
 	r.live.Store(l)
 	r.SetHSTS(o.HSTS, o.DisableHSTS)
 	r.SetConfigMapHeaders(o.AddHeaders, o.ProxySetHeaders)
+}
+
+// blocked reports a request block-user-agents or block-referers lists:
+// nginx's $http_user_agent and $http_referer join repeated fields with
+// ", ".
+func (l *liveSettings) blocked(h http.Header) bool {
+	if l.blockUA == nil && l.blockRef == nil {
+		return false
+	}
+	return l.blockUA.Blocks(strings.Join(h["User-Agent"], ", ")) || l.blockRef.Blocks(strings.Join(h["Referer"], ", "))
 }

@@ -17,12 +17,17 @@ const (
 	// ReasonLocationDenied is the 503 of a location whose source ranges
 	// do not parse (match.Policy.DenyAll), for every request.
 	ReasonLocationDenied = "location-denied"
+	// ReasonBlocked is the 403 of a request whose User-Agent or Referer
+	// the ConfigMap's block-user-agents or block-referers list
+	// (Options.BlockUserAgents, BlockReferers).
+	ReasonBlocked = "blocked"
 )
 
 var (
 	ansSourceDenied   = answer{http.StatusForbidden, ReasonSourceDenied, "403 Forbidden: this client address may not use this location\n"}
 	ansRateLimited    = answer{http.StatusServiceUnavailable, ReasonRateLimited, "503 Service Unavailable: too many requests from this client address\n"}
 	ansLocationDenied = answer{http.StatusServiceUnavailable, ReasonLocationDenied, "503 Service Unavailable: this location's source ranges are misconfigured\n"}
+	ansBlocked        = answer{http.StatusForbidden, ReasonBlocked, "403 Forbidden: this client's User-Agent or Referer is blocked\n"}
 )
 
 // stepDenied writes decide's answer for a location ingress-nginx denies

@@ -281,6 +281,11 @@ type Options struct {
 	// limit-req-status-code and limit-conn-status-code). 0: 503. 444 closes
 	// the connection with no answer, as nginx does.
 	LimitReqStatusCode, LimitConnStatusCode int
+	// BlockUserAgents and BlockReferers answer 403 to every request whose
+	// User-Agent or Referer they list, on every host, before anything else
+	// of it (ingress-nginx's block-user-agents and block-referers); nil:
+	// none.
+	BlockUserAgents, BlockReferers *match.BlockList
 	// AddHeaders are set on every answer, over a backend's of the same
 	// name, and ProxySetHeaders on every request sent to a backend, over
 	// the client's (ingress-nginx's add-headers and proxy-set-headers);

@@ -92,6 +92,9 @@ type Settings struct {
 	Brotli *Compression
 	// ServerTokens: server-tokens ("ramjet" for "true", "" for "false").
 	ServerTokens string
+	// BlockUserAgents and BlockReferers: block-user-agents and
+	// block-referers (blocklists.go); nil without.
+	BlockUserAgents, BlockReferers *match.BlockList
 
 	// UseProxyProtocol is use-proxy-protocol, for the listeners (not a
 	// router option; read when they are made).

@@ -6,9 +6,11 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -484,7 +486,7 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 	case res.StatusCode >= 200 && res.StatusCode < 300:
 		for _, name := range x.ResponseHeaders {
 			delete(req.Header, name)
-			if v := res.Header[name]; len(v) > 0 {
+			if v := upstreamField(res.Header, name); len(v) > 0 {
 				if len(v) > 1 {
 					// One field, its lines joined as nginx's
 					// $upstream_http_<name> joins them.
@@ -529,6 +531,25 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 	}
 	r.logger.Warn("external auth answered an unexpected status", "url", sub.URL.Redacted(), "status", res.StatusCode)
 	return ansAuthError, false
+}
+
+// upstreamField is the service's field name as nginx's
+// $upstream_http_<name> reads it: the lines of every field whose name,
+// lower-cased and with '-' as '_', is the variable's ("X-User" and
+// "X_User" for X_User), in name order.
+func upstreamField(h http.Header, name string) []string {
+	want := upstreamVar(name)
+	var v []string
+	for _, k := range slices.Sorted(maps.Keys(h)) {
+		if len(k) == len(name) && upstreamVar(k) == want {
+			v = append(v, h[k]...)
+		}
+	}
+	return v
+}
+
+func upstreamVar(name string) string {
+	return strings.ReplaceAll(strings.ToLower(name), "-", "_")
 }
 
 type externalAuthKey struct{}

@@ -640,3 +640,34 @@ func TestAuthCacheHeaders(t *testing.T) {
 		})
 	}
 }
+
+// TestExternalAuthResponseHeaderNames: an auth-response-headers name
+// finds the service's header as nginx's $upstream_http_<name> does, '-'
+// and '_' alike and without case, and the backend gets it under the name
+// written, underscore and all, as proxy_set_header sends it whatever
+// underscores_in_headers says of the client's headers.
+func TestExternalAuthResponseHeaderNames(t *testing.T) {
+	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header()["X-User"] = []string{"alice"}
+		w.Header()["X_team"] = []string{"ops"}
+	}))
+	t.Cleanup(svc.Close)
+	for _, transport := range []bool{false, true} {
+		o := Options{}
+		if transport {
+			o.Transport = http.DefaultTransport
+		}
+		r, _ := authRouter(t, o, externalAuth(t, svc.URL+"/", func(x *match.ExternalAuth) {
+			x.ResponseHeaders = []string{"X_user", "X-Team"}
+		}))
+		req := httptest.NewRequest(http.MethodGet, "/app", nil)
+		req.Host = "shop.example.com"
+		req.Header["X_user"] = []string{"mallory"}
+		rec := httptest.NewRecorder()
+		r.ServeHTTP(rec, req)
+		res := rec.Result()
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		assert.Equal(t, []string{"alice"}, res.Header.Values("Seen-X_user"), "transport %v", transport)
+		assert.Equal(t, []string{"ops"}, res.Header.Values("Seen-X-Team"), "transport %v", transport)
+	}
+}

@@ -52,7 +52,7 @@ func writeRequestHeadRef(bw *bufio.Writer, x *exchange, req *http.Request, upgra
 	conn := req.Header["Connection"]
 	tp, ts := trace.pendingTraceparent()
 	for k, vs := range req.Header {
-		if skipRequestHeader(k, x.headers()) || len(conn) > 0 && h1.ListsToken(conn, k) || x.act.replacesHeader(k) ||
+		if skipRequestHeader(k, x) || len(conn) > 0 && h1.ListsToken(conn, k) || x.act.replacesHeader(k) ||
 			tp != "" && (k == "Traceparent" || k == "Tracestate") {
 			// The span's context replaces the client's.
 			continue

@@ -3,6 +3,8 @@ package router
 import (
 	"net/http"
 	"slices"
+
+	"ramjet.dev/ramjet/match"
 )
 
 // The header keys of an ingress-nginx ConfigMap (SPEC §1), as nginx.tmpl
@@ -79,6 +81,29 @@ func (hs *headerSettings) hidden(k string) bool {
 
 // headers are the exchange's header settings; the defaults for one made
 // without a request of the router's (an error page's).
+// withheld is the package's withheld for the exchange: a field external
+// auth set from the service's answer is sent under the name
+// auth-response-headers gives it, as nginx's proxy_set_header sends it,
+// whatever ignore_invalid_headers says of the client's.
+func (x *exchange) withheld(k string) bool {
+	return withheld(k, x.headers()) && !x.authResponseHeader(k)
+}
+
+// authResponseHeader reports that k is an auth-response-headers name of
+// the exchange's location: the request passed its external auth, which
+// removed the client's fields of those names, so a field k is the
+// service's.
+func (x *exchange) authResponseHeader(k string) bool {
+	var a *match.Auth
+	switch {
+	case x.route != nil:
+		a = x.route.Auth
+	case x.vhost != nil:
+		a = x.vhost.FallbackLocation.Auth
+	}
+	return a != nil && a.External != nil && slices.Contains(a.External.ResponseHeaders, k)
+}
+
 func (x *exchange) headers() *headerSettings {
 	if x.hdr == nil {
 		return &defaultHeaderSettings

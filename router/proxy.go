@@ -205,7 +205,7 @@ func setForwarded(in *http.Request, h http.Header, x *exchange) {
 	var f forwarding
 	forwardingOf(&f, in, x)
 	for k := range h {
-		if withheld(k, x.headers()) || k == "Proxy" {
+		if x.withheld(k) || k == "Proxy" {
 			delete(h, k)
 		}
 	}

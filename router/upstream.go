@@ -12,13 +12,13 @@ import (
 // must not pass on: hop-by-hop headers (RFC 9110 §7.6.1), the framing the
 // fast path writes itself, Proxy (see setForwarded), and what no path
 // forwards (see withheld).
-func skipRequestHeader(k string, hs *headerSettings) bool {
+func skipRequestHeader(k string, x *exchange) bool {
 	switch k {
 	case "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
 		"Te", "Trailer", "Transfer-Encoding", "Upgrade", "Host", "Content-Length", "Proxy":
 		return true
 	}
-	return withheld(k, hs)
+	return x.withheld(k)
 }
 
 // upgradeType is the protocol a request asks to switch to ("" when it
@@ -106,7 +106,7 @@ func writeClientFields(hb *headBuf, x *exchange, req *http.Request, trace *trace
 	conn := req.Header["Connection"]
 	tp, _ := trace.pendingTraceparent()
 	for k, vs := range req.Header {
-		if skipRequestHeader(k, x.headers()) || len(conn) > 0 && h1.ListsToken(conn, k) || x.act.replacesHeader(k) ||
+		if skipRequestHeader(k, x) || len(conn) > 0 && h1.ListsToken(conn, k) || x.act.replacesHeader(k) ||
 			tp != "" && (k == "Traceparent" || k == "Tracestate") {
 			// The span's context replaces the client's.
 			continue

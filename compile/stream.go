@@ -42,6 +42,33 @@ func (b *builder) buildL4Services() {
 	b.l4 = nil
 	b.l4Services(b.opts.TCPServices, match.TCP)
 	b.l4Services(b.opts.UDPServices, match.UDP)
+	distinctL4IDs(b.l4)
+}
+
+// distinctL4IDs renames the backends whose ingress-nginx upstream name
+// ("tcp-<namespace>-<service>-<port>") another Service's port shares, as
+// "a-b/c:80" and "a/b-c:80" do, to "tcp-<namespace>/<service>:<port>":
+// the ID keys the balancer's position, which two Services must not share.
+// An unshared name stays ingress-nginx's.
+func distinctL4IDs(l4 []*match.L4Service) {
+	ref := func(s *match.L4Service) string {
+		return s.Backend.Namespace + "/" + s.Backend.Name + ":" + s.ServicePort
+	}
+	first := make(map[string]string) // ID -> the first entry's ref
+	shared := make(map[string]bool)
+	for _, s := range l4 {
+		id := s.Backend.ID
+		if r, ok := first[id]; !ok {
+			first[id] = ref(s)
+		} else if r != ref(s) {
+			shared[id] = true
+		}
+	}
+	for _, s := range l4 {
+		if shared[s.Backend.ID] {
+			s.Backend.ID = s.Protocol.String() + "-" + ref(s)
+		}
+	}
 }
 
 // l4Services compiles the entries of the ConfigMap ref ("namespace/name",

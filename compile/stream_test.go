@@ -126,3 +126,28 @@ func TestL4ReservedPortsAndOptions(t *testing.T) {
 	assert.Error(t, Options{UDPServices: "n/Bad"}.Validate())
 	assert.NoError(t, Options{TCPServices: "n/tcp", UDPServices: "n/udp"}.Validate())
 }
+
+// Entries whose Services join into one ingress-nginx upstream name get
+// IDs of their own (each its own round-robin position); the name stays
+// ingress-nginx's where no other entry shares it, and one Service's port
+// named by two entries is one backend.
+func TestL4BackendIDsDistinct(t *testing.T) {
+	var svcs []*corev1.Service
+	for _, ref := range [][2]string{{"a-b", "c"}, {"a", "b-c"}, {"x", "y"}} {
+		svcs = append(svcs, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ref[0], Name: ref[1]}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}})
+	}
+	tcp := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "tcp"}, Data: map[string]string{
+		"9000": "a-b/c:80", "9001": "a/b-c:80", "9002": "x/y:80", "9003": "x/y:80",
+	}}
+	res := Compile(Snapshot{Services: svcs, ConfigMaps: []*corev1.ConfigMap{tcp}}, Options{TCPServices: "n/tcp", UDPServices: "n/tcp"})
+	id := func(proto match.L4Protocol, port int32) string { return res.Table.L4Service(proto, port).Backend.ID }
+	assert.NotEqual(t, id(match.TCP, 9000), id(match.TCP, 9001))
+	assert.Equal(t, "tcp-x-y-80", id(match.TCP, 9002))
+	assert.Equal(t, id(match.TCP, 9002), id(match.TCP, 9003))
+	assert.Equal(t, "udp-x-y-80", id(match.UDP, 9002))
+	for _, p := range []int32{9000, 9001} {
+		assert.NotEqual(t, id(match.TCP, p), id(match.UDP, p))
+	}
+	again := Compile(Snapshot{Services: svcs, ConfigMaps: []*corev1.ConfigMap{tcp}}, Options{TCPServices: "n/tcp", UDPServices: "n/tcp"})
+	assert.Equal(t, id(match.TCP, 9000), again.Table.L4Service(match.TCP, 9000).Backend.ID)
+}

@@ -195,7 +195,7 @@ func TestChartEveryKey(t *testing.T) {
 	require.Equal(t, []string{"edge.local"}, pod.HostAliases[0].Hostnames)
 	require.Equal(t, "edge-host", pod.Hostname)
 	require.True(t, *pod.ShareProcessNamespace)
-	require.Equal(t, []corev1.Sysctl{{Name: "net.ipv4.ip_local_port_range", Value: "1024 65000"}}, pod.SecurityContext.Sysctls)
+	require.Equal(t, []corev1.Sysctl{{Name: "net.ipv4.ip_local_port_range", Value: "1024 65000"}, {Name: "net.ipv4.ip_unprivileged_port_start", Value: "80"}}, pod.SecurityContext.Sysctls)
 	require.Equal(t, map[string]string{"node-role": "edge", "kubernetes.io/os": "linux"}, pod.NodeSelector, "merged with the default, as Helm merges maps")
 	require.Equal(t, "edge", pod.Tolerations[0].Key)
 	require.NotNil(t, pod.Affinity.NodeAffinity)
@@ -687,10 +687,10 @@ func TestChartNetworkPolicy(t *testing.T) {
 	require.Equal(t, []networkingv1.NetworkPolicyEgressRule{{}}, np.Spec.Egress, "the controller reaches backends, the API server and collectors")
 }
 
-// A tcp:/udp: port below 1024 (SSH's 22, DNS's 53) can be bound: the
-// controller runs as non-root without capabilities, so the pod lowers
-// net.ipv4.ip_unprivileged_port_start to it, a sysctl Pod Security
-// "restricted" allows; a values file's own setting is kept.
+// A port below 1024 (the controller's 80, SSH's 22, DNS's 53) can be
+// bound: the controller runs as non-root without capabilities, so the pod
+// lowers net.ipv4.ip_unprivileged_port_start to the lowest, a sysctl Pod
+// Security "restricted" allows; a values file's own setting is kept.
 func TestChartPrivilegedStreamPorts(t *testing.T) {
 	sysctls := func(overrides map[string]any) []corev1.Sysctl {
 		t.Helper()
@@ -702,7 +702,7 @@ func TestChartPrivilegedStreamPorts(t *testing.T) {
 	}
 	low := map[string]any{"tcp": map[string]any{"2222": "apps/git:22", "22": "apps/git:22"}, "udp": map[string]any{"53": "kube-system/kube-dns:53"}}
 	require.Equal(t, []corev1.Sysctl{{Name: "net.ipv4.ip_unprivileged_port_start", Value: "22"}}, sysctls(low))
-	require.Empty(t, sysctls(map[string]any{"tcp": map[string]any{"9000": "apps/db:5432"}}))
+	require.Equal(t, []corev1.Sysctl{{Name: "net.ipv4.ip_unprivileged_port_start", Value: "80"}}, sysctls(map[string]any{"tcp": map[string]any{"9000": "apps/db:5432"}}))
 	low["controller"] = map[string]any{"sysctls": map[string]any{"net.ipv4.ip_unprivileged_port_start": "0"}}
 	require.Equal(t, []corev1.Sysctl{{Name: "net.ipv4.ip_unprivileged_port_start", Value: "0"}}, sysctls(low))
 }
@@ -719,4 +719,48 @@ func TestChartPodAnnotationsWithMetrics(t *testing.T) {
 	}})
 	dep := findNamed[*appsv1.Deployment](t, decodeChart(t, rendered), "edge")
 	require.Equal(t, map[string]string{"prometheus.io/scrape": "true", "prometheus.io/port": "9913", "team": "edge"}, dep.Spec.Template.Annotations)
+}
+
+// A tcp:/udp: port that works with ingress-nginx's chart works with this
+// one: the controller listens on controller.containerPort (80 and 443, as
+// ingress-nginx's nginx does in the pod), so 8080 or 8444 reach the TCP
+// or UDP service, not an HTTP listener; a port the controller keeps for
+// itself fails the render, naming the key.
+func TestChartStreamPortsOfIngressNginx(t *testing.T) {
+	objs := decodeChart(t, renderChart(t, "edge", "ingress", map[string]any{
+		"tcp": map[string]any{"8080": "apps/db:5432", "8444": "apps/mq:5671"},
+		"udp": map[string]any{"8080": "apps/stats:8125"},
+	}))
+	d := findNamed[*appsv1.Deployment](t, objs, "edge")
+	c := d.Spec.Template.Spec.Containers[0]
+	cfg, err := parseChartArgs(t, c.Args, "ingress")
+	require.NoError(t, err)
+	checkPodHardening(t, d, cfg)
+	ports := map[string]int32{}
+	for _, p := range c.Ports {
+		ports[p.Name] = p.ContainerPort
+	}
+	require.Equal(t, map[string]int32{"http": 80, "https": 443, "metrics": 10254, "webhook": 8443, "8080-tcp": 8080, "8444-tcp": 8444, "8080-udp": 8080}, ports)
+	reserved := compileOptions(cfg, nil).ReservedPorts
+	require.ElementsMatch(t, []int{80, 443, 10254, 8443}, reserved)
+	require.Equal(t, []corev1.Sysctl{{Name: "net.ipv4.ip_unprivileged_port_start", Value: "80"}}, d.Spec.Template.Spec.SecurityContext.Sysctls)
+
+	// ingress-nginx's containerPort key moves them, as in its chart.
+	d = findNamed[*appsv1.Deployment](t, decodeChart(t, renderChart(t, "edge", "ingress", map[string]any{
+		"controller": map[string]any{"containerPort": map[string]any{"http": 8000, "https": 8001}},
+	})), "edge")
+	cfg, err = parseChartArgs(t, d.Spec.Template.Spec.Containers[0].Args, "ingress")
+	require.NoError(t, err)
+	require.Equal(t, ":8000", cfg.httpAddr)
+	require.Equal(t, ":8001", cfg.httpsAddr)
+	require.Empty(t, d.Spec.Template.Spec.SecurityContext.Sysctls)
+
+	for _, v := range []map[string]any{
+		{"tcp": map[string]any{"443": "apps/db:5432"}},
+		{"udp": map[string]any{"10254": "apps/stats:8125"}},
+		{"tcp": map[string]any{"8443": "apps/db:5432"}},
+	} {
+		_, _, err := renderChartValues("edge", "ingress", chartValues(t, v))
+		require.ErrorContains(t, err, "is the controller's own", "%v", v)
+	}
 }

@@ -75,6 +75,22 @@ ValidatingWebhookConfiguration it patches, and the Jobs' service account. */}}
 {{ if .prefix }}{{ .prefix }}-{{ end }}{{ .port }}-{{ .proto }}
 {{- end -}}
 
+{{/* A tcp:/udp: key on a port the controller listens on itself fails the
+render: the controller refuses the entry, and the Service's port for it
+would reach the controller's own listener. */}}
+{{- define "ramjet.streamPortsFree" -}}
+{{- $c := .Values.controller -}}
+{{- $own := dict (toString (int $c.containerPort.http)) "controller.containerPort.http" (toString (int $c.containerPort.https)) "controller.containerPort.https" (toString (int $c.metrics.port)) "controller.metrics.port" -}}
+{{- if $c.admissionWebhooks.enabled }}{{ $_ := set $own (toString (int $c.admissionWebhooks.port)) "controller.admissionWebhooks.port" }}{{ end -}}
+{{- range $proto := list "tcp" "udp" -}}
+{{- range $port, $_ := index $.Values $proto -}}
+{{- with get $own (toString (int $port)) -}}
+{{- fail (printf "%s.%s: port %s is the controller's own (%s); choose another port for the service, or move %s" $proto $port $port . .) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
 {{/* The controller's arguments: ingress-nginx's flags where ramjet has them. */}}
 {{- define "ramjet.args" -}}
 {{- $ns := include "ramjet.namespace" . -}}
@@ -89,8 +105,8 @@ ValidatingWebhookConfiguration it patches, and the Jobs' service account. */}}
 {{- end }}
 {{- end }}
 - --election-id={{ default (printf "%s-leader" .Release.Name) .Values.controller.electionID }}
-- --http-addr=:8080
-- --https-addr=:8444
+- --http-addr=:{{ .Values.controller.containerPort.http }}
+- --https-addr=:{{ .Values.controller.containerPort.https }}
 {{- /* Gateway listeners name the ports clients reach: the Service's. */}}
 - --gateway-http-port={{ .Values.controller.service.ports.http }}
 - --gateway-https-port={{ .Values.controller.service.ports.https }}

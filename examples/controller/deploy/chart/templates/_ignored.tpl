@@ -11,9 +11,6 @@ controller.image:
 global.image.registry:
   default: registry.k8s.io
   why: ramjet's image is image.repository (the registry still applies to kube-webhook-certgen)
-controller.containerPort:
-  default: {http: 80, https: 443}
-  why: ramjet listens unprivileged on 8080 and 8444; the Service's ports and targetPorts map 80 and 443 to them
 controller.enableAnnotationValidations:
   default: true
   why: ramjet always validates annotations

@@ -64,10 +64,14 @@ spec:
     seccompProfile:
       type: RuntimeDefault
     {{- end }}
-    {{- /* The controller has no capabilities: a tcp:/udp: port below 1024
-    is bound only with the unprivileged range lowered to it. */}}
+    {{- /* The controller has no capabilities: a port below 1024, its own
+    or a tcp:/udp: one, is bound only with the unprivileged range lowered
+    to it. */}}
     {{- $sysctls := deepCopy (.Values.controller.sysctls | default dict) }}
     {{- $low := 1024 }}
+    {{- range $port := list .Values.controller.containerPort.http .Values.controller.containerPort.https }}
+    {{- if lt (int $port) $low }}{{ $low = int $port }}{{ end }}
+    {{- end }}
     {{- range $port, $_ := merge (dict) (.Values.tcp | default dict) (.Values.udp | default dict) }}
     {{- if lt (int $port) $low }}{{ $low = int $port }}{{ end }}
     {{- end }}
@@ -125,15 +129,16 @@ spec:
         {{- with .Values.controller.extraEnvs }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
+      {{- include "ramjet.streamPortsFree" . }}
       ports:
         - name: http
-          containerPort: 8080
+          containerPort: {{ .Values.controller.containerPort.http }}
           protocol: TCP
           {{- if .Values.controller.hostPort.enabled }}
           hostPort: {{ .Values.controller.hostPort.ports.http | default 80 }}
           {{- end }}
         - name: https
-          containerPort: 8444
+          containerPort: {{ .Values.controller.containerPort.https }}
           protocol: TCP
           {{- if .Values.controller.hostPort.enabled }}
           hostPort: {{ .Values.controller.hostPort.ports.https | default 443 }}

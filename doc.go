@@ -245,7 +245,7 @@
 //     (§22). Of ingress-nginx's other stream keys, stream-snippet warns
 //     traffic-moves when set, log-format-stream,
 //     stream-access-log-path and disable-stream-access-log are cosmetic
-//     (there is no stream access log), and proxy-protocol-header-timeout, which ingress-nginx
+//     (the example controller's stream access log reads them), and proxy-protocol-header-timeout, which ingress-nginx
 //     applies to its TLS passthrough listener only, is cosmetic too.
 //   - Keys an embedder serves itself (ParseConfigMapFor's ExtensionKeys,
 //     in ConfigMap.Extensions, unwarned): the example controller's

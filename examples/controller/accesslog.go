@@ -69,13 +69,19 @@ type accessLogKeys struct {
 	noRequestID bool
 	// off is disable-access-log or disable-http-access-log.
 	off bool
+	// The stream access log's (accesslog_stream.go): log-format-stream
+	// ("": ingress-nginx's default), stream-access-log-path naming
+	// stderr, and disable-access-log or disable-stream-access-log.
+	streamFormat string
+	streamStderr bool
+	streamOff    bool
 }
 
 // accessLogConfigMapKeys are the access log's keys the controller reads
 // from the ConfigMap itself (compile.ConfigMapOptions.ExtensionKeys):
 // nginx.tmpl writes "access_log off" for either.
 var accessLogConfigMapKeys = map[string]func(c *config, v string) error{
-	"disable-access-log":      disableAccessLog,
+	"disable-access-log":      disableAllAccessLogs,
 	"disable-http-access-log": disableAccessLog,
 }
 
@@ -85,6 +91,18 @@ func disableAccessLog(c *config, v string) error {
 		return err
 	}
 	c.logKeys.off = c.logKeys.off || off
+	return nil
+}
+
+// disableAllAccessLogs is disable-access-log: the stream access log's
+// "access_log off" too.
+func disableAllAccessLogs(c *config, v string) error {
+	off, err := configmap.ParseBool(v)
+	if err != nil {
+		return err
+	}
+	c.logKeys.off = c.logKeys.off || off
+	c.logKeys.streamOff = c.logKeys.streamOff || off
 	return nil
 }
 
@@ -102,7 +120,8 @@ func accessLogKeysOf(s configmap.Settings) accessLogKeys {
 
 func (k accessLogKeys) equal(o accessLogKeys) bool {
 	return k.format == o.format && k.escape == o.escape && k.defaultBackend == o.defaultBackend && slices.Equal(k.skip, o.skip) &&
-		k.noRequestID == o.noRequestID && k.off == o.off
+		k.noRequestID == o.noRequestID && k.off == o.off &&
+		k.streamFormat == o.streamFormat && k.streamStderr == o.streamStderr && k.streamOff == o.streamOff
 }
 
 // accessLog is the access log the keys ask for, writing to w; format is

@@ -267,6 +267,8 @@ type liveAccessLog struct {
 	mu   sync.Mutex // serializes set
 	keys accessLogKeys
 	cur  atomic.Pointer[func(router.Record)]
+	// stream is the stream access log (nil inside: off).
+	stream atomic.Pointer[func(*streamRecord)]
 }
 
 // set switches to keys when they differ from the current ones; a nil l
@@ -281,8 +283,18 @@ func (l *liveAccessLog) set(keys accessLogKeys) {
 		return
 	}
 	f := keys.accessLog(l.out, l.format)
+	s := keys.streamLog(l.out)
 	l.keys = keys
 	l.cur.Store(&f)
+	l.stream.Store(&s)
 }
 
 func (l *liveAccessLog) observe(r router.Record) { (*l.cur.Load())(r) }
+
+// session logs a TCP connection or UDP session, when the stream access
+// log is on.
+func (l *liveAccessLog) session(r *streamRecord) {
+	if f := l.stream.Load(); f != nil && *f != nil {
+		(*f)(r)
+	}
+}

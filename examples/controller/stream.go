@@ -53,6 +53,8 @@ type streams struct {
 	trusted     []netip.Prefix
 	maxSessions int
 	metrics     *streamMetrics // nil without -enable-metrics
+	// accessLog logs each TCP connection and UDP session; nil: off.
+	accessLog func(*streamRecord)
 	// endpoint maps an endpoint to the address dialled (config.streamEndpoint).
 	endpoint func(string) string
 
@@ -91,7 +93,7 @@ func newStreams(cfg config, rt *router.Router, log *slog.Logger, m *metrics) *st
 	}
 	return &streams{
 		rt: rt, log: log, host: host, trusted: cfg.proxyRealIPCIDR, maxSessions: max, goneGrace: goneGrace,
-		metrics: m.streamMetrics(), endpoint: cfg.streamEndpoint,
+		metrics: m.streamMetrics(), endpoint: cfg.streamEndpoint, accessLog: streamAccessLog(cfg),
 		tcp: make(map[int32]*tcpListener), udp: make(map[int32]*udpRelay),
 		warned: make(map[portKey]string), gone: make(map[int32]*time.Timer), conns: make(map[*tcpConn]struct{}),
 	}
@@ -337,6 +339,23 @@ func ownPorts(addrs ...string) []int {
 		}
 	}
 	return ports
+}
+
+// record starts the access log's record of a connection or session
+// from client; nil when the stream access log is off.
+func (s *streams) record(proto match.L4Protocol, port int32, client net.Addr) *streamRecord {
+	if s.accessLog == nil {
+		return nil
+	}
+	return &streamRecord{proto: proto, port: port, client: client, start: time.Now(), status: streamOK}
+}
+
+// logSession ends r and writes its line.
+func (s *streams) logSession(r *streamRecord) {
+	if r != nil {
+		r.end = time.Now()
+		s.accessLog(r)
+	}
 }
 
 // errIdle ends a connection or session idle for the stream timeout.

@@ -258,7 +258,7 @@ func BenchmarkSplice(b *testing.B) {
 	in, client := pair()   // the writer's end, the proxy's client side
 	backend, out := pair() // the proxy's backend side, the sink's end
 	done := make(chan error, 1)
-	go func() { done <- splice(client, backend, time.Minute, nil) }()
+	go func() { done <- splice(client, backend, time.Minute, noCount, noCount) }()
 	read := make(chan int64, 1)
 	go func() {
 		buf := make([]byte, size)

@@ -32,7 +32,7 @@ func tcpPair(t testing.TB) (*net.TCPConn, *net.TCPConn) {
 func TestSpliceSlowReaderLosesNothing(t *testing.T) {
 	t.Run("splice", func(t *testing.T) {
 		testSlowReader(t, func(client, backend *net.TCPConn, idle time.Duration) error {
-			return splice(client, backend, idle, nil)
+			return splice(client, backend, idle, noCount, noCount)
 		})
 	})
 	t.Run("copy", func(t *testing.T) {
@@ -106,9 +106,11 @@ func TestSpliceStalledBackendIdlesOut(t *testing.T) {
 		}
 	}()
 	start := time.Now()
-	err := splice(client, backend, idle, nil)
+	err := splice(client, backend, idle, noCount, noCount)
 	took := time.Since(start)
 	require.ErrorIs(t, err, errIdle)
 	require.GreaterOrEqual(t, took, idle)
 	require.Less(t, took, 3*idle, "closed long after the timeout")
 }
+
+func noCount(int) {}

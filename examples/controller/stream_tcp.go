@@ -56,10 +56,16 @@ func (l *tcpListener) serve(c *net.TCPConn) {
 	defer l.s.untrack(client)
 	defer client.abort()
 
+	rec := l.s.record(match.TCP, l.port, c.RemoteAddr())
+	defer l.s.logSession(rec)
 	route, ok := l.s.rt.Stream(match.TCP, l.port)
 	if !ok {
 		l.s.metrics.error(match.TCP, l.port, nil, "no_service")
+		rec.setStatus(streamBadGateway)
 		return
+	}
+	if rec != nil {
+		rec.service = route.Service
 	}
 	m := l.s.metrics.service(route.Service)
 	m.accepted()
@@ -72,24 +78,39 @@ func (l *tcpListener) serve(c *net.TCPConn) {
 		if err != nil {
 			m.failed("proxy_protocol")
 			l.s.log.Debug("tcp service: no valid PROXY header; connection closed", "port", l.port, "peer", from.String(), "err", err)
+			// nginx: a client that times out or fails its read is
+			// done with, one whose header does not parse a bad request.
+			var ne net.Error
+			if !errors.As(err, &ne) {
+				rec.setStatus(streamBadRequest)
+			}
 			return
 		}
 		if src != nil && l.s.trustedPeer(from) {
 			from = src
+			if rec != nil {
+				rec.client = src
+			}
 		}
 		early = rest
 	}
 	if route.Balancer == nil || route.Balancer.Len() == 0 {
 		m.failed("no_endpoint")
+		rec.setStatus(streamBadGateway)
 		return
 	}
+	dialed := time.Now()
 	backend, ep, err := dialStream(ctx, route, l.s.dialAddr)
 	if err != nil {
 		m.failed("connect")
 		l.s.log.Debug("tcp service: no endpoint could be reached; connection closed", "port", l.port, "err", err)
+		rec.setStatus(streamBadGateway)
 		return
 	}
 	defer ep.Release()
+	if rec != nil {
+		rec.upstream, rec.connect, rec.connected = ep.Addr, time.Since(dialed), true
+	}
 	if !client.setBackend(backend) {
 		return // aborted as the dial ended: backend closed
 	}
@@ -98,17 +119,23 @@ func (l *tcpListener) serve(c *net.TCPConn) {
 		// it connected to.
 		if _, err := proxyproto.HeaderProxyFromAddrs(1, from, c.LocalAddr()).WriteTo(backend); err != nil {
 			m.failed("connect")
+			rec.setStatus(streamBadGateway)
 			return
 		}
+	}
+	in, out := m.in, m.out
+	if rec != nil {
+		in = func(n int) { m.in(n); rec.in(n) }
+		out = func(n int) { m.out(n); rec.out(n) }
 	}
 	if len(early) > 0 {
 		if _, err := backend.Write(early); err != nil {
 			m.failed("reset")
 			return
 		}
-		m.in(len(early))
+		in(len(early))
 	}
-	if err := splice(c, backend, route.Settings.Timeout, m); err != nil && !errors.Is(err, errIdle) {
+	if err := splice(c, backend, route.Settings.Timeout, in, out); err != nil && !errors.Is(err, errIdle) {
 		m.failed("reset")
 	}
 }
@@ -296,8 +323,8 @@ func (c *tcpConn) abort() {
 // wait past a deadline. The deadlines are not moved per read: they fire
 // every quarter of idle, and a connection whose last byte moved idle ago
 // or more is then closed, between idle and one and a quarter idle after
-// its last byte.
-func splice(client, backend *net.TCPConn, idle time.Duration, m *serviceMetrics) error {
+// its last byte. in and out count the bytes from the client and to it.
+func splice(client, backend *net.TCPConn, idle time.Duration, in, out func(int)) error {
 	p := &pipe{idle: idle}
 	p.last.Store(time.Now().UnixNano())
 	run := func(dst, src *net.TCPConn, count func(int)) error {
@@ -310,8 +337,8 @@ func splice(client, backend *net.TCPConn, idle time.Duration, m *serviceMetrics)
 		return err
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- run(backend, client, m.in) }()
-	err := run(client, backend, m.out)
+	go func() { errc <- run(backend, client, in) }()
+	err := run(client, backend, out)
 	err2 := <-errc
 	switch {
 	case errors.Is(err, errIdle) || errors.Is(err2, errIdle):

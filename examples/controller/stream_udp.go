@@ -96,6 +96,9 @@ func (r *udpRelay) relay(b *udpBatch) {
 	now := time.Now().UnixNano()
 	sess := r.sess[:0]
 	var full, failed int
+	// refused are the clients of the datagrams dropped, for the access
+	// log, logged once r.mu is released.
+	var refused []streamRecord
 	r.mu.Lock()
 	for i := range b.n {
 		from := netip.AddrPortFrom(b.addrs[i].Addr().Unmap(), b.addrs[i].Port())
@@ -105,10 +108,12 @@ func (r *udpRelay) relay(b *udpBatch) {
 		case r.draining.Load():
 		case len(r.sessions) >= r.max && !r.evict(sess):
 			full++
+			refused = r.refuse(refused, from, b.lens[i], streamUnavailable)
 		default:
 			var err error
 			if s, err = r.open(from); err != nil {
 				failed++
+				refused = r.refuse(refused, from, b.lens[i], streamInternal)
 				break
 			}
 			r.sessions[from] = s
@@ -117,6 +122,9 @@ func (r *udpRelay) relay(b *udpBatch) {
 		sess = append(sess, s)
 	}
 	r.mu.Unlock()
+	for i := range refused {
+		r.s.logSession(&refused[i])
+	}
 	for range full {
 		r.s.metrics.error(match.UDP, r.port, nil, "sessions_full")
 	}
@@ -136,6 +144,17 @@ func (r *udpRelay) relay(b *udpBatch) {
 	}
 	clear(sess)
 	r.sess = sess[:0]
+}
+
+// refuse adds a record of a datagram from client dropped with status to
+// refused, when the stream access log is on.
+func (r *udpRelay) refuse(refused []streamRecord, client netip.AddrPort, n, status int) []streamRecord {
+	rec := r.s.record(match.UDP, r.port, net.UDPAddrFromAddrPort(client))
+	if rec == nil {
+		return refused
+	}
+	rec.received, rec.status = int64(n), status
+	return append(refused, *rec)
 }
 
 // evict ends a session with no exchange in progress, to make room for a
@@ -247,7 +266,9 @@ type udpSession struct {
 	answered  int
 	responses int
 	metrics   *serviceMetrics
-	timeout   time.Duration
+	// rec is the exchange's access log record; nil when the log is off.
+	rec     *streamRecord
+	timeout time.Duration
 	// heard is UnixNano of the exchange's start or its last answer: an
 	// exchange unanswered for proxy-stream-timeout ends at the client's
 	// next datagram, which starts another with the balancer's pick, so
@@ -273,10 +294,14 @@ func (s *udpSession) send(b *udpBatch, i, j int, now int64, out *udpOut) {
 	for k := i; k < j; k++ {
 		if s.active && now-s.heard >= int64(s.idleTimeout()) {
 			s.metrics.failed("timeout")
-			s.finish()
+			s.finish(streamBadGateway)
 		}
 		// Draining, a session takes no new exchange.
-		if !s.active && (s.r.draining.Load() || !s.begin(now)) {
+		if !s.active && s.r.draining.Load() {
+			continue
+		}
+		if !s.active && !s.begin(now) {
+			s.refused(b.lens[k])
 			continue
 		}
 		if s.metrics != m {
@@ -285,10 +310,11 @@ func (s *udpSession) send(b *udpBatch, i, j int, now int64, out *udpOut) {
 		}
 		s.sent++
 		bytes += b.lens[k]
+		s.rec.in(b.lens[k])
 		s.local = b.locals[k]
 		out.add(b.data(k), s.to, netip.Addr{})
 		if s.responses == 0 {
-			s.finish()
+			s.finish(streamOK)
 		}
 	}
 	if len(out.data) > 0 {
@@ -343,6 +369,9 @@ func (s *udpSession) begin(now int64) bool {
 	s.r.exchanges.Add(1)
 	s.sent, s.answered, s.responses = 0, 0, route.Settings.Responses
 	s.metrics = m
+	if s.rec = s.r.s.record(match.UDP, s.r.port, net.UDPAddrFromAddrPort(s.client)); s.rec != nil {
+		s.rec.service, s.rec.upstream = route.Service, to.String()
+	}
 	if s.timeout != route.Settings.Timeout {
 		s.timeout = route.Settings.Timeout
 		s.arm()
@@ -351,13 +380,26 @@ func (s *udpSession) begin(now int64) bool {
 	return true
 }
 
-// finish ends the exchange in progress. s.mu is held.
-func (s *udpSession) finish() {
+// finish ends the exchange in progress, logged with status. s.mu is
+// held.
+func (s *udpSession) finish(status int) {
 	if s.active {
 		s.active = false
 		s.r.exchanges.Add(-1)
 		s.ep.Release()
 		s.metrics.closed()
+		s.rec.setStatus(status)
+		s.r.s.logSession(s.rec)
+		s.rec = nil
+	}
+}
+
+// refused logs a datagram that started no exchange, no service or
+// endpoint taking it: nginx's session with no upstream reached.
+func (s *udpSession) refused(n int) {
+	if rec := s.r.s.record(match.UDP, s.r.port, net.UDPAddrFromAddrPort(s.client)); rec != nil {
+		rec.received, rec.status = int64(n), streamBadGateway
+		s.r.s.logSession(rec)
 	}
 }
 
@@ -369,7 +411,9 @@ func (s *udpSession) answerLoop() {
 	defer func() {
 		s.mu.Lock()
 		s.ended = true
-		s.finish()
+		// An exchange still waiting for answers at the session's end
+		// timed out: nginx's 502 for a UDP session short of them.
+		s.finish(streamBadGateway)
 		s.mu.Unlock()
 		s.up.conn.Close()
 	}()
@@ -432,9 +476,10 @@ func (s *udpSession) answer(b *udpBatch) {
 		s.answered++
 		s.heard = now
 		bytes += b.lens[i]
+		s.rec.out(b.lens[i])
 		out.add(b.data(i), s.client, s.local)
 		if s.answered >= s.responses*s.sent {
-			s.finish()
+			s.finish(streamOK)
 		}
 	}
 	if len(out.data) > 0 {

@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -64,7 +65,13 @@ func (tm tableMetrics) set(t *match.Table, class string, def *tls.Certificate, s
 	tm.sslExpire.Reset()
 	tm.sslInfo.Reset()
 	for c := range t.Certificates() {
-		tm.setCert(certLeaf(c), c.Secret, class, c.Hosts)
+		// A host listed under spec.tls without a rule has no server in
+		// ingress-nginx, so no series, though its name gets the
+		// certificate.
+		hosts := slices.DeleteFunc(slices.Clone(c.Hosts), func(h string) bool {
+			return t.IsTLSHost(h) && t.VirtualHostByName(h) == nil
+		})
+		tm.setCert(certLeaf(c), c.Secret, class, hosts)
 	}
 	if def != nil {
 		hosts := []string{"_"}

@@ -177,3 +177,22 @@ func TestMetricsDefaultCertificate(t *testing.T) {
 	assert.Equal(t, 1, n)
 	assert.Equal(t, float64(second.Unix()), v)
 }
+
+// A TLS host listed without a rule has no server in ingress-nginx, so no
+// certificate series; the hosts with a rule keep theirs.
+func TestMetricsTLSHostWithoutRule(t *testing.T) {
+	m := newMetrics(metricsConfig(nil))
+	s := metricsSnapshot(false)
+	expiry := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
+	s.Secrets = append(s.Secrets, tlsSecret(t, "shop", "shop-tls", expiry, "shop.example.com", "tls-only.example.com"))
+	s.Ingresses[0].Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{"shop.example.com", "tls-only.example.com"}, SecretName: "shop-tls"}}
+	res := compile.Compile(s, compile.Options{IngressClass: "ramjet", ControllerName: compile.DefaultControllerName})
+	m.published(&res, true, time.Now())
+	sc := scrapeMetrics(t, m)
+	for _, name := range []string{"nginx_ingress_controller_ssl_expire_time_seconds", "nginx_ingress_controller_ssl_certificate_info"} {
+		_, n := sc.sum(name, map[string]string{"host": "shop.example.com"})
+		assert.Equal(t, 1, n, name)
+		_, n = sc.sum(name, map[string]string{"host": "tls-only.example.com"})
+		assert.Equal(t, 0, n, name)
+	}
+}

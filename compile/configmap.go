@@ -222,12 +222,23 @@ var configMapByValue = map[string]func(v string) (Reason, Severity, string){
 		}
 		return ConfigMapKeyUnsupported, TrafficMoves, "not implemented: plain HTTP is redirected to HTTPS under any path but /.well-known/acme-challenge/, whatever the list says"
 	},
+	// nginx.tmpl's "access_log off": the access log is the embedder's
+	// (the example controller reads both keys), not nginx tuning.
+	"disable-access-log":      embedderAccessLog,
+	"disable-http-access-log": embedderAccessLog,
 	"stream-snippet": func(v string) (Reason, Severity, string) {
 		if v == "" {
 			return ConfigMapKeyIgnored, Cosmetic, "empty; ignored"
 		}
 		return ConfigMapKeyUnsupported, TrafficMoves, "not implemented: the TCP/UDP servers it declares are not served"
 	},
+}
+
+// embedderAccessLog rates disable-access-log and disable-http-access-log
+// for an embedder that does not read them itself
+// (ConfigMapOptions.ExtensionKeys): ramjet's packages write no access log.
+func embedderAccessLog(string) (Reason, Severity, string) {
+	return ConfigMapKeyIgnored, Cosmetic, "ramjet writes no access log of its own; turning off the embedder's access log is the embedder's to do; ignored"
 }
 
 // serverBlock finds an nginx server block in a snippet.
@@ -253,7 +264,7 @@ var configMapTuning = setOf(
 	"map-hash-bucket-size", "proxy-headers-hash-bucket-size", "proxy-headers-hash-max-size",
 	"variables-hash-bucket-size", "variables-hash-max-size",
 	"ssl-buffer-size", "error-log-level", "error-log-path",
-	"access-log-path", "http-access-log-path", "disable-access-log",
+	"access-log-path", "http-access-log-path",
 	"lua-shared-dicts", "plugins", "nginx-status-ipv4-whitelist", "nginx-status-ipv6-whitelist",
 	"enable-multi-accept", "use-geoip", "main-snippet",
 	"bind-address", "enable-ipv6", "disable-ipv6-dns", "resolver", "log-format-stream",

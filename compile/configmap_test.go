@@ -222,3 +222,17 @@ func TestParseConfigMapUpstreamKeepalive(t *testing.T) {
 		assert.NotContains(t, w.Message, "tunes nginx itself", w.Field)
 	}
 }
+
+// TestConfigMapAccessLogKeys: disable-access-log and
+// disable-http-access-log turn off an access log, which is the
+// embedder's (the example controller reads both): the library says so
+// rather than calling them nginx tuning or unknown.
+func TestConfigMapAccessLogKeys(t *testing.T) {
+	c := ParseConfigMap(mkConfigMap("ingress", "nginx", map[string]string{"disable-access-log": "true", "disable-http-access-log": "true"}))
+	require.Len(t, c.Warnings(), 2)
+	for _, w := range c.Warnings() {
+		assert.Equal(t, ConfigMapKeyIgnored, w.Reason, w.Field)
+		assert.Equal(t, Cosmetic, w.Severity(), w.Field)
+		assert.Contains(t, w.Message, "the embedder's access log", w.Field)
+	}
+}

@@ -109,6 +109,12 @@ type config struct {
 	metricsPerHost          bool
 	metricsPerUndefinedHost bool
 	reportStatusClasses     bool
+	// The request histograms' buckets (--time-buckets, --length-buckets,
+	// --size-buckets) and the request metrics left out
+	// (--exclude-socket-metrics, without the nginx_ingress_controller_
+	// prefix), as ingress-nginx's flags; nil buckets are its defaults.
+	timeBuckets, lengthBuckets, sizeBuckets []float64
+	excludeSocketMetrics                    []string
 	// podName and podNamespace are $POD_NAME and $POD_NAMESPACE (else
 	// "default"): the controller_pod and controller_namespace labels.
 	podName, podNamespace string
@@ -268,6 +274,10 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 	fs.BoolVar(&c.metricsPerHost, "metrics-per-host", true, "label request metrics with the Ingress rule's host")
 	fs.BoolVar(&c.metricsPerUndefinedHost, "metrics-per-undefined-host", false, "also count requests no Ingress rule's host answered, with host=\"_\" (needs -metrics-per-host)")
 	fs.BoolVar(&c.reportStatusClasses, "report-status-classes", false, "label request metrics with status classes (2xx, 4xx) instead of codes")
+	fs.Var(&bucketsFlag{v: &c.timeBuckets}, "time-buckets", "comma-separated buckets of the request, connect, header and response duration histograms, in seconds (ingress-nginx's flag)")
+	fs.Var(&bucketsFlag{v: &c.lengthBuckets}, "length-buckets", "comma-separated buckets of the request_size and response_size histograms (ingress-nginx's flag)")
+	fs.Var(&bucketsFlag{v: &c.sizeBuckets}, "size-buckets", "comma-separated buckets of the bytes_sent histogram (ingress-nginx's flag)")
+	fs.Var((*socketMetricsFlag)(&c.excludeSocketMetrics), "exclude-socket-metrics", "comma-separated request metrics neither counted nor exported, such as nginx_ingress_controller_bytes_sent (ingress-nginx's flag)")
 	fs.BoolVar(&c.enableAccessLog, "enable-access-log", true, "write one line per request to stdout")
 	fs.StringVar(&c.accessLogFormat, "access-log-format", accessLogUpstreamInfo, "access log format: upstreaminfo (ingress-nginx's default log-format-upstream), text (key=value) or json")
 	fs.StringVar(&c.healthPath, "health-check-path", "/healthz", "path of the liveness check on -debug-addr (readiness is /readyz), also answered 200 on the traffic listeners for names no Ingress rule claims, as ingress-nginx's catch-all server answers load balancers' checks")
@@ -571,6 +581,71 @@ func parseCIDRs(s string) ([]netip.Prefix, error) {
 		out = append(out, p.Masked())
 	}
 	return out, nil
+}
+
+// bucketsFlag reads a histogram's buckets as ingress-nginx's
+// Float64Slice flags do: comma-separated numbers, the first use
+// replacing the default and a repeated one adding to it. They must
+// increase, as Prometheus requires.
+type bucketsFlag struct {
+	v       *[]float64
+	changed bool
+}
+
+func (b *bucketsFlag) String() string {
+	if b == nil || b.v == nil {
+		return ""
+	}
+	parts := make([]string, len(*b.v))
+	for i, v := range *b.v {
+		parts[i] = strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return strings.Join(parts, ",")
+}
+
+func (b *bucketsFlag) Set(s string) error {
+	var out []float64
+	if b.changed {
+		out = append(out, *b.v...)
+	}
+	for part := range strings.SplitSeq(s, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(part, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a number", part)
+		}
+		out = append(out, v)
+	}
+	for i := 1; i < len(out); i++ {
+		if !(out[i] > out[i-1]) {
+			return fmt.Errorf("buckets must increase: %v after %v", out[i], out[i-1])
+		}
+	}
+	*b.v, b.changed = out, true
+	return nil
+}
+
+// socketMetricsFlag reads --exclude-socket-metrics: comma-separated
+// metric names, the nginx_ingress_controller_ prefix dropped as
+// ingress-nginx drops it.
+type socketMetricsFlag []string
+
+func (f *socketMetricsFlag) String() string {
+	if f == nil {
+		return ""
+	}
+	return strings.Join(*f, ",")
+}
+
+func (f *socketMetricsFlag) Set(s string) error {
+	for part := range strings.SplitSeq(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			*f = append(*f, strings.TrimPrefix(part, nginxNamespace+"_"))
+		}
+	}
+	return nil
 }
 
 // gracePeriod reads --shutdown-grace-period as ingress-nginx writes it, a

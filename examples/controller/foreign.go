@@ -15,7 +15,6 @@ import (
 const (
 	adviceRemove     = "remove it"
 	adviceFullTest   = "ramjet's webhook always compiles the whole snapshot's related objects and never runs nginx -t; remove the flag"
-	adviceBuckets    = "ramjet's histograms use ingress-nginx's default buckets; remove the flag"
 	adviceLogging    = "ramjet logs with log/slog; set RAMJET_LOG=debug|info|warn|error instead"
 	adviceHTTPPort   = "use --http-addr=:PORT"
 	adviceHTTPSPort  = "use --https-addr=:PORT"
@@ -50,12 +49,8 @@ var ingressNginxFlags = map[string]string{
 	"enable-annotation-validation":    "ramjet always validates annotations and warns about bad ones; remove the flag",
 	"enable-ssl-chain-completion":     "put the full chain in tls.crt; remove the flag",
 	"sync-rate-limit":                 "ramjet rebuilds 200 ms after the last change, at least once a second; remove the flag",
-	"time-buckets":                    adviceBuckets,
-	"length-buckets":                  adviceBuckets,
-	"size-buckets":                    adviceBuckets,
 	"bucket-factor":                   "ramjet exports classic histograms only; remove the flag",
 	"max-buckets":                     "ramjet exports classic histograms only; remove the flag",
-	"exclude-socket-metrics":          "ramjet exports every request metric; drop series with Prometheus's metric_relabel_configs and remove the flag",
 	"monitor-max-batch-size":          "ramjet counts each request in process, without batches; remove the flag",
 	"http-port":                       adviceHTTPPort,
 	"https-port":                      adviceHTTPSPort,

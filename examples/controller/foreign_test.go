@@ -44,7 +44,7 @@ func TestForeignFlags(t *testing.T) {
 		{name: "maxmind-license-key, value apart", args: []string{"--maxmind-license-key", "secret"}, wantErr: "--maxmind-license-key is an ingress-nginx flag ramjet does not implement"},
 		{name: "full test", args: []string{"--disable-full-test"}, wantErr: "never runs nginx -t"},
 		{name: "profiling on", args: []string{"--profiling"}, wantErr: "ramjet serves no pprof"},
-		{name: "buckets", args: []string{"--time-buckets=0.1,1"}, wantErr: "ingress-nginx's default buckets"},
+		{name: "native histograms", args: []string{"--bucket-factor=1.1"}, wantErr: "classic histograms only"},
 		{name: "no-op flag with a bad value", args: []string{"--disable-leader-election=maybe"}, wantErr: "every replica serves"},
 		{name: "klog verbosity", args: []string{"--v=2"}, wantErr: "set RAMJET_LOG"},
 		{name: "http port", args: []string{"--http-port=80"}, wantErr: "use --http-addr=:PORT"},

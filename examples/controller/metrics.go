@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,8 +27,8 @@ import (
 // alerts keep working; what only ramjet has is named ramjet_*.
 const nginxNamespace = "nginx_ingress_controller"
 
-// ingress-nginx's default histogram buckets (--time-buckets,
-// --length-buckets, --size-buckets).
+// ingress-nginx's default histogram buckets, which --time-buckets,
+// --length-buckets and --size-buckets replace.
 var (
 	timeBuckets   = prometheus.DefBuckets
 	lengthBuckets = prometheus.LinearBuckets(10, 10, 10)
@@ -122,7 +123,20 @@ func newMetrics(cfg config, extra ...prometheus.Collector) *metrics {
 	if m.perHost {
 		requestLabels = append(requestLabels, "host")
 	}
+	or := func(b, def []float64) []float64 {
+		if len(b) == 0 {
+			return def
+		}
+		return b
+	}
+	tb, lb, sb := or(cfg.timeBuckets, timeBuckets), or(cfg.lengthBuckets, lengthBuckets), or(cfg.sizeBuckets, sizeBuckets)
+	// --exclude-socket-metrics: an excluded request metric is nil,
+	// neither observed nor registered.
+	excluded := func(name string) bool { return slices.Contains(cfg.excludeSocketMetrics, name) }
 	histogram := func(name, help string, buckets []float64) *prometheus.HistogramVec {
+		if excluded(name) {
+			return nil
+		}
 		return prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: nginxNamespace, Name: name, Help: help,
 			ConstLabels: constLabels, Buckets: buckets,
@@ -131,18 +145,20 @@ func newMetrics(cfg config, extra ...prometheus.Collector) *metrics {
 	gauge := func(name, help string) prometheus.Gauge {
 		return prometheus.NewGauge(prometheus.GaugeOpts{Namespace: nginxNamespace, Name: name, Help: help, ConstLabels: constLabels})
 	}
-	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: nginxNamespace, Name: "requests", Help: "The total number of client requests",
-		ConstLabels: constLabels,
-	}, requestLabels)
-	m.requestTime = histogram("request_duration_seconds", "The request processing time in seconds, from the request's arrival until the answer was written", timeBuckets)
-	m.headerTime = histogram("header_duration_seconds", "The time spent on receiving the response headers from the upstream server", timeBuckets)
-	m.connectTime = histogram("connect_duration_seconds", "The time spent on establishing a connection with the upstream server", timeBuckets)
+	if !excluded("requests") {
+		m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: nginxNamespace, Name: "requests", Help: "The total number of client requests",
+			ConstLabels: constLabels,
+		}, requestLabels)
+	}
+	m.requestTime = histogram("request_duration_seconds", "The request processing time in seconds, from the request's arrival until the answer was written", tb)
+	m.headerTime = histogram("header_duration_seconds", "The time spent on receiving the response headers from the upstream server", tb)
+	m.connectTime = histogram("connect_duration_seconds", "The time spent on establishing a connection with the upstream server", tb)
 	m.tables = newTableMetrics(id)
-	m.upTime = histogram("response_duration_seconds", "The time spent on receiving the response from the upstream server", timeBuckets)
-	m.requestSize = histogram("request_size", "The request length (request line, headers and body)", lengthBuckets)
-	m.responseSize = histogram("response_size", "The response body length", lengthBuckets)
-	m.bytesSent = histogram("bytes_sent", "The number of response body bytes sent to a client (ingress-nginx marks it deprecated; use response_size)", sizeBuckets)
+	m.upTime = histogram("response_duration_seconds", "The time spent on receiving the response from the upstream server", tb)
+	m.requestSize = histogram("request_size", "The request length (request line, headers and body)", lb)
+	m.responseSize = histogram("response_size", "The response body length", lb)
+	m.bytesSent = histogram("bytes_sent", "The number of response body bytes sent to a client (ingress-nginx marks it deprecated; use response_size)", sb)
 	m.configHash = gauge("config_hash", "Running configuration hash actually running")
 	m.configSuccess = gauge("config_last_reload_successful", "Whether the last configuration reload attempt was successful")
 	m.configSuccessTime = gauge("config_last_reload_successful_timestamp_seconds", "Timestamp of the last successful configuration reload.")
@@ -158,8 +174,10 @@ func newMetrics(cfg config, extra ...prometheus.Collector) *metrics {
 	m.warnings = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ramjet_compile_warnings", Help: "Warnings of the last compile, by reason", ConstLabels: constLabels}, []string{"reason"})
 	m.tableSize = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ramjet_table_size", Help: "What the serving table holds, by kind", ConstLabels: constLabels}, []string{"kind"})
 
+	for _, c := range m.requestCollectors() {
+		m.registry.MustRegister(c)
+	}
 	m.registry.MustRegister(
-		m.requests, m.requestTime, m.headerTime, m.upTime, m.requestSize, m.responseSize, m.bytesSent,
 		m.configHash, m.configSuccess, m.configSuccessTime, m.reloads, m.reloadErrors,
 		m.retries, m.rebuilds, m.publishes, m.warnings, m.tableSize,
 		collectors.NewGoCollector(),
@@ -170,7 +188,6 @@ func newMetrics(cfg config, extra ...prometheus.Collector) *metrics {
 	// the controller_* labels): here, the process that serves.
 	prometheus.WrapRegistererWith(constLabels, m.registry).MustRegister(
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{Namespace: nginxNamespace + "_nginx"}))
-	m.registry.MustRegister(m.connectTime)
 	m.registry.MustRegister(m.tables.collectors()...)
 	m.registry.MustRegister(extra...)
 	return m
@@ -256,25 +273,54 @@ func (m *metrics) observe(r router.Record) {
 		lv[7] = host
 		labels = lv[:8]
 	}
-	m.requests.WithLabelValues(labels...).Inc()
-	m.requestTime.WithLabelValues(labels...).Observe(r.Duration.Seconds())
-	m.requestSize.WithLabelValues(labels...).Observe(float64(requestLength(r)))
+	if m.requests != nil {
+		m.requests.WithLabelValues(labels...).Inc()
+	}
+	observe(m.requestTime, labels, r.Duration.Seconds())
+	observe(m.requestSize, labels, float64(requestLength(r)))
 	// ingress-nginx's monitor.lua observes $bytes_sent, head and body,
 	// for both.
 	sent := float64(r.HeaderBytes + r.BytesOut)
-	m.responseSize.WithLabelValues(labels...).Observe(sent)
-	m.bytesSent.WithLabelValues(labels...).Observe(sent)
+	observe(m.responseSize, labels, sent)
+	observe(m.bytesSent, labels, sent)
 	if r.Tries > 0 {
 		// As nginx's $upstream_* variables: only for proxied requests.
 		if r.UpstreamHeaderTime > 0 {
-			m.headerTime.WithLabelValues(labels...).Observe(r.UpstreamHeaderTime.Seconds())
+			observe(m.headerTime, labels, r.UpstreamHeaderTime.Seconds())
 		}
-		m.upTime.WithLabelValues(labels...).Observe(r.UpstreamTime.Seconds())
-		m.connectTime.WithLabelValues(labels...).Observe(r.UpstreamConnectTime.Seconds())
+		observe(m.upTime, labels, r.UpstreamTime.Seconds())
+		observe(m.connectTime, labels, r.UpstreamConnectTime.Seconds())
 	}
 	if r.Tries > 1 {
 		m.retries.WithLabelValues(r.Route.Namespace, r.Route.Name, r.Service.Name).Add(float64(r.Tries - 1))
 	}
+}
+
+// observe adds v to h's series of labels; h nil is an excluded metric.
+func observe(h *prometheus.HistogramVec, labels []string, v float64) {
+	if h != nil {
+		h.WithLabelValues(labels...).Observe(v)
+	}
+}
+
+// requestCollectors are the request metrics not excluded.
+func (m *metrics) requestCollectors() []interface {
+	prometheus.Collector
+	DeletePartialMatch(prometheus.Labels) int
+} {
+	var out []interface {
+		prometheus.Collector
+		DeletePartialMatch(prometheus.Labels) int
+	}
+	if m.requests != nil {
+		out = append(out, m.requests)
+	}
+	for _, h := range []*prometheus.HistogramVec{m.requestTime, m.headerTime, m.upTime, m.connectTime, m.requestSize, m.responseSize, m.bytesSent} {
+		if h != nil {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // servedByCanary reports whether the matched route's canary served r, and
@@ -426,11 +472,10 @@ func (m *metrics) published(res *compile.Result, changed bool, now time.Time) {
 			continue
 		}
 		gone := prometheus.Labels{"namespace": ing[0], "ingress": ing[1]}
-		for _, v := range []interface {
-			DeletePartialMatch(prometheus.Labels) int
-		}{m.requests, m.requestTime, m.headerTime, m.upTime, m.connectTime, m.requestSize, m.responseSize, m.bytesSent, m.retries} {
+		for _, v := range m.requestCollectors() {
 			v.DeletePartialMatch(gone)
 		}
+		m.retries.DeletePartialMatch(gone)
 		delete(m.ingresses, ing)
 	}
 	for ing := range now2 {

@@ -548,3 +548,46 @@ func TestMetricsNginxProcess(t *testing.T) {
 		require.Positive(t, v, name)
 	}
 }
+
+// ingress-nginx's --time-buckets, --length-buckets and --size-buckets set
+// the request histograms' buckets (socket.go: time for the durations,
+// length for request_size and response_size, size for bytes_sent), and
+// --exclude-socket-metrics leaves request metrics out by name, with or
+// without the nginx_ingress_controller_ prefix.
+func TestMetricsBucketAndExcludeFlags(t *testing.T) {
+	cfg, err := parseFlags([]string{"-manifests=x", "-enable-metrics",
+		"--time-buckets=0.5,2", "--length-buckets", "100,1000", "--size-buckets=7",
+		"--exclude-socket-metrics=nginx_ingress_controller_bytes_sent,header_duration_seconds,nginx_ingress_controller_success"},
+		io.Discard, func(string) string { return "" })
+	require.NoError(t, err)
+	m := newMetrics(cfg)
+	m.observe(proxied("shop.example.com", "shop.example.com", apiRoute))
+	sc := scrapeMetrics(t, m)
+	les := func(name string) []string {
+		var out []string
+		for _, x := range sc {
+			if x.name == name+"_bucket" {
+				out = append(out, x.labels["le"])
+			}
+		}
+		return out
+	}
+	require.Equal(t, []string{"0.5", "2", "+Inf"}, les("nginx_ingress_controller_request_duration_seconds"))
+	require.Equal(t, []string{"0.5", "2", "+Inf"}, les("nginx_ingress_controller_connect_duration_seconds"))
+	require.Equal(t, []string{"100", "1000", "+Inf"}, les("nginx_ingress_controller_request_size"))
+	require.Equal(t, []string{"100", "1000", "+Inf"}, les("nginx_ingress_controller_response_size"))
+	for _, gone := range []string{"nginx_ingress_controller_bytes_sent_count", "nginx_ingress_controller_header_duration_seconds_count"} {
+		_, n := sc.sum(gone, nil)
+		require.Equal(t, 0, n, gone)
+	}
+	_, n := sc.sum("nginx_ingress_controller_requests", nil)
+	require.Equal(t, 1, n)
+
+	cfg, err = parseFlags([]string{"-manifests=x", "--size-buckets=7"}, io.Discard, func(string) string { return "" })
+	require.NoError(t, err)
+	require.Equal(t, []float64{7}, cfg.sizeBuckets)
+	_, err = parseFlags([]string{"-manifests=x", "--time-buckets=2,1"}, io.Discard, func(string) string { return "" })
+	require.ErrorIs(t, err, errUsage)
+	_, err = parseFlags([]string{"-manifests=x", "--time-buckets=a"}, io.Discard, func(string) string { return "" })
+	require.ErrorIs(t, err, errUsage)
+}

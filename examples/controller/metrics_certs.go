@@ -83,24 +83,28 @@ func (tm tableMetrics) set(t *match.Table, class string, def *tls.Certificate, s
 		tm.setCert(certLeaf(&match.Certificate{Cert: def}), secret, class, hosts)
 	}
 	tm.orphan.Reset()
-	seen := map[[3]string]bool{}
+	// As createUpstreams: no-service is 1 or 0 for every Ingress with a
+	// Service backend, no-endpoint 1 or 0 once a Service was found; 1
+	// wins over 0 for an Ingress with several backends.
+	orphaned := map[[3]string]bool{}
 	mark := func(src match.Source, b *match.Backend) {
 		if b == nil || src.Kind != "" && src.Kind != "Ingress" {
 			return
 		}
-		typ := ""
-		switch {
-		case b.State == match.ServiceNotFound:
-			typ = "no-service"
-		case b.State == match.Serving && len(b.Endpoints) == 0:
-			typ = "no-endpoint"
-		default:
-			return
+		set := func(typ string, on bool) {
+			k := [3]string{src.Namespace, src.Name, typ}
+			if was, ok := orphaned[k]; ok && (was || !on) {
+				return
+			}
+			orphaned[k] = on
+			tm.orphan.WithLabelValues(k[0], k[1], k[2]).Set(map[bool]float64{true: 1}[on])
 		}
-		k := [3]string{src.Namespace, src.Name, typ}
-		if !seen[k] {
-			seen[k] = true
-			tm.orphan.WithLabelValues(k[0], k[1], k[2]).Set(1)
+		switch b.State {
+		case match.ServiceNotFound:
+			set("no-service", true)
+		case match.Serving:
+			set("no-service", false)
+			set("no-endpoint", len(b.Endpoints) == 0)
 		}
 	}
 	for vh := range t.VirtualHosts() {

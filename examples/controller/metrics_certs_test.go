@@ -106,8 +106,17 @@ func TestMetricsCertificatesOrphansConnect(t *testing.T) {
 	assert.Equal(t, 1, n)
 	_, n = sc.sum("nginx_ingress_controller_orphan_ingress", map[string]string{"namespace": "shop", "ingress": "empty", "type": "no-endpoint"})
 	assert.Equal(t, 1, n)
-	_, n = sc.sum("nginx_ingress_controller_orphan_ingress", map[string]string{"ingress": "web"})
-	assert.Equal(t, 0, n, "an Ingress with endpoints is no orphan")
+	// As ingress-nginx's DecOrphanIngress: 0 where a Service has
+	// endpoints, and no no-endpoint series where none was found.
+	for _, c := range []struct {
+		ingress, typ string
+		n            int
+		v            float64
+	}{{"web", "no-service", 1, 0}, {"web", "no-endpoint", 1, 0}, {"empty", "no-service", 1, 0}, {"lost", "no-endpoint", 0, 0}} {
+		v, n := sc.sum("nginx_ingress_controller_orphan_ingress", map[string]string{"namespace": "shop", "ingress": c.ingress, "type": c.typ})
+		assert.Equal(t, c.n, n, c)
+		assert.Equal(t, c.v, v, c)
+	}
 	sum, n := sc.sum("nginx_ingress_controller_connect_duration_seconds_sum", map[string]string{"ingress": "web"})
 	assert.Equal(t, 1, n)
 	assert.InDelta(t, 0.03, sum, 1e-9)

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -188,9 +189,34 @@ func newMetrics(cfg config, extra ...prometheus.Collector) *metrics {
 	// the controller_* labels): here, the process that serves.
 	prometheus.WrapRegistererWith(constLabels, m.registry).MustRegister(
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{Namespace: nginxNamespace + "_nginx"}))
+	release, build, repo := buildIdentity()
+	m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: nginxNamespace, Name: "build_info", Help: "A metric with a constant '1' labeled with information about the build.",
+		ConstLabels: prometheus.Labels{
+			"controller_namespace": id.namespace, "controller_class": id.class, "controller_pod": id.pod,
+			"release": release, "build": build, "repository": repo,
+		},
+	}, func() float64 { return 1 }))
 	m.registry.MustRegister(m.tables.collectors()...)
 	m.registry.MustRegister(extra...)
 	return m
+}
+
+// buildIdentity is build_info's release, build and repository: as
+// --version prints them, the release and the source revision, and the
+// module path.
+func buildIdentity() (release, build, repo string) {
+	release, build, repo = version, revision, "unknown"
+	if info, ok := debug.ReadBuildInfo(); ok {
+		release = cmp.Or(release, info.Main.Version)
+		repo = cmp.Or(info.Main.Path, repo)
+		for _, s := range info.Settings {
+			if s.Key == "vcs.revision" {
+				build = s.Value
+			}
+		}
+	}
+	return cmp.Or(release, "(devel)"), cmp.Or(build, "unknown"), repo
 }
 
 // watchRouter adds the router's own counters, read at scrape time.

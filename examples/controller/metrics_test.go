@@ -591,3 +591,21 @@ func TestMetricsBucketAndExcludeFlags(t *testing.T) {
 	_, err = parseFlags([]string{"-manifests=x", "--time-buckets=a"}, io.Discard, func(string) string { return "" })
 	require.ErrorIs(t, err, errUsage)
 }
+
+// build_info is ingress-nginx's constant 1 labelled with the release, the
+// build (source revision) and the repository, beside the controller_*
+// labels.
+func TestMetricsBuildInfo(t *testing.T) {
+	sc := scrapeMetrics(t, newMetrics(metricsConfig(nil)))
+	var found []map[string]string
+	for _, x := range sc {
+		if x.name == "nginx_ingress_controller_build_info" {
+			require.Equal(t, 1.0, x.value)
+			found = append(found, x.labels)
+		}
+	}
+	require.Len(t, found, 1)
+	require.ElementsMatch(t, []string{"controller_namespace", "controller_class", "controller_pod", "release", "build", "repository"}, slices.Collect(maps.Keys(found[0])))
+	require.NotEmpty(t, found[0]["release"])
+	require.NotEmpty(t, found[0]["build"])
+}

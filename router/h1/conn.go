@@ -581,6 +581,63 @@ func notAllowed(w http.ResponseWriter) {
 	_, _ = io.WriteString(w, notAllowedBody)
 }
 
+// errTargetPath refuses a path nginx's parser refuses (badTargetPath).
+var errTargetPath = badRequestError("malformed request path")
+
+// badTargetPath reports a request-target nginx refuses once it has read
+// the request line ("client sent invalid request"): userinfo in an
+// absolute form, a malformed or NUL escape, or a path that climbs above
+// "/" once escapes are decoded (a decoded '/' separates, as the router
+// reads it); a '#' ends the path.
+func badTargetPath(target string) bool {
+	path := target
+	if !strings.HasPrefix(path, "/") {
+		_, rest, ok := strings.Cut(path, "://")
+		if !ok {
+			return false
+		}
+		end := strings.IndexAny(rest, "/?#")
+		if end < 0 {
+			end = len(rest)
+		}
+		if strings.IndexByte(rest[:end], '@') >= 0 {
+			return true
+		}
+		path = rest[end:]
+	}
+	if i := strings.IndexAny(path, "?#"); i >= 0 {
+		path = path[:i]
+	}
+	depth := 0
+	for _, seg := range strings.Split(path, "/") {
+		if strings.IndexByte(seg, '%') >= 0 {
+			dec, err := url.PathUnescape(seg)
+			if err != nil || strings.IndexByte(dec, 0) >= 0 {
+				return true
+			}
+			for _, s := range strings.Split(dec, "/") {
+				if depth = pathDepth(depth, s); depth < 0 {
+					return true
+				}
+			}
+		} else if depth = pathDepth(depth, seg); depth < 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// pathDepth is the depth below "/" after the segment seg, -1 above it.
+func pathDepth(depth int, seg string) int {
+	switch seg {
+	case "", ".":
+		return depth
+	case "..":
+		return depth - 1
+	}
+	return depth + 1
+}
+
 // lingerClose half-closes and reads what the client still sends, as
 // nginx's lingering close does: until the client stops for
 // lingeringTimeout, or lingeringTime passed, so that the answer is not
@@ -881,6 +938,11 @@ func (c *conn) setUpRequest(connCtx context.Context, ph *plainHead, plain bool) 
 		// nginx reads a target as a path or an absolute URI, never "*"
 		// ("client sent invalid request"), so OPTIONS * answers 400.
 		return nil, errAsteriskTarget
+	}
+	if method == "TRACE" && badTargetPath(target) {
+		// nginx refuses the request line before TRACE's 405, and the
+		// handler never sees this one to answer it.
+		return nil, errTargetPath
 	}
 	hosts, haveHost := ph.hosts, ph.hosts != nil
 	if ph.hostsInHeader {

@@ -134,3 +134,38 @@ func TestTraceNotAllowed(t *testing.T) {
 		t.Fatalf("reported %+v", r)
 	}
 }
+
+// A TRACE whose target nginx's parser refuses (a path that climbs above
+// "/", a bad or NUL escape, userinfo) answers 400 and closes, as nginx
+// refuses the request line before it reads the method's fate from the
+// head, and as the router orders it on the other server paths.
+func TestTraceMalformedTargetRefusedFirst(t *testing.T) {
+	for _, target := range []string{"/../x", "/a/%2e%2e/%2E%2E/x", "/%zz", "/a%00", "http://u@a/", "/a/..%2f..%2fx"} {
+		t.Run(target, func(t *testing.T) {
+			got := make(chan Refusal, 1)
+			s := &Server{
+				Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { t.Errorf("handler saw %s %s", r.Method, r.RequestURI) }),
+				Refused: func(r *Refusal) { c := *r; c.Request = nil; got <- c },
+			}
+			addr := serve(t, s)
+			c, br := dial(t, addr)
+			io.WriteString(c, "TRACE "+target+" HTTP/1.1\r\nHost: a\r\n\r\n")
+			res, _ := readResponse(t, br, "TRACE")
+			if res.StatusCode != 400 || !res.Close {
+				t.Fatalf("%d close %v", res.StatusCode, res.Close)
+			}
+			if r := <-got; r.Status != 400 || r.RequestLine != "TRACE "+target+" HTTP/1.1" {
+				t.Fatalf("reported %+v", r)
+			}
+		})
+	}
+	// What nginx resolves within the root, or cuts at '#', is TRACE still.
+	for _, target := range []string{"/a/../x", "/x#/../../y", "http://a/b"} {
+		s := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})}
+		c, br := dial(t, serve(t, s))
+		io.WriteString(c, "TRACE "+target+" HTTP/1.1\r\nHost: a\r\n\r\n")
+		if res, _ := readResponse(t, br, "TRACE"); res.StatusCode != 405 {
+			t.Fatalf("%s: %d", target, res.StatusCode)
+		}
+	}
+}

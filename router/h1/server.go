@@ -69,8 +69,9 @@ import (
 //     answers 400 and closes the connection, as nginx.
 //   - A method other than upper-case letters, '_' and '-' answers 400,
 //     as nginx's parser refuses it; TRACE answers 405 without the
-//     handler, as nginx answers it. A "*" target (OPTIONS *) answers
-//     400, as nginx's parser refuses it.
+//     handler, as nginx answers it, past the 400 of a path nginx's
+//     parser refuses. A "*" target (OPTIONS *) answers 400, as nginx's
+//     parser refuses it.
 //   - A field whose name holds a byte that is no token byte (but no
 //     space, control byte or DEL) is dropped, as nginx drops it under
 //     ingress-nginx's ignore-invalid-headers default, where net/http

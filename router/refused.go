@@ -5,10 +5,11 @@ import (
 	"ramjet.dev/ramjet/router/h1"
 )
 
-// Refused hands the Observer a record of a request router/h1's server
-// ended before the router saw it (h1.Server.Refused): a head it refused,
-// one the client broke off, one that timed out. nginx logs each of them,
-// from no location (ReasonRefused, RequestLine).
+// Refused hands the Observer a record of a request router/h1's or
+// router/h2's server ended before the router saw it (h1.Server.Refused,
+// h2.Server.Refused): a head it refused, one the client broke off, one
+// that timed out. nginx logs each of them, from no location
+// (ReasonRefused, RequestLine).
 func (r *Router) Refused(x *h1.Refusal) {
 	if r.observer == nil {
 		return

@@ -491,8 +491,8 @@ const (
 	ReasonBadHost             = "bad-host"             // 400: no Host, a malformed one, or a redirect is due but the Host names no host
 	ReasonRegexBudget         = "regex-budget"         // 404: the regex routes took the whole match budget
 	// ReasonRefused: 400, 405, 408, 414, 501, 505, what nginx refuses
-	// before any location: the HTTP/1 server refused the head (Refused),
-	// or the router refused what another server passed on (a method nginx
+	// before any location: router/h1's or router/h2's server refused the
+	// head (Refused), or the router refused what another server passed on (a method nginx
 	// does not read, a field nginx takes once sent twice: 400; TRACE: 405).
 	ReasonRefused = "refused"
 )

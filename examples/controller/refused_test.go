@@ -56,8 +56,9 @@ func TestRefusedHeadsLogged(t *testing.T) {
 // TRACE, a method nginx does not read, a field nginx takes once sent
 // twice and a "*" target are logged the same whichever server read them: the HTTP/1 loop
 // refuses them itself, net/http's servers (-http1-server, -http2-server
-// net/http) and router/h2 leave them to the router, which refuses them
-// as the loop does. None reaches a backend or a request series.
+// net/http) leave them to the router, which refuses them as the loop
+// does, and router/h2 refuses a method itself and leaves it the rest.
+// None reaches a backend or a request series.
 func TestRefusedLoggedOnEveryServer(t *testing.T) {
 	for _, tc := range []struct {
 		name         string

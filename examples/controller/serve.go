@@ -192,6 +192,8 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 				ConnContext:          srv.ConnContext,
 				// keepalive_requests counts HTTP/2 streams too.
 				MaxRequests: conns.KeepAliveRequests,
+				// Requests it refuses are logged as nginx logs them.
+				Refused: rt.Refused,
 			}
 		}
 		loop.SetKeepAlivesEnabled(conns.KeepAlive > 0)

@@ -3,7 +3,11 @@ package h2
 import (
 	"encoding/binary"
 	"net/http"
+	"strconv"
 	"testing"
+	"time"
+
+	"ramjet.dev/ramjet/router/h1"
 )
 
 // Requests RFC 9113 §8.3.1 calls malformed, which nginx refuses too, are
@@ -35,24 +39,90 @@ func refused(t *testing.T, block []byte) (reset, served bool) {
 	}
 }
 
-// TestServerRefusesMethodNotAToken: a :method is a token (RFC 9110
-// §9.1), as router/h1 requires of the request line's; one holding a space
-// would put the client's own words into the backend's request line.
-func TestServerRefusesMethodNotAToken(t *testing.T) {
+// refusedWith sends block on stream 1 and reports the status answered
+// (0: the stream was reset with PROTOCOL_ERROR first), whether the
+// handler ran, and what Server.Refused was told of (nil: nothing).
+func refusedWith(t *testing.T, block []byte) (status int, served bool, r *h1.Refusal) {
+	t.Helper()
+	ran := make(chan struct{}, 1)
+	got := make(chan h1.Refusal, 1)
+	s := &Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ran <- struct{}{} }),
+		Refused: func(r *h1.Refusal) {
+			c := *r
+			c.Request = &http.Request{Method: r.Request.Method, RequestURI: r.Request.RequestURI, Host: r.Request.Host}
+			got <- c
+		},
+	}
+	rc := dialRaw(t, s)
+	rc.frame(frameHeaders, flagEndHeaders|flagEndStream, 1, block)
+	for {
+		fh, p, err := rc.nextAny()
+		if err != nil {
+			t.Fatalf("no answer on stream 1: %v", err)
+		}
+		if fh.stream != 1 {
+			continue
+		}
+		if fh.typ == frameRSTStream {
+			if code := errCode(binary.BigEndian.Uint32(p)); code != codeProtocol {
+				t.Fatalf("reset %d", code)
+			}
+			return 0, false, nil
+		}
+		if fh.typ != frameHeaders {
+			t.Fatalf("frame %d on stream 1", fh.typ)
+		}
+		_ = newDecoder(4096, 1<<10).decode(p, sinkFunc(func(f field) error {
+			if f.name == ":status" {
+				status, _ = strconv.Atoi(f.value)
+			}
+			return nil
+		}))
+		break
+	}
+	select {
+	case <-ran:
+		served = true
+	default:
+	}
+	select {
+	case c := <-got:
+		r = &c
+	case <-time.After(100 * time.Millisecond):
+	}
+	return status, served, r
+}
+
+// TestServerRefusesMethodNotNginxs: a :method nginx does not read as one
+// (ngx_http_v2_parse_method: upper-case letters, '_' and '-') answers
+// 400 without the handler, as nginx answers it and router/h1 its request
+// line's, and is told to Refused: one holding a space would put the
+// client's own words into the backend's request line.
+func TestServerRefusesMethodNotNginxs(t *testing.T) {
 	head := func(method string) []byte {
 		b := appendField(nil, ":method", method)
 		b = append(b, 0x86, 0x84) // :scheme http, :path /
 		return appendField(b, ":authority", "h2.test")
 	}
-	for _, m := range []string{"GET /admin", "GET\t/admin", "GET(", "G\"T", "GÉT"} {
-		if reset, served := refused(t, head(m)); !reset || served {
-			t.Errorf("method %q: reset %v, served %v; want reset, not served", m, reset, served)
+	for _, m := range []string{"GET /admin", "GET\t/admin", "GET(", "G\"T", "GÉT", "get", ""} {
+		status, served, r := refusedWith(t, head(m))
+		if status != 400 || served {
+			t.Errorf("method %q: status %d, served %v; want 400, not served", m, status, served)
+			continue
+		}
+		if r == nil || r.Status != 400 || r.RequestLine != m+" / HTTP/2.0" || r.Request.Host != "h2.test" || r.HeadBytes == 0 || r.BodyBytes == 0 {
+			t.Errorf("method %q: reported %+v", m, r)
 		}
 	}
-	for _, m := range []string{"GET", "PROPFIND", "M-SEARCH", "get"} {
-		if reset, served := refused(t, head(m)); reset || !served {
-			t.Errorf("method %q: reset %v, served %v; want served", m, reset, served)
+	for _, m := range []string{"GET", "PROPFIND", "M-SEARCH", "X_Y"} {
+		if status, served, r := refusedWith(t, head(m)); status != 200 || !served || r != nil {
+			t.Errorf("method %q: status %d, served %v, reported %+v; want served", m, status, served, r)
 		}
+	}
+	// Without a :method the request is malformed (RFC 9113 §8.3.1).
+	if status, served, _ := refusedWith(t, []byte{0x86, 0x84}); status != 0 || served {
+		t.Errorf("no :method: status %d, served %v; want reset", status, served)
 	}
 }
 
@@ -87,10 +157,10 @@ func TestServerRefusesPathNotAbsolute(t *testing.T) {
 }
 
 // TestServerRefusesHostDisagreeing: a Host field naming another host than
-// :authority, or two Host fields, make a request malformed (RFC 9113
-// §8.3.1; nginx answers both 400): one was routed by :authority and the
-// other dropped, so the front and the back of a chain could route the
-// same request to different hosts.
+// :authority makes a request malformed (RFC 9113 §8.3.1; nginx answers
+// 400): one was routed by :authority and the other dropped, so the front
+// and the back of a chain could route the same request to different
+// hosts.
 func TestServerRefusesHostDisagreeing(t *testing.T) {
 	for _, c := range []struct {
 		fields []string
@@ -98,8 +168,6 @@ func TestServerRefusesHostDisagreeing(t *testing.T) {
 	}{
 		{[]string{":authority", "h2.test", "host", "other.test"}, false},
 		{[]string{":authority", "h2.test", "host", "h2.test:80"}, false},
-		{[]string{"host", "h2.test", "host", "other.test"}, false},
-		{[]string{"host", "h2.test", "host", "h2.test"}, false},
 		{[]string{":authority", "h2.test", "host", "h2.test"}, true},
 		{[]string{":authority", "h2.test", "host", "H2.Test"}, true},
 		{[]string{"host", "h2.test"}, true},
@@ -112,6 +180,31 @@ func TestServerRefusesHostDisagreeing(t *testing.T) {
 		reset, served := refused(t, b)
 		if reset == c.ok || served != c.ok {
 			t.Errorf("%q: reset %v, served %v; want served %v", c.fields, reset, served, c.ok)
+		}
+	}
+}
+
+// TestServerRefusesTwoHosts: two Host fields answer 400 without the
+// handler, as nginx answers them ("client sent duplicate host header"),
+// and are told to Refused: which one a server behind takes is anyone's
+// guess.
+func TestServerRefusesTwoHosts(t *testing.T) {
+	for _, fields := range [][]string{
+		{"host", "h2.test", "host", "other.test"},
+		{"host", "h2.test", "host", "h2.test"},
+		{":authority", "h2.test", "host", "h2.test", "host", "h2.test"},
+	} {
+		b := []byte{0x82, 0x86, 0x84} // :method GET, :scheme http, :path /
+		for i := 0; i < len(fields); i += 2 {
+			b = appendField(b, fields[i], fields[i+1])
+		}
+		status, served, r := refusedWith(t, b)
+		if status != 400 || served {
+			t.Errorf("%q: status %d, served %v; want 400, not served", fields, status, served)
+			continue
+		}
+		if r == nil || r.Status != 400 || r.RequestLine != "GET / HTTP/2.0" || r.Request.Host != "h2.test" {
+			t.Errorf("%q: reported %+v", fields, r)
 		}
 	}
 }

@@ -36,6 +36,9 @@
 //
 // Where it differs from net/http's: no server push and no extended
 // CONNECT; streams are not prioritised (RFC 9113 deprecates the scheme);
+// a :method nginx's parser does not read (h1.NginxMethod) and two Host
+// fields answer 400 without the handler, as nginx answers them
+// (Server.Refused);
 // a write to the client that makes no progress for WriteTimeout (60 s,
 // nginx's send_timeout), a flow-control window kept shut included, ends
 // the connection (the stream's), where net/http waits for the peer.
@@ -50,6 +53,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"ramjet.dev/ramjet/router/h1"
 )
 
 // Server serves HTTP/2 connections with Handler.
@@ -76,6 +81,13 @@ type Server struct {
 	// closes once it is answered, so that long-lived clients reconnect
 	// and spread over the replicas. 0: no limit.
 	MaxRequests int
+	// Refused, if set, is told of each request the server answers
+	// without Handler because nginx refuses it once its head is read
+	// (400: a :method nginx's parser does not read, two Host fields), so
+	// that an embedder logs it as nginx does, as router/h1's
+	// Server.Refused. It runs on the stream's goroutine once the answer
+	// was written.
+	Refused func(*h1.Refusal)
 	// ErrorLog receives handler panics. Nil: the log package's.
 	ErrorLog *log.Logger
 	// ConnContext modifies each connection's context, as http.Server's.

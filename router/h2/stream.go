@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"ramjet.dev/ramjet/router/h1"
 )
 
 type streamState uint8
@@ -129,6 +131,8 @@ func (st *stream) run() {
 	if st.hp.tooLarge {
 		headerTooLarge(&st.rw)
 		st.rw.finish()
+	} else if st.hp.refused != "" {
+		st.refuse()
 	} else if st.serve() {
 		st.rw.finish()
 	} else {
@@ -171,6 +175,23 @@ func (st *stream) serve() (ok bool) {
 	return true
 }
 
+// refuse answers a request nginx refuses once its head is read, 400 as
+// router/h1 answers its own, and tells Server.Refused of it.
+func (st *stream) refuse() {
+	start := time.Now()
+	w := &st.rw
+	body := "400 Bad Request: " + st.hp.refused
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusBadRequest)
+	_, _ = io.WriteString(w, body)
+	w.finish()
+	if report := st.c.srv.Refused; report != nil {
+		req := st.req
+		report(&h1.Refusal{Request: req, RequestLine: req.Method + " " + req.RequestURI + " " + req.Proto, Status: http.StatusBadRequest,
+			Start: start, Duration: time.Since(start), HeadBytes: int64(len(w.hbuf)), BodyBytes: int64(len(body))})
+	}
+}
+
 // headerTooLarge answers a request whose header list is over
 // SETTINGS_MAX_HEADER_LIST_SIZE, as net/http's HTTP/2 server does.
 func headerTooLarge(w http.ResponseWriter) {
@@ -187,6 +208,9 @@ type headerParser struct {
 	max, size uint32
 	tooLarge  bool // the list is over max: answered 431
 	bad       bool // malformed: the stream is reset
+	// refused is why nginx answers a request that is not malformed 400
+	// (refuse); "" when it does not.
+	refused   string
 	regular   bool // a regular field was seen
 	method    string
 	scheme    string
@@ -266,7 +290,8 @@ func (h *headerParser) field(f field) error {
 		return nil
 	case "host":
 		if h.seen&seenHost != 0 {
-			h.bad = true // which one the backend would take is anyone's guess
+			// Which one the backend would take is anyone's guess.
+			h.refuse("duplicate host header")
 			return nil
 		}
 		h.seen |= seenHost
@@ -286,14 +311,25 @@ func (h *headerParser) field(f field) error {
 	return nil
 }
 
+// refuse notes the first reason nginx answers the request 400 for.
+func (h *headerParser) refuse(why string) {
+	if h.refused == "" {
+		h.refused = why
+	}
+}
+
 func (h *headerParser) valid() bool {
 	if h.tooLarge {
 		return true
 	}
-	// A method is a token (RFC 9110 §9.1): one holding a space would
-	// write the client's words into an HTTP/1 backend's request line.
-	if h.seen&seenMethod == 0 || !isToken(h.method) {
+	if h.seen&seenMethod == 0 {
 		return false
+	}
+	// A method nginx's parser does not read answers 400, as nginx and
+	// router/h1 answer it: one holding a space would write the client's
+	// words into an HTTP/1 backend's request line.
+	if !h1.NginxMethod(h.method) {
+		h.refuse("invalid method")
 	}
 	// A Host naming another host than :authority makes the request
 	// malformed (RFC 9113 §8.3.1): it is routed by one, and a server
@@ -422,16 +458,6 @@ func validName(s string) bool {
 		}
 	}
 	return true
-}
-
-// isToken: a non-empty token (RFC 9110 §5.6.2).
-func isToken(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c >= 0x80 || !tokenChar[c] {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // validValue: no NUL, CR, LF or other control bytes but HTAB (RFC 9113

@@ -1846,11 +1846,13 @@
 //     calls (router/rawsock), which keep the Go scheduler from handing
 //     the processor to another thread on every slow loopback write.
 //   - A request with both Content-Length and Transfer-Encoding, with
-//     Transfer-Encoding on HTTP/1.0, or with a folded field line (obs-fold:
-//     a line that begins with a space or tab, continuing the one before),
-//     answers 400 and closes the connection, as nginx does. net/http's
-//     server rewrites it before the handler sees it (it joins a folded
-//     line to the value before), so the check is made on the connection:
+//     Transfer-Encoding on HTTP/1.0, with Content-Length twice (equal
+//     values too), or with a folded field line (obs-fold: a line that
+//     begins with a space or tab, continuing the one before), answers 400
+//     and closes the connection, as nginx does. net/http's server rewrites
+//     it before the handler sees it (it joins a folded line to the value
+//     before, and merges equal Content-Lengths), so the check is made on
+//     the connection:
 //     callers who bring their own listener wrap it with
 //     router/h1.GuardFraming (router/h1.GuardFramingConn for one connection;
 //     over TLS after the handshake, leaving connections that negotiated h2

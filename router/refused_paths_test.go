@@ -172,7 +172,8 @@ func lastRaw(t *testing.T, rs *records) Record {
 // header line", "duplicate host header"), and so does router/h1 over
 // HTTP/1; the backend would take either. net/http's HTTP/1
 // server, the one path left out, refuses two Hosts and differing
-// Content-Lengths itself before any handler runs, and merges equal ones.
+// Content-Lengths itself before any handler runs, and merges equal ones
+// (which GuardFraming in front of it refuses).
 func TestDuplicateFieldsOverHTTP2Refused(t *testing.T) {
 	var reached atomic.Int32
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { reached.Add(1) }))

@@ -32,7 +32,9 @@ func (l guardListener) Accept() (net.Conn, error) {
 // handler runs, so the check has to be made on the bytes. So is a head
 // with a folded field line (obs-fold: a line that begins with a space or
 // tab), which net/http joins to the line before and nginx answers 400: a
-// field two parsers read differently is how requests get smuggled.
+// field two parsers read differently is how requests get smuggled; and so
+// is a repeated Content-Length, which net/http merges when the values are
+// equal.
 //
 // The wrapper reads the request stream as the server does (RFC 9112 §6:
 // each head, then its body by chunked framing, Content-Length or none) and
@@ -44,7 +46,7 @@ func (l guardListener) Accept() (net.Conn, error) {
 // itself. Closing a connection after a refusal lingers (refusalLinger),
 // so that the 400 reaches a client still sending. It stops looking, and passes the rest through, after CONNECT, an
 // Upgrade request, the HTTP/2 preface ("PRI * HTTP/2.0"), and anything it
-// cannot frame (a bad or repeated Content-Length, malformed chunked
+// cannot frame (a bad Content-Length, malformed chunked
 // framing, a request line net/http refuses): net/http answers those itself.
 //
 // Wrap the connection the server reads requests from: after a PROXY
@@ -525,7 +527,9 @@ func (g *framingGuard) clByte(b byte) {
 // how the body is read.
 func (g *framingGuard) headEnd() bool {
 	h := g.head
-	if h&hFolded != 0 || refusedFraming(h&hTE != 0, g.clCount > 0, h&hHTTP11 == 0) {
+	// A repeated Content-Length, equal ones included, which net/http
+	// merges: nginx refuses it, as router/h1's server does.
+	if h&hFolded != 0 || g.clCount > 1 || refusedFraming(h&hTE != 0, g.clCount > 0, h&hHTTP11 == 0) {
 		return true
 	}
 	switch {
@@ -533,7 +537,7 @@ func (g *framingGuard) headEnd() bool {
 		g.st = gTransparent
 	case h&hTE != 0:
 		g.st, g.n, g.digits = gChunkSize, 0, 0
-	case g.clCount > 1 || h&hCLBad != 0:
+	case h&hCLBad != 0:
 		g.st = gTransparent // net/http's to judge
 	case g.clCount == 1 && g.n > 0:
 		g.st = gBody

@@ -144,6 +144,9 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 		return srv
 	}
 
+	// nginx's keepalive_time default (1.19.10 on), which ingress-nginx's
+	// template leaves as it is: a connection older takes no new request.
+	const keepaliveTime = time.Hour
 	var ownLoop bool
 	switch cfg.http1Server {
 	case "", http1Ramjet:
@@ -174,6 +177,7 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 			ReadHeaderTimeout: srv.ReadHeaderTimeout,
 			IdleTimeout:       srv.IdleTimeout,
 			MaxRequests:       conns.KeepAliveRequests,
+			MaxConnAge:        keepaliveTime,
 			ErrorLog:          srv.ErrorLog,
 			ConnContext:       srv.ConnContext,
 			Fallback:          srv,
@@ -192,6 +196,7 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 				ConnContext:          srv.ConnContext,
 				// keepalive_requests counts HTTP/2 streams too.
 				MaxRequests: conns.KeepAliveRequests,
+				MaxConnAge:  keepaliveTime,
 				// Requests it refuses are logged as nginx logs them.
 				Refused: rt.Refused,
 			}

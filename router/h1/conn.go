@@ -91,6 +91,10 @@ type conn struct {
 
 	// served counts the requests read on the connection (MaxRequests).
 	served int
+	// born is when the connection was accepted, with MaxConnAge.
+	born time.Time
+	// old: the request under way began past MaxConnAge.
+	old bool
 	// has are the framing fields the current request's head holds (see
 	// fieldSet).
 	has  fieldSet
@@ -170,7 +174,7 @@ func (c *conn) release() {
 	c.cr.hasByte, c.cr.aborted, c.cr.watch, c.cr.done, c.cr.remain, c.cr.wctx = false, false, false, false, -1, nil
 	c.rdl = time.Time{}
 	c.rwc, c.rd, c.wr, c.srv, c.tls, c.req, c.ctx, c.werr = nil, nil, nil, nil, nil, nil, nil, nil
-	c.served = 0
+	c.served, c.born, c.old = 0, time.Time{}, false
 	c.localAddr = nil
 	c.raw, c.arm, c.armSkip, c.armBackoff, c.layered = nil, false, 0, 0, false
 	c.cr.full = false
@@ -198,6 +202,9 @@ func (c *conn) serve(base context.Context) {
 		c.release()
 	}()
 	c.remote = c.rwc.RemoteAddr().String()
+	if s.MaxConnAge > 0 {
+		c.born = time.Now()
+	}
 	headerTimeout := s.ReadHeaderTimeout
 	if headerTimeout > 0 {
 		c.setReadDeadline(time.Now().Add(headerTimeout))
@@ -292,6 +299,8 @@ func (c *conn) serve(base context.Context) {
 			return
 		}
 		c.served++
+		// As nginx decides keepalive_time, when the request begins.
+		c.old = s.MaxConnAge > 0 && time.Since(c.born) > s.MaxConnAge
 		c.headDeadline = headerTimeout > 0 && req.Body == http.NoBody
 		if headerTimeout > 0 && !c.headDeadline {
 			c.setReadDeadline(time.Time{})

@@ -118,6 +118,10 @@ type Server struct {
 	// the last one's response closes it, so that long-lived clients
 	// reconnect and spread over the replicas. 0: no limit.
 	MaxRequests int
+	// MaxConnAge is how long a connection takes requests (nginx's
+	// keepalive_time, 1 h by default): the response of a request that
+	// began later closes it. 0: no limit.
+	MaxConnAge time.Duration
 	// MaxHeaderBytes bounds a request head (0: http.DefaultMaxHeaderBytes),
 	// with net/http's 4 KiB of slack; over it: 431. HeaderBuffers, when
 	// set, bound heads in its place.

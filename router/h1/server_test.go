@@ -294,6 +294,27 @@ func TestMaxRequests(t *testing.T) {
 	}
 }
 
+// TestMaxConnAge: a connection older than MaxConnAge closes after the
+// response of the request under way, as nginx's keepalive_time closes it.
+func TestMaxConnAge(t *testing.T) {
+	addr := serve(t, &Server{MaxConnAge: 200 * time.Millisecond, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "ok")
+	})})
+	c, br := dial(t, addr)
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+	if res, _ := readResponse(t, br, "GET"); res.Close {
+		t.Fatal("a young connection closed")
+	}
+	time.Sleep(250 * time.Millisecond)
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+	if res, body := readResponse(t, br, "GET"); !res.Close || body != "ok" {
+		t.Fatalf("close %v %q", res.Close, body)
+	}
+	if _, err := br.ReadByte(); err == nil {
+		t.Fatal("the connection stayed open")
+	}
+}
+
 // A field whose name nginx reads but calls invalid (a byte that is no
 // token byte) is dropped and the request served, as ingress-nginx's
 // ignore-invalid-headers default drops it; net/http refuses the head. A

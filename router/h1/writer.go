@@ -322,7 +322,7 @@ func (w *response) writeTrailers() {
 func (w *response) commit(p []byte) {
 	w.committed = true
 	c := w.c
-	keepAlives := c.srv.keepAlives() && (c.srv.MaxRequests <= 0 || c.served < c.srv.MaxRequests)
+	keepAlives := c.srv.keepAlives() && (c.srv.MaxRequests <= 0 || c.served < c.srv.MaxRequests) && !c.old
 	header := w.header
 	if w.snapshot != nil {
 		header = w.snapshot

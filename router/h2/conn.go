@@ -43,7 +43,8 @@ type conn struct {
 	// resets counts the client's resets of streams not yet answered,
 	// answered the streams answered whole (rapid reset, onRST).
 	resets, answered int
-	opened           int // streams served (Server.MaxRequests)
+	opened           int       // streams served (Server.MaxRequests)
+	born             time.Time // when it began (Server.MaxConnAge)
 
 	mu sync.Mutex
 	// cond wakes writers waiting for window or for room in wbuf, and body
@@ -103,6 +104,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 		spare:        make([]byte, 0, 16<<10),
 		idleSince:    time.Now(),
 	}
+	c.born = c.idleSince
 	c.cond.L = &c.mu
 	// A string literal is bounded by what a block of the longest length
 	// taken could decode to, Huffman's expansion included: a field over
@@ -958,6 +960,10 @@ func (c *conn) endHeaders(id uint32, endStream bool) error {
 	c.opened++
 	if m := c.srv.MaxRequests; m > 0 && c.opened >= m {
 		// nginx's keepalive_requests: this stream is the connection's last.
+		c.goAwayLocked()
+	}
+	if a := c.srv.MaxConnAge; a > 0 && time.Since(c.born) > a {
+		// nginx's keepalive_time, as it checks it on a new stream.
 		c.goAwayLocked()
 	}
 	st.sendWindow = c.peerWindow

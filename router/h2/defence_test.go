@@ -530,3 +530,34 @@ func TestMaxRequests(t *testing.T) {
 		t.Fatalf("the last stream answered %v, GOAWAY %v", answered[5], goAways)
 	}
 }
+
+// TestMaxConnAge: the first stream opened past MaxConnAge, nginx's
+// keepalive_time, gets GOAWAY naming it, is served, and the connection
+// closes.
+func TestMaxConnAge(t *testing.T) {
+	s := &Server{MaxConnAge: 200 * time.Millisecond, Handler: http.NotFoundHandler()}
+	rc := dialRaw(t, s)
+	rc.frame(frameHeaders, flagEndHeaders|flagEndStream, 1, request("/"))
+	if _, _, err := rc.next(frameHeaders); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(250 * time.Millisecond)
+	rc.frame(frameHeaders, flagEndHeaders|flagEndStream, 3, request("/"))
+	var answered bool
+	var goAway string
+	for {
+		fh, p, err := rc.nextAny()
+		if err != nil {
+			break
+		}
+		switch fh.typ {
+		case frameHeaders:
+			answered = answered || fh.stream == 3
+		case frameGoAway:
+			goAway = fmt.Sprintf("last %d code %d", binary.BigEndian.Uint32(p)&(1<<31-1), binary.BigEndian.Uint32(p[4:]))
+		}
+	}
+	if !answered || goAway != "last 3 code 0" {
+		t.Fatalf("stream 3 answered %v, GOAWAY %q", answered, goAway)
+	}
+}

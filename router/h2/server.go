@@ -81,6 +81,11 @@ type Server struct {
 	// closes once it is answered, so that long-lived clients reconnect
 	// and spread over the replicas. 0: no limit.
 	MaxRequests int
+	// MaxConnAge is how long a connection takes new streams (nginx's
+	// keepalive_time, 1 h by default): the first opened later sends
+	// GOAWAY naming it, and the connection closes once it is answered.
+	// 0: no limit.
+	MaxConnAge time.Duration
 	// Refused, if set, is told of each request the server answers
 	// without Handler because nginx refuses it once its head is read
 	// (400: a :method nginx's parser does not read, two Host fields), so

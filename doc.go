@@ -1630,7 +1630,10 @@
 //     (match.Table.Passthrough, router.Router.PassthroughEndpoint). The
 //     SNI is compared with the host's name exactly: a wildcard host or the
 //     catch-all passes nothing through (AnnotationRejected), nor does a
-//     host without a "/" location.
+//     host without a "/" location. Without a ready endpoint the
+//     connection is closed, TLS never terminated, as ingress-nginx's TCP
+//     proxy closes it when its dial to the cluster IP is refused; a host
+//     whose Service is missing, which that proxy leaves out, is terminated.
 //   - router.PeekClientHello reads the SNI without consuming the
 //     ClientHello; router.PeekedConn.Splice copies both ways (splice(2)
 //     between TCP connections, no allocation per byte). Other hosts'

@@ -19,7 +19,8 @@ const (
 	Splice
 	// Refuse: close it. It belongs to a Gateway TLS passthrough listener
 	// but no route of it takes the server name, or the route's backend
-	// chosen for it is invalid or has no ready endpoint (SPEC §20).
+	// chosen for it is invalid or has no ready endpoint (SPEC §20); or it
+	// is an ssl-passthrough host's whose Service has no ready endpoint.
 	Refuse
 )
 
@@ -27,8 +28,9 @@ const (
 // localPort (published as a Gateway port by Options.GatewayPorts) naming
 // serverName (SNI): a Gateway TLS passthrough listener's connection goes
 // to its TLSRoute's backend chosen by weight (match.Table.PassthroughOn),
-// an ssl-passthrough host's to its backend (PassthroughEndpoint); every
-// other is terminated. With Splice, addr is the endpoint ("ip:port") and
+// an ssl-passthrough host's to its backend (PassthroughEndpoint), refused
+// without an endpoint and terminated without its Service; every other is
+// terminated. With Splice, addr is the endpoint ("ip:port") and
 // release ends the connection's count as in flight.
 func (r *Router) PassthroughFor(localPort int, serverName string) (addr string, release func(), v PassthroughVerdict) {
 	st := r.state.Load()
@@ -64,10 +66,18 @@ func (r *Router) PassthroughFor(localPort int, serverName string) (addr string, 
 			return e.Addr, e.Release, Splice
 		}
 	}
+	b := st.table.Passthrough(serverName)
+	if b == nil || b.State == match.ServiceNotFound {
+		// ingress-nginx leaves a passthrough host whose Service is
+		// missing out of its TCP proxy: nginx terminates its TLS.
+		return "", nil, Terminate
+	}
 	if addr, release, ok := r.PassthroughEndpoint(serverName); ok {
 		return addr, release, Splice
 	}
-	return "", nil, Terminate
+	// ingress-nginx's TCP proxy dials the Service's cluster IP, refused
+	// without a ready endpoint, and closes the client's connection.
+	return "", nil, Refuse
 }
 
 // PeeksClientHello reports whether the serving table passes some TLS

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"ramjet.dev/ramjet/match"
@@ -58,6 +59,39 @@ func TestPassthroughFor(t *testing.T) {
 	} {
 		_, release, v := r.PassthroughFor(c.port, c.sni)
 		require.Equal(t, c.want, v, "%d %s", c.port, c.sni)
+		if release != nil {
+			release()
+		}
+	}
+}
+
+// An ssl-passthrough host's connection is never terminated for want of an
+// endpoint: ingress-nginx's TCP proxy dials the Service's cluster IP,
+// which without a ready endpoint refuses, and closes the client's
+// connection. Only a host whose Service is missing is left out of the TCP
+// proxy, and nginx terminates its TLS.
+func TestSSLPassthroughWithoutEndpoints(t *testing.T) {
+	up := httpBackend("prod/up:443", "10.0.1.1:8443")
+	empty := httpBackend("prod/empty:443")
+	missing := backend("prod/missing:443", match.HTTP, match.ServiceNotFound)
+	host := func(name string, b *match.Backend) *match.VirtualHost {
+		vh := vhost(name, nil, route(match.Prefix, "/", b))
+		vh.Passthrough = b
+		return vh
+	}
+	r := newTestRouter(Options{})
+	r.Publish(table("ssl-passthrough", host("up.example.com", up), host("empty.example.com", empty), host("missing.example.com", missing)))
+	for _, c := range []struct {
+		sni  string
+		want PassthroughVerdict
+	}{
+		{"up.example.com", Splice},
+		{"empty.example.com", Refuse},
+		{"missing.example.com", Terminate},
+		{"other.example.com", Terminate},
+	} {
+		_, release, v := r.PassthroughFor(443, c.sni)
+		assert.Equal(t, c.want, v, c.sni)
 		if release != nil {
 			release()
 		}

@@ -114,7 +114,8 @@ func (l *tlsListener) handshake(c net.Conn) {
 				return
 			case router.Refuse:
 				// A Gateway TLS listener's name without a route, or
-				// whose backend is invalid or has no endpoint.
+				// whose backend is invalid or has no endpoint; an
+				// ssl-passthrough host without an endpoint.
 				if l.log.Enabled(l.ctx, slog.LevelDebug) {
 					l.log.Debug("TLS passthrough: connection refused", "client", c.RemoteAddr().String(), "serverName", name)
 				}

@@ -140,18 +140,75 @@ var aliases = map[string]func(c *cipher) bool{
 	"SUITEB192":       nil,
 }
 
-// opensslOnly are suites OpenSSL names that Go's TLS does not have: the
-// DHE key exchange, CAMELLIA, ARIA, CCM, PSK and SHA384 CBC suites.
-func opensslOnly(name string) bool {
-	for _, p := range []string{"DHE-", "EDH-", "ADH-", "PSK-", "SRP-", "DH-", "ECDH-", "AECDH-", "RSA-PSK-", "ECDHE-PSK-"} {
-		if strings.HasPrefix(name, p) {
-			return true
-		}
+// opensslOnly are the TLS 1.0-1.2 suites of OpenSSL 3's table (its
+// ssl3_ciphers, as `openssl ciphers ALL:COMPLEMENTOFALL` names them, with
+// the weak, SEED, IDEA and GOST suites some builds leave out) that Go's
+// TLS does not have. Names of suites OpenSSL 3 dropped (EXP-*, DES-CBC-*,
+// RC2) are unknown to it, and nginx ignores them as any unknown name.
+var opensslOnly = func() map[string]bool {
+	m := make(map[string]bool)
+	for n := range strings.SplitSeq(opensslOnlyNames, ":") {
+		m[n] = true
 	}
-	for _, p := range []string{"CAMELLIA", "ARIA", "CCM", "SEED", "IDEA", "-SHA384", "NULL", "DES-CBC-", "RC4-MD5", "GOST"} {
-		if strings.Contains(name, p) {
-			return true
-		}
+	return m
+}()
+
+const opensslOnlyNames = "ADH-AES128-GCM-SHA256:ADH-AES128-SHA:ADH-AES128-SHA256:ADH-AES256-GCM-SHA384:" +
+	"ADH-AES256-SHA:ADH-AES256-SHA256:ADH-CAMELLIA128-SHA:ADH-CAMELLIA128-SHA256:" +
+	"ADH-CAMELLIA256-SHA:ADH-CAMELLIA256-SHA256:ADH-DES-CBC3-SHA:ADH-RC4-MD5:ADH-SEED-SHA:" +
+	"AECDH-AES128-SHA:AECDH-AES256-SHA:AECDH-DES-CBC3-SHA:AECDH-NULL-SHA:AECDH-RC4-SHA:" +
+	"AES128-CCM:AES128-CCM8:AES256-CCM:AES256-CCM8:AES256-SHA256:ARIA128-GCM-SHA256:" +
+	"ARIA256-GCM-SHA384:CAMELLIA128-SHA:CAMELLIA128-SHA256:CAMELLIA256-SHA:CAMELLIA256-SHA256:" +
+	"DHE-DSS-AES128-GCM-SHA256:DHE-DSS-AES128-SHA:DHE-DSS-AES128-SHA256:" +
+	"DHE-DSS-AES256-GCM-SHA384:DHE-DSS-AES256-SHA:DHE-DSS-AES256-SHA256:" +
+	"DHE-DSS-ARIA128-GCM-SHA256:DHE-DSS-ARIA256-GCM-SHA384:DHE-DSS-CAMELLIA128-SHA:" +
+	"DHE-DSS-CAMELLIA128-SHA256:DHE-DSS-CAMELLIA256-SHA:DHE-DSS-CAMELLIA256-SHA256:" +
+	"DHE-DSS-DES-CBC3-SHA:DHE-DSS-SEED-SHA:DHE-PSK-3DES-EDE-CBC-SHA:DHE-PSK-AES128-CBC-SHA:" +
+	"DHE-PSK-AES128-CBC-SHA256:DHE-PSK-AES128-CCM:DHE-PSK-AES128-CCM8:DHE-PSK-AES128-GCM-SHA256:" +
+	"DHE-PSK-AES256-CBC-SHA:DHE-PSK-AES256-CBC-SHA384:DHE-PSK-AES256-CCM:DHE-PSK-AES256-CCM8:" +
+	"DHE-PSK-AES256-GCM-SHA384:DHE-PSK-ARIA128-GCM-SHA256:DHE-PSK-ARIA256-GCM-SHA384:" +
+	"DHE-PSK-CAMELLIA128-SHA256:DHE-PSK-CAMELLIA256-SHA384:DHE-PSK-CHACHA20-POLY1305:" +
+	"DHE-PSK-NULL-SHA:DHE-PSK-NULL-SHA256:DHE-PSK-NULL-SHA384:DHE-PSK-RC4-SHA:" +
+	"DHE-RSA-AES128-CCM:DHE-RSA-AES128-CCM8:DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES128-SHA:" +
+	"DHE-RSA-AES128-SHA256:DHE-RSA-AES256-CCM:DHE-RSA-AES256-CCM8:DHE-RSA-AES256-GCM-SHA384:" +
+	"DHE-RSA-AES256-SHA:DHE-RSA-AES256-SHA256:DHE-RSA-ARIA128-GCM-SHA256:" +
+	"DHE-RSA-ARIA256-GCM-SHA384:DHE-RSA-CAMELLIA128-SHA:DHE-RSA-CAMELLIA128-SHA256:" +
+	"DHE-RSA-CAMELLIA256-SHA:DHE-RSA-CAMELLIA256-SHA256:DHE-RSA-CHACHA20-POLY1305:" +
+	"DHE-RSA-DES-CBC3-SHA:DHE-RSA-SEED-SHA:ECDHE-ARIA128-GCM-SHA256:ECDHE-ARIA256-GCM-SHA384:" +
+	"ECDHE-ECDSA-AES128-CCM:ECDHE-ECDSA-AES128-CCM8:ECDHE-ECDSA-AES256-CCM:" +
+	"ECDHE-ECDSA-AES256-CCM8:ECDHE-ECDSA-AES256-SHA384:ECDHE-ECDSA-ARIA128-GCM-SHA256:" +
+	"ECDHE-ECDSA-ARIA256-GCM-SHA384:ECDHE-ECDSA-CAMELLIA128-SHA256:" +
+	"ECDHE-ECDSA-CAMELLIA256-SHA384:ECDHE-ECDSA-DES-CBC3-SHA:ECDHE-ECDSA-NULL-SHA:" +
+	"ECDHE-PSK-3DES-EDE-CBC-SHA:ECDHE-PSK-AES128-CBC-SHA:ECDHE-PSK-AES128-CBC-SHA256:" +
+	"ECDHE-PSK-AES256-CBC-SHA:ECDHE-PSK-AES256-CBC-SHA384:ECDHE-PSK-CAMELLIA128-SHA256:" +
+	"ECDHE-PSK-CAMELLIA256-SHA384:ECDHE-PSK-CHACHA20-POLY1305:ECDHE-PSK-NULL-SHA:" +
+	"ECDHE-PSK-NULL-SHA256:ECDHE-PSK-NULL-SHA384:ECDHE-PSK-RC4-SHA:ECDHE-RSA-AES256-SHA384:" +
+	"ECDHE-RSA-CAMELLIA128-SHA256:ECDHE-RSA-CAMELLIA256-SHA384:ECDHE-RSA-NULL-SHA:" +
+	"EDH-DSS-DES-CBC3-SHA:EDH-RSA-DES-CBC3-SHA:GOST2001-GOST89-GOST89:GOST2001-NULL-GOST94:" +
+	"GOST2012-GOST8912-GOST8912:GOST2012-KUZNYECHIK-KUZNYECHIKOMAC:GOST2012-MAGMA-MAGMAOMAC:" +
+	"GOST2012-NULL-GOST12:IANA-GOST2012-GOST8912-GOST8912:IDEA-CBC-SHA:" +
+	"LEGACY-GOST2012-GOST8912-GOST8912:NULL-MD5:NULL-SHA:NULL-SHA256:PSK-3DES-EDE-CBC-SHA:" +
+	"PSK-AES128-CBC-SHA:PSK-AES128-CBC-SHA256:PSK-AES128-CCM:PSK-AES128-CCM8:" +
+	"PSK-AES128-GCM-SHA256:PSK-AES256-CBC-SHA:PSK-AES256-CBC-SHA384:PSK-AES256-CCM:" +
+	"PSK-AES256-CCM8:PSK-AES256-GCM-SHA384:PSK-ARIA128-GCM-SHA256:PSK-ARIA256-GCM-SHA384:" +
+	"PSK-CAMELLIA128-SHA256:PSK-CAMELLIA256-SHA384:PSK-CHACHA20-POLY1305:PSK-NULL-SHA:" +
+	"PSK-NULL-SHA256:PSK-NULL-SHA384:PSK-RC4-SHA:RC4-MD5:RSA-PSK-3DES-EDE-CBC-SHA:" +
+	"RSA-PSK-AES128-CBC-SHA:RSA-PSK-AES128-CBC-SHA256:RSA-PSK-AES128-GCM-SHA256:" +
+	"RSA-PSK-AES256-CBC-SHA:RSA-PSK-AES256-CBC-SHA384:RSA-PSK-AES256-GCM-SHA384:" +
+	"RSA-PSK-ARIA128-GCM-SHA256:RSA-PSK-ARIA256-GCM-SHA384:RSA-PSK-CAMELLIA128-SHA256:" +
+	"RSA-PSK-CAMELLIA256-SHA384:RSA-PSK-CHACHA20-POLY1305:RSA-PSK-NULL-SHA:RSA-PSK-NULL-SHA256:" +
+	"RSA-PSK-NULL-SHA384:RSA-PSK-RC4-SHA:SEED-SHA:SRP-3DES-EDE-CBC-SHA:SRP-AES-128-CBC-SHA:" +
+	"SRP-AES-256-CBC-SHA:SRP-DSS-3DES-EDE-CBC-SHA:SRP-DSS-AES-128-CBC-SHA:" +
+	"SRP-DSS-AES-256-CBC-SHA:SRP-RSA-3DES-EDE-CBC-SHA:SRP-RSA-AES-128-CBC-SHA:" +
+	"SRP-RSA-AES-256-CBC-SHA"
+
+// tls13Suite reports OpenSSL's TLSv1.3 suite names, which ssl_ciphers
+// (SSL_CTX_set_cipher_list) does not set and ignores; Go's TLS 1.3 suites
+// are not configurable.
+func tls13Suite(name string) bool {
+	switch name {
+	case "TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256", "TLS_AES_128_CCM_SHA256", "TLS_AES_128_CCM_8_SHA256":
+		return true
 	}
 	return false
 }
@@ -172,7 +229,7 @@ func ParseCiphers(v string) (suites []uint16, notes []string, err error) {
 	}
 	active := make([]bool, len(ciphers))
 	banned := make([]bool, len(ciphers))
-	var lacking, unknown []string
+	var lacking, unknown, tls13 []string
 	for item := range strings.FieldsFuncSeq(v, func(r rune) bool { return r == ':' || r == ',' || r == ' ' }) {
 		if item == "@STRENGTH" {
 			slices.SortStableFunc(order, func(a, b int) int { return ciphers[b].bits - ciphers[a].bits })
@@ -192,6 +249,9 @@ func ParseCiphers(v string) (suites []uint16, notes []string, err error) {
 			continue // removing what is not there: nothing to say
 		case missing:
 			lacking = append(lacking, item)
+			continue
+		case tls13Suite(item):
+			tls13 = append(tls13, item)
 			continue
 		case !ok:
 			unknown = append(unknown, item)
@@ -223,6 +283,9 @@ func ParseCiphers(v string) (suites []uint16, notes []string, err error) {
 	}
 	if len(lacking) > 0 {
 		notes = append(notes, strings.Join(lacking, ":")+" left out: Go's TLS has no such cipher suite")
+	}
+	if len(tls13) > 0 {
+		notes = append(notes, strings.Join(tls13, ":")+" ignored: a TLSv1.3 suite, which ssl-ciphers does not set (Go's TLS 1.3 suites are fixed)")
 	}
 	if len(unknown) > 0 {
 		notes = append(notes, strings.Join(unknown, ":")+" ignored: not a cipher or alias OpenSSL knows")
@@ -263,10 +326,8 @@ func selector(item string) (sel func(*cipher) bool, ok, missing bool) {
 			return func(c *cipher) bool { return c.id == id }, true, false
 		}
 	}
-	if opensslOnly(item) && !strings.Contains(item, "+") {
-		if _, alias := aliases[item]; !alias {
-			return nil, false, true
-		}
+	if opensslOnly[item] {
+		return nil, false, true
 	}
 	var parts []func(*cipher) bool
 	for part := range strings.SplitSeq(item, "+") {

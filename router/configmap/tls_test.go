@@ -55,6 +55,13 @@ func TestParseCiphers(t *testing.T) {
 		{in: "ECDHE-ECDSA-AES128-SHA ECDHE-ECDSA-AES256-SHA,@STRENGTH", want: "ECDHE-ECDSA-AES256-SHA:ECDHE-ECDSA-AES128-SHA"},
 		{in: "ECDHE-RSA-AES128-GCM-SHA256:@SECLEVEL=2", want: "ECDHE-RSA-AES128-GCM-SHA256", note: "@SECLEVEL=2 has no effect"},
 		{in: "ECDHE-RSA-AES128-GCM-SHA256:NOPE-CIPHER", want: "ECDHE-RSA-AES128-GCM-SHA256", note: "NOPE-CIPHER ignored"},
+		// Suites of OpenSSL's table Go lacks, whatever their name's shape.
+		{in: "ECDHE-RSA-AES128-GCM-SHA256:AES256-SHA256:ECDHE-ECDSA-DES-CBC3-SHA:GOST2012-MAGMA-MAGMAOMAC:SRP-AES-128-CBC-SHA", want: "ECDHE-RSA-AES128-GCM-SHA256",
+			note: "AES256-SHA256:ECDHE-ECDSA-DES-CBC3-SHA:GOST2012-MAGMA-MAGMAOMAC:SRP-AES-128-CBC-SHA left out: Go's TLS has no such cipher suite"},
+		// Names OpenSSL 3 no longer has are unknown to it.
+		{in: "ECDHE-RSA-AES128-GCM-SHA256:EXP-RC2-CBC-MD5:DES-CBC-SHA", want: "ECDHE-RSA-AES128-GCM-SHA256", note: "EXP-RC2-CBC-MD5:DES-CBC-SHA ignored: not a cipher or alias OpenSSL knows"},
+		// TLSv1.3 suites are not ssl_ciphers' to set.
+		{in: "ECDHE-RSA-AES128-GCM-SHA256:TLS_AES_256_GCM_SHA384", want: "ECDHE-RSA-AES128-GCM-SHA256", note: "TLS_AES_256_GCM_SHA384 ignored: a TLSv1.3 suite"},
 		{in: "DHE-RSA-AES128-GCM-SHA256", err: "no cipher suite"},
 		{in: "ALL:!ALL", err: "no cipher suite"},
 		{in: "", err: "want an OpenSSL cipher list"},

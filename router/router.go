@@ -515,6 +515,9 @@ type Router struct {
 	hook        Hook
 	logger      *slog.Logger
 	defaultCert *tls.Certificate
+	// selfSignedDefault: defaultCert is New's own (ECDSA), and clients
+	// without ECDSA get selfSignedRSA.
+	selfSignedDefault bool
 
 	// live are the settings an ingress-nginx ConfigMap gives, which
 	// SetConfigMapOptions replaces (live.go).
@@ -671,7 +674,7 @@ func New(o Options) *Router {
 		if err != nil {
 			panic(fmt.Sprintf("router: default certificate: %v", err))
 		}
-		r.defaultCert = cert
+		r.defaultCert, r.selfSignedDefault = cert, true
 	}
 	connect := o.ConnectTimeout
 	if connect <= 0 {

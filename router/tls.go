@@ -1,13 +1,16 @@
 package router
 
 import (
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"math/big"
+	"sync"
 	"time"
 
 	"ramjet.dev/ramjet/match"
@@ -36,6 +39,17 @@ func (r *Router) GetCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, e
 	}
 	if c != nil && c.Cert != nil {
 		cert = c.Cert
+	} else if r.selfSignedDefault && hello != nil {
+		// ingress-nginx's fake certificate is RSA: a client (or an
+		// ssl-ciphers list) without ECDSA gets an RSA one. Judged
+		// without the name, which neither certificate is for.
+		h := *hello
+		h.ServerName = ""
+		if h.SupportsCertificate(cert) != nil {
+			if rc, err := selfSignedRSA(); err == nil && h.SupportsCertificate(rc) == nil {
+				cert = rc
+			}
+		}
 	}
 	if r.ocsp != nil {
 		cert = r.ocsp.staple(cert, time.Now())
@@ -73,7 +87,8 @@ func servesName(t *match.Table, name string) bool {
 
 // DefaultCertificate is the certificate GetCertificate serves to a name
 // no table certificate is for (Options.DefaultCertificate, else the
-// self-signed one New made), before OCSP stapling.
+// self-signed ECDSA one New made, beside which a client without ECDSA
+// gets a self-signed RSA one), before OCSP stapling.
 func (r *Router) DefaultCertificate() *tls.Certificate { return r.defaultCert }
 
 // selfSigned makes the default certificate served to names no table
@@ -83,6 +98,21 @@ func selfSigned() (*tls.Certificate, error) {
 	if err != nil {
 		return nil, err
 	}
+	return selfSignedWith(key, &key.PublicKey)
+}
+
+// selfSignedRSA is the RSA 2048 default certificate, as ingress-nginx's
+// fake one, for clients that cannot take the ECDSA one. Its key takes
+// long to make: once per process, at the first handshake that needs it.
+var selfSignedRSA = sync.OnceValues(func() (*tls.Certificate, error) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, err
+	}
+	return selfSignedWith(key, &key.PublicKey)
+})
+
+func selfSignedWith(key crypto.Signer, pub crypto.PublicKey) (*tls.Certificate, error) {
 	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
 	if err != nil {
 		return nil, err
@@ -93,11 +123,11 @@ func selfSigned() (*tls.Certificate, error) {
 		Subject:               pkix.Name{Organization: []string{"ramjet"}, CommonName: "ramjet default certificate"},
 		NotBefore:             now.Add(-time.Hour),
 		NotAfter:              now.AddDate(10, 0, 0),
-		KeyUsage:              x509.KeyUsageDigitalSignature,
+		KeyUsage:              keyUsage(pub),
 		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		BasicConstraintsValid: true,
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, pub, key)
 	if err != nil {
 		return nil, err
 	}
@@ -106,4 +136,13 @@ func selfSigned() (*tls.Certificate, error) {
 		return nil, err
 	}
 	return &tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, nil
+}
+
+// keyUsage: an RSA key also enciphers the key exchange of TLS 1.2's RSA
+// suites (AES128-GCM-SHA256, ...).
+func keyUsage(pub crypto.PublicKey) x509.KeyUsage {
+	if _, ok := pub.(*rsa.PublicKey); ok {
+		return x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment
+	}
+	return x509.KeyUsageDigitalSignature
 }

@@ -2,6 +2,7 @@ package router_test
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"io"
 	"log/slog"
 	"net"
@@ -286,4 +287,26 @@ func TestTLSRejectHandshake(t *testing.T) {
 	r.Publish(compile.Compile(snap, compile.Options{}).Table)
 	_, err := handshake(addr, &tls.Config{ServerName: "other.example.com"})
 	assert.NoError(t, err)
+}
+
+// ingress-nginx's fake certificate is RSA: with an RSA-only ssl-ciphers a
+// TLS 1.2 client still completes its handshake with a host that has no
+// certificate of its own. ramjet offers an RSA default certificate beside
+// its ECDSA one, and Go picks by what the client supports.
+func TestTLSDefaultCertificateRSA(t *testing.T) {
+	_, addr := tlsRouter(t, map[string]string{"ssl-ciphers": "ECDHE-RSA-AES128-GCM-SHA256:AES128-GCM-SHA256"})
+	st, err := handshake(addr, &tls.Config{MaxVersion: tls.VersionTLS12, ServerName: "no-cert.example.com"})
+	require.NoError(t, err)
+	require.NotEmpty(t, st.PeerCertificates)
+	assert.Equal(t, x509.RSA, st.PeerCertificates[0].PublicKeyAlgorithm)
+
+	// A client that can verify ECDSA still gets the ECDSA one.
+	_, addr = tlsRouter(t, nil)
+	st, err = handshake(addr, &tls.Config{ServerName: "no-cert.example.com"})
+	require.NoError(t, err)
+	assert.Equal(t, x509.ECDSA, st.PeerCertificates[0].PublicKeyAlgorithm)
+	st, err = handshake(addr, &tls.Config{ServerName: "no-cert.example.com", MaxVersion: tls.VersionTLS12,
+		CipherSuites: []uint16{tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256}})
+	require.NoError(t, err)
+	assert.Equal(t, x509.RSA, st.PeerCertificates[0].PublicKeyAlgorithm)
 }

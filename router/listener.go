@@ -1,9 +1,11 @@
 package router
 
 import (
+	"context"
 	"maps"
 	"net"
 	"net/http"
+	"sync/atomic"
 
 	"ramjet.dev/ramjet/match"
 )
@@ -20,6 +22,11 @@ func (r *Router) listenerOf(req *http.Request) match.Listener {
 	if a, ok := req.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr); ok && a.Port != 0 {
 		port = a.Port
 	}
+	if socketPortsMarked.Load() {
+		if p, ok := req.Context().Value(socketPortKey{}).(int); ok && p != 0 {
+			port = p
+		}
+	}
 	if p, ok := (*r.gatewayPorts.Load())[port]; ok {
 		l.Port = p
 	} else {
@@ -33,4 +40,21 @@ func (r *Router) listenerOf(req *http.Request) match.Listener {
 func (r *Router) SetGatewayPorts(m map[int]int32) {
 	c := maps.Clone(m)
 	r.gatewayPorts.Store(&c)
+}
+
+type socketPortKey struct{}
+
+// socketPortsMarked is whether SocketPort ever marked a connection, so
+// that listenerOf looks for the mark only then.
+var socketPortsMarked atomic.Bool
+
+// SocketPort marks a connection's context (from http.Server.ConnContext)
+// with the port its socket was accepted on, where its LocalAddr is not
+// that socket's: behind a PROXY protocol header, LocalAddr is the
+// header's destination (see PeerIsClient). Gateway listeners are judged
+// by the socket's port, as nginx picks a server by the socket it listens
+// on ($server_port is the local port, not $proxy_protocol_server_port).
+func SocketPort(ctx context.Context, port int) context.Context {
+	socketPortsMarked.Store(true)
+	return context.WithValue(ctx, socketPortKey{}, port)
 }

@@ -1,6 +1,10 @@
 package router
 
 import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -96,4 +100,15 @@ func TestSSLPassthroughWithoutEndpoints(t *testing.T) {
 			release()
 		}
 	}
+}
+
+// Behind a PROXY protocol header a connection's LocalAddr is the header's
+// destination; the Gateway listener is judged by the socket's own port
+// (SocketPort), as nginx picks a server by its listening socket.
+func TestListenerOfSocketPort(t *testing.T) {
+	r := newTestRouter(Options{GatewayPorts: map[int]int32{8443: 443}})
+	req := httptest.NewRequest("GET", "https://www.example.com/", nil)
+	ctx := context.WithValue(req.Context(), http.LocalAddrContextKey, &net.TCPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 9999})
+	assert.Equal(t, match.Listener{Port: 9999, TLS: true}, r.listenerOf(req.WithContext(ctx)), "without a mark, LocalAddr's port")
+	assert.Equal(t, match.Listener{Port: 443, TLS: true}, r.listenerOf(req.WithContext(SocketPort(ctx, 8443))))
 }

@@ -69,6 +69,11 @@ func proxyPeerIsClient(ctx context.Context, c net.Conn) context.Context {
 		c = w.NetConn()
 		pc, ok = c.(*proxyproto.Conn)
 	}
+	// pc's LocalAddr is the header's destination; Gateway listeners go by
+	// the socket's port, as nginx's $server_port.
+	if a, ok := pc.Raw().LocalAddr().(*net.TCPAddr); ok {
+		ctx = router.SocketPort(ctx, a.Port)
+	}
 	return router.PeerIsClient(ctx, func() bool {
 		h := pc.ProxyHeader()
 		// When go-proxyproto's RemoteAddr falls back to the connection's.

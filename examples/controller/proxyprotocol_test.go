@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"crypto/tls"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -12,7 +14,10 @@ import (
 	"time"
 
 	"github.com/pires/go-proxyproto"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/router"
 )
 
 // proxyHeader is a PROXY protocol header of the given version (1 or 2)
@@ -86,5 +91,35 @@ func TestProxyProtocolListener(t *testing.T) {
 			got := sendWithHeader(t, ln.Addr().String(), proxyHeader(t, tt.version, tt.client))
 			require.Equal(t, tt.want, strings.TrimSpace(got))
 		})
+	}
+}
+
+// Behind a PROXY protocol header, a TLS connection's passthrough decision
+// goes by the port its socket was accepted on, not the header's
+// destination port, as nginx picks a server by its listening socket.
+func TestTLSPassthroughPortBehindProxyProtocol(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ports := make(chan int, 1)
+	tl := newTLSListener(proxyProtocolListener(ln, nil, 2*time.Second), &tls.Config{}, 2*time.Second, slog.New(slog.DiscardHandler),
+		func(port int, _ string) (string, func(), router.PassthroughVerdict) {
+			ports <- port
+			return "", nil, router.Refuse
+		}, nil, false)
+	defer tl.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = io.WriteString(c, "PROXY TCP4 203.0.113.7 198.51.100.1 5555 443\r\n")
+	require.NoError(t, err)
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	go func() {
+		_ = tls.Client(c, &tls.Config{ServerName: "db.example.com", InsecureSkipVerify: true}).Handshake()
+	}()
+	select {
+	case p := <-ports:
+		assert.Equal(t, ln.Addr().(*net.TCPAddr).Port, p)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no passthrough decision")
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"net"
 	"time"
 
+	"github.com/pires/go-proxyproto"
+
 	"ramjet.dev/ramjet/router"
 	"ramjet.dev/ramjet/router/h1"
 	"ramjet.dev/ramjet/router/rawsock"
@@ -103,8 +105,10 @@ func (l *tlsListener) handshake(c net.Conn) {
 	if l.passthrough != nil && (l.peek == nil || l.peek()) {
 		name, replay, err := router.PeekClientHello(c)
 		if err == nil {
+			// The socket's port, not a PROXY header's destination
+			// (LocalAddr then), as nginx picks a server by its socket.
 			port := 0
-			if a, ok := c.LocalAddr().(*net.TCPAddr); ok {
+			if a, ok := socketOf(c).LocalAddr().(*net.TCPAddr); ok {
 				port = a.Port
 			}
 			switch addr, release, v := l.passthrough(port, name); v {
@@ -187,4 +191,12 @@ func looksLikeHTTP(hdr [5]byte) bool {
 		return true
 	}
 	return false
+}
+
+// socketOf is the accepted socket under a PROXY protocol connection.
+func socketOf(c net.Conn) net.Conn {
+	if pc, ok := c.(*proxyproto.Conn); ok {
+		return pc.Raw()
+	}
+	return c
 }

@@ -32,23 +32,8 @@ func runGateway(paths []string, fs *flag.FlagSet, o *translateOptions, gatewayNS
 		return 2
 	}
 	snap, skipped, unreadable, err := loadLenient(paths)
-	var errs []string
-	switch {
-	case err != nil:
-		errs = messages(err)
-	case nothingRead(snap):
-		errs = append([]string{nothingReadMessage(paths)}, unreadable...)
-	}
-	if errs != nil {
-		if asJSON {
-			return encode(struct {
-				Errors []string `json:"errors"`
-			}{errs}, 2, stdout, stderr)
-		}
-		for _, e := range errs {
-			fmt.Fprintln(stderr, e)
-		}
-		return 2
+	if errs := loadFailure(paths, snap, unreadable, err); errs != nil {
+		return failLoad(errs, asJSON, stdout, stderr)
 	}
 	opts, notes := claimOptions(fs, o, snap)
 	for _, n := range notes {

@@ -355,3 +355,30 @@ func checkSpelling(option, value string) string {
 	}
 	return "-" + option + "=" + value
 }
+
+// loadFailure is why loadLenient's result cannot be worked on: its error,
+// or nothing read (then the unreadable documents after the message);
+// nil when what was read can be.
+func loadFailure(paths []string, snap *compile.Snapshot, unreadable []string, err error) []string {
+	switch {
+	case err != nil:
+		return messages(err)
+	case nothingRead(snap):
+		return append([]string{nothingReadMessage(paths)}, unreadable...)
+	}
+	return nil
+}
+
+// failLoad writes errs, as one JSON document {"errors": [...]} with
+// asJSON, and returns the exit code 2.
+func failLoad(errs []string, asJSON bool, stdout, stderr io.Writer) int {
+	if asJSON {
+		return encode(struct {
+			Errors []string `json:"errors"`
+		}{errs}, 2, stdout, stderr)
+	}
+	for _, e := range errs {
+		fmt.Fprintln(stderr, e)
+	}
+	return 2
+}

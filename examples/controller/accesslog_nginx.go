@@ -270,13 +270,7 @@ func parseNginxLogFormat(format string) (parts []logPart, unknown []string) {
 			parts = append(parts, logPart{text: p.Lit})
 			continue
 		}
-		name := p.Ref.Name
-		if p.Ref.Var != vars.Unknown {
-			name = vars.Table[p.Ref.Var].Name
-			if p.Ref.Var.Family() {
-				name += p.Ref.Name
-			}
-		}
+		name := logVarName(p.Ref)
 		v := lookupLogVar(name)
 		if v == nil {
 			if !slices.Contains(unknown, name) {
@@ -388,4 +382,18 @@ func appendJSONEscaped(b []byte, s string) []byte {
 		}
 	}
 	return b
+}
+
+// logVarName is the name a log format's variable reference is looked up
+// by: the table's spelling of a known variable (with its suffix for a
+// family such as $http_), else the name as written.
+func logVarName(r vars.Ref) string {
+	if r.Var == vars.Unknown {
+		return r.Name
+	}
+	name := vars.Table[r.Var].Name
+	if r.Var.Family() {
+		name += r.Name
+	}
+	return name
 }

@@ -131,13 +131,7 @@ func parseStreamLogFormat(format string) (parts []streamLogPart, unknown []strin
 			parts = append(parts, streamLogPart{text: p.Lit})
 			continue
 		}
-		name := p.Ref.Name
-		if p.Ref.Var != vars.Unknown {
-			name = vars.Table[p.Ref.Var].Name
-			if p.Ref.Var.Family() {
-				name += p.Ref.Name
-			}
-		}
+		name := logVarName(p.Ref)
 		v := streamLogVars[name]
 		if v == nil {
 			if !slices.Contains(unknown, name) {

@@ -464,14 +464,21 @@ func deref[T any](p *T, def T) T {
 	return *p
 }
 
+// headerModifier translates a header filter. Of entries of set, or of
+// add, whose names differ only in case the first counts and the rest are
+// ignored, as the API asks (HTTPHeader.name).
 func headerModifier(field string, f *gwv1.HTTPHeaderFilter) *compile.HeaderModifier {
 	hm := &compile.HeaderModifier{Field: field, Remove: f.Remove}
-	for _, h := range f.Set {
-		hm.Set = append(hm.Set, compile.HeaderValue{Name: string(h.Name), Value: h.Value})
+	firsts := func(hs []gwv1.HTTPHeader) []compile.HeaderValue {
+		var out []compile.HeaderValue
+		for _, h := range hs {
+			if !slices.ContainsFunc(out, func(o compile.HeaderValue) bool { return strings.EqualFold(o.Name, string(h.Name)) }) {
+				out = append(out, compile.HeaderValue{Name: string(h.Name), Value: h.Value})
+			}
+		}
+		return out
 	}
-	for _, h := range f.Add {
-		hm.Add = append(hm.Add, compile.HeaderValue{Name: string(h.Name), Value: h.Value})
-	}
+	hm.Set, hm.Add = firsts(f.Set), firsts(f.Add)
 	return hm
 }
 

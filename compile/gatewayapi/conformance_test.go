@@ -532,6 +532,7 @@ func TestConformanceStatus(t *testing.T) {
 		return gwv1.RouteParentStatus{}
 	}
 	for _, c := range []struct{ test, route, gateway, reason string }{
+		{"httproute-disallowed-kind", infra + "disallowed-kind", "tlsroutes-only", "NotAllowedByListeners"},
 		{"httproute-invalid-cross-namespace-parent-ref", "gateway-conformance-web-backend/invalid-cross-namespace-parent-ref", "same-namespace", "NotAllowedByListeners"},
 		{"httproute-invalid-parentref-not-matching-listener-port", infra + "httproute-listener-not-matching-route-port", "same-namespace", "NoMatchingParent"},
 		{"httproute-invalid-parentref-section-name-not-matching-port", infra + "httproute-listener-section-name-not-matching-port", "gateway-with-one-not-matching-port-and-section-name-route", "NoMatchingParent"},

@@ -300,7 +300,7 @@ func (t *translator) attachFacts(r *gwv1.HTTPRoute, i int, gw *gwv1.Gateway, see
 		if p.SectionName != nil && *p.SectionName != l.Name || p.Port != nil && *p.Port != l.Port {
 			continue
 		}
-		if !t.served(gw, l) && !t.tlsServed(gw, l) {
+		if !t.matchable(gw, l) {
 			continue
 		}
 		found = true
@@ -332,7 +332,7 @@ func (t *translator) attachFacts(r *gwv1.HTTPRoute, i int, gw *gwv1.Gateway, see
 			Message: field + ": Gateway " + gwName + " has no HTTP or HTTPS listener, free of conflicts and on a served port, that matches the sectionName and port"}
 	case !allowed:
 		return &status.Problem{Reason: status.ReasonNotAllowedByListeners,
-			Message: field + ": no listener of Gateway " + gwName + " allows " + t.routeKind() + "s from namespace " + r.Namespace}
+			Message: field + ": no listener of Gateway " + gwName + " allows " + t.routeKind() + "s from namespace " + r.Namespace + " (by its protocol, allowedRoutes kinds and namespaces)"}
 	case !attached:
 		return &status.Problem{Reason: status.ReasonNoMatchingListenerHostname,
 			Message: "spec.hostnames: no hostname matches a listener of Gateway " + gwName}

@@ -183,6 +183,9 @@ func TestTranslateAllStatus(t *testing.T) {
 		// An ExternalName Service is not dialled: its share answers 500.
 		httpRoute("app", "external", []gwv1.ParentReference{parent("all")}, nil, rule(toService("", "ext", 80))),
 		httpRoute("app", "wss", []gwv1.ParentReference{parent("all")}, nil, rule(toService("", "wss", 443))),
+		// A listener of a protocol that takes no HTTPRoutes, as the suite
+		// asks of a TCPRoute on an HTTP listener (tcproute-invalid-non-tcp-listener).
+		httpRoute("app", "on-tcp", []gwv1.ParentReference{parent("tcp")}, nil, rule(toService("", "svc", 80))),
 		// Another controller's parent: not ours to write.
 		httpRoute("app", "theirs", []gwv1.ParentReference{{Name: "else"}}, nil, rule(toService("", "svc", 80))),
 	}
@@ -200,6 +203,7 @@ func TestTranslateAllStatus(t *testing.T) {
 		"wrong-host":     {{"Accepted", "False", "NoMatchingListenerHostname"}, {"ResolvedRefs", "True", "ResolvedRefs"}},
 		"no-section":     {{"Accepted", "False", "NoMatchingParent"}, {"ResolvedRefs", "True", "ResolvedRefs"}},
 		"on-passthrough": {{"Accepted", "False", "NotAllowedByListeners"}, {"ResolvedRefs", "True", "ResolvedRefs"}},
+		"on-tcp":         {{"Accepted", "False", "NotAllowedByListeners"}, {"ResolvedRefs", "True", "ResolvedRefs"}},
 		"conflicted":     {{"Accepted", "False", "NoMatchingParent"}, {"ResolvedRefs", "True", "ResolvedRefs"}},
 		"refs":           {{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "False", "BackendNotFound"}},
 		"h2c":            {{"Accepted", "True", "Accepted"}, {"ResolvedRefs", "True", "ResolvedRefs"}},

@@ -187,9 +187,7 @@ func (t *translator) attach(r *gwv1.HTTPRoute) (hosts map[match.Listener][]strin
 			if p.SectionName != nil && *p.SectionName != l.Name || p.Port != nil && *p.Port != l.Port {
 				continue
 			}
-			// A TLS passthrough listener is there, but by its protocol
-			// it allows TLSRoutes only: NotAllowedByListeners.
-			if !t.served(gw, &l) && !t.tlsServed(gw, &l) {
+			if !t.matchable(gw, &l) {
 				continue
 			}
 			found = true
@@ -215,7 +213,7 @@ func (t *translator) attach(r *gwv1.HTTPRoute) (hosts map[match.Listener][]strin
 		case !found:
 			t.warn(NotAttached, r, field, fmt.Sprintf("Gateway %s/%s has no HTTP or HTTPS listener on a served port that matches the sectionName and port; the route is not attached there", ns, p.Name))
 		case !allowed:
-			t.warn(NotAttached, r, field, fmt.Sprintf("no listener of Gateway %s/%s allows %ss from namespace %q (allowedRoutes kinds and namespaces); the route is not attached there", ns, p.Name, t.routeKind(), r.Namespace))
+			t.warn(NotAttached, r, field, fmt.Sprintf("no listener of Gateway %s/%s allows %ss from namespace %q (its protocol, allowedRoutes kinds and namespaces); the route is not attached there", ns, p.Name, t.routeKind(), r.Namespace))
 		case !attached:
 			t.warn(NotAttached, r, "spec.hostnames", fmt.Sprintf("no hostname matches a listener of Gateway %s/%s; the route is not attached there", ns, p.Name))
 		}

@@ -1713,8 +1713,9 @@
 //     outside a URI host and port (space, TAB, '/', '?', '#', '\',
 //     non-ASCII), an empty label ("h.test.."), or no host before the port
 //     ("::1", ":80"); so does an HTTP/2 request whose Host field names
-//     another host than :authority (RFC 9113 §8.3.1). Two Host fields are
-//     refused as the other fields nginx takes once.
+//     another host than :authority (RFC 9113 §8.3.1; router/h2 refuses it
+//     itself, logged as refused). Two Host fields are refused as the
+//     other fields nginx takes once.
 //   - Who the client is (source ranges, rate limits, X-Real-IP,
 //     X-Forwarded-For, records): the peer. With
 //     router.Options.TrustForwardedFor (the controller's

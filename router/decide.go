@@ -448,8 +448,8 @@ var ansHostDisagrees = answer{http.StatusBadRequest, ReasonBadHost, "400 Bad Req
 // hostAgrees reports an HTTP/2 request without a Host field, or with one
 // naming the host it is routed by: net/http's HTTP/2 server routes by
 // :authority and leaves a Host field beside it, which RFC 9113 §8.3.1
-// makes the request malformed when it differs (nginx answers 400; router/h2
-// refuses the stream), as it would be routed elsewhere by a proxy reading
+// makes the request malformed when it differs (nginx answers 400, and so
+// does router/h2 itself), as it would be routed elsewhere by a proxy reading
 // Host.
 func hostAgrees(req *http.Request) bool {
 	h := req.Header["Host"]

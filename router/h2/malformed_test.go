@@ -157,10 +157,11 @@ func TestServerRefusesPathNotAbsolute(t *testing.T) {
 }
 
 // TestServerRefusesHostDisagreeing: a Host field naming another host than
-// :authority makes a request malformed (RFC 9113 §8.3.1; nginx answers
-// 400): one was routed by :authority and the other dropped, so the front
-// and the back of a chain could route the same request to different
-// hosts.
+// :authority, or a second :authority, answers 400 without the handler and
+// is told to Refused, as nginx answers it ("client sent duplicate host
+// header") and logs it: one was routed by :authority and the other
+// dropped, so the front and the back of a chain could route the same
+// request to different hosts. A reset was not logged.
 func TestServerRefusesHostDisagreeing(t *testing.T) {
 	for _, c := range []struct {
 		fields []string
@@ -168,6 +169,8 @@ func TestServerRefusesHostDisagreeing(t *testing.T) {
 	}{
 		{[]string{":authority", "h2.test", "host", "other.test"}, false},
 		{[]string{":authority", "h2.test", "host", "h2.test:80"}, false},
+		{[]string{":authority", "h2.test", ":authority", "other.test"}, false},
+		{[]string{":authority", "h2.test", ":authority", "h2.test"}, false},
 		{[]string{":authority", "h2.test", "host", "h2.test"}, true},
 		{[]string{":authority", "h2.test", "host", "H2.Test"}, true},
 		{[]string{"host", "h2.test"}, true},
@@ -177,9 +180,19 @@ func TestServerRefusesHostDisagreeing(t *testing.T) {
 		for i := 0; i < len(c.fields); i += 2 {
 			b = appendField(b, c.fields[i], c.fields[i+1])
 		}
-		reset, served := refused(t, b)
-		if reset == c.ok || served != c.ok {
-			t.Errorf("%q: reset %v, served %v; want served %v", c.fields, reset, served, c.ok)
+		status, served, r := refusedWith(t, b)
+		if c.ok {
+			if status != 200 || !served || r != nil {
+				t.Errorf("%q: status %d, served %v, reported %+v; want served", c.fields, status, served, r)
+			}
+			continue
+		}
+		if status != 400 || served {
+			t.Errorf("%q: status %d, served %v; want 400, not served", c.fields, status, served)
+			continue
+		}
+		if r == nil || r.Status != 400 || r.RequestLine != "GET / HTTP/2.0" || r.Request.Host != "h2.test" {
+			t.Errorf("%q: reported %+v", c.fields, r)
 		}
 	}
 }

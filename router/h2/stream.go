@@ -264,6 +264,11 @@ func (h *headerParser) field(f field) error {
 		case ":path":
 			h.pseudo(seenPath, &h.path, f.value)
 		case ":authority":
+			if h.seen&seenAuthority != 0 && !h.regular {
+				// nginx takes :authority as a Host field.
+				h.refuse("duplicate host header")
+				return nil
+			}
 			h.pseudo(seenAuthority, &h.authority, f.value)
 		default:
 			h.bad = true
@@ -333,9 +338,9 @@ func (h *headerParser) valid() bool {
 	}
 	// A Host naming another host than :authority makes the request
 	// malformed (RFC 9113 §8.3.1): it is routed by one, and a server
-	// behind may take the other.
+	// behind may take the other. nginx answers it 400, as two Hosts.
 	if h.seen&seenAuthority != 0 && h.seen&seenHost != 0 && !strings.EqualFold(h.host, h.authority) {
-		return false
+		h.refuse("duplicate host header")
 	}
 	if h.method == http.MethodConnect {
 		return h.seen&(seenScheme|seenPath) == 0 && h.authority != ""

@@ -50,7 +50,7 @@ var (
 	onOffValue         = regexp.MustCompile(`^(on|off)$`)
 	proxySSLProtocols  = regexp.MustCompile(`^(TLSv1\.2|TLSv1\.3| )*$`)
 	proxySSLCiphers    = regexp.MustCompile(`^[A-Za-z0-9+:_\-!]*$`)
-	proxySSLName       = regexp.MustCompile(`^[A-Za-z0-9_.\-*$]+$`)
+	proxySSLName       = regexp.MustCompile(`^[A-Za-z0-9_.\-*${}]+$`)
 	authTLSVerify      = regexp.MustCompile(`^(on|off|optional|optional_no_ca)$`)
 	authTLSErrorPage   = regexp.MustCompile(`^(@[A-Za-z0-9_-]+|((https?://)?[A-Za-z0-9\-.]+(:\d+)?)?(/[A-Za-z0-9\-_.]+)*/?)$`)
 	secretNameNSFormat = regexp.MustCompile(`^[A-Za-z0-9\-.]+/[A-Za-z0-9\-.]+$`)
@@ -338,10 +338,15 @@ func (b *builder) resolveBackendTLS(ing *ingress) *match.BackendTLS {
 		}
 	}
 	if a, ok := raw.get("proxy-ssl-name"); ok {
-		if v := strings.TrimSpace(a.value); proxySSLName.MatchString(v) {
-			bt.Name = v
-		} else {
+		v := strings.TrimSpace(a.value)
+		switch err := match.CheckBackendTLSName(v); {
+		case !proxySSLName.MatchString(v):
 			bad(a, "the default name ("+match.ProxyHostName+")")
+		case err != nil:
+			// nginx would expand it; sent as written it names no backend.
+			b.rejectAccess(ing, a.key, valueError(a.value, err)+"; the default name ("+match.ProxyHostName+") applies")
+		default:
+			bt.Name = v
 		}
 	}
 	if a, ok := raw.get("proxy-ssl-verify"); ok {

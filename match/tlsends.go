@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"ramjet.dev/ramjet/match/vars"
 )
 
 // TLS at both ends of a request (SPEC §11, §12): how a route dials its
@@ -50,11 +52,14 @@ type BackendTLS struct {
 	Ciphers   string
 	// Name is the name verified and sent as SNI (proxy-ssl-name); ""
 	// means nginx's $proxy_host, which ingress-nginx's template makes
-	// "upstream_balancer". ServerName sends SNI (proxy-ssl-server-name).
+	// "upstream_balancer". It may use $host, the request's (NameFor).
+	// ServerName sends SNI (proxy-ssl-server-name).
 	Name       string
 	ServerName bool
 
 	key string // see Key
+	// nameVar is Name parsed when it uses $host; nil otherwise.
+	nameVar vars.Template
 }
 
 // ProxyHostName is the name nginx verifies a backend's certificate
@@ -62,19 +67,48 @@ type BackendTLS struct {
 // ingress-nginx's proxy_pass (https://upstream_balancer).
 const ProxyHostName = "upstream_balancer"
 
+// backendTLSNamePlace is where proxy-ssl-name reads variables: nginx's
+// proxy_ssl_name takes any, and a backend named after the client's host
+// is written with $host.
+var backendTLSNamePlace = vars.Place{Name: "proxy-ssl-name", Vars: vars.Of(vars.Host)}
+
+// CheckBackendTLSName reports a proxy-ssl-name value with a variable the
+// router cannot expand.
+func CheckBackendTLSName(name string) error {
+	_, err := backendTLSNamePlace.Parse(name)
+	return err
+}
+
 // NewBackendTLS returns b with its Key computed once.
 func NewBackendTLS(b BackendTLS) *BackendTLS {
 	b.key = b.computeKey()
+	if t, err := backendTLSNamePlace.Parse(b.Name); err == nil && !t.Literal() {
+		b.nameVar = t
+	}
 	return &b
 }
 
 // VerifyName is the name the backend's certificate is verified against
-// and sent as SNI.
+// and sent as SNI, as written (NameFor expands it for a request).
 func (b *BackendTLS) VerifyName() string {
 	if b.Name != "" {
 		return b.Name
 	}
 	return ProxyHostName
+}
+
+// HostName reports that the name depends on the request's host.
+func (b *BackendTLS) HostName() bool { return b.nameVar != nil }
+
+// NameFor is VerifyName for a request to host (normalized, as nginx's
+// $host).
+func (b *BackendTLS) NameFor(host string) string {
+	if b.nameVar == nil {
+		return b.VerifyName()
+	}
+	var sb strings.Builder
+	b.nameVar.Expand(&sb, func(vars.Ref) string { return host })
+	return sb.String()
 }
 
 // Key identifies the setting: two values with one Key dial alike, so a

@@ -33,7 +33,10 @@ const maxTLSVariants = 64
 
 type tlsVariantKey struct {
 	key string
-	t   timeouts
+	// name is the name verified and sent as SNI when it depends on the
+	// request's host (BackendTLS.HostName); "" otherwise.
+	name string
+	t    timeouts
 }
 
 type tlsVariants struct {
@@ -57,9 +60,18 @@ func backendTLSOf(x *exchange) *match.BackendTLS {
 	return nil
 }
 
-// forTLS returns the transports for bt with timeouts t.
-func (v *tlsVariants) forTLS(bt *match.BackendTLS, t timeouts) *transportSet {
-	k := tlsVariantKey{bt.Key(), t}
+// tlsName is the name a request to host verifies bt's backend against
+// and sends as SNI when bt's name uses $host; "" when it does not.
+func tlsName(bt *match.BackendTLS, host string) string {
+	if !bt.HostName() {
+		return ""
+	}
+	return bt.NameFor(host)
+}
+
+// forTLS returns the transports for bt with timeouts t; name is tlsName's.
+func (v *tlsVariants) forTLS(bt *match.BackendTLS, name string, t timeouts) *transportSet {
+	k := tlsVariantKey{bt.Key(), name, t}
 	v.mu.RLock()
 	s := v.sets[k]
 	v.mu.RUnlock()
@@ -81,7 +93,7 @@ func (v *tlsVariants) forTLS(bt *match.BackendTLS, t timeouts) *transportSet {
 		v.sets = make(map[tlsVariantKey]*transportSet)
 	}
 	s = newTransportSet(t, v.netHTTP2)
-	cfg := backendTLSConfig(bt)
+	cfg := backendTLSConfig(bt, name)
 	s.h1.TLSClientConfig = cfg
 	setTLSConfig(s.h2, cfg.Clone())
 	s.verbatim.tlsConfig = cfg
@@ -98,13 +110,16 @@ func (v *tlsVariants) closeIdle() {
 }
 
 // backendTLSConfig is the TLS client configuration nginx's proxy_ssl_*
-// directives make of bt.
-func backendTLSConfig(bt *match.BackendTLS) *tls.Config {
+// directives make of bt, with name verified and sent as SNI ("": bt's own).
+func backendTLSConfig(bt *match.BackendTLS, name string) *tls.Config {
+	if name == "" {
+		name = bt.VerifyName()
+	}
 	// Verification, when asked for, is done by VerifyConnection against
 	// the configured name, whatever address was dialled.
 	cfg := &tls.Config{InsecureSkipVerify: true}
 	if bt.ServerName {
-		cfg.ServerName = bt.VerifyName()
+		cfg.ServerName = name
 	}
 	if len(bt.CAs) == 0 {
 		return cfg
@@ -119,7 +134,7 @@ func backendTLSConfig(bt *match.BackendTLS) *tls.Config {
 		for _, ca := range bt.CAs {
 			roots.AddCert(ca)
 		}
-		name, depth := bt.VerifyName(), bt.VerifyDepth
+		depth := bt.VerifyDepth
 		cfg.VerifyConnection = func(cs tls.ConnectionState) error {
 			return verifyBackendChain(cs.PeerCertificates, roots, name, depth)
 		}

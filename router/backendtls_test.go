@@ -21,20 +21,20 @@ func TestBackendTLSTransportsPerSetting(t *testing.T) {
 	aAgain := match.NewBackendTLS(*a) // the same setting in a newer table
 	b := match.NewBackendTLS(match.BackendTLS{Secret: "prod/up", ServerName: true})
 
-	sa := v.forTLS(a, base)
-	assert.Same(t, sa, v.forTLS(aAgain, base))
-	assert.NotSame(t, sa, v.forTLS(b, base))
-	assert.NotSame(t, sa, v.forTLS(a, timeouts{connect: 3, read: 2}))
+	sa := v.forTLS(a, "", base)
+	assert.Same(t, sa, v.forTLS(aAgain, "", base))
+	assert.NotSame(t, sa, v.forTLS(b, "", base))
+	assert.NotSame(t, sa, v.forTLS(a, "", timeouts{connect: 3, read: 2}))
 	require.Len(t, v.sets, 3)
 	assert.NotNil(t, sa.h1.TLSClientConfig.VerifyConnection, "verify on")
 	assert.Equal(t, "", sa.h1.TLSClientConfig.ServerName, "no SNI")
-	assert.Equal(t, match.ProxyHostName, v.forTLS(b, base).h1.TLSClientConfig.ServerName, "SNI is $proxy_host without proxy-ssl-name")
+	assert.Equal(t, match.ProxyHostName, v.forTLS(b, "", base).h1.TLSClientConfig.ServerName, "SNI is $proxy_host without proxy-ssl-name")
 
-	allocs := testing.AllocsPerRun(100, func() { v.forTLS(aAgain, base) })
+	allocs := testing.AllocsPerRun(100, func() { v.forTLS(aAgain, "", base) })
 	assert.Zero(t, allocs, "a known setting costs no allocation")
 
 	for i := range maxTLSVariants {
-		v.forTLS(match.NewBackendTLS(match.BackendTLS{Secret: "prod/s" + strconv.Itoa(i)}), base)
+		v.forTLS(match.NewBackendTLS(match.BackendTLS{Secret: "prod/s" + strconv.Itoa(i)}), "", base)
 	}
 	assert.LessOrEqual(t, len(v.sets), maxTLSVariants)
 }

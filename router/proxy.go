@@ -311,7 +311,7 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if u.backendTLS != nil {
 		if bt := backendTLSOf(x); bt != nil {
-			set := u.backendTLS.forTLS(bt, x.timeouts)
+			set := u.backendTLS.forTLS(bt, tlsName(bt, x.host), x.timeouts)
 			h1, h2, verbatim = set.h1, set.h2, set.verbatim
 		}
 	}

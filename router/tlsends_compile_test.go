@@ -217,6 +217,61 @@ func TestBackendTLSFromSecret(t *testing.T) {
 	}
 }
 
+// proxy-ssl-name may name the request's $host, as nginx's proxy_ssl_name
+// takes variables: each request's backend certificate is verified against,
+// and SNI names, the host the client asked for. A variable the router
+// cannot expand is not sent as written: it warns and the default applies.
+func TestBackendTLSNameFromHost(t *testing.T) {
+	ca := newTestCA(t, "upstream CA")
+	serverPair, _, _ := ca.issue(t, pkix.Name{CommonName: "backend"}, "api.example.com", "web.example.com")
+	backend := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = fmt.Fprintf(w, "sni=%s", r.TLS.ServerName)
+	}))
+	backend.TLS = &tls.Config{Certificates: []tls.Certificate{serverPair}}
+	backend.Config.ErrorLog = log.New(io.Discard, "", 0)
+	backend.StartTLS()
+	defer backend.Close()
+
+	ann := func(name string) map[string]string {
+		return map[string]string{"backend-protocol": "HTTPS", "proxy-ssl-secret": "prod/upstream", "proxy-ssl-verify": "on",
+			"proxy-ssl-server-name": "on", "proxy-ssl-name": name}
+	}
+	snap := tlsEndsManifests(t, backend.Listener.Addr().String(), map[string]map[string][]byte{"upstream": {"ca.crt": ca.pem}},
+		tlsEndsIngress{"api", "api.example.com", "/", ann("$host")},
+		tlsEndsIngress{"web", "web.example.com", "/", ann("${host}")},
+		tlsEndsIngress{"other", "other.example.com", "/", ann("$http_x_name")},
+	)
+	res := compile.Compile(snap, compile.Options{AllowLoopbackEndpoints: true})
+	var rejected []string
+	for _, w := range res.Warnings {
+		if w.Reason == compile.AnnotationRejected {
+			rejected = append(rejected, w.Object.String()+" "+w.Field)
+		}
+	}
+	assert.Equal(t, []string{"Ingress prod/other metadata.annotations[nginx.ingress.kubernetes.io/proxy-ssl-name]"}, rejected)
+	r := router.New(router.Options{Logger: slog.New(slog.DiscardHandler)})
+	defer r.CloseIdleConnections()
+	r.Publish(res.Table)
+
+	for _, tt := range []struct {
+		host string
+		code int
+		body string
+	}{
+		{"api.example.com", 200, "sni=api.example.com"},
+		{"API.example.com:443", 200, "sni=api.example.com"},
+		{"web.example.com", 200, "sni=web.example.com"},
+		{"api.example.com", 200, "sni=api.example.com"},
+		// The default name, upstream_balancer, which the certificate
+		// does not name.
+		{"other.example.com", 502, ""},
+	} {
+		code, body := serveThrough(t, r, tt.host, "/")
+		assert.Equal(t, tt.code, code, "%s: %s", tt.host, body)
+		assert.Contains(t, body, tt.body, "%s", tt.host)
+	}
+}
+
 // The TLS listener asks for a client certificate on the hosts that want
 // one, by SNI, and each answer and header is ingress-nginx's
 // (test/e2e/annotations/authtls.go).

@@ -305,6 +305,14 @@ func (b *builder) attachPath(ing *ingress, v *vhost, host, field string, p *netw
 			return
 		}
 	}
+	if primary == nil && v != nil && typ == match.Prefix && p.Path == "/" && v.vh.Fallback != nil && v.vh.FallbackSource.Name != "" {
+		// The fallback from an Ingress's spec.defaultBackend is
+		// ingress-nginx's default location, a Prefix "/" with that
+		// upstream, which a canary path finds like any other; the global
+		// default backend takes no canary there (canMergeBackend).
+		b.attach(ing, field, p.Backend.Service, v.vh.Fallback, canary, hostLabel(host)+" default location")
+		return
+	}
 	if primary == nil {
 		b.warn(CanaryWithoutPrimary, ing.ref(), field,
 			fmt.Sprintf("%s: no Ingress serves %s path %q, so this canary path has no primary to take traffic from and serves nothing",

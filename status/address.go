@@ -54,6 +54,10 @@ func parseAddress(a string) (ip, hostname string, err error) {
 	switch {
 	case ipErr == nil && addr.Zone() != "":
 		return "", "", fmt.Errorf("%q is an IP address with a zone, which a status cannot carry", a)
+	case ipErr == nil && addr.Is4In6():
+		// The API server refuses these since Kubernetes 1.36
+		// (StrictIPCIDRValidation), and with them every status write.
+		return "", "", fmt.Errorf("%q is an IPv4-mapped IPv6 address, which a status cannot carry: write %s", a, addr.Unmap())
 	case ipErr == nil:
 		return addr.String(), "", nil
 	case strings.Contains(a, ":") || strings.Trim(a, "0123456789.") == "":
@@ -68,10 +72,10 @@ func parseAddress(a string) (ip, hostname string, err error) {
 }
 
 // canonicalIP returns s in canonical form, or false when it is not a
-// status-worthy IP (empty, "None", malformed, zoned).
+// status-worthy IP (empty, "None", malformed, zoned, IPv4-mapped).
 func canonicalIP(s string) (string, bool) {
 	addr, err := netip.ParseAddr(s)
-	if err != nil || addr.Zone() != "" {
+	if err != nil || addr.Zone() != "" || addr.Is4In6() {
 		return "", false
 	}
 	return addr.String(), true

@@ -37,6 +37,7 @@ func TestParseAddresses(t *testing.T) {
 		{in: "10.0.0.256", wantErr: `entry 1: "10.0.0.256" is not a valid IP address`},
 		{in: "2001:db8::g", wantErr: `entry 1: "2001:db8::g" is not a valid IP address`},
 		{in: "fe80::1%eth0", wantErr: `entry 1: "fe80::1%eth0" is an IP address with a zone`},
+		{in: "10.0.0.1,::ffff:192.0.2.1", wantErr: `entry 2: "::ffff:192.0.2.1" is an IPv4-mapped IPv6 address, which a status cannot carry: write 192.0.2.1`},
 		{in: "http://lb.example.com", wantErr: `entry 1: "http://lb.example.com" is not a valid IP address`},
 	}
 	for _, tt := range tests {
@@ -183,6 +184,23 @@ func TestDesired(t *testing.T) {
 				s.Spec.ExternalName = "lb.example.com."
 			})},
 			want: []lbi{hostname("lb.example.com")},
+		},
+		{
+			name: "IPv4-mapped IPv6 addresses, which the API server refuses in a status, are left out",
+			src: Source{Service: service(corev1.ServiceTypeLoadBalancer, func(s *corev1.Service) {
+				s.Spec.ExternalIPs = []string{"::ffff:192.0.2.9"}
+				s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{
+					{IP: "::ffff:198.51.100.1"}, {Hostname: "a.elb.example.com", IP: "::ffff:198.51.100.2"}, {IP: "198.51.100.3"},
+				}
+			})},
+			want: []lbi{ip("198.51.100.3"), hostname("a.elb.example.com")},
+		},
+		{
+			name: "NodePort whose external IPs are IPv4-mapped: cluster IP",
+			src: Source{Service: service(corev1.ServiceTypeNodePort, func(s *corev1.Service) {
+				s.Spec.ExternalIPs = []string{"::ffff:192.0.2.9"}
+			})},
+			want: []lbi{ip("10.96.0.10")},
 		},
 		{
 			name: "mixed IPv4 and IPv6 in address order",

@@ -654,8 +654,8 @@
 // otherwise the endpoint is chosen as above and the answer sets the cookie,
 // its attributes in the order ingress-nginx's lua-resty-cookie writes them:
 // Expires (nginx's cookie time, "Tue, 01-Dec-26 18:00:00 GMT"), Max-Age,
-// Domain, Path (session-cookie-path, else the matched route's path, "/"
-// for a regex route or a fallback), Secure (with session-cookie-secure,
+// Domain, Path (session-cookie-path, else the matched route's path as
+// declared, "/" for a pattern with regex syntax), Secure (with session-cookie-secure,
 // and on every request that came over TLS), HttpOnly, SameSite. When the
 // session's endpoint cannot be connected to, the retry goes to another
 // endpoint; only with session-cookie-change-on-failure does the cookie

@@ -636,8 +636,8 @@
 // asking for others gets AnnotationConflict), as ingress-nginx takes an
 // upstream's affinity from the first Ingress that sets one; the cookie is
 // set only on the routes of Ingresses with affinity: cookie, and a route of
-// another Ingress on the same backend follows a cookie the request carries
-// but sets none. session-cookie-* settings without affinity: cookie warn
+// another Ingress on the same backend, or a host's fallback, follows a
+// cookie the request carries but sets none. session-cookie-* settings without affinity: cookie warn
 // AnnotationRejected and have no effect. The cookie's value is
 // "<session>|<backend token>", both 16 hex digits derived by a fixed hash,
 // the same on every replica, and never an address: in persistent mode the

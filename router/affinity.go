@@ -42,7 +42,9 @@ func splitSession(v string) (session, token string) {
 // readSession fills the session part of ch for backend affinity a.
 func (st *serving) readSession(ch *choice, a *match.SessionAffinity, rt *match.Route, req *http.Request) {
 	ch.affinity = a
-	ch.noCookie = rt != nil && rt.NoAffinityCookie
+	// A fallback is no location an Ingress declares: ingress-nginx's sticky
+	// balancer follows a cookie there and sets none.
+	ch.noCookie = rt == nil || rt.NoAffinityCookie
 	ch.https = req.TLS != nil
 	ch.cookiePath = a.Path
 	if ch.cookiePath == "" {
@@ -61,7 +63,7 @@ func (st *serving) readSession(ch *choice, a *match.SessionAffinity, rt *match.R
 // ingress-nginx uses the location's path as declared. A path matched as
 // a regex (ImplementationSpecific, a host in regex mode) is that path
 // when it is a plain one, as ingress-nginx writes it; a pattern means
-// nothing as a cookie path, nor does a fallback have one: "/" then.
+// nothing as a cookie path: "/" then.
 func routeCookiePath(rt *match.Route) string {
 	switch {
 	case rt == nil:

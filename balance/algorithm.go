@@ -82,8 +82,8 @@ type HashKey struct {
 //   - $request_uri: the request target as received, with its query;
 //   - $http_<name>: a request header; as in nginx the name is matched case-
 //     insensitively with underscores standing for dashes ($http_x_user_id is
-//     X-User-Id), and when the header appears more than once the first field
-//     line is used;
+//     X-User-Id), and a header sent on several field lines is their values
+//     joined with ", " ("; " for Cookie);
 //   - $cookie_<name>: a cookie from the Cookie headers; as in nginx the name
 //     is matched case-insensitively and the first match wins.
 //
@@ -138,7 +138,8 @@ func (k HashKey) IsRemoteAddr() bool { return k.source == remoteAddrKey }
 
 // extract returns the request's key, or "" when the request lacks it (no
 // such header or cookie, or an empty value). The result is a substring of
-// the request's own strings: it never allocates.
+// the request's own strings: it allocates only to join a header sent on
+// several field lines.
 func (k HashKey) extract(r *http.Request) string {
 	switch k.source {
 	case remoteAddrKey:
@@ -146,8 +147,17 @@ func (k HashKey) extract(r *http.Request) string {
 	case requestURIKey:
 		return r.RequestURI
 	case headerKey:
-		if vs := r.Header[k.name]; len(vs) > 0 {
+		switch vs := r.Header[k.name]; len(vs) {
+		case 0:
+		case 1:
 			return vs[0]
+		default:
+			// nginx's $http_<name> is every line of the header: keys that
+			// differ only past the first line are different keys.
+			if k.name == "Cookie" {
+				return strings.Join(vs, "; ")
+			}
+			return strings.Join(vs, ", ")
 		}
 	case cookieKey:
 		v, _ := Cookie(r, k.name)

@@ -345,7 +345,7 @@ func (b *Balancer) Algorithm() Algorithm { return b.algorithm }
 func (b *Balancer) HashKey() HashKey { return b.key }
 
 // Key returns the request's hash key when the algorithm is Hash, else "".
-// It never allocates.
+// It allocates only for a header key sent on several field lines.
 func (b *Balancer) Key(r *http.Request) string {
 	if b.algorithm != Hash {
 		return ""

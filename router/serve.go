@@ -542,7 +542,8 @@ type exchange struct {
 	// cmh are the ConfigMap's headers (configmap_headers.go); nil: none.
 	cmh *configMapHeaders
 	// key is the request's hash key ("" unless the policy is Hash): a
-	// window on the request's own strings, so taking it never allocates.
+	// window on the request's own strings but for a header sent on
+	// several lines, so taking it does not allocate.
 	key string
 	// The request-target as received: escaped path and query.
 	path, query string

@@ -87,8 +87,9 @@ type HashKey struct {
 //   - $cookie_<name>: a cookie from the Cookie headers; as in nginx the name
 //     is matched case-insensitively and the first match wins.
 //
-// Variable names are case-insensitive, as in nginx. Combinations of
-// variables, literal text and other variables are rejected.
+// Variable names are case-insensitive, as in nginx, and may be written
+// braced (${request_uri}). Combinations of variables, literal text and
+// other variables are rejected.
 func ParseHashKey(s string) (HashKey, error) {
 	bad := func(why string) (HashKey, error) {
 		return HashKey{}, fmt.Errorf("upstream-hash-by %q: %s; want one of $remote_addr, $request_uri, $http_<name>, $cookie_<name>", s, why)
@@ -97,6 +98,9 @@ func ParseHashKey(s string) (HashKey, error) {
 		return bad("not a variable")
 	}
 	name := s[1:]
+	if len(s) > len("${}") && s[1] == '{' && s[len(s)-1] == '}' {
+		name = s[2 : len(s)-1] // nginx's braced form of the same variable
+	}
 	if name == "" {
 		return bad("empty variable name")
 	}

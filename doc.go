@@ -2988,7 +2988,9 @@
 //     a conflicted listener or one without its certificate),
 //     supportedKinds and attachedRoutes; per HTTPRoute parentRef naming a
 //     Gateway of ours, an entry of status.parents with Accepted (False:
-//     NoMatchingParent, NotAllowedByListeners, NoMatchingListenerHostname;
+//     NoMatchingParent, NotAllowedByListeners, NoMatchingListenerHostname,
+//     UnsupportedValue for a value outside the API's enums: a match,
+//     filter or path modifier type, a redirect scheme or status code;
 //     True lists what is not served) and ResolvedRefs (False:
 //     BackendNotFound, RefNotPermitted, InvalidKind; the first decides the
 //     reason, the message lists all). Other controllers' entries stay. A

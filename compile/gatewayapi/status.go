@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -190,7 +191,8 @@ func (t *translator) decideStatus(warnings []compile.Warning) *Status {
 	}
 	for _, r := range t.objs.HTTPRoutes {
 		var refs []status.Problem
-		refsDone := false
+		var badValue *status.Problem
+		refsDone, valueDone := false, false
 		seen := map[listenerKey]bool{}
 		for i, p := range r.Spec.ParentRefs {
 			if deref(p.Group, Group) != Group || deref(p.Kind, "Gateway") != "Gateway" {
@@ -203,8 +205,11 @@ func (t *translator) decideStatus(warnings []compile.Warning) *Status {
 			if !refsDone {
 				refs, refsDone = t.backendProblems(r, true), true
 			}
+			if !valueDone {
+				badValue, valueDone = httpValueProblem(r), true
+			}
 			f := status.RouteParentFacts{Generation: r.Generation, RefProblems: refs, Unsupported: unsupported[nsName{r.Namespace, r.Name}],
-				NotAccepted: t.attachFacts(r, i, gw, seen, kindConflicts[nsName{r.Namespace, r.Name}])}
+				NotAccepted: t.attachFacts(r, i, gw, seen, cmp.Or(badValue, kindConflicts[nsName{r.Namespace, r.Name}]))}
 			s.routes[nsName{r.Namespace, r.Name}] = append(s.routes[nsName{r.Namespace, r.Name}], gwv1.RouteParentStatus{
 				ParentRef: p, ControllerName: ControllerName, Conditions: status.RouteParentConditions(f)})
 		}
@@ -257,6 +262,75 @@ func (t *translator) decideStatus(warnings []compile.Warning) *Status {
 		s.gateways[nsName{gw.Namespace, gw.Name}] = decidedGateway{conditions: conds, listeners: lss}
 	}
 	return s
+}
+
+// httpValueProblem lists r's values outside the API's enums as
+// UnsupportedValue, which the HTTPRoute API asks of each: a path, header
+// or query parameter match type, a filter or path modifier type, a
+// redirect scheme or status code. nil when there is none. Such a value is
+// not served (its match is left out, its rule answers 500), but known
+// values ramjet does not serve keep the route Accepted, listing them.
+func httpValueProblem(r *gwv1.HTTPRoute) *status.Problem {
+	var msgs []string
+	bad := func(field, what, v string) {
+		msgs = append(msgs, field+": "+what+" "+strconv.Quote(v)+" is not one the API defines")
+	}
+	filter := func(field string, f gwv1.HTTPRouteFilter) {
+		switch f.Type {
+		case gwv1.HTTPRouteFilterRequestHeaderModifier, gwv1.HTTPRouteFilterResponseHeaderModifier, gwv1.HTTPRouteFilterRequestMirror,
+			gwv1.HTTPRouteFilterExtensionRef, gwv1.HTTPRouteFilterCORS, gwv1.HTTPRouteFilterExternalAuth:
+		case gwv1.HTTPRouteFilterRequestRedirect, gwv1.HTTPRouteFilterURLRewrite:
+			var p *gwv1.HTTPPathModifier
+			pf := field + ".urlRewrite.path.type"
+			if rd := f.RequestRedirect; f.Type == gwv1.HTTPRouteFilterRequestRedirect && rd != nil {
+				p, pf = rd.Path, field+".requestRedirect.path.type"
+				if rd.Scheme != nil && *rd.Scheme != "http" && *rd.Scheme != "https" {
+					bad(field+".requestRedirect.scheme", "scheme", *rd.Scheme)
+				}
+				if c := rd.StatusCode; c != nil && !slices.Contains([]int{301, 302, 303, 307, 308}, *c) {
+					bad(field+".requestRedirect.statusCode", "status code", strconv.Itoa(*c))
+				}
+			} else if u := f.URLRewrite; f.Type == gwv1.HTTPRouteFilterURLRewrite && u != nil {
+				p = u.Path
+			}
+			if p != nil && p.Type != gwv1.FullPathHTTPPathModifier && p.Type != gwv1.PrefixMatchHTTPPathModifier {
+				bad(pf, "path modifier type", string(p.Type))
+			}
+		default:
+			bad(field+".type", "filter type", string(f.Type))
+		}
+	}
+	for i, rule := range r.Spec.Rules {
+		rf := "spec.rules[" + strconv.Itoa(i) + "]"
+		for j, m := range rule.Matches {
+			mf := rf + ".matches[" + strconv.Itoa(j) + "]"
+			if p := m.Path; p != nil && p.Type != nil && !slices.Contains([]gwv1.PathMatchType{gwv1.PathMatchExact, gwv1.PathMatchPathPrefix, gwv1.PathMatchRegularExpression}, *p.Type) {
+				bad(mf+".path.type", "path match type", string(*p.Type))
+			}
+			for k, h := range m.Headers {
+				if _, ok := valueType(deref(h.Type, gwv1.HeaderMatchExact)); !ok {
+					bad(mf+".headers["+strconv.Itoa(k)+"].type", "header match type", string(*h.Type))
+				}
+			}
+			for k, q := range m.QueryParams {
+				if _, ok := valueType(deref(q.Type, gwv1.QueryParamMatchExact)); !ok {
+					bad(mf+".queryParams["+strconv.Itoa(k)+"].type", "query parameter match type", string(*q.Type))
+				}
+			}
+		}
+		for j, f := range rule.Filters {
+			filter(rf+".filters["+strconv.Itoa(j)+"]", f)
+		}
+		for j, b := range rule.BackendRefs {
+			for k, f := range b.Filters {
+				filter(rf+".backendRefs["+strconv.Itoa(j)+"].filters["+strconv.Itoa(k)+"]", f)
+			}
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return &status.Problem{Reason: status.ReasonUnsupportedValue, Message: strings.Join(msgs, "; ")}
 }
 
 // routeKinds splits a listener's allowedRoutes kinds into those it cannot

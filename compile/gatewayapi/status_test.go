@@ -525,3 +525,52 @@ func TestUnservedGatewayFieldsWarn(t *testing.T) {
 		t.Errorf("warnings (-want +got):\n%s", d)
 	}
 }
+
+// TestHTTPRouteUnsupportedValue: a value outside the API's enum (a path,
+// header or query parameter match type, a filter or path modifier type,
+// a redirect scheme or status code) makes the HTTPRoute Accepted False
+// with reason UnsupportedValue, as the HTTPRoute API asks of each; a known
+// value ramjet does not serve (ExtensionRef) keeps it Accepted, listing it.
+func TestHTTPRouteUnsupportedValue(t *testing.T) {
+	parent := []gwv1.ParentReference{{Name: "gw"}}
+	gw := gateway("app", "gw", "ours", listener("http", "", gwv1.NamespacesFromSame))
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "svc"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	rule := func(m []gwv1.HTTPRouteMatch, fs ...gwv1.HTTPRouteFilter) gwv1.HTTPRouteRule {
+		return gwv1.HTTPRouteRule{Matches: m, Filters: fs, BackendRefs: []gwv1.HTTPBackendRef{toService("", "svc", 80)}}
+	}
+	pathType := gwv1.PathMatchType("Suffix")
+	headerType := gwv1.HeaderMatchType("Prefix")
+	queryType := gwv1.QueryParamMatchType("Prefix")
+	modifier := gwv1.HTTPPathModifierType("ReplaceSuffix")
+	redirect := func(rd gwv1.HTTPRequestRedirectFilter) gwv1.HTTPRouteRule {
+		return gwv1.HTTPRouteRule{Filters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &rd}}}
+	}
+	routes := []*gwv1.HTTPRoute{
+		httpRoute("app", "good", parent, nil, rule(nil)),
+		httpRoute("app", "path-type", parent, nil, rule([]gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Type: &pathType, Value: new("/a")}}})),
+		httpRoute("app", "header-type", parent, nil, rule([]gwv1.HTTPRouteMatch{{Headers: []gwv1.HTTPHeaderMatch{{Type: &headerType, Name: "v", Value: "1"}}}})),
+		httpRoute("app", "query-type", parent, nil, rule([]gwv1.HTTPRouteMatch{{QueryParams: []gwv1.HTTPQueryParamMatch{{Type: &queryType, Name: "v", Value: "1"}}}})),
+		httpRoute("app", "filter-type", parent, nil, rule(nil, gwv1.HTTPRouteFilter{Type: "Compress"})),
+		httpRoute("app", "modifier-type", parent, nil, rule(nil, gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterURLRewrite,
+			URLRewrite: &gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: modifier}}})),
+		httpRoute("app", "scheme", parent, nil, redirect(gwv1.HTTPRequestRedirectFilter{Scheme: new("ftp")})),
+		httpRoute("app", "status-code", parent, nil, redirect(gwv1.HTTPRequestRedirectFilter{StatusCode: new(305)})),
+		httpRoute("app", "extension-ref", parent, nil, rule(nil, gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterExtensionRef,
+			ExtensionRef: &gwv1.LocalObjectReference{Group: "example.com", Kind: "Auth", Name: "a"}})),
+	}
+	tr := TranslateAll(Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{gw}, HTTPRoutes: routes, Services: []*corev1.Service{svc}})
+	now := metav1.Unix(100, 0)
+	for _, r := range routes {
+		want := brief{"Accepted", "False", status.ReasonUnsupportedValue}
+		if r.Name == "good" || r.Name == "extension-ref" {
+			want = brief{"Accepted", "True", status.ReasonAccepted}
+		}
+		got, _ := tr.Status.HTTPRoute(r, now)
+		if got == nil || len(got.Status.Parents) != 1 {
+			t.Fatalf("%s: no status: %+v", r.Name, got)
+		}
+		if d := cmp.Diff(want, briefs(got.Status.Parents[0].Conditions)[0]); d != "" {
+			t.Errorf("%s (-want +got):\n%s", r.Name, d)
+		}
+	}
+}

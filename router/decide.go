@@ -505,7 +505,7 @@ func validMethod(m string) bool {
 // router did, say the other Authorization or Content-Length. Over HTTP/1
 // router/h1 and net/http's server refuse two Content-Lengths or Hosts
 // first, but net/http passes the rest on, as its HTTP/2 server passes
-// them all (router/h2 resets a stream with two Hosts).
+// them all (router/h2 refuses them itself).
 func duplicateField(h http.Header) bool {
 	for k, vs := range h {
 		if len(vs) > 1 && (k == "Host" || h1.UniqueField(k)) {

@@ -221,3 +221,49 @@ func TestServerRefusesTwoHosts(t *testing.T) {
 		}
 	}
 }
+
+// TestServerRefusesFramingFields: a field nginx takes once sent twice
+// (two Content-Lengths, equal ones too, two Authorizations), a
+// Content-Length that is not a number, and one above 0 on a request that
+// ends with its head answer 400 without the handler and are told to
+// Refused, as nginx answers and logs them ("client sent duplicate header
+// line", "invalid Content-Length", "client prematurely closed stream")
+// and router/h1 refuses the first two: a reset was not logged, and two
+// Authorizations reached a handler that may take the other one than a
+// backend.
+func TestServerRefusesFramingFields(t *testing.T) {
+	for _, c := range []struct {
+		fields []string
+		ok     bool
+	}{
+		{[]string{"content-length", "0", "content-length", "1"}, false},
+		{[]string{"content-length", "0", "content-length", "0"}, false},
+		{[]string{"content-length", "x"}, false},
+		{[]string{"content-length", "-1"}, false},
+		{[]string{"content-length", "5"}, false}, // the head ends the stream
+		{[]string{"authorization", "Basic YTpi", "authorization", "Basic Yzpk"}, false},
+		{[]string{"if-none-match", `"a"`, "if-none-match", `"b"`}, false},
+		{[]string{"content-length", "0"}, true},
+		{[]string{"accept", "a/b", "accept", "c/d"}, true},
+	} {
+		b := []byte{0x82, 0x86, 0x84} // :method GET, :scheme http, :path /
+		b = appendField(b, ":authority", "h2.test")
+		for i := 0; i < len(c.fields); i += 2 {
+			b = appendField(b, c.fields[i], c.fields[i+1])
+		}
+		status, served, r := refusedWith(t, b)
+		if c.ok {
+			if status != 200 || !served || r != nil {
+				t.Errorf("%q: status %d, served %v, reported %+v; want served", c.fields, status, served, r)
+			}
+			continue
+		}
+		if status != 400 || served {
+			t.Errorf("%q: status %d, served %v; want 400, not served", c.fields, status, served)
+			continue
+		}
+		if r == nil || r.Status != 400 || r.RequestLine != "GET / HTTP/2.0" || r.Request.Host != "h2.test" {
+			t.Errorf("%q: reported %+v", c.fields, r)
+		}
+	}
+}

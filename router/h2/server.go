@@ -36,9 +36,12 @@
 //
 // Where it differs from net/http's: no server push and no extended
 // CONNECT; streams are not prioritised (RFC 9113 deprecates the scheme);
-// a :method nginx's parser does not read (h1.NginxMethod) and two Host
-// fields (a second :authority, a Host disagreeing with it) answer 400
-// without the handler, as nginx answers them (Server.Refused);
+// a :method nginx's parser does not read (h1.NginxMethod), two Host
+// fields (a second :authority, a Host disagreeing with it), another field
+// nginx takes once sent twice (h1.UniqueField: two Content-Lengths, equal
+// ones too) and a Content-Length that is no number, or that promises a
+// body to a request its head ends, answer 400 without the handler, as
+// nginx answers them (Server.Refused);
 // a write to the client that makes no progress for WriteTimeout (60 s,
 // nginx's send_timeout), a flow-control window kept shut included, ends
 // the connection (the stream's), where net/http waits for the peer.
@@ -89,7 +92,8 @@ type Server struct {
 	// Refused, if set, is told of each request the server answers
 	// without Handler because nginx refuses it once its head is read
 	// (400: a :method nginx's parser does not read, two Host fields or
-	// :authority disagreeing with Host), so
+	// :authority disagreeing with Host, a field nginx takes once sent
+	// twice, a bad Content-Length), so
 	// that an embedder logs it as nginx does, as router/h1's
 	// Server.Refused. It runs on the stream's goroutine once the answer
 	// was written.

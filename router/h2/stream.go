@@ -303,16 +303,26 @@ func (h *headerParser) field(f field) error {
 		h.host = f.value
 		return nil
 	case "content-length":
+		// nginx answers a value that is not a number 400, as a second
+		// one (below).
 		n, err := strconv.ParseUint(f.value, 10, 63)
-		if err != nil || h.st.declared >= 0 && h.st.declared != int64(n) {
-			h.bad = true
+		if err != nil {
+			h.refuse("invalid Content-Length header")
 			return nil
 		}
-		h.st.declared = int64(n)
+		if h.st.declared < 0 {
+			h.st.declared = int64(n)
+		}
 	case "expect":
 		h.expect100 = strings.EqualFold(f.value, "100-continue")
 	}
-	h.st.add(h.st.c.canonical(f.name), f.value)
+	key := h.st.c.canonical(f.name)
+	if h.st.add(key, f.value) && h1.UniqueField(key) {
+		// A field nginx takes once, sent twice, answers 400 (router/h1's
+		// errDuplicate): a backend may take the other value than the
+		// router, say the other Authorization.
+		h.refuse("duplicate header line")
+	}
 	return nil
 }
 
@@ -351,15 +361,17 @@ func (h *headerParser) valid() bool {
 	return h.seen&seenScheme != 0 && h.seen&seenPath != 0 && pathOK && h.scheme != ""
 }
 
-// add appends a header value, its slice carved from one backing array.
-func (st *stream) add(key, value string) {
+// add appends a header value, its slice carved from one backing array,
+// and reports whether the field had one already.
+func (st *stream) add(key, value string) (again bool) {
 	if vs, ok := st.hdr[key]; ok {
 		st.hdr[key] = append(vs, value)
-		return
+		return true
 	}
 	i := len(st.vals)
 	st.vals = append(st.vals, value)
 	st.hdr[key] = st.vals[i : i+1 : i+1]
+	return false
 }
 
 // build makes the request from the parsed fields.
@@ -399,7 +411,8 @@ func (st *stream) build(endStream bool) error {
 	switch {
 	case endStream:
 		if st.declared > 0 {
-			return errors.New("h2: Content-Length without a body")
+			// nginx answers it 400 ("client prematurely closed stream").
+			h.refuse("Content-Length without a body")
 		}
 		req.ContentLength = 0
 		req.Body = http.NoBody

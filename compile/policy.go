@@ -105,6 +105,11 @@ func applyProxyBodySize(v *annotationValues, key, value string) error {
 
 func applyBodyBufferSize(v *annotationValues, key, value string) error {
 	n, err := ParseSize(value)
+	if v := strings.TrimSpace(value); err == nil && strings.ContainsAny(v[len(v)-1:], "gG") {
+		// A size, not an offset: ingress-nginx writes no
+		// client_body_buffer_size for "1g", so nginx keeps its default.
+		err = errors.New("a buffer size is in bytes, k or m")
+	}
 	if err == nil && n == 0 {
 		err = errors.New("a buffer must be more than 0 bytes")
 	}

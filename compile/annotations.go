@@ -170,7 +170,7 @@ func (b *builder) nativeAnnotation(ing *ingress, key, name, value string) {
 			key+" is not implemented in this version of ramjet; not applied")
 	default:
 		if err := spec.apply(&ing.ann, key, value); err != nil {
-			b.warn(AnnotationRejected, ing.ref(), annotationField(key), err.Error())
+			b.rejectValue(ing, key, err)
 		}
 	}
 }
@@ -204,7 +204,23 @@ func (b *builder) nginxAnnotation(ing *ingress, key, name, value string) {
 		value = strings.TrimSpace(value)
 	}
 	if err := spec.apply(&ing.ann, key, value); err != nil {
-		b.warn(AnnotationRejected, ing.ref(), annotationField(key), err.Error())
+		b.rejectValue(ing, key, err)
+	}
+}
+
+// ratedError is an annotation value not applied whose warning has a
+// severity of its own, rather than AnnotationRejected's.
+type ratedError struct {
+	error
+	sev Severity
+}
+
+// rejectValue warns that key's value is not applied: err says why,
+// and its severity when it is a ratedError.
+func (b *builder) rejectValue(ing *ingress, key string, err error) {
+	b.warn(AnnotationRejected, ing.ref(), annotationField(key), err.Error())
+	if re, ok := err.(ratedError); ok {
+		b.warnings[len(b.warnings)-1].Rated = re.sev
 	}
 }
 

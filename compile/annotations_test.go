@@ -55,6 +55,22 @@ func TestBackendProtocol(t *testing.T) {
 	}
 }
 
+// ingress-nginx serves AUTO_HTTP (the client's scheme) and FCGI
+// (fastcgi_pass); dialled as HTTP here, a backend that expects them
+// answers otherwise, so the migration report counts traffic that moves.
+// A value ingress-nginx refuses too keeps AnnotationRejected's severity.
+func TestBackendProtocolServedByNginxSeverity(t *testing.T) {
+	for value, want := range map[string]Severity{"AUTO_HTTP": TrafficMoves, " fcgi": TrafficMoves, "GRCP": FeatureMissing} {
+		_, ws := compileOK(t, protocolSnapshot(nginxProtocol, value), Options{})
+		require.Len(t, ws, 1, "%q: %s", value, warningText(ws))
+		require.Equal(t, AnnotationRejected, ws[0].Reason)
+		require.Equal(t, want, ws[0].Severity(), "%q: %s", value, ws[0].Message)
+	}
+	_, ws := compileOK(t, protocolSnapshot(nativeProtocol, "FCGI"), Options{})
+	require.Len(t, ws, 1)
+	require.Equal(t, FeatureMissing, ws[0].Severity(), "ingress-nginx reads no ramjet.dev/ annotation")
+}
+
 func TestAnnotationRegistry(t *testing.T) {
 	s := protocolSnapshot(
 		NativePrefix+"no-such-thing", "1",

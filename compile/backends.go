@@ -524,7 +524,7 @@ func init() {
 
 func applyBackendProtocol(v *annotationValues, key, value string) error {
 	var p match.Protocol
-	switch strings.ToUpper(value) {
+	switch up := strings.ToUpper(value); up {
 	case "HTTP":
 		p = match.HTTP
 	case "HTTPS":
@@ -533,6 +533,15 @@ func applyBackendProtocol(v *annotationValues, key, value string) error {
 		p = match.GRPC
 	case "GRPCS":
 		p = match.GRPCS
+	case "AUTO_HTTP", "FCGI":
+		err := fmt.Errorf("%s %q is not one of HTTP, HTTPS, GRPC, GRPCS; the backend is dialled as HTTP", key, value)
+		if native(key) {
+			return err
+		}
+		// ingress-nginx serves these (the client's scheme, fastcgi_pass):
+		// a backend that expects them answers otherwise.
+		return ratedError{fmt.Errorf("%s %q is served by ingress-nginx (%s) but not by ramjet; the backend is dialled as HTTP",
+			key, value, map[string]string{"AUTO_HTTP": "the client's scheme", "FCGI": "FastCGI"}[up]), TrafficMoves}
 	default:
 		return fmt.Errorf("%s %q is not one of HTTP, HTTPS, GRPC, GRPCS; the backend is dialled as HTTP", key, value)
 	}

@@ -994,7 +994,8 @@
 //     (§11.5), rate limits, source ranges and authentication, so such a
 //     request spends no rate and asks no auth service. A size that does
 //     not parse ("15r", "8b") keeps the router's.
-//   - client-body-buffer-size: nginx's size, more than 0; how much of a
+//   - client-body-buffer-size: nginx's size (bytes, k or m: ingress-nginx
+//     writes no client_body_buffer_size for "1g"), more than 0; how much of a
 //     request body the location holds in memory before the rest goes to a
 //     temporary file (§13). proxy-request-buffering: "on" (the default) or
 //     "off", which passes the body to the backend as it arrives instead of
@@ -1564,7 +1565,8 @@
 //     without one of their own, as ingress-nginx writes it in the server
 //     block (match.Location.BackendTLS, a route's and the fallback's).
 //   - ca.crt verifies the backend's certificate when proxy-ssl-verify is
-//     on, against proxy-ssl-name or else nginx's $proxy_host,
+//     on, against proxy-ssl-name (which may use $host, the request's)
+//     or else nginx's $proxy_host,
 //     "upstream_balancer", with at most proxy-ssl-verify-depth (1)
 //     intermediates between it and the CA, as OpenSSL counts the depth: a
 //     failure answers 502. tls.crt and tls.key,

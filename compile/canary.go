@@ -256,6 +256,7 @@ func (b *builder) splitCanaries() {
 // the oldest that names it wins, later ones get CanaryConflict. A canary
 // path with no primary serves nothing and warns CanaryWithoutPrimary.
 func (b *builder) attachCanaries() {
+	b.canaryRuleOwners()
 	for _, ing := range b.canaries {
 		for i := range ing.obj.Spec.Rules {
 			rule := &ing.obj.Spec.Rules[i]
@@ -407,10 +408,11 @@ func (b *builder) attach(ing *ingress, field string, svc *networkingv1.IngressSe
 			ingressRef(held.Source.Namespace, held.Source.Name), held.Source.Field)
 		return
 	}
-	c := ing.ann.trafficR().canaryRules // a copy: each primary owns its canary
+	rules := b.canaryRulesOf(ing, canary)
+	c := rules.ann.trafficR().canaryRules // a copy: each primary owns its canary
 	c.Backend = canary
 	c.Source = ing.source(field)
-	c.WeightTotal = match.CanaryTotal(ing.ann.trafficR().weightTotal)
+	c.WeightTotal = match.CanaryTotal(rules.ann.trafficR().weightTotal)
 	c.Sticky = ing.ann.trafficR().affinity.canaryBehavior != legacyCanary
 	primary.Traffic.Canary = &c
 
@@ -421,4 +423,74 @@ func (b *builder) attach(ing *ingress, field string, svc *networkingv1.IngressSe
 	if !slices.Contains(bi.claims, ing) {
 		bi.claims = append(bi.claims, ing)
 	}
+}
+
+// canaryRuleOwners finds, for each canary backend, the canary Ingress
+// whose rules it serves: as ingress-nginx keeps the rules on the canary's
+// upstream, made by the oldest Ingress that names its Service port
+// (createUpstreams), whether or not that one finds a primary.
+func (b *builder) canaryRuleOwners() {
+	own := func(ing *ingress, svc *networkingv1.IngressServiceBackend) {
+		if svc == nil {
+			return
+		}
+		be := b.resolve(ing.obj.Namespace, svc.Name, servicePort(svc.Port)).backend.b
+		if be == nil {
+			return
+		}
+		if b.canaryRules == nil {
+			b.canaryRules = make(map[*match.Backend]*ingress)
+		}
+		if b.canaryRules[be] == nil {
+			b.canaryRules[be] = ing
+		}
+	}
+	for _, ing := range b.canaries {
+		if be := ing.obj.Spec.DefaultBackend; be != nil {
+			own(ing, be.Service)
+		}
+		for i := range ing.obj.Spec.Rules {
+			if rule := &ing.obj.Spec.Rules[i]; rule.HTTP != nil {
+				for j := range rule.HTTP.Paths {
+					own(ing, rule.HTTP.Paths[j].Backend.Service)
+				}
+			}
+		}
+	}
+}
+
+// canaryRulesOf returns the canary Ingress whose rules canary serves with
+// (canaryRuleOwners); a newer one whose own rules differ is told once.
+func (b *builder) canaryRulesOf(ing *ingress, canary *match.Backend) *ingress {
+	owner := b.canaryRules[canary]
+	if owner == nil {
+		return ing
+	}
+	if owner != ing && !b.canaryRulesTold[ing] && !sameCanaryRules(owner.ann.trafficR(), ing.ann.trafficR()) {
+		if b.canaryRulesTold == nil {
+			b.canaryRulesTold = make(map[*ingress]bool)
+		}
+		b.canaryRulesTold[ing] = true
+		key := ing.ann.trafficR().canaryKey
+		b.conflict(AnnotationConflict, ing.ref(), annotationField(key),
+			fmt.Sprintf("the canary backend %s serves the canary rules of Ingress %s, the first in Ingress order to name it; as in ingress-nginx, where the rules belong to the canary's upstream, this Ingress's canary-by-header, canary-by-cookie and canary-weight annotations are not applied",
+				canary.ID, owner.name()),
+			owner.ref(), annotationField(owner.ann.trafficR().canaryKey))
+	}
+	return owner
+}
+
+// sameCanaryRules reports whether two canary Ingresses ask for the same
+// rules.
+func sameCanaryRules(x, y *trafficValues) bool {
+	a, b := x.canaryRules, y.canaryRules
+	pattern := func(c *match.Canary) string {
+		if c.HeaderPattern == nil {
+			return ""
+		}
+		return c.HeaderPattern.String()
+	}
+	return a.Header == b.Header && a.HeaderValue == b.HeaderValue && pattern(&a) == pattern(&b) &&
+		a.HeaderPatternError == b.HeaderPatternError && a.Cookie == b.Cookie && a.Weight == b.Weight &&
+		match.CanaryTotal(x.weightTotal) == match.CanaryTotal(y.weightTotal)
 }

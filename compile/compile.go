@@ -214,6 +214,12 @@ type builder struct {
 	// canaries are the canary Ingresses in Ingress order, kept out of
 	// ingresses (SPEC §10).
 	canaries []*ingress
+	// canaryRules holds, for each canary backend, the canary Ingress
+	// whose rules it serves (canaryRuleOwners).
+	canaryRules map[*match.Backend]*ingress
+	// canaryRulesTold: the canary Ingresses told their rules are not
+	// applied.
+	canaryRulesTold map[*ingress]bool
 
 	// Virtual hosts by name ("" is the catch-all) and in creation order.
 	vhosts     nameIndex[*vhost]

@@ -2961,8 +2961,8 @@
 //     lists TLSRoute in supportedKinds (InvalidRouteKinds for any other
 //     kind) and counts its TLSRoutes in attachedRoutes; each TLSRoute
 //     parentRef of ours gets Accepted (False: NoMatchingParent,
-//     NotAllowedByListeners for an HTTP or HTTPS listener or allowedRoutes
-//     without TLSRoute, NoMatchingListenerHostname) and ResolvedRefs
+//     NotAllowedByListeners for an HTTP, HTTPS, TCP or UDP listener or
+//     allowedRoutes without TLSRoute, NoMatchingListenerHostname) and ResolvedRefs
 //     (False: BackendNotFound, InvalidKind, RefNotPermitted, the
 //     ReferenceGrant naming kind TLSRoute). A TLS listener in tls.mode
 //     Terminate (the Extended feature TLSRouteModeTerminate) is not

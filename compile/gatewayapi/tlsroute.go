@@ -154,7 +154,7 @@ func (t *translator) attachTLS(r *gwv1.TLSRoute, i int, gw *gwv1.Gateway) ([]tls
 		if p.SectionName != nil && *p.SectionName != l.Name || p.Port != nil && *p.Port != l.Port {
 			continue
 		}
-		if !t.served(gw, l) && !t.tlsServed(gw, l) {
+		if l.Protocol == gwv1.TLSProtocolType && !t.tlsServed(gw, l) || !t.matchable(gw, l) {
 			continue
 		}
 		found = true

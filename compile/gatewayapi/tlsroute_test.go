@@ -71,3 +71,30 @@ func TestTLSRouteBackendPortNotFound(t *testing.T) {
 		}
 	}
 }
+
+// TestTLSRouteOnListenerOfAnotherProtocol: a TLSRoute whose sectionName
+// names a TCP listener is NotAllowedByListeners, as the suite asks of a
+// route on a listener whose protocol does not take its kind
+// (tcproute-invalid-non-tcp-listener), not NoMatchingParent: the listener
+// is there.
+func TestTLSRouteOnListenerOfAnotherProtocol(t *testing.T) {
+	gw := gateway("infra", "gw", "ours", gwv1.Listener{Name: "tcp", Port: 5432, Protocol: gwv1.TCPProtocolType,
+		AllowedRoutes: &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{From: new(gwv1.NamespacesFromAll)}}})
+	var ref gwv1.BackendRef
+	ref.Name, ref.Port = "db", new(gwv1.PortNumber(5432))
+	r := &gwv1.TLSRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "r"},
+		Spec: gwv1.TLSRouteSpec{CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{
+			{Name: "gw", Namespace: new(gwv1.Namespace("infra")), SectionName: new(gwv1.SectionName("tcp"))}}},
+			Hostnames: []gwv1.Hostname{"db.example"},
+			Rules:     []gwv1.TLSRouteRule{{BackendRefs: []gwv1.BackendRef{ref}}}}}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "db"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 5432}}}}
+	tr := TranslateAll(Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{gw}, TLSRoutes: []*gwv1.TLSRoute{r}, Services: []*corev1.Service{svc}})
+	got, _ := tr.Status.TLSRoute(r, metav1.Unix(1, 0))
+	if got == nil || len(got.Status.Parents) != 1 {
+		t.Fatalf("parents %+v", got)
+	}
+	want := []brief{{"Accepted", "False", "NotAllowedByListeners"}, {"ResolvedRefs", "True", "ResolvedRefs"}}
+	if d := cmp.Diff(want, briefs(got.Status.Parents[0].Conditions)); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}

@@ -39,10 +39,9 @@ func (t *translator) served(gw *gwv1.Gateway, l *gwv1.Listener) bool {
 
 // matchable reports whether a parentRef naming listener l of gw by its
 // sectionName and port finds it: an HTTP or HTTPS listener when it is
-// served; one of another protocol always, but it takes neither HTTPRoutes
-// nor GRPCRoutes, so the route is NotAllowedByListeners there, as the
-// suite asks of a route on a listener of another protocol
-// (tcproute-invalid-non-tcp-listener, udproute-not-allowed-by-listeners).
+// served; one of another protocol always, and a route of a kind that
+// protocol does not take is NotAllowedByListeners there, as the suite
+// asks (tcproute-invalid-non-tcp-listener, udproute-not-allowed-by-listeners).
 func (t *translator) matchable(gw *gwv1.Gateway, l *gwv1.Listener) bool {
 	if l.Protocol == gwv1.HTTPProtocolType || l.Protocol == gwv1.HTTPSProtocolType {
 		return t.served(gw, l)

@@ -65,9 +65,11 @@ var reasonSeverity = map[Reason]Severity{
 var asRamjetDoes = map[string]func(value string) bool{
 	// "off" is ingress-nginx's default for these three: cookies and
 	// Location headers pass through unchanged, as ramjet passes them.
+	// proxy_redirect's "default" rewrites only Locations that begin with
+	// the proxy_pass URL, http://upstream_balancer, which no backend sends.
 	"proxy-cookie-domain": isOff,
 	"proxy-cookie-path":   isOff,
-	"proxy-redirect-from": isOff,
+	"proxy-redirect-from": func(v string) bool { return isOff(v) || strings.EqualFold(strings.TrimSpace(v), "default") },
 	// OpenTracing is gone from ingress-nginx v1.15; off is its default.
 	"enable-opentracing": isFalse,
 	// The TLS redirect's Location without the port, as ramjet sends it.

@@ -78,6 +78,11 @@ func TestWarningSeverityReadsValue(t *testing.T) {
 	}{
 		{"proxy-cookie-path", map[string]string{"proxy-cookie-path": "off"}, Cosmetic},
 		{"proxy-redirect-from", map[string]string{"proxy-redirect-from": "Off "}, Cosmetic},
+		// nginx's default replacement rewrites Locations that begin with
+		// the proxy_pass URL, http://upstream_balancer, which no backend
+		// sends: Locations pass unchanged, as with off.
+		{"proxy-redirect-from", map[string]string{"proxy-redirect-from": "default"}, Cosmetic},
+		{"proxy-redirect-from", map[string]string{"proxy-redirect-from": "http://internal/", "proxy-redirect-to": "/"}, FeatureMissing},
 		{"proxy-cookie-domain", map[string]string{"proxy-cookie-domain": "example.com app.example.com"}, FeatureMissing},
 		{"enable-modsecurity", map[string]string{"enable-modsecurity": "true"}, FeatureMissing},
 		{"enable-modsecurity", map[string]string{"enable-modsecurity": "true", "enable-owasp-core-rules": "true"}, FeatureMissing},

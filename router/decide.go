@@ -369,7 +369,7 @@ func (r *Router) decideTarget(d *decision, req *http.Request, grpc bool, target 
 			// nginx redirects to $request_uri, which no rewrite changes.
 			path, query, hasQuery, _ = requestTarget(req)
 		}
-		to, ok := httpsLocation(req.Host, path, query, hasQuery, preserveTrailingSlash(d.res))
+		to, ok := httpsLocation(r.redirectHost(req), path, query, hasQuery, preserveTrailingSlash(d.res))
 		if !ok {
 			d.ans = ansNoHostToTLS
 			return

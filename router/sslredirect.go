@@ -26,7 +26,8 @@ import (
 //   - /.well-known/acme-challenge and everything under it is never
 //     redirected, so HTTP-01 challenges reach their solver.
 //   - The answer is 308 (method and body kept) to https://<host><request-uri>:
-//     the Host header as sent minus its port (the redirect goes to 443), and
+//     the Host header as sent minus its port (the redirect goes to 443), or
+//     the first X-Forwarded-Host where forwarded headers are trusted, and
 //     the request-target as received. One trailing slash is dropped unless
 //     preserve-trailing-slash is set, as nginx drops the last byte of
 //     $request_uri: "/" becomes "https://host", "/a?next=/" "/a?next=",
@@ -126,6 +127,21 @@ func httpsLocation(rawHost, path, query string, hasQuery, preserveSlash bool) (s
 		b.WriteString(query)
 	}
 	return b.String(), true
+}
+
+// redirectHost is the host the HTTPS redirect names, as ingress-nginx's
+// $best_http_host: where forwarded headers are trusted, the first value of
+// X-Forwarded-Host the load balancer set (the name the client used), else
+// the Host header.
+func (r *Router) redirectHost(req *http.Request) string {
+	if r.live.Load().trustForwardedProto {
+		if v := req.Header["X-Forwarded-Host"]; len(v) > 0 {
+			if h, _, _ := strings.Cut(v[0], ","); strings.TrimSpace(h) != "" {
+				return strings.TrimSpace(h)
+			}
+		}
+	}
+	return req.Host
 }
 
 // hostWithoutPort returns the Host header's name as sent, without a port:

@@ -65,6 +65,8 @@ type admission struct {
 	reject compile.Severity
 	// namespace is --watch-namespace: Ingresses elsewhere are not ours.
 	namespace string
+	// metrics gets each admitted Ingress's timings; nil: none.
+	metrics *metrics
 
 	latest  atomic.Pointer[reviewSource]
 	offered chan struct{} // capacity 1: a new source to index
@@ -206,6 +208,7 @@ func (a *admission) review(req *admissionv1.AdmissionRequest) *admissionv1.Admis
 	if req.Operation == admissionv1.Delete {
 		return allowed
 	}
+	began := time.Now()
 	rv := a.current()
 	if rv == nil {
 		return allowed // no table yet: nothing to compile against
@@ -213,6 +216,7 @@ func (a *admission) review(req *admissionv1.AdmissionRequest) *admissionv1.Admis
 	var warnings []compile.Warning
 	var refusal string
 	var annotations map[string]string
+	tested, testedIn := 0, time.Duration(0) // an Ingress's, for the metrics
 	switch gk := (metav1.GroupKind{Group: req.Kind.Group, Kind: req.Kind.Kind}); gk {
 	case metav1.GroupKind{Group: networkingv1.GroupName, Kind: "Ingress"}:
 		var ing networkingv1.Ingress
@@ -228,10 +232,12 @@ func (a *admission) review(req *admissionv1.AdmissionRequest) *admissionv1.Admis
 		if a.namespace != "" && ing.Namespace != a.namespace {
 			return allowed
 		}
+		testBegan := time.Now()
 		res := rv.Review(&ing)
 		if !res.Claimed {
 			return allowed
 		}
+		tested, testedIn = testedWith(a.latest.Load().snap, &ing), time.Since(testBegan)
 		warnings, refusal, annotations = res.Warnings, res.Refusal, ing.Annotations
 		if src := a.latest.Load(); src.waf != nil && ing.DeletionTimestamp == nil {
 			// The WAF is the controller's, not the compile's: nginx -t
@@ -275,8 +281,25 @@ func (a *admission) review(req *admissionv1.AdmissionRequest) *admissionv1.Admis
 	if refusal != "" {
 		resp.Allowed = false
 		resp.Result = &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusBadRequest, Reason: metav1.StatusReasonBadRequest, Message: refusal}
+	} else if tested > 0 {
+		// ingress-nginx sets its admission gauges only for an Ingress it
+		// admits.
+		a.metrics.admitted(tested, testedIn, time.Since(began))
 	}
 	return resp
+}
+
+// testedWith is the number of Ingresses ing is compiled with, itself
+// included: the snapshot's, its old version replaced.
+func testedWith(snap compile.Snapshot, ing *networkingv1.Ingress) int {
+	n := len(snap.Ingresses) + 1
+	for _, old := range snap.Ingresses {
+		if old.Namespace == ing.Namespace && old.Name == ing.Name {
+			n--
+			break
+		}
+	}
+	return n
 }
 
 // reviewRoute reviews a Gateway API route (SPEC §21): translated with the

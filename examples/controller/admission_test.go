@@ -310,3 +310,38 @@ func TestAdmissionAnswersInTheReviewsVersion(t *testing.T) {
 		require.False(t, out.Response.Allowed, "the host/path of prod/owner")
 	}
 }
+
+// TestAdmissionMetrics: ingress-nginx's admission gauges, set by each
+// Ingress admitted: the Ingresses tested together, the test's and the
+// whole review's seconds.
+func TestAdmissionMetrics(t *testing.T) {
+	m := newMetrics(metricsConfig(func(c *config) { c.webhookAddr = "127.0.0.1:0" }))
+	a := testAdmission(t, "")
+	a.metrics = m
+	names := []string{"nginx_ingress_controller_admission_tested_ingresses", "nginx_ingress_controller_admission_tested_duration",
+		"nginx_ingress_controller_admission_roundtrip_duration"}
+	for _, name := range names {
+		v, n := scrapeMetrics(t, m).sum(name, map[string]string{"controller_class": compile.DefaultControllerName, "controller_pod": "ramjet-0"})
+		require.Equal(t, 1, n, name)
+		require.Zero(t, v, name)
+	}
+
+	require.True(t, ingressReview(t, a, admissionv1.Create, admissionIngress("good", "shop.example.com", "/cart")).Allowed)
+	s := scrapeMetrics(t, m)
+	tested, _ := s.sum(names[0], nil)
+	require.Equal(t, 2.0, tested, "the owner and the new Ingress")
+	testedTime, _ := s.sum(names[1], nil)
+	roundtrip, _ := s.sum(names[2], nil)
+	require.Positive(t, testedTime)
+	require.GreaterOrEqual(t, roundtrip, testedTime)
+	require.Less(t, roundtrip, 10.0, "seconds")
+
+	// An update replaces its old version; a refusal leaves the gauges
+	// as the last admitted review set them, as ingress-nginx's.
+	require.True(t, ingressReview(t, a, admissionv1.Update, admissionIngress("owner", "shop.example.com", "/api")).Allowed)
+	tested, _ = scrapeMetrics(t, m).sum(names[0], nil)
+	require.Equal(t, 1.0, tested)
+	require.False(t, ingressReview(t, a, admissionv1.Create, admissionIngress("dup", "shop.example.com", "/api")).Allowed)
+	tested, _ = scrapeMetrics(t, m).sum(names[0], nil)
+	require.Equal(t, 1.0, tested)
+}

@@ -256,6 +256,7 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 		func(ctx context.Context) { c.gw.grpc.runLate(ctx, c) }, func(ctx context.Context) { c.gw.tls.runLate(ctx, c) }}
 	if cfg.webhookAddr != "" {
 		c.admission = newAdmission(cfg, log)
+		c.admission.metrics = c.metrics
 		workers = append(workers, c.admission.run)
 	}
 

@@ -72,6 +72,10 @@ type metrics struct {
 	// hash is config_hash's value while loads succeed.
 	hash float64
 
+	// ingress-nginx's admission gauges, set by each Ingress the webhook
+	// admits; nil without the webhook.
+	admissionTested, admissionTestedTime, admissionRoundtrip prometheus.Gauge
+
 	rebuilds, publishes prometheus.Counter
 	warnings            *prometheus.GaugeVec
 	tableSize           *prometheus.GaugeVec
@@ -198,8 +202,29 @@ func newMetrics(cfg config, extra ...prometheus.Collector) *metrics {
 		},
 	}, func() float64 { return 1 }))
 	m.registry.MustRegister(m.tables.collectors()...)
+	if cfg.webhookAddr != "" {
+		// As ingress-nginx's (collectors/admission.go): gauges, the last
+		// admitted review's. Its render and config size series measure
+		// nginx.conf, which ramjet has not.
+		m.admissionTested = gauge("admission_tested_ingresses", "The length of ingresses processed by the admission controller")
+		m.admissionTestedTime = gauge("admission_tested_duration", "The processing duration of the admission controller tests (float seconds)")
+		m.admissionRoundtrip = gauge("admission_roundtrip_duration", "The complete duration of the admission controller at the time to process a new event (float seconds)")
+		m.registry.MustRegister(m.admissionTested, m.admissionTestedTime, m.admissionRoundtrip)
+	}
 	m.registry.MustRegister(extra...)
 	return m
+}
+
+// admitted records an Ingress the webhook admitted: tested Ingresses
+// compiled together, testing them took tested, the whole review
+// roundtrip.
+func (m *metrics) admitted(ingresses int, tested, roundtrip time.Duration) {
+	if m == nil || m.admissionTested == nil {
+		return
+	}
+	m.admissionTested.Set(float64(ingresses))
+	m.admissionTestedTime.Set(tested.Seconds())
+	m.admissionRoundtrip.Set(roundtrip.Seconds())
 }
 
 // buildIdentity is build_info's release, build and repository: as

@@ -76,7 +76,7 @@ func (x *exchange) passOn(req *http.Request, p *match.Proxying, cond match.NextU
 		return false
 	}
 	if p == nil || p.NextUpstream == 0 {
-		return cond&(match.RetryError|match.RetryTimeout) != 0 && idempotent(req.Method) && x.passTo(cond)
+		return cond&(match.RetryError|match.RetryTimeout) != 0 && idempotent(req.Method) && x.passTo(cond, sent)
 	}
 	n := p.NextUpstream
 	switch {
@@ -94,12 +94,13 @@ func (x *exchange) passOn(req *http.Request, p *match.Proxying, cond match.NextU
 	case p.NextUpstreamTimeout > 0 && time.Since(began) >= p.NextUpstreamTimeout:
 		return false
 	}
-	return x.passTo(cond)
+	return x.passTo(cond, sent)
 }
 
 // passTo moves the request to another endpoint after a try failed with
 // cond, and notes that try for the record; false when none is left.
-func (x *exchange) passTo(cond match.NextUpstream) bool {
+// connected says whether the try opened its connection.
+func (x *exchange) passTo(cond match.NextUpstream, connected bool) bool {
 	from := x.endpoint.Addr
 	if !x.pick() {
 		return false
@@ -108,9 +109,33 @@ func (x *exchange) passTo(cond match.NextUpstream) bool {
 		if x.passed == nil {
 			x.passed = new([]Try)
 		}
-		*x.passed = append(*x.passed, Try{Endpoint: from, Status: condStatus(cond), Ended: time.Since(x.upstreamStart)})
+		t := Try{Endpoint: from, Status: condStatus(cond), Ended: time.Since(x.upstreamStart), Connect: -1}
+		began := passedEnd(*x.passed)
+		if connected {
+			t.Connect = x.connectTime
+		}
+		switch {
+		case x.headerAfter > 0:
+			t.Header = max(x.headerAfter-began, 1)
+		case cond&^(match.RetryError|match.RetryTimeout|match.RetryInvalidHeader) != 0:
+			// A status passed on came with its head; the net/http way out
+			// notes heads only for the answer it returns.
+			t.Header = max(t.Ended-began, 1)
+		}
+		*x.passed = append(*x.passed, t)
+		// The next try's own, as nginx times each try.
+		x.connectTime, x.headerAfter = 0, 0
 	}
 	return true
+}
+
+// passedEnd is when the last of the tries passed on ended, from the first
+// try's send: when the next one began.
+func passedEnd(passed []Try) time.Duration {
+	if n := len(passed); n > 0 {
+		return passed[n-1].Ended
+	}
+	return 0
 }
 
 // condStatus is the status nginx's $upstream_status gives a try that

@@ -38,8 +38,10 @@ func TestRecordErrorPage(t *testing.T) {
 			rs.mu.Unlock()
 			assert.Equal(t, webAddr, rec.Endpoint, "the intercepted exchange's endpoint")
 			require.NotNil(t, rec.ErrorPage)
-			assert.Equal(t, ErrorPage{Intercepted: 404, Endpoint: errAddr, Status: 200, Time: rec.ErrorPage.Time, Bytes: int64(len(page))}, *rec.ErrorPage)
+			assert.Equal(t, ErrorPage{Intercepted: 404, Endpoint: errAddr, Status: 200, Time: rec.ErrorPage.Time, Header: rec.ErrorPage.Header, Bytes: int64(len(page))}, *rec.ErrorPage)
 			assert.Positive(t, rec.ErrorPage.Time)
+			assert.Positive(t, rec.ErrorPage.Header, "the page's head came")
+			assert.LessOrEqual(t, rec.ErrorPage.Header, rec.ErrorPage.Time)
 			assert.LessOrEqual(t, rec.ErrorPage.Time, rec.UpstreamTime)
 			assert.Zero(t, rec.UpstreamBytes, "the intercepted body is dropped unread")
 

@@ -256,6 +256,9 @@ func (r *Router) serveErrorPage(s *requestState, x *exchange, rw *responseWriter
 		a = ansErrorPageFailed
 	default:
 		defer res.Body.Close()
+		if rw.page != nil {
+			rw.page.Header = max(time.Since(start), 1)
+		}
 		hs := x.headers()
 		for k, vs := range res.Header {
 			if !skipResponseHeader(k) && !hs.hidden(k) {

@@ -277,3 +277,54 @@ func TestRecordNamesEveryTry(t *testing.T) {
 	body(t, res)
 	assert.Empty(t, rs.raw[len(rs.raw)-1].PassedOn, "one try, nothing passed on")
 }
+
+// TestRecordTimesEachTry: each try passed on keeps its own connect and
+// response head times, as nginx's $upstream_connect_time and
+// $upstream_header_time list them: none for a try that could not connect
+// (nginx's "-"), a head time from the try's start for one whose 503 was
+// passed on; a last try that got no head records none, whatever an
+// earlier try got. On the pool and on the net/http way out alike.
+func TestRecordTimesEachTry(t *testing.T) {
+	for _, via := range []string{"pool", "transport"} {
+		t.Run(via, func(t *testing.T) {
+			o := Options{}
+			if via == "transport" {
+				o.Transport = &http.Transport{}
+			}
+			unavailable, _ := statusBackend(t, http.StatusServiceUnavailable)
+			live, _ := statusBackend(t, http.StatusOK)
+			dead := deadAddr(t)
+			rs := newRecords()
+			o.Observer = rs.observe
+			r := newTestRouter(o)
+			t.Cleanup(r.CloseIdleConnections)
+			proxying := &match.Policy{Proxy: &match.Proxying{NextUpstream: match.RetryError | match.Retry503, MaxTempFileSize: -1}}
+			// Round-robin starts with the first endpoint.
+			rt := route(match.Prefix, "/", httpBackend("prod/web:80", dead, unavailable, live))
+			rt.Policy = proxying
+			r.Publish(table("t", vhost("", nil, rt)))
+			res := serve(r, http.MethodGet, "web", "/", nil)
+			body(t, res)
+			require.Equal(t, http.StatusOK, res.StatusCode)
+			rec := rs.raw[len(rs.raw)-1]
+			require.Len(t, rec.PassedOn, 2)
+			assert.Negative(t, rec.PassedOn[0].Connect, "no connection opened")
+			assert.Zero(t, rec.PassedOn[0].Header, "no response head")
+			assert.GreaterOrEqual(t, rec.PassedOn[1].Connect, time.Duration(0))
+			assert.Positive(t, rec.PassedOn[1].Header, "the 503's head")
+			assert.LessOrEqual(t, rec.PassedOn[1].Header, rec.PassedOn[1].Ended-rec.PassedOn[0].Ended, "from the try's start")
+			assert.Greater(t, rec.UpstreamHeaderTime, rec.PassedOn[1].Ended, "the last try's head came after the 503's try ended")
+
+			rt = route(match.Prefix, "/", httpBackend("prod/web2:80", unavailable, deadAddr(t)))
+			rt.Policy = proxying
+			r.Publish(table("t2", vhost("", nil, rt)))
+			res = serve(r, http.MethodGet, "web", "/", nil)
+			body(t, res)
+			require.Equal(t, http.StatusBadGateway, res.StatusCode)
+			rec = rs.raw[len(rs.raw)-1]
+			require.Len(t, rec.PassedOn, 1)
+			assert.Positive(t, rec.PassedOn[0].Header)
+			assert.Zero(t, rec.UpstreamHeaderTime, "the last try got no head")
+		})
+	}
+}

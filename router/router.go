@@ -394,8 +394,9 @@ type Record struct {
 	// until the answer was written in full (nginx's $request_time).
 	Start    time.Time
 	Duration time.Duration
-	// UpstreamHeaderTime runs from the first try's send until the backend's
-	// response headers arrived ($upstream_header_time); UpstreamTime until
+	// UpstreamHeaderTime runs from the first try's send until the last
+	// try's response headers arrived (less PassedOn's last Ended, the last
+	// try's $upstream_header_time); UpstreamTime until
 	// the backend's response body ended ($upstream_response_time), retries
 	// included. Both 0 when the request was not proxied; UpstreamHeaderTime
 	// stays 0 when no response came.
@@ -403,7 +404,8 @@ type Record struct {
 	// UpstreamConnectTime is the time spent opening connections to the
 	// backend, every try's ($upstream_connect_time summed); 0 when a kept-alive
 	// connection was reused, and on the net/http path (Options.Transport,
-	// gRPC), which does not report it.
+	// gRPC), which does not report it. The last try's is what PassedOn's
+	// Connect times leave of it.
 	UpstreamConnectTime time.Duration
 	// BytesIn counts the request body bytes read from the client; BytesOut
 	// the response body bytes sent to the client, compressed when the
@@ -447,9 +449,10 @@ type ErrorPage struct {
 	Endpoint string
 	Status   int
 	// Time runs from the page's request until its body ended (part of
-	// UpstreamTime); Bytes counts its body.
-	Time  time.Duration
-	Bytes int64
+	// UpstreamTime), Header until its response head came (0: none did);
+	// Bytes counts its body.
+	Time, Header time.Duration
+	Bytes        int64
 }
 
 // Try is a try of a request that failed and passed it on to another
@@ -464,6 +467,12 @@ type Try struct {
 	// Ended is when the try ended, from the first try's send (the start
 	// of UpstreamTime).
 	Ended time.Duration
+	// Connect is how long opening the try's connection took: 0 for a
+	// kept-alive one reused (and on the net/http path), negative when
+	// none opened (nginx's "-"). Header runs from the try's start (the
+	// previous try's Ended) until its response head came; 0 when none
+	// did.
+	Connect, Header time.Duration
 }
 
 // Service names a backend's Kubernetes Service port.

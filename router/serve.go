@@ -473,6 +473,11 @@ func (r *Router) finish(x *exchange, req *http.Request) {
 	if !x.upstreamStart.IsZero() {
 		rec.UpstreamTime = now.Sub(x.upstreamStart)
 		rec.UpstreamConnectTime = x.connectTime
+		if x.passed != nil {
+			for _, t := range *x.passed {
+				rec.UpstreamConnectTime += max(t.Connect, 0)
+			}
+		}
 		rec.UpstreamHeaderTime = x.headerAfter
 		if x.headerAfter > 0 {
 			// A response came: what was relayed is the backend's.
@@ -558,8 +563,9 @@ type exchange struct {
 	requestID string
 	// For the record (zero without an Observer): when the request came,
 	// when the first try was sent, how long after it response headers
-	// arrived (0: none did) and the connections took to open, and the
-	// response body bytes written.
+	// arrived (0: none did) and the connections took to open, in the
+	// current try (passTo keeps the earlier tries'), and the response
+	// body bytes written.
 	start, upstreamStart     time.Time
 	headerAfter, connectTime time.Duration
 	written                  int64

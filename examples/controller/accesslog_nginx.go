@@ -95,7 +95,33 @@ var nginxLogVars = map[string]nginxLogVar{
 		}, nginxSeconds(r.UpstreamTime-passedTime(r)-page)) +
 			errorPageLeg(r, func(p *router.ErrorPage) string { return nginxSeconds(p.Time) })
 	},
-	"upstream_header_time": upstreamSeconds(func(r *router.Record) time.Duration { return r.UpstreamHeaderTime }),
+	// Each try's own, from its start; "-" for a try that got no head.
+	"upstream_header_time": func(r *router.Record) string {
+		if r.Tries == 0 {
+			return ""
+		}
+		last := "-"
+		if r.UpstreamHeaderTime > 0 {
+			last = nginxSeconds(r.UpstreamHeaderTime - passedTime(r))
+		}
+		return upstreamList(r, func(t router.Try) string { return triedSeconds(t.Header, t.Header > 0) }, last) +
+			errorPageLeg(r, func(p *router.ErrorPage) string { return triedSeconds(p.Header, p.Header > 0) })
+	},
+	// Each try's own; "-" for a try that opened no connection, 0.000 for
+	// a kept-alive one reused and for the error page's exchange, whose
+	// net/http way out does not report it.
+	"upstream_connect_time": func(r *router.Record) string {
+		if r.Tries == 0 {
+			return ""
+		}
+		last := r.UpstreamConnectTime
+		for _, t := range r.PassedOn {
+			last -= max(t.Connect, 0)
+		}
+		return upstreamList(r, func(t router.Try) string { return triedSeconds(t.Connect, t.Connect >= 0) },
+			triedSeconds(last, r.Reason != router.ReasonUpstreamUnreachable)) +
+			errorPageLeg(r, func(p *router.ErrorPage) string { return triedSeconds(0, p.Header > 0) })
+	},
 	"upstream_response_length": func(r *router.Record) string {
 		if r.Tries == 0 {
 			return ""
@@ -243,13 +269,12 @@ func passedTime(r *router.Record) time.Duration {
 	return 0
 }
 
-func upstreamSeconds(f func(*router.Record) time.Duration) nginxLogVar {
-	return func(r *router.Record) string {
-		if r.Tries == 0 {
-			return ""
-		}
-		return nginxSeconds(f(r))
+// triedSeconds is a try's time as nginx lists it, "-" when it has none.
+func triedSeconds(d time.Duration, has bool) string {
+	if !has {
+		return "-"
 	}
+	return nginxSeconds(d)
 }
 
 // logPart is a literal (v nil) or a variable of a parsed format;

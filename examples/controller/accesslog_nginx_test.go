@@ -224,3 +224,36 @@ func TestNginxAccessLogSetEmpty(t *testing.T) {
 		`[upstream-default-backend] [] "" "" "" "" "-"`+"\n"+
 		`[-] [-] "-" "-" "-" "-" "-"`+"\n", out.String())
 }
+
+// TestNginxAccessLogTryTimes: $upstream_connect_time and
+// $upstream_header_time list every try as nginx does, each try's own time
+// from its start: "-" for a try that opened no connection or got no
+// response head, 0.000 for a kept-alive connection reused, the error
+// page's exchange after " : ".
+func TestNginxAccessLogTryTimes(t *testing.T) {
+	var out bytes.Buffer
+	log, unknown := newNginxAccessLog(&out, `$upstream_connect_time|$upstream_header_time`, escapeDefault)
+	require.Empty(t, unknown)
+	rec := nginxLogRecord()
+	rec.UpstreamConnectTime = 0 // reused
+	log(rec)
+	rec.Tries = 3
+	rec.PassedOn = []router.Try{
+		{Endpoint: "10.0.1.8:8080", Status: 502, Ended: 3 * time.Millisecond, Connect: -1},
+		{Endpoint: "10.0.1.9:8080", Status: 503, Ended: 100 * time.Millisecond, Connect: 2 * time.Millisecond, Header: 90 * time.Millisecond},
+	}
+	rec.UpstreamConnectTime = 6 * time.Millisecond // 2 ms, then 4 ms for the last
+	log(rec)
+	rec.Status, rec.Reason, rec.UpstreamHeaderTime = 502, router.ReasonUpstreamUnreachable, 0
+	log(rec)
+	rec.Status, rec.Reason, rec.UpstreamHeaderTime = 404, "", 1100*time.Millisecond
+	rec.ErrorPage = &router.ErrorPage{Intercepted: 503, Endpoint: "10.0.9.9:8080", Status: 404, Time: 200 * time.Millisecond, Bytes: 9, Header: 150 * time.Millisecond}
+	log(rec)
+	rec.ErrorPage.Status, rec.ErrorPage.Header = 502, 0
+	log(rec)
+	assert.Equal(t, "0.000|1.100\n"+
+		"-, 0.002, 0.004|-, 0.090, 1.000\n"+
+		"-, 0.002, -|-, 0.090, -\n"+
+		"-, 0.002, 0.004 : 0.000|-, 0.090, 1.000 : 0.150\n"+
+		"-, 0.002, 0.004 : -|-, 0.090, 1.000 : -\n", out.String())
+}

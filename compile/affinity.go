@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -287,6 +288,7 @@ func (b *builder) decideAffinity() {
 			}
 		}
 	}
+	b.warnPatternCookiePath()
 	for _, bi := range b.backendList {
 		t := bi.b.Traffic
 		if t == nil || t.Canary == nil {
@@ -302,6 +304,51 @@ func (b *builder) decideAffinity() {
 		}
 	}
 	b.warnCanaryAffinity()
+}
+
+// warnPatternCookiePath warns, once per Ingress, about an affinity cookie
+// set on a route whose path is a pattern and with no session-cookie-path:
+// ingress-nginx writes the pattern as the cookie's Path, which a browser
+// never sends back, and logs that session-cookie-path should be set
+// (internal/ingress/controller/controller.go:883-887); ramjet sets the
+// cookie for "/" (match.CookiePath).
+func (b *builder) warnPatternCookiePath() {
+	var warned map[string]bool
+	for _, v := range b.vhostOrder {
+		for _, r := range v.vh.Routes {
+			if r.Type != match.Regex || r.NoAffinityCookie || r.Source.Kind != "" || r.Backend == nil || r.Backend.Traffic == nil {
+				continue
+			}
+			a := r.Backend.Traffic.Affinity
+			if a == nil || a.Path != "" {
+				continue
+			}
+			if _, pattern := match.CookiePath(r); !pattern || warned[r.Source.Ingress()] {
+				continue
+			}
+			ing := b.ingressNamed(r.Source.Namespace, r.Source.Name)
+			if ing == nil || ing.ann.trafficR().affinity.key == "" {
+				continue
+			}
+			if warned == nil {
+				warned = map[string]bool{}
+			}
+			warned[r.Source.Ingress()] = true
+			key := ing.ann.trafficR().affinity.key
+			b.warn(AnnotationSubstituted, ing.ref(), annotationField(key),
+				fmt.Sprintf("%s: path %q is a regular expression, which means nothing as a cookie path; the session cookie is set for \"/\" (ingress-nginx writes the pattern, which browsers do not send back); set session-cookie-path", key, cmp.Or(r.OrderPath, r.Path)))
+		}
+	}
+}
+
+// ingressNamed is the claimed Ingress namespace/name, nil if none.
+func (b *builder) ingressNamed(ns, name string) *ingress {
+	for _, ing := range b.ingresses {
+		if ing.obj.Namespace == ns && ing.obj.Name == name {
+			return ing
+		}
+	}
+	return nil
 }
 
 // warnCanaryAffinity warns about a canary Ingress's affinity annotations

@@ -86,6 +86,32 @@ type SessionAffinity struct {
 	ChangeOnFailure bool
 }
 
+// CookiePath is where a session cookie set on a request rt matched
+// applies when session-cookie-path is not set: the route's path as
+// declared, as ingress-nginx writes the location's ($location_path). A
+// path matched as a regex (ImplementationSpecific, a host in regex mode)
+// is that path when it is a plain one; a pattern with regex syntax means
+// nothing as a cookie path (pattern is true), nor does a fallback (rt nil)
+// have one: "/" then.
+func CookiePath(rt *Route) (path string, pattern bool) {
+	switch {
+	case rt == nil:
+		return "/", false
+	case rt.Type == Regex:
+		p := rt.Path
+		if strings.HasPrefix(rt.OrderPath, "/") {
+			p = rt.OrderPath // the declared path of a regex-mode pattern
+		}
+		if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, `\^$*+?()[]{}|`) {
+			return "/", true
+		}
+		return p, false
+	case rt.Type == Prefix && rt.Path == "":
+		return "/", false
+	}
+	return rt.Path, false
+}
+
 // CanaryTotal is the denominator of a canary weight: total, or 100 when
 // total is below 100, as ingress-nginx reads canary-weight-total.
 func CanaryTotal(total int) int { return max(total, 100) }

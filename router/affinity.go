@@ -59,28 +59,10 @@ func (st *serving) readSession(ch *choice, a *match.SessionAffinity, rt *match.R
 }
 
 // routeCookiePath is where a session cookie applies when
-// session-cookie-path is not set: the matched route's path, as
-// ingress-nginx uses the location's path as declared. A path matched as
-// a regex (ImplementationSpecific, a host in regex mode) is that path
-// when it is a plain one, as ingress-nginx writes it; a pattern means
-// nothing as a cookie path: "/" then.
+// session-cookie-path is not set (match.CookiePath).
 func routeCookiePath(rt *match.Route) string {
-	switch {
-	case rt == nil:
-		return "/"
-	case rt.Type == match.Regex:
-		p := rt.Path
-		if strings.HasPrefix(rt.OrderPath, "/") {
-			p = rt.OrderPath // the declared path of a regex-mode pattern
-		}
-		if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, `\^$*+?()[]{}|`) {
-			return "/"
-		}
-		return p
-	case rt.Type == match.Prefix && rt.Path == "":
-		return "/"
-	}
-	return rt.Path
+	p, _ := match.CookiePath(rt)
+	return p
 }
 
 // pickEndpoint picks for the exchange, never one of tried: by its session

@@ -2992,7 +2992,8 @@
 //     Gateway of ours, an entry of status.parents with Accepted (False:
 //     NoMatchingParent, NotAllowedByListeners, NoMatchingListenerHostname,
 //     UnsupportedValue for a value outside the API's enums: a match,
-//     filter or path modifier type, a redirect scheme or status code;
+//     filter or path modifier type, a redirect scheme or status code; and
+//     for ReplacePrefixMatch beside a match that is not PathPrefix;
 //     True lists what is not served) and ResolvedRefs (False:
 //     BackendNotFound, RefNotPermitted, InvalidKind; the first decides the
 //     reason, the message lists all). Other controllers' entries stay. A

@@ -267,11 +267,14 @@ func (t *translator) decideStatus(warnings []compile.Warning) *Status {
 // httpValueProblem lists r's values outside the API's enums as
 // UnsupportedValue, which the HTTPRoute API asks of each: a path, header
 // or query parameter match type, a filter or path modifier type, a
-// redirect scheme or status code. nil when there is none. Such a value is
+// redirect scheme or status code; and ReplacePrefixMatch beside a match
+// that is not PathPrefix, which the API does not accept either. nil when
+// there is none. Such a value is
 // not served (its match is left out, its rule answers 500), but known
 // values ramjet does not serve keep the route Accepted, listing them.
 func httpValueProblem(r *gwv1.HTTPRoute) *status.Problem {
 	var msgs []string
+	prefixField := "" // a ReplacePrefixMatch of the rule's filters
 	bad := func(field, what, v string) {
 		msgs = append(msgs, field+": "+what+" "+strconv.Quote(v)+" is not one the API defines")
 	}
@@ -296,12 +299,26 @@ func httpValueProblem(r *gwv1.HTTPRoute) *status.Problem {
 			if p != nil && p.Type != gwv1.FullPathHTTPPathModifier && p.Type != gwv1.PrefixMatchHTTPPathModifier {
 				bad(pf, "path modifier type", string(p.Type))
 			}
+			if p != nil && p.Type == gwv1.PrefixMatchHTTPPathModifier {
+				prefixField = pf
+			}
 		default:
 			bad(field+".type", "filter type", string(f.Type))
 		}
 	}
 	for i, rule := range r.Spec.Rules {
 		rf := "spec.rules[" + strconv.Itoa(i) + "]"
+		prefixField = ""
+		for j, f := range rule.Filters {
+			filter(rf+".filters["+strconv.Itoa(j)+"]", f)
+		}
+		for j, m := range rule.Matches {
+			// ReplacePrefixMatch replaces what a PathPrefix match matched:
+			// beside another match type the API does not accept the route.
+			if mp := m.Path; prefixField != "" && mp != nil && deref(mp.Type, gwv1.PathMatchPathPrefix) != gwv1.PathMatchPathPrefix {
+				msgs = append(msgs, prefixField+": ReplacePrefixMatch needs PathPrefix matches; "+rf+".matches["+strconv.Itoa(j)+"] is "+string(*mp.Type))
+			}
+		}
 		for j, m := range rule.Matches {
 			mf := rf + ".matches[" + strconv.Itoa(j) + "]"
 			if p := m.Path; p != nil && p.Type != nil && !slices.Contains([]gwv1.PathMatchType{gwv1.PathMatchExact, gwv1.PathMatchPathPrefix, gwv1.PathMatchRegularExpression}, *p.Type) {
@@ -317,9 +334,6 @@ func httpValueProblem(r *gwv1.HTTPRoute) *status.Problem {
 					bad(mf+".queryParams["+strconv.Itoa(k)+"].type", "query parameter match type", string(*q.Type))
 				}
 			}
-		}
-		for j, f := range rule.Filters {
-			filter(rf+".filters["+strconv.Itoa(j)+"]", f)
 		}
 		for j, b := range rule.BackendRefs {
 			for k, f := range b.Filters {

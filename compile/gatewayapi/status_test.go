@@ -528,8 +528,9 @@ func TestUnservedGatewayFieldsWarn(t *testing.T) {
 
 // TestHTTPRouteUnsupportedValue: a value outside the API's enum (a path,
 // header or query parameter match type, a filter or path modifier type,
-// a redirect scheme or status code) makes the HTTPRoute Accepted False
-// with reason UnsupportedValue, as the HTTPRoute API asks of each; a known
+// a redirect scheme or status code), and ReplacePrefixMatch in a rule with
+// a match that is not PathPrefix, make the HTTPRoute Accepted False with
+// reason UnsupportedValue, as the HTTPRoute API asks of each; a known
 // value ramjet does not serve (ExtensionRef) keeps it Accepted, listing it.
 func TestHTTPRouteUnsupportedValue(t *testing.T) {
 	parent := []gwv1.ParentReference{{Name: "gw"}}
@@ -555,6 +556,10 @@ func TestHTTPRouteUnsupportedValue(t *testing.T) {
 			URLRewrite: &gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: modifier}}})),
 		httpRoute("app", "scheme", parent, nil, redirect(gwv1.HTTPRequestRedirectFilter{Scheme: new("ftp")})),
 		httpRoute("app", "status-code", parent, nil, redirect(gwv1.HTTPRequestRedirectFilter{StatusCode: new(305)})),
+		// ReplacePrefixMatch beside a match that is not PathPrefix.
+		httpRoute("app", "prefix-on-exact", parent, nil, rule([]gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Type: new(gwv1.PathMatchExact), Value: new("/a")}}},
+			gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwv1.HTTPURLRewriteFilter{
+				Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: new("/b")}}})),
 		httpRoute("app", "extension-ref", parent, nil, rule(nil, gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterExtensionRef,
 			ExtensionRef: &gwv1.LocalObjectReference{Group: "example.com", Kind: "Auth", Name: "a"}})),
 	}

@@ -39,7 +39,8 @@ const (
 	// keepaliveRequests is ingress-nginx's keep-alive-requests default
 	// (nginx's keepalive_requests): the requests an HTTP/1 connection
 	// serves before it closes, the streams an HTTP/2 one serves before
-	// GOAWAY (router/h2; net/http's HTTP/2 server has no such bound).
+	// GOAWAY (router/h1 and router/h2 count them, net/http's servers
+	// through countRequests).
 	keepaliveRequests = 1000
 	// The values of -http1-server.
 	http1Ramjet  = "ramjet"

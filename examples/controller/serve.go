@@ -169,6 +169,7 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 	serveTraffic := func(srv *http.Server, ln net.Listener) func() error {
 		l.servers = append(l.servers, srv)
 		if !ownLoop {
+			countRequests(srv, conns.KeepAliveRequests)
 			return func() error { return srv.Serve(ln) }
 		}
 		loop := &h1.Server{
@@ -200,6 +201,9 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 				// Requests it refuses are logged as nginx logs them.
 				Refused: rt.Refused,
 			}
+		} else {
+			// srv serves the HTTP/2 the loop hands over.
+			countRequests(srv, conns.KeepAliveRequests)
 		}
 		loop.SetKeepAlivesEnabled(conns.KeepAlive > 0)
 		l.loops = append(l.loops, loop)
@@ -367,6 +371,69 @@ func (l *listening) run(stop context.Context, ctx context.Context, cancel contex
 	}()
 	return l.inst
 }
+
+// countRequests gives srv, a net/http server, nginx's keepalive_requests
+// (keep-alive-requests), which it lacks and router/h1 and router/h2 have
+// (MaxRequests): from a connection's nth request on, the response says
+// Connection: close, which net/http's HTTP/1 server takes as the
+// connection's last and its HTTP/2 server as the cue for GOAWAY, so that
+// long-lived clients reconnect and spread over the replicas. Set after
+// srv's Handler and ConnContext; n <= 0: no limit.
+func countRequests(srv *http.Server, n int) {
+	if n <= 0 {
+		return
+	}
+	type countKey struct{}
+	connContext := srv.ConnContext
+	srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+		ctx = context.WithValue(ctx, countKey{}, new(atomic.Int64))
+		if connContext != nil {
+			ctx = connContext(ctx, c)
+		}
+		return ctx
+	}
+	h := srv.Handler
+	srv.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if count, _ := req.Context().Value(countKey{}).(*atomic.Int64); count != nil && count.Add(1) >= int64(n) {
+			w = &lastResponse{ResponseWriter: w}
+		}
+		h.ServeHTTP(w, req)
+	})
+}
+
+// lastResponse says Connection: close on the final response (not on a
+// 1xx: HTTP/2 forbids the field, and net/http's HTTP/2 server looks for it
+// on the final one only), however the handler begins it.
+type lastResponse struct {
+	http.ResponseWriter
+	said bool
+}
+
+func (w *lastResponse) say(code int) {
+	if !w.said && code >= 200 {
+		w.said = true
+		w.ResponseWriter.Header().Set("Connection", "close")
+	}
+}
+
+func (w *lastResponse) WriteHeader(code int) {
+	w.say(code)
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *lastResponse) Write(b []byte) (int, error) {
+	w.say(http.StatusOK)
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush, which http.ResponseController takes before Unwrap: a response
+// begun by a flush is the final one too.
+func (w *lastResponse) Flush() {
+	w.say(http.StatusOK)
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+func (w *lastResponse) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // debugMux serves the introspection endpoints. ready reports whether a
 // first table has been published, draining whether a stop signal came;

@@ -39,9 +39,12 @@
 // a :method nginx's parser does not read (h1.NginxMethod), two Host
 // fields (a second :authority, a Host disagreeing with it), another field
 // nginx takes once sent twice (h1.UniqueField: two Content-Lengths, equal
-// ones too) and a Content-Length that is no number, or that promises a
-// body to a request its head ends, answer 400 without the handler, as
-// nginx answers them (Server.Refused);
+// ones too), a Content-Length that is no number, or that promises a
+// body to a request its head ends, a :path that is no absolute path ("*"
+// included), a :scheme nginx does not read, and a field name or value
+// router/h1 refuses (a name in upper case aside: reset, as h2spec
+// requires) answer 400 without the handler, as nginx answers them
+// (Server.Refused);
 // a write to the client that makes no progress for WriteTimeout (60 s,
 // nginx's send_timeout), a flow-control window kept shut included, ends
 // the connection (the stream's), where net/http waits for the peer.
@@ -93,7 +96,8 @@ type Server struct {
 	// without Handler because nginx refuses it once its head is read
 	// (400: a :method nginx's parser does not read, two Host fields or
 	// :authority disagreeing with Host, a field nginx takes once sent
-	// twice, a bad Content-Length), so
+	// twice, a bad Content-Length, :path or :scheme, a field name or
+	// value router/h1 refuses), so
 	// that an embedder logs it as nginx does, as router/h1's
 	// Server.Refused. It runs on the stream's goroutine once the answer
 	// was written.

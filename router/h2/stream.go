@@ -252,8 +252,12 @@ func (h *headerParser) field(f field) error {
 		return nil // decoding goes on, for HPACK's state
 	}
 	if !validValue(f.value) {
-		h.bad = true
-		return nil
+		// nginx answers CR, LF and NUL 400, and router/h1 every control
+		// byte but HTAB. A pseudo-header's is kept for the log.
+		h.refuse("invalid header value")
+		if f.name == "" || f.name[0] != ':' {
+			return nil
+		}
 	}
 	if len(f.name) > 0 && f.name[0] == ':' {
 		switch f.name {
@@ -277,7 +281,15 @@ func (h *headerParser) field(f field) error {
 	}
 	h.regular = true
 	if !validName(f.name) {
-		h.bad = true
+		if f.name == "" || hasUpper(f.name) {
+			// Reset, as h2spec requires of a name in upper case.
+			h.bad = true
+		} else {
+			// nginx answers a space, a colon or a control byte 400 (and
+			// drops a field with another byte no token has), router/h1
+			// any of them.
+			h.refuse("invalid header name")
+		}
 		return nil
 	}
 	switch f.name {
@@ -355,10 +367,33 @@ func (h *headerParser) valid() bool {
 	if h.method == http.MethodConnect {
 		return h.seen&(seenScheme|seenPath) == 0 && h.authority != ""
 	}
-	// The path is absolute, or "*" for OPTIONS (RFC 9113 §8.3.1): an
-	// absolute URI, which net/http's parser would take, is not a path.
-	pathOK := h.path != "" && (h.path[0] == '/' || h.path == "*" && h.method == http.MethodOptions)
-	return h.seen&seenScheme != 0 && h.seen&seenPath != 0 && pathOK && h.scheme != ""
+	// Missing or empty, they are reset, as h2spec requires.
+	if h.seen&seenScheme == 0 || h.seen&seenPath == 0 || h.path == "" || h.scheme == "" {
+		return false
+	}
+	// The path is absolute (RFC 9113 §8.3.1): nginx answers any other
+	// 400, "*" included, as router/h1 does; an absolute URI, which
+	// net/http's parser would take, is not a path.
+	if h.path[0] != '/' {
+		h.refuse("invalid request target")
+	}
+	if !validScheme(h.scheme) {
+		h.refuse("invalid :scheme header")
+	}
+	return true
+}
+
+// validScheme: a scheme as nginx reads one (ngx_http_v2_parse_scheme), a
+// letter then letters, digits, '+', '-' and '.'.
+func validScheme(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c|0x20 >= 'a' && c|0x20 <= 'z' || i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.') {
+			continue
+		}
+		return false
+	}
+	return true
 }
 
 // add appends a header value, its slice carved from one backing array,
@@ -403,7 +438,10 @@ func (st *stream) build(endStream bool) error {
 		req.RequestURI = h.authority
 	} else {
 		if err := parsePath(&st.url, h.path); err != nil {
-			return err
+			// A path net/http's parser refuses (a malformed escape): nginx
+			// answers it 400, as router/h1 does.
+			h.refuse("invalid request target")
+			st.url = url.URL{}
 		}
 		req.RequestURI = h.path
 	}
@@ -476,6 +514,15 @@ func validName(s string) bool {
 		}
 	}
 	return true
+}
+
+func hasUpper(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			return true
+		}
+	}
+	return false
 }
 
 // validValue: no NUL, CR, LF or other control bytes but HTAB (RFC 9113

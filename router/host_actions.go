@@ -1,7 +1,6 @@
 package router
 
 import (
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -93,9 +92,9 @@ func redirectAnswer(code int, reason, loc string) answer {
 	return answer{code, reason, strconv.Itoa(code) + " " + http.StatusText(code) + ": " + loc + "\n"}
 }
 
-// redirectPort is nginx's $server_port: the port the request arrived on
-// (80 or 443 when unknown), or X-Forwarded-Port where forwarded headers
-// are trusted.
+// redirectPort is nginx's $server_port: the port of the socket the request
+// arrived on (80 or 443 when unknown), or X-Forwarded-Port where forwarded
+// headers are trusted.
 func (r *Router) redirectPort(req *http.Request, scheme string) string {
 	if r.live.Load().trustForwardedProto {
 		if v := req.Header["X-Forwarded-Port"]; len(v) > 0 {
@@ -104,10 +103,8 @@ func (r *Router) redirectPort(req *http.Request, scheme string) string {
 			}
 		}
 	}
-	if a, ok := req.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
-		if _, p, err := net.SplitHostPort(a.String()); err == nil && p != "0" {
-			return p
-		}
+	if p := ServerPort(req); p != 0 {
+		return strconv.Itoa(p)
 	}
 	if scheme == "https" {
 		return "443"

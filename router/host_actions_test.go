@@ -1,7 +1,10 @@
 package router
 
 import (
+	"context"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -71,4 +74,19 @@ func TestRedirectPortForwarded(t *testing.T) {
 	require.Equal(t, "https://shop.example.com:8443/x", res.Header.Get("Location"))
 	res = serve(r, http.MethodGet, "www.shop.example.com", "/x", http.Header{"X-Forwarded-Port": {"84x"}})
 	require.Equal(t, "http://shop.example.com:80/x", res.Header.Get("Location"), "a malformed port is ignored")
+}
+
+// Behind a PROXY protocol header a connection's LocalAddr is the header's
+// destination; the www redirect's port is nginx's $server_port, the
+// socket's (SocketPort).
+func TestRedirectPortSocketPort(t *testing.T) {
+	r := newTestRouter(Options{})
+	r.Publish(redirectActionTable("10.0.0.1:80"))
+	req := httptest.NewRequest(http.MethodGet, "/x", nil)
+	req.Host = "www.shop.example.com"
+	ctx := context.WithValue(req.Context(), http.LocalAddrContextKey, &net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 8443})
+	rec := httptest.NewRecorder()
+	r.ServeHTTP(rec, req.WithContext(SocketPort(ctx, 8080)))
+	require.Equal(t, 308, rec.Code)
+	require.Equal(t, "http://shop.example.com:8080/x", rec.Header().Get("Location"))
 }

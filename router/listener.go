@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"strconv"
 	"sync/atomic"
 
 	"ramjet.dev/ramjet/match"
@@ -19,13 +20,8 @@ func (r *Router) listenerOf(req *http.Request) match.Listener {
 	if l.TLS {
 		port = 443
 	}
-	if a, ok := req.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr); ok && a.Port != 0 {
-		port = a.Port
-	}
-	if socketPortsMarked.Load() {
-		if p, ok := req.Context().Value(socketPortKey{}).(int); ok && p != 0 {
-			port = p
-		}
+	if p := ServerPort(req); p != 0 {
+		port = p
 	}
 	if p, ok := (*r.gatewayPorts.Load())[port]; ok {
 		l.Port = p
@@ -57,4 +53,25 @@ var socketPortsMarked atomic.Bool
 func SocketPort(ctx context.Context, port int) context.Context {
 	socketPortsMarked.Store(true)
 	return context.WithValue(ctx, socketPortKey{}, port)
+}
+
+// ServerPort is nginx's $server_port for req: the port of the socket it
+// arrived on, SocketPort's mark where there is one, else its LocalAddr's;
+// 0 when unknown.
+func ServerPort(req *http.Request) int {
+	if socketPortsMarked.Load() {
+		if p, ok := req.Context().Value(socketPortKey{}).(int); ok && p != 0 {
+			return p
+		}
+	}
+	switch a := req.Context().Value(http.LocalAddrContextKey).(type) {
+	case *net.TCPAddr:
+		return a.Port
+	case net.Addr:
+		if _, p, err := net.SplitHostPort(a.String()); err == nil {
+			n, _ := strconv.Atoi(p)
+			return n
+		}
+	}
+	return 0
 }

@@ -429,8 +429,10 @@ func (r *Router) endSpan(s *requestState) {
 	a[n] = SpanAttribute{Key: "http.status_code", Int: int64(tw.status), IsInt: true}
 	a[n+1] = SpanAttribute{Key: "http.scheme", Value: s.d.proto}
 	n += 2
-	if la, ok := req.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr); ok {
-		a[n] = SpanAttribute{Key: "net.host.port", Int: int64(la.Port), IsInt: true}
+	if p := ServerPort(req); p != 0 {
+		// The socket's port, as nginx's $server_port, even behind PROXY
+		// protocol.
+		a[n] = SpanAttribute{Key: "net.host.port", Int: int64(p), IsInt: true}
 		n++
 	}
 	ip, port, ok := ipv4Peer(req.RemoteAddr)

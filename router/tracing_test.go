@@ -176,6 +176,17 @@ func TestTracingSpan(t *testing.T) {
 	assert.Equal(t, "/api", tt.last(t).end.Name)
 }
 
+// Behind a PROXY protocol header net.host.port is the socket's port, as
+// nginx's $server_port, not the header's destination port.
+func TestTracingServerPortSocketPort(t *testing.T) {
+	r, tt := tracingRouter(t, &match.Tracing{}, Options{})
+	req := httptest.NewRequest(http.MethodGet, "/api/x", nil)
+	req.Host = "shop.example.com"
+	ctx := context.WithValue(req.Context(), http.LocalAddrContextKey, &net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 8443})
+	r.ServeHTTP(httptest.NewRecorder(), req.WithContext(SocketPort(ctx, 80)))
+	assert.Equal(t, int64(80), tt.last(t).attrs()["net.host.port"])
+}
+
 // opentelemetry-trust-incoming-span "false": the client's context is not
 // the parent, and its headers are replaced (tracestate dropped).
 func TestTracingUntrusted(t *testing.T) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -600,6 +601,8 @@ func (ms *modSecurity) inspect(tx types.Transaction, g *txGuard, w http.Response
 	if a, ok := req.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
 		server, sport = splitAddr(a.String())
 	}
+	// nginx's connector passes the socket's port, also behind PROXY protocol.
+	sport = cmp.Or(router.ServerPort(req), sport)
 	tx.ProcessConnection(client, cport, server, sport)
 	tx.ProcessURI(req.RequestURI, req.Method, req.Proto)
 	for k, vs := range req.Header {

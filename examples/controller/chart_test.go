@@ -333,6 +333,15 @@ func TestChart(t *testing.T) {
 			serviceType: corev1.ServiceTypeLoadBalancer,
 		},
 		{
+			// ingress-nginx's chart leaves the flag out, for its default
+			// class; an empty flag is refused.
+			name:        "an empty ingressClass",
+			overrides:   map[string]any{"controller": map[string]any{"ingressClass": ""}},
+			class:       "ramjet",
+			replicas:    2,
+			serviceType: corev1.ServiceTypeLoadBalancer,
+		},
+		{
 			name:        "one replica, ClusterIP",
 			overrides:   map[string]any{"controller": map[string]any{"replicaCount": 1, "service": map[string]any{"type": "ClusterIP"}}},
 			class:       "ramjet",

@@ -465,6 +465,10 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 	if c.udpMaxSessions < 1 {
 		return config{}, fmt.Errorf("%w: -udp-max-sessions %d: must be at least 1", errUsage, c.udpMaxSessions)
 	}
+	if c.options.IngressClass == "" {
+		// The library reads "" as its default class; ingress-nginx does not.
+		return config{}, fmt.Errorf(`%w: -ingress-class "": ingress-nginx would then claim only Ingresses annotated kubernetes.io/ingress.class: "", not those of a default class; give the class name, or leave the flag out for %q`, errUsage, compile.DefaultIngressClass)
+	}
 	if err := c.options.Validate(); err != nil {
 		return config{}, fmt.Errorf("%w: %v", errUsage, err)
 	}

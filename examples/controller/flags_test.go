@@ -224,6 +224,10 @@ func TestParseFlags(t *testing.T) {
 		{name: "default backend with two slashes", args: []string{"-manifests", "m", "-default-backend", "a/b/c:80"}, wantErr: `-default-backend: service reference "a/b/c:80"`},
 		{name: "bad ingress class", args: []string{"-manifests", "m", "-ingress-class", "Not_A_Name"}, wantErr: `option ingress-class "Not_A_Name"`},
 		{name: "bad controller name", args: []string{"-manifests", "m", "-controller-name", "no-domain"}, wantErr: `option controller-name "no-domain"`},
+		// ingress-nginx claims then only Ingresses annotated with an empty
+		// class, never its default one.
+		{name: "empty ingress class", args: []string{"-manifests", "m", "-ingress-class="}, wantErr: `-ingress-class "": ingress-nginx would then claim only Ingresses annotated kubernetes.io/ingress.class: ""`},
+		{name: "empty ingress class, cluster", args: []string{"--ingress-class", ""}, wantErr: `-ingress-class ""`},
 		{name: "stray argument", args: []string{"-manifests", "m", "extra"}, wantErr: `unexpected argument "extra"`},
 		{name: "no traffic listener", args: []string{"-manifests", "m", "-http-addr", ""}, wantErr: "nothing would serve traffic"},
 		{name: "zero poll interval", args: []string{"-manifests", "m", "-poll-interval", "0s"}, wantErr: "must be positive"},

@@ -94,7 +94,10 @@ would reach the controller's own listener. */}}
 {{/* The controller's arguments: ingress-nginx's flags where ramjet has them. */}}
 {{- define "ramjet.args" -}}
 {{- $ns := include "ramjet.namespace" . -}}
+{{- /* Empty: the flag's default, as ingress-nginx's chart leaves it out. */}}
+{{- if .Values.controller.ingressClass }}
 - --ingress-class={{ .Values.controller.ingressClass }}
+{{- end }}
 - --controller-class={{ .Values.controller.ingressClassResource.controllerValue }}
 {{- if and .Values.controller.publishService.enabled .Values.controller.service.enabled }}
 {{- if .Values.controller.service.external.enabled }}

@@ -68,7 +68,7 @@ func applyConfigMap(c *config, cm *corev1.ConfigMap, set []string, others ...*co
 		}
 	}
 	extensions := slices.Concat(slices.Collect(maps.Keys(modSecurityConfigMapKeys)), slices.Collect(maps.Keys(otelConfigMapKeys)),
-		slices.Collect(maps.Keys(accessLogConfigMapKeys)))
+		slices.Collect(maps.Keys(accessLogConfigMapKeys)), slices.Collect(maps.Keys(nginxStatusConfigMapKeys)))
 	parsed := compile.ParseConfigMapFor(cm, compile.ConfigMapOptions{Keep: keep, ExtensionKeys: slices.Sorted(slices.Values(extensions))})
 	parsed.ReadHeaders(others)
 	c.options.ConfigMap = parsed
@@ -86,6 +86,7 @@ func applyConfigMap(c *config, cm *corev1.ConfigMap, set []string, others ...*co
 	// follow every rebuild.
 	c.modSecurity = modSecuritySettings{}
 	c.otel = defaultOtelSettings() // otel.go
+	c.nginxStatus = nginxStatusAllow{}
 	for _, key := range slices.Sorted(maps.Keys(parsed.Extensions)) {
 		v := parsed.Extensions[key]
 		apply, severity := modSecurityConfigMapKeys[key], compile.TrafficMoves
@@ -94,6 +95,9 @@ func applyConfigMap(c *config, cm *corev1.ConfigMap, set []string, others ...*co
 		}
 		if apply == nil {
 			apply, severity = accessLogConfigMapKeys[key], compile.FeatureMissing
+		}
+		if apply == nil {
+			apply, severity = nginxStatusConfigMapKeys[key], compile.FeatureMissing
 		}
 		if err := apply(c, strings.TrimSpace(v)); err != nil {
 			warns = append(warns, configMapWarning{key, fmt.Sprintf("value %q: %v; ingress-nginx's default is kept", v, err), severity, false})
@@ -143,6 +147,7 @@ func newConfigMapSettings(cfg config, data map[string]string, found bool, log *s
 		}
 	}
 	cfg.tracing = newLiveTracer(log) // otel.go
+	cfg.liveNginxStatus = new(atomic.Pointer[nginxStatusAllow])
 	s := &configMapSettings{ref: *cfg.configMap, log: log, base: cfg, set: cfg.flagsSet, start: data}
 	return s, s.update(data, found, others...)
 }
@@ -254,6 +259,9 @@ func applyLive(r *router.Router, cfg, start config) {
 	r.SetConfigMapOptions(o)
 	cfg.accessLog.set(cfg.logKeys)
 	cfg.tracing.set(cfg.otel)
+	if cfg.liveNginxStatus != nil {
+		cfg.liveNginxStatus.Store(&cfg.nginxStatus)
+	}
 }
 
 // liveAccessLog is the access log as the ConfigMap's access log keys give

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -104,6 +105,11 @@ type config struct {
 	// router's Tracer that follows them (otel.go); nil without a ConfigMap.
 	otel    otelSettings
 	tracing *liveTracer
+	// nginxStatus is the ConfigMap's /nginx_status allow lists, and
+	// liveNginxStatus the catch-all's, as the latest rebuild left them
+	// (healthz.go); nil without a ConfigMap.
+	nginxStatus     nginxStatusAllow
+	liveNginxStatus *atomic.Pointer[nginxStatusAllow]
 
 	// Metrics on the debug listener, as ingress-nginx's flags.
 	enableMetrics           bool

@@ -284,7 +284,7 @@ func TestParseFlags(t *testing.T) {
 			require.NoError(t, err)
 			want := tt.base
 			tt.want(&want)
-			if diff := cmp.Diff(want, got, cmp.AllowUnexported(config{}, accessLogKeys{}), cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); diff != "" {
+			if diff := cmp.Diff(want, got, cmp.AllowUnexported(config{}, accessLogKeys{}, nginxStatusAllow{}), cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); diff != "" {
 				t.Errorf("parseFlags (-want +got):\n%s", diff)
 			}
 		})

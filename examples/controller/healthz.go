@@ -2,11 +2,14 @@ package main
 
 import (
 	"cmp"
+	"fmt"
 	"io"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"ramjet.dev/ramjet/match"
 	"ramjet.dev/ramjet/router"
@@ -19,11 +22,16 @@ import (
 // location there. An Exact or regex route of the catch-all that matches,
 // or a longer Prefix, is nginx's better location and is served instead.
 // Like nginx's, the answer is not logged.
-func catchAllHealth(rt *router.Router, path string) http.Handler {
+// allow, when set, holds the ConfigMap's /nginx_status allow lists.
+func catchAllHealth(rt *router.Router, path string, allow *atomic.Pointer[nginxStatusAllow]) http.Handler {
 	path = cmp.Or(path, "/healthz")
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if strings.HasPrefix(req.URL.Path, nginxStatusPath) && healthOnCatchAll(rt.Lookup(req), nginxStatusPath) {
-			nginxStatus(w, rt.ClientAddr(req))
+			var lists nginxStatusAllow
+			if allow != nil && allow.Load() != nil {
+				lists = *allow.Load()
+			}
+			nginxStatus(w, lists.allows(rt.ClientAddr(req)))
 			return
 		}
 		if !strings.HasPrefix(req.URL.Path, path) || !healthOnCatchAll(rt.Lookup(req), path) {
@@ -39,14 +47,13 @@ func catchAllHealth(rt *router.Router, path string) http.Handler {
 // a string prefix location like the health check's.
 const nginxStatusPath = "/nginx_status"
 
-// nginxStatus answers /nginx_status as ingress-nginx's location does to
-// client: 403 unless it is an address of the default
-// nginx-status-ipv4-whitelist or -ipv6-whitelist (127.0.0.1, ::1), whose
-// ConfigMap keys are not read. ramjet keeps no stub_status counters, so an
-// allowed client gets 404. Like nginx's, the answer is not logged.
-func nginxStatus(w http.ResponseWriter, client netip.Addr) {
+// nginxStatus answers /nginx_status as ingress-nginx's location does to a
+// client: 403 unless allowed, an address of nginx-status-ipv4-whitelist
+// or -ipv6-whitelist. ramjet keeps no stub_status counters, so an allowed
+// client gets 404. Like nginx's, the answer is not logged.
+func nginxStatus(w http.ResponseWriter, allowed bool) {
 	status := http.StatusForbidden
-	if client = client.Unmap(); client == netip.AddrFrom4([4]byte{127, 0, 0, 1}) || client == netip.IPv6Loopback() {
+	if allowed {
 		status = http.StatusNotFound
 	}
 	body := strconv.Itoa(status) + " " + http.StatusText(status) + "\n"
@@ -66,4 +73,66 @@ func healthOnCatchAll(d router.Decision, path string) bool {
 	}
 	r := d.Route
 	return r == nil || r.Type == match.Prefix && len(r.Path) < len(path)
+}
+
+// nginxStatusAllow are the ConfigMap's nginx-status-ipv4-whitelist and
+// -ipv6-whitelist, the "allow" lines of ingress-nginx's /nginx_status
+// location; a nil list is the key's default (127.0.0.1, ::1), an empty
+// one allows no one.
+type nginxStatusAllow struct{ ipv4, ipv6 []netip.Prefix }
+
+func (a nginxStatusAllow) allows(client netip.Addr) bool {
+	ipv4 := a.ipv4
+	if ipv4 == nil {
+		ipv4 = []netip.Prefix{netip.PrefixFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), 32)}
+	}
+	ipv6 := a.ipv6
+	if ipv6 == nil {
+		ipv6 = []netip.Prefix{netip.PrefixFrom(netip.IPv6Loopback(), 128)}
+	}
+	client = client.Unmap()
+	for _, p := range slices.Concat(ipv4, ipv6) {
+		if p.Contains(client) {
+			return true
+		}
+	}
+	return false
+}
+
+// nginxStatusConfigMapKeys are the ConfigMap's /nginx_status keys: comma
+// separated addresses and CIDRs, as nginx's allow takes them (either
+// family in either list), or all.
+var nginxStatusConfigMapKeys = map[string]func(c *config, v string) error{
+	"nginx-status-ipv4-whitelist": func(c *config, v string) (err error) {
+		c.nginxStatus.ipv4, err = parseAllowList(v)
+		return err
+	},
+	"nginx-status-ipv6-whitelist": func(c *config, v string) (err error) {
+		c.nginxStatus.ipv6, err = parseAllowList(v)
+		return err
+	},
+}
+
+func parseAllowList(v string) ([]netip.Prefix, error) {
+	list := []netip.Prefix{}
+	for item := range strings.SplitSeq(v, ",") {
+		item = strings.TrimSpace(item)
+		switch {
+		case item == "":
+			continue
+		case item == "all":
+			list = append(list, netip.MustParsePrefix("0.0.0.0/0"), netip.MustParsePrefix("::/0"))
+			continue
+		}
+		p, err := netip.ParsePrefix(item)
+		if err != nil {
+			addr, aerr := netip.ParseAddr(item)
+			if aerr != nil {
+				return nil, fmt.Errorf("%q is neither an address nor a CIDR", item)
+			}
+			p = netip.PrefixFrom(addr, addr.BitLen())
+		}
+		list = append(list, p.Masked())
+	}
+	return list, nil
 }

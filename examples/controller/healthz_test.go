@@ -7,11 +7,13 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/router"
@@ -76,7 +78,7 @@ func TestNginxStatusOnCatchAll(t *testing.T) {
 	rt := router.New(router.Options{Logger: slog.New(slog.DiscardHandler)})
 	res := compile.Compile(compile.Snapshot{}, compile.Options{})
 	rt.Publish(res.Table)
-	h := catchAllHealth(rt, "")
+	h := catchAllHealth(rt, "", nil)
 	for _, tt := range []struct {
 		host, path, client string
 		status             int
@@ -93,4 +95,50 @@ func TestNginxStatusOnCatchAll(t *testing.T) {
 		h.ServeHTTP(w, req)
 		assert.Equal(t, tt.status, w.Code, "%s from %s", tt.path, tt.client)
 	}
+}
+
+// The ConfigMap's nginx-status-ipv4-whitelist and -ipv6-whitelist replace
+// the loopback addresses /nginx_status answers, each its own, as the
+// "allow" lines of ingress-nginx's location; a malformed list warns and
+// keeps its default.
+func TestNginxStatusAllowList(t *testing.T) {
+	rt := router.New(router.Options{Logger: slog.New(slog.DiscardHandler)})
+	rt.Publish(compile.Compile(compile.Snapshot{}, compile.Options{}).Table)
+	var cfg config
+	warns := applyConfigMap(&cfg, &corev1.ConfigMap{Data: map[string]string{
+		"nginx-status-ipv4-whitelist": "10.0.0.0/8, 192.168.1.5",
+		"nginx-status-ipv6-whitelist": "2001:db8::/32",
+	}}, nil)
+	require.Empty(t, warns)
+	live := new(atomic.Pointer[nginxStatusAllow])
+	live.Store(&cfg.nginxStatus)
+	h := catchAllHealth(rt, "", live)
+	status := func(client string) int {
+		req := httptest.NewRequest(http.MethodGet, "/nginx_status", nil)
+		req.Host, req.RemoteAddr = "lb.example", client
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		return w.Code
+	}
+	for client, want := range map[string]int{
+		"10.1.2.3:1000":        http.StatusNotFound,
+		"192.168.1.5:1000":     http.StatusNotFound,
+		"192.168.1.6:1000":     http.StatusForbidden,
+		"127.0.0.1:1000":       http.StatusForbidden,
+		"[2001:db8::1]:1000":   http.StatusNotFound,
+		"[::1]:1000":           http.StatusForbidden,
+		"[::ffff:10.0.0.1]:80": http.StatusNotFound,
+	} {
+		assert.Equal(t, want, status(client), client)
+	}
+
+	warns = applyConfigMap(&cfg, &corev1.ConfigMap{Data: map[string]string{
+		"nginx-status-ipv4-whitelist": "10.0.0.0/33",
+		"nginx-status-ipv6-whitelist": "",
+	}}, nil)
+	require.Len(t, warns, 1)
+	assert.Equal(t, "nginx-status-ipv4-whitelist", warns[0].key)
+	live.Store(&cfg.nginxStatus)
+	assert.Equal(t, http.StatusNotFound, status("127.0.0.1:1000"))
+	assert.Equal(t, http.StatusForbidden, status("[::1]:1000"), "an empty list allows no one")
 }

@@ -124,7 +124,7 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 	if hk.LargeBufferSize == 0 {
 		hk = configmap.DefaultHeaders()
 	}
-	traffic := catchAllHealth(rt, cfg.healthPath)
+	traffic := catchAllHealth(rt, cfg.healthPath, cfg.liveNginxStatus)
 	newTrafficServer := func() *http.Server {
 		srv := newServer(traffic)
 		// OPTIONS * goes to the router, which refuses it as nginx and the

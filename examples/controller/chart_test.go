@@ -451,6 +451,67 @@ func TestChartMatchesManifests(t *testing.T) {
 	require.Equal(t, wantNS.Labels, ns.Labels)
 }
 
+// deploy/deployment.yaml listens where the chart's defaults do: on
+// ingress-nginx's ports 80 and 443 (so a tcp: or udp: entry on 8080
+// works as with ingress-nginx), bound without capabilities through the
+// same sysctl, with the same probes, grace and Service targets.
+func TestManifestsMatchChartListeners(t *testing.T) {
+	deploy := readManifests(t, "deployment.yaml")
+	want := findObject[*appsv1.Deployment](t, deploy)
+	wantSvc := findObject[*corev1.Service](t, deploy)
+	objs := decodeChart(t, renderChart(t, "edge", "ingress", nil))
+	got := findNamed[*appsv1.Deployment](t, objs, "edge")
+	gotSvc := findNamed[*corev1.Service](t, objs, "edge")
+
+	parse := func(d *appsv1.Deployment) config {
+		cfg, err := parseChartArgs(t, d.Spec.Template.Spec.Containers[0].Args, d.Namespace)
+		require.NoError(t, err, d.Name)
+		return cfg
+	}
+	wantCfg, gotCfg := parse(want), parse(got)
+	for _, f := range []struct {
+		name      string
+		want, got any
+	}{
+		{"-http-addr", wantCfg.httpAddr, gotCfg.httpAddr},
+		{"-https-addr", wantCfg.httpsAddr, gotCfg.httpsAddr},
+		{"-debug-addr", wantCfg.debugAddr, gotCfg.debugAddr},
+		{"-gateway-http-port", wantCfg.gatewayHTTPPort, gotCfg.gatewayHTTPPort},
+		{"-gateway-https-port", wantCfg.gatewayHTTPSPort, gotCfg.gatewayHTTPSPort},
+		{"-shutdown-grace-period", wantCfg.drain, gotCfg.drain},
+		{"terminationGracePeriodSeconds", *want.Spec.Template.Spec.TerminationGracePeriodSeconds, *got.Spec.Template.Spec.TerminationGracePeriodSeconds},
+		{"sysctls", want.Spec.Template.Spec.SecurityContext.Sysctls, got.Spec.Template.Spec.SecurityContext.Sysctls},
+	} {
+		require.Equal(t, f.got, f.want, "deployment.yaml's %s is the chart's", f.name)
+	}
+	require.Equal(t, ":80", wantCfg.httpAddr)
+	require.Equal(t, ":443", wantCfg.httpsAddr)
+
+	wc, gc := want.Spec.Template.Spec.Containers[0], got.Spec.Template.Spec.Containers[0]
+	ports := func(c corev1.Container) map[string]int32 {
+		m := map[string]int32{}
+		for _, p := range c.Ports {
+			m[p.Name] = p.ContainerPort
+		}
+		return m
+	}
+	chartPorts := ports(gc)
+	delete(chartPorts, "webhook") // the chart's admission webhook, which the manifests leave out
+	require.Equal(t, chartPorts, ports(wc), "container ports")
+	require.Equal(t, gc.SecurityContext.Capabilities, wc.SecurityContext.Capabilities)
+	require.Equal(t, gc.ReadinessProbe.HTTPGet, wc.ReadinessProbe.HTTPGet)
+	require.Equal(t, gc.LivenessProbe.HTTPGet, wc.LivenessProbe.HTTPGet)
+
+	svcPorts := func(svc *corev1.Service) map[string][2]string {
+		m := map[string][2]string{}
+		for _, p := range svc.Spec.Ports {
+			m[p.Name] = [2]string{fmt.Sprint(p.Port), p.TargetPort.String()}
+		}
+		return m
+	}
+	require.Equal(t, svcPorts(gotSvc), svcPorts(wantSvc), "Service ports and targetPorts")
+}
+
 // values.schema.json refuses what Helm would otherwise render silently
 // wrong: a misspelt key, a value of the wrong type or outside its set.
 func TestChartValuesSchema(t *testing.T) {

@@ -90,19 +90,19 @@ func TestDeployManifests(t *testing.T) {
 	}
 	require.Equal(t, portOf(cfg.httpAddr), fmt.Sprint(ports["http"]))
 	require.Equal(t, portOf(cfg.httpsAddr), fmt.Sprint(ports["https"]))
-	require.Equal(t, portOf(cfg.debugAddr), fmt.Sprint(ports["debug"]))
+	require.Equal(t, portOf(cfg.debugAddr), fmt.Sprint(ports["metrics"]))
 	require.Equal(t, "/readyz", c.ReadinessProbe.HTTPGet.Path)
-	require.Equal(t, "debug", c.ReadinessProbe.HTTPGet.Port.String())
+	require.Equal(t, "metrics", c.ReadinessProbe.HTTPGet.Port.String())
 	require.Equal(t, cfg.healthPath, c.LivenessProbe.HTTPGet.Path)
-	require.Equal(t, "debug", c.LivenessProbe.HTTPGet.Port.String())
+	require.Equal(t, "metrics", c.LivenessProbe.HTTPGet.Port.String())
 
 	svc := findObject[*corev1.Service](t, deploy)
 	require.Equal(t, &types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}, cfg.publishService)
 	for _, p := range svc.Spec.Ports {
 		require.Contains(t, ports, p.TargetPort.String(), "Service port %s", p.Name)
 		// The debug listener shows the whole table: never beyond the pod.
-		require.NotContains(t, []string{"debug", fmt.Sprint(ports["debug"])}, p.TargetPort.String(), "Service port %s", p.Name)
-		require.NotEqual(t, ports["debug"], p.Port, "Service port %s", p.Name)
+		require.NotContains(t, []string{"metrics", fmt.Sprint(ports["metrics"])}, p.TargetPort.String(), "Service port %s", p.Name)
+		require.NotEqual(t, ports["metrics"], p.Port, "Service port %s", p.Name)
 	}
 	require.Equal(t, d.Spec.Template.Labels, svc.Spec.Selector)
 

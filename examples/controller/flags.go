@@ -47,8 +47,10 @@ const (
 	http1Ramjet  = "ramjet"
 	http1NetHTTP = "net/http"
 	// defaultShutdownTimeout bounds how long requests still in flight when
-	// the drain ends may take before their connections are closed.
-	defaultShutdownTimeout = 10 * time.Second
+	// the drain ends may take before their connections are closed:
+	// ingress-nginx's worker-shutdown-timeout default. A stop with nothing
+	// in flight does not wait for it.
+	defaultShutdownTimeout = 240 * time.Second
 )
 
 // config is everything the command line decides. parseFlags validates it

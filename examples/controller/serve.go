@@ -596,9 +596,8 @@ func servedGatewayPorts(cfg config) []match.Listener {
 
 // connections are the client connection settings: the ConfigMap's keys
 // (keep-alive, keep-alive-requests, client-header-timeout,
-// worker-shutdown-timeout) where it sets them, else the controller's
-// defaults (ingress-nginx's, but a shutdown timeout of its own); the
-// timeouts tests set win.
+// worker-shutdown-timeout) where it sets them, else ingress-nginx's
+// defaults; the timeouts tests set win.
 func (c config) connections() configmap.Connections {
 	k := configmap.Connections{KeepAlive: defaultIdleTimeout, KeepAliveRequests: keepaliveRequests,
 		HeaderTimeout: defaultHeaderTimeout, ShutdownTimeout: defaultShutdownTimeout}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 )
 
 // slowBackend answers after delay; arrived counts the requests it holds.
@@ -217,4 +218,39 @@ func TestIdleKeepAliveClosed(t *testing.T) {
 			require.Less(t, elapsed, idle+2*time.Second)
 		})
 	}
+}
+
+// Requests in flight when the listeners close get ingress-nginx's
+// worker-shutdown-timeout default, 240 s, unless the ConfigMap sets it;
+// but a stop with nothing in flight ends at once, idle keep-alive
+// connections and all: a Ctrl-C does not wait out the timeout.
+func TestShutdownTimeoutDefault(t *testing.T) {
+	require.Equal(t, 240*time.Second, config{}.connections().ShutdownTimeout)
+	var cfg config
+	applyConfigMap(&cfg, &corev1.ConfigMap{Data: map[string]string{"keep-alive": "60"}}, nil)
+	require.Equal(t, 240*time.Second, cfg.connections().ShutdownTimeout, "the key unset")
+	applyConfigMap(&cfg, &corev1.ConfigMap{Data: map[string]string{"worker-shutdown-timeout": "30s"}}, nil)
+	require.Equal(t, 30*time.Second, cfg.connections().ShutdownTimeout)
+
+	inst, cancel := startOfflineApp(t, namedBackend(t, "A"), func(*config) {})
+	defer cancel()
+	for _, addr := range []string{inst.HTTPAddr, inst.HTTPSAddr} {
+		conn, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		defer conn.Close()
+		if addr == inst.HTTPSAddr {
+			conn = tls.Client(conn, &tls.Config{ServerName: "app.test", InsecureSkipVerify: true, NextProtos: []string{"http/1.1"}})
+		}
+		_, err = io.WriteString(conn, "GET / HTTP/1.1\r\nHost: app.test\r\n\r\n")
+		require.NoError(t, err)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, addr)
+	}
+	began := time.Now()
+	cancel()
+	require.NoError(t, inst.Wait())
+	require.Less(t, time.Since(began), 5*time.Second, "idle keep-alive connections do not hold the stop")
 }

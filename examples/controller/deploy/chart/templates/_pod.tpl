@@ -29,9 +29,9 @@ metadata:
 spec:
   serviceAccountName: {{ include "ramjet.serviceAccountName" . }}
   automountServiceAccountToken: {{ .Values.serviceAccount.automountServiceAccountToken }}
-  # The drain, plus 10 s for requests in flight, plus a margin; or the
-  # values file's own.
-  terminationGracePeriodSeconds: {{ .Values.controller.terminationGracePeriodSeconds | default (add .Values.controller.shutdownGracePeriod 15) }}
+  # The drain, plus 240 s for requests in flight (worker-shutdown-timeout),
+  # plus a margin; or the values file's own.
+  terminationGracePeriodSeconds: {{ .Values.controller.terminationGracePeriodSeconds | default (add .Values.controller.shutdownGracePeriod 255) }}
   {{- with .Values.imagePullSecrets }}
   imagePullSecrets: {{ toYaml . | nindent 4 }}
   {{- end }}

@@ -70,10 +70,11 @@ type accessLogKeys struct {
 	// off is disable-access-log or disable-http-access-log.
 	off bool
 	// The stream access log's (accesslog_stream.go): log-format-stream
-	// ("": ingress-nginx's default), stream-access-log-path naming
-	// stderr, and disable-access-log or disable-stream-access-log.
+	// ("": ingress-nginx's default), stream-access-log-path ("": stdout,
+	// stderrPath, or a file), and disable-access-log or
+	// disable-stream-access-log.
 	streamFormat string
-	streamStderr bool
+	streamPath   string
 	streamOff    bool
 }
 
@@ -121,7 +122,7 @@ func accessLogKeysOf(s configmap.Settings) accessLogKeys {
 func (k accessLogKeys) equal(o accessLogKeys) bool {
 	return k.format == o.format && k.escape == o.escape && k.defaultBackend == o.defaultBackend && slices.Equal(k.skip, o.skip) &&
 		k.noRequestID == o.noRequestID && k.off == o.off &&
-		k.streamFormat == o.streamFormat && k.streamStderr == o.streamStderr && k.streamOff == o.streamOff
+		k.streamFormat == o.streamFormat && k.streamPath == o.streamPath && k.streamOff == o.streamOff
 }
 
 // accessLog is the access log the keys ask for, writing to w; format is

@@ -5,8 +5,10 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -175,21 +177,39 @@ func newStreamAccessLog(w io.Writer, format string) func(*streamRecord) {
 	}
 }
 
-// streamLog is the stream access log the keys ask for, writing to out
-// (stdout, where ingress-nginx's image links /var/log/nginx/access.log);
+// streamLog is the stream access log the keys ask for, writing to out;
 // nil when off.
 func (k accessLogKeys) streamLog(out io.Writer) func(*streamRecord) {
 	if k.streamOff {
 		return nil
-	}
-	if k.streamStderr {
-		out = os.Stderr
 	}
 	format := k.streamFormat
 	if format == "" {
 		format = defaultLogFormatStream
 	}
 	return newStreamAccessLog(out, format)
+}
+
+// stderrPath is stream-access-log-path naming the container's stderr.
+const stderrPath = "/dev/stderr"
+
+// openStreamLog opens what stream-access-log-path names for appending:
+// stdout (out, where ingress-nginx's image links
+// /var/log/nginx/access.log) for "", stderr, or the file path, created
+// as nginx's access_log creates it. file is what the caller closes when
+// done with it (nil for stdout and stderr).
+func openStreamLog(path string, out io.Writer) (w io.Writer, file *os.File, err error) {
+	switch path {
+	case "":
+		return out, nil, nil
+	case stderrPath:
+		return os.Stderr, nil, nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, f, nil
 }
 
 // The stream access log's ConfigMap keys.
@@ -207,15 +227,26 @@ func init() {
 		return nil
 	}
 	accessLogConfigMapKeys["stream-access-log-path"] = func(c *config, v string) error {
-		switch v {
-		case "", "/var/log/nginx/access.log", "/dev/stdout":
-			c.logKeys.streamStderr = false
-		case "/var/log/nginx/error.log", "/dev/stderr":
-			c.logKeys.streamStderr = true
-		default:
-			return errors.New("not implemented: the stream access log goes to the container's stdout (/var/log/nginx/access.log, /dev/stdout) or stderr (/var/log/nginx/error.log, /dev/stderr)")
+		switch {
+		case v == "" || v == "/var/log/nginx/access.log" || v == "/dev/stdout":
+			c.logKeys.streamPath = ""
+			return nil
+		case v == "/var/log/nginx/error.log" || v == stderrPath:
+			c.logKeys.streamPath = stderrPath
+			return nil
+		case strings.HasPrefix(v, "syslog:"):
+			return errors.New("not implemented: syslog; the stream access log goes to stdout, stderr or a file")
+		case !filepath.IsAbs(v):
+			return errors.New("not an absolute path")
 		}
-		return nil
+		// nginx -t fails on a file it cannot open; the line stays on
+		// stdout.
+		f, err := os.OpenFile(v, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return err
+		}
+		c.logKeys.streamPath = v
+		return f.Close()
 	}
 }
 
@@ -232,6 +263,10 @@ func streamAccessLog(cfg config) func(*streamRecord) {
 	out := cfg.accessLogOut
 	if out == nil {
 		out = os.Stdout
+	}
+	// Open for the life of the process, as the log is.
+	if w, _, err := openStreamLog(cfg.logKeys.streamPath, out); err == nil {
+		out = w
 	}
 	return cfg.logKeys.streamLog(out)
 }

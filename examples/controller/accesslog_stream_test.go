@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
@@ -39,7 +41,9 @@ func TestStreamAccessLogKeys(t *testing.T) {
 		{map[string]string{"log-format-stream": "$remote_addr $nope"}, line, []string{"log-format-stream"}},
 		{map[string]string{"stream-access-log-path": "/dev/stdout"}, line, nil},
 		{map[string]string{"stream-access-log-path": "/var/log/nginx/access.log"}, line, nil},
-		{map[string]string{"stream-access-log-path": "/var/log/stream.log"}, line, []string{"stream-access-log-path"}},
+		{map[string]string{"stream-access-log-path": "relative.log"}, line, []string{"stream-access-log-path"}},
+		{map[string]string{"stream-access-log-path": "/nonexistent-dir/stream.log"}, line, []string{"stream-access-log-path"}},
+		{map[string]string{"stream-access-log-path": "syslog:server=10.0.0.1"}, line, []string{"stream-access-log-path"}},
 	} {
 		c := flagsWith(t)
 		var warned []string
@@ -167,4 +171,48 @@ data: {proxy-stream-timeout: "1"}
 	require.NoError(t, err)
 	logged(entry("UDP", "200", "18", "8"))
 	assert.Equal(t, 5, bytes.Count([]byte(out.String()), []byte("\n")), out.String())
+}
+
+// TestStreamAccessLogFile: stream-access-log-path naming a file appends
+// the lines to it, as nginx's access_log does, opened once and kept while
+// the path stays; another path, or stdout again, moves the lines.
+func TestStreamAccessLogFile(t *testing.T) {
+	start := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	rec := streamRecord{proto: match.UDP, port: 53, client: &net.UDPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 4444},
+		start: start, end: start.Add(time.Second), status: streamOK, sent: 40, received: 4}
+	dir := t.TempDir()
+	path, other := filepath.Join(dir, "stream.log"), filepath.Join(dir, "other.log")
+	require.NoError(t, os.WriteFile(path, []byte("kept\n"), 0o644))
+	var out bytes.Buffer
+	c := flagsWith(t)
+	c.accessLogOut = &out
+	c.accessLog = &liveAccessLog{out: &out, format: c.accessLogFormat}
+	apply := func(data map[string]string) {
+		t.Helper()
+		require.Empty(t, applyConfigMap(&c, cmData(data), c.flagsSet))
+		requestObserver(c, nil)
+		r := rec
+		streamAccessLog(c)(&r)
+	}
+	apply(map[string]string{"stream-access-log-path": path})
+	apply(map[string]string{"stream-access-log-path": path, "log-format-stream": "$protocol $status"})
+	apply(map[string]string{"stream-access-log-path": other})
+	apply(map[string]string{})
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "kept\n[192.0.2.1] [04/Mar/2026:05:06:08 +0000] UDP 200 40 4 1.000\nUDP 200\n", string(b), "appended")
+	b, err = os.ReadFile(other)
+	require.NoError(t, err)
+	assert.Equal(t, "[192.0.2.1] [04/Mar/2026:05:06:08 +0000] UDP 200 40 4 1.000\n", string(b))
+	assert.Equal(t, "[192.0.2.1] [04/Mar/2026:05:06:08 +0000] UDP 200 40 4 1.000\n", out.String(), "stdout again")
+
+	// Without a live ConfigMap, the path is followed as well.
+	c = flagsWith(t)
+	require.Empty(t, applyConfigMap(&c, cmData(map[string]string{"stream-access-log-path": other}), c.flagsSet))
+	c.accessLogOut = &out
+	r := rec
+	streamAccessLog(c)(&r)
+	b, err = os.ReadFile(other)
+	require.NoError(t, err)
+	assert.Equal(t, 2, bytes.Count(b, []byte("\n")))
 }

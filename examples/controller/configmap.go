@@ -275,8 +275,11 @@ type liveAccessLog struct {
 	mu   sync.Mutex // serializes set
 	keys accessLogKeys
 	cur  atomic.Pointer[func(router.Record)]
-	// stream is the stream access log (nil inside: off).
-	stream atomic.Pointer[func(*streamRecord)]
+	// stream is the stream access log (nil inside: off), writing to
+	// streamFile when stream-access-log-path names a file, kept open
+	// while the path stays.
+	stream     atomic.Pointer[func(*streamRecord)]
+	streamFile *os.File
 }
 
 // set switches to keys when they differ from the current ones; a nil l
@@ -291,10 +294,23 @@ func (l *liveAccessLog) set(keys accessLogKeys) {
 		return
 	}
 	f := keys.accessLog(l.out, l.format)
-	s := keys.streamLog(l.out)
+	out, old := l.out, l.streamFile
+	if l.streamFile != nil && keys.streamPath == l.keys.streamPath {
+		out, old = l.streamFile, nil
+	} else if w, file, err := openStreamLog(keys.streamPath, l.out); err == nil {
+		// (Opened as the key was read; should that fail now, stdout.)
+		out, l.streamFile = w, file
+	} else {
+		l.streamFile = nil
+	}
+	s := keys.streamLog(out)
 	l.keys = keys
 	l.cur.Store(&f)
 	l.stream.Store(&s)
+	if old != nil {
+		// A session ending now may lose its line to the closed file.
+		_ = old.Close()
+	}
 }
 
 func (l *liveAccessLog) observe(r router.Record) { (*l.cur.Load())(r) }

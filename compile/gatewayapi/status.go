@@ -269,9 +269,9 @@ func (t *translator) decideStatus(warnings []compile.Warning) *Status {
 // or query parameter match type, a filter or path modifier type, a
 // redirect scheme or status code; and ReplacePrefixMatch beside a match
 // that is not PathPrefix, which the API does not accept either. nil when
-// there is none. Such a value is
-// not served (its match is left out, its rule answers 500), but known
-// values ramjet does not serve keep the route Accepted, listing them.
+// there is none. Such a value is not served (its match is left out, its
+// rule answers 500); known values ramjet does not serve keep the route
+// Accepted, listing them.
 func httpValueProblem(r *gwv1.HTTPRoute) *status.Problem {
 	var msgs []string
 	prefixField := "" // a ReplacePrefixMatch of the rule's filters
@@ -313,14 +313,12 @@ func httpValueProblem(r *gwv1.HTTPRoute) *status.Problem {
 			filter(rf+".filters["+strconv.Itoa(j)+"]", f)
 		}
 		for j, m := range rule.Matches {
+			mf := rf + ".matches[" + strconv.Itoa(j) + "]"
 			// ReplacePrefixMatch replaces what a PathPrefix match matched:
 			// beside another match type the API does not accept the route.
 			if mp := m.Path; prefixField != "" && mp != nil && deref(mp.Type, gwv1.PathMatchPathPrefix) != gwv1.PathMatchPathPrefix {
-				msgs = append(msgs, prefixField+": ReplacePrefixMatch needs PathPrefix matches; "+rf+".matches["+strconv.Itoa(j)+"] is "+string(*mp.Type))
+				msgs = append(msgs, prefixField+": ReplacePrefixMatch needs PathPrefix matches; "+mf+" is "+string(*mp.Type))
 			}
-		}
-		for j, m := range rule.Matches {
-			mf := rf + ".matches[" + strconv.Itoa(j) + "]"
 			if p := m.Path; p != nil && p.Type != nil && !slices.Contains([]gwv1.PathMatchType{gwv1.PathMatchExact, gwv1.PathMatchPathPrefix, gwv1.PathMatchRegularExpression}, *p.Type) {
 				bad(mf+".path.type", "path match type", string(*p.Type))
 			}

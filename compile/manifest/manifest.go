@@ -223,8 +223,8 @@ func (r *Reader) Snapshot() (*compile.Snapshot, []string) {
 // file, else every .yaml, .yml and .json file below it (extensions in any
 // case) in lexical order, skipping names that begin with "." (editor and
 // ConfigMap-mount bookkeeping) and following symbolic links to regular
-// files but not to directories. A watcher that polls a folder uses it to
-// see exactly the files Load reads.
+// files but not to directories below root (root itself may be one). A
+// watcher that polls a folder uses it to see exactly the files Load reads.
 func Files(root string) ([]string, error) {
 	info, err := os.Stat(root)
 	if err != nil {
@@ -233,12 +233,18 @@ func Files(root string) ([]string, error) {
 	if !info.IsDir() {
 		return []string{root}, nil
 	}
+	walk := root
+	if l, err := os.Lstat(root); err == nil && l.Mode()&fs.ModeSymlink != 0 {
+		// WalkDir does not follow a link it is given; a trailing separator
+		// makes the link's folder the root, its files keeping root's name.
+		walk = root + string(filepath.Separator)
+	}
 	var files []string
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(walk, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if path != root && strings.HasPrefix(d.Name(), ".") {
+		if path != walk && strings.HasPrefix(d.Name(), ".") {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}

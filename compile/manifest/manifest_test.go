@@ -161,6 +161,27 @@ func TestLoadSymlinks(t *testing.T) {
 	}
 }
 
+// TestLoadSymlinkedRoot: a root given as a link to a folder (a mounted
+// volume's path, a case file's include) loads the folder's files under
+// the name given, where a walk of the link itself would find none.
+func TestLoadSymlinkedRoot(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	require.NoError(t, os.Mkdir(data, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(data, "svc.yaml"), []byte("apiVersion: v1\nkind: Service\nmetadata: {name: linked}\n"), 0o644))
+	link := filepath.Join(dir, "manifests")
+	require.NoError(t, os.Symlink("data", link))
+
+	files, err := Files(link)
+	require.NoError(t, err)
+	require.Equal(t, []string{filepath.Join(link, "svc.yaml")}, files)
+	snap, _, err := Load(link)
+	require.NoError(t, err)
+	if d := cmp.Diff([]string{"Service default/linked"}, loadedObjects(snap)); d != "" {
+		t.Errorf("objects (-want +got):\n%s", d)
+	}
+}
+
 func TestLoadReportsEveryBadDocument(t *testing.T) {
 	snap, skipped, err := Load("testdata/load/bad", "testdata/load/good")
 	require.Error(t, err)

@@ -632,9 +632,11 @@
 // with a unit such as 1h under ramjet.dev/), -samesite (None, Lax,
 // Strict), -secure, -conditional-samesite-none, -change-on-failure, and
 // affinity-mode balanced (default) or persistent. The oldest Ingress
-// serving a backend with affinity: cookie decides its settings (a later one
-// asking for others gets AnnotationConflict), as ingress-nginx takes an
-// upstream's affinity from the first Ingress that sets one; the cookie is
+// whose rule paths route to a backend with affinity: cookie decides its
+// settings (a later one asking for others gets AnnotationConflict), as
+// ingress-nginx takes an upstream's affinity from the first Ingress that
+// sets one; an Ingress's spec.defaultBackend takes none from it, as
+// there. The cookie is
 // set only on the routes of Ingresses with affinity: cookie, and a route of
 // another Ingress on the same backend, or a host's fallback, follows a
 // cookie the request carries but sets none. session-cookie-* settings without affinity: cookie warn

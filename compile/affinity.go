@@ -3,6 +3,7 @@ package compile
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -247,7 +248,9 @@ func (ing *ingress) sessionAffinity() *match.SessionAffinity {
 // cookie but set none (Route.NoAffinityCookie), as ingress-nginx sets the
 // cookie only on the locations of Ingresses with affinity
 // (internal/ingress/controller/controller.go:883-910,
-// rootfs/etc/nginx/lua/balancer/sticky.lua:143-171). Then each sticky
+// rootfs/etc/nginx/lua/balancer/sticky.lua:143-171). An Ingress's affinity
+// reaches the backends of its rule paths only: its spec.defaultBackend's
+// upstream gets none there (controller.go:1033-1046). Then each sticky
 // canary takes its primary's affinity, so that both read one cookie.
 func (b *builder) decideAffinity() {
 	for _, ing := range b.ingresses {
@@ -265,7 +268,7 @@ func (b *builder) decideAffinity() {
 		for _, ing := range bi.claims {
 			asked := ing.sessionAffinity()
 			switch {
-			case asked == nil, ing.ann.trafficR().canaryKey != "":
+			case asked == nil, ing.ann.trafficR().canaryKey != "", !slices.Contains(ing.routed, bi.b):
 			case owner == nil:
 				owner, want = ing, asked
 			case !sameAffinity(want, asked):

@@ -143,6 +143,9 @@ type ingress struct {
 	rules []ruleHost
 	// defaultBackendOK: spec.defaultBackend is set and names a Service.
 	defaultBackendOK bool
+	// routed are the backends its rule paths route to, kept only when it
+	// asks for affinity: cookie, which reaches no other (decideAffinity).
+	routed []*match.Backend
 }
 
 // name is "namespace/name", or a pseudo-Ingress's key.

@@ -138,6 +138,9 @@ func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkin
 		}
 		if backend == nil {
 			backend = b.useBackend(ing, p.Backend.Service, field, ".backend.service", true)
+			if ing.ann.trafficR().affinity.key != "" && !slices.Contains(ing.routed, backend) {
+				ing.routed = append(ing.routed, backend)
+			}
 		}
 		r.Backend = backend
 		r.SSLRedirect, r.ForceSSLRedirect = ing.redirects(b.opts)

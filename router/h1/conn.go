@@ -636,6 +636,10 @@ func badTargetPath(target string) bool {
 	return false
 }
 
+// BadTargetPath reports a request-target nginx refuses once it has read
+// the request line (badTargetPath), for router/h2's TRACE.
+func BadTargetPath(target string) bool { return badTargetPath(target) }
+
 // pathDepth is the depth below "/" after the segment seg, -1 above it.
 func pathDepth(depth int, seg string) int {
 	switch seg {

@@ -19,15 +19,19 @@ import (
 // handler ran, and what Server.Refused was told of (nil: nothing).
 func refusedWith(t *testing.T, block []byte) (status int, served bool, r *h1.Refusal) {
 	t.Helper()
+	return refusedBy(t, &Server{}, block)
+}
+
+// refusedBy is refusedWith with s, whose Handler and Refused it sets.
+func refusedBy(t *testing.T, s *Server, block []byte) (status int, served bool, r *h1.Refusal) {
+	t.Helper()
 	ran := make(chan struct{}, 1)
 	got := make(chan h1.Refusal, 1)
-	s := &Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ran <- struct{}{} }),
-		Refused: func(r *h1.Refusal) {
-			c := *r
-			c.Request = &http.Request{Method: r.Request.Method, RequestURI: r.Request.RequestURI, Host: r.Request.Host}
-			got <- c
-		},
+	s.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ran <- struct{}{} })
+	s.Refused = func(r *h1.Refusal) {
+		c := *r
+		c.Request = &http.Request{Method: r.Request.Method, RequestURI: r.Request.RequestURI, Host: r.Request.Host}
+		got <- c
 	}
 	rc := dialRaw(t, s)
 	rc.frame(frameHeaders, flagEndHeaders|flagEndStream, 1, block)
@@ -305,6 +309,38 @@ func TestServerRefusesFramingFields(t *testing.T) {
 		}
 		if r == nil || r.Status != 400 || r.RequestLine != "GET / HTTP/2.0" || r.Request.Host != "h2.test" {
 			t.Errorf("%q: reported %+v", c.fields, r)
+		}
+	}
+}
+
+// TestServerRefusesTrace: TRACE answers 405 without the handler, as nginx
+// answers it once the head is read and router/h1 does, and is told to
+// Refused: a handler other than the router (the controller's health
+// check) answered it, and a backend may echo the client's credentials
+// back. A path nginx's parser refuses answers 400 first, as in router/h1.
+func TestServerRefusesTrace(t *testing.T) {
+	head := func(path string) []byte {
+		b := appendField(nil, ":method", "TRACE")
+		b = append(b, 0x86) // :scheme http
+		b = appendField(b, ":path", path)
+		return appendField(b, ":authority", "h2.test")
+	}
+	for _, c := range []struct {
+		path   string
+		status int
+		body   string
+	}{
+		{"/x?y", 405, "405 Not Allowed\n"},
+		{"/healthz", 405, "405 Not Allowed\n"},
+		{"/../x", 400, "400 Bad Request: malformed request path"},
+	} {
+		status, served, r := refusedWith(t, head(c.path))
+		if status != c.status || served {
+			t.Errorf("TRACE %s: status %d, served %v; want %d, not served", c.path, status, served, c.status)
+			continue
+		}
+		if r == nil || r.Status != c.status || r.RequestLine != "TRACE "+c.path+" HTTP/2.0" || r.BodyBytes != int64(len(c.body)) {
+			t.Errorf("TRACE %s: reported %+v", c.path, r)
 		}
 	}
 }

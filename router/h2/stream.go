@@ -175,19 +175,23 @@ func (st *stream) serve() (ok bool) {
 	return true
 }
 
-// refuse answers a request nginx refuses once its head is read, 400 as
-// router/h1 answers its own, and tells Server.Refused of it.
+// refuse answers a request nginx refuses once its head is read, 400 (or
+// TRACE's 405) as router/h1 answers its own, and tells Server.Refused of
+// it.
 func (st *stream) refuse() {
 	start := time.Now()
 	w := &st.rw
-	body := "400 Bad Request: " + st.hp.refused
+	status, body := http.StatusBadRequest, "400 Bad Request: "+st.hp.refused
+	if st.hp.refused == refusedTrace {
+		status, body = http.StatusMethodNotAllowed, "405 Not Allowed\n" // router/h1's
+	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.WriteHeader(http.StatusBadRequest)
+	w.WriteHeader(status)
 	_, _ = io.WriteString(w, body)
 	w.finish()
 	if report := st.c.srv.Refused; report != nil {
 		req := st.req
-		report(&h1.Refusal{Request: req, RequestLine: req.Method + " " + req.RequestURI + " " + req.Proto, Status: http.StatusBadRequest,
+		report(&h1.Refusal{Request: req, RequestLine: req.Method + " " + req.RequestURI + " " + req.Proto, Status: status,
 			Start: start, Duration: time.Since(start), HeadBytes: int64(len(w.hbuf)), BodyBytes: int64(len(body))})
 	}
 }
@@ -380,8 +384,21 @@ func (h *headerParser) valid() bool {
 	if !validScheme(h.scheme) {
 		h.refuse("invalid :scheme header")
 	}
+	if h.method == "TRACE" {
+		// nginx answers it 405 once the head is read, as router/h1 does,
+		// after a path its parser refuses: a handler other than the
+		// router would serve it, and a backend may echo the client's
+		// credentials back.
+		if h1.BadTargetPath(h.path) {
+			h.refuse("malformed request path")
+		}
+		h.refuse(refusedTrace)
+	}
 	return true
 }
+
+// refusedTrace is headerParser.refused for TRACE, answered 405.
+const refusedTrace = "TRACE"
 
 // validScheme: a scheme as nginx reads one (ngx_http_v2_parse_scheme), a
 // letter then letters, digits, '+', '-' and '.'.

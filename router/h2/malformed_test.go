@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -342,5 +343,22 @@ func TestServerRefusesTrace(t *testing.T) {
 		if r == nil || r.Status != c.status || r.RequestLine != "TRACE "+c.path+" HTTP/2.0" || r.BodyBytes != int64(len(c.body)) {
 			t.Errorf("TRACE %s: reported %+v", c.path, r)
 		}
+	}
+}
+
+// TestServerReportsHeaderListTooLarge: a header list over the advertised
+// size answers 431 on its stream and is told to Refused, so that it is
+// logged as nginx logs the stream it ends (with no request line, nginx's
+// "-"); it was answered unlogged.
+func TestServerReportsHeaderListTooLarge(t *testing.T) {
+	b := []byte{0x82, 0x86, 0x84} // :method GET, :scheme http, :path /
+	b = appendField(b, ":authority", "h2.test")
+	b = appendField(b, "x-big", strings.Repeat("b", 2000))
+	status, served, r := refusedBy(t, &Server{MaxHeaderBytes: 1000}, b)
+	if status != 431 || served {
+		t.Fatalf("status %d, served %v; want 431, not served", status, served)
+	}
+	if r == nil || r.Status != 431 || r.RequestLine != "" || r.HeadBytes == 0 || r.BodyBytes == 0 {
+		t.Errorf("reported %+v", r)
 	}
 }

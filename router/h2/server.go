@@ -97,7 +97,8 @@ type Server struct {
 	// (400: a :method nginx's parser does not read, two Host fields or
 	// :authority disagreeing with Host, a field nginx takes once sent
 	// twice, a bad Content-Length, :path or :scheme, a field name or
-	// value router/h1 refuses; 405: TRACE), so
+	// value router/h1 refuses; 405: TRACE; 431: a header list over the
+	// limit, with no request line), so
 	// that an embedder logs it as nginx does, as router/h1's
 	// Server.Refused. It runs on the stream's goroutine once the answer
 	// was written.

@@ -129,8 +129,13 @@ func (st *stream) expireBody() {
 func (st *stream) run() {
 	c := st.c
 	if st.hp.tooLarge {
+		start := time.Now()
 		headerTooLarge(&st.rw)
 		st.rw.finish()
+		// Logged as nginx logs the stream it ends (GOAWAY
+		// ENHANCE_YOUR_CALM) while reading the list: before any request
+		// line ("-").
+		st.report(start, http.StatusRequestHeaderFieldsTooLarge, "", len(tooLargeBody))
 	} else if st.hp.refused != "" {
 		st.refuse()
 	} else if st.serve() {
@@ -189,21 +194,28 @@ func (st *stream) refuse() {
 	w.WriteHeader(status)
 	_, _ = io.WriteString(w, body)
 	w.finish()
+	req := st.req
+	st.report(start, status, req.Method+" "+req.RequestURI+" "+req.Proto, len(body))
+}
+
+// report tells Server.Refused of a request answered without the handler,
+// once the answer was written.
+func (st *stream) report(start time.Time, status int, line string, body int) {
 	if report := st.c.srv.Refused; report != nil {
-		req := st.req
-		report(&h1.Refusal{Request: req, RequestLine: req.Method + " " + req.RequestURI + " " + req.Proto, Status: status,
-			Start: start, Duration: time.Since(start), HeadBytes: int64(len(w.hbuf)), BodyBytes: int64(len(body))})
+		report(&h1.Refusal{Request: st.req, RequestLine: line, Status: status,
+			Start: start, Duration: time.Since(start), HeadBytes: int64(len(st.rw.hbuf)), BodyBytes: int64(body)})
 	}
 }
 
 // headerTooLarge answers a request whose header list is over
 // SETTINGS_MAX_HEADER_LIST_SIZE, as net/http's HTTP/2 server does.
 func headerTooLarge(w http.ResponseWriter) {
-	const body = "<h1>HTTP Error 431</h1><p>Request Header Field(s) Too Large</p>"
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(http.StatusRequestHeaderFieldsTooLarge)
-	_, _ = io.WriteString(w, body)
+	_, _ = io.WriteString(w, tooLargeBody)
 }
+
+const tooLargeBody = "<h1>HTTP Error 431</h1><p>Request Header Field(s) Too Large</p>"
 
 // headerParser takes a request's fields from the decoder and checks
 // them (RFC 9113 §8.2, §8.3).

@@ -1867,7 +1867,14 @@
 //     as the bare *tls.Conn), as the example controller does on both its
 //     listeners under -http1-server net/http, its HTTPS listener doing the
 //     handshakes itself within the header timeout; its own loop (below)
-//     refuses them as it reads the head.
+//     refuses them as it reads the head. The heads net/http's HTTP/1
+//     server answers itself (two differing Content-Lengths or one not a
+//     number, two Hosts, a malformed or missing Host, a malformed request
+//     line or field line, an unsupported Transfer-Encoding: 400, 501, 505;
+//     a head over MaxHeaderBytes: 431), and those GuardFraming refuses,
+//     never reach a handler and are not logged: net/http tells no hook of
+//     them (not ErrorLog, not ConnState), where router/h1 tells
+//     Server.Refused, which the example controller logs as nginx does.
 //   - Regex matching is bounded per request: however many regex routes a
 //     host has, one request spends at most match.RegexBudget (50 ms) in
 //     them, overrunning it by at most about one match's timeout (§4).

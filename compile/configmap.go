@@ -274,16 +274,6 @@ var configMapTuning = setOf(
 	"stream-access-log-path", "disable-stream-access-log",
 )
 
-// configMapPool are the upstream keep-alive keys, each with what ramjet's
-// backend connection pool does in its place (router.Options.Transport):
-// no answer depends on them.
-var configMapPool = map[string]string{
-	"upstream-keepalive-connections": "ramjet keeps up to 64 idle connections per endpoint",
-	"upstream-keepalive-timeout":     "ramjet closes a backend connection idle for 60 s",
-	"upstream-keepalive-requests":    "ramjet reuses a backend connection for any number of requests",
-	"upstream-keepalive-time":        "ramjet reuses a backend connection for as long as it stays open",
-}
-
 // ParseConfigMap reads an ingress-nginx ConfigMap. keep names keys whose
 // setting the caller has already decided (a command-line flag for the same
 // setting, which wins): each is left out with a cosmetic warning. A nil cm
@@ -344,9 +334,6 @@ func ParseConfigMapFor(cm *corev1.ConfigMap, o ConfigMapOptions) *ConfigMap {
 		case !ok && configMapByValue[key] != nil:
 			reason, sev, msg := configMapByValue[key](v)
 			c.warnings = append(c.warnings, Warning{Reason: reason, Object: c.Ref, Field: configMapField(key), Message: msg, Rated: sev})
-			continue
-		case !ok && configMapPool[key] != "":
-			c.warn(ConfigMapKeyIgnored, key, "not implemented: "+configMapPool[key]+"; no answer changes; ignored")
 			continue
 		case !ok && configMapTuning[key]:
 			c.warn(ConfigMapKeyIgnored, key, "tunes nginx itself, no answer changes; ignored")

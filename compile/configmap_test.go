@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -205,22 +206,16 @@ func TestHTTPRedirectCodeWarning(t *testing.T) {
 	assert.Equal(t, TrafficMoves, ws[0].Severity())
 }
 
-// The upstream keep-alive keys say what ramjet's backend connection pool
-// does in their place, not that they tune nginx alone: ramjet pools
-// backend connections too, with settings of its own.
+// The upstream keep-alive keys are the router's: they bound its backend
+// connection pool (router.Options.UpstreamKeepalive), unwarned.
 func TestParseConfigMapUpstreamKeepalive(t *testing.T) {
 	c := ParseConfigMap(mkConfigMap("ingress", "nginx", map[string]string{
 		"upstream-keepalive-connections": "0", "upstream-keepalive-timeout": "5",
 		"upstream-keepalive-requests": "100", "upstream-keepalive-time": "10m",
 	}))
-	ws := c.Warnings()
-	require.Len(t, ws, 4)
-	for _, w := range ws {
-		assert.Equal(t, ConfigMapKeyIgnored, w.Reason, w.Field)
-		assert.Equal(t, Cosmetic, w.Severity(), w.Field)
-		assert.Contains(t, w.Message, "not implemented: ramjet", w.Field)
-		assert.NotContains(t, w.Message, "tunes nginx itself", w.Field)
-	}
+	require.Empty(t, c.Warnings())
+	assert.Equal(t, configmap.UpstreamKeepalive{Connections: 0, Timeout: 5 * time.Second, Requests: 100, Time: 10 * time.Minute}, c.Router.UpstreamKeepalive)
+	assert.Subset(t, c.Keys, []string{"upstream-keepalive-connections", "upstream-keepalive-requests", "upstream-keepalive-time", "upstream-keepalive-timeout"})
 }
 
 // TestConfigMapAccessLogKeys: disable-access-log and

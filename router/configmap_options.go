@@ -104,6 +104,10 @@ func (o *Options) ApplyConfigMap(s configmap.Settings) {
 	if has("client-body-timeout") {
 		o.ClientBodyTimeout = s.Connections.BodyTimeout
 	}
+	if has("upstream-keepalive-connections", "upstream-keepalive-timeout", "upstream-keepalive-requests", "upstream-keepalive-time") {
+		u := s.UpstreamKeepalive
+		o.UpstreamKeepalive = &u
+	}
 	if g := s.Gzip; g != nil {
 		o.Gzip = &Gzip{Level: g.Level, MinLength: g.MinLength, Types: g.Types}
 	}

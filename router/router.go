@@ -149,6 +149,11 @@ type Options struct {
 	// and the project's client disagree, at about twice the proxy's CPU
 	// per unary call. Ignored when Transport is set.
 	NetHTTP2Client bool
+	// UpstreamKeepalive bounds the default transport's pool of HTTP and
+	// HTTPS backend connections (ingress-nginx's upstream-keepalive-*
+	// keys; Connections 0: a connection per request). Nil: up to 64 idle
+	// connections per endpoint, each closed after 60 s idle.
+	UpstreamKeepalive *configmap.UpstreamKeepalive
 	// Registry holds the counters that outlive tables. Nil: a new one,
 	// owned by the Router, which sweeps idle counters of removed backends
 	// and addresses after each Publish. Routers may share one; a shared
@@ -703,6 +708,13 @@ func New(o Options) *Router {
 		up.backendTLS = &tlsVariants{netHTTP2: o.NetHTTP2Client}
 		r.h1 = h1.NewPool(connect)
 		r.auth.ext = authTransport(up.h1.(*http.Transport))
+		if k := o.UpstreamKeepalive; k != nil {
+			r.h1.SetKeepalive(k.Connections, k.Timeout, k.Requests, k.Time)
+			t := up.h1.(*http.Transport)
+			t.MaxIdleConnsPerHost, t.IdleConnTimeout = k.Connections, k.Timeout
+			// net/http reads 0 idle connections as its default of 2.
+			t.DisableKeepAlives = k.Connections == 0
+		}
 	}
 	r.auth.rt, r.auth.timeout = up.h1, o.AuthTimeout
 	if r.auth.ext == nil {

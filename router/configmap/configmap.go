@@ -120,6 +120,9 @@ type Settings struct {
 	Headers Headers
 	// Connections: the client connection keys (connections.go).
 	Connections Connections
+	// UpstreamKeepalive: the backend connection pool's keys
+	// (connections.go).
+	UpstreamKeepalive UpstreamKeepalive
 }
 
 // Compression is use-gzip's or enable-brotli's settings (router.Gzip,
@@ -265,6 +268,7 @@ func Parse(namespace, name string, data map[string]string, keep ...string) (Sett
 		brotli: Compression{Level: 4, MinLength: 20, Types: DefaultBrotliTypes},
 	}
 	s.TLS, s.Headers, s.Connections = DefaultTLS(), DefaultHeaders(), DefaultConnections()
+	s.UpstreamKeepalive = DefaultUpstreamKeepalive()
 	var warns []Warning
 	warn := s.warner(&warns)
 	hstsSet := false

@@ -29,6 +29,27 @@ type Connections struct {
 	ShutdownTimeout time.Duration
 }
 
+// UpstreamKeepalive are the backend connection pool's keys, with
+// ingress-nginx v1.15's defaults, as nginx.tmpl writes them in each
+// upstream block (router.Options.UpstreamKeepalive).
+type UpstreamKeepalive struct {
+	// Connections: upstream-keepalive-connections (320), keepalive: the
+	// idle connections kept; 0 keeps none (no keep-alive to backends).
+	Connections int
+	// Timeout: upstream-keepalive-timeout (60), keepalive_timeout, in
+	// seconds.
+	Timeout time.Duration
+	// Requests: upstream-keepalive-requests (10000), keepalive_requests.
+	Requests int
+	// Time: upstream-keepalive-time ("1h"), keepalive_time, an nginx time.
+	Time time.Duration
+}
+
+// DefaultUpstreamKeepalive are ingress-nginx's defaults of the pool keys.
+func DefaultUpstreamKeepalive() UpstreamKeepalive {
+	return UpstreamKeepalive{Connections: 320, Timeout: 60 * time.Second, Requests: 10000, Time: time.Hour}
+}
+
 // DefaultConnections are ingress-nginx's defaults of the connection keys.
 func DefaultConnections() Connections {
 	return Connections{KeepAlive: 75 * time.Second, KeepAliveRequests: 1000, HeaderTimeout: 60 * time.Second,
@@ -62,6 +83,30 @@ func init() {
 	}}
 	Keys["worker-shutdown-timeout"] = Key{read: func(p *parse, v string) (err error) {
 		p.s.Connections.ShutdownTimeout, err = parseNginxTime(v)
+		return err
+	}}
+	count := func(field func(u *UpstreamKeepalive) *int, min int64) Key {
+		return Key{read: func(p *parse, v string) error {
+			n, err := strconv.ParseInt(v, 0, 32)
+			if err != nil || n < min {
+				return errors.New("want a number, at least " + strconv.FormatInt(min, 10))
+			}
+			*field(&p.s.UpstreamKeepalive) = int(n)
+			return nil
+		}}
+	}
+	Keys["upstream-keepalive-connections"] = count(func(u *UpstreamKeepalive) *int { return &u.Connections }, 0)
+	Keys["upstream-keepalive-requests"] = count(func(u *UpstreamKeepalive) *int { return &u.Requests }, 1)
+	Keys["upstream-keepalive-timeout"] = Key{read: func(p *parse, v string) error {
+		n, err := strconv.ParseInt(v, 0, 32)
+		if err != nil || n < 1 {
+			return errors.New("want a number of seconds, at least 1")
+		}
+		p.s.UpstreamKeepalive.Timeout = time.Duration(n) * time.Second
+		return nil
+	}}
+	Keys["upstream-keepalive-time"] = Key{read: func(p *parse, v string) (err error) {
+		p.s.UpstreamKeepalive.Time, err = parseNginxTime(v)
 		return err
 	}}
 }

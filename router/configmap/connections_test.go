@@ -25,3 +25,18 @@ func TestConnectionKeys(t *testing.T) {
 	assert.Equal(t, DefaultConnections(), s.Connections)
 	assert.Empty(t, s.Keys)
 }
+
+// The upstream keep-alive keys as ingress-nginx reads them: counts,
+// seconds and an nginx time; 0 connections turns keep-alive off.
+func TestUpstreamKeepaliveKeys(t *testing.T) {
+	s, warns := Parse("ingress", "nginx", nil)
+	require.Empty(t, warns)
+	assert.Equal(t, UpstreamKeepalive{Connections: 320, Timeout: time.Minute, Requests: 10000, Time: time.Hour}, s.UpstreamKeepalive)
+	s, warns = Parse("ingress", "nginx", map[string]string{"upstream-keepalive-connections": "0", "upstream-keepalive-timeout": "5",
+		"upstream-keepalive-requests": "100", "upstream-keepalive-time": "10m"})
+	require.Empty(t, warns)
+	assert.Equal(t, UpstreamKeepalive{Connections: 0, Timeout: 5 * time.Second, Requests: 100, Time: 10 * time.Minute}, s.UpstreamKeepalive)
+	_, warns = Parse("ingress", "nginx", map[string]string{"upstream-keepalive-connections": "-1", "upstream-keepalive-timeout": "5s",
+		"upstream-keepalive-requests": "0", "upstream-keepalive-time": "0"})
+	require.Len(t, warns, 4)
+}

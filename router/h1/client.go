@@ -24,6 +24,10 @@ type Pool struct {
 	dialer  net.Dialer
 	maxIdle int           // per address
 	idleFor time.Duration // an idle connection older than this is closed
+	// maxRequests and maxAge: a connection that has served this many
+	// requests, or is this old, closes after its response (0: no bound).
+	maxRequests int
+	maxAge      time.Duration
 
 	mu sync.Mutex
 	// idle holds each address's idle connections behind a pointer, which
@@ -59,6 +63,10 @@ type Conn struct {
 	// read deadline counts from.
 	takenAt time.Duration
 	reused  bool // it served a request before this one
+	// requests it served and dialedAt (idleClock), for Pool.maxRequests
+	// and maxAge.
+	requests int
+	dialedAt time.Duration
 	// writeDeadline: a send timeout left a write deadline set.
 	writeDeadline bool
 	// rdl is the read deadline this connection's exchanges set last, kept
@@ -79,6 +87,15 @@ func NewPool(connect time.Duration) *Pool {
 		idleFor: 60 * time.Second,
 		idle:    map[string]*idleList{},
 	}
+}
+
+// SetKeepalive bounds what the pool keeps, as nginx's upstream keepalive,
+// keepalive_timeout, keepalive_requests and keepalive_time: idle
+// connections per address (0 keeps none, each request has a connection
+// of its own), how long one waits idle, and how many requests and how
+// long one serves (0: no bound). Call it before the pool is used.
+func (p *Pool) SetKeepalive(idle int, idleFor time.Duration, requests int, age time.Duration) {
+	p.maxIdle, p.idleFor, p.maxRequests, p.maxAge = idle, idleFor, requests, age
 }
 
 // listOf is addr's idle list, made if it has none; mu is held.
@@ -156,6 +173,7 @@ func (p *Pool) Get(ctx context.Context, addr string, fresh bool, connect time.Du
 	pc.list = p.listOf(addr)
 	p.mu.Unlock()
 	pc.takenAt = idleClock()
+	pc.dialedAt = pc.takenAt
 	return pc, nil
 }
 
@@ -192,9 +210,14 @@ func (p *Pool) put(pc *Conn) {
 		pc.Close()
 		return
 	}
+	pc.requests++
+	pc.idleAt = idleClock()
+	if p.maxRequests > 0 && pc.requests >= p.maxRequests || p.maxAge > 0 && pc.idleAt-pc.dialedAt >= p.maxAge {
+		pc.Close()
+		return
+	}
 	pc.head.release()
 	pc.ex = clientExchange{}
-	pc.idleAt = idleClock()
 	p.mu.Lock()
 	l := pc.list
 	if l == nil || l.dropped {

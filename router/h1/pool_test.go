@@ -105,3 +105,58 @@ func TestWholeBody(t *testing.T) {
 		}
 	}
 }
+
+// TestPoolKeepalive: SetKeepalive bounds the pool as nginx's upstream
+// keepalive, keepalive_requests and keepalive_time do: no idle
+// connection kept at 0 (each request its own connection), none reused
+// past its requests or its age.
+func TestPoolKeepalive(t *testing.T) {
+	t.Run("no keep-alive", func(t *testing.T) {
+		addr, conns := okBackend(t)
+		p := NewPool(time.Second)
+		defer p.CloseIdle()
+		p.SetKeepalive(0, time.Minute, 0, 0)
+		for range 3 {
+			if poolExchange(t, p, addr).Reused() {
+				t.Fatal("a connection was reused with keep-alive off")
+			}
+		}
+		if n := conns.Load(); n != 3 {
+			t.Errorf("%d backend connections, want 3", n)
+		}
+	})
+	t.Run("requests", func(t *testing.T) {
+		addr, conns := okBackend(t)
+		p := NewPool(time.Second)
+		defer p.CloseIdle()
+		p.SetKeepalive(8, time.Minute, 2, 0)
+		for range 4 {
+			poolExchange(t, p, addr)
+		}
+		if n := conns.Load(); n != 2 {
+			t.Errorf("%d backend connections for 4 requests at 2 a connection, want 2", n)
+		}
+	})
+	t.Run("time", func(t *testing.T) {
+		addr, conns := okBackend(t)
+		p := NewPool(time.Second)
+		defer p.CloseIdle()
+		p.SetKeepalive(8, time.Minute, 0, 200*time.Millisecond)
+		first := poolExchange(t, p, addr)
+		if poolExchange(t, p, addr) != first {
+			t.Fatal("a young connection was not reused")
+		}
+		time.Sleep(300 * time.Millisecond)
+		// As nginx, the age is judged when a response ends: the request
+		// after it is the connection's last.
+		if poolExchange(t, p, addr) != first {
+			t.Fatal("the connection was not reused for the request that ends past its time")
+		}
+		if got := poolExchange(t, p, addr); got == first || got.Reused() {
+			t.Fatal("a connection older than keepalive_time was reused")
+		}
+		if n := conns.Load(); n != 2 {
+			t.Errorf("%d backend connections, want 2", n)
+		}
+	})
+}

@@ -43,6 +43,7 @@ type statusWrite struct {
 	addresses string    // addressList of the status written (statusFingerprint for the Gateway API)
 	at        time.Time // when
 	over      string    // the resourceVersion it was written over
+	uid       types.UID // of the Ingress written: one created again under its name is new
 	warned    bool      // the change by someone else has been logged
 }
 
@@ -152,10 +153,11 @@ func (c *clusterController) syncStatus(term context.Context) bool {
 	maps.DeleteFunc(c.written, func(_ types.NamespacedName, w statusWrite) bool { return now.Sub(w.at) >= statusRewriteAfter })
 	for _, u := range status.Updates(claimed, desired, !c.cfg.noStatusUpdate) {
 		key := types.NamespacedName{Namespace: u.Namespace, Name: u.Name}
-		if w, found := c.written[key]; found && w.addresses == addressList(u.Status) {
+		cached := c.lookupIngress(u.Namespace, u.Name)
+		if w, found := c.written[key]; found && w.addresses == addressList(u.Status) && (cached == nil || cached.UID == w.uid) {
 			// Written lately and changed since, unless the cache has
 			// not caught up with the write yet: again once it is due.
-			if cached := c.lookupIngress(u.Namespace, u.Name); !w.warned && cached != nil && cached.ResourceVersion != w.over {
+			if !w.warned && cached != nil && cached.ResourceVersion != w.over {
 				c.log.Warn("someone else changed the Ingress status this replica wrote; it is written again no sooner than "+statusRewriteAfter.String()+" after",
 					"ingress", key.String(), "written", w.addresses, "now", addressList(cached.Status))
 				w.warned = true
@@ -249,7 +251,7 @@ func (c *clusterController) applyStatus(ctx context.Context, desired []networkin
 		return nil // deleted since
 	}
 	api := c.client.NetworkingV1().Ingresses(u.Namespace)
-	over := cached.ResourceVersion
+	over, uid := cached.ResourceVersion, cached.UID
 	obj := cached.DeepCopy()
 	obj.Status = u.Status
 	_, err := api.UpdateStatus(ctx, obj, metav1.UpdateOptions{FieldManager: fieldManager})
@@ -262,7 +264,7 @@ func (c *clusterController) applyStatus(ctx context.Context, desired []networkin
 		} else if again := status.Updates([]*networkingv1.Ingress{fresh}, desired, true); len(again) == 0 {
 			return nil // already right
 		} else {
-			over = fresh.ResourceVersion
+			over, uid = fresh.ResourceVersion, fresh.UID
 			fresh.Status = again[0].Status
 			_, err = api.UpdateStatus(ctx, fresh, metav1.UpdateOptions{FieldManager: fieldManager})
 		}
@@ -277,7 +279,7 @@ func (c *clusterController) applyStatus(ctx context.Context, desired []networkin
 	if c.written == nil {
 		c.written = make(map[types.NamespacedName]statusWrite)
 	}
-	c.written[types.NamespacedName{Namespace: u.Namespace, Name: u.Name}] = statusWrite{addresses: addressList(u.Status), at: time.Now(), over: over}
+	c.written[types.NamespacedName{Namespace: u.Namespace, Name: u.Name}] = statusWrite{addresses: addressList(u.Status), at: time.Now(), over: over, uid: uid}
 	return nil
 }
 

@@ -51,3 +51,26 @@ func TestStatusFightIsNotAHotLoop(t *testing.T) {
 		t.Fatalf("%d status writes on Ingress app in 3 s", n)
 	}
 }
+
+// TestStatusOfRecreatedIngress: an Ingress deleted and created again under
+// the same name (kubectl replace --force, a Helm reinstall) is a new object
+// with no status, not someone else's change to what was written: it gets
+// its status at once.
+func TestStatusOfRecreatedIngress(t *testing.T) {
+	e := startE2E(t)
+	ctx := context.Background()
+	ns := e.namespace(t, "recreated")
+	e.app(t, ns, "a", backendPort(t, namedBackend(t, "A")))
+	e.createIngress(t, newIngress(ns, "app", "ramjet", "app.test", "a", "/"))
+	tc := e.startController(t, ns, func(c *config) { c.publishAddresses = []string{"192.0.2.1"} })
+	waitFor(t, 10*time.Second, "the status", func() bool {
+		return cmp.Equal(ips("192.0.2.1"), e.ingressStatus(t, ns, "app"))
+	})
+	require.NoError(t, e.client.NetworkingV1().Ingresses(ns).Delete(ctx, "app", metav1.DeleteOptions{}))
+	tc.settle(t)
+	e.createIngress(t, newIngress(ns, "app", "ramjet", "app.test", "a", "/"))
+	waitFor(t, statusRewriteAfter/3, "the status of the new Ingress", func() bool {
+		return cmp.Equal(ips("192.0.2.1"), e.ingressStatus(t, ns, "app"))
+	})
+	require.NotContains(t, tc.logs.String(), "someone else changed")
+}

@@ -405,12 +405,13 @@ func writeStatus[T metav1.Object](ctx context.Context, written map[string]status
 	redecide func(T) (T, bool)) (_ bool, err error) {
 	key := fmt.Sprintf("%T %s/%s", next, next.GetNamespace(), next.GetName())
 	fingerprint := statusFingerprint(next)
-	if w, ok := written[key]; ok && w.addresses == fingerprint {
+	// One created again under the name is a new object, written at once.
+	if w, ok := written[key]; ok && w.addresses == fingerprint && w.uid == next.GetUID() {
 		return false, errRewriteDeferred
 	}
 	defer func() {
 		if err == nil {
-			written[key] = statusWrite{addresses: fingerprint, at: time.Now()}
+			written[key] = statusWrite{addresses: fingerprint, at: time.Now(), uid: next.GetUID()}
 		}
 	}()
 	opts := metav1.UpdateOptions{FieldManager: fieldManager}

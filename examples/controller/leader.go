@@ -43,7 +43,7 @@ type statusWrite struct {
 	addresses string    // addressList of the status written (statusFingerprint for the Gateway API)
 	at        time.Time // when
 	over      string    // the resourceVersion it was written over
-	uid       types.UID // of the Ingress written: one created again under its name is new
+	uid       types.UID // of the object written: one created again under its name is new
 	warned    bool      // the change by someone else has been logged
 }
 

@@ -15,8 +15,9 @@ import (
 // Source is where the advertised addresses come from (SPEC §1, §16).
 type Source struct {
 	// Addresses are the --publish-address entries, as ParseAddresses
-	// returns them. When any are set they win and Service is ignored, as
-	// ingress-nginx gives its address flag precedence over its Service flag.
+	// returns them. When any are set they win and Service is ignored
+	// (ingress-nginx, like the example controller, refuses both flags
+	// together).
 	Addresses []string
 	// Service is the --publish-service object: nil when that option is
 	// unset or the Service is not known (yet).

@@ -518,7 +518,7 @@ var LogFormat = vars.Place{Name: "the access log", Syntax: vars.Log, Lenient: tr
 	vars.ProxyAlternativeUpstreamName, vars.ProxyUpstreamName, vars.QueryString, vars.RemoteAddr,
 	vars.RemoteUser, vars.ReqID, vars.Request, vars.RequestLength, vars.RequestMethod, vars.RequestTime,
 	vars.RequestURI, vars.Scheme, vars.ServerName, vars.ServerProtocol, vars.ServiceName, vars.ServicePort,
-	vars.Status, vars.TimeISO8601, vars.TimeLocal, vars.UpstreamAddr, vars.UpstreamHeaderTime,
+	vars.Status, vars.TimeISO8601, vars.TimeLocal, vars.UpstreamAddr, vars.UpstreamConnectTime, vars.UpstreamHeaderTime,
 	vars.UpstreamResponseLength, vars.UpstreamResponseTime, vars.UpstreamStatus, vars.URI,
 	vars.HTTP, vars.Cookie)}
 

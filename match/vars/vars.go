@@ -65,6 +65,7 @@ const (
 	UpstreamStatus
 	UpstreamResponseTime
 	UpstreamHeaderTime
+	UpstreamConnectTime
 	UpstreamResponseLength
 	ProxyUpstreamName
 	ProxyAlternativeUpstreamName
@@ -134,6 +135,7 @@ var Table = [numVars]Info{
 	UpstreamStatus:               {Name: "upstream_status", When: AfterAnswer, Means: "the backend's status"},
 	UpstreamResponseTime:         {Name: "upstream_response_time", When: AfterAnswer, Means: "the backend's seconds"},
 	UpstreamHeaderTime:           {Name: "upstream_header_time", When: AfterAnswer, Means: "the seconds to the backend's head"},
+	UpstreamConnectTime:          {Name: "upstream_connect_time", When: AfterAnswer, Means: "the seconds opening the backend's connection"},
 	UpstreamResponseLength:       {Name: "upstream_response_length", When: AfterAnswer, Means: "the backend's bytes"},
 	ProxyUpstreamName:            {Name: "proxy_upstream_name", When: AfterAnswer, Means: "namespace-service-port"},
 	ProxyAlternativeUpstreamName: {Name: "proxy_alternative_upstream_name", When: AfterAnswer, Means: "the canary's upstream name"},

@@ -3002,8 +3002,11 @@
 //     NoMatchingParent, NotAllowedByListeners, NoMatchingListenerHostname,
 //     UnsupportedValue for a value outside the API's enums: a match,
 //     filter or path modifier type, a redirect scheme or status code; and
-//     for ReplacePrefixMatch beside a match that is not PathPrefix;
-//     True lists what is not served) and ResolvedRefs (False:
+//     for ReplacePrefixMatch beside a match that is not PathPrefix, and
+//     when compile refuses every rule, compile.RefusedRules; True lists
+//     what is not served, and PartiallyInvalid, "Dropped Rule", names
+//     the rules compile refuses, whose requests answer 500) and
+//     ResolvedRefs (False:
 //     BackendNotFound, RefNotPermitted, InvalidKind; the first decides the
 //     reason, the message lists all). Other controllers' entries stay. A
 //     condition keeps its lastTransitionTime while its status holds, and

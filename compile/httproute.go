@@ -260,16 +260,49 @@ func (b *builder) ruleFilters(hr *HTTPRoute, rule *HTTPRouteRule) (to routeTarge
 	if to.response, ok = b.ruleMirrors(hr, rule); !ok {
 		return refusedTarget(), nil, nil, false
 	}
-	if rws, ok = b.ruleRewrites(hr, rule); !ok {
-		return refusedTarget(), nil, nil, false
-	}
-	if sn, ok = b.ruleHeaders(hr, rule); !ok || !b.checkRedirect(hr, rule) {
-		return refusedTarget(), nil, nil, false
-	}
-	if to.cors, ok = b.ruleCORS(hr, rule); !ok {
+	if rws, sn, to.cors, ok = b.ruleOwnFilters(hr, rule); !ok {
 		return refusedTarget(), nil, nil, false
 	}
 	return to, rws, sn, true
+}
+
+// ruleOwnFilters is ruleFilters less the mirrors: what the rule's own
+// values decide, whatever the other objects (RefusedRules).
+func (b *builder) ruleOwnFilters(hr *HTTPRoute, rule *HTTPRouteRule) (rws map[match.PathType]*match.Rewrite, sn *match.Snippet, cors *match.CORS, ok bool) {
+	if rws, ok = b.ruleRewrites(hr, rule); !ok {
+		return nil, nil, nil, false
+	}
+	if sn, ok = b.ruleHeaders(hr, rule); !ok || !b.checkRedirect(hr, rule) {
+		return nil, nil, nil, false
+	}
+	if cors, ok = b.ruleCORS(hr, rule); !ok {
+		return nil, nil, nil, false
+	}
+	return rws, sn, cors, true
+}
+
+// RuleRefusal is a rule compile refuses as written: every request it
+// matches answers 500. Warning is the one Compile gives for it.
+type RuleRefusal struct {
+	// Rule is the rule's index in HTTPRoute.Rules.
+	Rule    int
+	Warning Warning
+}
+
+// RefusedRules are the rules of hr that Compile refuses for their own
+// filters (a value it cannot apply as written, RequestRedirect beside
+// URLRewrite), which no other object changes: a translator's status
+// learns from them, rather than deciding again, which rules are not
+// served.
+func RefusedRules(hr *HTTPRoute) []RuleRefusal {
+	var out []RuleRefusal
+	for i := range hr.Rules {
+		var b builder
+		if _, _, _, ok := b.ruleOwnFilters(hr, &hr.Rules[i]); !ok && len(b.warnings) > 0 {
+			out = append(out, RuleRefusal{Rule: i, Warning: b.warnings[len(b.warnings)-1]})
+		}
+	}
+	return out
 }
 
 // refusedTarget answers 500: one invalid alternative takes every request.

@@ -21,6 +21,9 @@ const (
 	ConditionProgrammed   = "Programmed"
 	ConditionResolvedRefs = "ResolvedRefs"
 	ConditionConflicted   = "Conflicted"
+	// ConditionPartiallyInvalid is a route's, set only True: some of its
+	// rules are not served, others are.
+	ConditionPartiallyInvalid = "PartiallyInvalid"
 )
 
 // Condition reasons. A reason equal to its condition type (Accepted,
@@ -222,10 +225,15 @@ type RouteParentFacts struct {
 	// (ReasonBackendNotFound, ReasonRefNotPermitted, ReasonInvalidKind,
 	// ReasonUnsupportedProtocol).
 	RefProblems []Problem
+	// DroppedRules say which rules are not served and why (their requests
+	// answer an error); with a rule still served the route is
+	// PartiallyInvalid, as the API asks.
+	DroppedRules []string
 }
 
 // RouteParentConditions decides the conditions of one parent's entry in
-// a route's status.parents: Accepted, and ResolvedRefs. ResolvedRefs is
+// a route's status.parents: Accepted, ResolvedRefs, and PartiallyInvalid
+// when an accepted route has DroppedRules. ResolvedRefs is
 // decided even for a route that is not accepted, as the Gateway API asks.
 // With several reference problems the reason is the first one's and the
 // message lists them all.
@@ -244,6 +252,11 @@ func RouteParentConditions(f RouteParentFacts) []metav1.Condition {
 		out = append(out, cond(ConditionResolvedRefs, false, f.RefProblems[0].Reason, joinProblems(f.RefProblems), g))
 	} else {
 		out = append(out, cond(ConditionResolvedRefs, true, ReasonResolvedRefs, "every reference resolves", g))
+	}
+	if f.NotAccepted == nil && len(f.DroppedRules) > 0 {
+		// The API's message for rules left out starts "Dropped Rule".
+		out = append(out, cond(ConditionPartiallyInvalid, true, ReasonUnsupportedValue,
+			truncate("Dropped Rule "+strings.Join(f.DroppedRules, "; "), maxConditionMessage), g))
 	}
 	return out
 }

@@ -56,7 +56,7 @@ func TranslateAll(o Objects) Translation {
 	routes, warnings := Translate(o)
 	t := translator{objs: o}
 	t.index()
-	tr := Translation{HTTPRoutes: routes, Status: t.decideStatus(warnings), Listeners: t.servedListeners()}
+	tr := Translation{HTTPRoutes: routes, Status: t.decideStatus(warnings, routes), Listeners: t.servedListeners()}
 	t.listenerCertificates(&tr) // after decideStatus: the hosts of each listener's routes
 	tr.Warnings = append(warnings, t.certWarnings...)
 	tr.Warnings = append(tr.Warnings, t.validationWarnings()...)

@@ -135,7 +135,12 @@ func mergeParents(current, decided []gwv1.RouteParentStatus, now metav1.Time) ([
 		if i := slices.IndexFunc(current, func(o gwv1.RouteParentStatus) bool {
 			return o.ControllerName == ControllerName && reflect.DeepEqual(o.ParentRef, d.ParentRef)
 		}); i >= 0 {
-			old = current[i].Conditions
+			// PartiallyInvalid is set only True: once not decided it goes.
+			old = slices.DeleteFunc(slices.Clone(current[i].Conditions), func(c metav1.Condition) bool {
+				return c.Type == status.ConditionPartiallyInvalid &&
+					!slices.ContainsFunc(d.Conditions, func(dc metav1.Condition) bool { return dc.Type == c.Type })
+			})
+			changed = changed || len(old) != len(current[i].Conditions)
 		} else {
 			changed = true
 		}
@@ -162,8 +167,9 @@ func (t *translator) sortedGateways() []*gwv1.Gateway {
 
 // decideStatus states the facts status decides by, and decides. warnings
 // are Translate's, whose Unsupported ones are what an accepted route does
-// not serve.
-func (t *translator) decideStatus(warnings []compile.Warning) *Status {
+// not serve; routes are Translate's too, whose rules compile refuses
+// (compile.RefusedRules) are not served either.
+func (t *translator) decideStatus(warnings []compile.Warning, routes []*compile.HTTPRoute) *Status {
 	s := &Status{classes: map[string][]metav1.Condition{}, gateways: map[nsName]decidedGateway{}, routes: map[nsName][]gwv1.RouteParentStatus{},
 		grpcRoutes: map[nsName][]gwv1.RouteParentStatus{}, tlsRoutes: map[nsName][]gwv1.RouteParentStatus{}}
 	t.listenerHosts = map[listenerKey][]string{}
@@ -189,6 +195,10 @@ func (t *translator) decideStatus(warnings []compile.Warning) *Status {
 			unsupported[k] = append(unsupported[k], w.Field+": "+w.Message)
 		}
 	}
+	dropped, noneServed := refusedRules(routes, compile.HTTPRouteKind)
+	for k, msgs := range dropped {
+		unsupported[k] = append(unsupported[k], msgs...)
+	}
 	for _, r := range t.objs.HTTPRoutes {
 		var refs []status.Problem
 		var badValue *status.Problem
@@ -208,8 +218,9 @@ func (t *translator) decideStatus(warnings []compile.Warning) *Status {
 			if !valueDone {
 				badValue, valueDone = httpValueProblem(r), true
 			}
-			f := status.RouteParentFacts{Generation: r.Generation, RefProblems: refs, Unsupported: unsupported[nsName{r.Namespace, r.Name}],
-				NotAccepted: t.attachFacts(r, i, gw, seen, cmp.Or(badValue, kindConflicts[nsName{r.Namespace, r.Name}]))}
+			k := nsName{r.Namespace, r.Name}
+			f := status.RouteParentFacts{Generation: r.Generation, RefProblems: refs, Unsupported: unsupported[k], DroppedRules: dropped[k],
+				NotAccepted: t.attachFacts(r, i, gw, seen, cmp.Or(badValue, kindConflicts[k], noneServed[k]))}
 			s.routes[nsName{r.Namespace, r.Name}] = append(s.routes[nsName{r.Namespace, r.Name}], gwv1.RouteParentStatus{
 				ParentRef: p, ControllerName: ControllerName, Conditions: status.RouteParentConditions(f)})
 		}
@@ -262,6 +273,34 @@ func (t *translator) decideStatus(warnings []compile.Warning) *Status {
 		s.gateways[nsName{gw.Namespace, gw.Name}] = decidedGateway{conditions: conds, listeners: lss}
 	}
 	return s
+}
+
+// refusedRules are, by route of kind, the rules compile refuses
+// (compile.RefusedRules), each named with compile's warning, and for a
+// route none of whose rules is served, why it is not accepted
+// (UnsupportedValue: the API counts a route whose every rule is invalid
+// as invalid). A route attached to several listeners has the same rules
+// on each: its first is read.
+func refusedRules(routes []*compile.HTTPRoute, kind string) (dropped map[nsName][]string, noneServed map[nsName]*status.Problem) {
+	dropped, noneServed = map[nsName][]string{}, map[nsName]*status.Problem{}
+	done := map[nsName]bool{}
+	for _, hr := range routes {
+		k := nsName{hr.Namespace, hr.Name}
+		if cmp.Or(hr.Kind, compile.HTTPRouteKind) != kind || done[k] {
+			continue
+		}
+		done[k] = true
+		refused := compile.RefusedRules(hr)
+		for _, rr := range refused {
+			w := rr.Warning
+			dropped[k] = append(dropped[k], hr.Rules[rr.Rule].Field+" ("+w.Field+": "+w.Message+")")
+		}
+		if len(refused) > 0 && len(refused) == len(hr.Rules) {
+			noneServed[k] = &status.Problem{Reason: status.ReasonUnsupportedValue,
+				Message: "no rule is served: " + strings.Join(dropped[k], "; ")}
+		}
+	}
+	return dropped, noneServed
 }
 
 // httpValueProblem lists r's values outside the API's enums as

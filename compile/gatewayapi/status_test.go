@@ -579,3 +579,61 @@ func TestHTTPRouteUnsupportedValue(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPRouteRefusedRules: a rule compile refuses as written (a header
+// value with "$", RequestRedirect beside URLRewrite) answers 500, so the
+// status does not say it is served: beside a served rule the route is
+// Accepted and PartiallyInvalid ("Dropped Rule", naming the rule); alone
+// it is Accepted False, UnsupportedValue. Once valid again, the
+// PartiallyInvalid condition written before goes.
+func TestHTTPRouteRefusedRules(t *testing.T) {
+	parent := []gwv1.ParentReference{{Name: "gw"}}
+	gw := gateway("app", "gw", "ours", listener("http", "", gwv1.NamespacesFromSame))
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "svc"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	good := gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{toService("", "svc", 80)}}
+	dollar := gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Value: new("/d")}}},
+		Filters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestHeaderModifier,
+			RequestHeaderModifier: &gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{{Name: "X-A", Value: "$host"}}}}},
+		BackendRefs: []gwv1.HTTPBackendRef{toService("", "svc", 80)}}
+	both := gwv1.HTTPRouteRule{Filters: []gwv1.HTTPRouteFilter{
+		{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gwv1.HTTPRequestRedirectFilter{Scheme: new("https")}},
+		{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwv1.HTTPURLRewriteFilter{Hostname: new(gwv1.PreciseHostname("b.example"))}}}}
+	routes := []*gwv1.HTTPRoute{
+		httpRoute("app", "partly", parent, nil, good, dollar),
+		httpRoute("app", "dollar", parent, nil, dollar),
+		httpRoute("app", "both", parent, nil, both),
+		httpRoute("app", "good", parent, nil, good),
+	}
+	tr := TranslateAll(Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{gw}, HTTPRoutes: routes, Services: []*corev1.Service{svc}})
+	now := metav1.Unix(100, 0)
+	want := map[string][]brief{
+		"partly": {{"Accepted", "True", status.ReasonAccepted}, {"ResolvedRefs", "True", "ResolvedRefs"}, {"PartiallyInvalid", "True", status.ReasonUnsupportedValue}},
+		"dollar": {{"Accepted", "False", status.ReasonUnsupportedValue}, {"ResolvedRefs", "True", "ResolvedRefs"}},
+		"both":   {{"Accepted", "False", status.ReasonUnsupportedValue}, {"ResolvedRefs", "True", "ResolvedRefs"}},
+		"good":   {{"Accepted", "True", status.ReasonAccepted}, {"ResolvedRefs", "True", "ResolvedRefs"}},
+	}
+	for _, r := range routes {
+		got, _ := tr.Status.HTTPRoute(r, now)
+		if got == nil || len(got.Status.Parents) != 1 {
+			t.Fatalf("%s: no status: %+v", r.Name, got)
+		}
+		cs := got.Status.Parents[0].Conditions
+		if d := cmp.Diff(want[r.Name], briefs(cs)); d != "" {
+			t.Errorf("%s (-want +got):\n%s", r.Name, d)
+		}
+		if r.Name == "partly" && len(cs) == 3 && (!strings.HasPrefix(cs[2].Message, "Dropped Rule") || !strings.Contains(cs[2].Message, "spec.rules[1]") ||
+			!strings.Contains(cs[0].Message, "spec.rules[1]")) {
+			t.Errorf("partly: messages %q, %q: want the dropped rule named", cs[0].Message, cs[2].Message)
+		}
+		// A route made valid again loses the PartiallyInvalid condition.
+		if r.Name == "good" {
+			stale := r.DeepCopy()
+			stale.Status.Parents = []gwv1.RouteParentStatus{{ParentRef: parent[0], ControllerName: ControllerName, Conditions: append(slices.Clone(got.Status.Parents[0].Conditions),
+				metav1.Condition{Type: "PartiallyInvalid", Status: metav1.ConditionTrue, Reason: status.ReasonUnsupportedValue, Message: "Dropped Rule spec.rules[1]"})}}
+			next, changed := tr.Status.HTTPRoute(stale, now)
+			if !changed || len(next.Status.Parents[0].Conditions) != 2 {
+				t.Errorf("good with a stale PartiallyInvalid: changed %t, %+v", changed, next)
+			}
+		}
+	}
+}

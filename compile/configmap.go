@@ -177,7 +177,6 @@ var ConfigMapUnsupported = map[string]string{
 	"location-snippet":             "snippets are not read",
 	"server-snippet":               "snippets are not read",
 	"no-auth-locations":            "authentication applies to every location",
-	"proxy-redirect-from":          "Location headers are passed unchanged",
 }
 
 // configMapMoves are the unsupported keys whose absence answers a request
@@ -192,7 +191,11 @@ var configMapMoves = setOf(
 // configMapByValue are unimplemented keys whose value decides what is lost:
 // each gives the warning's reason, severity and message.
 var configMapByValue = map[string]func(v string) (Reason, Severity, string){
-	"use-geoip2": offByDefault("GeoIP2 is not supported by ramjet: the $geoip2_* variables are empty in logs and headers"),
+	"use-geoip2":           offByDefault("GeoIP2 is not supported by ramjet: the $geoip2_* variables are empty in logs and headers"),
+	"proxy-redirect-from":  likeTheAnnotation("proxy-redirect-from", "Location headers are passed unchanged"),
+	"proxy-cookie-path":    likeTheAnnotation("proxy-cookie-path", "Set-Cookie paths are passed unchanged"),
+	"proxy-cookie-domain":  likeTheAnnotation("proxy-cookie-domain", "Set-Cookie domains are passed unchanged"),
+	"retry-non-idempotent": offByDefault("POST, LOCK and PATCH are retried on another endpoint only where proxy-next-upstream names non_idempotent"),
 	// The key of the limit-rps, limit-rpm and limit-connections zones:
 	// another than the client address counts other groups of requests.
 	"limit-conn-zone-variable": func(v string) (Reason, Severity, string) {
@@ -249,6 +252,18 @@ func offByDefault(lost string) func(v string) (Reason, Severity, string) {
 	return func(v string) (Reason, Severity, string) {
 		if on, err := configmap.ParseBool(v); err == nil && !on {
 			return ConfigMapKeyIgnored, Cosmetic, "false, ingress-nginx's default and what ramjet does; ignored"
+		}
+		return ConfigMapKeyUnsupported, FeatureMissing, "not implemented: " + lost
+	}
+}
+
+// likeTheAnnotation rates a key as its annotation of the same name is
+// rated (AsRamjetDoes): its value, ingress-nginx's default, may ask for
+// what ramjet does.
+func likeTheAnnotation(key, lost string) func(v string) (Reason, Severity, string) {
+	return func(v string) (Reason, Severity, string) {
+		if AsRamjetDoes(key, v) {
+			return ConfigMapKeyIgnored, Cosmetic, strconv.Quote(v) + " asks for what ramjet does; ignored"
 		}
 		return ConfigMapKeyUnsupported, FeatureMissing, "not implemented: " + lost
 	}

@@ -132,6 +132,13 @@ func isVarByte(c byte) bool {
 // String returns the expression as written, "" for the zero value.
 func (k HashKey) String() string { return k.expr }
 
+// Same reports whether k and o hash requests alike: the same variable,
+// whatever its spelling (braced, or names differing only in case, as nginx
+// matches header and cookie names).
+func (k HashKey) Same(o HashKey) bool {
+	return k.source == o.source && strings.EqualFold(k.name, o.name)
+}
+
 // IsZero reports whether k is the zero value (no expression).
 func (k HashKey) IsZero() bool { return k.source == noKey }
 

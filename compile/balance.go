@@ -207,12 +207,12 @@ func balancingText(p balance.Algorithm, k balance.HashKey, subset int) string {
 	return p.String()
 }
 
-// sameBalancing compares what two Ingresses ask for. Hash keys compare
-// case-insensitively: nginx variable, header and cookie names are matched
-// without regard to case, so $http_X_User and $http_x_user hash alike.
+// sameBalancing compares what two Ingresses ask for. Hash keys compare by
+// the variable they name (HashKey.Same): $http_X_User, $http_x_user and
+// ${http_x_user} hash alike.
 func sameBalancing(x, y *annotationValues) bool {
 	xb, yb := x.balancingR(), y.balancingR()
-	return xb.algorithm == yb.algorithm && strings.EqualFold(xb.hashKey.String(), yb.hashKey.String()) && x.hashSubset() == y.hashSubset()
+	return xb.algorithm == yb.algorithm && xb.hashKey.Same(yb.hashKey) && x.hashSubset() == y.hashSubset()
 }
 
 // decideBalancing sets each backend's algorithm and hash key (SPEC §9). When

@@ -3043,7 +3043,11 @@
 // conflict by the tie-break above (RouteConflict names the winner), where
 // the suite's httproute-multiple-gateways gives each Gateway an address
 // and wants each one's catch-all "/" served on it: that one request is
-// not served. Telling Gateways apart by address would take a listener,
+// not served. Listener hostname precedence spans them too: a listener
+// of one Gateway with a more specific hostname takes that host from the
+// routes of another's, which warn GatewayFeatureUnsupported naming both
+// Gateways, their listeners and the host (their Accepted message lists
+// it), unless attached there as well. Telling Gateways apart by address would take a listener,
 // Service and address per Gateway, that is a data plane per Gateway; a
 // cluster that wants two addresses runs two ramjet controllers, each
 // serving its own Gateways.

@@ -637,3 +637,58 @@ func TestHTTPRouteRefusedRules(t *testing.T) {
 		}
 	}
 }
+
+// TestShadowedAcrossGateways: Gateways share the controller's ports, so a
+// listener of one Gateway with a more specific hostname takes that host
+// from a route of another Gateway. The route is not served there: it
+// warns naming both Gateways, their listeners and the host, and its
+// status lists it, in whatever order the objects come. A route that the
+// more specific listener also takes is served there and does not warn,
+// nor does one shadowed within its own Gateway, by the API's listener
+// precedence.
+func TestShadowedAcrossGateways(t *testing.T) {
+	wide := gateway("app", "wide", "ours", listener("any", "", gwv1.NamespacesFromSame), listener("wild", "*.example.com", gwv1.NamespacesFromSame))
+	narrow := gateway("app", "narrow", "ours", listener("shop", "shop.example.com", gwv1.NamespacesFromSame))
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "svc"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	rule := gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{toService("", "svc", 80)}}
+	hosts := []gwv1.Hostname{"shop.example.com", "www.example.com"}
+	routes := []*gwv1.HTTPRoute{
+		httpRoute("app", "lost", []gwv1.ParentReference{{Name: "wide", SectionName: new(gwv1.SectionName("any"))}}, hosts, rule),
+		httpRoute("app", "both", []gwv1.ParentReference{{Name: "wide", SectionName: new(gwv1.SectionName("any"))}, {Name: "narrow"}}, hosts, rule),
+		// Within one Gateway, the API's listener precedence.
+		httpRoute("app", "own", []gwv1.ParentReference{{Name: "wide", SectionName: new(gwv1.SectionName("any"))}}, []gwv1.Hostname{"a.example.com"}, rule),
+	}
+	var first []compile.Warning
+	for _, o := range []Objects{
+		{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{wide, narrow}, HTTPRoutes: routes, Services: []*corev1.Service{svc}},
+		{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{narrow, wide}, HTTPRoutes: []*gwv1.HTTPRoute{routes[2], routes[1], routes[0]}, Services: []*corev1.Service{svc}},
+	} {
+		tr := TranslateAll(o)
+		var got []compile.Warning
+		for _, w := range tr.Warnings {
+			if strings.Contains(w.Message, "more specific") {
+				got = append(got, w)
+			}
+		}
+		slices.SortFunc(got, func(a, b compile.Warning) int {
+			return strings.Compare(a.Object.Name+a.Field+a.Message, b.Object.Name+b.Field+b.Message)
+		})
+		if len(got) != 1 || got[0].Object.Name != "lost" || got[0].Field != "spec.parentRefs[0]" {
+			t.Fatalf("warnings %+v, want one on lost's spec.parentRefs[0]", got)
+		}
+		for _, s := range []string{`"shop.example.com"`, "Gateway app/wide", "Gateway app/narrow", "listener any", "listener shop"} {
+			if !strings.Contains(got[0].Message, s) {
+				t.Errorf("message %q does not name %s", got[0].Message, s)
+			}
+		}
+		if first == nil {
+			first = got
+		} else if d := cmp.Diff(first, got); d != "" {
+			t.Errorf("another order of the objects (-first +then):\n%s", d)
+		}
+		lost, _ := tr.Status.HTTPRoute(routes[0], metav1.Unix(100, 0))
+		if c := lost.Status.Parents[0].Conditions[0]; !strings.Contains(c.Message, "shop.example.com") {
+			t.Errorf("lost: Accepted message %q does not list the host", c.Message)
+		}
+	}
+}

@@ -86,7 +86,7 @@ type translator struct {
 	nsLabels map[string]labels.Set
 	warnings []compile.Warning
 	// hostnamesOn are the served listeners' hostnames by view (views.go).
-	hostnamesOn map[match.Listener][]string
+	hostnamesOn map[match.Listener][]servedListener
 	// kind is the Kind of the route being translated: HTTPRoute when "",
 	// or GRPCRoute (grpcroute.go).
 	kind string
@@ -172,6 +172,13 @@ func (t *translator) route(r *gwv1.HTTPRoute) []*compile.HTTPRoute {
 // specifically, SPEC §20). attached is false when no parentRef attaches it.
 func (t *translator) attach(r *gwv1.HTTPRoute) (hosts map[match.Listener][]string, attached bool) {
 	hosts = map[match.Listener][]string{}
+	// lost are hosts another Gateway's listener takes; they warn unless
+	// the route is served there through another parentRef.
+	type lostHost struct {
+		field, host, msg string
+		view             match.Listener
+	}
+	var lost []lostHost
 	for i, p := range r.Spec.ParentRefs {
 		field := "spec.parentRefs[" + strconv.Itoa(i) + "]"
 		if g := deref(p.Group, Group); g != Group || deref(p.Kind, "Gateway") != "Gateway" {
@@ -202,10 +209,19 @@ func (t *translator) attach(r *gwv1.HTTPRoute) (hosts map[match.Listener][]strin
 			attached = true
 			ml := viewOf(&l)
 			for _, h := range hs {
-				if !t.shadowed(ml, string(deref(l.Hostname, "")), h) {
+				by := t.shadowedBy(ml, string(deref(l.Hostname, "")), h)
+				if by == nil {
 					hosts[ml] = append(hosts[ml], h)
-				} else if _, ok := hosts[ml]; !ok {
+					continue
+				}
+				if _, ok := hosts[ml]; !ok {
 					hosts[ml] = nil
+				}
+				if by.gw != gw {
+					// Within one Gateway this is the API's listener
+					// precedence; across two, ramjet's one set of ports.
+					lost = append(lost, lostHost{field, h, fmt.Sprintf("host %q of listener %s of Gateway %s/%s is taken on port %d by listener %s of Gateway %s/%s, whose hostname %q is more specific: Gateways share the controller's ports, so the route is not served there",
+						h, l.Name, ns, p.Name, ml.Port, by.name, by.gw.Namespace, by.gw.Name, by.hostname), ml})
 				}
 			}
 		}
@@ -216,6 +232,11 @@ func (t *translator) attach(r *gwv1.HTTPRoute) (hosts map[match.Listener][]strin
 			t.warn(NotAttached, r, field, fmt.Sprintf("no listener of Gateway %s/%s allows %ss from namespace %q (its protocol, allowedRoutes kinds and namespaces); the route is not attached there", ns, p.Name, t.routeKind(), r.Namespace))
 		case !attached:
 			t.warn(NotAttached, r, "spec.hostnames", fmt.Sprintf("no hostname matches a listener of Gateway %s/%s; the route is not attached there", ns, p.Name))
+		}
+	}
+	for _, x := range lost {
+		if !slices.Contains(hosts[x.view], x.host) {
+			t.warn(Unsupported, r, x.field, x.msg)
 		}
 	}
 	return hosts, attached

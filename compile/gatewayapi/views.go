@@ -217,24 +217,35 @@ func specificity(h string) int {
 	return 1 << 20
 }
 
-// shadowed reports whether host h of a route attached to a listener with
-// hostname lh on view l is never reached there: another served listener
-// on l with a more specific hostname matches every name h does, so takes
-// all of h's requests.
-func (t *translator) shadowed(l match.Listener, lh, h string) bool {
+// servedListener is a served listener's hostname, and the listener.
+type servedListener struct {
+	gw       *gwv1.Gateway
+	name     gwv1.SectionName
+	hostname string
+}
+
+// shadowedBy is, when host h of a route attached to a listener with
+// hostname lh on view l is never reached there, the listener that takes
+// it: another served listener on l with a more specific hostname matches
+// every name h does, so takes all of h's requests. nil when h is reached.
+func (t *translator) shadowedBy(l match.Listener, lh, h string) *servedListener {
 	if t.hostnamesOn == nil {
-		t.hostnamesOn = map[match.Listener][]string{}
-		for _, x := range t.servedListeners() {
-			t.hostnamesOn[x.Listener] = append(t.hostnamesOn[x.Listener], x.Hostname)
+		t.hostnamesOn = map[match.Listener][]servedListener{}
+		for _, gw := range t.sortedGateways() {
+			for i := range gw.Spec.Listeners {
+				if x := &gw.Spec.Listeners[i]; t.served(gw, x) {
+					t.hostnamesOn[viewOf(x)] = append(t.hostnamesOn[viewOf(x)], servedListener{gw, x.Name, string(deref(x.Hostname, ""))})
+				}
+			}
 		}
 	}
-	for _, other := range t.hostnamesOn[l] {
-		if specificity(other) <= specificity(lh) || other == "" {
+	for i, other := range t.hostnamesOn[l] {
+		if specificity(other.hostname) <= specificity(lh) || other.hostname == "" {
 			continue
 		}
-		if other == h || covers(other, h) {
-			return true
+		if other.hostname == h || covers(other.hostname, h) {
+			return &t.hostnamesOn[l][i]
 		}
 	}
-	return false
+	return nil
 }

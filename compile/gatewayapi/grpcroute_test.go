@@ -194,3 +194,28 @@ func TestGRPCRouteRefNotPermittedMessage(t *testing.T) {
 		t.Errorf("ResolvedRefs %s %q, want %s %q", c.Reason, c.Message, status.ReasonRefNotPermitted, want)
 	}
 }
+
+// TestGRPCRouteRefusedRules: a GRPCRoute rule compile refuses (a header
+// value with "$") is not served, as an HTTPRoute's: beside a served rule
+// the route is PartiallyInvalid, alone it is Accepted False.
+func TestGRPCRouteRefusedRules(t *testing.T) {
+	gw := gateway("app", "gw", "ours", listener("http", "", gwv1.NamespacesFromSame))
+	parent := []gwv1.ParentReference{{Name: "gw"}}
+	good := gwv1.GRPCRouteRule{BackendRefs: []gwv1.GRPCBackendRef{grpcBackend("svc")}}
+	dollar := gwv1.GRPCRouteRule{Matches: []gwv1.GRPCRouteMatch{{Method: &gwv1.GRPCMethodMatch{Service: new("pkg.S")}}},
+		Filters: []gwv1.GRPCRouteFilter{{Type: gwv1.GRPCRouteFilterRequestHeaderModifier,
+			RequestHeaderModifier: &gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{{Name: "x-a", Value: "$host"}}}}},
+		BackendRefs: []gwv1.GRPCBackendRef{grpcBackend("svc")}}
+	routes := []*gwv1.GRPCRoute{grpcRoute("app", "partly", 10, parent, nil, good, dollar), grpcRoute("app", "dollar", 10, parent, nil, dollar)}
+	tr := TranslateAll(Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{gw}, GRPCRoutes: routes})
+	want := map[string][]brief{
+		"partly": {{"Accepted", "True", status.ReasonAccepted}, {"ResolvedRefs", "False", status.ReasonBackendNotFound}, {"PartiallyInvalid", "True", status.ReasonUnsupportedValue}},
+		"dollar": {{"Accepted", "False", status.ReasonUnsupportedValue}, {"ResolvedRefs", "False", status.ReasonBackendNotFound}},
+	}
+	for _, r := range routes {
+		got, _ := tr.Status.GRPCRoute(r, metav1.Unix(1, 0))
+		if d := cmp.Diff(want[r.Name], briefs(got.Status.Parents[0].Conditions)); d != "" {
+			t.Errorf("%s (-want +got):\n%s", r.Name, d)
+		}
+	}
+}

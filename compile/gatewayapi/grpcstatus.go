@@ -44,8 +44,9 @@ func kindConflictProblems(warnings []compile.Warning, kind string) map[nsName]*s
 // does an HTTPRoute's, counting it on the listeners it attaches to. A
 // match ramjet cannot read (an unknown type, a name that is not a gRPC
 // name, a pattern that does not compile) makes the route not accepted
-// with reason UnsupportedValue, as the GRPCRoute API asks.
-func (t *translator) decideGRPCStatus(s *Status, warnings []compile.Warning) {
+// with reason UnsupportedValue, as the GRPCRoute API asks; rules compile
+// refuses are not served (refusedRules), as an HTTPRoute's.
+func (t *translator) decideGRPCStatus(s *Status, warnings []compile.Warning, routes []*compile.HTTPRoute) {
 	t.kind = GRPCRouteKind
 	defer func() { t.kind = "" }()
 	unsupported := map[nsName][]string{}
@@ -56,6 +57,10 @@ func (t *translator) decideGRPCStatus(s *Status, warnings []compile.Warning) {
 		}
 	}
 	conflicts := kindConflictProblems(warnings, GRPCRouteKind)
+	dropped, noneServed := refusedRules(routes, GRPCRouteKind)
+	for k, msgs := range dropped {
+		unsupported[k] = append(unsupported[k], msgs...)
+	}
 	for _, g := range t.objs.GRPCRoutes {
 		shell := asHTTPRoute(g)
 		k := nsName{g.Namespace, g.Name}
@@ -74,8 +79,8 @@ func (t *translator) decideGRPCStatus(s *Status, warnings []compile.Warning) {
 			if !refsDone {
 				refs, refsDone = t.grpcBackendProblems(g), true
 			}
-			notAccepted := t.attachFacts(shell, i, gw, seen, cmp.Or(badValue, conflicts[k]))
-			f := status.RouteParentFacts{Generation: g.Generation, RefProblems: refs, Unsupported: unsupported[k], NotAccepted: notAccepted}
+			notAccepted := t.attachFacts(shell, i, gw, seen, cmp.Or(badValue, conflicts[k], noneServed[k]))
+			f := status.RouteParentFacts{Generation: g.Generation, RefProblems: refs, Unsupported: unsupported[k], DroppedRules: dropped[k], NotAccepted: notAccepted}
 			s.grpcRoutes[k] = append(s.grpcRoutes[k], gwv1.RouteParentStatus{
 				ParentRef: p, ControllerName: ControllerName, Conditions: status.RouteParentConditions(f)})
 		}

@@ -225,7 +225,7 @@ func (t *translator) decideStatus(warnings []compile.Warning, routes []*compile.
 				ParentRef: p, ControllerName: ControllerName, Conditions: status.RouteParentConditions(f)})
 		}
 	}
-	t.decideGRPCStatus(s, warnings)
+	t.decideGRPCStatus(s, warnings, routes)
 	t.translateTLSRoutes(s)
 	for _, gw := range t.sortedGateways() {
 		f := status.GatewayFacts{Generation: gw.Generation, InvalidParameters: parametersProblem(gw)}

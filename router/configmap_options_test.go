@@ -68,6 +68,11 @@ func TestApplyConfigMapEveryKey(t *testing.T) {
 		"keep-alive":            {value: "30"},
 		"client-header-timeout": {value: "5"},
 		"client-body-timeout":   {value: "5"},
+		// The backend connection pool's keys.
+		"upstream-keepalive-connections": {value: "8"},
+		"upstream-keepalive-timeout":     {value: "5"},
+		"upstream-keepalive-requests":    {value: "100"},
+		"upstream-keepalive-time":        {value: "10m"},
 		// The embedder's: the listeners and the access log.
 		"use-proxy-protocol":                    {value: "true"},
 		"log-format-upstream":                   {value: "$status"},

@@ -40,9 +40,9 @@ type tlsVariantKey struct {
 }
 
 type tlsVariants struct {
-	netHTTP2 bool // Options.NetHTTP2Client
-	mu       sync.RWMutex
-	sets     map[tlsVariantKey]*transportSet
+	pooling
+	mu   sync.RWMutex
+	sets map[tlsVariantKey]*transportSet
 }
 
 // backendTLSOf is the exchange's backend TLS setting: the route's, else
@@ -92,7 +92,7 @@ func (v *tlsVariants) forTLS(bt *match.BackendTLS, name string, t timeouts) *tra
 	if v.sets == nil {
 		v.sets = make(map[tlsVariantKey]*transportSet)
 	}
-	s = newTransportSet(t, v.netHTTP2)
+	s = newTransportSet(t, v.pooling)
 	cfg := backendTLSConfig(bt, name)
 	s.h1.TLSClientConfig = cfg
 	setTLSConfig(s.h2, cfg.Clone())

@@ -29,9 +29,9 @@ type transportSet struct {
 }
 
 type transportVariants struct {
-	netHTTP2 bool // Options.NetHTTP2Client
-	mu       sync.RWMutex
-	sets     map[timeouts]*transportSet
+	pooling
+	mu   sync.RWMutex
+	sets map[timeouts]*transportSet
 }
 
 // forTimeouts returns the transports for t, and whether they were made for
@@ -48,7 +48,7 @@ func (v *transportVariants) forTimeouts(t timeouts) (*transportSet, bool) {
 	if s = v.sets[t]; s != nil {
 		return s, false
 	}
-	s = newTransportSet(t, v.netHTTP2)
+	s = newTransportSet(t, v.pooling)
 	if len(v.sets) >= maxTransportVariants {
 		return s, true
 	}
@@ -59,9 +59,9 @@ func (v *transportVariants) forTimeouts(t timeouts) (*transportSet, bool) {
 	return s, false
 }
 
-func newTransportSet(t timeouts, netHTTP2 bool) *transportSet {
+func newTransportSet(t timeouts, p pooling) *transportSet {
 	s := &transportSet{}
-	s.h1, s.h2c, s.h2 = defaultTransports(t.connect, t.read, netHTTP2)
+	s.h1, s.h2c, s.h2 = defaultTransports(t.connect, t.read, p)
 	if t.send > 0 {
 		dial := sendTimeoutDialer(&net.Dialer{Timeout: t.connect, KeepAlive: 30 * time.Second}, t.send)
 		s.h1.DialContext = dial

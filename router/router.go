@@ -149,10 +149,11 @@ type Options struct {
 	// and the project's client disagree, at about twice the proxy's CPU
 	// per unary call. Ignored when Transport is set.
 	NetHTTP2Client bool
-	// UpstreamKeepalive bounds the default transport's pool of HTTP and
-	// HTTPS backend connections (ingress-nginx's upstream-keepalive-*
-	// keys; Connections 0: a connection per request). Nil: up to 64 idle
-	// connections per endpoint, each closed after 60 s idle.
+	// UpstreamKeepalive bounds the default transports' pools of backend
+	// connections, whatever the backend's protocol (ingress-nginx's
+	// upstream-keepalive-* keys; Connections 0: a connection per request;
+	// requests and age bound HTTP backends' connections). Nil: up to 64
+	// idle connections per endpoint, each closed after 60 s idle.
 	UpstreamKeepalive *configmap.UpstreamKeepalive
 	// Registry holds the counters that outlive tables. Nil: a new one,
 	// owned by the Router, which sweeps idle counters of removed backends
@@ -702,19 +703,14 @@ func New(o Options) *Router {
 	r.timeouts = timeouts{connect: connect, read: read}
 	up := &upstream{h1: o.Transport, h2c: o.Transport, h2: o.Transport}
 	if o.Transport == nil {
-		up.h1, up.h2c, up.h2 = defaultTransports(connect, read, o.NetHTTP2Client)
+		p := poolingOf(o)
+		up.h1, up.h2c, up.h2 = defaultTransports(connect, read, p)
 		up.verbatim = &verbatimTransport{dialer: &net.Dialer{Timeout: connect}, handshake: connect, header: read}
-		up.base, up.variants = r.timeouts, &transportVariants{netHTTP2: o.NetHTTP2Client}
-		up.backendTLS = &tlsVariants{netHTTP2: o.NetHTTP2Client}
+		up.base, up.variants = r.timeouts, &transportVariants{pooling: p}
+		up.backendTLS = &tlsVariants{pooling: p}
 		r.h1 = h1.NewPool(connect)
+		r.h1.SetKeepalive(p.keepalive.Connections, p.keepalive.Timeout, p.keepalive.Requests, p.keepalive.Time)
 		r.auth.ext = authTransport(up.h1.(*http.Transport))
-		if k := o.UpstreamKeepalive; k != nil {
-			r.h1.SetKeepalive(k.Connections, k.Timeout, k.Requests, k.Time)
-			t := up.h1.(*http.Transport)
-			t.MaxIdleConnsPerHost, t.IdleConnTimeout = k.Connections, k.Timeout
-			// net/http reads 0 idle connections as its default of 2.
-			t.DisableKeepAlives = k.Connections == 0
-		}
 	}
 	r.auth.rt, r.auth.timeout = up.h1, o.AuthTimeout
 	if r.auth.ext == nil {
@@ -751,18 +747,36 @@ func (r *Router) ConfigureServer(s *http.Server) {
 	}
 }
 
+// pooling is what every default transport of a Router shares whatever
+// its timeouts: the HTTP/2 client (Options.NetHTTP2Client) and the bounds
+// of its backend connection pool (Options.UpstreamKeepalive).
+type pooling struct {
+	netHTTP2  bool
+	keepalive configmap.UpstreamKeepalive
+}
+
+// poolingOf is the one place deciding o's pooling, defaults filled in.
+func poolingOf(o Options) pooling {
+	p := pooling{netHTTP2: o.NetHTTP2Client, keepalive: configmap.UpstreamKeepalive{Connections: 64, Timeout: 60 * time.Second}}
+	if o.UpstreamKeepalive != nil {
+		p.keepalive = *o.UpstreamKeepalive
+	}
+	return p
+}
+
 // defaultTransports builds the pooled transports used when Options has
-// none; netHTTP2 (Options.NetHTTP2Client) has the HTTP/2 ones be
-// net/http's.
-func defaultTransports(connect, read time.Duration, netHTTP2 bool) (t1 *http.Transport, t2c, t2 http.RoundTripper) {
+// none; p.netHTTP2 has the HTTP/2 ones be net/http's.
+func defaultTransports(connect, read time.Duration, p pooling) (t1 *http.Transport, t2c, t2 http.RoundTripper) {
 	dialer := &net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}
 	base := func() *http.Transport {
 		return &http.Transport{
 			// Never an environment proxy: backends are pod addresses.
-			Proxy:                 nil,
-			DialContext:           dialer.DialContext,
-			MaxIdleConnsPerHost:   64,
-			IdleConnTimeout:       60 * time.Second,
+			Proxy:               nil,
+			DialContext:         dialer.DialContext,
+			MaxIdleConnsPerHost: p.keepalive.Connections,
+			IdleConnTimeout:     p.keepalive.Timeout,
+			// net/http reads 0 idle connections as its default of 2.
+			DisableKeepAlives:     p.keepalive.Connections == 0,
 			TLSHandshakeTimeout:   connect,
 			ResponseHeaderTimeout: read,
 			ExpectContinueTimeout: time.Second,
@@ -784,7 +798,7 @@ func defaultTransports(connect, read time.Duration, netHTTP2 bool) (t1 *http.Tra
 		}
 		return rawsock.NetConn(c), nil
 	}
-	if netHTTP2 {
+	if p.netHTTP2 {
 		h2c, h2 := base(), base()
 		h2c.Protocols = new(http.Protocols)
 		h2c.Protocols.SetUnencryptedHTTP2(true)
@@ -796,7 +810,7 @@ func defaultTransports(connect, read time.Duration, netHTTP2 bool) (t1 *http.Tra
 		}
 		return base(), h2c, h2
 	}
-	c := &h2.Client{DialContext: rawDial, ResponseHeaderTimeout: read, IdleConnTimeout: 60 * time.Second}
+	c := &h2.Client{DialContext: rawDial, ResponseHeaderTimeout: read, IdleConnTimeout: p.keepalive.Timeout}
 	tc := c.Clone()
 	tc.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} // see Options.Transport
 	tc.TLSHandshakeTimeout = connect

@@ -37,7 +37,7 @@ import (
 // 504 answers and the forwarded headers stay the Router's in both cases.
 func DefaultTransport(o Options) *Transport {
 	connect, read := optionTimeouts(o)
-	h1, h2c, h2 := defaultTransports(connect, read, o.NetHTTP2Client)
+	h1, h2c, h2 := defaultTransports(connect, read, poolingOf(o))
 	return &Transport{h1: h1, h2c: h2c, h2: h2,
 		verbatim: &verbatimTransport{dialer: &net.Dialer{Timeout: connect}, handshake: connect, header: read}}
 }

@@ -7,11 +7,14 @@ import (
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"ramjet.dev/ramjet/match"
 	"ramjet.dev/ramjet/router/configmap"
+	"ramjet.dev/ramjet/router/h2"
 )
 
 // upstream-keepalive-connections "0" is nginx's upstream without
@@ -45,5 +48,35 @@ func TestUpstreamKeepaliveOff(t *testing.T) {
 			}
 			require.Equal(t, tt.conns, conns.Load())
 		})
+	}
+}
+
+// The upstream-keepalive-* keys bound every pool a proxied request can
+// take: HTTPS, GRPC and GRPCS backends, locations with timeouts of their
+// own or backend TLS, and DefaultTransport for an embedder who wraps it.
+func TestUpstreamKeepaliveEveryTransport(t *testing.T) {
+	k := &configmap.UpstreamKeepalive{Connections: 5, Timeout: 7 * time.Second, Requests: 10000, Time: time.Hour}
+	for _, netHTTP2 := range []bool{false, true} {
+		o := Options{UpstreamKeepalive: k, NetHTTP2Client: netHTTP2}
+		up := newTestRouter(o).proxy.Transport.(*upstream)
+		policy, _ := up.variants.forTimeouts(timeouts{connect: time.Second, read: 2 * time.Second, send: 3 * time.Second})
+		tlsSet := up.backendTLS.forTLS(match.NewBackendTLS(match.BackendTLS{Secret: "prod/up"}), "", up.base)
+		dt := DefaultTransport(o)
+		for name, rts := range map[string][3]http.RoundTripper{
+			"router":           {up.h1, up.h2c, up.h2},
+			"proxy-*-timeout":  {policy.h1, policy.h2c, policy.h2},
+			"proxy-ssl-*":      {tlsSet.h1, tlsSet.h2c, tlsSet.h2},
+			"DefaultTransport": {dt.h1, dt.h2c, dt.h2},
+		} {
+			for i, rt := range rts {
+				switch c := rt.(type) {
+				case *http.Transport:
+					assert.Equal(t, 5, c.MaxIdleConnsPerHost, "%s %d netHTTP2 %v", name, i, netHTTP2)
+					assert.Equal(t, 7*time.Second, c.IdleConnTimeout, "%s %d netHTTP2 %v", name, i, netHTTP2)
+				case *h2.Client:
+					assert.Equal(t, 7*time.Second, c.IdleConnTimeout, "%s %d", name, i)
+				}
+			}
+		}
 	}
 }

@@ -152,8 +152,10 @@ type Options struct {
 	// UpstreamKeepalive bounds the default transports' pools of backend
 	// connections, whatever the backend's protocol (ingress-nginx's
 	// upstream-keepalive-* keys; Connections 0: a connection per request;
-	// requests and age bound HTTP backends' connections). Nil: up to 64
-	// idle connections per endpoint, each closed after 60 s idle.
+	// requests and age bound HTTP backends' connections). Nil: the keys'
+	// ingress-nginx defaults, as an unset ConfigMap has them (320 idle
+	// connections per endpoint closed after 60 s idle, each serving up to
+	// 10000 requests for up to an hour).
 	UpstreamKeepalive *configmap.UpstreamKeepalive
 	// Registry holds the counters that outlive tables. Nil: a new one,
 	// owned by the Router, which sweeps idle counters of removed backends
@@ -757,7 +759,7 @@ type pooling struct {
 
 // poolingOf is the one place deciding o's pooling, defaults filled in.
 func poolingOf(o Options) pooling {
-	p := pooling{netHTTP2: o.NetHTTP2Client, keepalive: configmap.UpstreamKeepalive{Connections: 64, Timeout: 60 * time.Second}}
+	p := pooling{netHTTP2: o.NetHTTP2Client, keepalive: configmap.DefaultUpstreamKeepalive()}
 	if o.UpstreamKeepalive != nil {
 		p.keepalive = *o.UpstreamKeepalive
 	}

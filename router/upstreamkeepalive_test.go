@@ -80,3 +80,16 @@ func TestUpstreamKeepaliveEveryTransport(t *testing.T) {
 		}
 	}
 }
+
+// Unset, the pool keys take ingress-nginx's defaults, as every ConfigMap
+// key does (SPEC §1): setting one key changes that key alone.
+func TestUpstreamKeepaliveDefaults(t *testing.T) {
+	assert.Equal(t, configmap.DefaultUpstreamKeepalive(), poolingOf(Options{}).keepalive)
+	assert.Equal(t, 320, DefaultTransport(Options{}).h1.MaxIdleConnsPerHost)
+	s, _ := configmap.Parse("ingress", "nginx", map[string]string{"upstream-keepalive-timeout": "5"})
+	var o Options
+	o.ApplyConfigMap(s)
+	want := poolingOf(Options{}).keepalive
+	want.Timeout = 5 * time.Second
+	assert.Equal(t, want, poolingOf(o).keepalive)
+}

@@ -142,3 +142,28 @@ func TestNginxStatusAllowList(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, status("127.0.0.1:1000"))
 	assert.Equal(t, http.StatusForbidden, status("[::1]:1000"), "an empty list allows no one")
 }
+
+// What nginx refuses before any location (TRACE: 405; a method it does
+// not read: 400) is refused on the catch-all's health check and status
+// paths too, whichever server read the head: the net/http servers pass
+// such heads on, and the catch-all's answers come before the router's.
+func TestCatchAllHealthRefusesFirst(t *testing.T) {
+	rt := router.New(router.Options{Logger: slog.New(slog.DiscardHandler)})
+	rt.Publish(compile.Compile(compile.Snapshot{}, compile.Options{}).Table)
+	h := catchAllHealth(rt, "", nil)
+	for _, tt := range []struct {
+		method, path string
+		status       int
+	}{
+		{http.MethodGet, "/healthz", http.StatusOK},
+		{http.MethodTrace, "/healthz", http.StatusMethodNotAllowed},
+		{"get", "/healthz", http.StatusBadRequest},
+		{http.MethodTrace, "/nginx_status", http.StatusMethodNotAllowed},
+	} {
+		req := httptest.NewRequest(tt.method, tt.path, nil)
+		req.Host, req.RemoteAddr = "lb.example", "127.0.0.1:1000"
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		assert.Equal(t, tt.status, w.Code, "%s %s", tt.method, tt.path)
+	}
+}

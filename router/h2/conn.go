@@ -949,12 +949,7 @@ func (c *conn) endHeaders(id uint32, endStream bool) error {
 		c.wbuf = appendRSTStream(c.wbuf, id, codeRefusedStream)
 		return nil
 	}
-	if err := st.build(endStream); err != nil {
-		st.release()
-		c.waitRoom()
-		c.wbuf = appendRSTStream(c.wbuf, id, codeProtocol)
-		return nil
-	}
+	st.build(endStream)
 	c.streams[id] = st
 	c.active++
 	c.opened++

@@ -438,8 +438,9 @@ func (st *stream) add(key, value string) (again bool) {
 	return false
 }
 
-// build makes the request from the parsed fields.
-func (st *stream) build(endStream bool) error {
+// build makes the request from the parsed fields; what nginx refuses in
+// them is marked for a 400 (hp.refuse), not an error.
+func (st *stream) build(endStream bool) {
 	c, h := st.c, &st.hp
 	req := st.req
 	// WithContext is the one way to set a request's context; the copy it
@@ -452,7 +453,7 @@ func (st *stream) build(endStream bool) error {
 	req.TLS = c.tls
 	if h.tooLarge {
 		req.Method, req.URL = http.MethodGet, &st.url
-		return nil
+		return
 	}
 	if len(h.cookies) > 0 {
 		st.add("Cookie", strings.Join(h.cookies, "; "))
@@ -489,7 +490,6 @@ func (st *stream) build(endStream bool) error {
 		req.Body = &requestBody{st: st, c: c, gen: st.gen}
 		st.continued = !h.expect100
 	}
-	return nil
 }
 
 // parsePath sets u from a request's :path as url.ParseRequestURI does,

@@ -229,6 +229,10 @@ var configMapByValue = map[string]func(v string) (Reason, Severity, string){
 	// (the example controller reads both keys), not nginx tuning.
 	"disable-access-log":      embedderAccessLog,
 	"disable-http-access-log": embedderAccessLog,
+	// The allow lines of nginx.tmpl's /nginx_status location: a page the
+	// embedder serves (the example controller reads both keys).
+	"nginx-status-ipv4-whitelist": embedderStatusPage,
+	"nginx-status-ipv6-whitelist": embedderStatusPage,
 	"stream-snippet": func(v string) (Reason, Severity, string) {
 		if v == "" {
 			return ConfigMapKeyIgnored, Cosmetic, "empty; ignored"
@@ -242,6 +246,13 @@ var configMapByValue = map[string]func(v string) (Reason, Severity, string){
 // (ConfigMapOptions.ExtensionKeys): ramjet's packages write no access log.
 func embedderAccessLog(string) (Reason, Severity, string) {
 	return ConfigMapKeyIgnored, Cosmetic, "ramjet writes no access log of its own; turning off the embedder's access log is the embedder's to do; ignored"
+}
+
+// embedderStatusPage rates nginx-status-ipv4-whitelist and
+// nginx-status-ipv6-whitelist for an embedder that does not read them
+// itself (ConfigMapOptions.ExtensionKeys).
+func embedderStatusPage(string) (Reason, Severity, string) {
+	return ConfigMapKeyIgnored, Cosmetic, "ramjet serves no /nginx_status page of its own; who may read the embedder's is the embedder's to decide; ignored"
 }
 
 // serverBlock finds an nginx server block in a snippet.
@@ -280,7 +291,7 @@ var configMapTuning = setOf(
 	"variables-hash-bucket-size", "variables-hash-max-size",
 	"ssl-buffer-size", "error-log-level", "error-log-path",
 	"access-log-path", "http-access-log-path",
-	"lua-shared-dicts", "plugins", "nginx-status-ipv4-whitelist", "nginx-status-ipv6-whitelist",
+	"lua-shared-dicts", "plugins",
 	"enable-multi-accept", "use-geoip", "main-snippet",
 	"bind-address", "enable-ipv6", "disable-ipv6-dns", "resolver", "log-format-stream",
 	"debug-connections",

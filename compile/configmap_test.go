@@ -231,3 +231,17 @@ func TestConfigMapAccessLogKeys(t *testing.T) {
 		assert.Contains(t, w.Message, "the embedder's access log", w.Field)
 	}
 }
+
+// TestConfigMapNginxStatusKeys: the nginx-status-*-whitelist keys say who
+// may read /nginx_status, a page the embedder serves (the example
+// controller reads both), not nginx tuning.
+func TestConfigMapNginxStatusKeys(t *testing.T) {
+	c := ParseConfigMap(mkConfigMap("ingress", "nginx", map[string]string{"nginx-status-ipv4-whitelist": "10.0.0.0/8", "nginx-status-ipv6-whitelist": "::1"}))
+	require.Len(t, c.Warnings(), 2)
+	for _, w := range c.Warnings() {
+		assert.Equal(t, ConfigMapKeyIgnored, w.Reason, w.Field)
+		assert.Equal(t, Cosmetic, w.Severity(), w.Field)
+		assert.Contains(t, w.Message, "/nginx_status", w.Field)
+		assert.NotContains(t, w.Message, "tunes nginx", w.Field)
+	}
+}

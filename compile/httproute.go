@@ -281,25 +281,45 @@ func (b *builder) ruleOwnFilters(hr *HTTPRoute, rule *HTTPRouteRule) (rws map[ma
 	return rws, sn, cors, true
 }
 
-// RuleRefusal is a rule compile refuses as written: every request it
-// matches answers 500. Warning is the one Compile gives for it.
+// backendRefused says what a backend's refused filters do.
+const backendRefused = "the backend, whose share of the requests answers 500, is not served"
+
+// RuleRefusal is a rule compile refuses as written, every request it
+// matches answering 500, or one backend of a rule, whose share does.
+// Warning is the one Compile gives for it.
 type RuleRefusal struct {
 	// Rule is the rule's index in HTTPRoute.Rules.
-	Rule    int
+	Rule int
+	// Backend is the index in the rule's Backends of the backend refused
+	// for its filters; -1 when the whole rule is refused.
+	Backend int
 	Warning Warning
 }
 
-// RefusedRules are the rules of hr that Compile refuses for their own
-// filters (a value it cannot apply as written, RequestRedirect beside
-// URLRewrite), which no other object changes: a translator's status
-// learns from them, rather than deciding again, which rules are not
-// served.
+// RefusedRules are the rules of hr, and the backends of its other rules,
+// that Compile refuses for their own filters (a value it cannot apply as
+// written, RequestRedirect beside URLRewrite), which no other object
+// changes: a translator's status learns from them, rather than deciding
+// again, what is not served.
 func RefusedRules(hr *HTTPRoute) []RuleRefusal {
 	var out []RuleRefusal
 	for i := range hr.Rules {
 		var b builder
-		if _, _, _, ok := b.ruleOwnFilters(hr, &hr.Rules[i]); !ok && len(b.warnings) > 0 {
-			out = append(out, RuleRefusal{Rule: i, Warning: b.warnings[len(b.warnings)-1]})
+		rule := &hr.Rules[i]
+		if _, _, _, ok := b.ruleOwnFilters(hr, rule); !ok {
+			if len(b.warnings) > 0 {
+				out = append(out, RuleRefusal{Rule: i, Backend: -1, Warning: b.warnings[len(b.warnings)-1]})
+			}
+			continue
+		}
+		for j := range rule.Backends {
+			wb := &rule.Backends[j]
+			if wb.Invalid != "" {
+				continue
+			}
+			if _, ok := b.headerSnippet(hr, wb.RequestHeaders, wb.ResponseHeaders, wb.Field+".filters", backendRefused); !ok && len(b.warnings) > 0 {
+				out = append(out, RuleRefusal{Rule: i, Backend: j, Warning: b.warnings[len(b.warnings)-1]})
+			}
 		}
 	}
 	return out
@@ -353,7 +373,7 @@ func (b *builder) ruleBackend(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Backen
 		var sn *match.Snippet
 		if be != nil {
 			var ok bool
-			if sn, ok = b.headerSnippet(hr, wb.RequestHeaders, wb.ResponseHeaders, wb.Field+".filters", "the backend, whose share of the requests answers 500, is not served"); !ok {
+			if sn, ok = b.headerSnippet(hr, wb.RequestHeaders, wb.ResponseHeaders, wb.Field+".filters", backendRefused); !ok {
 				be = nil // its share answers 500, as an invalid reference's
 			}
 		}

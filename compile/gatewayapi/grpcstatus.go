@@ -57,9 +57,11 @@ func (t *translator) decideGRPCStatus(s *Status, warnings []compile.Warning, rou
 		}
 	}
 	conflicts := kindConflictProblems(warnings, GRPCRouteKind)
-	dropped, noneServed := refusedRules(routes, GRPCRouteKind)
-	for k, msgs := range dropped {
-		unsupported[k] = append(unsupported[k], msgs...)
+	dropped, backends, noneServed := refusedRules(routes, GRPCRouteKind)
+	for _, m := range []map[nsName][]string{dropped, backends} {
+		for k, msgs := range m {
+			unsupported[k] = append(unsupported[k], msgs...)
+		}
 	}
 	for _, g := range t.objs.GRPCRoutes {
 		shell := asHTTPRoute(g)

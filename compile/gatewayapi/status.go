@@ -195,9 +195,11 @@ func (t *translator) decideStatus(warnings []compile.Warning, routes []*compile.
 			unsupported[k] = append(unsupported[k], w.Field+": "+w.Message)
 		}
 	}
-	dropped, noneServed := refusedRules(routes, compile.HTTPRouteKind)
-	for k, msgs := range dropped {
-		unsupported[k] = append(unsupported[k], msgs...)
+	dropped, backends, noneServed := refusedRules(routes, compile.HTTPRouteKind)
+	for _, m := range []map[nsName][]string{dropped, backends} {
+		for k, msgs := range m {
+			unsupported[k] = append(unsupported[k], msgs...)
+		}
 	}
 	for _, r := range t.objs.HTTPRoutes {
 		var refs []status.Problem
@@ -276,13 +278,13 @@ func (t *translator) decideStatus(warnings []compile.Warning, routes []*compile.
 }
 
 // refusedRules are, by route of kind, the rules compile refuses
-// (compile.RefusedRules), each named with compile's warning, and for a
-// route none of whose rules is served, why it is not accepted
-// (UnsupportedValue: the API counts a route whose every rule is invalid
-// as invalid). A route attached to several listeners has the same rules
-// on each: its first is read.
-func refusedRules(routes []*compile.HTTPRoute, kind string) (dropped map[nsName][]string, noneServed map[nsName]*status.Problem) {
-	dropped, noneServed = map[nsName][]string{}, map[nsName]*status.Problem{}
+// (compile.RefusedRules), each named with compile's warning, the
+// backends whose share it refuses, and for a route none of whose rules
+// is served, why it is not accepted (UnsupportedValue: the API counts a
+// route whose every rule is invalid as invalid). A route attached to
+// several listeners has the same rules on each: its first is read.
+func refusedRules(routes []*compile.HTTPRoute, kind string) (dropped, backends map[nsName][]string, noneServed map[nsName]*status.Problem) {
+	dropped, backends, noneServed = map[nsName][]string{}, map[nsName][]string{}, map[nsName]*status.Problem{}
 	done := map[nsName]bool{}
 	for _, hr := range routes {
 		k := nsName{hr.Namespace, hr.Name}
@@ -290,17 +292,22 @@ func refusedRules(routes []*compile.HTTPRoute, kind string) (dropped map[nsName]
 			continue
 		}
 		done[k] = true
-		refused := compile.RefusedRules(hr)
-		for _, rr := range refused {
+		rules := 0
+		for _, rr := range compile.RefusedRules(hr) {
 			w := rr.Warning
+			if rr.Backend >= 0 {
+				backends[k] = append(backends[k], w.Field+": "+w.Message)
+				continue
+			}
+			rules++
 			dropped[k] = append(dropped[k], hr.Rules[rr.Rule].Field+" ("+w.Field+": "+w.Message+")")
 		}
-		if len(refused) > 0 && len(refused) == len(hr.Rules) {
+		if rules > 0 && rules == len(hr.Rules) {
 			noneServed[k] = &status.Problem{Reason: status.ReasonUnsupportedValue,
 				Message: "no rule is served: " + strings.Join(dropped[k], "; ")}
 		}
 	}
-	return dropped, noneServed
+	return dropped, backends, noneServed
 }
 
 // httpValueProblem lists r's values outside the API's enums as

@@ -692,3 +692,24 @@ func TestShadowedAcrossGateways(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPRouteRefusedBackendFilter: a backendRef's header filter compile
+// refuses (a value with "$") makes that backend's share answer 500; the
+// route is served otherwise, and its Accepted message says so.
+func TestHTTPRouteRefusedBackendFilter(t *testing.T) {
+	gw := gateway("app", "gw", "ours", listener("http", "", gwv1.NamespacesFromSame))
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "svc"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	b := toService("", "svc", 80)
+	b.Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestHeaderModifier,
+		RequestHeaderModifier: &gwv1.HTTPHeaderFilter{Add: []gwv1.HTTPHeader{{Name: "X-A", Value: "a$b"}}}}}
+	r := httpRoute("app", "r", []gwv1.ParentReference{{Name: "gw"}}, nil, gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{toService("", "svc", 80), b}})
+	tr := TranslateAll(Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{gw}, HTTPRoutes: []*gwv1.HTTPRoute{r}, Services: []*corev1.Service{svc}})
+	got, _ := tr.Status.HTTPRoute(r, metav1.Unix(1, 0))
+	cs := got.Status.Parents[0].Conditions
+	if d := cmp.Diff([]brief{{"Accepted", "True", status.ReasonAccepted}, {"ResolvedRefs", "True", "ResolvedRefs"}}, briefs(cs)); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	if !strings.Contains(cs[0].Message, "spec.rules[0].backendRefs[1]") {
+		t.Errorf("Accepted message %q does not name the backend whose share answers 500", cs[0].Message)
+	}
+}

@@ -477,6 +477,11 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 		// The library reads "" as its default class; ingress-nginx does not.
 		return config{}, fmt.Errorf(`%w: -ingress-class "": ingress-nginx would then claim only Ingresses annotated kubernetes.io/ingress.class: "", not those of a default class; give the class name, or leave the flag out for %q`, errUsage, compile.DefaultIngressClass)
 	}
+	if c.options.ControllerName == "" {
+		// The library reads "" as its default controller name; ingress-nginx
+		// compares IngressClass spec.controller with "", which none has.
+		return config{}, fmt.Errorf(`%w: -controller-name (-controller-class) "": ingress-nginx would then own no IngressClass, serving only Ingresses claimed by the kubernetes.io/ingress.class annotation or -watch-ingress-without-class; give the controller name, or leave the flag out for %q`, errUsage, compile.DefaultControllerName)
+	}
 	if err := c.options.Validate(); err != nil {
 		return config{}, fmt.Errorf("%w: %v", errUsage, err)
 	}

@@ -228,6 +228,9 @@ func TestParseFlags(t *testing.T) {
 		// class, never its default one.
 		{name: "empty ingress class", args: []string{"-manifests", "m", "-ingress-class="}, wantErr: `-ingress-class "": ingress-nginx would then claim only Ingresses annotated kubernetes.io/ingress.class: ""`},
 		{name: "empty ingress class, cluster", args: []string{"--ingress-class", ""}, wantErr: `-ingress-class ""`},
+		// ingress-nginx then owns no IngressClass, never the default one's.
+		{name: "empty controller name", args: []string{"-manifests", "m", "-controller-name="}, wantErr: `-controller-name (-controller-class) "": ingress-nginx would then own no IngressClass`},
+		{name: "empty controller class, cluster", args: []string{"--controller-class", ""}, wantErr: `-controller-name (-controller-class) ""`},
 		{name: "stray argument", args: []string{"-manifests", "m", "extra"}, wantErr: `unexpected argument "extra"`},
 		{name: "no traffic listener", args: []string{"-manifests", "m", "-http-addr", ""}, wantErr: "nothing would serve traffic"},
 		{name: "zero poll interval", args: []string{"-manifests", "m", "-poll-interval", "0s"}, wantErr: "must be positive"},

@@ -24,7 +24,8 @@ import (
 // connection or datagram looked up in the serving table as it comes, so
 // that endpoints follow every rebuild. A port that appears later waits for
 // a restart, as ingress-nginx reloads nginx for it; one that disappears
-// closes new connections until then, and its open ones after goneGrace.
+// closes new connections until then, and its open ones after
+// worker-shutdown-timeout.
 
 // defaultUDPSessions bounds each UDP port's client table: the memory of
 // a flood of new client addresses.
@@ -34,12 +35,6 @@ const defaultUDPSessions = 1024
 // stream proxy_protocol_timeout default (30s), which ingress-nginx leaves
 // (its proxy-protocol-header-timeout is its TLS passthrough listener's).
 const proxyHeaderTimeout = 30 * time.Second
-
-// goneGrace is how long the open connections of a TCP port whose entry
-// went are served on: ingress-nginx's worker-shutdown-timeout default,
-// as long as nginx's old workers serve theirs after the reload that
-// drops the port.
-const goneGrace = 240 * time.Second
 
 // streams is the controller's TCP and UDP listeners.
 type streams struct {
@@ -58,7 +53,10 @@ type streams struct {
 	// endpoint maps an endpoint to the address dialled (config.streamEndpoint).
 	endpoint func(string) string
 
-	// goneGrace is the constant's, shortened by tests.
+	// goneGrace is how long the open connections of a TCP port whose
+	// entry went are served on: worker-shutdown-timeout, as long as
+	// nginx's old workers serve theirs after the reload that drops the
+	// port.
 	goneGrace time.Duration
 
 	mu      sync.Mutex
@@ -92,7 +90,7 @@ func newStreams(cfg config, rt *router.Router, log *slog.Logger, m *metrics) *st
 		max = defaultUDPSessions
 	}
 	return &streams{
-		rt: rt, log: log, host: host, trusted: cfg.proxyRealIPCIDR, maxSessions: max, goneGrace: goneGrace,
+		rt: rt, log: log, host: host, trusted: cfg.proxyRealIPCIDR, maxSessions: max, goneGrace: cfg.connections().ShutdownTimeout,
 		metrics: m.streamMetrics(), endpoint: cfg.streamEndpoint, accessLog: streamAccessLog(cfg),
 		tcp: make(map[int32]*tcpListener), udp: make(map[int32]*udpRelay),
 		warned: make(map[portKey]string), gone: make(map[int32]*time.Timer), conns: make(map[*tcpConn]struct{}),

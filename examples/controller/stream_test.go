@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router/configmap"
 )
 
 // streamPort returns a port no listener of proto holds on 127.0.0.1 now.
@@ -639,4 +640,14 @@ func httpGet(url string) (string, error) {
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return string(b), err
+}
+
+// A removed TCP port's open connections are served on for
+// worker-shutdown-timeout, as long as nginx's old workers serve theirs
+// after the reload that drops the port; unset, its 240 s.
+func TestStreamGoneGraceFollowsShutdownTimeout(t *testing.T) {
+	var c config
+	assert.Equal(t, 240*time.Second, newStreams(c, nil, slog.Default(), nil).goneGrace)
+	c.routerKeys, _ = configmap.Parse("ingress", "nginx", map[string]string{"worker-shutdown-timeout": "30s"})
+	assert.Equal(t, 30*time.Second, newStreams(c, nil, slog.Default(), nil).goneGrace)
 }

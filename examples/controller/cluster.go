@@ -266,6 +266,7 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 	if err != nil {
 		return nil, err
 	}
+	c.metrics.watchConns(l.conns)
 	if c.admission != nil {
 		if err := l.listenWebhook(cfg, c.admission, log); err != nil {
 			l.close()

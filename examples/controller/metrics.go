@@ -21,6 +21,7 @@ import (
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/match"
 	"ramjet.dev/ramjet/router"
+	"ramjet.dev/ramjet/router/h1"
 )
 
 // Metric names and labels follow ingress-nginx v1.15
@@ -258,6 +259,46 @@ func (m *metrics) watchRouter(rt *router.Router) {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "ramjet_regex_budget_exceeded_total", Help: "Requests answered 404 because their host's regex routes took the whole match budget", ConstLabels: constLabels},
 			func() float64 { return float64(rt.Stats().RegexBudgetExceeded) }),
 	)
+}
+
+// watchConns adds ingress-nginx's nginx status collector
+// (collectors/nginx_status.go): the client connections of the traffic
+// listeners as nginx's stub_status counts them, read at scrape time.
+func (m *metrics) watchConns(conns *h1.ConnStats) {
+	if m == nil || conns == nil {
+		return
+	}
+	labels := m.id.labels()
+	name := func(n string) string { return prometheus.BuildFQName(nginxNamespace, "nginx_process", n) }
+	m.registry.MustRegister(&connCollector{
+		conns:    conns,
+		total:    prometheus.NewDesc(name("connections_total"), "total number of connections with state {accepted, handled}", []string{"state"}, labels),
+		requests: prometheus.NewDesc(name("requests_total"), "total number of client requests", nil, labels),
+		now:      prometheus.NewDesc(name("connections"), "current number of client connections with state {active, reading, writing, waiting}", []string{"state"}, labels),
+	})
+}
+
+// connCollector is ingress-nginx's nginx status collector over conns.
+type connCollector struct {
+	conns                *h1.ConnStats
+	total, requests, now *prometheus.Desc
+}
+
+func (c *connCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.total
+	ch <- c.requests
+	ch <- c.now
+}
+
+func (c *connCollector) Collect(ch chan<- prometheus.Metric) {
+	n := c.conns.Counts()
+	ch <- prometheus.MustNewConstMetric(c.total, prometheus.CounterValue, float64(n.Accepted), "accepted")
+	ch <- prometheus.MustNewConstMetric(c.total, prometheus.CounterValue, float64(n.Accepted), "handled")
+	ch <- prometheus.MustNewConstMetric(c.requests, prometheus.CounterValue, float64(n.Requests))
+	ch <- prometheus.MustNewConstMetric(c.now, prometheus.GaugeValue, float64(n.Active), "active")
+	ch <- prometheus.MustNewConstMetric(c.now, prometheus.GaugeValue, float64(n.Reading), "reading")
+	ch <- prometheus.MustNewConstMetric(c.now, prometheus.GaugeValue, float64(n.Writing), "writing")
+	ch <- prometheus.MustNewConstMetric(c.now, prometheus.GaugeValue, float64(n.Waiting), "waiting")
 }
 
 // observer is the router's observer for these metrics; nil when off.

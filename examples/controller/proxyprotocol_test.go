@@ -105,7 +105,7 @@ func TestTLSPassthroughPortBehindProxyProtocol(t *testing.T) {
 		func(port int, _ string) (string, func(), router.PassthroughVerdict) {
 			ports <- port
 			return "", nil, router.Refuse
-		}, nil, false)
+		}, nil, false, nil)
 	defer tl.Close()
 	c, err := net.Dial("tcp", ln.Addr().String())
 	require.NoError(t, err)

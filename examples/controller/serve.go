@@ -61,6 +61,9 @@ type listening struct {
 	listeners []net.Listener
 	// streams, when set, are shut down with the servers.
 	streams *streams
+	// conns counts the traffic listeners' connections, for the metrics
+	// (nil without them).
+	conns *h1.ConnStats
 }
 
 // close releases the listeners of an instance that failed to start.
@@ -90,6 +93,9 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 	}
 	conns := cfg.connections()
 	headerTimeout := conns.HeaderTimeout
+	if cfg.enableMetrics {
+		l.conns = new(h1.ConnStats)
+	}
 	// openTraffic opens a listener for requests, reading PROXY headers
 	// when asked to.
 	openTraffic := func(addr string) (net.Listener, error) {
@@ -170,6 +176,7 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 		l.servers = append(l.servers, srv)
 		if !ownLoop {
 			countRequests(srv, conns.KeepAliveRequests)
+			countConns(srv, l.conns, true)
 			return func() error { return srv.Serve(ln) }
 		}
 		loop := &h1.Server{
@@ -184,6 +191,7 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 			Fallback:          srv,
 			// Heads the loop refuses are logged as nginx logs them.
 			Refused: rt.Refused,
+			Conns:   l.conns,
 		}
 		if ownH2 {
 			loop.HTTP2 = &h2.Server{
@@ -200,10 +208,12 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 				MaxConnAge:  keepaliveTime,
 				// Requests it refuses are logged as nginx logs them.
 				Refused: rt.Refused,
+				Conns:   l.conns,
 			}
 		} else {
 			// srv serves the HTTP/2 the loop hands over.
 			countRequests(srv, conns.KeepAliveRequests)
+			countConns(srv, l.conns, false)
 		}
 		loop.SetKeepAlivesEnabled(conns.KeepAlive > 0)
 		l.loops = append(l.loops, loop)
@@ -271,7 +281,7 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 				return m(addr), release, v
 			}
 		}
-		tln := newTLSListener(ln, tcfg, headerTimeout, log, passthrough, rt.PeeksClientHello, !ownLoop)
+		tln := newTLSListener(ln, tcfg, headerTimeout, log, passthrough, rt.PeeksClientHello, !ownLoop, l.conns)
 		l.listeners = append(l.listeners, tln)
 		l.serve = append(l.serve, serveTraffic(srv, tln))
 	}
@@ -396,6 +406,64 @@ func countRequests(srv *http.Server, n int) {
 	srv.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if count, _ := req.Context().Value(countKey{}).(*atomic.Int64); count != nil && count.Add(1) >= int64(n) {
 			w = &lastResponse{ResponseWriter: w}
+		}
+		h.ServeHTTP(w, req)
+	})
+}
+
+// countConns counts srv's connections in stats (nil: none) as nginx's
+// stub_status, from its ConnState, which tells less: a new connection
+// counts as reading (net/http reports nothing before its first head is
+// whole, which most clients send at once), an active one as writing (a
+// request being served), an idle one as waiting, the next head's bytes
+// included; a hijacked one leaves the count, as net/http reports
+// nothing more of it. Each request counts
+// as its handler starts (a head net/http refuses is not counted). accepts:
+// srv accepts its connections itself, rather than taking those the loop
+// hands over (counted there). Set after srv's Handler and ConnContext.
+func countConns(srv *http.Server, stats *h1.ConnStats, accepts bool) {
+	if stats == nil {
+		return
+	}
+	type entryKey struct{}
+	var entries sync.Map // net.Conn → *h1.ConnEntry
+	connContext := srv.ConnContext
+	srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+		e := new(h1.ConnEntry)
+		entries.Store(c, e)
+		ctx = context.WithValue(ctx, entryKey{}, e)
+		if connContext != nil {
+			ctx = connContext(ctx, c)
+		}
+		return ctx
+	}
+	connState := srv.ConnState
+	srv.ConnState = func(c net.Conn, st http.ConnState) {
+		if v, ok := entries.Load(c); ok {
+			e := v.(*h1.ConnEntry)
+			switch st {
+			case http.StateNew:
+				if accepts {
+					stats.Accepted()
+				}
+				stats.Open(e, h1.ConnReading)
+			case http.StateActive:
+				e.Set(h1.ConnWriting)
+			case http.StateIdle:
+				e.Set(0)
+			case http.StateHijacked, http.StateClosed:
+				entries.Delete(c)
+				stats.Close(e)
+			}
+		}
+		if connState != nil {
+			connState(c, st)
+		}
+	}
+	h := srv.Handler
+	srv.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if e, _ := req.Context().Value(entryKey{}).(*h1.ConnEntry); e != nil {
+			e.Request()
 		}
 		h.ServeHTTP(w, req)
 	})

@@ -41,6 +41,10 @@ type tlsListener struct {
 	// net/http's server; the controller's own loop (-http1-server
 	// ramjet) refuses those framings itself and gets the bare *tls.Conn.
 	guard bool
+	// conns, when set, counts the connections whose handshake is under
+	// way, as nginx counts them: active, neither reading, writing nor
+	// waiting. The server counts those handed to it as accepted.
+	conns *h1.ConnStats
 
 	ready  chan net.Conn
 	errs   chan error
@@ -49,14 +53,14 @@ type tlsListener struct {
 }
 
 // newTLSListener starts accepting on ln; passthrough and peek: see
-// tlsListener, nil for none; guard: see tlsListener.guard. Everything the
-// handshakes read is set here, before the first one starts.
+// tlsListener, nil for none; guard and conns: see tlsListener. Everything
+// the handshakes read is set here, before the first one starts.
 func newTLSListener(ln net.Listener, config *tls.Config, handshakeTimeout time.Duration, log *slog.Logger,
-	passthrough func(localPort int, serverName string) (string, func(), router.PassthroughVerdict), peek func() bool, guard bool) *tlsListener {
+	passthrough func(localPort int, serverName string) (string, func(), router.PassthroughVerdict), peek func() bool, guard bool, conns *h1.ConnStats) *tlsListener {
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &tlsListener{
 		Listener: ln, config: config, handshakeTimeout: handshakeTimeout, log: log, passthrough: passthrough, peek: peek,
-		ready: make(chan net.Conn), errs: make(chan error), ctx: ctx, cancel: cancel, guard: guard,
+		ready: make(chan net.Conn), errs: make(chan error), ctx: ctx, cancel: cancel, guard: guard, conns: conns,
 	}
 	go l.acceptLoop()
 	return l
@@ -131,10 +135,15 @@ func (l *tlsListener) handshake(c net.Conn) {
 		// reads the same bytes again and answers as without passthrough.
 		c = replay
 	}
+	// A passthrough connection is not nginx's to count.
+	var entry h1.ConnEntry
+	l.conns.Open(&entry, h1.ConnHandshake)
+	defer l.conns.Close(&entry)
 	// Its socket read and written raw, as the HTTP/1 loop reads plain
 	// connections (rawsock): the TLS records of HTTPS and HTTP/2 alike.
 	tc := tls.Server(rawsock.NetConn(c), l.config)
 	if err := tc.HandshakeContext(l.ctx); err != nil {
+		l.conns.Accepted()
 		// A client speaking plain HTTP gets a plain answer, as from
 		// net/http's own TLS listener.
 		var re tls.RecordHeaderError

@@ -57,6 +57,7 @@ type conn struct {
 	srv      *Server
 	rwc      net.Conn
 	state    atomic.Int32
+	stat     ConnEntry // Server.Conns's
 	accepted time.Time
 	remote   string
 	tls      *tls.ConnectionState
@@ -199,8 +200,12 @@ func (c *conn) serve(base context.Context) {
 			c.bw.Flush()
 			c.rwc.Close()
 		}
+		// A hijacked connection counts until the handler that took it
+		// returns (a proxied Upgrade's tunnel).
+		s.Conns.Close(&c.stat)
 		c.release()
 	}()
+	s.Conns.Open(&c.stat, 0)
 	c.remote = c.rwc.RemoteAddr().String()
 	if s.MaxConnAge > 0 {
 		c.born = time.Now()
@@ -211,6 +216,7 @@ func (c *conn) serve(base context.Context) {
 	}
 	if st, h2 := isH2TLS(c.rwc); st != nil {
 		if h2 {
+			s.Conns.Close(&c.stat)
 			if s.handOver(c.rwc) {
 				hijacked = true
 				c.state.Store(stateHijacked)
@@ -241,6 +247,7 @@ func (c *conn) serve(base context.Context) {
 				// whatever frames came in the same reads.
 				all, _ := c.br.Peek(c.br.Buffered())
 				rc := &replayConn{Conn: c.rwc, r: io.MultiReader(bytes.NewReader(append([]byte(nil), all...)), c.rwc)}
+				s.Conns.Close(&c.stat)
 				if s.handOver(rc) {
 					hijacked = true
 					c.state.Store(stateHijacked)
@@ -272,6 +279,8 @@ func (c *conn) serve(base context.Context) {
 			if !c.state.CompareAndSwap(stateIdle, stateActive) {
 				return // closed by Shutdown
 			}
+			c.stat.Set(ConnReading)
+			c.stat.Request()
 			if headerTimeout > 0 {
 				// A head that came whole is read from the buffer: no
 				// deadline of its own (one deadline call fewer per request).
@@ -288,6 +297,8 @@ func (c *conn) serve(base context.Context) {
 			if !c.state.CompareAndSwap(stateNew, stateActive) && !c.state.CompareAndSwap(stateIdle, stateActive) {
 				return
 			}
+			c.stat.Set(ConnReading)
+			c.stat.Request()
 		}
 		if s.shutdown.Load() {
 			return
@@ -299,6 +310,7 @@ func (c *conn) serve(base context.Context) {
 			return
 		}
 		c.served++
+		c.stat.Set(ConnWriting)
 		// As nginx decides keepalive_time, when the request begins.
 		c.old = s.MaxConnAge > 0 && time.Since(c.born) > s.MaxConnAge
 		c.headDeadline = headerTimeout > 0 && req.Body == http.NoBody
@@ -359,6 +371,7 @@ func (c *conn) serve(base context.Context) {
 		if w.wroteReadDeadline || c.ctx.observed() {
 			c.rdl = time.Time{} // moved by the handler or the watch
 		}
+		c.stat.Set(0) // waiting, the response's end written with the wait
 		c.next()
 		armed = notArmed
 		if arm {

@@ -155,6 +155,10 @@ type Server struct {
 	// client broke off (400) and one that timed out (408, unanswered). It
 	// runs on the connection's goroutine once the answer was written.
 	Refused func(*Refusal)
+	// Conns, if set, counts the connections served, as nginx's
+	// stub_status; those handed over (HTTP2, Fallback) leave it, for their
+	// server to count.
+	Conns *ConnStats
 
 	mu        sync.Mutex
 	listeners map[*net.Listener]struct{}
@@ -239,6 +243,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			return err
 		}
 		delay = 0
+		s.Conns.Accepted()
 		c := newConn(s, rw)
 		if !s.track(c) {
 			rw.Close()
@@ -473,4 +478,119 @@ func isH2TLS(rwc net.Conn) (*tls.ConnectionState, bool) {
 func startsWithPreface(b []byte) bool {
 	n := min(len(b), len(h2Preface))
 	return bytes.Equal(b[:n], []byte(h2Preface[:n]))
+}
+
+// ConnStats counts the client connections of the servers that share it
+// (Server.Conns, router/h2's Server.Conns, and an embedder's own for the
+// listeners and servers it runs) as nginx's stub_status counts them, for
+// ingress-nginx's nginx_process_connections metrics. Each connection keeps
+// its state and request count in its own ConnEntry, so that serving a
+// request updates nothing shared: a connection is added once and removed
+// once, and Counts sums the entries.
+type ConnStats struct {
+	accepted atomic.Uint64
+	mu       sync.Mutex
+	live     map[*ConnEntry]struct{}
+	requests uint64 // of the connections removed
+}
+
+// A ConnEntry's state: the requests reading their head (ConnReading each)
+// plus those being served (ConnWriting each), or ConnHandshake; 0 is a
+// connection waiting for a request (nginx's idle keep-alive, and a new
+// one before its first byte).
+const (
+	ConnWriting int64 = 1
+	ConnReading int64 = 1 << 32
+	// ConnHandshake is a TLS handshake under way, which nginx counts as
+	// active only: no request yet, and not waiting.
+	ConnHandshake int64 = 1 << 62
+)
+
+// ConnEntry is one connection's part of a ConnStats.
+type ConnEntry struct {
+	state    atomic.Int64
+	requests atomic.Uint64
+}
+
+// Set sets the state (see ConnWriting).
+func (e *ConnEntry) Set(state int64) { e.state.Store(state) }
+
+// Add adds to the state, from several goroutines of one connection.
+func (e *ConnEntry) Add(delta int64) { e.state.Add(delta) }
+
+// Request counts a request (nginx counts one from its first byte; each
+// HTTP/2 stream is one).
+func (e *ConnEntry) Request() { e.requests.Add(1) }
+
+// Accepted counts a connection accepted (nginx's accepts and handled).
+// A connection handed from one server to another is counted once.
+func (s *ConnStats) Accepted() {
+	if s != nil {
+		s.accepted.Add(1)
+	}
+}
+
+// Open adds e, in state, to the connections open.
+func (s *ConnStats) Open(e *ConnEntry, state int64) {
+	if s == nil {
+		return
+	}
+	e.state.Store(state)
+	e.requests.Store(0)
+	s.mu.Lock()
+	if s.live == nil {
+		s.live = make(map[*ConnEntry]struct{})
+	}
+	s.live[e] = struct{}{}
+	s.mu.Unlock()
+}
+
+// Close removes e, keeping its requests in the total; closing it again
+// does nothing.
+func (s *ConnStats) Close(e *ConnEntry) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	if _, ok := s.live[e]; ok {
+		delete(s.live, e)
+		s.requests += e.requests.Load()
+	}
+	s.mu.Unlock()
+}
+
+// ConnCounts are nginx's stub_status numbers.
+type ConnCounts struct {
+	// Active, Reading, Writing and Waiting are now; Reading and Writing
+	// count requests (an HTTP/2 connection's streams each), and a TLS
+	// handshake under way is only active.
+	Active, Reading, Writing, Waiting uint64
+	// Accepted (equal to nginx's handled: no connection is refused for
+	// a limit) and Requests are totals.
+	Accepted, Requests uint64
+}
+
+// Counts sums the connections' entries.
+func (s *ConnStats) Counts() ConnCounts {
+	var n ConnCounts
+	if s == nil {
+		return n
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n.Requests = s.requests
+	for e := range s.live {
+		n.Active++
+		n.Requests += e.requests.Load()
+		switch st := e.state.Load(); {
+		case st == 0:
+			n.Waiting++
+		case st&ConnHandshake == 0:
+			n.Reading += uint64(st >> 32)
+			n.Writing += uint64(st & (1<<32 - 1))
+		}
+	}
+	// Loaded last, so that it is never below Active.
+	n.Accepted = s.accepted.Load()
+	return n
 }

@@ -12,6 +12,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"ramjet.dev/ramjet/router/h1"
 )
 
 // conn is one HTTP/2 connection. The fields above mu are the reader's
@@ -43,8 +45,9 @@ type conn struct {
 	// resets counts the client's resets of streams not yet answered,
 	// answered the streams answered whole (rapid reset, onRST).
 	resets, answered int
-	opened           int       // streams served (Server.MaxRequests)
-	born             time.Time // when it began (Server.MaxConnAge)
+	opened           int          // streams served (Server.MaxRequests)
+	born             time.Time    // when it began (Server.MaxConnAge)
+	stat             h1.ConnEntry // Server.Conns's
 
 	mu sync.Mutex
 	// cond wakes writers waiting for window or for room in wbuf, and body
@@ -682,6 +685,7 @@ func (c *conn) closeStream(st *stream) {
 	st.state = stateClosed
 	delete(c.streams, st.id)
 	c.active--
+	c.stat.Add(-h1.ConnWriting)
 	// Request body the handler did not read is dropped.
 	c.unbuffered(int64(len(st.body) - st.bodyR))
 	st.body, st.bodyR = st.body[:0], 0
@@ -869,6 +873,9 @@ func (c *conn) onHeaders(fh frameHeader, p []byte) error {
 	}
 	c.hdrStream, c.hdrFlags = fh.stream, fh.flags
 	c.hdrBlock = c.hdrBlock[:0]
+	if fh.flags&flagEndHeaders == 0 {
+		c.stat.Add(h1.ConnReading) // until the block's last CONTINUATION
+	}
 	return c.addFragment(fh.flags, p)
 }
 
@@ -882,6 +889,9 @@ func (c *conn) addFragment(flags uint8, p []byte) error {
 	}
 	id := c.hdrStream
 	c.hdrStream = 0
+	if c.hdrFlags&flagEndHeaders == 0 {
+		c.stat.Add(-h1.ConnReading)
+	}
 	return c.endHeaders(id, c.hdrFlags&flagEndStream != 0)
 }
 
@@ -953,6 +963,8 @@ func (c *conn) endHeaders(id uint32, endStream bool) error {
 	c.streams[id] = st
 	c.active++
 	c.opened++
+	c.stat.Add(h1.ConnWriting)
+	c.stat.Request()
 	if m := c.srv.MaxRequests; m > 0 && c.opened >= m {
 		// nginx's keepalive_requests: this stream is the connection's last.
 		c.goAwayLocked()

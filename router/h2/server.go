@@ -107,6 +107,11 @@ type Server struct {
 	ErrorLog *log.Logger
 	// ConnContext modifies each connection's context, as http.Server's.
 	ConnContext func(ctx context.Context, c net.Conn) context.Context
+	// Conns, if set, counts the connections served, as nginx's
+	// stub_status: waiting without streams, each stream one request
+	// being served (reading while a header block spans frames). They are
+	// not counted as accepted: the server that handed them over did.
+	Conns *h1.ConnStats
 
 	mu            sync.Mutex
 	conns         map[*conn]struct{}
@@ -190,7 +195,9 @@ func (s *Server) serveConn(c net.Conn, sawPreface bool) {
 	}
 	s.conns[sc] = struct{}{}
 	s.mu.Unlock()
+	s.Conns.Open(&sc.stat, 0)
 	defer func() {
+		s.Conns.Close(&sc.stat)
 		s.mu.Lock()
 		delete(s.conns, sc)
 		s.mu.Unlock()

@@ -24,6 +24,7 @@ import (
 	gwv1alpha2 "sigs.k8s.io/gateway-api/apis/v1alpha2"
 	gwv1alpha3 "sigs.k8s.io/gateway-api/apis/v1alpha3"
 
+	"ramjet.dev/ramjet/classify"
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/compile/gatewayapi"
 )
@@ -237,9 +238,10 @@ func (a *admission) review(req *admissionv1.AdmissionRequest) *admissionv1.Admis
 		if !res.Claimed {
 			return allowed
 		}
-		tested, testedIn = testedWith(a.latest.Load().snap, &ing), time.Since(testBegan)
+		src := a.latest.Load()
+		tested, testedIn = testedWith(src.snap, src.opts, &ing), time.Since(testBegan)
 		warnings, refusal, annotations = res.Warnings, res.Refusal, ing.Annotations
-		if src := a.latest.Load(); src.waf != nil && ing.DeletionTimestamp == nil {
+		if src.waf != nil && ing.DeletionTimestamp == nil {
 			// The WAF is the controller's, not the compile's: nginx -t
 			// fails on rules libmodsecurity refuses, so ingress-nginx's
 			// webhook refuses them.
@@ -290,13 +292,18 @@ func (a *admission) review(req *admissionv1.AdmissionRequest) *admissionv1.Admis
 }
 
 // testedWith is the number of Ingresses ing is compiled with, itself
-// included: the snapshot's, its old version replaced.
-func testedWith(snap compile.Snapshot, ing *networkingv1.Ingress) int {
-	n := len(snap.Ingresses) + 1
+// included: the snapshot's that are ours (ingress-nginx's store holds
+// only the Ingresses of its class), its old version replaced. opts are
+// the snapshot's compile options, whose class the claim follows.
+func testedWith(snap compile.Snapshot, opts compile.Options, ing *networkingv1.Ingress) int {
+	c := classify.New(snap.IngressClasses, classify.Options{IngressClass: opts.IngressClass, ControllerName: opts.ControllerName, WatchWithoutClass: opts.WatchIngressWithoutClass})
+	n := 1
 	for _, old := range snap.Ingresses {
-		if old.Namespace == ing.Namespace && old.Name == ing.Name {
-			n--
-			break
+		if old == nil || old.Namespace == ing.Namespace && old.Name == ing.Name {
+			continue
+		}
+		if ours, _ := c.Decide(old); ours {
+			n++
 		}
 	}
 	return n

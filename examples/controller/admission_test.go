@@ -345,3 +345,31 @@ func TestAdmissionMetrics(t *testing.T) {
 	tested, _ = scrapeMetrics(t, m).sum(names[0], nil)
 	require.Equal(t, 1.0, tested)
 }
+
+// admission_tested_ingresses counts the Ingresses of the controller's
+// class only, as ingress-nginx's store holds only those: another
+// controller's, one annotated for another class and one without a class
+// (no default class here) are not tested with the reviewed one.
+func TestAdmissionMetricsCountClaimed(t *testing.T) {
+	m := newMetrics(metricsConfig(func(c *config) { c.webhookAddr = "127.0.0.1:0" }))
+	snap, _, err := manifest.Decode("objects.yaml", []byte(admissionObjects+`---
+apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: {name: other}
+spec: {controller: example.com/other}
+`))
+	require.NoError(t, err)
+	other := admissionIngress("other", "other.example.com", "/")
+	other.Spec.IngressClassName = ptr("other")
+	annotated := admissionIngress("annotated", "annotated.example.com", "/", "kubernetes.io/ingress.class", "other")
+	classless := admissionIngress("classless", "classless.example.com", "/")
+	classless.Spec.IngressClassName = nil
+	snap.Ingresses = append(snap.Ingresses, other, annotated, classless)
+	a := newAdmission(config{}, slog.New(slog.DiscardHandler))
+	a.offer(&reviewSource{snap: *snap})
+	a.metrics = m
+
+	require.True(t, ingressReview(t, a, admissionv1.Create, admissionIngress("good", "shop.example.com", "/cart")).Allowed)
+	tested, _ := scrapeMetrics(t, m).sum("nginx_ingress_controller_admission_tested_ingresses", nil)
+	require.Equal(t, 2.0, tested, "the owner and the new Ingress")
+}

@@ -13,6 +13,7 @@ import (
 
 	"ramjet.dev/ramjet/match"
 	"ramjet.dev/ramjet/router"
+	"ramjet.dev/ramjet/router/h1"
 )
 
 // catchAllHealth answers the health check path (-health-check-path) with
@@ -22,8 +23,9 @@ import (
 // location there. An Exact or regex route of the catch-all that matches,
 // or a longer Prefix, is nginx's better location and is served instead.
 // Like nginx's, the answer is not logged.
-// allow, when set, holds the ConfigMap's /nginx_status allow lists.
-func catchAllHealth(rt *router.Router, path string, allow *atomic.Pointer[nginxStatusAllow]) http.Handler {
+// allow, when set, holds the ConfigMap's /nginx_status allow lists; conns,
+// when set, the counts /nginx_status gives them.
+func catchAllHealth(rt *router.Router, path string, allow *atomic.Pointer[nginxStatusAllow], conns *h1.ConnStats) http.Handler {
 	path = cmp.Or(path, "/healthz")
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if strings.HasPrefix(req.URL.Path, nginxStatusPath) && healthOnCatchAll(rt.Lookup(req), nginxStatusPath) {
@@ -31,7 +33,7 @@ func catchAllHealth(rt *router.Router, path string, allow *atomic.Pointer[nginxS
 			if allow != nil && allow.Load() != nil {
 				lists = *allow.Load()
 			}
-			nginxStatus(w, lists.allows(rt.ClientAddr(req)))
+			nginxStatus(w, lists.allows(rt.ClientAddr(req)), conns)
 			return
 		}
 		if !strings.HasPrefix(req.URL.Path, path) || !healthOnCatchAll(rt.Lookup(req), path) {
@@ -49,14 +51,24 @@ const nginxStatusPath = "/nginx_status"
 
 // nginxStatus answers /nginx_status as ingress-nginx's location does to a
 // client: 403 unless allowed, an address of nginx-status-ipv4-whitelist
-// or -ipv6-whitelist. ramjet keeps no stub_status counters, so an allowed
-// client gets 404. Like nginx's, the answer is not logged.
-func nginxStatus(w http.ResponseWriter, allowed bool) {
+// or -ipv6-whitelist; an allowed client gets stub_status's text from the
+// servers' connection counts (404 without them). Like nginx's, the
+// answer is not logged.
+func nginxStatus(w http.ResponseWriter, allowed bool, conns *h1.ConnStats) {
 	status := http.StatusForbidden
-	if allowed {
+	body := ""
+	switch {
+	case allowed && conns != nil:
+		n := conns.Counts()
+		status = http.StatusOK
+		body = fmt.Sprintf("Active connections: %d \nserver accepts handled requests\n %d %d %d \nReading: %d Writing: %d Waiting: %d \n",
+			n.Active, n.Accepted, n.Accepted, n.Requests, n.Reading, n.Writing, n.Waiting)
+	case allowed:
 		status = http.StatusNotFound
 	}
-	body := strconv.Itoa(status) + " " + http.StatusText(status) + "\n"
+	if body == "" {
+		body = strconv.Itoa(status) + " " + http.StatusText(status) + "\n"
+	}
 	h := w.Header()
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("Content-Length", strconv.Itoa(len(body)))

@@ -17,6 +17,7 @@ import (
 
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/router"
+	"ramjet.dev/ramjet/router/h1"
 )
 
 // The traffic listeners answer the health check path with 200 for names no
@@ -71,14 +72,14 @@ spec:
 
 // /nginx_status on the catch-all answers 403 but to the addresses
 // ingress-nginx's nginx-status-ipv4-whitelist and -ipv6-whitelist allow by
-// default (127.0.0.1, ::1): its location denies all others. There are no
-// stub_status counters, so an allowed address gets 404. A host with rules
+// default (127.0.0.1, ::1): its location denies all others. Without
+// connection counts an allowed address gets 404. A host with rules
 // of its own, or a longer prefix of the catch-all, is the backend's.
 func TestNginxStatusOnCatchAll(t *testing.T) {
 	rt := router.New(router.Options{Logger: slog.New(slog.DiscardHandler)})
 	res := compile.Compile(compile.Snapshot{}, compile.Options{})
 	rt.Publish(res.Table)
-	h := catchAllHealth(rt, "", nil)
+	h := catchAllHealth(rt, "", nil, nil)
 	for _, tt := range []struct {
 		host, path, client string
 		status             int
@@ -112,7 +113,7 @@ func TestNginxStatusAllowList(t *testing.T) {
 	require.Empty(t, warns)
 	live := new(atomic.Pointer[nginxStatusAllow])
 	live.Store(&cfg.nginxStatus)
-	h := catchAllHealth(rt, "", live)
+	h := catchAllHealth(rt, "", live, nil)
 	status := func(client string) int {
 		req := httptest.NewRequest(http.MethodGet, "/nginx_status", nil)
 		req.Host, req.RemoteAddr = "lb.example", client
@@ -150,7 +151,7 @@ func TestNginxStatusAllowList(t *testing.T) {
 func TestCatchAllHealthRefusesFirst(t *testing.T) {
 	rt := router.New(router.Options{Logger: slog.New(slog.DiscardHandler)})
 	rt.Publish(compile.Compile(compile.Snapshot{}, compile.Options{}).Table)
-	h := catchAllHealth(rt, "", nil)
+	h := catchAllHealth(rt, "", nil, nil)
 	for _, tt := range []struct {
 		method, path string
 		status       int
@@ -166,4 +167,31 @@ func TestCatchAllHealthRefusesFirst(t *testing.T) {
 		h.ServeHTTP(w, req)
 		assert.Equal(t, tt.status, w.Code, "%s %s", tt.method, tt.path)
 	}
+}
+
+// An allowed client gets stub_status's text from the servers' connection
+// counts, as ingress-nginx's /nginx_status location gives its collector.
+func TestNginxStatusCounts(t *testing.T) {
+	rt := router.New(router.Options{Logger: slog.New(slog.DiscardHandler)})
+	rt.Publish(compile.Compile(compile.Snapshot{}, compile.Options{}).Table)
+	stats := new(h1.ConnStats)
+	var busy, idle h1.ConnEntry
+	for _, e := range []*h1.ConnEntry{&busy, &idle} {
+		stats.Accepted()
+		stats.Open(e, 0)
+		e.Request()
+	}
+	busy.Set(h1.ConnWriting)
+	h := catchAllHealth(rt, "", nil, stats)
+	req := httptest.NewRequest(http.MethodGet, "/nginx_status", nil)
+	req.Host, req.RemoteAddr = "lb.example", "127.0.0.1:1000"
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	assert.Equal(t, http.StatusOK, w.Code)
+	assert.Equal(t, "Active connections: 2 \nserver accepts handled requests\n 2 2 2 \nReading: 0 Writing: 1 Waiting: 1 \n", w.Body.String())
+
+	req.RemoteAddr = "10.0.0.9:1000"
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	assert.Equal(t, http.StatusForbidden, w.Code)
 }

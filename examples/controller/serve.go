@@ -62,7 +62,7 @@ type listening struct {
 	// streams, when set, are shut down with the servers.
 	streams *streams
 	// conns counts the traffic listeners' connections, for the metrics
-	// (nil without them).
+	// and /nginx_status.
 	conns *h1.ConnStats
 }
 
@@ -93,9 +93,8 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 	}
 	conns := cfg.connections()
 	headerTimeout := conns.HeaderTimeout
-	if cfg.enableMetrics {
-		l.conns = new(h1.ConnStats)
-	}
+	// The connection counts of the metrics and of /nginx_status.
+	l.conns = new(h1.ConnStats)
 	// openTraffic opens a listener for requests, reading PROXY headers
 	// when asked to.
 	openTraffic := func(addr string) (net.Listener, error) {
@@ -130,7 +129,7 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 	if hk.LargeBufferSize == 0 {
 		hk = configmap.DefaultHeaders()
 	}
-	traffic := catchAllHealth(rt, cfg.healthPath, cfg.liveNginxStatus)
+	traffic := catchAllHealth(rt, cfg.healthPath, cfg.liveNginxStatus, l.conns)
 	newTrafficServer := func() *http.Server {
 		srv := newServer(traffic)
 		// OPTIONS * goes to the router, which refuses it as nginx and the

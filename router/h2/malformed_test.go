@@ -226,20 +226,7 @@ func TestServerRefusesHostDisagreeing(t *testing.T) {
 		for i := 0; i < len(c.fields); i += 2 {
 			b = appendField(b, c.fields[i], c.fields[i+1])
 		}
-		status, served, r := refusedWith(t, b)
-		if c.ok {
-			if status != 200 || !served || r != nil {
-				t.Errorf("%q: status %d, served %v, reported %+v; want served", c.fields, status, served, r)
-			}
-			continue
-		}
-		if status != 400 || served {
-			t.Errorf("%q: status %d, served %v; want 400, not served", c.fields, status, served)
-			continue
-		}
-		if r == nil || r.Status != 400 || r.RequestLine != "GET / HTTP/2.0" || r.Request.Host != "h2.test" {
-			t.Errorf("%q: reported %+v", c.fields, r)
-		}
+		servedOrRefused(t, c.fields, b, c.ok)
 	}
 }
 
@@ -297,20 +284,7 @@ func TestServerRefusesFramingFields(t *testing.T) {
 		for i := 0; i < len(c.fields); i += 2 {
 			b = appendField(b, c.fields[i], c.fields[i+1])
 		}
-		status, served, r := refusedWith(t, b)
-		if c.ok {
-			if status != 200 || !served || r != nil {
-				t.Errorf("%q: status %d, served %v, reported %+v; want served", c.fields, status, served, r)
-			}
-			continue
-		}
-		if status != 400 || served {
-			t.Errorf("%q: status %d, served %v; want 400, not served", c.fields, status, served)
-			continue
-		}
-		if r == nil || r.Status != 400 || r.RequestLine != "GET / HTTP/2.0" || r.Request.Host != "h2.test" {
-			t.Errorf("%q: reported %+v", c.fields, r)
-		}
+		servedOrRefused(t, c.fields, b, c.ok)
 	}
 }
 
@@ -360,5 +334,25 @@ func TestServerReportsHeaderListTooLarge(t *testing.T) {
 	}
 	if r == nil || r.Status != 431 || r.RequestLine != "" || r.HeadBytes == 0 || r.BodyBytes == 0 {
 		t.Errorf("reported %+v", r)
+	}
+}
+
+// servedOrRefused sends b, a GET / for h2.test with fields: served when
+// ok, else answered 400 without the handler and told to Refused.
+func servedOrRefused(t *testing.T, fields []string, b []byte, ok bool) {
+	t.Helper()
+	status, served, r := refusedWith(t, b)
+	if ok {
+		if status != 200 || !served || r != nil {
+			t.Errorf("%q: status %d, served %v, reported %+v; want served", fields, status, served, r)
+		}
+		return
+	}
+	if status != 400 || served {
+		t.Errorf("%q: status %d, served %v; want 400, not served", fields, status, served)
+		return
+	}
+	if r == nil || r.Status != 400 || r.RequestLine != "GET / HTTP/2.0" || r.Request.Host != "h2.test" {
+		t.Errorf("%q: reported %+v", fields, r)
 	}
 }

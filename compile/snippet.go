@@ -538,9 +538,6 @@ func returnOp(a []string) (match.SnippetOp, string) {
 	if err != nil || code < 100 || code > 999 {
 		return op, strconv.Quote(a[0]) + " is no status code; ramjet does nothing instead"
 	}
-	if code == 444 {
-		return op, "444 closes the connection without an answer, which ramjet does not do; ramjet does nothing instead"
-	}
 	op.Code = code
 	if len(a) == 2 {
 		op.Value = a[1]

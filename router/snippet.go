@@ -217,6 +217,13 @@ func (r *Router) checkSnippetAccess(s *requestState) bool {
 // body (nginx's default_type, which ingress-nginx sets to text/html), or
 // nginx's short status text, with the snippet's response headers.
 func (r *Router) snippetAnswer(s *requestState, status int, reason, location, body string) {
+	if status == statusClose {
+		// return 444: nginx closes the connection and sends nothing.
+		if s.d.backend == nil {
+			s.d.backend = s.d.res.Backend
+		}
+		r.closeConn(s, answer{status: status, reason: reason})
+	}
 	h := s.w.Header()
 	if location != "" {
 		h.Set("Location", location)

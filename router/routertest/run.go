@@ -433,19 +433,26 @@ func (h *harness) serve(r Request) Outcome {
 
 	decision := h.router.Lookup(req)
 	w := httptest.NewRecorder()
-	h.router.ServeHTTP(w, req)
+	closed := serveOrClose(h.router, w, req)
 	resp := w.Result()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	resp.Body.Close()
 
 	out := Outcome{Status: resp.StatusCode, ResponseHeaders: resp.Header, Body: string(body)}
+	if closed {
+		// Nothing reached the client; the status is the record's (444).
+		out = Outcome{}
+	}
 	h.mu.Lock()
 	if len(h.records) > seen {
 		rec := h.records[len(h.records)-1]
+		if closed {
+			out.Status = rec.Status
+		}
 		out.Recorded, out.RecordedBackend, out.Reason = true, rec.Backend, rec.Reason
 		out.AccessLogged = !rec.NoAccessLog
 		out.Route = routeText(rec.Route)
-		out.lookup = lookupDisagrees(decision, resp.StatusCode, resp.Header.Get("Location"), rec)
+		out.lookup = lookupDisagrees(decision, out.Status, out.ResponseHeaders.Get("Location"), rec)
 	}
 	if len(h.spans) > spans {
 		out.Span = h.spans[len(h.spans)-1]
@@ -463,6 +470,22 @@ func (h *harness) serve(r Request) Outcome {
 	}
 	h.backends.mu.Unlock()
 	return out
+}
+
+// serveOrClose serves req and reports whether the router closed the
+// client's connection without an answer (nginx's 444), which it does by
+// aborting the handler as net/http's server expects.
+func serveOrClose(h http.Handler, w http.ResponseWriter, req *http.Request) (closed bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v != http.ErrAbortHandler {
+				panic(v)
+			}
+			closed = true
+		}
+	}()
+	h.ServeHTTP(w, req)
+	return false
 }
 
 // buildRequest renders the request as bytes on the wire and parses them

@@ -356,3 +356,26 @@ func servedOrRefused(t *testing.T, fields []string, b []byte, ok bool) {
 		t.Errorf("%q: reported %+v", fields, r)
 	}
 }
+
+// TestServerRefusesConnect: a CONNECT names only :authority (RFC 9113
+// §8.5), and nginx answers it 400 without a request line
+// (ngx_http_v2_construct_request_line: "client sent no :scheme header"):
+// it reached the handler, which took its authority for a path. One with
+// :scheme and :path is malformed, and reset.
+func TestServerRefusesConnect(t *testing.T) {
+	b := appendField(nil, ":method", "CONNECT")
+	b = appendField(b, ":authority", "h2.test:443")
+	status, served, r := refusedWith(t, b)
+	if status != 400 || served {
+		t.Fatalf("status %d, served %v; want 400, not served", status, served)
+	}
+	if r == nil || r.Status != 400 || r.RequestLine != "" || r.Request.Host != "h2.test:443" || r.BodyBytes == 0 {
+		t.Errorf("reported %+v", r)
+	}
+	b = appendField(nil, ":method", "CONNECT")
+	b = append(b, 0x86, 0x84) // :scheme http, :path /
+	b = appendField(b, ":authority", "h2.test:443")
+	if status, served, _ := refusedWith(t, b); status != 0 || served {
+		t.Errorf("with :scheme and :path: status %d, served %v; want reset", status, served)
+	}
+}

@@ -41,9 +41,9 @@
 // nginx takes once sent twice (h1.UniqueField: two Content-Lengths, equal
 // ones too), a Content-Length that is no number, or that promises a
 // body to a request its head ends, a :path that is no absolute path ("*"
-// included), a :scheme nginx does not read, and a field name or value
-// router/h1 refuses (a name in upper case aside: reset, as h2spec
-// requires) answer 400 without the handler, and TRACE 405, as nginx
+// included), a :scheme nginx does not read, a CONNECT (no :path), and a
+// field name or value router/h1 refuses (a name in upper case aside:
+// reset, as h2spec requires) answer 400 without the handler, and TRACE 405, as nginx
 // answers them (Server.Refused);
 // a write to the client that makes no progress for WriteTimeout (60 s,
 // nginx's send_timeout), a flow-control window kept shut included, ends
@@ -97,8 +97,8 @@ type Server struct {
 	// (400: a :method nginx's parser does not read, two Host fields or
 	// :authority disagreeing with Host, a field nginx takes once sent
 	// twice, a bad Content-Length, :path or :scheme, a field name or
-	// value router/h1 refuses; 405: TRACE; 431: a header list over the
-	// limit, with no request line), so
+	// value router/h1 refuses, a CONNECT, with no request line; 405:
+	// TRACE; 431: a header list over the limit, with no request line), so
 	// that an embedder logs it as nginx does, as router/h1's
 	// Server.Refused. It runs on the stream's goroutine once the answer
 	// was written.

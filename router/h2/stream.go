@@ -195,7 +195,11 @@ func (st *stream) refuse() {
 	_, _ = io.WriteString(w, body)
 	w.finish()
 	req := st.req
-	st.report(start, status, req.Method+" "+req.RequestURI+" "+req.Proto, len(body))
+	line := req.Method + " " + req.RequestURI + " " + req.Proto
+	if req.Method == http.MethodConnect {
+		line = "" // nginx built none (headerParser.valid)
+	}
+	st.report(start, status, line, len(body))
 }
 
 // report tells Server.Refused of a request answered without the handler,
@@ -381,7 +385,14 @@ func (h *headerParser) valid() bool {
 		h.refuse("duplicate host header")
 	}
 	if h.method == http.MethodConnect {
-		return h.seen&(seenScheme|seenPath) == 0 && h.authority != ""
+		if h.seen&(seenScheme|seenPath) != 0 || h.authority == "" {
+			return false
+		}
+		// Well formed, but nginx builds no request line without :scheme
+		// and :path, and answers it 400 (ngx_http_v2_construct_request_line):
+		// the handler would take the authority for a path.
+		h.refuse("no :scheme header")
+		return true
 	}
 	// Missing or empty, they are reset, as h2spec requires.
 	if h.seen&seenScheme == 0 || h.seen&seenPath == 0 || h.path == "" || h.scheme == "" {

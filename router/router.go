@@ -152,8 +152,9 @@ type Options struct {
 	// UpstreamKeepalive bounds the default transports' pools of backend
 	// connections, whatever the backend's protocol (ingress-nginx's
 	// upstream-keepalive-* keys; Connections 0: a connection per request;
-	// requests and age bound HTTP backends' connections). Nil: the keys'
-	// ingress-nginx defaults, as an unset ConfigMap has them (320 idle
+	// requests and age bound HTTP backends' connections and the HTTP/2
+	// ones of router/h2's client, a call counting as a request). Nil: the
+	// keys' ingress-nginx defaults, as an unset ConfigMap has them (320 idle
 	// connections per endpoint closed after 60 s idle, each serving up to
 	// 10000 requests for up to an hour).
 	UpstreamKeepalive *configmap.UpstreamKeepalive
@@ -812,7 +813,14 @@ func defaultTransports(connect, read time.Duration, p pooling) (t1 *http.Transpo
 		}
 		return base(), h2c, h2
 	}
-	c := &h2.Client{DialContext: rawDial, ResponseHeaderTimeout: read, IdleConnTimeout: p.keepalive.Timeout}
+	// A call is nginx's request on an upstream connection: keepalive 0
+	// (no connection kept) is a connection per call.
+	requests := p.keepalive.Requests
+	if p.keepalive.Connections == 0 {
+		requests = 1
+	}
+	c := &h2.Client{DialContext: rawDial, ResponseHeaderTimeout: read, IdleConnTimeout: p.keepalive.Timeout,
+		MaxConnRequests: requests, MaxConnAge: p.keepalive.Time, MaxIdleConnsPerHost: p.keepalive.Connections}
 	tc := c.Clone()
 	tc.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} // see Options.Transport
 	tc.TLSHandshakeTimeout = connect

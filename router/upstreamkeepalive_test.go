@@ -1,6 +1,7 @@
 package router
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -51,6 +52,54 @@ func TestUpstreamKeepaliveOff(t *testing.T) {
 	}
 }
 
+// The keys bound a GRPC backend's connections too, router/h2's client's
+// and net/http's: "0" opens one per call, as nginx's grpc_pass without
+// keepalive; upstream-keepalive-requests 2 a new one every two calls.
+// router/h2's client kept reusing one.
+func TestUpstreamKeepaliveGRPC(t *testing.T) {
+	for _, netHTTP2 := range []bool{false, true} {
+		for _, tt := range []struct {
+			name  string
+			k     *configmap.UpstreamKeepalive
+			conns int64
+		}{
+			{"default", nil, 1},
+			{"upstream-keepalive-connections 0", &configmap.UpstreamKeepalive{Timeout: 60e9, Requests: 10000}, 4},
+			{"upstream-keepalive-requests 2", &configmap.UpstreamKeepalive{Connections: 8, Timeout: 60e9, Requests: 2}, 2},
+		} {
+			if netHTTP2 && tt.k != nil && tt.k.Connections > 0 {
+				continue // net/http cannot bound a connection's requests
+			}
+			t.Run(fmt.Sprintf("%s netHTTP2 %v", tt.name, netHTTP2), func(t *testing.T) {
+				var conns atomic.Int64
+				s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Content-Type", "application/grpc")
+					w.Header().Set("Grpc-Status", "0")
+				}))
+				s.Config.Protocols = new(http.Protocols)
+				s.Config.Protocols.SetUnencryptedHTTP2(true)
+				s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+					if st == http.StateNew {
+						conns.Add(1)
+					}
+				}
+				s.Start()
+				t.Cleanup(s.Close)
+				r := newTestRouter(Options{UpstreamKeepalive: tt.k, NetHTTP2Client: netHTTP2})
+				t.Cleanup(r.CloseIdleConnections)
+				r.Publish(table("keepalive", vhost("grpc.example.com", nil,
+					route(match.Prefix, "/", backend("prod/grpc:50051", match.GRPC, match.Serving, s.Listener.Addr().String())))))
+				for range 4 {
+					res := serve(r, http.MethodPost, "grpc.example.com", "/pkg.Svc/Get", http.Header{"Content-Type": {"application/grpc"}})
+					require.Equal(t, http.StatusOK, res.StatusCode)
+					_, _ = io.Copy(io.Discard, res.Body)
+				}
+				require.Equal(t, tt.conns, conns.Load())
+			})
+		}
+	}
+}
+
 // The upstream-keepalive-* keys bound every pool a proxied request can
 // take: HTTPS, GRPC and GRPCS backends, locations with timeouts of their
 // own or backend TLS, and DefaultTransport for an embedder who wraps it.
@@ -75,6 +124,9 @@ func TestUpstreamKeepaliveEveryTransport(t *testing.T) {
 					assert.Equal(t, 7*time.Second, c.IdleConnTimeout, "%s %d netHTTP2 %v", name, i, netHTTP2)
 				case *h2.Client:
 					assert.Equal(t, 7*time.Second, c.IdleConnTimeout, "%s %d", name, i)
+					assert.Equal(t, 10000, c.MaxConnRequests, "%s %d", name, i)
+					assert.Equal(t, time.Hour, c.MaxConnAge, "%s %d", name, i)
+					assert.Equal(t, 5, c.MaxIdleConnsPerHost, "%s %d", name, i)
 				}
 			}
 		}

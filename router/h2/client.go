@@ -11,9 +11,11 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/textproto"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -47,10 +49,27 @@ type Client struct {
 	TLSClientConfig *tls.Config
 	// TLSHandshakeTimeout bounds a TLS handshake; zero: 10 s.
 	TLSHandshakeTimeout time.Duration
+	// MaxConnRequests bounds the calls one connection carries, as nginx's
+	// keepalive_requests bounds an upstream connection's requests: a
+	// connection that has had as many takes no new call and closes once
+	// its calls end. 1: a connection per call, as nginx's upstream without
+	// keepalive. Zero: no bound.
+	MaxConnRequests int
+	// MaxConnAge bounds how long after its dial a connection takes new
+	// calls, as nginx's keepalive_time; it closes once its calls end.
+	// Zero: no bound.
+	MaxConnAge time.Duration
+	// MaxIdleConnsPerHost bounds the connections to one address left with
+	// no call, as nginx's keepalive bounds its cache: those idle longest
+	// close first. Zero: no bound.
+	MaxIdleConnsPerHost int
 
 	mu    sync.Mutex
 	conns map[string][]*clientConn
 	dials map[string]*dialing
+	// pooled counts conns[addr], for a connection that goes idle to see
+	// without mu whether its address may have too many (trimIdle).
+	pooled map[string]*atomic.Int32
 }
 
 type dialing struct {
@@ -164,7 +183,10 @@ func (c *Client) conn(ctx context.Context, addr string) (*clientConn, error) {
 				return cc, nil
 			}
 		}
-		if d := c.dials[addr]; d != nil {
+		// A connection per call is never shared: calls do not wait for
+		// each other's dials, and the pool does not keep it.
+		shared := c.MaxConnRequests != 1
+		if d := c.dials[addr]; d != nil && shared {
 			c.mu.Unlock()
 			select {
 			case <-d.done:
@@ -182,15 +204,29 @@ func (c *Client) conn(ctx context.Context, addr string) (*clientConn, error) {
 		if c.dials == nil {
 			c.dials = make(map[string]*dialing)
 			c.conns = make(map[string][]*clientConn)
+			c.pooled = make(map[string]*atomic.Int32)
 		}
-		c.dials[addr] = d
+		if shared {
+			c.dials[addr] = d
+		}
 		c.mu.Unlock()
 		d.cc, d.err = c.dial(ctx, addr)
 		room := false
 		c.mu.Lock()
-		delete(c.dials, addr)
+		if shared {
+			delete(c.dials, addr)
+		}
 		if d.err == nil {
-			c.conns[addr] = append(c.conns[addr], d.cc)
+			if shared {
+				c.conns[addr] = append(c.conns[addr], d.cc)
+				n := c.pooled[addr]
+				if n == nil {
+					n = new(atomic.Int32)
+					c.pooled[addr] = n
+				}
+				n.Add(1)
+				d.cc.pooled.Store(n)
+			}
 			room = d.cc.reserve()
 		}
 		c.mu.Unlock()
@@ -235,6 +271,7 @@ func (c *Client) dial(ctx context.Context, addr string) (*clientConn, error) {
 		cl:         c,
 		nc:         nc,
 		addr:       addr,
+		born:       time.Now(),
 		br:         bufio.NewReaderSize(nc, defaultFrameSize+frameHeaderLen+4096),
 		dec:        newDecoder(4096, 2*clientMaxHeader),
 		streams:    make(map[uint32]*clientStream),
@@ -329,6 +366,9 @@ func (c *Client) Clone() *Client {
 		IdleConnTimeout:       c.IdleConnTimeout,
 		TLSClientConfig:       c.TLSClientConfig.Clone(),
 		TLSHandshakeTimeout:   c.TLSHandshakeTimeout,
+		MaxConnRequests:       c.MaxConnRequests,
+		MaxConnAge:            c.MaxConnAge,
+		MaxIdleConnsPerHost:   c.MaxIdleConnsPerHost,
 	}
 }
 
@@ -342,10 +382,46 @@ func (c *Client) drop(cc *clientConn) {
 			break
 		}
 	}
+	if n := c.pooled[cc.addr]; n != nil {
+		n.Store(int32(len(l)))
+	}
 	if len(l) == 0 {
 		delete(c.conns, cc.addr)
+		delete(c.pooled, cc.addr)
 	} else {
 		c.conns[cc.addr] = l
+	}
+}
+
+// trimIdle retires addr's connections with no call past
+// MaxIdleConnsPerHost, those idle longest first, as nginx's keepalive
+// cache drops its oldest.
+func (c *Client) trimIdle(addr string) {
+	type idleConn struct {
+		cc *clientConn
+		at time.Time
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var idle []idleConn
+	for _, cc := range c.conns[addr] {
+		cc.mu.Lock()
+		if cc.idleNow() {
+			idle = append(idle, idleConn{cc, cc.idleAt})
+		}
+		cc.mu.Unlock()
+	}
+	extra := len(idle) - c.MaxIdleConnsPerHost
+	if extra <= 0 {
+		return
+	}
+	slices.SortFunc(idle, func(a, b idleConn) int { return a.at.Compare(b.at) })
+	for _, x := range idle[:extra] {
+		x.cc.mu.Lock()
+		if x.cc.idleNow() {
+			x.cc.retire()
+		}
+		x.cc.mu.Unlock()
 	}
 }
 
@@ -366,9 +442,12 @@ type clientConn struct {
 	mu         sync.Mutex
 	cond       sync.Cond // body writers waiting for window or room
 	streams    map[uint32]*clientStream
-	reserved   int // slots taken by calls about to open (reserve)
+	reserved   int                          // slots taken by calls about to open (reserve)
+	pooled     atomic.Pointer[atomic.Int32] // Client.pooled[addr], once in the pool
 	nextID     uint32
-	maxStreams uint32 // the server's SETTINGS_MAX_CONCURRENT_STREAMS
+	opened     int       // streams opened, for MaxConnRequests
+	born       time.Time // for MaxConnAge
+	maxStreams uint32    // the server's SETTINGS_MAX_CONCURRENT_STREAMS
 	sendWindow int64
 	peerWindow int64 // the server's SETTINGS_INITIAL_WINDOW_SIZE
 	peerFrame  int
@@ -396,8 +475,37 @@ func (cc *clientConn) reserve() bool {
 		uint32(len(cc.streams)+cc.reserved) >= cc.maxStreams {
 		return false
 	}
+	if cc.spent() {
+		if len(cc.streams) == 0 && cc.reserved == 0 {
+			cc.retire()
+		}
+		return false
+	}
 	cc.reserved++
 	return true
+}
+
+// spent reports whether cc has had its MaxConnRequests, those reserved
+// counted, or is past its MaxConnAge: it takes no new call. Under mu.
+func (cc *clientConn) spent() bool {
+	if n := cc.cl.MaxConnRequests; n > 0 && cc.opened+cc.reserved >= n {
+		return true
+	}
+	d := cc.cl.MaxConnAge
+	return d > 0 && time.Since(cc.born) >= d
+}
+
+// idleNow reports whether cc has no call and may take one. Under mu.
+func (cc *clientConn) idleNow() bool {
+	return len(cc.streams) == 0 && cc.reserved == 0 && !cc.closed && !cc.goingAway && cc.werr == nil
+}
+
+// retire closes a spent connection with no call: it takes none from now
+// on, and a GOAWAY goes before the close (closeIfIdle, which writes, is
+// not for a caller holding mu). Under mu.
+func (cc *clientConn) retire() {
+	cc.goingAway = true
+	go cc.closeIfIdle()
 }
 
 // clientStream is one call.
@@ -477,6 +585,7 @@ func (cc *clientConn) open(req *http.Request, hasBody bool) (*clientStream, erro
 	cc.nextID += 2
 	// The stream's ID goes into its frames now that it is known.
 	fixStreamIDs(cc.wbuf[start:], st.id)
+	cc.opened++
 	st.sendWindow = cc.peerWindow
 	st.sentEnd = !hasBody
 	cc.streams[st.id] = st
@@ -693,11 +802,20 @@ func (cc *clientConn) idleCheck() {
 		cc.closeLocked(errConnGone)
 		return
 	}
+	if cc.reserved == 0 && cc.spent() {
+		cc.retire()
+		return
+	}
 	d := cc.cl.IdleConnTimeout
 	if d <= 0 {
 		d = 90 * time.Second
 	}
 	cc.idleAt = time.Now()
+	if n := cc.cl.MaxIdleConnsPerHost; n > 0 {
+		if p := cc.pooled.Load(); p != nil && p.Load() > int32(n) {
+			go cc.cl.trimIdle(cc.addr)
+		}
+	}
 	if cc.idle == nil {
 		cc.idle = time.AfterFunc(d, func() {
 			cc.mu.Lock()

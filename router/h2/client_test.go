@@ -641,3 +641,111 @@ func TestClientLargeHeaderBlock(t *testing.T) {
 		t.Fatalf("the backend saw %d bytes of a %d-byte header", len(res.Header.Get("X-Echo")), len(big))
 	}
 }
+
+// TestClientConnBounds: MaxConnRequests and MaxConnAge bound what one
+// connection carries, as nginx's keepalive_requests and keepalive_time
+// bound an upstream connection; a spent connection takes no new call and
+// closes once its calls end. MaxConnRequests 1 is nginx's upstream
+// without keepalive: a connection per call, closed after it. Unbounded,
+// the pool kept reusing one connection.
+func TestClientConnBounds(t *testing.T) {
+	for _, tt := range []struct {
+		name          string
+		requests      int
+		age           time.Duration
+		calls         int
+		conns, closed int32
+	}{
+		{"requests 3", 3, 0, 7, 3, 2},
+		{"requests 1", 1, 0, 3, 3, 3},
+		// Two calls, a pause past the age, two calls.
+		{"age", 0, 200 * time.Millisecond, 4, 2, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var closed atomic.Int32
+			addr, conns, _ := h2cBackend(t, echoUnary, func(s *http.Server) {
+				count := s.ConnState
+				s.ConnState = func(c net.Conn, st http.ConnState) {
+					count(c, st)
+					if st == http.StateClosed {
+						closed.Add(1)
+					}
+				}
+			})
+			c := newTestClient(t)
+			c.MaxConnRequests, c.MaxConnAge = tt.requests, tt.age
+			for i := range tt.calls {
+				if tt.age > 0 && i == tt.calls/2 {
+					time.Sleep(tt.age + 50*time.Millisecond)
+				}
+				res, err := c.RoundTrip(grpcRequest(t, context.Background(), addr, "/", strings.NewReader("x")))
+				if err != nil {
+					t.Fatalf("call %d: %v", i, err)
+				}
+				_, _ = io.ReadAll(res.Body)
+				res.Body.Close()
+			}
+			if n := conns.Load(); n != tt.conns {
+				t.Fatalf("%d connections for %d calls, want %d", n, tt.calls, tt.conns)
+			}
+			// The spent ones close without waiting for the idle timeout.
+			deadline := time.Now().Add(2 * time.Second)
+			for closed.Load() < tt.closed && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if n := closed.Load(); n != tt.closed {
+				t.Fatalf("%d of %d connections closed, want %d", n, tt.conns, tt.closed)
+			}
+		})
+	}
+}
+
+// TestClientMaxIdleConns: past a burst, the connections left idle beyond
+// MaxIdleConnsPerHost close at once, as nginx's keepalive cache keeps at
+// most its size; they stayed open until the idle timeout.
+func TestClientMaxIdleConns(t *testing.T) {
+	var closed atomic.Int32
+	release := make(chan struct{})
+	var arrived sync.WaitGroup
+	arrived.Add(3)
+	addr, conns, _ := h2cBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		arrived.Done()
+		<-release
+		echoUnary(w, r)
+	}, func(s *http.Server) {
+		s.HTTP2 = &http.HTTP2Config{MaxConcurrentStreams: 1}
+		count := s.ConnState
+		s.ConnState = func(c net.Conn, st http.ConnState) {
+			count(c, st)
+			if st == http.StateClosed {
+				closed.Add(1)
+			}
+		}
+	})
+	c := newTestClient(t)
+	c.MaxIdleConnsPerHost = 1
+	go func() { arrived.Wait(); close(release) }()
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			res, err := c.RoundTrip(grpcRequest(t, context.Background(), addr, "/", strings.NewReader("x")))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			_, _ = io.ReadAll(res.Body)
+			res.Body.Close()
+		})
+	}
+	wg.Wait()
+	if n := conns.Load(); n != 3 {
+		t.Fatalf("%d connections for 3 calls at once, 1 stream each; want 3", n)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for closed.Load() < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := closed.Load(); n != 2 {
+		t.Fatalf("%d of 3 idle connections closed, want 2", n)
+	}
+}

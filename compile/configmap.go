@@ -196,6 +196,10 @@ var configMapByValue = map[string]func(v string) (Reason, Severity, string){
 	"proxy-cookie-path":    likeTheAnnotation("proxy-cookie-path", "Set-Cookie paths are passed unchanged"),
 	"proxy-cookie-domain":  likeTheAnnotation("proxy-cookie-domain", "Set-Cookie domains are passed unchanged"),
 	"retry-non-idempotent": offByDefault("POST, LOCK and PATCH are retried on another endpoint only where proxy-next-upstream names non_idempotent"),
+	// Directives nginx 1.19.7 made obsolete: it warns and ignores them.
+	"http2-max-field-size":  obsoleteIn("http2_max_field_size", "large-client-header-buffers"),
+	"http2-max-header-size": obsoleteIn("http2_max_header_size", "large-client-header-buffers"),
+	"http2-max-requests":    obsoleteIn("http2_max_requests", "keep-alive-requests"),
 	// The key of the limit-rps, limit-rpm and limit-connections zones:
 	// another than the client address counts other groups of requests.
 	"limit-conn-zone-variable": func(v string) (Reason, Severity, string) {
@@ -265,6 +269,14 @@ func offByDefault(lost string) func(v string) (Reason, Severity, string) {
 			return ConfigMapKeyIgnored, Cosmetic, "false, ingress-nginx's default and what ramjet does; ignored"
 		}
 		return ConfigMapKeyUnsupported, FeatureMissing, "not implemented: " + lost
+	}
+}
+
+// obsoleteIn rates a key whose directive nginx has made obsolete: its
+// nginx ignores it, and by says what bounds HTTP/2 in its place.
+func obsoleteIn(directive, by string) func(v string) (Reason, Severity, string) {
+	return func(string) (Reason, Severity, string) {
+		return ConfigMapKeyIgnored, Cosmetic, "nginx's " + directive + " is obsolete and ignored (nginx 1.19.7 on); " + by + " bounds HTTP/2 in its place; ignored"
 	}
 }
 

@@ -245,3 +245,19 @@ func TestConfigMapNginxStatusKeys(t *testing.T) {
 		assert.NotContains(t, w.Message, "tunes nginx", w.Field)
 	}
 }
+
+// TestConfigMapObsoleteHTTP2Keys: http2-max-field-size, -header-size and
+// -requests write directives nginx has made obsolete (1.19.7: it warns
+// and ignores them, large_client_header_buffers and keepalive_requests
+// bound HTTP/2 instead), so they change no answer of ingress-nginx's:
+// cosmetic, not a feature that may change answers.
+func TestConfigMapObsoleteHTTP2Keys(t *testing.T) {
+	c := ParseConfigMap(mkConfigMap("ingress", "nginx", map[string]string{
+		"http2-max-field-size": "8k", "http2-max-header-size": "32k", "http2-max-requests": "100"}))
+	require.Len(t, c.Warnings(), 3)
+	for _, w := range c.Warnings() {
+		assert.Equal(t, ConfigMapKeyIgnored, w.Reason, w.Field)
+		assert.Equal(t, Cosmetic, w.Severity(), w.Field)
+		assert.Contains(t, w.Message, "obsolete", w.Field)
+	}
+}

@@ -22,6 +22,35 @@ type Source struct {
 	// Service is the --publish-service object: nil when that option is
 	// unset or the Service is not known (yet).
 	Service *corev1.Service
+	// Nodes are the nodes running the controller's ready pods, read when
+	// neither Addresses nor Service is given: ingress-nginx then
+	// advertises those nodes' addresses (a hostNetwork or hostPort install
+	// without a publish Service). The caller fills it only when neither
+	// option is set, so a publish Service not provisioned yet never falls
+	// back to node addresses.
+	Nodes []*corev1.Node
+	// NodeInternalIP advertises the nodes' InternalIP addresses even
+	// where they have ExternalIP ones (--report-node-internal-ip-address).
+	NodeInternalIP bool
+}
+
+// NodeAddresses returns what ingress-nginx advertises for a node: its
+// ExternalIP addresses, else (or with internal set) its InternalIP ones.
+func NodeAddresses(node *corev1.Node, internal bool) []string {
+	var external, internalIPs []string
+	for _, a := range node.Status.Addresses {
+		switch {
+		case a.Address == "":
+		case a.Type == corev1.NodeInternalIP:
+			internalIPs = append(internalIPs, a.Address)
+		case a.Type == corev1.NodeExternalIP:
+			external = append(external, a.Address)
+		}
+	}
+	if internal || len(external) == 0 {
+		return internalIPs
+	}
+	return external
 }
 
 // ParseAddresses parses the --publish-address value: comma-separated IP
@@ -101,7 +130,9 @@ func validHostname(s string) bool {
 //   - a ClusterIP Service (or one of no type): its spec.clusterIP, nothing
 //     for a headless one;
 //   - an ExternalName Service: its spec.externalName as hostname (what
-//     ingress-nginx advertises; SPEC §16 does not name the type).
+//     ingress-nginx advertises; SPEC §16 does not name the type);
+//   - with neither, the addresses of Nodes (NodeAddresses), as
+//     ingress-nginx advertises them.
 //
 // Values the API server would refuse in an Ingress status are left out, so
 // one odd field cannot block every status write. The result is sorted by
@@ -140,6 +171,11 @@ func Desired(src Source) []networkingv1.IngressLoadBalancerIngress {
 			}
 		}
 	case svc == nil:
+		for _, n := range src.Nodes {
+			for _, a := range NodeAddresses(n, src.NodeInternalIP) {
+				addIP(a)
+			}
+		}
 	case svc.Spec.Type == corev1.ServiceTypeLoadBalancer:
 		for _, lb := range svc.Status.LoadBalancer.Ingress {
 			var e networkingv1.IngressLoadBalancerIngress

@@ -203,6 +203,37 @@ func TestDesired(t *testing.T) {
 			want: []lbi{ip("10.96.0.10")},
 		},
 		{
+			name: "nodes: external addresses, internal where a node has none, repeats once",
+			src: Source{Nodes: []*corev1.Node{
+				node("a", corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: "10.1.0.1"}, corev1.NodeAddress{Type: corev1.NodeExternalIP, Address: "203.0.113.1"}, corev1.NodeAddress{Type: corev1.NodeHostName, Address: "a"}),
+				node("b", corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: "10.1.0.2"}, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: "fd00::2"}),
+				node("a", corev1.NodeAddress{Type: corev1.NodeExternalIP, Address: "203.0.113.1"}),
+			}},
+			want: []lbi{ip("10.1.0.2"), ip("203.0.113.1"), ip("fd00::2")},
+		},
+		{
+			name: "nodes: internal addresses when asked",
+			src: Source{NodeInternalIP: true, Nodes: []*corev1.Node{
+				node("a", corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: "10.1.0.1"}, corev1.NodeAddress{Type: corev1.NodeExternalIP, Address: "203.0.113.1"}),
+				node("c", corev1.NodeAddress{Type: corev1.NodeExternalIP, Address: "203.0.113.3"}),
+			}},
+			want: []lbi{ip("10.1.0.1")},
+		},
+		{
+			name: "nodes: a publish Service wins, and an address a status cannot carry is left out",
+			src: Source{Service: service(corev1.ServiceTypeClusterIP, nil), Nodes: []*corev1.Node{
+				node("a", corev1.NodeAddress{Type: corev1.NodeExternalIP, Address: "203.0.113.1"}),
+			}},
+			want: []lbi{ip("10.96.0.10")},
+		},
+		{
+			name: "nodes: an IPv4-mapped address is left out",
+			src: Source{Nodes: []*corev1.Node{
+				node("a", corev1.NodeAddress{Type: corev1.NodeExternalIP, Address: "::ffff:203.0.113.1"}, corev1.NodeAddress{Type: corev1.NodeExternalIP, Address: "203.0.113.2"}),
+			}},
+			want: []lbi{ip("203.0.113.2")},
+		},
+		{
 			name: "mixed IPv4 and IPv6 in address order",
 			src: Source{Service: service(corev1.ServiceTypeLoadBalancer, func(s *corev1.Service) {
 				s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{
@@ -270,4 +301,11 @@ func TestCompareEntry(t *testing.T) {
 			require.Equal(t, -tt.want, compareEntry(tt.b, tt.a), "compareEntry(b, a)")
 		})
 	}
+}
+
+func node(name string, addrs ...corev1.NodeAddress) *corev1.Node {
+	n := &corev1.Node{}
+	n.Name = name
+	n.Status.Addresses = addrs
+	return n
 }

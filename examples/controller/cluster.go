@@ -89,6 +89,9 @@ type clusterController struct {
 	written map[types.NamespacedName]statusWrite
 	// gwWritten are the Gateway API statuses it wrote lately (writeStatus).
 	gwWritten map[string]statusWrite
+	// statusNodes are the nodes whose addresses status advertises with
+	// neither publish option (statusnodes.go); owned by the status writer.
+	statusNodes statusNodes
 
 	// cert is -default-ssl-certificate, read from a watch of that one
 	// Secret (it may be of any type, in any namespace); nil without it.
@@ -289,8 +292,11 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 		"debug", inst.DebugAddr,
 		"webhook", inst.WebhookAddr)
 	logClientAddressTrust(cfg, log)
-	if !cfg.noStatusUpdate && cfg.publishService == nil && len(cfg.publishAddresses) == 0 {
-		log.Info("no -publish-service or -publish-address: Ingress status is not written")
+	switch {
+	case c.nodeMode():
+		log.Info("no -publish-service or -publish-address: Ingress status advertises the addresses of the nodes running this controller's ready pods", "internalIP", cfg.nodeInternalIP)
+	case !cfg.noStatusUpdate && cfg.publishService == nil && len(cfg.publishAddresses) == 0:
+		log.Info("no -publish-service, -publish-address or $POD_NAME: Ingress status is not written")
 	}
 	return inst, nil
 }

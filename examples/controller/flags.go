@@ -161,9 +161,16 @@ type config struct {
 	publishService   *types.NamespacedName
 	publishAddresses []string // canonical, from status.ParseAddresses
 	noStatusUpdate   bool
-	resync           time.Duration
-	gatewayRecheck   time.Duration // how often to look for the Gateway API CRDs; 0: defaultGatewayRecheck
-	gatewaySyncWait  time.Duration // how long the first table waits for their caches; 0: defaultGatewaySyncWait
+	// nodeInternalIP: with neither publish option, status advertises
+	// the nodes' InternalIP addresses even where they have ExternalIP
+	// ones (ingress-nginx's --report-node-internal-ip-address).
+	nodeInternalIP bool
+	// statusNodeRefresh is how long those nodes are taken as read; 0:
+	// defaultNodeRefresh.
+	statusNodeRefresh time.Duration
+	resync            time.Duration
+	gatewayRecheck    time.Duration // how often to look for the Gateway API CRDs; 0: defaultGatewayRecheck
+	gatewaySyncWait   time.Duration // how long the first table waits for their caches; 0: defaultGatewaySyncWait
 
 	// gatewayHTTPPort and gatewayHTTPSPort are the Gateway listener ports
 	// the -http-addr and -https-addr listeners serve (SPEC §20).
@@ -217,7 +224,7 @@ var (
 	offlineOnly = []string{"demo-backends", "poll-interval"}
 	clusterOnly = []string{
 		"kubeconfig", "namespace", "watch-namespace", "publish-service", "publish-address",
-		"publish-status-address", "no-status-update", "update-status", "resync-period", "sync-period",
+		"publish-status-address", "no-status-update", "update-status", "report-node-internal-ip-address", "resync-period", "sync-period",
 		"election-id", "election-namespace", "pod-name",
 		"validating-webhook", "validating-webhook-certificate", "validating-webhook-key", "admission-reject-severity",
 	}
@@ -315,6 +322,7 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 	fs.StringVar(&publishAddress, "publish-address", "", "comma-separated IPs and host names written to Ingress status (instead of -publish-service)")
 	fs.StringVar(&publishAddress, "publish-status-address", "", "ingress-nginx's spelling of -publish-address")
 	fs.BoolVar(&c.noStatusUpdate, "no-status-update", false, "never write Ingress or Gateway API status")
+	fs.BoolVar(&c.nodeInternalIP, "report-node-internal-ip-address", false, "with neither -publish-service nor -publish-address, advertise the InternalIP of the nodes running the controller's ready pods even where they have an ExternalIP")
 	fs.BoolVar(&updateStatus, "update-status", true, "ingress-nginx's form of -no-status-update: false never writes Ingress status")
 	fs.DurationVar(&c.resync, "resync-period", 0, "how often the watches re-deliver every object; 0 never (the digest makes a resync publish nothing anyway)")
 	fs.DurationVar(&c.resync, "sync-period", 0, "ingress-nginx's spelling of -resync-period")

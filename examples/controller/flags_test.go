@@ -447,3 +447,18 @@ func TestReadmeFlagDefaults(t *testing.T) {
 	}
 	require.Greater(t, checked, 10, "the README's flag table was read")
 }
+
+// TestReportNodeInternalIPFlag: ingress-nginx's
+// --report-node-internal-ip-address is read (statusnodes.go), cluster only.
+func TestReportNodeInternalIPFlag(t *testing.T) {
+	env := func(string) string { return "pod" }
+	cfg, err := parseFlags([]string{"--report-node-internal-ip-address"}, io.Discard, env)
+	require.NoError(t, err)
+	require.True(t, cfg.nodeInternalIP)
+	cfg, err = parseFlags([]string{"--report-node-internal-ip-address=false"}, io.Discard, env)
+	require.NoError(t, err)
+	require.False(t, cfg.nodeInternalIP)
+	_, err = parseFlags([]string{"-manifests=.", "--report-node-internal-ip-address"}, io.Discard, env)
+	require.ErrorIs(t, err, errUsage)
+	require.ErrorContains(t, err, "applies only with a cluster")
+}

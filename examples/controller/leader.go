@@ -104,6 +104,9 @@ func (c *clusterController) lead(term context.Context) {
 		if lapsed && (wait < 0 || c.cfg.retryPeriod < wait) {
 			wait = c.cfg.retryPeriod
 		}
+		if due := c.nodesDue(); due >= 0 && !lapsed && (wait < 0 || due < wait) {
+			wait = due
+		}
 		// A repost due while lapsed waits for the pass after a renewal.
 		if at, ok := c.deduper.NextRepost(); ok && !lapsed && (wait < 0 || time.Until(at) < wait) {
 			wait = max(time.Until(at), 0)
@@ -143,12 +146,22 @@ func (c *clusterController) syncStatus(term context.Context) bool {
 		}
 	}
 
-	src := status.Source{Addresses: c.cfg.publishAddresses}
+	ok := true
+	src := status.Source{Addresses: c.cfg.publishAddresses, NodeInternalIP: c.cfg.nodeInternalIP}
 	if ps := c.cfg.publishService; ps != nil {
 		src.Service = c.lookupService(ps.Namespace, ps.Name)
 	}
+	if c.nodeMode() {
+		var err error
+		if src.Nodes, err = c.runningNodes(term); err != nil {
+			if term.Err() != nil {
+				return false
+			}
+			c.log.Warn("cannot read the nodes whose addresses Ingress status advertises; will retry (the controller needs get and list on pods in its namespace and get on nodes)", "err", err)
+			ok = false
+		}
+	}
 	desired := status.Desired(src)
-	ok := true
 	now := time.Now()
 	maps.DeleteFunc(c.written, func(_ types.NamespacedName, w statusWrite) bool { return now.Sub(w.at) >= statusRewriteAfter })
 	for _, u := range status.Updates(claimed, desired, !c.cfg.noStatusUpdate) {

@@ -3,17 +3,19 @@ package configmap
 import (
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 )
 
 // OpenSSL cipher strings (ssl-ciphers, the ssl-ciphers annotation) as
 // nginx's ssl_ciphers hands them to OpenSSL (SSL_CTX_set_cipher_list,
-// openssl-ciphers(1)): items separated by ':' (or ',' or ' '), each a
-// suite name or an alias, several joined by '+' meaning all of them; an
+// openssl-ciphers(1)): items separated by ':' (or ',', ';' or ' '), each
+// a suite name or an alias, several joined by '+' meaning all of them; an
 // item prefixed '!' removes its suites for good, '-' removes them (a later
 // item may add them back), '+' moves them to the end; "@STRENGTH" sorts,
-// "@SECLEVEL=n" sets OpenSSL's security level. The result is the suites
+// "@SECLEVEL=n" sets OpenSSL's security level, and may follow an item
+// without a separator ("RC4+RSA@STRENGTH"). The result is the suites
 // Go's crypto/tls has, in the string's order: Go chooses among them by its
 // own preference (as nginx's ssl_prefer_server_ciphers on does), so the
 // order decides nothing. Suites and aliases OpenSSL has and Go does not
@@ -230,23 +232,36 @@ func ParseCiphers(v string) (suites []uint16, notes []string, err error) {
 	active := make([]bool, len(ciphers))
 	banned := make([]bool, len(ciphers))
 	var lacking, unknown, tls13 []string
-	for item := range strings.FieldsFuncSeq(v, func(r rune) bool { return r == ':' || r == ',' || r == ' ' }) {
-		if item == "@STRENGTH" {
-			slices.SortStableFunc(order, func(a, b int) int { return ciphers[b].bits - ciphers[a].bits })
-			continue
+	for l := 0; l < len(v); {
+		op, item, next, err := nextItem(v, l)
+		if err != nil {
+			return nil, notes, err
 		}
-		if strings.HasPrefix(item, "@SECLEVEL=") {
-			notes = append(notes, item+" has no effect: Go's TLS has no security levels")
+		l = next
+		switch {
+		case item == "":
+			continue // a separator
+		case op == '@':
+			switch {
+			case item == "STRENGTH":
+				slices.SortStableFunc(order, func(a, b int) int { return ciphers[b].bits - ciphers[a].bits })
+			case len(item) == len("SECLEVEL=0") && strings.HasPrefix(item, "SECLEVEL=") && item[9] >= '0' && item[9] <= '5':
+				notes = append(notes, "@"+item+" has no effect: Go's TLS has no security levels")
+			default:
+				return nil, notes, fmt.Errorf("@%s is not an OpenSSL command (@STRENGTH, @SECLEVEL=0 to 5): nginx refuses the list", item)
+			}
+			// OpenSSL takes one command and drops the rest of the item.
+			l = itemEnd(v, l)
 			continue
-		}
-		op := byte(0)
-		if item[0] == '!' || item[0] == '-' || item[0] == '+' {
-			op, item = item[0], item[1:]
 		}
 		sel, ok, missing := selector(item)
+		if !ok && !missing {
+			// OpenSSL skips the rest of an item it does not know.
+			l = itemEnd(v, l)
+		}
 		switch {
-		case (missing || !ok) && (op == '!' || op == '-'):
-			continue // removing what is not there: nothing to say
+		case (missing || !ok) && op != 0:
+			continue // '!', '-' and '+' add nothing: nothing to say
 		case missing:
 			lacking = append(lacking, item)
 			continue
@@ -299,6 +314,55 @@ func ParseCiphers(v string) (suites []uint16, notes []string, err error) {
 		return nil, notes, errors.New("no cipher suite Go serves is left (nginx: no cipher match)")
 	}
 	return suites, notes, nil
+}
+
+// nextItem reads the item of the cipher string v at l as OpenSSL's
+// ssl_cipher_process_rulestr does: a separator (':', ',', ';', a space),
+// else an optional op ('!', '-', '+', '@') and names of letters, digits,
+// '-', '_', '.' and '=' joined by '+' (an '@' command has one). The item
+// ends where its names end, so "RC4+RSA@STRENGTH" is "RC4+RSA" and then
+// "@STRENGTH". An op or '+' with no name after it is an error, as OpenSSL's
+// invalid command. next is where the following item starts.
+func nextItem(v string, l int) (op byte, item string, next int, err error) {
+	if isItemSep(v[l]) {
+		return 0, "", l + 1, nil
+	}
+	switch v[l] {
+	case '!', '-', '+', '@':
+		op = v[l]
+		l++
+	}
+	start := l
+	for {
+		n := l
+		for l < len(v) && isNameByte(v[l]) {
+			l++
+		}
+		if l == n {
+			return 0, "", 0, fmt.Errorf("no cipher or alias at byte %d of %q: nginx refuses the list", l, v)
+		}
+		if op == '@' || l == len(v) || v[l] != '+' {
+			return op, v[start:l], l, nil
+		}
+		l++
+	}
+}
+
+// itemEnd is where the item around l ends: the next separator.
+func itemEnd(v string, l int) int {
+	for l < len(v) && !isItemSep(v[l]) {
+		l++
+	}
+	return l
+}
+
+// isItemSep is OpenSSL's ITEM_SEP, with any ASCII space.
+func isItemSep(c byte) bool {
+	return c == ':' || c == ',' || c == ';' || c == ' ' || c == '\t' || c == '\n' || c == '\r'
+}
+
+func isNameByte(c byte) bool {
+	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c == '='
 }
 
 // moveToEnd moves the suites of picked for which move holds to the end of

@@ -62,6 +62,20 @@ func TestParseCiphers(t *testing.T) {
 		{in: "ECDHE-RSA-AES128-GCM-SHA256:EXP-RC2-CBC-MD5:DES-CBC-SHA", want: "ECDHE-RSA-AES128-GCM-SHA256", note: "EXP-RC2-CBC-MD5:DES-CBC-SHA ignored: not a cipher or alias OpenSSL knows"},
 		// TLSv1.3 suites are not ssl_ciphers' to set.
 		{in: "ECDHE-RSA-AES128-GCM-SHA256:TLS_AES_256_GCM_SHA384", want: "ECDHE-RSA-AES128-GCM-SHA256", note: "TLS_AES_256_GCM_SHA384 ignored: a TLSv1.3 suite"},
+		// An '@' command ends the item before it, as OpenSSL's rule parser
+		// reads "RC4+RSA@STRENGTH" (ingress-nginx's e2e sslciphers test).
+		{in: "ECDHE+AESGCM@STRENGTH", want: "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256"},
+		{in: "ECDHE-RSA-AES128-GCM-SHA256:+HIGH@SECLEVEL=0", want: "ECDHE-RSA-AES128-GCM-SHA256", note: "@SECLEVEL=0 has no effect"},
+		{in: "ECDHE-ECDSA-AES128-SHA:ECDHE-ECDSA-AES256-SHA!AES128", want: "ECDHE-ECDSA-AES256-SHA"},
+		// '+' only moves suites already in: one Go lacks or OpenSSL does
+		// not know changes nothing, as '!' and '-' of one.
+		{in: "ECDHE-RSA-AES128-GCM-SHA256:+CAMELLIA:+NOPE:!NOPE", want: "ECDHE-RSA-AES128-GCM-SHA256"},
+		// What OpenSSL refuses (invalid command), so nginx refuses it.
+		{in: "ECDHE-RSA-AES128-GCM-SHA256:@STRENGTHS", err: "not an OpenSSL command"},
+		{in: "ECDHE-RSA-AES128-GCM-SHA256:@SECLEVEL=6", err: "not an OpenSSL command"},
+		{in: "ECDHE-RSA-AES128-GCM-SHA256:!", err: "no cipher or alias"},
+		{in: "HIGH+:ECDHE-RSA-AES128-GCM-SHA256", err: "no cipher or alias"},
+		{in: "ECDHE-RSA-AES128-GCM-SHA256:HIGH#", err: "no cipher or alias"},
 		{in: "DHE-RSA-AES128-GCM-SHA256", err: "no cipher suite"},
 		{in: "ALL:!ALL", err: "no cipher suite"},
 		{in: "", err: "want an OpenSSL cipher list"},
@@ -80,6 +94,16 @@ func TestParseCiphers(t *testing.T) {
 			assert.Empty(t, notes, tc.in)
 		}
 	}
+}
+
+// ingress-nginx's e2e test of the ssl-ciphers annotation
+// (test/e2e/annotations/sslciphers.go, "should keep ssl ciphers"): nginx
+// takes it, so it warns of nothing but the security level Go lacks.
+func TestParseCiphersIngressNginxE2E(t *testing.T) {
+	suites, notes, err := ParseCiphers("ALL:!aNULL:!EXPORT56:RC4+RSA@STRENGTH:+HIGH@SECLEVEL=0:+MEDIUM:+LOW:+SSLv2:+EXP")
+	require.NoError(t, err)
+	assert.Contains(t, suites, tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)
+	assert.Equal(t, []string{"@SECLEVEL=0 has no effect: Go's TLS has no security levels"}, notes)
 }
 
 func TestParseProtocolsAndCurves(t *testing.T) {

@@ -1533,8 +1533,10 @@
 //     warned), ssl-ciphers (its default list, read with OpenSSL's syntax:
 //     names, aliases such as ECDHE+AESGCM or HIGH, '!', '-', '+',
 //     @STRENGTH; suites Go lacks, DHE among them, are left out with a
-//     warning, and TLS 1.3's suites are Go's), ssl-ecdh-curve ("auto" is
-//     Go's choice; X448 and ffdhe groups are left out, warned),
+//     warning, RC4 and 3DES suites are never served, as ingress-nginx's
+//     OpenSSL is built without them, and TLS 1.3's suites are Go's),
+//     ssl-ecdh-curve ("auto" is Go's choice; X448 and ffdhe groups are
+//     left out, warned),
 //     ssl-session-cache, -cache-size (4000 sessions a megabyte) and
 //     -timeout with ssl-session-tickets off (the default): session state
 //     stays in a server-side cache and the client resumes through the

@@ -116,6 +116,19 @@ func TestTLSProtocolsAndCiphersRefuse(t *testing.T) {
 	require.NoError(t, err)
 }
 
+// ssl-ciphers "ALL" (or any list naming RC4 or 3DES) serves no RC4 or
+// 3DES suite: ingress-nginx's OpenSSL is built without them.
+func TestTLSWeakSuitesNotServed(t *testing.T) {
+	_, addr := tlsRouter(t, map[string]string{"ssl-ciphers": "ALL:RC4-SHA:ECDHE-RSA-DES-CBC3-SHA:3DES"})
+	for _, id := range []uint16{tls.TLS_ECDHE_ECDSA_WITH_RC4_128_SHA, tls.TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA, tls.TLS_RSA_WITH_RC4_128_SHA} {
+		_, err := handshake(addr, &tls.Config{MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{id}})
+		assert.Error(t, err, tls.CipherSuiteName(id))
+	}
+	st, err := handshake(addr, &tls.Config{MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA}})
+	require.NoError(t, err)
+	assert.Equal(t, tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA, st.CipherSuite)
+}
+
 func TestTLSCurves(t *testing.T) {
 	_, addr := tlsRouter(t, map[string]string{"ssl-ecdh-curve": "secp384r1"})
 	_, err := handshake(addr, &tls.Config{CurvePreferences: []tls.CurveID{tls.X25519}})

@@ -19,7 +19,9 @@ import (
 // Go's crypto/tls has, in the string's order: Go chooses among them by its
 // own preference (as nginx's ssl_prefer_server_ciphers on does), so the
 // order decides nothing. Suites and aliases OpenSSL has and Go does not
-// (DHE, CAMELLIA, ARIA, PSK, CCM, ...) are left out with a note.
+// (DHE, CAMELLIA, ARIA, PSK, CCM, ...) are left out with a note; suites
+// ingress-nginx's OpenSSL is built without (RC4, 3DES, ...: absentNames)
+// are never served, Go's included, and their names are ignored with a note.
 
 // cipher is one TLS 1.0-1.2 suite Go serves, with the attributes
 // OpenSSL's aliases select by.
@@ -27,49 +29,45 @@ type cipher struct {
 	name string // OpenSSL's name
 	id   uint16
 	// kx, auth, enc, mac: OpenSSL's kRSA/kECDHE, aRSA/aECDSA,
-	// AES128/AES256/CHACHA20/3DES/RC4 (gcm for AESGCM), SHA1/SHA256/SHA384/AEAD.
+	// AES128/AES256/CHACHA20 (gcm for AESGCM), SHA1/SHA256/SHA384/AEAD.
 	kx, auth, enc, mac string
 	gcm                bool
 	tls12              bool // a TLSv1.2 suite (OpenSSL's TLSv1.2 alias)
 	bits               int  // strength bits (@STRENGTH)
-	strength           string
 }
 
 // ciphers are the suites, in the order `openssl ciphers -v ALL` lists
-// them (OpenSSL 3).
+// them (OpenSSL 3). Go's RC4 and 3DES suites are not among them:
+// ingress-nginx's OpenSSL is built without them (weak suites, absentNames).
 var ciphers = []cipher{
-	{"ECDHE-ECDSA-AES256-GCM-SHA384", tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, "ECDHE", "ECDSA", "AES256", "AEAD", true, true, 256, "HIGH"},
-	{"ECDHE-RSA-AES256-GCM-SHA384", tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384, "ECDHE", "RSA", "AES256", "AEAD", true, true, 256, "HIGH"},
-	{"ECDHE-ECDSA-CHACHA20-POLY1305", tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, "ECDHE", "ECDSA", "CHACHA20", "AEAD", false, true, 256, "HIGH"},
-	{"ECDHE-RSA-CHACHA20-POLY1305", tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256, "ECDHE", "RSA", "CHACHA20", "AEAD", false, true, 256, "HIGH"},
-	{"ECDHE-ECDSA-AES128-GCM-SHA256", tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, "ECDHE", "ECDSA", "AES128", "AEAD", true, true, 128, "HIGH"},
-	{"ECDHE-RSA-AES128-GCM-SHA256", tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, "ECDHE", "RSA", "AES128", "AEAD", true, true, 128, "HIGH"},
-	{"ECDHE-ECDSA-AES128-SHA256", tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256, "ECDHE", "ECDSA", "AES128", "SHA256", false, true, 128, "HIGH"},
-	{"ECDHE-RSA-AES128-SHA256", tls.TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256, "ECDHE", "RSA", "AES128", "SHA256", false, true, 128, "HIGH"},
-	{"ECDHE-ECDSA-AES256-SHA", tls.TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA, "ECDHE", "ECDSA", "AES256", "SHA1", false, false, 256, "HIGH"},
-	{"ECDHE-RSA-AES256-SHA", tls.TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA, "ECDHE", "RSA", "AES256", "SHA1", false, false, 256, "HIGH"},
-	{"ECDHE-ECDSA-AES128-SHA", tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA, "ECDHE", "ECDSA", "AES128", "SHA1", false, false, 128, "HIGH"},
-	{"ECDHE-RSA-AES128-SHA", tls.TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA, "ECDHE", "RSA", "AES128", "SHA1", false, false, 128, "HIGH"},
-	{"AES256-GCM-SHA384", tls.TLS_RSA_WITH_AES_256_GCM_SHA384, "RSA", "RSA", "AES256", "AEAD", true, true, 256, "HIGH"},
-	{"AES128-GCM-SHA256", tls.TLS_RSA_WITH_AES_128_GCM_SHA256, "RSA", "RSA", "AES128", "AEAD", true, true, 128, "HIGH"},
-	{"AES128-SHA256", tls.TLS_RSA_WITH_AES_128_CBC_SHA256, "RSA", "RSA", "AES128", "SHA256", false, true, 128, "HIGH"},
-	{"AES256-SHA", tls.TLS_RSA_WITH_AES_256_CBC_SHA, "RSA", "RSA", "AES256", "SHA1", false, false, 256, "HIGH"},
-	{"AES128-SHA", tls.TLS_RSA_WITH_AES_128_CBC_SHA, "RSA", "RSA", "AES128", "SHA1", false, false, 128, "HIGH"},
-	{"ECDHE-RSA-DES-CBC3-SHA", tls.TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA, "ECDHE", "RSA", "3DES", "SHA1", false, false, 112, "MEDIUM"},
-	{"DES-CBC3-SHA", tls.TLS_RSA_WITH_3DES_EDE_CBC_SHA, "RSA", "RSA", "3DES", "SHA1", false, false, 112, "MEDIUM"},
-	{"ECDHE-ECDSA-RC4-SHA", tls.TLS_ECDHE_ECDSA_WITH_RC4_128_SHA, "ECDHE", "ECDSA", "RC4", "SHA1", false, false, 128, "MEDIUM"},
-	{"ECDHE-RSA-RC4-SHA", tls.TLS_ECDHE_RSA_WITH_RC4_128_SHA, "ECDHE", "RSA", "RC4", "SHA1", false, false, 128, "MEDIUM"},
-	{"RC4-SHA", tls.TLS_RSA_WITH_RC4_128_SHA, "RSA", "RSA", "RC4", "SHA1", false, false, 128, "MEDIUM"},
+	{"ECDHE-ECDSA-AES256-GCM-SHA384", tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, "ECDHE", "ECDSA", "AES256", "AEAD", true, true, 256},
+	{"ECDHE-RSA-AES256-GCM-SHA384", tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384, "ECDHE", "RSA", "AES256", "AEAD", true, true, 256},
+	{"ECDHE-ECDSA-CHACHA20-POLY1305", tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, "ECDHE", "ECDSA", "CHACHA20", "AEAD", false, true, 256},
+	{"ECDHE-RSA-CHACHA20-POLY1305", tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256, "ECDHE", "RSA", "CHACHA20", "AEAD", false, true, 256},
+	{"ECDHE-ECDSA-AES128-GCM-SHA256", tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, "ECDHE", "ECDSA", "AES128", "AEAD", true, true, 128},
+	{"ECDHE-RSA-AES128-GCM-SHA256", tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, "ECDHE", "RSA", "AES128", "AEAD", true, true, 128},
+	{"ECDHE-ECDSA-AES128-SHA256", tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256, "ECDHE", "ECDSA", "AES128", "SHA256", false, true, 128},
+	{"ECDHE-RSA-AES128-SHA256", tls.TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256, "ECDHE", "RSA", "AES128", "SHA256", false, true, 128},
+	{"ECDHE-ECDSA-AES256-SHA", tls.TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA, "ECDHE", "ECDSA", "AES256", "SHA1", false, false, 256},
+	{"ECDHE-RSA-AES256-SHA", tls.TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA, "ECDHE", "RSA", "AES256", "SHA1", false, false, 256},
+	{"ECDHE-ECDSA-AES128-SHA", tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA, "ECDHE", "ECDSA", "AES128", "SHA1", false, false, 128},
+	{"ECDHE-RSA-AES128-SHA", tls.TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA, "ECDHE", "RSA", "AES128", "SHA1", false, false, 128},
+	{"AES256-GCM-SHA384", tls.TLS_RSA_WITH_AES_256_GCM_SHA384, "RSA", "RSA", "AES256", "AEAD", true, true, 256},
+	{"AES128-GCM-SHA256", tls.TLS_RSA_WITH_AES_128_GCM_SHA256, "RSA", "RSA", "AES128", "AEAD", true, true, 128},
+	{"AES128-SHA256", tls.TLS_RSA_WITH_AES_128_CBC_SHA256, "RSA", "RSA", "AES128", "SHA256", false, true, 128},
+	{"AES256-SHA", tls.TLS_RSA_WITH_AES_256_CBC_SHA, "RSA", "RSA", "AES256", "SHA1", false, false, 256},
+	{"AES128-SHA", tls.TLS_RSA_WITH_AES_128_CBC_SHA, "RSA", "RSA", "AES128", "SHA1", false, false, 128},
 }
 
 // aliases select suites by attribute (openssl-ciphers(1), "CIPHER LIST
 // FORMAT"). An alias naming only what Go lacks (kDHE, CAMELLIA, PSK, ...)
-// is in lacking.
+// is nil; one naming only suites ingress-nginx's OpenSSL is built without
+// (absentNames) selects nothing, as there. Every suite Go serves is HIGH.
 var aliases = map[string]func(c *cipher) bool{
 	"ALL":     func(*cipher) bool { return true },
-	"DEFAULT": func(c *cipher) bool { return c.strength == "HIGH" },
-	"HIGH":    func(c *cipher) bool { return c.strength == "HIGH" },
-	"MEDIUM":  func(c *cipher) bool { return c.strength == "MEDIUM" },
+	"DEFAULT": func(*cipher) bool { return true },
+	"HIGH":    func(*cipher) bool { return true },
+	"MEDIUM":  none,
 	"kRSA":    func(c *cipher) bool { return c.kx == "RSA" },
 	"RSA":     func(c *cipher) bool { return c.kx == "RSA" },
 	"aRSA":    func(c *cipher) bool { return c.auth == "RSA" },
@@ -86,66 +84,66 @@ var aliases = map[string]func(c *cipher) bool{
 	"CHACHA20": func(c *cipher) bool {
 		return c.enc == "CHACHA20"
 	},
-	"3DES":    func(c *cipher) bool { return c.enc == "3DES" },
-	"RC4":     func(c *cipher) bool { return c.enc == "RC4" },
-	"SHA1":    func(c *cipher) bool { return c.mac == "SHA1" },
-	"SHA":     func(c *cipher) bool { return c.mac == "SHA1" },
-	"SHA256":  func(c *cipher) bool { return c.mac == "SHA256" },
-	"SHA384":  func(c *cipher) bool { return c.mac == "SHA384" },
-	"TLSv1.2": func(c *cipher) bool { return c.tls12 },
-	"TLSv1.0": func(c *cipher) bool { return !c.tls12 },
-	"TLSv1":   func(c *cipher) bool { return !c.tls12 },
-	"SSLv3":   func(c *cipher) bool { return !c.tls12 },
-	"ECDH":    func(c *cipher) bool { return c.kx == "ECDHE" },
-	"kEDH":    nil,
-	"kDHE":    nil,
-	"EDH":     nil,
-	"DHE":     nil,
-	"DH":      nil,
-	"ADH":     nil,
-	"AECDH":   nil,
-	"aNULL":   nil,
-	"eNULL":   nil,
-	"NULL":    nil,
-	"COMPLEMENTOFDEFAULT": func(c *cipher) bool {
-		return c.strength != "HIGH"
-	},
-	"COMPLEMENTOFALL": nil,
-	"LOW":             nil,
-	"EXP":             nil,
-	"EXPORT":          nil,
-	"DES":             nil,
-	"IDEA":            nil,
-	"SEED":            nil,
-	"MD5":             nil,
-	"CAMELLIA":        nil,
-	"CAMELLIA128":     nil,
-	"CAMELLIA256":     nil,
-	"ARIA":            nil,
-	"ARIA128":         nil,
-	"ARIA256":         nil,
-	"AESCCM":          nil,
-	"AESCCM8":         nil,
-	"PSK":             nil,
-	"kPSK":            nil,
-	"kECDHEPSK":       nil,
-	"kDHEPSK":         nil,
-	"kRSAPSK":         nil,
-	"aPSK":            nil,
-	"SRP":             nil,
-	"kSRP":            nil,
-	"DSS":             nil,
-	"aDSS":            nil,
-	"GOST":            nil,
-	"SUITEB128":       nil,
-	"SUITEB128ONLY":   nil,
-	"SUITEB192":       nil,
+	"3DES":                none,
+	"RC4":                 none,
+	"SHA1":                func(c *cipher) bool { return c.mac == "SHA1" },
+	"SHA":                 func(c *cipher) bool { return c.mac == "SHA1" },
+	"SHA256":              func(c *cipher) bool { return c.mac == "SHA256" },
+	"SHA384":              func(c *cipher) bool { return c.mac == "SHA384" },
+	"TLSv1.2":             func(c *cipher) bool { return c.tls12 },
+	"TLSv1.0":             func(c *cipher) bool { return !c.tls12 },
+	"TLSv1":               func(c *cipher) bool { return !c.tls12 },
+	"SSLv3":               func(c *cipher) bool { return !c.tls12 },
+	"ECDH":                func(c *cipher) bool { return c.kx == "ECDHE" },
+	"kEDH":                nil,
+	"kDHE":                nil,
+	"EDH":                 nil,
+	"DHE":                 nil,
+	"DH":                  nil,
+	"ADH":                 nil,
+	"AECDH":               nil,
+	"aNULL":               nil,
+	"eNULL":               nil,
+	"NULL":                nil,
+	"COMPLEMENTOFDEFAULT": nil,
+	"COMPLEMENTOFALL":     nil,
+	"LOW":                 none,
+	"EXP":                 none,
+	"EXPORT":              none,
+	"DES":                 none,
+	"IDEA":                none,
+	"SEED":                none,
+	"MD5":                 none,
+	"CAMELLIA":            nil,
+	"CAMELLIA128":         nil,
+	"CAMELLIA256":         nil,
+	"ARIA":                nil,
+	"ARIA128":             nil,
+	"ARIA256":             nil,
+	"AESCCM":              nil,
+	"AESCCM8":             nil,
+	"PSK":                 nil,
+	"kPSK":                nil,
+	"kECDHEPSK":           nil,
+	"kDHEPSK":             nil,
+	"kRSAPSK":             nil,
+	"aPSK":                nil,
+	"SRP":                 nil,
+	"kSRP":                nil,
+	"DSS":                 nil,
+	"aDSS":                nil,
+	"GOST":                none,
+	"SUITEB128":           nil,
+	"SUITEB128ONLY":       nil,
+	"SUITEB192":           nil,
 }
 
+// none selects no suite.
+func none(*cipher) bool { return false }
+
 // opensslOnly are the TLS 1.0-1.2 suites of OpenSSL 3's table (its
-// ssl3_ciphers, as `openssl ciphers ALL:COMPLEMENTOFALL` names them, with
-// the weak, SEED, IDEA and GOST suites some builds leave out) that Go's
-// TLS does not have. Names of suites OpenSSL 3 dropped (EXP-*, DES-CBC-*,
+// ssl3_ciphers, as `openssl ciphers ALL:COMPLEMENTOFALL` names them, but
+// absentNames) that Go's TLS does not have. Names of suites OpenSSL 3 dropped (EXP-*, DES-CBC-*,
 // RC2) are unknown to it, and nginx ignores them as any unknown name.
 var opensslOnly = func() map[string]bool {
 	m := make(map[string]bool)
@@ -157,52 +155,67 @@ var opensslOnly = func() map[string]bool {
 
 const opensslOnlyNames = "ADH-AES128-GCM-SHA256:ADH-AES128-SHA:ADH-AES128-SHA256:ADH-AES256-GCM-SHA384:" +
 	"ADH-AES256-SHA:ADH-AES256-SHA256:ADH-CAMELLIA128-SHA:ADH-CAMELLIA128-SHA256:" +
-	"ADH-CAMELLIA256-SHA:ADH-CAMELLIA256-SHA256:ADH-DES-CBC3-SHA:ADH-RC4-MD5:ADH-SEED-SHA:" +
-	"AECDH-AES128-SHA:AECDH-AES256-SHA:AECDH-DES-CBC3-SHA:AECDH-NULL-SHA:AECDH-RC4-SHA:" +
-	"AES128-CCM:AES128-CCM8:AES256-CCM:AES256-CCM8:AES256-SHA256:ARIA128-GCM-SHA256:" +
-	"ARIA256-GCM-SHA384:CAMELLIA128-SHA:CAMELLIA128-SHA256:CAMELLIA256-SHA:CAMELLIA256-SHA256:" +
-	"DHE-DSS-AES128-GCM-SHA256:DHE-DSS-AES128-SHA:DHE-DSS-AES128-SHA256:" +
-	"DHE-DSS-AES256-GCM-SHA384:DHE-DSS-AES256-SHA:DHE-DSS-AES256-SHA256:" +
-	"DHE-DSS-ARIA128-GCM-SHA256:DHE-DSS-ARIA256-GCM-SHA384:DHE-DSS-CAMELLIA128-SHA:" +
-	"DHE-DSS-CAMELLIA128-SHA256:DHE-DSS-CAMELLIA256-SHA:DHE-DSS-CAMELLIA256-SHA256:" +
-	"DHE-DSS-DES-CBC3-SHA:DHE-DSS-SEED-SHA:DHE-PSK-3DES-EDE-CBC-SHA:DHE-PSK-AES128-CBC-SHA:" +
-	"DHE-PSK-AES128-CBC-SHA256:DHE-PSK-AES128-CCM:DHE-PSK-AES128-CCM8:DHE-PSK-AES128-GCM-SHA256:" +
-	"DHE-PSK-AES256-CBC-SHA:DHE-PSK-AES256-CBC-SHA384:DHE-PSK-AES256-CCM:DHE-PSK-AES256-CCM8:" +
+	"ADH-CAMELLIA256-SHA:ADH-CAMELLIA256-SHA256:AECDH-AES128-SHA:AECDH-AES256-SHA:" +
+	"AECDH-NULL-SHA:AES128-CCM:AES128-CCM8:AES256-CCM:AES256-CCM8:AES256-SHA256:" +
+	"ARIA128-GCM-SHA256:ARIA256-GCM-SHA384:CAMELLIA128-SHA:CAMELLIA128-SHA256:" +
+	"CAMELLIA256-SHA:CAMELLIA256-SHA256:DHE-DSS-AES128-GCM-SHA256:DHE-DSS-AES128-SHA:" +
+	"DHE-DSS-AES128-SHA256:DHE-DSS-AES256-GCM-SHA384:DHE-DSS-AES256-SHA:" +
+	"DHE-DSS-AES256-SHA256:DHE-DSS-ARIA128-GCM-SHA256:DHE-DSS-ARIA256-GCM-SHA384:" +
+	"DHE-DSS-CAMELLIA128-SHA:DHE-DSS-CAMELLIA128-SHA256:DHE-DSS-CAMELLIA256-SHA:" +
+	"DHE-DSS-CAMELLIA256-SHA256:DHE-PSK-AES128-CBC-SHA:DHE-PSK-AES128-CBC-SHA256:" +
+	"DHE-PSK-AES128-CCM:DHE-PSK-AES128-CCM8:DHE-PSK-AES128-GCM-SHA256:DHE-PSK-AES256-CBC-SHA:" +
+	"DHE-PSK-AES256-CBC-SHA384:DHE-PSK-AES256-CCM:DHE-PSK-AES256-CCM8:" +
 	"DHE-PSK-AES256-GCM-SHA384:DHE-PSK-ARIA128-GCM-SHA256:DHE-PSK-ARIA256-GCM-SHA384:" +
 	"DHE-PSK-CAMELLIA128-SHA256:DHE-PSK-CAMELLIA256-SHA384:DHE-PSK-CHACHA20-POLY1305:" +
-	"DHE-PSK-NULL-SHA:DHE-PSK-NULL-SHA256:DHE-PSK-NULL-SHA384:DHE-PSK-RC4-SHA:" +
-	"DHE-RSA-AES128-CCM:DHE-RSA-AES128-CCM8:DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES128-SHA:" +
-	"DHE-RSA-AES128-SHA256:DHE-RSA-AES256-CCM:DHE-RSA-AES256-CCM8:DHE-RSA-AES256-GCM-SHA384:" +
-	"DHE-RSA-AES256-SHA:DHE-RSA-AES256-SHA256:DHE-RSA-ARIA128-GCM-SHA256:" +
-	"DHE-RSA-ARIA256-GCM-SHA384:DHE-RSA-CAMELLIA128-SHA:DHE-RSA-CAMELLIA128-SHA256:" +
-	"DHE-RSA-CAMELLIA256-SHA:DHE-RSA-CAMELLIA256-SHA256:DHE-RSA-CHACHA20-POLY1305:" +
-	"DHE-RSA-DES-CBC3-SHA:DHE-RSA-SEED-SHA:ECDHE-ARIA128-GCM-SHA256:ECDHE-ARIA256-GCM-SHA384:" +
-	"ECDHE-ECDSA-AES128-CCM:ECDHE-ECDSA-AES128-CCM8:ECDHE-ECDSA-AES256-CCM:" +
-	"ECDHE-ECDSA-AES256-CCM8:ECDHE-ECDSA-AES256-SHA384:ECDHE-ECDSA-ARIA128-GCM-SHA256:" +
-	"ECDHE-ECDSA-ARIA256-GCM-SHA384:ECDHE-ECDSA-CAMELLIA128-SHA256:" +
-	"ECDHE-ECDSA-CAMELLIA256-SHA384:ECDHE-ECDSA-DES-CBC3-SHA:ECDHE-ECDSA-NULL-SHA:" +
-	"ECDHE-PSK-3DES-EDE-CBC-SHA:ECDHE-PSK-AES128-CBC-SHA:ECDHE-PSK-AES128-CBC-SHA256:" +
-	"ECDHE-PSK-AES256-CBC-SHA:ECDHE-PSK-AES256-CBC-SHA384:ECDHE-PSK-CAMELLIA128-SHA256:" +
-	"ECDHE-PSK-CAMELLIA256-SHA384:ECDHE-PSK-CHACHA20-POLY1305:ECDHE-PSK-NULL-SHA:" +
-	"ECDHE-PSK-NULL-SHA256:ECDHE-PSK-NULL-SHA384:ECDHE-PSK-RC4-SHA:ECDHE-RSA-AES256-SHA384:" +
-	"ECDHE-RSA-CAMELLIA128-SHA256:ECDHE-RSA-CAMELLIA256-SHA384:ECDHE-RSA-NULL-SHA:" +
-	"EDH-DSS-DES-CBC3-SHA:EDH-RSA-DES-CBC3-SHA:GOST2001-GOST89-GOST89:GOST2001-NULL-GOST94:" +
-	"GOST2012-GOST8912-GOST8912:GOST2012-KUZNYECHIK-KUZNYECHIKOMAC:GOST2012-MAGMA-MAGMAOMAC:" +
-	"GOST2012-NULL-GOST12:IANA-GOST2012-GOST8912-GOST8912:IDEA-CBC-SHA:" +
-	"LEGACY-GOST2012-GOST8912-GOST8912:NULL-MD5:NULL-SHA:NULL-SHA256:PSK-3DES-EDE-CBC-SHA:" +
+	"DHE-PSK-NULL-SHA:DHE-PSK-NULL-SHA256:DHE-PSK-NULL-SHA384:DHE-RSA-AES128-CCM:" +
+	"DHE-RSA-AES128-CCM8:DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES128-SHA:DHE-RSA-AES128-SHA256:" +
+	"DHE-RSA-AES256-CCM:DHE-RSA-AES256-CCM8:DHE-RSA-AES256-GCM-SHA384:DHE-RSA-AES256-SHA:" +
+	"DHE-RSA-AES256-SHA256:DHE-RSA-ARIA128-GCM-SHA256:DHE-RSA-ARIA256-GCM-SHA384:" +
+	"DHE-RSA-CAMELLIA128-SHA:DHE-RSA-CAMELLIA128-SHA256:DHE-RSA-CAMELLIA256-SHA:" +
+	"DHE-RSA-CAMELLIA256-SHA256:DHE-RSA-CHACHA20-POLY1305:ECDHE-ARIA128-GCM-SHA256:" +
+	"ECDHE-ARIA256-GCM-SHA384:ECDHE-ECDSA-AES128-CCM:ECDHE-ECDSA-AES128-CCM8:" +
+	"ECDHE-ECDSA-AES256-CCM:ECDHE-ECDSA-AES256-CCM8:ECDHE-ECDSA-AES256-SHA384:" +
+	"ECDHE-ECDSA-ARIA128-GCM-SHA256:ECDHE-ECDSA-ARIA256-GCM-SHA384:" +
+	"ECDHE-ECDSA-CAMELLIA128-SHA256:ECDHE-ECDSA-CAMELLIA256-SHA384:ECDHE-ECDSA-NULL-SHA:" +
+	"ECDHE-PSK-AES128-CBC-SHA:ECDHE-PSK-AES128-CBC-SHA256:ECDHE-PSK-AES256-CBC-SHA:" +
+	"ECDHE-PSK-AES256-CBC-SHA384:ECDHE-PSK-CAMELLIA128-SHA256:ECDHE-PSK-CAMELLIA256-SHA384:" +
+	"ECDHE-PSK-CHACHA20-POLY1305:ECDHE-PSK-NULL-SHA:ECDHE-PSK-NULL-SHA256:" +
+	"ECDHE-PSK-NULL-SHA384:ECDHE-RSA-AES256-SHA384:ECDHE-RSA-CAMELLIA128-SHA256:" +
+	"ECDHE-RSA-CAMELLIA256-SHA384:ECDHE-RSA-NULL-SHA:NULL-MD5:NULL-SHA:NULL-SHA256:" +
 	"PSK-AES128-CBC-SHA:PSK-AES128-CBC-SHA256:PSK-AES128-CCM:PSK-AES128-CCM8:" +
 	"PSK-AES128-GCM-SHA256:PSK-AES256-CBC-SHA:PSK-AES256-CBC-SHA384:PSK-AES256-CCM:" +
 	"PSK-AES256-CCM8:PSK-AES256-GCM-SHA384:PSK-ARIA128-GCM-SHA256:PSK-ARIA256-GCM-SHA384:" +
 	"PSK-CAMELLIA128-SHA256:PSK-CAMELLIA256-SHA384:PSK-CHACHA20-POLY1305:PSK-NULL-SHA:" +
-	"PSK-NULL-SHA256:PSK-NULL-SHA384:PSK-RC4-SHA:RC4-MD5:RSA-PSK-3DES-EDE-CBC-SHA:" +
-	"RSA-PSK-AES128-CBC-SHA:RSA-PSK-AES128-CBC-SHA256:RSA-PSK-AES128-GCM-SHA256:" +
-	"RSA-PSK-AES256-CBC-SHA:RSA-PSK-AES256-CBC-SHA384:RSA-PSK-AES256-GCM-SHA384:" +
-	"RSA-PSK-ARIA128-GCM-SHA256:RSA-PSK-ARIA256-GCM-SHA384:RSA-PSK-CAMELLIA128-SHA256:" +
-	"RSA-PSK-CAMELLIA256-SHA384:RSA-PSK-CHACHA20-POLY1305:RSA-PSK-NULL-SHA:RSA-PSK-NULL-SHA256:" +
-	"RSA-PSK-NULL-SHA384:RSA-PSK-RC4-SHA:SEED-SHA:SRP-3DES-EDE-CBC-SHA:SRP-AES-128-CBC-SHA:" +
-	"SRP-AES-256-CBC-SHA:SRP-DSS-3DES-EDE-CBC-SHA:SRP-DSS-AES-128-CBC-SHA:" +
-	"SRP-DSS-AES-256-CBC-SHA:SRP-RSA-3DES-EDE-CBC-SHA:SRP-RSA-AES-128-CBC-SHA:" +
-	"SRP-RSA-AES-256-CBC-SHA"
+	"PSK-NULL-SHA256:PSK-NULL-SHA384:RSA-PSK-AES128-CBC-SHA:RSA-PSK-AES128-CBC-SHA256:" +
+	"RSA-PSK-AES128-GCM-SHA256:RSA-PSK-AES256-CBC-SHA:RSA-PSK-AES256-CBC-SHA384:" +
+	"RSA-PSK-AES256-GCM-SHA384:RSA-PSK-ARIA128-GCM-SHA256:RSA-PSK-ARIA256-GCM-SHA384:" +
+	"RSA-PSK-CAMELLIA128-SHA256:RSA-PSK-CAMELLIA256-SHA384:RSA-PSK-CHACHA20-POLY1305:" +
+	"RSA-PSK-NULL-SHA:RSA-PSK-NULL-SHA256:RSA-PSK-NULL-SHA384:SRP-AES-128-CBC-SHA:" +
+	"SRP-AES-256-CBC-SHA:SRP-DSS-AES-128-CBC-SHA:SRP-DSS-AES-256-CBC-SHA:" +
+	"SRP-RSA-AES-128-CBC-SHA:SRP-RSA-AES-256-CBC-SHA"
+
+// absentNames are the suites ingress-nginx's OpenSSL (Alpine's OpenSSL 3,
+// built without weak suites, IDEA and SEED, and without a GOST engine)
+// does not have, Go's RC4 and 3DES suites among them: nginx ignores their
+// names as unknown, so they are never served.
+var absentNames = func() map[string]bool {
+	m := make(map[string]bool)
+	for n := range strings.SplitSeq(absentNameList, ":") {
+		m[n] = true
+	}
+	return m
+}()
+
+const absentNameList = "ADH-DES-CBC3-SHA:ADH-RC4-MD5:ADH-SEED-SHA:AECDH-DES-CBC3-SHA:AECDH-RC4-SHA:DES-CBC3-SHA:" +
+	"DHE-DSS-DES-CBC3-SHA:DHE-DSS-SEED-SHA:DHE-PSK-3DES-EDE-CBC-SHA:DHE-PSK-RC4-SHA:" +
+	"DHE-RSA-DES-CBC3-SHA:DHE-RSA-SEED-SHA:ECDHE-ECDSA-DES-CBC3-SHA:ECDHE-ECDSA-RC4-SHA:" +
+	"ECDHE-PSK-3DES-EDE-CBC-SHA:ECDHE-PSK-RC4-SHA:ECDHE-RSA-DES-CBC3-SHA:ECDHE-RSA-RC4-SHA:" +
+	"EDH-DSS-DES-CBC3-SHA:EDH-RSA-DES-CBC3-SHA:GOST2001-GOST89-GOST89:GOST2001-NULL-GOST94:" +
+	"GOST2012-GOST8912-GOST8912:GOST2012-KUZNYECHIK-KUZNYECHIKOMAC:GOST2012-MAGMA-MAGMAOMAC:" +
+	"GOST2012-NULL-GOST12:IANA-GOST2012-GOST8912-GOST8912:IDEA-CBC-SHA:" +
+	"LEGACY-GOST2012-GOST8912-GOST8912:PSK-3DES-EDE-CBC-SHA:PSK-RC4-SHA:RC4-MD5:RC4-SHA:" +
+	"RSA-PSK-3DES-EDE-CBC-SHA:RSA-PSK-RC4-SHA:SEED-SHA:SRP-3DES-EDE-CBC-SHA:" +
+	"SRP-DSS-3DES-EDE-CBC-SHA:SRP-RSA-3DES-EDE-CBC-SHA"
 
 // tls13Suite reports OpenSSL's TLSv1.3 suite names, which ssl_ciphers
 // (SSL_CTX_set_cipher_list) does not set and ignores; Go's TLS 1.3 suites
@@ -231,7 +244,7 @@ func ParseCiphers(v string) (suites []uint16, notes []string, err error) {
 	}
 	active := make([]bool, len(ciphers))
 	banned := make([]bool, len(ciphers))
-	var lacking, unknown, tls13 []string
+	var lacking, absent, unknown, tls13 []string
 	for l := 0; l < len(v); {
 		op, item, next, err := nextItem(v, l)
 		if err != nil {
@@ -251,6 +264,14 @@ func ParseCiphers(v string) (suites []uint16, notes []string, err error) {
 				return nil, notes, fmt.Errorf("@%s is not an OpenSSL command (@STRENGTH, @SECLEVEL=0 to 5): nginx refuses the list", item)
 			}
 			// OpenSSL takes one command and drops the rest of the item.
+			l = itemEnd(v, l)
+			continue
+		}
+		if absentNames[item] {
+			// Unknown to ingress-nginx's OpenSSL: the rest is skipped.
+			if op == 0 {
+				absent = append(absent, item)
+			}
 			l = itemEnd(v, l)
 			continue
 		}
@@ -298,6 +319,9 @@ func ParseCiphers(v string) (suites []uint16, notes []string, err error) {
 	}
 	if len(lacking) > 0 {
 		notes = append(notes, strings.Join(lacking, ":")+" left out: Go's TLS has no such cipher suite")
+	}
+	if len(absent) > 0 {
+		notes = append(notes, strings.Join(absent, ":")+" ignored: ingress-nginx's OpenSSL has no such suite either (built without RC4, 3DES, IDEA, SEED and GOST suites)")
 	}
 	if len(tls13) > 0 {
 		notes = append(notes, strings.Join(tls13, ":")+" ignored: a TLSv1.3 suite, which ssl-ciphers does not set (Go's TLS 1.3 suites are fixed)")

@@ -56,8 +56,17 @@ func TestParseCiphers(t *testing.T) {
 		{in: "ECDHE-RSA-AES128-GCM-SHA256:@SECLEVEL=2", want: "ECDHE-RSA-AES128-GCM-SHA256", note: "@SECLEVEL=2 has no effect"},
 		{in: "ECDHE-RSA-AES128-GCM-SHA256:NOPE-CIPHER", want: "ECDHE-RSA-AES128-GCM-SHA256", note: "NOPE-CIPHER ignored"},
 		// Suites of OpenSSL's table Go lacks, whatever their name's shape.
-		{in: "ECDHE-RSA-AES128-GCM-SHA256:AES256-SHA256:ECDHE-ECDSA-DES-CBC3-SHA:GOST2012-MAGMA-MAGMAOMAC:SRP-AES-128-CBC-SHA", want: "ECDHE-RSA-AES128-GCM-SHA256",
-			note: "AES256-SHA256:ECDHE-ECDSA-DES-CBC3-SHA:GOST2012-MAGMA-MAGMAOMAC:SRP-AES-128-CBC-SHA left out: Go's TLS has no such cipher suite"},
+		{in: "ECDHE-RSA-AES128-GCM-SHA256:AES256-SHA256:SRP-AES-128-CBC-SHA", want: "ECDHE-RSA-AES128-GCM-SHA256",
+			note: "AES256-SHA256:SRP-AES-128-CBC-SHA left out: Go's TLS has no such cipher suite"},
+		// ingress-nginx's OpenSSL is built without weak suites (RC4,
+		// 3DES), IDEA, SEED and GOST: it ignores their names as unknown,
+		// and its aliases of them select nothing; Go's RC4 and 3DES suites
+		// are not served either.
+		{in: "ECDHE-RSA-AES128-GCM-SHA256:RC4-SHA:DES-CBC3-SHA:ECDHE-ECDSA-DES-CBC3-SHA:GOST2012-MAGMA-MAGMAOMAC:IDEA-CBC-SHA", want: "ECDHE-RSA-AES128-GCM-SHA256",
+			note: "RC4-SHA:DES-CBC3-SHA:ECDHE-ECDSA-DES-CBC3-SHA:GOST2012-MAGMA-MAGMAOMAC:IDEA-CBC-SHA ignored: ingress-nginx's OpenSSL has no such suite"},
+		{in: "ECDHE-RSA-AES128-GCM-SHA256:MEDIUM:LOW:EXP:RC4:3DES:RC4+RSA:SEED:IDEA", want: "ECDHE-RSA-AES128-GCM-SHA256"},
+		{in: "DES-CBC3-SHA:ECDHE-RSA-DES-CBC3-SHA:RC4-SHA:ECDHE-RSA-RC4-SHA:ECDHE-ECDSA-RC4-SHA", err: "no cipher suite"},
+		{in: "MEDIUM", err: "no cipher suite"},
 		// Names OpenSSL 3 no longer has are unknown to it.
 		{in: "ECDHE-RSA-AES128-GCM-SHA256:EXP-RC2-CBC-MD5:DES-CBC-SHA", want: "ECDHE-RSA-AES128-GCM-SHA256", note: "EXP-RC2-CBC-MD5:DES-CBC-SHA ignored: not a cipher or alias OpenSSL knows"},
 		// TLSv1.3 suites are not ssl_ciphers' to set.
@@ -104,6 +113,10 @@ func TestParseCiphersIngressNginxE2E(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, suites, tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)
 	assert.Equal(t, []string{"@SECLEVEL=0 has no effect: Go's TLS has no security levels"}, notes)
+	for _, weak := range []uint16{tls.TLS_RSA_WITH_RC4_128_SHA, tls.TLS_ECDHE_RSA_WITH_RC4_128_SHA, tls.TLS_ECDHE_ECDSA_WITH_RC4_128_SHA,
+		tls.TLS_RSA_WITH_3DES_EDE_CBC_SHA, tls.TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA} {
+		assert.NotContains(t, suites, weak, tls.CipherSuiteName(weak))
+	}
 }
 
 func TestParseProtocolsAndCurves(t *testing.T) {

@@ -1530,7 +1530,8 @@
 //   - The TLS policy (router.Options.TLS, router/configmap's TLS keys) is
 //     ingress-nginx's: ssl-protocols ("TLSv1.2 TLSv1.3"; Go serves a range,
 //     so a list with a gap serves the versions between, and no SSLv3, each
-//     warned), ssl-ciphers (its default list, read with OpenSSL's syntax:
+//     warned; TLSv1 and TLSv1.1 only when ssl-ciphers sets @SECLEVEL=0, as
+//     ingress-nginx's OpenSSL 3 refuses them above it), ssl-ciphers (its default list, read with OpenSSL's syntax:
 //     names, aliases such as ECDHE+AESGCM or HIGH, '!', '-', '+',
 //     @STRENGTH; suites Go lacks, DHE among them, are left out with a
 //     warning, RC4 and 3DES suites are never served, as ingress-nginx's

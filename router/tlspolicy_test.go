@@ -116,6 +116,23 @@ func TestTLSProtocolsAndCiphersRefuse(t *testing.T) {
 	require.NoError(t, err)
 }
 
+// ssl-protocols "TLSv1 TLSv1.1 TLSv1.2" serves TLS 1.0 and 1.1 only with
+// ssl-ciphers at @SECLEVEL=0, as ingress-nginx's OpenSSL 3.
+func TestTLSLegacyProtocolsNeedSecurityLevel0(t *testing.T) {
+	legacy := &tls.Config{MinVersion: tls.VersionTLS10, MaxVersion: tls.VersionTLS11}
+	_, addr := tlsRouter(t, map[string]string{"ssl-protocols": "TLSv1 TLSv1.1 TLSv1.2", "ssl-ciphers": "ECDHE-ECDSA-AES128-SHA:ECDHE-ECDSA-AES128-GCM-SHA256"})
+	_, err := handshake(addr, legacy.Clone())
+	require.Error(t, err, "TLS 1.1 at OpenSSL's default security level")
+	st, err := handshake(addr, &tls.Config{MaxVersion: tls.VersionTLS12})
+	require.NoError(t, err)
+	assert.Equal(t, uint16(tls.VersionTLS12), st.Version)
+
+	_, addr = tlsRouter(t, map[string]string{"ssl-protocols": "TLSv1 TLSv1.1 TLSv1.2", "ssl-ciphers": "ECDHE-ECDSA-AES128-SHA:ECDHE-ECDSA-AES128-GCM-SHA256:@SECLEVEL=0"})
+	st, err = handshake(addr, legacy.Clone())
+	require.NoError(t, err)
+	assert.Equal(t, uint16(tls.VersionTLS11), st.Version)
+}
+
 // ssl-ciphers "ALL" (or any list naming RC4 or 3DES) serves no RC4 or
 // 3DES suite: ingress-nginx's OpenSSL is built without them.
 func TestTLSWeakSuitesNotServed(t *testing.T) {

@@ -233,8 +233,16 @@ func tls13Suite(name string) bool {
 // refuses such a configuration: "no cipher match") or the string is not
 // OpenSSL's syntax.
 func ParseCiphers(v string) (suites []uint16, notes []string, err error) {
+	suites, notes, _, err = parseCiphers(v)
+	return suites, notes, err
+}
+
+// parseCiphers is ParseCiphers that also reports the security level the
+// string sets (its last @SECLEVEL), -1 for none.
+func parseCiphers(v string) (suites []uint16, notes []string, secLevel int, err error) {
+	secLevel = -1
 	if strings.TrimSpace(v) == "" {
-		return nil, nil, errors.New("want an OpenSSL cipher list")
+		return nil, nil, secLevel, errors.New("want an OpenSSL cipher list")
 	}
 	// order is the working list, as OpenSSL keeps it: every suite, each
 	// active or not; banned suites are gone for good.
@@ -248,7 +256,7 @@ func ParseCiphers(v string) (suites []uint16, notes []string, err error) {
 	for l := 0; l < len(v); {
 		op, item, next, err := nextItem(v, l)
 		if err != nil {
-			return nil, notes, err
+			return nil, notes, secLevel, err
 		}
 		l = next
 		switch {
@@ -259,9 +267,14 @@ func ParseCiphers(v string) (suites []uint16, notes []string, err error) {
 			case item == "STRENGTH":
 				slices.SortStableFunc(order, func(a, b int) int { return ciphers[b].bits - ciphers[a].bits })
 			case len(item) == len("SECLEVEL=0") && strings.HasPrefix(item, "SECLEVEL=") && item[9] >= '0' && item[9] <= '5':
-				notes = append(notes, "@"+item+" has no effect: Go's TLS has no security levels")
+				// Level 0 limits nothing, as Go; a higher one refuses
+				// TLS 1.0 and 1.1 (ssl-protocols), and more Go does not.
+				secLevel = int(item[9] - '0')
+				if secLevel > 0 {
+					notes = append(notes, "@"+item+" has no effect: Go's TLS has no security levels")
+				}
 			default:
-				return nil, notes, fmt.Errorf("@%s is not an OpenSSL command (@STRENGTH, @SECLEVEL=0 to 5): nginx refuses the list", item)
+				return nil, notes, secLevel, fmt.Errorf("@%s is not an OpenSSL command (@STRENGTH, @SECLEVEL=0 to 5): nginx refuses the list", item)
 			}
 			// OpenSSL takes one command and drops the rest of the item.
 			l = itemEnd(v, l)
@@ -335,9 +348,9 @@ func ParseCiphers(v string) (suites []uint16, notes []string, err error) {
 		}
 	}
 	if len(suites) == 0 {
-		return nil, notes, errors.New("no cipher suite Go serves is left (nginx: no cipher match)")
+		return nil, notes, secLevel, errors.New("no cipher suite Go serves is left (nginx: no cipher match)")
 	}
-	return suites, notes, nil
+	return suites, notes, secLevel, nil
 }
 
 // nextItem reads the item of the cipher string v at l as OpenSSL's

@@ -156,6 +156,9 @@ type parse struct {
 	hsts                       hstsSettings
 	realIP, useGzip, useBrotli bool
 	gzip, brotli               Compression
+	// secLevel0: ssl-ciphers sets OpenSSL's security level 0, under
+	// which ssl-protocols' TLSv1 and TLSv1.1 are served.
+	secLevel0 bool
 	// key is the key being read; notes its warnings (Unsupported) about
 	// what is served in place of what it asks.
 	key   string

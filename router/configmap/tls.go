@@ -88,8 +88,10 @@ func (t TLS) SessionCacheEntries() int {
 
 func init() {
 	for k, read := range map[string]func(p *parse, v string) error{
+		// Parse reads ssl-ciphers before ssl-protocols (keys in order),
+		// so the security level it sets decides TLS 1.0 and 1.1.
 		"ssl-protocols": func(p *parse, v string) error {
-			lo, hi, notes, err := ParseProtocols(v)
+			lo, hi, notes, err := ParseProtocols(v, p.secLevel0)
 			p.s.TLS.MinVersion, p.s.TLS.MaxVersion = lo, hi
 			p.addNotes(notes)
 			return err
@@ -99,8 +101,9 @@ func init() {
 			if list == "" {
 				list = NginxDefaultCiphers
 			}
-			suites, notes, err := ParseCiphers(list)
+			suites, notes, level, err := parseCiphers(list)
 			p.s.TLS.Ciphers, p.s.TLS.CipherSuites = v, suites
+			p.secLevel0 = level == 0
 			p.addNotes(notes)
 			return err
 		},
@@ -140,8 +143,11 @@ func init() {
 // ParseProtocols reads ssl-protocols: nginx's ssl_protocols names
 // separated by spaces. Go serves a range of versions: a list with a gap
 // serves the versions between too, and SSLv2 and SSLv3 are never served;
-// notes say so.
-func ParseProtocols(v string) (lo, hi uint16, notes []string, err error) {
+// notes say so. TLSv1 and TLSv1.1 are served only with legacy: ingress-
+// nginx's OpenSSL 3 refuses them at every security level but 0
+// (ssl_security_default_callback, SSL_SECOP_VERSION), which ssl-ciphers'
+// @SECLEVEL=0 sets.
+func ParseProtocols(v string, legacy bool) (lo, hi uint16, notes []string, err error) {
 	var gone []string
 	have := map[uint16]bool{}
 	for _, f := range strings.Fields(v) {
@@ -162,6 +168,16 @@ func ParseProtocols(v string) (lo, hi uint16, notes []string, err error) {
 	}
 	if len(gone) > 0 {
 		notes = append(notes, strings.Join(gone, " ")+" not served: Go's TLS has no SSL")
+	}
+	if !legacy && (have[tls.VersionTLS10] || have[tls.VersionTLS11]) {
+		var old []string
+		for _, ver := range []uint16{tls.VersionTLS10, tls.VersionTLS11} {
+			if have[ver] {
+				old = append(old, protocolName(ver))
+				delete(have, ver)
+			}
+		}
+		notes = append(notes, strings.Join(old, " ")+" not served, as by ingress-nginx: its OpenSSL 3 refuses them above security level 0 (ssl-ciphers with @SECLEVEL=0 serves them)")
 	}
 	if len(have) == 0 {
 		return 0, 0, notes, errors.New("no TLS version left to serve")

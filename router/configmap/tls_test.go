@@ -74,7 +74,9 @@ func TestParseCiphers(t *testing.T) {
 		// An '@' command ends the item before it, as OpenSSL's rule parser
 		// reads "RC4+RSA@STRENGTH" (ingress-nginx's e2e sslciphers test).
 		{in: "ECDHE+AESGCM@STRENGTH", want: "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256"},
-		{in: "ECDHE-RSA-AES128-GCM-SHA256:+HIGH@SECLEVEL=0", want: "ECDHE-RSA-AES128-GCM-SHA256", note: "@SECLEVEL=0 has no effect"},
+		{in: "ECDHE-RSA-AES128-GCM-SHA256:+HIGH@SECLEVEL=1", want: "ECDHE-RSA-AES128-GCM-SHA256", note: "@SECLEVEL=1 has no effect"},
+		// Level 0 asks for what Go does: no key size or signature limits.
+		{in: "ECDHE-RSA-AES128-GCM-SHA256:+HIGH@SECLEVEL=0", want: "ECDHE-RSA-AES128-GCM-SHA256"},
 		{in: "ECDHE-ECDSA-AES128-SHA:ECDHE-ECDSA-AES256-SHA!AES128", want: "ECDHE-ECDSA-AES256-SHA"},
 		// '+' only moves suites already in: one Go lacks or OpenSSL does
 		// not know changes nothing, as '!' and '-' of one.
@@ -112,7 +114,7 @@ func TestParseCiphersIngressNginxE2E(t *testing.T) {
 	suites, notes, err := ParseCiphers("ALL:!aNULL:!EXPORT56:RC4+RSA@STRENGTH:+HIGH@SECLEVEL=0:+MEDIUM:+LOW:+SSLv2:+EXP")
 	require.NoError(t, err)
 	assert.Contains(t, suites, tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)
-	assert.Equal(t, []string{"@SECLEVEL=0 has no effect: Go's TLS has no security levels"}, notes)
+	assert.Empty(t, notes)
 	for _, weak := range []uint16{tls.TLS_RSA_WITH_RC4_128_SHA, tls.TLS_ECDHE_RSA_WITH_RC4_128_SHA, tls.TLS_ECDHE_ECDSA_WITH_RC4_128_SHA,
 		tls.TLS_RSA_WITH_3DES_EDE_CBC_SHA, tls.TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA} {
 		assert.NotContains(t, suites, weak, tls.CipherSuiteName(weak))
@@ -120,13 +122,13 @@ func TestParseCiphersIngressNginxE2E(t *testing.T) {
 }
 
 func TestParseProtocolsAndCurves(t *testing.T) {
-	lo, hi, notes, err := ParseProtocols("TLSv1 TLSv1.2")
+	lo, hi, notes, err := ParseProtocols("TLSv1 TLSv1.2", true)
 	require.NoError(t, err)
 	assert.Equal(t, [2]uint16{tls.VersionTLS10, tls.VersionTLS12}, [2]uint16{lo, hi})
 	assert.Equal(t, []string{"Go serves a range of versions: TLSv1.1 is served too, from TLSv1 to TLSv1.2"}, notes)
-	_, _, _, err = ParseProtocols("SSLv3")
+	_, _, _, err = ParseProtocols("SSLv3", true)
 	assert.Error(t, err)
-	_, _, _, err = ParseProtocols("TLSv1.4")
+	_, _, _, err = ParseProtocols("TLSv1.4", true)
 	assert.Error(t, err)
 	curves, notes, err := ParseCurves("X25519:X448:prime256v1")
 	require.NoError(t, err)
@@ -134,6 +136,34 @@ func TestParseProtocolsAndCurves(t *testing.T) {
 	assert.Equal(t, []string{"X448 left out: Go's TLS has no such group"}, notes)
 	_, _, err = ParseCurves("X448")
 	assert.Error(t, err)
+}
+
+// ingress-nginx's OpenSSL 3 refuses TLS 1.0 and 1.1 at any security level
+// above 0 (ssl_security_default_callback, SSL_SECOP_VERSION), whatever
+// ssl-protocols lists: ssl-ciphers must say @SECLEVEL=0 for them.
+func TestSSLProtocolsLegacyNeedSecurityLevel0(t *testing.T) {
+	s, warns := Parse("ingress-nginx", "cm", map[string]string{"ssl-protocols": "TLSv1 TLSv1.1 TLSv1.2 TLSv1.3"})
+	assert.Equal(t, [2]uint16{tls.VersionTLS12, tls.VersionTLS13}, [2]uint16{s.TLS.MinVersion, s.TLS.MaxVersion})
+	require.Len(t, warns, 1)
+	assert.Equal(t, "ssl-protocols", warns[0].Key)
+	assert.Equal(t, Unsupported, warns[0].Reason)
+	assert.Contains(t, warns[0].Message, "@SECLEVEL=0")
+
+	s, warns = Parse("ingress-nginx", "cm", map[string]string{"ssl-protocols": "TLSv1 TLSv1.1 TLSv1.2 TLSv1.3",
+		"ssl-ciphers": "ECDHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-SHA:@SECLEVEL=0"})
+	assert.Equal(t, [2]uint16{tls.VersionTLS10, tls.VersionTLS13}, [2]uint16{s.TLS.MinVersion, s.TLS.MaxVersion})
+	assert.Empty(t, warns)
+
+	// The last level set counts, as OpenSSL applies each in turn.
+	s, _ = Parse("ingress-nginx", "cm", map[string]string{"ssl-protocols": "TLSv1.1 TLSv1.2",
+		"ssl-ciphers": "HIGH@SECLEVEL=0:@SECLEVEL=2"})
+	assert.Equal(t, uint16(tls.VersionTLS12), s.TLS.MinVersion)
+
+	// Nothing left: nginx would serve no handshake; the default stays.
+	s, warns = Parse("ingress-nginx", "cm", map[string]string{"ssl-protocols": "TLSv1 TLSv1.1"})
+	assert.Equal(t, DefaultTLS(), s.TLS)
+	require.Len(t, warns, 1)
+	assert.Equal(t, Rejected, warns[0].Reason)
 }
 
 // The keys' warnings: what Go cannot do is named, the value still applies.

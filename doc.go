@@ -329,7 +329,7 @@
 // names them), with a cosmetic warning. Every other key warns once,
 // naming it: ConfigMapKeyRejected for a value that does not parse (the
 // default stays), ConfigMapKeyUnsupported for a key ramjet lacks
-// (traffic-moves where answers change, such as http-redirect-code or
+// (traffic-moves where answers change, such as http-redirect-code 301 or
 // no-auth-locations; feature-missing otherwise, such as default-type),
 // ConfigMapKeyIgnored for nginx's own
 // tuning (worker-processes, buffers, caches): compile adds them to

@@ -172,7 +172,6 @@ var ConfigMapUnsupported = map[string]string{
 	"enable-modsecurity":           "no ModSecurity (the example controller serves it)",
 	"enable-owasp-modsecurity-crs": "no OWASP core rules (the example controller serves them)",
 	"modsecurity-snippet":          "no ModSecurity (the example controller serves it)",
-	"http-redirect-code":           "the HTTPS redirect and the from-to-www-redirect redirects answer 308",
 	"default-type":                 "a response without Content-Type gets none",
 	"location-snippet":             "snippets are not read",
 	"server-snippet":               "snippets are not read",
@@ -184,17 +183,30 @@ var ConfigMapUnsupported = map[string]string{
 // of ConfigMapUnsupported leave answers as they are, without a feature.
 var configMapMoves = setOf(
 	"proxy-real-ip-cidr", "global-auth-snippet", "enable-modsecurity", "enable-owasp-modsecurity-crs", "modsecurity-snippet",
-	"http-redirect-code", "no-auth-locations", "location-snippet",
+	"no-auth-locations", "location-snippet",
 	"server-snippet",
 )
 
 // configMapByValue are unimplemented keys whose value decides what is lost:
 // each gives the warning's reason, severity and message.
 var configMapByValue = map[string]func(v string) (Reason, Severity, string){
-	"use-geoip2":           offByDefault("GeoIP2 is not supported by ramjet: the $geoip2_* variables are empty in logs and headers"),
-	"proxy-redirect-from":  likeTheAnnotation("proxy-redirect-from", "Location headers are passed unchanged"),
-	"proxy-cookie-path":    likeTheAnnotation("proxy-cookie-path", "Set-Cookie paths are passed unchanged"),
-	"proxy-cookie-domain":  likeTheAnnotation("proxy-cookie-domain", "Set-Cookie domains are passed unchanged"),
+	"use-geoip2":          offByDefault("GeoIP2 is not supported by ramjet: the $geoip2_* variables are empty in logs and headers"),
+	"proxy-redirect-from": likeTheAnnotation("proxy-redirect-from", "Location headers are passed unchanged"),
+	"proxy-cookie-path":   likeTheAnnotation("proxy-cookie-path", "Set-Cookie paths are passed unchanged"),
+	"proxy-cookie-domain": likeTheAnnotation("proxy-cookie-domain", "Set-Cookie domains are passed unchanged"),
+	// The status of the HTTPS redirect and of from-to-www-redirect's
+	// servers: ingress-nginx takes 301, 302, 307 and 308 and keeps its
+	// default 308 for any other value (template/configmap.go).
+	"http-redirect-code": func(v string) (Reason, Severity, string) {
+		code, err := strconv.Atoi(v)
+		switch {
+		case code == 308:
+			return ConfigMapKeyIgnored, Cosmetic, "308, ingress-nginx's default and what ramjet answers; ignored"
+		case err != nil || code != 301 && code != 302 && code != 307:
+			return ConfigMapKeyIgnored, Cosmetic, "not a redirect code ingress-nginx takes (301, 302, 307, 308): it answers its default 308, as ramjet does; ignored"
+		}
+		return ConfigMapKeyUnsupported, TrafficMoves, "not implemented: the HTTPS redirect and the from-to-www-redirect redirects answer 308"
+	},
 	"retry-non-idempotent": offByDefault("POST, LOCK and PATCH are retried on another endpoint only where proxy-next-upstream names non_idempotent"),
 	// Directives nginx 1.19.7 made obsolete: it warns and ignores them.
 	"http2-max-field-size":  obsoleteIn("http2_max_field_size", "large-client-header-buffers"),

@@ -204,6 +204,15 @@ func TestHTTPRedirectCodeWarning(t *testing.T) {
 	assert.Contains(t, ws[0].Message, "HTTPS redirect")
 	assert.Contains(t, ws[0].Message, "from-to-www-redirect")
 	assert.Equal(t, TrafficMoves, ws[0].Severity())
+	// 308 is ingress-nginx's default, and a value it refuses (not 301,
+	// 302, 307 or 308: template/configmap.go, validRedirectCodes) keeps
+	// it: both answer 308, as ramjet does.
+	for _, v := range []string{"308", "0308", "303", "moved"} {
+		ws := ParseConfigMap(mkConfigMap("ingress", "nginx", map[string]string{"http-redirect-code": v})).Warnings()
+		require.Len(t, ws, 1, v)
+		assert.Equal(t, ConfigMapKeyIgnored, ws[0].Reason, v)
+		assert.Equal(t, Cosmetic, ws[0].Severity(), v)
+	}
 }
 
 // The upstream keep-alive keys are the router's: they bound its backend

@@ -92,7 +92,9 @@ func TestStatusAdvertisesNodeAddresses(t *testing.T) {
 		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + name}}
 		created, err := e.client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
 		require.NoError(t, err)
-		t.Cleanup(func() { _ = e.client.CoreV1().Nodes().Delete(context.Background(), created.Name, metav1.DeleteOptions{}) })
+		t.Cleanup(func() {
+			_ = e.client.CoreV1().Nodes().Delete(context.Background(), created.Name, metav1.DeleteOptions{})
+		})
 		created.Status.Addresses = addrs
 		_, err = e.client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
 		require.NoError(t, err)

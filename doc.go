@@ -1085,6 +1085,15 @@
 //     a negative limit is no limit, as in ingress-nginx; a bad multiplier
 //     keeps 5 and a bad limit-whitelist exempts nobody.
 //
+// A location whose backend has no ready endpoints (or no Service, port or
+// proxiable address) answers its 503 before its rate limits, source
+// ranges and authentication (§11.7), and router.Options.Hook runs before
+// that 503: ingress-nginx's balancer answers it at the end of the
+// location's rewrite phase, where ModSecurity has already run, and nginx's
+// limits and access checks come in later phases. So a client is not asked
+// for credentials, the auth service is not asked, and no rate is spent,
+// for a backend that could not take the request.
+//
 // The rate-limit counters are not in the table: they live in the
 // router.Router, keyed by the zone's name and the client address, so every
 // rebuild that keeps their Ingress keeps them. Their memory is bounded, like

@@ -450,11 +450,12 @@ func TestExternalAuthResponseHeaderLines(t *testing.T) {
 // auth service's Set-Cookie goes on every answer of the location, the
 // router's own after authentication included (nginx's "add_header
 // Set-Cookie $auth_cookie always"); without it, only on the statuses
-// add_header uses, which a 503 is not.
+// add_header uses, which a 502 is not.
 func TestAuthAlwaysSetCookieOnRouterAnswers(t *testing.T) {
 	svc := newAuthService(t)
+	dead := deadAddr(t)
 	for _, always := range []bool{true, false} {
-		rt := route(match.Prefix, "/app", httpBackend("prod/web:80"))
+		rt := route(match.Prefix, "/app", httpBackend("prod/web:80", dead))
 		rt.Auth = externalAuth(t, svc.srv.URL+"/ok", func(x *match.ExternalAuth) { x.AlwaysSetCookie = always })
 		r := newTestRouter(Options{})
 		r.Publish(table("auth", vhost("shop.example.com", nil, rt)))
@@ -462,7 +463,7 @@ func TestAuthAlwaysSetCookieOnRouterAnswers(t *testing.T) {
 		req.Host = "shop.example.com"
 		rec := httptest.NewRecorder()
 		r.ServeHTTP(rec, req)
-		require.Equal(t, http.StatusServiceUnavailable, rec.Code, "no endpoints")
+		require.Equal(t, http.StatusBadGateway, rec.Code, "the backend is unreachable")
 		if always {
 			assert.Equal(t, []string{"session=abc"}, rec.Result().Header.Values("Set-Cookie"))
 		} else {

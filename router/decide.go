@@ -173,10 +173,18 @@ var (
 	// rewrite's redirect or refusal and the HTTPS redirect, past the CORS
 	// preflight and the snippet and before the rate limits.
 	stepLocated = step{name: "located answer", decided: true}
+	// stepUnavailable: the backend has no ready endpoints, or no Service,
+	// port or proxiable address (503), past Options.Hook and before the
+	// location's rate limits, source ranges and authentication: nginx
+	// answers it in the location's rewrite phase, where ingress-nginx's
+	// balancer.rewrite() exits 503 for an upstream it holds no balancer
+	// for (rootfs/etc/nginx/lua/balancer.lua), before limit_req (preaccess)
+	// and allow/deny, auth_basic and auth_request (access).
+	stepUnavailable = step{name: "unavailable backend", decided: true}
 	// stepNoBackend: nothing matched (404), past authentication.
 	stepNoBackend = step{name: "no backend", decided: true}
-	// stepPending: the backend cannot take the request (backendFor), past
-	// Options.Hook.
+	// stepPending: the backend does not speak gRPC (backendFor), past
+	// authentication, where nginx would proxy the request.
 	stepPending = step{name: "pending answer", decided: true}
 )
 
@@ -379,7 +387,7 @@ func (r *Router) decideTarget(d *decision, req *http.Request, grpc bool, target 
 	}
 	// Answers from here on come after the location's rate limits, source
 	// ranges and authentication (stepLimits, stepAuth: only serving
-	// applies them).
+	// applies them), but for the backend's 503 (stepUnavailable).
 	d.at = &stepNoBackend
 	d.pol = loc.Policy
 	b := d.res.Backend
@@ -402,6 +410,9 @@ func (r *Router) decideTarget(d *decision, req *http.Request, grpc bool, target 
 		return
 	}
 	d.bal, d.ans = st.backendFor(b, grpc)
+	if d.ans.status == http.StatusServiceUnavailable {
+		d.at = &stepUnavailable
+	}
 }
 
 // backendFor is the balancer of backend b for a request (grpc: a gRPC

@@ -6,11 +6,13 @@ import (
 )
 
 // Hook is the embedder's per-route step (Options.Hook). It runs after the
-// redirects and the location's rate limits and source ranges, and before
-// the backend's state and the request body are looked at, where
-// ingress-nginx checks access: a request refused by it
-// never reaches a backend, and a backend with no endpoints does not hide
-// the refusal. m is the table's choice, from the table the request is then
+// redirects and before the backend's state, the location's rate limits,
+// source ranges and authentication and the request body are looked at,
+// where ingress-nginx runs ModSecurity (nginx's rewrite and preaccess
+// phases): a request refused by it never reaches a backend or the auth
+// service, and a backend with no endpoints does not hide the refusal. It
+// is not called for a request no backend was chosen for (404). m is the
+// table's choice, from the table the request is then
 // proxied with; m.Extensions() holds the location's embedder annotations
 // (see compile.Options.ExtensionPrefixes), the route's or, when the virtual
 // host's fallback serves the request (m.Route nil), the fallback's.
@@ -36,10 +38,10 @@ var stepHook = step{name: "hook", kind: kindHook, reasons: []string{ReasonHook}}
 // runHook runs the hook, if there is one, for a request the table sent to
 // a backend and, when it answered, records that.
 func (r *Router) runHook(s *requestState) bool {
-	if r.hook == nil {
+	d := &s.d
+	if r.hook == nil || d.at == &stepNoBackend && d.ans.status != 0 {
 		return false
 	}
-	d := &s.d
 	m := Match{Generation: d.st.gen, Table: d.st.table, VirtualHost: d.res.Host, Route: d.res.Route, Backend: d.res.Backend}
 	if r.observer == nil {
 		return r.hook(s.w, s.req, m)

@@ -116,21 +116,21 @@ func TestRateLimitFlood(t *testing.T) {
 		switch rec.Reason {
 		case ReasonRateLimited:
 			limitedN.Add(1)
-		case ReasonNoEndpoints:
+		case ReasonNoRoute:
 			otherN.Add(1)
 		}
 	}})
 	defer r.CloseIdleConnections()
 	web := httpBackend("prod/web:80", addr)
-	// The flooded location's backend has no endpoints: what the limiter
-	// admits is answered 503 "no endpoints" at once, so the test measures
-	// the limiter and not 100,000 loopback exchanges.
-	idle := httpBackend("prod/flooded:80")
+	// The flooded location has no backend: what the limiter admits is
+	// answered 404 at once (a backend without endpoints would answer 503
+	// before the limiter), so the test measures the limiter and not
+	// 100,000 loopback exchanges.
 	// Per minute, so that however the machine stalls the flood, no bucket
 	// drains between an address's requests.
 	limited := &match.Policy{RateLimit: &match.RateLimit{Zone: "prod/flooded", RPM: 1, BurstRPM: 1}}
 	r.Publish(table("flood",
-		vhost("flooded.example.com", nil, policyRoute("/", idle, limited)),
+		vhost("flooded.example.com", nil, policyRoute("/", nil, limited)),
 		vhost("other.example.com", nil, route(match.Prefix, "/", web)),
 	))
 

@@ -59,33 +59,37 @@ const (
 // location's CORS headers go on
 // every answer from the preflight on, and the preflight is answered
 // before the location's redirects and authentication, as ingress-nginx
-// answers it in its rewrite phase; the rate limits and source ranges
+// answers it in its rewrite phase; the hook runs where ModSecurity does
+// (its request phases in nginx's rewrite and preaccess phases), and then
+// a backend without ready endpoints answers 503, as ingress-nginx's
+// balancer does at the end of the rewrite phase, both before the
+// location's limits and access checks; the rate limits and source ranges
 // (nginx's preaccess and access phases) come before authentication, and
 // authentication guards the fallback as it guards a route (SPEC §6) and
 // comes before a 404, as nginx's default location answers only past its
-// access phase; the hook runs where ingress-nginx checks access, before
-// the backend's state is looked at; the canary and the body come last,
+// access phase; the canary and the body come last,
 // so a request refused before them neither moves a weight rotation nor
 // has its body read. A snippet's return, rewrite and if run after the
 // preflight and before the location's redirects, and its allow/deny after
 // the rate limits, where nginx's rewrite and access modules run them
 // (snippet.go).
 var requestSteps = [...]*step{
-	&stepClientCert, // clienttls.go
-	&stepUnlocated,  // decide.go
-	&stepBodySize,   // body.go
-	&stepDenied,     // policy.go
-	&stepPreflight,  // cors.go
-	&stepSnippet,    // snippet.go
-	&stepLocated,    // decide.go
-	&stepLimits,     // policy.go
-	&stepAllowDeny,  // snippet.go
-	&stepAuth,       // auth.go
-	&stepNoBackend,  // decide.go
-	&stepHook,       // hook.go
-	&stepPending,    // decide.go
-	&stepSteer,      // canary.go
-	&stepBody,       // body.go
+	&stepClientCert,  // clienttls.go
+	&stepUnlocated,   // decide.go
+	&stepBodySize,    // body.go
+	&stepDenied,      // policy.go
+	&stepPreflight,   // cors.go
+	&stepSnippet,     // snippet.go
+	&stepLocated,     // decide.go
+	&stepHook,        // hook.go
+	&stepUnavailable, // decide.go
+	&stepLimits,      // policy.go
+	&stepAllowDeny,   // snippet.go
+	&stepAuth,        // auth.go
+	&stepNoBackend,   // decide.go
+	&stepPending,     // decide.go
+	&stepSteer,       // canary.go
+	&stepBody,        // body.go
 }
 
 // run runs step st over s and reports whether it answered the request.

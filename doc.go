@@ -1241,7 +1241,8 @@
 // auth-response-headers) answers 503 to every request, as there; so does
 // auth-type digest without a usable auth-realm, and an invalid
 // auth-request-redirect, which there silently drops the whole external
-// authentication. An invalid auth-realm is sent empty and the location
+// authentication (one with an inner space passes its check there and then
+// makes nginx refuse the configuration). An invalid auth-realm is sent empty and the location
 // stays protected; an invalid auth-signin passes the 401 on. auth-secret
 // without auth-type protects nothing, as there, and warns
 // AnnotationRejected; so does an empty auth-url, which ingress-nginx

@@ -270,9 +270,16 @@ func (b *builder) resolveExternalAuth(ing *ingress) (ext *match.ExternalAuth, de
 		}
 	}
 	if r, ok := raw.get("auth-request-redirect"); ok {
-		v := strings.ReplaceAll(r.value, " ", "")
-		if v != "" && !redirParamRE.MatchString(v) {
+		// ingress-nginx validates the value with its spaces removed but
+		// writes it as trimmed, unquoted (nginx.tmpl: proxy_set_header
+		// X-Auth-Request-Redirect), where an inner space is one argument
+		// too many and nginx refuses the configuration.
+		v := strings.TrimSpace(r.value)
+		switch {
+		case v != "" && !redirParamRE.MatchString(strings.ReplaceAll(v, " ", "")):
 			return deny(r.key, strconv.Quote(r.value)+" holds characters a URL does not")
+		case strings.Contains(v, " "):
+			return deny(r.key, strconv.Quote(r.value)+" holds a space, which ingress-nginx writes unquoted into nginx's configuration, and nginx refuses it")
 		}
 		x.RequestRedirect = v
 	}

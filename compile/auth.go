@@ -285,7 +285,9 @@ func (b *builder) resolveExternalAuth(ing *ingress) (ext *match.ExternalAuth, de
 	}
 	param := ""
 	if p, ok := raw.get("auth-signin-redirect-param"); ok {
-		if v := strings.TrimSpace(p.value); authHeaderRE.MatchString(v) {
+		// What ingress-nginx's URLIsValidRegex takes; an inner space,
+		// which passes its check, breaks nginx's "return 302" line.
+		if v := strings.TrimSpace(p.value); redirParamRE.MatchString(v) {
 			param = v
 		} else {
 			b.rejectAccess(ing, p.key, strconv.Quote(p.value)+" is not a query parameter name; rd is used")

@@ -3017,8 +3017,9 @@
 //     filter or path modifier type, a redirect scheme or status code; and
 //     for ReplacePrefixMatch beside a match that is not PathPrefix, and
 //     when compile refuses every rule, compile.RefusedRules; True lists
-//     what is not served, and PartiallyInvalid, "Dropped Rule", names
-//     the rules compile refuses, whose requests answer 500) and
+//     what is not served (a match compile refuses among them), and
+//     PartiallyInvalid, "Dropped Rule", names the rules compile refuses,
+//     whose requests answer 500, or whose every match it refuses) and
 //     ResolvedRefs (False:
 //     BackendNotFound, RefNotPermitted, InvalidKind; the first decides the
 //     reason, the message lists all). Other controllers' entries stay. A

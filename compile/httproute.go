@@ -232,9 +232,7 @@ func (b *builder) buildHTTPRoutes() {
 				}
 				for _, m := range matches {
 					order++
-					if hr.kind() == GRPCRouteKind {
-						m.Type, m.Path, _ = grpcPath(m.GRPC)
-					}
+					m = servedMatch(hr, m)
 					mto, msn := to, sn
 					if ok && rule.Redirect != nil {
 						var built bool
@@ -281,36 +279,74 @@ func (b *builder) ruleOwnFilters(hr *HTTPRoute, rule *HTTPRouteRule) (rws map[ma
 	return rws, sn, cors, true
 }
 
+// servedMatch is m as the table holds it: a GRPCRoute's method match
+// placed as a path (grpcPath).
+func servedMatch(hr *HTTPRoute, m HTTPRouteMatch) HTTPRouteMatch {
+	if hr.kind() == GRPCRouteKind {
+		m.Type, m.Path, _ = grpcPath(m.GRPC)
+	}
+	return m
+}
+
 // backendRefused says what a backend's refused filters do.
 const backendRefused = "the backend, whose share of the requests answers 500, is not served"
 
 // RuleRefusal is a rule compile refuses as written, every request it
-// matches answering 500, or one backend of a rule, whose share does.
-// Warning is the one Compile gives for it.
+// matches answering 500, one backend of a rule, whose share does, or one
+// match of a rule, which is not served (or, for a redirect that does not
+// build, answers 500). Warning is the one Compile gives for it.
 type RuleRefusal struct {
 	// Rule is the rule's index in HTTPRoute.Rules.
 	Rule int
 	// Backend is the index in the rule's Backends of the backend refused
-	// for its filters; -1 when the whole rule is refused.
+	// for its filters; -1 when the whole rule or a match is refused.
 	Backend int
+	// Match is the index in the rule's Matches of the match refused (0
+	// for the implied match of a rule without any); -1 when the whole
+	// rule or a backend is refused. A rule whose every match is refused
+	// serves nothing.
+	Match   int
 	Warning Warning
 }
 
-// RefusedRules are the rules of hr, and the backends of its other rules,
-// that Compile refuses for their own filters (a value it cannot apply as
-// written, RequestRedirect beside URLRewrite), which no other object
-// changes: a translator's status learns from them, rather than deciding
-// again, what is not served.
+// RefusedRules are the rules of hr, and the matches and backends of its
+// other rules, that Compile refuses for their own values (a filter value
+// it cannot apply as written, RequestRedirect beside URLRewrite, a
+// mirror's share above one, a path or condition pattern that does not
+// compile), which no other object changes: a translator's status learns
+// from them, rather than deciding again, what is not served.
 func RefusedRules(hr *HTTPRoute) []RuleRefusal {
 	var out []RuleRefusal
 	for i := range hr.Rules {
 		var b builder
 		rule := &hr.Rules[i]
-		if _, _, _, ok := b.ruleOwnFilters(hr, rule); !ok {
+		last := func() Warning { return b.warnings[len(b.warnings)-1] }
+		_, sn, _, ok := b.ruleOwnFilters(hr, rule)
+		if ok {
+			ok = b.checkMirrorShares(hr, rule)
+		}
+		if !ok {
 			if len(b.warnings) > 0 {
-				out = append(out, RuleRefusal{Rule: i, Backend: -1, Warning: b.warnings[len(b.warnings)-1]})
+				out = append(out, RuleRefusal{Rule: i, Backend: -1, Match: -1, Warning: last()})
 			}
 			continue
+		}
+		matches := rule.Matches
+		if len(matches) == 0 {
+			matches = []HTTPRouteMatch{{Field: rule.Field, Type: match.Prefix, Path: "/"}}
+		}
+		for j, m := range matches {
+			m = servedMatch(hr, m)
+			n := len(b.warnings)
+			if rule.Redirect != nil {
+				b.redirectSnippet(hr, rule, sn, m)
+			}
+			if len(b.warnings) == n {
+				b.matchKey(hr, m)
+			}
+			if len(b.warnings) > n {
+				out = append(out, RuleRefusal{Rule: i, Backend: -1, Match: j, Warning: last()})
+			}
 		}
 		for j := range rule.Backends {
 			wb := &rule.Backends[j]
@@ -318,7 +354,7 @@ func RefusedRules(hr *HTTPRoute) []RuleRefusal {
 				continue
 			}
 			if _, ok := b.headerSnippet(hr, wb.RequestHeaders, wb.ResponseHeaders, wb.Field+".filters", backendRefused); !ok && len(b.warnings) > 0 {
-				out = append(out, RuleRefusal{Rule: i, Backend: j, Warning: b.warnings[len(b.warnings)-1]})
+				out = append(out, RuleRefusal{Rule: i, Backend: j, Match: -1, Warning: last()})
 			}
 		}
 	}
@@ -439,6 +475,9 @@ func (b *builder) ruleMirrors(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Respon
 	if len(rule.Mirrors) == 0 {
 		return nil, true
 	}
+	if !b.checkMirrorShares(hr, rule) {
+		return nil, false
+	}
 	resp := match.Response{}
 	for _, rm := range rule.Mirrors {
 		// A mirror that cannot be followed is dropped; the rule serves
@@ -477,6 +516,20 @@ func (b *builder) ruleMirrors(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Respon
 	return out, true
 }
 
+// checkMirrorShares refuses, warning, a rule with a mirror whose share is
+// not between none and every request, whether or not its Service can be
+// followed: the share is the rule's own value.
+func (b *builder) checkMirrorShares(hr *HTTPRoute, rule *HTTPRouteRule) bool {
+	for _, rm := range rule.Mirrors {
+		if rm.Numerator < 0 || rm.Denominator < 0 || rm.Denominator > 0 && rm.Numerator > rm.Denominator {
+			b.warn(RuleRejected, hr.ref(), rm.Field+".requestMirror",
+				fmt.Sprintf("mirror share %d/%d is not between 0 and 1; the rule's requests answer 500", rm.Numerator, rm.Denominator))
+			return false
+		}
+	}
+	return true
+}
+
 // ruleTimeouts is the rule's timeouts as a request policy, nil for none.
 func ruleTimeouts(rule *HTTPRouteRule) *match.Policy {
 	d := rule.RequestTimeout
@@ -512,9 +565,8 @@ func conditions(m HTTPRouteMatch) *match.Conditions {
 // an earlier declaration of the same key wins; it returns the route added,
 // nil for none.
 func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatch, to routeTarget, rw *match.Rewrite, sn *match.Snippet, order int, seen map[condKey]*match.Route) *match.Route {
-	key, re, why := b.routeKeyOf(hr, m)
-	if why != "" {
-		b.warn(PathRejected, hr.ref(), m.Field+".path", "path "+strconv.Quote(m.Path)+" "+why+"; it is not served")
+	key, re, c, ok := b.matchKey(hr, m)
+	if !ok {
 		return nil
 	}
 	r := b.routeSlab.new()
@@ -533,12 +585,7 @@ func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatc
 	if hr.kind() == GRPCRouteKind {
 		_, _, r.OrderPath = grpcPath(m.GRPC)
 	}
-	if when := conditions(m); when != nil {
-		c, err := match.NewConditions(*when)
-		if err != nil {
-			b.warn(RuleRejected, hr.ref(), m.Field, err.Error()+"; this match is not served")
-			return nil
-		}
+	if c != nil {
 		r.When = c
 		// A route with conditions never takes another's place: only one
 		// with the same conditions is the same route.
@@ -594,7 +641,7 @@ func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatc
 			ingressRef(src.Namespace, src.Name), src.Field)
 		return nil
 	}
-	why = "an older " + src.Kind + ", or one as old that goes first by namespace/name"
+	why := "an older " + src.Kind + ", or one as old that goes first by namespace/name"
 	if src.Namespace == hr.Namespace && src.Name == hr.Name {
 		why = "an earlier rule or match of this " + hr.kind()
 	}
@@ -602,6 +649,24 @@ func (b *builder) declareHTTPRouteMatch(hr *HTTPRoute, v *vhost, m HTTPRouteMatc
 		fmt.Sprintf("%s: %s path %q is the same route as %s; this one is not served", hostLabel(v.vh.Name), m.Type, m.Path, why),
 		Ref{Kind: src.Kind, Namespace: src.Namespace, Name: src.Name}, src.Field)
 	return nil
+}
+
+// matchKey is the table key of match m and its prepared conditions (nil
+// for none), or false, with a warning, when the match is not served.
+func (b *builder) matchKey(hr *HTTPRoute, m HTTPRouteMatch) (key string, re *match.Regexp, c *match.Conditions, ok bool) {
+	key, re, why := b.routeKeyOf(hr, m)
+	if why != "" {
+		b.warn(PathRejected, hr.ref(), m.Field+".path", "path "+strconv.Quote(m.Path)+" "+why+"; it is not served")
+		return "", nil, nil, false
+	}
+	if when := conditions(m); when != nil {
+		var err error
+		if c, err = match.NewConditions(*when); err != nil {
+			b.warn(RuleRejected, hr.ref(), m.Field, err.Error()+"; this match is not served")
+			return "", nil, nil, false
+		}
+	}
+	return key, re, c, true
 }
 
 // conditionsKey encodes conditions prepared by match.NewConditions.

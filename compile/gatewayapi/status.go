@@ -278,11 +278,13 @@ func (t *translator) decideStatus(warnings []compile.Warning, routes []*compile.
 }
 
 // refusedRules are, by route of kind, the rules compile refuses
-// (compile.RefusedRules), each named with compile's warning, the
-// backends whose share it refuses, and for a route none of whose rules
-// is served, why it is not accepted (UnsupportedValue: the API counts a
-// route whose every rule is invalid as invalid). A route attached to
-// several listeners has the same rules on each: its first is read.
+// (compile.RefusedRules), each named with compile's warning (a rule whose
+// every match is refused among them), the backends whose share it
+// refuses and the matches it does not serve of the other rules, and for
+// a route none of whose rules is served, why it is not accepted
+// (UnsupportedValue: the API counts a route whose every rule is invalid
+// as invalid). A route attached to several listeners has the same rules
+// on each: its first is read.
 func refusedRules(routes []*compile.HTTPRoute, kind string) (dropped, backends map[nsName][]string, noneServed map[nsName]*status.Problem) {
 	dropped, backends, noneServed = map[nsName][]string{}, map[nsName][]string{}, map[nsName]*status.Problem{}
 	done := map[nsName]bool{}
@@ -293,9 +295,25 @@ func refusedRules(routes []*compile.HTTPRoute, kind string) (dropped, backends m
 		}
 		done[k] = true
 		rules := 0
-		for _, rr := range compile.RefusedRules(hr) {
+		refusals := compile.RefusedRules(hr)
+		for i, rr := range refusals {
 			w := rr.Warning
-			if rr.Backend >= 0 {
+			if rr.Match >= 0 {
+				rule := &hr.Rules[rr.Rule]
+				refused := 0
+				for _, o := range refusals {
+					if o.Rule == rr.Rule && o.Match >= 0 {
+						refused++
+					}
+				}
+				if refused < max(len(rule.Matches), 1) {
+					backends[k] = append(backends[k], w.Field+": "+w.Message)
+					continue
+				}
+				if i > 0 && refusals[i-1].Rule == rr.Rule && refusals[i-1].Match >= 0 {
+					continue // the rule is listed once, with its first match's warning
+				}
+			} else if rr.Backend >= 0 {
 				backends[k] = append(backends[k], w.Field+": "+w.Message)
 				continue
 			}

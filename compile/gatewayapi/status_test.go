@@ -713,3 +713,59 @@ func TestHTTPRouteRefusedBackendFilter(t *testing.T) {
 		t.Errorf("Accepted message %q does not name the backend whose share answers 500", cs[0].Message)
 	}
 }
+
+// TestHTTPRouteRefusedMatches: a match compile refuses (a path or header
+// pattern that does not compile) is not served, and a mirror whose share
+// is more than every request refuses its rule (it answers 500); the
+// status says so rather than "the route is served": a refused match of a
+// rule with another match is listed in the Accepted message, a rule
+// whose every match is refused is a dropped rule (PartiallyInvalid), and
+// a route with nothing left is not accepted.
+func TestHTTPRouteRefusedMatches(t *testing.T) {
+	parent := []gwv1.ParentReference{{Name: "gw"}}
+	gw := gateway("app", "gw", "ours", listener("http", "", gwv1.NamespacesFromSame))
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "svc"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	badPath := gwv1.HTTPRouteMatch{Path: &gwv1.HTTPPathMatch{Type: new(gwv1.PathMatchRegularExpression), Value: new("/a(")}}
+	badHeader := gwv1.HTTPRouteMatch{Headers: []gwv1.HTTPHeaderMatch{{Type: new(gwv1.HeaderMatchRegularExpression), Name: "X-A", Value: "b("}}}
+	goodMatch := gwv1.HTTPRouteMatch{Path: &gwv1.HTTPPathMatch{Value: new("/ok")}}
+	backends := []gwv1.HTTPBackendRef{toService("", "svc", 80)}
+	good := gwv1.HTTPRouteRule{BackendRefs: backends}
+	oneBad := gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{badPath, goodMatch}, BackendRefs: backends}
+	allBad := gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{badPath, badHeader}, BackendRefs: backends}
+	mirror := gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Value: new("/m")}}}, BackendRefs: backends,
+		Filters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestMirror, RequestMirror: &gwv1.HTTPRequestMirrorFilter{
+			BackendRef: gwv1.BackendObjectReference{Name: "svc", Port: new(gwv1.PortNumber(80))}, Fraction: &gwv1.Fraction{Numerator: 3, Denominator: new(int32(2))}}}}}
+	routes := []*gwv1.HTTPRoute{
+		httpRoute("app", "one-bad", parent, nil, oneBad),
+		httpRoute("app", "all-bad", parent, nil, good, allBad),
+		httpRoute("app", "mirror", parent, nil, good, mirror),
+		httpRoute("app", "nothing", parent, nil, allBad),
+	}
+	tr := TranslateAll(Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{gw}, HTTPRoutes: routes, Services: []*corev1.Service{svc}})
+	ok := []brief{{"Accepted", "True", status.ReasonAccepted}, {"ResolvedRefs", "True", "ResolvedRefs"}}
+	partly := append(slices.Clone(ok), brief{"PartiallyInvalid", "True", status.ReasonUnsupportedValue})
+	want := map[string]struct {
+		briefs []brief
+		names  string // in the Accepted message, or PartiallyInvalid's when there is one
+	}{
+		"one-bad": {ok, "spec.rules[0].matches[0]"},
+		"all-bad": {partly, "spec.rules[1]"},
+		"mirror":  {partly, "spec.rules[1]"},
+		"nothing": {[]brief{{"Accepted", "False", status.ReasonUnsupportedValue}, {"ResolvedRefs", "True", "ResolvedRefs"}}, "spec.rules[0]"},
+	}
+	for _, r := range routes {
+		got, _ := tr.Status.HTTPRoute(r, metav1.Unix(1, 0))
+		if got == nil || len(got.Status.Parents) != 1 {
+			t.Fatalf("%s: no status: %+v", r.Name, got)
+		}
+		cs := got.Status.Parents[0].Conditions
+		w := want[r.Name]
+		if d := cmp.Diff(w.briefs, briefs(cs)); d != "" {
+			t.Errorf("%s (-want +got):\n%s", r.Name, d)
+			continue
+		}
+		if msg := cs[len(cs)-1].Message; len(cs) == 2 && !strings.Contains(cs[0].Message, w.names) || len(cs) == 3 && !strings.Contains(msg, w.names) {
+			t.Errorf("%s: messages %+v do not name %s", r.Name, cs, w.names)
+		}
+	}
+}

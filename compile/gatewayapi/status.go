@@ -438,8 +438,9 @@ func routeKinds(l *gwv1.Listener) (invalid []string, supported []gwv1.RouteGroup
 // does not attach, as attach finds, else refused, the reason it is not
 // accepted anyway; nil when it is accepted. It records the hosts of each
 // listener it attaches to, and counts an accepted route there (once per
-// listener, in seen): a listener's attachedRoutes counts only routes
-// whose Accepted is True (Gateway API, ListenerStatus).
+// listener, in seen) unless another Gateway's listeners take its every
+// host: a listener's attachedRoutes counts only routes whose Accepted is
+// True (Gateway API, ListenerStatus) and that it serves.
 func (t *translator) attachFacts(r *gwv1.HTTPRoute, i int, gw *gwv1.Gateway, seen map[listenerKey]bool, refused *status.Problem) *status.Problem {
 	p := r.Spec.ParentRefs[i]
 	field := "spec.parentRefs[" + strconv.Itoa(i) + "]"
@@ -464,8 +465,15 @@ func (t *translator) attachFacts(r *gwv1.HTTPRoute, i int, gw *gwv1.Gateway, see
 		}
 		attached = true
 		k := listenerKey{gw, l.Name}
-		keys = append(keys, k)
 		t.listenerHosts[k] = append(t.listenerHosts[k], hosts...)
+		// A route whose every host here another Gateway's listener takes
+		// is not served here (attach), so is not counted.
+		if slices.ContainsFunc(hosts, func(h string) bool {
+			by := t.shadowedBy(viewOf(l), string(deref(l.Hostname, "")), h)
+			return by == nil || by.gw == gw
+		}) {
+			keys = append(keys, k)
+		}
 	}
 	if attached && refused == nil {
 		for _, k := range keys {

@@ -769,3 +769,26 @@ func TestHTTPRouteRefusedMatches(t *testing.T) {
 		}
 	}
 }
+
+// TestShadowedRouteNotCounted: a route whose every host on a listener is
+// taken by another Gateway's more specific listener is not served there,
+// so that listener's attachedRoutes does not count it; a route with a
+// host still served there is counted.
+func TestShadowedRouteNotCounted(t *testing.T) {
+	wide := gateway("app", "wide", "ours", listener("any", "", gwv1.NamespacesFromSame))
+	narrow := gateway("app", "narrow", "ours", listener("shop", "shop.example.com", gwv1.NamespacesFromSame))
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "svc"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	rule := gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{toService("", "svc", 80)}}
+	routes := []*gwv1.HTTPRoute{
+		httpRoute("app", "lost", []gwv1.ParentReference{{Name: "wide"}}, []gwv1.Hostname{"shop.example.com"}, rule),
+		httpRoute("app", "kept", []gwv1.ParentReference{{Name: "wide"}}, []gwv1.Hostname{"shop.example.com", "www.example.com"}, rule),
+	}
+	tr := TranslateAll(Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{wide, narrow}, HTTPRoutes: routes, Services: []*corev1.Service{svc}})
+	g, _ := tr.Status.Gateway(wide, nil, metav1.Unix(1, 0))
+	if g == nil {
+		t.Fatal("no status for Gateway wide")
+	}
+	if n := g.Status.Listeners[0].AttachedRoutes; n != 1 {
+		t.Errorf("attachedRoutes of listener any: %d, want 1 (kept; lost's every host is listener shop's)", n)
+	}
+}

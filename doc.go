@@ -3014,9 +3014,11 @@
 //     Gateway of ours, an entry of status.parents with Accepted (False:
 //     NoMatchingParent, NotAllowedByListeners, NoMatchingListenerHostname,
 //     UnsupportedValue for a value outside the API's enums: a match,
-//     filter or path modifier type, a redirect scheme or status code; and
-//     for ReplacePrefixMatch beside a match that is not PathPrefix, and
-//     when compile refuses every rule, compile.RefusedRules; True lists
+//     filter or path modifier type, a redirect scheme or status code, a
+//     method; and for ReplacePrefixMatch beside a match that is not
+//     PathPrefix, and when compile refuses every rule,
+//     compile.RefusedRules, IncompatibleFilters when each is refused for
+//     RequestRedirect beside URLRewrite; True lists
 //     what is not served (a match compile refuses among them), and
 //     PartiallyInvalid, "Dropped Rule", names the rules compile refuses,
 //     whose requests answer 500, or whose every match it refuses) and

@@ -305,8 +305,11 @@ type RuleRefusal struct {
 	// for the implied match of a rule without any); -1 when the whole
 	// rule or a backend is refused. A rule whose every match is refused
 	// serves nothing.
-	Match   int
-	Warning Warning
+	Match int
+	// Incompatible: the whole rule is refused because its filters cannot
+	// be combined (RequestRedirect beside URLRewrite).
+	Incompatible bool
+	Warning      Warning
 }
 
 // RefusedRules are the rules of hr, and the matches and backends of its
@@ -327,7 +330,8 @@ func RefusedRules(hr *HTTPRoute) []RuleRefusal {
 		}
 		if !ok {
 			if len(b.warnings) > 0 {
-				out = append(out, RuleRefusal{Rule: i, Backend: -1, Match: -1, Warning: last()})
+				out = append(out, RuleRefusal{Rule: i, Backend: -1, Match: -1, Warning: last(),
+					Incompatible: rule.Redirect != nil && rule.Rewrite != nil})
 			}
 			continue
 		}

@@ -53,6 +53,7 @@ const (
 	ReasonNoMatchingListenerHostname = "NoMatchingListenerHostname"
 	ReasonNoMatchingParent           = "NoMatchingParent"
 	ReasonUnsupportedValue           = "UnsupportedValue"
+	ReasonIncompatibleFilters        = "IncompatibleFilters"
 	ReasonBackendNotFound            = "BackendNotFound"
 	ReasonInvalidKind                = "InvalidKind"
 

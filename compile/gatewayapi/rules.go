@@ -14,11 +14,15 @@ import (
 )
 
 // conditions translates a match's method, headers and query parameters
-// (Exact and RegularExpression). A type this translation does not know
-// refuses the match.
+// (Exact and RegularExpression). A type this translation does not know,
+// or a method outside the API's enum, refuses the match.
 func (t *translator) conditions(r *gwv1.HTTPRoute, field string, m gwv1.HTTPRouteMatch) (compile.HTTPRouteMatch, bool) {
 	var cm compile.HTTPRouteMatch
 	if m.Method != nil {
+		if !knownMethod(*m.Method) {
+			t.warn(Unsupported, r, field+".method", "method "+strconv.Quote(string(*m.Method))+" is not one the API defines; this match is not served")
+			return cm, false
+		}
 		cm.Method = string(*m.Method)
 	}
 	for i, h := range m.Headers {
@@ -39,6 +43,13 @@ func (t *translator) conditions(r *gwv1.HTTPRoute, field string, m gwv1.HTTPRout
 	}
 	return cm, true
 }
+
+// httpMethods are the API's HTTPMethod enum.
+var httpMethods = []gwv1.HTTPMethod{gwv1.HTTPMethodGet, gwv1.HTTPMethodHead, gwv1.HTTPMethodPost, gwv1.HTTPMethodPut, gwv1.HTTPMethodDelete,
+	gwv1.HTTPMethodConnect, gwv1.HTTPMethodOptions, gwv1.HTTPMethodTrace, gwv1.HTTPMethodPatch}
+
+// knownMethod reports a method of the API's enum, which is case-sensitive.
+func knownMethod(m gwv1.HTTPMethod) bool { return slices.Contains(httpMethods, m) }
 
 // valueType reads a header or query parameter match type: regex is true
 // for RegularExpression; ok is false for a type neither Exact nor that.

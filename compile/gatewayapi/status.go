@@ -294,7 +294,7 @@ func refusedRules(routes []*compile.HTTPRoute, kind string) (dropped, backends m
 			continue
 		}
 		done[k] = true
-		rules := 0
+		rules, incompatible := 0, 0
 		refusals := compile.RefusedRules(hr)
 		for i, rr := range refusals {
 			w := rr.Warning
@@ -318,11 +318,19 @@ func refusedRules(routes []*compile.HTTPRoute, kind string) (dropped, backends m
 				continue
 			}
 			rules++
+			if rr.Incompatible {
+				incompatible++
+			}
 			dropped[k] = append(dropped[k], hr.Rules[rr.Rule].Field+" ("+w.Field+": "+w.Message+")")
 		}
 		if rules > 0 && rules == len(hr.Rules) {
-			noneServed[k] = &status.Problem{Reason: status.ReasonUnsupportedValue,
-				Message: "no rule is served: " + strings.Join(dropped[k], "; ")}
+			// The API names IncompatibleFilters for a route not accepted
+			// for filters that cannot be combined (HTTPRouteRule filters).
+			reason := status.ReasonUnsupportedValue
+			if incompatible == rules {
+				reason = status.ReasonIncompatibleFilters
+			}
+			noneServed[k] = &status.Problem{Reason: reason, Message: "no rule is served: " + strings.Join(dropped[k], "; ")}
 		}
 	}
 	return dropped, backends, noneServed
@@ -331,8 +339,8 @@ func refusedRules(routes []*compile.HTTPRoute, kind string) (dropped, backends m
 // httpValueProblem lists r's values outside the API's enums as
 // UnsupportedValue, which the HTTPRoute API asks of each: a path, header
 // or query parameter match type, a filter or path modifier type, a
-// redirect scheme or status code; and ReplacePrefixMatch beside a match
-// that is not PathPrefix, which the API does not accept either. nil when
+// redirect scheme or status code, a method; and ReplacePrefixMatch beside
+// a match that is not PathPrefix, which the API does not accept either. nil when
 // there is none. Such a value is not served (its match is left out, its
 // rule answers 500); known values ramjet does not serve keep the route
 // Accepted, listing them.
@@ -382,6 +390,9 @@ func httpValueProblem(r *gwv1.HTTPRoute) *status.Problem {
 			// beside another match type the API does not accept the route.
 			if mp := m.Path; prefixField != "" && mp != nil && deref(mp.Type, gwv1.PathMatchPathPrefix) != gwv1.PathMatchPathPrefix {
 				msgs = append(msgs, prefixField+": ReplacePrefixMatch needs PathPrefix matches; "+mf+" is "+string(*mp.Type))
+			}
+			if m.Method != nil && !knownMethod(*m.Method) {
+				bad(mf+".method", "method", string(*m.Method))
 			}
 			if p := m.Path; p != nil && p.Type != nil && !slices.Contains([]gwv1.PathMatchType{gwv1.PathMatchExact, gwv1.PathMatchPathPrefix, gwv1.PathMatchRegularExpression}, *p.Type) {
 				bad(mf+".path.type", "path match type", string(*p.Type))

@@ -609,7 +609,7 @@ func TestHTTPRouteRefusedRules(t *testing.T) {
 	want := map[string][]brief{
 		"partly": {{"Accepted", "True", status.ReasonAccepted}, {"ResolvedRefs", "True", "ResolvedRefs"}, {"PartiallyInvalid", "True", status.ReasonUnsupportedValue}},
 		"dollar": {{"Accepted", "False", status.ReasonUnsupportedValue}, {"ResolvedRefs", "True", "ResolvedRefs"}},
-		"both":   {{"Accepted", "False", status.ReasonUnsupportedValue}, {"ResolvedRefs", "True", "ResolvedRefs"}},
+		"both":   {{"Accepted", "False", status.ReasonIncompatibleFilters}, {"ResolvedRefs", "True", "ResolvedRefs"}},
 		"good":   {{"Accepted", "True", status.ReasonAccepted}, {"ResolvedRefs", "True", "ResolvedRefs"}},
 	}
 	for _, r := range routes {
@@ -790,5 +790,45 @@ func TestShadowedRouteNotCounted(t *testing.T) {
 	}
 	if n := g.Status.Listeners[0].AttachedRoutes; n != 1 {
 		t.Errorf("attachedRoutes of listener any: %d, want 1 (kept; lost's every host is listener shop's)", n)
+	}
+}
+
+// TestHTTPRouteMethodOutsideEnum: a method match outside the API's enum
+// ("get", "PURGE") is not served (its match is left out, warning on the
+// field) and the route is not accepted, UnsupportedValue, as for the
+// other enum values; and a route whose rules are all refused for
+// RequestRedirect beside URLRewrite is not accepted with reason
+// IncompatibleFilters, which the API names for that.
+func TestHTTPRouteMethodOutsideEnum(t *testing.T) {
+	parent := []gwv1.ParentReference{{Name: "gw"}}
+	gw := gateway("app", "gw", "ours", listener("http", "", gwv1.NamespacesFromSame))
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "svc"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	rule := gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{{Method: new(gwv1.HTTPMethod("get"))}, {Method: new(gwv1.HTTPMethodPost)}},
+		BackendRefs: []gwv1.HTTPBackendRef{toService("", "svc", 80)}}
+	both := gwv1.HTTPRouteRule{Filters: []gwv1.HTTPRouteFilter{
+		{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gwv1.HTTPRequestRedirectFilter{Scheme: new("https")}},
+		{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwv1.HTTPURLRewriteFilter{Hostname: new(gwv1.PreciseHostname("b.example"))}}}}
+	r := httpRoute("app", "r", parent, nil, rule)
+	inc := httpRoute("app", "both", parent, nil, both)
+	tr := TranslateAll(Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{gw}, HTTPRoutes: []*gwv1.HTTPRoute{r, inc}, Services: []*corev1.Service{svc}})
+	got, _ := tr.Status.HTTPRoute(r, metav1.Unix(1, 0))
+	c := got.Status.Parents[0].Conditions[0]
+	if c.Status != metav1.ConditionFalse || c.Reason != status.ReasonUnsupportedValue || !strings.Contains(c.Message, "spec.rules[0].matches[0].method") {
+		t.Errorf("Accepted %s %s %q, want False UnsupportedValue naming spec.rules[0].matches[0].method", c.Status, c.Reason, c.Message)
+	}
+	warned := slices.ContainsFunc(tr.Warnings, func(w compile.Warning) bool {
+		return w.Object.Name == "r" && w.Field == "spec.rules[0].matches[0].method"
+	})
+	if !warned {
+		t.Errorf("no warning on spec.rules[0].matches[0].method: %+v", tr.Warnings)
+	}
+	for _, hr := range tr.HTTPRoutes {
+		if hr.Name == "r" && slices.ContainsFunc(hr.Rules[0].Matches, func(m compile.HTTPRouteMatch) bool { return m.Method == "get" }) {
+			t.Errorf("method \"get\" is served: %+v", hr.Rules[0].Matches)
+		}
+	}
+	got, _ = tr.Status.HTTPRoute(inc, metav1.Unix(1, 0))
+	if c := got.Status.Parents[0].Conditions[0]; c.Status != metav1.ConditionFalse || c.Reason != "IncompatibleFilters" {
+		t.Errorf("both: Accepted %s %s %q, want False IncompatibleFilters", c.Status, c.Reason, c.Message)
 	}
 }

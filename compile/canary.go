@@ -283,13 +283,23 @@ func (b *builder) attachPath(ing *ingress, v *vhost, host, field string, p *netw
 	if v != nil {
 		// On a host in regex mode the primary's path became the patterns
 		// modeKeys makes of it; the canary's is looked up the same way.
-		var buf [2]pathKey
+		var buf [3]pathKey
 		keys, ok := b.modeKeys(ing, v, field, p, pathKey{typ, key, re}, buf[:0])
 		if !ok {
 			return
 		}
+		if raw := declaredPath(p); v.regex != nil && typ == match.Prefix && !strings.HasSuffix(raw, "/") &&
+			!slices.ContainsFunc(keys, func(k pathKey) bool { return k.key == raw+"/" }) {
+			// A primary Prefix path that did not ask for regex mode has
+			// the slashed pattern, whether or not this canary asked.
+			keys = append(keys, pathKey{match.Regex, raw + "/", nil})
+		}
 		for _, k := range keys {
-			if primary = v.route(routeKey{typ: k.typ, path: k.key}); primary != nil {
+			// There an Exact path's pattern can be a Prefix path's too:
+			// ingress-nginx merges only into a location of the canary's
+			// path type.
+			if r := v.route(routeKey{typ: k.typ, path: k.key}); r != nil && b.sameExactness(r.Source, p) {
+				primary = r
 				break
 			}
 		}
@@ -327,22 +337,42 @@ func (b *builder) attachPath(ing *ingress, v *vhost, host, field string, p *netw
 // ingress-nginx names its location: as written, "/" for none. ok is false
 // for what an Ingress path did not declare.
 func (b *builder) writtenPath(src match.Source) (string, bool) {
+	decl := b.declaredPathOf(src)
+	if decl == nil {
+		return "", false
+	}
+	return declaredPath(decl), true
+}
+
+// declaredPathOf is the Ingress path that declared src, nil for what no
+// Ingress path declared.
+func (b *builder) declaredPathOf(src match.Source) *networkingv1.HTTPIngressPath {
 	ing := b.ingressOf(src)
 	var i, j int
 	if ing == nil || ing.obj == nil {
-		return "", false
+		return nil
 	}
 	if n, err := fmt.Sscanf(src.Field, "spec.rules[%d].http.paths[%d]", &i, &j); n != 2 || err != nil {
-		return "", false
+		return nil
 	}
 	rules := ing.obj.Spec.Rules
 	if i >= len(rules) || rules[i].HTTP == nil || j >= len(rules[i].HTTP.Paths) {
-		return "", false
+		return nil
 	}
-	if p := rules[i].HTTP.Paths[j].Path; p != "" {
-		return p, true
+	return &rules[i].HTTP.Paths[j]
+}
+
+// sameExactness reports whether the Ingress path that declared src has
+// the path type of p as ingress-nginx compares them, where a missing or
+// ImplementationSpecific type reads as Prefix (SetDefaultNGINXPathType).
+// What no Ingress path declared passes.
+func (b *builder) sameExactness(src match.Source, p *networkingv1.HTTPIngressPath) bool {
+	decl := b.declaredPathOf(src)
+	if decl == nil {
+		return true
 	}
-	return "/", true
+	exact := func(t *networkingv1.PathType) bool { return t != nil && *t == networkingv1.PathTypeExact }
+	return exact(decl.PathType) == exact(p.PathType)
 }
 
 // attachDefault attaches a canary's spec.defaultBackend to the catch-all.

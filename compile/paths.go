@@ -146,9 +146,10 @@ func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkin
 		r.SSLRedirect, r.ForceSSLRedirect = ing.redirects(b.opts)
 		r.PreserveTrailingSlash = ing.ann.preserveTrailingSlash
 		r.OrderPath = orderPath
-		// Kept only where the backend turns out to have affinity
-		// (decideAffinity).
+		// Both kept only where the backend turns out to have affinity
+		// (applyRouteAffinity).
 		r.NoAffinityCookie = ing.ann.trafficR().affinity.key == ""
+		r.CookieSlash = k.typ == match.Prefix && k.key != "" && strings.HasSuffix(p.Path, "/")
 		if winner == nil {
 			v.addRoute(r)
 			continue

@@ -68,11 +68,11 @@ func (b *builder) applyRouteAffinity() {
 		}
 	}
 	// A route that sets no cookie on a backend without affinity is an
-	// ordinary route.
+	// ordinary route, and a cookie path matters only where one is set.
 	for _, v := range b.vhostOrder {
 		for _, r := range v.vh.Routes {
-			if r.NoAffinityCookie && (r.Backend == nil || r.Backend.Traffic == nil || r.Backend.Traffic.Affinity == nil) {
-				r.NoAffinityCookie = false
+			if r.Backend == nil || r.Backend.Traffic == nil || r.Backend.Traffic.Affinity == nil {
+				r.NoAffinityCookie, r.CookieSlash = false, false
 			}
 		}
 	}

@@ -108,6 +108,8 @@ func CookiePath(rt *Route) (path string, pattern bool) {
 		return p, false
 	case rt.Type == Prefix && rt.Path == "":
 		return "/", false
+	case rt.Type == Prefix && rt.CookieSlash:
+		return rt.Path + "/", false
 	}
 	return rt.Path, false
 }
@@ -182,7 +184,7 @@ func trafficText(be *Backend) string {
 // pick of an endpoint: its canary and session affinity.
 var trafficSection = section{
 	name:    "canary-and-affinity",
-	route:   []string{"NoAffinityCookie"},
+	route:   []string{"NoAffinityCookie", "CookieSlash"},
 	backend: []string{"Traffic"},
 	digest: []digestPart{{
 		tag:        "traffic",
@@ -196,6 +198,14 @@ var trafficSection = section{
 			return slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.NoAffinityCookie })
 		},
 		route: func(e *encoder, r *Route) { e.flag(r.NoAffinityCookie) },
+	}, {
+		// The cookie path of a Prefix path declared with its slash joined
+		// later still.
+		tag: "affinity-cookie-slash",
+		hostHas: func(vh *VirtualHost) bool {
+			return slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.CookieSlash })
+		},
+		route: func(e *encoder, r *Route) { e.flag(r.CookieSlash) },
 	}},
 	text: textParts{
 		at:           10,
@@ -203,6 +213,9 @@ var trafficSection = section{
 		routeLines: func(b *strings.Builder, _ *VirtualHost, r *Route) {
 			if r.NoAffinityCookie {
 				b.WriteString("    no affinity cookie (the Ingress does not set affinity: cookie)\n")
+			}
+			if r.CookieSlash {
+				b.WriteString("    affinity cookie path " + r.Path + "/ (the path as declared)\n")
 			}
 		},
 	},

@@ -313,6 +313,7 @@ var sectionChanges = []struct {
 	}},
 	{section: "canary-and-affinity", field: "Backend.Traffic", change: "none", mutate: func(s Spec) { specBackend(s, "prod/web:80").Traffic = nil }},
 	{section: "canary-and-affinity", field: "Route.NoAffinityCookie", change: "no cookie set", mutate: func(s Spec) { specRoute(s, "/api").NoAffinityCookie = true }},
+	{section: "canary-and-affinity", field: "Route.CookieSlash", change: "cookie path /api/", mutate: func(s Spec) { specRoute(s, "/api").CookieSlash = true }},
 
 	{section: "cors", field: "Route.Location.CORS", change: "max-age", mutate: func(s Spec) { specRoute(s, "/api").CORS.MaxAge = 61 }},
 	{section: "cors", field: "Route.Location.CORS", change: "credentials", mutate: func(s Spec) { specRoute(s, "/api").CORS.Credentials = true }},

@@ -229,6 +229,11 @@ type Route struct {
 	// never given one, as ingress-nginx sets the cookie only on the
 	// locations of Ingresses with affinity (SPEC §9).
 	NoAffinityCookie bool
+	// CookieSlash: the Prefix path was declared with the trailing slash
+	// its key drops ("/p/"), and its backend has session affinity. The
+	// session cookie is then for "/p/", the path as declared, which
+	// ingress-nginx writes (SPEC §9).
+	CookieSlash bool
 
 	// Path is the key the route is matched on: the path as declared for
 	// Exact; the prefix with trailing slashes stripped for Prefix ("" for

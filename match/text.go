@@ -24,6 +24,7 @@ import (
 //	    auth denied (503): <why>
 //	    auth basic realm "<realm>" secret <ns/name> <auth-file|auth-map> <n> users
 //	    auth external <url>[ method M][ signin <url>][ response-headers A,B][ request-redirect <v>][ always-set-cookie]
+//	    affinity cookie path <path>/ (the path as declared)   a Prefix path declared with its slash
 //	backend <ID> <protocol> <state>[ <policy>]    sorted by ID
 //	  canary <backend ID> from <source> [header <name> [value <q>|pattern <q>]] [cookie <name>] weight <w>/<total>[ sticky]
 //	  affinity cookie <name> <balanced|persistent>[ path <p>][ domain <d>][ max-age <s>][ expires <s>][ samesite <v>]...

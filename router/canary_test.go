@@ -243,6 +243,7 @@ func TestRouteCookiePath(t *testing.T) {
 		{nil, "/"},
 		{&match.Route{Type: match.Prefix, Path: ""}, "/"},
 		{&match.Route{Type: match.Prefix, Path: "/shop"}, "/shop"},
+		{&match.Route{Type: match.Prefix, Path: "/shop", CookieSlash: true}, "/shop/"},
 		{&match.Route{Type: match.Exact, Path: "/a/"}, "/a/"},
 		{&match.Route{Type: match.Regex, Path: "/api/.*"}, "/"},
 	} {

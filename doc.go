@@ -970,7 +970,8 @@
 // session-cookie-name is an HTTP token; session-cookie-path starts with
 // "/", and it and session-cookie-domain are printable ASCII without spaces
 // or ';'; session-cookie-max-age and -expires are whole seconds under
-// nginx.ingress.kubernetes.io/ ("3600") and a duration with a unit, in
+// nginx.ingress.kubernetes.io/ ("3600"; a negative number, as there, makes
+// the cookie expire at once) and a duration with a unit, in
 // whole seconds, under ramjet.dev/ ("1h"); session-cookie-samesite is None,
 // Lax or Strict, written so under nginx.ingress.kubernetes.io/ (ingress-
 // nginx's cookie library drops "lax", leaving the cookie without SameSite)

@@ -3,6 +3,7 @@ package compile
 import (
 	"cmp"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -141,9 +142,9 @@ func applySessionCookieDomain(v *annotationValues, key, value string) error {
 	return nil
 }
 
-// cookieSeconds parses a cookie lifetime: whole seconds as ingress-nginx
-// writes them ("3600") under its prefix; a duration with a unit ("1h")
-// under ramjet.dev/ (SPEC §11.3).
+// cookieSeconds parses a cookie lifetime: whole seconds under
+// ingress-nginx's prefix, as nginxCookieSeconds reads them; a duration
+// with a unit ("1h") under ramjet.dev/ (SPEC §11.3).
 func cookieSeconds(key, value string) (string, error) {
 	if strings.HasPrefix(key, NativePrefix) {
 		d, err := time.ParseDuration(value)
@@ -152,11 +153,38 @@ func cookieSeconds(key, value string) (string, error) {
 		}
 		return strconv.FormatInt(int64(d/time.Second), 10), nil
 	}
-	n, err := strconv.ParseInt(value, 10, 64)
-	if err != nil || n < 0 || strconv.FormatInt(n, 10) != value {
-		return "", fmt.Errorf("%s %q is not a whole number of seconds; not applied", key, value)
+	if s, ok := nginxCookieSeconds(value, strings.HasSuffix(key, "-expires")); ok {
+		return s, nil
 	}
-	return value, nil
+	return "", fmt.Errorf("%s %q is not a whole number of seconds; not applied", key, value)
+}
+
+// nginxCookieExpiresRE is ingress-nginx's affinityCookieExpiresRegex,
+// anchored only at one end in each alternative, as it is written there.
+var nginxCookieExpiresRE = regexp.MustCompile(`(^0|-?[1-9]\d*$)`)
+
+// nginxCookieSeconds reads a cookie lifetime as ingress-nginx does
+// (sessionaffinity/main.go): its validator matches nginxCookieExpiresRE
+// against the value as written, spaces removed for expires only; its
+// parser trims the value and matches it again; sticky.lua writes Lua's
+// tonumber of that. A negative number is written as is, so the cookie
+// expires at once; a number with a leading zero or sign is written as
+// the number. What tonumber does not read as a whole number (a unit, a
+// fraction) sets no lifetime there, and is not applied here.
+func nginxCookieSeconds(value string, removeSpace bool) (string, bool) {
+	checked := value
+	if removeSpace {
+		checked = strings.ReplaceAll(value, " ", "")
+	}
+	s := strings.TrimSpace(value)
+	if !nginxCookieExpiresRE.MatchString(checked) || !nginxCookieExpiresRE.MatchString(s) {
+		return "", false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return "", false
+	}
+	return strconv.FormatInt(n, 10), true
 }
 
 func applySessionCookieMaxAge(v *annotationValues, key, value string) error {

@@ -230,7 +230,7 @@ func (b *builder) rejectValue(ing *ingress, key string, err error) {
 // there. Booleans and numbers are read as written (a space refuses them
 // there too); the other keys' parsers take spaces as ingress-nginx does.
 var nginxTrimmed = setOf("backend-protocol", "load-balance", "upstream-hash-by", "canary-by-header", "canary-by-cookie",
-	"session-cookie-name", "session-cookie-path", "session-cookie-domain", "session-cookie-expires", "session-cookie-max-age")
+	"session-cookie-name", "session-cookie-path", "session-cookie-domain")
 
 // boolAnnotation applies a boolean annotation through set.
 func boolAnnotation(set func(v *annotationValues, key string, on bool)) func(v *annotationValues, key, value string) error {

@@ -221,3 +221,46 @@ func TestAffinityCanaryBehaviorCase(t *testing.T) {
 	require.Equal(t, []short{{AnnotationRejected, "Ingress prod/canary", field}}, shorten(ws))
 	require.True(t, c.Sticky)
 }
+
+// The cookie lifetimes are read as ingress-nginx reads them
+// (sessionaffinity/main.go: affinityCookieExpiresRegex, `(^0|-?[1-9]\d*$)`,
+// on the value as written, spaces removed for expires only, then on the
+// trimmed value; sticky.lua then writes tonumber of it): a negative value
+// is written as is, so the cookie expires at once, and a leading zero or
+// space is read as Lua reads the number.
+func TestAffinityCookieSecondsAsNginxReadsThem(t *testing.T) {
+	for _, tt := range []struct {
+		key, value, want string // want "" for not applied
+	}{
+		{"session-cookie-max-age", "-3600", "-3600"},
+		{"session-cookie-max-age", "0", "0"},
+		{"session-cookie-max-age", "010", "10"},
+		{"session-cookie-max-age", " 60", "60"},
+		{"session-cookie-max-age", "60 ", ""}, // the validator refuses it
+		{"session-cookie-max-age", "-0", ""},
+		{"session-cookie-max-age", "1h", ""},
+		{"session-cookie-expires", "-60", "-60"},
+		{"session-cookie-expires", "60 ", "60"},
+		{"session-cookie-expires", "6 0", ""},
+	} {
+		t.Run(tt.key+"="+tt.value, func(t *testing.T) {
+			s := mkSnapshot(
+				mkService("prod", "api", ":80:"), mkSlice("prod", "api", "a", "", 80, "10.0.0.1"),
+				mkIngress("prod", "web", 1, withAnnotations(NginxPrefix+"affinity", "cookie", NginxPrefix+tt.key, tt.value),
+					withRules(mkRule("shop.example.com", prefix("/", "api", 80)))),
+			)
+			tab, ws := compileOK(t, s, Options{})
+			a := tab.Lookup("shop.example.com", "/").Backend.Traffic.Affinity
+			got := a.MaxAge
+			if tt.key == "session-cookie-expires" {
+				got = a.Expires
+			}
+			require.Equal(t, tt.want, got)
+			if tt.want == "" {
+				require.Equal(t, []short{{AnnotationRejected, "Ingress prod/web", "metadata.annotations[" + NginxPrefix + tt.key + "]"}}, shorten(ws))
+			} else {
+				require.Empty(t, ws, warningText(ws))
+			}
+		})
+	}
+}

@@ -222,6 +222,8 @@ func TestSessionCookie(t *testing.T) {
 			"c=v; Expires=Mon, 30-Nov-26 12:01:00 GMT; Max-Age=120; Domain=example.com; Path=/p; Secure; HttpOnly; SameSite=Strict"},
 		{"after 2037 the year has four digits", match.SessionAffinity{CookieName: "c", Expires: "473040000"}, "", false,
 			"c=v; Expires=Tue, 26-Nov-2041 12:00:00 GMT; Path=/p; HttpOnly"},
+		{"negative: expired at once", match.SessionAffinity{CookieName: "c", Expires: "-3600", MaxAge: "-3600"}, "", false,
+			"c=v; Expires=Mon, 30-Nov-26 11:00:00 GMT; Max-Age=-3600; Path=/p; HttpOnly"},
 		{"secure over https", match.SessionAffinity{CookieName: "c"}, "", true, "c=v; Path=/p; Secure; HttpOnly"},
 		{"none", match.SessionAffinity{CookieName: "c", SameSite: "None", ConditionalSameSiteNone: true}, "curl/8", false, "c=v; Path=/p; HttpOnly; SameSite=None"},
 		{"none for an old browser", match.SessionAffinity{CookieName: "c", SameSite: "None", ConditionalSameSiteNone: true}, old, false, "c=v; Path=/p; HttpOnly"},

@@ -109,7 +109,7 @@ func sessionCookie(ch *choice, value string, now time.Time) string {
 	if a.Expires != "" {
 		if n, err := strconv.ParseInt(a.Expires, 10, 64); err == nil {
 			b.WriteString("; Expires=")
-			b.Write(cookieTime(make([]byte, 0, 32), now.Add(time.Duration(n)*time.Second)))
+			b.Write(cookieTime(make([]byte, 0, 32), cookieExpiry(now, n)))
 		}
 	}
 	if a.MaxAge != "" {
@@ -127,6 +127,22 @@ func sessionCookie(ch *choice, value string, now time.Time) string {
 		b.WriteString("; SameSite=" + s)
 	}
 	return b.String()
+}
+
+// cookieExpiry is n seconds after now, as nginx adds them to the clock:
+// in whole seconds, where a time.Duration would overflow past 292 years;
+// held within 1970 to 9999, the years a cookie date is written for (one
+// before 1970 has expired all the same).
+func cookieExpiry(now time.Time, n int64) time.Time {
+	const last = 253402300799 // 9999-12-31 23:59:59 UTC
+	s := now.Unix()
+	switch {
+	case n > last-s:
+		return time.Unix(last, 0)
+	case n < -s:
+		return time.Unix(0, 0)
+	}
+	return time.Unix(s+n, 0)
 }
 
 // cookieTime appends t as nginx's ngx_http_cookie_time writes it (what

@@ -225,7 +225,9 @@
 //     proxy-buffers-number, proxy-busy-buffers-size,
 //     proxy-max-temp-file-size, proxy-request-buffering,
 //     proxy-http-version, proxy-next-upstream,
-//     proxy-next-upstream-timeout; and block-cidrs, denied (403) on every
+//     proxy-next-upstream-timeout, proxy-redirect-from, proxy-redirect-to,
+//     proxy-cookie-domain, proxy-cookie-path (read as nginx reads them:
+//     ingress-nginx validates only the annotations); and block-cidrs, denied (403) on every
 //     location without source ranges of its own, as nginx inherits an
 //     http-level deny only into locations without allow or deny rules;
 //     and disable-proxy-intercept-errors, which turns off the
@@ -1053,6 +1055,29 @@
 //   - These six are served on the router's own HTTP/1.1 pool (HTTP
 //     backends, unless router.Options.Transport is set); through net/http's
 //     transports only proxy-next-upstream and its timeout apply (§19).
+//   - proxy-redirect-from and -to, proxy-cookie-domain and
+//     proxy-cookie-path: nginx's proxy_redirect, proxy_cookie_domain and
+//     proxy_cookie_path as nginx.tmpl writes them, on the backend's answer
+//     whatever the backend's protocol or the client's (never on the
+//     router's own answers or error pages). "off" is the default; a
+//     proxy-redirect-from of "default" rewrites only proxy_pass's
+//     http://upstream_balancer/, which no backend sends, and a
+//     proxy-redirect-to of "off" writes no proxy_redirect: both leave
+//     responses as they are. Otherwise proxy_redirect replaces the
+//     Location's (and Refresh's text after url=) prefix, compared
+//     case-sensitively, and a rewritten Location beginning with "/" gets
+//     the request's scheme and host (no port) put first, as nginx's
+//     absolute_redirect, unless relative-redirects is "true";
+//     proxy_cookie_domain matches the whole Domain, a leading dot apart,
+//     in any case; proxy_cookie_path a prefix of Path; a Set-Cookie with
+//     one rewritten is written again with "; " between attributes. A
+//     value beginning with "~" ("~*": without case) is a regular
+//     expression matched anywhere, the whole value then replaced, $1 to
+//     $9 its groups; nginx variables are not read (ingress-nginx's
+//     validator refuses "$" in the annotations). A value ingress-nginx's
+//     validator refuses, or one nginx would not load (one word, three),
+//     warns and the ConfigMap's value applies. Rendered "rewrites
+//     redirect="http://in/"->"/app/" cookie-path="/"->"/app/"".
 //
 // # 11.5 Access
 //

@@ -76,7 +76,7 @@ func TestAnnotationRegistry(t *testing.T) {
 		NativePrefix+"no-such-thing", "1",
 		NativePrefix+"canary-weight", "10",
 		NginxPrefix+"configuration-snippet", "more_set_headers x",
-		NginxPrefix+"proxy-cookie-path", "/ /app",
+		NginxPrefix+"http2-push-preload", "true",
 		NginxPrefix+"canary", "false", // an ordinary Ingress: no warning
 		NginxPrefix+"ssl-redirect", "false", // implemented: no warning
 		"kubernetes.io/ingress.class", "ramjet",
@@ -88,7 +88,7 @@ func TestAnnotationRegistry(t *testing.T) {
 		// Critical-risk at ingress-nginx's default risk level (High):
 		// ingress-nginx refuses the Ingress.
 		{SnippetAnswerIgnored, "Ingress prod/shop", field(NginxPrefix + "configuration-snippet")},
-		{AnnotationUnsupported, "Ingress prod/shop", field(NginxPrefix + "proxy-cookie-path")},
+		{AnnotationUnsupported, "Ingress prod/shop", field(NginxPrefix + "http2-push-preload")},
 		{AnnotationRejected, "Ingress prod/shop", field(NativePrefix + "canary-weight")},
 		{AnnotationRejected, "Ingress prod/shop", field(NativePrefix + "no-such-thing")},
 	}

@@ -119,6 +119,10 @@ var ConfigMapKeys = map[string]ConfigMapKey{
 	"proxy-http-version":             {Location: true},
 	"proxy-next-upstream":            {Location: true},
 	"proxy-next-upstream-timeout":    {Location: true},
+	"proxy-redirect-from":            {Location: true},
+	"proxy-redirect-to":              {Location: true},
+	"proxy-cookie-domain":            {Location: true},
+	"proxy-cookie-path":              {Location: true},
 	"custom-http-errors": {Option: func(o *Options, v string) error {
 		var dropped []string
 		o.CustomHTTPErrors, dropped = ConfigMapHTTPErrors(v)
@@ -190,10 +194,7 @@ var configMapMoves = setOf(
 // configMapByValue are unimplemented keys whose value decides what is lost:
 // each gives the warning's reason, severity and message.
 var configMapByValue = map[string]func(v string) (Reason, Severity, string){
-	"use-geoip2":          offByDefault("GeoIP2 is not supported by ramjet: the $geoip2_* variables are empty in logs and headers"),
-	"proxy-redirect-from": likeTheAnnotation("proxy-redirect-from", "Location headers are passed unchanged"),
-	"proxy-cookie-path":   likeTheAnnotation("proxy-cookie-path", "Set-Cookie paths are passed unchanged"),
-	"proxy-cookie-domain": likeTheAnnotation("proxy-cookie-domain", "Set-Cookie domains are passed unchanged"),
+	"use-geoip2": offByDefault("GeoIP2 is not supported by ramjet: the $geoip2_* variables are empty in logs and headers"),
 	// The status of the HTTPS redirect and of from-to-www-redirect's
 	// servers: ingress-nginx takes 301, 302, 307 and 308 and keeps its
 	// default 308 for any other value (template/configmap.go).
@@ -292,17 +293,6 @@ func obsoleteIn(directive, by string) func(v string) (Reason, Severity, string) 
 	}
 }
 
-// likeTheAnnotation rates a key as its annotation of the same name is
-// rated (AsRamjetDoes): its value, ingress-nginx's default, may ask for
-// what ramjet does.
-func likeTheAnnotation(key, lost string) func(v string) (Reason, Severity, string) {
-	return func(v string) (Reason, Severity, string) {
-		if AsRamjetDoes(key, v) {
-			return ConfigMapKeyIgnored, Cosmetic, strconv.Quote(v) + " asks for what ramjet does; ignored"
-		}
-		return ConfigMapKeyUnsupported, FeatureMissing, "not implemented: " + lost
-	}
-}
 
 // configMapTuning are keys that tune nginx itself (workers, buffers,
 // caches, logs, hash tables) and change no answer: ramjet has no such
@@ -509,7 +499,11 @@ func checkLocationDefault(key, v string) error {
 		return nil
 	}
 	var scratch annotationValues
-	if err := knownAnnotations[key].apply(&scratch, NginxPrefix+key, v); err != nil {
+	name := NginxPrefix + key
+	if unvalidatedDefaults[key] {
+		name = configMapKeyName + key
+	}
+	if err := knownAnnotations[key].apply(&scratch, name, v); err != nil {
 		_, why, _ := strings.Cut(err.Error(), ": ")
 		return fmt.Errorf("%s", cutSemicolon(why, err.Error()))
 	}

@@ -200,7 +200,7 @@ func TestDigest(t *testing.T) {
 		"a warning only": {same: true, edit: func(s *Snapshot, _ *Options) {
 			for _, ing := range s.Ingresses {
 				if ing.Name == "shop" {
-					ing.Annotations[NginxPrefix+"proxy-cookie-path"] = "/ /app"
+					ing.Annotations[NginxPrefix+"http2-push-preload"] = "true"
 				}
 			}
 		}},
@@ -251,12 +251,12 @@ func deepCopySnapshot(s Snapshot) Snapshot {
 // with its Ingress's annotations: compiling never fails as a whole.
 func TestNilIngressBesideUnsupportedAnnotation(t *testing.T) {
 	s := mkSnapshot(mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.1"),
-		mkIngress("prod", "a", 1, withAnnotations(NginxPrefix+"proxy-cookie-path", "/ /app"),
+		mkIngress("prod", "a", 1, withAnnotations(NginxPrefix+"http2-push-preload", "true"),
 			withRules(mkRule("a.example.com", prefix("/", "web", 80)))))
 	s.Ingresses = append([]*networkingv1.Ingress{nil}, s.Ingresses...)
 	res := Compile(s, Options{})
 	require.Equal(t, "prod/web:80", served(res.Table, "a.example.com", "/"))
-	w := findWarning(t, res.Warnings, AnnotationUnsupported, "metadata.annotations["+NginxPrefix+"proxy-cookie-path]")
+	w := findWarning(t, res.Warnings, AnnotationUnsupported, "metadata.annotations["+NginxPrefix+"http2-push-preload]")
 	require.Equal(t, FeatureMissing, w.Severity())
 }
 
@@ -265,11 +265,11 @@ func TestNilIngressBesideUnsupportedAnnotation(t *testing.T) {
 // its warnings are rated with that copy's annotations: a severity is part
 // of the warning, so it must not follow the copy read last.
 func TestDuplicateIngressRatedAsKept(t *testing.T) {
-	copyOf := func(cookiePath string) *networkingv1.Ingress {
-		return mkIngress("prod", "dup", 1, withAnnotations(NginxPrefix+"proxy-cookie-path", cookiePath),
+	copyOf := func(tracing string) *networkingv1.Ingress {
+		return mkIngress("prod", "dup", 1, withAnnotations(NginxPrefix+"enable-opentracing", tracing),
 			withRules(mkRule("dup.example.com", prefix("/", "web", 80))))
 	}
-	a, b := copyOf("off"), copyOf("/ /app")
+	a, b := copyOf("false"), copyOf("true")
 	base := mkSnapshot(mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.1"))
 	ab, ba := base, base
 	ab.Ingresses = []*networkingv1.Ingress{a, b}

@@ -53,6 +53,13 @@ type proxyValues struct {
 	// keys are the annotations of the buffer sizes, for the warning when
 	// nginx would refuse them together.
 	keys []string
+	// redirectFrom and redirectTo are proxy-redirect-from and -to as
+	// read ("" unset), redirect and redirectRelative what they make
+	// (header_rewrites.go); cookieDomain and cookiePath the cookie keys'.
+	redirectFrom, redirectTo string
+	redirect                 *match.HeaderRewrite
+	redirectRelative         bool
+	cookieDomain, cookiePath *match.HeaderRewrite
 }
 
 func applyProxying(f func(p *proxyValues, key, value string) error) func(v *annotationValues, key, value string) error {
@@ -179,6 +186,7 @@ const (
 // loads the location (ngx_http_proxy_merge_loc_conf); when they break
 // its rules, the buffer sizes are dropped with a warning.
 func (b *builder) resolveProxying(ing *ingress) {
+	b.resolveRedirectRewrite(ing)
 	pv := ing.ann.request
 	if pv == nil || pv.proxy == nil {
 		return
@@ -217,6 +225,12 @@ func (p *proxyValues) proxying() *match.Proxying {
 	if p == nil {
 		return nil
 	}
+	redirect := p.redirect
+	if redirect == nil {
+		// The ConfigMap's for the locations no Ingress's annotations
+		// were read for (resolveRedirectRewrite warned for the others).
+		redirect, _ = p.redirectRewrite()
+	}
 	out := &match.Proxying{
 		BufferSize:          p.bufferSize,
 		BuffersNumber:       p.buffers,
@@ -225,6 +239,10 @@ func (p *proxyValues) proxying() *match.Proxying {
 		HTTP10:              p.http10,
 		NextUpstream:        p.next,
 		NextUpstreamTimeout: p.nextTO,
+		Redirect:            redirect,
+		RedirectRelative:    p.redirectRelative,
+		CookieDomain:        p.cookieDomain,
+		CookiePath:          p.cookiePath,
 	}
 	if p.buffering != nil {
 		out.Buffering = *p.buffering

@@ -63,13 +63,6 @@ var reasonSeverity = map[Reason]Severity{
 // asRamjetDoes are unsupported nginx annotations whose value asks for what
 // ramjet does anyway (§13): the warning changes nothing a client sees.
 var asRamjetDoes = map[string]func(value string) bool{
-	// "off" is ingress-nginx's default for these three: cookies and
-	// Location headers pass through unchanged, as ramjet passes them.
-	// proxy_redirect's "default" rewrites only Locations that begin with
-	// the proxy_pass URL, http://upstream_balancer, which no backend sends.
-	"proxy-cookie-domain": isOff,
-	"proxy-cookie-path":   isOff,
-	"proxy-redirect-from": func(v string) bool { return isOff(v) || strings.EqualFold(strings.TrimSpace(v), "default") },
 	// OpenTracing is gone from ingress-nginx v1.15; off is its default.
 	"enable-opentracing": isFalse,
 	// The TLS redirect's Location without the port, as ramjet sends it.
@@ -102,8 +95,6 @@ func satisfySeverity(annotations map[string]string) Severity {
 	}
 	return Cosmetic
 }
-
-func isOff(v string) bool { return strings.EqualFold(strings.TrimSpace(v), "off") }
 
 // AsRamjetDoes reports whether the nginx annotation key (without prefix)
 // with this value asks for what ramjet does anyway.

@@ -193,8 +193,7 @@ func TestSatisfySeverity(t *testing.T) {
 // default, is what ramjet's rate limits count by; another key counts
 // other groups of requests, so other requests are refused),
 // no-tls-redirect-locations (its default is the ACME exemption ramjet
-// serves; another list redirects otherwise), proxy-redirect-from,
-// proxy-cookie-path and -domain ("off", the default, rewrites nothing),
+// serves; another list redirects otherwise),
 // retry-non-idempotent ("false", the default, retries no POST).
 // enable-opentracing's annotation: "false" is cosmetic,
 // "true" loses OpenTracing's spans (enable-opentelemetry is served, §23).
@@ -217,15 +216,8 @@ func TestConfigMapValueSeverity(t *testing.T) {
 		{"no-tls-redirect-locations", " /.well-known/acme-challenge, ", Cosmetic},
 		{"no-tls-redirect-locations", "/.well-known/acme-challenge,/healthz", TrafficMoves},
 		{"no-tls-redirect-locations", "", TrafficMoves},
-		// ingress-nginx's defaults: nothing rewritten, nothing retried
-		// that ramjet does not retry.
-		{"proxy-redirect-from", "off", Cosmetic},
-		{"proxy-redirect-from", "default", Cosmetic},
-		{"proxy-redirect-from", "http://internal/", FeatureMissing},
-		{"proxy-cookie-path", "off", Cosmetic},
-		{"proxy-cookie-path", "/ /app", FeatureMissing},
-		{"proxy-cookie-domain", "off", Cosmetic},
-		{"proxy-cookie-domain", "internal example.com", FeatureMissing},
+		// ingress-nginx's default: nothing retried that ramjet does not
+		// retry.
 		{"retry-non-idempotent", "false", Cosmetic},
 		{"retry-non-idempotent", "true", FeatureMissing},
 	} {

@@ -46,8 +46,8 @@ func TestWarningSeverity(t *testing.T) {
 	}{
 		{Warning{Reason: AnnotationUnsupported, Field: field(NginxPrefix + "rewrite-target")}, TrafficMoves},
 		{Warning{Reason: AnnotationUnsupported, Field: field(NginxPrefix + "auth-url")}, TrafficMoves},
-		{Warning{Reason: AnnotationUnsupported, Field: field(NginxPrefix + "proxy-cookie-path")}, FeatureMissing},
-		{Warning{Reason: AnnotationUnsupported, Field: field(NginxPrefix + "proxy-redirect-from")}, FeatureMissing},
+		{Warning{Reason: AnnotationUnsupported, Field: field(NginxPrefix + "http2-push-preload")}, FeatureMissing},
+		{Warning{Reason: AnnotationUnsupported, Field: field(NginxPrefix + "custom-headers")}, FeatureMissing},
 		{Warning{Reason: AnnotationSubstituted}, FeatureMissing},
 		{Warning{Reason: RouteConflict}, TrafficMoves},
 		{Warning{Reason: SecretNotFound}, Cosmetic},
@@ -76,14 +76,9 @@ func TestWarningSeverityReadsValue(t *testing.T) {
 		ann  map[string]string
 		want Severity
 	}{
-		{"proxy-cookie-path", map[string]string{"proxy-cookie-path": "off"}, Cosmetic},
-		{"proxy-redirect-from", map[string]string{"proxy-redirect-from": "Off "}, Cosmetic},
-		// nginx's default replacement rewrites Locations that begin with
-		// the proxy_pass URL, http://upstream_balancer, which no backend
-		// sends: Locations pass unchanged, as with off.
-		{"proxy-redirect-from", map[string]string{"proxy-redirect-from": "default"}, Cosmetic},
-		{"proxy-redirect-from", map[string]string{"proxy-redirect-from": "http://internal/", "proxy-redirect-to": "/"}, FeatureMissing},
-		{"proxy-cookie-domain", map[string]string{"proxy-cookie-domain": "example.com app.example.com"}, FeatureMissing},
+		{"enable-opentracing", map[string]string{"enable-opentracing": "false"}, Cosmetic},
+		{"enable-opentracing", map[string]string{"enable-opentracing": "true"}, FeatureMissing},
+		{"use-port-in-redirects", map[string]string{"use-port-in-redirects": "false"}, Cosmetic},
 		{"enable-modsecurity", map[string]string{"enable-modsecurity": "true"}, FeatureMissing},
 		{"enable-modsecurity", map[string]string{"enable-modsecurity": "true", "enable-owasp-core-rules": "true"}, FeatureMissing},
 		{"modsecurity-snippet", map[string]string{"enable-modsecurity": "true", "modsecurity-snippet": "SecRuleEngine DetectionOnly\n"}, FeatureMissing},
@@ -105,7 +100,7 @@ func TestUnsupportedAnnotationText(t *testing.T) {
 	s := mkSnapshot(
 		mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.1"),
 		mkIngress("prod", "web", 1, withAnnotations(
-			NginxPrefix+"proxy-redirect-from", "off", NginxPrefix+"use-forwarded-headers", "true", NginxPrefix+"proxy-cookie-path", "/ /app"),
+			NginxPrefix+"enable-opentracing", "false", NginxPrefix+"use-forwarded-headers", "true", NginxPrefix+"http2-push-preload", "true"),
 			withRules(mkRule("a.example.com", prefix("/", "web", 80)))),
 	)
 	_, ws := compileOK(t, s, Options{})
@@ -114,7 +109,7 @@ func TestUnsupportedAnnotationText(t *testing.T) {
 	for _, w := range ws {
 		msgs[w.Field] = w.Message
 	}
-	assert.Contains(t, msgs[annotationField(NginxPrefix+"proxy-redirect-from")], `"off" asks for what ramjet does anyway`)
+	assert.Contains(t, msgs[annotationField(NginxPrefix+"enable-opentracing")], `"false" asks for what ramjet does anyway`)
 	assert.Contains(t, msgs[annotationField(NginxPrefix+"use-forwarded-headers")], "no effect under ingress-nginx either")
-	assert.Contains(t, msgs[annotationField(NginxPrefix+"proxy-cookie-path")], "is not supported by ramjet and has no effect")
+	assert.Contains(t, msgs[annotationField(NginxPrefix+"http2-push-preload")], "is not supported by ramjet and has no effect")
 }

@@ -322,6 +322,9 @@ func (p *preparer) preparePolicy(field **Policy) error {
 	if err := checkRouteTimeouts(proxyingOf(pol)); err != nil {
 		return err
 	}
+	if err := checkHeaderRewrites(proxyingOf(pol)); err != nil {
+		return err
+	}
 	allow, err := canonicalRanges(pol.Allow)
 	if err != nil {
 		return &fieldError{"Allow", err}

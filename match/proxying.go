@@ -59,6 +59,16 @@ type Proxying struct {
 	// 504 (a try's is retried under Retry); after it, the client's
 	// connection is cut. 0: none.
 	RequestTimeout, TryTimeout time.Duration
+	// Redirect rewrites the backend's Location and Refresh headers
+	// (proxy-redirect-from and -to, nginx's proxy_redirect);
+	// CookieDomain and CookiePath the Domain and Path of its Set-Cookie
+	// headers (proxy-cookie-domain, proxy-cookie-path). nil: passed as
+	// they are.
+	Redirect, CookieDomain, CookiePath *HeaderRewrite
+	// RedirectRelative keeps a Location Redirect rewrote to begin with
+	// "/" as it is (relative-redirects: nginx's absolute_redirect off);
+	// without it the client gets it with its scheme and host put first.
+	RedirectRelative bool
 }
 
 // Retry is a Gateway API rule's retry: a try answered with one of Codes,
@@ -282,8 +292,8 @@ func proxyingText(p *Proxying) string {
 	if p.NextUpstreamTimeout > 0 {
 		parts = append(parts, "next-upstream-timeout="+p.NextUpstreamTimeout.String())
 	}
-	if len(parts) == 0 && (p.Retry != nil || p.RequestTimeout > 0 || p.TryTimeout > 0) {
-		return "" // a route's retry and timeouts alone: their own lines
+	if len(parts) == 0 && (p.Retry != nil || p.RequestTimeout > 0 || p.TryTimeout > 0 || p.HasHeaderRewrites()) {
+		return "" // a route's retry, timeouts or rewrites alone: their own lines
 	}
 	return "proxying " + strings.Join(parts, " ")
 }
@@ -316,6 +326,13 @@ var proxyingSection = section{
 		},
 		host:  func(e *encoder, vh *VirtualHost) { e.routeTries(vh.FallbackLocation.Policy) },
 		route: func(e *encoder, r *Route) { e.routeTries(r.Policy) },
+	}, {
+		tag: "header-rewrites",
+		hostHas: func(vh *VirtualHost) bool {
+			return hasHeaderRewrites(vh.FallbackLocation.Policy) || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return hasHeaderRewrites(r.Policy) })
+		},
+		host:  func(e *encoder, vh *VirtualHost) { e.headerRewrites(proxyingOf(vh.FallbackLocation.Policy)) },
+		route: func(e *encoder, r *Route) { e.headerRewrites(proxyingOf(r.Policy)) },
 	}},
 	text: textParts{
 		at: 85,
@@ -335,6 +352,9 @@ func proxyingLines(b *strings.Builder, p *Policy, a *Auth) {
 	}
 	if pr := proxyingOf(p); pr != nil && (pr.RequestTimeout > 0 || pr.TryTimeout > 0) {
 		b.WriteString("    timeouts request=" + pr.RequestTimeout.String() + " backend-request=" + pr.TryTimeout.String() + "\n")
+	}
+	if s := headerRewritesText(proxyingOf(p)); s != "" {
+		b.WriteString("    " + s + "\n")
 	}
 	if s := authOptionsText(authOptionsOf(a)); s != "" {
 		b.WriteString("    " + s + "\n")

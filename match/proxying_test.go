@@ -1,6 +1,7 @@
 package match
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +35,13 @@ func TestProxyingDigestAndText(t *testing.T) {
 		{name: "http10", p: func(p *Proxying) { p.HTTP10 = true }, text: "http=1.0"},
 		{name: "next", p: func(p *Proxying) { p.NextUpstream = RetryError | Retry503 }, text: "next-upstream=error,http_503"},
 		{name: "next timeout", p: func(p *Proxying) { p.NextUpstreamTimeout = time.Second }, text: "next-upstream-timeout=1s"},
+		{name: "redirect", p: func(p *Proxying) { p.Redirect = &HeaderRewrite{From: "http://in/", To: "/"} }, text: `rewrites redirect="http://in/"->"/"`},
+		{name: "redirect pattern", p: func(p *Proxying) { p.Redirect = &HeaderRewrite{Pattern: regexp.MustCompile(`in`), To: "/"} }, text: `redirect=~"in"->"/"`},
+		{name: "relative", p: func(p *Proxying) {
+			p.Redirect, p.RedirectRelative = &HeaderRewrite{From: "http://in/", To: "/"}, true
+		}, text: `->"/" relative`},
+		{name: "cookie domain", p: func(p *Proxying) { p.CookieDomain = &HeaderRewrite{From: "in", To: "out"} }, text: `cookie-domain="in"->"out"`},
+		{name: "cookie path", p: func(p *Proxying) { p.CookiePath = &HeaderRewrite{From: "/", To: "/app/"} }, text: `cookie-path="/"->"/app/"`},
 		{name: "global", o: func(o *ExternalAuthOptions) { o.Global = true }, text: "auth options global"},
 		{name: "cache", o: func(o *ExternalAuthOptions) {
 			o.CacheKey, o.CacheValid = &key, []AuthCacheValid{{Codes: []int{200}, TTL: time.Minute}}

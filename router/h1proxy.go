@@ -309,6 +309,7 @@ func (t *h1Try) respond(res *h1.Response) bool {
 	} else {
 		h := x.w.Header()
 		res.CopyTo(h, x.headers().hidden)
+		x.rewriteHead(h)
 		if len(declared) > 0 {
 			h["Trailer"] = declared
 		}

@@ -8,10 +8,11 @@ import "ramjet.dev/ramjet/router/h1"
 // x.WriteHeader would send, without filling the map and reading it back
 // (h1.Relayer). It reports false, having done nothing, when the head needs
 // the map: announced trailers, headers the route's policies, the request
-// ID, HSTS or the ConfigMap put on the answer, a writer wrapped by
+// ID, HSTS or the ConfigMap put on the answer, the location's header
+// rewrites (rewriteHead), a writer wrapped by
 // compression, tracing or error pages, or anything already in the map.
 func (x *exchange) relay(res *h1.Response, declared []string) bool {
-	if len(declared) > 0 || x.status != 0 || x.returnID || x.hsts || x.cmh != nil || !x.added.none() {
+	if len(declared) > 0 || x.status != 0 || x.returnID || x.hsts || x.cmh != nil || !x.added.none() || x.proxying().HasHeaderRewrites() {
 		return false
 	}
 	rl, ok := x.w.(h1.Relayer)

@@ -223,6 +223,7 @@ func (r *Router) respondBuffered(t *h1Try, res *h1.Response, p *match.Proxying, 
 	// on the connection reads its own into it.
 	h := x.w.Header()
 	res.CopyTo(h, x.headers().hidden)
+	x.rewriteHead(h)
 	declared := passedTrailers(res.Trailer)
 	if len(declared) > 0 {
 		h["Trailer"] = declared

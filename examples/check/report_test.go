@@ -99,7 +99,7 @@ kind: Ingress
 metadata:
   name: web
   namespace: prod
-  annotations: {nginx.ingress.kubernetes.io/proxy-cookie-path: "/ /app", kubernetes.io/ingress.class: nginx}
+  annotations: {nginx.ingress.kubernetes.io/http2-push-preload: "true", kubernetes.io/ingress.class: nginx}
 spec:
   rules:
   - host: web.example.com
@@ -107,7 +107,7 @@ spec:
 `), 0o644))
 	code, stdout, _ = checkRun("-report", "-strict", dir)
 	assert.Equal(t, 0, code, stdout)
-	assert.Contains(t, stdout, "feature-missing nginx.ingress.kubernetes.io/proxy-cookie-path")
+	assert.Contains(t, stdout, "feature-missing nginx.ingress.kubernetes.io/http2-push-preload")
 	assert.Contains(t, stdout, "nothing moves traffic")
 
 	// Nothing to load: exit 2, and still JSON.
@@ -126,7 +126,7 @@ items:
 - apiVersion: networking.k8s.io/v1
   kind: Ingress
   metadata: {name: old, namespace: prod, creationTimestamp: "2025-01-01T00:00:00Z",
-    annotations: {nginx.ingress.kubernetes.io/backend-protocol: HTTPS, nginx.ingress.kubernetes.io/proxy-redirect-from: "off"}}
+    annotations: {nginx.ingress.kubernetes.io/backend-protocol: HTTPS, nginx.ingress.kubernetes.io/use-port-in-redirects: "false"}}
   spec:
     ingressClassName: nginx
     tls: [{hosts: [a.example.com], secretName: a-tls}]
@@ -171,7 +171,7 @@ func TestReportIngressOnlyDump(t *testing.T) {
 	assert.Contains(t, stdout, "left out: 1 finding (SecretNotFound on 1 Ingress) that only says the input has no Secrets")
 	assert.NotContains(t, stdout, "[ServiceNotFound]")
 	// Severity reads the value, and keys ingress-nginx does not read are cosmetic.
-	assert.Contains(t, stdout, `cosmetic        nginx.ingress.kubernetes.io/proxy-redirect-from: "off" [AnnotationUnsupported]`)
+	assert.Contains(t, stdout, `cosmetic        nginx.ingress.kubernetes.io/use-port-in-redirects: "false" [AnnotationUnsupported]`)
 	assert.Contains(t, stdout, `cosmetic        nginx.ingress.kubernetes.io/use-forwarded-headers: "true" [AnnotationUnsupported]`)
 	assert.Contains(t, stdout, "no effect under ingress-nginx either")
 	// The controller serves ModSecurity, but modsecurity-snippet is

@@ -1055,6 +1055,13 @@
 //   - These six are served on the router's own HTTP/1.1 pool (HTTP
 //     backends, unless router.Options.Transport is set); through net/http's
 //     transports only proxy-next-upstream and its timeout apply (§19).
+//   - connection-proxy-header: "close" or "keep-alive" (spaces removed,
+//     as ingress-nginx validates it) is the Connection header sent to an
+//     HTTP or HTTPS backend in place of nginx.tmpl's $connection_upgrade
+//     ("Upgrade" for an upgrade, none otherwise), an upgrade's included
+//     on the router's own pool (the backend may then refuse it, as under
+//     ingress-nginx); through net/http's transports an upgrade keeps
+//     "Upgrade". Rendered connection=close.
 //   - proxy-redirect-from and -to, proxy-cookie-domain and
 //     proxy-cookie-path: nginx's proxy_redirect, proxy_cookie_domain and
 //     proxy_cookie_path as nginx.tmpl writes them, on the backend's answer

@@ -54,3 +54,24 @@ func TestHeaderRewriteRedirectPair(t *testing.T) {
 	findWarning(t, res.Warnings, AnnotationRejected, "metadata.annotations["+NativePrefix+"proxy-redirect-from]")
 	findWarning(t, res.Warnings, AnnotationRejected, "metadata.annotations["+NativePrefix+"proxy-redirect-to]")
 }
+
+// connection-proxy-header: "close" or "keep-alive" as ingress-nginx's
+// validator takes them (spaces removed); anything else warns.
+func TestConnectionProxyHeaderAnnotation(t *testing.T) {
+	for value, want := range map[string]string{"close": "close", " keep-alive ": "keep-alive", "upgrade": "", "Close": ""} {
+		s := mkSnapshot(mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.1"),
+			mkIngress("prod", "a", 1, withAnnotations(NginxPrefix+"connection-proxy-header", value),
+				withRules(mkRule("a.example.com", prefix("/", "web", 80)))))
+		res := Compile(s, Options{})
+		if want != "" {
+			assert.Contains(t, res.Table.String(), "proxying connection="+want+"\n", value)
+		} else {
+			assert.NotContains(t, res.Table.String(), "connection=", value)
+		}
+		if want == "" {
+			findWarning(t, res.Warnings, AnnotationRejected, "metadata.annotations["+NginxPrefix+"connection-proxy-header]")
+		} else {
+			assert.Empty(t, res.Warnings, value)
+		}
+	}
+}

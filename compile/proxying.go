@@ -36,6 +36,7 @@ func init() {
 		"proxy-http-version":          {apply: applyProxying(applyHTTPVersion)},
 		"proxy-next-upstream":         {apply: applyProxying(applyNextUpstream)},
 		"proxy-next-upstream-timeout": {apply: applyProxying(applyNextUpstreamTimeout)},
+		"connection-proxy-header":     {apply: applyProxying(applyConnectionHeader)},
 	})
 }
 
@@ -60,6 +61,8 @@ type proxyValues struct {
 	redirect                 *match.HeaderRewrite
 	redirectRelative         bool
 	cookieDomain, cookiePath *match.HeaderRewrite
+	// connection is connection-proxy-header ("" unset).
+	connection string
 }
 
 func applyProxying(f func(p *proxyValues, key, value string) error) func(v *annotationValues, key, value string) error {
@@ -123,6 +126,18 @@ func applyBuffersNumber(p *proxyValues, key, value string) error {
 	}
 	p.buffers = n
 	p.keys = append(p.keys, key)
+	return nil
+}
+
+// applyConnectionHeader reads connection-proxy-header as ingress-nginx's
+// connection parser does: "close" or "keep-alive", spaces removed
+// (internal/ingress/annotations/connection).
+func applyConnectionHeader(p *proxyValues, key, value string) error {
+	v := strings.ReplaceAll(value, " ", "")
+	if v != "close" && v != "keep-alive" {
+		return fmt.Errorf("%s %q is neither \"close\" nor \"keep-alive\"; the Connection header is nginx's default (Upgrade for an upgrade, none otherwise)", key, value)
+	}
+	p.connection = v
 	return nil
 }
 
@@ -243,6 +258,7 @@ func (p *proxyValues) proxying() *match.Proxying {
 		RedirectRelative:    p.redirectRelative,
 		CookieDomain:        p.cookieDomain,
 		CookiePath:          p.cookiePath,
+		Connection:          p.connection,
 	}
 	if p.buffering != nil {
 		out.Buffering = *p.buffering

@@ -69,6 +69,11 @@ type Proxying struct {
 	// "/" as it is (relative-redirects: nginx's absolute_redirect off);
 	// without it the client gets it with its scheme and host put first.
 	RedirectRelative bool
+	// Connection is the Connection header sent to the backend
+	// (connection-proxy-header: "close" or "keep-alive"), in place of
+	// nginx's $connection_upgrade ("Upgrade" for an upgrade, none
+	// otherwise); "": that default.
+	Connection string
 }
 
 // Retry is a Gateway API rule's retry: a try answered with one of Codes,
@@ -234,6 +239,14 @@ func StatusCondition(status int) NextUpstream {
 	return c
 }
 
+// connectionOf is a policy's Connection, "" without.
+func connectionOf(p *Policy) string {
+	if pr := proxyingOf(p); pr != nil {
+		return pr.Connection
+	}
+	return ""
+}
+
 // proxyingOf is the Proxying of a policy, nil without.
 func proxyingOf(p *Policy) *Proxying {
 	if p == nil {
@@ -292,6 +305,9 @@ func proxyingText(p *Proxying) string {
 	if p.NextUpstreamTimeout > 0 {
 		parts = append(parts, "next-upstream-timeout="+p.NextUpstreamTimeout.String())
 	}
+	if p.Connection != "" {
+		parts = append(parts, "connection="+p.Connection)
+	}
 	if len(parts) == 0 && (p.Retry != nil || p.RequestTimeout > 0 || p.TryTimeout > 0 || p.HasHeaderRewrites()) {
 		return "" // a route's retry, timeouts or rewrites alone: their own lines
 	}
@@ -326,6 +342,13 @@ var proxyingSection = section{
 		},
 		host:  func(e *encoder, vh *VirtualHost) { e.routeTries(vh.FallbackLocation.Policy) },
 		route: func(e *encoder, r *Route) { e.routeTries(r.Policy) },
+	}, {
+		tag: "connection-header",
+		hostHas: func(vh *VirtualHost) bool {
+			return connectionOf(vh.FallbackLocation.Policy) != "" || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return connectionOf(r.Policy) != "" })
+		},
+		host:  func(e *encoder, vh *VirtualHost) { e.str(connectionOf(vh.FallbackLocation.Policy)) },
+		route: func(e *encoder, r *Route) { e.str(connectionOf(r.Policy)) },
 	}, {
 		tag: "header-rewrites",
 		hostHas: func(vh *VirtualHost) bool {

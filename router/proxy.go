@@ -61,6 +61,11 @@ func rewrite(pr *httputil.ProxyRequest) {
 
 	setForwarded(in, out.Header, x)
 	setActionHeaders(x, out)
+	if p := x.proxying(); p != nil && p.Connection != "" && (x.backend.Protocol == match.HTTP || x.backend.Protocol == match.HTTPS) {
+		// connection-proxy-header; ReverseProxy writes "Upgrade" over it
+		// for an upgrade.
+		out.Header["Connection"] = []string{p.Connection}
+	}
 	// The client's trailer is not passed on, as nginx passes none
 	// (ReverseProxy already drops the Trailer header as hop-by-hop).
 	out.Trailer = nil

@@ -59,19 +59,38 @@ func writeRequestHead(bw *bufio.Writer, x *exchange, req *http.Request, upgrade 
 		hb.str("?")
 		hb.str(x.query)
 	}
-	http10 := false
-	if p := x.proxying(); p != nil && p.HTTP10 {
+	http10, conn := false, ""
+	if p := x.proxying(); p != nil {
+		conn = p.Connection
+		http10 = p.HTTP10
+	}
+	switch {
+	case conn != "":
+		// connection-proxy-header: nginx.tmpl's proxy_set_header
+		// Connection with its value, an upgrade's included.
+		if http10 {
+			hb.str(" HTTP/1.0\r\nConnection: ")
+		} else {
+			hb.str(" HTTP/1.1\r\nConnection: ")
+		}
+		hb.str(conn)
+		hb.str("\r\nHost: ")
+	case http10:
 		// proxy-http-version 1.0: the connection ends with the response.
-		http10 = true
 		hb.str(" HTTP/1.0\r\nConnection: close\r\nHost: ")
-	} else {
+	default:
 		hb.str(" HTTP/1.1\r\nHost: ")
 	}
 	hb.str(x.backendHost(req))
 	if len(req.Header) > 0 {
 		writeClientFields(&hb, x, req, trace)
 	}
-	if upgrade != "" && !http10 {
+	switch {
+	case upgrade == "" || http10:
+	case conn != "":
+		hb.str("\r\nUpgrade: ")
+		hb.str(upgrade)
+	default:
 		hb.str("\r\nConnection: Upgrade\r\nUpgrade: ")
 		hb.str(upgrade)
 	}

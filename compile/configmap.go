@@ -293,7 +293,6 @@ func obsoleteIn(directive, by string) func(v string) (Reason, Severity, string) 
 	}
 }
 
-
 // configMapTuning are keys that tune nginx itself (workers, buffers,
 // caches, logs, hash tables) and change no answer: ramjet has no such
 // knob, and their warning is cosmetic.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -113,8 +114,17 @@ func riskLevel(s string) nginxRisk {
 type nginxCheck struct {
 	risk  nginxRisk
 	valid func(string) bool
-	read  func(anns map[string]string) bool
+	read  func(anns map[string]string, st nginxStore) bool
 	alias string // the key's other name, read when the key is empty
+}
+
+// nginxStore is what of ingress-nginx's store a parser looks up before it
+// reads further keys: the Secrets of the Ingress's namespace.
+type nginxStore struct {
+	ns string // the Ingress's
+	// secret finds a Secret, nil when it is not there; a nil secret takes
+	// every Secret as there and usable.
+	secret func(ns, name string) *corev1.Secret
 }
 
 // ingress-nginx's character sets (internal/ingress/annotations/parser).
@@ -200,28 +210,66 @@ func isOneOf(options ...string) func(string) bool {
 func nginxValue(anns map[string]string, key string) string { return anns[NginxPrefix+key] }
 
 // Gates: the parser reads the key only after another one passed.
-func authTypeRead(anns map[string]string) bool {
+func authTypeRead(anns map[string]string, _ nginxStore) bool {
 	v := nginxValue(anns, "auth-type")
 	return v != "" && matches(reAuthType, true)(v)
 }
 
-func authRealmRead(anns map[string]string) bool {
-	return authTypeRead(anns) && nginxValue(anns, "auth-secret") != ""
+// authRealmRead: the auth parser reads auth-realm only once auth-secret
+// ("name" or "namespace/name") names a Secret of the Ingress's namespace
+// that the store holds (allow-cross-namespace-resources is off by
+// default); otherwise it denies the location (auth/main.go).
+func authRealmRead(anns map[string]string, st nginxStore) bool {
+	if !authTypeRead(anns, st) {
+		return false
+	}
+	v := strings.TrimSpace(nginxValue(anns, "auth-secret"))
+	if v == "" || !matches(reBasicChars, true)(v) {
+		return false
+	}
+	ns, name, found := strings.Cut(v, "/")
+	if !found {
+		ns, name = st.ns, v
+	}
+	if ns == "" {
+		ns = st.ns
+	}
+	if ns != st.ns || name == "" || strings.Contains(name, "/") {
+		return false
+	}
+	return st.secret == nil || st.secret(ns, name) != nil
 }
 
-func authTLSRead(anns map[string]string) bool {
-	v := nginxValue(anns, "auth-tls-secret")
-	return v != "" && matches(reBasicChars, true)(v)
+// authTLSRead: the auth-tls parser reads its other keys only once
+// auth-tls-secret is exactly "namespace/name", of the Ingress's namespace,
+// and the store holds that Secret with a CA or key pair (authtls/main.go,
+// the store's GetAuthCertificate).
+func authTLSRead(anns map[string]string, st nginxStore) bool {
+	v := strings.TrimSpace(nginxValue(anns, "auth-tls-secret"))
+	if v == "" || !matches(reBasicChars, true)(v) {
+		return false
+	}
+	ns, name, found := strings.Cut(v, "/")
+	if !found || strings.Contains(name, "/") || ns != st.ns {
+		return false
+	}
+	if st.secret == nil {
+		return true
+	}
+	_, _, _, why := readAuthSecret(st.secret(ns, name), v)
+	return why == ""
 }
 
-func opentelemetryRead(anns map[string]string) bool {
+func opentelemetryRead(anns map[string]string, _ nginxStore) bool {
 	v := nginxValue(anns, "enable-opentelemetry")
 	return v != "" && isBool(v)
 }
 
-func temporalSet(anns map[string]string) bool { return nginxValue(anns, "temporal-redirect") != "" }
+func temporalSet(anns map[string]string, _ nginxStore) bool {
+	return nginxValue(anns, "temporal-redirect") != ""
+}
 
-func temporalUnset(anns map[string]string) bool { return !temporalSet(anns) }
+func temporalUnset(anns map[string]string, st nginxStore) bool { return !temporalSet(anns, st) }
 
 // nginxChecks holds every annotation ingress-nginx v1.15 registers, by
 // key without prefix. A key without a validator never refuses an Ingress
@@ -380,8 +428,13 @@ var strictPath = regexp.MustCompile(`(?i)^/[[:alnum:]._\-/]*$`)
 // NginxRefusal is why ingress-nginx v1.15's validating webhook refuses
 // ing on its own, before looking at other Ingresses; "" when it does not.
 // o are the compile options (their ConfigMap's allow-snippet-annotations
-// and annotations-risk-level apply).
+// and annotations-risk-level apply). Every Secret ing names is taken as
+// there: a Reviewer looks them up in its snapshot.
 func NginxRefusal(ing *networkingv1.Ingress, o Options, s AdmissionSettings) string {
+	return nginxRefusal(ing, o, s, nginxStore{ns: ing.Namespace})
+}
+
+func nginxRefusal(ing *networkingv1.Ingress, o Options, s AdmissionSettings, st nginxStore) string {
 	if why := deepInspect(ing, s); why != "" {
 		return why
 	}
@@ -429,13 +482,13 @@ func NginxRefusal(ing *networkingv1.Ingress, o Options, s AdmissionSettings) str
 			}
 		}
 	}
-	return annotationRefusal(ing.Annotations, keys, riskLevel(o.AnnotationsRiskLevel))
+	return annotationRefusal(ing.Annotations, keys, riskLevel(o.AnnotationsRiskLevel), st)
 }
 
 // annotationRefusal is why ingress-nginx's annotation parsers refuse
 // annotations (keys sorted): too risky for level, or a value refused.
 // An Ingress they refuse is also left out of ingress-nginx's store.
-func annotationRefusal(anns map[string]string, keys []string, level nginxRisk) string {
+func annotationRefusal(anns map[string]string, keys []string, level nginxRisk, st nginxStore) string {
 	for _, k := range keys {
 		name, ok := strings.CutPrefix(k, NginxPrefix)
 		if !ok {
@@ -460,13 +513,14 @@ func annotationRefusal(anns map[string]string, keys []string, level nginxRisk) s
 		}
 		c, known := nginxChecks[name]
 		value := anns[k]
-		if !known || c.valid == nil || c.read != nil && !c.read(anns) {
+		if !known || c.valid == nil {
 			continue
 		}
 		if value == "" && c.alias != "" {
 			k, value = NginxPrefix+c.alias, anns[NginxPrefix+c.alias]
 		}
-		if value != "" && !c.valid(value) {
+		// The gate last: it may look up a Secret and read its certificates.
+		if value != "" && !c.valid(value) && (c.read == nil || c.read(anns, st)) {
 			return "annotation " + k + " contains invalid value"
 		}
 	}
@@ -475,7 +529,7 @@ func annotationRefusal(anns map[string]string, keys []string, level nginxRisk) s
 		if c.alias == "" || c.valid == nil || anns[NginxPrefix+key] != "" {
 			continue
 		}
-		if v := anns[NginxPrefix+c.alias]; v != "" && !c.valid(v) {
+		if v := anns[NginxPrefix+c.alias]; v != "" && !c.valid(v) && (c.read == nil || c.read(anns, st)) {
 			return "annotation " + NginxPrefix + c.alias + " contains invalid value"
 		}
 	}
@@ -555,7 +609,7 @@ func deepInspectRefuses(v string) bool {
 
 // nginxStored reports whether ingress-nginx keeps ing in its store: its
 // annotation parsers do not refuse it.
-func nginxStored(ing *networkingv1.Ingress, level nginxRisk) bool {
+func nginxStored(ing *networkingv1.Ingress, level nginxRisk, st nginxStore) bool {
 	keys := make([]string, 0, len(ing.Annotations))
 	for k := range ing.Annotations {
 		if strings.HasPrefix(k, NginxPrefix) {
@@ -563,5 +617,5 @@ func nginxStored(ing *networkingv1.Ingress, level nginxRisk) bool {
 		}
 	}
 	slices.Sort(keys)
-	return annotationRefusal(ing.Annotations, keys, level) == ""
+	return annotationRefusal(ing.Annotations, keys, level, st) == ""
 }

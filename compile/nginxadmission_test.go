@@ -5,7 +5,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // Each of ingress-nginx v1.15's webhook refusals of an Ingress on its own,
@@ -170,4 +173,52 @@ func TestAdmissionConfigMapKeys(t *testing.T) {
 		"the validating webhook refuses an Ingress with one of these words in an nginx.ingress.kubernetes.io/ value, as ingress-nginx's does; " +
 		"an Ingress that already holds one is still served, where ingress-nginx's sync leaves it out"},
 		warnings(map[string]string{"annotation-value-word-blocklist": "load_module,lua_package"}))
+}
+
+// auth-realm and the auth-tls-* keys after auth-tls-secret are validated
+// only once ingress-nginx's parser has found the Secret: auth's in the
+// Ingress's namespace, auth-tls's named namespace/name there and holding
+// a CA or key pair (auth/main.go, authtls/main.go). Without it the
+// location is denied and the Ingress admitted and stored.
+func TestReviewAuthValuesNeedTheirSecret(t *testing.T) {
+	rule := withRules(mkRule("a.example.com", prefix("/api", "web", 80)))
+	realm := func(secret string) ingressOpt {
+		return withAnnotations(NginxPrefix+"auth-type", "basic", NginxPrefix+"auth-secret", secret, NginxPrefix+"auth-realm", "Log in!")
+	}
+	matchCN := func(secret string) ingressOpt {
+		return withAnnotations(NginxPrefix+"auth-tls-secret", secret, NginxPrefix+"auth-tls-match-cn", "CN=(a")
+	}
+	realmRefused := "annotation nginx.ingress.kubernetes.io/auth-realm contains invalid value"
+	cnRefused := "annotation nginx.ingress.kubernetes.io/auth-tls-match-cn contains invalid value"
+	tests := []struct {
+		name    string
+		ing     *networkingv1.Ingress
+		secrets []runtime.Object
+		want    string
+	}{
+		{"realm, Secret found", mkIngress("prod", "a", 1, rule, realm("htpasswd")), []runtime.Object{mkSecret("prod", "htpasswd", "a")}, realmRefused},
+		{"realm, Secret named with its namespace", mkIngress("prod", "a", 1, rule, realm(" prod/htpasswd")), []runtime.Object{mkSecret("prod", "htpasswd", "a")}, realmRefused},
+		{"realm, Secret missing", mkIngress("prod", "a", 1, rule, realm("htpasswd")), nil, ""},
+		{"realm, Secret in another namespace", mkIngress("prod", "a", 1, rule, realm("other/htpasswd")), []runtime.Object{mkSecret("other", "htpasswd", "a")}, ""},
+		{"realm, Secret name not namespace/name", mkIngress("prod", "a", 1, rule, realm("prod/htpasswd/x")), []runtime.Object{mkSecret("prod", "htpasswd", "a")}, ""},
+		{"match-cn, Secret found", mkIngress("prod", "a", 1, rule, matchCN("prod/ca")), []runtime.Object{mkSecret("prod", "ca", "a")}, cnRefused},
+		{"match-cn, Secret missing", mkIngress("prod", "a", 1, rule, matchCN("prod/ca")), nil, ""},
+		{"match-cn, Secret without namespace", mkIngress("prod", "a", 1, rule, matchCN("ca")), []runtime.Object{mkSecret("prod", "ca", "a")}, ""},
+		{"match-cn, Secret in another namespace", mkIngress("prod", "a", 1, rule, matchCN("other/ca")), []runtime.Object{mkSecret("other", "ca", "a")}, ""},
+		{"match-cn, Secret holding neither CA nor key pair", mkIngress("prod", "a", 1, rule, matchCN("prod/ca")),
+			[]runtime.Object{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "ca"}, Data: map[string][]byte{"other": []byte("x")}}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := NewReviewer(mkSnapshot(append([]runtime.Object{mkService("prod", "web", ":80:")}, tt.secrets...)...), Options{}, AdmissionSettings{})
+			require.Equal(t, tt.want, r.Review(tt.ing).Refusal)
+			require.Equal(t, tt.want, r.Refusal(tt.ing))
+		})
+	}
+
+	// Admitted without its Secret, the Ingress is stored and owns its path.
+	older := mkIngress("prod", "old", 1, rule, realm("htpasswd"))
+	r := NewReviewer(mkSnapshot(mkService("prod", "web", ":80:"), older), Options{}, AdmissionSettings{})
+	require.Equal(t, `host "a.example.com" and path "/api" is already defined in ingress prod/old`,
+		r.Review(mkIngress("prod", "new", 2, rule)).Refusal)
 }

@@ -67,13 +67,20 @@ func NewReviewer(s Snapshot, o Options, settings AdmissionSettings) *Reviewer {
 			keepOne(r.ingresses, objKey{ing.Namespace, ing.Name}, ing)
 		}
 	}
+	// Before the claimed Ingresses: whether ingress-nginx stores one can
+	// depend on its Secrets (nginxStore).
+	for _, sec := range s.Secrets {
+		if sec != nil {
+			keepOne(r.secrets, objKey{sec.Namespace, sec.Name}, sec)
+		}
+	}
 	for _, ing := range r.ingresses {
 		if ok, _ := r.classes.Decide(ing); !ok {
 			continue
 		}
 		// Once here rather than per review: every review of an Ingress
 		// sharing a Service with a thousand others would validate theirs.
-		r.stored[objKey{ing.Namespace, ing.Name}] = nginxStored(ing, r.level)
+		r.stored[objKey{ing.Namespace, ing.Name}] = nginxStored(ing, r.level, r.store(ing.Namespace))
 		for _, h := range ingressHosts(ing) {
 			r.byHost[h] = append(r.byHost[h], ing)
 		}
@@ -96,11 +103,6 @@ func NewReviewer(s Snapshot, o Options, settings AdmissionSettings) *Reviewer {
 			r.slices[k] = append(r.slices[k], sl)
 		}
 	}
-	for _, sec := range s.Secrets {
-		if sec != nil {
-			keepOne(r.secrets, objKey{sec.Namespace, sec.Name}, sec)
-		}
-	}
 	for _, rt := range s.HTTPRoutes {
 		hosts := rt.Hostnames
 		if len(hosts) == 0 {
@@ -111,6 +113,11 @@ func NewReviewer(s Snapshot, o Options, settings AdmissionSettings) *Reviewer {
 		}
 	}
 	return r
+}
+
+// store is ingress-nginx's store as the parsers of an Ingress in ns see it.
+func (r *Reviewer) store(ns string) nginxStore {
+	return nginxStore{ns: ns, secret: func(ns, name string) *corev1.Secret { return r.secrets[objKey{ns, name}] }}
 }
 
 // Review is the verdict on one object.
@@ -153,7 +160,7 @@ func (r *Reviewer) refusal(ing *networkingv1.Ingress, related []*networkingv1.In
 	if ing.DeletionTimestamp != nil {
 		return ""
 	}
-	if refusal := NginxRefusal(ing, r.opts, r.settings); refusal != "" {
+	if refusal := nginxRefusal(ing, r.opts, r.settings, r.store(ing.Namespace)); refusal != "" {
 		return refusal
 	}
 	return r.overlap(ing, related)

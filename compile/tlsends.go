@@ -208,8 +208,11 @@ func secretRef(ing *ingress, value string) (ns, name, why string) {
 // authSecret is a Secret's CA and key pair, as ingress-nginx's
 // getPemCertificate reads them; why says why it cannot be used.
 func (b *builder) authSecret(ns, name string) (cas []*x509.Certificate, pair *tls.Certificate, reason Reason, why string) {
-	ref := ns + "/" + name
-	sec := b.secrets[objKey{ns, name}]
+	return readAuthSecret(b.secrets[objKey{ns, name}], ns+"/"+name)
+}
+
+// readAuthSecret is authSecret of sec (nil: not found), named ref.
+func readAuthSecret(sec *corev1.Secret, ref string) (cas []*x509.Certificate, pair *tls.Certificate, reason Reason, why string) {
 	if sec == nil {
 		return nil, nil, SecretNotFound, "Secret " + ref + " not found"
 	}

@@ -373,3 +373,27 @@ spec: {controller: example.com/other}
 	tested, _ := scrapeMetrics(t, m).sum("nginx_ingress_controller_admission_tested_ingresses", nil)
 	require.Equal(t, 2.0, tested, "the owner and the new Ingress")
 }
+
+// ingress-nginx's auth parser validates auth-realm only once it has found
+// auth-secret's Secret: applied before its Secret, the Ingress is
+// admitted (its location denied until the Secret comes).
+func TestAdmissionAuthRealmNeedsItsSecret(t *testing.T) {
+	ing := admissionIngress("auth", "shop.example.com", "/private", "nginx.ingress.kubernetes.io/auth-type", "basic",
+		"nginx.ingress.kubernetes.io/auth-secret", "htpasswd", "nginx.ingress.kubernetes.io/auth-realm", "Log in!")
+
+	require.True(t, ingressReview(t, testAdmission(t, ""), admissionv1.Create, ing).Allowed, "no Secret: the realm is never read")
+
+	snap, _, err := manifest.Decode("objects.yaml", []byte(admissionObjects+`---
+apiVersion: v1
+kind: Secret
+metadata: {name: htpasswd, namespace: prod}
+type: Opaque
+stringData: {auth: "user:{PLAIN}pass"}
+`))
+	require.NoError(t, err)
+	a := newAdmission(config{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a.offer(&reviewSource{snap: *snap})
+	refused := ingressReview(t, a, admissionv1.Create, ing)
+	require.False(t, refused.Allowed)
+	require.Equal(t, "annotation nginx.ingress.kubernetes.io/auth-realm contains invalid value", refused.Result.Message)
+}

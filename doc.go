@@ -3210,7 +3210,8 @@
 //
 // Review.Refusal is set exactly where ingress-nginx v1.15's webhook
 // refuses (compile.NginxRefusal, then its host/path check), with its
-// message: the deep inspector's patterns in a host, path or TLS Secret
+// message (but for a too-risky annotation, where ramjet names the key and
+// both risk levels and ingress-nginx only the annotation group): the deep inspector's patterns in a host, path or TLS Secret
 // name; with strict-validate-path-type (on by default) an Exact or Prefix
 // path outside [A-Za-z0-9._/-]; a word of annotation-value-word-blocklist
 // in an nginx.ingress.kubernetes.io/ value; any *-snippet annotation while

@@ -502,9 +502,11 @@ func TestChartNotesIgnored(t *testing.T) {
 		"hostNetwork":                 true,
 		"image":                       map[string]any{"registry": "mirror.example", "image": "ingress-nginx/controller"},
 		"livenessProbe":               map[string]any{"initialDelaySeconds": 30},
+		// Commented out in ingress-nginx's values.yaml, read by its templates.
+		"startupProbe": map[string]any{"httpGet": map[string]any{"path": "/healthz", "port": 10254}},
 	}, "dhParam": "LS0t"})
 	require.NotContains(t, notes, "enableAnnotationValidations")
-	for _, key := range []string{"controller.hostNetwork", "controller.image", "controller.livenessProbe", "dhParam"} {
+	for _, key := range []string{"controller.hostNetwork", "controller.image", "controller.livenessProbe", "controller.startupProbe", "dhParam"} {
 		require.Contains(t, notes, "  - "+key+": ", notes)
 	}
 }

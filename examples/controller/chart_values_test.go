@@ -480,7 +480,7 @@ func TestChartIgnoredKeysListed(t *testing.T) {
 	// And each table entry is a key ingress-nginx's chart has.
 	values := readValuesFile(t, "ingress-nginx-4.15.1-values.yaml")
 	for _, e := range ignored {
-		if e == "controller.startupProbe" {
+		if slices.Contains([]string{"controller.startupProbe", "fullnameOverride", "nameOverride"}, e) {
 			continue // commented out in values.yaml, read by the templates
 		}
 		var at any = values
@@ -504,9 +504,9 @@ func TestChartNotesIgnored(t *testing.T) {
 		"livenessProbe":               map[string]any{"initialDelaySeconds": 30},
 		// Commented out in ingress-nginx's values.yaml, read by its templates.
 		"startupProbe": map[string]any{"httpGet": map[string]any{"path": "/healthz", "port": 10254}},
-	}, "dhParam": "LS0t"})
+	}, "dhParam": "LS0t", "nameOverride": "nginx", "fullnameOverride": "ingress-nginx"})
 	require.NotContains(t, notes, "enableAnnotationValidations")
-	for _, key := range []string{"controller.hostNetwork", "controller.image", "controller.livenessProbe", "controller.startupProbe", "dhParam"} {
+	for _, key := range []string{"controller.hostNetwork", "controller.image", "controller.livenessProbe", "controller.startupProbe", "dhParam", "fullnameOverride", "nameOverride"} {
 		require.Contains(t, notes, "  - "+key+": ", notes)
 	}
 }

@@ -69,12 +69,14 @@ type accessLogKeys struct {
 	noRequestID bool
 	// off is disable-access-log or disable-http-access-log.
 	off bool
+	// path, httpPath and streamPath are access-log-path,
+	// http-access-log-path and stream-access-log-path as parseLogPath
+	// reads them (accesslog_path.go).
+	path, httpPath, streamPath string
 	// The stream access log's (accesslog_stream.go): log-format-stream
-	// ("": ingress-nginx's default), stream-access-log-path ("": stdout,
-	// stderrPath, or a file), and disable-access-log or
+	// ("": ingress-nginx's default), and disable-access-log or
 	// disable-stream-access-log.
 	streamFormat string
-	streamPath   string
 	streamOff    bool
 }
 
@@ -122,7 +124,8 @@ func accessLogKeysOf(s configmap.Settings) accessLogKeys {
 func (k accessLogKeys) equal(o accessLogKeys) bool {
 	return k.format == o.format && k.escape == o.escape && k.defaultBackend == o.defaultBackend && slices.Equal(k.skip, o.skip) &&
 		k.noRequestID == o.noRequestID && k.off == o.off &&
-		k.streamFormat == o.streamFormat && k.streamPath == o.streamPath && k.streamOff == o.streamOff
+		k.path == o.path && k.httpPath == o.httpPath && k.streamPath == o.streamPath &&
+		k.streamFormat == o.streamFormat && k.streamOff == o.streamOff
 }
 
 // accessLog is the access log the keys ask for, writing to w; format is

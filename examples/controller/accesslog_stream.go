@@ -5,10 +5,8 @@ import (
 	"io"
 	"net"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -21,7 +19,7 @@ import (
 // The TCP and UDP services' access log: ingress-nginx's stream
 // access_log, one line per TCP connection and per UDP session (an
 // exchange, nginx's UDP session) in log-format-stream, to
-// stream-access-log-path, off with disable-stream-access-log or
+// stream-access-log-path (accesslog_path.go), off with disable-stream-access-log or
 // disable-access-log.
 
 // defaultLogFormatStream is ingress-nginx's log-format-stream default.
@@ -190,28 +188,6 @@ func (k accessLogKeys) streamLog(out io.Writer) func(*streamRecord) {
 	return newStreamAccessLog(out, format)
 }
 
-// stderrPath is stream-access-log-path naming the container's stderr.
-const stderrPath = "/dev/stderr"
-
-// openStreamLog opens what stream-access-log-path names for appending:
-// stdout (out, where ingress-nginx's image links
-// /var/log/nginx/access.log) for "", stderr, or the file path, created
-// as nginx's access_log creates it. file is what the caller closes when
-// done with it (nil for stdout and stderr).
-func openStreamLog(path string, out io.Writer) (w io.Writer, file *os.File, err error) {
-	switch path {
-	case "":
-		return out, nil, nil
-	case stderrPath:
-		return os.Stderr, nil, nil
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, nil, err
-	}
-	return f, f, nil
-}
-
 // The stream access log's ConfigMap keys.
 func init() {
 	accessLogConfigMapKeys["disable-stream-access-log"] = func(c *config, v string) error {
@@ -225,28 +201,6 @@ func init() {
 		}
 		c.logKeys.streamFormat = v
 		return nil
-	}
-	accessLogConfigMapKeys["stream-access-log-path"] = func(c *config, v string) error {
-		switch {
-		case v == "" || v == "/var/log/nginx/access.log" || v == "/dev/stdout":
-			c.logKeys.streamPath = ""
-			return nil
-		case v == "/var/log/nginx/error.log" || v == stderrPath:
-			c.logKeys.streamPath = stderrPath
-			return nil
-		case strings.HasPrefix(v, "syslog:"):
-			return errors.New("not implemented: syslog; the stream access log goes to stdout, stderr or a file")
-		case !filepath.IsAbs(v):
-			return errors.New("not an absolute path")
-		}
-		// nginx -t fails on a file it cannot open; the line stays on
-		// stdout.
-		f, err := os.OpenFile(v, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-		if err != nil {
-			return err
-		}
-		c.logKeys.streamPath = v
-		return f.Close()
 	}
 }
 
@@ -265,7 +219,7 @@ func streamAccessLog(cfg config) func(*streamRecord) {
 		out = os.Stdout
 	}
 	// Open for the life of the process, as the log is.
-	if w, _, err := openStreamLog(cfg.logKeys.streamPath, out); err == nil {
+	if w, _, err := logWriter(cfg.logKeys.streamLogPath(), out); err == nil {
 		out = w
 	}
 	return cfg.logKeys.streamLog(out)

@@ -145,6 +145,9 @@ func newConfigMapSettings(cfg config, data map[string]string, found bool, log *s
 		if cfg.accessLog.out == nil {
 			cfg.accessLog.out = os.Stdout
 		}
+		if cfg.reopenLogs != nil {
+			go cfg.accessLog.reopenOn(cfg.reopenLogs, log)
+		}
 	}
 	cfg.tracing = newLiveTracer(log) // otel.go
 	cfg.liveNginxStatus = new(atomic.Pointer[nginxStatusAllow])
@@ -272,14 +275,14 @@ type liveAccessLog struct {
 	out    io.Writer
 	format string // -access-log-format
 
-	mu   sync.Mutex // serializes set
+	mu   sync.Mutex // serializes set, reopenOn and close
 	keys accessLogKeys
 	cur  atomic.Pointer[func(router.Record)]
-	// stream is the stream access log (nil inside: off), writing to
-	// streamFile when stream-access-log-path names a file, kept open
-	// while the path stays.
-	stream     atomic.Pointer[func(*streamRecord)]
-	streamFile *os.File
+	// stream is the stream access log (nil inside: off).
+	stream atomic.Pointer[func(*streamRecord)]
+	// files are the files the path keys name (accesslog_path.go), kept
+	// open while a key names them.
+	files logFiles
 }
 
 // set switches to keys when they differ from the current ones; a nil l
@@ -293,24 +296,26 @@ func (l *liveAccessLog) set(keys accessLogKeys) {
 	if l.cur.Load() != nil && keys.equal(l.keys) {
 		return
 	}
-	f := keys.accessLog(l.out, l.format)
-	out, old := l.out, l.streamFile
-	if l.streamFile != nil && keys.streamPath == l.keys.streamPath {
-		out, old = l.streamFile, nil
-	} else if w, file, err := openStreamLog(keys.streamPath, l.out); err == nil {
-		// (Opened as the key was read; should that fail now, stdout.)
-		out, l.streamFile = w, file
-	} else {
-		l.streamFile = nil
+	files := logFiles{}
+	httpOut := l.out
+	if !keys.off {
+		httpOut = files.writer(keys.httpLogPath(), l.out, l.files)
 	}
-	s := keys.streamLog(out)
+	f := keys.accessLog(httpOut, l.format)
+	var s func(*streamRecord)
+	if !keys.streamOff {
+		s = keys.streamLog(files.writer(keys.streamLogPath(), l.out, l.files))
+	}
 	l.keys = keys
 	l.cur.Store(&f)
 	l.stream.Store(&s)
-	if old != nil {
-		// A session ending now may lose its line to the closed file.
-		_ = old.Close()
+	for path, old := range l.files {
+		if files[path] == nil {
+			// A line being written now may be lost to the closed file.
+			_ = old.close()
+		}
 	}
+	l.files = files
 }
 
 func (l *liveAccessLog) observe(r router.Record) { (*l.cur.Load())(r) }

@@ -133,6 +133,9 @@ type config struct {
 	enableAccessLog bool
 	accessLogFormat string
 	accessLogOut    io.Writer
+	// reopenLogs delivers run's SIGUSR1: the access log files are opened
+	// anew, as nginx reopens its logs (nil: never).
+	reopenLogs <-chan os.Signal
 	// drain is how long the listeners keep serving after a stop signal,
 	// with /readyz failing, before they close.
 	drain time.Duration

@@ -77,6 +77,14 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 2
 	}
 	cfg.accessLogOut = stdout
+	reopen := make(chan os.Signal, 1)
+	if notifyReopen(reopen) {
+		defer func() {
+			signal.Stop(reopen)
+			close(reopen)
+		}()
+		cfg.reopenLogs = reopen
+	}
 	level, err := logLevel(getenv("RAMJET_LOG"))
 	if err != nil {
 		fmt.Fprintf(stderr, "controller: %v\n", err)

@@ -634,14 +634,19 @@ func configMapRouterOptions(cfg config) router.Options {
 func requestObserver(cfg config, m *metrics) func(router.Record) {
 	var access func(router.Record)
 	if cfg.enableAccessLog {
-		out := cfg.accessLogOut
-		if out == nil {
-			out = os.Stdout
-		}
-		access = cfg.logKeys.accessLog(out, cfg.accessLogFormat)
 		if cfg.accessLog != nil {
 			cfg.accessLog.set(cfg.logKeys)
 			access = cfg.accessLog.observe
+		} else {
+			out := cfg.accessLogOut
+			if out == nil {
+				out = os.Stdout
+			}
+			// Open for the life of the process, as the log is.
+			if w, _, err := logWriter(cfg.logKeys.httpLogPath(), out); err == nil {
+				out = w
+			}
+			access = cfg.logKeys.accessLog(out, cfg.accessLogFormat)
 		}
 	}
 	return observers(access, m.observer())

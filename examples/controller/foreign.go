@@ -105,6 +105,18 @@ var ingressNginxNoop = map[string]bool{
 	"disable-full-test":            false,
 }
 
+// ingressNginxNoopValues are flags taking a value whose given value asks
+// for what ramjet does anyway: accepted as ingressNginxNoop's are.
+var ingressNginxNoopValues = map[string]func(v string) bool{
+	// socket.go turns native histograms on above 1 only.
+	"bucket-factor": func(v string) bool { f, err := strconv.ParseFloat(v, 64); return err == nil && f <= 1 },
+	// Native histograms' bucket cap: nothing to cap without them.
+	"max-buckets": func(v string) bool { _, err := strconv.ParseUint(v, 10, 32); return err == nil },
+	// monitor.lua's batch cap, past which a worker drops request metrics;
+	// ramjet counts every request in process.
+	"monitor-max-batch-size": func(v string) bool { n, err := strconv.Atoi(v); return err == nil && n > 0 },
+}
+
 // foreignFlags finds the flags fs does not define before Parse sees them,
 // so that an unknown flag is named alone rather than with the whole
 // usage, and every such flag of the command line at once (one run tells
@@ -138,6 +150,21 @@ func foreignFlags(fs *flag.FlagSet, args []string) (rest, noop []string, err err
 			problems = append(problems, fmt.Sprintf("unknown flag %s (controller -h lists the flags)", arg))
 			i += separateValue(args, i, hasValue, false)
 			continue
+		}
+		if accept := ingressNginxNoopValues[name]; accept != nil {
+			v, has := value, hasValue
+			if !has && i+1 < len(args) {
+				v, has = args[i+1], true
+			}
+			if has && accept(v) {
+				if !hasValue {
+					i++
+				}
+				if !slices.Contains(noop, name) {
+					noop = append(noop, name)
+				}
+				continue
+			}
 		}
 		want, isNoop := ingressNginxNoop[name]
 		if isNoop {

@@ -2578,10 +2578,11 @@
 //     nearest of "unable to get local issuer certificate", "certificate
 //     has expired", "certificate chain too long", "unsupported certificate
 //     purpose", "certificate verify failed" (documented).
-//   - proxy-ssl-ciphers: any OpenSSL cipher list there; here a list of
-//     TLS 1.2 ECDHE/RSA GCM, CHACHA20 or CBC-SHA suites by their OpenSSL
-//     names is honoured, and one with a keyword ("HIGH", "!aNULL",
-//     "DEFAULT") leaves Go's default suites (documented).
+//   - proxy-ssl-ciphers: read with ssl-ciphers' OpenSSL syntax (names,
+//     aliases, '!', '-', '+'); suites Go lacks (DHE, CAMELLIA, ARIA, CCM,
+//     PSK) are left out (AnnotationSubstituted), and a list that leaves no
+//     suite Go serves, which nginx refuses ("no cipher match"), gets
+//     DEFAULT (AnnotationRejected).
 //   - ssl-passthrough: connections go to the Service's cluster IP there;
 //     here to an endpoint the backend's balancer picks, counted in flight
 //     (documented). A router given its own Options.Transport does not

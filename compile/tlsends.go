@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router/configmap"
 )
 
 // TLS at both ends (SPEC §11, §12), as ingress-nginx v1.15 reads it:
@@ -325,10 +326,18 @@ func (b *builder) resolveBackendTLS(ing *ingress) *match.BackendTLS {
 		b.rejectAccess(ing, a.key, strconv.Quote(a.value)+" is not valid; "+def+" applies, as in ingress-nginx")
 	}
 	if a, ok := raw.get("proxy-ssl-ciphers"); ok {
-		if v := strings.TrimSpace(a.value); proxySSLCiphers.MatchString(v) && v != "" {
-			bt.Ciphers = v
-		} else {
+		v := strings.TrimSpace(a.value)
+		switch _, notes, err := configmap.ParseCiphers(v); {
+		case !proxySSLCiphers.MatchString(v) || v == "":
 			bad(a, "DEFAULT")
+		case err != nil:
+			// nginx refuses a list that selects no suite.
+			b.rejectAccess(ing, a.key, err.Error()+"; DEFAULT applies")
+		default:
+			for _, n := range notes {
+				b.warn(AnnotationSubstituted, ing.ref(), annotationField(a.key), a.key+": "+n)
+			}
+			bt.Ciphers = v
 		}
 	}
 	if a, ok := raw.get("proxy-ssl-protocols"); ok {

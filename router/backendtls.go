@@ -5,10 +5,10 @@ import (
 	"crypto/x509"
 	"errors"
 	"net/http"
-	"strings"
 	"sync"
 
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router/configmap"
 )
 
 // Backend TLS (proxy-ssl-*, SPEC §11): a location with a match.BackendTLS
@@ -186,34 +186,15 @@ func tlsVersions(protocols []string) (lo, hi uint16) {
 	return lo, hi
 }
 
-// cipherSuites maps an OpenSSL cipher list to Go's TLS 1.2 suites when it
-// names suites only; a list with a keyword ("DEFAULT", "HIGH", "!aNULL")
-// or a suite Go lacks leaves Go's default choice (nil). TLS 1.3's suites
-// are not configurable in Go, as nginx's proxy_ssl_ciphers does not
-// configure them either.
+// cipherSuites reads proxy-ssl-ciphers as OpenSSL reads proxy_ssl_ciphers,
+// with ssl-ciphers' parser: the TLS 1.2 suites Go has that the list
+// selects. A list compile refused ("no cipher match") leaves Go's default
+// choice (nil). TLS 1.3's suites are not configurable in Go, as nginx's
+// proxy_ssl_ciphers does not configure them either.
 func cipherSuites(list string) []uint16 {
-	var ids []uint16
-	for _, name := range strings.Split(list, ":") {
-		id, ok := opensslSuites[name]
-		if !ok {
-			return nil
-		}
-		ids = append(ids, id)
+	suites, _, err := configmap.ParseCiphers(list)
+	if err != nil {
+		return nil
 	}
-	return ids
-}
-
-var opensslSuites = map[string]uint16{
-	"ECDHE-ECDSA-AES128-GCM-SHA256": tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
-	"ECDHE-RSA-AES128-GCM-SHA256":   tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
-	"ECDHE-ECDSA-AES256-GCM-SHA384": tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
-	"ECDHE-RSA-AES256-GCM-SHA384":   tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
-	"ECDHE-ECDSA-CHACHA20-POLY1305": tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
-	"ECDHE-RSA-CHACHA20-POLY1305":   tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
-	"ECDHE-ECDSA-AES128-SHA":        tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA,
-	"ECDHE-RSA-AES128-SHA":          tls.TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA,
-	"ECDHE-ECDSA-AES256-SHA":        tls.TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA,
-	"ECDHE-RSA-AES256-SHA":          tls.TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA,
-	"AES128-GCM-SHA256":             tls.TLS_RSA_WITH_AES_128_GCM_SHA256,
-	"AES256-GCM-SHA384":             tls.TLS_RSA_WITH_AES_256_GCM_SHA384,
+	return suites
 }

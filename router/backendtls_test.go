@@ -1,6 +1,7 @@
 package router
 
 import (
+	"crypto/tls"
 	"crypto/x509"
 	"strconv"
 	"testing"
@@ -40,9 +41,14 @@ func TestBackendTLSTransportsPerSetting(t *testing.T) {
 }
 
 func TestCipherSuitesAndVersions(t *testing.T) {
-	assert.Nil(t, cipherSuites("DEFAULT"))
-	assert.Nil(t, cipherSuites("HIGH:!aNULL"))
-	assert.Len(t, cipherSuites("ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384"), 2)
+	// OpenSSL's DEFAULT offers the RSA key exchange and CBC-SHA256 suites
+	// Go's client default leaves out.
+	assert.Contains(t, cipherSuites("DEFAULT"), tls.TLS_RSA_WITH_AES_128_GCM_SHA256)
+	assert.Contains(t, cipherSuites("HIGH:!aNULL"), tls.TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256)
+	assert.NotContains(t, cipherSuites("HIGH:!AESGCM"), tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)
+	assert.Equal(t, []uint16{tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384},
+		cipherSuites("ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384"))
+	assert.Nil(t, cipherSuites("RC4-SHA"), "no cipher match: Go's default")
 	lo, hi := tlsVersions([]string{"TLSv1.2", "TLSv1.3"})
 	assert.Equal(t, [2]uint16{0x0303, 0x0304}, [2]uint16{lo, hi})
 }

@@ -472,3 +472,60 @@ func TestClientCertificateCRL(t *testing.T) {
 	code, _ = get("broken.example.com", &alice)
 	assert.Equal(t, 403, code)
 }
+
+// proxy-ssl-ciphers is read as OpenSSL reads proxy_ssl_ciphers, with the
+// parser of ssl-ciphers: "HIGH" offers the CBC-SHA256 suites Go's own
+// client default leaves out, "!AESGCM" removes suites, and a list with a
+// suite Go lacks warns; one that leaves nothing is refused (nginx: "no
+// cipher match") and DEFAULT applies.
+func TestBackendTLSCiphers(t *testing.T) {
+	ca := newTestCA(t, "upstream CA")
+	serverPair, _, _ := ca.issue(t, pkix.Name{CommonName: "backend"}, "backend.internal")
+	start := func(suite uint16) *httptest.Server {
+		s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.WriteString(w, tls.CipherSuiteName(r.TLS.CipherSuite))
+		}))
+		s.TLS = &tls.Config{Certificates: []tls.Certificate{serverPair}, MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{suite}}
+		s.Config.ErrorLog = log.New(io.Discard, "", 0)
+		s.StartTLS()
+		t.Cleanup(s.Close)
+		return s
+	}
+	for _, tt := range []struct {
+		suite   uint16
+		ciphers string
+		code    int
+		reason  compile.Reason
+	}{
+		{tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256, "HIGH:!aNULL", 200, ""},
+		{tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256, "DEFAULT", 200, ""},
+		{tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, "HIGH:!AESGCM", 502, ""},
+		{tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, "ECDHE-ECDSA-AES128-GCM-SHA256:DHE-RSA-AES128-GCM-SHA256", 200, compile.AnnotationSubstituted},
+		{tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256, "RC4-SHA", 200, compile.AnnotationRejected},
+	} {
+		backend := start(tt.suite)
+		snap := tlsEndsManifests(t, backend.Listener.Addr().String(), map[string]map[string][]byte{"upstream": {"ca.crt": ca.pem}},
+			tlsEndsIngress{"web", "shop.example.com", "/", map[string]string{"backend-protocol": "HTTPS", "proxy-ssl-secret": "prod/upstream",
+				"proxy-ssl-verify": "on", "proxy-ssl-name": "backend.internal", "proxy-ssl-ciphers": tt.ciphers}})
+		res := compile.Compile(snap, compile.Options{AllowLoopbackEndpoints: true})
+		var reasons []compile.Reason
+		for _, w := range res.Warnings {
+			if strings.Contains(w.Field, "proxy-ssl-ciphers") {
+				reasons = append(reasons, w.Reason)
+			}
+		}
+		if tt.reason == "" {
+			assert.Empty(t, reasons, "%s: %v", tt.ciphers, res.Warnings)
+		} else {
+			assert.Equal(t, []compile.Reason{tt.reason}, reasons, "%s: %v", tt.ciphers, res.Warnings)
+		}
+		r := router.New(router.Options{Logger: slog.New(slog.DiscardHandler)})
+		r.Publish(res.Table)
+		code, body := serveThrough(t, r, "shop.example.com", "/")
+		r.CloseIdleConnections()
+		assert.Equal(t, tt.code, code, "%s: %s", tt.ciphers, body)
+		if tt.code == 200 {
+			assert.Equal(t, tls.CipherSuiteName(tt.suite), body, tt.ciphers)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -259,7 +260,8 @@ var curveNames = map[string]tls.CurveID{
 	"brainpoolp512r1": 0,
 }
 
-// parseNginxSize reads an nginx size: digits, then optionally k or m.
+// parseNginxSize reads an nginx size as ngx_parse_size does: digits, then
+// optionally k, m or g.
 func parseNginxSize(v string) (int64, error) {
 	mult := int64(1)
 	switch {
@@ -267,10 +269,12 @@ func parseNginxSize(v string) (int64, error) {
 		mult, v = 1<<10, v[:len(v)-1]
 	case strings.HasSuffix(v, "m"), strings.HasSuffix(v, "M"):
 		mult, v = 1<<20, v[:len(v)-1]
+	case strings.HasSuffix(v, "g"), strings.HasSuffix(v, "G"):
+		mult, v = 1<<30, v[:len(v)-1]
 	}
 	n, err := strconv.ParseUint(v, 10, 40)
-	if err != nil {
-		return 0, errors.New("want an nginx size (10m, 512k)")
+	if err != nil || n > math.MaxInt64/uint64(mult) {
+		return 0, errors.New("want an nginx size (10m, 512k, 1g)")
 	}
 	return int64(n) * mult, nil
 }

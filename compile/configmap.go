@@ -250,6 +250,15 @@ var configMapByValue = map[string]func(v string) (Reason, Severity, string){
 	// embedder serves (the example controller reads both keys).
 	"nginx-status-ipv4-whitelist": embedderStatusPage,
 	"nginx-status-ipv6-whitelist": embedderStatusPage,
+	// nginx.tmpl's ssl_dhparam: DH parameters let OpenSSL serve the DHE
+	// suites of ssl-ciphers; Go's TLS has no DHE key exchange, so only a
+	// client that offers no ECDHE suite (none current does) is refused.
+	"ssl-dh-param": func(v string) (Reason, Severity, string) {
+		if v == "" {
+			return ConfigMapKeyIgnored, Cosmetic, "empty, ingress-nginx's default: no DH parameters, no DHE suites, as ramjet; ignored"
+		}
+		return ConfigMapKeyUnsupported, FeatureMissing, "not implemented: Go's TLS serves no DHE cipher suites, so a client offering only DHE suites is refused; ECDHE clients are served as before"
+	},
 	"stream-snippet": func(v string) (Reason, Severity, string) {
 		if v == "" {
 			return ConfigMapKeyIgnored, Cosmetic, "empty; ignored"
@@ -283,6 +292,18 @@ func offByDefault(lost string) func(v string) (Reason, Severity, string) {
 		}
 		return ConfigMapKeyUnsupported, FeatureMissing, "not implemented: " + lost
 	}
+}
+
+// ticketKey rates ssl-session-ticket-key, nginx.tmpl's
+// ssl_session_ticket_key, which nginx uses only with ssl_session_tickets on
+// (ssl-session-tickets): each router makes its own ticket keys, so a ticket
+// resumes a session only on the replica that issued it; elsewhere the
+// client makes a full handshake, and its requests are answered alike.
+func ticketKey(v, tickets string) (Reason, Severity, string) {
+	if on, err := configmap.ParseBool(strings.TrimSpace(tickets)); v == "" || err != nil || !on {
+		return ConfigMapKeyIgnored, Cosmetic, "nginx uses no ticket key without ssl-session-tickets \"true\"; ignored"
+	}
+	return ConfigMapKeyUnsupported, FeatureMissing, "not implemented: each replica makes its own session ticket keys, so a ticket resumes a session only on the replica that issued it; on another the client makes a full handshake"
 }
 
 // obsoleteIn rates a key whose directive nginx has made obsolete: its
@@ -370,6 +391,10 @@ func ParseConfigMapFor(cm *corev1.ConfigMap, o ConfigMapOptions) *ConfigMap {
 				continue
 			}
 			c.blockCIDRs = ranges
+		case !ok && key == "ssl-session-ticket-key":
+			reason, sev, msg := ticketKey(v, data["ssl-session-tickets"])
+			c.warnings = append(c.warnings, Warning{Reason: reason, Object: c.Ref, Field: configMapField(key), Message: msg, Rated: sev})
+			continue
 		case !ok && configMapByValue[key] != nil:
 			reason, sev, msg := configMapByValue[key](v)
 			c.warnings = append(c.warnings, Warning{Reason: reason, Object: c.Ref, Field: configMapField(key), Message: msg, Rated: sev})

@@ -270,3 +270,36 @@ func TestConfigMapObsoleteHTTP2Keys(t *testing.T) {
 		assert.Contains(t, w.Message, "obsolete", w.Field)
 	}
 }
+
+// ssl-dh-param and ssl-session-ticket-key say what is lost: Go serves no
+// DHE suite, and without one ticket key across replicas a ticket resumes
+// only on the replica that issued it. A ticket key with ssl-session-tickets
+// off is one nginx never uses (ssl_session_tickets off).
+func TestConfigMapDHParamAndTicketKey(t *testing.T) {
+	key := "ZmFrZS1rZXktZmFrZS1rZXktZmFrZS1rZXktZmFrZS1rZXktZmFrZS1rZXkx"
+	for _, tt := range []struct {
+		data    map[string]string
+		field   string
+		reason  Reason
+		sev     Severity
+		message string
+	}{
+		{map[string]string{"ssl-dh-param": "ingress-nginx/dhparam"}, "ssl-dh-param", ConfigMapKeyUnsupported, FeatureMissing, "DHE"},
+		{map[string]string{"ssl-dh-param": ""}, "ssl-dh-param", ConfigMapKeyIgnored, Cosmetic, "empty"},
+		{map[string]string{"ssl-session-ticket-key": key, "ssl-session-tickets": "true"}, "ssl-session-ticket-key", ConfigMapKeyUnsupported, FeatureMissing, "replica"},
+		{map[string]string{"ssl-session-ticket-key": key}, "ssl-session-ticket-key", ConfigMapKeyIgnored, Cosmetic, "ssl-session-tickets"},
+	} {
+		c := ParseConfigMap(mkConfigMap("ingress", "nginx", tt.data))
+		var found bool
+		for _, w := range c.Warnings() {
+			if w.Field != configMapField(tt.field) {
+				continue
+			}
+			found = true
+			assert.Equal(t, tt.reason, w.Reason, "%v", tt.data)
+			assert.Equal(t, tt.sev, w.Severity(), "%v", tt.data)
+			assert.Contains(t, w.Message, tt.message, "%v", tt.data)
+		}
+		assert.True(t, found, "%v: %v", tt.data, c.Warnings())
+	}
+}

@@ -3055,7 +3055,9 @@
 //     RequestRedirect beside URLRewrite; True lists
 //     what is not served (a match compile refuses among them), and
 //     PartiallyInvalid, "Dropped Rule", names the rules compile refuses,
-//     whose requests answer 500, or whose every match it refuses) and
+//     whose requests answer 500 (a filter the translation does not serve,
+//     compile.HTTPRouteRule.Refused, among them), or whose every match it
+//     refuses) and
 //     ResolvedRefs (False:
 //     BackendNotFound, RefNotPermitted, InvalidKind; the first decides the
 //     reason, the message lists all). Other controllers' entries stay. A

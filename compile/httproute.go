@@ -83,6 +83,12 @@ type HTTPRouteRule struct {
 	// by this rule's routes (routeaffinity.go); AffinityField locates it.
 	Affinity      *match.SessionAffinity
 	AffinityField string
+	// Refused, when set, is the warning the route's translator gave for a
+	// value of the rule it does not serve (a filter type it lacks, one
+	// given twice or without its settings): every request the rule
+	// matches answers 500, as the Gateway API asks of a filter that
+	// cannot be applied, and RefusedRules names the rule with it.
+	Refused *Warning
 }
 
 // RequestMirror copies requests to a Service port: Numerator of
@@ -267,6 +273,9 @@ func (b *builder) ruleFilters(hr *HTTPRoute, rule *HTTPRouteRule) (to routeTarge
 // ruleOwnFilters is ruleFilters less the mirrors: what the rule's own
 // values decide, whatever the other objects (RefusedRules).
 func (b *builder) ruleOwnFilters(hr *HTTPRoute, rule *HTTPRouteRule) (rws map[match.PathType]*match.Rewrite, sn *match.Snippet, cors *match.CORS, ok bool) {
+	if rule.Refused != nil {
+		return nil, nil, nil, false // the translator warned
+	}
 	if rws, ok = b.ruleRewrites(hr, rule); !ok {
 		return nil, nil, nil, false
 	}
@@ -316,7 +325,8 @@ type RuleRefusal struct {
 // other rules, that Compile refuses for their own values (a filter value
 // it cannot apply as written, RequestRedirect beside URLRewrite, a
 // mirror's share above one, a path or condition pattern that does not
-// compile), which no other object changes: a translator's status learns
+// compile, a rule its translator refused, HTTPRouteRule.Refused), which
+// no other object changes: a translator's status learns
 // from them, rather than deciding again, what is not served.
 func RefusedRules(hr *HTTPRoute) []RuleRefusal {
 	var out []RuleRefusal
@@ -329,7 +339,9 @@ func RefusedRules(hr *HTTPRoute) []RuleRefusal {
 			ok = b.checkMirrorShares(hr, rule)
 		}
 		if !ok {
-			if len(b.warnings) > 0 {
+			if rule.Refused != nil {
+				out = append(out, RuleRefusal{Rule: i, Backend: -1, Match: -1, Warning: *rule.Refused})
+			} else if len(b.warnings) > 0 {
 				out = append(out, RuleRefusal{Rule: i, Backend: -1, Match: -1, Warning: last(),
 					Incompatible: rule.Redirect != nil && rule.Rewrite != nil})
 			}

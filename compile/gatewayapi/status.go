@@ -189,8 +189,9 @@ func (t *translator) decideStatus(warnings []compile.Warning, routes []*compile.
 	}
 	unsupported := map[nsName][]string{}
 	kindConflicts := kindConflictProblems(warnings, compile.HTTPRouteKind)
+	refusing := refusingWarnings(routes)
 	for _, w := range warnings {
-		if w.Reason == Unsupported && w.Object.Kind == compile.HTTPRouteKind {
+		if w.Reason == Unsupported && w.Object.Kind == compile.HTTPRouteKind && !refusing[w] {
 			k := nsName{w.Object.Namespace, w.Object.Name}
 			unsupported[k] = append(unsupported[k], w.Field+": "+w.Message)
 		}
@@ -275,6 +276,21 @@ func (t *translator) decideStatus(warnings []compile.Warning, routes []*compile.
 		s.gateways[nsName{gw.Namespace, gw.Name}] = decidedGateway{conditions: conds, listeners: lss}
 	}
 	return s
+}
+
+// refusingWarnings are the translator's warnings that refuse a whole rule
+// (compile.HTTPRouteRule.Refused): status lists each once, with its
+// dropped rule (refusedRules), rather than again as a part not served.
+func refusingWarnings(routes []*compile.HTTPRoute) map[compile.Warning]bool {
+	out := map[compile.Warning]bool{}
+	for _, hr := range routes {
+		for _, rule := range hr.Rules {
+			if rule.Refused != nil {
+				out[*rule.Refused] = true
+			}
+		}
+	}
+	return out
 }
 
 // refusedRules are, by route of kind, the rules compile refuses

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"encoding/pem"
+	"log/slog"
 	"math/big"
 	"slices"
 	"strings"
@@ -19,6 +20,7 @@ import (
 
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router"
 	"ramjet.dev/ramjet/status"
 )
 
@@ -530,8 +532,9 @@ func TestUnservedGatewayFieldsWarn(t *testing.T) {
 // header or query parameter match type, a filter or path modifier type,
 // a redirect scheme or status code), and ReplacePrefixMatch in a rule with
 // a match that is not PathPrefix, make the HTTPRoute Accepted False with
-// reason UnsupportedValue, as the HTTPRoute API asks of each; a known
-// value ramjet does not serve (ExtensionRef) keeps it Accepted, listing it.
+// reason UnsupportedValue, as the HTTPRoute API asks of each; so does a
+// known value ramjet does not serve (ExtensionRef) on its only rule, which
+// answers 500 (TestHTTPRouteUnservedFilterRules).
 func TestHTTPRouteUnsupportedValue(t *testing.T) {
 	parent := []gwv1.ParentReference{{Name: "gw"}}
 	gw := gateway("app", "gw", "ours", listener("http", "", gwv1.NamespacesFromSame))
@@ -567,7 +570,7 @@ func TestHTTPRouteUnsupportedValue(t *testing.T) {
 	now := metav1.Unix(100, 0)
 	for _, r := range routes {
 		want := brief{"Accepted", "False", status.ReasonUnsupportedValue}
-		if r.Name == "good" || r.Name == "extension-ref" {
+		if r.Name == "good" {
 			want = brief{"Accepted", "True", status.ReasonAccepted}
 		}
 		got, _ := tr.Status.HTTPRoute(r, now)
@@ -830,5 +833,74 @@ func TestHTTPRouteMethodOutsideEnum(t *testing.T) {
 	got, _ = tr.Status.HTTPRoute(inc, metav1.Unix(1, 0))
 	if c := got.Status.Parents[0].Conditions[0]; c.Status != metav1.ConditionFalse || c.Reason != "IncompatibleFilters" {
 		t.Errorf("both: Accepted %s %s %q, want False IncompatibleFilters", c.Status, c.Reason, c.Message)
+	}
+}
+
+// TestHTTPRouteUnservedFilterRules: a rule with a filter the translation
+// does not serve (ExternalAuth, ExtensionRef), one type given twice, or a
+// path modifier without its value answers 500, so the status does not say
+// it is served: beside a served rule the route is PartiallyInvalid ("Dropped
+// Rule", naming the rule, listed once in the Accepted message too); alone
+// it is Accepted False, UnsupportedValue.
+func TestHTTPRouteUnservedFilterRules(t *testing.T) {
+	parent := []gwv1.ParentReference{{Name: "gw"}}
+	gw := gateway("app", "gw", "ours", listener("http", "", gwv1.NamespacesFromSame))
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "svc"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	backends := []gwv1.HTTPBackendRef{toService("", "svc", 80)}
+	good := gwv1.HTTPRouteRule{BackendRefs: backends}
+	withFilters := func(fs ...gwv1.HTTPRouteFilter) gwv1.HTTPRouteRule {
+		return gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Value: new("/f")}}}, Filters: fs, BackendRefs: backends}
+	}
+	extAuth := withFilters(gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterExternalAuth, ExternalAuth: &gwv1.HTTPExternalAuthFilter{
+		ExternalAuthProtocol: gwv1.HTTPRouteExternalAuthHTTPProtocol, BackendRef: gwv1.BackendObjectReference{Name: "svc", Port: new(gwv1.PortNumber(80))}}})
+	extRef := withFilters(gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterExtensionRef, ExtensionRef: &gwv1.LocalObjectReference{Group: "example.com", Kind: "Auth", Name: "a"}})
+	header := gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestHeaderModifier, RequestHeaderModifier: &gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{{Name: "X-A", Value: "b"}}}}
+	twice := withFilters(header, header)
+	noValue := withFilters(gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier}}})
+	routes := []*gwv1.HTTPRoute{
+		httpRoute("app", "ext-auth", parent, nil, good, extAuth),
+		httpRoute("app", "twice", parent, nil, good, twice),
+		httpRoute("app", "no-value", parent, nil, good, noValue),
+		httpRoute("app", "ext-ref-only", parent, nil, extRef),
+	}
+	tr := TranslateAll(Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{gw}, HTTPRoutes: routes, Services: []*corev1.Service{svc}})
+	ok := []brief{{"Accepted", "True", status.ReasonAccepted}, {"ResolvedRefs", "True", "ResolvedRefs"}}
+	partly := append(slices.Clone(ok), brief{"PartiallyInvalid", "True", status.ReasonUnsupportedValue})
+	want := map[string][]brief{
+		"ext-auth":     partly,
+		"twice":        partly,
+		"no-value":     partly,
+		"ext-ref-only": {{"Accepted", "False", status.ReasonUnsupportedValue}, {"ResolvedRefs", "True", "ResolvedRefs"}},
+	}
+	for _, r := range routes {
+		got, _ := tr.Status.HTTPRoute(r, metav1.Unix(1, 0))
+		if got == nil || len(got.Status.Parents) != 1 {
+			t.Fatalf("%s: no status: %+v", r.Name, got)
+		}
+		cs := got.Status.Parents[0].Conditions
+		if d := cmp.Diff(want[r.Name], briefs(cs)); d != "" {
+			t.Errorf("%s (-want +got):\n%s", r.Name, d)
+			continue
+		}
+		rule := "spec.rules[1]"
+		if r.Name == "ext-ref-only" {
+			rule = "spec.rules[0]"
+		}
+		dropped := cs[0].Message // Accepted False's, or PartiallyInvalid's
+		if len(cs) == 3 {
+			dropped = cs[2].Message
+		}
+		if !strings.Contains(dropped, rule+" (") || !strings.Contains(cs[0].Message, rule) {
+			t.Errorf("%s: messages %q, %q do not name the dropped rule %s", r.Name, cs[0].Message, dropped, rule)
+		}
+		if n := strings.Count(cs[0].Message, rule+".filters["); n != 1 {
+			t.Errorf("%s: Accepted message %q names the filter %d times, want once", r.Name, cs[0].Message, n)
+		}
+	}
+	// The dropped rules still answer 500, not another rule's backend.
+	rt := router.New(router.Options{Logger: slog.New(slog.DiscardHandler), Transport: recorder{}})
+	rt.Publish(compile.Compile(compile.Snapshot{HTTPRoutes: tr.HTTPRoutes, Services: []*corev1.Service{svc}}, compile.Options{}).Table)
+	if got := serve(rt, "http", "a.example", "/f"); !strings.HasPrefix(got, "500") {
+		t.Errorf("GET /f: %s, want 500", got)
 	}
 }

@@ -373,7 +373,8 @@ filters:
 	}
 	if unserved != "" {
 		t.warn(Unsupported, r, unservedField, unserved+"; the rule's requests answer 500")
-		out = compile.HTTPRouteRule{Field: field, Backends: []compile.WeightedBackend{{Field: unservedField, Weight: 1, Invalid: unserved}}}
+		w := t.warnings[len(t.warnings)-1]
+		out = compile.HTTPRouteRule{Field: field, Refused: &w}
 	} else if !t.timeouts(r, field, src.Timeouts, &out) {
 		return out, false
 	}

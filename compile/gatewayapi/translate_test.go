@@ -192,8 +192,8 @@ func TestTranslateRules(t *testing.T) {
 			// requests answer 500
 			{Field: "spec.rules[1]",
 				Matches: []compile.HTTPRouteMatch{{Field: "spec.rules[1]", Type: match.Prefix, Path: "/"}},
-				Backends: []compile.WeightedBackend{{Weight: 1, Field: "spec.rules[1].filters[0]",
-					Invalid: "filter RequestRedirect is not served here (or given twice, or without its settings)"}}},
+				Refused: &compile.Warning{Reason: Unsupported, Object: compile.Ref{Kind: "HTTPRoute", Namespace: "app", Name: "r"}, Field: "spec.rules[1].filters[0]",
+					Message: "filter RequestRedirect is not served here (or given twice, or without its settings); the rule's requests answer 500"}},
 			{Field: "spec.rules[2]",
 				Matches:  []compile.HTTPRouteMatch{{Field: "spec.rules[2]", Type: match.Prefix, Path: "/"}},
 				Backends: []compile.WeightedBackend{{Service: compile.ServiceRef{Namespace: "granted", Name: "g", Port: "80"}, Weight: 1, Field: "spec.rules[2].backendRefs[0]"}}},
@@ -246,8 +246,8 @@ func TestTranslateURLRewrite(t *testing.T) {
 	if len(routes) != 1 || len(routes[0].Rules) != 3 {
 		t.Fatalf("routes %+v", routes)
 	}
-	if r := routes[0].Rules[2]; r.Rewrite != nil || len(r.Backends) != 1 || r.Backends[0].Invalid == "" {
-		t.Errorf("rule with an unserved filter: %+v, want only an invalid backend", r)
+	if r := routes[0].Rules[2]; r.Rewrite != nil || len(r.Backends) != 0 || r.Refused == nil || r.Refused.Field != "spec.rules[2].filters[1]" {
+		t.Errorf("rule with an unserved filter: %+v, want it refused for its filter", r)
 	}
 	got := []compile.URLRewrite{*routes[0].Rules[0].Rewrite, *routes[0].Rules[1].Rewrite}
 	want := []compile.URLRewrite{{Hostname: "b.test", Path: "/x", PathSet: true, ReplacePrefix: true}, {Path: "/y", PathSet: true}}

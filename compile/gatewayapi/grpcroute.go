@@ -90,7 +90,7 @@ func (t *translator) grpcRule(g *gwv1.GRPCRoute, shell *gwv1.HTTPRoute, i int) (
 	}
 	// A filter that cannot be applied answers the rule's requests 500, as
 	// an HTTPRoute's does (rule).
-	unservedField := ""
+	var refused *compile.Warning
 filters:
 	for j, f := range src.Filters {
 		ff := field + ".filters[" + strconv.Itoa(j) + "]"
@@ -103,7 +103,8 @@ filters:
 			out.Mirrors = append(out.Mirrors, t.mirror(shell, ff, f.RequestMirror))
 		default:
 			t.warn(Unsupported, shell, ff, "filter "+string(f.Type)+" is not served here (or given twice, or without its settings); the rule's requests answer 500")
-			unservedField = ff
+			w := t.warnings[len(t.warnings)-1]
+			refused = &w
 			break filters
 		}
 	}
@@ -123,9 +124,8 @@ filters:
 	if len(src.Matches) == 0 {
 		out.Matches = []compile.HTTPRouteMatch{{Field: field}}
 	}
-	if unservedField != "" {
-		return compile.HTTPRouteRule{Field: field, Matches: out.Matches,
-			Backends: []compile.WeightedBackend{{Field: unservedField, Weight: 1, Invalid: "a filter that is not served"}}}, true
+	if refused != nil {
+		return compile.HTTPRouteRule{Field: field, Matches: out.Matches, Refused: refused}, true
 	}
 	for j, b := range src.BackendRefs {
 		bf := field + ".backendRefs[" + strconv.Itoa(j) + "]"

@@ -219,3 +219,43 @@ func TestGRPCRouteRefusedRules(t *testing.T) {
 		}
 	}
 }
+
+// TestGRPCRouteUnservedFilterRules: a GRPCRoute rule with a filter the
+// translation does not serve (ExtensionRef, one type twice) answers an
+// error, as an HTTPRoute's, so it is a dropped rule: beside a served rule
+// the route is PartiallyInvalid naming it (listed once in the Accepted
+// message), alone it is Accepted False.
+func TestGRPCRouteUnservedFilterRules(t *testing.T) {
+	gw := gateway("app", "gw", "ours", listener("http", "", gwv1.NamespacesFromSame))
+	parent := []gwv1.ParentReference{{Name: "gw"}}
+	good := gwv1.GRPCRouteRule{BackendRefs: []gwv1.GRPCBackendRef{grpcBackend("svc")}}
+	header := gwv1.GRPCRouteFilter{Type: gwv1.GRPCRouteFilterRequestHeaderModifier, RequestHeaderModifier: &gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{{Name: "x-a", Value: "b"}}}}
+	twice := gwv1.GRPCRouteRule{Matches: []gwv1.GRPCRouteMatch{{Method: &gwv1.GRPCMethodMatch{Service: new("pkg.S")}}},
+		Filters: []gwv1.GRPCRouteFilter{header, header}, BackendRefs: []gwv1.GRPCBackendRef{grpcBackend("svc")}}
+	extRef := gwv1.GRPCRouteRule{Filters: []gwv1.GRPCRouteFilter{{Type: gwv1.GRPCRouteFilterExtensionRef,
+		ExtensionRef: &gwv1.LocalObjectReference{Group: "example.com", Kind: "Auth", Name: "a"}}}, BackendRefs: []gwv1.GRPCBackendRef{grpcBackend("svc")}}
+	routes := []*gwv1.GRPCRoute{grpcRoute("app", "partly", 10, parent, nil, good, twice), grpcRoute("app", "ext-ref", 10, parent, nil, extRef)}
+	tr := TranslateAll(Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{gw}, GRPCRoutes: routes})
+	want := map[string][]brief{
+		"partly":  {{"Accepted", "True", status.ReasonAccepted}, {"ResolvedRefs", "False", status.ReasonBackendNotFound}, {"PartiallyInvalid", "True", status.ReasonUnsupportedValue}},
+		"ext-ref": {{"Accepted", "False", status.ReasonUnsupportedValue}, {"ResolvedRefs", "False", status.ReasonBackendNotFound}},
+	}
+	for _, r := range routes {
+		got, _ := tr.Status.GRPCRoute(r, metav1.Unix(1, 0))
+		cs := got.Status.Parents[0].Conditions
+		if d := cmp.Diff(want[r.Name], briefs(cs)); d != "" {
+			t.Errorf("%s (-want +got):\n%s", r.Name, d)
+			continue
+		}
+		rule, dropped := "spec.rules[1]", cs[len(cs)-1].Message
+		if r.Name == "ext-ref" {
+			rule, dropped = "spec.rules[0]", cs[0].Message
+		}
+		if !strings.Contains(dropped, rule+" (") {
+			t.Errorf("%s: message %q does not name the dropped rule %s", r.Name, dropped, rule)
+		}
+		if n := strings.Count(cs[0].Message, rule+".filters["); n != 1 {
+			t.Errorf("%s: Accepted message %q names the filter %d times, want once", r.Name, cs[0].Message, n)
+		}
+	}
+}

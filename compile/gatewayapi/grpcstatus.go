@@ -50,8 +50,9 @@ func (t *translator) decideGRPCStatus(s *Status, warnings []compile.Warning, rou
 	t.kind = GRPCRouteKind
 	defer func() { t.kind = "" }()
 	unsupported := map[nsName][]string{}
+	refusing := refusingWarnings(routes)
 	for _, w := range warnings {
-		if w.Reason == Unsupported && w.Object.Kind == GRPCRouteKind {
+		if w.Reason == Unsupported && w.Object.Kind == GRPCRouteKind && !refusing[w] {
 			k := nsName{w.Object.Namespace, w.Object.Name}
 			unsupported[k] = append(unsupported[k], w.Field+": "+w.Message)
 		}

@@ -1325,7 +1325,10 @@
 // Every location without an auth-url of its own is then authenticated by
 // that service, unless its Ingress sets enable-global-auth: "false" (a
 // value that is not a boolean warns and keeps it on); the ACME path stays
-// open as above. Shown as "auth options global".
+// open as above. Shown as "auth options global". A ConfigMap key whose
+// value does not parse (a global-auth-request-redirect with an inner
+// space among them) is rejected alone, with ConfigMapKeyRejected, and the
+// others still apply.
 //
 // Not yet: of the authentication group, auth-snippet (nginx configuration
 // ramjet cannot run); it warns as above and has no effect. The auth-tls-*

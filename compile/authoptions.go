@@ -87,7 +87,13 @@ func (g *GlobalAuth) external() (*match.ExternalAuth, error) {
 			x.ResponseHeaders = append(x.ResponseHeaders, name)
 		}
 	}
-	if r := strings.ReplaceAll(g.RequestRedirect, " ", ""); r != "" {
+	// ingress-nginx writes the value unquoted (nginx.tmpl: proxy_set_header
+	// X-Auth-Request-Redirect), where outer spaces are lost and an inner
+	// one is an argument too many, which nginx refuses.
+	if r := strings.TrimSpace(g.RequestRedirect); r != "" {
+		if strings.ContainsAny(r, " \t") {
+			return nil, fmt.Errorf("global-auth-request-redirect %q holds a space, which nginx refuses in the header it sets", g.RequestRedirect)
+		}
 		if !redirParamRE.MatchString(r) {
 			return nil, fmt.Errorf("global-auth-request-redirect %q holds characters a URL does not", g.RequestRedirect)
 		}

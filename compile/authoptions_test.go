@@ -193,3 +193,45 @@ func TestConfigMapReferencesNilAndDuplicates(t *testing.T) {
 	assert.Equal(t, set1, set2)
 	assert.Equal(t, add1, []string{a1.External.Options.ProxySetHeaders[0].Value.Raw}, "every reference takes the same copy")
 }
+
+// A global-auth-* ConfigMap key whose value cannot be served is rejected
+// alone, with a warning naming it, and the global authentication keeps
+// the rest: a value that does not parse no longer drops it silently. An
+// inner space in global-auth-request-redirect, which ingress-nginx writes
+// unquoted and nginx then refuses, keeps the default ($request_uri).
+func TestGlobalAuthConfigMapBadKey(t *testing.T) {
+	for _, tt := range []struct {
+		key, value string
+		global     bool
+	}{
+		{"global-auth-request-redirect", "/after login", true},
+		{"global-auth-request-redirect", "/after\tlogin", true},
+		{"global-auth-method", "FETCH", true},
+		{"global-auth-response-headers", "X User", true},
+		{"global-auth-cache-duration", "200 soon", true},
+		{"global-auth-signin-redirect-param", "r d", true},
+		{"global-auth-url", "ftp://auth.example/ok", false},
+	} {
+		t.Run(tt.key+"="+tt.value, func(t *testing.T) {
+			data := map[string]string{"global-auth-url": "http://auth.example/ok", "global-auth-signin": "https://login.example/", "global-auth-cache-key": "$remote_user", tt.key: tt.value}
+			c := ParseConfigMap(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "ingress-nginx"}, Data: data})
+			require.Len(t, c.Warnings(), 1)
+			w := c.Warnings()[0]
+			assert.Equal(t, ConfigMapKeyRejected, w.Reason)
+			assert.Equal(t, "data["+tt.key+"]", w.Field)
+			s := mkSnapshot(mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.1"),
+				mkIngress("prod", "app", 1, withRules(mkRule("a.example.com", prefix("/", "web", 80)))))
+			tab, _ := compileOK(t, s, Options{ConfigMap: c})
+			a := tab.Lookup("a.example.com", "/").Route.Auth
+			require.Equal(t, tt.global, a != nil && a.External != nil)
+			if tt.global {
+				assert.Empty(t, a.External.RequestRedirect)
+				assert.Empty(t, a.External.Method)
+			}
+		})
+	}
+	err := Options{GlobalAuth: &GlobalAuth{URL: "http://auth/", RequestRedirect: "/after login"}}.Validate()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "global-auth-request-redirect")
+	require.NoError(t, Options{GlobalAuth: &GlobalAuth{URL: "http://auth/", RequestRedirect: " /after-login "}}.Validate())
+}

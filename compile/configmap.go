@@ -475,9 +475,18 @@ func (c *ConfigMap) reject(key, value string, err error) {
 }
 
 // globalAuthKey is a global-auth-* key: a field of Options.GlobalAuth,
-// checked whole by Options.Validate.
+// checked whole by Options.Validate. A value that would not parse is an
+// error, so the key is rejected (warned, its default kept) rather than
+// making the compile drop the global authentication as a whole: each key
+// is checked beside a URL, sign-in page and cache key that parse, which
+// the keys read together with.
 func globalAuthKey(set func(g *GlobalAuth, v string)) ConfigMapKey {
 	return ConfigMapKey{Option: func(o *Options, v string) error {
+		check := GlobalAuth{URL: "http://auth.invalid/", Signin: "http://signin.invalid/", CacheKey: "$remote_user"}
+		set(&check, v)
+		if _, err := check.external(); err != nil {
+			return err
+		}
 		o.GlobalAuth = globalAuthOf(o)
 		set(o.GlobalAuth, v)
 		return nil

@@ -3,7 +3,6 @@ package compile
 import (
 	"net/http"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -263,10 +262,9 @@ func (b *builder) resolveExternalAuth(ing *ingress) (ext *match.ExternalAuth, de
 			if !authHeaderRE.MatchString(name) {
 				return deny(h.key, "header "+strconv.Quote(name)+" is not a header name")
 			}
-			name = http.CanonicalHeaderKey(name)
-			if !slices.Contains(x.ResponseHeaders, name) {
-				x.ResponseHeaders = append(x.ResponseHeaders, name)
-			}
+			// A name listed twice stays twice: ingress-nginx writes a
+			// proxy_set_header line per listing, and nginx sends each.
+			x.ResponseHeaders = append(x.ResponseHeaders, http.CanonicalHeaderKey(name))
 		}
 	}
 	if r, ok := raw.get("auth-request-redirect"); ok {

@@ -83,9 +83,7 @@ func (g *GlobalAuth) external() (*match.ExternalAuth, error) {
 		if !authHeaderRE.MatchString(name) {
 			return nil, fmt.Errorf("global-auth-response-headers: %q is not a header name", name)
 		}
-		if name = http.CanonicalHeaderKey(name); !slices.Contains(x.ResponseHeaders, name) {
-			x.ResponseHeaders = append(x.ResponseHeaders, name)
-		}
+		x.ResponseHeaders = append(x.ResponseHeaders, http.CanonicalHeaderKey(name)) // twice if listed twice, as auth-response-headers
 	}
 	// ingress-nginx writes the value unquoted (nginx.tmpl: proxy_set_header
 	// X-Auth-Request-Redirect), where outer spaces are lost and an inner

@@ -235,3 +235,15 @@ func TestGlobalAuthConfigMapBadKey(t *testing.T) {
 	assert.Contains(t, err.Error(), "global-auth-request-redirect")
 	require.NoError(t, Options{GlobalAuth: &GlobalAuth{URL: "http://auth/", RequestRedirect: " /after-login "}}.Validate())
 }
+
+// A response header listed twice, in any case, stays listed twice, as
+// ingress-nginx writes a proxy_set_header line for each listing.
+func TestAuthResponseHeadersListedTwice(t *testing.T) {
+	s := mkSnapshot(mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.1"),
+		mkIngress("prod", "app", 1, withAnnotations(NginxPrefix+"auth-url", "http://auth.example/ok", NginxPrefix+"auth-response-headers", "X-User, x-user,X-Email"),
+			withRules(mkRule("a.example.com", prefix("/", "web", 80)))),
+		mkIngress("prod", "global", 1, withRules(mkRule("b.example.com", prefix("/", "web", 80)))))
+	tab, _ := compileOK(t, s, Options{GlobalAuth: &GlobalAuth{URL: "http://auth.example/ok", ResponseHeaders: "x-user,X-User"}})
+	assert.Equal(t, []string{"X-User", "X-User", "X-Email"}, tab.Lookup("a.example.com", "/").Route.Auth.External.ResponseHeaders)
+	assert.Equal(t, []string{"X-User", "X-User"}, tab.Lookup("b.example.com", "/").Route.Auth.External.ResponseHeaders)
+}

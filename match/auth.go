@@ -79,8 +79,8 @@ type ExternalAuth struct {
 	Signin *urltemplate.AuthURL
 	// ResponseHeaders are copied from the service's 2xx answer to the
 	// request proxied to the backend (auth-response-headers), in canonical
-	// form; a header the service does not send is removed from the
-	// request, so a client cannot supply it.
+	// form, a name listed twice sent twice; a header the service does not
+	// send is removed from the request, so a client cannot supply it.
 	ResponseHeaders []string
 	// RequestRedirect is the X-Auth-Request-Redirect sent to the service
 	// (auth-request-redirect); "" sends the request URI.

@@ -484,13 +484,22 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 	cookies := res.Header["Set-Cookie"]
 	switch {
 	case res.StatusCode >= 200 && res.StatusCode < 300:
-		for _, name := range x.ResponseHeaders {
-			delete(req.Header, name)
+		for i, name := range x.ResponseHeaders {
+			// A name listed again is one more proxy_set_header line in
+			// nginx, which sends each: the field goes once per listing.
+			again := slices.Contains(x.ResponseHeaders[:i], name)
+			if !again {
+				delete(req.Header, name)
+			}
 			if v := upstreamField(res.Header, name); len(v) > 0 {
 				if len(v) > 1 {
 					// One field, its lines joined as nginx's
 					// $upstream_http_<name> joins them.
 					v = []string{strings.Join(v, ", ")}
+				}
+				if again {
+					req.Header[name] = append(req.Header[name], v[0])
+					continue
 				}
 				req.Header[name] = v[:1:1]
 				// The client's field of that name is gone; its

@@ -672,3 +672,25 @@ func TestExternalAuthResponseHeaderNames(t *testing.T) {
 		assert.Equal(t, []string{"ops"}, res.Header.Values("Seen-X-Team"), "transport %v", transport)
 	}
 }
+
+// A header listed twice in auth-response-headers ("X-User, x-user") is
+// sent to the backend twice: ingress-nginx writes one proxy_set_header
+// line per listed name (template.go buildAuthResponseHeaders), each with
+// the service's field, and nginx sends every such line.
+func TestExternalAuthResponseHeaderListedTwice(t *testing.T) {
+	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header()["X-Groups"] = []string{"readers", "admins"}
+	}))
+	t.Cleanup(svc.Close)
+	r, _ := authRouter(t, Options{}, externalAuth(t, svc.URL+"/", func(x *match.ExternalAuth) {
+		x.ResponseHeaders = []string{"X-Groups", "X-Groups"}
+	}))
+	req := httptest.NewRequest(http.MethodGet, "/app", nil)
+	req.Host = "shop.example.com"
+	req.Header.Set("X-Groups", "forged")
+	rec := httptest.NewRecorder()
+	r.ServeHTTP(rec, req)
+	res := rec.Result()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, []string{"readers, admins", "readers, admins"}, res.Header.Values("Seen-X-Groups"))
+}

@@ -609,6 +609,13 @@
 //     warns AnnotationRejected and stays round_robin. ingress-nginx's "ewma"
 //     is served as least_conn, with AnnotationSubstituted. Any other
 //     upstream-hash-by expression warns AnnotationRejected.
+//   - ingress-nginx's own balancer names are served as it serves them:
+//     with upstream-hash-by (or affinity) the load-balance name does
+//     nothing; "chash" alone hashes the constant "nil", every request to
+//     one endpoint ("chashsubset": to one subset); "sticky_balanced" and
+//     "sticky_persistent" without affinity set no cookie and hash a
+//     "route" cookie the request sends (hash on $cookie_route). Each warns
+//     AnnotationSubstituted, cosmetic.
 //
 // Counters survive a rebuild. Cursors and in-flight counts are not in the
 // table: they live in a balance.Registry that its owner (a router.Router)
@@ -957,7 +964,8 @@
 //
 // # 11.3 Balancing and affinity
 //
-// load-balance (round_robin, least_conn, hash or ewma), upstream-hash-by
+// load-balance (round_robin, least_conn, hash, ewma, or ingress-nginx's
+// chash, chashsubset, sticky_balanced, sticky_persistent), upstream-hash-by
 // ($remote_addr, $request_uri, $http_<name> or $cookie_<name>),
 // upstream-hash-by-subset (a boolean; without a valid upstream-hash-by it
 // warns and has no effect) and upstream-hash-by-subset-size (a whole

@@ -62,6 +62,7 @@ const (
 	requestURIKey
 	headerKey
 	cookieKey
+	constantKey
 )
 
 // HashKey is a parsed upstream-hash-by expression: which part of a request
@@ -129,13 +130,25 @@ func isVarByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
 }
 
-// String returns the expression as written, "" for the zero value.
+// ConstantKey is a key every request has: value itself, so the Hash
+// algorithm sends every request to one endpoint (or subset). ingress-nginx's
+// chash balancer, chosen by load-balance without upstream-hash-by, hashes
+// such a constant (its Lua stringifies the missing expression to "nil").
+func ConstantKey(value string) HashKey {
+	return HashKey{source: constantKey, name: value, expr: value}
+}
+
+// String returns the expression as written (a ConstantKey's value, which,
+// unlike a variable, has no "$"), "" for the zero value.
 func (k HashKey) String() string { return k.expr }
 
 // Same reports whether k and o hash requests alike: the same variable,
 // whatever its spelling (braced, or names differing only in case, as nginx
 // matches header and cookie names).
 func (k HashKey) Same(o HashKey) bool {
+	if k.source == constantKey {
+		return o.source == constantKey && k.name == o.name
+	}
 	return k.source == o.source && strings.EqualFold(k.name, o.name)
 }
 
@@ -173,6 +186,8 @@ func (k HashKey) extract(r *http.Request) string {
 	case cookieKey:
 		v, _ := Cookie(r, k.name)
 		return v
+	case constantKey:
+		return k.name
 	}
 	return ""
 }

@@ -270,6 +270,30 @@ func TestHashKeyExtract(t *testing.T) {
 	require.Empty(t, HashKey{}.extract(req("1.2.3.4:5", "/x", nil)))
 }
 
+// A ConstantKey sends every request to one endpoint: ingress-nginx's chash
+// without upstream-hash-by, which hashes "nil".
+func TestConstantKey(t *testing.T) {
+	k := ConstantKey("nil")
+	require.False(t, k.IsZero())
+	require.Equal(t, "nil", k.String())
+	require.True(t, k.Same(ConstantKey("nil")))
+	require.False(t, k.Same(ConstantKey("NIL")))
+	require.False(t, k.Same(mustHashKey(t, "$cookie_nil")))
+	b := NewRegistry().Balancer(Config{ID: "prod/api:80", Endpoints: []string{"a:1", "b:1", "c:1"}, Algorithm: Hash, HashKey: k})
+	seen := map[string]bool{}
+	for _, r := range []*http.Request{{Header: http.Header{}}, {RequestURI: "/x", RemoteAddr: "192.0.2.1:1", Header: http.Header{"X-User": {"u"}}}} {
+		for range 3 {
+			key := b.Key(r)
+			require.Equal(t, "nil", key)
+			e, ok := b.Pick(key)
+			require.True(t, ok)
+			seen[e.Addr] = true
+			e.Release()
+		}
+	}
+	require.Len(t, seen, 1)
+}
+
 // TestRingSearch checks the bucketed lookup against a plain search of the
 // sorted points, for rings of every small size and at the wrap-around.
 func TestRingSearch(t *testing.T) {

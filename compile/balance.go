@@ -47,6 +47,15 @@ func (v *annotationValues) hashSubset() int {
 	return v.subset.size
 }
 
+// subsetSizeOr is the upstream-hash-by-subset-size the Ingress sets, def
+// when it sets none.
+func (v *annotationValues) subsetSizeOr(def int) int {
+	if v.subset != nil && v.subset.sizeKey != "" {
+		return v.subset.sizeValue
+	}
+	return def
+}
+
 var applyUpstreamHashBySubset = boolAnnotation(func(v *annotationValues, key string, on bool) {
 	v.subsetW().on, v.subsetW().onKey = on, key
 })
@@ -77,8 +86,12 @@ type balanceValues struct {
 	loadBalance    balance.Algorithm
 	loadBalanceKey string
 	ewma           bool
-	hashBy         balance.HashKey
-	hashByKey      string
+	// nginxOnly is a balancer name ingress-nginx accepts that ramjet
+	// serves by what it does (nginxBalancer): chash, chashsubset,
+	// sticky_balanced or sticky_persistent; "" otherwise.
+	nginxOnly string
+	hashBy    balance.HashKey
+	hashByKey string
 	// algorithm and hashKey are what the Ingress asks for its backends, once
 	// resolveBalancing has combined the two; algorithmKey is the annotation
 	// that decided, "" for the default.
@@ -106,13 +119,53 @@ func (v *annotationValues) balancingR() *balanceValues {
 }
 
 func applyLoadBalance(v *annotationValues, key, value string) error {
+	switch value {
+	case "chash", "chashsubset", "sticky_balanced", "sticky_persistent":
+		// ingress-nginx's own balancers (loadbalancing/main.go,
+		// balancer.lua IMPLEMENTATIONS), resolved by nginxBalancer.
+		w := v.balancingW()
+		w.loadBalance, w.loadBalanceKey, w.ewma, w.nginxOnly = balance.RoundRobin, key, false, value
+		return nil
+	}
 	p, substituted, err := balance.ParseAlgorithm(value)
 	if err != nil {
-		return annotationError(key, "load-balance", err)
+		return annotationError(key, "load-balance", fmt.Errorf("%w (or ingress-nginx's chash, chashsubset, sticky_balanced, sticky_persistent)", err))
 	}
 	w := v.balancingW()
-	w.loadBalance, w.loadBalanceKey, w.ewma = p, key, substituted
+	w.loadBalance, w.loadBalanceKey, w.ewma, w.nginxOnly = p, key, substituted, ""
 	return nil
+}
+
+// stickyCookie is the cookie ingress-nginx's sticky balancers read when no
+// affinity names one (balancer/sticky.lua DEFAULT_COOKIE_NAME).
+var stickyCookie = func() balance.HashKey {
+	k, err := balance.ParseHashKey("$cookie_route")
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
+
+// nginxBalancer is what load-balance naming one of ingress-nginx's own
+// balancers serves when upstream-hash-by is unset (with it, the hash decides,
+// as balancer.lua get_implementation picks chash then), and what to say:
+//
+//   - chash and chashsubset hash their missing expression, which Lua turns
+//     into the constant "nil" (util.lua parse_complex_value, resty.chash
+//     find): every request goes to one endpoint, or to one subset of
+//     upstream-hash-by-subset-size endpoints (default 3) for chashsubset.
+//   - sticky_balanced and sticky_persistent without affinity set no cookie
+//     (sticky.lua should_set_cookie finds no locations) and pick a random
+//     endpoint, unless the request carries a "route" cookie, whose value is
+//     hashed: hash on $cookie_route, round-robin without it.
+func nginxBalancer(v *balanceValues, subsetSize int) (key balance.HashKey, subset int, why string) {
+	switch v.nginxOnly {
+	case "chash":
+		return balance.ConstantKey("nil"), 0, `"chash" without upstream-hash-by hashes the same key for every request, as in ingress-nginx: every request goes to one endpoint of each backend; set upstream-hash-by to spread them`
+	case "chashsubset":
+		return balance.ConstantKey("nil"), subsetSize, `"chashsubset" without upstream-hash-by hashes the same key for every request, as in ingress-nginx: every request goes to one subset of ` + strconv.Itoa(subsetSize) + ` endpoints of each backend; set upstream-hash-by to spread them`
+	}
+	return stickyCookie, 0, strconv.Quote(v.nginxOnly) + ` without affinity sets no cookie, as in ingress-nginx: requests are balanced round-robin (ingress-nginx picks at random) and a request carrying a "route" cookie goes to the endpoint its value hashes to; set affinity: cookie for sticky sessions`
 }
 
 func applyUpstreamHashBy(v *annotationValues, key, value string) error {
@@ -147,6 +200,9 @@ func annotationError(key, name string, err error) error {
 //   - load-balance "hash" without a (valid) upstream-hash-by has no key to
 //     hash: AnnotationRejected, and the Ingress asks for round_robin.
 //   - "ewma" is served as least_conn: AnnotationSubstituted.
+//   - ingress-nginx's chash, chashsubset and sticky_* are served as
+//     nginxBalancer says: AnnotationSubstituted, Cosmetic, as a client
+//     sees the same under both.
 func (b *builder) resolveBalancing(ing *ingress) {
 	b.resolveHashSubset(ing)
 	v := ing.ann.balancing
@@ -158,6 +214,21 @@ func (b *builder) resolveBalancing(ing *ingress) {
 		v.algorithm, v.hashKey, v.algorithmKey = balance.Hash, v.hashBy, v.hashByKey
 	case v.loadBalanceKey == "":
 		// Neither is set: the default.
+	case v.nginxOnly != "" && ing.ann.trafficR().affinity.key != "":
+		// Affinity picks ingress-nginx's sticky balancer whatever
+		// load-balance names; new sessions are spread, as round_robin does.
+	case v.nginxOnly != "":
+		var why string
+		var subset int
+		v.hashKey, subset, why = nginxBalancer(v, ing.ann.subsetSizeOr(defaultHashSubset))
+		v.algorithm, v.algorithmKey = balance.Hash, v.loadBalanceKey
+		if subset > 0 {
+			ing.ann.subsetW().size = subset
+		}
+		if !strings.HasPrefix(v.loadBalanceKey, configMapKeyName) { // the ConfigMap warns once
+			b.warn(AnnotationSubstituted, ing.ref(), annotationField(v.loadBalanceKey), v.loadBalanceKey+" "+why)
+			b.warnings[len(b.warnings)-1].Rated = Cosmetic
+		}
 	case v.loadBalance == balance.Hash:
 		b.warn(AnnotationRejected, ing.ref(), annotationField(v.loadBalanceKey),
 			v.loadBalanceKey+` "hash" needs upstream-hash-by to name the request key to hash; not applied, the Ingress's backends are balanced round_robin`)
@@ -190,7 +261,7 @@ func (b *builder) resolveHashSubset(ing *ingress) {
 		}
 		return
 	}
-	if v.sizeKey != "" {
+	if v.sizeKey != "" && !(ing.ann.balancingR().nginxOnly == "chashsubset" && ing.ann.balancingR().hashByKey == "") {
 		b.warn(AnnotationRejected, ing.ref(), annotationField(v.sizeKey),
 			v.sizeKey+" has no effect without upstream-hash-by-subset: \"true\" and upstream-hash-by")
 	}

@@ -38,6 +38,7 @@ func TestLoadBalanceAnnotations(t *testing.T) {
 		want        string
 		warnings    []short
 		message     string // a substring of the first warning's message
+		rated       Severity
 	}{
 		{name: "default", want: "round_robin"},
 		{name: "round_robin", annotations: []string{nginxLB, "round_robin"}, want: "round_robin"},
@@ -79,6 +80,24 @@ func TestLoadBalanceAnnotations(t *testing.T) {
 				{AnnotationRejected, "Ingress prod/shop", field(nginxHash)},
 			}},
 		{name: "other prefixes are ignored", annotations: []string{"example.com/load-balance", "least_conn"}, want: "round_robin"},
+		// ingress-nginx's own balancers (balancer.lua get_implementation):
+		// with upstream-hash-by the hash decides, as it picks chash then.
+		{name: "chash with a key", annotations: []string{nginxLB, "chash", nginxHash, "$remote_addr"}, want: "hash on $remote_addr"},
+		{name: "chashsubset with a key", annotations: []string{nginxLB, "chashsubset", nginxHash, "$http_x_user"}, want: "hash on $http_x_user"},
+		{name: "sticky_balanced with a key", annotations: []string{nginxLB, "sticky_balanced", nginxHash, "$cookie_s"}, want: "hash on $cookie_s"},
+		{name: "chash alone hashes a constant", annotations: []string{nginxLB, "chash"}, want: "hash on nil",
+			warnings: []short{{AnnotationSubstituted, "Ingress prod/shop", field(nginxLB)}},
+			message:  "every request goes to one endpoint", rated: Cosmetic},
+		{name: "chashsubset alone hashes a constant onto a subset", annotations: []string{nginxLB, "chashsubset", NginxPrefix + "upstream-hash-by-subset-size", "2"},
+			want:     "hash on nil onto subsets of 2",
+			warnings: []short{{AnnotationSubstituted, "Ingress prod/shop", field(nginxLB)}},
+			message:  "one subset of 2 endpoints", rated: Cosmetic},
+		{name: "sticky_persistent alone reads a route cookie", annotations: []string{nginxLB, "sticky_persistent"}, want: "hash on $cookie_route",
+			warnings: []short{{AnnotationSubstituted, "Ingress prod/shop", field(nginxLB)}},
+			message:  `"sticky_persistent" without affinity sets no cookie`, rated: Cosmetic},
+		{name: "affinity overrides chash", annotations: []string{nginxLB, "chash", NginxPrefix + "affinity", "cookie"}, want: "round_robin"},
+		{name: "native sticky_balanced", annotations: []string{nativeLB, "sticky_balanced"}, want: "hash on $cookie_route",
+			warnings: []short{{AnnotationSubstituted, "Ingress prod/shop", field(nativeLB)}}, rated: Cosmetic},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,6 +108,9 @@ func TestLoadBalanceAnnotations(t *testing.T) {
 			if tt.message != "" {
 				require.NotEmpty(t, ws)
 				require.Contains(t, ws[0].Message, tt.message)
+			}
+			if tt.rated != "" {
+				require.Equal(t, tt.rated, ws[0].Rated)
 			}
 			be := tab.Lookup("shop.example.com", "/").Backend
 			require.Equal(t, tt.want, balancing(be))

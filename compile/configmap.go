@@ -417,6 +417,12 @@ func ParseConfigMapFor(cm *corev1.ConfigMap, o ConfigMapOptions) *ConfigMap {
 			if key == "load-balance" && v == "ewma" {
 				c.warn(ConfigMapKeyUnsupported, key, `"ewma" is served as least_conn (fewest requests in flight, ties round-robin); ramjet does not implement ewma`)
 			}
+			if bv := (&annotationValues{}); key == "load-balance" && applyLoadBalance(bv, key, v) == nil && bv.balancingR().nginxOnly != "" &&
+				applyUpstreamHashBy(bv, "upstream-hash-by", strings.TrimSpace(data["upstream-hash-by"])) != nil { // a valid key decides instead
+				_, _, why := nginxBalancer(bv.balancingR(), defaultHashSubset)
+				c.warn(ConfigMapKeyUnsupported, key, why+" (where an Ingress sets none)")
+				c.warnings[len(c.warnings)-1].Rated = Cosmetic
+			}
 		case k.Option != nil:
 			var scratch Options
 			if err := k.Option(&scratch, v); err != nil {
@@ -704,6 +710,13 @@ func (b *builder) prepareDefaults() {
 	switch v := d.ann.balancingR(); {
 	case v.hashByKey != "":
 		v.algorithm, v.hashKey, v.algorithmKey = balance.Hash, v.hashBy, v.hashByKey
+	case v.nginxOnly != "":
+		var subset int
+		v.hashKey, subset, _ = nginxBalancer(v, d.ann.subsetSizeOr(defaultHashSubset))
+		v.algorithm, v.algorithmKey = balance.Hash, v.loadBalanceKey
+		if subset > 0 {
+			d.ann.subsetW().size = subset
+		}
 	case v.loadBalanceKey != "":
 		v.algorithm, v.algorithmKey = v.loadBalance, v.loadBalanceKey
 	}

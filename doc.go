@@ -235,6 +235,9 @@
 //     Set compile.Options.ConfigMap: they are in the table's text and
 //     digest, the catch-all's fallback included.
 //   - Option keys: ssl-redirect overrides Options.DisableSSLRedirect,
+//     relative-redirects sets Options.RelativeRedirects (nginx's
+//     http-level absolute_redirect off: every location's redirects stay
+//     relative, a relative-redirects annotation "false" included),
 //     custom-http-errors Options.CustomHTTPErrors,
 //     allow-snippet-annotations and annotations-risk-level the options of
 //     those names, the global-auth-* keys (all but
@@ -819,8 +822,9 @@
 //     matches (its default location), answer "return <code> <url>": the
 //     Location is the value as written, the request's path and query not
 //     appended. A value starting with "/" is made absolute with the
-//     request's scheme and host (no port) unless relative-redirects is set
-//     (nginx's absolute_redirect off, which changes nothing else here).
+//     request's scheme and host (no port) unless relative-redirects is set,
+//     on the Ingress or as the ConfigMap key (nginx's absolute_redirect
+//     off, which changes nothing else here).
 //     301, 302, 303, 307 and 308 carry a Location; nginx answers other codes
 //     with the URL as the body. An out-of-range code falls back to the
 //     default with AnnotationRejected. ingress-nginx drops every redirect
@@ -1082,7 +1086,8 @@
 //     Location's (and Refresh's text after url=) prefix, compared
 //     case-sensitively, and a rewritten Location beginning with "/" gets
 //     the request's scheme and host (no port) put first, as nginx's
-//     absolute_redirect, unless relative-redirects is "true";
+//     absolute_redirect, unless relative-redirects (the annotation or
+//     the ConfigMap key) is "true";
 //     proxy_cookie_domain matches the whole Domain, a leading dot apart,
 //     in any case; proxy_cookie_path a prefix of Path; a Set-Cookie with
 //     one rewritten is written again with "; " between attributes. A

@@ -93,6 +93,10 @@ var ConfigMapKeys = map[string]ConfigMapKey{
 		o.DisableSSLRedirect = !on
 		return err
 	}},
+	"relative-redirects": {Option: func(o *Options, v string) (err error) {
+		o.RelativeRedirects, err = configmap.ParseBool(v)
+		return err
+	}},
 	"force-ssl-redirect":        {Location: true},
 	"preserve-trailing-slash":   {Location: true},
 	"proxy-body-size":           {Location: true},

@@ -163,7 +163,7 @@ func (b *builder) resolveRedirectRewrite(ing *ingress) {
 	}
 	p.redirect = rw
 	if rw != nil {
-		p.redirectRelative = relativeRedirects(ing)
+		p.redirectRelative = relativeRedirects(ing) || b.opts.RelativeRedirects
 	}
 }
 
@@ -179,7 +179,8 @@ func (b *builder) annotationKey(ing *ingress, key string) string {
 }
 
 // relativeRedirects reports relative-redirects "true" on ing: nginx's
-// absolute_redirect off in its locations.
+// absolute_redirect off in its locations (the ConfigMap key,
+// Options.RelativeRedirects, turns it off for every location).
 func relativeRedirects(ing *ingress) bool {
 	for _, prefix := range []string{NativePrefix, NginxPrefix} {
 		if v, ok := ing.obj.Annotations[prefix+"relative-redirects"]; ok {

@@ -119,6 +119,12 @@ type Options struct {
 	// DisableSSLRedirect turns off the plain-HTTP → HTTPS redirect for TLS
 	// hosts (--ssl-redirect=false). The per-Ingress annotations still apply.
 	DisableSSLRedirect bool
+	// RelativeRedirects is the ConfigMap key relative-redirects, nginx's
+	// http-level absolute_redirect off: every location's redirects to a
+	// path starting with "/" stay relative, whatever its relative-redirects
+	// annotation says (a location writes absolute_redirect off only for
+	// "true", and inherits the http level otherwise).
+	RelativeRedirects bool
 	// AllowLoopbackEndpoints keeps loopback endpoint addresses (127.0.0.0/8,
 	// ::1), which are otherwise dropped with EndpointRejected (SPEC §8):
 	// for offline demos and tests whose backends listen on this machine.

@@ -62,7 +62,7 @@ func (b *builder) resolveRedirect(ing *ingress, r *redirectAnnotations) {
 		return
 	}
 	if dest != "" {
-		r.route = &match.Redirect{Code: status, URL: dest, Relative: relative}
+		r.route = &match.Redirect{Code: status, URL: dest, Relative: relative || b.opts.RelativeRedirects}
 	}
 	r.wwwOn = www
 }

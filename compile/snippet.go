@@ -280,6 +280,10 @@ func (r *snippetReader) block(ds []*nginxconf.Directive, scope snippetScope, t *
 				r.knob(d, knob, scope, ok, ignore)
 				continue
 			}
+			if annotation, isRewrite := snippetResponseRewrites[d.Name]; isRewrite {
+				responseRewrite(d.Name, annotation, scope, ignore)
+				continue
+			}
 			op, why := snippetOps(d, scope)
 			switch {
 			case why != "":
@@ -295,6 +299,37 @@ func (r *snippetReader) block(ds []*nginxconf.Directive, scope snippetScope, t *
 	return ops, access
 }
 
+// snippetResponseRewrites are the directives ingress-nginx's template
+// writes in every location from an annotation (nginx.tmpl: proxy_cookie_*
+// before the configuration-snippet, proxy_redirect after it), by the
+// annotation that serves them.
+var snippetResponseRewrites = map[string]string{
+	"proxy_redirect":      "proxy-redirect-from and proxy-redirect-to",
+	"proxy_cookie_domain": "proxy-cookie-domain",
+	"proxy_cookie_path":   "proxy-cookie-path",
+}
+
+// responseRewrite ignores a snippet's proxy_redirect or proxy_cookie_*,
+// saying why: in the locations ingress-nginx writes, nginx refuses one
+// beside the template's "off" (the annotations' default), and beside the annotation's rule it tries both,
+// one list ramjet does not hold.
+func responseRewrite(name, annotation string, scope snippetScope, ignore func(Reason, string)) {
+	reason := SnippetIgnored
+	if name == "proxy_redirect" {
+		reason = SnippetAnswerIgnored
+	}
+	switch scope {
+	case scopeServer:
+		ignore(SnippetNoEffect, "ingress-nginx writes "+name+" in every location, so nginx never inherits the server's; use the annotation "+annotation)
+	case scopeLocation:
+		ignore(reason, "ingress-nginx writes "+name+" off in every location unless the annotation "+annotation+" sets a rule, and nginx refuses a rule beside off (\"is duplicate\"), so ingress-nginx does not load it; beside the annotation's rule nginx tries both, which ramjet does not translate: use the annotation "+annotation+" alone")
+	case scopeSnippetLocation:
+		ignore(reason, "ramjet does not translate it in a server-snippet's location and does nothing instead")
+	default:
+		ignore(reason, "nginx does not allow "+name+" in an if; ramjet does nothing instead")
+	}
+}
+
 // answerChanging is the reason for ignoring a directive: one that can
 // answer, refuse, reroute or run code under ingress-nginx moves traffic.
 func answerChanging(name string) Reason {
@@ -302,7 +337,7 @@ func answerChanging(name string) Reason {
 	case "proxy_pass", "grpc_pass", "fastcgi_pass", "uwsgi_pass", "scgi_pass", "alias", "root", "include", "load_module",
 		"try_files", "error_page", "set", "break", "internal", "satisfy", "auth_basic", "auth_basic_user_file",
 		"auth_request", "limit_req", "limit_conn", "limit_except", "return", "rewrite", "if", "location", "echo",
-		"proxy_redirect", "proxy_intercept_errors", "sub_filter", "default_type", "index", "autoindex", "js_content", "perl",
+		"proxy_intercept_errors", "sub_filter", "default_type", "index", "autoindex", "js_content", "perl",
 		"proxy_method", "proxy_pass_request_body", "proxy_pass_request_headers", "proxy_set_body", "mirror",
 		"ssl_verify_client", "valid_referers", "secure_link":
 		return SnippetAnswerIgnored

@@ -162,3 +162,21 @@ func TestNginxSecondsOverflow(t *testing.T) {
 		assert.False(t, ok, "%s read as %d", s, n)
 	}
 }
+
+// proxy_redirect and proxy_cookie_* in a configuration-snippet sit beside
+// the "off" ingress-nginx's template writes in every location by default,
+// which nginx refuses ("is duplicate"); the warning says so and names the
+// annotation that serves the rewrite.
+func TestReadSnippetResponseRewrites(t *testing.T) {
+	for name, annotation := range map[string]string{
+		"proxy_redirect":      "proxy-redirect-from",
+		"proxy_cookie_domain": "proxy-cookie-domain",
+		"proxy_cookie_path":   "proxy-cookie-path",
+	} {
+		got := ReadSnippet(name+" http://a/ /b/;\n", false)
+		require.Len(t, got, 1, name)
+		assert.False(t, got[0].Translated, name)
+		assert.Contains(t, got[0].Note, "is duplicate", name)
+		assert.Contains(t, got[0].Note, annotation, name)
+	}
+}

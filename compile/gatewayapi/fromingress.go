@@ -728,6 +728,18 @@ func (c *converter) rule(r *match.Route) (gwv1.HTTPRouteRule, bool) {
 		c.note(ns, name, nginxPrefix+"proxy-body-size", "the ConfigMap's proxy-body-size "+bound+"; "+
 			"HTTPRoute has no body limit, so a route keeps the implementation's (ramjet's router: 1m)")
 	}
+	if ing := c.ingresses[nsName{ns, name}]; ing != nil && r.Policy != nil && r.Policy.Proxy.HasHeaderRewrites() {
+		// The ConfigMap's proxy-redirect-* and proxy-cookie-* rewrite
+		// this Ingress's answers (its own annotations are listed as
+		// they are); HTTPRoute rewrites no response Location or
+		// Set-Cookie attribute.
+		for _, key := range []string{"proxy-redirect-from", "proxy-cookie-domain", "proxy-cookie-path"} {
+			if _, set := ing.Annotations[nginxPrefix+key]; !set && headerRewriteOf(r.Policy.Proxy, key) != nil {
+				c.note(ns, name, nginxPrefix+key, "the ConfigMap's "+key+" rewrites this Ingress's answers; "+
+					"HTTPRoute has no filter that rewrites a response's Location or Set-Cookie attributes")
+			}
+		}
+	}
 	if rw := r.Rewrite; rw != nil {
 		c.rewrite(&rule, r, rw)
 	}
@@ -1370,4 +1382,15 @@ func (m Migration) WriteYAML(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// headerRewriteOf is p's rewrite for the key of that name.
+func headerRewriteOf(p *match.Proxying, key string) *match.HeaderRewrite {
+	switch key {
+	case "proxy-redirect-from":
+		return p.Redirect
+	case "proxy-cookie-domain":
+		return p.CookieDomain
+	}
+	return p.CookiePath
 }

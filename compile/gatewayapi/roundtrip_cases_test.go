@@ -33,6 +33,7 @@ var roundTripExcepted = map[string]string{
 	// only, and the Gateway API leaves the precedence of patterns to the
 	// implementation, so no field carries that order.
 	"regex-mode-priority.yaml declared-paths-sort-first": "ingress-nginx orders a regex host's patterns by the declared paths, which the RegularExpression matches no longer carry",
+	"canary-backends.yaml regex-mode-path-type":          "ingress-nginx orders a regex host's patterns by the declared paths (an Exact /info's ^/info before a Prefix's), which the RegularExpression matches no longer carry",
 	// A Gateway API wildcard matches names of any depth (Hostname: "*"
 	// matches one or more labels); an Ingress wildcard one label. No
 	// hostname says "one label only", and listing every Ingress beside a

@@ -280,6 +280,19 @@ func (t *translator) translateTLSRoutes(s *Status) {
 		}
 		seen := map[listenerKey]bool{}
 		key := nsName{r.Namespace, r.Name}
+		// lost are hosts another Gateway's listener takes; they warn
+		// unless the route is served there through another parentRef.
+		type lostHost struct {
+			field, host, msg string
+			view             match.Listener
+		}
+		var lost []lostHost
+		servedOn := map[match.Listener][]string{}
+		type parent struct {
+			ref     gwv1.ParentReference
+			problem *status.Problem
+		}
+		var parents []parent
 		for i, p := range r.Spec.ParentRefs {
 			if deref(p.Group, Group) != Group || deref(p.Kind, "Gateway") != "Gateway" {
 				continue
@@ -301,23 +314,49 @@ func (t *translator) translateTLSRoutes(s *Status) {
 				t.warnTLS(NotAttached, r, f, strings.TrimPrefix(problem.Message, f+": ")+"; the route is not attached there")
 			}
 			for _, a := range atts {
-				k := listenerKey{a.gw, a.l.Name}
-				if !seen[k] {
+				// A host a more specific listener on the port takes is
+				// not served here; a route none of whose hosts is served
+				// here but for the API's own listener precedence within
+				// one Gateway is not counted (as attachFacts does).
+				view, lh := viewOf(a.l), string(deref(a.l.Hostname, ""))
+				var hs []string
+				counted := false
+				for _, h := range a.hosts {
+					by := t.sniShadowedBy(view, lh, h)
+					if by == nil {
+						hs = append(hs, h)
+					}
+					if by == nil || by.gw == gw {
+						counted = true
+						continue
+					}
+					lost = append(lost, lostHost{"spec.parentRefs[" + strconv.Itoa(i) + "]", h, fmt.Sprintf("host %q of listener %s of Gateway %s/%s is taken on port %d by listener %s of Gateway %s/%s, whose hostname %q is more specific: Gateways share the controller's ports, so the route is not served there",
+						h, a.l.Name, gw.Namespace, gw.Name, view.Port, by.name, by.gw.Namespace, by.gw.Name, by.hostname), view})
+				}
+				servedOn[view] = append(servedOn[view], hs...)
+				if k := (listenerKey{a.gw, a.l.Name}); counted && !seen[k] {
 					seen[k] = true
 					t.attached[k]++
 				}
-				if len(r.Spec.Rules) == 0 {
+				if len(r.Spec.Rules) == 0 || len(hs) == 0 {
 					continue
 				}
-				hs := slices.Clone(a.hosts)
 				slices.Sort(hs)
 				t.tlsRoutes = append(t.tlsRoutes, &compile.TLSRoute{Namespace: r.Namespace, Name: r.Name, Created: r.CreationTimestamp.Time,
-					Listener: viewOf(a.l), ListenerHostname: string(deref(a.l.Hostname, "")),
-					Hostnames: slices.Compact(hs), Field: "spec.rules[0]", Backends: backends})
+					Listener: view, ListenerHostname: lh, Hostnames: slices.Compact(hs), Field: "spec.rules[0]", Backends: backends})
 			}
-			f := status.RouteParentFacts{Generation: r.Generation, RefProblems: problems, Unsupported: unsupported, NotAccepted: problem}
+			parents = append(parents, parent{p, problem})
+		}
+		for _, x := range lost {
+			if !slices.Contains(servedOn[x.view], x.host) {
+				t.warnTLS(Unsupported, r, x.field, x.msg)
+				unsupported = append(unsupported, x.field+": "+x.msg)
+			}
+		}
+		for _, p := range parents {
+			f := status.RouteParentFacts{Generation: r.Generation, RefProblems: problems, Unsupported: unsupported, NotAccepted: p.problem}
 			s.tlsRoutes[key] = append(s.tlsRoutes[key], gwv1.RouteParentStatus{
-				ParentRef: p, ControllerName: ControllerName, Conditions: status.RouteParentConditions(f)})
+				ParentRef: p.ref, ControllerName: ControllerName, Conditions: status.RouteParentConditions(f)})
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package gatewayapi
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -96,5 +97,64 @@ func TestTLSRouteOnListenerOfAnotherProtocol(t *testing.T) {
 	want := []brief{{"Accepted", "False", "NotAllowedByListeners"}, {"ResolvedRefs", "True", "ResolvedRefs"}}
 	if d := cmp.Diff(want, briefs(got.Status.Parents[0].Conditions)); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+// TestTLSRouteTakenByAnotherGateway: on one port a connection goes to the
+// listener whose hostname matches its server name most specifically,
+// across every Gateway and whether that listener is TLS or HTTPS. A
+// TLSRoute whose every hostname on a listener another Gateway's more
+// specific listener takes is not served there: that listener's
+// attachedRoutes does not count it and the table leaves it out; a route
+// with a hostname still served there is counted and keeps that hostname
+// alone. Each hostname lost warns, naming both Gateways.
+func TestTLSRouteTakenByAnotherGateway(t *testing.T) {
+	all := &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{From: new(gwv1.NamespacesFromAll)}}
+	passthrough := func(name, host string) gwv1.Listener {
+		return gwv1.Listener{Name: gwv1.SectionName(name), Port: 443, Protocol: gwv1.TLSProtocolType, Hostname: new(gwv1.Hostname(host)),
+			TLS: &gwv1.ListenerTLSConfig{Mode: new(gwv1.TLSModePassthrough)}, AllowedRoutes: all}
+	}
+	wide := gateway("infra", "wide", "ours", passthrough("tls", "*.example.com"))
+	narrow := gateway("infra", "narrow", "ours", passthrough("tls", "a.example.com"),
+		gwv1.Listener{Name: "https", Port: 443, Protocol: gwv1.HTTPSProtocolType, Hostname: new(gwv1.Hostname("c.example.com")), AllowedRoutes: all})
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "db"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 5432}}}}
+	route := func(name string, hosts ...gwv1.Hostname) *gwv1.TLSRoute {
+		var ref gwv1.BackendRef
+		ref.Name, ref.Port = "db", new(gwv1.PortNumber(5432))
+		return &gwv1.TLSRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: name},
+			Spec: gwv1.TLSRouteSpec{CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{{Name: "wide", Namespace: new(gwv1.Namespace("infra"))}}},
+				Hostnames: hosts, Rules: []gwv1.TLSRouteRule{{BackendRefs: []gwv1.BackendRef{ref}}}}}
+	}
+	routes := []*gwv1.TLSRoute{route("lost", "a.example.com"), route("lost-to-https", "c.example.com"), route("kept", "a.example.com", "b.example.com")}
+	tr := TranslateAll(Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{wide, narrow}, TLSRoutes: routes, Services: []*corev1.Service{svc}})
+	g, _ := tr.Status.Gateway(wide, nil, metav1.Unix(1, 0))
+	if g == nil {
+		t.Fatal("no status for Gateway wide")
+	}
+	if n := g.Status.Listeners[0].AttachedRoutes; n != 1 {
+		t.Errorf("attachedRoutes of wide's listener: %d, want 1 (kept)", n)
+	}
+	var served []string
+	for _, r := range tr.TLSRoutes {
+		served = append(served, r.Name+" "+r.ListenerHostname+" "+strings.Join(r.Hostnames, ","))
+	}
+	if d := cmp.Diff([]string{"kept *.example.com b.example.com"}, served); d != "" {
+		t.Errorf("served (-want +got):\n%s", d)
+	}
+	for _, name := range []string{"lost", "lost-to-https", "kept"} {
+		found := false
+		for _, w := range tr.Warnings {
+			if w.Object.Kind == "TLSRoute" && w.Object.Name == name && strings.Contains(w.Message, "infra/wide") && strings.Contains(w.Message, "infra/narrow") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no warning on TLSRoute %s naming Gateways infra/wide and infra/narrow; warnings: %v", name, tr.Warnings)
+		}
+	}
+	for _, w := range tr.Warnings {
+		if w.Object.Name == "kept" && strings.Contains(w.Message, "b.example.com") {
+			t.Errorf("warning about kept's b.example.com, served: %v", w)
+		}
 	}
 }

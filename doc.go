@@ -1601,7 +1601,9 @@
 //     -timeout with ssl-session-tickets off (the default): session state
 //     stays in a server-side cache and the client resumes through the
 //     ticket extension holding only its name (Go has no TLS 1.2 session
-//     IDs); tickets on: Go's encrypted tickets, valid for the timeout.
+//     IDs); tickets on: Go's encrypted tickets, valid for the timeout,
+//     under per-router keys, or one derived from ssl-session-ticket-key
+//     (48 or 80 bytes, as nginx takes it) that every replica shares.
 //     ssl-early-data "true" warns: Go's server takes no 0-RTT data.
 //     ssl-reject-handshake "true" refuses a handshake naming no host of
 //     the table (nor a name a table certificate is for), or no name, with

@@ -298,18 +298,6 @@ func offByDefault(lost string) func(v string) (Reason, Severity, string) {
 	}
 }
 
-// ticketKey rates ssl-session-ticket-key, nginx.tmpl's
-// ssl_session_ticket_key, which nginx uses only with ssl_session_tickets on
-// (ssl-session-tickets): each router makes its own ticket keys, so a ticket
-// resumes a session only on the replica that issued it; elsewhere the
-// client makes a full handshake, and its requests are answered alike.
-func ticketKey(v, tickets string) (Reason, Severity, string) {
-	if on, err := configmap.ParseBool(strings.TrimSpace(tickets)); v == "" || err != nil || !on {
-		return ConfigMapKeyIgnored, Cosmetic, "nginx uses no ticket key without ssl-session-tickets \"true\"; ignored"
-	}
-	return ConfigMapKeyUnsupported, FeatureMissing, "not implemented: each replica makes its own session ticket keys, so a ticket resumes a session only on the replica that issued it; on another the client makes a full handshake"
-}
-
 // obsoleteIn rates a key whose directive nginx has made obsolete: its
 // nginx ignores it, and by says what bounds HTTP/2 in its place.
 func obsoleteIn(directive, by string) func(v string) (Reason, Severity, string) {
@@ -395,10 +383,6 @@ func ParseConfigMapFor(cm *corev1.ConfigMap, o ConfigMapOptions) *ConfigMap {
 				continue
 			}
 			c.blockCIDRs = ranges
-		case !ok && key == "ssl-session-ticket-key":
-			reason, sev, msg := ticketKey(v, data["ssl-session-tickets"])
-			c.warnings = append(c.warnings, Warning{Reason: reason, Object: c.Ref, Field: configMapField(key), Message: msg, Rated: sev})
-			continue
 		case !ok && configMapByValue[key] != nil:
 			reason, sev, msg := configMapByValue[key](v)
 			c.warnings = append(c.warnings, Warning{Reason: reason, Object: c.Ref, Field: configMapField(key), Message: msg, Rated: sev})
@@ -459,6 +443,12 @@ func ParseConfigMapFor(cm *corev1.ConfigMap, o ConfigMapOptions) *ConfigMap {
 func (c *ConfigMap) addRouterWarnings(warns []configmap.Warning) {
 	for _, w := range warns {
 		c.warn(Reason(w.Reason), w.Key, w.Message)
+		if w.Key == "ssl-session-ticket-key" {
+			// A rejected key leaves each router keys of its own: a
+			// ticket resumes only where it was issued, and every answer
+			// is the same.
+			c.warnings[len(c.warnings)-1].Rated = Cosmetic
+		}
 	}
 	slices.SortStableFunc(c.warnings, func(a, b Warning) int { return strings.Compare(a.Field, b.Field) })
 }

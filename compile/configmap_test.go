@@ -271,12 +271,13 @@ func TestConfigMapObsoleteHTTP2Keys(t *testing.T) {
 	}
 }
 
-// ssl-dh-param and ssl-session-ticket-key say what is lost: Go serves no
-// DHE suite, and without one ticket key across replicas a ticket resumes
-// only on the replica that issued it. A ticket key with ssl-session-tickets
-// off is one nginx never uses (ssl_session_tickets off).
+// ssl-dh-param says what is lost: Go serves no DHE suite.
+// ssl-session-ticket-key is served (router.Options.TLS); a value nginx
+// would not load (not base64, not 48 or 80 bytes) is rejected, cosmetic
+// (each router keeps its own ticket keys, no answer changes), without
+// showing the key.
 func TestConfigMapDHParamAndTicketKey(t *testing.T) {
-	key := "ZmFrZS1rZXktZmFrZS1rZXktZmFrZS1rZXktZmFrZS1rZXktZmFrZS1rZXkx"
+	key := "ZmFrZS1rZXktZmFrZS1rZXktZmFrZS1rZXktZmFrZS1rZXktZmFrZS1rZXkx" // 45 bytes
 	for _, tt := range []struct {
 		data    map[string]string
 		field   string
@@ -286,8 +287,8 @@ func TestConfigMapDHParamAndTicketKey(t *testing.T) {
 	}{
 		{map[string]string{"ssl-dh-param": "ingress-nginx/dhparam"}, "ssl-dh-param", ConfigMapKeyUnsupported, FeatureMissing, "DHE"},
 		{map[string]string{"ssl-dh-param": ""}, "ssl-dh-param", ConfigMapKeyIgnored, Cosmetic, "empty"},
-		{map[string]string{"ssl-session-ticket-key": key, "ssl-session-tickets": "true"}, "ssl-session-ticket-key", ConfigMapKeyUnsupported, FeatureMissing, "replica"},
-		{map[string]string{"ssl-session-ticket-key": key}, "ssl-session-ticket-key", ConfigMapKeyIgnored, Cosmetic, "ssl-session-tickets"},
+		{map[string]string{"ssl-session-ticket-key": key, "ssl-session-tickets": "true"}, "ssl-session-ticket-key", ConfigMapKeyRejected, Cosmetic, "45 bytes, where nginx takes 48 or 80"},
+		{map[string]string{"ssl-session-ticket-key": "%%%"}, "ssl-session-ticket-key", ConfigMapKeyRejected, Cosmetic, "not base64"},
 	} {
 		c := ParseConfigMap(mkConfigMap("ingress", "nginx", tt.data))
 		var found bool
@@ -299,7 +300,16 @@ func TestConfigMapDHParamAndTicketKey(t *testing.T) {
 			assert.Equal(t, tt.reason, w.Reason, "%v", tt.data)
 			assert.Equal(t, tt.sev, w.Severity(), "%v", tt.data)
 			assert.Contains(t, w.Message, tt.message, "%v", tt.data)
+			if v := tt.data["ssl-session-ticket-key"]; v != "" {
+				assert.NotContains(t, w.Message, v, "the key is not shown")
+			}
 		}
 		assert.True(t, found, "%v: %v", tt.data, c.Warnings())
+	}
+	valid := "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWYwMTIzNDU2Nzg5YWJjZGVm" // 48 bytes
+	for _, tickets := range []string{"true", "false"} {
+		c := ParseConfigMap(mkConfigMap("ingress", "nginx", map[string]string{"ssl-session-ticket-key": valid, "ssl-session-tickets": tickets}))
+		assert.Empty(t, c.Warnings(), "tickets %s", tickets)
+		assert.Len(t, c.Router.TLS.SessionTicketKey, 48, "tickets %s", tickets)
 	}
 }

@@ -74,7 +74,7 @@ func (o *Options) ApplyConfigMap(s configmap.Settings) {
 		o.ServerTokens = s.ServerTokens
 	}
 	if has("ssl-protocols", "ssl-ciphers", "ssl-ecdh-curve", "ssl-session-cache", "ssl-session-cache-size",
-		"ssl-session-timeout", "ssl-session-tickets", "ssl-early-data", "enable-ocsp", "ssl-reject-handshake") {
+		"ssl-session-timeout", "ssl-session-tickets", "ssl-session-ticket-key", "ssl-early-data", "enable-ocsp", "ssl-reject-handshake") {
 		t := s.TLS
 		o.TLS = &t
 	}

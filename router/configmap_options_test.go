@@ -55,6 +55,7 @@ func TestApplyConfigMapEveryKey(t *testing.T) {
 		"ssl-session-cache-size": {value: "1m"},
 		"ssl-session-timeout":    {value: "1h"},
 		"ssl-session-tickets":    {value: "true"},
+		"ssl-session-ticket-key": {value: "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWYwMTIzNDU2Nzg5YWJjZGVm", with: map[string]string{"ssl-session-tickets": "true"}},
 		"ssl-early-data":         {value: "true"},
 		"enable-ocsp":            {value: "true"},
 		"ssl-reject-handshake":   {value: "true"},

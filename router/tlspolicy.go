@@ -3,6 +3,7 @@ package router
 import (
 	"container/list"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"encoding/binary"
 	"sync"
@@ -17,7 +18,10 @@ import (
 // and ssl_session_tickets:
 //
 //   - tickets on: Go's session tickets (encrypted session state held by
-//     the client), accepted for SessionTimeout after they were issued;
+//     the client), accepted for SessionTimeout after they were issued,
+//     under keys each router makes, or with ssl-session-ticket-key under
+//     one derived from it, so that every replica resumes the others'
+//     tickets (not nginx's: the ticket formats differ);
 //   - tickets off, cache on (ingress-nginx's default): the session state
 //     stays on the server, in a cache of SessionCacheSize (nginx's count:
 //     4000 sessions a megabyte, oldest dropped first) for SessionTimeout,
@@ -45,6 +49,9 @@ func applyTLSPolicy(cfg *tls.Config, p configmap.TLS) {
 	timeout := sessionTimeout(p)
 	switch {
 	case p.SessionTickets:
+		if len(p.SessionTicketKey) > 0 {
+			cfg.SetSessionTicketKeys([][32]byte{ticketKey(p.SessionTicketKey)})
+		}
 		enc := cfg
 		cfg.WrapSession = func(cs tls.ConnectionState, ss *tls.SessionState) ([]byte, error) {
 			ss.Extra = append(ss.Extra, stamp(time.Now()))
@@ -68,6 +75,15 @@ func applyTLSPolicy(cfg *tls.Config, p configmap.TLS) {
 	default:
 		cfg.SessionTicketsDisabled = true
 	}
+}
+
+// ticketKey derives Go's 32-byte ticket key from ssl-session-ticket-key's
+// 48 or 80 bytes, all of which it depends on, alike on every router.
+func ticketKey(material []byte) [32]byte {
+	h := sha256.New()
+	h.Write([]byte("ramjet ssl-session-ticket-key\x00"))
+	h.Write(material)
+	return [32]byte(h.Sum(nil))
 }
 
 // sessionTimeout is how long a session resumes: ssl-session-timeout, which

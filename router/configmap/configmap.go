@@ -147,6 +147,8 @@ type Key struct {
 	// a restart.
 	Live bool
 	read func(p *parse, v string) error
+	// secret: the value is a key, never shown in a warning.
+	secret bool
 }
 
 // parse is Parse's state: the settings, and what the keys that combine
@@ -281,8 +283,12 @@ func Parse(namespace, name string, data map[string]string, keep ...string) (Sett
 			continue
 		}
 		v := strings.TrimSpace(data[key])
+		shown := strconv.Quote(v)
+		if k.secret {
+			shown = "(not shown)"
+		}
 		if slices.Contains(keep, key) {
-			warn(Ignored, key, fmt.Sprintf("%q: the command line's setting wins", v))
+			warn(Ignored, key, shown+": the command line's setting wins")
 			continue
 		}
 		// A rejected value leaves every setting as it was.
@@ -290,7 +296,7 @@ func Parse(namespace, name string, data map[string]string, keep ...string) (Sett
 		p.key = key
 		if err := k.read(p, v); err != nil {
 			*p, s = before, beforeSettings
-			warn(Rejected, key, fmt.Sprintf("value %q: %v; ingress-nginx's default is kept", v, err))
+			warn(Rejected, key, fmt.Sprintf("value %s: %v; ingress-nginx's default is kept", shown, err))
 			continue
 		}
 		hstsSet = hstsSet || strings.HasPrefix(key, "hsts")

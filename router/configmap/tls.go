@@ -2,6 +2,7 @@ package configmap
 
 import (
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"math"
@@ -13,11 +14,11 @@ import (
 
 // The TLS keys (SPEC §12): ssl-protocols, ssl-ciphers, ssl-ecdh-curve,
 // ssl-session-cache, ssl-session-cache-size, ssl-session-timeout,
-// ssl-session-tickets, ssl-early-data, ssl-reject-handshake and
-// enable-ocsp, read as ingress-nginx v1.15 writes them into nginx.conf
-// (nginx.tmpl, the http block: ssl_protocols, ssl_ciphers,
-// ssl_ecdh_curve, ssl_session_*, ssl_early_data; the default server's
-// ssl_reject_handshake) and turned into what Go's crypto/tls can do. What
+// ssl-session-tickets, ssl-session-ticket-key, ssl-early-data,
+// ssl-reject-handshake and enable-ocsp, read as ingress-nginx v1.15 writes
+// them into nginx.conf (nginx.tmpl, the http block: ssl_protocols,
+// ssl_ciphers, ssl_ecdh_curve, ssl_session_*, ssl_early_data; the default
+// server's ssl_reject_handshake) and turned into what Go's crypto/tls can do. What
 // Go cannot do is said in a warning naming what is served instead.
 
 // TLS is what the TLS keys say, for router.Options.TLS. The zero value is not the default: see
@@ -43,6 +44,11 @@ type TLS struct {
 	// SessionTickets: ssl-session-tickets ("false"). Without tickets a
 	// resumed session is the server's cache's (see router.Options.TLS).
 	SessionTickets bool
+	// SessionTicketKey: ssl-session-ticket-key, decoded: the 48 or 80
+	// bytes ingress-nginx writes to the file of nginx's
+	// ssl_session_ticket_key; nil without. With SessionTickets, routers
+	// given the same key resume each other's tickets (router.Options.TLS).
+	SessionTicketKey []byte
 	// EarlyData: ssl-early-data ("false"); Go's server never accepts
 	// 0-RTT data, so "true" warns and handshakes take the full round trip.
 	EarlyData bool
@@ -131,14 +137,37 @@ func init() {
 			}
 			return err
 		},
-		"enable-ocsp": func(p *parse, v string) (err error) { p.s.TLS.EnableOCSP, err = ParseBool(v); return err },
+		"enable-ocsp":            func(p *parse, v string) (err error) { p.s.TLS.EnableOCSP, err = ParseBool(v); return err },
+		"ssl-session-ticket-key": parseTicketKey,
 		"ssl-reject-handshake": func(p *parse, v string) (err error) {
 			p.s.TLS.RejectHandshake, err = ParseBool(v)
 			return err
 		},
 	} {
-		Keys[k] = Key{read: read}
+		Keys[k] = Key{read: read, secret: k == "ssl-session-ticket-key"}
 	}
+}
+
+// parseTicketKey reads ssl-session-ticket-key as ingress-nginx does
+// (store.go, writeSSLSessionTicketKey): "" is no key; a value that is not
+// base64 writes no key file, so nginx keeps its own keys; a key of another
+// length than nginx's two formats (48 bytes: AES-128, 80: AES-256;
+// ngx_ssl_session_ticket_keys) makes nginx refuse the configuration.
+// Either is rejected here, each router keeping keys of its own.
+func parseTicketKey(p *parse, v string) error {
+	p.s.TLS.SessionTicketKey = nil
+	if v == "" {
+		return nil
+	}
+	b, err := base64.StdEncoding.DecodeString(v)
+	if err != nil {
+		return errors.New("not base64; each router makes its own session ticket keys")
+	}
+	if len(b) != 48 && len(b) != 80 {
+		return fmt.Errorf("%d bytes, where nginx takes 48 or 80 and refuses the configuration; each router makes its own session ticket keys", len(b))
+	}
+	p.s.TLS.SessionTicketKey = b
+	return nil
 }
 
 // ParseProtocols reads ssl-protocols: nginx's ssl_protocols names

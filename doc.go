@@ -1455,7 +1455,9 @@
 //     router.Stats.HeadersDropped. nginx sends it as it is, adding header
 //     lines, or a whole second request, to the head the backend reads.
 //   - answers: return code [text|URL] and return URL (a relative redirect
-//     made absolute, as nginx's absolute_redirect); rewrite regex
+//     made absolute, as nginx's absolute_redirect, unless relative-redirects
+//     keeps it: the annotation in its location's steps, the ConfigMap key
+//     in all); rewrite regex
 //     replacement [last|break|redirect|permanent] on the normalized path,
 //     with $1..$9, a replacement starting http://, https:// or $scheme
 //     redirecting, and the client's query kept unless the replacement ends

@@ -111,12 +111,18 @@ func (b *builder) readSnippets(ing *ingress) {
 	}
 	if a := sv.location; a.key != "" {
 		t := b.translateSnippet(ing, a, false)
-		sv.loc = t.snippet(b, ing, a.key)
+		if sv.loc = t.snippet(b, ing, a.key); sv.loc != nil {
+			// The annotation's absolute_redirect off is in the location.
+			sv.loc.Relative = relativeRedirects(ing) || b.opts.RelativeRedirects
+		}
 	}
 	if a := sv.server; a.key != "" {
 		t := b.translateSnippet(ing, a, true)
 		if sv.srv = t.snippet(b, ing, a.key); sv.srv != nil {
 			sv.srv.Server = len(sv.srv.Ops)
+			// A server-phase answer reads the server's absolute_redirect:
+			// the ConfigMap key's, never an Ingress's location.
+			sv.srv.ServerRelative = b.opts.RelativeRedirects
 		}
 		sv.locs = t.locs
 	}
@@ -408,7 +414,7 @@ func (r *snippetReader) location(d *nginxconf.Directive, t *snippetTranslation) 
 	}
 	ops, access := r.block(d.Block, scopeSnippetLocation, t)
 	if len(ops) > 0 || len(access) > 0 {
-		l.Snippet = &match.Snippet{Ops: ops, Access: access}
+		l.Snippet = &match.Snippet{Ops: ops, Access: access, Relative: r.b != nil && r.b.opts.RelativeRedirects}
 	}
 	out, err := match.NewSnippetLocation(l)
 	if err != nil {
@@ -836,7 +842,8 @@ func joinSnippets(srv, loc *match.Snippet) *match.Snippet {
 			ops = slices.DeleteFunc(slices.Clone(ops), func(op match.SnippetOp) bool { return op.Kind == k })
 		}
 	}
-	out := &match.Snippet{Ops: slices.Concat(ops, loc.Ops), Server: len(ops), Access: loc.Access}
+	out := &match.Snippet{Ops: slices.Concat(ops, loc.Ops), Server: len(ops), Access: loc.Access,
+		Relative: loc.Relative, ServerRelative: srv.ServerRelative}
 	if len(out.Access) == 0 {
 		out.Access = srv.Access
 	}

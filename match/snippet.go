@@ -28,6 +28,11 @@ type Snippet struct {
 	// server-snippet's: they run in nginx's server rewrite phase, before
 	// the location is chosen.
 	Server int
+	// Relative keeps a redirect's Location that starts with "/" as written
+	// in the location's steps, ServerRelative in the server's
+	// (relative-redirects: nginx's absolute_redirect off, read from the
+	// location that answers; a server-phase answer has the server's).
+	Relative, ServerRelative bool
 	// Access are the allow/deny rules in order: the first that covers the
 	// client decides; none covering it allows.
 	Access []AccessRule
@@ -435,7 +440,7 @@ func (s *Snippet) Run(r *SnippetRequest) SnippetResult {
 	var res SnippetResult
 	uri, args := r.URI, r.Args
 	srv, loc := s.Ops[:s.Server], s.Ops[s.Server:]
-	s.run(srv, r, &res, &uri, &args, r.Relocated)
+	s.run(srv, r, &res, &uri, &args, r.Relocated, s.ServerRelative)
 	if res.Status == 0 && (uri != r.URI || args != r.Args) {
 		// The location is chosen after the server's rewrite phase, for the
 		// URI it left.
@@ -444,7 +449,7 @@ func (s *Snippet) Run(r *SnippetRequest) SnippetResult {
 		return res
 	}
 	res.Relocate = false // a server-level break or last ends only the server's phase
-	s.run(loc, r, &res, &uri, &args, res.Status != 0)
+	s.run(loc, r, &res, &uri, &args, res.Status != 0, s.Relative)
 	if res.Relocate && res.Status == 0 {
 		return relocate(uri, args)
 	}
@@ -475,15 +480,16 @@ func target(uri, args string) string {
 }
 
 // run walks ops; stopped says the rewrite phase ended, so only header
-// declarations of this level are still collected.
-func (s *Snippet) run(ops []SnippetOp, r *SnippetRequest, res *SnippetResult, uri, args *string, stopped bool) bool {
+// declarations of this level are still collected; rel keeps a relative
+// redirect relative.
+func (s *Snippet) run(ops []SnippetOp, r *SnippetRequest, res *SnippetResult, uri, args *string, stopped, rel bool) bool {
 	for i := range ops {
 		op := &ops[i]
 		switch op.Kind {
 		case OpIf:
 			if !stopped && op.Cond.holds(r) {
 				n := len(res.Response)
-				stopped = s.run(op.Then, r, res, uri, args, false)
+				stopped = s.run(op.Then, r, res, uri, args, false, rel)
 				for i := n; i < len(res.Response); i++ {
 					res.Response[i].inIf = true
 					res.ownAdds = res.ownAdds || res.Response[i].Kind == OpAddHeader
@@ -499,14 +505,14 @@ func (s *Snippet) run(ops []SnippetOp, r *SnippetRequest, res *SnippetResult, ur
 				}
 				text := expandCaps(op.tmpl, r, esc)
 				if IsRedirect(op.Code) {
-					res.Location = absolute(text, r)
+					res.Location = absolute(text, r, rel)
 				} else {
 					res.Body = text
 				}
 			}
 		case OpRewrite:
 			if !stopped {
-				stopped = s.rewrite(op, r, res, uri, args)
+				stopped = s.rewrite(op, r, res, uri, args, rel)
 			}
 		case OpSetHeader, OpClearHeader, OpAddHeader, OpExpires, OpHideHeader:
 			res.Response = append(res.Response, HeaderEdit{Kind: op.Kind, Name: op.Name, Value: expand(op.tmpl, r),
@@ -522,7 +528,7 @@ func (s *Snippet) run(ops []SnippetOp, r *SnippetRequest, res *SnippetResult, ur
 // rewrite applies a rewrite whose pattern matches the URI and reports
 // whether it ended the rewrite phase. A match without break leaves the
 // URI changed for nginx's location search (res.Relocate); break clears it.
-func (s *Snippet) rewrite(op *SnippetOp, r *SnippetRequest, res *SnippetResult, uri, args *string) bool {
+func (s *Snippet) rewrite(op *SnippetOp, r *SnippetRequest, res *SnippetResult, uri, args *string, rel bool) bool {
 	re := op.re
 	if re == nil {
 		var err error
@@ -562,7 +568,7 @@ func (s *Snippet) rewrite(op *SnippetOp, r *SnippetRequest, res *SnippetResult, 
 		if op.Flag == "permanent" {
 			res.Status = 301
 		}
-		res.Location = absolute(p, r)
+		res.Location = absolute(p, r, rel)
 		if q != "" {
 			res.Location += "?" + q
 		}
@@ -574,9 +580,9 @@ func (s *Snippet) rewrite(op *SnippetOp, r *SnippetRequest, res *SnippetResult, 
 }
 
 // absolute makes a redirect's relative Location absolute, as nginx does
-// with absolute_redirect on.
-func absolute(loc string, r *SnippetRequest) string {
-	if strings.HasPrefix(loc, "/") && !strings.HasPrefix(loc, "//") {
+// with absolute_redirect on; rel (absolute_redirect off) keeps it.
+func absolute(loc string, r *SnippetRequest, rel bool) string {
+	if !rel && strings.HasPrefix(loc, "/") && !strings.HasPrefix(loc, "//") {
 		return r.Scheme + "://" + r.Host + loc
 	}
 	return loc
@@ -951,7 +957,8 @@ func (e *encoder) snippet(s *Snippet) {
 		e.flag(false)
 		return
 	}
-	e.flag(true)
+	// One byte: a snippet without relative redirects encodes as before.
+	e.raw([]byte{byte(1 | boolInt(s.Relative)<<1 | boolInt(s.ServerRelative)<<2)})
 	e.ops(s.Ops)
 	e.num(len(s.Access))
 	for _, a := range s.Access {
@@ -997,6 +1004,12 @@ func snippetLines(b *strings.Builder, indent string, s *Snippet) {
 		return
 	}
 	opLines(b, indent, s.Ops)
+	if s.ServerRelative && s.Server > 0 {
+		b.WriteString(indent + "snippet server relative-redirects\n")
+	}
+	if s.Relative && s.Server < len(s.Ops) {
+		b.WriteString(indent + "snippet relative-redirects\n")
+	}
 	for _, a := range s.Access {
 		w := "snippet allow "
 		if a.Deny {

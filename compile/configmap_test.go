@@ -313,3 +313,20 @@ func TestConfigMapDHParamAndTicketKey(t *testing.T) {
 		assert.Len(t, c.Router.TLS.SessionTicketKey, 48, "tickets %s", tickets)
 	}
 }
+
+// relative-redirects that is no boolean is rejected alone, as ingress-nginx
+// keeps its default (false) for a value it cannot read: redirects stay
+// absolute, and the ConfigMap's other keys still apply.
+func TestConfigMapRelativeRedirectsRejected(t *testing.T) {
+	cm := ParseConfigMap(mkConfigMap("ingress", "nginx", map[string]string{"relative-redirects": "maybe", "proxy-read-timeout": "30"}))
+	ws := cm.Warnings()
+	require.Len(t, ws, 1)
+	assert.Equal(t, ConfigMapKeyRejected, ws[0].Reason)
+	assert.Equal(t, "data[relative-redirects]", ws[0].Field)
+	assert.Contains(t, ws[0].Message, `"maybe"`)
+	tab, _ := compileOK(t, redirectSnapshot(NginxPrefix+"permanent-redirect", "/x"), Options{ConfigMap: cm})
+	r := tab.Lookup("shop.example.com", "/").Route
+	require.NotNil(t, r.Redirect)
+	assert.False(t, r.Redirect.Relative, "the default, absolute_redirect on, is kept")
+	assert.Contains(t, tab.String(), "read=30s")
+}

@@ -1341,7 +1341,8 @@
 // open as above. Shown as "auth options global". A ConfigMap key whose
 // value does not parse (a global-auth-request-redirect with an inner
 // space among them) is rejected alone, with ConfigMapKeyRejected, and the
-// others still apply.
+// others still apply; global-auth-response-headers drops only the names
+// that are not header names, naming them in the warning.
 //
 // Not yet: of the authentication group, auth-snippet (nginx configuration
 // ramjet cannot run); it warns as above and has no effect. The auth-tls-*

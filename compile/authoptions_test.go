@@ -247,3 +247,23 @@ func TestAuthResponseHeadersListedTwice(t *testing.T) {
 	assert.Equal(t, []string{"X-User", "X-User", "X-Email"}, tab.Lookup("a.example.com", "/").Route.Auth.External.ResponseHeaders)
 	assert.Equal(t, []string{"X-User", "X-User"}, tab.Lookup("b.example.com", "/").Route.Auth.External.ResponseHeaders)
 }
+
+// global-auth-response-headers with a bad name keeps the good ones, as
+// ingress-nginx skips only the names authreq.ValidHeader refuses
+// (template/configmap.go ReadConfig), and the warning names the bad one.
+func TestGlobalAuthResponseHeadersPartlyBad(t *testing.T) {
+	data := map[string]string{"global-auth-url": "http://auth.example/ok", "global-auth-response-headers": "X-User, Bad Name,X-Email"}
+	c := ParseConfigMap(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "ingress-nginx"}, Data: data})
+	require.Len(t, c.Warnings(), 1)
+	w := c.Warnings()[0]
+	assert.Equal(t, ConfigMapKeyRejected, w.Reason)
+	assert.Equal(t, "data[global-auth-response-headers]", w.Field)
+	assert.Contains(t, w.Message, `"Bad Name"`)
+	assert.NotContains(t, w.Message, "default is kept")
+	s := mkSnapshot(mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.1"),
+		mkIngress("prod", "app", 1, withRules(mkRule("a.example.com", prefix("/", "web", 80)))))
+	tab, _ := compileOK(t, s, Options{ConfigMap: c})
+	a := tab.Lookup("a.example.com", "/").Route.Auth
+	require.True(t, a != nil && a.External != nil)
+	assert.Equal(t, []string{"X-User", "X-Email"}, a.External.ResponseHeaders)
+}

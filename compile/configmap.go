@@ -156,7 +156,7 @@ var ConfigMapKeys = map[string]ConfigMapKey{
 	"global-auth-method":                globalAuthKey(func(g *GlobalAuth, v string) { g.Method = v }),
 	"global-auth-signin":                globalAuthKey(func(g *GlobalAuth, v string) { g.Signin = v }),
 	"global-auth-signin-redirect-param": globalAuthKey(func(g *GlobalAuth, v string) { g.SigninRedirectParam = v }),
-	"global-auth-response-headers":      globalAuthKey(func(g *GlobalAuth, v string) { g.ResponseHeaders = v }),
+	"global-auth-response-headers":      {Option: globalAuthResponseHeaders},
 	"global-auth-request-redirect":      globalAuthKey(func(g *GlobalAuth, v string) { g.RequestRedirect = v }),
 	"global-auth-cache-key":             globalAuthKey(func(g *GlobalAuth, v string) { g.CacheKey = v }),
 	"global-auth-cache-duration":        globalAuthKey(func(g *GlobalAuth, v string) { g.CacheDuration = v }),
@@ -491,6 +491,28 @@ func globalAuthKey(set func(g *GlobalAuth, v string)) ConfigMapKey {
 		set(o.GlobalAuth, v)
 		return nil
 	}}
+}
+
+// globalAuthResponseHeaders keeps the names that are header names and
+// warns of the others, as ingress-nginx skips only those
+// (template/configmap.go ReadConfig, authreq.ValidHeader).
+func globalAuthResponseHeaders(o *Options, v string) error {
+	var good, bad []string
+	for name := range strings.SplitSeq(v, ",") {
+		switch name = strings.TrimSpace(name); {
+		case name == "":
+		case authHeaderRE.MatchString(name):
+			good = append(good, name)
+		default:
+			bad = append(bad, strconv.Quote(name))
+		}
+	}
+	o.GlobalAuth = globalAuthOf(o)
+	o.GlobalAuth.ResponseHeaders = strings.Join(good, ",")
+	if len(bad) > 0 {
+		return partialValue{fmt.Errorf("%s: not a header name, dropped as ingress-nginx drops it; the other names apply", strings.Join(bad, ", "))}
+	}
+	return nil
 }
 
 // globalAuthOf is a copy of o's GlobalAuth to change, so that Options

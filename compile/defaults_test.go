@@ -6,6 +6,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"ramjet.dev/ramjet/match"
 )
 
 func backendsFixture() []runtime.Object {
@@ -202,3 +204,17 @@ func TestDefaultBackendConflictNamesWinner(t *testing.T) {
 
 // cmpEmpty treats nil and empty slices alike.
 var cmpEmpty = cmp.FilterValues(func(a, b []short) bool { return len(a) == 0 && len(b) == 0 }, cmp.Comparer(func(a, b []short) bool { return true }))
+
+// ingress-nginx's createServers gives a named host's default location "/"
+// to the first Ingress that declares the host, whatever backend serves
+// it; its template labels requests there with that Ingress.
+func TestHostCreatorNamesDefaultLocation(t *testing.T) {
+	global := &ServiceRef{Namespace: "kube-system", Name: "fallback", Port: "80"}
+	s := mkSnapshot(append(backendsFixture(),
+		mkIngress("prod", "old", 1, withRules(mkRule("shop.example.com", prefix("/a", "web", 80)))),
+		mkIngress("prod", "new", 2, withRules(mkRule("shop.example.com", prefix("/b", "web", 80)), mkRule("", prefix("/c", "web", 80)))),
+	)...)
+	tab, _ := compileOK(t, s, Options{DefaultBackend: global})
+	require.Equal(t, match.Source{Namespace: "prod", Name: "old"}, tab.VirtualHostByName("shop.example.com").Creator)
+	require.Zero(t, tab.VirtualHostByName("").Creator, "the catch-all's default location has no Ingress")
+}

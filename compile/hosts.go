@@ -56,6 +56,9 @@ func (b *builder) newVhost(name string, creator *ingress) *vhost {
 	v.vh = b.hostSlab.new()
 	v.vh.Name = name
 	v.creator, v.settingsFrom = creator, creator
+	if creator != nil && creator.obj != nil {
+		v.vh.Creator = creator.source("")
+	}
 	v.routeSlices = &b.routeSlices
 	b.vhosts.add("", name, v)
 	b.vhostOrder = append(b.vhostOrder, v)

@@ -24,6 +24,7 @@ var unencoded = map[string]string{
 	"Route.OrderPath":            "places a Regex route in controller order; the digest has its effect, the order the routes are encoded in",
 	"Route.Regexp":               "is compiled from Path, which the digest carries",
 	"VirtualHost.FallbackSource": "says which declaration chose the fallback, for the text and debugging",
+	"VirtualHost.Creator":        "names the Ingress that created the host, for records and metrics",
 	"VirtualHost.regex":          "is the Regex routes in order, derived from Routes by New",
 }
 

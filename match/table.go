@@ -284,6 +284,11 @@ type VirtualHost struct {
 	// spec.defaultBackend, or Source{Field: "--default-backend"} for the
 	// global one.
 	FallbackSource Source
+	// Creator is the Ingress that created the host (Namespace and Name):
+	// ingress-nginx's default location of the host is that Ingress's,
+	// whichever backend serves it, and requests there are logged and
+	// counted under it. Zero for the catch-all and hosts no Ingress names.
+	Creator Source
 	// TLS reports that some claimed Ingress lists this host under spec.tls
 	// (used for the plain-HTTP redirect, SPEC §12), whether or not its
 	// Secret is usable.

@@ -355,8 +355,10 @@ type Record struct {
 	// Backend is the ID of the backend the table chose ("" when none).
 	Backend string
 	// Route is the declaration the request matched: the route's Source, or
-	// the virtual host's FallbackSource when its fallback answered; zero
-	// when nothing matched or the request was refused before the lookup.
+	// the virtual host's FallbackSource when its fallback answered (with
+	// the host's Creator as Namespace and Name when that fallback is the
+	// global default backend, whose Source names no Ingress); zero when
+	// nothing matched or the request was refused before the lookup.
 	Route match.Source
 	// Endpoint is the "ip:port" the request was proxied to ("" when the
 	// router answered without proxying).

@@ -856,3 +856,27 @@ func testUpgradeRecordCountsTunnelBytes(t *testing.T, rt http.RoundTripper) {
 	assert.Equal(t, http.StatusSwitchingProtocols, rec.Status)
 	assert.Equal(t, int64(len("ping\nping\n")), rec.BytesOut, "the tunnel's bytes to the client")
 }
+
+// A named host's default location belongs to the Ingress that created it
+// (ingress-nginx's createServers, Ingress: ing): when the global default
+// backend answers there, the record names that Ingress, as ingress-nginx's
+// $namespace and $ingress_name do. The catch-all's names none.
+func TestRecordNamesHostCreatorOnGlobalFallback(t *testing.T) {
+	_, defAddr := echoBackend(t, "default")
+	def := httpBackend("ingress/default-http-backend:80", defAddr)
+	global := match.Source{Field: "--default-backend"}
+	shop := vhost("shop.example.com", def)
+	shop.FallbackSource, shop.Creator = global, match.Source{Namespace: "prod", Name: "shop"}
+	catchAll := vhost("", def)
+	catchAll.FallbackSource = global
+	rs := newRecords()
+	r := newTestRouter(Options{Observer: rs.observe})
+	r.Publish(table("d1", shop, catchAll))
+
+	res := serve(r, http.MethodGet, "shop.example.com", "/nothing", nil)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, match.Source{Namespace: "prod", Name: "shop", Field: "--default-backend"}, rs.last(t).Route)
+	res = serve(r, http.MethodGet, "other.example.com", "/", nil)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, global, rs.last(t).Route)
+}

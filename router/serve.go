@@ -262,6 +262,16 @@ func matched(res match.Result) *match.Source {
 	return nil
 }
 
+// recordRoute is Record.Route for src, what res matched: a fallback whose
+// source names no Ingress (the global default backend) answered in a named
+// host's default location, which is its creator's.
+func recordRoute(src match.Source, res match.Result) match.Source {
+	if h := res.Host; res.Route == nil && src.Name == "" && h != nil && h.Creator.Name != "" {
+		src.Namespace, src.Name = h.Creator.Namespace, h.Creator.Name
+	}
+	return src
+}
+
 // refuse writes an answer a step makes without proxying.
 func (r *Router) refuse(s *requestState, a answer) { r.reply(s, a, s.grpc) }
 
@@ -331,7 +341,7 @@ func (r *Router) record(s *requestState) Record {
 		rec.VirtualHost = d.res.Host.Name
 	}
 	if d.src != nil {
-		rec.Route = *d.src
+		rec.Route = recordRoute(*d.src, d.res)
 		rec.MatchedRoute = d.res.Route
 	}
 	if b := d.backend; b != nil {
@@ -462,7 +472,7 @@ func (r *Router) finish(x *exchange, req *http.Request) {
 	}
 	res := match.Result{Host: x.vhost, Route: x.route, Backend: x.backend}
 	if src := matched(res); src != nil {
-		rec.Route = *src
+		rec.Route = recordRoute(*src, res)
 	}
 	if rp := res.Location().Response; rp != nil {
 		rec.NoAccessLog = rp.NoAccessLog

@@ -596,7 +596,7 @@ func (m *metrics) loadRecovered() {
 }
 
 // tableIngresses are the (namespace, name) of every Ingress that declared
-// something in t.
+// something in t or created one of its hosts.
 func tableIngresses(t *match.Table) map[[2]string]bool {
 	out := map[[2]string]bool{}
 	for vh := range t.VirtualHosts() {
@@ -605,6 +605,11 @@ func tableIngresses(t *match.Table) map[[2]string]bool {
 		}
 		if vh.Fallback != nil {
 			out[[2]string{vh.FallbackSource.Namespace, vh.FallbackSource.Name}] = true
+		}
+		if vh.Creator.Name != "" {
+			// Requests the global default backend answers on the host
+			// are counted under it (router.Record.Route).
+			out[[2]string{vh.Creator.Namespace, vh.Creator.Name}] = true
 		}
 	}
 	return out

@@ -503,10 +503,16 @@ func TestMetricsGlobalDefaultBackendLabels(t *testing.T) {
 		return r
 	}
 	m.observe(viaDefault(""))
-	m.observe(viaDefault("shop.example.com"))
+	// A named host's default location is its creator's: the router's
+	// record names that Ingress (ingress-nginx's createServers,
+	// Ingress: ing), and its template's service is the Ingress's
+	// spec.defaultBackend's, none here.
+	named := viaDefault("shop.example.com")
+	named.Route.Namespace, named.Route.Name = "shop", "web"
+	m.observe(named)
 	want := []map[string]string{
 		{"status": "200", "method": "GET", "path": "", "namespace": "", "ingress": "", "service": "", "canary": "", "host": "_"},
-		{"status": "200", "method": "GET", "path": "/", "namespace": "", "ingress": "", "service": "", "canary": "", "host": "shop.example.com"},
+		{"status": "200", "method": "GET", "path": "/", "namespace": "shop", "ingress": "web", "service": "", "canary": "", "host": "shop.example.com"},
 	}
 	if diff := cmp.Diff(want, scrapeMetrics(t, m).labelSets("nginx_ingress_controller_requests")); diff != "" {
 		t.Errorf("request series (-want +got):\n%s", diff)
@@ -608,4 +614,29 @@ func TestMetricsBuildInfo(t *testing.T) {
 	require.ElementsMatch(t, []string{"controller_namespace", "controller_class", "controller_pod", "release", "build", "repository"}, slices.Collect(maps.Keys(found[0])))
 	require.NotEmpty(t, found[0]["release"])
 	require.NotEmpty(t, found[0]["build"])
+}
+
+// A host whose creator declares no path is counted under that Ingress
+// when the global default backend answers there; the series go when the
+// Ingress does.
+func TestMetricsHostCreatorSeriesRemoved(t *testing.T) {
+	m := newMetrics(metricsConfig(nil))
+	opts := compile.Options{IngressClass: "ramjet", ControllerName: compile.DefaultControllerName}
+	snap := metricsSnapshot(false)
+	bare := newIngress("shop", "bare", "ramjet", "bare.example.com", "api", "/api")
+	bare.Spec.Rules[0].HTTP = nil
+	snap.Ingresses = append(snap.Ingresses, bare)
+	first := compile.Compile(snap, opts)
+	now := time.Unix(1700000000, 0)
+	m.published(&first, true, now)
+	r := proxied("bare.example.com", "bare.example.com", apiRoute)
+	r.MatchedRoute, r.Route = nil, match.Source{Namespace: "shop", Name: "bare", Field: compile.GlobalDefaultBackendField}
+	m.observe(r)
+	_, n := scrapeMetrics(t, m).sum("nginx_ingress_controller_requests", map[string]string{"ingress": "bare"})
+	require.Equal(t, 1, n)
+
+	second := compile.Compile(metricsSnapshot(false), opts)
+	m.published(&second, true, now.Add(time.Minute))
+	_, n = scrapeMetrics(t, m).sum("nginx_ingress_controller_requests", map[string]string{"ingress": "bare"})
+	require.Zero(t, n, "the removed Ingress's series are gone")
 }

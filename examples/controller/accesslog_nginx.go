@@ -155,9 +155,16 @@ var nginxLogVars = map[string]nginxLogVar{
 	},
 	"namespace":    func(r *router.Record) string { return r.Route.Namespace },
 	"ingress_name": func(r *router.Record) string { return r.Route.Name },
-	"service_name": func(r *router.Record) string { return r.Service.Name },
+	// From the location's Ingress, as getIngressInformation: the global
+	// default backend's Service is no Ingress's.
+	"service_name": func(r *router.Record) string {
+		if r.Route.Field == compile.GlobalDefaultBackendField {
+			return ""
+		}
+		return r.Service.Name
+	},
 	"service_port": func(r *router.Record) string {
-		if r.Service.Port == 0 {
+		if r.Service.Port == 0 || r.Route.Field == compile.GlobalDefaultBackendField {
 			return ""
 		}
 		return strconv.Itoa(int(r.Service.Port))

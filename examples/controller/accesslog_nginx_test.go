@@ -257,3 +257,21 @@ func TestNginxAccessLogTryTimes(t *testing.T) {
 		"-, 0.002, 0.004 : 0.000|-, 0.090, 1.000 : 0.150\n"+
 		"-, 0.002, 0.004 : -|-, 0.090, 1.000 : -\n", out.String())
 }
+
+// TestNginxAccessLogDefaultBackendService: ingress-nginx's locations set
+// $service_name and $service_port from their Ingress
+// (getIngressInformation): the default server's location has none, and a
+// host's own default location has its creator's spec.defaultBackend,
+// none when the global default backend serves it. The global default
+// backend's Service is never named there.
+func TestNginxAccessLogDefaultBackendService(t *testing.T) {
+	var out bytes.Buffer
+	log, _ := newNginxAccessLog(&out, `"$namespace" "$ingress_name" "$service_name" "$service_port"`, escapeDefault)
+	rec := nginxLogRecord()
+	rec.Route = match.Source{Namespace: "prod", Name: "shop", Field: compile.GlobalDefaultBackendField}
+	rec.Service = router.Service{Namespace: "ingress", Name: "default-http-backend", Port: 80}
+	log(rec)
+	rec.VirtualHost, rec.Route = "", match.Source{Field: compile.GlobalDefaultBackendField}
+	log(rec)
+	assert.Equal(t, `"prod" "shop" "" ""`+"\n"+`"" "" "" ""`+"\n", out.String())
+}

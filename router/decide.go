@@ -61,8 +61,10 @@ type Decision struct {
 	// trailing dot.
 	Host string
 	// Declaration is what the request matched, as Record.Route names it:
-	// the route's Source, the fallback's, or zero when nothing matched
-	// (or a from-to-www-redirect twin answered, a server of its own).
+	// the route's Source, the fallback's (on a named host, with its
+	// creator's Ingress when the fallback names none), or zero when
+	// nothing matched (or a from-to-www-redirect twin answered, a server
+	// of its own).
 	Declaration match.Source
 	// Status and Reason are the answer the router makes itself (see the
 	// Reason constants); Status 0 means the request is proxied to
@@ -105,7 +107,7 @@ func (r *Router) Lookup(req *http.Request) Decision {
 	d, target := r.followRewrites(req, grpc, r.decide(req, grpc))
 	out := Decision{Host: d.host, Status: d.ans.status, Reason: d.ans.reason, Location: d.location, Target: target}
 	if d.src != nil {
-		out.Declaration = *d.src
+		out.Declaration = recordRoute(*d.src, d.res)
 	}
 	if d.st != nil {
 		out.Generation, out.Table = d.st.gen, d.st.table

@@ -143,15 +143,19 @@ func none(*cipher) bool { return false }
 
 // opensslOnly are the TLS 1.0-1.2 suites of OpenSSL 3's table (its
 // ssl3_ciphers, as `openssl ciphers ALL:COMPLEMENTOFALL` names them, but
-// absentNames) that Go's TLS does not have. Names of suites OpenSSL 3 dropped (EXP-*, DES-CBC-*,
-// RC2) are unknown to it, and nginx ignores them as any unknown name.
-var opensslOnly = func() map[string]bool {
+// absentNames) that Go's TLS does not have. Names of suites OpenSSL 3
+// dropped (EXP-*, DES-CBC-*, RC2) are unknown to it, and nginx ignores
+// them as any unknown name.
+var opensslOnly = nameSet(opensslOnlyNames)
+
+// nameSet is the set of the colon-separated names in list.
+func nameSet(list string) map[string]bool {
 	m := make(map[string]bool)
-	for n := range strings.SplitSeq(opensslOnlyNames, ":") {
+	for n := range strings.SplitSeq(list, ":") {
 		m[n] = true
 	}
 	return m
-}()
+}
 
 const opensslOnlyNames = "ADH-AES128-GCM-SHA256:ADH-AES128-SHA:ADH-AES128-SHA256:ADH-AES256-GCM-SHA384:" +
 	"ADH-AES256-SHA:ADH-AES256-SHA256:ADH-CAMELLIA128-SHA:ADH-CAMELLIA128-SHA256:" +
@@ -198,13 +202,7 @@ const opensslOnlyNames = "ADH-AES128-GCM-SHA256:ADH-AES128-SHA:ADH-AES128-SHA256
 // built without weak suites, IDEA and SEED, and without a GOST engine)
 // does not have, Go's RC4 and 3DES suites among them: nginx ignores their
 // names as unknown, so they are never served.
-var absentNames = func() map[string]bool {
-	m := make(map[string]bool)
-	for n := range strings.SplitSeq(absentNameList, ":") {
-		m[n] = true
-	}
-	return m
-}()
+var absentNames = nameSet(absentNameList)
 
 const absentNameList = "ADH-DES-CBC3-SHA:ADH-RC4-MD5:ADH-SEED-SHA:AECDH-DES-CBC3-SHA:AECDH-RC4-SHA:DES-CBC3-SHA:" +
 	"DHE-DSS-DES-CBC3-SHA:DHE-DSS-SEED-SHA:DHE-PSK-3DES-EDE-CBC-SHA:DHE-PSK-RC4-SHA:" +

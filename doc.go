@@ -3012,7 +3012,9 @@
 //     whose hostname the server name matches most specifically decides
 //     whether the connection is passed through or terminated, so an HTTPS
 //     listener "www.example.com" keeps its name beside a TLS listener
-//     "*.example.com". A connection refused: one whose name the TLS
+//     "*.example.com", and a TLS listener "*.example.com" takes
+//     "a.example.com" from an HTTPS listener without a hostname (the
+//     route's host is left out and warns, as below). A connection refused: one whose name the TLS
 //     listener takes but no route of it does, one whose chosen backendRef
 //     is invalid (its share, as for an HTTPRoute's 500) or has no ready
 //     endpoint, and one no listener on the port accepts when no Ingress

@@ -322,7 +322,7 @@ func (t *translator) translateTLSRoutes(s *Status) {
 				var hs []string
 				counted := false
 				for _, h := range a.hosts {
-					by := t.sniShadowedBy(view, lh, h)
+					by := t.shadowedBy(view, lh, h)
 					if by == nil {
 						hs = append(hs, h)
 					}

@@ -158,3 +158,53 @@ func TestTLSRouteTakenByAnotherGateway(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPRouteTakenByPassthrough: the rule of TestTLSRouteTakenByAnotherGateway
+// holds the other way round. A connection whose server name another
+// Gateway's TLS passthrough listener matches more specifically is spliced
+// there, never terminated, so an HTTPRoute's host on an HTTPS listener of
+// the port that the passthrough listener takes is not served: the
+// listener's attachedRoutes does not count a route that loses every host,
+// the table leaves the host out, and each host lost warns naming both
+// Gateways.
+func TestHTTPRouteTakenByPassthrough(t *testing.T) {
+	all := &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{From: new(gwv1.NamespacesFromAll)}}
+	web := gateway("infra", "web", "ours", https("https", "", secretRef("", "cert")))
+	tls := gateway("infra", "tls", "ours", gwv1.Listener{Name: "tls", Port: 443, Protocol: gwv1.TLSProtocolType, Hostname: new(gwv1.Hostname("*.example.com")),
+		TLS: &gwv1.ListenerTLSConfig{Mode: new(gwv1.TLSModePassthrough)}, AllowedRoutes: all})
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "svc"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	rule := gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{toService("", "svc", 80)}}
+	parent := []gwv1.ParentReference{{Name: "web", Namespace: new(gwv1.Namespace("infra"))}}
+	routes := []*gwv1.HTTPRoute{
+		httpRoute("app", "lost", parent, []gwv1.Hostname{"a.example.com"}, rule),
+		httpRoute("app", "kept", parent, []gwv1.Hostname{"a.example.com", "www.example.org"}, rule),
+	}
+	tr := TranslateAll(Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{web, tls}, HTTPRoutes: routes,
+		Services: []*corev1.Service{svc}, Secrets: []*corev1.Secret{tlsSecret(t, "infra", "cert", "a.example.com", "www.example.org")}})
+	g, _ := tr.Status.Gateway(web, nil, metav1.Unix(1, 0))
+	if g == nil {
+		t.Fatal("no status for Gateway web")
+	}
+	if n := g.Status.Listeners[0].AttachedRoutes; n != 1 {
+		t.Errorf("attachedRoutes of web's listener: %d, want 1 (kept)", n)
+	}
+	var served []string
+	for _, r := range tr.HTTPRoutes {
+		served = append(served, r.Name+" "+strings.Join(r.Hostnames, ","))
+	}
+	if d := cmp.Diff([]string{"kept www.example.org"}, served); d != "" {
+		t.Errorf("served (-want +got):\n%s", d)
+	}
+	for _, name := range []string{"lost", "kept"} {
+		found := false
+		for _, w := range tr.Warnings {
+			if w.Object.Kind == "HTTPRoute" && w.Object.Name == name && strings.Contains(w.Message, "infra/web") && strings.Contains(w.Message, "infra/tls") &&
+				strings.Contains(w.Message, `"a.example.com"`) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no warning on HTTPRoute %s naming Gateways infra/web and infra/tls; warnings: %v", name, tr.Warnings)
+		}
+	}
+}

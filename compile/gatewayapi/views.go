@@ -217,45 +217,34 @@ func specificity(h string) int {
 	return 1 << 20
 }
 
-// servedListener is a served listener's hostname, and the listener;
-// passthrough marks a TLS passthrough listener.
+// servedListener is a served listener's hostname, and the listener.
 type servedListener struct {
-	gw          *gwv1.Gateway
-	name        gwv1.SectionName
-	hostname    string
-	passthrough bool
+	gw       *gwv1.Gateway
+	name     gwv1.SectionName
+	hostname string
 }
 
 // shadowedBy is, when host h of a route attached to a listener with
 // hostname lh on view l is never reached there, the listener that takes
 // it: another served listener on l with a more specific hostname matches
-// every name h does, so takes all of h's requests. nil when h is reached.
+// every name h does, so takes all of h's requests. On a TLS port the
+// server name picks the listener, HTTPS or TLS passthrough, of any
+// Gateway (match.Table.PassthroughOn), so either kind takes the other's
+// hosts. nil when h is reached.
 func (t *translator) shadowedBy(l match.Listener, lh, h string) *servedListener {
-	return t.takenBy(l, lh, h, false)
-}
-
-// sniShadowedBy is shadowedBy for a TLSRoute's host: on a TLS port a
-// connection goes to the listener whose hostname its server name matches
-// most specifically, HTTPS or TLS passthrough, of any Gateway
-// (match.Table.PassthroughOn).
-func (t *translator) sniShadowedBy(l match.Listener, lh, h string) *servedListener {
-	return t.takenBy(l, lh, h, true)
-}
-
-func (t *translator) takenBy(l match.Listener, lh, h string, passthrough bool) *servedListener {
 	if t.hostnamesOn == nil {
 		t.hostnamesOn = map[match.Listener][]servedListener{}
 		for _, gw := range t.sortedGateways() {
 			for i := range gw.Spec.Listeners {
 				x := &gw.Spec.Listeners[i]
-				if pt := t.tlsServed(gw, x); pt || t.served(gw, x) {
-					t.hostnamesOn[viewOf(x)] = append(t.hostnamesOn[viewOf(x)], servedListener{gw, x.Name, string(deref(x.Hostname, "")), pt})
+				if t.tlsServed(gw, x) || t.served(gw, x) {
+					t.hostnamesOn[viewOf(x)] = append(t.hostnamesOn[viewOf(x)], servedListener{gw, x.Name, string(deref(x.Hostname, ""))})
 				}
 			}
 		}
 	}
 	for i, other := range t.hostnamesOn[l] {
-		if other.passthrough && !passthrough || specificity(other.hostname) <= specificity(lh) || other.hostname == "" {
+		if specificity(other.hostname) <= specificity(lh) || other.hostname == "" {
 			continue
 		}
 		if other.hostname == h || covers(other.hostname, h) {

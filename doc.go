@@ -2946,8 +2946,9 @@
 //     of type kubernetes.io/tls; in another namespace only with a
 //     ReferenceGrant there from Gateways of the Gateway's namespace) are
 //     served on the TLS listener by SNI for the listener's hostname, or,
-//     when it has none, for the hostnames of the routes attached to it and
-//     then for every server name (and a ClientHello without one) no other
+//     when it has none, for the hostnames of the routes attached to it
+//     that no more specific listener on the port takes (that one's
+//     certificate serves them) and then for every server name (and a ClientHello without one) no other
 //     certificate serves, before the default certificate (match.AnyName)
 //     (compile.ListenerCertificate, set by gatewayapi.TranslateAll in
 //     compile.Snapshot.ListenerCertificates). A host an Ingress's spec.tls
@@ -2955,7 +2956,9 @@
 //     oldest Gateway's wins. A refused reference warns RefNotPermitted, or
 //     GatewayFeatureUnsupported for another kind, naming the Gateway and
 //     spec.listeners[i].tls.certificateRefs[j]; a missing or invalid
-//     Secret warns as for an Ingress (SecretNotFound, SecretInvalid). A
+//     Secret warns as for an Ingress (SecretNotFound, SecretInvalid), and
+//     one not valid for a host it is offered for warns
+//     CertificateHostMismatch (the host gets another, else the default). A
 //     listener certificate does not make its hosts TLS hosts: plain HTTP
 //     to them is not redirected (the Gateway says what plain HTTP gets).
 //   - GRPCRoute v1 on the same listeners and table (Objects.GRPCRoutes;

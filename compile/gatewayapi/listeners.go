@@ -207,8 +207,9 @@ func (t *translator) grantedSecret(fromNS, toNS, name string) bool {
 // listenerCertificates adds the certificates of every HTTPS listener of
 // our Gateways that is not conflicted, and warns for each refused
 // reference. A listener without a hostname offers its certificates for
-// the hostnames of the routes attached to it, and for any name no other
-// certificate serves (match.AnyName).
+// the hostnames of the routes attached to it that no more specific
+// listener takes, and for any name no other certificate serves
+// (match.AnyName).
 func (t *translator) listenerCertificates(tr *Translation) {
 	for _, gw := range t.sortedGateways() {
 		gwRef := compile.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name}
@@ -234,8 +235,13 @@ func (t *translator) listenerCertificates(tr *Translation) {
 				hosts = []string{string(*l.Hostname)}
 			} else {
 				// Without a hostname the listener takes every name: its
-				// routes' first, then any name no other certificate serves.
-				hosts = append(slices.Clone(t.listenerHosts[listenerKey{gw, l.Name}]), match.AnyName)
+				// routes' first, then any name no other certificate serves;
+				// but a route's name that a more specific listener on the
+				// port takes is that listener's connection, and certificate.
+				hosts = slices.DeleteFunc(slices.Clone(t.listenerHosts[listenerKey{gw, l.Name}]), func(h string) bool {
+					return t.shadowedBy(viewOf(l), "", h) != nil
+				})
+				hosts = append(hosts, match.AnyName)
 			}
 			hosts = slices.DeleteFunc(slices.Clone(hosts), func(h string) bool { return h == "" })
 			slices.Sort(hosts)

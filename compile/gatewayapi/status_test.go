@@ -904,3 +904,43 @@ func TestHTTPRouteUnservedFilterRules(t *testing.T) {
 		t.Errorf("GET /f: %s, want 500", got)
 	}
 }
+
+// TestListenerWithoutHostnameLeavesTakenHostsCertificate: a listener
+// without a hostname offers its certificate for its routes' hostnames,
+// but not for one that a more specific listener on the port takes
+// (listener precedence): a connection naming it is that listener's, so
+// it gets that listener's certificate, even when the listener without a
+// hostname comes first in the Gateway or belongs to an older Gateway.
+func TestListenerWithoutHostnameLeavesTakenHostsCertificate(t *testing.T) {
+	older := gateway("infra", "older", "ours", https("any", "", secretRef("", "wide")), https("shop", "shop.example.com", secretRef("", "shop")))
+	older.CreationTimestamp = metav1.Unix(1, 0)
+	newer := gateway("infra", "newer", "ours", https("api", "api.example.com", secretRef("", "api")))
+	newer.CreationTimestamp = metav1.Unix(9, 0)
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "svc"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	rule := gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{toService("", "svc", 80)}}
+	// No sectionName: attached to both of older's listeners.
+	route := httpRoute("app", "r", []gwv1.ParentReference{{Name: "older", Namespace: new(gwv1.Namespace("infra"))}},
+		[]gwv1.Hostname{"shop.example.com", "api.example.com", "www.example.com"}, rule)
+	secrets := []*corev1.Secret{tlsSecret(t, "infra", "wide", "*.example.com"), tlsSecret(t, "infra", "shop", "shop.example.com"),
+		tlsSecret(t, "infra", "api", "api.example.com")}
+	tr := TranslateAll(Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{older, newer}, HTTPRoutes: []*gwv1.HTTPRoute{route},
+		Services: []*corev1.Service{svc}, Secrets: secrets})
+	snap := compile.Snapshot{Services: []*corev1.Service{svc}, Secrets: secrets}
+	tr.AddTo(&snap)
+	res := compile.Compile(snap, compile.Options{})
+	got := map[string]string{}
+	for c := range res.Table.Certificates() {
+		for _, h := range c.Hosts {
+			got[h] = c.Secret
+		}
+	}
+	want := map[string]string{
+		match.AnyName:      "infra/wide",
+		"www.example.com":  "infra/wide",
+		"shop.example.com": "infra/shop",
+		"api.example.com":  "infra/api",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("certificates by host (-want +got):\n%s", d)
+	}
+}

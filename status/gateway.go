@@ -79,8 +79,8 @@ func GatewayClassConditions(generation int64) []metav1.Condition {
 type ListenerFacts struct {
 	// Name is the listener's name.
 	Name string
-	// UnsupportedProtocol is the listener's protocol when it is neither
-	// HTTP nor HTTPS, else "".
+	// UnsupportedProtocol is the listener's protocol when it is none of
+	// HTTP, HTTPS and TLS, else "".
 	UnsupportedProtocol string
 	// UnsupportedValue, when set, names a field of the listener whose
 	// value is not served and why (a TLS listener's tls.mode Terminate):
@@ -127,7 +127,8 @@ type GatewayFacts struct {
 // or a port under another protocol, and then it is not Programmed either;
 // its ResolvedRefs is False for a route kind it cannot serve or a refused
 // certificate, which also leaves it not Programmed (an HTTPS listener
-// without its certificate would answer with the wrong one). The Gateway
+// without its certificate answers with another one: its routes are
+// served, and the message says so). The Gateway
 // is Accepted while any listener is, with reason ListenersNotValid when
 // some is not, and Programmed while any listener is.
 func GatewayConditions(f GatewayFacts) (gateway []metav1.Condition, listeners [][]metav1.Condition) {
@@ -141,7 +142,7 @@ func GatewayConditions(f GatewayFacts) (gateway []metav1.Condition, listeners []
 			cs = append(cs, cond(ConditionAccepted, true, ReasonAccepted, "the listener is served", g))
 			accepted++
 		case l.UnsupportedProtocol != "":
-			cs = append(cs, cond(ConditionAccepted, false, ReasonUnsupportedProtocol, "protocol "+l.UnsupportedProtocol+" is not served; only HTTP and HTTPS are", g))
+			cs = append(cs, cond(ConditionAccepted, false, ReasonUnsupportedProtocol, "protocol "+l.UnsupportedProtocol+" is not served; only HTTP, HTTPS and TLS (passthrough) are", g))
 		case l.UnsupportedValue != "":
 			cs = append(cs, cond(ConditionAccepted, false, ReasonUnsupportedValue, l.UnsupportedValue, g))
 		default:
@@ -157,9 +158,13 @@ func GatewayConditions(f GatewayFacts) (gateway []metav1.Condition, listeners []
 		} else {
 			cs = append(cs, cond(ConditionConflicted, false, ReasonNoConflicts, "no conflict with another listener", g))
 		}
+		// A refused certificate alone leaves the listener serving its
+		// routes under another certificate.
+		certOnly := false
 		switch {
 		case len(l.CertificateProblems) > 0:
 			cs = append(cs, cond(ConditionResolvedRefs, false, l.CertificateProblems[0].Reason, joinProblems(l.CertificateProblems), g))
+			certOnly = ok
 			ok = false
 		case len(l.InvalidRouteKinds) > 0:
 			serves := "HTTPRoute"
@@ -171,10 +176,14 @@ func GatewayConditions(f GatewayFacts) (gateway []metav1.Condition, listeners []
 		default:
 			cs = append(cs, cond(ConditionResolvedRefs, true, ReasonResolvedRefs, "every reference resolves", g))
 		}
-		if ok {
+		switch {
+		case ok:
 			cs = append(cs, cond(ConditionProgrammed, true, ReasonProgrammed, "the listener is in the served table", g))
 			programmed++
-		} else {
+		case certOnly:
+			cs = append(cs, cond(ConditionProgrammed, false, ReasonInvalid,
+				"the listener's routes are served, but without its certificate: its hosts get another certificate, else the default certificate (see ResolvedRefs)", g))
+		default:
 			cs = append(cs, cond(ConditionProgrammed, false, ReasonInvalid, "the listener is not served: see its other conditions", g))
 		}
 		if !ok || len(l.InvalidRouteKinds) > 0 {
@@ -197,7 +206,7 @@ func GatewayConditions(f GatewayFacts) (gateway []metav1.Condition, listeners []
 	if programmed > 0 {
 		gateway = append(gateway, cond(ConditionProgrammed, true, ReasonProgrammed, "the Gateway's listeners are in the served table", g))
 	} else {
-		gateway = append(gateway, cond(ConditionProgrammed, false, ReasonInvalid, "no listener is served", g))
+		gateway = append(gateway, cond(ConditionProgrammed, false, ReasonInvalid, "no listener is programmed: see the listeners' conditions", g))
 	}
 	return gateway, listeners
 }

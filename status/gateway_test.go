@@ -1,6 +1,7 @@
 package status
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -64,6 +65,28 @@ func TestGatewayConditions(t *testing.T) {
 	}
 	if d := cmp.Diff([]brief{{"Accepted", "True", "Accepted", 7}}, briefs(GatewayClassConditions(7))); d != "" {
 		t.Errorf("gatewayclass (-want +got):\n%s", d)
+	}
+}
+
+// TestGatewayConditionMessages: the messages say what is served. A
+// listener whose only problem is a refused certificate is not Programmed,
+// but its routes are served (with another certificate for its hosts,
+// else the default one), so neither it nor its Gateway says that nothing
+// is served; and TLS (passthrough) listeners are served beside HTTP and
+// HTTPS.
+func TestGatewayConditionMessages(t *testing.T) {
+	gw, ls := GatewayConditions(GatewayFacts{Generation: 1, Listeners: []ListenerFacts{
+		{Name: "https", CertificateProblems: []Problem{{ReasonInvalidCertificateRef, "missing"}}},
+		{Name: "tcp", UnsupportedProtocol: "TCP"},
+	}})
+	if c := ls[0][3]; c.Type != ConditionProgrammed || strings.Contains(c.Message, "not served") || !strings.Contains(c.Message, "default certificate") {
+		t.Errorf("listener https: %s %q, want a message saying its routes are served with another certificate, else the default one", c.Type, c.Message)
+	}
+	if c := gw[1]; c.Type != ConditionProgrammed || strings.Contains(c.Message, "no listener is served") {
+		t.Errorf("gateway: %s %q, want no claim that nothing is served", c.Type, c.Message)
+	}
+	if c := ls[1][0]; !strings.Contains(c.Message, "TLS") {
+		t.Errorf("listener tcp: Accepted %q does not name TLS among the protocols served", c.Message)
 	}
 }
 

@@ -1105,7 +1105,9 @@
 // leaves it protected or closed, as in §11.4:
 //
 //   - allowlist-source-range (also spelled whitelist-source-range, read
-//     only when the former is not set) and denylist-source-range: CIDR
+//     only when the former is unset or empty; an empty
+//     whitelist-source-range is absent, as in ingress-nginx, so the
+//     ConfigMap's default applies) and denylist-source-range: CIDR
 //     ranges and bare addresses, IPv4 and IPv6, comma-separated. A client
 //     in the denylist, or outside the allowlist, gets 403. The client
 //     address is router.Router.ClientAddr: the peer, or, with

@@ -81,7 +81,12 @@ type policyValues struct {
 type sourceRange struct {
 	set    bool
 	broken bool
-	ranges []netip.Prefix
+	// empty: allowlist-source-range set to "", which ingress-nginx reads
+	// as absent where its alias has a value (requestPolicy).
+	empty bool
+	// configMap: the ConfigMap's default, not the Ingress's own value.
+	configMap bool
+	ranges    []netip.Prefix
 }
 
 // limitValue is one of limit-rps, limit-rpm, limit-connections.
@@ -170,14 +175,30 @@ func applyNextUpstreamTries(v *annotationValues, key, value string) error {
 
 func applySourceRange(field func(*policyValues) *sourceRange) func(v *annotationValues, key, value string) error {
 	return func(v *annotationValues, key, value string) error {
+		if value == "" && strings.HasPrefix(key, NginxPrefix) {
+			// ingress-nginx reads allowlist-source-range, or its alias
+			// whitelist-source-range when the name's value is empty
+			// (parser.checkAnnotation's AnnotationAliases); an empty alias
+			// is never read, and an empty name alone denies the location
+			// (parseString's InvalidContent, a LocationDeniedError).
+			switch strings.TrimPrefix(key, NginxPrefix) {
+			case "whitelist-source-range":
+				return ratedError{fmt.Errorf("%s is empty, which ingress-nginx reads as absent: not applied", key), Cosmetic}
+			case "allowlist-source-range":
+				v.requestW().set = true
+				*field(v.requestW()) = sourceRange{set: true, broken: true, empty: true}
+				return ratedError{fmt.Errorf("%s is empty: whitelist-source-range applies in its place when set, else the location is denied, 503 to every request, as ingress-nginx denies it", key), Cosmetic}
+			}
+		}
 		v.requestW().set = true
 		sr := field(v.requestW())
+		fromConfigMap := strings.HasPrefix(key, configMapKeyName)
 		ranges, err := ParseSourceRanges(value)
 		if err != nil {
-			*sr = sourceRange{set: true, broken: true}
+			*sr = sourceRange{set: true, broken: true, configMap: fromConfigMap}
 			return fmt.Errorf("%s %q: %v; the location is denied, 503 to every request, until it is fixed", key, value, err)
 		}
-		*sr = sourceRange{set: true, ranges: ranges}
+		*sr = sourceRange{set: true, ranges: ranges, configMap: fromConfigMap}
 		return nil
 	}
 }
@@ -251,9 +272,14 @@ func (ing *ingress) requestPolicy() *match.Policy {
 		Proxy:             pv.proxy.proxying(),
 	}
 	// allowlist-source-range is the name, whitelist-source-range the alias
-	// ingress-nginx reads only when the name is not set.
+	// ingress-nginx reads only when the name is unset or empty; the
+	// ConfigMap's whitelist-source-range only when neither has a value.
 	allow := pv.allowlist
-	if !allow.set {
+	switch {
+	case allow.set && !allow.empty:
+	case pv.whitelist.set && !pv.whitelist.configMap:
+		allow = pv.whitelist
+	case !allow.set:
 		allow = pv.whitelist
 	}
 	switch {

@@ -3072,7 +3072,9 @@
 //     ProtocolConflict), ResolvedRefs (False: InvalidCertificateRef,
 //     RefNotPermitted, InvalidRouteKinds), Programmed (False: Invalid, for
 //     a conflicted listener or one without its certificate),
-//     supportedKinds and attachedRoutes; per HTTPRoute parentRef naming a
+//     OverlappingTLSConfig (True only, OverlappingHostnames: an HTTPS
+//     listener whose hostname a wildcard of another on the port matches,
+//     or the reverse), supportedKinds and attachedRoutes; per HTTPRoute parentRef naming a
 //     Gateway of ours, an entry of status.parents with Accepted (False:
 //     NoMatchingParent, NotAllowedByListeners, NoMatchingListenerHostname,
 //     UnsupportedValue for a value outside the API's enums: a match,

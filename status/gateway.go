@@ -24,6 +24,9 @@ const (
 	// ConditionPartiallyInvalid is a route's, set only True: some of its
 	// rules are not served, others are.
 	ConditionPartiallyInvalid = "PartiallyInvalid"
+	// ConditionOverlappingTLSConfig is a listener's, set only True: its
+	// hostname overlaps another HTTPS listener's on the port.
+	ConditionOverlappingTLSConfig = "OverlappingTLSConfig"
 )
 
 // Condition reasons. A reason equal to its condition type (Accepted,
@@ -47,6 +50,7 @@ const (
 	ReasonHostnameConflict      = "HostnameConflict"
 	ReasonProtocolConflict      = "ProtocolConflict"
 	ReasonNoConflicts           = "NoConflicts"
+	ReasonOverlappingHostnames  = "OverlappingHostnames"
 
 	// Routes.
 	ReasonNotAllowedByListeners      = "NotAllowedByListeners"
@@ -99,6 +103,10 @@ type ListenerFacts struct {
 	// another listener of the Gateway claims its port and hostname, or
 	// its port with another protocol; "" for none.
 	Conflict string
+	// OverlappingHostnames names the other HTTPS listeners of the Gateway
+	// on its port whose hostname overlaps its own (one matches a name the
+	// other does): OverlappingTLSConfig True.
+	OverlappingHostnames []string
 	// InvalidRouteKinds are the allowedRoutes kinds it cannot serve.
 	InvalidRouteKinds []string
 	// CertificateProblems are its refused tls.certificateRefs
@@ -128,9 +136,11 @@ type GatewayFacts struct {
 // its ResolvedRefs is False for a route kind it cannot serve or a refused
 // certificate, which also leaves it not Programmed (an HTTPS listener
 // without its certificate answers with another one: its routes are
-// served, and the message says so). The Gateway
-// is Accepted while any listener is, with reason ListenersNotValid when
-// some is not, and Programmed while any listener is.
+// served, and the message says so). An HTTPS listener whose hostname
+// overlaps another's on its port is OverlappingTLSConfig True (never
+// False, as the API asks). The Gateway is Accepted while any listener is,
+// with reason ListenersNotValid when some is not, and Programmed while
+// any listener is.
 func GatewayConditions(f GatewayFacts) (gateway []metav1.Condition, listeners [][]metav1.Condition) {
 	g := f.Generation
 	accepted, programmed, invalid := 0, 0, 0
@@ -188,6 +198,11 @@ func GatewayConditions(f GatewayFacts) (gateway []metav1.Condition, listeners []
 		}
 		if !ok || len(l.InvalidRouteKinds) > 0 {
 			invalid++
+		}
+		if len(l.OverlappingHostnames) > 0 {
+			cs = append(cs, cond(ConditionOverlappingTLSConfig, true, ReasonOverlappingHostnames,
+				"the hostname overlaps that of listener "+strings.Join(l.OverlappingHostnames, ", ")+
+					" on the same port: a client that reuses a connection for another name (HTTP/2 coalescing) may send one listener's requests over the other's TLS session", g))
 		}
 		listeners = append(listeners, cs)
 	}

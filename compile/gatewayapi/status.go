@@ -93,7 +93,13 @@ func (s *Status) Gateway(g *gwv1.Gateway, addresses []gwv1.GatewayStatusAddress,
 		if i := slices.IndexFunc(g.Status.Listeners, func(o gwv1.ListenerStatus) bool { return o.Name == l.Name }); i >= 0 {
 			old = g.Status.Listeners[i]
 		}
-		l.Conditions, c = status.MergeConditions(old.Conditions, l.Conditions, now)
+		// OverlappingTLSConfig is set only True: once not decided it goes.
+		oldConds := slices.DeleteFunc(slices.Clone(old.Conditions), func(c metav1.Condition) bool {
+			return c.Type == status.ConditionOverlappingTLSConfig &&
+				!slices.ContainsFunc(l.Conditions, func(d metav1.Condition) bool { return d.Type == c.Type })
+		})
+		changed = changed || len(oldConds) != len(old.Conditions)
+		l.Conditions, c = status.MergeConditions(oldConds, l.Conditions, now)
 		changed = changed || c || old.AttachedRoutes != l.AttachedRoutes || !reflect.DeepEqual(old.SupportedKinds, l.SupportedKinds)
 		next.Listeners = append(next.Listeners, l)
 	}
@@ -234,9 +240,11 @@ func (t *translator) decideStatus(warnings []compile.Warning, routes []*compile.
 		f := status.GatewayFacts{Generation: gw.Generation, InvalidParameters: parametersProblem(gw)}
 		var lss []gwv1.ListenerStatus
 		conf := conflicts(gw)
+		overlaps := overlappingHostnames(gw, conf)
 		for li := range gw.Spec.Listeners {
 			l := &gw.Spec.Listeners[li]
-			lf := status.ListenerFacts{Name: string(l.Name), Conflict: conf[li], AttachedRoutes: t.attached[listenerKey{gw, l.Name}]}
+			lf := status.ListenerFacts{Name: string(l.Name), Conflict: conf[li], AttachedRoutes: t.attached[listenerKey{gw, l.Name}],
+				OverlappingHostnames: overlaps[li]}
 			if (l.Protocol == gwv1.HTTPProtocolType || l.Protocol == gwv1.HTTPSProtocolType) && !t.portServed(l) {
 				lf.PortUnavailable, lf.PortWhy = true, t.portWhy(l)
 			}
@@ -276,6 +284,33 @@ func (t *translator) decideStatus(warnings []compile.Warning, routes []*compile.
 		s.gateways[nsName{gw.Namespace, gw.Name}] = decidedGateway{conditions: conds, listeners: lss}
 	}
 	return s
+}
+
+// overlappingHostnames names, for each listener of gw, the other HTTPS
+// listeners on its port whose hostname overlaps its own: a wildcard that
+// matches the other's name (the API's ListenerConditionOverlappingTLSConfig,
+// which controllers must detect). Equal hostnames are a HostnameConflict
+// instead, a conflicted listener is not served, and a listener without a
+// hostname names none.
+func overlappingHostnames(gw *gwv1.Gateway, conf []string) [][]string {
+	ls := gw.Spec.Listeners
+	out := make([][]string, len(ls))
+	for i := range ls {
+		a := string(deref(ls[i].Hostname, ""))
+		if ls[i].Protocol != gwv1.HTTPSProtocolType || conf[i] != "" || a == "" {
+			continue
+		}
+		for j := range ls {
+			b := string(deref(ls[j].Hostname, ""))
+			if i == j || ls[j].Protocol != gwv1.HTTPSProtocolType || conf[j] != "" || b == "" || ls[i].Port != ls[j].Port {
+				continue
+			}
+			if covers(a, b) || covers(b, a) {
+				out[i] = append(out[i], string(ls[j].Name))
+			}
+		}
+	}
+	return out
 }
 
 // refusingWarnings are the translator's warnings that refuse a whole rule

@@ -944,3 +944,62 @@ func TestListenerWithoutHostnameLeavesTakenHostsCertificate(t *testing.T) {
 		t.Errorf("certificates by host (-want +got):\n%s", d)
 	}
 }
+
+// TestOverlappingTLSConfig: HTTPS listeners of one Gateway on one port
+// whose hostnames overlap (one matches a name the other does) carry
+// OverlappingTLSConfig True, reason OverlappingHostnames, as the API
+// asks of every controller (ListenerConditionOverlappingTLSConfig): a
+// client that coalesces connections may reuse one listener's TLS
+// session for the other's names. The others do not carry it, and one
+// written earlier goes once the overlap does, the condition being set
+// only True.
+func TestOverlappingTLSConfig(t *testing.T) {
+	gw := gateway("infra", "gw", "ours",
+		https("a", "foo.example.com", secretRef("", "cert")),
+		https("b", "foo.example.org", secretRef("", "cert")),
+		https("c", "*.example.com", secretRef("", "cert")),
+		listener("http", "foo.example.org", gwv1.NamespacesFromAll))
+	gw.Spec.Listeners[3].Hostname = new(gwv1.Hostname("*.example.org"))
+	secrets := []*corev1.Secret{tlsSecret(t, "infra", "cert", "foo.example.com", "foo.example.org", "*.example.com")}
+	tr := TranslateAll(Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{gw}, Secrets: secrets})
+	g, _ := tr.Status.Gateway(gw, nil, metav1.Unix(1, 0))
+	if g == nil {
+		t.Fatal("no status for Gateway gw")
+	}
+	overlapping := func(ls gwv1.ListenerStatus) *metav1.Condition {
+		for i, c := range ls.Conditions {
+			if c.Type == "OverlappingTLSConfig" {
+				return &ls.Conditions[i]
+			}
+		}
+		return nil
+	}
+	for _, ls := range g.Status.Listeners {
+		c := overlapping(ls)
+		switch ls.Name {
+		case "a", "c":
+			other := map[gwv1.SectionName]string{"a": "c", "c": "a"}[ls.Name]
+			if c == nil || c.Status != metav1.ConditionTrue || c.Reason != "OverlappingHostnames" || !strings.Contains(c.Message, "listener "+other) {
+				t.Errorf("listener %s: OverlappingTLSConfig %+v, want True OverlappingHostnames naming listener %s", ls.Name, c, other)
+			}
+		default:
+			if c != nil {
+				t.Errorf("listener %s: OverlappingTLSConfig %+v, want none", ls.Name, c)
+			}
+		}
+	}
+	// The overlap goes: so does the condition written for it.
+	gw2 := gw.DeepCopy()
+	gw2.Spec.Listeners[2].Hostname = new(gwv1.Hostname("*.example.net"))
+	gw2.Status = g.Status
+	tr = TranslateAll(Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{gw2}, Secrets: secrets})
+	g2, changed := tr.Status.Gateway(gw2, nil, metav1.Unix(2, 0))
+	if !changed {
+		t.Fatal("no new status once the overlap is gone")
+	}
+	for _, ls := range g2.Status.Listeners {
+		if c := overlapping(ls); c != nil {
+			t.Errorf("listener %s keeps OverlappingTLSConfig %+v once the overlap is gone", ls.Name, c)
+		}
+	}
+}

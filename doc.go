@@ -227,7 +227,11 @@
 //     proxy-http-version, proxy-next-upstream,
 //     proxy-next-upstream-timeout, proxy-redirect-from, proxy-redirect-to,
 //     proxy-cookie-domain, proxy-cookie-path (read as nginx reads them:
-//     ingress-nginx validates only the annotations); and block-cidrs, denied (403) on every
+//     ingress-nginx validates only the annotations; the two source range
+//     lists skip empty entries, as its splitAndTrimSpace does, and one
+//     with an entry nginx cannot read denies the locations that take it,
+//     503, where nginx would refuse the whole configuration, rather than
+//     opening them); and block-cidrs, denied (403) on every
 //     location without source ranges of its own, as nginx inherits an
 //     http-level deny only into locations without allow or deny rules;
 //     and disable-proxy-intercept-errors, which turns off the

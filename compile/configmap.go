@@ -393,6 +393,10 @@ func ParseConfigMapFor(cm *corev1.ConfigMap, o ConfigMapOptions) *ConfigMap {
 		case !ok:
 			c.warn(ConfigMapKeyUnsupported, key, "not implemented; ignored (it may change answers)")
 			continue
+		case key == "whitelist-source-range" || key == "denylist-source-range":
+			if !c.sourceRangeDefault(key, v) {
+				continue
+			}
 		case k.Location:
 			if err := checkLocationDefault(key, v); err != nil {
 				c.reject(key, v, err)
@@ -597,16 +601,46 @@ func locationValue(key, v string) string {
 // parseBlockCIDRs reads block-cidrs: comma-separated addresses and ranges,
 // spaces trimmed, empty entries skipped.
 func parseBlockCIDRs(v string) ([]netip.Prefix, error) {
+	if v = joinRanges(v); v == "" {
+		return nil, nil
+	}
+	return ParseSourceRanges(v)
+}
+
+// joinRanges is a comma-separated list without its spaces and empty
+// entries, as ingress-nginx splits its ConfigMap's lists
+// (splitAndTrimSpace).
+func joinRanges(v string) string {
 	var parts []string
 	for s := range strings.SplitSeq(v, ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			parts = append(parts, s)
 		}
 	}
-	if len(parts) == 0 {
-		return nil, nil
+	return strings.Join(parts, ",")
+}
+
+// sourceRangeDefault records whitelist-source-range or
+// denylist-source-range as the default of the annotation of the same name,
+// and reports whether it did. ingress-nginx writes each entry as an allow
+// or deny line of every location without the annotation (nginx.tmpl,
+// ipallowlist's default); an entry nginx cannot read makes it refuse the
+// whole configuration, so the list is kept broken, denying those
+// locations, rather than dropped, which would open them.
+func (c *ConfigMap) sourceRangeDefault(key, v string) bool {
+	if v = joinRanges(v); v == "" {
+		c.warn(ConfigMapKeyIgnored, key, "no address or range: no location is restricted by it; ignored")
+		c.warnings[len(c.warnings)-1].Rated = Cosmetic
+		return false
 	}
-	return ParseSourceRanges(strings.Join(parts, ","))
+	if _, err := ParseSourceRanges(v); err != nil {
+		c.warn(ConfigMapKeyRejected, key, fmt.Sprintf("value %q: %v; nginx would refuse the configuration, so every location that takes this default is denied, 503 to every request, until it is fixed", v, err))
+	}
+	if c.locations == nil {
+		c.locations = make(map[string]string)
+	}
+	c.locations[key] = v
+	return true
 }
 
 // LogFormat is where log-format-upstream reads its variables: those the

@@ -391,7 +391,8 @@ func appendNginxEscaped(b []byte, s string) []byte {
 }
 
 // appendJSONEscaped escapes as nginx's escape=json: '"' and '\' with a
-// backslash, control characters as \n, \r, \t, \b, \f or \u00XX.
+// backslash, control characters as \n, \r, \t, \b, \f or \u00XX (upper-case
+// hex, as ngx_escape_json writes it).
 func appendJSONEscaped(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
@@ -408,7 +409,7 @@ func appendJSONEscaped(b []byte, s string) []byte {
 		case c == '\f':
 			b = append(b, `\f`...)
 		case c < 0x20:
-			b = fmt.Appendf(b, `\u%04x`, c)
+			b = fmt.Appendf(b, `\u%04X`, c)
 		default:
 			b = append(b, c)
 		}

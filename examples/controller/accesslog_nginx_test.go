@@ -83,6 +83,14 @@ func TestNginxAccessLogJSON(t *testing.T) {
 	log, _ := newNginxAccessLog(&out, `{"ua": "$http_user_agent", "ref": "$http_referer", "status": $status}`, escapeJSON)
 	log(nginxLogRecord())
 	assert.Equal(t, `{"ua": "curl/8 \"x\"", "ref": "", "status": 200}`+"\n", out.String())
+
+	// ngx_escape_json: the named control characters by name, the rest
+	// as \u00XX with an upper-case digit; bytes from 0x7f kept.
+	out.Reset()
+	rec := nginxLogRecord()
+	rec.Request.Header.Set("User-Agent", "a\x1b\x1f\x00\n\t\x7f\xe9")
+	log(rec)
+	assert.Equal(t, `{"ua": "a\u001B\u001F\u0000\n\t`+"\x7f\xe9"+`", "ref": "", "status": 200}`+"\n", out.String())
 }
 
 // TestNginxLogVariables: the access log fills exactly the variables the

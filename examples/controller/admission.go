@@ -230,7 +230,10 @@ func (a *admission) review(req *admissionv1.AdmissionRequest) *admissionv1.Admis
 			// review without it is of an object created now.
 			ing.CreationTimestamp = metav1.Now()
 		}
-		if a.namespace != "" && ing.Namespace != a.namespace {
+		if a.namespace != "" && ing.Namespace != a.namespace || ing.DeletionTimestamp != nil {
+			// Being deleted, it only waits for its finalizers: ingress-nginx
+			// judges and warns about none (CheckIngress, CheckWarning), and a
+			// refusal would keep it Terminating.
 			return allowed
 		}
 		testBegan := time.Now()
@@ -241,7 +244,7 @@ func (a *admission) review(req *admissionv1.AdmissionRequest) *admissionv1.Admis
 		src := a.latest.Load()
 		tested, testedIn = testedWith(src.snap, src.opts, &ing), time.Since(testBegan)
 		warnings, refusal, annotations = res.Warnings, res.Refusal, ing.Annotations
-		if src.waf != nil && ing.DeletionTimestamp == nil {
+		if src.waf != nil {
 			// The WAF is the controller's, not the compile's: nginx -t
 			// fails on rules libmodsecurity refuses, so ingress-nginx's
 			// webhook refuses them.
@@ -343,6 +346,9 @@ func reviewRoute(rv *compile.Reviewer, gateway func(func(*gatewayapi.Objects)) g
 	}
 	if err != nil {
 		return nil, refused(http.StatusBadRequest, "cannot read the "+kind+": "+err.Error())
+	}
+	if obj.GetDeletionTimestamp() != nil {
+		return nil, &admissionv1.AdmissionResponse{Allowed: true} // waiting for its finalizers, as an Ingress
 	}
 	obj.SetNamespace(cmpOr(obj.GetNamespace(), req.Namespace))
 	if ts := obj.GetCreationTimestamp(); ts.IsZero() {

@@ -93,6 +93,13 @@ func TestAdmissionGRPCRoute(t *testing.T) {
 	strict := routeAdmission(t, objs, compile.Cosmetic)
 	require.False(t, postRoute(t, strict, "GRPCRoute", "v1", route("gone")).Allowed)
 	require.True(t, postRoute(t, strict, "GRPCRoute", "v1", route("web")).Allowed)
+
+	// Being deleted, it waits only for its finalizers, as an Ingress.
+	deleting := route("gone")
+	deleting.DeletionTimestamp = new(metav1.Now())
+	gone := postRoute(t, strict, "GRPCRoute", "v1", deleting)
+	require.True(t, gone.Allowed)
+	require.Empty(t, gone.Warnings)
 }
 
 // A TLSRoute under review (v1, or v1alpha2 read as v1) is translated and

@@ -397,3 +397,23 @@ stringData: {auth: "user:{PLAIN}pass"}
 	require.False(t, refused.Allowed)
 	require.Equal(t, "annotation nginx.ingress.kubernetes.io/auth-realm contains invalid value", refused.Result.Message)
 }
+
+// An Ingress being deleted is only waiting for its finalizers: ingress-nginx's
+// CheckIngress and CheckWarning skip it, and so does the review, or an
+// UPDATE removing the last finalizer would carry warnings and, under
+// --admission-reject-severity, be refused, leaving the Ingress stuck in
+// Terminating.
+func TestAdmissionSkipsAnIngressBeingDeleted(t *testing.T) {
+	ing := admissionIngress("dup", "shop.example.com", "/api", "nginx.ingress.kubernetes.io/use-forwarded-headers", "true")
+	ing.Finalizers = []string{"example.com/cleanup"}
+	require.NotEmpty(t, ingressReview(t, testAdmission(t, ""), admissionv1.Update, ing).Warnings, "alive, it has warnings")
+
+	now := metav1.Now()
+	ing.DeletionTimestamp = &now
+	ing.Finalizers = nil
+	for _, reject := range []compile.Severity{"", compile.Cosmetic} {
+		resp := ingressReview(t, testAdmission(t, reject), admissionv1.Update, ing)
+		require.True(t, resp.Allowed, "reject %q: %v", reject, resp.Result)
+		require.Empty(t, resp.Warnings, "reject %q", reject)
+	}
+}

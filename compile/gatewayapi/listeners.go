@@ -146,8 +146,12 @@ func (t *translator) checkCertificates(gw *gwv1.Gateway, li int) []certCheck {
 		ns := string(deref(ref.Namespace, gwv1.Namespace(gw.Namespace)))
 		switch {
 		case deref(ref.Group, "") != "" || deref(ref.Kind, "Secret") != "Secret":
+			what := string(deref(ref.Kind, "Secret"))
+			if g := deref(ref.Group, ""); g != "" {
+				what += " of group " + strconv.Quote(string(g))
+			}
 			c.problem = &status.Problem{Reason: status.ReasonInvalidCertificateRef,
-				Message: c.field + ": " + string(deref(ref.Kind, "Secret")) + " is not a core Secret"}
+				Message: c.field + ": " + what + " is not a core Secret"}
 		case ns != gw.Namespace && !t.grantedSecret(gw.Namespace, ns, string(ref.Name)):
 			c.problem = &status.Problem{Reason: status.ReasonRefNotPermitted,
 				Message: c.field + ": no ReferenceGrant in namespace " + ns + " lets Gateways of " + gw.Namespace + " use Secret " + string(ref.Name)}

@@ -1003,3 +1003,30 @@ func TestOverlappingTLSConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestCertificateRefOfAnotherGroup: a certificateRef of kind Secret in
+// another API group is refused (InvalidCertificateRef), and the condition
+// and the warning name the group, not only the kind, which alone reads as
+// a core Secret refused for being one.
+func TestCertificateRefOfAnotherGroup(t *testing.T) {
+	ref := secretRef("", "cert")
+	ref.Group = new(gwv1.Group("wrong.group.company.io"))
+	gw := gateway("infra", "gw", "ours", https("https", "a.example.com", ref))
+	tr := TranslateAll(Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{gw}, Secrets: []*corev1.Secret{tlsSecret(t, "infra", "cert", "a.example.com")}})
+	g, _ := tr.Status.Gateway(gw, nil, metav1.Unix(1, 0))
+	if g == nil {
+		t.Fatal("no status for Gateway gw")
+	}
+	var c metav1.Condition
+	for _, x := range g.Status.Listeners[0].Conditions {
+		if x.Type == "ResolvedRefs" {
+			c = x
+		}
+	}
+	if c.Reason != status.ReasonInvalidCertificateRef || !strings.Contains(c.Message, `"wrong.group.company.io"`) {
+		t.Errorf("ResolvedRefs %s %q, want InvalidCertificateRef naming group \"wrong.group.company.io\"", c.Reason, c.Message)
+	}
+	if len(tr.Warnings) != 1 || !strings.Contains(tr.Warnings[0].Message, `"wrong.group.company.io"`) {
+		t.Errorf("warnings %v, want one naming group \"wrong.group.company.io\"", tr.Warnings)
+	}
+}

@@ -212,7 +212,15 @@ var configMapByValue = map[string]func(v string) (Reason, Severity, string){
 		}
 		return ConfigMapKeyUnsupported, TrafficMoves, "not implemented: the HTTPS redirect and the from-to-www-redirect redirects answer 308"
 	},
-	"retry-non-idempotent": offByDefault("POST, LOCK and PATCH are retried on another endpoint only where proxy-next-upstream names non_idempotent"),
+	// Global rate limiting (memcached) left ingress-nginx in v1.12
+	// (#11851): v1.15 reads none of its keys.
+	"global-rate-limit-memcached-host":             removedKey,
+	"global-rate-limit-memcached-port":             removedKey,
+	"global-rate-limit-memcached-connect-timeout":  removedKey,
+	"global-rate-limit-memcached-max-idle-timeout": removedKey,
+	"global-rate-limit-memcached-pool-size":        removedKey,
+	"global-rate-limit-status-code":                removedKey,
+	"retry-non-idempotent":                         offByDefault("POST, LOCK and PATCH are retried on another endpoint only where proxy-next-upstream names non_idempotent"),
 	// Directives nginx 1.19.7 made obsolete: it warns and ignores them.
 	"http2-max-field-size":  obsoleteIn("http2_max_field_size", "large-client-header-buffers"),
 	"http2-max-header-size": obsoleteIn("http2_max_header_size", "large-client-header-buffers"),
@@ -287,6 +295,11 @@ func embedderStatusPage(string) (Reason, Severity, string) {
 
 // serverBlock finds an nginx server block in a snippet.
 var serverBlock = regexp.MustCompile(`(^|[\s;{}])server\s*\{`)
+
+// removedKey rates a key ingress-nginx v1.15 no longer reads.
+func removedKey(string) (Reason, Severity, string) {
+	return ConfigMapKeyIgnored, Cosmetic, "ingress-nginx removed global rate limiting in v1.12 and v1.15 does not read this key; ramjet has none either (limit-rps, limit-rpm and limit-connections count per replica); ignored"
+}
 
 // offByDefault rates a boolean key whose default (false) is what ramjet does.
 func offByDefault(lost string) func(v string) (Reason, Severity, string) {

@@ -107,7 +107,8 @@ func AsRamjetDoes(key, value string) bool {
 // (docs/user-guide/nginx-configuration/annotations.md and the parsers of
 // internal/ingress/annotations), kept to tell a key ingress-nginx ignores
 // too (a ConfigMap key written as an annotation, a removed or misspelled
-// name) from a feature ramjet lacks.
+// name, such as the global-rate-limit* set, removed in v1.12) from a
+// feature ramjet lacks.
 var nginxAnnotations = setOf(
 	"affinity", "affinity-canary-behavior", "affinity-mode", "allowlist-source-range", "app-root",
 	"auth-always-set-cookie", "auth-cache-duration", "auth-cache-key", "auth-keepalive",
@@ -123,8 +124,7 @@ var nginxAnnotations = setOf(
 	"custom-http-errors", "default-backend", "denylist-source-range", "disable-proxy-intercept-errors",
 	"enable-access-log", "enable-cors", "enable-global-auth", "enable-modsecurity",
 	"enable-opentelemetry", "enable-opentracing", "enable-owasp-core-rules", "enable-rewrite-log",
-	"force-ssl-redirect", "from-to-www-redirect", "global-rate-limit", "global-rate-limit-ignored-cidrs",
-	"global-rate-limit-key", "global-rate-limit-window", "http2-push-preload", "limit-allowlist",
+	"force-ssl-redirect", "from-to-www-redirect", "http2-push-preload", "limit-allowlist",
 	"limit-burst-multiplier", "limit-connections", "limit-rate", "limit-rate-after", "limit-rpm",
 	"limit-rps", "limit-whitelist", "load-balance", "mirror-host", "mirror-request-body",
 	"mirror-target", "modsecurity-snippet", "modsecurity-transaction-id", "opentelemetry-operation-name",

@@ -252,3 +252,27 @@ func TestUsePortInRedirectsSeverity(t *testing.T) {
 		assert.True(t, NginxReads("use-port-in-redirects"))
 	}
 }
+
+// ingress-nginx removed global rate limiting in v1.12 (#11851): v1.15 reads
+// neither the global-rate-limit* annotations nor the memcached ConfigMap
+// keys, so each has no effect under either controller.
+func TestGlobalRateLimitRemoved(t *testing.T) {
+	for _, key := range []string{"global-rate-limit", "global-rate-limit-window", "global-rate-limit-key", "global-rate-limit-ignored-cidrs"} {
+		s := mkSnapshot(mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.1"),
+			mkIngress("prod", "web", 1, withAnnotations(NginxPrefix+key, "100"), withRules(mkRule("a.example.com", prefix("/", "web", 80)))))
+		_, ws := compileOK(t, s, Options{})
+		require.Len(t, ws, 1, key)
+		assert.Equal(t, AnnotationUnsupported, ws[0].Reason, key)
+		assert.Contains(t, ws[0].Message, "no effect under ingress-nginx either", key)
+		assert.Equal(t, Cosmetic, ws[0].Severity(), "%s: %s", key, ws[0].Message)
+		assert.False(t, NginxReads(key), key)
+	}
+	for _, key := range []string{"global-rate-limit-memcached-host", "global-rate-limit-memcached-port", "global-rate-limit-memcached-connect-timeout",
+		"global-rate-limit-memcached-max-idle-timeout", "global-rate-limit-memcached-pool-size", "global-rate-limit-status-code"} {
+		cm := ParseConfigMap(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ingress", Name: "nginx"}, Data: map[string]string{key: "10"}})
+		ws := cm.Warnings()
+		require.Len(t, ws, 1, key)
+		assert.Equal(t, ConfigMapKeyIgnored, ws[0].Reason, "%s: %s", key, ws[0].Message)
+		assert.Equal(t, Cosmetic, ws[0].Severity(), "%s: %s", key, ws[0].Message)
+	}
+}

@@ -231,7 +231,8 @@
 //     lists skip empty entries, as its splitAndTrimSpace does, and one
 //     with an entry nginx cannot read denies the locations that take it,
 //     503, where nginx would refuse the whole configuration, rather than
-//     opening them); and block-cidrs, denied (403) on every
+//     opening them); and block-cidrs (an entry that does not parse
+//     is left out with a warning, the others still denied), denied (403) on every
 //     location without source ranges of its own, as nginx inherits an
 //     http-level deny only into locations without allow or deny rules;
 //     and disable-proxy-intercept-errors, which turns off the

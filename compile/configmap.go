@@ -392,7 +392,11 @@ func ParseConfigMapFor(cm *corev1.ConfigMap, o ConfigMapOptions) *ConfigMap {
 		case !ok && key == "block-cidrs":
 			ranges, err := parseBlockCIDRs(v)
 			if err != nil {
-				c.reject(key, v, err)
+				// nginx refuses the configuration over a bad "deny" line,
+				// so the good entries stay blocked.
+				c.warn(ConfigMapKeyRejected, key, fmt.Sprintf("value %q: %v; nginx would refuse the configuration: left out, the other entries are denied", v, err))
+			}
+			if len(ranges) == 0 {
 				continue
 			}
 			c.blockCIDRs = ranges
@@ -612,12 +616,28 @@ func locationValue(key, v string) string {
 }
 
 // parseBlockCIDRs reads block-cidrs: comma-separated addresses and ranges,
-// spaces trimmed, empty entries skipped.
+// spaces trimmed, empty entries skipped. The entries that parse are
+// returned beside an error naming those that do not.
 func parseBlockCIDRs(v string) ([]netip.Prefix, error) {
-	if v = joinRanges(v); v == "" {
-		return nil, nil
+	var good, bad []string
+	for e := range strings.SplitSeq(joinRanges(v), ",") {
+		if _, err := ParseSourceRanges(e); err != nil {
+			if e != "" {
+				bad = append(bad, strconv.Quote(e))
+			}
+			continue
+		}
+		good = append(good, e)
 	}
-	return ParseSourceRanges(v)
+	var err error
+	if len(bad) > 0 {
+		err = fmt.Errorf("%s: not an address or range", strings.Join(bad, ", "))
+	}
+	if len(good) == 0 {
+		return nil, err
+	}
+	ranges, _ := ParseSourceRanges(strings.Join(good, ","))
+	return ranges, err
 }
 
 // joinRanges is a comma-separated list without its spaces and empty

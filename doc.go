@@ -3426,7 +3426,7 @@
 //     no-service or no-endpoint), connect_duration_seconds and
 //     header_duration_seconds with the request labels. The connect time
 //     is router.Record.UpstreamConnectTime: 0 for a reused connection, as
-//     $upstream_connect_time, and unmeasured on the net/http path.
+//     $upstream_connect_time.
 //   - The default access log line is ingress-nginx's default
 //     log-format-upstream (compile.DefaultLogFormat), every variable
 //     filled ($request_length counts the request line, headers and body);

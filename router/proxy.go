@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/http/httputil"
 	"net/url"
 	"slices"
@@ -331,14 +332,57 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 			rt = verbatim
 		}
 	}
-	if x.upstreamStart.IsZero() && !x.start.IsZero() {
-		x.upstreamStart = time.Now()
+	if !x.start.IsZero() {
+		if x.upstreamStart.IsZero() {
+			x.upstreamStart = time.Now()
+		}
+		rt = connectTimed{rt: rt, x: x}
 	}
 	res, err := x.roundTrip(rt, req)
 	if err == nil && !x.start.IsZero() {
 		x.gotHeader()
 	}
 	return res, err
+}
+
+// connectTimed sends one try of the exchange x with rt, noting how long
+// opening the try's connection took in x.connectTime, for the record
+// ($upstream_connect_time): net/http's transports and the router's own
+// report it through httptrace.
+type connectTimed struct {
+	rt http.RoundTripper
+	x  *exchange
+}
+
+func (c connectTimed) RoundTrip(req *http.Request) (*http.Response, error) {
+	x := c.x
+	trace := connectTrace(func(d time.Duration) { x.connectTime += d })
+	return c.rt.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
+}
+
+// connectTrace calls opened with how long it took to get a connection
+// that was not reused, from when the transport asked for one to when it
+// had it (the dial and the TLS handshake), and with 0 for a reused one.
+// The hooks run on the caller's goroutine (net/http calls GotConn from
+// RoundTrip, HTTP/2's too).
+func connectTrace(opened func(time.Duration)) *httptrace.ClientTrace {
+	var asked time.Time
+	return &httptrace.ClientTrace{
+		GetConn: func(string) {
+			if asked.IsZero() {
+				asked = time.Now()
+			}
+		},
+		GotConn: func(info httptrace.GotConnInfo) {
+			switch {
+			case info.Reused:
+				opened(0)
+			case !asked.IsZero():
+				opened(max(time.Since(asked), 1))
+			}
+			asked = time.Time{}
+		},
+	}
 }
 
 // modifyResponse watches the backend's response body so that a body the

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
 	"strings"
 	"time"
@@ -347,7 +348,8 @@ func (r *Router) errorPageExchange(s *requestState, x *exchange, rw *responseWri
 			e.Release()
 		}
 	}()
-	rw.page = &ErrorPage{Intercepted: code, Endpoint: e.Addr}
+	page := &ErrorPage{Intercepted: code, Endpoint: e.Addr, Connect: -1}
+	rw.page = page
 	req := s.req
 	target := "/"
 	if d := &s.d; d.hasQuery {
@@ -393,6 +395,7 @@ func (r *Router) errorPageExchange(s *requestState, x *exchange, rw *responseWri
 	set("X-Forwarded-For", r.clientAddrText(req, x.realIP))
 	ctx := context.WithValue(req.Context(), exchangeKey{}, &exchange{backend: be, endpoint: e})
 	ctx, cancel := context.WithTimeout(context.WithValue(ctx, errorPageKey{}, true), r.timeouts.connect+r.timeouts.read)
+	ctx = httptrace.WithClientTrace(ctx, connectTrace(func(d time.Duration) { page.Connect = max(page.Connect, 0) + d }))
 	out = out.WithContext(ctx)
 	res, err := r.auth.rt.RoundTrip(out)
 	if err != nil {

@@ -413,10 +413,11 @@ type Record struct {
 	// stays 0 when no response came.
 	UpstreamHeaderTime, UpstreamTime time.Duration
 	// UpstreamConnectTime is the time spent opening connections to the
-	// backend, every try's ($upstream_connect_time summed); 0 when a kept-alive
-	// connection was reused, and on the net/http path (Options.Transport,
-	// gRPC), which does not report it. The last try's is what PassedOn's
-	// Connect times leave of it.
+	// backend (the dial and the TLS handshake), every try's
+	// ($upstream_connect_time summed); 0 when a kept-alive connection was
+	// reused, and through an Options.Transport that reports no connection
+	// to httptrace's GetConn and GotConn (net/http's does). The last try's
+	// is what PassedOn's Connect times leave of it.
 	UpstreamConnectTime time.Duration
 	// BytesIn counts the request body bytes read from the client; BytesOut
 	// the response body bytes sent to the client, compressed when the
@@ -463,7 +464,10 @@ type ErrorPage struct {
 	// UpstreamTime), Header until its response head came (0: none did);
 	// Bytes counts its body.
 	Time, Header time.Duration
-	Bytes        int64
+	// Connect is how long opening the error backend's connection took: 0
+	// for a kept-alive one reused, negative when none opened.
+	Connect time.Duration
+	Bytes   int64
 }
 
 // Try is a try of a request that failed and passed it on to another
@@ -479,8 +483,7 @@ type Try struct {
 	// of UpstreamTime).
 	Ended time.Duration
 	// Connect is how long opening the try's connection took: 0 for a
-	// kept-alive one reused (and on the net/http path), negative when
-	// none opened (nginx's "-"). Header runs from the try's start (the
+	// kept-alive one reused, negative when none opened (nginx's "-"). Header runs from the try's start (the
 	// previous try's Ended) until its response head came; 0 when none
 	// did.
 	Connect, Header time.Duration

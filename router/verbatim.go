@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/http/httputil"
 	"strconv"
 	"time"
@@ -31,6 +32,11 @@ type verbatimTransport struct {
 
 func (t *verbatimTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	x, _ := req.Context().Value(exchangeKey{}).(*exchange)
+	// A connection of its own, traced as net/http traces one it opens.
+	trace := httptrace.ContextClientTrace(req.Context())
+	if trace != nil && trace.GetConn != nil {
+		trace.GetConn(req.URL.Host)
+	}
 	conn, err := t.dialer.DialContext(req.Context(), "tcp", req.URL.Host)
 	if err != nil {
 		return nil, err
@@ -49,6 +55,9 @@ func (t *verbatimTransport) RoundTrip(req *http.Request) (*http.Response, error)
 			return nil, err
 		}
 		conn = tc
+	}
+	if trace != nil && trace.GotConn != nil {
+		trace.GotConn(httptrace.GotConnInfo{Conn: conn})
 	}
 	stop := context.AfterFunc(req.Context(), func() { conn.Close() })
 	res, err := t.exchange(conn, req, x.path, x.query, x.hasQuery)

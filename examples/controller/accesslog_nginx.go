@@ -107,9 +107,8 @@ var nginxLogVars = map[string]nginxLogVar{
 		return upstreamList(r, func(t router.Try) string { return triedSeconds(t.Header, t.Header > 0) }, last) +
 			errorPageLeg(r, func(p *router.ErrorPage) string { return triedSeconds(p.Header, p.Header > 0) })
 	},
-	// Each try's own; "-" for a try that opened no connection, 0.000 for
-	// a kept-alive one reused and for the error page's exchange, whose
-	// net/http way out does not report it.
+	// Each try's own, the error page's exchange's too; "-" for one that
+	// opened no connection, 0.000 for a kept-alive one reused.
 	"upstream_connect_time": func(r *router.Record) string {
 		if r.Tries == 0 {
 			return ""
@@ -120,7 +119,7 @@ var nginxLogVars = map[string]nginxLogVar{
 		}
 		return upstreamList(r, func(t router.Try) string { return triedSeconds(t.Connect, t.Connect >= 0) },
 			triedSeconds(last, r.Reason != router.ReasonUpstreamUnreachable)) +
-			errorPageLeg(r, func(p *router.ErrorPage) string { return triedSeconds(0, p.Header > 0) })
+			errorPageLeg(r, func(p *router.ErrorPage) string { return triedSeconds(p.Connect, p.Connect >= 0) })
 	},
 	"upstream_response_length": func(r *router.Record) string {
 		if r.Tries == 0 {

@@ -237,7 +237,8 @@ func TestNginxAccessLogSetEmpty(t *testing.T) {
 // $upstream_header_time list every try as nginx does, each try's own time
 // from its start: "-" for a try that opened no connection or got no
 // response head, 0.000 for a kept-alive connection reused, the error
-// page's exchange after " : ".
+// page's exchange after " : ", "-" there too when it opened no
+// connection.
 func TestNginxAccessLogTryTimes(t *testing.T) {
 	var out bytes.Buffer
 	log, unknown := newNginxAccessLog(&out, `$upstream_connect_time|$upstream_header_time`, escapeDefault)
@@ -255,14 +256,17 @@ func TestNginxAccessLogTryTimes(t *testing.T) {
 	rec.Status, rec.Reason, rec.UpstreamHeaderTime = 502, router.ReasonUpstreamUnreachable, 0
 	log(rec)
 	rec.Status, rec.Reason, rec.UpstreamHeaderTime = 404, "", 1100*time.Millisecond
-	rec.ErrorPage = &router.ErrorPage{Intercepted: 503, Endpoint: "10.0.9.9:8080", Status: 404, Time: 200 * time.Millisecond, Bytes: 9, Header: 150 * time.Millisecond}
+	rec.ErrorPage = &router.ErrorPage{Intercepted: 503, Endpoint: "10.0.9.9:8080", Status: 404, Time: 200 * time.Millisecond, Bytes: 9, Header: 150 * time.Millisecond, Connect: 3 * time.Millisecond}
 	log(rec)
 	rec.ErrorPage.Status, rec.ErrorPage.Header = 502, 0
+	log(rec)
+	rec.ErrorPage.Connect = -1 // the error backend refused the connection
 	log(rec)
 	assert.Equal(t, "0.000|1.100\n"+
 		"-, 0.002, 0.004|-, 0.090, 1.000\n"+
 		"-, 0.002, -|-, 0.090, -\n"+
-		"-, 0.002, 0.004 : 0.000|-, 0.090, 1.000 : 0.150\n"+
+		"-, 0.002, 0.004 : 0.003|-, 0.090, 1.000 : 0.150\n"+
+		"-, 0.002, 0.004 : 0.003|-, 0.090, 1.000 : -\n"+
 		"-, 0.002, 0.004 : -|-, 0.090, 1.000 : -\n", out.String())
 }
 

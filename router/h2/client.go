@@ -130,14 +130,23 @@ func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, fmt.Errorf("h2: scheme %q: this client speaks %s", req.URL.Scheme, scheme)
 	}
 	ctx := req.Context()
+	trace := httptrace.ContextClientTrace(ctx)
 	for tries := 0; ; tries++ {
-		cc, err := c.conn(ctx, addr)
+		if trace != nil && trace.GetConn != nil {
+			trace.GetConn(addr)
+		}
+		cc, dialled, err := c.conn(ctx, addr)
 		if err == errConnGone && tries < 3 {
 			continue
 		}
 		if err != nil {
 			closeBody()
 			return nil, err
+		}
+		if trace != nil && trace.GotConn != nil {
+			// As net/http's HTTP/2 reports it: a connection this call did
+			// not open is reused.
+			trace.GotConn(httptrace.GotConnInfo{Conn: cc.nc, Reused: !dialled})
 		}
 		st, err := cc.open(req, hasBody)
 		if err == errConnGone && tries < 3 {
@@ -174,13 +183,14 @@ func (c *Client) CloseIdleConnections() {
 
 // conn is a connection to addr with room for a stream: one of the pool's,
 // or a new one (a dial under way for addr is waited for, not repeated).
-func (c *Client) conn(ctx context.Context, addr string) (*clientConn, error) {
+// dialled says this call opened it.
+func (c *Client) conn(ctx context.Context, addr string) (cc *clientConn, dialled bool, err error) {
 	for {
 		c.mu.Lock()
 		for _, cc := range c.conns[addr] {
 			if cc.reserve() {
 				c.mu.Unlock()
-				return cc, nil
+				return cc, false, nil
 			}
 		}
 		// A connection per call is never shared: calls do not wait for
@@ -191,10 +201,10 @@ func (c *Client) conn(ctx context.Context, addr string) (*clientConn, error) {
 			select {
 			case <-d.done:
 			case <-ctx.Done():
-				return nil, ctx.Err()
+				return nil, false, ctx.Err()
 			}
 			if d.err != nil && !errors.Is(d.err, context.Canceled) && !errors.Is(d.err, context.DeadlineExceeded) {
-				return nil, d.err
+				return nil, false, d.err
 			}
 			// Dialled, or the dial's own caller gave up (its context is
 			// not this call's): look again.
@@ -232,7 +242,7 @@ func (c *Client) conn(ctx context.Context, addr string) (*clientConn, error) {
 		c.mu.Unlock()
 		close(d.done)
 		if d.err != nil {
-			return nil, d.err
+			return nil, false, d.err
 		}
 		if !room {
 			// Gone already, or a server that allows no stream: that one
@@ -244,11 +254,11 @@ func (c *Client) conn(ctx context.Context, addr string) (*clientConn, error) {
 			// One closed before it joined the pool missed its drop.
 			c.drop(d.cc)
 			if none {
-				return nil, fmt.Errorf("h2: backend %s allows no streams (SETTINGS_MAX_CONCURRENT_STREAMS 0)", addr)
+				return nil, false, fmt.Errorf("h2: backend %s allows no streams (SETTINGS_MAX_CONCURRENT_STREAMS 0)", addr)
 			}
-			return nil, errConnGone
+			return nil, false, errConnGone
 		}
-		return d.cc, nil
+		return d.cc, true, nil
 	}
 }
 

@@ -76,8 +76,8 @@
 //     picks an endpoint.
 //     TLSConfig selects the certificate per SNI from the serving table.
 //     Lookup reports what ServeHTTP would do with a request without serving
-//     it (the same code decides both); Options.Hook runs the embedder's own
-//     per-route step; Options.Observer gets a Record per request;
+//     it (the same code decides both); Options.Hook and Options.BodyHook
+//     run the embedder's own per-route steps; Options.Observer gets a Record per request;
 //     DefaultTransport is the default upstream transport, to wrap.
 //     router/routertest runs case files against the real handler.
 //   - router/h1 is HTTP/1: the server that serves the router (§13), the
@@ -1141,9 +1141,11 @@
 // A location whose backend has no ready endpoints (or no Service, port or
 // proxiable address) answers its 503 before its rate limits, source
 // ranges and authentication (§11.7), and router.Options.Hook runs before
-// that 503: ingress-nginx's balancer answers it at the end of the
-// location's rewrite phase, where ModSecurity has already run, and nginx's
-// limits and access checks come in later phases. So a client is not asked
+// that 503 and router.Options.BodyHook after it: ingress-nginx's balancer
+// answers it at the end of the location's rewrite phase, where
+// ModSecurity has already run its request-head phase, ModSecurity reads
+// the body first in the preaccess phase, and nginx's limits and access
+// checks come after. So a client is not asked
 // for credentials, the auth service is not asked, and no rate is spent,
 // for a backend that could not take the request.
 //
@@ -2051,7 +2053,7 @@
 //     Location, the backend) from the same code, without serving: the
 //     answers of the request steps only serving runs (the location's rate
 //     limits and source ranges, CORS preflight and authentication, the
-//     Hook, the canary's choice, the request body) and the backend's answer
+//     hooks, the canary's choice, the request body) and the backend's answer
 //     are not part of it; Decision.LeavesToServing reads them from the
 //     steps' declarations. A route's weighted split (§20) chooses when
 //     serving: Decision.Shares lists its backends, each with the answer

@@ -26,32 +26,49 @@ import (
 // with Options.ComputeFullForwardedFor the peer is appended to it.
 // A Hook must be safe for concurrent use, and must not use w once it has
 // returned, as an http.Handler must not.
+//
+// Options.BodyHook is a Hook too, run later: after a backend with no
+// ready endpoints has answered 503 and before the location's rate limits,
+// source ranges and authentication, where nginx's preaccess phase runs
+// ModSecurity's request-body phase (ModSecurity-nginx reads the body
+// there, past ingress-nginx's balancer, which answers that 503 at the end
+// of the rewrite phase). It gets the same req as Hook, so what Hook
+// leaves for it may be keyed by req; it is not called when Hook or the
+// 503 answered. The body it reads must be put back on req.Body for the
+// backend.
 type Hook func(w http.ResponseWriter, req *http.Request, m Match) (answered bool)
 
 // ReasonHook is the Record.Reason of an answer Options.Hook wrote (any
 // status).
 const ReasonHook = "hook"
 
-// stepHook runs Options.Hook (runHook).
-var stepHook = step{name: "hook", kind: kindHook, reasons: []string{ReasonHook}}
+// ReasonBodyHook is the Record.Reason of an answer Options.BodyHook wrote
+// (any status).
+const ReasonBodyHook = "body-hook"
 
-// runHook runs the hook, if there is one, for a request the table sent to
-// a backend and, when it answered, records that.
-func (r *Router) runHook(s *requestState) bool {
+// stepHook runs Options.Hook, stepBodyHook Options.BodyHook (runHook).
+var (
+	stepHook     = step{name: "hook", kind: kindHook, reasons: []string{ReasonHook}}
+	stepBodyHook = step{name: "body hook", kind: kindBodyHook, reasons: []string{ReasonBodyHook}}
+)
+
+// runHook runs hook, if there is one, for a request the table sent to a
+// backend and, when it answered, records that with reason.
+func (r *Router) runHook(s *requestState, hook Hook, reason string) bool {
 	d := &s.d
-	if r.hook == nil || d.at == &stepNoBackend && d.ans.status != 0 {
+	if hook == nil || d.at == &stepNoBackend && d.ans.status != 0 {
 		return false
 	}
 	m := Match{Generation: d.st.gen, Table: d.st.table, VirtualHost: d.res.Host, Route: d.res.Route, Backend: d.res.Backend}
 	if r.observer == nil {
-		return r.hook(s.w, s.req, m)
+		return hook(s.w, s.req, m)
 	}
 	// The writer that counts the hook's answer is pooled: with an Observer
 	// it would otherwise be one allocation on every request of every
 	// location, whether the hook answers or not.
 	hw := hookWriters.Get().(*hookWriter)
 	hw.ResponseWriter = s.w
-	answered := r.hook(hw, s.req, m)
+	answered := hook(hw, s.req, m)
 	status, n := hw.status, hw.n
 	*hw = hookWriter{}
 	hookWriters.Put(hw)
@@ -59,7 +76,7 @@ func (r *Router) runHook(s *requestState) bool {
 		return false
 	}
 	rec := r.record(s)
-	rec.Status, rec.Reason, rec.BytesOut = status, ReasonHook, n
+	rec.Status, rec.Reason, rec.BytesOut = status, reason, n
 	if rec.Status == 0 {
 		rec.Status = http.StatusOK // net/http sends 200 when nothing was written
 	}

@@ -1,7 +1,12 @@
 package router
 
 import (
+	"bytes"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -66,4 +71,63 @@ func TestHook(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, d.Status)
 	assert.Same(t, denied, d.Route)
 	assert.Len(t, calls, 2)
+}
+
+// TestBodyHook: the body hook runs after the hook, on the same request,
+// and only for a backend that can take it: a backend without endpoints
+// answers 503 first, as ingress-nginx's balancer answers in the rewrite
+// phase before ModSecurity reads the body in the preaccess phase; it
+// answers before the location's source ranges (nginx's access phase).
+func TestBodyHook(t *testing.T) {
+	_, web := echoBackend(t, "web")
+	rs := newRecords()
+	var hooked *http.Request
+	var bodies []string
+	hook := func(w http.ResponseWriter, req *http.Request, m Match) bool {
+		hooked = req
+		return false
+	}
+	bodyHook := func(w http.ResponseWriter, req *http.Request, m Match) bool {
+		assert.Same(t, hooked, req, "the request Hook saw")
+		b, err := io.ReadAll(req.Body)
+		require.NoError(t, err)
+		bodies = append(bodies, string(b))
+		if string(b) == "evil" {
+			w.WriteHeader(http.StatusForbidden)
+			return true
+		}
+		req.Body = io.NopCloser(bytes.NewReader(b))
+		return false
+	}
+	r := newTestRouter(Options{Observer: rs.observe, Hook: hook, BodyHook: bodyHook})
+	closed := &match.Policy{Allow: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}}
+	r.Publish(table("h", vhost("shop.example.com", nil,
+		route(match.Prefix, "/", httpBackend("prod/web:80", web)),
+		route(match.Prefix, "/empty", httpBackend("prod/empty:80")),
+		policyRoute("/admin", httpBackend("prod/web:80", web), closed))))
+
+	post := func(host, path, body string) *http.Response {
+		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+		req.Host = host
+		rec := httptest.NewRecorder()
+		r.ServeHTTP(rec, req)
+		return rec.Result()
+	}
+	res := post("shop.example.com", "/x", "fine")
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, "web", res.Header.Get("X-Backend"))
+
+	res = post("shop.example.com", "/empty", "evil")
+	assert.Equal(t, http.StatusServiceUnavailable, res.StatusCode, "no endpoints: the body is not read")
+	assert.Equal(t, []string{"fine"}, bodies)
+
+	res = post("shop.example.com", "/admin", "evil")
+	assert.Equal(t, http.StatusForbidden, res.StatusCode)
+	rec := rs.raw[len(rs.raw)-1]
+	assert.Equal(t, ReasonBodyHook, rec.Reason, "before the source ranges")
+	assert.Equal(t, []string{"fine", "evil"}, bodies)
+
+	res = post("other.example.com", "/", "evil")
+	assert.Equal(t, http.StatusNotFound, res.StatusCode, "no backend: not asked")
+	assert.Len(t, bodies, 2)
 }

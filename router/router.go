@@ -183,6 +183,11 @@ type Options struct {
 	// (a route's or a virtual host's fallback), with the table generation
 	// the request is then served with (see Hook).
 	Hook Hook
+	// BodyHook, if set, runs for the same requests later, once a backend
+	// without endpoints has answered and before the location's limits,
+	// source ranges and authentication: where nginx reads the body for
+	// ModSecurity's request-body phase (see Hook).
+	BodyHook Hook
 	// Logger receives publish events and upstream errors. Nil: slog.Default().
 	Logger *slog.Logger
 	// DefaultCertificate is served when no table certificate matches the
@@ -536,6 +541,7 @@ type Router struct {
 	tracer      Tracer
 	restarter   SpanRestarter // tracer, when it is one
 	hook        Hook
+	bodyHook    Hook
 	logger      *slog.Logger
 	defaultCert *tls.Certificate
 	// selfSignedDefault: defaultCert is New's own (ECDSA), and clients
@@ -660,6 +666,7 @@ func New(o Options) *Router {
 		tracer:      o.Tracer,
 		restarter:   asRestarter(o.Tracer),
 		hook:        o.Hook,
+		bodyHook:    o.BodyHook,
 		logger:      o.Logger,
 		defaultCert: o.DefaultCertificate,
 

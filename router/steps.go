@@ -39,6 +39,7 @@ const (
 	kindLimits
 	kindAuth
 	kindHook
+	kindBodyHook
 	kindSteer
 	kindBodySize
 	kindBody
@@ -60,10 +61,12 @@ const (
 // every answer from the preflight on, and the preflight is answered
 // before the location's redirects and authentication, as ingress-nginx
 // answers it in its rewrite phase; the hook runs where ModSecurity does
-// (its request phases in nginx's rewrite and preaccess phases), and then
-// a backend without ready endpoints answers 503, as ingress-nginx's
-// balancer does at the end of the rewrite phase, both before the
-// location's limits and access checks; the rate limits and source ranges
+// (its request-head phase in nginx's rewrite phase), and then a backend
+// without ready endpoints answers 503, as ingress-nginx's balancer does at
+// the end of the rewrite phase, both before the location's limits and
+// access checks; the body hook runs next, where ModSecurity-nginx reads
+// the body and runs its request-body phase (first in nginx's preaccess
+// phase, before limit_req and limit_conn); the rate limits and source ranges
 // (nginx's preaccess and access phases) come before authentication, and
 // authentication guards the fallback as it guards a route (SPEC §6) and
 // comes before a 404, as nginx's default location answers only past its
@@ -83,6 +86,7 @@ var requestSteps = [...]*step{
 	&stepLocated,     // decide.go
 	&stepHook,        // hook.go
 	&stepUnavailable, // decide.go
+	&stepBodyHook,    // hook.go
 	&stepLimits,      // policy.go
 	&stepAllowDeny,   // snippet.go
 	&stepAuth,        // auth.go
@@ -110,7 +114,9 @@ func (r *Router) run(st *step, s *requestState) bool {
 	case kindAuth:
 		return r.authorize(s)
 	case kindHook:
-		return r.runHook(s)
+		return r.runHook(s, r.hook, ReasonHook)
+	case kindBodyHook:
+		return r.runHook(s, r.bodyHook, ReasonBodyHook)
 	case kindSteer:
 		return r.steerRequest(s)
 	case kindBodySize:

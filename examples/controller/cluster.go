@@ -243,7 +243,7 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 	c.metrics = newMetrics(cfg, c.collectors()...)
 	c.waf = newModSecurity(cfg, log)
 	ropts := routerOptions(cfg, log, c.metrics)
-	ropts.Hook = c.waf.hook
+	ropts.Hook, ropts.BodyHook = c.waf.hook, c.waf.bodyHook
 	c.router = router.New(ropts)
 	c.metrics.watchRouter(c.router)
 	c.metrics.servesDefault(c.cert.served(c.router))

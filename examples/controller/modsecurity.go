@@ -248,8 +248,8 @@ type wafState struct {
 	engines map[wafKey]*wafEngine
 }
 
-// modSecurity is the controller's WAF: router.Options.Hook is its hook,
-// and prepare readies the engines of each table before it is published.
+// modSecurity is the controller's WAF: router.Options.Hook and BodyHook
+// are its hook and bodyHook, and prepare readies the engines of each table before it is published.
 type modSecurity struct {
 	log   *slog.Logger
 	rules nginxRules
@@ -263,6 +263,9 @@ type modSecurity struct {
 
 	mu    sync.Mutex // serializes prepare and the builds
 	state atomic.Pointer[wafState]
+	// pending holds each request's transaction (*pendingTx) from hook to
+	// bodyHook, keyed by its *http.Request; the request's end drops it.
+	pending sync.Map
 }
 
 func newModSecurity(cfg config, log *slog.Logger) *modSecurity {
@@ -502,12 +505,15 @@ func (ms *modSecurity) engine(st *wafState, key wafKey) *wafEngine {
 	return e
 }
 
-// hook runs the location's WAF over the request (router.Options.Hook):
-// phase 1 on the head, phase 2 on the body, which it reads (up to the
-// location's body limit and the engine's) and hands back whole for the
-// backend. With SecRuleEngine On an interruption answers with the rule's
-// status; detection only, matched rules are logged and the request goes
-// on. A location whose rules did not build answers 503.
+// hook runs the location's WAF over the request head
+// (router.Options.Hook): phase 1, where ModSecurity-nginx runs it, in
+// nginx's rewrite phase. The transaction then waits for bodyHook, which
+// runs phase 2 past the router's 503 for a backend without endpoints, as
+// ModSecurity-nginx reads the body in nginx's preaccess phase, after
+// ingress-nginx's balancer answered that 503 in the rewrite phase. With
+// SecRuleEngine On an interruption answers with the rule's status;
+// detection only, matched rules are logged and the request goes on. A
+// location whose rules did not build answers 503.
 func (ms *modSecurity) hook(w http.ResponseWriter, req *http.Request, m router.Match) bool {
 	st := ms.state.Load()
 	if st == nil {
@@ -527,28 +533,68 @@ func (ms *modSecurity) hook(w http.ResponseWriter, req *http.Request, m router.M
 		return true
 	}
 	tx := e.waf.NewTransactionWithID(transactionID(txTemplate, req))
+	if tx.IsRuleEngineOff() {
+		tx.ProcessLogging()
+		_ = tx.Close()
+		return false
+	}
 	// The body read into the transaction is handed on to the backend, so
 	// the transaction closes only when the request is done. A client that
-	// leaves ends the request's context while this hook may still be
+	// leaves ends the request's context while a hook may still be
 	// inspecting, or the backend still reading the body from the
-	// transaction's buffer: the guard makes the close wait for both.
-	g := &txGuard{}
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	// transaction's buffer: the guard makes the close wait for both. The
+	// pending transaction is stored first, so that a context already
+	// done drops it too.
+	p := &pendingTx{tx: tx}
+	p.g.mu.Lock()
+	defer p.g.mu.Unlock()
+	ms.pending.Store(req, p)
 	context.AfterFunc(req.Context(), func() {
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		g.closed = true
+		ms.pending.CompareAndDelete(req, p)
+		p.g.mu.Lock()
+		defer p.g.mu.Unlock()
+		p.g.closed = true
 		tx.ProcessLogging()
 		_ = tx.Close()
 	})
-	if tx.IsRuleEngineOff() {
-		return false
-	}
-	it := ms.inspect(tx, g, w, req, m)
+	it := ms.inspectHead(tx, req)
 	if it == nil {
 		return false
 	}
+	ms.pending.CompareAndDelete(req, p)
+	return ms.refuse(w, it, m, tx)
+}
+
+// bodyHook runs phase 2 of the transaction hook left for req
+// (router.Options.BodyHook): it reads the body (up to the location's
+// body limit and the engine's) and hands it back whole for the backend.
+func (ms *modSecurity) bodyHook(w http.ResponseWriter, req *http.Request, m router.Match) bool {
+	v, ok := ms.pending.LoadAndDelete(req)
+	if !ok {
+		return false
+	}
+	p := v.(*pendingTx)
+	p.g.mu.Lock()
+	defer p.g.mu.Unlock()
+	if p.g.closed {
+		return false // the request is over
+	}
+	it := ms.inspectBody(p.tx, &p.g, w, req, m)
+	if it == nil {
+		return false
+	}
+	return ms.refuse(w, it, m, p.tx)
+}
+
+// pendingTx is a transaction between its request phases.
+type pendingTx struct {
+	tx types.Transaction
+	g  txGuard
+}
+
+// refuse answers an interruption as nginx answers the status
+// ModSecurity-nginx returns.
+func (ms *modSecurity) refuse(w http.ResponseWriter, it *types.Interruption, m router.Match, tx types.Transaction) bool {
 	status := it.Status
 	if status == 0 {
 		status = http.StatusForbidden
@@ -571,7 +617,7 @@ func (ms *modSecurity) hook(w http.ResponseWriter, req *http.Request, m router.M
 	return true
 }
 
-// txGuard orders a transaction's close after the hook's work and between
+// txGuard orders a transaction's close after the hooks' work and between
 // reads of the body from the transaction's buffer.
 type txGuard struct {
 	mu     sync.Mutex
@@ -594,8 +640,8 @@ func (b *guardedReader) Read(p []byte) (int, error) {
 	return b.r.Read(p)
 }
 
-// inspect runs the request phases and returns the interruption, if any.
-func (ms *modSecurity) inspect(tx types.Transaction, g *txGuard, w http.ResponseWriter, req *http.Request, m router.Match) *types.Interruption {
+// inspectHead runs phase 1 and returns the interruption, if any.
+func (ms *modSecurity) inspectHead(tx types.Transaction, req *http.Request) *types.Interruption {
 	client, cport := splitAddr(req.RemoteAddr)
 	server, sport := "", 0
 	if a, ok := req.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
@@ -614,9 +660,12 @@ func (ms *modSecurity) inspect(tx types.Transaction, g *txGuard, w http.Response
 		tx.AddRequestHeader("Host", req.Host)
 		tx.SetServerName(req.Host)
 	}
-	if it := tx.ProcessRequestHeaders(); it != nil {
-		return it
-	}
+	return tx.ProcessRequestHeaders()
+}
+
+// inspectBody reads the body into the transaction and runs phase 2; it
+// returns the interruption, if any.
+func (ms *modSecurity) inspectBody(tx types.Transaction, g *txGuard, w http.ResponseWriter, req *http.Request, m router.Match) *types.Interruption {
 	limit, stream := ms.bodyLimit(m)
 	if tx.IsRequestBodyAccessible() && req.Body != nil && req.Body != http.NoBody && !stream && !isGRPC(req) {
 		var r io.Reader = &deadlineReader{r: req.Body, rc: http.NewResponseController(w), timeout: ms.bodyTimeout}

@@ -379,3 +379,39 @@ func TestModSecurityFallback(t *testing.T) {
 	status, body = send(t, inst, http.MethodGet, "off.test", sqlInjection, "")
 	assert.Equal(t, http.StatusOK, status, "the host's fallback: %s", body)
 }
+
+// TestModSecurityBodyAfterUnavailable: the request-body phase runs where
+// ModSecurity-nginx runs it, in nginx's preaccess phase, after
+// ingress-nginx's balancer has answered 503 for a backend without
+// endpoints (rewrite phase): such a request gets that 503, not a phase-2
+// rule's refusal, and its body is not read. The request-head phase still
+// refuses first. A backend that can take it gets the phase-2 refusal.
+func TestModSecurityBodyAfterUnavailable(t *testing.T) {
+	annotations := map[string]string{"enable-modsecurity": "true",
+		"modsecurity-snippet": "SecRuleEngine On\nSecRequestBodyAccess On\n" +
+			"SecRule REQUEST_HEADERS:User-Agent \"@contains block-ua\" \"id:1000,phase:1,deny,status:403\"\n" +
+			"SecRule ARGS \"@contains evilpayload\" \"id:1001,phase:2,deny,status:403\""}
+	m := wafManifests(bodyBackend(t), map[string]map[string]string{"on.test": annotations, "empty.test": annotations})
+	m = strings.Replace(m, "    - host: empty.test\n      http:\n        paths:\n          - path: /\n            pathType: Prefix\n            backend:\n              service:\n                name: app\n",
+		"    - host: empty.test\n      http:\n        paths:\n          - path: /\n            pathType: Prefix\n            backend:\n              service:\n                name: empty\n", 1)
+	m += "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: empty\n  namespace: t\nspec:\n  ports:\n    - port: 80\n"
+	inst, logs := startWAFManifests(t, m, modSecuritySettings{})
+
+	status, _ := send(t, inst, http.MethodPost, "on.test", "/", "x=evilpayload")
+	assert.Equal(t, http.StatusForbidden, status, "a backend with endpoints: the phase-2 rule refuses")
+	refused := logs.count("modsecurity refused the request")
+	status, body := send(t, inst, http.MethodPost, "empty.test", "/", "x=evilpayload")
+	assert.Equal(t, http.StatusServiceUnavailable, status, "no endpoints: 503 before the body phase: %s", body)
+	status, _ = send(t, inst, http.MethodGet, "empty.test", "/?x=evilpayload", "")
+	assert.Equal(t, http.StatusServiceUnavailable, status, "phase-2 rules on the query too")
+	assert.Equal(t, refused, logs.count("modsecurity refused the request"))
+
+	req, err := http.NewRequest(http.MethodGet, "http://"+inst.HTTPAddr+"/", nil)
+	require.NoError(t, err)
+	req.Host = "empty.test"
+	req.Header.Set("User-Agent", "block-ua")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "the head phase comes before the 503")
+}

@@ -193,7 +193,7 @@ func startOffline(parent context.Context, cfg config, log *slog.Logger) (_ *inst
 	c.metrics = newMetrics(cfg)
 	c.waf = newModSecurity(cfg, log)
 	ropts := routerOptions(cfg, log, c.metrics)
-	ropts.Hook = c.waf.hook
+	ropts.Hook, ropts.BodyHook = c.waf.hook, c.waf.bodyHook
 	c.router = router.New(ropts)
 	c.metrics.watchRouter(c.router)
 	c.metrics.servesDefault(c.cert.served(c.router))

@@ -165,8 +165,18 @@ func (a *admission) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var review admissionv1.AdmissionReview
-	if err := json.Unmarshal(body, &review); err != nil || review.Request == nil {
-		http.Error(w, "not an AdmissionReview with a request", http.StatusBadRequest)
+	if err := json.Unmarshal(body, &review); err != nil {
+		http.Error(w, "not an AdmissionReview: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	// The answer is read as the version sent: one this webhook does not
+	// speak gets none (ingress-nginx's decoder refuses it alike).
+	if v := review.APIVersion; review.Kind != "AdmissionReview" || v != admissionv1.SchemeGroupVersion.String() && v != admissionv1beta1.SchemeGroupVersion.String() {
+		http.Error(w, fmt.Sprintf("apiVersion %q kind %q: want an admission.k8s.io/v1 or v1beta1 AdmissionReview", review.APIVersion, review.Kind), http.StatusBadRequest)
+		return
+	}
+	if review.Request == nil {
+		http.Error(w, "an AdmissionReview without a request", http.StatusBadRequest)
 		return
 	}
 	a.lastReview.Store(time.Now().UnixNano())
@@ -181,12 +191,8 @@ func (a *admission) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	resp.UID = review.Request.UID
 	// The API server reads the answer as the version it sent; v1beta1's
 	// response has v1's fields.
-	version := admissionv1.SchemeGroupVersion.String()
-	if review.APIVersion == admissionv1beta1.SchemeGroupVersion.String() {
-		version = review.APIVersion
-	}
 	out := admissionv1.AdmissionReview{
-		TypeMeta: metav1.TypeMeta{APIVersion: version, Kind: "AdmissionReview"},
+		TypeMeta: metav1.TypeMeta{APIVersion: review.APIVersion, Kind: "AdmissionReview"},
 		Response: resp,
 	}
 	w.Header().Set("Content-Type", "application/json")

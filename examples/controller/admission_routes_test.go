@@ -39,7 +39,7 @@ func postRoute(t *testing.T, a *admission, kind, version string, obj metav1.Obje
 	t.Helper()
 	raw, err := json.Marshal(obj)
 	require.NoError(t, err)
-	body, err := json.Marshal(admissionv1.AdmissionReview{Request: &admissionv1.AdmissionRequest{
+	body, err := json.Marshal(admissionv1.AdmissionReview{TypeMeta: v1Review, Request: &admissionv1.AdmissionRequest{
 		UID: "u", Kind: metav1.GroupVersionKind{Group: gwv1.GroupName, Version: version, Kind: kind},
 		Namespace: obj.GetNamespace(), Name: obj.GetName(), Operation: admissionv1.Update, Object: runtime.RawExtension{Raw: raw},
 	}})

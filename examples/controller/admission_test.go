@@ -54,6 +54,9 @@ func testAdmission(t testing.TB, reject compile.Severity) *admission {
 	return a
 }
 
+// v1Review is what the API server sends for admissionReviewVersions [v1].
+var v1Review = metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"}
+
 // ingressReview posts an AdmissionReview of ing to a and returns the
 // response.
 func ingressReview(t *testing.T, a http.Handler, op admissionv1.Operation, ing *networkingv1.Ingress) *admissionv1.AdmissionResponse {
@@ -61,7 +64,7 @@ func ingressReview(t *testing.T, a http.Handler, op admissionv1.Operation, ing *
 	raw, err := json.Marshal(ing)
 	require.NoError(t, err)
 	review := admissionv1.AdmissionReview{
-		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		TypeMeta: v1Review,
 		Request: &admissionv1.AdmissionRequest{
 			UID: types.UID("uid-1"), Kind: metav1.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress"},
 			Namespace: ing.Namespace, Name: ing.Name, Operation: op, Object: runtime.RawExtension{Raw: raw},
@@ -147,6 +150,13 @@ func TestAdmissionBadRequests(t *testing.T) {
 		{http.MethodGet, "", http.StatusMethodNotAllowed},
 		{http.MethodPost, "{", http.StatusBadRequest},
 		{http.MethodPost, `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}`, http.StatusBadRequest},
+		// Another version or kind, or none, is not read as a v1 review:
+		// its answer would be in a version the sender does not read.
+		{http.MethodPost, `{"apiVersion":"admission.k8s.io/v2","kind":"AdmissionReview","request":{"uid":"1"}}`, http.StatusBadRequest},
+		{http.MethodPost, `{"apiVersion":"admission.k8s.io/v1","kind":"Ingress","request":{"uid":"1"}}`, http.StatusBadRequest},
+		{http.MethodPost, `{"request":{"uid":"1"}}`, http.StatusBadRequest},
+		{http.MethodPost, `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"1"}}`, http.StatusOK},
+		{http.MethodPost, `{"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview","request":{"uid":"1"}}`, http.StatusOK},
 	} {
 		rec := httptest.NewRecorder()
 		a.ServeHTTP(rec, httptest.NewRequest(tt.method, "/", strings.NewReader(tt.body)))
@@ -160,9 +170,9 @@ func TestAdmissionBadRequests(t *testing.T) {
 // every one without panicking.
 func FuzzAdmission(f *testing.F) {
 	ing, _ := json.Marshal(admissionIngress("x", "shop.example.com", "/api", "nginx.ingress.kubernetes.io/canary", "true"))
-	f.Add(`{"request":{"uid":"1","kind":{"group":"networking.k8s.io","version":"v1","kind":"Ingress"},"operation":"CREATE","object":` + string(ing) + `}}`)
-	f.Add(`{"request":{"uid":"1","kind":{"group":"gateway.networking.k8s.io","version":"v1","kind":"HTTPRoute"},"operation":"CREATE","object":{}}}`)
-	f.Add(`{"request":{"kind":{"group":"networking.k8s.io","kind":"Ingress"},"object":{"spec":{"rules":[{"http":{"paths":[{}]}}]}}}}`)
+	f.Add(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"1","kind":{"group":"networking.k8s.io","version":"v1","kind":"Ingress"},"operation":"CREATE","object":` + string(ing) + `}}`)
+	f.Add(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"1","kind":{"group":"gateway.networking.k8s.io","version":"v1","kind":"HTTPRoute"},"operation":"CREATE","object":{}}}`)
+	f.Add(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"kind":{"group":"networking.k8s.io","kind":"Ingress"},"object":{"spec":{"rules":[{"http":{"paths":[{}]}}]}}}}`)
 	a := testAdmission(f, "")
 	f.Fuzz(func(t *testing.T, body string) {
 		rec := httptest.NewRecorder()
@@ -200,7 +210,7 @@ func TestAdmissionHTTPRoute(t *testing.T) {
 	post := func(a *admission, r *gwv1.HTTPRoute) *admissionv1.AdmissionResponse {
 		raw, err := json.Marshal(r)
 		require.NoError(t, err)
-		body, err := json.Marshal(admissionv1.AdmissionReview{Request: &admissionv1.AdmissionRequest{
+		body, err := json.Marshal(admissionv1.AdmissionReview{TypeMeta: v1Review, Request: &admissionv1.AdmissionRequest{
 			UID: "u", Kind: metav1.GroupVersionKind{Group: gwv1.GroupName, Version: "v1", Kind: "HTTPRoute"},
 			Namespace: "prod", Name: "r", Operation: admissionv1.Update, Object: runtime.RawExtension{Raw: raw},
 		}})

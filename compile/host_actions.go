@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	networkingv1 "k8s.io/api/networking/v1"
+
 	"ramjet.dev/ramjet/match"
 )
 
@@ -64,10 +66,13 @@ func actions(v *vhost) *match.HostActions {
 
 // appRoot sets the host's app-root. ingress-nginx writes one
 // "if ($uri = /) { return 302 ... }" into the server for every location
-// whose Ingress sets app-root, in location order (longest path first, then
-// path descending), and the first one answers; the host's default location
-// counts as "/" with the creator's annotations unless a Prefix "/" route
-// replaced it. Others that ask for a different app-root get
+// whose Ingress sets app-root, in location order, and the first one
+// answers. That order is getBackendServers': longest path first, then path
+// descending, then insertion, on the paths as declared (before
+// updateServerLocations adds a Prefix path's slash). The host's default
+// location, inserted first, counts as "/" with the creator's annotations,
+// unless a "/" path that is not Exact took its place (and its rank) with
+// its own Ingress's. Others that ask for a different app-root get
 // AnnotationConflict.
 func (b *builder) appRoot(v *vhost) {
 	type candidate struct {
@@ -78,12 +83,17 @@ func (b *builder) appRoot(v *vhost) {
 	var cands []candidate
 	root := false
 	for _, r := range v.vh.Routes {
-		path := r.Path
-		if r.Type == match.Prefix && path == "" {
-			path, root = "/", true
+		path, order, replaces := r.Path, r.Order, r.Type == match.Prefix && r.Path == ""
+		if p := b.declaredPathOf(r.Source); p != nil {
+			// A missing or ImplementationSpecific type is Prefix there.
+			path = declaredPath(p)
+			replaces = path == "/" && (p.PathType == nil || *p.PathType != networkingv1.PathTypeExact)
+		}
+		if replaces {
+			path, order, root = "/", 0, true
 		}
 		if ing := b.ingressOf(r.Source); ing != nil && ing.redirectAnns().appRootPath != "" {
-			cands = append(cands, candidate{ing, path, r.Order})
+			cands = append(cands, candidate{ing, path, order})
 		}
 	}
 	if c := v.creator; c != nil && !root && c.redirectAnns().appRootPath != "" {
@@ -105,7 +115,7 @@ func (b *builder) appRoot(v *vhost) {
 		}
 		b.conflict(AnnotationConflict, c.ing.ref(), annotationField(c.ing.redirectAnns().appRoot.key),
 			hostLabel(v.vh.Name)+" sends / to app-root "+strconv.Quote(a.AppRoot)+
-				": of the app-roots on one host, the one on the longest path answers first, as in ingress-nginx; this Ingress's "+
+				": of the app-roots on one host, the one of the location ingress-nginx orders first (longest declared path first) answers, as there; this Ingress's "+
 				strconv.Quote(c.ing.redirectAnns().appRootPath)+" is not used",
 			win.ref(), a.AppRootSource.Field)
 	}

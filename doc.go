@@ -3119,8 +3119,9 @@
 // infrastructure.parametersRef (ramjet reads no parameters: the Gateway is
 // not accepted, InvalidParameters, and serves nothing, as the API asks);
 // a Gateway's requested spec.addresses, its client certificate for
-// backends (spec.tls.backend) and listener tls.options, which change
-// nothing and warn naming the field.
+// backends (spec.tls.backend), listener tls.options, ListenerSets
+// (spec.allowedListeners from other than None) and a default Gateway's
+// spec.defaultScope, which change nothing and warn naming the field.
 // An Ingress sharing a wildcard host with an HTTPRoute matches any depth
 // there too (§3).
 // Not served by design: Gateways on addresses of their own. ramjet is one

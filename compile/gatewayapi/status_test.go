@@ -528,6 +528,31 @@ func TestUnservedGatewayFieldsWarn(t *testing.T) {
 	}
 }
 
+// TestUnservedListenerSetsWarn: a Gateway that lets ListenerSets attach
+// (spec.allowedListeners from other than None), or that asks to be a
+// default Gateway (spec.defaultScope other than None), warns naming the
+// field: ramjet serves neither, only the listeners in the Gateway's spec
+// and routes that name it. The defaults (None) do not warn.
+func TestUnservedListenerSetsWarn(t *testing.T) {
+	open := gateway("infra", "open", "ours", listener("http", "", gwv1.NamespacesFromAll))
+	open.Spec.AllowedListeners = &gwv1.AllowedListeners{Namespaces: &gwv1.ListenerNamespaces{From: new(gwv1.NamespacesFromAll)}}
+	open.Spec.DefaultScope = gwv1.GatewayDefaultScopeAll
+	closed := gateway("infra", "closed", "ours", listener("http", "", gwv1.NamespacesFromAll))
+	closed.Spec.AllowedListeners = &gwv1.AllowedListeners{Namespaces: &gwv1.ListenerNamespaces{From: new(gwv1.NamespacesFromNone)}}
+	closed.Spec.DefaultScope = gwv1.GatewayDefaultScopeNone
+	tr := TranslateAll(Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{open, closed}})
+	var got []string
+	for _, w := range tr.Warnings {
+		got = append(got, string(w.Reason)+" "+w.Object.String()+" "+w.Field)
+	}
+	if d := cmp.Diff([]string{
+		string(Unsupported) + " Gateway infra/open spec.allowedListeners.namespaces.from",
+		string(Unsupported) + " Gateway infra/open spec.defaultScope",
+	}, got); d != "" {
+		t.Errorf("warnings (-want +got):\n%s", d)
+	}
+}
+
 // TestHTTPRouteUnsupportedValue: a value outside the API's enum (a path,
 // header or query parameter match type, a filter or path modifier type,
 // a redirect scheme or status code), and ReplacePrefixMatch in a rule with

@@ -72,6 +72,12 @@ func (t *translator) unservedFieldWarnings() []compile.Warning {
 			out = append(out, compile.Warning{Reason: Unsupported, Object: compile.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name},
 				Field: field, Message: msg})
 		}
+		if a := gw.Spec.AllowedListeners; a != nil && a.Namespaces != nil && deref(a.Namespaces.From, gwv1.NamespacesFromNone) != gwv1.NamespacesFromNone {
+			warn("spec.allowedListeners.namespaces.from", "ListenerSets are not served: no ListenerSet attaches, and only the listeners in the Gateway's spec serve routes")
+		}
+		if s := gw.Spec.DefaultScope; s != "" && s != gwv1.GatewayDefaultScopeNone {
+			warn("spec.defaultScope", "default Gateways are not served: only routes whose parentRefs name the Gateway attach to it")
+		}
 		if len(gw.Spec.Addresses) > 0 {
 			warn("spec.addresses", "requested addresses are not assigned: every Gateway of the class is served on the controller's address, which status.addresses lists")
 		}

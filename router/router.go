@@ -442,8 +442,9 @@ type Record struct {
 	// ErrorPage is the error backend's exchange when an error page
 	// (custom-http-errors) replaced the backend's answer, which nginx's
 	// $upstream_* variables list after " : "; Status and BytesOut are
-	// then the page's, Endpoint, Tries, PassedOn and UpstreamHeaderTime
-	// the intercepted exchange's (UpstreamBytes 0: its body is dropped).
+	// then the page's, Endpoint, Tries, PassedOn, UpstreamHeaderTime and
+	// UpstreamConnectTime the intercepted exchange's (UpstreamBytes 0: its
+	// body is dropped).
 	// nil when no error backend was asked.
 	ErrorPage *ErrorPage
 	// NoAccessLog: the location that answered asks not to be

@@ -389,24 +389,25 @@ func (c *clusterController) watch() error {
 		}
 		c.listers.configMaps = append(c.listers.configMaps, cms.Lister())
 
-		// Only kubernetes.io/tls Secrets serve certificates (SPEC §12) and
-		// only Opaque ones hold auth-secret passwords (§11.7): field
-		// selectors keep service-account tokens, Helm release records and
-		// the like out of memory. A Secret of another type then reads as
-		// not found.
-		for _, typ := range []corev1.SecretType{corev1.SecretTypeTLS, corev1.SecretTypeOpaque} {
-			sf := informers.NewSharedInformerFactoryWithOptions(c.client, c.cfg.resync,
-				informers.WithNamespace(ns),
-				informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-					o.FieldSelector = fields.OneTermEqualSelector("type", string(typ)).String()
-				}))
-			c.factories = append(c.factories, sf)
-			sec := sf.Core().V1().Secrets()
-			if err := add(sec.Informer(), changed); err != nil {
-				return err
-			}
-			c.listers.secrets = append(c.listers.secrets, sec.Lister())
+		// Secrets of every type, as ingress-nginx's store: its parsers read
+		// an auth-secret or auth-tls-secret whatever its type (a
+		// kubernetes.io/basic-auth one with an auth key protects the
+		// paths). Helm's release records, which ingress-nginx leaves out
+		// for their size, and ServiceAccount tokens, which no annotation
+		// has a use for, stay out of memory.
+		sf := informers.NewSharedInformerFactoryWithOptions(c.client, c.cfg.resync,
+			informers.WithNamespace(ns),
+			informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+				o.FieldSelector = fields.AndSelectors(
+					fields.OneTermNotEqualSelector("type", "helm.sh/release.v1"),
+					fields.OneTermNotEqualSelector("type", string(corev1.SecretTypeServiceAccountToken))).String()
+			}))
+		c.factories = append(c.factories, sf)
+		sec := sf.Core().V1().Secrets()
+		if err := add(sec.Informer(), changed); err != nil {
+			return err
 		}
+		c.listers.secrets = append(c.listers.secrets, sec.Lister())
 	}
 	if c.cert != nil {
 		ref := c.cert.ref

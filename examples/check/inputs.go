@@ -98,6 +98,9 @@ func claimOptions(fs *flag.FlagSet, o *translateOptions, snap *compile.Snapshot)
 			notes = append(notes, "ConfigMap "+found[0]+" read as ingress-nginx's "+strings.TrimPrefix(sc.name, "ingress-nginx-")+" services ConfigMap")
 		}
 	}
+	// No TCP or UDP service takes a port of the controller's own, as
+	// deployed by either chart.
+	opts.ReservedPorts = chartOwnPorts
 	if cm != nil {
 		var keep []string
 		fs.Visit(func(f *flag.Flag) {
@@ -118,6 +121,13 @@ const (
 	chartTCPServices = "ingress-nginx-tcp"
 	chartUDPServices = "ingress-nginx-udp"
 )
+
+// chartOwnPorts are the ports the controller listens on itself as the
+// ingress-nginx chart deploys it (HTTP, HTTPS, and metrics and health) and
+// ramjet's chart on its defaults: ingress-nginx's getStreamServices refuses
+// a TCP or UDP service on them ("reserved for the Ingress controller"), as
+// the ramjet controller refuses its own (compile.Options.ReservedPorts).
+var chartOwnPorts = []int{80, 443, 10254}
 
 // chartConfigMap is the name the ingress-nginx Helm chart gives its
 // ConfigMap (controller.config).

@@ -88,3 +88,36 @@ spec:
 	assert.Contains(t, stdout, `"l4Services"`)
 	assert.Contains(t, stdout, `"configMap": "ingress-nginx/ingress-nginx-tcp"`)
 }
+
+// An entry on a port the controller listens on itself, as ingress-nginx's
+// chart and ramjet's deploy it (80, 443, and 10254 for metrics and
+// health), is refused by both (ingress-nginx's getStreamServices: "It is
+// reserved for the Ingress controller"); -translate says so rather than
+// list it as served.
+func TestTranslateL4ReservedPorts(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "l4.yaml"), []byte(`apiVersion: v1
+kind: ConfigMap
+metadata: {name: ingress-nginx-tcp, namespace: ingress-nginx}
+data: {"80": "db/postgres:5432", "443": "db/postgres:5432", "10254": "db/postgres:5432", "5432": "db/postgres:5432"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: ingress-nginx-udp, namespace: ingress-nginx}
+data: {"443": "db/postgres:dns"}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: postgres, namespace: db}
+spec: {ports: [{port: 5432}, {name: dns, port: 53, protocol: UDP}]}
+`), 0o644))
+	code, stdout, stderr := checkRun("-translate", dir)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "l4 tcp 5432 -> db/postgres:5432")
+	for _, l := range []string{"l4 tcp 80 ", "l4 tcp 443 ", "l4 tcp 10254 ", "l4 udp 443 "} {
+		assert.NotContains(t, stdout, l)
+	}
+	for _, w := range []string{"ingress-nginx-tcp data[80]", "ingress-nginx-tcp data[443]", "ingress-nginx-tcp data[10254]", "ingress-nginx-udp data[443]"} {
+		assert.Contains(t, stdout, "warning L4ServiceRejected ConfigMap ingress-nginx/"+w)
+	}
+}

@@ -233,6 +233,12 @@ func applyBurstMultiplier(v *annotationValues, key, value string) error {
 
 func applyLimitExempt(field func(*policyValues) *[]netip.Prefix) func(v *annotationValues, key, value string) error {
 	return func(v *annotationValues, key, value string) error {
+		if value == "" && strings.HasPrefix(key, NginxPrefix) {
+			// ingress-nginx reads an empty limit-allowlist as absent
+			// (parseString's InvalidContent, which its rate limit parser
+			// passes over), limit-whitelist then standing in.
+			return ratedError{fmt.Errorf("%s is empty, which ingress-nginx reads as absent: not applied", key), Cosmetic}
+		}
 		ranges, err := ParseSourceRanges(value)
 		if err != nil {
 			if value != "" {

@@ -231,13 +231,27 @@ func TestLimitAllowlistRejected(t *testing.T) {
 	require.NotNil(t, rl)
 	require.Empty(t, rl.Exempt, "no client is exempt")
 
-	tab, _ = compileOK(t, protocolSnapshot(
+	tab, ws = compileOK(t, protocolSnapshot(
 		NginxPrefix+"limit-rps", "5",
 		NginxPrefix+"limit-allowlist", "",
 		NginxPrefix+"limit-whitelist", "192.168.0.0/16",
 		"kubernetes.io/ingress.class", "ramjet"), Options{})
 	require.Equal(t, []netip.Prefix{netip.MustParsePrefix("192.168.0.0/16")}, tab.Lookup("shop.example.com", "/").Route.Policy.RateLimit.Exempt,
 		"an empty name reads the alias")
+	// ingress-nginx reads an empty value as absent (parseString's
+	// InvalidContent, which the rate limit parser ignores): nothing
+	// changes against it, and the warning does not claim nobody is exempt.
+	require.Len(t, ws, 1)
+	require.NotContains(t, ws[0].Message, "no client is exempt")
+	require.Equal(t, Cosmetic, ws[0].Severity(), ws[0].Message)
+
+	tab, ws = compileOK(t, protocolSnapshot(
+		NginxPrefix+"limit-rps", "5",
+		NginxPrefix+"limit-whitelist", "",
+		"kubernetes.io/ingress.class", "ramjet"), Options{})
+	require.Empty(t, tab.Lookup("shop.example.com", "/").Route.Policy.RateLimit.Exempt)
+	require.Len(t, ws, 1)
+	require.Equal(t, Cosmetic, ws[0].Severity(), ws[0].Message)
 }
 
 // Annotation values from untrusted objects: the parsers never panic, and

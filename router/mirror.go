@@ -54,7 +54,7 @@ func (r *Router) mirror(s *requestState, m *match.Mirror) {
 		return
 	}
 	d := &s.d
-	c := mirrorCopy{path: d.path, query: d.query, proto: d.proto, host: d.host}
+	c := mirrorCopy{path: d.path, query: d.query, proto: d.proto, host: d.host, hdr: &r.live.Load().headers}
 	if !m.NoBody && s.req.Body != nil && s.req.Body != http.NoBody {
 		switch b := s.req.Body.(type) {
 		case *heldBody:
@@ -100,12 +100,14 @@ type mirrorCopy struct {
 	requestURI, path, query, proto, host string
 	body                                 []byte
 	spill                                *spillBody
+	// hdr are the header keys' settings the request was served with.
+	hdr *headerSettings
 }
 
 // sendMirror sends the copy and reads its answer away: req is mirror's
-// copy of the request's method, host and headers. nginx's mirror subrequest passes the client's
-// headers (its mirror location sets only Host), and its body when
-// mirror-request-body is on.
+// copy of the request's method, host and headers. nginx's mirror
+// subrequest passes the client's headers (its mirror location sets only
+// Host), and its body when mirror-request-body is on.
 func (r *Router) sendMirror(m *match.Mirror, req *http.Request, c mirrorCopy) {
 	defer r.mirrors.inFlight.Add(-1)
 	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), mirrorKey{}, true), r.timeouts.connect+r.timeouts.read)
@@ -128,8 +130,10 @@ func (r *Router) sendMirror(m *match.Mirror, req *http.Request, c mirrorCopy) {
 		r.mirrors.failed.Add(1)
 		return
 	}
+	// The names nginx calls invalid it dropped as the request came
+	// (ignore_invalid_headers), so the subrequest has none of them.
 	for k, vs := range req.Header {
-		if strings.IndexByte(k, '_') < 0 && !hopHeader(k) && k != "Content-Length" {
+		if !c.hdr.invalidName(k) && !hopHeader(k) && k != "Content-Length" {
 			out.Header[k] = vs
 		}
 	}

@@ -31,10 +31,9 @@ import (
 // keys ingress-nginx v1.15 writes into its module's opentelemetry.toml
 // (internal/ingress/controller/nginx.go otelTmpl, defaults in
 // config.go): otlp-collector-host and -port, otel-service-name, the
-// sampler and the batch processor. As the module, the environment's
-// OTEL_EXPORTER_OTLP_ENDPOINT wins over the collector keys; the service
-// name is the key's, which the SDK's Resource::Create puts over
-// OTEL_SERVICE_NAME.
+// sampler and the batch processor. As the module (agent_config.cpp),
+// the environment's OTEL_EXPORTER_OTLP_ENDPOINT wins over the collector
+// keys and OTEL_SERVICE_NAME over otel-service-name.
 // The exporter follows the ConfigMap's changes: a new provider replaces
 // the old, which flushes what it holds.
 
@@ -167,6 +166,15 @@ func (s otelSettings) endpoint() string {
 	return net.JoinHostPort(s.CollectorHost, s.CollectorPort)
 }
 
+// serviceName is the resource's service.name: the module's SetupService
+// takes OTEL_SERVICE_NAME before its toml's name.
+func (s otelSettings) serviceName() string {
+	if n := os.Getenv("OTEL_SERVICE_NAME"); n != "" {
+		return n
+	}
+	return s.ServiceName
+}
+
 // liveTracer is the router's Tracer: the provider of the latest settings.
 type liveTracer struct {
 	log *slog.Logger
@@ -229,7 +237,7 @@ func newOtelProvider(log *slog.Logger, s otelSettings) (*otelProvider, error) {
 	p := &otelProvider{sampler: s.sampler()}
 	var err error
 	if ep := s.endpoint(); ep != "" {
-		p.batcher, err = newOTLPBatcher(log, ep, s.ServiceName, s)
+		p.batcher, err = newOTLPBatcher(log, ep, s.serviceName(), s)
 	}
 	return p, err
 }

@@ -355,22 +355,24 @@ func TestOpenTelemetryShutdownFlush(t *testing.T) {
 	assert.Equal(t, tp[36:52], hex.EncodeToString(rcv.spans[0].span.SpanId), "the last request's span")
 }
 
-// TestOpenTelemetryServiceNameFromKey: the module hands its toml's
-// service name (otel-service-name, "nginx" by default, always written by
-// ingress-nginx) to the SDK's Resource::Create, whose attributes win over
-// the environment's OTEL_SERVICE_NAME; OTEL_EXPORTER_OTLP_ENDPOINT, which
-// the module reads itself, does win over the collector keys.
-func TestOpenTelemetryServiceNameFromKey(t *testing.T) {
-	t.Setenv("OTEL_SERVICE_NAME", "from-env")
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "127.0.0.1:1")
+// TestOpenTelemetryServiceNameFromEnv: the module reads the environment
+// before its toml for both (agent_config.cpp SetupService and
+// SetupOtlpExporter): OTEL_SERVICE_NAME wins over otel-service-name
+// ("nginx" by default, always written by ingress-nginx) and
+// OTEL_EXPORTER_OTLP_ENDPOINT over the collector keys.
+func TestOpenTelemetryServiceNameFromEnv(t *testing.T) {
 	s := defaultOtelSettings()
 	s.CollectorHost, s.ServiceName = "collector.invalid", "edge"
-	assert.Equal(t, "127.0.0.1:1", s.endpoint())
-	p, err := newOtelProvider(nil, s)
-	require.NoError(t, err)
-	defer func() { _ = p.shutdown(context.Background()) }()
-	require.NotNil(t, p.batcher)
-	assert.Equal(t, resourceField("edge"), p.batcher.resource)
+	for _, c := range []struct{ env, want string }{{"", "edge"}, {"from-env", "from-env"}} {
+		t.Setenv("OTEL_SERVICE_NAME", c.env)
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "127.0.0.1:1")
+		assert.Equal(t, "127.0.0.1:1", s.endpoint())
+		p, err := newOtelProvider(nil, s)
+		require.NoError(t, err)
+		require.NotNil(t, p.batcher)
+		assert.Equal(t, resourceField(c.want), p.batcher.resource, "OTEL_SERVICE_NAME=%q", c.env)
+		require.NoError(t, p.shutdown(context.Background()))
+	}
 }
 
 // TestOpenTelemetryBatchKeysClamped: ingress-nginx types the batch keys

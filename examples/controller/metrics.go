@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -80,6 +81,10 @@ type metrics struct {
 	rebuilds, publishes prometheus.Counter
 	warnings            *prometheus.GaugeVec
 	tableSize           *prometheus.GaugeVec
+
+	// aliases maps each exact server-alias name of the serving table to
+	// its host's name, for the host label.
+	aliases atomic.Pointer[map[string]string]
 
 	// mu guards ingresses, the Ingresses whose request series may exist:
 	// those of the tables published so far, minus the ones removed.
@@ -338,6 +343,10 @@ func (m *metrics) observe(r router.Record) {
 			return
 		}
 		host = undefinedHost
+	} else if al := m.aliases.Load(); m.perHost && al != nil && (*al)[r.Host] == host {
+		// ingress-nginx labels $host, and counts a server's aliases as
+		// its names: a request for an alias is labelled with it.
+		host = r.Host
 	}
 	status := statusLabel(r.Status)
 	if m.statusClasses && len(status) == 3 {
@@ -547,6 +556,7 @@ func (m *metrics) published(res *compile.Result, changed bool, now time.Time) {
 	if !changed {
 		return
 	}
+	m.aliases.Store(exactAliases(res.Table))
 	m.publishes.Inc()
 	m.reloads.Inc()
 	m.configSuccessTime.Set(float64(now.Unix()))
@@ -593,6 +603,33 @@ func (m *metrics) loadRecovered() {
 		m.configSuccess.Set(1)
 		m.configHash.Set(m.hash)
 	}
+}
+
+// exactAliases maps the exact server-alias names of t's hosts to the
+// host's name; nil when there are none. A "*." alias names no single
+// host, which ingress-nginx's label, the client's, would.
+func exactAliases(t *match.Table) *map[string]string {
+	var al map[string]string
+	for vh := range t.VirtualHosts() {
+		if vh.Actions == nil || vh.Name == "" {
+			continue
+		}
+		for _, a := range vh.Actions.Aliases {
+			if strings.HasPrefix(a, "*.") {
+				continue
+			}
+			if al == nil {
+				al = map[string]string{}
+			}
+			if _, taken := al[a]; !taken {
+				al[a] = vh.Name // the first host's, as the table's lookup
+			}
+		}
+	}
+	if al == nil {
+		return nil
+	}
+	return &al
 }
 
 // tableIngresses are the (namespace, name) of every Ingress that declared

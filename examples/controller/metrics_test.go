@@ -640,3 +640,25 @@ func TestMetricsHostCreatorSeriesRemoved(t *testing.T) {
 	_, n = scrapeMetrics(t, m).sum("nginx_ingress_controller_requests", map[string]string{"ingress": "bare"})
 	require.Zero(t, n, "the removed Ingress's series are gone")
 }
+
+// A request for a server-alias name is labelled with that name, as
+// ingress-nginx's: its monitor sends $host, and the hosts it counts
+// (getConfiguration) are each server's name and its aliases. A name
+// another rule's host holds stays that host's.
+func TestMetricsServerAliasHost(t *testing.T) {
+	m := newMetrics(metricsConfig(nil))
+	s := metricsSnapshot(true)
+	s.Ingresses[0].Annotations = map[string]string{compile.NginxPrefix + "server-alias": "www.shop.example.com, blog.example.com, *.shop.example.org"}
+	res := compile.Compile(s, compile.Options{IngressClass: "ramjet", ControllerName: compile.DefaultControllerName})
+	m.published(&res, true, time.Now())
+	m.observe(proxied("www.shop.example.com", "shop.example.com", apiRoute))
+	m.observe(proxied("shop.example.com", "shop.example.com", apiRoute))
+	m.observe(proxied("a.shop.example.org", "shop.example.com", apiRoute))
+	blog := proxied("blog.example.com", "blog.example.com", apiRoute)
+	m.observe(blog)
+	sc := scrapeMetrics(t, m)
+	for host, want := range map[string]float64{"www.shop.example.com": 1, "shop.example.com": 2, "blog.example.com": 1, "a.shop.example.org": 0} {
+		v, _ := sc.sum("nginx_ingress_controller_requests", map[string]string{"host": host})
+		require.Equal(t, want, v, host)
+	}
+}

@@ -279,6 +279,9 @@ type udpSession struct {
 	// the listening socket says (bound to every address): answers go out
 	// from it, as a client that connected its socket takes no other.
 	local netip.Addr
+	// peer is the endpoint the socket is connected to (udpSocket.connect),
+	// the zero AddrPort before the first exchange.
+	peer netip.AddrPort
 }
 
 // send forwards the client datagrams b's slots i to j-1 (this session's),
@@ -320,13 +323,22 @@ func (s *udpSession) send(b *udpBatch, i, j int, now int64, out *udpOut) {
 	if len(out.data) > 0 {
 		s.last.Store(now)
 	}
-	over := !s.active
+	over, to := !s.active, s.to
 	s.mu.Unlock()
 	m.in(bytes)
 	if failed, _ := s.up.send(out); failed > 0 {
 		for range failed {
 			m.failed("connect")
 		}
+		// nginx ends the session whose datagram its upstream socket did
+		// not take (an ICMP error from the endpoint reported to the send,
+		// say), so that the next one is balanced anew.
+		s.mu.Lock()
+		if s.active && s.to == to {
+			s.finish(streamOK)
+		}
+		over = !s.active
+		s.mu.Unlock()
 	}
 	out.reset()
 	s.endIfDrained(over)
@@ -364,6 +376,15 @@ func (s *udpSession) begin(now int64) bool {
 		e.Release()
 		m.failed("no_endpoint")
 		return false
+	}
+	if to != s.peer {
+		// Unconnected, the exchange waits out proxy-stream-timeout on
+		// an endpoint that refuses it, unheard: served on all the same.
+		if err := s.up.connect(to, s.peer.IsValid()); err != nil {
+			s.peer = netip.AddrPort{}
+		} else {
+			s.peer = to
+		}
 	}
 	s.ep, s.to, s.active, s.heard = e, to, true, now
 	s.r.exchanges.Add(1)
@@ -438,11 +459,32 @@ func (s *udpSession) answerLoop() {
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
-			continue // an ICMP port unreachable from the endpoint, say
+			s.refusedByEndpoint()
+			continue
 		}
 		s.answer(b)
 		s.up.release(b)
 	}
+}
+
+// refusedByEndpoint takes an error the socket read, an ICMP error from
+// the endpoint it is connected to (port unreachable): as nginx's upstream
+// read that fails, it counts as one of the exchange's answers, none sent
+// on, so that an exchange of one datagram ends at once (nginx's "udp
+// done", logged 200) and the client's next is balanced anew.
+func (s *udpSession) refusedByEndpoint() {
+	s.mu.Lock()
+	if s.active {
+		s.metrics.failed("connect")
+		s.answered++
+		s.heard = time.Now().UnixNano()
+		if s.answered >= s.responses*s.sent {
+			s.finish(streamOK)
+		}
+	}
+	over := !s.active
+	s.mu.Unlock()
+	s.endIfDrained(over)
 }
 
 // idleTimeout is proxy-stream-timeout as the last exchange had it. s.mu

@@ -4,6 +4,7 @@ import (
 	"net"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,4 +129,44 @@ func TestUDPExchangeMovesOffSilentEndpoint(t *testing.T) {
 
 	got := ask(3 * time.Second)
 	assert.NotEmpty(t, got, "the retrying client was never answered in 3 s after its endpoint left the table (proxy-stream-timeout 1 s)")
+}
+
+// An endpoint that refuses a UDP exchange (ICMP port unreachable: the pod
+// is there, its server is not) ends the exchange at once, as nginx's
+// session ends on the error its connected upstream socket reads, so that
+// the client's next datagram is balanced anew; it is not held on the
+// refusing endpoint for proxy-stream-timeout (600 s). Here one of the
+// Service's two endpoints refuses, and a client asking again and again
+// from one address is answered about every other time.
+func TestUDPRefusedExchangeEndsAtOnce(t *testing.T) {
+	deadConn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	require.NoError(t, err)
+	_, dead, _ := net.SplitHostPort(deadConn.LocalAddr().String())
+	deadConn.Close()
+	live := startUDPBackend(t, "live")
+
+	p := streamPort(t, "udp")
+	second := "---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\n" +
+		"metadata: {name: echo-udp-2, namespace: default, labels: {kubernetes.io/service-name: echo}}\n" +
+		"addressType: IPv4\nports: [{name: dns, port: " + live + ", protocol: UDP}]\nendpoints: [{addresses: [127.0.0.1]}]\n"
+	inst, _, _ := startStreams(t, streamManifests(nil, map[int]string{p: "default/echo:53"}, nil, dead, second), func(c *config) {
+		c.shutdownTimeout = 500 * time.Millisecond // an exchange left waiting
+	})
+	to, err := net.ResolveUDPAddr("udp", inst.streams.Addrs()["udp/"+strconv.Itoa(p)])
+	require.NoError(t, err)
+	client, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	require.NoError(t, err)
+	defer client.Close()
+
+	answered := 0
+	buf := make([]byte, 2048)
+	for i := range 10 {
+		_, err := client.WriteToUDP([]byte("q"+strconv.Itoa(i)), to)
+		require.NoError(t, err)
+		require.NoError(t, client.SetReadDeadline(time.Now().Add(200*time.Millisecond)))
+		if n, _, err := client.ReadFromUDP(buf); err == nil && strings.HasPrefix(string(buf[:n]), "live ") {
+			answered++
+		}
+	}
+	assert.GreaterOrEqual(t, answered, 4, "of 10 questions from one address, with one of two endpoints refusing")
 }

@@ -112,6 +112,49 @@ func (s *udpSocket) send(o *udpOut) (failed int, err error) {
 	return o.sys.failed, nil
 }
 
+// connect makes to the socket's only peer, in place of the one before:
+// the kernel then reports an ICMP error from it (port unreachable) to the
+// socket's next read or write, as nginx's connected upstream socket reads
+// it, where an unconnected socket never hears of it. The socket is first
+// disconnected, which unbinds its source address and port, so that the
+// new peer gets those its route gives (another family, another interface).
+func (s *udpSocket) connect(to netip.AddrPort, connected bool) error {
+	var sa unix.RawSockaddrInet6
+	n := toSockaddr(&sa, to, s.sys.v6)
+	if n == 0 {
+		return unix.EAFNOSUPPORT
+	}
+	var serr error
+	err := s.sys.rc.Control(func(fd uintptr) {
+		if connected {
+			unspec := unix.RawSockaddr{Family: unix.AF_UNSPEC}
+			if serr = rawConnect(fd, unsafe.Pointer(&unspec), uint32(unsafe.Sizeof(unspec))); serr != nil {
+				return
+			}
+		}
+		serr = rawConnect(fd, unsafe.Pointer(&sa), n)
+	})
+	if err != nil {
+		return err
+	}
+	return serr
+}
+
+// rawConnect is connect(2) with a raw address: AF_UNSPEC, which x/sys has
+// no Sockaddr for, disconnects.
+func rawConnect(fd uintptr, sa unsafe.Pointer, n uint32) error {
+	for {
+		_, _, e := unix.Syscall(unix.SYS_CONNECT, fd, uintptr(sa), uintptr(n))
+		switch e {
+		case 0:
+			return nil
+		case unix.EINTR:
+			continue
+		}
+		return e
+	}
+}
+
 // enablePktinfo asks for datagrams' destination addresses: an AF_INET6
 // socket gets IPv4 ones (of mapped peers) by IP_PKTINFO too.
 func enablePktinfo(fd int, v6 bool) error {

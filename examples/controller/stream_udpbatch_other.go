@@ -5,6 +5,7 @@ package main
 import (
 	"errors"
 	"net"
+	"net/netip"
 )
 
 // Without recvmmsg and sendmmsg, a batch is one datagram; a datagram's
@@ -49,3 +50,8 @@ func (s *udpSocket) send(o *udpOut) (failed int, err error) {
 	}
 	return failed, nil
 }
+
+// connect does nothing: a socket connected behind net's back takes no
+// address on write on the BSDs (EISCONN), and an ICMP error from an
+// endpoint goes unheard, its exchange left to proxy-stream-timeout.
+func (s *udpSocket) connect(netip.AddrPort, bool) error { return nil }

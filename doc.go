@@ -1135,8 +1135,9 @@
 //     run before the source ranges (a refused client still spends its
 //     rate), and a request refused by one rate is counted by none. A
 //     limit that does not parse closes the location (503 for everyone);
-//     a negative limit is no limit, as in ingress-nginx; a bad multiplier
-//     keeps 5 and a bad limit-whitelist exempts nobody.
+//     a negative limit, or an empty nginx.ingress.kubernetes.io/ one, is
+//     no limit, as in ingress-nginx; a bad multiplier keeps 5 and a bad
+//     limit-whitelist exempts nobody (an empty one is absent).
 //
 // A location whose backend has no ready endpoints (or no Service, port or
 // proxiable address) answers its 503 before its rate limits, source

@@ -205,6 +205,12 @@ func applySourceRange(field func(*policyValues) *sourceRange) func(v *annotation
 
 func applyLimit(field func(*policyValues) *limitValue) func(v *annotationValues, key, value string) error {
 	return func(v *annotationValues, key, value string) error {
+		if value == "" && strings.HasPrefix(key, NginxPrefix) {
+			// No validator runs on an empty value in ingress-nginx, and
+			// parseInt's InvalidContent is not a validation error, the
+			// only one its rate limit parser passes on: no limit.
+			return ratedError{fmt.Errorf("%s is empty, which ingress-nginx reads as no limit: not applied", key), Cosmetic}
+		}
 		v.requestW().set = true
 		l := field(v.requestW())
 		n, err := strconv.Atoi(value)

@@ -296,3 +296,25 @@ func FuzzPolicyValues(f *testing.F) {
 		}
 	})
 }
+
+// An empty limit-rps, limit-rpm or limit-connections is no limit in
+// ingress-nginx: no validator runs on an empty value, and parseInt's
+// InvalidContent is not a validation error, which alone the rate limit
+// parser passes on (annotations/ratelimit/main.go Parse).
+func TestEmptyLimitIsAbsent(t *testing.T) {
+	for _, key := range []string{"limit-rps", "limit-rpm", "limit-connections"} {
+		tab, ws := compileOK(t, protocolSnapshot(NginxPrefix+key, "", "kubernetes.io/ingress.class", "ramjet"), Options{})
+		require.Nil(t, tab.Lookup("shop.example.com", "/").Route.Policy, key)
+		require.Len(t, ws, 1, key)
+		require.Equal(t, AnnotationRejected, ws[0].Reason, key)
+		require.Equal(t, Cosmetic, ws[0].Severity(), ws[0].Message)
+
+		if key == "limit-rpm" {
+			continue
+		}
+		tab, _ = compileOK(t, protocolSnapshot(NginxPrefix+key, "", NginxPrefix+"limit-rpm", "60", "kubernetes.io/ingress.class", "ramjet"), Options{})
+		rl := tab.Lookup("shop.example.com", "/").Route.Policy.RateLimit
+		require.False(t, rl.Closed, key)
+		require.Equal(t, 60, rl.RPM, key)
+	}
+}

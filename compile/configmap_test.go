@@ -3,6 +3,7 @@ package compile
 import (
 	"fmt"
 	"net/http"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -329,4 +330,16 @@ func TestConfigMapRelativeRedirectsRejected(t *testing.T) {
 	require.NotNil(t, r.Redirect)
 	assert.False(t, r.Redirect.Relative, "the default, absolute_redirect on, is kept")
 	assert.Contains(t, tab.String(), "read=30s")
+}
+
+// proxy-real-ip-cidr is split as ingress-nginx splits it (splitAndTrimSpace,
+// template/configmap.go ReadConfig): empty entries make no set_real_ip_from
+// line, so a trailing comma still trusts the ranges written.
+func TestProxyRealIPCIDREmptyEntries(t *testing.T) {
+	c := ParseConfigMap(mkConfigMap("ingress", "nginx", map[string]string{
+		"use-forwarded-headers": "true", "proxy-real-ip-cidr": "10.0.0.0/8,,192.168.0.0/16,",
+	}))
+	assert.Empty(t, c.Warnings())
+	assert.Equal(t, []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.168.0.0/16")}, c.Router.ProxyRealIPCIDR)
+	assert.Contains(t, c.Keys, "proxy-real-ip-cidr")
 }

@@ -201,7 +201,19 @@ var Keys = map[string]Key{
 		return nil
 	}},
 	"proxy-real-ip-cidr": {read: func(p *parse, v string) (err error) {
-		p.s.ProxyRealIPCIDR, err = ParseSourceRanges(v)
+		// Split as ingress-nginx splits it (splitAndTrimSpace): an empty
+		// entry makes no set_real_ip_from line, and none trusts no peer.
+		var parts []string
+		for e := range strings.SplitSeq(v, ",") {
+			if e = strings.TrimSpace(e); e != "" {
+				parts = append(parts, e)
+			}
+		}
+		if len(parts) == 0 {
+			p.s.ProxyRealIPCIDR = []netip.Prefix{}
+			return nil
+		}
+		p.s.ProxyRealIPCIDR, err = ParseSourceRanges(strings.Join(parts, ","))
 		return err
 	}},
 	"use-proxy-protocol": {read: func(p *parse, v string) (err error) {

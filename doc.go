@@ -1397,7 +1397,9 @@
 //     as nginx inherits the http level's proxy_intercept_errors into a
 //     location that sets none. The ConfigMap key of that name turns off
 //     the global list's interception only (nginx's http level); it is not
-//     the annotation's default, which is "false".
+//     the annotation's default, which is "false". A list not intercepted
+//     still replaces the router's own answers to a failed exchange (502,
+//     504), as nginx's error_page does without proxy_intercept_errors.
 //   - limit-rate and limit-rate-after: whole kilobytes (strconv.Atoi, times
 //     1024, as ingress-nginx writes "<n>k"; zero or less is none, anything
 //     else AnnotationRejected). Per request, as nginx's limit_rate: by t
@@ -2524,8 +2526,8 @@
 //     disable-proxy-intercept-errors turning interception off, nginx's
 //     error_page directives stay and still replace the listed statuses
 //     nginx makes itself (a failed exchange's 502 and 504 among them),
-//     only the backend's pass; here nothing is replaced then, the
-//     router's own answers included (documented). The request to the
+//     only the backend's pass; so here (match.Response.OwnOnly), within
+//     the answers above. The request to the
 //     error backend: the client's body re-sent there, none here; a port the
 //     path names by name is X-Service-Port's value there, the Service
 //     port's number here (documented).

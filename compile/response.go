@@ -247,13 +247,16 @@ func (b *builder) responseOf(ing *ingress) *match.Response {
 	}
 	// nginx's proxy_intercept_errors: "on" in the location with codes of
 	// its own unless the annotation says otherwise, else the http level's.
+	// Without it the error_page lines still take nginx's own answers.
 	switch {
-	case rv.codesSet && (!rv.noIntercept || b.globalIntercepts()):
+	case rv.codesSet:
 		spec.ErrorCodes = rv.codes
 		spec.ErrorBackend = b.errorBackend(ing)
-	case !rv.codesSet && b.globalIntercepts():
+		spec.OwnOnly = rv.noIntercept && !b.globalIntercepts()
+	case len(b.globalCodes()) > 0:
 		spec.ErrorCodes = b.globalCodes()
 		spec.ErrorBackend = b.globalErrorBackend()
+		spec.OwnOnly = !b.globalIntercepts()
 	}
 	spec.Mirror = b.mirrorOf(ing, rv)
 	if spec.ErrorCodes == nil && spec.LimitRate == 0 && spec.Mirror == nil && !spec.NoAccessLog && !spec.RewriteLog {
@@ -312,13 +315,14 @@ func (b *builder) globalIntercepts() bool {
 }
 
 // globalResponse is the Response of a location without response
-// annotations: the global custom-http-errors, or nil.
+// annotations: the global custom-http-errors, or nil. Without the http
+// level's interception they take the router's own answers only.
 func (b *builder) globalResponse() *match.Response {
-	if !b.globalIntercepts() {
+	if len(b.globalCodes()) == 0 {
 		return nil
 	}
 	if b.globalResp == nil {
-		r, err := match.NewResponse(match.Response{ErrorCodes: b.globalCodes(), ErrorBackend: b.globalErrorBackend()})
+		r, err := match.NewResponse(match.Response{ErrorCodes: b.globalCodes(), ErrorBackend: b.globalErrorBackend(), OwnOnly: !b.globalIntercepts()})
 		if err != nil {
 			panic("compile: global custom-http-errors: " + err.Error()) // Options.Validate checked them
 		}

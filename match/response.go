@@ -26,6 +26,11 @@ type Response struct {
 	// @location: the backend's head and body are dropped and the client
 	// gets the error backend's answer, its status included.
 	ErrorCodes []int
+	// OwnOnly: ErrorCodes replace only the answers the router makes
+	// itself (502 unreachable, 503 no endpoints, 504 …), and a backend's
+	// pass (disable-proxy-intercept-errors): nginx's error_page without
+	// proxy_intercept_errors, which governs only proxied answers.
+	OwnOnly bool
 	// ErrorBackend answers the intercepted statuses: the Ingress's
 	// default-backend Service, else the global default backend. Nil:
 	// there is none, and the answer is a 404, as from ingress-nginx's
@@ -304,7 +309,11 @@ func responseLine(b *strings.Builder, r *Response) {
 		if r.ErrorBackend != nil {
 			to = r.ErrorBackend.ID
 		}
-		parts = append(parts, "custom-http-errors "+strings.Join(codes, ",")+" -> "+to)
+		s := "custom-http-errors " + strings.Join(codes, ",") + " -> " + to
+		if r.OwnOnly {
+			s += " (the router's own answers only)"
+		}
+		parts = append(parts, s)
 	}
 	if r.LimitRate > 0 {
 		s := "limit-rate " + strconv.FormatInt(r.LimitRate, 10) + "B/s"
@@ -354,6 +363,11 @@ func (e *encoder) response(r *Response) {
 	e.num(len(r.ErrorCodes))
 	for _, c := range r.ErrorCodes {
 		e.num(c)
+	}
+	if r.OwnOnly {
+		// Only when set, so digests of tables without it stay as they
+		// were: no code is negative, nor is backendRef's flag.
+		e.num(-1)
 	}
 	e.backendRef(r.ErrorBackend)
 	e.num(int(r.LimitRate))

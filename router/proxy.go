@@ -542,7 +542,7 @@ func (r *Router) exchangeFailed(x *exchange, req *http.Request, err error) {
 		r.logger.Debug("client request body failed", "backend", x.backend.ID, "error", x.reqBody.failure())
 		if x.status == 0 {
 			closeAfter(x, req)
-			a.write(x, x.grpc)
+			x.answer(a)
 		}
 		return
 	}
@@ -553,7 +553,7 @@ func (r *Router) exchangeFailed(x *exchange, req *http.Request, err error) {
 		r.logger.Warn("backend request failed",
 			"backend", x.backend.ID, "endpoint", x.endpoint.Addr, "reason", x.reason, "error", err)
 		if x.status == 0 {
-			ansUpstreamTimeout.write(x, x.grpc)
+			x.answer(ansUpstreamTimeout)
 		}
 		return
 	}
@@ -577,7 +577,7 @@ func (r *Router) exchangeFailed(x *exchange, req *http.Request, err error) {
 	if x.status != 0 {
 		return // a 101 or other answer is already on its way
 	}
-	a.write(x, x.grpc)
+	x.answer(a)
 }
 
 // unreachable reports a failure to open the connection (dial or TLS

@@ -122,6 +122,9 @@ type responseWriter struct {
 	// that was, whose head and body are then dropped.
 	codes  *match.Response
 	caught int
+	// own: the answer is the router's own, not the backend's (see
+	// exchange.answer).
+	own bool
 	// page is the error backend's exchange, for the record; nil until
 	// one is asked.
 	page *ErrorPage
@@ -139,14 +142,23 @@ func (w *responseWriter) Header() http.Header { return w.w.Header() }
 // stalled body does not hold the error page back.
 func (x *exchange) intercepts(status int) bool {
 	w, ok := x.w.(*responseWriter)
-	return ok && w.codes != nil && status >= 300 && w.codes.Intercepts(status)
+	return ok && w.codes != nil && !w.codes.OwnOnly && status >= 300 && w.codes.Intercepts(status)
+}
+
+// answer writes the router's own answer a through the exchange: error
+// pages that take only the router's answers (OwnOnly) take it.
+func (x *exchange) answer(a answer) {
+	if w, ok := x.w.(*responseWriter); ok {
+		w.own = true
+	}
+	a.write(x, x.grpc)
 }
 
 func (w *responseWriter) WriteHeader(code int) {
 	if w.caught != 0 {
 		return
 	}
-	if code >= 300 && w.codes != nil && w.codes.Intercepts(code) {
+	if code >= 300 && w.codes != nil && (w.own || !w.codes.OwnOnly) && w.codes.Intercepts(code) {
 		w.caught = code
 		return
 	}

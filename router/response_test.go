@@ -558,3 +558,35 @@ func TestCustomErrorPageBackendTimeout(t *testing.T) {
 	assert.Equal(t, http.StatusBadGateway, res.StatusCode)
 	_ = body(t, res)
 }
+
+// TestCustomErrorPageOwnAnswersOnly: error pages without interception
+// (disable-proxy-intercept-errors) replace the router's own answers, as
+// nginx's error_page takes the 502 it makes for a backend it cannot
+// reach whatever proxy_intercept_errors says, while the backend's own 502
+// passes as it came. On both upstream paths.
+func TestCustomErrorPageOwnAnswersOnly(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    Options
+	}{{"pool", Options{}}, {"transport", Options{Transport: &http.Transport{}}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errAddr := echoBackend(t, "errors")
+			errs := httpBackend("prod/errors:80", errAddr)
+			resp := &match.Response{ErrorCodes: []int{502}, ErrorBackend: errs, OwnOnly: true}
+			r := newTestRouter(tc.o)
+			t.Cleanup(r.CloseIdleConnections)
+
+			r.Publish(responseTable(httpBackend("prod/web:80", deadAddr(t)), resp, errs))
+			res := serve(r, http.MethodGet, "app.example.com", "/", nil)
+			assert.Equal(t, http.StatusOK, res.StatusCode, "the router's 502: the error page")
+			assert.Equal(t, "502", res.Header.Get("Seen-X-Code"))
+			assert.Equal(t, "errors\n", body(t, res))
+
+			r.Publish(responseTable(httpBackend("prod/web:80", errorStatusBackend(t)), resp, errs))
+			res = serve(r, http.MethodGet, "app.example.com", "/", http.Header{"X-Answer": {"502"}})
+			assert.Equal(t, http.StatusBadGateway, res.StatusCode, "the backend's 502 passes")
+			assert.Equal(t, "yes", res.Header.Get("X-From-Backend"))
+			assert.Equal(t, "the backend's own body\n", body(t, res))
+		})
+	}
+}

@@ -231,7 +231,7 @@ func (r *Router) forward(s *requestState) {
 	}
 	if !x.pick() {
 		x.reason = ansNoEndpoints.reason
-		ansNoEndpoints.write(x, s.grpc)
+		x.answer(ansNoEndpoints)
 		ended = true
 		return
 	}

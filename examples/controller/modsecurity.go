@@ -669,10 +669,11 @@ func (ms *modSecurity) inspectBody(tx types.Transaction, g *txGuard, w http.Resp
 	limit, stream := ms.bodyLimit(m)
 	if tx.IsRequestBodyAccessible() && req.Body != nil && req.Body != http.NoBody && !stream && !isGRPC(req) {
 		var r io.Reader = &deadlineReader{r: req.Body, rc: http.NewResponseController(w), timeout: ms.bodyTimeout}
+		lr := &io.LimitedReader{R: r, N: limit + 1}
 		if limit > 0 {
 			// One byte more than the limit: the router's body step
 			// then refuses the body with 413 as it would without a WAF.
-			r = io.LimitReader(r, limit+1)
+			r = lr
 		}
 		it, _, err := tx.ReadRequestBodyFrom(r)
 		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
@@ -682,9 +683,11 @@ func (ms *modSecurity) inspectBody(tx types.Transaction, g *txGuard, w http.Resp
 		if rest, rerr := tx.RequestBodyReader(); rerr == nil {
 			req.Body = &inspectedBody{Reader: io.MultiReader(&guardedReader{g: g, r: rest}, req.Body), Closer: req.Body}
 		}
-		if err != nil {
+		if err != nil || limit > 0 && lr.N == 0 {
 			// The router's body step answers a body that failed (400,
-			// 408) when it reads on; the part read is handed on.
+			// 408) or is over the limit (413) when it reads on; the
+			// part read is handed on. nginx answers so while reading
+			// the body for ModSecurity, before phase 2.
 			return nil
 		}
 	}

@@ -415,3 +415,31 @@ func TestModSecurityBodyAfterUnavailable(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "the head phase comes before the 503")
 }
+
+// TestModSecurityBodyOverLimit: a chunked body over the location's
+// proxy-body-size gets nginx's 413, which nginx answers while reading the
+// body for ModSecurity, before its request-body phase runs: a phase-2
+// rule does not see the part read.
+func TestModSecurityBodyOverLimit(t *testing.T) {
+	inst, _ := startWAF(t, map[string]map[string]string{
+		"on.test": {"enable-modsecurity": "true", "proxy-body-size": "16",
+			"modsecurity-snippet": "SecRuleEngine On\nSecRequestBodyAccess On\n" +
+				"SecRule ARGS \"@contains evilpayload\" \"id:1001,phase:2,deny,status:403\""},
+	}, modSecuritySettings{})
+	post := func(form string) int {
+		// A reader of unknown length: the body is sent chunked, with no
+		// Content-Length the router could refuse before reading it.
+		req, err := http.NewRequest(http.MethodPost, "http://"+inst.HTTPAddr+"/", io.MultiReader(strings.NewReader(form)))
+		require.NoError(t, err)
+		req.Host = "on.test"
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	assert.Equal(t, http.StatusForbidden, post("x=evilpayload"), "within the limit: inspected")
+	assert.Equal(t, http.StatusRequestEntityTooLarge, post("x=evilpayload&y=0123456789"), "over it: 413")
+	assert.Equal(t, http.StatusOK, post("x=fine"))
+}

@@ -2657,7 +2657,9 @@
 //     proxy-request-buffering "off"). modsecurity-transaction-id expands
 //     $request_id (the request's X-Request-ID, given to one that has none),
 //     $host, $remote_addr and $http_<name>, and keeps other variables as
-//     written (documented; the migration report says so per Ingress).
+//     written (documented; the migration report says so per Ingress); a
+//     value ingress-nginx's validator refuses is not applied, there and
+//     here (AnnotationRejected, from the controller).
 //   - ModSecurity rules that do not build (a modsecurity-snippet Coraza
 //     refuses, an Include of another file): nginx refuses the whole
 //     configuration there and the previous one keeps serving; here the

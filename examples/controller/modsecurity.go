@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -295,9 +296,21 @@ func (st *wafState) location(ext *match.Extensions) (on bool, key wafKey, txID s
 		key.owasp, _ = strconv.ParseBool(v)
 	}
 	key.snippet, _ = ext.Get("modsecurity-snippet")
-	txID, _ = ext.Get("modsecurity-transaction-id")
+	if v, ok := ext.Get("modsecurity-transaction-id"); ok && validTransactionID(v) {
+		txID = v
+	}
 	return true, key, txID
 }
+
+// validTransactionID is ingress-nginx's validator of
+// modsecurity-transaction-id (parser.NGINXVariable, spaces aside): a
+// value it refuses is not applied, and the transaction gets the default
+// ID.
+func validTransactionID(v string) bool {
+	return transactionIDChars.MatchString(strings.ReplaceAll(v, " ", ""))
+}
+
+var transactionIDChars = regexp.MustCompile(`^[A-Za-z0-9_${}-]*$`)
 
 // directives are the rules of a location with key under the ConfigMap's
 // settings g, in ingress-nginx's order: the http block's, then the
@@ -372,7 +385,7 @@ func (ms *modSecurity) prepare(g modSecuritySettings, table *match.Table) []comp
 	st := &wafState{global: g, engines: map[wafKey]*wafEngine{}}
 	var warns []compile.Warning
 	var globalErr error
-	warned := map[match.Source]bool{}
+	warned, badTxID := map[match.Source]bool{}, map[match.Source]bool{}
 	need := func(ext *match.Extensions, src match.Source) {
 		on, key, _ := st.location(ext)
 		if !on {
@@ -392,6 +405,13 @@ func (ms *modSecurity) prepare(g modSecuritySettings, table *match.Table) []comp
 		if e.err != nil && !warned[ing] {
 			warned[ing] = true
 			warns = append(warns, modSecurityWarning(ing, key, e.err, globalErr))
+		}
+		if v, ok := ext.Get("modsecurity-transaction-id"); ok && !validTransactionID(v) && !badTxID[ing] {
+			badTxID[ing] = true
+			warns = append(warns, compile.Warning{Reason: compile.AnnotationRejected,
+				Object:  compile.Ref{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name},
+				Field:   "metadata.annotations[" + compile.NginxPrefix + "modsecurity-transaction-id]",
+				Message: fmt.Sprintf("modsecurity-transaction-id %q has a character ingress-nginx does not accept there (letters, digits, -, _, $, { and }); not applied, the transaction takes the request ID", v)})
 		}
 	}
 	if g.Enable {

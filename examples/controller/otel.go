@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"net"
@@ -77,8 +78,10 @@ var otelConfigMapKeys = map[string]func(c *config, v string) error{
 		return fmt.Errorf("want AlwaysOn, AlwaysOff or TraceIdRatioBased")
 	},
 	"otel-sampler-ratio": func(c *config, v string) error {
+		// ingress-nginx takes any float; the SDK's TraceIdRatioBasedSampler
+		// clamps it to [0, 1], as sampler does.
 		r, err := strconv.ParseFloat(v, 32)
-		if err != nil || r < 0 || r > 1 {
+		if err != nil || math.IsNaN(r) || math.IsInf(r, 0) {
 			return fmt.Errorf("want a number from 0 to 1")
 		}
 		c.otel.Ratio = r

@@ -390,3 +390,29 @@ func TestOpenTelemetryBatchKeysClamped(t *testing.T) {
 	require.Len(t, warns, 1)
 	assert.Equal(t, 2048, c.otel.MaxQueueSize, "a value that is no number keeps the default")
 }
+
+// TestOpenTelemetrySamplerRatioClamped: ingress-nginx types
+// otel-sampler-ratio as a float and writes it into the module's toml as
+// it is; the SDK's TraceIdRatioBasedSampler clamps it to [0, 1]. So "1.5"
+// samples every trace and "-0.5" none, rather than warn and fall back to
+// the default 0.01; a value that is no finite number still warns.
+func TestOpenTelemetrySamplerRatioClamped(t *testing.T) {
+	def := defaultOtelSettings()
+	def.Sampler = "TraceIdRatioBased"
+	for _, c := range []struct {
+		v    string
+		want otelSampler
+		warn bool
+	}{
+		{"1.5", otelSampler{parentBased: true, all: true}, false},
+		{"-0.5", otelSampler{parentBased: true, none: true}, false},
+		{"0.5", otelSampler{parentBased: true, bound: 1 << 62}, false},
+		{"NaN", def.sampler(), true},
+		{"half", def.sampler(), true},
+	} {
+		cfg := flagsWith(t)
+		warns := applyConfigMap(&cfg, cmData(map[string]string{"otel-sampler": "TraceIdRatioBased", "otel-sampler-ratio": c.v}), cfg.flagsSet)
+		assert.Equal(t, c.warn, len(warns) == 1, "%s: %v", c.v, warns)
+		assert.Equal(t, c.want, cfg.otel.sampler(), c.v)
+	}
+}

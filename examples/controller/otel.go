@@ -22,6 +22,7 @@ import (
 
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/router"
+	"ramjet.dev/ramjet/router/configmap"
 )
 
 // OpenTelemetry (SPEC §23): the library decides which locations are
@@ -88,7 +89,7 @@ var otelConfigMapKeys = map[string]func(c *config, v string) error{
 		return nil
 	},
 	"otel-sampler-parent-based": func(c *config, v string) (err error) {
-		c.otel.ParentBased, err = strconv.ParseBool(v)
+		c.otel.ParentBased, err = configmap.ParseBool(v)
 		return err
 	},
 	"otel-max-queuesize":         otelInt(func(s *otelSettings, n int) { s.MaxQueueSize = max(n, 1) }),
@@ -100,10 +101,11 @@ var otelConfigMapKeys = map[string]func(c *config, v string) error{
 }
 
 // otelInt is a key holding a 32-bit number, as ingress-nginx's ConfigMap
-// types them; set clamps it as the module does (agent_config.cpp).
+// types them and mapstructure reads them (any base strconv's base 0
+// reads); set clamps it as the module does (agent_config.cpp).
 func otelInt(set func(*otelSettings, int)) func(c *config, v string) error {
 	return func(c *config, v string) error {
-		n, err := strconv.ParseInt(v, 10, 32)
+		n, err := strconv.ParseInt(v, 0, 32)
 		if err != nil {
 			return fmt.Errorf("want a whole number")
 		}

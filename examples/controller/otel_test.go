@@ -416,3 +416,16 @@ func TestOpenTelemetrySamplerRatioClamped(t *testing.T) {
 		assert.Equal(t, c.want, cfg.otel.sampler(), c.v)
 	}
 }
+
+// TestOpenTelemetryKeysWeaklyTyped: ingress-nginx decodes its ConfigMap
+// with mapstructure's weak typing, as the router's keys are read
+// (router/configmap): a number in any base strconv.ParseInt's base 0
+// reads, and "" as false.
+func TestOpenTelemetryKeysWeaklyTyped(t *testing.T) {
+	c := flagsWith(t)
+	warns := applyConfigMap(&c, cmData(map[string]string{"otel-max-queuesize": "0x800", "otel-max-export-batch-size": "010", "otel-sampler-parent-based": ""}), c.flagsSet)
+	assert.Empty(t, warns)
+	assert.Equal(t, 2048, c.otel.MaxQueueSize)
+	assert.Equal(t, 8, c.otel.MaxExportBatchSize)
+	assert.False(t, c.otel.ParentBased)
+}

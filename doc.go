@@ -904,9 +904,11 @@
 // normalized request path (§13), $12 is group 1 then "2", a group the
 // pattern lacks or that did not take part is empty; $scheme and $host are
 // the client's scheme and the request host. A path equal to the target is
-// left alone. The value must pass ingress-nginx's own validator (letters,
-// digits, "-._~/:" and "$"); anything else is AnnotationRejected and, as
-// there, ignored. With ramjet.dev/, captures are written ${1} (${0} the
+// left alone, but not the location "p/" ingress-nginx adds for a Prefix
+// path "p" (updateServerLocations): that one is rewritten, and puts the
+// host in regex mode. The value must pass ingress-nginx's own validator
+// (letters, digits, "-._~/:" and "$"); anything else is AnnotationRejected
+// and, as there, ignored. With ramjet.dev/, captures are written ${1} (${0} the
 // whole match) and only the Ingress's own paths are affected, with no regex
 // mode: an Exact or regex match gets the target outright, a Prefix match
 // has the matched leading segments replaced and keeps the rest ("/api" →

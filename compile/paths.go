@@ -136,6 +136,11 @@ func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkin
 			Regexp:   k.re,
 			Location: b.location(ing, p, v),
 		}
+		if twin, ok := prefixTwin(p); ok && k.typ == match.Regex && k.key == twin {
+			// ingress-nginx's "p/" location of a Prefix path in regex mode
+			// (modeKeys): a rewrite-target equal to "p" rewrites it.
+			r.Rewrite = b.routeRewrite(ing, twin)
+		}
 		if backend == nil {
 			backend = b.useBackend(ing, p.Backend.Service, field, ".backend.service", true)
 			if ing.ann.trafficR().affinity.key != "" && !slices.Contains(ing.routed, backend) {

@@ -206,6 +206,32 @@ func (v *rewriteValues) nginxRegex(path string) (string, bool) {
 	return "", false
 }
 
+// nginxPathRegex is nginxRegex for a declared path and the location
+// ingress-nginx adds for it: a Prefix path its Ingress does not rewrite
+// becomes the location "p/" (updateServerLocations, location.go), which a
+// rewrite-target equal to "p" no longer equals, so that location rewrites
+// and puts the host in regex mode.
+func (v *rewriteValues) nginxPathRegex(p *networkingv1.HTTPIngressPath) (string, bool) {
+	if key, ok := v.nginxRegex(declaredPath(p)); ok {
+		return key, true
+	}
+	if twin, ok := prefixTwin(p); ok {
+		return v.nginxRegex(twin)
+	}
+	return "", false
+}
+
+// prefixTwin is the path ingress-nginx's updateServerLocations gives the
+// location of a Prefix path that does not end in "/" (normalizePrefixPath:
+// "p/"), beside an Exact copy that keeps "p".
+func prefixTwin(p *networkingv1.HTTPIngressPath) (string, bool) {
+	raw := declaredPath(p)
+	if p.PathType == nil || *p.PathType != networkingv1.PathTypePrefix || strings.HasSuffix(raw, "/") {
+		return "", false
+	}
+	return raw + "/", true
+}
+
 // markRegexHosts finds the hosts in regex mode and warns RegexModeHost on
 // every Ingress with paths there: the ones that caused it, naming their
 // annotation, and the others, naming the oldest cause. Only Ingresses with
@@ -228,7 +254,7 @@ func (b *builder) markRegexHosts() {
 			key, ok := "", false
 			if rule.HTTP != nil {
 				for j := range rule.HTTP.Paths {
-					if key, ok = rv.nginxRegex(declaredPath(&rule.HTTP.Paths[j])); ok {
+					if key, ok = rv.nginxPathRegex(&rule.HTTP.Paths[j]); ok {
 						break
 					}
 				}
@@ -472,8 +498,9 @@ func (b *builder) checkRewrites() {
 					continue
 				}
 				for j := range rule.HTTP.Paths {
-					path := declaredPath(&rule.HTTP.Paths[j])
-					used = used || native(rv.targetKey) || rv.nginxRewrites(path)
+					p := &rule.HTTP.Paths[j]
+					twin, _ := prefixTwin(p)
+					used = used || native(rv.targetKey) || rv.nginxRewrites(declaredPath(p)) || twin != "" && rv.nginxRewrites(twin)
 				}
 			}
 		}

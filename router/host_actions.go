@@ -16,7 +16,9 @@ import (
 //     every request to it answers 308 to <scheme>://<host>:<port><request-uri>,
 //     the last byte of the request-uri dropped when it is "/" (ingress-nginx's
 //     ngx_srv_redirect.lua). The port is the one the request arrived on, or
-//     X-Forwarded-Port where forwarded headers are trusted.
+//     X-Forwarded-Port where forwarded headers are trusted; the scheme is
+//     the connection's, or X-Forwarded-Proto where trusted (a PROXY
+//     protocol header naming port 443 does not make it https there).
 //   - app-root: a request whose normalized path is "/" answers 302 to
 //     <scheme>://<Host header as sent><app-root> (nginx's "$scheme://$http_host"),
 //     from the server's rewrite phase, before any location.
@@ -65,7 +67,12 @@ func (r *Router) redirectAction(req *http.Request, res match.Result, host, path,
 			uri += "?" + query
 		}
 		uri = strings.TrimSuffix(uri, "/")
-		loc := scheme + "://" + h.WWWTo + ":" + r.redirectPort(req, scheme) + uri
+		// ngx_srv_redirect.lua's scheme is ngx.var.scheme or a trusted
+		// X-Forwarded-Proto, never a PROXY protocol header's port 443,
+		// and goes with the socket's port: https there would send the
+		// client to a TLS handshake with a plain-HTTP port.
+		twin := r.forwardedProto(req)
+		loc := twin + "://" + h.WWWTo + ":" + r.redirectPort(req, twin) + uri
 		return redirectAnswer(http.StatusPermanentRedirect, ReasonWWWRedirect, loc), loc, true, true
 	case h != nil && h.AppRoot != "" && clean == "/" && appRoot:
 		hostPort, ok := hostAsSent(req.Host)

@@ -90,3 +90,22 @@ func TestRedirectPortSocketPort(t *testing.T) {
 	require.Equal(t, 308, rec.Code)
 	require.Equal(t, "http://shop.example.com:8080/x", rec.Header().Get("Location"))
 }
+
+// A www twin's redirect keeps the connection's scheme behind a PROXY
+// protocol header naming port 443: ingress-nginx's ngx_srv_redirect.lua
+// takes ngx.var.scheme (and X-Forwarded-Proto only with
+// use-forwarded-headers), never proxy_protocol_server_port, and the port
+// is the socket's. An https scheme with the plain socket's port would
+// send the client to a TLS handshake with a plain-HTTP port.
+func TestWWWRedirectBehindProxyProtocol(t *testing.T) {
+	r := newTestRouter(Options{})
+	r.Publish(redirectActionTable("10.0.0.1:80"))
+	req := httptest.NewRequest(http.MethodGet, "/x", nil)
+	req.Host = "www.shop.example.com"
+	ctx := context.WithValue(req.Context(), http.LocalAddrContextKey, &net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 443})
+	ctx = PeerIsClient(SocketPort(ctx, 80), func() bool { return false })
+	rec := httptest.NewRecorder()
+	r.ServeHTTP(rec, req.WithContext(ctx))
+	require.Equal(t, 308, rec.Code)
+	require.Equal(t, "http://shop.example.com:80/x", rec.Header().Get("Location"))
+}

@@ -215,6 +215,13 @@ func (r *Router) clientProto(req *http.Request) string {
 	if proxiedHTTPS(req) {
 		return "https"
 	}
+	return r.forwardedProto(req)
+}
+
+// forwardedProto is clientProto without the PROXY protocol header's
+// destination port: the connection's scheme, or the trusted
+// X-Forwarded-Proto.
+func (r *Router) forwardedProto(req *http.Request) string {
 	if r.live.Load().trustForwardedProto {
 		if v := req.Header["X-Forwarded-Proto"]; len(v) > 0 {
 			p, _, _ := strings.Cut(v[0], ",")

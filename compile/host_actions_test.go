@@ -26,3 +26,25 @@ func TestAliasLookup(t *testing.T) {
 	require.Equal(t, "Ingress prod/web", w.Winner.String())
 	require.True(t, strings.Contains(tab.String(), "  alias shop.example.org\n"), tab.String())
 }
+
+// ingress-nginx inserts a host's default location first, and a "/" path
+// that is not Exact takes its place: among equal paths insertion decides
+// the app-root, so a newer Prefix "/" answers before an older Exact "/"
+// (controller.go getBackendServers, stable sorts on Location.Path).
+func TestAppRootReplacedDefaultLocationFirst(t *testing.T) {
+	s := mkSnapshot(
+		mkClass("ramjet", "ramjet.dev/ingress"),
+		mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.1"),
+		mkIngress("prod", "exact-root", 1, withAnnotations(NginxPrefix+"app-root", "/e"),
+			withRules(mkRule("rank.example.com", exact("/", "web", 80)))),
+		mkIngress("prod", "prefix-root", 2, withAnnotations(NginxPrefix+"app-root", "/p"),
+			withRules(mkRule("rank.example.com", prefix("/", "web", 80)))),
+	)
+	tab, ws := compileOK(t, s, Options{})
+	vh := tab.VirtualHostByName("rank.example.com")
+	require.NotNil(t, vh.Actions)
+	require.Equal(t, "/p", vh.Actions.AppRoot)
+	require.Len(t, ws, 1, warningText(ws))
+	require.Equal(t, AnnotationConflict, ws[0].Reason)
+	require.Equal(t, "exact-root", ws[0].Object.Name)
+}

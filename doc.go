@@ -297,9 +297,10 @@
 //     answers of a listed type, text/html always, whose Content-Length,
 //     when there is one, is not below the minimum, to HTTP/1.1 clients
 //     that accept gzip, with Vary: Accept-Encoding), server-tokens
-//     (ServerTokens: "false", the default, sends no Server header, "true"
-//     sends "Server: ramjet" on every answer; a backend's own is never
-//     passed on, as nginx's proxy_hide_header hides it), enable-brotli
+//     (ServerTokens: "false", the default, sends no Server header, not
+//     even an add-headers one, "true" sends "Server: ramjet" on every
+//     answer, or the add-headers Server; a backend's own is never passed
+//     on, as nginx's proxy_hide_header hides it), enable-brotli
 //     with brotli-level, brotli-min-length and brotli-types (Brotli: the
 //     answers gzip would compress, in br to a client that accepts it,
 //     preferred over gzip as ngx_brotli's filter runs first; the encoder

@@ -16,7 +16,10 @@ import (
 // over the client's), expanding the variables in their values per request
 // (match.HeaderValue). A value that is empty, as written or expanded,
 // clears the header: proxy_set_header does not pass it, more_set_headers
-// removes it.
+// removes it. An add-headers Server is sent only with server tokens on:
+// nginx.tmpl's "more_clear_headers Server" for server-tokens "false"
+// follows the add-headers' more_set_headers at the http level, and
+// headers-more runs them in order.
 
 // configMapHeaders are the two sets, canonical names; nil when both are
 // empty, so a request without them reads one pointer. A name whose value
@@ -27,6 +30,9 @@ type configMapHeaders struct {
 	// request (forRequest); nil when none does, and then the sets are
 	// shared by every request.
 	vars []varHeader
+	// noServer is the sets without an add-headers Server, for a router
+	// without server tokens; nil when add has none.
+	noServer *configMapHeaders
 }
 
 // varHeader is a header whose values hold variables: of proxy, else add.
@@ -80,6 +86,25 @@ func newConfigMapHeaders(add, proxy http.Header, logger *slog.Logger) *configMap
 		return out
 	}
 	c.add, c.proxy = read(add, "AddHeaders", false), read(proxy, "ProxySetHeaders", true)
+	isServer := func(h varHeader) bool { return !h.proxy && h.name == "Server" }
+	if _, ok := c.add["Server"]; ok || slices.ContainsFunc(c.vars, isServer) {
+		ns := *c
+		ns.add = maps.Clone(c.add)
+		delete(ns.add, "Server")
+		ns.vars = slices.DeleteFunc(slices.Clone(c.vars), isServer)
+		if len(ns.vars) == 0 {
+			ns.vars = nil // forRequest's shared sets
+		}
+		c.noServer = &ns
+	}
+	return c
+}
+
+// withoutServer is c for a router without server tokens (see above).
+func (c *configMapHeaders) withoutServer() *configMapHeaders {
+	if c.noServer != nil {
+		return c.noServer
+	}
 	return c
 }
 

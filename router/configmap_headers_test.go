@@ -3,6 +3,7 @@ package router
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,6 +90,26 @@ func TestConfigMapHeadersValues(t *testing.T) {
 			t.Fatal("copied")
 		}
 	}))
+}
+
+// TestConfigMapHeadersServer: an add-headers Server, literal or with
+// variables, reaches the client only with server tokens on, as
+// nginx.tmpl's more_clear_headers Server follows the add-headers when
+// server-tokens is "false"; the other add-headers stay either way.
+func TestConfigMapHeadersServer(t *testing.T) {
+	for _, v := range []string{"edge/1.0", "edge-$host"} {
+		for _, tokens := range []string{"", "ramjet"} {
+			r := newTestRouter(Options{ServerTokens: tokens, AddHeaders: http.Header{"server": {v}, "X-A": {"1"}}})
+			res := serve(r, http.MethodGet, "nowhere.test", "/", nil)
+			res.Body.Close()
+			want := []string(nil)
+			if tokens != "" {
+				want = []string{strings.ReplaceAll(v, "$host", "nowhere.test")}
+			}
+			assert.Equal(t, want, res.Header.Values("Server"), "value %q, server tokens %q", v, tokens)
+			assert.Equal(t, "1", res.Header.Get("X-A"))
+		}
+	}
 }
 
 // TestLimitStatusCode444Closes: limit-req-status-code 444 closes the

@@ -63,6 +63,9 @@ func (r *Router) decorate(dc *decoration, s *requestState, live *liveSettings) {
 		s.hsts = r.setHSTS(s.w.Header(), s.req, &s.d)
 	case &decorConfigMap:
 		if s.cmh = r.cmHeaders.Load(); s.cmh != nil {
+			if live.serverTokens == nil {
+				s.cmh = s.cmh.withoutServer()
+			}
 			s.cmh = r.forRequest(s.cmh, s)
 			s.cmh.setAdded(s.w.Header())
 		}

@@ -19,7 +19,9 @@ import (
 // removes it. An add-headers Server is sent only with server tokens on:
 // nginx.tmpl's "more_clear_headers Server" for server-tokens "false"
 // follows the add-headers' more_set_headers at the http level, and
-// headers-more runs them in order.
+// headers-more runs them in order, a location's own after the http
+// level's (ngx_http_headers_more_merge_loc_conf prepends the parent's):
+// so a location's CORS and snippet headers go over the add-headers.
 
 // configMapHeaders are the two sets, canonical names; nil when both are
 // empty, so a request without them reads one pointer. A name whose value

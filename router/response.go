@@ -293,7 +293,6 @@ func (r *Router) serveErrorPage(s *requestState, x *exchange, rw *responseWriter
 		x.reason = ""
 	}
 	x.status = status
-	x.added.apply(h, status)
 	if x.returnID {
 		h["X-Request-Id"] = []string{x.requestID}
 	}
@@ -306,6 +305,7 @@ func (r *Router) serveErrorPage(s *requestState, x *exchange, rw *responseWriter
 	if x.cmh != nil {
 		x.cmh.setAdded(h)
 	}
+	x.added.apply(h, status) // over the ConfigMap's, as WriteHeader
 	if a.status != 0 {
 		a.write(rw.w, false)
 		x.written = int64(len(a.body))

@@ -647,9 +647,6 @@ func (x *exchange) WriteHeader(code int) {
 	}
 	if (code >= 200 || code == http.StatusSwitchingProtocols) && x.status == 0 {
 		x.status = code
-		if x.added.any() {
-			x.added.apply(x.w.Header(), code)
-		}
 		if x.returnID {
 			// Over whatever the backend sent: the client gets the ID the
 			// router logged and forwarded.
@@ -660,6 +657,12 @@ func (x *exchange) WriteHeader(code int) {
 		}
 		if x.cmh != nil {
 			x.cmh.setAdded(x.w.Header())
+		}
+		// The location's headers (CORS, snippets) after the ConfigMap's:
+		// headers-more runs the http level's more_set_headers first
+		// (configmap_headers.go).
+		if x.added.any() {
+			x.added.apply(x.w.Header(), code)
 		}
 	}
 	x.w.WriteHeader(code)

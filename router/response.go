@@ -246,8 +246,11 @@ func (w *responseWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // X-Request-ID, X-Forwarded-For and the client's Host. nginx sends the
 // error backend's status and head as they are (error_page code =
 // @location); so does the router, with the session cookie the exchange
-// set, the location's own response headers (CORS, the request ID) and the
-// router's (Server, HSTS, the ConfigMap's add-headers) set again.
+// set, the request ID and the router's headers (Server, HSTS, the
+// ConfigMap's add-headers) set again. The location's own response
+// headers (CORS, auth cookies, snippets) are not: the named location
+// nginx answers from has none of them (headers-more and add_header read
+// the location the request is in when the head goes out).
 func (r *Router) serveErrorPage(s *requestState, x *exchange, rw *responseWriter) {
 	h := rw.w.Header()
 	// The decorations' Server and HSTS go on the error page as on every
@@ -305,7 +308,6 @@ func (r *Router) serveErrorPage(s *requestState, x *exchange, rw *responseWriter
 	if x.cmh != nil {
 		x.cmh.setAdded(h)
 	}
-	x.added.apply(h, status) // over the ConfigMap's, as WriteHeader
 	if a.status != 0 {
 		a.write(rw.w, false)
 		x.written = int64(len(a.body))

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -152,7 +151,7 @@ func benchmarkScale(b *testing.B, n int) {
 	tc.waitAnswer(b, "h00000.scale.test", "/v1", http.StatusNotFound, "")
 	tc.waitAnswer(b, "h00000.scale.test", "/v0", http.StatusOK, "A /v0")
 	tc.settle(b)
-	rebuilds, cpu := tc.cluster.rebuilds.Load(), cpuTime()
+	rebuilds, cpu := tc.cluster.rebuilds.Load(), processCPU()
 	var latencies []time.Duration
 	for b.Loop() {
 		path := fmt.Sprintf("/v%d", len(latencies)+1)
@@ -175,7 +174,7 @@ func benchmarkScale(b *testing.B, n int) {
 		latencies = append(latencies, time.Since(changed))
 		tc.settle(b)
 	}
-	cpuPerRebuild := (cpuTime() - cpu) / time.Duration(max(tc.cluster.rebuilds.Load()-rebuilds, 1))
+	cpuPerRebuild := (processCPU() - cpu) / time.Duration(max(tc.cluster.rebuilds.Load()-rebuilds, 1))
 
 	// Endpoint-only changes: one Service's EndpointSlice moved between
 	// two pods, until the answer comes from the other.
@@ -232,13 +231,4 @@ func steadyMemory() (heap, rss uint64) {
 		}
 	}
 	return m.HeapAlloc, rss
-}
-
-// cpuTime is the CPU time the process has used, user and system.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -175,6 +175,20 @@ func (tc *testController) get(t testing.TB, host, path string) (int, string) {
 	return get(t, tc.http, "http://"+tc.HTTPAddr+path, host)
 }
 
+// login sends GET host/x with alice's basic credentials and returns the status.
+func (tc *testController) login(t testing.TB, host, password string) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, "http://"+tc.HTTPAddr+"/x", nil)
+	require.NoError(t, err)
+	req.Host = host
+	req.SetBasicAuth("alice", password)
+	res, err := tc.http.Do(req)
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return res.StatusCode
+}
+
 // waitAnswer polls until host+path answers status (and body, when not
 // empty).
 func (tc *testController) waitAnswer(t testing.TB, host, path string, status int, body string) {
@@ -701,17 +715,7 @@ func TestE2E(t *testing.T) {
 		}
 		e.createIngress(t, ing)
 		tc := e.startController(t, ns, nil)
-		login := func(password string) int {
-			req, err := http.NewRequest(http.MethodGet, "http://"+tc.HTTPAddr+"/x", nil)
-			require.NoError(t, err)
-			req.Host = "private.test"
-			req.SetBasicAuth("alice", password)
-			res, err := tc.http.Do(req)
-			require.NoError(t, err)
-			_, _ = io.Copy(io.Discard, res.Body)
-			res.Body.Close()
-			return res.StatusCode
-		}
+		login := func(password string) int { return tc.login(t, "private.test", password) }
 		tc.waitAnswer(t, "private.test", "/x", http.StatusUnauthorized, "")
 		require.Equal(t, http.StatusOK, login("first"))
 

@@ -49,17 +49,7 @@ func TestClusterSecretsOfEveryType(t *testing.T) {
 	}
 	require.Equal(t, []string{"htpasswd"}, names, "Helm's release records stay out of memory")
 
-	login := func(password string) int {
-		req, err := http.NewRequest(http.MethodGet, "http://"+tc.HTTPAddr+"/x", nil)
-		require.NoError(t, err)
-		req.Host = "private.test"
-		req.SetBasicAuth("alice", password)
-		res, err := tc.http.Do(req)
-		require.NoError(t, err)
-		_, _ = io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		return res.StatusCode
-	}
+	login := func(password string) int { return tc.login(t, "private.test", password) }
 	require.Equal(t, http.StatusOK, login("pw"))
 	require.Equal(t, http.StatusUnauthorized, login("wrong"))
 

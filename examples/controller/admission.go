@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -397,11 +398,13 @@ func cmpOr(a, b string) string {
 // webhookCertificate serves the -validating-webhook-certificate and -key
 // pair, read again when either file changes (cert-manager and the
 // chart's job rotate them in place), checked at most every certRecheck.
+// The files are compared by content: a rotation within the filesystem's
+// timestamp tick keeps the size and modification time.
 type webhookCertificate struct {
 	certFile, keyFile string
 	mu                sync.Mutex
 	cert              *tls.Certificate
-	stamp             string
+	certPEM, keyPEM   []byte
 	checked           time.Time
 }
 
@@ -422,28 +425,28 @@ func (c *webhookCertificate) get(*tls.ClientHelloInfo) (*tls.Certificate, error)
 		return c.cert, nil
 	}
 	c.checked = time.Now()
-	var stamp strings.Builder
-	for _, f := range []string{c.certFile, c.keyFile} {
-		info, err := os.Stat(f)
-		if err != nil {
-			if c.cert != nil {
-				return c.cert, nil // keep serving the last good pair
-			}
-			return nil, err
-		}
-		fmt.Fprintf(&stamp, "%d/%d;", info.ModTime().UnixNano(), info.Size())
+	certPEM, err := os.ReadFile(c.certFile)
+	var keyPEM []byte
+	if err == nil {
+		keyPEM, err = os.ReadFile(c.keyFile)
 	}
-	if c.cert != nil && stamp.String() == c.stamp {
+	if err != nil {
+		if c.cert != nil {
+			return c.cert, nil // keep serving the last good pair
+		}
+		return nil, fmt.Errorf("-validating-webhook-certificate/-key: %w", err)
+	}
+	if c.cert != nil && bytes.Equal(certPEM, c.certPEM) && bytes.Equal(keyPEM, c.keyPEM) {
 		return c.cert, nil
 	}
-	cert, err := tls.LoadX509KeyPair(c.certFile, c.keyFile)
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
 		if c.cert != nil {
 			return c.cert, nil
 		}
 		return nil, fmt.Errorf("-validating-webhook-certificate/-key: %w", err)
 	}
-	c.cert, c.stamp = &cert, stamp.String()
+	c.cert, c.certPEM, c.keyPEM = &cert, certPEM, keyPEM
 	return c.cert, nil
 }
 

@@ -125,10 +125,11 @@ func (b *builder) enableRealIP() bool {
 	return b.opts.ConfigMap != nil && b.opts.ConfigMap.Router.EnableRealIP
 }
 
-// l4Port reads a ConfigMap key as a port number.
+// l4Port reads a ConfigMap key as a port number the way getStreamServices'
+// strconv.Atoi does: a sign and leading zeros are accepted.
 func l4Port(key string) (int32, error) {
-	n, ok := decimal(key)
-	if !ok {
+	n, err := strconv.Atoi(key)
+	if err != nil {
 		return 0, fmt.Errorf("key %q is not a port number", key)
 	}
 	if n < 1 || n > 65535 {

@@ -151,3 +151,29 @@ func TestL4BackendIDsDistinct(t *testing.T) {
 	again := Compile(Snapshot{Services: svcs, ConfigMaps: []*corev1.ConfigMap{tcp}}, Options{TCPServices: "n/tcp", UDPServices: "n/tcp"})
 	assert.Equal(t, id(match.TCP, 9000), again.Table.L4Service(match.TCP, 9000).Backend.ID)
 }
+
+// A key is read as getStreamServices' strconv.Atoi reads it: a sign and
+// leading zeros are accepted, the port still has to be in range, and two
+// spellings of one port are one port.
+func TestL4PortKeyAsAtoi(t *testing.T) {
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "s"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	tcp := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "tcp"}, Data: map[string]string{
+		"+9000": "n/s:80", "9000": "n/s:80", "0000000009001": "n/s:80",
+		"-9002": "n/s:80", "+0": "n/s:80", "9_003": "n/s:80", "9004 ": "n/s:80", "99999999999999999999": "n/s:80",
+	}}
+	res := Compile(Snapshot{Services: []*corev1.Service{svc}, ConfigMaps: []*corev1.ConfigMap{tcp}}, Options{TCPServices: "n/tcp"})
+	for _, p := range []int32{9000, 9001} {
+		s := res.Table.L4Service(match.TCP, p)
+		require.NotNil(t, s, p)
+		assert.Equal(t, p, s.Port)
+	}
+	assert.Equal(t, "data[+9000]", res.Table.L4Service(match.TCP, 9000).Source.Field)
+	out := res.String()
+	assert.Contains(t, out, `L4ServiceRejected ConfigMap n/tcp data[9000]: port 9000 is already served by another entry`)
+	assert.Contains(t, out, `L4ServiceRejected ConfigMap n/tcp data[-9002]: port -9002 out of range 1-65535`)
+	assert.Contains(t, out, `L4ServiceRejected ConfigMap n/tcp data[+0]: port 0 out of range 1-65535`)
+	for _, k := range []string{"9_003", "9004 ", "99999999999999999999"} {
+		assert.Contains(t, out, `L4ServiceRejected ConfigMap n/tcp data[`+k+`]: key "`+k+`" is not a port number`)
+	}
+	assert.Len(t, res.Warnings, 6)
+}

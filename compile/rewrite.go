@@ -322,8 +322,10 @@ func (b *builder) markRegexHosts() {
 	}
 }
 
-// rootPrefixHosts are the hosts some Ingress declares a Prefix "/" path
-// on: ingress-nginx gives that path the host's default location.
+// rootPrefixHosts are the hosts some Ingress declares a path "/" on that
+// ingress-nginx reads as Prefix: it gives that path the host's default
+// location. Its SetDefaultNGINXPathType (internal/k8s/main.go) makes a
+// missing or ImplementationSpecific pathType Prefix first.
 func (b *builder) rootPrefixHosts() map[*vhost]bool {
 	hosts := make(map[*vhost]bool)
 	for _, ing := range b.ingresses {
@@ -332,7 +334,7 @@ func (b *builder) rootPrefixHosts() map[*vhost]bool {
 			if v := ing.rules[i].vhost; v != nil && rule.HTTP != nil {
 				for j := range rule.HTTP.Paths {
 					p := &rule.HTTP.Paths[j]
-					if declaredPath(p) == "/" && p.PathType != nil && *p.PathType == networkingv1.PathTypePrefix {
+					if declaredPath(p) == "/" && (p.PathType == nil || *p.PathType == networkingv1.PathTypePrefix || *p.PathType == networkingv1.PathTypeImplementationSpecific) {
 						hosts[v] = true
 					}
 				}

@@ -82,7 +82,7 @@ func (t *translator) decideGRPCStatus(s *Status, warnings []compile.Warning, rou
 			if !refsDone {
 				refs, refsDone = t.grpcBackendProblems(g), true
 			}
-			notAccepted := t.attachFacts(shell, i, gw, seen, cmp.Or(badValue, conflicts[k], noneServed[k]))
+			notAccepted := t.attachFacts(shell, i, gw, seen, cmp.Or(badValue, conflicts[k], noneServed[k]), noneServed[k] != nil)
 			f := status.RouteParentFacts{Generation: g.Generation, RefProblems: refs, Unsupported: unsupported[k], DroppedRules: dropped[k], NotAccepted: notAccepted}
 			s.grpcRoutes[k] = append(s.grpcRoutes[k], gwv1.RouteParentStatus{
 				ParentRef: p, ControllerName: ControllerName, Conditions: status.RouteParentConditions(f)})

@@ -20,7 +20,7 @@ import (
 type statusState struct {
 	conflictsOf   map[*gwv1.Gateway][]string
 	certWarnings  []compile.Warning
-	listenerHosts map[listenerKey][]string   // hosts of the routes attached to a listener
+	listenerHosts map[listenerKey][]string   // hosts of the routes a listener serves
 	attached      map[listenerKey]int32      // how many routes are attached to a listener
 	services      map[nsName]*corev1.Service // Objects.Services, made by decideStatus
 	secrets       map[nsName]*corev1.Secret
@@ -229,7 +229,7 @@ func (t *translator) decideStatus(warnings []compile.Warning, routes []*compile.
 			}
 			k := nsName{r.Namespace, r.Name}
 			f := status.RouteParentFacts{Generation: r.Generation, RefProblems: refs, Unsupported: unsupported[k], DroppedRules: dropped[k],
-				NotAccepted: t.attachFacts(r, i, gw, seen, cmp.Or(badValue, kindConflicts[k], noneServed[k]))}
+				NotAccepted: t.attachFacts(r, i, gw, seen, cmp.Or(badValue, kindConflicts[k], noneServed[k]), noneServed[k] != nil)}
 			s.routes[nsName{r.Namespace, r.Name}] = append(s.routes[nsName{r.Namespace, r.Name}], gwv1.RouteParentStatus{
 				ParentRef: p, ControllerName: ControllerName, Conditions: status.RouteParentConditions(f)})
 		}
@@ -498,12 +498,13 @@ func routeKinds(l *gwv1.Listener) (invalid []string, supported []gwv1.RouteGroup
 
 // attachFacts finds why parentRef i of r is not accepted by gw: why it
 // does not attach, as attach finds, else refused, the reason it is not
-// accepted anyway; nil when it is accepted. It records the hosts of each
-// listener it attaches to, and counts an accepted route there (once per
+// accepted anyway; nil when it is accepted. Unless unserved (no rule of r
+// is served), it records its hosts
+// on each listener it attaches to, and counts an accepted route there (once per
 // listener, in seen) unless another Gateway's listeners take its every
 // host: a listener's attachedRoutes counts only routes whose Accepted is
 // True (Gateway API, ListenerStatus) and that it serves.
-func (t *translator) attachFacts(r *gwv1.HTTPRoute, i int, gw *gwv1.Gateway, seen map[listenerKey]bool, refused *status.Problem) *status.Problem {
+func (t *translator) attachFacts(r *gwv1.HTTPRoute, i int, gw *gwv1.Gateway, seen map[listenerKey]bool, refused *status.Problem, unserved bool) *status.Problem {
 	p := r.Spec.ParentRefs[i]
 	field := "spec.parentRefs[" + strconv.Itoa(i) + "]"
 	found, allowed, attached := false, false, false
@@ -527,7 +528,12 @@ func (t *translator) attachFacts(r *gwv1.HTTPRoute, i int, gw *gwv1.Gateway, see
 		}
 		attached = true
 		k := listenerKey{gw, l.Name}
-		t.listenerHosts[k] = append(t.listenerHosts[k], hosts...)
+		if !unserved {
+			// A route with a value outside the API's enums is not
+			// Accepted but serves its other rules, so needs the
+			// certificate; one that serves nothing does not.
+			t.listenerHosts[k] = append(t.listenerHosts[k], hosts...)
+		}
 		// A route whose every host here another Gateway's listener takes
 		// is not served here (attach), so is not counted.
 		if slices.ContainsFunc(hosts, func(h string) bool {

@@ -1055,3 +1055,37 @@ func TestCertificateRefOfAnotherGroup(t *testing.T) {
 		t.Errorf("warnings %v, want one naming group \"wrong.group.company.io\"", tr.Warnings)
 	}
 }
+
+// TestListenerWithoutHostnameOffersOnlyServedRoutesHosts: a listener
+// without a hostname offers its certificate by name for the hosts of the
+// routes it serves. A route none of whose rules is served (here
+// IncompatibleFilters) serves nothing there, so its hostname is not named;
+// one not Accepted for a value outside the API's enums still serves its
+// other rules, so its hostname is.
+func TestListenerWithoutHostnameOffersOnlyServedRoutesHosts(t *testing.T) {
+	gw := gateway("infra", "gw", "ours", https("any", "", secretRef("", "wide")))
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "svc"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	parent := []gwv1.ParentReference{{Name: "gw", Namespace: new(gwv1.Namespace("infra"))}}
+	good := gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{toService("", "svc", 80)}}
+	ok := httpRoute("app", "ok", parent, []gwv1.Hostname{"ok.example.com"}, good)
+	badValue := httpRoute("app", "bad-value", parent, []gwv1.Hostname{"bad-value.example.com"}, good,
+		gwv1.HTTPRouteRule{BackendRefs: good.BackendRefs, Filters: []gwv1.HTTPRouteFilter{{Type: "Bogus"}}})
+	none := httpRoute("app", "none", parent, []gwv1.Hostname{"none.example.com"}, gwv1.HTTPRouteRule{Filters: []gwv1.HTTPRouteFilter{
+		{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gwv1.HTTPRequestRedirectFilter{Scheme: new("https")}},
+		{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwv1.HTTPURLRewriteFilter{Hostname: new(gwv1.PreciseHostname("b.example"))}}}})
+	tr := TranslateAll(Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{gw}, HTTPRoutes: []*gwv1.HTTPRoute{ok, badValue, none},
+		Services: []*corev1.Service{svc}, Secrets: []*corev1.Secret{tlsSecret(t, "infra", "wide", "*.example.com")}})
+	for r, reason := range map[*gwv1.HTTPRoute]string{badValue: status.ReasonUnsupportedValue, none: status.ReasonIncompatibleFilters} {
+		got, _ := tr.Status.HTTPRoute(r, metav1.Unix(1, 0))
+		if c := got.Status.Parents[0].Conditions[0]; c.Status != metav1.ConditionFalse || c.Reason != reason {
+			t.Fatalf("%s: Accepted %s %s, want False %s", r.Name, c.Status, c.Reason, reason)
+		}
+	}
+	var hosts [][]string
+	for _, c := range tr.ListenerCertificates {
+		hosts = append(hosts, c.Hosts)
+	}
+	if d := cmp.Diff([][]string{{match.AnyName, "bad-value.example.com", "ok.example.com"}}, hosts); d != "" {
+		t.Errorf("listener certificate hosts (-want +got):\n%s", d)
+	}
+}

@@ -499,10 +499,9 @@ func routeKinds(l *gwv1.Listener) (invalid []string, supported []gwv1.RouteGroup
 // attachFacts finds why parentRef i of r is not accepted by gw: why it
 // does not attach, as attach finds, else refused, the reason it is not
 // accepted anyway; nil when it is accepted. Unless unserved (no rule of r
-// is served), it records its hosts
-// on each listener it attaches to, and counts an accepted route there (once per
-// listener, in seen) unless another Gateway's listeners take its every
-// host: a listener's attachedRoutes counts only routes whose Accepted is
+// is served), it records its hosts on each listener it attaches to, and
+// counts an accepted route there (once per listener, in seen) unless
+// another Gateway's listeners take its every host: a listener's attachedRoutes counts only routes whose Accepted is
 // True (Gateway API, ListenerStatus) and that it serves.
 func (t *translator) attachFacts(r *gwv1.HTTPRoute, i int, gw *gwv1.Gateway, seen map[listenerKey]bool, refused *status.Problem, unserved bool) *status.Problem {
 	p := r.Spec.ParentRefs[i]

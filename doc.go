@@ -274,6 +274,8 @@
 //     enable-real-ip (TrustForwardedFor alone), compute-full-forwarded-for
 //     (with use-forwarded-headers only), forwarded-for-header
 //     (ForwardedForHeader, the header the client address is read from),
+//     forwarded-host-header (ForwardedHostHeader, the client's header
+//     sent on as X-Original-Forwarded-Host, from any peer),
 //     proxy-real-ip-cidr, limit-req-status-code and limit-conn-status-code
 //     (LimitReqStatusCode, LimitConnStatusCode: the answer of a request
 //     over limit-rps or limit-rpm, and over limit-connections),

@@ -178,6 +178,69 @@ func TestOriginalForwardedForFollowsForwardedForHeader(t *testing.T) {
 	}
 }
 
+// With forwarded-host-header naming another header, X-Original-Forwarded-Host
+// carries that header's value on both upstream ways, as ingress-nginx sends
+// $http_<forwarded-host-header> there (nginx.tmpl, buildForwardedHost: '_'
+// and '-' alike); the client's X-Forwarded-Host is then not read, and a
+// change while serving takes effect at the next request.
+func TestOriginalForwardedHostFollowsForwardedHostHeader(t *testing.T) {
+	addr, _ := countingBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header()["X-Seen-Original-Host"] = r.Header["X-Original-Forwarded-Host"]
+		w.Header()["X-Seen-Host"] = r.Header["X-Forwarded-Host"]
+	})
+	for _, path := range []string{"own", "net/http"} {
+		for _, tt := range []struct {
+			name, header string
+			in           http.Header
+			want         []string
+		}{
+			{"named header", "X-Real-Host", http.Header{"X-Real-Host": {"real.example"}, "X-Forwarded-Host": {"fwd.example"}}, []string{"real.example"}},
+			{"underscores", "x_real_host", http.Header{"X-Real-Host": {"real.example"}}, []string{"real.example"}},
+			{"repeated, joined", "X-Real-Host", http.Header{"X-Real-Host": {"a.example", "b.example"}}, []string{"a.example, b.example"}},
+			{"not sent", "X-Real-Host", http.Header{"X-Forwarded-Host": {"fwd.example"}}, nil},
+			{"Host", "host", http.Header{"X-Forwarded-Host": {"fwd.example"}}, []string{"web"}},
+			{"default", "", http.Header{"X-Real-Host": {"real.example"}, "X-Forwarded-Host": {"fwd.example"}}, []string{"fwd.example"}},
+		} {
+			t.Run(path+" "+tt.name, func(t *testing.T) {
+				o := Options{ForwardedHostHeader: tt.header}
+				if path == "net/http" {
+					o.Transport = http.DefaultTransport
+				}
+				r, _ := singleBackendRouter(t, addr, o)
+				req := httptest.NewRequest(http.MethodGet, "/", nil)
+				req.Host = "web"
+				req.Header = tt.in.Clone()
+				req.Header.Set("X-Original-Forwarded-Host", "forged")
+				rec := httptest.NewRecorder()
+				r.ServeHTTP(rec, req)
+				require.Equal(t, http.StatusOK, rec.Code)
+				assert.Equal(t, tt.want, rec.Header()["X-Seen-Original-Host"])
+				assert.Equal(t, []string{"web"}, rec.Header()["X-Seen-Host"])
+			})
+		}
+		t.Run(path+" live", func(t *testing.T) {
+			o := Options{}
+			if path == "net/http" {
+				o.Transport = http.DefaultTransport
+			}
+			r, _ := singleBackendRouter(t, addr, o)
+			seen := func() []string {
+				req := httptest.NewRequest(http.MethodGet, "/", nil)
+				req.Host = "web"
+				req.Header.Set("X-Real-Host", "real.example")
+				req.Header.Set("X-Forwarded-Host", "fwd.example")
+				rec := httptest.NewRecorder()
+				r.ServeHTTP(rec, req)
+				require.Equal(t, http.StatusOK, rec.Code)
+				return rec.Header()["X-Seen-Original-Host"]
+			}
+			assert.Equal(t, []string{"fwd.example"}, seen())
+			r.SetConfigMapOptions(Options{ForwardedHostHeader: "X-Real-Host"})
+			assert.Equal(t, []string{"real.example"}, seen())
+		})
+	}
+}
+
 // TestPeerHost: a peer address without a port (a handler
 // driven without a listener) keeps every group of an IPv6 address.
 func TestPeerHost(t *testing.T) {

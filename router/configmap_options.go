@@ -52,6 +52,9 @@ func (o *Options) ApplyConfigMap(s configmap.Settings) {
 	if has("forwarded-for-header") {
 		o.ForwardedForHeader = s.ForwardedForHeader
 	}
+	if has("forwarded-host-header") {
+		o.ForwardedHostHeader = s.ForwardedHostHeader
+	}
 	if has("limit-req-status-code") {
 		o.LimitReqStatusCode = s.LimitReqStatusCode
 	}

@@ -31,6 +31,7 @@ func TestApplyConfigMapEveryKey(t *testing.T) {
 		"enable-real-ip":             {value: "true"},
 		"compute-full-forwarded-for": {value: "true", with: map[string]string{"use-forwarded-headers": "true"}},
 		"forwarded-for-header":       {value: "X-Client-IP"},
+		"forwarded-host-header":      {value: "X-Real-Host"},
 		"proxy-real-ip-cidr":         {value: "10.0.0.0/8"},
 		"limit-req-status-code":      {value: "429"},
 		"limit-conn-status-code":     {value: "429"},

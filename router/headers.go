@@ -3,6 +3,7 @@ package router
 import (
 	"net/http"
 	"slices"
+	"strings"
 
 	"ramjet.dev/ramjet/match"
 )
@@ -29,8 +30,10 @@ import (
 // X-Forwarded-For unless the key names another (Options.ForwardedForHeader).
 //
 // X-Original-Forwarded-Host is always set as nginx.tmpl sets it
-// (proxy_set_header X-Original-Forwarded-Host $http_x_forwarded_host):
-// the client's X-Forwarded-Host, and none when it sent none.
+// (proxy_set_header X-Original-Forwarded-Host
+// $http_<forwarded-host-header>), whatever use-forwarded-headers and the
+// peer's trust say: the client's X-Forwarded-Host unless the key names
+// another (Options.ForwardedHostHeader), and none when it sent none.
 
 // headerSettings are the header keys as a request reads them.
 type headerSettings struct {
@@ -41,6 +44,10 @@ type headerSettings struct {
 	// originalFor is Options.ForwardedForHeader, canonical, when it is
 	// not X-Forwarded-For: X-Original-Forwarded-For carries it.
 	originalFor string
+	// originalHost is Options.ForwardedHostHeader, canonical with '_' as
+	// '-' (nginx's $http_x_real_host reads X-Real-Host), when it is not
+	// X-Forwarded-Host: X-Original-Forwarded-Host carries it.
+	originalHost string
 }
 
 func newHeaderSettings(o Options) headerSettings {
@@ -51,6 +58,9 @@ func newHeaderSettings(o Options) headerSettings {
 	}
 	if h := http.CanonicalHeaderKey(o.ForwardedForHeader); h != "" && h != "X-Forwarded-For" {
 		hs.originalFor = h
+	}
+	if h := http.CanonicalHeaderKey(strings.ReplaceAll(o.ForwardedHostHeader, "_", "-")); h != "" && h != "X-Forwarded-Host" {
+		hs.originalHost = h
 	}
 	return hs
 }

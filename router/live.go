@@ -37,15 +37,15 @@ type liveSettings struct {
 	// blockUA and blockRef are Options.BlockUserAgents and BlockReferers.
 	blockUA, blockRef *match.BlockList
 	// The header keys (headers.go): Options.HideHeaders,
-	// UnderscoresInHeaders, KeepInvalidHeaders, NoRequestID and
-	// OriginalURIHeader.
+	// UnderscoresInHeaders, KeepInvalidHeaders, NoRequestID,
+	// OriginalURIHeader and ForwardedHostHeader.
 	headers headerSettings
 }
 
 // SetConfigMapOptions replaces, from the next request on, the settings of
 // the Router that an ingress-nginx ConfigMap gives: TrustForwardedProto,
 // TrustForwardedFor, ProxyRealIPCIDR, ComputeFullForwardedFor,
-// ForwardedForHeader, LimitReqStatusCode, LimitConnStatusCode, Gzip,
+// ForwardedForHeader, ForwardedHostHeader, LimitReqStatusCode, LimitConnStatusCode, Gzip,
 // Brotli, ServerTokens, BlockUserAgents, BlockReferers, the header keys (HideHeaders, UnderscoresInHeaders,
 // KeepInvalidHeaders, NoRequestID, OriginalURIHeader), HSTS with DisableHSTS (SetHSTS), and AddHeaders with
 // ProxySetHeaders (SetConfigMapHeaders), as New reads them. The other

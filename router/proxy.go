@@ -101,8 +101,8 @@ type forwarding struct {
 	noID      bool
 	// ids are the exchange's own request ID block (nil: one from idBlocks).
 	ids *idBlock
-	// originalHost is the client's X-Forwarded-Host, joined, sent as
-	// X-Original-Forwarded-Host; originalURI the request's URI as
+	// originalHost is the client's forwarded-host-header (X-Forwarded-Host
+	// unless it is another), joined, sent as X-Original-Forwarded-Host; originalURI the request's URI as
 	// received, sent as X-Original-URI with proxy-add-original-uri-header.
 	originalHost []string
 	originalURI  string
@@ -115,11 +115,17 @@ func forwardingOf(f *forwarding, in *http.Request, x *exchange) {
 	if x.https {
 		f.proto = "https"
 	}
-	for _, v := range in.Header["X-Forwarded-Host"] {
-		if v != "" {
-			f.originalHost = in.Header["X-Forwarded-Host"]
-			break
+	switch h := x.headers().originalHost; h {
+	case "":
+		f.originalHost = nonEmpty(in.Header["X-Forwarded-Host"])
+	case "Host":
+		// net/http keeps the Host field out of Header; for HTTP/2 it is
+		// :authority, which nginx reads as Host too.
+		if in.Host != "" {
+			f.originalHost = []string{in.Host}
 		}
+	default:
+		f.originalHost = nonEmpty(in.Header[h])
 	}
 	if x.headers().originalURI {
 		f.originalURI = in.RequestURI

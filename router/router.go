@@ -290,6 +290,11 @@ type Options struct {
 	// ForwardedForHeader is the header a ProxyRealIPCIDR peer names the
 	// client in (ingress-nginx's forwarded-for-header). "": X-Forwarded-For.
 	ForwardedForHeader string
+	// ForwardedHostHeader is the client's header sent to backends as
+	// X-Original-Forwarded-Host (ingress-nginx's forwarded-host-header),
+	// from any peer; '_' in it reads as '-', as in nginx's $http_ names.
+	// "": X-Forwarded-Host.
+	ForwardedHostHeader string
 	// LimitReqStatusCode and LimitConnStatusCode answer a request over
 	// limit-rps or limit-rpm, and over limit-connections (ingress-nginx's
 	// limit-req-status-code and limit-conn-status-code). 0: 503. 444 closes

@@ -62,6 +62,7 @@ func TestConfigMapKeys(t *testing.T) {
 			assert.False(t, o.ComputeFullForwardedFor, "only with use-forwarded-headers")
 		}},
 		{"forwarded-for-header", "X-Client-IP", func(t *testing.T, _ config, o router.Options) { assert.Equal(t, "X-Client-IP", o.ForwardedForHeader) }},
+		{"forwarded-host-header", "X-Real-Host", func(t *testing.T, _ config, o router.Options) { assert.Equal(t, "X-Real-Host", o.ForwardedHostHeader) }},
 		{"limit-req-status-code", "429", func(t *testing.T, _ config, o router.Options) { assert.Equal(t, 429, o.LimitReqStatusCode) }},
 		{"limit-conn-status-code", "0x1ad", func(t *testing.T, _ config, o router.Options) { assert.Equal(t, 429, o.LimitConnStatusCode) }},
 		{"proxy-real-ip-cidr", "10.0.0.0/8, 192.0.2.7", func(t *testing.T, c config, _ router.Options) {

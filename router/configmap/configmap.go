@@ -72,6 +72,8 @@ type Settings struct {
 	ComputeFullForwardedFor bool
 	// ForwardedForHeader: forwarded-for-header ("X-Forwarded-For").
 	ForwardedForHeader string
+	// ForwardedHostHeader: forwarded-host-header ("X-Forwarded-Host").
+	ForwardedHostHeader string
 	// ProxyRealIPCIDR: proxy-real-ip-cidr. Nil when the key is absent:
 	// ingress-nginx then trusts 0.0.0.0/0, ramjet no peer (a warning says so).
 	ProxyRealIPCIDR []netip.Prefix
@@ -200,6 +202,13 @@ var Keys = map[string]Key{
 		p.s.ForwardedForHeader = v
 		return nil
 	}},
+	"forwarded-host-header": {Live: true, read: func(p *parse, v string) error {
+		if !headerName(v) {
+			return fmt.Errorf("want a header name")
+		}
+		p.s.ForwardedHostHeader = v
+		return nil
+	}},
 	"proxy-real-ip-cidr": {read: func(p *parse, v string) (err error) {
 		// Split as ingress-nginx splits it (splitAndTrimSpace): an empty
 		// entry makes no set_real_ip_from line, and none trusts no peer.
@@ -277,7 +286,7 @@ var Keys = map[string]Key{
 // already decided (a command-line flag for the same setting, which wins):
 // each is left out with a warning. The warnings are in key order.
 func Parse(namespace, name string, data map[string]string, keep ...string) (Settings, []Warning) {
-	s := Settings{ForwardedForHeader: "X-Forwarded-For", LimitReqStatusCode: 503, LimitConnStatusCode: 503, Namespace: namespace, Name: name}
+	s := Settings{ForwardedForHeader: "X-Forwarded-For", ForwardedHostHeader: "X-Forwarded-Host", LimitReqStatusCode: 503, LimitConnStatusCode: 503, Namespace: namespace, Name: name}
 	p := &parse{
 		s:      &s,
 		hsts:   hstsSettings{on: true, maxAge: 31536000, includeSubDomains: true},

@@ -39,8 +39,9 @@ import (
 // warnings that severe. Reviews read a copy of the snapshot indexed apart
 // from the rebuild loop, so they never hold up a table.
 
-// maxReviewBody bounds an AdmissionReview as ingress-nginx bounds it.
-const maxReviewBody = 9 << 20
+// maxReviewBody bounds an AdmissionReview as ingress-nginx bounds it: its
+// server reads 9 MiB and refuses a body that fills them.
+const maxReviewBody = 9<<20 - 1
 
 // maxConcurrentReviews bounds the CPU reviews take from serving and
 // rebuilding; more wait their turn (the API server's timeout, 10 s by

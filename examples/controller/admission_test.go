@@ -166,6 +166,25 @@ func TestAdmissionBadRequests(t *testing.T) {
 	require.Error(t, err)
 }
 
+// ingress-nginx's server reads at most 9 MiB and refuses a body that fills
+// the buffer: 9 MiB less one byte is the largest review answered.
+func TestAdmissionBodyLimit(t *testing.T) {
+	a := testAdmission(t, "")
+	review := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"1"}}`
+	for _, tt := range []struct {
+		size, code int
+	}{
+		{9<<20 - 1, http.StatusOK},
+		{9 << 20, http.StatusRequestEntityTooLarge},
+		{9<<20 + 1, http.StatusRequestEntityTooLarge},
+	} {
+		body := review + strings.Repeat(" ", tt.size-len(review))
+		rec := httptest.NewRecorder()
+		a.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body)))
+		require.Equal(t, tt.code, rec.Code, tt.size)
+	}
+}
+
 // FuzzAdmission feeds the webhook arbitrary request bodies: it answers
 // every one without panicking.
 func FuzzAdmission(f *testing.F) {

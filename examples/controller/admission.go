@@ -21,6 +21,7 @@ import (
 	admissionv1beta1 "k8s.io/api/admission/v1beta1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwv1alpha2 "sigs.k8s.io/gateway-api/apis/v1alpha2"
 	gwv1alpha3 "sigs.k8s.io/gateway-api/apis/v1alpha3"
@@ -60,6 +61,13 @@ type reviewSource struct {
 	// waf is the warning about an Ingress whose ModSecurity rules do not
 	// build (its paths would answer 503), nil for none; nil when unset.
 	waf func(*networkingv1.Ingress) *compile.Warning
+
+	// The snapshot's Ingresses of our class, counted once (ours) for the
+	// admission metrics rather than on each review: all of them, and how
+	// many bear each namespace/name.
+	oursOnce   sync.Once
+	oursCount  int
+	oursByName map[types.NamespacedName]int
 }
 
 type admission struct {
@@ -136,6 +144,7 @@ func (a *admission) current() *compile.Reviewer {
 	if a.indexed != src {
 		a.reviewer = compile.NewReviewer(src.snap, src.opts, src.settings)
 		a.indexed = src
+		src.ours()
 	}
 	return a.reviewer
 }
@@ -250,7 +259,7 @@ func (a *admission) review(req *admissionv1.AdmissionRequest) *admissionv1.Admis
 			return allowed
 		}
 		src := a.latest.Load()
-		tested, testedIn = testedWith(src.snap, src.opts, &ing), time.Since(testBegan)
+		tested, testedIn = src.testedWith(&ing), time.Since(testBegan)
 		warnings, refusal, annotations = res.Warnings, res.Refusal, ing.Annotations
 		if src.waf != nil {
 			// The WAF is the controller's, not the compile's: nginx -t
@@ -304,20 +313,29 @@ func (a *admission) review(req *admissionv1.AdmissionRequest) *admissionv1.Admis
 
 // testedWith is the number of Ingresses ing is compiled with, itself
 // included: the snapshot's that are ours (ingress-nginx's store holds
-// only the Ingresses of its class), its old version replaced. opts are
-// the snapshot's compile options, whose class the claim follows.
-func testedWith(snap compile.Snapshot, opts compile.Options, ing *networkingv1.Ingress) int {
-	c := classify.New(snap.IngressClasses, classify.Options{IngressClass: opts.IngressClass, ControllerName: opts.ControllerName, WatchWithoutClass: opts.WatchIngressWithoutClass})
-	n := 1
-	for _, old := range snap.Ingresses {
-		if old == nil || old.Namespace == ing.Namespace && old.Name == ing.Name {
-			continue
+// only the Ingresses of its class), its old version replaced.
+func (src *reviewSource) testedWith(ing *networkingv1.Ingress) int {
+	src.ours()
+	return 1 + src.oursCount - src.oursByName[types.NamespacedName{Namespace: ing.Namespace, Name: ing.Name}]
+}
+
+// ours counts the snapshot's Ingresses of our class, once; the claim
+// follows the snapshot's compile options.
+func (src *reviewSource) ours() {
+	src.oursOnce.Do(func() {
+		opts := src.opts
+		c := classify.New(src.snap.IngressClasses, classify.Options{IngressClass: opts.IngressClass, ControllerName: opts.ControllerName, WatchWithoutClass: opts.WatchIngressWithoutClass})
+		src.oursByName = make(map[types.NamespacedName]int)
+		for _, ing := range src.snap.Ingresses {
+			if ing == nil {
+				continue
+			}
+			if ours, _ := c.Decide(ing); ours {
+				src.oursCount++
+				src.oursByName[types.NamespacedName{Namespace: ing.Namespace, Name: ing.Name}]++
+			}
 		}
-		if ours, _ := c.Decide(old); ours {
-			n++
-		}
-	}
-	return n
+	})
 }
 
 // reviewRoute reviews a Gateway API route (SPEC §21): translated with the

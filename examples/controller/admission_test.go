@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -401,6 +402,41 @@ spec: {controller: example.com/other}
 	require.True(t, ingressReview(t, a, admissionv1.Create, admissionIngress("good", "shop.example.com", "/cart")).Allowed)
 	tested, _ := scrapeMetrics(t, m).sum("nginx_ingress_controller_admission_tested_ingresses", nil)
 	require.Equal(t, 2.0, tested, "the owner and the new Ingress")
+}
+
+// The Ingresses of our class are counted once per offered snapshot, not
+// on each review: once a review has counted them, the snapshot's
+// Ingresses are not walked again (emptied here, the count stays), and an
+// update still replaces its old version.
+func TestAdmissionMetricsCountedOncePerSnapshot(t *testing.T) {
+	m := newMetrics(metricsConfig(func(c *config) { c.webhookAddr = "127.0.0.1:0" }))
+	snap, _, err := manifest.Decode("objects.yaml", []byte(admissionObjects))
+	require.NoError(t, err)
+	for i := range 50 {
+		snap.Ingresses = append(snap.Ingresses, admissionIngress(fmt.Sprintf("app-%d", i), fmt.Sprintf("app-%d.example.com", i), "/"))
+	}
+	src := &reviewSource{snap: *snap}
+	a := newAdmission(config{}, slog.New(slog.DiscardHandler))
+	a.offer(src)
+	a.metrics = m
+	tested := func() float64 {
+		v, _ := scrapeMetrics(t, m).sum("nginx_ingress_controller_admission_tested_ingresses", nil)
+		return v
+	}
+
+	require.True(t, ingressReview(t, a, admissionv1.Create, admissionIngress("good", "shop.example.com", "/cart")).Allowed)
+	require.Equal(t, 52.0, tested(), "the owner, 50 apps and the new Ingress")
+	src.snap.Ingresses = nil
+	require.True(t, ingressReview(t, a, admissionv1.Create, admissionIngress("new", "new.example.com", "/")).Allowed)
+	require.Equal(t, 52.0, tested(), "counted by the first review")
+	require.True(t, ingressReview(t, a, admissionv1.Update, admissionIngress("app-7", "app-7.example.com", "/")).Allowed)
+	require.Equal(t, 51.0, tested(), "app-7 in place of its old version")
+
+	next := &reviewSource{snap: *snap}
+	next.snap.Ingresses = snap.Ingresses[:1]
+	a.offer(next)
+	require.True(t, ingressReview(t, a, admissionv1.Create, admissionIngress("good", "shop.example.com", "/cart")).Allowed)
+	require.Equal(t, 2.0, tested(), "a new snapshot is counted anew")
 }
 
 // ingress-nginx's auth parser validates auth-realm only once it has found

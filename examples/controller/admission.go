@@ -133,20 +133,24 @@ func (a *admission) run(ctx context.Context) {
 	}
 }
 
-// current is the reviewer of the latest source, indexed now if need be.
-func (a *admission) current() *compile.Reviewer {
+// current is the reviewer of the latest source, indexed now if need be,
+// and that source: one review reads both from the same snapshot.
+func (a *admission) current() (*compile.Reviewer, *reviewSource) {
 	src := a.latest.Load()
 	if src == nil {
-		return nil
+		return nil, nil
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	// Read again under the lock: a review that waited here must not index
+	// a source older than the one another review just indexed.
+	src = a.latest.Load()
 	if a.indexed != src {
 		a.reviewer = compile.NewReviewer(src.snap, src.opts, src.settings)
 		a.indexed = src
 		src.ours()
 	}
-	return a.reviewer
+	return a.reviewer, a.indexed
 }
 
 // severityRank orders severities, the worst first.
@@ -227,7 +231,7 @@ func (a *admission) review(req *admissionv1.AdmissionRequest) *admissionv1.Admis
 		return allowed
 	}
 	began := time.Now()
-	rv := a.current()
+	rv, src := a.current()
 	if rv == nil {
 		return allowed // no table yet: nothing to compile against
 	}
@@ -258,7 +262,6 @@ func (a *admission) review(req *admissionv1.AdmissionRequest) *admissionv1.Admis
 		if !res.Claimed {
 			return allowed
 		}
-		src := a.latest.Load()
 		tested, testedIn = src.testedWith(&ing), time.Since(testBegan)
 		warnings, refusal, annotations = res.Warnings, res.Refusal, ing.Annotations
 		if src.waf != nil {
@@ -274,7 +277,6 @@ func (a *admission) review(req *admissionv1.AdmissionRequest) *admissionv1.Admis
 		}
 	case metav1.GroupKind{Group: gwv1.GroupName, Kind: "HTTPRoute"}, metav1.GroupKind{Group: gwv1.GroupName, Kind: "GRPCRoute"},
 		metav1.GroupKind{Group: gwv1.GroupName, Kind: "TLSRoute"}:
-		src := a.latest.Load()
 		if src.gateway == nil {
 			return allowed
 		}

@@ -703,8 +703,13 @@
 // is used. The oldest canary of a backend wins; a later one warns
 // CanaryConflict naming it. A canary path with no such primary (or naming
 // the primary's own backend) serves nothing and warns CanaryWithoutPrimary:
-// a host only canaries name answers like any unknown host. Canaries are
-// still claimed (compile.Result.Claimed, status of §16).
+// a host only canaries name answers like any unknown host. On a host an
+// Ingress serves, such a path (or a default backend with no catch-all
+// primary) also withdraws its canary backend, as ingress-nginx deletes the
+// canary's upstream: the primaries it joined serve every request
+// themselves, a newer canary of theirs still taking nothing, and later
+// declarations naming it take nothing. Canaries are still claimed
+// (compile.Result.Claimed, status of §16).
 //
 // Per request, the first rule that decides wins: a session pinned to the
 // canary (below); the header (named case-insensitively, '_' read as '-' as

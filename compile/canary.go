@@ -254,10 +254,16 @@ func (b *builder) splitCanaries() {
 // attaches to every route of the catch-all host and to the catch-all's
 // fallback when an Ingress set it. Each primary backend takes one canary:
 // the oldest that names it wins, later ones get CanaryConflict. A canary
-// path with no primary serves nothing and warns CanaryWithoutPrimary.
+// path with no primary serves nothing and warns CanaryWithoutPrimary; on
+// a host an Ingress serves, it also withdraws its canary backend
+// (withdrawCanary), which settleCanaries then takes off every primary.
 func (b *builder) attachCanaries() {
 	b.canaryRuleOwners()
 	for _, ing := range b.canaries {
+		// ingress-nginx merges the default backend before the rules.
+		if be := ing.obj.Spec.DefaultBackend; be != nil && b.checkBackendShape(ing, "spec.defaultBackend", "", be) {
+			b.attachDefault(ing, be.Service)
+		}
 		for i := range ing.obj.Spec.Rules {
 			rule := &ing.obj.Spec.Rules[i]
 			if rule.HTTP == nil {
@@ -268,10 +274,93 @@ func (b *builder) attachCanaries() {
 				b.attachPath(ing, v, rule.Host, pathField(i, j), &rule.HTTP.Paths[j])
 			}
 		}
-		if be := ing.obj.Spec.DefaultBackend; be != nil && b.checkBackendShape(ing, "spec.defaultBackend", "", be) {
-			b.attachDefault(ing, be.Service)
+	}
+	b.settleCanaries()
+}
+
+// canaryWithdrawal is the canary declaration that withdrew a canary
+// backend.
+type canaryWithdrawal struct {
+	ing   *ingress
+	field string
+}
+
+// canaryAttachment is a canary backend attached to a primary, settled
+// once every canary is read.
+type canaryAttachment struct {
+	ing             *ingress
+	svc             *networkingv1.IngressServiceBackend
+	primary, canary *match.Backend
+}
+
+// withdrawn reports a canary backend an earlier declaration withdrew, and
+// warns that this one takes nothing: ingress-nginx finds its upstream
+// deleted ("has already been removed").
+func (b *builder) withdrawn(ing *ingress, field string, canary *match.Backend, where string) bool {
+	w, ok := b.canaryWithdrawn[canary]
+	if !ok {
+		return false
+	}
+	b.warn(CanaryWithoutPrimary, ing.ref(), field,
+		fmt.Sprintf("%s: the canary backend %s was withdrawn by Ingress %s %s, a canary declaration with no primary; this one takes nothing",
+			where, canary.ID, w.ing.name(), w.field))
+	return true
+}
+
+// withdrawCanary records that a canary declaration on v found no primary.
+// When v is a host some Ingress serves (an ingress-nginx server) whose
+// routes do not use the canary's backend, ingress-nginx deletes the
+// canary's upstream (mergeAlternativeBackends: "unable to find real
+// backend for alternative backend ... Deleting."): the primaries it
+// joined find no balancer for it and serve every request themselves
+// (balancer.lua route_to_alternative_balancer), and later declarations
+// naming it find it removed. It returns the consequence for the warning.
+func (b *builder) withdrawCanary(ing *ingress, field string, v *vhost, canary *match.Backend) string {
+	if v == nil || v != b.catchAll && v.creator == nil || canary == nil {
+		return ""
+	}
+	if fb := v.vh.Fallback; fb == canary && v.vh.FallbackSource.Name != "" {
+		return ""
+	}
+	for _, r := range v.vh.Routes {
+		if r.Backend == canary {
+			return ""
 		}
 	}
+	if _, ok := b.canaryWithdrawn[canary]; !ok {
+		if b.canaryWithdrawn == nil {
+			b.canaryWithdrawn = make(map[*match.Backend]canaryWithdrawal)
+		}
+		b.canaryWithdrawn[canary] = canaryWithdrawal{ing, field}
+	}
+	return "; as in ingress-nginx, which then deletes the canary's upstream, backend " + canary.ID +
+		" takes no canary traffic anywhere, from this or any other canary Ingress"
+}
+
+// settleCanaries takes withdrawn canaries off their primaries: a primary
+// keeps its first canary, so a newer one stays out (CanaryConflict told
+// it), as ingress-nginx's balancer reads only the first alternative.
+// The canaries left are served: listed in the table, and the canary
+// Ingress has a say in their balancing (not their protocol:
+// decideProtocols).
+func (b *builder) settleCanaries() {
+	for _, a := range b.canaryAttached {
+		if _, ok := b.canaryWithdrawn[a.canary]; ok {
+			if t := a.primary.Traffic; t != nil && t.Canary != nil && t.Canary.Backend == a.canary {
+				t.Canary = nil
+				if *t == (match.Traffic{}) {
+					a.primary.Traffic = nil
+				}
+			}
+			continue
+		}
+		bi := b.resolve(a.ing.obj.Namespace, a.svc.Name, servicePort(a.svc.Port)).backend
+		bi.used = true
+		if !slices.Contains(bi.claims, a.ing) {
+			bi.claims = append(bi.claims, a.ing)
+		}
+	}
+	b.canaryAttached = nil
 }
 
 func (b *builder) attachPath(ing *ingress, v *vhost, host, field string, p *networkingv1.HTTPIngressPath) {
@@ -305,14 +394,18 @@ func (b *builder) attachPath(ing *ingress, v *vhost, host, field string, p *netw
 		}
 	}
 	canary := b.canaryBackend(ing, p.Backend.Service, field, ".backend.service")
+	where := fmt.Sprintf("%s %s path %q", hostLabel(host), typ, p.Path)
+	if b.withdrawn(ing, field, canary, where) {
+		return
+	}
 	if primary != nil {
 		// ingress-nginx merges a canary only into a location whose path is
 		// the canary's as written (controller.go mergeAlternativeBackends):
 		// /shop does not take from /shop/, one route here.
 		if written, ok := b.writtenPath(primary.Source); ok && written != p.Path {
 			b.warn(CanaryWithoutPrimary, ing.ref(), field,
-				fmt.Sprintf("%s: the %s path %q is served by %s, whose path is written %q; as in ingress-nginx a canary path attaches only to the same path as written, so this one serves nothing",
-					hostLabel(host), typ, p.Path, primary.Source.String(), written))
+				fmt.Sprintf("%s: the %s path %q is served by %s, whose path is written %q; as in ingress-nginx a canary path attaches only to the same path as written, so this one serves nothing%s",
+					hostLabel(host), typ, p.Path, primary.Source.String(), written, b.withdrawCanary(ing, field, v, canary)))
 			return
 		}
 	}
@@ -326,11 +419,11 @@ func (b *builder) attachPath(ing *ingress, v *vhost, host, field string, p *netw
 	}
 	if primary == nil {
 		b.warn(CanaryWithoutPrimary, ing.ref(), field,
-			fmt.Sprintf("%s: no Ingress serves %s path %q, so this canary path has no primary to take traffic from and serves nothing",
-				hostLabel(host), typ, p.Path))
+			fmt.Sprintf("%s: no Ingress serves %s path %q, so this canary path has no primary to take traffic from and serves nothing%s",
+				hostLabel(host), typ, p.Path, b.withdrawCanary(ing, field, v, canary)))
 		return
 	}
-	b.attach(ing, field, p.Backend.Service, primary.Backend, canary, fmt.Sprintf("%s %s path %q", hostLabel(host), typ, p.Path))
+	b.attach(ing, field, p.Backend.Service, primary.Backend, canary, where)
 }
 
 // writtenPath is the path of the Ingress path that declared src as
@@ -378,6 +471,9 @@ func (b *builder) sameExactness(src match.Source, p *networkingv1.HTTPIngressPat
 // attachDefault attaches a canary's spec.defaultBackend to the catch-all.
 func (b *builder) attachDefault(ing *ingress, svc *networkingv1.IngressServiceBackend) {
 	canary := b.canaryBackend(ing, svc, "spec.defaultBackend", ".service")
+	if b.withdrawn(ing, "spec.defaultBackend", canary, "the catch-all host") {
+		return
+	}
 	var primaries []*match.Backend
 	for _, r := range b.catchAll.vh.Routes {
 		primaries = append(primaries, r.Backend)
@@ -387,7 +483,8 @@ func (b *builder) attachDefault(ing *ingress, svc *networkingv1.IngressServiceBa
 	}
 	if len(primaries) == 0 {
 		b.warn(CanaryWithoutPrimary, ing.ref(), "spec.defaultBackend",
-			"the catch-all host has no route and no fallback from an Ingress, so this canary default backend has no primary to take traffic from and serves nothing")
+			"the catch-all host has no route and no fallback from an Ingress, so this canary default backend has no primary to take traffic from and serves nothing"+
+				b.withdrawCanary(ing, "spec.defaultBackend", b.catchAll, canary))
 		return
 	}
 	seen := make(map[*match.Backend]bool, len(primaries))
@@ -445,14 +542,7 @@ func (b *builder) attach(ing *ingress, field string, svc *networkingv1.IngressSe
 	c.WeightTotal = match.CanaryTotal(rules.ann.trafficR().weightTotal)
 	c.Sticky = ing.ann.trafficR().affinity.canaryBehavior != legacyCanary
 	primary.Traffic.Canary = &c
-
-	// The canary's backend is served: listed in the table, and the canary
-	// Ingress has a say in its balancing (not its protocol: decideProtocols).
-	bi := b.resolve(ing.obj.Namespace, svc.Name, servicePort(svc.Port)).backend
-	bi.used = true
-	if !slices.Contains(bi.claims, ing) {
-		bi.claims = append(bi.claims, ing)
-	}
+	b.canaryAttached = append(b.canaryAttached, canaryAttachment{ing, svc, primary, canary})
 }
 
 // canaryRuleOwners finds, for each canary backend, the canary Ingress

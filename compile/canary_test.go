@@ -25,7 +25,7 @@ func TestCanaryAttaches(t *testing.T) {
 			NginxPrefix+"canary-weight-total", "50", NginxPrefix+"canary-by-header", "x_canary", NginxPrefix+"canary-by-header-pattern", "^v[0-9]+$"),
 			withRules(mkRule("shop.example.com", prefix("/", "api-canary", 80)), mkRule("only-canary.example.com", prefix("/", "api-canary", 80)))),
 		mkIngress("prod", "native-canary", 2, withAnnotations(NativePrefix+"canary", "true", NativePrefix+"canary-by-cookie", "beta"),
-			withRules(mkRule("shop.example.com", exact("/cart", "api-next", 80), prefix("/", "api-next", 80)))),
+			withRules(mkRule("shop.example.com", prefix("/", "api-next", 80), exact("/cart", "api-next", 80)))),
 		mkIngress("prod", "primary", 3, withRules(mkRule("shop.example.com", prefix("/", "api", 80)), mkRule("other.example.com", prefix("/x", "api", 80)))),
 		mkIngress("prod", "not-a-canary", 4, withAnnotations(NginxPrefix+"canary", "yes", NginxPrefix+"canary-weight", "5"),
 			withRules(mkRule("plain.example.com", prefix("/", "api", 80)))),
@@ -38,8 +38,8 @@ func TestCanaryAttaches(t *testing.T) {
 		{AnnotationRejected, "Ingress prod/bad-pattern", field(NginxPrefix + "canary-by-header-pattern")},
 		{CanaryWithoutPrimary, "Ingress prod/bad-pattern", "spec.rules[0].http.paths[0]"},
 		{CanaryWithoutPrimary, "Ingress prod/canary", "spec.rules[1].http.paths[0]"},
-		{CanaryWithoutPrimary, "Ingress prod/native-canary", "spec.rules[0].http.paths[0]"},
-		{CanaryConflict, "Ingress prod/native-canary", "spec.rules[0].http.paths[1]"},
+		{CanaryConflict, "Ingress prod/native-canary", "spec.rules[0].http.paths[0]"},
+		{CanaryWithoutPrimary, "Ingress prod/native-canary", "spec.rules[0].http.paths[1]"},
 		{AnnotationRejected, "Ingress prod/not-a-canary", field(NginxPrefix + "canary-weight")},
 		{AnnotationRejected, "Ingress prod/not-a-canary", field(NginxPrefix + "canary")},
 	}
@@ -47,7 +47,8 @@ func TestCanaryAttaches(t *testing.T) {
 		t.Fatalf("warnings (-want +got):\n%s\n%s", diff, warningText(ws))
 	}
 	require.Contains(t, ws[1].Message, "names the primary's own backend")
-	require.Equal(t, "Ingress prod/canary spec.rules[0].http.paths[0]", ws[4].WinnerText())
+	require.Equal(t, "Ingress prod/canary spec.rules[0].http.paths[0]", ws[3].WinnerText())
+	require.Contains(t, ws[4].Message, "backend prod/api-next:80 takes no canary traffic anywhere", "a path on a served host without a primary withdraws its canary")
 
 	require.Equal(t, "prod/api:80", served(tab, "shop.example.com", "/"), "the older canary does not take the path")
 	require.Equal(t, "404", served(tab, "only-canary.example.com", "/"), "a canary creates no host")

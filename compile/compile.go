@@ -223,6 +223,11 @@ type builder struct {
 	// canaryRulesTold: the canary Ingresses told their rules are not
 	// applied.
 	canaryRulesTold map[*ingress]bool
+	// canaryWithdrawn: the canary backends a declaration without a
+	// primary withdrew (withdrawCanary); canaryAttached the attachments
+	// settleCanaries settles.
+	canaryWithdrawn map[*match.Backend]canaryWithdrawal
+	canaryAttached  []canaryAttachment
 
 	// Virtual hosts by name ("" is the catch-all) and in creation order.
 	vhosts     nameIndex[*vhost]

@@ -40,7 +40,8 @@ const (
 
 	// Canary (SPEC §10). CanaryWithoutPrimary: a canary path (or default
 	// backend) has no primary route with its host, path and path type, or
-	// names the primary's own backend; it serves nothing.
+	// names the primary's own backend; it serves nothing, and on a host an
+	// Ingress serves it withdraws its canary backend (withdrawCanary).
 	// CanaryConflict: the primary's backend already has the canary of an
 	// Ingress that comes first in Ingress order.
 	CanaryWithoutPrimary Reason = "CanaryWithoutPrimary"

@@ -739,11 +739,11 @@
 // canary without affinity.
 //
 // Differences from ingress-nginx: the weight is a rotation, not
-// math.random; a canary-by-header-pattern that Go's regexp cannot compile
-// (look-around, back-references, or a malformed pattern) is rejected with
-// AnnotationRejected when compiling, so the cookie and weight decide,
-// where ingress-nginx fails the match on every request and sends
-// requests carrying the header to the primary.
+// math.random; a canary-by-header-pattern only PCRE runs (look-ahead,
+// back-references, possessive repeats) is not applied (AnnotationRejected),
+// so the header decides by "always" and "never", where ingress-nginx
+// matches it. One neither engine compiles (an unclosed group) warns too
+// and, as there, sends every request carrying the header to the primary.
 //
 // # 11. Annotations
 //

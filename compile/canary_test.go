@@ -183,6 +183,29 @@ func TestCanaryWeightAsNginxReadsIt(t *testing.T) {
 	}
 }
 
+// canary-by-header-pattern as README and doc.go §10 say: a pattern only
+// PCRE runs is not applied (the header decides by "always" and "never");
+// one neither engine compiles sends the header's requests to the primary.
+func TestCanaryHeaderPatternNotCompiled(t *testing.T) {
+	field := "metadata.annotations[" + NginxPrefix + "canary-by-header-pattern]"
+	for _, tc := range []struct {
+		pattern  string
+		failsAll bool
+	}{
+		{"^v(?=2)", false},
+		{`^(v)\1`, false},
+		{"(v2", true},
+	} {
+		t.Run(tc.pattern, func(t *testing.T) {
+			c, ws := canaryOf(t, "canary-by-header", "X-Canary", "canary-by-header-pattern", tc.pattern)
+			require.Equal(t, []short{{AnnotationRejected, "Ingress prod/canary", field}}, shorten(ws), warningText(ws))
+			require.Equal(t, "X-Canary", c.Header)
+			require.Nil(t, c.HeaderPattern)
+			require.Equal(t, tc.failsAll, c.HeaderPatternError)
+		})
+	}
+}
+
 // canary-by-header-value under ingress-nginx's prefix passes its validator
 // (letters, digits and /-._~: once spaces are removed) and is trimmed;
 // a value it refuses is unset there, so the header decides by "always"

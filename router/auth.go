@@ -419,7 +419,8 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 	if a := r.realIP(req); a != "" {
 		ip, xff = a, a
 	}
-	if r.live.Load().fullForwardedFor {
+	live := r.live.Load()
+	if live.fullForwardedFor {
 		if prior := strings.Join(req.Header["X-Forwarded-For"], ", "); prior != "" {
 			xff = prior + ", " + peer
 		} else {
@@ -445,7 +446,7 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 	if h := sub.URL.Hostname(); h != "" && !strings.Contains(h, ":") {
 		sub.Host = h
 	}
-	authHeaders(sub.Header, req, &vars, x, xff)
+	authHeaders(sub.Header, req, &vars, x, xff, &live.headers)
 	trace.putContext(sub.Header, false)
 	var res *http.Response
 	var key [sha256.Size]byte
@@ -583,12 +584,13 @@ func IsExternalAuth(ctx context.Context) bool {
 
 // authHeaders are the subrequest's headers, as ingress-nginx's auth
 // location sets them: the client's headers (but hop-by-hop ones, its
-// framing and the ones the proxy vouches for), then X-Original-URL,
+// framing, the ones the proxy vouches for and the names hs calls invalid,
+// as the backend gets them), then X-Original-URL,
 // X-Original-Method, X-Sent-From, X-Real-IP, X-Forwarded-For (xff, as the
 // backend gets it), X-Auth-Request-Redirect and X-Request-ID; with
 // auth-method also X-Original-URI and X-Scheme. The client's
 // X-Forwarded-Proto is not passed on.
-func authHeaders(h http.Header, req *http.Request, v *urltemplate.RequestVars, x *match.ExternalAuth, xff string) {
+func authHeaders(h http.Header, req *http.Request, v *urltemplate.RequestVars, x *match.ExternalAuth, xff string, hs *headerSettings) {
 	conn := req.Header["Connection"]
 	for k, vs := range req.Header {
 		switch k {
@@ -596,7 +598,9 @@ func authHeaders(h http.Header, req *http.Request, v *urltemplate.RequestVars, x
 			"Te", "Trailer", "Transfer-Encoding", "Upgrade", "Content-Length", "Expect":
 			continue
 		}
-		if withheld(k, &defaultHeaderSettings) || len(conn) > 0 && h1.ListsToken(conn, k) {
+		// proxy-add-original-uri-header sets X-Original-URI in the
+		// backend's location only: the client's reaches the service.
+		if k != "X-Original-Uri" && withheld(k, hs) || len(conn) > 0 && h1.ListsToken(conn, k) {
 			continue
 		}
 		h[k] = vs

@@ -694,3 +694,39 @@ func TestExternalAuthResponseHeaderListedTwice(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	assert.Equal(t, []string{"readers, admins", "readers, admins"}, res.Header.Values("Seen-X-Groups"))
 }
+
+// TestExternalAuthHeaderNames: the subrequest passes the client's headers
+// by the names the ConfigMap allows, as nginx drops a name it calls
+// invalid once, on reading the request, for every upstream alike
+// (underscores_in_headers, ignore_invalid_headers).
+func TestExternalAuthHeaderNames(t *testing.T) {
+	svc := newAuthService(t)
+	for _, tt := range []struct {
+		name       string
+		o          Options
+		under, dot bool
+	}{
+		{"defaults", Options{}, false, false},
+		{"enable-underscores-in-headers", Options{UnderscoresInHeaders: true}, true, false},
+		{"ignore-invalid-headers false", Options{KeepInvalidHeaders: true}, true, true},
+		{"proxy-add-original-uri-header", Options{OriginalURIHeader: true}, false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r, _ := authRouter(t, tt.o, externalAuth(t, svc.srv.URL+"/ok", nil))
+			req := httptest.NewRequest(http.MethodGet, "/app", nil)
+			req.Host = "shop.example.com"
+			req.Header["X_Under"] = []string{"u"}
+			req.Header["X.Dot"] = []string{"d"}
+			req.Header.Set("X-Original-Uri", "/client")
+			rec := httptest.NewRecorder()
+			r.ServeHTTP(rec, req)
+			require.Equal(t, http.StatusOK, rec.Code)
+			got, _ := svc.request()
+			require.NotNil(t, got)
+			assert.Equal(t, tt.under, got.Header.Get("X_under") == "u", "auth service X_Under")
+			assert.Equal(t, tt.under, rec.Header().Get("Seen-X_under") == "u", "backend X_Under")
+			assert.Equal(t, tt.dot, got.Header.Get("X.Dot") == "d", "auth service X.Dot")
+			assert.Equal(t, "/client", got.Header.Get("X-Original-Uri"), "the auth location sets no X-Original-URI without auth-method")
+		})
+	}
+}

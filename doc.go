@@ -1278,11 +1278,14 @@
 // auth-request-redirect, auth-always-set-cookie. Before proxying, the
 // router sends a subrequest as ingress-nginx's auth_request does: GET (or
 // auth-method), no body, the client's headers except hop-by-hop ones, its
-// X-Forwarded-*, X-Real-IP and names with '_', plus X-Original-URL,
+// X-Forwarded-*, X-Real-IP and the names the backend does not get either
+// (with '_', unless enable-underscores-in-headers), plus X-Original-URL,
 // X-Original-Method, X-Sent-From: nginx-ingress-controller, X-Real-IP and
 // X-Forwarded-For (the client's address), X-Auth-Request-Redirect
 // (auth-request-redirect, else the request URI), X-Request-ID (the one the
-// backend gets), and with auth-method X-Original-URI and X-Scheme. A 2xx
+// backend and, with Options.ReturnRequestID, the client get; none with
+// generate-request-id off and none sent), and with auth-method
+// X-Original-URI and X-Scheme. A 2xx
 // passes: each auth-response-headers header is set on the proxied request
 // from the service's answer, or removed when the service did not send it,
 // and the service's Set-Cookie goes to the client with a successful answer

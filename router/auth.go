@@ -144,7 +144,7 @@ func (r *Router) authorize(s *requestState) bool {
 		if rt := s.d.res.Route; rt != nil {
 			loc = rt.Path
 		}
-		ans, ok := r.externalAuth(s.w, req, s.d.host, s.d.proto, loc, a.External, &s.ph, s.trace)
+		ans, ok := r.externalAuth(s.w, req, s.d.host, s.d.proto, loc, s.id, a.External, &s.ph, s.trace)
 		if !ok {
 			r.refuse(s, ans)
 			return true
@@ -402,8 +402,9 @@ func (cc *credCache) put(key [sha256.Size]byte, ok bool) {
 // maps its answer: 2xx passes (copying auth-response-headers to the
 // request), 401 is passed on (or redirected to the sign-in page), 403 is
 // passed on, anything else — another status, a failure, a timeout — is
-// 500. No body is sent.
-func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, proto, loc string, x *match.ExternalAuth, ph *policyHeaders, trace *tracedWriter) (answer, bool) {
+// 500. No body is sent. id is the request ID the client gets back, if
+// any.
+func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, proto, loc, id string, x *match.ExternalAuth, ph *policyHeaders, trace *tracedWriter) (answer, bool) {
 	path, query, hasQuery, _ := requestTarget(req)
 	uri := path
 	if hasQuery {
@@ -446,7 +447,7 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 	if h := sub.URL.Hostname(); h != "" && !strings.Contains(h, ":") {
 		sub.Host = h
 	}
-	authHeaders(sub.Header, req, &vars, x, xff, &live.headers)
+	authHeaders(sub.Header, req, &vars, x, xff, &live.headers, id)
 	trace.putContext(sub.Header, false)
 	var res *http.Response
 	var key [sha256.Size]byte
@@ -590,7 +591,7 @@ func IsExternalAuth(ctx context.Context) bool {
 // backend gets it), X-Auth-Request-Redirect and X-Request-ID; with
 // auth-method also X-Original-URI and X-Scheme. The client's
 // X-Forwarded-Proto is not passed on.
-func authHeaders(h http.Header, req *http.Request, v *urltemplate.RequestVars, x *match.ExternalAuth, xff string, hs *headerSettings) {
+func authHeaders(h http.Header, req *http.Request, v *urltemplate.RequestVars, x *match.ExternalAuth, xff string, hs *headerSettings, id string) {
 	conn := req.Header["Connection"]
 	for k, vs := range req.Header {
 		switch k {
@@ -615,15 +616,21 @@ func authHeaders(h http.Header, req *http.Request, v *urltemplate.RequestVars, x
 		redirect = v.RequestURI
 	}
 	h.Set("X-Auth-Request-Redirect", redirect)
-	// The backend gets the same request ID as the service.
-	id := ""
-	if ids := req.Header["X-Request-Id"]; len(ids) > 0 {
-		id = ids[0]
-	} else {
-		id = newRequestID()
-		req.Header["X-Request-Id"] = []string{id}
+	// nginx's $req_id, which the backend and the client get too: the ID
+	// returned to the client, else the client's first (an empty one is
+	// none), else a new one, kept for the backend; none with
+	// generate-request-id off.
+	if id == "" {
+		if ids := req.Header["X-Request-Id"]; len(ids) > 0 && ids[0] != "" {
+			id = ids[0]
+		} else if !hs.noRequestID {
+			id = newRequestID()
+			req.Header["X-Request-Id"] = []string{id}
+		}
 	}
-	h.Set("X-Request-Id", id)
+	if id != "" {
+		h.Set("X-Request-Id", id)
+	}
 	if x.Method != "" {
 		h.Set("X-Original-Uri", v.RequestURI)
 		h.Set("X-Scheme", v.Scheme)

@@ -730,3 +730,55 @@ func TestExternalAuthHeaderNames(t *testing.T) {
 		})
 	}
 }
+
+// TestExternalAuthRequestID: the subrequest's X-Request-ID is nginx's
+// $req_id, as the backend's and the client's: the client's (an empty one
+// is none), else a new one, else none with generate-request-id off.
+func TestExternalAuthRequestID(t *testing.T) {
+	svc := newAuthService(t)
+	for _, tt := range []struct {
+		name   string
+		o      Options
+		client []string
+		want   string // "new": a generated one; "": none
+	}{
+		{"client's", Options{}, []string{"abc"}, "abc"},
+		{"generated", Options{}, nil, "new"},
+		{"empty is none", Options{}, []string{""}, "new"},
+		{"returned", Options{ReturnRequestID: true}, nil, "new"},
+		{"generate-request-id false", Options{NoRequestID: true}, nil, ""},
+		{"generate-request-id false, empty", Options{NoRequestID: true}, []string{""}, ""},
+		{"generate-request-id false, client's", Options{NoRequestID: true, ReturnRequestID: true}, []string{"abc"}, "abc"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r, _ := authRouter(t, tt.o, externalAuth(t, svc.srv.URL+"/ok", nil))
+			req := httptest.NewRequest(http.MethodGet, "/app", nil)
+			req.Host = "shop.example.com"
+			if tt.client != nil {
+				req.Header["X-Request-Id"] = tt.client
+			}
+			rec := httptest.NewRecorder()
+			r.ServeHTTP(rec, req)
+			require.Equal(t, http.StatusOK, rec.Code)
+			got, _ := svc.request()
+			require.NotNil(t, got)
+			auth := got.Header.Values("X-Request-Id")
+			backend := rec.Header().Values("Seen-X-Request-Id")
+			switch tt.want {
+			case "":
+				assert.Empty(t, auth, "auth service")
+				assert.Empty(t, backend, "backend")
+				return
+			case "new":
+				require.Len(t, auth, 1)
+				assert.NotEmpty(t, auth[0])
+			default:
+				assert.Equal(t, []string{tt.want}, auth)
+			}
+			assert.Equal(t, auth, backend, "one request ID for the service and the backend")
+			if tt.o.ReturnRequestID {
+				assert.Equal(t, auth, rec.Header().Values("X-Request-Id"), "the client's")
+			}
+		})
+	}
+}

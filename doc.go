@@ -1361,7 +1361,11 @@
 // Every location without an auth-url of its own is then authenticated by
 // that service, unless its Ingress sets enable-global-auth: "false" (a
 // value that is not a boolean warns and keeps it on); the ACME path stays
-// open as above. Shown as "auth options global". A ConfigMap key whose
+// open as above. Unlike auth-cache-duration, global-auth-cache-duration
+// has no default, as in ingress-nginx: without it only answers that say
+// how long they may be kept (X-Accel-Expires, Cache-Control, Expires) are
+// cached; an empty value is "200 202 401 5m", and so, with a warning, is
+// one that does not parse. Shown as "auth options global". A ConfigMap key whose
 // value does not parse (a global-auth-request-redirect with an inner
 // space among them) is rejected alone, with ConfigMapKeyRejected, and the
 // others still apply; global-auth-response-headers drops only the names

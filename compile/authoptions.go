@@ -45,8 +45,12 @@ type GlobalAuth struct {
 	ResponseHeaders     string `json:"responseHeaders"`
 	RequestRedirect     string `json:"requestRedirect"`
 	CacheKey            string `json:"cacheKey"`
-	CacheDuration       string `json:"cacheDuration"`
-	AlwaysSetCookie     bool   `json:"alwaysSetCookie"`
+	// CacheDuration "" is the key unset: no duration, as ingress-nginx
+	// writes no proxy_cache_valid then, so only answers that say how long
+	// they may be kept are cached (an auth-cache-duration left out is
+	// DefaultAuthCacheDuration instead).
+	CacheDuration   string `json:"cacheDuration"`
+	AlwaysSetCookie bool   `json:"alwaysSetCookie"`
 }
 
 // DefaultAuthCacheDuration is ingress-nginx's auth-cache-duration default.
@@ -103,8 +107,10 @@ func (g *GlobalAuth) external() (*match.ExternalAuth, error) {
 			return nil, errors.New("global-auth-cache-key " + valueError(g.CacheKey, err))
 		}
 		x.Options.CacheKey = key
-		if x.Options.CacheValid, err = parseCacheDurations(g.CacheDuration); err != nil {
-			return nil, fmt.Errorf("global-auth-cache-duration %q: %v", g.CacheDuration, err)
+		if g.CacheDuration != "" {
+			if x.Options.CacheValid, err = parseCacheDurations(g.CacheDuration); err != nil {
+				return nil, fmt.Errorf("global-auth-cache-duration %q: %v", g.CacheDuration, err)
+			}
 		}
 	}
 	return x, nil

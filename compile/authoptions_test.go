@@ -267,3 +267,41 @@ func TestGlobalAuthResponseHeadersPartlyBad(t *testing.T) {
 	require.True(t, a != nil && a.External != nil)
 	assert.Equal(t, []string{"X-User", "X-Email"}, a.External.ResponseHeaders)
 }
+
+// global-auth-cache-duration as ingress-nginx's ReadConfig reads it:
+// without the key the global auth location gets no proxy_cache_valid
+// (GlobalExternalAuth.AuthCacheDuration defaults to none), so only answers
+// that say how long they may be kept are cached; an empty or bad value is
+// authreq.DefaultCacheDuration, a bad one with a warning.
+func TestGlobalAuthCacheDuration(t *testing.T) {
+	unset := "(unset)"
+	for _, tt := range []struct {
+		value        string
+		warns        bool
+		ok200, ok401 time.Duration
+	}{
+		{unset, false, 0, 0},
+		{"", false, 5 * time.Minute, 5 * time.Minute},
+		{" , ", false, 5 * time.Minute, 5 * time.Minute},
+		{"200 soon", true, 5 * time.Minute, 5 * time.Minute},
+		{"200 30m", false, 30 * time.Minute, 0},
+	} {
+		t.Run(tt.value, func(t *testing.T) {
+			data := map[string]string{"global-auth-url": "http://auth.example/ok", "global-auth-cache-key": "$remote_user"}
+			if tt.value != unset {
+				data["global-auth-cache-duration"] = tt.value
+			}
+			c := ParseConfigMap(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "ingress-nginx"}, Data: data})
+			assert.Equal(t, tt.warns, len(c.Warnings()) > 0, "warnings: %v", c.Warnings())
+			s := mkSnapshot(mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.1"),
+				mkIngress("prod", "app", 1, withRules(mkRule("a.example.com", prefix("/", "web", 80)))))
+			tab, _ := compileOK(t, s, Options{ConfigMap: c})
+			a := tab.Lookup("a.example.com", "/").Route.Auth
+			require.True(t, a != nil && a.External != nil && a.External.Options != nil)
+			o := a.External.Options
+			require.NotNil(t, o.CacheKey)
+			assert.Equal(t, tt.ok200, o.TTLFor(200), "200")
+			assert.Equal(t, tt.ok401, o.TTLFor(401), "401")
+		})
+	}
+}

@@ -159,7 +159,7 @@ var ConfigMapKeys = map[string]ConfigMapKey{
 	"global-auth-response-headers":      {Option: globalAuthResponseHeaders},
 	"global-auth-request-redirect":      globalAuthKey(func(g *GlobalAuth, v string) { g.RequestRedirect = v }),
 	"global-auth-cache-key":             globalAuthKey(func(g *GlobalAuth, v string) { g.CacheKey = v }),
-	"global-auth-cache-duration":        globalAuthKey(func(g *GlobalAuth, v string) { g.CacheDuration = v }),
+	"global-auth-cache-duration":        {Option: globalAuthCacheDuration},
 	"global-auth-always-set-cookie": {Option: func(o *Options, v string) error {
 		on, err := configmap.ParseBool(v)
 		if err == nil {
@@ -533,6 +533,23 @@ func globalAuthResponseHeaders(o *Options, v string) error {
 	if len(bad) > 0 {
 		return partialValue{fmt.Errorf("%s: not a header name, dropped as ingress-nginx drops it; the other names apply", strings.Join(bad, ", "))}
 	}
+	return nil
+}
+
+// globalAuthCacheDuration reads global-auth-cache-duration as
+// ingress-nginx's ReadConfig does (authreq.ParseStringToCacheDurations):
+// a value without a duration in it is DefaultAuthCacheDuration, and so,
+// with a warning, is one that does not parse.
+func globalAuthCacheDuration(o *Options, v string) error {
+	o.GlobalAuth = globalAuthOf(o)
+	o.GlobalAuth.CacheDuration = DefaultAuthCacheDuration
+	if strings.Trim(v, ", \t") == "" {
+		return nil
+	}
+	if _, err := parseCacheDurations(v); err != nil {
+		return partialValue{fmt.Errorf("%v; %q applies, as in ingress-nginx", err, DefaultAuthCacheDuration)}
+	}
+	o.GlobalAuth.CacheDuration = v
 	return nil
 }
 

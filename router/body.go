@@ -112,6 +112,11 @@ func (r *Router) wrapBody(s *requestState) bool {
 		// whatever proxy_request_buffering says.
 		stream = false
 	}
+	// A 100-continue is answered here, by the server as the body is first
+	// read, whether it is buffered or streams: the backend is never asked
+	// (nginx clears Expect, ngx_http_proxy_headers), so the pool's client
+	// must not wait for its 100 either.
+	delete(req.Header, "Expect")
 	cb := &clientBody{r: req.Body, timeout: r.bodyTimeout, limit: maxBody}
 	if r.bodyTimeout > 0 {
 		cb.rc = http.NewResponseController(w)
@@ -382,12 +387,10 @@ func (b *clientBody) refusal() (answer, bool) {
 }
 
 // setHeld describes a body read whole: sent with its length, like nginx
-// after buffering; a 100-continue was the client's question and has been
-// answered.
+// after buffering.
 func setHeld(req *http.Request, n int64) {
 	req.ContentLength = n
 	req.TransferEncoding = nil
-	req.Header.Del("Expect")
 }
 
 // spillBody is a request body held in a temporary file. The file is

@@ -208,16 +208,17 @@ func withheld(k string, hs *headerSettings) bool {
 }
 
 // setForwarded puts the forwarding headers of the exchange x into the
-// outgoing header map h and removes every withheld client header, and
+// outgoing header map h and removes every withheld client header,
 // Proxy, which ingress-nginx's locations clear against httpoxy (a CGI
-// backend reads it as HTTP_PROXY; its auth location passes it). The
+// backend reads it as HTTP_PROXY; its auth location passes it), and
+// Expect, which nginx never passes on (the router answers it). The
 // values share the backing array x.forwarded, each capped so appending to
 // one cannot touch another.
 func setForwarded(in *http.Request, h http.Header, x *exchange) {
 	var f forwarding
 	forwardingOf(&f, in, x)
 	for k := range h {
-		if x.withheld(k) || k == "Proxy" {
+		if x.withheld(k) || k == "Proxy" || k == "Expect" {
 			delete(h, k)
 		}
 	}

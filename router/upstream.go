@@ -10,12 +10,12 @@ import (
 
 // Request headers net/http's server leaves in the header map but a proxy
 // must not pass on: hop-by-hop headers (RFC 9110 §7.6.1), the framing the
-// fast path writes itself, Proxy (see setForwarded), and what no path
-// forwards (see withheld).
+// fast path writes itself, Expect (the router answers it: see wrapBody),
+// Proxy (see setForwarded), and what no path forwards (see withheld).
 func skipRequestHeader(k string, x *exchange) bool {
 	switch k {
 	case "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
-		"Te", "Trailer", "Transfer-Encoding", "Upgrade", "Host", "Content-Length", "Proxy":
+		"Te", "Trailer", "Transfer-Encoding", "Upgrade", "Host", "Content-Length", "Proxy", "Expect":
 		return true
 	}
 	return x.withheld(k)

@@ -699,3 +699,60 @@ func TestInformationalBound(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamedBodyDropsExpect: with proxy-request-buffering "off" the
+// body streams, and the router still answers the client's Expect:
+// 100-continue itself; the backend never gets the Expect field, as nginx
+// clears it (ngx_http_proxy_headers: "Expect" ""), over either upstream
+// path (HTTP over the router's pool, HTTPS over net/http's transport).
+func TestStreamedBodyDropsExpect(t *testing.T) {
+	h := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Seen-Expect", r.Header.Get("Expect"))
+		n, _ := io.Copy(io.Discard, r.Body)
+		_, _ = io.WriteString(w, "read "+strconv.FormatInt(n, 10)+"\n")
+	}
+	plain := httptest.NewServer(http.HandlerFunc(h))
+	defer plain.Close()
+	secure := httptest.NewTLSServer(http.HandlerFunc(h))
+	defer secure.Close()
+	stream := &match.Policy{StreamRequestBody: true}
+	rPlain := route(match.Prefix, "/plain", httpBackend("prod/web:80", plain.Listener.Addr().String()))
+	rPlain.Policy = stream
+	rSecure := route(match.Prefix, "/secure", backend("prod/tls:443", match.HTTPS, match.Serving, secure.Listener.Addr().String()))
+	rSecure.Policy = stream
+	r := newTestRouter(Options{})
+	r.Publish(table("d", vhost("", nil, rPlain, rSecure)))
+	t.Cleanup(r.CloseIdleConnections)
+	front := httptest.NewServer(r)
+	defer front.Close()
+
+	for _, path := range []string{"/plain", "/secure"} {
+		t.Run(path, func(t *testing.T) {
+			c, err := net.Dial("tcp", front.Listener.Addr().String())
+			require.NoError(t, err)
+			defer c.Close()
+			require.NoError(t, c.SetDeadline(time.Now().Add(10*time.Second)))
+			_, err = io.WriteString(c, "PUT "+path+" HTTP/1.1\r\nHost: web\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
+			require.NoError(t, err)
+			br := bufio.NewReader(c)
+			tp := textproto.NewReader(br)
+			line, err := tp.ReadLine()
+			require.NoError(t, err)
+			require.True(t, strings.HasPrefix(line, "HTTP/1.1 100"), "the router asks for the body itself: %s", line)
+			_, err = tp.ReadLine() // the blank line
+			require.NoError(t, err)
+			_, err = io.WriteString(c, "hello")
+			require.NoError(t, err)
+			line, err = tp.ReadLine()
+			require.NoError(t, err)
+			require.True(t, strings.HasPrefix(line, "HTTP/1.1 200"), line)
+			hdr, err := tp.ReadMIMEHeader()
+			require.NoError(t, err)
+			assert.Empty(t, hdr.Get("X-Seen-Expect"), "the backend is not asked again")
+			b := make([]byte, len("read 5\n"))
+			_, err = io.ReadFull(br, b)
+			require.NoError(t, err)
+			assert.Equal(t, "read 5\n", string(b))
+		})
+	}
+}

@@ -2486,9 +2486,6 @@
 //     with a back-reference on regexp2: Unicode folding here, bytes in
 //     PCRE without UTF mode there. On regexp2, \b and negated classes
 //     inside a bracket ("[\W]") are Unicode too (documented, §4).
-//   - Request bodies: buffered in memory, then in temporary files there;
-//     here in memory up to the body limit (with no limit, the first 1 MiB,
-//     then streamed), and gRPC bodies streamed (documented, §13).
 //   - An auth-realm, auth-request-redirect or auth-always-set-cookie value
 //     that does not validate: dropping the whole authentication there;
 //     here the location stays protected (AnnotationRejected, §11.7).

@@ -55,6 +55,11 @@ func rewrite(pr *httputil.ProxyRequest) {
 	} else {
 		u.Opaque = x.path
 	}
+	if p := x.proxying(); p != nil && p.HTTP10 {
+		// proxy-http-version 1.0 on an HTTPS backend: net/http's
+		// transport writes only HTTP/1.1 (see verbatimTransport).
+		x.verbatim = true
+	}
 	// ReverseProxy drops query parameters it cannot parse; restore the
 	// query exactly as sent.
 	u.RawQuery = x.query

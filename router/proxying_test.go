@@ -96,6 +96,43 @@ func TestProxyHTTP10(t *testing.T) {
 	assert.EqualValues(t, 2, conns.Load(), "no connection is reused")
 }
 
+// proxy-http-version 1.0 holds for an HTTPS backend too, as nginx's
+// proxy_http_version does for proxy_pass https://: net/http's transport
+// writes only HTTP/1.1, so the request goes out on a connection of its
+// own with an HTTP/1.0 request line, its chunked body read whole and sent
+// with its length.
+func TestProxyHTTP10OverTLS(t *testing.T) {
+	var mu sync.Mutex
+	var heads []string
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		heads = append(heads, r.Proto+" "+r.Header.Get("Connection")+" "+strings.Join(r.TransferEncoding, ",")+" "+string(b)+" "+r.Host)
+		mu.Unlock()
+		_, _ = io.WriteString(w, "ok\n")
+	}))
+	s.StartTLS()
+	t.Cleanup(s.Close)
+	rt := route(match.Prefix, "/", backend("prod/tls:443", match.HTTPS, match.Serving, s.Listener.Addr().String()))
+	rt.Policy = &match.Policy{Proxy: &match.Proxying{HTTP10: true, MaxTempFileSize: -1}}
+	r := newTestRouter(Options{})
+	r.Publish(table("proxying", vhost("web", nil, rt)))
+	t.Cleanup(r.CloseIdleConnections)
+	for range 2 {
+		req := httptest.NewRequest(http.MethodPost, "/", io.MultiReader(strings.NewReader("ab"), strings.NewReader("cd")))
+		req.Host = "web"
+		req.ContentLength = -1
+		req.TransferEncoding = []string{"chunked"}
+		rec := httptest.NewRecorder()
+		r.ServeHTTP(rec, req)
+		require.Equal(t, http.StatusOK, rec.Code)
+		assert.Equal(t, "ok\n", rec.Body.String())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{"HTTP/1.0 close  abcd web", "HTTP/1.0 close  abcd web"}, heads)
+}
+
 // statusBackend answers every request with status and counts them.
 func statusBackend(t testing.TB, status int) (string, *atomic.Int32) {
 	var n atomic.Int32

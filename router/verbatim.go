@@ -21,6 +21,10 @@ import (
 // allow. nginx passes such targets on unchanged (SPEC §13), so the few
 // requests that need it take this path; it closes the connection after
 // the response, as a pooled connection gains nothing for a rare target.
+// Nor can net/http write an HTTP/1.0 request: a location with
+// proxy-http-version 1.0 whose backend is not on the router's own pool
+// (HTTPS) takes this path too, a connection per request being HTTP/1.0's
+// own way.
 type verbatimTransport struct {
 	dialer *net.Dialer
 	// handshake bounds the TLS handshake, header the wait for the
@@ -60,7 +64,11 @@ func (t *verbatimTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		trace.GotConn(httptrace.GotConnInfo{Conn: conn})
 	}
 	stop := context.AfterFunc(req.Context(), func() { conn.Close() })
-	res, err := t.exchange(conn, req, x.path, x.query, x.hasQuery)
+	http10 := false
+	if p := x.proxying(); p != nil {
+		http10 = p.HTTP10
+	}
+	res, err := t.exchange(conn, req, x.path, x.query, x.hasQuery, http10)
 	if err != nil {
 		stop()
 		conn.Close()
@@ -70,7 +78,7 @@ func (t *verbatimTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	return res, nil
 }
 
-func (t *verbatimTransport) exchange(conn net.Conn, req *http.Request, path, query string, hasQuery bool) (*http.Response, error) {
+func (t *verbatimTransport) exchange(conn net.Conn, req *http.Request, path, query string, hasQuery, http10 bool) (*http.Response, error) {
 	bw := bufio.NewWriter(conn)
 	target := path
 	if hasQuery {
@@ -92,7 +100,14 @@ func (t *verbatimTransport) exchange(conn net.Conn, req *http.Request, path, que
 		delete(h, "User-Agent")
 	}
 	hasBody := req.Body != nil && req.Body != http.NoBody
-	_, _ = io.WriteString(bw, req.Method+" "+target+" HTTP/1.1\r\nHost: "+host+"\r\nConnection: close\r\n")
+	version := " HTTP/1.1"
+	if http10 {
+		// HTTP/1.0 has no upgrade, as the pool's head leaves it out; its
+		// body was read whole (bodyLimits), so it has its length.
+		version = " HTTP/1.0"
+		h.Del("Upgrade")
+	}
+	_, _ = io.WriteString(bw, req.Method+" "+target+version+"\r\nHost: "+host+"\r\nConnection: close\r\n")
 	switch {
 	case hasBody && req.ContentLength > 0:
 		h.Set("Content-Length", strconv.FormatInt(req.ContentLength, 10))

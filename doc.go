@@ -983,8 +983,9 @@
 //
 // # 11.3 Balancing and affinity
 //
-// load-balance (round_robin, least_conn, hash, ewma, or ingress-nginx's
-// chash, chashsubset, sticky_balanced, sticky_persistent), upstream-hash-by
+// load-balance (round_robin, ewma, or ingress-nginx's chash, chashsubset,
+// sticky_balanced, sticky_persistent; least_conn and hash under ramjet.dev/
+// only, as ingress-nginx's validator refuses them), upstream-hash-by
 // ($remote_addr, $request_uri, $http_<name> or $cookie_<name>),
 // upstream-hash-by-subset (a boolean; without a valid upstream-hash-by it
 // warns and has no effect) and upstream-hash-by-subset-size (a whole

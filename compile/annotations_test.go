@@ -198,7 +198,7 @@ func TestOldestDecidesThroughDefaultBackend(t *testing.T) {
 	s := mkSnapshot(
 		mkService("prod", "api", ":80:"), mkSlice("prod", "api", "a", "", 80, "10.0.0.1"),
 		mkIngress("prod", "old", 1, withDefault("api", 80),
-			withAnnotations(nginxProtocol, "GRPC", NginxPrefix+"load-balance", "least_conn"),
+			withAnnotations(nginxProtocol, "GRPC", NativePrefix+"load-balance", "least_conn"),
 			withRules(mkRule("a.example.com"))),
 		mkIngress("prod", "new", 2, withRules(mkRule("b.example.com", prefix("/", "api", 80)))),
 	)

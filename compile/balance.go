@@ -128,6 +128,17 @@ func applyLoadBalance(v *annotationValues, key, value string) error {
 		return nil
 	}
 	p, substituted, err := balance.ParseAlgorithm(value)
+	if !native(key) && (err != nil || p != balance.RoundRobin && !substituted) {
+		// least_conn and hash are ramjet's: ingress-nginx's validator
+		// (loadbalancing/main.go loadBalanceAlgorithms) refuses them, and
+		// its balancer.lua serves a ConfigMap value it has no balancer for
+		// as round_robin.
+		msg := fmt.Sprintf("%s %q: not a balancer ingress-nginx accepts (round_robin, ewma, chash, chashsubset, sticky_balanced, sticky_persistent); not applied", key, value)
+		if err == nil {
+			msg += ", " + NativePrefix + "load-balance takes it"
+		}
+		return errors.New(msg)
+	}
 	if err != nil {
 		return annotationError(key, "load-balance", fmt.Errorf("%w (or ingress-nginx's chash, chashsubset, sticky_balanced, sticky_persistent)", err))
 	}

@@ -42,7 +42,15 @@ func TestLoadBalanceAnnotations(t *testing.T) {
 	}{
 		{name: "default", want: "round_robin"},
 		{name: "round_robin", annotations: []string{nginxLB, "round_robin"}, want: "round_robin"},
-		{name: "least_conn", annotations: []string{nginxLB, "least_conn"}, want: "least_conn"},
+		// ingress-nginx's validator takes round_robin, ewma and its own
+		// balancers only (loadbalancing/main.go): least_conn and hash are
+		// ramjet's, under ramjet.dev/.
+		{name: "least_conn is not ingress-nginx's", annotations: []string{nginxLB, "least_conn"}, want: "round_robin",
+			warnings: []short{{AnnotationRejected, "Ingress prod/shop", field(nginxLB)}},
+			message:  NativePrefix + `load-balance takes it`},
+		{name: "hash is not ingress-nginx's", annotations: []string{nginxLB, "hash", nginxHash, "$remote_addr"}, want: "hash on $remote_addr",
+			warnings: []short{{AnnotationRejected, "Ingress prod/shop", field(nginxLB)}},
+			message:  `not a balancer ingress-nginx accepts`},
 		{name: "native least_conn", annotations: []string{nativeLB, "least_conn"}, want: "least_conn"},
 		{name: "ewma is substituted", annotations: []string{nginxLB, "ewma"}, want: "least_conn",
 			warnings: []short{{AnnotationSubstituted, "Ingress prod/shop", field(nginxLB)}},
@@ -53,31 +61,31 @@ func TestLoadBalanceAnnotations(t *testing.T) {
 		{name: "unknown policy", annotations: []string{nativeLB, "random"}, want: "round_robin",
 			warnings: []short{{AnnotationRejected, "Ingress prod/shop", field(nativeLB)}},
 			message:  "not applied"},
-		{name: "hash without a key", annotations: []string{nginxLB, "hash"}, want: "round_robin",
-			warnings: []short{{AnnotationRejected, "Ingress prod/shop", field(nginxLB)}},
+		{name: "hash without a key", annotations: []string{nativeLB, "hash"}, want: "round_robin",
+			warnings: []short{{AnnotationRejected, "Ingress prod/shop", field(nativeLB)}},
 			message:  "needs upstream-hash-by"},
-		{name: "hash with a key", annotations: []string{nginxLB, "hash", nginxHash, "$remote_addr"}, want: "hash on $remote_addr"},
+		{name: "hash with a key", annotations: []string{nativeLB, "hash", nginxHash, "$remote_addr"}, want: "hash on $remote_addr"},
 		{name: "upstream-hash-by alone selects hash", annotations: []string{nginxHash, "$request_uri"}, want: "hash on $request_uri"},
 		{name: "header key", annotations: []string{nativeHash, "$http_x_user"}, want: "hash on $http_x_user"},
 		{name: "cookie key", annotations: []string{nginxHash, "$cookie_session"}, want: "hash on $cookie_session"},
 		// ingress-nginx: a hash key overrides the load-balance algorithm.
-		{name: "upstream-hash-by overrides load-balance", annotations: []string{nginxLB, "least_conn", nginxHash, "$remote_addr"}, want: "hash on $remote_addr"},
+		{name: "upstream-hash-by overrides load-balance", annotations: []string{nativeLB, "least_conn", nginxHash, "$remote_addr"}, want: "hash on $remote_addr"},
 		{name: "hash key overrides ewma without substitution", annotations: []string{nginxLB, "ewma", nginxHash, "$remote_addr"}, want: "hash on $remote_addr"},
 		{name: "native wins over nginx", annotations: []string{nativeLB, "least_conn", nginxLB, "round_robin"}, want: "least_conn"},
 		{name: "native hash key wins over nginx", annotations: []string{nativeHash, "$cookie_a", nginxHash, "$cookie_b"}, want: "hash on $cookie_a"},
-		{name: "invalid native shadows a valid nginx one", annotations: []string{nativeLB, "leastconn", nginxLB, "least_conn"}, want: "round_robin",
+		{name: "invalid native shadows a valid nginx one", annotations: []string{nativeLB, "leastconn", nginxLB, "ewma"}, want: "round_robin",
 			warnings: []short{{AnnotationRejected, "Ingress prod/shop", field(nativeLB)}}},
 		{name: "composite hash key", annotations: []string{nginxHash, "$request_uri$host"}, want: "round_robin",
 			warnings: []short{{AnnotationRejected, "Ingress prod/shop", field(nginxHash)}},
 			message:  NginxPrefix + `upstream-hash-by "$request_uri$host"`},
 		{name: "dash in a header variable", annotations: []string{nginxHash, "$http_x-user"}, want: "round_robin",
 			warnings: []short{{AnnotationRejected, "Ingress prod/shop", field(nginxHash)}}},
-		{name: "invalid key falls back to load-balance", annotations: []string{nginxLB, "least_conn", nginxHash, "$host"}, want: "least_conn",
+		{name: "invalid key falls back to load-balance", annotations: []string{nativeLB, "least_conn", nginxHash, "$host"}, want: "least_conn",
 			warnings: []short{{AnnotationRejected, "Ingress prod/shop", field(nginxHash)}}},
-		{name: "invalid key leaves hash without one", annotations: []string{nginxLB, "hash", nginxHash, "remote_addr"}, want: "round_robin",
+		{name: "invalid key leaves hash without one", annotations: []string{nativeLB, "hash", nginxHash, "remote_addr"}, want: "round_robin",
 			warnings: []short{
-				{AnnotationRejected, "Ingress prod/shop", field(nginxLB)},
 				{AnnotationRejected, "Ingress prod/shop", field(nginxHash)},
+				{AnnotationRejected, "Ingress prod/shop", field(nativeLB)},
 			}},
 		{name: "other prefixes are ignored", annotations: []string{"example.com/load-balance", "least_conn"}, want: "round_robin"},
 		// ingress-nginx's own balancers (balancer.lua get_implementation):
@@ -133,10 +141,10 @@ func TestBalancingConflict(t *testing.T) {
 		loserField string
 		asked      string
 	}{
-		{name: "agree", old: []string{nginxLB, "least_conn"}, new: []string{nativeLB, "least_conn"}, want: "least_conn"},
+		{name: "agree", old: []string{nativeLB, "least_conn"}, new: []string{nativeLB, "least_conn"}, want: "least_conn"},
 		{name: "both default", want: "round_robin"},
 		{name: "explicit round_robin agrees with the default", new: []string{nginxLB, "round_robin"}, want: "round_robin"},
-		{name: "ewma agrees with least_conn", old: []string{nginxLB, "least_conn"}, new: []string{nginxLB, "ewma"}, want: "least_conn"},
+		{name: "ewma agrees with least_conn", old: []string{nativeLB, "least_conn"}, new: []string{nginxLB, "ewma"}, want: "least_conn"},
 		{name: "hash keys differing only in case agree", old: []string{nginxHash, "$http_x_user"}, new: []string{nginxHash, "$HTTP_X_USER"},
 			want: "hash on $http_x_user"},
 		{name: "braced and bare variable agree", old: []string{nginxHash, "$request_uri"}, new: []string{nginxHash, "${request_uri}"},
@@ -144,7 +152,7 @@ func TestBalancingConflict(t *testing.T) {
 		{name: "braced header variable agrees", old: []string{nginxHash, "${http_x_user}"}, new: []string{nginxHash, "$http_X_User"},
 			want: "hash on ${http_x_user}"},
 		{name: "rejected value asks for the default", new: []string{nginxLB, "fastest"}, want: "round_robin"},
-		{name: "older least_conn, newer default", old: []string{nginxLB, "least_conn"}, want: "least_conn",
+		{name: "older least_conn, newer default", old: []string{nativeLB, "least_conn"}, want: "least_conn",
 			loserField: field(nativeLB), asked: "round_robin (neither load-balance nor upstream-hash-by is set)"},
 		{name: "older default, newer hash", new: []string{nginxHash, "$remote_addr"}, want: "round_robin",
 			loserField: field(nginxHash), asked: "hash on $remote_addr"},
@@ -191,7 +199,7 @@ func TestBalancingOwnerIsOldestServing(t *testing.T) {
 		mkIngress("prod", "c-newest", 30, withAnnotations(nginxLB, "round_robin"), withRules(mkRule("c.example.com", prefix("/", "api", 80)))),
 		mkIngress("prod", "b-middle", 20, withAnnotations(nginxHash, "$remote_addr"), withRules(mkRule("b.example.com", prefix("/", "api", 80)))),
 		// The oldest Ingress serves only web: it says nothing about api.
-		mkIngress("prod", "a-oldest", 10, withAnnotations(nginxLB, "least_conn"), withRules(mkRule("a.example.com", prefix("/", "web", 80)))),
+		mkIngress("prod", "a-oldest", 10, withAnnotations(nativeLB, "least_conn"), withRules(mkRule("a.example.com", prefix("/", "web", 80)))),
 	)
 	tab, ws := compileOK(t, s, Options{})
 	require.Equal(t, "hash on $remote_addr", balancing(tab.Lookup("c.example.com", "/").Backend))
@@ -212,7 +220,7 @@ func TestBalancingDigest(t *testing.T) {
 	require.Equal(t, plain, digestOf(nginxLB, "round_robin"), "round_robin is the default")
 	seen := map[string]string{plain: "default"}
 	for _, ann := range [][]string{
-		{nginxLB, "least_conn"},
+		{nativeLB, "least_conn"},
 		{nginxHash, "$remote_addr"},
 		{nginxHash, "$request_uri"},
 		{nginxHash, "$cookie_a"},
@@ -223,5 +231,5 @@ func TestBalancingDigest(t *testing.T) {
 		require.False(t, dup, "%v digests like %s", ann, prev)
 		seen[d] = ann[1]
 	}
-	require.Equal(t, digestOf(nginxLB, "least_conn"), digestOf(nginxLB, "ewma"), "ewma is served as least_conn")
+	require.Equal(t, digestOf(nativeLB, "least_conn"), digestOf(nginxLB, "ewma"), "ewma is served as least_conn")
 }

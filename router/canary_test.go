@@ -1,7 +1,10 @@
 package router
 
 import (
+	"bufio"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -331,6 +334,52 @@ func TestCanaryKeepsSessionPinnedToPrimary(t *testing.T) {
 				require.Empty(t, res.Header.Get("Set-Cookie"), "request %d", i)
 			}
 			require.Empty(t, cmp.Diff(map[string]int{"prod/web:80": 20}, ct.counts))
+		})
+	}
+}
+
+// A WebSocket (an Upgrade answered 101) that starts a session gets its
+// cookie on the 101: ingress-nginx's sticky balancer sets it on the
+// answer's headers before the backend's head, and nginx writes those on
+// a 101 as on any answer. Over the router's own HTTP/1.1 client and over
+// ReverseProxy (Options.Transport).
+func TestAffinityCookieOnUpgrade(t *testing.T) {
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, rw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		_, _ = rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\nSet-Cookie: app=1\r\n\r\n")
+		_ = rw.Flush()
+		_, _ = rw.ReadString('\n')
+	}))
+	defer backend.Close()
+	addr := backend.Listener.Addr().String()
+	for _, tr := range []struct {
+		name string
+		rt   http.RoundTripper
+	}{{"fast", nil}, {"nethttp", &http.Transport{}}} {
+		t.Run(tr.name, func(t *testing.T) {
+			web := httpBackend("prod/web:80", addr)
+			web.Traffic = &match.Traffic{Affinity: &match.SessionAffinity{Mode: balance.Balanced, CookieName: "route"}}
+			r := newTestRouter(Options{Transport: tr.rt})
+			r.Publish(table("", vhost("shop.example.com", nil, route(match.Prefix, "/", web))))
+			front := httptest.NewServer(r)
+			defer front.Close()
+			c, err := net.Dial("tcp", front.Listener.Addr().String())
+			require.NoError(t, err)
+			defer c.Close()
+			_, err = io.WriteString(c, "GET /ws HTTP/1.1\r\nHost: shop.example.com\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n")
+			require.NoError(t, err)
+			res, err := http.ReadResponse(bufio.NewReader(c), nil)
+			require.NoError(t, err)
+			require.Equal(t, http.StatusSwitchingProtocols, res.StatusCode)
+			token := r.state.Load().balancers[web].Token()
+			cookies := res.Header.Values("Set-Cookie")
+			require.Len(t, cookies, 2, "%q", cookies)
+			require.Regexp(t, `^route=[0-9a-f]{16}\|`+token+`; Path=/; HttpOnly$`, cookies[0])
+			require.Equal(t, "app=1", cookies[1])
 		})
 	}
 }

@@ -504,6 +504,12 @@ func (r *Router) switchProtocols(t *h1Try, res *h1.Response, upgrade string) {
 		brw.WriteString(res.Reason)
 	}
 	brw.WriteString("\r\n")
+	// The session cookie the pick set (affinity.go) goes first, as the
+	// sticky balancer sets it before the backend's head comes, and as
+	// ReverseProxy's 101 sends it.
+	for _, v := range x.w.Header()["Set-Cookie"] {
+		writeHeader(brw.Writer, "Set-Cookie", v)
+	}
 	for _, f := range res.Fields {
 		if !skipResponseHeader(f.Key) && !x.headers().hidden(f.Key) {
 			writeHeader(brw.Writer, f.Key, f.Value)

@@ -2441,7 +2441,9 @@
 //     first by its chunked framing, the second by Content-Length and the
 //     third with the line joined to the value before. The 400's body is
 //     net/http's plain "400 Bad Request", and a connection that switched
-//     protocols (CONNECT, Upgrade) or whose framing net/http judges itself
+//     protocols (a CONNECT answered 2xx, an Upgrade answered 101; one
+//     answered otherwise goes on being checked, as nginx reads the
+//     requests after it) or whose framing net/http judges itself
 //     (a malformed or repeated Content-Length, malformed chunking) is not
 //     checked further (documented).
 //   - load-balance: ewma: EWMA there; least_conn here

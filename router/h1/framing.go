@@ -44,10 +44,17 @@ func (l guardListener) Accept() (net.Conn, error) {
 // a line that net/http rejects with 400 Bad Request and Connection: close,
 // and after that line only io.EOF; it never writes to the connection
 // itself. Closing a connection after a refusal lingers (refusalLinger),
-// so that the 400 reaches a client still sending. It stops looking, and passes the rest through, after CONNECT, an
-// Upgrade request, the HTTP/2 preface ("PRI * HTTP/2.0"), and anything it
-// cannot frame (a bad Content-Length, malformed chunked
-// framing, a request line net/http refuses): net/http answers those itself.
+// so that the 400 reaches a client still sending. It stops looking, and
+// passes the rest through, once the server switched protocols: after an
+// Upgrade request answered 101, or a CONNECT answered 2xx, which it tells
+// from the status lines written to the connection, each response's in one
+// Write from its start, as net/http and a hijacker's bufio.Writer write
+// them (nginx, too, tunnels only after the 101: an Upgrade answered
+// otherwise is an ordinary exchange, and the requests after it are read
+// as any). It stops looking as well after the HTTP/2 preface ("PRI *
+// HTTP/2.0") and anything it cannot frame (a bad Content-Length,
+// malformed chunked framing, a request line net/http refuses): net/http
+// answers those itself.
 //
 // Wrap the connection the server reads requests from: after a PROXY
 // protocol wrapper, and for TLS after the handshake. A wrapped
@@ -80,13 +87,24 @@ func (g *tlsFramingGuard) ConnectionState() tls.ConnectionState { return g.cs.Co
 
 // readFromFramingGuard is the guard on a connection with ReadFrom (a
 // *net.TCPConn), which net/http uses to send a response body with
-// sendfile or splice: writes are not guarded.
+// sendfile or splice, its head written before.
 type readFromFramingGuard struct {
 	framingGuard
 	rf io.ReaderFrom
 }
 
-func (g *readFromFramingGuard) ReadFrom(r io.Reader) (int64, error) { return g.rf.ReadFrom(r) }
+// ReadFrom is the connection's, but while a switch of protocols is
+// pending: the status line that tells whether it happened may be in what
+// is copied.
+func (g *readFromFramingGuard) ReadFrom(r io.Reader) (int64, error) {
+	if g.tunnel.Load() != 0 && !g.switched.Load() {
+		return io.Copy(writerOnly{&g.framingGuard}, r)
+	}
+	return g.rf.ReadFrom(r)
+}
+
+// writerOnly hides everything of a writer but Write from io.Copy.
+type writerOnly struct{ io.Writer }
 
 // rejectLine replaces a refused head: without a space it is no request
 // line, without a colon no header line, so net/http answers 400 and closes.
@@ -149,7 +167,17 @@ type framingGuard struct {
 	// refused is set with gReject, for Close, which the server may call
 	// from another goroutine.
 	refused atomic.Bool
+	// heads counts the heads read; tunnel is the number of the last
+	// Upgrade or CONNECT one, shifted left once, with tunnelConnect for
+	// CONNECT (0: none). Write counts the final responses in answers, and
+	// sets switched when the one to that head switched protocols.
+	heads    uint64
+	tunnel   atomic.Uint64
+	answers  atomic.Uint64
+	switched atomic.Bool
 }
+
+const tunnelConnect = 1
 
 // refusalLinger bounds how long Close reads what a refused client still
 // sends, as net/http waits before closing a connection it refused a body
@@ -184,6 +212,31 @@ func (g *framingGuard) CloseWrite() error {
 		return cw.CloseWrite()
 	}
 	return nil
+}
+
+// Write writes p to the connection, noting a response's status line at
+// its start (see GuardFramingConn).
+func (g *framingGuard) Write(p []byte) (int, error) {
+	if !g.switched.Load() && len(p) >= len("HTTP/1.1 200") && string(p[:7]) == "HTTP/1." && p[8] == ' ' {
+		g.statusLine(p[9:12])
+	}
+	return g.Conn.Write(p)
+}
+
+// statusLine counts a final response by its status code, and notes
+// whether it switched protocols for the head it answers.
+func (g *framingGuard) statusLine(code []byte) {
+	if code[0] == '1' && string(code) != "101" {
+		return // informational: the final response is still to come
+	}
+	n := g.answers.Add(1)
+	t := g.tunnel.Load()
+	if t == 0 || t>>1 != n {
+		return
+	}
+	if t&tunnelConnect != 0 && code[0] == '2' || t&tunnelConnect == 0 && string(code) == "101" {
+		g.switched.Store(true)
+	}
 }
 
 func (g *framingGuard) Read(p []byte) (int, error) {
@@ -229,6 +282,10 @@ func (g *framingGuard) scan(p []byte) int {
 			if b == '\r' || b == '\n' {
 				continue
 			}
+			if g.switched.Load() {
+				g.st = gTransparent // the bytes of the new protocol
+				return -1
+			}
 			headStart = i
 			g.head, g.clCount, g.part, g.pos, g.plen, g.cand = 0, 0, 0, 0, 0, 1
 			g.st = gReqLine
@@ -254,6 +311,12 @@ func (g *framingGuard) scan(p []byte) int {
 			switch b {
 			case '\n':
 				if g.headEnd() {
+					if g.switched.Load() {
+						// The server switched protocols while these bytes
+						// came: they are the new protocol's.
+						g.st = gTransparent
+						return -1
+					}
 					g.st = gReject
 					if headStart >= 0 {
 						return headStart
@@ -532,9 +595,17 @@ func (g *framingGuard) headEnd() bool {
 	if h&hFolded != 0 || g.clCount > 1 || refusedFraming(h&hTE != 0, g.clCount > 0, h&hHTTP11 == 0) {
 		return true
 	}
+	g.heads++
+	if h&(hConnect|hUpgrade) != 0 {
+		// The server may switch protocols; until it does, what follows
+		// is read as requests, as nginx reads it.
+		t := g.heads << 1
+		if h&hConnect != 0 {
+			t |= tunnelConnect
+		}
+		g.tunnel.Store(t)
+	}
 	switch {
-	case h&(hConnect|hUpgrade) != 0:
-		g.st = gTransparent
 	case h&hTE != 0:
 		g.st, g.n, g.digits = gChunkSize, 0, 0
 	case h&hCLBad != 0:

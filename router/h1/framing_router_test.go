@@ -315,3 +315,27 @@ func TestGuardFramingPassesThrough(t *testing.T) {
 }
 
 // feedConn serves in as a connection that returns at most the given sizes
+
+// TestGuardFramingAfterUpgradeRefused: an Upgrade request the backend does
+// not switch (no 101) is an ordinary exchange, and the connection carries
+// requests after it: nginx reads them as it reads any (it tunnels only
+// after a 101), and refuses a head with both framings with 400. So does
+// the guard, which stops looking only once a 101 went out.
+func TestGuardFramingAfterUpgradeRefused(t *testing.T) {
+	addr, be := guardedRouter(t, true)
+	for _, tc := range refusedHeads {
+		t.Run(tc.Name, func(t *testing.T) {
+			c, br := rawConn(t, addr)
+			_, err := io.WriteString(c, "GET /ws HTTP/1.1\r\nHost: h\r\nConnection: Upgrade\r\nUpgrade: other\r\n\r\n")
+			require.NoError(t, err)
+			res, body := readAnswer(t, br)
+			require.Equal(t, http.StatusOK, res.StatusCode, body)
+			require.False(t, res.Close, "the connection stays open")
+			_, err = io.WriteString(c, tc.Req)
+			require.NoError(t, err)
+			requireRefused(t, br)
+			assert.NotContains(t, be.seen(), "/smuggled")
+			assert.NotContains(t, be.seen(), "/a")
+		})
+	}
+}

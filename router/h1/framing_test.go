@@ -294,3 +294,59 @@ func TestGuardFramingConnInterfaces(t *testing.T) {
 	assert.NotImplements(t, (*connectionStater)(nil), g)
 	assert.NoError(t, g.(interface{ CloseWrite() error }).CloseWrite(), "a no-op where the connection has none")
 }
+
+// discardConn takes writes, for a guard driven by hand.
+type discardConn struct{ feedConn }
+
+func (c *discardConn) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestGuardFramingSwitch: the guard stops looking only once the response
+// to an Upgrade head was a 101, or to a CONNECT head a 2xx: a response to
+// an earlier request, an informational one, or a refusal to switch leaves
+// what follows read as requests, and a head refused there refused.
+func TestGuardFramingSwitch(t *testing.T) {
+	const (
+		get     = "GET / HTTP/1.1\r\nHost: h\r\n\r\n"
+		upgrade = "GET /ws HTTP/1.1\r\nHost: h\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n"
+		connect = "CONNECT h:443 HTTP/1.1\r\nHost: h:443\r\n\r\n"
+	)
+	bad := refusedHeads[0].Req
+	for _, tc := range []struct {
+		name    string
+		heads   string
+		written []string // the responses written once heads were read
+		refused bool
+	}{
+		{"Upgrade, no answer yet", upgrade, nil, true},
+		{"Upgrade, 101", upgrade, []string{"HTTP/1.1 101 Switching Protocols\r\n\r\n"}, false},
+		{"Upgrade, 101 after 100 and 103", upgrade, []string{"HTTP/1.1 100 Continue\r\n\r\n", "HTTP/1.1 103 Early Hints\r\n\r\n", "HTTP/1.1 101 Switching Protocols\r\n\r\n"}, false},
+		{"Upgrade, answered 200", upgrade, []string{"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"}, true},
+		{"Upgrade, answered 400", upgrade, []string{"HTTP/1.1 400 Bad Request\r\n\r\n"}, true},
+		{"Upgrade after a GET, the GET answered", get + upgrade, []string{"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"}, true},
+		{"Upgrade after a GET, both answered", get + upgrade, []string{"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", "HTTP/1.1 101 Switching Protocols\r\n\r\n"}, false},
+		{"CONNECT, no answer yet", connect, nil, true},
+		{"CONNECT, 200", connect, []string{"HTTP/1.1 200 Connection Established\r\n\r\n"}, false},
+		{"CONNECT, answered 400", connect, []string{"HTTP/1.1 400 Bad Request\r\n\r\n"}, true},
+		{"CONNECT after a GET, the GET answered", get + connect, []string{"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"}, true},
+		{"CONNECT, 101", connect, []string{"HTTP/1.1 101 Switching Protocols\r\n\r\n"}, true},
+		{"GET, 101", get, []string{"HTTP/1.1 101 Switching Protocols\r\n\r\n"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := GuardFramingConn(&discardConn{feedConn{in: []byte(tc.heads + bad)}}).(*framingGuard)
+			n, err := g.Read(make([]byte, len(tc.heads)))
+			require.NoError(t, err)
+			require.Equal(t, len(tc.heads), n)
+			for _, w := range tc.written {
+				_, err := g.Write([]byte(w))
+				require.NoError(t, err)
+			}
+			got, err := io.ReadAll(g)
+			require.NoError(t, err)
+			if tc.refused {
+				assert.Equal(t, rejectLine, string(got))
+			} else {
+				assert.Equal(t, bad, string(got), "the new protocol's bytes pass")
+			}
+		})
+	}
+}

@@ -2835,7 +2835,9 @@
 //     warns RouteNotAttached on spec.parentRefs[i] or spec.hostnames;
 //     parentRefs to other controllers' Gateways are not ours to judge.
 //   - Path matches Exact, PathPrefix (whole path elements, as an Ingress
-//     Prefix) and RegularExpression (the dialect of an ImplementationSpecific
+//     Prefix; their %XX escapes, which the API allows, are decoded, as the
+//     request path is, so "/caf%C3%A9" matches GET /caf%C3%A9, and the
+//     migration view escapes an Ingress path's "%") and RegularExpression (the dialect of an ImplementationSpecific
 //     path, §4, anchored at the start only, but case-sensitive as the API
 //     defines it: match.Route.CaseSensitive, match.CompileCaseSensitiveRegex;
 //     a "(?i)" in the pattern folds case); a rule without matches is

@@ -3,6 +3,7 @@ package compile
 import (
 	"cmp"
 	"fmt"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -708,11 +709,12 @@ func (b *builder) httpRouteKey(m HTTPRouteMatch) (key string, re *match.Regexp, 
 		return "", nil, "does not begin with /"
 	}
 	switch m.Type {
-	case match.Exact:
-		return path, nil, badSegment(path)
-	case match.Prefix:
+	case match.Exact, match.Prefix:
 		if why := badSegment(path); why != "" {
 			return "", nil, why
+		}
+		if path, why = decodedRoutePath(path); why != "" || m.Type == match.Exact {
+			return path, nil, why
 		}
 		return strings.TrimRight(path, "/"), nil, ""
 	case match.Regex:
@@ -723,6 +725,28 @@ func (b *builder) httpRouteKey(m HTTPRouteMatch) (key string, re *match.Regexp, 
 		return path, re, why
 	}
 	return "", nil, "has an unknown match type"
+}
+
+// decodedRoutePath is an Exact or PathPrefix value as the normalized
+// request path it matches (SPEC §13), which is decoded: the Gateway API
+// lets the value carry %XX escapes (HTTPPathMatch, all but %2F), the only
+// way to write a space or a non-ASCII byte there. A decoding that is
+// malformed, or has a NUL or a dot segment, matches no request.
+func decodedRoutePath(path string) (string, string) {
+	if strings.IndexByte(path, '%') < 0 {
+		return path, ""
+	}
+	d, err := url.PathUnescape(path)
+	switch {
+	case err != nil:
+		return "", "has a malformed percent-encoding"
+	case strings.IndexByte(d, 0) >= 0:
+		return "", "has an encoded NUL (%00), which a request path never matches (it answers 400)"
+	}
+	if why := dotSegment(d); why != "" {
+		return "", "decoded " + why
+	}
+	return d, ""
 }
 
 // caseSensitiveRegex compiles a Gateway API pattern once per compile, or
@@ -962,7 +986,13 @@ func (b *builder) redirectSnippet(hr *HTTPRoute, rule *HTTPRouteRule, headers *m
 		// the slash between them. The rest is taken from the decoded
 		// $uri, any byte included, and written encoded again, so the
 		// Location names the path the request did.
-		key := regexp.QuoteMeta(strings.TrimRight(m.Path, "/"))
+		// The prefix as the table matches it: $uri is decoded, as the
+		// key is (decodedRoutePath).
+		prefix := m.Path
+		if d, why := decodedRoutePath(prefix); why == "" {
+			prefix = d
+		}
+		key := regexp.QuoteMeta(strings.TrimRight(prefix, "/"))
 		repl := strings.TrimRight(rd.Path, "/")
 		rest := withArgs(base + repl + "$1")
 		for i := range rest {

@@ -261,6 +261,12 @@ func badSegment(path string) string {
 			return "has a space or control character at byte " + strconv.Itoa(i) + ", which a request path carries only percent-encoded"
 		}
 	}
+	return dotSegment(path)
+}
+
+// dotSegment reports an empty, "." or ".." segment of path (one trailing
+// slash allowed), which a normalized request path never has.
+func dotSegment(path string) string {
 	rest := path[1:]
 	for rest != "" {
 		seg, after, more := strings.Cut(rest, "/")

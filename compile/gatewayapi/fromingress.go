@@ -662,6 +662,23 @@ func (c *converter) add(g *routeGroup, vh *match.VirtualHost, rule gwv1.HTTPRout
 	})
 }
 
+// pathValue writes an Ingress's Exact or Prefix path as an HTTPPathMatch
+// value: an Ingress path is matched as written against the decoded request
+// path, an HTTPRoute value decoded (compile), so a "%" is escaped, and so
+// is every byte the API's pattern leaves out (a non-ASCII one).
+func pathValue(path string) string {
+	var b strings.Builder
+	for i := 0; i < len(path); i++ {
+		c := path[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-/._~!$&'()*+,;=:@", c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
+	}
+	return b.String()
+}
+
 // rule converts one route of the table.
 func (c *converter) rule(r *match.Route) (gwv1.HTTPRouteRule, bool) {
 	ns, name := r.Source.Namespace, r.Source.Name
@@ -669,18 +686,18 @@ func (c *converter) rule(r *match.Route) (gwv1.HTTPRouteRule, bool) {
 	m := gwv1.HTTPRouteMatch{Path: &gwv1.HTTPPathMatch{}}
 	switch p := c.declared(r.Source); {
 	case r.Type == match.Exact:
-		m.Path.Type, m.Path.Value = ptr(gwv1.PathMatchExact), ptr(r.Path)
+		m.Path.Type, m.Path.Value = ptr(gwv1.PathMatchExact), ptr(pathValue(r.Path))
 	case r.Type == match.Prefix:
-		m.Path.Type, m.Path.Value = ptr(gwv1.PathMatchPathPrefix), ptr(cmp.Or(r.Path, "/"))
+		m.Path.Type, m.Path.Value = ptr(gwv1.PathMatchPathPrefix), ptr(pathValue(cmp.Or(r.Path, "/")))
 	case c.literal && p != nil && p.PathType != nil && *p.PathType == networkingv1.PathTypeExact:
-		m.Path.Type, m.Path.Value = ptr(gwv1.PathMatchExact), ptr(p.Path)
+		m.Path.Type, m.Path.Value = ptr(gwv1.PathMatchExact), ptr(pathValue(p.Path))
 	case c.literal && p != nil:
 		// A literal path of a host ingress-nginx does not match by regular
 		// expression: the prefix it is there. ramjet's own reading of an
 		// ImplementationSpecific path (§4) matches more, and so does
 		// nginx's prefix of bytes.
 		path := cmp.Or(p.Path, "/")
-		m.Path.Type, m.Path.Value = ptr(gwv1.PathMatchPathPrefix), ptr(path)
+		m.Path.Type, m.Path.Value = ptr(gwv1.PathMatchPathPrefix), ptr(pathValue(path))
 		if path != "/" {
 			other := strings.TrimSuffix(path, "/") // what a prefix of bytes matches and PathPrefix does not, or the other way
 			if strings.HasSuffix(path, "/") {

@@ -19,6 +19,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"ramjet.dev/ramjet/compile"
@@ -458,5 +459,54 @@ func TestFromIngressBounds(t *testing.T) {
 	res := compile.Compile(compile.Snapshot{HTTPRoutes: routes}, opts)
 	if got := res.Table.Size().Routes; got != 2*59 {
 		t.Errorf("the table has %d routes, want 2×59", got)
+	}
+}
+
+// TestFromIngressEncodedPath: an Ingress path is matched as written
+// against the decoded request path, an HTTPRoute value decoded, so the
+// migration escapes a "%" and a byte the API's pattern leaves out, and
+// the route answers the requests the Ingress did.
+func TestFromIngressEncodedPath(t *testing.T) {
+	exact, prefix := networkingv1.PathTypeExact, networkingv1.PathTypePrefix
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "app"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}}}
+	backend := networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "app", Port: networkingv1.ServiceBackendPort{Number: 80}}}
+	ing := &networkingv1.Ingress{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "enc", Annotations: map[string]string{"kubernetes.io/ingress.class": "ramjet"}},
+		Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: "enc.test", IngressRuleValue: networkingv1.IngressRuleValue{
+			HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{
+				{Path: "/a%41", PathType: &exact, Backend: backend},
+				{Path: "/caf\u00e9", PathType: &prefix, Backend: backend},
+			}}}}}}}
+	snap := compile.Snapshot{Ingresses: []*networkingv1.Ingress{ing}, Services: []*corev1.Service{svc}, EndpointSlices: []*discoveryv1.EndpointSlice{readySlice(svc, 1)}}
+	m, back, _ := migrate(t, snap, FromIngressOptions{})
+	var values []string
+	for _, r := range m.HTTPRoutes {
+		for _, rule := range r.Spec.Rules {
+			for _, mt := range rule.Matches {
+				if mt.Path != nil && mt.Path.Value != nil {
+					values = append(values, *mt.Path.Value)
+				}
+			}
+		}
+	}
+	for _, want := range []string{"/a%2541", "/caf%C3%A9"} {
+		if !slices.Contains(values, want) {
+			t.Errorf("no match value %q among %q", want, values)
+		}
+	}
+	a := compile.Compile(snap, compile.Options{})
+	gs := snap
+	gs.Ingresses, gs.HTTPRoutes = nil, back.HTTPRoutes
+	b := compile.Compile(gs, compile.Options{})
+	ra := router.New(router.Options{Logger: slog.New(slog.DiscardHandler), Transport: recorder{}})
+	ra.Publish(a.Table)
+	rb := router.New(router.Options{Logger: slog.New(slog.DiscardHandler), Transport: recorder{}})
+	rb.Publish(b.Table)
+	for _, p := range []string{"/a%2541", "/aA", "/a%41", "/caf%C3%A9", "/caf%C3%A9/x", "/caf%C3%A9x"} {
+		want, got := serve(ra, "http", "enc.test", p), serve(rb, "http", "enc.test", p)
+		if want != got {
+			t.Errorf("GET %s: Ingress table %q, Gateway API table %q", p, want, got)
+		}
 	}
 }

@@ -94,6 +94,8 @@
 package routertest
 
 import (
+	"bufio"
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -579,6 +581,10 @@ func parseCases(file string, data []byte) ([]Case, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s", file, manifest.YAMLMessage(err, 1))
 	}
+	if line := secondDocument(data); line > 0 {
+		// Both parses above read the first document only.
+		return nil, fmt.Errorf("%s: line %d: a second YAML document: a case file is one case or one list of cases; list every case in the first document", file, line)
+	}
 	var trees []any
 	var raws []json.RawMessage
 	switch t := tree.(type) {
@@ -625,6 +631,44 @@ func parseCases(file string, data []byte) ([]Case, error) {
 		return nil, errors.Join(errs...)
 	}
 	return cases, nil
+}
+
+// secondDocument is the line where a second YAML document that holds
+// anything begins (separators, comments and blank documents aside), or 0.
+func secondDocument(data []byte) int {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	cursor, held := 0, 0 // cursor: the first line not yet read
+	for {
+		for cursor < len(lines) && isDocumentSeparator(lines[cursor]) {
+			cursor++
+		}
+		start := cursor + 1
+		doc, err := r.Read()
+		if err != nil {
+			// io.EOF, or "--- content", which the reader refuses and
+			// YAML reads as a document: left to the parse.
+			return 0
+		}
+		cursor += bytes.Count(doc, []byte("\n"))
+		if js, err := utilyaml.ToJSON(doc); err == nil && string(bytes.TrimSpace(js)) == "null" {
+			continue
+		}
+		if held++; held == 2 {
+			return start
+		}
+	}
+}
+
+// isDocumentSeparator is utilyaml.YAMLReader's separator rule: "---" alone
+// on its line, or before a comment.
+func isDocumentSeparator(line []byte) bool {
+	rest, ok := bytes.CutPrefix(line, []byte("---"))
+	if !ok {
+		return false
+	}
+	rest = bytes.TrimSpace(rest)
+	return len(rest) == 0 || rest[0] == '#'
 }
 
 // parseCase returns the case, or every problem found in it.

@@ -107,6 +107,9 @@ func TestLoadCasesErrors(t *testing.T) {
 			`testdata/bad/duplicate-key.yaml: line 5: key "path" already set in map`,
 		}},
 		{"empty.yaml", []string{`testdata/bad/empty.yaml: no cases`}},
+		{"two-documents.yaml", []string{
+			`testdata/bad/two-documents.yaml: line 8: a second YAML document: a case file is one case or one list of cases; list every case in the first document`,
+		}},
 		// Without objects every request answers 404, and a case expecting
 		// 404 would pass on nothing.
 		// A manifest given where a case file belongs says so once, not
@@ -686,4 +689,21 @@ requests: [{host: a, path: /, expect: {status: 404}}]
 	res = Run(cases[0])
 	require.False(t, res.NothingClaimed)
 	require.Empty(t, res.Unclaimed)
+}
+
+// Separators around the one document that holds cases, and documents of
+// comments only, are no second document.
+func TestCaseFileSeparators(t *testing.T) {
+	const one = "- name: one\n  objects: []\n  requests: [{host: a, path: /, expect: {status: 404}}]\n"
+	for _, data := range []string{
+		"---\n" + one,
+		"--- # cases\n" + one + "---\n",
+		"# header\n---\n" + one + "--- \n# trailing notes\n\n---\n",
+	} {
+		cases, err := parseCases("inline.yaml", []byte(data))
+		require.NoError(t, err, "%q", data)
+		require.Len(t, cases, 1)
+	}
+	_, err := parseCases("inline.yaml", []byte(one+"---\n\n"+strings.Replace(one, "one", "two", 1)))
+	require.EqualError(t, err, "inline.yaml: line 5: a second YAML document: a case file is one case or one list of cases; list every case in the first document")
 }

@@ -518,8 +518,9 @@ func LoadCases(paths ...string) ([]Case, error) {
 }
 
 // CaseFiles expands paths (files, globs or directories) into case files,
-// in order: a directory is walked as manifest.Files walks one, keeping
-// *.yaml and *.yml files.
+// in order, each once: a directory is walked as manifest.Files walks one,
+// keeping *.yaml and *.yml files, and a golden file (x.golden) stands for
+// its case file.
 func CaseFiles(paths ...string) ([]string, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("routertest: no case files given")
@@ -555,10 +556,40 @@ func CaseFiles(paths ...string) ([]string, error) {
 			files = append(files, found...)
 		}
 	}
+	// A golden named among them (cases/* in a shell expands to both)
+	// stands for its case file; each file is read once.
+	var out []string
+	seen := make(map[string]bool)
+	for _, f := range files {
+		if filepath.Ext(f) == ".golden" {
+			c, err := goldenCaseFile(f)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			f = c
+		}
+		if key := filepath.Clean(f); !seen[key] {
+			seen[key] = true
+			out = append(out, f)
+		}
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	return files, nil
+	return out, nil
+}
+
+// goldenCaseFile is the case file whose golden is golden: x.yaml, else
+// x.yml, beside it.
+func goldenCaseFile(golden string) (string, error) {
+	base := strings.TrimSuffix(golden, ".golden")
+	for _, ext := range []string{".yaml", ".yml"} {
+		if info, err := os.Stat(base + ext); err == nil && !info.IsDir() {
+			return base + ext, nil
+		}
+	}
+	return "", fmt.Errorf("routertest: %s is a golden file, and no case file %s is beside it", golden, filepath.Base(base)+".yaml")
 }
 
 // LoadFile reads the cases of one case file.

@@ -707,3 +707,28 @@ func TestCaseFileSeparators(t *testing.T) {
 	_, err := parseCases("inline.yaml", []byte(one+"---\n\n"+strings.Replace(one, "one", "two", 1)))
 	require.EqualError(t, err, "inline.yaml: line 5: a second YAML document: a case file is one case or one list of cases; list every case in the first document")
 }
+
+// A golden file given where case files are (the shell's expansion of
+// cases/*) stands for its case file, and each case file is read once.
+func TestCaseFilesGolden(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"a.yaml", "a.golden", "b.yml", "b.golden", "orphan.golden"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f), []byte("# "+f+"\n"), 0o644))
+	}
+	at := func(names ...string) []string {
+		var out []string
+		for _, n := range names {
+			out = append(out, filepath.Join(dir, n))
+		}
+		return out
+	}
+	files, err := CaseFiles(at("a.golden", "a.yaml", "b.golden", "b.yml")...)
+	require.NoError(t, err)
+	require.Equal(t, at("a.yaml", "b.yml"), files)
+	files, err = CaseFiles(filepath.Join(dir, "[ab].*"), dir)
+	require.NoError(t, err)
+	require.Equal(t, at("a.yaml", "b.yml"), files)
+
+	_, err = CaseFiles(at("orphan.golden")...)
+	require.EqualError(t, err, "routertest: "+filepath.Join(dir, "orphan.golden")+" is a golden file, and no case file orphan.yaml is beside it")
+}

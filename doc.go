@@ -738,6 +738,15 @@
 // say. affinity-canary-behavior: legacy on the canary Ingress leaves the
 // canary without affinity.
 //
+// Of a canary Ingress's other annotations only those of its backend apply
+// (load-balance, upstream-hash-by, service-upstream): it has no location
+// of its own, so the requests its canary takes are served with the
+// primary location's settings (limits, rewrites, authentication,
+// timeouts, backend-protocol, session affinity), as in ingress-nginx. Each
+// annotation only a location reads warns AnnotationRejected (cosmetic)
+// that it has no effect; backend-protocol and session affinity warn so
+// where they differ from what the backend has.
+//
 // Differences from ingress-nginx: the weight is a rotation, not
 // math.random; a canary-by-header-pattern only PCRE runs (look-ahead,
 // back-references, possessive repeats) is not applied (AnnotationRejected),

@@ -412,6 +412,7 @@ func (b *builder) warnCanaryAffinity() {
 					b.warn(AnnotationRejected, ing.ref(), annotationField(key),
 						key+" has no effect on a canary Ingress, which takes its primary's session affinity (affinity-canary-behavior sticky) or none (legacy): backend "+
 							bi.b.ID+" has "+affinityText(got))
+					b.warnings[len(b.warnings)-1].Rated = Cosmetic // nor under ingress-nginx
 				}
 			}
 		}

@@ -513,6 +513,7 @@ func (b *builder) decideProtocols() {
 			b.warn(AnnotationRejected, ing.ref(), annotationField(key),
 				key+" has no effect on a canary Ingress: backend "+bi.b.ID+" is dialled as "+bi.b.Protocol.String()+
 					", as its primary's backend is, or as an ordinary Ingress serving it decides")
+			b.warnings[len(b.warnings)-1].Rated = Cosmetic // ingress-nginx dials it so too
 		}
 	}
 }

@@ -236,6 +236,7 @@ func (b *builder) splitCanaries() {
 	for _, ing := range b.ingresses {
 		if ing.ann.trafficR().canaryKey != "" {
 			b.canaries = append(b.canaries, ing)
+			b.warnCanaryLocationAnnotations(ing)
 			continue
 		}
 		for _, key := range ing.ann.trafficR().canaryRuleKeys {
@@ -246,6 +247,67 @@ func (b *builder) splitCanaries() {
 	}
 	clear(b.ingresses[len(kept):])
 	b.ingresses = kept
+}
+
+// canaryReads reports an annotation ingress-nginx reads from a canary
+// Ingress (internal/ingress/controller/controller.go): the canary rules
+// and the canary upstream's balancing and service-upstream
+// (createUpstreams), affinity-canary-behavior (mergeAlternativeBackend),
+// auth-tls-* and proxy-ssl-* (the host's server takes them when no other
+// Ingress set them, getBackendServers) and stream-snippet. Session
+// affinity and backend-protocol have warnings of their own
+// (warnCanaryAffinity, decideProtocols).
+func canaryReads(name string) bool {
+	switch {
+	case strings.HasPrefix(name, "canary"), strings.HasPrefix(name, "upstream-hash-by"),
+		strings.HasPrefix(name, "auth-tls-"), strings.HasPrefix(name, "proxy-ssl-"),
+		strings.HasPrefix(name, "session-cookie-"), strings.HasPrefix(name, "affinity"):
+		return true
+	}
+	switch name {
+	case "load-balance", "service-upstream", "backend-protocol", "stream-snippet":
+		return true
+	}
+	return false
+}
+
+// warnCanaryLocationAnnotations says of each of a canary Ingress's
+// annotations that only a location reads that it has no effect: a canary
+// has no location of its own, the requests it takes are served with its
+// primary location's settings, as in ingress-nginx, where a canary makes
+// no location (createServers, and getBackendServers skips its NoServer
+// upstream). A warning already given about the value (one that does not
+// parse, which would deny a location, or a key ramjet does not serve) is
+// replaced: it would tell of a consequence the canary does not have.
+// Nothing changes against ingress-nginx, so each is cosmetic.
+func (b *builder) warnCanaryLocationAnnotations(ing *ingress) {
+	var fields []string
+	for key := range ing.obj.Annotations {
+		name, ok := strings.CutPrefix(key, NginxPrefix)
+		if !ok {
+			if name, ok = strings.CutPrefix(key, NativePrefix); !ok {
+				continue
+			}
+		}
+		if _, known := knownAnnotations[name]; canaryReads(name) || b.embedderServes(name) || !known && !nginxAnnotations[name] {
+			continue
+		}
+		fields = append(fields, annotationField(key))
+	}
+	if len(fields) == 0 {
+		return
+	}
+	ref := ing.ref()
+	b.warnings = slices.DeleteFunc(b.warnings, func(w Warning) bool {
+		return w.Object == ref && (w.Reason == AnnotationRejected || w.Reason == AnnotationUnsupported) && slices.Contains(fields, w.Field)
+	})
+	slices.Sort(fields)
+	for _, f := range fields {
+		key := strings.TrimSuffix(strings.TrimPrefix(f, "metadata.annotations["), "]")
+		b.warn(AnnotationRejected, ref, f,
+			key+" has no effect on a canary Ingress, which has no location of its own: the requests its canary takes are served with its primary location's settings, as in ingress-nginx")
+		b.warnings[len(b.warnings)-1].Rated = Cosmetic
+	}
 }
 
 // attachCanaries attaches each canary Ingress's paths to their primaries,

@@ -206,6 +206,40 @@ func TestCanaryHeaderPatternNotCompiled(t *testing.T) {
 	}
 }
 
+// A canary Ingress's annotations that only a location reads have no
+// effect, as in ingress-nginx, whose canary makes no location: each says
+// so, cosmetic, in place of what a broken or unsupported value would do
+// to a location; those the canary's upstream reads keep their warnings,
+// and its session affinity and backend-protocol, which follow the
+// primary's under both, are cosmetic too.
+func TestCanaryLocationAnnotations(t *testing.T) {
+	c, ws := canaryOf(t, "canary-by-header", "X-Canary", "limit-rps", "10r/s", "limit-connections", "5",
+		"rewrite-target", "/x", "custom-headers", "prod/hdrs", "proxy-body-size", "abc", "load-balance", "ewma",
+		"backend-protocol", "HTTPS", "affinity", "cookie")
+	require.Equal(t, "X-Canary", c.Header)
+	field := func(k string) string { return "metadata.annotations[" + NginxPrefix + k + "]" }
+	want := []short{
+		{AnnotationRejected, "Ingress prod/canary", field("affinity")},
+		{AnnotationRejected, "Ingress prod/canary", field("backend-protocol")},
+		{AnnotationRejected, "Ingress prod/canary", field("custom-headers")},
+		{AnnotationRejected, "Ingress prod/canary", field("limit-connections")},
+		{AnnotationRejected, "Ingress prod/canary", field("limit-rps")},
+		{AnnotationSubstituted, "Ingress prod/canary", field("load-balance")},
+		{AnnotationRejected, "Ingress prod/canary", field("proxy-body-size")},
+		{AnnotationRejected, "Ingress prod/canary", field("rewrite-target")},
+	}
+	if diff := cmp.Diff(want, shorten(ws)); diff != "" {
+		t.Fatalf("warnings (-want +got):\n%s\n%s", diff, warningText(ws))
+	}
+	for _, w := range ws {
+		if w.Reason == AnnotationRejected {
+			require.Contains(t, w.Message, "has no effect on a canary Ingress", w.String())
+			require.NotContains(t, w.Message, "refuses every request", w.String())
+			require.Equal(t, Cosmetic, w.Severity(), w.String())
+		}
+	}
+}
+
 // canary-by-header-value under ingress-nginx's prefix passes its validator
 // (letters, digits and /-._~: once spaces are removed) and is trimmed;
 // a value it refuses is unset there, so the header decides by "always"

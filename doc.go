@@ -1725,7 +1725,10 @@
 //     host (HTTP/2 reuses connections) answers 421, as nginx does, so the
 //     client opens one for this host.
 //   - The backend gets ssl-client-verify (SUCCESS, FAILED:<reason>, NONE),
-//     ssl-client-subject-dn and ssl-client-issuer-dn (RFC 2253), and with
+//     ssl-client-subject-dn and ssl-client-issuer-dn (RFC 2253 as OpenSSL
+//     writes it for nginx: every attribute, last first, under OpenSSL's
+//     short names such as emailAddress and DC, non-ASCII bytes as \XX;
+//     auth-tls-match-cn reads the same), and with
 //     auth-tls-pass-certificate-to-upstream ssl-client-cert, the
 //     certificate's PEM escaped as nginx's $ssl_client_escaped_cert; a
 //     request's own headers of those names are removed on such hosts.

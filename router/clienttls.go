@@ -106,7 +106,7 @@ func (r *Router) checkClientCert(s *requestState) bool {
 	}
 	dn := ""
 	if leaf != nil {
-		dn = leaf.Subject.ToRDNSequence().String()
+		dn = opensslDN(leaf.RawSubject)
 	}
 	if !c.MatchesSubject(dn) {
 		r.refuse(s, ansClientCertForbidden)
@@ -118,7 +118,7 @@ func (r *Router) checkClientCert(s *requestState) bool {
 	h[hdrClientVerify] = []string{verify}
 	if leaf != nil {
 		h[hdrClientSubject] = []string{dn}
-		h[hdrClientIssuerDN] = []string{leaf.Issuer.ToRDNSequence().String()}
+		h[hdrClientIssuerDN] = []string{opensslDN(leaf.RawIssuer)}
 		if c.PassCertificate {
 			h[hdrClientCert] = []string{escapeComponent(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: leaf.Raw}))}
 		}

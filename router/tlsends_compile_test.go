@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/asn1"
 	"encoding/base64"
 	"encoding/pem"
 	"fmt"
@@ -279,6 +280,15 @@ func TestClientCertificates(t *testing.T) {
 	ca, other := newTestCA(t, "client CA"), newTestCA(t, "stranger CA")
 	alice, _, _ := ca.issue(t, pkix.Name{CommonName: "alice", Organization: []string{"shop"}})
 	mallory, _, _ := other.issue(t, pkix.Name{CommonName: "mallory"})
+	// Attributes crypto/x509's Name drops or renames, and a second CN.
+	dave, _, _ := ca.issue(t, pkix.Name{ExtraNames: []pkix.AttributeTypeAndValue{
+		{Type: asn1.ObjectIdentifier{0, 9, 2342, 19200300, 100, 1, 25}, Value: "com"},
+		{Type: asn1.ObjectIdentifier{0, 9, 2342, 19200300, 100, 1, 25}, Value: "example"},
+		{Type: asn1.ObjectIdentifier{2, 5, 4, 3}, Value: "dave"},
+		{Type: asn1.ObjectIdentifier{2, 5, 4, 3}, Value: "admin"},
+		{Type: asn1.ObjectIdentifier{2, 5, 4, 5}, Value: "42"},
+		{Type: asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 9, 1}, Value: "dave@example.com"},
+	}})
 
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for _, h := range []string{"ssl-client-verify", "ssl-client-subject-dn", "ssl-client-issuer-dn", "ssl-client-cert"} {
@@ -350,6 +360,11 @@ func TestClientCertificates(t *testing.T) {
 	assert.Contains(t, body, "ssl-client-subject-dn=CN=alice,O=shop\n")
 	assert.Contains(t, body, "ssl-client-issuer-dn=CN=client CA\n")
 	assert.Contains(t, body, "ssl-client-cert=-----BEGIN%20CERTIFICATE-----%0A", "URL-escaped PEM")
+
+	code, body, _, _ = get("required.example.com", &dave, nil)
+	assert.Equal(t, 200, code, body)
+	assert.Contains(t, body, "ssl-client-subject-dn=emailAddress=dave@example.com,serialNumber=42,CN=admin,CN=dave,DC=example,DC=com\n",
+		"every attribute, as OpenSSL's RFC 2253 rendering names and orders them")
 
 	code, body, _, _ = get("required.example.com", nil, nil)
 	assert.Equal(t, 400, code)

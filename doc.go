@@ -1671,7 +1671,11 @@
 //   - Per location, and the host's first Ingress (in Ingress order) whose
 //     Secret has a ca.crt also for the host's fallback and its locations
 //     without one of their own, as ingress-nginx writes it in the server
-//     block (match.Location.BackendTLS, a route's and the fallback's).
+//     block (match.Location.BackendTLS, a route's and the fallback's). A
+//     location with a Secret of its own takes from that server level, as
+//     nginx merges each directive, what it does not set: the name without
+//     proxy-ssl-name, the client certificate without a key pair, and the
+//     CA, verification, depth, protocols and ciphers without a ca.crt.
 //   - ca.crt verifies the backend's certificate when proxy-ssl-verify is
 //     on, against proxy-ssl-name (which may use $host, the request's)
 //     or else nginx's $proxy_host,
@@ -1680,8 +1684,8 @@
 //     failure answers 502. tls.crt and tls.key,
 //     beside a ca.crt, are presented as the client certificate.
 //     proxy-ssl-server-name on sends that name as SNI. Without ca.crt only
-//     the name and SNI apply (SecretInvalid when the Ingress asked for
-//     more). Without proxy-ssl-secret nothing changes: no verification, no
+//     the name and SNI are the location's own (SecretInvalid when the
+//     Ingress asked for more). Without proxy-ssl-secret nothing changes: no verification, no
 //     client certificate, no SNI, and a key set to something else than its
 //     default warns AnnotationRejected.
 //   - A Secret that is missing, in another namespace, or holds neither

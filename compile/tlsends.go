@@ -141,6 +141,49 @@ func (b *builder) applyHostTLSEnds(asked map[*ingress]*tlsEnds) {
 			b.passthroughBackend(v, ing)
 		}
 	}
+	mergeServerBackendTLS(b.vhostOrder)
+}
+
+// mergeServerBackendTLS gives each route whose Ingress has backend TLS of
+// its own the host's server-level directives it does not write itself, as
+// nginx merges a server's proxy_ssl_* into each location
+// (ngx_http_proxy_merge_loc_conf), directive by directive. nginx.tmpl
+// writes a location's CA, verification, depth, protocols and ciphers only
+// when its Secret has a ca.crt, its client certificate only when the
+// Secret also has a key pair, proxy_ssl_name only when set, and
+// proxy_ssl_server_name always. A denied location answers 503 whatever it
+// would inherit.
+func mergeServerBackendTLS(vhosts []*vhost) {
+	type pair struct{ own, server *match.BackendTLS }
+	merged := map[pair]*match.BackendTLS{}
+	for _, v := range vhosts {
+		server := v.vh.FallbackLocation.BackendTLS
+		if server == nil {
+			continue
+		}
+		for _, r := range v.vh.Routes {
+			own := r.BackendTLS
+			if own == nil || own == server || own.Denied != "" {
+				continue
+			}
+			m := merged[pair{own, server}]
+			if m == nil {
+				bt := *own
+				if len(bt.CAs) == 0 {
+					bt.CAs, bt.Verify, bt.VerifyDepth, bt.Protocols, bt.Ciphers = server.CAs, server.Verify, server.VerifyDepth, server.Protocols, server.Ciphers
+				}
+				if bt.ClientCert == nil {
+					bt.ClientCert = server.ClientCert
+				}
+				if bt.Name == "" {
+					bt.Name = server.Name
+				}
+				m = match.NewBackendTLS(bt)
+				merged[pair{own, server}] = m
+			}
+			r.BackendTLS = m
+		}
+	}
 }
 
 // passthroughBackend is the backend of the host's "/" location: its root
@@ -386,7 +429,7 @@ func (b *builder) resolveBackendTLS(ing *ingress) *match.BackendTLS {
 		// ingress-nginx writes only proxy_ssl_name and _server_name for a
 		// Secret without a CA (nginx.tmpl: the rest sits under CAFileName).
 		if pair != nil || bt.Verify {
-			b.warn(SecretInvalid, ing.ref(), annotationField(sa.key), sa.key+": Secret "+bt.Secret+" has no ca.crt: the backend's certificate is not verified and no client certificate is presented, as in ingress-nginx")
+			b.warn(SecretInvalid, ing.ref(), annotationField(sa.key), sa.key+": Secret "+bt.Secret+" has no ca.crt: this Ingress's paths verify no backend certificate and present no client certificate of their own, as in ingress-nginx; they take the host's, if another of its Ingresses has a proxy-ssl-secret with a ca.crt")
 		}
 		bt.Verify, bt.VerifyDepth, bt.Ciphers, bt.Protocols = false, 0, "", nil
 	}

@@ -182,8 +182,11 @@ func TestBackendTLSFromSecret(t *testing.T) {
 			"proxy-ssl-name", "backend.internal", "proxy-ssl-server-name", "on", "proxy-ssl-protocols", "TLSv1.2 TLSv1.3")},
 		tlsEndsIngress{"wrong-ca", "shop.example.com", "/wrong-ca", with("proxy-ssl-secret", "prod/wrong-ca", "proxy-ssl-verify", "on",
 			"proxy-ssl-name", "backend.internal")},
-		tlsEndsIngress{"wrong-name", "shop.example.com", "/wrong-name", with("proxy-ssl-secret", "prod/no-sni-name", "proxy-ssl-verify", "on")},
-		tlsEndsIngress{"unverified", "shop.example.com", "/unverified", with("proxy-ssl-secret", "prod/wrong-ca", "proxy-ssl-verify", "off")},
+		// On a host of their own: on shop.example.com they would take
+		// the server-level name and client certificate of "verified"
+		// (TestBackendTLSInheritsServerDirectives).
+		tlsEndsIngress{"wrong-name", "solo.example.com", "/wrong-name", with("proxy-ssl-secret", "prod/no-sni-name", "proxy-ssl-verify", "on")},
+		tlsEndsIngress{"unverified", "solo.example.com", "/unverified", with("proxy-ssl-secret", "prod/wrong-ca", "proxy-ssl-verify", "off")},
 		tlsEndsIngress{"missing", "shop.example.com", "/missing", with("proxy-ssl-secret", "prod/absent")},
 		tlsEndsIngress{"plain", "plain.example.com", "/", https},
 	)
@@ -204,10 +207,10 @@ func TestBackendTLSFromSecret(t *testing.T) {
 		{"shop.example.com", "/wrong-ca", 502, ""},
 		// Verified against nginx's $proxy_host ("upstream_balancer")
 		// without proxy-ssl-name: the backend's certificate does not name it.
-		{"shop.example.com", "/wrong-name", 502, ""},
+		{"solo.example.com", "/wrong-name", 502, ""},
 		// Verification off: served, no client certificate (only a CA in
 		// the Secret), no SNI (proxy-ssl-server-name off).
-		{"shop.example.com", "/unverified", 200, "sni= client=none path=/unverified"},
+		{"solo.example.com", "/unverified", 200, "sni= client=none path=/unverified"},
 		{"shop.example.com", "/missing", 503, "backend TLS is misconfigured"},
 		// No proxy-ssl-secret: today's behaviour, nothing verified.
 		{"plain.example.com", "/x", 200, "sni= client=none path=/x"},
@@ -215,6 +218,81 @@ func TestBackendTLSFromSecret(t *testing.T) {
 		code, body := serveThrough(t, r, tt.host, tt.path)
 		assert.Equal(t, tt.code, code, "%s%s: %s", tt.host, tt.path, body)
 		assert.Contains(t, body, tt.body, "%s%s", tt.host, tt.path)
+	}
+}
+
+// The host's first Ingress whose proxy-ssl-secret has a CA writes the
+// proxy_ssl_* directives at the server level (nginx.tmpl's server block),
+// and nginx merges each one into a location that does not write its own
+// (ngx_http_proxy_merge_loc_conf): a location with a Secret of its own
+// still takes the server's proxy_ssl_name when it sets none, the server's
+// client certificate when its Secret has no key pair, and the server's CA,
+// verification, protocols and ciphers when its Secret has no ca.crt. Its
+// proxy_ssl_server_name is always its own ("off" unless set).
+func TestBackendTLSInheritsServerDirectives(t *testing.T) {
+	ca := newTestCA(t, "upstream CA")
+	serverPair, _, _ := ca.issue(t, pkix.Name{CommonName: "backend"}, "backend.internal")
+	_, clientCrt, clientKey := ca.issue(t, pkix.Name{CommonName: "ramjet-proxy"})
+	_, otherCrt, otherKey := ca.issue(t, pkix.Name{CommonName: "pair-only"})
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.cert)
+	backend := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		client := "none"
+		if len(r.TLS.PeerCertificates) > 0 {
+			client = r.TLS.PeerCertificates[0].Subject.CommonName
+		}
+		_, _ = fmt.Fprintf(w, "sni=%s client=%s", r.TLS.ServerName, client)
+	}))
+	backend.TLS = &tls.Config{Certificates: []tls.Certificate{serverPair}, ClientAuth: tls.VerifyClientCertIfGiven, ClientCAs: pool}
+	backend.Config.ErrorLog = log.New(io.Discard, "", 0)
+	backend.StartTLS()
+	defer backend.Close()
+
+	secrets := map[string]map[string][]byte{
+		"upstream": {"ca.crt": ca.pem, "tls.crt": clientCrt, "tls.key": clientKey},
+		"ca-only":  {"ca.crt": ca.pem},
+		"pair":     {"tls.crt": otherCrt, "tls.key": otherKey},
+	}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{"backend-protocol": "HTTPS"}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	snap := tlsEndsManifests(t, backend.Listener.Addr().String(), secrets,
+		tlsEndsIngress{"server", "shop.example.com", "/server", with("proxy-ssl-secret", "prod/upstream", "proxy-ssl-verify", "on",
+			"proxy-ssl-name", "backend.internal", "proxy-ssl-server-name", "on")},
+		tlsEndsIngress{"ca-only", "shop.example.com", "/ca-only", with("proxy-ssl-secret", "prod/ca-only", "proxy-ssl-verify", "on")},
+		tlsEndsIngress{"pair-named", "shop.example.com", "/pair-named", with("proxy-ssl-secret", "prod/pair",
+			"proxy-ssl-name", "elsewhere.internal", "proxy-ssl-server-name", "on")},
+		tlsEndsIngress{"pair", "shop.example.com", "/pair", with("proxy-ssl-secret", "prod/pair")},
+		tlsEndsIngress{"none", "shop.example.com", "/none", with()},
+	)
+	res := compile.Compile(snap, compile.Options{AllowLoopbackEndpoints: true})
+	r := router.New(router.Options{Logger: slog.New(slog.DiscardHandler)})
+	defer r.CloseIdleConnections()
+	r.Publish(res.Table)
+
+	for _, tt := range []struct {
+		path string
+		code int
+		body string
+	}{
+		{"/server", 200, "sni=backend.internal client=ramjet-proxy"},
+		// Its own CA and verification; the server's name and client
+		// certificate; no SNI, its own proxy_ssl_server_name off.
+		{"/ca-only", 200, "sni= client=ramjet-proxy"},
+		// No ca.crt: the server's CA verifies, against its own name,
+		// which the backend's certificate does not carry.
+		{"/pair-named", 502, ""},
+		{"/pair", 200, "sni= client=ramjet-proxy"},
+		// No Secret of its own: every directive is the server's.
+		{"/none", 200, "sni=backend.internal client=ramjet-proxy"},
+	} {
+		code, body := serveThrough(t, r, "shop.example.com", tt.path)
+		assert.Equal(t, tt.code, code, "%s: %s", tt.path, body)
+		assert.Contains(t, body, tt.body, "%s", tt.path)
 	}
 }
 

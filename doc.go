@@ -279,7 +279,10 @@
 //     proxy-real-ip-cidr, limit-req-status-code and limit-conn-status-code
 //     (LimitReqStatusCode, LimitConnStatusCode: the answer of a request
 //     over limit-rps or limit-rpm, and over limit-connections),
-//     block-user-agents and block-referers (BlockUserAgents,
+//     http-redirect-code (HTTPRedirectCode: the status of the HTTPS
+//     redirect and of a from-to-www-redirect twin's, 301, 302, 307 or
+//     308; another value keeps 308, as ingress-nginx keeps it, and warns
+//     ConfigMapKeyIgnored), block-user-agents and block-referers (BlockUserAgents,
 //     BlockReferers: 403 on every host, before anything else of it, to a
 //     request whose User-Agent or Referer an entry names: a string, the
 //     whole value without case, "~" a regex found anywhere in it, "~*"
@@ -342,8 +345,8 @@
 // names them), with a cosmetic warning. Every other key warns once,
 // naming it: ConfigMapKeyRejected for a value that does not parse (the
 // default stays), ConfigMapKeyUnsupported for a key ramjet lacks
-// (traffic-moves where answers change, such as http-redirect-code 301 or
-// no-auth-locations; feature-missing otherwise, such as default-type),
+// (traffic-moves where answers change, such as no-auth-locations;
+// feature-missing otherwise, such as default-type),
 // ConfigMapKeyIgnored for nginx's own
 // tuning (worker-processes, buffers, caches): compile adds them to
 // Result.Warnings, on the ConfigMap, field "data[key]". The example
@@ -820,7 +823,8 @@
 //
 //   - from-to-www-redirect: a host any of whose routes comes from an
 //     Ingress with it gets a redirect-only twin, "www." added (or removed
-//     when the host starts with it), that answers every request 308 to
+//     when the host starts with it), that answers every request 308 (the
+//     ConfigMap's http-redirect-code, §12) to
 //     <scheme>://<host>:<port><request-uri>, the request-uri's last byte
 //     dropped when it is "/" (ingress-nginx's ngx_srv_redirect.lua; port
 //     and scheme from X-Forwarded-Port and -Proto when those are trusted).
@@ -1773,8 +1777,9 @@
 //     claimed Ingress's spec.tls, by name or by a "*." entry one label up,
 //     even when its Secret is missing and even when no rule names it, and
 //     a server-alias name of one that its certificate covers.
-//   - The answer is 308 to https://<the Host header without its
-//     port><request-target>, its last byte dropped when it is "/" (as
+//   - The answer is 308 (the ConfigMap's http-redirect-code: 301, 302,
+//     307 or 308; any other value keeps 308, as in ingress-nginx) to
+//     https://<the Host header without its port><request-target>, its last byte dropped when it is "/" (as
 //     nginx drops it from $request_uri: "/a/?x" keeps its slash,
 //     "/a?next=/" loses the query's) unless preserve-trailing-slash is set. A redirect that is due
 //     but has no usable host answers 400 rather than serving in the clear.

@@ -199,19 +199,6 @@ var configMapMoves = setOf(
 // each gives the warning's reason, severity and message.
 var configMapByValue = map[string]func(v string) (Reason, Severity, string){
 	"use-geoip2": offByDefault("GeoIP2 is not supported by ramjet: the $geoip2_* variables are empty in logs and headers"),
-	// The status of the HTTPS redirect and of from-to-www-redirect's
-	// servers: ingress-nginx takes 301, 302, 307 and 308 and keeps its
-	// default 308 for any other value (template/configmap.go).
-	"http-redirect-code": func(v string) (Reason, Severity, string) {
-		code, err := strconv.Atoi(v)
-		switch {
-		case code == 308:
-			return ConfigMapKeyIgnored, Cosmetic, "308, ingress-nginx's default and what ramjet answers; ignored"
-		case err != nil || code != 301 && code != 302 && code != 307:
-			return ConfigMapKeyIgnored, Cosmetic, "not a redirect code ingress-nginx takes (301, 302, 307, 308): it answers its default 308, as ramjet does; ignored"
-		}
-		return ConfigMapKeyUnsupported, TrafficMoves, "not implemented: the HTTPS redirect and the from-to-www-redirect redirects answer 308"
-	},
 	// Global rate limiting (memcached) left ingress-nginx in v1.12
 	// (#11851): v1.15 reads none of its keys.
 	"global-rate-limit-memcached-host":             removedKey,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -197,22 +198,24 @@ func TestParseConfigMapStreamKeys(t *testing.T) {
 
 // http-redirect-code is the status of ingress-nginx's TLS redirect and of
 // its from-to-www-redirect servers (nginx.tmpl's RedirectServers return
-// $all.Cfg.HTTPRedirectCode): the warning names both.
-func TestHTTPRedirectCodeWarning(t *testing.T) {
-	ws := ParseConfigMap(mkConfigMap("ingress", "nginx", map[string]string{"http-redirect-code": "301"})).Warnings()
-	require.Len(t, ws, 1)
-	assert.Equal(t, ConfigMapKeyUnsupported, ws[0].Reason)
-	assert.Contains(t, ws[0].Message, "HTTPS redirect")
-	assert.Contains(t, ws[0].Message, "from-to-www-redirect")
-	assert.Equal(t, TrafficMoves, ws[0].Severity())
-	// 308 is ingress-nginx's default, and a value it refuses (not 301,
-	// 302, 307 or 308: template/configmap.go, validRedirectCodes) keeps
-	// it: both answer 308, as ramjet does.
-	for _, v := range []string{"308", "0308", "303", "moved"} {
-		ws := ParseConfigMap(mkConfigMap("ingress", "nginx", map[string]string{"http-redirect-code": v})).Warnings()
+// $all.Cfg.HTTPRedirectCode): the router's key, read as
+// template/configmap.go reads it (strconv.Atoi, validRedirectCodes).
+func TestHTTPRedirectCode(t *testing.T) {
+	for _, v := range []string{"301", "302", "307", "308", "0308"} {
+		c := ParseConfigMap(mkConfigMap("ingress", "nginx", map[string]string{"http-redirect-code": v}))
+		assert.Empty(t, c.Warnings(), v)
+		want, _ := strconv.Atoi(v)
+		assert.Equal(t, want, c.Router.HTTPRedirectCode, v)
+		assert.Contains(t, c.Keys, "http-redirect-code", v)
+	}
+	// A value ingress-nginx refuses keeps its 308 there as here.
+	for _, v := range []string{"303", "moved", "0x134"} {
+		c := ParseConfigMap(mkConfigMap("ingress", "nginx", map[string]string{"http-redirect-code": v}))
+		ws := c.Warnings()
 		require.Len(t, ws, 1, v)
 		assert.Equal(t, ConfigMapKeyIgnored, ws[0].Reason, v)
 		assert.Equal(t, Cosmetic, ws[0].Severity(), v)
+		assert.Equal(t, 308, c.Router.HTTPRedirectCode, v)
 	}
 }
 

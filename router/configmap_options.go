@@ -61,6 +61,9 @@ func (o *Options) ApplyConfigMap(s configmap.Settings) {
 	if has("limit-conn-status-code") {
 		o.LimitConnStatusCode = s.LimitConnStatusCode
 	}
+	if has("http-redirect-code") {
+		o.HTTPRedirectCode = s.HTTPRedirectCode
+	}
 	if has("add-headers") {
 		o.AddHeaders = s.AddHeaders
 	}

@@ -48,6 +48,7 @@ func TestApplyConfigMapEveryKey(t *testing.T) {
 		"server-tokens":              {value: "true"},
 		"block-user-agents":          {value: "AlphaBot"},
 		"block-referers":             {value: "~*example\\.com"},
+		"http-redirect-code":         {value: "301"},
 		// The TLS keys (Options.TLS), each away from ingress-nginx's default.
 		"ssl-protocols":          {value: "TLSv1.3"},
 		"ssl-ciphers":            {value: "ECDHE-RSA-AES128-GCM-SHA256"},

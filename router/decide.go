@@ -384,7 +384,7 @@ func (r *Router) decideTarget(d *decision, req *http.Request, grpc bool, target 
 			d.ans = ansNoHostToTLS
 			return
 		}
-		d.location, d.ans = to, ansSSLRedirect
+		d.location, d.ans = to, r.live.Load().ansSSLRedirect
 		return
 	}
 	// Answers from here on come after the location's rate limits, source

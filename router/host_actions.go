@@ -13,7 +13,8 @@ import (
 // the order nginx meets them:
 //
 //   - from-to-www-redirect: a www twin is a server of its own there, so
-//     every request to it answers 308 to <scheme>://<host>:<port><request-uri>,
+//     every request to it answers 308 (Options.HTTPRedirectCode) to
+//     <scheme>://<host>:<port><request-uri>,
 //     the last byte of the request-uri dropped when it is "/" (ingress-nginx's
 //     ngx_srv_redirect.lua). The port is the one the request arrived on, or
 //     X-Forwarded-Port where forwarded headers are trusted; the scheme is
@@ -73,7 +74,7 @@ func (r *Router) redirectAction(req *http.Request, res match.Result, host, path,
 		// client to a TLS handshake with a plain-HTTP port.
 		twin := r.forwardedProto(req)
 		loc := twin + "://" + h.WWWTo + ":" + r.redirectPort(req, twin) + uri
-		return redirectAnswer(http.StatusPermanentRedirect, ReasonWWWRedirect, loc), loc, true, true
+		return redirectAnswer(r.live.Load().redirectCode, ReasonWWWRedirect, loc), loc, true, true
 	case h != nil && h.AppRoot != "" && clean == "/" && appRoot:
 		hostPort, ok := hostAsSent(req.Host)
 		if !ok {

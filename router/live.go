@@ -28,6 +28,10 @@ type liveSettings struct {
 	fullForwardedFor bool
 	// ansLimitReq and ansLimitConn answer a rate-limited request.
 	ansLimitReq, ansLimitConn answer
+	// redirectCode is Options.HTTPRedirectCode (308 for 0), and
+	// ansSSLRedirect the HTTPS redirect's answer with it.
+	redirectCode   int
+	ansSSLRedirect answer
 	// gzip is Options.Gzip; nil: answers are sent as they are.
 	gzip *gzipConfig
 	// brotli is Options.Brotli; nil: no answer is sent in br.
@@ -45,7 +49,7 @@ type liveSettings struct {
 // SetConfigMapOptions replaces, from the next request on, the settings of
 // the Router that an ingress-nginx ConfigMap gives: TrustForwardedProto,
 // TrustForwardedFor, ProxyRealIPCIDR, ComputeFullForwardedFor,
-// ForwardedForHeader, ForwardedHostHeader, LimitReqStatusCode, LimitConnStatusCode, Gzip,
+// ForwardedForHeader, ForwardedHostHeader, LimitReqStatusCode, LimitConnStatusCode, HTTPRedirectCode, Gzip,
 // Brotli, ServerTokens, BlockUserAgents, BlockReferers, the header keys (HideHeaders, UnderscoresInHeaders,
 // KeepInvalidHeaders, NoRequestID, OriginalURIHeader), HSTS with DisableHSTS (SetHSTS), and AddHeaders with
 // ProxySetHeaders (SetConfigMapHeaders), as New reads them. The other
@@ -57,6 +61,7 @@ func (r *Router) SetConfigMapOptions(o Options) {
 		forwardedFor:        http.CanonicalHeaderKey(cmp.Or(o.ForwardedForHeader, "X-Forwarded-For")),
 		ansLimitReq:         limitAnswer(o.LimitReqStatusCode),
 		ansLimitConn:        limitAnswer(o.LimitConnStatusCode),
+		redirectCode:        cmp.Or(o.HTTPRedirectCode, http.StatusPermanentRedirect),
 		gzip:                newGzipConfig(o.Gzip),
 		brotli:              newBrotliConfig(o.Brotli),
 		serverTokens:        serverTokensValue(o.ServerTokens),
@@ -64,6 +69,7 @@ func (r *Router) SetConfigMapOptions(o Options) {
 		blockUA:             o.BlockUserAgents,
 		blockRef:            o.BlockReferers,
 	}
+	l.ansSSLRedirect = sslRedirectAnswer(l.redirectCode)
 	if o.TrustForwardedFor {
 		l.realIPFrom = normalizePrefixes(o.ProxyRealIPCIDR)
 		l.fullForwardedFor = o.ComputeFullForwardedFor

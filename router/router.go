@@ -300,6 +300,10 @@ type Options struct {
 	// limit-req-status-code and limit-conn-status-code). 0: 503. 444 closes
 	// the connection with no answer, as nginx does.
 	LimitReqStatusCode, LimitConnStatusCode int
+	// HTTPRedirectCode answers the HTTPS redirect and a
+	// from-to-www-redirect twin's requests (ingress-nginx's
+	// http-redirect-code): 301, 302, 307 or 308; 0: 308.
+	HTTPRedirectCode int
 	// BlockUserAgents and BlockReferers answer 403 to every request whose
 	// User-Agent or Referer they list, on every host, before anything else
 	// of it (ingress-nginx's block-user-agents and block-referers); nil:

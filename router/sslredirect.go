@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -25,7 +26,9 @@ import (
 //     certificate entry only then.
 //   - /.well-known/acme-challenge and everything under it is never
 //     redirected, so HTTP-01 challenges reach their solver.
-//   - The answer is 308 (method and body kept) to https://<host><request-uri>:
+//   - The answer is 308 (method and body kept; Options.HTTPRedirectCode,
+//     ingress-nginx's http-redirect-code, may say 301, 302 or 307) to
+//     https://<host><request-uri>:
 //     the Host header as sent minus its port (the redirect goes to 443), or
 //     the first X-Forwarded-Host where forwarded headers are trusted, and
 //     the request-target as received. One trailing slash is dropped unless
@@ -39,10 +42,13 @@ import (
 // acmeChallenge is the HTTP-01 challenge path (RFC 8555 §8.3).
 const acmeChallenge = "/.well-known/acme-challenge"
 
-var (
-	ansSSLRedirect = answer{http.StatusPermanentRedirect, ReasonSSLRedirect, "308 Permanent Redirect: this host is served over HTTPS\n"}
-	ansNoHostToTLS = answer{http.StatusBadRequest, ReasonBadHost, "400 Bad Request: a plain-HTTP request without a valid host name cannot be redirected to HTTPS\n"}
-)
+var ansNoHostToTLS = answer{http.StatusBadRequest, ReasonBadHost, "400 Bad Request: a plain-HTTP request without a valid host name cannot be redirected to HTTPS\n"}
+
+// sslRedirectAnswer is the HTTPS redirect's answer with status code
+// (http-redirect-code).
+func sslRedirectAnswer(code int) answer {
+	return answer{code, ReasonSSLRedirect, strconv.Itoa(code) + " " + http.StatusText(code) + ": this host is served over HTTPS\n"}
+}
 
 // redirects reports whether a plain-HTTP request for host matched to res
 // in t is redirected to HTTPS. clean is the normalized path. Whether host

@@ -160,14 +160,14 @@ func TestConfigMapFlagWins(t *testing.T) {
 func TestConfigMapOtherKeys(t *testing.T) {
 	c := flagsWith(t)
 	warns := applyConfigMap(&c, cmData(map[string]string{
-		"worker-processes": "4", "default-type": "text/html", "load-balance": "ewma", "no-such-key": "true", "http-redirect-code": "301",
+		"worker-processes": "4", "default-type": "text/html", "load-balance": "ewma", "no-such-key": "true", "no-auth-locations": "/public",
 	}), c.flagsSet)
 	got := map[string]compile.Severity{}
 	for _, w := range warns {
 		got[w.key] = w.severity
 	}
 	assert.Equal(t, map[string]compile.Severity{
-		"worker-processes": compile.Cosmetic, "default-type": compile.FeatureMissing, "http-redirect-code": compile.TrafficMoves,
+		"worker-processes": compile.Cosmetic, "default-type": compile.FeatureMissing, "no-auth-locations": compile.TrafficMoves,
 		"load-balance": compile.FeatureMissing, "no-such-key": compile.FeatureMissing,
 	}, got)
 }

@@ -80,6 +80,9 @@ type Settings struct {
 	// LimitReqStatusCode and LimitConnStatusCode: limit-req-status-code
 	// and limit-conn-status-code (503).
 	LimitReqStatusCode, LimitConnStatusCode int
+	// HTTPRedirectCode: http-redirect-code (308), the status of the HTTPS
+	// redirect and of a from-to-www-redirect twin's.
+	HTTPRedirectCode int
 	// AddHeadersFrom and ProxySetHeadersFrom are add-headers and
 	// proxy-set-headers: "namespace/name" (or "name") of the ConfigMap
 	// whose data are AddHeaders and ProxySetHeaders, which ReadHeaders
@@ -231,6 +234,7 @@ var Keys = map[string]Key{
 	}},
 	"limit-req-status-code":  {Live: true, read: statusKey(func(s *Settings) *int { return &s.LimitReqStatusCode })},
 	"limit-conn-status-code": {Live: true, read: statusKey(func(s *Settings) *int { return &s.LimitConnStatusCode })},
+	"http-redirect-code":     {Live: true, read: httpRedirectCode},
 	"add-headers":            {Live: true, read: headersKey(func(s *Settings) *string { return &s.AddHeadersFrom })},
 	"proxy-set-headers":      {Live: true, read: headersKey(func(s *Settings) *string { return &s.ProxySetHeadersFrom })},
 	"use-gzip":               {Live: true, read: func(p *parse, v string) (err error) { p.useGzip, err = ParseBool(v); return err }},
@@ -286,7 +290,8 @@ var Keys = map[string]Key{
 // already decided (a command-line flag for the same setting, which wins):
 // each is left out with a warning. The warnings are in key order.
 func Parse(namespace, name string, data map[string]string, keep ...string) (Settings, []Warning) {
-	s := Settings{ForwardedForHeader: "X-Forwarded-For", ForwardedHostHeader: "X-Forwarded-Host", LimitReqStatusCode: 503, LimitConnStatusCode: 503, Namespace: namespace, Name: name}
+	s := Settings{ForwardedForHeader: "X-Forwarded-For", ForwardedHostHeader: "X-Forwarded-Host", LimitReqStatusCode: 503, LimitConnStatusCode: 503,
+		HTTPRedirectCode: 308, Namespace: namespace, Name: name}
 	p := &parse{
 		s:      &s,
 		hsts:   hstsSettings{on: true, maxAge: 31536000, includeSubDomains: true},
@@ -317,6 +322,10 @@ func Parse(namespace, name string, data map[string]string, keep ...string) (Sett
 		p.key = key
 		if err := k.read(p, v); err != nil {
 			*p, s = before, beforeSettings
+			if _, same := err.(defaultToo); same {
+				warn(Ignored, key, fmt.Sprintf("value %s: %v", shown, err))
+				continue
+			}
 			warn(Rejected, key, fmt.Sprintf("value %s: %v; ingress-nginx's default is kept", shown, err))
 			continue
 		}
@@ -447,6 +456,22 @@ func statusKey(field func(*Settings) *int) func(*parse, string) error {
 		*field(p.s) = int(n)
 		return nil
 	}
+}
+
+// defaultToo is a value ingress-nginx also replaces with its default, so
+// that nothing changes against it: the key warns Ignored, not Rejected.
+type defaultToo struct{ error }
+
+// httpRedirectCode reads http-redirect-code as template/configmap.go
+// does: strconv.Atoi, and only 301, 302, 307 or 308; any other value
+// keeps 308 there as here.
+func httpRedirectCode(p *parse, v string) error {
+	switch n, err := strconv.Atoi(v); {
+	case err == nil && (n == 301 || n == 302 || n == 307 || n == 308):
+		p.s.HTTPRedirectCode = n
+		return nil
+	}
+	return defaultToo{fmt.Errorf("not a redirect code ingress-nginx takes (301, 302, 307, 308): it answers its default 308, as ramjet does; ignored")}
 }
 
 // headersKey reads add-headers or proxy-set-headers: "namespace/name" of

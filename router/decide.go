@@ -196,10 +196,6 @@ func (r *Router) answerDecided(s *requestState) bool {
 	if s.d.location != "" {
 		s.w.Header().Set("Location", s.d.location)
 	}
-	if s.d.ans.reason == ReasonRefused && s.d.ans.status == http.StatusBadRequest && s.req.ProtoMajor == 1 {
-		// nginx closes the connection after such a 400, as router/h1 does.
-		s.w.Header().Set("Connection", "close")
-	}
 	r.reply(s, s.d.ans, s.grpc && !s.d.plain)
 	return true
 }

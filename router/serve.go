@@ -281,6 +281,9 @@ func (r *Router) reply(s *requestState, a answer, grpc bool) {
 	if a.status == statusClose {
 		r.closeConn(s, a)
 	}
+	if s.req.ProtoMajor == 1 && closesConnection(a.status) {
+		s.w.Header().Set("Connection", "close")
+	}
 	if p := &s.ph; len(p.cookies) > 0 && (p.alwaysCookies || addHeaderStatus(a.status)) {
 		// The auth service's cookie goes on the location's answers past
 		// authentication, as nginx's add_header puts it on them.
@@ -304,6 +307,19 @@ func (r *Router) reply(s *requestState, a answer, grpc bool) {
 		rec.BytesOut = int64(len(a.body))
 	}
 	r.observe(s.w, rec)
+}
+
+// closesConnection reports an answer after which nginx closes the
+// connection: ngx_http_special_response_handler turns keep-alive off for
+// its own 400, 413, 414, 500 and 501 (and 495 to 497, sent as 400), error
+// page or not, as router/h1 does after a head it refuses.
+func closesConnection(status int) bool {
+	switch status {
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusRequestURITooLong,
+		http.StatusInternalServerError, http.StatusNotImplemented:
+		return true
+	}
+	return false
 }
 
 // closeConn ends the request as nginx's 444 does: nothing is sent and

@@ -556,9 +556,12 @@ func ruleTimeouts(rule *HTTPRouteRule) *match.Policy {
 	if d <= 0 && rule.Retry == nil {
 		return nil
 	}
-	// The exact bounds are the Proxying's; the connect and read timeouts
-	// only keep the router's own from cutting a longer one short.
-	return &match.Policy{ConnectTimeout: d, ReadTimeout: d, Proxy: &match.Proxying{MaxTempFileSize: -1, Retry: rule.Retry,
+	// The exact bounds are the Proxying's, which bound each dial too; the
+	// read timeout only keeps the router's own from cutting a longer one
+	// short. The connect timeout stays the router's: raised to a long
+	// route timeout it would hold a request on a dead endpoint's dial
+	// rather than fail over to the next (proxy_next_upstream).
+	return &match.Policy{ReadTimeout: d, Proxy: &match.Proxying{MaxTempFileSize: -1, Retry: rule.Retry,
 		RequestTimeout: max(rule.RequestTimeout, 0), TryTimeout: max(rule.BackendRequestTimeout, 0)}}
 }
 

@@ -323,8 +323,10 @@ func TestHTTPRouteRedirect(t *testing.T) {
 // TestHTTPRouteMirrorsAndTimeouts: mirrors become the route's Response
 // (the first its Mirror, the others Mirrors, each to its Service's
 // backend); a mirror to a missing Service is dropped, the rule serving
-// without it (Gateway API: the primary is served); the
-// shorter timeout bounds connect and read.
+// without it (Gateway API: the primary is served); the shorter timeout
+// bounds reading the answer, while connecting keeps the router's bound, so
+// that a dial to a dead endpoint fails over as fast under a long route
+// timeout as without one (the route's timeouts bound the dial themselves).
 func TestHTTPRouteMirrorsAndTimeouts(t *testing.T) {
 	r := mkHTTPRoute("prod", "a", 1, "h.test", HTTPRouteMatch{Field: "spec.rules[0].matches[0]", Type: match.Prefix, Path: "/m"})
 	r.Rules[0].Mirrors = []RequestMirror{
@@ -344,6 +346,14 @@ func TestHTTPRouteMirrorsAndTimeouts(t *testing.T) {
 	require.Equal(t, "prod/c:80", rt.Response.Mirrors[0].Backend.ID)
 	require.Equal(t, [2]int{1, 4}, [2]int{rt.Response.Mirrors[0].Numerator, rt.Response.Mirrors[0].Denominator})
 	require.Equal(t, time.Second, rt.Policy.ReadTimeout)
-	require.Equal(t, time.Second, rt.Policy.ConnectTimeout)
+	require.Zero(t, rt.Policy.ConnectTimeout)
 	require.Contains(t, tab.String(), "to prod/c:80")
+
+	long := mkHTTPRoute("prod", "long", 1, "l.test", HTTPRouteMatch{Field: "spec.rules[0].matches[0]", Type: match.Prefix, Path: "/"})
+	long.Rules[0].RequestTimeout = 5 * time.Minute
+	tab, _ = compileOK(t, routeSnapshot(t, nil, long), Options{})
+	p := tab.Lookup("l.test", "/report").Route.Policy
+	require.Equal(t, 5*time.Minute, p.ReadTimeout)
+	require.Zero(t, p.ConnectTimeout, "a 5m request timeout must not make a dead endpoint's dial wait 5m before the next try")
+	require.Equal(t, 5*time.Minute, p.Proxy.RequestTimeout)
 }

@@ -511,6 +511,15 @@ func TestChartNotesIgnored(t *testing.T) {
 	}
 }
 
+// The command NOTES.txt gives for the warnings names the workload the
+// release has: kubectl port-forward deploy/NAME finds no DaemonSet.
+func TestChartNotesPortForward(t *testing.T) {
+	for kind, target := range map[string]string{"Deployment": "deploy/edge", "DaemonSet": "ds/edge", "Both": "deploy/edge"} {
+		_, notes := renderChartNotes(t, "edge", "ingress", map[string]any{"controller": map[string]any{"kind": kind}})
+		require.Contains(t, notes, "kubectl -n ingress port-forward "+target+" 10254 &", kind)
+	}
+}
+
 // kind: DaemonSet renders the same pod as a DaemonSet, without a
 // PodDisruptionBudget or HorizontalPodAutoscaler (as ingress-nginx's chart).
 func TestChartDaemonSet(t *testing.T) {

@@ -602,6 +602,32 @@ func TestChartIngressNginxSelectors(t *testing.T) {
 	}
 }
 
+// controller.reportNodeInternalIp passes --report-node-internal-ip-address
+// where ingress-nginx's chart does, on a hostNetwork install, and on its
+// ramjet counterpart, hostPort: status then advertises the nodes'
+// InternalIPs.
+func TestChartReportNodeInternalIP(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		values map[string]any
+		want   bool
+	}{
+		{"hostPort", map[string]any{"hostPort": map[string]any{"enabled": true}}, true},
+		{"hostNetwork", map[string]any{"hostNetwork": true}, true},
+		{"neither", map[string]any{}, false}, // ingress-nginx's chart leaves it out too
+	} {
+		controller := map[string]any{"kind": "DaemonSet", "publishService": map[string]any{"enabled": false}, "reportNodeInternalIp": true}
+		maps.Copy(controller, tc.values)
+		rendered, notes := renderChartNotes(t, "edge", "ingress", map[string]any{"controller": controller})
+		ds := findNamed[*appsv1.DaemonSet](t, decodeChart(t, rendered), "edge")
+		cfg, err := parseChartArgs(t, ds.Spec.Template.Spec.Containers[0].Args, "ingress")
+		require.NoError(t, err, tc.name)
+		require.Equal(t, tc.want, cfg.nodeInternalIP, tc.name)
+		require.Nil(t, cfg.publishService, tc.name)
+		require.NotContains(t, notes, "reportNodeInternalIp", tc.name)
+	}
+}
+
 // controller.hostPort, ingress-nginx's bare-metal setup (often with kind:
 // DaemonSet): each node's ports reach the pod's listeners, TCP and UDP
 // services' ports included.

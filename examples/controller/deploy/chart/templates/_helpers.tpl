@@ -137,6 +137,11 @@ would reach the controller's own listener. */}}
 {{- if .Values.controller.watchIngressWithoutClass }}
 - --watch-ingress-without-class=true
 {{- end }}
+{{- /* As ingress-nginx's chart, on a hostNetwork install, or on hostPort,
+which stands for it here: status advertises the nodes' InternalIPs. */}}
+{{- if and .Values.controller.reportNodeInternalIp (or .Values.controller.hostNetwork .Values.controller.hostPort.enabled) }}
+- --report-node-internal-ip-address=true
+{{- end }}
 {{- range $key, $value := .Values.controller.extraArgs }}
 {{- /* A key with an empty value (or false) is --key, as in ingress-nginx's chart. */}}
 {{- if eq ($value | quote | len) 2 }}

@@ -20,9 +20,6 @@ global.image.registry:
 controller.enableAnnotationValidations:
   default: true
   why: ramjet always validates annotations
-controller.reportNodeInternalIp:
-  default: false
-  why: set the addresses with extraArgs publish-status-address
 controller.ingressClassByName:
   default: false
   why: ramjet matches IngressClasses by spec.controller (ingressClassResource.controllerValue)

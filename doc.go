@@ -714,6 +714,13 @@
 // declarations naming it take nothing. Canaries are still claimed
 // (compile.Result.Claimed, status of §16).
 //
+// The rules a canary backend serves with belong to the first Ingress in
+// Ingress order that names its Service port, as ingress-nginx keeps them
+// on the upstream that Ingress made: a newer canary Ingress naming it
+// warns AnnotationConflict that its own rules are not applied, and where
+// the first is an ordinary Ingress no rule applies at all (only a session
+// pinned to the canary reaches it).
+//
 // Per request, the first rule that decides wins: a session pinned to the
 // canary (below); the header (named case-insensitively, '_' read as '-' as
 // nginx's $http_<name> does; canary-by-header-value sends the request to

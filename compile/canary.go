@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -597,20 +598,24 @@ func (b *builder) attach(ing *ingress, field string, svc *networkingv1.IngressSe
 			ingressRef(held.Source.Namespace, held.Source.Name), held.Source.Field)
 		return
 	}
-	rules := b.canaryRulesOf(ing, canary)
-	c := rules.ann.trafficR().canaryRules // a copy: each primary owns its canary
+	var c match.Canary // a copy: each primary owns its canary
+	total := 0
+	if rules := b.canaryRulesOf(ing, canary); rules != nil {
+		c, total = rules.ann.trafficR().canaryRules, rules.ann.trafficR().weightTotal
+	}
 	c.Backend = canary
 	c.Source = ing.source(field)
-	c.WeightTotal = match.CanaryTotal(rules.ann.trafficR().weightTotal)
+	c.WeightTotal = match.CanaryTotal(total)
 	c.Sticky = ing.ann.trafficR().affinity.canaryBehavior != legacyCanary
 	primary.Traffic.Canary = &c
 	b.canaryAttached = append(b.canaryAttached, canaryAttachment{ing, svc, primary, canary})
 }
 
-// canaryRuleOwners finds, for each canary backend, the canary Ingress
-// whose rules it serves: as ingress-nginx keeps the rules on the canary's
+// canaryRuleOwners finds, for each canary backend, the Ingress whose
+// rules it serves: as ingress-nginx keeps the rules on the canary's
 // upstream, made by the oldest Ingress that names its Service port
-// (createUpstreams), whether or not that one finds a primary.
+// (createUpstreams), whether or not that one finds a primary. That may be
+// an ordinary Ingress, whose upstream has no rules.
 func (b *builder) canaryRuleOwners() {
 	own := func(ing *ingress, svc *networkingv1.IngressServiceBackend) {
 		if svc == nil {
@@ -627,7 +632,15 @@ func (b *builder) canaryRuleOwners() {
 			b.canaryRules[be] = ing
 		}
 	}
-	for _, ing := range b.canaries {
+	all := make([]*ingress, 0, len(b.ingresses)+len(b.canaries))
+	for _, ing := range b.ingresses {
+		if ing.obj != nil {
+			all = append(all, ing)
+		}
+	}
+	all = append(all, b.canaries...)
+	slices.SortFunc(all, func(x, y *ingress) int { return cmp.Compare(x.rank, y.rank) })
+	for _, ing := range all {
 		if be := ing.obj.Spec.DefaultBackend; be != nil {
 			own(ing, be.Service)
 		}
@@ -642,17 +655,26 @@ func (b *builder) canaryRuleOwners() {
 }
 
 // canaryRulesOf returns the canary Ingress whose rules canary serves with
-// (canaryRuleOwners); a newer one whose own rules differ is told once.
+// (canaryRuleOwners), nil for none: its upstream is an ordinary
+// Ingress's. A newer canary Ingress whose own rules differ is told once.
 func (b *builder) canaryRulesOf(ing *ingress, canary *match.Backend) *ingress {
 	owner := b.canaryRules[canary]
 	if owner == nil {
 		return ing
 	}
-	if owner != ing && !b.canaryRulesTold[ing] && !sameCanaryRules(owner.ann.trafficR(), ing.ann.trafficR()) {
-		if b.canaryRulesTold == nil {
-			b.canaryRulesTold = make(map[*ingress]bool)
+	if owner.ann.trafficR().canaryKey == "" {
+		if !b.canaryRulesTold[ing] {
+			b.tellCanaryRules(ing)
+			b.conflict(AnnotationConflict, ing.ref(), annotationField(ing.ann.trafficR().canaryKey),
+				fmt.Sprintf("the canary backend %s is the backend of Ingress %s, the first in Ingress order to name it, which is not a canary; as in ingress-nginx, where the canary rules belong to the upstream that Ingress made, this Ingress's canary-by-header, canary-by-cookie and canary-weight annotations are not applied: no request goes to this canary by them",
+					canary.ID, owner.name()),
+				owner.ref(), "")
+			b.warnings[len(b.warnings)-1].Rated = Cosmetic // as ingress-nginx serves it
 		}
-		b.canaryRulesTold[ing] = true
+		return nil
+	}
+	if owner != ing && !b.canaryRulesTold[ing] && !sameCanaryRules(owner.ann.trafficR(), ing.ann.trafficR()) {
+		b.tellCanaryRules(ing)
 		key := ing.ann.trafficR().canaryKey
 		b.conflict(AnnotationConflict, ing.ref(), annotationField(key),
 			fmt.Sprintf("the canary backend %s serves the canary rules of Ingress %s, the first in Ingress order to name it; as in ingress-nginx, where the rules belong to the canary's upstream, this Ingress's canary-by-header, canary-by-cookie and canary-weight annotations are not applied",
@@ -660,6 +682,13 @@ func (b *builder) canaryRulesOf(ing *ingress, canary *match.Backend) *ingress {
 			owner.ref(), annotationField(owner.ann.trafficR().canaryKey))
 	}
 	return owner
+}
+
+func (b *builder) tellCanaryRules(ing *ingress) {
+	if b.canaryRulesTold == nil {
+		b.canaryRulesTold = make(map[*ingress]bool)
+	}
+	b.canaryRulesTold[ing] = true
 }
 
 // sameCanaryRules reports whether two canary Ingresses ask for the same

@@ -1724,8 +1724,12 @@
 //     counts), or that the Secret's ca.crl revokes (every certificate of
 //     the chain below the anchor needs a current CRL of its issuer there,
 //     as nginx's ssl_crl checks), 400 "The SSL certificate error"
-//     (optional_no_ca passes an unknown issuer), or 302 to
-//     auth-tls-error-page instead; a
+//     (optional_no_ca passes an unknown issuer), or auth-tls-error-page
+//     instead, as nginx's "error_page 495 496 =" takes it: a URL is a 302
+//     to it, and a path serves the request in place (an internal
+//     redirect: the host's location for the path, as a GET without the
+//     query, its answer and status, the certificate not judged again and
+//     ssl-client-verify saying why it failed); a
 //     subject DN that does not match auth-tls-match-cn answers 403, over
 //     plain HTTP too, as the server block's "if" does. The value is a
 //     regular expression matched anywhere in the RFC 2253 subject DN, as

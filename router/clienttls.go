@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,6 +81,12 @@ func (r *Router) checkClientCert(s *requestState) bool {
 		r.refuse(s, ansClientCertForbidden)
 		return true
 	}
+	if s.certJudged {
+		// The error page's location: the certificate was judged once, as
+		// nginx judges it on reading the request, and its headers stay
+		// set; the server's match-cn "if" runs again.
+		return r.matchCN(s, c, s.certDN)
+	}
 	h := s.req.Header
 	// What the client sent under these names never reaches the backend:
 	// proxy_set_header replaces it, and an empty value removes it.
@@ -88,6 +95,7 @@ func (r *Router) checkClientCert(s *requestState) bool {
 	delete(h, hdrClientSubject)
 	delete(h, hdrClientIssuerDN)
 	var leaf *x509.Certificate
+	var failed *answer
 	verify := ""
 	if cs := s.req.TLS; cs != nil {
 		verify = "NONE"
@@ -97,39 +105,58 @@ func (r *Router) checkClientCert(s *requestState) bool {
 			if err := r.chains.verify(c, cs.PeerCertificates); err != nil {
 				verify = "FAILED:" + opensslVerifyError(err)
 				if c.Verify != match.VerifyOptionalNoCA || !isUnknownAuthority(err) {
-					return r.clientCertRefused(s, c, ansClientCertInvalid)
+					failed = &ansClientCertInvalid
 				}
 			}
 		} else if c.Verify == match.VerifyOn {
-			return r.clientCertRefused(s, c, ansClientCertMissing)
+			failed = &ansClientCertMissing
 		}
 	}
 	dn := ""
 	if leaf != nil {
 		dn = opensslDN(leaf.RawSubject)
 	}
-	if !c.MatchesSubject(dn) {
-		r.refuse(s, ansClientCertForbidden)
-		return true
-	}
-	if verify == "" {
-		return false
-	}
-	h[hdrClientVerify] = []string{verify}
-	if leaf != nil {
-		h[hdrClientSubject] = []string{dn}
-		h[hdrClientIssuerDN] = []string{opensslDN(leaf.RawIssuer)}
-		if c.PassCertificate {
-			h[hdrClientCert] = []string{escapeComponent(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: leaf.Raw}))}
+	if verify != "" {
+		h[hdrClientVerify] = []string{verify}
+		if leaf != nil {
+			h[hdrClientSubject] = []string{dn}
+			h[hdrClientIssuerDN] = []string{opensslDN(leaf.RawIssuer)}
+			if c.PassCertificate {
+				h[hdrClientCert] = []string{escapeComponent(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: leaf.Raw}))}
+			}
 		}
 	}
-	return false
+	if failed != nil {
+		return r.clientCertRefused(s, c, *failed, dn)
+	}
+	return r.matchCN(s, c, dn)
 }
 
-// clientCertRefused answers 400, or redirects to the host's error page
-// (nginx's "error_page 495 496 = <page>").
-func (r *Router) clientCertRefused(s *requestState, c *match.ClientTLS, a answer) bool {
-	if c.ErrorPage != "" {
+// matchCN answers 403 when the subject DN dn does not match
+// auth-tls-match-cn.
+func (r *Router) matchCN(s *requestState, c *match.ClientTLS, dn string) bool {
+	if c.MatchesSubject(dn) {
+		return false
+	}
+	r.refuse(s, ansClientCertForbidden)
+	return true
+}
+
+// clientCertRefused answers 400, or goes to the host's error page
+// (nginx's "error_page 495 496 = <page>"): a URL is redirected to, and
+// a path, as nginx's error_page takes one, serves the request in place,
+// moved to the host's location for it as a GET (a HEAD stays one) without
+// its query, with that location's answer. dn is the certificate's subject
+// DN.
+func (r *Router) clientCertRefused(s *requestState, c *match.ClientTLS, a answer, dn string) bool {
+	switch {
+	case strings.HasPrefix(c.ErrorPage, "/"):
+		s.certJudged, s.certDN = true, dn
+		if s.req.Method != http.MethodHead {
+			s.req.Method = http.MethodGet
+		}
+		return r.relocate(s, c.ErrorPage, true)
+	case c.ErrorPage != "":
 		s.w.Header().Set("Location", c.ErrorPage)
 		a = ansClientCertErrorPage
 	}

@@ -167,6 +167,11 @@ type requestState struct {
 	// the location of its new URI; relocated says the steps start over.
 	uriChanges uint8
 	relocated  bool
+	// certJudged: the client's certificate failed and auth-tls-error-page
+	// moved the request to the location of its path (clientCertRefused);
+	// certDN is the certificate's subject DN for auth-tls-match-cn.
+	certJudged bool
+	certDN     string
 	// cmh are the ConfigMap's headers, set on the answer; nil: none.
 	cmh *configMapHeaders
 	// gz compresses the answer (decorCompress); nil when it is not.

@@ -372,6 +372,7 @@ func TestClientCertificates(t *testing.T) {
 		for _, h := range []string{"ssl-client-verify", "ssl-client-subject-dn", "ssl-client-issuer-dn", "ssl-client-cert"} {
 			_, _ = fmt.Fprintf(w, "%s=%s\n", h, r.Header.Get(h))
 		}
+		_, _ = fmt.Fprintf(w, "request=%s %s\n", r.Method, r.RequestURI)
 	}))
 	defer backend.Close()
 	secrets := map[string]map[string][]byte{"client-ca": {"ca.crt": ca.pem}}
@@ -389,6 +390,8 @@ func TestClientCertificates(t *testing.T) {
 		tlsEndsIngress{"cn", "cn.example.com", "/", auth("auth-tls-match-cn", "CN=(bob|carol)")},
 		tlsEndsIngress{"cn-ok", "cnok.example.com", "/", auth("auth-tls-match-cn", "CN=(bob|alice)")},
 		tlsEndsIngress{"page", "page.example.com", "/", auth("auth-tls-error-page", "https://errors.example.com/cert")},
+		tlsEndsIngress{"page-path", "pagepath.example.com", "/", auth("auth-tls-error-page", "/cert-error")},
+		tlsEndsIngress{"page-path-cn", "pagepathcn.example.com", "/", auth("auth-tls-error-page", "/cert-error", "auth-tls-match-cn", "CN=alice")},
 		tlsEndsIngress{"broken", "broken.example.com", "/", map[string]string{"auth-tls-secret": "prod/absent"}},
 		tlsEndsIngress{"open", "open.example.com", "/", nil},
 	)
@@ -475,6 +478,25 @@ func TestClientCertificates(t *testing.T) {
 	code, _, location, _ := get("page.example.com", nil, nil)
 	assert.Equal(t, 302, code)
 	assert.Equal(t, "https://errors.example.com/cert", location)
+
+	// A path is nginx's "error_page 495 496 = /path": an internal
+	// redirect, served by the host's location for it (GET, no query),
+	// with the status of its answer and the certificate judged once; a
+	// redirect to it would be answered the same way, again and again.
+	code, body, location, _ = get("pagepath.example.com", nil, nil)
+	assert.Equal(t, 200, code, body)
+	assert.Empty(t, location)
+	assert.Contains(t, body, "request=GET /cert-error\n")
+	assert.Contains(t, body, "ssl-client-verify=NONE\n")
+	code, body, _, _ = get("pagepath.example.com", &mallory, nil)
+	assert.Equal(t, 200, code, body)
+	assert.Contains(t, body, "ssl-client-verify=FAILED:unable to get local issuer certificate\n")
+	assert.Contains(t, body, "ssl-client-subject-dn=CN=mallory\n")
+	code, body, _, _ = get("pagepath.example.com", &alice, nil)
+	assert.Equal(t, 200, code, body)
+	assert.Contains(t, body, "request=GET /\n", "a valid certificate is served where it asked")
+	code, body, _, _ = get("pagepathcn.example.com", nil, nil)
+	assert.Equal(t, 403, code, "the server's match-cn test runs on the redirected request: %s", body)
 
 	code, _, _, asked = get("broken.example.com", &alice, nil)
 	assert.Equal(t, 403, code, "a Secret that cannot be used closes the host")

@@ -103,7 +103,7 @@ func (r *Router) checkClientCert(s *requestState) bool {
 			leaf = cs.PeerCertificates[0]
 			verify = "SUCCESS"
 			if err := r.chains.verify(c, cs.PeerCertificates); err != nil {
-				verify = "FAILED:" + opensslVerifyError(err)
+				verify = "FAILED:" + opensslVerifyError(err, cs.PeerCertificates)
 				if c.Verify != match.VerifyOptionalNoCA || !isUnknownAuthority(err) {
 					failed = &ansClientCertInvalid
 				}
@@ -294,13 +294,14 @@ func isUnknownAuthority(err error) bool {
 	return errors.As(err, &ua)
 }
 
-// opensslVerifyError names a verification failure as $ssl_client_verify
-// does after "FAILED:" (OpenSSL's X509_verify_cert_error_string).
-func opensslVerifyError(err error) string {
+// opensslVerifyError names the failure of the client's chain certs as
+// $ssl_client_verify does after "FAILED:" (OpenSSL's
+// X509_verify_cert_error_string).
+func opensslVerifyError(err error, certs []*x509.Certificate) string {
 	var inv x509.CertificateInvalidError
 	switch {
 	case isUnknownAuthority(err):
-		return "unable to get local issuer certificate"
+		return unknownIssuerError(certs)
 	case errors.Is(err, errChainTooLong):
 		return "certificate chain too long"
 	case errors.Is(err, errCRLMissing), errors.Is(err, errCRLExpired), errors.Is(err, errCRLNotValid), errors.Is(err, errRevoked):
@@ -311,6 +312,41 @@ func opensslVerifyError(err error) string {
 		return "unsupported certificate purpose"
 	}
 	return "certificate verify failed"
+}
+
+// unknownIssuerError names a chain that reaches no trusted CA as
+// OpenSSL's build_chain does: the chain is followed from the leaf through
+// the certificates the client sent, each to its issuer; ending in a
+// self-signed one it is "self-signed certificate" (the leaf itself) or
+// "self-signed certificate in certificate chain", else it lacks an
+// issuer.
+func unknownIssuerError(certs []*x509.Certificate) string {
+	cur, used := certs[0], make([]bool, len(certs))
+	for depth := 0; ; depth++ {
+		if issuedBySelf(cur) {
+			if depth == 0 {
+				return "self-signed certificate"
+			}
+			return "self-signed certificate in certificate chain"
+		}
+		next := -1
+		for i := 1; i < len(certs) && next < 0; i++ {
+			if !used[i] && bytes.Equal(certs[i].RawSubject, cur.RawIssuer) {
+				next = i
+			}
+		}
+		if next < 0 {
+			return "unable to get local issuer certificate"
+		}
+		used[next], cur = true, certs[next]
+	}
+}
+
+// issuedBySelf is OpenSSL's EXFLAG_SS: the subject is the issuer and the
+// authority key ID, if any, is the certificate's own.
+func issuedBySelf(c *x509.Certificate) bool {
+	return bytes.Equal(c.RawSubject, c.RawIssuer) &&
+		(len(c.AuthorityKeyId) == 0 || bytes.Equal(c.AuthorityKeyId, c.SubjectKeyId))
 }
 
 // escapeComponent escapes p as nginx's $ssl_client_escaped_cert does

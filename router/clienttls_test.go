@@ -169,7 +169,7 @@ func TestClientChainCRL(t *testing.T) {
 			continue
 		}
 		if assert.Error(t, err, tc.name) {
-			assert.Equal(t, tc.want, opensslVerifyError(err), tc.name)
+			assert.Equal(t, tc.want, opensslVerifyError(err, tc.chain), tc.name)
 		}
 	}
 }

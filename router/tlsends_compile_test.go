@@ -468,6 +468,18 @@ func TestClientCertificates(t *testing.T) {
 	assert.Equal(t, 200, code, body)
 	assert.Contains(t, body, "ssl-client-verify=FAILED:unable to get local issuer certificate\n")
 	assert.Contains(t, body, "ssl-client-subject-dn=CN=mallory\n")
+	// OpenSSL's reasons for the chains optional_no_ca lets through
+	// (X509_verify_cert_error_string, as openssl verify prints them).
+	selfie := newTestCA(t, "selfie")
+	selfSigned := tls.Certificate{Certificate: [][]byte{selfie.cert.Raw}, PrivateKey: selfie.key}
+	code, body, _, _ = get("noca.example.com", &selfSigned, nil)
+	assert.Equal(t, 200, code, body)
+	assert.Contains(t, body, "ssl-client-verify=FAILED:self-signed certificate\n")
+	withRoot := mallory
+	withRoot.Certificate = [][]byte{mallory.Certificate[0], other.cert.Raw}
+	code, body, _, _ = get("noca.example.com", &withRoot, nil)
+	assert.Equal(t, 200, code, body)
+	assert.Contains(t, body, "ssl-client-verify=FAILED:self-signed certificate in certificate chain\n")
 
 	code, body, _, _ = get("cn.example.com", &alice, nil)
 	assert.Equal(t, 403, code)

@@ -243,6 +243,8 @@
 //     relative-redirects sets Options.RelativeRedirects (nginx's
 //     http-level absolute_redirect off: every location's redirects stay
 //     relative, a relative-redirects annotation "false" included),
+//     proxy-ssl-location-only Options.ProxySSLLocationOnly (no host-level
+//     backend TLS: each location has only its own proxy-ssl-*),
 //     custom-http-errors Options.CustomHTTPErrors,
 //     allow-snippet-annotations and annotations-risk-level the options of
 //     those names, the global-auth-* keys (all but
@@ -1687,6 +1689,7 @@
 //     nginx merges each directive, what it does not set: the name without
 //     proxy-ssl-name, the client certificate without a key pair, and the
 //     CA, verification, depth, protocols and ciphers without a ca.crt.
+//     The ConfigMap's proxy-ssl-location-only leaves out the server level.
 //   - ca.crt verifies the backend's certificate when proxy-ssl-verify is
 //     on, against proxy-ssl-name (which may use $host, the request's)
 //     or else nginx's $proxy_host,

@@ -97,6 +97,10 @@ var ConfigMapKeys = map[string]ConfigMapKey{
 		o.RelativeRedirects, err = configmap.ParseBool(v)
 		return err
 	}},
+	"proxy-ssl-location-only": {Option: func(o *Options, v string) (err error) {
+		o.ProxySSLLocationOnly, err = configmap.ParseBool(v)
+		return err
+	}},
 	"force-ssl-redirect":        {Location: true},
 	"preserve-trailing-slash":   {Location: true},
 	"proxy-body-size":           {Location: true},

@@ -125,6 +125,11 @@ type Options struct {
 	// annotation says (a location writes absolute_redirect off only for
 	// "true", and inherits the http level otherwise).
 	RelativeRedirects bool
+	// ProxySSLLocationOnly is the ConfigMap key proxy-ssl-location-only:
+	// a host's first Ingress with a proxy-ssl-secret CA sets backend TLS
+	// for its own paths only, not at the server level for the host's
+	// fallback and the other Ingresses' paths.
+	ProxySSLLocationOnly bool
 	// AllowLoopbackEndpoints keeps loopback endpoint addresses (127.0.0.0/8,
 	// ::1), which are otherwise dropped with EndpointRejected (SPEC §8):
 	// for offline demos and tests whose backends listen on this machine.

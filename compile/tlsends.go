@@ -22,7 +22,8 @@ import (
 //   - proxy-ssl-secret with proxy-ssl-verify, -verify-depth, -name,
 //     -server-name, -protocols and -ciphers: per location (the route), and
 //     the host's first Ingress with a CA also at the server level, which
-//     the host's other locations inherit (proxy-ssl-location-only off).
+//     the host's other locations inherit, unless the ConfigMap's
+//     proxy-ssl-location-only (Options.ProxySSLLocationOnly) is on.
 //     A Secret that is missing or holds neither ca.crt nor a key pair
 //     denies the location (503). A bad value of another key takes its
 //     default, with a warning, as ingress-nginx's parser does.
@@ -118,7 +119,7 @@ func (b *builder) applyHostTLSEnds(asked map[*ingress]*tlsEnds) {
 			if v == nil {
 				continue
 			}
-			if bt := e.backend; bt != nil && len(bt.CAs) > 0 && v.vh.FallbackLocation.BackendTLS == nil {
+			if bt := e.backend; bt != nil && len(bt.CAs) > 0 && v.vh.FallbackLocation.BackendTLS == nil && !b.opts.ProxySSLLocationOnly {
 				v.vh.FallbackLocation.BackendTLS = bt
 			}
 			if c := e.client; c != nil {
@@ -429,7 +430,11 @@ func (b *builder) resolveBackendTLS(ing *ingress) *match.BackendTLS {
 		// ingress-nginx writes only proxy_ssl_name and _server_name for a
 		// Secret without a CA (nginx.tmpl: the rest sits under CAFileName).
 		if pair != nil || bt.Verify {
-			b.warn(SecretInvalid, ing.ref(), annotationField(sa.key), sa.key+": Secret "+bt.Secret+" has no ca.crt: this Ingress's paths verify no backend certificate and present no client certificate of their own, as in ingress-nginx; they take the host's, if another of its Ingresses has a proxy-ssl-secret with a ca.crt")
+			msg := sa.key + ": Secret " + bt.Secret + " has no ca.crt: this Ingress's paths verify no backend certificate and present no client certificate of their own, as in ingress-nginx"
+			if !b.opts.ProxySSLLocationOnly {
+				msg += "; they take the host's, if another of its Ingresses has a proxy-ssl-secret with a ca.crt"
+			}
+			b.warn(SecretInvalid, ing.ref(), annotationField(sa.key), msg)
 		}
 		bt.Verify, bt.VerifyDepth, bt.Ciphers, bt.Protocols = false, 0, "", nil
 	}

@@ -26,6 +26,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/compile/manifest"
@@ -293,6 +295,33 @@ func TestBackendTLSInheritsServerDirectives(t *testing.T) {
 		code, body := serveThrough(t, r, "shop.example.com", tt.path)
 		assert.Equal(t, tt.code, code, "%s: %s", tt.path, body)
 		assert.Contains(t, body, tt.body, "%s", tt.path)
+	}
+
+	// proxy-ssl-location-only "true": nginx.tmpl writes no server level,
+	// so each location has its own directives and nginx's defaults.
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ingress", Name: "nginx"},
+		Data: map[string]string{"proxy-ssl-location-only": "true"}}
+	res = compile.Compile(snap, compile.Options{AllowLoopbackEndpoints: true, ConfigMap: compile.ParseConfigMap(cm)})
+	for _, w := range res.Warnings {
+		assert.NotEqual(t, "ConfigMap", w.Object.Kind, "the key is served: %v", w)
+	}
+	r.Publish(res.Table)
+	for _, tt := range []struct {
+		path string
+		code int
+		body string
+	}{
+		{"/server", 200, "sni=backend.internal client=ramjet-proxy"},
+		// Verified against upstream_balancer, which the certificate
+		// does not name.
+		{"/ca-only", 502, ""},
+		{"/pair-named", 200, "sni=elsewhere.internal client=none"},
+		{"/pair", 200, "sni= client=none"},
+		{"/none", 200, "sni= client=none"},
+	} {
+		code, body := serveThrough(t, r, "shop.example.com", tt.path)
+		assert.Equal(t, tt.code, code, "location only %s: %s", tt.path, body)
+		assert.Contains(t, body, tt.body, "location only %s", tt.path)
 	}
 }
 

@@ -629,9 +629,10 @@
 //     with upstream-hash-by (or affinity) the load-balance name does
 //     nothing; "chash" alone hashes the constant "nil", every request to
 //     one endpoint ("chashsubset": to one subset); "sticky_balanced" and
-//     "sticky_persistent" without affinity set no cookie and hash a
-//     "route" cookie the request sends (hash on $cookie_route). Each warns
-//     AnnotationSubstituted, cosmetic.
+//     "sticky_persistent" without affinity set and read no cookie (their
+//     cookie name is then "", not "route"): round_robin, where
+//     ingress-nginx draws at random. Each warns AnnotationSubstituted,
+//     cosmetic.
 //
 // Counters survive a rebuild. Cursors and in-flight counts are not in the
 // table: they live in a balance.Registry that its owner (a router.Router)

@@ -147,16 +147,6 @@ func applyLoadBalance(v *annotationValues, key, value string) error {
 	return nil
 }
 
-// stickyCookie is the cookie ingress-nginx's sticky balancers read when no
-// affinity names one (balancer/sticky.lua DEFAULT_COOKIE_NAME).
-var stickyCookie = func() balance.HashKey {
-	k, err := balance.ParseHashKey("$cookie_route")
-	if err != nil {
-		panic(err)
-	}
-	return k
-}()
-
 // nginxBalancer is what load-balance naming one of ingress-nginx's own
 // balancers serves when upstream-hash-by is unset (with it, the hash decides,
 // as balancer.lua get_implementation picks chash then), and what to say:
@@ -166,9 +156,12 @@ var stickyCookie = func() balance.HashKey {
 //     find): every request goes to one endpoint, or to one subset of
 //     upstream-hash-by-subset-size endpoints (default 3) for chashsubset.
 //   - sticky_balanced and sticky_persistent without affinity set no cookie
-//     (sticky.lua should_set_cookie finds no locations) and pick a random
-//     endpoint, unless the request carries a "route" cookie, whose value is
-//     hashed: hash on $cookie_route, round-robin without it.
+//     (sticky.lua should_set_cookie finds no locations) and read none: their
+//     cookie name is the backend's cookieSessionAffinity.name, which the
+//     controller always sends, "" without affinity (pkg/apis/ingress/types.go
+//     CookieSessionAffinity.Name has no omitempty; sticky.lua cookie_name
+//     falls back to "route" only for a missing name), so each request is
+//     placed anew, at random there: round-robin here (a zero key).
 func nginxBalancer(v *balanceValues, subsetSize int) (key balance.HashKey, subset int, why string) {
 	switch v.nginxOnly {
 	case "chash":
@@ -176,7 +169,16 @@ func nginxBalancer(v *balanceValues, subsetSize int) (key balance.HashKey, subse
 	case "chashsubset":
 		return balance.ConstantKey("nil"), subsetSize, `"chashsubset" without upstream-hash-by hashes the same key for every request, as in ingress-nginx: every request goes to one subset of ` + strconv.Itoa(subsetSize) + ` endpoints of each backend; set upstream-hash-by to spread them`
 	}
-	return stickyCookie, 0, strconv.Quote(v.nginxOnly) + ` without affinity sets no cookie, as in ingress-nginx: requests are balanced round-robin (ingress-nginx picks at random) and a request carrying a "route" cookie goes to the endpoint its value hashes to; set affinity: cookie for sticky sessions`
+	return balance.HashKey{}, 0, strconv.Quote(v.nginxOnly) + ` without affinity sets and reads no cookie, as in ingress-nginx: requests are balanced round-robin (ingress-nginx picks at random); set affinity: cookie for sticky sessions`
+}
+
+// nginxAlgorithm is the algorithm of an nginxBalancer key: hash when it
+// has one, round_robin when not.
+func nginxAlgorithm(key balance.HashKey) balance.Algorithm {
+	if key.IsZero() {
+		return balance.RoundRobin
+	}
+	return balance.Hash
 }
 
 func applyUpstreamHashBy(v *annotationValues, key, value string) error {
@@ -232,7 +234,7 @@ func (b *builder) resolveBalancing(ing *ingress) {
 		var why string
 		var subset int
 		v.hashKey, subset, why = nginxBalancer(v, ing.ann.subsetSizeOr(defaultHashSubset))
-		v.algorithm, v.algorithmKey = balance.Hash, v.loadBalanceKey
+		v.algorithm, v.algorithmKey = nginxAlgorithm(v.hashKey), v.loadBalanceKey
 		if subset > 0 {
 			ing.ann.subsetW().size = subset
 		}

@@ -804,7 +804,7 @@ func (b *builder) prepareDefaults() {
 	case v.nginxOnly != "":
 		var subset int
 		v.hashKey, subset, _ = nginxBalancer(v, d.ann.subsetSizeOr(defaultHashSubset))
-		v.algorithm, v.algorithmKey = balance.Hash, v.loadBalanceKey
+		v.algorithm, v.algorithmKey = nginxAlgorithm(v.hashKey), v.loadBalanceKey
 		if subset > 0 {
 			d.ann.subsetW().size = subset
 		}

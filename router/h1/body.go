@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"sync"
+	"time"
 )
 
 func httputilChunked(br *bufio.Reader) io.Reader { return httputil.NewChunkedReader(br) }
@@ -181,7 +182,13 @@ func (b *body) unread() bool {
 // drain is called as the head is sent (net/http's writeHeader): a body the
 // handler left unread is read and dropped, up to maxPostHandlerReadBytes,
 // so that the connection can carry the next request; past that, or after
-// a failure, the connection closes. It reports whether it may stay open.
+// a failure, the connection closes. Unless the handler set a read
+// deadline of its own (which then bounds the drain; one already past
+// ends it at once), each read waits at most lingeringTimeout, and all of
+// them lingeringTime, as nginx discards a body
+// (ngx_http_discarded_request_body_handler): a client that stalls before
+// sending it does not hold the answer and the connection for good. It
+// reports whether the connection may stay open.
 func (b *body) drain() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -200,7 +207,22 @@ func (b *body) drain() bool {
 	}
 	var buf [4096]byte
 	var total int64
+	c := b.c
+	timed := !c.w.wroteReadDeadline
+	if timed {
+		// A request with a body is read without a deadline: the drain's
+		// goes with it.
+		defer c.setReadDeadline(time.Time{})
+	}
+	end := time.Now().Add(lingeringTime)
 	for {
+		if timed {
+			d := time.Now().Add(lingeringTimeout)
+			if d.After(end) {
+				d = end
+			}
+			c.setReadDeadline(d)
+		}
 		n, err := b.readLocked(buf[:])
 		total += int64(n)
 		if err == io.EOF {

@@ -11,6 +11,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // serveLogged is serve with the server's log kept, to show what the loop
@@ -195,4 +198,35 @@ func TestEdgeFullDuplexBodyStaysWithHandler(t *testing.T) {
 	if res, body := readResponse(t, br, "GET"); res.StatusCode != 200 || body != "next" {
 		t.Fatalf("next request: %d %q", res.StatusCode, body)
 	}
+}
+
+// TestEdgeUnreadBodyStallBounded: a handler that answers without reading
+// the body (a 404, a redirect) does not wait on a client that stalls
+// before sending it: the body is dropped as nginx discards it, each read
+// waiting at most nginx's lingering_timeout (5 s), after which the answer
+// goes out with Connection: close and the connection ends. A client that
+// never sends its body cannot hold the connection, or Shutdown, for good.
+func TestEdgeUnreadBodyStallBounded(t *testing.T) {
+	s := &Server{Handler: http.HandlerFunc(http.NotFound)}
+	addr := serve(t, s)
+	c, br := dial(t, addr)
+	start := time.Now()
+	_, err := io.WriteString(c, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 100\r\n\r\nabc")
+	require.NoError(t, err)
+	res, _ := readResponse(t, br, "POST")
+	assert.Equal(t, http.StatusNotFound, res.StatusCode)
+	assert.True(t, res.Close, "Connection: close")
+	assert.Less(t, time.Since(start), lingeringTimeout+2*time.Second)
+	rest, err := io.ReadAll(br)
+	require.NoError(t, err, "the connection ends")
+	assert.Empty(t, rest)
+
+	// A body that comes whole is dropped, and the connection kept.
+	c, br = dial(t, addr)
+	_, err = io.WriteString(c, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabcGET / HTTP/1.1\r\nHost: a\r\n\r\n")
+	require.NoError(t, err)
+	res, _ = readResponse(t, br, "POST")
+	assert.False(t, res.Close)
+	res, _ = readResponse(t, br, "GET")
+	assert.Equal(t, http.StatusNotFound, res.StatusCode)
 }

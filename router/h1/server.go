@@ -76,6 +76,10 @@ import (
 //     space, control byte or DEL) is dropped, as nginx drops it under
 //     ingress-nginx's ignore-invalid-headers default, where net/http
 //     refuses the head; unless the name is longer than 4 KiB.
+//   - An HTTP/1.0 request that asked for keep-alive, answered when keep-alive
+//     is off or the connection's last request was served (MaxRequests,
+//     MaxConnAge), is told "Connection: close", as nginx tells it, where
+//     net/http says "keep-alive" and closes.
 //   - Empty lines before a request line are skipped, as nginx skips
 //     them, where net/http skips a few after a POST only.
 //   - An Expect field other than 100-continue is ignored, as nginx

@@ -294,6 +294,40 @@ func TestMaxRequests(t *testing.T) {
 	}
 }
 
+// TestKeepAliveHTTP10Refused: an HTTP/1.0 client that asks for
+// keep-alive is told "Connection: close" on a response after which the
+// connection closes (keepalive_requests reached, keep-alive turned off),
+// as nginx tells it (ngx_http_header_filter writes "Connection: close"
+// whenever keep-alive is off), never "keep-alive".
+func TestKeepAliveHTTP10Refused(t *testing.T) {
+	const req = "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+	addr := serve(t, &Server{MaxRequests: 2, Handler: handler})
+	c, br := dial(t, addr)
+	for i := 1; i <= 2; i++ {
+		io.WriteString(c, req)
+		res, _ := readResponse(t, br, "GET")
+		want := "keep-alive"
+		if i == 2 {
+			want = "close"
+		}
+		if got := res.Header.Get("Connection"); got != want || res.Close != (i == 2) {
+			t.Fatalf("request %d: Connection %q, close %v", i, got, res.Close)
+		}
+	}
+	if _, err := br.ReadByte(); err == nil {
+		t.Fatal("the connection stayed open")
+	}
+
+	off := &Server{Handler: handler}
+	off.SetKeepAlivesEnabled(false)
+	c, br = dial(t, serve(t, off))
+	io.WriteString(c, req)
+	if res, _ := readResponse(t, br, "GET"); res.Header.Get("Connection") != "close" {
+		t.Fatalf("keep-alive off: Connection %q", res.Header.Get("Connection"))
+	}
+}
+
 // TestMaxConnAge: a connection older than MaxConnAge closes after the
 // response of the request under way, as nginx's keepalive_time closes it.
 func TestMaxConnAge(t *testing.T) {

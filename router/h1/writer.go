@@ -434,7 +434,9 @@ func (w *response) commit(p []byte) {
 	}
 	if w.closeAfter && (!keepAlives || !hasCloseToken(f.conn)) && !isProtocolSwitch(code, header) {
 		del("Connection", f.hasConn)
-		if w.req.ProtoAtLeast(1, 1) {
+		if w.req.ProtoAtLeast(1, 1) || setConn == "keep-alive" {
+			// An HTTP/1.0 client told above that it is kept is told it
+			// is not, as nginx tells it.
 			setConn = "close"
 		}
 	}

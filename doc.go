@@ -3051,8 +3051,11 @@
 //     HTTP/2, the backend-protocol GRPC path, §8) unless an Ingress
 //     serving it decides otherwise (GRPC or GRPCS kept; any other warns
 //     AnnotationConflict on the GRPCRoute, and its calls answer 502).
-//     Filters RequestHeaderModifier, ResponseHeaderModifier and
-//     RequestMirror as an HTTPRoute's; ExtensionRef, a filter on a
+//     Filters RequestHeaderModifier and ResponseHeaderModifier as an
+//     HTTPRoute's; RequestMirror warns GatewayFeatureUnsupported and the
+//     rule is served without it (a call's body is streamed to the
+//     backend, never held whole to copy, so the router would drop every
+//     copy); ExtensionRef, a filter on a
 //     backendRef, or one type twice is refused with a warning (a rule's
 //     calls then answer an error, as an HTTPRoute rule's do). An
 //     HTTPRoute and a GRPCRoute on one listener whose hostnames intersect:

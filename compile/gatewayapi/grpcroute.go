@@ -100,7 +100,10 @@ filters:
 		case f.Type == gwv1.GRPCRouteFilterResponseHeaderModifier && f.ResponseHeaderModifier != nil && out.ResponseHeaders == nil:
 			out.ResponseHeaders = headerModifier(ff, f.ResponseHeaderModifier)
 		case f.Type == gwv1.GRPCRouteFilterRequestMirror && f.RequestMirror != nil:
-			out.Mirrors = append(out.Mirrors, t.mirror(shell, ff, f.RequestMirror))
+			// A gRPC call's body goes to the backend as it comes, never
+			// read whole, so the router has no copy to send (it would drop
+			// each one, router.Stats.MirrorsDropped): said here, once.
+			t.warn(Unsupported, shell, ff, "RequestMirror is not served on a GRPCRoute: a call's body is streamed to the backend, never held whole to copy; the rule is served without this mirror")
 		default:
 			t.warn(Unsupported, shell, ff, "filter "+string(f.Type)+" is not served here (or given twice, or without its settings); the rule's requests answer 500")
 			w := t.warnings[len(t.warnings)-1]

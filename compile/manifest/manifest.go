@@ -409,9 +409,11 @@ func (d *decoder) fail(pos Position, obj object, field string, err error) {
 	})
 }
 
-// stream splits data into documents and decodes each.
+// stream splits data into documents and decodes each. A template that
+// begins with an action ({{- if ... }}, as most of a Helm chart's do) is
+// no JSON stream: its YAML documents each say they are a template's.
 func (d *decoder) stream(name string, data []byte) {
-	if utilyaml.IsJSONBuffer(data) {
+	if utilyaml.IsJSONBuffer(data) && !beginsWithAction(data) {
 		d.jsonStream(name, data)
 		return
 	}
@@ -461,6 +463,12 @@ func (d *decoder) yamlStream(name string, data []byte) {
 			return
 		}
 		cursor += bytes.Count(doc, []byte("\n"))
+		if beginsWithAction(doc) {
+			// ToJSON would pass it on as JSON, and YAML would read a
+			// mapping: neither error would say what it is.
+			d.fail(pos, object{}, "", errors.New("the document begins with {{ }}, "+unrendered))
+			continue
+		}
 		jsonData, err := utilyaml.ToJSON(doc)
 		if err != nil {
 			msg := YAMLMessage(err, pos.Line)
@@ -472,6 +480,12 @@ func (d *decoder) yamlStream(name string, data []byte) {
 		}
 		d.document(pos, jsonData, doc)
 	}
+}
+
+// beginsWithAction reports whether data begins, after white space, with
+// a template action.
+func beginsWithAction(data []byte) bool {
+	return bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("{{"))
 }
 
 // isYAMLSeparator mirrors the document separator rule of utilyaml.YAMLReader.

@@ -270,6 +270,16 @@ func TestErrorFields(t *testing.T) {
 			},
 		},
 		{
+			// Most of a chart's templates begin with {{- if ... }}:
+			// a template, not a JSON stream.
+			name: "a Helm template that begins with an action",
+			data: "{{- if .Values.enabled }}\napiVersion: v1\nkind: Service\nmetadata:\n  name: a\n{{- end }}\n",
+			want: []Error{{Position: doc(1, 1)}},
+			msgs: []string{
+				`in document 1 (line 1): the document begins with {{ }}, a template's: render it first (helm template)`,
+			},
+		},
+		{
 			name: "a Helm template whose actions are quoted",
 			data: "apiVersion: v1\nkind: Service\nmetadata:\n  name: \"{{ .Release.Name }}\"\n  namespace: prod\n",
 			want: []Error{{Position: doc(1, 1), Kind: "Service", Namespace: "prod", Name: "{{ .Release.Name }}", Field: "metadata.name"}},

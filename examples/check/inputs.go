@@ -267,7 +267,8 @@ func leaves(err error) []error {
 // them, so the positions of its errors apply.
 func keepReadable(data []byte, bad map[int][]int) ([]byte, error) {
 	var docs [][]byte
-	if utilyaml.IsJSONBuffer(data) {
+	// manifest reads a template that begins with {{ as YAML.
+	if utilyaml.IsJSONBuffer(data) && !bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("{{")) {
 		dec := json.NewDecoder(bytes.NewReader(data))
 		for {
 			var raw json.RawMessage

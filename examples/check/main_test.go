@@ -518,6 +518,27 @@ items:
 	require.Contains(t, stderr, file+"#4 items[1]: example.com/v1 Gadget prod/g skipped")
 }
 
+// A Helm template that begins with an action ({{- if ... }}) is named as
+// a template, and the documents after it are read past as in any file.
+func TestReadPastATemplate(t *testing.T) {
+	dir := t.TempDir()
+	writeCase(t, dir, "chart.yaml", "{{- if .Values.enabled }}\napiVersion: v1\nkind: Service\nmetadata: {name: a}\n{{- end }}\n---\n"+
+		"apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: prod}\nspec: {ports: [{port: 80}]}\n")
+	code, stdout, stderr := checkRun("-translate", "-json", dir)
+	require.Equal(t, 2, code, stderr)
+	var doc struct {
+		Errors []string `json:"errors"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc))
+	require.Equal(t, []string{filepath.Join(dir, "chart.yaml") + " document 1 (line 1): the document begins with {{ }}, a template's: render it first (helm template)"}, doc.Errors)
+
+	code, stdout, stderr = checkRun("-report", dir)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "not read, so not covered: 1 document")
+	require.Contains(t, stdout, "no Secrets in the input")
+	require.NotContains(t, stdout, "no Services in the input", "the second document is read")
+}
+
 // The compile options are -explain's and -report's as much as
 // -translate's, and -h says so.
 func TestCompileOptionsHelp(t *testing.T) {

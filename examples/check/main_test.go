@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -633,4 +634,18 @@ func TestConfigMapFlagsWantNamespace(t *testing.T) {
 	}
 	code, _, stderr := checkRun("-translate", "-configmap", "ingress-nginx/ingress-nginx-controller", "../../examples/manifests")
 	require.Equal(t, 0, code, stderr)
+}
+
+// An empty -ingress-class or -controller-name is refused, as the
+// controller refuses it: the library would read "" as ramjet's default,
+// and the report would claim ramjet's Ingresses under controller "".
+func TestEmptyClassFlagsRefused(t *testing.T) {
+	for _, mode := range [][]string{{"-translate"}, {"-report"}, {"-explain", "-host", "shop.example.com"}, {"-translate", "-to", "gateway"}} {
+		for _, flag := range []string{"-ingress-class", "-controller-name"} {
+			args := append(append(slices.Clone(mode), flag, ""), "../../examples/manifests")
+			code, stdout, stderr := checkRun(args...)
+			require.Equal(t, 2, code, "%v: %s", args, stdout)
+			require.Contains(t, stderr, "check: "+flag+` "": give the `, args)
+		}
+	}
 }

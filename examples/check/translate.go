@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -62,6 +63,14 @@ func (o *translateOptions) set(fs *flag.FlagSet) bool {
 }
 
 func (o *translateOptions) compile() (compile.Options, error) {
+	// As the controller refuses them: the library reads "" as ramjet's
+	// default, which ingress-nginx never does.
+	if o.ingressClass == "" {
+		return compile.Options{}, errors.New(`-ingress-class "": give the class name (ingress-nginx would claim only Ingresses annotated kubernetes.io/ingress.class: ""), or leave the flag out`)
+	}
+	if o.controllerName == "" {
+		return compile.Options{}, errors.New(`-controller-name "": give the controller name (ingress-nginx would own no IngressClass), or leave the flag out`)
+	}
 	co := compile.Options{
 		IngressClass:             o.ingressClass,
 		ControllerName:           o.controllerName,

@@ -680,6 +680,7 @@ func (b *builder) canaryRulesOf(ing *ingress, canary *match.Backend) *ingress {
 			fmt.Sprintf("the canary backend %s serves the canary rules of Ingress %s, the first in Ingress order to name it; as in ingress-nginx, where the rules belong to the canary's upstream, this Ingress's canary-by-header, canary-by-cookie and canary-weight annotations are not applied",
 				canary.ID, owner.name()),
 			owner.ref(), annotationField(owner.ann.trafficR().canaryKey))
+		b.warnings[len(b.warnings)-1].Rated = Cosmetic // as ingress-nginx serves it
 	}
 	return owner
 }

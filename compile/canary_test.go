@@ -240,6 +240,25 @@ func TestCanaryLocationAnnotations(t *testing.T) {
 	}
 }
 
+// Two canary Ingresses naming one canary Service serve the older one's
+// rules under both controllers: the newer one's AnnotationConflict is
+// cosmetic.
+func TestCanaryRulesConflictCosmetic(t *testing.T) {
+	s := mkSnapshot(
+		mkService("prod", "one", ":80:"), mkSlice("prod", "one", "a", "", 80, "10.0.0.1"),
+		mkService("prod", "two", ":80:"), mkSlice("prod", "two", "a", "", 80, "10.0.0.2"),
+		mkService("prod", "next", ":80:"), mkSlice("prod", "next", "a", "", 80, "10.0.0.3"),
+		mkIngress("prod", "main", 1, withRules(mkRule("one.example.com", prefix("/", "one", 80)), mkRule("two.example.com", prefix("/", "two", 80)))),
+		mkIngress("prod", "one-canary", 2, withAnnotations(NginxPrefix+"canary", "true", NginxPrefix+"canary-by-header", "X-One"),
+			withRules(mkRule("one.example.com", prefix("/", "next", 80)))),
+		mkIngress("prod", "two-canary", 3, withAnnotations(NginxPrefix+"canary", "true", NginxPrefix+"canary-by-header", "X-Two"),
+			withRules(mkRule("two.example.com", prefix("/", "next", 80)))),
+	)
+	_, ws := compileOK(t, s, Options{})
+	require.Equal(t, []short{{AnnotationConflict, "Ingress prod/two-canary", "metadata.annotations[" + NginxPrefix + "canary]"}}, shorten(ws), warningText(ws))
+	require.Equal(t, Cosmetic, ws[0].Severity())
+}
+
 // canary-by-header-value under ingress-nginx's prefix passes its validator
 // (letters, digits and /-._~: once spaces are removed) and is trimmed;
 // a value it refuses is unset there, so the header decides by "always"

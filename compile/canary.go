@@ -92,10 +92,15 @@ func applyCanaryWeightTotal(v *annotationValues, key, value string) error {
 }
 
 // canaryName checks a header or cookie name: an HTTP token, as nginx can
-// only look up such names.
+// only look up such names, and under ingress-nginx's prefix one its
+// validator passes (canary/main.go, parser.BasicCharsRegex): a name it
+// refuses is unset there, so its rule decides nothing.
 func canaryName(key, value, what string) (string, error) {
 	if value == "" || !isToken(value) {
 		return "", fmt.Errorf("%s %q is not a valid %s name; not applied", key, value, what)
+	}
+	if !native(key) && !matches(reBasicChars, true)(value) {
+		return "", fmt.Errorf("%s %q holds a byte ingress-nginx's validator refuses (only letters, digits and /-._~:); not applied, as there", key, value)
 	}
 	return value, nil
 }

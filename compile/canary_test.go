@@ -259,6 +259,37 @@ func TestCanaryRulesConflictCosmetic(t *testing.T) {
 	require.Equal(t, Cosmetic, ws[0].Severity())
 }
 
+// canary-by-header and canary-by-cookie under ingress-nginx's prefix pass
+// its validator (letters, digits and /-._~:) or are unset there, so a
+// token character outside it (X!Canary) refuses the name; ramjet.dev/
+// takes any token.
+func TestCanaryNamesAsNginxReadsThem(t *testing.T) {
+	field := func(k string) string { return "metadata.annotations[" + NginxPrefix + k + "]" }
+	c, ws := canaryOf(t, "canary-by-header", "X!Canary", "canary-by-cookie", "beta*")
+	require.Equal(t, []short{
+		{AnnotationRejected, "Ingress prod/canary", field("canary-by-cookie")},
+		{AnnotationRejected, "Ingress prod/canary", field("canary-by-header")},
+	}, shorten(ws), warningText(ws))
+	require.Empty(t, c.Header)
+	require.Empty(t, c.Cookie)
+
+	c, ws = canaryOf(t, "canary-by-header", "X.Canary", "canary-by-cookie", "beta.v2")
+	require.Empty(t, ws, warningText(ws))
+	require.Equal(t, [2]string{"X.canary", "beta.v2"}, [2]string{c.Header, c.Cookie})
+
+	anns := []string{NativePrefix + "canary", "true", NativePrefix + "canary-by-header", "X!Canary", NativePrefix + "canary-by-cookie", "beta*"}
+	s := mkSnapshot(
+		mkService("prod", "api", ":80:"), mkSlice("prod", "api", "a", "", 80, "10.0.0.1"),
+		mkService("prod", "api-canary", ":80:"), mkSlice("prod", "api-canary", "a", "", 80, "10.0.0.2"),
+		mkIngress("prod", "primary", 1, withRules(mkRule("shop.example.com", prefix("/", "api", 80)))),
+		mkIngress("prod", "canary", 2, withAnnotations(anns...), withRules(mkRule("shop.example.com", prefix("/", "api-canary", 80)))),
+	)
+	tab, ws := compileOK(t, s, Options{})
+	require.Empty(t, ws, warningText(ws))
+	c = tab.Lookup("shop.example.com", "/").Backend.Traffic.Canary
+	require.Equal(t, [2]string{"X!canary", "beta*"}, [2]string{c.Header, c.Cookie})
+}
+
 // canary-by-header-value under ingress-nginx's prefix passes its validator
 // (letters, digits and /-._~: once spaces are removed) and is trimmed;
 // a value it refuses is unset there, so the header decides by "always"

@@ -1396,7 +1396,9 @@
 // that are not header names, naming them in the warning.
 //
 // Not yet: of the authentication group, auth-snippet (nginx configuration
-// ramjet cannot run); it warns as above and has no effect. The auth-tls-*
+// ramjet cannot run); it warns as above and has no effect (cosmetic
+// without auth-url, as ingress-nginx writes it into the auth-url's
+// location only). The auth-tls-*
 // client certificate set is §12's.
 //
 // # 11.8 Response

@@ -168,6 +168,8 @@ func (w Warning) Severity() Severity { return w.SeverityFor(nil) }
 // webhook then say the same. An unsupported nginx annotation:
 //   - ingress-nginx does not read it either, or its value asks for what
 //     ramjet does anyway: cosmetic;
+//   - auth-snippet without auth-url, which ingress-nginx does not use
+//     then: cosmetic;
 //   - ModSecurity, when its snippet turns the engine on with rules that
 //     refuse requests: traffic moves (ramjet serves what nginx refused),
 //     a missing feature otherwise;
@@ -198,6 +200,11 @@ func (w Warning) SeverityFor(annotations map[string]string) Severity {
 		return Cosmetic
 	case key == "satisfy":
 		return satisfySeverity(annotations)
+	case key == "auth-snippet" && strings.TrimSpace(annotations[NginxPrefix+"auth-url"]) == "":
+		// It goes into the auth-url's location only: ingress-nginx's
+		// authreq parser stops at a missing or empty URL, and the
+		// global authentication's location takes global-auth-snippet.
+		return Cosmetic
 	case key == "stream-snippet":
 		// It declares TCP/UDP servers of its own, which ramjet does not
 		// listen for (served only with snippets on: criticalOff rates

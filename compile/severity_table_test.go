@@ -134,7 +134,8 @@ func TestCriticalRiskSeverity(t *testing.T) {
 		{"stream-snippet", Options{AnnotationsRiskLevel: "Critical"}, Cosmetic},
 		{"modsecurity-snippet", Options{AnnotationsRiskLevel: "Critical"}, Cosmetic},
 		{"stream-snippet", Options{AllowSnippetAnnotations: true, AnnotationsRiskLevel: "Critical"}, TrafficMoves},
-		{"auth-snippet", Options{AllowSnippetAnnotations: true, AnnotationsRiskLevel: "Critical"}, FeatureMissing},
+		// Without auth-url it does nothing there either (TestAuthSnippetSeverity).
+		{"auth-snippet", Options{AllowSnippetAnnotations: true, AnnotationsRiskLevel: "Critical"}, Cosmetic},
 	} {
 		s := mkSnapshot(mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.1"),
 			mkIngress("prod", "web", 1, withAnnotations(NginxPrefix+tt.key, "listen 5432;"),
@@ -274,5 +275,37 @@ func TestGlobalRateLimitRemoved(t *testing.T) {
 		require.Len(t, ws, 1, key)
 		assert.Equal(t, ConfigMapKeyIgnored, ws[0].Reason, "%s: %s", key, ws[0].Message)
 		assert.Equal(t, Cosmetic, ws[0].Severity(), "%s: %s", key, ws[0].Message)
+	}
+}
+
+// auth-snippet goes into the location's external auth location only:
+// without an auth-url ingress-nginx writes none (authreq's parser stops at
+// the missing URL), so losing it changes nothing there.
+func TestAuthSnippetSeverity(t *testing.T) {
+	for _, tt := range []struct {
+		ann  []string
+		want Severity
+	}{
+		{[]string{"auth-snippet", "proxy_set_header X-Tenant acme;", "auth-url", "http://auth.example/check"}, FeatureMissing},
+		{[]string{"auth-snippet", "proxy_set_header X-Tenant acme;"}, Cosmetic},
+		{[]string{"auth-snippet", "proxy_set_header X-Tenant acme;", "auth-url", " "}, Cosmetic},
+		{[]string{"auth-snippet", "proxy_set_header X-Tenant acme;", "auth-type", "basic", "auth-secret", "htpasswd"}, Cosmetic},
+	} {
+		var kv []string
+		for i := 0; i < len(tt.ann); i += 2 {
+			kv = append(kv, NginxPrefix+tt.ann[i], tt.ann[i+1])
+		}
+		s := mkSnapshot(mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.1"),
+			mkIngress("prod", "web", 1, withAnnotations(kv...), withRules(mkRule("a.example.com", prefix("/", "web", 80)))))
+		res := Compile(s, Options{AllowSnippetAnnotations: true, AnnotationsRiskLevel: "Critical"})
+		found := false
+		for _, w := range res.Warnings {
+			if w.Field == annotationField(NginxPrefix+"auth-snippet") {
+				found = true
+				assert.Equal(t, tt.want, w.Severity(), "%v", tt.ann)
+				assert.Equal(t, tt.want, Warning{Reason: w.Reason, Field: w.Field}.SeverityFor(s.Ingresses[0].Annotations), "SeverityFor agrees with Compile's verdict")
+			}
+		}
+		assert.True(t, found, "%v: %s", tt.ann, warningText(res.Warnings))
 	}
 }

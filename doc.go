@@ -1722,7 +1722,10 @@
 //     auth-tls-secret (match.VirtualHost.ClientTLS). A TLS listener with
 //     router.Router.GetConfigForClient asks a client for a certificate when
 //     the SNI names such a host, listing the CA; the handshake never fails
-//     for the answer.
+//     for the answer. A TLS session resumes there only if it was made
+//     under the same CAs, as nginx's session ID context allows, so a
+//     session from before the host asked for certificates, which holds
+//     none, makes a full handshake that asks.
 //   - The request is then judged by its host, before anything else: over
 //     TLS, no certificate where one is required answers 400 "No required
 //     SSL certificate was sent", one that does not verify against ca.crt

@@ -2,6 +2,7 @@ package router
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
@@ -410,12 +411,44 @@ func (r *Router) GetConfigForClient(base *tls.Config) func(*tls.ClientHelloInfo)
 		if c := key.client; c != nil {
 			cfg.ClientAuth = tls.RequestClientCert
 			cfg.ClientCAs = c.Pool()
+			sessionContext(cfg, c)
 		}
 		if s := key.server; s != nil {
 			cfg.CipherSuites = s.CipherSuites
 		}
 		v, _ := cc.m.LoadOrStore(key, cfg)
 		return v.(*tls.Config), nil
+	}
+}
+
+// sessionContext makes cfg resume only sessions made under the same
+// client CAs, as nginx's session ID context does (ngx_ssl_session_id_context
+// digests the client CA names, and OpenSSL resumes a session only under
+// the context it was made in): a session made before the host asked for
+// a certificate holds none, and resumed it would answer every request 400
+// until it expires; refused, the handshake is a full one that asks.
+func sessionContext(cfg *tls.Config, c *match.ClientTLS) {
+	wrap, unwrap := cfg.WrapSession, cfg.UnwrapSession
+	if wrap == nil || unwrap == nil {
+		return // no sessions are resumed
+	}
+	h := sha256.New()
+	for _, ca := range c.CAs {
+		h.Write(ca.RawSubject)
+		h.Write([]byte{0})
+	}
+	mark := append([]byte("rjc:"), h.Sum(nil)...)
+	cfg.WrapSession = func(cs tls.ConnectionState, ss *tls.SessionState) ([]byte, error) {
+		ss.Extra = append(ss.Extra, mark)
+		return wrap(cs, ss)
+	}
+	cfg.UnwrapSession = func(identity []byte, cs tls.ConnectionState) (*tls.SessionState, error) {
+		ss, err := unwrap(identity, cs)
+		if err != nil || ss == nil || len(ss.Extra) == 0 || !bytes.Equal(ss.Extra[len(ss.Extra)-1], mark) {
+			return nil, err
+		}
+		ss.Extra = ss.Extra[:len(ss.Extra)-1]
+		return ss, nil
 	}
 }
 

@@ -32,6 +32,7 @@ import (
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/compile/manifest"
 	"ramjet.dev/ramjet/router"
+	"ramjet.dev/ramjet/router/configmap"
 )
 
 // End to end with certificates made here: manifests through compile to
@@ -682,6 +683,77 @@ func TestBackendTLSCiphers(t *testing.T) {
 		assert.Equal(t, tt.code, code, "%s: %s", tt.ciphers, body)
 		if tt.code == 200 {
 			assert.Equal(t, tls.CipherSuiteName(tt.suite), body, tt.ciphers)
+		}
+	}
+}
+
+// TestClientCertificateResumption: a TLS session resumes only on a host
+// with the same client CAs, as nginx's session ID context (the client CA
+// names among what ngx_ssl_session_id_context digests) lets OpenSSL resume
+// it: a session made before the host wanted a certificate, which holds
+// none, is not resumed there, so the handshake asks for one; a session
+// made with a certificate resumes with it.
+func TestClientCertificateResumption(t *testing.T) {
+	ca := newTestCA(t, "client CA")
+	alice, _, _ := ca.issue(t, pkix.Name{CommonName: "alice"})
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = fmt.Fprintf(w, "ssl-client-verify=%s\n", r.Header.Get("ssl-client-verify"))
+	}))
+	defer backend.Close()
+	secrets := map[string]map[string][]byte{"client-ca": {"ca.crt": ca.pem}}
+	open := compile.Compile(tlsEndsManifests(t, backend.Listener.Addr().String(), secrets,
+		tlsEndsIngress{"shop", "shop.example.com", "/", nil}), compile.Options{AllowLoopbackEndpoints: true})
+	mtls := compile.Compile(tlsEndsManifests(t, backend.Listener.Addr().String(), secrets,
+		tlsEndsIngress{"shop", "shop.example.com", "/", map[string]string{"auth-tls-secret": "prod/client-ca"}}), compile.Options{AllowLoopbackEndpoints: true})
+
+	for _, ver := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {
+		for _, tickets := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/tickets=%v", tls.VersionName(ver), tickets), func(t *testing.T) {
+				o := router.Options{Logger: slog.New(slog.DiscardHandler)}
+				if tickets {
+					s, _ := configmap.Parse("ingress-nginx", "ingress-nginx-controller", map[string]string{"ssl-session-tickets": "true"})
+					o.ApplyConfigMap(s)
+				}
+				r := router.New(o)
+				r.Publish(open.Table)
+				ln, err := tls.Listen("tcp", "127.0.0.1:0", r.TLSConfig())
+				require.NoError(t, err)
+				srv := &http.Server{Handler: r, ReadHeaderTimeout: 5 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+				go func() { _ = srv.Serve(ln) }()
+				defer srv.Close()
+				sessions := tls.NewLRUClientSessionCache(8)
+				get := func() (code int, body string, resumed, asked bool) {
+					t.Helper()
+					cfg := &tls.Config{ServerName: "shop.example.com", InsecureSkipVerify: true, MaxVersion: ver, ClientSessionCache: sessions,
+						GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { asked = true; return &alice, nil }}
+					conn, err := tls.Dial("tcp", ln.Addr().String(), cfg)
+					require.NoError(t, err)
+					defer conn.Close()
+					_, err = io.WriteString(conn, "GET / HTTP/1.1\r\nHost: shop.example.com\r\nConnection: close\r\n\r\n")
+					require.NoError(t, err)
+					res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+					require.NoError(t, err)
+					b, _ := io.ReadAll(res.Body)
+					res.Body.Close()
+					return res.StatusCode, string(b), conn.ConnectionState().DidResume, asked
+				}
+				code, _, _, asked := get()
+				require.Equal(t, 200, code)
+				require.False(t, asked)
+				_, _, resumed, _ := get()
+				require.True(t, resumed, "sessions resume")
+
+				r.Publish(mtls.Table)
+				code, body, resumed, asked := get()
+				assert.False(t, resumed, "a session made without the host's client CAs")
+				assert.True(t, asked)
+				assert.Equal(t, 200, code, body)
+				assert.Contains(t, body, "ssl-client-verify=SUCCESS")
+				code, body, resumed, _ = get()
+				assert.True(t, resumed, "a session made with them")
+				assert.Equal(t, 200, code, body)
+				assert.Contains(t, body, "ssl-client-verify=SUCCESS")
+			})
 		}
 	}
 }

@@ -578,3 +578,28 @@ func TestVariableHeadersNeverSplit(t *testing.T) {
 		})
 	}
 }
+
+// TestNoHostNeverEndpointAddress: an HTTP/1.0 request may come without a
+// Host (TestRefusedLikeNginx), and its backend then gets an empty Host
+// field on either upstream path, never the address it was dialled at
+// (SPEC §13), which net/http's transport would put there.
+func TestNoHostNeverEndpointAddress(t *testing.T) {
+	h := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Seen-Host", fmt.Sprintf("%q", r.Host))
+	}
+	plain := httptest.NewServer(http.HandlerFunc(h))
+	defer plain.Close()
+	secure := httptest.NewTLSServer(http.HandlerFunc(h))
+	defer secure.Close()
+	r := newTestRouter(Options{})
+	r.Publish(table("d", vhost("", nil,
+		route(match.Prefix, "/plain", httpBackend("prod/web:80", plain.Listener.Addr().String())),
+		route(match.Prefix, "/secure", backend("prod/tls:443", match.HTTPS, match.Serving, secure.Listener.Addr().String())))))
+	t.Cleanup(r.CloseIdleConnections)
+	front := h1AndH2CServer(t, r)
+	for _, path := range []string{"/plain", "/secure"} {
+		res := rawRequest(t, front.Listener.Addr().String(), "GET "+path+" HTTP/1.0\r\nConnection: close\r\n\r\n")
+		assert.Equal(t, http.StatusOK, res.StatusCode, path)
+		assert.Equal(t, `""`, res.Header.Get("X-Seen-Host"), path)
+	}
+}

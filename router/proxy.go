@@ -67,6 +67,11 @@ func rewrite(pr *httputil.ProxyRequest) {
 
 	setForwarded(in, out.Header, x)
 	setActionHeaders(x, out)
+	if out.Host == "" {
+		// An HTTP/1.0 request without a Host: net/http's transport would
+		// send the endpoint's address in its place (SPEC §13).
+		x.verbatim = true
+	}
 	if p := x.proxying(); p != nil && p.Connection != "" && (x.backend.Protocol == match.HTTP || x.backend.Protocol == match.HTTPS) {
 		// connection-proxy-header; ReverseProxy writes "Upgrade" over it
 		// for an upgrade.

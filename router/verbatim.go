@@ -21,10 +21,10 @@ import (
 // allow. nginx passes such targets on unchanged (SPEC §13), so the few
 // requests that need it take this path; it closes the connection after
 // the response, as a pooled connection gains nothing for a rare target.
-// Nor can net/http write an HTTP/1.0 request: a location with
-// proxy-http-version 1.0 whose backend is not on the router's own pool
-// (HTTPS) takes this path too, a connection per request being HTTP/1.0's
-// own way.
+// Nor can net/http write an HTTP/1.0 request, or an empty Host: a location
+// with proxy-http-version 1.0 whose backend is not on the router's own
+// pool (HTTPS) takes this path too, a connection per request being
+// HTTP/1.0's own way, and so does a request whose client sent no Host.
 type verbatimTransport struct {
 	dialer *net.Dialer
 	// handshake bounds the TLS handshake, header the wait for the
@@ -84,10 +84,9 @@ func (t *verbatimTransport) exchange(conn net.Conn, req *http.Request, path, que
 	if hasQuery {
 		target += "?" + query
 	}
+	// The client's Host, empty when an HTTP/1.0 client sent none: never
+	// the endpoint's address (SPEC §13).
 	host := req.Host
-	if host == "" {
-		host = req.URL.Host
-	}
 	// The body follows at once, so a 100 Continue would only get in the way.
 	h := req.Header.Clone()
 	h.Del("Expect")

@@ -1885,7 +1885,10 @@
 //     value passed as X-Original-Forwarded-For; X-Forwarded-Host (the
 //     Host as sent), X-Forwarded-Port (the listener's port) and
 //     X-Forwarded-Proto, X-Scheme and X-Forwarded-Scheme (the client's
-//     scheme), replacing any the client sent; X-Real-IP (the client
+//     scheme), replacing any the client sent, but that with
+//     TrustForwardedProto (use-forwarded-headers) X-Forwarded-Host is the
+//     first value of the client's and X-Forwarded-Port the client's, as
+//     ingress-nginx's $best_http_host and $pass_server_port; X-Real-IP (the client
 //     address, router.Router.ClientAddr); exactly one X-Request-ID, the
 //     client's first value unless it is empty, else a new random one.
 //     The client's Proxy header is dropped, as ingress-nginx clears it

@@ -41,6 +41,10 @@ type headerSettings struct {
 	underscores, keepBadNames bool
 	noRequestID               bool
 	originalURI               bool
+	// forwardedHostPort is Options.TrustForwardedProto (use-forwarded-
+	// headers): X-Forwarded-Host and X-Forwarded-Port pass on the
+	// balancer's (see forwardingOf).
+	forwardedHostPort bool
 	// originalFor is Options.ForwardedForHeader, canonical, when it is
 	// not X-Forwarded-For: X-Original-Forwarded-For carries it.
 	originalFor string
@@ -55,6 +59,7 @@ func newHeaderSettings(o Options) headerSettings {
 		hide:        slices.Clone(o.HideHeaders),
 		underscores: o.UnderscoresInHeaders, keepBadNames: o.KeepInvalidHeaders,
 		noRequestID: o.NoRequestID, originalURI: o.OriginalURIHeader,
+		forwardedHostPort: o.TrustForwardedProto,
 	}
 	if h := http.CanonicalHeaderKey(o.ForwardedForHeader); h != "" && h != "X-Forwarded-For" {
 		hs.originalFor = h

@@ -156,6 +156,20 @@ func forwardingOf(f *forwarding, in *http.Request, x *exchange) {
 	} else {
 		f.portText = serverPort(in)
 	}
+	if x.headers().forwardedHostPort {
+		// use-forwarded-headers: the balancer in front names the host and
+		// port the client used, as lua_ingress.lua's rewrite() takes them
+		// for $best_http_host (X-Forwarded-Host's first value) and
+		// $pass_server_port; the Host header stays the client's.
+		if v := in.Header["X-Forwarded-Host"]; len(v) > 0 {
+			if h, _, _ := strings.Cut(v[0], ","); strings.TrimSpace(h) != "" {
+				f.host = strings.TrimSpace(h)
+			}
+		}
+		if v := in.Header["X-Forwarded-Port"]; len(v) > 0 && strings.TrimSpace(v[0]) != "" {
+			f.port, f.portText = 0, strings.TrimSpace(v[0])
+		}
+	}
 	f.ids = x.ids
 	// Exactly one, the client's first, as nginx's $http_x_request_id.
 	if f.requestID = x.requestID; f.requestID == "" {

@@ -207,6 +207,8 @@ type Options struct {
 	// load balancer that terminates TLS and sets (never passes on) that
 	// header, like ingress-nginx's use-forwarded-headers. Off, anyone could
 	// skip the HTTPS redirect by sending the header, so only req.TLS counts.
+	// With it X-Forwarded-Host (its first value) and X-Forwarded-Port are
+	// the balancer's too, passed on as ingress-nginx passes them.
 	TrustForwardedProto bool
 	// ProxyRealIPCIDR lists the peers trusted to say who the client is
 	// (--proxy-real-ip-cidr, SPEC §1): a load balancer or proxy in front.

@@ -1018,7 +1018,8 @@
 // ingress-nginx's validator wants them ("Cookie" is no affinity),
 // affinity-canary-behavior (sticky or legacy, in lower case under
 // nginx.ingress.kubernetes.io/, where "Legacy" is refused and the canary
-// stays sticky) and the session-cookie-*
+// stays sticky; read off a canary Ingress only, as ingress-nginx reads it,
+// and on any other it warns AnnotationRejected) and the session-cookie-*
 // settings; §9 says what they do and which Ingress decides for a backend.
 // session-cookie-name is an HTTP token; session-cookie-path starts with
 // "/", and it and session-cookie-domain are printable ASCII without spaces

@@ -53,6 +53,9 @@ type affinityValues struct {
 	// cookie holds the session-cookie-* settings and affinity-mode.
 	cookie         match.SessionAffinity
 	canaryBehavior canaryBehavior
+	// canaryBehaviorKey is the affinity-canary-behavior annotation when
+	// set, for the warning on an Ingress that is not a canary.
+	canaryBehaviorKey string
 	// settingKeys are the other affinity annotations set, for the warning
 	// when affinity is not on.
 	settingKeys []string
@@ -98,6 +101,7 @@ func applyAffinityCanaryBehavior(v *annotationValues, key, value string) error {
 	default:
 		return fmt.Errorf("%s %q is not sticky or legacy; not applied", key, value)
 	}
+	v.trafficW().affinity.canaryBehaviorKey = key
 	return nil
 }
 
@@ -288,6 +292,12 @@ func (b *builder) decideAffinity() {
 				b.warn(AnnotationRejected, ing.ref(), annotationField(key),
 					key+" has no effect: the Ingress does not set affinity: cookie")
 			}
+		}
+		if a.canaryBehaviorKey != "" && ing.ann.trafficR().canaryKey == "" {
+			// ingress-nginx reads it off the canary Ingress alone
+			// (controller.go mergeAlternativeBackend).
+			b.warn(AnnotationRejected, ing.ref(), annotationField(a.canaryBehaviorKey),
+				a.canaryBehaviorKey+" has no effect: the Ingress is not a canary (the canary annotation is not \"true\"); it belongs on the canary Ingress")
 		}
 	}
 	for _, bi := range b.backendList {

@@ -372,3 +372,24 @@ func TestAffinityCookieSecondsAsNginxReadsThem(t *testing.T) {
 		})
 	}
 }
+
+// affinity-canary-behavior says what a canary does with its primary's
+// sessions: ingress-nginx reads it off the canary Ingress alone
+// (internal/ingress/controller/controller.go mergeAlternativeBackend), so
+// on any other Ingress it does nothing, and says so.
+func TestAffinityCanaryBehaviorOffCanary(t *testing.T) {
+	key := NginxPrefix + "affinity-canary-behavior"
+	s := mkSnapshot(
+		mkService("prod", "api", ":80:"), mkSlice("prod", "api", "a", "", 80, "10.0.0.1"),
+		mkService("prod", "api-canary", ":80:"), mkSlice("prod", "api-canary", "a", "", 80, "10.0.0.2"),
+		mkIngress("prod", "primary", 1, withAnnotations(NginxPrefix+"affinity", "cookie", key, "legacy"),
+			withRules(mkRule("a.example.com", prefix("/", "api", 80)))),
+		mkIngress("prod", "canary", 2, withAnnotations(NginxPrefix+"canary", "true", NginxPrefix+"canary-weight", "10", key, "sticky"),
+			withRules(mkRule("a.example.com", prefix("/", "api-canary", 80)))),
+	)
+	tab, ws := compileOK(t, s, Options{})
+	require.Equal(t, []short{{AnnotationRejected, "Ingress prod/primary", "metadata.annotations[" + key + "]"}}, shorten(ws), warningText(ws))
+	require.Contains(t, ws[0].Message, "not a canary")
+	c := tab.Lookup("a.example.com", "/").Backend.Traffic.Canary
+	require.True(t, c.Sticky, "the canary's own value decides")
+}

@@ -84,7 +84,7 @@ type HashKey struct {
 //   - $http_<name>: a request header; as in nginx the name is matched case-
 //     insensitively with underscores standing for dashes ($http_x_user_id is
 //     X-User-Id), and a header sent on several field lines is their values
-//     joined with ", " ("; " for Cookie);
+//     joined with ", " ("; " for Cookie); $http_host is Request.Host;
 //   - $cookie_<name>: a cookie from the Cookie headers; as in nginx the name
 //     is matched case-insensitively and the first match wins.
 //
@@ -171,6 +171,11 @@ func (k HashKey) extract(r *http.Request) string {
 	case requestURIKey:
 		return r.RequestURI
 	case headerKey:
+		if k.name == "Host" {
+			// net/http keeps the Host line in Request.Host, not in
+			// Header; nginx's $http_host is that line.
+			return r.Host
+		}
 		switch vs := r.Header[k.name]; len(vs) {
 		case 0:
 		case 1:

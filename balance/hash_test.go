@@ -247,6 +247,10 @@ func TestHashKeyExtract(t *testing.T) {
 		{"header lines joined", "$http_x_user_id", req("", "", http.Header{"X-User-Id": {"u-42", "u-43"}}), "u-42, u-43"},
 		{"cookie lines joined", "$http_cookie", req("", "", http.Header{"Cookie": {"a=1", "b=2"}}), "a=1; b=2"},
 		{"missing header", "$http_x_user_id", req("", "", http.Header{"X-User": {"u"}}), ""},
+		// net/http takes Host out of the header into Request.Host.
+		{"host header", "$http_host", &http.Request{Host: "a.example.com:8080", Header: http.Header{}}, "a.example.com:8080"},
+		{"host header in any case", "$HTTP_HOST", &http.Request{Host: "a.example.com", Header: http.Header{}}, "a.example.com"},
+		{"no host", "$http_host", req("", "", nil), ""},
 		{"cookie among several", "$cookie_session", req("", "", http.Header{"Cookie": {"theme=dark; session=abc123; lang=en"}}), "abc123"},
 		{"cookie in a later line", "$cookie_session", req("", "", http.Header{"Cookie": {"theme=dark", "lang=en;session=xyz"}}), "xyz"},
 		{"cookie name case-insensitive", "$cookie_SESSION", req("", "", http.Header{"Cookie": {"Session=abc"}}), "abc"},

@@ -659,9 +659,12 @@
 // Strict), -secure, -conditional-samesite-none, -change-on-failure, and
 // affinity-mode balanced (default) or persistent. The oldest Ingress
 // whose rule paths route to a backend with affinity: cookie decides its
-// settings (a later one asking for others gets AnnotationConflict), as
-// ingress-nginx takes an upstream's affinity from the first Ingress that
-// sets one; an Ingress's spec.defaultBackend takes none from it, as
+// settings whole (a later one asking for others gets AnnotationConflict);
+// ingress-nginx takes the affinity type and mode from the first Ingress
+// that sets them but writes each later one's cookie settings over the
+// earlier ones', so the newest Ingress's cookie name and attributes win
+// there (internal/ingress/controller/controller.go, getBackendServers).
+// An Ingress's spec.defaultBackend takes no affinity from it, as
 // there. The cookie is
 // set only on the routes of Ingresses with affinity: cookie, and a route of
 // another Ingress on the same backend, or a host's fallback, follows a
@@ -686,8 +689,8 @@
 // declared, "/" for a pattern with regex syntax), Secure (with session-cookie-secure,
 // and on every request that came over TLS), HttpOnly, SameSite. When the
 // session's endpoint cannot be connected to, the retry goes to another
-// endpoint; only with session-cookie-change-on-failure does the cookie
-// move there.
+// endpoint (ingress-nginx's sticky balancer gives the failed one again);
+// only with session-cookie-change-on-failure does the cookie move there.
 // session-cookie-hash, gone from ingress-nginx, warns as unsupported.
 //
 // # 10. Canary and weighted backends

@@ -383,3 +383,41 @@ func TestAffinityCookieOnUpgrade(t *testing.T) {
 		})
 	}
 }
+
+// proxy-cookie-path and proxy-cookie-domain rewrite the backend's
+// Set-Cookie fields, not the session cookie the sticky balancer sets:
+// nginx's proxy module rewrites the cookies it copies from the upstream's
+// head (ngx_http_upstream_rewrite_set_cookie), and the balancer's goes
+// straight onto the answer's headers. Buffered or not, over the router's
+// own HTTP/1.1 client and over ReverseProxy.
+func TestAffinityCookieNotRewritten(t *testing.T) {
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Add("Set-Cookie", "app=1; Domain=inner.svc; Path=/")
+		_, _ = io.WriteString(w, "ok")
+	}))
+	defer backend.Close()
+	addr := backend.Listener.Addr().String()
+	for _, tr := range []struct {
+		name string
+		rt   http.RoundTripper
+	}{{"fast", nil}, {"nethttp", &http.Transport{}}} {
+		for _, buffering := range []bool{false, true} {
+			t.Run(fmt.Sprint(tr.name, " buffering=", buffering), func(t *testing.T) {
+				web := httpBackend("prod/web:80", addr)
+				web.Traffic = &match.Traffic{Affinity: &match.SessionAffinity{Mode: balance.Balanced, CookieName: "route", Domain: "inner.svc"}}
+				p := match.Proxying{MaxTempFileSize: -1, Buffering: buffering,
+					CookieDomain: &match.HeaderRewrite{From: "inner.svc", To: "shop.example.com"},
+					CookiePath:   &match.HeaderRewrite{From: "/", To: "/app/"}}
+				r := newTestRouter(Options{Transport: tr.rt})
+				r.Publish(table("", vhost("shop.example.com", nil, policyRoute("/", web, &match.Policy{Proxy: &p}))))
+				res := serve(r, "GET", "shop.example.com", "/", nil)
+				require.Equal(t, 200, res.StatusCode)
+				token := r.state.Load().balancers[web].Token()
+				cookies := res.Header.Values("Set-Cookie")
+				require.Len(t, cookies, 2, "%q", cookies)
+				require.Regexp(t, `^route=[0-9a-f]{16}\|`+token+`; Domain=inner.svc; Path=/; HttpOnly$`, cookies[0])
+				require.Equal(t, "app=1; Domain=shop.example.com; Path=/app/", cookies[1])
+			})
+		}
+	}
+}

@@ -308,8 +308,9 @@ func (t *h1Try) respond(res *h1.Response) bool {
 		flush = res.Length < 0 || relaysEventStream(res, x.headers())
 	} else {
 		h := x.w.Header()
+		own := len(h["Set-Cookie"])
 		res.CopyTo(h, x.headers().hidden)
-		x.rewriteHead(h)
+		x.rewriteHead(h, own)
 		if len(declared) > 0 {
 			h["Trailer"] = declared
 		}

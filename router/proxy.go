@@ -433,7 +433,7 @@ func modifyResponse(res *http.Response) error {
 		for _, k := range x.headers().hide {
 			delete(res.Header, k) // hide-headers (headers.go)
 		}
-		x.rewriteHead(res.Header)
+		x.rewriteHead(res.Header, 0)
 	}
 	for k := range res.Trailer {
 		if !trailerPassed(k) {

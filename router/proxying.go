@@ -222,8 +222,9 @@ func (r *Router) respondBuffered(t *h1Try, res *h1.Response, p *match.Proxying, 
 	// connection back, as the pool clears the head and the next request
 	// on the connection reads its own into it.
 	h := x.w.Header()
+	own := len(h["Set-Cookie"])
 	res.CopyTo(h, x.headers().hidden)
-	x.rewriteHead(h)
+	x.rewriteHead(h, own)
 	declared := passedTrailers(res.Trailer)
 	if len(declared) > 0 {
 		h["Trailer"] = declared

@@ -284,7 +284,11 @@
 //     http-redirect-code (HTTPRedirectCode: the status of the HTTPS
 //     redirect and of a from-to-www-redirect twin's, 301, 302, 307 or
 //     308; another value keeps 308, as ingress-nginx keeps it, and warns
-//     ConfigMapKeyIgnored), block-user-agents and block-referers (BlockUserAgents,
+//     ConfigMapKeyIgnored), no-tls-redirect-locations
+//     (NoTLSRedirectLocations: the paths, comma-separated, under which
+//     plain HTTP is not redirected, /.well-known/acme-challenge by
+//     default; an item not starting with "/" matches nothing there either
+//     and warns ConfigMapKeyIgnored), block-user-agents and block-referers (BlockUserAgents,
 //     BlockReferers: 403 on every host, before anything else of it, to a
 //     request whose User-Agent or Referer an entry names: a string, the
 //     whole value without case, "~" a regex found anywhere in it, "~*"
@@ -1808,7 +1812,9 @@
 //     "/a?next=/" loses the query's) unless preserve-trailing-slash is set. A redirect that is due
 //     but has no usable host answers 400 rather than serving in the clear.
 //   - /.well-known/acme-challenge and everything under it, judged on the
-//     normalized path, is never redirected, whichever route serves it (§19).
+//     normalized path, is never redirected, whichever route serves it (§19);
+//     the ConfigMap's no-tls-redirect-locations (comma-separated paths)
+//     replaces that list, and an empty one exempts nothing.
 //
 // HSTS, as ingress-nginx's hsts settings (router.Options.HSTS):
 //
@@ -2524,9 +2530,10 @@
 //     in effect there; no effect here (AnnotationUnsupported, once per key
 //     and Ingress; its message says when ingress-nginx does not read the key
 //     either, or when the value asks for what ramjet does anyway).
-//   - The ACME exemption from the TLS redirect: only locations whose own
-//     path starts with /.well-known/acme-challenge there; any request under
-//     that path here (documented).
+//   - The ACME exemption from the TLS redirect (no-tls-redirect-locations,
+//     default /.well-known/acme-challenge): only locations whose own path
+//     starts with a listed path there; any request under one here
+//     (documented).
 //   - A regex with possessive quantifiers ("a++"): accepted by PCRE there;
 //     rejected here (PathRejected).
 //   - A regex match that runs too long: PCRE's backtracking limit, then no

@@ -233,18 +233,6 @@ var configMapByValue = map[string]func(v string) (Reason, Severity, string){
 		}
 		return ConfigMapKeyUnsupported, FeatureMissing, "not implemented: nginx configuration ramjet cannot run (maps, zones, headers it declares are lost)"
 	},
-	"no-tls-redirect-locations": func(v string) (Reason, Severity, string) {
-		var items []string
-		for item := range strings.SplitSeq(v, ",") {
-			if item = strings.TrimSpace(item); item != "" {
-				items = append(items, item)
-			}
-		}
-		if slices.Equal(items, []string{"/.well-known/acme-challenge"}) {
-			return ConfigMapKeyIgnored, Cosmetic, "ingress-nginx's default, the ACME exemption ramjet serves; ignored"
-		}
-		return ConfigMapKeyUnsupported, TrafficMoves, "not implemented: plain HTTP is redirected to HTTPS under any path but /.well-known/acme-challenge/, whatever the list says"
-	},
 	// nginx.tmpl's "access_log off": the access log is the embedder's
 	// (the example controller reads both keys), not nginx tuning.
 	"disable-access-log":      embedderAccessLog,

@@ -193,8 +193,6 @@ func TestSatisfySeverity(t *testing.T) {
 // GeoIP2 variables), limit-conn-zone-variable (the client address, its
 // default, is what ramjet's rate limits count by; another key counts
 // other groups of requests, so other requests are refused),
-// no-tls-redirect-locations (its default is the ACME exemption ramjet
-// serves; another list redirects otherwise),
 // retry-non-idempotent ("false", the default, retries no POST).
 // enable-opentracing's annotation: "false" is cosmetic,
 // "true" loses OpenTracing's spans (enable-opentelemetry is served, §23).
@@ -213,10 +211,6 @@ func TestConfigMapValueSeverity(t *testing.T) {
 		{"limit-conn-zone-variable", " $remote_addr ", Cosmetic},
 		{"limit-conn-zone-variable", "$http_x_api_key", TrafficMoves},
 		{"limit-conn-zone-variable", "$server_name", TrafficMoves},
-		{"no-tls-redirect-locations", "/.well-known/acme-challenge", Cosmetic},
-		{"no-tls-redirect-locations", " /.well-known/acme-challenge, ", Cosmetic},
-		{"no-tls-redirect-locations", "/.well-known/acme-challenge,/healthz", TrafficMoves},
-		{"no-tls-redirect-locations", "", TrafficMoves},
 		// ingress-nginx's default: nothing retried that ramjet does not
 		// retry.
 		{"retry-non-idempotent", "false", Cosmetic},

@@ -64,6 +64,9 @@ func (o *Options) ApplyConfigMap(s configmap.Settings) {
 	if has("http-redirect-code") {
 		o.HTTPRedirectCode = s.HTTPRedirectCode
 	}
+	if has("no-tls-redirect-locations") {
+		o.NoTLSRedirectLocations = s.NoTLSRedirectLocations
+	}
 	if has("add-headers") {
 		o.AddHeaders = s.AddHeaders
 	}

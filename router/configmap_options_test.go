@@ -49,6 +49,7 @@ func TestApplyConfigMapEveryKey(t *testing.T) {
 		"block-user-agents":          {value: "AlphaBot"},
 		"block-referers":             {value: "~*example\\.com"},
 		"http-redirect-code":         {value: "301"},
+		"no-tls-redirect-locations":  {value: "/healthz"},
 		// The TLS keys (Options.TLS), each away from ingress-nginx's default.
 		"ssl-protocols":          {value: "TLSv1.3"},
 		"ssl-ciphers":            {value: "ECDHE-RSA-AES128-GCM-SHA256"},

@@ -368,7 +368,7 @@ func (r *Router) decideTarget(d *decision, req *http.Request, grpc bool, target 
 			return
 		}
 	}
-	if d.proto == "http" && redirects(d.res, clean, st.table, d.host) {
+	if d.proto == "http" && redirects(d.res, clean, st.table, d.host, r.live.Load().noTLSRedirect) {
 		d.plain = true
 		path, query, hasQuery := d.path, d.query, d.hasQuery
 		if target != "" {

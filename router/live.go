@@ -32,6 +32,9 @@ type liveSettings struct {
 	// ansSSLRedirect the HTTPS redirect's answer with it.
 	redirectCode   int
 	ansSSLRedirect answer
+	// noTLSRedirect is Options.NoTLSRedirectLocations, nil replaced by
+	// the default.
+	noTLSRedirect []string
 	// gzip is Options.Gzip; nil: answers are sent as they are.
 	gzip *gzipConfig
 	// brotli is Options.Brotli; nil: no answer is sent in br.
@@ -49,7 +52,7 @@ type liveSettings struct {
 // SetConfigMapOptions replaces, from the next request on, the settings of
 // the Router that an ingress-nginx ConfigMap gives: TrustForwardedProto,
 // TrustForwardedFor, ProxyRealIPCIDR, ComputeFullForwardedFor,
-// ForwardedForHeader, ForwardedHostHeader, LimitReqStatusCode, LimitConnStatusCode, HTTPRedirectCode, Gzip,
+// ForwardedForHeader, ForwardedHostHeader, LimitReqStatusCode, LimitConnStatusCode, HTTPRedirectCode, NoTLSRedirectLocations, Gzip,
 // Brotli, ServerTokens, BlockUserAgents, BlockReferers, the header keys (HideHeaders, UnderscoresInHeaders,
 // KeepInvalidHeaders, NoRequestID, OriginalURIHeader), HSTS with DisableHSTS (SetHSTS), and AddHeaders with
 // ProxySetHeaders (SetConfigMapHeaders), as New reads them. The other
@@ -70,6 +73,10 @@ func (r *Router) SetConfigMapOptions(o Options) {
 		blockRef:            o.BlockReferers,
 	}
 	l.ansSSLRedirect = sslRedirectAnswer(l.redirectCode)
+	l.noTLSRedirect = o.NoTLSRedirectLocations
+	if l.noTLSRedirect == nil {
+		l.noTLSRedirect = DefaultNoTLSRedirectLocations
+	}
 	if o.TrustForwardedFor {
 		l.realIPFrom = normalizePrefixes(o.ProxyRealIPCIDR)
 		l.fullForwardedFor = o.ComputeFullForwardedFor

@@ -306,6 +306,11 @@ type Options struct {
 	// from-to-www-redirect twin's requests (ingress-nginx's
 	// http-redirect-code): 301, 302, 307 or 308; 0: 308.
 	HTTPRedirectCode int
+	// NoTLSRedirectLocations are the paths the HTTPS redirect leaves
+	// alone: a request whose normalized path is one of them or under one
+	// (ingress-nginx's no-tls-redirect-locations). nil:
+	// DefaultNoTLSRedirectLocations; empty: none.
+	NoTLSRedirectLocations []string
 	// BlockUserAgents and BlockReferers answer 403 to every request whose
 	// User-Agent or Referer they list, on every host, before anything else
 	// of it (ingress-nginx's block-user-agents and block-referers); nil:

@@ -25,7 +25,10 @@ import (
 //     host's certificate covers it, as ingress-nginx gives an alias a
 //     certificate entry only then.
 //   - /.well-known/acme-challenge and everything under it is never
-//     redirected, so HTTP-01 challenges reach their solver.
+//     redirected, so HTTP-01 challenges reach their solver; nor, in its
+//     place, is what Options.NoTLSRedirectLocations lists
+//     (no-tls-redirect-locations). ingress-nginx judges the path of the
+//     location that matched; ramjet the request's (SPEC §19).
 //   - The answer is 308 (method and body kept; Options.HTTPRedirectCode,
 //     ingress-nginx's http-redirect-code, may say 301, 302 or 307) to
 //     https://<host><request-uri>:
@@ -39,8 +42,9 @@ import (
 //     (no Host header, say, on a force-ssl-redirect catch-all) cannot be
 //     sent anywhere and answers 400 rather than being served in the clear.
 
-// acmeChallenge is the HTTP-01 challenge path (RFC 8555 §8.3).
-const acmeChallenge = "/.well-known/acme-challenge"
+// DefaultNoTLSRedirectLocations is ingress-nginx's
+// no-tls-redirect-locations: the HTTP-01 challenge path (RFC 8555 §8.3).
+var DefaultNoTLSRedirectLocations = []string{"/.well-known/acme-challenge"}
 
 var ansNoHostToTLS = answer{http.StatusBadRequest, ReasonBadHost, "400 Bad Request: a plain-HTTP request without a valid host name cannot be redirected to HTTPS\n"}
 
@@ -51,10 +55,11 @@ func sslRedirectAnswer(code int) answer {
 }
 
 // redirects reports whether a plain-HTTP request for host matched to res
-// in t is redirected to HTTPS. clean is the normalized path. Whether host
+// in t is redirected to HTTPS. clean is the normalized path; a path under
+// one of exempt is not. Whether host
 // is listed under some spec.tls matters where no virtual host of that name
 // exists and the catch-all or a wildcard serves it; t is asked only then.
-func redirects(res match.Result, clean string, t *match.Table, host string) bool {
+func redirects(res match.Result, clean string, t *match.Table, host string, exempt []string) bool {
 	var ssl, force bool
 	if res.Route != nil {
 		ssl, force = res.Route.SSLRedirect, res.Route.ForceSSLRedirect
@@ -64,7 +69,12 @@ func redirects(res match.Result, clean string, t *match.Table, host string) bool
 	if !force && !(ssl && tlsHost(res.Host, t, host)) {
 		return false
 	}
-	return !isACMEChallenge(clean)
+	for _, p := range exempt {
+		if under(clean, p) {
+			return false
+		}
+	}
+	return true
 }
 
 // tlsHost reports whether a request for host served by vh is for a TLS
@@ -94,9 +104,10 @@ func preserveTrailingSlash(res match.Result) bool {
 	return res.Host.PreserveTrailingSlash
 }
 
-func isACMEChallenge(clean string) bool {
-	return strings.HasPrefix(clean, acmeChallenge) &&
-		(len(clean) == len(acmeChallenge) || clean[len(acmeChallenge)] == '/')
+// under reports whether the normalized path clean is dir or under it.
+func under(clean, dir string) bool {
+	return strings.HasPrefix(clean, dir) &&
+		(len(clean) == len(dir) || strings.HasSuffix(dir, "/") || clean[len(dir)] == '/')
 }
 
 // httpsLocation builds the redirect target from the Host header and the

@@ -83,6 +83,10 @@ type Settings struct {
 	// HTTPRedirectCode: http-redirect-code (308), the status of the HTTPS
 	// redirect and of a from-to-www-redirect twin's.
 	HTTPRedirectCode int
+	// NoTLSRedirectLocations: no-tls-redirect-locations, the paths the
+	// HTTPS redirect leaves alone (router.DefaultNoTLSRedirectLocations);
+	// empty, not nil, for a list with none.
+	NoTLSRedirectLocations []string
 	// AddHeadersFrom and ProxySetHeadersFrom are add-headers and
 	// proxy-set-headers: "namespace/name" (or "name") of the ConfigMap
 	// whose data are AddHeaders and ProxySetHeaders, which ReadHeaders
@@ -177,6 +181,12 @@ func (p *parse) note(message string) {
 	p.notes = append(p.notes, Warning{ConfigMap: p.s.Namespace + "/" + p.s.Name, Key: p.key, Reason: Unsupported, Message: message})
 }
 
+// ignore records that part of the key being read changes nothing, under
+// ingress-nginx either.
+func (p *parse) ignore(message string) {
+	p.notes = append(p.notes, Warning{ConfigMap: p.s.Namespace + "/" + p.s.Name, Key: p.key, Reason: Ignored, Message: message})
+}
+
 func (p *parse) addNotes(messages []string) {
 	for _, m := range messages {
 		p.note(m)
@@ -235,16 +245,33 @@ var Keys = map[string]Key{
 	"limit-req-status-code":  {Live: true, read: statusKey(func(s *Settings) *int { return &s.LimitReqStatusCode })},
 	"limit-conn-status-code": {Live: true, read: statusKey(func(s *Settings) *int { return &s.LimitConnStatusCode })},
 	"http-redirect-code":     {Live: true, read: httpRedirectCode},
-	"add-headers":            {Live: true, read: headersKey(func(s *Settings) *string { return &s.AddHeadersFrom })},
-	"proxy-set-headers":      {Live: true, read: headersKey(func(s *Settings) *string { return &s.ProxySetHeadersFrom })},
-	"use-gzip":               {Live: true, read: func(p *parse, v string) (err error) { p.useGzip, err = ParseBool(v); return err }},
-	"gzip-level":             {Live: true, read: levelKey(func(p *parse) *int { return &p.gzip.Level }, 1, 9)},
-	"gzip-min-length":        {Live: true, read: lengthKey(func(p *parse) *int64 { return &p.gzip.MinLength })},
-	"gzip-types":             {Live: true, read: typesKey(func(p *parse) *[]string { return &p.gzip.Types })},
-	"enable-brotli":          {Live: true, read: func(p *parse, v string) (err error) { p.useBrotli, err = ParseBool(v); return err }},
-	"brotli-level":           {Live: true, read: levelKey(func(p *parse) *int { return &p.brotli.Level }, 0, 11)},
-	"brotli-min-length":      {Live: true, read: lengthKey(func(p *parse) *int64 { return &p.brotli.MinLength })},
-	"brotli-types":           {Live: true, read: typesKey(func(p *parse) *[]string { return &p.brotli.Types })},
+	"no-tls-redirect-locations": {Live: true, read: func(p *parse, v string) error {
+		// Split as template.go's isLocationInLocationList splits it:
+		// on commas, each trimmed, empty ones skipped.
+		p.s.NoTLSRedirectLocations = []string{}
+		for item := range strings.SplitSeq(v, ",") {
+			if item = strings.TrimSpace(item); item != "" {
+				if !strings.HasPrefix(item, "/") {
+					// No Ingress path starts without "/": ingress-nginx
+					// never matches it.
+					p.ignore(fmt.Sprintf("%q is not a path (no location starts with it under ingress-nginx either); left out, the other paths apply", item))
+					continue
+				}
+				p.s.NoTLSRedirectLocations = append(p.s.NoTLSRedirectLocations, item)
+			}
+		}
+		return nil
+	}},
+	"add-headers":       {Live: true, read: headersKey(func(s *Settings) *string { return &s.AddHeadersFrom })},
+	"proxy-set-headers": {Live: true, read: headersKey(func(s *Settings) *string { return &s.ProxySetHeadersFrom })},
+	"use-gzip":          {Live: true, read: func(p *parse, v string) (err error) { p.useGzip, err = ParseBool(v); return err }},
+	"gzip-level":        {Live: true, read: levelKey(func(p *parse) *int { return &p.gzip.Level }, 1, 9)},
+	"gzip-min-length":   {Live: true, read: lengthKey(func(p *parse) *int64 { return &p.gzip.MinLength })},
+	"gzip-types":        {Live: true, read: typesKey(func(p *parse) *[]string { return &p.gzip.Types })},
+	"enable-brotli":     {Live: true, read: func(p *parse, v string) (err error) { p.useBrotli, err = ParseBool(v); return err }},
+	"brotli-level":      {Live: true, read: levelKey(func(p *parse) *int { return &p.brotli.Level }, 0, 11)},
+	"brotli-min-length": {Live: true, read: lengthKey(func(p *parse) *int64 { return &p.brotli.MinLength })},
+	"brotli-types":      {Live: true, read: typesKey(func(p *parse) *[]string { return &p.brotli.Types })},
 	"log-format-upstream": {Live: true, read: func(p *parse, v string) error {
 		if v == "" {
 			return fmt.Errorf("want a log format")
@@ -291,7 +318,7 @@ var Keys = map[string]Key{
 // each is left out with a warning. The warnings are in key order.
 func Parse(namespace, name string, data map[string]string, keep ...string) (Settings, []Warning) {
 	s := Settings{ForwardedForHeader: "X-Forwarded-For", ForwardedHostHeader: "X-Forwarded-Host", LimitReqStatusCode: 503, LimitConnStatusCode: 503,
-		HTTPRedirectCode: 308, Namespace: namespace, Name: name}
+		HTTPRedirectCode: 308, NoTLSRedirectLocations: []string{"/.well-known/acme-challenge"}, Namespace: namespace, Name: name}
 	p := &parse{
 		s:      &s,
 		hsts:   hstsSettings{on: true, maxAge: 31536000, includeSubDomains: true},

@@ -115,6 +115,9 @@ var ingressNginxNoopValues = map[string]func(v string) bool{
 	// monitor.lua's batch cap, past which a worker drops request metrics;
 	// ramjet counts every request in process.
 	"monitor-max-batch-size": func(v string) bool { n, err := strconv.Atoi(v); return err == nil && n > 0 },
+	// Its default, spelled out by older ingress-nginx Deployments: the
+	// prefix ramjet reads.
+	"annotations-prefix": func(v string) bool { return v == "nginx.ingress.kubernetes.io" },
 }
 
 // foreignFlags finds the flags fs does not define before Parse sees them,

@@ -3228,7 +3228,9 @@
 // (refused, broken, timed out), is sent again, at most attempts times
 // (default 1) after the first, backoff after the failure, to an endpoint
 // of the backend not tried yet or, when all were, to the last one; any
-// method, unless a try began to send the request body; the last answer is
+// method, its body sent again whole when the router read it first (in
+// memory or its temporary file), a streamed one (proxy-request-buffering
+// off, a gRPC call) only while no try began to send it; the last answer is
 // the client's. It replaces proxy-next-upstream's rule on those routes.
 // A rule's sessionPersistence is the session affinity of §9 on its
 // backend (compile.HTTPRouteRule.Affinity): a cookie named sessionName

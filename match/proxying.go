@@ -81,9 +81,10 @@ type Proxying struct {
 // could not be opened, broke or timed out), is sent again, at most
 // Attempts times after the first, Backoff after the failure. Each retry
 // goes to an endpoint of the backend not tried yet, or to the last one
-// when all were. A request whose body a try began to send is not sent
-// again; the method does not matter. The last try's answer is the
-// client's.
+// when all were. A request body the router read whole first (as it does
+// unless proxy-request-buffering is off) is sent again from its start; one
+// it streams is not, once a try began to send it. The method does not
+// matter. The last try's answer is the client's.
 type Retry struct {
 	Codes    []int
 	Attempts int

@@ -179,6 +179,9 @@ type clientBody struct {
 	// spill is the temporary file holding the body, nil when none (see
 	// buffer); closed as the request ends.
 	spill *spillBody
+	// whole is the body buffer read, in memory or spill, nil when the
+	// body is streamed: a Gateway API retry sends it again (anew).
+	whole io.ReadCloser
 }
 
 // failure is the first error other than io.EOF; nil if none (yet).
@@ -351,8 +354,9 @@ func (b *clientBody) buffer(req *http.Request, memory int64, dir string) (answer
 		}
 		if int64(buf.Len()) <= memory {
 			req.Body = &heldBody{b: buf.Bytes()}
+			b.whole = req.Body
 			if buf.Len() == 0 {
-				req.Body = http.NoBody
+				req.Body, b.whole = http.NoBody, nil
 			}
 			setHeld(req, int64(buf.Len()))
 			return answer{}, false
@@ -373,7 +377,7 @@ func (b *clientBody) buffer(req *http.Request, memory int64, dir string) (answer
 		return ansBodyTempFile, true
 	}
 	b.spill = f
-	req.Body = f
+	req.Body, b.whole = f, f
 	setHeld(req, n)
 	return answer{}, false
 }

@@ -104,6 +104,7 @@ func (r *Router) serveH1(x *exchange, req *http.Request, trace *tracedWriter) {
 			retry := pc.Reused() && !fresh && h1.NoResponse(err) && !timedOut(err) && ctx.Err() == nil &&
 				idempotent(req.Method) && !pc.BodyStarted()
 			clientErr := pc.ClientError()
+			started := pc.BodyStarted()
 			pc.End(false)
 			if retry {
 				// The backend closed the kept-alive connection before it
@@ -112,8 +113,8 @@ func (r *Router) serveH1(x *exchange, req *http.Request, trace *tracedWriter) {
 				fresh = true
 				continue
 			}
-			if rr != nil && clientErr == nil && x.retryRoute(outer, rr, !pc.BodyStarted()) {
-				fresh = false
+			if rr != nil && clientErr == nil && x.retryRoute(outer, rr, !started || x.held() != nil) {
+				fresh, outer = false, bodyAnew(x, outer, started)
 				continue
 			}
 			if rr == nil && p != nil && p.NextUpstream != 0 && clientErr == nil &&
@@ -140,9 +141,10 @@ func (r *Router) serveH1(x *exchange, req *http.Request, trace *tracedWriter) {
 			return
 		}
 		if rr != nil && rr.Retries(res.Status) {
-			if x.retryRoute(outer, rr, !pc.BodyStarted() && !pc.BodyUnsent()) {
+			started := pc.BodyStarted() || pc.BodyUnsent()
+			if x.retryRoute(outer, rr, !started || x.held() != nil) {
 				pc.End(false)
-				fresh = false
+				fresh, outer = false, bodyAnew(x, outer, started)
 				continue
 			}
 			// An answer to retry that came as the request timeout ran out
@@ -276,6 +278,18 @@ func inlineBody(req *http.Request, length int64) []byte {
 		return hb.b
 	}
 	return nil
+}
+
+// bodyAnew is the request for a Gateway API retry after a try: req itself
+// unless the try started on its body, then a copy whose body, held whole
+// (exchange.held), starts again (anew).
+func bodyAnew(x *exchange, req *http.Request, started bool) *http.Request {
+	if !started || x.held() == nil {
+		return req
+	}
+	out := shallowCopy(req)
+	out.Body = anew(x.held())
+	return out
 }
 
 // inform passes an informational response (103 Early Hints and the like)

@@ -132,7 +132,9 @@ func (x *exchange) roundTripRetry(rt http.RoundTripper, req *http.Request, rr *m
 	}
 	for {
 		res, err := tryRoundTrip(rt, out, tryTimeout)
-		replayable := body == nil || !body.read
+		// A body the router holds whole is sent again from its start; one
+		// read as it comes only while no try took any of it.
+		replayable := body == nil || !body.read || x.held() != nil
 		if err == nil {
 			if !rr.Retries(res.StatusCode) {
 				return res, nil
@@ -153,10 +155,39 @@ func (x *exchange) roundTripRetry(rt http.RoundTripper, req *http.Request, rr *m
 		if out == req {
 			out = shallowCopy(req)
 		}
+		if body != nil && body.read {
+			body = &unclosedBody{r: anew(x.held())}
+			out.Body = body
+		}
 		u := *req.URL
 		u.Host = x.endpoint.Addr
 		out.URL = &u
 	}
+}
+
+// held is the client's request body when the router read it whole before
+// the backend was chosen (clientBody.buffer), which anew gives again for a
+// retry; nil when there is none or it is streamed.
+func (x *exchange) held() io.ReadCloser {
+	if x.reqBody == nil {
+		return nil
+	}
+	return x.reqBody.whole
+}
+
+// anew is a body held whole (exchange.held), from its start, for another
+// try: a reader of its own, as an earlier try's sender may still hold the
+// one it was given; a spilled body is read at offsets, which leave the
+// file's position to that reader. Closing it leaves the body to the
+// request.
+func anew(b io.ReadCloser) io.ReadCloser {
+	switch h := b.(type) {
+	case *heldBody:
+		return &heldBody{b: h.b}
+	case *spillBody:
+		return io.NopCloser(io.NewSectionReader(h.f, 0, h.size))
+	}
+	return b
 }
 
 // retryRoute reports whether a try that failed is sent again under a

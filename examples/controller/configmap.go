@@ -221,15 +221,23 @@ func configMapInFolder(root string, ref types.NamespacedName) (data map[string]s
 		Data  map[string]string `json:"data"`
 		Items []json.RawMessage `json:"items"`
 	}
-	var look func(raw []byte)
-	look = func(raw []byte) {
+	// kind is what the enclosing list says its items are: a
+	// ConfigMapList's name no kind of their own, as the loader reads them.
+	var look func(raw []byte, kind string)
+	look = func(raw []byte, kind string) {
 		var o object
 		if json.Unmarshal(raw, &o) != nil {
 			return
 		}
-		if o.Kind == "List" {
+		o.Kind = cmp.Or(o.Kind, kind)
+		switch o.Kind {
+		case "List":
 			for _, it := range o.Items {
-				look(it)
+				look(it, "")
+			}
+		case "ConfigMapList":
+			for _, it := range o.Items {
+				look(it, "ConfigMap")
 			}
 		}
 		if o.Kind == "ConfigMap" && o.Metadata.Name == ref.Name && cmp.Or(o.Metadata.Namespace, "default") == ref.Namespace {
@@ -247,7 +255,7 @@ func configMapInFolder(root string, ref types.NamespacedName) (data map[string]s
 			if err := d.Decode(&raw); err != nil {
 				break
 			}
-			look(raw)
+			look(raw, "")
 		}
 	}
 	return data, found, nil

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/compile/manifest"
 	"ramjet.dev/ramjet/router"
 )
 
@@ -194,6 +195,23 @@ items:
 	_, found, err = configMapInFolder(dir, types.NamespacedName{Namespace: "ingress", Name: "absent"})
 	require.NoError(t, err)
 	assert.False(t, found)
+
+	// The API's own list of ConfigMaps, whose items name no kind, as the
+	// loader reads it.
+	writeFile(t, filepath.Join(dir, "b.yaml"), `apiVersion: v1
+kind: ConfigMapList
+metadata: {resourceVersion: "7"}
+items:
+  - metadata: {name: settings, namespace: ingress}
+    data: {hsts: "false"}
+`)
+	snap, _, err := manifest.Load(dir)
+	require.NoError(t, err)
+	require.Len(t, snap.ConfigMaps, 3)
+	data, found, err = configMapInFolder(dir, types.NamespacedName{Namespace: "ingress", Name: "settings"})
+	require.NoError(t, err)
+	assert.True(t, found)
+	assert.Equal(t, map[string]string{"hsts": "false"}, data)
 }
 
 // TestOfflineConfigMap: a manifests folder holding the -configmap

@@ -243,6 +243,7 @@ func (b *builder) splitCanaries() {
 		if ing.ann.trafficR().canaryKey != "" {
 			b.canaries = append(b.canaries, ing)
 			b.warnCanaryLocationAnnotations(ing)
+			b.warnHeaderlessCanaryRules(ing)
 			continue
 		}
 		for _, key := range ing.ann.trafficR().canaryRuleKeys {
@@ -253,6 +254,25 @@ func (b *builder) splitCanaries() {
 	}
 	clear(b.ingresses[len(kept):])
 	b.ingresses = kept
+}
+
+// warnHeaderlessCanaryRules says that canary-by-header-value and
+// canary-by-header-pattern do nothing without a canary-by-header applied:
+// balancer.lua reads them only for a request carrying that header
+// (route_to_alternative_balancer), as the annotation's documentation in
+// canary/main.go says.
+func (b *builder) warnHeaderlessCanaryRules(ing *ingress) {
+	t := ing.ann.trafficR()
+	if t.canaryRules.Header != "" {
+		return
+	}
+	for _, key := range t.canaryRuleKeys {
+		if name := key[strings.LastIndexByte(key, '/')+1:]; name == "canary-by-header-value" || name == "canary-by-header-pattern" {
+			b.warn(AnnotationRejected, ing.ref(), annotationField(key),
+				key+" has no effect without canary-by-header, as in ingress-nginx: no header is named for it to match")
+			b.warnings[len(b.warnings)-1].Rated = Cosmetic
+		}
+	}
 }
 
 // canaryReads reports an annotation ingress-nginx reads from a canary

@@ -290,6 +290,22 @@ func TestCanaryNamesAsNginxReadsThem(t *testing.T) {
 	require.Equal(t, [2]string{"X!canary", "beta*"}, [2]string{c.Header, c.Cookie})
 }
 
+// canary-by-header-value and canary-by-header-pattern do nothing without
+// canary-by-header, as in ingress-nginx, and say so.
+func TestCanaryHeaderValueWithoutHeader(t *testing.T) {
+	field := func(k string) string { return "metadata.annotations[" + NginxPrefix + k + "]" }
+	c, ws := canaryOf(t, "canary-by-header-value", "beta", "canary-by-header-pattern", "^b", "canary-by-cookie", "c")
+	require.Equal(t, []short{
+		{AnnotationRejected, "Ingress prod/canary", field("canary-by-header-pattern")},
+		{AnnotationRejected, "Ingress prod/canary", field("canary-by-header-value")},
+	}, shorten(ws), warningText(ws))
+	for _, w := range ws {
+		require.Contains(t, w.Message, "has no effect without canary-by-header")
+		require.Equal(t, Cosmetic, w.Severity())
+	}
+	require.Equal(t, "c", c.Cookie)
+}
+
 // canary-by-header-value under ingress-nginx's prefix passes its validator
 // (letters, digits and /-._~: once spaces are removed) and is trimmed;
 // a value it refuses is unset there, so the header decides by "always"

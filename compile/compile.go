@@ -217,8 +217,8 @@ type builder struct {
 	// canaries are the canary Ingresses in Ingress order, kept out of
 	// ingresses (SPEC §10).
 	canaries []*ingress
-	// canaryRules holds, for each canary backend, the canary Ingress
-	// whose rules it serves (canaryRuleOwners).
+	// canaryRules holds, for each canary backend, the Ingress whose rules
+	// it serves, none when that one is not a canary (canaryRuleOwners).
 	canaryRules map[*match.Backend]*ingress
 	// canaryRulesTold: the canary Ingresses told their rules are not
 	// applied.

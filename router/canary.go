@@ -114,7 +114,13 @@ func (st *serving) toCanary(primary *match.Backend, c *match.Canary, req *http.R
 		return true
 	}
 	if c.Header != "" {
-		if vs := req.Header[c.Header]; len(vs) > 0 {
+		vs := req.Header[c.Header]
+		if c.Header == "Host" && req.Host != "" {
+			// net/http keeps the Host line in Request.Host, not in
+			// Header; nginx's $http_host is that line.
+			vs = []string{req.Host}
+		}
+		if len(vs) > 0 {
 			v := vs[0]
 			if len(vs) > 1 {
 				// nginx's $http_<name> joins repeated headers.

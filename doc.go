@@ -576,8 +576,12 @@
 //     resolver with TTLs in the data plane, and an address frozen at compile
 //     time goes stale at the first failover.
 //   - Protocol, from the backend-protocol annotation (§11.1): HTTP (the
-//     default), HTTPS, GRPC or GRPCS, in any case. An invalid value warns
-//     AnnotationRejected and keeps HTTP. When the Ingresses serving one
+//     default), HTTPS, GRPC or GRPCS, in any case; with the
+//     nginx.ingress.kubernetes.io/ prefix also AUTO_HTTP, HTTPS for a
+//     client whose own connection is TLS and HTTP otherwise (nginx's
+//     proxy_pass $scheme://). FCGI is not served (AnnotationRejected,
+//     traffic moves). An invalid value warns AnnotationRejected and keeps
+//     HTTP. When the Ingresses serving one
 //     backend disagree, the oldest decides and the others get
 //     AnnotationConflict.
 //
@@ -1690,7 +1694,8 @@
 //
 // Backend TLS (proxy-ssl-secret, "namespace/name" in the Ingress's
 // namespace, with proxy-ssl-verify, -verify-depth, -name, -server-name,
-// -protocols, -ciphers), for backends with backend-protocol HTTPS or GRPCS:
+// -protocols, -ciphers), for backends with backend-protocol HTTPS or GRPCS
+// (AUTO_HTTP for a client over TLS):
 //
 //   - Per location, and the host's first Ingress (in Ingress order) whose
 //     Secret has a ca.crt also for the host's fallback and its locations

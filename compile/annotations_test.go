@@ -35,7 +35,10 @@ func TestBackendProtocol(t *testing.T) {
 		{name: "case-insensitive", annotations: []string{nginxProtocol, "grpcs"}, want: match.GRPCS},
 		{name: "native HTTPS", annotations: []string{nativeProtocol, "Https"}, want: match.HTTPS},
 		{name: "native wins over nginx", annotations: []string{nativeProtocol, "GRPC", nginxProtocol, "HTTPS"}, want: match.GRPC},
-		{name: "nginx invalid", annotations: []string{nginxProtocol, "AUTO_HTTP"}, want: match.HTTP,
+		{name: "nginx AUTO_HTTP", annotations: []string{nginxProtocol, " auto_http"}, want: match.AutoHTTP},
+		{name: "native AUTO_HTTP is no ramjet.dev/ value", annotations: []string{nativeProtocol, "AUTO_HTTP"}, want: match.HTTP,
+			warnings: []short{{AnnotationRejected, "Ingress prod/shop", "metadata.annotations[" + nativeProtocol + "]"}}},
+		{name: "nginx invalid", annotations: []string{nginxProtocol, "FCGI"}, want: match.HTTP,
 			warnings: []short{{AnnotationRejected, "Ingress prod/shop", "metadata.annotations[" + nginxProtocol + "]"}}},
 		{name: "native invalid shadows a valid nginx one", annotations: []string{nativeProtocol, "GRCP", nginxProtocol, "GRPC"}, want: match.HTTP,
 			warnings: []short{{AnnotationRejected, "Ingress prod/shop", "metadata.annotations[" + nativeProtocol + "]"}}},
@@ -55,12 +58,12 @@ func TestBackendProtocol(t *testing.T) {
 	}
 }
 
-// ingress-nginx serves AUTO_HTTP (the client's scheme) and FCGI
-// (fastcgi_pass); dialled as HTTP here, a backend that expects them
-// answers otherwise, so the migration report counts traffic that moves.
-// A value ingress-nginx refuses too keeps AnnotationRejected's severity.
+// ingress-nginx serves FCGI (fastcgi_pass); dialled as HTTP here, a
+// backend that expects it answers otherwise, so the migration report
+// counts traffic that moves. A value ingress-nginx refuses too keeps
+// AnnotationRejected's severity.
 func TestBackendProtocolServedByNginxSeverity(t *testing.T) {
-	for value, want := range map[string]Severity{"AUTO_HTTP": TrafficMoves, " fcgi": TrafficMoves, "GRCP": FeatureMissing} {
+	for value, want := range map[string]Severity{" fcgi": TrafficMoves, "GRCP": FeatureMissing} {
 		_, ws := compileOK(t, protocolSnapshot(nginxProtocol, value), Options{})
 		require.Len(t, ws, 1, "%q: %s", value, warningText(ws))
 		require.Equal(t, AnnotationRejected, ws[0].Reason)

@@ -539,10 +539,15 @@ func applyBackendProtocol(v *annotationValues, key, value string) error {
 		if native(key) {
 			return err
 		}
-		// ingress-nginx serves these (the client's scheme, fastcgi_pass):
-		// a backend that expects them answers otherwise.
-		return ratedError{fmt.Errorf("%s %q is served by ingress-nginx (%s) but not by ramjet; the backend is dialled as HTTP",
-			key, value, map[string]string{"AUTO_HTTP": "the client's scheme", "FCGI": "FastCGI"}[up]), TrafficMoves}
+		if up == "AUTO_HTTP" {
+			// proxy_pass $scheme://: the client connection's scheme.
+			p = match.AutoHTTP
+			break
+		}
+		// ingress-nginx serves it (fastcgi_pass): a backend that expects
+		// FastCGI answers otherwise.
+		return ratedError{fmt.Errorf("%s %q is served by ingress-nginx (FastCGI) but not by ramjet; the backend is dialled as HTTP",
+			key, value), TrafficMoves}
 	default:
 		return fmt.Errorf("%s %q is not one of HTTP, HTTPS, GRPC, GRPCS; the backend is dialled as HTTP", key, value)
 	}

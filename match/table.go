@@ -50,6 +50,10 @@ const (
 	// (a Service port with appProtocol kubernetes.io/h2c, SPEC §20); GRPC
 	// is dialled so too, for gRPC requests only.
 	H2C
+	// AutoHTTP is HTTPS for a request whose client connection is TLS and
+	// HTTP otherwise (ingress-nginx's backend-protocol AUTO_HTTP:
+	// proxy_pass $scheme://).
+	AutoHTTP
 )
 
 func (p Protocol) String() string {
@@ -64,6 +68,8 @@ func (p Protocol) String() string {
 		return "GRPCS"
 	case H2C:
 		return "H2C"
+	case AutoHTTP:
+		return "AUTO_HTTP"
 	}
 	return fmt.Sprintf("Protocol(%d)", p)
 }

@@ -48,7 +48,7 @@ type tlsVariants struct {
 // backendTLSOf is the exchange's backend TLS setting: the route's, else
 // its host's; nil for none or for a plain-HTTP backend.
 func backendTLSOf(x *exchange) *match.BackendTLS {
-	if p := x.backend.Protocol; p != match.HTTPS && p != match.GRPCS {
+	if p := x.protocol(); p != match.HTTPS && p != match.GRPCS {
 		return nil
 	}
 	if x.route != nil && x.route.BackendTLS != nil {

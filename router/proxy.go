@@ -31,7 +31,7 @@ func rewrite(pr *httputil.ProxyRequest) {
 
 	u := out.URL
 	u.Scheme = "http"
-	if x.backend.Protocol == match.HTTPS || x.backend.Protocol == match.GRPCS {
+	if p := x.protocol(); p == match.HTTPS || p == match.GRPCS {
 		u.Scheme = "https"
 	}
 	u.Host = x.endpoint.Addr
@@ -72,7 +72,7 @@ func rewrite(pr *httputil.ProxyRequest) {
 		// send the endpoint's address in its place (SPEC §13).
 		x.verbatim = true
 	}
-	if p := x.proxying(); p != nil && p.Connection != "" && (x.backend.Protocol == match.HTTP || x.backend.Protocol == match.HTTPS) {
+	if p := x.proxying(); p != nil && p.Connection != "" && (x.protocol() == match.HTTP || x.protocol() == match.HTTPS) {
 		// connection-proxy-header; ReverseProxy writes "Upgrade" over it
 		// for an upgrade.
 		out.Header["Connection"] = []string{p.Connection}

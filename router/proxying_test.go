@@ -3,9 +3,11 @@ package router
 import (
 	"bufio"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -450,4 +452,50 @@ func TestExternalAuthHTTPHost(t *testing.T) {
 	require.Equal(t, http.StatusOK, rec.Code)
 	seen, _ := svc.request()
 	assert.Equal(t, []string{"Shop.example.com:8443"}, seen.Header["X-Host"])
+}
+
+// backend-protocol AUTO_HTTP dials the backend with the scheme of the
+// client's own connection, as ingress-nginx's proxy_pass $scheme:// does:
+// TLS for a client that came over TLS, plain HTTP otherwise, whatever a
+// trusted X-Forwarded-Proto says ($scheme is the connection's).
+func TestAutoHTTPFollowsClientScheme(t *testing.T) {
+	h := func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "tls="+strconv.FormatBool(r.TLS != nil))
+	}
+	plain := httptest.NewServer(http.HandlerFunc(h))
+	defer plain.Close()
+	secure := httptest.NewTLSServer(http.HandlerFunc(h))
+	defer secure.Close()
+	secure.Config.ErrorLog = log.New(io.Discard, "", 0)
+	r := newTestRouter(Options{TrustForwardedProto: true})
+	r.Publish(table("d", vhost("web", nil,
+		route(match.Prefix, "/plain", backend("prod/web:80", match.AutoHTTP, match.Serving, plain.Listener.Addr().String())),
+		route(match.Prefix, "/secure", backend("prod/web:443", match.AutoHTTP, match.Serving, secure.Listener.Addr().String())))))
+	t.Cleanup(r.CloseIdleConnections)
+
+	for _, tt := range []struct {
+		url    string
+		header string
+		code   int
+		body   string
+	}{
+		{"http://web/plain", "", 200, "tls=false"},
+		{"https://web/secure", "", 200, "tls=true"},
+		// Plain HTTP to a TLS port: no answer of the backend's handler.
+		{"http://web/secure", "https", 0, ""},
+	} {
+		req := httptest.NewRequest(http.MethodGet, tt.url, nil)
+		if tt.header != "" {
+			req.Header.Set("X-Forwarded-Proto", tt.header)
+		}
+		rec := httptest.NewRecorder()
+		r.ServeHTTP(rec, req)
+		if tt.code == 0 {
+			assert.NotEqual(t, http.StatusOK, rec.Code, "%s: %s", tt.url, rec.Body.String())
+			assert.NotContains(t, rec.Body.String(), "tls=", "%s: not dialled over TLS", tt.url)
+			continue
+		}
+		assert.Equal(t, tt.code, rec.Code, "%s: %s", tt.url, rec.Body.String())
+		assert.Equal(t, tt.body, rec.Body.String(), tt.url)
+	}
 }

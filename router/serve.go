@@ -146,7 +146,7 @@ func (r *Router) forward(s *requestState) {
 	req, d := s.req, &s.d
 	b := s.ch.backend
 	// own: the exchange goes over the router's own HTTP/1.1 pool.
-	own := r.h1 != nil && b.Protocol == match.HTTP
+	own := r.h1 != nil && (b.Protocol == match.HTTP || b.Protocol == match.AutoHTTP && req.TLS == nil)
 	if s.cmh != nil || !own {
 		// Only the HTTP/1.1 pool's request head writes a pending trace
 		// context itself (tracing.go).
@@ -197,7 +197,7 @@ func (r *Router) forward(s *requestState) {
 	// x is zero but for its ids (new, or cleared before it went back to
 	// exchanges): only the fields this request has are set, rather than the
 	// whole exchange written over once more.
-	x.w, x.gen, x.host, x.https, x.grpc = s.w, d.st.gen, d.host, d.proto == "https", s.grpc
+	x.w, x.gen, x.host, x.https, x.grpc, x.clientTLS = s.w, d.st.gen, d.host, d.proto == "https", s.grpc, req.TLS != nil
 	x.backend, x.vhost, x.route, x.balancer = b, d.res.Host, d.res.Route, s.bal
 	x.path, x.query, x.hasQuery = d.path, d.query, d.hasQuery
 	x.reqBody, x.start, x.requestID, x.returnID, x.hsts, x.cmh = s.body, s.start, s.id, s.id != "", s.hsts, s.cmh
@@ -537,9 +537,10 @@ type exchange struct {
 	// outgoing URL cannot carry the target byte for byte (see
 	// verbatimTransport); returnID, the request ID goes on the response;
 	// hsts, setHSTS put the router's Strict-Transport-Security value first;
-	// https, the client's scheme was https (clientProto), else http.
-	picked, grpc, fullForwardedFor, hasQuery, verbatim, returnID, hsts, https bool
-	informed                                                                  uint8 // informational responses relayed (see maxInformational)
+	// https, the client's scheme was https (clientProto), else http;
+	// clientTLS, the client's own connection is TLS (nginx's $scheme).
+	picked, grpc, fullForwardedFor, hasQuery, verbatim, returnID, hsts, https, clientTLS bool
+	informed                                                                             uint8 // informational responses relayed (see maxInformational)
 	// retries counts the tries a Gateway API rule's retry added
 	// (retryRoute); it fills the flags' word.
 	retries int32
@@ -608,6 +609,20 @@ type exchange struct {
 	// (nil for others), kept with it from one request to the next: its IDs
 	// cost no trip to idBlocks.
 	ids *idBlock
+}
+
+// protocol is how the exchange's backend is dialled: its Protocol, with
+// AutoHTTP resolved by the client's own connection, as nginx's
+// proxy_pass $scheme:// (not the scheme a trusted X-Forwarded-Proto names).
+func (x *exchange) protocol() match.Protocol {
+	p := x.backend.Protocol
+	if p != match.AutoHTTP {
+		return p
+	}
+	if x.clientTLS {
+		return match.HTTPS
+	}
+	return match.HTTP
 }
 
 // gotHeader notes that the response headers arrived.

@@ -1328,7 +1328,9 @@
 // (any answer with auth-always-set-cookie). A 401 is passed on with the
 // service's WWW-Authenticate, or with auth-signin becomes a 302 to the
 // sign-in URL (one starting with "/" made absolute with the scheme and host
-// name, as nginx's absolute_redirect makes it), whose rd parameter
+// name, as nginx's absolute_redirect makes it, unless the ConfigMap's
+// relative-redirects turns that off; the annotation does not reach the
+// sign-in location), whose rd parameter
 // (auth-signin-redirect-param) is added as
 // $pass_access_scheme://$http_host$escaped_request_uri unless the URL sets
 // it; a 403 is passed on; anything else, a failure, or a timeout is 500:

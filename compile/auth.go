@@ -296,7 +296,7 @@ func (b *builder) resolveExternalAuth(ing *ingress) (ext *match.ExternalAuth, de
 		if err != nil {
 			b.rejectAccess(ing, s.key, valueError(s.value, err)+"; a 401 from the auth service is passed to the client")
 		} else {
-			x.Signin = &signin
+			x.Signin, x.SigninRelative = &signin, b.opts.RelativeRedirects
 		}
 	}
 	if c, ok := raw.get("auth-always-set-cookie"); ok {

@@ -368,6 +368,9 @@ func (b *builder) globalAuth() *match.ExternalAuth {
 	if !b.globalAuthDone {
 		b.globalAuthDone = true
 		b.globalAuthX, _ = b.opts.GlobalAuth.external()
+		if x := b.globalAuthX; x != nil && x.Signin != nil {
+			x.SigninRelative = b.opts.RelativeRedirects
+		}
 	}
 	return b.globalAuthX
 }

@@ -305,3 +305,37 @@ func TestGlobalAuthCacheDuration(t *testing.T) {
 		})
 	}
 }
+
+// relative-redirects, the ConfigMap key, is nginx's absolute_redirect off
+// at the http level, which the server-level sign-in location inherits:
+// a sign-in URL starting with "/" stays relative, the Ingress's own and
+// the global one. The annotation sets it per location, where the sign-in
+// location is not.
+func TestSigninRelativeRedirects(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		o        Options
+		ann      []string
+		relative bool
+	}{
+		{"configmap", Options{RelativeRedirects: true}, nil, true},
+		{"annotation", Options{}, []string{NginxPrefix + "relative-redirects", "true"}, false},
+		{"default", Options{}, nil, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ann := append([]string{NginxPrefix + "auth-url", "http://auth.example/ok", NginxPrefix + "auth-signin", "/start"}, tt.ann...)
+			s := mkSnapshot(mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.1"),
+				mkIngress("prod", "own", 1, withAnnotations(ann...), withRules(mkRule("a.example.com", prefix("/", "web", 80)))),
+				mkIngress("prod", "global", 1, withRules(mkRule("b.example.com", prefix("/", "web", 80)))))
+			o := tt.o
+			o.GlobalAuth = &GlobalAuth{URL: "http://auth.example/ok", Signin: "/global-start"}
+			tab, _ := compileOK(t, s, o)
+			for _, h := range []string{"a.example.com", "b.example.com"} {
+				x := tab.Lookup(h, "/").Route.Auth.External
+				require.NotNil(t, x.Signin, h)
+				want := tt.relative && !(h == "a.example.com" && tt.name == "annotation")
+				assert.Equal(t, want, x.SigninRelative, h)
+			}
+		})
+	}
+}

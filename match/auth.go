@@ -77,6 +77,11 @@ type ExternalAuth struct {
 	// redirects the client (302), with the original URL already in its
 	// redirect parameter (auth-signin-redirect-param, "rd" by default).
 	Signin *urltemplate.AuthURL
+	// SigninRelative keeps a sign-in URL starting with "/" relative in the
+	// redirect (the relative-redirects ConfigMap key: nginx's
+	// absolute_redirect off at the http level, which the server-level
+	// sign-in location inherits); otherwise it is made absolute.
+	SigninRelative bool
 	// ResponseHeaders are copied from the service's 2xx answer to the
 	// request proxied to the backend (auth-response-headers), in canonical
 	// form, a name listed twice sent twice; a header the service does not
@@ -113,6 +118,9 @@ func authText(a *Auth) []string {
 		}
 		if x.Signin != nil {
 			s += " signin " + quoteText(x.Signin.Raw, false)
+			if x.SigninRelative {
+				s += " relative"
+			}
 		}
 		if len(x.ResponseHeaders) > 0 {
 			s += " response-headers " + strings.Join(x.ResponseHeaders, ",")
@@ -184,6 +192,14 @@ var authSection = section{
 		},
 		host:  func(e *encoder, vh *VirtualHost) { e.digestAuth(vh.FallbackLocation.Auth) },
 		route: func(e *encoder, r *Route) { e.digestAuth(r.Auth) },
+	}, {
+		// The relative sign-in redirect joined later too.
+		tag: "auth-signin-relative",
+		hostHas: func(vh *VirtualHost) bool {
+			return signinRelative(vh.FallbackLocation.Auth) || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return signinRelative(r.Auth) })
+		},
+		host:  func(e *encoder, vh *VirtualHost) { e.flag(signinRelative(vh.FallbackLocation.Auth)) },
+		route: func(e *encoder, r *Route) { e.flag(signinRelative(r.Auth)) },
 	}},
 	text: textParts{
 		at:            80,
@@ -193,6 +209,10 @@ var authSection = section{
 }
 
 func hasDigest(a *Auth) bool { return a != nil && a.Digest != nil }
+
+func signinRelative(a *Auth) bool {
+	return a != nil && a.External != nil && a.External.Signin != nil && a.External.SigninRelative
+}
 
 func (e *encoder) digestAuth(a *Auth) {
 	if !hasDigest(a) {

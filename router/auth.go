@@ -513,7 +513,7 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 		return answer{}, true
 	case res.StatusCode == http.StatusUnauthorized && x.Signin != nil:
 		loc := x.Signin.Expand(&vars)
-		if strings.HasPrefix(loc, "/") && host != "" {
+		if strings.HasPrefix(loc, "/") && host != "" && !x.SigninRelative {
 			// nginx's absolute_redirect: its header filter completes a
 			// Location starting with "/" with the scheme and the host
 			// name, without the port (ingress-nginx sets port_in_redirect

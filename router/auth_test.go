@@ -782,3 +782,27 @@ func TestExternalAuthRequestID(t *testing.T) {
 		})
 	}
 }
+
+// TestExternalAuthSigninRelative: a sign-in URL starting with "/" is made
+// absolute, as nginx's absolute_redirect does, unless it is to stay
+// relative (relative-redirects).
+func TestExternalAuthSigninRelative(t *testing.T) {
+	svc := newAuthService(t)
+	for _, relative := range []bool{false, true} {
+		signin, err := urltemplate.SigninURL("/start", "")
+		require.NoError(t, err)
+		r, _ := authRouter(t, Options{}, externalAuth(t, svc.srv.URL+"/deny", func(x *match.ExternalAuth) {
+			x.Signin, x.SigninRelative = &signin, relative
+		}))
+		req := httptest.NewRequest(http.MethodGet, "/app?a=b", nil)
+		req.Host = "shop.example.com"
+		rec := httptest.NewRecorder()
+		r.ServeHTTP(rec, req)
+		require.Equal(t, http.StatusFound, rec.Code)
+		want := "http://shop.example.com/start?rd=http://shop.example.com%2Fapp%3Fa%3Db"
+		if relative {
+			want = "/start?rd=http://shop.example.com%2Fapp%3Fa%3Db"
+		}
+		assert.Equal(t, want, rec.Header().Get("Location"))
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"ramjet.dev/ramjet/match"
 )
@@ -752,6 +753,27 @@ func decodedRoutePath(path string) (string, string) {
 	return d, ""
 }
 
+// quoteBytes is regexp.QuoteMeta for a decoded path, which may hold bytes
+// that are not UTF-8: each such byte is written as U+FFFD, which is what
+// the regexp package reads it as in the subject (the table matched the
+// exact bytes already).
+func quoteBytes(s string) string {
+	if utf8.ValidString(s) {
+		return regexp.QuoteMeta(s)
+	}
+	var b strings.Builder
+	for s != "" {
+		r, n := utf8.DecodeRuneInString(s)
+		if r == utf8.RuneError && n == 1 {
+			b.WriteString(`\x{FFFD}`)
+		} else {
+			b.WriteString(regexp.QuoteMeta(s[:n]))
+		}
+		s = s[n:]
+	}
+	return b.String()
+}
+
 // caseSensitiveRegex compiles a Gateway API pattern once per compile, or
 // says why it cannot be used.
 func (b *builder) caseSensitiveRegex(pattern string) (*match.Regexp, string) {
@@ -995,7 +1017,7 @@ func (b *builder) redirectSnippet(hr *HTTPRoute, rule *HTTPRouteRule, headers *m
 		if d, why := decodedRoutePath(prefix); why == "" {
 			prefix = d
 		}
-		key := regexp.QuoteMeta(strings.TrimRight(prefix, "/"))
+		key := quoteBytes(strings.TrimRight(prefix, "/"))
 		repl := strings.TrimRight(rd.Path, "/")
 		rest := withArgs(base + repl + "$1")
 		for i := range rest {

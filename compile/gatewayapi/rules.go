@@ -158,8 +158,9 @@ func (t *translator) retry(r *gwv1.HTTPRoute, field string, rt *gwv1.HTTPRouteRe
 // ramjet's default) that pins a session to its endpoint (affinity-mode
 // persistent), with Max-Age absoluteTimeout for a Permanent cookie. What
 // has no such form warns and is left out: header-based persistence (the
-// rule is served without persistence), idleTimeout, and absoluteTimeout on
-// a Session cookie, which the cookie cannot bound.
+// rule is served without persistence) and absoluteTimeout on a Session
+// cookie, which the cookie cannot bound. (The API this reads, v1.6, has no
+// idleTimeout.)
 func (t *translator) sessionPersistence(r *gwv1.HTTPRoute, field string, sp *gwv1.SessionPersistence) *match.SessionAffinity {
 	if typ := deref(sp.Type, gwv1.CookieBasedSessionPersistence); typ != gwv1.CookieBasedSessionPersistence {
 		t.warn(Unsupported, r, field+".type", "session persistence of type "+string(typ)+" is not served, only Cookie; the rule is served without it")

@@ -2666,10 +2666,11 @@
 //     while it still reads; here the client gets the head once the body
 //     is read whole or both buffers are full (documented).
 //     proxy-busy-buffers-size: read and checked, no effect (documented).
-//   - proxy-next-upstream on a request whose body was streamed or spilled
-//     to a file: nginx sends a buffered body again; here a try is passed
-//     on only when there is no body, or, on the router's own HTTP/1.1
-//     pool, one held in memory of up to 64k (documented).
+//   - proxy-next-upstream on a gRPC call whose body began to go out:
+//     here a call's body is streamed, never held, so the try is not
+//     passed on; a body the router held whole (in memory or in its
+//     temporary file) is sent again from its start, as nginx sends its
+//     buffered body (documented).
 //   - auth-keepalive*: a keep-alive pool per auth service there, and a new
 //     connection per subrequest without it; here subrequests always reuse
 //     the router's pooled connections, and the settings are shown only

@@ -118,8 +118,8 @@ func (r *Router) serveH1(x *exchange, req *http.Request, trace *tracedWriter) {
 				continue
 			}
 			if rr == nil && p != nil && p.NextUpstream != 0 && clientErr == nil &&
-				x.passOn(outer, p, failureClass(err), true, !pc.BodyStarted(), began) {
-				fresh = false
+				x.passOn(outer, p, failureClass(err), true, !started || x.held() != nil, began) {
+				fresh, outer = false, bodyAnew(x, outer, started)
 				continue
 			}
 			if clientErr != nil {
@@ -158,10 +158,11 @@ func (r *Router) serveH1(x *exchange, req *http.Request, trace *tracedWriter) {
 		if p != nil {
 			// proxy-next-upstream http_<status>: the response is dropped
 			// for another endpoint's, unless none is left to try.
+			started := pc.BodyStarted() || pc.BodyUnsent()
 			if c := match.StatusCondition(res.Status); c != 0 && p.NextUpstream&c != 0 &&
-				x.passOn(outer, p, c, true, !pc.BodyStarted() && !pc.BodyUnsent(), began) {
+				x.passOn(outer, p, c, true, !started || x.held() != nil, began) {
 				pc.End(false)
-				fresh = false
+				fresh, outer = false, bodyAnew(x, outer, started)
 				continue
 			}
 			if p.Buffering && !pc.BodyUnsent() && !x.intercepts(res.Status) && !accelUnbuffered(res) {
@@ -280,9 +281,10 @@ func inlineBody(req *http.Request, length int64) []byte {
 	return nil
 }
 
-// bodyAnew is the request for a Gateway API retry after a try: req itself
-// unless the try started on its body, then a copy whose body, held whole
-// (exchange.held), starts again (anew).
+// bodyAnew is the request for another try (a Gateway API retry, or
+// proxy-next-upstream) after a try: req itself unless the try started on
+// its body, then a copy whose body, held whole (exchange.held), starts
+// again (anew).
 func bodyAnew(x *exchange, req *http.Request, started bool) *http.Request {
 	if !started || x.held() == nil {
 		return req

@@ -499,3 +499,53 @@ func TestAutoHTTPFollowsClientScheme(t *testing.T) {
 		assert.Equal(t, tt.body, rec.Body.String(), tt.url)
 	}
 }
+
+// proxy-next-upstream with a request body the router held whole (in
+// memory, or past client-body-buffer-size in its temporary file): the
+// next endpoint gets the whole body again, as nginx sends its buffered
+// body to the next upstream, not the first try's 503.
+func TestProxyNextUpstreamResendsBody(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	backend := func(status int) string {
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			mu.Lock()
+			got = append(got, string(b))
+			mu.Unlock()
+			w.WriteHeader(status)
+		}))
+		t.Cleanup(s.Close)
+		return s.Listener.Addr().String()
+	}
+	first, second := backend(http.StatusServiceUnavailable), backend(http.StatusOK)
+	for _, via := range []string{"pool", "transport"} {
+		// Inline with the head; sent by the body sender; from the file.
+		for _, size := range []int{11, 64 << 10, 1 << 20} {
+			o := Options{}
+			if via == "transport" {
+				o.Transport = &http.Transport{}
+			}
+			p := &match.Proxying{NextUpstream: match.RetryError | match.Retry503, MaxTempFileSize: -1}
+			r, recs := proxyingRouter(t, o, p, first, second)
+			mu.Lock()
+			got = nil
+			mu.Unlock()
+			sent := strings.Repeat("x", size-len("hello")) + "hello"
+			req := httptest.NewRequest(http.MethodPut, "/", strings.NewReader(sent))
+			req.Host = "web"
+			rec := httptest.NewRecorder()
+			r.ServeHTTP(rec, req)
+			mu.Lock()
+			lens := make([]int, len(got))
+			for i, g := range got {
+				lens[i] = len(g)
+			}
+			ok := len(got) == 2 && got[0] == sent && got[1] == sent
+			mu.Unlock()
+			assert.True(t, ok, "%s, %d-byte PUT: bodies received %v, want two of %d", via, size, lens, size)
+			assert.Equal(t, http.StatusOK, rec.Code, "%s, %d-byte PUT", via, size)
+			assert.Equal(t, 2, recs.last(t).Tries, "%s, %d-byte PUT", via, size)
+		}
+	}
+}

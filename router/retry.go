@@ -51,7 +51,9 @@ func (x *exchange) roundTrip(rt http.RoundTripper, req *http.Request) (*http.Res
 	}
 	for {
 		res, err := rt.RoundTrip(out)
-		replayable := body == nil || !body.read
+		// A body the router holds whole is sent again from its start; one
+		// read as it comes only while no try took any of it.
+		replayable := body == nil || !body.read || x.held() != nil
 		switch {
 		case err == nil:
 			c := match.StatusCondition(res.StatusCode)
@@ -66,6 +68,10 @@ func (x *exchange) roundTrip(rt http.RoundTripper, req *http.Request) (*http.Res
 		}
 		if out == req {
 			out = shallowCopy(req)
+		}
+		if body != nil && body.read {
+			body = &unclosedBody{r: anew(x.held())}
+			out.Body = body
 		}
 		u := *req.URL
 		u.Host = x.endpoint.Addr

@@ -344,8 +344,8 @@
 //     $req_id, $upstream_addr, $upstream_status, $upstream_response_time,
 //     $upstream_header_time, $upstream_response_length,
 //     $proxy_upstream_name, $namespace, $ingress_name, $service_name,
-//     $service_port, $server_name, $http_*, $cookie_*; any other is
-//     warned about once, by name, and logged as "-").
+//     $service_port, $location_path, $server_name, $http_*, $cookie_*;
+//     any other is warned about once, by name, and logged as "-").
 //
 // A key given as a flag too is left to the flag (ParseConfigMap's keep
 // names them), with a cosmetic warning. Every other key warns once,
@@ -1626,7 +1626,7 @@
 //	$1 to $9                       per request    R S
 //	$namespace, $service_name,
 //	$service_port                  at build       V S H L
-//	$ingress_name, $location_path  at build       S H (L: $ingress_name)
+//	$ingress_name, $location_path  at build       S H L
 //	$req_id, $status, $request,
 //	$request_time, $upstream_*, …  after answer   L
 //

@@ -676,7 +676,7 @@ func (c *ConfigMap) sourceRangeDefault(key, v string) bool {
 // example controller's access log fills. One it cannot fill is logged as
 // "-", as nginx logs a value it has not.
 var LogFormat = vars.Place{Name: "the access log", Syntax: vars.Log, Lenient: true, Vars: vars.Of(
-	vars.Args, vars.BodyBytesSent, vars.BytesSent, vars.Host, vars.IngressName, vars.Msec, vars.Namespace,
+	vars.Args, vars.BodyBytesSent, vars.BytesSent, vars.Host, vars.IngressName, vars.LocationPath, vars.Msec, vars.Namespace,
 	vars.ProxyAlternativeUpstreamName, vars.ProxyUpstreamName, vars.QueryString, vars.RemoteAddr,
 	vars.RemoteUser, vars.ReqID, vars.Request, vars.RequestLength, vars.RequestMethod, vars.RequestTime,
 	vars.RequestURI, vars.Scheme, vars.ServerName, vars.ServerProtocol, vars.ServiceName, vars.ServicePort,

@@ -276,6 +276,22 @@ type Route struct {
 	Split *Split
 }
 
+// LocationPath is the route's path as its declaration wrote it, which
+// ingress-nginx sets as the location's $location_path (nginx.tmpl, from
+// getIngressInformation): a regex-mode host's declared path rather than
+// the pattern made of it, and "/" for the root Prefix and for a host's
+// fallback (rt nil). A Prefix path declared with a trailing slash reads
+// without it: the key dropped it.
+func LocationPath(rt *Route) string {
+	switch {
+	case rt == nil || rt.Type == Prefix && rt.Path == "":
+		return "/"
+	case rt.Type == Regex:
+		return rt.orderPath()
+	}
+	return rt.Path
+}
+
 // VirtualHost is everything served under one host name.
 type VirtualHost struct {
 	// Name is an exact host ("shop.example.com"), a wildcard

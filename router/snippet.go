@@ -187,12 +187,9 @@ func (r *Router) snippetRequest(req *http.Request, d *decision, relocated bool) 
 		src = &res.Host.FallbackSource
 	}
 	be := res.Backend
-	sr.LocationPath = "/"
+	sr.LocationPath = match.LocationPath(res.Route)
 	if rt := res.Route; rt != nil {
-		src, sr.LocationPath = &rt.Source, rt.Path
-		if rt.Type == match.Prefix && rt.Path == "" {
-			sr.LocationPath = "/"
-		}
+		src = &rt.Source
 	}
 	if src != nil {
 		sr.Namespace, sr.IngressName = src.Namespace, src.Name

@@ -13,6 +13,7 @@ import (
 
 	"ramjet.dev/ramjet/balance"
 	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/match"
 	"ramjet.dev/ramjet/match/vars"
 	"ramjet.dev/ramjet/router"
 )
@@ -169,6 +170,14 @@ var nginxLogVars = map[string]nginxLogVar{
 		return strconv.Itoa(int(r.Service.Port))
 	},
 	"server_name": func(r *router.Record) string { return r.VirtualHost },
+	// As getIngressInformation: the default server's location, which no
+	// Ingress declares, sets "".
+	"location_path": func(r *router.Record) string {
+		if r.MatchedRoute == nil && r.Route.Name == "" {
+			return ""
+		}
+		return match.LocationPath(r.MatchedRoute)
+	},
 }
 
 // nginxLocationVars are the variables ingress-nginx's locations set,
@@ -180,6 +189,7 @@ var nginxLocationVars = map[string]bool{
 	"ingress_name":                    true,
 	"service_name":                    true,
 	"service_port":                    true,
+	"location_path":                   true,
 }
 
 // nginxLogPrefixes are the variables named by a prefix and a name.

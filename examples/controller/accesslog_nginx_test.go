@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -286,4 +287,37 @@ func TestNginxAccessLogDefaultBackendService(t *testing.T) {
 	rec.VirtualHost, rec.Route = "", match.Source{Field: compile.GlobalDefaultBackendField}
 	log(rec)
 	assert.Equal(t, `"prod" "shop" "" ""`+"\n"+`"" "" "" ""`+"\n", out.String())
+}
+
+// TestNginxAccessLogLocationPath: $location_path is what nginx.tmpl sets
+// in each location (set $location_path, getIngressInformation's Path):
+// the path as the Ingress declares it, "/" for a location with no path of
+// its own, and "" on the default server, whose location names no Ingress.
+func TestNginxAccessLogLocationPath(t *testing.T) {
+	var out bytes.Buffer
+	log, unknown := newNginxAccessLog(&out, `"$location_path"`, escapeDefault)
+	require.Empty(t, unknown)
+	rec := nginxLogRecord()
+	for _, rt := range []*match.Route{
+		{Type: match.Prefix, Path: "/shop"},
+		{Type: match.Prefix, Path: ""},
+		{Type: match.Exact, Path: "/shop/cart"},
+		{Type: match.Regex, Path: "/shop/.*"},
+		// A host in regex mode: the pattern of a Prefix path, and a
+		// declared pattern's leading "^", are the declared path's.
+		{Type: match.Regex, Path: "/shop/", OrderPath: "/shop"},
+		{Type: match.Regex, Path: "/shop/[0-9]+", OrderPath: "^/shop/[0-9]+"},
+	} {
+		rec.MatchedRoute = rt
+		log(rec)
+	}
+	rec.MatchedRoute, rec.Route = nil, match.Source{Namespace: "prod", Name: "shop", Field: "spec.defaultBackend"}
+	log(rec)
+	rec.Tries, rec.Endpoint, rec.Status, rec.Reason, rec.Service, rec.Route, rec.VirtualHost = 0, "", 404, router.ReasonNoRoute, router.Service{}, match.Source{}, ""
+	log(rec)
+	assert.Equal(t, `"/shop" "/" "/shop/cart" "/shop/.*" "/shop" "^/shop/[0-9]+" "/" ""`, strings.Join(strings.Fields(out.String()), " "))
+
+	_, unknown = parseNginxLogFormat(`$location_path`)
+	assert.Empty(t, unknown)
+	assert.Empty(t, compile.UnknownLogVariables(`$location_path`), "the ConfigMap's warning")
 }

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/textproto"
 	"strings"
+
+	"ramjet.dev/ramjet/match/vars"
 )
 
 // Algorithm is how a backend chooses among its endpoints (SPEC §9).
@@ -80,7 +82,8 @@ type HashKey struct {
 // variable:
 //
 //   - $remote_addr: the client IP (RemoteAddr without its port);
-//   - $request_uri: the request target as received, with its query;
+//   - $request_uri: the request target as received, with its query (an
+//     absolute-form target from its path on, as nginx keeps it);
 //   - $http_<name>: a request header; as in nginx the name is matched case-
 //     insensitively with underscores standing for dashes ($http_x_user_id is
 //     X-User-Id), and a header sent on several field lines is their values
@@ -169,7 +172,7 @@ func (k HashKey) extract(r *http.Request) string {
 	case remoteAddrKey:
 		return hostOf(r.RemoteAddr)
 	case requestURIKey:
-		return r.RequestURI
+		return vars.RequestURIOf(r.RequestURI)
 	case headerKey:
 		if k.name == "Host" {
 			// net/http keeps the Host line in Request.Host, not in

@@ -243,6 +243,9 @@ func TestHashKeyExtract(t *testing.T) {
 		{"remote bare IPv6", "$remote_addr", req("2001:db8::1", "", nil), "2001:db8::1"},
 		{"remote unset", "$remote_addr", req("", "", nil), ""},
 		{"request uri with query", "$request_uri", req("", "/a/b?c=1", nil), "/a/b?c=1"},
+		// nginx's $request_uri for an absolute-form target starts at its path.
+		{"request uri absolute form", "$request_uri", req("", "http://a.example.com/a/b?c=1", nil), "/a/b?c=1"},
+		{"request uri absolute form without path", "$request_uri", req("", "http://a.example.com?c=1", nil), "?c=1"},
 		{"header", "$http_x_user_id", req("", "", http.Header{"X-User-Id": {"u-42"}}), "u-42"},
 		{"header lines joined", "$http_x_user_id", req("", "", http.Header{"X-User-Id": {"u-42", "u-43"}}), "u-42, u-43"},
 		{"cookie lines joined", "$http_cookie", req("", "", http.Header{"Cookie": {"a=1", "b=2"}}), "a=1; b=2"},

@@ -57,7 +57,7 @@ func TestUpstreamPathsForwardAlike(t *testing.T) {
 	_, addr := echoBackend(t, "web")
 	fronts := map[string]string{} // path name: listener address
 	for _, p := range upstreamPaths {
-		r := newPathRouter(Options{}, p.netHTTP)
+		r := newPathRouter(Options{OriginalURIHeader: true}, p.netHTTP)
 		r.Publish(table("d", vhost("", nil, route(match.Prefix, "/", httpBackend("prod/web:80", addr)))))
 		t.Cleanup(r.CloseIdleConnections)
 		front := httptest.NewServer(r)
@@ -90,6 +90,11 @@ func TestUpstreamPathsForwardAlike(t *testing.T) {
 		{"backslashes", `/a\b/..\c\\d?x=\y`, "", map[string][]string{"X-Seen-Uri": {`/a\b/..\c\\d?x=\y`}}, nil},
 		{"escaped backslash", `/a%5Cb%5c..%5C`, "", map[string][]string{"X-Seen-Uri": {`/a%5Cb%5c..%5C`}}, nil},
 		{"backslashes in an absolute form", `http://h.test/a\b?c\d`, "", map[string][]string{"X-Seen-Uri": {`/a\b?c\d`}}, nil},
+		// proxy-add-original-uri-header: X-Original-URI is $request_uri,
+		// which nginx keeps from an absolute-form target's path on.
+		{"original URI", "/a?b", "", map[string][]string{"Seen-X-Original-Uri": {"/a?b"}}, nil},
+		{"original URI of an absolute form", "http://h.test/a?b", "", map[string][]string{"Seen-X-Original-Uri": {"/a?b"}}, nil},
+		{"original URI of an absolute form without a path", "http://h.test?b", "", map[string][]string{"Seen-X-Original-Uri": {"?b"}, "X-Seen-Uri": {"/?b"}}, nil},
 		{"no User-Agent added", "/p", "", nil, []string{"Seen-User-Agent", "Seen-Accept-Encoding"}},
 	}
 	for _, tt := range tests {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/match/vars"
 )
 
 // rewrite turns the inbound request into the one sent to the chosen
@@ -112,8 +113,8 @@ type forwarding struct {
 	// ids are the exchange's own request ID block (nil: one from idBlocks).
 	ids *idBlock
 	// originalHost is the client's forwarded-host-header (X-Forwarded-Host
-	// unless it is another), joined, sent as X-Original-Forwarded-Host; originalURI the request's URI as
-	// received, sent as X-Original-URI with proxy-add-original-uri-header.
+	// unless it is another), joined, sent as X-Original-Forwarded-Host; originalURI is
+	// $request_uri, sent as X-Original-URI with proxy-add-original-uri-header.
 	originalHost []string
 	originalURI  string
 }
@@ -138,7 +139,7 @@ func forwardingOf(f *forwarding, in *http.Request, x *exchange) {
 		f.originalHost = nonEmpty(in.Header[h])
 	}
 	if x.headers().originalURI {
-		f.originalURI = in.RequestURI
+		f.originalURI = vars.RequestURIOf(in.RequestURI)
 	}
 	// An empty header is none, as nginx sends no empty header.
 	f.prior = nonEmpty(in.Header["X-Forwarded-For"])

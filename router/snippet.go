@@ -4,9 +4,9 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/match/vars"
 )
 
 // Snippets (doc §11.9): the location's match.Snippet, translated from its
@@ -177,7 +177,7 @@ func answersBefore(d *decision, st *step) bool {
 func (r *Router) snippetRequest(req *http.Request, d *decision, relocated bool) *match.SnippetRequest {
 	clean, _ := match.NormalizePath(beforeFragment(d.path))
 	sr := &match.SnippetRequest{
-		Host: d.host, URI: clean, RequestURI: originForm(req.RequestURI), Args: d.query, Scheme: d.proto,
+		Host: d.host, URI: clean, RequestURI: vars.RequestURIOf(req.RequestURI), Args: d.query, Scheme: d.proto,
 		RemoteAddr: r.ClientAddr(req).String(), Method: req.Method, Header: req.Header,
 		Relocated: relocated,
 	}
@@ -251,23 +251,6 @@ func (r *Router) snippetAnswer(s *requestState, status int, reason, location, bo
 		rec.BytesOut = int64(len(body))
 		r.observe(s.w, rec)
 	}
-}
-
-// originForm is an absolute-form request-target ("http://host/p?q") as
-// nginx's $request_uri holds it: from its path on ("/p?q", "/" for none).
-// Any other target is returned as it is.
-func originForm(target string) string {
-	scheme, rest, ok := strings.Cut(target, "://")
-	if !ok || scheme == "" || strings.ContainsAny(scheme, "/?") {
-		return target
-	}
-	if i := strings.IndexAny(rest, "/?"); i >= 0 {
-		if rest[i] == '?' {
-			return "/" + rest[i:]
-		}
-		return rest[i:]
-	}
-	return "/"
 }
 
 // editRequest makes a snippet's (or a backendRef's) request header edits

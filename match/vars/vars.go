@@ -223,3 +223,19 @@ func (s Set) Lookup(name string) (Ref, bool) {
 	}
 	return Ref{}, false
 }
+
+// RequestURIOf is $request_uri for a request-target as received. nginx
+// keeps an absolute-form target ("http://h/p?q") from its path on ("/p?q"),
+// from its query when it has no path ("http://h?q" is "?q"), and as "/"
+// when it has neither; any other target is its own value. The result is a
+// substring of target, or "/".
+func RequestURIOf(target string) string {
+	scheme, rest, ok := strings.Cut(target, "://")
+	if !ok || scheme == "" || strings.ContainsAny(scheme, "/?") {
+		return target
+	}
+	if i := strings.IndexAny(rest, "/?"); i >= 0 {
+		return rest[i:]
+	}
+	return "/"
+}

@@ -216,7 +216,7 @@
 //   - Location keys, the defaults of the annotations of the same name,
 //     which an Ingress's own annotation overrides (ingress-nginx's
 //     annotation parsers default to them): force-ssl-redirect,
-//     preserve-trailing-slash, proxy-body-size, client-body-buffer-size,
+//     preserve-trailing-slash, use-port-in-redirects, proxy-body-size, client-body-buffer-size,
 //     proxy-connect-timeout, proxy-read-timeout, proxy-send-timeout,
 //     proxy-next-upstream-tries,
 //     load-balance, upstream-hash-by, whitelist-source-range,
@@ -827,7 +827,8 @@
 // router answers instead:
 //
 //   - backend-protocol (§8);
-//   - ssl-redirect, force-ssl-redirect and preserve-trailing-slash (§12),
+//   - ssl-redirect, force-ssl-redirect, preserve-trailing-slash and
+//     use-port-in-redirects (§12),
 //     booleans in Go's syntax ("true", "false", "1", "0", ...);
 //   - use-regex, rewrite-target, upstream-vhost and x-forwarded-prefix, as
 //     below. Each is per location: it applies to the routes of the Ingress
@@ -1816,7 +1817,11 @@
 //     307 or 308; any other value keeps 308, as in ingress-nginx) to
 //     https://<the Host header without its port><request-target>, its last byte dropped when it is "/" (as
 //     nginx drops it from $request_uri: "/a/?x" keeps its slash,
-//     "/a?next=/" loses the query's) unless preserve-trailing-slash is set. A redirect that is due
+//     "/a?next=/" loses the query's) unless preserve-trailing-slash is set.
+//     With use-port-in-redirects, ":<port>" follows the host: the HTTPS
+//     listener's port (router.Options.HTTPSPort, 443 by default; the
+//     example controller's -https-addr), as ingress-nginx names its
+//     --https-port (lua_ingress.lua). A redirect that is due
 //     but has no usable host answers 400 rather than serving in the clear.
 //   - /.well-known/acme-challenge and everything under it, judged on the
 //     normalized path, is never redirected, whichever route serves it (§19);

@@ -28,6 +28,9 @@ type annotationValues struct {
 	forceSSLRedirect bool
 	// preserveTrailingSlash keeps the trailing slash in that redirect.
 	preserveTrailingSlash bool
+	// usePortInRedirects names the HTTPS port in that redirect
+	// (use-port-in-redirects).
+	usePortInRedirects bool
 
 	// balancing holds load-balance and upstream-hash-by (balance.go); nil
 	// when the Ingress sets neither: the default.

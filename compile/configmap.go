@@ -103,6 +103,7 @@ var ConfigMapKeys = map[string]ConfigMapKey{
 	}},
 	"force-ssl-redirect":        {Location: true},
 	"preserve-trailing-slash":   {Location: true},
+	"use-port-in-redirects":     {Location: true},
 	"proxy-body-size":           {Location: true},
 	"client-body-buffer-size":   {Location: true},
 	"proxy-connect-timeout":     {Location: true},
@@ -564,7 +565,7 @@ func checkLocationDefault(key, v string) error {
 			return fmt.Errorf("want a whole number")
 		}
 		v = strconv.FormatInt(n, 10)
-	case "force-ssl-redirect", "preserve-trailing-slash":
+	case "force-ssl-redirect", "preserve-trailing-slash", "use-port-in-redirects":
 		if _, err := configmap.ParseBool(v); err != nil {
 			return err
 		}
@@ -604,7 +605,7 @@ func locationValue(key, v string) string {
 	case "proxy-connect-timeout", "proxy-read-timeout", "proxy-send-timeout", "proxy-next-upstream-tries":
 		n, _ := strconv.ParseInt(v, 0, 32)
 		return strconv.FormatInt(n, 10)
-	case "force-ssl-redirect", "preserve-trailing-slash":
+	case "force-ssl-redirect", "preserve-trailing-slash", "use-port-in-redirects":
 		on, _ := configmap.ParseBool(v)
 		return strconv.FormatBool(on)
 	}

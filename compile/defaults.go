@@ -134,11 +134,13 @@ func (b *builder) applyFallbackSettings() {
 		if ing != nil {
 			v.vh.SSLRedirect, v.vh.ForceSSLRedirect = ing.redirects(b.opts)
 			v.vh.PreserveTrailingSlash = ing.ann.preserveTrailingSlash
+			v.vh.UsePortInRedirects = ing.ann.usePortInRedirects
 		} else {
 			v.vh.SSLRedirect = !b.opts.DisableSSLRedirect
 			if ing = b.fallbackDefaults(); ing != nil {
 				v.vh.ForceSSLRedirect = ing.ann.forceSSLRedirect
 				v.vh.PreserveTrailingSlash = ing.ann.preserveTrailingSlash
+				v.vh.UsePortInRedirects = ing.ann.usePortInRedirects
 			}
 		}
 		if v == b.catchAll {

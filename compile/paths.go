@@ -150,6 +150,7 @@ func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkin
 		r.Backend = backend
 		r.SSLRedirect, r.ForceSSLRedirect = ing.redirects(b.opts)
 		r.PreserveTrailingSlash = ing.ann.preserveTrailingSlash
+		r.UsePortInRedirects = ing.ann.usePortInRedirects
 		r.OrderPath = orderPath
 		// Both kept only where the backend turns out to have affinity
 		// (applyRouteAffinity).

@@ -65,8 +65,6 @@ var reasonSeverity = map[Reason]Severity{
 var asRamjetDoes = map[string]func(value string) bool{
 	// OpenTracing is gone from ingress-nginx v1.15; off is its default.
 	"enable-opentracing": isFalse,
-	// The TLS redirect's Location without the port, as ramjet sends it.
-	"use-port-in-redirects": isFalse,
 	// Every access check must pass, as in ramjet (ingress-nginx reads a
 	// value other than "any" as "all").
 	"satisfy": func(v string) bool { return strings.TrimSpace(v) != "any" },

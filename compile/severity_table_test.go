@@ -231,21 +231,20 @@ func TestConfigMapValueSeverity(t *testing.T) {
 	}
 }
 
-// use-port-in-redirects is an annotation ingress-nginx reads
-// (annotations/portinredirect): "true" puts the HTTPS port in its TLS
-// redirect's Location, which ramjet leaves out; "false" is what ramjet
-// does.
-func TestUsePortInRedirectsSeverity(t *testing.T) {
-	for value, want := range map[string]Severity{"true": FeatureMissing, "false": Cosmetic} {
+// use-port-in-redirects is served (annotation and ConfigMap key): either
+// value compiles without a warning.
+func TestUsePortInRedirectsServed(t *testing.T) {
+	for _, value := range []string{"true", "false"} {
 		s := mkSnapshot(mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.1"),
 			mkIngress("prod", "web", 1, withAnnotations(NginxPrefix+"use-port-in-redirects", value), withRules(mkRule("a.example.com", prefix("/", "web", 80)))))
 		_, ws := compileOK(t, s, Options{})
-		require.Len(t, ws, 1)
-		assert.Equal(t, AnnotationUnsupported, ws[0].Reason)
-		assert.NotContains(t, ws[0].Message, "no effect under ingress-nginx either", "use-port-in-redirects %q", value)
-		assert.Equal(t, want, ws[0].Severity(), "use-port-in-redirects %q: %s", value, ws[0].Message)
-		assert.True(t, NginxReads("use-port-in-redirects"))
+		assert.Empty(t, ws, "use-port-in-redirects %q", value)
 	}
+	s := mkSnapshot(mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.1"),
+		mkIngress("prod", "web", 1, withAnnotations(NginxPrefix+"use-port-in-redirects", "yes"), withRules(mkRule("a.example.com", prefix("/", "web", 80)))))
+	_, ws := compileOK(t, s, Options{})
+	require.Len(t, ws, 1)
+	assert.Equal(t, AnnotationRejected, ws[0].Reason)
 }
 
 // ingress-nginx removed global rate limiting in v1.12 (#11851): v1.15 reads

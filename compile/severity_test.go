@@ -78,7 +78,7 @@ func TestWarningSeverityReadsValue(t *testing.T) {
 	}{
 		{"enable-opentracing", map[string]string{"enable-opentracing": "false"}, Cosmetic},
 		{"enable-opentracing", map[string]string{"enable-opentracing": "true"}, FeatureMissing},
-		{"use-port-in-redirects", map[string]string{"use-port-in-redirects": "false"}, Cosmetic},
+		{"satisfy", map[string]string{"satisfy": "all"}, Cosmetic},
 		{"enable-modsecurity", map[string]string{"enable-modsecurity": "true"}, FeatureMissing},
 		{"enable-modsecurity", map[string]string{"enable-modsecurity": "true", "enable-owasp-core-rules": "true"}, FeatureMissing},
 		{"modsecurity-snippet", map[string]string{"enable-modsecurity": "true", "modsecurity-snippet": "SecRuleEngine DetectionOnly\n"}, FeatureMissing},

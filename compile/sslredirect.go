@@ -1,6 +1,7 @@
 package compile
 
-// ssl-redirect, force-ssl-redirect and preserve-trailing-slash: the
+// ssl-redirect, force-ssl-redirect, preserve-trailing-slash and
+// use-port-in-redirects: the
 // annotations of the plain-HTTP to HTTPS redirect (SPEC §11.1, §12), which
 // the router answers (router/sslredirect.go).
 
@@ -9,6 +10,7 @@ func init() {
 		"ssl-redirect":            {apply: applySSLRedirect},
 		"force-ssl-redirect":      {apply: applyForceSSLRedirect},
 		"preserve-trailing-slash": {apply: applyPreserveTrailingSlash},
+		"use-port-in-redirects":   {apply: applyUsePortInRedirects},
 	})
 }
 
@@ -18,6 +20,8 @@ var (
 	applyForceSSLRedirect = boolAnnotation(func(v *annotationValues, _ string, on bool) { v.forceSSLRedirect = on })
 
 	applyPreserveTrailingSlash = boolAnnotation(func(v *annotationValues, _ string, on bool) { v.preserveTrailingSlash = on })
+
+	applyUsePortInRedirects = boolAnnotation(func(v *annotationValues, _ string, on bool) { v.usePortInRedirects = on })
 )
 
 // redirects returns the Ingress's ssl-redirect and force-ssl-redirect

@@ -98,12 +98,14 @@ func httpsRedirectText(tls, sslRedirect, force bool) string {
 	return ""
 }
 
-// redirectSlashSection is whether the HTTPS redirect keeps the request's
-// trailing slash, which it drops by default.
+// redirectSlashSection is how the HTTPS redirect writes its Location:
+// whether it keeps the request's trailing slash, which it drops by
+// default, and whether it names the HTTPS port, which it leaves out by
+// default.
 var redirectSlashSection = section{
 	name:  "https-redirect-trailing-slash",
-	route: []string{"PreserveTrailingSlash"},
-	host:  []string{"PreserveTrailingSlash"},
+	route: []string{"PreserveTrailingSlash", "UsePortInRedirects"},
+	host:  []string{"PreserveTrailingSlash", "UsePortInRedirects"},
 	digest: []digestPart{{
 		tag: "preserve-trailing-slash",
 		hostHas: func(vh *VirtualHost) bool {
@@ -111,21 +113,32 @@ var redirectSlashSection = section{
 		},
 		host:  func(e *encoder, vh *VirtualHost) { e.flag(vh.PreserveTrailingSlash) },
 		route: func(e *encoder, r *Route) { e.flag(r.PreserveTrailingSlash) },
+	}, {
+		tag: "use-port-in-redirects",
+		hostHas: func(vh *VirtualHost) bool {
+			return vh.UsePortInRedirects || slices.ContainsFunc(vh.Routes, func(r *Route) bool { return r.UsePortInRedirects })
+		},
+		host:  func(e *encoder, vh *VirtualHost) { e.flag(vh.UsePortInRedirects) },
+		route: func(e *encoder, r *Route) { e.flag(r.UsePortInRedirects) },
 	}},
 	text: textParts{
 		at: 20, // right after the redirect it qualifies
 		fallbackSuffix: func(b *strings.Builder, vh *VirtualHost) {
-			b.WriteString(keepsSlashText(redirectsToHTTPS(vh.TLS, vh.SSLRedirect, vh.ForceSSLRedirect), vh.PreserveTrailingSlash))
+			b.WriteString(redirectFormText(redirectsToHTTPS(vh.TLS, vh.SSLRedirect, vh.ForceSSLRedirect), vh.PreserveTrailingSlash, vh.UsePortInRedirects))
 		},
 		routeSuffix: func(b *strings.Builder, vh *VirtualHost, r *Route) {
-			b.WriteString(keepsSlashText(redirectsToHTTPS(vh.TLS, r.SSLRedirect, r.ForceSSLRedirect), r.PreserveTrailingSlash))
+			b.WriteString(redirectFormText(redirectsToHTTPS(vh.TLS, r.SSLRedirect, r.ForceSSLRedirect), r.PreserveTrailingSlash, r.UsePortInRedirects))
 		},
 	},
 }
 
-func keepsSlashText(redirects, preserve bool) string {
+func redirectFormText(redirects, preserve, port bool) string {
+	s := ""
 	if redirects && preserve {
-		return " preserve-trailing-slash"
+		s += " preserve-trailing-slash"
 	}
-	return ""
+	if redirects && port {
+		s += " use-port-in-redirects"
+	}
+	return s
 }

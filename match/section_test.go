@@ -171,7 +171,7 @@ func sectionSpec(t *testing.T) Spec {
 		}
 	}
 	shop := &VirtualHost{
-		Name: "shop.example.com", TLS: true, SSLRedirect: true, PreserveTrailingSlash: true,
+		Name: "shop.example.com", TLS: true, SSLRedirect: true, PreserveTrailingSlash: true, UsePortInRedirects: true,
 		Fallback: web, FallbackLocation: Location{Policy: policy(), CORS: cors(), Auth: auth(),
 			Rewrite:    &Rewrite{Host: "internal.example"},
 			BackendTLS: &BackendTLS{Secret: "prod/up", CAs: []*x509.Certificate{{Raw: []byte{1}}}, Verify: true, VerifyDepth: 1},
@@ -186,7 +186,7 @@ func sectionSpec(t *testing.T) Spec {
 			Snippet: &Snippet{Ops: []SnippetOp{{Kind: OpReturn, Code: 200, Value: "pong"}}}}},
 		Actions: &HostActions{Aliases: []string{"store.example.com"}, AppRoot: "/app", Fallback: &Redirect{Code: 308, URL: "https://new.example/"}},
 		Routes: []*Route{
-			{Type: Prefix, Path: "/api", Backend: api, Order: 1, SSLRedirect: true, PreserveTrailingSlash: true,
+			{Type: Prefix, Path: "/api", Backend: api, Order: 1, SSLRedirect: true, PreserveTrailingSlash: true, UsePortInRedirects: true,
 				Location: Location{
 					Extensions: NewExtensions(map[string]string{"example.com/team": "a"}),
 					Rewrite:    &Rewrite{Host: "api.internal"}, Policy: policy(), CORS: cors(), Auth: auth(),
@@ -270,6 +270,8 @@ var sectionChanges = []struct {
 
 	{section: "https-redirect-trailing-slash", field: "Route.PreserveTrailingSlash", change: "off", mutate: func(s Spec) { specRoute(s, "/api").PreserveTrailingSlash = false }},
 	{section: "https-redirect-trailing-slash", field: "VirtualHost.PreserveTrailingSlash", change: "off", mutate: func(s Spec) { specHost(s, shop).PreserveTrailingSlash = false }},
+	{section: "https-redirect-trailing-slash", field: "Route.UsePortInRedirects", change: "off", mutate: func(s Spec) { specRoute(s, "/api").UsePortInRedirects = false }},
+	{section: "https-redirect-trailing-slash", field: "VirtualHost.UsePortInRedirects", change: "off", mutate: func(s Spec) { specHost(s, shop).UsePortInRedirects = false }},
 
 	{section: "extensions", field: "Route.Location.Extensions", change: "value", mutate: func(s Spec) {
 		specRoute(s, "/api").Extensions = NewExtensions(map[string]string{"example.com/team": "b"})

@@ -229,6 +229,9 @@ type Route struct {
 	// PreserveTrailingSlash keeps the request's trailing slash in that
 	// redirect (preserve-trailing-slash); by default one is dropped.
 	PreserveTrailingSlash bool
+	// UsePortInRedirects names the HTTPS port in that redirect's Location
+	// (use-port-in-redirects); by default it names none.
+	UsePortInRedirects bool
 	// NoAffinityCookie: the declaring Ingress does not ask for affinity:
 	// cookie although its backend has session affinity (another Ingress
 	// asked). A request here follows a session cookie it carries but is
@@ -328,6 +331,9 @@ type VirtualHost struct {
 	// PreserveTrailingSlash is the matching preserve-trailing-slash
 	// setting (see Route.PreserveTrailingSlash).
 	PreserveTrailingSlash bool
+	// UsePortInRedirects is the matching use-port-in-redirects setting
+	// (see Route.UsePortInRedirects).
+	UsePortInRedirects bool
 	// Actions are the host-wide redirects and aliases (app-root,
 	// server-alias, from-to-www-redirect); nil when there are none.
 	Actions *HostActions

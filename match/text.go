@@ -38,7 +38,8 @@ import (
 //
 // Fallback and route lines end in " force-ssl-redirect" or " ssl-redirect"
 // when plain HTTP is redirected there: forced, or on a tls host; then
-// " preserve-trailing-slash" when that redirect keeps the trailing slash.
+// " preserve-trailing-slash" when that redirect keeps the trailing slash,
+// then " use-port-in-redirects" when its Location names the HTTPS port.
 // Route lines end in " redirect <code> <url>" (then " relative") when the
 // route answers a redirect instead of proxying.
 // A route or fallback line then ends in its rewrite, each part when set:

@@ -375,7 +375,12 @@ func (r *Router) decideTarget(d *decision, req *http.Request, grpc bool, target 
 			// nginx redirects to $request_uri, which no rewrite changes.
 			path, query, hasQuery, _ = requestTarget(req)
 		}
-		to, ok := httpsLocation(r.redirectHost(req), path, query, hasQuery, preserveTrailingSlash(d.res))
+		preserveSlash, usePort := redirectForm(d.res)
+		port := ""
+		if usePort {
+			port = r.httpsPort
+		}
+		to, ok := httpsLocation(r.redirectHost(req), port, path, query, hasQuery, preserveSlash)
 		if !ok {
 			d.ans = ansNoHostToTLS
 			return

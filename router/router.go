@@ -109,6 +109,7 @@ import (
 	"net/http/httputil"
 	"net/netip"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -306,6 +307,10 @@ type Options struct {
 	// from-to-www-redirect twin's requests (ingress-nginx's
 	// http-redirect-code): 301, 302, 307 or 308; 0: 308.
 	HTTPRedirectCode int
+	// HTTPSPort is the port a use-port-in-redirects location's HTTPS
+	// redirect names (ingress-nginx's --https-port, the port its HTTPS
+	// listener binds). 0: 443.
+	HTTPSPort int
 	// NoTLSRedirectLocations are the paths the HTTPS redirect leaves
 	// alone: a request whose normalized path is one of them or under one
 	// (ingress-nginx's no-tls-redirect-locations). nil:
@@ -572,6 +577,8 @@ type Router struct {
 	cmHeaders atomic.Pointer[configMapHeaders]
 
 	returnRequestID bool
+	// httpsPort is Options.HTTPSPort as written in a redirect.
+	httpsPort string
 	// tls is Options.TLS, defaults filled in (tlspolicy.go).
 	tls configmap.TLS
 	// ocsp staples OCSP responses (ocsp.go); nil unless enable-ocsp.
@@ -688,6 +695,7 @@ func New(o Options) *Router {
 		defaultCert: o.DefaultCertificate,
 
 		returnRequestID: o.ReturnRequestID,
+		httpsPort:       strconv.Itoa(cmp.Or(o.HTTPSPort, 443)),
 		tls:             tlsPolicy(o.TLS),
 	}
 	r.SetGatewayPorts(o.GatewayPorts)

@@ -33,7 +33,8 @@ import (
 //     ingress-nginx's http-redirect-code, may say 301, 302 or 307) to
 //     https://<host><request-uri>:
 //     the Host header as sent minus its port (the redirect goes to 443), or
-//     the first X-Forwarded-Host where forwarded headers are trusted, and
+//     the first X-Forwarded-Host where forwarded headers are trusted, then
+//     ":" and Options.HTTPSPort where use-port-in-redirects is set, and
 //     the request-target as received. One trailing slash is dropped unless
 //     preserve-trailing-slash is set, as nginx drops the last byte of
 //     $request_uri: "/" becomes "https://host", "/a?next=/" "/a?next=",
@@ -95,13 +96,13 @@ func tlsHost(vh *match.VirtualHost, t *match.Table, host string) bool {
 	return t.Certificate(host) != nil
 }
 
-// preserveTrailingSlash is the preserve-trailing-slash setting that applies
-// to a request matched to res.
-func preserveTrailingSlash(res match.Result) bool {
+// redirectForm is the preserve-trailing-slash and use-port-in-redirects
+// settings that apply to a request matched to res.
+func redirectForm(res match.Result) (preserveSlash, usePort bool) {
 	if res.Route != nil {
-		return res.Route.PreserveTrailingSlash
+		return res.Route.PreserveTrailingSlash, res.Route.UsePortInRedirects
 	}
-	return res.Host.PreserveTrailingSlash
+	return res.Host.PreserveTrailingSlash, res.Host.UsePortInRedirects
 }
 
 // under reports whether the normalized path clean is dir or under it.
@@ -111,11 +112,13 @@ func under(clean, dir string) bool {
 }
 
 // httpsLocation builds the redirect target from the Host header and the
-// request-target as received; ok is false when the host is empty or could
+// request-target as received, with ":"+port after the host when port is
+// not "" (use-port-in-redirects; lua_ingress.lua names
+// config.listen_ports.https there); ok is false when the host is empty or could
 // not be a host name, or the target holds a space or control byte (which
 // net/http's parser never lets through, but a handler called in process
 // might be given).
-func httpsLocation(rawHost, path, query string, hasQuery, preserveSlash bool) (string, bool) {
+func httpsLocation(rawHost, port, path, query string, hasQuery, preserveSlash bool) (string, bool) {
 	host, ok := hostWithoutPort(rawHost)
 	if !ok || hasCTLOrSpace(path) || hasCTLOrSpace(query) {
 		return "", false
@@ -130,7 +133,7 @@ func httpsLocation(rawHost, path, query string, hasQuery, preserveSlash bool) (s
 			path = path[:len(path)-1]
 		}
 	}
-	n := len("https://") + len(host) + len(path)
+	n := len("https://") + len(host) + 1 + len(port) + len(path)
 	if hasQuery {
 		n += 1 + len(query)
 	}
@@ -138,6 +141,10 @@ func httpsLocation(rawHost, path, query string, hasQuery, preserveSlash bool) (s
 	b.Grow(n)
 	b.WriteString("https://")
 	b.WriteString(host)
+	if port != "" {
+		b.WriteByte(':')
+		b.WriteString(port)
+	}
 	b.WriteString(path)
 	if hasQuery {
 		b.WriteByte('?')

@@ -23,7 +23,7 @@ func FuzzHTTPSLocation(f *testing.F) {
 		if _, err := match.NormalizePath(path); err != nil {
 			return // answered 400 before any redirect
 		}
-		loc, ok := httpsLocation(host, path, query, hasQuery, preserve)
+		loc, ok := httpsLocation(host, "", path, query, hasQuery, preserve)
 		if !ok {
 			return
 		}

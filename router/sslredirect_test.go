@@ -49,7 +49,7 @@ func TestHTTPSLocation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.host+tt.path, func(t *testing.T) {
-			got, ok := httpsLocation(tt.host, tt.path, tt.query, tt.hasQuery, tt.preserve)
+			got, ok := httpsLocation(tt.host, "", tt.path, tt.query, tt.hasQuery, tt.preserve)
 			assert.Equal(t, tt.ok, ok)
 			assert.Equal(t, tt.want, got)
 		})
@@ -233,4 +233,15 @@ func TestProxyProtocolPort443IsHTTPS(t *testing.T) {
 			}
 		})
 	}
+}
+
+// use-port-in-redirects: the Location names the HTTPS port after the
+// Host header's name, its own port dropped (lua_ingress.lua:168-171).
+func TestHTTPSLocationPort(t *testing.T) {
+	got, ok := httpsLocation("shop.example.com:8080", "8443", "/a/", "b=/", true, false)
+	assert.True(t, ok)
+	assert.Equal(t, "https://shop.example.com:8443/a/?b=", got)
+	got, ok = httpsLocation("[fd00::1]:80", "443", "/", "", false, false)
+	assert.True(t, ok)
+	assert.Equal(t, "https://[fd00::1]:443", got)
 }

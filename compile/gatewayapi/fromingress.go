@@ -117,6 +117,7 @@ var unconvertedWhy = map[string]string{
 	"ssl-passthrough":         "passthrough is a TLSRoute on a TLS listener, not an HTTPRoute",
 	"service-upstream":        "HTTPRoute always sends to the Service's endpoints or address as the implementation does",
 	"preserve-trailing-slash": "Gateway API's RequestRedirect keeps a trailing slash, which ingress-nginx's HTTPS redirect drops without this set to \"true\"",
+	"use-port-in-redirects":   "Gateway API's HTTPS RequestRedirect leaves the port 443 out of its Location, which ingress-nginx's names with this set to \"true\"",
 	"mirror-request-body":     "RequestMirror always mirrors the body",
 	"mirror-host":             "RequestMirror sends the request's own Host",
 	"modsecurity":             "a web application firewall is not part of Gateway API",
@@ -1287,6 +1288,9 @@ func (c *converter) finish() Migration {
 			}
 			if converted[short] || short == "preserve-trailing-slash" && ing.Annotations[key] == "true" {
 				continue // a RequestRedirect keeps the slash too
+			}
+			if short == "use-port-in-redirects" && ing.Annotations[key] == "false" {
+				continue // nor does a RequestRedirect name port 443
 			}
 			m.Unconverted = append(m.Unconverted, Unconverted{Namespace: k.ns, Name: k.name, Annotation: key, Why: whyNot(short)})
 		}

@@ -330,3 +330,36 @@ func TestConfigMapBodySizeUnlimitedNote(t *testing.T) {
 		}
 	}
 }
+
+// use-port-in-redirects: "false" is what an HTTPS RequestRedirect does (no
+// port 443 in its Location), so it is not listed; "true" is, with why.
+func TestFromIngressUsePortInRedirects(t *testing.T) {
+	class := "nginx"
+	pt := networkingv1.PathTypePrefix
+	ing := func(name, value string) *networkingv1.Ingress {
+		return &networkingv1.Ingress{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Annotations: map[string]string{nginxPrefix + "use-port-in-redirects": value}},
+			Spec: networkingv1.IngressSpec{IngressClassName: &class, Rules: []networkingv1.IngressRule{{
+				Host: name + ".example.com",
+				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
+					Path: "/", PathType: &pt, Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+						Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}},
+			}}},
+		}
+	}
+	snap := compile.Snapshot{
+		IngressClasses: []*networkingv1.IngressClass{{ObjectMeta: metav1.ObjectMeta{Name: class}, Spec: networkingv1.IngressClassSpec{Controller: "k8s.io/ingress-nginx"}}},
+		Ingresses:      []*networkingv1.Ingress{ing("withport", "true"), ing("noport", "false")},
+	}
+	m := FromIngress(snap, FromIngressOptions{Compile: compile.Options{IngressClass: class, ControllerName: "k8s.io/ingress-nginx"}})
+	listed := map[string]string{}
+	for _, u := range m.Unconverted {
+		listed[u.Name] = u.Why
+	}
+	if why := listed["withport"]; !strings.Contains(why, "443") {
+		t.Errorf("use-port-in-redirects \"true\" listed as %q, want its reason", why)
+	}
+	if why, ok := listed["noport"]; ok {
+		t.Errorf("use-port-in-redirects \"false\" listed: %q", why)
+	}
+}

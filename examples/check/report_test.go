@@ -126,7 +126,7 @@ items:
 - apiVersion: networking.k8s.io/v1
   kind: Ingress
   metadata: {name: old, namespace: prod, creationTimestamp: "2025-01-01T00:00:00Z",
-    annotations: {nginx.ingress.kubernetes.io/backend-protocol: HTTPS, nginx.ingress.kubernetes.io/use-port-in-redirects: "false"}}
+    annotations: {nginx.ingress.kubernetes.io/backend-protocol: HTTPS, nginx.ingress.kubernetes.io/satisfy: "all"}}
   spec:
     ingressClassName: nginx
     tls: [{hosts: [a.example.com], secretName: a-tls}]
@@ -171,7 +171,7 @@ func TestReportIngressOnlyDump(t *testing.T) {
 	assert.Contains(t, stdout, "left out: 1 finding (SecretNotFound on 1 Ingress) that only says the input has no Secrets")
 	assert.NotContains(t, stdout, "[ServiceNotFound]")
 	// Severity reads the value, and keys ingress-nginx does not read are cosmetic.
-	assert.Contains(t, stdout, `cosmetic        nginx.ingress.kubernetes.io/use-port-in-redirects: "false" [AnnotationUnsupported]`)
+	assert.Contains(t, stdout, `cosmetic        nginx.ingress.kubernetes.io/satisfy: "all" [AnnotationUnsupported]`)
 	assert.Contains(t, stdout, `cosmetic        nginx.ingress.kubernetes.io/use-forwarded-headers: "true" [AnnotationUnsupported]`)
 	assert.Contains(t, stdout, "no effect under ingress-nginx either")
 	// The controller serves ModSecurity, but modsecurity-snippet is

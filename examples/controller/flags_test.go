@@ -402,6 +402,17 @@ func TestHTTP2ClientReachesRouter(t *testing.T) {
 	}
 }
 
+// TestHTTPSPortReachesRouter: use-port-in-redirects names the -https-addr
+// listener's port, as ingress-nginx names its --https-port; 443 without.
+func TestHTTPSPortReachesRouter(t *testing.T) {
+	for args, want := range map[string]int{"-manifests m -https-addr :8443": 8443, "-manifests m": 0} {
+		c, err := parseFlags(strings.Fields(args), io.Discard, func(string) string { return "" })
+		require.NoError(t, err)
+		o := routerOptions(c, slog.New(slog.DiscardHandler), nil)
+		require.Equal(t, want, o.HTTPSPort, args)
+	}
+}
+
 // TestReadmeFlagDefaults holds the README's flag table to the defaults the
 // flags have: a row whose default is one literal value names the value
 // the command line starts with.

@@ -582,6 +582,11 @@ func routerOptions(cfg config, log *slog.Logger, m *metrics) router.Options {
 		o.Tracer = cfg.tracing
 	}
 	o.GatewayPorts = gatewayPorts(cfg.httpAddr, cfg.httpsAddr, cfg)
+	// use-port-in-redirects names the HTTPS listener's own port, as
+	// ingress-nginx names its --https-port.
+	if _, p, err := net.SplitHostPort(cfg.httpsAddr); err == nil {
+		o.HTTPSPort, _ = strconv.Atoi(p)
+	}
 	return o
 }
 

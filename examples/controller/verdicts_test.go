@@ -85,13 +85,12 @@ func TestVerdictsMatchReport(t *testing.T) {
 
 	// And the verdicts are the ones each case calls for.
 	for key, want := range map[string]string{
-		"RouteConflict Ingress prod/b spec.rules[0].http.paths[0]":                                                     "cosmetic",
-		"RouteConflict Ingress prod/b spec.rules[0].http.paths[1]":                                                     "traffic-moves",
-		"SnippetAnswerIgnored Ingress prod/c metadata.annotations[nginx.ingress.kubernetes.io/configuration-snippet]":  "traffic-moves",
-		"AnnotationUnsupported Ingress prod/c metadata.annotations[nginx.ingress.kubernetes.io/satisfy]":               "traffic-moves",
-		"AnnotationUnsupported Ingress prod/c metadata.annotations[nginx.ingress.kubernetes.io/enable-opentracing]":    "feature-missing",
-		"AnnotationUnsupported Ingress prod/c metadata.annotations[nginx.ingress.kubernetes.io/use-port-in-redirects]": "cosmetic",
-		"ServiceNotFound Ingress prod/d spec.rules[0].http.paths[0].backend.service.name":                              "cosmetic",
+		"RouteConflict Ingress prod/b spec.rules[0].http.paths[0]":                                                    "cosmetic",
+		"RouteConflict Ingress prod/b spec.rules[0].http.paths[1]":                                                    "traffic-moves",
+		"SnippetAnswerIgnored Ingress prod/c metadata.annotations[nginx.ingress.kubernetes.io/configuration-snippet]": "traffic-moves",
+		"AnnotationUnsupported Ingress prod/c metadata.annotations[nginx.ingress.kubernetes.io/satisfy]":              "traffic-moves",
+		"AnnotationUnsupported Ingress prod/c metadata.annotations[nginx.ingress.kubernetes.io/enable-opentracing]":   "feature-missing",
+		"ServiceNotFound Ingress prod/d spec.rules[0].http.paths[0].backend.service.name":                             "cosmetic",
 	} {
 		require.Equal(t, want, fromController[key], "%s in %v", key, fromController)
 	}

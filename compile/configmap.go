@@ -317,6 +317,10 @@ var configMapTuning = setOf(
 	"syslog-host", "syslog-port", "enable-syslog", "gzip-disable",
 	"proxy-protocol-header-timeout",
 	"stream-access-log-path", "disable-stream-access-log",
+	// Reloads one worker set at a time, aio writes to temporary files, the
+	// gRPC response buffer (grpc_buffer_size: the response is passed on
+	// as it arrives) and the GeoIP2 databases' reload interval.
+	"enable-serial-reloads", "enable-aio-write", "grpc-buffer-size-kb", "geoip2-autoreload-in-minutes",
 )
 
 // ParseConfigMap reads an ingress-nginx ConfigMap. keep names keys whose

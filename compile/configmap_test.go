@@ -346,3 +346,18 @@ func TestProxyRealIPCIDREmptyEntries(t *testing.T) {
 	assert.Equal(t, []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.168.0.0/16")}, c.Router.ProxyRealIPCIDR)
 	assert.Contains(t, c.Keys, "proxy-real-ip-cidr")
 }
+
+// Keys that tune nginx's own work (reloads, disk writes, gRPC response
+// buffers, the GeoIP2 databases' reload) change no answer: cosmetic, not
+// "may change answers".
+func TestConfigMapTuningKeysCosmetic(t *testing.T) {
+	for key, v := range map[string]string{
+		"enable-serial-reloads": "true", "enable-aio-write": "false", "grpc-buffer-size-kb": "8",
+		"geoip2-autoreload-in-minutes": "5",
+	} {
+		ws := ParseConfigMap(mkConfigMap("ingress", "nginx", map[string]string{key: v})).Warnings()
+		require.Len(t, ws, 1, key)
+		assert.Equal(t, ConfigMapKeyIgnored, ws[0].Reason, key)
+		assert.Equal(t, Cosmetic, ws[0].Severity(), key)
+	}
+}

@@ -549,6 +549,15 @@ func globalAuthOf(o *Options) *GlobalAuth {
 
 func configMapField(key string) string { return "data[" + key + "]" }
 
+// allowedResponseHeaders is global-allowed-response-headers as written,
+// trimmed: the response headers custom-headers may set there.
+func (c *ConfigMap) allowedResponseHeaders() string {
+	if c == nil || c.src == nil {
+		return ""
+	}
+	return strings.TrimSpace(c.src.data["global-allowed-response-headers"])
+}
+
 // configMapSeverity is the severity of ConfigMapKeyUnsupported for the key
 // in a warning's field: traffic-moves for the keys that change answers.
 func configMapSeverity(field string) Severity {

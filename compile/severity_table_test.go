@@ -302,3 +302,28 @@ func TestAuthSnippetSeverity(t *testing.T) {
 		assert.True(t, found, "%v: %s", tt.ann, warningText(res.Warnings))
 	}
 }
+
+// custom-headers: ingress-nginx denies the location (503) when a header of
+// the named ConfigMap is not in global-allowed-response-headers, empty by
+// default (annotations/customheaders, Parse: NewLocationDenied), so
+// without that key ramjet serves what ingress-nginx refuses: traffic
+// moves. With the key set, the headers are what goes missing.
+func TestCustomHeadersSeverity(t *testing.T) {
+	s := mkSnapshot(mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.1"),
+		mkIngress("prod", "web", 1, withAnnotations(NginxPrefix+"custom-headers", "prod/headers"), withRules(mkRule("a.example.com", prefix("/", "web", 80)))))
+	for allowed, want := range map[string]Severity{"": TrafficMoves, " ": TrafficMoves, "X-Frame-Options, X-Team": FeatureMissing} {
+		var o Options
+		if allowed != "" {
+			o.ConfigMap = ParseConfigMap(mkConfigMap("ingress", "nginx", map[string]string{"global-allowed-response-headers": allowed}))
+		}
+		_, ws := compileOK(t, s, o)
+		var got []Warning
+		for _, w := range ws {
+			if w.Reason == AnnotationUnsupported {
+				got = append(got, w)
+			}
+		}
+		require.Len(t, got, 1, "allowed %q", allowed)
+		assert.Equal(t, want, got[0].Severity(), "allowed %q: %s", allowed, got[0].Message)
+	}
+}

@@ -2016,8 +2016,9 @@
 //     both sides of the router, are read and written with raw system
 //     calls (router/rawsock), which keep the Go scheduler from handing
 //     the processor to another thread on every slow loopback write.
-//   - A request with both Content-Length and Transfer-Encoding, with
-//     Transfer-Encoding on HTTP/1.0, with Content-Length twice (equal
+//   - A request with both Content-Length and Transfer-Encoding: chunked
+//     (another coding is 501, as nginx answers it, Content-Length or not),
+//     with Transfer-Encoding on HTTP/1.0, with Content-Length twice (equal
 //     values too), or with a folded field line (obs-fold: a line that
 //     begins with a space or tab, continuing the one before), answers 400
 //     and closes the connection, as nginx does. net/http's server rewrites
@@ -2498,8 +2499,8 @@
 //   - A gRPC request to a backend without backend-protocol GRPC or GRPCS:
 //     proxied over HTTP/1.1 there, which a gRPC server rejects; here a 502
 //     (gRPC status UNAVAILABLE) whose message names the fix.
-//   - A request with both Content-Length and Transfer-Encoding, with
-//     Transfer-Encoding on HTTP/1.0, or with a folded field line: 400 and
+//   - A request with both Content-Length and Transfer-Encoding: chunked,
+//     with Transfer-Encoding on HTTP/1.0, or with a folded field line: 400 and
 //     the connection closed in both. net/http's server rewrites such a
 //     request before any handler runs, so the refusal is made on the
 //     connection by router/h1.GuardFraming, which the example controller puts

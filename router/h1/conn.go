@@ -1284,14 +1284,15 @@ func (c *conn) readTransfer(req *http.Request, has fieldSet) error {
 		return nil
 	}
 	if raw, present := h["Transfer-Encoding"]; present {
-		unsupported := http11 && (len(raw) != 1 || !strings.EqualFold(raw[0], "chunked"))
+		unknown := len(raw) == 1 && !strings.EqualFold(raw[0], "chunked")
+		unsupported := http11 && (len(raw) != 1 || unknown)
 		// The framing refusal stands where GuardFraming stood:
 		// before net/http read an HTTP/1.x head, after it read HTTP/0.0,
 		// which it refuses first for an encoding it does not serve (501).
 		if unsupported && req.ProtoMajor != 1 {
 			return errUnsupportedT
 		}
-		if _, cl := h["Content-Length"]; refusedFraming(true, cl, req.ProtoMajor == 1 && req.ProtoMinor == 0) {
+		if _, cl := h["Content-Length"]; refusedFraming(true, unknown, cl, req.ProtoMajor == 1 && req.ProtoMinor == 0) {
 			return errFraming
 		}
 		if unsupported {

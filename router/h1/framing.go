@@ -26,8 +26,9 @@ func (l guardListener) Accept() (net.Conn, error) {
 
 // GuardFramingConn wraps a client connection so that an HTTP/1.x request
 // whose body framing nginx refuses is refused here too: a request with both
-// Content-Length and Transfer-Encoding, or with Transfer-Encoding on
-// HTTP/1.0 (SPEC §13). net/http's server would serve the first as chunked
+// Content-Length and Transfer-Encoding: chunked, or with Transfer-Encoding
+// on HTTP/1.0 (SPEC §13); another coding it leaves to net/http, which
+// answers 501, as nginx does. net/http's server would serve the first as chunked
 // and the second by Content-Length, having deleted the evidence before any
 // handler runs, so the check has to be made on the bytes. So is a head
 // with a folded field line (obs-fold: a line that begins with a space or
@@ -118,6 +119,7 @@ const (
 	gLineCR                   // a header line began with CR
 	gName                     // in a field name
 	gCLValue                  // in a Content-Length value
+	gTEValue                  // in a Transfer-Encoding value
 	gSkipLine                 // in a line whose rest does not matter
 	gBody                     // n Content-Length bytes left
 	gChunkSize                // in a chunk-size
@@ -137,12 +139,14 @@ const (
 
 // Facts about the head being read.
 const (
-	hTE      uint8 = 1 << iota // Transfer-Encoding present
-	hUpgrade                   // Upgrade present
-	hConnect                   // method CONNECT
-	hHTTP11                    // HTTP/1.1 or a later 1.x
-	hCLBad                     // a Content-Length net/http will refuse
-	hFolded                    // a field line began with a space or tab (obs-fold)
+	hTE        uint8 = 1 << iota // Transfer-Encoding present
+	hUpgrade                     // Upgrade present
+	hConnect                     // method CONNECT
+	hHTTP11                      // HTTP/1.1 or a later 1.x
+	hCLBad                       // a Content-Length net/http will refuse
+	hFolded                      // a field line began with a space or tab (obs-fold)
+	hTEUnknown                   // one Transfer-Encoding, not chunked: net/http answers 501, as nginx
+	hTEMany                      // Transfer-Encoding more than once
 )
 
 // The field names looked for; framingGuard.cand indexes them.
@@ -160,7 +164,7 @@ type framingGuard struct {
 	pos     uint8 // position in the method or field name, saturating
 	part    uint8 // request line: 0 method, 1 target, 2 version
 	plen    uint8 // version length, saturating
-	clPhase uint8 // Content-Length value: 0 before digits, 1 digits, 2 after, 3 after CR
+	clPhase uint8 // Content-Length value: 0 before digits, 1 digits, 2 after, 3 after CR; Transfer-Encoding's likewise, 4 not chunked
 	digits  uint8 // chunk-size digits
 	proto   [9]byte
 	sent    uint8 // bytes of rejectLine delivered
@@ -354,6 +358,11 @@ func (g *framingGuard) scan(p []byte) int {
 			}
 		case gCLValue:
 			g.clByte(b)
+			if b == '\n' {
+				g.st, lineStart = gLineStart, i+1
+			}
+		case gTEValue:
+			g.teByte(b)
 			if b == '\n' {
 				g.st, lineStart = gLineStart, i+1
 			}
@@ -553,7 +562,12 @@ func (g *framingGuard) fieldName() {
 		g.n, g.clPhase = 0, 0
 		g.st = gCLValue
 	case 1:
+		if g.head&hTE != 0 {
+			g.head = g.head&^hTEUnknown | hTEMany
+		}
 		g.head |= hTE
+		g.pos, g.clPhase = 0, 0
+		g.st = gTEValue
 	case 2:
 		g.head |= hUpgrade
 	}
@@ -586,13 +600,43 @@ func (g *framingGuard) clByte(b byte) {
 	}
 }
 
+// teByte reads a Transfer-Encoding value byte: whether the value is
+// "chunked" in any case between optional spaces and tabs, as net/http
+// and the loop compare it. g.pos counts the letters matched.
+func (g *framingGuard) teByte(b byte) {
+	const word = "chunked"
+	if 'A' <= b && b <= 'Z' {
+		b += 'a' - 'A'
+	}
+	switch {
+	case b == '\n':
+		if g.head&hTEMany == 0 && (g.clPhase == 4 || int(g.pos) != len(word)) {
+			g.head |= hTEUnknown
+		}
+	case g.clPhase == 4:
+	case g.clPhase == 3: // CR inside the value
+		g.clPhase = 4
+	case b == '\r':
+		g.clPhase = 3
+	case b == ' ' || b == '\t':
+		if g.clPhase == 1 {
+			g.clPhase = 2
+		}
+	case g.clPhase == 2 || int(g.pos) >= len(word) || word[g.pos] != b:
+		g.clPhase = 4
+	default:
+		g.clPhase = 1
+		g.pos++
+	}
+}
+
 // headEnd decides at the end of a head: true to refuse it, else g.st says
 // how the body is read.
 func (g *framingGuard) headEnd() bool {
 	h := g.head
 	// A repeated Content-Length, equal ones included, which net/http
 	// merges: nginx refuses it, as router/h1's server does.
-	if h&hFolded != 0 || g.clCount > 1 || refusedFraming(h&hTE != 0, g.clCount > 0, h&hHTTP11 == 0) {
+	if h&hFolded != 0 || g.clCount > 1 || refusedFraming(h&hTE != 0, h&hTEUnknown != 0, g.clCount > 0, h&hHTTP11 == 0) {
 		return true
 	}
 	g.heads++
@@ -606,6 +650,8 @@ func (g *framingGuard) headEnd() bool {
 		g.tunnel.Store(t)
 	}
 	switch {
+	case h&hTEUnknown != 0:
+		g.st = gTransparent // net/http answers 501
 	case h&hTE != 0:
 		g.st, g.n, g.digits = gChunkSize, 0, 0
 	case h&hCLBad != 0:

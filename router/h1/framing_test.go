@@ -133,6 +133,8 @@ func FuzzFramingGuard(f *testing.F) {
 	f.Add([]byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"+refusedHeads[0].Req), []byte{5})
 	f.Add([]byte("CONNECT h:1 HTTP/1.1\r\n\r\n"+refusedHeads[0].Req), []byte{5})
 	f.Add([]byte("POST / HTTP/1.1\r\nContent-Length:\r\n 3\r\nTransfer-Encoding: x\r\n\r\n"), []byte{5})
+	f.Add([]byte("POST / HTTP/1.1\r\nTransfer-Encoding:  Chunked \r\nContent-Length: 3\r\n\r\nabc"+refusedHeads[0].Req), []byte{2})
+	f.Add([]byte("POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\nContent-Length: 3\r\n\r\nabc"), []byte{2})
 	f.Fuzz(func(t *testing.T, in, sizes []byte) {
 		whole, refused := guardRead(t, in, nil, len(in)+len(rejectLine)+1)
 		cut := len(whole)
@@ -162,8 +164,8 @@ func FuzzFramingGuard(f *testing.F) {
 
 // checkRefusedHead fails unless head has a field line that begins with a
 // space or tab, or, read as net/http reads a head (where it can), has
-// Transfer-Encoding with Content-Length or on HTTP/1.0, or two
-// Content-Lengths.
+// Transfer-Encoding on HTTP/1.0, or chunked (or twice) with Content-Length,
+// or two Content-Lengths.
 func checkRefusedHead(t *testing.T, head []byte) {
 	t.Helper()
 	if foldedField(head) {
@@ -178,13 +180,14 @@ func checkRefusedHead(t *testing.T, head []byte) {
 	if err != nil {
 		return // net/http refuses it itself
 	}
-	_, te := hdr["Transfer-Encoding"]
+	tes, te := hdr["Transfer-Encoding"]
 	_, cl := hdr["Content-Length"]
 	if len(hdr["Content-Length"]) > 1 {
 		return
 	}
-	if !te || !cl && !strings.HasSuffix(line, " HTTP/1.0") {
-		t.Fatalf("refused %q: Transfer-Encoding %v, Content-Length %v", head, te, cl)
+	unknown := len(tes) == 1 && !strings.EqualFold(tes[0], "chunked")
+	if !te || (!cl || unknown) && !strings.HasSuffix(line, " HTTP/1.0") {
+		t.Fatalf("refused %q: Transfer-Encoding %q, Content-Length %v", head, tes, cl)
 	}
 }
 

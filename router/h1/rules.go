@@ -156,8 +156,10 @@ func parseDecimal(s string) (int64, error) {
 }
 
 // refusedFraming is nginx's refusal of a request's body framing (SPEC §13):
-// Transfer-Encoding beside Content-Length, or on HTTP/1.0.
-func refusedFraming(te, cl, http10 bool) bool { return te && (cl || http10) }
+// Transfer-Encoding on HTTP/1.0, or beside Content-Length unless it is one
+// coding other than chunked (unknown: nginx answers that 501 whether or
+// not Content-Length is there, ngx_http_process_request_header).
+func refusedFraming(te, unknown, cl, http10 bool) bool { return te && (http10 || cl && !unknown) }
 
 // forbiddenTrailer reports a field name a Trailer field may not announce.
 func forbiddenTrailer(canonical string) bool {

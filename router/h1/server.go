@@ -59,11 +59,12 @@ import (
 // Server serves HTTP/1.x connections with Handler.
 //
 // Where it differs from net/http's server on purpose:
-//   - A request with both Content-Length and Transfer-Encoding, with
-//     Transfer-Encoding on HTTP/1.0, or with a folded field line (obs-fold:
-//     one that begins with a space or tab, which net/http joins to the
-//     line before) answers 400 and closes the connection (as nginx, and
-//     as net/http behind GuardFraming).
+//   - A request with both Content-Length and Transfer-Encoding: chunked,
+//     with Transfer-Encoding on HTTP/1.0, or with a folded field line
+//     (obs-fold: one that begins with a space or tab, which net/http joins
+//     to the line before) answers 400 and closes the connection (as nginx,
+//     and as net/http behind GuardFraming). Another transfer coding
+//     answers 501 on HTTP/1.1, Content-Length or not, as nginx.
 //   - A field nginx takes once (Content-Length, Transfer-Encoding,
 //     Expect, Authorization, Content-Range, the If- fields) sent twice
 //     answers 400 and closes the connection, as nginx.

@@ -154,13 +154,13 @@ func normalizePrefixes(ps []netip.Prefix) []netip.Prefix {
 		if !p.IsValid() {
 			continue
 		}
-		a := p.Addr()
-		bits := p.Bits()
-		if a.Is4In6() {
-			a = a.Unmap()
-			bits = max(bits-96, 0)
+		// Masked first: a mapped address over fewer than 96 bits is an
+		// IPv6 range, which holds no IPv4 peer.
+		p = p.Masked()
+		if a := p.Addr(); a.Is4In6() {
+			p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
 		}
-		out = append(out, netip.PrefixFrom(a, bits).Masked())
+		out = append(out, p)
 	}
 	return out
 }

@@ -43,6 +43,11 @@ func TestClientAddr(t *testing.T) {
 		{"empty entries are skipped", lb, "10.1.2.3:5000", []string{"203.0.113.9, ,"}, "203.0.113.9"},
 		{"IPv4-mapped peer inside a mapped range", lb, "[::ffff:192.168.3.4]:5000", []string{"203.0.113.9"}, "203.0.113.9"},
 		{"mapped entries come out as IPv4", lb, "10.1.2.3:5000", []string{"::ffff:203.0.113.9"}, "203.0.113.9"},
+		// A range shorter than /96 written with a mapped address is an
+		// IPv6 range: it holds no IPv4 peer (nginx's cidr match wants the
+		// peer's family), and certainly not all of them.
+		{"a mapped address over a /64 trusts no IPv4 peer", []netip.Prefix{netip.MustParsePrefix("::ffff:10.0.0.1/64")}, "198.51.100.4:5000", []string{"203.0.113.9"}, "198.51.100.4"},
+		{"a mapped /90 trusts no mapped peer", []netip.Prefix{netip.MustParsePrefix("::ffff:10.0.0.1/90")}, "[::ffff:198.51.100.4]:5000", []string{"203.0.113.9"}, "198.51.100.4"},
 		{"a peer without a port", lb, "10.1.2.3", []string{"203.0.113.9"}, "203.0.113.9"},
 		{"an IPv6 peer with a port", nil, "[2001:db8::5]:443", nil, "2001:db8::5"},
 		{"an IPv6 peer without a port", nil, "2001:db8::5", nil, "2001:db8::5"},

@@ -12,9 +12,9 @@ import (
 // addresses as ingress-nginx's source range annotations and
 // proxy-real-ip-cidr take them ("10.0.0.0/8, 192.168.1.7, 2001:db8::/32").
 // Ranges are masked, and IPv4 in IPv6 ("::ffff:10.0.0.0/104") becomes
-// IPv4. Any entry that is neither, an empty one included, fails the whole
-// list, as it does in ingress-nginx. The result is sorted and free of
-// duplicates.
+// IPv4; one shorter than /96 stays the IPv6 range it is. Any entry that is
+// neither, an empty one included, fails the whole list, as it does in
+// ingress-nginx. The result is sorted and free of duplicates.
 func ParseSourceRanges(s string) ([]netip.Prefix, error) {
 	var out []netip.Prefix
 	for part := range strings.SplitSeq(s, ",") {
@@ -45,11 +45,13 @@ func parseRange(s string) (netip.Prefix, error) {
 		}
 		p = netip.PrefixFrom(a, a.BitLen())
 	}
-	a, bits := p.Addr(), p.Bits()
-	if a.Is4In6() {
-		a, bits = a.Unmap(), max(bits-96, 0)
+	// Masked first: a mapped address over fewer than 96 bits is an IPv6
+	// range, which no IPv4 client is in.
+	p = p.Masked()
+	if a := p.Addr(); a.Is4In6() {
+		p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
 	}
-	return netip.PrefixFrom(a, bits).Masked(), nil
+	return p, nil
 }
 
 // sortPrefixes sorts by address, then length, and drops duplicates in

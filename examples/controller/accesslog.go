@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"ramjet.dev/ramjet/compile"
+	"ramjet.dev/ramjet/match/vars"
 	"ramjet.dev/ramjet/router"
 	"ramjet.dev/ramjet/router/configmap"
 )
@@ -149,7 +150,7 @@ func (k accessLogKeys) accessLog(w io.Writer, format string) func(router.Record)
 		}
 		// nginx.tmpl's map $request_uri $loggable: nginx's map matches
 		// strings in any case.
-		if len(skip) > 0 && skip[strings.ToLower(r.Path)] {
+		if len(skip) > 0 && skip[strings.ToLower(vars.RequestURIOf(r.Path))] {
 			return
 		}
 		if r.RequestID == "" {

@@ -47,6 +47,10 @@ func TestConfigMapAccessLogKeys(t *testing.T) {
 		{"skip-access-log-urls", map[string]string{"skip-access-log-urls": " /health, /Metrics ,"},
 			[]router.Record{at("/health"), at("/metrics"), at("/health?x=1"), at("/healthz"), at("/")},
 			[]string{"/health?x=1", "/healthz", "/"}},
+		// $request_uri of an absolute-form target starts at its path.
+		{"skip-access-log-urls absolute form", map[string]string{"skip-access-log-urls": "/health"},
+			[]router.Record{at("http://a.example.com/health"), at("http://a.example.com/healthz")},
+			[]string{"http://a.example.com/healthz"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, format := range []string{accessLogUpstreamInfo, accessLogText, accessLogJSON} {

@@ -40,9 +40,14 @@ var nginxLogVars = map[string]nginxLogVar{
 		}
 		return r.Method + " " + r.Path + " " + proto(r)
 	},
-	"request_method":  func(r *router.Record) string { return r.Method },
-	"request_uri":     func(r *router.Record) string { return r.Path },
-	"uri":             func(r *router.Record) string { p, _, _ := strings.Cut(r.Path, "?"); return p },
+	"request_method": func(r *router.Record) string { return r.Method },
+	"request_uri":    func(r *router.Record) string { return vars.RequestURIOf(r.Path) },
+	"uri": func(r *router.Record) string {
+		if p, _, _ := strings.Cut(vars.RequestURIOf(r.Path), "?"); p != "" {
+			return p
+		}
+		return "/" // "http://h?q": nginx's URI with an empty path
+	},
 	"args":            func(r *router.Record) string { _, q, _ := strings.Cut(r.Path, "?"); return q },
 	"query_string":    func(r *router.Record) string { _, q, _ := strings.Cut(r.Path, "?"); return q },
 	"server_protocol": proto,

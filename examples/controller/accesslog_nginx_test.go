@@ -77,6 +77,24 @@ func TestNginxAccessLog(t *testing.T) {
 	assert.Equal(t, "404 - - -\n", out.String())
 }
 
+// TestNginxAccessLogAbsoluteForm: $request is the request line as
+// received; $request_uri, $uri and $args of an absolute-form target start
+// at its path, as nginx's (nginx 1.22: "GET http://h?q" has $request_uri
+// "?q" and $uri "/").
+func TestNginxAccessLogAbsoluteForm(t *testing.T) {
+	var out bytes.Buffer
+	log, _ := newNginxAccessLog(&out, `"$request" $request_uri $uri $args`, escapeDefault)
+	rec := nginxLogRecord()
+	rec.Path = "http://shop.example.com/shop/cart?item=7"
+	log(rec)
+	assert.Equal(t, `"GET http://shop.example.com/shop/cart?item=7 HTTP/1.1" /shop/cart?item=7 /shop/cart item=7`+"\n", out.String())
+
+	out.Reset()
+	rec.Path = "http://shop.example.com?item=7"
+	log(rec)
+	assert.Equal(t, `"GET http://shop.example.com?item=7 HTTP/1.1" ?item=7 / item=7`+"\n", out.String())
+}
+
 // TestNginxAccessLogJSON: log-format-escape-json escapes for a JSON
 // string and logs an empty value as "".
 func TestNginxAccessLogJSON(t *testing.T) {

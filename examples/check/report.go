@@ -220,6 +220,9 @@ func runReport(paths []string, fs *flag.FlagSet, o *translateOptions, asJSON, st
 		for _, e := range errs {
 			fmt.Fprintln(stderr, e)
 		}
+		for _, s := range skipped {
+			fmt.Fprintln(stderr, s)
+		}
 		return 2
 	}
 	opts, notes := claimOptions(fs, o, snap)
@@ -402,6 +405,9 @@ func writeMigration(w io.Writer, m migration) {
 	if len(m.Unreadable) > 0 {
 		fmt.Fprintf(w, "not read, so not covered: %s (listed below)\n", plural(len(m.Unreadable), "document"))
 	}
+	if len(m.Skipped) > 0 {
+		fmt.Fprintf(w, "skipped, so not covered: %s of kinds ramjet does not read (listed below)\n", plural(len(m.Skipped), "object"))
+	}
 	if m.NoSecrets {
 		fmt.Fprintln(w, "no Secrets in the input: missing TLS and auth Secrets are not reported")
 	}
@@ -458,6 +464,12 @@ func writeMigration(w io.Writer, m migration) {
 		fmt.Fprintln(w, "\nNot read")
 		for _, u := range m.Unreadable {
 			fmt.Fprintf(w, "  %s\n", u)
+		}
+	}
+	if len(m.Skipped) > 0 {
+		fmt.Fprintln(w, "\nSkipped: kinds ramjet does not read")
+		for _, s := range m.Skipped {
+			fmt.Fprintf(w, "  %s\n", s)
 		}
 	}
 	writeSnippets(w, m)

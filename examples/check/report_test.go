@@ -360,6 +360,9 @@ func TestNothingReadEveryMode(t *testing.T) {
 			}
 			assert.Contains(t, stderr, "nothing could be read from "+dir, mode)
 			assert.Empty(t, stdout, mode)
+			if dir == others && mode[0] == "-report" {
+				assert.Contains(t, stderr, "apps/v1 Deployment prod/web skipped", "the report says what it skipped")
+			}
 		}
 	}
 }
@@ -396,4 +399,33 @@ spec:
 	assert.Contains(t, stdout, "\n1 Ingress claimed, 0 of another class not covered; 1 carries over unchanged\n")
 	assert.Contains(t, stdout, "left out: 1 finding (SecretNotFound on 1 Ingress) that only says the input has no Secrets\n")
 	assert.Contains(t, stdout, "left out: 1 finding (ServiceNotFound on 1 Ingress) that only says the input has no Services\n")
+}
+
+// TestReportListsSkipped: the text report names the objects of kinds
+// ramjet does not read, as -json's skipped does, so a reader knows what
+// the report did not look at.
+func TestReportListsSkipped(t *testing.T) {
+	dir := t.TempDir()
+	dump := filepath.Join(dir, "dump.yaml")
+	require.NoError(t, os.WriteFile(dump, []byte(`apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: shop, namespace: prod}
+spec:
+  ingressClassName: nginx
+  rules: [{host: a.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: prod}
+---
+apiVersion: v1
+kind: Endpoints
+metadata: {name: web, namespace: prod}
+`), 0o644))
+
+	code, stdout, stderr := checkRun("-report", dump)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "\nSkipped: kinds ramjet does not read\n  "+dump+"#2: apps/v1 Deployment prod/web skipped\n  "+
+		dump+"#3: v1 Endpoints prod/web skipped (ramjet reads discovery.k8s.io/v1 EndpointSlice)\n")
+	assert.Contains(t, stdout, "skipped, so not covered: 2 objects of kinds ramjet does not read (listed below)\n")
 }

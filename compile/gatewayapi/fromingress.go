@@ -91,9 +91,9 @@ var converted = map[string]bool{
 // them ("auth" for auth-*), has no Gateway API equivalent; others take
 // noEquivalent.
 var unconvertedWhy = map[string]string{
-	"affinity":                "cookie session affinity would be HTTPRoute sessionPersistence, which ramjet's Gateway API translation does not serve",
-	"affinity-mode":           "cookie session affinity would be HTTPRoute sessionPersistence, which ramjet's Gateway API translation does not serve",
-	"session":                 "cookie session affinity would be HTTPRoute sessionPersistence, which ramjet's Gateway API translation does not serve",
+	"affinity":                affinityWhy,
+	"affinity-mode":           affinityWhy,
+	"session":                 affinityWhy,
 	"auth":                    "authentication would be the ExternalAuth filter, which ramjet's Gateway API translation does not serve",
 	"enable-cors":             "CORS would be the CORS filter, which ramjet's Gateway API translation does not serve",
 	"cors":                    "CORS would be the CORS filter, which ramjet's Gateway API translation does not serve",
@@ -129,6 +129,14 @@ var unconvertedWhy = map[string]string{
 }
 
 const noEquivalent = "no Gateway API field or filter expresses it"
+
+// affinityWhy: ramjet serves a rule's sessionPersistence (rules.go), but
+// only in part of what the annotations say, so they are listed, not
+// converted.
+const affinityWhy = "cookie session affinity is not carried over: HTTPRoute sessionPersistence, which ramjet serves, " +
+	"always keeps a session on its endpoint (affinity-mode persistent, where ingress-nginx's default is balanced), " +
+	"has a lifetime only as absoluteTimeout of a Permanent cookie, no cookie path, domain, SameSite, Secure or change-on-failure, " +
+	"and none on a rule split among weighted backends; write sessionPersistence by hand where that is enough"
 
 // FromIngress converts the Ingresses a compile of s claims into Gateway
 // API objects: what ingress2gateway does, read as ramjet reads the

@@ -510,3 +510,33 @@ func TestFromIngressEncodedPath(t *testing.T) {
 		}
 	}
 }
+
+// TestFromIngressAffinityWhy: cookie affinity is listed as not carried
+// over, and the reason does not claim that the Gateway API translation
+// cannot serve sessionPersistence: it does (rules.go), differently.
+func TestFromIngressAffinityWhy(t *testing.T) {
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "app"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}}}
+	prefix := networkingv1.PathTypePrefix
+	backend := networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "app", Port: networkingv1.ServiceBackendPort{Number: 80}}}
+	ing := &networkingv1.Ingress{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "sticky", Annotations: map[string]string{"kubernetes.io/ingress.class": "ramjet",
+			nginxPrefix + "affinity": "cookie", nginxPrefix + "affinity-mode": "persistent", nginxPrefix + "session-cookie-name": "route"}},
+		Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: "sticky.test", IngressRuleValue: networkingv1.IngressRuleValue{
+			HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{Path: "/", PathType: &prefix, Backend: backend}}}}}}}}
+	snap := compile.Snapshot{Ingresses: []*networkingv1.Ingress{ing}, Services: []*corev1.Service{svc}, EndpointSlices: []*discoveryv1.EndpointSlice{readySlice(svc, 1)}}
+	m, _, _ := migrate(t, snap, FromIngressOptions{})
+	listed := 0
+	for _, u := range m.Unconverted {
+		if !strings.HasPrefix(u.Annotation, nginxPrefix+"affinity") && !strings.HasPrefix(u.Annotation, nginxPrefix+"session-") {
+			continue
+		}
+		listed++
+		if strings.Contains(u.Why, "does not serve") || !strings.Contains(u.Why, "not carried over") {
+			t.Errorf("%s: %q", u.Annotation, u.Why)
+		}
+	}
+	if listed != 3 {
+		t.Errorf("%d affinity annotations listed, want 3: %+v", listed, m.Unconverted)
+	}
+}

@@ -127,11 +127,14 @@ func (hc *hostChains) met(off uint32, exact bool, q *Request, method uint8) *Rou
 				switch {
 				case c.query:
 					ok = queryNameMatches(q.Query, c.name, c.pairName, c.value, c.pattern)
-				case c.pattern == nil:
+				case c.pattern == nil && c.name != "Host":
 					vs := q.Header[c.name]
 					ok = len(vs) == 1 && vs[0] == c.value || len(vs) > 1 && strings.Join(vs, ", ") == c.value
+				case c.pattern == nil:
+					v, found := headerValue(q, c.name)
+					ok = found && v == c.value
 				default:
-					v, found := headerValue(q.Header, c.name)
+					v, found := headerValue(q, c.name)
 					ok = found && c.pattern.matchValue(v)
 				}
 				if c.last {

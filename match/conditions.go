@@ -66,12 +66,14 @@ func (v *ValueMatch) matchValue(s string) bool {
 }
 
 // Request is what conditions are matched against: the method, the headers
-// with canonical names (an *http.Request's Header), and the query as
-// received, still escaped.
+// with canonical names (an *http.Request's Header), the query as received,
+// still escaped, and the Host line (an *http.Request's Host), which a
+// condition on the header Host reads: net/http keeps it out of Header.
 type Request struct {
 	Method string
 	Header map[string][]string
 	Query  string
+	Host   string
 }
 
 // NewConditions checks c and compiles its patterns; header names become
@@ -142,7 +144,7 @@ func (c *Conditions) Matches(q *Request) bool {
 	}
 	for i := range c.Headers {
 		h := &c.Headers[i]
-		v, ok := headerValue(q.Header, h.Name)
+		v, ok := headerValue(q, h.Name)
 		if !ok || !h.matchValue(v) {
 			return false
 		}
@@ -168,8 +170,11 @@ func (v *ValueMatch) matchQuery(query string) bool {
 
 // headerValue is the value of the header name (canonical): its one
 // value, or its values joined with ", ".
-func headerValue(h map[string][]string, name string) (string, bool) {
-	vs := h[name]
+func headerValue(q *Request, name string) (string, bool) {
+	if name == "Host" && q.Host != "" {
+		return q.Host, true
+	}
+	vs := q.Header[name]
 	switch len(vs) {
 	case 0:
 		return "", false

@@ -368,3 +368,33 @@ func FuzzQueryParam(f *testing.F) {
 		}
 	})
 }
+
+// A condition on the header Host reads Request.Host: net/http keeps the
+// Host line out of Header, and HTTP/2's :authority never is a header.
+func TestConditionOnHostHeader(t *testing.T) {
+	routes := []*Route{
+		condRoute(Prefix, "/h", 1, &Conditions{Headers: []ValueMatch{{Name: "host", Value: "h.test"}}}),
+		condRoute(Prefix, "/h/re", 2, &Conditions{Headers: []ValueMatch{{Name: "Host", Value: `^h\.test:8080$`, Regex: true}}}),
+		condRoute(Prefix, "", 3, nil),
+	}
+	tab := mustNew(t, Spec{VirtualHosts: []*VirtualHost{{Name: "h.test", Routes: routes}}})
+	for _, c := range []struct {
+		path, host string
+		want       int
+	}{
+		{"/h", "h.test", 1},
+		{"/h", "h.test:8080", 3},
+		{"/h/re", "h.test:8080", 2},
+		{"/h/re", "h.test", 1},
+	} {
+		q := &Request{Method: "GET", Header: map[string][]string{}, Host: c.host}
+		res := tab.LookupRequest("h.test", c.path, q)
+		require.NotNil(t, res.Route, "%s Host %s", c.path, c.host)
+		assert.Equal(t, c.want, res.Route.Order, "%s Host %s", c.path, c.host)
+		if res.Route.When != nil {
+			cond, err := NewConditions(*res.Route.When)
+			require.NoError(t, err)
+			assert.True(t, cond.Matches(q), "Conditions.Matches agrees: %s Host %s", c.path, c.host)
+		}
+	}
+}

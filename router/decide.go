@@ -331,9 +331,9 @@ func (r *Router) decideTarget(d *decision, req *http.Request, grpc bool, target 
 			d.ans = ansMisdirected
 			return
 		}
-		d.res = st.table.LookupOn(l, d.host, clean, &match.Request{Method: req.Method, Header: req.Header, Query: d.query})
+		d.res = st.table.LookupOn(l, d.host, clean, &match.Request{Method: req.Method, Header: req.Header, Query: d.query, Host: req.Host})
 	} else {
-		d.res = st.table.LookupRequest(d.host, clean, &match.Request{Method: req.Method, Header: req.Header, Query: d.query})
+		d.res = st.table.LookupRequest(d.host, clean, &match.Request{Method: req.Method, Header: req.Header, Query: d.query, Host: req.Host})
 	}
 	d.src = matched(d.res)
 	d.proto = r.clientProto(req)

@@ -148,6 +148,9 @@ var nginxLogVars = map[string]nginxLogVar{
 		if r.Service.Name == "" {
 			return ""
 		}
+		if r.Service.Port == 0 {
+			return upstreamName(r.Backend) // the port as written, unresolved
+		}
 		return r.Service.Namespace + "-" + r.Service.Name + "-" + strconv.Itoa(int(r.Service.Port))
 	},
 	// With a canary serving, the primary's upstream and the canary's, as
@@ -169,7 +172,14 @@ var nginxLogVars = map[string]nginxLogVar{
 		return r.Service.Name
 	},
 	"service_port": func(r *router.Record) string {
-		if r.Service.Port == 0 || r.Route.Field == compile.GlobalDefaultBackendField {
+		if r.Route.Field == compile.GlobalDefaultBackendField {
+			return ""
+		}
+		if r.Service.Port == 0 {
+			// A port that did not resolve: the ID keeps it as written.
+			if i := strings.LastIndexByte(r.Backend, ':'); i >= 0 {
+				return r.Backend[i+1:]
+			}
 			return ""
 		}
 		return strconv.Itoa(int(r.Service.Port))

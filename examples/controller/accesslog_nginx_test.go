@@ -339,3 +339,20 @@ func TestNginxAccessLogLocationPath(t *testing.T) {
 	assert.Empty(t, unknown)
 	assert.Empty(t, compile.UnknownLogVariables(`$location_path`), "the ConfigMap's warning")
 }
+
+// TestNginxAccessLogUnresolvedPort: a Service port named by the Ingress
+// that the Service does not have keeps its name in ingress-nginx's
+// upstream (util.go upstreamName: namespace-service-port as the backend
+// declares it) and in $service_port (getIngressInformation), not a 0.
+func TestNginxAccessLogUnresolvedPort(t *testing.T) {
+	var out bytes.Buffer
+	log, _ := newNginxAccessLog(&out, `[$proxy_upstream_name] "$service_port"`, escapeDefault)
+	rec := nginxLogRecord()
+	rec.Tries, rec.Endpoint, rec.Status, rec.Reason = 0, "", 503, router.ReasonPortNotFound
+	rec.Backend, rec.Service = "prod/web:http", router.Service{Namespace: "prod", Name: "web"}
+	log(rec)
+	rec = nginxLogRecord()
+	rec.Backend = "prod/web:80"
+	log(rec)
+	assert.Equal(t, "[prod-web-http] \"http\"\n[prod-web-80] \"80\"\n", out.String())
+}

@@ -39,6 +39,11 @@ var roundTripExcepted = map[string]string{
 	// hostname says "one label only", and listing every Ingress beside a
 	// wildcard would list nearly all.
 	"hosts.yaml host-normalization-and-wildcards": "a Gateway API wildcard hostname matches any number of labels, an Ingress's one (SPEC §3, §20)",
+	// ingress-nginx skips a canary whose Service has no ready endpoint
+	// when the request comes; backendRef weights are fixed in the object,
+	// and whether a Service has endpoints is decided at request time, not
+	// by the migration.
+	"canary-backends.yaml health": "a canary whose Service has no ready endpoints is skipped by ingress-nginx; a weighted backendRef keeps its share",
 	// A configuration-snippet's rewrite ... last moves the request from
 	// the location of an Ingress the migration lists (its snippet is not
 	// converted) to another Ingress's, which is converted; a request is

@@ -196,14 +196,6 @@ func (b *builder) nginxAnnotation(ing *ingress, key, name, value string) {
 			msg = key + " " + strconv.Quote(value) + " is not supported by ramjet: every access check must pass (allowlist and authentication), where ingress-nginx admits a request either one admits"
 		case name == "enable-opentracing":
 			msg = key + " is not supported by ramjet: requests are not traced with OpenTracing (enable-opentelemetry traces them)"
-		case name == "custom-headers" && b.opts.ConfigMap.allowedResponseHeaders() == "":
-			// ingress-nginx denies the location (503) for a header
-			// global-allowed-response-headers does not list, and the list
-			// is empty by default (annotations/customheaders).
-			msg = key + " is not supported by ramjet: its paths are served without the headers, where ingress-nginx, with no global-allowed-response-headers in its ConfigMap, answers them 503"
-			b.warn(AnnotationUnsupported, ing.ref(), annotationField(key), msg)
-			b.warnings[len(b.warnings)-1].Rated = TrafficMoves
-			return
 		}
 		b.warn(AnnotationUnsupported, ing.ref(), annotationField(key), msg)
 		return

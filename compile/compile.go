@@ -122,6 +122,7 @@ var buildSteps = []func(*builder){
 	(*builder).applyServerTLS,             // §12: a host's ssl-ciphers
 	(*builder).applyResponses,             // §11: error pages, bandwidth, mirror, logs of every location
 	(*builder).applySnippets,              // §11.9: snippets' translations on routes and hosts
+	(*builder).applyCustomHeaders,         // §11: custom-headers, after each location's snippet
 	(*builder).buildL4Services,            // §22: TCP and UDP services
 	(*builder).assemble,                   // match.New: the table and its digest (§15)
 }

@@ -157,6 +157,20 @@ var ConfigMapKeys = map[string]ConfigMapKey{
 		}
 		return fmt.Errorf("want Critical, High, Medium or Low")
 	}},
+	// custom-headers reads it (customheaders.go): ingress-nginx keeps
+	// the names its header pattern takes and logs the others.
+	"global-allowed-response-headers": {Option: func(_ *Options, v string) error {
+		var dropped []string
+		for h := range strings.SplitSeq(v, ",") {
+			if h = strings.TrimSpace(h); h != "" && !authHeaderRE.MatchString(h) {
+				dropped = append(dropped, strconv.Quote(h))
+			}
+		}
+		if len(dropped) == 0 {
+			return nil
+		}
+		return partialValue{fmt.Errorf("%s left out, not header names, as ingress-nginx leaves them out", strings.Join(dropped, ", "))}
+	}},
 	"global-auth-url":                   globalAuthKey(func(g *GlobalAuth, v string) { g.URL = v }),
 	"global-auth-method":                globalAuthKey(func(g *GlobalAuth, v string) { g.Method = v }),
 	"global-auth-signin":                globalAuthKey(func(g *GlobalAuth, v string) { g.Signin = v }),
@@ -549,13 +563,20 @@ func globalAuthOf(o *Options) *GlobalAuth {
 
 func configMapField(key string) string { return "data[" + key + "]" }
 
-// allowedResponseHeaders is global-allowed-response-headers as written,
-// trimmed: the response headers custom-headers may set there.
-func (c *ConfigMap) allowedResponseHeaders() string {
+// allowedResponseHeaders are the names global-allowed-response-headers
+// lists, the response headers custom-headers may set: ingress-nginx
+// drops a name its header pattern refuses (template/configmap.go).
+func (c *ConfigMap) allowedResponseHeaders() []string {
 	if c == nil || c.src == nil {
-		return ""
+		return nil
 	}
-	return strings.TrimSpace(c.src.data["global-allowed-response-headers"])
+	var out []string
+	for h := range strings.SplitSeq(c.src.data["global-allowed-response-headers"], ",") {
+		if h = strings.TrimSpace(h); authHeaderRE.MatchString(h) {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // configMapSeverity is the severity of ConfigMapKeyUnsupported for the key

@@ -44,6 +44,13 @@ type responseValues struct {
 	mirrorTarget, mirrorHost  string
 	mirrorNoBody              bool
 	noAccessLog, rewriteLog   bool
+	// custom-headers (customheaders.go): the annotation's key and value,
+	// and once resolved the steps setting the headers or why they deny
+	// the location.
+	headersKey, headersFrom string
+	headerOps               []match.SnippetOp
+	headersDenied           string
+	headersDone             bool
 
 	built *match.Response
 	done  bool
@@ -259,7 +266,8 @@ func (b *builder) responseOf(ing *ingress) *match.Response {
 		spec.OwnOnly = !b.globalIntercepts()
 	}
 	spec.Mirror = b.mirrorOf(ing, rv)
-	if spec.ErrorCodes == nil && spec.LimitRate == 0 && spec.Mirror == nil && !spec.NoAccessLog && !spec.RewriteLog {
+	_, spec.HeadersDenied = b.customHeaders(ing)
+	if spec.ErrorCodes == nil && spec.LimitRate == 0 && spec.Mirror == nil && !spec.NoAccessLog && !spec.RewriteLog && spec.HeadersDenied == "" {
 		return nil
 	}
 	out, err := match.NewResponse(spec)

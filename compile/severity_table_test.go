@@ -305,25 +305,36 @@ func TestAuthSnippetSeverity(t *testing.T) {
 
 // custom-headers: ingress-nginx denies the location (503) when a header of
 // the named ConfigMap is not in global-allowed-response-headers, empty by
-// default (annotations/customheaders, Parse: NewLocationDenied), so
-// without that key ramjet serves what ingress-nginx refuses: traffic
-// moves. With the key set, the headers are what goes missing.
+// default (annotations/customheaders, Parse: NewLocationDenied); ramjet
+// denies it too, warning the annotation rejected, and sets the headers
+// the key allows.
 func TestCustomHeadersSeverity(t *testing.T) {
 	s := mkSnapshot(mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.1"),
+		mkConfigMap("prod", "headers", map[string]string{"X-Team": "edge"}),
 		mkIngress("prod", "web", 1, withAnnotations(NginxPrefix+"custom-headers", "prod/headers"), withRules(mkRule("a.example.com", prefix("/", "web", 80)))))
-	for allowed, want := range map[string]Severity{"": TrafficMoves, " ": TrafficMoves, "X-Frame-Options, X-Team": FeatureMissing} {
+	for allowed, rejected := range map[string]bool{"": true, " ": true, "X-Frame-Options, X-Team": false} {
 		var o Options
 		if allowed != "" {
 			o.ConfigMap = ParseConfigMap(mkConfigMap("ingress", "nginx", map[string]string{"global-allowed-response-headers": allowed}))
 		}
-		_, ws := compileOK(t, s, o)
+		tab, ws := compileOK(t, s, o)
 		var got []Warning
 		for _, w := range ws {
-			if w.Reason == AnnotationUnsupported {
+			require.NotEqual(t, AnnotationUnsupported, w.Reason, "allowed %q: %s", allowed, w.Message)
+			if w.Reason == AnnotationRejected {
 				got = append(got, w)
 			}
 		}
-		require.Len(t, got, 1, "allowed %q", allowed)
-		assert.Equal(t, want, got[0].Severity(), "allowed %q: %s", allowed, got[0].Message)
+		r := tab.Lookup("a.example.com", "/")
+		require.NotNil(t, r.Route, "allowed %q", allowed)
+		if rejected {
+			require.Len(t, got, 1, "allowed %q", allowed)
+			require.NotNil(t, r.Route.Response, "allowed %q", allowed)
+			assert.Contains(t, r.Route.Response.HeadersDenied, "X-Team", "allowed %q", allowed)
+			continue
+		}
+		assert.Empty(t, got, "allowed %q", allowed)
+		require.NotNil(t, r.Route.Snippet, "allowed %q", allowed)
+		assert.Equal(t, "X-Team", r.Route.Snippet.Ops[0].Name)
 	}
 }

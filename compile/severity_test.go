@@ -47,7 +47,6 @@ func TestWarningSeverity(t *testing.T) {
 		{Warning{Reason: AnnotationUnsupported, Field: field(NginxPrefix + "rewrite-target")}, TrafficMoves},
 		{Warning{Reason: AnnotationUnsupported, Field: field(NginxPrefix + "auth-url")}, TrafficMoves},
 		{Warning{Reason: AnnotationUnsupported, Field: field(NginxPrefix + "http2-push-preload")}, FeatureMissing},
-		{Warning{Reason: AnnotationUnsupported, Field: field(NginxPrefix + "custom-headers")}, FeatureMissing},
 		{Warning{Reason: AnnotationSubstituted}, FeatureMissing},
 		{Warning{Reason: RouteConflict}, TrafficMoves},
 		{Warning{Reason: SecretNotFound}, Cosmetic},

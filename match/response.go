@@ -52,6 +52,10 @@ type Response struct {
 	// RewriteLog: the location's rewrites are logged
 	// (enable-rewrite-log: "true").
 	RewriteLog bool
+	// HeadersDenied says why the location's custom-headers cannot be
+	// served (the ConfigMap is missing, a header is not allowed): every
+	// request answers 503, as ingress-nginx denies the location.
+	HeadersDenied string
 	// StandIn is set on a route whose own Service has no endpoints and
 	// whose Ingress's default-backend Service answers in its place: the
 	// request carries X-Code: 503, X-Format, X-Namespace, X-Ingress-Name,
@@ -347,6 +351,9 @@ func responseLine(b *strings.Builder, r *Response) {
 	if r.RewriteLog {
 		parts = append(parts, "rewrite-log on")
 	}
+	if r.HeadersDenied != "" {
+		parts = append(parts, "custom-headers denied (503): "+r.HeadersDenied)
+	}
 	if s := r.StandIn; s != nil {
 		parts = append(parts, "default-backend for "+quoteText(s.Service+":"+s.Port, false)+" (X-Code 503)")
 	}
@@ -368,6 +375,10 @@ func (e *encoder) response(r *Response) {
 		// Only when set, so digests of tables without it stay as they
 		// were: no code is negative, nor is backendRef's flag.
 		e.num(-1)
+	}
+	if r.HeadersDenied != "" {
+		e.num(-2) // as OwnOnly's
+		e.str(r.HeadersDenied)
 	}
 	e.backendRef(r.ErrorBackend)
 	e.num(int(r.LimitRate))

@@ -107,6 +107,9 @@ type SnippetOp struct {
 	// then leaves the Location the same path (a decoded "%3F" does not
 	// start a query). nginx's own return copies captures as they are.
 	EscapeCaptures bool
+	// Literal: Value is sent as written, no "$" expanded (custom-headers'
+	// values, which ingress-nginx writes with each "$" escaped).
+	Literal bool
 
 	re *regexp.Regexp
 	// tmpl is Value parsed (Text for return). A rewrite's is split where
@@ -161,8 +164,15 @@ func prepareOps(ops []SnippetOp) ([]SnippetOp, error) {
 				return nil, err
 			}
 		}
-		if op.tmpl, err = snippetPlace.Parse(op.Value); err != nil {
-			return nil, err
+		switch {
+		case op.Literal && op.Value != "":
+			op.tmpl = template{{Lit: op.Value}}
+		case op.Literal:
+			op.tmpl = nil
+		default:
+			if op.tmpl, err = snippetPlace.Parse(op.Value); err != nil {
+				return nil, err
+			}
 		}
 		if op.Kind == OpRewrite {
 			op.tmpl, op.args, op.hasArgs = cutArgs(op.tmpl, strings.TrimSuffix(op.Value, "?") != op.Value)
@@ -992,9 +1002,9 @@ func (e *encoder) ops(ops []SnippetOp) {
 			e.num(s)
 		}
 		e.strs(op.Types)
-		// One byte for both flags: ops without EscapeCaptures encode as
-		// they did before it.
-		e.raw([]byte{byte(boolInt(op.Always) | boolInt(op.EscapeCaptures)<<1)})
+		// One byte for the flags: ops without EscapeCaptures or Literal
+		// encode as they did before them.
+		e.raw([]byte{byte(boolInt(op.Always) | boolInt(op.EscapeCaptures)<<1 | boolInt(op.Literal)<<2)})
 	}
 }
 
@@ -1071,6 +1081,9 @@ func opText(op *SnippetOp) string {
 		}
 		if op.Always {
 			w = append(w, "always")
+		}
+		if op.Literal {
+			w = append(w, "literal")
 		}
 	}
 	if len(op.Statuses) > 0 {

@@ -158,7 +158,7 @@ type decision struct {
 var stepDecide = step{name: "decide", decided: true, reasons: []string{
 	ReasonNoTable, ReasonBadHost, ReasonBadPath, ReasonRefused, ReasonBlocked, // a request not routed
 	ReasonWWWRedirect, ReasonAppRoot, ReasonRedirect, // redirect_action.go
-	ReasonLocationDenied, ReasonAuthDenied, ReasonBackendTLSDenied, // stepDenied
+	ReasonLocationDenied, ReasonAuthDenied, ReasonBackendTLSDenied, ReasonHeadersDenied, // stepDenied
 	ReasonRewriteRedirect, ReasonRewriteTooLong, // rewrite.go
 	ReasonSSLRedirect, ReasonNoRoute, ReasonRegexBudget,
 	ReasonServiceNotFound, ReasonPortNotFound, ReasonExternalName, ReasonGRPCNotEnabled, ReasonNoEndpoints, // backendFor

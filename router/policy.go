@@ -17,6 +17,9 @@ const (
 	// ReasonLocationDenied is the 503 of a location whose source ranges
 	// do not parse (match.Policy.DenyAll), for every request.
 	ReasonLocationDenied = "location-denied"
+	// ReasonHeadersDenied is the 503 of a location whose custom-headers
+	// cannot be served (match.Response.HeadersDenied), for every request.
+	ReasonHeadersDenied = "headers-denied"
 	// ReasonBlocked is the 403 of a request whose User-Agent or Referer
 	// the ConfigMap's block-user-agents or block-referers list
 	// (Options.BlockUserAgents, BlockReferers).
@@ -27,6 +30,7 @@ var (
 	ansSourceDenied   = answer{http.StatusForbidden, ReasonSourceDenied, "403 Forbidden: this client address may not use this location\n"}
 	ansRateLimited    = answer{http.StatusServiceUnavailable, ReasonRateLimited, "503 Service Unavailable: too many requests from this client address\n"}
 	ansLocationDenied = answer{http.StatusServiceUnavailable, ReasonLocationDenied, "503 Service Unavailable: this location's source ranges are misconfigured\n"}
+	ansHeadersDenied  = answer{http.StatusServiceUnavailable, ReasonHeadersDenied, "503 Service Unavailable: this location's custom headers are misconfigured\n"}
 	ansBlocked        = answer{http.StatusForbidden, ReasonBlocked, "403 Forbidden: this client's User-Agent or Referer is blocked\n"}
 )
 
@@ -50,6 +54,8 @@ func deniedAnswer(loc *match.Location) (answer, bool) {
 		return ansAuthDenied, true
 	case loc.BackendTLS != nil && loc.BackendTLS.Denied != "":
 		return ansBackendTLSDenied, true
+	case loc.Response != nil && loc.Response.HeadersDenied != "":
+		return ansHeadersDenied, true
 	}
 	return answer{}, false
 }

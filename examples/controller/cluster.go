@@ -125,7 +125,7 @@ type listers struct {
 	endpointSlices []discoverylisters.EndpointSliceLister
 	secrets        []corelisters.SecretLister
 	// configMaps are those of the Ingresses' namespaces, which
-	// auth-proxy-set-headers names.
+	// auth-proxy-set-headers and custom-headers name.
 	configMaps []corelisters.ConfigMapLister
 }
 
@@ -375,10 +375,10 @@ func (c *clusterController) watch() error {
 		c.listers.ingresses = append(c.listers.ingresses, ing.Lister())
 		c.listers.classes = classes.Lister()
 
-		// The ConfigMaps auth-proxy-set-headers names, in the Ingress's
-		// namespace: every one, as ingress-nginx's store watches them,
-		// but Helm 2's release records (OWNER=TILLER), which it leaves
-		// out for their size.
+		// The ConfigMaps auth-proxy-set-headers and custom-headers name,
+		// in the Ingress's namespace: every one, as ingress-nginx's store
+		// watches them, but Helm 2's release records (OWNER=TILLER),
+		// which it leaves out for their size.
 		cf := informers.NewSharedInformerFactoryWithOptions(c.client, c.cfg.resync,
 			informers.WithNamespace(ns),
 			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = "OWNER!=TILLER" }))

@@ -8,40 +8,77 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
-// ingress-nginx never redirects /.well-known/acme-challenge and the paths
-// below it to HTTPS, so that HTTP-01 challenges reach their solver (SPEC
-// §12): the route that matches such a request serves it over plain HTTP.
-// On the Gateway's HTTP listener a host's redirected rules answer 308, so
-// the rules that serve challenge paths get a twin there without the
-// redirect:
+// ingress-nginx never redirects the paths its ConfigMap's
+// no-tls-redirect-locations lists (/.well-known/acme-challenge by default,
+// so that HTTP-01 challenges reach their solver), nor those below them, to
+// HTTPS (SPEC §12): the route that matches such a request serves it over
+// plain HTTP. On the Gateway's HTTP listener a host's redirected rules
+// answer the redirect, so the rules that serve exempt paths get a twin
+// there without it:
 //
-//   - a rule whose paths all lie under the challenge path is not
-//     redirected at all (add);
-//   - the PathPrefix rules whose prefix holds the challenge path ("/",
-//     "/.well-known"): of these the longest serves challenges in both
-//     readings, and when it is redirected it gets a twin on the HTTP
-//     listener, the same rule with PathPrefix /.well-known/acme-challenge,
-//     which outranks it there and is outranked by every longer path that
+//   - a rule whose paths all lie under exempt paths is not redirected at
+//     all (add);
+//   - the PathPrefix rules whose prefix holds an exempt path (for the ACME
+//     path, "/" or "/.well-known"): of these the longest serves that path
+//     in both readings, and when it is redirected it gets a twin on the
+//     HTTP listener, the same rule with PathPrefix the exempt path, which
+//     outranks it there and is outranked by every longer path that
 //     already outranked it.
 //
-// A redirected regular expression that matches challenge paths has no
-// such twin (the Gateway API cannot intersect a pattern with a prefix):
-// the Ingress is listed.
+// A redirected regular expression that matches an exempt path has no such
+// twin (the Gateway API cannot intersect a pattern with a prefix): the
+// Ingress is listed.
+
+// acmePath is ingress-nginx's no-tls-redirect-locations default, the
+// HTTP-01 challenge path.
 const acmePath = "/.well-known/acme-challenge"
 
 // acmeRule is a rule of the host being converted whose PathPrefix holds
-// the challenge path.
+// an exempt path.
 type acmeRule struct {
 	g          *routeGroup
 	rule       gwv1.HTTPRouteRule
-	prefix     int // the prefix's length, without a trailing slash
+	exempt     string // the exempt path, without a trailing slash
+	prefix     int    // the prefix's length, without a trailing slash
 	redirected bool
 }
 
-// acmeSample is a challenge path a regular expression is tried on.
-const acmeSample = acmePath + "/AbCd-Ef_0123456789"
+// exemptPaths are the paths the HTTPS redirect leaves alone, without a
+// trailing slash ("/" for "/"): the ConfigMap's no-tls-redirect-locations.
+func (c *converter) exemptPaths() []string {
+	paths := []string{acmePath}
+	if cm := c.opts.Compile.ConfigMap; cm != nil && cm.Router.NoTLSRedirectLocations != nil {
+		paths = cm.Router.NoTLSRedirectLocations
+	}
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		if t := strings.TrimRight(p, "/"); t != "" {
+			p = t
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
 
-// acmeCandidate records a rule added to g that may serve challenge paths.
+// redirectCode is the status of the HTTPS redirect: the ConfigMap's
+// http-redirect-code, every value of which (301, 302, 307, 308) is a
+// RequestRedirect status.
+func (c *converter) redirectCode() int {
+	if cm := c.opts.Compile.ConfigMap; cm != nil && cm.Router.HTTPRedirectCode != 0 {
+		return cm.Router.HTTPRedirectCode
+	}
+	return sslRedirectCode
+}
+
+// holds reports whether PathPrefix p (no trailing slash) matches every
+// path under exempt.
+func holds(p, exempt string) bool {
+	return p == "" || strings.HasPrefix(exempt+"/", p+"/")
+}
+
+// acmeCandidate records a rule added to g that may serve exempt paths.
 func (c *converter) acmeCandidate(g *routeGroup, rule gwv1.HTTPRouteRule, redirected bool) {
 	for _, m := range rule.Matches {
 		if m.Path == nil || m.Path.Type == nil || m.Path.Value == nil {
@@ -50,56 +87,69 @@ func (c *converter) acmeCandidate(g *routeGroup, rule gwv1.HTTPRouteRule, redire
 		v := *m.Path.Value
 		switch *m.Path.Type {
 		case gwv1.PathMatchPathPrefix:
-			if p := strings.TrimSuffix(v, "/"); strings.HasPrefix(acmePath+"/", p+"/") {
-				c.acme = append(c.acme, acmeRule{g: g, rule: rule, prefix: len(p), redirected: redirected})
+			p := strings.TrimSuffix(v, "/")
+			for _, e := range c.exempt {
+				if holds(p, e) {
+					c.acme = append(c.acme, acmeRule{g: g, rule: rule, exempt: e, prefix: len(p), redirected: redirected})
+				}
 			}
 		case gwv1.PathMatchRegularExpression:
 			if !redirected {
 				continue
 			}
 			// ramjet anchors a path pattern at the start only (§4).
-			if re, err := regexp.Compile("^(?:" + v + ")"); err != nil || re.MatchString(acmeSample) || re.MatchString(acmePath) {
-				key := nginxPrefix + "ssl-redirect"
-				if ing := c.ingresses[nsName{g.key.ns, g.key.name}]; ing != nil && ing.Annotations[nginxPrefix+"force-ssl-redirect"] == "true" {
-					key = nginxPrefix + "force-ssl-redirect"
+			re, err := regexp.Compile("^(?:" + v + ")")
+			for _, e := range c.exempt {
+				if err != nil || re.MatchString(e+"/AbCd-Ef_0123456789") || re.MatchString(e) {
+					key := nginxPrefix + "ssl-redirect"
+					if ing := c.ingresses[nsName{g.key.ns, g.key.name}]; ing != nil && ing.Annotations[nginxPrefix+"force-ssl-redirect"] == "true" {
+						key = nginxPrefix + "force-ssl-redirect"
+					}
+					c.note(g.key.ns, g.key.name, key, "path pattern "+v+" of "+hostName(g.key.host)+" matches "+e+
+						", which ingress-nginx never redirects (no-tls-redirect-locations) and the HTTP listener's RequestRedirect does; a pattern has no Gateway API form that leaves those paths out")
+					break
 				}
-				c.note(g.key.ns, g.key.name, key, "path pattern "+v+" of "+hostName(g.key.host)+" matches "+acmePath+
-					", which ingress-nginx never redirects and the HTTP listener's RequestRedirect does; a pattern has no Gateway API form that leaves those paths out")
 			}
 		}
 	}
 }
 
-// underACME reports whether every path of rule lies under the challenge
+// underExempt reports whether every path of rule lies under an exempt
 // path (Exact or PathPrefix).
-func underACME(rule gwv1.HTTPRouteRule) bool {
+func (c *converter) underExempt(rule gwv1.HTTPRouteRule) bool {
 	return len(rule.Matches) > 0 && !slices.ContainsFunc(rule.Matches, func(m gwv1.HTTPRouteMatch) bool {
 		if m.Path == nil || m.Path.Type == nil || m.Path.Value == nil || *m.Path.Type == gwv1.PathMatchRegularExpression {
 			return true
 		}
 		v := *m.Path.Value
-		return v != acmePath && !strings.HasPrefix(v, acmePath+"/")
+		return !slices.ContainsFunc(c.exempt, func(e string) bool {
+			return e == "/" || v == e || strings.HasPrefix(v, e+"/")
+		})
 	})
 }
 
-// acmeTwins adds the HTTP listener's twins of the host's longest
-// redirected PathPrefix rules that hold the challenge path.
+// acmeTwins adds, per exempt path, the HTTP listener's twins of the
+// host's longest redirected PathPrefix rules that hold it.
 func (c *converter) acmeTwins() {
-	longest := -1
-	for _, a := range c.acme {
-		longest = max(longest, a.prefix)
-	}
-	for _, a := range c.acme {
-		if a.prefix != longest || !a.redirected || longest == len(acmePath) {
-			// A shorter prefix is outranked there; one equal to the
-			// challenge path was kept unredirected by add.
-			continue
+	for _, e := range c.exempt {
+		longest := -1
+		for _, a := range c.acme {
+			if a.exempt == e {
+				longest = max(longest, a.prefix)
+			}
 		}
-		twin := a.rule
-		twin.Matches = slices.Clone(a.rule.Matches)
-		for i := range twin.Matches {
-			twin.Matches[i].Path = &gwv1.HTTPPathMatch{Type: ptr(gwv1.PathMatchPathPrefix), Value: ptr(acmePath)}
+		for _, a := range c.acme {
+			if a.exempt != e || a.prefix != longest || !a.redirected {
+				// A shorter prefix is outranked there; one under the
+				// exempt path was kept unredirected by add.
+				continue
+			}
+			twin := a.rule
+			twin.Matches = slices.Clone(a.rule.Matches)
+			for i := range twin.Matches {
+				twin.Matches[i].Path = &gwv1.HTTPPathMatch{Type: ptr(gwv1.PathMatchPathPrefix), Value: ptr(pathValue(e))}
+			}
+			a.g.httpOnly = append(a.g.httpOnly, twin)
 		}
-		a.g.httpOnly = append(a.g.httpOnly, twin)
 	}
 }

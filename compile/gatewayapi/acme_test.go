@@ -2,12 +2,18 @@ package gatewayapi
 
 import (
 	"log/slog"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/compile/manifest"
 	"ramjet.dev/ramjet/router"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // compareServed migrates the Ingresses of objects and sends each request
@@ -23,7 +29,11 @@ func compareServed(t *testing.T, objects string, opts compile.Options, requests 
 	m, back, _ := migrate(t, *snap, FromIngressOptions{Compile: opts})
 	gs := *snap
 	gs.Ingresses, gs.HTTPRoutes = nil, back.HTTPRoutes
-	ra := router.New(router.Options{Logger: slog.New(slog.DiscardHandler), Transport: recorder{}})
+	ro := router.Options{Logger: slog.New(slog.DiscardHandler), Transport: recorder{}}
+	if opts.ConfigMap != nil {
+		ro.ApplyConfigMap(opts.ConfigMap.Router) // ramjet serving the Ingresses reads it; a Gateway does not
+	}
+	ra := router.New(ro)
 	ra.Publish(compile.Compile(*snap, opts).Table)
 	rb := router.New(router.Options{Logger: slog.New(slog.DiscardHandler), Transport: recorder{}})
 	rb.Publish(compile.Compile(gs, opts).Table)
@@ -123,5 +133,41 @@ func TestFromIngressACMEChallenge(t *testing.T) {
 		"b.example.com/x", "b.example.com/.well-known/acme-challenge/x", "b.example.com/.well-known/x")
 	if len(m.Unconverted) != 0 {
 		t.Errorf("unconverted: %v", m.Unconverted)
+	}
+}
+
+// TestFromIngressRedirectConfigMap: the HTTP listener's redirect answers
+// the ConfigMap's http-redirect-code, and no-tls-redirect-locations,
+// not the ACME path alone, is what it leaves unredirected.
+func TestFromIngressRedirectConfigMap(t *testing.T) {
+	requests := []string{"a.example.com/x", "a.example.com/", "a.example.com/.well-known/x",
+		"a.example.com/.well-known/acme-challenge", "a.example.com/.well-known/acme-challenge/x",
+		"a.example.com/.well-known/acme-challenge/deep/x", "a.example.com/.well-known/acme-challenge/t0k3n",
+		"a.example.com/healthz", "a.example.com/healthz/live", "a.example.com/healthzx",
+		"a.example.com/.well-known/status", "a.example.com/.well-known/status/x",
+		"b.example.com/x", "b.example.com/healthz", "b.example.com/.well-known/acme-challenge/x", "b.example.com/.well-known/status"}
+	for _, data := range []map[string]string{
+		{"http-redirect-code": "301"},
+		{"no-tls-redirect-locations": "/healthz, /.well-known/status"},
+		{"no-tls-redirect-locations": ""},
+		{"http-redirect-code": "302", "no-tls-redirect-locations": "/.well-known/acme-challenge,/healthz"},
+	} {
+		cm := compile.ParseConfigMap(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ingress", Name: "ingress-nginx-controller"}, Data: data})
+		m := compareServed(t, acmeObjects, compile.Options{IngressClass: "nginx", ControllerName: "k8s.io/ingress-nginx", ConfigMap: cm}, requests...)
+		if len(m.Unconverted) != 0 {
+			t.Errorf("%v: unconverted: %v", data, m.Unconverted)
+		}
+		if code := data["http-redirect-code"]; code != "" {
+			found := slices.ContainsFunc(m.HTTPRoutes, func(r *gwv1.HTTPRoute) bool {
+				return slices.ContainsFunc(r.Spec.Rules, func(rule gwv1.HTTPRouteRule) bool {
+					return slices.ContainsFunc(rule.Filters, func(f gwv1.HTTPRouteFilter) bool {
+						return f.RequestRedirect != nil && f.RequestRedirect.StatusCode != nil && strconv.Itoa(*f.RequestRedirect.StatusCode) == code
+					})
+				})
+			})
+			if !found {
+				t.Errorf("%v: no RequestRedirect with status %s", data, code)
+			}
+		}
 	}
 }

@@ -160,7 +160,8 @@ const affinityWhy = "cookie session affinity is not carried over: HTTPRoute sess
 //     who owns it, on its own object. A host whose routes redirect plain
 //     HTTP to HTTPS (ssl-redirect, force-ssl-redirect) gets a second
 //     route, <ingress>-<host>-http, on the HTTP listener with a
-//     RequestRedirect (308, ingress-nginx's default) on those rules (past
+//     RequestRedirect (the ConfigMap's http-redirect-code, 308 by
+//     default, as ingress-nginx answers) on those rules (past
 //     the 16 rules a route holds, more routes, <name>-2 …); it
 //     keeps a trailing slash (a query's too), which ingress-nginx drops
 //     unless preserve-trailing-slash is "true".
@@ -196,14 +197,16 @@ const affinityWhy = "cookie session affinity is not carried over: HTTPRoute sess
 // checks a request with no Gateway API form keeps its Ingress (guard.go)
 // or host (guardedHost) out of the objects altogether; a host listed
 // under spec.tls without a rule of its own gets listeners and routes
-// under its name (tlsHostsWithoutRules); /.well-known/acme-challenge is
-// served unredirected on the HTTP listener as ingress-nginx serves it
+// under its name (tlsHostsWithoutRules); the ConfigMap's
+// no-tls-redirect-locations (/.well-known/acme-challenge by default) are
+// served unredirected on the HTTP listener as ingress-nginx serves them
 // (acme.go).
 func FromIngress(s compile.Snapshot, o FromIngressOptions) Migration {
 	s.HTTPRoutes = nil // the migration is of the Ingresses alone
 	res := compile.Compile(s, o.Compile)
 	c := converter{opts: o, ingresses: make(map[nsName]*networkingv1.Ingress), notes: make(map[nsName]map[string]string),
 		routes: make(map[routeKey]*routeGroup), gateways: make(map[nsName]*gatewayHosts), snippets: make(map[nsName]bool)}
+	c.exempt = c.exemptPaths()
 	claimed := make(map[nsName]bool, len(res.Claimed))
 	for _, r := range res.Claimed {
 		claimed[nsName{r.Namespace, r.Name}] = true
@@ -330,9 +333,11 @@ type converter struct {
 	routes    map[routeKey]*routeGroup
 	gateways  map[nsName]*gatewayHosts // namespace, class
 	withheld  map[nsName]bool          // Ingresses not converted at all (guard.go)
-	// acme are the rules of the host being converted that can serve
-	// /.well-known/acme-challenge (acme.go).
+	// acme are the rules of the host being converted that can serve an
+	// exempt path (acme.go).
 	acme []acmeRule
+	// exempt are the paths the HTTPS redirect leaves alone (exemptPaths).
+	exempt []string
 }
 
 // classes finds each claimed Ingress's class as ramjet reads it: the
@@ -657,13 +662,14 @@ func (c *converter) add(g *routeGroup, vh *match.VirtualHost, rule gwv1.HTTPRout
 	// router, as ingress-nginx, answers it before the HTTPS redirect. So
 	// does one whose paths are all HTTP-01 challenges, never redirected.
 	ownRedirect := slices.ContainsFunc(rule.Filters, func(f gwv1.HTTPRouteFilter) bool { return f.Type == gwv1.HTTPRouteFilterRequestRedirect })
-	c.acmeCandidate(g, rule, sslRedirect && !ownRedirect)
-	if !sslRedirect || ownRedirect || underACME(rule) {
+	exempt := c.underExempt(rule)
+	c.acmeCandidate(g, rule, sslRedirect && !ownRedirect && !exempt)
+	if !sslRedirect || ownRedirect || exempt {
 		g.httpOnly = append(g.httpOnly, rule)
 		return
 	}
 	g.redirect = true
-	scheme, code := "https", sslRedirectCode
+	scheme, code := "https", c.redirectCode()
 	g.httpOnly = append(g.httpOnly, gwv1.HTTPRouteRule{
 		Matches: rule.Matches,
 		Filters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestRedirect,

@@ -7,6 +7,7 @@ import (
 
 	"ramjet.dev/ramjet/balance"
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/match/vars"
 	"ramjet.dev/ramjet/router/h1"
 )
 
@@ -374,6 +375,11 @@ func (r *Router) decideTarget(d *decision, req *http.Request, grpc bool, target 
 		if target != "" {
 			// nginx redirects to $request_uri, which no rewrite changes.
 			path, query, hasQuery, _ = requestTarget(req)
+		}
+		if strings.HasPrefix(vars.RequestURIOf(req.RequestURI), "?") {
+			// "http://h?q": its $request_uri, which lua_ingress.lua
+			// appends to the host, has no path.
+			path = ""
 		}
 		preserveSlash, usePort := redirectForm(d.res)
 		port := ""

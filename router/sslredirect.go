@@ -35,7 +35,8 @@ import (
 //     the Host header as sent minus its port (the redirect goes to 443), or
 //     the first X-Forwarded-Host where forwarded headers are trusted, then
 //     ":" and Options.HTTPSPort where use-port-in-redirects is set, and
-//     the request-target as received. One trailing slash is dropped unless
+//     the request-target as received, from its path on for an absolute
+//     form ($request_uri: "?q" for "http://h?q"). One trailing slash is dropped unless
 //     preserve-trailing-slash is set, as nginx drops the last byte of
 //     $request_uri: "/" becomes "https://host", "/a?next=/" "/a?next=",
 //     and "/a/?x" keeps its slash.

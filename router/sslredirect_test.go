@@ -111,6 +111,11 @@ func TestSSLRedirect(t *testing.T) {
 		{"host not tls", "GET", "open.example.com", "/x", false, nil, 200, ""},
 		{"force on a non-tls host", "GET", "open.example.com", "/secure/x/", false, nil, 308, "https://open.example.com/secure/x"},
 		{"force on the catch-all", "GET", "anything.example.org", "/", false, nil, 308, "https://anything.example.org"},
+		// $request_uri of an absolute-form target without a path starts
+		// at its query: lua_ingress.lua appends it as it is.
+		{"absolute form without a path", "GET", "anything.example.org", "http://anything.example.org?a=1", false, nil, 308, "https://anything.example.org?a=1"},
+		{"absolute form without a path, slash dropped", "GET", "anything.example.org", "http://anything.example.org?a=/", false, nil, 308, "https://anything.example.org?a="},
+		{"absolute form", "GET", "shop.example.com", "http://shop.example.com/api/x?a=1", false, nil, 308, "https://shop.example.com/api/x?a=1"},
 		{"force without a host", "GET", "", "/x", false, nil, 400, ""},
 		{"bad path answers 400 first", "GET", "shop.example.com", "/../x", false, nil, 400, ""},
 	}

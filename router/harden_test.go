@@ -96,6 +96,13 @@ func TestRefusedLikeNginx(t *testing.T) {
 		{"userinfo", "GET http://user@h.test/admin HTTP/1.1\r\nHost: h.test\r\n\r\n", 400},
 		{"userinfo with password", "GET http://u:p@h.test HTTP/1.1\r\nHost: h.test\r\n\r\n", 400},
 		{"absolute form without userinfo", "GET http://h.test/admin?a@b HTTP/1.1\r\nHost: h.test\r\n\r\n", 200},
+		// nginx's host state takes no '#' (ngx_http_parse_request_line);
+		// after the authority, '#' ends the path.
+		{"fragment in the authority", "GET http://h.test#f HTTP/1.1\r\nHost: h.test\r\n\r\n", 400},
+		{"fragment in the authority, then a path", "GET http://h.test#f/admin HTTP/1.1\r\nHost: h.test\r\n\r\n", 400},
+		{"fragment after the port", "GET http://h.test:80#f HTTP/1.1\r\nHost: h.test\r\n\r\n", 400},
+		{"fragment in an absolute form's path", "GET http://h.test/a#f HTTP/1.1\r\nHost: h.test\r\n\r\n", 200},
+		{"fragment after an absolute form's query", "GET http://h.test?q#f HTTP/1.1\r\nHost: h.test\r\n\r\n", 200},
 		{"empty Host", "GET /x HTTP/1.1\r\nHost: \r\n\r\n", 400},
 		{"missing Host", "GET /x HTTP/1.1\r\n\r\n", 400},
 		{"HTTP/1.0 without Host", "GET /x HTTP/1.0\r\n\r\n", 200},

@@ -169,6 +169,11 @@ func TestAnswers(t *testing.T) {
 		{"climbs encoded", "a.example.com", "/%2e%2e/x", nil, 400, "climbs above /", ReasonBadPath, ""},
 		{"asterisk", "a.example.com", "*", nil, 400, "invalid request target", ReasonRefused, ""}, // as router/h1 refuses it
 		{"authority form", "a.example.com", "a.example.com:443", nil, 400, "not an absolute path", ReasonBadPath, ""},
+		// nginx's host state takes no '#', as net/http and router/h1
+		// refuse it on the wire; after the authority '#' ends the path.
+		{"fragment in the authority", "a.example.com", "http://a.example.com#/live", nil, 400, "not an absolute path", ReasonBadPath, ""},
+		{"fragment after the port", "a.example.com", "http://a.example.com:80#/live", nil, 400, "not an absolute path", ReasonBadPath, ""},
+		{"fragment in an absolute form's path", "a.example.com", "http://a.example.com/live#f", nil, 200, "live", "", "prod/live:80"},
 		{"unreachable", "a.example.com", "/down", nil, 502, "could not be reached", ReasonUpstreamUnreachable, "prod/down:80"},
 		{"grpc to http backend", "a.example.com", "/live", grpcHeader, 502, "backend-protocol: GRPC", ReasonGRPCNotEnabled, "prod/live:80"},
 		{"grpc-web is plain http", "a.example.com", "/live", http.Header{"Content-Type": {"application/grpc-web"}}, 200, "live", "", "prod/live:80"},

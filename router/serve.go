@@ -767,7 +767,8 @@ func (c *tunnelConn) CloseWrite() error {
 
 // requestTarget splits the request-target as received into its escaped
 // path and query. Origin form ("/p?q") and absolute form
-// ("http://h/p?q") are accepted; anything else ("*", authority form) is not.
+// ("http://h/p?q") are accepted; anything else ("*", authority form, a
+// '#' in an absolute form's authority) is not.
 func requestTarget(req *http.Request) (path, query string, hasQuery, ok bool) {
 	t := req.RequestURI
 	if t == "" {
@@ -794,6 +795,11 @@ func requestTarget(req *http.Request) (path, query string, hasQuery, ok bool) {
 		if strings.IndexByte(rest[:j], '@') >= 0 {
 			// Userinfo in a request-target is never legitimate (RFC 9110
 			// §4.2.4), and backends disagree on which host it names.
+			return "", "", false, false
+		}
+		if j < len(rest) && rest[j] == '#' {
+			// nginx's parser takes no '#' in the host or port (400), as
+			// net/http and router/h1 refuse it on the wire.
 			return "", "", false, false
 		}
 		if j == len(rest) {

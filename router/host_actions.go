@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/match/vars"
 )
 
 // The redirects the table asks for (SPEC §11.1), answered by the router
@@ -64,6 +65,9 @@ func (r *Router) redirectAction(req *http.Request, res match.Result, host, path,
 	switch {
 	case h != nil && h.WWWTo != "":
 		uri := path
+		if strings.HasPrefix(vars.RequestURIOf(req.RequestURI), "?") {
+			uri = "" // "http://h?q": $request_uri has no path
+		}
 		if hasQuery {
 			uri += "?" + query
 		}

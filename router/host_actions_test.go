@@ -49,6 +49,10 @@ func TestRedirectActions(t *testing.T) {
 		{"fallback redirect", "shop.example.com", "/nothing", nil, 302, "https://elsewhere.example.com", ReasonRedirect},
 		{"www twin", "www.shop.example.com", "/a/?b=c", nil, 308, "http://shop.example.com:80/a/?b=c", ReasonWWWRedirect},
 		{"www twin drops one slash", "www.shop.example.com", "/a//", nil, 308, "http://shop.example.com:80/a/", ReasonWWWRedirect},
+		// $request_uri of an absolute form without a path starts at its
+		// query; ngx_srv_redirect.lua appends it as it is.
+		{"www twin, absolute form without a path", "www.shop.example.com", "http://www.shop.example.com?b=c/", nil, 308, "http://shop.example.com:80?b=c", ReasonWWWRedirect},
+		{"www twin, absolute form", "www.shop.example.com", "http://www.shop.example.com/a?b=c", nil, 308, "http://shop.example.com:80/a?b=c", ReasonWWWRedirect},
 		{"forwarded port untrusted", "www.shop.example.com", "/", http.Header{"X-Forwarded-Port": {"8443"}}, 308, "http://shop.example.com:80", ReasonWWWRedirect},
 		{"300 has no Location", "choice.example.com", "/", nil, 300, "", ReasonRedirect},
 	}

@@ -19,6 +19,7 @@ import (
 	"ramjet.dev/ramjet/match"
 	"ramjet.dev/ramjet/match/htpasswd"
 	"ramjet.dev/ramjet/match/urltemplate"
+	"ramjet.dev/ramjet/match/vars"
 	"ramjet.dev/ramjet/router/h1"
 )
 
@@ -407,6 +408,9 @@ func (cc *credCache) put(key [sha256.Size]byte, ok bool) {
 func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, proto, loc, id string, x *match.ExternalAuth, ph *policyHeaders, trace *tracedWriter) (answer, bool) {
 	path, query, hasQuery, _ := requestTarget(req)
 	uri := path
+	if strings.HasPrefix(vars.RequestURIOf(req.RequestURI), "?") {
+		uri = "" // "http://h?q": $request_uri has no path
+	}
 	if hasQuery {
 		uri += "?" + query
 	}

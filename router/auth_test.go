@@ -806,3 +806,25 @@ func TestExternalAuthSigninRelative(t *testing.T) {
 		assert.Equal(t, want, rec.Header().Get("Location"))
 	}
 }
+
+// TestExternalAuthAbsoluteFormWithoutPath: $request_uri of "GET
+// http://h?q" is "?q" (nginx's parser starts the URI at the query), so
+// the subrequest's X-Original-URL and X-Auth-Request-Redirect name no
+// path.
+func TestExternalAuthAbsoluteFormWithoutPath(t *testing.T) {
+	svc := newAuthService(t)
+	_, addr := echoBackend(t, "web")
+	rt := route(match.Prefix, "/", httpBackend("prod/web:80", addr))
+	rt.Auth = externalAuth(t, svc.srv.URL+"/ok", nil)
+	r := newTestRouter(Options{})
+	r.Publish(table("auth", vhost("shop.example.com", nil, rt)))
+	req := httptest.NewRequest(http.MethodGet, "http://shop.example.com?a=b", nil)
+	req.Host = "shop.example.com"
+	rec := httptest.NewRecorder()
+	r.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusOK, rec.Code)
+	got, _ := svc.request()
+	require.NotNil(t, got)
+	assert.Equal(t, "http://shop.example.com?a=b", got.Header.Get("X-Original-Url"))
+	assert.Equal(t, "?a=b", got.Header.Get("X-Auth-Request-Redirect"))
+}

@@ -38,17 +38,7 @@ func TestRetryResendsBody(t *testing.T) {
 	}))
 	defer backend.Close()
 	port := backend.Listener.Addr().(*net.TCPAddr).Port
-	objects := fmt.Sprintf(`
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: {name: ramjet}
-spec: {controllerName: ramjet.dev/gateway}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: web}
-spec: {gatewayClassName: ramjet, listeners: [{name: http, port: 80, protocol: HTTP}]}
----
+	objects := gatewayAndClass + fmt.Sprintf(`---
 apiVersion: v1
 kind: Service
 metadata: {name: app, namespace: web}
@@ -65,7 +55,7 @@ apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: retried, namespace: web}
 spec:
-  parentRefs: [{name: gw}]
+  parentRefs: [{name: gw, namespace: infra}]
   rules:
   - retry: {codes: [503], attempts: 2}
     backendRefs: [{name: app, port: 80}]

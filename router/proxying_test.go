@@ -82,6 +82,17 @@ func TestProxyHTTP10(t *testing.T) {
 		_, _ = io.WriteString(c, "HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\nok\n")
 	})
 	r, _ := proxyingRouter(t, Options{}, &match.Proxying{HTTP10: true, MaxTempFileSize: -1}, addr)
+	postChunkedTwice(t, r)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{"HTTP/1.0 close  abcd", "HTTP/1.0 close  abcd"}, heads)
+	assert.EqualValues(t, 2, conns.Load(), "no connection is reused")
+}
+
+// postChunkedTwice sends host "web" two POSTs with the chunked body
+// "abcd", each answered "ok\n".
+func postChunkedTwice(t *testing.T, r http.Handler) {
+	t.Helper()
 	for range 2 {
 		req := httptest.NewRequest(http.MethodPost, "/", io.MultiReader(strings.NewReader("ab"), strings.NewReader("cd")))
 		req.Host = "web"
@@ -92,10 +103,6 @@ func TestProxyHTTP10(t *testing.T) {
 		require.Equal(t, http.StatusOK, rec.Code)
 		assert.Equal(t, "ok\n", rec.Body.String())
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	assert.Equal(t, []string{"HTTP/1.0 close  abcd", "HTTP/1.0 close  abcd"}, heads)
-	assert.EqualValues(t, 2, conns.Load(), "no connection is reused")
 }
 
 // proxy-http-version 1.0 holds for an HTTPS backend too, as nginx's
@@ -120,16 +127,7 @@ func TestProxyHTTP10OverTLS(t *testing.T) {
 	r := newTestRouter(Options{})
 	r.Publish(table("proxying", vhost("web", nil, rt)))
 	t.Cleanup(r.CloseIdleConnections)
-	for range 2 {
-		req := httptest.NewRequest(http.MethodPost, "/", io.MultiReader(strings.NewReader("ab"), strings.NewReader("cd")))
-		req.Host = "web"
-		req.ContentLength = -1
-		req.TransferEncoding = []string{"chunked"}
-		rec := httptest.NewRecorder()
-		r.ServeHTTP(rec, req)
-		require.Equal(t, http.StatusOK, rec.Code)
-		assert.Equal(t, "ok\n", rec.Body.String())
-	}
+	postChunkedTwice(t, r)
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, []string{"HTTP/1.0 close  abcd web", "HTTP/1.0 close  abcd web"}, heads)

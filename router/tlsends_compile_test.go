@@ -277,11 +277,7 @@ func TestBackendTLSInheritsServerDirectives(t *testing.T) {
 	defer r.CloseIdleConnections()
 	r.Publish(res.Table)
 
-	for _, tt := range []struct {
-		path string
-		code int
-		body string
-	}{
+	checkTLSEnds(t, r, "", []tlsEndsAnswer{
 		{"/server", 200, "sni=backend.internal client=ramjet-proxy"},
 		// Its own CA and verification; the server's name and client
 		// certificate; no SNI, its own proxy_ssl_server_name off.
@@ -292,11 +288,7 @@ func TestBackendTLSInheritsServerDirectives(t *testing.T) {
 		{"/pair", 200, "sni= client=ramjet-proxy"},
 		// No Secret of its own: every directive is the server's.
 		{"/none", 200, "sni=backend.internal client=ramjet-proxy"},
-	} {
-		code, body := serveThrough(t, r, "shop.example.com", tt.path)
-		assert.Equal(t, tt.code, code, "%s: %s", tt.path, body)
-		assert.Contains(t, body, tt.body, "%s", tt.path)
-	}
+	})
 
 	// proxy-ssl-location-only "true": nginx.tmpl writes no server level,
 	// so each location has its own directives and nginx's defaults.
@@ -307,11 +299,7 @@ func TestBackendTLSInheritsServerDirectives(t *testing.T) {
 		assert.NotEqual(t, "ConfigMap", w.Object.Kind, "the key is served: %v", w)
 	}
 	r.Publish(res.Table)
-	for _, tt := range []struct {
-		path string
-		code int
-		body string
-	}{
+	checkTLSEnds(t, r, "location only ", []tlsEndsAnswer{
 		{"/server", 200, "sni=backend.internal client=ramjet-proxy"},
 		// Verified against upstream_balancer, which the certificate
 		// does not name.
@@ -319,11 +307,7 @@ func TestBackendTLSInheritsServerDirectives(t *testing.T) {
 		{"/pair-named", 200, "sni=elsewhere.internal client=none"},
 		{"/pair", 200, "sni= client=none"},
 		{"/none", 200, "sni= client=none"},
-	} {
-		code, body := serveThrough(t, r, "shop.example.com", tt.path)
-		assert.Equal(t, tt.code, code, "location only %s: %s", tt.path, body)
-		assert.Contains(t, body, tt.body, "location only %s", tt.path)
-	}
+	})
 }
 
 // proxy-ssl-name may name the request's $host, as nginx's proxy_ssl_name
@@ -755,5 +739,22 @@ func TestClientCertificateResumption(t *testing.T) {
 				assert.Contains(t, body, "ssl-client-verify=SUCCESS")
 			})
 		}
+	}
+}
+
+// tlsEndsAnswer is what a path of shop.example.com answers: its status
+// and a part of the body the TLS backend writes.
+type tlsEndsAnswer struct {
+	path string
+	code int
+	body string
+}
+
+func checkTLSEnds(t *testing.T, r http.Handler, label string, want []tlsEndsAnswer) {
+	t.Helper()
+	for _, tt := range want {
+		code, body := serveThrough(t, r, "shop.example.com", tt.path)
+		assert.Equal(t, tt.code, code, "%s%s: %s", label, tt.path, body)
+		assert.Contains(t, body, tt.body, "%s%s", label, tt.path)
 	}
 }

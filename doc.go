@@ -1488,16 +1488,17 @@
 //     log skips; metrics still count them. enable-rewrite-log: "true" logs
 //     each rewrite-target rewrite on the router's log at debug level. A
 //     value that is no boolean keeps the default, AnnotationRejected.
-//   - custom-headers names a ConfigMap ("name" or "namespace/name", in
-//     the Ingress's namespace) whose data are response headers set on
-//     every answer of the Ingress's locations, after its
-//     configuration-snippet's, each value as written ("$" is no
-//     variable). Each name must be listed in the ConfigMap key
+//   - custom-headers names a ConfigMap ("namespace/name", of any
+//     namespace the snapshot holds, as ingress-nginx's store key) whose
+//     data are response headers set on every answer of the Ingress's
+//     locations, after its configuration-snippet's, each value as written
+//     ("$" is no variable). Each name must be listed in the ConfigMap key
 //     global-allowed-response-headers (comma-separated, empty by
-//     default); a header it does not list, a missing ConfigMap, one in
-//     another namespace, or a name or value ingress-nginx's patterns
-//     refuse denies the location (503, router.ReasonHeadersDenied),
-//     AnnotationRejected, as ingress-nginx denies it.
+//     default); a header it does not list, a missing ConfigMap, a bare
+//     name (ingress-nginx finds no ConfigMap by it), or a name or value
+//     ingress-nginx's patterns refuse denies the location (503,
+//     router.ReasonHeadersDenied), AnnotationRejected, as ingress-nginx
+//     denies it.
 //
 // Mirroring costs the request its goroutine and a copy of the request's
 // method, host and headers (the copy outlives the handler, and a server

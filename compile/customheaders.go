@@ -12,14 +12,16 @@ import (
 
 // custom-headers, read as ingress-nginx v1.15 reads it
 // (internal/ingress/annotations/customheaders): the ConfigMap
-// "namespace/name" (or "name", in the Ingress's namespace, as
-// auth-proxy-set-headers) whose data are response headers set on every
-// answer of the Ingress's locations, after its configuration-snippet
-// (nginx.tmpl's more_set_headers for $location.CustomHeaders). A missing
-// ConfigMap, a name or value its patterns refuse, or a header the
-// ConfigMap key global-allowed-response-headers does not list denies the
-// location: 503 to every request. Values are sent as written: the
-// template escapes each "$".
+// "namespace/name", of any namespace, whose data are response headers set
+// on every answer of the Ingress's locations, after its
+// configuration-snippet (nginx.tmpl's more_set_headers for
+// $location.CustomHeaders). The parser hands the value to the store as its
+// key, unchecked (allow-cross-namespace-resources does not gate it), so a
+// bare name finds no ConfigMap. A missing ConfigMap, a name or value its
+// patterns refuse, or a header the ConfigMap key
+// global-allowed-response-headers does not list denies the location: 503
+// to every request. Values are sent as written: the template escapes each
+// "$".
 func init() {
 	registerAnnotations(map[string]annotationSpec{"custom-headers": {apply: applyCustomHeaders}})
 }
@@ -33,7 +35,7 @@ var (
 
 func applyCustomHeaders(v *annotationValues, key, value string) error {
 	if value == "" || !customHeadersNameRE.MatchString(value) {
-		return errors.New(key + " " + strconv.Quote(value) + " is not a ConfigMap name or namespace/name; no headers are set, as in ingress-nginx")
+		return errors.New(key + " " + strconv.Quote(value) + " is not a ConfigMap namespace/name; no headers are set, as in ingress-nginx")
 	}
 	r := v.responseW()
 	r.headersKey, r.headersFrom = key, value
@@ -61,14 +63,11 @@ func (b *builder) resolveCustomHeaders(ing *ingress, key, value string) ([]match
 		return nil, key + ": " + why
 	}
 	ns, name, found := strings.Cut(value, "/")
-	if !found {
-		ns, name = ing.obj.Namespace, ns
-	}
 	switch {
+	case !found:
+		return deny(strconv.Quote(value) + " names no namespace: ingress-nginx looks the ConfigMap up by namespace/name and finds none (write " + ing.obj.Namespace + "/" + value + ")")
 	case name == "" || ns == "" || strings.Contains(name, "/"):
-		return deny(strconv.Quote(value) + " is not a ConfigMap name or namespace/name")
-	case ns != ing.obj.Namespace:
-		return deny("ConfigMap " + ns + "/" + name + " is in another namespace, which ramjet does not watch")
+		return deny(strconv.Quote(value) + " is not a ConfigMap namespace/name")
 	}
 	cm := findConfigMap(b.snap.ConfigMaps, ns, name)
 	if cm == nil {

@@ -7,12 +7,9 @@ import (
 	"io"
 	"maps"
 	"net/http"
-	"net/http/httputil"
 	"sync"
 	"time"
 )
-
-func httputilChunked(br *bufio.Reader) io.Reader { return httputil.NewChunkedReader(br) }
 
 // body is a request body read from the connection: Content-Length bytes
 // or chunked with trailers, as net/http's body; reused per connection.

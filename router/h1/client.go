@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"sync"
 	"time"
 
@@ -603,7 +602,7 @@ func (pc *Conn) Body() io.Reader {
 	res := &pc.head
 	pc.ex.resBody = responseBody{br: pc.br, remaining: res.Length, pc: pc, read: pc.ex.req.Read}
 	if res.Chunked && res.Length != 0 {
-		pc.ex.resBody.chunks = httputil.NewChunkedReader(pc.br)
+		pc.ex.resBody.chunks = newChunkedReader(pc.br)
 	}
 	return &pc.ex.resBody
 }

@@ -1326,7 +1326,7 @@ func (c *conn) readTransfer(req *http.Request, has fieldSet) error {
 	case chunked:
 		req.ContentLength = -1
 		req.TransferEncoding = []string{"chunked"}
-		b.chunked = httputilChunked(c.br)
+		b.chunked = newChunkedReader(c.br)
 		b.src = b.chunked
 		req.Body = &bodyReader{b, b.gen}
 	case n > 0:

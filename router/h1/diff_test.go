@@ -238,8 +238,9 @@ func (p *pair) compare(t testing.TB, raw []byte) {
 // (uniqueFields) twice, in any of its requests (a line of a body may
 // count), TRACE, a method nginx does not read as one (in any line that
 // may be a request line), a "*" target, a field name that is no token
-// but that nginx reads (invalidName), and empty lines before a request
-// line (at the start, or after a head).
+// but that nginx reads (invalidName), a line that would be a chunk-size
+// line nginx and net/http read differently (nginxChunkLine), and empty
+// lines before a request line (at the start, or after a head).
 func followsNginx(raw []byte) bool {
 	if len(raw) > 0 && (raw[0] == '\r' || raw[0] == '\n') {
 		return true
@@ -254,7 +255,7 @@ func followsNginx(raw []byte) bool {
 		if m, rest, ok := bytes.Cut(bytes.TrimLeft(line, "\r\n"), []byte(" ")); ok && len(m) > 0 && !NginxMethod(string(m)) && bytes.Contains(rest, []byte(" HTTP/")) {
 			return true
 		}
-		if bytes.HasPrefix(line, []byte("TRACE ")) || bytes.Contains(line, []byte(" * HTTP/")) || invalidName(line) {
+		if bytes.HasPrefix(line, []byte("TRACE ")) || bytes.Contains(line, []byte(" * HTTP/")) || invalidName(line) || nginxChunkLine(line) {
 			return true
 		}
 		name, v, ok := bytes.Cut(line, []byte(":"))
@@ -358,4 +359,30 @@ func FuzzDifferential(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		p.compare(t, raw)
 	})
+}
+
+// nginxChunkLine reports a line that, as a chunk-size line, chunkSize
+// (nginx's reading) and net/http's chunked reader read differently: one
+// reads a size the other refuses.
+func nginxChunkLine(line []byte) bool {
+	line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+	_, err := chunkSize(line)
+	return (err == nil) != netHTTPChunkSize(line)
+}
+
+// netHTTPChunkSize reports whether net/http's chunked reader reads a size
+// from line: trailing spaces and tabs trimmed, an extension cut at ';',
+// then 1 to 16 hex digits.
+func netHTTPChunkSize(line []byte) bool {
+	line = bytes.TrimRight(line, " \t")
+	line, _, _ = bytes.Cut(line, []byte(";"))
+	if len(line) == 0 || len(line) > 16 {
+		return false
+	}
+	for _, c := range line {
+		if _, ok := hexDigit(c); !ok {
+			return false
+		}
+	}
+	return true
 }

@@ -231,6 +231,7 @@ func FuzzH1Head(f *testing.F) {
 		"HTTP/1.1 200 OK\r\nConnection: close, X-A\r\nX-A: 1\r\nPragma: no-cache\r\n\r\n",
 		"HTTP/1.1 200 OK\r\nX-F: a\r\n  b \r\n\tc\r\nContent-Length: 0\r\n\r\n",
 		"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n00000000000000000003 x\r\nabc\r\n800000000000000\r\n",
 		"HTTP/1.1 200  OK\nX: y\n\n",
 		"HTTP/1.1 200 OK\r\nX : y\r\n\r\n",
 	} {
@@ -309,14 +310,14 @@ func FuzzH1Head(f *testing.F) {
 		if wantBodyErr != nil {
 			// net/http wants CRLF (CRLF CRLF after fields) to end a
 			// trailer; the router also ends one at a bare LF, as it ends
-			// a head.
-			if !strings.Contains(wantBodyErr.Error(), "trailer") {
+			// a head. Chunk-size lines are read as nginx reads them.
+			if !strings.Contains(wantBodyErr.Error(), "trailer") && !hasNginxChunkLine(data) {
 				require.Error(t, bodyErr, "net/http refused the body the router read")
 			}
 			return
 		}
 		if bodyErr != nil {
-			refused := errors.Is(bodyErr, errFoldedResponse) && folded(data)
+			refused := errors.Is(bodyErr, errFoldedResponse) && folded(data) || hasNginxChunkLine(data)
 			for k := range want.Trailer {
 				refused = refused || strings.ContainsAny(k, " ")
 			}
@@ -461,4 +462,15 @@ func TestFieldKinds(t *testing.T) {
 	if h.kinds != all {
 		t.Errorf("kinds %b, want %b", h.kinds, all)
 	}
+}
+
+// hasNginxChunkLine reports a line of data that nginx's chunk-size
+// reading, the router's, and net/http's read differently.
+func hasNginxChunkLine(data string) bool {
+	for line := range strings.Lines(data) {
+		if nginxChunkLine([]byte(line)) {
+			return true
+		}
+	}
+	return false
 }

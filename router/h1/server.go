@@ -83,6 +83,10 @@ import (
 //     net/http says "keep-alive" and closes.
 //   - Empty lines before a request line are skipped, as nginx skips
 //     them, where net/http skips a few after a POST only.
+//   - A chunk-size line is read as nginx reads it (chunkSize): a size
+//     past 2^59-1 is a malformed body, leading zeros are not counted
+//     against a length, and a space or tab, as well as ';', starts an
+//     extension.
 //   - An Expect field other than 100-continue is ignored, as nginx
 //     ignores it, where net/http answers 417.
 //   - The request's context is cancelled when the client goes only from

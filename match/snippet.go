@@ -280,6 +280,9 @@ type SnippetRequest struct {
 	// its query.
 	Host, URI, RequestURI, Args, Scheme, RemoteAddr, Method string
 	Header                                                  map[string][]string
+	// HTTPHost is the Host line as sent, case and port kept ($http_host),
+	// which net/http keeps in Request.Host and out of Header.
+	HTTPHost string
 	// The variables ingress-nginx sets in each location it writes: the
 	// Ingress's namespace and name, the backend Service's name and port,
 	// and the location's path.
@@ -298,7 +301,10 @@ func (r *SnippetRequest) variable(v vars.Ref) string {
 	case vars.Host, vars.ServerName:
 		return r.Host
 	case vars.HTTPHost:
-		return first(r.Header["Host"], r.Host)
+		if r.HTTPHost != "" {
+			return r.HTTPHost
+		}
+		return first(r.Header["Host"], "")
 	case vars.RequestURI:
 		return r.RequestURI
 	case vars.URI:

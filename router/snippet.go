@@ -178,7 +178,7 @@ func (r *Router) snippetRequest(req *http.Request, d *decision, relocated bool) 
 	clean, _ := match.NormalizePath(beforeFragment(d.path))
 	sr := &match.SnippetRequest{
 		Host: d.host, URI: clean, RequestURI: vars.RequestURIOf(req.RequestURI), Args: d.query, Scheme: d.proto,
-		RemoteAddr: r.ClientAddr(req).String(), Method: req.Method, Header: req.Header,
+		RemoteAddr: r.ClientAddr(req).String(), Method: req.Method, Header: req.Header, HTTPHost: req.Host,
 		Relocated: relocated,
 	}
 	res := d.res

@@ -536,16 +536,19 @@ func redelivered(old, cur any) bool {
 }
 
 // statusOnly reports an Ingress update that changes nothing routing reads:
-// the spec is unchanged (same metadata.generation) and so are the
-// annotations. Status writes, ours included, are such updates, as is a
-// resync that re-delivers an unchanged object.
+// the same object (UID) with its spec unchanged (same metadata.generation)
+// and the same annotations. Status writes, ours included, are such
+// updates, as is a resync that re-delivers an unchanged object. An Ingress
+// deleted and created again while the watch was down comes back from the
+// relist as an update, maybe at the same generation: a new UID, creation
+// time (which decides conflicts) and spec.
 func statusOnly(old, cur any) bool {
 	o, ok1 := old.(*networkingv1.Ingress)
 	n, ok2 := cur.(*networkingv1.Ingress)
 	if !ok1 || !ok2 || o.Generation == 0 {
 		return false
 	}
-	return o.Generation == n.Generation && maps.Equal(o.Annotations, n.Annotations)
+	return o.UID == n.UID && o.Generation == n.Generation && maps.Equal(o.Annotations, n.Annotations)
 }
 
 // changed records that the snapshot moved; the rebuild loop picks it up.

@@ -139,6 +139,12 @@ func TestStatusOnly(t *testing.T) {
 	labelEdit.Labels = map[string]string{"team": "shop"}
 	noGeneration := base.DeepCopy()
 	noGeneration.Generation = 0
+	// Deleted and created again while the watch was down: the relist hands
+	// it over as an update, at the same generation, with a new spec.
+	recreated := base.DeepCopy()
+	recreated.UID, recreated.ResourceVersion = "new", "30"
+	recreated.CreationTimestamp = metav1.Unix(1000, 0)
+	recreated.Spec.DefaultBackend = &networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "other"}}
 
 	tests := []struct {
 		name     string
@@ -151,6 +157,7 @@ func TestStatusOnly(t *testing.T) {
 		{name: "spec edited", old: base, cur: specEdit, want: false},
 		{name: "annotation edited", old: base, cur: annotationEdit, want: false},
 		{name: "no generation to compare", old: noGeneration, cur: noGeneration, want: false},
+		{name: "created again under its name", old: base, cur: recreated, want: false},
 		{name: "not an Ingress", old: "x", cur: "y", want: false},
 	}
 	for _, tt := range tests {

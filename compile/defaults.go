@@ -1,6 +1,10 @@
 package compile
 
 import (
+	"fmt"
+
+	networkingv1 "k8s.io/api/networking/v1"
+
 	"ramjet.dev/ramjet/match"
 )
 
@@ -70,6 +74,7 @@ func (b *builder) buildDefaultBackends() {
 		b.catchAll.vh.Fallback = ingressDefault(winner)
 		b.catchAll.vh.FallbackSource = winner.source(defaultBackendField)
 		b.catchAll.settingsFrom = winner
+		b.warnRootOverCatchAllDefault(winner)
 	} else {
 		b.globalFallback(b.catchAll)
 	}
@@ -77,6 +82,41 @@ func (b *builder) buildDefaultBackends() {
 	for _, ing := range b.ingresses {
 		if _, done := used[ing]; ing.defaultBackendOK && !done && !losers[ing] {
 			b.useBackend(ing, ing.obj.Spec.DefaultBackend.Service, defaultBackendField, ".service", false)
+		}
+	}
+}
+
+// warnRootOverCatchAllDefault tells winner, whose spec.defaultBackend is
+// the catch-all's fallback, about each served hostless path that takes
+// every request from it here (SPEC §6) and that ingress-nginx drops
+// instead: its catch-all root location, once an Ingress without rules
+// holds it, is kept against any later path "/" of the same type, and
+// SetDefaultNGINXPathType reads a missing or ImplementationSpecific type
+// as Prefix (controller.go getBackendServers).
+func (b *builder) warnRootOverCatchAllDefault(winner *ingress) {
+	served := make(map[match.Source]bool)
+	for _, r := range b.catchAll.vh.Routes {
+		if r.Source.Kind == "" && r.When == nil {
+			served[r.Source] = true
+		}
+	}
+	for _, ing := range b.ingresses {
+		for i := range ing.obj.Spec.Rules {
+			rule := &ing.obj.Spec.Rules[i]
+			if ing.rules[i].vhost != b.catchAll || rule.HTTP == nil {
+				continue
+			}
+			for j := range rule.HTTP.Paths {
+				p := &rule.HTTP.Paths[j]
+				field := pathField(i, j)
+				if declaredPath(p) != "/" || pathTypeOf(p) == networkingv1.PathTypeExact || !served[ing.source(field)] {
+					continue
+				}
+				b.conflict(DefaultBackendConflict, winner.ref(), defaultBackendField,
+					fmt.Sprintf("the catch-all's fallback is this spec.defaultBackend, but the hostless path \"/\" of Ingress %s matches every request it would serve, and a declared path outranks a fallback (SPEC §6); ingress-nginx keeps this default backend there and does not serve that path, whatever the Ingresses' ages",
+						ing.name()),
+					ing.ref(), field)
+			}
 		}
 	}
 }

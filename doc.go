@@ -1641,6 +1641,11 @@
 //	$ingress_name, $location_path  at build       S H L
 //	$req_id, $status, $request,
 //	$request_time, $upstream_*, …  after answer   L
+//	$literal_dollar                a "$"          every value
+//
+// $literal_dollar is ingress-nginx's own (a geo in its http block): text
+// meant literally is written with it for each "$" (match/vars.Escape), as
+// compile writes the Gateway API's filter values.
 //
 // A: auth-url, auth-signin, global-auth-url; C: auth-cache-key,
 // auth-proxy-set-headers; R: rewrite-target, x-forwarded-prefix; V:
@@ -2983,15 +2988,18 @@
 //     API's table says for URLRewrite and RequestRedirect alike: an empty
 //     replacement leaves the rest ("/foo/bar" → "/bar", "/foo" → "/"), a
 //     trailing slash after the prefix is kept and none is doubled
-//     (compile/gatewayapi's case file gateway-replace-prefix). A value
-//     with "$" or a prefix replacement on another match type warns
-//     RuleRejected and the rule's requests answer 500.
+//     (compile/gatewayapi's case file gateway-replace-prefix). Values are
+//     literal text: a "$" is sent as written, no variable expands
+//     (gateway-literal-dollar). A hostname that is not a host name, a
+//     path not beginning with "/" or a prefix replacement on another
+//     match type warns RuleRejected and the rule's requests answer 500.
 //   - RequestHeaderModifier and ResponseHeaderModifier, as the route's
 //     snippet steps (§11.9, which edit headers both ways whether or not
 //     snippet annotations are allowed): set replaces, add appends
 //     ",value" to a present request header and adds a response header
-//     line, remove clears. An empty value, one with "$" or a name that is
-//     not a token warns RuleRejected and the rule's requests answer 500.
+//     line, remove clears. Values are literal text, a "$" sent as written.
+//     An empty value or a name that is not a token warns RuleRejected and
+//     the rule's requests answer 500.
 //   - RequestRedirect, as a snippet return (§11.9) before the backend is
 //     looked at, so a redirect rule needs no backendRefs: scheme,
 //     hostname and port replace the request's ($scheme, $host; a port is
@@ -2999,8 +3007,9 @@
 //     the listener's port is kept), ReplaceFullPath the path and ReplacePrefixMatch
 //     the matched segments, keeping the query; otherwise the request's
 //     path and query follow as received. statusCode 301, 302 (default),
-//     303, 307 or 308. Combined with URLRewrite, or with "$", "?" or "#"
-//     in a part, it warns RuleRejected and the rule's requests answer 500.
+//     303, 307 or 308. The path is literal text, a "$" written as it is.
+//     Combined with URLRewrite, or with "?" or "#" in the path, it warns
+//     RuleRejected and the rule's requests answer 500.
 //   - The CORS filter, as the route's CORS policy in its Gateway form
 //     (match.CORS with Gateway set, compile.CORSFilter; the ingress-nginx
 //     form of §11.6 is unchanged): only a request with an Origin

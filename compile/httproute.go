@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/match/vars"
 )
 
 // HTTPRoute is one route of a route source other than Ingress (SPEC §20),
@@ -793,9 +794,9 @@ func (b *builder) caseSensitiveRegex(pattern string) (*match.Regexp, string) {
 
 // ruleRewrites prepares the rule's URLRewrite for each kind of match it
 // has, or warns and returns false when the rule cannot be served as
-// written. A path replacement is a template here: one written literally
-// (no "$") keeps the query, and a prefix replacement applies to the
-// segments a PathPrefix match matched (match.NativeSyntax on a Prefix
+// written. A path replacement is literal text (a "$" is sent as written,
+// vars.Escape) that keeps the query, and a prefix replacement applies to
+// the segments a PathPrefix match matched (match.NativeSyntax on a Prefix
 // route); on a regular expression only a full replacement is possible.
 func (b *builder) ruleRewrites(hr *HTTPRoute, rule *HTTPRouteRule) (map[match.PathType]*match.Rewrite, bool) {
 	u := rule.Rewrite
@@ -805,9 +806,6 @@ func (b *builder) ruleRewrites(hr *HTTPRoute, rule *HTTPRouteRule) (map[match.Pa
 	refuse := func(field, why string) (map[match.PathType]*match.Rewrite, bool) {
 		b.warn(RuleRejected, hr.ref(), rule.FilterField+field, why+"; the rule's requests answer 500")
 		return nil, false
-	}
-	if strings.Contains(u.Path, "$") || strings.Contains(u.Hostname, "$") {
-		return refuse(".urlRewrite", "a rewrite with \"$\" is not served")
 	}
 	if u.Hostname != "" {
 		if why := invalidHost(u.Hostname); why != "" || strings.HasPrefix(u.Hostname, "*.") {
@@ -827,11 +825,11 @@ func (b *builder) ruleRewrites(hr *HTTPRoute, rule *HTTPRouteRule) (map[match.Pa
 		}
 		spec := match.Rewrite{Host: u.Hostname}
 		if u.PathSet {
-			spec.Target, spec.Syntax = u.Path, match.NginxSyntax
+			spec.Target, spec.Syntax = vars.Escape(u.Path), match.NginxSyntax
 			if u.ReplacePrefix {
 				// An empty replacement leaves the rest of the path, which
 				// "/" does too: "/foo/bar" → "/bar", "/foo" → "/".
-				spec.Target, spec.Syntax = cmp.Or(u.Path, "/"), match.NativeSyntax
+				spec.Target, spec.Syntax = vars.Escape(cmp.Or(u.Path, "/")), match.NativeSyntax
 			}
 		}
 		rw, err := match.NewRewrite(spec)
@@ -848,8 +846,8 @@ func (b *builder) ruleRewrites(hr *HTTPRoute, rule *HTTPRouteRule) (map[match.Pa
 // set_input_header and more_set_headers, add appends to a present request
 // header (an if on $http_<name>) and is add_header always on responses,
 // remove is more_clear_input_headers and more_clear_headers. A value is
-// literal there only without "$", and an empty one would clear the
-// header, so such values refuse the rule.
+// literal text (a "$" is sent as written, vars.Escape); an empty one would
+// clear the header, so it refuses the rule.
 func (b *builder) ruleHeaders(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Snippet, bool) {
 	return b.headerSnippet(hr, rule.RequestHeaders, rule.ResponseHeaders, rule.Field+".filters", "the rule's requests answer 500")
 }
@@ -873,30 +871,31 @@ func (b *builder) headerSnippet(hr *HTTPRoute, reqHM, respHM *HeaderModifier, fi
 			}
 		}
 		for _, h := range slices.Concat(hm.Set, hm.Add) {
-			if h.Value == "" || strings.Contains(h.Value, "$") || !validHeaderName(h.Name) {
+			if h.Value == "" || !validHeaderName(h.Name) {
 				b.warn(RuleRejected, hr.ref(), hm.Field, "header "+strconv.Quote(h.Name)+": "+strconv.Quote(h.Value)+
-					" is not served (an empty value, a \"$\" or a name that is not a token); "+refused)
+					" is not served (an empty value or a name that is not a token); "+refused)
 				return nil, false
 			}
 		}
 		for _, h := range hm.Set {
 			if request {
-				ops = append(ops, match.SnippetOp{Kind: match.OpSetInput, Name: h.Name, Value: h.Value, Always: true})
+				ops = append(ops, match.SnippetOp{Kind: match.OpSetInput, Name: h.Name, Value: vars.Escape(h.Value), Always: true})
 			} else {
-				ops = append(ops, match.SnippetOp{Kind: match.OpSetHeader, Name: h.Name, Value: h.Value})
+				ops = append(ops, match.SnippetOp{Kind: match.OpSetHeader, Name: h.Name, Value: vars.Escape(h.Value)})
 			}
 		}
 		for _, h := range hm.Add {
+			value := vars.Escape(h.Value)
 			if !request {
-				ops = append(ops, match.SnippetOp{Kind: match.OpAddHeader, Name: h.Name, Value: h.Value, Always: true})
+				ops = append(ops, match.SnippetOp{Kind: match.OpAddHeader, Name: h.Name, Value: value, Always: true})
 				continue
 			}
 			v := "http_" + strings.ReplaceAll(strings.ToLower(h.Name), "-", "_")
 			ops = append(ops,
 				match.SnippetOp{Kind: match.OpIf, Cond: &match.SnippetCond{Var: v, Op: "=", Operand: ""},
-					Then: []match.SnippetOp{{Kind: match.OpSetInput, Name: h.Name, Value: h.Value, Always: true}}},
+					Then: []match.SnippetOp{{Kind: match.OpSetInput, Name: h.Name, Value: value, Always: true}}},
 				match.SnippetOp{Kind: match.OpIf, Cond: &match.SnippetCond{Var: v, Op: "!=", Operand: ""},
-					Then: []match.SnippetOp{{Kind: match.OpSetInput, Name: h.Name, Value: "$" + v + "," + h.Value, Always: true}}})
+					Then: []match.SnippetOp{{Kind: match.OpSetInput, Name: h.Name, Value: "$" + v + "," + value, Always: true}}})
 		}
 		for _, name := range hm.Remove {
 			kind := match.OpClearHeader
@@ -939,8 +938,8 @@ func (b *builder) checkRedirect(hr *HTTPRoute, rule *HTTPRouteRule) bool {
 	switch {
 	case rule.Rewrite != nil:
 		why = "RequestRedirect and URLRewrite cannot be combined"
-	case strings.ContainsAny(rd.Scheme+rd.Hostname+rd.Path, "$?#"):
-		why = "a redirect with \"$\", \"?\" or \"#\" is not served"
+	case strings.ContainsAny(rd.Path, "?#"):
+		why = "a redirect path with \"?\" or \"#\" is not served"
 	case rd.Scheme != "" && rd.Scheme != "http" && rd.Scheme != "https":
 		why = "scheme " + strconv.Quote(rd.Scheme) + " is not http or https"
 	case rd.Hostname != "" && (invalidHost(rd.Hostname) != "" || strings.HasPrefix(rd.Hostname, "*.")):
@@ -963,8 +962,8 @@ func (b *builder) checkRedirect(hr *HTTPRoute, rule *HTTPRouteRule) bool {
 
 // redirectSnippet is the rule's header steps followed by the redirect for
 // match m, as snippet returns (§11.9): the Location is built from the
-// request's $scheme, $host and $request_uri with the filter's parts in
-// their place; a prefix replacement takes the rest of the path from a
+// request's $scheme, $host and $request_uri with the filter's parts, as
+// literal text, in their place; a prefix replacement takes the rest of the path from a
 // regular expression on $uri, and a replaced path keeps $args.
 func (b *builder) redirectSnippet(hr *HTTPRoute, rule *HTTPRouteRule, headers *match.Snippet, m HTTPRouteMatch) (*match.Snippet, bool) {
 	rd := rule.Redirect
@@ -1003,7 +1002,7 @@ func (b *builder) redirectSnippet(hr *HTTPRoute, rule *HTTPRouteRule, headers *m
 		case !rd.PathSet:
 			return []match.SnippetOp{ret(base + "$request_uri")}
 		case !rd.ReplacePrefix:
-			return withArgs(base + rd.Path)
+			return withArgs(base + vars.Escape(rd.Path))
 		}
 		// The Gateway API's ReplacePrefixMatch table: the matched prefix
 		// alone becomes the replacement ("/" for an empty one), a trailing
@@ -1018,7 +1017,7 @@ func (b *builder) redirectSnippet(hr *HTTPRoute, rule *HTTPRouteRule, headers *m
 			prefix = d
 		}
 		key := quoteBytes(strings.TrimRight(prefix, "/"))
-		repl := strings.TrimRight(rd.Path, "/")
+		repl := vars.Escape(strings.TrimRight(rd.Path, "/"))
 		rest := withArgs(base + repl + "$1")
 		for i := range rest {
 			rest[i].Then[0].EscapeCaptures = true

@@ -240,7 +240,8 @@ func BenchmarkCompileHTTPRoutes(b *testing.B) {
 
 // TestHTTPRouteHeaderModifiers: the header filters become the route's
 // snippet steps: set replaces, add appends to a present request header
-// (",value") or adds a response header, remove clears.
+// (",value") or adds a response header, remove clears; a name that is not
+// a token refuses the rule.
 func TestHTTPRouteHeaderModifiers(t *testing.T) {
 	r := mkHTTPRoute("prod", "hdr", 1, "h.test")
 	r.Rules[0].RequestHeaders = &HeaderModifier{Field: "spec.rules[0].filters[0]",
@@ -250,7 +251,7 @@ func TestHTTPRouteHeaderModifiers(t *testing.T) {
 	r.Rules[0].ResponseHeaders = &HeaderModifier{Field: "spec.rules[0].filters[1]",
 		Set: []HeaderValue{{"X-Resp-Set", "rs"}}, Add: []HeaderValue{{"X-Resp-Add", "ra"}}, Remove: []string{"X-Resp-Remove"}}
 	bad := mkHTTPRoute("prod", "bad", 1, "bad.test")
-	bad.Rules[0].ResponseHeaders = &HeaderModifier{Field: "spec.rules[0].filters[0]", Set: []HeaderValue{{"X-Var", "$host"}}}
+	bad.Rules[0].ResponseHeaders = &HeaderModifier{Field: "spec.rules[0].filters[0]", Set: []HeaderValue{{"X Var", "v"}}}
 	tab, ws := compileOK(t, routeSnapshot(t, nil, r, bad), Options{})
 	require.Equal(t, []short{{RuleRejected, "HTTPRoute prod/bad", "spec.rules[0].filters[0]"}}, shorten(ws))
 	require.Equal(t, "404", served(tab, "bad.test", "/"))

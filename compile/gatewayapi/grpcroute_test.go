@@ -196,7 +196,7 @@ func TestGRPCRouteRefNotPermittedMessage(t *testing.T) {
 }
 
 // TestGRPCRouteRefusedRules: a GRPCRoute rule compile refuses (a header
-// value with "$") is not served, as an HTTPRoute's: beside a served rule
+// name that is not a token) is not served, as an HTTPRoute's: beside a served rule
 // the route is PartiallyInvalid, alone it is Accepted False.
 func TestGRPCRouteRefusedRules(t *testing.T) {
 	gw := gateway("app", "gw", "ours", listener("http", "", gwv1.NamespacesFromSame))
@@ -204,7 +204,7 @@ func TestGRPCRouteRefusedRules(t *testing.T) {
 	good := gwv1.GRPCRouteRule{BackendRefs: []gwv1.GRPCBackendRef{grpcBackend("svc")}}
 	dollar := gwv1.GRPCRouteRule{Matches: []gwv1.GRPCRouteMatch{{Method: &gwv1.GRPCMethodMatch{Service: new("pkg.S")}}},
 		Filters: []gwv1.GRPCRouteFilter{{Type: gwv1.GRPCRouteFilterRequestHeaderModifier,
-			RequestHeaderModifier: &gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{{Name: "x-a", Value: "$host"}}}}},
+			RequestHeaderModifier: &gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{{Name: "x a", Value: "b"}}}}},
 		BackendRefs: []gwv1.GRPCBackendRef{grpcBackend("svc")}}
 	routes := []*gwv1.GRPCRoute{grpcRoute("app", "partly", 10, parent, nil, good, dollar), grpcRoute("app", "dollar", 10, parent, nil, dollar)}
 	tr := TranslateAll(Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{gw}, GRPCRoutes: routes})

@@ -609,7 +609,7 @@ func TestHTTPRouteUnsupportedValue(t *testing.T) {
 }
 
 // TestHTTPRouteRefusedRules: a rule compile refuses as written (a header
-// value with "$", RequestRedirect beside URLRewrite) answers 500, so the
+// name that is not a token, RequestRedirect beside URLRewrite) answers 500, so the
 // status does not say it is served: beside a served rule the route is
 // Accepted and PartiallyInvalid ("Dropped Rule", naming the rule); alone
 // it is Accepted False, UnsupportedValue. Once valid again, the
@@ -621,7 +621,7 @@ func TestHTTPRouteRefusedRules(t *testing.T) {
 	good := gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{toService("", "svc", 80)}}
 	dollar := gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Value: new("/d")}}},
 		Filters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestHeaderModifier,
-			RequestHeaderModifier: &gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{{Name: "X-A", Value: "$host"}}}}},
+			RequestHeaderModifier: &gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{{Name: "X A", Value: "b"}}}}},
 		BackendRefs: []gwv1.HTTPBackendRef{toService("", "svc", 80)}}
 	both := gwv1.HTTPRouteRule{Filters: []gwv1.HTTPRouteFilter{
 		{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gwv1.HTTPRequestRedirectFilter{Scheme: new("https")}},
@@ -722,14 +722,14 @@ func TestShadowedAcrossGateways(t *testing.T) {
 }
 
 // TestHTTPRouteRefusedBackendFilter: a backendRef's header filter compile
-// refuses (a value with "$") makes that backend's share answer 500; the
+// refuses (a name that is not a token) makes that backend's share answer 500; the
 // route is served otherwise, and its Accepted message says so.
 func TestHTTPRouteRefusedBackendFilter(t *testing.T) {
 	gw := gateway("app", "gw", "ours", listener("http", "", gwv1.NamespacesFromSame))
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "svc"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
 	b := toService("", "svc", 80)
 	b.Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestHeaderModifier,
-		RequestHeaderModifier: &gwv1.HTTPHeaderFilter{Add: []gwv1.HTTPHeader{{Name: "X-A", Value: "a$b"}}}}}
+		RequestHeaderModifier: &gwv1.HTTPHeaderFilter{Add: []gwv1.HTTPHeader{{Name: "X A", Value: "b"}}}}}
 	r := httpRoute("app", "r", []gwv1.ParentReference{{Name: "gw"}}, nil, gwv1.HTTPRouteRule{BackendRefs: []gwv1.HTTPBackendRef{toService("", "svc", 80), b}})
 	tr := TranslateAll(Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{gw}, HTTPRoutes: []*gwv1.HTTPRoute{r}, Services: []*corev1.Service{svc}})
 	got, _ := tr.Status.HTTPRoute(r, metav1.Unix(1, 0))

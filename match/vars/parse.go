@@ -94,8 +94,19 @@ func (p *Place) Expands() string {
 	return s
 }
 
-// Parse splits s into literal text and the variables p expands. It
-// fails with an *Error on a "$" p cannot expand, unless p is Lenient.
+// LiteralDollar is the variable that stands for a "$" everywhere, as
+// ingress-nginx's http-level geo $literal_dollar does; Parse reads it as
+// literal text. Escape writes a value with it.
+const LiteralDollar = "literal_dollar"
+
+// Escape is s written so that every place reads it as the literal text s:
+// each "$" as ${literal_dollar}, as ingress-nginx writes a value it means
+// literally (escapeLiteralDollar in its template functions).
+func Escape(s string) string { return strings.ReplaceAll(s, "$", "${"+LiteralDollar+"}") }
+
+// Parse splits s into literal text and the variables p expands, a
+// $literal_dollar into a literal "$". It fails with an *Error on a "$" p
+// cannot expand, unless p is Lenient.
 func (p *Place) Parse(s string) (Template, error) {
 	if strings.IndexByte(s, '$') < 0 {
 		if s == "" {
@@ -144,6 +155,10 @@ func (p *Place) Parse(s string) (Template, error) {
 				n++
 			}
 			name, s = s[:n], s[n:]
+		}
+		if name == LiteralDollar {
+			lit("$")
+			continue
 		}
 		r, ok := p.Vars.Lookup(name)
 		if !ok && p.Syntax == Native && name == "0" && p.Vars.Has(Capture) {

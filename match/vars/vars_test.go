@@ -61,3 +61,24 @@ func TestTable(t *testing.T) {
 		}
 	}
 }
+
+// Escape's text reads back as itself in every syntax, a "$" as literal
+// text, nothing expanded; $literal_dollar is a "$" where written too.
+func TestEscape(t *testing.T) {
+	for _, p := range []*Place{
+		{Name: "a test", Vars: Of(Host, Capture, HTTP)},
+		{Name: "a target", Vars: Of(Host, Capture), Syntax: Native},
+		{Name: "the access log", Vars: Of(Host), Syntax: Log, Lenient: true},
+	} {
+		for _, s := range []string{"$", "$host", "a${1}$$b", "${literal_dollar}", "US$5$"} {
+			tm, err := p.Parse(Escape(s))
+			if err != nil || !tm.Literal() || tm[0].Lit != s {
+				t.Errorf("%s: %q read back as %+v, %v", p.Name, s, tm, err)
+			}
+		}
+	}
+	tm, err := (&Place{Name: "a test", Vars: Of(Host)}).Parse("$host=$literal_dollar")
+	if err != nil || len(tm) != 2 || tm[1].Lit != "=$" {
+		t.Errorf("$literal_dollar: %+v %v", tm, err)
+	}
+}

@@ -1387,11 +1387,12 @@
 // with ingress-nginx's rules (a negative count, a variable in the URL's
 // host, or requests or timeout of 0 turn keep-alive off), and change
 // nothing a client sees (§19). auth-proxy-set-headers names a ConfigMap
-// ("name" or "namespace/name", in the Ingress's namespace) whose data are
-// headers sent to the service over the client's, with the variables
-// above; a missing ConfigMap, one in another namespace, a key that is not
-// a header name or a value with a line break or another variable denies
-// the location (503). Shown as "auth options cache-key=... cache=...".
+// ("namespace/name", in the Ingress's namespace) whose data are headers
+// sent to the service over the client's, with the variables above; a
+// missing ConfigMap, a bare name (ingress-nginx finds no ConfigMap by
+// it), one in another namespace, a key that is not a header name or a
+// value with a line break or another variable denies the location
+// (503). Shown as "auth options cache-key=... cache=...".
 //
 // Global authentication: compile.Options.GlobalAuth carries the
 // global-auth-url, -method, -signin, -signin-redirect-param,

@@ -285,8 +285,10 @@ func hostPart(u string) string {
 }
 
 // authProxySetHeaders reads auth-proxy-set-headers: the ConfigMap
-// "namespace/name" (or "name", in the Ingress's namespace) whose data are
-// headers sent to the service.
+// "namespace/name" whose data are headers sent to the service. authreq
+// reads a bare name's namespace as the Ingress's for its namespace check
+// only, then looks the value up as written (GetConfigMap, keyed
+// namespace/name), so a bare name finds nothing and denies the location.
 func (b *builder) authProxySetHeaders(ing *ingress, o *match.ExternalAuthOptions) (denied string) {
 	a, ok := ing.ann.access.get("auth-proxy-set-headers")
 	if !ok || strings.TrimSpace(a.value) == "" {
@@ -298,12 +300,11 @@ func (b *builder) authProxySetHeaders(ing *ingress, o *match.ExternalAuthOptions
 	}
 	v := strings.TrimSpace(a.value)
 	ns, name, found := strings.Cut(v, "/")
-	if !found {
-		ns, name = ing.obj.Namespace, ns
-	}
 	switch {
+	case !found:
+		return deny(strconv.Quote(a.value) + " names no namespace: ingress-nginx looks the ConfigMap up by namespace/name and finds none (write " + ing.obj.Namespace + "/" + v + ")")
 	case name == "" || ns == "" || strings.Contains(name, "/"):
-		return deny(strconv.Quote(a.value) + " is not a ConfigMap name or namespace/name")
+		return deny(strconv.Quote(a.value) + " is not a ConfigMap namespace/name")
 	case ns != ing.obj.Namespace:
 		return deny("ConfigMap " + ns + "/" + name + " is in another namespace, which ingress-nginx does not allow either")
 	}

@@ -27,7 +27,7 @@ func TestAuthProxySetHeaders(t *testing.T) {
 	}
 	s := mkSnapshot(
 		mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.1"),
-		ing("good", "/good", "auth-headers"), ing("bad-name", "/bad-name", "prod/bad-name"), ing("bad-value", "/bad-value", "bad-value"),
+		ing("good", "/good", "prod/auth-headers"), ing("bad-name", "/bad-name", "prod/bad-name"), ing("bad-value", "/bad-value", "prod/bad-value"),
 	)
 	s.ConfigMaps = []*corev1.ConfigMap{
 		cm("auth-headers", map[string]string{"x-tenant": "blue", "X-Client": "$remote_addr"}),
@@ -169,7 +169,7 @@ func TestConfigMapReferencesNilAndDuplicates(t *testing.T) {
 	compileWith := func(cms ...*corev1.ConfigMap) (*match.Auth, []string, []string) {
 		s := mkSnapshot(
 			mkService("prod", "web", ":80:"), mkSlice("prod", "web", "w", "", 80, "10.0.0.1"),
-			mkIngress("prod", "app", 1, withAnnotations(NginxPrefix+"auth-url", "http://auth.example/ok", NginxPrefix+"auth-proxy-set-headers", "hdrs"),
+			mkIngress("prod", "app", 1, withAnnotations(NginxPrefix+"auth-url", "http://auth.example/ok", NginxPrefix+"auth-proxy-set-headers", "prod/hdrs"),
 				withRules(mkRule("a.example.com", prefix("/", "web", 80)))),
 		)
 		s.ConfigMaps = cms

@@ -24,7 +24,7 @@ func TestClusterAuthProxySetHeadersConfigMap(t *testing.T) {
 	ing := newIngress(ns, "app", "ramjet", "app.test", "web", "/")
 	ing.Annotations = map[string]string{
 		"nginx.ingress.kubernetes.io/auth-url":               "http://auth.example/ok",
-		"nginx.ingress.kubernetes.io/auth-proxy-set-headers": "auth-hdrs",
+		"nginx.ingress.kubernetes.io/auth-proxy-set-headers": ns + "/auth-hdrs",
 	}
 	e.createIngress(t, ing)
 	tc := e.startController(t, ns, nil)

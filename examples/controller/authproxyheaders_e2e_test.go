@@ -41,7 +41,7 @@ func TestE2EAuthProxySetHeaders(t *testing.T) {
 	ing.Annotations = map[string]string{
 		// The test transport dials testNet's addresses on loopback.
 		"nginx.ingress.kubernetes.io/auth-url":               "http://" + testEndpoint + ":" + u.Port() + "/check",
-		"nginx.ingress.kubernetes.io/auth-proxy-set-headers": "auth-headers",
+		"nginx.ingress.kubernetes.io/auth-proxy-set-headers": ns + "/auth-headers",
 	}
 	e.createIngress(t, ing)
 	tc.waitAnswer(t, "app.test", "/", http.StatusOK, "A /")

@@ -354,7 +354,9 @@
 // (traffic-moves where answers change, such as no-auth-locations;
 // feature-missing otherwise, such as default-type),
 // ConfigMapKeyIgnored for nginx's own
-// tuning (worker-processes, buffers, caches): compile adds them to
+// tuning (worker-processes, buffers, caches) and for keys ingress-nginx
+// reads only as annotations (app-root, upstream-hash-by-subset,
+// upstream-hash-by-subset-size): compile adds them to
 // Result.Warnings, on the ConfigMap, field "data[key]". The example
 // controller follows every key at every rebuild (configmap.Key.Live;
 // Router.SetConfigMapOptions swaps the router keys' settings, the access

@@ -265,12 +265,24 @@ var configMapByValue = map[string]func(v string) (Reason, Severity, string){
 		}
 		return ConfigMapKeyUnsupported, FeatureMissing, "not implemented: Go's TLS serves no DHE cipher suites, so a client offering only DHE suites is refused; ECDHE clients are served as before"
 	},
+	// Fields of ingress-nginx's defaults.Backend that no annotation
+	// parser defaults to: rewrite reads app-root, upstreamhashby its
+	// subset keys, from the Ingress alone.
+	"app-root":                     annotationOnly,
+	"upstream-hash-by-subset":      annotationOnly,
+	"upstream-hash-by-subset-size": annotationOnly,
 	"stream-snippet": func(v string) (Reason, Severity, string) {
 		if v == "" {
 			return ConfigMapKeyIgnored, Cosmetic, "empty; ignored"
 		}
 		return ConfigMapKeyUnsupported, TrafficMoves, "not implemented: the TCP/UDP servers it declares are not served"
 	},
+}
+
+// annotationOnly rates a key ingress-nginx v1.15 reads only as the
+// annotation of the same name.
+func annotationOnly(string) (Reason, Severity, string) {
+	return ConfigMapKeyIgnored, Cosmetic, "ingress-nginx reads it only as the annotation of the same name and not from its ConfigMap; set the annotation on the Ingresses instead; ignored"
 }
 
 // embedderAccessLog rates disable-access-log and disable-http-access-log

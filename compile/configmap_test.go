@@ -361,3 +361,20 @@ func TestConfigMapTuningKeysCosmetic(t *testing.T) {
 		assert.Equal(t, Cosmetic, ws[0].Severity(), key)
 	}
 }
+
+// app-root, upstream-hash-by-subset and upstream-hash-by-subset-size are
+// fields of ingress-nginx's defaults.Backend, but no parser defaults to
+// them: rewrite reads app-root and upstreamhashby its subset keys from the
+// annotations alone (internal/ingress/annotations/rewrite/main.go,
+// upstreamhashby/main.go), so the ConfigMap keys change nothing there
+// either.
+func TestConfigMapKeysNginxDoesNotRead(t *testing.T) {
+	for key, value := range map[string]string{"app-root": "/app", "upstream-hash-by-subset": "true", "upstream-hash-by-subset-size": "5"} {
+		c := ParseConfigMap(mkConfigMap("ingress", "nginx", map[string]string{key: value}))
+		require.Len(t, c.Warnings(), 1, key)
+		w := c.Warnings()[0]
+		assert.Equal(t, ConfigMapKeyIgnored, w.Reason, key)
+		assert.Equal(t, Cosmetic, w.Severity(), key)
+		assert.Contains(t, w.Message, "only as the annotation", key)
+	}
+}

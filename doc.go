@@ -2687,6 +2687,11 @@
 //     router.Options.Transport: applied there; here those go through
 //     net/http's transports, which stream, bound heads at 1 MiB and speak
 //     HTTP/1.1 (documented).
+//   - A backend response with Content-Length repeated (equal values
+//     too) or beside Transfer-Encoding: 502 there and, on HTTP
+//     backends, here; on HTTPS backends, or with router.Options.Transport,
+//     net/http's transport reads the chunks, or the one length, and
+//     passes the response on (documented).
 //   - proxy-buffering "on": nginx sends the head and the first buffers
 //     while it still reads; here the client gets the head once the body
 //     is read whole or both buffers are full (documented).

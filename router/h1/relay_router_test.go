@@ -206,3 +206,26 @@ func TestRouterRelaysEventStreamFlushed(t *testing.T) {
 	}
 	close(next)
 }
+
+// TestRouterRefusesAmbiguousResponseFraming: a backend response with
+// Content-Length beside Transfer-Encoding, or Content-Length twice (equal
+// values too), answers 502, as nginx's ngx_http_upstream_process_content_length
+// and _transfer_encoding refuse it ("upstream sent duplicate header
+// line", "… headers at the same time"): two parsers may frame it apart.
+func TestRouterRefusesAmbiguousResponseFraming(t *testing.T) {
+	for _, head := range []string{
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 2\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n",
+		"HTTP/1.0 200 OK\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n",
+		"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n",
+	} {
+		addr := serveRouter(t, rawBackend(head, "2\r\nok\r\n0\r\n\r\n"), router.Options{})
+		c, br := h1.Dial(t, addr)
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n")
+		if res, _ := h1.ReadResponse(t, br, "GET"); res.StatusCode != http.StatusBadGateway {
+			t.Errorf("%q: %d, want 502", head, res.StatusCode)
+		}
+	}
+}

@@ -35,9 +35,6 @@ type Response struct {
 	Chunked bool
 	Close   bool     // the connection ends with this response
 	Trailer []string // the announced trailer names, canonical
-	// lengths: Content-Length fields; repeats (equal, or refused) are
-	// passed on as one, trimmed, as net/http does.
-	lengths int
 
 	scratch []byte     // the fields' lines before they become one string
 	spans   []headSpan // where each field lies in scratch
@@ -116,7 +113,8 @@ var (
 	errMalformedStatus  = errors.New("malformed backend status line")
 	errMalformedField   = errors.New("malformed backend response header field")
 	errFoldedResponse   = errors.New("backend response header folded over lines (obs-fold)")
-	errContentLength    = errors.New("malformed or conflicting Content-Length from the backend")
+	errContentLength    = errors.New("malformed or repeated Content-Length from the backend")
+	errLengthAndChunked = errors.New("Content-Length and Transfer-Encoding from the backend")
 	errTransferEncoding = errors.New("unsupported Transfer-Encoding from the backend")
 	errTrailerName      = errors.New("backend announced a trailer that cannot be one")
 )
@@ -228,7 +226,7 @@ func (h *Response) reset() {
 	h.scratch = h.scratch[:0]
 	h.text, h.Reason = "", ""
 	h.Trailer = nil
-	h.Length, h.Chunked, h.Close, h.lengths = 0, false, false, 0
+	h.Length, h.Chunked, h.Close = 0, false, false
 	h.kinds = 0
 }
 
@@ -421,11 +419,12 @@ func (h *Response) frame(method string) error {
 			te = f.Value
 			teCount++
 		case kindLength:
-			v := trimOWS(f.Value)
-			if clCount > 0 && v != cl {
+			// A repeat, even of the same value, is refused, as nginx
+			// refuses it ("upstream sent duplicate header line").
+			if clCount > 0 {
 				return errContentLength
 			}
-			cl = v
+			cl = trimOWS(f.Value)
 			clCount++
 		case kindConnection:
 			v := []string{f.Value}
@@ -435,7 +434,13 @@ func (h *Response) frame(method string) error {
 			trailer = append(trailer, f.Value)
 		}
 	}
-	h.lengths = clCount
+	// Both framings: nginx refuses it, whatever the version ("upstream
+	// sent \"Content-Length\" and \"Transfer-Encoding\" headers at the
+	// same time"), where net/http reads chunks: a proxy that chooses one
+	// framing of an ambiguous message is how responses get smuggled.
+	if teCount > 0 && clCount > 0 {
+		return errLengthAndChunked
+	}
 	switch {
 	case h.major < 1:
 		h.Close = true
@@ -502,22 +507,12 @@ func (h *Response) frame(method string) error {
 }
 
 // forwarded reports that field i goes to the client: not hop-by-hop, not
-// hidden, not named by the response's Connection field, and Content-Length
-// only once and not beside a chunked body (net/http removes it there too).
+// hidden, not named by the response's Connection field. (frame refused a
+// Content-Length repeated or beside Transfer-Encoding.)
 func (h *Response) forwarded(i int, connection []string, hide func(string) bool) bool {
 	f := h.Fields[i]
 	if HopByHop(f.Key) || hide(f.Key) || len(connection) > 0 && ListsToken(connection, f.Key) {
 		return false
-	}
-	if f.Key == "Content-Length" {
-		if h.Chunked && h.Length < 0 {
-			return false
-		}
-		for _, g := range h.Fields[:i] {
-			if g.Key == "Content-Length" {
-				return false
-			}
-		}
 	}
 	return true
 }
@@ -555,9 +550,6 @@ func (h *Response) CopyTo(dst http.Header, hide func(key string) bool) {
 			continue
 		}
 		v := f.Value
-		if f.Key == "Content-Length" && h.lengths > 1 {
-			v = trimOWS(v)
-		}
 		if !fresh || h.repeated(i) {
 			if old := dst[f.Key]; old != nil {
 				// Never into the spare capacity of a slice another map
@@ -576,26 +568,15 @@ func (h *Response) CopyTo(dst http.Header, hide func(key string) bool) {
 
 // appendForwarded appends to dst the fields CopyTo would add to an empty
 // map, in the order they came, with their lines in h.text. It decides as
-// forwarded does, in one pass: a Content-Length after the first is
-// dropped whether or not the first was passed on. (CopyTo's trimming of
-// a repeated Content-Length changes nothing here: readFields trims every
-// value.)
+// forwarded does, in one pass.
 func (h *Response) appendForwarded(dst []relayedField, hide Hider) []relayedField {
 	var one [1]string
 	var conn []string
 	if h.kinds&kindConnection != 0 {
 		conn = h.connection(&one)
 	}
-	seenCL := false
 	for i := range h.Fields {
 		f, s := &h.Fields[i], &h.spans[i]
-		if s.kind&kindLength != 0 {
-			again := seenCL
-			seenCL = true
-			if again || h.Chunked && h.Length < 0 {
-				continue
-			}
-		}
 		if s.kind&kindHop != 0 || hide.Hidden(f.Key) || len(conn) > 0 && ListsToken(conn, f.Key) {
 			continue
 		}
@@ -612,9 +593,6 @@ func (h *Response) ForwardedValue(key string, hide func(key string) bool) string
 	conn := h.connection(&one)
 	for i, f := range h.Fields {
 		if f.Key == key && h.forwarded(i, conn, hide) {
-			if key == "Content-Length" && h.lengths > 1 {
-				return trimOWS(f.Value)
-			}
 			return f.Value
 		}
 	}

@@ -86,7 +86,16 @@ func init() {
 		return nil
 	}}
 	Keys["enable-underscores-in-headers"] = boolKey(func(h *Headers) *bool { return &h.Underscores })
-	Keys["ignore-invalid-headers"] = boolKey(func(h *Headers) *bool { return &h.IgnoreInvalid })
+	Keys["ignore-invalid-headers"] = Key{Live: true, read: func(p *parse, v string) (err error) {
+		if p.s.Headers.IgnoreInvalid, err = ParseBool(v); err == nil && !p.s.Headers.IgnoreInvalid {
+			// nginx passes such a field on; Go's header parsers (and
+			// the backends' transports) take token names only.
+			p.note("names nginx calls invalid but made of token bytes (with '.', '~', '!', ...) are passed on; " +
+				"a name with a byte no HTTP token has ('@', '/', '(', a byte past 0x7f, ...) is still dropped by " +
+				"ramjet's HTTP/1 server, and refused with 400 over HTTP/2 and by net/http's server")
+		}
+		return err
+	}}
 	Keys["generate-request-id"] = boolKey(func(h *Headers) *bool { return &h.GenerateRequestID })
 	Keys["proxy-add-original-uri-header"] = boolKey(func(h *Headers) *bool { return &h.OriginalURI })
 	Keys["use-http2"] = Key{read: func(p *parse, v string) (err error) { p.s.Headers.UseHTTP2, err = ParseBool(v); return err }}

@@ -174,23 +174,10 @@ func (k HashKey) extract(r *http.Request) string {
 	case requestURIKey:
 		return vars.RequestURIOf(r.RequestURI)
 	case headerKey:
-		if k.name == "Host" {
-			// net/http keeps the Host line in Request.Host, not in
-			// Header; nginx's $http_host is that line.
-			return r.Host
-		}
-		switch vs := r.Header[k.name]; len(vs) {
-		case 0:
-		case 1:
-			return vs[0]
-		default:
-			// nginx's $http_<name> is every line of the header: keys that
-			// differ only past the first line are different keys.
-			if k.name == "Cookie" {
-				return strings.Join(vs, "; ")
-			}
-			return strings.Join(vs, ", ")
-		}
+		// Every line of the header: keys that differ only past the first
+		// line are different keys.
+		v, _ := vars.Header(r.Header, r.Host, k.name)
+		return v
 	case cookieKey:
 		v, _ := Cookie(r, k.name)
 		return v

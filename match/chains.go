@@ -1,6 +1,6 @@
 package match
 
-import "strings"
+import "ramjet.dev/ramjet/match/vars"
 
 // hostChains holds a host's keys whose routes have conditions (or are
 // several) as a lookup tries them. Each such key's routes are a chain of
@@ -111,7 +111,7 @@ func methodCode(m string) uint8 {
 // met is the first route of the chain at off, Exact routes only when
 // exact (the key is the whole path), whose conditions q meets; method is
 // q's methodCode (methodAny for a nil q). The checks are written out here,
-// an exact header's inline, as every candidate runs them.
+// as every candidate runs them.
 func (hc *hostChains) met(off uint32, exact bool, q *Request, method uint8) *Route {
 	entries, checks := hc.entries, hc.checks
 	for i := int(off); i < len(entries); i++ {
@@ -127,14 +127,11 @@ func (hc *hostChains) met(off uint32, exact bool, q *Request, method uint8) *Rou
 				switch {
 				case c.query:
 					ok = queryNameMatches(q.Query, c.name, c.pairName, c.value, c.pattern)
-				case c.pattern == nil && c.name != "Host":
-					vs := q.Header[c.name]
-					ok = len(vs) == 1 && vs[0] == c.value || len(vs) > 1 && strings.Join(vs, ", ") == c.value
 				case c.pattern == nil:
-					v, found := headerValue(q, c.name)
+					v, found := vars.Header(q.Header, q.Host, c.name)
 					ok = found && v == c.value
 				default:
-					v, found := headerValue(q, c.name)
+					v, found := vars.Header(q.Header, q.Host, c.name)
 					ok = found && c.pattern.matchValue(v)
 				}
 				if c.last {

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"ramjet.dev/ramjet/match/vars"
 )
 
 // Conditions are what a request must carry besides its path for a route to
@@ -144,7 +146,7 @@ func (c *Conditions) Matches(q *Request) bool {
 	}
 	for i := range c.Headers {
 		h := &c.Headers[i]
-		v, ok := headerValue(q, h.Name)
+		v, ok := vars.Header(q.Header, q.Host, h.Name)
 		if !ok || !h.matchValue(v) {
 			return false
 		}
@@ -166,22 +168,6 @@ func (v *ValueMatch) matchQuery(query string) bool {
 		pattern = v
 	}
 	return queryMatches(query, v.Name, v.Value, pattern)
-}
-
-// headerValue is the value of the header name (canonical): its one
-// value, or its values joined with ", ".
-func headerValue(q *Request, name string) (string, bool) {
-	if name == "Host" && q.Host != "" {
-		return q.Host, true
-	}
-	vs := q.Header[name]
-	switch len(vs) {
-	case 0:
-		return "", false
-	case 1:
-		return vs[0], true
-	}
-	return strings.Join(vs, ", "), true
 }
 
 // queryMatches is matchQuery for the parameter name: its value equals

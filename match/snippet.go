@@ -301,10 +301,8 @@ func (r *SnippetRequest) variable(v vars.Ref) string {
 	case vars.Host, vars.ServerName:
 		return r.Host
 	case vars.HTTPHost:
-		if r.HTTPHost != "" {
-			return r.HTTPHost
-		}
-		return first(r.Header["Host"], "")
+		v, _ := vars.Header(r.Header, r.HTTPHost, "Host")
+		return v
 	case vars.RequestURI:
 		return r.RequestURI
 	case vars.URI:
@@ -332,7 +330,8 @@ func (r *SnippetRequest) variable(v vars.Ref) string {
 			return r.caps[i]
 		}
 	case vars.HTTP:
-		return strings.Join(r.Header[textproto.CanonicalMIMEHeaderKey(strings.ReplaceAll(v.Name, "_", "-"))], ", ")
+		h, _ := vars.Header(r.Header, r.HTTPHost, textproto.CanonicalMIMEHeaderKey(strings.ReplaceAll(v.Name, "_", "-")))
+		return h
 	case vars.Cookie:
 		c, _ := balance.CookieValue(r.Header["Cookie"], v.Name)
 		return c
@@ -363,13 +362,6 @@ func cutArgs(t template, dropArgs bool) (path, args template, hasArgs bool) {
 		return path, args, true
 	}
 	return t, nil, false
-}
-
-func first(vs []string, def string) string {
-	if len(vs) > 0 {
-		return vs[0]
-	}
-	return def
 }
 
 func expand(t template, r *SnippetRequest) string { return expandCaps(t, r, nil) }

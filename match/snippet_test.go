@@ -242,6 +242,17 @@ func TestSnippetCookie(t *testing.T) {
 	assert.Equal(t, SnippetResult{Status: 200, Body: "beta green"}, s.Run(r))
 }
 
+// $http_<name> as nginx's variable reads a header: a header sent on
+// several lines is every line, joined with ", ", or "; " for Cookie
+// (ngx_http_variable_headers_internal); $http_host is the Host line.
+func TestSnippetHTTPHeaders(t *testing.T) {
+	v, err := ParseHeaderValue("$http_host|$http_x_team|$http_cookie")
+	require.NoError(t, err)
+	r := &SnippetRequest{Host: "a.example", HTTPHost: "A.example:8080",
+		Header: map[string][]string{"X-Team": {"blue", "red"}, "Cookie": {"a=1", "b=2"}}}
+	assert.Equal(t, "A.example:8080|blue, red|a=1; b=2", v.Expand(r))
+}
+
 // An address's zone does not take it out of a snippet's deny.
 func TestSnippetAllowsIgnoresZone(t *testing.T) {
 	s := &Snippet{Access: []AccessRule{{Deny: true, Prefix: netip.MustParsePrefix("fe80::/10")}, {All: true}}}

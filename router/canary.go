@@ -2,10 +2,10 @@ package router
 
 import (
 	"net/http"
-	"strings"
 
 	"ramjet.dev/ramjet/balance"
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/match/vars"
 )
 
 // ReasonInvalidBackend is the Record.Reason of a 500: the request's share
@@ -114,18 +114,7 @@ func (st *serving) toCanary(primary *match.Backend, c *match.Canary, req *http.R
 		return true
 	}
 	if c.Header != "" {
-		vs := req.Header[c.Header]
-		if c.Header == "Host" && req.Host != "" {
-			// net/http keeps the Host line in Request.Host, not in
-			// Header; nginx's $http_host is that line.
-			vs = []string{req.Host}
-		}
-		if len(vs) > 0 {
-			v := vs[0]
-			if len(vs) > 1 {
-				// nginx's $http_<name> joins repeated headers.
-				v = strings.Join(vs, ", ")
-			}
+		if v, ok := vars.Header(req.Header, req.Host, c.Header); ok {
 			switch {
 			case c.HeaderValue != "":
 				if v == c.HeaderValue {

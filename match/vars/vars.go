@@ -239,3 +239,27 @@ func RequestURIOf(target string) string {
 	}
 	return "/"
 }
+
+// Header is $http_<name> for the header name (canonical) of a request
+// whose Host line is host, and whether the request sent it. A header sent
+// on several lines is every line, joined with ", ", or "; " for Cookie, as
+// nginx joins them. A header named Host is the Host line, which net/http
+// keeps in Request.Host and out of Header; a map's Host counts only
+// without a line (a request made by hand). The result allocates only to
+// join several lines.
+func Header(h map[string][]string, host, name string) (string, bool) {
+	if name == "Host" && host != "" {
+		return host, true
+	}
+	vs := h[name]
+	switch len(vs) {
+	case 0:
+		return "", false
+	case 1:
+		return vs[0], true
+	}
+	if name == "Cookie" {
+		return strings.Join(vs, "; "), true
+	}
+	return strings.Join(vs, ", "), true
+}

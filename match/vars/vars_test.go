@@ -82,3 +82,26 @@ func TestEscape(t *testing.T) {
 		t.Errorf("$literal_dollar: %+v %v", tm, err)
 	}
 }
+
+func TestHeader(t *testing.T) {
+	h := map[string][]string{"X-Team": {"blue", "red"}, "Cookie": {"a=1", "b=2"}, "Host": {"map.example"}, "X-One": {"1"}, "X-Empty": {""}}
+	for _, c := range []struct {
+		host, name, want string
+		found            bool
+	}{
+		{"A.example:8080", "Host", "A.example:8080", true},
+		{"", "Host", "map.example", true},
+		{"a.example", "X-Team", "blue, red", true},
+		{"a.example", "Cookie", "a=1; b=2", true},
+		{"a.example", "X-One", "1", true},
+		{"a.example", "X-Empty", "", true},
+		{"a.example", "X-None", "", false},
+	} {
+		if got, found := Header(h, c.host, c.name); got != c.want || found != c.found {
+			t.Errorf("Header(%q, %q) = %q, %v; want %q, %v", c.host, c.name, got, found, c.want, c.found)
+		}
+	}
+	if got, found := Header(nil, "", "Host"); got != "" || found {
+		t.Errorf("no Host line, no map: %q, %v", got, found)
+	}
+}

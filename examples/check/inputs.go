@@ -123,11 +123,15 @@ const (
 )
 
 // chartOwnPorts are the ports the controller listens on itself as the
-// ingress-nginx chart deploys it (HTTP, HTTPS, and metrics and health) and
-// ramjet's chart on its defaults: ingress-nginx's getStreamServices refuses
-// a TCP or UDP service on them ("reserved for the Ingress controller"), as
+// ingress-nginx chart deploys it (HTTP, HTTPS, and metrics and health, as
+// ramjet's chart on its defaults) and nginx's internal ports at their
+// flags' defaults (pkg/flags/flags.go: 442 --ssl-passthrough-proxy-port,
+// 8181 --default-server-port, 10245 --profiler-port, 10246 --status-port,
+// 10247 --stream-port): ingress-nginx's getStreamServices refuses a TCP or
+// UDP service on any of them ("reserved for the Ingress controller"),
+// passthrough or profiling on or not, so such an entry never served, as
 // the ramjet controller refuses its own (compile.Options.ReservedPorts).
-var chartOwnPorts = []int{80, 443, 10254}
+var chartOwnPorts = []int{80, 442, 443, 8181, 10245, 10246, 10247, 10254}
 
 // chartConfigMap is the name the ingress-nginx Helm chart gives its
 // ConfigMap (controller.config).

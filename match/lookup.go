@@ -156,7 +156,13 @@ func (t *Table) routeWhen(hi *hostIndex, path string, q *Request) (*Route, regex
 		method = methodCode(q.Method)
 	}
 	if hi.keyLens.has(len(path)) {
-		if s := t.paths.find(hi.id, path); s != nil {
+		if hc.byKeys {
+			if off := hc.key(path); off != 0 {
+				if r := hc.met(off-1, true, q, method); r != nil {
+					return r, regexOutcome{}
+				}
+			}
+		} else if s := t.paths.find(hi.id, path); s != nil {
 			if s.chains != 0 {
 				if r := hc.met(s.chains-1, true, q, method); r != nil {
 					return r, regexOutcome{}
@@ -169,15 +175,22 @@ func (t *Table) routeWhen(hi *hostIndex, path string, q *Request) (*Route, regex
 		}
 	}
 	for i := min(len(path)-1, int(hi.maxPrefix)); i > 0; i-- {
-		if path[i] == '/' && hi.prefixLens.has(i) {
-			if s := t.paths.find(hi.id, path[:i]); s != nil {
-				if s.chains != 0 {
-					if r := hc.met(s.chains-1, false, q, method); r != nil {
-						return r, regexOutcome{}
-					}
-				} else if s.prefix != nil {
-					return s.prefix, regexOutcome{}
+		if path[i] != '/' || !hi.prefixLens.has(i) {
+			continue
+		}
+		if hc.byKeys {
+			if off := hc.key(path[:i]); off != 0 {
+				if r := hc.met(off-1, false, q, method); r != nil {
+					return r, regexOutcome{}
 				}
+			}
+		} else if s := t.paths.find(hi.id, path[:i]); s != nil {
+			if s.chains != 0 {
+				if r := hc.met(s.chains-1, false, q, method); r != nil {
+					return r, regexOutcome{}
+				}
+			} else if s.prefix != nil {
+				return s.prefix, regexOutcome{}
 			}
 		}
 	}

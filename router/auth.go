@@ -590,7 +590,8 @@ func IsExternalAuth(ctx context.Context) bool {
 // authHeaders are the subrequest's headers, as ingress-nginx's auth
 // location sets them: the client's headers (but hop-by-hop ones, its
 // framing, the ones the proxy vouches for and the names hs calls invalid,
-// as the backend gets them), then X-Original-URL,
+// as the backend gets them), then X-Original-URL (with $scheme, the
+// connection's, where X-Scheme has v.Scheme, $pass_access_scheme),
 // X-Original-Method, X-Sent-From, X-Real-IP, X-Forwarded-For (xff, as the
 // backend gets it), X-Auth-Request-Redirect and X-Request-ID; with
 // auth-method also X-Original-URI and X-Scheme. The client's
@@ -610,7 +611,11 @@ func authHeaders(h http.Header, req *http.Request, v *urltemplate.RequestVars, x
 		}
 		h[k] = vs
 	}
-	h.Set("X-Original-Url", v.Scheme+"://"+v.HTTPHost+v.RequestURI)
+	scheme := "http"
+	if req.TLS != nil {
+		scheme = "https"
+	}
+	h.Set("X-Original-Url", scheme+"://"+v.HTTPHost+v.RequestURI)
 	h.Set("X-Original-Method", req.Method)
 	h.Set("X-Sent-From", "nginx-ingress-controller")
 	h.Set("X-Real-Ip", v.RemoteAddr)

@@ -2,6 +2,7 @@ package router
 
 import (
 	"context"
+	"crypto/tls"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -827,4 +828,42 @@ func TestExternalAuthAbsoluteFormWithoutPath(t *testing.T) {
 	require.NotNil(t, got)
 	assert.Equal(t, "http://shop.example.com?a=b", got.Header.Get("X-Original-Url"))
 	assert.Equal(t, "?a=b", got.Header.Get("X-Auth-Request-Redirect"))
+}
+
+// TestExternalAuthOriginalURLScheme: the auth location sets X-Original-URL
+// "$scheme://$http_host$request_uri" (nginx.tmpl), and $scheme is the
+// connection's: a trusted X-Forwarded-Proto changes $pass_access_scheme
+// (lua_ingress.lua), which X-Scheme carries, not X-Original-URL.
+func TestExternalAuthOriginalURLScheme(t *testing.T) {
+	svc := newAuthService(t)
+	_, addr := echoBackend(t, "web")
+	rt := route(match.Prefix, "/", httpBackend("prod/web:80", addr))
+	rt.Auth = externalAuth(t, svc.srv.URL+"/ok", func(x *match.ExternalAuth) { x.Method = http.MethodGet })
+	r := newTestRouter(Options{TrustForwardedProto: true})
+	r.Publish(table("auth", vhost("shop.example.com", nil, rt)))
+	for _, tc := range []struct {
+		tls              bool
+		forwarded        string
+		wantURL, wantSch string
+	}{
+		{false, "https", "http://shop.example.com/a?b", "https"},
+		{true, "http", "https://shop.example.com/a?b", "http"},
+		{false, "", "http://shop.example.com/a?b", "http"},
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/a?b", nil)
+		req.Host = "shop.example.com"
+		if tc.tls {
+			req.TLS = &tls.ConnectionState{ServerName: "shop.example.com"}
+		}
+		if tc.forwarded != "" {
+			req.Header.Set("X-Forwarded-Proto", tc.forwarded)
+		}
+		rec := httptest.NewRecorder()
+		r.ServeHTTP(rec, req)
+		require.Equal(t, http.StatusOK, rec.Code)
+		got, _ := svc.request()
+		require.NotNil(t, got)
+		assert.Equal(t, tc.wantURL, got.Header.Get("X-Original-Url"), "tls %v, X-Forwarded-Proto %q", tc.tls, tc.forwarded)
+		assert.Equal(t, tc.wantSch, got.Header.Get("X-Scheme"), "tls %v, X-Forwarded-Proto %q", tc.tls, tc.forwarded)
+	}
 }

@@ -114,9 +114,18 @@ func (b *builder) applyHostTLSEnds(asked map[*ingress]*tlsEnds) {
 		if e == nil {
 			continue
 		}
-		for _, rh := range ing.rules {
+		for i, rh := range ing.rules {
 			v := rh.vhost
 			if v == nil {
+				continue
+			}
+			if e.passthrough && passthrough[v] == nil {
+				passthrough[v] = ing
+			}
+			if ing.obj.Spec.Rules[i].HTTP == nil && v != b.catchAll {
+				// getBackendServers skips such a rule before it reads
+				// auth-tls and proxy-ssl for the server; ssl-passthrough
+				// is createServers', which reads every rule.
 				continue
 			}
 			if bt := e.backend; bt != nil && len(bt.CAs) > 0 && v.vh.FallbackLocation.BackendTLS == nil && !b.opts.ProxySSLLocationOnly {
@@ -131,9 +140,6 @@ func (b *builder) applyHostTLSEnds(asked map[*ingress]*tlsEnds) {
 				case cur == nil:
 					v.vh.ClientTLS = c
 				}
-			}
-			if e.passthrough && passthrough[v] == nil {
-				passthrough[v] = ing
 			}
 		}
 	}

@@ -23,7 +23,11 @@ import (
 //     in both readings, and when it is redirected it gets a twin on the
 //     HTTP listener, the same rule with PathPrefix the exempt path, which
 //     outranks it there and is outranked by every longer path that
-//     already outranked it.
+//     already outranked it. An exempt path listed with a trailing slash
+//     ("/healthz/") leaves the path without it redirected, which the
+//     twin's PathPrefix matches too: an Exact rule for that path, which
+//     outranks the twin, redirects it, unless an Exact rule of the host
+//     already decides it.
 //
 // A redirected regular expression that matches an exempt path has no such
 // twin (the Gateway API cannot intersect a pattern with a prefix): the
@@ -38,13 +42,15 @@ const acmePath = "/.well-known/acme-challenge"
 type acmeRule struct {
 	g          *routeGroup
 	rule       gwv1.HTTPRouteRule
-	exempt     string // the exempt path, without a trailing slash
+	exempt     string // the exempt path as exemptPaths lists it
 	prefix     int    // the prefix's length, without a trailing slash
 	redirected bool
 }
 
-// exemptPaths are the paths the HTTPS redirect leaves alone, without a
-// trailing slash ("/" for "/"): the ConfigMap's no-tls-redirect-locations.
+// exemptPaths are the paths the HTTPS redirect leaves alone: the
+// ConfigMap's no-tls-redirect-locations, one trailing slash at most. One
+// with a trailing slash whose bare path another leaves alone too is
+// listed bare, as that one exempts what it does.
 func (c *converter) exemptPaths() []string {
 	paths := []string{acmePath}
 	if cm := c.opts.Compile.ConfigMap; cm != nil && cm.Router.NoTLSRedirectLocations != nil {
@@ -52,14 +58,37 @@ func (c *converter) exemptPaths() []string {
 	}
 	out := make([]string, 0, len(paths))
 	for _, p := range paths {
-		if t := strings.TrimRight(p, "/"); t != "" {
-			p = t
+		if t := strings.TrimRight(p, "/"); t != p && t != "" {
+			p = t + "/"
 		}
-		if !slices.Contains(out, p) {
-			out = append(out, p)
+		out = append(out, p)
+	}
+	var uniq []string
+	for _, p := range out {
+		if b := exemptBase(p); b != p && slices.ContainsFunc(out, func(o string) bool { return o != p && exemptUnder(b, o) }) {
+			p = b
+		}
+		if !slices.Contains(uniq, p) {
+			uniq = append(uniq, p)
 		}
 	}
-	return out
+	return uniq
+}
+
+// exemptBase is exempt path e without its trailing slash ("/" for "/"):
+// the PathPrefix that holds every path under it.
+func exemptBase(e string) string {
+	if t := strings.TrimSuffix(e, "/"); t != "" {
+		return t
+	}
+	return e
+}
+
+// exemptUnder reports whether the normalized path p is one exempt path e
+// leaves alone, as the router judges it: e itself, or below it, where
+// e's trailing slash, if any, is part of what p must begin with.
+func exemptUnder(p, e string) bool {
+	return strings.HasPrefix(p, e) && (len(p) == len(e) || strings.HasSuffix(e, "/") || p[len(e)] == '/')
 }
 
 // redirectCode is the status of the HTTPS redirect: the ConfigMap's
@@ -86,10 +115,12 @@ func (c *converter) acmeCandidate(g *routeGroup, rule gwv1.HTTPRouteRule, redire
 		}
 		v := *m.Path.Value
 		switch *m.Path.Type {
+		case gwv1.PathMatchExact:
+			c.exacts = append(c.exacts, v)
 		case gwv1.PathMatchPathPrefix:
 			p := strings.TrimSuffix(v, "/")
 			for _, e := range c.exempt {
-				if holds(p, e) {
+				if holds(p, strings.TrimSuffix(e, "/")) {
 					c.acme = append(c.acme, acmeRule{g: g, rule: rule, exempt: e, prefix: len(p), redirected: redirected})
 				}
 			}
@@ -115,16 +146,18 @@ func (c *converter) acmeCandidate(g *routeGroup, rule gwv1.HTTPRouteRule, redire
 }
 
 // underExempt reports whether every path of rule lies under an exempt
-// path (Exact or PathPrefix).
+// path (Exact or PathPrefix, which matches its value without a trailing
+// slash too).
 func (c *converter) underExempt(rule gwv1.HTTPRouteRule) bool {
 	return len(rule.Matches) > 0 && !slices.ContainsFunc(rule.Matches, func(m gwv1.HTTPRouteMatch) bool {
 		if m.Path == nil || m.Path.Type == nil || m.Path.Value == nil || *m.Path.Type == gwv1.PathMatchRegularExpression {
 			return true
 		}
 		v := *m.Path.Value
-		return !slices.ContainsFunc(c.exempt, func(e string) bool {
-			return e == "/" || v == e || strings.HasPrefix(v, e+"/")
-		})
+		if *m.Path.Type == gwv1.PathMatchPathPrefix {
+			v = exemptBase(v)
+		}
+		return !slices.ContainsFunc(c.exempt, func(e string) bool { return exemptUnder(v, e) })
 	})
 }
 
@@ -144,12 +177,27 @@ func (c *converter) acmeTwins() {
 				// exempt path was kept unredirected by add.
 				continue
 			}
+			base := exemptBase(e)
 			twin := a.rule
 			twin.Matches = slices.Clone(a.rule.Matches)
 			for i := range twin.Matches {
-				twin.Matches[i].Path = &gwv1.HTTPPathMatch{Type: ptr(gwv1.PathMatchPathPrefix), Value: ptr(pathValue(e))}
+				twin.Matches[i].Path = &gwv1.HTTPPathMatch{Type: ptr(gwv1.PathMatchPathPrefix), Value: ptr(pathValue(base))}
 			}
-			a.g.httpOnly = append(a.g.httpOnly, twin)
+			if a.prefix == len(base) {
+				// The twin has the rule's own path, whose redirect it
+				// must win against: the first of equal rules wins.
+				a.g.httpOnly = slices.Insert(a.g.httpOnly, 0, twin)
+			} else {
+				a.g.httpOnly = append(a.g.httpOnly, twin)
+			}
+			if base == e || slices.Contains(c.exacts, pathValue(base)) {
+				continue
+			}
+			bare := gwv1.HTTPRouteRule{Matches: slices.Clone(a.rule.Matches), Filters: c.httpsRedirect()}
+			for i := range bare.Matches {
+				bare.Matches[i].Path = &gwv1.HTTPPathMatch{Type: ptr(gwv1.PathMatchExact), Value: ptr(pathValue(base))}
+			}
+			a.g.httpOnly = append(a.g.httpOnly, bare)
 		}
 	}
 }

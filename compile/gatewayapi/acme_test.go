@@ -171,3 +171,22 @@ func TestFromIngressRedirectConfigMap(t *testing.T) {
 		}
 	}
 }
+
+// TestFromIngressExemptTrailingSlash: a no-tls-redirect-locations path
+// written with a trailing slash ("/healthz/") leaves that path and those
+// below it unredirected, but not the path without the slash ("/healthz"),
+// which the router judges as any other (router's under); a PathPrefix
+// reads "/healthz/" as "/healthz", so the migration must redirect the
+// bare path beside the twin that serves the rest.
+func TestFromIngressExemptTrailingSlash(t *testing.T) {
+	cm := compile.ParseConfigMap(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ingress", Name: "ingress-nginx-controller"},
+		Data: map[string]string{"no-tls-redirect-locations": "/healthz/, /.well-known/acme-challenge/deep/"}})
+	m := compareServed(t, acmeObjects, compile.Options{IngressClass: "nginx", ControllerName: "k8s.io/ingress-nginx", ConfigMap: cm},
+		"a.example.com/healthz", "a.example.com/healthz/", "a.example.com/healthz/live", "a.example.com/healthzx",
+		"a.example.com/.well-known/acme-challenge/deep", "a.example.com/.well-known/acme-challenge/deep/", "a.example.com/.well-known/acme-challenge/deep/x",
+		"a.example.com/.well-known/acme-challenge/x", "a.example.com/x",
+		"b.example.com/healthz", "b.example.com/healthz/", "b.example.com/healthz/x", "b.example.com/x")
+	if len(m.Unconverted) != 0 {
+		t.Errorf("unconverted: %v", m.Unconverted)
+	}
+}

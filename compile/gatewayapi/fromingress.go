@@ -338,6 +338,9 @@ type converter struct {
 	acme []acmeRule
 	// exempt are the paths the HTTPS redirect leaves alone (exemptPaths).
 	exempt []string
+	// exacts are the Exact path values of the host being converted's
+	// rules (acme.go).
+	exacts []string
 }
 
 // classes finds each claimed Ingress's class as ramjet reads it: the
@@ -492,7 +495,7 @@ func (c *converter) host(vh *match.VirtualHost) {
 		c.holdHost(vh)
 		return
 	}
-	c.acme = c.acme[:0]
+	c.acme, c.exacts = c.acme[:0], c.exacts[:0]
 	c.hostRules(vh)
 	c.acmeTwins()
 }
@@ -669,12 +672,14 @@ func (c *converter) add(g *routeGroup, vh *match.VirtualHost, rule gwv1.HTTPRout
 		return
 	}
 	g.redirect = true
+	g.httpOnly = append(g.httpOnly, gwv1.HTTPRouteRule{Matches: rule.Matches, Filters: c.httpsRedirect()})
+}
+
+// httpsRedirect is the filter of the HTTP listener's redirect to HTTPS.
+func (c *converter) httpsRedirect() []gwv1.HTTPRouteFilter {
 	scheme, code := "https", c.redirectCode()
-	g.httpOnly = append(g.httpOnly, gwv1.HTTPRouteRule{
-		Matches: rule.Matches,
-		Filters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestRedirect,
-			RequestRedirect: &gwv1.HTTPRequestRedirectFilter{Scheme: &scheme, StatusCode: &code}}},
-	})
+	return []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestRedirect,
+		RequestRedirect: &gwv1.HTTPRequestRedirectFilter{Scheme: &scheme, StatusCode: &code}}}
 }
 
 // pathValue writes an Ingress's Exact or Prefix path as an HTTPPathMatch

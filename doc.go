@@ -2866,7 +2866,9 @@
 // stays unredirected on the HTTP listener, and the longest redirected
 // PathPrefix rule holding it gets a twin there with PathPrefix
 // /.well-known/acme-challenge (a redirected regular expression matching
-// it is listed instead: no pattern form leaves those paths out). A rule
+// it is listed instead: no pattern form leaves those paths out); so are
+// the ConfigMap's no-tls-redirect-locations in its place, one listed with
+// a trailing slash with an Exact rule that keeps its bare path redirected. A rule
 // that redirects of its own (permanent-redirect, app-root) does so on
 // plain HTTP too, as ramjet answers it before the HTTPS redirect; it is
 // listed, since its RequestRedirect keeps the request's query, which

@@ -247,7 +247,10 @@
 //     backend TLS: each location has only its own proxy-ssl-*),
 //     custom-http-errors Options.CustomHTTPErrors,
 //     allow-snippet-annotations and annotations-risk-level the options of
-//     those names, the global-auth-* keys (all but
+//     those names, allow-cross-namespace-resources
+//     Options.AllowCrossNamespaceResources (auth-secret,
+//     auth-proxy-set-headers, auth-tls-secret and proxy-ssl-secret may
+//     then name another namespace's Secret or ConfigMap), the global-auth-* keys (all but
 //     global-auth-snippet) Options.GlobalAuth, and enable-opentelemetry,
 //     opentelemetry-trust-incoming-span and opentelemetry-operation-name
 //     Options.Tracing (§23), and the stream keys proxy-stream-timeout,
@@ -1345,7 +1348,7 @@
 //
 // Authentication fails closed, and each rejected value warns. A location
 // whose authentication ingress-nginx denies (a missing Secret or key auth,
-// a Secret in another namespace, auth-type neither basic nor digest, an
+// a Secret in another namespace without allow-cross-namespace-resources, auth-type neither basic nor digest, an
 // unknown auth-secret-type, auth-type without auth-secret, an auth-url that
 // is no http(s) URL or uses another variable, an invalid auth-method or
 // auth-response-headers) answers 503 to every request, as there; so does
@@ -1392,7 +1395,8 @@
 // ("namespace/name", in the Ingress's namespace) whose data are headers
 // sent to the service over the client's, with the variables above; a
 // missing ConfigMap, a bare name (ingress-nginx finds no ConfigMap by
-// it), one in another namespace, a key that is not a header name or a
+// it), one in another namespace without allow-cross-namespace-resources,
+// a key that is not a header name or a
 // value with a line break or another variable denies the location
 // (503). Shown as "auth options cache-key=... cache=...".
 //
@@ -1740,7 +1744,8 @@
 //     Ingress asked for more). Without proxy-ssl-secret nothing changes: no verification, no
 //     client certificate, no SNI, and a key set to something else than its
 //     default warns AnnotationRejected.
-//   - A Secret that is missing, in another namespace, or holds neither
+//   - A Secret that is missing, in another namespace (without
+//     allow-cross-namespace-resources), or holds neither
 //     ca.crt nor a key pair denies the location: 503 (SecretNotFound,
 //     SecretInvalid, AnnotationRejected). Other bad values take their
 //     default (verify off, depth 1, TLSv1.2, DEFAULT, no SNI) with

@@ -98,8 +98,8 @@ func (b *builder) resolveBasicAuth(ing *ingress) (basic *match.BasicAuth, digest
 	switch {
 	case name == "" || strings.Contains(name, "/"):
 		return deny(sa.key, strconv.Quote(sa.value)+" is not a Secret name or namespace/name")
-	case ns != ing.obj.Namespace:
-		return deny(sa.key, "Secret "+ns+"/"+name+" is in another namespace, which ingress-nginx does not allow either")
+	case ns != ing.obj.Namespace && !b.opts.AllowCrossNamespaceResources:
+		return deny(sa.key, "Secret "+ns+"/"+name+" is in another namespace, which ingress-nginx allows only with the ConfigMap key allow-cross-namespace-resources")
 	}
 	ref := ns + "/" + name
 	sec := b.secrets[objKey{ns, name}]

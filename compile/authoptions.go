@@ -305,8 +305,8 @@ func (b *builder) authProxySetHeaders(ing *ingress, o *match.ExternalAuthOptions
 		return deny(strconv.Quote(a.value) + " names no namespace: ingress-nginx looks the ConfigMap up by namespace/name and finds none (write " + ing.obj.Namespace + "/" + v + ")")
 	case name == "" || ns == "" || strings.Contains(name, "/"):
 		return deny(strconv.Quote(a.value) + " is not a ConfigMap namespace/name")
-	case ns != ing.obj.Namespace:
-		return deny("ConfigMap " + ns + "/" + name + " is in another namespace, which ingress-nginx does not allow either")
+	case ns != ing.obj.Namespace && !b.opts.AllowCrossNamespaceResources:
+		return deny("ConfigMap " + ns + "/" + name + " is in another namespace, which ingress-nginx allows only with the ConfigMap key allow-cross-namespace-resources")
 	}
 	cm := findConfigMap(b.snap.ConfigMaps, ns, name)
 	if cm == nil {

@@ -149,6 +149,10 @@ var ConfigMapKeys = map[string]ConfigMapKey{
 		o.AllowSnippetAnnotations, err = configmap.ParseBool(v)
 		return err
 	}},
+	"allow-cross-namespace-resources": {Option: func(o *Options, v string) (err error) {
+		o.AllowCrossNamespaceResources, err = configmap.ParseBool(v)
+		return err
+	}},
 	"annotations-risk-level": {Option: func(o *Options, v string) error {
 		switch strings.ToLower(v) {
 		case "critical", "high", "medium", "low":

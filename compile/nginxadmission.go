@@ -122,6 +122,9 @@ type nginxCheck struct {
 // reads further keys: the Secrets of the Ingress's namespace.
 type nginxStore struct {
 	ns string // the Ingress's
+	// crossNS is allow-cross-namespace-resources: a Secret of another
+	// namespace passes the parsers' namespace checks.
+	crossNS bool
 	// secret finds a Secret, nil when it is not there; a nil secret takes
 	// every Secret as there and usable.
 	secret func(ns, name string) *corev1.Secret
@@ -216,9 +219,9 @@ func authTypeRead(anns map[string]string, _ nginxStore) bool {
 }
 
 // authRealmRead: the auth parser reads auth-realm only once auth-secret
-// ("name" or "namespace/name") names a Secret of the Ingress's namespace
-// that the store holds (allow-cross-namespace-resources is off by
-// default); otherwise it denies the location (auth/main.go).
+// ("name" or "namespace/name") names a Secret of the Ingress's namespace,
+// or of any with allow-cross-namespace-resources, that the store holds;
+// otherwise it denies the location (auth/main.go).
 func authRealmRead(anns map[string]string, st nginxStore) bool {
 	if !authTypeRead(anns, st) {
 		return false
@@ -234,14 +237,15 @@ func authRealmRead(anns map[string]string, st nginxStore) bool {
 	if ns == "" {
 		ns = st.ns
 	}
-	if ns != st.ns || name == "" || strings.Contains(name, "/") {
+	if ns != st.ns && !st.crossNS || name == "" || strings.Contains(name, "/") {
 		return false
 	}
 	return st.secret == nil || st.secret(ns, name) != nil
 }
 
 // authTLSRead: the auth-tls parser reads its other keys only once
-// auth-tls-secret is exactly "namespace/name", of the Ingress's namespace,
+// auth-tls-secret is exactly "namespace/name", of the Ingress's namespace
+// (of any with allow-cross-namespace-resources),
 // and the store holds that Secret with a CA or key pair (authtls/main.go,
 // the store's GetAuthCertificate).
 func authTLSRead(anns map[string]string, st nginxStore) bool {
@@ -250,7 +254,7 @@ func authTLSRead(anns map[string]string, st nginxStore) bool {
 		return false
 	}
 	ns, name, found := strings.Cut(v, "/")
-	if !found || strings.Contains(name, "/") || ns != st.ns {
+	if !found || strings.Contains(name, "/") || ns != st.ns && !st.crossNS {
 		return false
 	}
 	if st.secret == nil {
@@ -431,7 +435,7 @@ var strictPath = regexp.MustCompile(`(?i)^/[[:alnum:]._\-/]*$`)
 // and annotations-risk-level apply). Every Secret ing names is taken as
 // there: a Reviewer looks them up in its snapshot.
 func NginxRefusal(ing *networkingv1.Ingress, o Options, s AdmissionSettings) string {
-	return nginxRefusal(ing, o, s, nginxStore{ns: ing.Namespace})
+	return nginxRefusal(ing, o, s, nginxStore{ns: ing.Namespace, crossNS: o.WithConfigMap().AllowCrossNamespaceResources})
 }
 
 func nginxRefusal(ing *networkingv1.Ingress, o Options, s AdmissionSettings, st nginxStore) string {

@@ -216,6 +216,18 @@ func TestReviewAuthValuesNeedTheirSecret(t *testing.T) {
 		})
 	}
 
+	// With allow-cross-namespace-resources the parsers pass another
+	// namespace's Secret and validate what follows it.
+	cross := Options{ConfigMap: ParseConfigMap(mkConfigMap("ingress", "nginx", map[string]string{"allow-cross-namespace-resources": "true"}))}
+	for ing, want := range map[*networkingv1.Ingress]string{
+		mkIngress("prod", "a", 1, rule, realm("other/htpasswd")): realmRefused,
+		mkIngress("prod", "a", 1, rule, matchCN("other/ca")):     cnRefused,
+	} {
+		r := NewReviewer(mkSnapshot(mkService("prod", "web", ":80:"), mkSecret("other", "htpasswd", "a"), mkSecret("other", "ca", "a")), cross, AdmissionSettings{})
+		require.Equal(t, want, r.Review(ing).Refusal)
+		require.Equal(t, want, NginxRefusal(ing, cross, AdmissionSettings{}))
+	}
+
 	// Admitted without its Secret, the Ingress is stored and owns its path.
 	older := mkIngress("prod", "old", 1, rule, realm("htpasswd"))
 	r := NewReviewer(mkSnapshot(mkService("prod", "web", ":80:"), older), Options{}, AdmissionSettings{})

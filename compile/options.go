@@ -162,6 +162,12 @@ type Options struct {
 	// v1.15 applies them only then (doc §11.9).
 	AllowSnippetAnnotations bool
 	AnnotationsRiskLevel    string
+	// AllowCrossNamespaceResources is ingress-nginx's
+	// allow-cross-namespace-resources (default false): auth-secret,
+	// auth-proxy-set-headers, auth-tls-secret and proxy-ssl-secret may
+	// name a Secret or ConfigMap of another namespace, as its parsers
+	// allow only then; otherwise such a location is denied.
+	AllowCrossNamespaceResources bool
 	// ConfigMap is the ingress-nginx ConfigMap (ParseConfigMap), nil for
 	// none: its location keys are the defaults of every location's
 	// annotations, its option keys override the fields above (ssl-redirect

@@ -34,6 +34,7 @@ type Reviewer struct {
 	settings AdmissionSettings
 	classes  *classify.Classifier
 	level    nginxRisk
+	crossNS  bool // allow-cross-namespace-resources
 
 	byHost    map[string][]*networkingv1.Ingress // claimed, by each host they name ("" the catch-all)
 	byService map[objKey][]*networkingv1.Ingress // claimed, by each Service they name: the first two in order of each backendSignature
@@ -53,6 +54,7 @@ func NewReviewer(s Snapshot, o Options, settings AdmissionSettings) *Reviewer {
 		snap: s, opts: o, settings: settings,
 		classes:   classify.New(s.IngressClasses, o.claimOptions()),
 		level:     riskLevel(o.WithConfigMap().AnnotationsRiskLevel),
+		crossNS:   o.WithConfigMap().AllowCrossNamespaceResources,
 		byHost:    make(map[string][]*networkingv1.Ingress, len(s.Ingresses)),
 		byService: make(map[objKey][]*networkingv1.Ingress, len(s.Ingresses)),
 		stored:    make(map[objKey]bool, len(s.Ingresses)),
@@ -117,7 +119,7 @@ func NewReviewer(s Snapshot, o Options, settings AdmissionSettings) *Reviewer {
 
 // store is ingress-nginx's store as the parsers of an Ingress in ns see it.
 func (r *Reviewer) store(ns string) nginxStore {
-	return nginxStore{ns: ns, secret: func(ns, name string) *corev1.Secret { return r.secrets[objKey{ns, name}] }}
+	return nginxStore{ns: ns, crossNS: r.crossNS, secret: func(ns, name string) *corev1.Secret { return r.secrets[objKey{ns, name}] }}
 }
 
 // Review is the verdict on one object.

@@ -243,15 +243,15 @@ func (b *builder) resolvePassthrough(ing *ingress) bool {
 
 // secretRef reads a "namespace/name" Secret annotation as
 // k8s.ParseNameNS does; why is set when it is not one, or names another
-// namespace.
-func secretRef(ing *ingress, value string) (ns, name, why string) {
+// namespace without allow-cross-namespace-resources.
+func (b *builder) secretRef(ing *ingress, value string) (ns, name, why string) {
 	v := strings.TrimSpace(value)
 	if !secretNameNSFormat.MatchString(v) {
 		return "", "", strconv.Quote(value) + " is not namespace/name"
 	}
 	ns, name, _ = strings.Cut(v, "/")
-	if ns != ing.obj.Namespace {
-		return "", "", "Secret " + v + " is in another namespace, which ingress-nginx does not allow either"
+	if ns != ing.obj.Namespace && !b.opts.AllowCrossNamespaceResources {
+		return "", "", "Secret " + v + " is in another namespace, which ingress-nginx allows only with the ConfigMap key allow-cross-namespace-resources"
 	}
 	return ns, name, ""
 }
@@ -360,7 +360,7 @@ func (b *builder) resolveBackendTLS(ing *ingress) *match.BackendTLS {
 		b.warn(reason, ing.ref(), annotationField(sa.key), sa.key+": "+why+"; every request to this Ingress's paths answers 503")
 		return match.NewBackendTLS(match.BackendTLS{Secret: strings.TrimSpace(sa.value), Denied: why})
 	}
-	ns, name, why := secretRef(ing, sa.value)
+	ns, name, why := b.secretRef(ing, sa.value)
 	if why != "" {
 		return deny(AnnotationRejected, why)
 	}
@@ -466,7 +466,7 @@ func (b *builder) resolveClientTLS(ing *ingress) *match.ClientTLS {
 		return c
 	}
 	fail := func(reason Reason, why string) *match.ClientTLS { return failAt(sa.key, reason, why) }
-	ns, name, why := secretRef(ing, sa.value)
+	ns, name, why := b.secretRef(ing, sa.value)
 	if why != "" {
 		return fail(AnnotationRejected, why)
 	}

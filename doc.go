@@ -742,7 +742,9 @@
 //
 // Per request, the first rule that decides wins: a session pinned to the
 // canary (below); the header (named case-insensitively, '_' read as '-' as
-// nginx's $http_<name> does; canary-by-header-value sends the request to
+// nginx's $http_<name> does, so a request's X_Canary line counts where
+// nginx keeps it: with enable-underscores-in-headers or
+// ignore-invalid-headers "false"; canary-by-header-value sends the request to
 // the canary on an exact, case-sensitive match; else
 // canary-by-header-pattern on an unanchored, case-sensitive match, in Go's
 // regexp syntax; else "always" and "never" decide; any other value passes

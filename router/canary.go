@@ -2,6 +2,8 @@ package router
 
 import (
 	"net/http"
+	"slices"
+	"strings"
 
 	"ramjet.dev/ramjet/balance"
 	"ramjet.dev/ramjet/match"
@@ -35,7 +37,7 @@ func (r *Router) steerRequest(s *requestState) bool {
 		s.ch, s.bal = choice{backend: s.d.backend}, s.d.bal
 		return false
 	}
-	ch, a, refused := s.d.st.steer(s.d.backend, s.d.res.Route, s.req)
+	ch, a, refused := s.d.st.steer(s.d.backend, s.d.res.Route, s.req, &r.live.Load().headers)
 	if refused {
 		s.d.backend = ch.backend
 		r.refuse(s, a)
@@ -80,12 +82,12 @@ type choice struct {
 // where the canary would have been chosen. A canary with no ready
 // endpoints is skipped without consulting its rules; one that is not valid
 // answers 500 for the requests its rules choose (refused is true).
-func (st *serving) steer(b *match.Backend, rt *match.Route, req *http.Request) (ch choice, a answer, refused bool) {
+func (st *serving) steer(b *match.Backend, rt *match.Route, req *http.Request, hs *headerSettings) (ch choice, a answer, refused bool) {
 	ch.backend = b
 	if t := b.Traffic; t != nil && t.Canary != nil {
 		c := t.Canary
 		skip := c.Backend.State == match.Serving && len(c.Backend.Endpoints) == 0
-		if !skip && st.toCanary(b, c, req) {
+		if !skip && st.toCanary(b, c, req, hs) {
 			if c.Backend.State != match.Serving {
 				return choice{backend: c.Backend}, ansInvalidBackend, true
 			}
@@ -103,8 +105,9 @@ func (st *serving) steer(b *match.Backend, rt *match.Route, req *http.Request) (
 // then the header (value, else pattern, else
 // "always"/"never"), the cookie ("always"/"never"), then the weight. A rule
 // that does not decide passes the request to the next; a pattern that
-// does not compile decides for the primary (balancer.lua:243-250).
-func (st *serving) toCanary(primary *match.Backend, c *match.Canary, req *http.Request) bool {
+// does not compile decides for the primary (balancer.lua:243-250). hs
+// says which header lines nginx would have kept for the header rule.
+func (st *serving) toCanary(primary *match.Backend, c *match.Canary, req *http.Request, hs *headerSettings) bool {
 	// The primary's own sessions first (balancer.lua:195-198): else each
 	// request of a session would risk the weight's move to the canary.
 	if st.pinned(primary, req) {
@@ -114,7 +117,7 @@ func (st *serving) toCanary(primary *match.Backend, c *match.Canary, req *http.R
 		return true
 	}
 	if c.Header != "" {
-		if v, ok := vars.Header(req.Header, req.Host, c.Header); ok {
+		if v, ok := canaryHeader(req, c.Header, hs); ok {
 			switch {
 			case c.HeaderValue != "":
 				if v == c.HeaderValue {
@@ -155,6 +158,71 @@ func (st *serving) toCanary(primary *match.Backend, c *match.Canary, req *http.R
 	}
 	i, _ := s.Next()
 	return i == 1
+}
+
+// canaryHeader is the canary's header as ingress-nginx's balancer reads
+// it, ngx.var["http_" .. name] with each '-' as '_' (balancer.lua
+// route_to_alternative_balancer); name is canonical, with '-' for every
+// '_' of the annotation. nginx's variable reads every line whose name is
+// name with '-' or '_' at each '-', in any case
+// (ngx_http_variable_unknown_header), but only the lines it kept: under
+// ignore_invalid_headers a name with '_' (without underscores_in_headers)
+// or any other byte but letters, digits and '-' is dropped before a
+// variable sees it (hs.invalidName). Lines under other spellings join
+// after name's own, in the order of their names, as Header keeps no
+// order between names.
+func canaryHeader(req *http.Request, name string, hs *headerSettings) (string, bool) {
+	if hs.invalidName(name) {
+		return "", false
+	}
+	v, ok := vars.Header(req.Header, req.Host, name)
+	if !hs.underscores && !hs.keepBadNames || !strings.Contains(name, "-") {
+		return v, ok // no other spelling was kept
+	}
+	var others []string
+	for k := range req.Header {
+		if k != name && sameVariableName(k, name) && !hs.invalidName(k) {
+			others = append(others, k)
+		}
+	}
+	if len(others) == 0 {
+		return v, ok
+	}
+	slices.Sort(others)
+	var vs []string
+	if ok {
+		vs = append(vs, v)
+	}
+	for _, k := range others {
+		vs = append(vs, req.Header[k]...)
+	}
+	return strings.Join(vs, ", "), true
+}
+
+// sameVariableName reports whether header names a and b are read by one
+// $http_<name>: equal but for ASCII case and '-' against '_'.
+func sameVariableName(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range len(a) {
+		if variableByte(a[i]) != variableByte(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// variableByte is c as nginx compares a header name with a variable's:
+// lower case, '-' as '_'.
+func variableByte(c byte) byte {
+	switch {
+	case 'A' <= c && c <= 'Z':
+		return c + 'a' - 'A'
+	case c == '-':
+		return '_'
+	}
+	return c
 }
 
 // pinned reports a request whose affinity cookie names backend b (false

@@ -275,7 +275,7 @@ func BenchmarkCanaryDecision(b *testing.B) {
 	start := cpuTime()
 	defer func() { b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op") }()
 	for b.Loop() {
-		ch, _, _ := st.steer(res.Backend, res.Route, req)
+		ch, _, _ := st.steer(res.Backend, res.Route, req, &defaultHeaderSettings)
 		e, ok := st.balancers[ch.backend].Pick("")
 		if !ok {
 			b.Fatal("no endpoint")
@@ -420,4 +420,34 @@ func TestAffinityCookieNotRewritten(t *testing.T) {
 			})
 		}
 	}
+}
+
+// The canary's header is nginx's $http_<name>: every kept line of any
+// spelling with '_' for '-', the header's own lines first.
+func TestCanaryHeaderSpellings(t *testing.T) {
+	req := httptest.NewRequest("GET", "/", nil)
+	req.Header = http.Header{"X-Canary": {"a"}, "X_canary": {"b"}, "X_Canary": {"c"}, "X-Canary-2": {"d"}, "X.canary": {"e"}}
+	underscores := headerSettings{underscores: true}
+	for _, tt := range []struct {
+		name, header string
+		hs           *headerSettings
+		want         string
+		found        bool
+	}{
+		{"defaults: the '_' lines were dropped", "X-Canary", &defaultHeaderSettings, "a", true},
+		{"underscores kept", "X-Canary", &underscores, "a, c, b", true},
+		{"invalid names kept", "X-Canary", &headerSettings{keepBadNames: true}, "a, c, b", true},
+		{"defaults: '.' drops the line", "X.canary", &defaultHeaderSettings, "", false},
+		{"'.' kept", "X.canary", &headerSettings{keepBadNames: true}, "e", true},
+		{"no such header", "X-Other", &underscores, "", false},
+	} {
+		v, found := canaryHeader(req, tt.header, tt.hs)
+		require.Equal(t, tt.want, v, tt.name)
+		require.Equal(t, tt.found, found, tt.name)
+	}
+	only := httptest.NewRequest("GET", "/", nil)
+	only.Header = http.Header{"X_canary": {"always"}}
+	v, found := canaryHeader(only, "X-Canary", &underscores)
+	require.True(t, found)
+	require.Equal(t, "always", v)
 }

@@ -300,6 +300,8 @@ func TestChart(t *testing.T) {
 					"use-forwarded-headers":     "",
 					"default-ssl-certificate":   "ingress/wildcard",
 					"update-status-on-shutdown": false,
+					// klog's verbosity, set by many ingress-nginx values files.
+					"v": 2,
 				},
 				"config": map[string]any{"proxy-body-size": "8m", "hsts": false, "worker-processes": 4},
 			}},
@@ -315,6 +317,7 @@ func TestChart(t *testing.T) {
 				require.Equal(t, &types.NamespacedName{Namespace: "ingress", Name: "wildcard"}, cfg.defaultCertificate)
 				require.False(t, cfg.enableMetrics)
 				require.Equal(t, []string{"update-status-on-shutdown"}, cfg.noop)
+				require.Equal(t, ptr(2), cfg.verbosity)
 			},
 			configData: map[string]string{"proxy-body-size": "8m", "hsts": "false", "worker-processes": "4"},
 		},

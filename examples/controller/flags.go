@@ -136,6 +136,9 @@ type config struct {
 	// reopenLogs delivers run's SIGUSR1: the access log files are opened
 	// anew, as nginx reopens its logs (nil: never).
 	reopenLogs <-chan os.Signal
+	// verbosity is ingress-nginx's --v (klog's), nil when not given:
+	// logLevel reads it before RAMJET_LOG.
+	verbosity *int
 	// drain is how long the listeners keep serving after a stop signal,
 	// with /readyz failing, before they close.
 	drain time.Duration
@@ -300,6 +303,15 @@ func parseFlags(args []string, output io.Writer, getenv func(string) string) (co
 	fs.BoolVar(&c.enableAccessLog, "enable-access-log", true, "write one line per request to stdout")
 	fs.StringVar(&c.accessLogFormat, "access-log-format", accessLogUpstreamInfo, "access log format: upstreaminfo (ingress-nginx's default log-format-upstream), text (key=value) or json")
 	fs.StringVar(&c.healthPath, "health-check-path", "/healthz", "path of the liveness check on -debug-addr (readiness is /readyz), also answered 200 on the traffic listeners for names no Ingress rule claims, as ingress-nginx's catch-all server answers load balancers' checks")
+	fs.Func("v", "ingress-nginx's (klog's) log verbosity: 0 to 2 log at info, 3 and above at debug; given, it beats RAMJET_LOG", func(s string) error {
+		n, err := strconv.ParseUint(s, 10, 31)
+		if err != nil {
+			return errors.New("want a whole number, 0 or more")
+		}
+		v := int(n)
+		c.verbosity = &v
+		return nil
+	})
 	fs.Var((*gracePeriod)(&c.drain), "shutdown-grace-period", "after SIGTERM, how long /readyz fails while the listeners keep serving, before they close: seconds (ingress-nginx's form) or a duration")
 	fs.BoolVar(&c.options.WatchIngressWithoutClass, "watch-ingress-without-class", false, "also serve Ingresses that name no class")
 	fs.BoolVar(&sslRedirect, "ssl-redirect", true, "redirect plain HTTP to HTTPS for hosts listed under spec.tls")
@@ -704,8 +716,18 @@ func (c *config) setClusterDefaults() {
 	c.retryPeriod = cmp.Or(c.retryPeriod, defaultRetryPeriod)
 }
 
-// logLevel reads RAMJET_LOG (SPEC §14); empty means info.
-func logLevel(v string) (slog.Level, error) {
+// logLevel reads ingress-nginx's --v (verbosity, nil when not given),
+// which beats RAMJET_LOG (SPEC §14) as a flag beats the ConfigMap, else
+// RAMJET_LOG; neither means info. ingress-nginx logs its detail (each
+// event, each configuration) from klog's level 3
+// (docs/troubleshooting.md), ramjet's debug.
+func logLevel(v string, verbosity *int) (slog.Level, error) {
+	if verbosity != nil {
+		if *verbosity >= 3 {
+			return slog.LevelDebug, nil
+		}
+		return slog.LevelInfo, nil
+	}
 	switch strings.ToLower(strings.TrimSpace(v)) {
 	case "", "info":
 		return slog.LevelInfo, nil

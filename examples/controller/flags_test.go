@@ -324,13 +324,48 @@ func TestLogLevel(t *testing.T) {
 		{in: "loud", wantErr: true},
 	}
 	for _, tt := range tests {
-		got, err := logLevel(tt.in)
+		got, err := logLevel(tt.in, nil)
 		if tt.wantErr {
 			require.Error(t, err, "logLevel(%q)", tt.in)
 			continue
 		}
 		require.NoError(t, err, "logLevel(%q)", tt.in)
 		require.Equal(t, tt.want, got, "logLevel(%q)", tt.in)
+	}
+}
+
+// ingress-nginx's --v (klog's verbosity, which its chart's users set
+// through controller.extraArgs) sets the level when RAMJET_LOG does not:
+// up to 2 is ingress-nginx's normal logging, 3 and above its detail.
+func TestLogLevelVerbosity(t *testing.T) {
+	for v, want := range map[int]slog.Level{0: slog.LevelInfo, 1: slog.LevelInfo, 2: slog.LevelInfo, 3: slog.LevelDebug, 5: slog.LevelDebug, 10: slog.LevelDebug} {
+		got, err := logLevel("", &v)
+		require.NoError(t, err, "--v=%d", v)
+		require.Equal(t, want, got, "--v=%d", v)
+	}
+	// A flag beats the environment, as it beats the ConfigMap.
+	two := 2
+	got, err := logLevel("debug", &two)
+	require.NoError(t, err)
+	require.Equal(t, slog.LevelInfo, got)
+
+	for arg, want := range map[string]int{"--v=2": 2, "-v": 4, "--v=0": 0} {
+		args := []string{"-manifests", "m", arg}
+		if arg == "-v" {
+			args = append(args, "4")
+		}
+		cfg, err := parseFlags(args, io.Discard, func(string) string { return "" })
+		require.NoError(t, err, arg)
+		require.NotNil(t, cfg.verbosity, arg)
+		require.Equal(t, want, *cfg.verbosity, arg)
+	}
+	cfg, err := parseFlags([]string{"-manifests", "m"}, io.Discard, func(string) string { return "" })
+	require.NoError(t, err)
+	require.Nil(t, cfg.verbosity, "no --v leaves RAMJET_LOG to decide")
+	for _, bad := range []string{"--v=-1", "--v=loud", "--v=2.5"} {
+		_, err := parseFlags([]string{"-manifests", "m", bad}, io.Discard, func(string) string { return "" })
+		require.ErrorIs(t, err, errUsage, bad)
+		require.ErrorContains(t, err, "-v", bad)
 	}
 }
 
@@ -345,6 +380,8 @@ func TestRunExitCodes(t *testing.T) {
 		{name: "help", args: []string{"-h"}, code: 0, stderr: "Usage: controller"},
 		{name: "malformed default backend", args: []string{"-manifests", "m", "-default-backend", "kube-system/notfound"}, code: 2, stderr: "missing :port"},
 		{name: "bad log level", args: []string{"-manifests", "m"}, logEnv: "loud", code: 2, stderr: `RAMJET_LOG="loud"`},
+		{name: "log level twice", args: []string{"-manifests", "/nonexistent/ramjet-manifests", "--v=3", "-http-addr", "127.0.0.1:0", "-debug-addr", ""}, logEnv: "info", code: 1, stderr: `level=WARN msg="--v sets the log level; RAMJET_LOG is ignored" v=3 RAMJET_LOG=info`},
+		{name: "bad verbosity", args: []string{"-manifests", "m", "--v=high"}, code: 2, stderr: `controller: usage: invalid value "high" for flag -v: want a whole number, 0 or more`},
 		{name: "missing folder", args: []string{"-manifests", "/nonexistent/ramjet-manifests", "-http-addr", "127.0.0.1:0", "-debug-addr", ""}, code: 1, stderr: "no such file or directory"},
 		{name: "cluster, malformed default backend", args: []string{"--default-backend", "a/b/c:80"}, code: 2, stderr: `controller: usage: -default-backend: service reference "a/b/c:80"`},
 		{name: "cluster, malformed publish address", args: []string{"--publish-address", "10.0.0.256"}, code: 2, stderr: `"10.0.0.256" is not a valid IP address`},

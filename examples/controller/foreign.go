@@ -69,8 +69,8 @@ var ingressNginxFlags = map[string]string{
 	"maxmind-edition-ids":           adviceMaxmind,
 	"maxmind-retries-count":         adviceMaxmind,
 	"maxmind-retries-timeout":       adviceMaxmind,
-	// klog's flags, which ingress-nginx added to its own.
-	"v":                 adviceLogging,
+	// klog's flags, which ingress-nginx added to its own (its --v is
+	// ramjet's -v).
 	"vmodule":           adviceLogging,
 	"logtostderr":       adviceLogging,
 	"alsologtostderr":   adviceLogging,

@@ -52,7 +52,7 @@ func TestForeignFlags(t *testing.T) {
 		{name: "another annotation prefix", args: []string{"--annotations-prefix=ingress.example.com"}, wantErr: "ramjet reads the nginx.ingress.kubernetes.io/ annotations"},
 		{name: "a bad metrics value", args: []string{"--monitor-max-batch-size=lots"}, wantErr: "without batches"},
 		{name: "no-op flag with a bad value", args: []string{"--disable-leader-election=maybe"}, wantErr: "every replica serves"},
-		{name: "klog verbosity", args: []string{"--v=2"}, wantErr: "set RAMJET_LOG"},
+		{name: "klog's other flags", args: []string{"--vmodule=nginx=3"}, wantErr: "set RAMJET_LOG"},
 		{name: "http port", args: []string{"--http-port=80"}, wantErr: "use --http-addr=:PORT"},
 		{name: "healthz port", args: []string{"--healthz-port", "10254"}, wantErr: "use --debug-addr"},
 		{name: "unknown", args: []string{"-nope=1"}, wantErr: "unknown flag -nope=1 (controller -h lists the flags)"},
@@ -101,7 +101,7 @@ func TestForeignFlagsAllAtOnce(t *testing.T) {
 	_, _, err := foreignFlags(testFlags(), []string{
 		"--ingress-class", "nginx",
 		"--maxmind-license-key", "abc",
-		"--v=2",
+		"--vmodule=x=2",
 		"--nope",
 		"--profiling",
 		"--watch-namespace=a",
@@ -109,7 +109,7 @@ func TestForeignFlagsAllAtOnce(t *testing.T) {
 	require.ErrorIs(t, err, errUsage)
 	require.Equal(t, "usage: 4 flags to fix:\n"+
 		"  --maxmind-license-key is an ingress-nginx flag ramjet does not implement: "+adviceMaxmind+"\n"+
-		"  --v=2 is an ingress-nginx flag ramjet does not implement: "+adviceLogging+"\n"+
+		"  --vmodule=x=2 is an ingress-nginx flag ramjet does not implement: "+adviceLogging+"\n"+
 		"  unknown flag --nope (controller -h lists the flags)\n"+
 		"  --profiling is an ingress-nginx flag ramjet does not implement: "+adviceProfiler, err.Error())
 }

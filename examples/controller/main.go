@@ -27,7 +27,8 @@
 // is published. Each request gets an access log line on stdout
 // (ingress-nginx's default log-format-upstream, else text or JSON,
 // -access-log-format; off with -enable-access-log=false); RAMJET_LOG
-// sets the level of the rest: debug, info, warn or error.
+// sets the level of the rest: debug, info, warn or error (or
+// ingress-nginx's -v: 3 and above is debug).
 //
 // SIGTERM fails /readyz and drains for -shutdown-grace-period before the
 // listeners close; "controller -wait-shutdown" is the Deployment's preStop
@@ -85,7 +86,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		}()
 		cfg.reopenLogs = reopen
 	}
-	level, err := logLevel(getenv("RAMJET_LOG"))
+	level, err := logLevel(getenv("RAMJET_LOG"), cfg.verbosity)
 	if err != nil {
 		fmt.Fprintf(stderr, "controller: %v\n", err)
 		return 2
@@ -94,6 +95,9 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	// client-go logs through klog; one format and one level setting for all.
 	klog.SetSlogLogger(logger)
 
+	if env := getenv("RAMJET_LOG"); env != "" && cfg.verbosity != nil {
+		logger.Warn("--v sets the log level; RAMJET_LOG is ignored", "v", *cfg.verbosity, "RAMJET_LOG", env)
+	}
 	if len(cfg.noop) > 0 {
 		logger.Info("accepted ingress-nginx flags that ask for what ramjet does anyway", "flags", cfg.noop)
 	}

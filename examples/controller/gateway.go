@@ -177,8 +177,12 @@ func (c *clusterController) gatewayInformers() (gwinformers.SharedInformerFactor
 	return f, nsf, l, nil
 }
 
-// sameSpec reports an update that changes neither the generation (the
-// spec; for kinds without one, any change) nor labels and annotations.
+// sameSpec reports an update of the same object (UID) that changes
+// neither the generation (the spec; for kinds without one, any change) nor
+// labels and annotations. An object deleted and created again while the
+// watch was down comes back from the relist as an update, maybe at the
+// same generation, with a new spec and creation time (which decides
+// between routes), as statusOnly's Ingresses.
 func sameSpec(old, cur any) bool {
 	o, err1 := meta.Accessor(old)
 	n, err2 := meta.Accessor(cur)
@@ -188,7 +192,7 @@ func sameSpec(old, cur any) bool {
 	if _, isNS := cur.(*corev1.Namespace); isNS {
 		return maps.Equal(o.GetLabels(), n.GetLabels()) // selectors read labels only
 	}
-	return o.GetGeneration() != 0 && o.GetGeneration() == n.GetGeneration() &&
+	return o.GetUID() == n.GetUID() && o.GetGeneration() != 0 && o.GetGeneration() == n.GetGeneration() &&
 		maps.Equal(o.GetLabels(), n.GetLabels()) && maps.Equal(o.GetAnnotations(), n.GetAnnotations())
 }
 

@@ -99,8 +99,17 @@ func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkin
 	if !ok {
 		return
 	}
-	if p.PathType != nil && *p.PathType == networkingv1.PathTypeImplementationSpecific && v.regex == nil && !ing.ann.rewriteR().useRegex {
-		b.warnCaseInsensitive(ing, field, p.Path)
+	if p.PathType != nil && *p.PathType == networkingv1.PathTypeImplementationSpecific && v.regex == nil {
+		switch rv := ing.ann.rewriteR(); {
+		case !rv.useRegex:
+			b.warnCaseInsensitive(ing, field, p.Path)
+		case !native(rv.useRegexKey):
+			// Its nginx use-regex would have put the host in regex mode
+			// had ingress-nginx kept its location (markRegexHosts).
+			b.warn(PathCaseInsensitive, ing.ref(), field+".pathType",
+				"ImplementationSpecific path "+strconv.Quote(p.Path)+" is the case-insensitive regular expression ^(?:"+strings.TrimPrefix(p.Path, "^")+
+					") here; ingress-nginx reads it as a Prefix path, the same location as an earlier path on this host, and does not serve it (nor does its use-regex put the host in regex mode)")
+		}
 	}
 	var backend *match.Backend
 	for _, k := range keys {

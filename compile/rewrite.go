@@ -240,6 +240,7 @@ func prefixTwin(p *networkingv1.HTTPIngressPath) (string, bool) {
 func (b *builder) markRegexHosts() {
 	var regexHosts []*vhost
 	var rootPrefix map[*vhost]bool
+	var kept *nginxLocations
 	for _, ing := range b.ingresses {
 		rv := ing.ann.rewriteR()
 		if (rv.useRegexKey == "" || native(rv.useRegexKey)) && (rv.targetKey == "" || native(rv.targetKey)) {
@@ -254,7 +255,13 @@ func (b *builder) markRegexHosts() {
 			key, ok := "", false
 			if rule.HTTP != nil {
 				for j := range rule.HTTP.Paths {
-					if key, ok = rv.nginxPathRegex(&rule.HTTP.Paths[j]); ok {
+					if key, ok = rv.nginxPathRegex(&rule.HTTP.Paths[j]); !ok {
+						continue
+					}
+					if kept == nil {
+						kept = b.keptNginxLocations()
+					}
+					if ok = kept.keeps(ing, v, i, j); ok {
 						break
 					}
 				}
@@ -320,6 +327,69 @@ func (b *builder) markRegexHosts() {
 				first.ing.ref(), annotationField(first.key))
 		}
 	}
+}
+
+// nginxLocations finds the declared paths ingress-nginx makes a location
+// of: getBackendServers keeps the first location for a path and type on a
+// server (a missing or ImplementationSpecific type read as Prefix) and
+// drops later ones with their Ingress's annotations, a path without a
+// Service backend makes none, and the catch-all's root location, once an
+// Ingress without rules holds it, is kept against every path "/".
+type nginxLocations struct {
+	first map[locationKey]declaration
+	// rootTaken: the catch-all's root location is an Ingress's without rules.
+	rootTaken bool
+	catchAll  *vhost
+}
+
+type locationKey struct {
+	v     *vhost
+	path  string
+	exact bool
+}
+
+type declaration struct {
+	ing  *ingress
+	i, j int
+}
+
+func (b *builder) keptNginxLocations() *nginxLocations {
+	k := &nginxLocations{first: make(map[locationKey]declaration), catchAll: b.catchAll}
+	for _, ing := range b.ingresses {
+		spec := &ing.obj.Spec
+		if len(spec.Rules) == 0 && spec.DefaultBackend != nil && spec.DefaultBackend.Service != nil {
+			k.rootTaken = true
+		}
+		for i := range spec.Rules {
+			rule := &spec.Rules[i]
+			v := ing.rules[i].vhost
+			if v == nil || rule.HTTP == nil {
+				continue
+			}
+			for j := range rule.HTTP.Paths {
+				p := &rule.HTTP.Paths[j]
+				if p.Backend.Service == nil {
+					continue
+				}
+				at := locationKey{v, declaredPath(p), pathTypeOf(p) == networkingv1.PathTypeExact}
+				if _, seen := k.first[at]; !seen {
+					k.first[at] = declaration{ing, i, j}
+				}
+			}
+		}
+	}
+	return k
+}
+
+// keeps reports whether ingress-nginx makes a location of path j of rule
+// i of ing, on v.
+func (k *nginxLocations) keeps(ing *ingress, v *vhost, i, j int) bool {
+	p := &ing.obj.Spec.Rules[i].HTTP.Paths[j]
+	at := locationKey{v, declaredPath(p), pathTypeOf(p) == networkingv1.PathTypeExact}
+	if v == k.catchAll && k.rootTaken && at.path == "/" && !at.exact {
+		return false
+	}
+	return k.first[at] == declaration{ing, i, j}
 }
 
 // rootPrefixHosts are the hosts some Ingress declares a path "/" on that

@@ -2852,7 +2852,11 @@
 // without captures, upstream-vhost, x-forwarded-prefix, permanent- and
 // temporal-redirect, canary weights and headers, mirror-target to a
 // cluster Service and a configuration-snippet that is only header edits
-// as their filters, matches and backendRefs. Every other annotation is
+// as their filters, matches and backendRefs, and cookie affinity that
+// sessionPersistence serves alike (affinity-mode persistent, the cookie's
+// name, a session-cookie-max-age as a Permanent cookie's absoluteTimeout,
+// no other cookie attribute, no canary) as the rule's sessionPersistence;
+// other cookie affinity is listed with what differs. Every other annotation is
 // listed per Ingress with why it has no equivalent. It never fails open:
 // an Ingress whose routes authenticate (auth-url, auth-type), restrict
 // client addresses (whitelist-, allowlist-, denylist-source-range), run

@@ -130,9 +130,9 @@ var unconvertedWhy = map[string]string{
 
 const noEquivalent = "no Gateway API field or filter expresses it"
 
-// affinityWhy: ramjet serves a rule's sessionPersistence (rules.go), but
-// only in part of what the annotations say, so they are listed, not
-// converted.
+// affinityWhy: the affinity annotations of an Ingress none of whose
+// routes sets a session cookie (sessionpersistence.go lists the others
+// with what differs, or converts them).
 const affinityWhy = "cookie session affinity is not carried over: HTTPRoute sessionPersistence, which ramjet serves, " +
 	"always keeps a session on its endpoint (affinity-mode persistent, where ingress-nginx's default is balanced), " +
 	"has a lifetime only as absoluteTimeout of a Permanent cookie, no cookie path, domain, SameSite, Secure or change-on-failure, " +
@@ -187,9 +187,12 @@ const affinityWhy = "cookie session affinity is not carried over: HTTPRoute sess
 //     and app-root are listed too), canary
 //     by weight (weighted backendRefs) and by header (rules with a header
 //     match: the value, the pattern, or "always" and "never"),
-//     mirror-target to a cluster Service (RequestMirror), and a
+//     mirror-target to a cluster Service (RequestMirror), a
 //     configuration-snippet ramjet reduces to header edits
-//     (RequestHeaderModifier, ResponseHeaderModifier).
+//     (RequestHeaderModifier, ResponseHeaderModifier), and cookie
+//     affinity in the form sessionPersistence serves (affinity-mode
+//     persistent, session-cookie-name, session-cookie-max-age as a
+//     Permanent cookie's absoluteTimeout; sessionpersistence.go).
 //
 // Every other nginx.ingress.kubernetes.io/ or ramjet.dev/ annotation of a
 // claimed Ingress, and each of those above whose value has no equivalent,
@@ -205,7 +208,8 @@ func FromIngress(s compile.Snapshot, o FromIngressOptions) Migration {
 	s.HTTPRoutes = nil // the migration is of the Ingresses alone
 	res := compile.Compile(s, o.Compile)
 	c := converter{opts: o, ingresses: make(map[nsName]*networkingv1.Ingress), notes: make(map[nsName]map[string]string),
-		routes: make(map[routeKey]*routeGroup), gateways: make(map[nsName]*gatewayHosts), snippets: make(map[nsName]bool)}
+		routes: make(map[routeKey]*routeGroup), gateways: make(map[nsName]*gatewayHosts), snippets: make(map[nsName]bool),
+		affinity: make(map[nsName]string)}
 	c.exempt = c.exemptPaths()
 	claimed := make(map[nsName]bool, len(res.Claimed))
 	for _, r := range res.Claimed {
@@ -341,6 +345,10 @@ type converter struct {
 	// exacts are the Exact path values of the host being converted's
 	// rules (acme.go).
 	exacts []string
+	// affinity says, for an Ingress whose routes set a session cookie,
+	// why its affinity is not carried over, "" when it is
+	// (sessionpersistence.go).
+	affinity map[nsName]string
 }
 
 // classes finds each claimed Ingress's class as ramjet reads it: the
@@ -800,6 +808,7 @@ func (c *converter) rule(r *match.Route) (gwv1.HTTPRouteRule, bool) {
 		return rule, true
 	}
 	rule.BackendRefs = []gwv1.HTTPBackendRef{backendRef(b, ns, nil)}
+	c.sessionPersistence(&rule, r)
 	if cn := canary(b); cn != nil {
 		c.canaryNotes(r, cn)
 	}
@@ -1303,6 +1312,12 @@ func (c *converter) finish() Migration {
 			if short == "configuration-snippet" && !c.snippets[k] && !c.withheld[k] {
 				m.Unconverted = append(m.Unconverted, Unconverted{Namespace: k.ns, Name: k.name, Annotation: key,
 					Why: "ramjet does not apply it under these options (allow-snippet-annotations, annotations-risk-level), so neither do the objects"})
+				continue
+			}
+			if why, ok := c.affinity[k]; ok && affinityKey(short) {
+				if why != "" {
+					m.Unconverted = append(m.Unconverted, Unconverted{Namespace: k.ns, Name: k.name, Annotation: key, Why: why})
+				}
 				continue
 			}
 			if converted[short] || short == "preserve-trailing-slash" && ing.Annotations[key] == "true" {

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -121,7 +122,7 @@ func serve(rt *router.Router, scheme, host, path string) string {
 	rt.ServeHTTP(rec, req)
 	h := rec.Header()
 	var out []string
-	for _, k := range []string{"Location", "X-Got", "X-Got-X-Forwarded-Prefix", "X-Got-X-Test", "X-Powered-By", "X-Frame-Options"} {
+	for _, k := range []string{"Location", "X-Got", "X-Got-X-Forwarded-Prefix", "X-Got-X-Test", "X-Powered-By", "X-Frame-Options", "Set-Cookie"} {
 		v := h.Get(k)
 		if u, err := url.Parse(v); k == "Location" && err == nil && u.Host != "" && u.Path == "" {
 			v += "/" // an empty path is "/" (RFC 3986 §6.2.3): nginx sends the URL as written
@@ -511,32 +512,60 @@ func TestFromIngressEncodedPath(t *testing.T) {
 	}
 }
 
-// TestFromIngressAffinityWhy: cookie affinity is listed as not carried
-// over, and the reason does not claim that the Gateway API translation
-// cannot serve sessionPersistence: it does (rules.go), differently.
-func TestFromIngressAffinityWhy(t *testing.T) {
+// TestFromIngressAffinity: cookie affinity ramjet serves the same way
+// through sessionPersistence (rules.go: persistent, the cookie's name, a
+// Max-Age as a Permanent cookie's absoluteTimeout) is written there and
+// not listed; one it does not (affinity-mode balanced, the default) is
+// listed, each annotation, with the reason naming what differs, and the
+// reason does not claim that the Gateway API translation cannot serve
+// sessionPersistence.
+func TestFromIngressAffinity(t *testing.T) {
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "app"},
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}}}
+	svc2 := svc.DeepCopy()
+	svc2.Name = "app2"
 	prefix := networkingv1.PathTypePrefix
-	backend := networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "app", Port: networkingv1.ServiceBackendPort{Number: 80}}}
-	ing := &networkingv1.Ingress{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "sticky", Annotations: map[string]string{"kubernetes.io/ingress.class": "ramjet",
-			nginxPrefix + "affinity": "cookie", nginxPrefix + "affinity-mode": "persistent", nginxPrefix + "session-cookie-name": "route"}},
-		Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: "sticky.test", IngressRuleValue: networkingv1.IngressRuleValue{
-			HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{Path: "/", PathType: &prefix, Backend: backend}}}}}}}}
-	snap := compile.Snapshot{Ingresses: []*networkingv1.Ingress{ing}, Services: []*corev1.Service{svc}, EndpointSlices: []*discoveryv1.EndpointSlice{readySlice(svc, 1)}}
-	m, _, _ := migrate(t, snap, FromIngressOptions{})
+	ingress := func(name, svc string, annotations map[string]string) *networkingv1.Ingress {
+		annotations["kubernetes.io/ingress.class"] = "ramjet"
+		backend := networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: svc, Port: networkingv1.ServiceBackendPort{Number: 80}}}
+		return &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: name, Annotations: annotations},
+			Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: name + ".test", IngressRuleValue: networkingv1.IngressRuleValue{
+				HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{Path: "/", PathType: &prefix, Backend: backend}}}}}}}}
+	}
+	sticky := ingress("sticky", "app", map[string]string{nginxPrefix + "affinity": "cookie", nginxPrefix + "affinity-mode": "persistent",
+		nginxPrefix + "session-cookie-name": "route", nginxPrefix + "session-cookie-max-age": "172800"})
+	balanced := ingress("balanced", "app2", map[string]string{nginxPrefix + "affinity": "cookie", nginxPrefix + "session-cookie-name": "route"})
+	snap := compile.Snapshot{Ingresses: []*networkingv1.Ingress{sticky, balanced}, Services: []*corev1.Service{svc, svc2},
+		EndpointSlices: []*discoveryv1.EndpointSlice{readySlice(svc, 1), readySlice(svc2, 2)}}
+	m, back, _ := migrate(t, snap, FromIngressOptions{})
+	for _, w := range back.Warnings {
+		t.Errorf("translate: %s", w)
+	}
 	listed := 0
 	for _, u := range m.Unconverted {
-		if !strings.HasPrefix(u.Annotation, nginxPrefix+"affinity") && !strings.HasPrefix(u.Annotation, nginxPrefix+"session-") {
+		if u.Name == "sticky" {
+			t.Errorf("sticky: %s listed: %s", u.Annotation, u.Why)
 			continue
 		}
 		listed++
-		if strings.Contains(u.Why, "does not serve") || !strings.Contains(u.Why, "not carried over") {
+		if strings.Contains(u.Why, "does not serve") || !strings.Contains(u.Why, "affinity-mode balanced") {
 			t.Errorf("%s: %q", u.Annotation, u.Why)
 		}
 	}
-	if listed != 3 {
-		t.Errorf("%d affinity annotations listed, want 3: %+v", listed, m.Unconverted)
+	if listed != 2 {
+		t.Errorf("%d affinity annotations listed, want 2: %+v", listed, m.Unconverted)
+	}
+	want := &gwv1.SessionPersistence{SessionName: new("route"), AbsoluteTimeout: new(gwv1.Duration("48h")), Type: new(gwv1.CookieBasedSessionPersistence),
+		CookieConfig: &gwv1.CookieConfig{LifetimeType: new(gwv1.PermanentCookieLifetimeType)}}
+	for _, r := range m.HTTPRoutes {
+		for _, rule := range r.Spec.Rules {
+			var got *gwv1.SessionPersistence
+			if r.Name == "sticky-sticky-test" {
+				got = want
+			}
+			if d := cmp.Diff(got, rule.SessionPersistence); d != "" {
+				t.Errorf("%s: sessionPersistence (-want +got):\n%s", r.Name, d)
+			}
+		}
 	}
 }

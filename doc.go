@@ -219,8 +219,9 @@
 //     preserve-trailing-slash, use-port-in-redirects, proxy-body-size, client-body-buffer-size,
 //     proxy-connect-timeout, proxy-read-timeout, proxy-send-timeout,
 //     proxy-next-upstream-tries,
-//     load-balance, upstream-hash-by, whitelist-source-range,
-//     denylist-source-range, limit-rate,
+//     load-balance, upstream-hash-by, service-upstream (every backend
+//     dialled at its Service's cluster IP unless its oldest Ingress says
+//     "false"), whitelist-source-range, denylist-source-range, limit-rate,
 //     limit-rate-after, proxy-buffering, proxy-buffer-size,
 //     proxy-buffers-number, proxy-busy-buffers-size,
 //     proxy-max-temp-file-size, proxy-request-buffering,

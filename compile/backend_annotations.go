@@ -35,7 +35,7 @@ func (b *builder) applyBackendAnnotations() {
 				continue
 			}
 			key := ing.redirectAnns().serviceUpstream.key
-			if key == "" {
+			if key == "" || strings.HasPrefix(key, configMapKeyName) {
 				key = NativePrefix + "service-upstream"
 			}
 			b.conflict(AnnotationConflict, ing.ref(), annotationField(key),

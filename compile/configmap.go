@@ -111,9 +111,11 @@ var ConfigMapKeys = map[string]ConfigMapKey{
 	"proxy-send-timeout":        {Location: true},
 	"proxy-next-upstream-tries": {Location: true},
 	"load-balance":              {Location: true},
-	"upstream-hash-by":          {Location: true},
-	"whitelist-source-range":    {Location: true},
-	"denylist-source-range":     {Location: true},
+	// serviceupstream's default (defBackend.ServiceUpstream).
+	"service-upstream":       {Location: true},
+	"upstream-hash-by":       {Location: true},
+	"whitelist-source-range": {Location: true},
+	"denylist-source-range":  {Location: true},
 	// The response and proxying defaults of ingress-nginx's
 	// defaults.Backend, served since issue 23.
 	"disable-proxy-intercept-errors": {Location: true},
@@ -615,7 +617,7 @@ func checkLocationDefault(key, v string) error {
 			return fmt.Errorf("want a whole number")
 		}
 		v = strconv.FormatInt(n, 10)
-	case "force-ssl-redirect", "preserve-trailing-slash", "use-port-in-redirects":
+	case "force-ssl-redirect", "preserve-trailing-slash", "use-port-in-redirects", "service-upstream":
 		if _, err := configmap.ParseBool(v); err != nil {
 			return err
 		}
@@ -655,7 +657,7 @@ func locationValue(key, v string) string {
 	case "proxy-connect-timeout", "proxy-read-timeout", "proxy-send-timeout", "proxy-next-upstream-tries":
 		n, _ := strconv.ParseInt(v, 0, 32)
 		return strconv.FormatInt(n, 10)
-	case "force-ssl-redirect", "preserve-trailing-slash", "use-port-in-redirects":
+	case "force-ssl-redirect", "preserve-trailing-slash", "use-port-in-redirects", "service-upstream":
 		on, _ := configmap.ParseBool(v)
 		return strconv.FormatBool(on)
 	}
@@ -817,6 +819,11 @@ func (b *builder) readLocationDefaults(ing *ingress) {
 	if d.ann.balancing != nil {
 		bv := *d.ann.balancing
 		ing.ann.balancing = &bv
+	}
+	if d.ann.redirect != nil {
+		// service-upstream's default; resolving writes into it.
+		r := *d.ann.redirect
+		ing.ann.redirect = &r
 	}
 }
 

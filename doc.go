@@ -2699,7 +2699,10 @@
 //     too) or beside Transfer-Encoding: 502 there and, on HTTP
 //     backends, here; on HTTPS backends, or with router.Options.Transport,
 //     net/http's transport reads the chunks, or the one length, and
-//     passes the response on (documented).
+//     passes the response on. An HTTP/1.0 response with
+//     Transfer-Encoding: chunked is read chunked there and on HTTP
+//     backends; net/http's transport passes the chunks on as data
+//     (documented).
 //   - proxy-buffering "on": nginx sends the head and the first buffers
 //     while it still reads; here the client gets the head once the body
 //     is read whole or both buffers are full (documented).

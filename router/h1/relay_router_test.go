@@ -229,3 +229,17 @@ func TestRouterRefusesAmbiguousResponseFraming(t *testing.T) {
 		}
 	}
 }
+
+// TestRouterReadsHTTP10Chunks: an HTTP/1.0 backend response with
+// Transfer-Encoding: chunked is read chunked, as nginx reads it
+// (ngx_http_upstream_process_transfer_encoding does not look at the
+// version): the client gets the data, not the chunk framing, and the
+// connection is not kept (an HTTP/1.0 response closes it for nginx).
+func TestRouterReadsHTTP10Chunks(t *testing.T) {
+	addr := serveRouter(t, rawBackend("HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", "5\r\nhello\r\n0\r\n\r\n"), router.Options{})
+	c, br := h1.Dial(t, addr)
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n")
+	if res, body := h1.ReadResponse(t, br, "GET"); res.StatusCode != http.StatusOK || body != "hello" {
+		t.Errorf("%d %q, want 200 \"hello\"", res.StatusCode, body)
+	}
+}

@@ -449,16 +449,15 @@ func (h *Response) frame(method string) error {
 	default:
 		h.Close = hasClose
 	}
-	// Transfer-Encoding counts from HTTP/1.1 on; net/http ignores it in
-	// an HTTP/1.0 response. Such a response's framing is faulty (RFC 9112
-	// §6.1): it is read as net/http reads it, and the connection is not
-	// kept, so that bytes of a body framed otherwise never become the
-	// next request's response.
-	// (net/http takes "HTTP/0.0" for 1.1 here.)
+	// Transfer-Encoding frames the body whatever the version, as nginx
+	// reads it (ngx_http_upstream_process_transfer_encoding), where
+	// net/http ignores it in an HTTP/1.0 response and would pass the
+	// chunks on as data. Such a response's framing is faulty (RFC 9112
+	// §6.1): its connection is not kept.
 	if teCount > 0 && h.major == 1 && h.minor == 0 {
 		h.Close = true
 	}
-	if teCount > 0 && (h.major > 1 || h.major == 1 && h.minor >= 1 || h.major == 0 && h.minor == 0) {
+	if teCount > 0 {
 		if teCount != 1 || !strings.EqualFold(te, "chunked") {
 			return errTransferEncoding
 		}

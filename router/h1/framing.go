@@ -55,7 +55,10 @@ func (l guardListener) Accept() (net.Conn, error) {
 // as any). It stops looking as well after the HTTP/2 preface ("PRI *
 // HTTP/2.0") and anything it cannot frame (a bad Content-Length,
 // malformed chunked framing, a request line net/http refuses): net/http
-// answers those itself.
+// answers those itself. A chunk size past nginx's bound (2^59-1), which
+// net/http would read, is cut at the digit that passes it and followed
+// by the refusal line, which net/http's chunked reader fails on: the
+// body fails as router/h1's server fails it.
 //
 // Wrap the connection the server reads requests from: after a PROXY
 // protocol wrapper, and for TLS after the handshake. A wrapped
@@ -385,8 +388,15 @@ func (g *framingGuard) scan(p []byte) int {
 		case gChunkSize:
 			if d, ok := hexDigit(b); ok {
 				if g.digits++; g.digits > 16 {
-					g.st = gTransparent
+					g.st = gTransparent // net/http refuses it
 					return -1
+				}
+				if g.n > maxChunkSize>>4 {
+					// Past nginx's bound, where net/http reads on: the
+					// refusal line from this digit on fails its chunked
+					// reader, and so the body.
+					g.st = gReject
+					return i
 				}
 				g.n = g.n<<4 | uint64(d)
 				continue

@@ -732,7 +732,10 @@
 // canary's upstream: the primaries it joined serve every request
 // themselves, a newer canary of theirs still taking nothing, and later
 // declarations naming it take nothing. Canaries are still claimed
-// (compile.Result.Claimed, status of §16).
+// (compile.Result.Claimed, status of §16). A canary's auth-tls-* and
+// proxy-ssl-* still reach the server of each of its rules' hosts (the
+// catch-all's for a host no Ingress serves) when no older Ingress set
+// them, as ingress-nginx's getBackendServers applies them (§12).
 //
 // The rules a canary backend serves with belong to the first Ingress in
 // Ingress order that names its Service port, as ingress-nginx keeps them
@@ -1761,8 +1764,8 @@
 // on (default), optional, optional_no_ca or off, -verify-depth (1),
 // -error-page, -pass-certificate-to-upstream, -match-cn "CN=<regex>"):
 //
-//   - Per host, from its first Ingress (in Ingress order) that sets
-//     auth-tls-secret (match.VirtualHost.ClientTLS). A TLS listener with
+//   - Per host, from its first Ingress (in Ingress order, canaries
+//     included) that sets auth-tls-secret (match.VirtualHost.ClientTLS). A TLS listener with
 //     router.Router.GetConfigForClient asks a client for a certificate when
 //     the SNI names such a host, listing the CA; the handshake never fails
 //     for the answer. A TLS session resumes there only if it was made

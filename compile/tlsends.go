@@ -1,10 +1,12 @@
 package compile
 
 import (
+	"cmp"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
+	"maps"
 	"regexp"
 	"regexp/syntax"
 	"slices"
@@ -21,17 +23,18 @@ import (
 //
 //   - proxy-ssl-secret with proxy-ssl-verify, -verify-depth, -name,
 //     -server-name, -protocols and -ciphers: per location (the route), and
-//     the host's first Ingress with a CA also at the server level, which
-//     the host's other locations inherit, unless the ConfigMap's
-//     proxy-ssl-location-only (Options.ProxySSLLocationOnly) is on.
-//     A Secret that is missing or holds neither ca.crt nor a key pair
-//     denies the location (503). A bad value of another key takes its
-//     default, with a warning, as ingress-nginx's parser does.
+//     the host's first Ingress with a CA (a canary too) also at the server
+//     level, which the host's other locations inherit, unless the
+//     ConfigMap's proxy-ssl-location-only (Options.ProxySSLLocationOnly)
+//     is on. A Secret that is missing or holds neither ca.crt nor a key
+//     pair denies the location (503). A bad value of another key takes
+//     its default, with a warning, as ingress-nginx's parser does.
 //   - auth-tls-secret with auth-tls-verify-client, -verify-depth,
 //     -error-page, -pass-certificate-to-upstream and -match-cn: per host,
-//     the first Ingress (in Ingress order) of the host whose Secret has a
-//     CA decides. A Secret that cannot be used makes every request to the
-//     host answer 403, as ingress-nginx's server block does.
+//     the first Ingress (in Ingress order, canaries included) of the host
+//     whose Secret has a CA decides. A Secret that cannot be used makes
+//     every request to the host answer 403, as ingress-nginx's server
+//     block does.
 //   - ssl-passthrough, with Options.EnableSSLPassthrough: the host's TLS
 //     connections go to the backend of its "/" location, unterminated.
 
@@ -92,6 +95,21 @@ func (b *builder) applyTLSEnds() {
 			asked[ing] = &e
 		}
 	}
+	for _, ing := range b.canaries {
+		// A canary makes no location, but its server-level settings
+		// reach its hosts' servers (serverHosts); ssl-passthrough is
+		// read only from the Ingresses that make servers.
+		if len(ing.ann.access.raw) == 0 {
+			continue
+		}
+		e := tlsEnds{backend: b.resolveBackendTLS(ing), client: b.resolveClientTLS(ing)}
+		if e != (tlsEnds{}) {
+			if asked == nil {
+				asked = make(map[*ingress]*tlsEnds)
+			}
+			asked[ing] = &e
+		}
+	}
 	if asked == nil {
 		return
 	}
@@ -106,28 +124,22 @@ func (b *builder) applyTLSEnds() {
 }
 
 // applyHostTLSEnds sets each host's server-level settings from its
-// Ingresses in Ingress order, as ingress-nginx's createServers does.
+// Ingresses, canaries included, in Ingress order, as ingress-nginx's
+// getBackendServers does.
 func (b *builder) applyHostTLSEnds(asked map[*ingress]*tlsEnds) {
 	passthrough := make(map[*vhost]*ingress)
-	for _, ing := range b.ingresses {
+	order := slices.SortedFunc(maps.Keys(asked), func(x, y *ingress) int { return cmp.Compare(x.rank, y.rank) })
+	for _, ing := range order {
 		e := asked[ing]
-		if e == nil {
-			continue
+		if e.passthrough {
+			// createServers reads ssl-passthrough from every rule.
+			for _, rh := range ing.rules {
+				if v := rh.vhost; v != nil && passthrough[v] == nil {
+					passthrough[v] = ing
+				}
+			}
 		}
-		for i, rh := range ing.rules {
-			v := rh.vhost
-			if v == nil {
-				continue
-			}
-			if e.passthrough && passthrough[v] == nil {
-				passthrough[v] = ing
-			}
-			if ing.obj.Spec.Rules[i].HTTP == nil && v != b.catchAll {
-				// getBackendServers skips such a rule before it reads
-				// auth-tls and proxy-ssl for the server; ssl-passthrough
-				// is createServers', which reads every rule.
-				continue
-			}
+		for _, v := range b.serverHosts(ing) {
 			if bt := e.backend; bt != nil && len(bt.CAs) > 0 && v.vh.FallbackLocation.BackendTLS == nil && !b.opts.ProxySSLLocationOnly {
 				v.vh.FallbackLocation.BackendTLS = bt
 			}
@@ -149,6 +161,40 @@ func (b *builder) applyHostTLSEnds(asked map[*ingress]*tlsEnds) {
 		}
 	}
 	mergeServerBackendTLS(b.vhostOrder)
+}
+
+// serverHosts are the hosts whose servers an Ingress's server-level
+// annotations reach: its rules' hosts, a rule without http only on the
+// catch-all. A canary's rule reaches its host's server when an ordinary
+// Ingress made one, else the catch-all's, as getBackendServers falls back
+// to the "_" server for a host createServers did not make; like there, a
+// canary rule with a host and no http reaches none.
+func (b *builder) serverHosts(ing *ingress) []*vhost {
+	var out []*vhost
+	if ing.ann.trafficR().canaryKey == "" {
+		for i, rh := range ing.rules {
+			v := rh.vhost
+			if v == nil || ing.obj.Spec.Rules[i].HTTP == nil && v != b.catchAll {
+				// getBackendServers skips a rule without http before
+				// it reads auth-tls and proxy-ssl for the server.
+				continue
+			}
+			out = append(out, v)
+		}
+		return out
+	}
+	for i := range ing.obj.Spec.Rules {
+		rule := &ing.obj.Spec.Rules[i]
+		if rule.HTTP == nil && rule.Host != "" {
+			continue
+		}
+		v := b.vhostOf(rule.Host)
+		if v == nil || v.creator == nil {
+			v = b.catchAll
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // mergeServerBackendTLS gives each route whose Ingress has backend TLS of

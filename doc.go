@@ -2862,7 +2862,8 @@
 // as their filters, matches and backendRefs, and cookie affinity that
 // sessionPersistence serves alike (affinity-mode persistent, the cookie's
 // name, a session-cookie-max-age as a Permanent cookie's absoluteTimeout,
-// no other cookie attribute, no canary) as the rule's sessionPersistence;
+// no other cookie attribute, a cookie path the rule's own path gives, no
+// canary) as the rule's sessionPersistence;
 // other cookie affinity is listed with what differs. Every other annotation is
 // listed per Ingress with why it has no equivalent. It never fails open:
 // an Ingress whose routes authenticate (auth-url, auth-type), restrict

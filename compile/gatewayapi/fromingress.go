@@ -192,7 +192,8 @@ const affinityWhy = "cookie session affinity is not carried over: HTTPRoute sess
 //     (RequestHeaderModifier, ResponseHeaderModifier), and cookie
 //     affinity in the form sessionPersistence serves (affinity-mode
 //     persistent, session-cookie-name, session-cookie-max-age as a
-//     Permanent cookie's absoluteTimeout; sessionpersistence.go).
+//     Permanent cookie's absoluteTimeout, the cookie path the rule's own
+//     path gives; sessionpersistence.go).
 //
 // Every other nginx.ingress.kubernetes.io/ or ramjet.dev/ annotation of a
 // claimed Ingress, and each of those above whose value has no equivalent,

@@ -515,7 +515,8 @@ func TestFromIngressEncodedPath(t *testing.T) {
 // TestFromIngressAffinity: cookie affinity ramjet serves the same way
 // through sessionPersistence (rules.go: persistent, the cookie's name, a
 // Max-Age as a Permanent cookie's absoluteTimeout) is written there and
-// not listed; one it does not (affinity-mode balanced, the default) is
+// not listed; one it does not (affinity-mode balanced, the default; a
+// cookie path with a trailing slash, which a PathPrefix's cookie lacks) is
 // listed, each annotation, with the reason naming what differs, and the
 // reason does not claim that the Gateway API translation cannot serve
 // sessionPersistence.
@@ -525,18 +526,21 @@ func TestFromIngressAffinity(t *testing.T) {
 	svc2 := svc.DeepCopy()
 	svc2.Name = "app2"
 	prefix := networkingv1.PathTypePrefix
-	ingress := func(name, svc string, annotations map[string]string) *networkingv1.Ingress {
+	ingress := func(name, svc, path string, annotations map[string]string) *networkingv1.Ingress {
 		annotations["kubernetes.io/ingress.class"] = "ramjet"
 		backend := networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: svc, Port: networkingv1.ServiceBackendPort{Number: 80}}}
 		return &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: name, Annotations: annotations},
 			Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: name + ".test", IngressRuleValue: networkingv1.IngressRuleValue{
-				HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{Path: "/", PathType: &prefix, Backend: backend}}}}}}}}
+				HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{Path: path, PathType: &prefix, Backend: backend}}}}}}}}
 	}
-	sticky := ingress("sticky", "app", map[string]string{nginxPrefix + "affinity": "cookie", nginxPrefix + "affinity-mode": "persistent",
+	sticky := ingress("sticky", "app", "/", map[string]string{nginxPrefix + "affinity": "cookie", nginxPrefix + "affinity-mode": "persistent",
 		nginxPrefix + "session-cookie-name": "route", nginxPrefix + "session-cookie-max-age": "172800"})
-	balanced := ingress("balanced", "app2", map[string]string{nginxPrefix + "affinity": "cookie", nginxPrefix + "session-cookie-name": "route"})
-	snap := compile.Snapshot{Ingresses: []*networkingv1.Ingress{sticky, balanced}, Services: []*corev1.Service{svc, svc2},
-		EndpointSlices: []*discoveryv1.EndpointSlice{readySlice(svc, 1), readySlice(svc2, 2)}}
+	balanced := ingress("balanced", "app2", "/", map[string]string{nginxPrefix + "affinity": "cookie", nginxPrefix + "session-cookie-name": "route"})
+	slash := ingress("slash", "app3", "/app/", map[string]string{nginxPrefix + "affinity": "cookie", nginxPrefix + "affinity-mode": "persistent"})
+	svc3 := svc.DeepCopy()
+	svc3.Name = "app3"
+	snap := compile.Snapshot{Ingresses: []*networkingv1.Ingress{sticky, balanced, slash}, Services: []*corev1.Service{svc, svc2, svc3},
+		EndpointSlices: []*discoveryv1.EndpointSlice{readySlice(svc, 1), readySlice(svc2, 2), readySlice(svc3, 3)}}
 	m, back, _ := migrate(t, snap, FromIngressOptions{})
 	for _, w := range back.Warnings {
 		t.Errorf("translate: %s", w)
@@ -548,12 +552,13 @@ func TestFromIngressAffinity(t *testing.T) {
 			continue
 		}
 		listed++
-		if strings.Contains(u.Why, "does not serve") || !strings.Contains(u.Why, "affinity-mode balanced") {
-			t.Errorf("%s: %q", u.Annotation, u.Why)
+		want := map[string]string{"balanced": "affinity-mode balanced", "slash": `the cookie's path is "/app/"`}[u.Name]
+		if strings.Contains(u.Why, "does not serve") || !strings.Contains(u.Why, want) {
+			t.Errorf("%s %s: %q", u.Name, u.Annotation, u.Why)
 		}
 	}
-	if listed != 2 {
-		t.Errorf("%d affinity annotations listed, want 2: %+v", listed, m.Unconverted)
+	if listed != 4 {
+		t.Errorf("%d affinity annotations listed, want 4: %+v", listed, m.Unconverted)
 	}
 	want := &gwv1.SessionPersistence{SessionName: new("route"), AbsoluteTimeout: new(gwv1.Duration("48h")), Type: new(gwv1.CookieBasedSessionPersistence),
 		CookieConfig: &gwv1.CookieConfig{LifetimeType: new(gwv1.PermanentCookieLifetimeType)}}

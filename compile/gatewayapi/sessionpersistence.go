@@ -1,6 +1,8 @@
 package gatewayapi
 
 import (
+	"cmp"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -37,6 +39,10 @@ func (c *converter) sessionPersistence(rule *gwv1.HTTPRouteRule, r *match.Route)
 	if why == "" && canary(b) != nil {
 		why = "its backend has a canary, which sessionPersistence does not keep a session on, and a rule split among weighted backends keeps none"
 	}
+	if want, _ := match.CookiePath(r); why == "" && want != ruleCookiePath(rule) {
+		why = "the cookie's path is " + strconv.Quote(want) + ", where sessionPersistence, which names none, sets the path its rule matches (" +
+			strconv.Quote(ruleCookiePath(rule)) + ")"
+	}
 	if why != "" {
 		c.affinity[k] = "cookie session affinity is not carried over: " + why + "; write sessionPersistence by hand where the difference does not matter"
 		return
@@ -45,6 +51,27 @@ func (c *converter) sessionPersistence(rule *gwv1.HTTPRouteRule, r *match.Route)
 		c.affinity[k] = ""
 	}
 	rule.SessionPersistence = sp
+}
+
+// ruleCookiePath is the cookie path ramjet sets for a converted rule's
+// sessionPersistence (match.CookiePath of its route): an Exact path, a
+// PathPrefix without its trailing slash ("/" for "/"), both decoded; ""
+// for a regular expression, whose cookie path is not the Ingress's.
+func ruleCookiePath(rule *gwv1.HTTPRouteRule) string {
+	if len(rule.Matches) != 1 || rule.Matches[0].Path == nil || rule.Matches[0].Path.Type == nil || rule.Matches[0].Path.Value == nil {
+		return ""
+	}
+	p := rule.Matches[0].Path
+	v, err := url.PathUnescape(*p.Value)
+	switch {
+	case err != nil:
+		return ""
+	case *p.Type == gwv1.PathMatchExact:
+		return v
+	case *p.Type == gwv1.PathMatchPathPrefix:
+		return cmp.Or(strings.TrimRight(v, "/"), "/")
+	}
+	return ""
 }
 
 // persistenceOf is a as sessionPersistence, or why no sessionPersistence

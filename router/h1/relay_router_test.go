@@ -243,3 +243,18 @@ func TestRouterReadsHTTP10Chunks(t *testing.T) {
 		t.Errorf("%d %q, want 200 \"hello\"", res.StatusCode, body)
 	}
 }
+
+// TestRouterServesResponseWithNonTokenName: a backend field whose name has
+// a byte no token has (but no space, control byte or DEL) is read by
+// nginx and passed on; the router served 502 for the whole response.
+// It now serves the response without that field (net/http's writers drop
+// such names, as does the router's).
+func TestRouterServesResponseWithNonTokenName(t *testing.T) {
+	addr := serveRouter(t, rawBackend("HTTP/1.1 200 OK\r\nX@Y: 1\r\nX-A: a\r\nContent-Length: 2\r\n\r\n", "ok"), router.Options{})
+	c, br := h1.Dial(t, addr)
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n")
+	res, body := h1.ReadResponse(t, br, "GET")
+	if res.StatusCode != http.StatusOK || body != "ok" || res.Header.Get("X-A") != "a" {
+		t.Errorf("%d %q %v, want 200 \"ok\" with X-A", res.StatusCode, body, res.Header)
+	}
+}

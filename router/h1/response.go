@@ -363,7 +363,16 @@ func (h *Response) readFields(lr *headReader, budget *int) error {
 			if k == "" {
 				canon := h.scratch[s.ks:]
 				if !canonicalizeName(canon) {
-					return errMalformedField
+					if !nginxFieldName(name) {
+						return errMalformedField
+					}
+					// nginx reads a name with a byte no token has (but a
+					// space, control byte or DEL) and passes it on
+					// (ngx_http_parse_header_line); net/http's writers
+					// drop it, so the response is served without it
+					// rather than refused.
+					h.scratch = h.scratch[:s.ks]
+					continue
 				}
 				slot, k = commonResponseField(canon)
 			}
@@ -383,6 +392,17 @@ func (h *Response) readFields(lr *headReader, budget *int) error {
 		h.kinds |= s.kind
 		h.spans = append(h.spans, s)
 	}
+}
+
+// nginxFieldName reports a field name nginx's parser reads: no space,
+// control byte or DEL (a colon ends it).
+func nginxFieldName(name []byte) bool {
+	for _, c := range name {
+		if c <= ' ' || c == 0x7f {
+			return false
+		}
+	}
+	return len(name) > 0
 }
 
 // canonicalizeName turns a field name into its canonical form in place

@@ -19,12 +19,16 @@ import (
 //
 // It reads what http.ReadResponse reads, with the same framing decisions
 // (Content-Length, chunked, until close, bodies HEAD, 1xx, 204 and 304 do
-// not have), except that it is stricter in four ways: a field name with
-// a space before its colon is refused rather than passed on, so is a
-// field folded over lines (obs-fold, RFC 9112 §5.2), as nginx refuses
-// both, the head is bounded (MaxResponseHead), and a Pragma is never
-// turned into a Cache-Control the backend did not send. FuzzH1Head holds
-// it to http.ReadResponse.
+// not have), except where it reads as nginx does: a field name with a
+// space before its colon is refused rather than passed on, so is a
+// field folded over lines (obs-fold, RFC 9112 §5.2), a Content-Length
+// repeated (equal values too) or beside Transfer-Encoding; a field
+// whose name has another byte no token has is dropped rather than the
+// head refused; Transfer-Encoding frames an HTTP/1.0 response's body too;
+// chunk sizes are read as chunkSize reads them. Besides, the head is
+// bounded (MaxResponseHead), and a Pragma is never turned into a
+// Cache-Control the backend did not send. FuzzH1Head holds it to
+// http.ReadResponse.
 type Response struct {
 	Status       int
 	Reason       string // the reason phrase, passed on by a 101

@@ -84,6 +84,41 @@ func TestSplitCanaryWeightsExact(t *testing.T) {
 	}
 }
 
+// A two-way split is exact whatever its total: canary-weight 1 of a
+// canary-weight-total of 1,000,000 is one request in a million, not one
+// in 65,536 (the rotation's cap), and a rebuild keeps the position.
+func TestSplitTwoWayLargeTotalExact(t *testing.T) {
+	for _, weights := range [][]int{{999999, 1}, {1, 999999}, {700001, 299999}, {65536, 1}, {1 << 31, 1<<31 - 1}} {
+		r := NewRegistry()
+		s := r.Split("x", weights)
+		total := weights[0] + weights[1]
+		period := min(total, 1_000_000)
+		require.Equal(t, total, s.Period(), "%v", weights)
+		counts := [2]int{}
+		longest, run := 0, 0
+		for i := range period {
+			if i == period/2 {
+				s = r.Split("x", weights) // a new table
+			}
+			j, ok := s.Next()
+			require.True(t, ok)
+			counts[j]++
+			if j == 1 {
+				run = 0
+			} else {
+				run++
+				longest = max(longest, run)
+			}
+		}
+		if period == total {
+			require.Equal(t, [2]int{weights[0], weights[1]}, counts, "%v", weights)
+		}
+		if weights[1] > weights[0] {
+			require.LessOrEqual(t, longest, 1, "%v: the primary's requests spread", weights)
+		}
+	}
+}
+
 // ExampleSplit prints the canary's share of 10,000 requests for weights
 // 1, 10, 33, 50 and 99 (of 100), and the longest run of consecutive
 // primary requests: the canary's requests are spread evenly, never bunched.

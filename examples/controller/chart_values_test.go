@@ -22,6 +22,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -799,5 +800,35 @@ func TestChartStreamPortsOfIngressNginx(t *testing.T) {
 	} {
 		_, _, err := renderChartValues("edge", "ingress", chartValues(t, v))
 		require.ErrorContains(t, err, "is the controller's own", "%v", v)
+	}
+}
+
+// commonLabels go on every object, and controller.labels on every
+// controller object, as ingress-nginx's chart puts ingress-nginx.labels
+// (which holds commonLabels) and controller.labels on its ClusterRole,
+// ClusterRoleBinding, Role and RoleBinding too: a policy or a selector
+// that relies on them misses no object. The certificate Jobs' objects
+// take commonLabels and admissionWebhooks.patch.labels instead, as there,
+// and the ValidatingWebhookConfiguration admissionWebhooks.labels.
+func TestChartLabelsOnEveryObject(t *testing.T) {
+	values := readValuesFile(t, "every-key.yaml")
+	mergeValues(values, map[string]any{"controller": map[string]any{"networkPolicy": map[string]any{"enabled": true}}})
+	objs := decodeChart(t, renderChart(t, "edge", "ingress", values))
+	for _, o := range objs {
+		m, err := meta.Accessor(o)
+		require.NoError(t, err)
+		kind := fmt.Sprintf("%T %s", o, m.GetName())
+		got := m.GetLabels()
+		require.Equal(t, "edge", got["team"], "%s: commonLabels", kind)
+		require.Equal(t, "edge", got["app.kubernetes.io/instance"], "%s", kind)
+		if _, ok := o.(*admissionregistrationv1.ValidatingWebhookConfiguration); ok {
+			require.Equal(t, "1", got["webhook-label"], "%s: admissionWebhooks.labels", kind)
+			continue
+		}
+		if got["app.kubernetes.io/component"] == "admission-webhook" {
+			require.Equal(t, "1", got["job-label"], "%s: admissionWebhooks.patch.labels", kind)
+			continue
+		}
+		require.Equal(t, "edge", got["tier"], "%s: controller.labels", kind)
 	}
 }

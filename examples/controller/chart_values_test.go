@@ -832,3 +832,19 @@ func TestChartLabelsOnEveryObject(t *testing.T) {
 		require.Equal(t, "edge", got["tier"], "%s: controller.labels", kind)
 	}
 }
+
+// An autoscaling target of "" is left out of the HorizontalPodAutoscaler,
+// as ingress-nginx's chart leaves it (its controller-hpa.yaml renders each
+// target `with` the value), and as its maintainers advise for scaling on
+// CPU alone (kubernetes/ingress-nginx#10371): a values file that says so
+// installs.
+func TestChartAutoscalingTargetOff(t *testing.T) {
+	for name, target := range map[string]string{"memory": "targetMemoryUtilizationPercentage", "cpu": "targetCPUUtilizationPercentage"} {
+		objs := decodeChart(t, renderChart(t, "edge", "ingress", map[string]any{"controller": map[string]any{
+			"autoscaling": map[string]any{"enabled": true, target: ""},
+		}}))
+		hpa := findNamed[*autoscalingv2.HorizontalPodAutoscaler](t, objs, "edge")
+		require.Len(t, hpa.Spec.Metrics, 1, target)
+		require.NotEqual(t, name, string(hpa.Spec.Metrics[0].Resource.Name), target)
+	}
+}

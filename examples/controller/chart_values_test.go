@@ -848,3 +848,35 @@ func TestChartAutoscalingTargetOff(t *testing.T) {
 		require.NotEqual(t, name, string(hpa.Spec.Metrics[0].Resource.Name), target)
 	}
 }
+
+// ingress-nginx's chart has its users move a listener with a flag beside
+// the port value (values.yaml: "if this port is changed, change
+// healthz-port: in extraArgs: accordingly"; http-port and https-port with
+// containerPort): ramjet's chart moves the listener with the value alone,
+// so such a flag that agrees is left out rather than passed to a
+// controller that refuses it, and one that disagrees fails the render
+// naming the value to change.
+func TestChartExtraArgsListenPorts(t *testing.T) {
+	agree := map[string]any{"controller": map[string]any{
+		"containerPort": map[string]any{"http": 8080, "https": 9443},
+		"metrics":       map[string]any{"port": 9913},
+		"extraArgs":     map[string]any{"http-port": 8080, "https-port": "9443", "healthz-port": 9913, "use-forwarded-headers": ""},
+	}}
+	d := findNamed[*appsv1.Deployment](t, decodeChart(t, renderChart(t, "edge", "ingress", agree)), "edge")
+	c := d.Spec.Template.Spec.Containers[0]
+	cfg, err := parseChartArgs(t, c.Args, "ingress")
+	require.NoError(t, err, "%q", c.Args)
+	require.Equal(t, ":8080", cfg.httpAddr)
+	require.Equal(t, ":9443", cfg.httpsAddr)
+	require.Equal(t, ":9913", cfg.debugAddr)
+	require.True(t, cfg.useForwardedHeaders, "the other extraArgs stay")
+
+	for flag, want := range map[string]string{
+		"http-port":    "controller.extraArgs.http-port: 8081: the controller listens on controller.containerPort.http (80); set that to 8081 and remove the flag",
+		"https-port":   "controller.extraArgs.https-port: 8081: the controller listens on controller.containerPort.https (443); set that to 8081 and remove the flag",
+		"healthz-port": "controller.extraArgs.healthz-port: 8081: the controller serves /healthz and /metrics on controller.metrics.port (10254); set that to 8081 and remove the flag",
+	} {
+		_, _, err := renderChartValues("edge", "ingress", chartValues(t, map[string]any{"controller": map[string]any{"extraArgs": map[string]any{flag: 8081}}}))
+		require.ErrorContains(t, err, want, flag)
+	}
+}

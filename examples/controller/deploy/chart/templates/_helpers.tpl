@@ -142,9 +142,20 @@ which stands for it here: status advertises the nodes' InternalIPs. */}}
 {{- if and .Values.controller.reportNodeInternalIp (or .Values.controller.hostNetwork .Values.controller.hostPort.enabled) }}
 - --report-node-internal-ip-address=true
 {{- end }}
+{{- /* ingress-nginx's flags that move a listener, which its users set
+beside the port value (its values.yaml: "if this port is changed, change
+healthz-port: in extraArgs: accordingly"): the value alone moves it here,
+and the controller refuses the flag. One that agrees is left out. */}}
+{{- $c := .Values.controller }}
+{{- $moved := dict "http-port" (list $c.containerPort.http "controller.containerPort.http" "listens on") "https-port" (list $c.containerPort.https "controller.containerPort.https" "listens on") "healthz-port" (list $c.metrics.port "controller.metrics.port" "serves /healthz and /metrics on") }}
 {{- range $key, $value := .Values.controller.extraArgs }}
+{{- $port := get $moved $key }}
+{{- if and $port (ne (toString $value) (toString (index $port 0))) }}
+{{- fail (printf "controller.extraArgs.%s: %v: the controller %s %s (%v); set that to %v and remove the flag" $key $value (index $port 2) (index $port 1) (index $port 0) $value) }}
+{{- else if $port }}
+{{- /* The chart's port already. */}}
 {{- /* A key with an empty value (or false) is --key, as in ingress-nginx's chart. */}}
-{{- if eq ($value | quote | len) 2 }}
+{{- else if eq ($value | quote | len) 2 }}
 - --{{ $key }}
 {{- else }}
 - --{{ $key }}={{ $value }}

@@ -132,6 +132,10 @@ func TestChartIngressNginxDefaults(t *testing.T) {
 	require.Equal(t, "90Mi", c.Resources.Requests.Memory().String())
 	require.False(t, cfg.enableMetrics)
 	require.Zero(t, countOf[*policyv1.PodDisruptionBudget](objs), "one replica: no PodDisruptionBudget")
+	// Its externalTrafficPolicy "" leaves the field out, Cluster, where
+	// the chart's own default is Local.
+	require.Empty(t, findNamed[*corev1.Service](t, objs, "edge").Spec.ExternalTrafficPolicy)
+	require.Equal(t, corev1.ServiceExternalTrafficPolicyLocal, findNamed[*corev1.Service](t, decodeChart(t, renderChart(t, "edge", "ingress", nil)), "edge").Spec.ExternalTrafficPolicy)
 
 	// The webhook, on as in ingress-nginx's chart.
 	args := argValues(c.Args)

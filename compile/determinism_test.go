@@ -280,3 +280,35 @@ func TestDuplicateIngressRatedAsKept(t *testing.T) {
 		t.Fatalf("warnings depend on the order of the copies (-[a b] +[b a]):\n%s", diff)
 	}
 }
+
+// An Ingress deleted and created again under another name, its spec
+// unchanged: where its locations send their error pages to a backend,
+// that backend is told the Ingress's namespace and name (X-Namespace,
+// X-Ingress-Name), so the table must be published again; elsewhere the
+// name reaches no answer and the digest stays.
+func TestDigestOfRenamedIngress(t *testing.T) {
+	snapshot := func(name string, annotations ...string) Snapshot {
+		return mkSnapshot(
+			mkClass("ramjet", DefaultControllerName),
+			mkService("prod", "web", ":80:8080"), mkSlice("prod", "web", "web-1", "", 8080, "10.0.0.1"),
+			mkService("prod", "errors", ":80:8080"), mkSlice("prod", "errors", "errors-1", "", 8080, "10.0.0.2"),
+			mkIngress("prod", name, 100, withAnnotations(annotations...),
+				withRules(mkRule("shop.example.com", prefix("/", "web", 80)))),
+		)
+	}
+	errorPages := []string{NginxPrefix + "custom-http-errors", "503", NginxPrefix + "default-backend", "errors"}
+	for _, tc := range []struct {
+		name        string
+		annotations []string
+		same        bool
+	}{
+		{name: "error pages to a backend", annotations: errorPages},
+		{name: "no error pages", same: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before, _ := compileTable(snapshot("shop", tc.annotations...), Options{})
+			after, _ := compileTable(snapshot("shop-v2", tc.annotations...), Options{})
+			require.Equal(t, tc.same, before.Digest() == after.Digest(), "digest %s, then %s", before.Digest(), after.Digest())
+		})
+	}
+}

@@ -23,7 +23,9 @@ type sum = [sha256.Size]byte
 // digest depends neither on input order nor on time. Every string and list
 // is length prefixed, so no two tables share an encoding. Sources and
 // declaration order do not change a response and are left out: renaming an
-// Ingress or adding an unrelated older one does not republish a table.
+// Ingress or adding an unrelated older one does not republish a table,
+// unless a location names its Ingress to an error backend
+// (errorSourcesSection).
 func digest(t *Table, inputs []byte) string {
 	e := newEncoder()
 	e.str(digestVersion)

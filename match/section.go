@@ -60,6 +60,7 @@ var sections = []*section{
 	&caseSensitiveSection, // casesensitive.go
 	&passthroughSection,   // tlsroute.go
 	&gatewayCORSSection,   // gatewaycors.go
+	&errorSourcesSection,  // errorsources.go
 }
 
 // A digestPart is a share of the digest. One with no tag (the routing

@@ -19,13 +19,11 @@ import (
 // unencoded are the fields of Route, VirtualHost and Backend that no
 // section carries, each with why it changes no answer.
 var unencoded = map[string]string{
-	"Route.Source":               "says which declaration made the route, for the text and debugging",
-	"Route.Order":                "ranks routes of equal precedence; the digest has its effect, the order the routes are encoded in",
-	"Route.OrderPath":            "places a Regex route in controller order; the digest has its effect, the order the routes are encoded in",
-	"Route.Regexp":               "is compiled from Path, which the digest carries",
-	"VirtualHost.FallbackSource": "says which declaration chose the fallback, for the text and debugging",
-	"VirtualHost.Creator":        "names the Ingress that created the host, for records and metrics",
-	"VirtualHost.regex":          "is the Regex routes in order, derived from Routes by New",
+	"Route.Order":         "ranks routes of equal precedence; the digest has its effect, the order the routes are encoded in",
+	"Route.OrderPath":     "places a Regex route in controller order; the digest has its effect, the order the routes are encoded in",
+	"Route.Regexp":        "is compiled from Path, which the digest carries",
+	"VirtualHost.Creator": "names the Ingress that created the host, for records and metrics",
+	"VirtualHost.regex":   "is the Regex routes in order, derived from Routes by New",
 }
 
 // sectionClaims maps "Type.Field" to the sections claiming it; a field
@@ -197,7 +195,7 @@ func sectionSpec(t *testing.T) Spec {
 						Access: []AccessRule{{All: true, Deny: true}}},
 					Tracing: &Tracing{OperationName: mustSpanName("HTTP $request_method $uri")}}},
 			{Type: Exact, Path: "/old", Backend: web, Order: 2, Redirect: &Redirect{Code: 301, URL: "https://new.example/"}},
-			{Type: Regex, Path: "/re/[a-z]+", Backend: web, Order: 3},
+			{Type: Regex, Path: "/re/[a-z]+", Backend: web, Order: 3, Location: Location{Response: &Response{ErrorCodes: []int{503}, ErrorBackend: web}}},
 		},
 	}
 	www := &VirtualHost{Name: "example.com", Actions: &HostActions{WWWTo: "www.example.com"}}
@@ -341,6 +339,12 @@ var sectionChanges = []struct {
 	{section: "response", field: "VirtualHost.FallbackLocation.Response", change: "error backend", mutate: func(s Spec) { specHost(s, shop).FallbackLocation.Response.ErrorBackend = nil }},
 	{section: "response", field: "VirtualHost.FallbackLocation.Response", change: "access log", mutate: func(s Spec) { specHost(s, shop).FallbackLocation.Response.NoAccessLog = false }},
 	{section: "response", field: "VirtualHost.FallbackLocation.Response", change: "none", mutate: func(s Spec) { specHost(s, shop).FallbackLocation.Response = nil }},
+	{section: "error-page-sources", field: "Route.Source", change: "Ingress renamed", mutate: func(s Spec) {
+		specRoute(s, "/re/[a-z]+").Source = Source{Namespace: "prod", Name: "shop-v2"}
+	}},
+	{section: "error-page-sources", field: "VirtualHost.FallbackSource", change: "Ingress renamed", mutate: func(s Spec) {
+		specHost(s, shop).FallbackSource = Source{Namespace: "prod", Name: "shop-v2"}
+	}},
 	{section: "auth", field: "VirtualHost.FallbackLocation.Auth", change: "none", mutate: func(s Spec) { specHost(s, shop).FallbackLocation.Auth = nil }},
 
 	{section: "tracing", field: "Route.Location.Tracing", change: "trust", mutate: func(s Spec) { specRoute(s, "/api").Tracing.TrustIncomingSpan = true }},

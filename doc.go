@@ -463,7 +463,10 @@
 //     case-sensitive prefix of bytes unless its host is in regex mode
 //     (§11.1). Where the host is not and the path holds a letter or regex
 //     syntax, so that the two can differ, the path warns
-//     PathCaseInsensitive (§19).
+//     PathCaseInsensitive (§19); so does a literal one whose requests a
+//     Prefix route takes here (a shorter prefix of it, "/" above all, or a
+//     newer declaration of the same path), since a regex is tried after
+//     every Prefix, where ingress-nginx serves them from it.
 //   - A missing pathType, or one that is not Exact, Prefix or
 //     ImplementationSpecific, is treated as ImplementationSpecific, with
 //     PathTypeUnknown.
@@ -2235,7 +2238,7 @@
 //	RuleRejected              an invalid rule or TLS host; dropped (§3, §12)
 //	PathRejected              a path that can never match or a regex that fails (§4)
 //	PathTypeUnknown           pathType missing or unknown; read as a regex (§4)
-//	PathCaseInsensitive       an ImplementationSpecific path ingress-nginx matches as a case-sensitive prefix (§4, §19)
+//	PathCaseInsensitive       an ImplementationSpecific path ingress-nginx matches as a case-sensitive prefix, or whose requests a Prefix takes (§4, §5, §19)
 //	BackendUnsupported        a resource backend, or no Service (§4)
 //	RouteConflict             a second declaration of a route key (§7)
 //	DefaultBackendConflict    a second rules-less spec.defaultBackend (§6)

@@ -243,6 +243,9 @@ type builder struct {
 
 	// regexps caches compiled patterns (or their error) by pattern.
 	regexps map[string]regexResult
+	// prefixLike are the served ImplementationSpecific paths ingress-nginx
+	// matches as prefixes (paths.go).
+	prefixLike []prefixLike
 	// grpcBackends are the backends GRPCRoutes send to (grpcroute.go).
 	grpcBackends map[*backendInfo]grpcUse
 	// routeBackends are the backends HTTPRoutes send to (appprotocol.go).

@@ -84,6 +84,54 @@ func (b *builder) buildRoutes() {
 			}
 		}
 	}
+	b.warnPrefixTakesOver()
+}
+
+// prefixLike is a served ImplementationSpecific path on a host outside
+// regex mode, which ingress-nginx reads as a Prefix path
+// (SetDefaultNGINXPathType) and ramjet as a regex.
+type prefixLike struct {
+	v     *vhost
+	r     *match.Route
+	ing   *ingress
+	field string
+}
+
+// warnPrefixTakesOver tells each such path whose requests a Prefix route
+// takes here, a regex being tried after every Prefix (SPEC §5), where
+// ingress-nginx serves them from it: a Prefix over a whole-segment prefix
+// of it ("/" above all), which ingress-nginx ranks below it as a shorter
+// prefix, or one of the same path declared after it, whose location
+// ingress-nginx drops. Only literal paths are judged: a pattern's prefix
+// under ingress-nginx is its text, which nothing here compares.
+func (b *builder) warnPrefixTakesOver() {
+	for _, pl := range b.prefixLike {
+		path := pl.r.Path
+		if strings.ContainsAny(path, `.*+?()[]{}|\^$`) {
+			continue
+		}
+		key := strings.TrimRight(path, "/")
+		var taker *match.Route
+		for {
+			if t := pl.v.route(routeKey{match.Prefix, key}); t != nil && (key != strings.TrimRight(path, "/") || t.Order > pl.r.Order) {
+				taker = t
+				break
+			}
+			if key == "" {
+				break
+			}
+			key = key[:strings.LastIndexByte(key, '/')]
+		}
+		if taker == nil {
+			continue
+		}
+		shown := cmp.Or(taker.Path, "/")
+		b.conflict(PathCaseInsensitive, pl.ing.ref(), pl.field+".pathType",
+			fmt.Sprintf("%s: ImplementationSpecific path %q is a regular expression here, tried after every Prefix path (SPEC §5), so the Prefix path %q of Ingress %s/%s takes the requests under it; ingress-nginx reads it as a Prefix path and serves them from it",
+				hostLabel(pl.v.vh.Name), path, shown, taker.Source.Namespace, taker.Source.Name),
+			ingressRef(taker.Source.Namespace, taker.Source.Name), taker.Source.Field)
+	}
+	b.prefixLike = nil
 }
 
 // declarePath validates one path and, unless it is rejected or loses a
@@ -99,10 +147,12 @@ func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkin
 	if !ok {
 		return
 	}
+	prefixToNginx := false
 	if p.PathType != nil && *p.PathType == networkingv1.PathTypeImplementationSpecific && v.regex == nil {
 		switch rv := ing.ann.rewriteR(); {
 		case !rv.useRegex:
 			b.warnCaseInsensitive(ing, field, p.Path)
+			prefixToNginx = true
 		case !native(rv.useRegexKey):
 			// Its nginx use-regex would have put the host in regex mode
 			// had ingress-nginx kept its location (markRegexHosts).
@@ -167,6 +217,9 @@ func (b *builder) declarePath(ing *ingress, v *vhost, field string, p *networkin
 		r.CookieSlash = k.typ == match.Prefix && k.key != "" && strings.HasSuffix(p.Path, "/")
 		if winner == nil {
 			v.addRoute(r)
+			if prefixToNginx {
+				b.prefixLike = append(b.prefixLike, prefixLike{v, r, ing, field})
+			}
 			continue
 		}
 		// Another declared path made the same pattern, and nginx tries

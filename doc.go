@@ -517,6 +517,9 @@
 //     hostless ones included, never sets it. Else the global default
 //     backend, else 404.
 //   - Any matching route outranks the fallback; a Prefix "/" replaces it.
+//     On the catch-all ingress-nginx keeps a rules-less Ingress's default
+//     backend against any hostless path "/" of the same type, so its
+//     Ingress gets DefaultBackendConflict naming each such path.
 //   - The fallback is a location of the Ingress that supplies the host's
 //     settings (the creator; for the catch-all, the rules-less Ingress whose
 //     spec.defaultBackend it serves), as ingress-nginx applies an Ingress's
@@ -2241,7 +2244,7 @@
 //	PathCaseInsensitive       an ImplementationSpecific path ingress-nginx matches as a case-sensitive prefix, or whose requests a Prefix takes (§4, §5, §19)
 //	BackendUnsupported        a resource backend, or no Service (§4)
 //	RouteConflict             a second declaration of a route key (§7)
-//	DefaultBackendConflict    a second rules-less spec.defaultBackend (§6)
+//	DefaultBackendConflict    a second rules-less spec.defaultBackend, or a hostless "/" over one (§6)
 //	DefaultBackendUnavailable the global default backend cannot serve (§6)
 //	ServiceNotFound           answers 503; a canary's share answers 500 (§8, §10)
 //	ServicePortNotFound       answers 503 (§8)

@@ -460,9 +460,10 @@
 //     and on regexp2 \b and the negated classes \D, \W and \S inside a
 //     bracket ("[\W.]") keep their Unicode meaning.
 //   - ingress-nginx matches an ImplementationSpecific path as a
-//     case-sensitive prefix of bytes unless its host is in regex mode
+//     case-sensitive Prefix path unless its host is in regex mode
 //     (§11.1). Where the host is not and the path holds a letter or regex
-//     syntax, so that the two can differ, the path warns
+//     syntax, or does not end in "/" (the regex goes on past its last
+//     segment: /v1 takes /v10), so that the two can differ, the path warns
 //     PathCaseInsensitive (§19); so does a literal one whose requests a
 //     Prefix route takes here (a shorter prefix of it, "/" above all, or a
 //     newer declaration of the same path), since a regex is tried after

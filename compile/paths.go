@@ -426,21 +426,27 @@ func pathTypeOf(p *networkingv1.HTTPIngressPath) networkingv1.PathType {
 
 // warnCaseInsensitive warns PathCaseInsensitive on an ImplementationSpecific
 // path that ingress-nginx, its host not in regex mode, matches as a
-// case-sensitive prefix of bytes, when the case-insensitive regex it is
-// here matches more: it has a letter, or a character regex syntax reads.
+// case-sensitive Prefix path, when the case-insensitive regex it is here
+// matches more: it has a letter, or a character regex syntax reads, or no
+// closing slash (the regex goes on past the last segment, where the
+// Prefix path ingress-nginx reads stops at it: /v1 takes /v10 here only).
 func (b *builder) warnCaseInsensitive(ing *ingress, field, path string) {
 	letter := strings.IndexFunc(path, func(r rune) bool { return unicode.IsLetter(r) }) >= 0
 	meta := strings.ContainsAny(path, `.*+?()[]{}|\^$`)
-	if !letter && !meta {
+	open := !strings.HasSuffix(path, "/")
+	if !letter && !meta && !open {
 		return
 	}
-	what := "other letter cases"
-	switch {
-	case letter && meta:
-		what += " and what its regex syntax matches"
-	case meta:
-		what = "what its regex syntax matches"
+	var parts []string
+	if letter {
+		parts = append(parts, "other letter cases")
 	}
+	if meta {
+		parts = append(parts, "what its regex syntax matches")
+	} else if open {
+		parts = append(parts, "longer names than its last segment ("+strings.TrimPrefix(path, "^")+"x)")
+	}
+	what := strings.Join(parts, " and ")
 	b.warn(PathCaseInsensitive, ing.ref(), field+".pathType",
 		"ImplementationSpecific path "+strconv.Quote(path)+" is the case-insensitive regular expression ^(?:"+strings.TrimPrefix(path, "^")+
 			") here and a case-sensitive prefix under ingress-nginx (no use-regex on its host): "+what+" match here, not there")

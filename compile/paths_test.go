@@ -37,6 +37,10 @@ func TestPaths(t *testing.T) {
 		// Neither a letter nor regex syntax: the regex matches what
 		// ingress-nginx's case-sensitive prefix matches, so no warning.
 		{name: "implementation-specific digits", pathType: "ImplementationSpecific", path: "/2024/", wins: []string{"/2024/x"}, lose: []string{"/2025/"}, wantKey: "/2024/"},
+		// Without a closing slash the regex is open where ingress-nginx's
+		// prefix ends at a segment: /20245 matches here, not there.
+		{name: "implementation-specific digits open-ended", pathType: "ImplementationSpecific", path: "/2024", warn: PathCaseInsensitive, wantField: field + ".pathType",
+			wins: []string{"/2024", "/2024/x", "/20245"}, wantKey: "/2024"},
 		{name: "missing pathType is a regex", pathType: "", path: "/re.*x", warn: PathTypeUnknown, wantField: field + ".pathType",
 			wins: []string{"/re-x"}, wantKey: "/re.*x"},
 		{name: "unknown pathType is a regex", pathType: "Glob", path: "/glob", warn: PathTypeUnknown, wantField: field + ".pathType",

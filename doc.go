@@ -324,7 +324,9 @@
 //     file's ConfigMap sets Brotli without one, so a case run as loaded
 //     answers nothing in br); and, not router options but in the same
 //     Settings for the embedder's listeners and access log (the example
-//     controller's), use-proxy-protocol, large-client-header-buffers
+//     controller's), use-proxy-protocol, disable-ipv6 (DisableIPv6:
+//     ingress-nginx then writes no "listen [::]" line, so listeners for
+//     every address take IPv4 clients only), large-client-header-buffers
 //     and client-header-buffer-size (router/h1.Server's HeaderBuffers:
 //     an HTTP/1 request line longer than one of the large buffers
 //     answers 414, a header line longer than one, or a head whose lines,

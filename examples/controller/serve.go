@@ -98,7 +98,10 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 	// openTraffic opens a listener for requests, reading PROXY headers
 	// when asked to.
 	openTraffic := func(addr string) (net.Listener, error) {
-		ln, err := open(addr)
+		ln, err := net.Listen(listenAddr("tcp", addr, cfg.routerKeys.DisableIPv6))
+		if err == nil {
+			l.listeners = append(l.listeners, ln)
+		}
 		if err != nil || !cfg.useProxyProtocol {
 			return ln, err
 		}
@@ -696,4 +699,16 @@ func (c config) connections() configmap.Connections {
 	k.HeaderTimeout = cmp.Or(c.headerTimeout, k.HeaderTimeout)
 	k.ShutdownTimeout = cmp.Or(c.shutdownTimeout, k.ShutdownTimeout)
 	return k
+}
+
+// listenAddr is where a traffic listener (HTTP, HTTPS, a TCP or UDP
+// service) listens: with disable-ipv6 one for every address ("" or "::")
+// takes IPv4 only, as ingress-nginx's template then writes "listen port"
+// without "listen [::]:port". An address the command line names is kept.
+func listenAddr(network, addr string, disableIPv6 bool) (string, string) {
+	host, port, err := net.SplitHostPort(addr)
+	if !disableIPv6 || err != nil || host != "" && host != "::" {
+		return network, addr
+	}
+	return network + "4", net.JoinHostPort("0.0.0.0", port)
 }

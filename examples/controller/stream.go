@@ -43,6 +43,8 @@ type streams struct {
 	// host is where the ports listen: -http-addr's host (else
 	// -https-addr's); "" for every address.
 	host string
+	// ipv4Only is disable-ipv6: for every address means IPv4's only.
+	ipv4Only bool
 	// trusted is -proxy-real-ip-cidr: the peers whose PROXY header names
 	// the client; none: every peer.
 	trusted     []netip.Prefix
@@ -90,7 +92,7 @@ func newStreams(cfg config, rt *router.Router, log *slog.Logger, m *metrics) *st
 		max = defaultUDPSessions
 	}
 	return &streams{
-		rt: rt, log: log, host: host, trusted: cfg.proxyRealIPCIDR, maxSessions: max, goneGrace: cfg.connections().ShutdownTimeout,
+		rt: rt, log: log, host: host, ipv4Only: cfg.routerKeys.DisableIPv6, trusted: cfg.proxyRealIPCIDR, maxSessions: max, goneGrace: cfg.connections().ShutdownTimeout,
 		metrics: m.streamMetrics(), endpoint: cfg.streamEndpoint, accessLog: streamAccessLog(cfg),
 		tcp: make(map[int32]*tcpListener), udp: make(map[int32]*udpRelay),
 		warned: make(map[portKey]string), gone: make(map[int32]*time.Timer), conns: make(map[*tcpConn]struct{}),
@@ -217,7 +219,7 @@ func (s *streams) boundPorts() []portKey {
 func (s *streams) bind(k portKey) error {
 	addr := net.JoinHostPort(s.host, strconv.Itoa(int(k.port)))
 	if k.proto == match.TCP {
-		ln, err := net.Listen("tcp", addr)
+		ln, err := net.Listen(listenAddr("tcp", addr, s.ipv4Only))
 		if err != nil {
 			return err
 		}
@@ -226,7 +228,7 @@ func (s *streams) bind(k portKey) error {
 		s.wg.Go(l.acceptLoop)
 		return nil
 	}
-	pc, err := net.ListenPacket("udp", addr)
+	pc, err := net.ListenPacket(listenAddr("udp", addr, s.ipv4Only))
 	if err != nil {
 		return err
 	}

@@ -108,6 +108,11 @@ type Settings struct {
 	// UseProxyProtocol is use-proxy-protocol, for the listeners (not a
 	// router option; read when they are made).
 	UseProxyProtocol bool
+	// DisableIPv6 is disable-ipv6, for the listeners (not a router
+	// option; read when they are made): ingress-nginx's template then
+	// writes no "listen [::]:port" line, so a listener for every address
+	// takes IPv4 clients only.
+	DisableIPv6 bool
 	// LogFormat and LogFormatEscapeJSON are log-format-upstream and
 	// log-format-escape-json, for the embedder's access log (not router
 	// options; LogFormat "" is ingress-nginx's default format).
@@ -240,6 +245,10 @@ var Keys = map[string]Key{
 	}},
 	"use-proxy-protocol": {read: func(p *parse, v string) (err error) {
 		p.s.UseProxyProtocol, err = ParseBool(v)
+		return err
+	}},
+	"disable-ipv6": {read: func(p *parse, v string) (err error) {
+		p.s.DisableIPv6, err = ParseBool(v)
 		return err
 	}},
 	"limit-req-status-code":  {Live: true, read: statusKey(func(s *Settings) *int { return &s.LimitReqStatusCode })},

@@ -44,6 +44,13 @@ var roundTripExcepted = map[string]string{
 	// and whether a Service has endpoints is decided at request time, not
 	// by the migration.
 	"canary-backends.yaml health": "a canary whose Service has no ready endpoints is skipped by ingress-nginx; a weighted backendRef keeps its share",
+	// canary-by-header reads nginx's $http_<name>: lines spelled with '_'
+	// for '-' count, and names nginx calls invalid are dropped first, as
+	// the ConfigMap's header keys say per request; a header match reads
+	// the one name it gives, whatever the name holds.
+	"canary-header-names.yaml canary-header-names-defaults":     "nginx drops a header line whose name holds '.', which a header match still reads",
+	"canary-header-names.yaml canary-header-names-underscores":  "nginx's $http_<name> also reads a line spelled with '_', and drops one with '.'; a header match reads the one name it gives",
+	"canary-header-names.yaml canary-header-names-keep-invalid": "nginx's $http_<name> also reads a line spelled with '_'; a header match reads the one name it gives",
 	// A configuration-snippet's rewrite ... last moves the request from
 	// the location of an Ingress the migration lists (its snippet is not
 	// converted) to another Ingress's, which is converted; a request is

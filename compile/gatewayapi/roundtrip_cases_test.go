@@ -34,6 +34,11 @@ var roundTripExcepted = map[string]string{
 	// implementation, so no field carries that order.
 	"regex-mode-priority.yaml declared-paths-sort-first": "ingress-nginx orders a regex host's patterns by the declared paths, which the RegularExpression matches no longer carry",
 	"canary-backends.yaml regex-mode-path-type":          "ingress-nginx orders a regex host's patterns by the declared paths (an Exact /info's ^/info before a Prefix's), which the RegularExpression matches no longer carry",
+	// ramjet tries an ImplementationSpecific path after every Prefix path
+	// (SPEC §5) and warns PathCaseInsensitive where a Prefix path takes
+	// its requests; the migration writes it as ingress-nginx reads it, a
+	// PathPrefix, which the longest prefix serves as ingress-nginx does.
+	"precedence.yaml implementation-specific-under-a-prefix": "an ImplementationSpecific path under a Prefix one loses its requests here (SPEC §5, warned) and keeps them as the migrated PathPrefix, as in ingress-nginx",
 	// A Gateway API wildcard matches names of any depth (Hostname: "*"
 	// matches one or more labels); an Ingress wildcard one label. No
 	// hostname says "one label only", and listing every Ingress beside a

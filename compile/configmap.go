@@ -258,6 +258,10 @@ var configMapByValue = map[string]func(v string) (Reason, Severity, string){
 	// (the example controller reads both keys), not nginx tuning.
 	"disable-access-log":      embedderAccessLog,
 	"disable-http-access-log": embedderAccessLog,
+	// nginx.tmpl's "access_log off" in the auth-url location unless
+	// enable-auth-access-log.
+	"enable-auth-access-log": offByDefault("the auth-url subrequests get no access log lines"),
+	"access-log-params":      accessLogParams,
 	// The allow lines of nginx.tmpl's /nginx_status location: a page the
 	// embedder serves (the example controller reads both keys).
 	"nginx-status-ipv4-whitelist": embedderStatusPage,
@@ -296,6 +300,19 @@ func annotationOnly(string) (Reason, Severity, string) {
 // (ConfigMapOptions.ExtensionKeys): ramjet's packages write no access log.
 func embedderAccessLog(string) (Reason, Severity, string) {
 	return ConfigMapKeyIgnored, Cosmetic, "ramjet writes no access log of its own; turning off the embedder's access log is the embedder's to do; ignored"
+}
+
+// accessLogParams rates access-log-params, the parameters nginx.tmpl
+// writes into its access_log lines before its own if=$loggable: buffer=
+// and flush= say when nginx writes the lines, and a second if= loses to
+// the template's, so none changes a line; gzip writes the log compressed.
+func accessLogParams(v string) (Reason, Severity, string) {
+	for p := range strings.FieldsFuncSeq(v, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' }) {
+		if p == "gzip" || strings.HasPrefix(p, "gzip=") {
+			return ConfigMapKeyUnsupported, FeatureMissing, "not implemented: the access log is written uncompressed, not gzip's"
+		}
+	}
+	return ConfigMapKeyIgnored, Cosmetic, "buffer= and flush= say when nginx writes its lines and an if= loses to ingress-nginx's own if=$loggable: no line changes; ignored"
 }
 
 // embedderStatusPage rates nginx-status-ipv4-whitelist and

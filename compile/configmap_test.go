@@ -378,3 +378,31 @@ func TestConfigMapKeysNginxDoesNotRead(t *testing.T) {
 		assert.Contains(t, w.Message, "only as the annotation", key)
 	}
 }
+
+// The access log keys nginx.tmpl writes into its access_log lines:
+// enable-auth-access-log "false", the default, leaves the auth-url
+// subrequests unlogged (access_log off in the auth location), as ramjet
+// logs none; access-log-params' buffer=, flush= and if= (the template's
+// own if=$loggable comes last and wins) change no line, gzip writes the
+// log compressed.
+func TestConfigMapAccessLogParams(t *testing.T) {
+	for _, tt := range []struct {
+		key, value string
+		reason     Reason
+		want       Severity
+	}{
+		{"enable-auth-access-log", "false", ConfigMapKeyIgnored, Cosmetic},
+		{"enable-auth-access-log", "true", ConfigMapKeyUnsupported, FeatureMissing},
+		{"access-log-params", "buffer=16k, flush=1m", ConfigMapKeyIgnored, Cosmetic},
+		{"access-log-params", "if=$loggable buffer=32k", ConfigMapKeyIgnored, Cosmetic},
+		{"access-log-params", "", ConfigMapKeyIgnored, Cosmetic},
+		{"access-log-params", "buffer=16k gzip flush=5m", ConfigMapKeyUnsupported, FeatureMissing},
+		{"access-log-params", "gzip=9", ConfigMapKeyUnsupported, FeatureMissing},
+	} {
+		c := ParseConfigMap(mkConfigMap("ingress", "nginx", map[string]string{tt.key: tt.value}))
+		require.Len(t, c.Warnings(), 1, "%s=%q", tt.key, tt.value)
+		w := c.Warnings()[0]
+		assert.Equal(t, tt.reason, w.Reason, "%s=%q: %s", tt.key, tt.value, w.Message)
+		assert.Equal(t, tt.want, w.Severity(), "%s=%q: %s", tt.key, tt.value, w.Message)
+	}
+}

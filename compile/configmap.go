@@ -295,6 +295,34 @@ func annotationOnly(string) (Reason, Severity, string) {
 	return ConfigMapKeyIgnored, Cosmetic, "ingress-nginx reads it only as the annotation of the same name and not from its ConfigMap; set the annotation on the Ingresses instead; ignored"
 }
 
+// configMapByKeys are unimplemented keys whose effect under ingress-nginx
+// other keys of data decide.
+var configMapByKeys = map[string]func(v string, data map[string]string) (Reason, Severity, string){
+	// nginx.tmpl's proxy_pass_header Server; its more_clear_headers
+	// Server (server-tokens "false", the default) clears it again.
+	"allow-backend-server-header": func(v string, data map[string]string) (Reason, Severity, string) {
+		on, err := configmap.ParseBool(v)
+		tokens, _ := configmap.ParseBool(strings.TrimSpace(data["server-tokens"]))
+		switch {
+		case err == nil && !on:
+			return ConfigMapKeyIgnored, Cosmetic, "false, ingress-nginx's default: the backend's Server is hidden, as ramjet hides it; ignored"
+		case !tokens:
+			return ConfigMapKeyIgnored, Cosmetic, "server-tokens is not \"true\", so ingress-nginx clears every Server header (more_clear_headers Server), the backend's too, as ramjet sends none; ignored"
+		}
+		return ConfigMapKeyUnsupported, FeatureMissing, "not implemented: answers carry ramjet's Server header, never the backend's"
+	},
+	// nginx.tmpl sets it (more_set_input_headers) on every request, which
+	// the backend receives, only with both keys on.
+	"forwarded-for-proxy-protocol-header": func(v string, data map[string]string) (Reason, Severity, string) {
+		pp, _ := configmap.ParseBool(strings.TrimSpace(data["use-proxy-protocol"]))
+		fwd, _ := configmap.ParseBool(strings.TrimSpace(data["use-forwarded-headers"]))
+		if !pp || !fwd {
+			return ConfigMapKeyIgnored, Cosmetic, "ingress-nginx uses it only with use-proxy-protocol and use-forwarded-headers both \"true\"; ignored"
+		}
+		return ConfigMapKeyUnsupported, FeatureMissing, "not implemented: the client address is found as ingress-nginx finds it, but backends get no " + strconv.Quote(v) + " header (ingress-nginx's intermediate header, which it also sends on)"
+	},
+}
+
 // embedderAccessLog rates disable-access-log and disable-http-access-log
 // for an embedder that does not read them itself
 // (ConfigMapOptions.ExtensionKeys): ramjet's packages write no access log.
@@ -433,6 +461,10 @@ func ParseConfigMapFor(cm *corev1.ConfigMap, o ConfigMapOptions) *ConfigMap {
 				continue
 			}
 			c.blockCIDRs = ranges
+		case !ok && configMapByKeys[key] != nil:
+			reason, sev, msg := configMapByKeys[key](v, data)
+			c.warnings = append(c.warnings, Warning{Reason: reason, Object: c.Ref, Field: configMapField(key), Message: msg, Rated: sev})
+			continue
 		case !ok && configMapByValue[key] != nil:
 			reason, sev, msg := configMapByValue[key](v)
 			c.warnings = append(c.warnings, Warning{Reason: reason, Object: c.Ref, Field: configMapField(key), Message: msg, Rated: sev})

@@ -90,10 +90,11 @@ func TestApplyConfigMapEveryKey(t *testing.T) {
 		"http2-max-concurrent-streams":          {value: "64"},
 		"keep-alive-requests":                   {value: "100"},
 		"worker-shutdown-timeout":               {value: "30s"},
+		"disable-ipv6":                          {value: "true"},
 	}
 	embedder := []string{"use-proxy-protocol", "log-format-upstream", "log-format-escape-json", "log-format-escape-none",
 		"skip-access-log-urls", "enable-access-log-for-default-backend", "use-http2", "large-client-header-buffers", "client-header-buffer-size",
-		"http2-max-concurrent-streams", "keep-alive-requests", "worker-shutdown-timeout"}
+		"http2-max-concurrent-streams", "keep-alive-requests", "worker-shutdown-timeout", "disable-ipv6"}
 	read := func(data map[string]string) (configmap.Settings, Options) {
 		s, warns := configmap.Parse("ingress", "nginx", data)
 		warns = append(warns, s.ReadHeaders(func(string) (map[string]string, bool) { return map[string]string{"X-A": "1"}, true })...)

@@ -507,12 +507,15 @@ func (r *Router) switchProtocols(t *h1Try, res *h1.Response, upgrade string) {
 		x.status, x.reason = 499, ReasonClientClosed
 		return
 	}
+	tun := r.tunnels.begin()
+	defer r.tunnels.end(tun)
 	cc, brw, err := x.hijack()
 	if err != nil {
 		pc.End(false)
 		r.exchangeFailed(x, t.req, err)
 		return
 	}
+	r.tunnels.hold(tun, cc)
 	defer cc.Close()
 	defer pc.Close()
 	brw.WriteString("HTTP/1.1 101")
@@ -545,6 +548,7 @@ func (r *Router) switchProtocols(t *h1Try, res *h1.Response, upgrade string) {
 		return
 	}
 	bc, br := pc.Tunnel()
+	r.tunnels.hold(tun, bc)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -33,7 +33,9 @@
 //     for byte. Middleware that wraps the ResponseWriter should implement
 //     Unwrap, so that streaming flushes and WebSocket hijacks reach the
 //     connection through http.ResponseController.
-//   - Call CloseIdleConnections when retiring a Router.
+//   - Call Shutdown with the servers' Shutdown: they stop counting a
+//     connection once it is taken over for a WebSocket tunnel, which
+//     Shutdown waits for. Call CloseIdleConnections when retiring a Router.
 //
 // # Answers and failures
 //
@@ -586,6 +588,9 @@ type Router struct {
 	// chains are the verdicts on connections' client certificate chains
 	// (clienttls.go).
 	chains chainVerdicts
+	// tunnels are the Upgrade tunnels open (tunnels.go), which Shutdown
+	// waits for.
+	tunnels tunnels
 	// gatewayPorts is Options.GatewayPorts, or what SetGatewayPorts set.
 	gatewayPorts atomic.Pointer[map[int]int32]
 	// hsts is the Strict-Transport-Security value (see hstsValue); nil:

@@ -245,7 +245,15 @@ func (r *Router) forward(s *requestState) {
 		ended = true
 		return
 	}
-	x.ctx = exchangeContext{Context: req.Context(), x: x}
+	ctx := req.Context()
+	if upgradeType(req.Header) != "" {
+		// Hijack finds the tunnel in the context: the exchange has no
+		// room for it.
+		tun := r.tunnels.begin()
+		defer r.tunnels.end(tun)
+		ctx = context.WithValue(ctx, tunnelKey{}, &tunnelRef{ts: &r.tunnels, t: tun})
+	}
+	x.ctx = exchangeContext{Context: ctx, x: x}
 	r.proxy.ServeHTTP(x, req.WithContext(&x.ctx))
 }
 
@@ -726,6 +734,11 @@ func (x *exchange) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	c, rw, err := x.hijack()
 	if err != nil {
 		return nil, nil, err
+	}
+	if x.ctx.Context != nil {
+		if ref, _ := x.ctx.Value(tunnelKey{}).(*tunnelRef); ref != nil {
+			ref.ts.hold(ref.t, c)
+		}
 	}
 	// What the backend sends through the tunnel is the response's body to
 	// nginx ($body_bytes_sent), as serveH1's tunnel counts it.

@@ -307,8 +307,8 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 // /readyz fails and keep-alive connections close after their next
 // response, while the listeners go on serving (load balancers need time
 // to notice) and the workers go on publishing tables for drain. Then it
-// closes the listeners, gives the requests in flight up to
-// shutdownTimeout, stops the workers, runs cleanup and reports on
+// closes the listeners, gives the requests in flight and the Upgrade
+// tunnels up to shutdownTimeout, stops the workers, runs cleanup and reports on
 // inst.done. A failed listener skips the drain.
 func (l *listening) run(stop context.Context, ctx context.Context, cancel context.CancelFunc, cfg config, log *slog.Logger, workers []func(context.Context), cleanup func()) *instance {
 	var servingWG, workerWG sync.WaitGroup
@@ -366,6 +366,12 @@ func (l *listening) run(stop context.Context, ctx context.Context, cancel contex
 				errs = append(errs, err)
 				srv.Close() // the timeout ran out: drop what is left
 			}
+		}
+		// Upgrade tunnels (WebSockets), which the servers stop counting
+		// once taken over, are kept until they end or the timeout runs
+		// out, as nginx keeps upgraded connections.
+		if err := l.inst.router.Shutdown(sctx); err != nil {
+			errs = append(errs, err)
 		}
 		errs = append(errs, <-streamsDone)
 		// Every request has ended its span: send them to the collector

@@ -254,3 +254,114 @@ func TestShutdownTimeoutDefault(t *testing.T) {
 	require.NoError(t, inst.Wait())
 	require.Less(t, time.Since(began), 5*time.Second, "idle keep-alive connections do not hold the stop")
 }
+
+// upgradeBackend switches every request to an echo protocol: after its
+// 101 it sends back each line it reads.
+func upgradeBackend(t *testing.T) (port string) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n")
+		if brw.Flush() != nil {
+			return
+		}
+		for {
+			line, err := brw.ReadString('\n')
+			if err != nil {
+				return
+			}
+			brw.WriteString(line)
+			if brw.Flush() != nil {
+				return
+			}
+		}
+	}))
+	// Hijacked connections are not closed by srv.Close.
+	t.Cleanup(srv.CloseClientConnections)
+	t.Cleanup(srv.Close)
+	u, err := url.Parse(srv.URL)
+	require.NoError(t, err)
+	return u.Port()
+}
+
+// A tunnel open when the stop comes (a WebSocket) is kept, as nginx's
+// graceful quit keeps an upgraded connection until it ends or
+// worker-shutdown-timeout runs out: the stop waits for it, and closes it
+// when the timeout runs out, under either HTTP/1 server.
+func TestShutdownKeepsTunnels(t *testing.T) {
+	const timeout = 1500 * time.Millisecond
+	for _, server := range []string{http1Ramjet, http1NetHTTP} {
+		t.Run(server, func(t *testing.T) {
+			inst, cancel := startOfflineApp(t, upgradeBackend(t), func(c *config) {
+				c.http1Server = server
+				c.shutdownTimeout = timeout
+			})
+			defer cancel()
+			open := func() (net.Conn, *bufio.Reader) {
+				conn, err := net.Dial("tcp", inst.HTTPAddr)
+				require.NoError(t, err)
+				t.Cleanup(func() { conn.Close() })
+				_, err = io.WriteString(conn, "GET /ws HTTP/1.1\r\nHost: app.test\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n")
+				require.NoError(t, err)
+				br := bufio.NewReader(conn)
+				resp, err := http.ReadResponse(br, nil)
+				require.NoError(t, err)
+				require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode)
+				return conn, br
+			}
+			echo := func(conn net.Conn, br *bufio.Reader, line string) error {
+				require.NoError(t, conn.SetDeadline(time.Now().Add(5*time.Second)))
+				if _, err := io.WriteString(conn, line+"\n"); err != nil {
+					return err
+				}
+				got, err := br.ReadString('\n')
+				if err == nil && got != line+"\n" {
+					err = errors.New("echoed " + got)
+				}
+				return err
+			}
+			ended, endedBR := open()
+			kept, keptBR := open()
+			require.NoError(t, echo(ended, endedBR, "before"))
+			require.NoError(t, echo(kept, keptBR, "before"))
+
+			stopped := time.Now()
+			cancel()
+			done := make(chan error, 1)
+			go func() { done <- inst.Wait() }()
+			time.Sleep(timeout / 3)
+			require.NoError(t, echo(ended, endedBR, "during"), "a tunnel goes on through the stop")
+			require.NoError(t, echo(kept, keptBR, "during"))
+			ended.Close()
+			select {
+			case err := <-done:
+				t.Fatalf("the stop ended after %v with a tunnel open (%v)", time.Since(stopped), err)
+			case <-time.After(timeout / 3):
+			}
+			require.ErrorIs(t, <-done, context.DeadlineExceeded, "a tunnel outlasted the timeout")
+			require.GreaterOrEqual(t, time.Since(stopped), timeout, "the stop waited for the tunnel")
+			require.NoError(t, kept.SetReadDeadline(time.Now().Add(5*time.Second)))
+			_, err := keptBR.ReadByte()
+			require.ErrorIs(t, err, io.EOF, "the tunnel is closed once the timeout runs out")
+
+			// A stop whose tunnels end in time ends with them, cleanly.
+			inst, cancel = startOfflineApp(t, upgradeBackend(t), func(c *config) {
+				c.http1Server = server
+				c.shutdownTimeout = time.Minute
+			})
+			defer cancel()
+			conn, br := open()
+			require.NoError(t, echo(conn, br, "before"))
+			cancel()
+			time.Sleep(100 * time.Millisecond)
+			require.NoError(t, echo(conn, br, "during"))
+			closed := time.Now()
+			conn.Close()
+			require.NoError(t, inst.Wait())
+			require.Less(t, time.Since(closed), 5*time.Second)
+		})
+	}
+}

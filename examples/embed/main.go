@@ -191,10 +191,11 @@ func (a *app) reload() error {
 	return nil
 }
 
-// shutdown stops accepting, waits for requests in flight, and closes the
-// router's idle connections to backends.
+// shutdown stops accepting, waits for requests in flight and WebSocket
+// tunnels (which the server stops counting once taken over), and closes
+// the router's idle connections to backends.
 func (a *app) shutdown(ctx context.Context) error {
-	err := a.server.Shutdown(ctx)
+	err := errors.Join(a.server.Shutdown(ctx), a.router.Shutdown(ctx))
 	if serveErr := <-a.done; !errors.Is(serveErr, http.ErrServerClosed) {
 		err = errors.Join(err, serveErr)
 	}

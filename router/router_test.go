@@ -735,6 +735,36 @@ func TestRequestID(t *testing.T) {
 }
 
 func TestUpgradeTunnelled(t *testing.T) {
+	echo := upgradeEcho(t)
+	addr := echo.Listener.Addr().String()
+	rs := newRecords()
+	r := newTestRouter(Options{Observer: rs.observe})
+	r.Publish(table("d", vhost("", nil, route(match.Prefix, "/", httpBackend("prod/echo:80", addr)))))
+	front := httptest.NewServer(r)
+	defer front.Close()
+
+	c, br := dialUpgrade(t, front.Listener.Addr().String())
+	_, err := io.WriteString(c, "ping\n")
+	require.NoError(t, err)
+	line, err := br.ReadString('\n')
+	require.NoError(t, err)
+	assert.Equal(t, "ping\n", line)
+	assert.Equal(t, int64(1), r.InFlight(addr), "a tunnel stays in flight")
+
+	require.NoError(t, c.Close())
+	select {
+	case rec := <-rs.ch:
+		assert.Equal(t, http.StatusSwitchingProtocols, rec.Status)
+		assert.Equal(t, addr, rec.Endpoint)
+	case <-time.After(5 * time.Second):
+		t.Fatal("tunnel did not end")
+	}
+	assert.Zero(t, r.InFlight(addr))
+}
+
+// upgradeEcho is a backend that switches to the protocol "echo" and sends
+// back every line it reads.
+func upgradeEcho(t *testing.T) *httptest.Server {
 	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Upgrade") != "echo" {
 			http.Error(w, "upgrade required", http.StatusUpgradeRequired)
@@ -756,38 +786,22 @@ func TestUpgradeTunnelled(t *testing.T) {
 			_ = rw.Flush()
 		}
 	}))
-	defer echo.Close()
-	addr := echo.Listener.Addr().String()
-	rs := newRecords()
-	r := newTestRouter(Options{Observer: rs.observe})
-	r.Publish(table("d", vhost("", nil, route(match.Prefix, "/", httpBackend("prod/echo:80", addr)))))
-	front := httptest.NewServer(r)
-	defer front.Close()
+	t.Cleanup(echo.Close)
+	return echo
+}
 
-	c, err := net.Dial("tcp", front.Listener.Addr().String())
+// dialUpgrade opens a tunnel to "echo" through the router at front.
+func dialUpgrade(t *testing.T, front string) (net.Conn, *bufio.Reader) {
+	c, err := net.Dial("tcp", front)
 	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
 	_, err = io.WriteString(c, "GET /ws HTTP/1.1\r\nHost: echo\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n")
 	require.NoError(t, err)
 	br := bufio.NewReader(c)
 	res, err := http.ReadResponse(br, nil)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusSwitchingProtocols, res.StatusCode)
-	_, err = io.WriteString(c, "ping\n")
-	require.NoError(t, err)
-	line, err := br.ReadString('\n')
-	require.NoError(t, err)
-	assert.Equal(t, "ping\n", line)
-	assert.Equal(t, int64(1), r.InFlight(addr), "a tunnel stays in flight")
-
-	require.NoError(t, c.Close())
-	select {
-	case rec := <-rs.ch:
-		assert.Equal(t, http.StatusSwitchingProtocols, rec.Status)
-		assert.Equal(t, addr, rec.Endpoint)
-	case <-time.After(5 * time.Second):
-		t.Fatal("tunnel did not end")
-	}
-	assert.Zero(t, r.InFlight(addr))
+	return c, br
 }
 
 // TestUpgradeRecordCountsTunnelBytes: the record of a tunnelled Upgrade

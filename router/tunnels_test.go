@@ -26,41 +26,16 @@ func TestShutdownWaitsForTunnels(t *testing.T) {
 		rt   http.RoundTripper
 	}{{"fast", nil}, {"nethttp", &http.Transport{}}} {
 		t.Run(tr.name, func(t *testing.T) {
-			echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				c, rw, err := http.NewResponseController(w).Hijack()
-				if err != nil {
-					return
-				}
-				defer c.Close()
-				_, _ = rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n")
-				_ = rw.Flush()
-				for {
-					line, err := rw.ReadString('\n')
-					if err != nil {
-						return
-					}
-					_, _ = rw.WriteString(line)
-					_ = rw.Flush()
-				}
-			}))
-			defer echo.Close()
+			echo := upgradeEcho(t)
 			defer echo.CloseClientConnections()
 			r := newTestRouter(Options{Transport: tr.rt})
 			r.Publish(table("d", vhost("", nil, route(match.Prefix, "/", httpBackend("prod/echo:80", echo.Listener.Addr().String())))))
 			front := httptest.NewServer(r)
 			defer front.Close()
 			open := func() (net.Conn, *bufio.Reader) {
-				c, err := net.Dial("tcp", front.Listener.Addr().String())
-				require.NoError(t, err)
-				t.Cleanup(func() { c.Close() })
-				_, err = io.WriteString(c, "GET /ws HTTP/1.1\r\nHost: echo\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n")
-				require.NoError(t, err)
-				br := bufio.NewReader(c)
-				res, err := http.ReadResponse(br, nil)
-				require.NoError(t, err)
-				require.Equal(t, http.StatusSwitchingProtocols, res.StatusCode)
+				c, br := dialUpgrade(t, front.Listener.Addr().String())
 				require.NoError(t, c.SetDeadline(time.Now().Add(5*time.Second)))
-				_, err = io.WriteString(c, "ping\n")
+				_, err := io.WriteString(c, "ping\n")
 				require.NoError(t, err)
 				line, err := br.ReadString('\n')
 				require.NoError(t, err)

@@ -13,7 +13,7 @@ fullnameOverride:
   why: object names follow the release name
 controller.image:
   default: {chroot: false, image: ingress-nginx/controller, tag: v1.15.1, digest: "sha256:594ceea76b01c592858f803f9ff4d2cb40542cae2060410b2c95f75907d659e1", digestChroot: "sha256:af31d00c9d82c612896b380a9003bd36843b7647b98e4588251c66325317bc72", pullPolicy: IfNotPresent, runAsNonRoot: true, runAsUser: 101, runAsGroup: 82, allowPrivilegeEscalation: false, seccompProfile: {type: RuntimeDefault}, readOnlyRootFilesystem: false}
-  why: it names nginx's image; ramjet's is image.repository and image.tag
+  why: it names nginx's image; ramjet's is image.repository, image.tag and image.pullPolicy
 global.image.registry:
   default: registry.k8s.io
   why: ramjet's image is image.repository (the registry still applies to kube-webhook-certgen)

@@ -22,30 +22,37 @@ import (
 // address restriction or ModSecurity becomes no route at all (it would
 // serve its requests unchecked) and is listed with the annotation; a plain
 // Ingress beside it is converted.
-func TestFromIngressNeverFailsOpen(t *testing.T) {
-	class := "nginx"
-	pt := networkingv1.PathTypePrefix
-	ing := func(name string, annotations map[string]string) *networkingv1.Ingress {
-		return &networkingv1.Ingress{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Annotations: annotations},
-			Spec: networkingv1.IngressSpec{IngressClassName: &class, Rules: []networkingv1.IngressRule{{
-				Host: name + ".example.com",
-				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
-					Path: "/", PathType: &pt, Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
-						Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}},
-			}}},
-		}
+// rootIngress is an Ingress of class "nginx" sending name.example.com's
+// "/" (Prefix) to Service web:80.
+func rootIngress(name string, annotations map[string]string) *networkingv1.Ingress {
+	class, pt := "nginx", networkingv1.PathTypePrefix
+	return &networkingv1.Ingress{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Annotations: annotations},
+		Spec: networkingv1.IngressSpec{IngressClassName: &class, Rules: []networkingv1.IngressRule{{
+			Host: name + ".example.com",
+			IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
+				Path: "/", PathType: &pt, Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+					Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}},
+		}}},
 	}
+}
+
+// fromRootIngresses migrates ings under ingress-nginx's class "nginx".
+func fromRootIngresses(ings ...*networkingv1.Ingress) Migration {
 	snap := compile.Snapshot{
-		IngressClasses: []*networkingv1.IngressClass{{ObjectMeta: metav1.ObjectMeta{Name: class}, Spec: networkingv1.IngressClassSpec{Controller: "k8s.io/ingress-nginx"}}},
-		Ingresses: []*networkingv1.Ingress{
-			ing("plain", nil),
-			ing("authurl", map[string]string{nginxPrefix + "auth-url": "http://auth.ns.svc/check"}),
-			ing("ranges", map[string]string{nginxPrefix + "whitelist-source-range": "10.0.0.0/8"}),
-			ing("waf", map[string]string{nginxPrefix + "enable-modsecurity": "true"}),
-		},
+		IngressClasses: []*networkingv1.IngressClass{{ObjectMeta: metav1.ObjectMeta{Name: "nginx"}, Spec: networkingv1.IngressClassSpec{Controller: "k8s.io/ingress-nginx"}}},
+		Ingresses:      ings,
 	}
-	m := FromIngress(snap, FromIngressOptions{Compile: compile.Options{IngressClass: class, ControllerName: "k8s.io/ingress-nginx"}})
+	return FromIngress(snap, FromIngressOptions{Compile: compile.Options{IngressClass: "nginx", ControllerName: "k8s.io/ingress-nginx"}})
+}
+
+func TestFromIngressNeverFailsOpen(t *testing.T) {
+	m := fromRootIngresses(
+		rootIngress("plain", nil),
+		rootIngress("authurl", map[string]string{nginxPrefix + "auth-url": "http://auth.ns.svc/check"}),
+		rootIngress("ranges", map[string]string{nginxPrefix + "whitelist-source-range": "10.0.0.0/8"}),
+		rootIngress("waf", map[string]string{nginxPrefix + "enable-modsecurity": "true"}),
+	)
 	var routes []string
 	for _, r := range m.HTTPRoutes {
 		routes = append(routes, r.Name)
@@ -334,24 +341,10 @@ func TestConfigMapBodySizeUnlimitedNote(t *testing.T) {
 // use-port-in-redirects: "false" is what an HTTPS RequestRedirect does (no
 // port 443 in its Location), so it is not listed; "true" is, with why.
 func TestFromIngressUsePortInRedirects(t *testing.T) {
-	class := "nginx"
-	pt := networkingv1.PathTypePrefix
 	ing := func(name, value string) *networkingv1.Ingress {
-		return &networkingv1.Ingress{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Annotations: map[string]string{nginxPrefix + "use-port-in-redirects": value}},
-			Spec: networkingv1.IngressSpec{IngressClassName: &class, Rules: []networkingv1.IngressRule{{
-				Host: name + ".example.com",
-				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
-					Path: "/", PathType: &pt, Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
-						Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}},
-			}}},
-		}
+		return rootIngress(name, map[string]string{nginxPrefix + "use-port-in-redirects": value})
 	}
-	snap := compile.Snapshot{
-		IngressClasses: []*networkingv1.IngressClass{{ObjectMeta: metav1.ObjectMeta{Name: class}, Spec: networkingv1.IngressClassSpec{Controller: "k8s.io/ingress-nginx"}}},
-		Ingresses:      []*networkingv1.Ingress{ing("withport", "true"), ing("noport", "false")},
-	}
-	m := FromIngress(snap, FromIngressOptions{Compile: compile.Options{IngressClass: class, ControllerName: "k8s.io/ingress-nginx"}})
+	m := fromRootIngresses(ing("withport", "true"), ing("noport", "false"))
 	listed := map[string]string{}
 	for _, u := range m.Unconverted {
 		listed[u.Name] = u.Why

@@ -153,9 +153,7 @@ items:
 `
 
 func TestReportIngressOnlyDump(t *testing.T) {
-	dir := t.TempDir()
-	dump := filepath.Join(dir, "dump.yaml")
-	require.NoError(t, os.WriteFile(dump, []byte(ingressOnly), 0o644))
+	dump := writeCase(t, t.TempDir(), "dump.yaml", ingressOnly)
 
 	// One unreadable item is a finding, not the end of the report.
 	code, stdout, stderr := checkRun("-report", dump)
@@ -383,16 +381,14 @@ func TestReportOtherObjectsOneHeading(t *testing.T) {
 }
 
 func TestReportOneIngressSingular(t *testing.T) {
-	dir := t.TempDir()
-	dump := filepath.Join(dir, "dump.yaml")
-	require.NoError(t, os.WriteFile(dump, []byte(`apiVersion: networking.k8s.io/v1
+	dump := writeCase(t, t.TempDir(), "dump.yaml", `apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata: {name: shop, namespace: prod}
 spec:
   ingressClassName: nginx
   tls: [{hosts: [a.example.com], secretName: shop-tls}]
   rules: [{host: a.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}}]
-`), 0o644))
+`)
 
 	code, stdout, stderr := checkRun("-report", dump)
 	require.Equal(t, 0, code, stderr)
@@ -405,9 +401,7 @@ spec:
 // ramjet does not read, as -json's skipped does, so a reader knows what
 // the report did not look at.
 func TestReportListsSkipped(t *testing.T) {
-	dir := t.TempDir()
-	dump := filepath.Join(dir, "dump.yaml")
-	require.NoError(t, os.WriteFile(dump, []byte(`apiVersion: networking.k8s.io/v1
+	dump := writeCase(t, t.TempDir(), "dump.yaml", `apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata: {name: shop, namespace: prod}
 spec:
@@ -421,7 +415,7 @@ metadata: {name: web, namespace: prod}
 apiVersion: v1
 kind: Endpoints
 metadata: {name: web, namespace: prod}
-`), 0o644))
+`)
 
 	code, stdout, stderr := checkRun("-report", dump)
 	require.Equal(t, 0, code, stderr)

@@ -44,7 +44,8 @@
 // included), a :scheme nginx does not read, a CONNECT (no :path), and a
 // field name or value router/h1 refuses (a name in upper case aside:
 // reset, as h2spec requires) answer 400 without the handler, and TRACE 405, as nginx
-// answers them (Server.Refused);
+// answers them (Server.Refused); a field whose name has another byte no
+// token has ('@', past 0x7f) is dropped, as nginx and router/h1 drop it;
 // a write to the client that makes no progress for WriteTimeout (60 s,
 // nginx's send_timeout), a flow-control window kept shut included, ends
 // the connection (the stream's), where net/http waits for the peer.

@@ -301,15 +301,18 @@ func (h *headerParser) field(f field) error {
 	}
 	h.regular = true
 	if !validName(f.name) {
-		if f.name == "" || hasUpper(f.name) {
+		switch {
+		case f.name == "" || hasUpper(f.name):
 			// Reset, as h2spec requires of a name in upper case.
 			h.bad = true
-		} else {
-			// nginx answers a space, a colon or a control byte 400 (and
-			// drops a field with another byte no token has), router/h1
-			// any of them.
+		case refusedName(f.name):
+			// nginx refuses a space, a colon or a control byte in a name
+			// (ngx_http_v2_validate_header), as router/h1 does.
 			h.refuse("invalid header name")
 		}
+		// Any other byte no token has ('@', past 0x7f) only marks the
+		// field invalid there, and ignore-invalid-headers (on by default)
+		// drops it and serves the rest, as router/h1 drops it.
 		return nil
 	}
 	switch f.name {
@@ -554,6 +557,17 @@ func validName(s string) bool {
 		}
 	}
 	return true
+}
+
+// refusedName: a field name with a byte nginx refuses the request for,
+// rather than dropping the field: a space, a colon, a control byte or DEL.
+func refusedName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c == ':' || c == 0x7f {
+			return true
+		}
+	}
+	return false
 }
 
 func hasUpper(s string) bool {

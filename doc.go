@@ -1101,7 +1101,9 @@
 //     stops taking the body answers 504), and the wait for the response
 //     headers (504), on the router's own HTTP/1.1 pool and on the net/http
 //     transports, which keep one set of connections per distinct set of
-//     timeouts. A value that does not parse keeps the router's.
+//     timeouts; proxy-read-timeout also closes an Upgrade tunnel (a
+//     WebSocket) through which nothing passed either way for that long.
+//     A value that does not parse keeps the router's.
 //   - proxy-next-upstream-tries: the endpoints a request whose connection
 //     failed is sent to, the first included (default 3; "0" every endpoint
 //     once, nginx's unlimited).
@@ -2693,10 +2695,12 @@
 //     location there (nginx.tmpl:1417-1419), after its declared-body
 //     check, its denial and its CORS preflight and headers; here answered
 //     before the location, as a server-level redirect (documented).
-//   - proxy-read-timeout: between two reads of the whole response there,
-//     a WebSocket's too; here between two reads of the response head and
-//     body (§13), but a tunnel after 101 is bounded by its two ends only,
-//     so an idle WebSocket is never cut by it (documented). On the fast
+//   - proxy-read-timeout: between two reads of the whole response there;
+//     here between two reads of the response head and body (§13). A
+//     tunnel after 101 closes once nothing passed either way for it on
+//     both, but a write stuck in a tunnel is cut there by
+//     proxy-send-timeout (to the backend) or send_timeout (to the
+//     client), here only once that idle time passes (documented). On the fast
 //     path a stall is cut between three quarters of the timeout and the
 //     timeout after the read began. proxy-send-timeout and proxy-connect-timeout on a
 //     router given its own Options.Transport: that transport's settings

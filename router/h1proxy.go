@@ -549,15 +549,20 @@ func (r *Router) switchProtocols(t *h1Try, res *h1.Response, upgrade string) {
 	}
 	bc, br := pc.Tunnel()
 	r.tunnels.hold(tun, bc)
+	idle := watchIdle(x.timeouts.read, func() {
+		_ = cc.Close()
+		_ = bc.Close()
+	})
+	defer idle.stop()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, _ = io.Copy(bc, brw.Reader)
+		_, _ = io.Copy(bc, idle.reader(brw.Reader))
 		closeWrite(bc)
 	}()
 	// What the backend sends through the tunnel is the response's body
 	// to nginx ($body_bytes_sent).
-	n, _ := io.Copy(cc, br)
+	n, _ := io.Copy(cc, idle.reader(br))
 	x.written += n
 	// One side is finished: closing both ends the other copy.
 	_ = cc.Close()

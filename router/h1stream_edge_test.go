@@ -311,8 +311,9 @@ func TestUpgradeBodyPrecedesTunnel(t *testing.T) {
 
 // TestUpgradeTunnelOutlivesReadTimeout: the read timeout the body sender
 // of an Upgrade's body sets as it ends (the wait for a response) is not
-// left on the tunnel, which its two ends bound: the backend's bytes sent
-// after it passed still reach the client.
+// left on the tunnel: while the client keeps it busy (the tunnel's idle
+// bound, TestTunnelIdleTimeout), the backend's bytes sent after it passed
+// still reach the client.
 func TestUpgradeTunnelOutlivesReadTimeout(t *testing.T) {
 	const read = 200 * time.Millisecond
 	backend := rawServer(t, func(c net.Conn) {
@@ -336,6 +337,18 @@ func TestUpgradeTunnelOutlivesReadTimeout(t *testing.T) {
 		t.Fatalf("%v %v, want a 101", res, err)
 	}
 	io.WriteString(c, "abcd")
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(read / 4):
+				io.WriteString(c, ".")
+			}
+		}
+	}()
 	b := make([]byte, 5)
 	if _, err := io.ReadFull(br, b); err != nil || string(b) != "hello" {
 		t.Fatalf("the client got %q, %v from the tunnel; want \"hello\"", b, err)

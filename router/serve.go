@@ -741,8 +741,10 @@ func (x *exchange) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		}
 	}
 	// What the backend sends through the tunnel is the response's body to
-	// nginx ($body_bytes_sent), as serveH1's tunnel counts it.
-	return &tunnelConn{Conn: c, x: x}, rw, nil
+	// nginx ($body_bytes_sent), as serveH1's tunnel counts it. Closing
+	// the client's end when idle ends ReverseProxy's copies, and it
+	// closes the backend's.
+	return &tunnelConn{Conn: c, x: x, idle: watchIdle(x.timeouts.read, func() { _ = c.Close() })}, rw, nil
 }
 
 // hijack takes the client's connection for a tunnel, as Hijack without
@@ -760,13 +762,30 @@ func (x *exchange) hijack() (net.Conn, *bufio.ReadWriter, error) {
 // other direction failed first), so the count is added atomically.
 type tunnelConn struct {
 	net.Conn
-	x *exchange
+	x    *exchange
+	idle *tunnelIdle // bytes either way pass through this end
+}
+
+func (c *tunnelConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 && c.idle != nil {
+		c.idle.passed()
+	}
+	return n, err
 }
 
 func (c *tunnelConn) Write(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
 	atomic.AddInt64(&c.x.written, int64(n))
+	if n > 0 && c.idle != nil {
+		c.idle.passed()
+	}
 	return n, err
+}
+
+func (c *tunnelConn) Close() error {
+	c.idle.stop()
+	return c.Conn.Close()
 }
 
 // CloseWrite passes the backend's end of the stream on, as ReverseProxy

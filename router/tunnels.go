@@ -2,8 +2,10 @@ package router
 
 import (
 	"context"
+	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -96,4 +98,89 @@ func (r *Router) Shutdown(ctx context.Context) error {
 			timer.Reset(wait)
 		}
 	}
+}
+
+// tunnelIdle ends a tunnel through which nothing passed either way for
+// its timeout, the location's proxy-read-timeout: nginx's
+// ngx_http_upstream_process_upgraded arms proxy_read_timeout on the
+// backend's side again at every event of either side, so an upgraded
+// connection closes once both sides were silent that long, and one where
+// either side still sends stays open.
+type tunnelIdle struct {
+	timeout time.Duration
+	last    atomic.Int64 // tunnelClock at the last bytes through
+	end     func()
+
+	mu      sync.Mutex
+	timer   *time.Timer
+	stopped bool
+}
+
+var tunnelBase = time.Now()
+
+func tunnelClock() time.Duration { return time.Since(tunnelBase) }
+
+// watchIdle calls end once the tunnel was idle for timeout; nil (no
+// watch) when timeout is not positive.
+func watchIdle(timeout time.Duration, end func()) *tunnelIdle {
+	if timeout <= 0 {
+		return nil
+	}
+	w := &tunnelIdle{timeout: timeout, end: end}
+	w.last.Store(int64(tunnelClock()))
+	w.mu.Lock()
+	w.timer = time.AfterFunc(timeout, w.check)
+	w.mu.Unlock()
+	return w
+}
+
+func (w *tunnelIdle) check() {
+	w.mu.Lock()
+	if w.stopped {
+		w.mu.Unlock()
+		return
+	}
+	if quiet := tunnelClock() - time.Duration(w.last.Load()); quiet < w.timeout {
+		w.timer.Reset(w.timeout - quiet)
+		w.mu.Unlock()
+		return
+	}
+	w.stopped = true
+	w.mu.Unlock()
+	w.end()
+}
+
+// passed records bytes through the tunnel, either way.
+func (w *tunnelIdle) passed() { w.last.Store(int64(tunnelClock())) }
+
+// stop ends the watch once the tunnel ended.
+func (w *tunnelIdle) stop() {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	w.stopped = true
+	w.timer.Stop()
+	w.mu.Unlock()
+}
+
+// reader is r with every read that brings bytes recorded.
+func (w *tunnelIdle) reader(r io.Reader) io.Reader {
+	if w == nil {
+		return r
+	}
+	return idleReader{r, w}
+}
+
+type idleReader struct {
+	r io.Reader
+	w *tunnelIdle
+}
+
+func (r idleReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if n > 0 {
+		r.w.passed()
+	}
+	return n, err
 }

@@ -73,3 +73,49 @@ func TestShutdownWaitsForTunnels(t *testing.T) {
 		})
 	}
 }
+
+// TestTunnelIdleTimeout: a tunnel through which nothing passed either way
+// for the read timeout (proxy-read-timeout) is closed, as nginx's
+// ngx_http_upstream_process_upgraded arms proxy_read_timeout on the
+// backend's side again at every event of either side (checked on loopback:
+// an idle WebSocket closes after the timeout, one where only the client
+// sends stays open); over the router's own pool and over ReverseProxy. A
+// tunnel was never cut, so an idle or half-dead WebSocket held both
+// connections for ever.
+func TestTunnelIdleTimeout(t *testing.T) {
+	const read = 300 * time.Millisecond
+	for _, tr := range []struct {
+		name string
+		rt   http.RoundTripper
+	}{{"fast", nil}, {"nethttp", &http.Transport{}}} {
+		t.Run(tr.name, func(t *testing.T) {
+			echo := upgradeEcho(t)
+			defer echo.CloseClientConnections()
+			r := newTestRouter(Options{Transport: tr.rt, ReadTimeout: read})
+			r.Publish(table("d", vhost("", nil, route(match.Prefix, "/", httpBackend("prod/echo:80", echo.Listener.Addr().String())))))
+			front := httptest.NewServer(r)
+			defer front.Close()
+
+			// Only the client sends, for over three timeouts: the echo
+			// answers nothing until the line ends.
+			c, br := dialUpgrade(t, front.Listener.Addr().String())
+			require.NoError(t, c.SetDeadline(time.Now().Add(5*time.Second)))
+			for range 12 {
+				_, err := io.WriteString(c, "x")
+				require.NoError(t, err)
+				time.Sleep(read / 3)
+			}
+			_, err := io.WriteString(c, "\n")
+			require.NoError(t, err)
+			line, err := br.ReadString('\n')
+			require.NoError(t, err, "a tunnel the client keeps busy stays open")
+			require.Equal(t, "xxxxxxxxxxxx\n", line)
+
+			// Then nothing either way: closed once the timeout passed.
+			idle := time.Now()
+			_, err = br.ReadByte()
+			require.ErrorIs(t, err, io.EOF, "the idle tunnel is closed")
+			require.GreaterOrEqual(t, time.Since(idle), read-50*time.Millisecond)
+		})
+	}
+}

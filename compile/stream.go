@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -300,9 +301,15 @@ func init() {
 		s.NextUpstreamTries, err = nonNegative(v)
 		return err
 	})
-	ConfigMapKeys["proxy-stream-responses"] = stream(func(s *match.StreamSettings, v string) (err error) {
-		s.Responses, err = nonNegative(v)
-		return err
+	// Not a mapstructure field: ingress-nginx's configmap.go reads it
+	// with strconv.Atoi, decimal only.
+	ConfigMapKeys["proxy-stream-responses"] = stream(func(s *match.StreamSettings, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > math.MaxInt32 {
+			return errors.New("want a whole decimal number, 0 or more")
+		}
+		s.Responses = n
+		return nil
 	})
 }
 

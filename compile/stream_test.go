@@ -177,3 +177,38 @@ func TestL4PortKeyAsAtoi(t *testing.T) {
 	}
 	assert.Len(t, res.Warnings, 6)
 }
+
+// proxy-stream-responses is read as ingress-nginx's configmap.go reads
+// it, with strconv.Atoi (decimal only: "010" is ten, "0x10" is no
+// number and keeps the default 1), not through mapstructure's base-0
+// ParseInt that proxy-stream-next-upstream-tries goes through.
+func TestStreamResponsesDecimal(t *testing.T) {
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "s"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 53, Protocol: corev1.ProtocolUDP}}}}
+	udp := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "udp"}, Data: map[string]string{"5353": "n/s:53"}}
+	for _, c := range []struct {
+		v, tries string
+		want     int
+		wantTry  int
+		rejected bool
+	}{
+		{v: "010", tries: "010", want: 10, wantTry: 8},
+		{v: "+2", tries: "+2", want: 2, wantTry: 2},
+		{v: "0x10", tries: "0x10", want: 1, wantTry: 16, rejected: true},
+		{v: "1_0", tries: "1_0", want: 1, wantTry: 10, rejected: true},
+	} {
+		cm := ParseConfigMap(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "cfg"}, Data: map[string]string{
+			"proxy-stream-responses": c.v, "proxy-stream-next-upstream-tries": c.tries,
+		}})
+		res := Compile(Snapshot{Services: []*corev1.Service{svc}, ConfigMaps: []*corev1.ConfigMap{udp}}, Options{UDPServices: "n/udp", ConfigMap: cm})
+		st := res.Table.StreamSettings()
+		assert.Equal(t, c.want, st.Responses, c.v)
+		assert.Equal(t, c.wantTry, st.NextUpstreamTries, c.tries)
+		if c.rejected {
+			require.Len(t, res.Warnings, 1, c.v)
+			assert.Equal(t, ConfigMapKeyRejected, res.Warnings[0].Reason, c.v)
+			assert.Contains(t, res.String(), "data[proxy-stream-responses]", c.v)
+		} else {
+			assert.Empty(t, res.Warnings, c.v)
+		}
+	}
+}

@@ -75,11 +75,11 @@ func (r *Router) checkClientCert(s *requestState) bool {
 		// for every name its certificate covers), whose handshake may not
 		// have asked for a certificate: 421, as nginx answers, and the
 		// client retries on a connection of its own.
-		r.refuse(s, ansMisdirected)
+		r.refuseServer(s, ansMisdirected)
 		return true
 	}
 	if c.Error != "" {
-		r.refuse(s, ansClientCertForbidden)
+		r.refuseServer(s, ansClientCertForbidden)
 		return true
 	}
 	if s.certJudged {
@@ -133,13 +133,20 @@ func (r *Router) checkClientCert(s *requestState) bool {
 	return r.matchCN(s, c, dn)
 }
 
+// refuseServer answers a as nginx's server does, outside any location:
+// without the location's HSTS.
+func (r *Router) refuseServer(s *requestState, a answer) {
+	dropHSTS(s)
+	r.refuse(s, a)
+}
+
 // matchCN answers 403 when the subject DN dn does not match
 // auth-tls-match-cn.
 func (r *Router) matchCN(s *requestState, c *match.ClientTLS, dn string) bool {
 	if c.MatchesSubject(dn) {
 		return false
 	}
-	r.refuse(s, ansClientCertForbidden)
+	r.refuseServer(s, ansClientCertForbidden)
 	return true
 }
 
@@ -161,7 +168,7 @@ func (r *Router) clientCertRefused(s *requestState, c *match.ClientTLS, a answer
 		s.w.Header().Set("Location", c.ErrorPage)
 		a = ansClientCertErrorPage
 	}
-	r.refuse(s, a)
+	r.refuseServer(s, a)
 	return true
 }
 

@@ -59,7 +59,7 @@ var decorHSTS = decoration{name: "hsts", headers: []string{"Strict-Transport-Sec
 // gets it, whatever X-Forwarded-Proto says: nginx tests ngx.var.scheme,
 // the connection's own scheme. The answers nginx makes before it finds a
 // location get none either, as the filter is the location's (see
-// serverLevel).
+// serverLevel, and dropHSTS for a client certificate's refusals).
 func (r *Router) setHSTS(h http.Header, req *http.Request, d *decision) bool {
 	if req.TLS == nil || d.at == &stepUnlocated && serverLevel(d.ans.reason) {
 		return false
@@ -85,6 +85,24 @@ func serverLevel(reason string) bool {
 		return true
 	}
 	return false
+}
+
+// dropHSTS takes the Strict-Transport-Security header setHSTS put off
+// the answer to s, which nginx makes before it finds a location (a client
+// certificate refused: ngx_http_process_request, the server's error_page
+// and "if"), where the location's header filter never runs. A value of
+// the ConfigMap's add-headers, set at the http level, stays.
+func dropHSTS(s *requestState) {
+	if !s.hsts {
+		return
+	}
+	s.hsts = false
+	if s.cmh != nil && s.cmh.add != nil {
+		if _, set := s.cmh.add["Strict-Transport-Security"]; set {
+			return
+		}
+	}
+	delete(s.w.Header(), "Strict-Transport-Security")
 }
 
 // keepHSTS drops the Strict-Transport-Security values a backend added

@@ -278,7 +278,8 @@ type Options struct {
 	// to a request that came over TLS, the router's own answers and
 	// redirects included, replacing a backend's, as ingress-nginx's hsts
 	// setting; never over plain HTTP, nor on the answers nginx makes
-	// outside a location (www and app-root redirects, a bad Host). "": DefaultHSTS, ingress-nginx's
+	// outside a location (www and app-root redirects, a bad Host, a client
+	// certificate refused). "": DefaultHSTS, ingress-nginx's
 	// default; HSTSHeader builds one from ingress-nginx's hsts-* keys. A
 	// value holding a control character sends none.
 	HSTS string

@@ -150,13 +150,13 @@ func (t *Table) indexAliases() {
 			continue
 		}
 		t.aliases = true
-		var hi hostIndex
+		var hi *hostIndex
 		if suffix, ok := strings.CutPrefix(vh.Name, "*."); ok {
 			hi = t.wildcardHosts[suffix]
 		} else {
 			hi = t.exactHosts[vh.Name]
 		}
-		if hi.vh != vh {
+		if hi == nil || hi.vh != vh {
 			continue
 		}
 		for _, a := range vh.Actions.Aliases {

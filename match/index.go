@@ -79,7 +79,7 @@ type Spec struct {
 // backend, and the field.
 func New(s Spec) (*Table, error) {
 	t := &Table{
-		hostSet:       hostSet{wildcardHosts: make(map[string]hostIndex)},
+		hostSet:       hostSet{wildcardHosts: make(map[string]*hostIndex)},
 		exactCerts:    make(map[string]*Certificate),
 		wildcardCerts: make(map[string]*Certificate),
 	}
@@ -160,12 +160,16 @@ func (t *Table) indexHosts(hosts []*VirtualHost, ls []ListenerHost, p *preparer)
 	// Sized for the keys and exact hosts there are: grown one doubling at
 	// a time, the map of a large table was allocated about twice over, and
 	// Regex routes and root prefixes take no slot.
-	t.exactHosts = make(map[string]hostIndex, exact)
+	t.exactHosts = make(map[string]*hostIndex, exact)
 	t.paths = newPathTable(keys)
 	seenRegexp := make(map[*Regexp]bool)
-	var own map[Listener][]hostIndex
+	var own map[Listener][]*hostIndex
+	// The records in one array: a table's are each one cache line once
+	// it is a large allocation, which is page-aligned (hostIndex).
+	his := make([]hostIndex, len(t.hosts))
 	for id, vh := range t.hosts {
-		hi := t.indexHost(uint32(id), vh)
+		hi := &his[id]
+		*hi = t.indexHost(uint32(id), vh)
 		for _, r := range vh.regex {
 			if !seenRegexp[r.Regexp] {
 				seenRegexp[r.Regexp] = true
@@ -174,7 +178,7 @@ func (t *Table) indexHosts(hosts []*VirtualHost, ls []ListenerHost, p *preparer)
 		}
 		if vh.Listener != (Listener{}) {
 			if own == nil {
-				own = make(map[Listener][]hostIndex)
+				own = make(map[Listener][]*hostIndex)
 			}
 			own[vh.Listener] = append(own[vh.Listener], hi)
 			continue
@@ -285,9 +289,9 @@ func (r *Route) orderPath() string {
 	return r.Path
 }
 
-// hostIndex is what a lookup needs of one virtual host, kept in the host
-// maps' slots so that choosing the host and probing its paths touch as few
-// cache lines as possible.
+// hostIndex is what a lookup needs of one virtual host: 64 bytes, which
+// the host maps point to, so that a lookup reads the record where it lies
+// (one cache line when aligned) and copies none of it.
 type hostIndex struct {
 	vh         *VirtualHost
 	rootPrefix *Route    // the Prefix "/" route, key ""
@@ -295,10 +299,9 @@ type hostIndex struct {
 	prefixLens lengthSet // lengths of its Prefix keys
 	id         uint32    // the host's number in the path table
 	// maxPrefix is the longest Prefix key's length (at most MaxInt32,
-	// which no request path reaches), beside id, where it costs the slot
+	// which no request path reaches), beside id, where it costs the record
 	// no space.
 	maxPrefix int32
-	regexIdx  *regexIndex // nil below regexIndexMin regex routes
 	// chains, when some route of the host has conditions, are its keys'
 	// routes as a lookup that checks them tries them (routeWhen); nil
 	// for none.
@@ -360,7 +363,7 @@ func (vh *VirtualHost) sortRoutes() {
 // collects its Regex routes and lays out its chains (chains.go).
 func (t *Table) indexHost(id uint32, vh *VirtualHost) hostIndex {
 	hi := hostIndex{vh: vh, id: id}
-	vh.regex = nil
+	vh.regex, vh.regexIdx = nil, nil
 	routes := vh.Routes
 	// Only a host with conditions, or with several routes of one key,
 	// has chains; the others keep their keys in the slots alone, without
@@ -420,7 +423,7 @@ func (t *Table) indexHost(id uint32, vh *VirtualHost) hostIndex {
 		hi.chains = buildChains(routes, keys)
 	}
 	if len(vh.regex) >= regexIndexMin {
-		hi.regexIdx = newRegexIndex(vh.regex)
+		vh.regexIdx = newRegexIndex(vh.regex)
 	}
 	return hi
 }
@@ -432,9 +435,15 @@ func (t *Table) VirtualHostByName(name string) *VirtualHost {
 		return t.catchAll.vh
 	}
 	if suffix, ok := strings.CutPrefix(name, "*."); ok && suffix != "" {
-		return t.wildcardHosts[suffix].vh
+		if hi := t.wildcardHosts[suffix]; hi != nil {
+			return hi.vh
+		}
+		return nil
 	}
-	return t.exactHosts[name].vh
+	if hi := t.exactHosts[name]; hi != nil {
+		return hi.vh
+	}
+	return nil
 }
 
 // AnyName, among a Certificate's Hosts, chooses it for every server name

@@ -44,8 +44,8 @@ type ListenerHost struct {
 // hostSet is one view's host index: the table's own (hosts without a
 // Listener) or a listener's.
 type hostSet struct {
-	exactHosts    map[string]hostIndex
-	wildcardHosts map[string]hostIndex // keyed by the suffix after "*."
+	exactHosts    map[string]*hostIndex
+	wildcardHosts map[string]*hostIndex // keyed by the suffix after "*."
 	// deepWildcards is set when some wildcard host has DeepWildcard, so
 	// that only such tables look beyond a name's first label.
 	deepWildcards bool
@@ -95,10 +95,10 @@ func (t *Table) LookupOn(l Listener, host, path string, q *Request) Result {
 	}
 	hi := hs.host(host)
 	if hi.chains != nil {
-		r, re := t.routeWhen(&hi, path, q)
+		r, re := t.routeWhen(hi, path, q)
 		return hi.result(r, re)
 	}
-	r, re := t.route(&hi, path)
+	r, re := t.route(hi, path)
 	return hi.result(r, re)
 }
 
@@ -153,7 +153,7 @@ func (v *view) listenerOf(name string) string {
 // indexViews builds each Listener's view after the table's own hosts are
 // indexed: the hosts without a Listener, with the Listener's own in place
 // of those of the same name, and its listeners' hostnames from ls.
-func (t *Table) indexViews(own map[Listener][]hostIndex, ls []ListenerHost) {
+func (t *Table) indexViews(own map[Listener][]*hostIndex, ls []ListenerHost) {
 	if len(own) == 0 {
 		return
 	}
@@ -194,10 +194,10 @@ func (t *Table) indexViews(own map[Listener][]hostIndex, ls []ListenerHost) {
 }
 
 // add indexes a host in the set, in place of one of the same name.
-func (s *hostSet) add(hi hostIndex) {
+func (s *hostSet) add(hi *hostIndex) {
 	switch suffix, wildcard := strings.CutPrefix(hi.vh.Name, "*."); {
 	case hi.vh.Name == "":
-		s.catchAll = hi
+		s.catchAll = *hi
 	case wildcard && suffix != "":
 		s.wildcardHosts[suffix] = hi
 		s.deepWildcards = s.deepWildcards || hi.vh.DeepWildcard

@@ -19,11 +19,12 @@ import (
 // unencoded are the fields of Route, VirtualHost and Backend that no
 // section carries, each with why it changes no answer.
 var unencoded = map[string]string{
-	"Route.Order":         "ranks routes of equal precedence; the digest has its effect, the order the routes are encoded in",
-	"Route.OrderPath":     "places a Regex route in controller order; the digest has its effect, the order the routes are encoded in",
-	"Route.Regexp":        "is compiled from Path, which the digest carries",
-	"VirtualHost.Creator": "names the Ingress that created the host, for records and metrics",
-	"VirtualHost.regex":   "is the Regex routes in order, derived from Routes by New",
+	"Route.Order":          "ranks routes of equal precedence; the digest has its effect, the order the routes are encoded in",
+	"Route.OrderPath":      "places a Regex route in controller order; the digest has its effect, the order the routes are encoded in",
+	"Route.Regexp":         "is compiled from Path, which the digest carries",
+	"VirtualHost.Creator":  "names the Ingress that created the host, for records and metrics",
+	"VirtualHost.regex":    "is the Regex routes in order, derived from Routes by New",
+	"VirtualHost.regexIdx": "indexes regex for lookups, derived from Routes by New",
 }
 
 // sectionClaims maps "Type.Field" to the sections claiming it; a field

@@ -26,3 +26,14 @@ func TestRouteSize(t *testing.T) {
 		t.Fatalf("Route is %d bytes, want 224", got)
 	}
 }
+
+// TestHostIndexSize holds a host's lookup record at 64 bytes: one cache
+// line, which every lookup reads.
+func TestHostIndexSize(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("32-bit platform")
+	}
+	if got := unsafe.Sizeof(hostIndex{}); got != 64 {
+		t.Fatalf("hostIndex is %d bytes, want 64", got)
+	}
+}

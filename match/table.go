@@ -360,9 +360,11 @@ type VirtualHost struct {
 	// without one serves every request no such host of its name takes.
 	Listener Listener
 
-	// regex holds the Regex routes in controller order, built by New;
-	// the Exact and Prefix index lives in the Table (see index.go).
-	regex []*Route
+	// regex holds the Regex routes in controller order, built by New,
+	// and regexIdx their index (nil below regexIndexMin); the Exact and
+	// Prefix index lives in the Table (see index.go).
+	regex    []*Route
+	regexIdx *regexIndex
 }
 
 // Certificate is a parsed TLS key pair and the host names it is served for.

@@ -125,7 +125,8 @@ func (t *Table) Update(c Changes) (*Table, error) {
 		if err := p.host(vh); err != nil {
 			return nil, err
 		}
-		n.add(n.indexHost(n.nextID, vh))
+		hi := n.indexHost(n.nextID, vh)
+		n.add(&hi)
 		n.nextID++
 		addedSums[i] = sm.host(vh)
 	}
@@ -200,10 +201,10 @@ func (t *Table) canUpdate(c Changes) bool {
 }
 
 // hostOf returns the index entry of the host named name.
-func (s *hostSet) hostOf(name string) (hostIndex, bool) {
+func (s *hostSet) hostOf(name string) (*hostIndex, bool) {
 	switch suffix, wildcard := strings.CutPrefix(name, "*."); {
 	case name == "":
-		return s.catchAll, s.catchAll.vh != nil
+		return &s.catchAll, s.catchAll.vh != nil
 	case wildcard && suffix != "":
 		hi, ok := s.wildcardHosts[suffix]
 		return hi, ok

@@ -27,7 +27,7 @@ var deepWildcardSection = section{
 
 // deepWildcard finds the deep wildcard host for name past its first label
 // (the one-label match is Table.host's own): the longest suffix first.
-func (t *hostSet) deepWildcard(name string) (hostIndex, bool) {
+func (t *hostSet) deepWildcard(name string) (*hostIndex, bool) {
 	for i := strings.IndexByte(name, '.'); i > 0; {
 		rest := name[i+1:]
 		j := strings.IndexByte(rest, '.')
@@ -39,5 +39,5 @@ func (t *hostSet) deepWildcard(name string) (hostIndex, bool) {
 		}
 		i += j + 1
 	}
-	return hostIndex{}, false
+	return nil, false
 }

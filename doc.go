@@ -1650,7 +1650,8 @@
 //	$host                          per request    A R V M S H C L
 //	$http_host ($best_http_host)   per request    A S H C (A only)
 //	$server_name                   per request    S H L
-//	$scheme ($pass_access_scheme)  per request    A R M S H C L (A only)
+//	$scheme                        per request    A R M S H C L
+//	$pass_access_scheme            per request    A
 //	$request_uri                   per request    A M S H C L
 //	$escaped_request_uri           per request    A
 //	$uri ($document_uri)           per request    M S H C L (S H only)
@@ -1672,6 +1673,10 @@
 // $literal_dollar is ingress-nginx's own (a geo in its http block): text
 // meant literally is written with it for each "$" (match/vars.Escape), as
 // compile writes the Gateway API's filter values.
+//
+// $scheme is the connection's, as nginx's; $pass_access_scheme is
+// ingress-nginx's, the scheme a trusted X-Forwarded-Proto (or a PROXY
+// protocol header naming port 443) says the client used.
 //
 // A: auth-url, auth-signin, global-auth-url; C: auth-cache-key,
 // auth-proxy-set-headers; R: rewrite-target, x-forwarded-prefix; V:

@@ -432,7 +432,8 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 			xff = peer
 		}
 	}
-	vars := urltemplate.RequestVars{Host: host, HTTPHost: req.Host, Scheme: proto, RequestURI: uri, RemoteAddr: ip}
+	scheme := connScheme(req)
+	vars := urltemplate.RequestVars{Host: host, HTTPHost: req.Host, Scheme: scheme, PassAccessScheme: proto, RequestURI: uri, RemoteAddr: ip}
 	method := x.Method
 	if method == "" {
 		method = http.MethodGet
@@ -458,7 +459,7 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 	o := x.Options
 	cached := o != nil && o.CacheKey != nil
 	if o != nil {
-		av := authVars{req: req, host: host, proto: proto, remoteAddr: ip}
+		av := authVars{req: req, host: host, scheme: scheme, remoteAddr: ip}
 		setAuthHeaders(sub.Header, o, &av)
 		if cached {
 			// A remembered answer stands for the service's: it is not asked.
@@ -519,10 +520,10 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 		loc := x.Signin.Expand(&vars)
 		if strings.HasPrefix(loc, "/") && host != "" && !x.SigninRelative {
 			// nginx's absolute_redirect: its header filter completes a
-			// Location starting with "/" with the scheme and the host
-			// name, without the port (ingress-nginx sets port_in_redirect
-			// off).
-			loc = proto + "://" + host + loc
+			// Location starting with "/" with the connection's scheme
+			// and the host name, without the port (ingress-nginx sets
+			// port_in_redirect off).
+			loc = scheme + "://" + host + loc
 		}
 		h := w.Header()
 		h.Set("Location", loc)
@@ -591,7 +592,7 @@ func IsExternalAuth(ctx context.Context) bool {
 // location sets them: the client's headers (but hop-by-hop ones, its
 // framing, the ones the proxy vouches for and the names hs calls invalid,
 // as the backend gets them), then X-Original-URL (with $scheme, the
-// connection's, where X-Scheme has v.Scheme, $pass_access_scheme),
+// connection's, where X-Scheme has $pass_access_scheme),
 // X-Original-Method, X-Sent-From, X-Real-IP, X-Forwarded-For (xff, as the
 // backend gets it), X-Auth-Request-Redirect and X-Request-ID; with
 // auth-method also X-Original-URI and X-Scheme. The client's
@@ -611,11 +612,7 @@ func authHeaders(h http.Header, req *http.Request, v *urltemplate.RequestVars, x
 		}
 		h[k] = vs
 	}
-	scheme := "http"
-	if req.TLS != nil {
-		scheme = "https"
-	}
-	h.Set("X-Original-Url", scheme+"://"+v.HTTPHost+v.RequestURI)
+	h.Set("X-Original-Url", v.Scheme+"://"+v.HTTPHost+v.RequestURI)
 	h.Set("X-Original-Method", req.Method)
 	h.Set("X-Sent-From", "nginx-ingress-controller")
 	h.Set("X-Real-Ip", v.RemoteAddr)
@@ -642,7 +639,7 @@ func authHeaders(h http.Header, req *http.Request, v *urltemplate.RequestVars, x
 	}
 	if x.Method != "" {
 		h.Set("X-Original-Uri", v.RequestURI)
-		h.Set("X-Scheme", v.Scheme)
+		h.Set("X-Scheme", v.PassAccessScheme)
 	}
 }
 

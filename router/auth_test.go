@@ -867,3 +867,44 @@ func TestExternalAuthOriginalURLScheme(t *testing.T) {
 		assert.Equal(t, tc.wantSch, got.Header.Get("X-Scheme"), "tls %v, X-Forwarded-Proto %q", tc.tls, tc.forwarded)
 	}
 }
+
+// TestExternalAuthSchemeVariables: behind a balancer that ends TLS
+// (use-forwarded-headers, X-Forwarded-Proto: https on a plain
+// connection) an auth URL's and auth-proxy-set-headers' $scheme is the
+// connection's, nginx's $scheme, while $pass_access_scheme is the
+// balancer's (lua_ingress.lua rewrite); a relative sign-in URL is
+// completed by absolute_redirect with the connection's scheme, and its
+// rd parameter keeps $pass_access_scheme (buildAuthSignURL).
+func TestExternalAuthSchemeVariables(t *testing.T) {
+	svc := newAuthService(t)
+	hdr, err := match.ParseVarTemplate("$scheme")
+	require.NoError(t, err)
+	signin, err := urltemplate.SigninURL("/start", "")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		path, wantQuery, wantLocation string
+	}{
+		{"/ok?s=$scheme&p=$pass_access_scheme", "s=http&p=https", ""},
+		{"/deny", "", "http://shop.example.com/start?rd=https://shop.example.com%2Fapp"},
+	} {
+		r, _ := authRouter(t, Options{TrustForwardedProto: true}, externalAuth(t, svc.srv.URL+tc.path, func(x *match.ExternalAuth) {
+			x.Options = &match.ExternalAuthOptions{ProxySetHeaders: []match.AuthHeader{{Name: "X-Seen-Scheme", Value: hdr}}}
+			x.Signin = &signin
+		}))
+		req := httptest.NewRequest(http.MethodGet, "/app", nil)
+		req.Host = "shop.example.com"
+		req.Header.Set("X-Forwarded-Proto", "https")
+		rec := httptest.NewRecorder()
+		r.ServeHTTP(rec, req)
+		got, _ := svc.request()
+		require.NotNil(t, got, tc.path)
+		assert.Equal(t, "http", got.Header.Get("X-Seen-Scheme"), tc.path)
+		if tc.wantLocation != "" {
+			assert.Equal(t, http.StatusFound, rec.Code, tc.path)
+			assert.Equal(t, tc.wantLocation, rec.Header().Get("Location"), tc.path)
+			continue
+		}
+		assert.Equal(t, http.StatusOK, rec.Code, tc.path)
+		assert.Equal(t, tc.wantQuery, got.URL.RawQuery, tc.path)
+	}
+}

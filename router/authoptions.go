@@ -20,9 +20,10 @@ import (
 // authVars expands the nginx variables of a cache key or header value
 // for one request.
 type authVars struct {
-	req         *http.Request
-	host, proto string
-	remoteAddr  string
+	req *http.Request
+	// scheme is the connection's ($scheme).
+	host, scheme string
+	remoteAddr   string
 }
 
 func (v *authVars) value(x vars.Ref) string {
@@ -44,7 +45,7 @@ func (v *authVars) value(x vars.Ref) string {
 	case vars.Args:
 		return req.URL.RawQuery
 	case vars.Scheme:
-		return v.proto
+		return v.scheme
 	case vars.RequestMethod:
 		return req.Method
 	case vars.HTTP:

@@ -54,7 +54,7 @@ func (r *Router) mirror(s *requestState, m *match.Mirror) {
 		return
 	}
 	d := &s.d
-	c := mirrorCopy{path: d.path, query: d.query, proto: d.proto, host: d.host, hdr: &r.live.Load().headers}
+	c := mirrorCopy{path: d.path, query: d.query, scheme: connScheme(s.req), host: d.host, hdr: &r.live.Load().headers}
 	if !m.NoBody && s.req.Body != nil && s.req.Body != http.NoBody {
 		switch b := s.req.Body.(type) {
 		case *heldBody:
@@ -97,9 +97,9 @@ func (r *Router) mirror(s *requestState, m *match.Mirror) {
 // because the decision lives on the handler's stack, and the body it
 // sends: body, or the file spill the copy holds open (nil for none).
 type mirrorCopy struct {
-	requestURI, path, query, proto, host string
-	body                                 []byte
-	spill                                *spillBody
+	requestURI, path, query, scheme, host string
+	body                                  []byte
+	spill                                 *spillBody
 	// hdr are the header keys' settings the request was served with.
 	hdr *headerSettings
 }
@@ -121,9 +121,9 @@ func (r *Router) sendMirror(m *match.Mirror, req *http.Request, c mirrorCopy) {
 	case c.body != nil:
 		rd, size = bytes.NewReader(c.body), int64(len(c.body))
 	}
-	url := m.URL(c.requestURI, c.path, c.query, c.proto, c.host)
+	url := m.URL(c.requestURI, c.path, c.query, c.scheme, c.host)
 	if b := m.Backend; b != nil {
-		url = m.URLAt(b.Endpoints[r.mirrors.turn.Add(1)%uint64(len(b.Endpoints))], c.requestURI, c.path, c.query, c.proto, c.host)
+		url = m.URLAt(b.Endpoints[r.mirrors.turn.Add(1)%uint64(len(b.Endpoints))], c.requestURI, c.path, c.query, c.scheme, c.host)
 	}
 	out, err := http.NewRequestWithContext(ctx, req.Method, url, rd)
 	if err != nil {

@@ -177,7 +177,7 @@ func answersBefore(d *decision, st *step) bool {
 func (r *Router) snippetRequest(req *http.Request, d *decision, relocated bool) *match.SnippetRequest {
 	clean, _ := match.NormalizePath(beforeFragment(d.path))
 	sr := &match.SnippetRequest{
-		Host: d.host, URI: clean, RequestURI: vars.RequestURIOf(req.RequestURI), Args: d.query, Scheme: d.proto,
+		Host: d.host, URI: clean, RequestURI: vars.RequestURIOf(req.RequestURI), Args: d.query, Scheme: connScheme(req),
 		RemoteAddr: r.ClientAddr(req).String(), Method: req.Method, Header: req.Header, HTTPHost: req.Host,
 		Relocated: relocated,
 	}

@@ -258,6 +258,15 @@ func (r *Router) forwardedProto(req *http.Request) string {
 			}
 		}
 	}
+	return connScheme(req)
+}
+
+// connScheme is nginx's $scheme: the connection's own, whatever a
+// balancer in front says, as snippets, auth URLs and headers and mirror
+// targets expand it and absolute_redirect completes a snippet's or
+// sign-in's Location; ingress-nginx's $pass_access_scheme (clientProto)
+// is the balancer's.
+func connScheme(req *http.Request) string {
 	if req.TLS != nil {
 		return "https"
 	}

@@ -44,7 +44,7 @@ func ParseAuthURL(s string, relative bool) (AuthURL, error) {
 		switch r.Var.Canon() {
 		case vars.Host, vars.HTTPHost:
 			return "host.invalid"
-		case vars.Scheme:
+		case vars.Scheme, vars.PassAccessScheme:
 			return "http"
 		case vars.RemoteAddr:
 			return "192.0.2.1"
@@ -99,9 +99,12 @@ func SigninURL(signin, param string) (AuthURL, error) {
 // RequestVars are the values of the variables an AuthURL may use.
 type RequestVars struct {
 	// Host is the normalized host ($host); HTTPHost the Host header as
-	// sent ($http_host); Scheme "http" or "https"; RequestURI the
-	// request-target as received; RemoteAddr the client's IP.
-	Host, HTTPHost, Scheme, RequestURI, RemoteAddr string
+	// sent ($http_host); Scheme the connection's, "http" or "https"
+	// ($scheme); PassAccessScheme the one the client used as a trusted
+	// balancer says (ingress-nginx's $pass_access_scheme, set per
+	// location by lua_ingress.lua); RequestURI the request-target as
+	// received; RemoteAddr the client's IP.
+	Host, HTTPHost, Scheme, PassAccessScheme, RequestURI, RemoteAddr string
 }
 
 // Expand returns the URL with the variables replaced.
@@ -122,6 +125,8 @@ func (v *RequestVars) value(r vars.Ref) string {
 		return v.HTTPHost
 	case vars.Scheme:
 		return v.Scheme
+	case vars.PassAccessScheme:
+		return v.PassAccessScheme
 	case vars.RequestURI:
 		return v.RequestURI
 	case vars.EscapedRequestURI:

@@ -8,13 +8,15 @@ import (
 )
 
 func TestAuthURL(t *testing.T) {
-	vars := &RequestVars{Host: "shop.example.com", HTTPHost: "Shop.Example.com:8080", Scheme: "https", RequestURI: "/a b?x=1&y=/", RemoteAddr: "192.0.2.9"}
+	vars := &RequestVars{Host: "shop.example.com", HTTPHost: "Shop.Example.com:8080", Scheme: "https", PassAccessScheme: "http", RequestURI: "/a b?x=1&y=/", RemoteAddr: "192.0.2.9"}
 	tests := []struct {
 		raw, want, err string
 	}{
 		{raw: "http://auth.svc/verify", want: "http://auth.svc/verify"},
 		{raw: "https://$host/oauth2/auth", want: "https://shop.example.com/oauth2/auth"},
 		{raw: "http://auth/${http_host}/$scheme$request_uri", want: "http://auth/Shop.Example.com:8080/https/a b?x=1&y=/"},
+		// $scheme is the connection's, $pass_access_scheme the balancer's.
+		{raw: "http://auth/$scheme/$pass_access_scheme", want: "http://auth/https/http"},
 		{raw: "http://auth/?rd=$escaped_request_uri&ip=$remote_addr", want: "http://auth/?rd=%2Fa%20b%3Fx%3D1%26y%3D%2F&ip=192.0.2.9"},
 		{raw: "http://auth/$upstream_addr", err: "$upstream_addr is not a variable ramjet expands in an auth URL"},
 		{raw: "http://auth/${host", err: "is not closed"},
@@ -37,7 +39,7 @@ func TestAuthURL(t *testing.T) {
 }
 
 func TestSigninURL(t *testing.T) {
-	vars := &RequestVars{Host: "auth", HTTPHost: "auth", Scheme: "http", RequestURI: "/?a=b&c=d"}
+	vars := &RequestVars{Host: "auth", HTTPHost: "auth", Scheme: "http", PassAccessScheme: "http", RequestURI: "/?a=b&c=d"}
 	for raw, want := range map[string]string{
 		// ingress-nginx's e2e test: rd=http://<host> + url.QueryEscape("/?a=b&c=d").
 		"http://$host/auth/start":                    "http://auth/auth/start?rd=http://auth%2F%3Fa%3Db%26c%3Dd",

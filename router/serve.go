@@ -255,6 +255,13 @@ func (r *Router) forward(s *requestState) {
 	}
 	x.ctx = exchangeContext{Context: ctx, x: x}
 	r.proxy.ServeHTTP(x, req.WithContext(&x.ctx))
+	if x.readErr != nil {
+		// The backend broke its body off after the head went out.
+		// ReverseProxy aborts only under a server that sets
+		// http.ServerContextKey, which router/h1's and router/h2's do
+		// not; returning would end the answer as if it were whole.
+		panic(http.ErrAbortHandler)
+	}
 }
 
 // matched is the declaration a lookup matched, for the record; nil when

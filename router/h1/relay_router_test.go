@@ -2,8 +2,11 @@ package h1_test
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -227,6 +230,32 @@ func TestRouterRefusesAmbiguousResponseFraming(t *testing.T) {
 		if res, _ := h1.ReadResponse(t, br, "GET"); res.StatusCode != http.StatusBadGateway {
 			t.Errorf("%q: %d, want 502", head, res.StatusCode)
 		}
+	}
+}
+
+// TestRouterCutsTruncatedHTTPSBody: an HTTPS backend's chunked body
+// broken off before its last chunk reaches the client as a broken-off
+// answer (the connection closed without a last chunk), as nginx ends it
+// and as HTTP backends' already do. Under router/h1's server, which sets
+// no http.ServerContextKey, ReverseProxy returned quietly instead of
+// aborting, and the server ended the answer with a well-formed last
+// chunk: the client took "hel" for the whole body and kept the
+// connection.
+func TestRouterCutsTruncatedHTTPSBody(t *testing.T) {
+	be := httptest.NewTLSServer(rawBackend("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", "5\r\nhel"))
+	t.Cleanup(be.Close)
+	rt := catchAllTo(t, be, router.Options{}, "nginx.ingress.kubernetes.io/backend-protocol: HTTPS")
+	addr := h1.ServeOn(t, &h1.Server{Handler: rt, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 10 * time.Second})
+	c, br := h1.Dial(t, addr)
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n")
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	res, err := http.ReadResponse(br, nil)
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("%v, %v; want the backend's 200", res, err)
+	}
+	b, err := io.ReadAll(res.Body)
+	if err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the client read %q, %v: a complete answer; want it broken off", b, err)
 	}
 }
 

@@ -31,6 +31,13 @@ func catchAll(t *testing.T, backend http.Handler, o router.Options, annotations 
 	t.Helper()
 	be := httptest.NewServer(backend)
 	t.Cleanup(be.Close)
+	return catchAllTo(t, be, o, annotations...)
+}
+
+// catchAllTo is catchAll with the backend be, started (with TLS for an
+// HTTPS backend-protocol annotation).
+func catchAllTo(t *testing.T, be *httptest.Server, o router.Options, annotations ...string) *router.Router {
+	t.Helper()
 	ip, port, _ := net.SplitHostPort(be.Listener.Addr().String())
 	doc := fmt.Sprintf(`
 apiVersion: networking.k8s.io/v1

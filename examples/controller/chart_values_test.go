@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -31,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes/scheme"
+	"ramjet.dev/ramjet/router/configmap"
 	"sigs.k8s.io/yaml"
 )
 
@@ -882,5 +884,67 @@ func TestChartExtraArgsListenPorts(t *testing.T) {
 	} {
 		_, _, err := renderChartValues("edge", "ingress", chartValues(t, map[string]any{"controller": map[string]any{"extraArgs": map[string]any{flag: 8081}}}))
 		require.ErrorContains(t, err, want, flag)
+	}
+}
+
+// The kubelet kills the controller terminationGracePeriodSeconds after
+// the preStop hook starts its drain, so the period must cover the drain
+// (--shutdown-grace-period, which ingress-nginx's users set in extraArgs)
+// and the ConfigMap's worker-shutdown-timeout for requests in flight. A
+// period of 0 is worked out from both, as the controller reads them; one
+// the values set too short for them renders as given, as in ingress-nginx's
+// chart, and the notes name it.
+func TestChartTerminationGraceCoversShutdownTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		timeout   any // worker-shutdown-timeout; nil: unset
+		drainArg  any // extraArgs.shutdown-grace-period; nil: unset
+		grace     int
+		want      int64
+		shortWarn string
+	}{
+		{timeout: nil, grace: 300, want: 300},
+		{timeout: nil, grace: 0, want: 270},
+		{timeout: "285s", grace: 300, want: 300},
+		{timeout: "600s", grace: 300, want: 300, shortWarn: "controller.terminationGracePeriodSeconds (300) is shorter than the drain (15 s) plus worker-shutdown-timeout (600 s)"},
+		{timeout: "286", grace: 300, want: 300, shortWarn: "at least 301"},
+		{timeout: "600s", grace: 0, want: 630},
+		{timeout: 600, grace: 0, want: 630},
+		{timeout: "10m", grace: 3600, want: 3600},
+		{timeout: "1m 30s", grace: 0, want: 120},
+		{timeout: "1500ms", grace: 0, want: 32},
+		{timeout: "1h", drainArg: 60, grace: 0, want: 3675},
+		{timeout: nil, drainArg: "90", grace: 300, want: 300, shortWarn: "the drain (90 s) plus worker-shutdown-timeout (240 s)"},
+		// Refused by the controller, which keeps 240 s.
+		{timeout: "forever", grace: 0, want: 270},
+		{timeout: "0", grace: 0, want: 270},
+	} {
+		name := fmt.Sprintf("%v/%v/%d", tc.timeout, tc.drainArg, tc.grace)
+		controller := map[string]any{"terminationGracePeriodSeconds": tc.grace}
+		if tc.timeout != nil {
+			controller["config"] = map[string]any{"worker-shutdown-timeout": tc.timeout}
+		}
+		if tc.drainArg != nil {
+			controller["extraArgs"] = map[string]any{"shutdown-grace-period": tc.drainArg}
+		}
+		rendered, notes := renderChartNotes(t, "edge", "ingress", map[string]any{"controller": controller})
+		objs := decodeChart(t, rendered)
+		pod := findNamed[*appsv1.Deployment](t, objs, "edge").Spec.Template.Spec
+		require.Equal(t, tc.want, *pod.TerminationGracePeriodSeconds, name)
+
+		cfg, err := parseChartArgs(t, pod.Containers[0].Args, "ingress")
+		require.NoError(t, err, name)
+		cm := findNamed[*corev1.ConfigMap](t, objs, "edge-controller")
+		settings, _ := configmap.Parse(cm.Namespace, cm.Name, cm.Data)
+		cfg.routerKeys = settings
+		need := cfg.drain + cfg.connections().ShutdownTimeout
+		grace := time.Duration(tc.want) * time.Second
+		if tc.shortWarn == "" {
+			require.GreaterOrEqual(t, grace, need, name)
+			require.NotContains(t, notes, "terminationGracePeriodSeconds", name)
+			continue
+		}
+		require.Less(t, grace, need, name)
+		require.Contains(t, notes, tc.shortWarn, name)
+		require.Contains(t, notes, fmt.Sprintf("at least %d", int64((need+time.Second-1)/time.Second)), name)
 	}
 }

@@ -70,6 +70,41 @@ ValidatingWebhookConfiguration it patches, and the Jobs' service account. */}}
 {{- end -}}
 {{- end -}}
 
+{{/* An nginx time (600, 10m, 1m 30s, 1500ms) in whole seconds, rounded
+up, as the controller reads one; "" for a value it refuses. */}}
+{{- define "ramjet.seconds" -}}
+{{- $v := toString . | trim -}}
+{{- if regexMatch "^[0-9]{1,9}$" $v -}}
+{{- with int64 $v }}{{ . }}{{ end -}}
+{{- else if regexMatch "^([0-9]{1,9}(ms|s|m|h|d|w|M|y))+$" (nospace $v) -}}
+{{- $units := dict "ms" 1 "s" 1000 "m" 60000 "h" 3600000 "d" 86400000 "w" 604800000 "M" 2592000000 "y" 31536000000 -}}
+{{- $ms := 0 -}}
+{{- range $part := regexFindAll "[0-9]+(ms|s|m|h|d|w|M|y)" (nospace $v) -1 -}}
+{{- $n := regexFind "^[0-9]+" $part -}}
+{{- $ms = add $ms (mul (int64 $n) (get $units (trimPrefix $n $part))) -}}
+{{- end -}}
+{{- with $ms }}{{ div (add . 999) 1000 }}{{ end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The seconds a stopping controller may take: its drain
+(--shutdown-grace-period, from extraArgs where ingress-nginx's users set
+it, else shutdownGracePeriod) and then the ConfigMap's
+worker-shutdown-timeout for requests in flight (ingress-nginx's 240 s when
+unset or refused, as the controller keeps it). As "drain timeout". */}}
+{{- define "ramjet.stopSeconds" -}}
+{{- $c := .Values.controller -}}
+{{- $drain := int64 $c.shutdownGracePeriod -}}
+{{- if hasKey ($c.extraArgs | default dict) "shutdown-grace-period" -}}
+{{- with include "ramjet.seconds" (index $c.extraArgs "shutdown-grace-period") }}{{ $drain = int64 . }}{{ end -}}
+{{- end -}}
+{{- $timeout := 240 -}}
+{{- if hasKey ($c.config | default dict) "worker-shutdown-timeout" -}}
+{{- with include "ramjet.seconds" (tpl (toString (index $c.config "worker-shutdown-timeout")) $) }}{{ $timeout = int64 . }}{{ end -}}
+{{- end -}}
+{{ $drain }} {{ $timeout }}
+{{- end -}}
+
 {{/* The port name of a tcp:/udp: entry. */}}
 {{- define "ramjet.streamPortName" -}}
 {{ if .prefix }}{{ .prefix }}-{{ end }}{{ .port }}-{{ .proto }}

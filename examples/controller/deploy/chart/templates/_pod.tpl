@@ -29,9 +29,10 @@ metadata:
 spec:
   serviceAccountName: {{ include "ramjet.serviceAccountName" . }}
   automountServiceAccountToken: {{ .Values.serviceAccount.automountServiceAccountToken }}
-  # The drain, plus 240 s for requests in flight (worker-shutdown-timeout),
-  # plus a margin; or the values file's own.
-  terminationGracePeriodSeconds: {{ .Values.controller.terminationGracePeriodSeconds | default (add .Values.controller.shutdownGracePeriod 255) }}
+  # The values file's own; 0: the drain, plus the time requests in flight
+  # get (worker-shutdown-timeout), plus a margin.
+  {{- $stop := splitList " " (include "ramjet.stopSeconds" .) }}
+  terminationGracePeriodSeconds: {{ .Values.controller.terminationGracePeriodSeconds | default (add (index $stop 0) (index $stop 1) 15) }}
   {{- with .Values.imagePullSecrets }}
   imagePullSecrets: {{ toYaml . | nindent 4 }}
   {{- end }}

@@ -541,6 +541,27 @@ func TestChartDaemonSet(t *testing.T) {
 	checkPodHardening(t, &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: ds.Spec.Template}}, cfg)
 }
 
+// kind: Both renders the Deployment and the DaemonSet, as ingress-nginx's
+// chart did while it had Both (up to 4.8.2): the Deployment scales as with
+// kind: Deployment, by its HorizontalPodAutoscaler when autoscaling is on,
+// rather than falling to one replica with the replicas field left out.
+func TestChartBoth(t *testing.T) {
+	objs := decodeChart(t, renderChart(t, "edge", "ingress", map[string]any{"controller": map[string]any{
+		"kind": "Both", "autoscaling": map[string]any{"enabled": true, "minReplicas": 3, "maxReplicas": 7}}}))
+	findNamed[*appsv1.DaemonSet](t, objs, "edge")
+	d := findNamed[*appsv1.Deployment](t, objs, "edge")
+	require.Nil(t, d.Spec.Replicas, "the HorizontalPodAutoscaler sets them")
+	hpa := findNamed[*autoscalingv2.HorizontalPodAutoscaler](t, objs, "edge")
+	require.Equal(t, autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "edge"}, hpa.Spec.ScaleTargetRef)
+	require.Equal(t, int32(3), *hpa.Spec.MinReplicas)
+	require.Equal(t, int32(7), hpa.Spec.MaxReplicas)
+
+	objs = decodeChart(t, renderChart(t, "edge", "ingress", map[string]any{"controller": map[string]any{"kind": "Both", "replicaCount": 3}}))
+	findNamed[*appsv1.DaemonSet](t, objs, "edge")
+	require.Equal(t, int32(3), *findNamed[*appsv1.Deployment](t, objs, "edge").Spec.Replicas)
+	require.Zero(t, countOf[*autoscalingv2.HorizontalPodAutoscaler](objs))
+}
+
 // With helm installed, `helm lint` passes on the chart alone and with
 // each values file, and `helm template` renders what renderChart renders.
 // Without it (the library's machines have none unless installed, e.g.

@@ -3090,17 +3090,24 @@
 //     digest part ("cors-gateway") covers the form, so other tables keep
 //     their digest.
 //   - Filters on a backendRef: RequestHeaderModifier and
-//     ResponseHeaderModifier, once each, edit the headers of the requests
-//     sent to that backend and of its answers only, after the rule's own
-//     (match.Alternative.Snippet, run when the rule's split chooses the
-//     backend; a rule with one such backend is a split of one). An
-//     invalid value (as for the rule's filters) makes that backend's share
-//     answer 500 with a RuleRejected warning; any other filter type on a
-//     backendRef (RequestRedirect, URLRewrite, RequestMirror, CORS,
-//     ExtensionRef) warns GatewayFeatureUnsupported and leaves the
-//     backend out, as the API leaves their support to the implementation.
-//     The table's text lists the edits under "split <i> only:" and a new
-//     digest part ("weighted-backend-filters") covers them.
+//     ResponseHeaderModifier, URLRewrite and RequestRedirect, once each,
+//     apply to the requests the rule's split sends to that backend only,
+//     after the rule's own (match.Alternative, applied when the split
+//     chooses the backend; a rule with one such backend is a split of
+//     one): the header edits on the request and its answer; the rewrite
+//     as the rule's is made (its ReplacePrefixMatch needs PathPrefix
+//     matches), the request-target or Host it sets replacing what the
+//     rule's set; the redirect, built per match as the rule's is, answers
+//     the backend's share (Record.Reason "backend-redirect") whether or
+//     not it has endpoints, with the rule's response header edits and its
+//     own. An invalid value (as for the rule's filters) makes that
+//     backend's share answer 500 with a RuleRejected warning; any other
+//     filter type on a backendRef (RequestMirror, CORS, ExtensionRef)
+//     warns GatewayFeatureUnsupported and its share answers 500, as the
+//     API leaves their support to the implementation. The table's text
+//     lists them under "split <i> only:"; digest parts of their own
+//     ("weighted-backend-filters", "weighted-backend-actions") cover
+//     them.
 //   - A Service port's appProtocol, for the backends HTTPRoutes send to:
 //     kubernetes.io/h2c is dialled with HTTP/2 prior knowledge over
 //     cleartext (match.H2C, the router's h2c transport that gRPC backends
@@ -3275,7 +3282,8 @@
 // or one filter type twice (RequestMirror excepted), on a rule (the
 // rule's requests answer 500: the API does not let a filter that cannot
 // be applied be skipped, and they must not reach another rule without it)
-// and filters on a backendRef other than the header modifiers, and any on
+// and filters on a backendRef other than the header modifiers, URLRewrite
+// and RequestRedirect, and any on
 // a GRPCRoute's backendRef (that backend's share answers 500, for the
 // same reason, and is not handed to the other backends); a Gateway's
 // client certificate validation (spec.tls.frontend: the HTTPS listeners

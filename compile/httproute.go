@@ -183,6 +183,14 @@ type WeightedBackend struct {
 	// sent to this backend and of its answers only, after the rule's (the
 	// Gateway API's filters on a backendRef; match.Alternative.Snippet).
 	RequestHeaders, ResponseHeaders *HeaderModifier
+	// Rewrite, when set, rewrites the requests sent to this backend after
+	// the rule's Rewrite, what it sets replacing what that set; Redirect
+	// answers them with a redirect instead (the Gateway API's URLRewrite
+	// and RequestRedirect on a backendRef; match.Alternative).
+	// RewriteField locates the rewrite's filter.
+	Rewrite      *URLRewrite
+	RewriteField string
+	Redirect     *RequestRedirect
 }
 
 // HTTPRouteKind is the Kind of an HTTPRoute in warnings and sources.
@@ -245,9 +253,12 @@ func (b *builder) buildHTTPRoutes() {
 					mto, msn := to, sn
 					if ok && rule.Redirect != nil {
 						var built bool
-						if msn, built = b.redirectSnippet(hr, rule, sn, m); !built {
+						if msn, built = b.redirectSnippet(hr, rule.Redirect, sn, m, "answer 500"); !built {
 							mto, msn = refusedTarget(), nil
 						}
+					}
+					if ok && mto.split != nil && slices.ContainsFunc(rule.Backends, func(wb WeightedBackend) bool { return wb.Redirect != nil }) {
+						mto.split = b.matchRedirects(hr, rule, mto.split, m)
 					}
 					if r := b.declareHTTPRouteMatch(hr, v, m, mto, rws[m.Type], msn, order, seen); r != nil {
 						b.noteRouteAffinity(hr, rule, r)
@@ -358,7 +369,7 @@ func RefusedRules(hr *HTTPRoute) []RuleRefusal {
 			m = servedMatch(hr, m)
 			n := len(b.warnings)
 			if rule.Redirect != nil {
-				b.redirectSnippet(hr, rule, sn, m)
+				b.redirectSnippet(hr, rule.Redirect, sn, m, "answer 500")
 			}
 			if len(b.warnings) == n {
 				b.matchKey(hr, m)
@@ -372,7 +383,7 @@ func RefusedRules(hr *HTTPRoute) []RuleRefusal {
 			if wb.Invalid != "" {
 				continue
 			}
-			if _, ok := b.headerSnippet(hr, wb.RequestHeaders, wb.ResponseHeaders, wb.Field+".filters", backendRefused); !ok && len(b.warnings) > 0 {
+			if _, _, ok := b.backendFilters(hr, rule, wb); !ok && len(b.warnings) > 0 {
 				out = append(out, RuleRefusal{Rule: i, Backend: j, Match: -1, Warning: last()})
 			}
 		}
@@ -409,9 +420,9 @@ func (b *builder) ruleBackend(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Backen
 		return nil, &match.Split{Alternatives: []match.Alternative{{Weight: 1}}}
 	}
 	// A backend with filters of its own is an alternative of a split,
-	// even alone, which carries them (match.Alternative.Snippet).
+	// even alone, which carries them (match.Alternative).
 	filtered := slices.ContainsFunc(rule.Backends, func(wb WeightedBackend) bool {
-		return wb.Invalid == "" && (wb.RequestHeaders != nil || wb.ResponseHeaders != nil)
+		return wb.Invalid == "" && (wb.RequestHeaders != nil || wb.ResponseHeaders != nil || wb.Rewrite != nil || wb.Redirect != nil)
 	})
 	var alts []match.Alternative
 	if len(rule.Backends) > 1 || filtered {
@@ -426,9 +437,10 @@ func (b *builder) ruleBackend(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Backen
 		}
 		be = b.ruleBackendRef(hr, wb)
 		var sn *match.Snippet
+		var rw *match.Rewrite
 		if be != nil {
 			var ok bool
-			if sn, ok = b.headerSnippet(hr, wb.RequestHeaders, wb.ResponseHeaders, wb.Field+".filters", backendRefused); !ok {
+			if sn, rw, ok = b.backendFilters(hr, rule, wb); !ok {
 				be = nil // its share answers 500, as an invalid reference's
 			}
 		}
@@ -438,7 +450,10 @@ func (b *builder) ruleBackend(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Backen
 			first = be
 		}
 		if alts != nil {
-			alts[i] = match.Alternative{Backend: be, Weight: int(max(wb.Weight, 0)), Snippet: sn}
+			alts[i] = match.Alternative{Backend: be, Weight: int(max(wb.Weight, 0)), Snippet: sn, Rewrite: rw}
+			if be != nil && wb.Redirect != nil {
+				alts[i].Redirect = cmp.Or(wb.Redirect.StatusCode, 302) // its snippet is the match's (matchRedirects)
+			}
 		}
 	}
 	if positive == 0 {
@@ -452,6 +467,50 @@ func (b *builder) ruleBackend(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Backen
 		alts = []match.Alternative{{Backend: be, Weight: int(max(rule.Backends[0].Weight, 0))}}
 	}
 	return first, &match.Split{Alternatives: alts}
+}
+
+// backendFilters builds what a valid backendRef's own filters do to the
+// requests sent to it: the header edits, its URLRewrite, and checks its
+// RequestRedirect, which matchRedirects builds per match. ok is false,
+// with a warning, when one cannot be applied as written: that backend's
+// share then answers 500.
+func (b *builder) backendFilters(hr *HTTPRoute, rule *HTTPRouteRule, wb *WeightedBackend) (sn *match.Snippet, rw *match.Rewrite, ok bool) {
+	if sn, ok = b.headerSnippet(hr, wb.RequestHeaders, wb.ResponseHeaders, wb.Field+".filters", backendRefused); !ok {
+		return nil, nil, false
+	}
+	if wb.Rewrite != nil {
+		if rw, ok = b.urlRewrite(hr, wb.Rewrite, wb.RewriteField, rule.Matches, backendRefused); !ok {
+			return nil, nil, false
+		}
+	}
+	if rd := wb.Redirect; rd != nil {
+		if why := redirectProblem(rd, wb.Rewrite != nil, rule.Matches); why != "" {
+			b.warn(RuleRejected, hr.ref(), rd.Field+".requestRedirect", why+"; "+backendRefused)
+			return nil, nil, false
+		}
+	}
+	return sn, rw, true
+}
+
+// matchRedirects is split, the rule's, for its match m when a backendRef
+// redirects: each such alternative's snippet is its header edits and
+// then the redirect as m's requests build it (redirectSnippet). One that
+// does not build answers its share 500.
+func (b *builder) matchRedirects(hr *HTTPRoute, rule *HTTPRouteRule, split *match.Split, m HTTPRouteMatch) *match.Split {
+	out := &match.Split{Alternatives: slices.Clone(split.Alternatives)}
+	for i := range out.Alternatives {
+		a := &out.Alternatives[i]
+		if a.Redirect == 0 || i >= len(rule.Backends) || rule.Backends[i].Redirect == nil {
+			continue
+		}
+		sn, built := b.redirectSnippet(hr, rule.Backends[i].Redirect, a.Snippet, m, "sent to "+rule.Backends[i].Field+" answer 500")
+		if !built {
+			*a = match.Alternative{Weight: a.Weight}
+			continue
+		}
+		a.Snippet = sn
+	}
+	return out
 }
 
 // ruleBackendRef resolves one backendRef, or warns and returns nil when
@@ -799,12 +858,26 @@ func (b *builder) caseSensitiveRegex(pattern string) (*match.Regexp, string) {
 // the segments a PathPrefix match matched (match.NativeSyntax on a Prefix
 // route); on a regular expression only a full replacement is possible.
 func (b *builder) ruleRewrites(hr *HTTPRoute, rule *HTTPRouteRule) (map[match.PathType]*match.Rewrite, bool) {
-	u := rule.Rewrite
-	if u == nil {
+	if rule.Rewrite == nil {
 		return nil, true
 	}
-	refuse := func(field, why string) (map[match.PathType]*match.Rewrite, bool) {
-		b.warn(RuleRejected, hr.ref(), rule.FilterField+field, why+"; the rule's requests answer 500")
+	rw, ok := b.urlRewrite(hr, rule.Rewrite, rule.FilterField, rule.Matches, "the rule's requests answer 500")
+	if !ok {
+		return nil, false
+	}
+	out := make(map[match.PathType]*match.Rewrite, 1)
+	for _, m := range rule.Matches {
+		out[m.Type] = rw
+	}
+	return out, true
+}
+
+// urlRewrite prepares URLRewrite u, the filter at field, for a rule with
+// matches, or warns and returns false when it cannot be applied as
+// written; refused says what a refusal does.
+func (b *builder) urlRewrite(hr *HTTPRoute, u *URLRewrite, field string, matches []HTTPRouteMatch, refused string) (*match.Rewrite, bool) {
+	refuse := func(f, why string) (*match.Rewrite, bool) {
+		b.warn(RuleRejected, hr.ref(), field+f, why+"; "+refused)
 		return nil, false
 	}
 	if u.Hostname != "" {
@@ -815,30 +888,25 @@ func (b *builder) ruleRewrites(hr *HTTPRoute, rule *HTTPRouteRule) (map[match.Pa
 	if u.PathSet && (u.Path == "" && !u.ReplacePrefix || u.Path != "" && u.Path[0] != '/') {
 		return refuse(".urlRewrite.path", "path "+strconv.Quote(u.Path)+" does not begin with /")
 	}
-	out := make(map[match.PathType]*match.Rewrite, 1)
-	for _, m := range rule.Matches {
-		if _, done := out[m.Type]; done {
-			continue
+	if u.ReplacePrefix {
+		if i := slices.IndexFunc(matches, func(m HTTPRouteMatch) bool { return m.Type != match.Prefix }); i >= 0 {
+			return refuse(".urlRewrite.path", "replacePrefixMatch needs PathPrefix matches; "+matches[i].Field+" is "+matches[i].Type.String())
 		}
-		if u.ReplacePrefix && m.Type != match.Prefix {
-			return refuse(".urlRewrite.path", "replacePrefixMatch needs PathPrefix matches; "+m.Field+" is "+m.Type.String())
-		}
-		spec := match.Rewrite{Host: u.Hostname}
-		if u.PathSet {
-			spec.Target, spec.Syntax = vars.Escape(u.Path), match.NginxSyntax
-			if u.ReplacePrefix {
-				// An empty replacement leaves the rest of the path, which
-				// "/" does too: "/foo/bar" → "/bar", "/foo" → "/".
-				spec.Target, spec.Syntax = vars.Escape(cmp.Or(u.Path, "/")), match.NativeSyntax
-			}
-		}
-		rw, err := match.NewRewrite(spec)
-		if err != nil {
-			return refuse(".urlRewrite", err.Error())
-		}
-		out[m.Type] = rw
 	}
-	return out, true
+	spec := match.Rewrite{Host: u.Hostname}
+	if u.PathSet {
+		spec.Target, spec.Syntax = vars.Escape(u.Path), match.NginxSyntax
+		if u.ReplacePrefix {
+			// An empty replacement leaves the rest of the path, which
+			// "/" does too: "/foo/bar" → "/bar", "/foo" → "/".
+			spec.Target, spec.Syntax = vars.Escape(cmp.Or(u.Path, "/")), match.NativeSyntax
+		}
+	}
+	rw, err := match.NewRewrite(spec)
+	if err != nil {
+		return refuse(".urlRewrite", err.Error())
+	}
+	return rw, true
 }
 
 // ruleHeaders turns the rule's header modifiers into the steps of a
@@ -934,30 +1002,36 @@ func (b *builder) checkRedirect(hr *HTTPRoute, rule *HTTPRouteRule) bool {
 	if rd == nil {
 		return true
 	}
-	why := ""
-	switch {
-	case rule.Rewrite != nil:
-		why = "RequestRedirect and URLRewrite cannot be combined"
-	case strings.ContainsAny(rd.Path, "?#"):
-		why = "a redirect path with \"?\" or \"#\" is not served"
-	case rd.Scheme != "" && rd.Scheme != "http" && rd.Scheme != "https":
-		why = "scheme " + strconv.Quote(rd.Scheme) + " is not http or https"
-	case rd.Hostname != "" && (invalidHost(rd.Hostname) != "" || strings.HasPrefix(rd.Hostname, "*.")):
-		why = "hostname " + strconv.Quote(rd.Hostname) + " is not a host name"
-	case rd.Port < 0 || rd.Port > 65535:
-		why = "port " + strconv.Itoa(int(rd.Port)) + " is out of range"
-	case rd.PathSet && (rd.Path == "" && !rd.ReplacePrefix || rd.Path != "" && rd.Path[0] != '/'):
-		why = "path " + strconv.Quote(rd.Path) + " does not begin with /"
-	case rd.StatusCode != 0 && !slices.Contains([]int{301, 302, 303, 307, 308}, rd.StatusCode):
-		why = "status " + strconv.Itoa(rd.StatusCode) + " is not 301, 302, 303, 307 or 308"
-	case rd.ReplacePrefix && slices.ContainsFunc(rule.Matches, func(m HTTPRouteMatch) bool { return m.Type != match.Prefix }):
-		why = "replacePrefixMatch needs PathPrefix matches"
-	}
-	if why != "" {
+	if why := redirectProblem(rd, rule.Rewrite != nil, rule.Matches); why != "" {
 		b.warn(RuleRejected, hr.ref(), rd.Field+".requestRedirect", why+"; the rule's requests answer 500")
 		return false
 	}
 	return true
+}
+
+// redirectProblem says why RequestRedirect rd, beside a URLRewrite when
+// rewrites, of a rule with matches cannot be answered as asked; "" when
+// it can.
+func redirectProblem(rd *RequestRedirect, rewrites bool, matches []HTTPRouteMatch) string {
+	switch {
+	case rewrites:
+		return "RequestRedirect and URLRewrite cannot be combined"
+	case strings.ContainsAny(rd.Path, "?#"):
+		return "a redirect path with \"?\" or \"#\" is not served"
+	case rd.Scheme != "" && rd.Scheme != "http" && rd.Scheme != "https":
+		return "scheme " + strconv.Quote(rd.Scheme) + " is not http or https"
+	case rd.Hostname != "" && (invalidHost(rd.Hostname) != "" || strings.HasPrefix(rd.Hostname, "*.")):
+		return "hostname " + strconv.Quote(rd.Hostname) + " is not a host name"
+	case rd.Port < 0 || rd.Port > 65535:
+		return "port " + strconv.Itoa(int(rd.Port)) + " is out of range"
+	case rd.PathSet && (rd.Path == "" && !rd.ReplacePrefix || rd.Path != "" && rd.Path[0] != '/'):
+		return "path " + strconv.Quote(rd.Path) + " does not begin with /"
+	case rd.StatusCode != 0 && !slices.Contains([]int{301, 302, 303, 307, 308}, rd.StatusCode):
+		return "status " + strconv.Itoa(rd.StatusCode) + " is not 301, 302, 303, 307 or 308"
+	case rd.ReplacePrefix && slices.ContainsFunc(matches, func(m HTTPRouteMatch) bool { return m.Type != match.Prefix }):
+		return "replacePrefixMatch needs PathPrefix matches"
+	}
+	return ""
 }
 
 // redirectSnippet is the rule's header steps followed by the redirect for
@@ -965,8 +1039,7 @@ func (b *builder) checkRedirect(hr *HTTPRoute, rule *HTTPRouteRule) bool {
 // request's $scheme, $host and $request_uri with the filter's parts, as
 // literal text, in their place; a prefix replacement takes the rest of the path from a
 // regular expression on $uri, and a replaced path keeps $args.
-func (b *builder) redirectSnippet(hr *HTTPRoute, rule *HTTPRouteRule, headers *match.Snippet, m HTTPRouteMatch) (*match.Snippet, bool) {
-	rd := rule.Redirect
+func (b *builder) redirectSnippet(hr *HTTPRoute, rd *RequestRedirect, headers *match.Snippet, m HTTPRouteMatch, refused string) (*match.Snippet, bool) {
 	code := cmp.Or(rd.StatusCode, 302)
 	portless := cmp.Or(rd.Scheme, "$scheme") + "://" + cmp.Or(rd.Hostname, "$host")
 	base := portless
@@ -1041,7 +1114,7 @@ func (b *builder) redirectSnippet(hr *HTTPRoute, rule *HTTPRouteRule, headers *m
 	ops = append(ops, redirect(base)...)
 	sn, err := match.NewSnippet(match.Snippet{Ops: ops})
 	if err != nil {
-		b.warn(RuleRejected, hr.ref(), rd.Field+".requestRedirect", "the redirect does not build: "+err.Error()+"; "+m.Field+"'s requests answer 500")
+		b.warn(RuleRejected, hr.ref(), rd.Field+".requestRedirect", "the redirect does not build: "+err.Error()+"; "+m.Field+"'s requests "+refused)
 		return nil, false
 	}
 	return sn, true

@@ -116,9 +116,9 @@ var routeFeatures = []feature[*Route]{
 		}
 		return nil
 	}},
-	{"Split", func(_ *preparer, r *Route) error {
+	{"Split", func(p *preparer, r *Route) error {
 		if r.Split != nil {
-			return checkSplit(r.Split)
+			return p.prepareSplit(r.Split)
 		}
 		return nil
 	}},

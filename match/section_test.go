@@ -379,6 +379,16 @@ var sectionChanges = []struct {
 	{section: "weighted-backends", field: "Route.Split", change: "split", mutate: func(s Spec) {
 		specRoute(s, "/api").Split = &Split{Alternatives: []Alternative{{Backend: specBackend(s, "prod/api:80"), Weight: 3}, {Weight: 1}}}
 	}},
+	{section: "weighted-backends", field: "Route.Split", change: "a backend's rewrite", mutate: func(s Spec) {
+		specRoute(s, "/api").Split = &Split{Alternatives: []Alternative{{Backend: specBackend(s, "prod/api:80"), Weight: 1, Rewrite: &Rewrite{Host: "a.example"}}}}
+	}},
+	{section: "weighted-backends", field: "Route.Split", change: "a backend's redirect", mutate: func(s Spec) {
+		sn, err := NewSnippet(Snippet{Ops: []SnippetOp{{Kind: OpReturn, Code: 301, Value: "https://a.example/"}}})
+		if err != nil {
+			panic(err)
+		}
+		specRoute(s, "/api").Split = &Split{Alternatives: []Alternative{{Backend: specBackend(s, "prod/api:80"), Weight: 1, Redirect: 301, Snippet: sn}}}
+	}},
 	{section: "snippets", field: "VirtualHost.FallbackLocation.Snippet", change: "always", mutate: func(s Spec) { specHost(s, shop).FallbackLocation.Snippet.Ops[0].Always = true }},
 	{section: "snippets", field: "VirtualHost.SnippetLocations", change: "path", mutate: func(s Spec) { specHost(s, shop).SnippetLocations[0].Path = "/health" }},
 	{section: "snippets", field: "VirtualHost.SnippetLocations", change: "none", mutate: func(s Spec) { specHost(s, shop).SnippetLocations = nil }},

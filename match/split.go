@@ -2,6 +2,7 @@ package match
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,8 +27,18 @@ type Alternative struct {
 	// Snippet, when set, edits the headers of the requests sent to this
 	// backend and of its answers only (the Gateway API's filters on a
 	// backendRef), after the route's own (Location.Snippet). Only its
-	// header steps run; build it with NewSnippet.
+	// header steps run, unless Redirect is set; build it with NewSnippet.
 	Snippet *Snippet
+	// Rewrite, when set, rewrites the requests sent to this backend (the
+	// Gateway API's URLRewrite on a backendRef): what it sets, the
+	// request-target or the Host, replaces what the route's own
+	// (Location.Rewrite) set.
+	Rewrite *Rewrite
+	// Redirect, when not 0, is the status of the redirect that answers
+	// the requests this alternative takes instead of proxying them (the
+	// Gateway API's RequestRedirect on a backendRef): Snippet's steps end
+	// in its return, which New checks.
+	Redirect int
 }
 
 // Weights are the alternatives' weights in order.
@@ -37,6 +48,12 @@ func (s *Split) Weights() []int {
 		w[i] = a.Weight
 	}
 	return w
+}
+
+// splitHasActions reports a route whose split rewrites or redirects some
+// backend's requests.
+func splitHasActions(r *Route) bool {
+	return r.Split != nil && slices.ContainsFunc(r.Split.Alternatives, func(a Alternative) bool { return a.Rewrite != nil || a.Redirect != 0 })
 }
 
 // splitHasSnippets reports a route whose split edits some backend's
@@ -51,6 +68,28 @@ func checkSplit(s *Split) error {
 	}
 	if slices.ContainsFunc(s.Alternatives, func(a Alternative) bool { return a.Weight < 0 }) {
 		return errors.New("a weight is negative")
+	}
+	return nil
+}
+
+// prepareSplit checks a route's split and prepares its alternatives'
+// rewrites.
+func (p *preparer) prepareSplit(s *Split) error {
+	if err := checkSplit(s); err != nil {
+		return err
+	}
+	for i := range s.Alternatives {
+		a := &s.Alternatives[i]
+		field := "Alternatives[" + strconv.Itoa(i) + "]"
+		switch {
+		case a.Redirect != 0 && !IsRedirect(a.Redirect):
+			return &fieldError{field + ".Redirect", fmt.Errorf("%d is not a redirect status", a.Redirect)}
+		case a.Redirect != 0 && a.Snippet == nil:
+			return &fieldError{field + ".Snippet", errors.New("a redirecting alternative needs the snippet that returns it")}
+		}
+		if err := p.prepareRewrite(&a.Rewrite); err != nil {
+			return &fieldError{field + ".Rewrite", err}
+		}
 	}
 	return nil
 }
@@ -90,6 +129,21 @@ var splitSection = section{
 				}
 			}
 		},
+	}, {
+		// Per-backend rewrites and redirects joined later still.
+		tag: "weighted-backend-actions",
+		hostHas: func(vh *VirtualHost) bool {
+			return slices.ContainsFunc(vh.Routes, splitHasActions)
+		},
+		route: func(e *encoder, r *Route) {
+			e.flag(splitHasActions(r))
+			if splitHasActions(r) {
+				for _, a := range r.Split.Alternatives {
+					e.rewrite(a.Rewrite)
+					e.num(a.Redirect)
+				}
+			}
+		},
 	}},
 	text: textParts{
 		at: 16,
@@ -107,12 +161,18 @@ var splitSection = section{
 			}
 		},
 		routeLines: func(b *strings.Builder, _ *VirtualHost, r *Route) {
-			if !splitHasSnippets(r) {
+			if !splitHasSnippets(r) && !splitHasActions(r) {
 				return
 			}
 			for i, a := range r.Split.Alternatives {
+				if a.Snippet == nil && a.Rewrite == nil {
+					continue
+				}
+				b.WriteString("    split " + strconv.Itoa(i) + " only:\n")
+				if a.Rewrite != nil {
+					b.WriteString("      " + a.Rewrite.String() + "\n")
+				}
 				if a.Snippet != nil {
-					b.WriteString("    split " + strconv.Itoa(i) + " only:\n")
 					snippetLines(b, "      ", a.Snippet)
 				}
 			}

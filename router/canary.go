@@ -22,7 +22,7 @@ var ansInvalidBackend = answer{http.StatusInternalServerError, ReasonInvalidBack
 // stepSteer chooses between the backend and its canary and reads the
 // session (steerRequest). Its other answers, for a canary that cannot take
 // the request, are decide's (backendFor).
-var stepSteer = step{name: "steer", kind: kindSteer, reasons: []string{ReasonInvalidBackend}}
+var stepSteer = step{name: "steer", kind: kindSteer, reasons: []string{ReasonInvalidBackend, ReasonBackendRedirect}}
 
 // steerRequest chooses the backend the request is served by, past its
 // canary (SPEC §10) and by its session (SPEC §9), and checks a canary

@@ -2,6 +2,7 @@ package router
 
 import (
 	"net/http"
+	"slices"
 
 	"ramjet.dev/ramjet/balance"
 	"ramjet.dev/ramjet/match"
@@ -64,7 +65,10 @@ func (d *decision) splitShares(grpc bool) []Share {
 			continue
 		}
 		ans := ansInvalidBackend
-		if a.Backend != nil {
+		switch {
+		case a.Backend != nil && a.Redirect != 0:
+			ans = answer{status: a.Redirect, reason: ReasonBackendRedirect}
+		case a.Backend != nil:
 			_, ans = d.st.backendFor(a.Backend, grpc)
 		}
 		out = append(out, Share{Backend: a.Backend, Weight: a.Weight, Status: ans.status, Reason: ans.reason})
@@ -83,10 +87,17 @@ func (d Decision) sharesAnswer(reason string) bool {
 	return false
 }
 
+// ReasonBackendRedirect is the Record.Reason of the redirect a route's
+// weighted backend answers its share of the requests with (the Gateway
+// API's RequestRedirect on a backendRef, match.Alternative.Redirect).
+const ReasonBackendRedirect = "backend-redirect"
+
 // splitRequest chooses the route's backend for this request by weight:
-// an invalid one answers 500 (ReasonInvalidBackend), a valid one is
-// checked as decide checks a route's backend (backendFor). It reports
-// whether it answered.
+// an invalid one answers 500 (ReasonInvalidBackend), one that redirects
+// answers its redirect, whether or not it has endpoints, as a route's
+// redirect does, and any other is checked as decide checks a route's
+// backend (backendFor), then its own filters apply, after the route's.
+// It reports whether it answered.
 func (r *Router) splitRequest(s *requestState, sp *match.Split) bool {
 	i, ok := 0, false
 	if bs := s.d.st.routeSplits[sp]; bs != nil {
@@ -97,15 +108,61 @@ func (r *Router) splitRequest(s *requestState, sp *match.Split) bool {
 		r.refuse(s, ansInvalidBackend)
 		return true
 	}
-	b := sp.Alternatives[i].Backend
-	s.d.backend = b
+	alt := &sp.Alternatives[i]
+	s.d.backend = alt.Backend
+	if alt.Redirect != 0 {
+		return r.backendRedirect(s, alt.Snippet)
+	}
 	var a answer
-	if s.d.bal, a = s.d.st.backendFor(b, s.grpc); a.status != 0 {
+	if s.d.bal, a = s.d.st.backendFor(alt.Backend, s.grpc); a.status != 0 {
 		r.refuse(s, a)
 		return true
 	}
-	if sn := sp.Alternatives[i].Snippet; sn != nil {
-		r.backendHeaders(s, sn)
+	if alt.Snippet != nil {
+		r.backendHeaders(s, alt.Snippet)
+	}
+	if alt.Rewrite != nil {
+		return r.backendRewrite(s, alt.Rewrite)
+	}
+	return false
+}
+
+// backendRedirect answers the redirect of the alternative chosen, whose
+// snippet sn holds its header edits and its return, with the route's
+// response header edits and then its own.
+func (r *Router) backendRedirect(s *requestState, sn *match.Snippet) bool {
+	res := sn.Run(r.snippetRequest(s.req, &s.d, false))
+	if res.Status == 0 {
+		// compile's snippet returns for every request its route matches.
+		r.refuse(s, ansInvalidBackend)
+		return true
+	}
+	if s.snippet != nil && len(s.snippet.Response) > 0 {
+		res.Response = append(slices.Clip(s.snippet.Response), res.Response...)
+	}
+	s.snippet = &res
+	r.snippetAnswer(s, res.Status, ReasonBackendRedirect, res.Location, res.Body)
+	return true
+}
+
+// backendRewrite rewrites the request for the alternative chosen: the
+// request-target and Host its rewrite sets replace the route's. A target
+// over match.MaxRewriteTarget answers 500, as the route's does.
+func (r *Router) backendRewrite(s *requestState, rw *match.Rewrite) bool {
+	clean, err := match.NormalizePath(beforeFragment(s.d.path))
+	if err != nil {
+		return false // decide answered such a path already
+	}
+	act, a, _ := routeActionOf(&s.d.res, rw, s.d.host, clean, s.d.query, s.d.proto)
+	if a.status != 0 {
+		r.refuse(s, a)
+		return true
+	}
+	if act.target != "" {
+		s.d.act.target = act.target
+	}
+	if act.host != "" {
+		s.d.act.host = act.host
 	}
 	return false
 }

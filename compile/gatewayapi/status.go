@@ -435,6 +435,12 @@ func httpValueProblem(r *gwv1.HTTPRoute) *status.Problem {
 		for j, f := range rule.Filters {
 			filter(rf+".filters["+strconv.Itoa(j)+"]", f)
 		}
+		// The API asks the same of a ReplacePrefixMatch on a backendRef.
+		for j, b := range rule.BackendRefs {
+			for k, f := range b.Filters {
+				filter(rf+".backendRefs["+strconv.Itoa(j)+"].filters["+strconv.Itoa(k)+"]", f)
+			}
+		}
 		for j, m := range rule.Matches {
 			mf := rf + ".matches[" + strconv.Itoa(j) + "]"
 			// ReplacePrefixMatch replaces what a PathPrefix match matched:
@@ -457,11 +463,6 @@ func httpValueProblem(r *gwv1.HTTPRoute) *status.Problem {
 				if _, ok := valueType(deref(q.Type, gwv1.QueryParamMatchExact)); !ok {
 					bad(mf+".queryParams["+strconv.Itoa(k)+"].type", "query parameter match type", string(*q.Type))
 				}
-			}
-		}
-		for j, b := range rule.BackendRefs {
-			for k, f := range b.Filters {
-				filter(rf+".backendRefs["+strconv.Itoa(j)+"].filters["+strconv.Itoa(k)+"]", f)
 			}
 		}
 	}

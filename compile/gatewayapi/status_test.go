@@ -560,6 +560,11 @@ func TestUnservedListenerSetsWarn(t *testing.T) {
 // reason UnsupportedValue, as the HTTPRoute API asks of each; so does a
 // known value ramjet does not serve (ExtensionRef) on its only rule, which
 // answers 500 (TestHTTPRouteUnservedFilterRules).
+// backendPrefixRewrite is a backendRef whose URLRewrite replaces the
+// prefix a PathPrefix match matched.
+var backendPrefixRewrite = gwv1.HTTPBackendRef{BackendRef: toService("", "svc", 80).BackendRef, Filters: []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterURLRewrite,
+	URLRewrite: &gwv1.HTTPURLRewriteFilter{Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: new("/b")}}}}}
+
 func TestHTTPRouteUnsupportedValue(t *testing.T) {
 	parent := []gwv1.ParentReference{{Name: "gw"}}
 	gw := gateway("app", "gw", "ours", listener("http", "", gwv1.NamespacesFromSame))
@@ -590,6 +595,10 @@ func TestHTTPRouteUnsupportedValue(t *testing.T) {
 				Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: new("/b")}}})),
 		httpRoute("app", "extension-ref", parent, nil, rule(nil, gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterExtensionRef,
 			ExtensionRef: &gwv1.LocalObjectReference{Group: "example.com", Kind: "Auth", Name: "a"}})),
+		// The same ReplacePrefixMatch on a backendRef.
+		httpRoute("app", "backend-prefix-on-exact", parent, nil, gwv1.HTTPRouteRule{
+			Matches:     []gwv1.HTTPRouteMatch{{Path: &gwv1.HTTPPathMatch{Type: new(gwv1.PathMatchExact), Value: new("/a")}}},
+			BackendRefs: []gwv1.HTTPBackendRef{backendPrefixRewrite}}),
 	}
 	tr := TranslateAll(Objects{GatewayClasses: classes(), Gateways: []*gwv1.Gateway{gw}, HTTPRoutes: routes, Services: []*corev1.Service{svc}})
 	now := metav1.Unix(100, 0)

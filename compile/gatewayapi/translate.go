@@ -354,21 +354,9 @@ filters:
 			unserved, unservedField = "filter "+string(f.Type)+" is not served here (or given twice, or without its settings)", ff
 			break filters
 		}
-		u := f.URLRewrite
-		out.Rewrite, out.FilterField = &compile.URLRewrite{}, ff
-		if u.Hostname != nil {
-			out.Rewrite.Hostname = string(*u.Hostname)
-		}
-		if p := u.Path; p != nil {
-			switch {
-			case p.Type == gwv1.FullPathHTTPPathModifier && p.ReplaceFullPath != nil:
-				out.Rewrite.Path, out.Rewrite.PathSet = *p.ReplaceFullPath, true
-			case p.Type == gwv1.PrefixMatchHTTPPathModifier && p.ReplacePrefixMatch != nil:
-				out.Rewrite.Path, out.Rewrite.PathSet, out.Rewrite.ReplacePrefix = *p.ReplacePrefixMatch, true, true
-			default:
-				unserved, unservedField = "path modifier "+strconv.Quote(string(p.Type))+" without its value", ff+".urlRewrite.path"
-				break filters
-			}
+		if out.Rewrite, out.FilterField = urlRewrite(f.URLRewrite), ff; out.Rewrite == nil {
+			unserved, unservedField = "path modifier "+strconv.Quote(string(f.URLRewrite.Path.Type))+" without its value", ff+".urlRewrite.path"
+			break filters
 		}
 	}
 	if unserved != "" {
@@ -500,6 +488,26 @@ func headerModifier(field string, f *gwv1.HTTPHeaderFilter) *compile.HeaderModif
 	}
 	hm.Set, hm.Add = firsts(f.Set), firsts(f.Add)
 	return hm
+}
+
+// urlRewrite translates a URLRewrite filter; nil when its path modifier
+// lacks its value.
+func urlRewrite(u *gwv1.HTTPURLRewriteFilter) *compile.URLRewrite {
+	rw := &compile.URLRewrite{}
+	if u.Hostname != nil {
+		rw.Hostname = string(*u.Hostname)
+	}
+	if p := u.Path; p != nil {
+		switch {
+		case p.Type == gwv1.FullPathHTTPPathModifier && p.ReplaceFullPath != nil:
+			rw.Path, rw.PathSet = *p.ReplaceFullPath, true
+		case p.Type == gwv1.PrefixMatchHTTPPathModifier && p.ReplacePrefixMatch != nil:
+			rw.Path, rw.PathSet, rw.ReplacePrefix = *p.ReplacePrefixMatch, true, true
+		default:
+			return nil
+		}
+	}
+	return rw
 }
 
 // redirect translates a RequestRedirect filter; nil when its path modifier

@@ -673,9 +673,11 @@
 // split's identity (the primary backend), like a backend's: every replica
 // walks the same sequence, there is no random draw, a table swap in the
 // middle of a rotation continues it, and over each full rotation every
-// backend gets exactly its share. A two-way split (a canary) whose reduced
-// total exceeds the rotation's cap (65,536) needs no rotation: each turn
-// is computed, exact for any canary-weight-total.
+// backend gets exactly its share. A split (a canary, or a Gateway API
+// rule's backendRefs) whose reduced total exceeds the rotation's cap
+// (65,536) needs no rotation: each turn is computed, a chain of evenly
+// spread two-way choices (each backend against the ones after it), exact
+// for any canary-weight-total or set of weights.
 //
 // Session affinity: affinity: cookie (the only type) with
 // session-cookie-name (default INGRESSCOOKIE), -path, -domain, -max-age,

@@ -969,3 +969,39 @@ func TestChartTerminationGraceCoversShutdownTimeout(t *testing.T) {
 		require.Contains(t, notes, fmt.Sprintf("at least %d", int64((need+time.Second-1)/time.Second)), name)
 	}
 }
+
+// ingress-nginx's chart renders the metrics Service whenever metrics are
+// on (its metrics.service.enabled defaults to true); ramjet's only when
+// asked, as the port serves /debug/* too. A values file that shapes that
+// Service (ingress-nginx's monitoring guide annotates it for Prometheus)
+// without asking for it is told so in the notes rather than losing it
+// silently.
+func TestChartNotesMetricsServiceOff(t *testing.T) {
+	const note = "controller.metrics.service: no metrics Service is rendered"
+	_, notes := renderChartNotes(t, "edge", "ingress", nil)
+	require.NotContains(t, notes, note)
+	for name, service := range map[string]map[string]any{
+		"annotations":  {"annotations": map[string]any{"prometheus.io/scrape": "true"}},
+		"type":         {"type": "NodePort", "nodePort": 30254},
+		"servicePort":  {"servicePort": 9913},
+		"sourceRanges": {"loadBalancerSourceRanges": []any{"10.0.0.0/8"}},
+	} {
+		values := map[string]any{"controller": map[string]any{"metrics": map[string]any{"enabled": true, "service": service}}}
+		rendered, notes := renderChartNotes(t, "edge", "ingress", values)
+		require.Zero(t, countOf[*corev1.Service](decodeChart(t, rendered))-2, name) // the controller's and the webhook's
+		require.Contains(t, notes, note+"; set controller.metrics.service.enabled", name)
+
+		service["enabled"] = true
+		rendered, notes = renderChartNotes(t, "edge", "ingress", values)
+		findNamed[*corev1.Service](t, decodeChart(t, rendered), "edge-metrics")
+		require.NotContains(t, notes, note, name)
+		delete(service, "enabled")
+	}
+	// A ServiceMonitor renders the Service; metrics off render neither.
+	_, notes = renderChartNotes(t, "edge", "ingress", map[string]any{"controller": map[string]any{"metrics": map[string]any{
+		"serviceMonitor": map[string]any{"enabled": true}, "service": map[string]any{"annotations": map[string]any{"a": "b"}}}}})
+	require.NotContains(t, notes, note)
+	_, notes = renderChartNotes(t, "edge", "ingress", map[string]any{"controller": map[string]any{"metrics": map[string]any{
+		"enabled": false, "service": map[string]any{"annotations": map[string]any{"a": "b"}}}}})
+	require.NotContains(t, notes, note)
+}

@@ -499,18 +499,16 @@ func methodLabel(m string) string {
 	return "OTHER"
 }
 
-// pathLabel is the matched route's path as the table holds it, as
-// ingress-nginx's path label is the location's: "/" for a Prefix "/" and
-// for a default backend, "" when nothing matched or the global default
-// backend answered for the default server (its location has no Ingress).
+// pathLabel is ingress-nginx's path label, monitor.lua's
+// $location_path: the matched route's path as declared ("/" for a
+// Prefix "/" and for a default backend; a regex-mode host's declared
+// path, not the pattern made of it), "" when nothing matched or the
+// global default backend answered for the default server (its location
+// has no Ingress).
 func pathLabel(r router.Record) string {
 	switch {
 	case r.MatchedRoute != nil:
-		p := r.MatchedRoute.Path
-		if r.MatchedRoute.Type == match.Prefix && p == "" {
-			return "/"
-		}
-		return p
+		return match.LocationPath(r.MatchedRoute)
 	case r.Route.Field == compile.GlobalDefaultBackendField && r.VirtualHost == "":
 		return ""
 	case r.Service.Name != "" || r.Route.Field != "":

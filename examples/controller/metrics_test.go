@@ -224,6 +224,24 @@ func TestMetricsRequestLabels(t *testing.T) {
 			want: []map[string]string{with(shop, "method", "OTHER", "path", "/")},
 		},
 		{
+			// monitor.lua's path is $location_path: the path as the
+			// Ingress declared it, not the pattern a regex-mode host made
+			// of it, and a declared "^" kept.
+			name: "a regex route is labelled with its declared path",
+			recs: func() []router.Record {
+				var out []router.Record
+				for _, rt := range []*match.Route{
+					{Type: match.Regex, Path: "/api/[0-9]+", OrderPath: "^/api/[0-9]+", Source: apiRoute.Source},
+					{Type: match.Regex, Path: "/api/", OrderPath: "/api", Source: apiRoute.Source},
+					{Type: match.Regex, Path: "/api/.*", Source: apiRoute.Source},
+				} {
+					out = append(out, proxied("shop.example.com", "shop.example.com", rt))
+				}
+				return out
+			}(),
+			want: []map[string]string{with(shop, "path", "^/api/[0-9]+"), with(shop, "path", "/api"), with(shop, "path", "/api/.*")},
+		},
+		{
 			// ingress-nginx labels a request its canary took with the
 			// primary location's Service and the canary's upstream name.
 			name: "a request the canary served",

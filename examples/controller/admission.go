@@ -239,6 +239,7 @@ func (a *admission) review(req *admissionv1.AdmissionRequest) *admissionv1.Admis
 	var refusal string
 	var annotations map[string]string
 	tested, testedIn := 0, time.Duration(0) // an Ingress's, for the metrics
+	var checked *networkingv1.Ingress       // an Ingress of our class, for the metrics
 	switch gk := (metav1.GroupKind{Group: req.Kind.Group, Kind: req.Kind.Kind}); gk {
 	case metav1.GroupKind{Group: networkingv1.GroupName, Kind: "Ingress"}:
 		var ing networkingv1.Ingress
@@ -262,7 +263,7 @@ func (a *admission) review(req *admissionv1.AdmissionRequest) *admissionv1.Admis
 		if !res.Claimed {
 			return allowed
 		}
-		tested, testedIn = src.testedWith(&ing), time.Since(testBegan)
+		tested, testedIn, checked = src.testedWith(&ing), time.Since(testBegan), &ing
 		warnings, refusal, annotations = res.Warnings, res.Refusal, ing.Annotations
 		if src.waf != nil {
 			// The WAF is the controller's, not the compile's: nginx -t
@@ -305,10 +306,13 @@ func (a *admission) review(req *admissionv1.AdmissionRequest) *admissionv1.Admis
 	if refusal != "" {
 		resp.Allowed = false
 		resp.Result = &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusBadRequest, Reason: metav1.StatusReasonBadRequest, Message: refusal}
-	} else if tested > 0 {
+		if checked != nil {
+			a.metrics.refusedIngress(checked.Namespace, checked.Name)
+		}
+	} else if checked != nil {
 		// ingress-nginx sets its admission gauges only for an Ingress it
 		// admits.
-		a.metrics.admitted(tested, testedIn, time.Since(began))
+		a.metrics.admitted(checked.Namespace, checked.Name, tested, testedIn, time.Since(began))
 	}
 	return resp
 }

@@ -482,3 +482,30 @@ func TestAdmissionSkipsAnIngressBeingDeleted(t *testing.T) {
 		require.Empty(t, resp.Warnings, "reject %q", reject)
 	}
 }
+
+// TestAdmissionCheckCounters: ingress-nginx's CheckIngress counts each
+// Ingress of its class it checks, by namespace and name:
+// nginx_ingress_controller_check_success when admitted, check_errors when
+// refused (controller.go IncCheckCount, IncCheckErrorCount).
+func TestAdmissionCheckCounters(t *testing.T) {
+	m := newMetrics(metricsConfig(func(c *config) { c.webhookAddr = "127.0.0.1:0" }))
+	a := testAdmission(t, "")
+	a.metrics = m
+	require.True(t, ingressReview(t, a, admissionv1.Create, admissionIngress("good", "shop.example.com", "/cart")).Allowed)
+	require.True(t, ingressReview(t, a, admissionv1.Update, admissionIngress("good", "shop.example.com", "/cart")).Allowed)
+	require.False(t, ingressReview(t, a, admissionv1.Create, admissionIngress("dup", "shop.example.com", "/api")).Allowed)
+	s := scrapeMetrics(t, m)
+	for _, c := range []struct {
+		name, ingress string
+		want          float64
+	}{
+		{"nginx_ingress_controller_check_success", "good", 2},
+		{"nginx_ingress_controller_check_success", "dup", 0},
+		{"nginx_ingress_controller_check_errors", "dup", 1},
+		{"nginx_ingress_controller_check_errors", "good", 0},
+	} {
+		v, _ := s.sum(c.name, map[string]string{"namespace": "prod", "ingress": c.ingress,
+			"controller_class": compile.DefaultControllerName, "controller_pod": "ramjet-0", "controller_namespace": "ingress"})
+		require.Equal(t, c.want, v, "%s{ingress=%q}", c.name, c.ingress)
+	}
+}

@@ -75,8 +75,10 @@ type metrics struct {
 	hash float64
 
 	// ingress-nginx's admission gauges, set by each Ingress the webhook
-	// admits; nil without the webhook.
+	// admits, and its check counters, by each it judges; nil without the
+	// webhook.
 	admissionTested, admissionTestedTime, admissionRoundtrip prometheus.Gauge
+	checkSuccess, checkErrors                                *prometheus.CounterVec
 
 	rebuilds, publishes prometheus.Counter
 	warnings            *prometheus.GaugeVec
@@ -215,22 +217,41 @@ func newMetrics(cfg config, extra ...prometheus.Collector) *metrics {
 		m.admissionTested = gauge("admission_tested_ingresses", "The length of ingresses processed by the admission controller")
 		m.admissionTestedTime = gauge("admission_tested_duration", "The processing duration of the admission controller tests (float seconds)")
 		m.admissionRoundtrip = gauge("admission_roundtrip_duration", "The complete duration of the admission controller at the time to process a new event (float seconds)")
-		m.registry.MustRegister(m.admissionTested, m.admissionTestedTime, m.admissionRoundtrip)
+		// As ingress-nginx's (collectors/controller.go check_success,
+		// check_errors): per Ingress checked, never removed.
+		check := func(name, help string) *prometheus.CounterVec {
+			return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: nginxNamespace, Name: name, Help: help, ConstLabels: constLabels},
+				[]string{"namespace", "ingress"})
+		}
+		m.checkSuccess = check("check_success", "Cumulative number of Ingress controller syntax check operations")
+		m.checkErrors = check("check_errors", "Cumulative number of Ingress controller errors during syntax check operations")
+		m.registry.MustRegister(m.admissionTested, m.admissionTestedTime, m.admissionRoundtrip, m.checkSuccess, m.checkErrors)
 	}
 	m.registry.MustRegister(extra...)
 	return m
 }
 
-// admitted records an Ingress the webhook admitted: tested Ingresses
-// compiled together, testing them took tested, the whole review
-// roundtrip.
-func (m *metrics) admitted(ingresses int, tested, roundtrip time.Duration) {
+// admitted records an Ingress (namespace, name) the webhook admitted:
+// tested Ingresses compiled together, testing them took tested, the whole
+// review roundtrip.
+func (m *metrics) admitted(namespace, name string, ingresses int, tested, roundtrip time.Duration) {
 	if m == nil || m.admissionTested == nil {
 		return
 	}
+	m.checkSuccess.WithLabelValues(namespace, name).Inc()
 	m.admissionTested.Set(float64(ingresses))
 	m.admissionTestedTime.Set(tested.Seconds())
 	m.admissionRoundtrip.Set(roundtrip.Seconds())
+}
+
+// refusedIngress records an Ingress of the controller's class that the
+// webhook refused, as ingress-nginx's CheckIngress counts a check that
+// failed.
+func (m *metrics) refusedIngress(namespace, name string) {
+	if m == nil || m.checkErrors == nil {
+		return
+	}
+	m.checkErrors.WithLabelValues(namespace, name).Inc()
 }
 
 // buildIdentity is build_info's release, build and repository: as

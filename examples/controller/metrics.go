@@ -411,7 +411,11 @@ func (m *metrics) observe(r router.Record) {
 			observe(m.headerTime, labels, r.UpstreamHeaderTime.Seconds())
 		}
 		observe(m.upTime, labels, r.UpstreamTime.Seconds())
-		observe(m.connectTime, labels, r.UpstreamConnectTime.Seconds())
+		if r.Reason != router.ReasonUpstreamUnreachable {
+			// A last try that opened no connection leaves "-" in
+			// $upstream_connect_time, which monitor.lua does not observe.
+			observe(m.connectTime, labels, r.UpstreamConnectTime.Seconds())
+		}
 	}
 	if r.Tries > 1 {
 		m.retries.WithLabelValues(r.Route.Namespace, r.Route.Name, r.Service.Name).Add(float64(r.Tries - 1))

@@ -355,6 +355,30 @@ func TestMetricsValues(t *testing.T) {
 	require.Zero(t, series)
 }
 
+// TestMetricsConnectNotOpened: a request whose last try opened no
+// connection has $upstream_connect_time "-" there, which monitor.lua's
+// tonumber cannot read, so ingress-nginx observes no connect time for it;
+// its response time, the time spent failing, is observed.
+func TestMetricsConnectNotOpened(t *testing.T) {
+	m := newMetrics(metricsConfig(nil))
+	r := proxied("shop.example.com", "shop.example.com", apiRoute)
+	r.Status, r.Reason = 502, router.ReasonUpstreamUnreachable
+	r.UpstreamHeaderTime, r.UpstreamTime, r.UpstreamConnectTime, r.BytesOut = 0, 5*time.Second, 5*time.Second, 0
+	m.observe(r)
+	ok := proxied("shop.example.com", "shop.example.com", apiRoute)
+	ok.UpstreamConnectTime = 2 * time.Millisecond
+	m.observe(ok)
+	s := scrapeMetrics(t, m)
+
+	failed := map[string]string{"status": "502"}
+	_, series := s.sum("nginx_ingress_controller_connect_duration_seconds_count", failed)
+	require.Zero(t, series, "no connection, no connect time")
+	got, _ := s.sum("nginx_ingress_controller_response_duration_seconds_sum", failed)
+	require.InDelta(t, 5.0, got, 1e-9)
+	got, _ = s.sum("nginx_ingress_controller_connect_duration_seconds_sum", map[string]string{"status": "200"})
+	require.InDelta(t, 0.002, got, 1e-9)
+}
+
 // metricsSnapshot is Ingresses web and blog, each routing a host to a
 // Service of its own, and an Ingress whose path is refused.
 func metricsSnapshot(withBlog bool) compile.Snapshot {

@@ -164,7 +164,7 @@ func parseL4Entry(v string, proto match.L4Protocol) (l4Entry, error) {
 		return l4Entry{}, fmt.Errorf("service name %q: %s", name, strings.Join(errs, "; "))
 	}
 	port := parts[1]
-	if n, ok := decimal(port); ok {
+	if n, ok := l4PortNumber(port); ok {
 		if n < 1 || n > 65535 {
 			return l4Entry{}, fmt.Errorf("service port %d out of range 1-65535", n)
 		}
@@ -235,7 +235,7 @@ func (b *builder) l4Backend(obj Ref, field string, proto match.L4Protocol, e l4E
 // l4ServicePort finds the port of proto written as port: by number when it
 // is one, else by name, as ingress-nginx's getStreamServices matches.
 func l4ServicePort(svc *corev1.Service, port string, proto corev1.Protocol) *corev1.ServicePort {
-	n, isNumber := decimal(port)
+	n, isNumber := l4PortNumber(port)
 	for i := range svc.Spec.Ports {
 		sp := &svc.Spec.Ports[i]
 		if protocolOf(sp.Protocol) != proto {
@@ -246,6 +246,14 @@ func l4ServicePort(svc *corev1.Service, port string, proto corev1.Protocol) *cor
 		}
 	}
 	return nil
+}
+
+// l4PortNumber reads an entry's Service port as a number the way
+// getStreamServices' strconv.Atoi does ("+80" and "0080" are 80); not a
+// number, it is a port name.
+func l4PortNumber(port string) (int, bool) {
+	n, err := strconv.Atoi(port)
+	return n, err == nil
 }
 
 // protocolOf is a port's protocol, TCP when unset (the API server's

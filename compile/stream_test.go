@@ -212,3 +212,25 @@ func TestStreamResponsesDecimal(t *testing.T) {
 		}
 	}
 }
+
+// An entry's Service port is a number when getStreamServices'
+// strconv.Atoi reads one: a sign and leading zeros are accepted and the
+// port is matched by number, the upstream name keeping it as written.
+func TestL4ServicePortAsAtoi(t *testing.T) {
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "s"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "db", Port: 80}}}}
+	tcp := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "tcp"}, Data: map[string]string{
+		"9000": "n/s:+80", "9001": "n/s:0080", "9002": "n/s:-80", "9003": "n/s:+0",
+	}}
+	res := Compile(Snapshot{Services: []*corev1.Service{svc}, ConfigMaps: []*corev1.ConfigMap{tcp}}, Options{TCPServices: "n/tcp"})
+	for port, id := range map[int32]string{9000: "tcp-n-s-+80", 9001: "tcp-n-s-0080"} {
+		s := res.Table.L4Service(match.TCP, port)
+		require.NotNil(t, s, port)
+		assert.Equal(t, match.Serving, s.Backend.State, port)
+		assert.Equal(t, int32(80), s.Backend.Port, port)
+		assert.Equal(t, id, s.Backend.ID, port)
+	}
+	out := res.String()
+	assert.Contains(t, out, `L4ServiceRejected ConfigMap n/tcp data[9002]: "n/s:-80": service port -80 out of range 1-65535`)
+	assert.Contains(t, out, `L4ServiceRejected ConfigMap n/tcp data[9003]: "n/s:+0": service port 0 out of range 1-65535`)
+	assert.Len(t, res.Warnings, 2)
+}

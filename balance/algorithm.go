@@ -163,6 +163,17 @@ func (k HashKey) IsZero() bool { return k.source == noKey }
 // X-Forwarded-For) passes instead of Key's.
 func (k HashKey) IsRemoteAddr() bool { return k.source == remoteAddrKey }
 
+// Header is the canonical header name of a $http_<name> key, "" for
+// any other key: a caller that keeps header names nginx would drop, or
+// reads spellings Key does not ('_' for '-'), passes the value instead
+// of Key's.
+func (k HashKey) Header() string {
+	if k.source == headerKey {
+		return k.name
+	}
+	return ""
+}
+
 // extract returns the request's key, or "" when the request lacks it (no
 // such header or cookie, or an empty value). The result is a substring of
 // the request's own strings: it allocates only to join a header sent on

@@ -283,6 +283,10 @@ type SnippetRequest struct {
 	// HTTPHost is the Host line as sent, case and port kept ($http_host),
 	// which net/http keeps in Request.Host and out of Header.
 	HTTPHost string
+	// UnderscoreNames: nginx keeps header names with '_'
+	// (enable-underscores-in-headers), and $http_<name> reads the lines
+	// of every spelling (vars.HeaderSpellings).
+	UnderscoreNames bool
 	// The variables ingress-nginx sets in each location it writes: the
 	// Ingress's namespace and name, the backend Service's name and port,
 	// and the location's path.
@@ -330,7 +334,12 @@ func (r *SnippetRequest) variable(v vars.Ref) string {
 			return r.caps[i]
 		}
 	case vars.HTTP:
-		h, _ := vars.Header(r.Header, r.HTTPHost, textproto.CanonicalMIMEHeaderKey(strings.ReplaceAll(v.Name, "_", "-")))
+		name := textproto.CanonicalMIMEHeaderKey(strings.ReplaceAll(v.Name, "_", "-"))
+		if r.UnderscoreNames {
+			h, _ := vars.HeaderSpellings(r.Header, r.HTTPHost, name)
+			return h
+		}
+		h, _ := vars.Header(r.Header, r.HTTPHost, name)
 		return h
 	case vars.Cookie:
 		c, _ := balance.CookieValue(r.Header["Cookie"], v.Name)

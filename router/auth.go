@@ -459,7 +459,7 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 	o := x.Options
 	cached := o != nil && o.CacheKey != nil
 	if o != nil {
-		av := authVars{req: req, host: host, scheme: scheme, remoteAddr: ip}
+		av := authVars{req: req, host: host, scheme: scheme, remoteAddr: ip, hdr: &live.headers}
 		setAuthHeaders(sub.Header, o, &av)
 		if cached {
 			// A remembered answer stands for the service's: it is not asked.

@@ -908,3 +908,30 @@ func TestExternalAuthSchemeVariables(t *testing.T) {
 		assert.Equal(t, tc.wantQuery, got.URL.RawQuery, tc.path)
 	}
 }
+
+// TestExternalAuthHTTPVariableSpellings: auth-proxy-set-headers'
+// $http_x_user reads an X_User line where nginx keeps it
+// (enable-underscores-in-headers) and nothing where it drops it.
+func TestExternalAuthHTTPVariableSpellings(t *testing.T) {
+	svc := newAuthService(t)
+	who, err := match.ParseVarTemplate("$http_x_user")
+	require.NoError(t, err)
+	for _, underscores := range []bool{false, true} {
+		r, _ := authRouter(t, Options{UnderscoresInHeaders: underscores}, externalAuth(t, svc.srv.URL+"/ok", func(x *match.ExternalAuth) {
+			x.Options = &match.ExternalAuthOptions{ProxySetHeaders: []match.AuthHeader{{Name: "X-Who", Value: who}}}
+		}))
+		req := httptest.NewRequest(http.MethodGet, "/app", nil)
+		req.Host = "shop.example.com"
+		req.Header["X_User"] = []string{"alice"}
+		rec := httptest.NewRecorder()
+		r.ServeHTTP(rec, req)
+		require.Equal(t, http.StatusOK, rec.Code)
+		got, _ := svc.request()
+		require.NotNil(t, got)
+		want := []string(nil)
+		if underscores {
+			want = []string{"alice"}
+		}
+		assert.Equal(t, want, got.Header["X-Who"], "underscores %v", underscores)
+	}
+}

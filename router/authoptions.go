@@ -24,6 +24,8 @@ type authVars struct {
 	// scheme is the connection's ($scheme).
 	host, scheme string
 	remoteAddr   string
+	// hdr are the header keys' settings: which names nginx keeps.
+	hdr *headerSettings
 }
 
 func (v *authVars) value(x vars.Ref) string {
@@ -49,7 +51,8 @@ func (v *authVars) value(x vars.Ref) string {
 	case vars.RequestMethod:
 		return req.Method
 	case vars.HTTP:
-		return strings.Join(req.Header[http.CanonicalHeaderKey(strings.ReplaceAll(x.Name, "_", "-"))], ", ")
+		h, _ := v.hdr.httpVariable(req, http.CanonicalHeaderKey(strings.ReplaceAll(x.Name, "_", "-")))
+		return h
 	case vars.Cookie:
 		c, _ := balance.Cookie(req, x.Name)
 		return c

@@ -2,12 +2,9 @@ package router
 
 import (
 	"net/http"
-	"slices"
-	"strings"
 
 	"ramjet.dev/ramjet/balance"
 	"ramjet.dev/ramjet/match"
-	"ramjet.dev/ramjet/match/vars"
 )
 
 // ReasonInvalidBackend is the Record.Reason of a 500: the request's share
@@ -163,66 +160,16 @@ func (st *serving) toCanary(primary *match.Backend, c *match.Canary, req *http.R
 // canaryHeader is the canary's header as ingress-nginx's balancer reads
 // it, ngx.var["http_" .. name] with each '-' as '_' (balancer.lua
 // route_to_alternative_balancer); name is canonical, with '-' for every
-// '_' of the annotation. nginx's variable reads every line whose name is
-// name with '-' or '_' at each '-', in any case
-// (ngx_http_variable_unknown_header), but only the lines it kept: under
+// '_' of the annotation. nginx reads only the lines it kept: under
 // ignore_invalid_headers a name with '_' (without underscores_in_headers)
 // or any other byte but letters, digits and '-' is dropped before a
-// variable sees it (hs.invalidName). Lines under other spellings join
-// after name's own, in the order of their names, as Header keeps no
-// order between names.
+// variable sees it (hs.invalidName); the lines of the other spellings it
+// kept count too (hs.httpVariable).
 func canaryHeader(req *http.Request, name string, hs *headerSettings) (string, bool) {
 	if hs.invalidName(name) {
 		return "", false
 	}
-	v, ok := vars.Header(req.Header, req.Host, name)
-	if !hs.underscores && !hs.keepBadNames || !strings.Contains(name, "-") {
-		return v, ok // no other spelling was kept
-	}
-	var others []string
-	for k := range req.Header {
-		if k != name && sameVariableName(k, name) && !hs.invalidName(k) {
-			others = append(others, k)
-		}
-	}
-	if len(others) == 0 {
-		return v, ok
-	}
-	slices.Sort(others)
-	var vs []string
-	if ok {
-		vs = append(vs, v)
-	}
-	for _, k := range others {
-		vs = append(vs, req.Header[k]...)
-	}
-	return strings.Join(vs, ", "), true
-}
-
-// sameVariableName reports whether header names a and b are read by one
-// $http_<name>: equal but for ASCII case and '-' against '_'.
-func sameVariableName(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range len(a) {
-		if variableByte(a[i]) != variableByte(b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// variableByte is c as nginx compares a header name with a variable's:
-// lower case, '-' as '_'.
-func variableByte(c byte) byte {
-	switch {
-	case 'A' <= c && c <= 'Z':
-		return c + 'a' - 'A'
-	case c == '-':
-		return '_'
-	}
-	return c
+	return hs.httpVariable(req, name)
 }
 
 // pinned reports a request whose affinity cookie names backend b (false

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/match/vars"
 )
 
 // The header keys of an ingress-nginx ConfigMap (SPEC §1), as nginx.tmpl
@@ -87,6 +88,21 @@ func (hs *headerSettings) invalidName(k string) bool {
 	}
 	return false
 }
+
+// httpVariable is nginx's $http_<name> for the canonical header name
+// (the variable's '_' as '-'): with '_' names kept (underscores_in_headers,
+// or ignore_invalid_headers off) it reads the lines of every spelling
+// ("X_User" for $http_x_user), which nginx otherwise drops as it reads
+// the request.
+func (hs *headerSettings) httpVariable(req *http.Request, name string) (string, bool) {
+	if hs.underscoreNames() {
+		return vars.HeaderSpellings(req.Header, req.Host, name)
+	}
+	return vars.Header(req.Header, req.Host, name)
+}
+
+// underscoreNames reports that nginx keeps request header names with '_'.
+func (hs *headerSettings) underscoreNames() bool { return hs.underscores || hs.keepBadNames }
 
 // hidden reports a backend response header the client never gets:
 // proxy_hide_header's defaults (hiddenResponseHeader) and hide-headers'.

@@ -225,9 +225,13 @@ func (r *Router) forward(s *requestState) {
 		defer r.endResponse(s, x)
 	}
 	x.key = s.bal.Key(req)
-	if x.realIP != "" && x.key != "" && s.bal.HashKey().IsRemoteAddr() {
+	switch k := s.bal.HashKey(); {
+	case x.realIP != "" && x.key != "" && k.IsRemoteAddr():
 		// nginx's $remote_addr is the client the realip rules found.
 		x.key = x.realIP
+	case k.Header() != "" && s.bal.Algorithm() == balance.Hash && x.headers().underscoreNames():
+		// nginx's $http_<name> reads the '_' spellings it keeps too.
+		x.key, _ = x.headers().httpVariable(req, k.Header())
 	}
 	if !x.pick() {
 		x.reason = ansNoEndpoints.reason

@@ -179,7 +179,7 @@ func (r *Router) snippetRequest(req *http.Request, d *decision, relocated bool) 
 	sr := &match.SnippetRequest{
 		Host: d.host, URI: clean, RequestURI: vars.RequestURIOf(req.RequestURI), Args: d.query, Scheme: connScheme(req),
 		RemoteAddr: r.ClientAddr(req).String(), Method: req.Method, Header: req.Header, HTTPHost: req.Host,
-		Relocated: relocated,
+		UnderscoreNames: r.live.Load().headers.underscoreNames(), Relocated: relocated,
 	}
 	res := d.res
 	var src *match.Source

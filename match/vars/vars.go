@@ -9,6 +9,7 @@
 package vars
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -112,7 +113,7 @@ var Table = [numVars]Info{
 	RequestMethod:                {Name: "request_method", Means: "the method"},
 	RequestID:                    {Name: "request_id", Means: "the request's X-Request-ID"},
 	ReqID:                        {Name: "req_id", Alias: RequestID},
-	HTTP:                         {Name: "http_", Means: "the request header <name>, '_' for '-'"},
+	HTTP:                         {Name: "http_", Means: "the request header <name>, '_' for '-' (or '_' where such names are kept)"},
 	Cookie:                       {Name: "cookie_", Means: "the request's cookie <name>"},
 	Arg:                          {Name: "arg_", Means: "the query argument <name>"},
 	Capture:                      {Name: "1", Means: "a capture of the last regular expression matched"},
@@ -262,4 +263,66 @@ func Header(h map[string][]string, host, name string) (string, bool) {
 		return strings.Join(vs, "; "), true
 	}
 	return strings.Join(vs, ", "), true
+}
+
+// HeaderSpellings is Header where nginx keeps request header names with
+// '_' (underscores_in_headers on, or ignore_invalid_headers off): its
+// $http_<name> then reads every line whose name is name with '-' or '_'
+// at each '-', in any case (ngx_http_variable_unknown_header); name is
+// canonical, with '-' for each '_' of the variable's. Lines under other
+// spellings join after name's own, in the order of their names, as a
+// header map keeps no order between names.
+func HeaderSpellings(h map[string][]string, host, name string) (string, bool) {
+	v, ok := Header(h, host, name)
+	if !strings.Contains(name, "-") {
+		return v, ok // no other spelling
+	}
+	var others []string
+	for k := range h {
+		if k != name && sameVariableName(k, name) {
+			others = append(others, k)
+		}
+	}
+	if len(others) == 0 {
+		return v, ok
+	}
+	slices.Sort(others)
+	var vs []string
+	if ok {
+		vs = append(vs, v)
+	}
+	for _, k := range others {
+		vs = append(vs, h[k]...)
+	}
+	sep := ", "
+	if name == "Cookie" {
+		sep = "; "
+	}
+	return strings.Join(vs, sep), true
+}
+
+// sameVariableName reports whether header names a and b are read by one
+// $http_<name>: equal but for ASCII case and '-' against '_'.
+func sameVariableName(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range len(a) {
+		if variableByte(a[i]) != variableByte(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// variableByte is c as nginx compares a header name with a variable's:
+// lower case, '-' as '_'.
+func variableByte(c byte) byte {
+	switch {
+	case 'A' <= c && c <= 'Z':
+		return c + 'a' - 'A'
+	case c == '-':
+		return '_'
+	}
+	return c
 }

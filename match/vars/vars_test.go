@@ -105,3 +105,27 @@ func TestHeader(t *testing.T) {
 		t.Errorf("no Host line, no map: %q, %v", got, found)
 	}
 }
+
+// TestHeaderSpellings: $http_x_user where nginx keeps '_' names reads
+// X_User and x_user lines too, its own spelling's first, each line once;
+// Cookie lines join with "; ".
+func TestHeaderSpellings(t *testing.T) {
+	for _, tc := range []struct {
+		h    map[string][]string
+		name string
+		want string
+		ok   bool
+	}{
+		{map[string][]string{"X_user": {"a"}}, "X-User", "a", true},
+		{map[string][]string{"X-User": {"a"}, "X_user": {"b"}, "X_User": {"c", "d"}}, "X-User", "a, c, d, b", true},
+		{map[string][]string{"X_user": {"b"}, "Y-User": {"y"}}, "X-User", "b", true},
+		{map[string][]string{"Xuser": {"b"}}, "X-User", "", false},
+		{map[string][]string{"Accept": {"a"}, "accept": {"b"}}, "Accept", "a", true},
+		{map[string][]string{"Cookie": {"a=1"}}, "Cookie", "a=1", true},
+	} {
+		got, ok := HeaderSpellings(tc.h, "", tc.name)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("HeaderSpellings(%v, %q) = %q, %v; want %q, %v", tc.h, tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+}

@@ -1005,3 +1005,19 @@ func TestChartNotesMetricsServiceOff(t *testing.T) {
 		"enabled": false, "service": map[string]any{"annotations": map[string]any{"a": "b"}}}}})
 	require.NotContains(t, notes, note)
 }
+
+// An extraArgs value of false is passed as --key=false, as ingress-nginx's
+// chart passes it (its comment says such keys become --key, but false
+// quotes to more than two characters), so it turns a flag off rather than
+// on.
+func TestChartExtraArgsFalse(t *testing.T) {
+	d := findNamed[*appsv1.Deployment](t, decodeChart(t, renderChart(t, "edge", "ingress", map[string]any{"controller": map[string]any{
+		"extraArgs": map[string]any{"enable-ssl-passthrough": false, "use-forwarded-headers": ""}}})), "edge")
+	args := d.Spec.Template.Spec.Containers[0].Args
+	require.Contains(t, args, "--enable-ssl-passthrough=false")
+	require.Contains(t, args, "--use-forwarded-headers")
+	cfg, err := parseChartArgs(t, args, "ingress")
+	require.NoError(t, err)
+	require.False(t, cfg.options.EnableSSLPassthrough)
+	require.True(t, cfg.useForwardedHeaders)
+}

@@ -189,7 +189,7 @@ and the controller refuses the flag. One that agrees is left out. */}}
 {{- fail (printf "controller.extraArgs.%s: %v: the controller %s %s (%v); set that to %v and remove the flag" $key $value (index $port 2) (index $port 1) (index $port 0) $value) }}
 {{- else if $port }}
 {{- /* The chart's port already. */}}
-{{- /* A key with an empty value (or false) is --key, as in ingress-nginx's chart. */}}
+{{- /* A key with an empty value is --key, others (false too) --key=value, as in ingress-nginx's chart. */}}
 {{- else if eq ($value | quote | len) 2 }}
 - --{{ $key }}
 {{- else }}

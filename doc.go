@@ -3167,9 +3167,11 @@
 //     HTTPRoute's; RequestMirror warns GatewayFeatureUnsupported and the
 //     rule is served without it (a call's body is streamed to the
 //     backend, never held whole to copy, so the router would drop every
-//     copy); ExtensionRef, a filter on a
-//     backendRef, or one type twice is refused with a warning (a rule's
-//     calls then answer an error, as an HTTPRoute rule's do). An
+//     copy); ExtensionRef, or one type twice, is refused with a warning (a
+//     rule's calls then answer an error, as an HTTPRoute rule's do). On a
+//     backendRef the header modifiers are served as on an HTTPRoute's, for
+//     the calls sent to that backend only; any other filter there refuses
+//     that backend's share, as an HTTPRoute's does. An
 //     HTTPRoute and a GRPCRoute on one listener whose hostnames intersect:
 //     the older (then the first by namespace/name) is served there, the
 //     other warns RouteKindConflict and is not accepted (reason
@@ -3285,9 +3287,9 @@
 // rule's requests answer 500: the API does not let a filter that cannot
 // be applied be skipped, and they must not reach another rule without it)
 // and filters on a backendRef other than the header modifiers, URLRewrite
-// and RequestRedirect, and any on
-// a GRPCRoute's backendRef (that backend's share answers 500, for the
-// same reason, and is not handed to the other backends); a Gateway's
+// and RequestRedirect (on a GRPCRoute's, other than the header modifiers:
+// that backend's share answers 500, for the same reason, and is not
+// handed to the other backends); a Gateway's
 // client certificate validation (spec.tls.frontend: the HTTPS listeners
 // it applies to are not accepted, UnsupportedValue, rather than served to
 // clients without a certificate; with AllowInsecureFallback they are

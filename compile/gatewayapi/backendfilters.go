@@ -38,7 +38,7 @@ func (t *translator) backendFilters(r *gwv1.HTTPRoute, field string, filters []g
 			unserved = "a path modifier without its value"
 			ff += ".requestRedirect.path"
 		default:
-			unserved = "filter " + string(f.Type) + " on a backendRef is not served (RequestHeaderModifier, ResponseHeaderModifier, URLRewrite and RequestRedirect are, once each)"
+			unserved = "filter " + string(f.Type) + " on a backendRef is not served (the header modifiers are, and an HTTPRoute's URLRewrite and RequestRedirect, once each)"
 		}
 		t.warn(Unsupported, r, ff, unserved+"; its share of the requests answers 500")
 		return unserved

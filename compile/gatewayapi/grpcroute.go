@@ -132,19 +132,24 @@ filters:
 	}
 	for j, b := range src.BackendRefs {
 		bf := field + ".backendRefs[" + strconv.Itoa(j) + "]"
-		if len(b.Filters) > 0 {
-			// Refused, not skipped: the other backends would take its
-			// share without its filters.
-			why := "backendRef filters are not served on a GRPCRoute"
-			t.warn(Unsupported, shell, bf+".filters", why+"; its share of the requests answers 500")
-			out.Backends = append(out.Backends, compile.WeightedBackend{Field: bf, Weight: deref(b.Weight, 1), Invalid: why})
-			continue
-		}
-		if wb, ok := t.backend(shell, bf, &gwv1.HTTPBackendRef{BackendRef: b.BackendRef}); ok {
+		if wb, ok := t.backend(shell, bf, &gwv1.HTTPBackendRef{BackendRef: b.BackendRef, Filters: httpFilters(b.Filters)}); ok {
 			out.Backends = append(out.Backends, wb)
 		}
 	}
 	return out, true
+}
+
+// httpFilters are a GRPCRoute backendRef's filters as an HTTPRoute's,
+// which backendFilters serves alike: the header modifiers, once each,
+// after the rule's; a mirror or an ExtensionRef there is refused, and the
+// backend's share with it.
+func httpFilters(fs []gwv1.GRPCRouteFilter) []gwv1.HTTPRouteFilter {
+	var out []gwv1.HTTPRouteFilter
+	for _, f := range fs {
+		out = append(out, gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterType(f.Type), RequestHeaderModifier: f.RequestHeaderModifier,
+			ResponseHeaderModifier: f.ResponseHeaderModifier, RequestMirror: f.RequestMirror, ExtensionRef: f.ExtensionRef})
+	}
+	return out
 }
 
 // grpcName is what an Exact service (dot-separated identifiers) or method

@@ -2127,8 +2127,9 @@
 //     and grpc-message, no body.
 //   - gRPC to a GRPC backend goes over cleartext HTTP/2, to GRPCS over
 //     HTTP/2 with TLS, trailers intact; HTTP and HTTPS backends get
-//     HTTP/1.1. Unless router.Options.Transport is set, HTTP backends go
-//     through the router's own pool of HTTP/1.1 keep-alive connections,
+//     HTTP/1.1. Unless router.Options.Transport is set, HTTP backends, and
+//     HTTPS ones of locations without proxy-ssl-* settings, go
+//     through the router's own pools of HTTP/1.1 keep-alive connections,
 //     which writes the request and reads the response on the handler's
 //     goroutine; a connection is reused only when its response was read to
 //     the end, and a reused connection the backend closed before answering
@@ -2717,17 +2718,20 @@
 //     than proxy-buffer-size (4k by default): 502 there; here up to 1 MiB,
 //     502 beyond, unless the location sets proxy-buffer-size (documented).
 //   - proxy-buffering, proxy-buffer-size's head bound and
-//     proxy-http-version on HTTPS and gRPC backends, or with
+//     proxy-http-version on gRPC backends, on HTTPS backends of a
+//     location with proxy-ssl-* settings, or with
 //     router.Options.Transport: applied there; here those go through
 //     net/http's transports, which stream, bound heads at 1 MiB and speak
 //     HTTP/1.1 (documented).
 //   - A backend response with Content-Length repeated (equal values
-//     too) or beside Transfer-Encoding: 502 there and, on HTTP
-//     backends, here; on HTTPS backends, or with router.Options.Transport,
-//     net/http's transport reads the chunks, or the one length, and
-//     passes the response on. An HTTP/1.0 response with
-//     Transfer-Encoding: chunked is read chunked there and on HTTP
-//     backends; net/http's transport passes the chunks on as data
+//     too) or beside Transfer-Encoding: 502 there and, on HTTP and HTTPS
+//     backends, here; on HTTPS backends of a location with proxy-ssl-*
+//     settings, or with router.Options.Transport, net/http's transport
+//     reads the chunks, or the one length, and passes the response on.
+//     An HTTP/1.0 response with Transfer-Encoding: chunked is read
+//     chunked there and here, but net/http's transport passes the chunks
+//     on as data; and it answers 502 for a field name with a byte no
+//     token has, which nginx passes on and the router's own pool drops
 //     (documented).
 //   - proxy-buffering "on": nginx sends the head and the first buffers
 //     while it still reads; here the client gets the head once the body

@@ -13,8 +13,8 @@ import (
 	"ramjet.dev/ramjet/router/h1"
 )
 
-// serveH1 proxies a request to an HTTP/1.1 backend over the router's own
-// connection pool, on the handler's goroutine: the request head is written
+// serveH1 proxies a request to an HTTP/1.1 backend, over TLS for HTTPS,
+// through the router's own connection pools, on the handler's goroutine: the request head is written
 // straight from the inbound request and the response is copied to the
 // client from the connection's buffer. Only a request body is written on a
 // second goroutine, so that a backend answering before it read the whole
@@ -74,7 +74,11 @@ func (r *Router) serveH1(x *exchange, req *http.Request, trace *tracedWriter) {
 			cancelTries = chainCancel(cancel, cancelTries)
 		}
 		ctx := req.Context()
-		pc, err := r.h1.Get(ctx, x.endpoint.Addr, fresh, x.timeouts.connect)
+		pool := r.h1
+		if x.protocol() == match.HTTPS {
+			pool = r.h1s
+		}
+		pc, err := pool.Get(ctx, x.endpoint.Addr, fresh, x.timeouts.connect)
 		if !dialAt.IsZero() && (err != nil || !pc.Reused()) {
 			x.connectTime += time.Since(dialAt)
 		}
@@ -84,7 +88,7 @@ func (r *Router) serveH1(x *exchange, req *http.Request, trace *tracedWriter) {
 				fresh = false
 				continue
 			}
-			if rr == nil && unreachable(err) && x.passOn(outer, p, failureClass(err), false, true, began) {
+			if rr == nil && notConnected(err) && x.passOn(outer, p, failureClass(err), false, true, began) {
 				fresh = false
 				continue
 			}

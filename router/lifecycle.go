@@ -9,6 +9,7 @@ import "net/http"
 func (r *Router) CloseIdleConnections() {
 	if r.h1 != nil {
 		r.h1.CloseIdle()
+		r.h1s.CloseIdle()
 	}
 	up, ok := r.proxy.Transport.(*upstream)
 	if !ok {

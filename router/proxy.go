@@ -19,6 +19,7 @@ import (
 
 	"ramjet.dev/ramjet/match"
 	"ramjet.dev/ramjet/match/vars"
+	"ramjet.dev/ramjet/router/h1"
 )
 
 // rewrite turns the inbound request into the one sent to the chosen
@@ -631,7 +632,8 @@ func unreachable(err error) bool {
 // "timeout" while connecting). The latter is still answered as a timeout.
 func notConnected(err error) bool {
 	// net/http does not export that error's type; its text is fixed.
-	return unreachable(err) || timedOut(err) && err.Error() == "net/http: TLS handshake timeout"
+	return unreachable(err) || errors.Is(err, h1.ErrHandshakeTimeout) ||
+		timedOut(err) && err.Error() == "net/http: TLS handshake timeout"
 }
 
 func timedOut(err error) bool {

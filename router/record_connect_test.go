@@ -44,11 +44,15 @@ func TestRecordConnectTime(t *testing.T) {
 			tc.o.Observer = rs.observe
 			r := newTestRouter(tc.o)
 			t.Cleanup(r.CloseIdleConnections)
-			r.Publish(table("c", vhost("", nil, route(match.Prefix, "/", backend("prod/web:80", tc.proto, match.Serving, tc.addr)))))
+			rt := route(match.Prefix, "/", backend("prod/web:80", tc.proto, match.Serving, tc.addr))
 			target := "/"
 			if tc.name == "verbatim" {
-				target = "//a{b" // a target only the verbatim way out carries byte for byte
+				// A target only the verbatim way out carries byte for
+				// byte, on net/http's path (backend TLS settings).
+				target = "//a{b"
+				rt.BackendTLS = match.NewBackendTLS(match.BackendTLS{Secret: "prod/up"})
 			}
+			r.Publish(table("c", vhost("", nil, rt)))
 			for i, want := range []string{"opened", "reused"} {
 				res := serve(r, http.MethodGet, "web", target, nil)
 				body(t, res)

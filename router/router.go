@@ -128,10 +128,12 @@ import (
 type Options struct {
 	// Transport carries every proxied request, whatever the backend's
 	// protocol; the request's URL scheme is "https" for HTTPS and GRPCS
-	// backends. Nil: HTTP backends go through the Router's own pool of
-	// HTTP/1.1 keep-alive connections, which exchanges each request on the
-	// handler's goroutine (the fast path), and New builds pooled net/http
-	// transports for the rest — HTTP/1.1 for HTTPS, cleartext HTTP/2 (h2c)
+	// backends. Nil: HTTP backends, and HTTPS ones of locations without
+	// match.BackendTLS, go through the Router's own pools of HTTP/1.1
+	// keep-alive connections, which exchange each request on the
+	// handler's goroutine (the fast path) and read responses as nginx
+	// does, and New builds pooled net/http transports for the rest —
+	// HTTP/1.1 for HTTPS with match.BackendTLS, cleartext HTTP/2 (h2c)
 	// for GRPC, HTTP/2 over TLS for GRPCS. TLS to backends does not verify
 	// the certificate, like ingress-nginx's default (proxy-ssl-verify off):
 	// backends are addressed by pod IP, which their certificates rarely name.
@@ -562,6 +564,7 @@ type Router struct {
 	sweep       bool // the registry is ours alone
 	proxy       *httputil.ReverseProxy
 	h1          *h1.Pool // HTTP backends, unless Options.Transport is set
+	h1s         *h1.Pool // HTTPS ones of locations without BackendTLS, likewise
 	observer    func(Record)
 	tracer      Tracer
 	restarter   SpanRestarter // tracer, when it is one
@@ -754,8 +757,11 @@ func New(o Options) *Router {
 		up.verbatim = &verbatimTransport{dialer: &net.Dialer{Timeout: connect}, handshake: connect, header: read}
 		up.base, up.variants = r.timeouts, &transportVariants{pooling: p}
 		up.backendTLS = &tlsVariants{pooling: p}
-		r.h1 = h1.NewPool(connect)
-		r.h1.SetKeepalive(p.keepalive.Connections, p.keepalive.Timeout, p.keepalive.Requests, p.keepalive.Time)
+		r.h1, r.h1s = h1.NewPool(connect), h1.NewPool(connect)
+		r.h1s.SetTLS(&tls.Config{InsecureSkipVerify: true}) // see Options.Transport
+		for _, pool := range []*h1.Pool{r.h1, r.h1s} {
+			pool.SetKeepalive(p.keepalive.Connections, p.keepalive.Timeout, p.keepalive.Requests, p.keepalive.Time)
+		}
 		r.auth.ext = authTransport(up.h1.(*http.Transport))
 	}
 	r.auth.rt, r.auth.timeout = up.h1, o.AuthTimeout

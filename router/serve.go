@@ -145,8 +145,10 @@ func (r *Router) forward(s *requestState) {
 	}
 	req, d := s.req, &s.d
 	b := s.ch.backend
-	// own: the exchange goes over the router's own HTTP/1.1 pool.
-	own := r.h1 != nil && (b.Protocol == match.HTTP || b.Protocol == match.AutoHTTP && req.TLS == nil)
+	// own: the exchange goes over the router's own HTTP/1.1 pools, HTTPS
+	// backends' too unless backend TLS settings choose the dial.
+	own := r.h1 != nil && (b.Protocol == match.HTTP || b.Protocol == match.AutoHTTP && req.TLS == nil ||
+		(b.Protocol == match.HTTPS || b.Protocol == match.AutoHTTP) && s.loc.BackendTLS == nil)
 	if s.cmh != nil || !own {
 		// Only the HTTP/1.1 pool's request head writes a pending trace
 		// context itself (tracing.go).

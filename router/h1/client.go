@@ -3,6 +3,7 @@ package h1
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -27,6 +28,9 @@ type Pool struct {
 	// requests, or is this old, closes after its response (0: no bound).
 	maxRequests int
 	maxAge      time.Duration
+	// tls, when set, is the configuration every connection is opened
+	// with (HTTPS backends).
+	tls *tls.Config
 
 	mu sync.Mutex
 	// idle holds each address's idle connections behind a pointer, which
@@ -97,6 +101,12 @@ func (p *Pool) SetKeepalive(idle int, idleFor time.Duration, requests int, age t
 	p.maxIdle, p.idleFor, p.maxRequests, p.maxAge = idle, idleFor, requests, age
 }
 
+// SetTLS has the pool open every connection with TLS under cfg, its
+// handshake bounded by the connect timeout, as nginx's
+// proxy_connect_timeout bounds the SSL handshake too. Call it before the
+// pool is used.
+func (p *Pool) SetTLS(cfg *tls.Config) { p.tls = cfg }
+
 // listOf is addr's idle list, made if it has none; mu is held.
 func (p *Pool) listOf(addr string) *idleList {
 	l := p.idle[addr]
@@ -154,6 +164,12 @@ func (p *Pool) Get(ctx context.Context, addr string, fresh bool, connect time.Du
 	if err != nil {
 		return nil, err
 	}
+	tcp := c
+	if p.tls != nil {
+		if c, err = handshake(ctx, c, p.tls, d.Timeout); err != nil {
+			return nil, err
+		}
+	}
 	raw := rawsock.New(c)
 	var rw io.ReadWriter = c
 	if raw != nil {
@@ -165,7 +181,9 @@ func (p *Pool) Get(ctx context.Context, addr string, fresh bool, connect time.Du
 	bw.Reset(rw)
 	pc := &Conn{pool: p, c: c, raw: raw, br: br, bw: bw, addr: addr}
 	if raw == nil {
-		pc.peek.init(c)
+		// Under TLS the socket beneath is looked at: a record that came
+		// while the connection was idle is as unasked for as bytes.
+		pc.peek.init(tcp)
 	}
 	pc.abort = func() { _ = c.Close() }
 	p.mu.Lock()
@@ -174,6 +192,39 @@ func (p *Pool) Get(ctx context.Context, addr string, fresh bool, connect time.Du
 	pc.takenAt = idleClock()
 	pc.dialedAt = pc.takenAt
 	return pc, nil
+}
+
+// ErrHandshakeTimeout is a TLS handshake with a backend that did not end
+// within the connect timeout: the connection never opened.
+var ErrHandshakeTimeout error = handshakeTimeout{}
+
+type handshakeTimeout struct{}
+
+func (handshakeTimeout) Error() string { return "h1: TLS handshake timeout" }
+func (handshakeTimeout) Timeout() bool { return true }
+
+// handshake opens TLS over c under cfg within timeout. A failure closes
+// c; but for ErrHandshakeTimeout and the end of ctx it is a dial's
+// error, as the connection never opened.
+func handshake(ctx context.Context, c net.Conn, cfg *tls.Config, timeout time.Duration) (net.Conn, error) {
+	tc := tls.Client(c, cfg)
+	hctx := ctx
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		hctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	if err := tc.HandshakeContext(hctx); err != nil {
+		_ = c.Close()
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case hctx.Err() != nil:
+			return nil, ErrHandshakeTimeout
+		}
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: c.RemoteAddr(), Err: err}
+	}
+	return tc, nil
 }
 
 // takeIdle takes the most recently used idle connection to addr that has

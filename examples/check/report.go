@@ -46,6 +46,10 @@ type migration struct {
 	NoSecrets  bool      `json:"noSecrets"`
 	NoServices bool      `json:"noServices"`
 	Missing    []missing `json:"missing,omitempty"`
+	// NoConfigMap: the input holds no ingress-nginx ConfigMap (none named
+	// as the chart names it, and no -configmap), so every key is taken at
+	// ingress-nginx's default, which decides findings such as the snippets'.
+	NoConfigMap bool `json:"noConfigMap"`
 	// Notes say how the input was read: classes taken as the migration's.
 	Notes []string `json:"notes,omitempty"`
 	// UnclaimedNote says how many Ingresses read are not claimed, what
@@ -237,9 +241,11 @@ func runReport(paths []string, fs *flag.FlagSet, o *translateOptions, asJSON, st
 	m.Snippets, m.SnippetsOn = snippetUses(*snap, m.claimed), snippetsOn
 	m.GatewayAPI = gatewayGaps(*snap, opts)
 	var cmData map[string]string
-	if cm, _ := findConfigMap(o.configMap, snap); cm != nil {
+	cm, cmNote := findConfigMap(o.configMap, snap)
+	if cm != nil {
 		cmData = cm.Data
 	}
+	m.NoConfigMap = cm == nil && cmNote == "" // a note says why otherwise
 	m.AdmissionRefused = admissionRefusals(*snap, opts, cmData)
 	code := 0
 	if strict && !m.OK {
@@ -407,6 +413,9 @@ func writeMigration(w io.Writer, m migration) {
 	}
 	if len(m.Skipped) > 0 {
 		fmt.Fprintf(w, "skipped, so not covered: %s of kinds ramjet does not read (listed below)\n", plural(len(m.Skipped), "object"))
+	}
+	if m.NoConfigMap {
+		fmt.Fprintln(w, "no ingress-nginx ConfigMap in the input (one named "+chartConfigMap+", or the one -configmap names): its keys are taken at ingress-nginx's defaults")
 	}
 	if m.NoSecrets {
 		fmt.Fprintln(w, "no Secrets in the input: missing TLS and auth Secrets are not reported")

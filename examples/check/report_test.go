@@ -311,6 +311,32 @@ func TestReportConfigMap(t *testing.T) {
 	require.NotContains(t, stdout, "[ConfigMapKey")
 }
 
+// A dump without the ingress-nginx ConfigMap (the README's kubectl get
+// once listed no configmaps) is reported with ingress-nginx's defaults for
+// every key, which can change what a finding says (allow-snippet-annotations,
+// for one); the report says so, as it says when Secrets or Services are
+// missing, rather than reading as if the keys had been checked.
+func TestReportNoConfigMap(t *testing.T) {
+	const line = "no ingress-nginx ConfigMap in the input (one named ingress-nginx-controller, or the one -configmap names): its keys are taken at ingress-nginx's defaults"
+	code, stdout, stderr := checkRun("-report", clusterDump)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, line)
+	code, stdout, stderr = checkRun("-report", "-json", clusterDump)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, `"noConfigMap": true`)
+
+	cm := filepath.Join("testdata", "ingress-nginx-configmap.yaml")
+	code, stdout, stderr = checkRun("-report", clusterDump, cm)
+	require.Equal(t, 0, code, stderr)
+	require.NotContains(t, stdout, line)
+	code, stdout, stderr = checkRun("-report", "-json", clusterDump, cm)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, `"noConfigMap": false`)
+	// -configmap naming one that is absent has its own note.
+	_, stdout, _ = checkRun("-report", "-configmap", "ingress-nginx/other", clusterDump, cm)
+	require.NotContains(t, stdout, line)
+}
+
 // Nothing read is not a clean migration: -report exits 2 when no
 // document could be read, or there are no manifests at all, as the
 // README says.

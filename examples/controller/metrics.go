@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/procfs"
 
 	"ramjet.dev/ramjet/compile"
 	"ramjet.dev/ramjet/match"
@@ -200,7 +201,8 @@ func newMetrics(cfg config, extra ...prometheus.Collector) *metrics {
 	// process collector (nginx_ingress_controller_nginx_process_*, with
 	// the controller_* labels): here, the process that serves.
 	prometheus.WrapRegistererWith(constLabels, m.registry).MustRegister(
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{Namespace: nginxNamespace + "_nginx"}))
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{Namespace: nginxNamespace + "_nginx"}),
+		newProcessExtras())
 	release, build, repo := buildIdentity()
 	m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Namespace: nginxNamespace, Name: "build_info", Help: "A metric with a constant '1' labeled with information about the build.",
@@ -325,6 +327,52 @@ func (c *connCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.now, prometheus.GaugeValue, float64(n.Reading), "reading")
 	ch <- prometheus.MustNewConstMetric(c.now, prometheus.GaugeValue, float64(n.Writing), "writing")
 	ch <- prometheus.MustNewConstMetric(c.now, prometheus.GaugeValue, float64(n.Waiting), "waiting")
+}
+
+// processExtras are the series of ingress-nginx's nginx process collector
+// (collectors/process.go) that Prometheus's process collector has not:
+// the number of processes serving (this one), the oldest one's start, and
+// the bytes they read and wrote (/proc/<pid>/io read_bytes and
+// write_bytes, as process-exporter reads them). Without /proc there are
+// none, as with Prometheus's.
+type processExtras struct {
+	procs, started, read, written *prometheus.Desc
+}
+
+func newProcessExtras() *processExtras {
+	name := func(n string) string { return prometheus.BuildFQName(nginxNamespace, "nginx_process", n) }
+	return &processExtras{
+		procs:   prometheus.NewDesc(name("num_procs"), "number of processes", nil, nil),
+		started: prometheus.NewDesc(name("oldest_start_time_seconds"), "start time in seconds since 1970/01/01", nil, nil),
+		read:    prometheus.NewDesc(name("read_bytes_total"), "number of bytes read", nil, nil),
+		written: prometheus.NewDesc(name("write_bytes_total"), "number of bytes written", nil, nil),
+	}
+}
+
+func (p *processExtras) Describe(ch chan<- *prometheus.Desc) {
+	ch <- p.procs
+	ch <- p.started
+	ch <- p.read
+	ch <- p.written
+}
+
+func (p *processExtras) Collect(ch chan<- prometheus.Metric) {
+	self, err := procfs.Self()
+	if err != nil {
+		return
+	}
+	stat, err := self.Stat()
+	if err != nil {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(p.procs, prometheus.GaugeValue, 1)
+	if start, err := stat.StartTime(); err == nil {
+		ch <- prometheus.MustNewConstMetric(p.started, prometheus.GaugeValue, start)
+	}
+	if io, err := self.IO(); err == nil {
+		ch <- prometheus.MustNewConstMetric(p.read, prometheus.CounterValue, float64(io.ReadBytes))
+		ch <- prometheus.MustNewConstMetric(p.written, prometheus.CounterValue, float64(io.WriteBytes))
+	}
 }
 
 // observer is the router's observer for these metrics; nil when off.

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -594,6 +595,21 @@ func TestMetricsNginxProcess(t *testing.T) {
 		v, n := s.sum(name, ids)
 		require.Equal(t, 1, n, name)
 		require.Positive(t, v, name)
+	}
+	// The rest of ingress-nginx's process collector (process.go), which
+	// its monitoring guide lists: one serving process, when it started,
+	// the bytes it read and wrote (/proc/<pid>/io).
+	if runtime.GOOS != "linux" {
+		return
+	}
+	procs, _ := s.sum("nginx_ingress_controller_nginx_process_num_procs", ids)
+	require.Equal(t, 1.0, procs)
+	started, n := s.sum("nginx_ingress_controller_nginx_process_oldest_start_time_seconds", ids)
+	require.Equal(t, 1, n)
+	require.InDelta(t, float64(time.Now().Unix()), started, 24*3600, "this process's start")
+	for _, name := range []string{"nginx_ingress_controller_nginx_process_read_bytes_total", "nginx_ingress_controller_nginx_process_write_bytes_total"} {
+		_, n := s.sum(name, ids)
+		require.Equal(t, 1, n, name)
 	}
 }
 

@@ -270,6 +270,7 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 		return nil, err
 	}
 	c.metrics.watchConns(l.conns)
+	c.streams.countIn(l.conns)
 	if c.admission != nil {
 		if err := l.listenWebhook(cfg, c.admission, log); err != nil {
 			l.close()

@@ -230,6 +230,7 @@ func startOffline(parent context.Context, cfg config, log *slog.Logger) (_ *inst
 		return nil, err
 	}
 	c.metrics.watchConns(l.conns)
+	c.streams.countIn(l.conns)
 	l.streams, l.inst.streams = c.streams, c.streams
 	poll := func(ctx context.Context) {
 		t := time.NewTicker(cfg.pollInterval)

@@ -11,10 +11,12 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"ramjet.dev/ramjet/match"
 	"ramjet.dev/ramjet/router"
+	"ramjet.dev/ramjet/router/h1"
 )
 
 // TCP and UDP services (SPEC §22, --tcp-services-configmap and
@@ -54,6 +56,10 @@ type streams struct {
 	accessLog func(*streamRecord)
 	// endpoint maps an endpoint to the address dialled (config.streamEndpoint).
 	endpoint func(string) string
+	// stubStatus are the traffic listeners' stub_status counts (countIn),
+	// which take each TCP connection and UDP exchange as nginx's count its
+	// stream sessions: accepted, then active and waiting until it ends.
+	stubStatus atomic.Pointer[h1.ConnStats]
 
 	// goneGrace is how long the open connections of a TCP port whose
 	// entry went are served on: worker-shutdown-timeout, as long as
@@ -297,6 +303,23 @@ func (s *streams) Shutdown(ctx context.Context) error {
 	<-done
 	return fmt.Errorf("streams: %d TCP connections and %d UDP sessions were still open when the shutdown timeout ran out", n, sessions)
 }
+
+// countIn counts the connections and exchanges in stats from now on.
+func (s *streams) countIn(stats *h1.ConnStats) {
+	if s != nil {
+		s.stubStatus.Store(stats)
+	}
+}
+
+// sessionOpen counts a connection or UDP exchange as nginx's stub_status
+// counts a stream session, until sessionClose(e).
+func (s *streams) sessionOpen(e *h1.ConnEntry) {
+	stats := s.stubStatus.Load()
+	stats.Accepted()
+	stats.Open(e, 0)
+}
+
+func (s *streams) sessionClose(e *h1.ConnEntry) { s.stubStatus.Load().Close(e) }
 
 // dialAddr is the address endpoint addr is reached at.
 func (s *streams) dialAddr(addr string) string {

@@ -18,6 +18,7 @@ import (
 	"ramjet.dev/ramjet/balance"
 	"ramjet.dev/ramjet/match"
 	"ramjet.dev/ramjet/router"
+	"ramjet.dev/ramjet/router/h1"
 )
 
 // tcpListener serves one TCP service port.
@@ -55,6 +56,9 @@ func (l *tcpListener) serve(c *net.TCPConn) {
 	l.s.track(client)
 	defer l.s.untrack(client)
 	defer client.abort()
+	var counted h1.ConnEntry
+	l.s.sessionOpen(&counted)
+	defer l.s.sessionClose(&counted)
 
 	rec := l.s.record(match.TCP, l.port, c.RemoteAddr())
 	defer l.s.logSession(rec)

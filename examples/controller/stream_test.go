@@ -651,3 +651,49 @@ func TestStreamGoneGraceFollowsShutdownTimeout(t *testing.T) {
 	c.routerKeys, _ = configmap.Parse("ingress", "nginx", map[string]string{"worker-shutdown-timeout": "30s"})
 	assert.Equal(t, 30*time.Second, newStreams(c, nil, slog.Default(), nil).goneGrace)
 }
+
+// nginx's stub_status, which ingress-nginx's nginx status collector
+// reads, counts every connection its event loop accepts, stream ones
+// too (ngx_event_accept; ngx_event_recvmsg for a UDP session), as active
+// and, being no HTTP request's, as waiting until it closes: the
+// nginx_process_connections series count TCP connections and UDP
+// exchanges beside the HTTP ones.
+func TestStreamConnectionsInNginxStatus(t *testing.T) {
+	b := startTCPBackend(t, "b", false)
+	dns := startUDPBackend(t, "dns")
+	tp, up := streamPort(t, "tcp"), streamPort(t, "udp")
+	inst, _, _ := startStreams(t, streamManifests(map[int]string{tp: "default/echo:9000"}, map[int]string{up: "default/echo:53"}, []string{b.port()}, dns, ""), func(c *config) {
+		c.enableMetrics = true
+	})
+	series := func(name, state string) string {
+		return `nginx_ingress_controller_nginx_process_` + name + `{controller_class="ramjet.dev/ingress",controller_namespace="",controller_pod="",state="` + state + `"} `
+	}
+	waitFor := func(want ...string) {
+		t.Helper()
+		var body string
+		require.Eventually(t, func() bool {
+			body, _ = httpGet("http://" + inst.DebugAddr + "/metrics")
+			for _, w := range want {
+				if !strings.Contains(body, w) {
+					return false
+				}
+			}
+			return true
+		}, 5*time.Second, 20*time.Millisecond, "want %q in:\n%s", want, body)
+	}
+
+	c, _, _ := dialLine(t, inst.streams.Addrs()["tcp/"+strconv.Itoa(tp)])
+	defer c.Close()
+	waitFor(series("connections", "active")+"1", series("connections", "waiting")+"1", series("connections_total", "accepted")+"1")
+	c.Close()
+	waitFor(series("connections", "active")+"0", series("connections_total", "accepted")+"1")
+
+	to, err := net.ResolveUDPAddr("udp", inst.streams.Addrs()["udp/"+strconv.Itoa(up)])
+	require.NoError(t, err)
+	client, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	require.NoError(t, err)
+	defer client.Close()
+	answer, _ := udpAsk(t, client, to, "q")
+	assert.Equal(t, "dns q", answer)
+	waitFor(series("connections", "active")+"0", series("connections_total", "accepted")+"2", series("connections_total", "handled")+"2")
+}

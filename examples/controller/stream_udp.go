@@ -12,6 +12,7 @@ import (
 
 	"ramjet.dev/ramjet/balance"
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router/h1"
 )
 
 // udpBufferSize is the largest datagram a backend's answer may be, as
@@ -266,6 +267,8 @@ type udpSession struct {
 	answered  int
 	responses int
 	metrics   *serviceMetrics
+	// counted is the exchange in the stub_status counts.
+	counted h1.ConnEntry
 	// rec is the exchange's access log record; nil when the log is off.
 	rec     *streamRecord
 	timeout time.Duration
@@ -398,6 +401,7 @@ func (s *udpSession) begin(now int64) bool {
 		s.arm()
 	}
 	m.accepted()
+	s.r.s.sessionOpen(&s.counted)
 	return true
 }
 
@@ -409,6 +413,7 @@ func (s *udpSession) finish(status int) {
 		s.r.exchanges.Add(-1)
 		s.ep.Release()
 		s.metrics.closed()
+		s.r.s.sessionClose(&s.counted)
 		s.rec.setStatus(status)
 		s.r.s.logSession(s.rec)
 		s.rec = nil

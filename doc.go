@@ -3521,8 +3521,10 @@
 // "TCP and UDP services"): one TCP and one UDP listener per port, bound when
 // the first table is published, on the host of -http-addr. A port that
 // appears in a later table warns that a restart is needed, as
-// ingress-nginx reloads nginx for it; one that disappears closes its
-// connections at once until the restart. TCP connections are spliced
+// ingress-nginx reloads nginx for it; one that disappears closes new
+// connections at once until the restart, and its open TCP connections
+// after worker-shutdown-timeout, as long as nginx's old workers serve
+// theirs after the reload that drops the port. TCP connections are spliced
 // (splice(2) on Linux: no copy through user space, no allocation per
 // read); with the PROXY protocol from clients a header must come within
 // 30 s (nginx's stream proxy_protocol_timeout), and its source is the

@@ -560,21 +560,24 @@ type Router struct {
 	// sweep could find released is at most what they replaced.
 	unswept int
 
-	registry    *balance.Registry
-	sweep       bool // the registry is ours alone
-	proxy       *httputil.ReverseProxy
-	h1          *h1.Pool // HTTP backends, unless Options.Transport is set
-	h1s         *h1.Pool // HTTPS ones of locations without BackendTLS, likewise
-	observer    func(Record)
-	tracer      Tracer
-	restarter   SpanRestarter // tracer, when it is one
-	hook        Hook
-	bodyHook    Hook
-	logger      *slog.Logger
-	defaultCert *tls.Certificate
-	// selfSignedDefault: defaultCert is New's own (ECDSA), and clients
-	// without ECDSA get selfSignedRSA.
+	registry  *balance.Registry
+	sweep     bool // the registry is ours alone
+	proxy     *httputil.ReverseProxy
+	h1        *h1.Pool // HTTP backends, unless Options.Transport is set
+	h1s       *h1.Pool // HTTPS ones of locations without BackendTLS, likewise
+	observer  func(Record)
+	tracer    Tracer
+	restarter SpanRestarter // tracer, when it is one
+	hook      Hook
+	bodyHook  Hook
+	logger    *slog.Logger
+	// baseCert is Options.DefaultCertificate, else New's self-signed one
+	// (selfSignedDefault: ECDSA, and clients without ECDSA get
+	// selfSignedRSA); defaultCert is what serves now, baseCert unless
+	// SetDefaultCertificate replaced it.
+	baseCert          *tls.Certificate
 	selfSignedDefault bool
+	defaultCert       atomic.Pointer[tls.Certificate]
 
 	// live are the settings an ingress-nginx ConfigMap gives, which
 	// SetConfigMapOptions replaces (live.go).
@@ -694,14 +697,14 @@ type serving struct {
 // the system's random source is broken.
 func New(o Options) *Router {
 	r := &Router{
-		registry:    o.Registry,
-		observer:    o.Observer,
-		tracer:      o.Tracer,
-		restarter:   asRestarter(o.Tracer),
-		hook:        o.Hook,
-		bodyHook:    o.BodyHook,
-		logger:      o.Logger,
-		defaultCert: o.DefaultCertificate,
+		registry:  o.Registry,
+		observer:  o.Observer,
+		tracer:    o.Tracer,
+		restarter: asRestarter(o.Tracer),
+		hook:      o.Hook,
+		bodyHook:  o.BodyHook,
+		logger:    o.Logger,
+		baseCert:  o.DefaultCertificate,
 
 		returnRequestID: o.ReturnRequestID,
 		httpsPort:       strconv.Itoa(cmp.Or(o.HTTPSPort, 443)),
@@ -733,13 +736,14 @@ func New(o Options) *Router {
 		r.registry = balance.NewRegistry()
 		r.sweep = true
 	}
-	if r.defaultCert == nil {
+	if r.baseCert == nil {
 		cert, err := selfSigned()
 		if err != nil {
 			panic(fmt.Sprintf("router: default certificate: %v", err))
 		}
-		r.defaultCert, r.selfSignedDefault = cert, true
+		r.baseCert, r.selfSignedDefault = cert, true
 	}
+	r.defaultCert.Store(r.baseCert)
 	connect := o.ConnectTimeout
 	if connect <= 0 {
 		connect = 5 * time.Second

@@ -27,7 +27,7 @@ import (
 // refuses the handshake with the unrecognized_name alert, as nginx's
 // default server does.
 func (r *Router) GetCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
-	cert := r.defaultCert
+	cert := r.defaultCert.Load()
 	st := r.state.Load()
 	named := st != nil && hello != nil && hello.ServerName != ""
 	var c *match.Certificate
@@ -39,7 +39,7 @@ func (r *Router) GetCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, e
 	}
 	if c != nil && c.Cert != nil {
 		cert = c.Cert
-	} else if r.selfSignedDefault && hello != nil {
+	} else if r.selfSignedDefault && cert == r.baseCert && hello != nil {
 		// ingress-nginx's fake certificate is RSA: a client (or an
 		// ssl-ciphers list) without ECDSA gets an RSA one. Judged
 		// without the name, which neither certificate is for.
@@ -86,10 +86,22 @@ func servesName(t *match.Table, name string) bool {
 }
 
 // DefaultCertificate is the certificate GetCertificate serves to a name
-// no table certificate is for (Options.DefaultCertificate, else the
-// self-signed ECDSA one New made, beside which a client without ECDSA
-// gets a self-signed RSA one), before OCSP stapling.
-func (r *Router) DefaultCertificate() *tls.Certificate { return r.defaultCert }
+// no table certificate is for (the one SetDefaultCertificate gave, else
+// Options.DefaultCertificate, else the self-signed ECDSA one New made,
+// beside which a client without ECDSA gets a self-signed RSA one), before
+// OCSP stapling.
+func (r *Router) DefaultCertificate() *tls.Certificate { return r.defaultCert.Load() }
+
+// SetDefaultCertificate replaces the default certificate from the next
+// handshake on, every client getting it (ingress-nginx's
+// --default-ssl-certificate, whose Secret can rotate); nil goes back to
+// Options.DefaultCertificate, else New's self-signed one.
+func (r *Router) SetDefaultCertificate(c *tls.Certificate) {
+	if c == nil {
+		c = r.baseCert
+	}
+	r.defaultCert.Store(c)
+}
 
 // selfSigned makes the default certificate served to names no table
 // certificate covers, like ingress-nginx's fake certificate.

@@ -203,3 +203,29 @@ func TestBackendProtocols(t *testing.T) {
 	assert.Zero(t, r.InFlight(grpcAddr))
 	assert.Zero(t, r.InFlight(grpcsAddr))
 }
+
+// SetDefaultCertificate's certificate serves every name the table leaves
+// to the default, to a client that cannot take it too, as nginx serves
+// --default-ssl-certificate whatever the client offers (the self-signed
+// RSA stand-in is for New's own certificate only); nil goes back to
+// New's.
+func TestSetDefaultCertificate(t *testing.T) {
+	r := newTestRouter(Options{})
+	base := r.DefaultCertificate()
+	rsaOnly := &tls.ClientHelloInfo{ServerName: "nowhere.example.com", SupportedVersions: []uint16{tls.VersionTLS12},
+		CipherSuites: []uint16{tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256}, SignatureSchemes: []tls.SignatureScheme{tls.PKCS1WithSHA256},
+		SupportedCurves: []tls.CurveID{tls.CurveP256}, SupportedPoints: []uint8{0}}
+	own := testCert(t, "default.example.com")
+	r.SetDefaultCertificate(own)
+	require.Same(t, own, r.DefaultCertificate())
+	for _, hello := range []*tls.ClientHelloInfo{{ServerName: "nowhere.example.com"}, {}, rsaOnly} {
+		got, err := r.GetCertificate(hello)
+		require.NoError(t, err)
+		require.Same(t, own, got, "hello %q %v", hello.ServerName, hello.CipherSuites)
+	}
+	r.SetDefaultCertificate(nil)
+	require.Same(t, base, r.DefaultCertificate())
+	got, err := r.GetCertificate(rsaOnly)
+	require.NoError(t, err)
+	require.Equal(t, x509.RSA, got.Leaf.PublicKeyAlgorithm, "New's own default has its RSA stand-in again")
+}

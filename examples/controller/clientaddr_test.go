@@ -235,7 +235,7 @@ func TestProxyProtocolClientAddr(t *testing.T) {
 func TestListenerTimeouts(t *testing.T) {
 	rt := router.New(router.Options{Logger: slog.New(slog.DiscardHandler)})
 	l, err := listen(config{httpAddr: "127.0.0.1:0", httpsAddr: "127.0.0.1:0", debugAddr: "127.0.0.1:0", useProxyProtocol: true},
-		rt, nil, http.NotFoundHandler(), new(atomic.Bool), slog.New(slog.DiscardHandler))
+		rt, http.NotFoundHandler(), new(atomic.Bool), slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	t.Cleanup(l.close)
 	require.Len(t, l.servers, 3)

@@ -246,6 +246,7 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 	ropts.Hook, ropts.BodyHook = c.waf.hook, c.waf.bodyHook
 	c.router = router.New(ropts)
 	c.metrics.watchRouter(c.router)
+	c.cert.serveBy(c.router)
 	c.metrics.servesDefault(c.cert.served(c.router))
 	c.streams = newStreams(cfg, c.router, log, c.metrics)
 	// An invalid election setting is a start error, not a later surprise.
@@ -265,7 +266,7 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 
 	draining := new(atomic.Bool)
 	debug := debugMux(c.router, cfg.healthPath, c.ready.Load, draining, &c.last, c.settings, c.metrics.handler(log))
-	l, err := listen(cfg, c.router, c.cert.getCertificate(c.router), debug, draining, log)
+	l, err := listen(cfg, c.router, debug, draining, log)
 	if err != nil {
 		return nil, err
 	}

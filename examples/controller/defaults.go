@@ -48,7 +48,8 @@ func compileOptions(cfg config, services []*corev1.Service) compile.Options {
 }
 
 // defaultCertificate serves the --default-ssl-certificate Secret to TLS
-// names no table certificate covers. It is reloaded at every compile, so
+// names no table certificate covers, as the router's default certificate
+// (router.SetDefaultCertificate). It is reloaded at every compile, so
 // a rotated Secret is served from the next rebuild on, without a restart.
 // Until the Secret first loads, the router's self-signed one is served; a
 // Secret that disappears or stops parsing keeps the last good one.
@@ -56,6 +57,7 @@ type defaultCertificate struct {
 	ref types.NamespacedName
 	log *slog.Logger
 	cur atomic.Pointer[tls.Certificate]
+	rt  *router.Router // serves cur; nil until serveBy
 
 	mu          sync.Mutex // serializes update
 	fingerprint string
@@ -104,6 +106,9 @@ func (d *defaultCertificate) update(sec *corev1.Secret) {
 	}
 	d.fingerprint = fingerprint
 	d.cur.Store(cert)
+	if d.rt != nil {
+		d.rt.SetDefaultCertificate(cert)
+	}
 	d.log.Info("default certificate loaded", "secret", d.ref.String(), "sha256", fingerprint,
 		"subject", cert.Leaf.Subject.String(), "notAfter", cert.Leaf.NotAfter)
 }
@@ -142,23 +147,16 @@ func (d *defaultCertificate) served(rt *router.Router) func() (*tls.Certificate,
 	}
 }
 
-// getCertificate wraps the router's certificate choice: where it falls back
-// to its own default, the loaded default certificate is served instead.
-func (d *defaultCertificate) getCertificate(rt *router.Router) func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+// serveBy makes rt serve the certificate, the one loaded now and each
+// one loaded later.
+func (d *defaultCertificate) serveBy(rt *router.Router) {
 	if d == nil {
-		return nil
+		return
 	}
-	// A handshake ssl-reject-handshake refuses gets no certificate (nil),
-	// not this one.
-	fallback := rt.DefaultCertificate()
-	return func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
-		c, err := rt.GetCertificate(hello)
-		if c == fallback {
-			if own := d.cur.Load(); own != nil {
-				// enable-ocsp staples it as the router's own.
-				return rt.StapleOCSP(own), nil
-			}
-		}
-		return c, err
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.rt = rt
+	if own := d.cur.Load(); own != nil {
+		rt.SetDefaultCertificate(own)
 	}
 }

@@ -29,7 +29,7 @@ func TestHTTP1Server(t *testing.T) {
 		loops int
 	}{{"", 2}, {http1Ramjet, 2}, {http1NetHTTP, 0}} {
 		l, err := listen(config{httpAddr: "127.0.0.1:0", httpsAddr: "127.0.0.1:0", debugAddr: "127.0.0.1:0", http1Server: tc.value},
-			rt, nil, http.NotFoundHandler(), new(atomic.Bool), slog.New(slog.DiscardHandler))
+			rt, http.NotFoundHandler(), new(atomic.Bool), slog.New(slog.DiscardHandler))
 		require.NoError(t, err, tc.value)
 		assert.Len(t, l.loops, tc.loops, tc.value)
 		assert.Len(t, l.servers, 3, tc.value)
@@ -40,7 +40,7 @@ func TestHTTP1Server(t *testing.T) {
 		}
 		l.close()
 	}
-	_, err := listen(config{httpAddr: "127.0.0.1:0", http1Server: "nginx"}, rt, nil, http.NotFoundHandler(), new(atomic.Bool), slog.New(slog.DiscardHandler))
+	_, err := listen(config{httpAddr: "127.0.0.1:0", http1Server: "nginx"}, rt, http.NotFoundHandler(), new(atomic.Bool), slog.New(slog.DiscardHandler))
 	require.ErrorContains(t, err, "-http1-server")
 }
 
@@ -85,7 +85,7 @@ func TestHTTP2Server(t *testing.T) {
 		own    bool
 	}{{"", "", true}, {"", http1Ramjet, true}, {"", http1NetHTTP, false}, {http1NetHTTP, http1Ramjet, false}} {
 		l, err := listen(config{httpAddr: "127.0.0.1:0", httpsAddr: "127.0.0.1:0", http1Server: tc.h1, http2Server: tc.h2},
-			rt, nil, http.NotFoundHandler(), new(atomic.Bool), slog.New(slog.DiscardHandler))
+			rt, http.NotFoundHandler(), new(atomic.Bool), slog.New(slog.DiscardHandler))
 		require.NoError(t, err, tc)
 		for i, loop := range l.loops {
 			if !tc.own {
@@ -103,6 +103,6 @@ func TestHTTP2Server(t *testing.T) {
 		}
 		l.close()
 	}
-	_, err := listen(config{httpAddr: "127.0.0.1:0", http2Server: "nginx"}, rt, nil, http.NotFoundHandler(), new(atomic.Bool), slog.New(slog.DiscardHandler))
+	_, err := listen(config{httpAddr: "127.0.0.1:0", http2Server: "nginx"}, rt, http.NotFoundHandler(), new(atomic.Bool), slog.New(slog.DiscardHandler))
 	require.ErrorContains(t, err, "-http2-server")
 }

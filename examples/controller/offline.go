@@ -196,6 +196,7 @@ func startOffline(parent context.Context, cfg config, log *slog.Logger) (_ *inst
 	ropts.Hook, ropts.BodyHook = c.waf.hook, c.waf.bodyHook
 	c.router = router.New(ropts)
 	c.metrics.watchRouter(c.router)
+	c.cert.serveBy(c.router)
 	c.metrics.servesDefault(c.cert.served(c.router))
 	c.streams = newStreams(cfg, c.router, log, c.metrics)
 	defer func() {
@@ -225,7 +226,7 @@ func startOffline(parent context.Context, cfg config, log *slog.Logger) (_ *inst
 
 	draining := new(atomic.Bool)
 	debug := debugMux(c.router, cfg.healthPath, c.ready.Load, draining, &c.last, c.settings, c.metrics.handler(log))
-	l, err := listen(cfg, c.router, c.cert.getCertificate(c.router), debug, draining, log)
+	l, err := listen(cfg, c.router, debug, draining, log)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -73,10 +72,9 @@ func (l *listening) close() {
 	}
 }
 
-// listen opens the traffic and debug listeners cfg names. getCertificate
-// picks the TLS certificates; nil: the router's. On error the ones
-// already opened are closed.
-func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloInfo) (*tls.Certificate, error), debug http.Handler, draining *atomic.Bool, log *slog.Logger) (_ *listening, err error) {
+// listen opens the traffic and debug listeners cfg names. On error the
+// ones already opened are closed.
+func listen(cfg config, rt *router.Router, debug http.Handler, draining *atomic.Bool, log *slog.Logger) (_ *listening, err error) {
 	l := &listening{inst: &instance{router: rt, draining: draining, done: make(chan error, 1)}}
 	defer func() {
 		if err != nil {
@@ -255,9 +253,6 @@ func listen(cfg config, rt *router.Router, getCertificate func(*tls.ClientHelloI
 		// read through h1.GuardFramingConn (tlsListener).
 		srv := newTrafficServer()
 		srv.TLSConfig = rt.TLSConfig()
-		if getCertificate != nil {
-			srv.TLSConfig.GetCertificate = getCertificate
-		}
 		if !hk.UseHTTP2 {
 			// use-http2 "false": no "http2 on" in the HTTPS server.
 			srv.TLSConfig.NextProtos = []string{"http/1.1"}

@@ -27,7 +27,7 @@ func TestHTTP2WithAnySSLCiphers(t *testing.T) {
 		o.ApplyConfigMap(s)
 		rt := router.New(o)
 		for _, value := range []string{http1Ramjet, http1NetHTTP} {
-			l, err := listen(config{httpsAddr: "127.0.0.1:0", http1Server: value, routerKeys: s}, rt, nil, nil, new(atomic.Bool), slog.New(slog.DiscardHandler))
+			l, err := listen(config{httpsAddr: "127.0.0.1:0", http1Server: value, routerKeys: s}, rt, nil, new(atomic.Bool), slog.New(slog.DiscardHandler))
 			require.NoError(t, err)
 			done := make(chan error, len(l.serve))
 			for _, serve := range l.serve {

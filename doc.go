@@ -1885,8 +1885,9 @@
 //     (ingress-nginx's defaults), the router's own answers (404, 503,
 //     redirects) included, replacing a value the backend sent; not the
 //     answers nginx makes outside any location (a www twin's redirect,
-//     app-root's, a 400 for a bad Host or request-target, a client
-//     certificate's refusal: 400, 403, 421 or the error page's redirect). A request
+//     app-root's, the block-user-agents and block-referers 403, a 400 for
+//     a bad Host or request-target, a client certificate's refusal: 400,
+//     403, 421 or the error page's redirect). A request
 //     over plain HTTP never gets it, whatever X-Forwarded-Proto says, as
 //     ingress-nginx tests the connection's scheme; hosts without a
 //     certificate of their own get it too, as ingress-nginx's header filter

@@ -74,14 +74,15 @@ func (r *Router) setHSTS(h http.Header, req *http.Request, d *decision) bool {
 
 // serverLevel reports whether an unlocated answer is one ingress-nginx
 // makes outside any location: a www twin's redirect (a server block of
-// its own, nginx.tmpl's RedirectServers), app-root's (an "if" at server
-// level), and nginx's own 400s for a bad Host, request-target or method
+// its own, nginx.tmpl's RedirectServers), app-root's and the
+// block-user-agents and block-referers 403 (an "if" at server level), and
+// nginx's own 400s for a bad Host, request-target or method
 // (and the rest it refuses once it has read a head: ReasonRefused). A
 // route's permanent- or temporal-redirect is a "return" inside the
 // location, which the filter sees.
 func serverLevel(reason string) bool {
 	switch reason {
-	case ReasonWWWRedirect, ReasonAppRoot, ReasonBadHost, ReasonBadPath, ReasonRefused:
+	case ReasonWWWRedirect, ReasonAppRoot, ReasonBlocked, ReasonBadHost, ReasonBadPath, ReasonRefused:
 		return true
 	}
 	return false

@@ -75,12 +75,14 @@ func (c *Compiler) endpointsOnly(o Options, global *objKey, tlsServices map[objK
 		if global != nil && *global == k || streams[k] || tlsServices[k] {
 			return Result{}, false
 		}
+		var refs []networkingv1.ServiceBackendPort // the ports k is named by
 		for _, ik := range cp.bySvc[k] {
 			e := p.ingresses.m[ik]
 			if e == nil || !endpointsBlind(e.obj) {
 				return Result{}, false
 			}
 			hosts = append(hosts, cp.facts[ik].hosts...)
+			refs = appendPortRefs(refs, e.obj, k.name)
 		}
 		if views && slices.Contains(hosts, "") {
 			return Result{}, false // the listeners' copies of the catch-all would keep the old endpoints
@@ -117,6 +119,9 @@ func (c *Compiler) endpointsOnly(o Options, global *objKey, tlsServices map[objK
 			if port == nil {
 				return Result{}, false
 			}
+			refs = slices.DeleteFunc(refs, func(r networkingv1.ServiceBackendPort) bool {
+				return r.Number == be.Port || r.Name != "" && r.Name == *port
+			})
 			// The previous endpoints and warnings must be what the
 			// previous slices give: else something else decided them.
 			svc.slices = before[k]
@@ -133,6 +138,11 @@ func (c *Compiler) endpointsOnly(o Options, global *objKey, tlsServices map[objK
 			if !slices.Equal(eps, be.Endpoints) {
 				endpoints[be.ID] = eps
 			}
+		}
+		// A port named only by paths the table does not serve (a lost
+		// route) still has its slices read, and warned about, by Compile.
+		if len(refs) > 0 {
+			return Result{}, false
 		}
 	}
 
@@ -178,4 +188,20 @@ func endpointsBlind(ing *networkingv1.Ingress) bool {
 		}
 	}
 	return true
+}
+
+// appendPortRefs appends the Service ports that ing's rules name of the
+// Service svc in its namespace.
+func appendPortRefs(refs []networkingv1.ServiceBackendPort, ing *networkingv1.Ingress, svc string) []networkingv1.ServiceBackendPort {
+	for _, rule := range ing.Spec.Rules {
+		if rule.HTTP == nil {
+			continue
+		}
+		for _, path := range rule.HTTP.Paths {
+			if b := path.Backend.Service; b != nil && b.Name == svc {
+				refs = append(refs, b.Port)
+			}
+		}
+	}
+	return refs
 }

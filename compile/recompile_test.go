@@ -886,3 +886,44 @@ func servingIngress(i, v int) *networkingv1.Ingress {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestRecompileSliceOfUnservedBackend: a Service named only by a path that
+// loses its route still has its slices read (and warned about) by Compile,
+// so a change to them alone must not skip those warnings.
+func TestRecompileSliceOfUnservedBackend(t *testing.T) {
+	prefix := networkingv1.PathTypePrefix
+	ing := func(name string, created int64, svc string) *networkingv1.Ingress {
+		return &networkingv1.Ingress{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: name, UID: types.UID(name),
+				CreationTimestamp: metav1.NewTime(time.Unix(created, 0))},
+			Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: "dup.example.com",
+				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
+					Paths: []networkingv1.HTTPIngressPath{{Path: "/foo", PathType: &prefix, Backend: networkingv1.IngressBackend{
+						Service: &networkingv1.IngressServiceBackend{Name: svc, Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}}}}},
+		}
+	}
+	ready := true
+	slice := func(svc string, addrs ...string) *discoveryv1.EndpointSlice {
+		return &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: svc + "-1",
+			Labels: map[string]string{discoveryv1.LabelServiceName: svc}},
+			AddressType: discoveryv1.AddressTypeIPv4, Ports: []discoveryv1.EndpointPort{{Port: ptrTo(int32(8080))}},
+			Endpoints: []discoveryv1.Endpoint{{Addresses: addrs, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}}}
+	}
+	var s compile.Snapshot
+	for _, name := range []string{"a", "c"} {
+		s.Services = append(s.Services, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: name},
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}})
+	}
+	s.Ingresses = []*networkingv1.Ingress{ing("older", 1, "c"), ing("newer", 2, "a")}
+	s.EndpointSlices = []*discoveryv1.EndpointSlice{slice("a", "10.0.1.1"), slice("c", "10.0.3.1")}
+	c := &compile.Compiler{Options: compile.Options{WatchIngressWithoutClass: true}}
+	c.Compile(s)
+	s.EndpointSlices = []*discoveryv1.EndpointSlice{slice("a", "10.0.1.1", "169.254.169.254"), slice("c", "10.0.3.1")}
+	got, want := c.Compile(s), compile.Compile(s, c.Options)
+	if got.String() != want.String() {
+		t.Fatalf("the Compiler's result differs from Compile's\n--- Compile:\n%s\n--- Compiler:\n%s", want, got)
+	}
+	if !strings.Contains(want.String(), "EndpointRejected EndpointSlice demo/a-1") {
+		t.Fatalf("Compile does not warn about the slice of the losing path's Service:\n%s", want)
+	}
+}

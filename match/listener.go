@@ -86,7 +86,7 @@ func compareListeners(a, b Listener) int {
 // LookupOn is LookupRequest for a request that arrived on listener l: in
 // l's view when the table has one, otherwise among the hosts without a
 // Listener, as LookupRequest looks.
-func (t *Table) LookupOn(l Listener, host, path string, q *Request) Result {
+func (t *Table) LookupOn(l Listener, host, path string, q *Request) (res Result) {
 	hs := &t.hostSet
 	if len(t.views) > 0 {
 		if v := t.views[l]; v != nil {
@@ -96,10 +96,12 @@ func (t *Table) LookupOn(l Listener, host, path string, q *Request) Result {
 	hi := hs.host(host)
 	if hi.chains != nil {
 		r, re := t.routeWhen(hi, path, q)
-		return hi.result(r, re)
+		hi.result(&res, r, re)
+		return res
 	}
 	r, re := t.route(hi, path)
-	return hi.result(r, re)
+	hi.result(&res, r, re)
+	return res
 }
 
 // Misdirected reports whether a request on TLS listener l whose

@@ -46,14 +46,16 @@ func (r Result) Location() Location {
 //
 // A route with conditions (Route.When) never matches here: LookupRequest
 // is the lookup that checks them.
-func (t *Table) Lookup(host, path string) Result {
+func (t *Table) Lookup(host, path string) (res Result) {
 	hi := t.hostSet.host(host)
 	if hi.chains != nil {
 		r, re := t.routeWhen(hi, path, nil)
-		return hi.result(r, re)
+		hi.result(&res, r, re)
+		return res
 	}
 	r, re := t.route(hi, path)
-	return hi.result(r, re)
+	hi.result(&res, r, re)
+	return res
 }
 
 // LookupRequest is Lookup for a request that may meet route conditions
@@ -61,25 +63,32 @@ func (t *Table) Lookup(host, path string) Result {
 // for the next candidate, as if its path had not matched. A host without
 // such routes is looked up exactly as Lookup does. A nil q meets no
 // condition.
-func (t *Table) LookupRequest(host, path string, q *Request) Result {
+func (t *Table) LookupRequest(host, path string, q *Request) (res Result) {
 	hi := t.hostSet.host(host)
 	if hi.chains != nil {
 		r, re := t.routeWhen(hi, path, q)
-		return hi.result(r, re)
+		hi.result(&res, r, re)
+		return res
 	}
 	r, re := t.route(hi, path)
-	return hi.result(r, re)
+	hi.result(&res, r, re)
+	return res
 }
 
-// result is the Result of a route search in the host.
-func (hi *hostIndex) result(r *Route, re regexOutcome) Result {
+// result sets res, which is zero, to the Result of a route search in the
+// host, field by field: Result is too large for the compiler to keep in
+// registers, and a Result built whole was zeroed and copied through the
+// stack, read back in words its 16-byte stores could not forward.
+func (hi *hostIndex) result(res *Result, r *Route, re regexOutcome) {
+	res.Host, res.RegexTimedOut = hi.vh, re.timedOut
 	switch {
 	case r != nil:
-		return Result{Host: hi.vh, Route: r, Backend: r.Backend, RegexTimedOut: re.timedOut}
+		res.Route, res.Backend = r, r.Backend
 	case re.exhausted:
-		return Result{Host: hi.vh, RegexTimedOut: re.timedOut, RegexBudgetExceeded: true}
+		res.RegexBudgetExceeded = true
+	default:
+		res.Backend = hi.vh.Fallback
 	}
-	return Result{Host: hi.vh, Backend: hi.vh.Fallback, RegexTimedOut: re.timedOut}
 }
 
 func (t *Table) host(name string) *hostIndex { return t.hostSet.host(name) }

@@ -40,8 +40,11 @@ type hostChains struct {
 }
 
 // The keys, entries and checks a hostChains holds itself: 640 bytes in
-// all, its checks 32-byte aligned, so that no check straddles two cache
-// lines.
+// all, its checks at a 32-byte offset. Allocated alone, as it is, a
+// hostChains begins 8 bytes into a cache line, after the header the
+// runtime puts before an object of over 512 bytes with pointers, so
+// every other check straddles two lines (holding them in one aligned
+// array measured no faster).
 const (
 	inlineKeys    = 6
 	inlineEntries = 13

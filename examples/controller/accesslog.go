@@ -32,7 +32,7 @@ const (
 // RAMJET_LOG: like nginx's access_log, it is on unless turned off.
 func newAccessLog(w io.Writer, format string) func(router.Record) {
 	if format == accessLogUpstreamInfo {
-		observe, _ := newNginxAccessLog(w, compile.DefaultLogFormat, escapeDefault)
+		observe, _ := newNginxAccessLog(w, compile.DefaultLogFormat, escapeDefault, false)
 		return observe
 	}
 	opts := &slog.HandlerOptions{
@@ -68,6 +68,10 @@ type accessLogKeys struct {
 	skip []string
 	// noRequestID is generate-request-id "false".
 	noRequestID bool
+	// underscoreNames: request header names with '_' are kept
+	// (enable-underscores-in-headers, or ignore-invalid-headers "false"),
+	// so $http_<name> reads them.
+	underscoreNames bool
 	// off is disable-access-log or disable-http-access-log.
 	off bool
 	// path, httpPath and streamPath are access-log-path,
@@ -124,7 +128,7 @@ func accessLogKeysOf(s configmap.Settings) accessLogKeys {
 
 func (k accessLogKeys) equal(o accessLogKeys) bool {
 	return k.format == o.format && k.escape == o.escape && k.defaultBackend == o.defaultBackend && slices.Equal(k.skip, o.skip) &&
-		k.noRequestID == o.noRequestID && k.off == o.off &&
+		k.noRequestID == o.noRequestID && k.underscoreNames == o.underscoreNames && k.off == o.off &&
 		k.path == o.path && k.httpPath == o.httpPath && k.streamPath == o.streamPath &&
 		k.streamFormat == o.streamFormat && k.streamOff == o.streamOff
 }
@@ -137,7 +141,7 @@ func (k accessLogKeys) accessLog(w io.Writer, format string) func(router.Record)
 	}
 	log := newAccessLog(w, format)
 	if k.format != "" {
-		log, _ = newNginxAccessLog(w, k.format, k.escape)
+		log, _ = newNginxAccessLog(w, k.format, k.escape, k.underscoreNames)
 	}
 	skip := make(map[string]bool, len(k.skip))
 	for _, u := range k.skip {

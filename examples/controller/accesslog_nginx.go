@@ -207,14 +207,27 @@ var nginxLocationVars = map[string]bool{
 	"location_path":                   true,
 }
 
-// nginxLogPrefixes are the variables named by a prefix and a name.
-var nginxLogPrefixes = map[string]func(name string) nginxLogVar{
-	// $http_x_forwarded_for: the request header X-Forwarded-For.
-	"http_": func(name string) nginxLogVar {
+// nginxLogPrefixes are the variables named by a prefix and a name;
+// underscoreNames: nginx keeps request header names with '_'.
+var nginxLogPrefixes = map[string]func(name string, underscoreNames bool) nginxLogVar{
+	// $http_x_forwarded_for: the request header X-Forwarded-For, as the
+	// router's variables read it ($http_host the Host line, Cookie lines
+	// joined with "; ", the '_' spellings where nginx keeps them).
+	"http_": func(name string, underscoreNames bool) nginxLogVar {
 		h := http.CanonicalHeaderKey(strings.ReplaceAll(name, "_", "-"))
-		return func(r *router.Record) string { return header(r, h) }
+		read := vars.Header
+		if underscoreNames {
+			read = vars.HeaderSpellings
+		}
+		return func(r *router.Record) string {
+			if r.Request == nil {
+				return ""
+			}
+			v, _ := read(r.Request.Header, r.Request.Host, h)
+			return v
+		}
 	},
-	"cookie_": func(name string) nginxLogVar {
+	"cookie_": func(name string, _ bool) nginxLogVar {
 		return func(r *router.Record) string {
 			if r.Request == nil {
 				return ""
@@ -318,8 +331,10 @@ type logPart struct {
 
 // parseNginxLogFormat splits format into literals and variables ($name or
 // ${name}) as compile.LogFormat reads it; unknown are the variables no
-// filler knows, in order, each once.
-func parseNginxLogFormat(format string) (parts []logPart, unknown []string) {
+// filler knows, in order, each once. underscoreNames: nginx keeps request
+// header names with '_' (enable-underscores-in-headers, or
+// ignore-invalid-headers "false").
+func parseNginxLogFormat(format string, underscoreNames bool) (parts []logPart, unknown []string) {
 	t, _ := compile.LogFormat.Parse(format)
 	for _, p := range t {
 		if p.Ref.Var == vars.None {
@@ -327,7 +342,7 @@ func parseNginxLogFormat(format string) (parts []logPart, unknown []string) {
 			continue
 		}
 		name := logVarName(p.Ref)
-		v := lookupLogVar(name)
+		v := lookupLogVar(name, underscoreNames)
 		if v == nil {
 			if !slices.Contains(unknown, name) {
 				unknown = append(unknown, name)
@@ -339,13 +354,13 @@ func parseNginxLogFormat(format string) (parts []logPart, unknown []string) {
 	return parts, unknown
 }
 
-func lookupLogVar(name string) nginxLogVar {
+func lookupLogVar(name string, underscoreNames bool) nginxLogVar {
 	if v, ok := nginxLogVars[name]; ok {
 		return v
 	}
 	for prefix, f := range nginxLogPrefixes {
 		if rest, ok := strings.CutPrefix(name, prefix); ok && rest != "" {
-			return f(rest)
+			return f(rest, underscoreNames)
 		}
 	}
 	return nil
@@ -364,9 +379,9 @@ const (
 // newNginxAccessLog returns an observer writing one line per request to w
 // in format, its values escaped as nginx's log_format escape=default,
 // escape=json or escape=none escapes them; unknown names the variables it
-// cannot fill.
-func newNginxAccessLog(w io.Writer, format string, escape logEscape) (observe func(router.Record), unknown []string) {
-	parts, unknown := parseNginxLogFormat(format)
+// cannot fill. underscoreNames: nginx keeps request header names with '_'.
+func newNginxAccessLog(w io.Writer, format string, escape logEscape, underscoreNames bool) (observe func(router.Record), unknown []string) {
+	parts, unknown := parseNginxLogFormat(format, underscoreNames)
 	var mu sync.Mutex
 	buf := make([]byte, 0, 512)
 	return func(r router.Record) {

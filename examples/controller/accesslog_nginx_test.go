@@ -42,21 +42,21 @@ func nginxLogRecord() router.Record {
 // variables people add, filled from a record as nginx fills them.
 func TestNginxAccessLog(t *testing.T) {
 	var out bytes.Buffer
-	log, unknown := newNginxAccessLog(&out, `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $request_length $request_time [$proxy_upstream_name] [$proxy_alternative_upstream_name] $upstream_addr $upstream_response_length $upstream_response_time $upstream_status $req_id`, escapeDefault)
+	log, unknown := newNginxAccessLog(&out, `$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $request_length $request_time [$proxy_upstream_name] [$proxy_alternative_upstream_name] $upstream_addr $upstream_response_length $upstream_response_time $upstream_status $req_id`, escapeDefault, false)
 	assert.Empty(t, unknown, "ingress-nginx's default format")
 	log(nginxLogRecord())
 	// $request_length: the request line, headers and body (120 bytes) as received.
 	assert.Equal(t, `192.0.2.1 - alice [04/Mar/2026:05:06:08 +0000] "GET /shop/cart?item=7 HTTP/1.1" 200 512 "-" "curl/8 \x22x\x22" 288 1.234 [prod-web-80] [] 10.0.1.1:8080 512 1.200 200 abc123`+"\n", out.String())
 
 	out.Reset()
-	log, unknown = newNginxAccessLog(&out, `$host ${scheme}://$uri $args $time_iso8601 $namespace/$ingress_name $service_name:$service_port $http_x_forwarded_for $cookie_session $upstream_header_time $nope $geoip_country $nope`, escapeDefault)
+	log, unknown = newNginxAccessLog(&out, `$host ${scheme}://$uri $args $time_iso8601 $namespace/$ingress_name $service_name:$service_port $http_x_forwarded_for $cookie_session $upstream_header_time $nope $geoip_country $nope`, escapeDefault, false)
 	assert.Equal(t, []string{"nope", "geoip_country"}, unknown, "each unknown variable once")
 	log(nginxLogRecord())
 	assert.Equal(t, "shop.example.com https:///shop/cart item=7 2026-03-04T05:06:08+00:00 prod/shop web:80 203.0.113.9 4f1c 1.100 - - -\n", out.String())
 
 	// $bytes_sent counts the head, $body_bytes_sent not.
 	out.Reset()
-	log, _ = newNginxAccessLog(&out, `$body_bytes_sent $bytes_sent`, escapeDefault)
+	log, _ = newNginxAccessLog(&out, `$body_bytes_sent $bytes_sent`, escapeDefault, false)
 	log(nginxLogRecord())
 	assert.Equal(t, "512 692\n", out.String())
 
@@ -64,7 +64,7 @@ func TestNginxAccessLog(t *testing.T) {
 	out.Reset()
 	rec := nginxLogRecord()
 	rec.Request.Header.Set("Cookie", `a=1, SESSION="7\0542"`)
-	log, _ = newNginxAccessLog(&out, `$cookie_session`, escapeDefault)
+	log, _ = newNginxAccessLog(&out, `$cookie_session`, escapeDefault, false)
 	log(rec)
 	assert.Equal(t, `\x227\x5C0542\x22`+"\n", out.String())
 
@@ -72,7 +72,7 @@ func TestNginxAccessLog(t *testing.T) {
 	out.Reset()
 	rec = nginxLogRecord()
 	rec.Tries, rec.Endpoint, rec.Status = 0, "", 404
-	log, _ = newNginxAccessLog(&out, `$status $upstream_addr $upstream_status $upstream_response_time`, escapeDefault)
+	log, _ = newNginxAccessLog(&out, `$status $upstream_addr $upstream_status $upstream_response_time`, escapeDefault, false)
 	log(rec)
 	assert.Equal(t, "404 - - -\n", out.String())
 }
@@ -83,7 +83,7 @@ func TestNginxAccessLog(t *testing.T) {
 // "?q" and $uri "/").
 func TestNginxAccessLogAbsoluteForm(t *testing.T) {
 	var out bytes.Buffer
-	log, _ := newNginxAccessLog(&out, `"$request" $request_uri $uri $args`, escapeDefault)
+	log, _ := newNginxAccessLog(&out, `"$request" $request_uri $uri $args`, escapeDefault, false)
 	rec := nginxLogRecord()
 	rec.Path = "http://shop.example.com/shop/cart?item=7"
 	log(rec)
@@ -99,7 +99,7 @@ func TestNginxAccessLogAbsoluteForm(t *testing.T) {
 // string and logs an empty value as "".
 func TestNginxAccessLogJSON(t *testing.T) {
 	var out bytes.Buffer
-	log, _ := newNginxAccessLog(&out, `{"ua": "$http_user_agent", "ref": "$http_referer", "status": $status}`, escapeJSON)
+	log, _ := newNginxAccessLog(&out, `{"ua": "$http_user_agent", "ref": "$http_referer", "status": $status}`, escapeJSON, false)
 	log(nginxLogRecord())
 	assert.Equal(t, `{"ua": "curl/8 \"x\"", "ref": "", "status": 200}`+"\n", out.String())
 
@@ -123,7 +123,7 @@ func TestNginxLogVariables(t *testing.T) {
 		r, ok := compile.LogFormat.Vars.Lookup(prefix + "x")
 		assert.True(t, ok && r.Var.Family(), prefix)
 	}
-	_, unknown := parseNginxLogFormat(compile.LogFormat.Expands())
+	_, unknown := parseNginxLogFormat(compile.LogFormat.Expands(), false)
 	assert.Equal(t, []string{"http_", "cookie_"}, unknown, "every variable LogFormat reads has a filler")
 }
 
@@ -144,7 +144,7 @@ func TestConfigMapLogFormat(t *testing.T) {
 // ("a, b"), the failed try first.
 func TestNginxAccessLogRetries(t *testing.T) {
 	var out bytes.Buffer
-	log, _ := newNginxAccessLog(&out, `$upstream_addr|$upstream_status|$upstream_response_time|$upstream_response_length`, escapeDefault)
+	log, _ := newNginxAccessLog(&out, `$upstream_addr|$upstream_status|$upstream_response_time|$upstream_response_length`, escapeDefault, false)
 	rec := nginxLogRecord()
 	rec.Tries = 2
 	rec.PassedOn = []router.Try{{Endpoint: "10.0.1.9:8080", Status: 502, Ended: 3 * time.Millisecond}}
@@ -157,7 +157,7 @@ func TestNginxAccessLogRetries(t *testing.T) {
 // is not logged at the time it began.
 func TestNginxAccessLogTimeIsTheEnd(t *testing.T) {
 	var out bytes.Buffer
-	log, _ := newNginxAccessLog(&out, `[$time_local] $time_iso8601 $msec`, escapeDefault)
+	log, _ := newNginxAccessLog(&out, `[$time_local] $time_iso8601 $msec`, escapeDefault, false)
 	rec := nginxLogRecord()
 	rec.Duration = 90 * time.Second
 	log(rec)
@@ -191,7 +191,7 @@ func TestNginxRemoteUser(t *testing.T) {
 // own 502 or 504 are $body_bytes_sent, not the backend's.
 func TestNginxAccessLogNoUpstreamResponse(t *testing.T) {
 	var out bytes.Buffer
-	log, _ := newNginxAccessLog(&out, `$status $body_bytes_sent $upstream_addr $upstream_status $upstream_response_length`, escapeDefault)
+	log, _ := newNginxAccessLog(&out, `$status $body_bytes_sent $upstream_addr $upstream_status $upstream_response_length`, escapeDefault, false)
 	rec := nginxLogRecord()
 	rec.Status, rec.Reason, rec.BytesOut, rec.UpstreamHeaderTime, rec.UpstreamBytes = 502, router.ReasonUpstreamUnreachable, 51, 0, 0
 	log(rec)
@@ -203,7 +203,7 @@ func TestNginxAccessLogNoUpstreamResponse(t *testing.T) {
 // the upstream of an internal redirect.
 func TestNginxAccessLogErrorPage(t *testing.T) {
 	var out bytes.Buffer
-	log, _ := newNginxAccessLog(&out, `$status $upstream_addr|$upstream_status|$upstream_response_time|$upstream_response_length`, escapeDefault)
+	log, _ := newNginxAccessLog(&out, `$status $upstream_addr|$upstream_status|$upstream_response_time|$upstream_response_length`, escapeDefault, false)
 	rec := nginxLogRecord()
 	rec.Status, rec.UpstreamBytes, rec.BytesOut = 404, 0, 9
 	rec.PassedOn = []router.Try{{Endpoint: "10.0.1.9:8080", Status: 502, Ended: 3 * time.Millisecond}}
@@ -219,7 +219,7 @@ func TestNginxAccessLogErrorPage(t *testing.T) {
 // its namespace-service-port.
 func TestNginxAccessLogDefaultBackendUpstream(t *testing.T) {
 	var out bytes.Buffer
-	log, _ := newNginxAccessLog(&out, `$proxy_upstream_name`, escapeDefault)
+	log, _ := newNginxAccessLog(&out, `$proxy_upstream_name`, escapeDefault, false)
 	rec := nginxLogRecord()
 	rec.Route = match.Source{Field: compile.GlobalDefaultBackendField}
 	rec.Service = router.Service{Namespace: "ingress", Name: "default-http-backend", Port: 80}
@@ -240,7 +240,7 @@ func TestNginxAccessLogDefaultBackendUpstream(t *testing.T) {
 // before any location has none of them.
 func TestNginxAccessLogSetEmpty(t *testing.T) {
 	var out bytes.Buffer
-	log, _ := newNginxAccessLog(&out, `[$proxy_upstream_name] [$proxy_alternative_upstream_name] "$namespace" "$ingress_name" "$service_name" "$service_port" "$http_referer"`, escapeDefault)
+	log, _ := newNginxAccessLog(&out, `[$proxy_upstream_name] [$proxy_alternative_upstream_name] "$namespace" "$ingress_name" "$service_name" "$service_port" "$http_referer"`, escapeDefault, false)
 	log(nginxLogRecord())
 	rec := nginxLogRecord()
 	rec.Tries, rec.Endpoint, rec.Status, rec.Reason, rec.Service, rec.Route, rec.VirtualHost = 0, "", 404, router.ReasonNoRoute, router.Service{}, match.Source{}, ""
@@ -260,7 +260,7 @@ func TestNginxAccessLogSetEmpty(t *testing.T) {
 // connection.
 func TestNginxAccessLogTryTimes(t *testing.T) {
 	var out bytes.Buffer
-	log, unknown := newNginxAccessLog(&out, `$upstream_connect_time|$upstream_header_time`, escapeDefault)
+	log, unknown := newNginxAccessLog(&out, `$upstream_connect_time|$upstream_header_time`, escapeDefault, false)
 	require.Empty(t, unknown)
 	rec := nginxLogRecord()
 	rec.UpstreamConnectTime = 0 // reused
@@ -297,7 +297,7 @@ func TestNginxAccessLogTryTimes(t *testing.T) {
 // backend's Service is never named there.
 func TestNginxAccessLogDefaultBackendService(t *testing.T) {
 	var out bytes.Buffer
-	log, _ := newNginxAccessLog(&out, `"$namespace" "$ingress_name" "$service_name" "$service_port"`, escapeDefault)
+	log, _ := newNginxAccessLog(&out, `"$namespace" "$ingress_name" "$service_name" "$service_port"`, escapeDefault, false)
 	rec := nginxLogRecord()
 	rec.Route = match.Source{Namespace: "prod", Name: "shop", Field: compile.GlobalDefaultBackendField}
 	rec.Service = router.Service{Namespace: "ingress", Name: "default-http-backend", Port: 80}
@@ -313,7 +313,7 @@ func TestNginxAccessLogDefaultBackendService(t *testing.T) {
 // its own, and "" on the default server, whose location names no Ingress.
 func TestNginxAccessLogLocationPath(t *testing.T) {
 	var out bytes.Buffer
-	log, unknown := newNginxAccessLog(&out, `"$location_path"`, escapeDefault)
+	log, unknown := newNginxAccessLog(&out, `"$location_path"`, escapeDefault, false)
 	require.Empty(t, unknown)
 	rec := nginxLogRecord()
 	for _, rt := range []*match.Route{
@@ -335,7 +335,7 @@ func TestNginxAccessLogLocationPath(t *testing.T) {
 	log(rec)
 	assert.Equal(t, `"/shop" "/" "/shop/cart" "/shop/.*" "/shop" "^/shop/[0-9]+" "/" ""`, strings.Join(strings.Fields(out.String()), " "))
 
-	_, unknown = parseNginxLogFormat(`$location_path`)
+	_, unknown = parseNginxLogFormat(`$location_path`, false)
 	assert.Empty(t, unknown)
 	assert.Empty(t, compile.UnknownLogVariables(`$location_path`), "the ConfigMap's warning")
 }
@@ -346,7 +346,7 @@ func TestNginxAccessLogLocationPath(t *testing.T) {
 // declares it) and in $service_port (getIngressInformation), not a 0.
 func TestNginxAccessLogUnresolvedPort(t *testing.T) {
 	var out bytes.Buffer
-	log, _ := newNginxAccessLog(&out, `[$proxy_upstream_name] "$service_port"`, escapeDefault)
+	log, _ := newNginxAccessLog(&out, `[$proxy_upstream_name] "$service_port"`, escapeDefault, false)
 	rec := nginxLogRecord()
 	rec.Tries, rec.Endpoint, rec.Status, rec.Reason = 0, "", 503, router.ReasonPortNotFound
 	rec.Backend, rec.Service = "prod/web:http", router.Service{Namespace: "prod", Name: "web"}
@@ -355,4 +355,26 @@ func TestNginxAccessLogUnresolvedPort(t *testing.T) {
 	rec.Backend = "prod/web:80"
 	log(rec)
 	assert.Equal(t, "[prod-web-http] \"http\"\n[prod-web-80] \"80\"\n", out.String())
+}
+
+// TestNginxAccessLogHTTPVariables: $http_<name> as nginx reads it: $http_host
+// is the Host line as sent (net/http keeps it out of Header), Cookie lines
+// join with "; ", and an X_User line counts for $http_x_user only where
+// nginx keeps names with '_' (enable-underscores-in-headers).
+func TestNginxAccessLogHTTPVariables(t *testing.T) {
+	for _, underscores := range []bool{false, true} {
+		var out bytes.Buffer
+		log, unknown := newNginxAccessLog(&out, `$http_host|$http_cookie|$http_x_user`, escapeDefault, underscores)
+		assert.Empty(t, unknown)
+		rec := nginxLogRecord()
+		rec.Request.Host = "Shop.Example.com:8080"
+		rec.Request.Header["Cookie"] = []string{"a=1", "b=2"}
+		rec.Request.Header["X_User"] = []string{"alice"}
+		log(rec)
+		want := "Shop.Example.com:8080|a=1; b=2|-\n"
+		if underscores {
+			want = "Shop.Example.com:8080|a=1; b=2|alice\n"
+		}
+		assert.Equal(t, want, out.String(), "underscores %v", underscores)
+	}
 }

@@ -99,8 +99,8 @@ func TestNginxAccessLogSkipsUnlogged(t *testing.T) {
 	logs := map[string]func(router.Record){
 		"upstreaminfo": newAccessLog(&out, accessLogUpstreamInfo),
 	}
-	logs["log-format-upstream"], _ = newNginxAccessLog(&out, "$status $request_uri", escapeDefault)
-	logs["log-format-escape-json"], _ = newNginxAccessLog(&out, "$status $request_uri", escapeJSON)
+	logs["log-format-upstream"], _ = newNginxAccessLog(&out, "$status $request_uri", escapeDefault, false)
+	logs["log-format-escape-json"], _ = newNginxAccessLog(&out, "$status $request_uri", escapeJSON, false)
 	for name, log := range logs {
 		out.Reset()
 		log(router.Record{Method: "GET", Host: "a.example.com", Path: "/quiet", Status: 200, NoAccessLog: true})

@@ -81,6 +81,7 @@ func applyConfigMap(c *config, cm *corev1.ConfigMap, set []string, others ...*co
 		c.useProxyProtocol = parsed.Router.UseProxyProtocol
 	}
 	c.logKeys = accessLogKeysOf(parsed.Router)
+	c.logKeys.underscoreNames = o.UnderscoresInHeaders || o.KeepInvalidHeaders // as the router reads them
 	var warns []configMapWarning
 	// The ModSecurity keys are the controller's (modsecurity.go); they
 	// follow every rebuild.

@@ -562,6 +562,27 @@ func TestChartBoth(t *testing.T) {
 	require.Zero(t, countOf[*autoscalingv2.HorizontalPodAutoscaler](objs))
 }
 
+// kind: Both with hostPort renders as asked (as ingress-nginx's chart did
+// while it had Both), but the DaemonSet's and the Deployment's pods ask
+// for the same host ports, so on each node one of them stays Pending: the
+// notes say so.
+func TestChartNotesBothHostPort(t *testing.T) {
+	const note = "controller.kind Both with controller.hostPort"
+	for _, tc := range []struct {
+		kind     string
+		hostPort bool
+		want     bool
+	}{{"Both", true, true}, {"Both", false, false}, {"DaemonSet", true, false}, {"Deployment", true, false}} {
+		_, notes := renderChartNotes(t, "edge", "ingress", map[string]any{"controller": map[string]any{
+			"kind": tc.kind, "hostPort": map[string]any{"enabled": tc.hostPort}}})
+		if tc.want {
+			require.Contains(t, notes, note, tc)
+		} else {
+			require.NotContains(t, notes, note, tc)
+		}
+	}
+}
+
 // With helm installed, `helm lint` passes on the chart alone and with
 // each values file, and `helm template` renders what renderChart renders.
 // Without it (the library's machines have none unless installed, e.g.

@@ -164,10 +164,14 @@ var nginxLogVars = map[string]nginxLogVar{
 	"namespace":    func(r *router.Record) string { return r.Route.Namespace },
 	"ingress_name": func(r *router.Record) string { return r.Route.Name },
 	// From the location's Ingress, as getIngressInformation: the global
-	// default backend's Service is no Ingress's.
+	// default backend's Service is no Ingress's, and a canary that took
+	// the request has no location of its own (the primary's Service).
 	"service_name": func(r *router.Record) string {
 		if r.Route.Field == compile.GlobalDefaultBackendField {
 			return ""
+		}
+		if primary, ok := servedByCanary(*r); ok {
+			return primary.Name
 		}
 		return r.Service.Name
 	},
@@ -175,14 +179,10 @@ var nginxLogVars = map[string]nginxLogVar{
 		if r.Route.Field == compile.GlobalDefaultBackendField {
 			return ""
 		}
-		if r.Service.Port == 0 {
-			// A port that did not resolve: the ID keeps it as written.
-			if i := strings.LastIndexByte(r.Backend, ':'); i >= 0 {
-				return r.Backend[i+1:]
-			}
-			return ""
+		if primary, ok := servedByCanary(*r); ok {
+			return servicePort(primary.ID, primary.Port)
 		}
-		return strconv.Itoa(int(r.Service.Port))
+		return servicePort(r.Backend, r.Service.Port)
 	},
 	"server_name": func(r *router.Record) string { return r.VirtualHost },
 	// As getIngressInformation: the default server's location, which no
@@ -272,6 +272,19 @@ func remoteUser(r *router.Record) string {
 		return ""
 	}
 	return user
+}
+
+// servicePort is $service_port for the backend id with Service port
+// number port: a port that did not resolve (0) as the ID keeps it, as
+// written.
+func servicePort(id string, port int32) string {
+	if port != 0 {
+		return strconv.Itoa(int(port))
+	}
+	if i := strings.LastIndexByte(id, ':'); i >= 0 {
+		return id[i+1:]
+	}
+	return ""
 }
 
 // nginxSeconds writes a duration as nginx's $request_time: seconds with

@@ -378,3 +378,25 @@ func TestNginxAccessLogHTTPVariables(t *testing.T) {
 		assert.Equal(t, want, out.String(), "underscores %v", underscores)
 	}
 }
+
+// TestNginxAccessLogCanaryService: a request the canary took is logged
+// under its location, the primary Ingress's: $service_name and
+// $service_port are what getIngressInformation sets there (the
+// primary's Service), $proxy_upstream_name the primary's upstream, and
+// only $proxy_alternative_upstream_name names the canary's, as
+// ingress-nginx's balancer sets it.
+func TestNginxAccessLogCanaryService(t *testing.T) {
+	var out bytes.Buffer
+	log, _ := newNginxAccessLog(&out, `$namespace/$ingress_name $service_name:$service_port [$proxy_upstream_name] [$proxy_alternative_upstream_name]`, escapeDefault, false)
+	canary := &match.Backend{ID: "prod/web-canary:8080", Namespace: "prod", Name: "web-canary", Port: 8080}
+	primary := &match.Backend{ID: "prod/web:80", Namespace: "prod", Name: "web", Port: 80,
+		Traffic: &match.Traffic{Canary: &match.Canary{Backend: canary, Weight: 10, WeightTotal: 100}}}
+	rec := nginxLogRecord()
+	rec.MatchedRoute = &match.Route{Type: match.Prefix, Path: "/shop", Source: rec.Route, Backend: primary}
+	rec.Backend = primary.ID
+	log(rec)
+	rec.Backend, rec.Service = canary.ID, router.Service{Namespace: "prod", Name: "web-canary", Port: 8080}
+	log(rec)
+	assert.Equal(t, "prod/shop web:80 [prod-web-80] []\n"+
+		"prod/shop web:80 [prod-web-80] [prod-web-canary-8080]\n", out.String())
+}

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"slices"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -34,10 +35,14 @@ var (
 // tableMetrics are the metrics read from each published table.
 type tableMetrics struct {
 	sslExpire, sslInfo, orphan *prometheus.GaugeVec
+	// mu: set replaces every series under it and a scrape reads them
+	// under it, so a scrape sees the old set or the new, never a part.
+	mu *sync.RWMutex
 }
 
 func newTableMetrics(id metricsIdentity) tableMetrics {
 	return tableMetrics{
+		mu: new(sync.RWMutex),
 		sslExpire: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: nginxNamespace, Name: "ssl_expire_time_seconds",
 			Help: `Number of seconds since 1970 to the SSL Certificate expire.
@@ -55,13 +60,29 @@ func newTableMetrics(id metricsIdentity) tableMetrics {
 }
 
 func (tm tableMetrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{tm.sslExpire, tm.sslInfo, tm.orphan}
+	return []prometheus.Collector{readLocked{tm.mu, tm.sslExpire}, readLocked{tm.mu, tm.sslInfo}, readLocked{tm.mu, tm.orphan}}
+}
+
+// readLocked collects c under mu's read lock.
+type readLocked struct {
+	mu *sync.RWMutex
+	c  prometheus.Collector
+}
+
+func (r readLocked) Describe(ch chan<- *prometheus.Desc) { r.c.Describe(ch) }
+
+func (r readLocked) Collect(ch chan<- prometheus.Metric) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	r.c.Collect(ch)
 }
 
 // set replaces the series with those of t and of def, the default
 // certificate served now (nil: none known), from the Secret secret
 // ("namespace/name", "" for a self-signed one).
 func (tm tableMetrics) set(t *match.Table, class string, def *tls.Certificate, secret string) {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
 	tm.sslExpire.Reset()
 	tm.sslInfo.Reset()
 	for c := range t.Certificates() {

@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"maps"
 	"math/big"
 	"os"
@@ -203,5 +204,50 @@ func TestMetricsTLSHostWithoutRule(t *testing.T) {
 		assert.Equal(t, 1, n, name)
 		_, n = sc.sum(name, map[string]string{"host": "tls-only.example.com"})
 		assert.Equal(t, 0, n, name)
+	}
+}
+
+// A scrape while a table's certificate and orphan series are set anew
+// sees the old set or the new one, never a part: an absent() alert on
+// ssl_expire_time_seconds must not fire because a scrape fell between
+// the reset and the last host.
+func TestMetricsCertificatesNeverHalfSet(t *testing.T) {
+	m := newMetrics(metricsConfig(nil))
+	s := metricsSnapshot(false)
+	const hosts = 40
+	expiry := time.Now().Add(90 * 24 * time.Hour)
+	for i := range hosts {
+		host := fmt.Sprintf("h%d.example.com", i)
+		name := fmt.Sprintf("h%d", i)
+		s.Secrets = append(s.Secrets, tlsSecret(t, "shop", name+"-tls", expiry, host))
+		ing := newIngress("shop", name, "ramjet", host, "api", "/")
+		ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{host}, SecretName: name + "-tls"}}
+		s.Ingresses = append(s.Ingresses, ing)
+	}
+	res := compile.Compile(s, compile.Options{IngressClass: "ramjet", ControllerName: compile.DefaultControllerName})
+	m.published(&res, true, time.Now())
+	_, n := scrapeMetrics(t, m).sum("nginx_ingress_controller_ssl_expire_time_seconds", nil)
+	require.Equal(t, hosts, n)
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 300 {
+			m.tables.set(res.Table, m.id.class, nil, "")
+		}
+	}()
+	for scrapes := 0; ; scrapes++ {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		families, err := m.registry.Gather()
+		require.NoError(t, err)
+		for _, f := range families {
+			if f.GetName() == "nginx_ingress_controller_ssl_expire_time_seconds" {
+				require.Equal(t, hosts, len(f.GetMetric()), "series in scrape %d", scrapes)
+			}
+		}
 	}
 }

@@ -97,6 +97,12 @@ func (l *tcpListener) serve(c *net.TCPConn) {
 			}
 		}
 		early = rest
+		// nginx picks the peer as it connects, after the header, among
+		// the endpoints its balancer holds then; an entry changed
+		// meanwhile is a reload, whose old workers keep the old one.
+		if now, ok := l.s.rt.Stream(match.TCP, l.port); ok && now.Service.Backend.ID == route.Service.Backend.ID {
+			route.Balancer = now.Balancer
+		}
 	}
 	if route.Balancer == nil || route.Balancer.Len() == 0 {
 		m.failed("no_endpoint")

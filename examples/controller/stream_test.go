@@ -697,3 +697,40 @@ func TestStreamConnectionsInNginxStatus(t *testing.T) {
 	assert.Equal(t, "dns q", answer)
 	waitFor(series("connections", "active")+"0", series("connections_total", "accepted")+"2", series("connections_total", "handled")+"2")
 }
+
+// A connection waiting for its client's PROXY header is balanced once
+// the header came, among the endpoints then served: nginx reads the
+// header as the connection starts and picks the peer only when its
+// proxy module connects, so an endpoint a rollout removed meanwhile is
+// not dialled.
+func TestStreamProxyHeaderWaitBalancesAfter(t *testing.T) {
+	a := startTCPBackend(t, "a", false)
+	b := startTCPBackend(t, "b", false)
+	p := streamPort(t, "tcp")
+	inst, _, dir := startStreams(t, streamManifests(map[int]string{p: "default/echo:9000:PROXY"}, nil, []string{a.port()}, "", ""), nil)
+	addr := inst.streams.Addrs()["tcp/"+strconv.Itoa(p)]
+	header := "PROXY TCP4 203.0.113.7 127.0.0.1 4444 " + strconv.Itoa(p) + "\r\n"
+	greeting := func(c net.Conn) string {
+		t.Helper()
+		require.NoError(t, c.SetDeadline(time.Now().Add(5*time.Second)))
+		_, err := io.WriteString(c, header)
+		require.NoError(t, err)
+		hello, err := bufio.NewReader(c).ReadString('\n')
+		require.NoError(t, err)
+		return hello
+	}
+
+	waiting, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	require.NoError(t, err)
+	defer waiting.Close()
+	writeFile(t, filepath.Join(dir, "app.yaml"), streamManifests(map[int]string{p: "default/echo:9000:PROXY"}, nil, []string{b.port()}, "", ""))
+	require.Eventually(t, func() bool {
+		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+		if err != nil {
+			return false
+		}
+		defer c.Close()
+		return greeting(c) == "hello from b \n"
+	}, 5*time.Second, 20*time.Millisecond, "the rollout is served")
+	assert.Equal(t, "hello from b \n", greeting(waiting), "the waiting connection goes to the endpoint served when its header came")
+}

@@ -2,7 +2,7 @@ package compile
 
 import (
 	"fmt"
-	"net/netip"
+	"net"
 	"regexp"
 	"slices"
 	"strconv"
@@ -181,14 +181,15 @@ func isServerNames(s string) bool {
 	return true
 }
 
-// isCIDRs reads a comma-separated list of addresses and CIDRs.
+// isCIDRs is ingress-nginx's ValidateCIDRs (internal/net ParseIPNets): a
+// comma-separated list of entries net.ParseCIDR or net.ParseIP reads,
+// which take a prefix length with leading zeros and no IPv6 zone, where
+// netip's parsers do the opposite.
 func isCIDRs(s string) bool {
 	for part := range strings.SplitSeq(s, ",") {
 		part = strings.TrimSpace(part)
-		if _, err := netip.ParsePrefix(part); err != nil {
-			if _, err := netip.ParseAddr(part); err != nil {
-				return false
-			}
+		if _, _, err := net.ParseCIDR(part); err != nil && net.ParseIP(part) == nil {
+			return false
 		}
 	}
 	return true

@@ -55,6 +55,12 @@ func TestNginxRefusal(t *testing.T) {
 			Options{}, AdmissionSettings{}, "annotation nginx.ingress.kubernetes.io/temporal-redirect-code contains invalid value"},
 		{"an alias is read for its key", mkIngress("prod", "a", 1, rule, withAnnotations(NginxPrefix+"limit-whitelist", "10.0.0.0/33")),
 			Options{}, AdmissionSettings{}, "annotation nginx.ingress.kubernetes.io/limit-whitelist contains invalid value"},
+		{"a prefix length with a leading zero is a CIDR to net.ParseCIDR", mkIngress("prod", "a", 1, rule, withAnnotations(NginxPrefix+"limit-allowlist", "10.0.0.0/08, 192.168.0.1")),
+			Options{}, AdmissionSettings{}, ""},
+		{"an address with a zone is none to net.ParseIP", mkIngress("prod", "a", 1, rule, withAnnotations(NginxPrefix+"limit-allowlist", "fe80::1%eth0")),
+			Options{}, AdmissionSettings{}, "annotation nginx.ingress.kubernetes.io/limit-allowlist contains invalid value"},
+		{"nor a range with a zone", mkIngress("prod", "a", 1, rule, withAnnotations(NginxPrefix+"limit-allowlist", "fe80::1%eth0/64")),
+			Options{}, AdmissionSettings{}, "annotation nginx.ingress.kubernetes.io/limit-allowlist contains invalid value"},
 		{"an empty value is not validated", mkIngress("prod", "a", 1, rule, withAnnotations(NginxPrefix+"load-balance", "")),
 			Options{}, AdmissionSettings{}, ""},
 	}

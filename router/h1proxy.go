@@ -534,6 +534,11 @@ func (r *Router) switchProtocols(t *h1Try, res *h1.Response, upgrade string) {
 	for _, v := range x.w.Header()["Set-Cookie"] {
 		writeHeader(brw.Writer, "Set-Cookie", v)
 	}
+	// Server (servertokens.go): nginx's header filter writes its own on
+	// a 101 as on any answer, as ReverseProxy's 101 carries the map's.
+	for _, v := range x.w.Header()["Server"] {
+		writeHeader(brw.Writer, "Server", v)
+	}
 	for _, f := range res.Fields {
 		if !skipResponseHeader(f.Key) && !x.headers().hidden(f.Key) {
 			writeHeader(brw.Writer, f.Key, f.Value)

@@ -1,6 +1,9 @@
 package router
 
 import (
+	"bufio"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -69,5 +72,60 @@ func TestProxyHiddenHeaders(t *testing.T) {
 			assert.Empty(t, res.Header.Values(k), "%s (transport %v)", k, o.Transport != nil)
 		}
 		assert.Equal(t, "kept", res.Header.Get("X-Accel-Other"))
+	}
+}
+
+// upgradeBackend answers every request 101 with a Server field of its own
+// and holds the tunnel until the client's first line.
+func upgradeBackend(t *testing.T) string {
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		c, rw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		_, _ = rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\nServer: backend/1.0\r\n\r\n")
+		_ = rw.Flush()
+		_, _ = rw.ReadString('\n')
+	}))
+	t.Cleanup(backend.Close)
+	return backend.Listener.Addr().String()
+}
+
+// upgradeServer asks front for an Upgrade and returns the 101's Server
+// fields.
+func upgradeServer(t *testing.T, r *Router) []string {
+	front := httptest.NewServer(r)
+	t.Cleanup(front.Close)
+	c, err := net.Dial("tcp", front.Listener.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = io.WriteString(c, "GET /ws HTTP/1.1\r\nHost: shop.example.com\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n")
+	require.NoError(t, err)
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusSwitchingProtocols, res.StatusCode)
+	return res.Header.Values("Server")
+}
+
+// TestServerTokensOnUpgrade: nginx's header filter writes its Server on a
+// 101 as on any answer (server-tokens "true"), the backend's hidden; over
+// the router's own HTTP/1.1 client as over ReverseProxy.
+func TestServerTokensOnUpgrade(t *testing.T) {
+	addr := upgradeBackend(t)
+	for _, tr := range []struct {
+		name string
+		rt   http.RoundTripper
+	}{{"fast", nil}, {"nethttp", &http.Transport{}}} {
+		t.Run(tr.name, func(t *testing.T) {
+			for _, tc := range []struct {
+				tokens string
+				want   []string
+			}{{"", nil}, {"ramjet", []string{"ramjet"}}} {
+				r := newTestRouter(Options{Transport: tr.rt, ServerTokens: tc.tokens})
+				r.Publish(table("", vhost("shop.example.com", nil, route(match.Prefix, "/", httpBackend("prod/web:80", addr)))))
+				assert.Equal(t, tc.want, upgradeServer(t, r), "server tokens %q", tc.tokens)
+			}
+		})
 	}
 }

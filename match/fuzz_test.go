@@ -87,6 +87,7 @@ func FuzzMatch(f *testing.F) {
 		{"x.apps.example.com", "/v2/../legacy"},
 		{"10.0.0.1:80", "/"},
 		{"a.0.0.1", "/x"},
+		{" .eXAmple.Com", "/"},
 	} {
 		f.Add(s[0], s[1])
 	}
@@ -175,8 +176,11 @@ func referenceHost(t *Table, host string) *VirtualHost {
 	}
 	for _, vh := range t.hosts {
 		if suffix, ok := strings.CutPrefix(vh.Name, "*."); ok {
+			// ingress-nginx's server_name ^(?<subdomain>[\w-]+)\.suffix$:
+			// a first label of word bytes only.
 			label, rest, found := strings.Cut(host, ".")
-			if found && label != "" && rest == suffix {
+			word := strings.Trim(label, "abcdefghijklmnopqrstuvwxyz0123456789_-") == ""
+			if found && label != "" && word && rest == suffix {
 				return vh
 			}
 		}

@@ -314,8 +314,11 @@
 //     that accept gzip, with Vary: Accept-Encoding), server-tokens
 //     (ServerTokens: "false", the default, sends no Server header, not
 //     even an add-headers one, "true" sends "Server: ramjet" on every
-//     answer, or the add-headers Server; a backend's own is never passed
-//     on, as nginx's proxy_hide_header hides it), enable-brotli
+//     answer, or the add-headers Server; a backend's own is not passed
+//     on, as nginx's proxy_hide_header hides it, but with
+//     allow-backend-server-header (BackendServerHeader) beside "true": a
+//     proxied answer then carries the backend's Server, or none),
+//     enable-brotli
 //     with brotli-level, brotli-min-length and brotli-types (Brotli: the
 //     answers gzip would compress, in br to a client that accepts it,
 //     preferred over gzip as ngx_brotli's filter runs first; the encoder
@@ -2823,7 +2826,8 @@
 //   - server-tokens "true": every answer carries Server: nginx/<version>
 //     there, Server: ramjet here (no version: it tells an attacker
 //     nothing and a client relies on none). With "false", the default,
-//     neither sends one, and neither passes a backend's on.
+//     neither sends one, and neither passes a backend's on, whatever
+//     allow-backend-server-header says.
 //   - TCP and UDP services (§22): an entry whose Service or port is
 //     missing, or without ready endpoints, is dropped there, so its port
 //     stops listening until the next reload; here it stays in the table

@@ -298,19 +298,6 @@ func annotationOnly(string) (Reason, Severity, string) {
 // configMapByKeys are unimplemented keys whose effect under ingress-nginx
 // other keys of data decide.
 var configMapByKeys = map[string]func(v string, data map[string]string) (Reason, Severity, string){
-	// nginx.tmpl's proxy_pass_header Server; its more_clear_headers
-	// Server (server-tokens "false", the default) clears it again.
-	"allow-backend-server-header": func(v string, data map[string]string) (Reason, Severity, string) {
-		on, err := configmap.ParseBool(v)
-		tokens, _ := configmap.ParseBool(strings.TrimSpace(data["server-tokens"]))
-		switch {
-		case err == nil && !on:
-			return ConfigMapKeyIgnored, Cosmetic, "false, ingress-nginx's default: the backend's Server is hidden, as ramjet hides it; ignored"
-		case !tokens:
-			return ConfigMapKeyIgnored, Cosmetic, "server-tokens is not \"true\", so ingress-nginx clears every Server header (more_clear_headers Server), the backend's too, as ramjet sends none; ignored"
-		}
-		return ConfigMapKeyUnsupported, FeatureMissing, "not implemented: answers carry ramjet's Server header, never the backend's"
-	},
 	// nginx.tmpl sets it (more_set_input_headers) on every request, which
 	// the backend receives, only with both keys on.
 	"forwarded-for-proxy-protocol-header": func(v string, data map[string]string) (Reason, Severity, string) {

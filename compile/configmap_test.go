@@ -407,12 +407,10 @@ func TestConfigMapAccessLogParams(t *testing.T) {
 	}
 }
 
-// Keys whose effect another key decides: allow-backend-server-header
-// passes the backend's Server on only where server-tokens keeps the
-// header (nginx.tmpl's more_clear_headers Server clears every one
-// otherwise); forwarded-for-proxy-protocol-header names a request header
-// nginx sets only with use-proxy-protocol and use-forwarded-headers both
-// on (more_set_input_headers, which the backend receives).
+// Keys whose effect another key decides: forwarded-for-proxy-protocol-
+// header names a request header nginx sets only with use-proxy-protocol
+// and use-forwarded-headers both on (more_set_input_headers, which the
+// backend receives).
 func TestConfigMapKeysOtherKeysDecide(t *testing.T) {
 	for _, tt := range []struct {
 		data   map[string]string
@@ -420,10 +418,6 @@ func TestConfigMapKeysOtherKeysDecide(t *testing.T) {
 		reason Reason
 		want   Severity
 	}{
-		{map[string]string{"allow-backend-server-header": "false"}, "allow-backend-server-header", ConfigMapKeyIgnored, Cosmetic},
-		{map[string]string{"allow-backend-server-header": "true"}, "allow-backend-server-header", ConfigMapKeyIgnored, Cosmetic},
-		{map[string]string{"allow-backend-server-header": "true", "server-tokens": "false"}, "allow-backend-server-header", ConfigMapKeyIgnored, Cosmetic},
-		{map[string]string{"allow-backend-server-header": "true", "server-tokens": "true"}, "allow-backend-server-header", ConfigMapKeyUnsupported, FeatureMissing},
 		{map[string]string{"forwarded-for-proxy-protocol-header": "X-PP"}, "forwarded-for-proxy-protocol-header", ConfigMapKeyIgnored, Cosmetic},
 		{map[string]string{"forwarded-for-proxy-protocol-header": "X-PP", "use-proxy-protocol": "true"}, "forwarded-for-proxy-protocol-header", ConfigMapKeyIgnored, Cosmetic},
 		{map[string]string{"forwarded-for-proxy-protocol-header": "X-PP", "use-proxy-protocol": "true", "use-forwarded-headers": "true"}, "forwarded-for-proxy-protocol-header", ConfigMapKeyUnsupported, FeatureMissing},

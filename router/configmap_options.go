@@ -82,6 +82,9 @@ func (o *Options) ApplyConfigMap(s configmap.Settings) {
 	if has("server-tokens") {
 		o.ServerTokens = s.ServerTokens
 	}
+	if has("allow-backend-server-header") {
+		o.BackendServerHeader = s.BackendServerHeader
+	}
 	if has("ssl-protocols", "ssl-ciphers", "ssl-ecdh-curve", "ssl-session-cache", "ssl-session-cache-size",
 		"ssl-session-timeout", "ssl-session-tickets", "ssl-session-ticket-key", "ssl-early-data", "enable-ocsp", "ssl-reject-handshake") {
 		t := s.TLS

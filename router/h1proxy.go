@@ -304,7 +304,7 @@ func (t *h1Try) inform(res *h1.Response) {
 	h := t.x.w.Header()
 	var added []string
 	for _, f := range res.Fields {
-		if skipResponseHeader(f.Key) || t.x.headers().hidden(f.Key) || h[f.Key] != nil && !contains(added, f.Key) {
+		if h1.HopByHop(f.Key) || t.x.headers().hidden(f.Key) || h[f.Key] != nil && !contains(added, f.Key) {
 			continue // hop-by-hop, or the final response's own
 		}
 		h[f.Key] = append(h[f.Key], f.Value)
@@ -324,6 +324,7 @@ func (t *h1Try) respond(res *h1.Response) bool {
 	// As ReverseProxy: flush every piece of a response of unknown length
 	// and of server-sent events, buffer the rest.
 	var flush bool
+	x.headers().backendServer(x.w.Header())
 	if x.relay(res, declared) {
 		flush = res.Length < 0 || relaysEventStream(res, x.headers())
 	} else {
@@ -472,10 +473,6 @@ func trailerPassed(k string) bool {
 	return true
 }
 
-// Response headers a proxy must not pass on (RFC 9110 §7.6.1), and the
-// ones the router hides.
-func skipResponseHeader(k string) bool { return h1.HopByHop(k) || hiddenResponseHeader(k) }
-
 // hiddenResponseHeader: what nginx's proxy_hide_header hides by default
 // (ngx_http_proxy_hide_headers): Date, which the server then writes from
 // its own clock, Server (servertokens.go), X-Pad and the X-Accel-*
@@ -535,12 +532,15 @@ func (r *Router) switchProtocols(t *h1Try, res *h1.Response, upgrade string) {
 		writeHeader(brw.Writer, "Set-Cookie", v)
 	}
 	// Server (servertokens.go): nginx's header filter writes its own on
-	// a 101 as on any answer, as ReverseProxy's 101 carries the map's.
-	for _, v := range x.w.Header()["Server"] {
-		writeHeader(brw.Writer, "Server", v)
+	// a 101 as on any answer, as ReverseProxy's 101 carries the map's;
+	// with passServer the backend's, among its fields, instead.
+	if !x.headers().passServer {
+		for _, v := range x.w.Header()["Server"] {
+			writeHeader(brw.Writer, "Server", v)
+		}
 	}
 	for _, f := range res.Fields {
-		if !skipResponseHeader(f.Key) && !x.headers().hidden(f.Key) {
+		if !h1.HopByHop(f.Key) && !x.headers().hidden(f.Key) {
 			writeHeader(brw.Writer, f.Key, f.Value)
 		}
 	}

@@ -53,6 +53,9 @@ type headerSettings struct {
 	// '-' (nginx's $http_x_real_host reads X-Real-Host), when it is not
 	// X-Forwarded-Host: X-Original-Forwarded-Host carries it.
 	originalHost string
+	// passServer is Options.BackendServerHeader with ServerTokens set:
+	// the backend's Server is not hidden (servertokens.go).
+	passServer bool
 }
 
 func newHeaderSettings(o Options) headerSettings {
@@ -61,6 +64,7 @@ func newHeaderSettings(o Options) headerSettings {
 		underscores: o.UnderscoresInHeaders, keepBadNames: o.KeepInvalidHeaders,
 		noRequestID: o.NoRequestID, originalURI: o.OriginalURIHeader,
 		forwardedHostPort: o.TrustForwardedProto,
+		passServer:        o.BackendServerHeader && serverTokensValue(o.ServerTokens) != nil,
 	}
 	if h := http.CanonicalHeaderKey(o.ForwardedForHeader); h != "" && h != "X-Forwarded-For" {
 		hs.originalFor = h
@@ -105,9 +109,25 @@ func (hs *headerSettings) httpVariable(req *http.Request, name string) (string, 
 func (hs *headerSettings) underscoreNames() bool { return hs.underscores || hs.keepBadNames }
 
 // hidden reports a backend response header the client never gets:
-// proxy_hide_header's defaults (hiddenResponseHeader) and hide-headers'.
+// proxy_hide_header's defaults (hiddenResponseHeader) and hide-headers',
+// but Server with passServer: nginx's proxy_pass_header takes a name out
+// of the hidden ones, proxy_hide_header's included
+// (ngx_http_upstream_hide_headers_hash).
 func (hs *headerSettings) hidden(k string) bool {
+	if hs.passServer && k == "Server" {
+		return false
+	}
 	return hiddenResponseHeader(k) || len(hs.hide) > 0 && slices.Contains(hs.hide, k)
+}
+
+// backendServer clears the Server ServerTokens put on h before the
+// backend's head is copied onto it, with passServer: the answer carries
+// the backend's, or none, as nginx with proxy_pass_header Server sends
+// none when the backend sent none.
+func (hs *headerSettings) backendServer(h http.Header) {
+	if hs.passServer {
+		delete(h, "Server")
+	}
 }
 
 // headers are the exchange's header settings; the defaults for one made

@@ -53,7 +53,7 @@ type liveSettings struct {
 // the Router that an ingress-nginx ConfigMap gives: TrustForwardedProto,
 // TrustForwardedFor, ProxyRealIPCIDR, ComputeFullForwardedFor,
 // ForwardedForHeader, ForwardedHostHeader, LimitReqStatusCode, LimitConnStatusCode, HTTPRedirectCode, NoTLSRedirectLocations, Gzip,
-// Brotli, ServerTokens, BlockUserAgents, BlockReferers, the header keys (HideHeaders, UnderscoresInHeaders,
+// Brotli, ServerTokens, BackendServerHeader, BlockUserAgents, BlockReferers, the header keys (HideHeaders, UnderscoresInHeaders,
 // KeepInvalidHeaders, NoRequestID, OriginalURIHeader), HSTS with DisableHSTS (SetHSTS), and AddHeaders with
 // ProxySetHeaders (SetConfigMapHeaders), as New reads them. The other
 // fields of o are not looked at. So the ConfigMap's keys change without a

@@ -425,16 +425,19 @@ func connectTrace(opened func(time.Duration)) *httptrace.ClientTrace {
 // The trailer fields ReverseProxy announces (res.Trailer's names) are
 // the passed ones (see trailerPassed); the body sees to the values.
 func modifyResponse(res *http.Response) error {
+	x, _ := res.Request.Context().Value(exchangeKey{}).(*exchange)
+	hs := &defaultHeaderSettings
+	if x != nil {
+		hs = x.headers()
+		// ReverseProxy adds the backend's fields to the answer's own.
+		hs.backendServer(x.Header())
+	}
 	for k := range res.Header {
-		if hiddenResponseHeader(k) {
-			delete(res.Header, k) // as skipResponseHeader (servertokens.go)
+		if hs.hidden(k) {
+			delete(res.Header, k) // as respond's CopyTo (headers.go)
 		}
 	}
-	x, _ := res.Request.Context().Value(exchangeKey{}).(*exchange)
 	if x != nil {
-		for _, k := range x.headers().hide {
-			delete(res.Header, k) // hide-headers (headers.go)
-		}
 		x.rewriteHead(res.Header, 0)
 	}
 	for k := range res.Trailer {

@@ -223,6 +223,7 @@ func (r *Router) respondBuffered(t *h1Try, res *h1.Response, p *match.Proxying, 
 	// on the connection reads its own into it.
 	h := x.w.Header()
 	own := len(h["Set-Cookie"])
+	x.headers().backendServer(h)
 	res.CopyTo(h, x.headers().hidden)
 	x.rewriteHead(h, own)
 	declared := passedTrailers(res.Trailer)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"ramjet.dev/ramjet/match"
+	"ramjet.dev/ramjet/router/h1"
 )
 
 // A location's Response (SPEC §11 "Also served"): its error pages
@@ -256,6 +257,11 @@ func (r *Router) serveErrorPage(s *requestState, x *exchange, rw *responseWriter
 	// The decorations' Server and HSTS go on the error page as on every
 	// answer; the backend's head, which follows them, does not.
 	server, hsts := h["Server"], h["Strict-Transport-Security"]
+	hs := x.headers()
+	if hs.passServer {
+		// The map holds the intercepted backend's Server, or none.
+		server = r.live.Load().serverTokens
+	}
 	clear(h)
 	x.written = 0
 	status, a := 0, answer{}
@@ -275,11 +281,15 @@ func (r *Router) serveErrorPage(s *requestState, x *exchange, rw *responseWriter
 		if rw.page != nil {
 			rw.page.Header = max(time.Since(start), 1)
 		}
-		hs := x.headers()
 		for k, vs := range res.Header {
-			if !skipResponseHeader(k) && !hs.hidden(k) {
+			if !h1.HopByHop(k) && !hs.hidden(k) {
 				h[k] = vs
 			}
+		}
+		if hs.passServer {
+			// The error backend's, or none: ingress-nginx's
+			// proxy_pass_header Server holds in the @custom_ location too.
+			server = nil
 		}
 		status = res.StatusCode
 	}

@@ -339,8 +339,16 @@ type Options struct {
 	Gzip *Gzip
 	// ServerTokens is the Server header sent on every answer; "": none,
 	// as ingress-nginx's default server-tokens "false" clears it. A
-	// backend's own Server header is never passed on (servertokens.go).
+	// backend's own Server header is not passed on (servertokens.go)
+	// unless BackendServerHeader.
 	ServerTokens string
+	// BackendServerHeader, with ServerTokens set, passes the backend's
+	// Server header on in place of ServerTokens, and none when the
+	// backend sends none (allow-backend-server-header, nginx's
+	// proxy_pass_header Server); the router's own answers keep
+	// ServerTokens. Without ServerTokens it does nothing, as
+	// ingress-nginx's more_clear_headers Server clears the backend's too.
+	BackendServerHeader bool
 	// Brotli compresses answers in br as ingress-nginx's enable-brotli
 	// does, before Gzip; nil: none.
 	Brotli *Brotli

@@ -101,6 +101,8 @@ type Settings struct {
 	Brotli *Compression
 	// ServerTokens: server-tokens ("ramjet" for "true", "" for "false").
 	ServerTokens string
+	// BackendServerHeader: allow-backend-server-header.
+	BackendServerHeader bool
 	// BlockUserAgents and BlockReferers: block-user-agents and
 	// block-referers (blocklists.go); nil without.
 	BlockUserAgents, BlockReferers *match.BlockList
@@ -309,6 +311,11 @@ var Keys = map[string]Key{
 			}
 		}
 		return nil
+	}},
+	"allow-backend-server-header": {Live: true, read: func(p *parse, v string) error {
+		var err error
+		p.s.BackendServerHeader, err = ParseBool(v)
+		return err
 	}},
 	"server-tokens": {Live: true, read: func(p *parse, v string) error {
 		on, err := ParseBool(v)

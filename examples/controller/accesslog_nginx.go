@@ -42,11 +42,22 @@ var nginxLogVars = map[string]nginxLogVar{
 	},
 	"request_method": func(r *router.Record) string { return r.Method },
 	"request_uri":    func(r *router.Record) string { return vars.RequestURIOf(r.Path) },
+	// nginx's $uri is the path as the location was searched with:
+	// decoded, slashes merged, dot segments resolved, before any '#'
+	// (match.NormalizePath, SPEC §13); one that does not normalize (a 400)
+	// as received.
 	"uri": func(r *router.Record) string {
-		if p, _, _ := strings.Cut(vars.RequestURIOf(r.Path), "?"); p != "" {
-			return p
+		p, _, _ := strings.Cut(vars.RequestURIOf(r.Path), "?")
+		if i := strings.IndexByte(p, '#'); i >= 0 {
+			p = p[:i]
 		}
-		return "/" // "http://h?q": nginx's URI with an empty path
+		if p == "" {
+			return "/" // "http://h?q": nginx's URI with an empty path
+		}
+		if clean, err := match.NormalizePath(p); err == nil {
+			return clean
+		}
+		return p
 	},
 	"args":            func(r *router.Record) string { _, q, _ := strings.Cut(r.Path, "?"); return q },
 	"query_string":    func(r *router.Record) string { _, q, _ := strings.Cut(r.Path, "?"); return q },

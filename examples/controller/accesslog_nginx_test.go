@@ -400,3 +400,21 @@ func TestNginxAccessLogCanaryService(t *testing.T) {
 	assert.Equal(t, "prod/shop web:80 [prod-web-80] []\n"+
 		"prod/shop web:80 [prod-web-80] [prod-web-canary-8080]\n", out.String())
 }
+
+// TestNginxAccessLogURI: nginx's $uri is the normalized path, decoded,
+// slashes merged and dot segments resolved, where $request_uri is the
+// target as received.
+func TestNginxAccessLogURI(t *testing.T) {
+	for path, want := range map[string]string{
+		"/a%20b//c/./d?x=1":     "/a b/c/d /a%20b//c/./d?x=1\n",
+		"/shop/../cart%2Fitems": "/cart/items /shop/../cart%2Fitems\n",
+		"http://h.example?q":    "/ ?q\n",
+	} {
+		var out bytes.Buffer
+		log, _ := newNginxAccessLog(&out, `$uri $request_uri`, escapeDefault, false)
+		rec := nginxLogRecord()
+		rec.Path = path
+		log(rec)
+		assert.Equal(t, want, out.String(), path)
+	}
+}

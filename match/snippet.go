@@ -283,6 +283,10 @@ type SnippetRequest struct {
 	// HTTPHost is the Host line as sent, case and port kept ($http_host),
 	// which net/http keeps in Request.Host and out of Header.
 	HTTPHost string
+	// ServerName is the name of the server block that serves the request
+	// ($server_name): the virtual host's name ("*.example.com" for a
+	// wildcard), "_" for the catch-all, as ingress-nginx names them.
+	ServerName string
 	// UnderscoreNames: nginx keeps header names with '_'
 	// (enable-underscores-in-headers), and $http_<name> reads the lines
 	// of every spelling (vars.HeaderSpellings).
@@ -302,8 +306,10 @@ type SnippetRequest struct {
 
 func (r *SnippetRequest) variable(v vars.Ref) string {
 	switch v.Var.Canon() {
-	case vars.Host, vars.ServerName:
+	case vars.Host:
 		return r.Host
+	case vars.ServerName:
+		return r.ServerName
 	case vars.HTTPHost:
 		v, _ := vars.Header(r.Header, r.HTTPHost, "Host")
 		return v

@@ -183,8 +183,12 @@ func (r *Router) snippetRequest(req *http.Request, d *decision, relocated bool) 
 	}
 	res := d.res
 	var src *match.Source
+	sr.ServerName = "_" // ingress-nginx's catch-all server
 	if res.Host != nil {
 		src = &res.Host.FallbackSource
+		if res.Host.Name != "" {
+			sr.ServerName = res.Host.Name
+		}
 	}
 	be := res.Backend
 	sr.LocationPath = match.LocationPath(res.Route)

@@ -195,7 +195,14 @@ var nginxLogVars = map[string]nginxLogVar{
 		}
 		return servicePort(r.Backend, r.Service.Port)
 	},
-	"server_name": func(r *router.Record) string { return r.VirtualHost },
+	// The server block's name: ingress-nginx's catch-all server, which
+	// also serves a host no Ingress names, is "_".
+	"server_name": func(r *router.Record) string {
+		if r.VirtualHost == "" {
+			return "_"
+		}
+		return r.VirtualHost
+	},
 	// As getIngressInformation: the default server's location, which no
 	// Ingress declares, sets "".
 	"location_path": func(r *router.Record) string {

@@ -418,3 +418,17 @@ func TestNginxAccessLogURI(t *testing.T) {
 		assert.Equal(t, want, out.String(), path)
 	}
 }
+
+// TestNginxAccessLogServerName: $server_name is the server block's name,
+// a wildcard as declared, and "_" for ingress-nginx's catch-all server,
+// which serves hosts no Ingress names too.
+func TestNginxAccessLogServerName(t *testing.T) {
+	for vhost, want := range map[string]string{"shop.example.com": "shop.example.com", "*.example.com": "*.example.com", "": "_"} {
+		var out bytes.Buffer
+		log, _ := newNginxAccessLog(&out, `$server_name`, escapeDefault, false)
+		rec := nginxLogRecord()
+		rec.VirtualHost = vhost
+		log(rec)
+		assert.Equal(t, want+"\n", out.String(), vhost)
+	}
+}

@@ -1653,7 +1653,8 @@
 //
 //	variable                       known          places
 //	$host                          per request    A R V M S H C L
-//	$http_host ($best_http_host)   per request    A S H C (A only)
+//	$http_host                     per request    A S H C
+//	$best_http_host                per request    A
 //	$server_name                   per request    S H L
 //	$scheme                        per request    A R M S H C L
 //	$pass_access_scheme            per request    A
@@ -1681,7 +1682,9 @@
 //
 // $scheme is the connection's, as nginx's; $pass_access_scheme is
 // ingress-nginx's, the scheme a trusted X-Forwarded-Proto (or a PROXY
-// protocol header naming port 443) says the client used.
+// protocol header naming port 443) says the client used, and
+// $best_http_host the Host header, or a trusted X-Forwarded-Host's first
+// name.
 //
 // A: auth-url, auth-signin, global-auth-url; C: auth-cache-key,
 // auth-proxy-set-headers; R: rewrite-target, x-forwarded-prefix; V:

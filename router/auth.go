@@ -433,7 +433,7 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 		}
 	}
 	scheme := connScheme(req)
-	vars := urltemplate.RequestVars{Host: host, HTTPHost: req.Host, Scheme: scheme, PassAccessScheme: proto, RequestURI: uri, RemoteAddr: ip}
+	vars := urltemplate.RequestVars{Host: host, HTTPHost: req.Host, BestHTTPHost: r.redirectHost(req), Scheme: scheme, PassAccessScheme: proto, RequestURI: uri, RemoteAddr: ip}
 	method := x.Method
 	if method == "" {
 		method = http.MethodGet

@@ -935,3 +935,27 @@ func TestExternalAuthHTTPVariableSpellings(t *testing.T) {
 		assert.Equal(t, want, got.Header["X-Who"], "underscores %v", underscores)
 	}
 }
+
+// TestExternalAuthBestHTTPHost: an auth URL's $best_http_host is
+// ingress-nginx's (lua_ingress.lua rewrite): the Host line, or under
+// use-forwarded-headers the first name of X-Forwarded-Host; $http_host
+// stays the Host line.
+func TestExternalAuthBestHTTPHost(t *testing.T) {
+	svc := newAuthService(t)
+	for _, trust := range []bool{false, true} {
+		r, _ := authRouter(t, Options{TrustForwardedProto: trust}, externalAuth(t, svc.srv.URL+"/ok?best=$best_http_host&host=$http_host", nil))
+		req := httptest.NewRequest(http.MethodGet, "/app", nil)
+		req.Host = "shop.example.com"
+		req.Header.Set("X-Forwarded-Host", "www.example.com, lb.internal")
+		rec := httptest.NewRecorder()
+		r.ServeHTTP(rec, req)
+		require.Equal(t, http.StatusOK, rec.Code)
+		got, _ := svc.request()
+		require.NotNil(t, got)
+		want := "best=shop.example.com&host=shop.example.com"
+		if trust {
+			want = "best=www.example.com&host=shop.example.com"
+		}
+		assert.Equal(t, want, got.URL.RawQuery, "use-forwarded-headers %v", trust)
+	}
+}

@@ -42,7 +42,7 @@ func ParseAuthURL(s string, relative bool) (AuthURL, error) {
 	var probe strings.Builder
 	t.Expand(&probe, func(r vars.Ref) string {
 		switch r.Var.Canon() {
-		case vars.Host, vars.HTTPHost:
+		case vars.Host, vars.HTTPHost, vars.BestHTTPHost:
 			return "host.invalid"
 		case vars.Scheme, vars.PassAccessScheme:
 			return "http"
@@ -99,12 +99,14 @@ func SigninURL(signin, param string) (AuthURL, error) {
 // RequestVars are the values of the variables an AuthURL may use.
 type RequestVars struct {
 	// Host is the normalized host ($host); HTTPHost the Host header as
-	// sent ($http_host); Scheme the connection's, "http" or "https"
+	// sent ($http_host); BestHTTPHost ingress-nginx's $best_http_host
+	// (lua_ingress.lua): HTTPHost, or under use-forwarded-headers the
+	// first name of X-Forwarded-Host; Scheme the connection's, "http" or "https"
 	// ($scheme); PassAccessScheme the one the client used as a trusted
 	// balancer says (ingress-nginx's $pass_access_scheme, set per
 	// location by lua_ingress.lua); RequestURI the request-target as
 	// received; RemoteAddr the client's IP.
-	Host, HTTPHost, Scheme, PassAccessScheme, RequestURI, RemoteAddr string
+	Host, HTTPHost, BestHTTPHost, Scheme, PassAccessScheme, RequestURI, RemoteAddr string
 }
 
 // Expand returns the URL with the variables replaced.
@@ -123,6 +125,8 @@ func (v *RequestVars) value(r vars.Ref) string {
 		return v.Host
 	case vars.HTTPHost:
 		return v.HTTPHost
+	case vars.BestHTTPHost:
+		return v.BestHTTPHost
 	case vars.Scheme:
 		return v.Scheme
 	case vars.PassAccessScheme:

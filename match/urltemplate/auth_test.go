@@ -8,7 +8,7 @@ import (
 )
 
 func TestAuthURL(t *testing.T) {
-	vars := &RequestVars{Host: "shop.example.com", HTTPHost: "Shop.Example.com:8080", Scheme: "https", PassAccessScheme: "http", RequestURI: "/a b?x=1&y=/", RemoteAddr: "192.0.2.9"}
+	vars := &RequestVars{Host: "shop.example.com", HTTPHost: "Shop.Example.com:8080", BestHTTPHost: "www.example.com", Scheme: "https", PassAccessScheme: "http", RequestURI: "/a b?x=1&y=/", RemoteAddr: "192.0.2.9"}
 	tests := []struct {
 		raw, want, err string
 	}{
@@ -17,6 +17,7 @@ func TestAuthURL(t *testing.T) {
 		{raw: "http://auth/${http_host}/$scheme$request_uri", want: "http://auth/Shop.Example.com:8080/https/a b?x=1&y=/"},
 		// $scheme is the connection's, $pass_access_scheme the balancer's.
 		{raw: "http://auth/$scheme/$pass_access_scheme", want: "http://auth/https/http"},
+		{raw: "http://auth/?h=$best_http_host", want: "http://auth/?h=www.example.com"},
 		{raw: "http://auth/?rd=$escaped_request_uri&ip=$remote_addr", want: "http://auth/?rd=%2Fa%20b%3Fx%3D1%26y%3D%2F&ip=192.0.2.9"},
 		{raw: "http://auth/$upstream_addr", err: "$upstream_addr is not a variable ramjet expands in an auth URL"},
 		{raw: "http://auth/${host", err: "is not closed"},

@@ -97,7 +97,7 @@ type Info struct {
 var Table = [numVars]Info{
 	Host:                         {Name: "host", Means: "the request's host, lower case, without its port"},
 	HTTPHost:                     {Name: "http_host", Means: "the Host header as sent"},
-	BestHTTPHost:                 {Name: "best_http_host", Alias: HTTPHost},
+	BestHTTPHost:                 {Name: "best_http_host", Means: "the Host header as sent, or a trusted X-Forwarded-Host's first name"},
 	ServerName:                   {Name: "server_name", Means: `the serving virtual host's name ("*.example.com" for a wildcard), "_" for the catch-all`},
 	Scheme:                       {Name: "scheme", Means: `"http" or "https", the connection's`},
 	PassAccessScheme:             {Name: "pass_access_scheme", Means: "the scheme the client used: a trusted X-Forwarded-Proto's (https behind a PROXY header naming port 443), else $scheme"},

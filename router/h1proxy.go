@@ -172,21 +172,29 @@ func (r *Router) serveH1(x *exchange, req *http.Request, trace *tracedWriter) {
 			if p.Buffering && !pc.BodyUnsent() && !x.intercepts(res.Status) && !accelUnbuffered(res) {
 				r.respondBuffered(&t, res, p, !p.HTTP10)
 				if x.readErr != nil {
-					panic(http.ErrAbortHandler)
+					x.cut()
 				}
 				return
 			}
 		}
 		pc.End(t.respond(res) && (p == nil || !p.HTTP10))
 		if x.readErr != nil {
-			// The status is sent: the only way left to tell the client the
-			// response is incomplete is to cut its connection, as
-			// ReverseProxy does. Otherwise a chunked response would end
-			// with a well-formed last chunk.
-			panic(http.ErrAbortHandler)
+			x.cut()
 		}
 		return
 	}
+}
+
+// cut ends an answer whose backend broke off its body. The status is
+// given: the only way left to tell the client the response is incomplete
+// is to cut its connection, as ReverseProxy does; otherwise a chunked
+// response would end with a well-formed last chunk. What was written goes
+// out first, as nginx sends the head and the bytes it read before it
+// closes the connection: the server would drop a head and body still in
+// its buffers, and the client would get no answer at all.
+func (x *exchange) cut() {
+	_ = http.NewResponseController(x.w).Flush()
+	panic(http.ErrAbortHandler)
 }
 
 // accelUnbuffered reports a response that turns proxy-buffering off for

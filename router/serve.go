@@ -266,7 +266,7 @@ func (r *Router) forward(s *requestState) {
 		// ReverseProxy aborts only under a server that sets
 		// http.ServerContextKey, which router/h1's and router/h2's do
 		// not; returning would end the answer as if it were whole.
-		panic(http.ErrAbortHandler)
+		x.cut()
 	}
 }
 

@@ -1,0 +1,85 @@
+package router
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"ramjet.dev/ramjet/match"
+)
+
+// breakingBackend answers every request with head and then closes its
+// connection, whatever head promised.
+func breakingBackend(t *testing.T, head string) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					l, err := br.ReadString('\n')
+					if err != nil || l == "\r\n" {
+						break
+					}
+				}
+				_, _ = io.WriteString(c, head)
+				time.Sleep(20 * time.Millisecond)
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// TestBackendBreaksOffBody: a backend that closes its connection partway
+// through the body leaves the client with the status and the bytes that
+// came, then a cut connection (no last chunk), buffered or not, over
+// the router's own HTTP/1.1 client and over ReverseProxy: nginx
+// sends what it read before it closes the client's connection (nginx
+// 1.22 on loopback: "200 OK … abc" for a Content-Length of 10, and a
+// chunked answer's first chunk), where the router cut the connection
+// with the head and bytes still unsent, and the client got no answer at
+// all.
+func TestBackendBreaksOffBody(t *testing.T) {
+	for _, tc := range []struct {
+		name, head string
+	}{
+		{"length", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"},
+		{"chunked", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n"},
+	} {
+		for _, tr := range []struct {
+			name string
+			rt   http.RoundTripper
+		}{{"fast", nil}, {"nethttp", &http.Transport{}}} {
+			for _, buffering := range []bool{false, true} {
+				t.Run(fmt.Sprint(tc.name, " ", tr.name, " buffering=", buffering), func(t *testing.T) {
+					o := Options{Transport: tr.rt}
+					pol := &match.Policy{Proxy: &match.Proxying{Buffering: buffering, MaxTempFileSize: -1}}
+					addr := h1EdgeRouterWith(t, o, breakingBackend(t, tc.head), pol, nil)
+					c, br := h1EdgeDial(t, addr)
+					_, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: shop.example.com\r\n\r\n")
+					require.NoError(t, err)
+					res, err := http.ReadResponse(br, nil)
+					require.NoError(t, err, "the client got no answer")
+					assert.Equal(t, http.StatusOK, res.StatusCode)
+					b, err := io.ReadAll(res.Body)
+					assert.Equal(t, "abc", string(b))
+					assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "the answer looked whole")
+				})
+			}
+		}
+	}
+}

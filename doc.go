@@ -1621,10 +1621,15 @@
 // (traffic-moves); at Critical with allow-snippet-annotations false both
 // drop the annotation, and it warns SnippetNoEffect (cosmetic).
 //
-// The steps run where nginx runs them: return, rewrite and if after the
-// CORS preflight and before the location's redirects (the server-snippet's
-// first, then the location's), allow and deny after the rate limits and
-// before authentication.
+// The steps run where nginx runs them. The server-snippet's return,
+// rewrite and if run in the server's rewrite phase, before a location is
+// chosen: after the block-user-agents and block-referers 403 and before
+// app-root's redirect, the location's body size limit, denial and CORS
+// preflight; its return answers with the server-snippet's header
+// directives and the ConfigMap's add-headers only, none of the location's
+// (its snippet's, CORS, HSTS). The configuration-snippet's run after the
+// CORS preflight and before the location's redirects; allow and deny
+// after the rate limits and before authentication.
 //
 // A rewrite that moves the URI is served by the location the new URI
 // lands in, as nginx searches the location again: after a server-snippet

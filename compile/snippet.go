@@ -835,11 +835,17 @@ func joinSnippets(srv, loc *match.Snippet) *match.Snippet {
 	}
 	// add_header and proxy_hide_header are inherited only by a location
 	// with none of its own (ngx_http_headers_module, ngx_http_proxy_module);
-	// headers-more's directives add to the server's.
+	// headers-more's directives add to the server's. The server's stay
+	// for the answers of its own rewrite phase (ServerOnly).
 	ops := srv.Ops
 	for _, k := range []match.SnippetKind{match.OpAddHeader, match.OpHideHeader} {
 		if slices.ContainsFunc(loc.Ops, func(op match.SnippetOp) bool { return op.Kind == k }) {
-			ops = slices.DeleteFunc(slices.Clone(ops), func(op match.SnippetOp) bool { return op.Kind == k })
+			ops = slices.Clone(ops)
+			for i := range ops {
+				if ops[i].Kind == k {
+					ops[i].ServerOnly = true
+				}
+			}
 		}
 	}
 	out := &match.Snippet{Ops: slices.Concat(ops, loc.Ops), Server: len(ops), Access: loc.Access,

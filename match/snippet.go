@@ -110,6 +110,11 @@ type SnippetOp struct {
 	// Literal: Value is sent as written, no "$" expanded (custom-headers'
 	// values, which ingress-nginx writes with each "$" escaped).
 	Literal bool
+	// ServerOnly: a server-snippet's add_header or proxy_hide_header that
+	// the location does not inherit, having its own (nginx inherits them
+	// only by a block with none): it applies to the answers of the
+	// server's rewrite phase alone, which come before any location.
+	ServerOnly bool
 
 	re *regexp.Regexp
 	// tmpl is Value parsed (Text for return). A rewrite's is split where
@@ -453,39 +458,73 @@ func IsRedirect(code int) bool {
 	return false
 }
 
-// Run runs the snippet over r: the server-snippet's rewrite-phase steps,
-// then the location's, each in order until a return, a redirect or a
-// rewrite's last or break ends them; the header edits of the top level,
-// and of each if that held. Headers are declarations in nginx, so one
-// written after a return still applies. A rewrite that makes nginx search
-// the location again ends the run with Relocate set.
+// Run runs the snippet over r: the server-snippet's rewrite-phase steps
+// (RunServer), unless r.Relocated, then the location's, in order until a
+// return, a redirect or a rewrite's last or break ends them; the header
+// edits of the top level, and of each if that held. Headers are
+// declarations in nginx, so one written after a return still applies. A
+// rewrite that makes nginx search the location again ends the run with
+// Relocate set.
 func (s *Snippet) Run(r *SnippetRequest) SnippetResult {
+	if !r.Relocated {
+		if res := s.RunServer(r); res.Status != 0 || res.Relocate {
+			return res
+		}
+	}
 	var res SnippetResult
 	uri, args := r.URI, r.Args
-	srv, loc := s.Ops[:s.Server], s.Ops[s.Server:]
-	s.run(srv, r, &res, &uri, &args, r.Relocated, s.ServerRelative)
-	if res.Status == 0 && (uri != r.URI || args != r.Args) {
-		// The location is chosen after the server's rewrite phase, for the
-		// URI it left.
-		res := relocate(uri, args)
-		res.ServerPhase = true
-		return res
+	// The server's rewrite phase has run: of its steps, the header
+	// declarations of its top level that the location inherits apply (an
+	// if's are its own block's, left when the location is chosen).
+	for i := range s.Ops[:s.Server] {
+		if op := &s.Ops[i]; !op.ServerOnly {
+			declare(op, r, &res)
+		}
 	}
-	res.Relocate = false // a server-level break or last ends only the server's phase
-	s.run(loc, r, &res, &uri, &args, res.Status != 0, s.Relative)
+	s.run(s.Ops[s.Server:], r, &res, &uri, &args, false, s.Relative)
 	if res.Relocate && res.Status == 0 {
 		return relocate(uri, args)
 	}
 	res.Relocate = false
-	if res.ownAdds {
-		// nginx's add_header is inherited only by a block with none of its
-		// own: an if that held with add_header replaces the location's.
-		res.Response = slices.DeleteFunc(res.Response, func(e HeaderEdit) bool { return e.Kind == OpAddHeader && !e.inIf })
-	}
+	dropParentAdds(&res)
 	if res.Status == 0 && (uri != r.URI || args != r.Args) {
 		res.Target = target(uri, args)
 	}
 	return res
+}
+
+// RunServer runs the server-snippet's steps over r in nginx's server
+// rewrite phase, before a location is chosen: a return or redirect there
+// answers with the server's header edits alone, none of a location's; a
+// URI it changes is to be served by the location it lands in (Relocate,
+// ServerPhase). The zero SnippetResult: neither, the location's steps
+// come next (Run with r.Relocated).
+func (s *Snippet) RunServer(r *SnippetRequest) SnippetResult {
+	var res SnippetResult
+	uri, args := r.URI, r.Args
+	s.run(s.Ops[:s.Server], r, &res, &uri, &args, false, s.ServerRelative)
+	if res.Status != 0 {
+		res.Relocate = false
+		dropParentAdds(&res)
+		return res
+	}
+	if uri != r.URI || args != r.Args {
+		// The location is chosen after the server's rewrite phase, for the
+		// URI it left; a server-level break or last ends only that phase.
+		res := relocate(uri, args)
+		res.ServerPhase = true
+		return res
+	}
+	return SnippetResult{}
+}
+
+// dropParentAdds applies nginx's add_header inheritance to an if that
+// held with add_header of its own: only a block with none inherits its
+// parent's, so the if's replace the location's (or the server's).
+func dropParentAdds(res *SnippetResult) {
+	if res.ownAdds {
+		res.Response = slices.DeleteFunc(res.Response, func(e HeaderEdit) bool { return e.Kind == OpAddHeader && !e.inIf })
+	}
 }
 
 func relocate(uri, args string) SnippetResult {
@@ -537,15 +576,23 @@ func (s *Snippet) run(ops []SnippetOp, r *SnippetRequest, res *SnippetResult, ur
 			if !stopped {
 				stopped = s.rewrite(op, r, res, uri, args, rel)
 			}
-		case OpSetHeader, OpClearHeader, OpAddHeader, OpExpires, OpHideHeader:
-			res.Response = append(res.Response, HeaderEdit{Kind: op.Kind, Name: op.Name, Value: expand(op.tmpl, r),
-				Statuses: op.Statuses, Types: op.Types, Always: op.Always})
-		case OpSetInput, OpClearInput, OpSetUpstream:
-			res.Request = append(res.Request, HeaderEdit{Kind: op.Kind, Name: op.Name, Value: expand(op.tmpl, r),
-				Types: op.Types, Always: op.Always})
+		default:
+			declare(op, r, res)
 		}
 	}
 	return stopped
+}
+
+// declare adds the header edit op declares, if it is one, to res.
+func declare(op *SnippetOp, r *SnippetRequest, res *SnippetResult) {
+	switch op.Kind {
+	case OpSetHeader, OpClearHeader, OpAddHeader, OpExpires, OpHideHeader:
+		res.Response = append(res.Response, HeaderEdit{Kind: op.Kind, Name: op.Name, Value: expand(op.tmpl, r),
+			Statuses: op.Statuses, Types: op.Types, Always: op.Always})
+	case OpSetInput, OpClearInput, OpSetUpstream:
+		res.Request = append(res.Request, HeaderEdit{Kind: op.Kind, Name: op.Name, Value: expand(op.tmpl, r),
+			Types: op.Types, Always: op.Always})
+	}
 }
 
 // rewrite applies a rewrite whose pattern matches the URI and reports
@@ -1015,9 +1062,9 @@ func (e *encoder) ops(ops []SnippetOp) {
 			e.num(s)
 		}
 		e.strs(op.Types)
-		// One byte for the flags: ops without EscapeCaptures or Literal
-		// encode as they did before them.
-		e.raw([]byte{byte(boolInt(op.Always) | boolInt(op.EscapeCaptures)<<1 | boolInt(op.Literal)<<2)})
+		// One byte for the flags: ops without EscapeCaptures, Literal or
+		// ServerOnly encode as they did before them.
+		e.raw([]byte{byte(boolInt(op.Always) | boolInt(op.EscapeCaptures)<<1 | boolInt(op.Literal)<<2 | boolInt(op.ServerOnly)<<3)})
 	}
 }
 
@@ -1097,6 +1144,9 @@ func opText(op *SnippetOp) string {
 		}
 		if op.Literal {
 			w = append(w, "literal")
+		}
+		if op.ServerOnly {
+			w = append(w, "server only")
 		}
 	}
 	if len(op.Statuses) > 0 {

@@ -108,6 +108,40 @@ func TestSnippetRunServerPhase(t *testing.T) {
 	assert.Equal(t, want, s.Run(r))
 }
 
+// TestSnippetRunServerReturn: a server-level return answers before a
+// location is chosen, so it carries the server's header declarations
+// (ServerOnly ones included) and none of the location's; an answer of the
+// location leaves the ServerOnly ones out.
+func TestSnippetRunServerReturn(t *testing.T) {
+	s := mustSnippet(t, Snippet{Server: 3, Ops: []SnippetOp{
+		{Kind: OpSetHeader, Name: "S", Value: "server"},
+		{Kind: OpAddHeader, Name: "SA", Value: "1", Always: true, ServerOnly: true},
+		{Kind: OpIf, Cond: &SnippetCond{Var: "http_x_block"}, Then: []SnippetOp{{Kind: OpReturn, Code: 403}}},
+		{Kind: OpSetHeader, Name: "L", Value: "location"},
+		{Kind: OpAddHeader, Name: "LA", Value: "1", Always: true},
+		{Kind: OpReturn, Code: 200, Value: "loc"},
+	}})
+	blocked := &SnippetRequest{URI: "/x", RequestURI: "/x", Header: map[string][]string{"X-Block": {"1"}}}
+	want := SnippetResult{Status: 403, Response: []HeaderEdit{
+		{Kind: OpSetHeader, Name: "S", Value: "server"},
+		{Kind: OpAddHeader, Name: "SA", Value: "1", Always: true},
+	}}
+	assert.Equal(t, want, s.RunServer(blocked))
+	assert.Equal(t, want, s.Run(blocked))
+
+	plain := &SnippetRequest{URI: "/x", RequestURI: "/x"}
+	assert.Zero(t, s.RunServer(plain))
+	want = SnippetResult{Status: 200, Body: "loc", Response: []HeaderEdit{
+		{Kind: OpSetHeader, Name: "S", Value: "server"},
+		{Kind: OpSetHeader, Name: "L", Value: "location"},
+		{Kind: OpAddHeader, Name: "LA", Value: "1", Always: true},
+	}}
+	assert.Equal(t, want, s.Run(plain))
+	// Past the server's phase the blocked request is the location's.
+	blocked.Relocated = true
+	assert.Equal(t, want, s.Run(blocked))
+}
+
 func TestSnippetHeaders(t *testing.T) {
 	edits := []HeaderEdit{
 		{Kind: OpSetHeader, Name: "x-a", Value: "1"},

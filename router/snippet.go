@@ -11,10 +11,13 @@ import (
 
 // Snippets (doc §11.9): the location's match.Snippet, translated from its
 // configuration-snippet and its host's server-snippet, runs where nginx
-// runs the rewrite module (after the CORS preflight, which ingress-nginx
-// writes first in the location, and before the location's redirects,
-// which it writes after the snippet): return and rewrite answer or
-// change the URI the backend gets, and the header edits are made on the
+// runs the rewrite module. The server-snippet's steps run first, in the
+// server's rewrite phase before any location is chosen (stepServerSnippet):
+// their return answers before everything of the location, with none of its
+// headers. The location's run after the CORS preflight, which
+// ingress-nginx writes first in the location, and before the location's
+// redirects, which it writes after the snippet: return and rewrite answer
+// or change the URI the backend gets, and the header edits are made on the
 // request to the backend and on the answer. Its allow/deny rules run in
 // the access phase, after the rate limits and before authentication. A
 // server-snippet location block that nginx would choose over the route
@@ -25,16 +28,56 @@ import (
 
 // Record.Reason values of the answers snippets make.
 const (
-	ReasonSnippetReturn     = "snippet-return"
-	ReasonSnippetDenied     = "snippet-denied"
-	ReasonSnippetNoLocation = "snippet-location-no-content"
-	ReasonSnippetCycle      = "snippet-rewrite-cycle"
+	ReasonSnippetServerReturn = "snippet-server-return"
+	ReasonSnippetReturn       = "snippet-return"
+	ReasonSnippetDenied       = "snippet-denied"
+	ReasonSnippetNoLocation   = "snippet-location-no-content"
+	ReasonSnippetCycle        = "snippet-rewrite-cycle"
 )
 
 var (
-	stepSnippet   = step{name: "snippet", kind: kindSnippet, reasons: []string{ReasonSnippetReturn, ReasonSnippetNoLocation, ReasonSnippetCycle}}
-	stepAllowDeny = step{name: "snippet access", kind: kindAllowDeny, reasons: []string{ReasonSnippetDenied}}
+	stepServerSnippet = step{name: "server snippet", kind: kindServerSnippet, reasons: []string{ReasonSnippetServerReturn}}
+	stepSnippet       = step{name: "snippet", kind: kindSnippet, reasons: []string{ReasonSnippetReturn, ReasonSnippetNoLocation, ReasonSnippetCycle}}
+	stepAllowDeny     = step{name: "snippet access", kind: kindAllowDeny, reasons: []string{ReasonSnippetDenied}}
 )
+
+// runServerSnippet runs the host's server-snippet steps, in nginx's
+// server rewrite phase, and reports whether they answered. A return there
+// answers before the location is chosen: before its body size check, its
+// denial, its CORS preflight and its own snippet, and without its headers
+// (HSTS is its header filter's); the server's and the http level's apply.
+// A URI they change is routed again (relocate).
+func (r *Router) runServerSnippet(s *requestState) bool {
+	if s.uriChanges > 0 || !serverPhaseRuns(&s.d) {
+		// A relocated request's server phase ran; an earlier answer ends it.
+		return false
+	}
+	sn, _ := snippetOf(&s.d, s.loc.Snippet)
+	if sn == nil || sn.Server == 0 {
+		return false
+	}
+	res := sn.RunServer(r.snippetRequest(s.req, &s.d, false))
+	switch {
+	case res.Relocate:
+		return r.relocate(s, res.Target, true)
+	case res.Status != 0:
+		dropHSTS(s)
+		s.snippet = &res
+		r.snippetAnswer(s, res.Status, ReasonSnippetServerReturn, res.Location, res.Body)
+		return true
+	}
+	return false
+}
+
+// serverPhaseRuns reports whether nginx runs the server's rewrite phase
+// for a request decide answered as d: every answer decide writes at
+// stepUnlocated comes before it (nginx refuses the request before any
+// phase, ingress-nginx writes the block-* "if" first in the server, and the
+// www twin is a server of its own) but app-root's, a server-level "if"
+// written after the server-snippet (nginx.tmpl).
+func serverPhaseRuns(d *decision) bool {
+	return d.st != nil && (d.at != &stepUnlocated || d.ans.status == 0 || d.ans.reason == ReasonAppRoot || d.ans == ansNoHostToRedirect)
+}
 
 // runSnippet runs the location's snippet and reports whether it answered.
 func (r *Router) runSnippet(s *requestState) bool {
@@ -44,7 +87,8 @@ func (r *Router) runSnippet(s *requestState) bool {
 	}
 	var res match.SnippetResult
 	if sn != nil {
-		res = sn.Run(r.snippetRequest(s.req, &s.d, s.uriChanges > 0))
+		// The server's rewrite phase has run (stepServerSnippet).
+		res = sn.Run(r.snippetRequest(s.req, &s.d, true))
 	}
 	if res.Relocate {
 		return r.relocate(s, res.Target, res.ServerPhase)
@@ -138,12 +182,18 @@ func snippetOf(d *decision, locSnippet *match.Snippet) (sn *match.Snippet, sl *m
 // Lookup, with the target the last one left ("" when none moved it). The
 // snippet runs unless decide's answer comes before it.
 func (r *Router) followRewrites(req *http.Request, grpc bool, d decision) (_ decision, target string) {
-	for n := 0; n < maxURIChanges && d.st != nil && !answersBefore(&d, &stepSnippet); n++ {
+	for n := 0; n < maxURIChanges && d.st != nil; n++ {
 		sn, _ := snippetOf(&d, d.res.Location().Snippet)
 		if sn == nil {
 			break
 		}
-		res := sn.Run(r.snippetRequest(req, &d, n > 0))
+		var res match.SnippetResult
+		if n == 0 && serverPhaseRuns(&d) {
+			res = sn.RunServer(r.snippetRequest(req, &d, false))
+		}
+		if !res.Relocate && res.Status == 0 && !answersBefore(&d, &stepSnippet) {
+			res = sn.Run(r.snippetRequest(req, &d, true))
+		}
 		if !res.Relocate {
 			break
 		}

@@ -45,14 +45,18 @@ const (
 	kindBody
 	kindSnippet
 	kindAllowDeny
+	kindServerSnippet
 )
 
 // requestSteps are what ServeHTTP does with a request once decide has
 // routed it, in order: each may answer the request and end it; the
 // request none answers is proxied (stepProxy).
 //
-// The order is ingress-nginx's: the server-level redirects (the unlocated
-// answers) come before the location; a declared body over the location's
+// The order is ingress-nginx's: the server-snippet's rewrite phase runs
+// before any location is chosen, after nginx's own refusals and the
+// block-* "if" and before app-root's "if", which ingress-nginx writes
+// after the snippet; the server-level redirects (the unlocated answers)
+// come before the location; a declared body over the location's
 // limit is refused as soon as the location is found, as nginx checks
 // client_max_body_size then, before any of the location's own answers; a
 // location ingress-nginx denies answers 503 before any other of its
@@ -72,28 +76,29 @@ const (
 // comes before a 404, as nginx's default location answers only past its
 // access phase; the canary and the body come last,
 // so a request refused before them neither moves a weight rotation nor
-// has its body read. A snippet's return, rewrite and if run after the
-// preflight and before the location's redirects, and its allow/deny after
-// the rate limits, where nginx's rewrite and access modules run them
-// (snippet.go).
+// has its body read. A location snippet's return, rewrite and if run
+// after the preflight and before the location's redirects, and its
+// allow/deny after the rate limits, where nginx's rewrite and access
+// modules run them (snippet.go).
 var requestSteps = [...]*step{
-	&stepClientCert,  // clienttls.go
-	&stepUnlocated,   // decide.go
-	&stepBodySize,    // body.go
-	&stepDenied,      // policy.go
-	&stepPreflight,   // cors.go
-	&stepSnippet,     // snippet.go
-	&stepLocated,     // decide.go
-	&stepHook,        // hook.go
-	&stepUnavailable, // decide.go
-	&stepBodyHook,    // hook.go
-	&stepLimits,      // policy.go
-	&stepAllowDeny,   // snippet.go
-	&stepAuth,        // auth.go
-	&stepNoBackend,   // decide.go
-	&stepPending,     // decide.go
-	&stepSteer,       // canary.go
-	&stepBody,        // body.go
+	&stepClientCert,    // clienttls.go
+	&stepServerSnippet, // snippet.go
+	&stepUnlocated,     // decide.go
+	&stepBodySize,      // body.go
+	&stepDenied,        // policy.go
+	&stepPreflight,     // cors.go
+	&stepSnippet,       // snippet.go
+	&stepLocated,       // decide.go
+	&stepHook,          // hook.go
+	&stepUnavailable,   // decide.go
+	&stepBodyHook,      // hook.go
+	&stepLimits,        // policy.go
+	&stepAllowDeny,     // snippet.go
+	&stepAuth,          // auth.go
+	&stepNoBackend,     // decide.go
+	&stepPending,       // decide.go
+	&stepSteer,         // canary.go
+	&stepBody,          // body.go
 }
 
 // run runs step st over s and reports whether it answered the request.
@@ -127,6 +132,8 @@ func (r *Router) run(st *step, s *requestState) bool {
 		return r.runSnippet(s)
 	case kindAllowDeny:
 		return r.checkSnippetAccess(s)
+	case kindServerSnippet:
+		return r.runServerSnippet(s)
 	}
 	panic("router: request step " + st.name + " has no case in run")
 }

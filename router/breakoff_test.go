@@ -83,3 +83,35 @@ func TestBackendBreaksOffBody(t *testing.T) {
 		}
 	}
 }
+
+// TestProxiedAnswerWithoutContentType: a backend's answer without a
+// Content-Type reaches the client without one, as nginx passes it (nginx
+// 1.22 on loopback), where the server sniffed one from the body
+// ("text/plain; charset=utf-8"). Buffered or not, relayed or through the
+// header map, over the router's own HTTP/1.1 client and over ReverseProxy.
+func TestProxiedAnswerWithoutContentType(t *testing.T) {
+	for _, head := range []string{
+		"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+	} {
+		for _, tr := range []struct {
+			name string
+			rt   http.RoundTripper
+		}{{"fast", nil}, {"nethttp", &http.Transport{}}} {
+			for _, o := range []Options{{Transport: tr.rt}, {Transport: tr.rt, ServerTokens: "ramjet"}} {
+				for _, buffering := range []bool{false, true} {
+					pol := &match.Policy{Proxy: &match.Proxying{Buffering: buffering, MaxTempFileSize: -1}}
+					addr := h1EdgeRouterWith(t, o, breakingBackend(t, head), pol, nil)
+					c, br := h1EdgeDial(t, addr)
+					_, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: shop.example.com\r\n\r\n")
+					require.NoError(t, err)
+					res, err := http.ReadResponse(br, nil)
+					require.NoError(t, err)
+					b, _ := io.ReadAll(res.Body)
+					assert.Equal(t, "abc", string(b))
+					assert.Empty(t, res.Header.Values("Content-Type"), "%s server tokens %q buffering %v: %q", tr.name, o.ServerTokens, buffering, head)
+				}
+			}
+		}
+	}
+}

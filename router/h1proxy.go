@@ -339,6 +339,7 @@ func (t *h1Try) respond(res *h1.Response) bool {
 		h := x.w.Header()
 		own := len(h["Set-Cookie"])
 		res.CopyTo(h, x.headers().hidden)
+		untyped(h)
 		x.rewriteHead(h, own)
 		if len(declared) > 0 {
 			h["Trailer"] = declared

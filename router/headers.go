@@ -120,6 +120,16 @@ func (hs *headerSettings) hidden(k string) bool {
 	return hiddenResponseHeader(k) || len(hs.hide) > 0 && slices.Contains(hs.hide, k)
 }
 
+// untyped keeps a backend's answer without a Content-Type without one:
+// nginx passes the head as it came, where the server would sniff one
+// from the body (net/http's rule, which router/h1's server keeps); the
+// field present without a value stops it.
+func untyped(h http.Header) {
+	if _, ok := h["Content-Type"]; !ok {
+		h["Content-Type"] = nil
+	}
+}
+
 // backendServer clears the Server ServerTokens put on h before the
 // backend's head is copied onto it, with passServer: the answer carries
 // the backend's, or none, as nginx with proxy_pass_header Server sends

@@ -439,6 +439,10 @@ func modifyResponse(res *http.Response) error {
 	}
 	if x != nil {
 		x.rewriteHead(res.Header, 0)
+		if res.Header["Content-Type"] == nil {
+			// ReverseProxy adds the backend's fields to the answer's.
+			untyped(x.Header())
+		}
 	}
 	for k := range res.Trailer {
 		if !trailerPassed(k) {

@@ -225,6 +225,7 @@ func (r *Router) respondBuffered(t *h1Try, res *h1.Response, p *match.Proxying, 
 	own := len(h["Set-Cookie"])
 	x.headers().backendServer(h)
 	res.CopyTo(h, x.headers().hidden)
+	untyped(h)
 	x.rewriteHead(h, own)
 	declared := passedTrailers(res.Trailer)
 	if len(declared) > 0 {

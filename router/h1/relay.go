@@ -9,7 +9,8 @@ type Hider interface {
 
 // Relayer is implemented by the server's ResponseWriter, for a proxy that
 // passes a backend's response on as it came. Relay(res, hide) is
-// res.CopyTo(w.Header(), hide.Hidden) followed by w.WriteHeader(res.Status),
+// res.CopyTo(w.Header(), hide.Hidden), a Content-Type without a value
+// when res has none (so none is sniffed), and w.WriteHeader(res.Status),
 // with the same head on the wire, but the status line and the fields are
 // written straight from res, in the order the backend sent them, without
 // going through the header map: as nginx passes a response head on. The
@@ -55,6 +56,9 @@ func (w *response) Relay(res *Response, hide Hider) bool {
 			f.hasDate = true
 		}
 	}
+	// A proxy passes a head without a Content-Type without one: nothing
+	// is sniffed from the body (a caller's CopyTo sets the field nil).
+	f.hasCT = true
 	w.noContinue() // as WriteHeader with a final status
 	w.wroteHeader, w.status = true, res.Status
 	w.declaredLength(f.cl)
@@ -70,6 +74,9 @@ func (w *response) unrelay() {
 	h := w.header
 	for _, f := range w.relayed {
 		h[f.Key] = append(h[f.Key], f.Value)
+	}
+	if _, ok := h["Content-Type"]; !ok {
+		h["Content-Type"] = nil // as Relay: none is sniffed
 	}
 }
 

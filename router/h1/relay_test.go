@@ -55,8 +55,9 @@ func (tc relayCase) request(path string) []byte {
 
 func (tc relayCase) hidden(k string) bool { return k == "Server" || k == tc.hide }
 
-// relayServer serves the case in cur: at /map by CopyTo and WriteHeader,
-// at /relay by Relay.
+// relayServer serves the case in cur: at /map by CopyTo, a Content-Type
+// without a value when the head has none, and WriteHeader, at /relay by
+// Relay.
 type relayServer struct {
 	addr string
 	mu   sync.Mutex
@@ -98,6 +99,9 @@ func (rs *relayServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !relayed {
 		res.CopyTo(w.Header(), tc.hidden)
+		if _, ok := w.Header()["Content-Type"]; !ok {
+			w.Header()["Content-Type"] = nil // as Relay: none is sniffed
+		}
 		w.WriteHeader(res.Status)
 	}
 	// The response's strings outlive it, as when the backend's

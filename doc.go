@@ -1627,7 +1627,9 @@
 // app-root's redirect, the location's body size limit, denial and CORS
 // preflight; its return answers with the server-snippet's header
 // directives and the ConfigMap's add-headers only, none of the location's
-// (its snippet's, CORS, HSTS). The configuration-snippet's run after the
+// (its snippet's, CORS, HSTS), and the variables ingress-nginx sets per
+// location ($namespace, $service_name, …) are empty there. The
+// configuration-snippet's run after the
 // CORS preflight and before the location's redirects; allow and deny
 // after the rate limits and before authentication.
 //

@@ -56,7 +56,7 @@ func (r *Router) runServerSnippet(s *requestState) bool {
 	if sn == nil || sn.Server == 0 {
 		return false
 	}
-	res := sn.RunServer(r.snippetRequest(s.req, &s.d, false))
+	res := sn.RunServer(r.serverRequest(s.req, &s.d))
 	switch {
 	case res.Relocate:
 		return r.relocate(s, res.Target, true)
@@ -189,7 +189,7 @@ func (r *Router) followRewrites(req *http.Request, grpc bool, d decision) (_ dec
 		}
 		var res match.SnippetResult
 		if n == 0 && serverPhaseRuns(&d) {
-			res = sn.RunServer(r.snippetRequest(req, &d, false))
+			res = sn.RunServer(r.serverRequest(req, &d))
 		}
 		if !res.Relocate && res.Status == 0 && !answersBefore(&d, &stepSnippet) {
 			res = sn.Run(r.snippetRequest(req, &d, true))
@@ -251,6 +251,15 @@ func (r *Router) snippetRequest(req *http.Request, d *decision, relocated bool) 
 	if be != nil {
 		sr.ServiceName, sr.ServicePort = be.Name, strconv.Itoa(int(be.Port))
 	}
+	return sr
+}
+
+// serverRequest is what the server-snippet's rewrite phase reads of req:
+// the variables ingress-nginx sets in each location ("set $namespace …",
+// nginx.tmpl) are empty there, as no location's directives have run.
+func (r *Router) serverRequest(req *http.Request, d *decision) *match.SnippetRequest {
+	sr := r.snippetRequest(req, d, false)
+	sr.Namespace, sr.IngressName, sr.ServiceName, sr.ServicePort, sr.LocationPath = "", "", "", "", ""
 	return sr
 }
 

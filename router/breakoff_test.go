@@ -60,10 +60,7 @@ func TestBackendBreaksOffBody(t *testing.T) {
 		{"length", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"},
 		{"chunked", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n"},
 	} {
-		for _, tr := range []struct {
-			name string
-			rt   http.RoundTripper
-		}{{"fast", nil}, {"nethttp", &http.Transport{}}} {
+		for _, tr := range proxyPaths() {
 			for _, buffering := range []bool{false, true} {
 				t.Run(fmt.Sprint(tc.name, " ", tr.name, " buffering=", buffering), func(t *testing.T) {
 					o := Options{Transport: tr.rt}
@@ -94,10 +91,7 @@ func TestProxiedAnswerWithoutContentType(t *testing.T) {
 		"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc",
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
 	} {
-		for _, tr := range []struct {
-			name string
-			rt   http.RoundTripper
-		}{{"fast", nil}, {"nethttp", &http.Transport{}}} {
+		for _, tr := range proxyPaths() {
 			for _, o := range []Options{{Transport: tr.rt}, {Transport: tr.rt, ServerTokens: "ramjet"}} {
 				for _, buffering := range []bool{false, true} {
 					pol := &match.Policy{Proxy: &match.Proxying{Buffering: buffering, MaxTempFileSize: -1}}

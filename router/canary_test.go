@@ -344,22 +344,8 @@ func TestCanaryKeepsSessionPinnedToPrimary(t *testing.T) {
 // a 101 as on any answer. Over the router's own HTTP/1.1 client and over
 // ReverseProxy (Options.Transport).
 func TestAffinityCookieOnUpgrade(t *testing.T) {
-	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, rw, err := http.NewResponseController(w).Hijack()
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		_, _ = rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\nSet-Cookie: app=1\r\n\r\n")
-		_ = rw.Flush()
-		_, _ = rw.ReadString('\n')
-	}))
-	defer backend.Close()
-	addr := backend.Listener.Addr().String()
-	for _, tr := range []struct {
-		name string
-		rt   http.RoundTripper
-	}{{"fast", nil}, {"nethttp", &http.Transport{}}} {
+	addr := upgradeBackend(t, "Set-Cookie: app=1")
+	for _, tr := range proxyPaths() {
 		t.Run(tr.name, func(t *testing.T) {
 			web := httpBackend("prod/web:80", addr)
 			web.Traffic = &match.Traffic{Affinity: &match.SessionAffinity{Mode: balance.Balanced, CookieName: "route"}}
@@ -397,10 +383,7 @@ func TestAffinityCookieNotRewritten(t *testing.T) {
 	}))
 	defer backend.Close()
 	addr := backend.Listener.Addr().String()
-	for _, tr := range []struct {
-		name string
-		rt   http.RoundTripper
-	}{{"fast", nil}, {"nethttp", &http.Transport{}}} {
+	for _, tr := range proxyPaths() {
 		for _, buffering := range []bool{false, true} {
 			t.Run(fmt.Sprint(tr.name, " buffering=", buffering), func(t *testing.T) {
 				web := httpBackend("prod/web:80", addr)

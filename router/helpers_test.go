@@ -162,6 +162,18 @@ func newTestRouter(o Options) *Router {
 	return New(o)
 }
 
+// proxyPath is one of the router's two ways to a backend: its own
+// HTTP/1.1 client (rt nil) or ReverseProxy over an Options.Transport.
+type proxyPath struct {
+	name string
+	rt   http.RoundTripper
+}
+
+// proxyPaths are both ways, with a Transport of their own for the caller.
+func proxyPaths() []proxyPath {
+	return []proxyPath{{"fast", nil}, {"nethttp", &http.Transport{}}}
+}
+
 // serve runs one request through the handler without a listener.
 func serve(r http.Handler, method, host, target string, header http.Header) *http.Response {
 	req := httptest.NewRequest(method, target, nil)

@@ -25,10 +25,7 @@ func TestRecordCountsCompressedBytes(t *testing.T) {
 		_, _ = io.WriteString(w, body)
 	}))
 	t.Cleanup(backend.Close)
-	for _, tr := range []struct {
-		name string
-		rt   http.RoundTripper
-	}{{"fast", nil}, {"nethttp", &http.Transport{}}} {
+	for _, tr := range proxyPaths() {
 		t.Run(tr.name, func(t *testing.T) {
 			rs := newRecords()
 			r := newTestRouter(Options{Observer: rs.observe, Transport: tr.rt, Gzip: &Gzip{Level: 1, MinLength: 1, Types: []string{"text/plain"}}})

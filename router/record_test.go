@@ -29,10 +29,7 @@ func TestRecordFields(t *testing.T) {
 		_, _ = io.WriteString(w, "0123456789")
 	}))
 	t.Cleanup(slow.Close)
-	for _, tr := range []struct {
-		name string
-		rt   http.RoundTripper
-	}{{"fast", nil}, {"nethttp", &http.Transport{}}} {
+	for _, tr := range proxyPaths() {
 		t.Run(tr.name, func(t *testing.T) {
 			rs := newRecords()
 			r := newTestRouter(Options{Observer: rs.observe, Transport: tr.rt, ReturnRequestID: true})

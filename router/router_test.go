@@ -810,10 +810,7 @@ func dialUpgrade(t *testing.T, front string) (net.Conn, *bufio.Reader) {
 // router's own HTTP/1.1 pool and over ReverseProxy (HTTPS and gRPC
 // backends, Options.Transport).
 func TestUpgradeRecordCountsTunnelBytes(t *testing.T) {
-	for _, tr := range []struct {
-		name string
-		rt   http.RoundTripper
-	}{{"fast", nil}, {"nethttp", &http.Transport{}}} {
+	for _, tr := range proxyPaths() {
 		t.Run(tr.name, func(t *testing.T) { testUpgradeRecordCountsTunnelBytes(t, tr.rt) })
 	}
 }

@@ -76,16 +76,16 @@ func TestProxyHiddenHeaders(t *testing.T) {
 	}
 }
 
-// upgradeBackend answers every request 101 with a Server field of its own
-// and holds the tunnel until the client's first line.
-func upgradeBackend(t *testing.T) string {
+// upgradeBackend answers every request 101 with field (a "Name: value"
+// line) and holds the tunnel until the client's first line.
+func upgradeBackend(t *testing.T, field string) string {
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		c, rw, err := http.NewResponseController(w).Hijack()
 		if err != nil {
 			return
 		}
 		defer c.Close()
-		_, _ = rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\nServer: backend/1.0\r\n\r\n")
+		_, _ = rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\n" + field + "\r\n\r\n")
 		_ = rw.Flush()
 		_, _ = rw.ReadString('\n')
 	}))
@@ -113,11 +113,8 @@ func upgradeServer(t *testing.T, r *Router) []string {
 // 101 as on any answer (server-tokens "true"), the backend's hidden; over
 // the router's own HTTP/1.1 client as over ReverseProxy.
 func TestServerTokensOnUpgrade(t *testing.T) {
-	addr := upgradeBackend(t)
-	for _, tr := range []struct {
-		name string
-		rt   http.RoundTripper
-	}{{"fast", nil}, {"nethttp", &http.Transport{}}} {
+	addr := upgradeBackend(t, "Server: backend/1.0")
+	for _, tr := range proxyPaths() {
 		t.Run(tr.name, func(t *testing.T) {
 			for _, tc := range []struct {
 				tokens string
@@ -156,11 +153,8 @@ func serverBackend(t *testing.T, server string) string {
 // ServerTokens no answer carries one (more_clear_headers Server).
 func TestBackendServerHeader(t *testing.T) {
 	with, without := serverBackend(t, "backend/1.0"), serverBackend(t, "")
-	up := upgradeBackend(t)
-	for _, tr := range []struct {
-		name string
-		rt   http.RoundTripper
-	}{{"fast", nil}, {"nethttp", &http.Transport{}}} {
+	up := upgradeBackend(t, "Server: backend/1.0")
+	for _, tr := range proxyPaths() {
 		for _, buffering := range []bool{false, true} {
 			t.Run(fmt.Sprint(tr.name, " buffering=", buffering), func(t *testing.T) {
 				p := &match.Proxying{MaxTempFileSize: -1, Buffering: buffering}
@@ -198,10 +192,7 @@ func TestBackendServerHeader(t *testing.T) {
 // in the @custom_ location; with no error backend to ask, the router's
 // own page carries ServerTokens.
 func TestBackendServerHeaderErrorPage(t *testing.T) {
-	for _, tr := range []struct {
-		name string
-		rt   http.RoundTripper
-	}{{"fast", nil}, {"nethttp", &http.Transport{}}} {
+	for _, tr := range proxyPaths() {
 		t.Run(tr.name, func(t *testing.T) {
 			for _, tc := range []struct {
 				errors string

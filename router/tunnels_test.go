@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"net"
-	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -21,10 +20,7 @@ import (
 // ReverseProxy (Options.Transport), as nginx keeps upgraded connections
 // until worker_shutdown_timeout.
 func TestShutdownWaitsForTunnels(t *testing.T) {
-	for _, tr := range []struct {
-		name string
-		rt   http.RoundTripper
-	}{{"fast", nil}, {"nethttp", &http.Transport{}}} {
+	for _, tr := range proxyPaths() {
 		t.Run(tr.name, func(t *testing.T) {
 			echo := upgradeEcho(t)
 			defer echo.CloseClientConnections()
@@ -84,10 +80,7 @@ func TestShutdownWaitsForTunnels(t *testing.T) {
 // connections for ever.
 func TestTunnelIdleTimeout(t *testing.T) {
 	const read = 300 * time.Millisecond
-	for _, tr := range []struct {
-		name string
-		rt   http.RoundTripper
-	}{{"fast", nil}, {"nethttp", &http.Transport{}}} {
+	for _, tr := range proxyPaths() {
 		t.Run(tr.name, func(t *testing.T) {
 			echo := upgradeEcho(t)
 			defer echo.CloseClientConnections()

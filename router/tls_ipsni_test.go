@@ -39,18 +39,6 @@ func TestIPLiteralSNIGetsDefaultCertificate(t *testing.T) {
 
 	// On the wire: Go's client sends "10.0.0.1" as SNI for the server
 	// name "10.0.0.1." (it strips the dot after its IP check).
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", r.TLSConfig())
-	require.NoError(t, err)
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { _ = c.(*tls.Conn).Handshake(); c.Close() }()
-		}
-	}()
-	leaf := servedCertificate(t, ln.Addr().String(), "10.0.0.1.")
+	leaf := servedCertificate(t, handshakeListener(t, r), "10.0.0.1.")
 	assert.Equal(t, def.Leaf.DNSNames, leaf.DNSNames, "certificate served to the IP-literal SNI 10.0.0.1")
 }

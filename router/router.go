@@ -536,6 +536,10 @@ type Service struct {
 	Port int32
 }
 
+// backendSessions bounds the TLS sessions the HTTPS pool keeps for
+// resumption, one per backend address.
+const backendSessions = 4096
+
 // Reasons reported in Record.Reason.
 const (
 	ReasonNoTable             = "no-table"             // 503: nothing published yet
@@ -770,7 +774,11 @@ func New(o Options) *Router {
 		up.base, up.variants = r.timeouts, &transportVariants{pooling: p}
 		up.backendTLS = &tlsVariants{pooling: p}
 		r.h1, r.h1s = h1.NewPool(connect), h1.NewPool(connect)
-		r.h1s.SetTLS(&tls.Config{InsecureSkipVerify: true}) // see Options.Transport
+		// Sessions are resumed per backend address, as nginx's
+		// proxy_ssl_session_reuse (on by default) does per peer; the cache
+		// is bounded, its oldest giving way.
+		r.h1s.SetTLS(&tls.Config{InsecureSkipVerify: true, // see Options.Transport
+			ClientSessionCache: tls.NewLRUClientSessionCache(backendSessions)})
 		for _, pool := range []*h1.Pool{r.h1, r.h1s} {
 			pool.SetKeepalive(p.keepalive.Connections, p.keepalive.Timeout, p.keepalive.Requests, p.keepalive.Time)
 		}

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -320,5 +321,32 @@ func TestRouterServesResponseWithNonTokenName(t *testing.T) {
 	res, body := h1.ReadResponse(t, br, "GET")
 	if res.StatusCode != http.StatusOK || body != "ok" || res.Header.Get("X-A") != "a" {
 		t.Errorf("%d %q %v, want 200 \"ok\" with X-A", res.StatusCode, body, res.Header)
+	}
+}
+
+// TestRouterHTTPSResumesSessions: nginx reuses an HTTPS backend's TLS
+// session on its next connection (proxy_ssl_session_reuse, on by
+// default); the router's HTTPS pool resumes it too. The backend closes
+// every connection, so each request opens a new one.
+func TestRouterHTTPSResumesSessions(t *testing.T) {
+	be := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Connection", "close")
+		io.WriteString(w, strconv.FormatBool(r.TLS.DidResume))
+	}))
+	t.Cleanup(be.Close)
+	rt := catchAllTo(t, be, router.Options{}, "nginx.ingress.kubernetes.io/backend-protocol: HTTPS")
+	addr := h1.ServeOn(t, &h1.Server{Handler: rt, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 10 * time.Second})
+	conn, br := h1.Dial(t, addr)
+	var got []string
+	for range 3 {
+		io.WriteString(conn, "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n")
+		res, body := h1.ReadResponse(t, br, "GET")
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("status %d %q", res.StatusCode, body)
+		}
+		got = append(got, body)
+	}
+	if want := []string{"false", "true", "true"}; !slices.Equal(got, want) {
+		t.Errorf("backend connections resumed %v, want %v", got, want)
 	}
 }

@@ -115,8 +115,9 @@ func (ca *ocspCA) issue(t *testing.T, name string, responders ...string) *tls.Ce
 	return &tls.Certificate{Certificate: [][]byte{der, ca.cert.Raw}, PrivateKey: key, Leaf: leaf}
 }
 
-// ocspListener serves r's TLSConfig on loopback, handshakes only.
-func ocspListener(t *testing.T, r *Router) string {
+// HandshakeListener serves r's TLSConfig on loopback, handshakes only
+// (exported for the router_test package's TLS tests too).
+func HandshakeListener(t *testing.T, r *Router) string {
 	t.Helper()
 	ln, err := tls.Listen("tcp", "127.0.0.1:0", r.TLSConfig())
 	require.NoError(t, err)
@@ -180,7 +181,7 @@ func TestOCSPStapledAndRefreshed(t *testing.T) {
 	cert := ca.issue(t, "shop.example.com", ca.srv.URL)
 	r := ocspRouter(t, fastOCSP)
 	r.Publish(mustTable(match.Spec{Certificates: []*match.Certificate{{Secret: "prod/shop-tls", Hosts: []string{"shop.example.com"}, Cert: cert}}}))
-	addr := ocspListener(t, r)
+	addr := HandshakeListener(t, r)
 
 	// Fetched on publishing, before any handshake asked.
 	var first *ocsp.Response
@@ -235,7 +236,7 @@ func TestOCSPResponderDownNeverBlocks(t *testing.T) {
 		{Secret: "prod/hang-tls", Hosts: []string{"hang.example.com"}, Cert: hanging},
 		{Secret: "prod/down-tls", Hosts: []string{"down.example.com"}, Cert: down},
 	}}))
-	addr := ocspListener(t, r)
+	addr := HandshakeListener(t, r)
 	for range 5 {
 		assert.Nil(t, stapledResponse(t, addr, ca, "hang.example.com"))
 		assert.Nil(t, stapledResponse(t, addr, ca, "down.example.com"))
@@ -266,7 +267,7 @@ func TestOCSPOnlyGoodVerifiedResponsesStapled(t *testing.T) {
 			cert := ca.issue(t, "shop.example.com", ca.srv.URL)
 			r := ocspRouter(t, fastOCSP)
 			r.Publish(mustTable(match.Spec{Certificates: []*match.Certificate{{Secret: "prod/shop-tls", Hosts: []string{"shop.example.com"}, Cert: cert}}}))
-			addr := ocspListener(t, r)
+			addr := HandshakeListener(t, r)
 			require.Eventually(t, func() bool { return ca.asked.Load() >= 2 }, 5*time.Second, 10*time.Millisecond)
 			assert.Nil(t, stapledResponse(t, addr, ca, "shop.example.com"))
 		})

@@ -39,6 +39,6 @@ func TestIPLiteralSNIGetsDefaultCertificate(t *testing.T) {
 
 	// On the wire: Go's client sends "10.0.0.1" as SNI for the server
 	// name "10.0.0.1." (it strips the dot after its IP check).
-	leaf := servedCertificate(t, handshakeListener(t, r), "10.0.0.1.")
+	leaf := servedCertificate(t, router.HandshakeListener(t, r), "10.0.0.1.")
 	assert.Equal(t, def.Leaf.DNSNames, leaf.DNSNames, "certificate served to the IP-literal SNI 10.0.0.1")
 }

@@ -197,7 +197,7 @@ func TestTLSHostCiphersAnnotation(t *testing.T) {
 	}
 	assert.Contains(t, strings.Join(notes, "\n"), "AnnotationSubstituted: nginx.ingress.kubernetes.io/ssl-ciphers: DHE-RSA-AES128-SHA left out")
 	r.Publish(res.Table)
-	addr := handshakeListener(t, r)
+	addr := router.HandshakeListener(t, r)
 	cbc := []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA}
 	st, err := handshake(addr, &tls.Config{ServerName: "shop.example.com", MaxVersion: tls.VersionTLS12, CipherSuites: cbc})
 	require.NoError(t, err)
@@ -251,7 +251,7 @@ spec:
 	res := compile.Compile(*snap, compile.Options{})
 	r := router.New(router.Options{Logger: slog.New(slog.DiscardHandler)})
 	r.Publish(res.Table)
-	addr := handshakeListener(t, r)
+	addr := router.HandshakeListener(t, r)
 	cbc := []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA}
 	gcm := []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256}
 	for _, sni := range []string{"", "other.example.com"} {
@@ -315,22 +315,4 @@ func TestTLSDefaultCertificateRSA(t *testing.T) {
 		CipherSuites: []uint16{tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256}})
 	require.NoError(t, err)
 	assert.Equal(t, x509.RSA, st.PeerCertificates[0].PublicKeyAlgorithm)
-}
-
-// handshakeListener serves r's TLSConfig on loopback, handshakes only.
-func handshakeListener(t *testing.T, r *router.Router) string {
-	t.Helper()
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", r.TLSConfig())
-	require.NoError(t, err)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { defer c.Close(); _ = c.(*tls.Conn).Handshake() }()
-		}
-	}()
-	return ln.Addr().String()
 }

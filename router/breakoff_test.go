@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -105,6 +107,46 @@ func TestProxiedAnswerWithoutContentType(t *testing.T) {
 					assert.Equal(t, "abc", string(b))
 					assert.Empty(t, res.Header.Values("Content-Type"), "%s server tokens %q buffering %v: %q", tr.name, o.ServerTokens, buffering, head)
 				}
+			}
+		}
+	}
+}
+
+// TestBackendBreaksOffBodyNetHTTP: under net/http's own server (an
+// embedder serving the Router with http.Server) a backend that breaks its
+// body off leaves the client with the head and the bytes that came, then
+// a cut connection, as under router/h1 (TestBackendBreaksOffBody) and as
+// nginx does; ReverseProxy's abort dropped what the server still
+// buffered, and the client got no answer at all.
+func TestBackendBreaksOffBodyNetHTTP(t *testing.T) {
+	for _, tc := range []struct {
+		name, head string
+	}{
+		{"length", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"},
+		{"chunked", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n"},
+	} {
+		for _, tr := range proxyPaths() {
+			for _, buffering := range []bool{false, true} {
+				t.Run(fmt.Sprint(tc.name, " ", tr.name, " buffering=", buffering), func(t *testing.T) {
+					r := newTestRouter(Options{Transport: tr.rt})
+					b := httpBackend("prod/web:80", breakingBackend(t, tc.head))
+					pol := &match.Policy{Proxy: &match.Proxying{Buffering: buffering, MaxTempFileSize: -1}}
+					r.Publish(table("edge", vhost("", nil, policyRoute("/", b, pol))))
+					t.Cleanup(r.CloseIdleConnections)
+					front := httptest.NewUnstartedServer(r)
+					front.Config.ErrorLog = log.New(io.Discard, "", 0)
+					front.Start()
+					t.Cleanup(front.Close)
+					c, br := h1EdgeDial(t, front.Listener.Addr().String())
+					_, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: shop.example.com\r\n\r\n")
+					require.NoError(t, err)
+					res, err := http.ReadResponse(br, nil)
+					require.NoError(t, err, "the client got no answer")
+					assert.Equal(t, http.StatusOK, res.StatusCode)
+					b2, err := io.ReadAll(res.Body)
+					assert.Equal(t, "abc", string(b2))
+					assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "the answer looked whole")
+				})
 			}
 		}
 	}

@@ -260,7 +260,7 @@ func (r *Router) forward(s *requestState) {
 		ctx = context.WithValue(ctx, tunnelKey{}, &tunnelRef{ts: &r.tunnels, t: tun})
 	}
 	x.ctx = exchangeContext{Context: ctx, x: x}
-	r.proxy.ServeHTTP(x, req.WithContext(&x.ctx))
+	r.reverseProxy(x, req.WithContext(&x.ctx))
 	if x.readErr != nil {
 		// The backend broke its body off after the head went out.
 		// ReverseProxy aborts only under a server that sets
@@ -268,6 +268,24 @@ func (r *Router) forward(s *requestState) {
 		// not; returning would end the answer as if it were whole.
 		x.cut()
 	}
+}
+
+// reverseProxy proxies req through ReverseProxy. Under a server that sets
+// http.ServerContextKey (net/http's) ReverseProxy aborts a body the
+// backend broke off with http.ErrAbortHandler itself, which drops what the
+// server still buffers, the head too for a short answer: as nginx sends
+// what it read before it closes the connection, and as cut does, that is
+// flushed first.
+func (r *Router) reverseProxy(x *exchange, req *http.Request) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				_ = http.NewResponseController(x.w).Flush()
+			}
+			panic(v)
+		}
+	}()
+	r.proxy.ServeHTTP(x, req)
 }
 
 // matched is the declaration a lookup matched, for the record; nil when

@@ -2180,7 +2180,11 @@
 //   - router.Options.Transport replaces every upstream transport, HTTP
 //     backends' own pool included; router.DefaultTransport(o) is the
 //     default set (timeouts, h2c for GRPC, HTTP/2 for GRPCS, byte-exact
-//     targets), which a wrapper keeps. GRPC, GRPCS (and H2C) backends are
+//     targets), which a wrapper keeps. Through a transport of one's own
+//     the read timeout still bounds the wait for the response head (504),
+//     counted from when the transport reports the request written
+//     (httptrace's WroteRequest); the connect and send timeouts are the
+//     transport's. GRPC, GRPCS (and H2C) backends are
 //     called through router/h2's Client, the project's own HTTP/2 client
 //     (cleartext, or TLS with "h2" by ALPN): a call is its HEADERS and
 //     DATA queued and written in one write, its body sent by a goroutine

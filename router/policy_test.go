@@ -571,3 +571,35 @@ func TestLimitZonesShareTheBudget(t *testing.T) {
 	small.Publish(tableOf(3))
 	assert.Equal(t, 64, capacity(small, "prod/shop-2"), "a budget under the least is each zone's")
 }
+
+// TestPolicyReadTimeoutOwnTransport: a location's proxy-read-timeout
+// bounds the wait for the response head through an Options.Transport too,
+// as nginx's proxy_read_timeout does (504); the transport given here has
+// no ResponseHeaderTimeout of its own, and the request waited as long as
+// the backend did.
+func TestPolicyReadTimeoutOwnTransport(t *testing.T) {
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(2 * time.Second)
+		_, _ = io.WriteString(w, "late\n")
+	}))
+	defer slow.Close()
+	quick := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(100 * time.Millisecond)
+		_, _ = io.WriteString(w, "in time\n")
+	}))
+	defer quick.Close()
+	r := newTestRouter(Options{Transport: &http.Transport{}})
+	defer r.CloseIdleConnections()
+	short := &match.Policy{ReadTimeout: 300 * time.Millisecond}
+	r.Publish(table("t", vhost("t", nil,
+		policyRoute("/slow", httpBackend("prod/slow:80", slow.Listener.Addr().String()), short),
+		policyRoute("/quick", httpBackend("prod/quick:80", quick.Listener.Addr().String()), short))))
+	start := time.Now()
+	res := serveFrom(r, "t", "/slow", "203.0.113.1:1")
+	assert.Equal(t, http.StatusGatewayTimeout, res.StatusCode)
+	assert.Less(t, time.Since(start), 1500*time.Millisecond, "the route's read timeout, not the backend, ended the wait")
+	body(t, res)
+	res = serveFrom(r, "t", "/quick", "203.0.113.1:1")
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, "in time\n", body(t, res))
+}

@@ -365,6 +365,10 @@ func (u *upstream) RoundTrip(req *http.Request) (*http.Response, error) {
 			rt = verbatim
 		}
 	}
+	if u.variants == nil && x.timeouts.read > 0 {
+		// Options.Transport: the location's read timeout bounds the head.
+		rt = headTimed{rt: rt, read: x.timeouts.read}
+	}
 	if !x.start.IsZero() {
 		if x.upstreamStart.IsZero() {
 			x.upstreamStart = time.Now()

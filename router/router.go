@@ -144,9 +144,14 @@ type Options struct {
 	// ('\', '"', non-ASCII) cannot be written byte for byte through a URL;
 	// the fast path writes it as received, the built-in HTTPS transport
 	// sends it on a connection of its own, while a Transport given here
-	// sees it as URL.RequestURI() escapes it. To add to the default rather
-	// than replace it, wrap DefaultTransport(o), which says what a
-	// Transport given here takes over.
+	// sees it as URL.RequestURI() escapes it. A location's read timeout
+	// (ReadTimeout, proxy-read-timeout) bounds the wait for each try's
+	// response head through a Transport given here too, from when it
+	// reports the request written (httptrace's WroteRequest, as net/http's
+	// transports do), beside any bound of the Transport's own (504 either
+	// way); its connect and send timeouts are the Transport's. To add to
+	// the default rather than replace it, wrap DefaultTransport(o), which
+	// says what a Transport given here takes over.
 	Transport http.RoundTripper
 	// NetHTTP2Client sends calls to GRPC, GRPCS and H2C backends through
 	// net/http's HTTP/2 transport rather than router/h2's Client, which

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptrace"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -92,4 +95,65 @@ func (b *cancelBody) Close() error {
 	err := b.ReadCloser.Close()
 	b.cancel()
 	return err
+}
+
+// errHeadTimeout ends a try whose response head did not come within the
+// read timeout through an Options.Transport (headTimed).
+var errHeadTimeout = errors.New("no response head within the read timeout (proxy-read-timeout)")
+
+// headTimed bounds the wait for each try's response head by the
+// exchange's read timeout, from when the transport reports the request
+// written (httptrace's WroteRequest), as nginx's proxy_read_timeout
+// bounds it once the request is sent: an Options.Transport has settings
+// of its own, which may not bound that wait at all, where the default
+// transports are made per read timeout (transportVariants).
+type headTimed struct {
+	rt   http.RoundTripper
+	read time.Duration
+}
+
+func (h headTimed) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithCancel(req.Context())
+	var (
+		mu    sync.Mutex
+		timer *time.Timer
+		done  bool // the round trip returned: no timer starts after it
+		fired atomic.Bool
+	)
+	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !done && timer == nil {
+			timer = time.AfterFunc(h.read, func() {
+				fired.Store(true)
+				cancel()
+			})
+		}
+	}}
+	res, err := h.rt.RoundTrip(req.WithContext(httptrace.WithClientTrace(ctx, trace)))
+	mu.Lock()
+	done = true
+	if timer != nil {
+		timer.Stop()
+	}
+	mu.Unlock()
+	switch {
+	case fired.Load():
+		// The head came too late, or not at all: 504, and a try that
+		// proxy-next-upstream's "timeout" passes on.
+		if err == nil {
+			res.Body.Close()
+		}
+		cancel()
+		return nil, routeTimeoutError{errHeadTimeout}
+	case err != nil:
+		cancel()
+		return nil, err
+	case res.StatusCode == http.StatusSwitchingProtocols:
+		// The tunnel's connection is the body, which must stay writable:
+		// the context ends with the request's.
+		return res, nil
+	}
+	res.Body = &cancelBody{ReadCloser: res.Body, ctx: ctx, cancel: cancel}
+	return res, nil
 }

@@ -3125,14 +3125,19 @@
 //     rule's set; the redirect, built per match as the rule's is, answers
 //     the backend's share (Record.Reason "backend-redirect") whether or
 //     not it has endpoints, with the rule's response header edits and its
-//     own. An invalid value (as for the rule's filters) makes that
-//     backend's share answer 500 with a RuleRejected warning; any other
-//     filter type on a backendRef (RequestMirror, CORS, ExtensionRef)
-//     warns GatewayFeatureUnsupported and its share answers 500, as the
-//     API leaves their support to the implementation. The table's text
-//     lists them under "split <i> only:"; digest parts of their own
-//     ("weighted-backend-filters", "weighted-backend-actions") cover
-//     them.
+//     own. RequestMirror, as often as given, copies the requests sent
+//     to that backend only (match.Alternative.Mirrors), after the rule's
+//     mirrors, as the rule's does: its share, an invalid or missing
+//     mirror Service dropped with a warning (and ResolvedRefs False), the
+//     backend served without it; on a GRPCRoute it is not served, as the
+//     rule's is not. An invalid value (as for the rule's filters, a
+//     mirror's share above one included) makes that backend's share
+//     answer 500 with a RuleRejected warning; any other filter type on a
+//     backendRef (CORS, ExtensionRef) warns GatewayFeatureUnsupported and
+//     its share answers 500, as the API leaves their support to the
+//     implementation. The table's text lists them under "split <i>
+//     only:"; digest parts of their own ("weighted-backend-filters",
+//     "weighted-backend-actions", "weighted-backend-mirrors") cover them.
 //   - A Service port's appProtocol, for the backends HTTPRoutes send to:
 //     kubernetes.io/h2c is dialled with HTTP/2 prior knowledge over
 //     cleartext (match.H2C, the router's h2c transport that gRPC backends

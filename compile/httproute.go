@@ -191,6 +191,10 @@ type WeightedBackend struct {
 	Rewrite      *URLRewrite
 	RewriteField string
 	Redirect     *RequestRedirect
+	// Mirrors copy the requests sent to this backend, or a share of
+	// them, to other Services, after the rule's Mirrors (the Gateway
+	// API's RequestMirror on a backendRef; match.Alternative.Mirrors).
+	Mirrors []RequestMirror
 }
 
 // HTTPRouteKind is the Kind of an HTTPRoute in warnings and sources.
@@ -422,7 +426,7 @@ func (b *builder) ruleBackend(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Backen
 	// A backend with filters of its own is an alternative of a split,
 	// even alone, which carries them (match.Alternative).
 	filtered := slices.ContainsFunc(rule.Backends, func(wb WeightedBackend) bool {
-		return wb.Invalid == "" && (wb.RequestHeaders != nil || wb.ResponseHeaders != nil || wb.Rewrite != nil || wb.Redirect != nil)
+		return wb.Invalid == "" && (wb.RequestHeaders != nil || wb.ResponseHeaders != nil || wb.Rewrite != nil || wb.Redirect != nil || len(wb.Mirrors) > 0)
 	})
 	var alts []match.Alternative
 	if len(rule.Backends) > 1 || filtered {
@@ -438,9 +442,13 @@ func (b *builder) ruleBackend(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Backen
 		be = b.ruleBackendRef(hr, wb)
 		var sn *match.Snippet
 		var rw *match.Rewrite
+		var mirrors []*match.Mirror
 		if be != nil {
 			var ok bool
-			if sn, rw, ok = b.backendFilters(hr, rule, wb); !ok {
+			if sn, rw, ok = b.backendFilters(hr, rule, wb); ok {
+				mirrors, ok = b.backendMirrors(hr, wb)
+			}
+			if !ok {
 				be = nil // its share answers 500, as an invalid reference's
 			}
 		}
@@ -450,7 +458,7 @@ func (b *builder) ruleBackend(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Backen
 			first = be
 		}
 		if alts != nil {
-			alts[i] = match.Alternative{Backend: be, Weight: int(max(wb.Weight, 0)), Snippet: sn, Rewrite: rw}
+			alts[i] = match.Alternative{Backend: be, Weight: int(max(wb.Weight, 0)), Snippet: sn, Rewrite: rw, Mirrors: mirrors}
 			if be != nil && wb.Redirect != nil {
 				alts[i].Redirect = cmp.Or(wb.Redirect.StatusCode, 302) // its snippet is the match's (matchRedirects)
 			}
@@ -489,7 +497,31 @@ func (b *builder) backendFilters(hr *HTTPRoute, rule *HTTPRouteRule, wb *Weighte
 			return nil, nil, false
 		}
 	}
+	if !b.checkShares(hr, wb.Mirrors, backendRefused) {
+		return nil, nil, false
+	}
 	return sn, rw, true
+}
+
+// backendMirrors builds a valid backendRef's mirrors as ruleMirrors does
+// the rule's: one whose Service cannot be followed is left out with a
+// warning, the backend served without it. ok is false, with a warning,
+// when the rest does not build: the backend's share then answers 500.
+func (b *builder) backendMirrors(hr *HTTPRoute, wb *WeightedBackend) ([]*match.Mirror, bool) {
+	var out []*match.Mirror
+	for _, rm := range wb.Mirrors {
+		m, ok := b.mirrorTo(hr, rm, "the backend is served without this mirror")
+		if !ok {
+			continue
+		}
+		pm, err := match.NewMirror(*m)
+		if err != nil {
+			b.warn(RuleRejected, hr.ref(), rm.Field+".requestMirror", err.Error()+"; "+backendRefused)
+			return nil, false
+		}
+		out = append(out, pm)
+	}
+	return out, true
 }
 
 // matchRedirects is split, the rule's, for its match m when a backendRef
@@ -558,24 +590,9 @@ func (b *builder) ruleMirrors(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Respon
 	}
 	resp := match.Response{}
 	for _, rm := range rule.Mirrors {
-		// A mirror that cannot be followed is dropped; the rule serves
-		// its requests without it (Gateway API, RequestMirror backendRef).
-		if rm.Invalid != "" {
-			continue // the translator warned
-		}
-		svc := rm.Service
-		r := b.resolve(svc.Namespace, svc.Name, svc.Port)
-		if r.issue().problem != "" {
-			b.warn(r.issue().problem, hr.ref(), rm.Field+".requestMirror.backendRef", r.issue().message+"; the rule is served without this mirror")
+		m, ok := b.mirrorTo(hr, rm, "the rule is served without this mirror")
+		if !ok {
 			continue
-		}
-		r.backend.used = true
-		b.noteGRPCBackend(hr, rm.Field, r.backend)
-		b.noteRouteBackend(hr, rm.Field, r.backend)
-		m := &match.Mirror{
-			Target:    "http://" + svc.Name + "." + svc.Namespace + ".svc$request_uri",
-			Backend:   r.backend.b,
-			Numerator: int(rm.Numerator), Denominator: int(rm.Denominator),
 		}
 		if resp.Mirror == nil {
 			resp.Mirror = m
@@ -594,14 +611,43 @@ func (b *builder) ruleMirrors(hr *HTTPRoute, rule *HTTPRouteRule) (*match.Respon
 	return out, true
 }
 
+// mirrorTo is the mirror rm copies to, or false when its Service cannot
+// be followed: it is dropped, and the requests are served without it
+// (Gateway API, RequestMirror backendRef), which without says.
+func (b *builder) mirrorTo(hr *HTTPRoute, rm RequestMirror, without string) (*match.Mirror, bool) {
+	if rm.Invalid != "" {
+		return nil, false // the translator warned
+	}
+	svc := rm.Service
+	r := b.resolve(svc.Namespace, svc.Name, svc.Port)
+	if r.issue().problem != "" {
+		b.warn(r.issue().problem, hr.ref(), rm.Field+".requestMirror.backendRef", r.issue().message+"; "+without)
+		return nil, false
+	}
+	r.backend.used = true
+	b.noteGRPCBackend(hr, rm.Field, r.backend)
+	b.noteRouteBackend(hr, rm.Field, r.backend)
+	return &match.Mirror{
+		Target:    "http://" + svc.Name + "." + svc.Namespace + ".svc$request_uri",
+		Backend:   r.backend.b,
+		Numerator: int(rm.Numerator), Denominator: int(rm.Denominator),
+	}, true
+}
+
 // checkMirrorShares refuses, warning, a rule with a mirror whose share is
 // not between none and every request, whether or not its Service can be
 // followed: the share is the rule's own value.
 func (b *builder) checkMirrorShares(hr *HTTPRoute, rule *HTTPRouteRule) bool {
-	for _, rm := range rule.Mirrors {
+	return b.checkShares(hr, rule.Mirrors, "the rule's requests answer 500")
+}
+
+// checkShares is checkMirrorShares for mirrors; refused says what a
+// refusal does.
+func (b *builder) checkShares(hr *HTTPRoute, mirrors []RequestMirror, refused string) bool {
+	for _, rm := range mirrors {
 		if rm.Numerator < 0 || rm.Denominator < 0 || rm.Denominator > 0 && rm.Numerator > rm.Denominator {
 			b.warn(RuleRejected, hr.ref(), rm.Field+".requestMirror",
-				fmt.Sprintf("mirror share %d/%d is not between 0 and 1; the rule's requests answer 500", rm.Numerator, rm.Denominator))
+				fmt.Sprintf("mirror share %d/%d is not between 0 and 1; %s", rm.Numerator, rm.Denominator, refused))
 			return false
 		}
 	}

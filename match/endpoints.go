@@ -90,7 +90,9 @@ func (t *Table) withEndpoints(c Changes) (Changes, error) {
 				}
 				r.Split = sp
 			}
-			if refersInResponse(r.Response, repl) {
+			if refersInResponse(r.Response, repl) || r.Split != nil && slices.ContainsFunc(r.Split.Alternatives, func(a Alternative) bool {
+				return slices.ContainsFunc(a.Mirrors, func(m *Mirror) bool { return repl[m.Backend] != nil })
+			}) {
 				return c, errEndpointsShared
 			}
 		}
@@ -100,7 +102,7 @@ func (t *Table) withEndpoints(c Changes) (Changes, error) {
 }
 
 // refersInResponse reports whether a response's error backend or mirrors
-// refer to a changed backend.
+// refer to a changed backend (a split's mirrors are checked beside it).
 func refersInResponse(resp *Response, repl map[*Backend]*Backend) bool {
 	if resp == nil {
 		return false

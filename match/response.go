@@ -165,6 +165,9 @@ func NewResponse(r Response) (*Response, error) {
 	return &out, nil
 }
 
+// prepared reports a mirror NewMirror made.
+func (m *Mirror) prepared() bool { return m.scheme != "" }
+
 // NewMirror parses m's target; the error says what the target lacks.
 func NewMirror(m Mirror) (*Mirror, error) {
 	out := m
@@ -298,6 +301,24 @@ var responseSection = section{
 	},
 }
 
+// mirrorText is a mirror as the table's text shows it.
+func mirrorText(m *Mirror) string {
+	s := "mirror " + quoteText(m.Target, false) + " host " + quoteText(m.Host, false)
+	if m.Backend != nil {
+		s = "mirror " + quoteText(m.Target, false) + " to " + m.Backend.ID
+	}
+	if !m.vars {
+		s += " source " + quoteText(m.Source, false)
+	}
+	if m.NoBody {
+		s += " without body"
+	}
+	if m.Denominator > 0 {
+		s += " " + strconv.Itoa(m.Numerator) + "/" + strconv.Itoa(m.Denominator) + " of requests"
+	}
+	return s
+}
+
 // responseLine writes a location's response settings under its line.
 func responseLine(b *strings.Builder, r *Response) {
 	if r == nil {
@@ -327,23 +348,9 @@ func responseLine(b *strings.Builder, r *Response) {
 		parts = append(parts, s)
 	}
 	for _, m := range append([]*Mirror{r.Mirror}, r.Mirrors...) {
-		if m == nil {
-			continue
+		if m != nil {
+			parts = append(parts, mirrorText(m))
 		}
-		s := "mirror " + quoteText(m.Target, false) + " host " + quoteText(m.Host, false)
-		if m.Backend != nil {
-			s = "mirror " + quoteText(m.Target, false) + " to " + m.Backend.ID
-		}
-		if !m.vars {
-			s += " source " + quoteText(m.Source, false)
-		}
-		if m.NoBody {
-			s += " without body"
-		}
-		if m.Denominator > 0 {
-			s += " " + strconv.Itoa(m.Numerator) + "/" + strconv.Itoa(m.Denominator) + " of requests"
-		}
-		parts = append(parts, s)
 	}
 	if r.NoAccessLog {
 		parts = append(parts, "access-log off")
@@ -414,7 +421,13 @@ func (e *encoder) mirrorBackends(r *Response) {
 		return
 	}
 	e.num(len(r.Mirrors))
-	for _, m := range append([]*Mirror{r.Mirror}, r.Mirrors...) {
+	e.mirrorList(append([]*Mirror{r.Mirror}, r.Mirrors...))
+}
+
+// mirrorList encodes mirrors, nil ones included, with their Backends and
+// shares.
+func (e *encoder) mirrorList(ms []*Mirror) {
+	for _, m := range ms {
 		e.flag(m != nil)
 		if m == nil {
 			continue

@@ -39,6 +39,17 @@ type Alternative struct {
 	// Gateway API's RequestRedirect on a backendRef): Snippet's steps end
 	// in its return, which New checks.
 	Redirect int
+	// Mirrors copy the requests sent to this backend, or a share of them
+	// (Mirror.Denominator), to other Services (the Gateway API's
+	// RequestMirror on a backendRef), after the route's own
+	// (Location.Response); a redirecting alternative sends none.
+	Mirrors []*Mirror
+}
+
+// MirrorsBody reports whether a mirror of the alternative sends the
+// request body.
+func (a *Alternative) MirrorsBody() bool {
+	return a != nil && slices.ContainsFunc(a.Mirrors, func(m *Mirror) bool { return !m.NoBody })
 }
 
 // Weights are the alternatives' weights in order.
@@ -54,6 +65,12 @@ func (s *Split) Weights() []int {
 // backend's requests.
 func splitHasActions(r *Route) bool {
 	return r.Split != nil && slices.ContainsFunc(r.Split.Alternatives, func(a Alternative) bool { return a.Rewrite != nil || a.Redirect != 0 })
+}
+
+// splitHasMirrors reports a route whose split mirrors some backend's
+// requests.
+func splitHasMirrors(r *Route) bool {
+	return r.Split != nil && slices.ContainsFunc(r.Split.Alternatives, func(a Alternative) bool { return len(a.Mirrors) > 0 })
 }
 
 // splitHasSnippets reports a route whose split edits some backend's
@@ -89,6 +106,19 @@ func (p *preparer) prepareSplit(s *Split) error {
 		}
 		if err := p.prepareRewrite(&a.Rewrite); err != nil {
 			return &fieldError{field + ".Rewrite", err}
+		}
+		for j, m := range a.Mirrors {
+			if m == nil {
+				return &fieldError{field + ".Mirrors[" + strconv.Itoa(j) + "]", errors.New("a nil mirror")}
+			}
+			if m.prepared() {
+				continue
+			}
+			pm, err := NewMirror(*m)
+			if err != nil {
+				return &fieldError{field + ".Mirrors[" + strconv.Itoa(j) + "]", err}
+			}
+			a.Mirrors[j] = pm
 		}
 	}
 	return nil
@@ -144,6 +174,21 @@ var splitSection = section{
 				}
 			}
 		},
+	}, {
+		// Per-backend mirrors joined last.
+		tag: "weighted-backend-mirrors",
+		hostHas: func(vh *VirtualHost) bool {
+			return slices.ContainsFunc(vh.Routes, splitHasMirrors)
+		},
+		route: func(e *encoder, r *Route) {
+			e.flag(splitHasMirrors(r))
+			if splitHasMirrors(r) {
+				for _, a := range r.Split.Alternatives {
+					e.num(len(a.Mirrors))
+					e.mirrorList(a.Mirrors)
+				}
+			}
+		},
 	}},
 	text: textParts{
 		at: 16,
@@ -161,16 +206,19 @@ var splitSection = section{
 			}
 		},
 		routeLines: func(b *strings.Builder, _ *VirtualHost, r *Route) {
-			if !splitHasSnippets(r) && !splitHasActions(r) {
+			if !splitHasSnippets(r) && !splitHasActions(r) && !splitHasMirrors(r) {
 				return
 			}
 			for i, a := range r.Split.Alternatives {
-				if a.Snippet == nil && a.Rewrite == nil {
+				if a.Snippet == nil && a.Rewrite == nil && len(a.Mirrors) == 0 {
 					continue
 				}
 				b.WriteString("    split " + strconv.Itoa(i) + " only:\n")
 				if a.Rewrite != nil {
 					b.WriteString("      " + a.Rewrite.String() + "\n")
+				}
+				for _, m := range a.Mirrors {
+					b.WriteString("      " + mirrorText(m) + "\n")
 				}
 				if a.Snippet != nil {
 					snippetLines(b, "      ", a.Snippet)

@@ -6,10 +6,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestSplitActionsDigest: a backend's own rewrite or redirect (the Gateway
-// API's filters on a backendRef) changes what its share of the requests
-// gets, so it changes the digest and the text, and New refuses a redirect
-// that is not one or has no snippet to answer it.
+// TestSplitActionsDigest: a backend's own rewrite, redirect or mirrors
+// (the Gateway API's filters on a backendRef) change what its share of
+// the requests gets, so they change the digest and the text, and New
+// refuses a redirect that is not one or has no snippet to answer it, and
+// a mirror that is not one.
 func TestSplitActionsDigest(t *testing.T) {
 	redirect, err := NewSnippet(Snippet{Ops: []SnippetOp{{Kind: OpReturn, Code: 301, Value: "https://a.example/"}}})
 	require.NoError(t, err)
@@ -26,16 +27,23 @@ func TestSplitActionsDigest(t *testing.T) {
 		"rewrite2": {Rewrite: &Rewrite{Host: "b.example"}},
 		"redirect": {Redirect: 301, Snippet: redirect},
 		"snippet":  {Snippet: redirect},
+		"mirror":   {Mirrors: []*Mirror{{Target: "http://m.prod.svc$request_uri", Backend: &Backend{ID: "prod/m:80"}}}},
+		"share":    {Mirrors: []*Mirror{{Target: "http://m.prod.svc$request_uri", Backend: &Backend{ID: "prod/m:80"}, Numerator: 1, Denominator: 2}}},
 	} {
 		tab, err := build(a)
 		require.NoError(t, err, name)
 		require.NotContains(t, seen, tab.Digest(), "%s has the digest of %s", name, seen[tab.Digest()])
 		seen[tab.Digest()] = name
+		if len(a.Mirrors) > 0 {
+			require.Contains(t, tab.String(), "split 0 only:\n      mirror http://m.prod.svc$request_uri to prod/m:80", name)
+		}
 	}
 	for name, a := range map[string]Alternative{
 		"not a redirect status": {Redirect: 200, Snippet: redirect},
 		"no snippet":            {Redirect: 302},
 		"bad rewrite":           {Rewrite: &Rewrite{Host: "a b"}},
+		"nil mirror":            {Mirrors: []*Mirror{nil}},
+		"bad mirror":            {Mirrors: []*Mirror{{Target: "ftp://m"}}},
 	} {
 		_, err := build(a)
 		require.Error(t, err, name)

@@ -107,7 +107,7 @@ func (r *Router) checkBody(s *requestState) bool {
 func (r *Router) wrapBody(s *requestState) bool {
 	w, req := s.w, s.req
 	maxBody, memory, stream := r.bodyLimits(s.d.pol)
-	if stream && s.loc.Response.MirrorsBody() {
+	if stream && (s.loc.Response.MirrorsBody() || s.alt.MirrorsBody()) {
 		// nginx's mirror_request_body reads the body whole first,
 		// whatever proxy_request_buffering says.
 		stream = false

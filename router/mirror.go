@@ -172,11 +172,8 @@ func (c *mirrorShare) take(n, d int) bool {
 // copy per mirror.
 func mirrorShares(t *match.Table) map[*match.Mirror]*mirrorShare {
 	var m map[*match.Mirror]*mirrorShare
-	add := func(rp *match.Response) {
-		if rp == nil {
-			return
-		}
-		for _, mr := range append([]*match.Mirror{rp.Mirror}, rp.Mirrors...) {
+	add := func(ms ...*match.Mirror) {
+		for _, mr := range ms {
 			if mr == nil || mr.Denominator == 0 {
 				continue
 			}
@@ -186,10 +183,21 @@ func mirrorShares(t *match.Table) map[*match.Mirror]*mirrorShare {
 			m[mr] = &mirrorShare{}
 		}
 	}
+	addResponse := func(rp *match.Response) {
+		if rp != nil {
+			add(rp.Mirror)
+			add(rp.Mirrors...)
+		}
+	}
 	for vh := range t.VirtualHosts() {
-		add(vh.FallbackLocation.Response)
+		addResponse(vh.FallbackLocation.Response)
 		for _, rt := range vh.Routes {
-			add(rt.Response)
+			addResponse(rt.Response)
+			if rt.Split != nil {
+				for _, a := range rt.Split.Alternatives {
+					add(a.Mirrors...)
+				}
+			}
 		}
 	}
 	return m

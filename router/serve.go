@@ -226,6 +226,12 @@ func (r *Router) forward(s *requestState) {
 		r.startResponse(s, x, rp)
 		defer r.endResponse(s, x)
 	}
+	if s.alt != nil {
+		// The backendRef's mirrors, after the route's (Alternative.Mirrors).
+		for _, m := range s.alt.Mirrors {
+			r.mirror(s, m)
+		}
+	}
 	x.key = s.bal.Key(req)
 	switch k := s.bal.HashKey(); {
 	case x.realIP != "" && x.key != "" && k.IsRemoteAddr():

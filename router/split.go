@@ -96,9 +96,11 @@ const ReasonBackendRedirect = "backend-redirect"
 // an invalid one answers 500 (ReasonInvalidBackend), one that redirects
 // answers its redirect, whether or not it has endpoints, as a route's
 // redirect does, and any other is checked as decide checks a route's
-// backend (backendFor), then its own filters apply, after the route's.
+// backend (backendFor), then its own filters apply, after the route's;
+// its mirrors copy the request as it is proxied (forward).
 // It reports whether it answered.
 func (r *Router) splitRequest(s *requestState, sp *match.Split) bool {
+	s.alt = nil
 	i, ok := 0, false
 	if bs := s.d.st.routeSplits[sp]; bs != nil {
 		i, ok = bs.Next()
@@ -118,6 +120,7 @@ func (r *Router) splitRequest(s *requestState, sp *match.Split) bool {
 		r.refuse(s, a)
 		return true
 	}
+	s.alt = alt
 	if alt.Snippet != nil {
 		r.backendHeaders(s, alt.Snippet)
 	}

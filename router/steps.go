@@ -161,6 +161,9 @@ type requestState struct {
 	// that backend's balancer.
 	ch  choice
 	bal *balance.Balancer
+	// alt is the alternative of the route's split the request was sent
+	// to (splitRequest), whose mirrors copy it; nil without a split.
+	alt *match.Alternative
 	// body wraps the request body (nil when there is none).
 	body *clientBody
 	// hsts: setHSTS put the Strict-Transport-Security header.

@@ -11,10 +11,12 @@ import (
 // backendFilters translates the filters of a backendRef, which apply
 // only to the requests sent to that backend, after the rule's
 // (compile.WeightedBackend): RequestHeaderModifier,
-// ResponseHeaderModifier, URLRewrite and RequestRedirect, once each. Any
-// other filter there warns and says why (unserved), and the backend's
-// share answers 500, as a filter that cannot be applied must not be
-// skipped (Gateway API, HTTPRouteFilter).
+// ResponseHeaderModifier, URLRewrite and RequestRedirect, once each, and
+// RequestMirror, as often as given (a GRPCRoute's is not served, as its
+// rule's is not: the backend is served without it). Any other filter
+// there warns and says why (unserved), and the backend's share answers
+// 500, as a filter that cannot be applied must not be skipped (Gateway
+// API, HTTPRouteFilter).
 func (t *translator) backendFilters(r *gwv1.HTTPRoute, field string, filters []gwv1.HTTPRouteFilter, wb *compile.WeightedBackend) (unserved string) {
 	for j, f := range filters {
 		ff := field + ".filters[" + strconv.Itoa(j) + "]"
@@ -31,6 +33,13 @@ func (t *translator) backendFilters(r *gwv1.HTTPRoute, field string, filters []g
 			}
 			unserved = "path modifier " + strconv.Quote(string(f.URLRewrite.Path.Type)) + " without its value"
 			ff += ".urlRewrite.path"
+		case f.Type == gwv1.HTTPRouteFilterRequestMirror && f.RequestMirror != nil:
+			if t.routeKind() == compile.GRPCRouteKind {
+				t.warn(Unsupported, r, ff, "RequestMirror is not served on a GRPCRoute: a call's body is streamed to the backend, never held whole to copy; the backend is served without this mirror")
+			} else {
+				wb.Mirrors = append(wb.Mirrors, t.mirror(r, ff, f.RequestMirror, "the backend"))
+			}
+			continue
 		case f.Type == gwv1.HTTPRouteFilterRequestRedirect && f.RequestRedirect != nil && wb.Redirect == nil:
 			if wb.Redirect = redirect(ff, f.RequestRedirect); wb.Redirect != nil {
 				continue
@@ -38,7 +47,7 @@ func (t *translator) backendFilters(r *gwv1.HTTPRoute, field string, filters []g
 			unserved = "a path modifier without its value"
 			ff += ".requestRedirect.path"
 		default:
-			unserved = "filter " + string(f.Type) + " on a backendRef is not served (the header modifiers are, and an HTTPRoute's URLRewrite and RequestRedirect, once each)"
+			unserved = "filter " + string(f.Type) + " on a backendRef is not served (the header modifiers are, and an HTTPRoute's URLRewrite and RequestRedirect, once each, and RequestMirror)"
 		}
 		t.warn(Unsupported, r, ff, unserved+"; its share of the requests answers 500")
 		return unserved

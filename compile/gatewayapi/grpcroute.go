@@ -141,8 +141,9 @@ filters:
 
 // httpFilters are a GRPCRoute backendRef's filters as an HTTPRoute's,
 // which backendFilters serves alike: the header modifiers, once each,
-// after the rule's; a mirror or an ExtensionRef there is refused, and the
-// backend's share with it.
+// after the rule's; a mirror there is not served (the backend is served
+// without it, as the rule is without its own), and an ExtensionRef is
+// refused, and the backend's share with it.
 func httpFilters(fs []gwv1.GRPCRouteFilter) []gwv1.HTTPRouteFilter {
 	var out []gwv1.HTTPRouteFilter
 	for _, f := range fs {

@@ -63,10 +63,11 @@ func valueType[T ~string](typ T) (regex, ok bool) {
 	return false, false
 }
 
-// mirror translates a RequestMirror filter: its Service reference, checked
-// as a backendRef is, and its share (percent, or fraction with a default
-// denominator of 100). An invalid reference refuses the rule (Invalid).
-func (t *translator) mirror(r *gwv1.HTTPRoute, field string, f *gwv1.HTTPRequestMirrorFilter) compile.RequestMirror {
+// mirror translates a RequestMirror filter of owner ("the rule" or "the
+// backend"): its Service reference, checked as a backendRef is, and its
+// share (percent, or fraction with a default denominator of 100). An
+// invalid reference leaves the mirror out of owner (Invalid).
+func (t *translator) mirror(r *gwv1.HTTPRoute, field string, f *gwv1.HTTPRequestMirrorFilter, owner string) compile.RequestMirror {
 	m := compile.RequestMirror{Field: field}
 	switch {
 	case f.Percent != nil:
@@ -76,7 +77,7 @@ func (t *translator) mirror(r *gwv1.HTTPRoute, field string, f *gwv1.HTTPRequest
 	}
 	ref := &f.BackendRef
 	invalid := func(reason compile.Reason, f, why string) compile.RequestMirror {
-		t.warn(reason, r, field+".requestMirror.backendRef"+f, why+"; the rule is served without this mirror")
+		t.warn(reason, r, field+".requestMirror.backendRef"+f, why+"; "+owner+" is served without this mirror")
 		m.Invalid = why
 		return m
 	}

@@ -566,7 +566,8 @@ func (t *translator) attachFacts(r *gwv1.HTTPRoute, i int, gw *gwv1.Gateway, see
 	return refused
 }
 
-// backendProblems are r's backendRefs that do not resolve: another kind
+// backendProblems are r's backendRefs, and the backendRefs of its rules'
+// and backendRefs' mirrors, that do not resolve: another kind
 // than a core Service, another namespace without a ReferenceGrant, a
 // Service that does not exist, or (an HTTPRoute's) a Service port whose
 // appProtocol ramjet does not speak (UnsupportedProtocol, as the API's
@@ -582,7 +583,13 @@ func (t *translator) backendProblems(r *gwv1.HTTPRoute, appProtocols bool) []sta
 		}
 		var refs []ref
 		for j, b := range r.Spec.Rules[i].BackendRefs {
-			refs = append(refs, ref{fmt.Sprintf("spec.rules[%d].backendRefs[%d]", i, j), b.BackendObjectReference, false})
+			bf := fmt.Sprintf("spec.rules[%d].backendRefs[%d]", i, j)
+			refs = append(refs, ref{bf, b.BackendObjectReference, false})
+			for k, f := range b.Filters {
+				if f.Type == gwv1.HTTPRouteFilterRequestMirror && f.RequestMirror != nil {
+					refs = append(refs, ref{fmt.Sprintf("%s.filters[%d].requestMirror.backendRef", bf, k), f.RequestMirror.BackendRef, true})
+				}
+			}
 		}
 		for j, f := range r.Spec.Rules[i].Filters {
 			if f.Type == gwv1.HTTPRouteFilterRequestMirror && f.RequestMirror != nil {

@@ -341,7 +341,7 @@ filters:
 			out.CORS = corsFilter(ff, f.CORS)
 			continue
 		case f.Type == gwv1.HTTPRouteFilterRequestMirror && f.RequestMirror != nil:
-			out.Mirrors = append(out.Mirrors, t.mirror(r, ff, f.RequestMirror))
+			out.Mirrors = append(out.Mirrors, t.mirror(r, ff, f.RequestMirror, "the rule"))
 			continue
 		case f.Type == gwv1.HTTPRouteFilterRequestRedirect && f.RequestRedirect != nil && out.Redirect == nil:
 			if out.Redirect = redirect(ff, f.RequestRedirect); out.Redirect == nil {

@@ -145,7 +145,7 @@ func (r *Router) authorize(s *requestState) bool {
 		if rt := s.d.res.Route; rt != nil {
 			loc = rt.Path
 		}
-		ans, ok := r.externalAuth(s.w, req, s.d.host, s.d.proto, loc, s.id, a.External, &s.ph, s.trace)
+		ans, ok := r.externalAuth(s.w, req, s.d.host, s.d.proto, serverName(&s.d), loc, s.id, a.External, &s.ph, s.trace)
 		if !ok {
 			r.refuse(s, ans)
 			return true
@@ -403,9 +403,10 @@ func (cc *credCache) put(key [sha256.Size]byte, ok bool) {
 // maps its answer: 2xx passes (copying auth-response-headers to the
 // request), 401 is passed on (or redirected to the sign-in page), 403 is
 // passed on, anything else — another status, a failure, a timeout — is
-// 500. No body is sent. id is the request ID the client gets back, if
-// any.
-func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, proto, loc, id string, x *match.ExternalAuth, ph *policyHeaders, trace *tracedWriter) (answer, bool) {
+// 500. No body is sent. server is the server block's name
+// (serverName), loc the location's; id is the request ID the client gets
+// back, if any.
+func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, proto, server, loc, id string, x *match.ExternalAuth, ph *policyHeaders, trace *tracedWriter) (answer, bool) {
 	path, query, hasQuery, _ := requestTarget(req)
 	uri := path
 	if strings.HasPrefix(vars.RequestURIOf(req.RequestURI), "?") {
@@ -463,7 +464,7 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 		setAuthHeaders(sub.Header, o, &av)
 		if cached {
 			// A remembered answer stands for the service's: it is not asked.
-			key = authCacheKey(o, x, loc, &av)
+			key = authCacheKey(o, x, server, loc, &av)
 			if e, hit := r.auth.answers.get(key, time.Now(), req.Header); hit {
 				res = &http.Response{StatusCode: e.status, Header: e.header.Clone(), Body: http.NoBody}
 			}

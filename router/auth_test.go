@@ -959,3 +959,30 @@ func TestExternalAuthBestHTTPHost(t *testing.T) {
 		assert.Equal(t, want, got.URL.RawQuery, "use-forwarded-headers %v", trust)
 	}
 }
+
+// TestAuthCacheKeyServerName: ingress-nginx keys its auth cache by the
+// server block's name, the auth location and auth-cache-key
+// (nginx.tmpl's $tmp_cache_key), so the hosts one wildcard server
+// answers share an entry, and another server has its own.
+func TestAuthCacheKeyServerName(t *testing.T) {
+	var calls atomic.Int32
+	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { calls.Add(1) }))
+	t.Cleanup(svc.Close)
+	key, err := match.ParseVarTemplate("$remote_user")
+	require.NoError(t, err)
+	a := externalAuth(t, svc.URL+"/", func(x *match.ExternalAuth) {
+		x.Options = &match.ExternalAuthOptions{CacheKey: &key, CacheValid: []match.AuthCacheValid{{Codes: []int{200}, TTL: time.Minute}}}
+	})
+	_, addr := echoBackend(t, "web")
+	b := httpBackend("prod/web:80", addr)
+	wild, exact := route(match.Prefix, "/app", b), route(match.Prefix, "/app", b)
+	wild.Auth, exact.Auth = a, a
+	r := newTestRouter(Options{})
+	r.Publish(table("auth", vhost("*.example.com", nil, wild), vhost("shop.example.org", nil, exact)))
+	for _, host := range []string{"a.example.com", "b.example.com", "shop.example.org"} {
+		res := serve(r, http.MethodGet, host, "/app/x", nil)
+		body(t, res)
+		require.Equal(t, http.StatusOK, res.StatusCode, host)
+	}
+	assert.EqualValues(t, 2, calls.Load(), "one ask for the wildcard server's hosts, one for the other server")
+}

@@ -82,12 +82,14 @@ func setAuthHeaders(h http.Header, o *match.ExternalAuthOptions, v *authVars) {
 	}
 }
 
-// authCacheKey is the cache key of a request's subrequest: the host, the
-// location and the expanded auth-cache-key, as ingress-nginx keys its
-// auth_cache zone by server name, auth location and key.
-func authCacheKey(o *match.ExternalAuthOptions, x *match.ExternalAuth, loc string, v *authVars) [sha256.Size]byte {
+// authCacheKey is the cache key of a request's subrequest: the server
+// block's name, the location and the expanded auth-cache-key, as
+// ingress-nginx keys its auth_cache zone (nginx.tmpl's $tmp_cache_key:
+// the server's hostname, so every host a wildcard server answers shares
+// the entry, the auth location and the key).
+func authCacheKey(o *match.ExternalAuthOptions, x *match.ExternalAuth, server, loc string, v *authVars) [sha256.Size]byte {
 	h := sha256.New()
-	for _, s := range []string{v.host, loc, x.URL.Raw, x.Method, v.expand(o.CacheKey)} {
+	for _, s := range []string{server, loc, x.URL.Raw, x.Method, v.expand(o.CacheKey)} {
 		h.Write([]byte(s))
 		h.Write([]byte{0})
 	}

@@ -1402,9 +1402,12 @@
 // each warns and does nothing): auth-cache-key (letters, digits, -, _ and
 // the variables $remote_addr, $remote_user, $host, $request_uri, $uri,
 // $args, $scheme, $request_method, $http_<name>, $cookie_<name>,
-// $arg_<name>) keeps the service's answers per server (a wildcard
-// host's hosts share them), location and expanded key, for auth-cache-duration (comma-separated "[code ...]
-// time" as nginx's proxy_cache_valid, default "200 202 401 5m"), so a
+// $arg_<name>, read as in ingress-nginx's auth location: $uri is that
+// location's "/_external-auth-..." and $args and $arg_<name> are empty)
+// keeps the service's answers per server (a wildcard host's hosts share
+// them), auth location and expanded key, for auth-cache-duration
+// (comma-separated "[code ...] time" as nginx's proxy_cache_valid,
+// default "200 202 401 5m"), so a
 // request whose key was answered is not asked for again; an answer
 // setting a cookie is not kept, and one that says how long it may be kept
 // says it as nginx's proxy_cache reads it: X-Accel-Expires (0: not kept),

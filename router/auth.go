@@ -141,10 +141,7 @@ func (r *Router) authorize(s *requestState) bool {
 		s.w.Header()["Authentication-Info"] = []string{info}
 	}
 	if a.External != nil {
-		loc := ""
-		if rt := s.d.res.Route; rt != nil {
-			loc = rt.Path
-		}
+		loc := authLocation(s.d.res.Route, s.d.path)
 		ans, ok := r.externalAuth(s.w, req, s.d.host, s.d.proto, serverName(&s.d), loc, s.id, a.External, &s.ph, s.trace)
 		if !ok {
 			r.refuse(s, ans)
@@ -157,6 +154,35 @@ func (r *Router) authorize(s *requestState) bool {
 		delete(req.Header, "Authorization")
 	}
 	return false
+}
+
+// authLocation is the URI of the location ingress-nginx writes for the
+// external auth of the location rt (nginx.tmpl's buildAuthLocation):
+// "/_external-auth-" + the location's path in unpadded base64url + "-" +
+// its path type. A Prefix path other than "/" is two locations there
+// (updateServerLocations): "path/" and an Exact twin "path", which a
+// request for the path itself (escaped, as received) reaches. A Regex
+// route's declared type is not kept; ImplementationSpecific is the one
+// that makes it. A host's fallback is the server's "/".
+func authLocation(rt *match.Route, escaped string) string {
+	path, typ := "/", "Prefix"
+	if rt != nil {
+		switch path = match.LocationPath(rt); rt.Type {
+		case match.Exact:
+			typ = "Exact"
+		case match.Regex:
+			typ = "ImplementationSpecific"
+		default:
+			if path != "/" {
+				if p, err := match.NormalizePath(escaped); err == nil && p == path {
+					typ = "Exact"
+				} else {
+					path += "/"
+				}
+			}
+		}
+	}
+	return "/_external-auth-" + base64.RawURLEncoding.EncodeToString([]byte(path)) + "-" + typ
 }
 
 // verdict is the outcome of a password check.
@@ -404,8 +430,8 @@ func (cc *credCache) put(key [sha256.Size]byte, ok bool) {
 // request), 401 is passed on (or redirected to the sign-in page), 403 is
 // passed on, anything else — another status, a failure, a timeout — is
 // 500. No body is sent. server is the server block's name
-// (serverName), loc the location's; id is the request ID the client gets
-// back, if any.
+// (serverName), loc the auth location's URI (authLocation); id is the
+// request ID the client gets back, if any.
 func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, proto, server, loc, id string, x *match.ExternalAuth, ph *policyHeaders, trace *tracedWriter) (answer, bool) {
 	path, query, hasQuery, _ := requestTarget(req)
 	uri := path
@@ -460,7 +486,7 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 	o := x.Options
 	cached := o != nil && o.CacheKey != nil
 	if o != nil {
-		av := authVars{req: req, host: host, scheme: scheme, remoteAddr: ip, hdr: &live.headers}
+		av := authVars{req: req, host: host, location: loc, scheme: scheme, remoteAddr: ip, hdr: &live.headers}
 		setAuthHeaders(sub.Header, o, &av)
 		if cached {
 			// A remembered answer stands for the service's: it is not asked.

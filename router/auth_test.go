@@ -522,22 +522,38 @@ func TestAuthVarsCookie(t *testing.T) {
 	}
 }
 
-// TestAuthVarsArg: $arg_<name> in auth-cache-key and auth-proxy-set-headers
-// as nginx's ngx_http_arg reads it: the name in any case, with '='.
-func TestAuthVarsArg(t *testing.T) {
-	for _, tc := range []struct{ query, want string }{
-		{"tenant=a", "a"},
-		{"TENANT=a", "a"},
-		{"x=1&Tenant=b&tenant=c", "b"},
-		{"tenant&tenant=d", "d"},
-		{"xtenant=1", ""},
-		{"tenant=", ""},
+// TestAuthVarsSubrequest: auth-cache-key and auth-proxy-set-headers are
+// expanded in ingress-nginx's auth location, where nginx's auth_request
+// subrequest has the location's URI and no arguments: $uri is
+// "/_external-auth-<path in base64url>-<path type>" (nginx.tmpl's
+// buildAuthLocation), the Exact twin's for a Prefix path asked as
+// declared; $args, $query_string and $arg_<name> are empty, and
+// $request_uri stays the client's (checked with nginx 1.22 on loopback).
+func TestAuthVarsSubrequest(t *testing.T) {
+	svc := newAuthService(t)
+	headers := []match.AuthHeader{}
+	for _, h := range []struct{ name, value string }{
+		{"X-Uri", "$uri"}, {"X-Args", "[$args][$query_string][$arg_a]"}, {"X-Request-Uri", "$request_uri"},
 	} {
-		req := httptest.NewRequest(http.MethodGet, "/?"+tc.query, nil)
-		v := authVars{req: req}
-		ref, err := match.ParseVarTemplate("$arg_tenant")
+		v, err := match.ParseVarTemplate(h.value)
 		require.NoError(t, err)
-		assert.Equal(t, tc.want, v.expand(&ref), tc.query)
+		headers = append(headers, match.AuthHeader{Name: h.name, Value: v})
+	}
+	r, _ := authRouter(t, Options{}, externalAuth(t, svc.srv.URL+"/ok", func(x *match.ExternalAuth) {
+		x.Options = &match.ExternalAuthOptions{ProxySetHeaders: headers}
+	}))
+	for _, tc := range []struct{ target, uri string }{
+		{"/app/x?a=1", "/_external-auth-L2FwcC8-Prefix"},
+		{"/app?a=1", "/_external-auth-L2FwcA-Exact"},
+		{"/app//?a=1", "/_external-auth-L2FwcC8-Prefix"},
+	} {
+		res := serve(r, http.MethodGet, "shop.example.com", tc.target, nil)
+		body(t, res)
+		require.Equal(t, http.StatusOK, res.StatusCode, tc.target)
+		got, _ := svc.request()
+		assert.Equal(t, tc.uri, got.Header.Get("X-Uri"), tc.target)
+		assert.Equal(t, "[][][]", got.Header.Get("X-Args"), tc.target)
+		assert.Equal(t, tc.target, got.Header.Get("X-Request-Uri"), tc.target)
 	}
 }
 

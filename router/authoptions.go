@@ -18,12 +18,14 @@ import (
 // from the router's pool, whatever auth-keepalive says (SPEC §19).
 
 // authVars expands the nginx variables of a cache key or header value
-// for one request.
+// for one request, as nginx does in the auth location, whose subrequest
+// has a URI of its own (location, authLocation's) and no arguments;
+// the rest are the request's.
 type authVars struct {
 	req *http.Request
 	// scheme is the connection's ($scheme).
-	host, scheme string
-	remoteAddr   string
+	host, location, scheme string
+	remoteAddr             string
 	// hdr are the header keys' settings: which names nginx keeps.
 	hdr *headerSettings
 }
@@ -43,9 +45,7 @@ func (v *authVars) value(x vars.Ref) string {
 	case vars.RequestURI:
 		return receivedTarget(req)
 	case vars.URI:
-		return req.URL.Path
-	case vars.Args:
-		return req.URL.RawQuery
+		return v.location
 	case vars.Scheme:
 		return v.scheme
 	case vars.RequestMethod:
@@ -56,8 +56,6 @@ func (v *authVars) value(x vars.Ref) string {
 	case vars.Cookie:
 		c, _ := balance.Cookie(req, x.Name)
 		return c
-	case vars.Arg:
-		return match.ArgValue(req.URL.RawQuery, x.Name)
 	}
 	return ""
 }

@@ -2,7 +2,7 @@
 // folder of them) into a compile.Snapshot, as kubectl would apply them, so
 // that a folder of YAML can stand in for a cluster. It is strict where a
 // typo could silently change routing (unknown or duplicate fields, an
-// Ingress of an old API version) and lenient about everything ramjet does
+// Ingress of an old API version, a kind its API version does not have) and lenient about everything ramjet does
 // not read (skipped, and listed so the caller can show it).
 //
 // Every problem is an *Error naming the file, document, line, object and
@@ -290,6 +290,13 @@ func isManifestName(name string) bool {
 // strictDecoder decodes the five kinds and their lists strictly: an unknown
 // field or a field given twice is an error, never silently dropped.
 var strictDecoder = sync.OnceValue(func() *kjson.Serializer {
+	scheme := readScheme()
+	return kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, scheme, scheme,
+		kjson.SerializerOptions{Strict: true})
+})
+
+// readScheme holds every kind of the group versions the loader reads.
+var readScheme = sync.OnceValue(func() *runtime.Scheme {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		corev1.AddToScheme, networkingv1.AddToScheme, discoveryv1.AddToScheme,
@@ -298,8 +305,7 @@ var strictDecoder = sync.OnceValue(func() *kjson.Serializer {
 			panic(err) // static registration; cannot fail for these groups
 		}
 	}
-	return kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, scheme, scheme,
-		kjson.SerializerOptions{Strict: true})
+	return scheme
 })
 
 var (
@@ -620,6 +626,12 @@ func (d *decoder) document(pos Position, data, yamlSource []byte) {
 		if want := d.versions(gk); want != "" {
 			d.fail(pos, obj, "apiVersion",
 				fmt.Errorf("%s %s is not supported: ramjet reads %s %s", gvk.GroupVersion(), gvk.Kind, want, gvk.Kind))
+			return
+		}
+		if gv := gvk.GroupVersion(); readScheme().IsVersionRegistered(gv) && !readScheme().Recognizes(gvk) {
+			// The API server refuses it ("no matches for kind"); a typo
+			// skipped as another kind would silently drop the object.
+			d.fail(pos, obj, "kind", fmt.Errorf("kind %s: %s has no such kind", gvk.Kind, gv))
 			return
 		}
 		line := fmt.Sprintf("%s: %s %s %s skipped", skipLabel(pos), gvk.GroupVersion(), gvk.Kind, objectName(h.namespace, h.name))

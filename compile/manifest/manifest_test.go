@@ -411,6 +411,22 @@ func TestDecode(t *testing.T) {
 			},
 		},
 		{
+			// kubectl refuses them ("no matches for kind"): a typo must
+			// not drop an Ingress as a skipped kind would.
+			name: "a kind its group does not have",
+			data: "apiVersion: networking.k8s.io/v1\nkind: Ingres\nmetadata: {name: a, namespace: x}\n---\napiVersion: v1\nkind: service\nmetadata: {name: b}\n---\napiVersion: v1\nkind: Deployment\nmetadata: {name: d}\n",
+			errs: []string{
+				`in document 1 (line 1, Ingres x/a): kind Ingres: networking.k8s.io/v1 has no such kind`,
+				`in document 2 (line 5, service b): kind service: v1 has no such kind`,
+				`in document 3 (line 9, Deployment d): kind Deployment: v1 has no such kind`,
+			},
+		},
+		{
+			name:    "kinds of a read group that ramjet does not read are skipped",
+			data:    "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: np}\n---\napiVersion: v1\nkind: NamespaceList\nitems: []\n",
+			skipped: []string{"in#1: networking.k8s.io/v1 NetworkPolicy np skipped", "in#2: v1 NamespaceList  skipped"},
+		},
+		{
 			name: "name required, duplicates rejected",
 			data: "apiVersion: v1\nkind: Service\nmetadata: {namespace: x}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: a, namespace: default}\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: a}\n",
 			errs: []string{

@@ -747,6 +747,10 @@ func badBase64(data []byte, err error) (string, error) {
 func (d *decoder) failDecode(pos Position, obj object, err error) {
 	strict, ok := runtime.AsStrictDecodingError(err)
 	if !ok {
+		if field, msg := wrongType(err); field != "" {
+			d.fail(pos, obj, field, errors.New(msg))
+			return
+		}
 		d.fail(pos, obj, "", err)
 		return
 	}
@@ -757,6 +761,31 @@ func (d *decoder) failDecode(pos Position, obj object, err error) {
 		}
 		d.fail(pos, obj, field, runtime.NewStrictDecodingError([]error{e}))
 	}
+}
+
+// goTypeError is the decoder's message for a value of the wrong JSON type:
+// "json: cannot unmarshal string into Go struct field ServicePort.spec.ports.port of type int32".
+// The decoder's error type is internal to it, so the message is what there is.
+var goTypeError = regexp.MustCompile(`^json: cannot unmarshal (\w+) into Go struct field \w+\.(\S+) of type (\S+)$`)
+
+// wrongType words a wrong-type error as the field and what it holds
+// ("spec.ports.port: want int32, got a string"); "" when err is not one.
+func wrongType(err error) (field, msg string) {
+	m := goTypeError.FindStringSubmatch(err.Error())
+	if m == nil {
+		return "", ""
+	}
+	// Embedded Go structs (IngressRuleValue) appear in the path but not in
+	// the manifest; JSON field names begin with a lower-case letter.
+	var parts []string
+	for p := range strings.SplitSeq(m[2], ".") {
+		if p != "" && !(p[0] >= 'A' && p[0] <= 'Z') {
+			parts = append(parts, p)
+		}
+	}
+	field = strings.Join(parts, ".")
+	got := map[string]string{"string": "a string", "number": "a number", "bool": "a boolean", "array": "a list", "object": "a mapping"}[m[1]]
+	return field, fmt.Sprintf("%s: want %s, got %s", field, m[3], cmp.Or(got, m[1]))
 }
 
 // add normalizes a decoded object the way the API server would have stored

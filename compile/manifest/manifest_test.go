@@ -427,6 +427,14 @@ func TestDecode(t *testing.T) {
 			skipped: []string{"in#1: networking.k8s.io/v1 NetworkPolicy np skipped", "in#2: v1 NamespaceList  skipped"},
 		},
 		{
+			name: "a field of the wrong type is named",
+			data: "apiVersion: v1\nkind: Service\nmetadata: {name: a}\nspec:\n  ports:\n  - port: \"80\"\n---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: i}\nspec:\n  rules:\n  - http:\n      paths:\n      - backend: {service: {name: s, port: {number: x}}}\n",
+			errs: []string{
+				`in document 1 (line 1, Service default/a): spec.ports.port: want int32, got a string`,
+				`in document 2 (line 8, Ingress default/i): spec.rules.http.paths.backend.service.port.number: want int32, got a string`,
+			},
+		},
+		{
 			name: "name required, duplicates rejected",
 			data: "apiVersion: v1\nkind: Service\nmetadata: {namespace: x}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: a, namespace: default}\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: a}\n",
 			errs: []string{

@@ -119,8 +119,9 @@ var ErrDefinedTwice = errors.New("defined twice")
 //
 // It returns the snapshot and one line per object of a kind ramjet does not
 // read. If any file or document is bad it returns no snapshot and every
-// problem, each an *Error, joined: a half-read folder must never be served
-// as if it were whole.
+// problem, each an *Error, joined, for a caller that takes all or
+// nothing; one that serves what can be read (the controller's -manifests
+// mode, examples/check) uses a Reader, which keeps it.
 //
 // Objects of kinds a registered Extension reads are read too, and the
 // extension adds what they mean to the snapshot once every file is read.
@@ -223,7 +224,8 @@ func (r *Reader) Snapshot() (*compile.Snapshot, []string) {
 // file, else every .yaml, .yml and .json file below it (extensions in any
 // case) in lexical order, skipping names that begin with "." (editor and
 // ConfigMap-mount bookkeeping) and following symbolic links to regular
-// files but not to directories below root (root itself may be one). A
+// files but not to directories below root (root itself may be one); a
+// link whose target is missing is listed, for reading it to fail. A
 // watcher that polls a folder uses it to see exactly the files Load reads.
 func Files(root string) ([]string, error) {
 	info, err := os.Stat(root)
@@ -254,11 +256,9 @@ func Files(root string) ([]string, error) {
 			return nil
 		}
 		if d.Type()&fs.ModeSymlink != 0 {
-			target, err := os.Stat(path)
-			if err != nil {
-				return err
-			}
-			if !target.Mode().IsRegular() {
+			// A link whose target cannot be reached is listed: reading it
+			// is that file's error, not the whole folder's.
+			if target, err := os.Stat(path); err == nil && !target.Mode().IsRegular() {
 				return nil
 			}
 		} else if !d.Type().IsRegular() {

@@ -548,3 +548,28 @@ func splitJoined(err error) []error {
 	}
 	return []error{err}
 }
+
+// TestReaderKeepsFilesBesideABrokenLink: a link whose target is gone (a
+// file removed under a link farm) is that file's error; the other files of
+// the folder are still listed and read, as by a Reader that serves what
+// it can.
+func TestReaderKeepsFilesBesideABrokenLink(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "b.yaml"), []byte("apiVersion: v1\nkind: Service\nmetadata: {name: kept}\n"), 0o644))
+	gone := filepath.Join(dir, "a.yaml")
+	require.NoError(t, os.Symlink("missing.yaml", gone))
+
+	files, err := Files(dir)
+	require.NoError(t, err)
+	require.Equal(t, []string{gone, filepath.Join(dir, "b.yaml")}, files)
+	r := NewReader()
+	err = r.Load(dir)
+	require.ErrorIs(t, err, os.ErrNotExist)
+	if d := cmp.Diff([]Error{{Position: Position{File: gone, Item: -1}}}, errorFields(t, err)); d != "" {
+		t.Errorf("error fields (-want +got):\n%s", d)
+	}
+	snap, _ := r.Snapshot()
+	if d := cmp.Diff([]string{"Service default/kept"}, loadedObjects(snap)); d != "" {
+		t.Errorf("objects (-want +got):\n%s", d)
+	}
+}

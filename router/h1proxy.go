@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -534,23 +535,51 @@ func (r *Router) switchProtocols(t *h1Try, res *h1.Response, upgrade string) {
 		brw.WriteString(res.Reason)
 	}
 	brw.WriteString("\r\n")
+	h := x.w.Header()
 	// The session cookie the pick set (affinity.go) goes first, as the
 	// sticky balancer sets it before the backend's head comes, and as
 	// ReverseProxy's 101 sends it.
-	for _, v := range x.w.Header()["Set-Cookie"] {
+	for _, v := range h["Set-Cookie"] {
 		writeHeader(brw.Writer, "Set-Cookie", v)
 	}
 	// Server (servertokens.go): nginx's header filter writes its own on
 	// a 101 as on any answer, as ReverseProxy's 101 carries the map's;
 	// with passServer the backend's, among its fields, instead.
 	if !x.headers().passServer {
-		for _, v := range x.w.Header()["Server"] {
+		for _, v := range h["Server"] {
 			writeHeader(brw.Writer, "Server", v)
 		}
 	}
+	// The rest of the map is what the router puts on every answer (the
+	// request ID, HSTS, the ConfigMap's add-headers, CORS): nginx's
+	// header filters (more_set_headers, the Lua header phase) run on a 101
+	// too, and replace a field of the backend's with the same name where
+	// it stands; the others follow the backend's fields, in name order.
+	var replaced []string
 	for _, f := range res.Fields {
-		if !h1.HopByHop(f.Key) && !x.headers().hidden(f.Key) {
+		switch {
+		case h1.HopByHop(f.Key) || x.headers().hidden(f.Key):
+		case replacesOnUpgrade(h, f.Key):
+			if !slices.Contains(replaced, f.Key) {
+				replaced = append(replaced, f.Key)
+				for _, v := range h[f.Key] {
+					writeHeader(brw.Writer, f.Key, v)
+				}
+			}
+		default:
 			writeHeader(brw.Writer, f.Key, f.Value)
+		}
+	}
+	rest := make([]string, 0, len(h))
+	for k := range h {
+		if replacesOnUpgrade(h, k) && !slices.Contains(replaced, k) {
+			rest = append(rest, k)
+		}
+	}
+	slices.Sort(rest)
+	for _, k := range rest {
+		for _, v := range h[k] {
+			writeHeader(brw.Writer, k, v)
 		}
 	}
 	writeHeader(brw.Writer, "Connection", "Upgrade")
@@ -586,6 +615,14 @@ func (r *Router) switchProtocols(t *h1Try, res *h1.Response, upgrade string) {
 	_ = cc.Close()
 	_ = bc.Close()
 	<-done
+}
+
+// replacesOnUpgrade reports a field k the router set on h, the answer's
+// map, that a 101 carries in place of the backend's fields named k: all
+// but the session cookie, which goes beside the backend's, Server, which
+// servertokens.go decides, the 101's own Date, and hop-by-hop fields.
+func replacesOnUpgrade(h http.Header, k string) bool {
+	return len(h[k]) > 0 && k != "Set-Cookie" && k != "Server" && k != "Date" && !h1.HopByHop(k)
 }
 
 func closeWrite(c net.Conn) {

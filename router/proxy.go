@@ -454,6 +454,15 @@ func modifyResponse(res *http.Response) error {
 		}
 	}
 	if res.StatusCode == http.StatusSwitchingProtocols {
+		if x != nil {
+			// ReverseProxy adds the backend's fields to the map, where
+			// the router's take their place (see switchProtocols).
+			for k := range res.Header {
+				if replacesOnUpgrade(x.Header(), k) {
+					delete(res.Header, k)
+				}
+			}
+		}
 		// ReverseProxy writes the 101 itself, past the server that adds
 		// Date to other answers; nginx dates it too.
 		res.Header.Set("Date", time.Now().UTC().Format(http.TimeFormat))

@@ -680,7 +680,11 @@
 // rule's backendRefs) whose reduced total exceeds the rotation's cap
 // (65,536) needs no rotation: each turn is computed, a chain of evenly
 // spread two-way choices (each backend against the ones after it), exact
-// for any canary-weight-total or set of weights.
+// for any canary-weight-total or set of weights. Weights over one
+// backend's endpoints are dealt alike: past the endpoint rotation's cap
+// (4,096) each turn is computed by halving the endpoints (each half's
+// share evenly spread), so every endpoint gets exactly its share of each
+// period in log2(endpoints) steps a pick.
 //
 // Session affinity: affinity: cookie (the only type) with
 // session-cookie-name (default INGRESSCOOKIE), -path, -domain, -max-age,

@@ -131,8 +131,13 @@ type Balancer struct {
 	live   int // endpoints that may be picked (weight > 0)
 	// shares are the reduced weights, nil when uniform.
 	shares []int
-	// rotation interleaves the endpoints by weight; nil when uniform.
+	// rotation interleaves the endpoints by weight; nil when uniform or
+	// exact.
 	rotation []uint32
+	// exact deals the turns of weights too long for a rotation, each
+	// endpoint exactly its share of every period (exactTurns); nil
+	// otherwise.
+	exact *exactTurns
 	// ring is set for the Hash algorithm, and for balanced session affinity,
 	// when some endpoint is live.
 	ring *ring
@@ -190,6 +195,13 @@ func (r *Registry) Balancer(cfg Config) *Balancer {
 	}
 
 	needRotation := weighted && b.algorithm != LeastConn // Hash falls back to it without a key
+	if needRotation {
+		// Past maxRotation a rotation scales the shares down: turns are
+		// dealt exactly instead.
+		if b.exact = newExactTurns(cfg.weights, maxRotation); b.exact != nil {
+			needRotation = false
+		}
+	}
 	subsetting := b.algorithm == Hash && cfg.HashSubset > 0 && !weighted && b.live > 0
 	needRing := (b.algorithm == Hash && !subsetting || cfg.Affinity == Balanced) && b.live > 0
 
@@ -403,7 +415,12 @@ func (e Endpoint) Release() {
 }
 
 func (b *Balancer) roundRobin(tried []Endpoint) int {
-	i := b.cursor.turn(b.rotation, len(b.endpoints))
+	var i int
+	if b.exact != nil {
+		i = b.exact.at(b.cursor.n.Add(1) - 1)
+	} else {
+		i = b.cursor.turn(b.rotation, len(b.endpoints))
+	}
 	if len(tried) == 0 || !isTried(b.endpoints[i].inflight, tried) {
 		return i
 	}

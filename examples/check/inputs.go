@@ -79,6 +79,8 @@ func claimOptions(fs *flag.FlagSet, o *translateOptions, snap *compile.Snapshot)
 	cm, note := findConfigMap(o.configMap, snap)
 	if note != "" {
 		notes = append(notes, note)
+	} else if cm == nil {
+		notes = append(notes, noConfigMapNote)
 	}
 	for _, sc := range []struct {
 		ref  *string
@@ -136,6 +138,11 @@ var chartOwnPorts = []int{80, 442, 443, 8181, 10245, 10246, 10247, 10254}
 // chartConfigMap is the name the ingress-nginx Helm chart gives its
 // ConfigMap (controller.config).
 const chartConfigMap = "ingress-nginx-controller"
+
+// noConfigMapNote says that the input holds no ingress-nginx ConfigMap,
+// whose keys change answers (ssl-redirect, allow-snippet-annotations):
+// every view says so rather than read as if the keys had been checked.
+const noConfigMapNote = "no ingress-nginx ConfigMap in the input (one named " + chartConfigMap + ", or the one -configmap names): its keys are taken at ingress-nginx's defaults"
 
 // findConfigMap is the ingress-nginx ConfigMap among snap's: the one ref
 // names ("namespace/name"), else the only one named chartConfigMap; nil

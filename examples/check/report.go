@@ -230,6 +230,8 @@ func runReport(paths []string, fs *flag.FlagSet, o *translateOptions, asJSON, st
 		return 2
 	}
 	opts, notes := claimOptions(fs, o, snap)
+	// The report says it on its own line (noConfigMap in JSON).
+	notes = slices.DeleteFunc(notes, func(n string) bool { return n == noConfigMapNote })
 	snippetsOn := opts.WithConfigMap().SnippetsEnabled()
 	res := compile.Compile(*snap, opts)
 	m := buildMigration(*snap, res, snippetsOn)
@@ -415,7 +417,7 @@ func writeMigration(w io.Writer, m migration) {
 		fmt.Fprintf(w, "skipped, so not covered: %s of kinds ramjet does not read (listed below)\n", plural(len(m.Skipped), "object"))
 	}
 	if m.NoConfigMap {
-		fmt.Fprintln(w, "no ingress-nginx ConfigMap in the input (one named "+chartConfigMap+", or the one -configmap names): its keys are taken at ingress-nginx's defaults")
+		fmt.Fprintln(w, noConfigMapNote)
 	}
 	if m.NoSecrets {
 		fmt.Fprintln(w, "no Secrets in the input: missing TLS and auth Secrets are not reported")

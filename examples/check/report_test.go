@@ -449,3 +449,27 @@ metadata: {name: web, namespace: prod}
 		dump+"#3: v1 Endpoints prod/web skipped (ramjet reads discovery.k8s.io/v1 EndpointSlice)\n")
 	assert.Contains(t, stdout, "skipped, so not covered: 2 objects of kinds ramjet does not read (listed below)\n")
 }
+
+// TestTranslateAndExplainSayNoConfigMap: -translate (both targets) and
+// -explain decide with the same ConfigMap keys as -report, so they say,
+// as -report does, when the input holds none and its keys are taken at
+// ingress-nginx's defaults.
+func TestTranslateAndExplainSayNoConfigMap(t *testing.T) {
+	const note = "note: no ingress-nginx ConfigMap in the input (one named ingress-nginx-controller, or the one -configmap names): its keys are taken at ingress-nginx's defaults\n"
+	cm := filepath.Join("testdata", "ingress-nginx-configmap.yaml")
+	for _, args := range [][]string{
+		{"-translate"},
+		{"-translate", "-to", "gateway"},
+		{"-explain", "-host", "shop.example.com"},
+	} {
+		_, _, stderr := checkRun(append(args, clusterDump)...)
+		assert.Equal(t, 1, strings.Count(stderr, note), "%v: %s", args, stderr)
+		_, _, stderr = checkRun(append(args, clusterDump, cm)...)
+		assert.NotContains(t, stderr, note, "%v with the ConfigMap", args)
+		_, _, stderr = checkRun(append(args, "-configmap", "ingress-nginx/other", clusterDump)...)
+		assert.NotContains(t, stderr, note, "%v: -configmap naming an absent one has its own note", args)
+	}
+	// -report says it once, on its own line, not again as a note.
+	_, stdout, _ := checkRun("-report", clusterDump)
+	assert.NotContains(t, stdout, note)
+}

@@ -248,29 +248,32 @@ func readProxyV2(br *bufio.Reader) (net.Addr, error) {
 }
 
 // dialStream connects to an endpoint of the route's backend: each try
-// within the connect timeout, on failure the next endpoint the balancer
-// gives (proxy-stream-next-upstream), at most NextUpstreamTries tries,
+// within the connect timeout, on failure the balancer's next pick
+// (proxy-stream-next-upstream), at most NextUpstreamTries tries,
 // another begun only within NextUpstreamTimeout: as nginx, that timeout
-// does not cut a try under way. The endpoint counts as in flight until
-// its Release.
+// does not cut a try under way. As ingress-nginx's tcp_udp_balancer.lua,
+// each try takes the round-robin's next endpoint whether tried or not
+// (with more tries than endpoints, a, b, a), and only the tries and the
+// timeout bound them, not the endpoints' count. With neither bound the
+// tries stop after one round of the endpoints, where nginx would go on
+// dialling a refusing backend for ever. The endpoint counts as in flight
+// until its Release.
 func dialStream(ctx context.Context, route router.Stream, dialAddr func(string) string) (*net.TCPConn, balance.Endpoint, error) {
 	st := route.Settings
 	tries := 1
 	var deadline time.Time
 	if st.NextUpstream {
 		tries = st.NextUpstreamTries
-		if tries == 0 {
-			tries = route.Balancer.Len()
-		}
 		if st.NextUpstreamTimeout > 0 {
 			deadline = time.Now().Add(st.NextUpstreamTimeout)
 		}
+		if tries == 0 && deadline.IsZero() {
+			tries = route.Balancer.Len()
+		}
 	}
-	var triedBuf [8]balance.Endpoint
-	tried := triedBuf[:0]
 	var lastErr error = errors.New("no endpoint")
-	for range tries {
-		e, ok := route.Balancer.Pick("", tried...)
+	for n := 0; tries == 0 || n < tries; n++ {
+		e, ok := route.Balancer.Pick("")
 		if !ok {
 			break
 		}
@@ -280,7 +283,6 @@ func dialStream(ctx context.Context, route router.Stream, dialAddr func(string) 
 			return conn.(*net.TCPConn), e, nil
 		}
 		e.Release()
-		tried = append(tried, e)
 		lastErr = err
 		if ctx.Err() != nil || !deadline.IsZero() && !time.Now().Before(deadline) {
 			break

@@ -69,3 +69,60 @@ func TestStreamDialOutlivesNextUpstreamTimeout(t *testing.T) {
 	ep.Release()
 	assert.Greater(t, took, 200*time.Millisecond, "the first SYN was answered: the test shows nothing")
 }
+
+// With more tries than endpoints, a connection whose dials fail goes
+// round the endpoints again: ingress-nginx's stream balancer
+// (tcp_udp_balancer.lua) takes the round-robin's next peer at every try,
+// tried or not, and adds one try each time (set_more_tries(1)), so that
+// only proxy-stream-next-upstream-tries ends the tries: two endpoints and
+// 3 tries dial a, b, a; one endpoint, it three times.
+func TestStreamDialRetriesRoundTheEndpoints(t *testing.T) {
+	a := "127.0.0.1:" + strconv.Itoa(streamPort(t, "tcp"))
+	b := "127.0.0.1:" + strconv.Itoa(streamPort(t, "tcp"))
+	for _, tt := range []struct {
+		endpoints []string
+		tries     int
+		want      int
+	}{
+		{[]string{a, b}, 3, 3},
+		{[]string{a}, 3, 3},
+		{[]string{a, b}, 5, 5},
+		{[]string{a, b}, 1, 1},
+	} {
+		reg := balance.NewRegistry()
+		bal := reg.Balancer(balance.Config{ID: "tcp-default-echo-9000", Endpoints: tt.endpoints})
+		route := router.Stream{
+			Settings: match.StreamSettings{ConnectTimeout: time.Second, NextUpstream: true, NextUpstreamTries: tt.tries, NextUpstreamTimeout: 10 * time.Second},
+			Balancer: bal,
+		}
+		var dialed []string
+		_, _, err := dialStream(context.Background(), route, func(addr string) string { dialed = append(dialed, addr); return addr })
+		require.Error(t, err)
+		require.Len(t, dialed, tt.want, "%d endpoints, %d tries: %v", len(tt.endpoints), tt.tries, dialed)
+		for i := 1; i < len(dialed) && len(tt.endpoints) > 1; i++ {
+			assert.NotEqual(t, dialed[i-1], dialed[i], "round-robin: %v", dialed)
+		}
+		if len(tt.endpoints) == 2 && len(dialed) >= 3 {
+			assert.Equal(t, dialed[0], dialed[2], "a, b, a: %v", dialed)
+		}
+		assert.Zero(t, reg.InFlight(a)+reg.InFlight(b), "every failed dial is released")
+	}
+}
+
+// proxy-stream-next-upstream-tries 0 is no limit: the tries go on, round
+// the endpoints, until proxy-stream-next-upstream-timeout.
+func TestStreamDialNoTriesLimitUntilTimeout(t *testing.T) {
+	a := "127.0.0.1:" + strconv.Itoa(streamPort(t, "tcp"))
+	b := "127.0.0.1:" + strconv.Itoa(streamPort(t, "tcp"))
+	bal := balance.NewRegistry().Balancer(balance.Config{ID: "tcp-default-echo-9000", Endpoints: []string{a, b}})
+	route := router.Stream{
+		Settings: match.StreamSettings{ConnectTimeout: time.Second, NextUpstream: true, NextUpstreamTries: 0, NextUpstreamTimeout: 100 * time.Millisecond},
+		Balancer: bal,
+	}
+	dialed := 0
+	began := time.Now()
+	_, _, err := dialStream(context.Background(), route, func(addr string) string { dialed++; return addr })
+	require.Error(t, err)
+	assert.Greater(t, dialed, 2, "more tries than endpoints")
+	assert.GreaterOrEqual(t, time.Since(began), 100*time.Millisecond, "until the timeout")
+}

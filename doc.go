@@ -1143,9 +1143,10 @@
 //     replaces §13's rule: a try that fails so moves the request to
 //     another endpoint within proxy-next-upstream-tries, a POST, LOCK or
 //     PATCH that reached a backend only with non_idempotent (one whose
-//     connection could not be opened goes on, as in nginx), nothing that
-//     reached a backend under proxy-request-buffering "off", never with
-//     off; when no endpoint is left the last answer stands.
+//     connection could not be opened goes on, as in nginx), no request
+//     whose body streamed to a backend under proxy-request-buffering
+//     "off" (one without a body goes on, as nginx streams none), never
+//     with off; when no endpoint is left the last answer stands.
 //     proxy-next-upstream-timeout (whole
 //     seconds, 0 for none; a unit under ramjet.dev/) starts no try past it.
 //     Rendered next-upstream=error,http_503 next-upstream-timeout=10s.

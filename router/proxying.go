@@ -67,7 +67,7 @@ func failureClass(err error) match.NextUpstream {
 // (p nil, or its NextUpstream 0) that is the router's rule: only a
 // connection that could not be opened, for idempotent methods. With it,
 // nginx's: the conditions listed, non-idempotent methods that reached
-// the backend (sent) only with non_idempotent, nothing sent under
+// the backend (sent) only with non_idempotent, no body sent under
 // proxy-request-buffering "off", never past proxy-next-upstream-timeout
 // (began is when the first try started). replayable says whether the
 // request body can be sent again.
@@ -87,9 +87,11 @@ func (x *exchange) passOn(req *http.Request, p *match.Proxying, cond match.NextU
 		// conditions once the request was sent: a connection that could
 		// not be opened carried nothing the backend could act on.
 		return false
-	case sent && x.policy().StreamRequestBody:
-		// nginx's request_body_no_buffering: the location passes nothing
-		// on once sent, with a body or without.
+	case sent && x.policy().StreamRequestBody && req.Body != nil && req.Body != http.NoBody:
+		// nginx's request_body_no_buffering: nothing whose body streamed
+		// is passed on once sent. A request without a body does not
+		// stream (ngx_http_read_client_request_body clears the flag for
+		// it) and goes on as under buffering.
 		return false
 	case p.NextUpstreamTimeout > 0 && time.Since(began) >= p.NextUpstreamTimeout:
 		return false

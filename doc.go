@@ -3322,10 +3322,11 @@
 // or one filter type twice (RequestMirror excepted), on a rule (the
 // rule's requests answer 500: the API does not let a filter that cannot
 // be applied be skipped, and they must not reach another rule without it)
-// and filters on a backendRef other than the header modifiers, URLRewrite
-// and RequestRedirect (on a GRPCRoute's, other than the header modifiers:
-// that backend's share answers 500, for the same reason, and is not
-// handed to the other backends); a Gateway's
+// and filters on a backendRef other than the header modifiers, URLRewrite,
+// RequestRedirect and RequestMirror (on a GRPCRoute's, other than the
+// header modifiers, and its RequestMirror, which is left out: that
+// backend's share answers 500, for the same reason, and is not handed to
+// the other backends); a Gateway's
 // client certificate validation (spec.tls.frontend: the HTTPS listeners
 // it applies to are not accepted, UnsupportedValue, rather than served to
 // clients without a certificate; with AllowInsecureFallback they are

@@ -3333,8 +3333,12 @@
 // served without asking for one); a Gateway's
 // infrastructure.parametersRef (ramjet reads no parameters: the Gateway is
 // not accepted, InvalidParameters, and serves nothing, as the API asks);
-// a Gateway's requested spec.addresses, its client certificate for
-// backends (spec.tls.backend), listener tls.options, ListenerSets
+// a Gateway's spec.addresses of a type other than IPAddress and Hostname
+// (not accepted, UnsupportedAddress, and serves nothing, as the API
+// asks); requested IPAddress and Hostname addresses, which ramjet does not
+// assign (the Gateway is served on the controller's addresses and is
+// Programmed False, AddressNotUsable, naming those not among them); its
+// client certificate for backends (spec.tls.backend), listener tls.options, ListenerSets
 // (spec.allowedListeners from other than None) and a default Gateway's
 // spec.defaultScope, which change nothing and warn naming the field.
 // An Ingress sharing a wildcard host with an HTTPRoute matches any depth

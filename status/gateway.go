@@ -40,6 +40,10 @@ const (
 	// Gateways.
 	ReasonListenersNotValid = "ListenersNotValid"
 	ReasonInvalidParameters = "InvalidParameters"
+	// ReasonUnsupportedAddress (Accepted) and ReasonAddressNotUsable
+	// (Programmed) answer a Gateway's spec.addresses.
+	ReasonUnsupportedAddress = "UnsupportedAddress"
+	ReasonAddressNotUsable   = "AddressNotUsable"
 
 	// Listeners, and a route's backendRef to a port whose appProtocol is
 	// not spoken.
@@ -124,6 +128,10 @@ type GatewayFacts struct {
 	// cannot be used: the Gateway is not accepted (ReasonInvalidParameters)
 	// and serves nothing.
 	InvalidParameters string
+	// UnsupportedAddress, when set, says which of spec.addresses is of a
+	// type not served: the Gateway is not accepted
+	// (ReasonUnsupportedAddress) and serves nothing.
+	UnsupportedAddress string
 }
 
 // GatewayConditions decides a Gateway's conditions and those of each of
@@ -208,6 +216,10 @@ func GatewayConditions(f GatewayFacts) (gateway []metav1.Condition, listeners []
 	}
 	if f.InvalidParameters != "" {
 		return []metav1.Condition{cond(ConditionAccepted, false, ReasonInvalidParameters, f.InvalidParameters, g),
+			cond(ConditionProgrammed, false, ReasonInvalid, "the Gateway is not accepted", g)}, listeners
+	}
+	if f.UnsupportedAddress != "" {
+		return []metav1.Condition{cond(ConditionAccepted, false, ReasonUnsupportedAddress, f.UnsupportedAddress, g),
 			cond(ConditionProgrammed, false, ReasonInvalid, "the Gateway is not accepted", g)}, listeners
 	}
 	switch {

@@ -86,7 +86,18 @@ func (s *Status) Gateway(g *gwv1.Gateway, addresses []gwv1.GatewayStatusAddress,
 	}
 	changed := !reflect.DeepEqual(next.Addresses, g.Status.Addresses)
 	var c bool
-	next.Conditions, c = status.MergeConditions(g.Status.Conditions, d.conditions, now)
+	conds := d.conditions
+	if bad := unusableAddresses(g, next.Addresses); len(bad) > 0 {
+		// Known only now: the addresses are the controller's.
+		conds = slices.Clone(conds)
+		for i := range conds {
+			if conds[i].Type == status.ConditionProgrammed && conds[i].Status == metav1.ConditionTrue {
+				conds[i].Status, conds[i].Reason = metav1.ConditionFalse, status.ReasonAddressNotUsable
+				conds[i].Message = "spec.addresses: " + strings.Join(bad, ", ") + " is not an address of the controller (status.addresses): ramjet assigns no requested address; the listeners are served on the controller's addresses"
+			}
+		}
+	}
+	next.Conditions, c = status.MergeConditions(g.Status.Conditions, conds, now)
 	changed = changed || c
 	for _, l := range d.listeners {
 		var old gwv1.ListenerStatus
@@ -237,7 +248,7 @@ func (t *translator) decideStatus(warnings []compile.Warning, routes []*compile.
 	t.decideGRPCStatus(s, warnings, routes)
 	t.translateTLSRoutes(s)
 	for _, gw := range t.sortedGateways() {
-		f := status.GatewayFacts{Generation: gw.Generation, InvalidParameters: parametersProblem(gw)}
+		f := status.GatewayFacts{Generation: gw.Generation, InvalidParameters: parametersProblem(gw), UnsupportedAddress: addressProblem(gw)}
 		var lss []gwv1.ListenerStatus
 		conf := conflicts(gw)
 		overlaps := overlappingHostnames(gw, conf)
@@ -248,8 +259,8 @@ func (t *translator) decideStatus(warnings []compile.Warning, routes []*compile.
 			if (l.Protocol == gwv1.HTTPProtocolType || l.Protocol == gwv1.HTTPSProtocolType) && !t.portServed(l) {
 				lf.PortUnavailable, lf.PortWhy = true, t.portWhy(l)
 			}
-			if f.InvalidParameters != "" {
-				lf.UnsupportedValue = "the Gateway is not accepted: " + f.InvalidParameters
+			if why := notAccepted(gw); why != "" {
+				lf.UnsupportedValue = "the Gateway is not accepted: " + why
 			} else if requiresClientCertificates(gw, l) {
 				_, field := frontendValidation(gw, l)
 				lf.UnsupportedValue = field + ": client certificate validation is not served; the listener is not served rather than served to clients without a valid certificate"

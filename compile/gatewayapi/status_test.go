@@ -317,6 +317,8 @@ func TestReasonsAreTheAPIs(t *testing.T) {
 		status.ReasonPortUnavailable:            string(gwv1.ListenerReasonPortUnavailable),
 		status.ReasonListenersNotValid:          string(gwv1.GatewayReasonListenersNotValid),
 		status.ReasonInvalidParameters:          string(gwv1.GatewayReasonInvalidParameters),
+		status.ReasonUnsupportedAddress:         string(gwv1.GatewayReasonUnsupportedAddress),
+		status.ReasonAddressNotUsable:           string(gwv1.GatewayReasonAddressNotUsable),
 		status.ConditionConflicted:              string(gwv1.ListenerConditionConflicted),
 		status.ConditionProgrammed:              string(gwv1.GatewayConditionProgrammed),
 		status.ConditionResolvedRefs:            string(gwv1.RouteConditionResolvedRefs),

@@ -34,7 +34,45 @@ func b2i(b bool) int {
 // asked to require client certificates.
 func (t *translator) served(gw *gwv1.Gateway, l *gwv1.Listener) bool {
 	return (l.Protocol == gwv1.HTTPProtocolType || l.Protocol == gwv1.HTTPSProtocolType) && !t.conflicted(gw, l) && t.portServed(l) &&
-		!requiresClientCertificates(gw, l) && parametersProblem(gw) == ""
+		!requiresClientCertificates(gw, l) && notAccepted(gw) == ""
+}
+
+// notAccepted says why gw is not accepted as a whole, and serves nothing:
+// its parametersRef (parametersProblem) or an address type
+// (addressProblem); "" when it is.
+func notAccepted(gw *gwv1.Gateway) string {
+	return cmp.Or(parametersProblem(gw), addressProblem(gw))
+}
+
+// addressProblem says which of gw's spec.addresses is of a type ramjet
+// does not serve, "" when none is: only IPAddress and Hostname can name
+// the controller's own addresses, and the API asks that a Gateway with
+// another not be accepted (UnsupportedAddress) rather than served without
+// it.
+func addressProblem(gw *gwv1.Gateway) string {
+	for i, a := range gw.Spec.Addresses {
+		if typ := deref(a.Type, gwv1.IPAddressType); typ != gwv1.IPAddressType && typ != gwv1.HostnameAddressType {
+			return "spec.addresses[" + strconv.Itoa(i) + "].type: address type " + strconv.Quote(string(typ)) +
+				" is not supported, only IPAddress and Hostname; the Gateway is not served"
+		}
+	}
+	return ""
+}
+
+// unusableAddresses are gw's requested IPAddress and Hostname addresses
+// that are not among the controller's (status.addresses): ramjet assigns
+// none, so only those can be used.
+func unusableAddresses(gw *gwv1.Gateway, have []gwv1.GatewayStatusAddress) []string {
+	var out []string
+	for _, a := range gw.Spec.Addresses {
+		typ := deref(a.Type, gwv1.IPAddressType)
+		if !slices.ContainsFunc(have, func(h gwv1.GatewayStatusAddress) bool {
+			return deref(h.Type, gwv1.IPAddressType) == typ && h.Value == a.Value
+		}) {
+			out = append(out, a.Value)
+		}
+	}
+	return out
 }
 
 // matchable reports whether a parentRef naming listener l of gw by its
@@ -78,8 +116,8 @@ func (t *translator) unservedFieldWarnings() []compile.Warning {
 		if s := gw.Spec.DefaultScope; s != "" && s != gwv1.GatewayDefaultScopeNone {
 			warn("spec.defaultScope", "default Gateways are not served: only routes whose parentRefs name the Gateway attach to it")
 		}
-		if len(gw.Spec.Addresses) > 0 {
-			warn("spec.addresses", "requested addresses are not assigned: every Gateway of the class is served on the controller's address, which status.addresses lists")
+		if len(gw.Spec.Addresses) > 0 && addressProblem(gw) == "" {
+			warn("spec.addresses", "requested addresses are not assigned: every Gateway of the class is served on the controller's address, which status.addresses lists; the Gateway is not Programmed (AddressNotUsable) while it asks for another")
 		}
 		if gw.Spec.TLS != nil && gw.Spec.TLS.Backend != nil && gw.Spec.TLS.Backend.ClientCertificateRef != nil {
 			warn("spec.tls.backend.clientCertificateRef", "a client certificate for backends is not served: backends are dialled without one")
@@ -93,13 +131,16 @@ func (t *translator) unservedFieldWarnings() []compile.Warning {
 	return out
 }
 
-// parametersWarnings warn about our Gateways that parametersProblem refuses.
+// parametersWarnings warn about our Gateways that parametersProblem or
+// addressProblem refuses.
 func (t *translator) parametersWarnings() []compile.Warning {
 	var out []compile.Warning
 	for _, gw := range t.sortedGateways() {
-		if why := parametersProblem(gw); why != "" {
-			out = append(out, compile.Warning{Reason: Unsupported, Object: compile.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name},
-				Field: "spec.infrastructure.parametersRef", Message: strings.TrimPrefix(why, "spec.infrastructure.parametersRef: ")})
+		for _, why := range []string{parametersProblem(gw), addressProblem(gw)} {
+			if field, msg, ok := strings.Cut(why, ": "); ok {
+				out = append(out, compile.Warning{Reason: Unsupported, Object: compile.Ref{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name},
+					Field: field, Message: msg})
+			}
 		}
 	}
 	return out

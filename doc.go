@@ -2403,8 +2403,8 @@
 // once the caches have synced and the first table is published. Without
 // -manifests it serves a cluster; with -manifests it serves a folder of
 // manifests instead, polled every 500 ms and compiled with
-// AllowLoopbackEndpoints (§8), and a file that does not parse leaves the
-// previous table serving.
+// AllowLoopbackEndpoints (§8); a document or file that cannot be read is
+// logged as an error and the rest is served.
 //
 // A rebuild's result is what compiling everything gives, but the work need
 // not be total. compile.Compiler, a value the caller keeps, compiles one

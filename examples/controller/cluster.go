@@ -265,7 +265,7 @@ func startCluster(parent context.Context, cfg config, log *slog.Logger, restConf
 	}
 
 	draining := new(atomic.Bool)
-	debug := debugMux(c.router, cfg.healthPath, c.ready.Load, draining, &c.last, c.settings, c.metrics.handler(log))
+	debug := debugMux(c.router, cfg.healthPath, c.ready.Load, draining, &c.last, c.settings, nil, c.metrics.handler(log))
 	l, err := listen(cfg, c.router, debug, draining, log)
 	if err != nil {
 		return nil, err

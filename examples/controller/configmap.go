@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,10 +13,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"ramjet.dev/ramjet/compile"
-	"ramjet.dev/ramjet/compile/manifest"
 	"ramjet.dev/ramjet/router"
 	"ramjet.dev/ramjet/router/configmap"
 )
@@ -206,60 +201,25 @@ func (s *configMapSettings) lines() []string {
 }
 
 // configMapInFolder finds the ConfigMap ref among the manifests under
-// root; found is false when no file holds it. A file that does not parse
-// is manifest.Load's to report.
+// root that can be read; found is false when none holds it. err is set
+// only when the folder cannot be listed.
 func configMapInFolder(root string, ref types.NamespacedName) (data map[string]string, found bool, err error) {
-	files, err := manifest.Files(root)
+	snap, _, _, err := readFolder(root)
 	if err != nil {
 		return nil, false, err
 	}
-	type object struct {
-		Kind     string `json:"kind"`
-		Metadata struct {
-			Name      string `json:"name"`
-			Namespace string `json:"namespace"`
-		} `json:"metadata"`
-		Data  map[string]string `json:"data"`
-		Items []json.RawMessage `json:"items"`
-	}
-	// kind is what the enclosing list says its items are: a
-	// ConfigMapList's name no kind of their own, as the loader reads them.
-	var look func(raw []byte, kind string)
-	look = func(raw []byte, kind string) {
-		var o object
-		if json.Unmarshal(raw, &o) != nil {
-			return
-		}
-		o.Kind = cmp.Or(o.Kind, kind)
-		switch o.Kind {
-		case "List":
-			for _, it := range o.Items {
-				look(it, "")
-			}
-		case "ConfigMapList":
-			for _, it := range o.Items {
-				look(it, "ConfigMap")
-			}
-		}
-		if o.Kind == "ConfigMap" && o.Metadata.Name == ref.Name && cmp.Or(o.Metadata.Namespace, "default") == ref.Namespace {
-			data, found = o.Data, true
-		}
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return nil, false, err
-		}
-		d := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
-		for {
-			var raw json.RawMessage
-			if err := d.Decode(&raw); err != nil {
-				break
-			}
-			look(raw, "")
-		}
-	}
+	data, found = configMapIn(snap.ConfigMaps, ref)
 	return data, found, nil
+}
+
+// configMapIn finds the ConfigMap ref among cms.
+func configMapIn(cms []*corev1.ConfigMap, ref types.NamespacedName) (data map[string]string, found bool) {
+	for _, cm := range cms {
+		if cm.Namespace == ref.Namespace && cm.Name == ref.Name {
+			return cm.Data, true
+		}
+	}
+	return nil, false
 }
 
 // applyLive hands the router and the access log what the ConfigMap's live

@@ -175,7 +175,12 @@ func TestConfigMapOtherKeys(t *testing.T) {
 
 func TestConfigMapInFolder(t *testing.T) {
 	dir := t.TempDir()
+	// A document that does not parse takes none of its neighbours with it.
 	writeFile(t, filepath.Join(dir, "a.yaml"), `apiVersion: v1
+kind: Service
+metadata: [unterminated
+---
+apiVersion: v1
 kind: ConfigMap
 metadata: {name: nginx, namespace: other}
 data: {hsts: "true"}
@@ -205,8 +210,9 @@ items:
   - metadata: {name: settings, namespace: ingress}
     data: {hsts: "false"}
 `)
-	snap, _, err := manifest.Load(dir)
-	require.NoError(t, err)
+	r := manifest.NewReader()
+	require.Error(t, r.Load(dir))
+	snap, _ := r.Snapshot()
 	require.Len(t, snap.ConfigMaps, 3)
 	data, found, err = configMapInFolder(dir, types.NamespacedName{Namespace: "ingress", Name: "settings"})
 	require.NoError(t, err)

@@ -16,7 +16,9 @@
 //	curl -H 'Host: shop.example.com' localhost:8080/api/x
 //
 // The folder is polled for changes; every change recompiles the whole
-// snapshot. A folder that fails to load keeps the previous table serving.
+// snapshot. A document or file that cannot be read is logged as an error
+// and the rest is served; a folder that cannot be listed keeps the
+// previous table serving.
 // -demo-backends starts an echo server on every loopback endpoint the
 // EndpointSlices name, so the answers show which backend was chosen and what
 // it received.

@@ -177,7 +177,7 @@ func newMetrics(cfg config, extra ...prometheus.Collector) *metrics {
 	m.configSuccess = gauge("config_last_reload_successful", "Whether the last configuration reload attempt was successful")
 	m.configSuccessTime = gauge("config_last_reload_successful_timestamp_seconds", "Timestamp of the last successful configuration reload.")
 	m.reloads = prometheus.NewCounter(prometheus.CounterOpts{Namespace: nginxNamespace, Name: "success", Help: "Cumulative number of Ingress controller reload operations (tables published)", ConstLabels: constLabels})
-	m.reloadErrors = prometheus.NewCounter(prometheus.CounterOpts{Namespace: nginxNamespace, Name: "errors", Help: "Cumulative number of Ingress controller errors during reload operations (manifests that failed to load)", ConstLabels: constLabels})
+	m.reloadErrors = prometheus.NewCounter(prometheus.CounterOpts{Namespace: nginxNamespace, Name: "errors", Help: "Cumulative number of Ingress controller errors during reload operations (manifests that failed to load or left a manifest unread)", ConstLabels: constLabels})
 
 	m.retries = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ramjet_upstream_retries_total", Help: "Tries beyond the first: requests sent to another endpoint after connecting to one failed",
@@ -732,4 +732,14 @@ func digestHash(digest string) float64 {
 		return 0
 	}
 	return float64(binary.BigEndian.Uint64(b) >> 12)
+}
+
+// readInPart records a reload that published what it could read while
+// some manifest could not be: not a successful reload, though the table
+// it published serves.
+func (m *metrics) readInPart() {
+	if m != nil {
+		m.configSuccess.Set(0)
+		m.reloadErrors.Inc()
+	}
 }

@@ -65,30 +65,106 @@ type controller struct {
 	// streams are the TCP and UDP service listeners, bound at the first load.
 	streams *streams
 
+	// unread are the lines for /debug/warnings of what the last load
+	// could not read.
+	unread atomic.Pointer[[]string]
+
 	// Owned by the goroutine that calls poll.
 	seen []fileState
-	// seenLoads is whether seen is a file set that loaded: the folder
-	// coming back as it was recovers only then.
+	// pending is a file set seen once and not read yet: it is read when
+	// the next poll finds it unchanged, so a file being written is read
+	// whole.
+	pending []fileState
+	// seenLoads is whether seen is a file set that loaded whole: the
+	// folder coming back as it was recovers only then.
 	seenLoads bool
 	lastErr   string
 }
 
-// load reads the manifests, compiles them and publishes the result. On
-// error nothing is published: the serving table stays. It reads the folder
-// itself rather than the scanned list, so what is served is never older
-// than the scan that triggered it; a write racing the read changes the
-// fingerprint, and the next poll loads again.
-func (c *controller) load() error {
-	snap, skipped, err := manifest.Load(c.cfg.manifests)
+// readFolder reads the manifests under root as far as they can be read:
+// a file or document that cannot be (YAML syntax, a kind that does not
+// exist, a field of the wrong type, a file that cannot be opened) is one
+// of unread, and takes nothing else with it, as one broken object in a
+// cluster degrades only itself. err is set only when the folder cannot be
+// listed at all: then there is nothing to serve.
+func readFolder(root string) (snap *compile.Snapshot, skipped []string, unread []error, err error) {
+	files, err := manifest.Files(root)
 	if err != nil {
-		return err
+		return nil, nil, nil, err
 	}
+	r := manifest.NewReader()
+	if len(files) > 0 {
+		unread = leafErrors(r.Load(files...))
+	}
+	snap, skipped = r.Snapshot()
+	return snap, skipped, unread, nil
+}
+
+// leafErrors unwraps a join of errors into its parts; none for nil.
+func leafErrors(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, leafErrors(e)...)
+		}
+		return out
+	}
+	if err == nil {
+		return nil
+	}
+	return []error{err}
+}
+
+// unreadAttrs are the log attributes of a manifest that was not read.
+func unreadAttrs(err error) []any {
+	var me *manifest.Error
+	if !errors.As(err, &me) {
+		return []any{"err", err}
+	}
+	attrs := []any{"file", me.File}
+	if me.Document > 0 {
+		attrs = append(attrs, "document", me.Document)
+	}
+	if me.Item >= 0 {
+		attrs = append(attrs, "item", me.Item)
+	}
+	if me.Line > 0 {
+		attrs = append(attrs, "line", me.Line)
+	}
+	if obj := me.Object(); obj != "" {
+		attrs = append(attrs, "object", obj)
+	}
+	if me.Field != "" {
+		attrs = append(attrs, "field", me.Field)
+	}
+	return append(attrs, "err", err.Error())
+}
+
+// load reads the manifests, compiles what could be read and publishes
+// the result; each file or document it could not read is an error in the
+// log and on /debug/warnings, and whole reports whether there was none.
+// On error (the folder cannot be listed) nothing is published: the
+// serving table stays. It reads the folder itself rather than the scanned
+// list, so what is served is never older than the scan that triggered it;
+// a write racing the read changes the fingerprint, and the next polls
+// load again.
+func (c *controller) load() (whole bool, err error) {
+	snap, skipped, unread, err := readFolder(c.cfg.manifests)
+	if err != nil {
+		return false, err
+	}
+	lines := make([]string, 0, len(unread))
+	for _, u := range unread {
+		c.log.Error("manifest not read; the rest of the folder is served", unreadAttrs(u)...)
+		lines = append(lines, "manifest not read: "+u.Error()+" ["+string(compile.TrafficMoves)+"]")
+	}
+	c.unread.Store(&lines)
 	for _, s := range skipped {
 		c.log.Debug("skipped an object of a kind ramjet does not read", "object", s)
 	}
 	if c.demo != nil {
 		if err := c.demo.ensure(snap.EndpointSlices); err != nil {
-			return err
+			return false, err
 		}
 	}
 
@@ -99,10 +175,7 @@ func (c *controller) load() error {
 	c.cert.update(c.cert.find(snap.Secrets))
 	cfg := c.cfg
 	if c.settings != nil {
-		data, found, err := configMapInFolder(c.cfg.manifests, c.settings.ref)
-		if err != nil {
-			return err
-		}
+		data, found := configMapIn(snap.ConfigMaps, c.settings.ref)
 		cfg = c.settings.update(data, found, snap.ConfigMaps...)
 		applyLive(c.router, cfg, c.cfg)
 	}
@@ -120,9 +193,12 @@ func (c *controller) load() error {
 	// the loader knows.
 	gen, changed := c.router.Publish(res.Table)
 	if err := c.streams.update(c.router.Table()); err != nil {
-		return err
+		return false, err
 	}
 	c.metrics.published(&res, changed, time.Now())
+	if len(unread) > 0 {
+		c.metrics.readInPart()
+	}
 	c.last.Store(&res)
 	c.ready.Store(true)
 	msg := "manifests compiled"
@@ -133,26 +209,42 @@ func (c *controller) load() error {
 		"generation", gen,
 		"ingresses", len(snap.Ingresses),
 		"skipped", len(skipped),
+		"unread", len(unread),
 		"warnings", len(res.Warnings),
 		"compile", elapsed.Round(time.Microsecond))
+	return len(unread) == 0, nil
+}
+
+// unreadLines are the /debug/warnings lines of the last load.
+func (c *controller) unreadLines() []string {
+	if l := c.unread.Load(); l != nil {
+		return *l
+	}
 	return nil
 }
 
-// poll rescans the folder and reloads it when the file set changed. A
-// failing folder logs once per distinct error, not on every tick.
+// poll rescans the folder and reloads it when the file set changed and
+// the previous poll found it so too: an editor or a copy writing a file
+// in place is not read half-way (a whole file replaced by a rename is
+// read one poll later). A failing folder logs once per distinct error,
+// not on every tick.
 func (c *controller) poll() {
 	files, err := scanManifests(c.cfg.manifests)
 	if err == nil && slices.Equal(files, c.seen) {
+		c.pending = nil
 		if c.lastErr != "" && c.seenLoads {
 			c.lastErr = "" // a folder that vanished came back as it was
 			c.metrics.loadRecovered()
 		}
 		return
 	}
+	if err == nil && !slices.Equal(files, c.pending) {
+		c.pending = files
+		return
+	}
 	if err == nil {
-		c.seen = files
-		err = c.load()
-		c.seenLoads = err == nil
+		c.seen, c.pending = files, nil
+		c.seenLoads, err = c.load()
 	}
 	if err == nil {
 		c.lastErr = ""
@@ -169,7 +261,8 @@ func (c *controller) poll() {
 // startOffline loads the manifests, publishes the first table, opens the
 // listeners and begins polling. It returns once traffic is being served;
 // cancelling ctx shuts everything down gracefully. A folder that cannot be
-// loaded at start is an error: there is no previous table to fall back to.
+// listed at start is an error: there is nothing to serve. What it holds
+// that cannot be read is logged, and the rest served, as on every reload.
 func startOffline(parent context.Context, cfg config, log *slog.Logger) (_ *instance, err error) {
 	// The folder may hold Gateway API objects beside Ingresses (SPEC §20).
 	gatewayapi.Register()
@@ -219,13 +312,13 @@ func startOffline(parent context.Context, cfg config, log *slog.Logger) (_ *inst
 	if err != nil {
 		return nil, fmt.Errorf("-manifests: %w", err)
 	}
-	c.seen, c.seenLoads = files, true
-	if err := c.load(); err != nil {
+	c.seen = files
+	if c.seenLoads, err = c.load(); err != nil {
 		return nil, fmt.Errorf("loading %s: %w", cfg.manifests, err)
 	}
 
 	draining := new(atomic.Bool)
-	debug := debugMux(c.router, cfg.healthPath, c.ready.Load, draining, &c.last, c.settings, c.metrics.handler(log))
+	debug := debugMux(c.router, cfg.healthPath, c.ready.Load, draining, &c.last, c.settings, c.unreadLines, c.metrics.handler(log))
 	l, err := listen(cfg, c.router, debug, draining, log)
 	if err != nil {
 		return nil, err
@@ -233,6 +326,7 @@ func startOffline(parent context.Context, cfg config, log *slog.Logger) (_ *inst
 	c.metrics.watchConns(l.conns)
 	c.streams.countIn(l.conns)
 	l.streams, l.inst.streams = c.streams, c.streams
+	l.inst.offline = c
 	poll := func(ctx context.Context) {
 		t := time.NewTicker(cfg.pollInterval)
 		defer t.Stop()

@@ -216,10 +216,10 @@ func TestOfflineServesReloadsAndKeepsTableOnError(t *testing.T) {
 	waitFor(t, 10*time.Second, "the touched file to be recompiled", func() bool { return logs.count("table unchanged") > unchanged })
 	require.Equal(t, gen2, inst.router.Generation())
 
-	// A manifest that does not parse keeps the previous table serving.
+	// A manifest that does not parse is an error; the rest keeps serving.
 	broken := filepath.Join(dir, "broken.yaml")
 	writeFile(t, broken, "apiVersion: v1\nkind: Service\nmetadata: [unterminated\n")
-	waitFor(t, 10*time.Second, "the load error to be logged", func() bool { return logs.count("cannot load manifests") > 0 })
+	waitFor(t, 10*time.Second, "the load error to be logged", func() bool { return logs.count("manifest not read") > 0 })
 	status, body = get(t, client, httpURL+"/", "app.test")
 	require.Equal(t, http.StatusOK, status, body)
 	require.Equal(t, "B /", body)
@@ -229,7 +229,7 @@ func TestOfflineServesReloadsAndKeepsTableOnError(t *testing.T) {
 
 	// The error is logged once, not on every poll.
 	time.Sleep(100 * time.Millisecond)
-	require.Equal(t, 1, logs.count("cannot load manifests"), logs.String())
+	require.Equal(t, 1, logs.count("manifest not read"), logs.String())
 
 	// Fixing the folder resumes reloading.
 	require.NoError(t, os.Remove(broken))
@@ -252,16 +252,108 @@ func TestOfflineServesReloadsAndKeepsTableOnError(t *testing.T) {
 	}
 }
 
-func TestStartFailsOnUnloadableFolder(t *testing.T) {
+// TestOfflineServesWhatItCanRead: one broken document, a kind that does
+// not exist and a file that cannot be read each degrade only themselves
+// (SPEC: one broken object degrades itself only): each is an error naming
+// the file, document and line, and everything else in the folder, the
+// neighbours in the same file included, is served, at start as on reload.
+func TestOfflineServesWhatItCanRead(t *testing.T) {
+	port := namedBackend(t, "A")
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "bad.yaml"), "kind: [unterminated\n")
+	writeFile(t, filepath.Join(dir, "app.yaml"), appManifests(port))
+	other := filepath.Join(dir, "other.yaml")
+	otherIngress := func(host string) string {
+		return "apiVersion: v1\nkind: Service\nmetadata: [unterminated\n---\n" +
+			"apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: other, namespace: t}\n" +
+			"spec:\n  ingressClassName: ramjet\n  rules:\n  - host: " + host + "\n    http:\n      paths:\n" +
+			"      - {path: /, pathType: Prefix, backend: {service: {name: app, port: {number: 80}}}}\n---\n" +
+			"apiVersion: networking.k8s.io/v1\nkind: Ingres\nmetadata: {name: typo, namespace: t}\n"
+	}
+	writeFile(t, other, otherIngress("other.test"))
+	require.NoError(t, os.Symlink("missing.yaml", filepath.Join(dir, "gone.yaml")))
+
+	logs := &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inst, err := start(ctx, config{
+		manifests: dir, httpAddr: "127.0.0.1:0", debugAddr: "127.0.0.1:0", pollInterval: time.Hour,
+	}, slog.New(slog.NewTextHandler(logs, nil)))
+	require.NoError(t, err, "a folder with broken documents still starts")
+	defer func() { cancel(); _ = inst.Wait() }()
+	client := &http.Client{}
+	defer client.CloseIdleConnections()
+	httpURL := "http://" + inst.HTTPAddr
+	for _, host := range []string{"app.test", "other.test"} {
+		status, body := get(t, client, httpURL+"/x", host)
+		require.Equal(t, http.StatusOK, status, "%s: %s", host, body)
+	}
+	wantErrors := []string{
+		`file=` + filepath.Join(dir, "gone.yaml") + ` `,
+		`file=` + other + ` document=1 line=1 `,
+		`file=` + other + ` document=3 line=16 object="Ingres t/typo" field=kind `,
+	}
+	for _, w := range wantErrors {
+		require.Contains(t, logs.String(), w)
+	}
+	require.Equal(t, len(wantErrors), logs.count("level=ERROR msg=\"manifest not read"), logs.String())
+	status, body := get(t, client, "http://"+inst.DebugAddr+"/debug/warnings", "")
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, len(wantErrors), strings.Count(body, "manifest not read: "), body)
+	require.Contains(t, body, "manifest not read: "+other+" document 3 (line 16, Ingres t/typo): kind Ingres: networking.k8s.io/v1 has no such kind [traffic-moves]")
+
+	// A reload is read the same way: the edit beside the broken
+	// document is served.
+	writeFile(t, other, otherIngress("edited.test"))
+	inst.offline.poll()
+	inst.offline.poll()
+	status, _ = get(t, client, httpURL+"/x", "edited.test")
+	require.Equal(t, http.StatusOK, status)
+	status, _ = get(t, client, httpURL+"/x", "app.test")
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, 2*len(wantErrors), logs.count("level=ERROR msg=\"manifest not read"), logs.String())
+}
+
+// TestOfflineWaitsForAFileToSettle: a file changing between two polls is
+// being written; it is read once a poll finds it as the previous one did,
+// never half-written.
+func TestOfflineWaitsForAFileToSettle(t *testing.T) {
+	port := namedBackend(t, "A")
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "app.yaml"), appManifests(port))
+	logs := &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inst, err := start(ctx, config{manifests: dir, httpAddr: "127.0.0.1:0", pollInterval: time.Hour}, slog.New(slog.NewTextHandler(logs, nil)))
+	require.NoError(t, err)
+	defer func() { cancel(); _ = inst.Wait() }()
+	gen := inst.router.Generation()
+
+	late := filepath.Join(dir, "late.yaml")
+	whole := "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: late, namespace: t}\nspec:\n  ingressClassName: ramjet\n  rules:\n  - host: late.test\n    http:\n      paths:\n      - {path: /, pathType: Prefix, backend: {service: {name: app, port: {number: 80}}}}\n"
+	writeFile(t, late, whole[:strings.Index(whole, "    http:")]+"    http:\n      paths:\n      - {path: /, pathType: Prefix, backend: {servi")
+	inst.offline.poll()
+	require.Equal(t, gen, inst.router.Generation(), "a file that just changed is not read yet")
+	writeFile(t, late, whole)
+	inst.offline.poll()
+	require.Equal(t, gen, inst.router.Generation(), "it changed again")
+	inst.offline.poll()
+	require.Greater(t, inst.router.Generation(), gen, "settled, it is read")
+	require.Zero(t, logs.count("manifest not read"), logs.String())
+	client := &http.Client{}
+	defer client.CloseIdleConnections()
+	status, _ := get(t, client, "http://"+inst.HTTPAddr+"/x", "late.test")
+	require.Equal(t, http.StatusOK, status)
+}
+
+func TestStartFailsOnMissingFolder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "absent")
 	_, err := start(context.Background(), config{
 		manifests:    dir,
 		httpAddr:     "127.0.0.1:0",
 		pollInterval: time.Second,
 	}, slog.New(slog.DiscardHandler))
-	require.Error(t, err)
-	require.Contains(t, err.Error(), "loading "+dir)
+	require.ErrorIs(t, err, os.ErrNotExist)
+	require.Contains(t, err.Error(), dir)
 }
 
 func TestScanManifests(t *testing.T) {
@@ -422,9 +514,9 @@ func TestOfflineReloadMetricFollowsTheFolder(t *testing.T) {
 
 	broken := filepath.Join(folder, "broken.yaml")
 	writeFile(t, broken, "apiVersion: v1\nkind: Service\nmetadata: [unterminated\n")
-	waitFor(t, 10*time.Second, "the load error", func() bool { return logs.count("cannot load manifests") > 0 })
+	waitFor(t, 10*time.Second, "the load error", func() bool { return logs.count("manifest not read") > 0 })
 	time.Sleep(100 * time.Millisecond) // polls that find the same broken files
-	require.Equal(t, 0.0, reloadOK(), "the folder still does not load")
+	require.Equal(t, 0.0, reloadOK(), "the folder is still not read whole")
 
 	require.NoError(t, os.Remove(broken))
 	waitFor(t, 10*time.Second, "the fixed folder", func() bool { return reloadOK() == 1 })

@@ -36,6 +36,7 @@ type instance struct {
 
 	router  *router.Router
 	cluster *clusterController // cluster mode, else nil
+	offline *controller        // offline mode, else nil
 	// streams are the TCP and UDP service listeners (stream.go).
 	streams *streams
 	// draining is set from the stop signal until exit; /readyz fails.
@@ -509,9 +510,11 @@ func (w *lastResponse) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // debugMux serves the introspection endpoints. ready reports whether a
 // first table has been published, draining whether a stop signal came;
 // last is the latest compile result, whose warnings /debug/warnings lists
-// after the ConfigMap's (settings, nil without --configmap); metrics, if
-// set, serves /metrics. The liveness check answers on healthPath.
-func debugMux(rt *router.Router, healthPath string, ready func() bool, draining *atomic.Bool, last *atomic.Pointer[compile.Result], settings *configMapSettings, metrics http.Handler) http.Handler {
+// after the ConfigMap's (settings, nil without --configmap) and the
+// manifests the last load could not read (unread, nil in a cluster);
+// metrics, if set, serves /metrics. The liveness check answers on
+// healthPath.
+func debugMux(rt *router.Router, healthPath string, ready func() bool, draining *atomic.Bool, last *atomic.Pointer[compile.Result], settings *configMapSettings, unread func() []string, metrics http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/debug/table", rt.DebugHandler())
 	mux.HandleFunc("/debug/warnings", func(w http.ResponseWriter, r *http.Request) {
@@ -519,6 +522,11 @@ func debugMux(rt *router.Router, healthPath string, ready func() bool, draining 
 		w.Header().Set("Cache-Control", "no-store")
 		for _, line := range settings.lines() {
 			io.WriteString(w, strings.ReplaceAll(line, "\n", `\n`)+"\n")
+		}
+		if unread != nil {
+			for _, line := range unread() {
+				io.WriteString(w, strings.ReplaceAll(line, "\n", `\n`)+"\n")
+			}
 		}
 		res := last.Load()
 		if res == nil {

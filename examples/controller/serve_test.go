@@ -19,7 +19,7 @@ import (
 // severity in brackets.
 func TestDebugWarnings(t *testing.T) {
 	var last atomic.Pointer[compile.Result]
-	mux := debugMux(router.New(router.Options{Logger: slog.New(slog.DiscardHandler)}), "/healthz", func() bool { return true }, new(atomic.Bool), &last, nil, nil)
+	mux := debugMux(router.New(router.Options{Logger: slog.New(slog.DiscardHandler)}), "/healthz", func() bool { return true }, new(atomic.Bool), &last, nil, nil, nil)
 	get := func() string {
 		rec := httptest.NewRecorder()
 		mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/debug/warnings", nil))

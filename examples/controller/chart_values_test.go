@@ -557,9 +557,34 @@ func TestChartBoth(t *testing.T) {
 	require.Equal(t, int32(7), hpa.Spec.MaxReplicas)
 
 	objs = decodeChart(t, renderChart(t, "edge", "ingress", map[string]any{"controller": map[string]any{"kind": "Both", "replicaCount": 3}}))
-	findNamed[*appsv1.DaemonSet](t, objs, "edge")
-	require.Equal(t, int32(3), *findNamed[*appsv1.Deployment](t, objs, "edge").Spec.Replicas)
+	ds := findNamed[*appsv1.DaemonSet](t, objs, "edge")
+	d = findNamed[*appsv1.Deployment](t, objs, "edge")
+	require.Equal(t, int32(3), *d.Spec.Replicas)
 	require.Zero(t, countOf[*autoscalingv2.HorizontalPodAutoscaler](objs))
+
+	// The Deployment of more than one replica keeps its
+	// PodDisruptionBudget, which selects its pods and not the DaemonSet's:
+	// a budget over both would count pods no scalable workload owns, and
+	// the disruption controller refuses a maxUnavailable one outright.
+	pdb := findNamed[*policyv1.PodDisruptionBudget](t, objs, "edge")
+	sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+	require.NoError(t, err)
+	require.True(t, sel.Matches(labels.Set(d.Spec.Template.Labels)), "the Deployment's pods")
+	require.False(t, sel.Matches(labels.Set(ds.Spec.Template.Labels)), "not the DaemonSet's")
+	for _, w := range []struct {
+		sel  *metav1.LabelSelector
+		pods map[string]string
+	}{{d.Spec.Selector, d.Spec.Template.Labels}, {ds.Spec.Selector, ds.Spec.Template.Labels}} {
+		s, err := metav1.LabelSelectorAsSelector(w.sel)
+		require.NoError(t, err)
+		require.True(t, s.Matches(labels.Set(w.pods)), "each workload still selects its own pods")
+	}
+	require.Equal(t, 1, pdb.Spec.MinAvailable.IntValue())
+
+	// kind: Deployment keeps its pods' labels as they were (no rollout on
+	// upgrade).
+	objs = decodeChart(t, renderChart(t, "edge", "ingress", map[string]any{"controller": map[string]any{"replicaCount": 3}}))
+	require.NotContains(t, findNamed[*appsv1.Deployment](t, objs, "edge").Spec.Template.Labels, "ramjet.dev/workload")
 }
 
 // kind: Both with hostPort renders as asked (as ingress-nginx's chart did

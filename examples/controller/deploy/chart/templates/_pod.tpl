@@ -1,4 +1,5 @@
-{{/* The controller's pod, shared by the Deployment and the DaemonSet. */}}
+{{/* The controller's pod, shared by the Deployment and the DaemonSet;
+the context is the chart's with "workload" naming which one renders it. */}}
 {{- define "ramjet.podTemplate" -}}
 metadata:
   labels:
@@ -6,6 +7,11 @@ metadata:
     {{- /* ingress-nginx's pods carry it, and its documented selectors
     name it; not in the selector, which a Deployment cannot change. */}}
     app.kubernetes.io/component: controller
+    {{- /* With kind Both, which workload owns the pod, for the
+    PodDisruptionBudget to select the Deployment's alone. */}}
+    {{- if eq .Values.controller.kind "Both" }}
+    ramjet.dev/workload: {{ .workload }}
+    {{- end }}
     {{- with .Values.controller.podLabels }}
     {{- toYaml . | nindent 4 }}
     {{- end }}

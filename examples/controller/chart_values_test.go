@@ -32,6 +32,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/pod-security-admission/api"
+	"k8s.io/pod-security-admission/policy"
 	"ramjet.dev/ramjet/router/configmap"
 	"sigs.k8s.io/yaml"
 )
@@ -202,7 +204,8 @@ func TestChartEveryKey(t *testing.T) {
 	require.Equal(t, []string{"edge.local"}, pod.HostAliases[0].Hostnames)
 	require.Equal(t, "edge-host", pod.Hostname)
 	require.True(t, *pod.ShareProcessNamespace)
-	require.Equal(t, []corev1.Sysctl{{Name: "net.ipv4.ip_local_port_range", Value: "1024 65000"}, {Name: "net.ipv4.ip_unprivileged_port_start", Value: "80"}}, pod.SecurityContext.Sysctls)
+	require.True(t, pod.HostNetwork)
+	require.Equal(t, []corev1.Sysctl{{Name: "net.ipv4.ip_local_port_range", Value: "1024 65000"}}, pod.SecurityContext.Sysctls, "the values' own; on the host network no unprivileged-port one")
 	require.Equal(t, map[string]string{"node-role": "edge", "kubernetes.io/os": "linux"}, pod.NodeSelector, "merged with the default, as Helm merges maps")
 	require.Equal(t, "edge", pod.Tolerations[0].Key)
 	require.NotNil(t, pod.Affinity.NodeAffinity)
@@ -408,7 +411,7 @@ func TestChartEveryKey(t *testing.T) {
 	require.Equal(t, "RamjetDown", groups[0].(map[string]any)["rules"].([]any)[0].(map[string]any)["alert"])
 
 	// The ignored keys the file sets, listed by NOTES.
-	for _, key := range []string{"controller.hostNetwork", "controller.maxmindLicenseKey", "controller.keda.enabled"} {
+	for _, key := range []string{"controller.maxmindLicenseKey", "controller.keda.enabled"} {
 		require.Contains(t, notes, "  - "+key+": ", notes)
 	}
 	require.NotContains(t, notes, "controller.image", "the file keeps ingress-nginx's controller.image:\n%s", notes)
@@ -506,14 +509,13 @@ func TestChartNotesIgnored(t *testing.T) {
 	require.NotContains(t, notes, "ignored")
 	_, notes = renderChartNotes(t, "edge", "ingress", map[string]any{"controller": map[string]any{
 		"enableAnnotationValidations": true, // ingress-nginx's default
-		"hostNetwork":                 true,
 		"image":                       map[string]any{"registry": "mirror.example", "image": "ingress-nginx/controller"},
 		"livenessProbe":               map[string]any{"initialDelaySeconds": 30},
 		// Commented out in ingress-nginx's values.yaml, read by its templates.
 		"startupProbe": map[string]any{"httpGet": map[string]any{"path": "/healthz", "port": 10254}},
 	}, "dhParam": "LS0t", "nameOverride": "nginx", "fullnameOverride": "ingress-nginx"})
 	require.NotContains(t, notes, "enableAnnotationValidations")
-	for _, key := range []string{"controller.hostNetwork", "controller.image", "controller.livenessProbe", "controller.startupProbe", "dhParam", "fullnameOverride", "nameOverride"} {
+	for _, key := range []string{"controller.image", "controller.livenessProbe", "controller.startupProbe", "dhParam", "fullnameOverride", "nameOverride"} {
 		require.Contains(t, notes, "  - "+key+": ", notes)
 	}
 }
@@ -1066,4 +1068,53 @@ func TestChartExtraArgsFalse(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, cfg.options.EnableSSLPassthrough)
 	require.True(t, cfg.useForwardedHeaders)
+}
+
+// controller.hostNetwork: true puts the pod on the node's network, as
+// ingress-nginx's chart does. There the sysctl that lets the unprivileged
+// controller bind 80 and 443 is not allowed (the kubelet refuses a net.*
+// sysctl on the host network), so the controller binds them as ingress-nginx's
+// nginx does, with NET_BIND_SERVICE, as the only capability of a root
+// process; with ports of 1024 and above it stays unprivileged. dnsPolicy
+// stays the values' (ingress-nginx's too); the notes say what
+// ClusterFirst means there.
+func TestChartHostNetwork(t *testing.T) {
+	pod := func(controller map[string]any) (corev1.PodTemplateSpec, string) {
+		out, notes := renderChartNotes(t, "edge", "ingress", map[string]any{"controller": controller})
+		return findNamed[*appsv1.Deployment](t, decodeChart(t, out), "edge").Spec.Template, notes
+	}
+	const dnsNote = "controller.hostNetwork with controller.dnsPolicy ClusterFirst"
+	p, notes := pod(map[string]any{"hostNetwork": true})
+	require.True(t, p.Spec.HostNetwork)
+	require.Equal(t, corev1.DNSClusterFirst, p.Spec.DNSPolicy)
+	require.Contains(t, notes, dnsNote)
+	require.NotContains(t, notes, "ignored")
+	for _, s := range p.Spec.SecurityContext.Sysctls {
+		require.NotContains(t, s.Name, "net.", "no net.* sysctl on the host network")
+	}
+	sc := p.Spec.Containers[0].SecurityContext
+	require.Equal(t, []corev1.Capability{"NET_BIND_SERVICE"}, sc.Capabilities.Add)
+	require.Equal(t, []corev1.Capability{"ALL"}, sc.Capabilities.Drop)
+	require.False(t, *sc.AllowPrivilegeEscalation)
+	require.True(t, *sc.ReadOnlyRootFilesystem)
+	require.Zero(t, *p.Spec.SecurityContext.RunAsUser, "a capability is effective for root only: the image sets no file capability")
+	require.False(t, *p.Spec.SecurityContext.RunAsNonRoot)
+	for _, port := range p.Spec.Containers[0].Ports {
+		require.Zero(t, port.HostPort, "the API server sets it to the container port")
+	}
+	baseline := api.LevelVersion{Level: api.LevelBaseline, Version: api.LatestVersion()}
+	evaluator, err := policy.NewEvaluator(policy.DefaultChecks(), nil)
+	require.NoError(t, err)
+	res := policy.AggregateCheckResults(evaluator.EvaluatePod(baseline, &p.ObjectMeta, &p.Spec))
+	require.Equal(t, []string{"host namespaces"}, res.ForbiddenReasons, "only the host network keeps it from baseline")
+
+	p, notes = pod(map[string]any{"hostNetwork": true, "dnsPolicy": "ClusterFirstWithHostNet", "containerPort": map[string]any{"http": 8080, "https": 8443}})
+	require.Equal(t, corev1.DNSClusterFirstWithHostNet, p.Spec.DNSPolicy)
+	require.NotContains(t, notes, dnsNote)
+	require.Empty(t, p.Spec.Containers[0].SecurityContext.Capabilities.Add, "high ports need no capability")
+	require.True(t, *p.Spec.SecurityContext.RunAsNonRoot)
+	require.NotZero(t, *p.Spec.SecurityContext.RunAsUser)
+
+	p, _ = pod(nil)
+	require.False(t, p.Spec.HostNetwork)
 }

@@ -32,9 +32,6 @@ controller.disableLeaderElection:
 controller.electionTTL:
   default: ""
   why: the Lease timings are client-go's defaults
-controller.hostNetwork:
-  default: false
-  why: the pod binds 80 and 443 with no capability by lowering net.ipv4.ip_unprivileged_port_start, a sysctl a host-network pod may not set; reach it through controller.hostPort (the nodes' ports to the pod's) or controller.service
 controller.scope.namespaceSelector:
   default: ""
   why: ramjet watches one namespace (scope.enabled) or all

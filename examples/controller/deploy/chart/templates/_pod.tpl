@@ -51,6 +51,9 @@ spec:
   {{- with .Values.controller.dnsConfig }}
   dnsConfig: {{ toYaml . | nindent 4 }}
   {{- end }}
+  {{- if .Values.controller.hostNetwork }}
+  hostNetwork: true
+  {{- end }}
   dnsPolicy: {{ .Values.controller.dnsPolicy }}
   {{- with .Values.controller.hostAliases }}
   hostAliases: {{ tpl (toYaml .) $ | nindent 4 }}
@@ -61,9 +64,16 @@ spec:
   {{- if .Values.controller.shareProcessNamespace }}
   shareProcessNamespace: true
   {{- end }}
+  {{- $bindLow := eq (include "ramjet.bindLow" .) "true" }}
   securityContext:
     {{- if .Values.controller.podSecurityContext }}
     {{- toYaml .Values.controller.podSecurityContext | nindent 4 }}
+    {{- else if $bindLow }}
+    runAsNonRoot: false
+    runAsUser: 0
+    runAsGroup: 0
+    seccompProfile:
+      type: RuntimeDefault
     {{- else }}
     runAsNonRoot: true
     runAsUser: 65532
@@ -73,16 +83,11 @@ spec:
     {{- end }}
     {{- /* The controller has no capabilities: a port below 1024, its own
     or a tcp:/udp: one, is bound only with the unprivileged range lowered
-    to it. */}}
+    to it, a sysctl of the pod's network namespace (on the host network,
+    ramjet.bindLow instead). */}}
     {{- $sysctls := deepCopy (.Values.controller.sysctls | default dict) }}
-    {{- $low := 1024 }}
-    {{- range $port := list .Values.controller.containerPort.http .Values.controller.containerPort.https }}
-    {{- if lt (int $port) $low }}{{ $low = int $port }}{{ end }}
-    {{- end }}
-    {{- range $port, $_ := merge (dict) (.Values.tcp | default dict) (.Values.udp | default dict) }}
-    {{- if lt (int $port) $low }}{{ $low = int $port }}{{ end }}
-    {{- end }}
-    {{- if and (lt $low 1024) (not (hasKey $sysctls "net.ipv4.ip_unprivileged_port_start")) }}
+    {{- $low := int (include "ramjet.lowestPort" .) }}
+    {{- if and (lt $low 1024) (not .Values.controller.hostNetwork) (not (hasKey $sysctls "net.ipv4.ip_unprivileged_port_start")) }}
     {{- $_ := set $sysctls "net.ipv4.ip_unprivileged_port_start" $low }}
     {{- end }}
     {{- with $sysctls }}
@@ -201,11 +206,14 @@ spec:
         {{- if .Values.controller.containerSecurityContext }}
         {{- toYaml .Values.controller.containerSecurityContext | nindent 8 }}
         {{- else }}
-        runAsNonRoot: true
+        runAsNonRoot: {{ not $bindLow }}
         allowPrivilegeEscalation: false
         readOnlyRootFilesystem: true
         capabilities:
           drop: ["ALL"]
+          {{- if $bindLow }}
+          add: ["NET_BIND_SERVICE"]
+          {{- end }}
         seccompProfile:
           type: RuntimeDefault
         {{- end }}
@@ -234,4 +242,27 @@ spec:
     {{- toYaml . | nindent 4 }}
     {{- end }}
   {{- end }}
+{{- end -}}
+
+
+{{/* The lowest port the controller binds: its HTTP and HTTPS ports and
+the tcp: and udp: ones. */}}
+{{- define "ramjet.lowestPort" -}}
+{{- $low := 1024 }}
+{{- range $port := list .Values.controller.containerPort.http .Values.controller.containerPort.https }}
+{{- if lt (int $port) $low }}{{ $low = int $port }}{{ end }}
+{{- end }}
+{{- range $port, $_ := merge (dict) (.Values.tcp | default dict) (.Values.udp | default dict) }}
+{{- if lt (int $port) $low }}{{ $low = int $port }}{{ end }}
+{{- end }}
+{{- $low -}}
+{{- end -}}
+
+{{/* "true" when the controller binds a port below 1024 on the host
+network, where the pod may set no net.* sysctl: it does so as
+ingress-nginx's nginx does, with NET_BIND_SERVICE, which only a root
+process holds without a file capability (the image sets none), and as
+its only capability. */}}
+{{- define "ramjet.bindLow" -}}
+{{- and .Values.controller.hostNetwork (lt (int (include "ramjet.lowestPort" .)) 1024) -}}
 {{- end -}}

@@ -265,8 +265,9 @@ func (s *streams) Addrs() map[string]string {
 	return out
 }
 
-// Shutdown stops accepting connections and new UDP clients, then waits
-// for the open ones to end until ctx is done, when it closes them.
+// Shutdown stops accepting connections and closes the UDP sockets, then
+// waits for the open connections and UDP exchanges to end (an exchange at
+// its next event, udpRelay.drain) until ctx is done, when it closes them.
 func (s *streams) Shutdown(ctx context.Context) error {
 	if s == nil {
 		return nil

@@ -47,7 +47,8 @@ type udpRelay struct {
 	sess []*udpSession
 
 	// draining is set by drain: no session for a new client, and a
-	// session ends once no exchange is in progress.
+	// session ends once no exchange is in progress, or at the next event
+	// of the one in progress.
 	draining atomic.Bool
 	// exchanges counts the sessions with an exchange in progress: when
 	// it is every session, a full table has none to give up.
@@ -206,17 +207,14 @@ func (r *udpRelay) end(s *udpSession) {
 	if r.sessions[s.client] == s {
 		delete(r.sessions, s.client)
 	}
-	if r.draining.Load() && len(r.sessions) == 0 && !r.closed {
-		r.closed = true
-		r.conn.Close()
-	}
 	r.mu.Unlock()
 }
 
-// drain stops sessions for new clients and ends those with no exchange
-// in progress, the others when theirs ends, as nginx's UDP session ends
-// with its answers; the socket closes once all have ended (answers go out
-// from it).
+// drain is nginx's worker shutdown: the listening socket closes at once,
+// so no client's datagram is relayed any more; a session with no
+// exchange in progress ends now, one with an exchange at its next event
+// (answerLoop): an answer, dropped, as the socket it would go out from
+// is closed, or its timeout.
 func (r *udpRelay) drain() {
 	r.draining.Store(true)
 	r.mu.Lock()
@@ -228,7 +226,7 @@ func (r *udpRelay) drain() {
 		}
 		s.mu.Unlock()
 	}
-	if len(r.sessions) == 0 && !r.closed {
+	if !r.closed {
 		r.closed = true
 		r.conn.Close()
 	}
@@ -433,13 +431,14 @@ func (s *udpSession) refused(n int) {
 // idles out or its socket closes. The read deadline is moved on only when
 // it passes or proxy-stream-timeout changes, not at every answer.
 func (s *udpSession) answerLoop() {
+	// An exchange still waiting for answers at the session's end timed
+	// out: nginx's 502 for a UDP session short of them.
+	status := streamBadGateway
 	defer s.r.end(s)
 	defer func() {
 		s.mu.Lock()
 		s.ended = true
-		// An exchange still waiting for answers at the session's end
-		// timed out: nginx's 502 for a UDP session short of them.
-		s.finish(streamBadGateway)
+		s.finish(status)
 		s.mu.Unlock()
 		s.up.conn.Close()
 	}()
@@ -448,6 +447,15 @@ func (s *udpSession) answerLoop() {
 	s.mu.Unlock()
 	for {
 		b, err := s.up.read()
+		if s.r.draining.Load() && (err == nil || !errors.Is(err, os.ErrDeadlineExceeded) && !errors.Is(err, net.ErrClosed)) {
+			// Shut down, nginx ends the session at its next event,
+			// "disconnected on shutdown" (200), what came dropped.
+			if err == nil {
+				s.up.release(b)
+			}
+			status = streamOK
+			return
+		}
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) {
 				s.mu.Lock()

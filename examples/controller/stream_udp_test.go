@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -107,4 +108,62 @@ func TestStreamUDPDrainEndsAnsweredSessions(t *testing.T) {
 	waited[inst] = true
 	require.NoError(t, inst.Wait())
 	assert.Less(t, time.Since(began), 2*time.Second)
+}
+
+// On shutdown nginx closes the listening sockets at once and a UDP session
+// still waiting for answers ends at its next event, the answer that comes
+// dropped ("disconnected on shutdown", ngx_stream_proxy_process: the
+// session's socket to the client is the closed listening one), else at
+// proxy-stream-timeout or the shutdown timeout. So here: the client's
+// next datagram is not relayed, the slow answer is not sent on, and the
+// shutdown ends as it comes, before its timeout.
+func TestStreamUDPShutdownEndsExchangeAtNextEvent(t *testing.T) {
+	backend, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	require.NoError(t, err)
+	t.Cleanup(func() { backend.Close() })
+	var got atomic.Int32
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			n, from, err := backend.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				return
+			}
+			got.Add(1)
+			q := append([]byte("slow "), buf[:n]...)
+			time.AfterFunc(600*time.Millisecond, func() { backend.WriteToUDPAddrPort(q, from) })
+		}
+	}()
+	_, port, _ := net.SplitHostPort(backend.LocalAddr().String())
+	p := streamPort(t, "udp")
+	inst, cancel, _ := startStreams(t, streamManifests(nil, map[int]string{p: "default/echo:53"}, nil, port, ""), func(c *config) {
+		c.shutdownTimeout = 5 * time.Second
+	})
+	to, err := net.ResolveUDPAddr("udp", inst.streams.Addrs()["udp/"+strconv.Itoa(p)])
+	require.NoError(t, err)
+	client, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	require.NoError(t, err)
+	defer client.Close()
+	_, err = client.WriteToUDP([]byte("q1"), to)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return got.Load() == 1 }, 2*time.Second, 5*time.Millisecond)
+
+	began := time.Now()
+	cancel()
+	waited[inst] = true
+	done := make(chan error, 1)
+	go func() { done <- inst.Wait() }()
+	time.Sleep(100 * time.Millisecond)
+	_, _ = client.WriteToUDP([]byte("q2"), to)
+	require.NoError(t, client.SetReadDeadline(time.Now().Add(1500*time.Millisecond)))
+	n, _, err := client.ReadFromUDP(make([]byte, 100))
+	assert.Error(t, err, "no answer is sent on once the shutdown began (got %d bytes)", n)
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+		assert.Less(t, time.Since(began), 3*time.Second, "the session ended as its answer came")
+	case <-time.After(4 * time.Second):
+		t.Fatal("the shutdown waits for its timeout")
+	}
+	assert.Equal(t, int32(1), got.Load(), "the datagram sent after the shutdown began is not relayed")
 }

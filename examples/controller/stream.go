@@ -112,6 +112,7 @@ func (s *streams) update(t *match.Table) error {
 	if s == nil || t == nil {
 		return nil
 	}
+	s.metrics.keep(t)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {

@@ -20,7 +20,9 @@ import (
 //	ramjet_stream_bytes_total        bytes relayed, direction "in" (from clients) or "out" (to them)
 //	ramjet_stream_errors_total       by reason: no_service, no_endpoint, connect, proxy_protocol, reset, sessions_full, socket, timeout (a UDP exchange unanswered for proxy-stream-timeout)
 //
-// The series are bounded by the ConfigMaps' entries, whatever clients send.
+// The series are bounded by the ConfigMaps' entries, whatever clients
+// send; those of an entry that went are removed with the table that drops
+// it (keep), as the request series of an Ingress that went are.
 type streamMetrics struct {
 	connections *prometheus.CounterVec
 	active      *prometheus.GaugeVec
@@ -29,6 +31,9 @@ type streamMetrics struct {
 
 	mu  sync.Mutex
 	svc map[*match.L4Service]*serviceMetrics
+	// seen are the services with series: protocol, port, namespace and
+	// service.
+	seen map[[4]string]bool
 }
 
 // streamMetrics registers the stream series; nil when metrics are off.
@@ -44,6 +49,7 @@ func (m *metrics) streamMetrics() *streamMetrics {
 		bytes:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ramjet_stream_bytes_total", Help: "Bytes relayed per TCP or UDP service, direction in (from clients) or out (to clients)", ConstLabels: c}, append(labels, "direction")),
 		errors:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ramjet_stream_errors_total", Help: "Connections and datagrams a TCP or UDP service could not proxy, by reason", ConstLabels: c}, append(labels, "reason")),
 		svc:         make(map[*match.L4Service]*serviceMetrics),
+		seen:        make(map[[4]string]bool),
 	}
 	m.registry.MustRegister(sm.connections, sm.active, sm.bytes, sm.errors)
 	return sm
@@ -72,7 +78,9 @@ func (sm *streamMetrics) service(svc *match.L4Service) *serviceMetrics {
 	if len(sm.svc) > 4096 {
 		clear(sm.svc) // entries of tables long gone
 	}
-	l := []string{svc.Protocol.String(), strconv.Itoa(int(svc.Port)), svc.Backend.Namespace, svc.Backend.Name}
+	k := serviceKey(svc)
+	sm.seen[k] = true
+	l := k[:]
 	m := &serviceMetrics{
 		sm: sm, labels: l,
 		conns:    sm.connections.WithLabelValues(l...),
@@ -82,6 +90,41 @@ func (sm *streamMetrics) service(svc *match.L4Service) *serviceMetrics {
 	}
 	sm.svc[svc] = m
 	return m
+}
+
+func serviceKey(svc *match.L4Service) [4]string {
+	return [4]string{svc.Protocol.String(), strconv.Itoa(int(svc.Port)), svc.Backend.Namespace, svc.Backend.Name}
+}
+
+// keep removes the series of the services t no longer has: what the
+// connections a removed TCP port still serves move is no longer counted,
+// and a service back later starts its series anew.
+func (sm *streamMetrics) keep(t *match.Table) {
+	if sm == nil || t == nil {
+		return
+	}
+	want := make(map[[4]string]bool)
+	for svc := range t.L4Services() {
+		want[serviceKey(svc)] = true
+	}
+	sm.mu.Lock()
+	defer sm.mu.Unlock()
+	for k := range sm.seen {
+		if want[k] {
+			continue
+		}
+		gone := prometheus.Labels{"protocol": k[0], "port": k[1], "namespace": k[2], "service": k[3]}
+		sm.connections.DeletePartialMatch(gone)
+		sm.active.DeletePartialMatch(gone)
+		sm.bytes.DeletePartialMatch(gone)
+		sm.errors.DeletePartialMatch(gone)
+		delete(sm.seen, k)
+	}
+	for svc, m := range sm.svc {
+		if !want[[4]string(m.labels)] {
+			delete(sm.svc, svc)
+		}
+	}
 }
 
 // error counts a failure before any service was found (labels empty

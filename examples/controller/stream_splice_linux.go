@@ -12,9 +12,19 @@ import (
 const spliceMove = 1 << 20
 
 const (
-	spliceMoveFlag     = 0x1 // SPLICE_F_MOVE
-	spliceNonblockFlag = 0x2 // SPLICE_F_NONBLOCK: the pipe's side never blocks
+	spliceMoveFlag     = 0x1  // SPLICE_F_MOVE
+	spliceNonblockFlag = 0x2  // SPLICE_F_NONBLOCK: the pipe's side never blocks
+	tcpNotsentLowat    = 0x19 // TCP_NOTSENT_LOWAT
 )
+
+// spliceNotsentLowat bounds what the writing socket holds unsent
+// (TCP_NOTSENT_LOWAT): past it the socket takes no more of the pipe's
+// bytes until it has sent some. Without it the socket queues its whole
+// send buffer (4 MiB by default) ahead of the wire: through loopback that
+// cost a fifth more CPU per byte, client, proxy and backend together.
+// Bytes sent and not yet acknowledged are not bounded, so a long fat
+// path keeps its window.
+const spliceNotsentLowat = 128 << 10
 
 // splicer moves bytes from a socket through a pipe into another with
 // splice(2), waiting in Go's netpoller (the sockets are non-blocking), so
@@ -44,6 +54,10 @@ func newMover(dst, src *net.TCPConn) (mover, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Ignored error: without the bound the bytes still move.
+	_ = dc.Control(func(fd uintptr) {
+		_ = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, tcpNotsentLowat, spliceNotsentLowat)
+	})
 	p, err := getPipe()
 	if err != nil {
 		return nil, err

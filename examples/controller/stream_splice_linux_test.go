@@ -1,0 +1,48 @@
+package main
+
+import (
+	"io"
+	"net"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Each direction bounds the bytes queued unsent in the socket it writes
+// to (TCP_NOTSENT_LOWAT): the client's and the backend's.
+func TestSpliceBoundsUnsentBytes(t *testing.T) {
+	in, client := tcpPair(t)   // the writer's end, the proxy's client side
+	backend, out := tcpPair(t) // the proxy's backend side, the reader's end
+	done := make(chan error, 1)
+	go func() { done <- splice(client, backend, time.Minute, noCount, noCount) }()
+	// A byte each way: both directions' movers are set up.
+	b := make([]byte, 1)
+	_, err := in.Write([]byte{1})
+	require.NoError(t, err)
+	_, err = io.ReadFull(out, b)
+	require.NoError(t, err)
+	_, err = out.Write([]byte{2})
+	require.NoError(t, err)
+	_, err = io.ReadFull(in, b)
+	require.NoError(t, err)
+	for name, c := range map[string]*net.TCPConn{"client": client, "backend": backend} {
+		require.Equal(t, spliceNotsentLowat, notsentLowat(t, c), name)
+	}
+	require.NoError(t, in.CloseWrite())
+	require.NoError(t, out.CloseWrite())
+	require.NoError(t, <-done)
+}
+
+func notsentLowat(t *testing.T, c *net.TCPConn) int {
+	rc, err := c.SyscallConn()
+	require.NoError(t, err)
+	var v int
+	var gerr error
+	require.NoError(t, rc.Control(func(fd uintptr) {
+		v, gerr = syscall.GetsockoptInt(int(fd), syscall.IPPROTO_TCP, tcpNotsentLowat)
+	}))
+	require.NoError(t, gerr)
+	return v
+}

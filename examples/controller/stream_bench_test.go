@@ -53,10 +53,12 @@ func sink(b *testing.B) (addr string, read chan int64) {
 // each case that many times in a row: for ratios under the same load,
 // run the binary in a loop with -test.count 1, so the cases alternate.
 //
-//   - relay is the floor of any splice proxy: Go's splice between the two
-//     connections (TCPConn.ReadFrom, what spliced uses), no deadline, no
-//     metrics, one direction only. spliced ÷ relay is the controller's
-//     own cost; relay ÷ direct is the second loopback TCP traversal's.
+//   - relay is a bare splice proxy: Go's splice between the two
+//     connections (TCPConn.ReadFrom; spliced has its own, which keeps the
+//     bytes of a write that waits past a deadline and bounds the unsent
+//     bytes each socket queues), no deadline, no metrics, one direction
+//     only. spliced ÷ relay is the controller's own cost; relay ÷ direct
+//     is the second loopback TCP traversal's.
 //   - relay-bounded is relay with 256 KiB socket buffers on its two legs
 //     (SO_RCVBUF from the writer, SO_SNDBUF to the sink): on one core it
 //     shows how much of the hop's cost is the bytes in flight (with

@@ -10,8 +10,10 @@
 # HAProxy (Debian: apt-get install haproxy) runs one thread in TCP mode
 # with option splice-request and splice-response (forced, not
 # splice-auto, which here mostly copies through user space) and a
-# 256 KiB pipe; the controller splices with Go's TCPConn.ReadFrom. Without
-# haproxy installed only the controller is measured.
+# 256 KiB pipe; the controller splices through a 1 MiB pipe of each
+# direction's own, each writing socket's unsent bytes bounded at 128 KiB
+# (TCP_NOTSENT_LOWAT). Without haproxy installed only the controller is
+# measured.
 #
 #   examples/loadtest/tcpcompare.sh             # 5 rounds of 2 GiB, no pinning
 #   CPU=1 examples/loadtest/tcpcompare.sh       # everything on CPU 1

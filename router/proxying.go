@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"time"
 
@@ -49,14 +50,16 @@ func headBudget(p *match.Proxying) int {
 }
 
 // failureClass is the proxy_next_upstream condition a failed try meets:
-// a timeout; a connection that failed or closed before a response head
-// came whole (error); or a head that did not parse or was too large
-// (invalid_header, as nginx counts "upstream sent too big header").
+// a timeout; a connection that failed, was reset or closed before a
+// response head came whole (error, as nginx counts a failed send or recv);
+// or a head that did not parse or was too large (invalid_header, as nginx
+// counts "upstream sent too big header").
 func failureClass(err error) match.NextUpstream {
+	var op *net.OpError
 	switch {
 	case timedOut(err):
 		return match.RetryTimeout
-	case unreachable(err), h1.NoResponse(err), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+	case unreachable(err), h1.NoResponse(err), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.As(err, &op):
 		return match.RetryError
 	}
 	return match.RetryInvalidHeader

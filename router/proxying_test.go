@@ -561,3 +561,83 @@ func TestProxyNextUpstreamResendsBody(t *testing.T) {
 		}
 	}
 }
+
+// proxy-next-upstream on failures after the request was sent, each
+// checked against nginx 1.22 on loopback ($upstream_status): a backend
+// that resets before its head is "error" ("502, 200" for a GET; a POST
+// only "502" without non_idempotent), one whose head does not come within
+// proxy-read-timeout is "timeout" ("504, 200"), and neither goes on
+// without its condition. Over the router's own pool and an
+// Options.Transport.
+func TestProxyNextUpstreamAfterSend(t *testing.T) {
+	reset := resetBeforeHead(t)
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(2 * time.Second)
+	}))
+	t.Cleanup(slow.Close)
+	for _, tt := range []struct {
+		name, first  string
+		next, method string
+		want, tries  int
+	}{
+		{"reset retried with error", reset, "error timeout", http.MethodGet, 200, 2},
+		{"reset POST kept without non_idempotent", reset, "error timeout", http.MethodPost, 502, 1},
+		{"reset POST retried with non_idempotent", reset, "error non_idempotent", http.MethodPost, 200, 2},
+		{"reset kept with timeout alone", reset, "timeout", http.MethodGet, 502, 1},
+		{"slow retried with timeout", slow.Listener.Addr().String(), "error timeout", http.MethodGet, 200, 2},
+		{"slow kept with error alone", slow.Listener.Addr().String(), "error", http.MethodGet, 504, 1},
+	} {
+		for _, via := range []string{"pool", "transport"} {
+			t.Run(tt.name+" "+via, func(t *testing.T) {
+				o := Options{}
+				if via == "transport" {
+					o.Transport = &http.Transport{}
+				}
+				var n match.NextUpstream
+				for _, f := range strings.Fields(tt.next) {
+					n |= match.ParseNextUpstreamCondition(f)
+				}
+				second, _ := statusBackend(t, http.StatusOK)
+				rt := route(match.Prefix, "/", httpBackend("prod/web:80", tt.first, second))
+				rt.Policy = &match.Policy{ReadTimeout: 300 * time.Millisecond, Proxy: &match.Proxying{NextUpstream: n, MaxTempFileSize: -1}}
+				recs := newRecords()
+				o.Observer = recs.observe
+				r := newTestRouter(o)
+				t.Cleanup(r.CloseIdleConnections)
+				r.Publish(table("proxying", vhost("web", nil, rt)))
+				res := serve(r, tt.method, "web", "/", nil)
+				body(t, res)
+				assert.Equal(t, tt.want, res.StatusCode)
+				assert.Equal(t, tt.tries, recs.last(t).Tries)
+			})
+		}
+	}
+}
+
+// resetBeforeHead is a backend that reads each request head and resets
+// the connection without answering.
+func resetBeforeHead(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				br := bufio.NewReader(c)
+				for {
+					l, err := br.ReadString('\n')
+					if err != nil || l == "\r\n" {
+						break
+					}
+				}
+				_ = c.(*net.TCPConn).SetLinger(0)
+				c.Close()
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}

@@ -3332,7 +3332,9 @@
 // clients without a certificate; with AllowInsecureFallback they are
 // served without asking for one); a Gateway's
 // infrastructure.parametersRef (ramjet reads no parameters: the Gateway is
-// not accepted, InvalidParameters, and serves nothing, as the API asks);
+// not accepted, InvalidParameters, and serves nothing, as the API asks),
+// and a GatewayClass's spec.parametersRef (the class is not accepted,
+// InvalidParameters, nor are its Gateways, which serve nothing);
 // a Gateway's spec.addresses of a type other than IPAddress and Hostname
 // (not accepted, UnsupportedAddress, and serves nothing, as the API
 // asks); requested IPAddress and Hostname addresses, which ramjet does not

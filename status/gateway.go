@@ -78,8 +78,12 @@ type Problem struct {
 }
 
 // GatewayClassConditions are the conditions of a GatewayClass whose
-// controllerName is ours: Accepted, since it has no parameters to refuse.
-func GatewayClassConditions(generation int64) []metav1.Condition {
+// controllerName is ours: Accepted, unless invalidParameters says why its
+// parametersRef cannot be used (ReasonInvalidParameters, as the API asks).
+func GatewayClassConditions(generation int64, invalidParameters string) []metav1.Condition {
+	if invalidParameters != "" {
+		return []metav1.Condition{cond(ConditionAccepted, false, ReasonInvalidParameters, invalidParameters, generation)}
+	}
 	return []metav1.Condition{cond(ConditionAccepted, true, ReasonAccepted, "the GatewayClass is served by ramjet", generation)}
 }
 

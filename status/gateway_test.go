@@ -63,8 +63,11 @@ func TestGatewayConditions(t *testing.T) {
 	if d := cmp.Diff([]brief{{"Accepted", "False", "ListenersNotValid", 1}, {"Programmed", "False", "Invalid", 1}}, briefs(gw)); d != "" {
 		t.Errorf("gateway without a valid listener (-want +got):\n%s", d)
 	}
-	if d := cmp.Diff([]brief{{"Accepted", "True", "Accepted", 7}}, briefs(GatewayClassConditions(7))); d != "" {
+	if d := cmp.Diff([]brief{{"Accepted", "True", "Accepted", 7}}, briefs(GatewayClassConditions(7, ""))); d != "" {
 		t.Errorf("gatewayclass (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]brief{{"Accepted", "False", "InvalidParameters", 7}}, briefs(GatewayClassConditions(7, "spec.parametersRef: none read"))); d != "" {
+		t.Errorf("gatewayclass with parameters (-want +got):\n%s", d)
 	}
 }
 

@@ -201,7 +201,7 @@ func (t *translator) decideStatus(warnings []compile.Warning, routes []*compile.
 	}
 	for _, c := range t.objs.GatewayClasses {
 		if c.Spec.ControllerName == ControllerName {
-			s.classes[c.Name] = status.GatewayClassConditions(c.Generation)
+			s.classes[c.Name] = status.GatewayClassConditions(c.Generation, classParametersProblem(c))
 		}
 	}
 	unsupported := map[nsName][]string{}
@@ -248,7 +248,7 @@ func (t *translator) decideStatus(warnings []compile.Warning, routes []*compile.
 	t.decideGRPCStatus(s, warnings, routes)
 	t.translateTLSRoutes(s)
 	for _, gw := range t.sortedGateways() {
-		f := status.GatewayFacts{Generation: gw.Generation, InvalidParameters: parametersProblem(gw), UnsupportedAddress: addressProblem(gw)}
+		f := status.GatewayFacts{Generation: gw.Generation, InvalidParameters: cmp.Or(parametersProblem(gw), t.classProblem(gw)), UnsupportedAddress: addressProblem(gw)}
 		var lss []gwv1.ListenerStatus
 		conf := conflicts(gw)
 		overlaps := overlappingHostnames(gw, conf)
@@ -259,7 +259,7 @@ func (t *translator) decideStatus(warnings []compile.Warning, routes []*compile.
 			if (l.Protocol == gwv1.HTTPProtocolType || l.Protocol == gwv1.HTTPSProtocolType) && !t.portServed(l) {
 				lf.PortUnavailable, lf.PortWhy = true, t.portWhy(l)
 			}
-			if why := notAccepted(gw); why != "" {
+			if why := t.notAccepted(gw); why != "" {
 				lf.UnsupportedValue = "the Gateway is not accepted: " + why
 			} else if requiresClientCertificates(gw, l) {
 				_, field := frontendValidation(gw, l)

@@ -39,7 +39,7 @@ func passthroughListener(l *gwv1.Listener) bool {
 // through: a TLS listener in Passthrough mode, free of conflicts, on a
 // TLS port requests arrive on.
 func (t *translator) tlsServed(gw *gwv1.Gateway, l *gwv1.Listener) bool {
-	return passthroughListener(l) && !t.conflicted(gw, l) && t.portServed(l) && !t.takenByHTTPS(gw, l) && notAccepted(gw) == ""
+	return passthroughListener(l) && !t.conflicted(gw, l) && t.portServed(l) && !t.takenByHTTPS(gw, l) && t.notAccepted(gw) == ""
 }
 
 // takenByHTTPS reports whether a served HTTPS listener of another of our

@@ -34,14 +34,42 @@ func b2i(b bool) int {
 // asked to require client certificates.
 func (t *translator) served(gw *gwv1.Gateway, l *gwv1.Listener) bool {
 	return (l.Protocol == gwv1.HTTPProtocolType || l.Protocol == gwv1.HTTPSProtocolType) && !t.conflicted(gw, l) && t.portServed(l) &&
-		!requiresClientCertificates(gw, l) && notAccepted(gw) == ""
+		!requiresClientCertificates(gw, l) && t.notAccepted(gw) == ""
 }
 
 // notAccepted says why gw is not accepted as a whole, and serves nothing:
-// its parametersRef (parametersProblem) or an address type
-// (addressProblem); "" when it is.
-func notAccepted(gw *gwv1.Gateway) string {
-	return cmp.Or(parametersProblem(gw), addressProblem(gw))
+// its parametersRef (parametersProblem) or its GatewayClass's
+// (classProblem), or an address type (addressProblem); "" when it is.
+func (t *translator) notAccepted(gw *gwv1.Gateway) string {
+	return cmp.Or(parametersProblem(gw), t.classProblem(gw), addressProblem(gw))
+}
+
+// classProblem says why gw's GatewayClass is not accepted
+// (classParametersProblem), so that gw is not served either; "" when it
+// is.
+func (t *translator) classProblem(gw *gwv1.Gateway) string {
+	for _, c := range t.objs.GatewayClasses {
+		if c.Name == string(gw.Spec.GatewayClassName) && c.Spec.ControllerName == ControllerName {
+			if why := classParametersProblem(c); why != "" {
+				return "GatewayClass " + c.Name + " " + why
+			}
+		}
+	}
+	return ""
+}
+
+// classParametersProblem says why GatewayClass c is not accepted for its
+// parametersRef, "" when it names none: ramjet reads no parameters, and
+// the API asks that a class whose referent is of a kind the controller
+// does not support be rejected (InvalidParameters) rather than served
+// without them.
+func classParametersProblem(c *gwv1.GatewayClass) string {
+	p := c.Spec.ParametersRef
+	if p == nil {
+		return ""
+	}
+	return "spec.parametersRef: ramjet reads no parameters (" + string(p.Kind) + " " + string(p.Name) + " of group " +
+		strconv.Quote(string(p.Group)) + "); the GatewayClass is not accepted and its Gateways are not served"
 }
 
 // addressProblem says which of gw's spec.addresses is of a type ramjet
@@ -131,10 +159,21 @@ func (t *translator) unservedFieldWarnings() []compile.Warning {
 	return out
 }
 
-// parametersWarnings warn about our Gateways that parametersProblem or
-// addressProblem refuses.
+// parametersWarnings warn about our GatewayClasses that
+// classParametersProblem refuses, and our Gateways that parametersProblem
+// or addressProblem refuses.
 func (t *translator) parametersWarnings() []compile.Warning {
 	var out []compile.Warning
+	classes := slices.Clone(t.objs.GatewayClasses)
+	slices.SortFunc(classes, func(a, b *gwv1.GatewayClass) int { return strings.Compare(a.Name, b.Name) })
+	for _, c := range classes {
+		if c.Spec.ControllerName != ControllerName {
+			continue
+		}
+		if field, msg, ok := strings.Cut(classParametersProblem(c), ": "); ok {
+			out = append(out, compile.Warning{Reason: Unsupported, Object: compile.Ref{Kind: "GatewayClass", Name: c.Name}, Field: field, Message: msg})
+		}
+	}
 	for _, gw := range t.sortedGateways() {
 		for _, why := range []string{parametersProblem(gw), addressProblem(gw)} {
 			if field, msg, ok := strings.Cut(why, ": "); ok {

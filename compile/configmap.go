@@ -258,10 +258,7 @@ var configMapByValue = map[string]func(v string) (Reason, Severity, string){
 	// (the example controller reads both keys), not nginx tuning.
 	"disable-access-log":      embedderAccessLog,
 	"disable-http-access-log": embedderAccessLog,
-	// nginx.tmpl's "access_log off" in the auth-url location unless
-	// enable-auth-access-log.
-	"enable-auth-access-log": offByDefault("the auth-url subrequests get no access log lines"),
-	"access-log-params":      accessLogParams,
+	"access-log-params":       accessLogParams,
 	// The allow lines of nginx.tmpl's /nginx_status location: a page the
 	// embedder serves (the example controller reads both keys).
 	"nginx-status-ipv4-whitelist": embedderStatusPage,

@@ -380,19 +380,21 @@ func TestConfigMapKeysNginxDoesNotRead(t *testing.T) {
 }
 
 // The access log keys nginx.tmpl writes into its access_log lines:
-// enable-auth-access-log "false", the default, leaves the auth-url
-// subrequests unlogged (access_log off in the auth location), as ramjet
-// logs none; access-log-params' buffer=, flush= and if= (the template's
-// own if=$loggable comes last and wins) change no line, gzip writes the
-// log compressed.
+// enable-auth-access-log is read for the embedder's access log (the
+// auth location's access_log), unwarned; access-log-params' buffer=,
+// flush= and if= (the template's own if=$loggable comes last and wins)
+// change no line, gzip writes the log compressed.
 func TestConfigMapAccessLogParams(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		c := ParseConfigMap(mkConfigMap("ingress", "nginx", map[string]string{"enable-auth-access-log": strconv.FormatBool(on)}))
+		assert.Empty(t, c.Warnings(), "enable-auth-access-log=%v", on)
+		assert.Equal(t, on, c.Router.AuthAccessLog, "enable-auth-access-log=%v", on)
+	}
 	for _, tt := range []struct {
 		key, value string
 		reason     Reason
 		want       Severity
 	}{
-		{"enable-auth-access-log", "false", ConfigMapKeyIgnored, Cosmetic},
-		{"enable-auth-access-log", "true", ConfigMapKeyUnsupported, FeatureMissing},
 		{"access-log-params", "buffer=16k, flush=1m", ConfigMapKeyIgnored, Cosmetic},
 		{"access-log-params", "if=$loggable buffer=32k", ConfigMapKeyIgnored, Cosmetic},
 		{"access-log-params", "", ConfigMapKeyIgnored, Cosmetic},

@@ -5,10 +5,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"io"
 	"maps"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"runtime"
 	"slices"
 	"strings"
@@ -142,7 +144,14 @@ func (r *Router) authorize(s *requestState) bool {
 	}
 	if a.External != nil {
 		loc := authLocation(s.d.res.Route, s.d.path)
-		ans, ok := r.externalAuth(s.w, req, s.d.host, s.d.proto, serverName(&s.d), loc, s.id, a.External, &s.ph, s.trace)
+		var lg *authLog
+		if r.authObs != nil {
+			lg = &authLog{}
+		}
+		ans, ok := r.externalAuth(s.w, req, s.d.host, s.d.proto, serverName(&s.d), loc, s.id, a.External, &s.ph, s.trace, lg)
+		if lg != nil && lg.status != 0 {
+			r.observeAuth(s, loc, lg)
+		}
 		if !ok {
 			r.refuse(s, ans)
 			return true
@@ -432,7 +441,11 @@ func (cc *credCache) put(key [sha256.Size]byte, ok bool) {
 // 500. No body is sent. server is the server block's name
 // (serverName), loc the auth location's URI (authLocation); id is the
 // request ID the client gets back, if any.
-func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, proto, server, loc, id string, x *match.ExternalAuth, ph *policyHeaders, trace *tracedWriter) (answer, bool) {
+// lg, when not nil, takes what the subrequest's record needs.
+func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, proto, server, loc, id string, x *match.ExternalAuth, ph *policyHeaders, trace *tracedWriter, lg *authLog) (answer, bool) {
+	if lg != nil {
+		lg.start = time.Now()
+	}
 	path, query, hasQuery, _ := requestTarget(req)
 	uri := path
 	if strings.HasPrefix(vars.RequestURIOf(req.RequestURI), "?") {
@@ -480,6 +493,9 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 		sub.Host = h
 	}
 	authHeaders(sub.Header, req, &vars, x, xff, &live.headers, id)
+	if lg != nil {
+		lg.id = sub.Header.Get("X-Request-Id")
+	}
 	trace.putContext(sub.Header, false)
 	var res *http.Response
 	var key [sha256.Size]byte
@@ -493,11 +509,20 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 			key = authCacheKey(o, x, server, loc, &av)
 			if e, hit := r.auth.answers.get(key, time.Now(), req.Header); hit {
 				res = &http.Response{StatusCode: e.status, Header: e.header.Clone(), Body: http.NoBody}
+				if lg != nil {
+					lg.status = e.status
+				}
 			}
 		}
 	}
 	if res == nil {
+		if lg != nil {
+			sub = lg.trace(sub)
+		}
 		res, err = r.auth.ext.RoundTrip(sub)
+		if lg != nil {
+			lg.sent(sub, res, err)
+		}
 		if err != nil {
 			if req.Context().Err() == nil {
 				r.logger.Warn("external auth request failed", "url", sub.URL.Redacted(), "error", err)
@@ -515,6 +540,9 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 	drain := time.AfterFunc(authReadTimeout, cancel)
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
 	drain.Stop()
+	if lg != nil && lg.tries > 0 {
+		lg.upstream = time.Since(lg.send)
+	}
 	cookies := res.Header["Set-Cookie"]
 	switch {
 	case res.StatusCode >= 200 && res.StatusCode < 300:
@@ -574,6 +602,78 @@ func (r *Router) externalAuth(w http.ResponseWriter, req *http.Request, host, pr
 	}
 	r.logger.Warn("external auth answered an unexpected status", "url", sub.URL.Redacted(), "status", res.StatusCode)
 	return ansAuthError, false
+}
+
+// authLog is what the record of an external-auth subrequest takes from
+// its exchange (Options.AuthObserver).
+type authLog struct {
+	start, send time.Time
+	// id is the X-Request-ID sent: nginx's $req_id, the request's.
+	id string
+	// status is what nginx logs as the subrequest's $status: the
+	// service's answer, 502 or 504 when none came; 0 when none was
+	// asked for (the URL did not expand).
+	status   int
+	reason   string
+	endpoint string
+	tries    int
+	// connect, header and upstream are the exchange's
+	// $upstream_connect_time, _header_time and _response_time.
+	connect, header, upstream time.Duration
+	getConn                   time.Time
+}
+
+// trace is sub, its exchange traced for the record.
+func (lg *authLog) trace(sub *http.Request) *http.Request {
+	lg.send = time.Now()
+	return sub.WithContext(httptrace.WithClientTrace(sub.Context(), &httptrace.ClientTrace{
+		GetConn: func(string) { lg.getConn = time.Now() },
+		GotConn: func(info httptrace.GotConnInfo) {
+			if !info.Reused && !lg.getConn.IsZero() {
+				lg.connect = time.Since(lg.getConn)
+			}
+			if info.Conn != nil {
+				lg.endpoint = info.Conn.RemoteAddr().String()
+			}
+		},
+		GotFirstResponseByte: func() { lg.header = time.Since(lg.send) },
+	}))
+}
+
+// sent notes the exchange's outcome: the service's status, else nginx's
+// for a failed one (504 for a timeout, else 502).
+func (lg *authLog) sent(sub *http.Request, res *http.Response, err error) {
+	lg.tries, lg.upstream = 1, time.Since(lg.send)
+	if lg.endpoint == "" {
+		// A Transport that reports no connection: the address asked.
+		lg.endpoint = sub.URL.Host
+	}
+	var ne net.Error
+	switch {
+	case err == nil:
+		lg.status = res.StatusCode
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+		lg.status, lg.reason = http.StatusGatewayTimeout, ReasonUpstreamTimeout
+	default:
+		lg.status, lg.reason = http.StatusBadGateway, ReasonUpstreamError
+	}
+}
+
+// observeAuth hands the record of the request's auth subrequest to
+// loc, as nginx logs it (log_subrequest on in nginx.tmpl), to the
+// AuthObserver.
+func (r *Router) observeAuth(s *requestState, loc string, lg *authLog) {
+	rec := r.record(s)
+	rec.Subrequest, rec.Status, rec.Reason = loc, lg.status, lg.reason
+	rec.Start, rec.Duration = lg.start, time.Since(lg.start)
+	// The auth location has its own access_log (enable-auth-access-log).
+	rec.NoAccessLog = false
+	if lg.id != "" {
+		rec.RequestID = lg.id
+	}
+	rec.Endpoint, rec.Tries = lg.endpoint, lg.tries
+	rec.UpstreamConnectTime, rec.UpstreamHeaderTime, rec.UpstreamTime = lg.connect, lg.header, lg.upstream
+	r.authObs(rec)
 }
 
 // upstreamField is the service's field name as nginx's

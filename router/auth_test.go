@@ -1002,3 +1002,72 @@ func TestAuthCacheKeyServerName(t *testing.T) {
 	}
 	assert.EqualValues(t, 2, calls.Load(), "one ask for the wildcard server's hosts, one for the other server")
 }
+
+// TestAuthObserver: each external-auth subrequest gets a record of its
+// own, as nginx logs ingress-nginx's auth location under
+// enable-auth-access-log (log_subrequest on): the request's line and
+// $req_id, the auth location as $uri, the service's status and exchange;
+// from the auth cache, no exchange; a service that cannot be reached,
+// 502. The request's own record is the Observer's, as before.
+func TestAuthObserver(t *testing.T) {
+	svc := newAuthService(t)
+	key, err := match.ParseVarTemplate("$remote_user")
+	require.NoError(t, err)
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close()
+	for _, tc := range []struct {
+		name     string
+		url      string
+		cached   bool
+		statuses []int // the auth records'
+		tries    int
+	}{
+		{"passes", svc.srv.URL + "/ok", false, []int{200, 200}, 1},
+		{"refuses", svc.srv.URL + "/deny", false, []int{401, 401}, 1},
+		{"cached", svc.srv.URL + "/anonymous", true, []int{200, 200}, 0},
+		{"unreachable", dead.URL + "/", false, []int{502, 502}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			auths := newRecords()
+			r, recs := authRouter(t, Options{AuthObserver: auths.observe}, externalAuth(t, tc.url, func(x *match.ExternalAuth) {
+				if tc.cached {
+					x.Options = &match.ExternalAuthOptions{CacheKey: &key, CacheValid: []match.AuthCacheValid{{Codes: []int{200}, TTL: time.Minute}}}
+				}
+			}))
+			for range 2 {
+				res := serve(r, http.MethodGet, "shop.example.com", "/app/x?a=1", http.Header{"X-Request-Id": {"req-1"}})
+				body(t, res)
+			}
+			auths.mu.Lock()
+			defer auths.mu.Unlock()
+			require.Len(t, auths.raw, 2)
+			for i, a := range auths.raw {
+				main := recs.raw[i]
+				assert.Equal(t, tc.statuses[i], a.Status)
+				assert.Equal(t, "/_external-auth-L2FwcC8-Prefix", a.Subrequest)
+				assert.Equal(t, "", main.Subrequest)
+				assert.Equal(t, "/app/x?a=1", a.Path)
+				assert.Equal(t, http.MethodGet, a.Method)
+				assert.Equal(t, "shop.example.com", a.Host)
+				assert.Equal(t, "req-1", a.RequestID)
+				assert.Equal(t, main.Route, a.Route)
+				assert.False(t, a.Start.Before(main.Start), "the subrequest starts within the request")
+				assert.LessOrEqual(t, a.Duration, main.Duration)
+				assert.Zero(t, a.BytesOut+a.BytesIn+a.HeaderBytes+a.UpstreamBytes, "no bytes of its own")
+				wantTries := tc.tries
+				if tc.cached && i == 0 {
+					wantTries = 1 // the first is asked
+				}
+				assert.Equal(t, wantTries, a.Tries, "record %d", i)
+				if wantTries > 0 {
+					u, err := url.Parse(tc.url)
+					require.NoError(t, err)
+					assert.Equal(t, u.Host, a.Endpoint)
+					assert.Positive(t, a.UpstreamTime)
+				} else {
+					assert.Empty(t, a.Endpoint)
+				}
+			}
+		})
+	}
+}

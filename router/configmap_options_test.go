@@ -85,6 +85,7 @@ func TestApplyConfigMapEveryKey(t *testing.T) {
 		"log-format-escape-none":                {value: "true"},
 		"skip-access-log-urls":                  {value: "/health"},
 		"enable-access-log-for-default-backend": {value: "true"},
+		"enable-auth-access-log":                {value: "true"},
 		"use-http2":                             {value: "false"},
 		"large-client-header-buffers":           {value: "4 16k"},
 		"client-header-buffer-size":             {value: "2k"},
@@ -94,7 +95,7 @@ func TestApplyConfigMapEveryKey(t *testing.T) {
 		"disable-ipv6":                          {value: "true"},
 	}
 	embedder := []string{"use-proxy-protocol", "log-format-upstream", "log-format-escape-json", "log-format-escape-none",
-		"skip-access-log-urls", "enable-access-log-for-default-backend", "use-http2", "large-client-header-buffers", "client-header-buffer-size",
+		"skip-access-log-urls", "enable-access-log-for-default-backend", "enable-auth-access-log", "use-http2", "large-client-header-buffers", "client-header-buffer-size",
 		"http2-max-concurrent-streams", "keep-alive-requests", "worker-shutdown-timeout", "disable-ipv6"}
 	read := func(data map[string]string) (configmap.Settings, Options) {
 		s, warns := configmap.Parse("ingress", "nginx", data)

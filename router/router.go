@@ -177,6 +177,13 @@ type Options struct {
 	// Observer, if set, is called once per request after the answer has
 	// been written (access logs, tests). It must be safe for concurrent use.
 	Observer func(Record)
+	// AuthObserver, if set, is called once per external-auth subrequest
+	// (auth-url) after its answer came, with the record nginx's access
+	// log writes for ingress-nginx's auth location under
+	// enable-auth-access-log (Record.Subrequest). Metrics should not count
+	// these: they are not requests a client made. It must be safe for
+	// concurrent use.
+	AuthObserver func(Record)
 	// ReturnRequestID sends the request's X-Request-ID (the client's, or
 	// the one generated for it) back to the client as a response header
 	// on every answer, the router's own included, so that a user can
@@ -490,6 +497,14 @@ type Record struct {
 	// access-logged (enable-access-log: "false"); an access log skips the
 	// record, metrics still count it.
 	NoAccessLog bool
+	// Subrequest, in a record handed to Options.AuthObserver, is the URI
+	// of the auth location whose subrequest the record is of (nginx's
+	// $uri there, "/_external-auth-..."); the other fields are the
+	// request's but Status (the service's answer, or 502 or 504 when
+	// there was none), Start, Duration, the upstream fields (the service's
+	// exchange; Tries 0 when the answer came from the auth cache),
+	// Reason, and the byte counts, which are 0. "" for a request.
+	Subrequest string
 	// RequestLine is the request line as far as it was read, for a
 	// request refused before any location (Reason ReasonRefused: nginx's
 	// $request, "" when none began; an HTTP/2 request's as nginx logs it,
@@ -583,6 +598,7 @@ type Router struct {
 	h1        *h1.Pool // HTTP backends, unless Options.Transport is set
 	h1s       *h1.Pool // HTTPS ones of locations without BackendTLS, likewise
 	observer  func(Record)
+	authObs   func(Record)
 	tracer    Tracer
 	restarter SpanRestarter // tracer, when it is one
 	hook      Hook
@@ -716,6 +732,7 @@ func New(o Options) *Router {
 	r := &Router{
 		registry:  o.Registry,
 		observer:  o.Observer,
+		authObs:   o.AuthObserver,
 		tracer:    o.Tracer,
 		restarter: asRestarter(o.Tracer),
 		hook:      o.Hook,

@@ -68,6 +68,10 @@ type accessLogKeys struct {
 	skip []string
 	// noRequestID is generate-request-id "false".
 	noRequestID bool
+	// authLog is enable-auth-access-log: the auth-url subrequests'
+	// records are logged (nginx.tmpl's auth location has "access_log off"
+	// without it).
+	authLog bool
 	// underscoreNames: request header names with '_' are kept
 	// (enable-underscores-in-headers, or ignore-invalid-headers "false"),
 	// so $http_<name> reads them.
@@ -115,7 +119,8 @@ func disableAllAccessLogs(c *config, v string) error {
 }
 
 func accessLogKeysOf(s configmap.Settings) accessLogKeys {
-	k := accessLogKeys{format: s.LogFormat, defaultBackend: s.AccessLogDefaultBackend, skip: s.SkipAccessLogURLs, noRequestID: !s.Headers.GenerateRequestID}
+	k := accessLogKeys{format: s.LogFormat, defaultBackend: s.AccessLogDefaultBackend, skip: s.SkipAccessLogURLs, noRequestID: !s.Headers.GenerateRequestID,
+		authLog: s.AuthAccessLog}
 	// nginx.tmpl tests escape-none first.
 	switch {
 	case s.LogFormatEscapeNone:
@@ -128,7 +133,7 @@ func accessLogKeysOf(s configmap.Settings) accessLogKeys {
 
 func (k accessLogKeys) equal(o accessLogKeys) bool {
 	return k.format == o.format && k.escape == o.escape && k.defaultBackend == o.defaultBackend && slices.Equal(k.skip, o.skip) &&
-		k.noRequestID == o.noRequestID && k.underscoreNames == o.underscoreNames && k.off == o.off &&
+		k.noRequestID == o.noRequestID && k.authLog == o.authLog && k.underscoreNames == o.underscoreNames && k.off == o.off &&
 		k.path == o.path && k.httpPath == o.httpPath && k.streamPath == o.streamPath &&
 		k.streamFormat == o.streamFormat && k.streamOff == o.streamOff
 }
@@ -147,8 +152,11 @@ func (k accessLogKeys) accessLog(w io.Writer, format string) func(router.Record)
 	for _, u := range k.skip {
 		skip[strings.ToLower(u)] = true
 	}
-	defaultBackend, generateID := k.defaultBackend, !k.noRequestID
+	defaultBackend, generateID, authLog := k.defaultBackend, !k.noRequestID, k.authLog
 	return func(r router.Record) {
+		if r.Subrequest != "" && !authLog {
+			return
+		}
 		if !defaultBackend && defaultServerLocation(r) {
 			return
 		}
@@ -217,6 +225,7 @@ func accessRecord(r router.Record) slog.Record {
 	add("method", r.Method)
 	add("host", r.Host)
 	add("target", r.Path)
+	add("subrequest", r.Subrequest)
 	add("request_line", r.RequestLine)
 	if req := r.Request; req != nil {
 		add("proto", req.Proto)

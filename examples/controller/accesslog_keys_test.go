@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"log/slog"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -168,5 +170,44 @@ func TestConfigMapDisableAccessLog(t *testing.T) {
 		c.accessLog = &liveAccessLog{out: &out, format: c.accessLogFormat}
 		requestObserver(c, nil)(rec)
 		assert.Equal(t, tc.logged, out.Len() > 0, "%v: %q", tc.data, out.String())
+	}
+}
+
+// TestConfigMapAuthAccessLog: enable-auth-access-log logs each auth-url
+// subrequest (the router's AuthObserver) on the access log, as nginx.tmpl
+// leaves the auth location's access_log on and log_subrequest logs it:
+// the request's line and $request_uri, the auth location as $uri, no
+// $args, the service's status and exchange, no request length. Off, as
+// by default, only the requests are logged.
+func TestConfigMapAuthAccessLog(t *testing.T) {
+	req := httptest.NewRequest("GET", "/app/x?a=1", nil)
+	main := router.Record{Method: "GET", Host: "a.example.com", VirtualHost: "a.example.com", Path: "/app/x?a=1", Status: 200,
+		Request: req, RequestID: "req-1", Endpoint: "10.0.0.1:80", Tries: 1, BytesIn: 3,
+		Route: match.Source{Namespace: "prod", Name: "web"}}
+	sub := main
+	sub.Subrequest, sub.Status, sub.Endpoint, sub.BytesIn = "/_external-auth-L2FwcC8-Prefix", 401, "10.0.0.9:8080", 0
+	mainLine := "/app/x [a=1] /app/x?a=1 200 " + strconv.FormatInt(requestLength(main), 10) + " 10.0.0.1:80 200 req-1\n"
+	for _, tc := range []struct {
+		data map[string]string
+		want string
+	}{
+		{nil, mainLine},
+		{map[string]string{"enable-auth-access-log": "false"}, mainLine},
+		{map[string]string{"enable-auth-access-log": "true"}, "/_external-auth-L2FwcC8-Prefix [-] /app/x?a=1 401 0 10.0.0.9:8080 401 req-1\n" + mainLine},
+	} {
+		c := flagsWith(t)
+		data := map[string]string{"log-format-upstream": "$uri [$args] $request_uri $status $request_length $upstream_addr $upstream_status $req_id"}
+		for k, v := range tc.data {
+			data[k] = v
+		}
+		require.Empty(t, applyConfigMap(&c, cmData(data), c.flagsSet))
+		var out bytes.Buffer
+		c.accessLogOut = &out
+		c.accessLog = &liveAccessLog{out: &out, format: c.accessLogFormat}
+		o := routerOptions(c, slog.New(slog.DiscardHandler), nil)
+		require.NotNil(t, o.AuthObserver, "%v", tc.data)
+		o.AuthObserver(sub)
+		o.Observer(main)
+		assert.Equal(t, tc.want, out.String(), "%v", tc.data)
 	}
 }

@@ -47,6 +47,9 @@ var nginxLogVars = map[string]nginxLogVar{
 	// (match.NormalizePath, SPEC §13); one that does not normalize (a 400)
 	// as received.
 	"uri": func(r *router.Record) string {
+		if r.Subrequest != "" {
+			return r.Subrequest // the auth location's
+		}
 		p, _, _ := strings.Cut(vars.RequestURIOf(r.Path), "?")
 		if i := strings.IndexByte(p, '#'); i >= 0 {
 			p = p[:i]
@@ -59,8 +62,8 @@ var nginxLogVars = map[string]nginxLogVar{
 		}
 		return p
 	},
-	"args":            func(r *router.Record) string { _, q, _ := strings.Cut(r.Path, "?"); return q },
-	"query_string":    func(r *router.Record) string { _, q, _ := strings.Cut(r.Path, "?"); return q },
+	"args":            args,
+	"query_string":    args,
 	"server_protocol": proto,
 	"scheme": func(r *router.Record) string {
 		if r.Request != nil && r.Request.TLS != nil {
@@ -256,6 +259,15 @@ var nginxLogPrefixes = map[string]func(name string, underscoreNames bool) nginxL
 			return v
 		}
 	},
+}
+
+// args is $args: none in an auth subrequest, which nginx makes without.
+func args(r *router.Record) string {
+	if r.Subrequest != "" {
+		return ""
+	}
+	_, q, _ := strings.Cut(r.Path, "?")
+	return q
 }
 
 func proto(r *router.Record) string {

@@ -543,8 +543,8 @@ func statusLabel(status int) string {
 func requestLength(r router.Record) int64 {
 	n := r.BytesIn
 	req := r.Request
-	if req == nil {
-		return n
+	if req == nil || r.Subrequest != "" {
+		return n // an auth subrequest reads nothing of the client's
 	}
 	if r.Reason == router.ReasonRefused && req.Method == "" {
 		// Refused before its head was read whole: nginx counts a head

@@ -587,7 +587,11 @@ func warningAttrs(w compile.Warning) []any {
 // cluster and offline; backendTransport is nil but in tests.
 func routerOptions(cfg config, log *slog.Logger, m *metrics) router.Options {
 	o := configMapRouterOptions(cfg)
-	o.Transport, o.Logger, o.Observer, o.MaxBodySize = cfg.backendTransport, log, requestObserver(cfg, m), cfg.maxBodySize
+	access := accessObserver(cfg)
+	o.Transport, o.Logger, o.Observer, o.MaxBodySize = cfg.backendTransport, log, observers(access, m.observer()), cfg.maxBodySize
+	// The auth-url subrequests go to the access log alone, which logs them
+	// under enable-auth-access-log; the metrics count requests.
+	o.AuthObserver = access
 	o.NetHTTP2Client = cfg.netHTTP2Client
 	if cfg.tracing != nil {
 		cfg.tracing.set(cfg.otel)
@@ -649,6 +653,11 @@ func configMapRouterOptions(cfg config) router.Options {
 // requestObserver is the router's observer for cfg: the access log and
 // the metrics, each when on; nil when both are off.
 func requestObserver(cfg config, m *metrics) func(router.Record) {
+	return observers(accessObserver(cfg), m.observer())
+}
+
+// accessObserver is the access log for cfg; nil when it is off.
+func accessObserver(cfg config) func(router.Record) {
 	var access func(router.Record)
 	if cfg.enableAccessLog {
 		if cfg.accessLog != nil {
@@ -666,7 +675,7 @@ func requestObserver(cfg config, m *metrics) func(router.Record) {
 			access = cfg.logKeys.accessLog(out, cfg.accessLogFormat)
 		}
 	}
-	return observers(access, m.observer())
+	return access
 }
 
 // servedGatewayPorts are the Gateway ports and protocols requests arrive

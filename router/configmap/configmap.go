@@ -129,6 +129,10 @@ type Settings struct {
 	LogFormatEscapeNone     bool
 	AccessLogDefaultBackend bool
 	SkipAccessLogURLs       []string
+	// AuthAccessLog is enable-auth-access-log: log each auth-url
+	// subrequest too (router.Options.AuthObserver), off as in
+	// ingress-nginx. For the embedder's access log.
+	AuthAccessLog bool
 
 	// TLS: the ssl-* keys and enable-ocsp (tls.go).
 	TLS TLS
@@ -300,6 +304,10 @@ var Keys = map[string]Key{
 	}},
 	"enable-access-log-for-default-backend": {Live: true, read: func(p *parse, v string) (err error) {
 		p.s.AccessLogDefaultBackend, err = ParseBool(v)
+		return err
+	}},
+	"enable-auth-access-log": {Live: true, read: func(p *parse, v string) (err error) {
+		p.s.AuthAccessLog, err = ParseBool(v)
 		return err
 	}},
 	"skip-access-log-urls": {Live: true, read: func(p *parse, v string) error {

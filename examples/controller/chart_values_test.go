@@ -1118,3 +1118,59 @@ func TestChartHostNetwork(t *testing.T) {
 	p, _ = pod(nil)
 	require.False(t, p.Spec.HostNetwork)
 }
+
+// A values file written against an older ingress-nginx chart names the
+// controller's pods app.kubernetes.io/name: ingress-nginx outright, not
+// through include "ingress-nginx.name": under ramjet's chart such an
+// affinity or spread selects none of the controller's pods (theirs is
+// ramjet), so it keeps no replica apart and says nothing. The notes
+// name each such selector; the include form, and selectors of other
+// pods, are not named.
+func TestChartNotesForeignSelectors(t *testing.T) {
+	const note = "selects app.kubernetes.io/name ingress-nginx"
+	literal := map[string]any{
+		"affinity": map[string]any{
+			"podAntiAffinity": map[string]any{
+				"requiredDuringSchedulingIgnoredDuringExecution": []any{map[string]any{
+					"topologyKey": "kubernetes.io/hostname",
+					"labelSelector": map[string]any{"matchExpressions": []any{
+						map[string]any{"key": "app.kubernetes.io/name", "operator": "In", "values": []any{"ingress-nginx"}},
+						map[string]any{"key": "app.kubernetes.io/component", "operator": "In", "values": []any{"controller"}},
+					}},
+				}},
+				"preferredDuringSchedulingIgnoredDuringExecution": []any{map[string]any{
+					"weight": 100,
+					"podAffinityTerm": map[string]any{
+						"topologyKey":   "topology.kubernetes.io/zone",
+						"labelSelector": map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/name": "ingress-nginx"}},
+					},
+				}},
+			},
+			"podAffinity": map[string]any{
+				"preferredDuringSchedulingIgnoredDuringExecution": []any{map[string]any{
+					"weight": 10,
+					"podAffinityTerm": map[string]any{
+						"topologyKey":   "kubernetes.io/hostname",
+						"labelSelector": map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/name": "cache"}},
+					},
+				}},
+			},
+		},
+		"topologySpreadConstraints": []any{map[string]any{
+			"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
+			"labelSelector": map[string]any{"matchLabels": map[string]any{"app.kubernetes.io/name": "ingress-nginx", "app.kubernetes.io/component": "controller"}},
+		}},
+	}
+	_, notes := renderChartNotes(t, "edge", "ingress", map[string]any{"controller": literal})
+	for _, where := range []string{
+		"controller.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]",
+		"controller.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]",
+		"controller.topologySpreadConstraints[0]",
+	} {
+		require.Contains(t, notes, where+" "+note, notes)
+	}
+	require.Equal(t, 3, strings.Count(notes, note), "not the podAffinity to other pods:\n%s", notes)
+
+	_, notes = renderChartNotes(t, "edge", "ingress", readValuesFile(t, "ingress-nginx-selectors.yaml"))
+	require.NotContains(t, notes, note)
+}

@@ -197,3 +197,41 @@ and the controller refuses the flag. One that agrees is left out. */}}
 {{- end }}
 {{- end }}
 {{- end -}}
+
+{{/* Each pod selector of controller.affinity and
+controller.topologySpreadConstraints that names app.kubernetes.io/name
+ingress-nginx, a line each: the label of ingress-nginx's pods, as a
+values file written for an older ingress-nginx chart names them, and
+never of ramjet's. */}}
+{{- define "ramjet.foreignSelectors" -}}
+{{- $sels := list }}
+{{- with .Values.controller.affinity }}
+{{- $aff := fromYaml (tpl (toYaml .) $) }}
+{{- range $kind := list "podAffinity" "podAntiAffinity" }}
+{{- $a := index $aff $kind | default dict }}
+{{- range $i, $term := index $a "requiredDuringSchedulingIgnoredDuringExecution" | default list }}
+{{- $sels = append $sels (list (printf "controller.affinity.%s.requiredDuringSchedulingIgnoredDuringExecution[%d]" $kind $i) $term.labelSelector) }}
+{{- end }}
+{{- range $i, $term := index $a "preferredDuringSchedulingIgnoredDuringExecution" | default list }}
+{{- $sels = append $sels (list (printf "controller.affinity.%s.preferredDuringSchedulingIgnoredDuringExecution[%d]" $kind $i) ($term.podAffinityTerm | default dict).labelSelector) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- with .Values.controller.topologySpreadConstraints }}
+{{- range $i, $c := (fromYaml (tpl (toYaml (dict "l" .)) $)).l }}
+{{- $sels = append $sels (list (printf "controller.topologySpreadConstraints[%d]" $i) $c.labelSelector) }}
+{{- end }}
+{{- end }}
+{{- range $s := $sels }}
+{{- $sel := index $s 1 | default dict }}
+{{- $foreign := eq (toString (index ($sel.matchLabels | default dict) "app.kubernetes.io/name")) "ingress-nginx" }}
+{{- range $e := $sel.matchExpressions | default list }}
+{{- if and (eq (toString $e.key) "app.kubernetes.io/name") (eq (toString $e.operator) "In") (has "ingress-nginx" ($e.values | default list)) }}
+{{- $foreign = true }}
+{{- end }}
+{{- end }}
+{{- if $foreign }}
+{{ index $s 0 }}
+{{- end }}
+{{- end }}
+{{- end -}}
